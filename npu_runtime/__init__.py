@@ -1,0 +1,1 @@
+"""Ascend Lens's emulated Ascend runtime: AscendCL semantics, real ACL error codes, NPU numerics."""

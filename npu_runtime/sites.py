@@ -1,0 +1,62 @@
+"""Find the user's source line behind a call: the first frame outside our own packages.
+
+Cheap by design: walk `sys._getframe` outward and compare each code object's filename
+against a cached verdict, so a launch costs a few dictionary look-ups.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import FrameType
+
+from npu_runtime.records import SourceSite
+
+_OUR_ROOTS: tuple[str, ...] = tuple(
+    os.path.dirname(os.path.abspath(p))
+    for p in (
+        __file__,  # npu_runtime/
+    )
+)
+_OUR_PACKAGES = ("npu_runtime", "npu_kernel", "npu_debug", "npu_lsp")
+_verdict: dict[str, bool] = {}
+
+
+def _is_ours(filename: str) -> bool:
+    v = _verdict.get(filename)
+    if v is None:
+        path = os.path.abspath(filename)
+        parts = path.replace("\\", "/").split("/")
+        v = path.startswith(_OUR_ROOTS) or any(p in _OUR_PACKAGES for p in parts[:-1])
+        # Frames from the import machinery and runpy are never the user's code either.
+        v = v or filename.startswith("<frozen ") or os.path.basename(filename) == "runpy.py"
+        _verdict[filename] = v
+    return v
+
+
+def mark_internal(filename: str) -> None:
+    """Treat frames from `filename` as ours (for launchers and shims outside the packages)."""
+    _verdict[filename] = True
+
+
+def user_site(skip: int = 1) -> SourceSite | None:
+    """The first frame outside our packages, starting `skip` frames above the caller."""
+    frame: FrameType | None = sys._getframe(skip)
+    while frame is not None:
+        code = frame.f_code
+        if not _is_ours(code.co_filename):
+            return SourceSite(code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def user_stack(skip: int = 1, limit: int = 64) -> tuple[SourceSite, ...]:
+    """Every user frame (innermost first), for the opt-in full stack."""
+    out: list[SourceSite] = []
+    frame: FrameType | None = sys._getframe(skip)
+    while frame is not None and len(out) < limit:
+        code = frame.f_code
+        if not _is_ours(code.co_filename):
+            out.append(SourceSite(code.co_filename, frame.f_lineno, code.co_name))
+        frame = frame.f_back
+    return tuple(out)
