@@ -71,3 +71,23 @@ class WorkRecord:
     @property
     def end_us(self) -> float:
         return self.start_us + self.duration_us
+
+
+@dataclass(frozen=True, slots=True)
+class EventWait:
+    """A stream waiting for an event recorded on another stream (aclrtStreamWaitEvent).
+
+    Emitted by the runtime when the wait is enqueued; the profiler draws it as a flow
+    from the record to the wait. Times are simulated microseconds, as in WorkRecord.
+    """
+
+    device: int
+    stream: int  # stream id that waits
+    event: int  # event handle, as the user sees it
+    record_stream: int  # stream id the event was recorded on; -1 when never recorded
+    record_us: float  # simulated time the recorded work completed on record_stream
+    wait_start_us: float  # when the waiting stream reached the wait
+    wait_end_us: float  # when it could go on: max(wait_start_us, record_us)
+    record_site: SourceSite | None = None  # the user line that recorded the event
+    site: SourceSite | None = None  # the user line that enqueued the wait
+    step: int = 0
