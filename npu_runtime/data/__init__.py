@@ -1,0 +1,1 @@
+"""Package data: the tables (device profiles, error codes, knowledge base, ...) as JSON."""
