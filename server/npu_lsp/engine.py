@@ -1,0 +1,463 @@
+"""The rules engine: a pure function of (text, path, config, workspace) to diagnostics.
+
+    check_source(text, path, config, workspace=None) -> list[Diagnostic]
+    check_path(path, config, workspace=None) -> list[Diagnostic]
+
+No pygls here: the language server, the CLI and the tests all call these. Files are routed
+by `LANGUAGES` (first matching checker wins; Python is the fallback), so a family that lints
+another file type plugs in with::
+
+    register_checker(lambda path: path.endswith(".json"), check_rank_table)
+
+where the checker has the signature of `check_python` below. Whatever a checker returns
+then goes through the shared post-processing: select/ignore, per-file ignores, `# noqa`
+and sorting. For Python, the file is parsed once, graph scopes are resolved once
+(`scope.py`), and one walk of the tree calls each enabled rule for the node types it
+declared. A rule that raises becomes an AL003 diagnostic; the run continues.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import logging
+import os
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from npu_lsp.config import Config
+from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
+from npu_lsp.noqa import filter_suppressed
+from npu_lsp.registry import RULES, Rule, load_all
+from npu_lsp.scope import GraphScope, ModuleInfo, ScopeResolver, module_name_for, summarize
+
+log = logging.getLogger("npu_lsp.engine")
+
+SYNTAX_ERROR = "AL001"
+UNREADABLE_FILE = "AL002"
+INTERNAL_ERROR = "AL003"
+
+Checker = Callable[[str, str, Config, "WorkspaceIndex | None"], list[Diagnostic]]
+Matcher = Callable[[str], bool]
+
+#: (matcher, checker) in registration order; the first match handles the file.
+LANGUAGES: list[tuple[Matcher, Checker]] = []
+
+
+def register_checker(matcher: Matcher | str, checker: Checker) -> None:
+    """Route files whose path matches `matcher` (a predicate or a glob such as "*.json") to `checker`."""
+    if isinstance(matcher, str):
+        pattern = matcher
+
+        def matcher(path: str) -> bool:
+            return fnmatch.fnmatch(os.path.basename(path), pattern)
+
+    LANGUAGES.append((matcher, checker))
+
+
+# ----------------------------------------------------------------------------- workspace
+class WorkspaceIndex:
+    """Per-file summaries (imports, classes, functions, jit settings) of a set of files.
+
+    Lets scope resolution follow Cell base classes and helper calls across modules. Cheap to
+    keep current: `update(path, text)` re-summarises one file; unparsable text keeps the last
+    good summary.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = str(Path(root).resolve()) if root else None
+        self._by_path: dict[str, ModuleInfo] = {}
+        self._by_module: dict[str, ModuleInfo] = {}
+        self.version = 0
+
+    @classmethod
+    def from_paths(
+        cls, paths: Iterable[str | os.PathLike[str]], root: str | None = None
+    ) -> WorkspaceIndex:
+        """Index every readable .py file in `paths` (files or folders)."""
+        index = cls(root)
+        for p in iter_python_files(paths):
+            try:
+                index.update(str(p), Path(p).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                continue
+        return index
+
+    def module_for(self, path: str) -> str:
+        """Dotted module name of `path` within this workspace."""
+        try:
+            resolved = str(Path(path).resolve())
+        except OSError:
+            resolved = path
+        return module_name_for(resolved, self.root)
+
+    def update(self, path: str, text: str) -> bool:
+        """(Re)index one file; returns False when the text does not parse (old summary kept)."""
+        try:
+            tree = ast.parse(text, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        key = self._key(path)
+        self.remove(path)
+        info = summarize(tree, key, self.module_for(path))
+        self._by_path[key] = info
+        self._by_module[info.module] = info
+        self.version += 1
+        return True
+
+    def remove(self, path: str) -> None:
+        info = self._by_path.pop(self._key(path), None)
+        if info is not None and self._by_module.get(info.module) is info:
+            del self._by_module[info.module]
+            self.version += 1
+
+    def module(self, name: str) -> ModuleInfo | None:
+        return self._by_module.get(name)
+
+    def modules(self) -> Iterable[ModuleInfo]:
+        return self._by_module.values()
+
+    def __len__(self) -> int:
+        return len(self._by_path)
+
+    def _key(self, path: str) -> str:
+        try:
+            return str(Path(path).resolve())
+        except OSError:
+            return path
+
+
+# ----------------------------------------------------------------------------- context
+@dataclass
+class Context:
+    """What a rule may ask while checking one node. Set up by the engine; read-only for rules."""
+
+    path: str
+    text: str
+    tree: ast.Module
+    config: Config
+    scopes: ScopeResolver
+    #: The graph scope of the node being checked (None when it runs as plain Python).
+    scope: GraphScope | None = None
+    #: The innermost function (def or lambda) around the node being checked, if any.
+    function: ast.AST | None = None
+    #: Per-run memo for rule families (e.g. a data-flow analysis per function).
+    cache: dict[Any, Any] = field(default_factory=dict)
+    _parents: dict[int, ast.AST] = field(default_factory=dict)
+    _lines: list[str] | None = None
+
+    # ---- scope and names
+    @property
+    def in_graph(self) -> bool:
+        """Is the current node compiled by MindSpore (inside a graph scope)?"""
+        return self.scope is not None
+
+    @property
+    def syntax_level(self) -> str | None:
+        """ "strict" / "lax" for nodes in a graph scope, else None."""
+        return self.scope.level if self.scope else None
+
+    def qualname(self, expr: ast.AST) -> str | None:
+        """Dotted name through imports and aliases: `th.cuda.is_available` -> "torch.cuda.is_available".
+
+        Names defined at module level resolve to "<module>.<name>", unshadowed builtins to
+        "builtins.<name>"; local variables and anything else give None.
+        """
+        return self.scopes.info.resolve(expr)
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        """The syntactic parent of `node` (nodes visited so far and their children)."""
+        return self._parents.get(id(node))
+
+    # ---- text and spans
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+    def span(self, node: ast.AST) -> Span:
+        """1-based span of a node (columns in code points, end exclusive)."""
+        return node_span(node)
+
+    def head_span(self, node: ast.AST) -> Span:
+        """The span of the first line of a (compound) statement only, e.g. `try:`."""
+        s = node_span(node)
+        if s.end_line == s.line:
+            return s
+        line = self.lines[s.line - 1] if s.line - 1 < len(self.lines) else ""
+        return Span(s.line, s.column, s.line, max(len(line.rstrip()) + 1, s.column + 1))
+
+    def segment(self, node: ast.AST) -> str:
+        """Source text of `node`."""
+        return ast.get_source_segment(self.text, node) or ""
+
+    def edit(self, node: ast.AST, new_text: str) -> Edit:
+        return Edit(node_span(node), new_text)
+
+    def diagnostic(
+        self,
+        rule: Rule | type[Rule],
+        node: ast.AST | Span,
+        message: str,
+        *,
+        fix: Fix | None = None,
+        related: Iterable[Related] = (),
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        """A diagnostic of `rule` on `node`. Inside a helper reached from compiled code, the
+        call sites that reach it are attached as related information automatically."""
+        span = node if isinstance(node, Span) else node_span(node)
+        rel = list(related)
+        if self.scope is not None and self.scope.kind == "helper":
+            for site in self.scope.call_sites[:5]:
+                rel.append(
+                    Related(
+                        site.path,
+                        Span(site.line, site.column, site.end_line, site.end_column),
+                        f"compiled because `{site.caller}` calls it here",
+                    )
+                )
+        return Diagnostic(rule.code, message, severity or rule.severity, span, fix, tuple(rel))
+
+
+def node_span(node: ast.AST) -> Span:
+    line = getattr(node, "lineno", 1)
+    col = getattr(node, "col_offset", 0) + 1
+    end_line = getattr(node, "end_lineno", None) or line
+    end_col = getattr(node, "end_col_offset", None)
+    return Span(line, col, end_line, (end_col + 1) if end_col is not None else col + 1)
+
+
+# ----------------------------------------------------------------------------- dispatch
+_FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
+
+
+def _dispatch_table(config: Config, path: str) -> dict[type[ast.AST], list[Rule]]:
+    """{node type: enabled rule instances}, built once per (config, per-file ignores)."""
+    load_all()
+    ignored = config.ignored_for(path)
+    key = (config.select, config.ignore, config.preview, ignored, len(RULES))
+    table = _dispatch_cache.get(key)
+    if table is None:
+        table = {}
+        from npu_lsp.registry import matches
+
+        for code, cls in sorted(RULES.items()):
+            if not cls.nodes or not config.enabled(code, cls.group) or matches(code, ignored):
+                continue
+            inst = cls()
+            for t in cls.nodes:
+                table.setdefault(t, []).append(inst)
+        _dispatch_cache[key] = table
+    return table
+
+
+def _internal(code: str, message: str, span: Span, severity: Severity = "error") -> Diagnostic:
+    return Diagnostic(code, message, severity, span)
+
+
+def check_python(
+    text: str, path: str, config: Config, workspace: WorkspaceIndex | None = None
+) -> list[Diagnostic]:
+    """Parse, resolve graph scopes and run every enabled Python rule in one walk."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        col = exc.offset or 1
+        end_line = exc.end_lineno or line
+        end_col = (
+            exc.end_offset if exc.end_lineno and exc.end_offset and exc.end_offset > 0 else col + 1
+        )
+        if (end_line, end_col) <= (line, col):
+            end_line, end_col = line, col + 1
+        return [
+            _internal(SYNTAX_ERROR, f"SyntaxError: {exc.msg}", Span(line, col, end_line, end_col))
+        ]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return [_internal(SYNTAX_ERROR, f"cannot parse: {exc}", Span(1, 1, 1, 2))]
+
+    table = _dispatch_table(config, path)
+    try:
+        resolver = ScopeResolver(tree, path, config.syntax_level, workspace)
+    except RecursionError:
+        return [
+            _internal(
+                INTERNAL_ERROR, "file too deeply nested to analyse", Span(1, 1, 1, 2), "warning"
+            )
+        ]
+    ctx = Context(path, text, tree, config, resolver)
+    out: list[Diagnostic] = []
+    crashed: set[str] = set()
+    get_rules = table.get
+    scope_for = resolver.scope_for
+    parents = ctx._parents
+    # Explicit stack instead of recursion: deeply nested input must not overflow our stack.
+    stack: list[tuple[ast.AST, GraphScope | None, ast.AST | None]] = [(tree, None, None)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, scope, func = pop()
+        rules = get_rules(type(node))
+        if rules:
+            ctx.scope, ctx.function = scope, func
+            for r in rules:
+                if r.graph_only and scope is None:
+                    continue
+                try:
+                    out.extend(r.check(node, ctx))
+                except Exception as exc:  # a broken rule must never take the run down
+                    if r.code not in crashed:
+                        crashed.add(r.code)
+                        log.error("rule %s crashed on %s: %s", r.code, path, traceback.format_exc())
+                        out.append(
+                            _internal(
+                                INTERNAL_ERROR,
+                                f"internal error in rule {r.code} ({r.name}): {type(exc).__name__}: {exc}",
+                                node_span(node),
+                                "warning",
+                            )
+                        )
+        if isinstance(node, _FUNC_TYPES):
+            func = node
+            own = scope_for(node)
+            if own is not None:
+                scope = own
+        children: list[ast.AST] = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for v in value:
+                    if isinstance(v, ast.AST):
+                        children.append(v)
+            elif isinstance(value, ast.AST):
+                children.append(value)
+        for child in reversed(children):  # reversed so nodes are visited in source order
+            parents[id(child)] = node
+            push((child, scope, func))
+    return out
+
+
+def check_source(
+    text: str, path: str, config: Config | None = None, workspace: WorkspaceIndex | None = None
+) -> list[Diagnostic]:
+    """Diagnostics for `text` as the content of `path` (routed by `LANGUAGES`), filtered and sorted."""
+    config = config or Config()
+    checker: Checker = check_python
+    for matcher, fn in LANGUAGES:
+        try:
+            hit = matcher(path)
+        except Exception:
+            hit = False
+        if hit:
+            checker = fn
+            break
+    try:
+        diags = checker(text, path, config, workspace)
+    except Exception as exc:  # a broken checker is reported, never raised
+        log.error("checker crashed on %s: %s", path, traceback.format_exc())
+        diags = [
+            _internal(
+                INTERNAL_ERROR,
+                f"internal error: {type(exc).__name__}: {exc}",
+                Span(1, 1, 1, 2),
+                "warning",
+            )
+        ]
+    return postprocess(diags, text, path, config)
+
+
+def postprocess(diags: list[Diagnostic], text: str, path: str, config: Config) -> list[Diagnostic]:
+    """Apply select/ignore, per-file ignores and `# noqa`, then sort by position."""
+    from npu_lsp.registry import matches
+
+    ignored = config.ignored_for(path)
+    kept = [
+        d
+        for d in diags
+        if d.code.startswith("AL")
+        or (config.enabled(d.code, _group(d.code)) and not matches(d.code, ignored))
+    ]
+    kept = filter_suppressed(kept, text)
+    kept.sort(key=Diagnostic.sort_key)
+    return kept
+
+
+def _group(code: str) -> str:
+    cls = RULES.get(code)
+    return cls.group if cls else "stable"
+
+
+def check_path(
+    path: str | os.PathLike[str],
+    config: Config | None = None,
+    workspace: WorkspaceIndex | None = None,
+) -> list[Diagnostic]:
+    """Read `path` and check it; binary, non-UTF-8 and unreadable files get one AL002 diagnostic."""
+    p = str(path)
+    try:
+        data = Path(p).read_bytes()
+    except OSError as exc:
+        return [
+            _internal(UNREADABLE_FILE, f"cannot read file: {exc.strerror or exc}", Span(1, 1, 1, 2))
+        ]
+    if b"\x00" in data[:8192]:
+        return [
+            _internal(
+                UNREADABLE_FILE, "binary file (contains NUL bytes); not checked", Span(1, 1, 1, 2)
+            )
+        ]
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return [
+            _internal(
+                UNREADABLE_FILE,
+                f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); not checked",
+                Span(line, 1, line, 2),
+            )
+        ]
+    return check_source(text, p, config, workspace)
+
+
+def iter_python_files(
+    paths: Iterable[str | os.PathLike[str]],
+    exclude: Iterable[str] = (),
+    suffixes: tuple[str, ...] = (".py", ".pyi"),
+) -> Iterable[Path]:
+    """Files named directly, plus files with `suffixes` under folders (skipping hidden dirs and venvs)."""
+    excl = tuple(exclude)
+    skip_dirs = {
+        "__pycache__",
+        "node_modules",
+        "site-packages",
+        ".venv",
+        "venv",
+        ".git",
+        ".tox",
+        "build",
+        "dist",
+    }
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames[:] = sorted(
+                    d for d in dirnames if d not in skip_dirs and not d.startswith(".")
+                )
+                for name in sorted(filenames):
+                    f = Path(dirpath) / name
+                    if f.suffix in suffixes and not _excluded(f, excl):
+                        yield f
+        else:
+            yield p
+
+
+def _excluded(path: Path, exclude: tuple[str, ...]) -> bool:
+    posix = path.as_posix()
+    return any(fnmatch.fnmatch(posix, g) or fnmatch.fnmatch(path.name, g) for g in exclude)

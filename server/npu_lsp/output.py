@@ -1,0 +1,135 @@
+"""Renderers for `ascend-lens check`: text, JSON (a stable shape other tools rely on), SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.registry import RULES
+
+#: Keys of each object in `--format json`, in order. Other tools parse this: do not change.
+JSON_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "severity", "message")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
+DOCS_URL = "https://github.com/ascend-lens/ascend-lens/blob/main/docs/rules/{code}.md"
+
+Results = Sequence[tuple[str, Diagnostic]]
+
+
+def render_text(results: Results) -> str:
+    lines = []
+    for path, d in results:
+        s = d.span
+        fix = " [*]" if d.fix is not None else ""
+        lines.append(f"{path}:{s.line}:{s.column}: {d.code}{fix} {d.message} ({d.severity})")
+        for rel in d.related:
+            lines.append(f"    {rel.path}:{rel.span.line}:{rel.span.column}: note: {rel.message}")
+    n = len(results)
+    if n:
+        fixable = sum(1 for _, d in results if d.fix is not None)
+        tail = f" ({fixable} with a quick fix in the editor)" if fixable else ""
+        lines.append(f"Found {n} problem{'s' if n != 1 else ''}.{tail}")
+    else:
+        lines.append("All checks passed!")
+    return "\n".join(lines) + "\n"
+
+
+def to_json_objects(results: Results) -> list[dict[str, object]]:
+    return [
+        {
+            "path": path,
+            "line": d.span.line,
+            "column": d.span.column,
+            "end_line": d.span.end_line,
+            "end_column": d.span.end_column,
+            "code": d.code,
+            "severity": d.severity,
+            "message": d.message,
+        }
+        for path, d in results
+    ]
+
+
+def render_json(results: Results) -> str:
+    return json.dumps(to_json_objects(results), indent=2, ensure_ascii=False) + "\n"
+
+
+def _uri(path: str) -> str:
+    p = Path(path)
+    return p.as_posix() if not p.is_absolute() else p.as_uri()
+
+
+def render_sarif(results: Results, tool_version: str = "0.1.0") -> str:
+    used = sorted({d.code for _, d in results})
+    rule_index = {code: i for i, code in enumerate(used)}
+    rules_meta = []
+    for code in used:
+        cls = RULES.get(code)
+        rules_meta.append(
+            {
+                "id": code,
+                "name": cls.name if cls else code,
+                "shortDescription": {"text": cls.summary() if cls else code},
+                "helpUri": DOCS_URL.format(code=code),
+                "defaultConfiguration": {"level": _SARIF_LEVEL[cls.severity] if cls else "warning"},
+            }
+        )
+    sarif_results = []
+    for path, d in results:
+        s = d.span
+        result: dict[str, object] = {
+            "ruleId": d.code,
+            "ruleIndex": rule_index[d.code],
+            "level": _SARIF_LEVEL.get(d.severity, "warning"),
+            "message": {"text": d.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(path)},
+                        "region": {
+                            "startLine": s.line,
+                            "startColumn": s.column,
+                            "endLine": s.end_line,
+                            "endColumn": s.end_column,
+                        },
+                    }
+                }
+            ],
+        }
+        if d.related:
+            result["relatedLocations"] = [
+                {
+                    "id": i,
+                    "message": {"text": r.message},
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(r.path)},
+                        "region": {"startLine": r.span.line, "startColumn": r.span.column},
+                    },
+                }
+                for i, r in enumerate(d.related)
+            ]
+        sarif_results.append(result)
+    doc = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "ascend-lens",
+                        "version": tool_version,
+                        "informationUri": "https://github.com/ascend-lens/ascend-lens",
+                        "rules": rules_meta,
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": sarif_results,
+            }
+        ],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+RENDERERS = {"text": render_text, "json": render_json, "sarif": render_sarif}

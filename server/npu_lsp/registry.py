@@ -1,0 +1,146 @@
+"""The one table of rules: `@rule(...)` fills `RULES` (code -> rule class) at import time.
+
+A rule is a class with metadata set by the decorator, the AST node types it wants to see
+(`nodes`) and a `check(node, ctx)` generator of diagnostics::
+
+    @rule(code="MS101", name="try-statement", severity="error", family="graphmode", fix="none")
+    class TryStatement(Rule):
+        '''## What it does ... (Ruff headings; this docstring is the rule's published doc)'''
+
+        nodes = (ast.Try,)
+        graph_only = True          # engine only calls check() for nodes inside a graph scope
+
+        def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+            yield ctx.diagnostic(self, node, "`try` is not supported in graph mode")
+
+Rules that do not look at Python at all (e.g. a JSON rank-table checker) register a
+checker per file type with `engine.register_checker` instead, and still declare their
+codes here with `nodes = ()` so `--select`, noqa and the docs know them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
+
+from npu_lsp.diagnostics import SEVERITIES, Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from npu_lsp.engine import Context
+
+FixAvailability = Literal["always", "sometimes", "none"]
+Group = Literal["stable", "preview", "deprecated", "removed"]
+
+# family -> (code prefix, code pattern, description). Codes are never reused.
+FAMILIES: dict[str, tuple[str, str, str]] = {
+    "internal": (
+        "AL",
+        r"AL0\d\d",
+        "Ascend Lens itself: syntax errors, unreadable files, rule crashes",
+    ),
+    "graphmode": ("MS", r"MS1\d\d", "MindSpore GRAPH_MODE / @jit compile rules"),
+    "migration": ("NPU", r"NPU2\d\d", "CUDA/torch to Ascend (torch_npu, MindSpore) migration"),
+    "hccl": ("HCCL", r"HCCL3\d\d", "HCCL rank-table files"),
+}
+
+_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+# A name says what is flagged, never what to do (Ruff convention).
+_BANNED_NAME_PREFIXES = ("no-", "disallow-", "banned-", "avoid-", "use-", "prefer-")
+
+
+class Rule:
+    """Base class of every rule; the decorator fills the metadata class attributes."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    family: ClassVar[str]
+    fix_availability: ClassVar[FixAvailability]
+    group: ClassVar[Group]
+    #: AST node types this rule's `check` is called for (one walk serves every rule).
+    nodes: ClassVar[tuple[type[ast.AST], ...]] = ()
+    #: When True the engine calls `check` only for nodes inside a graph scope.
+    graph_only: ClassVar[bool] = False
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        """Yield diagnostics for `node`; `ctx` answers scope, name and span questions."""
+        return ()
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first paragraph of the "What it does" section, as one line."""
+        doc = (cls.__doc__ or "").strip()
+        body = doc.split("## What it does", 1)[-1].strip()
+        para = body.split("\n\n", 1)[0]
+        return " ".join(para.split())
+
+
+RULES: dict[str, type[Rule]] = {}
+_NAMES: dict[str, str] = {}
+
+R = TypeVar("R", bound=type[Rule])
+
+
+class RegistryError(ValueError):
+    """A rule declaration is invalid (duplicate code or name, bad code for its family...)."""
+
+
+def rule(
+    *,
+    code: str,
+    name: str,
+    severity: Severity,
+    family: str,
+    fix: FixAvailability = "none",
+    group: Group = "stable",
+) -> Callable[[R], R]:
+    """Register a rule class under `code`; refuses duplicate codes or names and malformed ones."""
+
+    def register(cls: R) -> R:
+        if family not in FAMILIES:
+            raise RegistryError(
+                f"{cls.__name__}: unknown family {family!r} (known: {sorted(FAMILIES)})"
+            )
+        if not re.fullmatch(FAMILIES[family][1], code):
+            raise RegistryError(f"{cls.__name__}: code {code!r} does not fit family {family!r}")
+        if code in RULES and RULES[code] is not cls:
+            raise RegistryError(
+                f"duplicate rule code {code} ({RULES[code].__name__}, {cls.__name__})"
+            )
+        if name in _NAMES and _NAMES[name] != code:
+            raise RegistryError(f"duplicate rule name {name!r} ({_NAMES[name]}, {code})")
+        if not _NAME_RE.match(name) or name.startswith(_BANNED_NAME_PREFIXES):
+            raise RegistryError(
+                f"{cls.__name__}: rule name {name!r} must be kebab-case and name the pattern"
+            )
+        if severity not in SEVERITIES:
+            raise RegistryError(f"{cls.__name__}: severity {severity!r} not in {SEVERITIES}")
+        if fix not in ("always", "sometimes", "none"):
+            raise RegistryError(f"{cls.__name__}: fix availability {fix!r} invalid")
+        cls.code, cls.name, cls.severity, cls.family = code, name, severity, family
+        cls.fix_availability, cls.group = fix, group
+        RULES[code] = cls
+        _NAMES[name] = code
+        return cls
+
+    return register
+
+
+def by_name(name: str) -> type[Rule] | None:
+    """Look a rule up by its kebab-case name."""
+    code = _NAMES.get(name)
+    return RULES.get(code) if code else None
+
+
+def load_all() -> dict[str, type[Rule]]:
+    """Import every rule family so RULES is complete; returns RULES."""
+    import npu_lsp.rules  # noqa: F401  (imports the families for their side effect)
+
+    return RULES
+
+
+def matches(code: str, selectors: Iterable[str]) -> bool:
+    """True when `code` is selected by any selector: a full code, a prefix ("MS1", "NPU") or "ALL"."""
+    return any(s == "ALL" or code.startswith(s) for s in selectors)

@@ -1,0 +1,573 @@
+"""Graph-scope resolution: which functions MindSpore compiles, and at which syntax level.
+
+A *graph scope* is a function MindSpore compiles in GRAPH_MODE: `construct` of every
+`nn.Cell` subclass (resolved through imports, aliases and base classes defined elsewhere
+in the workspace), functions and methods decorated `@jit` / `@ms_function`, functions
+passed to `ms.jit(fn)`, the methods of `@jit_class` classes, and every function or method
+those reach through calls (transitively, across the workspace). `@jit(capture_mode="bytecode")`
+functions are skipped: MindSpore falls back to eager Python for what it cannot compile.
+
+The syntax level follows MindSpore's precedence (RULES.md section 0), highest first:
+the configured level (standing where `MS_DEV_JIT_SYNTAX_LEVEL` stands, and that variable
+itself when the file sets it), then `@jit(fullgraph=...)` / `set_jit_config(JitConfig(...))`,
+then `set_context(jit_syntax_level=...)`, which does not reach plain `@jit` functions.
+Rules never work any of this out themselves; they ask `ScopeResolver.scope_for`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from npu_lsp.engine import WorkspaceIndex
+
+Level = Literal["strict", "lax"]
+FuncDef = ast.FunctionDef | ast.AsyncFunctionDef
+_BUILTINS = frozenset(dir(builtins))
+_JIT_NAMES = frozenset({"jit", "ms_function"})
+_CELL_FALLBACK = frozenset({"mindspore.nn.Cell", "mindspore.Cell", "mindspore.nn.cell.Cell"})
+ENV_VAR = "MS_DEV_JIT_SYNTAX_LEVEL"
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """Where a graph function calls a helper (used for related information)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    caller: str
+
+
+@dataclass
+class GraphScope:
+    """A compiled function: what made it compiled, at which level, and who calls it."""
+
+    function: FuncDef | ast.Lambda
+    qualname: str
+    kind: Literal["construct", "jit", "jit_class", "helper"]
+    level: Level
+    #: For helpers: the call sites in compiled code that reach this function.
+    call_sites: list[CallSite] = field(default_factory=list)
+
+    @property
+    def strict(self) -> bool:
+        return self.level == "strict"
+
+
+# --------------------------------------------------------------------- module summary
+@dataclass
+class ClassInfo:
+    name: str
+    node: ast.ClassDef
+    bases: list[str]  # resolved dotted names (local classes as "<module>.<Name>")
+    methods: dict[str, FuncDef]
+    jit_class: bool
+    #: attribute name -> class qualname, for `self.a = SomeClass(...)` in __init__
+    attr_types: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ModuleInfo:
+    """What scope resolution needs to know about one file (cheap to rebuild per edit)."""
+
+    path: str
+    module: str
+    imports: dict[str, str]
+    classes: dict[str, ClassInfo]
+    functions: dict[str, FuncDef]
+    #: function name -> keyword arguments of the `ms.jit(fn, ...)` call that wraps it
+    jit_wrapped: dict[str, dict[str, ast.expr]]
+    context_level: Level | None
+    env_level: Level | None
+    #: class qualname (or "*" for any Cell) -> level from set_jit_config(JitConfig(...))
+    cell_config_levels: dict[str, Level]
+
+    def resolve(self, expr: ast.AST) -> str | None:
+        """Dotted name of `expr` through imports and aliases (see `qualname`)."""
+        return qualname(expr, self.imports, self.module, self.classes, self.functions)
+
+
+def dotted(expr: ast.AST) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; None for anything that is not a plain attribute chain."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    parts.reverse()
+    return parts
+
+
+def qualname(
+    expr: ast.AST,
+    imports: dict[str, str],
+    module: str = "",
+    classes: dict[str, ClassInfo] | None = None,
+    functions: dict[str, FuncDef] | None = None,
+) -> str | None:
+    """Resolve a name or attribute chain to a dotted name through imports and aliases.
+
+    `ms.nn.Cell` with `import mindspore as ms` -> "mindspore.nn.Cell"; a name defined at module
+    level -> "<module>.<name>"; an unshadowed builtin -> "builtins.<name>"; otherwise None.
+    """
+    parts = dotted(expr)
+    if parts is None:
+        return None
+    head, rest = parts[0], parts[1:]
+    if head in imports:
+        base = imports[head]
+    elif (classes and head in classes) or (functions and head in functions):
+        base = f"{module}.{head}" if module else head
+    elif head in _BUILTINS:
+        base = f"builtins.{head}"
+    else:
+        return None
+    return ".".join([base, *rest])
+
+
+def module_name_for(path: str, root: str | None = None) -> str:
+    """Dotted module name of `path` relative to `root` (or just its stem)."""
+    p = PurePath(path)
+    if root:
+        try:
+            p = p.relative_to(root)
+        except ValueError:
+            p = PurePath(p.name)
+    else:
+        p = PurePath(p.name)
+    parts = list(p.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) or "__main__"
+
+
+def _level_of(value: ast.expr, imports: dict[str, str]) -> Level | None:
+    """Level named by `ms.STRICT`, "STRICT", 0, "0", `ms.LAX`..."""
+    if isinstance(value, ast.Constant):
+        v = str(value.value).strip().upper()
+    else:
+        parts = dotted(value)
+        if not parts:
+            return None
+        v = parts[-1].upper()
+    if v in ("STRICT", "0"):
+        return "strict"
+    if v in ("LAX", "2", "COMPATIBLE", "1"):
+        return "lax"
+    return None
+
+
+def _is_mindspore(name: str | None, last: frozenset[str]) -> bool:
+    return bool(name) and name.split(".")[0] == "mindspore" and name.rsplit(".", 1)[-1] in last  # type: ignore[union-attr]
+
+
+def _collect_imports(tree: ast.Module, module: str) -> dict[str, str]:
+    imports: dict[str, str] = {}
+    pkg = module.rsplit(".", 1)[0] if "." in module else ""
+
+    def visit(stmts: list[ast.stmt]) -> None:
+        for st in stmts:
+            if isinstance(st, ast.Import):
+                for a in st.names:
+                    if a.asname:
+                        imports[a.asname] = a.name
+                    else:
+                        imports[a.name.split(".")[0]] = a.name.split(".")[0]
+            elif isinstance(st, ast.ImportFrom):
+                base = st.module or ""
+                if st.level:
+                    anchor = pkg.split(".") if pkg else []
+                    anchor = anchor[: len(anchor) - (st.level - 1)] if st.level > 1 else anchor
+                    base = ".".join([*anchor, base] if base else anchor)
+                for a in st.names:
+                    if a.name != "*":
+                        imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+            elif (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
+            ):
+                # module-level alias: `nn = ms.nn`, `jit = mindspore.jit`
+                target = qualname(st.value, imports)
+                if target and not target.startswith("builtins."):
+                    imports[st.targets[0].id] = target
+            elif isinstance(st, (ast.If, ast.Try, ast.With)):
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(st, block, []) or [])
+                for h in getattr(st, "handlers", []) or []:
+                    visit(h.body)
+
+    visit(tree.body)
+    return imports
+
+
+def _decorator_call(dec: ast.expr) -> tuple[ast.expr, list[ast.keyword]]:
+    if isinstance(dec, ast.Call):
+        return dec.func, dec.keywords
+    return dec, []
+
+
+def summarize(tree: ast.Module, path: str, module: str) -> ModuleInfo:
+    """Build the ModuleInfo of a parsed file."""
+    imports = _collect_imports(tree, module)
+    info = ModuleInfo(path, module, imports, {}, {}, {}, None, None, {})
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            info.functions[st.name] = st
+        elif isinstance(st, ast.ClassDef):
+            info.classes[st.name] = ClassInfo(st.name, st, [], {}, False)
+    for cls in info.classes.values():
+        cls.bases = [b for b in (info.resolve(e) for e in cls.node.bases) if b]
+        cls.jit_class = any(
+            _is_mindspore(info.resolve(_decorator_call(d)[0]), frozenset({"jit_class"}))
+            for d in cls.node.decorator_list
+        )
+        for st in cls.node.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                cls.methods[st.name] = st
+        init = cls.methods.get("__init__")
+        if init is not None:
+            for sub in ast.walk(init):
+                if (
+                    isinstance(sub, ast.Assign)
+                    and isinstance(sub.value, ast.Call)
+                    and (callee := info.resolve(sub.value.func))
+                ):
+                    for t in sub.targets:
+                        if (
+                            isinstance(t, ast.Attribute)
+                            and isinstance(t.value, ast.Name)
+                            and t.value.id == "self"
+                        ):
+                            cls.attr_types[t.attr] = callee
+    _scan_module_calls(tree, info)
+    return info
+
+
+def _scan_module_calls(tree: ast.Module, info: ModuleInfo) -> None:
+    """Find set_context / set_jit_config / ms.jit(fn) / os.environ level settings anywhere."""
+    var_types: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            callee = info.resolve(node.value.func)
+            for t in node.targets:
+                if isinstance(t, ast.Name) and callee:
+                    var_types[t.id] = callee
+            continue
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if (
+                    isinstance(t, ast.Subscript)
+                    and info.resolve(t.value) == "os.environ"
+                    and isinstance(t.slice, ast.Constant)
+                    and t.slice.value == ENV_VAR
+                ):
+                    info.env_level = _level_of(node.value, info.imports)
+            continue
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = info.resolve(func)
+        if name and name.split(".")[0] == "mindspore":
+            last = name.rsplit(".", 1)[-1]
+            if last == "set_context":
+                for kw in node.keywords:
+                    if kw.arg == "jit_syntax_level":
+                        info.context_level = _level_of(kw.value, info.imports)
+            elif last in _JIT_NAMES and node.args and isinstance(node.args[0], ast.Name):
+                info.jit_wrapped[node.args[0].id] = {k.arg: k.value for k in node.keywords if k.arg}
+        if isinstance(func, ast.Attribute) and func.attr == "set_jit_config" and node.args:
+            level = _jit_config_level(node.args[0], info)
+            if level is None:
+                continue
+            owner = "*"
+            if isinstance(func.value, ast.Name) and func.value.id in var_types:
+                owner = var_types[func.value.id]
+            elif isinstance(func.value, ast.Call):
+                owner = info.resolve(func.value.func) or "*"
+            info.cell_config_levels[owner] = level
+    # `self.set_jit_config(...)` inside a class: that class
+    for cls in info.classes.values():
+        for sub in ast.walk(cls.node):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr == "set_jit_config"
+                and isinstance(sub.func.value, ast.Name)
+                and sub.func.value.id == "self"
+                and sub.args
+            ):
+                level = _jit_config_level(sub.args[0], info)
+                if level:
+                    info.cell_config_levels[f"{info.module}.{cls.name}"] = level
+
+
+def _jit_config_level(arg: ast.expr, info: ModuleInfo) -> Level | None:
+    if isinstance(arg, ast.Call) and (n := info.resolve(arg.func)) and n.endswith("JitConfig"):
+        for kw in arg.keywords:
+            if kw.arg == "jit_syntax_level":
+                return _level_of(kw.value, info.imports)
+    return None
+
+
+# --------------------------------------------------------------------- resolution
+class ScopeResolver:
+    """Answers "is this function compiled, at which level?" for one file."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        path: str,
+        configured_level: Level | None = None,
+        workspace: WorkspaceIndex | None = None,
+        info: ModuleInfo | None = None,
+    ) -> None:
+        self.path = path
+        self.workspace = workspace
+        module = workspace.module_for(path) if workspace else module_name_for(path)
+        self.info = info or summarize(tree, path, module)
+        self.configured = configured_level or self.info.env_level
+        self.scopes: dict[int, GraphScope] = {}
+        self._resolve()
+
+    # ---- public
+    def scope_for(self, func: ast.AST) -> GraphScope | None:
+        """The graph scope rooted at this function definition, or None if it runs eagerly."""
+        return self.scopes.get(id(func))
+
+    def is_cell_class(self, qual: str, _seen: frozenset[str] = frozenset()) -> bool:
+        """Is the class named `qual` (dotted) an nn.Cell subclass, via any chain of bases?"""
+        if qual in _seen:
+            return False
+        if qual.startswith("mindspore."):
+            last = qual.rsplit(".", 1)[-1]
+            return qual in _CELL_FALLBACK or (
+                ".nn." in qual + "." and last[:1].isupper() and last not in ("Tensor", "Parameter")
+            )
+        cls = self._class(qual)
+        if cls is None:
+            return False
+        return any(self.is_cell_class(b, _seen | {qual}) for b in cls[1].bases)
+
+    # ---- internals
+    def _class(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:
+        mod, _, name = qual.rpartition(".")
+        if mod == self.info.module and name in self.info.classes:
+            return self.info, self.info.classes[name]
+        if self.workspace is not None:
+            other = self.workspace.module(mod)
+            if other is not None and name in other.classes:
+                return other, other.classes[name]
+        return None
+
+    def _function(self, qual: str) -> tuple[ModuleInfo, FuncDef] | None:
+        mod, _, name = qual.rpartition(".")
+        if mod == self.info.module and name in self.info.functions:
+            return self.info, self.info.functions[name]
+        if self.workspace is not None:
+            other = self.workspace.module(mod)
+            if other is not None and name in other.functions:
+                return other, other.functions[name]
+        return None
+
+    def _method(
+        self, cls_qual: str, name: str, _seen: frozenset[str] = frozenset()
+    ) -> tuple[ModuleInfo, ClassInfo, FuncDef] | None:
+        """Find `name` on the class or its bases (method resolution in declaration order)."""
+        if cls_qual in _seen:
+            return None
+        found = self._class(cls_qual)
+        if found is None:
+            return None
+        info, cls = found
+        if name in cls.methods:
+            return info, cls, cls.methods[name]
+        for base in cls.bases:
+            hit = self._method(base, name, _seen | {cls_qual})
+            if hit:
+                return hit
+        return None
+
+    def _cell_level(self, cls_qual: str, construct: FuncDef, info: ModuleInfo) -> Level:
+        if self.configured:
+            return self.configured
+        fg = _jit_decoration(construct, info)
+        if fg is not None and fg != "bytecode":
+            return fg
+        if cls_qual in info.cell_config_levels:
+            return info.cell_config_levels[cls_qual]
+        if "*" in info.cell_config_levels:
+            return info.cell_config_levels["*"]
+        # a level set on a base class's instances does not matter; the context level does
+        return self.info.context_level or info.context_level or "lax"
+
+    def _roots(self) -> Iterator[tuple[ModuleInfo, str, FuncDef, str, Level, str | None]]:
+        """(module, qualname, function, kind, level, owning class qualname) for each root."""
+        infos = [self.info]
+        if self.workspace is not None:
+            infos = [self.info, *(m for m in self.workspace.modules() if m.path != self.path)]
+        for info in infos:
+            for cname, cls in info.classes.items():
+                cq = f"{info.module}.{cname}"
+                is_cell = self.is_cell_class(cq) if info is self.info else self._cached_cell(cq)
+                for mname, meth in cls.methods.items():
+                    jd = _jit_decoration(meth, info)
+                    if jd == "bytecode":
+                        continue
+                    if is_cell and mname == "construct":
+                        yield (
+                            info,
+                            f"{cq}.construct",
+                            meth,
+                            "construct",
+                            self._cell_level(cq, meth, info),
+                            cq,
+                        )
+                    elif jd is not None:
+                        yield info, f"{cq}.{mname}", meth, "jit", self.configured or jd, cq
+                    elif cls.jit_class and mname != "__init__" and not mname.startswith("__"):
+                        level = self.configured or info.context_level or "lax"
+                        yield info, f"{cq}.{mname}", meth, "jit_class", level, cq
+            for fname, fn in info.functions.items():
+                jd = _jit_decoration(fn, info)
+                if jd is None and fname in info.jit_wrapped:
+                    jd = _fullgraph(info.jit_wrapped[fname], info)
+                if jd is None or jd == "bytecode":
+                    continue
+                yield info, f"{info.module}.{fname}", fn, "jit", self.configured or jd, None
+
+    def _cached_cell(self, qual: str) -> bool:
+        return self.is_cell_class(qual)
+
+    def _resolve(self) -> None:
+        work: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
+        for info, qual, fn, kind, level, owner in self._roots():
+            self._add(fn, qual, kind, level, None)
+            work.append((info, fn, level, owner, qual))
+        seen: set[tuple[int, Level]] = set()
+        while work:
+            info, fn, level, owner, qual = work.pop()
+            if (id(fn), level) in seen:
+                continue
+            seen.add((id(fn), level))
+            for call, target in self._callees(info, fn, owner):
+                t_info, t_qual, t_fn, t_owner = target
+                if _jit_decoration(t_fn, t_info) == "bytecode":
+                    continue
+                site = CallSite(
+                    info.path,
+                    call.lineno,
+                    call.col_offset + 1,
+                    call.end_lineno or call.lineno,
+                    (call.end_col_offset or 0) + 1,
+                    qual,
+                )
+                self._add(t_fn, t_qual, "helper", level, site)
+                work.append((t_info, t_fn, level, t_owner, t_qual))
+
+    def _add(self, fn: FuncDef, qual: str, kind: str, level: Level, site: CallSite | None) -> None:
+        existing = self.scopes.get(id(fn))
+        if existing is None:
+            existing = GraphScope(fn, qual, kind, level)  # type: ignore[arg-type]
+            self.scopes[id(fn)] = existing
+        elif level == "strict":
+            existing.level = "strict"  # reached from a strict root: the strictest level wins
+        if site is not None and existing.kind == "helper" and site not in existing.call_sites:
+            existing.call_sites.append(site)
+
+    def _callees(
+        self, info: ModuleInfo, fn: FuncDef, owner: str | None
+    ) -> Iterator[tuple[ast.Call, tuple[ModuleInfo, str, FuncDef, str | None]]]:
+        local_types: dict[str, str] = {}
+        owner_cls = self._class(owner)[1] if owner and self._class(owner) else None
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                callee = info.resolve(node.value.func)
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and callee:
+                        local_types[t.id] = callee
+                continue
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if isinstance(f, ast.Name):
+                q = info.resolve(f)
+                if q and (hit := self._function(q)):
+                    yield node, (hit[0], q, hit[1], None)
+                elif q and self._class(q) and not self.is_cell_class(q):
+                    # instantiating a custom class runs its __init__ in the graph
+                    m = self._method(q, "__init__")
+                    if m:
+                        yield node, (m[0], f"{q}.__init__", m[2], q)
+            elif isinstance(f, ast.Attribute):
+                recv = f.value
+                cls_q: str | None = None
+                if isinstance(recv, ast.Name) and recv.id == "self" and owner:
+                    cls_q = owner
+                elif (
+                    isinstance(recv, ast.Call)
+                    and isinstance(recv.func, ast.Name)
+                    and recv.func.id == "super"
+                    and owner_cls is not None
+                ):
+                    for base in owner_cls.bases:
+                        m = self._method(base, f.attr)
+                        if m and f.attr != "construct":
+                            yield node, (m[0], f"{base}.{f.attr}", m[2], base)
+                            break
+                    continue
+                elif isinstance(recv, ast.Name) and recv.id in local_types:
+                    cls_q = local_types[recv.id]
+                elif (
+                    isinstance(recv, ast.Attribute)
+                    and isinstance(recv.value, ast.Name)
+                    and recv.value.id == "self"
+                    and owner_cls is not None
+                ):
+                    cls_q = owner_cls.attr_types.get(recv.attr)
+                if cls_q is not None:
+                    m = self._method(cls_q, f.attr)
+                    if m is not None:
+                        m_info, m_cls, m_fn = m
+                        yield (
+                            node,
+                            (
+                                m_info,
+                                f"{m_info.module}.{m_cls.name}.{f.attr}",
+                                m_fn,
+                                f"{m_info.module}.{m_cls.name}",
+                            ),
+                        )
+                    continue
+                q = info.resolve(f)
+                if q and (hit := self._function(q)):
+                    yield node, (hit[0], q, hit[1], None)
+
+
+def _fullgraph(keywords: dict[str, ast.expr], info: ModuleInfo) -> Level | Literal["bytecode"]:
+    mode = keywords.get("capture_mode")
+    if isinstance(mode, ast.Constant) and mode.value == "bytecode":
+        return "bytecode"
+    fg = keywords.get("fullgraph")
+    if isinstance(fg, ast.Constant) and fg.value is True:
+        return "strict"
+    return "lax"  # fullgraph=False (the default) is an explicit LAX
+
+
+def _jit_decoration(fn: FuncDef, info: ModuleInfo) -> Level | Literal["bytecode"] | None:
+    """Level from a `@jit(...)` / `@ms_function` decorator, "bytecode", or None if undecorated."""
+    for dec in fn.decorator_list:
+        func, keywords = _decorator_call(dec)
+        if _is_mindspore(info.resolve(func), _JIT_NAMES):
+            return _fullgraph({k.arg: k.value for k in keywords if k.arg}, info)
+    return None
