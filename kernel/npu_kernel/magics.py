@@ -1,0 +1,158 @@
+"""The kernel's magics: %npu, %%npu_profile, %npu_mem, %npu_reset, %npu_device.
+
+Each magic turns runtime state into a Report (plain text + HTML) and nothing more; the
+numbers come from the runtime's own records and the per-line aggregate.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import publish_display_data
+
+from npu_kernel import PROFILE_MIME
+from npu_kernel.cells import CellLocator
+from npu_kernel.render import Report
+from npu_kernel.session import RuntimeSession
+from npu_kernel.svg import Bar, timeline
+
+
+@magics_class
+class NpuMagics(Magics):
+    """Magics that show and control the emulated NPU."""
+
+    def __init__(self, shell: Any, session: RuntimeSession) -> None:
+        super().__init__(shell)
+        self.session = session
+        self.cells = CellLocator(shell.compile)
+
+    # %npu ------------------------------------------------------------------------------
+    @line_magic
+    def npu(self, line: str = "") -> None:
+        """Show the emulated devices, memory per device, streams and sanitizer findings."""
+        from npu_kernel.views import npu_report
+
+        npu_report(self.session, self.cells).display()
+
+    # %npu_mem --------------------------------------------------------------------------
+    @line_magic
+    def npu_mem(self, line: str = "") -> None:
+        """Show live device allocations grouped by the line that made them, and a memory map."""
+        from npu_kernel.views import mem_report
+
+        mem_report(self.session, self.cells).display()
+
+    # %npu_reset ------------------------------------------------------------------------
+    @line_magic
+    def npu_reset(self, line: str = "") -> None:
+        """Free every device resource and start the emulated runtime afresh."""
+        self.session.reset()
+        print(f"NPU runtime reset ({self.session.device} x{self.session.devices}).")
+
+    # %npu_device -----------------------------------------------------------------------
+    @line_magic
+    def npu_device(self, line: str = "") -> None:
+        """%npu_device NAME [--devices N]: emulate another device profile (resets the runtime)."""
+        words = shlex.split(line)
+        if not words:
+            print(f"Emulating {self.session.device} x{self.session.devices}.")
+            return
+        devices = self.session.devices
+        if "--devices" in words:
+            i = words.index("--devices")
+            try:
+                devices = int(words[i + 1])
+            except (IndexError, ValueError):
+                print("usage: %npu_device NAME [--devices N]  (N a positive integer)")
+                return
+            del words[i : i + 2]
+        if len(words) != 1 or not 1 <= devices <= 16:
+            print("usage: %npu_device NAME [--devices N]  (N between 1 and 16)")
+            return
+        try:
+            self.session.configure(words[0], devices)
+        except ValueError as exc:
+            print(f"%npu_device: {exc}")
+            return
+        print(f"Emulating {self.session.device} x{devices}; runtime reset.")
+
+    # %%npu_profile ---------------------------------------------------------------------
+    @magic_arguments()
+    @argument("--out", metavar="DIR", help="also write op_summary CSV, trace.json, lines.json")
+    @argument("--stack", action="store_true", help="record full user call stacks")
+    @cell_magic
+    def npu_profile(self, line: str, cell: str) -> None:
+        """Profile the cell: top ops, a per-line table keyed to the cell's lines, a timeline."""
+        args = parse_argstring(self.npu_profile, line)
+        from npu_runtime.profiler.session import Profiler
+
+        number = self.shell.execution_count
+        # A leading newline stands for the %%npu_profile line, so compiled line numbers
+        # are the cell's own lines; the filename maps back to this cell in tracebacks.
+        source = "\n" + self.shell.transform_cell(cell)
+        filename = self.shell.compile.cache(source, number)
+        code = self.shell.compile(source, filename, "exec")
+        prof = Profiler(args.out, stack=args.stack)
+        prof.start()
+        try:
+            exec(code, self.shell.user_global_ns, self.shell.user_ns)
+        finally:
+            prof.stop()
+            self._show_profile(prof, filename, number)
+
+    def _show_profile(self, prof: Any, filename: str, number: int) -> None:
+        doc = prof.summary
+        report = Report()
+        head = report.add(
+            f"NPU profile of cell In[{number}]: {doc['op_count']} records, "
+            f"{doc['total_us']:,.2f} µs simulated on {doc['device']}"
+        )
+        if doc["trace"]:
+            head.note(f"trace: {doc['trace']}")
+        report.add("Top ops").table(
+            ["op type", "count", "total µs", "share %", "bound"],
+            [
+                [o["op_type"], o["count"], o["total_us"], o["share"] * 100, o["bound"]]
+                for o in doc["top_ops"][:10]
+            ],
+        )
+        rows = []
+        for entry in doc["lines"]:
+            place = self.cells.place(entry["file"], entry["line"])
+            top = entry["top_ops"][0]["op_type"] if entry["top_ops"] else ""
+            rows.append(
+                [
+                    place.label,
+                    place.source,
+                    entry["op_count"],
+                    entry["total_us"],
+                    entry["share"] * 100,
+                    entry["bound"],
+                    top,
+                ]
+            )
+        report.add("Per line").table(
+            ["where", "source", "records", "total µs", "share %", "bound", "top op"], rows
+        )
+        bars = [
+            Bar(
+                row=f"dev{r.device} stream{r.stream}",
+                start_us=r.start_us,
+                duration_us=r.duration_us,
+                bound=r.bound,
+                title=f"{r.name} ({r.op_type}) {r.duration_us:.2f} µs, {r.bound}",
+            )
+            for r in prof.records
+        ]
+        if bars:
+            streams = len({b.row for b in bars})
+            report.add("Timeline").svg(
+                timeline(bars), f"{len(bars)} records on {streams} stream(s)"
+            )
+        data = report.bundle({PROFILE_MIME: doc})
+        # The schema stays as documented; which file is this cell travels as metadata.
+        metadata = {PROFILE_MIME: {"cell_file": filename, "execution_count": number}}
+        publish_display_data(data, metadata=metadata)

@@ -1,0 +1,89 @@
+"""The kernel's link to the runtime: lazy, hooked in on first import, reset on restart.
+
+Nothing here imports the runtime until user code has; `loaded()` tells the magics and
+the state comm whether there is any state to show yet.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from types import ModuleType
+from typing import Any
+
+# The runtime reads these when it starts, so the kernelspec's --device/--devices apply.
+DEVICE_ENV = "ASCEND_LENS_DEVICE"
+DEVICES_ENV = "ASCEND_LENS_DEVICES"
+
+
+class RuntimeSession:
+    """Device options, the error listener and the failures seen in the running cell."""
+
+    def __init__(self, device: str, devices: int) -> None:
+        self.device = device
+        self.devices = devices
+        os.environ[DEVICE_ENV] = device
+        os.environ[DEVICES_ENV] = str(devices)
+        self._hooks: ModuleType | None = None
+        self._lock = threading.Lock()
+        self._cell_errors: list[Any] = []
+        self.all_errors: list[Any] = []  # every failure since the last reset, for %npu
+
+    # Runtime access --------------------------------------------------------------------
+    @staticmethod
+    def loaded() -> bool:
+        """True once user code has started the runtime (nothing to show before that)."""
+        return "npu_runtime.core.runtime" in sys.modules
+
+    @staticmethod
+    def runtime() -> Any:
+        from npu_runtime.core.runtime import get_runtime
+
+        return get_runtime()
+
+    def attach(self, hooks: ModuleType) -> None:
+        """Called when npu_runtime.core.hooks is first imported."""
+        self._hooks = hooks
+        hooks.add_error_listener(self._on_error)
+
+    def _on_error(self, err: Any) -> None:
+        with self._lock:
+            self._cell_errors.append(err)
+            self.all_errors.append(err)
+            del self.all_errors[:-200]  # bounded: a failing loop must not grow memory
+
+    # Per cell --------------------------------------------------------------------------
+    def begin_cell(self) -> None:
+        with self._lock:
+            self._cell_errors = []
+
+    def end_cell(self) -> list[Any]:
+        with self._lock:
+            errors, self._cell_errors = self._cell_errors, []
+        return errors
+
+    # Configuration and reset -----------------------------------------------------------
+    def configure(self, device: str, devices: int) -> None:
+        """Switch the emulated devices (takes effect through a runtime reset)."""
+        from npu_runtime.devices import get_profile
+
+        get_profile(device)  # raises ValueError naming the known profiles
+        self.device, self.devices = device, devices
+        os.environ[DEVICE_ENV] = device
+        os.environ[DEVICES_ENV] = str(devices)
+        self.reset()
+
+    def reset(self) -> None:
+        """Free all device state; the next runtime call starts clean."""
+        with self._lock:
+            self._cell_errors = []
+            self.all_errors = []
+        if self.loaded():
+            self.runtime().reset()
+
+    def snapshot(self) -> dict[str, Any]:
+        """Devices, memory and streams as JSON (see docs/kernel.md); cheap when not started."""
+        from npu_kernel.state import snapshot
+
+        return snapshot(self)
