@@ -1,0 +1,78 @@
+"""Collect the runtime's work records while profiling is on.
+
+The listener runs inside every launch, so it does as little as possible: stamp the
+step (and, when asked, the full user stack) and append. Everything else happens when
+the profile is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+
+from npu_runtime.records import EventWait, WorkRecord
+from npu_runtime.sites import user_stack
+
+
+class Collector:
+    """Records work and event waits between `attach()` and `detach()`, tagged by step."""
+
+    def __init__(self, *, stack: bool = False) -> None:
+        self.records: list[WorkRecord] = []
+        self.waits: list[EventWait] = []
+        self.step_no = 0
+        self.stack = stack
+        self._lock = threading.Lock()
+        self._attached = False
+        self.on_work: Callable[[WorkRecord], None] = self._on_work_stack if stack else self._on_work
+
+    # Listeners -------------------------------------------------------------------
+    def _on_work(self, rec: WorkRecord) -> None:
+        rec.step = self.step_no
+        self.records.append(rec)  # list.append is atomic under the GIL
+
+    def _on_work_stack(self, rec: WorkRecord) -> None:
+        rec.step = self.step_no
+        if rec.stack is None:
+            # Listeners run synchronously inside the launch, so the user's frames are
+            # still on the stack; our own frames are skipped by user_stack.
+            rec.stack = user_stack()
+        self.records.append(rec)
+
+    def on_wait(self, wait: EventWait) -> None:
+        if wait.step != self.step_no:
+            wait = dataclasses.replace(wait, step=self.step_no)
+        self.waits.append(wait)
+
+    # Control ---------------------------------------------------------------------
+    def step(self) -> int:
+        """Start the next step; returns its number (steps count from 0)."""
+        with self._lock:
+            self.step_no += 1
+            return self.step_no
+
+    def attach(self) -> None:
+        """Start listening to the runtime (idempotent)."""
+        if self._attached:
+            return
+        from npu_runtime.core import hooks
+
+        hooks.add_work_listener(self.on_work)
+        hooks.add_wait_listener(self.on_wait)
+        self._attached = True
+
+    def detach(self) -> None:
+        """Stop listening (idempotent); what was collected stays."""
+        if not self._attached:
+            return
+        from npu_runtime.core import hooks
+
+        hooks.remove_work_listener(self.on_work)
+        hooks.remove_wait_listener(self.on_wait)
+        self._attached = False
+
+    @property
+    def total_us(self) -> float:
+        """Summed simulated duration so far (for progress displays; O(n), call rarely)."""
+        return sum(r.duration_us for r in self.records)
