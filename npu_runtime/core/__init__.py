@@ -1,0 +1,1 @@
+"""The emulated runtime's core: one state, raising AclError; acl/ and the Pythonic API translate."""

@@ -1,0 +1,132 @@
+"""Error injection: make the Nth call of an API, or the Nth launch of an op type, fail.
+
+Spec grammar (one per `--inject`, or comma-separated in NPU_INJECT):
+    API:N:CODE        e.g. acl.rt.malloc:3:207001  (also aclrtMalloc:3:207001)
+    op:OPTYPE:N:CODE  e.g. op:MatMul:2:507015      (device-side: surfaces at the next sync)
+N counts from 1. Each rule fires once. API names match across spellings: pyACL
+(`acl.rt.memcpy_async`) and C (`aclrtMemcpyAsync`) name the same call.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+ENV_VAR = "NPU_INJECT"
+
+
+def api_key(name: str) -> str:
+    """Normalise an API name: 'acl.rt.memcpy_async' and 'aclrtMemcpyAsync' -> 'memcpyasync'."""
+    n = name.strip()
+    for prefix in ("acl.rt.", "acl.util.", "acl.mdl.", "acl.op.", "acl.media.", "acl."):
+        if n.startswith(prefix):
+            n = n[len(prefix) :]
+            break
+    else:
+        for prefix in ("aclrt", "aclmdl", "aclop", "acl"):
+            if n.startswith(prefix):
+                n = n[len(prefix) :]
+                break
+    return n.replace("_", "").lower()
+
+
+@dataclass(slots=True)
+class Injection:
+    """One rule: fail the `nth` matching call with `code`."""
+
+    target: str  # normalised api key, or the op type for op rules
+    nth: int
+    code: int
+    is_op: bool = False
+    seen: int = 0
+    fired: bool = False
+
+    def __str__(self) -> str:
+        return f"{'op:' if self.is_op else ''}{self.target}:{self.nth}:{self.code}"
+
+
+def parse(spec: str) -> Injection:
+    """Parse one spec; ValueError with the expected grammar on bad input."""
+    parts = spec.strip().split(":")
+    is_op = parts[0] == "op"
+    if is_op:
+        parts = parts[1:]
+    if len(parts) != 3 or not parts[0]:
+        raise ValueError(
+            f"bad injection spec {spec!r}: expected API:N:CODE or op:OPTYPE:N:CODE "
+            "(e.g. acl.rt.malloc:3:207001, op:MatMul:2:507015)"
+        )
+    target, n, code = parts
+    try:
+        nth, value = int(n), int(code)
+    except ValueError:
+        raise ValueError(f"bad injection spec {spec!r}: N and CODE must be integers") from None
+    if nth < 1 or value <= 0:
+        raise ValueError(f"bad injection spec {spec!r}: N must be >= 1 and CODE > 0")
+    return Injection(target if is_op else api_key(target), nth, value, is_op)
+
+
+class Injector:
+    """Counts matching calls and says when one must fail. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._api: dict[str, list[Injection]] = {}
+        self._op: dict[str, list[Injection]] = {}
+        self.active = False  # fast path: nothing to count
+
+    def add(self, spec: str | Injection) -> Injection:
+        rule = parse(spec) if isinstance(spec, str) else spec
+        with self._lock:
+            (self._op if rule.is_op else self._api).setdefault(rule.target, []).append(rule)
+            self.active = True
+        return rule
+
+    def clear(self) -> None:
+        with self._lock:
+            self._api.clear()
+            self._op.clear()
+            self.active = False
+
+    def rules(self) -> list[Injection]:
+        with self._lock:
+            return [r for rs in (*self._api.values(), *self._op.values()) for r in rs]
+
+    def load_env(self, environ: dict[str, str] | None = None) -> None:
+        value = (os.environ if environ is None else environ).get(ENV_VAR, "")
+        for spec in filter(None, (s.strip() for s in value.split(","))):
+            self.add(spec)
+
+    def _hit(self, table: dict[str, list[Injection]], key: str) -> int | None:
+        with self._lock:
+            rules = table.get(key)
+            if not rules:
+                return None
+            code = None
+            for r in rules:
+                r.seen += 1
+                if r.seen == r.nth and not r.fired:
+                    r.fired = True
+                    code = r.code
+            return code
+
+    def api_fails(self, api: str) -> int | None:
+        """The code the current call of `api` must fail with, or None."""
+        return self._hit(self._api, api_key(api)) if self.active else None
+
+    def op_fails(self, op_type: str) -> int | None:
+        """The device-side code the current launch of `op_type` must fail with, or None."""
+        return self._hit(self._op, op_type) if self.active else None
+
+
+injector = Injector()
+
+
+def inject(spec: str) -> Injection:
+    """Add an injection rule (same grammar as --inject / NPU_INJECT)."""
+    return injector.add(spec)
+
+
+def clear() -> None:
+    injector.clear()

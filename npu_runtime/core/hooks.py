@@ -1,0 +1,88 @@
+"""Listeners for executed work, failing calls and stream waits.
+
+The profiler, kernel and debug adapter install these in-process. Listener tuples are
+replaced, never mutated, so emitting needs no lock and a listener may remove itself.
+A listener that raises is reported on stderr and never breaks the user's program.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from npu_runtime.records import EventWait, WorkRecord
+
+if TYPE_CHECKING:
+    from npu_runtime.errors import AclError
+
+WorkListener = Callable[[WorkRecord], None]
+ErrorListener = Callable[["AclError"], None]
+WaitListener = Callable[[EventWait], None]
+
+_lock = threading.Lock()
+work_listeners: tuple[WorkListener, ...] = ()
+error_listeners: tuple[ErrorListener, ...] = ()
+wait_listeners: tuple[WaitListener, ...] = ()
+
+
+def add_work_listener(fn: WorkListener) -> None:
+    """Call `fn(record)` for every op, copy and memset as it is enqueued."""
+    global work_listeners
+    with _lock:
+        work_listeners = (*work_listeners, fn)
+
+
+def remove_work_listener(fn: WorkListener) -> None:
+    global work_listeners
+    with _lock:
+        work_listeners = tuple(f for f in work_listeners if f is not fn)
+
+
+def add_error_listener(fn: ErrorListener) -> None:
+    """Call `fn(error)` for every failing runtime call and every sanitizer finding."""
+    global error_listeners
+    with _lock:
+        error_listeners = (*error_listeners, fn)
+
+
+def remove_error_listener(fn: ErrorListener) -> None:
+    global error_listeners
+    with _lock:
+        error_listeners = tuple(f for f in error_listeners if f is not fn)
+
+
+def add_wait_listener(fn: WaitListener) -> None:
+    """Call `fn(wait)` for every stream_wait_event (an EventWait record)."""
+    global wait_listeners
+    with _lock:
+        wait_listeners = (*wait_listeners, fn)
+
+
+def remove_wait_listener(fn: WaitListener) -> None:
+    global wait_listeners
+    with _lock:
+        wait_listeners = tuple(f for f in wait_listeners if f is not fn)
+
+
+def _guard(fn: Callable[..., None], arg: object) -> None:
+    try:
+        fn(arg)
+    except Exception as exc:  # a broken listener must not break the user's program
+        sys.stderr.write(f"ascend-lens: listener {fn!r} failed: {exc!r}\n")
+
+
+def emit_work(record: WorkRecord) -> None:
+    for fn in work_listeners:
+        _guard(fn, record)
+
+
+def emit_error(error: AclError) -> None:
+    for fn in error_listeners:
+        _guard(fn, error)
+
+
+def emit_wait(wait: EventWait) -> None:
+    for fn in wait_listeners:
+        _guard(fn, wait)

@@ -1,0 +1,192 @@
+"""Host memory the emulator may touch: real process addresses, checked before every access.
+
+pyACL hands out real addresses (numpy_to_ptr, bytes_to_ptr, malloc_host) and samples copy
+device data straight into them, so we do the same and validate each range against the
+live buffers we know about before any ctypes.memmove. Buffers are held strongly (bytes
+cannot be weak-referenced) and dropped once the user's last reference is gone.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import sys
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from npu_runtime.records import SourceSite
+
+_SWEEP_EVERY = 256  # registrations between sweeps for buffers the user has dropped
+
+
+@dataclass(slots=True)
+class HostBuffer:
+    start: int
+    size: int
+    kind: str  # "numpy", "bytes", "malloc_host", "view"
+    owner: object  # keeps the memory alive
+    site: SourceSite | None = None
+
+    @property
+    def end(self) -> int:
+        return self.start + self.size
+
+
+class HostMemory:
+    """Registry of live host buffers, keyed by start address."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._starts: list[int] = []
+        self._bufs: dict[int, HostBuffer] = {}
+        self._since_sweep = 0
+        # malloc_host blocks by address; freed ones are remembered for diagnosis
+        self._pinned: dict[int, HostBuffer] = {}
+        self.freed_pinned: dict[int, HostBuffer] = {}
+        # destinations of async device-to-host copies not yet synchronised: dst -> (size, site)
+        self.pending: dict[int, tuple[int, SourceSite | None]] = {}
+
+    def mark_pending(self, dst: int, size: int, site: SourceSite | None) -> None:
+        self.pending[dst] = (size, site)
+
+    def pending_done(self, dst: int) -> None:
+        self.pending.pop(dst, None)
+
+    def pending_overlap(self, ptr: int, size: int) -> SourceSite | None | bool:
+        """The launch site of an unsynchronised async copy into [ptr, ptr+size), or False."""
+        for dst, (n, site) in self.pending.items():
+            if dst < ptr + size and ptr < dst + n:
+                return site
+        return False
+
+    def _add(self, buf: HostBuffer) -> int:
+        with self._lock:
+            old = self._bufs.get(buf.start)
+            if old is None:
+                bisect.insort(self._starts, buf.start)
+            # Same start: keep the larger one (an array and a view of it).
+            if old is None or buf.size >= old.size:
+                self._bufs[buf.start] = buf
+            self._since_sweep += 1
+            if self._since_sweep >= _SWEEP_EVERY:
+                self._sweep_locked()
+        return buf.start
+
+    def _sweep_locked(self) -> None:
+        self._since_sweep = 0
+        dead = [
+            s
+            for s, b in self._bufs.items()
+            # refs: our HostBuffer + getrefcount's argument: nobody else holds it
+            if b.kind in ("numpy", "bytes") and sys.getrefcount(b.owner) <= 2
+        ]
+        for s in dead:
+            del self._bufs[s]
+            i = bisect.bisect_left(self._starts, s)
+            del self._starts[i]
+
+    def register_array(self, arr: np.ndarray, site: SourceSite | None = None) -> int:
+        """The data address of `arr`, now valid for copies while `arr` lives."""
+        start = int(arr.__array_interface__["data"][0])
+        if arr.nbytes == 0:
+            return start
+        # Cover the whole base buffer, so pointer arithmetic within it stays valid.
+        base = arr
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        b_start = int(base.__array_interface__["data"][0])
+        if (
+            base.flags.c_contiguous
+            and b_start <= start
+            and start + arr.nbytes <= b_start + base.nbytes
+        ):
+            self._add(HostBuffer(b_start, base.nbytes, "numpy", base, site))
+        else:
+            self._add(HostBuffer(start, arr.nbytes, "numpy", arr, site))
+        return start
+
+    def register_bytes(self, data: bytes | bytearray, site: SourceSite | None = None) -> int:
+        """The address of the internal buffer of `data` (pyACL's bytes_to_ptr)."""
+        if isinstance(data, bytearray):
+            start = ctypes.addressof(ctypes.c_char.from_buffer(data)) if data else 0
+        else:
+            start = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+        if data:
+            self._add(HostBuffer(start, len(data), "bytes", data, site))
+        return start
+
+    def register_view(self, start: int, size: int, owner: object) -> None:
+        """Register memory we expose ourselves (e.g. device backing handed to ptr_to_numpy)."""
+        self._add(HostBuffer(start, size, "view", owner))
+
+    def malloc_host(self, size: int, site: SourceSite | None = None) -> int:
+        """A 64-byte aligned host block (pyACL's malloc_host), zero-filled."""
+        raw = np.zeros(size + 64, dtype=np.uint8)
+        addr = int(raw.__array_interface__["data"][0])
+        pad = (-addr) % 64
+        start = addr + pad
+        buf = HostBuffer(start, size, "malloc_host", raw, site)
+        self._add(buf)
+        with self._lock:
+            self._pinned[start] = buf
+            self.freed_pinned.pop(start, None)
+        return start
+
+    def free_host(self, ptr: int) -> HostBuffer | None:
+        """Release a malloc_host block; None when `ptr` is not a live one."""
+        with self._lock:
+            buf = self._pinned.pop(ptr, None)
+            if buf is None:
+                return None
+            if self._bufs.get(ptr) is buf:
+                del self._bufs[ptr]
+                del self._starts[bisect.bisect_left(self._starts, ptr)]
+            self.freed_pinned[ptr] = buf
+        return buf
+
+    def is_pinned(self, ptr: int) -> bool:
+        buf = self.find(ptr)
+        return buf is not None and buf.kind == "malloc_host"
+
+    def live_pinned(self) -> list[HostBuffer]:
+        with self._lock:
+            return list(self._pinned.values())
+
+    def find(self, ptr: int) -> HostBuffer | None:
+        """The live buffer containing `ptr`, if any."""
+        with self._lock:
+            return self._find_locked(ptr)
+
+    def _find_locked(self, ptr: int) -> HostBuffer | None:
+        i = bisect.bisect_right(self._starts, ptr) - 1
+        # Overlapping registrations are rare; look back a few entries for a container.
+        for j in range(i, max(i - 4, -1), -1):
+            b = self._bufs[self._starts[j]]
+            if b.start <= ptr < b.end:
+                return b
+        return None
+
+    def contains(self, ptr: int, size: int) -> bool:
+        """True when [ptr, ptr+size) lies inside one live buffer."""
+        with self._lock:
+            b = self._find_locked(ptr)
+            if b is None:
+                self._sweep_locked()
+                return False
+            return ptr + size <= b.end
+
+    def clear(self) -> None:
+        with self._lock:
+            self._starts.clear()
+            self._bufs.clear()
+            self._pinned.clear()
+            self.freed_pinned.clear()
+            self.pending.clear()
+            self._since_sweep = 0
+
+
+def host_array(ptr: int, size: int) -> np.ndarray:
+    """A uint8 view of validated host memory [ptr, ptr+size)."""
+    return np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(ptr))

@@ -1,0 +1,268 @@
+"""Device memory: an allocator over one device's virtual address space, lazily backed.
+
+Sizes follow aclrtMalloc (api.md §8, hardware.md §4): the size is rounded up to 32 bytes
+and 32 bytes of padding are added (none for malloc_align32 and the 1 GB huge-page
+policies); start addresses are 64-byte aligned. Huge-page allocations (api.md §7 policy
+table: HUGE_ONLY, or HUGE_FIRST above 1 MB) are placed on 2 MiB boundaries and consume
+whole 2 MiB pages, as the driver's huge pages do. Free blocks coalesce; fragmentation is
+real, so a request larger than the largest free block fails with 207001 even when the
+total free bytes would suffice.
+
+The backing store is one anonymous MAP_NORESERVE mapping per device: untouched emulated
+HBM costs nothing, and a device address translates to a real address by one addition.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import mmap
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from npu_runtime.records import SourceSite
+
+DEVICE_VA_BASE = 0x12C0_0000_0000  # above typical user-space heap/mmap ranges in practice
+DEVICE_VA_STRIDE = 1 << 40  # one TiB of address space per device
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
+
+MIB = 1 << 20
+HUGE_PAGE = 2 * MIB
+NORMAL_ALIGN = 64
+
+# aclrtMemMallocPolicy (api.md §7); the low byte selects the page policy.
+HUGE_FIRST, HUGE_ONLY, NORMAL_ONLY = 0, 1, 2
+HUGE_FIRST_P2P, HUGE_ONLY_P2P, NORMAL_ONLY_P2P = 3, 4, 5
+HUGE1G_ONLY, HUGE1G_ONLY_P2P = 6, 7
+_FREED_HISTORY = 4096  # freed blocks remembered for use-after-free / double-free reports
+
+
+def device_base(device_id: int) -> int:
+    return DEVICE_VA_BASE + device_id * DEVICE_VA_STRIDE
+
+
+def device_of(addr: int) -> int | None:
+    """The device whose address range holds `addr`, or None for a host address."""
+    off = addr - DEVICE_VA_BASE
+    if off < 0 or off >= 64 * DEVICE_VA_STRIDE:
+        return None
+    return off // DEVICE_VA_STRIDE
+
+
+@dataclass(slots=True)
+class Block:
+    """One live (or freed) device allocation."""
+
+    addr: int
+    size: int  # bytes the user asked for
+    reserved: int  # bytes aclrtMalloc reserves (rounding + padding)
+    consumed: int  # bytes taken from the address space (placement granularity)
+    huge: bool
+    policy: int
+    site: SourceSite | None = None
+    free_site: SourceSite | None = None
+
+    @property
+    def end(self) -> int:
+        return self.addr + self.reserved
+
+
+def reserved_size(size: int, policy: int, align32_only: bool = False) -> int:
+    """Bytes aclrtMalloc reserves for `size` (api.md §8 'aclrtMalloc size rounding')."""
+    rounded = (size + 31) // 32 * 32
+    if align32_only or (policy & 0xFF) in (HUGE1G_ONLY, HUGE1G_ONLY_P2P):
+        return rounded
+    return rounded + 32
+
+
+def uses_huge_pages(size: int, policy: int) -> bool:
+    p = policy & 0xFF
+    if p in (HUGE_ONLY, HUGE_ONLY_P2P, HUGE1G_ONLY, HUGE1G_ONLY_P2P):
+        return True
+    if p in (NORMAL_ONLY, NORMAL_ONLY_P2P):
+        return False
+    # HUGE_FIRST and unknown policies: huge pages above 1 MB (api.md §7).
+    return size > MIB
+
+
+class OutOfMemory(Exception):
+    """No free block fits; carries the figures for the message."""
+
+    def __init__(self, need: int, free: int, largest: int) -> None:
+        super().__init__(need, free, largest)
+        self.need, self.free, self.largest = need, free, largest
+
+
+class DeviceMemory:
+    """Allocator and lazily backed storage for one device."""
+
+    def __init__(self, device_id: int, capacity: int) -> None:
+        self.device_id = device_id
+        self.base = device_base(device_id)
+        self.capacity = capacity
+        self._lock = threading.Lock()
+        # free blocks as offsets: sorted starts + start -> size
+        self._free_starts: list[int] = [0]
+        self._free: dict[int, int] = {0: capacity}
+        self._live_starts: list[int] = []
+        self.live: dict[int, Block] = {}
+        self.freed: dict[int, Block] = {}
+        self.used = 0
+        self.peak = 0
+        self._map: mmap.mmap | None = None
+        self._host_base = 0
+
+    # -- backing ------------------------------------------------------------------
+    def _backing(self) -> mmap.mmap:
+        if self._map is None:
+            with self._lock:
+                if self._map is None:
+                    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
+                    m = mmap.mmap(-1, self.capacity, flags=flags)
+                    self._host_base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+                    self._map = m
+        return self._map
+
+    def host_address(self, addr: int) -> int:
+        """The real process address backing device address `addr` (caller checked bounds)."""
+        if self._map is None:
+            self._backing()
+        return self._host_base + (addr - self.base)
+
+    def view(self, addr: int, nbytes: int) -> np.ndarray:
+        """A writable uint8 view of [addr, addr+nbytes); ValueError outside live memory."""
+        self.check_range(addr, nbytes)
+        return np.frombuffer(self._backing(), np.uint8, count=nbytes, offset=addr - self.base)
+
+    # -- lookup -------------------------------------------------------------------
+    def find(self, addr: int) -> Block | None:
+        """The live block whose reserved range contains `addr`."""
+        i = bisect.bisect_right(self._live_starts, addr) - 1
+        if i < 0:
+            return None
+        b = self.live[self._live_starts[i]]
+        return b if addr < b.end else None
+
+    def find_freed(self, addr: int) -> Block | None:
+        """A remembered freed block containing `addr` (for diagnosis only)."""
+        b = self.freed.get(addr)
+        if b is not None:
+            return b
+        for b in reversed(self.freed.values()):
+            if b.addr <= addr < b.end:
+                return b
+        return None
+
+    def check_range(self, addr: int, nbytes: int) -> Block:
+        b = self.find(addr)
+        if b is None or addr + nbytes > b.end:
+            raise ValueError(f"device range 0x{addr:x}+{nbytes} is not inside a live allocation")
+        return b
+
+    # -- allocate / free ------------------------------------------------------------
+    def malloc(
+        self, size: int, policy: int, site: SourceSite | None = None, align32_only: bool = False
+    ) -> Block:
+        reserved = reserved_size(size, policy, align32_only)
+        huge = uses_huge_pages(size, policy)
+        align = HUGE_PAGE if huge else NORMAL_ALIGN
+        consumed = (reserved + align - 1) // align * align
+        with self._lock:
+            off = self._take(consumed, align)
+            if off is None:
+                raise OutOfMemory(consumed, self.capacity - self.used, self._largest_locked())
+            addr = self.base + off
+            block = Block(addr, size, reserved, consumed, huge, policy, site)
+            self.live[addr] = block
+            bisect.insort(self._live_starts, addr)
+            self.freed.pop(addr, None)
+            self.used += consumed
+            self.peak = max(self.peak, self.used)
+        return block
+
+    def _take(self, need: int, align: int) -> int | None:
+        """Best fit: the smallest free block that holds `need` at `align`."""
+        best: tuple[int, int, int] | None = None  # (waste, start, aligned)
+        for start in self._free_starts:
+            size = self._free[start]
+            aligned = (start + align - 1) // align * align
+            if aligned + need <= start + size:
+                waste = size - need
+                if best is None or waste < best[0]:
+                    best = (waste, start, aligned)
+                    if waste == 0:
+                        break
+        if best is None:
+            return None
+        _, start, aligned = best
+        size = self._free.pop(start)
+        del self._free_starts[bisect.bisect_left(self._free_starts, start)]
+        if aligned > start:  # keep the alignment gap free
+            self._insert_free(start, aligned - start)
+        tail = start + size - (aligned + need)
+        if tail:
+            self._insert_free(aligned + need, tail)
+        return aligned
+
+    def _insert_free(self, start: int, size: int) -> None:
+        self._free[start] = size
+        bisect.insort(self._free_starts, start)
+
+    def free(self, addr: int, site: SourceSite | None = None) -> Block | None:
+        """Release the block starting at `addr`; None if no live block starts there."""
+        with self._lock:
+            block = self.live.pop(addr, None)
+            if block is None:
+                return None
+            del self._live_starts[bisect.bisect_left(self._live_starts, addr)]
+            self.used -= block.consumed
+            block.free_site = site
+            self.freed[addr] = block
+            if len(self.freed) > _FREED_HISTORY:
+                self.freed.pop(next(iter(self.freed)))
+            self._release(addr - self.base, block.consumed)
+        if block.consumed >= HUGE_PAGE and self._map is not None:
+            # Give large freed ranges back to the OS so host RSS tracks emulated usage.
+            off = addr - self.base
+            lo = (off + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+            hi = (off + block.consumed) // mmap.PAGESIZE * mmap.PAGESIZE
+            if hi > lo:
+                self._map.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+        return block
+
+    def _release(self, off: int, size: int) -> None:
+        """Return [off, off+size) to the free list, merging with its neighbours."""
+        i = bisect.bisect_left(self._free_starts, off)
+        if i < len(self._free_starts) and self._free_starts[i] == off + size:
+            nxt = self._free_starts.pop(i)
+            size += self._free.pop(nxt)
+        if i > 0:
+            prev = self._free_starts[i - 1]
+            if prev + self._free[prev] == off:
+                self._free[prev] += size
+                return
+        self._free[off] = size
+        self._free_starts.insert(i, off)
+
+    # -- figures --------------------------------------------------------------------
+    def _largest_locked(self) -> int:
+        return max(self._free.values(), default=0)
+
+    def free_bytes(self) -> int:
+        return self.capacity - self.used
+
+    def largest_free_block(self) -> int:
+        with self._lock:
+            return self._largest_locked()
+
+    def free_blocks(self) -> list[tuple[int, int]]:
+        """(device address, size) of every free block, ascending."""
+        with self._lock:
+            return [(self.base + s, self._free[s]) for s in self._free_starts]
+
+    def fragmentation(self) -> float:
+        """1 - largest free block / free bytes: 0 when the free space is one block."""
+        free = self.free_bytes()
+        return 0.0 if free == 0 else 1.0 - self.largest_free_block() / free
