@@ -1,0 +1,206 @@
+"""The runtime bridge inside the debuggee: tells the adapter what the emulated NPU did.
+
+Installed by `npu_debug.bootstrap` before the user's program runs. It listens to the
+runtime's hooks, keeps the work records for the per-line profile, answers the adapter's
+requests on the side channel from an untraced thread (so it answers while the program is
+stopped), and turns ACL failures into debugger stops at the user's line.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import sys
+import threading
+import types
+from typing import Any
+
+from npu_debug.channel import LineSocket, Message, connect
+
+log = logging.getLogger(__name__)
+
+# Stopping waits this long for the adapter to acknowledge the error details.
+ACK_TIMEOUT = 5.0
+
+
+class _State:
+    def __init__(self) -> None:
+        self.channel: LineSocket | None = None
+        self.stop_on_acl_error = True
+        self.records: list[Any] = []
+        self.device: str | None = None
+        self.trace_path: str | None = None
+        self.profiler: Any = None
+        self.error_seq = 0
+
+
+_state = _State()
+
+
+def _site(site: Any) -> dict[str, Any] | None:
+    if site is None:
+        return None
+    return {
+        "file": getattr(site, "file", None),
+        "line": getattr(site, "line", None),
+        "function": getattr(site, "function", ""),
+    }
+
+
+def describe_error(err: BaseException) -> dict[str, Any]:
+    """The facts the adapter shows for an ACL failure (exceptionInfo, stopped description)."""
+    return {
+        "code": getattr(err, "code", None),
+        "name": getattr(err, "name", type(err).__name__),
+        "meaning": getattr(err, "meaning", str(err)),
+        "fix": getattr(err, "fix", ""),
+        "api": getattr(err, "api", ""),
+        "kind": getattr(err, "kind", "error"),
+        "check": getattr(err, "check", ""),
+        "detail": getattr(err, "detail", ""),
+        "message": str(err),
+        "site": _site(getattr(err, "site", None)),
+        "launch_site": _site(getattr(err, "launch_site", None)),
+        "alloc_site": _site(getattr(err, "alloc_site", None)),
+        "free_site": _site(getattr(err, "free_site", None)),
+    }
+
+
+def profile_snapshot() -> dict[str, Any] | None:
+    """The per-line aggregate (docs/profile-format.md) of all work recorded so far."""
+    try:
+        from npu_runtime.profiler.lines import aggregate
+    except ImportError:
+        return None
+    records = list(_state.records)
+    kwargs: dict[str, Any] = {"trace_path": _state.trace_path}
+    if _state.device:
+        kwargs["device"] = _state.device
+    return aggregate(records, **kwargs)
+
+
+def _user_frame() -> types.FrameType | None:
+    from npu_runtime.sites import _is_ours
+
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not _is_ours(filename) and not filename.startswith(_PACKAGE_DIR):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _stop_line(frame: types.FrameType, info: dict[str, Any]) -> int:
+    """Stop at the launching line when the failure surfaced later in the same function."""
+    launch = info.get("launch_site")
+    code = frame.f_code
+    if (
+        launch
+        and launch.get("line")
+        and os.path.abspath(str(launch.get("file"))) == os.path.abspath(code.co_filename)
+        and launch.get("function", code.co_name) in ("", code.co_name)
+    ):
+        return int(launch["line"])
+    return frame.f_lineno
+
+
+def on_error(err: BaseException) -> None:
+    """Error listener: stop the debugger at the user's line for this ACL failure."""
+    channel = _state.channel
+    if channel is None or not _state.stop_on_acl_error:
+        return
+    import debugpy
+
+    if not debugpy.is_client_connected():
+        return
+    frame = _user_frame()
+    if frame is None:
+        return
+    info = describe_error(err)
+    line = _stop_line(frame, info)
+    info["stop"] = {"file": frame.f_code.co_filename, "line": line}
+    info["thread"] = threading.get_ident()
+    # The adapter must hold the details before debugpy reports the stop on its own path.
+    channel.request("aclError", info, timeout=ACK_TIMEOUT)
+    tb = types.TracebackType(None, frame, frame.f_lasti, line)
+    exc = err if isinstance(err, Exception) else RuntimeError(str(err))
+    debugpy.trigger_exception_handler((type(exc), exc, tb), as_uncaught=False)
+
+
+def on_work(record: Any) -> None:
+    _state.records.append(record)
+
+
+def _serve(channel: LineSocket) -> None:
+    while (message := channel.read()) is not None:
+        name = message.get("request")
+        seq = message.get("seq")
+        if name is None or not isinstance(seq, int):
+            continue
+        body: Message = {}
+        if name == "profile":
+            body = {"profile": profile_snapshot()}
+        elif name == "config":
+            value = message.get("body", {}).get("stopOnAclError")
+            if isinstance(value, bool):
+                _state.stop_on_acl_error = value
+        channel.reply(seq, body)
+
+
+def _at_exit() -> None:
+    channel = _state.channel
+    if channel is None:
+        return
+    if _state.profiler is not None:
+        try:
+            _state.profiler.__exit__(None, None, None)
+        except Exception:
+            log.exception("closing the profiler failed")
+    channel.send({"event": "profile", "body": {"profile": profile_snapshot(), "final": True}})
+    channel.close()
+    _state.channel = None
+
+
+def _start_profiler(directory: str) -> None:
+    try:
+        import npu_runtime
+    except ImportError:
+        return
+    factory = getattr(npu_runtime, "profile", None)
+    if factory is None:
+        return
+    os.makedirs(directory, exist_ok=True)
+    _state.profiler = factory(directory)
+    _state.profiler.__enter__()
+    _state.trace_path = os.path.join(os.path.abspath(directory), "trace.json")
+
+
+def install(settings: dict[str, Any]) -> None:
+    """Connect to the adapter and hook the runtime. Settings come from the adapter (JSON)."""
+    endpoint = settings.get("channel")
+    if not endpoint:
+        return
+    channel = connect(str(endpoint))
+    _state.channel = channel
+    _state.stop_on_acl_error = bool(settings.get("stopOnAclError", True))
+    _state.device = settings.get("device")
+    thread = threading.Thread(target=_serve, args=(channel,), name="npu-debug-bridge", daemon=True)
+    # Never traced or suspended by pydevd: it must answer while the program is stopped.
+    thread.pydev_do_not_trace = True  # type: ignore[attr-defined]
+    thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
+    thread.start()
+    atexit.register(_at_exit)
+    try:
+        from npu_runtime.core import hooks
+    except ImportError:
+        return  # the runtime is not available: a plain Python session
+    hooks.add_work_listener(on_work)
+    hooks.add_error_listener(on_error)
+    profile_dir = settings.get("profileDir")
+    if profile_dir:
+        _start_profiler(str(profile_dir))

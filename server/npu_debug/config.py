@@ -1,0 +1,125 @@
+"""Launch configuration: validate the editor's `launch` attributes and split ours from debugpy's.
+
+Attributes this adapter owns are removed; everything else (stopOnEntry, showReturnValue,
+redirectOutput, ...) is relayed to debugpy unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+OWN_ATTRIBUTES = frozenset(
+    {
+        "program",
+        "module",
+        "args",
+        "cwd",
+        "env",
+        "python",
+        "device",
+        "devices",
+        "profile",
+        "sanitizer",
+        "stopOnAclError",
+        "justMyCode",
+        "inject",
+    }
+)
+
+
+class ConfigError(ValueError):
+    """A launch attribute is missing or has the wrong type; the message is shown to the user."""
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    program: str | None
+    module: str | None
+    args: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: Mapping[str, str | None] = field(default_factory=dict)
+    python: tuple[str, ...] = ()
+    device: str | None = None  # device profile (SoC) name, e.g. "Ascend910B2"
+    devices: int | None = None  # number of emulated devices
+    profile: bool | str = True  # True: default directory; str: this directory; False: off
+    sanitizer: bool = True
+    stop_on_acl_error: bool = True
+    just_my_code: bool = True
+    inject: tuple[str, ...] = ()  # error-injection specs, e.g. "acl.rt.malloc:3:207001"
+    passthrough: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _expect(args: Mapping[str, Any], key: str, types: type | tuple[type, ...], what: str) -> Any:
+    value = args.get(key)
+    if value is None:
+        return None
+    # bool is an int in Python; never accept true for a count.
+    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+        raise ConfigError(f"launch attribute {key!r} must be {what}, got {value!r}")
+    if not isinstance(value, types):
+        raise ConfigError(f"launch attribute {key!r} must be {what}, got {value!r}")
+    return value
+
+
+def _str_list(args: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = args.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ConfigError(f"launch attribute {key!r} must be a string or a list of strings")
+
+
+def parse(args: Mapping[str, Any]) -> LaunchConfig:
+    """Validate `launch` arguments; raise ConfigError naming the first bad attribute."""
+    if not isinstance(args, Mapping):
+        raise ConfigError("launch arguments must be an object")
+    program = _expect(args, "program", str, "a path")
+    module = _expect(args, "module", str, "a module name")
+    if (program is None) == (module is None):
+        raise ConfigError("launch needs exactly one of 'program' or 'module'")
+    cwd = _expect(args, "cwd", str, "a directory")
+    if cwd is not None and not os.path.isdir(cwd):
+        raise ConfigError(f"launch attribute 'cwd' is not a directory: {cwd}")
+    if program is not None:
+        resolved = program if os.path.isabs(program) else os.path.join(cwd or os.getcwd(), program)
+        if not os.path.isfile(resolved):
+            raise ConfigError(f"program not found: {program}")
+        program = os.path.abspath(resolved)
+    env = _expect(args, "env", dict, "an object of strings")
+    if env is not None and not all(
+        isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in env.items()
+    ):
+        raise ConfigError("launch attribute 'env' must map names to strings (or null to unset)")
+    python = _str_list(args, "python") or (sys.executable,)
+    devices = _expect(args, "devices", int, "a positive integer")
+    if devices is not None and devices < 1:
+        raise ConfigError(f"launch attribute 'devices' must be a positive integer, got {devices}")
+    device = _expect(args, "device", str, "a device profile name such as 'Ascend910B2'")
+    profile = _expect(args, "profile", (bool, str), "true, false or a directory")
+    flags = {
+        key: _expect(args, key, bool, "true or false")
+        for key in ("sanitizer", "stopOnAclError", "justMyCode")
+    }
+    return LaunchConfig(
+        program=program,
+        module=module,
+        args=_str_list(args, "args"),
+        cwd=cwd,
+        env=dict(env or {}),
+        python=python,
+        device=device,
+        devices=devices,
+        profile=True if profile is None else profile,
+        sanitizer=flags["sanitizer"] is not False,
+        stop_on_acl_error=flags["stopOnAclError"] is not False,
+        just_my_code=flags["justMyCode"] is not False,
+        inject=_str_list(args, "inject"),
+        passthrough={k: v for k, v in args.items() if k not in OWN_ATTRIBUTES},
+    )

@@ -1,0 +1,70 @@
+"""Turn a validated launch config into debugpy's launch request for the bootstrap."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from typing import Any
+
+from npu_debug.bootstrap import CONFIG_ENV, shim_dir
+from npu_debug.config import LaunchConfig
+
+_DEBUG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # server/
+
+
+def _runtime_root() -> str | None:
+    from importlib.util import find_spec
+
+    spec = find_spec("npu_runtime")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.dirname(list(spec.submodule_search_locations)[0])
+
+
+def profile_dir(config: LaunchConfig) -> str | None:
+    if config.profile is False:
+        return None
+    if isinstance(config.profile, str):
+        return os.path.abspath(os.path.join(config.cwd or os.getcwd(), config.profile))
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return os.path.join(tempfile.gettempdir(), "ascend-lens", f"debug-{stamp}-{os.getpid()}")
+
+
+def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any]:
+    """debugpy launch arguments that run the user's target under `npu_debug.bootstrap`."""
+    target = ["--program", config.program] if config.program else ["--module", str(config.module)]
+    roots = [p for p in (shim_dir(), _runtime_root(), _DEBUG_ROOT) if p]
+    env: dict[str, str | None] = dict(config.env)
+    inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))
+    env["PYTHONPATH"] = os.pathsep.join(roots + ([inherited] if inherited else []))
+    if config.inject:
+        env["NPU_INJECT"] = ",".join(config.inject)
+    settings = {
+        "channel": channel_endpoint,
+        "stopOnAclError": config.stop_on_acl_error,
+        "device": config.device,
+        "devices": config.devices,
+        "sanitizer": config.sanitizer,
+        "profileDir": profile_dir(config),
+        "unset": sorted(k for k, v in env.items() if v is None),
+    }
+    env[CONFIG_ENV] = json.dumps(settings)
+    passthrough = {k: v for k, v in config.passthrough.items() if k not in ("type", "request")}
+    # Our own frames never show in "Just My Code" stacks.
+    rules = list(passthrough.pop("rules", []) or [])
+    rules += [{"path": p, "include": False} for p in roots]
+    args: dict[str, Any] = {
+        "console": "internalConsole",
+        **passthrough,
+        "request": "launch",
+        "module": "npu_debug.bootstrap",
+        "args": [*target, "--", *config.args],
+        "cwd": config.cwd or os.getcwd(),
+        "env": {k: v for k, v in env.items() if v is not None},
+        "python": list(config.python),
+        "justMyCode": config.just_my_code,
+        "rules": rules,
+    }
+    return args

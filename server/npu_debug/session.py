@@ -1,0 +1,348 @@
+"""One debug session: the editor, debugpy's adapter and the runtime side channel, tied together.
+
+Relaying is the default: every request goes to debugpy and every response and event comes
+back, with sequence numbers mapped so our own messages never collide with either side.
+Handlers exist only for what this adapter adds (see the `_on_request_*`, `_on_response_*`
+and `_on_event_*` methods); they are found by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from npu_debug import config as launch_config
+from npu_debug import debuggee, describe
+from npu_debug.channel import ChannelListener, LineSocket
+from npu_debug.messaging import JsonStream, Message, ProtocolError, StreamClosed
+
+log = logging.getLogger(__name__)
+
+# How long to wait, once the debuggee has exited, for the bridge's final profile.
+FINAL_PROFILE_WAIT = 5.0
+
+
+class Session:
+    def __init__(self, client: JsonStream) -> None:
+        self.client = client
+        self.server: JsonStream | None = None
+        self.server_process: subprocess.Popen[bytes] | None = None
+        self.channel: ChannelListener | None = None
+        self.lock = threading.RLock()
+        self._client_seq = 0
+        self._server_seq = 0
+        # server seq -> (editor seq or None, our callback or None)
+        self._pending: dict[int, tuple[int | None, Callable[[Message], None] | None]] = {}
+        # editor seq of a relayed reverse request -> debugpy's seq
+        self._reverse: dict[int, int] = {}
+        self.config: launch_config.LaunchConfig | None = None
+        self.acl_filter = True
+        self.debuggee_pid: int | None = None
+        self.pending_error: dict[str, Any] | None = None
+        self.thread_errors: dict[int, dict[str, Any]] = {}
+        self.done = threading.Event()
+        self._final_profile_sent = threading.Event()
+
+    # ---- sending -------------------------------------------------------------------------
+
+    def send_client(self, message: Message) -> None:
+        with self.lock:
+            self._client_seq += 1
+            message["seq"] = self._client_seq
+            if message.get("type") == "request" and "_server_seq" in message:
+                self._reverse[self._client_seq] = message.pop("_server_seq")
+        try:
+            self.client.write(message)
+        except StreamClosed:
+            self.done.set()
+
+    def send_event(self, event: str, body: dict[str, Any] | None = None) -> None:
+        message: Message = {"type": "event", "event": event}
+        if body is not None:
+            message["body"] = body
+        self.send_client(message)
+
+    def respond(
+        self, request: Message, body: dict[str, Any] | None = None, error: str | None = None
+    ) -> None:
+        response: Message = {
+            "type": "response",
+            "request_seq": request.get("seq", 0),
+            "command": request.get("command", ""),
+            "success": error is None,
+        }
+        if error is not None:
+            response["message"] = error
+            response["body"] = {"error": {"id": 1, "format": error, "showUser": True}}
+        elif body is not None:
+            response["body"] = body
+        self.send_client(response)
+
+    def send_server(
+        self,
+        request: Message,
+        editor_seq: int | None,
+        callback: Callable[[Message], None] | None = None,
+    ) -> None:
+        if self.server is None:
+            raise StreamClosed("debugpy adapter is not running")
+        with self.lock:
+            self._server_seq += 1
+            request = {**request, "seq": self._server_seq}
+            self._pending[self._server_seq] = (editor_seq, callback)
+        self.server.write(request)
+
+    # ---- the editor side -----------------------------------------------------------------
+
+    def run(self) -> None:
+        """Serve the editor until it disconnects or closes the stream."""
+        try:
+            while not self.done.is_set():
+                try:
+                    message = self.client.read()
+                except (StreamClosed, ProtocolError) as exc:
+                    log.info("editor stream ended: %s", exc)
+                    break
+                self.on_client_message(message)
+        finally:
+            self.shutdown()
+
+    def on_client_message(self, message: Message) -> None:
+        kind = message.get("type")
+        if kind == "response":
+            server_seq = self._reverse.pop(message.get("request_seq", -1), None)
+            if server_seq is not None and self.server is not None:
+                self.server.write({**message, "request_seq": server_seq})
+            return
+        if kind != "request":
+            return
+        command = str(message.get("command", ""))
+        handler = getattr(self, f"_on_request_{command}", None)
+        try:
+            if handler is not None:
+                handler(message)
+            else:
+                self.relay(message)
+        except launch_config.ConfigError as exc:
+            self.respond(message, error=str(exc))
+        except StreamClosed:
+            self.respond(message, error="the debugger is not running")
+        except Exception as exc:  # never let one bad request take the adapter down
+            log.exception("request %s failed", command)
+            self.respond(message, error=f"internal error handling {command!r}: {exc}")
+
+    def relay(self, message: Message, callback: Callable[[Message], None] | None = None) -> None:
+        """Forward an editor request; its response comes back through `callback` if given."""
+        self.send_server(message, message.get("seq"), callback)
+
+    # ---- intercepted requests ------------------------------------------------------------
+
+    def _on_request_initialize(self, request: Message) -> None:
+        if self.server is None:
+            self._start_debugpy()
+
+        def done(response: Message) -> None:
+            if response.get("success"):
+                body = response.setdefault("body", {})
+                filters = body.setdefault("exceptionBreakpointFilters", [])
+                filters.append(dict(describe.FILTER))
+                body["supportsExceptionInfoRequest"] = True
+            self.forward_response(response)
+
+        self.relay(request, done)
+
+    def _on_request_launch(self, request: Message) -> None:
+        cfg = launch_config.parse(request.get("arguments") or {})
+        self.config = cfg
+        self.channel = ChannelListener(self._on_channel_message)
+        args = debuggee.debugpy_launch(cfg, self.channel.endpoint)
+        self.relay({**request, "arguments": args})
+
+    def _on_request_setExceptionBreakpoints(self, request: Message) -> None:
+        args = dict(request.get("arguments") or {})
+        filters = [f for f in args.get("filters", []) if isinstance(f, str)]
+        options = [o for o in args.get("filterOptions", []) or [] if isinstance(o, dict)]
+        enabled = describe.FILTER_ID in filters or any(
+            o.get("filterId") == describe.FILTER_ID for o in options
+        )
+        self.acl_filter = enabled
+        args["filters"] = [f for f in filters if f != describe.FILTER_ID]
+        if "filterOptions" in args:
+            args["filterOptions"] = [o for o in options if o.get("filterId") != describe.FILTER_ID]
+        self._push_bridge_config()
+        self.relay({**request, "arguments": args})
+
+    def _on_request_exceptionInfo(self, request: Message) -> None:
+        thread_id = (request.get("arguments") or {}).get("threadId")
+        info = self.thread_errors.get(thread_id) if isinstance(thread_id, int) else None
+
+        def done(response: Message) -> None:
+            if info is not None:
+                response = {**response, "success": True, "body": describe.exception_info(info)}
+                response.pop("message", None)
+            self.forward_response(response)
+
+        self.relay(request, done)
+
+    # ---- the debugpy side ----------------------------------------------------------------
+
+    def _start_debugpy(self) -> None:
+        cmd = [sys.executable, "-m", "debugpy.adapter"]
+        log_dir = os.environ.get("ASCEND_LENS_DEBUGPY_LOG")
+        if log_dir:
+            cmd += ["--log-dir", log_dir]
+        self.server_process = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        assert self.server_process.stdout is not None and self.server_process.stdin is not None
+        self.server = JsonStream(self.server_process.stdout, self.server_process.stdin, "debugpy")
+        threading.Thread(target=self._read_server, name="npu-debug-server", daemon=True).start()
+
+    def _read_server(self) -> None:
+        assert self.server is not None
+        try:
+            while True:
+                try:
+                    message = self.server.read()
+                except (StreamClosed, ProtocolError) as exc:
+                    log.info("debugpy stream ended: %s", exc)
+                    break
+                try:
+                    self.on_server_message(message)
+                except Exception:
+                    log.exception(
+                        "relaying %r failed", message.get("command") or message.get("event")
+                    )
+        finally:
+            self.done.set()
+
+    def on_server_message(self, message: Message) -> None:
+        kind = message.get("type")
+        if kind == "response":
+            with self.lock:
+                editor_seq, callback = self._pending.pop(
+                    message.get("request_seq", -1), (None, None)
+                )
+            if editor_seq is not None:
+                message = {**message, "request_seq": editor_seq}
+            if callback is not None:
+                callback(message)
+            elif editor_seq is not None:
+                self.forward_response(message)
+        elif kind == "event":
+            handler = getattr(self, f"_on_event_{message.get('event')}", None)
+            if handler is not None:
+                handler(message)
+            else:
+                self.send_client(message)
+        elif kind == "request":
+            self.send_client({**message, "_server_seq": message.get("seq")})
+
+    def forward_response(self, response: Message) -> None:
+        self.send_client(dict(response))
+
+    def _on_event_process(self, event: Message) -> None:
+        pid = (event.get("body") or {}).get("systemProcessId")
+        if isinstance(pid, int):
+            self.debuggee_pid = pid
+        self.send_client(event)
+
+    def _on_event_stopped(self, event: Message) -> None:
+        body = dict(event.get("body") or {})
+        info = None
+        if body.get("reason") == "exception":
+            with self.lock:
+                info, self.pending_error = self.pending_error, None
+        if info is not None:
+            body["description"] = describe.stopped_description(info)
+            body["text"] = str(info.get("name"))
+            thread_id = body.get("threadId")
+            if isinstance(thread_id, int):
+                self.thread_errors[thread_id] = info
+        self.send_client({**event, "body": body})
+        if self.channel is not None and self.channel.connection is not None:
+            threading.Thread(
+                target=self._send_profile, name="npu-debug-profile", daemon=True
+            ).start()
+
+    def _on_event_continued(self, event: Message) -> None:
+        thread_id = (event.get("body") or {}).get("threadId")
+        if (event.get("body") or {}).get("allThreadsContinued", True):
+            self.thread_errors.clear()
+        else:
+            self.thread_errors.pop(thread_id, None)
+        self.send_client(event)
+
+    def _on_event_exited(self, event: Message) -> None:
+        self._await_final_profile()
+        self.send_client(event)
+
+    def _on_event_terminated(self, event: Message) -> None:
+        self._await_final_profile()
+        self.send_client(event)
+
+    # ---- the runtime side channel --------------------------------------------------------
+
+    def _on_channel_message(self, conn: LineSocket, message: Message) -> None:
+        if message.get("request") == "aclError":
+            with self.lock:
+                self.pending_error = dict(message.get("body") or {})
+            conn.reply(int(message.get("seq", 0)), {})
+        elif message.get("event") == "profile":
+            body = message.get("body") or {}
+            if self._emit_profile(body.get("profile")) and body.get("final"):
+                self._final_profile_sent.set()
+
+    def _push_bridge_config(self) -> None:
+        if self.channel is not None and self.channel.connection is not None:
+            self.channel.request("config", {"stopOnAclError": self._stop_on_acl()}, timeout=0)
+
+    def _stop_on_acl(self) -> bool:
+        return self.acl_filter and (self.config is None or self.config.stop_on_acl_error)
+
+    def _send_profile(self) -> None:
+        if self.channel is None:
+            return
+        reply = self.channel.request("profile")
+        if reply is not None:
+            self._emit_profile(reply.get("profile"))
+
+    def _emit_profile(self, profile: Any) -> bool:
+        if not isinstance(profile, dict) or self.config is None or self.config.profile is False:
+            return False
+        self.send_event("ascendProfile", profile)
+        return True
+
+    def _await_final_profile(self) -> None:
+        if self.channel is not None and self.channel.connected.is_set():
+            self.channel.closed.wait(FINAL_PROFILE_WAIT)
+
+    # ---- ending --------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Leave nothing running: debugpy's adapter, the debuggee and its process group."""
+        self.done.set()
+        proc = self.server_process
+        if proc is not None and proc.poll() is None:
+            try:
+                assert proc.stdin is not None
+                proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self.debuggee_pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.debuggee_pid, signal.SIGKILL)
+        if self.channel is not None:
+            self.channel.close()

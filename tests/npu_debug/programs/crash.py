@@ -1,0 +1,5 @@
+def divide(a, b):
+    return a / b  # @raise
+
+
+divide(1, 0)

@@ -1,0 +1,3 @@
+import sys
+
+print("module ran", __name__, sys.argv[1:])

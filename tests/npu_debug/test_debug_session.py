@@ -1,0 +1,198 @@
+"""The adapter as a plain Python debugger: relay, launch attributes, exit codes, clean endings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import PROGRAMS, line_of, wait_no_processes
+from dap_client import DapClient
+
+
+def outputs(dap: DapClient, category: str = "stdout") -> str:
+    return "".join(
+        m["body"]["output"]
+        for m in dap.timeline
+        if m.get("event") == "output" and m["body"].get("category") == category
+    )
+
+
+def test_initialize_adds_the_acl_errors_filter_on_by_default(dap: DapClient) -> None:
+    caps = dap.ok("initialize", {"adapterID": "ascend", "pathFormat": "path"})
+    filters = {f["filter"]: f for f in caps["exceptionBreakpointFilters"]}
+    assert filters["aclErrors"]["label"] == "ACL errors"
+    assert filters["aclErrors"]["default"] is True
+    # debugpy's own filters are still there: the relay adds, it does not replace.
+    assert {"raised", "uncaught"} <= set(filters)
+    assert caps["supportsExceptionInfoRequest"] is True
+    assert caps["supportsConfigurationDoneRequest"] is True
+
+
+def test_breakpoint_hits_with_the_right_variables(dap: DapClient, program) -> None:
+    path = program("basic.py")
+    line = line_of(path, "after_total")
+    dap.start({"program": str(path)}, breakpoints={str(path): [line]})
+    stopped = dap.stopped()
+    assert stopped["reason"] == "breakpoint"
+    frame = dap.top_frame(stopped["threadId"])
+    assert (frame["source"]["path"], frame["line"]) == (str(path), line)
+    variables = dap.locals(frame["id"])
+    assert variables["total"]["value"] == "6"
+    assert variables["numbers"]["value"] == "[1, 2, 3]"
+    assert "label" not in variables  # the breakpoint line has not run yet
+    result = dap.ok(
+        "evaluate", {"expression": "total * 7", "frameId": frame["id"], "context": "repl"}
+    )
+    assert result["result"] == "42"
+    dap.ok("next", {"threadId": stopped["threadId"]})
+    stepped = dap.stopped()
+    assert stepped["reason"] == "step"
+    assert dap.top_frame(stepped["threadId"])["line"] == line + 1
+    dap.ok("continue", {"threadId": stopped["threadId"]})
+    assert dap.event("exited")["exitCode"] == 0
+    dap.event("terminated")
+
+
+def test_args_env_cwd_reach_the_program_and_stdout_stays_its_own(
+    dap: DapClient, program, tmp_path: Path
+) -> None:
+    path = program("basic.py")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    dap.start(
+        {
+            "program": str(path),
+            "args": ["--alpha", "two words"],
+            "env": {"ASCEND_LENS_TEST_VAR": "from-launch"},
+            "cwd": str(workdir),
+        }
+    )
+    assert dap.event("exited")["exitCode"] == 0
+    dap.event("terminated")
+    # Exactly the program's output: nothing of the side channel leaks into stdout.
+    assert outputs(dap) == f"total=6 ['--alpha', 'two words'] from-launch {workdir}\n"
+
+
+def test_sys_exit_code_comes_through(dap: DapClient, program) -> None:
+    path = program("basic.py")
+    dap.start({"program": str(path), "env": {"EXIT_CODE": "3"}})
+    assert dap.event("exited")["exitCode"] == 3
+    dap.event("terminated")
+    dap.request("disconnect", {})
+    assert dap.close() == 0
+    assert wait_no_processes(str(path)) == []
+
+
+def test_crashing_program_ends_cleanly_with_exit_code_1(dap: DapClient, program) -> None:
+    path = program("crash.py")
+    dap.start({"program": str(path)}, exception_filters=[])
+    assert dap.event("exited")["exitCode"] == 1
+    dap.event("terminated")
+    assert "ZeroDivisionError" in outputs(dap, "stderr")
+    assert dap.close() == 0
+    assert wait_no_processes(str(path)) == []
+
+
+def test_uncaught_exception_filter_still_stops_at_the_raising_line(dap: DapClient, program) -> None:
+    path = program("crash.py")
+    dap.start({"program": str(path)}, exception_filters=["uncaught", "aclErrors"])
+    stopped = dap.stopped()
+    assert stopped["reason"] == "exception"
+    assert dap.top_frame(stopped["threadId"])["line"] == line_of(path, "raise")
+    info = dap.ok("exceptionInfo", {"threadId": stopped["threadId"]})
+    assert info["exceptionId"] == "ZeroDivisionError"  # not ours: relayed untouched
+    dap.ok("continue", {"threadId": stopped["threadId"]})
+    assert dap.event("exited")["exitCode"] == 1
+
+
+@pytest.mark.parametrize("ending", ["terminate", "disconnect"])
+def test_endless_loop_ended_by_the_editor_leaves_no_processes(
+    dap: DapClient, program, ending: str
+) -> None:
+    path = program("endless.py")
+    dap.start({"program": str(path)})
+    dap.wait_for(
+        lambda m: m.get("event") == "output" and "looping" in m["body"]["output"], what="looping"
+    )
+    assert wait_no_processes(str(path), timeout=0) != []  # it is running
+    if ending == "terminate":
+        dap.ok("terminate", {})
+        dap.event("terminated")
+    dap.ok("disconnect", {"terminateDebuggee": True})
+    assert dap.close() == 0
+    assert wait_no_processes(str(path)) == []
+
+
+def test_editor_vanishing_mid_session_leaves_no_processes(dap: DapClient, program) -> None:
+    path = program("endless.py")
+    dap.start({"program": str(path)})
+    dap.wait_for(
+        lambda m: m.get("event") == "output" and "looping" in m["body"]["output"], what="looping"
+    )
+    assert dap.close() == 0  # stdin closed without disconnect
+    assert wait_no_processes(str(path)) == []
+
+
+def test_pause_in_endless_loop_shows_the_loop_line(dap: DapClient, program) -> None:
+    path = program("endless.py")
+    dap.start({"program": str(path)})
+    dap.wait_for(
+        lambda m: m.get("event") == "output" and "looping" in m["body"]["output"], what="looping"
+    )
+    threads = dap.ok("threads")["threads"]
+    main = next(t for t in threads if t["name"] == "MainThread")
+    dap.ok("pause", {"threadId": main["id"]})
+    stopped = dap.stopped()
+    assert stopped["reason"] == "pause"
+    frame = dap.top_frame(stopped["threadId"])
+    assert frame["source"]["path"] == str(path)
+    # Our own threads (the bridge) are never listed as the user's.
+    assert all("npu-debug" not in t["name"] for t in dap.ok("threads")["threads"])
+    dap.ok("disconnect", {"terminateDebuggee": True})
+    assert wait_no_processes(str(path)) == []
+
+
+def test_module_launch_runs_as_main(dap: DapClient) -> None:
+    dap.start({"module": "pkgmod", "args": ["x"], "cwd": str(PROGRAMS)})
+    assert dap.event("exited")["exitCode"] == 0
+    assert outputs(dap) == "module ran __main__ ['x']\n"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({}, "exactly one of 'program' or 'module'"),
+        ({"program": "a.py", "module": "m"}, "exactly one of 'program' or 'module'"),
+        ({"program": "/no/such/file.py"}, "program not found: /no/such/file.py"),
+        ({"module": "m", "args": 5}, "'args' must be a string or a list of strings"),
+        ({"module": "m", "env": {"A": 1}}, "'env' must map names to strings"),
+        ({"module": "m", "devices": 0}, "'devices' must be a positive integer"),
+        ({"module": "m", "sanitizer": "yes"}, "'sanitizer' must be true or false"),
+        ({"module": "m", "cwd": "/no/such/dir"}, "'cwd' is not a directory"),
+        ({"module": "m", "inject": [3]}, "'inject' must be a string or a list of strings"),
+    ],
+)
+def test_bad_launch_config_is_an_error_response_and_the_adapter_lives_on(
+    dap: DapClient, program, arguments: dict, message: str
+) -> None:
+    dap.ok("initialize", {"adapterID": "ascend", "pathFormat": "path"})
+    response = dap.request("launch", arguments)
+    assert response["success"] is False
+    assert message in response["message"]
+    assert message in response["body"]["error"]["format"]
+    # The same adapter can still launch a good configuration.
+    path = program("basic.py")
+    seq = dap.send({"type": "request", "command": "launch", "arguments": {"program": str(path)}})
+    dap.event("initialized")
+    dap.ok("configurationDone")
+    assert dap.wait_for(lambda m: m.get("request_seq") == seq, what="launch")["success"]
+    assert dap.event("exited")["exitCode"] == 0
+
+
+def test_garbage_on_stdin_ends_the_adapter_without_a_traceback() -> None:
+    client = DapClient()
+    assert client.proc.stdin is not None
+    client.proc.stdin.write(b"this is not DAP\r\n\r\n")
+    client.proc.stdin.flush()
+    assert client.close() == 0
+    assert b"Traceback" not in b"".join(client.stderr_lines)
