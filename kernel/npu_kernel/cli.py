@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from npu_kernel import KERNEL_NAME
 from npu_kernel.kernelspec import (
     DEFAULT_DEVICE,
+    DEFAULT_DEVICES,
     DeviceOptions,
     KernelSpecError,
     install,
@@ -33,7 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("install", help="install the kernelspec for Jupyter and editors")
     _add_location(p)
     p.add_argument("--device", default=DEFAULT_DEVICE, help="device profile (default 910B)")
-    p.add_argument("--devices", type=int, default=1, metavar="N", help="number of devices")
+    p.add_argument(
+        "--devices", type=int, default=DEFAULT_DEVICES, metavar="N", help="number of devices (8)"
+    )
     p = sub.add_parser("list", help="list installed Ascend NPU kernelspecs")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p = sub.add_parser("uninstall", help="remove the kernelspec")

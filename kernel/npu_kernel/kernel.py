@@ -18,7 +18,7 @@ from npu_kernel import DISPLAY_NAME, KERNEL_NAME
 from npu_kernel.cells import CellLocator
 from npu_kernel.comm import StateChannel
 from npu_kernel.imports import ImportWatcher, ensure_shim_on_path
-from npu_kernel.kernelspec import DEFAULT_DEVICE
+from npu_kernel.kernelspec import DEFAULT_DEVICE, DEFAULT_DEVICES
 from npu_kernel.render import Report
 from npu_kernel.session import RuntimeSession
 from npu_kernel.tracebacks import structured_traceback, summary_rows
@@ -34,7 +34,7 @@ class NpuKernel(IPythonKernel):
     banner = f"{DISPLAY_NAME}: `import acl` or `import npu_runtime`; `%npu` shows the devices."
 
     device = Unicode(DEFAULT_DEVICE, help="Device profile the runtime emulates.").tag(config=True)
-    devices = Integer(1, help="Number of emulated devices.").tag(config=True)
+    devices = Integer(DEFAULT_DEVICES, help="Number of emulated devices.").tag(config=True)
     full_traceback = Bool(
         False, help="Show frames inside Ascend Lens in ACL error tracebacks."
     ).tag(config=True)

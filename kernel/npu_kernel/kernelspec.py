@@ -17,6 +17,7 @@ from typing import Any
 from npu_kernel import DISPLAY_NAME, KERNEL_NAME
 
 DEFAULT_DEVICE = "910B"
+DEFAULT_DEVICES = 8  # the runtime's own default: an Atlas 800T A2 has eight 910B
 LOGO_FILES = ("logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
 
 
@@ -29,7 +30,7 @@ class DeviceOptions:
     """The emulated devices a kernel starts with."""
 
     device: str = DEFAULT_DEVICE
-    devices: int = 1
+    devices: int = DEFAULT_DEVICES
 
     def __post_init__(self) -> None:
         if not self.device.strip():
@@ -151,7 +152,7 @@ def list_installed() -> list[InstalledSpec]:
                 path=Path(info["resource_dir"]),
                 executable=argv[0],
                 device=_option(argv, "--device", DEFAULT_DEVICE),
-                devices=int(_option(argv, "--devices", "1")),
+                devices=int(_option(argv, "--devices", str(DEFAULT_DEVICES))),
                 executable_exists=Path(argv[0]).is_file(),
             )
         )

@@ -12,9 +12,10 @@ import threading
 from types import ModuleType
 from typing import Any
 
-# The runtime reads these when it starts, so the kernelspec's --device/--devices apply.
-DEVICE_ENV = "ASCEND_LENS_DEVICE"
-DEVICES_ENV = "ASCEND_LENS_DEVICES"
+# The runtime reads these when it is first imported (npu_runtime.core.runtime), so the
+# kernelspec's --device/--devices apply without importing it at kernel start.
+DEVICE_ENV = "NPU_DEVICE"
+DEVICES_ENV = "NPU_DEVICES"
 
 
 class RuntimeSession:
@@ -73,6 +74,8 @@ class RuntimeSession:
         os.environ[DEVICE_ENV] = device
         os.environ[DEVICES_ENV] = str(devices)
         self.reset()
+        if self.loaded():
+            self.runtime().configure(device, devices)
 
     def reset(self) -> None:
         """Free all device state; the next runtime call starts clean."""

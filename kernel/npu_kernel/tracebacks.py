@@ -75,6 +75,9 @@ def error_header(err: Any, cells: CellLocator) -> list[str]:
     api = getattr(err, "api", "") or ""
     title = f"{RED}{BOLD}{kind} {err.code} {err.name}{RESET}"
     lines = [title + (f" in {BOLD}{api}{RESET}" if api else "")]
+    detail = getattr(err, "detail", "")
+    if detail and detail != err.meaning:
+        lines.append(f"{BOLD}{'detail':>12}{RESET}: {detail}")
     lines.append(f"{BOLD}{'meaning':>12}{RESET}: {err.meaning}")
     if getattr(err, "fix", ""):
         lines.append(f"{BOLD}{'fix':>12}{RESET}: {err.fix}")
