@@ -38,6 +38,8 @@ def _parse_argv(argv: list[str]) -> tuple[str, str, list[str]]:
 def main() -> None:
     kind, target, args = _parse_argv(sys.argv[1:])
     settings = json.loads(os.environ.pop(CONFIG_ENV, "{}") or "{}")
+    for name in settings.get("unset", []):
+        os.environ.pop(name, None)
     shim = shim_dir()
     if shim is not None and shim not in sys.path:
         sys.path.insert(0, shim)

@@ -28,10 +28,9 @@ class _State:
     def __init__(self) -> None:
         self.channel: LineSocket | None = None
         self.stop_on_acl_error = True
-        self.records: list[Any] = []
-        self.device: str | None = None
         self.trace_path: str | None = None
-        self.profiler: Any = None
+        self.traced_count = 0  # records in the trace last written at a stop
+        self.profiler: Any = None  # npu_runtime.profiler.session.Profiler when profiling
         self.error_seq = 0
 
 
@@ -67,17 +66,30 @@ def describe_error(err: BaseException) -> dict[str, Any]:
     }
 
 
-def profile_snapshot() -> dict[str, Any] | None:
-    """The per-line aggregate (docs/profile-format.md) of all work recorded so far."""
-    try:
-        from npu_runtime.profiler.lines import aggregate
-    except ImportError:
+def profile_snapshot(final: bool = False) -> dict[str, Any] | None:
+    """The per-line aggregate (docs/profile-format.md) of all work recorded so far.
+
+    At a stop the Chrome trace is (re)written first, so the document names a trace that
+    matches it; at exit the profiler writes its whole directory (CSV, trace, lines.json).
+    """
+    profiler = _state.profiler
+    if profiler is None:
         return None
-    records = list(_state.records)
-    kwargs: dict[str, Any] = {"trace_path": _state.trace_path}
-    if _state.device:
-        kwargs["device"] = _state.device
-    return aggregate(records, **kwargs)
+    if final:
+        profiler.stop()
+        return dict(profiler.summary)
+    from npu_runtime.profiler.lines import aggregate
+    from npu_runtime.profiler.writer import write_profile
+
+    records = list(profiler.records)
+    trace: str | None = None
+    if profiler.out_dir is not None and records:
+        if len(records) != _state.traced_count:
+            written = write_profile(profiler.data(), profiler.out_dir, ("trace",))
+            _state.trace_path = str(written["trace"][0])
+            _state.traced_count = len(records)
+        trace = _state.trace_path
+    return aggregate(records, device=profiler.device or profiler.data().device, trace_path=trace)
 
 
 def _user_frame() -> types.FrameType | None:
@@ -132,10 +144,6 @@ def on_error(err: BaseException) -> None:
     debugpy.trigger_exception_handler((type(exc), exc, tb), as_uncaught=False)
 
 
-def on_work(record: Any) -> None:
-    _state.records.append(record)
-
-
 def _serve(channel: LineSocket) -> None:
     while (message := channel.read()) is not None:
         name = message.get("request")
@@ -156,28 +164,14 @@ def _at_exit() -> None:
     channel = _state.channel
     if channel is None:
         return
-    if _state.profiler is not None:
-        try:
-            _state.profiler.__exit__(None, None, None)
-        except Exception:
-            log.exception("closing the profiler failed")
-    channel.send({"event": "profile", "body": {"profile": profile_snapshot(), "final": True}})
+    try:
+        profile = profile_snapshot(final=True)
+    except Exception:  # a profile we cannot write must not hide the program's own exit
+        log.exception("writing the profile failed")
+        profile = None
+    channel.send({"event": "profile", "body": {"profile": profile, "final": True}})
     channel.close()
     _state.channel = None
-
-
-def _start_profiler(directory: str) -> None:
-    try:
-        import npu_runtime
-    except ImportError:
-        return
-    factory = getattr(npu_runtime, "profile", None)
-    if factory is None:
-        return
-    os.makedirs(directory, exist_ok=True)
-    _state.profiler = factory(directory)
-    _state.profiler.__enter__()
-    _state.trace_path = os.path.join(os.path.abspath(directory), "trace.json")
 
 
 def install(settings: dict[str, Any]) -> None:
@@ -188,7 +182,6 @@ def install(settings: dict[str, Any]) -> None:
     channel = connect(str(endpoint))
     _state.channel = channel
     _state.stop_on_acl_error = bool(settings.get("stopOnAclError", True))
-    _state.device = settings.get("device")
     thread = threading.Thread(target=_serve, args=(channel,), name="npu-debug-bridge", daemon=True)
     # Never traced or suspended by pydevd: it must answer while the program is stopped.
     thread.pydev_do_not_trace = True  # type: ignore[attr-defined]
@@ -199,8 +192,9 @@ def install(settings: dict[str, Any]) -> None:
         from npu_runtime.core import hooks
     except ImportError:
         return  # the runtime is not available: a plain Python session
-    hooks.add_work_listener(on_work)
     hooks.add_error_listener(on_error)
     profile_dir = settings.get("profileDir")
     if profile_dir:
-        _start_profiler(str(profile_dir))
+        from npu_runtime.profiler.session import Profiler
+
+        _state.profiler = Profiler(str(profile_dir), device=settings.get("device")).start()

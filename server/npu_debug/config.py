@@ -76,6 +76,24 @@ def _str_list(args: Mapping[str, Any], key: str) -> tuple[str, ...]:
     raise ConfigError(f"launch attribute {key!r} must be a string or a list of strings")
 
 
+def _check_device(name: str) -> None:
+    from npu_runtime.devices import get_profile
+
+    try:
+        get_profile(name)
+    except (KeyError, ValueError) as exc:
+        raise ConfigError(f"launch attribute 'device': {exc.args[0] if exc.args else exc}") from None
+
+
+def _check_injection(spec: str) -> None:
+    from npu_runtime.core.faults import parse as parse_injection
+
+    try:
+        parse_injection(spec)
+    except ValueError as exc:
+        raise ConfigError(f"launch attribute 'inject': {exc}") from None
+
+
 def parse(args: Mapping[str, Any]) -> LaunchConfig:
     """Validate `launch` arguments; raise ConfigError naming the first bad attribute."""
     if not isinstance(args, Mapping):
@@ -102,6 +120,11 @@ def parse(args: Mapping[str, Any]) -> LaunchConfig:
     if devices is not None and devices < 1:
         raise ConfigError(f"launch attribute 'devices' must be a positive integer, got {devices}")
     device = _expect(args, "device", str, "a device profile name such as 'Ascend910B2'")
+    if device is not None:
+        _check_device(device)
+    inject = _str_list(args, "inject")
+    for spec in inject:
+        _check_injection(spec)
     profile = _expect(args, "profile", (bool, str), "true, false or a directory")
     flags = {
         key: _expect(args, key, bool, "true or false")
@@ -120,6 +143,6 @@ def parse(args: Mapping[str, Any]) -> LaunchConfig:
         sanitizer=flags["sanitizer"] is not False,
         stop_on_acl_error=flags["stopOnAclError"] is not False,
         just_my_code=flags["justMyCode"] is not False,
-        inject=_str_list(args, "inject"),
+        inject=inject,
         passthrough={k: v for k, v in args.items() if k not in OWN_ATTRIBUTES},
     )

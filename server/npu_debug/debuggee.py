@@ -39,14 +39,18 @@ def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any
     env: dict[str, str | None] = dict(config.env)
     inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))
     env["PYTHONPATH"] = os.pathsep.join(roots + ([inherited] if inherited else []))
+    # The runtime reads these at import (npu_runtime.core.runtime, sanitizer, faults).
     if config.inject:
         env["NPU_INJECT"] = ",".join(config.inject)
+    if config.device is not None:
+        env["NPU_DEVICE"] = config.device
+    if config.devices is not None:
+        env["NPU_DEVICES"] = str(config.devices)
+    env["NPU_SANITIZE"] = "1" if config.sanitizer else "0"
     settings = {
         "channel": channel_endpoint,
         "stopOnAclError": config.stop_on_acl_error,
         "device": config.device,
-        "devices": config.devices,
-        "sanitizer": config.sanitizer,
         "profileDir": profile_dir(config),
         "unset": sorted(k for k, v in env.items() if v is None),
     }
