@@ -7,6 +7,7 @@ numbers come from the runtime's own records and the per-line aggregate.
 from __future__ import annotations
 
 import shlex
+import sys
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -89,7 +90,7 @@ class NpuMagics(Magics):
         args = parse_argstring(self.npu_profile, line)
         from npu_runtime.profiler.session import Profiler
 
-        number = self.shell.execution_count
+        number = self._cell_number()
         # A leading newline stands for the %%npu_profile line, so compiled line numbers
         # are the cell's own lines; the filename maps back to this cell in tracebacks.
         source = "\n" + self.shell.transform_cell(cell)
@@ -102,6 +103,16 @@ class NpuMagics(Magics):
         finally:
             prof.stop()
             self._show_profile(prof, filename, number)
+
+    def _cell_number(self) -> int:
+        """The execution count of the running cell (IPython has already advanced its own)."""
+        frame = sys._getframe(1)
+        while frame is not None:  # the cell's code object calls the magic
+            number = self.cells.cell_of(frame.f_code.co_filename)
+            if number is not None:
+                return number
+            frame = frame.f_back
+        return int(self.shell.execution_count)
 
     def _show_profile(self, prof: Any, filename: str, number: int) -> None:
         doc = prof.summary

@@ -1,0 +1,106 @@
+"""%%npu_profile, %npu, %npu_mem, %npu_reset and %npu_device through a real kernel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.npu_kernel.conftest import execute, of_type, stdout
+
+PROFILE_MIME = "application/vnd.ascend-lens.profile+json"
+
+SETUP = (
+    "from npu_runtime.core.runtime import get_runtime\n"
+    "from npu_runtime.core.launch import submit\n"
+    "rt = get_runtime(); rt.reset(); rt.init(); rt.set_device(0)\n"
+)
+
+PROFILED_CELL = """%%npu_profile
+total = 0
+for _ in range(3):
+    total += 1
+    submit(0, name="MatMul_1", op_type="MatMul", cost={"duration_us": 10.0, "bound": "cube"})
+submit(0, name="Add_1", op_type="Add", cost={"duration_us": 2.5, "bound": "memory"})
+print("done", total)
+"""
+
+
+def test_profile_bundle_is_keyed_to_the_cells_own_lines(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    assert execute(kc, SETUP)[0]["status"] == "ok"
+    reply, msgs = execute(kc, PROFILED_CELL)
+    assert reply["status"] == "ok", msgs
+    assert stdout(msgs) == "done 3\n"  # the cell really ran, in the user namespace
+    (display,) = [d for d in of_type(msgs, "display_data") if PROFILE_MIME in d["data"]]
+    doc = display["data"][PROFILE_MIME]
+    assert doc["schema"] == "ascend-lens.profile/1"
+    assert doc["op_count"] == 4 and doc["total_us"] == 32.5
+    assert doc["device"] == "Ascend910B2"
+    assert [(e["line"], e["op_count"], e["total_us"]) for e in doc["lines"]] == [
+        (5, 3, 30.0),
+        (6, 1, 2.5),
+    ]
+    assert doc["lines"][0]["bound"] == "cube"
+    assert doc["top_ops"][0] == {
+        "op_type": "MatMul",
+        "count": 3,
+        "total_us": 30.0,
+        "share": 0.9231,
+        "bound": "cube",
+    }
+    meta = display["metadata"][PROFILE_MIME]
+    assert meta["execution_count"] == reply["execution_count"]
+    assert {e["file"] for e in doc["lines"]} == {meta["cell_file"]}
+
+    text = display["data"]["text/plain"]
+    count = reply["execution_count"]
+    assert f"Cell In[{count}], line 5" in text
+    assert "MatMul" in text and "Top ops" in text and "Per line" in text
+    html = display["data"]["text/html"]
+    assert "<svg" in html and "MatMul_1 (MatMul) 10.00 µs, cube" in html
+
+
+def test_profile_still_shows_when_the_cell_fails(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    execute(kc, SETUP)
+    cell = (
+        "%%npu_profile\n"
+        'submit(0, name="Add_1", op_type="Add", cost={"duration_us": 1.0, "bound": "memory"})\n'
+        "raise RuntimeError('after the op')\n"
+    )
+    reply, msgs = execute(kc, cell)
+    assert reply["status"] == "error" and reply["ename"] == "RuntimeError"
+    docs = [
+        d["data"][PROFILE_MIME] for d in of_type(msgs, "display_data") if PROFILE_MIME in d["data"]
+    ]
+    assert docs and docs[0]["op_count"] == 1 and docs[0]["lines"][0]["line"] == 2
+    tb = "".join(of_type(msgs, "error")[0]["traceback"])
+    assert "line 3" in tb  # the traceback points at the cell's own line too
+
+
+def test_npu_shows_devices_and_streams(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    execute(kc, SETUP + "s, ret = None, rt.set_device(3)\n")
+    reply, msgs = execute(kc, "%npu")
+    text = of_type(msgs, "display_data")[0]["data"]["text/plain"]
+    assert "Ascend910B2 x8" in text
+    assert "acl.init done" in text
+    devices = text.split("Devices")[1].split("Streams")[0]
+    assert [row.split()[0] for row in devices.strip().splitlines()[2:]] == ["0", "3"]
+    assert "Sanitizer findings (0)" in text
+
+
+def test_npu_reset_and_device_switch(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    execute(kc, SETUP)
+    _, msgs = execute(kc, "%npu_device 910B4 --devices 2")
+    assert stdout(msgs) == "Emulating 910B4 x2; runtime reset.\n"
+    _, msgs = execute(kc, "print(rt.profile.name, rt.device_count, rt.initialized, rt.devices)")
+    assert stdout(msgs) == "910B4 2 False {}\n"
+    _, msgs = execute(kc, "%npu_device nosuch")
+    assert stdout(msgs).startswith("%npu_device: unknown device 'nosuch'")
+    _, msgs = execute(kc, "%npu_device 910B --devices 99")
+    assert stdout(msgs) == "usage: %npu_device NAME [--devices N]  (N between 1 and 16)\n"
+    execute(kc, "rt.init(); rt.set_device(1)")
+    _, msgs = execute(kc, "%npu_reset\nprint(rt.initialized, rt.devices)")
+    assert stdout(msgs) == "NPU runtime reset (910B4 x2).\nFalse {}\n"
+    execute(kc, "%npu_device 910B --devices 8")
