@@ -11,9 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from npu_runtime.acl._args import parse
-from npu_runtime.core.runtime import get_runtime
 from npu_runtime.errors import AclError
-from npu_runtime.profiler.aclprof import ProfConfig, state
+from npu_runtime.profiler.aclprof import state
 
 
 def _ret(fn: Callable[..., Any], *args: Any) -> int:
@@ -22,10 +21,6 @@ def _ret(fn: Callable[..., Any], *args: Any) -> int:
     except AclError as e:
         return e.code
     return 0
-
-
-def _config(handle: int) -> ProfConfig | None:
-    return get_runtime().lookup(handle, ProfConfig)
 
 
 def init(*args: Any) -> int:
@@ -48,35 +43,24 @@ def create_config(*args: Any) -> int:
     if not all(isinstance(d, int) for d in devices):
         raise TypeError("device id list must hold ints")
     try:
-        cfg = state().create_config(devices, metrics, data_types)
+        return state().create_config(devices, metrics, data_types)
     except AclError:
         return 0
-    return get_runtime().new_handle(cfg)
 
 
 def destroy_config(*args: Any) -> int:
     """acl.prof.destroy_config(config) -> ret"""
     (handle,) = parse("k", args)
-    rt = get_runtime()
-    if _config(handle) is None:
-        return rt.fail(vars_invalid_param(), "aclprofDestroyConfig", "not a config handle").code
-    rt.handles.pop(handle, None)
-    return 0
+    return _ret(state().destroy_config, handle)
 
 
 def start(*args: Any) -> int:
     """acl.prof.start(config) -> ret"""
     (handle,) = parse("k", args)
-    return _ret(state().start, handle, _config(handle))
+    return _ret(state().start, handle)
 
 
 def stop(*args: Any) -> int:
     """acl.prof.stop(config) -> ret"""
     (handle,) = parse("k", args)
-    return _ret(state().stop, handle, _config(handle))
-
-
-def vars_invalid_param() -> int:
-    from npu_runtime.profiler.aclprof import INVALID_PARAM
-
-    return INVALID_PARAM
+    return _ret(state().stop, handle)

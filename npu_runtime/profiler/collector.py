@@ -26,6 +26,9 @@ class Collector:
         self._lock = threading.Lock()
         self._attached = False
         self.on_work: Callable[[WorkRecord], None] = self._on_work_stack if stack else self._on_work
+        # hooks removes listeners by identity, and each `self.on_wait` access makes a new
+        # bound method: keep the one we registered.
+        self._wait_listener: Callable[[EventWait], None] = self.on_wait
 
     # Listeners -------------------------------------------------------------------
     def _on_work(self, rec: WorkRecord) -> None:
@@ -59,7 +62,7 @@ class Collector:
         from npu_runtime.core import hooks
 
         hooks.add_work_listener(self.on_work)
-        hooks.add_wait_listener(self.on_wait)
+        hooks.add_wait_listener(self._wait_listener)
         self._attached = True
 
     def detach(self) -> None:
@@ -69,7 +72,7 @@ class Collector:
         from npu_runtime.core import hooks
 
         hooks.remove_work_listener(self.on_work)
-        hooks.remove_wait_listener(self.on_wait)
+        hooks.remove_wait_listener(self._wait_listener)
         self._attached = False
 
     @property

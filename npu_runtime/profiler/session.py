@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from npu_runtime.devices import DeviceProfile, get_profile
+from npu_runtime.devices import DeviceProfile
 from npu_runtime.profiler.collector import Collector
 from npu_runtime.profiler.lines import aggregate
 from npu_runtime.profiler.writer import DEFAULT_EXPORTERS, ProfileData, write_profile
@@ -131,4 +131,6 @@ def profile(
 
 def _device_profile() -> DeviceProfile:
     """The emulated device's figures (SoC name for lines.json, clock for op_summary cycles)."""
-    return get_profile(None)
+    from npu_runtime.core.runtime import get_runtime
+
+    return get_runtime().profile
