@@ -1,0 +1,30 @@
+// ESLint flat config: type-aware rules for the extension's TypeScript, plain rules for build scripts.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["out/**", "dist/**", "node_modules/**", ".venv/**", "tests/e2e/.tools/**", "tests/e2e/out/**"] },
+  js.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    extends: [...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      eqeqeq: ["error", "always"],
+      curly: ["error", "multi-line"],
+      "no-console": "error",
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/explicit-module-boundary-types": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+    },
+  },
+  {
+    files: ["**/*.mjs", "**/*.js", "**/*.cjs"],
+    languageOptions: {
+      globals: { process: "readonly", console: "readonly", URL: "readonly", require: "readonly", module: "writable", __dirname: "readonly", setTimeout: "readonly", clearTimeout: "readonly", Buffer: "readonly" },
+    },
+  },
+);

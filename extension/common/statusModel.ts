@@ -1,0 +1,49 @@
+// What the status bar item says. Pure, so every state's wording is tested.
+
+export type ServerState = "starting" | "running" | "stopped" | "failed" | "missing-package";
+
+export interface StatusInput {
+  state: ServerState;
+  deviceProfile: string;
+  deviceCount: number;
+  interpreter: string;
+  detail?: string;
+}
+
+export interface StatusView {
+  text: string;
+  tooltip: string;
+  /** "error" | "warning" | undefined: which theme background to use. */
+  severity?: "error" | "warning";
+}
+
+const ICONS: Record<ServerState, string> = {
+  starting: "$(loading~spin)",
+  running: "$(check)",
+  stopped: "$(circle-slash)",
+  failed: "$(error)",
+  "missing-package": "$(warning)",
+};
+
+const WORDS: Record<ServerState, string> = {
+  starting: "starting",
+  running: "running",
+  stopped: "stopped",
+  failed: "failed to start",
+  "missing-package": "Python package not installed",
+};
+
+export function statusView(s: StatusInput): StatusView {
+  const devices = s.deviceCount > 1 ? `${s.deviceProfile} ×${s.deviceCount}` : s.deviceProfile;
+  const lines = [
+    `Ascend Lens: server ${WORDS[s.state]}`,
+    `Emulated device: ${devices}`,
+    `Interpreter: ${s.interpreter}`,
+  ];
+  if (s.detail) lines.push(s.detail);
+  lines.push("Click for actions");
+  const view: StatusView = { text: `$(chip) ${devices} ${ICONS[s.state]}`, tooltip: lines.join("\n") };
+  if (s.state === "failed") view.severity = "error";
+  if (s.state === "missing-package") view.severity = "warning";
+  return view;
+}

@@ -1,0 +1,15 @@
+// Notebook renderer entry (browser) for application/vnd.ascend-lens.profile+json.
+import type { ActivationFunction } from "vscode-notebook-renderer";
+import { renderOutputHtml } from "./rendererView";
+
+export const activate: ActivationFunction = () => ({
+  renderOutputItem(item, element) {
+    let value: unknown;
+    try {
+      value = item.json();
+    } catch {
+      value = undefined;
+    }
+    element.innerHTML = renderOutputHtml(value);
+  },
+});

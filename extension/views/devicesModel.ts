@@ -1,0 +1,94 @@
+// Device state as the kernel's `ascend-lens.state` comm (and the debug adapter) report it, parsed
+// leniently into one shape for the Devices view. Pure.
+import { formatBytes, formatDuration } from "../profile/format";
+
+export interface StreamState {
+  id: number | string;
+  /** Simulated clock of the stream, µs, when reported. */
+  clockUs?: number;
+  /** Work queued but not yet synchronised, when reported. */
+  pending?: number;
+}
+
+export interface DeviceState {
+  id: number;
+  name: string;
+  memoryUsed?: number;
+  memoryTotal?: number;
+  allocations?: number;
+  streams: StreamState[];
+  current: boolean;
+}
+
+export interface DevicesSnapshot {
+  /** Where it came from: "kernel", "debug" or "settings". */
+  origin: string;
+  devices: DeviceState[];
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function firstNumber(o: Obj, keys: string[]): number | undefined {
+  for (const k of keys) {
+    const v = o[k];
+    if (typeof v === "number" && Number.isFinite(v)) return v;
+  }
+  return undefined;
+}
+
+function parseStream(v: unknown, i: number): StreamState {
+  if (!isObj(v)) return { id: typeof v === "number" ? v : i };
+  const s: StreamState = { id: typeof v.id === "number" || typeof v.id === "string" ? v.id : i };
+  const clock = firstNumber(v, ["clock_us", "time_us", "clock"]);
+  if (clock !== undefined) s.clockUs = clock;
+  const pending = firstNumber(v, ["pending", "queued", "pending_ops"]);
+  if (pending !== undefined) s.pending = pending;
+  return s;
+}
+
+/** Parses `{"devices": [...], "current_device"?: n}`; returns undefined for anything else. */
+export function parseDevicesState(state: unknown, origin: string): DevicesSnapshot | undefined {
+  if (!isObj(state) || !Array.isArray(state.devices)) return undefined;
+  const current = firstNumber(state, ["current_device", "current"]);
+  const devices = state.devices.filter(isObj).map((d, i): DeviceState => {
+    const id = firstNumber(d, ["id", "device_id", "index"]) ?? i;
+    const mem = isObj(d.memory) ? d.memory : d;
+    const dev: DeviceState = {
+      id,
+      name: typeof d.name === "string" ? d.name : typeof d.soc === "string" ? d.soc : `device ${id}`,
+      streams: Array.isArray(d.streams) ? d.streams.map(parseStream) : [],
+      current: d.current === true || current === id,
+    };
+    const used = firstNumber(mem, ["used", "used_bytes", "memory_used"]);
+    if (used !== undefined) dev.memoryUsed = used;
+    const total = firstNumber(mem, ["total", "total_bytes", "memory_total"]);
+    if (total !== undefined) dev.memoryTotal = total;
+    const allocs = firstNumber(mem, ["allocations", "blocks", "live_allocations"]);
+    if (allocs !== undefined) dev.allocations = allocs;
+    return dev;
+  });
+  return { origin, devices };
+}
+
+/** What the view shows before any run: the configured devices, nothing allocated. */
+export function configuredDevices(profile: string, count: number): DevicesSnapshot {
+  const devices: DeviceState[] = [];
+  for (let id = 0; id < count; id++) devices.push({ id, name: profile, streams: [], current: id === 0 });
+  return { origin: "settings", devices };
+}
+
+export function memoryText(d: DeviceState): string {
+  if (d.memoryUsed === undefined && d.memoryTotal === undefined) return "memory: not reported";
+  const used = formatBytes(d.memoryUsed ?? 0);
+  if (d.memoryTotal === undefined || d.memoryTotal <= 0) return `memory: ${used} used`;
+  const pct = ((100 * (d.memoryUsed ?? 0)) / d.memoryTotal).toFixed(1);
+  return `memory: ${used} / ${formatBytes(d.memoryTotal)} (${pct}%)`;
+}
+
+export function streamText(s: StreamState): string {
+  const parts = [`stream ${s.id}`];
+  if (s.clockUs !== undefined) parts.push(`at ${formatDuration(s.clockUs)}`);
+  if (s.pending !== undefined) parts.push(`${s.pending} pending`);
+  return parts.join(" · ");
+}

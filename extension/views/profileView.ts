@@ -1,0 +1,72 @@
+// The Profile view: hot lines and top ops of the last run, debug session or cell. Selecting a line
+// opens it; selecting an op opens the hottest line that launched it.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { MODULE } from "../common/constants";
+import { formatDuration, formatOpCount, formatShare } from "../profile/format";
+import type { LineStat, OpStat } from "../profile/model";
+import type { ProfileStore } from "../profile/store";
+
+type Node = { kind: "group"; group: "lines" | "ops" } | { kind: "line"; line: LineStat } | { kind: "op"; op: OpStat };
+
+export const OPEN_LINE_COMMAND = `${MODULE}.profile.openLine`;
+
+export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<void>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private readonly sub: vscode.Disposable;
+
+  constructor(private readonly store: ProfileStore) {
+    this.sub = store.onDidChange(() => this.emitter.fire());
+  }
+
+  getChildren(node?: Node): Node[] {
+    const entry = this.store.current;
+    if (!entry) return [];
+    if (!node) return [{ kind: "group", group: "lines" }, { kind: "group", group: "ops" }];
+    if (node.kind !== "group") return [];
+    return node.group === "lines"
+      ? entry.profile.lines.map((line) => ({ kind: "line", line }))
+      : entry.profile.top_ops.map((op) => ({ kind: "op", op }));
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    const entry = this.store.current;
+    if (node.kind === "group") {
+      const lines = node.group === "lines";
+      const item = new vscode.TreeItem(lines ? "Hot lines" : "Top ops", vscode.TreeItemCollapsibleState.Expanded);
+      if (lines && entry) {
+        item.description = `${entry.label} · ${entry.profile.device} · ${formatDuration(entry.profile.total_us)}`;
+      }
+      return item;
+    }
+    if (node.kind === "line") {
+      const l = node.line;
+      const item = new vscode.TreeItem(`${path.basename(l.file)}:${l.line}`);
+      item.description = `${formatShare(l.share)} · ${formatDuration(l.total_us)} · ${formatOpCount(l.op_count)} · ${l.bound}`;
+      item.tooltip = new vscode.MarkdownString(`\`${l.file}:${l.line}\`\n\n${l.top_ops.map((o) => `- ${o.op_type} ×${o.count}: ${formatDuration(o.total_us)} (${o.bound})`).join("\n")}`);
+      item.iconPath = new vscode.ThemeIcon("flame");
+      item.command = { command: OPEN_LINE_COMMAND, title: "Open line", arguments: [l.file, l.line] };
+      return item;
+    }
+    const op = node.op;
+    const item = new vscode.TreeItem(op.op_type);
+    item.description = `${formatShare(op.share ?? 0)} · ${formatDuration(op.total_us)} · ×${op.count} · ${op.bound}`;
+    item.iconPath = new vscode.ThemeIcon("symbol-operator");
+    const hottest = entry?.profile.lines.find((l) => l.top_ops.some((o) => o.op_type === op.op_type));
+    if (hottest) item.command = { command: OPEN_LINE_COMMAND, title: "Open line", arguments: [hottest.file, hottest.line] };
+    return item;
+  }
+
+  dispose(): void {
+    this.sub.dispose();
+    this.emitter.dispose();
+  }
+}
+
+/** Opens `file` at 1-based `line`. */
+export async function openLine(file: string, line: number): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+  const pos = new vscode.Position(Math.max(0, Math.min(line - 1, doc.lineCount - 1)), 0);
+  await vscode.window.showTextDocument(doc, { selection: new vscode.Range(pos, pos), preview: false });
+}
