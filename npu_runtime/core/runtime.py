@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import json
 import os
+import sys
 import threading
 import time
 from typing import TypeVar
@@ -53,6 +54,7 @@ class Runtime:
         self.profile: DeviceProfile = get_profile(os.environ.get(ENV_DEVICE) or None)
         self.device_count = _env_count()
         self._reset_state()
+        _load_env_injections()
 
     def _reset_state(self) -> None:
         self.initialized = False
@@ -398,6 +400,14 @@ def _env_count() -> int:
     if n < 1:
         raise ValueError(f"{ENV_DEVICES} must be a positive integer, got {raw!r}")
     return n
+
+
+def _load_env_injections() -> None:
+    """Apply NPU_INJECT; a bad spec is reported on stderr and skipped, never a traceback."""
+    try:
+        injector.load_env()
+    except ValueError as exc:
+        sys.stderr.write(f"ascend-lens: ignoring NPU_INJECT: {exc}\n")
 
 
 def _read_config(rt: Runtime, path: str, api: str) -> None:

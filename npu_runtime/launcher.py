@@ -1,0 +1,217 @@
+"""`ascend-lens run`: run an unmodified pyACL script on the emulated NPU.
+
+    ascend-lens run [--device 910B] [--devices N] [--no-sanitize] [--inject SPEC]...
+                    [--profile DIR ...] SCRIPT [ARGS...]
+
+`import acl` resolves to the emulator through npu_runtime/_shim (put on sys.path here,
+never installed). The script's stdout is untouched and its exit status is ours; a short
+summary (peak memory per device, streams, sanitizer findings) goes to stderr.
+
+Other parts add options through LAUNCH_HOOKS: a module with `add_arguments(parser)`,
+`check_args(parser, args)` and a context manager wrapping the script's run whose value may
+offer `exit_code(status) -> int` (the profiler's `--profile DIR` works this way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+SHIM_DIR = str(Path(__file__).resolve().parent / "_shim")
+
+# (module, context-manager function) per optional part; missing modules are skipped.
+LAUNCH_HOOKS: list[tuple[str, str]] = [
+    ("npu_runtime.profiler.cli_hook", "profiling"),
+]
+
+
+def _hooks() -> list[tuple[ModuleType, str]]:
+    out = []
+    for module_name, func in LAUNCH_HOOKS:
+        try:
+            out.append((importlib.import_module(module_name), func))
+        except ModuleNotFoundError as exc:
+            if not (exc.name and module_name.startswith(exc.name)):
+                raise
+    return out
+
+
+def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser:
+    from npu_runtime.devices import profile_names
+
+    p = argparse.ArgumentParser(
+        prog="ascend-lens run",
+        description="Run a pyACL script on the emulated Ascend runtime.",
+    )
+    p.add_argument(
+        "--device",
+        default=None,
+        metavar="SOC",
+        help=f"device profile (default 910B = 910B2 figures); one of: {', '.join(profile_names())}",
+    )
+    p.add_argument(
+        "--devices", type=int, default=None, metavar="N", help="number of devices (default 8)"
+    )
+    p.add_argument("--no-sanitize", action="store_true", help="turn the memory sanitizer off")
+    p.add_argument(
+        "--inject",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="make a call fail: API:N:CODE (acl.rt.malloc:3:207001) or op:TYPE:N:CODE (repeatable)",
+    )
+    p.add_argument(
+        "--no-summary", action="store_true", help="do not print the run summary on stderr"
+    )
+    for module, _ in hooks:
+        module.add_arguments(p)
+    p.add_argument("script", metavar="SCRIPT", help="the Python script to run")
+    p.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the script"
+    )
+    return p
+
+
+def _check(
+    p: argparse.ArgumentParser, args: argparse.Namespace, hooks: list[tuple[ModuleType, str]]
+) -> None:
+    from npu_runtime.core.faults import parse as parse_injection
+    from npu_runtime.devices import get_profile
+
+    if args.device is not None:
+        try:
+            get_profile(args.device)
+        except ValueError as exc:
+            p.error(f"--device: {exc}")
+    if args.devices is not None and args.devices < 1:
+        p.error("--devices must be 1 or more")
+    for spec in args.inject:
+        try:
+            parse_injection(spec)
+        except ValueError as exc:
+            p.error(f"--inject: {exc}")
+    if not os.path.isfile(args.script):
+        p.error(f"script not found: {args.script}")
+    for module, _ in hooks:
+        module.check_args(p, args)
+
+
+def _configure(args: argparse.Namespace) -> None:
+    """Apply the options to this process and to child processes the script may start."""
+    from npu_runtime.core.faults import injector
+    from npu_runtime.core.runtime import get_runtime
+
+    rt = get_runtime()
+    rt.configure(device=args.device, devices=args.devices)
+    rt.sanitizer.enabled = not args.no_sanitize
+    for spec in args.inject:
+        injector.add(spec)
+    env = os.environ
+    if args.device:
+        env["NPU_DEVICE"] = args.device
+    if args.devices:
+        env["NPU_DEVICES"] = str(args.devices)
+    env["NPU_SANITIZE"] = "0" if args.no_sanitize else "1"
+    if args.inject:
+        env["NPU_INJECT"] = ",".join([*filter(None, [env.get("NPU_INJECT", "")]), *args.inject])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [SHIM_DIR, env.get("PYTHONPATH", "")]))
+
+
+def run_script(script: str, script_args: Sequence[str]) -> int:
+    """Run `script` as __main__ with `import acl` resolving to the emulator; its exit status."""
+    path = os.path.abspath(script)
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [script, *script_args]
+    sys.path[:0] = [os.path.dirname(path), SHIM_DIR]
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        return _exit_status(exc.code)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        return 130
+    except BaseException:
+        _print_user_traceback()
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+        sys.stdout.flush()
+    return 0
+
+
+def _exit_status(code: Any) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write(f"{code}\n")
+    return 1
+
+
+def _print_user_traceback() -> None:
+    """The script's traceback without our own launcher frames on top."""
+    etype, value, tb = sys.exc_info()
+    from npu_runtime.sites import _is_ours
+
+    while tb is not None and _is_ours(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    traceback.print_exception(etype, value, tb)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    hooks = _hooks()
+    parser = build_parser(hooks)
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    _check(parser, args, hooks)
+    _configure(args)
+    status = 0
+    with contextlib.ExitStack() as stack:
+        results = [stack.enter_context(getattr(m, f)(args)) for m, f in hooks]
+        status = run_script(args.script, args.args)
+        _report_leaks_at_exit()
+        if not args.no_summary:
+            from npu_runtime.core.summary import print_summary
+
+            print_summary()
+    for r in results:
+        if hasattr(r, "exit_code"):
+            status = r.exit_code(status)
+    return status
+
+
+def _report_leaks_at_exit() -> None:
+    """Devices still open at exit: their live allocations are leaks (the script never freed them)."""
+    from npu_runtime.core.runtime import get_runtime
+
+    rt = get_runtime()
+    if not rt.sanitizer.enabled:
+        return
+    for dev in list(rt.devices.values()):
+        for block in list(dev.memory.live.values()):
+            rt.sanitizer.report(
+                "leak",
+                "exit",
+                f"{block.size} bytes at 0x{block.addr:x} on device {dev.id} were never freed",
+                site=None,
+                alloc_site=block.site,
+            )
+
+
+@contextlib.contextmanager
+def shim_on_path() -> Iterator[None]:
+    """For in-process users (tests, kernel): make `import acl` resolve to the emulator."""
+    sys.path.insert(0, SHIM_DIR)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(SHIM_DIR)
