@@ -1,0 +1,109 @@
+"""`ascend-lens run --profile DIR` as a user runs it: files, stderr tables, clean stdout."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from rich.console import Console
+
+from npu_runtime.profiler.collector import Collector
+from npu_runtime.profiler.progress import RunProgress
+from npu_runtime.records import WorkRecord
+
+from .trace_check import load
+
+SCRIPT = textwrap.dedent(
+    """\
+    import numpy as np
+    import acl
+    acl.init()
+    acl.rt.set_device(0)
+    stream, _ = acl.rt.create_stream()
+    host = np.arange(1 << 20, dtype=np.float32)
+    dev, _ = acl.rt.malloc(host.nbytes, 0)
+    acl.rt.memcpy(dev, host.nbytes, acl.util.numpy_to_ptr(host), host.nbytes, 1)
+    acl.rt.memset_async(dev, host.nbytes, 0, host.nbytes, stream)
+    out = np.ones_like(host)
+    acl.rt.memcpy_async(acl.util.numpy_to_ptr(out), out.nbytes, dev, out.nbytes, 2, stream)
+    acl.rt.synchronize_stream(stream)
+    print("sum", float(out.sum()))
+    acl.rt.free(dev)
+    acl.rt.destroy_stream(stream)
+    acl.rt.reset_device(0)
+    acl.finalize()
+    """
+)
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": ""}
+    return subprocess.run(
+        [sys.executable, "-m", "npu_runtime.cli", "run", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_profile_writes_dir_and_prints_tables_on_stderr(tmp_path: Path) -> None:
+    script = tmp_path / "roundtrip.py"
+    script.write_text(SCRIPT)
+    res = _run("--profile", "out", "--no-summary", str(script), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "sum 0.0\n"  # stdout is the script's alone
+    assert "Top ops" in res.stderr and "Hot lines" in res.stderr
+    assert "MemcpyH2D" in res.stderr and "roundtrip.py:11" in res.stderr
+
+    out = tmp_path / "out"
+    assert len(list(out.glob("op_summary_*.csv"))) == 1
+    lines = json.loads((out / "lines.json").read_text())
+    assert {(ln["line"], ln["top_ops"][0]["op_type"]) for ln in lines["lines"]} == {
+        (8, "MemcpyH2D"),
+        (9, "Memset"),
+        (11, "MemcpyD2H"),
+    }
+    assert all(ln["file"] == str(script) for ln in lines["lines"])
+    assert lines["trace"] == str(out / "trace.json")
+    trace = load(out / "trace.json")  # valid with sync and async copies on two streams
+    assert sorted(s.name for s in trace.slices) == [
+        "MEMCPY_DEVICE_TO_HOST",
+        "MEMCPY_HOST_TO_DEVICE",
+        "MEMSET",
+    ]
+
+
+def test_bad_profile_options_are_usage_errors(tmp_path: Path) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("print('ran')\n")
+    (tmp_path / "file").write_text("")
+    res = _run("--profile", "file", str(script), cwd=tmp_path)
+    assert res.returncode == 2 and "not a directory" in res.stderr and res.stdout == ""
+    res = _run("--profile-stack", str(script), cwd=tmp_path)
+    assert res.returncode == 2 and "--profile-stack needs --profile DIR" in res.stderr
+
+
+def test_progress_appears_only_on_a_terminal() -> None:
+    collector = Collector()
+    collector.records.append(
+        WorkRecord("op", "Add_1", "Add", 0, 0, 1, start_us=0.0, duration_us=12.5)
+    )
+    buf = io.StringIO()
+    progress = RunProgress(collector, Console(file=buf, force_terminal=True), delay=0.0)
+    progress.start()
+    assert progress.shown.wait(10)
+    progress.stop()
+    assert "profiling: 1 device tasks, 12.5 µs simulated" in buf.getvalue()
+
+    quiet = io.StringIO()
+    progress = RunProgress(collector, Console(file=quiet, force_terminal=False), delay=0.0)
+    progress.start()
+    progress.stop()
+    assert quiet.getvalue() == "" and not progress.shown.is_set()
