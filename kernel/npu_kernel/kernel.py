@@ -21,7 +21,7 @@ from npu_kernel.imports import ImportWatcher, ensure_shim_on_path
 from npu_kernel.kernelspec import DEFAULT_DEVICE, DEFAULT_DEVICES
 from npu_kernel.render import Report
 from npu_kernel.session import RuntimeSession
-from npu_kernel.tracebacks import structured_traceback, summary_rows
+from npu_kernel.tracebacks import SUMMARY_HEADERS, structured_traceback, summary_rows
 
 __version__ = "0.1.0"
 
@@ -101,10 +101,15 @@ class NpuKernel(IPythonKernel):
         if not shown:
             return
         report = Report()
-        noun = "call" if len(shown) == 1 else "calls"
-        report.add(f"{len(shown)} ACL {noun} failed in this cell").table(
-            ["code", "name", "api", "meaning", "fix", "where"],
-            summary_rows(shown, self.cells),
+        findings = sum(1 for e in shown if getattr(e, "kind", "error") == "sanitizer")
+        parts = []
+        if len(shown) > findings:
+            n = len(shown) - findings
+            parts.append(f"{n} ACL call{'s' if n > 1 else ''} failed")
+        if findings:
+            parts.append(f"{findings} sanitizer finding{'s' if findings > 1 else ''}")
+        report.add(" and ".join(parts) + " in this cell").table(
+            SUMMARY_HEADERS, summary_rows(shown, self.cells)
         )
         report.display()
 

@@ -108,13 +108,36 @@ def structured_traceback(
     return [header, *body, *([hint] if hint else [])]
 
 
+SUMMARY_HEADERS = ["kind", "code", "name", "api", "detail", "meaning", "fix", "where"]
+
+
 def summary_rows(errors: Iterable[Any], cells: CellLocator) -> list[list[str]]:
-    """One row per failed call: code, name, API, meaning, fix, cell line."""
+    """One row per failed call or sanitizer finding, for a table with SUMMARY_HEADERS."""
     rows = []
     for err in errors:
-        site = getattr(err, "launch_site", None) or getattr(err, "site", None)
-        where = cells.place(site.file, site.line).label if site is not None else ""
+        kind = "error"
+        if getattr(err, "kind", "error") == "sanitizer":
+            kind = f"sanitizer: {err.check}" if getattr(err, "check", "") else "sanitizer"
+        where = []
+        for title, site in (
+            ("", getattr(err, "site", None)),
+            ("launched at ", getattr(err, "launch_site", None)),
+            ("allocated at ", getattr(err, "alloc_site", None)),
+            ("freed at ", getattr(err, "free_site", None)),
+        ):
+            if site is not None:
+                where.append(title + cells.place(site.file, site.line).label)
+        detail = getattr(err, "detail", "") or ""
         rows.append(
-            [str(err.code), err.name, getattr(err, "api", "") or "", err.meaning, err.fix, where]
+            [
+                kind,
+                str(err.code),
+                err.name,
+                getattr(err, "api", "") or "",
+                detail,
+                err.meaning,
+                err.fix,
+                "; ".join(where),
+            ]
         )
     return rows

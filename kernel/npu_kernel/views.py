@@ -105,7 +105,7 @@ def npu_report(session: RuntimeSession, cells: CellLocator) -> Report:
         report.add("Recent failed ACL calls").table(
             ["code", "name", "api", "detail", "at"],
             [
-                [e.code, e.name, e.api, e.detail or e.meaning, _where(e.site, cells)[0]]
+                [str(e.code), e.name, e.api, e.detail or e.meaning, _where(e.site, cells)[0]]
                 for e in errors
             ],
         )
@@ -152,12 +152,10 @@ def mem_report(session: RuntimeSession, cells: CellLocator) -> Report:
             continue
         extent = max(a.offset + a.consumed for a in mine)
         blocks = [Block(a.offset, a.consumed, _where(a.site, cells)[0], used=True) for a in mine]
+        title = f"device {dev.id}: address space up to the highest allocation ({extent:,} bytes)"
+        used = sum(a.consumed for a in mine)
         figures.svg(
-            memory_map(
-                extent,
-                blocks,
-                f"device {dev.id}: address space up to the highest allocation ({extent:,} bytes)",
-            ),
-            "",
+            memory_map(extent, blocks, title),
+            f"{title}: {used / extent:.0%} in use, {len(mine)} block(s)",
         )
     return report

@@ -104,3 +104,67 @@ def test_npu_reset_and_device_switch(kernel: tuple[Any, Any]) -> None:
     _, msgs = execute(kc, "%npu_reset\nprint(rt.initialized, rt.devices)")
     assert stdout(msgs) == "NPU runtime reset (910B4 x2).\nFalse {}\n"
     execute(kc, "%npu_device 910B --devices 8")
+
+
+PYACL_CELL = """import acl
+ret = acl.init()
+ret = acl.rt.set_device(0)
+p, ret = acl.rt.malloc(1024, 0)
+q, ret = acl.rt.malloc(4096, 0)
+bufs = [acl.rt.malloc(1 << 20, 2)[0] for _ in range(3)]
+ret = acl.rt.free(p)
+ret = acl.rt.free(p)
+print(ret)
+"""
+
+
+def test_pyacl_failures_are_listed_under_the_cell(fresh_kernel: tuple[Any, Any]) -> None:
+    _, kc = fresh_kernel
+    reply, msgs = execute(kc, PYACL_CELL)
+    assert reply["status"] == "ok"  # pyACL returns codes; the cell itself succeeds
+    assert stdout(msgs) == "107000\n"
+    (summary,) = of_type(msgs, "display_data")
+    text = summary["data"]["text/plain"]
+    assert text.startswith("1 ACL call failed and 1 sanitizer finding in this cell")
+    rows = text.splitlines()[3:]
+    (error,) = [r for r in rows if r.startswith("error ")]
+    (finding,) = [r for r in rows if r.startswith("sanitizer: double-free ")]
+    assert "107000  ACL_ERROR_RT_PARAM_INVALID  aclrtFree" in error
+    assert error.rstrip().endswith("Cell In[1], line 8")
+    assert finding.rstrip().endswith(
+        "Cell In[1], line 8; allocated at Cell In[1], line 4; freed at Cell In[1], line 7"
+    )
+
+    _, msgs = execute(kc, "%npu_mem")
+    data = of_type(msgs, "display_data")[0]["data"]
+    text = data["text/plain"]
+    assert "device 0: 3,150,080 of" in text and "in 4 allocation(s)" in text
+    table = text.split("Live allocations by source line")[1].split("Memory map")[0]
+    rows = table.strip().splitlines()[2:]
+    assert len(rows) == 2  # p was freed: only the lines of q and bufs hold memory
+    assert "Cell In[1], line 6" in rows[0] and "3,145,728" in rows[0]  # biggest group first
+    assert "Cell In[1], line 5" in rows[1] and "4,096" in rows[1]
+    assert data["text/html"].count("<title>Cell In[1], line 6:") == 3  # one block per buffer
+
+    _, msgs = execute(kc, "%npu")
+    text = of_type(msgs, "display_data")[0]["data"]["text/plain"]
+    assert "Sanitizer findings (1)" in text
+    assert "double-free" in text
+
+
+def test_device_fault_names_sync_and_launch_lines(fresh_kernel: tuple[Any, Any]) -> None:
+    _, kc = fresh_kernel
+    cell = (
+        "import acl\n"
+        "from npu_runtime.core.faults import inject\n"
+        "from npu_runtime.core.launch import submit\n"
+        "acl.init(); acl.rt.set_device(0)\n"
+        'inject("op:MatMul:1:507015")\n'
+        'submit(0, name="MatMul_1", op_type="MatMul", cost={"duration_us": 5.0})\n'
+        "print(acl.rt.synchronize_stream(0))\n"
+    )
+    reply, msgs = execute(kc, cell)
+    assert stdout(msgs) == "507015\n"
+    text = of_type(msgs, "display_data")[0]["data"]["text/plain"]
+    assert "507015" in text
+    assert "Cell In[1], line 7; launched at Cell In[1], line 6" in text
