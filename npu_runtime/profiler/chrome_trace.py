@@ -36,6 +36,11 @@ def _ts(epoch_us: int, t: float) -> str:
     return ts_string(epoch_us, t)
 
 
+def _dur(start_us: float, duration_us: float) -> float:
+    """Duration between the ns-rounded start and end, so back-to-back slices never overlap."""
+    return (round((start_us + duration_us) * 1000) - round(start_us * 1000)) / 1000
+
+
 def _shape_list(infos: Sequence[TensorInfo]) -> str:
     return ";".join(",".join(map(str, t.shape)) for t in infos)
 
@@ -87,7 +92,7 @@ def _work_event(rec: WorkRecord, pid: int, epoch_us: int, conn: int) -> Event:
         "pid": pid,
         "tid": rec.stream,
         "ts": _ts(epoch_us, rec.start_us),
-        "dur": rec.duration_us,
+        "dur": _dur(rec.start_us, rec.duration_us),
         "ph": "X",
         "args": args,
     }
@@ -100,7 +105,7 @@ def _wait_events(w: EventWait, pid: int, epoch_us: int, flow_id: int) -> list[Ev
         "pid": pid,
         "tid": w.stream,
         "ts": _ts(epoch_us, w.wait_start_us),
-        "dur": max(0.0, w.wait_end_us - w.wait_start_us),
+        "dur": _dur(w.wait_start_us, max(0.0, w.wait_end_us - w.wait_start_us)),
         "ph": "X",
         "args": {
             "Task Type": c["event_wait_task_type"],
@@ -188,7 +193,7 @@ def _step_events(recs: Sequence[WorkRecord], pid: int, epoch_us: int) -> list[Ev
             "pid": pid,
             "tid": STEP_TID,
             "ts": _ts(epoch_us, lo),
-            "dur": hi - lo,
+            "dur": _dur(lo, hi - lo),
             "ph": "X",
             "args": {"Step": step},
         }

@@ -153,3 +153,13 @@ def test_checker_rejects_what_viewers_reject(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"traceEvents": [x]}))  # msprof-analyze needs a bare array
     with pytest.raises(TraceError):
         load(bad)
+
+
+def test_back_to_back_work_tiles_exactly_at_ns_resolution(tmp_path: Path) -> None:
+    # Durations with more than ns precision must not make neighbours overlap by a
+    # rounding error (viewers drop slices that overlap without nesting).
+    c = Clock()
+    recs = [c.op("Memset", 5.796202666666667) for _ in range(4)]
+    trace = load(_write(tmp_path, recs))
+    slices = sorted(trace.slices, key=lambda s: s.start)
+    assert all(a.end == b.start for a, b in zip(slices, slices[1:], strict=False))
