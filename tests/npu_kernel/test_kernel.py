@@ -181,3 +181,57 @@ def test_shutdown_ends_the_process(fresh_kernel: tuple[Any, Any]) -> None:
     assert reply is None or reply["content"]["status"] == "ok"
     km.shutdown_kernel(now=False)
     assert not km.is_alive()
+
+
+def test_interrupt_inside_a_long_op_leaves_no_stale_state(fresh_kernel: tuple[Any, Any]) -> None:
+    km, kc = fresh_kernel
+    execute(
+        kc,
+        "import acl, time\n"
+        "from npu_runtime.core import hooks\n"
+        "from npu_runtime.core.launch import submit\n"
+        "from npu_runtime.core.runtime import get_runtime\n"
+        "acl.init(); acl.rt.set_device(0)\n"
+        "p, _ = acl.rt.malloc(4096, 0)\n"
+        "def slow():\n"
+        "    print('in op', flush=True)\n"
+        "    while True:\n"
+        "        time.sleep(0.01)\n",
+    )
+    listeners_before = execute(kc, "print(len(hooks.work_listeners))")[1]
+    msg_id = kc.execute(
+        "%%npu_profile\n"
+        "submit(0, name='Fast_1', op_type='Add', cost={'duration_us': 1.0})\n"
+        "submit(0, name='Slow_1', op_type='Slow', cost={'duration_us': 1.0}, compute=slow)\n"
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        msg = kc.get_iopub_msg(timeout=30)
+        if msg["header"]["msg_type"] == "stream" and "in op" in msg["content"]["text"]:
+            break
+    km.interrupt_kernel()
+    profile = None
+    while True:
+        msg = kc.get_iopub_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["header"]["msg_type"] == "display_data":
+            profile = msg["content"]["data"].get("application/vnd.ascend-lens.profile+json")
+        if msg["header"]["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    reply = kc.get_shell_msg(timeout=30)["content"]
+    assert reply["ename"] == "KeyboardInterrupt"
+    # The partial profile still shows the work that ran before the interrupt.
+    assert profile is not None and profile["op_count"] == 1
+
+    _, msgs = execute(
+        kc,
+        "dev = get_runtime().devices[0]\n"
+        "print(len(hooks.work_listeners))\n"
+        "print([len(s.pending) for s in dev.streams.values()], len(dev.memory.live))\n"
+        "rec = submit(0, name='Add_2', op_type='Add', cost={'duration_us': 1.0})\n"
+        "print(rec.task_id, acl.rt.synchronize_stream(0))\n",
+    )
+    # No profiler listener left behind, nothing half-enqueued, memory intact, and the
+    # interrupted op never took a task id.
+    assert stdout(msgs) == stdout(listeners_before) + "[0] 1\n2 0\n"
