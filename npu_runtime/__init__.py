@@ -1,1 +1,20 @@
 """Ascend Lens's emulated Ascend runtime: AscendCL semantics, real ACL error codes, NPU numerics."""
+
+from typing import Any
+
+# Public names loaded on first use, so `import npu_runtime` stays cheap (name -> module).
+_LAZY: dict[str, str] = {
+    "profile": "npu_runtime.profiler.session",
+    "Profiler": "npu_runtime.profiler.session",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'npu_runtime' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -120,3 +120,12 @@ def test_output_dir_that_is_a_file_is_refused_up_front(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError, match="not a directory"):
         profile(f).start()
     assert not hooks.work_listeners
+
+
+def test_profile_is_reachable_as_npu_runtime_profile(script: Path, tmp_path: Path) -> None:
+    import npu_runtime
+
+    with npu_runtime.profile(tmp_path / "p") as prof:
+        runpy.run_path(str(script), init_globals={"STEP": prof.step})
+    assert isinstance(prof, npu_runtime.Profiler)
+    assert (tmp_path / "p" / "lines.json").exists()
