@@ -98,7 +98,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
 
-_GELU_C = np.sqrt(2.0 / np.pi)
+_GELU_C = np.float32(np.sqrt(2.0 / np.pi))  # a float32 scalar keeps the math in float32
 
 
 @op("Relu", unit="vector", infer=_unary_infer("Relu"), cost=vector_work(1), inputs=("x",))

@@ -1,0 +1,297 @@
+"""`acl.op`: single-op execution as pyACL scripts use it (api.md section 4).
+
+Ops come from the registry (npu_runtime.ops), not from compiled .om models, so
+`set_model_dir` and `load` are accepted and ignored. `execute_v2` validates on the host
+(returning the ACL code for a bad op, description, buffer or attribute), then queues the
+op on the stream: it reads and writes emulated device memory when it is enqueued, and its
+device-side failures surface at the next synchronisation, as on hardware.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from npu_runtime import numerics
+from npu_runtime.acl import _objects
+from npu_runtime.acl._args import parse
+from npu_runtime.core.runtime import get_runtime
+from npu_runtime.errors import AclError, codes
+from npu_runtime.ops import OpDef, OpError, Spec
+from npu_runtime.ops import dispatch as _dispatch
+
+_rt = get_runtime()
+
+# aclFormat values (api.md section 7) -> the names msprof and our Specs use.
+FORMATS: dict[int, str] = {
+    0: "NCHW", 1: "NHWC", 2: "ND", 3: "NC1HWC0", 4: "FRACTAL_Z", 12: "NC1HWC0_C04",
+    16: "HWCN", 27: "NDHWC", 29: "FRACTAL_NZ", 30: "NCDHW", 32: "NDC1HWC0",
+    33: "FRACTAL_Z_3D", 35: "NC", 47: "NCL",
+}  # fmt: skip
+
+
+class OpAttr(dict[str, Any]):
+    """An aclopAttr: attribute name -> value, set through the set_attr_* calls."""
+
+
+@dataclass(eq=False)
+class OpHandle:
+    """What create_handle fixes ahead of execute_with_handle: op, shapes and attributes."""
+
+    op: OpDef
+    in_specs: list[Spec]
+    out_specs: list[Spec]
+    attrs: dict[str, Any]
+
+
+def _lookup(handle: int, kind: type[Any]) -> Any:
+    """The object behind an acl handle when it is a `kind`, else None."""
+    obj = _objects._objects.get(handle)
+    return obj if isinstance(obj, kind) else None
+
+
+def _fail(code: int, api: str, detail: str) -> int:
+    return _rt.fail(code, api, detail).code
+
+
+def _lists(api: str, *values: Any) -> None:
+    for i, v in enumerate(values, start=2):
+        if not isinstance(v, list):
+            raise TypeError(f"argument {i} is not list")
+
+
+def _spec(handle: Any, what: str) -> Spec:
+    d = _objects.tensor_desc(handle) if isinstance(handle, int) else None
+    if d is None:
+        raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"{what} ({handle!r}) is not a tensor desc")
+    dt = numerics.by_acl(d.dtype)
+    if dt is None:
+        raise OpError(
+            codes.ACL_ERROR_UNSUPPORTED_DATA_TYPE, f"{what}: aclDataType {d.dtype} is not supported"
+        )
+    if any(x < 0 for x in d.dims):
+        raise OpError(
+            codes.ACL_ERROR_INVALID_PARAM, f"{what}: dynamic dims {d.dims} need concrete sizes"
+        )
+    return Spec(tuple(d.dims), dt.np, FORMATS.get(d.format, "ND"))
+
+
+def _buffers(handles: Sequence[Any], specs: Sequence[Spec], what: str) -> list[int]:
+    if len(handles) != len(specs):
+        raise OpError(
+            codes.ACL_ERROR_INVALID_PARAM,
+            f"{len(specs)} {what} descs but {len(handles)} {what} buffers",
+        )
+    addrs = []
+    for i, (h, s) in enumerate(zip(handles, specs, strict=True)):
+        b = _objects.data_buffer(h) if isinstance(h, int) else None
+        if b is None:
+            raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"{what} buffer {i} is not a data buffer")
+        if b.size < s.nbytes:
+            raise OpError(
+                codes.ACL_ERROR_INVALID_PARAM,
+                f"{what} buffer {i} holds {b.size} bytes, its desc needs {s.nbytes}",
+            )
+        addrs.append(b.addr)
+    return addrs
+
+
+def _attrs(handle: int) -> dict[str, Any]:
+    if handle == 0:
+        return {}
+    a = _lookup(handle, OpAttr)
+    if a is None:
+        raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"0x{handle:x} is not an op attr")
+    return dict(a)
+
+
+def _run(api: str, body: Callable[[], None]) -> int:
+    try:
+        body()
+    except OpError as e:
+        return _fail(e.code, api, e.message)
+    except AclError as e:  # already reported by the runtime
+        return e.code
+    return 0
+
+
+# -- execution -------------------------------------------------------------------------------
+def execute_v2(*args: Any) -> int:
+    """execute_v2(op_type, in_descs, in_bufs, out_descs, out_bufs, attr, stream) -> ret"""
+    op_type, in_descs, in_bufs, out_descs, out_bufs, attr, stream = parse("sOOOOkk", args)
+    _lists("aclopExecuteV2", in_descs, in_bufs, out_descs, out_bufs)
+
+    def body() -> None:
+        attrs = _attrs(attr)
+        ins = [_spec(h, f"input desc {i}") for i, h in enumerate(in_descs)]
+        outs = [_spec(h, f"output desc {i}") for i, h in enumerate(out_descs)]
+        d, outs = _dispatch.prepare(op_type, ins, attrs, outs)
+        in_addrs = _buffers(in_bufs, ins, "input")
+        out_addrs = _buffers(out_bufs, outs, "output")
+        _dispatch.launch(d, ins, in_addrs, outs, out_addrs, attrs, stream)
+
+    return _run("aclopExecuteV2", body)
+
+
+execute = execute_v2  # aclopExecute: same arguments; output descs are not updated either way
+
+
+def create_handle(*args: Any) -> tuple[int, int]:
+    """create_handle(op_type, in_descs, out_descs, attr) -> (handle, ret)"""
+    op_type, in_descs, out_descs, attr = parse("sOOk", args)
+    _lists("aclopCreateHandle", in_descs, out_descs)
+    made: list[int] = []
+
+    def body() -> None:
+        attrs = _attrs(attr)
+        ins = [_spec(h, f"input desc {i}") for i, h in enumerate(in_descs)]
+        outs = [_spec(h, f"output desc {i}") for i, h in enumerate(out_descs)]
+        d, outs = _dispatch.prepare(op_type, ins, attrs, outs)
+        made.append(_objects.new(OpHandle(d, ins, outs, attrs)))
+
+    ret = _run("aclopCreateHandle", body)
+    return (made[0] if made else 0), ret
+
+
+def destroy_handle(*args: Any) -> None:
+    (handle,) = parse("k", args)
+    if _lookup(handle, OpHandle) is not None:
+        _objects.drop(handle)
+
+
+def execute_with_handle(*args: Any) -> int:
+    """execute_with_handle(handle, in_bufs, out_bufs, stream) -> ret"""
+    handle, in_bufs, out_bufs, stream = parse("kOOk", args)
+    _lists("aclopExecWithHandle", in_bufs, out_bufs)
+
+    def body() -> None:
+        h = _lookup(handle, OpHandle)
+        if h is None:
+            raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"0x{handle:x} is not an op handle")
+        in_addrs = _buffers(in_bufs, h.in_specs, "input")
+        out_addrs = _buffers(out_bufs, h.out_specs, "output")
+        _dispatch.launch(h.op, h.in_specs, in_addrs, h.out_specs, out_addrs, h.attrs, stream)
+
+    return _run("aclopExecWithHandle", body)
+
+
+def cast(*args: Any) -> int:
+    """cast(src_desc, src_buf, dst_desc, dst_buf, truncate, stream) -> ret"""
+    src_desc, src_buf, dst_desc, dst_buf, _truncate, stream = parse("kkkkik", args)
+
+    def body() -> None:
+        d = _objects.tensor_desc(dst_desc)
+        if d is None:
+            raise OpError(codes.ACL_ERROR_INVALID_PARAM, "dst desc is not a tensor desc")
+        attrs = {"dst_type": d.dtype}
+        ins, outs = [_spec(src_desc, "src desc")], [_spec(dst_desc, "dst desc")]
+        op, outs = _dispatch.prepare("Cast", ins, attrs, outs)
+        in_addrs = _buffers([src_buf], ins, "input")
+        out_addrs = _buffers([dst_buf], outs, "output")
+        _dispatch.launch(op, ins, in_addrs, outs, out_addrs, attrs, stream)
+
+    return _run("aclopCast", body)
+
+
+def infer_shape(*args: Any) -> int:
+    """infer_shape(op_type, in_descs, in_bufs, num_out, out_descs, attr) -> ret; fills out_descs."""
+    op_type, in_descs, _in_bufs, num_out, out_descs, attr = parse("sOOiOk", args)
+    _lists("aclopInferShape", in_descs, _in_bufs)
+
+    def body() -> None:
+        ins = [_spec(h, f"input desc {i}") for i, h in enumerate(in_descs)]
+        _, outs = _dispatch.prepare(op_type, ins, _attrs(attr), None)
+        if not isinstance(out_descs, list) or num_out != len(outs) or len(out_descs) != num_out:
+            raise OpError(
+                codes.ACL_ERROR_INVALID_PARAM,
+                f"{op_type} has {len(outs)} outputs, num_out={num_out}",
+            )
+        for h, s in zip(out_descs, outs, strict=True):
+            d = _objects.tensor_desc(h)
+            if d is None:
+                raise OpError(codes.ACL_ERROR_INVALID_PARAM, "an output desc is not a tensor desc")
+            dt = numerics.by_numpy(s.dtype)
+            d.dims = list(s.shape)
+            d.dtype = dt.acl if dt is not None else d.dtype
+
+    return _run("aclopInferShape", body)
+
+
+# -- accepted and ignored: the emulator needs no compiled op models ---------------------------
+def set_model_dir(*args: Any) -> int:
+    parse("s", args)
+    return 0
+
+
+def load(*args: Any) -> int:
+    parse("kk", args)
+    return 0
+
+
+def set_max_op_queue_num(*args: Any) -> int:
+    parse("k", args)
+    return 0
+
+
+# -- attributes ------------------------------------------------------------------------------
+def create_attr(*args: Any) -> int:
+    parse("", args)
+    return _objects.new(OpAttr())
+
+
+def destroy_attr(*args: Any) -> None:
+    (attr,) = parse("k", args)
+    if _lookup(attr, OpAttr) is not None:
+        _objects.drop(attr)
+
+
+def _setter(api: str, fmt: str, conv: Callable[[Any], Any]) -> Callable[..., int]:
+    def set_attr(*args: Any) -> int:
+        attr, name, value = parse("ks" + fmt, args)
+        a = _lookup(attr, OpAttr)
+        if a is None:
+            return _fail(codes.ACL_ERROR_INVALID_PARAM, api, f"0x{attr:x} is not an op attr")
+        try:
+            a[name] = conv(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{api}: bad value for {name!r}: {exc}") from None
+        return 0
+
+    set_attr.__name__ = api
+    return set_attr
+
+
+def _list_of(conv: Callable[[Any], Any]) -> Callable[[Any], list[Any]]:
+    def convert(value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise TypeError("argument 3 is not list")
+        return [conv(v) for v in value]
+
+    return convert
+
+
+set_attr_bool = _setter("aclopSetAttrBool", "i", lambda v: bool(v))
+set_attr_int = _setter("aclopSetAttrInt", "L", int)
+set_attr_float = _setter("aclopSetAttrFloat", "f", lambda v: float(np.float32(v)))
+set_attr_string = _setter("aclopSetAttrString", "s", str)
+set_attr_list_bool = _setter("aclopSetAttrListBool", "O", _list_of(bool))
+set_attr_list_int = _setter("aclopSetAttrListInt", "O", _list_of(int))
+set_attr_list_float = _setter(
+    "aclopSetAttrListFloat", "O", _list_of(lambda v: float(np.float32(v)))
+)
+set_attr_list_string = _setter("aclopSetAttrListString", "O", _list_of(str))
+set_attr_list_list_int = _setter("aclopSetAttrListListInt", "O", _list_of(_list_of(int)))
+_set_data_type = _setter("aclopSetAttrDataType", "i", int)
+_set_list_data_type = _setter("aclopSetAttrListDataType", "O", _list_of(int))
+
+
+def set_attr_data_type(*args: Any) -> tuple[int, int]:
+    """set_attr_data_type(attr, name, dtype) -> (attr, ret), as pyACL returns it."""
+    return args[0] if args else 0, _set_data_type(*args)
+
+
+def set_attr_list_data_type(*args: Any) -> tuple[int, int]:
+    return args[0] if args else 0, _set_list_data_type(*args)
