@@ -17,12 +17,15 @@ import threading
 import time
 from typing import TypeVar
 
+import numpy as np
+
 from npu_runtime.core import hooks
 from npu_runtime.core.context import Context
 from npu_runtime.core.device import Device
 from npu_runtime.core.event import Event
 from npu_runtime.core.faults import injector
 from npu_runtime.core.hostmem import HostMemory
+from npu_runtime.core.memory import device_of
 from npu_runtime.core.sanitizer import Sanitizer
 from npu_runtime.core.stream import Stream
 from npu_runtime.devices import DeviceProfile, get_profile
@@ -45,9 +48,28 @@ class _ThreadState(threading.local):
         self.last_error = 0
 
 
+class MemoryAccess:
+    """`rt.memory`: device memory by address, whichever device it is on (for kernels)."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self._rt = rt
+
+    def view(self, addr: int, nbytes: int) -> np.ndarray:
+        """A writable uint8 view of device memory; ValueError outside a live allocation."""
+        dev_id = device_of(addr)
+        dev = self._rt.devices.get(dev_id) if dev_id is not None else None
+        if dev is None:
+            raise ValueError(f"0x{addr:x} is not an address on an open device")
+        return dev.memory.view(addr, nbytes)
+
+    def is_device(self, addr: int) -> bool:
+        return device_of(addr) is not None
+
+
 class Runtime:
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        self.memory = MemoryAccess(self)
         self.tls = _ThreadState()
         self.hostmem = HostMemory()
         self.sanitizer = Sanitizer()

@@ -72,7 +72,6 @@ def profile_names() -> list[str]:
     return sorted(set(t["profiles"]) | set(t["aliases"]))
 
 
-@cache
 def get_profile(name: str | None = None) -> DeviceProfile:
     """The profile for `name` (canonical or alias, case-insensitive); default 910B.
 
@@ -86,7 +85,12 @@ def get_profile(name: str | None = None) -> DeviceProfile:
     canonical = by_lower.get(key.lower())
     if canonical is None:
         raise ValueError(f"unknown device {key!r}; known: {', '.join(profile_names())}")
-    raw = t["profiles"][canonical]
+    return _build(canonical)
+
+
+@cache
+def _build(canonical: str) -> DeviceProfile:
+    raw = _table()["profiles"][canonical]
     values = {k: v["value"] for k, v in raw.items() if isinstance(v, dict) and "value" in v}
     sources = {k: v["source"] for k, v in raw.items() if isinstance(v, dict) and "source" in v}
     return DeviceProfile(name=canonical, soc_name=raw["soc_name"], sources=sources, **values)
