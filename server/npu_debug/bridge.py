@@ -31,7 +31,7 @@ class _State:
         self.trace_path: str | None = None
         self.traced_count = 0  # records in the trace last written at a stop
         self.profiler: Any = None  # npu_runtime.profiler.session.Profiler when profiling
-        self.error_seq = 0
+        self.last_call: types.FrameType | None = None  # runtime frame of the last stop
 
 
 _state = _State()
@@ -92,16 +92,18 @@ def profile_snapshot(final: bool = False) -> dict[str, Any] | None:
     return aggregate(records, device=profiler.device or profiler.data().device, trace_path=trace)
 
 
-def _user_frame() -> types.FrameType | None:
+def _user_frame() -> tuple[types.FrameType | None, types.FrameType | None]:
+    """The first user frame above the failing call, and the runtime frame it called."""
     from npu_runtime.sites import _is_ours
 
+    callee: types.FrameType | None = None
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not _is_ours(filename) and not filename.startswith(_PACKAGE_DIR):
-            return frame
-        frame = frame.f_back
-    return None
+            return frame, callee
+        callee, frame = frame, frame.f_back
+    return None, None
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -130,10 +132,16 @@ def on_error(err: BaseException) -> None:
 
     if not debugpy.is_client_connected():
         return
-    frame = _user_frame()
+    frame, callee = _user_frame()
     if frame is None:
         return
     info = describe_error(err)
+    # One call can report twice (a sanitizer finding, then the call's own error): stop once.
+    # Holding the callee frame keeps its identity unique until the next failing call.
+    if callee is not None and callee is _state.last_call:
+        channel.send({"event": "aclErrorAlso", "body": info})
+        return
+    _state.last_call = callee
     line = _stop_line(frame, info)
     info["stop"] = {"file": frame.f_code.co_filename, "line": line}
     info["thread"] = threading.get_ident()
@@ -188,8 +196,13 @@ def install(settings: dict[str, Any]) -> None:
     thread.is_pydev_daemon_thread = True  # type: ignore[attr-defined]
     thread.start()
     atexit.register(_at_exit)
+    # The editor's exception filters were set after launch: ask for the current switch.
+    current = channel.request("getConfig", timeout=ACK_TIMEOUT)
+    if current is not None and isinstance(current.get("stopOnAclError"), bool):
+        _state.stop_on_acl_error = current["stopOnAclError"]
     try:
         from npu_runtime.core import hooks
+        from npu_runtime.core.runtime import get_runtime
     except ImportError:
         return  # the runtime is not available: a plain Python session
     hooks.add_error_listener(on_error)
@@ -197,4 +210,5 @@ def install(settings: dict[str, Any]) -> None:
     if profile_dir:
         from npu_runtime.profiler.session import Profiler
 
-        _state.profiler = Profiler(str(profile_dir), device=settings.get("device")).start()
+        device = get_runtime().profile.soc_name  # NPU_DEVICE is in the environment by now
+        _state.profiler = Profiler(str(profile_dir), device=device).start()

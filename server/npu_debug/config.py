@@ -82,7 +82,9 @@ def _check_device(name: str) -> None:
     try:
         get_profile(name)
     except (KeyError, ValueError) as exc:
-        raise ConfigError(f"launch attribute 'device': {exc.args[0] if exc.args else exc}") from None
+        raise ConfigError(
+            f"launch attribute 'device': {exc.args[0] if exc.args else exc}"
+        ) from None
 
 
 def _check_injection(spec: str) -> None:

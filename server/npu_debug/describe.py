@@ -35,11 +35,15 @@ def _surfaced_later(info: dict[str, Any]) -> bool:
 
 def stopped_description(info: dict[str, Any]) -> str:
     """One line naming the error, e.g. for an async failure where it was launched and surfaced."""
-    kind = "ACL sanitizer" if info.get("kind") == "sanitizer" else "ACL error"
-    text = f"{kind} {_code(info)}"
+    if info.get("kind") == "sanitizer":
+        text = f"ACL sanitizer: {info.get('check') or 'finding'}, {_code(info)}"
+    else:
+        text = f"ACL error {_code(info)}"
     if info.get("api"):
         text += f" in {info['api']}"
-    if info.get("meaning"):
+    if info.get("detail"):
+        text += f": {info['detail']}"
+    elif info.get("meaning"):
         text += f": {info['meaning']}"
     if _surfaced_later(info):
         text += f" (launched at {_where(info.get('launch_site'))}, surfaced at synchronisation on {_where(info.get('site'))})"

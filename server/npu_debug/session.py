@@ -295,6 +295,12 @@ class Session:
             with self.lock:
                 self.pending_error = dict(message.get("body") or {})
             conn.reply(int(message.get("seq", 0)), {})
+        elif message.get("request") == "getConfig":
+            conn.reply(int(message.get("seq", 0)), {"stopOnAclError": self._stop_on_acl()})
+        elif message.get("event") == "aclErrorAlso":
+            # The same call failed twice (sanitizer + error): show the second in the console.
+            text = describe.stopped_description(dict(message.get("body") or {}))
+            self.send_event("output", {"category": "console", "output": f"also: {text}\n"})
         elif message.get("event") == "profile":
             body = message.get("body") or {}
             if self._emit_profile(body.get("profile")) and body.get("final"):
