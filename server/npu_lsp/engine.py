@@ -148,6 +148,7 @@ class Context:
     cache: dict[Any, Any] = field(default_factory=dict)
     _parents: dict[int, ast.AST] = field(default_factory=dict)
     _lines: list[str] | None = None
+    _parents_complete: bool = False
 
     # ---- scope and names
     @property
@@ -169,8 +170,17 @@ class Context:
         return self.scopes.info.resolve(expr)
 
     def parent(self, node: ast.AST) -> ast.AST | None:
-        """The syntactic parent of `node` (nodes visited so far and their children)."""
-        return self._parents.get(id(node))
+        """The syntactic parent of `node` (None for the module)."""
+        hit = self._parents.get(id(node))
+        if hit is None and not self._parents_complete:
+            # The walk records parents as it goes; a question about a node not reached yet
+            # (e.g. a caller defined further down) completes the map once.
+            self._parents_complete = True
+            for parent in ast.walk(self.tree):
+                for child in ast.iter_child_nodes(parent):
+                    self._parents[id(child)] = parent
+            hit = self._parents.get(id(node))
+        return hit
 
     # ---- text and spans
     @property

@@ -44,6 +44,9 @@ class CallSite:
     end_line: int
     end_column: int
     caller: str
+    #: The call expression and the calling function (same file only; not part of equality).
+    call: ast.Call | None = field(default=None, compare=False, repr=False)
+    caller_node: ast.AST | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -162,7 +165,9 @@ def _level_of(value: ast.expr, imports: dict[str, str]) -> Level | None:
         v = parts[-1].upper()
     if v in ("STRICT", "0"):
         return "strict"
-    if v in ("LAX", "2", "COMPATIBLE", "1"):
+    if v in ("COMPATIBLE", "1"):
+        return "strict"  # COMPATIBLE has no JIT Fallback for host objects either
+    if v in ("LAX", "2"):
         return "lax"
     return None
 
@@ -399,11 +404,11 @@ class ScopeResolver:
         return None
 
     def _cell_level(self, cls_qual: str, construct: FuncDef, info: ModuleInfo) -> Level:
+        # `@jit(fullgraph=True)` on `construct` does not change the level when the Cell is
+        # compiled in GRAPH_MODE: MindSpore 2.10 accepted a STRICT-only error there under
+        # the default level (corpus case orig_jit_fullgraph_cell_method).
         if self.configured:
             return self.configured
-        fg = _jit_decoration(construct, info)
-        if fg is not None and fg != "bytecode":
-            return fg
         if cls_qual in info.cell_config_levels:
             return info.cell_config_levels[cls_qual]
         if "*" in info.cell_config_levels:
@@ -471,6 +476,8 @@ class ScopeResolver:
                     call.end_lineno or call.lineno,
                     (call.end_col_offset or 0) + 1,
                     qual,
+                    call,
+                    fn,
                 )
                 self._add(t_fn, t_qual, "helper", level, site)
                 work.append((t_info, t_fn, level, t_owner, t_qual))
@@ -504,11 +511,8 @@ class ScopeResolver:
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
                     yield node, (hit[0], q, hit[1], None)
-                elif q and self._class(q) and not self.is_cell_class(q):
-                    # instantiating a custom class runs its __init__ in the graph
-                    m = self._method(q, "__init__")
-                    if m:
-                        yield node, (m[0], f"{q}.__init__", m[2], q)
+                # Instantiating a custom class runs its __init__ as plain Python (accepted at
+                # every level), so __init__ is not followed; its other methods are, when called.
             elif isinstance(f, ast.Attribute):
                 recv = f.value
                 cls_q: str | None = None

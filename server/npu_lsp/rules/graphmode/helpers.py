@@ -1,17 +1,47 @@
-"""Shared helpers for graph-mode rules: the base class and value-kind questions."""
+"""Shared helpers for graph-mode rules: the base class and small AST questions."""
 
 from __future__ import annotations
 
+import ast
 from typing import ClassVar
 
 from npu_lsp.registry import Rule
 
 RULES_MD = "../shared/reference/graphmode/RULES.md"
+FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 class GraphRule(Rule):
     """A rule that only applies inside graph scopes (the engine skips eager code)."""
 
     graph_only: ClassVar[bool] = True
-    #: Only report under STRICT (MindSpore's JIT Fallback makes LAX accept the pattern).
-    strict_only: ClassVar[bool] = False
+
+
+def terminates(body: list[ast.stmt]) -> bool:
+    """Does this block always leave (return / raise / break / continue) before falling through?"""
+    for st in body:
+        if isinstance(st, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+            return True
+        if isinstance(st, ast.If) and st.orelse and terminates(st.body) and terminates(st.orelse):
+            return True
+    return False
+
+
+def returns_in(body: list[ast.stmt]) -> list[ast.Return]:
+    """Return statements in `body`, not looking into nested functions or classes."""
+    out: list[ast.Return] = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            out.append(node)
+        elif isinstance(node, (*FUNCS, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def is_root_body(node: ast.AST, ctx: object) -> bool:
+    """Is the node directly in the compiled root function (not in a nested def or lambda)?"""
+    scope = getattr(ctx, "scope", None)
+    return scope is not None and getattr(ctx, "function", None) is scope.function

@@ -1,0 +1,119 @@
+"""MS126: sub-cells kept in a plain Python list."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Span
+from npu_lsp.engine import Context
+from npu_lsp.registry import Rule, rule
+
+
+@rule(
+    code="MS126", name="cells-in-python-list", severity="error", family="graphmode", fix="sometimes"
+)
+class CellsInPythonList(Rule):
+    """## What it does
+    Flags `self.attr = [...]` in a Cell's `__init__` when the list holds sub-cells
+    (`[nn.Dense(3, 3) for _ in range(3)]`, `[Block(), Block()]`).
+
+    ## Why is this bad?
+    A plain list hides the sub-cells from the parent Cell: their Parameters are not
+    registered under unique names, so compiling `construct` fails with
+    `RuntimeError: The parameter ..., its name 'weight' already exists.` (PyNative runs,
+    but the parameters are also missing from `trainable_params()` and checkpoints).
+
+    ## Example
+    ```python
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.layers = [nn.Dense(3, 3) for _ in range(3)]
+    ```
+
+    ## Use instead
+    ```python
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.CellList([nn.Dense(3, 3) for _ in range(3)])
+    ```
+
+    ## Fix safety
+    The fix wraps the list in `nn.CellList(...)` when the module already refers to
+    MindSpore's `nn` by a name it can reuse. It is safe: CellList supports indexing,
+    iteration and `len` like a list.
+
+    ## References
+    - RULES.md, section 1: sub-cells held in a plain Python list.
+    """
+
+    nodes = (ast.Assign,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Assign)
+        func = ctx.function
+        if not isinstance(func, ast.FunctionDef) or func.name != "__init__":
+            return
+        cls = ctx.parent(func)
+        if not isinstance(cls, ast.ClassDef):
+            return
+        if not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+            return
+        value = node.value
+        elements: list[ast.expr]
+        if isinstance(value, ast.List):
+            elements = value.elts
+        elif isinstance(value, ast.ListComp):
+            elements = [value.elt]
+        else:
+            return
+        if not elements or not all(self._is_cell_call(e, ctx) for e in elements):
+            return
+        targets = [
+            t
+            for t in node.targets
+            if isinstance(t, ast.Attribute)
+            and isinstance(t.value, ast.Name)
+            and t.value.id == "self"
+        ]
+        if not targets:
+            return
+        yield ctx.diagnostic(
+            self,
+            value,
+            f"sub-cells in a plain list are not registered; wrap `self.{targets[0].attr}` in `nn.CellList`",
+            fix=self._fix(value, ctx),
+        )
+
+    @staticmethod
+    def _is_cell_call(e: ast.expr, ctx: Context) -> bool:
+        if not isinstance(e, ast.Call):
+            return False
+        q = ctx.qualname(e.func)
+        return bool(q) and ctx.scopes.is_cell_class(q)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _fix(value: ast.expr, ctx: Context) -> Fix | None:
+        prefix = next(
+            (name for name, target in ctx.scopes.info.imports.items() if target == "mindspore.nn"),
+            None,
+        )
+        if prefix is None:
+            ms = next(
+                (name for name, target in ctx.scopes.info.imports.items() if target == "mindspore"),
+                None,
+            )
+            prefix = f"{ms}.nn" if ms else None
+        if prefix is None:
+            return None
+        s = ctx.span(value)
+        return Fix(
+            f"Wrap in `{prefix}.CellList(...)`",
+            (
+                Edit(Span(s.line, s.column, s.line, s.column), f"{prefix}.CellList("),
+                Edit(Span(s.end_line, s.end_column, s.end_line, s.end_column), ")"),
+            ),
+            safe=True,
+        )

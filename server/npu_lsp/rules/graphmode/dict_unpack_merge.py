@@ -1,0 +1,55 @@
+"""MS123: `{**a, **b}` dict unpacking in compiled code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS123", name="dict-unpack-merge", severity="error", family="graphmode")
+class DictUnpackMerge(GraphRule):
+    """## What it does
+    Flags dict displays that unpack another mapping with `**` inside compiled code.
+
+    ## Why is this bad?
+    MindSpore mis-evaluates the display (it treats the unpacking like addition) and stops
+    with `TypeError: For Operator[Add], input's type 'Tuple[...]' does not match expected
+    type 'Tensor'.`, without pointing at a line.
+
+    ## Example
+    ```python
+    def construct(self, x):
+        d1 = {"a": x}
+        d2 = {"b": x * 2}
+        d = {**d1, **d2}
+        return d["a"] + d["b"]
+    ```
+
+    ## Use instead
+    ```python
+    def construct(self, x):
+        d = {"a": x, "b": x * 2}
+        return d["a"] + d["b"]
+    ```
+    or build the merged dict with `d = d1.copy()` followed by `d.update(d2)`.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1: `{**d1, **d2}` (mis-evaluated).
+    """
+
+    nodes = (ast.Dict,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Dict)
+        if any(k is None for k in node.keys):
+            yield ctx.diagnostic(
+                self, node, "`**` unpacking in a dict display is mis-compiled in graph mode"
+            )

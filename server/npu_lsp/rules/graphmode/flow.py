@@ -1,0 +1,699 @@
+"""Value kinds in compiled functions: which names hold graph *variables* (tensors computed at
+run time) and which hold compile-time constants (Python values, shapes, dtypes, `self` config).
+
+MindSpore treats these very differently: `if x.shape[0] > 2` is folded while compiling, while
+`if x.sum() > 0` becomes a control-flow graph whose branches must agree in type. The analysis is
+flow-insensitive per function (a name's kind is the "most variable" of everything bound to it),
+which is exact for the usual construct style and errs towards "constant", i.e. towards silence.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING
+
+from npu_lsp.scope import dotted
+
+if TYPE_CHECKING:
+    from npu_lsp.engine import Context
+
+
+class Kind(IntEnum):
+    """How much is known at compile time; larger = more dynamic."""
+
+    CONST = 0  # a Python value known while compiling (int, str, shape, dtype, sub-cell...)
+    UNKNOWN = 1  # cannot tell; rules stay silent
+    VAR = 2  # a run-time scalar/object derived from a tensor (float(t), t.item(), t.asnumpy())
+    TENSOR = 3  # a tensor computed at run time
+
+    @property
+    def dynamic(self) -> bool:
+        return self >= Kind.VAR
+
+
+# attributes of a tensor that are compile-time constants under static shapes
+_STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides"})
+_CONST_BUILTINS = frozenset(
+    {"len", "isinstance", "issubclass", "type", "hasattr", "callable", "id_", "dir", "vars"}
+)
+_SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
+_HOST_METHODS = frozenset({"asnumpy", "tolist", "item", "numpy"})
+_CONST_METHODS = frozenset({"dim", "ndimension", "nelement", "numel"})
+_SHAPE_FUNCS = frozenset({"shape", "rank", "dtype", "size", "dyn_shape"})
+
+
+@dataclass
+class Flow:
+    """Kinds and value shapes of the names of one function."""
+
+    kinds: dict[str, Kind] = field(default_factory=dict)
+    #: name -> set of type classes bound to it ("tensor", "tuple", "list", "dict", "none"...)
+    types: dict[str, set[str]] = field(default_factory=dict)
+    #: name -> dtype names explicitly given (astype/cast/Tensor(..., dtype))
+    dtypes: dict[str, set[str]] = field(default_factory=dict)
+    #: names bound to numpy/third-party objects
+    numpy: set[str] = field(default_factory=set)
+    #: names bound to nested functions or lambdas
+    functions: set[str] = field(default_factory=set)
+
+
+@dataclass
+class SelfInfo:
+    """What `__init__` says about `self` attributes of the class owning a compiled method."""
+
+    parameters: set[str] = field(default_factory=set)
+    tensors: set[str] = field(default_factory=set)
+    cells: set[str] = field(default_factory=set)
+    lists: set[str] = field(default_factory=set)
+    assigned: set[str] = field(default_factory=set)
+
+
+class Analyzer:
+    """Per-run cache of function flows (stored in `ctx.cache`)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.flows: dict[int, Flow] = {}
+        self._busy: set[int] = set()
+        self._classes: dict[int, ast.ClassDef | None] = {}
+        self._self_info: dict[int, SelfInfo] = {}
+        self._module_calls: dict[str, list[ast.Call]] | None = None
+
+    # ------------------------------------------------------------------ entry points
+    def flow(self, func: ast.AST | None) -> Flow:
+        if func is None:
+            return Flow()
+        key = id(func)
+        if key in self.flows:
+            return self.flows[key]
+        if key in self._busy:  # recursion through call-site propagation
+            return Flow()
+        self._busy.add(key)
+        try:
+            flow = self._analyse(func)
+        finally:
+            self._busy.discard(key)
+        self.flows[key] = flow
+        return flow
+
+    def kind(self, expr: ast.AST, func: ast.AST | None = None) -> Kind:
+        """Kind of `expr` evaluated inside `func` (default: the function being checked)."""
+        func = func if func is not None else self.ctx.function
+        return self._kind(expr, self.flow(func), func)
+
+    def type_class(self, expr: ast.AST, func: ast.AST | None = None) -> str | None:
+        """ "tensor", "tuple", "list", "dict", "none", "str", "scalar", "function" or None."""
+        func = func if func is not None else self.ctx.function
+        return self._type_class(expr, self.flow(func), func)
+
+    def dtype_of(self, expr: ast.AST, func: ast.AST | None = None) -> str | None:
+        func = func if func is not None else self.ctx.function
+        return self._dtype(expr, self.flow(func))
+
+    def is_numpy(self, expr: ast.AST, func: ast.AST | None = None) -> bool:
+        func = func if func is not None else self.ctx.function
+        flow = self.flow(func)
+        if isinstance(expr, ast.Name):
+            return expr.id in flow.numpy
+        if isinstance(expr, ast.Call):
+            q = self.ctx.qualname(expr.func)
+            return bool(q and q.startswith("numpy.") and not q.startswith("numpy.random"))
+        return False
+
+    def owner_class(self, func: ast.AST | None) -> ast.ClassDef | None:
+        """The class whose method `func` is (walking up through nested functions)."""
+        if func is None:
+            return None
+        key = id(func)
+        if key not in self._classes:
+            node: ast.AST | None = func
+            owner = None
+            while node is not None:
+                parent = self.ctx.parent(node)
+                if isinstance(parent, ast.ClassDef):
+                    owner = parent
+                    break
+                node = parent
+            self._classes[key] = owner
+        return self._classes[key]
+
+    def self_info(self, cls: ast.ClassDef | None) -> SelfInfo:
+        if cls is None:
+            return SelfInfo()
+        key = id(cls)
+        if key in self._self_info:
+            return self._self_info[key]
+        info = SelfInfo()
+        for item in cls.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(item):
+                targets: list[ast.expr] = []
+                value: ast.expr | None = None
+                if isinstance(node, ast.Assign):
+                    targets, value = list(node.targets), node.value
+                elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                    targets, value = [node.target], node.value
+                for t in targets:
+                    if not (
+                        isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == "self"
+                    ):
+                        continue
+                    if item.name != "__init__":
+                        continue
+                    info.assigned.add(t.attr)
+                    if isinstance(value, (ast.List, ast.ListComp)):
+                        info.lists.add(t.attr)
+                    if isinstance(value, ast.Call):
+                        q = self.ctx.qualname(value.func) or ""
+                        last = q.rsplit(".", 1)[-1]
+                        if last in ("Parameter", "ParameterTuple"):
+                            info.parameters.add(t.attr)
+                        elif last == "Tensor" or q.startswith("mindspore.ops."):
+                            info.tensors.add(t.attr)
+                        elif q.startswith("mindspore.nn.") or self._is_local_cell(q):
+                            info.cells.add(t.attr)
+        # inherited Parameters (e.g. defined in a base class) are unknown: treat unknown attrs as such
+        self._self_info[key] = info
+        return info
+
+    def _is_local_cell(self, q: str) -> bool:
+        try:
+            return self.ctx.scopes.is_cell_class(q)
+        except RecursionError:
+            return False
+
+    # ------------------------------------------------------------------ analysis
+    def _analyse(self, func: ast.AST) -> Flow:
+        flow = Flow()
+        scope = self.ctx.scopes.scope_for(func)
+        args = (
+            func.args
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            else None
+        )
+        if args is not None:
+            self._bind_params(func, args, flow, scope)
+        body: list[ast.AST] = []
+        if isinstance(func, ast.Lambda):
+            body = [func.body]
+        elif isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = list(func.body)
+        # Nested functions see the enclosing function's names (closures).
+        parent_func = self._enclosing_function(func)
+        if parent_func is not None:
+            outer = self.flow(parent_func)
+            for k, v in outer.kinds.items():
+                flow.kinds.setdefault(k, v)
+            for k, ts in outer.types.items():
+                flow.types.setdefault(k, set(ts))
+        bindings = list(self._bindings(body))
+        for _ in range(3):  # a few rounds reach the fixpoint for ordinary code
+            changed = False
+            for target, value, how in bindings:
+                changed |= self._bind(target, value, how, flow, func)
+            if not changed:
+                break
+        return flow
+
+    def _enclosing_function(self, func: ast.AST) -> ast.AST | None:
+        node = self.ctx.parent(func)
+        while node is not None:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return node
+            if isinstance(node, ast.ClassDef):
+                return None
+            node = self.ctx.parent(node)
+        return None
+
+    def _bind_params(self, func: ast.AST, args: ast.arguments, flow: Flow, scope: object) -> None:
+        positional = [*args.posonlyargs, *args.args]
+        defaults: dict[str, ast.expr] = {}
+        for a, d in zip(
+            positional[len(positional) - len(args.defaults) :], args.defaults, strict=False
+        ):
+            defaults[a.arg] = d
+        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False):
+            if d is not None:
+                defaults[a.arg] = d
+        kind_name = getattr(scope, "kind", None)
+        observed = self._observed_args(func, kind_name)
+        is_method = self.owner_class(func) is not None and not isinstance(func, ast.Lambda)
+        for i, a in enumerate(positional):
+            if i == 0 and is_method and a.arg in ("self", "cls"):
+                continue
+            if a.arg in observed:
+                flow.kinds[a.arg] = observed[a.arg][0]
+                flow.types[a.arg] = observed[a.arg][1]
+            elif a.arg in defaults:
+                flow.kinds[a.arg] = Kind.CONST
+                flow.types[a.arg] = {self._type_class(defaults[a.arg], flow, func) or "?"}
+            elif kind_name in ("construct", "jit"):
+                flow.kinds[a.arg] = Kind.TENSOR  # graph inputs are tensors unless shown otherwise
+                flow.types[a.arg] = {"tensor"}
+            else:
+                flow.kinds[a.arg] = Kind.UNKNOWN
+        for a in args.kwonlyargs:
+            flow.kinds.setdefault(a.arg, Kind.CONST if a.arg in defaults else Kind.UNKNOWN)
+        if args.vararg:
+            flow.kinds[args.vararg.arg] = Kind.UNKNOWN
+        if args.kwarg:
+            flow.kinds[args.kwarg.arg] = Kind.UNKNOWN
+
+    def _observed_args(
+        self, func: ast.AST, kind_name: str | None
+    ) -> dict[str, tuple[Kind, set[str]]]:
+        """Kinds of arguments at the places this function is called: module-level calls of
+        a Cell instance / jit function, or call sites in compiled code for helpers."""
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return {}
+        params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+        is_method = self.owner_class(func) is not None
+        if is_method and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        calls: list[tuple[ast.Call, ast.AST | None]] = []
+        if kind_name == "helper":
+            scope = self.ctx.scopes.scope_for(func)
+            for site in getattr(scope, "call_sites", []):
+                if site.call is not None and site.path == self.ctx.path:
+                    calls.append((site.call, site.caller_node))
+        elif kind_name in ("construct", "jit"):
+            calls = [(c, None) for c in self._module_level_calls(func)]
+        out: dict[str, tuple[Kind, set[str]]] = {}
+        for call, caller in calls:
+            caller_flow = self.flow(caller) if caller is not None else Flow()
+            for i, arg in enumerate(call.args):
+                if isinstance(arg, ast.Starred) or i >= len(params):
+                    break
+                self._merge_observed(out, params[i], arg, caller_flow, caller)
+            for kw in call.keywords:
+                if kw.arg in params:
+                    self._merge_observed(out, kw.arg, kw.value, caller_flow, caller)
+        return out
+
+    def _merge_observed(
+        self,
+        out: dict[str, tuple[Kind, set[str]]],
+        name: str,
+        arg: ast.expr,
+        flow: Flow,
+        func: ast.AST | None,
+    ) -> None:
+        k = self._module_kind(arg) if func is None else self._kind(arg, flow, func)
+        t = "tensor" if k == Kind.TENSOR else (self._type_class(arg, flow, func) or "?")
+        if name in out:
+            k0, t0 = out[name]
+            out[name] = (max(k0, k), t0 | {t})
+        else:
+            out[name] = (k, {t})
+
+    def _module_kind(self, arg: ast.expr) -> Kind:
+        """Kind of an argument passed from module level into a Cell or jit function."""
+        if (
+            isinstance(arg, ast.Constant)
+            or isinstance(arg, (ast.Set, ast.Tuple, ast.List, ast.Dict))
+            and not any(
+                self._module_kind(e) == Kind.TENSOR
+                for e in ast.iter_child_nodes(arg)
+                if isinstance(e, ast.expr)
+            )
+        ):
+            return Kind.CONST
+        if isinstance(arg, ast.Call):
+            q = self.ctx.qualname(arg.func) or ""
+            if q.rsplit(".", 1)[-1] in ("Tensor", "Parameter") or q.startswith("mindspore.ops."):
+                return Kind.TENSOR
+            return Kind.UNKNOWN
+        if isinstance(arg, ast.Name):
+            value = self._module_assignments().get(arg.id)
+            if value is not None and value is not arg:
+                return self._module_kind(value)
+        return Kind.UNKNOWN
+
+    def _module_assignments(self) -> dict[str, ast.expr]:
+        key = "module-assignments"
+        cached = self.ctx.cache.get(key)
+        if cached is None:
+            cached = {}
+            for st in self.ctx.tree.body:
+                if (
+                    isinstance(st, ast.Assign)
+                    and len(st.targets) == 1
+                    and isinstance(st.targets[0], ast.Name)
+                ):
+                    cached[st.targets[0].id] = st.value
+            self.ctx.cache[key] = cached
+        return cached
+
+    def _module_level_calls(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+        """Calls like `net(x, 3)` (net = Net()) or `f(x)` (f a jit function) at module level."""
+        if self._module_calls is None:
+            self._module_calls = {}
+            assigns = self._module_assignments()
+            instance_of: dict[str, str] = {}
+            for name, value in assigns.items():
+                if isinstance(value, ast.Call) and isinstance(
+                    value.func, (ast.Name, ast.Attribute)
+                ):
+                    q = self.ctx.qualname(value.func)
+                    if q:
+                        instance_of[name] = q.rsplit(".", 1)[-1]
+            for st in self.ctx.tree.body:
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                for node in ast.walk(st):
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                        target = instance_of.get(node.func.id, node.func.id)
+                        self._module_calls.setdefault(target, []).append(node)
+        owner = self.owner_class(func)
+        if owner is not None:
+            return self._module_calls.get(owner.name, []) if func.name == "construct" else []
+        return self._module_calls.get(func.name, [])
+
+    def _bindings(self, body: list[ast.AST]) -> list[tuple[ast.AST, ast.AST | None, str]]:
+        """(target, value, how) for every binding in `body`, not descending into nested scopes."""
+        out: list[tuple[ast.AST, ast.AST | None, str]] = []
+        stack = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    out.append((t, node.value, "="))
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                out.append((node.target, node.value, "="))
+            elif isinstance(node, ast.AugAssign):
+                out.append(
+                    (node.target, ast.BinOp(left=node.target, op=node.op, right=node.value), "=")
+                )
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                out.append((node.target, node.iter, "for"))
+            elif isinstance(node, ast.NamedExpr):
+                out.append((node.target, node.value, "="))
+            elif isinstance(node, (ast.withitem,)) and node.optional_vars is not None:
+                out.append((node.optional_vars, node.context_expr, "="))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append((ast.Name(id=node.name), None, "def"))
+                continue
+            elif isinstance(node, (ast.Lambda, ast.ClassDef)):
+                continue
+            elif isinstance(node, ast.comprehension):
+                out.append((node.target, node.iter, "for"))
+            stack.extend(ast.iter_child_nodes(node))
+        return out
+
+    def _bind(
+        self, target: ast.AST, value: ast.AST | None, how: str, flow: Flow, func: ast.AST
+    ) -> bool:
+        if how == "def":
+            assert isinstance(target, ast.Name)
+            if target.id in flow.functions:
+                return False
+            flow.functions.add(target.id)
+            flow.kinds[target.id] = Kind.CONST
+            flow.types.setdefault(target.id, set()).add("function")
+            return True
+        if value is None:
+            return False
+        if how == "for":
+            return self._bind_iter(target, value, flow, func)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            changed = False
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                for t, v in zip(target.elts, value.elts, strict=False):
+                    changed |= self._bind(t, v, "=", flow, func)
+                return changed
+            k = self._kind(value, flow, func)
+            for t in target.elts:
+                changed |= self._set(t.value if isinstance(t, ast.Starred) else t, k, None, flow)
+            return changed
+        k = self._kind(value, flow, func)
+        t = self._type_class(value, flow, func)
+        changed = self._set(target, k, t, flow)
+        if isinstance(target, ast.Name):
+            if self.is_numpy_value(value, flow) and target.id not in flow.numpy:
+                flow.numpy.add(target.id)
+                changed = True
+            dt = self._dtype(value, flow)
+            if dt is not None and dt not in flow.dtypes.setdefault(target.id, set()):
+                flow.dtypes[target.id].add(dt)
+                changed = True
+            if isinstance(value, ast.Lambda) and target.id not in flow.functions:
+                flow.functions.add(target.id)
+                changed = True
+        return changed
+
+    def is_numpy_value(self, value: ast.AST, flow: Flow) -> bool:
+        if isinstance(value, ast.Name):
+            return value.id in flow.numpy
+        if isinstance(value, ast.Call):
+            q = self.ctx.qualname(value.func)
+            if q and q.startswith("numpy.") and not q.startswith("numpy.random"):
+                return True
+            if isinstance(value.func, ast.Attribute) and value.func.attr == "asnumpy":
+                return True
+        if isinstance(value, ast.BinOp):
+            return self.is_numpy_value(value.left, flow) or self.is_numpy_value(value.right, flow)
+        return False
+
+    def _bind_iter(self, target: ast.AST, it: ast.AST, flow: Flow, func: ast.AST) -> bool:
+        if isinstance(it, ast.Call) and isinstance(target, (ast.Tuple, ast.List)):
+            q = self.ctx.qualname(it.func)
+            if q == "builtins.enumerate" and len(target.elts) == 2 and it.args:
+                changed = self._set(target.elts[0], Kind.CONST, "scalar", flow)
+                return changed | self._bind_iter(target.elts[1], it.args[0], flow, func)
+            if q == "builtins.zip" and len(target.elts) == len(it.args):
+                changed = False
+                for t, a in zip(target.elts, it.args, strict=False):
+                    changed |= self._bind_iter(t, a, flow, func)
+                return changed
+        k = self._element_kind(it, flow, func)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            changed = False
+            for t in target.elts:
+                changed |= self._set(t, k, None, flow)
+            return changed
+        return self._set(target, k, "tensor" if k == Kind.TENSOR else None, flow)
+
+    def _element_kind(self, it: ast.AST, flow: Flow, func: ast.AST) -> Kind:
+        if isinstance(it, (ast.Tuple, ast.List)):
+            return max((self._kind(e, flow, func) for e in it.elts), default=Kind.CONST)
+        if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range":
+            return max((self._kind(a, flow, func) for a in it.args), default=Kind.CONST)
+        if (
+            isinstance(it, ast.Attribute)
+            and isinstance(it.value, ast.Name)
+            and it.value.id == "self"
+        ):
+            return Kind.CONST  # CellList, tuples of layers
+        return self._kind(it, flow, func)
+
+    def _set(self, target: ast.AST, k: Kind, t: str | None, flow: Flow) -> bool:
+        if not isinstance(target, ast.Name):
+            return False
+        changed = False
+        old = flow.kinds.get(target.id)
+        if old is None or k > old:
+            flow.kinds[target.id] = k
+            changed = True
+        if t is not None:
+            ts = flow.types.setdefault(target.id, set())
+            if t not in ts:
+                ts.add(t)
+                changed = True
+        return changed
+
+    # ------------------------------------------------------------------ expressions
+    def _kind(self, e: ast.AST, flow: Flow, func: ast.AST | None) -> Kind:
+        if isinstance(e, ast.Constant):
+            return Kind.CONST
+        if isinstance(e, ast.Name):
+            if e.id in flow.kinds:
+                return flow.kinds[e.id]
+            return Kind.CONST  # globals, imports, builtins: compile-time values
+        if isinstance(e, ast.Attribute):
+            if e.attr in _STATIC_ATTRS:
+                return Kind.CONST
+            if isinstance(e.value, ast.Name) and e.value.id == "self":
+                info = self.self_info(self.owner_class(func))
+                if e.attr in info.parameters or e.attr in info.tensors:
+                    return Kind.TENSOR
+                return Kind.CONST
+            return self._kind(e.value, flow, func)
+        if isinstance(e, ast.Subscript):
+            base = self._kind(e.value, flow, func)
+            if base == Kind.TENSOR:
+                return Kind.TENSOR
+            return max(base, self._kind(e.slice, flow, func))
+        if isinstance(e, ast.Call):
+            return self._call_kind(e, flow, func)
+        if isinstance(e, ast.Compare):
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+                return Kind.CONST
+            return max(self._kind(x, flow, func) for x in [e.left, *e.comparators])
+        if isinstance(e, (ast.BinOp,)):
+            return max(self._kind(e.left, flow, func), self._kind(e.right, flow, func))
+        if isinstance(e, ast.UnaryOp):
+            return self._kind(e.operand, flow, func)
+        if isinstance(e, ast.BoolOp):
+            return max(self._kind(v, flow, func) for v in e.values)
+        if isinstance(e, ast.IfExp):
+            return max(self._kind(x, flow, func) for x in (e.test, e.body, e.orelse))
+        if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
+            return max((self._kind(x, flow, func) for x in e.elts), default=Kind.CONST)
+        if isinstance(e, ast.Dict):
+            vals = [v for v in e.values if v is not None]
+            return max((self._kind(v, flow, func) for v in vals), default=Kind.CONST)
+        if isinstance(e, ast.Starred):
+            return self._kind(e.value, flow, func)
+        if isinstance(e, (ast.JoinedStr, ast.Lambda)):
+            return Kind.CONST
+        if isinstance(e, ast.Slice):
+            parts = [p for p in (e.lower, e.upper, e.step) if p is not None]
+            return max((self._kind(p, flow, func) for p in parts), default=Kind.CONST)
+        return Kind.UNKNOWN
+
+    def _call_kind(self, e: ast.Call, flow: Flow, func: ast.AST | None) -> Kind:
+        args = [*e.args, *(k.value for k in e.keywords)]
+        arg_kind = max((self._kind(a, flow, func) for a in args), default=Kind.CONST)
+        q = self.ctx.qualname(e.func)
+        if q:
+            last = q.rsplit(".", 1)[-1]
+            if q.startswith("builtins."):
+                if last in _CONST_BUILTINS:
+                    return Kind.CONST
+                if last in _SCALAR_BUILTINS or last == "str":
+                    return Kind.VAR if arg_kind.dynamic else Kind.CONST
+                return arg_kind
+            if q.startswith("mindspore."):
+                if last in _SHAPE_FUNCS or last == "dtype":
+                    return Kind.CONST
+                if (
+                    last[:1].isupper()
+                    and q.startswith("mindspore.ops.")
+                    and not q.startswith("mindspore.ops.functional")
+                ):
+                    return Kind.CONST  # creating a Primitive: a callable constant
+                if q.startswith("mindspore.nn."):
+                    return Kind.CONST  # creating a Cell
+                return Kind.TENSOR
+            if q.startswith("numpy."):
+                return Kind.VAR if arg_kind.dynamic else Kind.CONST
+            return arg_kind
+        if isinstance(e.func, ast.Attribute):
+            method = e.func.attr
+            recv = self._kind(e.func.value, flow, func)
+            if method in _CONST_METHODS:
+                return Kind.CONST
+            if method in _HOST_METHODS:
+                return Kind.VAR if recv.dynamic else recv
+            if isinstance(e.func.value, ast.Name) and e.func.value.id == "self":
+                return arg_kind
+            if (
+                isinstance(e.func.value, ast.Attribute)
+                and isinstance(e.func.value.value, ast.Name)
+                and e.func.value.value.id == "self"
+            ):
+                return arg_kind  # a sub-cell or helper object called with these arguments
+            return max(recv, arg_kind)
+        if isinstance(e.func, ast.Name) and e.func.id in flow.kinds:
+            return (
+                max(flow.kinds[e.func.id], arg_kind)
+                if e.func.id not in flow.functions
+                else arg_kind
+            )
+        if isinstance(e.func, ast.Call):  # ms.grad(f)(x) and friends
+            return max(self._call_kind(e.func, flow, func), arg_kind)
+        return arg_kind
+
+    def _type_class(self, e: ast.AST, flow: Flow, func: ast.AST | None) -> str | None:
+        if isinstance(e, ast.Constant):
+            if e.value is None:
+                return "none"
+            if isinstance(e.value, str):
+                return "str"
+            if isinstance(e.value, (int, float, bool)):
+                return "scalar"
+            return None
+        if isinstance(e, ast.Tuple):
+            return "tuple"
+        if isinstance(e, (ast.List, ast.ListComp)):
+            return "list"
+        if isinstance(e, (ast.Dict, ast.DictComp)):
+            return "dict"
+        if isinstance(e, ast.Lambda):
+            return "function"
+        if isinstance(e, ast.Name):
+            ts = flow.types.get(e.id)
+            if e.id in flow.functions:
+                return "function"
+            if ts and len(ts) == 1:
+                t = next(iter(ts))
+                return None if t == "?" else t
+            if not ts and e.id not in flow.kinds:
+                return None
+        if self._kind(e, flow, func) == Kind.TENSOR and isinstance(
+            e, (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Call, ast.Name, ast.Attribute)
+        ):
+            if isinstance(e, ast.Call):
+                q = self.ctx.qualname(e.func) or ""
+                if q.startswith("builtins.") and q.rsplit(".", 1)[-1] in (
+                    "tuple",
+                    "list",
+                    "zip",
+                    "map",
+                    "enumerate",
+                ):
+                    return None
+                if isinstance(e.func, ast.Attribute) and e.func.attr in (
+                    "split",
+                    "chunk",
+                    "unbind",
+                ):
+                    return None
+                if not q.startswith("mindspore.") and not (
+                    isinstance(e.func, ast.Attribute)
+                    and self._kind(e.func.value, flow, func) == Kind.TENSOR
+                ):
+                    return None  # a sub-cell or helper may return anything
+            if isinstance(e, ast.Subscript) and self._type_class(e.value, flow, func) != "tensor":
+                return None
+            return "tensor"
+        return None
+
+    def _dtype(self, e: ast.AST, flow: Flow) -> str | None:
+        """Explicit dtype of a tensor expression, when the code states it."""
+        if isinstance(e, ast.Name):
+            ds = flow.dtypes.get(e.id)
+            return next(iter(ds)) if ds and len(ds) == 1 else None
+        if not isinstance(e, ast.Call):
+            return None
+        q = self.ctx.qualname(e.func) or ""
+        last = q.rsplit(".", 1)[-1]
+        dt_arg: ast.expr | None = None
+        if isinstance(e.func, ast.Attribute) and e.func.attr in ("astype", "to") and e.args:
+            dt_arg = e.args[0]
+        elif last == "cast" and len(e.args) >= 2:
+            dt_arg = e.args[1]
+        elif last in ("Tensor", "ones", "zeros", "full", "ones_like", "zeros_like"):
+            for kw in e.keywords:
+                if kw.arg == "dtype":
+                    dt_arg = kw.value
+            if dt_arg is None and last == "Tensor" and len(e.args) >= 2:
+                dt_arg = e.args[1]
+        if dt_arg is None:
+            return None
+        parts = dotted(dt_arg)
+        return parts[-1] if parts else None
+
+
+def analyzer(ctx: Context) -> Analyzer:
+    """The per-run Analyzer (created on first use)."""
+    a = ctx.cache.get(Analyzer)
+    if a is None:
+        a = Analyzer(ctx)
+        ctx.cache[Analyzer] = a
+    return a

@@ -1,0 +1,133 @@
+"""MS116: calls to APIs MindSpore forbids inside compiled code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+# Every function of these modules is forbidden (graph/_utils/check_jit_forbidden_api.py).
+_FORBIDDEN_MODULES = ("mindspore.common.initializer.", "mindspore.context.", "mindspore.log.")
+# Re-exports of mindspore.context at the package top level.
+_CONTEXT_FUNCS = frozenset(
+    {
+        "set_context",
+        "get_context",
+        "set_auto_parallel_context",
+        "get_auto_parallel_context",
+        "reset_auto_parallel_context",
+        "set_ps_context",
+        "get_ps_context",
+        "reset_ps_context",
+        "set_algo_parameters",
+        "get_algo_parameters",
+        "reset_algo_parameters",
+        "set_offload_context",
+        "get_offload_context",
+    }
+)
+# Methods registered with @jit_forbidden_register on Cell.
+_CELL_METHODS = frozenset(
+    {
+        "trainable_params",
+        "get_parameters",
+        "untrainable_params",
+        "register_forward_pre_hook",
+        "register_forward_hook",
+        "register_backward_hook",
+        "register_backward_pre_hook",
+        "state_dict",
+        "load_state_dict",
+        "parameters_dict",
+        "parameters_and_names",
+    }
+)
+
+
+@rule(code="MS116", name="jit-forbidden-api", severity="error", family="graphmode")
+class JitForbiddenApi(GraphRule):
+    """## What it does
+    Flags calls, inside compiled code, to APIs MindSpore refuses to compile: every function of
+    `mindspore.context` (`ms.set_context`, ...), `mindspore.common.initializer` and
+    `mindspore.log`, and the Cell/Parameter methods registered as JIT-forbidden
+    (`self.trainable_params()`, `get_parameters`, `untrainable_params`, the forward/backward
+    hook registration methods, `state_dict`, `Parameter.set_data`).
+
+    ## Why is this bad?
+    These APIs change or inspect the Python-side state of the network. MindSpore stops with
+    `RuntimeError: Failed to compile in GRAPH_MODE because the method or function '...' is
+    not supported in 'construct' or function with @jit decorator` at every syntax level.
+    They are fine in `__init__` and at module level. `Tensor.register_hook` is allowed.
+
+    ## Example
+    ```python
+    class Net(nn.Cell):
+        def construct(self, x):
+            n = len(self.trainable_params())
+            return x * n
+    ```
+
+    ## Use instead
+    Compute it once in `__init__`:
+    ```python
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.n_params = len(self.trainable_params())
+
+        def construct(self, x):
+            return x * self.n_params
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1: JIT-forbidden APIs.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        func = node.func
+        q = ctx.qualname(func)
+        if q is not None:
+            top = (
+                q.startswith("mindspore.")
+                and q.count(".") == 1
+                and q.split(".")[1] in _CONTEXT_FUNCS
+            )
+            if top or q.startswith(_FORBIDDEN_MODULES):
+                yield ctx.diagnostic(
+                    self, node, f"`{q}` cannot be called in compiled code (JIT-forbidden API)"
+                )
+            return
+        if not isinstance(func, ast.Attribute):
+            return
+        recv = func.value
+        on_self = isinstance(recv, ast.Name) and recv.id == "self"
+        on_sub = (
+            isinstance(recv, ast.Attribute)
+            and isinstance(recv.value, ast.Name)
+            and recv.value.id == "self"
+        )
+        if func.attr in _CELL_METHODS and (on_self or on_sub):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`Cell.{func.attr}` cannot be called in compiled code (JIT-forbidden API); call it in `__init__`",
+            )
+        elif func.attr == "set_data" and on_sub and isinstance(recv, ast.Attribute):
+            info = analyzer(ctx).self_info(analyzer(ctx).owner_class(ctx.function))
+            if recv.attr in info.parameters:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    "`Parameter.set_data` cannot be called in compiled code (JIT-forbidden API); use `ops.assign`",
+                )

@@ -1,0 +1,75 @@
+"""MS133: (STRICT) a tensor-dependent `if` where one path returns a value and the other None."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.branch_type_mismatch import _classes
+from npu_lsp.rules.graphmode.control import continuation_returns
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
+
+
+@rule(code="MS133", name="missing-return-on-tensor-branch", severity="error", family="graphmode")
+class MissingReturnOnTensorBranch(GraphRule):
+    """## What it does
+    Under the STRICT syntax level, flags an `if` whose condition depends on a tensor's value
+    when one path returns a tensor and the other path returns nothing (falls through to an
+    implicit `return None`).
+
+    ## Why is this bad?
+    STRICT joins both paths' results: `TypeError: Cannot join the return values of different
+    branches ... AbstractTensor cannot join with AbstractNone.` The default LAX level
+    accepts the code (the caller then gets `None` on one path, as in Python).
+
+    ## Example
+    ```python
+    @ms.jit(fullgraph=True)
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+    ```
+
+    ## Use instead
+    ```python
+    @ms.jit(fullgraph=True)
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+    ```
+
+    ## Fix safety
+    No automatic fix: the value for the other path is a design decision.
+
+    ## References
+    - RULES.md, section 2 (STRICT only): a tensor-dependent `if` where one path returns a
+      value and the other falls through to `None`.
+    """
+
+    nodes = (ast.If,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.If)
+        if not ctx.scope or not ctx.scope.strict or node.orelse:
+            return
+        a = analyzer(ctx)
+        if not a.kind(node.test).dynamic:
+            return
+        body = returns_in(node.body)
+        if not body or "tensor" not in _classes(body, a):
+            return
+        cont = continuation_returns(node, ctx)
+        if cont is None:
+            return
+        rets, falls_off = cont
+        if falls_off and not rets or "none" in _classes(rets, a):
+            yield ctx.diagnostic(
+                self,
+                ctx.head_span(node),
+                "under STRICT, this tensor-dependent `if` returns a Tensor on one path and None on the other",
+            )

@@ -1,0 +1,65 @@
+"""MS134: (STRICT) returning a numpy value from a graph."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS134", name="numpy-returned-from-graph", severity="error", family="graphmode")
+class NumpyReturnedFromGraph(GraphRule):
+    """## What it does
+    Under the STRICT syntax level, flags `return` statements of `construct` or a `@jit`
+    function that return a numpy array (or another numpy object).
+
+    ## Why is this bad?
+    STRICT graphs can only output tensors, scalars and containers of them:
+    `RuntimeError: Illegal type in the graph: AbstractScalar(Type: External, Value:
+    PythonObject(type: <class 'numpy.ndarray'> ...`. LAX accepts it.
+
+    ## Example
+    ```python
+    @ms.jit(fullgraph=True)
+    def f(x):
+        return np.ones(3)
+    ```
+
+    ## Use instead
+    ```python
+    @ms.jit(fullgraph=True)
+    def f(x):
+        return ops.ones(3, ms.float32)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (STRICT only): returning a numpy array or other third-party object.
+    """
+
+    nodes = (ast.Return,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        scope = ctx.scope
+        if (
+            scope is None
+            or not scope.strict
+            or scope.kind not in ("construct", "jit")
+            or ctx.function is not scope.function
+        ):
+            return
+        value = getattr(node, "value", None)
+        if value is None:
+            return
+        a = analyzer(ctx)
+        flow = a.flow(ctx.function)
+        items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+        if any(a.is_numpy_value(i, flow) for i in items):
+            yield ctx.diagnostic(self, node, "under STRICT, a graph cannot return numpy objects")

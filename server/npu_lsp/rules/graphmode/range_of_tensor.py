@@ -1,0 +1,69 @@
+"""MS120: `range()` over a tensor value."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS120", name="range-of-tensor", severity="error", family="graphmode")
+class RangeOfTensor(GraphRule):
+    """## What it does
+    Flags `range(t)` in compiled code when an argument is a tensor computed at run time (an
+    input tensor or a value derived from one). `range(x.shape[0])` and `range(len(x))` are
+    constants while compiling and are fine.
+
+    ## Why is this bad?
+    The graph unrolls `range` while compiling, so its bounds must be known then. MindSpore
+    stops with `TypeError: For 'make_range', the 0th input should be a int scalar but got
+    AbstractTensor(...)` at every syntax level.
+
+    ## Example
+    ```python
+    def construct(self, x, n):          # n is a Tensor
+        for i in range(n):
+            x = x + 1
+        return x
+    ```
+
+    ## Use instead
+    Loop with `while` on the tensor condition, or pass the count as a Python int:
+    ```python
+    def construct(self, x, n):
+        i = 0
+        while i < n:
+            x = x + 1
+            i = i + 1
+        return x
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1: `range(t)` with a tensor `t`.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        if not isinstance(node.func, ast.Name) or node.func.id != "range":
+            return
+        if ctx.qualname(node.func) != "builtins.range":
+            return
+        a = analyzer(ctx)
+        for arg in node.args:
+            if a.kind(arg) == Kind.TENSOR:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`range` needs Python ints while compiling, but `{ctx.segment(arg)}` is a tensor",
+                )
+                return

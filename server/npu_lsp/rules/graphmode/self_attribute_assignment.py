@@ -1,0 +1,79 @@
+"""MS132: (STRICT) assigning a non-Parameter attribute of `self` in compiled code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS132", name="self-attribute-assignment", severity="error", family="graphmode")
+class SelfAttributeAssignment(GraphRule):
+    """## What it does
+    Under the STRICT syntax level, flags `self.m = ...`, `self.m += ...` and `self.m: T = ...`
+    in compiled code when `self.m` is not a `Parameter`.
+
+    ## Why is this bad?
+    STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to
+    modify a member attribute of a class with self.m, the member attribute must be of the
+    Parameter type.` (a new attribute gives `AttributeError`). The default LAX level accepts
+    the assignment and really updates the attribute.
+
+    ## Example
+    ```python
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.count = 0
+
+        @ms.jit(fullgraph=True)
+        def construct(self, x):
+            self.count += 1
+            return x + self.count
+    ```
+
+    ## Use instead
+    Keep mutable state in a Parameter and update it with `ops.assign`:
+    ```python
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.count = Parameter(Tensor(0, ms.int32), name="count", requires_grad=False)
+
+        @ms.jit(fullgraph=True)
+        def construct(self, x):
+            ops.assign(self.count, self.count + 1)
+            return x + self.count
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (STRICT only): assigning a non-Parameter `self` attribute.
+    """
+
+    nodes = (ast.Assign, ast.AugAssign, ast.AnnAssign)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if not ctx.scope or not ctx.scope.strict:
+            return
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        a = analyzer(ctx)
+        params = a.self_info(a.owner_class(ctx.function)).parameters
+        for t in targets:
+            if (
+                isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+            ) and t.attr not in params:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT, `self.{t.attr}` can only be modified if it is a Parameter",
+                )

@@ -1,0 +1,60 @@
+"""MS128: assigning an attribute of a tensor (`x.shape = ...`)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS128", name="tensor-attribute-assignment", severity="error", family="graphmode")
+class TensorAttributeAssignment(GraphRule):
+    """## What it does
+    Flags assignments to attributes of a tensor in compiled code, such as `x.shape = (3, 1)`.
+
+    ## Why is this bad?
+    Tensor attributes are read-only in graph mode (and `shape` is read-only in PyNative as
+    well): compilation stops with an `AttributeError`.
+
+    ## Example
+    ```python
+    def construct(self, x):
+        x.shape = (3, 1)
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    def construct(self, x):
+        return x.reshape((3, 1))
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rows that also fail in PyNative): `x.shape = …`.
+    """
+
+    nodes = (ast.Assign, ast.AugAssign, ast.AnnAssign)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        a = analyzer(ctx)
+        for t in targets:
+            if (
+                isinstance(t, ast.Attribute)
+                and not (isinstance(t.value, ast.Name) and t.value.id == "self")
+                and a.kind(t.value) == Kind.TENSOR
+                and isinstance(t.value, ast.Name)
+            ):
+                yield ctx.diagnostic(
+                    self,
+                    t,
+                    f"tensor attribute `{ctx.segment(t)}` cannot be assigned in graph mode",
+                )

@@ -1,0 +1,84 @@
+"""MS130: (STRICT) moving a tensor to the host inside compiled code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS130", name="tensor-to-host", severity="error", family="graphmode")
+class TensorToHost(GraphRule):
+    """## What it does
+    Under the STRICT syntax level, flags `t.asnumpy()`, `t.tolist()` and `str(t)` on tensors
+    inside compiled code (including methods of custom classes that `construct` calls).
+
+    ## Why is this bad?
+    STRICT compiles everything into the graph and has no host objects: MindSpore stops with
+    `AttributeError: In JIT strict mode, cannot get attributes asnumpy ...`. The default LAX
+    level accepts the call through JIT Fallback, at the price of a device-to-host copy and a
+    graph break at run time.
+
+    ## Example
+    ```python
+    ms.set_context(jit_syntax_level=ms.STRICT)
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            return Tensor(x.asnumpy() + 1)
+    ```
+
+    ## Use instead
+    Stay in tensor operations:
+    ```python
+    class Net(nn.Cell):
+        def construct(self, x):
+            return x + 1
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (STRICT only): `t.asnumpy()`, `t.tolist()`, `str(t)` on tensors.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        if not ctx.scope or not ctx.scope.strict:
+            return
+        f = node.func
+        a = analyzer(ctx)
+        if isinstance(f, ast.Attribute) and f.attr == "asnumpy" and not node.args:
+            if a.kind(f.value) != Kind.CONST or isinstance(f.value, ast.Attribute):
+                yield ctx.diagnostic(
+                    self, node, "`asnumpy()` is not available under the STRICT syntax level"
+                )
+        elif isinstance(f, ast.Attribute) and f.attr == "tolist" and not node.args:
+            if a.kind(f.value) == Kind.TENSOR:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    "`tolist()` on a tensor is not available under the STRICT syntax level",
+                )
+        elif (
+            (
+                isinstance(f, ast.Name)
+                and f.id in ("str", "repr")
+                and ctx.qualname(f) == f"builtins.{f.id}"
+            )
+            and node.args
+            and a.kind(node.args[0]) == Kind.TENSOR
+        ):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{f.id}()` of a tensor is not available under the STRICT syntax level",
+            )
