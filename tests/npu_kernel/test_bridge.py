@@ -152,3 +152,34 @@ def test_bad_requests_get_error_events(bridge: BridgeProcess) -> None:
     bridge.send({"type": "shutdown", "id": 11})
     bridge.until("reply", 11)
     assert bridge.proc.wait(timeout=TIMEOUT) == 0
+
+
+def test_unknown_kernel_is_an_error_event(kernel_prefix: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "npu_runtime.cli", "kernel", "bridge", "--kernel", "nosuch"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 1
+    (line,) = proc.stdout.splitlines()
+    event = json.loads(line)
+    assert event["type"] == "error" and event["id"] is None
+    assert event["message"].startswith("cannot start kernel 'nosuch'")
+
+
+def test_kernel_death_aborts_the_cell(bridge: BridgeProcess) -> None:
+    bridge.until("ready")
+    bridge.send({"type": "execute", "id": "k", "code": "import os\nos._exit(3)"})
+    died, _ = bridge.until("died")
+    assert died["exit_code"] == 3
+    reply, _ = bridge.until("reply", "k")
+    assert reply == {"type": "reply", "id": "k", "status": "aborted", "reason": "died"}
+    bridge.send({"type": "restart", "id": "r"})
+    bridge.until("ready")
+    bridge.send({"type": "execute", "id": "again", "code": "print('back')"})
+    _, seen = bridge.until("reply", "again")
+    assert outputs(seen, "again")[0]["text"] == "back\n"
+    bridge.send({"type": "shutdown", "id": "s"})
+    bridge.until("reply", "s")
