@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from types import FrameType
+from types import CodeType, FrameType
 
 from npu_runtime.records import SourceSite
 
@@ -50,13 +50,26 @@ def user_site(skip: int = 1) -> SourceSite | None:
     return None
 
 
+# (code object, line) -> its SourceSite: a loop relaunching from the same lines reuses the
+# same few objects instead of building a frozen dataclass per frame per launch.
+_site_cache: dict[tuple[CodeType, int], SourceSite] = {}
+
+
 def user_stack(skip: int = 1, limit: int = 64) -> tuple[SourceSite, ...]:
     """Every user frame (innermost first), for the opt-in full stack."""
     out: list[SourceSite] = []
     frame: FrameType | None = sys._getframe(skip)
+    verdict = _verdict
     while frame is not None and len(out) < limit:
         code = frame.f_code
-        if not _is_ours(code.co_filename):
-            out.append(SourceSite(code.co_filename, frame.f_lineno, code.co_name))
+        ours = verdict.get(code.co_filename)
+        if ours is None:
+            ours = _is_ours(code.co_filename)
+        if not ours:
+            key = (code, frame.f_lineno)
+            site = _site_cache.get(key)
+            if site is None:
+                site = _site_cache[key] = SourceSite(code.co_filename, key[1], code.co_name)
+            out.append(site)
         frame = frame.f_back
     return tuple(out)
