@@ -1,0 +1,169 @@
+"""Conversions between the engine's plain types and LSP types (lsprotocol).
+
+The engine speaks 1-based lines and code-point columns with exclusive ends; LSP speaks
+0-based lines and columns in the negotiated encoding (UTF-16 unless the client chose
+otherwise). Every crossing of that border goes through this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from lsprotocol import types as lsp
+from pygls.uris import from_fs_path
+from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+
+from npu_lsp.diagnostics import Diagnostic, Edit, Related, Span
+from npu_lsp.notebook import Located
+
+SOURCE = "ascend-lens"
+FIX_ALL_KIND = "source.fixAll.ascend-lens"
+
+_SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "info": lsp.DiagnosticSeverity.Information,
+    "hint": lsp.DiagnosticSeverity.Hint,
+}
+
+
+def to_range(span: Span, lines: Sequence[str], codec: PositionCodec) -> lsp.Range:
+    """An engine span as an LSP range in the client's position encoding."""
+    start = ServerTextPosition(max(span.line - 1, 0), max(span.column - 1, 0))
+    end = ServerTextPosition(max(span.end_line - 1, 0), max(span.end_column - 1, 0))
+    return lsp.Range(
+        start=codec.position_to_client_units(lines, start),
+        end=codec.position_to_client_units(lines, end),
+    )
+
+
+def from_position(
+    position: lsp.Position, lines: Sequence[str], codec: PositionCodec
+) -> tuple[int, int]:
+    """An LSP position as the engine's 1-based (line, code-point column)."""
+    server = codec.position_from_client_units(
+        lines, lsp.Position(position.line, position.character)
+    )
+    return server.line + 1, server.character + 1
+
+
+def location_uri(path: str) -> str:
+    """Related locations carry a file path, or already a URI (notebook cells)."""
+    if "://" in path or path.startswith(("vscode-notebook-cell:", "untitled:")):
+        return path
+    return from_fs_path(path) or path
+
+
+def to_diagnostic(
+    diag: Diagnostic, lines: Sequence[str], codec: PositionCodec, *, related_support: bool = True
+) -> lsp.Diagnostic:
+    """One engine diagnostic as an LSP diagnostic."""
+    related = None
+    if related_support and diag.related:
+        related = [_related(r, lines, codec) for r in diag.related]
+    return lsp.Diagnostic(
+        range=to_range(diag.span, lines, codec),
+        message=diag.message,
+        severity=_SEVERITY.get(diag.severity, lsp.DiagnosticSeverity.Warning),
+        code=diag.code,
+        source=diag.source or SOURCE,
+        related_information=related,
+        data={"fixable": diag.fix is not None} if diag.fix is not None else None,
+    )
+
+
+def _related(
+    rel: Related, lines: Sequence[str], codec: PositionCodec
+) -> lsp.DiagnosticRelatedInformation:
+    # Lines of another file are not at hand; for BMP text code points equal UTF-16 units.
+    return lsp.DiagnosticRelatedInformation(
+        location=lsp.Location(uri=location_uri(rel.path), range=to_range(rel.span, lines, codec)),
+        message=rel.message,
+    )
+
+
+def ranges_overlap(a: lsp.Range, b: lsp.Range) -> bool:
+    """Do two ranges touch or overlap (a cursor inside or at the edge of a diagnostic counts)?"""
+    a_start, a_end = (a.start.line, a.start.character), (a.end.line, a.end.character)
+    b_start, b_end = (b.start.line, b.start.character), (b.end.line, b.end.character)
+    return a_start <= b_end and b_start <= a_end
+
+
+def workspace_edit(
+    edits: Iterable[tuple[str, Edit]], lines_of: dict[str, Sequence[str]], codec: PositionCodec
+) -> lsp.WorkspaceEdit:
+    """Edits (uri, Edit) as one WorkspaceEdit; duplicates merged, overlapping ones dropped.
+
+    Duplicates are expected: every migration fix carries the same `import torch_npu`
+    insertion, which must land once when several fixes are applied together.
+    """
+    per_uri: dict[str, list[Edit]] = {}
+    for uri, edit in edits:
+        bucket = per_uri.setdefault(uri, [])
+        if edit not in bucket:
+            bucket.append(edit)
+    changes: dict[str, list[lsp.TextEdit]] = {}
+    for uri, bucket in per_uri.items():
+        kept: list[Edit] = []
+        for edit in sorted(
+            bucket, key=lambda e: (e.span.line, e.span.column, e.span.end_line, e.span.end_column)
+        ):
+            if kept and _overlaps(kept[-1].span, edit.span):
+                continue  # the next run of the server offers it again, on fresh text
+            kept.append(edit)
+        lines = lines_of.get(uri, ())
+        changes[uri] = [
+            lsp.TextEdit(range=to_range(e.span, lines, codec), new_text=e.new_text) for e in kept
+        ]
+    return lsp.WorkspaceEdit(changes=changes)
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    """Does `b` (sorted after `a`) start before `a` ends? Two insertions at one point conflict."""
+    if (b.line, b.column) < (a.end_line, a.end_column):
+        return True
+    same_point = (a.line, a.column) == (a.end_line, a.end_column) == (b.line, b.column)
+    return same_point and (b.end_line, b.end_column) == (b.line, b.column)
+
+
+def quick_fixes(
+    located: Iterable[tuple[Located, lsp.Diagnostic]],
+    request_range: lsp.Range,
+    lines_of: dict[str, Sequence[str]],
+    codec: PositionCodec,
+) -> list[lsp.CodeAction]:
+    """One quick-fix action per fixable diagnostic touching `request_range`."""
+    actions = []
+    for item, lsp_diag in located:
+        fix = item.diagnostic.fix
+        if fix is None or not item.edits or not ranges_overlap(lsp_diag.range, request_range):
+            continue
+        actions.append(
+            lsp.CodeAction(
+                title=f"{fix.title} ({item.diagnostic.code})",
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[lsp_diag],
+                edit=workspace_edit(item.edits, lines_of, codec),
+                is_preferred=fix.safe,
+            )
+        )
+    return actions
+
+
+def fix_all(
+    located: Iterable[Located], lines_of: dict[str, Sequence[str]], codec: PositionCodec
+) -> lsp.CodeAction | None:
+    """A source action applying every safe fix at once, or None when there is nothing to fix."""
+    edits = [
+        e
+        for item in located
+        if item.diagnostic.fix and item.diagnostic.fix.safe
+        for e in item.edits
+    ]
+    if not edits:
+        return None
+    return lsp.CodeAction(
+        title="Ascend Lens: fix all auto-fixable problems",
+        kind=FIX_ALL_KIND,
+        edit=workspace_edit(edits, lines_of, codec),
+    )

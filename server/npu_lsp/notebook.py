@@ -1,0 +1,150 @@
+"""Notebooks as one Python text: concatenate the code cells, analyse, map results back to cells.
+
+Graph scopes can span cells (a `Cell` subclass in one cell, `set_context(GRAPH_MODE)` in
+another), so the engine sees the cells joined in order, as the kernel would run them top to
+bottom. IPython syntax (`%magic`, `!shell`, `%%cell` magics) is turned into comments of the
+same length so that columns stay exact. No pygls here: cells come in as (uri, text) pairs.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from npu_lsp.diagnostics import Diagnostic, Edit, Span
+
+_MAGIC_STARTS = ("%", "!")
+
+
+@dataclass(frozen=True)
+class Located:
+    """A diagnostic placed in one document, with its fix edits (each tagged with its document).
+
+    `edits` is empty when there is no fix or the fix could not be mapped (an edit crossing
+    a cell boundary).
+    """
+
+    uri: str
+    diagnostic: Diagnostic
+    edits: tuple[tuple[str, Edit], ...] = ()
+
+
+@dataclass(frozen=True)
+class CellRange:
+    uri: str
+    first_line: int  # 1-based line of the cell's first line in the joined text
+    line_count: int
+
+
+@dataclass(frozen=True)
+class JoinedNotebook:
+    """The joined Python source of a notebook's code cells and where each cell landed."""
+
+    text: str
+    cells: tuple[CellRange, ...]
+
+    def locate(self, line: int) -> tuple[CellRange, int] | None:
+        """The cell holding joined `line` and the 1-based line within that cell."""
+        starts = [c.first_line for c in self.cells]
+        index = bisect.bisect_right(starts, line) - 1
+        if index < 0:
+            return None
+        cell = self.cells[index]
+        local = line - cell.first_line + 1
+        return (cell, local) if local <= max(cell.line_count, 1) else None
+
+    def map_span(self, span: Span) -> tuple[str, Span] | None:
+        """A joined-text span as (cell uri, cell-local span); None if it crosses cells."""
+        start = self.locate(span.line)
+        end = self.locate(span.end_line)
+        if start is None:
+            return None
+        cell, line = start
+        if end is None or end[0] != cell:
+            # Clip to the end of the start cell: the start is what users look at.
+            return cell.uri, Span(line, span.column, line, span.column + 1)
+        return cell.uri, Span(line, span.column, end[1], span.end_column)
+
+
+def neutralise_magics(text: str) -> str:
+    """Comment out IPython-only lines, keeping every line's length (and so every column)."""
+    lines = text.split("\n")
+    if lines and lines[0].lstrip().startswith("%%"):
+        return "\n".join(("#" + line[1:]) if line else line for line in lines)
+    out = []
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith(_MAGIC_STARTS):
+            indent = len(line) - len(stripped)
+            line = line[:indent] + "#" + stripped[1:]
+        out.append(line)
+    return "\n".join(out)
+
+
+def join_cells(cells: Sequence[tuple[str, str]]) -> JoinedNotebook:
+    """Join (uri, text) code cells, in notebook order, into one analysable text."""
+    parts: list[str] = []
+    ranges: list[CellRange] = []
+    line = 1
+    for uri, text in cells:
+        body = neutralise_magics(text.replace("\r\n", "\n"))
+        count = body.count("\n") + (0 if body.endswith("\n") else 1) if body else 1
+        ranges.append(CellRange(uri, line, count))
+        parts.append(body if body.endswith("\n") else body + "\n")
+        line += count
+    return JoinedNotebook("".join(parts), tuple(ranges))
+
+
+def split_diagnostics(
+    notebook: JoinedNotebook, diagnostics: Sequence[Diagnostic], path: str
+) -> dict[str, list[Located]]:
+    """Diagnostics of the joined text, regrouped per cell uri with cell-local spans.
+
+    `path` is the notebook's file path: related locations in it are mapped to cells too.
+    """
+    out: dict[str, list[Located]] = {c.uri: [] for c in notebook.cells}
+    for diag in diagnostics:
+        placed = notebook.map_span(diag.span)
+        if placed is None:
+            continue
+        uri, span = placed
+        related = []
+        for rel in diag.related:
+            mapped = notebook.map_span(rel.span) if rel.path == path else None
+            # A related location in another cell is carried by uri in the path field.
+            related.append(replace(rel, path=mapped[0], span=mapped[1]) if mapped else rel)
+        edits: list[tuple[str, Edit]] = []
+        if diag.fix is not None:
+            for edit in diag.fix.edits:
+                target = notebook.map_span(edit.span)
+                if target is None or not _same_cell(notebook, edit.span):
+                    edits = []
+                    break
+                edits.append((target[0], Edit(target[1], edit.new_text)))
+        local = replace(diag, span=span, related=tuple(related))
+        out[uri].append(Located(uri, local, tuple(edits)))
+    return out
+
+
+def _same_cell(notebook: JoinedNotebook, span: Span) -> bool:
+    start, end = notebook.locate(span.line), notebook.locate(span.end_line)
+    return start is not None and end is not None and start[0] == end[0]
+
+
+def locate_document(uri: str, diagnostics: Sequence[Diagnostic]) -> list[Located]:
+    """Diagnostics of a plain document, with fix edits all in that document."""
+    return [
+        Located(uri, d, tuple((uri, e) for e in d.fix.edits) if d.fix else ()) for d in diagnostics
+    ]
+
+
+__all__ = [
+    "CellRange",
+    "JoinedNotebook",
+    "Located",
+    "join_cells",
+    "locate_document",
+    "neutralise_magics",
+    "split_diagnostics",
+]

@@ -1,0 +1,459 @@
+"""The Ascend Lens language server (pygls 2, stdio): `ascend-lens server`.
+
+Handlers only fetch the document, call the engine (`npu_lsp.engine`, which knows nothing of
+LSP), convert (`npu_lsp.convert`) and publish or answer. Features:
+
+- diagnostics pushed on open/change (debounced per document; a run whose document changed
+  meanwhile is dropped) or pulled (`textDocument/diagnostic`, result id `uri@version`) when the
+  client supports pull diagnostics;
+- quick fixes and a `source.fixAll.ascend-lens` action;
+- hover on pyACL/AscendCL names and ACL error codes;
+- notebooks via notebook document sync: the code cells are analysed as one text and the
+  results are mapped back to each cell;
+- configuration from `[tool.ascend-lens]` in pyproject.toml, initializationOptions and
+  workspace/didChangeConfiguration.
+
+The engine runs on one worker thread so the event loop keeps reading messages while a large
+file is analysed. Only protocol goes to stdout; logs go to stderr (or `--log-file`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from npu_lsp import convert, notebook, worker
+from npu_lsp.config import Config, load_config
+from npu_lsp.debounce import Debouncer
+from npu_lsp.notebook import Located
+from npu_lsp.settings_lsp import ServerSettings, parse_settings
+from npu_lsp.worker import Job
+
+log = logging.getLogger("npu_lsp.server")
+
+
+@dataclass
+class Analysis:
+    """The latest published result for one document (a file or a notebook cell)."""
+
+    result_id: str
+    located: list[Located]
+    lsp_diagnostics: list[lsp.Diagnostic]
+
+
+class AscendLensServer(LanguageServer):
+    """pygls server holding per-document results, settings and the engine's worker process."""
+
+    def __init__(self) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            own_version = version("ascend-lens")
+        except PackageNotFoundError:  # running from a source tree
+            own_version = "0+unknown"
+        super().__init__(
+            "ascend-lens",
+            own_version,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=lsp.NotebookDocumentSyncOptions(
+                notebook_selector=[
+                    lsp.NotebookDocumentFilterWithCells(
+                        cells=[lsp.NotebookCellLanguage(language="python")], notebook="*"
+                    )
+                ]
+            ),
+        )
+        self.settings = ServerSettings()
+        self.results: dict[str, Analysis] = {}
+        self.debouncer = Debouncer(self.settings.debounce_ms / 1000)
+        self._pool: ProcessPoolExecutor | None = None
+        self.pull_mode = False
+        self.related_support = True
+        self._configs: dict[str, Config] = {}
+
+    # ------------------------------------------------------------------ configuration
+    def apply_settings(self, raw: Any) -> None:
+        self.settings = parse_settings(raw)
+        self.debouncer.delay = self.settings.debounce_ms / 1000
+        self._configs.clear()
+        for problem in self.settings.problems:
+            self.warn(f"Ascend Lens settings: {problem}")
+
+    def config_for(self, path: str) -> Config:
+        """Project config for `path` merged with editor settings (cached per folder)."""
+        folder = os.path.dirname(path) or "."
+        config = self._configs.get(folder)
+        if config is None:
+            config = load_config(path if os.path.isabs(path) else os.getcwd())
+            config = config.merged(self.settings.lint)
+            self._configs[folder] = config
+            for problem in config.problems:
+                self.warn(f"Ascend Lens configuration: {problem}")
+        return config
+
+    def warn(self, message: str) -> None:
+        """Log to stderr and to the client's output channel (call on the event loop only)."""
+        log.warning("%s", message)
+        with contextlib.suppress(Exception):  # no transport yet: the stderr line remains
+            self.window_log_message(
+                lsp.LogMessageParams(type=lsp.MessageType.Warning, message=message)
+            )
+
+    # ------------------------------------------------------------------ analysis
+    def job_for(self, uri: str) -> Job | None:
+        """Snapshot the text to analyse for `uri` (a file, a notebook, or a cell of one)."""
+        nb = self.workspace.get_notebook_document(
+            notebook_uri=uri
+        ) or self.workspace.get_notebook_document(cell_uri=uri)
+        if nb is not None:
+            cells = []
+            for cell in nb.cells:
+                doc = self.workspace.text_documents.get(cell.document)
+                if cell.kind != lsp.NotebookCellKind.Code or doc is None:
+                    continue
+                if doc.language_id not in (None, "python"):
+                    continue
+                cells.append((cell.document, doc.source))
+            joined = notebook.join_cells(cells)
+            return self._job(nb.uri, nb.version, joined.text, joined, tuple(u for u, _ in cells))
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None:
+            return None
+        return self._job(uri, doc.version, doc.source)
+
+    def _job(
+        self,
+        uri: str,
+        version: int | None,
+        text: str,
+        joined: notebook.JoinedNotebook | None = None,
+        cell_uris: tuple[str, ...] = (),
+    ) -> Job:
+        path = _path_of(uri)
+        return Job(
+            key=uri,
+            version=version,
+            path=path,
+            text=text,
+            notebook=joined,
+            cell_uris=cell_uris,
+            root=self.workspace.root_path,
+            enabled=self.settings.enable,
+            config=self.config_for(path),
+        )
+
+    def start_worker(self) -> None:
+        """Start the engine process now, so the first analysis does not pay for it."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=worker.initialize_process,
+            )
+            self._pool.submit(worker.ping)
+
+    async def run_worker(self, job: Job) -> dict[str, list[Located]]:
+        """Run the engine on `job` in the worker process (restarted once if it died)."""
+        loop = asyncio.get_running_loop()
+        for attempt in (1, 2):
+            self.start_worker()
+            assert self._pool is not None
+            try:
+                return await loop.run_in_executor(self._pool, worker.analyse, job)
+            except BrokenProcessPool:
+                log.error("engine worker died (attempt %d); restarting it", attempt)
+                self._pool = None
+        return worker.empty(job)
+
+    def is_current(self, job: Job) -> bool:
+        """Is the analysed snapshot still what the client has?"""
+        fresh = self.job_for(job.key)
+        return fresh is not None and fresh.version == job.version and fresh.text == job.text
+
+    async def analyse(self, uri: str) -> dict[str, Analysis] | None:
+        """Analyse `uri` on the worker; None when the document changed meanwhile (dropped)."""
+        job = self.job_for(uri)
+        if job is None:
+            return None
+        per_uri = await self.run_worker(job)
+        if not self.is_current(job):
+            log.debug("dropping stale result for %s@%s", job.key, job.version)
+            return None
+        out: dict[str, Analysis] = {}
+        for doc_uri, located in per_uri.items():
+            lines = self.lines(doc_uri)
+            codec = self.workspace.position_codec
+            lsp_diags = [
+                convert.to_diagnostic(
+                    item.diagnostic, lines, codec, related_support=self.related_support
+                )
+                for item in located
+            ]
+            out[doc_uri] = Analysis(f"{doc_uri}@{job.version}", located, lsp_diags)
+        self.results.update(out)
+        return out
+
+    async def publish(self, uri: str) -> None:
+        """Analyse and push diagnostics (push mode)."""
+        results = await self.analyse(uri)
+        if results is None or self.pull_mode:
+            return
+        for doc_uri, analysis in results.items():
+            doc = self.workspace.text_documents.get(doc_uri)
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(
+                    uri=doc_uri,
+                    diagnostics=analysis.lsp_diagnostics,
+                    version=doc.version if doc is not None else None,
+                )
+            )
+
+    def schedule(self, uri: str, *, immediate: bool = False) -> None:
+        key = self._analysis_key(uri)
+        if immediate:
+            self.debouncer.cancel(key)
+            asyncio.get_running_loop().create_task(self.publish(key))
+        else:
+            self.debouncer.schedule(key, lambda: self.publish(key))
+
+    async def current(self, uri: str) -> Analysis | None:
+        """The analysis of `uri` for the text the client has now (computed if needed)."""
+        job = self.job_for(uri)
+        if job is None:
+            return None
+        cached = self.results.get(uri)
+        if (
+            cached is not None
+            and cached.result_id == f"{uri}@{job.version}"
+            and self.is_current(job)
+        ):
+            return cached
+        results = await self.analyse(uri)
+        return results.get(uri) if results else None
+
+    def _analysis_key(self, uri: str) -> str:
+        nb = self.workspace.get_notebook_document(cell_uri=uri)
+        return nb.uri if nb is not None else uri
+
+    def lines(self, uri: str) -> Sequence[str]:
+        doc = self.workspace.text_documents.get(uri)
+        return doc.lines if doc is not None else ()
+
+    def refresh_all(self) -> None:
+        """Re-analyse every open document after a configuration change."""
+        self.results.clear()
+        self._configs.clear()
+        if self.pull_mode:
+            caps = self.client_capabilities.workspace
+            if caps and caps.diagnostics and caps.diagnostics.refresh_support:
+                self.workspace_diagnostic_refresh(None)
+            return
+        keys = {self._analysis_key(uri) for uri in self.workspace.text_documents}
+        for key in keys:
+            self.schedule(key, immediate=True)
+
+    def clear(self, uri: str) -> None:
+        self.debouncer.cancel(uri)
+        self.results.pop(uri, None)
+        if not self.pull_mode:
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
+
+
+def _path_of(uri: str) -> str:
+    return to_fs_path(uri) or uri
+
+
+server = AscendLensServer()
+
+
+# ---------------------------------------------------------------------- lifecycle
+@server.feature(lsp.INITIALIZE)
+def on_initialize(ls: AscendLensServer, params: lsp.InitializeParams) -> None:
+    ls.apply_settings(params.initialization_options)
+    text_caps = params.capabilities.text_document
+    ls.pull_mode = bool(text_caps and text_caps.diagnostic)
+    publish = text_caps.publish_diagnostics if text_caps else None
+    ls.related_support = bool(publish and publish.related_information)
+    log.info("initialised: pull diagnostics=%s, settings=%s", ls.pull_mode, ls.settings)
+    ls.start_worker()
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def on_configuration(ls: AscendLensServer, params: lsp.DidChangeConfigurationParams) -> None:
+    if params.settings is not None:
+        ls.apply_settings(params.settings)
+    ls.refresh_all()
+
+
+# ---------------------------------------------------------------------- text documents
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def on_open(ls: AscendLensServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, immediate=True)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def on_change(ls: AscendLensServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def on_save(ls: AscendLensServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    if params.text_document.uri.endswith("pyproject.toml"):
+        ls.refresh_all()
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def on_close(ls: AscendLensServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.clear(params.text_document.uri)
+
+
+# ---------------------------------------------------------------------- notebooks
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+def on_notebook_open(ls: AscendLensServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+    ls.schedule(params.notebook_document.uri, immediate=True)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def on_notebook_change(ls: AscendLensServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+    structure = params.change.cells.structure if params.change.cells else None
+    for closed in (structure.did_close or []) if structure else []:
+        ls.clear(closed.uri)
+    ls.schedule(params.notebook_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def on_notebook_close(ls: AscendLensServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+    ls.debouncer.cancel(params.notebook_document.uri)
+    for cell in params.cell_text_documents:
+        ls.clear(cell.uri)
+
+
+# ---------------------------------------------------------------------- pull diagnostics
+@server.feature(
+    lsp.TEXT_DOCUMENT_DIAGNOSTIC,
+    lsp.DiagnosticOptions(
+        identifier="ascend-lens", inter_file_dependencies=True, workspace_diagnostics=False
+    ),
+)
+async def on_pull(
+    ls: AscendLensServer, params: lsp.DocumentDiagnosticParams
+) -> lsp.DocumentDiagnosticReport:
+    uri = params.text_document.uri
+    analysis = await ls.current(uri)
+    if analysis is None:
+        return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+    if params.previous_result_id == analysis.result_id:
+        return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=analysis.result_id)
+    return lsp.RelatedFullDocumentDiagnosticReport(
+        items=analysis.lsp_diagnostics, result_id=analysis.result_id
+    )
+
+
+# ---------------------------------------------------------------------- code actions
+@server.feature(
+    lsp.TEXT_DOCUMENT_CODE_ACTION,
+    lsp.CodeActionOptions(
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, convert.FIX_ALL_KIND],
+        resolve_provider=False,
+    ),
+)
+async def on_code_action(
+    ls: AscendLensServer, params: lsp.CodeActionParams
+) -> list[lsp.CodeAction] | None:
+    uri = params.text_document.uri
+    analysis = await ls.current(uri)
+    if analysis is None:
+        return None
+    only = params.context.only
+    codec = ls.workspace.position_codec
+    actions: list[lsp.CodeAction] = []
+    want_quick = not only or any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only)
+    want_all = not only or any(
+        convert.FIX_ALL_KIND.startswith(str(k)) or str(k).startswith(convert.FIX_ALL_KIND)
+        for k in only
+    )
+    if want_quick:
+        pairs = list(zip(analysis.located, analysis.lsp_diagnostics, strict=True))
+        lines_of = {u: ls.lines(u) for item in analysis.located for u, _ in item.edits}
+        actions.extend(convert.quick_fixes(pairs, params.range, lines_of, codec))
+    if want_all:
+        # For a notebook cell, fix the whole notebook: its cells were analysed together.
+        key = ls._analysis_key(uri)
+        nb = ls.workspace.get_notebook_document(notebook_uri=key)
+        uris = [c.document for c in nb.cells] if nb is not None else [uri]
+        located = [item for u in uris if u in ls.results for item in ls.results[u].located]
+        lines_of = {u: ls.lines(u) for item in located for u, _ in item.edits}
+        action = convert.fix_all(located, lines_of, codec)
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+# ---------------------------------------------------------------------- hover
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def on_hover(ls: AscendLensServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    if not ls.settings.hover:
+        return None
+    doc = ls.workspace.text_documents.get(params.text_document.uri)
+    if doc is None:
+        return None
+    from npu_lsp.hover import hover
+
+    line, column = convert.from_position(params.position, doc.lines, ls.workspace.position_codec)
+    try:
+        result = hover(doc.source, line, column)
+    except Exception:  # hover must never break the session
+        log.exception("hover failed at %s:%s", params.text_document.uri, params.position)
+        return None
+    if result is None:
+        return None
+    return lsp.Hover(
+        contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=result.markdown),
+        range=convert.to_range(result.span, doc.lines, ls.workspace.position_codec),
+    )
+
+
+# ---------------------------------------------------------------------- entry point
+def main(argv: Sequence[str] | None = None) -> int:
+    """`ascend-lens server [--stdio] [--log-level LEVEL] [--log-file PATH]`."""
+    parser = argparse.ArgumentParser(
+        prog="ascend-lens server", description="Ascend Lens language server (stdio)"
+    )
+    parser.add_argument(
+        "--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)"
+    )
+    parser.add_argument(
+        "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+    )
+    parser.add_argument("--log-file", help="write logs here instead of stderr")
+    args = parser.parse_args(list(argv or []))
+    handler: logging.Handler = (
+        logging.FileHandler(args.log_file, encoding="utf-8")
+        if args.log_file
+        else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(args.log_level)
+    from npu_lsp.registry import load_all
+
+    load_all()  # registers rule families and their file-type checkers (rank tables)
+    server.start_io()
+    return 0

@@ -1,0 +1,97 @@
+"""The engine side of the language server, run in a separate worker process.
+
+`ast.parse` of a 100,000-line file holds the GIL for seconds; in a thread that would freeze
+the server's event loop (no hover, no cancellation) for as long. In a process it does not.
+Everything crossing the boundary is a plain picklable dataclass: the `Job` snapshot in, and
+`Located` diagnostics per document out. The worker keeps the workspace index between runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+from npu_lsp.config import Config
+from npu_lsp.diagnostics import Diagnostic, Span
+from npu_lsp.engine import WorkspaceIndex
+from npu_lsp.notebook import JoinedNotebook, Located, locate_document, split_diagnostics
+
+#: Documents larger than this are not analysed (one diagnostic says so).
+MAX_CHARS = 20_000_000
+#: At most this many diagnostics per document are returned; editors show no more anyway.
+MAX_DIAGNOSTICS = 2000
+UNREADABLE = "AL002"
+
+_index: WorkspaceIndex | None = None  # kept between runs, created on first use
+
+
+@dataclass
+class Job:
+    """A snapshot of one document (or a whole notebook) to analyse."""
+
+    key: str  # the document or notebook uri
+    version: int | None
+    path: str
+    text: str
+    notebook: JoinedNotebook | None = None
+    cell_uris: tuple[str, ...] = ()
+    root: str | None = None
+    enabled: bool = True
+    config: Config = field(default_factory=Config)
+
+
+def empty(job: Job) -> dict[str, list[Located]]:
+    return {uri: [] for uri in (job.cell_uris or (job.key,))}
+
+
+def initialize_process() -> None:
+    """Pool initializer: the worker inherits the LSP pipe as stdout, so point fd 1 at stderr
+    (nothing the engine might print can corrupt the protocol), then load every rule family."""
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    from npu_lsp.registry import load_all
+
+    load_all()
+
+
+def ping() -> bool:
+    """A no-op used to start the worker ahead of the first real analysis."""
+    return True
+
+
+def analyse(job: Job) -> dict[str, list[Located]]:
+    """Run the engine on a snapshot; results per document uri, spans local to that document."""
+    if not job.enabled:
+        return empty(job)
+    if "\x00" in job.text or len(job.text) > MAX_CHARS:
+        reason = (
+            "binary content (NUL bytes)"
+            if "\x00" in job.text
+            else f"larger than {MAX_CHARS} characters"
+        )
+        diag = Diagnostic(UNREADABLE, f"file not checked: {reason}", "error", Span(1, 1, 1, 2))
+        first = job.cell_uris[0] if job.cell_uris else job.key
+        return {**empty(job), first: locate_document(first, [diag])}
+    from npu_lsp import engine
+    from npu_lsp.registry import load_all
+
+    load_all()
+    index = _workspace_index(job.root)
+    if job.notebook is None:
+        if job.path.endswith(".py"):
+            index.update(job.path, job.text)
+        diagnostics = engine.check_source(job.text, job.path, job.config, index)
+        return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
+    # Notebooks are Python whatever their file name: bypass the file-type routing.
+    raw = engine.check_python(job.text, job.path, job.config, index)
+    diagnostics = engine.postprocess(raw, job.text, job.path, job.config)
+    per_cell = split_diagnostics(job.notebook, diagnostics, job.path)
+    return {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
+
+
+def _workspace_index(root: str | None) -> WorkspaceIndex:
+    global _index
+    if _index is None or _index.root != WorkspaceIndex(root).root:
+        _index = WorkspaceIndex(root)
+    return _index

@@ -1,0 +1,23 @@
+"""pytest-lsp fixtures: the real server as a subprocess over stdio, driven by an LSP client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsp_helpers import SERVER
+from pytest_lsp import LanguageClient
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty project folder (with a pyproject.toml so config lookup stops here)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    return tmp_path
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient):
+    yield
+    await lsp_client.shutdown_session()

@@ -1,0 +1,122 @@
+"""Helpers for the end-to-end language-server tests (imported by the test modules)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.protocol import default_converter
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+#: Every publishDiagnostics the client received, per client, in arrival order.
+PUBLISHED: dict[int, list[lsp.PublishDiagnosticsParams]] = {}
+
+
+def _record_publish(client: LanguageClient, params: lsp.PublishDiagnosticsParams) -> None:
+    client.diagnostics[params.uri] = params.diagnostics
+    PUBLISHED.setdefault(id(client), []).append(params)
+
+
+def make_client() -> LanguageClient:
+    """pytest-lsp's test client, also recording every publishDiagnostics (for debounce tests)."""
+    client = LanguageClient(converter_factory=default_converter)
+    features = dict(DEFAULT_CLIENT_FEATURES)
+    features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _record_publish
+    register_lsp_features(client, features)
+    return client
+
+
+def published(client: LanguageClient, uri: str) -> list[lsp.PublishDiagnosticsParams]:
+    return [p for p in PUBLISHED.get(id(client), []) if p.uri == uri]
+
+
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "npu_runtime.cli", "server"], client_factory=make_client
+)
+
+
+async def start(
+    client: LanguageClient,
+    root: Path,
+    *,
+    options: Any = None,
+    pull: bool = False,
+    notebooks: bool = False,
+) -> lsp.InitializeResult:
+    """initialize + initialized with VS Code's recorded capabilities (plus pull/notebooks)."""
+    capabilities = client_capabilities("visual-studio-code")
+    if notebooks:
+        capabilities.notebook_document = lsp.NotebookDocumentClientCapabilities(
+            synchronization=lsp.NotebookDocumentSyncClientCapabilities()
+        )
+    if pull:
+        capabilities.text_document.diagnostic = lsp.DiagnosticClientCapabilities(
+            related_document_support=False
+        )
+    return await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=capabilities,
+            root_uri=root.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+            initialization_options=options,
+        )
+    )
+
+
+async def wait_for_diagnostics(
+    client: LanguageClient,
+    uri: str,
+    predicate: Callable[[list[lsp.Diagnostic]], bool] = lambda d: True,
+    timeout: float = 20,
+) -> list[lsp.Diagnostic]:
+    """Wait until a publishDiagnostics for `uri` satisfies `predicate`."""
+
+    async def wait() -> list[lsp.Diagnostic]:
+        while True:
+            current = client.diagnostics.get(uri)
+            if current is not None and predicate(list(current)):
+                return list(current)
+            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+    return await asyncio.wait_for(wait(), timeout)
+
+
+def open_doc(
+    client: LanguageClient, uri: str, text: str, version: int = 1, language: str = "python"
+) -> None:
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(
+                uri=uri, language_id=language, version=version, text=text
+            )
+        )
+    )
+
+
+def replace_all(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+def apply_text_edits(text: str, edits: list[lsp.TextEdit]) -> str:
+    """Apply LSP text edits (BMP text: UTF-16 units equal code points) the way an editor does."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(pos: lsp.Position) -> int:
+        return len(text) if pos.line >= len(lines) else starts[pos.line] + pos.character
+
+    for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+    return text

@@ -1,0 +1,162 @@
+"""Diagnostics over a real LSP session: open, change, debounce, syntax errors, rank tables,
+binary input and large files."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lsp_helpers import open_doc, published, replace_all, start, wait_for_diagnostics
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+MIGRATION = 'import torch\n\nx = torch.ones(2).cuda()\ndevice = torch.device("cuda:0")\n'
+
+
+def codes(diags: list[lsp.Diagnostic]) -> list[str]:
+    return sorted(str(d.code) for d in diags)
+
+
+async def test_open_publishes_migration_diagnostics(
+    client: LanguageClient, workspace: Path
+) -> None:
+    await start(client, workspace)
+    uri = (workspace / "train.py").as_uri()
+    open_doc(client, uri, MIGRATION)
+    diags = await wait_for_diagnostics(client, uri, lambda d: len(d) >= 2)
+    got = sorted(
+        (d.code, d.range.start.line, d.range.start.character, d.range.end.character) for d in diags
+    )
+    assert got == [("NPU201", 2, 18, 22), ("NPU203", 3, 22, 30)]
+    assert all(
+        d.source == "ascend-lens" and d.severity == lsp.DiagnosticSeverity.Warning for d in diags
+    )
+    assert published(client, uri)[-1].version == 1
+
+
+async def test_burst_of_changes_is_debounced_to_the_last_version(
+    client: LanguageClient, workspace: Path
+) -> None:
+    await start(client, workspace, options={"debounceMs": 300})
+    uri = (workspace / "burst.py").as_uri()
+    open_doc(client, uri, "import torch\n")
+    await wait_for_diagnostics(client, uri)
+    text = "import torch\n"
+    for version in range(2, 12):  # ten keystrokes, much faster than the debounce delay
+        text += f"a{version} = torch.ones(1).cuda()\n"
+        replace_all(client, uri, text, version)
+    diags = await wait_for_diagnostics(client, uri, lambda d: len(d) == 10)
+    assert codes(diags) == ["NPU201"] * 10
+    versions = [p.version for p in published(client, uri)]
+    assert versions == [1, 11], versions  # intermediate versions were never analysed
+
+
+async def test_fixing_the_code_clears_diagnostics(client: LanguageClient, workspace: Path) -> None:
+    await start(client, workspace, options={"debounceMs": 0})
+    uri = (workspace / "fix.py").as_uri()
+    open_doc(client, uri, "import torch\nx = torch.ones(1).cuda()\n")
+    await wait_for_diagnostics(client, uri, lambda d: len(d) == 1)
+    replace_all(client, uri, "import torch\nimport torch_npu\nx = torch.ones(1).npu()\n", 2)
+    assert await wait_for_diagnostics(client, uri, lambda d: d == []) == []
+
+
+async def test_syntax_error_is_reported_and_the_server_keeps_working(
+    client: LanguageClient, workspace: Path
+) -> None:
+    await start(client, workspace)
+    broken = (workspace / "broken.py").as_uri()
+    open_doc(client, broken, "import torch\ndef f(:\n    pass\n")
+    diags = await wait_for_diagnostics(client, broken, lambda d: len(d) > 0)
+    assert codes(diags) == ["AL001"]
+    assert diags[0].range.start.line == 1
+    assert diags[0].severity == lsp.DiagnosticSeverity.Error
+    other = (workspace / "ok.py").as_uri()
+    open_doc(client, other, "import torch\nx = torch.ones(1).cuda()\n")
+    assert codes(await wait_for_diagnostics(client, other, lambda d: len(d) > 0)) == ["NPU201"]
+
+
+async def test_noqa_suppresses_one_code(client: LanguageClient, workspace: Path) -> None:
+    await start(client, workspace)
+    uri = (workspace / "noqa.py").as_uri()
+    open_doc(
+        client, uri, 'import torch\nx = torch.ones(1).cuda()  # noqa: NPU201\ny = x.to("cuda")\n'
+    )
+    diags = await wait_for_diagnostics(client, uri, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in diags] == [("NPU204", 2)]
+
+
+async def test_rank_table_diagnostics_point_at_json_positions(
+    client: LanguageClient, workspace: Path
+) -> None:
+    await start(client, workspace)
+    text = (
+        "{\n"
+        '  "version": "1.0",\n'
+        '  "server_count": "2",\n'
+        '  "status": "completed",\n'
+        '  "server_list": [{"server_id": "localhost", "device": [\n'
+        '    {"device_id": "0", "device_ip": "192.168.1.1", "rank_id": "0"},\n'
+        '    {"device_id": "0", "device_ip": "192.168.1.2", "rank_id": "2"}]}]\n'
+        "}\n"
+    )
+    uri = (workspace / "rank_table_2p.json").as_uri()
+    open_doc(client, uri, text, language="json")
+    diags = await wait_for_diagnostics(client, uri, lambda d: len(d) >= 4)
+    lines = text.splitlines()
+
+    def at(line: int, needle: str) -> tuple[int, int]:
+        """(line, column) of the value after `needle` on that line."""
+        return line, lines[line].index(needle) + len(needle)
+
+    got = {(d.code, d.range.start.line, d.range.start.character) for d in diags}
+    assert got == {
+        ("HCCL303", *at(6, '"rank_id": ')),  # rank_id "2" with two devices
+        ("HCCL304", *at(6, '"device_id": ')),  # device_id "0" twice on one server
+        ("HCCL305", *at(2, '"server_count": ')),  # "2" but one server listed
+        ("HCCL306", *at(4, '"server_id": ')),  # "localhost"
+    }
+
+
+async def test_binary_content_is_refused_cleanly(client: LanguageClient, workspace: Path) -> None:
+    await start(client, workspace)
+    uri = (workspace / "blob.py").as_uri()
+    open_doc(client, uri, "\x00\x01\x02binary\x00")
+    diags = await wait_for_diagnostics(client, uri, lambda d: len(d) > 0)
+    assert codes(diags) == ["AL002"]
+    assert "binary" in diags[0].message
+
+
+async def test_large_file_does_not_stall_other_requests(
+    client: LanguageClient, workspace: Path
+) -> None:
+    await start(client, workspace)
+    big = (workspace / "big.py").as_uri()
+    body = "import torch\n" + "".join(
+        f"def f{i}(x):\n    return x + {i}\n\n" for i in range(33_333)
+    )
+    assert body.count("\n") >= 100_000
+    small = (workspace / "small.py").as_uri()
+    open_doc(client, small, "import acl\nacl.rt.malloc(8, 0)\n")
+    open_doc(client, big, body)
+    # While the big file is being analysed, the server still answers hover requests.
+    hover = await asyncio.wait_for(
+        client.text_document_hover_async(
+            lsp.HoverParams(
+                text_document=lsp.TextDocumentIdentifier(uri=small), position=lsp.Position(1, 8)
+            )
+        ),
+        timeout=10,
+    )
+    assert hover is not None and "aclrtMalloc" in hover.contents.value
+    assert await wait_for_diagnostics(client, big, timeout=120) == []
+
+
+async def test_close_clears_diagnostics(client: LanguageClient, workspace: Path) -> None:
+    await start(client, workspace)
+    uri = (workspace / "gone.py").as_uri()
+    open_doc(client, uri, "import torch\nx = torch.ones(1).cuda()\n")
+    await wait_for_diagnostics(client, uri, lambda d: len(d) == 1)
+    client.text_document_did_close(
+        lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
+    assert await wait_for_diagnostics(client, uri, lambda d: d == []) == []
