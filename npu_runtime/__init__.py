@@ -6,6 +6,8 @@ from typing import Any
 _LAZY: dict[str, str] = {
     "profile": "npu_runtime.profiler.session",
     "Profiler": "npu_runtime.profiler.session",
+    "Tensor": "npu_runtime.tensor",
+    "set_check_numerics": "npu_runtime.numerics",
 }
 
 

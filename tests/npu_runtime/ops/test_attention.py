@@ -109,8 +109,8 @@ def test_band_tokens_in_sparse_mode_0() -> None:
 
 
 def peak_extra_bytes(seq: int) -> int:
-    q, k, v = make("BNSD", 1, 2, 2, seq, seq, 32, np.float16, seed=6)
-    attrs = {"head_num": 2, "sparse_mode": 0}
+    q, k, v = make("BNSD", 1, 1, 1, seq, seq, 64, np.float16, seed=6)
+    attrs = {"head_num": 1, "sparse_mode": 0}
     tracemalloc.start()
     tracemalloc.reset_peak()
     run_op("FlashAttentionScore", [q, k, v], attrs)
@@ -120,8 +120,8 @@ def peak_extra_bytes(seq: int) -> int:
 
 
 def test_extra_memory_grows_linearly_with_sequence() -> None:
-    small, big = peak_extra_bytes(1024), peak_extra_bytes(4096)
-    one_score_matrix = 4096 * 4096 * 4  # what naive attention holds for one head, float32
+    small, big = peak_extra_bytes(512), peak_extra_bytes(2048)
+    one_score_matrix = 2048 * 2048 * 4  # what naive attention holds for one head, float32
     assert big < one_score_matrix / 4, (small, big)
     # 4x the sequence: linear growth is <= 4x (plus constant block buffers), quadratic 16x.
     assert big < 4.5 * small, (small, big)

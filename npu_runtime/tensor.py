@@ -1,0 +1,429 @@
+"""The Pythonic layer's device tensor and its ops, for notebooks and tests.
+
+A `Tensor` lives in emulated device memory (the same memory pyACL scripts allocate), so
+ops on it go through the same registry, cost model, streams and profiler records as
+`acl.op.execute_v2`. Ops are queued on the current context's default stream; `.numpy()`
+synchronises it first, so a device-side fault (or a NaN/Inf under the check mode) raises
+AclError there, naming the line that launched the failing op.
+
+    >>> import numpy as np, npu_runtime as npu
+    >>> a = npu.Tensor(np.ones((2, 3), np.float16))
+    >>> (a @ a.T).numpy()
+    array([[3., 3.], [3., 3.]], dtype=float16)
+
+The first tensor initialises the runtime and sets device 0 when the program has not.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from npu_runtime import numerics
+from npu_runtime.core import sched, transfer
+from npu_runtime.core.device import Device
+from npu_runtime.core.runtime import Runtime, get_runtime
+from npu_runtime.ops import OpError, Spec
+from npu_runtime.ops import dispatch as _dispatch
+
+__all__ = ["Tensor", "call"]
+
+DTypeLike = Any  # numpy dtype, numpy/ml_dtypes type, or our name ("float16", "bfloat16")
+_H2D, _D2H = 1, 2
+
+
+def _dtype(dtype: DTypeLike) -> np.dtype:
+    if isinstance(dtype, str):
+        return numerics.by_name(dtype).np
+    dt = np.dtype(dtype)
+    if numerics.by_numpy(dt) is None:
+        raise TypeError(f"the device has no {dt} type")
+    return dt
+
+
+def _runtime(device: int | None = None) -> Runtime:
+    """The runtime with a current context: initialised and device set on first use."""
+    rt = get_runtime()
+    if rt.tls.context is None or not rt.tls.context.alive:
+        if not rt.initialized:
+            rt.init()
+        rt.set_device(device or 0)
+    return rt
+
+
+def _release(rt: Runtime, dev: Device, addr: int) -> None:
+    # After a runtime reset or device reset the memory is gone already: nothing to free.
+    if rt.devices.get(dev.id) is dev:
+        dev.memory.free(addr)
+
+
+class Tensor:
+    """A tensor in emulated NPU memory: `shape`, `dtype`, `device`, and `.numpy()`."""
+
+    __slots__ = ("shape", "dtype", "_dev", "addr", "__weakref__")
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    addr: int  # device address of the first element
+
+    def __init__(
+        self, data: Any, dtype: DTypeLike | None = None, device: int | None = None
+    ) -> None:
+        """A device tensor holding `data` (array-like), copied host-to-device.
+
+        Python floats become float32 and Python ints int32, as on the device; with `dtype`
+        the values are rounded to it as the device would store them.
+        """
+        _runtime(device)
+        arr = np.asarray(data)
+        if dtype is not None:
+            arr = numerics.round_to(arr, _dtype(dtype))
+        elif arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        elif arr.dtype == np.int64 and not isinstance(data, np.ndarray):
+            arr = arr.astype(np.int32)
+        arr = np.ascontiguousarray(arr)
+        self._allocate(arr.shape, arr.dtype)
+        if arr.nbytes:
+            rt = get_runtime()
+            ptr = rt.hostmem.register_array(arr)
+            transfer.memcpy(rt, self.addr, self.nbytes, ptr, arr.nbytes, _H2D)
+
+    @classmethod
+    def empty(cls, shape: Sequence[int], dtype: DTypeLike = np.float32) -> Tensor:
+        """An uninitialised tensor on the current device (what ops write their outputs to)."""
+        t = cls.__new__(cls)
+        _runtime()
+        t._allocate(tuple(int(d) for d in shape), _dtype(dtype))
+        return t
+
+    def _allocate(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        rt = get_runtime()
+        self.shape = shape
+        self.dtype = dtype
+        dev = rt.current_device("aclrtMalloc")
+        self._dev = dev
+        self.addr = transfer.malloc(rt, max(self.nbytes, 1), 0)
+        weakref.finalize(self, _release, rt, dev, self.addr)
+
+    # -- description --------------------------------------------------------------------
+    @property
+    def device(self) -> str:
+        return f"npu:{self._dev.id}"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def spec(self) -> Spec:
+        return Spec(self.shape, self.dtype)
+
+    def __repr__(self) -> str:
+        name = numerics.by_numpy(self.dtype)
+        return f"Tensor(shape={list(self.shape)}, dtype={name.name if name else self.dtype}, device={self.device!r})"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- host transfer ------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host copy, after synchronising the stream (device faults raise AclError here)."""
+        rt = get_runtime()
+        sched.synchronize_stream(rt, 0, "aclrtSynchronizeStream")
+        out = np.empty(self.shape, self.dtype)
+        if self.nbytes:
+            ptr = rt.hostmem.register_array(out)
+            transfer.memcpy(rt, ptr, out.nbytes, self.addr, self.nbytes, _D2H)
+        return out
+
+    to_host = numpy
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    # -- operators ----------------------------------------------------------------------
+    def _other(self, v: Any) -> Tensor:
+        return v if isinstance(v, Tensor) else Tensor(np.asarray(v, self.dtype))
+
+    def __add__(self, o: Any) -> Tensor:
+        return call("Add", self, self._other(o))
+
+    def __radd__(self, o: Any) -> Tensor:
+        return call("Add", self._other(o), self)
+
+    def __sub__(self, o: Any) -> Tensor:
+        return call("Sub", self, self._other(o))
+
+    def __rsub__(self, o: Any) -> Tensor:
+        return call("Sub", self._other(o), self)
+
+    def __mul__(self, o: Any) -> Tensor:
+        return call("Mul", self, self._other(o))
+
+    def __rmul__(self, o: Any) -> Tensor:
+        return call("Mul", self._other(o), self)
+
+    def __truediv__(self, o: Any) -> Tensor:
+        return call("Div", self, self._other(o))
+
+    def __rtruediv__(self, o: Any) -> Tensor:
+        return call("Div", self._other(o), self)
+
+    def __neg__(self) -> Tensor:
+        return call("Mul", self, self._other(-1))
+
+    def __matmul__(self, o: Tensor) -> Tensor:
+        return matmul(self, o)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 (numpy's name)
+        return transpose(self)
+
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (list, tuple)) else shape
+        return call("Reshape", self, shape=[int(d) for d in dims])  # type: ignore[union-attr]
+
+    def astype(self, dtype: DTypeLike) -> Tensor:
+        return cast(self, dtype)
+
+    def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        return reduce_sum(self, axis, keepdims)
+
+    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        return reduce_mean(self, axis, keepdims)
+
+    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        return reduce_max(self, axis, keepdims)
+
+
+def call(op_type: str, *inputs: Tensor, **attrs: Any) -> Any:
+    """Run registry op `op_type` on device tensors: one Tensor, or a tuple for several outputs.
+
+    Bad input raises AclError with the code pyACL would return (e.g. 100021 for shapes
+    that do not match); the op itself runs on the default stream.
+    """
+    rt = _runtime()
+    specs = [t.spec() for t in inputs]
+    try:
+        d, outs = _dispatch.prepare(op_type, specs, attrs, None)
+    except OpError as e:
+        raise rt.fail(e.code, op_type, e.message) from None
+    results = [Tensor.empty(s.shape, s.dtype) for s in outs]
+    _dispatch.launch(d, specs, [t.addr for t in inputs], outs, [r.addr for r in results], attrs, 0)
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+# -- named ops (thin wrappers over `call`) ---------------------------------------------------
+def add(a: Tensor, b: Tensor) -> Tensor:
+    return call("Add", a, b)
+
+
+def sub(a: Tensor, b: Tensor) -> Tensor:
+    return call("Sub", a, b)
+
+
+def mul(a: Tensor, b: Tensor) -> Tensor:
+    return call("Mul", a, b)
+
+
+def div(a: Tensor, b: Tensor) -> Tensor:
+    return call("Div", a, b)
+
+
+def relu(x: Tensor) -> Tensor:
+    return call("Relu", x)
+
+
+def gelu(x: Tensor) -> Tensor:
+    return call("Gelu", x)
+
+
+def silu(x: Tensor) -> Tensor:
+    return call("Silu", x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return call("Sigmoid", x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    return call("Tanh", x)
+
+
+def cast(x: Tensor, dtype: DTypeLike) -> Tensor:
+    row = numerics.by_numpy(_dtype(dtype))
+    assert row is not None
+    return call("Cast", x, dst_type=row.acl)
+
+
+def matmul(
+    a: Tensor,
+    b: Tensor,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    bias: Tensor | None = None,
+) -> Tensor:
+    """a @ b on the Cube: MatMul for 2-D operands, BatchMatMul otherwise."""
+    extra = (bias,) if bias is not None else ()
+    if a.ndim == 2 and b.ndim == 2:
+        return call("MatMul", a, b, *extra, transpose_x1=transpose_a, transpose_x2=transpose_b)
+    return call("BatchMatMul", a, b, *extra, adj_x1=transpose_a, adj_x2=transpose_b)
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    return call("SoftmaxV2", x, axes=[axis])
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    return call("LogSoftmaxV2", x, axes=[axis])
+
+
+def layer_norm(
+    x: Tensor, gamma: Tensor, beta: Tensor, begin_norm_axis: int = -1, epsilon: float = 1e-5
+) -> Tensor:
+    """Normalise over the dims from `begin_norm_axis`; returns y (mean/variance dropped)."""
+    y, _, _ = call(
+        "LayerNorm", x, gamma, beta,
+        begin_norm_axis=begin_norm_axis, begin_params_axis=begin_norm_axis, epsilon=epsilon,
+    )  # fmt: skip
+    return y  # type: ignore[no-any-return]
+
+
+def rms_norm(x: Tensor, gamma: Tensor, epsilon: float = 1e-6) -> Tensor:
+    y, _ = call("RmsNorm", x, gamma, epsilon=epsilon)
+    return y  # type: ignore[no-any-return]
+
+
+def _axes(axis: int | Sequence[int] | None) -> list[int]:
+    if axis is None:
+        return []
+    return [int(axis)] if isinstance(axis, int) else [int(a) for a in axis]
+
+
+def reduce_sum(
+    x: Tensor, axis: int | Sequence[int] | None = None, keepdims: bool = False
+) -> Tensor:
+    return call("ReduceSum", x, axes=_axes(axis), keep_dims=keepdims)
+
+
+def reduce_mean(
+    x: Tensor, axis: int | Sequence[int] | None = None, keepdims: bool = False
+) -> Tensor:
+    return call("ReduceMean", x, axes=_axes(axis), keep_dims=keepdims)
+
+
+def reduce_max(
+    x: Tensor, axis: int | Sequence[int] | None = None, keepdims: bool = False
+) -> Tensor:
+    return call("ReduceMax", x, axes=_axes(axis), keep_dims=keepdims)
+
+
+def transpose(x: Tensor, perm: Sequence[int] | None = None) -> Tensor:
+    return call("Transpose", x, perm=list(perm) if perm is not None else list(range(x.ndim))[::-1])
+
+
+def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
+    return x.reshape(list(shape))
+
+
+def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    return call("ConcatD", *tensors, concat_dim=axis)
+
+
+def split(x: Tensor, num: int, axis: int = 0) -> tuple[Tensor, ...]:
+    out = call("SplitD", x, split_dim=axis, num_split=num)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def gather(x: Tensor, indices: Tensor, axis: int = 0) -> Tensor:
+    return call("GatherV2", x, indices, axis=axis)
+
+
+def embedding(weight: Tensor, indices: Tensor) -> Tensor:
+    return call("Embedding", weight, indices)
+
+
+def _pair(v: int | Sequence[int]) -> list[int]:
+    return [int(v), int(v)] if isinstance(v, int) else [int(x) for x in v]
+
+
+def conv2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """NCHW convolution; `padding` is one int, (h, w), or (top, bottom, left, right)."""
+    p = _pair(padding) if isinstance(padding, int) or len(padding) == 2 else list(padding)
+    pads = [p[0], p[0], p[1], p[1]] if len(p) == 2 else p
+    extra = (bias,) if bias is not None else ()
+    return call(
+        "Conv2D", x, weight, *extra,
+        strides=[1, 1, *_pair(stride)], pads=pads, dilations=[1, 1, *_pair(dilation)], groups=groups,
+    )  # fmt: skip
+
+
+def max_pool(
+    x: Tensor,
+    kernel: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: str = "VALID",
+) -> Tensor:
+    k = _pair(kernel)
+    return call(
+        "MaxPool", x, ksize=[1, 1, *k], strides=[1, 1, *_pair(stride or k)], padding=padding
+    )
+
+
+def avg_pool(
+    x: Tensor,
+    kernel: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: str = "VALID",
+) -> Tensor:
+    k = _pair(kernel)
+    return call(
+        "AvgPool", x, ksize=[1, 1, *k], strides=[1, 1, *_pair(stride or k)], padding=padding
+    )
+
+
+def npu_fusion_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    head_num: int,
+    input_layout: str,
+    atten_mask: Tensor | None = None,
+    scale: float = 1.0,
+    keep_prob: float = 1.0,
+    pre_tockens: int = 2147483647,
+    next_tockens: int = 2147483647,
+    sparse_mode: int = 0,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """torch_npu.npu_fusion_attention: (attention_out, softmax_max, softmax_sum)."""
+    extra = (atten_mask,) if atten_mask is not None else ()
+    return call(  # type: ignore[no-any-return]
+        "FlashAttentionScore", query, key, value, *extra,
+        head_num=head_num, input_layout=input_layout, scale_value=scale, keep_prob=keep_prob,
+        pre_tockens=pre_tockens, next_tockens=next_tockens, sparse_mode=sparse_mode,
+    )  # fmt: skip
