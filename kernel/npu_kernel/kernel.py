@@ -41,20 +41,23 @@ class NpuKernel(IPythonKernel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        shell = self.shell
+        assert shell is not None  # IPythonKernel always creates its shell
         ensure_shim_on_path()
         self.npu = RuntimeSession(self.device, self.devices)
-        self.cells = CellLocator(self.shell.compile)
+        self.cells = CellLocator(shell.compile)
         self.state_channel = StateChannel(self.comm_manager, self.npu.snapshot)
         self._watcher = ImportWatcher()
         self._watcher.watch("npu_runtime.errors", self._errors_loaded)
         self._watcher.watch("npu_runtime.core.hooks", self.npu.attach)
         from npu_kernel.magics import NpuMagics
 
-        self.shell.register_magics(NpuMagics(self.shell, session=self.npu))
-        self.shell.configurables.append(self)  # so `%config NpuKernel.full_traceback = True` works
+        shell.register_magics(NpuMagics(shell, session=self.npu))
+        shell.configurables.append(self)  # so `%config NpuKernel.full_traceback = True` works
 
     # AclError tracebacks -----------------------------------------------------------
     def _errors_loaded(self, module: ModuleType) -> None:
+        assert self.shell is not None
         self.shell.set_custom_exc((module.AclError,), self._acl_traceback)
 
     def _acl_traceback(
@@ -95,6 +98,7 @@ class NpuKernel(IPythonKernel):
 
     def _show_unraised(self, errors: list[Any]) -> None:
         """Failed ACL calls that returned a code instead of raising (the pyACL style)."""
+        assert self.shell is not None
         raised = self.shell.last_execution_result
         raised_exc = raised.error_in_exec if raised is not None else None
         shown = [e for e in errors if e is not raised_exc]
@@ -113,7 +117,9 @@ class NpuKernel(IPythonKernel):
         )
         report.display()
 
-    def do_shutdown(self, restart: bool) -> dict[str, Any]:
+    def do_shutdown(
+        self, restart: bool
+    ) -> Any:  # a dict here; the base class also allows a coroutine
         # A restart starts a new process, but reset first so no device state outlives us.
         self.npu.reset()
         self._watcher.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from types import FrameType
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -27,6 +28,7 @@ class NpuMagics(Magics):
 
     def __init__(self, shell: Any, session: RuntimeSession) -> None:
         super().__init__(shell)
+        self.ipython: Any = shell  # Magics.shell is Optional; ours is always set
         self.session = session
         self.cells = CellLocator(shell.compile)
 
@@ -93,26 +95,26 @@ class NpuMagics(Magics):
         number = self._cell_number()
         # A leading newline stands for the %%npu_profile line, so compiled line numbers
         # are the cell's own lines; the filename maps back to this cell in tracebacks.
-        source = "\n" + self.shell.transform_cell(cell)
-        filename = self.shell.compile.cache(source, number)
-        code = self.shell.compile(source, filename, "exec")
+        source = "\n" + self.ipython.transform_cell(cell)
+        filename = self.ipython.compile.cache(source, number)
+        code = self.ipython.compile(source, filename, "exec")
         prof = Profiler(args.out, stack=args.stack)
         prof.start()
         try:
-            exec(code, self.shell.user_global_ns, self.shell.user_ns)
+            exec(code, self.ipython.user_global_ns, self.ipython.user_ns)
         finally:
             prof.stop()
             self._show_profile(prof, filename, number)
 
     def _cell_number(self) -> int:
         """The execution count of the running cell (IPython has already advanced its own)."""
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None:  # the cell's code object calls the magic
             number = self.cells.cell_of(frame.f_code.co_filename)
             if number is not None:
                 return number
             frame = frame.f_back
-        return int(self.shell.execution_count)
+        return int(self.ipython.execution_count)
 
     def _show_profile(self, prof: Any, filename: str, number: int) -> None:
         doc = prof.summary
