@@ -92,6 +92,10 @@ class ModuleInfo:
     env_level: Level | None
     #: class qualname (or "*" for any Cell) -> level from set_jit_config(JitConfig(...))
     cell_config_levels: dict[str, Level]
+    #: True/False when the file sets GRAPH_MODE / only PYNATIVE_MODE; None when it never says
+    graph_mode: bool | None = None
+    #: module-level `name = SomeClass(...)` -> class qualname (to follow `name.method()`)
+    instances: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -268,6 +272,8 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo) -> None:
             for t in node.targets:
                 if isinstance(t, ast.Name) and callee:
                     var_types[t.id] = callee
+                    if t.col_offset == 0:
+                        info.instances[t.id] = callee
             continue
         if isinstance(node, ast.Assign):
             for t in node.targets:
@@ -289,9 +295,23 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo) -> None:
                 for kw in node.keywords:
                     if kw.arg == "jit_syntax_level":
                         info.context_level = _level_of(kw.value, info.imports)
+                    elif kw.arg == "mode":
+                        mode = dotted(kw.value) or []
+                        text = mode[-1] if mode else str(getattr(kw.value, "value", ""))
+                        if text in ("GRAPH_MODE", "0"):
+                            info.graph_mode = True
+                        elif text in ("PYNATIVE_MODE", "1") and info.graph_mode is None:
+                            info.graph_mode = False
             elif last in _JIT_NAMES and node.args and isinstance(node.args[0], ast.Name):
                 info.jit_wrapped[node.args[0].id] = {k.arg: k.value for k in node.keywords if k.arg}
-        if isinstance(func, ast.Attribute) and func.attr == "set_jit_config" and node.args:
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "set_jit_config"
+            and node.args
+            and not (
+                isinstance(func.value, ast.Name) and func.value.id == "self"
+            )  # per class, below
+        ):
             level = _jit_config_level(node.args[0], info)
             if level is None:
                 continue
@@ -429,7 +449,7 @@ class ScopeResolver:
                     jd = _jit_decoration(meth, info)
                     if jd == "bytecode":
                         continue
-                    if is_cell and mname == "construct":
+                    if is_cell and mname == "construct" and info.graph_mode is not False:
                         yield (
                             info,
                             f"{cq}.construct",
@@ -532,6 +552,8 @@ class ScopeResolver:
                     continue
                 elif isinstance(recv, ast.Name) and recv.id in local_types:
                     cls_q = local_types[recv.id]
+                elif isinstance(recv, ast.Name) and recv.id in info.instances:
+                    cls_q = info.instances[recv.id]
                 elif (
                     isinstance(recv, ast.Attribute)
                     and isinstance(recv.value, ast.Name)

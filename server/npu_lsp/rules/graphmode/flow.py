@@ -243,6 +243,8 @@ class Analyzer:
         kind_name = getattr(scope, "kind", None)
         observed = self._observed_args(func, kind_name)
         is_method = self.owner_class(func) is not None and not isinstance(func, ast.Lambda)
+        for name, dt in self._observed_dtypes(func, kind_name).items():
+            flow.dtypes[name] = {dt}
         for i, a in enumerate(positional):
             if i == 0 and is_method and a.arg in ("self", "cls"):
                 continue
@@ -294,6 +296,32 @@ class Analyzer:
                 if kw.arg in params:
                     self._merge_observed(out, kw.arg, kw.value, caller_flow, caller)
         return out
+
+    def _observed_dtypes(self, func: ast.AST, kind_name: str | None) -> dict[str, str]:
+        """Dtypes of tensors passed to a construct / jit function at module level, when every
+        call agrees (e.g. `net(Tensor(np.ones(3), ms.float32))`)."""
+        if kind_name not in ("construct", "jit") or not isinstance(
+            func, (ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
+            return {}
+        params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+        if self.owner_class(func) is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        seen: dict[str, set[str | None]] = {}
+        for call in self._module_level_calls(func):
+            for i, arg in enumerate(call.args):
+                if isinstance(arg, ast.Starred) or i >= len(params):
+                    break
+                seen.setdefault(params[i], set()).add(self._module_dtype(arg))
+        return {p: next(iter(ds)) for p, ds in seen.items() if len(ds) == 1 and None not in ds}  # type: ignore[misc]
+
+    def _module_dtype(self, arg: ast.expr, depth: int = 0) -> str | None:
+        if isinstance(arg, ast.Name) and depth < 10:
+            value = self._module_assignments().get(arg.id)
+            return self._module_dtype(value, depth + 1) if value is not None else None
+        if isinstance(arg, ast.Call):
+            return explicit_dtype(arg, self.ctx)
+        return None
 
     def _merge_observed(
         self,
@@ -369,6 +397,12 @@ class Analyzer:
                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                         target = instance_of.get(node.func.id, node.func.id)
                         self._module_calls.setdefault(target, []).append(node)
+                    elif (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Call)
+                        and isinstance(node.func.func, ast.Name)
+                    ):  # Net()(x)
+                        self._module_calls.setdefault(node.func.func.id, []).append(node)
         owner = self.owner_class(func)
         if owner is not None:
             return self._module_calls.get(owner.name, []) if func.name == "construct" else []
@@ -664,30 +698,163 @@ class Analyzer:
             return "tensor"
         return None
 
-    def _dtype(self, e: ast.AST, flow: Flow) -> str | None:
-        """Explicit dtype of a tensor expression, when the code states it."""
+    def _dtype(self, e: ast.AST, flow: Flow, depth: int = 0) -> str | None:
+        """Dtype of a tensor expression when the code states it or it follows from an input
+        whose dtype is visible where the network is called. None when unknown."""
+        if depth > 20:
+            return None
         if isinstance(e, ast.Name):
             ds = flow.dtypes.get(e.id)
             return next(iter(ds)) if ds and len(ds) == 1 else None
+        if isinstance(e, ast.Compare):
+            return "bool"
+        if isinstance(e, ast.UnaryOp):
+            return "bool" if isinstance(e.op, ast.Not) else self._dtype(e.operand, flow, depth + 1)
+        if isinstance(e, ast.Subscript):
+            return self._dtype(e.value, flow, depth + 1)
+        if isinstance(e, ast.BinOp):
+            left, right = (
+                self._dtype(e.left, flow, depth + 1),
+                self._dtype(e.right, flow, depth + 1),
+            )
+            if left and right:
+                return left if left == right else None
+            known, other = (left, e.right) if left else (right, e.left)
+            # int tensor combined with a Python float is promoted; float stays as it is
+            if (
+                known
+                and isinstance(other, ast.Constant)
+                and (known.startswith(("float", "bfloat")) or isinstance(other.value, int))
+            ):
+                return known
+            return None
         if not isinstance(e, ast.Call):
             return None
-        q = self.ctx.qualname(e.func) or ""
-        last = q.rsplit(".", 1)[-1]
-        dt_arg: ast.expr | None = None
-        if isinstance(e.func, ast.Attribute) and e.func.attr in ("astype", "to") and e.args:
-            dt_arg = e.args[0]
-        elif last == "cast" and len(e.args) >= 2:
-            dt_arg = e.args[1]
-        elif last in ("Tensor", "ones", "zeros", "full", "ones_like", "zeros_like"):
-            for kw in e.keywords:
-                if kw.arg == "dtype":
-                    dt_arg = kw.value
-            if dt_arg is None and last == "Tensor" and len(e.args) >= 2:
-                dt_arg = e.args[1]
-        if dt_arg is None:
+        explicit = explicit_dtype(e, self.ctx)
+        if explicit is not None:
+            return explicit
+        f = e.func
+        name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
+        if name.lower() in _DTYPE_CHANGING:
             return None
-        parts = dotted(dt_arg)
-        return parts[-1] if parts else None
+        if isinstance(f, ast.Attribute):
+            recv = f.value
+            is_self_obj = (
+                isinstance(recv, ast.Name)
+                and recv.id == "self"
+                or (
+                    isinstance(recv, ast.Attribute)
+                    and isinstance(recv.value, ast.Name)
+                    and recv.value.id == "self"
+                )
+            )
+            if not is_self_obj:
+                # a tensor method: x.sum(), x.reshape(...)
+                return self._dtype(recv, flow, depth + 1)
+        q = self.ctx.qualname(f) or ""
+        foreign = q and not q.startswith(("mindspore.", self.ctx.scopes.info.module + "."))
+        if foreign and not (
+            isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Attribute))
+        ):
+            return None
+        # ops.relu(x), self.relu(x), self.dense(x): same dtype as the first tensor argument
+        for arg in e.args:
+            d = self._dtype(arg, flow, depth + 1)
+            if d is not None:
+                return d
+        return None
+
+
+_DTYPE_CHANGING = frozenset(
+    {
+        "argmax",
+        "argmin",
+        "shape",
+        "equal",
+        "not_equal",
+        "greater",
+        "less",
+        "greater_equal",
+        "less_equal",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "nonzero",
+        "unique",
+        "sort",
+        "topk",
+        "argsort",
+        "masked_select",
+        "size",
+        "rank",
+        "cast",
+        "astype",
+        "to",
+        "gather",
+        "embedding",
+        "onehot",
+        "one_hot",
+        "tuple",
+        "list",
+        "len",
+    }
+)
+_DTYPE_ALIASES = {
+    "single": "float32",
+    "float": "float32",
+    "half": "float16",
+    "double": "float64",
+    "float_": "float64",
+    "int_": "int64",
+    "bool_": "bool",
+    "long": "int64",
+    "int": "int64",
+}
+
+
+def dtype_name(expr: ast.AST | None) -> str | None:
+    """`ms.float32`, `np.float32`, `mstype.int32`, "float32" -> canonical dtype name."""
+    if expr is None:
+        return None
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        name = expr.value
+    else:
+        parts = dotted(expr)
+        if not parts:
+            return None
+        name = parts[-1]
+    name = name.lower()
+    name = _DTYPE_ALIASES.get(name, name)
+    if name.startswith(("float", "int", "uint", "bool", "bfloat", "complex")):
+        return name
+    return None
+
+
+def explicit_dtype(e: ast.Call, ctx: Context) -> str | None:
+    """Dtype a call states itself: x.astype(t), ops.cast(x, t), Tensor(v, t), np.array(v, t)..."""
+    f = e.func
+    q = ctx.qualname(f) or ""
+    last = q.rsplit(".", 1)[-1] if q else (f.attr if isinstance(f, ast.Attribute) else "")
+    for kw in e.keywords:
+        if kw.arg == "dtype":
+            return dtype_name(kw.value)
+    if isinstance(f, ast.Attribute) and f.attr in ("astype", "to") and e.args:
+        return dtype_name(e.args[0])
+    if last.lower() == "cast" and len(e.args) >= 2:
+        return dtype_name(e.args[1])
+    if (
+        last in ("Tensor", "array", "asarray", "ones", "zeros", "full", "empty")
+        and len(e.args) >= 2
+    ):
+        return dtype_name(e.args[1] if last != "full" or len(e.args) < 3 else e.args[2])
+    if last in ("Tensor", "array", "asarray") and e.args:
+        inner = e.args[0]
+        if isinstance(inner, ast.Call):
+            return explicit_dtype(inner, ctx)
+    return None
 
 
 def analyzer(ctx: Context) -> Analyzer:

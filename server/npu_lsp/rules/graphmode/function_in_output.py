@@ -59,10 +59,23 @@ class FunctionInOutput(GraphRule):
         items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
         a = analyzer(ctx)
         for item in items:
-            if isinstance(item, ast.Lambda) or a.type_class(item) == "function":
+            if (
+                isinstance(item, ast.Lambda)
+                or a.type_class(item) == "function"
+                or self._module_function(item, ctx)
+            ):
                 yield ctx.diagnostic(
                     self,
                     node,
                     "a graph cannot return a function (Function in output is not supported)",
                 )
                 return
+
+    @staticmethod
+    def _module_function(item: ast.expr, ctx: Context) -> bool:
+        """A name that refers to a function defined at module level (not shadowed locally)."""
+        if not isinstance(item, ast.Name):
+            return False
+        if item.id in analyzer(ctx).flow(ctx.function).kinds:
+            return False
+        return item.id in ctx.scopes.info.functions

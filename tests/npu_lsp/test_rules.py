@@ -1,0 +1,58 @@
+"""Each rule against its fixture: violations are marked `# expect: CODE`; every other line of
+the fixture is code the rule must accept (Ruff-style fixtures, checked through the engine)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from engine_support import FIXTURES, expectations
+from npu_lsp.config import Config
+from npu_lsp.diagnostics import apply_edits
+from npu_lsp.engine import check_source
+from npu_lsp.registry import RULES, load_all
+
+load_all()
+GRAPH_CODES = sorted(c for c, r in RULES.items() if r.family == "graphmode")
+
+
+@pytest.mark.parametrize("code", GRAPH_CODES)
+def test_rule_matches_fixture(code: str) -> None:
+    path = FIXTURES / f"{code}.py"
+    text = path.read_text(encoding="utf-8")
+    diags = check_source(text, str(path), Config(select=(code,)))
+    got = {(d.span.line, d.code) for d in diags}
+    assert got == expectations(text)
+    for d in diags:
+        assert d.severity == RULES[code].severity
+        assert d.message and d.source == "ascend-lens"
+
+
+@pytest.mark.parametrize("code", GRAPH_CODES)
+def test_fixes_produce_valid_code_that_the_rule_accepts(code: str) -> None:
+    path = FIXTURES / f"{code}.py"
+    text = path.read_text(encoding="utf-8")
+    cfg = Config(select=(code,))
+    fixes = [d.fix for d in check_source(text, str(path), cfg) if d.fix is not None]
+    if RULES[code].fix_availability == "none":
+        assert not fixes
+        return
+    assert fixes, (
+        f"{code} declares fix={RULES[code].fix_availability!r} but its fixture yields no fix"
+    )
+    fixed = apply_edits(text, [e for f in fixes for e in f.edits])
+    ast.parse(fixed)
+    remaining = {d.span.line for d in check_source(fixed, str(path), cfg) if d.fix is not None}
+    assert not remaining
+
+
+def test_every_fixture_belongs_to_a_rule() -> None:
+    for path in FIXTURES.glob("*.py"):
+        assert path.stem in RULES, f"fixture {path.name} has no rule"
+
+
+def test_fixture_diagnostics_are_clean_python_outside_graph() -> None:
+    # The same fixtures, with every rule on, never report internal errors.
+    for path in FIXTURES.glob("*.py"):
+        diags = check_source(path.read_text(encoding="utf-8"), str(path), Config())
+        assert not [d for d in diags if d.code.startswith("AL")], path.name
