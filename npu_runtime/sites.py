@@ -27,7 +27,12 @@ def _is_ours(filename: str) -> bool:
     if v is None:
         path = os.path.abspath(filename)
         parts = path.replace("\\", "/").split("/")
-        v = path.startswith(_OUR_ROOTS) or any(p in _OUR_PACKAGES for p in parts[:-1])
+        # A directory named like one of our packages counts only when it is a package
+        # (has __init__.py): tests/npu_runtime/ or a user's own folder is user code.
+        v = path.startswith(_OUR_ROOTS) or any(
+            p in _OUR_PACKAGES and os.path.isfile("/".join([*parts[: i + 1], "__init__.py"]))
+            for i, p in enumerate(parts[:-1])
+        )
         # Frames from the import machinery and runpy are never the user's code either.
         v = v or filename.startswith("<frozen ") or os.path.basename(filename) == "runpy.py"
         _verdict[filename] = v

@@ -53,6 +53,6 @@ def print_summary(console: Console | None = None) -> None:
     else:
         console.print(f"sanitizer: {len(findings)} finding(s)", style="bold red")
         for f in findings[:MAX_FINDINGS]:
-            console.print(format_finding(f), markup=False)
+            console.print(format_finding(f), markup=False, soft_wrap=True)
         if len(findings) > MAX_FINDINGS:
             console.print(f"... and {len(findings) - MAX_FINDINGS} more")

@@ -1,0 +1,137 @@
+"""`ascend-lens run` on pyACL-style scripts: exit codes, stdout, summary, flags."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).parent / "scripts"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("NPU_INJECT", None) if env is None or "NPU_INJECT" not in env else None
+    return subprocess.run(
+        [sys.executable, "-m", "npu_runtime.cli", "run", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=full_env,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("script", "stdout"),
+    [
+        ("rt_memory_round_trip.py", "memory ok\n"),
+        ("rt_stream_event.py", "streams ok\n"),
+        ("threads.py", "threads ok\n"),
+    ],
+)
+def test_pyacl_scripts_pass(script: str, stdout: str) -> None:
+    r = run(SCRIPTS / script)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == stdout  # stdout is the script's alone
+    assert "sanitizer: no findings" in r.stderr
+
+
+def test_quickstart_example() -> None:
+    r = run("--device", "910B", REPO / "examples" / "pyacl_quickstart.py")
+    assert r.returncode == 0, r.stderr
+    assert "round trip ok: True" in r.stdout
+    assert "SoC: Ascend910B2" in r.stdout
+
+
+def test_exit_code_and_findings_in_summary() -> None:
+    r = run(SCRIPTS / "leaky.py")
+    assert r.returncode == 7
+    assert r.stdout == "double free -> 107000\n"
+    assert "sanitizer: 2 finding(s)" in r.stderr
+    assert "double-free" in r.stderr and "leak: 4096 bytes" in r.stderr
+    assert "leaky.py:9" in r.stderr  # allocated at
+    assert "peak memory" in r.stderr
+
+
+def test_no_sanitize() -> None:
+    r = run("--no-sanitize", SCRIPTS / "leaky.py")
+    assert r.returncode == 7
+    assert "sanitizer: off" in r.stderr
+
+
+def test_inject_flag_and_env(tmp_path: Path) -> None:
+    script = tmp_path / "inj.py"
+    script.write_text(
+        "import acl\nacl.init(); acl.rt.set_device(0)\n"
+        "print([acl.rt.malloc(64, 0)[1] for _ in range(4)])\n"
+    )
+    r = run("--inject", "acl.rt.malloc:2:207001", script)
+    assert r.stdout == "[0, 207001, 0, 0]\n", r.stderr
+    r = run(script, env={"NPU_INJECT": "aclrtMalloc:4:207001"})
+    assert r.stdout == "[0, 0, 0, 207001]\n", r.stderr
+
+
+def test_devices_and_device_flags(tmp_path: Path) -> None:
+    script = tmp_path / "count.py"
+    script.write_text(
+        "import acl\nacl.init()\nprint(acl.rt.get_device_count(), acl.get_soc_name())\n"
+    )
+    r = run("--devices", "2", "--device", "910B4", script)
+    assert r.stdout == "(2, 0) Ascend910B4\n", r.stderr
+    r = run(script, env={"NPU_DEVICES": "4", "NPU_DEVICE": "310P"})
+    assert r.stdout == "(4, 0) Ascend310P3\n", r.stderr
+
+
+def test_script_arguments_and_exception(tmp_path: Path) -> None:
+    script = tmp_path / "args.py"
+    script.write_text("import sys\nprint(sys.argv[1:])\nraise ValueError('boom')\n")
+    r = run(script, "--devices", "x", "-v")
+    assert r.returncode == 1
+    assert r.stdout == "['--devices', 'x', '-v']\n"
+    assert "ValueError: boom" in r.stderr
+    assert "runpy" not in r.stderr and "launcher.py" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--device", "H100", "x.py"], "unknown device 'H100'"),
+        (["--devices", "0", "x.py"], "--devices must be 1 or more"),
+        (["--inject", "malloc", "x.py"], "bad injection spec"),
+        (["missing_script.py"], "script not found"),
+    ],
+)
+def test_bad_options_are_clear(args: list[str], message: str) -> None:
+    r = run(*args)
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_acl_is_not_importable_outside_the_launcher() -> None:
+    r = subprocess.run(
+        [sys.executable, "-c", "import acl"], capture_output=True, text=True, cwd="/"
+    )
+    assert r.returncode != 0 and "No module named 'acl'" in r.stderr
+
+
+def test_mdl_missing_and_unsupported_model(tmp_path: Path) -> None:
+    om = tmp_path / "resnet.om"
+    om.write_bytes(b"\0" * 16)
+    script = tmp_path / "mdl.py"
+    script.write_text(
+        "import acl\nacl.init(); acl.rt.set_device(0)\n"
+        f"print(acl.mdl.load_from_file({str(tmp_path / 'nope.om')!r}))\n"
+        f"print(acl.mdl.load_from_file({str(om)!r}))\n"
+        "print(acl.get_recent_err_msg().splitlines()[0])\n"
+    )
+    r = run(script)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "(0, 145002)"
+    assert lines[1] == "(0, 200006)"
+    assert "cannot execute" in lines[2]
