@@ -126,9 +126,11 @@ def op(
         d = OpDef(
             name, unit, infer, kernel, cost, doc, dict(attrs or {}), tuple(inputs), tuple(aliases)
         )
-        for key in (name, *aliases):
-            if key in REGISTRY:
-                raise ValueError(f"op {key!r} is registered twice")
+        keys = (name, *aliases)
+        taken = [k for k in keys if k in REGISTRY]
+        if taken or len(set(keys)) != len(keys):
+            raise ValueError(f"op {(taken or [name])[0]!r} is registered twice")
+        for key in keys:
             REGISTRY[key] = d
         return kernel
 
