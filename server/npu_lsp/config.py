@@ -78,7 +78,7 @@ class Config:
         if self.root:
             with contextlib.suppress(ValueError, OSError):
                 candidates.add(
-                    PurePath(path).resolve().relative_to(Path(self.root).resolve()).as_posix()
+                    Path(path).resolve().relative_to(Path(self.root).resolve()).as_posix()
                 )
         out: list[str] = []
         for pattern, codes in self.per_file_ignores.items():

@@ -378,7 +378,17 @@ def check_source(
                 "warning",
             )
         ]
-    return postprocess(diags, text, path, config)
+    try:
+        return postprocess(diags, text, path, config)
+    except Exception as exc:  # e.g. a malformed configuration value slipping through
+        log.error("post-processing failed on %s: %s", path, traceback.format_exc())
+        internal = _internal(
+            INTERNAL_ERROR,
+            f"internal error: {type(exc).__name__}: {exc}",
+            Span(1, 1, 1, 2),
+            "warning",
+        )
+        return [internal, *sorted(diags, key=Diagnostic.sort_key)]
 
 
 def postprocess(diags: list[Diagnostic], text: str, path: str, config: Config) -> list[Diagnostic]:

@@ -1,0 +1,167 @@
+"""`ascend-lens check` as users run it: a subprocess, every format and exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXE = [sys.executable, "-m", "npu_runtime.cli", "check"]
+
+BAD = """import mindspore as ms
+from mindspore import nn
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        try:
+            y = x * 2
+        except ValueError:
+            y = x
+        s = {1, 2}
+        return y
+"""
+CLEAN = """import mindspore as ms
+from mindspore import nn
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        return x * 2
+"""
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*EXE, *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "bad.py").write_text(BAD)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_json_shape_and_exit_1(project: Path) -> None:
+    proc = run("--format", "json", str(project / "bad.py"))
+    assert proc.returncode == 1, proc.stderr
+    items = json.loads(proc.stdout)
+    assert [list(i) for i in items] == [
+        ["path", "line", "column", "end_line", "end_column", "code", "severity", "message"]
+    ] * 2
+    assert [(i["code"], i["line"], i["column"], i["severity"]) for i in items] == [
+        ("MS101", 7, 9, "error"),
+        ("MS109", 11, 13, "error"),
+    ]
+    assert items[1]["end_line"] == 11 and items[1]["end_column"] == 19  # `{1, 2}` end exclusive
+    assert items[0]["path"] == str(project / "bad.py")
+
+
+def test_clean_file_exits_0_with_empty_array(project: Path) -> None:
+    proc = run("--format", "json", str(project / "clean.py"))
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout) == []
+
+
+def test_text_format(project: Path) -> None:
+    proc = run(str(project / "bad.py"))
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"{project / 'bad.py'}:7:9: MS101 ")
+    assert lines[1].startswith(f"{project / 'bad.py'}:11:13: MS109 [*] ")
+    assert lines[-1].startswith("Found 2 problems.")
+    assert run(str(project / "clean.py")).stdout == "All checks passed!\n"
+
+
+def test_sarif_2_1_0(project: Path) -> None:
+    proc = run("--format", "sarif", str(project / "bad.py"))
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert doc["version"] == "2.1.0"
+    run0 = doc["runs"][0]
+    assert run0["tool"]["driver"]["name"] == "ascend-lens"
+    rule_ids = [r["id"] for r in run0["tool"]["driver"]["rules"]]
+    assert rule_ids == ["MS101", "MS109"]
+    res = run0["results"][0]
+    assert res["ruleId"] == "MS101" and res["level"] == "error"
+    assert rule_ids[res["ruleIndex"]] == "MS101"
+    region = res["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (7, 9)
+
+
+def test_folder_select_and_ignore(project: Path) -> None:
+    items = json.loads(run("--format", "json", str(project)).stdout)
+    assert {Path(i["path"]).name for i in items} == {"bad.py"}
+    only = json.loads(run("--format", "json", "--select", "MS109", str(project)).stdout)
+    assert [i["code"] for i in only] == ["MS109"]
+    proc = run("--format", "json", "--ignore", "MS101,MS109", str(project))
+    assert proc.returncode == 0 and json.loads(proc.stdout) == []
+
+
+def test_syntax_level_flag_turns_strict_rules_on(tmp_path: Path) -> None:
+    src = "from mindspore import nn\n\n\nclass Net(nn.Cell):\n    def construct(self, x):\n        return x.asnumpy()\n"
+    (tmp_path / "a.py").write_text(src)
+    assert run("--format", "json", str(tmp_path / "a.py")).returncode == 0
+    proc = run("--format", "json", "--syntax-level", "strict", str(tmp_path / "a.py"))
+    assert proc.returncode == 1
+    assert [i["code"] for i in json.loads(proc.stdout)] == ["MS130"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--format", "xml", "x.py"],
+        ["--select", "XYZ999", "x.py"],
+        ["--syntax-level", "medium", "x.py"],
+        ["--no-such-flag"],
+        ["does-not-exist.py"],
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], project: Path) -> None:
+    (project / "x.py").write_text("x = 1\n")
+    proc = run(*args, cwd=project)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ascend-lens check: error:")
+    assert "Traceback" not in proc.stderr
+
+
+def test_pyproject_configuration(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.ascend-lens]\nignore = ["MS109"]\n[tool.ascend-lens.per-file-ignores]\n"legacy/*.py" = ["MS1"]\n'
+    )
+    (project / "legacy").mkdir()
+    (project / "legacy" / "old.py").write_text(BAD)
+    items = json.loads(run("--format", "json", ".", cwd=project).stdout)
+    assert [(Path(i["path"]).name, i["code"]) for i in items] == [("bad.py", "MS101")]
+
+
+def test_bad_configuration_warns_and_uses_defaults(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.ascend-lens]\nsyntax-level = "fast"\nselect = 3\n'
+    )
+    proc = run("--format", "json", "bad.py", cwd=project)
+    assert proc.returncode == 1
+    assert "syntax-level" in proc.stderr and "select" in proc.stderr
+    assert len(json.loads(proc.stdout)) == 2
+
+
+def test_noqa_comments(project: Path) -> None:
+    src = BAD.replace("        try:", "        try:  # noqa: MS101").replace(
+        "{1, 2}", "{1, 2}  # noqa"
+    )
+    (project / "bad.py").write_text(src)
+    proc = run("--format", "json", "bad.py", cwd=project)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == []
+
+
+def test_unreadable_files_are_refused_cleanly(tmp_path: Path) -> None:
+    (tmp_path / "gbk.py").write_bytes("x = '中文'\n".encode("gbk"))
+    (tmp_path / "blob.py").write_bytes(b"\x00\x01\x02binary")
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
+    proc = run("--format", "json", str(tmp_path))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    got = {(Path(i["path"]).name, i["code"]) for i in json.loads(proc.stdout)}
+    assert got == {("gbk.py", "AL002"), ("blob.py", "AL002"), ("broken.py", "AL001")}
