@@ -11,9 +11,30 @@ from typing import Any
 _ULONG = 1 << 64
 
 
+_INT_LIMITS = {"k": (0, _ULONG), "K": (0, _ULONG), "i": (-(2**31), 2**31)}
+# fmt -> (required, optional, per-argument int limits or None when a slow check is needed)
+_compiled: dict[str, tuple[str, str, tuple[tuple[int, int], ...] | None]] = {}
+
+
 def parse(fmt: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """Check `args` against `fmt` ('|' starts optional ones); TypeError etc. as CPython says."""
-    required, _, optional = fmt.partition("|")
+    spec = _compiled.get(fmt)
+    if spec is None:
+        required, _, optional = fmt.partition("|")
+        limits = (
+            None
+            if optional or any(c not in _INT_LIMITS for c in required)
+            else tuple(_INT_LIMITS[c] for c in required)
+        )
+        spec = _compiled[fmt] = (required, optional, limits)
+    required, optional, limits = spec
+    # Fast path: the usual all-int call with plain in-range values needs no conversion.
+    if limits is not None and len(args) == len(limits):
+        for a, (lo, hi) in zip(args, limits, strict=True):
+            if type(a) is not int or not lo <= a < hi:
+                break
+        else:
+            return args
     lo, hi = len(required), len(required) + len(optional)
     n = len(args)
     if not lo <= n <= hi:
@@ -26,10 +47,10 @@ def parse(fmt: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
                 f"function takes at least {lo} argument{'s' if lo != 1 else ''} ({n} given)"
             )
         raise TypeError(f"function takes at most {hi} argument{'s' if hi != 1 else ''} ({n} given)")
-    out = []
-    for i, (code, value) in enumerate(zip(required + optional, args, strict=False), start=1):
-        out.append(_convert(code, value, i))
-    return tuple(out)
+    return tuple(
+        _convert(code, value, i)
+        for i, (code, value) in enumerate(zip(required + optional, args, strict=False), start=1)
+    )
 
 
 def _convert(code: str, value: Any, i: int) -> Any:

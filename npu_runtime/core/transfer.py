@@ -62,7 +62,7 @@ def free(rt: Runtime, ptr: int, api: str = "aclrtFree") -> None:
         raise rt.fail(codes.ACL_ERROR_INVALID_PARAM, api, "devPtr is NULL (0)")
     dev_id = device_of(ptr)
     dev = rt.devices.get(dev_id) if dev_id is not None else None
-    site = user_site(2)
+    site = user_site(2) if rt.sanitizer.enabled else None
     if dev is not None and dev.memory.free(ptr, site) is not None:
         return
     # Not a live block start: say what it was (double free, interior pointer, host memory).
@@ -164,7 +164,7 @@ def _device_range(
                 "use-after-free",
                 api,
                 f"{role} 0x{addr:x} is inside a freed allocation of {old.size} bytes",
-                site=site,
+                site=site or user_site(),
                 alloc_site=old.site,
                 free_site=old.free_site,
             )
@@ -179,7 +179,7 @@ def _device_range(
             api,
             f"{role} range 0x{addr:x}+{n} runs {addr + n - block.addr - block.size} bytes past the "
             f"{block.size}-byte allocation at 0x{block.addr:x}",
-            site=site,
+            site=site or user_site(),
             alloc_site=block.site,
         )
     if addr + n > block.end:
@@ -202,7 +202,7 @@ def _host_range(
             "use-after-free",
             api,
             f"{role} 0x{addr:x} is a freed malloc_host block",
-            site=site,
+            site=site or user_site(),
             alloc_site=old.site,
         )
     buf = rt.hostmem.find(addr)
@@ -224,7 +224,7 @@ def _check_pending_read(rt: Runtime, src: int, n: int, api: str, site: SourceSit
                 "read-before-sync",
                 api,
                 f"host 0x{src:x}+{n} is the destination of an async copy not yet synchronised",
-                site=site,
+                site=site or user_site(),
                 launch_site=launch or None,
             )
 
@@ -281,7 +281,7 @@ def _plan_copy(
     )
     if dst == src:
         return None  # the runtime warns and copies nothing (api.md §8)
-    site = user_site(3)
+    site = None  # found lazily: only a finding or a record needs it
     dev = ctx_dev
     if src_dev:
         dev, real_src = _device_range(rt, src, count, api, "src", site)
@@ -302,16 +302,18 @@ def memcpy(rt: Runtime, dst: int, dest_max: int, src: int, count: int, kind: int
     plan = _plan_copy(rt, dst, dest_max, src, count, kind, api)
     if plan is None:
         return
-    real_dst, real_src, actual, dev, site = plan
+    real_dst, real_src, actual, dev, _ = plan
     ctypes.memmove(real_dst, real_src, count)
     if dev is not None:
         # Synchronous: the host waits for the copy; it is not ordered with any stream.
-        c = _copy_cost(dev, actual, count)
+        p = dev.profile
+        bw = p.effective_bandwidth_Bps / 2 if actual == D2D else p.memcpy_h2d_Bps
+        duration = p.memcpy_overhead_us + count / bw * 1e6
         with dev.lock:
             start = dev.host_us
-            dev.host_us = start + c.duration_us
+            dev.host_us = start + duration
         if hooks.work_listeners:
-            _emit_sync(dev, actual, c, start, site)
+            _emit_sync(dev, actual, _copy_cost(dev, actual, count), start, user_site(2))
 
 
 def _emit_sync(dev: Device, kind: int, c: Cost, start: float, site: SourceSite | None) -> None:
@@ -350,7 +352,8 @@ def memcpy_async(
     plan = _plan_copy(rt, dst, dest_max, src, count, kind, api)
     if plan is None:
         return
-    real_dst, real_src, actual, dev, site = plan
+    real_dst, real_src, actual, dev, _ = plan
+    site = user_site(2)
     if actual == D2D and (dst % 64 or src % 64):
         raise rt.fail(
             codes.ACL_ERROR_RT_ADDR_UNALIGNED,

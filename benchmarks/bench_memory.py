@@ -1,0 +1,103 @@
+"""Per-call cost of the emulator's malloc/free and memcpy against plain numpy, same run.
+
+    .venv/bin/python benchmarks/bench_memory.py [--repeat N]
+
+Baselines: `np.empty(size)` for malloc/free, `np.copyto` of the same bytes for memcpy.
+Writes the table to benchmarks/bench_memory.results.md with the machine and date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "npu_runtime" / "_shim"))
+import acl  # noqa: E402  (the emulator's pyACL module, through the shim)
+
+H2D, D2H = 1, 2
+OUT = Path(__file__).with_suffix(".results.md").with_name("bench_memory.results.md")
+
+
+def per_call(fn: Callable[[], object], calls: int, repeat: int) -> float:
+    """Best-of-`repeat` seconds per call."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls)
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    acl.init()
+    acl.rt.set_device(0)
+    rows: list[tuple[str, float, str, float]] = []
+
+    def pair(name: str, emu: Callable[[], object], base: Callable[[], object], base_name: str, calls: int) -> None:
+        e = per_call(emu, calls, args.repeat)
+        b = per_call(base, calls, args.repeat)
+        rows.append((name, e, base_name, b))
+
+    def malloc_free() -> None:
+        p, _ = acl.rt.malloc(1024, 0)
+        acl.rt.free(p)
+
+    pair("malloc+free 1 KiB", malloc_free, lambda: np.empty(1024, np.uint8), "np.empty 1 KiB", 20000)
+
+    for label, size, calls in (("1 KiB", 1024, 20000), ("64 MiB", 64 << 20, 20)):
+        host = np.ones(size, np.uint8)
+        back = np.empty(size, np.uint8)
+        hp, bp = acl.util.numpy_to_ptr(host), acl.util.numpy_to_ptr(back)
+        dev, ret = acl.rt.malloc(size, 0)
+        assert ret == 0
+        scratch = np.empty(size, np.uint8)
+        pair(
+            f"memcpy H2D {label}",
+            lambda d=dev, h=hp, n=size: acl.rt.memcpy(d, n, h, n, H2D),
+            lambda s=scratch, h=host: np.copyto(s, h),
+            f"np.copyto {label}",
+            calls,
+        )
+        pair(
+            f"memcpy D2H {label}",
+            lambda d=dev, b=bp, n=size: acl.rt.memcpy(b, n, d, n, D2H),
+            lambda s=scratch, b=back: np.copyto(b, s),
+            f"np.copyto {label}",
+            calls,
+        )
+        acl.rt.free(dev)
+
+    lines = [
+        "# bench_memory results",
+        "",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- machine: {platform.machine()}, {os.cpu_count()} cpu(s), {platform.processor() or platform.platform()}",
+        f"- python {platform.python_version()}, numpy {np.__version__}; best of {args.repeat} runs",
+        "",
+        "| call | emulator µs/call | baseline | baseline µs/call | ratio |",
+        "|---|---:|---|---:|---:|",
+    ]
+    for name, e, base_name, b in rows:
+        lines.append(f"| {name} | {e * 1e6:.2f} | {base_name} | {b * 1e6:.2f} | {e / b:.2f}x |")
+    text = "\n".join(lines) + "\n"
+    OUT.write_text(text)
+    sys.stdout.write(text)
+    acl.rt.reset_device(0)
+    acl.finalize()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
