@@ -3,11 +3,8 @@
 import * as vscode from "vscode";
 import { log } from "../common/log";
 import { describeFailure, runProcess } from "../common/process";
-import { cliArgs, type Settings } from "../common/settingsCore";
-
-export function kernelInstallArgs(where: "sys-prefix" | "user", settings: Pick<Settings, "deviceProfile" | "deviceCount">): string[] {
-  return cliArgs("kernel", "install", `--${where}`, "--device", settings.deviceProfile, "--devices", String(settings.deviceCount));
-}
+import type { Settings } from "../common/settingsCore";
+import { kernelInstallArgs } from "./cliCommands";
 
 export async function installKernelspec(python: string, settings: Settings): Promise<void> {
   const pick = await vscode.window.showQuickPick(

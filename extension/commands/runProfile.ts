@@ -5,14 +5,10 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { MODULE, VIEW_PROFILE } from "../common/constants";
 import { log } from "../common/log";
-import { cliArgs, type Settings } from "../common/settingsCore";
+import type { Settings } from "../common/settingsCore";
+import { runArgs } from "./cliCommands";
 import { parseProfileText, type Profile } from "../profile/model";
 import type { ProfileStore } from "../profile/store";
-
-/** `<python> -m npu_runtime.cli run --device D --devices N --profile DIR FILE`. */
-export function runArgs(settings: Pick<Settings, "deviceProfile" | "deviceCount">, profileDir: string, file: string): string[] {
-  return cliArgs("run", "--device", settings.deviceProfile, "--devices", String(settings.deviceCount), "--profile", profileDir, file);
-}
 
 function runTask(python: string, args: string[], cwd: string, label: string): Promise<number | undefined> {
   const task = new vscode.Task(

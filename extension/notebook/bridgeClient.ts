@@ -28,6 +28,8 @@ export class BridgeClient {
   private readonly session: BridgeSession;
   private readonly ready: Promise<void>;
   private exited = false;
+  /** The last bridge-level error message, to explain an exit. */
+  private lastFailure: string | undefined;
 
   constructor(opts: BridgeOptions) {
     const log = opts.onLog ?? (() => undefined);
@@ -48,6 +50,7 @@ export class BridgeClient {
       },
       (notice) => {
         if (notice.kind === "ready") markReady();
+        if (notice.kind === "failure") this.lastFailure = notice.message;
         opts.onNotice?.(notice);
       },
       (why) => log(`bridge protocol: ${why}`),
@@ -61,11 +64,12 @@ export class BridgeClient {
     this.proc.stderr.on("data", (chunk: string) => err.push(chunk).forEach(log));
     this.proc.stdin.on("error", (e) => log(`bridge stdin: ${e.message}`));
 
-    const finish = (reason: string): void => {
+    const finish = (why: string): void => {
       if (this.exited) return;
       this.exited = true;
       out.flush().forEach((l) => this.session.receive(l));
       err.flush().forEach(log);
+      const reason = this.lastFailure ? `${why}: ${this.lastFailure}` : why;
       const error = new BridgeExitedError(reason);
       this.session.close(error);
       failReady(error);

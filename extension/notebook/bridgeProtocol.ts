@@ -1,5 +1,5 @@
-// The `ascend-lens kernel bridge` protocol, client side: newline-delimited JSON on stdio.
-// Requests carry an "id"; every message about a request echoes it. Pure (no `vscode`, no processes)
+// The `ascend-lens kernel bridge` protocol (docs/kernel.md), client side: newline-delimited JSON on
+// stdio. Requests carry an "id"; every message about a request echoes it. Pure (no `vscode`, no processes)
 // so the message handling is unit-tested; bridgeClient.ts connects it to the child process.
 
 export type RequestType = "execute" | "interrupt" | "restart" | "shutdown";
@@ -46,8 +46,8 @@ export interface Reply {
 export type Notice =
   | { kind: "ready"; info: Record<string, unknown> }
   | { kind: "state"; state: Record<string, unknown> }
-  | { kind: "status"; state: string }
-  | { kind: "log"; text: string };
+  | { kind: "died"; exitCode: number | null }
+  | { kind: "failure"; message: string };
 
 /** Splits a byte stream into lines; partial lines wait for the rest. */
 export class LineDecoder {
@@ -84,11 +84,44 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 const strOr = (v: unknown, d: string): string => (typeof v === "string" ? v : d);
 const optInt = (v: unknown): number | undefined => (typeof v === "number" && Number.isInteger(v) ? v : undefined);
 
-// Jupyter allows multi-line MIME strings as arrays of lines; VS Code wants one string.
+// Jupyter allows multi-line strings as arrays of lines; VS Code wants one string.
 function joinLines(v: unknown): string {
-  return Array.isArray(v) ? v.map(String).join("") : strOr(v, "");
+  return Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join("") : strOr(v, "");
 }
 
+/** An nbformat-style output dict (`output_type` stream | display_data | execute_result | error). */
+export function decodeOutput(o: Obj): CellOutput | string {
+  switch (o.output_type) {
+    case "stream":
+      return { kind: "stream", name: o.name === "stderr" ? "stderr" : "stdout", text: joinLines(o.text) };
+    case "display_data":
+    case "update_display_data":
+    case "execute_result": {
+      if (!isObj(o.data)) return `${o.output_type} without a "data" bundle`;
+      const data: Record<string, unknown> = {};
+      for (const [mime, value] of Object.entries(o.data)) data[mime] = isJsonMime(mime) ? value : joinLines(value);
+      const out: MimeOutput = { kind: "display", data, metadata: isObj(o.metadata) ? o.metadata : {} };
+      const count = optInt(o.execution_count);
+      if (count !== undefined) out.executionCount = count;
+      return out;
+    }
+    case "error":
+      return {
+        kind: "error",
+        ename: strOr(o.ename, "Error"),
+        evalue: strOr(o.evalue, ""),
+        traceback: Array.isArray(o.traceback) ? o.traceback.map((t) => (typeof t === "string" ? t : JSON.stringify(t))) : [],
+      };
+    default:
+      return `unknown output_type ${JSON.stringify(o.output_type)}`;
+  }
+}
+
+/**
+ * Classifies one line from `ascend-lens kernel bridge` (docs/kernel.md): `ready`, `output`,
+ * `clear_output`, `reply`, `error` (a refused request, or with a null id a bridge-level failure),
+ * `died`, and `state` (the `ascend-lens.state` document, when the bridge forwards it).
+ */
 export function decodeMessage(line: string): Decoded {
   let msg: unknown;
   try {
@@ -98,63 +131,38 @@ export function decodeMessage(line: string): Decoded {
   }
   if (!isObj(msg) || typeof msg.type !== "string") return { invalid: `no "type": ${line.slice(0, 200)}` };
   const id = typeof msg.id === "string" || typeof msg.id === "number" ? String(msg.id) : undefined;
-  const content = isObj(msg.content) ? msg.content : msg;
   const needId = (d: Decoded): Decoded => (id === undefined ? { invalid: `"${String(msg.type)}" without "id"` } : d);
 
   switch (msg.type) {
-    case "stream": {
-      const name = content.name === "stderr" ? "stderr" : "stdout";
-      return needId({ to: id ?? "", output: { kind: "stream", name, text: joinLines(content.text) } });
+    case "output": {
+      if (!isObj(msg.output)) return { invalid: `"output" without an "output" object` };
+      const output = decodeOutput(msg.output);
+      return typeof output === "string" ? { invalid: output } : needId({ to: id ?? "", output });
     }
-    case "display_data":
-    case "update_display_data":
-    case "execute_result": {
-      if (!isObj(content.data)) return { invalid: `${msg.type} without a "data" bundle` };
-      const data: Record<string, unknown> = {};
-      for (const [mime, value] of Object.entries(content.data)) {
-        data[mime] = typeof value === "string" || Array.isArray(value) ? (isJsonMime(mime) ? value : joinLines(value)) : value;
-      }
-      const output: MimeOutput = { kind: "display", data, metadata: isObj(content.metadata) ? content.metadata : {} };
-      const count = optInt(content.execution_count);
-      if (count !== undefined) output.executionCount = count;
-      return needId({ to: id ?? "", output });
-    }
-    case "error":
-      return needId({
-        to: id ?? "",
-        output: {
-          kind: "error",
-          ename: strOr(content.ename, "Error"),
-          evalue: strOr(content.evalue, ""),
-          traceback: Array.isArray(content.traceback) ? content.traceback.map(String) : [],
-        },
-      });
     case "clear_output":
-      return needId({ to: id ?? "", output: { kind: "clear", wait: content.wait === true } });
-    case "reply":
-    case "execute_reply":
-    case "done": {
-      const status = content.status === "error" || content.status === "aborted" ? content.status : "ok";
+      return needId({ to: id ?? "", output: { kind: "clear", wait: msg.wait === true } });
+    case "reply": {
+      const status = msg.status === "error" || msg.status === "aborted" ? msg.status : "ok";
       const reply: Reply = { status };
-      const count = optInt(content.execution_count);
+      const count = optInt(msg.execution_count);
       if (count !== undefined) reply.executionCount = count;
-      if (typeof content.message === "string") reply.message = content.message;
-      else if (typeof content.evalue === "string") reply.message = content.evalue;
+      if (typeof msg.reason === "string") reply.message = msg.reason;
       return needId({ to: id ?? "", reply });
     }
-    case "ready":
-      return { notice: { kind: "ready", info: content } };
-    case "status":
-      return { notice: { kind: "status", state: strOr(content.execution_state ?? content.state, "unknown") } };
-    case "comm":
-    case "state": {
-      // The `ascend-lens.state` comm's payload: {"type": "state", "state": {...}} or the state itself.
-      const data = isObj(content.data) ? content.data : content;
-      const state = isObj(data.state) ? data.state : data;
-      return { notice: { kind: "state", state } };
+    case "error": {
+      const message = strOr(msg.message, "unknown bridge error");
+      // A refused request is answered with an error carrying its id: fail that request.
+      if (id !== undefined) return { to: id, reply: { status: "error", message } };
+      return { notice: { kind: "failure", message } };
     }
-    case "log":
-      return { notice: { kind: "log", text: strOr(content.text ?? content.message, "") } };
+    case "ready":
+      return { notice: { kind: "ready", info: msg } };
+    case "died":
+      return { notice: { kind: "died", exitCode: optInt(msg.exit_code) ?? null } };
+    case "state": {
+      const state = isObj(msg.state) ? msg.state : isObj(msg.data) ? msg.data : undefined;
+      return state ? { notice: { kind: "state", state } } : { invalid: `"state" without a state object` };
+    }
     default:
       return { invalid: `unknown message type "${msg.type}"` };
   }

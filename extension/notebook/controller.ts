@@ -71,7 +71,7 @@ export class NpuNotebookController implements vscode.Disposable {
       args,
       cwd,
       env: { ...process.env, PYTHONUNBUFFERED: "1" },
-      onNotice: (n) => this.notice(n),
+      onNotice: (n) => this.notice(n, nb),
       onLog: (line) => log.info(`[bridge] ${line}`),
       onExit: (reason) => log.info(`Notebook bridge for ${path.basename(nb.uri.path)}: ${reason}`),
     });
@@ -79,9 +79,13 @@ export class NpuNotebookController implements vscode.Disposable {
     return bridge;
   }
 
-  private notice(n: Notice): void {
+  private notice(n: Notice, nb: vscode.NotebookDocument): void {
     if (n.kind === "state") this.onState(n.state);
-    else if (n.kind === "log") log.info(`[kernel] ${n.text}`);
+    else if (n.kind === "died") {
+      log.warn(`The notebook kernel died (exit code ${n.exitCode ?? "?"}); the next cell starts a new one.`);
+      void this.shutdown(nb);
+    }
+    else if (n.kind === "failure") log.error(`Notebook bridge: ${n.message}`);
   }
 
   private async executeAll(cells: vscode.NotebookCell[], nb: vscode.NotebookDocument): Promise<void> {

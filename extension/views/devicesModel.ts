@@ -8,6 +8,7 @@ export interface StreamState {
   clockUs?: number;
   /** Work queued but not yet synchronised, when reported. */
   pending?: number;
+  isDefault?: boolean;
 }
 
 export interface DeviceState {
@@ -15,6 +16,7 @@ export interface DeviceState {
   name: string;
   memoryUsed?: number;
   memoryTotal?: number;
+  memoryPeak?: number;
   allocations?: number;
   streams: StreamState[];
   current: boolean;
@@ -24,6 +26,9 @@ export interface DevicesSnapshot {
   /** Where it came from: "kernel", "debug" or "settings". */
   origin: string;
   devices: DeviceState[];
+  /** Sanitizer findings and runtime errors so far, when reported. */
+  findings?: number;
+  errors?: number;
 }
 
 type Obj = Record<string, unknown>;
@@ -40,35 +45,48 @@ function firstNumber(o: Obj, keys: string[]): number | undefined {
 function parseStream(v: unknown, i: number): StreamState {
   if (!isObj(v)) return { id: typeof v === "number" ? v : i };
   const s: StreamState = { id: typeof v.id === "number" || typeof v.id === "string" ? v.id : i };
-  const clock = firstNumber(v, ["clock_us", "time_us", "clock"]);
+  const clock = firstNumber(v, ["ready_us", "clock_us", "time_us"]);
   if (clock !== undefined) s.clockUs = clock;
-  const pending = firstNumber(v, ["pending", "queued", "pending_ops"]);
+  const pending = firstNumber(v, ["pending", "queued"]);
   if (pending !== undefined) s.pending = pending;
+  if (v.default === true) s.isDefault = true;
   return s;
 }
 
-/** Parses `{"devices": [...], "current_device"?: n}`; returns undefined for anything else. */
+/**
+ * Parses the `ascend-lens.state/1` document (docs/kernel.md): `{"soc_name", "devices": [{"id",
+ * "memory": {"capacity", "used", "peak", "allocations"}, "streams": [{"id", "ready_us", "pending",
+ * "default"}]}], "finding_count", "error_count"}`. Returns undefined for anything else.
+ */
 export function parseDevicesState(state: unknown, origin: string): DevicesSnapshot | undefined {
   if (!isObj(state) || !Array.isArray(state.devices)) return undefined;
   const current = firstNumber(state, ["current_device", "current"]);
+  const soc = typeof state.soc_name === "string" ? state.soc_name : typeof state.device === "string" ? state.device : undefined;
   const devices = state.devices.filter(isObj).map((d, i): DeviceState => {
     const id = firstNumber(d, ["id", "device_id", "index"]) ?? i;
     const mem = isObj(d.memory) ? d.memory : d;
     const dev: DeviceState = {
       id,
-      name: typeof d.name === "string" ? d.name : typeof d.soc === "string" ? d.soc : `device ${id}`,
+      name: typeof d.name === "string" ? d.name : (soc ?? `device ${id}`),
       streams: Array.isArray(d.streams) ? d.streams.map(parseStream) : [],
       current: d.current === true || current === id,
     };
     const used = firstNumber(mem, ["used", "used_bytes", "memory_used"]);
     if (used !== undefined) dev.memoryUsed = used;
-    const total = firstNumber(mem, ["total", "total_bytes", "memory_total"]);
+    const total = firstNumber(mem, ["capacity", "total", "total_bytes"]);
     if (total !== undefined) dev.memoryTotal = total;
+    const peak = firstNumber(mem, ["peak"]);
+    if (peak !== undefined) dev.memoryPeak = peak;
     const allocs = firstNumber(mem, ["allocations", "blocks", "live_allocations"]);
     if (allocs !== undefined) dev.allocations = allocs;
     return dev;
   });
-  return { origin, devices };
+  const snap: DevicesSnapshot = { origin, devices };
+  const findings = firstNumber(state, ["finding_count"]);
+  if (findings !== undefined) snap.findings = findings;
+  const errors = firstNumber(state, ["error_count"]);
+  if (errors !== undefined) snap.errors = errors;
+  return snap;
 }
 
 /** What the view shows before any run: the configured devices, nothing allocated. */
@@ -83,11 +101,12 @@ export function memoryText(d: DeviceState): string {
   const used = formatBytes(d.memoryUsed ?? 0);
   if (d.memoryTotal === undefined || d.memoryTotal <= 0) return `memory: ${used} used`;
   const pct = ((100 * (d.memoryUsed ?? 0)) / d.memoryTotal).toFixed(1);
-  return `memory: ${used} / ${formatBytes(d.memoryTotal)} (${pct}%)`;
+  const peak = d.memoryPeak !== undefined ? `, peak ${formatBytes(d.memoryPeak)}` : "";
+  return `memory: ${used} / ${formatBytes(d.memoryTotal)} (${pct}%${peak})`;
 }
 
 export function streamText(s: StreamState): string {
-  const parts = [`stream ${s.id}`];
+  const parts = [`stream ${s.id}${s.isDefault ? " (default)" : ""}`];
   if (s.clockUs !== undefined) parts.push(`at ${formatDuration(s.clockUs)}`);
   if (s.pending !== undefined) parts.push(`${s.pending} pending`);
   return parts.join(" · ");

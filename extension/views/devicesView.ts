@@ -23,7 +23,11 @@ export class DevicesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
   update(state: unknown, origin: string): boolean {
     const parsed = parseDevicesState(state, origin);
     if (!parsed) return false;
-    this.snapshot = parsed;
+    if (parsed.devices.length === 0) {
+      // The runtime has not started in that process yet: keep showing the configured devices.
+      const c = this.configured();
+      this.snapshot = { ...configuredDevices(c.profile, c.count), origin: `${origin}, runtime not started` };
+    } else this.snapshot = parsed;
     this.emitter.fire();
     return true;
   }
@@ -51,9 +55,12 @@ export class DevicesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       case "device": {
         const d = node.device;
         const item = new vscode.TreeItem(`Device ${d.id}`, vscode.TreeItemCollapsibleState.Expanded);
-        item.description = `${d.name}${d.current ? " · current" : ""}${this.snapshot.origin === "settings" ? " · idle" : ""}`;
+        const snap = this.snapshot;
+        const idle = snap.origin === "settings" || snap.origin.endsWith("not started");
+        item.description = `${d.name}${d.current ? " · current" : ""}${idle ? " · idle" : ""}`;
         item.iconPath = new vscode.ThemeIcon("circuit-board");
-        item.tooltip = `${d.name} (emulated), reported by ${this.snapshot.origin}`;
+        const counts = snap.findings !== undefined || snap.errors !== undefined ? `\n${snap.errors ?? 0} runtime errors, ${snap.findings ?? 0} sanitizer findings` : "";
+        item.tooltip = `${d.name} (emulated), reported by ${snap.origin}${counts}`;
         return item;
       }
       case "memory": {
