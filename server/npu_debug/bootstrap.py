@@ -47,6 +47,10 @@ def main() -> None:
     from npu_debug import bridge
 
     bridge.install(settings)
+    if "pydevd" in sys.modules:  # under debugpy (not when run by hand)
+        from npu_debug import tensor_view
+
+        tensor_view.register()
     if kind == "program":
         sys.argv = [target, *args]
         # As `python PROGRAM` would: the program's directory first (after the shim).

@@ -1,16 +1,12 @@
-from npu_runtime.core import transfer
-from npu_runtime.core.runtime import get_runtime
-from npu_runtime.errors import AclError
+import acl
 
 ACL_MEMCPY_HOST_TO_DEVICE = 1
-rt = get_runtime()
-rt.init()
-rt.set_device(0)
-dev = transfer.malloc(rt, 64, 0)
-host = transfer.malloc_host(rt, 128)
+ret = acl.init()
+ret = acl.rt.set_device(0)
+dev, ret = acl.rt.malloc(64, 0)
+host, ret = acl.rt.malloc_host(128)
 code = 0
-try:
-    transfer.memcpy(rt, dev, 64, host, 128, ACL_MEMCPY_HOST_TO_DEVICE)  # @oob
-except AclError as exc:
-    code = exc.code
+code = acl.rt.memcpy(dev, 64, host, 128, ACL_MEMCPY_HOST_TO_DEVICE)  # @oob
 print("memcpy returned", code)
+acl.rt.free(dev)
+acl.rt.free_host(host)
