@@ -79,3 +79,11 @@ def of_type(messages: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 def stdout(messages: list[dict[str, Any]]) -> str:
     return "".join(c["text"] for c in of_type(messages, "stream") if c["name"] == "stdout")
+
+
+def shell_reply(kc: Any, msg_id: str, timeout: float = 60) -> dict[str, Any]:
+    """The shell reply to `msg_id`, skipping stray ones (wait_for_ready may retry kernel_info)."""
+    while True:
+        reply: dict[str, Any] = kc.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply

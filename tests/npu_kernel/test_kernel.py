@@ -7,7 +7,7 @@ import time
 import uuid
 from typing import Any
 
-from tests.npu_kernel.conftest import execute, of_type, stdout
+from tests.npu_kernel.conftest import execute, of_type, shell_reply, stdout
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -150,8 +150,7 @@ def test_interrupt_a_long_cell_then_run_again(fresh_kernel: tuple[Any, Any]) -> 
         if msg["header"]["msg_type"] == "stream" and "started" in msg["content"]["text"]:
             break
     km.interrupt_kernel()
-    reply = kc.get_shell_msg(timeout=30)
-    assert reply["parent_header"]["msg_id"] == msg_id
+    reply = shell_reply(kc, msg_id)
     assert reply["content"]["status"] == "error"
     assert reply["content"]["ename"] == "KeyboardInterrupt"
     reply, msgs = execute(kc, "print('alive')")
@@ -219,7 +218,7 @@ def test_interrupt_inside_a_long_op_leaves_no_stale_state(fresh_kernel: tuple[An
             profile = msg["content"]["data"].get("application/vnd.ascend-lens.profile+json")
         if msg["header"]["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             break
-    reply = kc.get_shell_msg(timeout=30)["content"]
+    reply = shell_reply(kc, msg_id)["content"]
     assert reply["ename"] == "KeyboardInterrupt"
     # The partial profile still shows the work that ran before the interrupt.
     assert profile is not None and profile["op_count"] == 1
