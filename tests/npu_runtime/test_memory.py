@@ -11,6 +11,9 @@ import pytest
 from npu_runtime.core.memory import DEVICE_VA_BASE, reserved_size
 from npu_runtime.core.runtime import Runtime
 
+# pyACL itself warns that numpy_to_ptr is deprecated; the samples still use it.
+pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr will be deprecated")
+
 H2H, H2D, D2H, D2D = 0, 1, 2, 3
 HBM, DDR = 1, 0
 

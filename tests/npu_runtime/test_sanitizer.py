@@ -16,6 +16,7 @@ import numpy as np
 from npu_runtime.core import transfer, sched
 from npu_runtime.core.runtime import get_runtime
 from npu_runtime.errors import AclError
+
 rt = get_runtime()
 host = np.zeros(256, np.uint8)
 h = rt.hostmem.register_array(host)

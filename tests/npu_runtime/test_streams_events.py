@@ -13,6 +13,9 @@ from npu_runtime.core.launch import Cost, submit
 from npu_runtime.core.runtime import Runtime
 from npu_runtime.records import EventWait, WorkRecord
 
+# pyACL itself warns that numpy_to_ptr is deprecated; the samples still use it.
+pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr will be deprecated")
+
 COMPLETE, NOT_READY = 0, 1
 
 
