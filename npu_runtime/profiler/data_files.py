@@ -28,3 +28,9 @@ def op_summary_columns(pmu: bool = True) -> tuple[str, ...]:
 def trace_constants() -> dict[str, Any]:
     """Constants of the msprof Chrome-trace timeline (layer names, pid encoding, task types)."""
     return _load("msprof_trace.json")
+
+
+@cache
+def ascend_pt_tables() -> dict[str, Any]:
+    """Headers and names of the torch_npu-style `*_ascend_pt/` export."""
+    return _load("ascend_pt.json")

@@ -80,6 +80,13 @@ def _pmu(rec: WorkRecord, freq_mhz: float) -> list[str]:
     return aic + aiv + [cube_util]
 
 
+def ordered_ops(records: Iterable[WorkRecord]) -> list[WorkRecord]:
+    """The ops among `records` in op_summary row order: by device, then start, then task id."""
+    return sorted(
+        (r for r in records if r.kind == "op"), key=lambda r: (r.device, r.start_us, r.task_id)
+    )
+
+
 def rows(
     records: Iterable[WorkRecord],
     *,
@@ -89,9 +96,7 @@ def rows(
 ) -> list[list[str]]:
     """op_summary rows for the ops among `records` (copies and memsets are not kernels)."""
     model_none = str(trace_constants()["model_id_none"])
-    ops = sorted(
-        (r for r in records if r.kind == "op"), key=lambda r: (r.device, r.start_us, r.task_id)
-    )
+    ops = ordered_ops(records)
     out: list[list[str]] = []
     prev: WorkRecord | None = None
     for rec in ops:

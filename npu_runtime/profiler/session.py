@@ -88,6 +88,7 @@ class Profiler:
             epoch_us=self._epoch_us,
             started=self._started or time.time(),
             pmu=self.pmu,
+            device_profile=prof,
         )
 
     @property

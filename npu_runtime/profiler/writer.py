@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npu_runtime.devices import DeviceProfile
 from npu_runtime.profiler import chrome_trace, op_summary
 from npu_runtime.profiler.lines import DEFAULT_DEVICE, aggregate
 from npu_runtime.records import EventWait, WorkRecord
@@ -37,6 +38,7 @@ class ProfileData:
     freq_mhz: float = op_summary.DEFAULT_FREQ_MHZ
     process_id: int = field(default_factory=os.getpid)
     trace_name: str = TRACE_FILE  # acl.prof uses msprof's msprof_<timestamp>.json
+    device_profile: DeviceProfile | None = None  # core counts for exporters that list them
 
     @property
     def stamp(self) -> str:
@@ -127,3 +129,7 @@ def summary_of(written: dict[str, list[Path]]) -> dict[str, Any] | None:
         return None
     doc: dict[str, Any] = json.loads(paths[0].read_text("utf-8"))
     return doc
+
+
+# Exporters in their own modules register on import.
+from npu_runtime.profiler import ascend_pt as _ascend_pt  # noqa: E402,F401

@@ -103,8 +103,10 @@ class TraceError(AssertionError):
 
 
 def _enclosing(slices: list[Slice], ts: Decimal) -> Slice | None:
-    # The innermost slice containing ts (flows bind to the deepest one).
-    hits = [s for s in slices if s.start <= ts <= s.end]
+    # The innermost slice open at ts (flows bind to the deepest one). A slice is open on
+    # [start, end): at the instant one ends and the next begins, the next one is open.
+    # A zero-length slice is open at its own instant.
+    hits = [s for s in slices if s.start <= ts < s.end or s.start == ts == s.end]
     return min(hits, key=lambda s: s.end - s.start) if hits else None
 
 

@@ -1,0 +1,296 @@
+"""The torch_npu / MindSpore profiler layout (`<host>_<pid>_<ts>_ascend_pt/`) for msprof-analyze.
+
+Written as msprof-analyze 26.2.0 reads it (../shared/reference/interop/msprof-analyze.md §3):
+
+    <host>_<pid>_<YYYYmmddHHMMSSmmm>_ascend_pt/
+    ├── profiler_info_0.json, profiler_metadata.json
+    ├── ASCEND_PROFILER_OUTPUT/
+    │   ├── trace_view.json      device tasks + host launch ops + torch_to_npu flows + overlap
+    │   ├── kernel_details.csv   op_summary rows under torch_npu's names
+    │   ├── op_statistic.csv, step_trace_time.csv
+    └── PROF_000001_<ts>_<tag>/device_<id>/info.json.<id>
+
+The emulator has no separate host clock, so each launch appears as a zero-length host op at
+the start of its device task, joined to it by a `torch_to_npu` flow; every profiler step is
+a `ProfilerStep#<n>` host op spanning its device work.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import socket
+import string
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from npu_runtime.profiler import chrome_trace, op_summary
+from npu_runtime.profiler.data_files import ascend_pt_tables, op_summary_columns
+from npu_runtime.profiler.timefmt import ts_string
+from npu_runtime.profiler.writer import ProfileData, exporter
+from npu_runtime.records import WorkRecord
+
+Event = dict[str, Any]
+OUTPUT = "ASCEND_PROFILER_OUTPUT"
+
+
+def _merged(spans: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Union of [start, end) intervals, sorted."""
+    out: list[tuple[float, float]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _steps(records: Sequence[WorkRecord]) -> dict[int, tuple[float, float]]:
+    """Step id (1-based, as torch_npu counts) -> its device span."""
+    spans: dict[int, tuple[float, float]] = {}
+    for r in records:
+        lo, hi = spans.get(r.step + 1, (r.start_us, r.end_us))
+        spans[r.step + 1] = (min(lo, r.start_us), max(hi, r.end_us))
+    return dict(sorted(spans.items()))
+
+
+def _num(x: float) -> str:
+    return repr(round(x, 3))
+
+
+def _meta(pid: int, name: str, tid: int = 0, kind: str = "process_name") -> Event:
+    return {"name": kind, "pid": pid, "tid": tid, "ph": "M", "args": {"name": name}}
+
+
+def _dims(rec: WorkRecord) -> tuple[str, str]:
+    dims = "[" + ", ".join("[" + ", ".join(map(str, t.shape)) + "]" for t in rec.inputs) + "]"
+    types = "[" + ", ".join(t.dtype.lower() for t in rec.inputs) + "]"
+    return dims, types
+
+
+def trace_events(data: ProfileData) -> list[Event]:
+    """trace_view.json: msprof's device timeline plus the host, overlap and HCCL layers."""
+    t = ascend_pt_tables()
+    recs, epoch = data.records, data.epoch_us
+    host = data.process_id
+    overlap, hccl = host + 1, host + 2
+    events = chrome_trace.events(recs, data.waits, epoch_us=epoch, process_id=host)
+    events += [
+        _meta(host, t["host_layer"]),
+        _meta(host, f"Thread {host}", host, "thread_name"),
+        _meta(overlap, t["overlap_layer"]),
+        _meta(hccl, t["comm_layer"]),
+    ]
+    for name, tid in t["overlap_tids"].items():
+        events.append(_meta(overlap, name, tid, "thread_name"))
+
+    for step, (lo, hi) in _steps(recs).items():
+        events.append(_x(f"ProfilerStep#{step}", host, host, epoch, lo, hi - lo, cat="cpu_op"))
+        in_step = [(r.start_us, r.end_us) for r in recs if r.step + 1 == step]
+        busy = _merged(in_step)
+        for b_lo, b_hi in busy:
+            events.append(_x("Computing", overlap, 0, epoch, b_lo, b_hi - b_lo))
+        for (_, a_hi), (b_lo, _) in zip(busy, busy[1:], strict=False):
+            events.append(_x("Free", overlap, 3, epoch, a_hi, b_lo - a_hi))
+
+    for i, rec in enumerate(recs):
+        dims, types = _dims(rec)
+        args: dict[str, Any] = {"Sequence number": i, "Fwd thread id": 0}
+        if rec.inputs:
+            args |= {"Input Dims": dims, "Input type": types}
+        if rec.site is not None:
+            args["Call stack"] = f"{rec.site.file}({rec.site.line}): {rec.site.function}"
+        events.append(
+            _x(
+                f"ascend_lens::{rec.op_type}",
+                host,
+                host,
+                epoch,
+                rec.start_us,
+                0.0,
+                cat="cpu_op",
+                args=args,
+            )
+        )
+        flow = {"name": "torch_to_npu", "cat": "async_npu", "id": str(i), "bp": "e"}
+        ts = ts_string(epoch, rec.start_us)
+        device_pid = chrome_trace.device_pid(rec.device, host)
+        events.append({**flow, "ph": "s", "pid": host, "tid": host, "ts": ts})
+        events.append({**flow, "ph": "f", "pid": device_pid, "tid": rec.stream, "ts": ts})
+    return events
+
+
+def _x(
+    name: str,
+    pid: int,
+    tid: int,
+    epoch: int,
+    start: float,
+    dur: float,
+    *,
+    cat: str | None = None,
+    args: dict[str, Any] | None = None,
+) -> Event:
+    e: Event = {"ph": "X", "name": name, "pid": pid, "tid": tid, "ts": ts_string(epoch, start)}
+    e["dur"] = (round((start + dur) * 1000) - round(start * 1000)) / 1000
+    if cat:
+        e["cat"] = cat
+    if args:
+        e["args"] = args
+    return e
+
+
+def kernel_rows(data: ProfileData) -> tuple[list[str], list[list[str]]]:
+    """kernel_details.csv: op_summary's rows under torch_npu's names, with the step id."""
+    t = ascend_pt_tables()
+    src_cols = op_summary_columns(data.pmu)
+    index = {c: i for i, c in enumerate(src_cols)}
+    rename: dict[str, str] = t["kernel_details_from"]
+    header = [c for c in t["kernel_details_columns"] if c == "Step Id" or rename.get(c, c) in index]
+    ops = op_summary.ordered_ops(data.records)
+    body = op_summary.rows(ops, epoch_us=data.epoch_us, pmu=data.pmu, freq_mhz=data.freq_mhz)
+    out = []
+    for rec, row in zip(ops, body, strict=True):
+        out.append(
+            [str(rec.step + 1) if c == "Step Id" else row[index[rename.get(c, c)]] for c in header]
+        )
+    return header, out
+
+
+def op_statistic_rows(records: Sequence[WorkRecord]) -> list[list[str]]:
+    """op_statistic.csv rows: per (op type, core type), largest total first."""
+    groups: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in records:
+        if r.kind == "op":
+            groups[(r.op_type, r.unit)].append(r.duration_us)
+    total = sum(sum(v) for v in groups.values())
+    rows = []
+    for (op_type, unit), durs in sorted(groups.items(), key=lambda kv: (-sum(kv[1]), kv[0])):
+        s = sum(durs)
+        rows.append(
+            [op_type, unit, str(len(durs)), _num(s), _num(min(durs)), _num(s / len(durs)),
+             _num(max(durs)), _num(s / total * 100 if total else 0.0)]
+        )  # fmt: skip
+    return rows
+
+
+def step_rows(records: Sequence[WorkRecord]) -> list[list[str]]:
+    """step_trace_time.csv rows: computing = busy device time, free = the rest of the step."""
+    rows = []
+    for step, (lo, hi) in _steps(records).items():
+        busy = sum(
+            b - a for a, b in _merged((r.start_us, r.end_us) for r in records if r.step + 1 == step)
+        )
+        free = (hi - lo) - busy
+        rows.append([str(step), _num(busy), "0.0", "0", "0.0", _num(free), "0", "0", "0.0", "0.0"])
+    return rows
+
+
+def _profiler_info(data: ProfileData) -> dict[str, Any]:
+    end_ns = (data.epoch_us + int(max((r.end_us for r in data.records), default=0.0))) * 1000
+    return {
+        "config": {
+            "common_config": {
+                "activities": ["ProfilerActivity.CPU", "ProfilerActivity.NPU"],
+                "record_shapes": True,
+                "profile_memory": False,
+                "with_stack": any(r.stack for r in data.records),
+                "with_flops": False,
+                "with_modules": False,
+            },
+            "experimental_config": {
+                "_profiler_level": "Level1",
+                "_aic_metrics": "PipeUtilization" if data.pmu else "ACL_AICORE_NONE",
+                "_l2_cache": False,
+                "_op_attr": False,
+                "_data_simplification": True,
+                "_export_type": ["text"],
+                "_msprof_tx": False,
+                "_record_op_args": False,
+            },
+        },
+        "end_info": {"collectionTimeEnd": str(end_ns), "MonotonicTimeEnd": "0"},
+        "rank_id": 0,
+    }
+
+
+def _device_info(data: ProfileData, device: int) -> dict[str, Any]:
+    p = data.device_profile
+    info: dict[str, Any] = {"id": device, "aic_frequency": str(int(data.freq_mhz))}
+    if p is not None:
+        info |= {"ai_core_num": p.ai_core, "aiv_num": p.vector_core, "ai_cpu_core_num": p.ai_cpu}
+    info["aiv_frequency"] = info["aic_frequency"]
+    return {
+        "devices": str(device),
+        "rank_id": 0,
+        "hostname": socket.gethostname(),
+        "DeviceInfo": [info],
+    }
+
+
+def _write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[str]]) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+def _write_json(path: Path, doc: Any) -> Path:
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+@exporter("ascend_pt")
+def export(data: ProfileData, out_dir: Path) -> list[Path]:
+    """Write one `*_ascend_pt/` directory under `out_dir`; returns the files written."""
+    t = ascend_pt_tables()
+    ms = time.strftime("%Y%m%d%H%M%S", time.localtime(data.started)) + (
+        f"{int(data.started * 1000) % 1000:03d}"
+    )
+    root = out_dir / f"{socket.gethostname()}_{data.process_id}_{ms}_ascend_pt"
+    output = root / OUTPUT
+    output.mkdir(parents=True, exist_ok=True)
+    files = [
+        _write_json(root / "profiler_info_0.json", _profiler_info(data)),
+        _write_json(
+            root / "profiler_metadata.json",
+            {
+                "ENV_VARIABLES": {
+                    k: os.environ[k] for k in t["advisor_env_variables"] if k in os.environ
+                }
+            },
+        ),
+    ]
+    trace = output / "trace_view.json"
+    with open(trace, "w", encoding="utf-8") as f:
+        f.write(
+            "[\n"
+            + ",\n".join(json.dumps(e, separators=(",", ":")) for e in trace_events(data))
+            + "\n]\n"
+        )
+    files.append(trace)
+    header, rows = kernel_rows(data)
+    files.append(_write_csv(output / "kernel_details.csv", header, rows))
+    files.append(
+        _write_csv(
+            output / "op_statistic.csv", t["op_statistic_columns"], op_statistic_rows(data.records)
+        )
+    )
+    files.append(
+        _write_csv(
+            output / "step_trace_time.csv", t["step_trace_time_columns"], step_rows(data.records)
+        )
+    )
+    tag = "".join(random.choices(string.ascii_uppercase, k=16))
+    prof = root / f"PROF_000001_{ms}_{tag}"
+    for device in sorted({r.device for r in data.records}) or [0]:
+        dev_dir = prof / f"device_{device}"
+        dev_dir.mkdir(parents=True, exist_ok=True)
+        files.append(_write_json(dev_dir / f"info.json.{device}", _device_info(data, device)))
+    return files
