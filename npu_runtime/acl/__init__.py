@@ -272,4 +272,3 @@ def set_tensor_const(*args: Any) -> int:
 for _name in ("op", "prof"):
     if importlib.util.find_spec(f"{__name__}.{_name}") is not None:
         importlib.import_module(f"{__name__}.{_name}")
-

@@ -80,8 +80,8 @@ def synchronize_device(*args: Any) -> int:
 
 
 def synchronize_device_with_timeout(*args: Any) -> int:
-    parse("i", args)
-    return _ret(_rt.synchronize_device)
+    (timeout,) = parse("i", args)
+    return _ret(_rt.synchronize_device, timeout)
 
 
 def set_device_sat_mode(*args: Any) -> int:
@@ -236,8 +236,8 @@ def synchronize_stream(*args: Any) -> int:
 
 
 def synchronize_stream_with_timeout(*args: Any) -> int:
-    s, _timeout = parse("ki", args)
-    return _ret(sched.synchronize_stream, _rt, s, "aclrtSynchronizeStreamWithTimeout")
+    s, timeout = parse("ki", args)
+    return _ret(sched.synchronize_stream, _rt, s, "aclrtSynchronizeStreamWithTimeout", timeout)
 
 
 def stream_query(*args: Any) -> tuple[int, int]:
@@ -439,8 +439,8 @@ def synchronize_event(*args: Any) -> int:
 
 
 def synchronize_event_with_timeout(*args: Any) -> int:
-    e, _timeout = parse("ki", args)
-    return _ret(sched.synchronize_event, _rt, e)
+    e, timeout = parse("ki", args)
+    return _ret(sched.synchronize_event, _rt, e, timeout)
 
 
 def event_elapsed_time(*args: Any) -> tuple[float, int]:

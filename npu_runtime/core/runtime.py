@@ -258,11 +258,20 @@ class Runtime:
         self.check_injection("aclrtGetDeviceCount")
         return self.device_count
 
-    def synchronize_device(self) -> None:
-        api = "aclrtSynchronizeDevice"
+    def synchronize_device(self, timeout_ms: int = -1) -> None:
+        """Wait for every stream of the device; 507046 when the work outlasts `timeout_ms` > 0."""
+        api = "aclrtSynchronizeDevice" if timeout_ms < 0 else "aclrtSynchronizeDeviceWithTimeout"
         self.check_injection(api)
         dev = self.current_device(api)
         streams = list(dev.streams.values())
+        last = max(s.ready_us for s in streams)
+        if timeout_ms > 0 and last - dev.host_us > timeout_ms * 1000.0:
+            dev.advance_host(dev.host_us + timeout_ms * 1000.0)
+            raise self.fail(
+                codes.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                api,
+                f"device work outlasts the {timeout_ms} ms timeout",
+            )
         dev.advance_host(max(s.ready_us for s in streams))
         try:
             dev.settle(streams, self.hostmem, user_site(1), api)

@@ -50,10 +50,21 @@ def destroy_stream(rt: Runtime, handle: int) -> None:
         s.context.streams.discard(handle)
 
 
-def synchronize_stream(rt: Runtime, handle: int, api: str = "aclrtSynchronizeStream") -> None:
+def synchronize_stream(
+    rt: Runtime, handle: int, api: str = "aclrtSynchronizeStream", timeout_ms: int = -1
+) -> None:
+    """Wait for the stream; with `timeout_ms` > 0, 507046 when its work outlasts the timeout."""
     rt.check_injection(api)
     s = rt.resolve_stream(handle, api)
     _run_callbacks_for(rt, s)
+    if timeout_ms > 0 and s.ready_us - s.device.host_us > timeout_ms * 1000.0:
+        s.device.advance_host(s.device.host_us + timeout_ms * 1000.0)
+        raise rt.fail(
+            codes.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+            api,
+            f"the stream's queued work needs {(s.ready_us - s.device.host_us) / 1000:.3f} ms more "
+            f"(simulated) than the {timeout_ms} ms timeout",
+        )
     s.device.advance_host(s.ready_us)
     try:
         s.device.settle([s], rt.hostmem, user_site(1), api)
@@ -144,12 +155,20 @@ def query_event(rt: Runtime, handle: int, recorded_style: bool = False) -> int:
     return STATUS_COMPLETE if done else STATUS_NOT_READY
 
 
-def synchronize_event(rt: Runtime, handle: int) -> None:
-    api = "aclrtSynchronizeEvent"
+def synchronize_event(rt: Runtime, handle: int, timeout_ms: int = -1) -> None:
+    """Wait for the event; with `timeout_ms` > 0, 507047 when it completes later than that."""
+    api = "aclrtSynchronizeEvent" if timeout_ms < 0 else "aclrtSynchronizeEventWithTimeout"
     rt.check_injection(api)
     e = rt.resolve_event(handle, api)
     if e.recorded_us is None:
         return
+    if timeout_ms > 0 and e.recorded_us - e.device.host_us > timeout_ms * 1000.0:
+        e.device.advance_host(e.device.host_us + timeout_ms * 1000.0)
+        raise rt.fail(
+            codes.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+            api,
+            f"the event completes after the {timeout_ms} ms timeout",
+        )
     e.device.advance_host(e.recorded_us)
     streams = [s for s in e.device.streams.values() if s.id == e.record_stream]
     try:

@@ -178,3 +178,16 @@ def test_async_d2h_into_pinned_memory_lands_at_sync(dev: ModuleType) -> None:
     assert acl.util.ptr_to_bytes(host, 4) == b"\0\0\0\0"  # not there yet
     assert acl.rt.synchronize_stream(s) == 0
     assert acl.util.ptr_to_bytes(host, 4) == b"\x09\x09\x09\x09"
+
+
+def test_synchronize_with_timeout(dev: ModuleType) -> None:
+    acl = dev
+    s, _ = acl.rt.create_stream()
+    e, _ = acl.rt.create_event()
+    _work(s, 5000.0)  # 5 ms of simulated work
+    acl.rt.record_event(e, s)
+    assert acl.rt.synchronize_event_with_timeout(e, 1) == 507047
+    assert acl.rt.synchronize_stream_with_timeout(s, 1) == 507046
+    assert acl.rt.synchronize_device_with_timeout(1) == 507046
+    assert acl.rt.synchronize_stream_with_timeout(s, 100) == 0
+    assert acl.rt.synchronize_event_with_timeout(e, 1) == 0
