@@ -62,13 +62,15 @@ print("done")
 
 def run_plain(script: Path) -> float:
     t0 = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "npu_runtime.cli", "run", str(script)],
-        check=True,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
-    return time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"ascend-lens run failed ({done.returncode}):\n{done.stderr.decode()}")
+    return elapsed
 
 
 def run_dap(command: list[str] | None, launch: dict) -> float:

@@ -187,7 +187,12 @@ def install(settings: dict[str, Any]) -> None:
     endpoint = settings.get("channel")
     if not endpoint:
         return
-    channel = connect(str(endpoint))
+    try:
+        channel = connect(str(endpoint))
+    except (OSError, ValueError) as exc:
+        # The program still runs under the debugger, only without the NPU extras.
+        sys.stderr.write(f"ascend-lens debug: no side channel to the adapter ({exc})\n")
+        return
     _state.channel = channel
     _state.stop_on_acl_error = bool(settings.get("stopOnAclError", True))
     thread = threading.Thread(target=_serve, args=(channel,), name="npu-debug-bridge", daemon=True)

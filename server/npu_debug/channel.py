@@ -21,6 +21,7 @@ from typing import Any
 Message = dict[str, Any]
 # Replies to requests that the other side never answers (it is suspended or gone).
 DEFAULT_TIMEOUT = 5.0
+HELLO_TIMEOUT = 5.0
 
 
 class LineSocket:
@@ -138,12 +139,14 @@ class ChannelListener:
                     continue
                 except OSError:
                     return
-                sock.settimeout(None)
+                # A peer that connects and says nothing must not block the real debuggee.
+                sock.settimeout(HELLO_TIMEOUT)
                 conn = LineSocket(sock)
                 hello = conn.read()
                 if not hello or hello.get("hello") != self.token:
                     conn.close()
                     continue
+                sock.settimeout(None)
                 self.connection = conn
                 self.connected.set()
                 self._serve(conn)
