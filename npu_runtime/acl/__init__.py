@@ -172,6 +172,15 @@ def _desc(desc: int) -> _objects.TensorDesc | None:
     return _objects.tensor_desc(desc)
 
 
+def _bad_desc(api: str, desc: int, index: int | None = None) -> int:
+    what = (
+        f"0x{desc:x} is not a tensor description"
+        if _desc(desc) is None
+        else f"dim index {index} is out of range"
+    )
+    return _rt.fail(codes.ACL_ERROR_INVALID_PARAM, api, what).code
+
+
 def get_tensor_desc_type(*args: Any) -> int:
     (desc,) = parse("k", args)
     d = _desc(desc)
@@ -212,7 +221,7 @@ def get_tensor_desc_dim_v2(*args: Any) -> tuple[int, int]:
     desc, i = parse("kk", args)
     d = _desc(desc)
     if d is None or not 0 <= i < len(d.dims):
-        return -1, codes.ACL_ERROR_INVALID_PARAM
+        return -1, _bad_desc("aclGetTensorDescDimV2", desc, i)
     return d.dims[i], 0
 
 
@@ -234,7 +243,7 @@ def _setter(attr: str, conv: Any = int) -> Any:
         desc, value = parse("kO", args)
         d = _desc(desc)
         if d is None:
-            return codes.ACL_ERROR_INVALID_PARAM
+            return _bad_desc(f"aclSetTensor{attr.title()}", desc)
         setattr(d, attr, conv(value))
         return 0
 
@@ -263,7 +272,7 @@ def set_tensor_const(*args: Any) -> int:
     desc, ptr, length = parse("kkk", args)
     d = _desc(desc)
     if d is None:
-        return codes.ACL_ERROR_INVALID_PARAM
+        return _bad_desc("aclSetTensorConst", desc)
     d.const = util.ptr_to_bytes(ptr, length)
     return 0
 

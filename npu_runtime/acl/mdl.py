@@ -87,9 +87,17 @@ def get_desc(*args: Any) -> int:
     return _bad_model("aclmdlGetDesc", model_id)
 
 
+def _invalid(api: str, what: str, handle: int) -> int:
+    return _rt.fail(codes.ACL_ERROR_INVALID_PARAM, api, f"0x{handle:x} is not a {what}").code
+
+
 def destroy_desc(*args: Any) -> int:
     (desc,) = parse("k", args)
-    return 0 if _objects.drop(desc) is not None else codes.ACL_ERROR_INVALID_PARAM
+    return (
+        0
+        if _objects.drop(desc) is not None
+        else _invalid("aclmdlDestroyDesc", "model description", desc)
+    )
 
 
 # -- datasets (used with models and by some op samples) ------------------------------------
@@ -101,7 +109,7 @@ def create_dataset(*args: Any) -> int:
 def destroy_dataset(*args: Any) -> int:
     (ds,) = parse("k", args)
     if _objects.dataset(ds) is None:
-        return codes.ACL_ERROR_INVALID_PARAM
+        return _invalid("aclmdlDestroyDataset", "dataset", ds)
     _objects.drop(ds)
     return 0
 
@@ -110,7 +118,8 @@ def add_dataset_buffer(*args: Any) -> tuple[int, int]:
     ds, buf = parse("kk", args)
     d = _objects.dataset(ds)
     if d is None or _objects.data_buffer(buf) is None:
-        return ds, codes.ACL_ERROR_INVALID_PARAM
+        what, h = ("dataset", ds) if d is None else ("data buffer", buf)
+        return ds, _invalid("aclmdlAddDatasetBuffer", what, h)
     d.buffers.append(buf)
     return ds, 0
 

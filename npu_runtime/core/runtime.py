@@ -73,7 +73,7 @@ class Runtime:
         self.tls = _ThreadState()
         self.hostmem = HostMemory()
         self.sanitizer = Sanitizer()
-        self.profile: DeviceProfile = get_profile(os.environ.get(ENV_DEVICE) or None)
+        self.profile: DeviceProfile = _env_profile()
         self.device_count = _env_count()
         self._reset_state()
         _load_env_injections()
@@ -420,6 +420,15 @@ def recent_message(err: AclError) -> str:
     return "\n".join(lines)
 
 
+def _env_profile() -> DeviceProfile:
+    """NPU_DEVICE, or the default; a bad value is reported on stderr, never a traceback."""
+    try:
+        return get_profile(os.environ.get(ENV_DEVICE) or None)
+    except ValueError as exc:
+        sys.stderr.write(f"ascend-lens: ignoring {ENV_DEVICE}: {exc}\n")
+        return get_profile(None)
+
+
 def _env_count() -> int:
     raw = os.environ.get(ENV_DEVICES)
     if not raw:
@@ -427,9 +436,12 @@ def _env_count() -> int:
     try:
         n = int(raw)
     except ValueError:
-        raise ValueError(f"{ENV_DEVICES} must be a positive integer, got {raw!r}") from None
+        n = 0
     if n < 1:
-        raise ValueError(f"{ENV_DEVICES} must be a positive integer, got {raw!r}")
+        sys.stderr.write(
+            f"ascend-lens: ignoring {ENV_DEVICES}={raw!r}: not a positive integer; using {DEFAULT_DEVICE_COUNT}\n"
+        )
+        return DEFAULT_DEVICE_COUNT
     return n
 
 
