@@ -404,12 +404,29 @@ class Runtime:
         return out
 
 
+# The code the CANN error manager puts in front of a report: EE1001 for an invalid argument,
+# EL0004 for a failed memory allocation, EE9999 for everything else.
+_MSG_PREFIX = {"param": "EE1001", "memory": "EL0004", "other": "EE9999"}
+
+
 def recent_message(err: AclError) -> str:
-    """Text in the shape of aclGetRecentErrMsg: code line, solution, traceback."""
-    stamp = time.strftime("%Y-%m-%d-%H:%M:%S")
+    """Text in the shape of aclGetRecentErrMsg: code, message, cause, solution, traceback."""
+    now = time.time()
+    ms, us = int(now * 1000) % 1000, int(now * 1_000_000) % 1000
+    stamp = time.strftime("%Y-%m-%d-%H:%M:%S", time.localtime(now)) + f".{ms:03d}.{us:03d}"
+    kind = (
+        "param"
+        if err.code in (100000, 107000)
+        else "memory"
+        if err.code in (207001, 207018)
+        else "other"
+    )
     lines = [
-        f"EE9999: [PID: {os.getpid()}] {stamp} {err.api or 'acl'} failed, error code {err.code} ({err.name}). {err.detail or err.meaning}",
+        f"{_MSG_PREFIX[kind]}: [PID: {os.getpid()}] {stamp} {err.api or 'acl'} failed, error code "
+        f"{err.code} ({err.name}). {err.detail or err.meaning}",
     ]
+    if err.cause:
+        lines.append(f"        Possible Cause: {err.cause}")
     if err.fix:
         lines.append(f"        Solution: {err.fix}")
     lines.append("        TraceBack (most recent call last):")
