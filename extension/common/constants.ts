@@ -13,7 +13,7 @@ export const VERSION = manifest.version;
 /** The Python distribution that provides the `ascend-lens` command. */
 export const PY_DISTRIBUTION = "ascend-lens";
 /** Where scripts/package-extension puts the wheel inside the .vsix. */
-export const BUNDLED_WHEEL_DIR = path.join(EXTENSION_ROOT, "bundled");
+export const BUNDLED_WHEEL_DIR = path.join(EXTENSION_ROOT, "out", "bundled");
 /** Debounce for restarts triggered by settings or interpreter changes. */
 export const RESTART_DELAY_MS = 1000;
 
