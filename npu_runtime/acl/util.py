@@ -64,14 +64,16 @@ def _checked_host(ptr: int, size: int, api: str) -> None:
             f"{api}: 0x{ptr:x}+{size} is not inside a live host buffer "
             "(numpy_to_ptr, bytes_to_ptr or malloc_host)"
         )
-    pending = _rt.hostmem.pending_overlap(ptr, size) if _rt.hostmem.pending else False
-    if pending is not False and _rt.sanitizer.enabled:
+    pending, launch = (
+        _rt.hostmem.pending_overlap(ptr, size) if _rt.hostmem.pending else (False, None)
+    )
+    if pending and _rt.sanitizer.enabled:
         _rt.sanitizer.report(
             "read-before-sync",
             api,
             f"host 0x{ptr:x}+{size} is the destination of an async copy not yet synchronised",
             site=user_site(3),
-            launch_site=pending or None,
+            launch_site=launch,
         )
 
 
@@ -86,7 +88,7 @@ def ptr_to_numpy(*args: Any) -> np.ndarray:
     size = count * dtype.itemsize
     _checked_host(ptr, size, "acl.util.ptr_to_numpy")
     raw = (ctypes.c_uint8 * size).from_address(ptr)
-    return np.frombuffer(raw, dtype=dtype, count=count).reshape(shape)
+    return np.frombuffer(memoryview(raw), dtype=dtype, count=count).reshape(shape)
 
 
 def ptr_to_bytes(*args: Any) -> bytes:

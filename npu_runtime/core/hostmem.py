@@ -54,12 +54,12 @@ class HostMemory:
     def pending_done(self, dst: int) -> None:
         self.pending.pop(dst, None)
 
-    def pending_overlap(self, ptr: int, size: int) -> SourceSite | None | bool:
-        """The launch site of an unsynchronised async copy into [ptr, ptr+size), or False."""
-        for dst, (n, site) in self.pending.items():
+    def pending_overlap(self, ptr: int, size: int) -> tuple[bool, SourceSite | None]:
+        """(True, launch site) when an unsynchronised async copy writes into [ptr, ptr+size)."""
+        for dst, (n, site) in list(self.pending.items()):
             if dst < ptr + size and ptr < dst + n:
-                return site
-        return False
+                return True, site
+        return False, None
 
     def _add(self, buf: HostBuffer) -> int:
         with self._lock:

@@ -218,14 +218,14 @@ def _host_range(
 
 def _check_pending_read(rt: Runtime, src: int, n: int, api: str, site: SourceSite | None) -> None:
     if rt.hostmem.pending:
-        launch = rt.hostmem.pending_overlap(src, n)
-        if launch is not False and rt.sanitizer.enabled:
+        pending, launch = rt.hostmem.pending_overlap(src, n)
+        if pending and rt.sanitizer.enabled:
             rt.sanitizer.report(
                 "read-before-sync",
                 api,
                 f"host 0x{src:x}+{n} is the destination of an async copy not yet synchronised",
                 site=site or user_site(),
-                launch_site=launch or None,
+                launch_site=launch,
             )
 
 
