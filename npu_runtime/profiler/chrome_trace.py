@@ -130,7 +130,7 @@ def _wait_events(w: EventWait, pid: int, epoch_us: int, flow_id: int) -> list[Ev
             "Source": _site(w.record_site),
         },
     }
-    flow = {"name": "EventWait", "cat": "EventWait", "id": str(flow_id), "pid": pid}
+    flow = {"name": "EventWait", "cat": "EventWait", "id": f"event-wait-{flow_id}", "pid": pid}
     start = {**flow, "ph": "s", "tid": w.record_stream, "ts": record["ts"]}
     # The arrow lands where the waiting stream goes on (the end of the wait), so it never
     # points back in time; viewers bind it to the wait or to the work that follows it.

@@ -25,6 +25,7 @@ from rich.console import Console
 from npu_runtime.profiler.progress import RunProgress
 from npu_runtime.profiler.session import Profiler
 from npu_runtime.profiler.tables import print_summary
+from npu_runtime.profiler.writer import DEFAULT_EXPORTERS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="record the full user call stack of every launch (slower)",
     )
     group.add_argument(
+        "--profile-ascend-pt",
+        action="store_true",
+        help="also write a torch_npu-style DIR/<host>_<pid>_<ts>_ascend_pt/ directory "
+        "that msprof-analyze and MindStudio Insight read",
+    )
+    group.add_argument(
         "--profile-top",
         metavar="N",
         type=int,
@@ -52,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Reject unusable options before the script runs (exits 2 through `parser.error`)."""
-    if args.profile_stack and not args.profile:
-        parser.error("--profile-stack needs --profile DIR")
+    for flag in ("stack", "ascend_pt"):
+        if getattr(args, f"profile_{flag}") and not args.profile:
+            parser.error(f"--profile-{flag.replace('_', '-')} needs --profile DIR")
     if args.profile_top < 0:
         parser.error("--profile-top must be 0 or more")
     if args.profile:
@@ -92,7 +100,8 @@ def profiling(args: argparse.Namespace, console: Console | None = None) -> Itera
         yield ProfileRun(None)
         return
     console = console or Console(stderr=True)
-    profiler = Profiler(args.profile, stack=args.profile_stack)
+    exporters = DEFAULT_EXPORTERS + (("ascend_pt",) if args.profile_ascend_pt else ())
+    profiler = Profiler(args.profile, stack=args.profile_stack, exporters=exporters)
     run = ProfileRun(profiler)
     progress = RunProgress(profiler.collector, console)
     profiler.start()

@@ -121,13 +121,16 @@ def profile(
     *,
     stack: bool = False,
     device: str | None = None,
+    ascend_pt: bool = False,
 ) -> Profiler:
     """Profile a `with` block into `out_dir` (op_summary_*.csv, trace.json, lines.json).
 
     `stack=True` records every launch's full user call stack (slower); `device` overrides
-    the SoC name written into lines.json.
+    the SoC name written into lines.json; `ascend_pt=True` also writes a torch_npu-style
+    `*_ascend_pt/` directory for msprof-analyze.
     """
-    return Profiler(out_dir, stack=stack, device=device)
+    exporters = DEFAULT_EXPORTERS + (("ascend_pt",) if ascend_pt else ())
+    return Profiler(out_dir, stack=stack, device=device, exporters=exporters)
 
 
 def _device_profile() -> DeviceProfile:

@@ -13,7 +13,7 @@ import pytest
 
 from npu_runtime.devices import get_profile
 from npu_runtime.profiler.writer import ProfileData, write_profile
-from npu_runtime.records import TensorInfo
+from npu_runtime.records import EventWait, TensorInfo
 
 from .factory import Clock
 from .trace_check import load
@@ -137,3 +137,21 @@ def test_msprof_analyze_advisor_reads_it(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert "The Model E2E Time is 0.29ms" in res.stdout
     assert "24 ai core or 48 ai vector core" in res.stdout  # read from info.json.0
+
+
+def test_event_wait_flows_do_not_collide_with_launch_flows(tmp_path: Path) -> None:
+    c = Clock()
+    recs = [c.op("Add", 10.0, stream=1), c.op("Add", 5.0, stream=0, gap=10.0)]
+    wait = EventWait(0, 0, 7, 1, 10.0, 0.0, 10.0)
+    data = ProfileData(recs, [wait], epoch_us=EPOCH, process_id=4242)
+    (out,) = [p for p in write_profile(data, tmp_path, ("ascend_pt",))["ascend_pt"]
+              if p.name == "trace_view.json"]  # fmt: skip
+    trace = load(out)
+    assert sorted(f.source.name for f in trace.flows) == [
+        "EVENT_RECORD",
+        "ascend_lens::Add",
+        "ascend_lens::Add",
+    ]
+    # Viewers pair flow events by id: ids must be unique across both kinds of flow.
+    starts = [e["id"] for e in json.loads(out.read_text()) if e["ph"] == "s"]
+    assert len(starts) == len(set(starts)) == 3

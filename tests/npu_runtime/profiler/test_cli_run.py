@@ -56,7 +56,7 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_profile_writes_dir_and_prints_tables_on_stderr(tmp_path: Path) -> None:
     script = tmp_path / "roundtrip.py"
     script.write_text(SCRIPT)
-    res = _run("--profile", "out", "--no-summary", str(script), cwd=tmp_path)
+    res = _run("--profile", "out", "--profile-ascend-pt", "--no-summary", str(script), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert res.stdout == "sum 0.0\n"  # stdout is the script's alone
     assert "Top ops" in res.stderr and "Hot lines" in res.stderr
@@ -78,6 +78,9 @@ def test_profile_writes_dir_and_prints_tables_on_stderr(tmp_path: Path) -> None:
         "MEMCPY_HOST_TO_DEVICE",
         "MEMSET",
     ]
+    (pt,) = out.glob("*_ascend_pt")
+    view = load(pt / "ASCEND_PROFILER_OUTPUT" / "trace_view.json")
+    assert len(view.flows) == 3  # one torch_to_npu flow per copy or memset
 
 
 def test_bad_profile_options_are_usage_errors(tmp_path: Path) -> None:
@@ -88,6 +91,8 @@ def test_bad_profile_options_are_usage_errors(tmp_path: Path) -> None:
     assert res.returncode == 2 and "not a directory" in res.stderr and res.stdout == ""
     res = _run("--profile-stack", str(script), cwd=tmp_path)
     assert res.returncode == 2 and "--profile-stack needs --profile DIR" in res.stderr
+    res = _run("--profile-ascend-pt", str(script), cwd=tmp_path)
+    assert res.returncode == 2 and "--profile-ascend-pt needs --profile DIR" in res.stderr
 
 
 def test_progress_appears_only_on_a_terminal() -> None:

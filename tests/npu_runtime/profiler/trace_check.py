@@ -157,6 +157,8 @@ def load(path: str | Path) -> Trace:
         if bound is None:
             raise TraceError(f"flow {e['ph']} id={e['id']} binds to no slice on its thread")
         if e["ph"] == "s":
+            if str(e["id"]) in starts:
+                raise TraceError(f"flow id {e['id']} starts again before it ended")
             starts[str(e["id"])] = bound
         else:
             source = starts.pop(str(e["id"]), None)
