@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import queue
 import subprocess
 import sys
 import threading
@@ -149,7 +150,7 @@ class Bridge:
             try:
                 msg: dict[str, Any] = await self.kc.get_iopub_msg(timeout=0.5)
                 return msg
-            except Exception:  # queue.Empty: no message within the timeout
+            except queue.Empty:
                 if not await self.km.is_alive():
                     self.send({"type": "died", "exit_code": self._exit_code()})
                     return None
@@ -258,6 +259,7 @@ async def serve(kernel_name: str, cwd: str | None, stdin: TextIO, stdout: TextIO
                 return 0
             if not line.strip():
                 continue
+            req: Any = None
             try:
                 req = json.loads(line)
                 if not isinstance(req, dict):
@@ -269,6 +271,10 @@ async def serve(kernel_name: str, cwd: str | None, stdin: TextIO, stdout: TextIO
             except BridgeError as exc:
                 rid = req.get("id") if isinstance(req, dict) else None
                 bridge.send({"type": "error", "id": rid, "message": str(exc)})
+            except Exception as exc:  # a failed interrupt/restart must not kill the bridge
+                log.exception("request failed")
+                rid = req.get("id") if isinstance(req, dict) else None
+                bridge.send({"type": "error", "id": rid, "message": f"{type(exc).__name__}: {exc}"})
     finally:
         runner.cancel()
 

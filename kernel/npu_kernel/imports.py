@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 Callback = Callable[[ModuleType], None]
 
@@ -44,15 +45,20 @@ class _Loader(importlib.abc.Loader):
 
     def __init__(self, real: importlib.abc.Loader, callbacks: Sequence[Callback]) -> None:
         self._real = real
-        self._callbacks = callbacks
+        self._callbacks: Sequence[Callback] = callbacks
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self._real.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
         self._real.exec_module(module)
-        for callback in self._callbacks:
+        callbacks, self._callbacks = self._callbacks, ()  # once: a reload must not re-hook
+        for callback in callbacks:
             callback(module)
+
+    def __getattr__(self, name: str) -> Any:
+        # get_source, get_resource_reader, is_package...: the real loader answers.
+        return getattr(self._real, name)
 
 
 class ImportWatcher(importlib.abc.MetaPathFinder):

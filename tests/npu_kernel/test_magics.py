@@ -118,9 +118,11 @@ print(ret)
 """
 
 
-def test_pyacl_failures_are_listed_under_the_cell(fresh_kernel: tuple[Any, Any]) -> None:
-    _, kc = fresh_kernel
+def test_pyacl_failures_are_listed_under_the_cell(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    execute(kc, "%npu_reset")
     reply, msgs = execute(kc, PYACL_CELL)
+    n = reply["execution_count"]
     assert reply["status"] == "ok"  # pyACL returns codes; the cell itself succeeds
     assert stdout(msgs) == "107000\n"
     (summary,) = of_type(msgs, "display_data")
@@ -130,9 +132,9 @@ def test_pyacl_failures_are_listed_under_the_cell(fresh_kernel: tuple[Any, Any])
     (error,) = [r for r in rows if r.startswith("error ")]
     (finding,) = [r for r in rows if r.startswith("sanitizer: double-free ")]
     assert "107000  ACL_ERROR_RT_PARAM_INVALID  aclrtFree" in error
-    assert error.rstrip().endswith("Cell In[1], line 8")
+    assert error.rstrip().endswith(f"Cell In[{n}], line 8")
     assert finding.rstrip().endswith(
-        "Cell In[1], line 8; allocated at Cell In[1], line 4; freed at Cell In[1], line 7"
+        f"Cell In[{n}], line 8; allocated at Cell In[{n}], line 4; freed at Cell In[{n}], line 7"
     )
 
     _, msgs = execute(kc, "%npu_mem")
@@ -142,9 +144,9 @@ def test_pyacl_failures_are_listed_under_the_cell(fresh_kernel: tuple[Any, Any])
     table = text.split("Live allocations by source line")[1].split("Memory map")[0]
     rows = table.strip().splitlines()[2:]
     assert len(rows) == 2  # p was freed: only the lines of q and bufs hold memory
-    assert "Cell In[1], line 6" in rows[0] and "3,145,728" in rows[0]  # biggest group first
-    assert "Cell In[1], line 5" in rows[1] and "4,096" in rows[1]
-    assert data["text/html"].count("<title>Cell In[1], line 6:") == 3  # one block per buffer
+    assert f"Cell In[{n}], line 6" in rows[0] and "3,145,728" in rows[0]  # biggest group first
+    assert f"Cell In[{n}], line 5" in rows[1] and "4,096" in rows[1]
+    assert data["text/html"].count(f"<title>Cell In[{n}], line 6:") == 3  # one block per buffer
 
     _, msgs = execute(kc, "%npu")
     text = of_type(msgs, "display_data")[0]["data"]["text/plain"]
@@ -152,8 +154,9 @@ def test_pyacl_failures_are_listed_under_the_cell(fresh_kernel: tuple[Any, Any])
     assert "double-free" in text
 
 
-def test_device_fault_names_sync_and_launch_lines(fresh_kernel: tuple[Any, Any]) -> None:
-    _, kc = fresh_kernel
+def test_device_fault_names_sync_and_launch_lines(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    execute(kc, "%npu_reset")
     cell = (
         "import acl\n"
         "from npu_runtime.core.faults import inject\n"
@@ -167,4 +170,5 @@ def test_device_fault_names_sync_and_launch_lines(fresh_kernel: tuple[Any, Any])
     assert stdout(msgs) == "507015\n"
     text = of_type(msgs, "display_data")[0]["data"]["text/plain"]
     assert "507015" in text
-    assert "Cell In[1], line 7; launched at Cell In[1], line 6" in text
+    n = reply["execution_count"]
+    assert f"Cell In[{n}], line 7; launched at Cell In[{n}], line 6" in text
