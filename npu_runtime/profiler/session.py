@@ -93,8 +93,11 @@ class Profiler:
 
     @property
     def summary(self) -> dict[str, Any]:
-        """The per-line profile (`ascend-lens.profile/1`) of what was collected."""
-        if self._summary is None:
+        """The per-line profile (`ascend-lens.profile/1`) of what was collected.
+
+        Recomputed on every access while collecting; cached once stopped.
+        """
+        if self._summary is None or self.collector.attached:
             trace = self.files.get("trace")
             self._summary = aggregate(
                 self.records,

@@ -129,3 +129,15 @@ def test_profile_is_reachable_as_npu_runtime_profile(script: Path, tmp_path: Pat
         runpy.run_path(str(script), init_globals={"STEP": prof.step})
     assert isinstance(prof, npu_runtime.Profiler)
     assert (tmp_path / "p" / "lines.json").exists()
+
+
+def test_summary_is_live_while_collecting(script: Path) -> None:
+    from npu_runtime.core import launch
+
+    with profile() as prof:
+        launch.submit(0, name="Add", op_type="Add", cost=launch.Cost(2.0, "vector"))
+        assert prof.summary["op_count"] == 1
+        launch.submit(0, name="Add", op_type="Add", cost=launch.Cost(2.0, "vector"))
+        assert prof.summary["op_count"] == 2
+    launch.submit(0, name="Add", op_type="Add", cost=launch.Cost(2.0, "vector"))
+    assert prof.summary["op_count"] == 2  # stopped: later work is not profiled
