@@ -139,20 +139,22 @@ class DeviceMemory:
     # -- lookup -------------------------------------------------------------------
     def find(self, addr: int) -> Block | None:
         """The live block whose reserved range contains `addr`."""
-        i = bisect.bisect_right(self._live_starts, addr) - 1
-        if i < 0:
-            return None
-        b = self.live[self._live_starts[i]]
+        with self._lock:  # another thread may be inserting or removing blocks
+            i = bisect.bisect_right(self._live_starts, addr) - 1
+            if i < 0:
+                return None
+            b = self.live[self._live_starts[i]]
         return b if addr < b.end else None
 
     def find_freed(self, addr: int) -> Block | None:
         """A remembered freed block containing `addr` (for diagnosis only)."""
-        b = self.freed.get(addr)
-        if b is not None:
-            return b
-        for b in reversed(self.freed.values()):
-            if b.addr <= addr < b.end:
+        with self._lock:
+            b = self.freed.get(addr)
+            if b is not None:
                 return b
+            for b in reversed(self.freed.values()):
+                if b.addr <= addr < b.end:
+                    return b
         return None
 
     def check_range(self, addr: int, nbytes: int) -> Block:
