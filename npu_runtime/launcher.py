@@ -41,8 +41,14 @@ def _hooks() -> list[tuple[ModuleType, str]]:
             out.append((importlib.import_module(module_name), func))
         except ModuleNotFoundError as exc:
             if not (exc.name and module_name.startswith(exc.name)):
-                raise
+                _hook_broken(module_name, exc)
+        except Exception as exc:  # another part's bug must not stop plain runs
+            _hook_broken(module_name, exc)
     return out
+
+
+def _hook_broken(module_name: str, exc: BaseException) -> None:
+    sys.stderr.write(f"ascend-lens: options from {module_name} are unavailable: {exc!r}\n")
 
 
 def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser:
