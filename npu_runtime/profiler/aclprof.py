@@ -85,6 +85,7 @@ class AclProf:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
+        self.handles = rt.handles  # replaced by Runtime.reset(): then this state is stale
         self.lock = threading.Lock()
         self.path: Path | None = None
         self.running: tuple[int, ProfConfig, Profiler] | None = None
@@ -215,7 +216,9 @@ def state() -> AclProf:
     """The process's acl.prof state, bound to the runtime."""
     global _state
     rt = get_runtime()
-    if _state is None or _state.rt is not rt:
+    if _state is None or _state.rt is not rt or _state.handles is not rt.handles:
+        # A runtime reset is a clean process: forget init and any running session too.
+        reset_state()
         _state = AclProf(rt)
     return _state
 

@@ -130,3 +130,14 @@ def test_init_on_a_file_is_an_invalid_file(tmp_path: Path) -> None:
     f = tmp_path / "f"
     f.write_text("")
     assert prof.init(str(f)) == 100003  # ACL_ERROR_INVALID_FILE
+
+
+def test_runtime_reset_forgets_acl_prof(tmp_path: Path) -> None:
+    prof.init(str(tmp_path))
+    cfg = prof.create_config([0], PIPE, 0, TASK_AND_PMU)
+    prof.start(cfg)
+    get_runtime().reset()
+    # The next acl.prof call sees a clean process: init forgotten (0, not 100002) and the
+    # old session's listener gone.
+    assert prof.init(str(tmp_path)) == 0
+    assert not hooks.work_listeners

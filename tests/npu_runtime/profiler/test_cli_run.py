@@ -112,3 +112,35 @@ def test_progress_appears_only_on_a_terminal() -> None:
     progress.start()
     progress.stop()
     assert quiet.getvalue() == "" and not progress.shown.is_set()
+
+
+ACL_PROF_SCRIPT = textwrap.dedent(
+    """\
+    import numpy as np
+    import acl
+    acl.init()
+    acl.rt.set_device(0)
+    assert acl.prof.init("prof_out") == 0
+    config = acl.prof.create_config([0], 1, 0, 0x0002 | 0x0004)
+    assert config != 0
+    assert acl.prof.start(config) == 0
+    host = np.zeros(256, dtype=np.float32)
+    dev, _ = acl.rt.malloc(host.nbytes, 0)
+    acl.rt.memset(dev, host.nbytes, 0, host.nbytes)
+    assert acl.prof.stop(config) == 0
+    assert acl.prof.destroy_config(config) == 0
+    assert acl.prof.finalize() == 0
+    print(acl.prof.finalize())
+    """
+)
+
+
+def test_acl_prof_from_a_pyacl_script(tmp_path: Path) -> None:
+    script = tmp_path / "with_prof.py"
+    script.write_text(ACL_PROF_SCRIPT)
+    res = _run("--no-summary", str(script), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "100043\n"  # finalize twice: ACL_ERROR_PROF_NOT_RUN
+    (lines,) = tmp_path.glob("prof_out/PROF_000001_*/mindstudio_profiler_output/lines.json")
+    doc = json.loads(lines.read_text())
+    assert [(ln["line"], ln["top_ops"][0]["op_type"]) for ln in doc["lines"]] == [(11, "Memset")]
