@@ -135,3 +135,37 @@ def test_mdl_missing_and_unsupported_model(tmp_path: Path) -> None:
     assert lines[0] == "(0, 145002)"
     assert lines[1] == "(0, 200006)"
     assert "cannot execute" in lines[2]
+
+
+def test_streams_example_overlaps_and_times() -> None:
+    r = run("--no-summary", REPO / "examples" / "pyacl_streams_events.py")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "right after queuing, end event is not ready"
+    assert lines[1].startswith("4 uploads of 8 MiB + compute: ") and lines[1].endswith("(ret 0)")
+    assert r.stderr == ""  # --no-summary: nothing of ours on stderr
+
+
+def test_sanitizer_example_reports_every_check() -> None:
+    r = run(REPO / "examples" / "sanitizer_findings.py")
+    assert r.returncode == 0
+    assert r.stdout.splitlines() == [
+        "copy 64 bytes into 40: 0",
+        "read before sync: b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'",
+        "use after free: 107000",
+        "double free: 107000",
+    ]
+    for check in ("out-of-bounds", "read-before-sync", "use-after-free", "double-free", "leak"):
+        assert f"ascend-lens sanitizer: {check}:" in r.stderr, check
+    assert "allocated at " + str(REPO / "examples" / "sanitizer_findings.py") + ":18" in r.stderr
+
+
+def test_injected_op_fault_surfaces_at_sync_in_a_pyacl_script() -> None:
+    example = REPO / "examples" / "pyacl_add_op.py"
+    ok = run("--no-summary", example)
+    assert ok.returncode == 0 and ok.stdout == "Add matches numpy: True\n", ok.stderr
+    r = run("--no-summary", "--inject", "op:Add:1:507015", example)
+    assert r.returncode == 1
+    assert "synchronize_stream failed: 507015" in r.stderr
+    assert f"work launched at {example}:47" in r.stderr
+    assert f"aclrtSynchronizeStream called at {example}:48" in r.stderr
