@@ -79,7 +79,13 @@ def run_dap(command: list[str] | None, launch: dict) -> float:
     try:
         client.start(launch)
         exited = client.event("exited", timeout=600)
-        assert exited["exitCode"] == 0, exited
+        if exited["exitCode"] != 0:
+            err = "".join(
+                m["body"]["output"]
+                for m in client.timeline
+                if m.get("event") == "output" and m["body"].get("category") == "stderr"
+            )
+            raise SystemExit(f"the script failed under {command or 'the adapter'}:\n{err}")
         client.event("terminated", timeout=60)
     finally:
         client.close()

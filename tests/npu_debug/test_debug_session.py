@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,16 @@ def test_garbage_on_stdin_ends_the_adapter_without_a_traceback() -> None:
     client.proc.stdin.flush()
     assert client.close() == 0
     assert b"Traceback" not in b"".join(client.stderr_lines)
+
+
+def test_run_without_debugging_still_runs_on_the_emulator(dap: DapClient, program) -> None:
+    path = program("oob_memcpy.py")
+    dap.ok("initialize", {"adapterID": "ascend", "pathFormat": "path"})
+    # noDebug (Run Without Debugging) and an interpreter given with its own arguments.
+    launch = {"program": str(path), "noDebug": True, "python": [sys.executable, "-X", "utf8"]}
+    assert dap.request("launch", launch)["success"]
+    profile = dap.event("ascendProfile")
+    assert profile["schema"] == "ascend-lens.profile/1"
+    assert dap.event("exited")["exitCode"] == 0
+    assert dap.find(lambda m: m.get("event") == "stopped") is None
+    assert "memcpy returned 107000\n" in outputs(dap)
