@@ -16,7 +16,6 @@ The first tensor initialises the runtime and sets device 0 when the program has 
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,7 +62,7 @@ def _release(rt: Runtime, dev: Device, addr: int) -> None:
 class Tensor:
     """A tensor in emulated NPU memory: `shape`, `dtype`, `device`, and `.numpy()`."""
 
-    __slots__ = ("shape", "dtype", "_dev", "addr", "__weakref__")
+    __slots__ = ("shape", "dtype", "_dev", "_rt", "_spec", "addr", "__weakref__")
 
     shape: tuple[int, ...]
     dtype: np.dtype
@@ -106,8 +105,14 @@ class Tensor:
         self.dtype = dtype
         dev = rt.current_device("aclrtMalloc")
         self._dev = dev
+        self._rt = rt
+        self._spec = Spec(shape, dtype)
         self.addr = transfer.malloc(rt, max(self.nbytes, 1), 0)
-        weakref.finalize(self, _release, rt, dev, self.addr)
+
+    def __del__(self) -> None:
+        # __del__ rather than weakref.finalize: it costs nothing until the tensor dies.
+        if getattr(self, "addr", None) is not None:
+            _release(self._rt, self._dev, self.addr)
 
     # -- description --------------------------------------------------------------------
     @property
@@ -130,7 +135,7 @@ class Tensor:
         return self.size * self.dtype.itemsize
 
     def spec(self) -> Spec:
-        return Spec(self.shape, self.dtype)
+        return self._spec
 
     def __repr__(self) -> str:
         name = numerics.by_numpy(self.dtype)
@@ -222,11 +227,11 @@ def call(op_type: str, *inputs: Tensor, **attrs: Any) -> Any:
     rt = _runtime()
     specs = [t.spec() for t in inputs]
     try:
-        d, outs = _dispatch.prepare(op_type, specs, attrs, None)
+        p = _dispatch.plan(op_type, specs, attrs, rt.profile)
     except OpError as e:
         raise rt.fail(e.code, op_type, e.message) from None
-    results = [Tensor.empty(s.shape, s.dtype) for s in outs]
-    _dispatch.launch(d, specs, [t.addr for t in inputs], outs, [r.addr for r in results], attrs, 0)
+    results = [Tensor.empty(s.shape, s.dtype) for s in p.outputs]
+    _dispatch.launch(p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0)
     return results[0] if len(results) == 1 else tuple(results)
 
 

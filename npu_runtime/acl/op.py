@@ -20,7 +20,7 @@ from npu_runtime.acl import _objects
 from npu_runtime.acl._args import parse
 from npu_runtime.core.runtime import get_runtime
 from npu_runtime.errors import AclError, codes
-from npu_runtime.ops import OpDef, OpError, Spec
+from npu_runtime.ops import OpError, Spec
 from npu_runtime.ops import dispatch as _dispatch
 
 _rt = get_runtime()
@@ -39,11 +39,10 @@ class OpAttr(dict[str, Any]):
 
 @dataclass(eq=False)
 class OpHandle:
-    """What create_handle fixes ahead of execute_with_handle: op, shapes and attributes."""
+    """What create_handle fixes ahead of execute_with_handle: the plan, shapes and attributes."""
 
-    op: OpDef
+    plan: _dispatch.Plan
     in_specs: list[Spec]
-    out_specs: list[Spec]
     attrs: dict[str, Any]
 
 
@@ -108,6 +107,15 @@ def _attrs(handle: int) -> dict[str, Any]:
     return dict(a)
 
 
+def _plan(
+    op_type: str, ins: list[Spec], attrs: dict[str, Any], outs: list[Spec] | None
+) -> _dispatch.Plan:
+    p = _dispatch.plan(op_type, ins, attrs, _rt.profile)
+    if outs is not None:
+        _dispatch.check_outputs(p, outs)
+    return p
+
+
 def _run(api: str, body: Callable[[], None]) -> int:
     try:
         body()
@@ -128,10 +136,10 @@ def execute_v2(*args: Any) -> int:
         attrs = _attrs(attr)
         ins = [_spec(h, f"input desc {i}") for i, h in enumerate(in_descs)]
         outs = [_spec(h, f"output desc {i}") for i, h in enumerate(out_descs)]
-        d, outs = _dispatch.prepare(op_type, ins, attrs, outs)
+        p = _plan(op_type, ins, attrs, outs)
         in_addrs = _buffers(in_bufs, ins, "input")
-        out_addrs = _buffers(out_bufs, outs, "output")
-        _dispatch.launch(d, ins, in_addrs, outs, out_addrs, attrs, stream)
+        out_addrs = _buffers(out_bufs, p.outputs, "output")
+        _dispatch.launch(p, ins, in_addrs, out_addrs, attrs, stream)
 
     return _run("aclopExecuteV2", body)
 
@@ -149,8 +157,7 @@ def create_handle(*args: Any) -> tuple[int, int]:
         attrs = _attrs(attr)
         ins = [_spec(h, f"input desc {i}") for i, h in enumerate(in_descs)]
         outs = [_spec(h, f"output desc {i}") for i, h in enumerate(out_descs)]
-        d, outs = _dispatch.prepare(op_type, ins, attrs, outs)
-        made.append(_objects.new(OpHandle(d, ins, outs, attrs)))
+        made.append(_objects.new(OpHandle(_plan(op_type, ins, attrs, outs), ins, attrs)))
 
     ret = _run("aclopCreateHandle", body)
     return (made[0] if made else 0), ret
@@ -172,8 +179,8 @@ def execute_with_handle(*args: Any) -> int:
         if h is None:
             raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"0x{handle:x} is not an op handle")
         in_addrs = _buffers(in_bufs, h.in_specs, "input")
-        out_addrs = _buffers(out_bufs, h.out_specs, "output")
-        _dispatch.launch(h.op, h.in_specs, in_addrs, h.out_specs, out_addrs, h.attrs, stream)
+        out_addrs = _buffers(out_bufs, h.plan.outputs, "output")
+        _dispatch.launch(h.plan, h.in_specs, in_addrs, out_addrs, h.attrs, stream)
 
     return _run("aclopExecWithHandle", body)
 
@@ -188,10 +195,10 @@ def cast(*args: Any) -> int:
             raise OpError(codes.ACL_ERROR_INVALID_PARAM, "dst desc is not a tensor desc")
         attrs = {"dst_type": d.dtype}
         ins, outs = [_spec(src_desc, "src desc")], [_spec(dst_desc, "dst desc")]
-        op, outs = _dispatch.prepare("Cast", ins, attrs, outs)
+        p = _plan("Cast", ins, attrs, outs)
         in_addrs = _buffers([src_buf], ins, "input")
-        out_addrs = _buffers([dst_buf], outs, "output")
-        _dispatch.launch(op, ins, in_addrs, outs, out_addrs, attrs, stream)
+        out_addrs = _buffers([dst_buf], p.outputs, "output")
+        _dispatch.launch(p, ins, in_addrs, out_addrs, attrs, stream)
 
     return _run("aclopCast", body)
 
@@ -203,7 +210,7 @@ def infer_shape(*args: Any) -> int:
 
     def body() -> None:
         ins = [_spec(h, f"input desc {i}") for i, h in enumerate(in_descs)]
-        _, outs = _dispatch.prepare(op_type, ins, _attrs(attr), None)
+        outs = _plan(op_type, ins, _attrs(attr), None).outputs
         if not isinstance(out_descs, list) or num_out != len(outs) or len(out_descs) != num_out:
             raise OpError(
                 codes.ACL_ERROR_INVALID_PARAM,

@@ -252,7 +252,7 @@ def flash_attention(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     out = np.zeros_like(q)
     row_max = np.full(q.shape[:-1], -np.inf, F32)
     row_sum = np.zeros(q.shape[:-1], F32)
-    with np.errstate(all="ignore"):
+    with numerics.quiet():
         for q0 in range(0, d.sq, BLOCK_Q):
             q1 = min(q0 + BLOCK_Q, d.sq)
             qb = q[..., q0:q1, :] * scale

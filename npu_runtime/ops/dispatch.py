@@ -1,7 +1,7 @@
 """Run a registered op on emulated device memory: infer, price, then launch on a stream.
 
 Both `acl.op.execute_v2` and the `Tensor` API come through `launch()`. Validation
-(`prepare`) runs on the host and raises OpError with the code the ACL call returns; the
+(`plan`) runs on the host and raises OpError with the code the ACL call returns; the
 kernel itself runs inside `submit`'s compute callback, so its failures (an index out of
 range, a NaN under the check mode, a buffer too small) are device-side faults that surface
 at the next synchronisation with this launch's source line.
@@ -10,13 +10,20 @@ at the next synchronisation with this launch's source line.
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from npu_runtime import numerics
-from npu_runtime.cost import Cost, estimate
+from npu_runtime.core.launch import Cost as LaunchCost
+from npu_runtime.core.launch import submit
+from npu_runtime.core.memory import DeviceMemory, device_of
+from npu_runtime.core.runtime import get_runtime
+from npu_runtime.cost import estimate
+from npu_runtime.devices import DeviceProfile
 from npu_runtime.errors import AclError
 from npu_runtime.ops.errors import (
     ACL_ERROR_OP_OUTPUT_NOT_MATCH,
@@ -33,45 +40,110 @@ ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW = 507043
 _seq = itertools.count(1)
 
 
-def prepare(
-    op_type: str, inputs: Sequence[Spec], attrs: Mapping[str, Any], outputs: Sequence[Spec] | None
-) -> tuple[OpDef, list[Spec]]:
-    """Look the op up and infer its outputs; check them against `outputs` when given."""
-    d = get(op_type)
-    inferred = d.infer(inputs, attrs)
-    if outputs is not None:
-        if len(outputs) != len(inferred):
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """An op resolved for one set of input specs and attributes: what `launch` needs."""
+
+    op: OpDef
+    outputs: tuple[Spec, ...]
+    cost: LaunchCost
+    in_infos: tuple[TensorInfo, ...]
+    out_infos: tuple[TensorInfo, ...]
+
+
+# Plans by (op type, input specs, attributes, device profile): a training loop repeats the
+# same shapes, so inference and pricing run once per shape, as CANN compiles an op once.
+_plans: dict[tuple[Any, ...], Plan] = {}
+_MAX_PLANS = 4096
+
+
+def _freeze(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    return v
+
+
+def plan(
+    op_type: str, inputs: Sequence[Spec], attrs: Mapping[str, Any], profile: DeviceProfile
+) -> Plan:
+    """The (cached) plan for running `op_type` on `inputs`; OpError for bad input."""
+    key = (
+        op_type,
+        tuple(inputs),
+        tuple(sorted((k, _freeze(v)) for k, v in attrs.items())) if attrs else (),
+        profile.name,
+    )
+    p = _plans.get(key)
+    if p is None:
+        d = get(op_type)
+        outs = d.infer(inputs, attrs)
+        c = estimate(d.cost(inputs, outs, attrs), profile)
+        p = Plan(
+            d,
+            tuple(outs),
+            LaunchCost(
+                c.duration_us, c.bound, c.unit, c.block_dim, c.time_by_unit, c.bytes_moved, c.flops
+            ),
+            tuple(map(tensor_info, inputs)),
+            tuple(map(tensor_info, outs)),
+        )
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        _plans[key] = p
+    return p
+
+
+def check_outputs(p: Plan, outputs: Sequence[Spec]) -> None:
+    """OP_OUTPUT_NOT_MATCH unless the caller's output descs are what the op produces."""
+    name = p.op.name
+    if len(outputs) != len(p.outputs):
+        raise OpError(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            f"{name} produces {len(p.outputs)} outputs, {len(outputs)} descriptions given",
+        )
+    for i, (got, want) in enumerate(zip(outputs, p.outputs, strict=True)):
+        if got.shape != want.shape or got.dtype != want.dtype:
             raise OpError(
                 ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-                f"{d.name} produces {len(inferred)} outputs, {len(outputs)} descriptions given",
+                f"{name} output {i} is {list(want.shape)} {want.dtype.name}, the "
+                f"description says {list(got.shape)} {got.dtype.name}",
             )
-        for i, (got, want) in enumerate(zip(outputs, inferred, strict=True)):
-            if got.shape != want.shape or got.dtype != want.dtype:
-                raise OpError(
-                    ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-                    f"{d.name} output {i} is {list(want.shape)} {want.dtype.name}, the "
-                    f"description says {list(got.shape)} {got.dtype.name}",
-                )
-    return d, inferred
 
 
 def tensor_info(s: Spec) -> TensorInfo:
     return TensorInfo(s.shape, numerics.msprof_name(s.dtype), s.format)
 
 
-def _device_views() -> Callable[[int, int], np.ndarray]:
-    from npu_runtime.core.memory import device_of
-    from npu_runtime.core.runtime import get_runtime
+# Each device's backing mapping, so a kernel's view of a buffer is one ndarray constructor
+# (well under a microsecond) rather than a new buffer export, slice and reshape.
+_backing: weakref.WeakKeyDictionary[DeviceMemory, Any] = weakref.WeakKeyDictionary()
+_READ, _WRITE = ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW, ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW
 
-    devices = get_runtime().devices
 
-    def view(addr: int, nbytes: int) -> np.ndarray:
-        dev = devices.get(device_of(addr))  # type: ignore[arg-type]
-        if dev is None:
-            raise ValueError(f"0x{addr:x} is not an address on an open device")
-        return dev.memory.view(addr, nbytes)
+def _fault(code: int, d: OpDef, i: int, why: str) -> AclError:
+    kind = "input" if code == _READ else "output"
+    return AclError(code, "aclopExecuteV2", f"{d.name} {kind} {i}: {why}")
 
-    return view
+
+def _typed(
+    devices: Mapping[int, Any], addr: int, s: Spec, code: int, d: OpDef, i: int
+) -> np.ndarray:
+    """`s`-shaped array over device memory at `addr`; a device fault when it is not there."""
+    n = s.nbytes
+    if not n:
+        return np.empty(s.shape, s.dtype)
+    dev = devices.get(device_of(addr))  # type: ignore[arg-type]
+    if dev is None:
+        raise _fault(code, d, i, f"0x{addr:x} is not on an open device")
+    mem = dev.memory
+    try:
+        mem.check_range(addr, n)  # ValueError outside live allocations
+    except ValueError as exc:
+        raise _fault(code, d, i, str(exc)) from None
+    buf = _backing.get(mem)
+    if buf is None:
+        buf = _backing[mem] = mem._backing()
+    return np.ndarray(s.shape, s.dtype, buf, addr - mem.base)
 
 
 def _compute(
@@ -82,35 +154,20 @@ def _compute(
     out_addrs: Sequence[int],
     attrs: Mapping[str, Any],
 ) -> Callable[[], None]:
-    api = "aclopExecuteV2"
-
     def compute() -> None:
-        view = _device_views()
-        arrays = []
-        for i, (s, a) in enumerate(zip(in_specs, in_addrs, strict=True)):
-            try:
-                raw = view(a, s.nbytes) if s.nbytes else np.empty(0, np.uint8)
-            except ValueError as exc:
-                raise AclError(
-                    ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW, api, f"{d.name} input {i}: {exc}"
-                ) from None
-            arrays.append(raw.view(s.dtype).reshape(s.shape))
+        devices = get_runtime().devices
+        arrays = [
+            _typed(devices, a, s, _READ, d, i)
+            for i, (s, a) in enumerate(zip(in_specs, in_addrs, strict=True))
+        ]
         try:
             results = d.kernel(arrays, attrs)
         except OpError as exc:
-            raise AclError(exc.code, api, f"{d.name}: {exc.message}") from None
+            raise AclError(exc.code, "aclopExecuteV2", f"{d.name}: {exc.message}") from None
         for i, (s, a, r) in enumerate(zip(out_specs, out_addrs, results, strict=True)):
-            if not s.nbytes:
-                continue
-            try:
-                dst = view(a, s.nbytes)
-            except ValueError as exc:
-                raise AclError(
-                    ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW, api, f"{d.name} output {i}: {exc}"
-                ) from None
-            dst[:] = np.ascontiguousarray(r, dtype=s.dtype).reshape(-1).view(np.uint8)
-        if numerics.check_numerics_enabled():
-            _check_finite(d, arrays, results, api)
+            np.copyto(_typed(devices, a, s, _WRITE, d, i), r, casting="unsafe")
+        if numerics._check:
+            _check_finite(d, arrays, results, "aclopExecuteV2")
 
     return compute
 
@@ -125,34 +182,23 @@ def _check_finite(d: OpDef, arrays: list[np.ndarray], results: list[np.ndarray],
     raise AclError(code, api, f"{d.name} produced {kind} in output {index} from finite inputs")
 
 
-def price(
-    d: OpDef, inputs: Sequence[Spec], outputs: Sequence[Spec], attrs: Mapping[str, Any]
-) -> Cost:
-    """The op's simulated cost on the runtime's device profile."""
-    from npu_runtime.core.runtime import get_runtime
-
-    return estimate(d.cost(inputs, outputs, attrs), get_runtime().profile)
-
-
 def launch(
-    d: OpDef,
+    p: Plan,
     in_specs: Sequence[Spec],
     in_addrs: Sequence[int],
-    out_specs: Sequence[Spec],
     out_addrs: Sequence[int],
     attrs: Mapping[str, Any],
     stream: int,
 ) -> WorkRecord:
-    """Queue op `d` (already prepared) on `stream`; returns the WorkRecord submit emits."""
-    from npu_runtime.core.launch import submit
-
+    """Queue planned op `p` on `stream`; returns the WorkRecord submit emits."""
+    d = p.op
     return submit(
         stream,
         kind="op",
         name=f"{d.name}_{next(_seq)}",
         op_type=d.name,
-        cost=price(d, in_specs, out_specs, attrs),
-        inputs=tuple(map(tensor_info, in_specs)),
-        outputs=tuple(map(tensor_info, out_specs)),
-        compute=_compute(d, in_specs, in_addrs, out_specs, out_addrs, attrs),
+        cost=p.cost,
+        inputs=p.in_infos,
+        outputs=p.out_infos,
+        compute=_compute(d, in_specs, in_addrs, p.outputs, out_addrs, attrs),
     )

@@ -99,7 +99,7 @@ def _product(inputs: list[np.ndarray], ta: bool, tb: bool) -> list[np.ndarray]:
     out = np.matmul(a, b)
     if len(inputs) == 3:
         out = out + inputs[2].astype(acc, copy=False)
-    with np.errstate(all="ignore"):
+    with numerics.quiet():
         return [numerics.round_to(out, out_dtype(inputs[0].dtype))]
 
 

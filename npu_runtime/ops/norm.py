@@ -66,7 +66,7 @@ def layer_norm(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     axes = tuple(range(b, x.ndim))
     mean = xf.mean(axis=axes, keepdims=True)
     var = np.square(xf - mean).mean(axis=axes, keepdims=True)
-    with np.errstate(all="ignore"):
+    with numerics.quiet():
         y = (xf - mean) / np.sqrt(var + F32.type(eps)) * accumulate(gamma) + accumulate(beta)
     return [numerics.round_to(y, x.dtype) for y in (y, mean, var)]
 

@@ -49,7 +49,7 @@ def _reduce(name: str, fn: Callable[..., np.ndarray], inputs: list[np.ndarray], 
     x = inputs[0]
     axes = _axes(name, attrs, x.ndim)
     keep = bool(attrs.get("keep_dims", False))
-    with np.errstate(all="ignore"):
+    with numerics.quiet():
         return [numerics.round_to(np.asarray(fn(accumulate(x), axis=axes, keepdims=keep)), x.dtype)]
 
 

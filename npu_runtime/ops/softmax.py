@@ -58,7 +58,7 @@ def softmax(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     """exp(x - max) / sum(exp(x - max)) over `axes`, stable for large inputs."""
     x = inputs[0]
     axes = _axes("SoftmaxV2", attrs, x.ndim)
-    with np.errstate(all="ignore"):
+    with numerics.quiet():
         e = np.exp(_shifted(x, axes))
         return [numerics.round_to(e / e.sum(axis=axes, keepdims=True), x.dtype)]
 
@@ -76,6 +76,6 @@ def log_softmax(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     """x - max - log(sum(exp(x - max))) over `axes`."""
     x = inputs[0]
     axes = _axes("LogSoftmaxV2", attrs, x.ndim)
-    with np.errstate(all="ignore"):
+    with numerics.quiet():
         s = _shifted(x, axes)
         return [numerics.round_to(s - np.log(np.exp(s).sum(axis=axes, keepdims=True)), x.dtype)]
