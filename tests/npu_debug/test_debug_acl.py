@@ -139,3 +139,18 @@ def test_devices_and_sanitizer_attributes_reach_the_runtime(dap: DapClient, prog
         assert "devices 2\n" in outputs(other)
     finally:
         other.close()
+
+
+def test_async_failure_launched_in_a_returned_function_stops_at_the_sync_line(
+    dap: DapClient, program
+) -> None:
+    path = program("async_fault_helper.py")
+    launch, sync = line_of(path, "launch"), line_of(path, "sync")
+    dap.start({"program": str(path)})
+    stopped, frame, info = stop_and_info(dap)
+    # The launching frame is gone: stop where it surfaced, and still name the launch line.
+    assert (frame["name"], frame["line"]) == ("<module>", sync)
+    assert f"launched at async_fault_helper.py:{launch}" in stopped["description"]
+    assert info["acl"]["launch_site"]["function"] == "enqueue_step"
+    dap.ok("continue", {"threadId": stopped["threadId"]})
+    assert dap.event("exited")["exitCode"] == 0
