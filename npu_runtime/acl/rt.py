@@ -496,3 +496,55 @@ def set_op_wait_timeout(*args: Any) -> int:
 def set_op_execute_timeout(*args: Any) -> int:
     parse("k", args)
     return 0
+
+
+def get_device_utilization_rate(*args: Any) -> tuple[dict[str, int], int]:
+    (dev,) = parse("i", args)
+
+    def rates() -> dict[str, int]:
+        api = "aclrtGetDeviceUtilizationRate"
+        if not 0 <= dev < _rt.device_count:
+            raise _rt.fail(
+                codes.ACL_ERROR_RT_INVALID_DEVICEID, api, f"device {dev} is out of range"
+            )
+        device = _rt.devices.get(dev)
+        mem = device.memory if device is not None else None
+        memory = round(100 * mem.used / mem.capacity) if mem is not None else 0
+        # Compute units are idle between calls from the host's point of view.
+        return {
+            "cube_utilization": 0,
+            "vector_utilization": 0,
+            "aicpu_utilization": 0,
+            "memory_utilization": memory,
+            "utilization_extend": 0,
+        }
+
+    return _val({}, rates)
+
+
+def set_sys_param_opt(*args: Any) -> int:
+    opt, value = parse("ik", args)
+    _rt.sys_params[opt] = value
+    return 0
+
+
+def get_sys_param_opt(*args: Any) -> tuple[int, int]:
+    (opt,) = parse("i", args)
+    if opt not in _rt.sys_params:
+        err = _rt.fail(
+            codes.ACL_ERROR_RT_SYSPARAMOPT_NOT_SET,
+            "aclrtGetSysParamOpt",
+            f"option {opt} was never set",
+        )
+        return 0, err.code
+    return _rt.sys_params[opt], 0
+
+
+def host_register(*args: Any) -> tuple[int, int]:
+    ptr, _size, _type = parse("kki", args)
+    err = _rt.fail(
+        codes.ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+        "aclrtHostRegister",
+        f"registering host memory 0x{ptr:x} for device access is not emulated; copy it with acl.rt.memcpy",
+    )
+    return 0, err.code

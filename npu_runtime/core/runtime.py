@@ -88,6 +88,7 @@ class Runtime:
         self.streams_by_device: dict[int, int] = {}
         self.callbacks: dict[int, list[tuple[object, object, Stream]]] = {}
         self.callback_cv = threading.Condition(self.lock)
+        self.sys_params: dict[int, int] = {}  # aclrtSetSysParamOpt values
         self.tls = _ThreadState()
 
     # -- configuration --------------------------------------------------------------

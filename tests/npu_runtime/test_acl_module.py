@@ -126,3 +126,16 @@ def test_error_listener_sees_every_failing_call(acl: ModuleType) -> None:
         (100002, "aclInit"),
         (107001, "aclrtSetDevice"),
     ]
+
+
+def test_utilization_sys_params_and_host_register(acl: ModuleType) -> None:
+    acl.init()
+    acl.rt.set_device(0)
+    acl.rt.malloc(32 << 30, 0)
+    rates, ret = acl.rt.get_device_utilization_rate(0)
+    assert ret == 0 and rates["memory_utilization"] == 51  # 32 GiB of 63
+    assert acl.rt.get_device_utilization_rate(8) == ({}, 107001)
+    assert acl.rt.get_sys_param_opt(0) == (0, 107021)
+    assert acl.rt.set_sys_param_opt(0, 1) == 0
+    assert acl.rt.get_sys_param_opt(0) == (1, 0)
+    assert acl.rt.host_register(0x1000, 64, 0) == (0, 207000)
