@@ -1,6 +1,8 @@
 """Draw the kernelspec logos (media/logo-32x32.png, logo-64x64.png, logo-svg.svg).
 
-No imaging library: the shape is a rounded square with an upward chevron, rasterised with
+The same files are written into kernel/npu_kernel/resources/, so an installed wheel (which
+has no media/ folder) can still install the kernelspec with its logos; a test checks that
+both copies match. No imaging library: the shape is a rounded square with an upward chevron, rasterised with
 4x4 supersampling and written as an RGBA PNG with zlib. Run: python media/make_logos.py
 """
 
@@ -11,6 +13,7 @@ import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+TARGETS = (HERE, HERE.parent / "kernel" / "npu_kernel" / "resources")
 BACKGROUND = (199, 0, 11)  # Ascend red
 FOREGROUND = (255, 255, 255)
 # The chevron in a 0..1 unit square, as a polygon (an "A" without its bar: ascend).
@@ -83,9 +86,11 @@ def svg() -> str:
 
 
 def main() -> None:
-    for size in (32, 64):
-        (HERE / f"logo-{size}x{size}.png").write_bytes(png(size))
-    (HERE / "logo-svg.svg").write_text(svg())
+    for target in TARGETS:
+        target.mkdir(exist_ok=True)
+        for size in (32, 64):
+            (target / f"logo-{size}x{size}.png").write_bytes(png(size))
+        (target / "logo-svg.svg").write_text(svg())
 
 
 if __name__ == "__main__":

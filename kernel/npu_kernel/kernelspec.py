@@ -43,8 +43,8 @@ class DeviceOptions:
 
 
 def media_dir() -> Path:
-    """Where the logos live: the repository's media/ folder (next to kernel/)."""
-    return Path(__file__).resolve().parents[2] / "media"
+    """Where the logos live: the package's copy of media/ (present in wheels too)."""
+    return Path(__file__).resolve().parent / "resources"
 
 
 def make_kernel_cmd(options: DeviceOptions, executable: str | None = None) -> list[str]:

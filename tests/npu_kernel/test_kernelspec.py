@@ -16,6 +16,7 @@ from npu_kernel.kernelspec import (
     KernelSpecError,
     get_kernel_dict,
     make_kernel_cmd,
+    media_dir,
     write_kernel_spec,
 )
 
@@ -121,3 +122,9 @@ def test_bad_install_arguments_fail_cleanly(args: list[str], message: str) -> No
     assert proc.returncode in (1, 2)
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_packaged_logos_match_media() -> None:
+    media = Path(__file__).resolve().parents[2] / "media"
+    for name in LOGO_FILES:
+        assert (media_dir() / name).read_bytes() == (media / name).read_bytes(), name
