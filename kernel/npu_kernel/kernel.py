@@ -70,6 +70,8 @@ class NpuKernel(IPythonKernel):
     ) -> list[str]:
         # What showtraceback would have stored, so %tb and %debug still see the error.
         sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
+        if sys.version_info >= (3, 12):
+            sys.last_exc = value
         stb = structured_traceback(shell, etype, value, tb, full=self.full_traceback)
         shell._showtraceback(etype, value, stb)
         return stb

@@ -205,3 +205,22 @@ def test_interrupt_inside_a_long_op_leaves_no_stale_state(fresh_kernel: tuple[An
     # No profiler listener left behind, nothing half-enqueued, memory intact, and the
     # interrupted op never took a task id.
     assert stdout(msgs) == stdout(listeners_before) + "[0] 1\n2 0\n"
+
+
+def test_debug_requests_reach_ipykernels_debugger(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    request = {
+        "type": "request",
+        "seq": 1,
+        "command": "initialize",
+        "arguments": {"clientID": "test", "adapterID": "python", "pathFormat": "path"},
+    }
+    msg = kc.session.msg("debug_request", request)
+    kc.control_channel.send(msg)
+    while True:
+        reply = kc.control_channel.get_msg(timeout=30)
+        if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+            break
+    assert reply["header"]["msg_type"] == "debug_reply"
+    assert reply["content"]["success"] is True
+    assert reply["content"]["command"] == "initialize"
