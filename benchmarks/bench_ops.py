@@ -1,0 +1,172 @@
+"""What the emulator adds to an op: tiny ops and a large MatMul against the bare numpy call.
+
+Run by hand: `.venv/bin/python benchmarks/bench_ops.py`. Every variant is measured in the
+same run, in interleaved rounds, so drift on this shared machine hits all of them; the
+added cost is the median over rounds of (variant - numpy baseline of the same round).
+Times are process CPU time (`time.process_time`): with 8 engineers on 2 cores, wall time
+mostly measures the neighbours. Results go to benchmarks/bench_ops.results.md.
+
+Targets: under 15 µs added per tiny op; under 5 % added on a large MatMul.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+import npu_runtime.acl as acl
+from npu_runtime.core.runtime import get_runtime
+from npu_runtime.profiler import profile
+from npu_runtime.tensor import Tensor
+
+TINY_N = 5_000
+TINY_ROUNDS = 7
+BIG = 2048
+BIG_ROUNDS = 9
+OUT = Path(__file__).with_name("bench_ops.results.md")
+
+
+def per_call_us(fn: Callable[[], object], n: int) -> float:
+    t0 = time.process_time()
+    for _ in range(n):
+        fn()
+    return (time.process_time() - t0) / n * 1e6
+
+
+def acl_add(x: np.ndarray) -> Callable[[], object]:
+    """One pyACL execute_v2 Add on device buffers, as a sample script issues it."""
+    nbytes = x.nbytes
+    bufs = []
+    for _ in range(3):
+        ptr, ret = acl.rt.malloc(nbytes, 0)
+        assert ret == 0
+        acl.rt.memcpy(ptr, nbytes, acl.util.bytes_to_ptr(x.tobytes()), nbytes, 1)
+        bufs.append(acl.create_data_buffer(ptr, nbytes))
+    desc = acl.create_tensor_desc(1, list(x.shape), 2)
+    execute = acl.op.execute_v2
+
+    def run() -> object:
+        return execute("Add", [desc, desc], bufs[:2], [desc], bufs[2:], 0, 0)
+
+    return run
+
+
+def rounds(
+    variants: dict[str, tuple[Callable[[], object], Callable[[], AbstractContextManager[object]]]],
+    n: int,
+    count: int,
+) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(count):
+        for name, (fn, ctx) in variants.items():
+            with ctx():
+                out[name].append(per_call_us(fn, n))
+    return out
+
+
+def table(results: dict[str, list[float]], baseline: str, unit: str) -> Iterator[str]:
+    base = results[baseline]
+    yield f"| run | {unit} per op (median) | added {unit} per op | ratio to numpy |"
+    yield "|---|---:|---:|---:|"
+    for name, values in results.items():
+        added = statistics.median(v - b for v, b in zip(values, base, strict=True))
+        ratio = statistics.median(v / b for v, b in zip(values, base, strict=True))
+        yield f"| {name} | {statistics.median(values):.2f} | {added:+.2f} | {ratio:.3f} |"
+
+
+def main() -> int:
+    rt = get_runtime()
+    rt.reset()
+    rt.init()
+    rt.set_device(0)
+    off: Callable[[], AbstractContextManager[object]] = nullcontext
+
+    def on() -> AbstractContextManager[object]:
+        return profile(None)
+
+    # -- tiny ops ----------------------------------------------------------------------
+    x = np.ones(16, np.float16)
+    a, b = Tensor(x), Tensor(x)
+    run_acl = acl_add(x)
+    tiny = {
+        "numpy np.add (baseline)": (lambda: np.add(x, x), off),
+        "Tensor a + b": (lambda: a + b, off),
+        "Tensor a + b, profiling on": (lambda: a + b, on),
+        "acl.op.execute_v2 Add": (run_acl, off),
+        "acl.op.execute_v2 Add, profiling on": (run_acl, on),
+    }
+    for fn, _ in tiny.values():
+        per_call_us(fn, 500)  # warm caches (op plans, imports)
+    tiny_res = rounds(tiny, TINY_N, TINY_ROUNDS)
+
+    # -- large MatMul --------------------------------------------------------------------
+    rng = np.random.default_rng(0)
+    m1 = rng.standard_normal((BIG, BIG)).astype(np.float32)
+    m2 = rng.standard_normal((BIG, BIG)).astype(np.float32)
+    t1, t2 = Tensor(m1), Tensor(m2)
+    big = {
+        "numpy np.matmul (baseline)": (lambda: np.matmul(m1, m2), off),
+        "Tensor t1 @ t2": (lambda: t1 @ t2, off),
+        "Tensor t1 @ t2, profiling on": (lambda: t1 @ t2, on),
+    }
+    big_res = rounds(big, 1, BIG_ROUNDS)
+    big_ms = {k: [v / 1000 for v in vs] for k, vs in big_res.items()}
+
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    machine = f"{platform.machine()} ({os.cpu_count()} cores, shared), CPython {platform.python_version()}, numpy {np.__version__}"
+    lines = [
+        "# Op overhead",
+        "",
+        f"Measured {when} on {machine}, by `benchmarks/bench_ops.py`. Process CPU time; "
+        "medians over interleaved rounds; `added` is the median of per-round differences "
+        "against the numpy baseline of the same round.",
+        "",
+        f"## Tiny op: fp16 Add of 16 elements ({TINY_N} calls x {TINY_ROUNDS} rounds)",
+        "",
+        *table(tiny_res, "numpy np.add (baseline)", "µs"),
+        "",
+        f"## Large op: float32 MatMul {BIG} x {BIG} x {BIG} ({BIG_ROUNDS} rounds)",
+        "",
+        *table(big_ms, "numpy np.matmul (baseline)", "ms"),
+        "",
+    ]
+    added_tiny = {
+        k: statistics.median(
+            v - b for v, b in zip(vs, tiny_res["numpy np.add (baseline)"], strict=True)
+        )
+        for k, vs in tiny_res.items()
+    }
+    ratio_big = statistics.median(
+        v / b
+        for v, b in zip(
+            big_res["Tensor t1 @ t2, profiling on"],
+            big_res["numpy np.matmul (baseline)"],
+            strict=True,
+        )
+    )
+    lines += [
+        "Targets: under 15 µs added per tiny op; under 5 % on a large MatMul.",
+        "",
+        f"- tiny op, acl.op.execute_v2 (profiling off / on): "
+        f"{added_tiny['acl.op.execute_v2 Add']:+.1f} / {added_tiny['acl.op.execute_v2 Add, profiling on']:+.1f} µs",
+        f"- tiny op, Tensor (profiling off / on): {added_tiny['Tensor a + b']:+.1f} / "
+        f"{added_tiny['Tensor a + b, profiling on']:+.1f} µs",
+        f"- large MatMul with profiling on: {100 * (ratio_big - 1):+.1f} %",
+        "",
+    ]
+    OUT.write_text("\n".join(lines), encoding="utf-8")
+    sys.stdout.write("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
