@@ -2,8 +2,9 @@
 
 pyACL hands out real addresses (numpy_to_ptr, bytes_to_ptr, malloc_host) and samples copy
 device data straight into them, so we do the same and validate each range against the
-live buffers we know about before any ctypes.memmove. Buffers are held strongly (bytes
-cannot be weak-referenced) and dropped once the user's last reference is gone.
+live buffers we know about before any ctypes.memmove. numpy arrays are held by weak
+reference; bytes cannot be, so they are held strongly and dropped by a sweep once the
+user's last reference is gone (sweeps run every 256 registrations or 256 MiB held).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import bisect
 import ctypes
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +21,7 @@ import numpy as np
 from npu_runtime.records import SourceSite
 
 _SWEEP_EVERY = 256  # registrations between sweeps for buffers the user has dropped
+_SWEEP_BYTES = 256 << 20  # strongly held bytes between sweeps
 
 
 @dataclass(slots=True)
@@ -26,12 +29,21 @@ class HostBuffer:
     start: int
     size: int
     kind: str  # "numpy", "bytes", "malloc_host", "view"
-    owner: object  # keeps the memory alive
+    owner: object  # the object owning the memory (a weakref.ref for numpy arrays)
     site: SourceSite | None = None
 
     @property
     def end(self) -> int:
         return self.start + self.size
+
+    def alive(self) -> bool:
+        """False once the user dropped the memory (its address may be reused)."""
+        if self.kind == "numpy":
+            return self.owner() is not None  # type: ignore[operator]
+        if self.kind == "bytes":
+            # our reference + getrefcount's argument: nobody else holds it
+            return sys.getrefcount(self.owner) > 2
+        return True
 
 
 class HostMemory:
@@ -42,6 +54,7 @@ class HostMemory:
         self._starts: list[int] = []
         self._bufs: dict[int, HostBuffer] = {}
         self._since_sweep = 0
+        self._held_since_sweep = 0
         # malloc_host blocks by address; freed ones are remembered for diagnosis
         self._pinned: dict[int, HostBuffer] = {}
         self.freed_pinned: dict[int, HostBuffer] = {}
@@ -66,26 +79,24 @@ class HostMemory:
             old = self._bufs.get(buf.start)
             if old is None:
                 bisect.insort(self._starts, buf.start)
-            # Same start: keep the larger one (an array and a view of it).
-            if old is None or buf.size >= old.size:
+            # Same start: keep the larger live one (an array and a view of it).
+            if old is None or buf.size >= old.size or not old.alive():
                 self._bufs[buf.start] = buf
             self._since_sweep += 1
-            if self._since_sweep >= _SWEEP_EVERY:
+            if buf.kind == "bytes":
+                self._held_since_sweep += buf.size
+            if self._since_sweep >= _SWEEP_EVERY or self._held_since_sweep >= _SWEEP_BYTES:
                 self._sweep_locked()
         return buf.start
 
     def _sweep_locked(self) -> None:
-        self._since_sweep = 0
-        dead = [
-            s
-            for s, b in self._bufs.items()
-            # refs: our HostBuffer + getrefcount's argument: nobody else holds it
-            if b.kind in ("numpy", "bytes") and sys.getrefcount(b.owner) <= 2
-        ]
-        for s in dead:
-            del self._bufs[s]
-            i = bisect.bisect_left(self._starts, s)
-            del self._starts[i]
+        self._since_sweep = self._held_since_sweep = 0
+        for s in [s for s, b in self._bufs.items() if not b.alive()]:
+            self._drop_locked(s)
+
+    def _drop_locked(self, start: int) -> None:
+        del self._bufs[start]
+        del self._starts[bisect.bisect_left(self._starts, start)]
 
     def register_array(self, arr: np.ndarray, site: SourceSite | None = None) -> int:
         """The data address of `arr`, now valid for copies while `arr` lives."""
@@ -102,9 +113,9 @@ class HostMemory:
             and b_start <= start
             and start + arr.nbytes <= b_start + base.nbytes
         ):
-            self._add(HostBuffer(b_start, base.nbytes, "numpy", base, site))
+            self._add(HostBuffer(b_start, base.nbytes, "numpy", weakref.ref(base), site))
         else:
-            self._add(HostBuffer(start, arr.nbytes, "numpy", arr, site))
+            self._add(HostBuffer(start, arr.nbytes, "numpy", weakref.ref(arr), site))
         return start
 
     def register_bytes(self, data: bytes | bytearray, site: SourceSite | None = None) -> int:
@@ -141,8 +152,7 @@ class HostMemory:
             if buf is None:
                 return None
             if self._bufs.get(ptr) is buf:
-                del self._bufs[ptr]
-                del self._starts[bisect.bisect_left(self._starts, ptr)]
+                self._drop_locked(ptr)
             self.freed_pinned[ptr] = buf
         return buf
 
@@ -165,17 +175,17 @@ class HostMemory:
         for j in range(i, max(i - 4, -1), -1):
             b = self._bufs[self._starts[j]]
             if b.start <= ptr < b.end:
-                return b
+                if b.alive():
+                    return b
+                self._drop_locked(b.start)  # its memory may belong to someone else now
+                return None
         return None
 
     def contains(self, ptr: int, size: int) -> bool:
         """True when [ptr, ptr+size) lies inside one live buffer."""
         with self._lock:
             b = self._find_locked(ptr)
-            if b is None:
-                self._sweep_locked()
-                return False
-            return ptr + size <= b.end
+            return b is not None and ptr + size <= b.end
 
     def clear(self) -> None:
         with self._lock:
@@ -184,7 +194,7 @@ class HostMemory:
             self._pinned.clear()
             self.freed_pinned.clear()
             self.pending.clear()
-            self._since_sweep = 0
+            self._since_sweep = self._held_since_sweep = 0
 
 
 def host_array(ptr: int, size: int) -> np.ndarray:

@@ -228,3 +228,29 @@ def test_device_addresses_are_disjoint_per_device(dev: ModuleType) -> None:
     out = np.zeros(64, np.uint8)
     acl.rt.memcpy(acl.util.numpy_to_ptr(out), 64, p0, 64, D2H)
     np.testing.assert_array_equal(out, src)
+
+
+def test_host_buffers_are_forgotten_when_the_user_drops_them(bare_rt: Runtime) -> None:
+    hm = bare_rt.hostmem
+    arr = np.zeros(1 << 20, np.uint8)
+    data = bytes(1 << 20)
+    pa, pb = hm.register_array(arr), hm.register_bytes(data)
+    assert hm.contains(pa, 1 << 20) and hm.contains(pb, 1 << 20)
+    view = arr[10:20]
+    del arr
+    assert hm.contains(pa, 1 << 20)  # the view keeps the base alive
+    del view, data
+    assert not hm.contains(pa, 1) and not hm.contains(pb, 1)
+
+
+def test_registering_many_temporaries_does_not_hold_their_memory(bare_rt: Runtime) -> None:
+    import weakref
+
+    hm = bare_rt.hostmem
+    refs = []
+    for _ in range(50):
+        a = np.ones(1 << 20, np.uint8)
+        hm.register_array(a)
+        refs.append(weakref.ref(a))
+    del a
+    assert sum(r() is not None for r in refs) == 0
