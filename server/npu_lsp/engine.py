@@ -102,7 +102,7 @@ class WorkspaceIndex:
             return False
         key = self._key(path)
         self.remove(path)
-        info = summarize(tree, key, self.module_for(path))
+        info = summarize(tree, key, self.module_for(path), text)
         self._by_path[key] = info
         self._by_module[info.module] = info
         self.version += 1
@@ -247,21 +247,34 @@ _FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
 
 
-def _dispatch_table(config: Config, path: str) -> dict[type[ast.AST], list[Rule]]:
-    """{node type: enabled rule instances}, built once per (config, per-file ignores)."""
+def _dispatch_table(
+    config: Config, path: str, text: str = "", forced: frozenset[str] = frozenset()
+) -> dict[type[ast.AST], list[Rule]]:
+    """{node type: enabled rule instances}, built once per (config, per-file ignores, triggers).
+
+    Families in `forced` run even when the text lacks their trigger substrings (e.g. graph
+    rules for a file whose Cells derive from a base class defined elsewhere)."""
     load_all()
+    from npu_lsp.registry import matches
+
     ignored = config.ignored_for(path)
-    key = (config.select, config.ignore, config.preview, ignored, len(RULES))
+    found: dict[tuple[str, ...], bool] = {}
+    active: list[str] = []
+    for code, cls in sorted(RULES.items()):
+        if not cls.nodes or not config.enabled(code, cls.group) or matches(code, ignored):
+            continue
+        triggers = () if cls.family in forced else cls.active_triggers()
+        if triggers not in found:
+            found[triggers] = not triggers or any(t in text for t in triggers)
+        if found[triggers]:
+            active.append(code)
+    key = (tuple(active), len(RULES))
     table = _dispatch_cache.get(key)
     if table is None:
         table = {}
-        from npu_lsp.registry import matches
-
-        for code, cls in sorted(RULES.items()):
-            if not cls.nodes or not config.enabled(code, cls.group) or matches(code, ignored):
-                continue
-            inst = cls()
-            for t in cls.nodes:
+        for code in active:
+            inst = RULES[code]()
+            for t in inst.nodes:
                 table.setdefault(t, []).append(inst)
         _dispatch_cache[key] = table
     return table
@@ -292,64 +305,90 @@ def check_python(
     except (ValueError, RecursionError, MemoryError) as exc:
         return [_internal(SYNTAX_ERROR, f"cannot parse: {exc}", Span(1, 1, 1, 2))]
 
-    table = _dispatch_table(config, path)
     try:
-        resolver = ScopeResolver(tree, path, config.syntax_level, workspace)
+        resolver = ScopeResolver(tree, path, config.syntax_level, workspace, text=text)
     except RecursionError:
         return [
             _internal(
                 INTERNAL_ERROR, "file too deeply nested to analyse", Span(1, 1, 1, 2), "warning"
             )
         ]
+    roots = resolver.local_roots()
+    table = _dispatch_table(config, path, text, frozenset({"graphmode"}) if roots else frozenset())
     ctx = Context(path, text, tree, config, resolver)
-    out: list[Diagnostic] = []
-    crashed: set[str] = set()
-    get_rules = table.get
-    scope_for = resolver.scope_for
-    parents = ctx._parents
-    # Explicit stack instead of recursion: deeply nested input must not overflow our stack.
-    stack: list[tuple[ast.AST, GraphScope | None, ast.AST | None]] = [(tree, None, None)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, scope, func = pop()
-        rules = get_rules(type(node))
-        if rules:
-            ctx.scope, ctx.function = scope, func
-            for r in rules:
-                if r.graph_only and scope is None:
-                    continue
-                try:
-                    out.extend(r.check(node, ctx))
-                except Exception as exc:  # a broken rule must never take the run down
-                    if r.code not in crashed:
-                        crashed.add(r.code)
-                        log.error("rule %s crashed on %s: %s", r.code, path, traceback.format_exc())
-                        out.append(
-                            _internal(
-                                INTERNAL_ERROR,
-                                f"internal error in rule {r.code} ({r.name}): {type(exc).__name__}: {exc}",
-                                node_span(node),
-                                "warning",
-                            )
-                        )
-        if isinstance(node, _FUNC_TYPES):
-            func = node
-            own = scope_for(node)
-            if own is not None:
-                scope = own
-        children: list[ast.AST] = []
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for v in value:
-                    if isinstance(v, ast.AST):
-                        children.append(v)
-            elif isinstance(value, ast.AST):
-                children.append(value)
-        for child in reversed(children):  # reversed so nodes are visited in source order
-            parents[id(child)] = node
-            push((child, scope, func))
-    return out
+    walker = _Walker(ctx, table)
+    for r in table.get(ast.Module, ()):
+        walker.run(r, tree)
+    # When every node rule is graph-only, only compiled functions need visiting.
+    everywhere = any(
+        not r.graph_only for t, rules in table.items() if t is not ast.Module for r in rules
+    )
+    if everywhere:
+        walker.walk(tree, None, None)
+    elif any(t is not ast.Module for t in table):
+        for fn, owner in roots:
+            walker.parents[id(fn)] = owner or tree
+            if owner is not None:
+                walker.parents.setdefault(id(owner), tree)
+            walker.walk(fn, None, None)
+    return walker.out
+
+
+class _Walker:
+    """One pass over (parts of) a tree, dispatching nodes to rules by type."""
+
+    def __init__(self, ctx: Context, table: dict[type[ast.AST], list[Rule]]) -> None:
+        self.ctx = ctx
+        self.table = table
+        self.out: list[Diagnostic] = []
+        self.crashed: set[str] = set()
+        self.parents = ctx._parents
+
+    def run(self, r: Rule, node: ast.AST) -> None:
+        try:
+            self.out.extend(r.check(node, self.ctx))
+        except Exception as exc:  # a broken rule must never take the run down
+            if r.code not in self.crashed:
+                self.crashed.add(r.code)
+                log.error(
+                    "rule %s crashed on %s: %s", r.code, self.ctx.path, traceback.format_exc()
+                )
+                msg = f"internal error in rule {r.code} ({r.name}): {type(exc).__name__}: {exc}"
+                self.out.append(_internal(INTERNAL_ERROR, msg, node_span(node), "warning"))
+
+    def walk(self, root: ast.AST, scope: GraphScope | None, func: ast.AST | None) -> None:
+        ctx, get_rules, parents = self.ctx, self.table.get, self.parents
+        scope_for = ctx.scopes.scope_for
+        # Explicit stack instead of recursion: deeply nested input must not overflow ours.
+        stack: list[tuple[ast.AST, GraphScope | None, ast.AST | None]] = [(root, scope, func)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, scope, func = pop()
+            is_func = isinstance(node, _FUNC_TYPES)
+            if is_func:
+                # a compiled function's own definition belongs to its scope
+                scope = scope_for(node) or scope
+            rules = get_rules(type(node))
+            if rules and type(node) is not ast.Module:
+                ctx.scope, ctx.function = scope, func
+                for r in rules:
+                    if scope is None and r.graph_only:
+                        continue
+                    self.run(r, node)
+            if is_func:
+                func = node
+            children: list[ast.AST] = []
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    for v in value:
+                        if isinstance(v, ast.AST):
+                            children.append(v)
+                elif isinstance(value, ast.AST):
+                    children.append(value)
+            for child in reversed(children):  # reversed so nodes are visited in source order
+                parents[id(child)] = node
+                push((child, scope, func))
 
 
 def check_source(

@@ -45,6 +45,16 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
     "hccl": ("HCCL", r"HCCL3\d\d", "HCCL rank-table files"),
 }
 
+#: Substrings a file must contain for a family's rules to run at all (a rule may override this
+#: with its own `triggers`). A cheap `in` test that keeps, e.g., torch migration rules from
+#: walking a MindSpore-only file. Empty = always run.
+FAMILY_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "internal": (),
+    "graphmode": ("mindspore",),
+    "migration": ("torch", "cuda", "nccl", "cudnn", "apex"),
+    "hccl": (),
+}
+
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 # A name says what is flagged, never what to do (Ruff convention).
 _BANNED_NAME_PREFIXES = ("no-", "disallow-", "banned-", "avoid-", "use-", "prefer-")
@@ -61,11 +71,22 @@ class Rule:
     group: ClassVar[Group]
     #: AST node types this rule's `check` is called for (one walk serves every rule).
     nodes: ClassVar[tuple[type[ast.AST], ...]] = ()
-    #: When True the engine calls `check` only for nodes inside a graph scope.
+    #: When True the engine calls `check` only for nodes inside a graph scope (a function
+    #: definition node counts as inside its own scope when it is compiled).
     graph_only: ClassVar[bool] = False
+    #: Substrings the file must contain for this rule to run; None = the family's default
+    #: (`FAMILY_TRIGGERS`), () = always.
+    triggers: ClassVar[tuple[str, ...] | None] = None
+
+    @classmethod
+    def active_triggers(cls) -> tuple[str, ...]:
+        return cls.triggers if cls.triggers is not None else FAMILY_TRIGGERS.get(cls.family, ())
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        """Yield diagnostics for `node`; `ctx` answers scope, name and span questions."""
+        """Yield diagnostics for `node`; `ctx` answers scope, name and span questions.
+
+        Rules with `nodes = (ast.Module,)` are called once per file with the module and do
+        their own targeted traversal."""
         return ()
 
     @classmethod

@@ -17,7 +17,9 @@ Rules never work any of this out themselves; they ask `ScopeResolver.scope_for`.
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -226,7 +228,7 @@ def _decorator_call(dec: ast.expr) -> tuple[ast.expr, list[ast.keyword]]:
     return dec, []
 
 
-def summarize(tree: ast.Module, path: str, module: str) -> ModuleInfo:
+def summarize(tree: ast.Module, path: str, module: str, text: str | None = None) -> ModuleInfo:
     """Build the ModuleInfo of a parsed file."""
     imports = _collect_imports(tree, module)
     info = ModuleInfo(path, module, imports, {}, {}, {}, None, None, {})
@@ -259,22 +261,73 @@ def summarize(tree: ast.Module, path: str, module: str) -> ModuleInfo:
                             and t.value.id == "self"
                         ):
                             cls.attr_types[t.attr] = callee
-    _scan_module_calls(tree, info)
+    _scan_module_calls(tree, info, text)
     return info
 
 
-def _scan_module_calls(tree: ast.Module, info: ModuleInfo) -> None:
+_KEYWORDS = re.compile(r"set_context|set_jit_config|jit|ms_function|" + ENV_VAR)
+
+
+def _keyword_lines(text: str | None) -> list[int] | None:
+    """Sorted 1-based lines that mention a level/jit keyword (None: scan everything)."""
+    if text is None:
+        return None
+    lines: list[int] = []
+    line, pos = 1, 0
+    for m in _KEYWORDS.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _nodes_near(
+    tree: ast.Module, lines: list[int] | None
+) -> Iterator[tuple[ast.AST, ast.ClassDef | None]]:
+    """(node, enclosing class) for nodes whose line range touches one of `lines`; all nodes
+    when `lines` is None. Skipping untouched subtrees keeps this pass cheap on big files."""
+    stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
+    while stack:
+        node, cls = stack.pop()
+        yield node, cls
+        for child in ast.iter_child_nodes(node):
+            start = getattr(child, "lineno", None)
+            if lines is not None and start is not None:
+                i = bisect.bisect_left(lines, start)
+                if i == len(lines) or lines[i] > (getattr(child, "end_lineno", None) or start):
+                    continue
+            stack.append((child, child if isinstance(child, ast.ClassDef) else cls))
+
+
+def _module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Top-level statements, looking into module-level if/try/with blocks."""
+    stack: list[ast.stmt] = list(reversed(tree.body))
+    while stack:
+        st = stack.pop()
+        yield st
+        if isinstance(st, (ast.If, ast.Try, ast.With)):
+            inner: list[ast.stmt] = [
+                *st.body,
+                *getattr(st, "orelse", []),
+                *getattr(st, "finalbody", []),
+            ]
+            for h in getattr(st, "handlers", []) or []:
+                inner.extend(h.body)
+            stack.extend(reversed(inner))
+
+
+def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> None:
     """Find set_context / set_jit_config / ms.jit(fn) / os.environ level settings anywhere."""
     var_types: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            callee = info.resolve(node.value.func)
-            for t in node.targets:
+    for st in _module_statements(tree):
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+            callee = info.resolve(st.value.func)
+            for t in st.targets:
                 if isinstance(t, ast.Name) and callee:
                     var_types[t.id] = callee
-                    if t.col_offset == 0:
-                        info.instances[t.id] = callee
-            continue
+                    info.instances[t.id] = callee
+    for node, cls in _nodes_near(tree, _keyword_lines(text)):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if (
@@ -292,49 +345,37 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo) -> None:
         if name and name.split(".")[0] == "mindspore":
             last = name.rsplit(".", 1)[-1]
             if last == "set_context":
-                for kw in node.keywords:
-                    if kw.arg == "jit_syntax_level":
-                        info.context_level = _level_of(kw.value, info.imports)
-                    elif kw.arg == "mode":
-                        mode = dotted(kw.value) or []
-                        text = mode[-1] if mode else str(getattr(kw.value, "value", ""))
-                        if text in ("GRAPH_MODE", "0"):
-                            info.graph_mode = True
-                        elif text in ("PYNATIVE_MODE", "1") and info.graph_mode is None:
-                            info.graph_mode = False
+                _scan_set_context(node, info)
             elif last in _JIT_NAMES and node.args and isinstance(node.args[0], ast.Name):
                 info.jit_wrapped[node.args[0].id] = {k.arg: k.value for k in node.keywords if k.arg}
-        if (
-            isinstance(func, ast.Attribute)
-            and func.attr == "set_jit_config"
-            and node.args
-            and not (
-                isinstance(func.value, ast.Name) and func.value.id == "self"
-            )  # per class, below
-        ):
-            level = _jit_config_level(node.args[0], info)
-            if level is None:
-                continue
-            owner = "*"
-            if isinstance(func.value, ast.Name) and func.value.id in var_types:
-                owner = var_types[func.value.id]
-            elif isinstance(func.value, ast.Call):
-                owner = info.resolve(func.value.func) or "*"
-            info.cell_config_levels[owner] = level
-    # `self.set_jit_config(...)` inside a class: that class
-    for cls in info.classes.values():
-        for sub in ast.walk(cls.node):
-            if (
-                isinstance(sub, ast.Call)
-                and isinstance(sub.func, ast.Attribute)
-                and sub.func.attr == "set_jit_config"
-                and isinstance(sub.func.value, ast.Name)
-                and sub.func.value.id == "self"
-                and sub.args
-            ):
-                level = _jit_config_level(sub.args[0], info)
-                if level:
-                    info.cell_config_levels[f"{info.module}.{cls.name}"] = level
+        if not (isinstance(func, ast.Attribute) and func.attr == "set_jit_config" and node.args):
+            continue
+        level = _jit_config_level(node.args[0], info)
+        if level is None:
+            continue
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            if cls is not None:  # `self.set_jit_config(...)` inside a class: that class
+                info.cell_config_levels[f"{info.module}.{cls.name}"] = level
+            continue
+        owner = "*"
+        if isinstance(func.value, ast.Name) and func.value.id in var_types:
+            owner = var_types[func.value.id]
+        elif isinstance(func.value, ast.Call):
+            owner = info.resolve(func.value.func) or "*"
+        info.cell_config_levels[owner] = level
+
+
+def _scan_set_context(node: ast.Call, info: ModuleInfo) -> None:
+    for kw in node.keywords:
+        if kw.arg == "jit_syntax_level":
+            info.context_level = _level_of(kw.value, info.imports)
+        elif kw.arg == "mode":
+            mode = dotted(kw.value) or []
+            text = mode[-1] if mode else str(getattr(kw.value, "value", ""))
+            if text in ("GRAPH_MODE", "0"):
+                info.graph_mode = True
+            elif text in ("PYNATIVE_MODE", "1") and info.graph_mode is None:
+                info.graph_mode = False
 
 
 def _jit_config_level(arg: ast.expr, info: ModuleInfo) -> Level | None:
@@ -356,11 +397,12 @@ class ScopeResolver:
         configured_level: Level | None = None,
         workspace: WorkspaceIndex | None = None,
         info: ModuleInfo | None = None,
+        text: str | None = None,
     ) -> None:
         self.path = path
         self.workspace = workspace
         module = workspace.module_for(path) if workspace else module_name_for(path)
-        self.info = info or summarize(tree, path, module)
+        self.info = info or summarize(tree, path, module, text)
         self.configured = configured_level or self.info.env_level
         self.scopes: dict[int, GraphScope] = {}
         self._resolve()
@@ -383,6 +425,21 @@ class ScopeResolver:
         if cls is None:
             return False
         return any(self.is_cell_class(b, _seen | {qual}) for b in cls[1].bases)
+
+    def local_roots(self) -> list[tuple[FuncDef, ast.ClassDef | None]]:
+        """Compiled functions defined in this file (module functions and methods of top-level
+        classes), with their class, in source order. Nested functions are inside these."""
+        owner: dict[int, ast.ClassDef | None] = {id(f): None for f in self.info.functions.values()}
+        for cls in self.info.classes.values():
+            for m in cls.methods.values():
+                owner[id(m)] = cls.node
+        roots = [
+            (s.function, owner[id(s.function)])
+            for s in self.scopes.values()
+            if id(s.function) in owner
+        ]
+        roots.sort(key=lambda fc: (fc[0].lineno, fc[0].col_offset))
+        return roots  # type: ignore[return-value]
 
     # ---- internals
     def _class(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:

@@ -15,7 +15,7 @@ from npu_lsp.registry import Rule, rule
 )
 class CellsInPythonList(Rule):
     """## What it does
-    Flags `self.attr = [...]` in a Cell's `__init__` when the list holds sub-cells
+    Flags `self.attr = [...]` directly in a Cell's `__init__` when the list holds sub-cells
     (`[nn.Dense(3, 3) for _ in range(3)]`, `[Block(), Block()]`).
 
     ## Why is this bad?
@@ -49,18 +49,19 @@ class CellsInPythonList(Rule):
     - RULES.md, section 1: sub-cells held in a plain Python list.
     """
 
-    nodes = (ast.Assign,)
+    nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Assign)
-        func = ctx.function
-        if not isinstance(func, ast.FunctionDef) or func.name != "__init__":
-            return
-        cls = ctx.parent(func)
-        if not isinstance(cls, ast.ClassDef):
-            return
-        if not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
-            return
+        assert isinstance(node, ast.Module)
+        for cls in ctx.scopes.info.classes.values():
+            init = cls.methods.get("__init__")
+            if init is None or not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+                continue
+            for st in init.body:
+                if isinstance(st, ast.Assign):
+                    yield from self._check_assign(st, ctx)
+
+    def _check_assign(self, node: ast.Assign, ctx: Context) -> Iterable[Diagnostic]:
         value = node.value
         elements: list[ast.expr]
         if isinstance(value, ast.List):

@@ -147,7 +147,10 @@ class Analyzer:
             return self._self_info[key]
         info = SelfInfo()
         for item in cls.body:
-            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if (
+                not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                or item.name != "__init__"
+            ):
                 continue
             for node in ast.walk(item):
                 targets: list[ast.expr] = []

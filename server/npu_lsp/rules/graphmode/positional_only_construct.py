@@ -53,8 +53,8 @@ class PositionalOnlyConstruct(GraphRule):
         assert isinstance(node, ast.FunctionDef)
         if node.name != "construct" or not node.args.posonlyargs:
             return
-        scope = ctx.scopes.scope_for(node)
-        if scope is None or scope.kind != "construct":
+        scope = ctx.scope
+        if scope is None or scope.kind != "construct" or scope.function is not node:
             return
         from npu_lsp.rules.graphmode.fixes import remove_posonly_marker
 
@@ -64,6 +64,3 @@ class PositionalOnlyConstruct(GraphRule):
             "`construct` must not declare positional-only parameters",
             fix=remove_posonly_marker(node, ctx),
         )
-
-    # The def node itself sits outside its own scope; ask the resolver directly.
-    graph_only = False
