@@ -12,8 +12,8 @@ ACL_MEMCPY_DEVICE_TO_HOST = 2
 acl.init()
 acl.rt.set_device(0)
 stream, _ = acl.rt.create_stream()
-data = np.arange(16, dtype=np.float32)
-src = acl.util.bytes_to_ptr(data.tobytes())
+payload = np.arange(16, dtype=np.float32).tobytes()
+src = acl.util.bytes_to_ptr(payload)  # valid while `payload` lives
 
 small, _ = acl.rt.malloc(40, 0)  # 40 bytes asked; the runtime reserves 96
 print("copy 64 bytes into 40:", acl.rt.memcpy(small, 64, src, 64, ACL_MEMCPY_HOST_TO_DEVICE))
@@ -28,6 +28,8 @@ print("use after free:", acl.rt.memcpy(small, 64, src, 64, ACL_MEMCPY_HOST_TO_DE
 print("double free:", acl.rt.free(small))
 
 leaked, _ = acl.rt.malloc(1 << 20, 0)  # never freed
+dangling = acl.util.bytes_to_ptr(np.ones(16, np.float32).tobytes())  # the bytes die at once
+print("copy from a released bytes object:", acl.rt.memcpy(leaked, 64, dangling, 64, ACL_MEMCPY_HOST_TO_DEVICE))
 acl.rt.free_host(pinned)
 acl.rt.destroy_stream(stream)
 acl.rt.reset_device(0)

@@ -22,6 +22,7 @@ from npu_runtime.records import SourceSite
 
 _SWEEP_EVERY = 256  # registrations between sweeps for buffers the user has dropped
 _SWEEP_BYTES = 256 << 20  # strongly held bytes between sweeps
+_RELEASED_HISTORY = 256  # collected arrays remembered to explain a dangling pointer
 
 
 @dataclass(slots=True)
@@ -55,6 +56,7 @@ class HostMemory:
         self._bufs: dict[int, HostBuffer] = {}
         self._since_sweep = 0
         self._held_since_sweep = 0
+        self.released: dict[int, HostBuffer] = {}
         # malloc_host blocks by address; freed ones are remembered for diagnosis
         self._pinned: dict[int, HostBuffer] = {}
         self.freed_pinned: dict[int, HostBuffer] = {}
@@ -175,17 +177,35 @@ class HostMemory:
         for j in range(i, max(i - 4, -1), -1):
             b = self._bufs[self._starts[j]]
             if b.start <= ptr < b.end:
-                if b.alive():
+                if b.kind != "numpy" or b.alive():
+                    # A released bytes object is still held by us, so its memory is safe
+                    # to touch; the caller may report the dangling use (see `lookup`).
                     return b
-                self._drop_locked(b.start)  # its memory may belong to someone else now
+                # A collected array's memory may belong to someone else now.
+                self._drop_locked(b.start)
+                self.released[b.start] = b
+                if len(self.released) > _RELEASED_HISTORY:
+                    self.released.pop(next(iter(self.released)))
                 return None
         return None
 
+    def find_released(self, ptr: int) -> HostBuffer | None:
+        """A collected numpy buffer that contained `ptr` (for diagnosis only)."""
+        with self._lock:
+            for b in reversed(self.released.values()):
+                if b.start <= ptr < b.end:
+                    return b
+        return None
+
     def contains(self, ptr: int, size: int) -> bool:
-        """True when [ptr, ptr+size) lies inside one live buffer."""
+        """True when [ptr, ptr+size) lies inside one known buffer."""
+        return self.lookup(ptr, size) is not None
+
+    def lookup(self, ptr: int, size: int) -> HostBuffer | None:
+        """The known buffer holding all of [ptr, ptr+size), or None."""
         with self._lock:
             b = self._find_locked(ptr)
-            return b is not None and ptr + size <= b.end
+            return b if b is not None and ptr + size <= b.end else None
 
     def clear(self) -> None:
         with self._lock:
@@ -194,6 +214,7 @@ class HostMemory:
             self._pinned.clear()
             self.freed_pinned.clear()
             self.pending.clear()
+            self.released.clear()
             self._since_sweep = self._held_since_sweep = 0
 
 

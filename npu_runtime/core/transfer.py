@@ -194,20 +194,36 @@ def _device_range(
 def _host_range(
     rt: Runtime, addr: int, n: int, api: str, role: str, site: SourceSite | None
 ) -> None:
-    if rt.hostmem.contains(addr, n):
+    buf = rt.hostmem.lookup(addr, n)
+    if buf is not None:
+        if buf.kind == "bytes" and rt.sanitizer.enabled and not buf.alive():
+            rt.sanitizer.report(
+                "use-after-free",
+                api,
+                f"{role} 0x{addr:x} points into a bytes object Python has already released "
+                "(keep the object from bytes_to_ptr alive while its pointer is used)",
+                site=site or user_site(),
+                alloc_site=buf.site,
+            )
         return
     old = rt.hostmem.freed_pinned.get(addr)
-    if old is not None and rt.sanitizer.enabled:
+    gone = rt.hostmem.find_released(addr) if old is None else None
+    if rt.sanitizer.enabled and (old is not None or gone is not None):
+        what = (
+            "a freed malloc_host block" if old is not None else "a numpy array Python has collected"
+        )
         rt.sanitizer.report(
             "use-after-free",
             api,
-            f"{role} 0x{addr:x} is a freed malloc_host block",
+            f"{role} 0x{addr:x} is {what}",
             site=site or user_site(),
-            alloc_site=old.site,
+            alloc_site=(old or gone).site,  # type: ignore[union-attr]
         )
     buf = rt.hostmem.find(addr)
     if buf is not None:
         detail = f"{role} range 0x{addr:x}+{n} runs past its {buf.size}-byte host buffer"
+    elif gone is not None:
+        detail = f"{role} 0x{addr:x} belonged to a numpy array that no longer exists"
     else:
         detail = (
             f"{role} 0x{addr:x} is not a host buffer the emulator knows: pass pointers from "

@@ -154,10 +154,12 @@ def test_sanitizer_example_reports_every_check() -> None:
         "read before sync: b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'",
         "use after free: 107000",
         "double free: 107000",
+        "copy from a released bytes object: 0",
     ]
     for check in ("out-of-bounds", "read-before-sync", "use-after-free", "double-free", "leak"):
         assert f"ascend-lens sanitizer: {check}:" in r.stderr, check
     assert "allocated at " + str(REPO / "examples" / "sanitizer_findings.py") + ":18" in r.stderr
+    assert "points into a bytes object Python has already released" in r.stderr
 
 
 def test_injected_op_fault_surfaces_at_sync_in_a_pyacl_script() -> None:
