@@ -59,6 +59,14 @@ def _steps(records: Sequence[WorkRecord]) -> dict[int, tuple[float, float]]:
     return dict(sorted(spans.items()))
 
 
+def _spans_by_step(records: Sequence[WorkRecord]) -> dict[int, list[tuple[float, float]]]:
+    """Step id (1-based) -> the (start, end) of each of its records, in one pass."""
+    out: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for r in records:
+        out[r.step + 1].append((r.start_us, r.end_us))
+    return out
+
+
 def _num(x: float) -> str:
     return repr(round(x, 3))
 
@@ -89,15 +97,16 @@ def trace_events(data: ProfileData) -> list[Event]:
     for name, tid in t["overlap_tids"].items():
         events.append(_meta(overlap, name, tid, "thread_name"))
 
+    by_step = _spans_by_step(recs)
     for step, (lo, hi) in _steps(recs).items():
         events.append(_x(f"ProfilerStep#{step}", host, host, epoch, lo, hi - lo, cat="cpu_op"))
-        in_step = [(r.start_us, r.end_us) for r in recs if r.step + 1 == step]
-        busy = _merged(in_step)
+        busy = _merged(by_step[step])
         for b_lo, b_hi in busy:
             events.append(_x("Computing", overlap, 0, epoch, b_lo, b_hi - b_lo))
         for (_, a_hi), (b_lo, _) in zip(busy, busy[1:], strict=False):
             events.append(_x("Free", overlap, 3, epoch, a_hi, b_lo - a_hi))
 
+    pids: dict[int, int] = {}
     for i, rec in enumerate(recs):
         dims, types = _dims(rec)
         args: dict[str, Any] = {"Sequence number": i, "Fwd thread id": 0}
@@ -119,7 +128,9 @@ def trace_events(data: ProfileData) -> list[Event]:
         )
         flow = {"name": "torch_to_npu", "cat": "async_npu", "id": str(i), "bp": "e"}
         ts = ts_string(epoch, rec.start_us)
-        device_pid = chrome_trace.device_pid(rec.device, host)
+        device_pid = pids.get(rec.device) or pids.setdefault(
+            rec.device, chrome_trace.device_pid(rec.device, host)
+        )
         events.append({**flow, "ph": "s", "pid": host, "tid": host, "ts": ts})
         events.append({**flow, "ph": "f", "pid": device_pid, "tid": rec.stream, "ts": ts})
     return events
@@ -182,10 +193,9 @@ def op_statistic_rows(records: Sequence[WorkRecord]) -> list[list[str]]:
 def step_rows(records: Sequence[WorkRecord]) -> list[list[str]]:
     """step_trace_time.csv rows: computing = busy device time, free = the rest of the step."""
     rows = []
+    by_step = _spans_by_step(records)
     for step, (lo, hi) in _steps(records).items():
-        busy = sum(
-            b - a for a, b in _merged((r.start_us, r.end_us) for r in records if r.step + 1 == step)
-        )
+        busy = sum(b - a for a, b in _merged(by_step[step]))
         free = (hi - lo) - busy
         rows.append([str(step), _num(busy), "0.0", "0", "0.0", _num(free), "0", "0", "0.0", "0.0"])
     return rows

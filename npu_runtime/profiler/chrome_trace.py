@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from npu_runtime.profiler.data_files import trace_constants
@@ -41,8 +42,14 @@ def _dur(start_us: float, duration_us: float) -> float:
     return (round((start_us + duration_us) * 1000) - round(start_us * 1000)) / 1000
 
 
-def _shape_list(infos: Sequence[TensorInfo]) -> str:
-    return ";".join(",".join(map(str, t.shape)) for t in infos)
+@lru_cache(maxsize=4096)
+def _tensor_args(infos: tuple[TensorInfo, ...], prefix: str) -> dict[str, str]:
+    # Cached: a run launches the same few shapes over and over. Callers copy, never mutate.
+    return {
+        f"{prefix} Shapes": ";".join(",".join(map(str, t.shape)) for t in infos),
+        f"{prefix} Data Types": ";".join(t.dtype for t in infos),
+        f"{prefix} Formats": ";".join(t.format for t in infos),
+    }
 
 
 def _site(site: SourceSite | None) -> str:
@@ -71,13 +78,9 @@ def _work_event(rec: WorkRecord, pid: int, epoch_us: int, conn: int) -> Event:
         "Source": _site(rec.site),
     }
     if rec.inputs:
-        args["Input Shapes"] = _shape_list(rec.inputs)
-        args["Input Data Types"] = ";".join(t.dtype for t in rec.inputs)
-        args["Input Formats"] = ";".join(t.format for t in rec.inputs)
+        args.update(_tensor_args(rec.inputs, "Input"))
     if rec.outputs:
-        args["Output Shapes"] = _shape_list(rec.outputs)
-        args["Output Data Types"] = ";".join(t.dtype for t in rec.outputs)
-        args["Output Formats"] = ";".join(t.format for t in rec.outputs)
+        args.update(_tensor_args(rec.outputs, "Output"))
     operation = c["copy_operation_by_op_type"].get(rec.op_type)
     if operation is not None:
         args["size(B)"] = rec.bytes_moved

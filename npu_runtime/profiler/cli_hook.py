@@ -14,6 +14,7 @@ Tables and progress go to stderr; stdout belongs to the user's script.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -111,7 +112,14 @@ def profiling(args: argparse.Namespace, console: Console | None = None) -> Itera
     finally:
         progress.stop()
         try:
-            run.files = profiler.stop()
+            # Big runs take seconds to write; say so on a terminal (transient, never stdout).
+            writing: contextlib.AbstractContextManager[object] = (
+                console.status(f"writing profile to {args.profile}")
+                if console.is_terminal
+                else contextlib.nullcontext()
+            )
+            with writing:
+                run.files = profiler.stop()
         except OSError as exc:
             run.error = f"cannot write profile to {args.profile}: {exc.strerror or exc}"
             console.print(f"[red]ascend-lens: {run.error}[/]")

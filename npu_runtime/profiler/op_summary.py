@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from functools import lru_cache
 
 from npu_runtime.profiler.data_files import op_summary_columns, trace_constants
 from npu_runtime.profiler.timefmt import ts_string
@@ -19,7 +20,9 @@ NA = "N/A"
 DEFAULT_FREQ_MHZ = 1800.0  # 910B cube clock; cycles = µs · MHz
 
 
-def _tensors(infos: Sequence[TensorInfo]) -> tuple[str, str, str]:
+@lru_cache(maxsize=4096)
+def _tensors(infos: tuple[TensorInfo, ...]) -> tuple[str, str, str]:
+    # Cached: a run launches the same few shapes over and over.
     if not infos:
         return "", "", ""
     # msprof wraps shapes in literal quotes so spreadsheets keep "64,128" as text.
