@@ -6,35 +6,49 @@ overflow checking, `i` = C int with range checks, `s` = str, `O` = any object.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 _ULONG = 1 << 64
 
 
 _INT_LIMITS = {"k": (0, _ULONG), "K": (0, _ULONG), "i": (-(2**31), 2**31)}
-# fmt -> (required, optional, per-argument int limits or None when a slow check is needed)
-_compiled: dict[str, tuple[str, str, tuple[tuple[int, int], ...] | None]] = {}
+_checkers: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
 
 
 def parse(fmt: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """Check `args` against `fmt` ('|' starts optional ones); TypeError etc. as CPython says."""
-    spec = _compiled.get(fmt)
-    if spec is None:
-        required, _, optional = fmt.partition("|")
-        limits = (
-            None
-            if optional or any(c not in _INT_LIMITS for c in required)
-            else tuple(_INT_LIMITS[c] for c in required)
-        )
-        spec = _compiled[fmt] = (required, optional, limits)
-    required, optional, limits = spec
-    # Fast path: the usual all-int call with plain in-range values needs no conversion.
-    if limits is not None and len(args) == len(limits):
-        for a, (lo, hi) in zip(args, limits, strict=True):
-            if type(a) is not int or not lo <= a < hi:
-                break
-        else:
-            return args
+    check = _checkers.get(fmt)
+    if check is None:
+        check = _checkers[fmt] = _compile(fmt)
+    return check(args)
+
+
+def _compile(fmt: str) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """A checker for `fmt` whose common case (plain in-range ints) is one generated test."""
+    required, _, optional = fmt.partition("|")
+    if optional or not required or any(c not in _INT_LIMITS for c in required):
+        return lambda args: _slow(required, optional, args)
+    names = [f"a{i}" for i in range(len(required))]
+    tests = " and ".join(
+        f"type({n}) is int and {_INT_LIMITS[c][0]} <= {n} < {_INT_LIMITS[c][1]}"
+        for n, c in zip(names, required, strict=True)
+    )
+    src = (
+        "def check(args):\n"
+        f"    if len(args) == {len(names)}:\n"
+        f"        {', '.join(names)}, = args\n"
+        f"        if {tests}:\n"
+        "            return args\n"
+        "    return slow(required, '', args)\n"
+    )
+    namespace: dict[str, Any] = {"slow": _slow, "required": required}
+    exec(src, namespace)  # generated once per format string
+    checker: Callable[[tuple[Any, ...]], tuple[Any, ...]] = namespace["check"]
+    return checker
+
+
+def _slow(required: str, optional: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     lo, hi = len(required), len(required) + len(optional)
     n = len(args)
     if not lo <= n <= hi:
