@@ -128,6 +128,12 @@ def record_event(rt: Runtime, handle: int, stream: int) -> None:
     rt.check_injection(api)
     e = rt.resolve_event(handle, api)
     s = rt.resolve_stream(stream, api)
+    if e.device is not s.device:
+        raise rt.fail(
+            codes.ACL_ERROR_RT_STREAM_CONTEXT,
+            api,
+            f"event 0x{handle:x} belongs to device {e.device.id}, the stream to device {s.device.id}",
+        )
     start, _ = s.device.enqueue(s, 0.0)
     e.recorded_us = start
     e.record_stream = s.id

@@ -191,3 +191,10 @@ def test_synchronize_with_timeout(dev: ModuleType) -> None:
     assert acl.rt.synchronize_device_with_timeout(1) == 507046
     assert acl.rt.synchronize_stream_with_timeout(s, 100) == 0
     assert acl.rt.synchronize_event_with_timeout(e, 1) == 0
+
+
+def test_event_of_another_device_cannot_be_recorded(dev: ModuleType) -> None:
+    acl = dev
+    e, _ = acl.rt.create_event()
+    acl.rt.set_device(1)
+    assert acl.rt.record_event(e, 0) == 107003
