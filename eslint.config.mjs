@@ -28,7 +28,16 @@ export default tseslint.config(
   {
     files: ["**/*.mjs", "**/*.js", "**/*.cjs"],
     languageOptions: {
-      globals: { process: "readonly", console: "readonly", URL: "readonly", require: "readonly", module: "writable", __dirname: "readonly", setTimeout: "readonly", clearTimeout: "readonly", Buffer: "readonly" },
+      globals: {
+        process: "readonly", console: "readonly", URL: "readonly", require: "readonly", module: "writable",
+        exports: "writable", __dirname: "readonly", setTimeout: "readonly", clearTimeout: "readonly",
+        Buffer: "readonly", TextDecoder: "readonly",
+      },
     },
+  },
+  {
+    // The extension-host suite runs under mocha's tdd interface.
+    files: ["tests/e2e/suite/**/*.js"],
+    languageOptions: { globals: { suite: "readonly", suiteSetup: "readonly", test: "readonly" } },
   },
 );

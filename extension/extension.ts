@@ -134,7 +134,7 @@ export function activate(context: vscode.ExtensionContext): AscendLensApi {
   );
 
   // Notebooks.
-  const controller = new NpuNotebookController(python, store, (state) => devices.update(state, "kernel"));
+  const controller = new NpuNotebookController(python, store, (state) => devices.update(state, "kernel"), getPrimarySettings);
   subs.push(controller);
   command("notebook.restart", async () => {
     const nb = vscode.window.activeNotebookEditor?.notebook;

@@ -4,7 +4,9 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { MODULE } from "../common/constants";
 import { log } from "../common/log";
-import { cliArgs } from "../common/settingsCore";
+import { describeFailure, runProcess } from "../common/process";
+import { cliArgs, type Settings } from "../common/settingsCore";
+import { kernelInstallArgs } from "../commands/cliCommands";
 import { parseProfile, PROFILE_MIME } from "../profile/model";
 import type { ProfileStore } from "../profile/store";
 import { BridgeClient } from "./bridgeClient";
@@ -12,6 +14,15 @@ import type { CellOutput, Notice } from "./bridgeProtocol";
 
 export const CONTROLLER_ID = `${MODULE}.npu`;
 export const CONTROLLER_LABEL = "Ascend NPU (emulated)";
+/** The kernelspec `ascend-lens kernel install` writes and the bridge starts. */
+const KERNELSPEC_NAME = "ascend-npu";
+
+/** `metadata.kernelspec.name` of an .ipynb, wherever the serializer put nbformat's metadata. */
+function kernelspecName(metadata: Record<string, unknown>): string | undefined {
+  const inner = metadata.metadata;
+  const md = (typeof inner === "object" && inner !== null ? inner : metadata) as { kernelspec?: { name?: unknown } };
+  return typeof md.kernelspec?.name === "string" ? md.kernelspec.name : undefined;
+}
 
 /** Converts one bridge output to a VS Code output item list; JSON MIME types stay objects. */
 export function toOutputItems(data: Record<string, unknown>): vscode.NotebookCellOutputItem[] {
@@ -45,6 +56,7 @@ export class NpuNotebookController implements vscode.Disposable {
     private readonly interpreter: () => Promise<string>,
     private readonly store: ProfileStore,
     private readonly onState: (state: unknown) => void,
+    private readonly settings: () => Settings,
   ) {
     this.controller = vscode.notebooks.createNotebookController(CONTROLLER_ID, "jupyter-notebook", CONTROLLER_LABEL);
     this.controller.supportedLanguages = ["python"];
@@ -52,7 +64,23 @@ export class NpuNotebookController implements vscode.Disposable {
     this.controller.description = "Runs cells on the Ascend Lens emulated runtime";
     this.controller.executeHandler = (cells, notebook) => this.executeAll(cells, notebook);
     this.controller.interruptHandler = (notebook) => this.interrupt(notebook);
-    this.subs.push(vscode.workspace.onDidCloseNotebookDocument((nb) => void this.shutdown(nb)));
+    this.subs.push(
+      vscode.workspace.onDidCloseNotebookDocument((nb) => void this.shutdown(nb)),
+      vscode.workspace.onDidOpenNotebookDocument((nb) => this.setAffinity(nb)),
+    );
+    vscode.workspace.notebookDocuments.forEach((nb) => this.setAffinity(nb));
+  }
+
+  /**
+   * Preferred for notebooks saved with the `ascend-npu` kernelspec, and for every notebook when the
+   * Jupyter extension is absent (then this is the only kernel and no picker needs to appear).
+   */
+  private setAffinity(nb: vscode.NotebookDocument): void {
+    if (nb.notebookType !== "jupyter-notebook") return;
+    const jupyter = vscode.extensions.getExtension("ms-toolsai.jupyter") !== undefined;
+    if (!jupyter || kernelspecName(nb.metadata) === KERNELSPEC_NAME) {
+      this.controller.updateNotebookAffinity(nb, vscode.NotebookControllerAffinity.Preferred);
+    }
   }
 
   private key(nb: vscode.NotebookDocument): string {
@@ -63,6 +91,24 @@ export class NpuNotebookController implements vscode.Disposable {
     const existing = this.bridges.get(this.key(nb));
     if (existing?.running) return existing;
     const python = await this.interpreter();
+    let bridge = this.spawnBridge(nb, python);
+    try {
+      await bridge.waitReady();
+    } catch (err) {
+      // The bridge starts the `ascend-npu` kernelspec; install it once into this interpreter's
+      // environment (or the user's) when it is missing, then try again.
+      if (!(err instanceof Error) || !/no such kernel/i.test(err.message)) throw err;
+      log.info(`Kernelspec missing for ${python}; installing it`);
+      const s = this.settings();
+      let r = await runProcess(python, kernelInstallArgs("sys-prefix", s), { timeoutMs: 60_000 });
+      if (r.code !== 0) r = await runProcess(python, kernelInstallArgs("user", s), { timeoutMs: 60_000 });
+      if (r.code !== 0) throw new Error(`${err.message}; installing the kernelspec failed: ${describeFailure("ascend-lens kernel install", r)}`);
+      bridge = this.spawnBridge(nb, python);
+    }
+    return bridge;
+  }
+
+  private spawnBridge(nb: vscode.NotebookDocument, python: string): BridgeClient {
     const cwd = nb.uri.scheme === "file" ? path.dirname(nb.uri.fsPath) : vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const args = cliArgs("kernel", "bridge", ...(cwd ? ["--cwd", cwd] : []));
     log.info(`Notebook bridge: ${python} ${args.join(" ")}`);

@@ -1,0 +1,134 @@
+// End-to-end through the real VS Code API: activation, diagnostics in a file and a notebook cell,
+// a quick fix, F5 on a pyACL script stopping at the failing memcpy, profile decorations after a
+// run, and a notebook cell executed by our controller with its profile output.
+const assert = require("assert");
+const path = require("path");
+const vscode = require("vscode");
+
+const EXT_ID = "ascend-lens.ascend-lens";
+const PROFILE_MIME = "application/vnd.ascend-lens.profile+json";
+
+function folder() {
+  return vscode.workspace.workspaceFolders[0];
+}
+function wsUri(name) {
+  return vscode.Uri.joinPath(folder().uri, name);
+}
+async function until(what, fn, timeoutMs = 60000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+function ours(uri) {
+  return vscode.languages.getDiagnostics(uri).filter((d) => d.source === "ascend-lens");
+}
+function codeOf(d) {
+  return typeof d.code === "object" ? String(d.code.value) : String(d.code);
+}
+
+suite("Ascend Lens extension", () => {
+  let api;
+
+  suiteSetup(async () => {
+    const ext = vscode.extensions.getExtension(EXT_ID);
+    assert.ok(ext, "extension is installed");
+    // Opening a Python file is what activates it (onLanguage:python), not startup.
+    await vscode.window.showTextDocument(wsUri("graph.py"));
+    api = await until("activation", () => ext.isActive && ext.exports);
+    await api.ready;
+  });
+
+  test("activates on a Python file and starts the language server", async () => {
+    await until("server running", () => api.serverState() === "running", 30000);
+  });
+
+  test("graph-mode violation in a Python file becomes an MS101 diagnostic", async () => {
+    const uri = wsUri("graph.py");
+    const diags = await until("MS101 in graph.py", () => ours(uri).filter((d) => codeOf(d) === "MS101").length && ours(uri));
+    const d = diags.find((x) => codeOf(x) === "MS101");
+    assert.strictEqual(d.range.start.line, 8);
+    assert.strictEqual(d.severity, vscode.DiagnosticSeverity.Error);
+    await until("Problems by rule counts MS101", () => api.problemCounts().some((c) => c.code === "MS101"), 5000);
+  });
+
+  test("graph-mode violation in a notebook cell becomes an MS101 diagnostic", async () => {
+    const nb = await vscode.workspace.openNotebookDocument(wsUri("nb.ipynb"));
+    await vscode.window.showNotebookDocument(nb);
+    const cell = nb.cellAt(0).document.uri;
+    const diags = await until("MS101 in cell 1", () => ours(cell).some((d) => codeOf(d) === "MS101") && ours(cell));
+    assert.strictEqual(diags.find((d) => codeOf(d) === "MS101").range.start.line, 8);
+  });
+
+  test("a quick fix replaces torch.cuda with torch.npu", async () => {
+    const uri = wsUri("migrate.py");
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const diag = await until("NPU202", () => ours(uri).find((d) => codeOf(d) === "NPU202"));
+    const actions = await vscode.commands.executeCommand("vscode.executeCodeActionProvider", uri, diag.range, vscode.CodeActionKind.QuickFix.value);
+    const fix = actions.find((a) => a.edit && /torch\.npu/.test(a.title));
+    assert.ok(fix, `a quick fix among: ${actions.map((a) => a.title).join(" | ")}`);
+    assert.ok(await vscode.workspace.applyEdit(fix.edit));
+    assert.match(doc.getText(), /torch\.npu\.is_available\(\)/);
+    assert.match(doc.getText(), /import torch_npu/);
+    await doc.save();
+  });
+
+  test("F5 on a pyACL script stops at the failing memcpy with the ACL code", async () => {
+    const file = wsUri("bad_memcpy.py");
+    await vscode.window.showTextDocument(file);
+    const events = [];
+    const tracker = vscode.debug.registerDebugAdapterTrackerFactory("ascend-npu", {
+      createDebugAdapterTracker: () => ({ onDidSendMessage: (m) => m.type === "event" && events.push(m) }),
+    });
+    try {
+      // No launch.json: F5 goes through our configuration provider with an empty configuration.
+      await vscode.commands.executeCommand("workbench.action.debug.start");
+      const stopped = await until("stopped event", () => events.find((e) => e.event === "stopped"));
+      const session = vscode.debug.activeDebugSession;
+      assert.strictEqual(session.type, "ascend-npu");
+      const frames = await session.customRequest("stackTrace", { threadId: stopped.body.threadId });
+      const top = frames.stackFrames[0];
+      assert.strictEqual(path.basename(top.source.path), "bad_memcpy.py");
+      assert.strictEqual(top.line, 15);
+      const info = await session.customRequest("exceptionInfo", { threadId: stopped.body.threadId });
+      assert.match(JSON.stringify(info), /107000/);
+      await vscode.debug.stopDebugging(session);
+    } finally {
+      tracker.dispose();
+    }
+  });
+
+  test("running a file with profile decorates the lines that launched ops", async () => {
+    const uri = wsUri("profile_me.py");
+    await vscode.window.showTextDocument(uri);
+    const profile = await vscode.commands.executeCommand("ascend-lens.runWithProfile", uri);
+    assert.ok(profile, "the run produced a profile");
+    assert.strictEqual(profile.schema, "ascend-lens.profile/1");
+    const lines = api.decorationsFor(uri.fsPath);
+    const matmul = lines.find((d) => d.line === 8);
+    assert.ok(matmul, `line 9 decorated; got ${JSON.stringify(lines.map((d) => d.line))}`);
+    assert.match(matmul.text, /^4 ops · [\d.]+ µs · [\d.]+%$/);
+    assert.match(matmul.hover, /\| MatMul \| 4 \|/);
+    await vscode.commands.executeCommand("ascend-lens.clearProfileDecorations");
+    assert.strictEqual(api.decorationsFor(uri.fsPath).length, 0);
+  });
+
+  test("a notebook cell runs through the controller and returns its profile", async () => {
+    const nb = await vscode.workspace.openNotebookDocument(wsUri("nb.ipynb"));
+    const editor = await vscode.window.showNotebookDocument(nb);
+    await vscode.commands.executeCommand("notebook.selectKernel", { editor, id: "ascend-lens.npu", extension: EXT_ID });
+    await vscode.commands.executeCommand("notebook.cell.execute", { ranges: [{ start: 1, end: 2 }], document: nb.uri });
+    const cell = nb.cellAt(1);
+    const item = await until("profile output", () => cell.outputs.flatMap((o) => o.items).find((i) => i.mime === PROFILE_MIME), 120000);
+    const doc = JSON.parse(new TextDecoder().decode(item.data));
+    assert.strictEqual(doc.schema, "ascend-lens.profile/1");
+    assert.ok(doc.lines.some((l) => l.line === 6), `cell line 6 (the matmul) profiled: ${JSON.stringify(doc.lines.map((l) => l.line))}`);
+    const text = cell.outputs.flatMap((o) => o.items).filter((i) => i.mime === "application/vnd.code.notebook.stdout");
+    assert.match(text.map((i) => new TextDecoder().decode(i.data)).join(""), /E2E-CELL-DONE/);
+    assert.strictEqual(api.profiles.current.origin, "notebook");
+  });
+});
