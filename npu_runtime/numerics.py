@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+NpDType = np.dtype  # the field below is named `np`, which would shadow the module in annotations
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +52,8 @@ class DType:
     name: str  # our spelling, numpy-like: "float16", "bfloat16"
     acl: int  # aclDataType value
     msprof: str  # msprof op_summary spelling
-    np: np.dtype
-    accum: np.dtype  # the type kernels compute in before rounding to `np`
+    np: NpDType
+    accum: NpDType  # the type kernels compute in before rounding to `np`
 
     @property
     def itemsize(self) -> int:
@@ -139,7 +140,10 @@ def round_to(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
 # np.errstate costs several microseconds per use, a third of an op's budget; setting the
 # context variable it wraps directly costs a fraction of that. Fall back when numpy moves it.
 try:
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+        _extobj_contextvar,
+        _make_extobj,
+    )
 
     _IGNORE = _make_extobj(all="ignore")
 except ImportError:  # pragma: no cover - other numpy layouts

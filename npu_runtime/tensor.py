@@ -202,8 +202,11 @@ class Tensor:
         return transpose(self)
 
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
-        dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (list, tuple)) else shape
-        return call("Reshape", self, shape=[int(d) for d in dims])  # type: ignore[union-attr]
+        """Same elements in a new shape: `t.reshape(2, -1)` or `t.reshape([2, -1])`."""
+        first = shape[0] if len(shape) == 1 else None
+        dims = list(first) if isinstance(first, (list, tuple)) else list(shape)
+        result: Tensor = call("Reshape", self, shape=[int(d) for d in dims])  # type: ignore[arg-type]
+        return result
 
     def astype(self, dtype: DTypeLike) -> Tensor:
         return cast(self, dtype)
@@ -308,12 +311,12 @@ def layer_norm(
         "LayerNorm", x, gamma, beta,
         begin_norm_axis=begin_norm_axis, begin_params_axis=begin_norm_axis, epsilon=epsilon,
     )  # fmt: skip
-    return y  # type: ignore[no-any-return]
+    return y
 
 
 def rms_norm(x: Tensor, gamma: Tensor, epsilon: float = 1e-6) -> Tensor:
     y, _ = call("RmsNorm", x, gamma, epsilon=epsilon)
-    return y  # type: ignore[no-any-return]
+    return y
 
 
 def _axes(axis: int | Sequence[int] | None) -> list[int]:
@@ -427,7 +430,7 @@ def npu_fusion_attention(
 ) -> tuple[Tensor, Tensor, Tensor]:
     """torch_npu.npu_fusion_attention: (attention_out, softmax_max, softmax_sum)."""
     extra = (atten_mask,) if atten_mask is not None else ()
-    return call(  # type: ignore[no-any-return]
+    return call(
         "FlashAttentionScore", query, key, value, *extra,
         head_num=head_num, input_layout=input_layout, scale_value=scale, keep_prob=keep_prob,
         pre_tockens=pre_tockens, next_tockens=next_tockens, sparse_mode=sparse_mode,

@@ -22,6 +22,7 @@ from npu_runtime.core.runtime import get_runtime
 from npu_runtime.errors import AclError, codes
 from npu_runtime.ops import OpError, Spec
 from npu_runtime.ops import dispatch as _dispatch
+from npu_runtime.ops.errors import ACL_ERROR_UNSUPPORTED_DATA_TYPE
 
 _rt = get_runtime()
 
@@ -69,7 +70,7 @@ def _spec(handle: Any, what: str) -> Spec:
     dt = numerics.by_acl(d.dtype)
     if dt is None:
         raise OpError(
-            codes.ACL_ERROR_UNSUPPORTED_DATA_TYPE, f"{what}: aclDataType {d.dtype} is not supported"
+            ACL_ERROR_UNSUPPORTED_DATA_TYPE, f"{what}: aclDataType {d.dtype} is not supported"
         )
     if any(x < 0 for x in d.dims):
         raise OpError(
