@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_helpers import SERVER
+from lsp_helpers import SERVER, start
 from pytest_lsp import LanguageClient
 
 
@@ -17,7 +17,9 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=SERVER, scope="module")
+async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    """One server per test module (starting one costs seconds); tests call `configure` first."""
+    await start(lsp_client, tmp_path_factory.mktemp("ws"), notebooks=True)
     yield
     await lsp_client.shutdown_session()

@@ -86,6 +86,35 @@ async def wait_for_diagnostics(
     return await asyncio.wait_for(wait(), timeout)
 
 
+#: Documents and notebooks each client has open, closed again by `configure`.
+OPEN: dict[int, list[tuple[str, list[str] | None]]] = {}
+
+
+def configure(client: LanguageClient, settings: dict[str, Any] | None = None) -> None:
+    """Start a test on a shared session: close what earlier tests opened, then send settings.
+
+    Settings replace the previous ones wholesale (workspace/didChangeConfiguration)."""
+    for uri, cells in OPEN.pop(id(client), []):
+        if cells is None:
+            client.text_document_did_close(
+                lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+            )
+        else:
+            client.notebook_document_did_close(
+                lsp.DidCloseNotebookDocumentParams(
+                    notebook_document=lsp.NotebookDocumentIdentifier(uri=uri),
+                    cell_text_documents=[lsp.TextDocumentIdentifier(uri=c) for c in cells],
+                )
+            )
+    client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"ascendLens": settings or {}})
+    )
+
+
+def remember_notebook(client: LanguageClient, uri: str, cells: list[str]) -> None:
+    OPEN.setdefault(id(client), []).append((uri, cells))
+
+
 def open_doc(
     client: LanguageClient, uri: str, text: str, version: int = 1, language: str = "python"
 ) -> None:

@@ -3,12 +3,14 @@ binary input and large files."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from lsp_helpers import open_doc, published, replace_all, start, wait_for_diagnostics
+import pytest
+from lsp_helpers import configure, open_doc, published, replace_all, wait_for_diagnostics
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 MIGRATION = 'import torch\n\nx = torch.ones(2).cuda()\ndevice = torch.device("cuda:0")\n'
 
@@ -20,7 +22,7 @@ def codes(diags: list[lsp.Diagnostic]) -> list[str]:
 async def test_open_publishes_migration_diagnostics(
     client: LanguageClient, workspace: Path
 ) -> None:
-    await start(client, workspace)
+    configure(client)
     uri = (workspace / "train.py").as_uri()
     open_doc(client, uri, MIGRATION)
     diags = await wait_for_diagnostics(client, uri, lambda d: len(d) >= 2)
@@ -37,7 +39,7 @@ async def test_open_publishes_migration_diagnostics(
 async def test_burst_of_changes_is_debounced_to_the_last_version(
     client: LanguageClient, workspace: Path
 ) -> None:
-    await start(client, workspace, options={"debounceMs": 300})
+    configure(client, {"debounceMs": 300})
     uri = (workspace / "burst.py").as_uri()
     open_doc(client, uri, "import torch\n")
     await wait_for_diagnostics(client, uri)
@@ -52,7 +54,7 @@ async def test_burst_of_changes_is_debounced_to_the_last_version(
 
 
 async def test_fixing_the_code_clears_diagnostics(client: LanguageClient, workspace: Path) -> None:
-    await start(client, workspace, options={"debounceMs": 0})
+    configure(client, {"debounceMs": 0})
     uri = (workspace / "fix.py").as_uri()
     open_doc(client, uri, "import torch\nx = torch.ones(1).cuda()\n")
     await wait_for_diagnostics(client, uri, lambda d: len(d) == 1)
@@ -63,7 +65,7 @@ async def test_fixing_the_code_clears_diagnostics(client: LanguageClient, worksp
 async def test_syntax_error_is_reported_and_the_server_keeps_working(
     client: LanguageClient, workspace: Path
 ) -> None:
-    await start(client, workspace)
+    configure(client)
     broken = (workspace / "broken.py").as_uri()
     open_doc(client, broken, "import torch\ndef f(:\n    pass\n")
     diags = await wait_for_diagnostics(client, broken, lambda d: len(d) > 0)
@@ -76,7 +78,7 @@ async def test_syntax_error_is_reported_and_the_server_keeps_working(
 
 
 async def test_noqa_suppresses_one_code(client: LanguageClient, workspace: Path) -> None:
-    await start(client, workspace)
+    configure(client)
     uri = (workspace / "noqa.py").as_uri()
     open_doc(
         client, uri, 'import torch\nx = torch.ones(1).cuda()  # noqa: NPU201\ny = x.to("cuda")\n'
@@ -88,7 +90,7 @@ async def test_noqa_suppresses_one_code(client: LanguageClient, workspace: Path)
 async def test_rank_table_diagnostics_point_at_json_positions(
     client: LanguageClient, workspace: Path
 ) -> None:
-    await start(client, workspace)
+    configure(client)
     text = (
         "{\n"
         '  "version": "1.0",\n'
@@ -118,7 +120,7 @@ async def test_rank_table_diagnostics_point_at_json_positions(
 
 
 async def test_binary_content_is_refused_cleanly(client: LanguageClient, workspace: Path) -> None:
-    await start(client, workspace)
+    configure(client)
     uri = (workspace / "blob.py").as_uri()
     open_doc(client, uri, "\x00\x01\x02binary\x00")
     diags = await wait_for_diagnostics(client, uri, lambda d: len(d) > 0)
@@ -126,33 +128,8 @@ async def test_binary_content_is_refused_cleanly(client: LanguageClient, workspa
     assert "binary" in diags[0].message
 
 
-async def test_large_file_does_not_stall_other_requests(
-    client: LanguageClient, workspace: Path
-) -> None:
-    await start(client, workspace)
-    big = (workspace / "big.py").as_uri()
-    body = "import torch\n" + "".join(
-        f"def f{i}(x):\n    return x + {i}\n\n" for i in range(33_333)
-    )
-    assert body.count("\n") >= 100_000
-    small = (workspace / "small.py").as_uri()
-    open_doc(client, small, "import acl\nacl.rt.malloc(8, 0)\n")
-    open_doc(client, big, body)
-    # While the big file is being analysed, the server still answers hover requests.
-    hover = await asyncio.wait_for(
-        client.text_document_hover_async(
-            lsp.HoverParams(
-                text_document=lsp.TextDocumentIdentifier(uri=small), position=lsp.Position(1, 8)
-            )
-        ),
-        timeout=10,
-    )
-    assert hover is not None and "aclrtMalloc" in hover.contents.value
-    assert await wait_for_diagnostics(client, big, timeout=120) == []
-
-
 async def test_close_clears_diagnostics(client: LanguageClient, workspace: Path) -> None:
-    await start(client, workspace)
+    configure(client)
     uri = (workspace / "gone.py").as_uri()
     open_doc(client, uri, "import torch\nx = torch.ones(1).cuda()\n")
     await wait_for_diagnostics(client, uri, lambda d: len(d) == 1)

@@ -1,0 +1,119 @@
+"""Notebook documents over LSP: cells analysed together, results and fixes mapped to cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsp_helpers import apply_text_edits, configure, remember_notebook, wait_for_diagnostics
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CELLS = [
+    (lsp.NotebookCellKind.Code, "%matplotlib inline\nimport torch\n"),
+    (lsp.NotebookCellKind.Markup, "# Training\nUses `x.cuda()` in prose.\n"),
+    (lsp.NotebookCellKind.Code, "!pip list\nmodel = Net()\nmodel = model.cuda()\n"),
+    (lsp.NotebookCellKind.Code, 'x = x.to("cuda")  # noqa: NPU204\n'),
+]
+
+
+def open_notebook(client: LanguageClient, root: Path) -> tuple[str, list[str]]:
+    nb_uri = (root / "train.ipynb").as_uri()
+    cell_uris = [f"vscode-notebook-cell:{root / 'train.ipynb'}#cell{i}" for i in range(len(CELLS))]
+    client.notebook_document_did_open(
+        lsp.DidOpenNotebookDocumentParams(
+            notebook_document=lsp.NotebookDocument(
+                uri=nb_uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[
+                    lsp.NotebookCell(kind=kind, document=uri)
+                    for (kind, _), uri in zip(CELLS, cell_uris, strict=True)
+                ],
+            ),
+            cell_text_documents=[
+                lsp.TextDocumentItem(
+                    uri=uri,
+                    language_id="python" if kind == lsp.NotebookCellKind.Code else "markdown",
+                    version=1,
+                    text=text,
+                )
+                for (kind, text), uri in zip(CELLS, cell_uris, strict=True)
+            ],
+        )
+    )
+    remember_notebook(client, nb_uri, cell_uris)
+    return nb_uri, cell_uris
+
+
+async def test_cells_get_their_own_diagnostics(client: LanguageClient, workspace: Path) -> None:
+    configure(client)
+    _, cells = open_notebook(client, workspace)
+    diags = await wait_for_diagnostics(client, cells[2], lambda d: len(d) > 0)
+    # Cell-local position: line 2 of the third cell, on `cuda`; the magic lines parse fine.
+    assert [(d.code, d.range.start.line, d.range.start.character) for d in diags] == [
+        ("NPU201", 2, 14)
+    ]
+    assert await wait_for_diagnostics(client, cells[0]) == []
+    assert await wait_for_diagnostics(client, cells[3]) == []  # suppressed by noqa
+    assert cells[1] not in client.diagnostics  # markdown cells are not Python
+
+
+async def test_fix_in_one_cell_adds_import_in_the_cell_that_imports_torch(
+    client: LanguageClient, workspace: Path
+) -> None:
+    configure(client)
+    _, cells = open_notebook(client, workspace)
+    diag = (await wait_for_diagnostics(client, cells[2], lambda d: len(d) > 0))[0]
+    result = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=cells[2]),
+            range=diag.range,
+            context=lsp.CodeActionContext(diagnostics=[diag], only=[lsp.CodeActionKind.QuickFix]),
+        )
+    )
+    assert result is not None and len(result) == 1
+    changes = result[0].edit.changes
+    assert set(changes) == {cells[0], cells[2]}
+    assert (
+        apply_text_edits(CELLS[2][1], list(changes[cells[2]]))
+        == "!pip list\nmodel = Net()\nmodel = model.npu()\n"
+    )
+    assert (
+        apply_text_edits(CELLS[0][1], list(changes[cells[0]]))
+        == "%matplotlib inline\nimport torch\nimport torch_npu\n"
+    )
+
+
+async def test_editing_a_cell_updates_its_diagnostics(
+    client: LanguageClient, workspace: Path
+) -> None:
+    configure(client, {"debounceMs": 0})
+    nb_uri, cells = open_notebook(client, workspace)
+    await wait_for_diagnostics(client, cells[2], lambda d: len(d) == 1)
+    client.notebook_document_did_change(
+        lsp.DidChangeNotebookDocumentParams(
+            notebook_document=lsp.VersionedNotebookDocumentIdentifier(uri=nb_uri, version=2),
+            change=lsp.NotebookDocumentChangeEvent(
+                cells=lsp.NotebookDocumentCellChanges(
+                    text_content=[
+                        lsp.NotebookDocumentCellContentChanges(
+                            document=lsp.VersionedTextDocumentIdentifier(uri=cells[2], version=2),
+                            changes=[
+                                lsp.TextDocumentContentChangeWholeDocument(
+                                    text="model = Net().npu()\n"
+                                )
+                            ],
+                        )
+                    ]
+                )
+            ),
+        )
+    )
+    diags = await wait_for_diagnostics(
+        client, cells[2], lambda d: [x.code for x in d] != ["NPU201"]
+    )
+    # `.cuda()` is gone; `.npu()` now needs `import torch_npu`, which no cell has.
+    assert [(d.code, d.range.start.line) for d in diags] == [("NPU209", 0)]
