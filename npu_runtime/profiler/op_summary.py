@@ -39,16 +39,30 @@ def _ratio(part: float, whole: float) -> str:
     return f"{part / whole:.3f}" if whole > 0 else "0"
 
 
-def _pmu(rec: WorkRecord, freq_mhz: float) -> list[str]:
+def _pmu(rec: WorkRecord, freq_mhz: float) -> tuple[str, ...]:
     """PipeUtilization columns (aicore_time .. cube_utilization) from the cost model's split."""
-    n_cols = 25
-    if rec.unit not in ("AI_CORE", "AI_VECTOR_CORE"):
-        return [NA] * n_cols
     tb = rec.time_by_unit
-    dur = rec.duration_us
-    cube, vec = tb.get("cube", 0.0), tb.get("vector", 0.0)
-    scalar, mem = tb.get("scalar", 0.0), tb.get("memory", 0.0)
-    on_aic = rec.unit == "AI_CORE"
+    return _pmu_cells(
+        rec.unit,
+        rec.duration_us,
+        tb.get("cube", 0.0),
+        tb.get("vector", 0.0),
+        tb.get("scalar", 0.0),
+        tb.get("memory", 0.0),
+        freq_mhz,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _pmu_cells(
+    unit: str, dur: float, cube: float, vec: float, scalar: float, mem: float, freq_mhz: float
+) -> tuple[str, ...]:
+    # Cached: a loop relaunches the same op at the same cost, and formatting 25 cells per
+    # row is most of the CSV's writing time.
+    n_cols = 25
+    if unit not in ("AI_CORE", "AI_VECTOR_CORE"):
+        return (NA,) * n_cols
+    on_aic = unit == "AI_CORE"
     aic_t = dur if on_aic else 0.0
     aiv_t = dur if not on_aic else vec
     aic = [
@@ -80,7 +94,7 @@ def _pmu(rec: WorkRecord, freq_mhz: float) -> list[str]:
         NA,
     ]
     cube_util = f"{cube / dur * 100:.3f}" if dur > 0 else "0"
-    return aic + aiv + [cube_util]
+    return (*aic, *aiv, cube_util)
 
 
 def ordered_ops(records: Iterable[WorkRecord]) -> list[WorkRecord]:
