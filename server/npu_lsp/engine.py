@@ -149,6 +149,7 @@ class Context:
     _parents: dict[int, ast.AST] = field(default_factory=dict)
     _lines: list[str] | None = None
     _parents_complete: bool = False
+    _qualnames: dict[int, str | None] = field(default_factory=dict)
 
     # ---- scope and names
     @property
@@ -167,7 +168,12 @@ class Context:
         Names defined at module level resolve to "<module>.<name>", unshadowed builtins to
         "builtins.<name>"; local variables and anything else give None.
         """
-        return self.scopes.info.resolve(expr)
+        key = id(expr)
+        memo = self._qualnames
+        if key in memo:
+            return memo[key]
+        name = memo[key] = self.scopes.info.resolve(expr)
+        return name
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The syntactic parent of `node` (None for the module)."""
@@ -326,10 +332,11 @@ def check_python(
     if everywhere:
         walker.walk(tree, None, None)
     elif any(t is not ast.Module for t in table):
-        for fn, owner in roots:
+        for fn, owner in roots:  # parents first: rules ask about callers walked later
             walker.parents[id(fn)] = owner or tree
             if owner is not None:
                 walker.parents.setdefault(id(owner), tree)
+        for fn, _owner in roots:
             walker.walk(fn, None, None)
     return walker.out
 

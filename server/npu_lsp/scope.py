@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
+from npu_lsp.astutil import child_nodes, walk
+
 if TYPE_CHECKING:
     from npu_lsp.engine import WorkspaceIndex
 
@@ -248,7 +250,7 @@ def summarize(tree: ast.Module, path: str, module: str, text: str | None = None)
                 cls.methods[st.name] = st
         init = cls.methods.get("__init__")
         if init is not None:
-            for sub in ast.walk(init):
+            for sub in walk(init):
                 if (
                     isinstance(sub, ast.Assign)
                     and isinstance(sub.value, ast.Call)
@@ -291,7 +293,7 @@ def _nodes_near(
     while stack:
         node, cls = stack.pop()
         yield node, cls
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             start = getattr(child, "lineno", None)
             if lines is not None and start is not None:
                 i = bisect.bisect_left(lines, start)
@@ -574,15 +576,17 @@ class ScopeResolver:
     ) -> Iterator[tuple[ast.Call, tuple[ModuleInfo, str, FuncDef, str | None]]]:
         local_types: dict[str, str] = {}
         owner_cls = self._class(owner)[1] if owner and self._class(owner) else None
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        calls: list[ast.Call] = []
+        for node in walk(fn):
+            if isinstance(node, ast.Call):
+                calls.append(node)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 callee = info.resolve(node.value.func)
                 for t in node.targets:
                     if isinstance(t, ast.Name) and callee:
-                        local_types[t.id] = callee
-                continue
-            if not isinstance(node, ast.Call):
-                continue
+                        local_types[t.id] = callee  # `h = Holder(x)` then `h.dump()`
+        calls.sort(key=lambda c: (c.lineno, c.col_offset))
+        for node in calls:
             f = node.func
             if isinstance(f, ast.Name):
                 q = info.resolve(f)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from npu_lsp.astutil import child_nodes, walk
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.helpers import FUNCS, returns_in, terminates
 
@@ -54,7 +55,7 @@ def bindings(stmts: list[ast.stmt]) -> set[str]:
             continue
         elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             continue
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(child_nodes(n))
     return out
 
 
@@ -86,7 +87,7 @@ def bound_before(func: ast.AST, line: int) -> set[str]:
             out.update(n.names)
         elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             continue
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(child_nodes(n))
     return out
 
 
@@ -94,7 +95,7 @@ def first_use_after(func: ast.AST, name: str, line: int) -> ast.Name | None:
     """The first occurrence of `name` after `line` in `func`, if it is a read (else None)."""
     best: tuple[int, int, int] | None = None
     best_node: ast.Name | None = None
-    for n in ast.walk(func):
+    for n in walk(func):
         if isinstance(n, ast.Name) and n.id == name and n.lineno > line:
             # on one line a read happens before a store (`y = y + 1`)
             key = (n.lineno, 0 if isinstance(n.ctx, ast.Load) else 1, n.col_offset)

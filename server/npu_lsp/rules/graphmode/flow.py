@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from npu_lsp.astutil import child_nodes, walk
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ class Analyzer:
                 or item.name != "__init__"
             ):
                 continue
-            for node in ast.walk(item):
+            for node in walk(item):
                 targets: list[ast.expr] = []
                 value: ast.expr | None = None
                 if isinstance(node, ast.Assign):
@@ -349,7 +350,7 @@ class Analyzer:
             or isinstance(arg, (ast.Set, ast.Tuple, ast.List, ast.Dict))
             and not any(
                 self._module_kind(e) == Kind.TENSOR
-                for e in ast.iter_child_nodes(arg)
+                for e in child_nodes(arg)
                 if isinstance(e, ast.expr)
             )
         ):
@@ -396,7 +397,7 @@ class Analyzer:
             for st in self.ctx.tree.body:
                 if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     continue
-                for node in ast.walk(st):
+                for node in walk(st):
                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                         target = instance_of.get(node.func.id, node.func.id)
                         self._module_calls.setdefault(target, []).append(node)
@@ -439,7 +440,7 @@ class Analyzer:
                 continue
             elif isinstance(node, ast.comprehension):
                 out.append((node.target, node.iter, "for"))
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
         return out
 
     def _bind(

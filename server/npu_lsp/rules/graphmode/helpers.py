@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import ClassVar
 
+from npu_lsp.astutil import child_nodes
 from npu_lsp.registry import Rule
 
 RULES_MD = "../shared/reference/graphmode/RULES.md"
@@ -37,7 +38,7 @@ def returns_in(body: list[ast.stmt]) -> list[ast.Return]:
             out.append(node)
         elif isinstance(node, (*FUNCS, ast.ClassDef)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return out
 
 
