@@ -79,8 +79,3 @@ class Collector:
     def attached(self) -> bool:
         """Whether the collector is listening to the runtime right now."""
         return self._attached
-
-    @property
-    def total_us(self) -> float:
-        """Summed simulated duration so far (for progress displays; O(n), call rarely)."""
-        return sum(r.duration_us for r in self.records)

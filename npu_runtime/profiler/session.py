@@ -56,7 +56,9 @@ class Profiler:
         return self.collector.waits
 
     def start(self) -> Profiler:
-        """Start collecting (idempotent)."""
+        """Start collecting (idempotent: a second call changes nothing)."""
+        if self.collector.attached:
+            return self
         if self.out_dir is not None and self.out_dir.exists() and not self.out_dir.is_dir():
             raise NotADirectoryError(f"profile output {self.out_dir} is not a directory")
         self._started = time.time()
