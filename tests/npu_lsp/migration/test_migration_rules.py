@@ -1,0 +1,120 @@
+"""Migration rules (NPU2xx) against their fixtures, one rule at a time, through the engine.
+
+A fixture holds violations (lines marked `# expect: CODE`) and code the rule must accept side
+by side; `<CODE>.fixed.py` is the text after applying every fix the rule offers at once, which
+is also how the language server's fix-all action combines them (identical edits merged)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from npu_lsp.config import Config
+from npu_lsp.diagnostics import Edit, apply_edits
+from npu_lsp.engine import check_source
+from npu_lsp.registry import RULES, load_all
+
+load_all()
+FIXTURES = Path(__file__).parent / "fixtures"
+CODES = sorted(code for code, cls in RULES.items() if cls.family == "migration")
+_EXPECT = re.compile(r"#\s*expect:\s*([A-Z]+\d+)")
+
+
+def expectations(text: str) -> set[tuple[int, str]]:
+    return {
+        (n, m.group(1))
+        for n, line in enumerate(text.splitlines(), 1)
+        for m in _EXPECT.finditer(line)
+    }
+
+
+def check(code: str, text: str, name: str) -> list:
+    return check_source(text, str(FIXTURES / name), Config(select=(code,)))
+
+
+def fix_all(text: str, diags: list) -> str:
+    edits: list[Edit] = []
+    for d in diags:
+        for edit in d.fix.edits if d.fix else ():
+            if edit not in edits:
+                edits.append(edit)
+    return apply_edits(text, edits)
+
+
+def test_every_migration_rule_has_a_fixture() -> None:
+    assert [f"NPU{n}" for n in range(201, 210)] == CODES
+    for code in CODES:
+        assert (FIXTURES / f"{code}.py").is_file(), code
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_rule_flags_exactly_the_marked_lines(code: str) -> None:
+    text = (FIXTURES / f"{code}.py").read_text(encoding="utf-8")
+    diags = check(code, text, f"{code}.py")
+    assert {(d.span.line, d.code) for d in diags} == expectations(text)
+    assert all(d.severity == RULES[code].severity and d.message for d in diags)
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_fixes_match_the_fixed_fixture(code: str) -> None:
+    text = (FIXTURES / f"{code}.py").read_text(encoding="utf-8")
+    diags = check(code, text, f"{code}.py")
+    fixed_path = FIXTURES / f"{code}.fixed.py"
+    if RULES[code].fix_availability == "none":
+        assert not any(d.fix for d in diags)
+        assert not fixed_path.exists()
+        return
+    fixed = fix_all(text, diags)
+    assert fixed == fixed_path.read_text(encoding="utf-8")
+    ast.parse(fixed)
+    # What is left afterwards has no fix to offer (the mechanical part is done).
+    assert not [d for d in check(code, fixed, f"{code}.fixed.py") if d.fix]
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if RULES[c].fix_availability != "none"])
+def test_fixes_are_declared_safe(code: str) -> None:
+    text = (FIXTURES / f"{code}.py").read_text(encoding="utf-8")
+    assert all(d.fix.safe for d in check(code, text, f"{code}.py") if d.fix)
+
+
+def test_clean_module_with_torch_npu_has_no_missing_import() -> None:
+    text = (FIXTURES / "NPU209_clean.py").read_text(encoding="utf-8")
+    assert check("NPU209", text, "NPU209_clean.py") == []
+
+
+def test_all_fixes_together_add_torch_npu_once() -> None:
+    text = "import torch\nx = torch.ones(1).cuda()\ny = x.to('cuda:0')\nif torch.cuda.is_available():\n    pass\n"
+    diags = check_source(text, "train.py", Config(select=("NPU",)))
+    assert sorted(d.code for d in diags) == ["NPU201", "NPU202", "NPU204"]
+    fixed = fix_all(text, diags)
+    assert fixed == (
+        "import torch\nimport torch_npu\nx = torch.ones(1).npu()\ny = x.to('npu:0')\n"
+        "if torch.npu.is_available():\n    pass\n"
+    )
+    assert check_source(fixed, "train.py", Config(select=("NPU",))) == []
+
+
+def test_import_is_added_on_its_own_line_without_final_newline_and_with_crlf() -> None:
+    no_newline = check_source("import torch\nx = y.cuda()", "a.py", Config(select=("NPU201",)))
+    assert (
+        fix_all("import torch\nx = y.cuda()", no_newline)
+        == "import torch\nimport torch_npu\nx = y.npu()"
+    )
+    only_import = "import torch"
+    crlf = "import torch\r\nx = y.cuda()\r\n"
+    diags = check_source(crlf, "b.py", Config(select=("NPU201",)))
+    assert fix_all(crlf, diags) == "import torch\r\nimport torch_npu\r\nx = y.npu()\r\n"
+    assert check_source(only_import, "c.py", Config(select=("NPU",))) == []
+
+
+def test_without_top_level_import_torch_the_fix_only_renames() -> None:
+    text = "def f(x):\n    import torch\n    return x.cuda()\n"
+    diags = check_source(text, "d.py", Config(select=("NPU201",)))
+    assert fix_all(text, diags) == "def f(x):\n    import torch\n    return x.npu()\n"
+
+
+def test_noqa_suppresses_a_migration_finding() -> None:
+    text = "import torch\nx = y.cuda()  # noqa: NPU201\nz = y.cuda()  # noqa: NPU2\n"
+    assert check_source(text, "e.py", Config(select=("NPU",))) == []
