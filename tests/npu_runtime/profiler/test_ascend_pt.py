@@ -26,15 +26,24 @@ def _export(tmp_path: Path) -> Path:
     fp = (TensorInfo((64, 128), "FLOAT"), TensorInfo((128, 256), "FLOAT"))
     recs = []
     for step in range(2):
-        mm = c.op("MatMulV2", 120.0, site=("/w/t.py", 7), inputs=fp, block_dim=8, unit="AI_CORE", bound="cube",
-                  time_by_unit={"cube": 75.6, "memory": 32.4, "scalar": 10.8})  # fmt: skip
-        add = c.op("Add", 20.0, gap=5.0, site=("/w/t.py", 8), block_dim=8,
-                   time_by_unit={"vector": 10.8, "memory": 7.2})  # fmt: skip
+        mm_split = {"cube": 75.6, "memory": 32.4, "scalar": 10.8}
+        add_split = {"vector": 10.8, "memory": 7.2}
+        mm = c.op(
+            "MatMulV2",
+            120.0,
+            site=("/w/t.py", 7),
+            inputs=fp,
+            block_dim=8,
+            unit="AI_CORE",
+            bound="cube",
+            time_by_unit=mm_split,
+        )
+        add = c.op("Add", 20.0, gap=5.0, site=("/w/t.py", 8), block_dim=8, time_by_unit=add_split)
         mm.step = add.step = step
         recs += [mm, add]
     data = ProfileData(recs, epoch_us=EPOCH, process_id=4242, device_profile=get_profile("910B2"))
-    (root,) = {p.parents[1] if p.parent.name == "ASCEND_PROFILER_OUTPUT" else None
-               for p in write_profile(data, tmp_path, ("ascend_pt",))["ascend_pt"]} - {None}  # fmt: skip
+    write_profile(data, tmp_path, ("ascend_pt",))
+    (root,) = tmp_path.glob("*_ascend_pt")
     return root
 
 
@@ -144,8 +153,8 @@ def test_event_wait_flows_do_not_collide_with_launch_flows(tmp_path: Path) -> No
     recs = [c.op("Add", 10.0, stream=1), c.op("Add", 5.0, stream=0, gap=10.0)]
     wait = EventWait(0, 0, 7, 1, 10.0, 0.0, 10.0)
     data = ProfileData(recs, [wait], epoch_us=EPOCH, process_id=4242)
-    (out,) = [p for p in write_profile(data, tmp_path, ("ascend_pt",))["ascend_pt"]
-              if p.name == "trace_view.json"]  # fmt: skip
+    write_profile(data, tmp_path, ("ascend_pt",))
+    (out,) = tmp_path.glob("*_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json")
     trace = load(out)
     assert sorted(f.source.name for f in trace.flows) == [
         "EVENT_RECORD",
