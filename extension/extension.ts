@@ -14,7 +14,7 @@ import { Restarter } from "./common/restarter";
 import { startServer, stopServer } from "./common/server";
 import { affectsServer, getPrimarySettings } from "./common/settings";
 import { showStatusActions, StatusBar } from "./common/statusBar";
-import { AscendAdapterFactory, watchDebugEvents } from "./debug/adapterFactory";
+import { AscendAdapterFactory, watchDebugEvents, watchStops } from "./debug/adapterFactory";
 import { AscendConfigurationProvider } from "./debug/configProvider";
 import type { LineDecoration } from "./debug/decorationModel";
 import { ProfileDecorations } from "./debug/decorations";
@@ -131,6 +131,7 @@ export function activate(context: vscode.ExtensionContext): AscendLensApi {
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, new AscendConfigurationProvider(), vscode.DebugConfigurationProviderTriggerKind.Dynamic),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new AscendAdapterFactory()),
     watchDebugEvents(store, (state) => devices.update(state, "debug")),
+    watchStops((state) => devices.update(state, "debug")),
   );
 
   // Notebooks.
