@@ -112,7 +112,10 @@ class Tensor:
     def __del__(self) -> None:
         # __del__ rather than weakref.finalize: it costs nothing until the tensor dies.
         if getattr(self, "addr", None) is not None:
-            _release(self._rt, self._dev, self.addr)
+            try:  # noqa: SIM105 (contextlib may be gone at interpreter shutdown)
+                _release(self._rt, self._dev, self.addr)
+            except Exception:  # interpreter shutdown: modules may already be torn down
+                pass
 
     # -- description --------------------------------------------------------------------
     @property

@@ -246,7 +246,9 @@ def flash_attention(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     scale = F32.type(float(attrs.get("scale_value", 1.0)))
     g = d.heads // d.kv_heads
     q = _to_bnsd(inputs[0], d.layout, d.heads).reshape(d.b, d.kv_heads, g, d.sq, d.d)
-    k = _to_bnsd(inputs[1], d.layout, d.kv_heads)[:, :, None]
+    # K^T laid out contiguously once (O(S*D)): matmul on a strided view misses the BLAS path.
+    kt = np.ascontiguousarray(np.swapaxes(_to_bnsd(inputs[1], d.layout, d.kv_heads), -1, -2))
+    kt = kt[:, :, None]
     v = _to_bnsd(inputs[2], d.layout, d.kv_heads)[:, :, None]
     mask = inputs[3] if len(inputs) == 4 and d.sparse_mode == 0 else None
     out = np.zeros_like(q)
@@ -261,7 +263,7 @@ def flash_attention(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
             acc = np.zeros(qb.shape, F32)
             for k0 in range(0, _k_range(d, q0, q1), BLOCK_K):
                 k1 = min(k0 + BLOCK_K, d.sk)
-                s = qb @ np.swapaxes(k[..., k0:k1, :], -1, -2)
+                s = qb @ kt[..., k0:k1]
                 vis = _block_mask(d, mask, q0, q1, k0, k1, attrs)
                 if vis is not None:
                     s = np.where(vis, s, -np.inf)

@@ -31,7 +31,7 @@ def naive(q, k, v, *, layout, heads, kv_heads, scale, mask=None, sparse_mode=0):
     )
     g = heads // kv_heads
     k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    s = scale * q @ np.swapaxes(k, -1, -2)
+    s = scale * q @ np.ascontiguousarray(np.swapaxes(k, -1, -2))
     sq, sk = s.shape[-2:]
     if sparse_mode == 3:
         visible = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)

@@ -116,3 +116,11 @@ def test_bad_inputs_give_the_acl_codes() -> None:
     expect_code(ACL_ERROR_OP_ATTR_NOT_MATCH, "Cast", [spec([3])])
     err = expect_code(ACL_ERROR_OP_ATTR_NOT_MATCH, "Cast", [spec([3])], {"dst_type": "fp16"})
     assert "dst_type" in err.message
+
+
+def test_bfloat16_arithmetic_rounds_to_nearest_even() -> None:
+    one = np.ones(2, BF16)
+    tiny = np.array([2**-8, 3 * 2**-8], BF16)  # half an ulp of 1.0, and one and a half
+    (out,) = run_op("Add", [one, tiny])
+    assert out.dtype == BF16
+    assert out.astype(np.float32).tolist() == [1.0, 1 + 2**-6]  # ties go to the even mantissa

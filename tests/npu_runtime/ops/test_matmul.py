@@ -44,6 +44,13 @@ def test_fp16_matmul_accumulates_in_float32() -> None:
     assert out.dtype == np.float16 and out[0, 0] == 4096
 
 
+def test_bf16_matmul_accumulates_in_float32() -> None:
+    # bf16 has 8 significant bits: a running bf16 sum of ones stalls at 256.
+    a = np.ones((1, 1024), BF16)
+    (out,) = run_op("MatMul", [a, a.T.copy()])
+    assert out.dtype == BF16 and out.astype(np.float32)[0, 0] == 1024
+
+
 def test_fp16_matmul_overflows_to_inf_at_the_output() -> None:
     a = np.full((1, 4), 200.0, np.float16)
     (out,) = run_op("MatMul", [a, a.T.copy()])  # 4 * 40000 > 65504
