@@ -92,7 +92,7 @@ class _Parser:
         return self.text[self.pos] if self.pos < len(self.text) else ""
 
     def value(self, depth: int) -> JsonNode:
-        if depth > 500:  # deep nesting: refuse instead of exhausting the Python stack
+        if depth > 200:  # deep nesting: refuse instead of exhausting the Python stack
             raise self.fail("JSON nested too deeply")
         self.skip_ws()
         ch = self.peek()
