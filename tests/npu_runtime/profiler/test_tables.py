@@ -1,0 +1,48 @@
+"""The terminal tables read the per-line document: what a user sees after --profile."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from npu_runtime.profiler.lines import aggregate
+from npu_runtime.profiler.tables import print_summary
+
+from .factory import Clock
+
+
+def _render(doc: dict, limit: int = 10) -> str:
+    buf = io.StringIO()
+    print_summary(doc, Console(file=buf, width=200, color_system=None), limit)
+    return buf.getvalue()
+
+
+def test_tables_show_ops_and_lines_relative_to_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    c = Clock()
+    here = os.path.join(tmp_path, "train.py")
+    recs = [c.op("MatMul", 30.0, site=(here, 4)) for _ in range(3)]
+    recs.append(c.op("Add", 10.0, site=("/elsewhere/lib.py", 9)))
+    out = _render(aggregate(recs, device="Ascend910B2"))
+    assert "Top ops (Ascend910B2, 100.000 µs simulated)" in out
+    # op type, count, total, average, share, bound
+    row = next(ln for ln in out.splitlines() if "MatMul " in ln)
+    cells = [cell.strip() for cell in row.split("│")[1:-1]]
+    assert cells == ["MatMul", "3", "90.000", "30.000", "90.0%", "cube"]
+    assert "train.py:4" in out and f"{tmp_path}" not in out  # under cwd: shown relative
+    assert "/elsewhere/lib.py:9" in out  # outside cwd: shown absolute
+    assert "MatMul×3" in out
+
+
+def test_limit_and_empty_run() -> None:
+    c = Clock()
+    recs = [c.op(f"Op{i}", float(i + 1), site=("/w/x.py", i + 1)) for i in range(5)]
+    out = _render(aggregate(recs), limit=2)
+    assert "Op4" in out and "Op3" in out and "Op2" not in out
+    assert _render(aggregate([])) == "profile: no device work was recorded\n"
