@@ -19,6 +19,7 @@ from npu_kernel.cells import CellLocator
 from npu_kernel.comm import StateChannel
 from npu_kernel.imports import ImportWatcher, ensure_shim_on_path
 from npu_kernel.kernelspec import DEFAULT_DEVICE, DEFAULT_DEVICES
+from npu_kernel.magics import NpuMagics
 from npu_kernel.render import Report
 from npu_kernel.session import RuntimeSession
 from npu_kernel.tracebacks import SUMMARY_HEADERS, structured_traceback, summary_rows
@@ -50,8 +51,6 @@ class NpuKernel(IPythonKernel):
         self._watcher = ImportWatcher()
         self._watcher.watch("npu_runtime.errors", self._errors_loaded)
         self._watcher.watch("npu_runtime.core.hooks", self.npu.attach)
-        from npu_kernel.magics import NpuMagics
-
         shell.register_magics(NpuMagics(shell, session=self.npu))
         shell.configurables.append(self)  # so `%config NpuKernel.full_traceback = True` works
 

@@ -1,7 +1,8 @@
 """Fixtures: the kernelspec installed into a temp prefix, and kernels started from it.
 
 JUPYTER_PATH points at the temp prefix so jupyter_client finds our spec first; the
-runtime dir (connection files) is a temp dir too. Nothing touches the user's real dirs.
+runtime dir (connection files) and IPYTHONDIR (history) are temp dirs too. Nothing touches
+the user's real dirs.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ def kernel_prefix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     runtime = tmp_path_factory.mktemp("runtime")
     proc = run_cli("install", "--prefix", str(prefix))
     assert proc.returncode == 0, proc.stderr
-    saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "JUPYTER_RUNTIME_DIR")}
+    saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")}
     os.environ["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
     os.environ["JUPYTER_RUNTIME_DIR"] = str(runtime)
+    os.environ["IPYTHONDIR"] = str(runtime / "ipython")  # kernels' history DB, not the user's
     yield prefix
     for key, value in saved.items():
         if value is None:

@@ -46,9 +46,12 @@ class NpuKernelConformance(jupyter_kernel_test.KernelTests):
         cls._tmp = tempfile.TemporaryDirectory()
         proc = run_cli("install", "--prefix", cls._tmp.name)
         assert proc.returncode == 0, proc.stderr
-        cls._saved = {k: os.environ.get(k) for k in ("JUPYTER_PATH", "JUPYTER_RUNTIME_DIR")}
+        cls._saved = {
+            k: os.environ.get(k) for k in ("JUPYTER_PATH", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")
+        }
         os.environ["JUPYTER_PATH"] = os.path.join(cls._tmp.name, "share", "jupyter")
         os.environ["JUPYTER_RUNTIME_DIR"] = os.path.join(cls._tmp.name, "runtime")
+        os.environ["IPYTHONDIR"] = os.path.join(cls._tmp.name, "ipython")
         super().setUpClass()
 
     @classmethod

@@ -224,3 +224,15 @@ def test_debug_requests_reach_ipykernels_debugger(kernel: tuple[Any, Any]) -> No
     assert reply["header"]["msg_type"] == "debug_reply"
     assert reply["content"]["success"] is True
     assert reply["content"]["command"] == "initialize"
+
+
+def test_config_flag_makes_full_tracebacks_the_default(fresh_kernel: tuple[Any, Any]) -> None:
+    _, kc = fresh_kernel
+    execute(kc, "%config NpuKernel.full_traceback = True")
+    reply, msgs = execute(
+        kc, "from npu_runtime.core.runtime import get_runtime\nget_runtime().set_device(0)"
+    )
+    text = plain(of_type(msgs, "error")[0]["traceback"])
+    assert "ACL error 100001 ACL_ERROR_UNINITIALIZE" in text
+    assert "npu_runtime/core/runtime.py" in text
+    assert "%tb shows them" not in text
