@@ -10,13 +10,14 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from npu_runtime.records import EventWait, WorkRecord
 
 if TYPE_CHECKING:
     from npu_runtime.errors import AclError
 
+T = TypeVar("T")
 WorkListener = Callable[[WorkRecord], None]
 ErrorListener = Callable[["AclError"], None]
 WaitListener = Callable[[EventWait], None]
@@ -37,7 +38,7 @@ def add_work_listener(fn: WorkListener) -> None:
 def remove_work_listener(fn: WorkListener) -> None:
     global work_listeners
     with _lock:
-        work_listeners = tuple(f for f in work_listeners if f is not fn)
+        work_listeners = _without(work_listeners, fn)
 
 
 def add_error_listener(fn: ErrorListener) -> None:
@@ -50,7 +51,7 @@ def add_error_listener(fn: ErrorListener) -> None:
 def remove_error_listener(fn: ErrorListener) -> None:
     global error_listeners
     with _lock:
-        error_listeners = tuple(f for f in error_listeners if f is not fn)
+        error_listeners = _without(error_listeners, fn)
 
 
 def add_wait_listener(fn: WaitListener) -> None:
@@ -63,7 +64,19 @@ def add_wait_listener(fn: WaitListener) -> None:
 def remove_wait_listener(fn: WaitListener) -> None:
     global wait_listeners
     with _lock:
-        wait_listeners = tuple(f for f in wait_listeners if f is not fn)
+        wait_listeners = _without(wait_listeners, fn)
+
+
+def _without(listeners: tuple[T, ...], fn: T) -> tuple[T, ...]:
+    """`listeners` minus its first entry equal to `fn`.
+
+    Equality, not identity: `list.append` makes a new bound-method object on every access,
+    so `remove_work_listener(records.append)` must still find it.
+    """
+    for i, f in enumerate(listeners):
+        if f == fn:
+            return listeners[:i] + listeners[i + 1 :]
+    return listeners
 
 
 def _guard(fn: Callable[..., None], arg: object) -> None:

@@ -132,3 +132,13 @@ def test_broken_listener_does_not_break_the_program(
     finally:
         hooks.remove_work_listener(bad)
     assert "listener bug" in capsys.readouterr().err
+
+
+def test_listeners_are_removed_by_equality() -> None:
+    got: list[WorkRecord] = []
+    hooks.add_work_listener(got.append)
+    hooks.add_work_listener(got.append)
+    hooks.remove_work_listener(got.append)  # a new bound-method object, equal to the first
+    assert hooks.work_listeners.count(got.append) == 1
+    hooks.remove_work_listener(got.append)
+    assert got.append not in hooks.work_listeners
