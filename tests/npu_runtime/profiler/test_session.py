@@ -141,3 +141,29 @@ def test_summary_is_live_while_collecting(script: Path) -> None:
         assert prof.summary["op_count"] == 2
     launch.submit(0, name="Add", op_type="Add", cost=launch.Cost(2.0, "vector"))
     assert prof.summary["op_count"] == 2  # stopped: later work is not profiled
+
+
+def test_two_devices_are_two_processes_and_csv_rows_per_device(
+    script: Path, tmp_path: Path
+) -> None:
+    from npu_runtime.core import launch
+
+    rt = get_runtime()
+    out = tmp_path / "multi"
+    with profile(out):
+        launch.submit(0, name="MatMul", op_type="MatMul", cost=launch.Cost(4.0, "cube"))
+        rt.set_device(1)
+        launch.submit(0, name="Add", op_type="Add", cost=launch.Cost(2.0, "vector"))
+    trace = load(out / "trace.json")
+    events = json.loads((out / "trace.json").read_text())
+    labels = {e["pid"]: e["args"]["labels"] for e in events if e["name"] == "process_labels"}
+    assert sorted(labels.values()) == ["NPU 0", "NPU 1"]
+    by_name = {s.name: labels[s.pid] for s in trace.slices}
+    assert by_name == {"MatMul": "NPU 0", "Add": "NPU 1"}
+    (csv_file,) = out.glob("op_summary_*.csv")
+    with open(csv_file, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["Device_id"], r["OP Type"], r["Task Wait Time(us)"]) for r in rows] == [
+        ("0", "MatMul", "0"),
+        ("1", "Add", "0"),
+    ]
