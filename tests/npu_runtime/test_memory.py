@@ -260,3 +260,29 @@ def test_registering_many_temporaries_does_not_hold_their_memory(bare_rt: Runtim
         refs.append(weakref.ref(a))
     del a
     assert sum(r() is not None for r in refs) == 0
+
+
+def test_malloc_variants(dev: ModuleType) -> None:
+    acl = dev
+    base = _used(acl)
+    p, ret = acl.rt.malloc_align32(100, 2)  # no 32-byte padding: ALIGN_UP(100, 32) = 128
+    assert ret == 0 and _used(acl) - base == 128
+    q, ret = acl.media.dvpp_malloc(64)
+    assert ret == 0 and acl.media.dvpp_free(q) == 0
+    r, ret = acl.rt.malloc_with_cfg(64, 0, {})
+    assert ret == 0 and acl.rt.free(r) == 0
+    assert acl.rt.free(p) == 0
+
+
+def test_memcpy2d(dev: ModuleType) -> None:
+    acl = dev
+    host = np.arange(4 * 16, dtype=np.uint8).reshape(4, 16)
+    d, _ = acl.rt.malloc(4 * 8, 0)
+    # copy the left 8 columns of each 16-byte row into a packed 4x8 device matrix
+    assert acl.rt.memcpy2d(d, 8, acl.util.numpy_to_ptr(host), 16, 8, 4, H2D) == 0
+    out = np.zeros((4, 8), np.uint8)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), 32, d, 32, D2H) == 0
+    np.testing.assert_array_equal(out, host[:, :8])
+    assert (
+        acl.rt.memcpy2d(d, 8, acl.util.numpy_to_ptr(host), 16, 9, 4, H2D) == 107000
+    )  # width > dpitch

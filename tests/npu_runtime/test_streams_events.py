@@ -198,3 +198,24 @@ def test_event_of_another_device_cannot_be_recorded(dev: ModuleType) -> None:
     e, _ = acl.rt.create_event()
     acl.rt.set_device(1)
     assert acl.rt.record_event(e, 0) == 107003
+
+
+def test_event_limit_on_310p(bare_rt: Runtime, acl: ModuleType) -> None:
+    bare_rt.configure(device="310P")
+    acl.init()
+    acl.rt.set_device(0)
+    made = [acl.rt.create_event() for _ in range(1023)]
+    assert all(ret == 0 for _, ret in made)
+    assert acl.rt.create_event() == (0, 207007)
+    assert acl.rt.destroy_event(made[0][0]) == 0
+    assert acl.rt.create_event()[1] == 0
+
+
+def test_stream_with_config_and_force_reset(dev: ModuleType) -> None:
+    acl = dev
+    s, ret = acl.rt.create_stream_with_config(1, 0x2)
+    assert ret == 0 and acl.rt.stream_get_id(s)[1] == 0
+    acl.rt.set_device(0)  # set twice: one reset would leave it open
+    assert acl.rt.reset_device_force(0) == 0
+    assert acl.rt.get_device() == (0, 107002)
+    assert acl.rt.reset_device_force(0) == 507007
