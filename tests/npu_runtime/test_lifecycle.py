@@ -144,7 +144,8 @@ def test_recent_error_message_and_last_error(acl: ModuleType) -> None:
     assert acl.rt.set_device(42) == 107001
     msg = acl.get_recent_err_msg()
     assert msg is not None and "107001" in msg and "aclrtSetDevice" in msg
-    assert "Solution:" in msg and msg.startswith("EE9999: [PID: ")  # not a parameter or memory failure
+    # EE9999: neither a parameter nor a memory failure
+    assert "Solution:" in msg and msg.startswith("EE9999: [PID: ")
     assert acl.get_recent_err_msg() is None  # read once
     assert acl.rt.peek_at_last_error(0) == 107001
     assert acl.rt.get_last_error(0) == 107001
