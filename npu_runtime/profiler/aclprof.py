@@ -111,7 +111,7 @@ class AclProf:
                 ) from None
             if not os.access(p, os.W_OK):
                 raise self.rt.fail(INVALID_FILE, api, f"{path} is not writable")
-            self.path = p
+            self.path = p.absolute()  # the script may chdir before stop
 
     def config(self, handle: int) -> ProfConfig | None:
         return self.rt.lookup(handle, ProfConfig)

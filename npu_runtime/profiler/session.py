@@ -37,7 +37,8 @@ class Profiler:
         exporters: tuple[str, ...] = DEFAULT_EXPORTERS,
         pmu: bool = True,
     ) -> None:
-        self.out_dir = Path(out_dir) if out_dir is not None else None
+        # Absolute now: the profiled code may chdir before the output is written.
+        self.out_dir = Path(out_dir).absolute() if out_dir is not None else None
         self.device = device
         self.exporters = exporters
         self.pmu = pmu

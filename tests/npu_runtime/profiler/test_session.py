@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import runpy
 import textwrap
 from collections.abc import Iterator
@@ -167,3 +168,15 @@ def test_two_devices_are_two_processes_and_csv_rows_per_device(
         ("0", "MatMul", "0"),
         ("1", "Add", "0"),
     ]
+
+
+def test_relative_output_dir_survives_a_chdir(
+    script: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    with profile("rel") as prof:
+        runpy.run_path(str(script), init_globals={"STEP": prof.step})
+        os.chdir(tmp_path / "elsewhere")
+    assert (tmp_path / "rel" / "lines.json").exists()
+    assert not (tmp_path / "elsewhere" / "rel").exists()
