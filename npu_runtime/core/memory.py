@@ -120,7 +120,14 @@ class DeviceMemory:
             with self._lock:
                 if self._map is None:
                     flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
-                    m = mmap.mmap(-1, self.capacity, flags=flags)
+                    try:
+                        m = mmap.mmap(-1, self.capacity, flags=flags)
+                    except OSError as exc:
+                        raise MemoryError(
+                            f"cannot reserve {self.capacity >> 30} GiB of address space to back "
+                            f"device {self.device_id} ({exc.strerror}); with vm.overcommit_memory=2 "
+                            "use a smaller --device profile or fewer devices"
+                        ) from None
                     self._host_base = ctypes.addressof(ctypes.c_char.from_buffer(m))
                     self._map = m
         return self._map
