@@ -126,4 +126,4 @@ def profiling(args: argparse.Namespace, console: Console | None = None) -> Itera
         else:
             if args.profile_top:
                 print_summary(profiler.summary, console, args.profile_top)
-            console.print(f"profile written to {Path(args.profile).absolute()}")
+            console.print(f"profile written to {profiler.out_dir}")
