@@ -128,3 +128,14 @@ def test_packaged_logos_match_media() -> None:
     media = Path(__file__).resolve().parents[2] / "media"
     for name in LOGO_FILES:
         assert (media_dir() / name).read_bytes() == (media / name).read_bytes(), name
+
+
+def test_list_text_output_and_empty_list(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    proc = run_cli("list", env={**env, "JUPYTER_DATA_DIR": str(tmp_path / "nodata")})
+    if "ascend-npu" not in proc.stdout:  # no user-level spec on this machine
+        assert proc.stdout.startswith("No Ascend NPU kernelspec installed")
+    run_cli("install", "--prefix", str(tmp_path), "--device", "310P", "--devices", "2", env=env)
+    out = run_cli("list", env=env).stdout
+    spec_dir = tmp_path / "share" / "jupyter" / "kernels" / KERNEL_NAME
+    assert f"ascend-npu  310P x2  {spec_dir}  ({Path(sys.executable).absolute()})" in out

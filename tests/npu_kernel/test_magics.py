@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from tests.npu_kernel.conftest import execute, of_type, stdout
@@ -172,3 +174,22 @@ def test_device_fault_names_sync_and_launch_lines(kernel: tuple[Any, Any]) -> No
     assert "507015" in text
     n = reply["execution_count"]
     assert f"Cell In[{n}], line 7; launched at Cell In[{n}], line 6" in text
+
+
+def test_profile_out_writes_msprof_files_and_trace_path(
+    kernel: tuple[Any, Any], tmp_path: Path
+) -> None:
+    _, kc = kernel
+    execute(kc, SETUP)
+    cell = (
+        f"%%npu_profile --out {tmp_path}\n"
+        'submit(0, name="Add_1", op_type="Add", cost={"duration_us": 4.0, "bound": "memory"})\n'
+    )
+    reply, msgs = execute(kc, cell)
+    assert reply["status"] == "ok"
+    (doc,) = [d["data"][PROFILE_MIME] for d in of_type(msgs, "display_data")]
+    assert doc["trace"] is not None and Path(doc["trace"]).is_file()
+    assert Path(doc["trace"]).parent == tmp_path
+    assert list(tmp_path.glob("op_summary_*.csv"))
+    written = json.loads((tmp_path / "lines.json").read_text())
+    assert written["lines"] == doc["lines"]
