@@ -40,6 +40,7 @@ from npu_lsp import convert, notebook, worker
 from npu_lsp.config import Config, load_config
 from npu_lsp.debounce import Debouncer
 from npu_lsp.notebook import Located
+from npu_lsp.rules.hccl.checker import is_rank_table
 from npu_lsp.settings_lsp import ServerSettings, parse_settings
 from npu_lsp.worker import Job
 
@@ -131,7 +132,7 @@ class AscendLensServer(LanguageServer):
             joined = notebook.join_cells(cells)
             return self._job(nb.uri, nb.version, joined.text, joined, tuple(u for u, _ in cells))
         doc = self.workspace.text_documents.get(uri)
-        if doc is None:
+        if doc is None or not is_analysable(_path_of(uri), doc.language_id):
             return None
         return self._job(uri, doc.version, doc.source)
 
@@ -273,6 +274,13 @@ class AscendLensServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )
+
+
+def is_analysable(path: str, language_id: str | None) -> bool:
+    """Python sources and HCCL rank tables; other documents the client opens are left alone."""
+    if language_id == "python" or path.endswith((".py", ".pyi")):
+        return True
+    return is_rank_table(path)
 
 
 def _path_of(uri: str) -> str:

@@ -55,6 +55,7 @@ async def start(
             synchronization=lsp.NotebookDocumentSyncClientCapabilities()
         )
     if pull:
+        assert capabilities.text_document is not None
         capabilities.text_document.diagnostic = lsp.DiagnosticClientCapabilities(
             related_document_support=False
         )
@@ -149,3 +150,17 @@ def apply_text_edits(text: str, edits: list[lsp.TextEdit]) -> str:
     for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
         text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
     return text
+
+
+def markdown(result: lsp.Hover | None) -> str:
+    """The markdown text of a hover answer (asserting it is one)."""
+    assert result is not None and isinstance(result.contents, lsp.MarkupContent)
+    assert result.contents.kind == lsp.MarkupKind.Markdown
+    return result.contents.value
+
+
+def edits_of(action: lsp.CodeAction | lsp.Command) -> dict[str, list[lsp.TextEdit]]:
+    """uri -> text edits of a code action's workspace edit (asserting it has one)."""
+    assert isinstance(action, lsp.CodeAction) and action.edit is not None
+    assert action.edit.changes is not None
+    return {uri: list(edits) for uri, edits in action.edit.changes.items()}

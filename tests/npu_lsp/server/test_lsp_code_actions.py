@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsp_helpers import apply_text_edits, configure, open_doc, replace_all, wait_for_diagnostics
+from lsp_helpers import (
+    apply_text_edits,
+    configure,
+    edits_of,
+    open_doc,
+    replace_all,
+    wait_for_diagnostics,
+)
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -66,7 +73,7 @@ async def test_quick_fix_rewrites_cuda_call_and_adds_import(
     fix = found[0]
     assert fix.kind == lsp.CodeActionKind.QuickFix and fix.is_preferred
     assert fix.diagnostics and fix.diagnostics[0].code == "NPU201"
-    new_text = apply_text_edits(SOURCE, list(fix.edit.changes[uri]))
+    new_text = apply_text_edits(SOURCE, edits_of(fix)[uri])
     assert new_text.splitlines()[:5] == [
         "import torch",
         "import torch_npu",
@@ -99,7 +106,7 @@ async def test_fix_all_migrates_the_file_with_one_torch_npu_import(
     whole = lsp.Range(start=lsp.Position(0, 0), end=lsp.Position(0, 0))
     found = await actions(client, uri, whole, [], only=[lsp.CodeActionKind.SourceFixAll])
     assert [a.kind for a in found] == ["source.fixAll.ascend-lens"]
-    new_text = apply_text_edits(SOURCE, list(found[0].edit.changes[uri]))
+    new_text = apply_text_edits(SOURCE, edits_of(found[0])[uri])
     assert new_text == MIGRATED
     # After applying, only the advisory finding (no fix) remains.
     replace_all(client, uri, new_text, 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsp_helpers import configure, open_doc
+from lsp_helpers import configure, markdown, open_doc
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -42,13 +42,13 @@ async def test_hover_on_pyacl_call_shows_signature_and_cuda_equivalent(
     uri = (workspace / "h.py").as_uri()
     open_doc(client, uri, SCRIPT)
     result = await hover_at(client, uri, 2, 20)  # on `malloc`
-    assert result is not None and isinstance(result.contents, lsp.MarkupContent)
-    assert result.contents.kind == lsp.MarkupKind.Markdown
-    assert "acl.rt.malloc(size, policy)  # -> (dev_ptr, ret)" in result.contents.value
-    assert "`aclrtMalloc`" in result.contents.value and "`cudaMalloc`" in result.contents.value
+    text = markdown(result)
+    assert "acl.rt.malloc(size, policy)  # -> (dev_ptr, ret)" in text
+    assert "`aclrtMalloc`" in text and "`cudaMalloc`" in text
+    assert result is not None
     assert result.range == lsp.Range(start=lsp.Position(2, 18), end=lsp.Position(2, 24))
     aliased = await hover_at(client, uri, 3, 20)  # `rt.create_stream` through `from acl import rt`
-    assert aliased is not None and "cudaStreamCreate" in aliased.contents.value
+    assert "cudaStreamCreate" in markdown(aliased)
 
 
 async def test_hover_on_error_name_and_codes(client: LanguageClient, workspace: Path) -> None:
@@ -57,18 +57,21 @@ async def test_hover_on_error_name_and_codes(client: LanguageClient, workspace: 
     open_doc(client, uri, SCRIPT)
     by_name = await hover_at(client, uri, 4, 12)
     info = lookup(107002)
-    assert by_name is not None
-    assert by_name.contents.value.startswith("**ACL_ERROR_RT_CONTEXT_NULL** = `107002`")
-    assert info.fix in by_name.contents.value
+    assert markdown(by_name).startswith("**ACL_ERROR_RT_CONTEXT_NULL** = `107002`")
+    assert info.fix in markdown(by_name)
     in_comment = await hover_at(client, uri, 6, 25)
-    assert in_comment is not None and lookup(507011).name in in_comment.contents.value
-    assert in_comment.range == lsp.Range(start=lsp.Position(6, 22), end=lsp.Position(6, 28))
+    assert lookup(507011).name in markdown(in_comment)
+    assert in_comment is not None and in_comment.range == lsp.Range(
+        start=lsp.Position(6, 22), end=lsp.Position(6, 28)
+    )
     # A six-digit number in code is a number, not an error code.
     assert await hover_at(client, uri, 7, 9) is None
     # Inside a string after an emoji (two UTF-16 units): positions are UTF-16 and line up.
     in_string = await hover_at(client, uri, 8, 18)
-    assert in_string is not None and "ACL_ERROR_RT_CONTEXT_NULL" in in_string.contents.value
-    assert in_string.range == lsp.Range(start=lsp.Position(8, 16), end=lsp.Position(8, 22))
+    assert "ACL_ERROR_RT_CONTEXT_NULL" in markdown(in_string)
+    assert in_string is not None and in_string.range == lsp.Range(
+        start=lsp.Position(8, 16), end=lsp.Position(8, 22)
+    )
 
 
 async def test_hover_can_be_switched_off(client: LanguageClient, workspace: Path) -> None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsp_helpers import apply_text_edits, configure, remember_notebook, wait_for_diagnostics
+from lsp_helpers import (
+    apply_text_edits,
+    configure,
+    edits_of,
+    remember_notebook,
+    wait_for_diagnostics,
+)
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -75,14 +81,14 @@ async def test_fix_in_one_cell_adds_import_in_the_cell_that_imports_torch(
         )
     )
     assert result is not None and len(result) == 1
-    changes = result[0].edit.changes
+    changes = edits_of(result[0])
     assert set(changes) == {cells[0], cells[2]}
     assert (
-        apply_text_edits(CELLS[2][1], list(changes[cells[2]]))
+        apply_text_edits(CELLS[2][1], changes[cells[2]])
         == "!pip list\nmodel = Net()\nmodel = model.npu()\n"
     )
     assert (
-        apply_text_edits(CELLS[0][1], list(changes[cells[0]]))
+        apply_text_edits(CELLS[0][1], changes[cells[0]])
         == "%matplotlib inline\nimport torch\nimport torch_npu\n"
     )
 

@@ -62,8 +62,9 @@ class CudaDeviceString(Rule):
             return  # NPU203 reports these
         if isinstance(parent, ast.JoinedStr):
             return  # a fragment of an f-string, not a whole device name
-        new = str(node.value).replace("cuda", "npu", 1)
-        fix = rewrite_fix(ctx, f'Replace "{node.value}" with "{new}"', literal_edit(ctx, node, new))
+        old = str(node.value)
+        new = old.replace("cuda", "npu", 1)
+        fix = rewrite_fix(ctx, f'Replace "{old}" with "{new}"', literal_edit(ctx, node, new))
         yield ctx.diagnostic(
-            self, node, f'"{node.value}" names a CUDA device; use "{new}" on Ascend', fix=fix
+            self, node, f'"{old}" names a CUDA device; use "{new}" on Ascend', fix=fix
         )

@@ -63,13 +63,12 @@ class CudaTorchDevice(Rule):
         literal = device_literal(node)
         if literal is None:
             return
-        new = str(literal.value).replace("cuda", "npu", 1)
-        fix = rewrite_fix(
-            ctx, f'Replace "{literal.value}" with "{new}"', literal_edit(ctx, literal, new)
-        )
+        old = str(literal.value)
+        new = old.replace("cuda", "npu", 1)
+        fix = rewrite_fix(ctx, f'Replace "{old}" with "{new}"', literal_edit(ctx, literal, new))
         yield ctx.diagnostic(
             self,
             literal,
-            f'`torch.device("{literal.value}")` names a CUDA device; use "{new}"',
+            f'`torch.device("{old}")` names a CUDA device; use "{new}"',
             fix=fix,
         )
