@@ -450,6 +450,10 @@ def _env_profile() -> DeviceProfile:
 def _env_count() -> int:
     raw = os.environ.get(ENV_DEVICES)
     if not raw:
+        # As on a real host, ASCEND_RT_VISIBLE_DEVICES limits what the process sees.
+        visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "").strip()
+        if visible:
+            return len([d for d in visible.split(",") if d.strip()])
         return DEFAULT_DEVICE_COUNT
     try:
         n = int(raw)

@@ -14,8 +14,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, **(env or {})}
-    full_env.pop("NPU_INJECT", None) if env is None or "NPU_INJECT" not in env else None
+    # Only the variables a test sets reach the run: no NPU_* or visibility from outside.
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "ASCEND_RT_"))}
+    full_env = {**inherited, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "npu_runtime.cli", "run", *map(str, args)],
         capture_output=True,
@@ -171,3 +172,10 @@ def test_injected_op_fault_surfaces_at_sync_in_a_pyacl_script() -> None:
     assert "synchronize_stream failed: 507015" in r.stderr
     assert f"work launched at {example}:47" in r.stderr
     assert f"aclrtSynchronizeStream called at {example}:48" in r.stderr
+
+
+def test_visible_devices_env(tmp_path: Path) -> None:
+    script = tmp_path / "count.py"
+    script.write_text("import acl\nacl.init()\nprint(acl.rt.get_device_count())\n")
+    r = run(script, env={"ASCEND_RT_VISIBLE_DEVICES": "2,3,5"})
+    assert r.stdout == "(3, 0)\n", r.stderr
