@@ -118,3 +118,9 @@ def test_without_top_level_import_torch_the_fix_only_renames() -> None:
 def test_noqa_suppresses_a_migration_finding() -> None:
     text = "import torch\nx = y.cuda()  # noqa: NPU201\nz = y.cuda()  # noqa: NPU2\n"
     assert check_source(text, "e.py", Config(select=("NPU",))) == []
+
+
+@pytest.mark.parametrize("module", ["triton", "cupy", "xformers.ops", "flash_attn"])
+def test_cuda_only_package_alone_in_a_file_is_found(module: str) -> None:
+    diags = check_source(f"import {module}\n", "k.py", Config(select=("NPU",)))
+    assert [(d.code, d.span.line) for d in diags] == [("NPU207", 1)]

@@ -62,6 +62,8 @@ class CudaOnlyExtension(Rule):
     """
 
     nodes = (ast.Import, ast.ImportFrom, ast.Call)
+    # A file importing only `triton` or `cupy` mentions neither torch nor cuda.
+    triggers = ("torch", "cuda", "cupy", "triton", "apex", "flash_attn", "xformers")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         reasons: dict[str, str] = data()["cuda_only_modules"]
