@@ -31,16 +31,9 @@ export const DEFAULTS: Omit<Settings, "workspace"> = {
   logLevel: "info",
 };
 
-/** Setting keys (under `ascend-lens.`) whose change restarts the language server. */
-export const RESTART_KEYS = [
-  "interpreter",
-  "rules.select",
-  "rules.ignore",
-  "syntaxLevel",
-  "device.profile",
-  "device.count",
-  "logLevel",
-] as const;
+/** Setting keys (under `ascend-lens.`) whose change restarts the language server (device settings only
+ * matter to run, debug and the kernel, which read them each time). */
+export const RESTART_KEYS = ["interpreter", "rules.select", "rules.ignore", "syntaxLevel", "logLevel"] as const;
 
 export interface SubstitutionContext {
   workspaceFolder?: string;

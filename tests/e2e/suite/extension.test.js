@@ -96,6 +96,9 @@ suite("Ascend Lens extension", () => {
       assert.strictEqual(top.line, 15);
       const info = await session.customRequest("exceptionInfo", { threadId: stopped.body.threadId });
       assert.match(JSON.stringify(info), /107000/);
+      // The Devices view reads the stopped debuggee: device 0 holds the 1 KiB buffer.
+      const snap = await until("device state from the session", () => api.devices().origin === "debug" && api.devices(), 30000);
+      assert.strictEqual(snap.devices[0].memoryUsed >= 1024, true, JSON.stringify(snap.devices[0]));
       await vscode.debug.stopDebugging(session);
     } finally {
       tracker.dispose();
