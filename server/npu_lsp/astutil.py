@@ -1,4 +1,5 @@
-"""Fast AST traversal helpers (the stdlib's `ast.walk` goes through two generator layers)."""
+"""Fast AST traversal helpers (the stdlib's `ast.walk` goes through two generator layers and
+visits every `Load`/`Store` context object; rules never need those)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,36 @@ import ast
 from collections.abc import Iterator
 
 _AST = ast.AST
+# Fields that never hold child nodes worth visiting (contexts and scalars).
+_SKIP_FIELDS = frozenset(
+    {
+        "ctx",
+        "id",
+        "attr",
+        "arg",
+        "kind",
+        "type_comment",
+        "level",
+        "module",
+        "is_async",
+        "conversion",
+    }
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def fields(node_type: type) -> tuple[str, ...]:
+    """The fields of an AST node type that can hold child nodes."""
+    f = _FIELDS.get(node_type)
+    if f is None:
+        f = _FIELDS[node_type] = tuple(n for n in node_type._fields if n not in _SKIP_FIELDS)  # type: ignore[attr-defined]
+    return f
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """Direct children of `node`, in field order."""
+    """Direct children of `node`, in field order (expression contexts left out)."""
     out: list[ast.AST] = []
-    for name in node._fields:
+    for name in _FIELDS.get(type(node)) or fields(type(node)):
         value = getattr(node, name, None)
         if type(value) is list:
             out.extend(v for v in value if isinstance(v, _AST))
@@ -21,15 +46,16 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under `node` (depth-first, `node` included); order is unspecified."""
+    """Every node under `node` (`node` included; expression contexts left out); any order."""
     stack = [node]
-    pop, extend = stack.pop, stack.extend
+    pop, extend, append = stack.pop, stack.extend, stack.append
+    get_fields = _FIELDS.get
     while stack:
         n = pop()
         yield n
-        for name in n._fields:
+        for name in get_fields(type(n)) or fields(type(n)):
             value = getattr(n, name, None)
             if type(value) is list:
                 extend(v for v in value if isinstance(v, _AST))
             elif isinstance(value, _AST):
-                stack.append(value)
+                append(value)

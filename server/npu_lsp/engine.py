@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npu_lsp.astutil import child_nodes
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from npu_lsp.noqa import filter_suppressed
@@ -384,15 +385,7 @@ class _Walker:
                     self.run(r, node)
             if is_func:
                 func = node
-            children: list[ast.AST] = []
-            for name in node._fields:
-                value = getattr(node, name, None)
-                if isinstance(value, list):
-                    for v in value:
-                        if isinstance(v, ast.AST):
-                            children.append(v)
-                elif isinstance(value, ast.AST):
-                    children.append(value)
+            children = child_nodes(node)
             for child in reversed(children):  # reversed so nodes are visited in source order
                 parents[id(child)] = node
                 push((child, scope, func))

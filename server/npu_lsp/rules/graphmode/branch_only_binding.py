@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.control import bindings, bound_before, first_use_after
+from npu_lsp.rules.graphmode.control import bindings, name_events
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, terminates
 
@@ -76,9 +76,10 @@ class BranchOnlyBinding(GraphRule):
             where = "'while' loop body"
         if not only:
             return
-        before = bound_before(func, node.lineno)  # type: ignore[attr-defined]
+        events = name_events(ctx, func)
+        before = events.bound_before(node.lineno)  # type: ignore[attr-defined]
         for name in sorted(only - before):
-            use = first_use_after(func, name, end)
+            use = events.first_use_after(name, end)
             if use is None:
                 continue
             if isinstance(node, ast.If):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 
 from npu_lsp.astutil import child_nodes, walk
 from npu_lsp.engine import Context
@@ -59,51 +60,64 @@ def bindings(stmts: list[ast.stmt]) -> set[str]:
     return out
 
 
-def bound_before(func: ast.AST, line: int) -> set[str]:
-    """Parameters plus names stored in `func` on lines before `line`."""
-    out: set[str] = set()
-    args = getattr(func, "args", None)
-    if isinstance(args, ast.arguments):
-        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-            out.add(a.arg)
-        if args.vararg:
-            out.add(args.vararg.arg)
-        if args.kwarg:
-            out.add(args.kwarg.arg)
-    body = getattr(func, "body", [])
-    stack: list[ast.AST] = list(body) if isinstance(body, list) else []
-    while stack:
-        n = stack.pop()
-        if getattr(n, "lineno", 0) >= line and isinstance(n, ast.stmt):
-            # statements starting at/after the line cannot bind before it (compound ones may
-            # contain earlier lines only if they start earlier)
-            continue
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < line:
-            out.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-            continue
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            out.update(n.names)
-        elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue
-        stack.extend(child_nodes(n))
-    return out
+class NameEvents:
+    """Every load/store of a plain name in one function (nested functions included, since
+    closures read the same names), sorted by position; built once per function."""
+
+    def __init__(self, func: ast.AST) -> None:
+        self.params: set[str] = set()
+        args = getattr(func, "args", None)
+        if isinstance(args, ast.arguments):
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                self.params.add(a.arg)
+            for extra in (args.vararg, args.kwarg):
+                if extra is not None:
+                    self.params.add(extra.arg)
+        # (line, order, col, name, is_store); on one line a read precedes a store (`y = y + 1`)
+        events: list[tuple[int, int, int, str, bool]] = []
+        for n in walk(func):
+            if isinstance(n, ast.Name):
+                store = not isinstance(n.ctx, ast.Load)
+                events.append((n.lineno, 1 if store else 0, n.col_offset, n.id, store))
+            elif (
+                isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and n is not func
+            ):
+                events.append((n.lineno, 1, n.col_offset, n.name, True))
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                events.extend((n.lineno, 1, n.col_offset, name, True) for name in n.names)
+        events.sort()
+        self.events = events
+        self.names_at = {}  # type: dict[tuple[str, int], ast.Name]
+        for n in walk(func):
+            if isinstance(n, ast.Name):
+                self.names_at[(n.id, n.lineno * 100_000 + n.col_offset)] = n
+
+    def bound_before(self, line: int) -> set[str]:
+        """Parameters plus names stored on lines before `line`."""
+        out = set(self.params)
+        for ln, _o, _c, name, store in self.events:
+            if ln >= line:
+                break
+            if store:
+                out.add(name)
+        return out
+
+    def first_use_after(self, name: str, line: int) -> ast.Name | None:
+        """The first occurrence of `name` after `line`, if it is a read (else None)."""
+        i = bisect.bisect_right(self.events, (line, 2, 0, "", False))
+        for ln, _o, col, n, store in self.events[i:]:
+            if n == name:
+                return None if store else self.names_at.get((name, ln * 100_000 + col))
+        return None
 
 
-def first_use_after(func: ast.AST, name: str, line: int) -> ast.Name | None:
-    """The first occurrence of `name` after `line` in `func`, if it is a read (else None)."""
-    best: tuple[int, int, int] | None = None
-    best_node: ast.Name | None = None
-    for n in walk(func):
-        if isinstance(n, ast.Name) and n.id == name and n.lineno > line:
-            # on one line a read happens before a store (`y = y + 1`)
-            key = (n.lineno, 0 if isinstance(n.ctx, ast.Load) else 1, n.col_offset)
-            if best is None or key < best:
-                best, best_node = key, n
-    if best_node is not None and isinstance(best_node.ctx, ast.Load):
-        return best_node
-    return None
+def name_events(ctx: Context, func: ast.AST) -> NameEvents:
+    key = (NameEvents, id(func))
+    ev = ctx.cache.get(key)
+    if ev is None:
+        ev = ctx.cache[key] = NameEvents(func)
+    return ev
 
 
 def is_function(node: ast.AST) -> bool:

@@ -81,6 +81,7 @@ class Analyzer:
         self._classes: dict[int, ast.ClassDef | None] = {}
         self._self_info: dict[int, SelfInfo] = {}
         self._module_calls: dict[str, list[ast.Call]] | None = None
+        self._full = False
 
     # ------------------------------------------------------------------ entry points
     def flow(self, func: ast.AST | None) -> Flow:
@@ -216,12 +217,19 @@ class Analyzer:
             for k, ts in outer.types.items():
                 flow.types.setdefault(k, set(ts))
         bindings = list(self._bindings(body))
-        for _ in range(3):  # a few rounds reach the fixpoint for ordinary code
-            changed = False
-            for target, value, how in bindings:
-                changed |= self._bind(target, value, how, flow, func)
-            if not changed:
-                break
+        # Kinds first (cheap, to a fixpoint), then types/dtypes, which depend on kinds.
+        for full in (False, True, True):
+            self._full = full
+            changed = True
+            rounds = 0
+            while changed and rounds < 3:
+                changed = False
+                rounds += 1
+                for target, value, how in bindings:
+                    changed |= self._bind(target, value, how, flow, func)
+                if full:
+                    break
+        self._full = False
         return flow
 
     def _enclosing_function(self, func: ast.AST) -> ast.AST | None:
@@ -413,34 +421,43 @@ class Analyzer:
         return self._module_calls.get(func.name, [])
 
     def _bindings(self, body: list[ast.AST]) -> list[tuple[ast.AST, ast.AST | None, str]]:
-        """(target, value, how) for every binding in `body`, not descending into nested scopes."""
+        """(target, value, how) for every binding statement in `body`, not descending into
+        nested scopes. Only statements are visited: comprehension variables do not leak in
+        Python 3, and `:=` is rejected by graph mode anyway (MS110)."""
         out: list[tuple[ast.AST, ast.AST | None, str]] = []
-        stack = list(body)
+        stack: list[ast.AST] = list(body)
         while stack:
             node = stack.pop()
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    out.append((t, node.value, "="))
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                out.append((node.target, node.value, "="))
-            elif isinstance(node, ast.AugAssign):
-                out.append(
-                    (node.target, ast.BinOp(left=node.target, op=node.op, right=node.value), "=")
-                )
-            elif isinstance(node, (ast.For, ast.AsyncFor)):
-                out.append((node.target, node.iter, "for"))
-            elif isinstance(node, ast.NamedExpr):
-                out.append((node.target, node.value, "="))
-            elif isinstance(node, (ast.withitem,)) and node.optional_vars is not None:
-                out.append((node.optional_vars, node.context_expr, "="))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out.append((ast.Name(id=node.name), None, "def"))
+            t = type(node)
+            if t is ast.Assign:
+                for target in node.targets:  # type: ignore[attr-defined]
+                    out.append((target, node.value, "="))  # type: ignore[attr-defined]
                 continue
-            elif isinstance(node, (ast.Lambda, ast.ClassDef)):
+            if t is ast.AugAssign:
+                value = ast.BinOp(left=node.target, op=node.op, right=node.value)  # type: ignore[attr-defined]
+                out.append((node.target, value, "="))  # type: ignore[attr-defined]
                 continue
-            elif isinstance(node, ast.comprehension):
-                out.append((node.target, node.iter, "for"))
-            stack.extend(child_nodes(node))
+            if t is ast.AnnAssign:
+                if node.value is not None:  # type: ignore[attr-defined]
+                    out.append((node.target, node.value, "="))  # type: ignore[attr-defined]
+                continue
+            if t in (ast.FunctionDef, ast.AsyncFunctionDef):
+                out.append((ast.Name(id=node.name), None, "def"))  # type: ignore[attr-defined]
+                continue
+            if t in (ast.For, ast.AsyncFor):
+                out.append((node.target, node.iter, "for"))  # type: ignore[attr-defined]
+            elif t in (ast.With, ast.AsyncWith):
+                for item in node.items:  # type: ignore[attr-defined]
+                    if item.optional_vars is not None:
+                        out.append((item.optional_vars, item.context_expr, "="))
+            elif t is ast.ClassDef or not isinstance(
+                node, ast.stmt | ast.excepthandler | ast.match_case
+            ):
+                continue
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                block = getattr(node, name, None)
+                if block:
+                    stack.extend(block)
         return out
 
     def _bind(
@@ -469,6 +486,8 @@ class Analyzer:
                 changed |= self._set(t.value if isinstance(t, ast.Starred) else t, k, None, flow)
             return changed
         k = self._kind(value, flow, func)
+        if not self._full:  # kinds only until they settle; types and dtypes afterwards
+            return self._set(target, k, None, flow)
         t = self._type_class(value, flow, func)
         changed = self._set(target, k, t, flow)
         if isinstance(target, ast.Name):

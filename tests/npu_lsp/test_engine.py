@@ -1,0 +1,159 @@
+"""The engine's contract: pure, never crashes, reports syntax errors and rule crashes as
+diagnostics, routes other file types, and honours selection, per-file ignores and noqa."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+from npu_lsp import engine, registry
+from npu_lsp.config import Config
+from npu_lsp.diagnostics import Diagnostic, Span
+from npu_lsp.engine import Context, check_path, check_source, register_checker
+
+TRY = "from mindspore import nn\n\n\nclass Net(nn.Cell):\n    def construct(self, x):\n        try:\n            return x\n        except ValueError:\n            return x\n"
+
+
+def test_syntax_error_gives_one_al001_at_the_error() -> None:
+    diags = check_source(
+        "class Net(nn.Cell):\n    def construct(self, x)\n        return x\n", "a.py"
+    )
+    assert [(d.code, d.severity, d.span.line) for d in diags] == [("AL001", "error", 2)]
+    assert diags[0].message.startswith("SyntaxError:")
+    assert diags[0].span.end_column > diags[0].span.column
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = 1\x00\n",
+        "(" * 300 + ")" * 300,
+        "x = " + "-" * 200_000 + "1\n",
+        "def f(:\n",
+        "\ufeffimport os\n",
+    ],
+)
+def test_hostile_input_never_raises(text: str) -> None:
+    diags = check_source(text, "a.py")
+    assert all(d.code.startswith("AL") for d in diags)
+
+
+def test_deeply_nested_code_is_analysed_or_reported() -> None:
+    nested = "from mindspore import nn\n\n\nclass Net(nn.Cell):\n    def construct(self, x):\n"
+    depth = 90
+    for i in range(depth):
+        nested += "    " * (i + 2) + "if x.shape[0] > 1:\n"
+    nested += "    " * (depth + 2) + "del x\n" + "        return x\n"
+    diags = check_source(nested, "a.py")
+    assert [d.code for d in diags] in (["MS102"], ["AL001"])
+
+
+class _Boom(registry.Rule):
+    """## What it does\nCrashes.\n\n## Why is this bad?\nTest.\n\n## Example\nx\n\n## Fix safety\nNone."""
+
+    nodes = (ast.Try,)
+    graph_only = True
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        raise ZeroDivisionError("kaboom")
+
+
+@pytest.fixture
+def crashing_rule() -> Iterator[str]:
+    registry.rule(code="AL099", name="test-crash", severity="error", family="internal")(_Boom)
+    engine._dispatch_cache.clear()
+    try:
+        yield "AL099"
+    finally:
+        registry.RULES.pop("AL099", None)
+        registry._NAMES.pop("test-crash", None)
+        engine._dispatch_cache.clear()
+
+
+def test_a_crashing_rule_becomes_al003_and_others_still_run(crashing_rule: str) -> None:
+    diags = check_source(TRY, "a.py")
+    assert [d.code for d in diags] == ["MS101", "AL003"] or [d.code for d in diags] == [
+        "AL003",
+        "MS101",
+    ]
+    (internal,) = [d for d in diags if d.code == "AL003"]
+    assert "AL099" in internal.message and "ZeroDivisionError" in internal.message
+    assert internal.severity == "warning"
+
+
+def test_select_ignore_and_per_file_ignores(tmp_path: Path) -> None:
+    assert [d.code for d in check_source(TRY, "a.py", Config(select=("MS1",)))] == ["MS101"]
+    assert check_source(TRY, "a.py", Config(select=("NPU",))) == []
+    assert check_source(TRY, "a.py", Config(ignore=("MS101",))) == []
+    cfg = Config(per_file_ignores={"legacy/*.py": ("MS",)}, root=str(tmp_path))
+    assert check_source(TRY, str(tmp_path / "legacy" / "a.py"), cfg) == []
+    assert [d.code for d in check_source(TRY, str(tmp_path / "new" / "a.py"), cfg)] == ["MS101"]
+
+
+def test_internal_codes_cannot_be_selected_away() -> None:
+    assert [d.code for d in check_source("def (:\n", "a.py", Config(select=("MS101",)))] == [
+        "AL001"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("comment", "suppressed"),
+    [
+        ("# noqa", True),
+        ("# noqa: MS101", True),
+        ("# NOQA:MS1", True),
+        ("# noqa: NPU201", False),
+        ("", False),
+    ],
+)
+def test_noqa(comment: str, suppressed: bool) -> None:
+    text = TRY.replace("        try:", f"        try:  {comment}")
+    assert (check_source(text, "a.py") == []) is suppressed
+
+
+def test_other_file_types_are_routed_to_their_checker() -> None:
+    seen: list[str] = []
+
+    def checker(text: str, path: str, config: Config, ws: object) -> list[Diagnostic]:
+        seen.append(path)
+        return [Diagnostic("AL002", "custom", "error", Span(1, 1, 1, 2))]
+
+    register_checker("*.lenstest", checker)
+    try:
+        assert [d.message for d in check_source("{}", "x.lenstest")] == ["custom"]
+        assert check_source("x = 1\n", "x.py") == []
+        assert seen == ["x.lenstest"]
+    finally:
+        engine.LANGUAGES.pop()
+
+
+def test_check_path_refuses_binary_and_non_utf8(tmp_path: Path) -> None:
+    (tmp_path / "bin.py").write_bytes(b"abc\x00def")
+    (tmp_path / "latin.py").write_bytes(b"x = 1\ny = '\xe9'\n")
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
+    assert [d.code for d in check_path(tmp_path / "bin.py")] == ["AL002"]
+    (latin,) = check_path(tmp_path / "latin.py")
+    assert latin.code == "AL002" and latin.span.line == 2 and "UTF-8" in latin.message
+    assert check_path(tmp_path / "bom.py") == []
+    (missing,) = check_path(tmp_path / "nope.py")
+    assert missing.code == "AL002"
+
+
+def test_engine_does_not_import_pygls() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, npu_lsp.engine, npu_lsp.registry; npu_lsp.registry.load_all(); print('pygls' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "False"
+
+
+def test_large_file_is_analysed() -> None:
+    block = TRY.split("\n\n\n", 1)[1].replace("class Net", "class Net{i}")
+    text = "from mindspore import nn\n\n\n" + "\n\n".join(block.format(i=i) for i in range(2000))
+    diags = check_source(text, "big.py")
+    assert len(diags) == 2000 and {d.code for d in diags} == {"MS101"}

@@ -1,0 +1,249 @@
+"""Graph-scope resolution: what MindSpore compiles, at which level, through imports,
+aliases, helpers and other files of the workspace."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+from npu_lsp.config import Config
+from npu_lsp.engine import WorkspaceIndex, check_source
+from npu_lsp.scope import ScopeResolver
+
+
+def scopes(src: str, level: str | None = None) -> dict[str, str]:
+    """qualname -> level of every compiled function defined in `src`."""
+    tree = ast.parse(textwrap.dedent(src))
+    r = ScopeResolver(tree, "m.py", level)  # type: ignore[arg-type]
+    out = {}
+    for node in ast.walk(tree):
+        s = r.scope_for(node)
+        if s is not None:
+            out[s.qualname] = s.level
+    return out
+
+
+def codes(src: str, **cfg: object) -> list[tuple[int, str]]:
+    return [
+        (d.span.line, d.code) for d in check_source(textwrap.dedent(src), "m.py", Config(**cfg))
+    ]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "header, base",
+    [
+        ("import mindspore as ms", "ms.nn.Cell"),
+        ("from mindspore import nn", "nn.Cell"),
+        ("from mindspore.nn import Cell as C", "C"),
+        ("import mindspore.nn as mnn", "mnn.Cell"),
+        ("import mindspore", "mindspore.nn.Cell"),
+        ("import mindspore as ms\nnn = ms.nn", "nn.Cell"),
+        ("from mindspore import nn", "nn.SequentialCell"),
+    ],
+)
+def test_cell_bases_resolve_through_imports_and_aliases(header: str, base: str) -> None:
+    src = f"{header}\n\nclass Net({base}):\n    def construct(self, x):\n        return x\n"
+    assert scopes(src) == {"m.Net.construct": "lax"}
+
+
+def test_lookalike_bases_are_not_cells() -> None:
+    src = """
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def construct(self, x):
+            try:
+                return x
+            except ValueError:
+                return x
+    """
+    assert scopes(src) == {}
+    assert codes(src) == []
+
+
+def test_subclass_of_subclass_and_transitive_helpers() -> None:
+    src = """
+    from mindspore import nn
+
+    def module_helper(x):
+        del x
+        return 1
+
+    class Base(nn.Cell):
+        def step(self, x):
+            return module_helper(x)
+
+    class Net(Base):
+        def construct(self, x):
+            return self.middle(x)
+
+        def middle(self, x):
+            return self.step(x)
+
+        def never_called(self, x):
+            del x
+
+        def __init__(self):
+            super().__init__()
+            del self.missing
+    """
+    assert scopes(src) == {
+        "m.Net.construct": "lax",
+        "m.Net.middle": "lax",
+        "m.Base.step": "lax",
+        "m.module_helper": "lax",
+    }
+    diags = check_source(textwrap.dedent(src), "m.py", Config())
+    assert [(d.span.line, d.code) for d in diags] == [(5, "MS102")]
+    # the helper's diagnostic names the call site that compiles it
+    (related,) = diags[0].related
+    assert related.span.line == 10 and "Base.step" in related.message
+
+
+@pytest.mark.parametrize(
+    "decorator, expected",
+    [
+        ("@ms.jit", {"m.f": "lax"}),
+        ("@jit", {"m.f": "lax"}),
+        ("@ms.jit(fullgraph=True)", {"m.f": "strict"}),
+        ("@ms.jit(fullgraph=False)", {"m.f": "lax"}),
+        ('@ms.jit(capture_mode="bytecode")', {}),
+        ("@ms_function", {"m.f": "lax"}),
+        ("@staticmethod", {}),
+    ],
+)
+def test_jit_decorators(decorator: str, expected: dict[str, str]) -> None:
+    src = f"import mindspore as ms\nfrom mindspore import jit, ms_function\n\n{decorator}\ndef f(x):\n    return x\n"
+    assert scopes(src) == expected
+
+
+def test_functions_wrapped_by_jit_call_and_jit_class_methods() -> None:
+    src = """
+    import mindspore as ms
+
+    def f(x):
+        return x
+
+    def g(x):
+        return x
+
+    fast = ms.jit(f)
+    strict = ms.jit(g, fullgraph=True)
+
+    @ms.jit_class
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+
+        def apply(self, x):
+            return x * self.k
+    """
+    assert scopes(src) == {"m.f": "lax", "m.g": "strict", "m.Scaler.apply": "lax"}
+
+
+def test_syntax_level_precedence() -> None:
+    src = """
+    import mindspore as ms
+    from mindspore import nn
+
+    ms.set_context(jit_syntax_level=ms.STRICT)
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            return self.helper(x)
+
+        def helper(self, x):
+            return x
+
+    class Configured(nn.Cell):
+        def construct(self, x):
+            return x
+
+    @ms.jit
+    def plain(x):
+        return x
+
+    c = Configured()
+    c.set_jit_config(ms.JitConfig(jit_syntax_level=ms.LAX))
+    """
+    # set_context reaches Cells (and their helpers) but not plain @jit functions;
+    # a per-cell JitConfig beats the context.
+    assert scopes(src) == {
+        "m.Net.construct": "strict",
+        "m.Net.helper": "strict",
+        "m.Configured.construct": "lax",
+        "m.plain": "lax",
+    }
+    # the configured level (as MS_DEV_JIT_SYNTAX_LEVEL) beats everything
+    assert set(scopes(src, "lax").values()) == {"lax"}
+    assert set(scopes(src, "strict").values()) == {"strict"}
+
+
+def test_environment_variable_set_in_the_file_is_highest() -> None:
+    src = """
+    import os
+    import mindspore as ms
+    os.environ["MS_DEV_JIT_SYNTAX_LEVEL"] = "0"
+
+    @ms.jit(fullgraph=False)
+    def f(x):
+        return x
+    """
+    assert scopes(src) == {"m.f": "strict"}
+
+
+def test_pynative_file_compiles_only_jit_functions() -> None:
+    src = """
+    import mindspore as ms
+    from mindspore import nn
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            return x
+
+    @ms.jit
+    def f(x):
+        return x
+    """
+    assert scopes(src) == {"m.f": "lax"}
+
+
+def test_workspace_resolves_bases_and_helpers_across_files(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    base = tmp_path / "pkg" / "base.py"
+    base.write_text("from mindspore import nn\n\n\nclass Block(nn.Cell):\n    pass\n")
+    utils = tmp_path / "pkg" / "utils.py"
+    utils.write_text("def helper(x):\n    del x\n    return 0\n\n\ndef unused(x):\n    del x\n")
+    model = tmp_path / "pkg" / "model.py"
+    model.write_text(
+        "from pkg.base import Block\nfrom .utils import helper\n\n\n"
+        "class Net(Block):\n    def construct(self, x):\n        try:\n            return helper(x)\n"
+        "        except ValueError:\n            return x\n"
+    )
+    ws = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    assert len(ws) == 4
+    cfg = Config()
+    got = [(d.span.line, d.code) for d in check_source(model.read_text(), str(model), cfg, ws)]
+    assert got == [(7, "MS101")]
+    diags = check_source(utils.read_text(), str(utils), cfg, ws)
+    assert [(d.span.line, d.code) for d in diags] == [(2, "MS102")]
+    assert diags[0].related[0].path == str(model.resolve())
+    # without the workspace neither file knows the other
+    assert check_source(model.read_text(), str(model), cfg) == []
+    # incremental update: the helper stops being called
+    ws.update(str(model), model.read_text().replace("return helper(x)", "return x"))
+    assert check_source(utils.read_text(), str(utils), cfg, ws) == []
+    ws.remove(str(model))
+    assert len(ws) == 3
+
+
+def test_unparsable_update_keeps_last_good_summary(tmp_path: Path) -> None:
+    ws = WorkspaceIndex(tmp_path)
+    p = str(tmp_path / "a.py")
+    assert ws.update(p, "from mindspore import nn\nclass A(nn.Cell):\n    pass\n")
+    assert not ws.update(p, "class A(:\n")
+    assert ws.module("a") is not None and "A" in ws.module("a").classes  # type: ignore[union-attr]
