@@ -101,8 +101,8 @@ def start_thread(*args: Any) -> tuple[int, int]:
     fn, fn_args = parse("OO", args)
     if not callable(fn):
         raise TypeError("parameter must be callable")
-    call_args = fn_args if isinstance(fn_args, list | tuple) else [fn_args]
-    t = threading.Thread(target=fn, args=tuple(call_args), daemon=True)
+    # pyACL calls fn(args) with the list as one argument (samples unpack it themselves).
+    t = threading.Thread(target=fn, args=(fn_args,), daemon=True)
     t.start()
     assert t.ident is not None
     _threads[t.ident] = t

@@ -88,6 +88,7 @@ class Runtime:
         self.streams_by_device: dict[int, int] = {}
         self.callbacks: dict[int, list[tuple[object, object, Stream]]] = {}
         self.callback_cv = threading.Condition(self.lock)
+        self.running_callbacks = 0  # callbacks a report thread is executing right now
         self.sys_params: dict[int, int] = {}  # aclrtSetSysParamOpt values
         self.tls = _ThreadState()
 

@@ -282,7 +282,13 @@ def process_report(rt: Runtime, timeout_ms: int) -> None:
                 codes.ACL_ERROR_RT_REPORT_TIMEOUT, api, f"no callback within {timeout_ms} ms"
             )
         batch = rt.callbacks.pop(me)
-    _run(batch)
+        rt.running_callbacks += len(batch)
+    try:
+        _run(batch)
+    finally:
+        with rt.callback_cv:
+            rt.running_callbacks -= len(batch)
+            rt.callback_cv.notify_all()
 
 
 def _run(batch: list[tuple[object, object, Stream]]) -> None:
@@ -291,14 +297,31 @@ def _run(batch: list[tuple[object, object, Stream]]) -> None:
         fn(data)  # type: ignore[operator]
 
 
+# How long a stream synchronisation waits for the subscribed report thread before it runs
+# the stream's callbacks itself (a script whose report thread died would hang otherwise).
+CALLBACK_WAIT_S = 10.0
+
+
 def _run_callbacks_for(rt: Runtime, s: Stream) -> None:
-    """A stream sync includes its callbacks; run the ones nobody processed yet inline."""
-    if s.subscriber is None:
+    """A stream sync includes its callbacks: wait for the report thread to run them."""
+    sub = s.subscriber
+    if sub is None:
         return
+
+    def done() -> bool:
+        queued = rt.callbacks.get(sub) or ()
+        return not any(c[2] is s for c in queued) and rt.running_callbacks == 0
+
     with rt.callback_cv:
-        queued = rt.callbacks.get(s.subscriber)
+        if sub != threading.get_ident() and _thread_alive(sub):
+            rt.callback_cv.wait_for(done, CALLBACK_WAIT_S)
+        queued = rt.callbacks.get(sub)
         if not queued:
             return
         mine = [c for c in queued if c[2] is s]
-        rt.callbacks[s.subscriber] = [c for c in queued if c[2] is not s]
+        rt.callbacks[sub] = [c for c in queued if c[2] is not s]
     _run(mine)
+
+
+def _thread_alive(ident: int) -> bool:
+    return any(t.ident == ident and t.is_alive() for t in threading.enumerate())

@@ -33,6 +33,7 @@ def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Comp
         ("rt_memory_round_trip.py", "memory ok\n"),
         ("rt_stream_event.py", "streams ok\n"),
         ("threads.py", "threads ok\n"),
+        ("rt_callback.py", "callbacks ok\n"),
     ],
 )
 def test_pyacl_scripts_pass(script: str, stdout: str) -> None:
