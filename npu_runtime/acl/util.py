@@ -36,6 +36,14 @@ def numpy_to_ptr(*args: Any) -> int:
         DeprecationWarning,
         stacklevel=2,
     )
+    if not arr.flags.c_contiguous:
+        # The address is the first element's; copies read it as if the array were dense.
+        warnings.warn(
+            "acl.util.numpy_to_ptr: the array is not contiguous; "
+            "use acl.util.numpy_contiguous_to_ptr",
+            UserWarning,
+            stacklevel=2,
+        )
     return _rt.hostmem.register_array(arr, user_site(2))
 
 
