@@ -302,7 +302,7 @@ def _nodes_near(
             stack.append((child, child if isinstance(child, ast.ClassDef) else cls))
 
 
-def _module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
+def module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
     """Top-level statements, looking into module-level if/try/with blocks."""
     stack: list[ast.stmt] = list(reversed(tree.body))
     while stack:
@@ -322,7 +322,7 @@ def _module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
 def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> None:
     """Find set_context / set_jit_config / ms.jit(fn) / os.environ level settings anywhere."""
     var_types: dict[str, str] = {}
-    for st in _module_statements(tree):
+    for st in module_statements(tree):
         if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
             callee = info.resolve(st.value.func)
             for t in st.targets:

@@ -34,6 +34,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     range_of_tensor,
     self_attribute_assignment,
     self_list_mutation,
+    self_referencing_input,
     set_literal,
     tensor_attribute_assignment,
     tensor_dict_key,

@@ -57,9 +57,32 @@ class CellsInPythonList(Rule):
             init = cls.methods.get("__init__")
             if init is None or not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
                 continue
+            empty_lists: set[str] = set()
             for st in init.body:
                 if isinstance(st, ast.Assign):
                     yield from self._check_assign(st, ctx)
+                    if isinstance(st.value, ast.List) and not st.value.elts:
+                        empty_lists.update(_self_attrs(st.targets))
+                elif empty_lists:
+                    yield from self._check_appends(st, empty_lists, ctx)
+
+    def _check_appends(self, st: ast.stmt, lists: set[str], ctx: Context) -> Iterable[Diagnostic]:
+        """`self.layers = []` then `self.layers.append(nn.Dense(...))`, possibly in a loop."""
+        stmts = [st, *(st.body if isinstance(st, (ast.For, ast.While)) else [])]
+        for s in stmts:
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)):
+                continue
+            call = s.value
+            f = call.func
+            if not (isinstance(f, ast.Attribute) and f.attr in ("append", "insert", "extend")):
+                continue
+            attrs = _self_attrs([f.value])
+            if attrs & lists and call.args and self._is_cell_call(call.args[-1], ctx):
+                yield ctx.diagnostic(
+                    self,
+                    call,
+                    f"sub-cells in a plain list are not registered; make `self.{next(iter(attrs))}` an `nn.CellList`",
+                )
 
     def _check_assign(self, node: ast.Assign, ctx: Context) -> Iterable[Diagnostic]:
         value = node.value
@@ -118,3 +141,11 @@ class CellsInPythonList(Rule):
             ),
             safe=True,
         )
+
+
+def _self_attrs(targets: list[ast.expr]) -> set[str]:
+    return {
+        t.attr
+        for t in targets
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    }

@@ -683,6 +683,10 @@ class Analyzer:
             return "dict"
         if isinstance(e, ast.Lambda):
             return "function"
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
+            builtin = {"list": "list", "tuple": "tuple", "dict": "dict"}.get(e.func.id)
+            if builtin and self.ctx.qualname(e.func) == f"builtins.{e.func.id}":
+                return builtin
         if isinstance(e, ast.Name):
             ts = flow.types.get(e.id)
             if e.id in flow.functions:

@@ -43,6 +43,12 @@ _CELL_METHODS = frozenset(
         "register_backward_pre_hook",
         "state_dict",
         "load_state_dict",
+        "init_parameters_data",
+        "set_param_ps",
+        "set_comm_fusion",
+        "remove_redundant_parameters",
+        "load_parameter_slice",
+        "parameters_broadcast_dict",
         "parameters_dict",
         "parameters_and_names",
     }
@@ -123,11 +129,11 @@ class JitForbiddenApi(GraphRule):
                 node,
                 f"`Cell.{func.attr}` cannot be called in compiled code (JIT-forbidden API); call it in `__init__`",
             )
-        elif func.attr == "set_data" and on_sub and isinstance(recv, ast.Attribute):
+        elif func.attr in ("set_data", "init_data") and on_sub and isinstance(recv, ast.Attribute):
             info = analyzer(ctx).self_info(analyzer(ctx).owner_class(ctx.function))
             if recv.attr in info.parameters:
                 yield ctx.diagnostic(
                     self,
                     node,
-                    "`Parameter.set_data` cannot be called in compiled code (JIT-forbidden API); use `ops.assign`",
+                    f"`Parameter.{func.attr}` cannot be called in compiled code (JIT-forbidden API); use `ops.assign`",
                 )
