@@ -103,9 +103,11 @@ class DeviceMemory:
         self.base = device_base(device_id)
         self.capacity = capacity
         self._lock = threading.Lock()
-        # free blocks as offsets: sorted starts + start -> size
-        self._free_starts: list[int] = [0]
+        # free blocks as offsets, three views kept in step: start -> size, sorted starts
+        # (for merging neighbours) and sorted (size, start) (for best fit in O(log n))
         self._free: dict[int, int] = {0: capacity}
+        self._free_starts: list[int] = [0]
+        self._by_size: list[tuple[int, int]] = [(capacity, 0)]
         self._live_starts: list[int] = []
         self.live: dict[int, Block] = {}
         self.freed: dict[int, Block] = {}
@@ -192,32 +194,33 @@ class DeviceMemory:
         return block
 
     def _take(self, need: int, align: int) -> int | None:
-        """Best fit: the smallest free block that holds `need` at `align`."""
-        best: tuple[int, int, int] | None = None  # (waste, start, aligned)
-        for start in self._free_starts:
-            size = self._free[start]
+        """Best fit: the smallest free block that holds `need` at `align` (lowest address on ties)."""
+        by_size = self._by_size
+        for k in range(bisect.bisect_left(by_size, (need, -1)), len(by_size)):
+            size, start = by_size[k]
             aligned = (start + align - 1) // align * align
             if aligned + need <= start + size:
-                waste = size - need
-                if best is None or waste < best[0]:
-                    best = (waste, start, aligned)
-                    if waste == 0:
-                        break
-        if best is None:
+                break
+        else:
             return None
-        _, start, aligned = best
-        size = self._free.pop(start)
-        del self._free_starts[bisect.bisect_left(self._free_starts, start)]
+        self._remove_free(start)
         if aligned > start:  # keep the alignment gap free
-            self._insert_free(start, aligned - start)
+            self._add_free(start, aligned - start)
         tail = start + size - (aligned + need)
         if tail:
-            self._insert_free(aligned + need, tail)
+            self._add_free(aligned + need, tail)
         return aligned
 
-    def _insert_free(self, start: int, size: int) -> None:
+    def _add_free(self, start: int, size: int) -> None:
         self._free[start] = size
         bisect.insort(self._free_starts, start)
+        bisect.insort(self._by_size, (size, start))
+
+    def _remove_free(self, start: int) -> int:
+        size = self._free.pop(start)
+        del self._free_starts[bisect.bisect_left(self._free_starts, start)]
+        del self._by_size[bisect.bisect_left(self._by_size, (size, start))]
+        return size
 
     def free(self, addr: int, site: SourceSite | None = None) -> Block | None:
         """Release the block starting at `addr`; None if no live block starts there."""
@@ -245,19 +248,17 @@ class DeviceMemory:
         """Return [off, off+size) to the free list, merging with its neighbours."""
         i = bisect.bisect_left(self._free_starts, off)
         if i < len(self._free_starts) and self._free_starts[i] == off + size:
-            nxt = self._free_starts.pop(i)
-            size += self._free.pop(nxt)
+            size += self._remove_free(off + size)
         if i > 0:
             prev = self._free_starts[i - 1]
             if prev + self._free[prev] == off:
-                self._free[prev] += size
-                return
-        self._free[off] = size
-        self._free_starts.insert(i, off)
+                size += self._remove_free(prev)
+                off = prev
+        self._add_free(off, size)
 
     # -- figures --------------------------------------------------------------------
     def _largest_locked(self) -> int:
-        return max(self._free.values(), default=0)
+        return self._by_size[-1][0] if self._by_size else 0
 
     def free_bytes(self) -> int:
         return self.capacity - self.used
