@@ -2,8 +2,8 @@
 
 For editors without the Jupyter extension (and the VS Code extension's own notebook
 controller). One JSON object per line each way; docs/kernel.md lists every message.
-Requests: execute, interrupt, restart, shutdown. Events: ready, output, clear_output,
-reply, error, died. Only protocol goes to stdout; the kernel's own stdout and all logs
+Requests: execute, interrupt, restart, state, shutdown. Events: ready, output,
+clear_output, reply, state, error, died. Only protocol goes to stdout; the kernel's own stdout and all logs
 go to stderr.
 """
 
@@ -13,13 +13,13 @@ import asyncio
 import contextlib
 import json
 import logging
-import queue
 import subprocess
 import sys
 import threading
+import uuid
 from typing import Any, TextIO
 
-from npu_kernel import KERNEL_NAME
+from npu_kernel import KERNEL_NAME, STATE_COMM_TARGET
 
 log = logging.getLogger("npu_kernel.bridge")
 
@@ -74,7 +74,9 @@ class Bridge:
         self._executions: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._current: asyncio.Task[None] | None = None
         self._current_id: Any = None
-        self._generation = 0  # bumped by restart: replies of older kernels are dropped
+        self._waiters: dict[str, asyncio.Queue[dict[str, Any]]] = {}  # msg_id -> its iopub
+        self._pump: asyncio.Task[None] | None = None
+        self._state_comm = ""
 
     # Output ----------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
@@ -88,7 +90,35 @@ class Bridge:
         await self.kc.wait_for_ready(timeout=READY_TIMEOUT_S)
         msg_id = self.kc.kernel_info()
         reply = await self._shell_reply(msg_id)
+        self._pump = asyncio.ensure_future(self._pump_iopub())
+        # Our own `ascend-lens.state` comm: its messages become `state` events.
+        self._state_comm = uuid.uuid4().hex
+        content = {"comm_id": self._state_comm, "target_name": STATE_COMM_TARGET, "data": {}}
+        self.kc.shell_channel.send(self.kc.session.msg("comm_open", content))
         return dict(reply["content"])
+
+    async def _disconnect(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+            self._pump = None
+        self.kc.stop_channels()
+
+    async def _pump_iopub(self) -> None:
+        """Route iopub: state comm messages to `state` events, the rest to their request."""
+        while True:
+            msg: dict[str, Any] = await self.kc.get_iopub_msg()
+            kind = msg["header"]["msg_type"]
+            content = msg["content"]
+            if kind == "comm_msg" and content.get("comm_id") == self._state_comm:
+                data = content.get("data", {})
+                if data.get("type") == "state":
+                    self.send({"type": "state", "reason": data["reason"], "state": data["state"]})
+                continue
+            waiter = self._waiters.get(msg["parent_header"].get("msg_id", ""))
+            if waiter is not None:
+                waiter.put_nowait(msg)
 
     async def start(self) -> None:
         # The kernel never sees our stdin, and its stdout goes to our stderr: stdout is
@@ -117,13 +147,20 @@ class Bridge:
     async def _execute(self, req: dict[str, Any]) -> None:
         rid = req.get("id")
         msg_id = self.kc.execute(req["code"], store_history=True, allow_stdin=False)
+        # Registered before the first await, so the pump cannot miss a message.
+        waiter: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._waiters[msg_id] = waiter
+        try:
+            await self._relay(rid, msg_id, waiter)
+        finally:
+            del self._waiters[msg_id]
+
+    async def _relay(self, rid: Any, msg_id: str, waiter: asyncio.Queue[dict[str, Any]]) -> None:
         while True:
-            msg = await self._iopub_or_death()
+            msg = await self._next_or_death(waiter)
             if msg is None:
                 self.send({"type": "reply", "id": rid, "status": "aborted", "reason": "died"})
                 return
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
             kind = msg["header"]["msg_type"]
             if kind == "status" and msg["content"]["execution_state"] == "idle":
                 break
@@ -144,13 +181,12 @@ class Bridge:
             }
         )
 
-    async def _iopub_or_death(self) -> dict[str, Any] | None:
-        """The next iopub message, or None once the kernel process has died."""
+    async def _next_or_death(self, waiter: asyncio.Queue[dict[str, Any]]) -> dict[str, Any] | None:
+        """The request's next iopub message, or None once the kernel process has died."""
         while True:
             try:
-                msg: dict[str, Any] = await self.kc.get_iopub_msg(timeout=0.5)
-                return msg
-            except queue.Empty:
+                return await asyncio.wait_for(waiter.get(), timeout=0.5)
+            except asyncio.TimeoutError:
                 if not await self.km.is_alive():
                     self.send({"type": "died", "exit_code": self._exit_code()})
                     return None
@@ -188,14 +224,20 @@ class Bridge:
             await self._restart()
             self.send({"type": "reply", "id": rid, "status": "ok"})
             return True
+        if kind == "state":
+            data = {"comm_id": self._state_comm, "data": {"request": "state"}}
+            self.kc.shell_channel.send(self.kc.session.msg("comm_msg", data))
+            self.send({"type": "reply", "id": rid, "status": "ok"})
+            return True
         if kind == "shutdown":
             await self._abort_all("shutdown")
-            self.kc.stop_channels()
+            await self._disconnect()
             await self.km.shutdown_kernel()
             self.send({"type": "reply", "id": rid, "status": "ok"})
             return False
         raise BridgeError(
-            f"unknown request type {kind!r}; expected execute, interrupt, restart or shutdown"
+            f"unknown request type {kind!r}; "
+            "expected execute, interrupt, restart, state or shutdown"
         )
 
     async def _abort_all(self, reason: str) -> None:
@@ -214,7 +256,7 @@ class Bridge:
 
     async def _restart(self) -> None:
         await self._abort_all("restart")
-        self.kc.stop_channels()
+        await self._disconnect()
         await self.km.restart_kernel(now=False)
         info = await self._connect()
         self.send(

@@ -145,7 +145,7 @@ def test_bad_requests_get_error_events(bridge: BridgeProcess) -> None:
     assert event == {
         "type": "error",
         "id": 9,
-        "message": "unknown request type 'fly'; expected execute, interrupt, restart or shutdown",
+        "message": "unknown request type 'fly'; expected execute, interrupt, restart, state or shutdown",
     }
     bridge.send({"type": "execute", "id": 10})
     assert bridge.next()["message"] == '"execute" needs a string "code"'
@@ -181,5 +181,34 @@ def test_kernel_death_aborts_the_cell(bridge: BridgeProcess) -> None:
     bridge.send({"type": "execute", "id": "again", "code": "print('back')"})
     _, seen = bridge.until("reply", "again")
     assert outputs(seen, "again")[0]["text"] == "back\n"
+    bridge.send({"type": "shutdown", "id": "s"})
+    bridge.until("reply", "s")
+
+
+def test_state_events_follow_each_execution(bridge: BridgeProcess) -> None:
+    bridge.until("ready")
+    opened, _ = bridge.until("state")
+    assert opened["reason"] == "open" and opened["state"]["started"] is False
+    bridge.send(
+        {
+            "type": "execute",
+            "id": "a",
+            "code": "import acl\nacl.init()\nacl.rt.set_device(2)\np, _ = acl.rt.malloc(1000, 0)",
+        }
+    )
+    reply, seen = bridge.until("reply", "a")
+    (pushed,) = [e for e in seen if e["type"] == "state"]  # before the reply
+    assert pushed["reason"] == "execute"
+    (device,) = pushed["state"]["devices"]
+    assert device["id"] == 2 and device["memory"]["allocations"] == 1
+    bridge.send({"type": "state", "id": "q"})
+    answer, _ = bridge.until("reply", "q")
+    assert answer["status"] == "ok"
+    asked, _ = bridge.until("state")
+    assert asked["reason"] == "request" and asked["state"]["devices"] == pushed["state"]["devices"]
+    bridge.send({"type": "restart", "id": "r"})
+    bridge.until("ready")
+    reopened, _ = bridge.until("state")  # the restarted kernel gets a state comm too
+    assert reopened["reason"] == "open" and reopened["state"]["started"] is False
     bridge.send({"type": "shutdown", "id": "s"})
     bridge.until("reply", "s")
