@@ -67,6 +67,13 @@ class SelfAttributeAssignment(GraphRule):
         a = analyzer(ctx)
         params = a.self_info(a.owner_class(ctx.function)).parameters
         for t in targets:
+            if self._on_jit_class_member(t, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT, attributes of the jit_class instance `{ctx.segment(t.value)}` cannot be set",  # type: ignore[attr-defined]
+                )
+                continue
             if (
                 isinstance(t, ast.Attribute)
                 and isinstance(t.value, ast.Name)
@@ -77,3 +84,23 @@ class SelfAttributeAssignment(GraphRule):
                     node,
                     f"under STRICT, `self.{t.attr}` can only be modified if it is a Parameter",
                 )
+
+    @staticmethod
+    def _on_jit_class_member(t: ast.expr, ctx: Context) -> bool:
+        """`self.inner.x = ...` where `self.inner` holds a `@jit_class` instance."""
+        if not (
+            isinstance(t, ast.Attribute)
+            and isinstance(t.value, ast.Attribute)
+            and isinstance(t.value.value, ast.Name)
+            and t.value.value.id == "self"
+        ):
+            return False
+        cls = analyzer(ctx).owner_class(ctx.function)
+        info = ctx.scopes.info
+        owner = info.classes.get(cls.name) if cls is not None else None
+        target = owner.attr_types.get(t.value.attr) if owner else None
+        if target is None:
+            return False
+        mod, _, name = target.rpartition(".")
+        held = info.classes.get(name) if mod == info.module else None
+        return bool(held and held.jit_class)
