@@ -31,6 +31,7 @@ SHIM_DIR = str(Path(__file__).resolve().parent / "_shim")
 # (module, context-manager function) per optional part; missing modules are skipped.
 LAUNCH_HOOKS: list[tuple[str, str]] = [
     ("npu_runtime.profiler.cli_hook", "profiling"),
+    ("npu_runtime.dump.cli_hook", "dumping"),
 ]
 
 
@@ -201,6 +202,7 @@ def _report_leaks_at_exit() -> None:
     rt = get_runtime()
     if not rt.sanitizer.enabled:
         return
+    rt.report_host_leaks("exit", None)
     for dev in list(rt.devices.values()):
         for block in list(dev.memory.live.values()):
             rt.sanitizer.report(

@@ -30,6 +30,7 @@ from npu_runtime.core.sanitizer import Sanitizer
 from npu_runtime.core.stream import Stream
 from npu_runtime.devices import DeviceProfile, get_profile
 from npu_runtime.errors import AclError, codes
+from npu_runtime.records import SourceSite
 from npu_runtime.sites import user_site
 
 ENV_DEVICE = "NPU_DEVICE"
@@ -167,7 +168,21 @@ class Runtime:
                 raise self.fail(codes.ACL_ERROR_UNINITIALIZE, api, "acl.init was never called")
             for dev_id in list(self.devices):
                 self._release_device(dev_id, api)
+            self.report_host_leaks(api, user_site(1))
             self.initialized = False
+
+    def report_host_leaks(self, api: str, site: SourceSite | None) -> None:
+        """malloc_host blocks never freed are leaks too (sanitizer); they are released."""
+        for buf in self.hostmem.live_pinned():
+            if self.sanitizer.enabled:
+                self.sanitizer.report(
+                    "leak",
+                    api,
+                    f"{buf.size} bytes of host memory at 0x{buf.start:x} (malloc_host) were never freed",
+                    site=site,
+                    alloc_site=buf.site,
+                )
+            self.hostmem.free_host(buf.start)
 
     def require_init(self, api: str) -> None:
         if not self.initialized:
@@ -280,6 +295,8 @@ class Runtime:
         except AclError as e:
             self.report(e)
             raise
+        if hooks.sync_listeners:
+            hooks.emit_sync(dev.id)
 
     # -- contexts -------------------------------------------------------------------
     def create_context(self, device_id: int) -> int:

@@ -148,3 +148,11 @@ def test_findings_reach_error_listeners_and_can_be_switched_off(rt: Runtime) -> 
         assert [e.kind for e in seen] == ["sanitizer", "error", "error"]
     finally:
         hooks.remove_error_listener(seen.append)
+
+
+def test_host_leak_at_finalize(rt: Runtime, user_code: Callable[..., dict[str, Any]]) -> None:
+    src = PRELUDE + "p = transfer.malloc_host(rt, 128)  # @alloc\nrt.finalize()\n"
+    user_code(src)
+    f = _one(rt, "leak")
+    assert f.alloc_site.line == _lines(src)["alloc"]
+    assert "128 bytes of host memory" in f.detail
