@@ -87,7 +87,9 @@ def _bmm_infer(inputs: Sequence[Spec], attrs: Attrs) -> list[Spec]:
     return [Spec((*batch, m, n), out_dtype(dt))]
 
 
-def _product(inputs: list[np.ndarray], ta: bool, tb: bool) -> list[np.ndarray]:
+def _product(
+    inputs: list[np.ndarray], ta: bool, tb: bool, out: list[np.ndarray] | None
+) -> list[np.ndarray]:
     a, b = inputs[0], inputs[1]
     acc = np.dtype(np.int32) if a.dtype == I8 else F32
     a = a.astype(acc, copy=False)
@@ -96,11 +98,16 @@ def _product(inputs: list[np.ndarray], ta: bool, tb: bool) -> list[np.ndarray]:
         a = np.swapaxes(a, -1, -2)
     if tb:
         b = np.swapaxes(b, -1, -2)
-    out = np.matmul(a, b)
+    dst = out[0] if out else None
+    if dst is not None and dst.dtype == acc and len(inputs) == 2:
+        # The accumulator type is the output type: write straight into device memory.
+        np.matmul(a, b, out=dst)
+        return [dst]
+    result = np.matmul(a, b)
     if len(inputs) == 3:
-        out = out + inputs[2].astype(acc, copy=False)
+        result = result + inputs[2].astype(acc, copy=False)
     with numerics.quiet():
-        return [numerics.round_to(out, out_dtype(inputs[0].dtype))]
+        return [numerics.round_to(result, out_dtype(inputs[0].dtype))]
 
 
 def _matmul_cost(inputs: Sequence[Spec], outputs: Sequence[Spec], attrs: Attrs) -> Work:
@@ -126,13 +133,15 @@ def _matmul_cost(inputs: Sequence[Spec], outputs: Sequence[Spec], attrs: Attrs) 
     inputs=("x1", "x2", "bias (optional)"),
     attrs={"transpose_x1": "bool = false", "transpose_x2": "bool = false"},
     aliases=("MatMulV2",),
+    writes_out=True,
 )
-def matmul(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
+def matmul(
+    inputs: list[np.ndarray], attrs: Attrs, out: list[np.ndarray] | None = None
+) -> list[np.ndarray]:
     """2-D matrix product x1 @ x2 (+ bias) on the Cube: fp16/bf16 inputs accumulate in
     float32 and round once; int8 accumulates and writes int32."""
-    return _product(
-        inputs, bool(attrs.get("transpose_x1", False)), bool(attrs.get("transpose_x2", False))
-    )
+    ta, tb = bool(attrs.get("transpose_x1", False)), bool(attrs.get("transpose_x2", False))
+    return _product(inputs, ta, tb, out)
 
 
 @op(
@@ -143,8 +152,12 @@ def matmul(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     inputs=("x1", "x2", "bias (optional)"),
     attrs={"adj_x1": "bool = false", "adj_x2": "bool = false"},
     aliases=("BatchMatMulV2",),
+    writes_out=True,
 )
-def batch_matmul(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
+def batch_matmul(
+    inputs: list[np.ndarray], attrs: Attrs, out: list[np.ndarray] | None = None
+) -> list[np.ndarray]:
     """Batched matrix product over the last two dims, batch dims broadcast as numpy does;
     same numerics as MatMul."""
-    return _product(inputs, bool(attrs.get("adj_x1", False)), bool(attrs.get("adj_x2", False)))
+    ta, tb = bool(attrs.get("adj_x1", False)), bool(attrs.get("adj_x2", False))
+    return _product(inputs, ta, tb, out)

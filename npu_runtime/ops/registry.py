@@ -95,6 +95,9 @@ class OpDef:
     attrs: Mapping[str, str] = field(default_factory=dict)  # attr name -> "type = default"
     inputs: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    # The kernel takes `out=` (destination arrays in device memory) and may write there
+    # directly, saving a temporary and a copy on large outputs.
+    writes_out: bool = False
 
 
 REGISTRY: dict[str, OpDef] = {}
@@ -109,6 +112,7 @@ def op(
     inputs: Sequence[str],
     attrs: Mapping[str, str] | None = None,
     aliases: Sequence[str] = (),
+    writes_out: bool = False,
 ) -> Callable[[KernelFn], KernelFn]:
     """Register the decorated numpy kernel as op `name` (and its `aliases`)."""
 
@@ -122,7 +126,16 @@ def op(
         if not doc:
             raise ValueError(f"op {name!r}: the kernel needs a docstring (it is published)")
         d = OpDef(
-            name, unit, infer, kernel, cost, doc, dict(attrs or {}), tuple(inputs), tuple(aliases)
+            name,
+            unit,
+            infer,
+            kernel,
+            cost,
+            doc,
+            dict(attrs or {}),
+            tuple(inputs),
+            tuple(aliases),
+            writes_out,
         )
         keys = (name, *aliases)
         taken = [k for k in keys if k in REGISTRY]
