@@ -63,20 +63,34 @@ def _lists(api: str, *values: Any) -> None:
             raise TypeError(f"argument {i} is not list")
 
 
-def _spec(handle: Any, what: str) -> Spec:
+# Specs by (aclDataType, dims, aclFormat): descs repeat across calls, so each is checked once.
+_specs: dict[tuple[int, tuple[int, ...], int], Spec] = {}
+
+
+def _spec(handle: Any, kind: str, i: int) -> Spec:
     d = _objects.tensor_desc(handle) if isinstance(handle, int) else None
     if d is None:
-        raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"{what} ({handle!r}) is not a tensor desc")
-    dt = numerics.by_acl(d.dtype)
-    if dt is None:
         raise OpError(
-            ACL_ERROR_UNSUPPORTED_DATA_TYPE, f"{what}: aclDataType {d.dtype} is not supported"
+            codes.ACL_ERROR_INVALID_PARAM, f"{kind} desc {i} ({handle!r}) is not a tensor desc"
         )
-    if any(x < 0 for x in d.dims):
-        raise OpError(
-            codes.ACL_ERROR_INVALID_PARAM, f"{what}: dynamic dims {d.dims} need concrete sizes"
-        )
-    return Spec(tuple(d.dims), dt.np, FORMATS.get(d.format, "ND"))
+    key = (d.dtype, tuple(d.dims), d.format)
+    spec = _specs.get(key)
+    if spec is None:
+        dt = numerics.by_acl(d.dtype)
+        if dt is None:
+            raise OpError(
+                ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                f"{kind} desc {i}: aclDataType {d.dtype} is not supported",
+            )
+        if any(x < 0 for x in d.dims):
+            raise OpError(
+                codes.ACL_ERROR_INVALID_PARAM,
+                f"{kind} desc {i}: dynamic dims {d.dims} need concrete sizes",
+            )
+        if len(_specs) >= 4096:
+            _specs.clear()
+        spec = _specs[key] = Spec(key[1], dt.np, FORMATS.get(d.format, "ND"))
+    return spec
 
 
 def _buffers(handles: Sequence[Any], specs: Sequence[Spec], what: str) -> list[int]:
@@ -135,8 +149,8 @@ def execute_v2(*args: Any) -> int:
 
     def body() -> None:
         attrs = _attrs(attr)
-        ins = [_spec(h, f"input desc {i}") for i, h in enumerate(in_descs)]
-        outs = [_spec(h, f"output desc {i}") for i, h in enumerate(out_descs)]
+        ins = [_spec(h, "input", i) for i, h in enumerate(in_descs)]
+        outs = [_spec(h, "output", i) for i, h in enumerate(out_descs)]
         p = _plan(op_type, ins, attrs, outs)
         in_addrs = _buffers(in_bufs, ins, "input")
         out_addrs = _buffers(out_bufs, p.outputs, "output")
@@ -156,8 +170,8 @@ def create_handle(*args: Any) -> tuple[int, int]:
 
     def body() -> None:
         attrs = _attrs(attr)
-        ins = [_spec(h, f"input desc {i}") for i, h in enumerate(in_descs)]
-        outs = [_spec(h, f"output desc {i}") for i, h in enumerate(out_descs)]
+        ins = [_spec(h, "input", i) for i, h in enumerate(in_descs)]
+        outs = [_spec(h, "output", i) for i, h in enumerate(out_descs)]
         made.append(_objects.new(OpHandle(_plan(op_type, ins, attrs, outs), ins, attrs)))
 
     ret = _run("aclopCreateHandle", body)
@@ -195,7 +209,7 @@ def cast(*args: Any) -> int:
         if d is None:
             raise OpError(codes.ACL_ERROR_INVALID_PARAM, "dst desc is not a tensor desc")
         attrs = {"dst_type": d.dtype}
-        ins, outs = [_spec(src_desc, "src desc")], [_spec(dst_desc, "dst desc")]
+        ins, outs = [_spec(src_desc, "src", 0)], [_spec(dst_desc, "dst", 0)]
         p = _plan("Cast", ins, attrs, outs)
         in_addrs = _buffers([src_buf], ins, "input")
         out_addrs = _buffers([dst_buf], p.outputs, "output")
@@ -210,7 +224,7 @@ def infer_shape(*args: Any) -> int:
     _lists("aclopInferShape", in_descs, _in_bufs)
 
     def body() -> None:
-        ins = [_spec(h, f"input desc {i}") for i, h in enumerate(in_descs)]
+        ins = [_spec(h, "input", i) for i, h in enumerate(in_descs)]
         outs = _plan(op_type, ins, _attrs(attr), None).outputs
         if not isinstance(out_descs, list) or num_out != len(outs) or len(out_descs) != num_out:
             raise OpError(

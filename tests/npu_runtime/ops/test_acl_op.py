@@ -146,6 +146,10 @@ def test_bad_calls_return_the_acl_codes(stream: int) -> None:
             acl.op.execute_v2("Relu", [d5], [b4], [d5], [b4], 0, stream) == 100000
         )  # buffer too small
         assert acl.op.execute_v2("Relu", [d4], [b4], [d4], [b4], 12345, stream) == 100000
+        int4 = acl.create_tensor_desc(29, [4], ACL_FORMAT_ND)  # ACL_INT4: not emulated
+        assert acl.op.execute_v2("Relu", [int4], [b4], [d4], [b4], 0, stream) == 100026
+        dynamic = desc(ACL_FLOAT, [-1])
+        assert acl.op.execute_v2("Relu", [dynamic], [b4], [d4], [b4], 0, stream) == 100000
     finally:
         hooks.remove_error_listener(errors.append)
     assert [e.code for e in errors][:2] == [100024, 100021]
