@@ -8,6 +8,9 @@ _LAZY: dict[str, str] = {
     "Profiler": "npu_runtime.profiler.session",
     "Tensor": "npu_runtime.tensor",
     "set_check_numerics": "npu_runtime.numerics",
+    "set_numerics": "npu_runtime.numerics",
+    "dump": "npu_runtime.dump",  # the package itself is callable: dump(out_dir, level)
+    "Dumper": "npu_runtime.dump.session",
 }
 
 

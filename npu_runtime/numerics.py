@@ -36,9 +36,13 @@ __all__ = [
     "first_nonfinite",
     "is_float",
     "msprof_name",
+    "numerics_mode",
     "quiet",
+    "reference_allows",
     "round_to",
     "set_check_numerics",
+    "set_numerics",
+    "storage_dtype",
 ]
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
@@ -197,3 +201,41 @@ def first_nonfinite(arrays: list[np.ndarray]) -> tuple[int, str] | None:
         if not np.isfinite(f).all():
             return i, ("NaN" if np.isnan(f).any() else "Inf")
     return None
+
+
+# --- reference numerics (the same script at higher precision, to compare against) ---------
+# "npu" is the device; "float32" stores float16/bfloat16 tensors as float32; "float64"
+# stores every float tensor as float64 and lets float ops take it. Only the Pythonic
+# layer's storage follows the mode: pyACL scripts size their own buffers.
+NUMERICS_MODES = ("npu", "float32", "float64")
+_F64 = np.dtype(np.float64)
+_mode = os.environ.get("NPU_NUMERICS", "npu") or "npu"
+if _mode not in NUMERICS_MODES:  # a bad environment value must not break every import
+    _mode = "npu"
+
+
+def set_numerics(mode: str) -> str:
+    """Switch to `mode` (one of NUMERICS_MODES); returns the previous one. ValueError otherwise."""
+    global _mode
+    if mode not in NUMERICS_MODES:
+        raise ValueError(f"numerics mode {mode!r}: expected one of {', '.join(NUMERICS_MODES)}")
+    previous, _mode = _mode, mode
+    return previous
+
+
+def numerics_mode() -> str:
+    return _mode
+
+
+def storage_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype a tensor requested as `dtype` is stored in under the current mode."""
+    if _mode == "npu" or dtype not in _FLOATS:
+        return dtype
+    if _mode == "float32":
+        return _F32 if dtype.itemsize < 4 else dtype
+    return _F64
+
+
+def reference_allows(dtype: np.dtype, allowed: frozenset[np.dtype]) -> bool:
+    """Whether an op that takes float32 takes `dtype` too (float64 in "float64" mode)."""
+    return _mode == "float64" and dtype == _F64 and _F32 in allowed

@@ -36,11 +36,11 @@ _H2D, _D2H = 1, 2
 
 def _dtype(dtype: DTypeLike) -> np.dtype:
     if isinstance(dtype, str):
-        return numerics.by_name(dtype).np
+        return numerics.storage_dtype(numerics.by_name(dtype).np)
     dt = np.dtype(dtype)
     if numerics.by_numpy(dt) is None:
         raise TypeError(f"the device has no {dt} type")
-    return dt
+    return numerics.storage_dtype(dt)
 
 
 def _runtime(device: int | None = None) -> Runtime:
@@ -84,6 +84,8 @@ class Tensor:
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64 and not isinstance(data, np.ndarray):
             arr = arr.astype(np.int32)
+        if numerics.is_float(arr.dtype):  # a reference run stores floats wider
+            arr = numerics.round_to(arr, numerics.storage_dtype(arr.dtype))
         arr = np.ascontiguousarray(arr)
         self._allocate(arr.shape, arr.dtype)
         if arr.nbytes:

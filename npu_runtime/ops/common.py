@@ -39,7 +39,7 @@ def n_inputs(op: str, inputs: Sequence[Spec], lo: int, hi: int | None = None) ->
 
 def dtype_in(op: str, spec: Spec, allowed: Iterable[np.dtype], what: str = "input") -> None:
     allowed = frozenset(allowed)
-    if spec.dtype not in allowed:
+    if spec.dtype not in allowed and not numerics.reference_allows(spec.dtype, allowed):
         names = ", ".join(sorted(dtype_name(d) for d in allowed))
         raise OpError(
             ACL_ERROR_UNSUPPORTED_DATA_TYPE,

@@ -17,8 +17,11 @@ a `ProfilerStep#<n>` host op spanning its device work.
 
 from __future__ import annotations
 
+import bisect
 import csv
+import dataclasses
 import json
+import math
 import os
 import random
 import socket
@@ -201,7 +204,7 @@ def step_rows(records: Sequence[WorkRecord]) -> list[list[str]]:
     return rows
 
 
-def _profiler_info(data: ProfileData) -> dict[str, Any]:
+def _profiler_info(data: ProfileData, rank: int) -> dict[str, Any]:
     end_ns = (data.epoch_us + int(max((r.end_us for r in data.records), default=0.0))) * 1000
     return {
         "config": {
@@ -225,7 +228,7 @@ def _profiler_info(data: ProfileData) -> dict[str, Any]:
             },
         },
         "end_info": {"collectionTimeEnd": str(end_ns), "MonotonicTimeEnd": "0"},
-        "rank_id": 0,
+        "rank_id": rank,
     }
 
 
@@ -237,7 +240,7 @@ def _device_info(data: ProfileData, device: int) -> dict[str, Any]:
     info["aiv_frequency"] = info["aic_frequency"]
     return {
         "devices": str(device),
-        "rank_id": 0,
+        "rank_id": device,
         "hostname": socket.gethostname(),
         "DeviceInfo": [info],
     }
@@ -256,18 +259,110 @@ def _write_json(path: Path, doc: Any) -> Path:
     return path
 
 
+def with_steps(data: ProfileData) -> list[WorkRecord]:
+    """The records with the steps torch_npu would show.
+
+    A run that marked steps keeps them. One that marked none (a pyACL script) gets one
+    step per aclrtSynchronizeDevice on the record's device: the work before a device's
+    first sync is step 0, and so on; everything is step 0 when it never synchronised.
+    """
+    if data.steps_marked or not data.syncs:
+        return list(data.records)
+    marks: dict[int, list[int]] = defaultdict(list)
+    for index, device in data.syncs:
+        marks[device].append(index)
+    out = []
+    for i, r in enumerate(data.records):
+        step = bisect.bisect_right(marks.get(r.device, []), i)
+        out.append(r if r.step == step else dataclasses.replace(r, step=step))
+    return out
+
+
+def _mb(nbytes: int) -> str:
+    return _num(nbytes / 2**20)
+
+
+def memory_record_rows(data: ProfileData, device: int) -> list[list[str]]:
+    """memory_record.csv: device memory in use at each launch where it changed."""
+    rows: list[list[str]] = []
+    last = -1
+    comp = ascend_pt_tables()["memory_component"]
+    for r, used in zip(data.records, data.mem_used, strict=False):
+        if used != last:
+            ts = ts_string(data.epoch_us, r.start_us)
+            rows.append([comp, ts, _mb(used), _mb(used), _mb(used), str(r.stream), f"NPU:{device}"])
+            last = used
+    return rows
+
+
+def _itemsize() -> dict[str, int]:
+    from npu_runtime.numerics import DTYPES
+
+    return {d.msprof: d.itemsize for d in DTYPES}
+
+
+def operator_memory_rows(data: ProfileData, device: int) -> list[list[str]]:
+    """operator_memory.csv: each op's output tensors, allocated when its host op starts.
+
+    The emulator does not track when a result is freed, so the release columns stay empty
+    (as torch_npu leaves them for memory still held when profiling stops).
+    """
+    size = _itemsize()
+    rows = []
+    used = list(data.mem_used) or [0] * len(data.records)
+    for r, in_use in zip(data.records, used, strict=False):
+        nbytes = sum(math.prod(t.shape) * size.get(t.dtype, 4) for t in r.outputs)
+        if r.kind != "op" or not nbytes:
+            continue
+        ts = ts_string(data.epoch_us, r.start_us)
+        mb = _mb(in_use)
+        rows.append(
+            [f"ascend_lens::{r.op_type}", _num(nbytes / 1024), ts, "", "", "", "", mb, mb, mb,
+             "", "", "", str(r.stream), f"NPU:{device}"]
+        )  # fmt: skip
+    return rows
+
+
+def _for_device(data: ProfileData, records: list[WorkRecord], device: int) -> ProfileData:
+    keep = [i for i, r in enumerate(records) if r.device == device]
+    mem = [data.mem_used[i] for i in keep] if len(data.mem_used) == len(records) else []
+    return dataclasses.replace(
+        data,
+        records=[records[i] for i in keep],
+        waits=[w for w in data.waits if w.device == device],
+        mem_used=mem,
+        syncs=(),
+        steps_marked=True,
+    )
+
+
 @exporter("ascend_pt")
 def export(data: ProfileData, out_dir: Path) -> list[Path]:
-    """Write one `*_ascend_pt/` directory under `out_dir`; returns the files written."""
+    """Write one `*_ascend_pt/` directory per device under `out_dir`; returns the files.
+
+    Each device is a rank (`profiler_info_<device>.json`), as msprof-analyze's cluster
+    analysis expects one directory per rank.
+    """
+    records = with_steps(data)
+    devices = sorted({r.device for r in records}) or [0]
+    files: list[Path] = []
+    for device in devices:
+        files += _export_rank(_for_device(data, records, device), out_dir, device, len(devices))
+    return files
+
+
+def _export_rank(data: ProfileData, out_dir: Path, device: int, n_devices: int) -> list[Path]:
     t = ascend_pt_tables()
     ms = time.strftime("%Y%m%d%H%M%S", time.localtime(data.started)) + (
         f"{int(data.started * 1000) % 1000:03d}"
     )
-    root = out_dir / f"{socket.gethostname()}_{data.process_id}_{ms}_ascend_pt"
+    # One process writes every device here; the pid field keeps the rank dirs apart.
+    pid = str(data.process_id) if n_devices == 1 else f"{data.process_id}-{device}"
+    root = out_dir / f"{socket.gethostname()}_{pid}_{ms}_ascend_pt"
     output = root / OUTPUT
     output.mkdir(parents=True, exist_ok=True)
     files = [
-        _write_json(root / "profiler_info_0.json", _profiler_info(data)),
+        _write_json(root / f"profiler_info_{device}.json", _profiler_info(data, device)),
         _write_json(
             root / "profiler_metadata.json",
             {
@@ -297,10 +392,22 @@ def export(data: ProfileData, out_dir: Path) -> list[Path]:
             output / "step_trace_time.csv", t["step_trace_time_columns"], step_rows(data.records)
         )
     )
+    files.append(
+        _write_csv(
+            output / "operator_memory.csv",
+            t["operator_memory_columns"],
+            operator_memory_rows(data, device),
+        )
+    )
+    files.append(
+        _write_csv(
+            output / "memory_record.csv",
+            t["memory_record_columns"],
+            memory_record_rows(data, device),
+        )
+    )
     tag = "".join(random.choices(string.ascii_uppercase, k=16))
-    prof = root / f"PROF_000001_{ms}_{tag}"
-    for device in sorted({r.device for r in data.records}) or [0]:
-        dev_dir = prof / f"device_{device}"
-        dev_dir.mkdir(parents=True, exist_ok=True)
-        files.append(_write_json(dev_dir / f"info.json.{device}", _device_info(data, device)))
+    dev_dir = root / f"PROF_000001_{ms}_{tag}" / f"device_{device}"
+    dev_dir.mkdir(parents=True, exist_ok=True)
+    files.append(_write_json(dev_dir / f"info.json.{device}", _device_info(data, device)))
     return files

@@ -21,6 +21,12 @@ class Collector:
     def __init__(self, *, stack: bool = False) -> None:
         self.records: list[WorkRecord] = []
         self.waits: list[EventWait] = []
+        # Device memory in use when each record was enqueued (parallel to `records`), for
+        # torch_npu's memory_record.csv.
+        self.mem_used: list[int] = []
+        # (len(records), device) at every aclrtSynchronizeDevice: the steps of a run that
+        # marks none (a pyACL script's step is the work up to its device sync).
+        self.syncs: list[tuple[int, int]] = []
         self.step_no = 0
         self.stack = stack
         self._lock = threading.Lock()
@@ -29,10 +35,12 @@ class Collector:
         # hooks removes listeners by identity, and each `self.on_wait` access makes a new
         # bound method: keep the one we registered.
         self._wait_listener: Callable[[EventWait], None] = self.on_wait
+        self._sync_listener: Callable[[int], None] = self.on_sync
 
     # Listeners -------------------------------------------------------------------
     def _on_work(self, rec: WorkRecord) -> None:
         rec.step = self.step_no
+        self.mem_used.append(_used(rec.device))
         self.records.append(rec)  # list.append is atomic under the GIL
 
     def _on_work_stack(self, rec: WorkRecord) -> None:
@@ -41,7 +49,11 @@ class Collector:
             # Listeners run synchronously inside the launch, so the user's frames are
             # still on the stack; our own frames are skipped by user_stack.
             rec.stack = user_stack()
+        self.mem_used.append(_used(rec.device))
         self.records.append(rec)
+
+    def on_sync(self, device: int) -> None:
+        self.syncs.append((len(self.records), device))
 
     def on_wait(self, wait: EventWait) -> None:
         if wait.step != self.step_no:
@@ -63,6 +75,7 @@ class Collector:
 
         hooks.add_work_listener(self.on_work)
         hooks.add_wait_listener(self._wait_listener)
+        hooks.add_sync_listener(self._sync_listener)
         self._attached = True
 
     def detach(self) -> None:
@@ -73,9 +86,18 @@ class Collector:
 
         hooks.remove_work_listener(self.on_work)
         hooks.remove_wait_listener(self._wait_listener)
+        hooks.remove_sync_listener(self._sync_listener)
         self._attached = False
 
     @property
     def attached(self) -> bool:
         """Whether the collector is listening to the runtime right now."""
         return self._attached
+
+
+def _used(device: int) -> int:
+    """Bytes allocated on `device` right now (0 once the device is gone)."""
+    from npu_runtime.core.runtime import get_runtime
+
+    dev = get_runtime().devices.get(device)
+    return dev.memory.used if dev is not None else 0

@@ -92,6 +92,9 @@ class Profiler:
             started=self._started or time.time(),
             pmu=self.pmu,
             device_profile=prof,
+            mem_used=list(self.collector.mem_used),
+            syncs=list(self.collector.syncs),
+            steps_marked=self.collector.step_no > 0,
         )
 
     @property

@@ -39,6 +39,12 @@ class ProfileData:
     process_id: int = field(default_factory=os.getpid)
     trace_name: str = TRACE_FILE  # acl.prof uses msprof's msprof_<timestamp>.json
     device_profile: DeviceProfile | None = None  # core counts for exporters that list them
+    # Device memory in use as each record was enqueued (parallel to records; may be empty).
+    mem_used: Sequence[int] = ()
+    # (record index, device) at each aclrtSynchronizeDevice, and whether the run marked
+    # steps itself: a run that marks none gets one step per device sync (torch_npu layout).
+    syncs: Sequence[tuple[int, int]] = ()
+    steps_marked: bool = True
 
     @property
     def stamp(self) -> str:
