@@ -92,7 +92,7 @@ def test_cell_locator_names_cells_and_files() -> None:
     cells = CellLocator(_Compiler())
     assert cells.place("/tmp/ipykernel_1/abc.py", 3).label == "Cell In[4], line 3"
     assert cells.cell_of("/tmp/ipykernel_1/abc.py") == 4
-    assert cells.place(__file__, 1).label.endswith("test_units.py:1")
+    assert cells.place(__file__, 1).label.endswith("test_kernel_units.py:1")
     assert (
         cells.place(__file__, 1).source
         == '"""The kernel\'s small pieces on their own: tables, SVG, import watching, cell names."""'
