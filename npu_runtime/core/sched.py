@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 
 from npu_runtime.core import hooks
+from npu_runtime.core.device import HOST_CALL_US, Device
 from npu_runtime.core.event import ACL_EVENT_SYNC, Event
 from npu_runtime.core.runtime import Runtime
 from npu_runtime.core.stream import Stream
@@ -21,6 +22,20 @@ from npu_runtime.sites import user_site
 
 STATUS_COMPLETE, STATUS_NOT_READY = 0, 1  # aclrtStreamStatus / aclrtEventStatus
 RECORDED_NOT_READY, RECORDED_COMPLETE = 0, 1  # aclrtEventRecordedStatus (reversed, §2)
+
+
+def _poll(dev: Device, target_us: float) -> bool:
+    """Whether the host has reached `target_us`; a negative answer costs host time.
+
+    Polling takes time on a real host too: each NOT_READY moves the host a quarter of the
+    remaining way (at least one host call), so a `while query(...)` loop ends after a few
+    dozen iterations instead of spinning forever on a clock only syncs would move.
+    """
+    with dev.lock:
+        if target_us <= dev.host_us:
+            return True
+        dev.host_us += max(HOST_CALL_US, (target_us - dev.host_us) / 4)
+        return False
 
 
 # -- streams --------------------------------------------------------------------------
@@ -77,7 +92,7 @@ def stream_query(rt: Runtime, handle: int) -> int:
     api = "aclrtStreamQuery"
     rt.check_injection(api)
     s = rt.resolve_stream(handle, api)
-    return STATUS_COMPLETE if s.ready_us <= s.device.host_us else STATUS_NOT_READY
+    return STATUS_COMPLETE if _poll(s.device, s.ready_us) else STATUS_NOT_READY
 
 
 def stream_id(rt: Runtime, handle: int) -> int:
@@ -155,7 +170,7 @@ def query_event(rt: Runtime, handle: int, recorded_style: bool = False) -> int:
     rt.check_injection(api)
     e = rt.resolve_event(handle, api)
     # An event never recorded counts as complete, as in CUDA and ACL.
-    done = e.recorded_us is None or e.recorded_us <= e.device.host_us
+    done = e.recorded_us is None or _poll(e.device, e.recorded_us)
     if recorded_style:
         return RECORDED_COMPLETE if done else RECORDED_NOT_READY
     return STATUS_COMPLETE if done else STATUS_NOT_READY

@@ -219,3 +219,17 @@ def test_stream_with_config_and_force_reset(dev: ModuleType) -> None:
     assert acl.rt.reset_device_force(0) == 0
     assert acl.rt.get_device() == (0, 107002)
     assert acl.rt.reset_device_force(0) == 507007
+
+
+def test_polling_loops_terminate(dev: ModuleType) -> None:
+    acl = dev
+    s, _ = acl.rt.create_stream()
+    e, _ = acl.rt.create_event()
+    _work(s, 2_000_000.0)  # two simulated seconds
+    acl.rt.record_event(e, s)
+    polls = 0
+    while acl.rt.query_event(e) != (COMPLETE, 0):
+        polls += 1
+        assert polls < 200
+    assert polls > 1
+    assert acl.rt.stream_query(s) == (COMPLETE, 0)
