@@ -43,6 +43,8 @@ T = TypeVar("T")
 
 
 class _ThreadState(threading.local):
+    """Per host thread: the current context and the last error, as in AscendCL."""
+
     def __init__(self) -> None:
         self.context: Context | None = None
         self.recent_msg: str | None = None
@@ -68,6 +70,12 @@ class MemoryAccess:
 
 
 class Runtime:
+    """All runtime state of the process; `get_runtime()` returns the one instance.
+
+    Configuration (profile, device count) survives `reset()`; devices, handles, host
+    buffers, findings and injections do not. The current context is per host thread.
+    """
+
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.memory = MemoryAccess(self)
