@@ -36,6 +36,7 @@ NORMAL_ALIGN = 64
 HUGE_FIRST, HUGE_ONLY, NORMAL_ONLY = 0, 1, 2
 HUGE_FIRST_P2P, HUGE_ONLY_P2P, NORMAL_ONLY_P2P = 3, 4, 5
 HUGE1G_ONLY, HUGE1G_ONLY_P2P = 6, 7
+_HUGE_ONLY = (HUGE_ONLY, HUGE_ONLY_P2P, HUGE1G_ONLY, HUGE1G_ONLY_P2P)
 _FREED_HISTORY = 4096  # freed blocks remembered for use-after-free / double-free reports
 
 
@@ -182,6 +183,11 @@ class DeviceMemory:
         consumed = (reserved + align - 1) // align * align
         with self._lock:
             off = self._take(consumed, align)
+            if off is None and huge and (policy & 0xFF) not in _HUGE_ONLY:
+                # HUGE_FIRST falls back to normal pages when no huge page run is free (§7).
+                huge, align = False, NORMAL_ALIGN
+                consumed = (reserved + align - 1) // align * align
+                off = self._take(consumed, align)
             if off is None:
                 raise OutOfMemory(consumed, self.capacity - self.used, self._largest_locked())
             addr = self.base + off

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,3 +87,15 @@ def test_find_maps_every_byte_of_a_block_to_it(sizes: list[int]) -> None:
         assert mem.find(b.end - 1) is b
         after = mem.find(b.end)
         assert after is None or after.addr == b.end
+
+
+def test_huge_first_falls_back_to_normal_pages_huge_only_does_not() -> None:
+    mem = DeviceMemory(0, 8 << 20)
+    pad = mem.malloc(64, 2)  # pushes the free space off the 2 MiB boundary ...
+    mem.malloc((6 << 20) - 64 - 64, 2)  # ... and leaves under 2 MiB aligned room at the end
+    assert mem.largest_free_block() < HUGE_PAGE + (1 << 20)
+    with pytest.raises(OutOfMemory):
+        mem.malloc(3 << 19, 1)  # HUGE_ONLY 1.5 MiB needs a whole aligned 2 MiB page
+    b = mem.malloc(3 << 19, 0)  # HUGE_FIRST takes normal pages instead
+    assert not b.huge and b.addr % 64 == 0
+    assert pad.addr == mem.base
