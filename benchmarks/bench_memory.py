@@ -16,6 +16,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -85,15 +86,15 @@ def main() -> int:
         scratch = np.empty(size, np.uint8)
         pair(
             f"memcpy H2D {label}",
-            lambda d=dev, h=hp, n=size: acl.rt.memcpy(d, n, h, n, H2D),
-            lambda s=scratch, h=host: np.copyto(s, h),
+            partial(acl.rt.memcpy, dev, size, hp, size, H2D),
+            partial(np.copyto, scratch, host),
             f"np.copyto {label}",
             calls,
         )
         pair(
             f"memcpy D2H {label}",
-            lambda d=dev, b=bp, n=size: acl.rt.memcpy(b, n, d, n, D2H),
-            lambda s=scratch, b=back: np.copyto(b, s),
+            partial(acl.rt.memcpy, bp, size, dev, size, D2H),
+            partial(np.copyto, back, scratch),
             f"np.copyto {label}",
             calls,
         )

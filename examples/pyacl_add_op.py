@@ -53,7 +53,7 @@ result = np.frombuffer(out, dtype=np.float16).reshape(shape)
 print("Add matches numpy:", bool(np.allclose(result, x + y)))
 
 acl.op.destroy_attr(attr)
-for desc, buf, ptr in zip(descs, bufs, ptrs):
+for desc, buf, ptr in zip(descs, bufs, ptrs, strict=True):
     acl.destroy_data_buffer(buf)
     acl.destroy_tensor_desc(desc)
     check(acl.rt.free(ptr), "free")

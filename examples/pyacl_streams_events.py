@@ -7,7 +7,6 @@ A copy stream uploads the next batch while the default stream works on the curre
 """
 
 import acl
-import numpy as np
 
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 BATCHES = 4
