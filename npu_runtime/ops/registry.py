@@ -37,14 +37,15 @@ class Spec:
     shape: tuple[int, ...]
     dtype: np.dtype
     format: str = "ND"
+    # stored, not computed: dispatch reads it for every buffer of every launch
+    nbytes: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nbytes", math.prod(self.shape) * self.dtype.itemsize)
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
 
     @classmethod
     def of(cls, a: np.ndarray, format: str = "ND") -> Spec:
