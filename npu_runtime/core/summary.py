@@ -30,7 +30,7 @@ def print_summary(console: Console | None = None) -> None:
             "device",
             "peak memory",
             "in use at exit",
-            "largest free block",
+            "free (largest block)",
             "peak streams",
         ):
             table.add_column(col, justify="right")
@@ -39,7 +39,7 @@ def print_summary(console: Console | None = None) -> None:
                 str(dev),
                 _size(s["peak_bytes"]),
                 _size(s["used_bytes"]),
-                _size(s["largest_free_block"]),
+                f"{_size(s['free_bytes'])} ({_size(s['largest_free_block'])})",
                 str(s["peak_streams"]),
             )
         console.print(table)
