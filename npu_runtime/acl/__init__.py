@@ -277,6 +277,37 @@ def set_tensor_const(*args: Any) -> int:
     return 0
 
 
+def get_tensor_desc_dim_range(*args: Any) -> tuple[list[int] | None, int]:
+    """[low, high] of dim `i`: the shape range when one is set, else the dim itself."""
+    desc, i, n = parse("kkk", args)
+    if n > 4096:
+        return None, codes.ACL_ERROR_INVALID_PARAM  # pyACL's own limit (api.md §1)
+    d = _desc(desc)
+    if d is None or not 0 <= i < len(d.dims):
+        return None, _bad_desc("aclGetTensorDescDimRange", desc, i)
+    if d.shape_range and i < len(d.shape_range):
+        return list(d.shape_range[i])[:n], 0
+    return [d.dims[i], d.dims[i]][:n], 0
+
+
+def trans_tensor_desc_format(*args: Any) -> tuple[int, int]:
+    desc, fmt = parse("ki", args)
+    d = _desc(desc)
+    if d is None:
+        return 0, _bad_desc("aclTransTensorDescFormat", desc)
+    copy = _objects.TensorDesc(d.dtype, list(d.dims), fmt, d.name)
+    return _objects.new(copy), 0
+
+
+def set_tensor_value_range(*args: Any) -> int:
+    desc, ranges = parse("kO", args)
+    d = _desc(desc)
+    if d is None:
+        return _bad_desc("aclSetTensorValueRange", desc)
+    d.value_range = [list(map(float, r)) for r in ranges]
+    return 0
+
+
 # Submodules other parts own: imported when they exist (acl.op: ops, acl.prof: profiler).
 for _name in ("op", "prof"):
     if importlib.util.find_spec(f"{__name__}.{_name}") is not None:

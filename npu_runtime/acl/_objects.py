@@ -37,6 +37,7 @@ class TensorDesc:
     const: bytes | None = None
     placement: int = 0
     dynamic_input: str = ""
+    value_range: list[list[float]] | None = None
 
     def element_count(self) -> int:
         n = 1

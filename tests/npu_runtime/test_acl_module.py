@@ -139,3 +139,17 @@ def test_utilization_sys_params_and_host_register(acl: ModuleType) -> None:
     assert acl.rt.set_sys_param_opt(0, 1) == 0
     assert acl.rt.get_sys_param_opt(0) == (1, 0)
     assert acl.rt.host_register(0x1000, 64, 0) == (0, 207000)
+
+
+def test_tensor_desc_ranges_and_format_copy(acl: ModuleType) -> None:
+    desc = acl.create_tensor_desc(0, [4, -1], 2)
+    assert acl.get_tensor_desc_dim_range(desc, 0, 2) == ([4, 4], 0)
+    assert acl.set_tensor_shape_range(desc, [[4, 4], [1, 128]]) == 0
+    assert acl.get_tensor_desc_dim_range(desc, 1, 2) == ([1, 128], 0)
+    assert acl.get_tensor_desc_dim_range(desc, 1, 5000) == (None, 100000)
+    assert acl.get_tensor_desc_dim_range(desc, 7, 2) == (None, 100000)
+    nz, ret = acl.trans_tensor_desc_format(desc, 29)
+    assert (
+        ret == 0 and acl.get_tensor_desc_format(nz) == 29 and acl.get_tensor_desc_format(desc) == 2
+    )
+    assert acl.set_tensor_value_range(desc, [[0, 1], [0, 1]]) == 0
