@@ -309,6 +309,10 @@ def set_tensor_value_range(*args: Any) -> int:
 
 
 # Submodules other parts own: imported when they exist (acl.op: ops, acl.prof: profiler).
+# A broken submodule is reported and left out, so scripts that do not use it still run.
 for _name in ("op", "prof"):
     if importlib.util.find_spec(f"{__name__}.{_name}") is not None:
-        importlib.import_module(f"{__name__}.{_name}")
+        try:
+            importlib.import_module(f"{__name__}.{_name}")
+        except Exception as _exc:
+            sys.stderr.write(f"ascend-lens: acl.{_name} is unavailable: {_exc!r}\n")
