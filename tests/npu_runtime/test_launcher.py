@@ -180,3 +180,14 @@ def test_visible_devices_env(tmp_path: Path) -> None:
     script.write_text("import acl\nacl.init()\nprint(acl.rt.get_device_count())\n")
     r = run(script, env={"ASCEND_RT_VISIBLE_DEVICES": "2,3,5"})
     assert r.stdout == "(3, 0)\n", r.stderr
+
+
+def test_acl_layout_under_the_launcher(tmp_path: Path) -> None:
+    script = tmp_path / "layout.py"
+    script.write_text(
+        "import acl, acl.rt, acl.util\n"
+        "import npu_runtime.acl\n"
+        "print(acl is npu_runtime.acl, [hasattr(acl, m) for m in ('rt', 'util', 'mdl', 'media', 'op', 'prof')])\n"
+    )
+    r = run("--no-summary", script)
+    assert r.stdout == "True [True, True, True, True, True, True]\n", r.stderr
