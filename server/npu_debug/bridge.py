@@ -9,6 +9,7 @@ stopped), and turns ACL failures into debugger stops at the user's line.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import sys
@@ -172,6 +173,13 @@ def _at_exit() -> None:
     channel = _state.channel
     if channel is None:
         return
+    if "debugpy" in sys.modules:
+        # The program is over (user atexit handlers ran before this one): writing the
+        # profile directory need not pay for the debugger's tracing of every call.
+        import debugpy
+
+        with contextlib.suppress(Exception):  # debugpy may have shut down already
+            debugpy.trace_this_thread(False)
     try:
         profile = profile_snapshot(final=True)
     except Exception:  # a profile we cannot write must not hide the program's own exit
