@@ -91,7 +91,7 @@ def _product(
     inputs: list[np.ndarray], ta: bool, tb: bool, out: list[np.ndarray] | None
 ) -> list[np.ndarray]:
     a, b = inputs[0], inputs[1]
-    acc = np.dtype(np.int32) if a.dtype == I8 else F32
+    acc = numerics.accumulator(a.dtype)  # int32 for int8, float32 for fp16/bf16/fp32
     a = a.astype(acc, copy=False)
     b = b.astype(acc, copy=False)
     if ta:
