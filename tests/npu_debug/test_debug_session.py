@@ -159,28 +159,31 @@ def test_module_launch_runs_as_main(dap: DapClient) -> None:
     assert outputs(dap) == "module ran __main__ ['x']\n"
 
 
-@pytest.mark.parametrize(
-    ("arguments", "message"),
-    [
-        ({}, "exactly one of 'program' or 'module'"),
-        ({"program": "a.py", "module": "m"}, "exactly one of 'program' or 'module'"),
-        ({"program": "/no/such/file.py"}, "program not found: /no/such/file.py"),
-        ({"module": "m", "args": 5}, "'args' must be a string or a list of strings"),
-        ({"module": "m", "env": {"A": 1}}, "'env' must map names to strings"),
-        ({"module": "m", "devices": 0}, "'devices' must be a positive integer"),
-        ({"module": "m", "sanitizer": "yes"}, "'sanitizer' must be true or false"),
-        ({"module": "m", "cwd": "/no/such/dir"}, "'cwd' is not a directory"),
-        ({"module": "m", "inject": [3]}, "'inject' must be a string or a list of strings"),
-    ],
-)
-def test_bad_launch_config_is_an_error_response_and_the_adapter_lives_on(
-    dap: DapClient, program, arguments: dict, message: str
+BAD_LAUNCHES = [
+    ({}, "exactly one of 'program' or 'module'"),
+    ({"program": "a.py", "module": "m"}, "exactly one of 'program' or 'module'"),
+    ({"program": "/no/such/file.py"}, "program not found: /no/such/file.py"),
+    ({"module": "m", "args": 5}, "'args' must be a string or a list of strings"),
+    ({"module": "m", "env": {"A": 1}}, "'env' must map names to strings"),
+    ({"module": "m", "devices": 0}, "'devices' must be a positive integer"),
+    ({"module": "m", "sanitizer": "yes"}, "'sanitizer' must be true or false"),
+    ({"module": "m", "cwd": "/no/such/dir"}, "'cwd' is not a directory"),
+    ({"module": "m", "inject": [3]}, "'inject' must be a string or a list of strings"),
+    ({"module": "m", "inject": "op:Add:0:1"}, "N must be >= 1"),
+    ({"module": "m", "device": "Ascend999"}, "unknown device 'Ascend999'"),
+]
+
+
+def test_bad_launch_configs_are_error_responses_and_the_adapter_lives_on(
+    dap: DapClient, program
 ) -> None:
     dap.ok("initialize", {"adapterID": "ascend", "pathFormat": "path"})
-    response = dap.request("launch", arguments)
-    assert response["success"] is False
-    assert message in response["message"]
-    assert message in response["body"]["error"]["format"]
+    for arguments, message in BAD_LAUNCHES:
+        response = dap.request("launch", arguments)
+        assert response["success"] is False, arguments
+        assert message in response["message"]
+        assert message in response["body"]["error"]["format"]
+        assert response["body"]["error"]["showUser"] is True
     # The same adapter can still launch a good configuration.
     path = program("basic.py")
     seq = dap.send({"type": "request", "command": "launch", "arguments": {"program": str(path)}})
