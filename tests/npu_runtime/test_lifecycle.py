@@ -150,3 +150,22 @@ def test_recent_error_message_and_last_error(acl: ModuleType) -> None:
     assert acl.rt.peek_at_last_error(0) == 107001
     assert acl.rt.get_last_error(0) == 107001
     assert acl.rt.get_last_error(0) == 0
+
+
+def test_core_api_raises_with_the_user_line(bare_rt: Runtime, user_code) -> None:
+    src = (
+        "from npu_runtime.errors import AclError\n"
+        "rt.init()\n"
+        "try:\n"
+        "    rt.set_device(42)\n"
+        "except AclError as e:\n"
+        "    err = e\n"
+    )
+    err = user_code(src, rt=bare_rt)["err"]
+    assert (err.code, err.name, err.api) == (
+        107001,
+        "ACL_ERROR_RT_INVALID_DEVICEID",
+        "aclrtSetDevice",
+    )
+    assert err.site.file.endswith("user.py") and err.site.line == 4
+    assert err.fix and err.meaning and "out of range" in str(err)
