@@ -55,14 +55,22 @@ def destroy_stream(rt: Runtime, handle: int) -> None:
     s = rt.resolve_stream(handle, api)
     if s.id == 0 or (s.context.default_stream is s):
         raise rt.fail(codes.ACL_ERROR_INVALID_PARAM, api, "the default stream cannot be destroyed")
-    # Destroying waits for the stream's work, as the real call does.
+    # Destroying waits for the stream's work, as the real call does; a device fault still
+    # pending on it is reported here, and the stream is gone either way.
     s.device.advance_host(s.ready_us)
-    s.device.settle([s], rt.hostmem, user_site(1), api)
+    fault: AclError | None = None
+    try:
+        s.device.settle([s], rt.hostmem, user_site(1), api)
+    except AclError as e:
+        fault = e
     with rt.lock:
         s.alive = False
         rt.handles.pop(handle, None)
         s.device.streams.pop(handle, None)
         s.context.streams.discard(handle)
+    if fault is not None:
+        rt.report(fault)
+        raise fault
 
 
 def synchronize_stream(

@@ -142,3 +142,15 @@ def test_listeners_are_removed_by_equality() -> None:
     assert hooks.work_listeners.count(got.append) == 1
     hooks.remove_work_listener(got.append)
     assert got.append not in hooks.work_listeners
+
+
+def test_pending_fault_surfaces_at_destroy_stream(rt: Runtime) -> None:
+    s = sched.create_stream(rt)
+    faults.inject("op:Gather:1:507015")
+    submit(s, name="Gather_1", op_type="Gather", cost=Cost(3.0))
+    with pytest.raises(AclError) as exc:
+        sched.destroy_stream(rt, s)
+    assert exc.value.code == 507015 and exc.value.api == "aclrtDestroyStream"
+    with pytest.raises(AclError) as again:
+        sched.synchronize_stream(rt, s)
+    assert again.value.code == 107000  # the stream is gone
