@@ -82,6 +82,7 @@ class Analyzer:
         self._self_info: dict[int, SelfInfo] = {}
         self._module_calls: dict[str, list[ast.Call]] | None = None
         self._full = False
+        self._kind_memo: dict[tuple[int, int], Kind] = {}
 
     # ------------------------------------------------------------------ entry points
     def flow(self, func: ast.AST | None) -> Flow:
@@ -103,7 +104,12 @@ class Analyzer:
     def kind(self, expr: ast.AST, func: ast.AST | None = None) -> Kind:
         """Kind of `expr` evaluated inside `func` (default: the function being checked)."""
         func = func if func is not None else self.ctx.function
-        return self._kind(expr, self.flow(func), func)
+        key = (id(expr), id(func))
+        hit = self._kind_memo.get(key)
+        if hit is None:
+            # flows are final once built, so answers can be remembered for the run
+            hit = self._kind_memo[key] = self._kind(expr, self.flow(func), func)
+        return hit
 
     def type_class(self, expr: ast.AST, func: ast.AST | None = None) -> str | None:
         """ "tensor", "tuple", "list", "dict", "none", "str", "scalar", "function" or None."""

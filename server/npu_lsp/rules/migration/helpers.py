@@ -32,12 +32,48 @@ def is_cuda_device_string(node: ast.AST) -> bool:
     )
 
 
-def literal_edit(ctx: Context, node: ast.Constant, new_value: str) -> Edit | None:
-    """Rewrite a one-piece string literal's content, keeping its prefix and quotes.
+def char_column(ctx: Context, line: int, byte_offset: int) -> int:
+    """The 1-based code-point column of a 0-based UTF-8 byte offset (what `ast` records).
 
-    Returns None for literals we cannot rewrite exactly (implicit concatenation, escapes).
+    Columns in edits must count characters; on a line with non-ASCII text before the node,
+    `ast`'s byte offsets would place an edit in the wrong spot.
     """
-    segment = ctx.segment(node)
+    text = ctx.lines[line - 1] if 0 < line <= len(ctx.lines) else ""
+    if text.isascii():
+        return byte_offset + 1
+    return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore")) + 1
+
+
+def span_of(ctx: Context, node: ast.AST) -> Span:
+    """The node's span with code-point columns."""
+    line = getattr(node, "lineno", 1)
+    end_line = getattr(node, "end_lineno", None) or line
+    start = char_column(ctx, line, getattr(node, "col_offset", 0))
+    end_offset = getattr(node, "end_col_offset", None)
+    end = char_column(ctx, end_line, end_offset) if end_offset is not None else start + 1
+    return Span(line, start, end_line, end)
+
+
+def head_span_of(ctx: Context, node: ast.AST) -> Span:
+    """The span of a statement's first line only (e.g. a multi-line `from x import (...)`)."""
+    span = span_of(ctx, node)
+    if span.end_line == span.line:
+        return span
+    text = ctx.lines[span.line - 1] if span.line <= len(ctx.lines) else ""
+    return Span(span.line, span.column, span.line, max(len(text.rstrip()) + 1, span.column + 1))
+
+
+def literal_edit(ctx: Context, node: ast.Constant, new_value: str) -> Edit | None:
+    """Rewrite a one-line string literal's content, keeping its prefix and quotes.
+
+    Returns None for literals we cannot rewrite exactly (implicit concatenation, escapes,
+    literals spanning lines).
+    """
+    span = span_of(ctx, node)
+    if span.end_line != span.line or span.line > len(ctx.lines):
+        return None
+    # Sliced from the cached lines: ast.get_source_segment re-splits the whole text per call.
+    segment = ctx.lines[span.line - 1][span.column - 1 : span.end_column - 1]
     old = str(node.value)
     if not segment or segment.count(old) != 1 or "\\" in segment:
         return None
@@ -46,14 +82,13 @@ def literal_edit(ctx: Context, node: ast.Constant, new_value: str) -> Edit | Non
             return None
     except (ValueError, SyntaxError):
         return None
-    return ctx.edit(node, segment.replace(old, new_value, 1))
+    return Edit(span, segment.replace(old, new_value, 1))
 
 
-def attr_name_span(node: ast.Attribute) -> Span:
+def attr_name_span(ctx: Context, node: ast.Attribute) -> Span:
     """The span of just the attribute name in `value.attr` (the last token of the node)."""
-    end_line = node.end_lineno or node.lineno
-    end_col = (node.end_col_offset or 0) + 1
-    return Span(end_line, end_col - len(node.attr), end_line, end_col)
+    end = span_of(ctx, node)
+    return Span(end.end_line, end.end_column - len(node.attr), end.end_line, end.end_column)
 
 
 def imports_torch_npu(tree: ast.Module) -> bool:
