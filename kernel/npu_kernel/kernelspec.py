@@ -107,9 +107,7 @@ def install(
     with tempfile.TemporaryDirectory() as tmp:
         source = write_kernel_spec(Path(tmp) / KERNEL_NAME, options)
         try:
-            dest = KernelSpecManager().install_kernel_spec(
-                str(source), KERNEL_NAME, replace=True, **kwargs
-            )
+            dest = KernelSpecManager().install_kernel_spec(str(source), KERNEL_NAME, **kwargs)
         except OSError as exc:
             raise KernelSpecError(
                 f"cannot write the kernelspec: {exc}; try --user or --prefix DIR"

@@ -47,9 +47,9 @@ def start_kernel(cwd: str | None = None) -> tuple[Any, Any]:
     return start_new_kernel(kernel_name="ascend-npu", startup_timeout=60, cwd=cwd)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def kernel(kernel_prefix: Path) -> Iterator[tuple[Any, Any]]:
-    """One kernel shared by a module's tests (they must not depend on each other's state)."""
+    """One kernel shared by many tests (each resets what it relies on: `%npu_reset`)."""
     km, kc = start_kernel()
     yield km, kc
     kc.stop_channels()

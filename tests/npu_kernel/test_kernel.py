@@ -226,12 +226,18 @@ def test_debug_requests_reach_ipykernels_debugger(kernel: tuple[Any, Any]) -> No
     assert reply["content"]["command"] == "initialize"
 
 
-def test_config_flag_makes_full_tracebacks_the_default(fresh_kernel: tuple[Any, Any]) -> None:
-    _, kc = fresh_kernel
+def test_config_flag_makes_full_tracebacks_the_default(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
     execute(kc, "%config NpuKernel.full_traceback = True")
-    reply, msgs = execute(
-        kc, "from npu_runtime.core.runtime import get_runtime\nget_runtime().set_device(0)"
-    )
+    try:
+        reply, msgs = execute(
+            kc,
+            "from npu_runtime.core.runtime import get_runtime\n"
+            "get_runtime().reset()\n"
+            "get_runtime().set_device(0)",
+        )
+    finally:
+        execute(kc, "%config NpuKernel.full_traceback = False")
     text = plain(of_type(msgs, "error")[0]["traceback"])
     assert "ACL error 100001 ACL_ERROR_UNINITIALIZE" in text
     assert "npu_runtime/core/runtime.py" in text

@@ -78,7 +78,7 @@ def outputs(events: list[dict[str, Any]], rid: Any) -> list[dict[str, Any]]:
     return [e["output"] for e in events if e["type"] == "output" and e["id"] == rid]
 
 
-def test_execute_streams_outputs_then_replies(bridge: BridgeProcess) -> None:
+def test_execute_streams_outputs_then_replies_and_bad_requests(bridge: BridgeProcess) -> None:
     ready = bridge.next()
     assert ready["type"] == "ready"
     assert ready["implementation"] == "ascend-npu"
@@ -99,6 +99,19 @@ def test_execute_streams_outputs_then_replies(bridge: BridgeProcess) -> None:
     assert reply["status"] == "error"
     (err,) = outputs(seen, "c2")
     assert err["output_type"] == "error" and err["ename"] == "ValueError"
+
+    bridge.send("{not json")
+    event = bridge.until("error")[0]
+    assert event["id"] is None and "invalid JSON" in event["message"]
+    bridge.send({"type": "fly", "id": 9})
+    event = bridge.until("error")[0]
+    assert event == {
+        "type": "error",
+        "id": 9,
+        "message": "unknown request type 'fly'; expected execute, interrupt, restart, state or shutdown",
+    }
+    bridge.send({"type": "execute", "id": 10})
+    assert bridge.until("error")[0]["message"] == '"execute" needs a string "code"'
 
     bridge.send({"type": "shutdown", "id": "s"})
     reply, _ = bridge.until("reply", "s")
@@ -135,25 +148,6 @@ def test_interrupt_and_restart(bridge: BridgeProcess) -> None:
     assert bridge.proc.wait(timeout=TIMEOUT) == 0
 
 
-def test_bad_requests_get_error_events(bridge: BridgeProcess) -> None:
-    bridge.until("ready")
-    bridge.send("{not json")
-    event = bridge.next()
-    assert event["type"] == "error" and "invalid JSON" in event["message"]
-    bridge.send({"type": "fly", "id": 9})
-    event = bridge.next()
-    assert event == {
-        "type": "error",
-        "id": 9,
-        "message": "unknown request type 'fly'; expected execute, interrupt, restart, state or shutdown",
-    }
-    bridge.send({"type": "execute", "id": 10})
-    assert bridge.next()["message"] == '"execute" needs a string "code"'
-    bridge.send({"type": "shutdown", "id": 11})
-    bridge.until("reply", 11)
-    assert bridge.proc.wait(timeout=TIMEOUT) == 0
-
-
 def test_unknown_kernel_is_an_error_event(kernel_prefix: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "npu_runtime.cli", "kernel", "bridge", "--kernel", "nosuch"],
@@ -169,23 +163,7 @@ def test_unknown_kernel_is_an_error_event(kernel_prefix: Path) -> None:
     assert event["message"].startswith("cannot start kernel 'nosuch'")
 
 
-def test_kernel_death_aborts_the_cell(bridge: BridgeProcess) -> None:
-    bridge.until("ready")
-    bridge.send({"type": "execute", "id": "k", "code": "import os\nos._exit(3)"})
-    died, _ = bridge.until("died")
-    assert died["exit_code"] == 3
-    reply, _ = bridge.until("reply", "k")
-    assert reply == {"type": "reply", "id": "k", "status": "aborted", "reason": "died"}
-    bridge.send({"type": "restart", "id": "r"})
-    bridge.until("ready")
-    bridge.send({"type": "execute", "id": "again", "code": "print('back')"})
-    _, seen = bridge.until("reply", "again")
-    assert outputs(seen, "again")[0]["text"] == "back\n"
-    bridge.send({"type": "shutdown", "id": "s"})
-    bridge.until("reply", "s")
-
-
-def test_state_events_follow_each_execution(bridge: BridgeProcess) -> None:
+def test_state_events_and_kernel_death(bridge: BridgeProcess) -> None:
     bridge.until("ready")
     opened, _ = bridge.until("state")
     assert opened["reason"] == "open" and opened["state"]["started"] is False
@@ -206,9 +184,19 @@ def test_state_events_follow_each_execution(bridge: BridgeProcess) -> None:
     assert answer["status"] == "ok"
     asked, _ = bridge.until("state")
     assert asked["reason"] == "request" and asked["state"]["devices"] == pushed["state"]["devices"]
+
+    # The kernel dies mid-cell: the cell is aborted, and a restart brings a fresh one.
+    bridge.send({"type": "execute", "id": "k", "code": "import os\nos._exit(3)"})
+    died, _ = bridge.until("died")
+    assert died["exit_code"] == 3
+    reply, _ = bridge.until("reply", "k")
+    assert reply == {"type": "reply", "id": "k", "status": "aborted", "reason": "died"}
     bridge.send({"type": "restart", "id": "r"})
     bridge.until("ready")
     reopened, _ = bridge.until("state")  # the restarted kernel gets a state comm too
     assert reopened["reason"] == "open" and reopened["state"]["started"] is False
+    bridge.send({"type": "execute", "id": "again", "code": "print('back')"})
+    _, seen = bridge.until("reply", "again")
+    assert outputs(seen, "again")[0]["text"] == "back\n"
     bridge.send({"type": "shutdown", "id": "s"})
     bridge.until("reply", "s")

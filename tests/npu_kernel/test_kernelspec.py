@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from npu_kernel import DISPLAY_NAME, KERNEL_NAME
+from npu_kernel.cli import main
 from npu_kernel.kernelspec import (
     LOGO_FILES,
     DeviceOptions,
@@ -99,13 +100,14 @@ def test_install_list_uninstall_round_trip(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
-def test_uninstall_refuses_a_foreign_spec(tmp_path: Path) -> None:
+def test_uninstall_refuses_a_foreign_spec(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     foreign = tmp_path / "share" / "jupyter" / "kernels" / KERNEL_NAME
     foreign.mkdir(parents=True)
     (foreign / "kernel.json").write_text(json.dumps({"argv": ["python", "-m", "other"]}))
-    proc = run_cli("uninstall", "--prefix", str(tmp_path), env=_env(tmp_path))
-    assert proc.returncode == 1
-    assert "not an Ascend NPU kernelspec" in proc.stderr
+    assert main(["uninstall", "--prefix", str(tmp_path)]) == 1
+    assert "not an Ascend NPU kernelspec" in capsys.readouterr().err
     assert foreign.exists()
 
 
@@ -117,11 +119,13 @@ def test_uninstall_refuses_a_foreign_spec(tmp_path: Path) -> None:
         (["install", "--user", "--prefix", "/tmp"], "not allowed with argument"),
     ],
 )
-def test_bad_install_arguments_fail_cleanly(args: list[str], message: str) -> None:
-    proc = run_cli(*args)
-    assert proc.returncode in (1, 2)
-    assert message in proc.stderr
-    assert "Traceback" not in proc.stderr
+def test_bad_install_arguments_fail_cleanly(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) in (1, 2)  # 2: argparse usage error, 1: refused value
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
 
 
 def test_packaged_logos_match_media() -> None:
@@ -130,12 +134,13 @@ def test_packaged_logos_match_media() -> None:
         assert (media_dir() / name).read_bytes() == (media / name).read_bytes(), name
 
 
-def test_list_text_output_and_empty_list(tmp_path: Path) -> None:
-    env = _env(tmp_path)
-    proc = run_cli("list", env={**env, "JUPYTER_DATA_DIR": str(tmp_path / "nodata")})
-    if "ascend-npu" not in proc.stdout:  # no user-level spec on this machine
-        assert proc.stdout.startswith("No Ascend NPU kernelspec installed")
-    run_cli("install", "--prefix", str(tmp_path), "--device", "310P", "--devices", "2", env=env)
-    out = run_cli("list", env=env).stdout
+def test_list_text_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))
+    assert main(["install", "--prefix", str(tmp_path), "--device", "310P", "--devices", "2"]) == 0
+    capsys.readouterr()
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
     spec_dir = tmp_path / "share" / "jupyter" / "kernels" / KERNEL_NAME
     assert f"ascend-npu  310P x2  {spec_dir}  ({Path(sys.executable).absolute()})" in out
