@@ -29,14 +29,13 @@ from npu_runtime.errors import AclError
 from npu_runtime.ops.errors import (
     ACL_ERROR_OP_OUTPUT_NOT_MATCH,
     ACL_ERROR_RT_AICORE_OVER_FLOW,
+    ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW,
+    ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW,
     ACL_ERROR_RT_AIVEC_OVER_FLOW,
     OpError,
 )
 from npu_runtime.ops.registry import OpDef, Spec, get
 from npu_runtime.records import TensorInfo, WorkRecord
-
-ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW = 507042
-ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW = 507043
 
 _seq = itertools.count(1)
 

@@ -19,6 +19,9 @@ ACL_ERROR_RT_AICORE_OVER_FLOW = 207003
 ACL_ERROR_RT_AIVEC_OVER_FLOW = 207016
 # A kernel read outside its tensor (e.g. a Gather index out of range).
 ACL_ERROR_RT_AICORE_EXCEPTION = 507015
+# A kernel's input or output buffer is not live device memory.
+ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW = 507042
+ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW = 507043
 
 NAMES: dict[int, str] = {
     v: k for k, v in globals().items() if k.startswith("ACL_ERROR_") and isinstance(v, int)

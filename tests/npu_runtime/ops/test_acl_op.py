@@ -258,3 +258,13 @@ def test_attr_setters(stream: int) -> None:
     )
     acl.rt.synchronize_stream(stream)
     np.testing.assert_array_equal(to_host(out_ptr, (3, 2), np.float32), x.T)
+
+
+def test_freed_output_buffer_is_a_device_write_fault(stream: int) -> None:
+    x = np.ones(4, np.float32)
+    _, bx = to_device(x)
+    out_ptr, bo = empty_device(16)
+    assert acl.rt.free(out_ptr) == 0
+    d = desc(ACL_FLOAT, [4])
+    assert acl.op.execute_v2("Relu", [d], [bx], [d], [bo], 0, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 507043  # ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW
