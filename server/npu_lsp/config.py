@@ -123,10 +123,10 @@ def _parse(raw: Mapping[str, Any], source: str) -> tuple[dict[str, Any], list[st
     problems: list[str] = []
     for key, value in raw.items():
         k = _norm_key(str(key))
-        if k in ("select", "ignore", "extend_select", "extend_ignore"):
+        if k in ("select", "ignore"):
             codes = _codes(value, key, problems, source)
             if codes is not None:
-                out[k.replace("extend_", "")] = codes
+                out[k] = codes
         elif k == "syntax_level":
             if value is None or value == "":
                 out["syntax_level"] = None

@@ -24,6 +24,7 @@ import gc
 import logging
 import os
 import traceback
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +100,9 @@ class WorkspaceIndex:
     def update(self, path: str, text: str) -> bool:
         """(Re)index one file; returns False when the text does not parse (old summary kept)."""
         try:
-            tree = ast.parse(text, filename=path)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text, filename=path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
         key = self._key(path)
@@ -311,7 +314,11 @@ def _check_python(
     text: str, path: str, config: Config, workspace: WorkspaceIndex | None
 ) -> list[Diagnostic]:
     try:
-        tree = ast.parse(text, filename=path)
+        with warnings.catch_warnings():
+            # e.g. "invalid escape sequence": Python's own warnings must not reach the
+            # server's stderr once per keystroke
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = exc.offset or 1

@@ -9,7 +9,12 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.cuda_torch_device import device_literal
-from npu_lsp.rules.migration.helpers import is_cuda_device_string, literal_edit, rewrite_fix
+from npu_lsp.rules.migration.helpers import (
+    is_cuda_device_string,
+    literal_edit,
+    rewrite_fix,
+    span_of,
+)
 
 
 @rule(
@@ -66,5 +71,5 @@ class CudaDeviceString(Rule):
         new = old.replace("cuda", "npu", 1)
         fix = rewrite_fix(ctx, f'Replace "{old}" with "{new}"', literal_edit(ctx, node, new))
         yield ctx.diagnostic(
-            self, node, f'"{old}" names a CUDA device; use "{new}" on Ascend', fix=fix
+            self, span_of(ctx, node), f'"{old}" names a CUDA device; use "{new}" on Ascend', fix=fix
         )

@@ -55,11 +55,11 @@ class CudaMethodCall(Rule):
             return
         if (ctx.qualname(func) or "").startswith("torch.cuda"):
             return  # `torch.cuda(...)` is not a tensor method
-        edit = Edit(attr_name_span(func), "npu")
+        edit = Edit(attr_name_span(ctx, func), "npu")
         fix = rewrite_fix(ctx, "Replace `.cuda()` with `.npu()`", edit)
         yield ctx.diagnostic(
             self,
-            attr_name_span(func),
+            attr_name_span(ctx, func),
             "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend",
             fix=fix,
         )

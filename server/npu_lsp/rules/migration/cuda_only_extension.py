@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.helpers import data
+from npu_lsp.rules.migration.helpers import data, head_span_of, span_of
 
 
 def _cuda_module(name: str) -> str | None:
@@ -72,7 +72,7 @@ class CudaOnlyExtension(Rule):
                 module = _cuda_module(alias.name)
                 if module:
                     yield ctx.diagnostic(
-                        self, alias, f"`{alias.name}` is CUDA-only: {reasons[module]}"
+                        self, span_of(ctx, alias), f"`{alias.name}` is CUDA-only: {reasons[module]}"
                     )
         elif isinstance(node, ast.ImportFrom):
             if node.level or not node.module:
@@ -81,7 +81,7 @@ class CudaOnlyExtension(Rule):
             module = next((m for m in map(_cuda_module, candidates) if m), None)
             if module:
                 yield ctx.diagnostic(
-                    self, ctx.head_span(node), f"`{module}` is CUDA-only: {reasons[module]}"
+                    self, head_span_of(ctx, node), f"`{module}` is CUDA-only: {reasons[module]}"
                 )
         elif isinstance(node, ast.Call):
             name = ctx.qualname(node.func)
@@ -91,6 +91,6 @@ class CudaOnlyExtension(Rule):
             if name.endswith("CUDAExtension") or _has_cu_source(node):
                 yield ctx.diagnostic(
                     self,
-                    node.func,
+                    span_of(ctx, node.func),
                     f"`{name.rsplit('.', 1)[-1]}` {apis[name]}, which has no Ascend build",
                 )

@@ -8,7 +8,12 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.helpers import is_cuda_device_string, literal_edit, rewrite_fix
+from npu_lsp.rules.migration.helpers import (
+    is_cuda_device_string,
+    literal_edit,
+    rewrite_fix,
+    span_of,
+)
 
 
 def device_literal(call: ast.Call) -> ast.Constant | None:
@@ -68,7 +73,7 @@ class CudaTorchDevice(Rule):
         fix = rewrite_fix(ctx, f'Replace "{old}" with "{new}"', literal_edit(ctx, literal, new))
         yield ctx.diagnostic(
             self,
-            literal,
+            span_of(ctx, literal),
             f'`torch.device("{old}")` names a CUDA device; use "{new}"',
             fix=fix,
         )

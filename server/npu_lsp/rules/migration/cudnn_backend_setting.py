@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
+from npu_lsp.rules.migration.helpers import span_of
 
 
 @rule(code="NPU208", name="cudnn-backend-setting", severity="info", family="migration")
@@ -44,5 +45,7 @@ class CudnnBackendSetting(Rule):
         assert isinstance(node, ast.Attribute)
         if ctx.qualname(node.value) == "torch.backends.cudnn":
             yield ctx.diagnostic(
-                self, node, f"`torch.backends.cudnn.{node.attr}` has no effect on Ascend NPUs"
+                self,
+                span_of(ctx, node),
+                f"`torch.backends.cudnn.{node.attr}` has no effect on Ascend NPUs",
             )

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.helpers import imports_torch_npu, torch_npu_import_edit
+from npu_lsp.rules.migration.helpers import imports_torch_npu, span_of, torch_npu_import_edit
 
 
 def first_npu_use(tree: ast.Module, ctx: Context) -> ast.AST | None:
@@ -77,4 +77,6 @@ class MissingTorchNpuImport(Rule):
             return
         edit = torch_npu_import_edit(ctx)
         fix = Fix("Add `import torch_npu`", (edit,)) if edit else None
-        yield ctx.diagnostic(self, use, "NPU API used but `torch_npu` is never imported", fix=fix)
+        yield ctx.diagnostic(
+            self, span_of(ctx, use), "NPU API used but `torch_npu` is never imported", fix=fix
+        )

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.helpers import literal_edit, rewrite_fix
+from npu_lsp.rules.migration.helpers import literal_edit, rewrite_fix, span_of
 
 _POSITIONAL_BACKEND = frozenset(
     {"torch.distributed.init_process_group", "torch.distributed.new_group"}
@@ -66,5 +66,8 @@ class NcclBackend(Rule):
             assert isinstance(literal, ast.Constant)
             fix = rewrite_fix(ctx, 'Replace "nccl" with "hccl"', literal_edit(ctx, literal, "hccl"))
             yield ctx.diagnostic(
-                self, literal, 'the "nccl" backend is CUDA-only; use "hccl" on Ascend', fix=fix
+                self,
+                span_of(ctx, literal),
+                'the "nccl" backend is CUDA-only; use "hccl" on Ascend',
+                fix=fix,
             )

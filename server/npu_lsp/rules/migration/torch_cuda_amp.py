@@ -9,7 +9,13 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.helpers import attr_name_span, rewrite_fix
+from npu_lsp.rules.migration.helpers import (
+    attr_name_span,
+    char_column,
+    head_span_of,
+    rewrite_fix,
+    span_of,
+)
 
 _FROM_CUDA_AMP = re.compile(r"\bfrom\s+(torch\s*\.\s*cuda)\s*\.\s*amp\b")
 
@@ -66,10 +72,13 @@ class TorchCudaAmp(Rule):
             fix = rewrite_fix(
                 ctx,
                 "Replace `torch.cuda.amp` with `torch.npu.amp`",
-                Edit(attr_name_span(node.value), "npu"),
+                Edit(attr_name_span(ctx, node.value), "npu"),
             )
         yield ctx.diagnostic(
-            self, node, "`torch.cuda.amp` is CUDA mixed precision; use `torch.npu.amp`", fix=fix
+            self,
+            span_of(ctx, node),
+            "`torch.cuda.amp` is CUDA mixed precision; use `torch.npu.amp`",
+            fix=fix,
         )
 
     def _import_from(self, node: ast.ImportFrom, ctx: Context) -> Iterator[Diagnostic]:
@@ -77,7 +86,7 @@ class TorchCudaAmp(Rule):
             return
         if node.module == "torch.cuda.amp":
             line = ctx.lines[node.lineno - 1] if node.lineno - 1 < len(ctx.lines) else ""
-            match = _FROM_CUDA_AMP.search(line, node.col_offset)
+            match = _FROM_CUDA_AMP.search(line, char_column(ctx, node.lineno, node.col_offset) - 1)
             fix = None
             if match:
                 span = Span(node.lineno, match.start(1) + 1, node.lineno, match.end(1) + 1)
@@ -86,13 +95,13 @@ class TorchCudaAmp(Rule):
                 )
             yield ctx.diagnostic(
                 self,
-                ctx.head_span(node),
+                head_span_of(ctx, node),
                 "imports from `torch.cuda.amp`; use `torch.npu.amp`",
                 fix=fix,
             )
         elif node.module == "torch.cuda" and any(a.name == "amp" for a in node.names):
             yield ctx.diagnostic(
                 self,
-                ctx.head_span(node),
+                head_span_of(ctx, node),
                 "`amp` imported from `torch.cuda`; use `from torch.npu import amp`",
             )

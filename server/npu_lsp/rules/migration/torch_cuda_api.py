@@ -9,7 +9,14 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.helpers import attr_name_span, data, rewrite_fix
+from npu_lsp.rules.migration.helpers import (
+    attr_name_span,
+    char_column,
+    data,
+    head_span_of,
+    rewrite_fix,
+    span_of,
+)
 
 _FROM_CUDA = re.compile(r"\bfrom\s+(torch\s*\.\s*cuda)\b")
 
@@ -68,13 +75,13 @@ class TorchCudaApi(Rule):
             return
         fix = None
         if same_name_on_npu(node.attr) and isinstance(node.value, ast.Attribute):
-            edit = Edit(attr_name_span(node.value), "npu")
+            edit = Edit(attr_name_span(ctx, node.value), "npu")
             fix = rewrite_fix(
                 ctx, f"Replace `torch.cuda.{node.attr}` with `torch.npu.{node.attr}`", edit
             )
         yield ctx.diagnostic(
             self,
-            node,
+            span_of(ctx, node),
             f"`torch.cuda.{node.attr}` targets CUDA devices; use `torch.npu.{node.attr}`",
             fix=fix,
         )
@@ -87,14 +94,14 @@ class TorchCudaApi(Rule):
             return
         fix = None
         line = ctx.lines[node.lineno - 1] if node.lineno - 1 < len(ctx.lines) else ""
-        match = _FROM_CUDA.search(line, node.col_offset)
+        match = _FROM_CUDA.search(line, char_column(ctx, node.lineno, node.col_offset) - 1)
         if match and all(same_name_on_npu(n) for n in names) and len(names) == len(node.names):
             span = Span(node.lineno, match.start(1) + 1, node.lineno, match.end(1) + 1)
             fix = rewrite_fix(ctx, "Import from `torch.npu` instead", Edit(span, "torch.npu"))
         listed = ", ".join(f"`{n}`" for n in names)
         yield ctx.diagnostic(
             self,
-            ctx.head_span(node),
+            head_span_of(ctx, node),
             f"{listed} imported from `torch.cuda`; import from `torch.npu`",
             fix=fix,
         )
