@@ -8,9 +8,10 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from typing import IO
 
 
-def _protocol_streams() -> tuple[object, object]:
+def _protocol_streams() -> tuple[IO[bytes], IO[bytes]]:
     """Take stdin/stdout for the protocol and point fd 1 at stderr, so a stray print or a
     library's output can never corrupt the DAP stream."""
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from npu_debug.messaging import JsonStream
     from npu_debug.session import Session
 
-    session = Session(JsonStream(proto_in, proto_out, "editor"))  # type: ignore[arg-type]
+    session = Session(JsonStream(proto_in, proto_out, "editor"))
     # The session ends when either the editor or debugpy goes away; whichever comes first.
     threading.Thread(target=session.run, name="npu-debug-client", daemon=True).start()
     session.done.wait()

@@ -28,8 +28,11 @@ def _code(info: dict[str, Any]) -> str:
 
 def _surfaced_later(info: dict[str, Any]) -> bool:
     launch, site = info.get("launch_site"), info.get("site")
-    return bool(launch) and (
-        not site or (launch.get("file"), launch.get("line")) != (site.get("file"), site.get("line"))
+    if not launch:
+        return False
+    return not site or (launch.get("file"), launch.get("line")) != (
+        site.get("file"),
+        site.get("line"),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 Message = dict[str, Any]
 
@@ -21,7 +21,7 @@ class ProtocolError(Exception):
 class JsonStream:
     """Reads and writes DAP messages; writes are serialised so threads may share one stream."""
 
-    def __init__(self, reader: BinaryIO, writer: BinaryIO, name: str) -> None:
+    def __init__(self, reader: IO[bytes], writer: IO[bytes], name: str) -> None:
         self.name = name
         self._reader = reader
         self._writer = writer

@@ -276,7 +276,7 @@ class Session:
         thread_id = (event.get("body") or {}).get("threadId")
         if (event.get("body") or {}).get("allThreadsContinued", True):
             self.thread_errors.clear()
-        else:
+        elif isinstance(thread_id, int):
             self.thread_errors.pop(thread_id, None)
         self.send_client(event)
 
