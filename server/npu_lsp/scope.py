@@ -575,7 +575,8 @@ class ScopeResolver:
         self, info: ModuleInfo, fn: FuncDef, owner: str | None
     ) -> Iterator[tuple[ast.Call, tuple[ModuleInfo, str, FuncDef, str | None]]]:
         local_types: dict[str, str] = {}
-        owner_cls = self._class(owner)[1] if owner and self._class(owner) else None
+        found = self._class(owner) if owner else None
+        owner_cls = found[1] if found else None
         calls: list[ast.Call] = []
         for node in walk(fn):
             if isinstance(node, ast.Call):

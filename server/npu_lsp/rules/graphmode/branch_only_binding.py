@@ -77,7 +77,7 @@ class BranchOnlyBinding(GraphRule):
         if not only:
             return
         events = name_events(ctx, func)
-        before = events.bound_before(node.lineno)  # type: ignore[attr-defined]
+        before = events.bound_before(node.lineno)
         for name in sorted(only - before):
             use = events.first_use_after(name, end)
             if use is None:

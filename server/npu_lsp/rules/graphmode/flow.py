@@ -255,9 +255,9 @@ class Analyzer:
             positional[len(positional) - len(args.defaults) :], args.defaults, strict=False
         ):
             defaults[a.arg] = d
-        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False):
-            if d is not None:
-                defaults[a.arg] = d
+        for a, kd in zip(args.kwonlyargs, args.kw_defaults, strict=False):
+            if kd is not None:
+                defaults[a.arg] = kd
         kind_name = getattr(scope, "kind", None)
         observed = self._observed_args(func, kind_name)
         is_method = self.owner_class(func) is not None and not isinstance(func, ast.Lambda)
@@ -494,8 +494,8 @@ class Analyzer:
         k = self._kind(value, flow, func)
         if not self._full:  # kinds only until they settle; types and dtypes afterwards
             return self._set(target, k, None, flow)
-        t = self._type_class(value, flow, func)
-        changed = self._set(target, k, t, flow)
+        tclass = self._type_class(value, flow, func)
+        changed = self._set(target, k, tclass, flow)
         if isinstance(target, ast.Name):
             if self.is_numpy_value(value, flow) and target.id not in flow.numpy:
                 flow.numpy.add(target.id)

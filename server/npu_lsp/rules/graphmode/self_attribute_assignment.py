@@ -67,11 +67,12 @@ class SelfAttributeAssignment(GraphRule):
         a = analyzer(ctx)
         params = a.self_info(a.owner_class(ctx.function)).parameters
         for t in targets:
-            if self._on_jit_class_member(t, ctx):
+            if isinstance(t, ast.Attribute) and self._on_jit_class_member(t, ctx):
+                member = ctx.segment(t.value)
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"under STRICT, attributes of the jit_class instance `{ctx.segment(t.value)}` cannot be set",  # type: ignore[attr-defined]
+                    f"under STRICT, attributes of the jit_class instance `{member}` cannot be set",
                 )
                 continue
             if (

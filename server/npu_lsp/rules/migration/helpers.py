@@ -13,6 +13,7 @@ from npu_lsp.diagnostics import Edit, Fix, Span
 from npu_lsp.engine import Context
 
 CUDA_DEVICE = re.compile(r"cuda(:\d+)?")
+_SIMPLE_LITERAL = re.compile(r"(?P<prefix>[rRuU]?)(?P<q>['\"])(?P<body>[^'\"\\\\]*)(?P=q)")
 
 
 @cache
@@ -74,15 +75,11 @@ def literal_edit(ctx: Context, node: ast.Constant, new_value: str) -> Edit | Non
         return None
     # Sliced from the cached lines: ast.get_source_segment re-splits the whole text per call.
     segment = ctx.lines[span.line - 1][span.column - 1 : span.end_column - 1]
-    old = str(node.value)
-    if not segment or segment.count(old) != 1 or "\\" in segment:
+    match = _SIMPLE_LITERAL.fullmatch(segment)
+    # The text between the quotes must be the value itself: no escapes, no "cu" "da".
+    if match is None or match.group("body") != str(node.value):
         return None
-    try:
-        if ast.literal_eval(segment) != old:  # e.g. "cu" "da"
-            return None
-    except (ValueError, SyntaxError):
-        return None
-    return Edit(span, segment.replace(old, new_value, 1))
+    return Edit(span, match.group("prefix") + match.group("q") + new_value + match.group("q"))
 
 
 def attr_name_span(ctx: Context, node: ast.Attribute) -> Span:
@@ -91,8 +88,10 @@ def attr_name_span(ctx: Context, node: ast.Attribute) -> Span:
     return Span(end.end_line, end.end_column - len(node.attr), end.end_line, end.end_column)
 
 
-def imports_torch_npu(tree: ast.Module) -> bool:
+def imports_torch_npu(tree: ast.Module, text: str) -> bool:
     """Does the module import torch_npu anywhere (any form)?"""
+    if "torch_npu" not in text:  # the common case, without walking the tree
+        return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(
             a.name == "torch_npu" or a.name.startswith("torch_npu.") for a in node.names
@@ -119,7 +118,7 @@ def torch_npu_import_edit(ctx: Context) -> Edit | None:
         cached: Edit | None = ctx.cache[key]
         return cached
     edit: Edit | None = None
-    if not imports_torch_npu(ctx.tree):
+    if not imports_torch_npu(ctx.tree, ctx.text):
         for stmt in ctx.tree.body:
             if isinstance(stmt, ast.Import) and any(a.name == "torch" for a in stmt.names):
                 line = stmt.end_lineno or stmt.lineno

@@ -70,7 +70,7 @@ class MissingTorchNpuImport(Rule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if imports_torch_npu(node):
+        if "npu" not in ctx.text or imports_torch_npu(node, ctx.text):
             return
         use = first_npu_use(node, ctx)
         if use is None:
