@@ -124,3 +124,17 @@ def test_noqa_suppresses_a_migration_finding() -> None:
 def test_cuda_only_package_alone_in_a_file_is_found(module: str) -> None:
     diags = check_source(f"import {module}\n", "k.py", Config(select=("NPU",)))
     assert [(d.code, d.span.line) for d in diags] == [("NPU207", 1)]
+
+
+def test_columns_count_characters_on_non_ascii_lines() -> None:
+    # ast records UTF-8 byte offsets; spans and edits must be in characters.
+    text = 'import torch\nnote = "é😀"; x = y.cuda(); d = torch.device("cuda")\n'
+    diags = check_source(text, "u.py", Config(select=("NPU",)))
+    line = text.splitlines()[1]
+    assert [(d.code, d.span.column) for d in diags] == [
+        ("NPU201", line.index("cuda()") + 1),
+        ("NPU203", line.index('"cuda"') + 1),
+    ]
+    assert fix_all(text, diags) == (
+        'import torch\nimport torch_npu\nnote = "é😀"; x = y.npu(); d = torch.device("npu")\n'
+    )
