@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +67,35 @@ def test_aliases_case_insensitive_and_unknown_is_clear() -> None:
     assert "910B" in profile_names()
     with pytest.raises(ValueError, match="unknown device 'H100'; known: "):
         get_profile("H100")
+
+
+HARDWARE_MD = Path(__file__).resolve().parents[3] / "shared" / "reference" / "acl" / "hardware.md"
+# hardware.md §1 table row key -> (DeviceProfile field, scale from the table's unit)
+_INI_ROWS = {
+    "ai_core_cnt": ("ai_core", 1),
+    "vector_core_cnt": ("vector_core", 1),
+    "ai_cpu_cnt": ("ai_cpu", 1),
+    "memory_size": ("hbm_bytes", 1),
+    "l2_size": ("l2_bytes", 1),
+    "cube_freq": ("clock_hz", 1_000_000),
+}
+
+
+def _ini_table() -> dict[str, list[str]]:
+    """The §1 rows: key -> cells for 910B1, 910B2, 910B2C, 910B4."""
+    rows: dict[str, list[str]] = {}
+    for line in HARDWARE_MD.read_text().splitlines():
+        m = re.match(r"\| `(\w+)`[^|]*\|(.*)\|", line)
+        if m and m.group(1) in _INI_ROWS:
+            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")][:4]
+    return rows
+
+
+@pytest.mark.parametrize(("profile", "column"), [("910B2", 1), ("910B4", 3)])
+def test_figures_match_the_reference_ini_values(profile: str, column: int) -> None:
+    table = _ini_table()
+    assert set(table) == set(_INI_ROWS)
+    p = get_profile(profile)
+    for key, (field, scale) in _INI_ROWS.items():
+        expected = int(re.match(r"\d+", table[key][column]).group()) * scale  # type: ignore[union-attr]
+        assert getattr(p, field) == expected, (profile, key)
