@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from npu_runtime.core.memory import DeviceMemory
@@ -21,8 +22,15 @@ HOST_CALL_US = 1.0  # simulated host time each enqueue costs (modelling choice)
 
 
 class Device:
-    def __init__(self, device_id: int, profile: DeviceProfile) -> None:
+    def __init__(
+        self,
+        device_id: int,
+        profile: DeviceProfile,
+        on_lost_write: Callable[[HostWrite, SourceSite | None], None] | None = None,
+    ) -> None:
         self.id = device_id
+        # told when an async copy completes into host memory that is no longer there
+        self.on_lost_write = on_lost_write
         self.profile = profile
         self.memory = DeviceMemory(device_id, profile.usable_bytes)
         self.lock = threading.RLock()
@@ -77,6 +85,8 @@ class Device:
                     elif isinstance(item, HostWrite):
                         if hostmem.contains(item.dst, len(item.data)):
                             ctypes.memmove(item.dst, item.data, len(item.data))
+                        elif self.on_lost_write is not None:
+                            self.on_lost_write(item, site)
                         hostmem.pending_done(item.dst)
                     elif fault is None:
                         fault = item

@@ -27,7 +27,7 @@ from npu_runtime.core.faults import injector
 from npu_runtime.core.hostmem import HostMemory
 from npu_runtime.core.memory import device_of
 from npu_runtime.core.sanitizer import Sanitizer
-from npu_runtime.core.stream import Stream
+from npu_runtime.core.stream import HostWrite, Stream
 from npu_runtime.devices import DeviceProfile, get_profile
 from npu_runtime.errors import AclError, codes
 from npu_runtime.records import SourceSite
@@ -179,6 +179,20 @@ class Runtime:
             self.report_host_leaks(api, user_site(1))
             self.initialized = False
 
+    def _lost_write(self, write: HostWrite, site: SourceSite | None) -> None:
+        """An async device-to-host copy finished into host memory freed meanwhile."""
+        if self.sanitizer.enabled:
+            old = self.hostmem.freed_pinned.get(write.dst)
+            self.sanitizer.report(
+                "use-after-free",
+                "aclrtMemcpyAsync",
+                f"the async copy into host 0x{write.dst:x} completed after that memory was freed; "
+                "its bytes were dropped",
+                site=site,
+                launch_site=write.site,
+                alloc_site=old.site if old is not None else None,
+            )
+
     def report_host_leaks(self, api: str, site: SourceSite | None) -> None:
         """malloc_host blocks never freed are leaks too (sanitizer); they are released."""
         for buf in self.hostmem.live_pinned():
@@ -210,7 +224,7 @@ class Runtime:
                 )
             dev = self.devices.get(device_id)
             if dev is None:
-                dev = Device(device_id, self.profile)
+                dev = Device(device_id, self.profile, self._lost_write)
                 self.devices[device_id] = dev
                 ctx = Context(0, dev, is_default=True)
                 ctx.handle = self.new_handle(ctx)

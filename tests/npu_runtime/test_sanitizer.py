@@ -156,3 +156,25 @@ def test_host_leak_at_finalize(rt: Runtime, user_code: Callable[..., dict[str, A
     f = _one(rt, "leak")
     assert f.alloc_site.line == _lines(src)["alloc"]
     assert "128 bytes of host memory" in f.detail
+
+
+def test_async_copy_into_freed_host_memory(
+    rt: Runtime, user_code: Callable[..., dict[str, Any]]
+) -> None:
+    src = PRELUDE + (
+        "s = sched.create_stream(rt)\n"
+        "d = transfer.malloc(rt, 64, 0)\n"
+        "pinned = transfer.malloc_host(rt, 64)  # @alloc\n"
+        "transfer.memcpy_async(rt, pinned, 64, d, 64, 2, s)  # @launch\n"
+        "transfer.free_host(rt, pinned)\n"
+        "sched.synchronize_stream(rt, s)  # @sync\n"
+    )
+    user_code(src)
+    at = _lines(src)
+    f = _one(rt, "use-after-free")
+    assert (f.site.line, f.launch_site.line, f.alloc_site.line) == (
+        at["sync"],
+        at["launch"],
+        at["alloc"],
+    )
+    assert "bytes were dropped" in f.detail
