@@ -127,6 +127,9 @@ class Bridge:
             cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno()
         )
         info = await self._connect()
+        self._send_ready(info)
+
+    def _send_ready(self, info: dict[str, Any]) -> None:
         self.send(
             {
                 "type": "ready",
@@ -196,7 +199,7 @@ class Bridge:
         code = getattr(getattr(proc, "process", None), "returncode", None)
         return code if isinstance(code, int) else None
 
-    async def _run_executions(self) -> None:
+    async def run_executions(self) -> None:
         while True:
             req = await self._executions.get()
             self._current_id = req.get("id")
@@ -244,6 +247,7 @@ class Bridge:
         """Cancel the running cell and drop queued ones, answering each with `aborted`."""
         if self._current is not None:
             self._current.cancel()
+            self._current = None  # answered here; the runner must not answer it again
             self.send(
                 {"type": "reply", "id": self._current_id, "status": "aborted", "reason": reason}
             )
@@ -259,15 +263,7 @@ class Bridge:
         await self._disconnect()
         await self.km.restart_kernel(now=False)
         info = await self._connect()
-        self.send(
-            {
-                "type": "ready",
-                "kernel": self.kernel_name,
-                "implementation": info.get("implementation"),
-                "language_info": info.get("language_info", {}),
-                "banner": info.get("banner", ""),
-            }
-        )
+        self._send_ready(info)
 
 
 def _reader(
@@ -292,7 +288,7 @@ async def serve(kernel_name: str, cwd: str | None, stdin: TextIO, stdout: TextIO
     lines: asyncio.Queue[str | None] = asyncio.Queue()
     loop = asyncio.get_running_loop()
     threading.Thread(target=_reader, args=(loop, lines, stdin), daemon=True).start()
-    runner = asyncio.ensure_future(bridge._run_executions())
+    runner = asyncio.ensure_future(bridge.run_executions())
     try:
         while True:
             line = await lines.get()
