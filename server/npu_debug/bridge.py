@@ -60,6 +60,7 @@ def describe_error(err: BaseException) -> dict[str, Any]:
         "check": getattr(err, "check", ""),
         "detail": getattr(err, "detail", ""),
         "message": str(err),
+        "type": type(err).__name__,
         "site": _site(getattr(err, "site", None)),
         "launch_site": _site(getattr(err, "launch_site", None)),
         "alloc_site": _site(getattr(err, "alloc_site", None)),

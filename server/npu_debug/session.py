@@ -256,10 +256,17 @@ class Session:
 
     def _on_event_stopped(self, event: Message) -> None:
         body = dict(event.get("body") or {})
+        log.debug("stopped: %r", body)
         info = None
         if body.get("reason") == "exception":
             with self.lock:
-                info, self.pending_error = self.pending_error, None
+                # Only the stop the bridge announced: an ordinary exception keeps debugpy's words.
+                pending = self.pending_error
+                if pending is not None and (
+                    body.get("description") == pending.get("message")
+                    or body.get("text") == pending.get("type")
+                ):
+                    info, self.pending_error = pending, None
         if info is not None:
             body["description"] = describe.stopped_description(info)
             body["text"] = str(info.get("name"))
