@@ -135,6 +135,11 @@ def _option(argv: list[str], flag: str, default: str) -> str:
     return argv[argv.index(flag) + 1] if flag in argv[:-1] else default
 
 
+def _count(text: str) -> int:
+    """A device count from a hand-edited kernel.json: 0 marks an unreadable value."""
+    return int(text) if text.isdigit() else 0
+
+
 def list_installed() -> list[InstalledSpec]:
     """Every kernelspec on the Jupyter path whose argv runs npu_kernel."""
     from jupyter_client.kernelspec import KernelSpecManager
@@ -150,7 +155,7 @@ def list_installed() -> list[InstalledSpec]:
                 path=Path(info["resource_dir"]),
                 executable=argv[0],
                 device=_option(argv, "--device", DEFAULT_DEVICE),
-                devices=int(_option(argv, "--devices", str(DEFAULT_DEVICES))),
+                devices=_count(_option(argv, "--devices", str(DEFAULT_DEVICES))),
                 executable_exists=Path(argv[0]).is_file(),
             )
         )

@@ -108,6 +108,9 @@ def _comm_messages(kc: Any, comm_id: str, count: int, timeout: float = 30) -> li
 
 def test_state_comm_pushes_after_each_execution(fresh_kernel: tuple[Any, Any]) -> None:
     _, kc = fresh_kernel
+    # Nothing heavy at start: the runtime (and numpy) load on first use.
+    _, msgs = execute(kc, "import sys\nprint('numpy' in sys.modules, 'npu_runtime' in sys.modules)")
+    assert stdout(msgs) == "False False\n"
     reply, msgs = execute(kc, "%npu")  # before any runtime call: says so, starts nothing
     assert "has not started yet" in of_type(msgs, "display_data")[0]["data"]["text/plain"]
     comm_id = _open_state_comm(kc)
