@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from npu_runtime.core.faults import injector
 from npu_runtime.core.runtime import get_runtime
 from npu_runtime.core.sanitizer import format_finding
 
@@ -45,6 +46,9 @@ def print_summary(console: Console | None = None) -> None:
         console.print(table)
     else:
         console.print(f"{title}: no device was used")
+    for rule in injector.rules():
+        state = "fired" if rule.fired else f"never fired ({rule.seen} matching call(s))"
+        console.print(f"injection {rule}: {state}", markup=False)
     findings = rt.sanitizer.findings
     if not rt.sanitizer.enabled:
         console.print("sanitizer: off")

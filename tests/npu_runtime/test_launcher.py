@@ -72,8 +72,10 @@ def test_inject_flag_and_env(tmp_path: Path) -> None:
         "import acl\nacl.init(); acl.rt.set_device(0)\n"
         "print([acl.rt.malloc(64, 0)[1] for _ in range(4)])\n"
     )
-    r = run("--inject", "acl.rt.malloc:2:207001", script)
+    r = run("--inject", "acl.rt.malloc:2:207001", "--inject", "acl.rt.free:1:107000", script)
     assert r.stdout == "[0, 207001, 0, 0]\n", r.stderr
+    assert "injection malloc:2:207001: fired" in r.stderr
+    assert "injection free:1:107000: never fired (0 matching call(s))" in r.stderr
     r = run(script, env={"NPU_INJECT": "aclrtMalloc:4:207001"})
     assert r.stdout == "[0, 0, 0, 207001]\n", r.stderr
 
