@@ -19,6 +19,7 @@ dispatcher report the first op whose output holds a NaN or Inf while its inputs 
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -212,6 +213,13 @@ _F64 = np.dtype(np.float64)
 _mode = os.environ.get("NPU_NUMERICS", "npu") or "npu"
 if _mode not in NUMERICS_MODES:  # a bad environment value must not break every import
     _mode = "npu"
+
+
+# Set by the Tensor API around a launch in a reference mode: (input, output) dtypes as the
+# program declared them, so precision dumps name float16 where the values are held wider.
+declared: ContextVar[tuple[list[np.dtype], list[np.dtype]] | None] = ContextVar(
+    "declared", default=None
+)
 
 
 def set_numerics(mode: str) -> str:

@@ -34,13 +34,19 @@ DTypeLike = Any  # numpy dtype, numpy/ml_dtypes type, or our name ("float16", "b
 _H2D, _D2H = 1, 2
 
 
-def _dtype(dtype: DTypeLike) -> np.dtype:
+def _declared(dtype: DTypeLike) -> np.dtype:
+    """The device dtype the program asks for."""
     if isinstance(dtype, str):
-        return numerics.storage_dtype(numerics.by_name(dtype).np)
+        return numerics.by_name(dtype).np
     dt = np.dtype(dtype)
     if numerics.by_numpy(dt) is None:
         raise TypeError(f"the device has no {dt} type")
-    return numerics.storage_dtype(dt)
+    return dt
+
+
+def _dtype(dtype: DTypeLike) -> np.dtype:
+    """The dtype a tensor asked for as `dtype` is stored in (wider in reference numerics)."""
+    return numerics.storage_dtype(_declared(dtype))
 
 
 def _runtime(device: int | None = None) -> Runtime:
@@ -62,10 +68,13 @@ def _release(rt: Runtime, dev: Device, addr: int) -> None:
 class Tensor:
     """A tensor in emulated NPU memory: `shape`, `dtype`, `device`, and `.numpy()`."""
 
-    __slots__ = ("shape", "dtype", "_dev", "_rt", "_spec", "addr", "__weakref__")
+    __slots__ = ("shape", "dtype", "declared", "_dev", "_rt", "_spec", "addr", "__weakref__")
 
     shape: tuple[int, ...]
     dtype: np.dtype
+    # The dtype the program asked for: `dtype` differs only in reference numerics
+    # (numerics.set_numerics), where half-precision tensors are stored wider.
+    declared: np.dtype
     addr: int  # device address of the first element
 
     def __init__(
@@ -79,15 +88,17 @@ class Tensor:
         _runtime(device)
         arr = np.asarray(data)
         if dtype is not None:
-            arr = numerics.round_to(arr, _dtype(dtype))
+            arr = numerics.round_to(arr, _declared(dtype))
         elif arr.dtype == np.float64:
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64 and not isinstance(data, np.ndarray):
             arr = arr.astype(np.int32)
-        if numerics.is_float(arr.dtype):  # a reference run stores floats wider
-            arr = numerics.round_to(arr, numerics.storage_dtype(arr.dtype))
-        arr = np.ascontiguousarray(arr)
+        declared = arr.dtype
+        # Values enter as declared (so NPU and reference runs start from the same inputs);
+        # a reference run then stores them wider.
+        arr = np.ascontiguousarray(numerics.round_to(arr, numerics.storage_dtype(declared)))
         self._allocate(arr.shape, arr.dtype)
+        self.declared = declared
         if arr.nbytes:
             rt = get_runtime()
             ptr = rt.hostmem.register_array(arr)
@@ -99,12 +110,13 @@ class Tensor:
         t = cls.__new__(cls)
         _runtime()
         t._allocate(tuple(int(d) for d in shape), _dtype(dtype))
+        t.declared = _declared(dtype)
         return t
 
     def _allocate(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
         rt = get_runtime()
         self.shape = shape
-        self.dtype = dtype
+        self.dtype = self.declared = dtype
         dev = rt.current_device("aclrtMalloc")
         self._dev = dev
         self._rt = rt
@@ -170,7 +182,7 @@ class Tensor:
 
     # -- operators ----------------------------------------------------------------------
     def _other(self, v: Any) -> Tensor:
-        return v if isinstance(v, Tensor) else Tensor(np.asarray(v, self.dtype))
+        return v if isinstance(v, Tensor) else Tensor(np.asarray(v, self.declared))
 
     def __add__(self, o: Any) -> Tensor:
         return call("Add", self, self._other(o))
@@ -232,6 +244,16 @@ def call(op_type: str, *inputs: Tensor, **attrs: Any) -> Any:
     Bad input raises AclError with the code pyACL would return (e.g. 100021 for shapes
     that do not match); the op itself runs on the default stream.
     """
+    return _call(op_type, inputs, attrs)
+
+
+def _call(
+    op_type: str,
+    inputs: Sequence[Tensor],
+    attrs: dict[str, Any],
+    out_declared: np.dtype | None = None,
+) -> Any:
+    """`call`, with the declared dtype of the results when the program named one (a cast)."""
     rt = _runtime()
     specs = [t.spec() for t in inputs]
     try:
@@ -239,8 +261,29 @@ def call(op_type: str, *inputs: Tensor, **attrs: Any) -> Any:
     except OpError as e:
         raise rt.fail(e.code, op_type, e.message) from None
     results = [Tensor.empty(s.shape, s.dtype) for s in p.outputs]
-    _dispatch.launch(p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0)
+    if numerics.numerics_mode() == "npu":
+        _dispatch.launch(p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0)
+    else:  # reference numerics: tell dumps the dtypes the program declared
+        for r in results:
+            r.declared = out_declared or _result_declared(inputs, r)
+        token = numerics.declared.set(([t.declared for t in inputs], [r.declared for r in results]))
+        try:
+            _dispatch.launch(
+                p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0
+            )
+        finally:
+            numerics.declared.reset(token)
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _result_declared(inputs: Sequence[Tensor], r: Tensor) -> np.dtype:
+    """An op result's declared dtype in reference numerics: the declared type of the first
+    float input when the result is a float (ops keep their input's type)."""
+    if numerics.is_float(r.dtype):
+        for t in inputs:
+            if numerics.is_float(t.dtype):
+                return t.declared
+    return r.dtype
 
 
 # -- named ops (thin wrappers over `call`) ---------------------------------------------------
@@ -281,9 +324,10 @@ def tanh(x: Tensor) -> Tensor:
 
 
 def cast(x: Tensor, dtype: DTypeLike) -> Tensor:
-    row = numerics.by_numpy(_dtype(dtype))
+    row = numerics.by_numpy(_dtype(dtype))  # the stored type: wider in reference numerics
     assert row is not None
-    return call("Cast", x, dst_type=row.acl)
+    out: Tensor = _call("Cast", (x,), {"dst_type": row.acl}, _declared(dtype))
+    return out
 
 
 def matmul(

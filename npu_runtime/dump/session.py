@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from npu_runtime import numerics
 from npu_runtime.dump import torch_file
 from npu_runtime.dump.names import api_name
 from npu_runtime.dump.stats import scalar_entry, tensor_entry
@@ -52,6 +53,8 @@ class _Pending:
     inputs: list[np.ndarray]
     outputs: list[np.ndarray]
     kwargs: dict[str, Any]
+    # dtypes the program declared (reference numerics holds them wider); None: as stored
+    declared: tuple[list[np.dtype], list[np.dtype]] | None = None
 
 
 @dataclass
@@ -93,7 +96,11 @@ class Dumper:
         # The arrays are views of device memory that later work may overwrite: copy now.
         kwargs = {k: e for k, v in attrs.items() if (e := scalar_entry(v)) is not None}
         self._tls.pending = _Pending(
-            op_type, [np.array(a) for a in inputs], [np.array(a) for a in outputs], kwargs
+            op_type,
+            [np.array(a) for a in inputs],
+            [np.array(a) for a in outputs],
+            kwargs,
+            numerics.declared.get(),
         )
 
     def _on_work(self, rec: WorkRecord) -> None:
@@ -113,20 +120,24 @@ class Dumper:
         if tensors:
             (self._rank_dir(rec.device) / TENSOR_DIR).mkdir(parents=True, exist_ok=True)
 
-        def entries(arrays: list[np.ndarray], role: str) -> list[dict[str, Any]]:
+        def entries(
+            arrays: list[np.ndarray], role: str, declared: list[np.dtype] | None
+        ) -> list[dict[str, Any]]:
             out = []
             for i, a in enumerate(arrays):
                 data_name = f"{name}.{role}.{i}.pt" if tensors else None
                 if data_name is not None:
                     path = self._rank_dir(rec.device) / TENSOR_DIR / data_name
                     torch_file.save(a, path)
-                out.append(tensor_entry(a, data_name))
+                dtype = declared[i] if declared is not None and i < len(declared) else None
+                out.append(tensor_entry(a, data_name, dtype))
             return out
 
+        din, dout = p.declared if p.declared is not None else (None, None)
         rank.data[name] = {
-            "input_args": entries(p.inputs, "input"),
+            "input_args": entries(p.inputs, "input", din),
             "input_kwargs": p.kwargs,
-            "output": entries(p.outputs, "output"),
+            "output": entries(p.outputs, "output", dout),
         }
         if rec.site is not None:
             where = f'File "{rec.site.file}", line {rec.site.line}, in {rec.site.function}'

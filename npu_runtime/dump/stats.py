@@ -36,11 +36,18 @@ def statistics(a: np.ndarray) -> dict[str, Any]:
         }
 
 
-def tensor_entry(a: np.ndarray, data_name: str | None = None) -> dict[str, Any]:
-    """The dump.json description of one tensor argument or result."""
+def tensor_entry(
+    a: np.ndarray, data_name: str | None = None, declared: np.dtype | None = None
+) -> dict[str, Any]:
+    """The dump.json description of one tensor argument or result.
+
+    `declared` names the dtype the program asked for when the values are held wider (a
+    reference run): msprobe marks every row "error" when the two sides' dtypes differ, so
+    a reference run must describe its tensors as the NPU run does.
+    """
     entry: dict[str, Any] = {
         "type": "torch.Tensor",
-        "dtype": torch_dtype(a.dtype).torch,
+        "dtype": torch_dtype(a.dtype if declared is None else declared).torch,
         "shape": list(a.shape),
         **statistics(a),
         "requires_grad": False,  # msprobe marks every result "error" when one side lacks it
@@ -50,10 +57,14 @@ def tensor_entry(a: np.ndarray, data_name: str | None = None) -> dict[str, Any]:
     return entry
 
 
-def scalar_entry(value: Any) -> dict[str, Any] | None:
-    """A keyword argument (an op attribute) as msprobe describes it; None when not a scalar."""
+def scalar_entry(value: Any) -> dict[str, Any] | list[dict[str, Any]] | None:
+    """A keyword argument (an op attribute) as msprobe describes it; None when unsupported.
+
+    A list or tuple becomes a list of entries, one per element, as msprobe dumps sequences
+    (its compare chokes on a list inside a `value`).
+    """
     if isinstance(value, (bool, int, float, str)):
         return {"type": type(value).__name__, "value": value}
     if isinstance(value, (list, tuple)) and all(isinstance(x, (bool, int, float)) for x in value):
-        return {"type": type(value).__name__, "value": list(value)}
+        return [{"type": type(x).__name__, "value": x} for x in value]
     return None

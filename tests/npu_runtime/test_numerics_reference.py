@@ -61,9 +61,20 @@ def test_float64_mode_runs_float_ops_in_float64() -> None:
     b = rng.standard_normal((16, 4))
     got = (Tensor(a, dtype="float16") @ Tensor(b, dtype="float16")).numpy()
     assert got.dtype == F64
-    np.testing.assert_allclose(got, a @ b, rtol=1e-12)
+    # Inputs enter as declared (float16), so both runs start from the same values.
+    a16, b16 = (m.astype(np.float16).astype(np.float64) for m in (a, b))
+    np.testing.assert_allclose(got, a16 @ b16, rtol=1e-12)
     s = softmax(Tensor(a)).numpy()
     np.testing.assert_allclose(s.sum(axis=-1), 1.0, rtol=1e-12)
+
+
+def test_reference_tensors_remember_the_declared_dtype() -> None:
+    numerics.set_numerics("float32")
+    x = Tensor(np.ones((2, 2)), dtype="float16")
+    y = (x + 1.0).astype("bfloat16")
+    assert (x.dtype, x.declared) == (F32, F16)
+    assert (y.dtype, y.declared) == (F32, BF16)
+    assert (x @ x).declared == F16
 
 
 def test_npu_mode_still_rejects_float64_ops() -> None:

@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from .pt_reader import load_pt
+
 # A pyACL-era script would need descs and buffers; the Tensor API reaches the same dispatch.
 SCRIPT = textwrap.dedent(
     """\
@@ -78,8 +80,11 @@ def test_float32_reference_run_of_the_same_script_does_not_overflow(tmp_path: Pa
     assert res.returncode == 0, res.stderr
     assert res.stdout == "max 90000.0\n"
     out = _entry(tmp_path / "d", "Torch.mul.0.forward")["output"][0]
-    assert (out["dtype"], out["Max"]) == ("torch.float32", 90000.0)
-    assert (tmp_path / "d/step0/rank0/dump_tensor_data" / out["data_name"]).is_file()
+    # Described as the program declared it (msprobe fails every row whose dtypes differ),
+    # holding the float32 value.
+    assert (out["dtype"], out["Max"]) == ("torch.float16", 90000.0)
+    storage, values = load_pt(tmp_path / "d/step0/rank0/dump_tensor_data" / out["data_name"])
+    assert storage == "FloatStorage" and values.max() == 90000.0
 
 
 def test_pyacl_ops_are_dumped_too(tmp_path: Path) -> None:
