@@ -137,3 +137,35 @@ async def test_close_clears_diagnostics(client: LanguageClient, workspace: Path)
         lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
     )
     assert await wait_for_diagnostics(client, uri, lambda d: d == []) == []
+
+
+async def test_requests_about_unknown_documents_do_not_break_the_session(
+    client: LanguageClient, workspace: Path
+) -> None:
+    configure(client)
+    ghost = (workspace / "never_opened.py").as_uri()
+    replace_all(client, ghost, "x = 1\n", 5)  # a change for a document never opened
+    assert (
+        await client.text_document_hover_async(
+            lsp.HoverParams(
+                text_document=lsp.TextDocumentIdentifier(uri=ghost), position=lsp.Position(0, 0)
+            )
+        )
+        is None
+    )
+    actions = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=ghost),
+            range=lsp.Range(start=lsp.Position(0, 0), end=lsp.Position(0, 0)),
+            context=lsp.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert not actions
+    # Documents that are neither Python nor rank tables are left alone...
+    readme = (workspace / "README.md").as_uri()
+    open_doc(client, readme, "Use `x.cuda()`\n", language="markdown")
+    # ...and the session still works for real ones.
+    uri = (workspace / "after.py").as_uri()
+    open_doc(client, uri, "import torch\nx = torch.ones(1).cuda()\n")
+    assert codes(await wait_for_diagnostics(client, uri, lambda d: len(d) > 0)) == ["NPU201"]
+    assert readme not in client.diagnostics
