@@ -22,6 +22,8 @@ _SKIP_FIELDS = frozenset(
         "conversion",
     }
 )
+#: Node types that never have children worth visiting.
+LEAVES: frozenset[type] = frozenset({ast.Name, ast.Constant})
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 

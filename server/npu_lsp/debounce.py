@@ -21,12 +21,16 @@ class Debouncer:
         self.delay = delay
         self._pending: dict[str, asyncio.Task[None]] = {}
 
-    def schedule(self, key: str, job: Callable[[], Awaitable[None]]) -> asyncio.Task[None]:
-        """(Re)start the wait for `key`; the previous pending run for it is cancelled."""
+    def schedule(
+        self, key: str, job: Callable[[], Awaitable[None]], delay: float | None = None
+    ) -> asyncio.Task[None]:
+        """(Re)start the wait for `key` (`delay` overrides the default once); the previous
+        pending run for it is cancelled."""
         previous = self._pending.get(key)
         if previous is not None and not previous.done():
             previous.cancel()
-        task = asyncio.get_running_loop().create_task(self._run(key, job))
+        wait = self.delay if delay is None else delay
+        task = asyncio.get_running_loop().create_task(self._run(key, job, wait))
         self._pending[key] = task
         return task
 
@@ -36,10 +40,10 @@ class Debouncer:
         if task is not None and not task.done():
             task.cancel()
 
-    async def _run(self, key: str, job: Callable[[], Awaitable[None]]) -> None:
+    async def _run(self, key: str, job: Callable[[], Awaitable[None]], delay: float) -> None:
         try:
-            if self.delay > 0:
-                await asyncio.sleep(self.delay)
+            if delay > 0:
+                await asyncio.sleep(delay)
             await job()
         except asyncio.CancelledError:
             raise

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import child_nodes
+from npu_lsp.astutil import LEAVES, child_nodes
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from npu_lsp.noqa import filter_suppressed
@@ -389,6 +389,7 @@ class _Walker:
     def walk(self, root: ast.AST, scope: GraphScope | None, func: ast.AST | None) -> None:
         ctx, get_rules, parents = self.ctx, self.table.get, self.parents
         scope_for = ctx.scopes.scope_for
+        skip = LEAVES - self.table.keys()
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         stack: list[tuple[ast.AST, GraphScope | None, ast.AST | None]] = [(root, scope, func)]
         pop, push = stack.pop, stack.append
@@ -409,6 +410,8 @@ class _Walker:
                 func = node
             children = child_nodes(node)
             for child in reversed(children):  # reversed so nodes are visited in source order
+                if type(child) in skip:
+                    continue  # a leaf no rule asked for
                 parents[id(child)] = node
                 push((child, scope, func))
 

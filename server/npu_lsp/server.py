@@ -167,6 +167,21 @@ class AscendLensServer(LanguageServer):
             )
             self._pool.submit(worker.ping)
 
+    def stop_worker(self) -> None:
+        """Stop the engine process without waiting for an analysis in flight."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        processes = list(getattr(pool, "_processes", {}).values())  # no public handle
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.terminate()
+
+    def shutdown(self) -> None:
+        self.stop_worker()
+        super().shutdown()
+
     async def run_worker(self, job: Job) -> dict[str, list[Located]]:
         """Run the engine on `job` in the worker process (restarted once if it died)."""
         loop = asyncio.get_running_loop()
@@ -226,8 +241,8 @@ class AscendLensServer(LanguageServer):
     def schedule(self, uri: str, *, immediate: bool = False) -> None:
         key = self._analysis_key(uri)
         if immediate:
-            self.debouncer.cancel(key)
-            asyncio.get_running_loop().create_task(self.publish(key))
+            # Through the debouncer with no delay: a later change still supersedes this run.
+            self.debouncer.schedule(key, lambda: self.publish(key), delay=0)
         else:
             self.debouncer.schedule(key, lambda: self.publish(key))
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
+from npu_lsp.astutil import walk
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
-from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.registry import Rule, rule
+
+_IMAGINARY = re.compile(r"[0-9.][jJ]\b")
 
 
 @rule(code="MS113", name="complex-literal", severity="error", family="graphmode")
-class ComplexLiteral(GraphRule):
+class ComplexLiteral(Rule):
     """## What it does
     Flags imaginary literals such as `3.14j` in compiled code.
 
@@ -41,10 +44,20 @@ class ComplexLiteral(GraphRule):
     - RULES.md, section 1: complex literal `3.14j`.
     """
 
-    nodes = (ast.Constant,)
+    # A module-level rule with a textual pre-check: complex literals are rare, and leaving
+    # every Constant node out of the walk keeps the engine fast.
+    nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        if isinstance(node, ast.Constant) and isinstance(node.value, complex):
-            yield ctx.diagnostic(
-                self, node, f"complex constant {ctx.segment(node)} is not supported in graph mode"
-            )
+        if not _IMAGINARY.search(ctx.text):
+            return
+        for fn, _owner in ctx.scopes.local_roots():
+            scope = ctx.scopes.scope_for(fn)
+            for sub in walk(fn):
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
+                    ctx.scope = scope
+                    yield ctx.diagnostic(
+                        self,
+                        sub,
+                        f"complex constant {ctx.segment(sub)} is not supported in graph mode",
+                    )

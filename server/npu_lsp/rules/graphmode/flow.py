@@ -223,14 +223,15 @@ class Analyzer:
             for k, ts in outer.types.items():
                 flow.types.setdefault(k, set(ts))
         bindings = list(self._bindings(body))
-        # Kinds first (cheap, to a fixpoint), then types/dtypes, which depend on kinds.
+        # Kinds first (cheap, to a fixpoint), then types/dtypes, which depend on kinds; a
+        # second types pass only when dtypes are in play (they propagate through names).
         for full in (False, True, True):
+            if full and self._full and not flow.dtypes:
+                break
             self._full = full
-            changed = True
-            rounds = 0
+            changed, rounds = True, 0
             while changed and rounds < 3:
-                changed = False
-                rounds += 1
+                changed, rounds = False, rounds + 1
                 for target, value, how in bindings:
                     changed |= self._bind(target, value, how, flow, func)
                 if full:
