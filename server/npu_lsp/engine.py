@@ -75,6 +75,8 @@ class WorkspaceIndex:
         self._by_path: dict[str, ModuleInfo] = {}
         self._by_module: dict[str, ModuleInfo] = {}
         self.version = 0
+        self._scopes: dict[str, GraphScope] = {}
+        self._scopes_version = -1
 
     @classmethod
     def from_paths(
@@ -127,6 +129,16 @@ class WorkspaceIndex:
 
     def __len__(self) -> int:
         return len(self._by_path)
+
+    def graph_scopes(self) -> dict[str, GraphScope]:
+        """qualname -> graph scope for every compiled function of the workspace, resolved
+        across all files at once and cached until the next update (so checking N files
+        costs one project-wide resolution, not N)."""
+        if self._scopes_version != self.version:
+            resolver = ScopeResolver.for_workspace(self)
+            self._scopes = {s.qualname: s for s in resolver.scopes.values()}
+            self._scopes_version = self.version
+        return self._scopes
 
     def _key(self, path: str) -> str:
         try:

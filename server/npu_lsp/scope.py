@@ -407,7 +407,24 @@ class ScopeResolver:
         self.info = info or summarize(tree, path, module, text)
         self.configured = configured_level or self.info.env_level
         self.scopes: dict[int, GraphScope] = {}
-        self._resolve()
+        self._cell_memo: dict[str, bool] = {}
+        self._resolve([self.info])
+
+    @classmethod
+    def for_workspace(
+        cls, workspace: WorkspaceIndex, configured_level: Level | None = None
+    ) -> ScopeResolver:
+        """Resolve every module of the workspace at once (what other files compile here)."""
+        self = cls.__new__(cls)
+        self.path = "<workspace>"
+        self.workspace = None  # modules are looked up through `_modules` below
+        self.info = ModuleInfo("<workspace>", "<workspace>", {}, {}, {}, {}, None, None, {})
+        self.configured = configured_level
+        self.scopes = {}
+        self._cell_memo = {}
+        self.workspace = workspace
+        self._resolve(list(workspace.modules()), seeds=False)
+        return self
 
     # ---- public
     def scope_for(self, func: ast.AST) -> GraphScope | None:
@@ -418,6 +435,14 @@ class ScopeResolver:
         """Is the class named `qual` (dotted) an nn.Cell subclass, via any chain of bases?"""
         if qual in _seen:
             return False
+        if not _seen and qual in self._cell_memo:
+            return self._cell_memo[qual]
+        result = self._is_cell(qual, _seen)
+        if not _seen:
+            self._cell_memo[qual] = result
+        return result
+
+    def _is_cell(self, qual: str, _seen: frozenset[str]) -> bool:
         if qual.startswith("mindspore."):
             last = qual.rsplit(".", 1)[-1]
             return qual in _CELL_FALLBACK or (
@@ -495,15 +520,14 @@ class ScopeResolver:
         # a level set on a base class's instances does not matter; the context level does
         return self.info.context_level or info.context_level or "lax"
 
-    def _roots(self) -> Iterator[tuple[ModuleInfo, str, FuncDef, str, Level, str | None]]:
+    def _roots(
+        self, infos: list[ModuleInfo]
+    ) -> Iterator[tuple[ModuleInfo, str, FuncDef, str, Level, str | None]]:
         """(module, qualname, function, kind, level, owning class qualname) for each root."""
-        infos = [self.info]
-        if self.workspace is not None:
-            infos = [self.info, *(m for m in self.workspace.modules() if m.path != self.path)]
         for info in infos:
             for cname, cls in info.classes.items():
                 cq = f"{info.module}.{cname}"
-                is_cell = self.is_cell_class(cq) if info is self.info else self._cached_cell(cq)
+                is_cell = self.is_cell_class(cq)
                 for mname, meth in cls.methods.items():
                     jd = _jit_decoration(meth, info)
                     if jd == "bytecode":
@@ -530,14 +554,13 @@ class ScopeResolver:
                     continue
                 yield info, f"{info.module}.{fname}", fn, "jit", self.configured or jd, None
 
-    def _cached_cell(self, qual: str) -> bool:
-        return self.is_cell_class(qual)
-
-    def _resolve(self) -> None:
+    def _resolve(self, infos: list[ModuleInfo], seeds: bool = True) -> None:
         work: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
-        for info, qual, fn, kind, level, owner in self._roots():
+        for info, qual, fn, kind, level, owner in self._roots(infos):
             self._add(fn, qual, kind, level, None)
             work.append((info, fn, level, owner, qual))
+        if seeds and self.workspace is not None:
+            work.extend(self._workspace_seeds())
         seen: set[tuple[int, Level]] = set()
         while work:
             info, fn, level, owner, qual = work.pop()
@@ -560,6 +583,32 @@ class ScopeResolver:
                 )
                 self._add(t_fn, t_qual, "helper", level, site)
                 work.append((t_info, t_fn, level, t_owner, t_qual))
+
+    def _workspace_seeds(self) -> list[tuple[ModuleInfo, FuncDef, Level, str | None, str]]:
+        """Functions of this file that code in other files compiles (from the workspace's
+        cached whole-project resolution), with those call sites."""
+        assert self.workspace is not None
+        reached = self.workspace.graph_scopes()
+        out: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
+        mod = self.info.module
+        candidates: list[tuple[str, FuncDef, str | None]] = [
+            (f"{mod}.{name}", fn, None) for name, fn in self.info.functions.items()
+        ]
+        for cname, cls in self.info.classes.items():
+            candidates.extend(
+                (f"{mod}.{cname}.{m}", fn, f"{mod}.{cname}") for m, fn in cls.methods.items()
+            )
+        for qual, fn, owner in candidates:
+            ws = reached.get(qual)
+            if ws is None or id(fn) in self.scopes:
+                continue
+            sites = [c for c in ws.call_sites if c.path != self.info.path]
+            if not sites and ws.kind == "helper":
+                continue
+            for site in sites or [None]:  # type: ignore[list-item]
+                self._add(fn, qual, ws.kind, ws.level, site)
+            out.append((self.info, fn, ws.level, owner, qual))
+        return out
 
     def _add(self, fn: FuncDef, qual: str, kind: str, level: Level, site: CallSite | None) -> None:
         existing = self.scopes.get(id(fn))

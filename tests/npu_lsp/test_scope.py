@@ -247,3 +247,23 @@ def test_unparsable_update_keeps_last_good_summary(tmp_path: Path) -> None:
     assert ws.update(p, "from mindspore import nn\nclass A(nn.Cell):\n    pass\n")
     assert not ws.update(p, "class A(:\n")
     assert ws.module("a") is not None and "A" in ws.module("a").classes  # type: ignore[union-attr]
+
+
+def test_transitive_helpers_across_three_files_and_resolution_cache(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(
+        "from mindspore import nn\nfrom b import mid\n\n\nclass Net(nn.Cell):\n"
+        "    def construct(self, x):\n        return mid(x)\n"
+    )
+    (tmp_path / "b.py").write_text("from c import leaf\n\n\ndef mid(x):\n    return leaf(x)\n")
+    (tmp_path / "c.py").write_text("def leaf(x):\n    s = {1, 2}\n    return x\n")
+    ws = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    first = ws.graph_scopes()
+    assert ws.graph_scopes() is first  # one project-wide resolution per index version
+    assert first["c.leaf"].level == "lax" and first["c.leaf"].kind == "helper"
+    c = tmp_path / "c.py"
+    (diag,) = check_source(c.read_text(), str(c), Config(), ws)
+    assert (diag.code, diag.span.line) == ("MS109", 2)
+    assert diag.related[0].path.endswith("b.py") and "b.mid" in diag.related[0].message
+    ws.update(str(tmp_path / "b.py"), "def mid(x):\n    return x\n")
+    assert ws.graph_scopes() is not first
+    assert check_source(c.read_text(), str(c), Config(), ws) == []
