@@ -2,7 +2,8 @@
 
 Checks: use-after-free, double free, out-of-bounds copy (past the requested size, even when
 still inside aclrtMalloc's padding), host read of an async copy's destination before the
-synchronisation that completes it, and leaks at reset/finalize. Findings are AclError
+synchronisation that completes it, leaks at reset/finalize, and memcpy kinds that contradict
+where the pointers live (CANN 8 copies anyway; older CANN refuses). Findings are AclError
 objects of kind "sanitizer", sent to the error listeners and kept for the run summary.
 Findings never change a call's return code: the runtime's own checks decide that.
 """
@@ -26,6 +27,7 @@ CHECK_CODES = {
     "out-of-bounds": codes.ACL_ERROR_RT_PARAM_INVALID,
     "read-before-sync": codes.ACL_ERROR_RT_STREAM_NOT_COMPLETE,
     "leak": codes.ACL_ERROR_RT_MEMORY_FREE,
+    "kind-mismatch": codes.ACL_ERROR_RT_PARAM_INVALID,
 }
 
 

@@ -283,12 +283,16 @@ def _plan_copy(
     dst_dev, src_dev = device_of(dst) is not None, device_of(src) is not None
     actual = (H2H, H2D, D2H, D2D)[dst_dev + 2 * src_dev]
     want = H2D if kind == HOST_TO_BUF_TO_DEVICE else kind
-    if want != DEFAULT and want != actual:
-        raise rt.fail(
-            codes.ACL_ERROR_RT_PARAM_INVALID,
+    if want != DEFAULT and want != actual and rt.sanitizer.enabled:
+        # CANN 8 treats kind as advisory and copies by where the pointers live (api.md §8);
+        # older CANN rejects the call, so the mismatch is still worth a finding.
+        rt.sanitizer.report(
+            "kind-mismatch",
             api,
-            f"kind {KIND_NAMES[want]} does not match the pointers: dst is {'device' if dst_dev else 'host'}, "
-            f"src is {'device' if src_dev else 'host'} memory",
+            f"kind {KIND_NAMES[want]} does not match the pointers: dst is "
+            f"{'device' if dst_dev else 'host'}, src is {'device' if src_dev else 'host'} memory; "
+            f"copied as {KIND_NAMES[actual]}",
+            site=user_site(),
         )
     ctx_dev = (
         rt.current_device(api)
@@ -369,6 +373,12 @@ def memcpy_async(
     if plan is None:
         return
     real_dst, real_src, actual, dev, _ = plan
+    if actual == H2H:
+        raise rt.fail(
+            codes.ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            api,
+            "both pointers are host memory: asynchronous host-to-host copy is not supported",
+        )
     site = user_site(2)
     if actual == D2D and (dst % 64 or src % 64):
         raise rt.fail(

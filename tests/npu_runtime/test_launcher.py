@@ -193,3 +193,11 @@ def test_acl_layout_under_the_launcher(tmp_path: Path) -> None:
     )
     r = run("--no-summary", script)
     assert r.stdout == "True [True, True, True, True, True, True]\n", r.stderr
+
+
+def test_official_sample_patterns() -> None:
+    r = run(SCRIPTS / "rt_sample_patterns.py")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "sample patterns ok\n"
+    assert "sanitizer: 1 finding(s)" in r.stderr
+    assert "kind-mismatch: kind MEMCPY_DEVICE_TO_HOST does not match" in r.stderr

@@ -159,8 +159,8 @@ def test_d2d_and_malloc_host_and_ptr_to_numpy(dev: ModuleType) -> None:
         (lambda d, h: (d, 64, h, 64, 7), 100000),  # kind outside 0..5
         (lambda d, h: (d, 0, h, 64, H2D), 107000),  # destMax 0
         (lambda d, h: (d, 32, h, 64, H2D), 107000),  # count > destMax
-        (lambda d, h: (d, 64, h, 64, D2H), 107000),  # kind contradicts the pointers
-        (lambda d, h: (h, 64, d, 64, H2D), 107000),
+        (lambda d, h: (d, 64, h, 64, D2H), 0),  # kind contradicts the pointers: CANN 8 copies
+        (lambda d, h: (h, 64, d, 64, H2D), 0),
         (lambda d, h: (d, 64, h + (1 << 20), 64, H2D), 107000),  # unknown host memory
         (lambda d, h: (d, 4096, h, 4096, H2D), 107000),  # past the device allocation
         (lambda d, h: (d, 64, d, 64, D2D), 0),  # dst == src: nothing copied
@@ -286,3 +286,22 @@ def test_memcpy2d(dev: ModuleType) -> None:
     assert (
         acl.rt.memcpy2d(d, 8, acl.util.numpy_to_ptr(host), 16, 9, 4, H2D) == 107000
     )  # width > dpitch
+
+
+def test_kind_mismatch_copies_by_location_and_is_reported(
+    bare_rt: Runtime, dev: ModuleType
+) -> None:
+    acl = dev
+    d, _ = acl.rt.malloc(64, 0)
+    src = np.arange(64, dtype=np.uint8)
+    assert acl.rt.memcpy(d, 64, acl.util.numpy_to_ptr(src), 64, D2H) == 0  # really H2D
+    out = np.zeros(64, np.uint8)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), 64, d, 64, H2D) == 0  # really D2H
+    np.testing.assert_array_equal(out, src)
+    found = [f for f in bare_rt.sanitizer.findings if f.check == "kind-mismatch"]
+    assert len(found) == 2
+    assert "copied as MEMCPY_HOST_TO_DEVICE" in found[0].detail
+    s, _ = acl.rt.create_stream()
+    a, b = np.zeros(8, np.uint8), np.zeros(8, np.uint8)
+    pa, pb = acl.util.numpy_to_ptr(a), acl.util.numpy_to_ptr(b)
+    assert acl.rt.memcpy_async(pa, 8, pb, 8, H2D, s) == 207000  # host to host, whatever the kind
