@@ -115,12 +115,16 @@ class Runtime:
                 self.device_count = devices
 
     def reset(self) -> None:
-        """Forget every device, handle, buffer, finding and injection: a clean process."""
+        """Forget every device, handle, buffer, finding and injection: a clean process.
+
+        As in a fresh process, NPU_INJECT is read again (with its counters at zero).
+        """
         with self.lock:
             self._reset_state()
             self.hostmem.clear()
             self.sanitizer.clear()
             injector.clear()
+            _load_env_injections()
 
     # -- errors ---------------------------------------------------------------------
     def fail(self, code: int, api: str, detail: str = "") -> AclError:
