@@ -36,6 +36,13 @@ def test_out_of_bounds_memcpy_stops_with_the_code_at_the_line(dap: DapClient, pr
     assert f"Fix: {acl['fix']}" in info["description"]
     # Variables at the stop are the user's, in the user's frame.
     assert dap.locals(frame["id"])["code"]["value"] == "0"
+    # Stepping over from the stop finishes the call, which returned the code to the program.
+    dap.ok("next", {"threadId": stopped["threadId"]})
+    stepped = dap.stopped()
+    assert stepped["reason"] == "step"
+    after = dap.top_frame(stepped["threadId"])
+    assert after["line"] == line_of(path, "oob") + 1
+    assert dap.locals(after["id"])["code"]["value"] == "107000"
     dap.ok("continue", {"threadId": stopped["threadId"]})
     assert dap.event("exited")["exitCode"] == 0
     # The program still got the code back, as pyACL returns it.
@@ -154,3 +161,15 @@ def test_async_failure_launched_in_a_returned_function_stops_at_the_sync_line(
     assert info["acl"]["launch_site"]["function"] == "enqueue_step"
     dap.ok("continue", {"threadId": stopped["threadId"]})
     assert dap.event("exited")["exitCode"] == 0
+
+
+def test_unticking_the_filter_while_stopped_stops_no_more(dap: DapClient, program) -> None:
+    path = program("ops.py")
+    dap.start({"program": str(path), "inject": ["aclrtMalloc:1:207001", "aclrtMalloc:2:207001"]})
+    stopped = dap.stopped()
+    assert dap.top_frame(stopped["threadId"])["line"] == line_of(path, "malloc")
+    dap.ok("setExceptionBreakpoints", {"filters": []})
+    dap.ok("continue", {"threadId": stopped["threadId"]})
+    assert dap.event("exited")["exitCode"] == 5
+    assert sum(1 for m in dap.timeline if m.get("event") == "stopped") == 1
+    assert "codes [207001, 207001]\n" in outputs(dap)
