@@ -89,6 +89,8 @@ def ptr_to_numpy(*args: Any) -> np.ndarray:
     ptr, shape, npy_type = parse("kOi", args)
     if not isinstance(shape, tuple) or not all(isinstance(d, int) for d in shape):
         raise TypeError("shape must be a tuple of ints")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"shape {shape} has a negative dimension")
     dtype = _NPY_TYPES.get(npy_type)
     if dtype is None:
         raise ValueError(f"unsupported npy type {npy_type}")
