@@ -77,6 +77,7 @@ class WorkspaceIndex:
         self.version = 0
         self._scopes: dict[str, GraphScope] = {}
         self._scopes_version = -1
+        self._texts: dict[str, int] = {}
 
     @classmethod
     def from_paths(
@@ -100,22 +101,31 @@ class WorkspaceIndex:
         return module_name_for(resolved, self.root)
 
     def update(self, path: str, text: str) -> bool:
-        """(Re)index one file; returns False when the text does not parse (old summary kept)."""
+        """(Re)index one file; returns False when the text does not parse (old summary kept).
+        Re-indexing identical text is free and keeps the cached project-wide resolution."""
+        key = self._key(path)
+        digest = hash(text)
+        if self._texts.get(key) == digest:
+            return True
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text, filename=path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
-        key = self._key(path)
+        try:
+            info = summarize(tree, key, self.module_for(path), text)
+        except RecursionError:
+            return False
         self.remove(path)
-        info = summarize(tree, key, self.module_for(path), text)
+        self._texts[key] = digest
         self._by_path[key] = info
         self._by_module[info.module] = info
         self.version += 1
         return True
 
     def remove(self, path: str) -> None:
+        self._texts.pop(self._key(path), None)
         info = self._by_path.pop(self._key(path), None)
         if info is not None and self._by_module.get(info.module) is info:
             del self._by_module[info.module]

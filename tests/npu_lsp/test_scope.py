@@ -245,6 +245,9 @@ def test_unparsable_update_keeps_last_good_summary(tmp_path: Path) -> None:
     ws = WorkspaceIndex(tmp_path)
     p = str(tmp_path / "a.py")
     assert ws.update(p, "from mindspore import nn\nclass A(nn.Cell):\n    pass\n")
+    version = ws.version
+    assert ws.update(p, "from mindspore import nn\nclass A(nn.Cell):\n    pass\n")
+    assert ws.version == version  # identical text: nothing to redo
     assert not ws.update(p, "class A(:\n")
     assert ws.module("a") is not None and "A" in ws.module("a").classes  # type: ignore[union-attr]
 
