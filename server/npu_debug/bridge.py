@@ -33,6 +33,9 @@ class _State:
         self.traced_count = 0  # records in the trace last written at a stop
         self.profiler: Any = None  # npu_runtime.profiler.session.Profiler when profiling
         self.last_call: types.FrameType | None = None  # runtime frame of the last stop
+        self.errors: list[Any] = []  # recent failing calls, for the state document
+        self.device: str | None = None  # the launch's device profile name, if given
+        self.devices: int | None = None
 
 
 _state = _State()
@@ -125,8 +128,38 @@ def _stop_line(frame: types.FrameType, info: dict[str, Any]) -> int:
     return frame.f_lineno
 
 
+class _StateSource:
+    """What `npu_kernel.state.snapshot` reads from a kernel session, for this process."""
+
+    def __init__(self) -> None:
+        self.device = _state.device
+        self.devices = _state.devices
+        self.all_errors = list(_state.errors)
+
+    @staticmethod
+    def loaded() -> bool:
+        return "npu_runtime.core.runtime" in sys.modules
+
+    @staticmethod
+    def runtime() -> Any:
+        from npu_runtime.core.runtime import get_runtime
+
+        return get_runtime()
+
+
+def state_snapshot() -> dict[str, Any] | None:
+    """The `ascend-lens.state/1` document (docs/kernel.md) the Devices view shows."""
+    try:
+        from npu_kernel.state import snapshot
+    except ImportError:
+        return None
+    return snapshot(_StateSource())
+
+
 def on_error(err: BaseException) -> None:
     """Error listener: stop the debugger at the user's line for this ACL failure."""
+    _state.errors.append(err)
+    del _state.errors[:-200]  # bounded: a failing loop must not grow memory
     channel = _state.channel
     if channel is None or not _state.stop_on_acl_error:
         return
@@ -154,6 +187,14 @@ def on_error(err: BaseException) -> None:
     debugpy.trigger_exception_handler((type(exc), exc, tb), as_uncaught=False)
 
 
+def _guarded(fn: Any) -> Any:
+    try:
+        return fn()
+    except Exception:  # the state is an extra: never let it cost the profile
+        log.exception("%s failed", getattr(fn, "__name__", fn))
+        return None
+
+
 def _serve(channel: LineSocket) -> None:
     while (message := channel.read()) is not None:
         name = message.get("request")
@@ -162,7 +203,7 @@ def _serve(channel: LineSocket) -> None:
             continue
         body: Message = {}
         if name == "profile":
-            body = {"profile": profile_snapshot()}
+            body = {"profile": profile_snapshot(), "state": _guarded(state_snapshot)}
         elif name == "config":
             value = message.get("body", {}).get("stopOnAclError")
             if isinstance(value, bool):
@@ -186,7 +227,8 @@ def _at_exit() -> None:
     except Exception:  # a profile we cannot write must not hide the program's own exit
         log.exception("writing the profile failed")
         profile = None
-    channel.send({"event": "profile", "body": {"profile": profile, "final": True}})
+    state = _guarded(state_snapshot)
+    channel.send({"event": "profile", "body": {"profile": profile, "state": state, "final": True}})
     channel.close()
     _state.channel = None
 
@@ -204,6 +246,8 @@ def install(settings: dict[str, Any]) -> None:
         return
     _state.channel = channel
     _state.stop_on_acl_error = bool(settings.get("stopOnAclError", True))
+    _state.device = settings.get("device")
+    _state.devices = settings.get("devices")
     thread = threading.Thread(target=_serve, args=(channel,), name="npu-debug-bridge", daemon=True)
     # Never traced or suspended by pydevd: it must answer while the program is stopped.
     thread.pydev_do_not_trace = True  # type: ignore[attr-defined]

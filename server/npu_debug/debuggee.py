@@ -51,6 +51,7 @@ def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any
         "channel": channel_endpoint,
         "stopOnAclError": config.stop_on_acl_error,
         "device": config.device,
+        "devices": config.devices,
         "profileDir": profile_dir(config),
         "unset": sorted(k for k, v in env.items() if v is None),
     }

@@ -48,7 +48,6 @@ class Session:
         self.pending_error: dict[str, Any] | None = None
         self.thread_errors: dict[int, dict[str, Any]] = {}
         self.done = threading.Event()
-        self._final_profile_sent = threading.Event()
 
     # ---- sending -------------------------------------------------------------------------
 
@@ -310,8 +309,8 @@ class Session:
             self.send_event("output", {"category": "console", "output": f"also: {text}\n"})
         elif message.get("event") == "profile":
             body = message.get("body") or {}
-            if self._emit_profile(body.get("profile")) and body.get("final"):
-                self._final_profile_sent.set()
+            self._emit_profile(body.get("profile"))
+            self._emit_state(body.get("state"))
 
     def _push_bridge_config(self) -> None:
         if self.channel is not None and self.channel.connection is not None:
@@ -326,12 +325,17 @@ class Session:
         reply = self.channel.request("profile")
         if reply is not None:
             self._emit_profile(reply.get("profile"))
+            self._emit_state(reply.get("state"))
 
     def _emit_profile(self, profile: Any) -> bool:
         if not isinstance(profile, dict) or self.config is None or self.config.profile is False:
             return False
         self.send_event("ascendProfile", profile)
         return True
+
+    def _emit_state(self, state: Any) -> None:
+        if isinstance(state, dict):
+            self.send_event("ascendState", state)
 
     def _await_final_profile(self) -> None:
         if self.channel is not None and self.channel.connected.is_set():

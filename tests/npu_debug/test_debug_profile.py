@@ -45,6 +45,16 @@ def test_profile_at_a_breakpoint_lists_the_launching_lines_with_counts(
     assert (
         sum(1 for e in events if e.get("ph") == "X" and e.get("name", "").startswith("MatMul")) == 2
     )
+    # The Devices view's state comes with it: two live 1 KiB allocations on device 0.
+    state = dap.event("ascendState")
+    assert (state["schema"], state["started"], state["initialized"]) == (
+        "ascend-lens.state/1",
+        True,
+        True,
+    )
+    (device,) = state["devices"]
+    assert device["id"] == 0
+    assert device["memory"]["allocations"] == 2
     dap.ok("continue", {"threadId": stopped["threadId"]})
     dap.event("exited")
 
