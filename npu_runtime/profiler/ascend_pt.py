@@ -63,10 +63,15 @@ def _steps(records: Sequence[WorkRecord]) -> dict[int, tuple[float, float]]:
 
 
 def _spans_by_step(records: Sequence[WorkRecord]) -> dict[int, list[tuple[float, float]]]:
-    """Step id (1-based) -> the (start, end) of each of its records, in one pass."""
+    """Step id (1-based) -> the (start, end) of each of its kernels, in one pass.
+
+    Only ops count as computing, as in torch_npu's overlap analysis: copies and memsets
+    are SDMA work, which msprof-analyze reports under free time.
+    """
     out: dict[int, list[tuple[float, float]]] = defaultdict(list)
     for r in records:
-        out[r.step + 1].append((r.start_us, r.end_us))
+        if r.kind == "op":
+            out[r.step + 1].append((r.start_us, r.end_us))
     return out
 
 
