@@ -209,13 +209,25 @@ class DeviceMemory:
                 break
         else:
             return None
+        tail = start + size - (aligned + need)
+        if aligned == start and tail:
+            # The usual case: carve from the front; the block keeps its place among starts.
+            self._move_free(start, size, start + need, tail)
+            return aligned
         self._remove_free(start)
         if aligned > start:  # keep the alignment gap free
             self._add_free(start, aligned - start)
-        tail = start + size - (aligned + need)
         if tail:
             self._add_free(aligned + need, tail)
         return aligned
+
+    def _move_free(self, old: int, old_size: int, new: int, new_size: int) -> None:
+        """Replace free block `old` by `new`, which lies between the same neighbours."""
+        del self._free[old]
+        self._free[new] = new_size
+        self._free_starts[bisect.bisect_left(self._free_starts, old)] = new
+        del self._by_size[bisect.bisect_left(self._by_size, (old_size, old))]
+        bisect.insort(self._by_size, (new_size, new))
 
     def _add_free(self, start: int, size: int) -> None:
         self._free[start] = size
@@ -252,14 +264,23 @@ class DeviceMemory:
 
     def _release(self, off: int, size: int) -> None:
         """Return [off, off+size) to the free list, merging with its neighbours."""
-        i = bisect.bisect_left(self._free_starts, off)
-        if i < len(self._free_starts) and self._free_starts[i] == off + size:
-            size += self._remove_free(off + size)
-        if i > 0:
-            prev = self._free_starts[i - 1]
-            if prev + self._free[prev] == off:
-                size += self._remove_free(prev)
-                off = prev
+        starts = self._free_starts
+        i = bisect.bisect_left(starts, off)
+        nxt = off + size
+        merge_next = i < len(starts) and starts[i] == nxt
+        prev = starts[i - 1] if i > 0 else -1
+        merge_prev = prev >= 0 and prev + self._free[prev] == off
+        if merge_next and not merge_prev:
+            # The usual case: the freed block grows its right neighbour to the left.
+            nsize = self._free[nxt]
+            self._move_free(nxt, nsize, off, size + nsize)
+            return
+        if merge_next:
+            size += self._remove_free(nxt)
+        if merge_prev:
+            psize = self._free[prev]
+            self._move_free(prev, psize, prev, psize + size)
+            return
         self._add_free(off, size)
 
     # -- figures --------------------------------------------------------------------
