@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Span
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 
-@rule(code="MS102", name="del-statement", severity="error", family="graphmode")
+@rule(code="MS102", name="del-statement", severity="error", family="graphmode", fix="sometimes")
 class DelStatement(GraphRule):
     """## What it does
     Flags `del` statements (`del x`, `del d[k]`, `del self.a`) in compiled code.
@@ -39,7 +39,10 @@ class DelStatement(GraphRule):
     ```
 
     ## Fix safety
-    No automatic fix: what replaces the deletion depends on what the code meant.
+    For `del` of plain local names on a line of its own, the fix removes the statement. It
+    is marked unsafe: when the same function also runs as plain Python, the name then stays
+    bound (and its value alive) until the function returns. Deleting items or attributes
+    has no mechanical replacement.
 
     ## References
     - RULES.md, section 1: `del x`, `del d[k]`, `del self.a`.
@@ -48,6 +51,18 @@ class DelStatement(GraphRule):
     nodes = (ast.Delete,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Delete)
+        fix = None
+        if all(isinstance(t, ast.Name) for t in node.targets):
+            line = ctx.lines[node.lineno - 1] if node.lineno - 1 < len(ctx.lines) else ""
+            rest = line[node.end_col_offset or 0 :].strip()
+            alone = not line[: node.col_offset].strip() and (not rest or rest.startswith("#"))
+            if node.end_lineno == node.lineno and alone:
+                span = Span(node.lineno, 1, node.lineno + 1, 1)
+                fix = Fix("Remove the `del` statement", (Edit(span, ""),), safe=False)
         yield ctx.diagnostic(
-            self, node, "`del` is not supported in graph mode (Unsupported statement 'Delete')"
+            self,
+            node,
+            "`del` is not supported in graph mode (Unsupported statement 'Delete')",
+            fix=fix,
         )
