@@ -39,6 +39,11 @@ def _is_ours(filename: str) -> bool:
     return v
 
 
+# (code object, line) -> its SourceSite: a loop relaunching from the same lines reuses the
+# same few objects instead of building a frozen dataclass per frame per launch.
+_site_cache: dict[tuple[CodeType, int], SourceSite] = {}
+
+
 def mark_internal(filename: str) -> None:
     """Treat frames from `filename` as ours (for launchers and shims outside the packages)."""
     _verdict[filename] = True
@@ -47,17 +52,20 @@ def mark_internal(filename: str) -> None:
 def user_site(skip: int = 1) -> SourceSite | None:
     """The first frame outside our packages, starting `skip` frames above the caller."""
     frame: FrameType | None = sys._getframe(skip)
+    verdict = _verdict
     while frame is not None:
         code = frame.f_code
-        if not _is_ours(code.co_filename):
-            return SourceSite(code.co_filename, frame.f_lineno, code.co_name)
+        ours = verdict.get(code.co_filename)
+        if ours is None:
+            ours = _is_ours(code.co_filename)
+        if not ours:
+            key = (code, frame.f_lineno)
+            site = _site_cache.get(key)
+            if site is None:
+                site = _site_cache[key] = SourceSite(code.co_filename, key[1], code.co_name)
+            return site
         frame = frame.f_back
     return None
-
-
-# (code object, line) -> its SourceSite: a loop relaunching from the same lines reuses the
-# same few objects instead of building a frozen dataclass per frame per launch.
-_site_cache: dict[tuple[CodeType, int], SourceSite] = {}
 
 
 def user_stack(skip: int = 1, limit: int = 64) -> tuple[SourceSite, ...]:
