@@ -95,6 +95,8 @@ def plan(
 
 def check_outputs(p: Plan, outputs: Sequence[Spec]) -> None:
     """OP_OUTPUT_NOT_MATCH unless the caller's output descs are what the op produces."""
+    if tuple(outputs) == p.outputs:  # the usual case: descs exactly as inferred
+        return
     name = p.op.name
     if len(outputs) != len(p.outputs):
         raise OpError(

@@ -39,9 +39,14 @@ class Spec:
     format: str = "ND"
     # stored, not computed: dispatch reads it for every buffer of every launch
     nbytes: int = field(init=False, compare=False, repr=False)
+    _hash: int = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nbytes", math.prod(self.shape) * self.dtype.itemsize)
+        object.__setattr__(self, "_hash", hash((self.shape, self.dtype, self.format)))
+
+    def __hash__(self) -> int:  # specs key the plan cache: hash once, not per launch
+        return self._hash
 
     @property
     def size(self) -> int:
