@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ops_testing import check_op, expect_code, rand, spec
 
 from npu_runtime.ops.errors import (
@@ -127,3 +129,27 @@ def test_pool_bad_input() -> None:
     )
     expect_code(ACL_ERROR_OP_INPUT_NOT_MATCH, "AvgPool", [x], {"ksize": [5, 5], "strides": [1, 1]})
     expect_code(ACL_ERROR_OP_ATTR_NOT_MATCH, "AvgPool", [x], {"ksize": [0, 2], "strides": [1, 1]})
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    data=st.data(),
+    groups=st.sampled_from([1, 2]),
+    kh=st.integers(1, 3),
+    kw=st.integers(1, 3),
+    sh=st.integers(1, 2),
+    sw=st.integers(1, 3),
+    dh=st.integers(1, 2),
+    dw=st.integers(1, 2),
+)
+def test_conv2d_random_geometry(data, groups, kh, kw, sh, sw, dh, dw) -> None:
+    pads = data.draw(st.lists(st.integers(0, 2), min_size=4, max_size=4))
+    h = data.draw(st.integers(dh * (kh - 1) + 1, 7))
+    w = data.draw(st.integers(dw * (kw - 1) + 1, 7))
+    rng = np.random.default_rng(groups * 100 + kh)
+    x = rand(rng, (1, 2 * groups, h, w))
+    f = rand(rng, (2 * groups, 2, kh, kw))
+    attrs = {"strides": [1, 1, sh, sw], "pads": pads, "dilations": [1, 1, dh, dw], "groups": groups}
+    check_op(
+        "Conv2D", [x, f], lambda x, f: conv_loops(x, f, (sh, sw), pads, (dh, dw), groups), attrs
+    )

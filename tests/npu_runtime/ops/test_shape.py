@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import array_shapes
 from ops_testing import expect_code, rand, run_op, spec
 
 from npu_runtime.ops.errors import (
@@ -68,3 +71,12 @@ def test_out_of_range_index_is_a_device_fault() -> None:
         assert exc.code == ACL_ERROR_RT_AICORE_EXCEPTION and "index 5" in exc.message
     else:
         raise AssertionError("an out-of-range index must fault")
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=array_shapes(min_dims=1, max_dims=5, max_side=4), data=st.data())
+def test_transpose_random_permutations(shape, data) -> None:
+    perm = data.draw(st.permutations(range(len(shape))))
+    x = rand(RNG, shape)
+    (out,) = run_op("Transpose", [x], {"perm": list(perm)})
+    np.testing.assert_array_equal(out, np.transpose(x, perm))

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import array_shapes
 from ops_testing import BF16, check_op, expect_code, rand, run_op, spec
 
 from npu_runtime.ops.errors import (
@@ -102,3 +105,19 @@ def test_bad_inputs() -> None:
     expect_code(ACL_ERROR_OP_INPUT_NOT_MATCH, "RmsNorm", [spec([2, 8]), spec([4])])
     expect_code(ACL_ERROR_OP_ATTR_NOT_MATCH, "ReduceSum", [spec([2, 8])], {"axes": [3]})
     expect_code(ACL_ERROR_OP_ATTR_NOT_MATCH, "ReduceSum", [spec([2, 8])], {"keep_dims": "yes"})
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=array_shapes(min_dims=1, max_dims=4, max_side=5),
+    data=st.data(),
+    name=st.sampled_from(["ReduceSum", "ReduceMean", "ReduceMax"]),
+    keep=st.booleans(),
+)
+def test_reductions_over_random_axes(shape, data, name, keep) -> None:
+    axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), max_size=len(shape)))
+    norm = {a % len(shape) for a in axes}
+    fn = {"ReduceSum": np.sum, "ReduceMean": np.mean, "ReduceMax": np.max}[name]
+    x = rand(np.random.default_rng(len(shape)), shape)
+    ax = tuple(sorted(norm)) if axes else None
+    check_op(name, [x], lambda x: fn(x, axis=ax, keepdims=keep), {"axes": axes, "keep_dims": keep})
