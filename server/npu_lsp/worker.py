@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from npu_lsp.config import Config
-from npu_lsp.diagnostics import Diagnostic, Span
+from npu_lsp.diagnostics import Diagnostic, Edit, Span
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.notebook import JoinedNotebook, Located, locate_document, split_diagnostics
 
@@ -22,6 +22,7 @@ MAX_CHARS = 20_000_000
 #: At most this many diagnostics per document are returned; editors show no more anyway.
 MAX_DIAGNOSTICS = 2000
 UNREADABLE = "AL002"
+BOM = "\ufeff"
 
 _index: WorkspaceIndex | None = None  # kept between runs, created on first use
 
@@ -62,6 +63,11 @@ def ping() -> bool:
 
 def analyse(job: Job) -> dict[str, list[Located]]:
     """Run the engine on a snapshot; results per document uri, spans local to that document."""
+    if job.notebook is None and job.text.startswith(BOM):
+        # Python rejects a BOM inside text (files are read with utf-8-sig); analyse without it
+        # and move line-1 columns back to where the client sees them.
+        shifted = analyse(replace(job, text=job.text[1:]))
+        return {uri: [_after_bom(item) for item in items] for uri, items in shifted.items()}
     if not job.enabled:
         return empty(job)
     if "\x00" in job.text or len(job.text) > MAX_CHARS:
@@ -88,6 +94,23 @@ def analyse(job: Job) -> dict[str, list[Located]]:
     diagnostics = engine.postprocess(raw, job.text, job.path, job.config)
     per_cell = split_diagnostics(job.notebook, diagnostics, job.path)
     return {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
+
+
+def _after_bom(item: Located) -> Located:
+    def move(span: Span) -> Span:
+        return Span(
+            span.line,
+            span.column + (span.line == 1),
+            span.end_line,
+            span.end_column + (span.end_line == 1),
+        )
+
+    diag = item.diagnostic
+    fix = diag.fix
+    if fix is not None:
+        fix = replace(fix, edits=tuple(Edit(move(e.span), e.new_text) for e in fix.edits))
+    edits = tuple((uri, Edit(move(e.span), e.new_text)) for uri, e in item.edits)
+    return replace(item, diagnostic=replace(diag, span=move(diag.span), fix=fix), edits=edits)
 
 
 def _workspace_index(root: str | None) -> WorkspaceIndex:

@@ -169,3 +169,36 @@ async def test_requests_about_unknown_documents_do_not_break_the_session(
     open_doc(client, uri, "import torch\nx = torch.ones(1).cuda()\n")
     assert codes(await wait_for_diagnostics(client, uri, lambda d: len(d) > 0)) == ["NPU201"]
     assert readme not in client.diagnostics
+
+
+NASTY = {
+    "deep.py": "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
+    "surrogate.py": 'import torch\ns = "\ud800"\nx = y.cuda()\n',
+    "cr_only.py": "import torch\rx = y.cuda()\r",
+    "empty.py": "",
+    "bom.py": "\ufeffimport torch\nx = y.cuda()\n",
+    "rank_table_deep.json": "[" * 3000 + "]" * 3000,
+    "hccl_garbage.json": '{"server_list": [{"device": [{"rank_id": {"a": []}}]}], "server_count": -1}',
+}
+
+
+async def test_hostile_inputs_get_an_answer_and_the_server_survives(
+    client: LanguageClient, workspace: Path
+) -> None:
+    configure(client)
+    uris = {}
+    for name, text in NASTY.items():
+        uris[name] = (workspace / name).as_uri()
+        open_doc(client, uris[name], text, language="json" if name.endswith(".json") else "python")
+    for name, uri in uris.items():
+        diags = await wait_for_diagnostics(client, uri, timeout=60)
+        assert all(not str(d.code).startswith("AL003") for d in diags), (name, diags)
+    assert codes(client.diagnostics[uris["deep.py"]]) == ["AL001"]
+    assert codes(client.diagnostics[uris["rank_table_deep.json"]]) == ["HCCL301"]
+    assert "HCCL302" in codes(client.diagnostics[uris["hccl_garbage.json"]])
+    assert codes(client.diagnostics[uris["bom.py"]]) == ["NPU201"]
+    assert codes(client.diagnostics[uris["cr_only.py"]]) == ["NPU201"]
+    # Still alive and answering.
+    uri = (workspace / "alive.py").as_uri()
+    open_doc(client, uri, "import torch\nx = torch.ones(1).cuda()\n")
+    assert codes(await wait_for_diagnostics(client, uri, lambda d: len(d) > 0)) == ["NPU201"]

@@ -205,3 +205,14 @@ async def test_a_failing_job_does_not_break_the_debouncer() -> None:
 
     await debouncer.schedule("k", ok)
     assert done == [1]
+
+
+def test_a_leading_bom_is_skipped_and_columns_still_match_the_client_text() -> None:
+    from npu_lsp.worker import Job, analyse
+
+    text = "\ufeffimport torch; x = y.cuda()\n"
+    (item,) = analyse(Job(key="u", version=1, path="/a.py", text=text))["u"]
+    assert item.diagnostic.code == "NPU201"
+    assert item.diagnostic.span.column == text.index("cuda") + 1
+    starts = sorted(e.span.column for _, e in item.edits)
+    assert starts == [text.index("cuda") + 1, len(text.rstrip("\n")) + 1]
