@@ -169,3 +169,24 @@ def test_core_api_raises_with_the_user_line(bare_rt: Runtime, user_code) -> None
     )
     assert err.site.file.endswith("user.py") and err.site.line == 4
     assert err.fix and err.meaning and "out of range" in str(err)
+
+
+def test_threads_setting_the_same_device_share_its_default_context(acl: ModuleType) -> None:
+    acl.init()
+    assert acl.rt.get_device_count() == (8, 0)  # an Atlas 800T A2 by default
+    acl.rt.set_device(2)
+    main_ctx, _ = acl.rt.get_context()
+    got: list[object] = []
+
+    def worker() -> None:
+        got.append(acl.rt.set_device(2))
+        got.append(acl.rt.get_context())
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert got == [0, (main_ctx, 0)]
+    assert acl.rt.reset_device(2) == 0  # two sets, two resets
+    assert acl.rt.get_device() == (2, 0)  # still open
+    assert acl.rt.reset_device(2) == 0
+    assert acl.rt.get_device() == (0, 107002)

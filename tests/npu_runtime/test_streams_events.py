@@ -233,3 +233,28 @@ def test_polling_loops_terminate(dev: ModuleType) -> None:
         assert polls < 200
     assert polls > 1
     assert acl.rt.stream_query(s) == (COMPLETE, 0)
+
+
+def test_device_clocks_are_independent_and_start_at_zero(bare_rt: Runtime, dev: ModuleType) -> None:
+    acl = dev
+    first = _work(0, 1000.0)
+    acl.rt.set_device(3)
+    fresh = _work(0, 10.0)
+    assert first.device == 0 and fresh.device == 3
+    assert fresh.start_us < first.end_us  # device 3's clock started at 0 when it was set
+    assert fresh.task_id == 1
+
+
+def test_memset_async_is_work_on_its_stream(dev: ModuleType) -> None:
+    acl = dev
+    s, _ = acl.rt.create_stream()
+    d, _ = acl.rt.malloc(1 << 20, 0)
+    records: list[WorkRecord] = []
+    hooks.add_work_listener(records.append)
+    try:
+        assert acl.rt.memset_async(d, 1 << 20, 0, 1 << 20, s) == 0
+    finally:
+        hooks.remove_work_listener(records.append)
+    (rec,) = records
+    assert (rec.kind, rec.op_type, rec.stream, rec.bytes_moved) == ("memset", "Memset", 1, 1 << 20)
+    assert rec.site is not None and rec.site.file.endswith("test_streams_events.py")
