@@ -1,7 +1,9 @@
+import * as vscode from "vscode";
 // Builds, starts and restarts the LanguageClient for `ascend-lens server`.
 import { LanguageClient, State, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 import { DISPLAY_NAME, MODULE } from "./constants";
 import { log, logChannel } from "./log";
+import { NotebookCellDiagnostics } from "./notebookDiagnostics";
 import { cliArgs, toServerSettings, type Settings } from "./settingsCore";
 import { getPrimarySettings } from "./settings";
 import type { StatusBar } from "./statusBar";
@@ -13,6 +15,12 @@ export const DOCUMENT_SELECTOR = [
   { scheme: "vscode-notebook-cell", language: "python" },
   { scheme: "file", language: "json", pattern: "**/*rank_table*.json" },
 ];
+
+let trace: vscode.OutputChannel | undefined;
+function traceChannel(): vscode.OutputChannel {
+  trace ??= vscode.window.createOutputChannel(`${DISPLAY_NAME} LSP Trace`);
+  return trace;
+}
 
 export function serverEnv(settings: Settings): NodeJS.ProcessEnv {
   return { ...process.env, PYTHONUNBUFFERED: "1", ASCEND_LENS_LOG_LEVEL: settings.logLevel };
@@ -28,8 +36,16 @@ export async function startServer(interpreter: string, status: StatusBar): Promi
   const clientOptions: LanguageClientOptions = {
     documentSelector: DOCUMENT_SELECTOR,
     outputChannel: logChannel(),
-    traceOutputChannel: logChannel(),
+    // A plain channel of its own: the LSP trace is too chatty for the log and shows at any log level.
+    traceOutputChannel: traceChannel(),
     revealOutputChannelOn: 4, // RevealOutputChannelOn.Never: nothing pops up on its own
+    // Cell URIs go out unencoded (`#W0s...==`, not `#W0s...%3D%3D`): pygls keys text documents by a
+    // normalised URI but keeps a notebook's cell references as sent, and the two must be equal for
+    // the server to find the cells' text.
+    uriConverters: {
+      code2Protocol: (uri) => (uri.scheme === "vscode-notebook-cell" ? uri.toString(true) : uri.toString()),
+      protocol2Code: (value) => vscode.Uri.parse(value),
+    },
     // One settings object for the server (it has no per-folder settings); a change restarts it.
     initializationOptions: toServerSettings(primary),
   };
@@ -43,6 +59,8 @@ export async function startServer(interpreter: string, status: StatusBar): Promi
   log.info(`Starting ${interpreter} ${cliArgs("server").join(" ")}`);
   try {
     await client.start();
+    const cells = new NotebookCellDiagnostics(client);
+    client.onDidChangeState((e) => e.newState === State.Stopped && cells.dispose());
     return client;
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);

@@ -51,9 +51,9 @@ async function quickOpen(page, fileName) {
 
     phase = "devices view";
     await page.locator('.activitybar [aria-label*="Ascend Lens"]').first().click();
-    await page.locator('.monaco-list-row[aria-label*="Device 0"]').first().waitFor({ timeout: 30000 });
+    await page.locator(".monaco-list-row", { hasText: "Device 0" }).first().waitFor({ timeout: 30000 });
     lap("Devices view: Device 0");
-    await page.locator('.monaco-list-row[aria-label*="MS101"]').first().waitFor({ timeout: 30000 });
+    await page.locator(".pane-body .monaco-list-row", { hasText: "MS101" }).first().waitFor({ timeout: 30000 });
     lap("Problems by Rule: MS101");
     await shot(page, "shot-sidebar.png");
     console.log("E2E UI OK");

@@ -59,7 +59,10 @@ suite("Ascend Lens extension", () => {
     const nb = await vscode.workspace.openNotebookDocument(wsUri("nb.ipynb"));
     await vscode.window.showNotebookDocument(nb);
     const cell = nb.cellAt(0).document.uri;
-    const diags = await until("MS101 in cell 1", () => ours(cell).some((d) => codeOf(d) === "MS101") && ours(cell));
+    const diags = await until("MS101 in cell 1", () => ours(cell).some((d) => codeOf(d) === "MS101") && ours(cell)).catch((e) => {
+      const all = vscode.languages.getDiagnostics().map(([u, ds]) => `${u.toString()}: ${ds.map(codeOf).join(",")}`);
+      throw new Error(`${e.message}; cell ${cell.toString()} (${nb.cellAt(0).document.languageId}); diagnostics: ${all.join(" | ")}`);
+    });
     assert.strictEqual(diags.find((d) => codeOf(d) === "MS101").range.start.line, 8);
   });
 
@@ -93,9 +96,10 @@ suite("Ascend Lens extension", () => {
       const frames = await session.customRequest("stackTrace", { threadId: stopped.body.threadId });
       const top = frames.stackFrames[0];
       assert.strictEqual(path.basename(top.source.path), "bad_memcpy.py");
-      assert.strictEqual(top.line, 15);
+      const why = JSON.stringify(stopped.body);
+      assert.strictEqual(top.line, 16, `stopped at ${top.line}: ${why}`);
       const info = await session.customRequest("exceptionInfo", { threadId: stopped.body.threadId });
-      assert.match(JSON.stringify(info), /107000/);
+      assert.match(JSON.stringify(info), /107000/, `exceptionInfo: ${JSON.stringify(info)} after ${why}`);
       // The Devices view reads the stopped debuggee: device 0 holds the 1 KiB buffer.
       const snap = await until("device state from the session", () => api.devices().origin === "debug" && api.devices(), 30000);
       assert.strictEqual(snap.devices[0].memoryUsed >= 1024, true, JSON.stringify(snap.devices[0]));
