@@ -55,7 +55,7 @@ def test_stream_and_event_limits(name: str, streams: int, events: int) -> None:
 
 def test_every_figure_names_its_source() -> None:
     skip = {"name", "soc_name", "sources"}
-    for name in ("910B2", "910B4", "910A", "310P"):
+    for name in ("910B2", "910B4", "910A", "310P", "910C"):
         p = get_profile(name)
         for f in dataclasses.fields(DeviceProfile):
             if f.name not in skip:
@@ -91,7 +91,7 @@ def _ini_table() -> dict[str, list[str]]:
     return rows
 
 
-@pytest.mark.parametrize(("profile", "column"), [("910B2", 1), ("910B4", 3)])
+@pytest.mark.parametrize(("profile", "column"), [("910B2", 1), ("910C", 2), ("910B4", 3)])
 def test_figures_match_the_reference_ini_values(profile: str, column: int) -> None:
     table = _ini_table()
     assert set(table) == set(_INI_ROWS)
