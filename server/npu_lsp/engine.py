@@ -35,7 +35,14 @@ from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from npu_lsp.noqa import filter_suppressed
 from npu_lsp.registry import RULES, Rule, load_all
-from npu_lsp.scope import GraphScope, ModuleInfo, ScopeResolver, module_name_for, summarize
+from npu_lsp.scope import (
+    CallSite,
+    GraphScope,
+    ModuleInfo,
+    ScopeResolver,
+    module_name_for,
+    summarize,
+)
 
 log = logging.getLogger("npu_lsp.engine")
 
@@ -386,6 +393,22 @@ def _check_python(
     return walker.out
 
 
+def _root_call_sites(scope: GraphScope, resolver: ScopeResolver) -> list[CallSite]:
+    """Call sites in compiled roots that (transitively) reach the helper `scope`."""
+    out: list[CallSite] = []
+    seen: set[int] = {id(scope.function)}
+    todo = list(scope.call_sites)
+    while todo:
+        site = todo.pop()
+        caller = resolver.scope_for(site.caller_node) if site.caller_node is not None else None
+        if caller is None or caller.kind != "helper":
+            out.append(site)
+        elif id(caller.function) not in seen:
+            seen.add(id(caller.function))
+            todo.extend(caller.call_sites)
+    return out
+
+
 class _Walker:
     """One pass over (parts of) a tree, dispatching nodes to rules by type."""
 
@@ -394,11 +417,18 @@ class _Walker:
         self.table = table
         self.out: list[Diagnostic] = []
         self.crashed: set[str] = set()
+        self.echoed: set[tuple[str, int, int]] = set()
         self.parents = ctx._parents
 
     def run(self, r: Rule, node: ast.AST) -> None:
         try:
-            self.out.extend(r.check(node, self.ctx))
+            found = list(r.check(node, self.ctx))
+            self.out.extend(found)
+            scope = self.ctx.scope
+            if scope is not None and scope.kind == "helper":
+                for d in found:
+                    if d.severity == "error":
+                        self.out.extend(self._echo_at_call_sites(d, scope))
         except Exception as exc:  # a broken rule must never take the run down
             if r.code not in self.crashed:
                 self.crashed.add(r.code)
@@ -407,6 +437,21 @@ class _Walker:
                 )
                 msg = f"internal error in rule {r.code} ({r.name}): {type(exc).__name__}: {exc}"
                 self.out.append(_internal(INTERNAL_ERROR, msg, node_span(node), "warning"))
+
+    def _echo_at_call_sites(self, d: Diagnostic, scope: GraphScope) -> list[Diagnostic]:
+        """MindSpore reports an error inside a helper at the call in the compiled root
+        (`construct` / the `@jit` function). Repeat the diagnostic there (same code), once per
+        call site of this file, pointing back at the helper line."""
+        out: list[Diagnostic] = []
+        for site in _root_call_sites(scope, self.ctx.scopes):
+            if site.path != self.ctx.path or (d.code, site.line, site.column) in self.echoed:
+                continue
+            self.echoed.add((d.code, site.line, site.column))
+            span = Span(site.line, site.column, site.end_line, site.end_column)
+            here = Related(self.ctx.path, d.span, d.message)
+            msg = f"this call compiles `{scope.qualname.rsplit('.', 1)[-1]}`, which is rejected in graph mode (line {d.span.line}): {d.message}"
+            out.append(Diagnostic(d.code, msg, d.severity, span, None, (here,)))
+        return out
 
     def walk(self, root: ast.AST, scope: GraphScope | None, func: ast.AST | None) -> None:
         ctx, get_rules, parents = self.ctx, self.table.get, self.parents

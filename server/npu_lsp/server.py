@@ -26,11 +26,11 @@ import logging
 import multiprocessing
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -45,6 +45,7 @@ from npu_lsp.settings_lsp import ServerSettings, parse_settings
 from npu_lsp.worker import Job
 
 log = logging.getLogger("npu_lsp.server")
+T = TypeVar("T")
 
 
 @dataclass
@@ -82,6 +83,7 @@ class AscendLensServer(LanguageServer):
         self.results: dict[str, Analysis] = {}
         self.debouncer = Debouncer(self.settings.debounce_ms / 1000)
         self._pool: ProcessPoolExecutor | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self.pull_mode = False
         self.related_support = True
         self._configs: dict[str, Config] = {}
@@ -167,6 +169,12 @@ class AscendLensServer(LanguageServer):
             )
             self._pool.submit(worker.ping)
 
+    def background(self, coro: Any) -> None:
+        """Run `coro` as a task the server keeps a reference to (asyncio only holds weak ones)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def stop_worker(self) -> None:
         """Stop the engine process without waiting for an analysis in flight."""
         pool, self._pool = self._pool, None
@@ -184,16 +192,41 @@ class AscendLensServer(LanguageServer):
 
     async def run_worker(self, job: Job) -> dict[str, list[Located]]:
         """Run the engine on `job` in the worker process (restarted once if it died)."""
+        result = await self.in_worker(worker.analyse, job)
+        return worker.empty(job) if result is None else result
+
+    async def in_worker(self, fn: Callable[..., T], *args: Any) -> T | None:
+        """Call `fn(*args)` in the worker process; None if it died twice."""
         loop = asyncio.get_running_loop()
         for attempt in (1, 2):
             self.start_worker()
             assert self._pool is not None
             try:
-                return await loop.run_in_executor(self._pool, worker.analyse, job)
+                return await loop.run_in_executor(self._pool, fn, *args)
             except BrokenProcessPool:
                 log.error("engine worker died (attempt %d); restarting it", attempt)
                 self._pool = None
-        return worker.empty(job)
+        return None
+
+    async def index_workspace(self) -> None:
+        """Index the workspace's Python files in slices, then re-analyse what is open.
+
+        Graph scopes cross files (a Cell base class, a helper in another module); until the
+        index is complete, diagnostics only know the files the editor has opened.
+        """
+        root = self.workspace.root_path
+        if not root:
+            return
+        try:
+            while not await self.in_worker(worker.index_slice, root):
+                if self._pool is None:  # the worker died twice: give up on the index
+                    return
+        except (asyncio.CancelledError, RuntimeError):  # shutting down
+            return
+        message = f"Ascend Lens: workspace index ready for {root}"
+        log.info("%s", message)
+        self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=message))
+        self.refresh_all()
 
     def is_current(self, job: Job) -> bool:
         """Is the analysed snapshot still what the client has?"""
@@ -315,6 +348,11 @@ def on_initialize(ls: AscendLensServer, params: lsp.InitializeParams) -> None:
     ls.related_support = bool(publish and publish.related_information)
     log.info("initialised: pull diagnostics=%s, settings=%s", ls.pull_mode, ls.settings)
     ls.start_worker()
+
+
+@server.feature(lsp.INITIALIZED)
+def on_initialized(ls: AscendLensServer, params: lsp.InitializedParams) -> None:
+    ls.background(ls.index_workspace())
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
-from npu_lsp.engine import WorkspaceIndex
+from npu_lsp.engine import WorkspaceIndex, iter_python_files
 from npu_lsp.notebook import JoinedNotebook, Located, locate_document, split_diagnostics
 
 #: Documents larger than this are not analysed (one diagnostic says so).
@@ -25,6 +27,12 @@ UNREADABLE = "AL002"
 BOM = "\ufeff"
 
 _index: WorkspaceIndex | None = None  # kept between runs, created on first use
+#: Files of the workspace not indexed yet (None: not listed yet).
+_unindexed: list[str] | None = None
+#: Files whose index entry comes from the editor's text, which is newer than the disk's.
+_live: set[str] = set()
+#: At most this many workspace files are indexed from disk.
+MAX_INDEXED_FILES = 5000
 
 
 @dataclass
@@ -87,6 +95,7 @@ def analyse(job: Job) -> dict[str, list[Located]]:
     if job.notebook is None:
         if job.path.endswith(".py"):
             index.update(job.path, job.text)
+            _live.add(os.path.realpath(job.path))
         diagnostics = engine.check_source(job.text, job.path, job.config, index)
         return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
     # Notebooks are Python whatever their file name: bypass the file-type routing.
@@ -94,6 +103,33 @@ def analyse(job: Job) -> dict[str, list[Located]]:
     diagnostics = engine.postprocess(raw, job.text, job.path, job.config)
     per_cell = split_diagnostics(job.notebook, diagnostics, job.path)
     return {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
+
+
+def index_slice(root: str | None, budget_s: float = 0.2) -> bool:
+    """Index workspace files from disk for up to `budget_s` seconds; True once all are done.
+
+    Cross-file graph scopes (a `Cell` base class or a helper in another module) need the
+    whole workspace, but indexing it in one go would hold the single worker for seconds, so
+    the server feeds it in slices between analyses.
+    """
+    global _unindexed
+    if root is None:
+        return True
+    index = _workspace_index(root)
+    if _unindexed is None:
+        files = iter_python_files([root])
+        _unindexed = [str(p) for _, p in zip(range(MAX_INDEXED_FILES), files, strict=False)]
+        _unindexed.reverse()  # pop() from the end keeps walk order
+    deadline = time.perf_counter() + budget_s
+    while _unindexed and time.perf_counter() < deadline:
+        path = _unindexed.pop()
+        if os.path.realpath(path) in _live:
+            continue
+        try:
+            index.update(path, Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return not _unindexed
 
 
 def _after_bom(item: Located) -> Located:
@@ -114,7 +150,9 @@ def _after_bom(item: Located) -> Located:
 
 
 def _workspace_index(root: str | None) -> WorkspaceIndex:
-    global _index
+    global _index, _unindexed
     if _index is None or _index.root != WorkspaceIndex(root).root:
         _index = WorkspaceIndex(root)
+        _unindexed = None
+        _live.clear()
     return _index

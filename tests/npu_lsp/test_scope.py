@@ -96,10 +96,14 @@ def test_subclass_of_subclass_and_transitive_helpers() -> None:
         "m.module_helper": "lax",
     }
     diags = check_source(textwrap.dedent(src), "m.py", Config())
-    assert [(d.span.line, d.code) for d in diags] == [(5, "MS102")]
-    # the helper's diagnostic names the call site that compiles it
+    assert [(d.span.line, d.code) for d in diags] == [(5, "MS102"), (14, "MS102")]
+    # the helper's diagnostic names the call site that compiles it ...
     (related,) = diags[0].related
     assert related.span.line == 10 and "Base.step" in related.message
+    # ... and, as MindSpore does, the call in `construct` that reaches it reports it too
+    echo = diags[1]
+    assert echo.severity == "error" and "module_helper" in echo.message
+    assert echo.related[0].span.line == 5
 
 
 @pytest.mark.parametrize(
