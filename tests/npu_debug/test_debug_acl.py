@@ -173,3 +173,16 @@ def test_unticking_the_filter_while_stopped_stops_no_more(dap: DapClient, progra
     assert dap.event("exited")["exitCode"] == 5
     assert sum(1 for m in dap.timeline if m.get("event") == "stopped") == 1
     assert "codes [207001, 207001]\n" in outputs(dap)
+
+
+def test_acl_error_in_a_worker_thread_stops_that_thread(dap: DapClient, program) -> None:
+    path = program("thread_oob.py")
+    dap.start({"program": str(path)})
+    stopped, frame, info = stop_and_info(dap)
+    threads = {t["id"]: t["name"] for t in dap.ok("threads")["threads"]}
+    assert threads[stopped["threadId"]] == "copier"
+    assert (frame["name"], frame["line"]) == ("worker", line_of(path, "oob"))
+    assert info["acl"]["code"] == 107000
+    dap.ok("continue", {"threadId": stopped["threadId"]})
+    assert dap.event("exited")["exitCode"] == 0
+    assert "worker got [107000]\n" in outputs(dap)
