@@ -186,3 +186,27 @@ def test_acl_error_in_a_worker_thread_stops_that_thread(dap: DapClient, program)
     dap.ok("continue", {"threadId": stopped["threadId"]})
     assert dap.event("exited")["exitCode"] == 0
     assert "worker got [107000]\n" in outputs(dap)
+
+
+def test_tensor_api_fault_stops_at_the_op_then_raises_where_it_surfaced(
+    dap: DapClient, program
+) -> None:
+    path = program("tensor_fault.py")
+    dap.start(
+        {"program": str(path), "inject": "op:MatMul:1:507015"},
+        exception_filters=["uncaught", "aclErrors"],
+    )
+    stopped, frame, info = stop_and_info(dap)
+    assert frame["line"] == line_of(path, "launch")
+    assert info["acl"]["site"]["line"] == line_of(path, "sync")
+    dap.ok("continue", {"threadId": stopped["threadId"]})
+    # The Pythonic layer raises: debugpy's own "uncaught" stop follows, with its own words.
+    uncaught = dap.stopped()
+    assert uncaught["reason"] == "exception"
+    assert dap.top_frame(uncaught["threadId"])["line"] == line_of(path, "sync")
+    plain = dap.ok("exceptionInfo", {"threadId": uncaught["threadId"]})
+    assert "acl" not in plain
+    assert plain["exceptionId"].endswith("AclError")
+    dap.ok("continue", {"threadId": uncaught["threadId"]})
+    assert dap.event("exited")["exitCode"] == 1
+    assert "never reached" not in outputs(dap)
