@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -213,3 +215,42 @@ def test_run_without_debugging_still_runs_on_the_emulator(dap: DapClient, progra
     assert dap.event("exited")["exitCode"] == 0
     assert dap.find(lambda m: m.get("event") == "stopped") is None
     assert "memcpy returned 107000\n" in outputs(dap)
+
+
+def test_run_in_terminal_reverse_request_is_relayed_both_ways(dap: DapClient, program) -> None:
+    path = program("basic.py")
+    dap.ok(
+        "initialize",
+        {"adapterID": "ascend", "pathFormat": "path", "supportsRunInTerminalRequest": True},
+    )
+    launch = {"program": str(path), "console": "integratedTerminal", "env": {"EXIT_CODE": "4"}}
+    seq = dap.send({"type": "request", "command": "launch", "arguments": launch})
+    request = dap.wait_for(
+        lambda m: m.get("type") == "request" and m.get("command") == "runInTerminal",
+        what="runInTerminal",
+    )
+    # Play the editor's terminal: run the command debugpy asked for.
+    args = request["arguments"]
+    env = {**os.environ, **{k: v for k, v in (args.get("env") or {}).items() if v is not None}}
+    terminal = subprocess.Popen(
+        args["args"], cwd=args.get("cwd"), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        dap.send(
+            {
+                "type": "response",
+                "request_seq": request["seq"],
+                "command": "runInTerminal",
+                "success": True,
+                "body": {"processId": terminal.pid},
+            }
+        )
+        dap.event("initialized")
+        dap.ok("configurationDone")
+        assert dap.wait_for(lambda m: m.get("request_seq") == seq, what="launch")["success"]
+        assert dap.event("exited")["exitCode"] == 4
+        assert terminal.communicate(timeout=30)[0].decode().startswith("total=6 []")
+    finally:
+        if terminal.poll() is None:
+            terminal.kill()
+            terminal.wait()
