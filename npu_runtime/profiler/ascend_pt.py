@@ -1,18 +1,20 @@
 """The torch_npu / MindSpore profiler layout (`<host>_<pid>_<ts>_ascend_pt/`) for msprof-analyze.
 
-Written as msprof-analyze 26.2.0 reads it (../shared/reference/interop/msprof-analyze.md §3):
+Written as msprof-analyze 26.2.0 reads it (../shared/reference/interop/msprof-analyze.md §3),
+one directory per device (the device is the rank):
 
     <host>_<pid>_<YYYYmmddHHMMSSmmm>_ascend_pt/
-    ├── profiler_info_0.json, profiler_metadata.json
+    ├── profiler_info_<device>.json, profiler_metadata.json
     ├── ASCEND_PROFILER_OUTPUT/
     │   ├── trace_view.json      device tasks + host launch ops + torch_to_npu flows + overlap
     │   ├── kernel_details.csv   op_summary rows under torch_npu's names
-    │   ├── op_statistic.csv, step_trace_time.csv
+    │   ├── op_statistic.csv, step_trace_time.csv, operator_memory.csv, memory_record.csv
     └── PROF_000001_<ts>_<tag>/device_<id>/info.json.<id>
 
 The emulator has no separate host clock, so each launch appears as a zero-length host op at
 the start of its device task, joined to it by a `torch_to_npu` flow; every profiler step is
-a `ProfilerStep#<n>` host op spanning its device work.
+a `ProfilerStep#<n>` host op spanning its device work. A run that marks no steps gets one
+per aclrtSynchronizeDevice (`with_steps`).
 """
 
 from __future__ import annotations
@@ -284,7 +286,8 @@ def with_steps(data: ProfileData) -> list[WorkRecord]:
 
 
 def _mb(nbytes: int) -> str:
-    return _num(nbytes / 2**20)
+    # Six decimals (bytes, nearly): a small run's first allocations must not read as 0 MB.
+    return repr(round(nbytes / 2**20, 6))
 
 
 def memory_record_rows(data: ProfileData, device: int) -> list[list[str]]:
