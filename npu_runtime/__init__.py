@@ -9,6 +9,7 @@ _LAZY: dict[str, str] = {
     "Tensor": "npu_runtime.tensor",
     "set_check_numerics": "npu_runtime.numerics",
     "set_numerics": "npu_runtime.numerics",
+    "step": "npu_runtime.steps",
     "dump": "npu_runtime.dump",  # the package itself is callable: dump(out_dir, level)
     "Dumper": "npu_runtime.dump.session",
 }

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from npu_runtime import numerics
+from npu_runtime import numerics, steps
 from npu_runtime.dump import torch_file
 from npu_runtime.dump.names import api_name
 from npu_runtime.dump.stats import scalar_entry, tensor_entry
@@ -154,6 +154,7 @@ class Dumper:
 
         hooks.add_tensor_listener(self._tensor_listener)
         hooks.add_work_listener(self._work_listener)
+        steps.attach(self.step)
         self._attached = True
         return self
 
@@ -171,6 +172,7 @@ class Dumper:
 
             hooks.remove_tensor_listener(self._tensor_listener)
             hooks.remove_work_listener(self._work_listener)
+            steps.detach(self.step)
             self._attached = False
         with self._lock:
             self._flush()

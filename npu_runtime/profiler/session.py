@@ -15,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from npu_runtime import steps
 from npu_runtime.devices import DeviceProfile
 from npu_runtime.profiler.collector import Collector
 from npu_runtime.profiler.lines import aggregate
@@ -65,6 +66,7 @@ class Profiler:
         self._started = time.time()
         self._epoch_us = int(self._started * 1e6)
         self.collector.attach()
+        steps.attach(self.step)
         return self
 
     def step(self) -> int:
@@ -74,6 +76,7 @@ class Profiler:
     def stop(self) -> dict[str, list[Path]]:
         """Stop collecting and write the output directory (if any). Returns files by exporter."""
         self.collector.detach()
+        steps.detach(self.step)
         self._summary = None
         if self.out_dir is None:
             return {}
