@@ -230,6 +230,34 @@ def _decorator_call(dec: ast.expr) -> tuple[ast.expr, list[ast.keyword]]:
     return dec, []
 
 
+def _nested_definitions(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Function and class statements nested inside functions (statements only, no
+    expressions: cheap even on big files). Methods directly in a class body are skipped."""
+    stack: list[tuple[ast.stmt, bool]] = [(st, False) for st in reversed(tree.body)]
+    while stack:
+        st, nested = stack.pop()
+        is_def = isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        if is_def and nested:
+            yield st
+        inner = nested or isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if isinstance(st, ast.ClassDef):
+            # methods belong to their class; look for definitions inside the methods
+            for item in reversed(st.body):
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    stack.extend((b, True) for b in reversed(item.body))
+                else:
+                    stack.append((item, nested))
+            continue
+        blocks: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            blocks.extend(getattr(st, name, []) or [])
+        for h in getattr(st, "handlers", []) or []:
+            blocks.extend(h.body)
+        for case in getattr(st, "cases", []) or []:
+            blocks.extend(case.body)
+        stack.extend((b, inner) for b in reversed(blocks))
+
+
 def summarize(tree: ast.Module, path: str, module: str, text: str | None = None) -> ModuleInfo:
     """Build the ModuleInfo of a parsed file."""
     imports = _collect_imports(tree, module)
@@ -239,6 +267,13 @@ def summarize(tree: ast.Module, path: str, module: str, text: str | None = None)
             info.functions[st.name] = st
         elif isinstance(st, ast.ClassDef):
             info.classes[st.name] = ClassInfo(st.name, st, [], {}, False)
+    # Classes and functions defined inside functions (test-style code: `def test_x():` holding
+    # a Cell and calling it). Top-level names win on clashes; methods stay with their class.
+    for st in _nested_definitions(tree):
+        if isinstance(st, ast.ClassDef):
+            info.classes.setdefault(st.name, ClassInfo(st.name, st, [], {}, False))
+        else:
+            info.functions.setdefault(st.name, st)
     for cls in info.classes.values():
         cls.bases = [b for b in (info.resolve(e) for e in cls.node.bases) if b]
         cls.jit_class = any(
@@ -454,8 +489,9 @@ class ScopeResolver:
         return any(self.is_cell_class(b, _seen | {qual}) for b in cls[1].bases)
 
     def local_roots(self) -> list[tuple[FuncDef, ast.ClassDef | None]]:
-        """Compiled functions defined in this file (module functions and methods of top-level
-        classes), with their class, in source order. Nested functions are inside these."""
+        """Compiled functions defined in this file (functions and methods of classes, also
+        when defined inside other functions), with their class, in source order; a compiled
+        function nested inside another is left out (it is walked as part of the outer one)."""
         owner: dict[int, ast.ClassDef | None] = {id(f): None for f in self.info.functions.values()}
         for cls in self.info.classes.values():
             for m in cls.methods.values():
@@ -466,7 +502,15 @@ class ScopeResolver:
             if id(s.function) in owner
         ]
         roots.sort(key=lambda fc: (fc[0].lineno, fc[0].col_offset))
-        return roots  # type: ignore[return-value]
+        # a compiled function nested in another one is visited as part of it
+        out: list[tuple[FuncDef, ast.ClassDef | None]] = []
+        end = 0
+        for fn, cls in roots:
+            if out and fn.lineno <= end:
+                continue
+            out.append((fn, cls))  # type: ignore[arg-type]
+            end = fn.end_lineno or fn.lineno
+        return out
 
     # ---- internals
     def _class(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:
@@ -627,9 +671,12 @@ class ScopeResolver:
         found = self._class(owner) if owner else None
         owner_cls = found[1] if found else None
         calls: list[ast.Call] = []
+        local_defs: dict[str, FuncDef] = {}
         for node in walk(fn):
             if isinstance(node, ast.Call):
                 calls.append(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn:
+                local_defs[node.name] = node  # closures: lexical scope beats module names
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 callee = info.resolve(node.value.func)
                 for t in node.targets:
@@ -638,6 +685,9 @@ class ScopeResolver:
         calls.sort(key=lambda c: (c.lineno, c.col_offset))
         for node in calls:
             f = node.func
+            if isinstance(f, ast.Name) and f.id in local_defs:
+                yield node, (info, f"{info.module}.<locals>.{f.id}", local_defs[f.id], owner)
+                continue
             if isinstance(f, ast.Name):
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):

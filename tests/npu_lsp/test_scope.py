@@ -274,3 +274,48 @@ def test_transitive_helpers_across_three_files_and_resolution_cache(tmp_path: Pa
     ws.update(str(tmp_path / "b.py"), "def mid(x):\n    return x\n")
     assert ws.graph_scopes() is not first
     assert check_source(c.read_text(), str(c), Config(), ws) == []
+
+
+def test_definitions_inside_test_functions_are_resolved() -> None:
+    src = """
+    import pytest
+    from mindspore import jit, nn
+
+    def test_try_in_construct():
+        class Net(nn.Cell):
+            def construct(self, x):
+                try:
+                    return x
+                except ValueError:
+                    return x
+
+        @jit
+        def f(x):
+            del x
+
+        def eager_helper(x):
+            del x
+
+        with pytest.raises(RuntimeError):
+            Net()(1)
+    """
+    assert codes(src) == [(8, "MS101"), (15, "MS102")]
+
+
+def test_closures_resolve_lexically() -> None:
+    src = """
+    from mindspore import nn
+
+    class A(nn.Cell):
+        def construct(self, x):
+            def inner(v):
+                return v
+            return inner(x)
+
+    class B(nn.Cell):
+        def construct(self, x):
+            def inner(v):
+                del v
+            return inner(x)
+    """
+    assert codes(src) == [(13, "MS102"), (14, "MS102")]
