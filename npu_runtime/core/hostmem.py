@@ -176,7 +176,7 @@ class HostMemory:
         # Overlapping registrations are rare; look back a few entries for a container.
         for j in range(i, max(i - 4, -1), -1):
             b = self._bufs[self._starts[j]]
-            if b.start <= ptr < b.end:
+            if 0 <= ptr - b.start < b.size:
                 if b.kind != "numpy" or b.alive():
                     # A released bytes object is still held by us, so its memory is safe
                     # to touch; the caller may report the dangling use (see `lookup`).
@@ -205,7 +205,7 @@ class HostMemory:
         """The known buffer holding all of [ptr, ptr+size), or None."""
         with self._lock:
             b = self._find_locked(ptr)
-            return b if b is not None and ptr + size <= b.end else None
+            return b if b is not None and ptr + size <= b.start + b.size else None
 
     def clear(self) -> None:
         with self._lock:

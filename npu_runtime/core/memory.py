@@ -154,7 +154,7 @@ class DeviceMemory:
             if i < 0:
                 return None
             b = self.live[self._live_starts[i]]
-        return b if addr < b.end else None
+        return b if addr < b.addr + b.reserved else None
 
     def find_freed(self, addr: int) -> Block | None:
         """A remembered freed block containing `addr` (for diagnosis only)."""

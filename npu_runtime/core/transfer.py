@@ -182,7 +182,7 @@ def _device_range(
             site=site or user_site(),
             alloc_site=block.site,
         )
-    if addr + n > block.end:
+    if addr + n > block.addr + block.reserved:
         raise rt.fail(
             codes.ACL_ERROR_RT_PARAM_INVALID,
             api,
