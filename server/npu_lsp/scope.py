@@ -272,7 +272,7 @@ def summarize(tree: ast.Module, path: str, module: str, text: str | None = None)
     for st in _nested_definitions(tree):
         if isinstance(st, ast.ClassDef):
             info.classes.setdefault(st.name, ClassInfo(st.name, st, [], {}, False))
-        else:
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
             info.functions.setdefault(st.name, st)
     for cls in info.classes.values():
         cls.bases = [b for b in (info.resolve(e) for e in cls.node.bases) if b]
@@ -505,10 +505,10 @@ class ScopeResolver:
         # a compiled function nested in another one is visited as part of it
         out: list[tuple[FuncDef, ast.ClassDef | None]] = []
         end = 0
-        for fn, cls in roots:
+        for fn, owner_cls in roots:
             if out and fn.lineno <= end:
                 continue
-            out.append((fn, cls))  # type: ignore[arg-type]
+            out.append((fn, owner_cls))  # type: ignore[arg-type]
             end = fn.end_lineno or fn.lineno
         return out
 
