@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_helpers import SERVER, start
+from lsp_helpers import SERVER, start, wait_for_index
 from pytest_lsp import LanguageClient
 
 
@@ -21,5 +21,6 @@ def workspace(tmp_path: Path) -> Path:
 async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
     """One server per test module (starting one costs seconds); tests call `configure` first."""
     await start(lsp_client, tmp_path_factory.mktemp("ws"), notebooks=True)
+    await wait_for_index(lsp_client)  # its re-analysis of open documents must not race tests
     yield
     await lsp_client.shutdown_session()

@@ -69,6 +69,16 @@ async def start(
     )
 
 
+async def wait_for_index(client: LanguageClient, timeout: float = 60) -> None:
+    """Wait for the server's "workspace index ready" log message (sent once per session)."""
+
+    async def wait() -> None:
+        while not any("workspace index ready" in m.message for m in client.log_messages):
+            await client.wait_for_notification(lsp.WINDOW_LOG_MESSAGE)
+
+    await asyncio.wait_for(wait(), timeout)
+
+
 async def wait_for_diagnostics(
     client: LanguageClient,
     uri: str,

@@ -1,0 +1,44 @@
+"""The workspace index: graph scopes that cross files are found for documents in the editor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest_lsp
+from lsp_helpers import SERVER, open_doc, start, wait_for_diagnostics, wait_for_index
+from pytest_lsp import LanguageClient
+
+BASE = "import mindspore.nn as nn\n\n\nclass Base(nn.Cell):\n    pass\n"
+NET = (
+    "import mindspore\n"
+    "from base import Base\n"
+    "\n"
+    "\n"
+    "class Net(Base):\n"
+    "    def construct(self, x):\n"
+    "        try:\n"
+    "            y = x\n"
+    "        except Exception:\n"
+    "            y = x\n"
+    "        return y\n"
+)
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def ws_client(lsp_client: LanguageClient):
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_cell_base_class_in_an_unopened_file_is_known(
+    ws_client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (tmp_path / "base.py").write_text(BASE, encoding="utf-8")  # on disk only, never opened
+    await start(ws_client, tmp_path)
+    await wait_for_index(ws_client)
+    uri = (tmp_path / "net.py").as_uri()
+    open_doc(ws_client, uri, NET)
+    diags = await wait_for_diagnostics(ws_client, uri, lambda d: len(d) > 0)
+    # `Net` is a Cell only through base.py, so its construct is compiled: `try` is reported.
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS101", 6)]
