@@ -375,8 +375,13 @@ def on_change(ls: AscendLensServer, params: lsp.DidChangeTextDocumentParams) -> 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def on_save(ls: AscendLensServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    if params.text_document.uri.endswith("pyproject.toml"):
+    saved = params.text_document.uri
+    if saved.endswith("pyproject.toml"):
         ls.refresh_all()
+    elif saved.endswith(".py") and not ls.pull_mode:
+        # Other open files may depend on this one (a Cell base, a helper): analyse them again.
+        for key in {ls._analysis_key(uri) for uri in ls.workspace.text_documents} - {saved}:
+            ls.schedule(key)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
