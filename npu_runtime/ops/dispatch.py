@@ -127,25 +127,33 @@ def _fault(code: int, d: OpDef, i: int, why: str) -> AclError:
     return AclError(code, "aclopExecuteV2", f"{d.name} {kind} {i}: {why}")
 
 
-def _typed(
-    devices: Mapping[int, Any], addr: int, s: Spec, code: int, d: OpDef, i: int
-) -> np.ndarray:
-    """`s`-shaped array over device memory at `addr`; a device fault when it is not there."""
-    n = s.nbytes
-    if not n:
-        return np.empty(s.shape, s.dtype)
-    dev = devices.get(device_of(addr))  # type: ignore[arg-type]
-    if dev is None:
-        raise _fault(code, d, i, f"0x{addr:x} is not on an open device")
-    mem = dev.memory
-    try:
-        mem.check_range(addr, n)  # ValueError outside live allocations
-    except ValueError as exc:
-        raise _fault(code, d, i, str(exc)) from None
-    buf = _backing.get(mem)
-    if buf is None:
-        buf = _backing[mem] = mem._backing()
-    return np.ndarray(s.shape, s.dtype, buf, addr - mem.base)
+def _arrays(
+    devices: Mapping[int, Any], specs: Sequence[Spec], addrs: Sequence[int], code: int, d: OpDef
+) -> list[np.ndarray]:
+    """Arrays shaped by `specs` over device memory at `addrs`; a device fault for any that
+    is not live device memory. The device is looked up once for the usual single-device op."""
+    arrays: list[np.ndarray] = []
+    mem: DeviceMemory | None = None
+    buf: Any = None
+    for i, (s, addr) in enumerate(zip(specs, addrs, strict=True)):
+        n = s.nbytes
+        if not n:
+            arrays.append(np.empty(s.shape, s.dtype))
+            continue
+        if mem is None or not mem.base <= addr < mem.base + mem.capacity:
+            dev = devices.get(device_of(addr))  # type: ignore[arg-type]
+            if dev is None:
+                raise _fault(code, d, i, f"0x{addr:x} is not on an open device")
+            mem = dev.memory
+            buf = _backing.get(mem)
+            if buf is None:
+                buf = _backing[mem] = mem._backing()
+        try:
+            mem.check_range(addr, n)  # ValueError outside live allocations
+        except ValueError as exc:
+            raise _fault(code, d, i, str(exc)) from None
+        arrays.append(np.ndarray(s.shape, s.dtype, buf, addr - mem.base))
+    return arrays
 
 
 def _compute(
@@ -158,18 +166,15 @@ def _compute(
 ) -> Callable[[], None]:
     def compute() -> None:
         devices = get_runtime().devices
-        arrays = [
-            _typed(devices, a, s, _READ, d, i)
-            for i, (s, a) in enumerate(zip(in_specs, in_addrs, strict=True))
-        ]
-        outs = [
-            _typed(devices, a, s, _WRITE, d, i)
-            for i, (s, a) in enumerate(zip(out_specs, out_addrs, strict=True))
-        ]
+        arrays = _arrays(devices, in_specs, in_addrs, _READ, d)
+        outs = _arrays(devices, out_specs, out_addrs, _WRITE, d)
         try:
             # a writes_out kernel may put its results straight into device memory
-            kw = {"out": outs} if d.writes_out else {}
-            results = d.kernel(arrays, attrs, **kw)
+            results = (
+                d.kernel(arrays, attrs, out=outs)  # type: ignore[call-arg]
+                if d.writes_out
+                else d.kernel(arrays, attrs)
+            )
         except OpError as exc:
             raise AclError(exc.code, "aclopExecuteV2", f"{d.name}: {exc.message}") from None
         for out, r in zip(outs, results, strict=True):
