@@ -319,3 +319,29 @@ def test_closures_resolve_lexically() -> None:
             return inner(x)
     """
     assert codes(src) == [(13, "MS102"), (14, "MS102")]
+
+
+def test_arguments_seen_at_calls_from_test_functions() -> None:
+    src = """
+    import numpy as np
+    from mindspore import Tensor, jit
+
+    @jit
+    def by_int(x, n):
+        for i in range(n):
+            x = x + i
+        return x
+
+    @jit
+    def by_tensor(x, n):
+        for i in range(n):
+            x = x + i
+        return x
+
+    def test_loops():
+        x = Tensor(np.ones(3))
+        count = Tensor(3)
+        by_int(x, 3)
+        by_tensor(x, count)
+    """
+    assert codes(src) == [(13, "MS120")]

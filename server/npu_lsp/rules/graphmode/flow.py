@@ -381,12 +381,56 @@ class Analyzer:
                 return self._module_kind(value)
         return Kind.UNKNOWN
 
+    def _eager_statements(self) -> list[ast.stmt]:
+        """Simple statements of code that runs as plain Python: module level and the bodies
+        of functions that are not compiled (e.g. `def test_x():`), compound statements opened."""
+        key = "eager-statements"
+        cached = self.ctx.cache.get(key)
+        if cached is None:
+            cached = []
+            scope_for = self.ctx.scopes.scope_for
+            stack: list[ast.stmt] = list(reversed(self.ctx.tree.body))
+            while stack:
+                st = stack.pop()
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if scope_for(st) is None:
+                        stack.extend(reversed(st.body))
+                    continue
+                if isinstance(st, ast.ClassDef):
+                    stack.extend(
+                        reversed(
+                            [
+                                b
+                                for b in st.body
+                                if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            ]
+                        )
+                    )
+                    continue
+                blocks: list[ast.stmt] = []
+                for name in ("body", "orelse", "finalbody"):
+                    blocks.extend(getattr(st, name, []) or [])
+                for h in getattr(st, "handlers", []) or []:
+                    blocks.extend(h.body)
+                cached.append(st)
+                stack.extend(reversed(blocks))
+            self.ctx.cache[key] = cached
+        return cached
+
     def _module_assignments(self) -> dict[str, ast.expr]:
+        """`name = value` in plain-Python code (module level and uncompiled functions)."""
         key = "module-assignments"
         cached = self.ctx.cache.get(key)
         if cached is None:
             cached = {}
-            for st in self.ctx.tree.body:
+            for st in self._eager_statements():
+                if (
+                    isinstance(st, ast.Assign)
+                    and len(st.targets) == 1
+                    and isinstance(st.targets[0], ast.Name)
+                ):
+                    cached.setdefault(st.targets[0].id, st.value)
+            for st in self.ctx.tree.body:  # module level wins over function locals
                 if (
                     isinstance(st, ast.Assign)
                     and len(st.targets) == 1
@@ -397,31 +441,39 @@ class Analyzer:
         return cached
 
     def _module_level_calls(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
-        """Calls like `net(x, 3)` (net = Net()) or `f(x)` (f a jit function) at module level."""
+        """Calls like `net(x, 3)` (net = Net()) or `f(x)` (f a jit function) made from plain
+        Python code: module level or uncompiled functions such as tests."""
         if self._module_calls is None:
             self._module_calls = {}
-            assigns = self._module_assignments()
             instance_of: dict[str, str] = {}
-            for name, value in assigns.items():
+            for name, value in self._module_assignments().items():
                 if isinstance(value, ast.Call) and isinstance(
                     value.func, (ast.Name, ast.Attribute)
                 ):
                     q = self.ctx.qualname(value.func)
-                    if q:
-                        instance_of[name] = q.rsplit(".", 1)[-1]
-            for st in self.ctx.tree.body:
-                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    continue
-                for node in walk(st):
-                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                        target = instance_of.get(node.func.id, node.func.id)
-                        self._module_calls.setdefault(target, []).append(node)
-                    elif (
-                        isinstance(node, ast.Call)
-                        and isinstance(node.func, ast.Call)
-                        and isinstance(node.func.func, ast.Name)
-                    ):  # Net()(x)
-                        self._module_calls.setdefault(node.func.func.id, []).append(node)
+                    instance_of[name] = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
+            for st in self._eager_statements():
+                compound = isinstance(
+                    st, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
+                )
+                exprs: list[ast.AST] = (
+                    [c for c in child_nodes(st) if not isinstance(c, ast.stmt | ast.excepthandler)]
+                    if compound
+                    else [st]
+                )
+                for e in exprs:
+                    for node in walk(e):
+                        if not isinstance(node, ast.Call):
+                            continue
+                        if isinstance(node.func, ast.Name):
+                            target = instance_of.get(node.func.id, node.func.id)
+                            self._module_calls.setdefault(target, []).append(node)
+                        elif isinstance(node.func, ast.Call) and isinstance(
+                            node.func.func, ast.Name
+                        ):
+                            self._module_calls.setdefault(node.func.func.id, []).append(
+                                node
+                            )  # Net()(x)
         owner = self.owner_class(func)
         if owner is not None:
             return self._module_calls.get(owner.name, []) if func.name == "construct" else []
@@ -889,6 +941,11 @@ def explicit_dtype(e: ast.Call, ctx: Context) -> str | None:
         if isinstance(inner, ast.Call):
             return explicit_dtype(inner, ctx)
     return None
+
+
+def dotted_last(expr: ast.AST) -> str:
+    parts = dotted(expr)
+    return parts[-1] if parts else ""
 
 
 def analyzer(ctx: Context) -> Analyzer:
