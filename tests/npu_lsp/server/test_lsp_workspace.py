@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest_lsp
-from lsp_helpers import SERVER, open_doc, start, wait_for_diagnostics, wait_for_index
+from lsp_helpers import SERVER, open_doc, replace_all, start, wait_for_diagnostics, wait_for_index
+from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 BASE = "import mindspore.nn as nn\n\n\nclass Base(nn.Cell):\n    pass\n"
@@ -42,3 +43,23 @@ async def test_cell_base_class_in_an_unopened_file_is_known(
     diags = await wait_for_diagnostics(ws_client, uri, lambda d: len(d) > 0)
     # `Net` is a Cell only through base.py, so its construct is compiled: `try` is reported.
     assert [(d.code, d.range.start.line) for d in diags] == [("MS101", 6)]
+
+
+async def test_saving_a_base_module_updates_its_dependents(
+    ws_client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "base.py").write_text(BASE, encoding="utf-8")
+    await start(ws_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(ws_client)
+    net = (tmp_path / "net.py").as_uri()
+    base = (tmp_path / "base.py").as_uri()
+    open_doc(ws_client, net, NET)
+    open_doc(ws_client, base, BASE)
+    await wait_for_diagnostics(ws_client, net, lambda d: len(d) == 1)
+    # Base stops being a Cell in the editor; once saved, net.py is analysed again.
+    replace_all(ws_client, base, "class Base:\n    pass\n", 2)
+    await wait_for_diagnostics(ws_client, base)
+    ws_client.text_document_did_save(
+        lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=base))
+    )
+    assert await wait_for_diagnostics(ws_client, net, lambda d: d == []) == []
