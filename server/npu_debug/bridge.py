@@ -29,6 +29,8 @@ class _State:
     def __init__(self) -> None:
         self.channel: LineSocket | None = None
         self.stop_on_acl_error = True
+        self.lock = threading.Lock()
+        self.profile_dir: str | None = None
         self.trace_path: str | None = None
         self.traced_count = 0  # records in the trace last written at a stop
         self.profiler: Any = None  # npu_runtime.profiler.session.Profiler when profiling
@@ -71,30 +73,58 @@ def describe_error(err: BaseException) -> dict[str, Any]:
     }
 
 
+def _device_name() -> str:
+    if "npu_runtime.core.runtime" in sys.modules:
+        from npu_runtime.core.runtime import get_runtime
+
+        return str(get_runtime().profile.soc_name)
+    from npu_runtime.devices import get_profile
+
+    return str(get_profile(os.environ.get("NPU_DEVICE") or None).soc_name)
+
+
 def profile_snapshot(final: bool = False) -> dict[str, Any] | None:
     """The per-line aggregate (docs/profile-format.md) of all work recorded so far.
 
     At a stop the Chrome trace is (re)written first, so the document names a trace that
     matches it; at exit the profiler writes its whole directory (CSV, trace, lines.json).
     """
-    profiler = _state.profiler
-    if profiler is None:
+    if _state.profile_dir is None:
         return None
+    from npu_runtime.profiler.lines import aggregate
+
+    profiler = _state.profiler
+    if profiler is None:  # no device work yet
+        return aggregate([], device=_device_name(), trace_path=None)
     if final:
         profiler.stop()
         return dict(profiler.summary)
-    from npu_runtime.profiler.lines import aggregate
     from npu_runtime.profiler.writer import write_profile
 
     records = list(profiler.records)
-    trace: str | None = None
-    if profiler.out_dir is not None and records:
-        if len(records) != _state.traced_count:
-            written = write_profile(profiler.data(), profiler.out_dir, ("trace",))
-            _state.trace_path = str(written["trace"][0])
-            _state.traced_count = len(records)
-        trace = _state.trace_path
-    return aggregate(records, device=profiler.device or profiler.data().device, trace_path=trace)
+    if len(records) != _state.traced_count:
+        written = write_profile(profiler.data(), profiler.out_dir, ("trace",))
+        _state.trace_path = str(written["trace"][0])
+        _state.traced_count = len(records)
+    return aggregate(records, device=profiler.device, trace_path=_state.trace_path)
+
+
+def _start_profiler(record: Any) -> None:
+    """Work listener for the first record only: start the profiler and hand it the record.
+
+    Starting lazily keeps numpy and the runtime out of programs that never use the NPU.
+    """
+    from npu_runtime.core import hooks
+
+    with _state.lock:
+        hooks.remove_work_listener(_start_profiler)
+        if _state.profiler is not None or _state.profile_dir is None:
+            return
+        from npu_runtime.profiler.session import Profiler
+
+        profiler = Profiler(_state.profile_dir, device=_device_name()).start()
+        profiler.collector.on_work(record)
+        _state.profiler = profiler
 
 
 def _user_frame() -> tuple[types.FrameType | None, types.FrameType | None]:
@@ -259,14 +289,11 @@ def install(settings: dict[str, Any]) -> None:
     if current is not None and isinstance(current.get("stopOnAclError"), bool):
         _state.stop_on_acl_error = current["stopOnAclError"]
     try:
-        from npu_runtime.core import hooks
-        from npu_runtime.core.runtime import get_runtime
+        from npu_runtime.core import hooks  # light: no numpy, no runtime state
     except ImportError:
         return  # the runtime is not available: a plain Python session
     hooks.add_error_listener(on_error)
     profile_dir = settings.get("profileDir")
     if profile_dir:
-        from npu_runtime.profiler.session import Profiler
-
-        device = get_runtime().profile.soc_name  # NPU_DEVICE is in the environment by now
-        _state.profiler = Profiler(str(profile_dir), device=device).start()
+        _state.profile_dir = str(profile_dir)
+        hooks.add_work_listener(_start_profiler)

@@ -158,7 +158,7 @@ def test_pause_in_endless_loop_shows_the_loop_line(dap: DapClient, program) -> N
 def test_module_launch_runs_as_main(dap: DapClient) -> None:
     dap.start({"module": "pkgmod", "args": ["x"], "cwd": str(PROGRAMS)})
     assert dap.event("exited")["exitCode"] == 0
-    assert outputs(dap) == "module ran __main__ ['x']\n"
+    assert outputs(dap) == "module ran __main__ ['x'] False\n"
 
 
 BAD_LAUNCHES = [
