@@ -1,6 +1,11 @@
 """Ascend Lens's emulated Ascend runtime: AscendCL semantics, real ACL error codes, NPU numerics."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # The `dump` package shares the function's name; tell type checkers which one
+    # `npu_runtime.dump(...)` means (at run time the package is callable too).
+    from npu_runtime.dump.session import dump as dump
 
 # Public names loaded on first use, so `import npu_runtime` stays cheap (name -> module).
 _LAZY: dict[str, str] = {
