@@ -110,13 +110,19 @@ def _resolve_acl(text: str, chain: str) -> str:
 
 def _in_string_or_comment(text: str, lines: list[str], line: int, col: int) -> bool:
     """Is 0-based `col` of 1-based `line` inside a string literal or a comment?"""
+    source = lines[line - 1]
     # Fast path: the line on its own usually tokenizes and answers the question.
-    verdict = _token_kind_at(lines[line - 1] + "\n", 1, col)
+    verdict = _token_kind_at(source + "\n", 1, col)
     if verdict is not None and verdict != "code":
         return True
-    # Slow path, only for code-looking text: the line may sit inside a multi-line string.
-    prefix = "\n".join(lines[:line]) + "\n"
-    return _token_kind_at(prefix, line, col) == "literal"
+    # Code-looking text may sit inside a multi-line string. Counting triple quotes before it
+    # (C-speed, unlike tokenizing a 100,000-line prefix on every hover) tells us; quotes
+    # inside comments or other strings can fool it, which costs at most a missing hover.
+    before = "\n".join(lines[: line - 1])
+    for quote in ('"""', "'''"):
+        if before.count(quote) % 2 == 1 and quote not in source[:col]:
+            return True
+    return False
 
 
 def _token_kind_at(source: str, line: int, col: int) -> str | None:
