@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import npu_runtime.acl as acl
+from npu_runtime.core import launch
 from npu_runtime.core.runtime import get_runtime
 from npu_runtime.profiler import profile
 from npu_runtime.tensor import Tensor
@@ -100,8 +101,14 @@ def main() -> int:
     x = np.ones(16, np.float16)
     a, b = Tensor(x), Tensor(x)
     run_acl = acl_add(x)
+    floor_cost = launch.Cost(3.0, "launch", "AI_VECTOR_CORE")
+
+    def submit_only() -> object:  # the runtime's share: queue a record, no op, no compute
+        return launch.submit(0, name="Add", op_type="Add", cost=floor_cost)
+
     tiny = {
         "numpy np.add (baseline)": (lambda: np.add(x, x), off),
+        "core.launch.submit alone (no op; the runtime's floor)": (submit_only, off),
         "Tensor a + b": (lambda: a + b, off),
         "Tensor a + b, profiling on": (lambda: a + b, on),
         "acl.op.execute_v2 Add": (run_acl, off),
