@@ -95,7 +95,7 @@ def _collect(paths: list[str], config: Config) -> list[Path]:
 
 
 def run(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(list(argv))
+    args = _parser().parse_intermixed_args(list(argv))
     load_all()
     select = _codes(args.select, "--select")
     ignore = _codes(args.ignore, "--ignore")

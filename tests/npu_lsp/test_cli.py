@@ -165,3 +165,28 @@ def test_unreadable_files_are_refused_cleanly(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     got = {(Path(i["path"]).name, i["code"]) for i in json.loads(proc.stdout)}
     assert got == {("gbk.py", "AL002"), ("blob.py", "AL002"), ("broken.py", "AL001")}
+
+
+def test_options_may_follow_paths(project: Path) -> None:
+    proc = run(
+        str(project / "clean.py"), "--format", "json", str(project / "bad.py"), "--select", "MS109"
+    )
+    assert proc.returncode == 1
+    assert [(Path(i["path"]).name, i["code"]) for i in json.loads(proc.stdout)] == [
+        ("bad.py", "MS109")
+    ]
+
+
+def test_helper_errors_are_reported_at_the_helper_and_at_the_call(tmp_path: Path) -> None:
+    (tmp_path / "g.py").write_text(
+        "from mindspore import nn\n\n\ndef gen(n):\n    yield n\n\n\n"
+        "class Net(nn.Cell):\n    def construct(self, x):\n        return gen(x)\n"
+    )
+    items = json.loads(run("--format", "json", str(tmp_path / "g.py")).stdout)
+    assert [(i["line"], i["code"], i["severity"]) for i in items] == [
+        (5, "MS108", "error"),
+        (10, "MS108", "error"),
+    ]
+    sarif = json.loads(run("--format", "sarif", str(tmp_path / "g.py")).stdout)
+    related = sarif["runs"][0]["results"][0]["relatedLocations"][0]
+    assert related["physicalLocation"]["region"]["startLine"] == 10
