@@ -8,6 +8,8 @@ from npu_lsp.rules.migration import (  # noqa: F401  (imported to register the r
     cudnn_backend_setting,
     missing_torch_npu_import,
     nccl_backend,
+    scaled_dot_product_attention,
+    torch_compile_default_backend,
     torch_cuda_amp,
     torch_cuda_api,
 )

@@ -1,0 +1,63 @@
+"""NPU211: `torch.compile` without an explicit backend."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import Rule, rule
+from npu_lsp.rules.migration.helpers import span_of
+
+
+@rule(code="NPU211", name="torch-compile-default-backend", severity="info", family="migration")
+class TorchCompileDefaultBackend(Rule):
+    """## What it does
+    Finds `torch.compile(...)` calls (and `@torch.compile` decorators) that do not name a
+    `backend`.
+
+    ## Why is this bad?
+    The default backend, Inductor, generates Triton kernels for GPUs. On Ascend, graph
+    compilation goes through the NPU backend that `torch_npu` registers, and it has to be
+    asked for by name on the versions that support it.
+
+    ## Example
+    ```python
+    model = torch.compile(model)
+    ```
+
+    ## Use instead
+    ```python
+    model = torch.compile(model, backend="npu")
+    ```
+
+    ## Fix safety
+    No fix: which backends exist depends on the installed torch_npu version.
+
+    ## References
+    - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
+    """
+
+    nodes = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    triggers = ("compile",)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
+        if isinstance(node, ast.Call):
+            if ctx.qualname(node.func) == "torch.compile" and not any(
+                k.arg == "backend" for k in node.keywords
+            ):
+                yield self._report(ctx, node.func)
+            return
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for decorator in node.decorator_list:
+            # A bare `@torch.compile`; `@torch.compile(...)` is a Call and handled above.
+            if not isinstance(decorator, ast.Call) and ctx.qualname(decorator) == "torch.compile":
+                yield self._report(ctx, decorator)
+
+    def _report(self, ctx: Context, where: ast.AST) -> Diagnostic:
+        return ctx.diagnostic(
+            self,
+            span_of(ctx, where),
+            '`torch.compile` without `backend=` uses Inductor (GPU); pass `backend="npu"` on Ascend',
+        )
