@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from npu_debug import config, debuggee, describe
 from npu_debug.bootstrap import CONFIG_ENV
 from npu_debug.channel import ChannelListener, LineSocket, connect

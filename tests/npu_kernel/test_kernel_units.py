@@ -7,6 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
 from npu_kernel.cells import CellLocator
 from npu_kernel.imports import ImportWatcher, shim_dir
 from npu_kernel.render import Report, html_table, text_table

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from npu_kernel import DISPLAY_NAME, KERNEL_NAME
 from npu_kernel.cli import main
 from npu_kernel.kernelspec import (
@@ -20,7 +21,6 @@ from npu_kernel.kernelspec import (
     media_dir,
     write_kernel_spec,
 )
-
 from tests.npu_kernel.conftest import run_cli
 
 

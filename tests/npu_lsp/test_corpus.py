@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from engine_support import CORPUS
+
 from npu_lsp.config import Config
 from npu_lsp.engine import check_path
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
+
 from npu_lsp import engine, registry
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Span

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from npu_lsp.config import Config
 from npu_lsp.engine import check_source
 

@@ -7,8 +7,9 @@ import pkgutil
 import re
 from pathlib import Path
 
-import npu_lsp.rules.graphmode as graphmode
 import pytest
+
+import npu_lsp.rules.graphmode as graphmode
 from npu_lsp import docgen
 from npu_lsp.registry import FAMILIES, RULES, RegistryError, Rule, load_all, rule
 

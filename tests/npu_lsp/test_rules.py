@@ -7,6 +7,7 @@ import ast
 
 import pytest
 from engine_support import FIXTURES, expectations
+
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import apply_edits
 from npu_lsp.engine import check_source

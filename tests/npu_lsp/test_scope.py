@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from npu_lsp.config import Config
 from npu_lsp.engine import WorkspaceIndex, check_source
 from npu_lsp.scope import ScopeResolver

@@ -7,6 +7,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from npu_lsp.rules.hccl.jsonpos import JsonSyntaxError, LineIndex, parse
 
 JSON_VALUES = st.recursive(

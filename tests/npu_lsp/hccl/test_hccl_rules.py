@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from npu_lsp.config import Config
 from npu_lsp.engine import check_source
 from npu_lsp.registry import RULES, load_all

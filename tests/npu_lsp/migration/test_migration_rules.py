@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Edit, apply_edits
 from npu_lsp.engine import check_source

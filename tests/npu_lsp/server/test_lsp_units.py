@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 from lsprotocol import types as lsp
+from pygls.workspace.position_codec import PositionCodec
+
 from npu_lsp import api_table, convert
 from npu_lsp.debounce import Debouncer
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Span
@@ -15,8 +17,6 @@ from npu_lsp.hover import hover
 from npu_lsp.notebook import join_cells, neutralise_magics, split_diagnostics
 from npu_lsp.server import is_analysable
 from npu_lsp.settings_lsp import DEFAULT_DEBOUNCE_MS, parse_settings
-from pygls.workspace.position_codec import PositionCodec
-
 from npu_runtime.errors import lookup
 
 # ---------------------------------------------------------------- hover
@@ -216,3 +216,24 @@ def test_a_leading_bom_is_skipped_and_columns_still_match_the_client_text() -> N
     assert item.diagnostic.span.column == text.index("cuda") + 1
     starts = sorted(e.span.column for _, e in item.edits)
     assert starts == [text.index("cuda") + 1, len(text.rstrip("\n")) + 1]
+
+
+def test_related_locations_in_other_files_keep_their_lines() -> None:
+    from npu_lsp.diagnostics import Related
+
+    diag = Diagnostic(
+        "MS101",
+        "m",
+        "error",
+        Span(1, 1, 1, 4),
+        related=(
+            Related("/w/helpers.py", Span(250, 5, 250, 9), "called here"),
+            Related("/w/a.py", Span(2, 3, 2, 4), "same file"),
+        ),
+    )
+    out = convert.to_diagnostic(diag, ["abc\n", "x = é\n"], PositionCodec(), uri="file:///w/a.py")
+    assert out.related_information is not None
+    other, same = out.related_information
+    assert other.location.uri == "file:///w/helpers.py"
+    assert other.location.range.start == lsp.Position(249, 4)
+    assert same.location.range.start == lsp.Position(1, 2)
