@@ -55,12 +55,17 @@ def location_uri(path: str) -> str:
 
 
 def to_diagnostic(
-    diag: Diagnostic, lines: Sequence[str], codec: PositionCodec, *, related_support: bool = True
+    diag: Diagnostic,
+    lines: Sequence[str],
+    codec: PositionCodec,
+    *,
+    uri: str | None = None,
+    related_support: bool = True,
 ) -> lsp.Diagnostic:
-    """One engine diagnostic as an LSP diagnostic."""
+    """One engine diagnostic of the document `uri` (whose `lines` these are) in LSP form."""
     related = None
     if related_support and diag.related:
-        related = [_related(r, lines, codec) for r in diag.related]
+        related = [_related(r, uri, lines, codec) for r in diag.related]
     return lsp.Diagnostic(
         range=to_range(diag.span, lines, codec),
         message=diag.message,
@@ -73,12 +78,21 @@ def to_diagnostic(
 
 
 def _related(
-    rel: Related, lines: Sequence[str], codec: PositionCodec
+    rel: Related, uri: str | None, lines: Sequence[str], codec: PositionCodec
 ) -> lsp.DiagnosticRelatedInformation:
-    # Lines of another file are not at hand; for BMP text code points equal UTF-16 units.
+    target = location_uri(rel.path)
+    if target == uri:
+        rng = to_range(rel.span, lines, codec)
+    else:
+        # Another file's lines are not at hand; code points equal UTF-16 units outside
+        # astral-plane characters, which is as close as we can get without reading it.
+        span = rel.span
+        rng = lsp.Range(
+            start=lsp.Position(max(span.line - 1, 0), max(span.column - 1, 0)),
+            end=lsp.Position(max(span.end_line - 1, 0), max(span.end_column - 1, 0)),
+        )
     return lsp.DiagnosticRelatedInformation(
-        location=lsp.Location(uri=location_uri(rel.path), range=to_range(rel.span, lines, codec)),
-        message=rel.message,
+        location=lsp.Location(uri=target, range=rng), message=rel.message
     )
 
 

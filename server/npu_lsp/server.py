@@ -248,7 +248,11 @@ class AscendLensServer(LanguageServer):
             codec = self.workspace.position_codec
             lsp_diags = [
                 convert.to_diagnostic(
-                    item.diagnostic, lines, codec, related_support=self.related_support
+                    item.diagnostic,
+                    lines,
+                    codec,
+                    uri=doc_uri,
+                    related_support=self.related_support,
                 )
                 for item in located
             ]
