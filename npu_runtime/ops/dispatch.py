@@ -118,7 +118,9 @@ def tensor_info(s: Spec) -> TensorInfo:
 
 # Each device's backing mapping, so a kernel's view of a buffer is one ndarray constructor
 # (well under a microsecond) rather than a new buffer export, slice and reshape.
-_backing: weakref.WeakKeyDictionary[DeviceMemory, Any] = weakref.WeakKeyDictionary()
+# Keyed by id() (a WeakKeyDictionary look-up builds a weakref every time); the entry is
+# dropped when the DeviceMemory dies, so neither the mapping leaks nor an id is reused.
+_backing: dict[int, Any] = {}
 _READ, _WRITE = ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW, ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW
 
 
@@ -145,9 +147,10 @@ def _arrays(
             if dev is None:
                 raise _fault(code, d, i, f"0x{addr:x} is not on an open device")
             mem = dev.memory
-            buf = _backing.get(mem)
+            buf = _backing.get(id(mem))
             if buf is None:
-                buf = _backing[mem] = mem._backing()
+                buf = _backing[id(mem)] = mem._backing()
+                weakref.finalize(mem, _backing.pop, id(mem), None)
         try:
             mem.check_range(addr, n)  # ValueError outside live allocations
         except ValueError as exc:
