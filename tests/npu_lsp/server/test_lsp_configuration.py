@@ -82,3 +82,16 @@ async def test_bad_settings_are_reported_and_defaults_used(
     assert "`debounceMs` must be an integer" in text
     assert "`select` must be a list of rule codes" in text
     assert "unknown setting `colour`" in text
+
+
+async def test_enable_false_publishes_nothing_and_true_brings_them_back(
+    client: LanguageClient, workspace: Path
+) -> None:
+    configure(client, {"enable": False})
+    uri = (workspace / "off.py").as_uri()
+    open_doc(client, uri, SOURCE)
+    assert await wait_for_diagnostics(client, uri) == []
+    client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"enable": True})
+    )
+    assert len(await wait_for_diagnostics(client, uri, lambda d: len(d) > 0)) == 3
