@@ -61,3 +61,22 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
                 extend(v for v in value if isinstance(v, _AST))
             elif isinstance(value, _AST):
                 append(value)
+
+
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in `body` and in the blocks of compound statements (no expressions,
+    no nested function or class bodies)."""
+    stack = list(reversed(body))
+    while stack:
+        st = stack.pop()
+        yield st
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        blocks: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            blocks.extend(getattr(st, name, None) or [])
+        for h in getattr(st, "handlers", None) or []:
+            blocks.extend(h.body)
+        for case in getattr(st, "cases", None) or []:
+            blocks.extend(case.body)
+        stack.extend(reversed(blocks))

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
-from npu_lsp.astutil import child_nodes, walk
+from npu_lsp.astutil import child_nodes, statements, walk
 
 if TYPE_CHECKING:
     from npu_lsp.engine import WorkspaceIndex
@@ -63,6 +63,9 @@ class GraphScope:
     level: Level
     #: For helpers: the call sites in compiled code that reach this function.
     call_sites: list[CallSite] = field(default_factory=list)
+    _site_keys: set[tuple[str, int, int, str]] = field(
+        default_factory=set, repr=False, compare=False
+    )
 
     @property
     def strict(self) -> bool:
@@ -285,7 +288,7 @@ def summarize(tree: ast.Module, path: str, module: str, text: str | None = None)
                 cls.methods[st.name] = st
         init = cls.methods.get("__init__")
         if init is not None:
-            for sub in walk(init):
+            for sub in statements(init.body):
                 if (
                     isinstance(sub, ast.Assign)
                     and isinstance(sub.value, ast.Call)
@@ -661,8 +664,11 @@ class ScopeResolver:
             self.scopes[id(fn)] = existing
         elif level == "strict":
             existing.level = "strict"  # reached from a strict root: the strictest level wins
-        if site is not None and existing.kind == "helper" and site not in existing.call_sites:
-            existing.call_sites.append(site)
+        if site is not None and existing.kind == "helper":
+            key = (site.path, site.line, site.column, site.caller)
+            if key not in existing._site_keys:  # a set: popular helpers have many callers
+                existing._site_keys.add(key)
+                existing.call_sites.append(site)
 
     def _callees(
         self, info: ModuleInfo, fn: FuncDef, owner: str | None

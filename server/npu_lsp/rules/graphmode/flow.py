@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from npu_lsp.astutil import child_nodes, walk
+from npu_lsp.astutil import child_nodes, statements, walk
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ class Analyzer:
                 or item.name != "__init__"
             ):
                 continue
-            for node in walk(item):
+            for node in statements(item.body):
                 targets: list[ast.expr] = []
                 value: ast.expr | None = None
                 if isinstance(node, ast.Assign):
