@@ -47,3 +47,31 @@ async def test_pull_reports_and_unchanged_answers(
     assert isinstance(after, lsp.RelatedFullDocumentDiagnosticReport)
     assert after.result_id == f"{uri}@2" and list(after.items) == []
     assert published(client, uri) == []  # a pull client is never pushed to
+
+
+async def test_pull_for_notebook_cells(pull_client: LanguageClient, workspace: Path) -> None:
+    client = pull_client
+    await start(client, workspace, pull=True, notebooks=True)
+    nb = (workspace / "nb.ipynb").as_uri()
+    cells = [f"vscode-notebook-cell:{workspace / 'nb.ipynb'}#c{i}" for i in range(2)]
+    texts = ["import torch\n", "x = torch.ones(1).cuda()\n"]
+    client.notebook_document_did_open(
+        lsp.DidOpenNotebookDocumentParams(
+            notebook_document=lsp.NotebookDocument(
+                uri=nb,
+                notebook_type="jupyter-notebook",
+                version=3,
+                cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=c) for c in cells],
+            ),
+            cell_text_documents=[
+                lsp.TextDocumentItem(uri=c, language_id="python", version=1, text=t)
+                for c, t in zip(cells, texts, strict=True)
+            ],
+        )
+    )
+    second = await pull(client, cells[1])
+    assert isinstance(second, lsp.RelatedFullDocumentDiagnosticReport)
+    assert [(d.code, d.range.start.line) for d in second.items] == [("NPU201", 0)]
+    assert second.result_id == f"{cells[1]}@3"  # cells are versioned by their notebook
+    first = await pull(client, cells[0])
+    assert isinstance(first, lsp.RelatedFullDocumentDiagnosticReport) and list(first.items) == []
