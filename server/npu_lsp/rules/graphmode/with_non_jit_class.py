@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
@@ -10,14 +11,17 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
+_THIRD_PARTY = frozenset({"torch", "numpy", "tensorflow", "jax", "scipy", "tqdm"})
+
 
 @rule(code="MS124", name="with-non-jit-class", severity="error", family="graphmode")
 class WithNonJitClass(GraphRule):
     """## What it does
     Flags `with` statements in compiled code whose context manager is known not to be a
     `@ms.jit_class` instance: standard-library or third-party managers such as
-    `contextlib.nullcontext()` or `open(...)`, and classes of this project that lack the
-    `@jit_class` decorator.
+    `contextlib.nullcontext()` or `open(...)`, and classes of this project (this file or the
+    workspace) that lack the `@jit_class` decorator. Managers imported from code it cannot
+    see are given the benefit of the doubt.
 
     ## Why is this bad?
     The graph compiler can only run `__enter__`/`__exit__` of jit classes. Anything else stops
@@ -49,6 +53,18 @@ class WithNonJitClass(GraphRule):
 
     nodes = (ast.With,)
 
+    @staticmethod
+    def _known_foreign(q: str, ctx: Context) -> bool:
+        """True when `q` is certainly not a jit_class: builtins, the standard library,
+        well-known third-party packages, or a workspace class without the decorator."""
+        top = q.split(".", 1)[0]
+        if top == "builtins" or top in sys.stdlib_module_names or top in _THIRD_PARTY:
+            return True
+        mod, _, name = q.rpartition(".")
+        other = ctx.scopes.workspace.module(mod) if ctx.scopes.workspace else None
+        cls = other.classes.get(name) if other else None
+        return cls is not None and not cls.jit_class
+
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.With)
         info = ctx.scopes.info
@@ -65,6 +81,8 @@ class WithNonJitClass(GraphRule):
                 cls = info.classes.get(name)
                 if cls is None or cls.jit_class:
                     continue
+            elif not self._known_foreign(q, ctx):
+                continue  # imported from code we cannot see: it may well be a jit_class
             yield ctx.diagnostic(
                 self,
                 ctx.head_span(node),
