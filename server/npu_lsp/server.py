@@ -87,12 +87,14 @@ class AscendLensServer(LanguageServer):
         self.pull_mode = False
         self.related_support = True
         self._configs: dict[str, Config] = {}
+        self._warned: set[str] = set()  # each configuration problem is reported once
 
     # ------------------------------------------------------------------ configuration
     def apply_settings(self, raw: Any) -> None:
         self.settings = parse_settings(raw)
         self.debouncer.delay = self.settings.debounce_ms / 1000
         self._configs.clear()
+        self._warned.clear()
         for problem in self.settings.problems:
             self.warn(f"Ascend Lens settings: {problem}")
 
@@ -105,7 +107,10 @@ class AscendLensServer(LanguageServer):
             config = config.merged(self.settings.lint)
             self._configs[folder] = config
             for problem in config.problems:
-                self.warn(f"Ascend Lens configuration: {problem}")
+                message = f"Ascend Lens configuration: {problem}"
+                if message not in self._warned:
+                    self._warned.add(message)
+                    self.warn(message)
         return config
 
     def warn(self, message: str) -> None:
