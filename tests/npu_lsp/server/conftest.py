@@ -24,3 +24,11 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
     await wait_for_index(lsp_client)  # its re-analysis of open documents must not race tests
     yield
     await lsp_client.shutdown_session()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A result using something the client never declared fails the test (pytest-lsp checks)."""
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).parent == here:
+            item.add_marker(pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"))
