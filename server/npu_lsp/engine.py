@@ -375,6 +375,24 @@ def _check_python(
     table = _dispatch_table(config, path, text, frozenset({"graphmode"}) if roots else frozenset())
     ctx = Context(path, text, tree, config, resolver)
     walker = _Walker(ctx, table)
+    try:
+        _run_rules(ctx, walker, table, roots, tree)
+    finally:
+        # Rule caches point back at the context (a reference cycle holding the whole AST);
+        # clearing them lets reference counting free the tree at once instead of the GC.
+        ctx.cache.clear()
+        ctx._parents.clear()
+    return walker.out
+
+
+def _run_rules(
+    ctx: Context,
+    walker: _Walker,
+    table: dict[type[ast.AST], list[Rule]],
+    roots: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]],
+    tree: ast.Module,
+) -> None:
+    """Module-level rules once, then the walk (whole file, or compiled functions only)."""
     for r in table.get(ast.Module, ()):
         walker.run(r, tree)
     # When every node rule is graph-only, only compiled functions need visiting.
@@ -390,7 +408,6 @@ def _check_python(
                 walker.parents.setdefault(id(owner), tree)
         for fn, _owner in roots:
             walker.walk(fn, None, None)
-    return walker.out
 
 
 def _root_call_sites(scope: GraphScope, resolver: ScopeResolver) -> list[CallSite]:
