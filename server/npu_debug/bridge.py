@@ -1,7 +1,7 @@
 """The runtime bridge inside the debuggee: tells the adapter what the emulated NPU did.
 
 Installed by `npu_debug.bootstrap` before the user's program runs. It listens to the
-runtime's hooks, keeps the work records for the per-line profile, answers the adapter's
+runtime's hooks, runs the profiler for the per-line profile, answers the adapter's
 requests on the side channel from an untraced thread (so it answers while the program is
 stopped), and turns ACL failures into debugger stops at the user's line.
 """

@@ -160,14 +160,21 @@ class Session:
     def _on_request_launch(self, request: Message) -> None:
         cfg = launch_config.parse(request.get("arguments") or {})
         self.config = cfg
+        if self.channel is not None:  # a previous launch that debugpy refused
+            self.channel.close()
         self.channel = ChannelListener(self._on_channel_message)
         args = debuggee.debugpy_launch(cfg, self.channel.endpoint)
         self.relay({**request, "arguments": args})
 
     def _on_request_setExceptionBreakpoints(self, request: Message) -> None:
         args = dict(request.get("arguments") or {})
-        filters = [f for f in args.get("filters", []) if isinstance(f, str)]
-        options = [o for o in args.get("filterOptions", []) or [] if isinstance(o, dict)]
+        raw_filters, raw_options = args.get("filters"), args.get("filterOptions")
+        filters = (
+            [f for f in raw_filters if isinstance(f, str)] if isinstance(raw_filters, list) else []
+        )
+        options = (
+            [o for o in raw_options if isinstance(o, dict)] if isinstance(raw_options, list) else []
+        )
         enabled = describe.FILTER_ID in filters or any(
             o.get("filterId") == describe.FILTER_ID for o in options
         )
