@@ -38,7 +38,8 @@ SIZES = (200, 2_000, 20_000)
 
 
 def make_source(lines: int) -> str:
-    """Realistic torch training code with a migration finding every ~10 lines."""
+    """Torch training code dense with migration findings (4 in every 9 lines): a stress case
+    for conversion and transport as well as for the rules."""
     head = "import torch\nimport torch.distributed as dist\n\n"
     block = (
         "def step_{i}(model, batch):\n"
@@ -195,6 +196,9 @@ def report(rows: list[Row], hovers: dict[str, float], rounds: int) -> str:
         "",
         "didChange -> publishDiagnostics through a real LSP client over stdio, `debounceMs: 0`;",
         "baseline: `ast.parse` of the same text, measured alternately in the same run.",
+        "The files are dense with findings (4 in every 9 lines: 884 diagnostics at 2,000 lines).",
+        "The machine is shared with other jobs, so single numbers move between runs; the",
+        "ratio to the same-run baseline is the figure to compare.",
         "",
         "| file | ast.parse (median) | didChange -> publish (median) | worst | latency / parse |",
         "|---|---|---|---|---|",
