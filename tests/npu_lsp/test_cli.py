@@ -190,3 +190,19 @@ def test_helper_errors_are_reported_at_the_helper_and_at_the_call(tmp_path: Path
     sarif = json.loads(run("--format", "sarif", str(tmp_path / "g.py")).stdout)
     related = sarif["runs"][0]["results"][0]["relatedLocations"][0]
     assert related["physicalLocation"]["region"]["startLine"] == 10
+
+
+def test_folders_include_files_other_checkers_claim(tmp_path: Path) -> None:
+    # rank tables are routed by the engine's file-type table to the HCCL checker
+    (tmp_path / "rank_table.json").write_text('{"version": "1.0", "server_count": "1", ')
+    (tmp_path / "notes.json").write_text("{not json at all")
+    items = json.loads(run("--format", "json", str(tmp_path)).stdout)
+    assert {Path(i["path"]).name for i in items} == {"rank_table.json"}
+    assert all(i["code"].startswith("HCCL") for i in items)
+
+
+def test_no_config_ignores_pyproject(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.ascend-lens]\nignore = ["MS"]\n')
+    assert run("--format", "json", "bad.py", cwd=project).returncode == 0
+    proc = run("--format", "json", "--no-config", "bad.py", cwd=project)
+    assert proc.returncode == 1 and len(json.loads(proc.stdout)) == 2
