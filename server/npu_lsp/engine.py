@@ -12,8 +12,15 @@ another file type plugs in with::
 where the checker has the signature of `check_python` below. Whatever a checker returns
 then goes through the shared post-processing: select/ignore, per-file ignores, `# noqa`
 and sorting. For Python, the file is parsed once, graph scopes are resolved once
-(`scope.py`), and one walk of the tree calls each enabled rule for the node types it
-declared. A rule that raises becomes an AL003 diagnostic; the run continues.
+(`scope.py`), and one walk calls each enabled rule for the node types it declared:
+
+- rules whose family triggers (`registry.FAMILY_TRIGGERS`) do not occur in the text are
+  skipped, so torch migration rules cost nothing on a MindSpore-only file;
+- `nodes = (ast.Module,)` rules run once per file and traverse what they need themselves;
+- when every remaining rule is graph-only, only compiled functions are walked;
+- an error found inside a helper is repeated at the call in the compiled root that reaches
+  it (same code, pointing back at the helper line), which is where MindSpore reports it;
+- a rule that raises becomes an AL003 diagnostic; the run continues.
 """
 
 from __future__ import annotations
