@@ -52,8 +52,12 @@ def _constants() -> dict[str, int]:
     return dict(constants())
 
 
-def hover(text: str, line: int, column: int) -> HoverResult | None:
-    """Hover for the 1-based (line, column) in `text` (columns in code points), or None."""
+def hover(text: str, line: int, column: int, imports: str | None = None) -> HoverResult | None:
+    """Hover for the 1-based (line, column) in `text` (columns in code points), or None.
+
+    `imports` is the text whose `import acl` statements apply (the whole notebook when `text`
+    is one cell of it); by default `text` itself.
+    """
     lines = text.splitlines()
     if not 1 <= line <= len(lines):
         return None
@@ -68,12 +72,12 @@ def hover(text: str, line: int, column: int) -> HoverResult | None:
             return None
     for match in _DOTTED.finditer(source):
         if match.start() <= index < match.end():
-            return _name_hover(text, source, line, match, index)
+            return _name_hover(text if imports is None else imports, source, line, match, index)
     return None
 
 
 def _name_hover(
-    text: str, source: str, line: int, match: re.Match[str], index: int
+    imports: str, source: str, line: int, match: re.Match[str], index: int
 ) -> HoverResult | None:
     # The chain up to the hovered segment: hovering `rt` in `acl.rt.malloc` means `acl.rt`.
     end = source.find(".", index)
@@ -85,7 +89,7 @@ def _name_hover(
     word = chain.rsplit(".", 1)[-1]
     if word in _constants():
         return HoverResult(_error_markdown(_constants()[word], word), span)
-    entry = api_table.find(_resolve_acl(text, chain)) or (
+    entry = api_table.find(_resolve_acl(imports, chain)) or (
         api_table.find(word) if "." not in chain else None
     )
     if entry is None:

@@ -491,8 +491,12 @@ def on_hover(ls: AscendLensServer, params: lsp.HoverParams) -> lsp.Hover | None:
     from npu_lsp.hover import hover
 
     line, column = convert.from_position(params.position, doc.lines, ls.workspace.position_codec)
+    # In a notebook, `import acl as x` may sit in another cell.
+    job = (
+        ls.job_for(params.text_document.uri) if doc.uri.startswith("vscode-notebook-cell") else None
+    )
     try:
-        result = hover(doc.source, line, column)
+        result = hover(doc.source, line, column, imports=job.text if job else None)
     except Exception:  # hover must never break the session
         log.exception("hover failed at %s:%s", params.text_document.uri, params.position)
         return None

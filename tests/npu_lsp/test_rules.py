@@ -57,3 +57,13 @@ def test_fixture_diagnostics_are_clean_python_outside_graph() -> None:
     for path in FIXTURES.glob("*.py"):
         diags = check_source(path.read_text(encoding="utf-8"), str(path), Config())
         assert not [d for d in diags if d.code.startswith("AL")], path.name
+
+
+def test_numpy_to_ops_table_names_real_numpy_functions() -> None:
+    import numpy as np
+
+    from npu_lsp.rules.graphmode.python_call_on_tensor import _numpy_to_ops
+
+    table = _numpy_to_ops()
+    assert table and all(callable(getattr(np, name, None)) for name in table)
+    assert all(target.isidentifier() for target in table.values())

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ast
+import functools
+import json
 from collections.abc import Iterable
+from importlib import resources
 
-from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
@@ -53,7 +56,13 @@ _GRAPH_BUILTINS = frozenset(
 )
 
 
-@rule(code="MS131", name="python-call-on-tensor", severity="error", family="graphmode")
+@rule(
+    code="MS131",
+    name="python-call-on-tensor",
+    severity="error",
+    family="graphmode",
+    fix="sometimes",
+)
 class PythonCallOnTensor(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags calls into numpy, the standard library or Python
@@ -81,7 +90,11 @@ class PythonCallOnTensor(GraphRule):
     ```
 
     ## Fix safety
-    No automatic fix.
+    For element-wise numpy functions with a direct `mindspore.ops` counterpart
+    (`np.square` -> `ops.square`, `np.maximum` -> `ops.maximum`, ...; the table is
+    `numpy_to_ops.json`) called with positional arguments, the fix switches to the ops
+    function when the module already imports `mindspore.ops`. It is unsafe: dtype promotion
+    and edge cases (integer overflow, NaN handling) can differ from numpy.
 
     ## References
     - RULES.md, section 2 (STRICT only): numpy, builtin or stdlib calls whose arguments are
@@ -112,5 +125,26 @@ class PythonCallOnTensor(GraphRule):
                     self,
                     node,
                     f"`{q.removeprefix('builtins.')}` needs constant inputs under STRICT, but `{ctx.segment(arg)}` is a graph variable",
+                    fix=_ops_fix(node, q, ctx),
                 )
                 return
+
+
+@functools.cache
+def _numpy_to_ops() -> dict[str, str]:
+    table = json.loads(
+        resources.files(__package__).joinpath("numpy_to_ops.json").read_text("utf-8")
+    )
+    return {k: v for k, v in table.items() if not k.startswith("_")}
+
+
+def _ops_fix(node: ast.Call, q: str, ctx: Context) -> Fix | None:
+    """`np.square(x)` -> `ops.square(x)` when the file imports mindspore.ops by some name."""
+    if not q.startswith("numpy.") or node.keywords or q.count(".") != 1:
+        return None
+    target = _numpy_to_ops().get(q.split(".", 1)[1])
+    ops = next((n for n, t in ctx.scopes.info.imports.items() if t == "mindspore.ops"), None)
+    if target is None or ops is None:
+        return None
+    edit = ctx.edit(node.func, f"{ops}.{target}")
+    return Fix(f"Use `{ops}.{target}`", (edit,), safe=False)
