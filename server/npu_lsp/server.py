@@ -492,9 +492,8 @@ def on_hover(ls: AscendLensServer, params: lsp.HoverParams) -> lsp.Hover | None:
 
     line, column = convert.from_position(params.position, doc.lines, ls.workspace.position_codec)
     # In a notebook, `import acl as x` may sit in another cell.
-    job = (
-        ls.job_for(params.text_document.uri) if doc.uri.startswith("vscode-notebook-cell") else None
-    )
+    in_notebook = ls.workspace.get_notebook_document(cell_uri=params.text_document.uri)
+    job = ls.job_for(params.text_document.uri) if in_notebook else None
     try:
         result = hover(doc.source, line, column, imports=job.text if job else None)
     except Exception:  # hover must never break the session

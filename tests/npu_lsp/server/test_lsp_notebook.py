@@ -123,3 +123,34 @@ async def test_editing_a_cell_updates_its_diagnostics(
     )
     # `.cuda()` is gone; `.npu()` now needs `import torch_npu`, which no cell has.
     assert [(d.code, d.range.start.line) for d in diags] == [("NPU209", 0)]
+
+
+async def test_hover_in_a_cell_uses_imports_from_other_cells(
+    client: LanguageClient, workspace: Path
+) -> None:
+    configure(client)
+    nb_uri = (workspace / "acl.ipynb").as_uri()
+    cells = [f"vscode-notebook-cell:{workspace / 'acl.ipynb'}#c{i}" for i in range(2)]
+    texts = ["from acl import rt as r\n", "ptr, ret = r.malloc(64, 0)\n"]
+    client.notebook_document_did_open(
+        lsp.DidOpenNotebookDocumentParams(
+            notebook_document=lsp.NotebookDocument(
+                uri=nb_uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=c) for c in cells],
+            ),
+            cell_text_documents=[
+                lsp.TextDocumentItem(uri=c, language_id="python", version=1, text=t)
+                for c, t in zip(cells, texts, strict=True)
+            ],
+        )
+    )
+    remember_notebook(client, nb_uri, cells)
+    result = await client.text_document_hover_async(
+        lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=cells[1]), position=lsp.Position(0, 14)
+        )
+    )
+    assert result is not None and isinstance(result.contents, lsp.MarkupContent)
+    assert "`cudaMalloc`" in result.contents.value
