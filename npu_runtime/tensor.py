@@ -24,6 +24,8 @@ import numpy as np
 from npu_runtime import numerics
 from npu_runtime.core import sched, transfer
 from npu_runtime.core.device import Device
+from npu_runtime.core.faults import injector
+from npu_runtime.core.memory import OutOfMemory
 from npu_runtime.core.runtime import Runtime, get_runtime
 from npu_runtime.ops import OpError, Spec
 from npu_runtime.ops import dispatch as _dispatch
@@ -255,12 +257,15 @@ def _call(
 ) -> Any:
     """`call`, with the declared dtype of the results when the program named one (a cast)."""
     rt = _runtime()
-    specs = [t.spec() for t in inputs]
+    specs = [t._spec for t in inputs]
     try:
         p = _dispatch.plan(op_type, specs, attrs, rt.profile)
     except OpError as e:
         raise rt.fail(e.code, op_type, e.message) from None
-    results = [Tensor.empty(s.shape, s.dtype) for s in p.outputs]
+    if numerics._mode == "npu" and p.nd_outputs is not None:
+        results = [_result(rt, s) for s in p.nd_outputs]
+    else:
+        results = [Tensor.empty(s.shape, s.dtype) for s in p.outputs]
     if numerics.numerics_mode() == "npu":
         _dispatch.launch(p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0)
     else:  # reference numerics: tell dumps the dtypes the program declared
@@ -274,6 +279,28 @@ def _call(
         finally:
             numerics.declared.reset(token)
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _result(rt: Runtime, s: Spec) -> Tensor:
+    """`Tensor.empty(s.shape, s.dtype)` for an op result in NPU numerics, where the stored
+    type is the declared one: the plan's spec is reused and the allocation goes straight
+    to the device's allocator unless an injection or the sanitizer wants the full call."""
+    t = Tensor.__new__(Tensor)
+    dev = rt.current_device("aclrtMalloc")
+    t.shape = s.shape
+    t.dtype = t.declared = s.dtype
+    t._dev = dev
+    t._rt = rt
+    t._spec = s
+    size = s.nbytes or 1
+    if injector.active or rt.sanitizer.enabled:
+        t.addr = transfer.malloc(rt, size, 0)
+    else:
+        try:
+            t.addr = dev.memory.malloc(size, 0).addr
+        except OutOfMemory:  # the full call fails the same way and reports it
+            t.addr = transfer.malloc(rt, size, 0)
+    return t
 
 
 def _result_declared(inputs: Sequence[Tensor], r: Tensor) -> np.dtype:

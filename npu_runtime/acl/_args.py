@@ -13,6 +13,12 @@ _ULONG = 1 << 64
 
 
 _INT_LIMITS = {"k": (0, _ULONG), "K": (0, _ULONG), "i": (-(2**31), 2**31)}
+# Per code: a test that, when true, means the slow path would return the value unchanged.
+_FAST: dict[str, str] = {
+    **{c: f"type({{0}}) is int and {lo} <= {{0}} < {hi}" for c, (lo, hi) in _INT_LIMITS.items()},
+    "s": "type({0}) is str",
+    "O": "",
+}
 _checkers: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
 
 
@@ -25,20 +31,20 @@ def parse(fmt: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _compile(fmt: str) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
-    """A checker for `fmt` whose common case (plain in-range ints) is one generated test."""
+    """A checker for `fmt` whose common case (plain in-range ints, exact strs, any object
+    for `O`) is one generated test; anything else takes the slow path and its messages."""
     required, _, optional = fmt.partition("|")
-    if optional or not required or any(c not in _INT_LIMITS for c in required):
+    if optional or not required or any(c not in _FAST for c in required):
         return lambda args: _slow(required, optional, args)
     names = [f"a{i}" for i in range(len(required))]
     tests = " and ".join(
-        f"type({n}) is int and {_INT_LIMITS[c][0]} <= {n} < {_INT_LIMITS[c][1]}"
-        for n, c in zip(names, required, strict=True)
+        _FAST[c].format(n) for n, c in zip(names, required, strict=True) if _FAST[c]
     )
     src = (
         "def check(args):\n"
         f"    if len(args) == {len(names)}:\n"
         f"        {', '.join(names)}, = args\n"
-        f"        if {tests}:\n"
+        f"        if {tests or 'True'}:\n"
         "            return args\n"
         "    return slow(required, '', args)\n"
     )

@@ -89,8 +89,19 @@ def _spec(handle: Any, kind: str, i: int) -> Spec:
             )
         if len(_specs) >= 4096:
             _specs.clear()
-        spec = _specs[key] = Spec(key[1], dt.np, FORMATS.get(d.format, "ND"))
+        spec = _specs[key] = _dispatch.intern(Spec(key[1], dt.np, FORMATS.get(d.format, "ND")))
     return spec
+
+
+def _spec_list(handles: list[Any], kind: str) -> list[Spec]:
+    """`_spec` of each handle; descs seen before cost a dict look-up each."""
+    objs, specs, TD = _objects._objects, _specs, _objects.TensorDesc  # noqa: N806
+    out: list[Spec] = []
+    for h in handles:
+        d = objs.get(h) if type(h) is int else None
+        spec = specs.get((d.dtype, tuple(d.dims), d.format)) if isinstance(d, TD) else None
+        out.append(spec if spec is not None else _spec(h, kind, len(out)))
+    return out
 
 
 def _buffers(handles: Sequence[Any], specs: Sequence[Spec], what: str) -> list[int]:
@@ -100,9 +111,10 @@ def _buffers(handles: Sequence[Any], specs: Sequence[Spec], what: str) -> list[i
             f"{len(specs)} {what} descs but {len(handles)} {what} buffers",
         )
     addrs = []
+    objs, DB = _objects._objects, _objects.DataBuffer  # noqa: N806
     for i, (h, s) in enumerate(zip(handles, specs, strict=True)):
-        b = _objects.data_buffer(h) if isinstance(h, int) else None
-        if b is None:
+        b = objs.get(h) if isinstance(h, int) else None
+        if not isinstance(b, DB):
             raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"{what} buffer {i} is not a data buffer")
         if b.size < s.nbytes:
             raise OpError(
@@ -114,7 +126,7 @@ def _buffers(handles: Sequence[Any], specs: Sequence[Spec], what: str) -> list[i
 
 
 def _attrs(handle: int) -> dict[str, Any]:
-    if handle == 0:
+    if not handle:
         return {}
     a = _lookup(handle, OpAttr)
     if a is None:
@@ -146,17 +158,19 @@ def execute_v2(*args: Any) -> int:
     """execute_v2(op_type, in_descs, in_bufs, out_descs, out_bufs, attr, stream) -> ret"""
     op_type, in_descs, in_bufs, out_descs, out_bufs, attr, stream = parse("sOOOOkk", args)
     _lists("aclopExecuteV2", in_descs, in_bufs, out_descs, out_bufs)
-
-    def body() -> None:
+    # The body inline rather than through `_run`: this is the per-op hot path.
+    try:
         attrs = _attrs(attr)
-        ins = [_spec(h, "input", i) for i, h in enumerate(in_descs)]
-        outs = [_spec(h, "output", i) for i, h in enumerate(out_descs)]
-        p = _plan(op_type, ins, attrs, outs)
+        ins = _spec_list(in_descs, "input")
+        p = _plan(op_type, ins, attrs, _spec_list(out_descs, "output"))
         in_addrs = _buffers(in_bufs, ins, "input")
         out_addrs = _buffers(out_bufs, p.outputs, "output")
         _dispatch.launch(p, ins, in_addrs, out_addrs, attrs, stream)
-
-    return _run("aclopExecuteV2", body)
+    except OpError as e:
+        return _fail(e.code, "aclopExecuteV2", e.message)
+    except AclError as e:  # already reported by the runtime
+        return e.code
+    return 0
 
 
 execute = execute_v2  # aclopExecute: same arguments; output descs are not updated either way
@@ -170,8 +184,8 @@ def create_handle(*args: Any) -> tuple[int, int]:
 
     def body() -> None:
         attrs = _attrs(attr)
-        ins = [_spec(h, "input", i) for i, h in enumerate(in_descs)]
-        outs = [_spec(h, "output", i) for i, h in enumerate(out_descs)]
+        ins = _spec_list(in_descs, "input")
+        outs = _spec_list(out_descs, "output")
         made.append(_objects.new(OpHandle(_plan(op_type, ins, attrs, outs), ins, attrs)))
 
     ret = _run("aclopCreateHandle", body)

@@ -8,7 +8,7 @@ into a fault that surfaces at the next synchronisation with the launch site atta
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from npu_runtime.core import hooks
@@ -61,10 +61,10 @@ def submit(
     Raises AclError for host-side failures (no context: 107002; bad stream: 107000/107003).
     Device-side failures do not raise here: they surface at the next synchronisation.
     """
-    rt = get_runtime()
-    stream = rt.resolve_stream(stream_handle, api)
-    c = _as_cost(cost)
-    site = site or user_site(2)
+    stream = get_runtime().resolve_stream(stream_handle, api)
+    c = cost if type(cost) is Cost else _as_cost(cost)
+    if site is None:
+        site = user_site(2)
     fault: AclError | None = None
     injected = injector.op_fails(op_type) if injector.active else None
     if injected is not None:
@@ -74,7 +74,22 @@ def submit(
             compute()
         except AclError as exc:
             fault = exc
-    return place(stream, kind, name, op_type, c, tuple(inputs), tuple(outputs), site, fault)
+    if type(inputs) is not tuple:
+        inputs = tuple(inputs)
+    if type(outputs) is not tuple:
+        outputs = tuple(outputs)
+    return place(stream, kind, name, op_type, c, inputs, outputs, site, fault)
+
+
+# `place` builds records positionally (a keyword call costs about a microsecond more per
+# record): fail at import, not silently, if WorkRecord's fields ever move.
+_RECORD_ORDER = (
+    "kind", "name", "op_type", "device", "stream", "task_id", "start_us", "duration_us",
+    "wait_us", "bound", "unit", "block_dim", "inputs", "outputs", "time_by_unit",
+    "bytes_moved", "flops", "site",
+)  # fmt: skip
+if tuple(f.name for f in fields(WorkRecord))[: len(_RECORD_ORDER)] != _RECORD_ORDER:
+    raise ImportError("npu_runtime.records.WorkRecord changed field order; update place()")
 
 
 def place(
@@ -92,24 +107,24 @@ def place(
     dev = stream.device
     start, wait = dev.enqueue(stream, c.duration_us)
     record = WorkRecord(
-        kind=kind,
-        name=name,
-        op_type=op_type,
-        device=dev.id,
-        stream=stream.id,
-        task_id=dev.next_task_id(),
-        start_us=start,
-        duration_us=c.duration_us,
-        wait_us=wait,
-        bound=c.bound,
-        unit=c.unit,
-        block_dim=c.block_dim,
-        inputs=inputs,
-        outputs=outputs,
-        time_by_unit=dict(c.time_by_unit),
-        bytes_moved=c.bytes_moved,
-        flops=c.flops,
-        site=site,
+        kind,
+        name,
+        op_type,
+        dev.id,
+        stream.id,
+        dev.next_task_id(),
+        start,
+        c.duration_us,
+        wait,
+        c.bound,
+        c.unit,
+        c.block_dim,
+        inputs,
+        outputs,
+        dict(c.time_by_unit),  # records are mutable; the plan's cost is shared
+        c.bytes_moved,
+        c.flops,
+        site,
     )
     if fault is not None:
         with dev.lock:

@@ -49,12 +49,29 @@ class Plan:
     cost: LaunchCost
     in_infos: tuple[TensorInfo, ...]
     out_infos: tuple[TensorInfo, ...]
+    # The outputs as the Tensor API describes its results ("ND", int dims), or None when
+    # an output needs the general path (another format, numpy-int dims).
+    nd_outputs: tuple[Spec, ...] | None = None
 
 
 # Plans by (op type, input specs, attributes, device profile): a training loop repeats the
 # same shapes, so inference and pricing run once per shape, as CANN compiles an op once.
 _plans: dict[tuple[Any, ...], Plan] = {}
 _MAX_PLANS = 4096
+
+# Equal specs as one object: tuples of interned specs compare by identity (a C pointer
+# test) instead of calling the dataclass __eq__ per element on every cache hit.
+_interned: dict[Spec, Spec] = {}
+
+
+def intern(s: Spec) -> Spec:
+    """The canonical Spec equal to `s`."""
+    got = _interned.get(s)
+    if got is None:
+        if len(_interned) >= 4 * _MAX_PLANS:
+            _interned.clear()
+        got = _interned[s] = s
+    return got
 
 
 def _freeze(v: Any) -> Any:
@@ -76,16 +93,19 @@ def plan(
     p = _plans.get(key)
     if p is None:
         d = get(op_type)
-        outs = d.infer(inputs, attrs)
-        c = estimate(d.cost(inputs, outs, attrs), profile)
+        inferred = d.infer(inputs, attrs)
+        c = estimate(d.cost(inputs, inferred, attrs), profile)
+        outs = tuple(map(intern, inferred))
+        nd = all(s.format == "ND" and all(type(x) is int for x in s.shape) for s in outs)
         p = Plan(
             d,
-            tuple(outs),
+            outs,
             LaunchCost(
                 c.duration_us, c.bound, c.unit, c.block_dim, c.time_by_unit, c.bytes_moved, c.flops
             ),
             tuple(map(tensor_info, inputs)),
             tuple(map(tensor_info, outs)),
+            outs if nd else None,
         )
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
@@ -151,10 +171,14 @@ def _arrays(
             if buf is None:
                 buf = _backing[id(mem)] = mem._backing()
                 weakref.finalize(mem, _backing.pop, id(mem), None)
-        try:
-            mem.check_range(addr, n)  # ValueError outside live allocations
-        except ValueError as exc:
-            raise _fault(code, d, i, str(exc)) from None
+        # A buffer at the start of a live block (the usual case) is one dict look-up; any
+        # other address takes check_range's locked search and its message.
+        b = mem.live.get(addr)
+        if b is None or n > b.reserved:
+            try:
+                mem.check_range(addr, n)  # ValueError outside live allocations
+            except ValueError as exc:
+                raise _fault(code, d, i, str(exc)) from None
         arrays.append(np.ndarray(s.shape, s.dtype, buf, addr - mem.base))
     return arrays
 
