@@ -80,6 +80,11 @@ class TimedClient:
             self.arrived.set()
 
         features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = on_publish
+
+        def on_register(_client: LanguageClient, params: lsp.RegistrationParams) -> None:
+            pass  # accept the file-watcher registration, as VS Code does
+
+        features[lsp.CLIENT_REGISTER_CAPABILITY] = on_register
         register_lsp_features(client, features)
         self.client = client
 

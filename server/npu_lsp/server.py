@@ -213,6 +213,30 @@ class AscendLensServer(LanguageServer):
                 self._pool = None
         return None
 
+    async def watch_files(self) -> None:
+        """Ask the client to report changes to Python files and pyproject.toml made outside it."""
+        caps = self.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps else None
+        if not (watched and watched.dynamic_registration):
+            return
+        options = lsp.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[
+                lsp.FileSystemWatcher(glob_pattern="**/*.py"),
+                lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+            ]
+        )
+        registration = lsp.Registration(
+            id="ascend-lens-watch",
+            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=options,
+        )
+        try:
+            await self.client_register_capability_async(
+                lsp.RegistrationParams(registrations=[registration])
+            )
+        except Exception as exc:  # a client that refuses just gets no file watching
+            log.info("file watching not registered: %s", exc)
+
     async def index_workspace(self) -> None:
         """Index the workspace's Python files in slices, then re-analyse what is open.
 
@@ -362,6 +386,27 @@ def on_initialize(ls: AscendLensServer, params: lsp.InitializeParams) -> None:
 @server.feature(lsp.INITIALIZED)
 def on_initialized(ls: AscendLensServer, params: lsp.InitializedParams) -> None:
     ls.background(ls.index_workspace())
+    ls.background(ls.watch_files())
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+async def on_watched_files(ls: AscendLensServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    """Files changed outside the editor: project configuration, or modules others import."""
+    if any(change.uri.endswith("pyproject.toml") for change in params.changes):
+        ls.refresh_all()
+        return
+    root = ls.workspace.root_path
+    touched = False
+    for change in params.changes:
+        if change.uri.endswith(".py") and change.uri not in ls.workspace.text_documents:
+            deleted = change.type == lsp.FileChangeType.Deleted
+            await ls.in_worker(worker.reindex, root, _path_of(change.uri), deleted)
+            touched = True
+    if touched and not ls.pull_mode:
+        for key in {ls._analysis_key(uri) for uri in ls.workspace.text_documents}:
+            ls.schedule(key)
+    elif touched:
+        ls.refresh_all()
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -395,7 +440,10 @@ def on_save(ls: AscendLensServer, params: lsp.DidSaveTextDocumentParams) -> None
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: AscendLensServer, params: lsp.DidCloseTextDocumentParams) -> None:
-    ls.clear(params.text_document.uri)
+    uri = params.text_document.uri
+    ls.clear(uri)
+    if uri.endswith(".py"):  # unsaved edits are gone: index the file as it is on disk
+        ls.background(ls.in_worker(worker.editor_closed, ls.workspace.root_path, _path_of(uri)))
 
 
 # ---------------------------------------------------------------------- notebooks

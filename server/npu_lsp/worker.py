@@ -132,6 +132,26 @@ def index_slice(root: str | None, budget_s: float = 0.2) -> bool:
     return not _unindexed
 
 
+def reindex(root: str | None, path: str, deleted: bool) -> None:
+    """A workspace file changed on disk: update its index entry (unless the editor owns it)."""
+    if root is None or os.path.realpath(path) in _live:
+        return
+    index = _workspace_index(root)
+    if deleted:
+        index.remove(path)
+        return
+    try:
+        index.update(path, Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        index.remove(path)
+
+
+def editor_closed(root: str | None, path: str) -> None:
+    """The editor closed `path`: from now on the disk's text is the one to index."""
+    _live.discard(os.path.realpath(path))
+    reindex(root, path, deleted=not os.path.exists(path))
+
+
 def _after_bom(item: Located) -> Located:
     def move(span: Span) -> Span:
         return Span(

@@ -22,11 +22,21 @@ def _record_publish(client: LanguageClient, params: lsp.PublishDiagnosticsParams
     PUBLISHED.setdefault(id(client), []).append(params)
 
 
+#: Dynamic registrations each client accepted (client/registerCapability), like VS Code does.
+REGISTERED: dict[int, list[lsp.Registration]] = {}
+
+
+def _register_capability(client: LanguageClient, params: lsp.RegistrationParams) -> None:
+    REGISTERED.setdefault(id(client), []).extend(params.registrations)
+
+
 def make_client() -> LanguageClient:
-    """pytest-lsp's test client, also recording every publishDiagnostics (for debounce tests)."""
+    """pytest-lsp's test client, also recording every publishDiagnostics (for debounce tests)
+    and accepting dynamic registrations, as the VS Code capabilities it declares promise."""
     client = LanguageClient(converter_factory=default_converter)
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _record_publish
+    features[lsp.CLIENT_REGISTER_CAPABILITY] = _register_capability
     register_lsp_features(client, features)
     return client
 

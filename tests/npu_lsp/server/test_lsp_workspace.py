@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest_lsp
-from lsp_helpers import SERVER, open_doc, replace_all, start, wait_for_diagnostics, wait_for_index
+from lsp_helpers import (
+    REGISTERED,
+    SERVER,
+    open_doc,
+    replace_all,
+    start,
+    wait_for_diagnostics,
+    wait_for_index,
+)
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
@@ -61,5 +69,29 @@ async def test_saving_a_base_module_updates_its_dependents(
     await wait_for_diagnostics(ws_client, base)
     ws_client.text_document_did_save(
         lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=base))
+    )
+    assert await wait_for_diagnostics(ws_client, net, lambda d: d == []) == []
+
+
+async def test_changes_on_disk_reported_by_the_client_update_the_index(
+    ws_client: LanguageClient, tmp_path: Path
+) -> None:
+    base_path = tmp_path / "base.py"
+    base_path.write_text(BASE, encoding="utf-8")
+    await start(ws_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(ws_client)
+    net = (tmp_path / "net.py").as_uri()
+    open_doc(ws_client, net, NET)
+    await wait_for_diagnostics(ws_client, net, lambda d: len(d) == 1)
+    watchers = [
+        r for r in REGISTERED[id(ws_client)] if r.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    ]
+    assert len(watchers) == 1  # the server asked to be told about **/*.py and pyproject.toml
+    # Another tool rewrites base.py (not open in the editor): Base is no longer a Cell.
+    base_path.write_text("class Base:\n    pass\n", encoding="utf-8")
+    ws_client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=base_path.as_uri(), type=lsp.FileChangeType.Changed)]
+        )
     )
     assert await wait_for_diagnostics(ws_client, net, lambda d: d == []) == []
