@@ -569,11 +569,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--log-file", help="write logs here instead of stderr")
     args = parser.parse_args(list(argv or []))
-    handler: logging.Handler = (
-        logging.FileHandler(args.log_file, encoding="utf-8")
-        if args.log_file
-        else logging.StreamHandler(sys.stderr)
-    )
+    try:
+        handler: logging.Handler = (
+            logging.FileHandler(args.log_file, encoding="utf-8")
+            if args.log_file
+            else logging.StreamHandler(sys.stderr)
+        )
+    except OSError as exc:
+        sys.stderr.write(f"ascend-lens server: cannot open log file: {exc}\n")
+        return 2
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
