@@ -481,6 +481,8 @@ class _Walker:
         ctx, get_rules, parents = self.ctx, self.table.get, self.parents
         scope_for = ctx.scopes.scope_for
         skip = LEAVES - self.table.keys()
+        attribute, name = ast.Attribute, ast.Name
+        skip_attr = ast.Attribute not in self.table and ast.Name not in self.table
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         stack: list[tuple[ast.AST, GraphScope | None, ast.AST | None]] = [(root, scope, func)]
         pop, push = stack.pop, stack.append
@@ -494,15 +496,21 @@ class _Walker:
             if rules and type(node) is not ast.Module:
                 ctx.scope, ctx.function = scope, func
                 for r in rules:
-                    if scope is None and r.graph_only:
+                    if scope is None:
+                        if r.graph_only:
+                            continue
+                    elif r.strict_only and scope.level != "strict":
                         continue
                     self.run(r, node)
             if is_func:
                 func = node
             children = child_nodes(node)
             for child in reversed(children):  # reversed so nodes are visited in source order
-                if type(child) in skip:
-                    continue  # a leaf no rule asked for
+                ct = type(child)
+                if ct in skip or (
+                    ct is attribute and skip_attr and type(child.value) is name  # type: ignore[attr-defined]
+                ):
+                    continue  # a leaf (or `a.b`) no rule asked for
                 parents[id(child)] = node
                 push((child, scope, func))
 

@@ -74,6 +74,8 @@ class Rule:
     #: When True the engine calls `check` only for nodes inside a graph scope (a function
     #: definition node counts as inside its own scope when it is compiled).
     graph_only: ClassVar[bool] = False
+    #: When True (graph rules), the engine calls `check` only inside STRICT graph scopes.
+    strict_only: ClassVar[bool] = False
     #: Substrings the file must contain for this rule to run; None = the family's default
     #: (`FAMILY_TRIGGERS`), () = always.
     triggers: ClassVar[tuple[str, ...] | None] = None

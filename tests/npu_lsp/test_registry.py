@@ -87,3 +87,9 @@ def test_docgen_check_mode(tmp_path: Path) -> None:
     assert docgen.main(["--check", "--out", str(tmp_path)]) == 0
     (tmp_path / "MS101.md").write_text("stale\n")
     assert docgen.main(["--check", "--out", str(tmp_path)]) == 1
+
+
+def test_strict_only_rules_are_graph_rules() -> None:
+    for code, cls in RULES.items():
+        if cls.strict_only:
+            assert cls.graph_only and "STRICT" in (cls.__doc__ or ""), code

@@ -52,6 +52,7 @@ class MissingReturnOnTensorBranch(GraphRule):
     """
 
     nodes = (ast.If,)
+    strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.If)

@@ -45,6 +45,7 @@ class NumpyReturnedFromGraph(GraphRule):
     """
 
     nodes = (ast.Return,)
+    strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope

@@ -102,6 +102,7 @@ class PythonCallOnTensor(GraphRule):
     """
 
     nodes = (ast.Call,)
+    strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)

@@ -59,6 +59,7 @@ class SelfAttributeAssignment(GraphRule):
     """
 
     nodes = (ast.Assign, ast.AugAssign, ast.AnnAssign)
+    strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if not ctx.scope or not ctx.scope.strict:

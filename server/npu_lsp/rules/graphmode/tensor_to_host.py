@@ -49,6 +49,7 @@ class TensorToHost(GraphRule):
     """
 
     nodes = (ast.Call,)
+    strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
