@@ -47,14 +47,14 @@ TENSOR_DIR = "dump_tensor_data"
 
 @dataclass
 class _Pending:
-    """An op's values, captured inside its kernel, waiting for its WorkRecord (rank, site)."""
+    """An op captured inside its kernel, waiting for its WorkRecord (rank, launch site)."""
 
     op_type: str
-    inputs: list[np.ndarray]
-    outputs: list[np.ndarray]
+    inputs: list[dict[str, Any]]  # dump.json entries, statistics computed at capture
+    outputs: list[dict[str, Any]]
     kwargs: dict[str, Any]
-    # dtypes the program declared (reference numerics holds them wider); None: as stored
-    declared: tuple[list[np.dtype], list[np.dtype]] | None = None
+    # Tensor level: copies of the input and output values, written once the name is known.
+    arrays: tuple[list[np.ndarray], list[np.ndarray]] | None = None
 
 
 @dataclass
@@ -93,14 +93,24 @@ class Dumper:
         outputs: list[np.ndarray],
         attrs: Mapping[str, Any],
     ) -> None:
-        # The arrays are views of device memory that later work may overwrite: copy now.
+        # The arrays are views of device memory that later work may overwrite: summarise
+        # them now, and copy them only when the tensors themselves are wanted.
+        din, dout = numerics.declared.get() or ([], [])
+
+        def entries(arrays: list[np.ndarray], declared: list[np.dtype]) -> list[dict[str, Any]]:
+            return [
+                tensor_entry(a, None, declared[i] if i < len(declared) else None)
+                for i, a in enumerate(arrays)
+            ]
+
         kwargs = {k: e for k, v in attrs.items() if (e := scalar_entry(v)) is not None}
+        copies = (
+            ([np.array(a) for a in inputs], [np.array(a) for a in outputs])
+            if self.level == "tensor"
+            else None
+        )
         self._tls.pending = _Pending(
-            op_type,
-            [np.array(a) for a in inputs],
-            [np.array(a) for a in outputs],
-            kwargs,
-            numerics.declared.get(),
+            op_type, entries(inputs, din), entries(outputs, dout), kwargs, copies
         )
 
     def _on_work(self, rec: WorkRecord) -> None:
@@ -116,29 +126,15 @@ class Dumper:
         api = api_name(p.op_type)
         name = f"{api}.{rank.calls[api]}.forward"
         rank.calls[api] += 1
-        tensors = self.level == "tensor"
-        if tensors:
-            (self._rank_dir(rec.device) / TENSOR_DIR).mkdir(parents=True, exist_ok=True)
-
-        def entries(
-            arrays: list[np.ndarray], role: str, declared: list[np.dtype] | None
-        ) -> list[dict[str, Any]]:
-            out = []
-            for i, a in enumerate(arrays):
-                data_name = f"{name}.{role}.{i}.pt" if tensors else None
-                if data_name is not None:
-                    path = self._rank_dir(rec.device) / TENSOR_DIR / data_name
-                    torch_file.save(a, path)
-                dtype = declared[i] if declared is not None and i < len(declared) else None
-                out.append(tensor_entry(a, data_name, dtype))
-            return out
-
-        din, dout = p.declared if p.declared is not None else (None, None)
-        rank.data[name] = {
-            "input_args": entries(p.inputs, "input", din),
-            "input_kwargs": p.kwargs,
-            "output": entries(p.outputs, "output", dout),
-        }
+        if p.arrays is not None:
+            folder = self._rank_dir(rec.device) / TENSOR_DIR
+            folder.mkdir(parents=True, exist_ok=True)
+            for role, entries, arrays in (("input", p.inputs, p.arrays[0]),
+                                          ("output", p.outputs, p.arrays[1])):  # fmt: skip
+                for i, (entry, a) in enumerate(zip(entries, arrays, strict=True)):
+                    entry["data_name"] = f"{name}.{role}.{i}.pt"
+                    torch_file.save(a, folder / entry["data_name"])
+        rank.data[name] = {"input_args": p.inputs, "input_kwargs": p.kwargs, "output": p.outputs}
         if rec.site is not None:
             where = f'File "{rec.site.file}", line {rec.site.line}, in {rec.site.function}'
             rank.stack[str(len(rank.stack))] = [[name], [where]]
