@@ -100,6 +100,10 @@ export function activate(context: vscode.ExtensionContext): AscendLensApi {
     if (!getPrimarySettings().interpreter) restarter.schedule(RESTART_DELAY_MS);
   }).then((d) => subs.push(d));
 
+  // Notebooks.
+  const controller = new NpuNotebookController(python, store, (state) => devices.update(state, "kernel"), getPrimarySettings);
+  subs.push(controller);
+
   const command = (id: string, fn: (...args: never[]) => unknown): void => {
     subs.push(vscode.commands.registerCommand(`${MODULE}.${id}`, fn as (...args: unknown[]) => unknown));
   };
@@ -119,10 +123,17 @@ export function activate(context: vscode.ExtensionContext): AscendLensApi {
   command("clearProfileDecorations", () => store.clear());
   command("showRuleDocumentation", (code?: string) => showRuleDocumentation(python, code));
   command("installKernelspec", async () => installKernelspec(await python(), getPrimarySettings()));
-  command("devices.refresh", () => devices.reset());
+  command("devices.refresh", async () => {
+    // A running notebook kernel answers with a state event; otherwise show the configured devices.
+    if (!(await controller.requestState())) devices.reset();
+  });
+  command("notebook.restart", async () => {
+    const nb = vscode.window.activeNotebookEditor?.notebook;
+    if (nb) await controller.restart(nb);
+  });
   command("problems.filter", (code?: string) => problems.setFilter(code === problems.activeFilter ? undefined : code));
   command("problems.clearFilter", () => problems.setFilter(undefined));
-  command("profile.openLine", (file: string, line: number) => openLine(file, line));
+  command("profile.openLine", (file: string | vscode.Uri, line: number) => openLine(file, line));
   subs.push(vscode.workspace.registerTextDocumentContentProvider(RULE_DOC_SCHEME, new RuleDocProvider(python)));
 
   // Debugging.
@@ -133,14 +144,6 @@ export function activate(context: vscode.ExtensionContext): AscendLensApi {
     watchDebugEvents(store, (state) => devices.update(state, "debug")),
     watchStops((state) => devices.update(state, "debug")),
   );
-
-  // Notebooks.
-  const controller = new NpuNotebookController(python, store, (state) => devices.update(state, "kernel"), getPrimarySettings);
-  subs.push(controller);
-  command("notebook.restart", async () => {
-    const nb = vscode.window.activeNotebookEditor?.notebook;
-    if (nb) await controller.restart(nb);
-  });
 
   const ready = restarter.now().catch((err: unknown) => log.error(`Starting the language server: ${String(err)}`));
   return {

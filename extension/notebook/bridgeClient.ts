@@ -100,6 +100,12 @@ export class BridgeClient {
     return this.session.request("interrupt");
   }
 
+  /** Asks for a `state` event now (the Devices view's refresh). */
+  async requestState(): Promise<Reply> {
+    await this.ready;
+    return this.session.request("state");
+  }
+
   async restart(): Promise<Reply> {
     await this.ready;
     return this.session.request("restart");

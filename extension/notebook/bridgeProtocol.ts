@@ -2,7 +2,7 @@
 // stdio. Requests carry an "id"; every message about a request echoes it. Pure (no `vscode`, no processes)
 // so the message handling is unit-tested; bridgeClient.ts connects it to the child process.
 
-export type RequestType = "execute" | "interrupt" | "restart" | "shutdown";
+export type RequestType = "execute" | "interrupt" | "restart" | "shutdown" | "state";
 
 export interface Request {
   id: string;

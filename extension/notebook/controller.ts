@@ -11,6 +11,7 @@ import { parseProfile, PROFILE_MIME } from "../profile/model";
 import type { ProfileStore } from "../profile/store";
 import { BridgeClient } from "./bridgeClient";
 import type { CellOutput, Notice } from "./bridgeProtocol";
+import { cellFileOf } from "./rendererView";
 
 export const CONTROLLER_ID = `${MODULE}.npu`;
 export const CONTROLLER_LABEL = "Ascend NPU (emulated)";
@@ -195,13 +196,27 @@ export class NpuNotebookController implements vscode.Disposable {
       const profile = o.data[PROFILE_MIME];
       if (profile !== undefined) {
         try {
-          this.store.set({ profile: parseProfile(profile), origin: "notebook", label: `${path.basename(cell.notebook.uri.path)} cell ${cell.index + 1}`, decorate: false });
+          const cellFile = cellFileOf(o.metadata);
+          this.store.set({
+            profile: parseProfile(profile),
+            origin: "notebook",
+            label: `${path.basename(cell.notebook.uri.path)} cell ${cell.index + 1}`,
+            decorate: false,
+            ...(cellFile ? { cell: { file: cellFile, uri: cell.document.uri, index: cell.index } } : {}),
+          });
         } catch (err) {
           log.warn(`Profile output of cell ${cell.index + 1} is not valid: ${String(err)}`);
         }
       }
     }
     return false;
+  }
+
+  /** Asks every running kernel for its device state (answered by a `state` event). */
+  async requestState(): Promise<boolean> {
+    const running = [...this.bridges.values()].filter((b) => b.running);
+    await Promise.all(running.map((b) => b.requestState().catch(() => undefined)));
+    return running.length > 0;
   }
 
   async interrupt(nb: vscode.NotebookDocument): Promise<void> {

@@ -1,6 +1,6 @@
 // Notebook renderer entry (browser) for application/vnd.ascend-lens.profile+json.
 import type { ActivationFunction } from "vscode-notebook-renderer";
-import { renderOutputHtml } from "./rendererView";
+import { cellFileOf, renderOutputHtml } from "./rendererView";
 
 export const activate: ActivationFunction = () => ({
   renderOutputItem(item, element) {
@@ -10,6 +10,6 @@ export const activate: ActivationFunction = () => ({
     } catch {
       value = undefined;
     }
-    element.innerHTML = renderOutputHtml(value);
+    element.innerHTML = renderOutputHtml(value, cellFileOf(item.metadata, item.mime));
   },
 });

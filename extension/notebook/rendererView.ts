@@ -2,7 +2,7 @@
 // (one bar, segments sized by share and coloured by bound) and the per-line table. Pure string
 // building, so it is tested in node; renderer.ts only puts it into the output element.
 import { formatDuration, formatOpCount, formatShare } from "../profile/format";
-import { parseProfile, ProfileFormatError, type Profile } from "../profile/model";
+import { parseProfile, ProfileFormatError, PROFILE_MIME, type Profile } from "../profile/model";
 
 /** Colours per bound, chosen to read on light and dark themes alike. */
 export const BOUND_COLORS: Readonly<Record<string, string>> = {
@@ -40,8 +40,16 @@ function colorOf(bound: string): string {
   return BOUND_COLORS[bound] ?? OTHER_COLOR;
 }
 
-/** Renders a validated profile; `maxRows` caps the table (the rest is summarised in one row). */
-export function renderProfileHtml(profile: Profile, maxRows = 30): string {
+/** `train.py:42`, or `line 5` for a line of the notebook cell itself (its file is IPython's cache name). */
+export function lineLabel(file: string, line: number, cellFile?: string): string {
+  return cellFile !== undefined && file === cellFile ? `line ${line}` : `${baseName(file)}:${line}`;
+}
+
+/**
+ * Renders a validated profile; `maxRows` caps the table (the rest is summarised in one row).
+ * `cellFile` is the file name the kernel compiled the cell under (output metadata `cell_file`).
+ */
+export function renderProfileHtml(profile: Profile, maxRows = 30, cellFile?: string): string {
   const head =
     `<div class="al-head"><b>${escapeHtml(profile.device)}</b> (emulated) · ` +
     `${formatOpCount(profile.op_count)} · ${formatDuration(profile.total_us)} simulated device time</div>`;
@@ -49,7 +57,7 @@ export function renderProfileHtml(profile: Profile, maxRows = 30): string {
   const segments = profile.lines
     .filter((l) => l.share > 0)
     .map((l) => {
-      const title = `${baseName(l.file)}:${l.line} · ${formatDuration(l.total_us)} · ${formatShare(l.share)} · ${l.bound}`;
+      const title = `${lineLabel(l.file, l.line, cellFile)} · ${formatDuration(l.total_us)} · ${formatShare(l.share)} · ${l.bound}`;
       return `<span style="width:${(Math.min(1, l.share) * 100).toFixed(2)}%;background:${colorOf(l.bound)}" title="${escapeHtml(title)}"></span>`;
     })
     .join("");
@@ -61,7 +69,7 @@ export function renderProfileHtml(profile: Profile, maxRows = 30): string {
     const ops = l.top_ops.map((op) => `${escapeHtml(op.op_type)}×${op.count}`).join(", ");
     const bar = `<span class="al-bar" style="width:${Math.round(Math.min(1, l.share) * 60)}px;background:${colorOf(l.bound)}"></span>`;
     return (
-      `<tr><td title="${escapeHtml(l.file)}">${escapeHtml(baseName(l.file))}:${l.line}</td>` +
+      `<tr><td title="${escapeHtml(l.file)}">${escapeHtml(lineLabel(l.file, l.line, cellFile))}</td>` +
       `<td class="num">${l.op_count}</td><td class="num">${formatDuration(l.total_us)}</td>` +
       `<td>${bar}${formatShare(l.share)}</td><td>${escapeHtml(l.bound)}</td><td>${ops}</td></tr>`
     );
@@ -76,10 +84,18 @@ export function renderProfileHtml(profile: Profile, maxRows = 30): string {
   return `<style>${STYLE}</style><div class="al-profile">${head}${split}${table}</div>`;
 }
 
+/** `cell_file` from the output's metadata (`{"cell_file": ...}` or keyed by the MIME type). */
+export function cellFileOf(metadata: unknown, mime: string = PROFILE_MIME): string | undefined {
+  if (typeof metadata !== "object" || metadata === null) return undefined;
+  const md = metadata as Record<string, unknown>;
+  const inner = typeof md[mime] === "object" && md[mime] !== null ? (md[mime] as Record<string, unknown>) : md;
+  return typeof inner.cell_file === "string" ? inner.cell_file : undefined;
+}
+
 /** Renders any value: a valid profile, or a readable message saying why it is not one. */
-export function renderOutputHtml(value: unknown): string {
+export function renderOutputHtml(value: unknown, cellFile?: string): string {
   try {
-    return renderProfileHtml(parseProfile(value));
+    return renderProfileHtml(parseProfile(value), 30, cellFile);
   } catch (err) {
     const why = err instanceof ProfileFormatError ? err.message : String(err);
     return `<div class="al-profile al-error">Cannot show this Ascend Lens profile: ${escapeHtml(why)}</div>`;

@@ -12,6 +12,8 @@ export interface ProfileEntry {
   label: string;
   /** Whether the lines are decorated in editors (notebook profiles are shown in their output). */
   decorate: boolean;
+  /** For a notebook cell: the file name the kernel compiled it under, and the cell's document. */
+  cell?: { file: string; uri: vscode.Uri; index: number };
 }
 
 export class ProfileStore implements vscode.Disposable {

@@ -42,11 +42,12 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     }
     if (node.kind === "line") {
       const l = node.line;
-      const item = new vscode.TreeItem(`${path.basename(l.file)}:${l.line}`);
+      const cell = entry?.cell && entry.cell.file === l.file ? entry.cell : undefined;
+      const item = new vscode.TreeItem(cell ? `cell ${cell.index + 1}:${l.line}` : `${path.basename(l.file)}:${l.line}`);
       item.description = `${formatShare(l.share)} · ${formatDuration(l.total_us)} · ${formatOpCount(l.op_count)} · ${l.bound}`;
       item.tooltip = new vscode.MarkdownString(`\`${l.file}:${l.line}\`\n\n${l.top_ops.map((o) => `- ${o.op_type} ×${o.count}: ${formatDuration(o.total_us)} (${o.bound})`).join("\n")}`);
       item.iconPath = new vscode.ThemeIcon("flame");
-      item.command = { command: OPEN_LINE_COMMAND, title: "Open line", arguments: [l.file, l.line] };
+      item.command = { command: OPEN_LINE_COMMAND, title: "Open line", arguments: [cell ? cell.uri : l.file, l.line] };
       return item;
     }
     const op = node.op;
@@ -54,7 +55,10 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     item.description = `${formatShare(op.share ?? 0)} · ${formatDuration(op.total_us)} · ×${op.count} · ${op.bound}`;
     item.iconPath = new vscode.ThemeIcon("symbol-operator");
     const hottest = entry?.profile.lines.find((l) => l.top_ops.some((o) => o.op_type === op.op_type));
-    if (hottest) item.command = { command: OPEN_LINE_COMMAND, title: "Open line", arguments: [hottest.file, hottest.line] };
+    if (hottest) {
+      const cell = entry?.cell && entry.cell.file === hottest.file ? entry.cell : undefined;
+      item.command = { command: OPEN_LINE_COMMAND, title: "Open line", arguments: [cell ? cell.uri : hottest.file, hottest.line] };
+    }
     return item;
   }
 
@@ -64,9 +68,9 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
   }
 }
 
-/** Opens `file` at 1-based `line`. */
-export async function openLine(file: string, line: number): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+/** Opens `file` (a path, or a notebook cell's URI) at 1-based `line`. */
+export async function openLine(file: string | vscode.Uri, line: number): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(typeof file === "string" ? vscode.Uri.file(file) : file);
   const pos = new vscode.Position(Math.max(0, Math.min(line - 1, doc.lineCount - 1)), 0);
   await vscode.window.showTextDocument(doc, { selection: new vscode.Range(pos, pos), preview: false });
 }

@@ -1,5 +1,6 @@
 // Level A: the workbench as a person sees it, in headless Chromium: the MS101 squiggle, its
-// Problems row, and the Ascend Lens sidebar with the Devices view. Screenshots go to OUT_DIR.
+// Problems row, the Ascend Lens sidebar with the Devices view, and a notebook whose profile
+// output our renderer draws. Screenshots go to OUT_DIR.
 // usage: node drive.js URL OUT_DIR   (env E2E_T0 = ms epoch of code-server start)
 const { chromium } = require("playwright-core"); // resolved through NODE_PATH (tools dir)
 const fs = require("fs");
@@ -19,6 +20,29 @@ async function quickOpen(page, fileName) {
   await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${fileName}"]`, { timeout: 20000 });
   await page.keyboard.press("Enter");
   await page.waitForSelector(`.tab[aria-label*="${fileName}"]`, { timeout: 20000 });
+}
+
+async function runCommand(page, title) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("F1");
+  await page.waitForSelector(".quick-input-widget input", { state: "visible", timeout: 20000 });
+  await page.keyboard.type(title);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 20000 });
+  await page.keyboard.press("Enter");
+}
+
+// The callback runs in the page, where `document` exists.
+/* global document */
+async function findInFrames(page, text, timeoutMs) {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    for (const f of page.frames()) {
+      const hit = await f.evaluate((t) => !!document.body && document.body.innerText.includes(t), text).catch(() => false);
+      if (hit) return f;
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`"${text}" not found in any frame`);
 }
 
 (async () => {
@@ -56,6 +80,15 @@ async function quickOpen(page, fileName) {
     await page.locator(".pane-body .monaco-list-row", { hasText: "MS101" }).first().waitFor({ timeout: 30000 });
     lap("Problems by Rule: MS101");
     await shot(page, "shot-sidebar.png");
+
+    phase = "notebook renderer";
+    await quickOpen(page, "nb.ipynb");
+    await page.waitForSelector(".notebook-editor .cell", { timeout: 30000 });
+    await runCommand(page, "Notebook: Run All");
+    // The profile renderer's summary line, inside the output webview's frames.
+    await findInFrames(page, "simulated device time", 120000);
+    lap("notebook: profile rendered");
+    await shot(page, "shot-notebook.png");
     console.log("E2E UI OK");
   } catch (e) {
     console.log(`E2E UI FAIL in phase ${phase}:`, e.message.split("\n")[0]);

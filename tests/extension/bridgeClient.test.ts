@@ -2,27 +2,29 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { BridgeClient } from "../../extension/notebook/bridgeClient";
-import type { CellOutput } from "../../extension/notebook/bridgeProtocol";
+import type { CellOutput, Notice } from "../../extension/notebook/bridgeProtocol";
 
 // Bundled to out/tests/extension/; the fixture stays in the source tree.
 const FAKE = join(__dirname, "..", "..", "..", "tests", "extension", "fixtures", "fake_bridge.js");
 
-function start(env: NodeJS.ProcessEnv = {}): { client: BridgeClient; logs: string[]; exits: string[] } {
+function start(env: NodeJS.ProcessEnv = {}): { client: BridgeClient; logs: string[]; exits: string[]; notices: Notice[] } {
   const logs: string[] = [];
   const exits: string[] = [];
+  const notices: Notice[] = [];
   const client = new BridgeClient({
     command: process.execPath,
     args: [FAKE],
     env: { ...process.env, ...env },
     onLog: (l) => logs.push(l),
     onExit: (r) => exits.push(r),
+    onNotice: (n) => notices.push(n),
   });
-  return { client, logs, exits };
+  return { client, logs, exits, notices };
 }
 
 describe("BridgeClient against a bridge process", () => {
   it("executes cells and shuts the process down", async () => {
-    const { client, logs, exits } = start();
+    const { client, logs, exits, notices } = start();
     const outputs: CellOutput[] = [];
     const reply = await client.execute("x = 1", { output: (o) => outputs.push(o) });
     assert.deepEqual(reply, { status: "ok", executionCount: 1 });
@@ -35,9 +37,11 @@ describe("BridgeClient against a bridge process", () => {
     assert.equal(err[0]?.kind, "error");
     assert.deepEqual(await client.restart(), { status: "ok" });
     assert.deepEqual(await client.interrupt(), { status: "ok" });
+    assert.deepEqual(await client.requestState(), { status: "ok" });
     await client.dispose();
     assert.equal(client.running, false);
     assert.deepEqual(logs, ["fake bridge starting"]);
+    assert.deepEqual(notices.map((n) => n.kind), ["ready", "state"]);
     assert.deepEqual(exits, ["the kernel bridge exited with code 0"]);
   });
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { escapeHtml, renderOutputHtml, renderProfileHtml } from "../../extension/notebook/rendererView";
+import { cellFileOf, escapeHtml, lineLabel, renderOutputHtml, renderProfileHtml } from "../../extension/notebook/rendererView";
 import { sampleProfile } from "./fixtures/profile";
 
 describe("profile renderer", () => {
@@ -38,5 +38,19 @@ describe("profile renderer", () => {
       /Cannot show this Ascend Lens profile: profile\.schema: expected &#34;ascend-lens\.profile\/1&#34;, got &#34;other&#34;/,
     );
     assert.match(renderOutputHtml({ ...sampleProfile(), lines: [] }), /No work was launched from a user source line/);
+  });
+
+  it("labels a notebook cell's own lines by line number", () => {
+    const p = sampleProfile();
+    p.lines[0]!.file = "/tmp/ipykernel_1/2555719659.py";
+    const md = { "application/vnd.ascend-lens.profile+json": { cell_file: "/tmp/ipykernel_1/2555719659.py", execution_count: 3 } };
+    const cellFile = cellFileOf(md, "application/vnd.ascend-lens.profile+json");
+    assert.equal(cellFile, "/tmp/ipykernel_1/2555719659.py");
+    const html = renderProfileHtml(p, 30, cellFile);
+    assert.match(html, /<td title="\/tmp\/ipykernel_1\/2555719659\.py">line 42<\/td>/);
+    assert.match(html, />train\.py:7<\/td>/);
+    assert.equal(lineLabel("/a/b.py", 3), "b.py:3");
+    assert.equal(cellFileOf(undefined, "x"), undefined);
+    assert.equal(cellFileOf({ cell_file: "/c.py" }, "x"), "/c.py");
   });
 });

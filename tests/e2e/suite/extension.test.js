@@ -26,6 +26,13 @@ async function until(what, fn, timeoutMs = 60000) {
 function ours(uri) {
   return vscode.languages.getDiagnostics(uri).filter((d) => d.source === "ascend-lens");
 }
+/** 1-based number of the first line of a workspace file containing `text`. */
+function lineOf(name, text) {
+  const lines = require("fs").readFileSync(wsUri(name).fsPath, "utf8").split("\n");
+  const i = lines.findIndex((l) => l.includes(text));
+  if (i < 0) throw new Error(`${text} not in ${name}`);
+  return i + 1;
+}
 function codeOf(d) {
   return typeof d.code === "object" ? String(d.code.value) : String(d.code);
 }
@@ -50,7 +57,7 @@ suite("Ascend Lens extension", () => {
     const uri = wsUri("graph.py");
     const diags = await until("MS101 in graph.py", () => ours(uri).filter((d) => codeOf(d) === "MS101").length && ours(uri));
     const d = diags.find((x) => codeOf(x) === "MS101");
-    assert.strictEqual(d.range.start.line, 8);
+    assert.strictEqual(d.range.start.line, lineOf("graph.py", "try:") - 1);
     assert.strictEqual(d.severity, vscode.DiagnosticSeverity.Error);
     await until("Problems by rule counts MS101", () => api.problemCounts().some((c) => c.code === "MS101"), 5000);
   });
@@ -58,12 +65,13 @@ suite("Ascend Lens extension", () => {
   test("graph-mode violation in a notebook cell becomes an MS101 diagnostic", async () => {
     const nb = await vscode.workspace.openNotebookDocument(wsUri("nb.ipynb"));
     await vscode.window.showNotebookDocument(nb);
-    const cell = nb.cellAt(0).document.uri;
-    const diags = await until("MS101 in cell 1", () => ours(cell).some((d) => codeOf(d) === "MS101") && ours(cell)).catch((e) => {
+    const cell = nb.cellAt(1).document.uri;
+    const diags = await until("MS101 in cell 2", () => ours(cell).some((d) => codeOf(d) === "MS101") && ours(cell)).catch((e) => {
       const all = vscode.languages.getDiagnostics().map(([u, ds]) => `${u.toString()}: ${ds.map(codeOf).join(",")}`);
-      throw new Error(`${e.message}; cell ${cell.toString()} (${nb.cellAt(0).document.languageId}); diagnostics: ${all.join(" | ")}`);
+      throw new Error(`${e.message}; cell ${cell.toString()} (${nb.cellAt(1).document.languageId}); diagnostics: ${all.join(" | ")}`);
     });
-    assert.strictEqual(diags.find((d) => codeOf(d) === "MS101").range.start.line, 8);
+    const tryLine = nb.cellAt(1).document.getText().split("\n").findIndex((l) => l.includes("try:"));
+    assert.strictEqual(diags.find((d) => codeOf(d) === "MS101").range.start.line, tryLine);
   });
 
   test("a quick fix replaces torch.cuda with torch.npu", async () => {
@@ -97,12 +105,16 @@ suite("Ascend Lens extension", () => {
       const top = frames.stackFrames[0];
       assert.strictEqual(path.basename(top.source.path), "bad_memcpy.py");
       const why = JSON.stringify(stopped.body);
-      assert.strictEqual(top.line, 16, `stopped at ${top.line}: ${why}`);
+      assert.strictEqual(top.line, lineOf("bad_memcpy.py", "host.nbytes * 2"), `stopped at ${top.line}: ${why}`);
       const info = await session.customRequest("exceptionInfo", { threadId: stopped.body.threadId });
       assert.match(JSON.stringify(info), /107000/, `exceptionInfo: ${JSON.stringify(info)} after ${why}`);
       // The Devices view reads the stopped debuggee: device 0 holds the 1 KiB buffer.
       const snap = await until("device state from the session", () => api.devices().origin === "debug" && api.devices(), 30000);
       assert.strictEqual(snap.devices[0].memoryUsed >= 1024, true, JSON.stringify(snap.devices[0]));
+      // The adapter's ascendProfile event at the stop becomes the current profile and decorations.
+      await until("ascendProfile", () => api.profiles.current && api.profiles.current.origin === "debug", 30000);
+      const good = lineOf("bad_memcpy.py", "ptr, host.nbytes, ACL_MEMCPY") - 1;
+      assert.ok(api.decorationsFor(file.fsPath).some((d) => d.line === good), "the first (good) memcpy line is decorated");
       await vscode.debug.stopDebugging(session);
     } finally {
       tracker.dispose();
@@ -116,8 +128,9 @@ suite("Ascend Lens extension", () => {
     assert.ok(profile, "the run produced a profile");
     assert.strictEqual(profile.schema, "ascend-lens.profile/1");
     const lines = api.decorationsFor(uri.fsPath);
-    const matmul = lines.find((d) => d.line === 8);
-    assert.ok(matmul, `line 9 decorated; got ${JSON.stringify(lines.map((d) => d.line))}`);
+    const matmulLine = lineOf("profile_me.py", "a @ b") - 1;
+    const matmul = lines.find((d) => d.line === matmulLine);
+    assert.ok(matmul, `line ${matmulLine + 1} decorated; got ${JSON.stringify(lines.map((d) => d.line))}`);
     assert.match(matmul.text, /^4 ops · [\d.]+ µs · [\d.]+%$/);
     assert.match(matmul.hover, /\| MatMul \| 4 \|/);
     await vscode.commands.executeCommand("ascend-lens.clearProfileDecorations");
@@ -128,12 +141,13 @@ suite("Ascend Lens extension", () => {
     const nb = await vscode.workspace.openNotebookDocument(wsUri("nb.ipynb"));
     const editor = await vscode.window.showNotebookDocument(nb);
     await vscode.commands.executeCommand("notebook.selectKernel", { editor, id: "ascend-lens.npu", extension: EXT_ID });
-    await vscode.commands.executeCommand("notebook.cell.execute", { ranges: [{ start: 1, end: 2 }], document: nb.uri });
-    const cell = nb.cellAt(1);
+    await vscode.commands.executeCommand("notebook.cell.execute", { ranges: [{ start: 0, end: 1 }], document: nb.uri });
+    const cell = nb.cellAt(0);
     const item = await until("profile output", () => cell.outputs.flatMap((o) => o.items).find((i) => i.mime === PROFILE_MIME), 120000);
     const doc = JSON.parse(new TextDecoder().decode(item.data));
     assert.strictEqual(doc.schema, "ascend-lens.profile/1");
-    assert.ok(doc.lines.some((l) => l.line === 6), `cell line 6 (the matmul) profiled: ${JSON.stringify(doc.lines.map((l) => l.line))}`);
+    const matmulLine = cell.document.getText().split("\n").findIndex((l) => l.includes("a @ a")) + 1;
+    assert.ok(doc.lines.some((l) => l.line === matmulLine), `cell line ${matmulLine} (the matmul) profiled: ${JSON.stringify(doc.lines.map((l) => l.line))}`);
     const text = cell.outputs.flatMap((o) => o.items).filter((i) => i.mime === "application/vnd.code.notebook.stdout");
     assert.match(text.map((i) => new TextDecoder().decode(i.data)).join(""), /E2E-CELL-DONE/);
     assert.strictEqual(api.profiles.current.origin, "notebook");
