@@ -80,3 +80,25 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         for case in getattr(st, "cases", None) or []:
             blocks.extend(case.body)
         stack.extend(reversed(blocks))
+
+
+def walk_branches(node: ast.AST) -> Iterator[ast.AST]:
+    """Like `walk`, but never yields names, constants or plain `a.b` attribute chains, for
+    scans that look for calls, assignments and definitions only."""
+    stack = [node]
+    pop, append = stack.pop, stack.append
+    get_fields = _FIELDS.get
+    name_t, const_t, attr_t = ast.Name, ast.Constant, ast.Attribute
+    while stack:
+        n = pop()
+        yield n
+        for field_name in get_fields(type(n)) or fields(type(n)):
+            value = getattr(n, field_name, None)
+            items = value if type(value) is list else (value,)
+            for v in items:
+                t = type(v)
+                if t is name_t or t is const_t or not isinstance(v, _AST):
+                    continue
+                if t is attr_t and type(v.value) is name_t:  # type: ignore[attr-defined]
+                    continue
+                append(v)

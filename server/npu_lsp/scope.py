@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
-from npu_lsp.astutil import child_nodes, statements, walk
+from npu_lsp.astutil import child_nodes, statements, walk_branches
 
 if TYPE_CHECKING:
     from npu_lsp.engine import WorkspaceIndex
@@ -678,7 +678,7 @@ class ScopeResolver:
         owner_cls = found[1] if found else None
         calls: list[ast.Call] = []
         local_defs: dict[str, FuncDef] = {}
-        for node in walk(fn):
+        for node in walk_branches(fn):
             if isinstance(node, ast.Call):
                 calls.append(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn:

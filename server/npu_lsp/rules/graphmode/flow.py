@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from npu_lsp.astutil import child_nodes, statements, walk
+from npu_lsp.astutil import child_nodes, statements, walk_branches
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -462,7 +462,7 @@ class Analyzer:
                     else [st]
                 )
                 for e in exprs:
-                    for node in walk(e):
+                    for node in walk_branches(e):
                         if not isinstance(node, ast.Call):
                             continue
                         if isinstance(node.func, ast.Name):
