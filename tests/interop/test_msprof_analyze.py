@@ -130,3 +130,25 @@ def test_compare_matches_the_ops_of_a_float16_and_a_float32_run(
     matched = {(r[names[0]], r[names[1]]) for r in ops if r and isinstance(r[0], int)}
     for op in ("MatMul", "Add", "SoftmaxV2"):
         assert (f"ascend_lens::{op}", f"ascend_lens::{op}") in matched
+
+
+def test_cluster_analysis_sees_one_rank_per_device(tools: Tools, tmp_path: Path) -> None:
+    ascend_lens_run(tmp_path, "two_devices.py", "--profile", "prof", "--profile-ascend-pt", "--profile-top", "0")  # fmt: skip
+    ranks = sorted((tmp_path / "prof").glob("*_ascend_pt"))
+    assert len(ranks) == 2
+    res = tools.run("msprof-analyze", "cluster", "-d", tmp_path / "prof", "-m", "all", "-o", tmp_path / "out", cwd=tmp_path)  # fmt: skip
+    path = tmp_path / "out/cluster_analysis_output/cluster_step_trace_time.csv"
+    assert path.is_file(), res.stdout
+    with open(path, newline="") as f:
+        got = {
+            (r["Step"], r["Index"]): r["Computing"]
+            for r in csv.DictReader(f)
+            if r["Type"] == "rank"
+        }
+    ours = {
+        (s["Step"], str(rank)): s["Computing"]
+        for rank, root in enumerate(ranks)
+        for s in _rows(root, "step_trace_time.csv")
+    }
+    assert set(got) == {(step, rank) for step in ("1", "2") for rank in ("0", "1")}
+    assert {k: float(v) for k, v in got.items()} == {k: float(v) for k, v in ours.items()}
