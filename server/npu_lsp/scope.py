@@ -593,6 +593,14 @@ class ScopeResolver:
                     elif cls.jit_class and mname != "__init__" and not mname.startswith("__"):
                         level = self.configured or info.context_level or "lax"
                         yield info, f"{cq}.{mname}", meth, "jit_class", level, cq
+                if is_cell and "construct" not in cls.methods and info.graph_mode is not False:
+                    # `class Net(Mixin, nn.Cell)`: a construct inherited from a non-Cell base
+                    hit = self._method(cq, "construct")
+                    if hit is not None and not self.is_cell_class(f"{hit[0].module}.{hit[1].name}"):
+                        m_info, m_cls, m_fn = hit
+                        m_q = f"{m_info.module}.{m_cls.name}"
+                        level = self._cell_level(cq, m_fn, info)
+                        yield m_info, f"{m_q}.construct", m_fn, "construct", level, m_q
             for fname, fn in info.functions.items():
                 jd = _jit_decoration(fn, info)
                 if jd is None and fname in info.jit_wrapped:

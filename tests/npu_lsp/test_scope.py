@@ -346,3 +346,21 @@ def test_arguments_seen_at_calls_from_test_functions() -> None:
         by_tensor(x, count)
     """
     assert codes(src) == [(13, "MS120")]
+
+
+def test_construct_inherited_from_a_mixin_is_compiled() -> None:
+    src = """
+    from mindspore import nn
+
+    class Mixin:
+        def construct(self, x):
+            del x
+
+    class Net(Mixin, nn.Cell):
+        pass
+
+    class Unused(Mixin):
+        pass
+    """
+    assert scopes(src) == {"m.Mixin.construct": "lax"}
+    assert codes(src) == [(6, "MS102")]
