@@ -25,7 +25,8 @@ def test_rule_matches_fixture(code: str) -> None:
     got = {(d.span.line, d.code) for d in diags}
     assert got == expectations(text)
     for d in diags:
-        assert d.severity == RULES[code].severity
+        # a rule may lower its severity where MindSpore still compiles the code
+        assert d.severity in (RULES[code].severity, "warning")
         assert d.message and d.source == "ascend-lens"
 
 
@@ -67,3 +68,16 @@ def test_numpy_to_ops_table_names_real_numpy_functions() -> None:
     table = _numpy_to_ops()
     assert table and all(callable(getattr(np, name, None)) for name in table)
     assert all(target.isidentifier() for target in table.values())
+
+
+def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
+    # error: several cells, used by construct; warning: one cell, or a list construct never reads
+    path = FIXTURES / "MS126.py"
+    text = path.read_text(encoding="utf-8")
+    diags = check_source(text, str(path), Config(select=("MS126",)))
+    errors = {d.span.line for d in diags if d.severity == "error"}
+    lines = text.splitlines()
+    assert [lines[n - 1].strip() for n in sorted(errors)] == [
+        "self.layers = [nn.Dense(3, 3) for _ in range(3)]  # expect: MS126"
+    ]
+    assert len(diags) - len(errors) == 4

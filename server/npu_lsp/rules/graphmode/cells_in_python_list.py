@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Span
+from npu_lsp.astutil import walk
+from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Severity, Span
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 
@@ -20,9 +21,10 @@ class CellsInPythonList(Rule):
 
     ## Why is this bad?
     A plain list hides the sub-cells from the parent Cell: their Parameters are not
-    registered under unique names, so compiling `construct` fails with
-    `RuntimeError: The parameter ..., its name 'weight' already exists.` (PyNative runs,
-    but the parameters are also missing from `trainable_params()` and checkpoints).
+    registered under unique names, so compiling a `construct` that uses several of them fails
+    with `RuntimeError: The parameter ..., its name 'weight' already exists.` (an error).
+    Otherwise the code runs, but the parameters are missing from `trainable_params()`,
+    optimizers and checkpoints (a warning).
 
     ## Example
     ```python
@@ -57,16 +59,19 @@ class CellsInPythonList(Rule):
             init = cls.methods.get("__init__")
             if init is None or not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
                 continue
+            used = _attrs_used_in_graph(cls.methods.values(), ctx)
             empty_lists: set[str] = set()
             for st in init.body:
                 if isinstance(st, ast.Assign):
-                    yield from self._check_assign(st, ctx)
+                    yield from self._check_assign(st, used, ctx)
                     if isinstance(st.value, ast.List) and not st.value.elts:
                         empty_lists.update(_self_attrs(st.targets))
                 elif empty_lists:
-                    yield from self._check_appends(st, empty_lists, ctx)
+                    yield from self._check_appends(st, empty_lists, used, ctx)
 
-    def _check_appends(self, st: ast.stmt, lists: set[str], ctx: Context) -> Iterable[Diagnostic]:
+    def _check_appends(
+        self, st: ast.stmt, lists: set[str], used: set[str], ctx: Context
+    ) -> Iterable[Diagnostic]:
         """`self.layers = []` then `self.layers.append(nn.Dense(...))`, possibly in a loop."""
         stmts = [st, *(st.body if isinstance(st, (ast.For, ast.While)) else [])]
         for s in stmts:
@@ -78,13 +83,15 @@ class CellsInPythonList(Rule):
                 continue
             attrs = _self_attrs([f.value])
             if attrs & lists and call.args and self._is_cell_call(call.args[-1], ctx):
+                attr = next(iter(attrs))
                 yield ctx.diagnostic(
                     self,
                     call,
-                    f"sub-cells in a plain list are not registered; make `self.{next(iter(attrs))}` an `nn.CellList`",
+                    f"sub-cells in a plain list are not registered; make `self.{attr}` an `nn.CellList`",
+                    severity=_severity(attr, used, several=isinstance(st, (ast.For, ast.While))),
                 )
 
-    def _check_assign(self, node: ast.Assign, ctx: Context) -> Iterable[Diagnostic]:
+    def _check_assign(self, node: ast.Assign, used: set[str], ctx: Context) -> Iterable[Diagnostic]:
         value = node.value
         elements: list[ast.expr]
         if isinstance(value, ast.List):
@@ -104,11 +111,14 @@ class CellsInPythonList(Rule):
         ]
         if not targets:
             return
+        attr = targets[0].attr
+        several = isinstance(value, ast.ListComp) or len(elements) > 1
         yield ctx.diagnostic(
             self,
             value,
-            f"sub-cells in a plain list are not registered; wrap `self.{targets[0].attr}` in `nn.CellList`",
+            f"sub-cells in a plain list are not registered; wrap `self.{attr}` in `nn.CellList`",
             fix=self._fix(value, ctx),
+            severity=_severity(attr, used, several),
         )
 
     @staticmethod
@@ -149,3 +159,25 @@ def _self_attrs(targets: list[ast.expr]) -> set[str]:
         for t in targets
         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
     }
+
+
+def _attrs_used_in_graph(methods: Iterable[ast.AST], ctx: Context) -> set[str]:
+    """`self.<attr>` names read by the compiled methods of a class."""
+    out: set[str] = set()
+    for m in methods:
+        if ctx.scopes.scope_for(m) is None:
+            continue
+        for n in walk(m):
+            if (
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+            ):
+                out.add(n.attr)
+    return out
+
+
+def _severity(attr: str, used: set[str], several: bool) -> Severity:
+    """Compilation fails (parameter names clash) only when several cells of the list are
+    used by compiled code; otherwise the parameters are "just" invisible to optimizers."""
+    return "error" if several and attr in used else "warning"
