@@ -29,6 +29,8 @@ from npu_runtime.core.memory import OutOfMemory
 from npu_runtime.core.runtime import Runtime, get_runtime
 from npu_runtime.ops import OpError, Spec
 from npu_runtime.ops import dispatch as _dispatch
+from npu_runtime.records import SourceSite
+from npu_runtime.sites import user_site
 
 __all__ = ["Tensor", "call"]
 
@@ -263,9 +265,14 @@ def _call(
     except OpError as e:
         raise rt.fail(e.code, op_type, e.message) from None
     if numerics._mode == "npu" and p.nd_outputs is not None:
-        results = [_result(rt, s) for s in p.nd_outputs]
-    else:
-        results = [Tensor.empty(s.shape, s.dtype) for s in p.outputs]
+        # One frame walk for the user's line: the results' alloc site and the launch site.
+        site = user_site(1)
+        results = [_result(rt, s, site) for s in p.nd_outputs]
+        _dispatch.launch(
+            p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0, site
+        )
+        return results[0] if len(results) == 1 else tuple(results)
+    results = [Tensor.empty(s.shape, s.dtype) for s in p.outputs]
     if numerics.numerics_mode() == "npu":
         _dispatch.launch(p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0)
     else:  # reference numerics: tell dumps the dtypes the program declared
@@ -281,10 +288,11 @@ def _call(
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _result(rt: Runtime, s: Spec) -> Tensor:
+def _result(rt: Runtime, s: Spec, site: SourceSite | None) -> Tensor:
     """`Tensor.empty(s.shape, s.dtype)` for an op result in NPU numerics, where the stored
     type is the declared one: the plan's spec is reused and the allocation goes straight
-    to the device's allocator unless an injection or the sanitizer wants the full call."""
+    to the device's allocator (with `site` as its sanitizer alloc site) unless an injection
+    wants the full call."""
     t = Tensor.__new__(Tensor)
     dev = rt.current_device("aclrtMalloc")
     t.shape = s.shape
@@ -293,11 +301,11 @@ def _result(rt: Runtime, s: Spec) -> Tensor:
     t._rt = rt
     t._spec = s
     size = s.nbytes or 1
-    if injector.active or rt.sanitizer.enabled:
+    if injector.active:
         t.addr = transfer.malloc(rt, size, 0)
     else:
         try:
-            t.addr = dev.memory.malloc(size, 0).addr
+            t.addr = dev.memory.malloc(size, 0, site if rt.sanitizer.enabled else None).addr
         except OutOfMemory:  # the full call fails the same way and reports it
             t.addr = transfer.malloc(rt, size, 0)
     return t

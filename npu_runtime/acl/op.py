@@ -110,16 +110,17 @@ def _buffers(handles: Sequence[Any], specs: Sequence[Spec], what: str) -> list[i
             codes.ACL_ERROR_INVALID_PARAM,
             f"{len(specs)} {what} descs but {len(handles)} {what} buffers",
         )
-    addrs = []
+    addrs: list[int] = []
     objs, DB = _objects._objects, _objects.DataBuffer  # noqa: N806
-    for i, (h, s) in enumerate(zip(handles, specs, strict=True)):
+    for h, s in zip(handles, specs, strict=False):  # lengths checked above
         b = objs.get(h) if isinstance(h, int) else None
         if not isinstance(b, DB):
+            i = len(addrs)
             raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"{what} buffer {i} is not a data buffer")
         if b.size < s.nbytes:
             raise OpError(
                 codes.ACL_ERROR_INVALID_PARAM,
-                f"{what} buffer {i} holds {b.size} bytes, its desc needs {s.nbytes}",
+                f"{what} buffer {len(addrs)} holds {b.size} bytes, its desc needs {s.nbytes}",
             )
         addrs.append(b.addr)
     return addrs
@@ -157,7 +158,13 @@ def _run(api: str, body: Callable[[], None]) -> int:
 def execute_v2(*args: Any) -> int:
     """execute_v2(op_type, in_descs, in_bufs, out_descs, out_bufs, attr, stream) -> ret"""
     op_type, in_descs, in_bufs, out_descs, out_bufs, attr, stream = parse("sOOOOkk", args)
-    _lists("aclopExecuteV2", in_descs, in_bufs, out_descs, out_bufs)
+    if not (
+        type(in_descs) is list
+        and type(in_bufs) is list
+        and type(out_descs) is list
+        and type(out_bufs) is list
+    ):
+        _lists("aclopExecuteV2", in_descs, in_bufs, out_descs, out_bufs)
     # The body inline rather than through `_run`: this is the per-op hot path.
     try:
         attrs = _attrs(attr)

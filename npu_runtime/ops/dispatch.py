@@ -35,7 +35,7 @@ from npu_runtime.ops.errors import (
     OpError,
 )
 from npu_runtime.ops.registry import OpDef, Spec, get
-from npu_runtime.records import TensorInfo, WorkRecord
+from npu_runtime.records import SourceSite, TensorInfo, WorkRecord
 
 _seq = itertools.count(1)
 
@@ -136,11 +136,14 @@ def tensor_info(s: Spec) -> TensorInfo:
     return TensorInfo(s.shape, numerics.msprof_name(s.dtype), s.format)
 
 
-# Each device's backing mapping, so a kernel's view of a buffer is one ndarray constructor
-# (well under a microsecond) rather than a new buffer export, slice and reshape.
-# Keyed by id() (a WeakKeyDictionary look-up builds a weakref every time); the entry is
-# dropped when the DeviceMemory dies, so neither the mapping leaks nor an id is reused.
-_backing: dict[int, Any] = {}
+# Per device memory: its backing mapping and the kernel views made over it, so a buffer
+# seen before costs one dict look-up rather than an ndarray constructor (about half a
+# microsecond, as much as a tiny numpy op). Views are only windows: whether the range is
+# live is checked on every launch. Keyed by id() (a WeakKeyDictionary look-up builds a
+# weakref every time); the entry is dropped when the DeviceMemory dies, so neither the
+# mapping leaks nor an id is reused.
+_backing: dict[int, tuple[Any, dict[tuple[int, tuple[int, ...], np.dtype], np.ndarray]]] = {}
+_MAX_VIEWS = 4096
 _READ, _WRITE = ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW, ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW
 
 
@@ -157,20 +160,25 @@ def _arrays(
     arrays: list[np.ndarray] = []
     mem: DeviceMemory | None = None
     buf: Any = None
-    for i, (s, addr) in enumerate(zip(specs, addrs, strict=True)):
+    views: dict[tuple[int, tuple[int, ...], np.dtype], np.ndarray] = {}
+    base = end = 0
+    for s, addr in zip(specs, addrs, strict=True):
         n = s.nbytes
         if not n:
             arrays.append(np.empty(s.shape, s.dtype))
             continue
-        if mem is None or not mem.base <= addr < mem.base + mem.capacity:
+        if not base <= addr < end:
             dev = devices.get(device_of(addr))  # type: ignore[arg-type]
             if dev is None:
-                raise _fault(code, d, i, f"0x{addr:x} is not on an open device")
+                raise _fault(code, d, len(arrays), f"0x{addr:x} is not on an open device")
             mem = dev.memory
-            buf = _backing.get(id(mem))
-            if buf is None:
-                buf = _backing[id(mem)] = mem._backing()
+            base, end = mem.base, mem.base + mem.capacity
+            entry = _backing.get(id(mem))
+            if entry is None:
+                entry = _backing[id(mem)] = (mem._backing(), {})
                 weakref.finalize(mem, _backing.pop, id(mem), None)
+            buf, views = entry
+        assert mem is not None
         # A buffer at the start of a live block (the usual case) is one dict look-up; any
         # other address takes check_range's locked search and its message.
         b = mem.live.get(addr)
@@ -178,8 +186,14 @@ def _arrays(
             try:
                 mem.check_range(addr, n)  # ValueError outside live allocations
             except ValueError as exc:
-                raise _fault(code, d, i, str(exc)) from None
-        arrays.append(np.ndarray(s.shape, s.dtype, buf, addr - mem.base))
+                raise _fault(code, d, len(arrays), str(exc)) from None
+        key = (addr, s.shape, s.dtype)
+        v = views.get(key)
+        if v is None:
+            if len(views) >= _MAX_VIEWS:
+                views.clear()
+            v = views[key] = np.ndarray(s.shape, s.dtype, buf, addr - base)
+        arrays.append(v)
     return arrays
 
 
@@ -232,8 +246,12 @@ def launch(
     out_addrs: Sequence[int],
     attrs: Mapping[str, Any],
     stream: int,
+    site: SourceSite | None = None,
 ) -> WorkRecord:
-    """Queue planned op `p` on `stream`; returns the WorkRecord submit emits."""
+    """Queue planned op `p` on `stream`; returns the WorkRecord submit emits.
+
+    `site` is the user line launching it, when the caller found it already (else submit
+    looks it up)."""
     d = p.op
     return submit(
         stream,
@@ -244,4 +262,5 @@ def launch(
         inputs=p.in_infos,
         outputs=p.out_infos,
         compute=_compute(d, in_specs, in_addrs, p.outputs, out_addrs, attrs),
+        site=site,
     )

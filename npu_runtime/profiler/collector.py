@@ -10,9 +10,13 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from npu_runtime.records import EventWait, WorkRecord
 from npu_runtime.sites import user_stack
+
+if TYPE_CHECKING:
+    from npu_runtime.core.runtime import Runtime
 
 
 class Collector:
@@ -95,9 +99,18 @@ class Collector:
         return self._attached
 
 
+# The runtime, bound on the first record: importing it at module level would load numpy
+# for every profiler import, and a function-level import costs a sys.modules look-up per op.
+_runtime: Runtime | None = None
+
+
 def _used(device: int) -> int:
     """Bytes allocated on `device` right now (0 once the device is gone)."""
-    from npu_runtime.core.runtime import get_runtime
+    global _runtime
+    rt = _runtime
+    if rt is None:
+        from npu_runtime.core.runtime import get_runtime
 
-    dev = get_runtime().devices.get(device)
+        rt = _runtime = get_runtime()  # always the same object (reset() clears it in place)
+    dev = rt.devices.get(device)
     return dev.memory.used if dev is not None else 0
