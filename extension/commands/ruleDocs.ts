@@ -6,30 +6,9 @@ import * as vscode from "vscode";
 import { log } from "../common/log";
 import { describeFailure, runProcess } from "../common/process";
 import { codeOf, DIAGNOSTIC_SOURCE } from "../views/problemsModel";
+import { ruleMarkdown, RULE_DOC_SCRIPT } from "./ruleDocsCore";
 
 export const RULE_DOC_SCHEME = "ascend-lens-rule";
-
-// Prints {"CODE": "markdown"} for one code, or every code's one-line summary when none is given.
-const RULE_DOC_SCRIPT = `
-import json, sys
-from npu_lsp.registry import load_all
-rules = load_all()
-code = sys.argv[1] if len(sys.argv) > 1 else ""
-if code:
-    r = rules.get(code)
-    if r is None:
-        print(json.dumps({"error": "unknown rule " + code})); sys.exit(0)
-    print(json.dumps({"code": r.code, "name": r.name, "doc": (r.__doc__ or "").strip()}))
-else:
-    print(json.dumps({"rules": [{"code": c, "name": r.name, "summary": r.summary()} for c, r in sorted(rules.items())]}))
-`;
-
-function stripIndent(doc: string): string {
-  const lines = doc.split("\n");
-  const indents = lines.slice(1).filter((l) => l.trim()).map((l) => l.length - l.trimStart().length);
-  const cut = indents.length ? Math.min(...indents) : 0;
-  return [lines[0] ?? "", ...lines.slice(1).map((l) => l.slice(cut))].join("\n");
-}
 
 async function query(python: string, code?: string): Promise<Record<string, unknown>> {
   const r = await runProcess(python, ["-c", RULE_DOC_SCRIPT, ...(code ? [code] : [])], { timeoutMs: 30_000 });
@@ -44,9 +23,7 @@ export class RuleDocProvider implements vscode.TextDocumentContentProvider {
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const code = path.basename(uri.path, ".md");
     try {
-      const info = await query(await this.python(), code);
-      if (typeof info.error === "string") return `# ${code}\n\n${info.error}.`;
-      return `# ${String(info.code)} (${String(info.name)})\n\n${stripIndent(String(info.doc))}\n`;
+      return ruleMarkdown(code, await query(await this.python(), code));
     } catch (err) {
       return `# ${code}\n\nThe rule documentation could not be read: ${String(err)}`;
     }

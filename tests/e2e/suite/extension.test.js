@@ -88,6 +88,13 @@ suite("Ascend Lens extension", () => {
     await doc.save();
   });
 
+  test("rule documentation comes from the installed package", async () => {
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse("ascend-lens-rule:/MS101.md"));
+    assert.match(doc.getText(), /^# MS101 \(try-statement\)\n/);
+    assert.match(doc.getText(), /## What it does/);
+    await vscode.commands.executeCommand("ascend-lens.showRuleDocumentation", "MS101");
+  });
+
   test("F5 on a pyACL script stops at the failing memcpy with the ACL code", async () => {
     const file = wsUri("bad_memcpy.py");
     await vscode.window.showTextDocument(file);
