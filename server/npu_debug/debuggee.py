@@ -14,13 +14,18 @@ from npu_debug.config import LaunchConfig
 _DEBUG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # server/
 
 
-def _runtime_root() -> str | None:
+def _package_dir(name: str) -> str | None:
     from importlib.util import find_spec
 
-    spec = find_spec("npu_runtime")
+    spec = find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         return None
-    return os.path.dirname(list(spec.submodule_search_locations)[0])
+    return str(list(spec.submodule_search_locations)[0])
+
+
+# Our packages: their frames never show in "Just My Code" stacks (the user's own files,
+# even inside a checkout of this repository, still do).
+OUR_PACKAGES = ("npu_runtime", "npu_debug", "npu_kernel")
 
 
 def profile_dir(config: LaunchConfig) -> str | None:
@@ -35,7 +40,12 @@ def profile_dir(config: LaunchConfig) -> str | None:
 def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any]:
     """debugpy launch arguments that run the user's target under `npu_debug.bootstrap`."""
     target = ["--program", config.program] if config.program else ["--module", str(config.module)]
-    roots = [p for p in (shim_dir(), _runtime_root(), _DEBUG_ROOT) if p]
+    packages = [p for p in map(_package_dir, OUR_PACKAGES) if p]
+    runtime_dir = _package_dir("npu_runtime")
+    # The shim first (so `import acl` is the emulator's), then the roots our packages live in.
+    roots = [
+        p for p in (shim_dir(), runtime_dir and os.path.dirname(runtime_dir), _DEBUG_ROOT) if p
+    ]
     env: dict[str, str | None] = dict(config.env)
     inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))
     env["PYTHONPATH"] = os.pathsep.join(roots + ([inherited] if inherited else []))
@@ -57,9 +67,8 @@ def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any
     }
     env[CONFIG_ENV] = json.dumps(settings)
     passthrough = {k: v for k, v in config.passthrough.items() if k not in ("type", "request")}
-    # Our own frames never show in "Just My Code" stacks.
     rules = list(passthrough.pop("rules", []) or [])
-    rules += [{"path": p, "include": False} for p in roots]
+    rules += [{"path": p, "include": False} for p in packages]
     args: dict[str, Any] = {
         "console": "internalConsole",
         **passthrough,

@@ -81,11 +81,17 @@ def test_debugpy_launch_runs_the_bootstrap_with_the_runtime_settings(tmp_path: P
     assert settings["channel"] == "127.0.0.1:1:tok"
     assert settings["profileDir"] == str(tmp_path / "prof")
     assert settings["unset"] == ["DROP"]
-    shim = str(Path(__file__).resolve().parents[2] / "npu_runtime" / "_shim")
-    assert env["PYTHONPATH"].split(":")[0] == shim
+    repo = Path(__file__).resolve().parents[2]
+    assert env["PYTHONPATH"].split(":")[:2] == [str(repo / "npu_runtime" / "_shim"), str(repo)]
     assert "type" not in args
-    assert args["rules"][0] == {"module": "x", "include": False}
-    assert {"path": shim, "include": False} in args["rules"]
+    # The user's rules first, then ours: our packages only, never the whole checkout (a user
+    # program in examples/ is still the user's code).
+    assert args["rules"] == [
+        {"module": "x", "include": False},
+        {"path": str(repo / "npu_runtime"), "include": False},
+        {"path": str(repo / "server" / "npu_debug"), "include": False},
+        {"path": str(repo / "kernel" / "npu_kernel"), "include": False},
+    ]
 
 
 SYNC_FAILURE = {
