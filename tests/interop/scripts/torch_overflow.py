@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F  # noqa: N812 (PyTorch's usual name)
+import torch.nn.functional as F
 from msprobe.pytorch import PrecisionDebugger
 
 out = Path(sys.argv[1])
