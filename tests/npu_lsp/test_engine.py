@@ -158,3 +158,27 @@ def test_large_file_is_analysed() -> None:
     text = "from mindspore import nn\n\n\n" + "\n\n".join(block.format(i=i) for i in range(2000))
     diags = check_source(text, "big.py")
     assert len(diags) == 2000 and {d.code for d in diags} == {"MS101"}
+
+
+def test_engine_is_pure_and_repeatable() -> None:
+    cfg = Config(select=("MS",))
+    first = check_source(TRY, "a.py", cfg)
+    assert check_source(TRY, "a.py", cfg) == first
+    assert cfg == Config(select=("MS",))
+
+
+def test_helper_errors_echo_once_per_code_and_call_site() -> None:
+    src = (
+        "from mindspore import nn\n\n\ndef helper(x):\n    del x\n    del x\n    s = {1}\n    return s\n\n\n"
+        "class Net(nn.Cell):\n    def construct(self, x):\n        return helper(x) + helper(x)\n"
+    )
+    got = [(d.span.line, d.span.column, d.code) for d in check_source(src, "a.py")]
+    assert got == [
+        (5, 5, "MS102"),
+        (6, 5, "MS102"),
+        (7, 9, "MS109"),
+        (13, 16, "MS102"),
+        (13, 16, "MS109"),
+        (13, 28, "MS102"),
+        (13, 28, "MS109"),
+    ]
