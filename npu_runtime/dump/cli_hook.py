@@ -94,4 +94,5 @@ def dumping(args: argparse.Namespace) -> Iterator[DumpRun]:
             run.error = f"cannot write dump to {args.dump}: {exc.strerror or exc}"
             sys.stderr.write(f"ascend-lens: {run.error}\n")
         else:
-            sys.stderr.write(f"dump written to {dumper.out_dir}\n")
+            written = "written to" if run.files else "empty (no op ran): nothing written to"
+            sys.stderr.write(f"dump {written} {dumper.out_dir}\n")

@@ -94,6 +94,13 @@ def test_pyacl_ops_are_dumped_too(tmp_path: Path) -> None:
     assert (out["shape"], out["Max"], out["Min"]) == ([6], 10.0, 0.0)
 
 
+def test_a_run_without_ops_says_the_dump_is_empty(tmp_path: Path) -> None:
+    res = _run(tmp_path, "print('no ops')\n", "--dump", "d")
+    assert res.returncode == 0, res.stderr
+    assert f"dump empty (no op ran): nothing written to {tmp_path / 'd'}" in res.stderr
+    assert not (tmp_path / "d").exists()
+
+
 def test_usage_errors_exit_2_before_the_script_runs(tmp_path: Path) -> None:
     res = _run(tmp_path, SCRIPT, "--dump-level", "tensor")
     assert res.returncode == 2 and "--dump-level needs --dump DIR" in res.stderr
