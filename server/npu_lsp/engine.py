@@ -445,10 +445,10 @@ class _Walker:
         self.parents = ctx._parents
 
     def run(self, r: Rule, node: ast.AST) -> None:
+        scope = self.ctx.scope  # as set by the walk (module-level rules run with None)
         try:
             found = list(r.check(node, self.ctx))
             self.out.extend(found)
-            scope = self.ctx.scope
             if scope is not None and scope.kind == "helper":
                 for d in found:
                     if d.severity == "error":

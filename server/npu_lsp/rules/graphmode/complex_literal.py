@@ -55,9 +55,10 @@ class ComplexLiteral(Rule):
             scope = ctx.scopes.scope_for(fn)
             for sub in walk(fn):
                 if isinstance(sub, ast.Constant) and isinstance(sub.value, complex):
-                    ctx.scope = scope
+                    ctx.scope = scope  # so the diagnostic names the call sites of a helper
                     yield ctx.diagnostic(
                         self,
                         sub,
                         f"complex constant {ctx.segment(sub)} is not supported in graph mode",
                     )
+        ctx.scope = None
