@@ -59,7 +59,8 @@ def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser
         prog="ascend-lens run",
         description="Run a pyACL script on the emulated Ascend runtime.",
         epilog="environment: NPU_DEVICE, NPU_DEVICES (or ASCEND_RT_VISIBLE_DEVICES), "
-        "NPU_SANITIZE=0, NPU_INJECT=SPEC[,SPEC...]; flags override them (--inject adds rules). "
+        "NPU_SANITIZE=0, NPU_INJECT=SPEC[,SPEC...], NPU_NUMERICS=float32|float64; flags "
+        "override them (--inject adds rules). "
         "See docs/runtime.md.",
     )
     p.add_argument(
