@@ -152,3 +152,27 @@ def test_cluster_analysis_sees_one_rank_per_device(tools: Tools, tmp_path: Path)
     }
     assert set(got) == {(step, rank) for step in ("1", "2") for rank in ("0", "1")}
     assert {k: float(v) for k, v in got.items()} == {k: float(v) for k, v in ours.items()}
+
+
+def test_compare_by_kernel_type_reads_op_statistic(
+    tools: Tools, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    base, target = runs["float16"], runs["float32"]
+    res = tools.run("msprof-analyze", "compare", "-d", target, "-bp", base, "-o", tmp_path,
+                    "--use_kernel_type", "--enable_kernel_compare", cwd=tmp_path)  # fmt: skip
+    book = tools.workbook(only(tmp_path.glob("performance_comparison_result_*.xlsx"), "workbook"))
+    assert "KernelTypeCompare" in book, res.stdout
+    rows = [r for r in book["KernelTypeCompare"] if r and isinstance(r[0], int)]
+    got = {(r[1], r[2]): (r[3], r[7], r[8], r[12]) for r in rows}
+
+    def ours(rank: Path) -> dict[tuple[str, str], tuple[float, int]]:
+        return {
+            (s["OP Type"], s["Core Type"]): (float(s["Total Time(us)"]), int(s["Count"]))
+            for s in _rows(rank, "op_statistic.csv")
+        }
+
+    a, b = ours(base), ours(target)
+    assert set(got) == set(a) == set(b)
+    for key, (total_a, calls_a, total_b, calls_b) in got.items():
+        assert (total_a, calls_a) == pytest.approx(a[key], abs=1e-3)
+        assert (total_b, calls_b) == pytest.approx(b[key], abs=1e-3)
