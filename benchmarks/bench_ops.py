@@ -27,6 +27,7 @@ import npu_runtime.acl as acl
 from npu_runtime.core import launch
 from npu_runtime.core.runtime import get_runtime
 from npu_runtime.profiler import profile
+from npu_runtime.sites import user_site
 from npu_runtime.tensor import Tensor
 
 TINY_N = 5_000
@@ -106,9 +107,17 @@ def main() -> int:
     def submit_only() -> object:  # the runtime's share: queue a record, no op, no compute
         return launch.submit(0, name="Add", op_type="Add", cost=floor_cost)
 
+    mem = rt.devices[0].memory
+    alloc_site = user_site(1)
+
+    def alloc_only() -> object:  # the allocator's share of a Tensor op: its result's block
+        block = mem.malloc(32, 0, alloc_site)
+        return mem.free(block.addr)
+
     tiny = {
         "numpy np.add (baseline)": (lambda: np.add(x, x), off),
         "core.launch.submit alone (no op; the runtime's floor)": (submit_only, off),
+        "device malloc + free alone (a Tensor result's block)": (alloc_only, off),
         "Tensor a + b": (lambda: a + b, off),
         "Tensor a + b, profiling on": (lambda: a + b, on),
         "acl.op.execute_v2 Add": (run_acl, off),

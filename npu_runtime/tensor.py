@@ -267,7 +267,10 @@ def _call(
     if numerics._mode == "npu" and p.nd_outputs is not None:
         # One frame walk for the user's line: the results' alloc site and the launch site.
         site = user_site(1)
-        results = [_result(rt, s, site) for s in p.nd_outputs]
+        ctx = rt.tls.context  # _runtime() made sure there is a live one
+        assert ctx is not None
+        dev = ctx.device
+        results = [_result(rt, dev, s, site) for s in p.nd_outputs]
         _dispatch.launch(
             p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0, site
         )
@@ -288,13 +291,12 @@ def _call(
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _result(rt: Runtime, s: Spec, site: SourceSite | None) -> Tensor:
+def _result(rt: Runtime, dev: Device, s: Spec, site: SourceSite | None) -> Tensor:
     """`Tensor.empty(s.shape, s.dtype)` for an op result in NPU numerics, where the stored
     type is the declared one: the plan's spec is reused and the allocation goes straight
     to the device's allocator (with `site` as its sanitizer alloc site) unless an injection
     wants the full call."""
     t = Tensor.__new__(Tensor)
-    dev = rt.current_device("aclrtMalloc")
     t.shape = s.shape
     t.dtype = t.declared = s.dtype
     t._dev = dev

@@ -19,6 +19,8 @@ from npu_runtime.errors import AclError
 from npu_runtime.records import Bound, SourceSite, TensorInfo, Unit, WorkKind, WorkRecord
 from npu_runtime.sites import user_site
 
+_rt = get_runtime()  # always the same object (reset() clears it in place)
+
 
 @dataclass(frozen=True, slots=True)
 class Cost:
@@ -61,7 +63,7 @@ def submit(
     Raises AclError for host-side failures (no context: 107002; bad stream: 107000/107003).
     Device-side failures do not raise here: they surface at the next synchronisation.
     """
-    stream = get_runtime().resolve_stream(stream_handle, api)
+    stream = _rt.resolve_stream(stream_handle, api)
     c = cost if type(cost) is Cost else _as_cost(cost)
     if site is None:
         site = user_site(2)
