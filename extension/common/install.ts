@@ -5,6 +5,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { BUNDLED_WHEEL_DIR, MODULE, PY_DISTRIBUTION } from "./constants";
 import { log } from "./log";
+import { bundledWheel, venvPython } from "./installCore";
 import { describeFailure, PROBE_PACKAGE, runProcess } from "./process";
 
 export type PackageCheck = { installed: true; version: string } | { installed: false; reason: string };
@@ -13,21 +14,6 @@ export async function checkPackage(interpreter: string): Promise<PackageCheck> {
   const r = await runProcess(interpreter, ["-c", PROBE_PACKAGE], { timeoutMs: 30_000 });
   if (r.code === 0) return { installed: true, version: r.stdout.trim() };
   return { installed: false, reason: r.code === 3 ? `${PY_DISTRIBUTION} is not installed in ${interpreter}` : describeFailure(interpreter, r) };
-}
-
-export function bundledWheel(dir: string = BUNDLED_WHEEL_DIR): string | undefined {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return undefined;
-  }
-  const wheel = names.filter((n) => /^ascend_lens-.*\.whl$/.test(n)).sort().pop();
-  return wheel ? path.join(dir, wheel) : undefined;
-}
-
-function venvPython(venv: string): string {
-  return process.platform === "win32" ? path.join(venv, "Scripts", "python.exe") : path.join(venv, "bin", "python");
 }
 
 async function step(
@@ -55,7 +41,7 @@ async function step(
  * when that was chosen), or undefined when the user declined or it failed (already reported).
  */
 export async function offerInstall(interpreter: string, storage: vscode.Uri, reason: string): Promise<string | undefined> {
-  const wheel = bundledWheel();
+  const wheel = bundledWheel(BUNDLED_WHEEL_DIR);
   if (!wheel) {
     const msg = `Ascend Lens: ${reason}. Install it with \`pip install ascend-lens\` (or build the .vsix with scripts/package-extension, which bundles the wheel).`;
     log.warn(msg);
@@ -72,7 +58,7 @@ export async function offerInstall(interpreter: string, storage: vscode.Uri, rea
   );
   if (!choice) return undefined;
   const venv = path.join(storage.fsPath, "venv");
-  const target = choice === INTO ? interpreter : venvPython(venv);
+  const target = choice === INTO ? interpreter : venvPython(venv, process.platform);
   try {
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: "Ascend Lens", cancellable: true },
