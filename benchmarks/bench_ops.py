@@ -89,6 +89,7 @@ def table(results: dict[str, list[float]], baseline: str, unit: str) -> Iterator
 
 
 def main() -> int:
+    load_before = os.getloadavg()
     rt = get_runtime()
     rt.reset()
     rt.init()
@@ -140,12 +141,14 @@ def main() -> int:
     big_res = rounds(big, 1, BIG_ROUNDS)
     big_ms = {k: [v / 1000 for v in vs] for k, vs in big_res.items()}
 
+    load_after = os.getloadavg()
+    load = f"load average {load_before[0]:.2f} at the start, {load_after[0]:.2f} at the end"
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = f"{platform.machine()} ({os.cpu_count()} cores, shared), CPython {platform.python_version()}, numpy {np.__version__}"
     lines = [
         "# Op overhead",
         "",
-        f"Measured {when} on {machine}, by `benchmarks/bench_ops.py`. Process CPU time; "
+        f"Measured {when} on {machine} ({load}), by `benchmarks/bench_ops.py`. Process CPU time; "
         "interleaved rounds; on a shared machine noise only adds time, so `added` compares "
         "each variant's best round with the numpy baseline's best round.",
         "",
