@@ -25,7 +25,7 @@ import { ProfileStore } from "./profile/store";
 import { DevicesView } from "./views/devicesView";
 import type { DevicesSnapshot } from "./views/devicesModel";
 import { openLine, ProfileView } from "./views/profileView";
-import { ProblemsByRuleView } from "./views/problemsView";
+import { ProblemsByRuleView, ruleCodeOfNode } from "./views/problemsView";
 import type { RuleCount } from "./views/problemsModel";
 
 /** What `extensions.getExtension("ascend-lens.ascend-lens").exports` gives (used by the e2e tests). */
@@ -121,7 +121,10 @@ export function activate(context: vscode.ExtensionContext): AscendLensApi {
   );
   command("openTrace", () => openTrace(store));
   command("clearProfileDecorations", () => store.clear());
-  command("showRuleDocumentation", (code?: string) => showRuleDocumentation(python, code));
+  // From the palette (no argument), a caller (a code) or the Problems by Rule view (its tree node).
+  command("showRuleDocumentation", (arg?: unknown) =>
+    showRuleDocumentation(python, typeof arg === "string" ? arg : ruleCodeOfNode(arg)),
+  );
   command("installKernelspec", async () => installKernelspec(await python(), getPrimarySettings()));
   command("devices.refresh", async () => {
     // A running notebook kernel answers with a state event; otherwise show the configured devices.
@@ -131,7 +134,10 @@ export function activate(context: vscode.ExtensionContext): AscendLensApi {
     const nb = vscode.window.activeNotebookEditor?.notebook;
     if (nb) await controller.restart(nb);
   });
-  command("problems.filter", (code?: string) => problems.setFilter(code === problems.activeFilter ? undefined : code));
+  command("problems.filter", (arg?: unknown) => {
+    const code = typeof arg === "string" ? arg : ruleCodeOfNode(arg);
+    problems.setFilter(code === problems.activeFilter ? undefined : code);
+  });
   command("problems.clearFilter", () => problems.setFilter(undefined));
   command("profile.openLine", (file: string | vscode.Uri, line: number) => openLine(file, line));
   subs.push(vscode.workspace.registerTextDocumentContentProvider(RULE_DOC_SCHEME, new RuleDocProvider(python)));

@@ -8,6 +8,12 @@ type Node = { kind: "rule"; rule: RuleCount } | { kind: "item"; item: Diagnostic
 
 const FILTERED_CONTEXT = `${MODULE}.problems.filtered`;
 
+/** The rule code of a node of this view, as menu commands receive it. */
+export function ruleCodeOfNode(node: unknown): string | undefined {
+  const n = node as Partial<Node> | undefined;
+  return n?.kind === "rule" && n.rule ? n.rule.code : undefined;
+}
+
 export class ProblemsByRuleView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.emitter.event;
