@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_lsp.astutil import LEAVES, child_nodes
+from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from npu_lsp.noqa import filter_suppressed
@@ -191,6 +192,7 @@ class Context:
     _lines: list[str] | None = None
     _parents_complete: bool = False
     _qualnames: dict[int, str | None] = field(default_factory=dict)
+    _columns: LineColumns | None = None
 
     # ---- scope and names
     @property
@@ -232,17 +234,29 @@ class Context:
     # ---- text and spans
     @property
     def lines(self) -> list[str]:
+        """The source lines, numbered as `ast` numbers them (index = line - 1)."""
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            self._lines = split_lines(self.text)
         return self._lines
+
+    @property
+    def columns(self) -> LineColumns:
+        """Byte offset -> code-point column conversion for this file."""
+        if self._columns is None:
+            self._columns = self.scopes.info.columns or LineColumns(self.text, self._lines)
+        return self._columns
+
+    def column(self, line: int, byte_offset: int) -> int:
+        """1-based code-point column of an `ast` byte offset (`col_offset`) on `line`."""
+        return self.columns.column(line, byte_offset)
 
     def span(self, node: ast.AST) -> Span:
         """1-based span of a node (columns in code points, end exclusive)."""
-        return node_span(node)
+        return node_span(node, self.columns)
 
     def head_span(self, node: ast.AST) -> Span:
         """The span of the first line of a (compound) statement only, e.g. `try:`."""
-        s = node_span(node)
+        s = self.span(node)
         if s.end_line == s.line:
             return s
         line = self.lines[s.line - 1] if s.line - 1 < len(self.lines) else ""
@@ -253,7 +267,7 @@ class Context:
         return ast.get_source_segment(self.text, node) or ""
 
     def edit(self, node: ast.AST, new_text: str) -> Edit:
-        return Edit(node_span(node), new_text)
+        return Edit(self.span(node), new_text)
 
     def diagnostic(
         self,
@@ -267,7 +281,7 @@ class Context:
     ) -> Diagnostic:
         """A diagnostic of `rule` on `node`. Inside a helper reached from compiled code, the
         call sites that reach it are attached as related information automatically."""
-        span = node if isinstance(node, Span) else node_span(node)
+        span = node if isinstance(node, Span) else self.span(node)
         rel = list(related)
         if self.scope is not None and self.scope.kind == "helper":
             for site in self.scope.call_sites[:5]:
@@ -281,12 +295,20 @@ class Context:
         return Diagnostic(rule.code, message, severity or rule.severity, span, fix, tuple(rel))
 
 
-def node_span(node: ast.AST) -> Span:
+def node_span(node: ast.AST, columns: LineColumns | None = None) -> Span:
+    """The node's span. `ast` offsets are UTF-8 bytes; with `columns` (the file's converter)
+    they become code-point columns, which is what a Span holds. Without it the offsets are
+    used as they are, which is only right for ASCII lines."""
     line = getattr(node, "lineno", 1)
-    col = getattr(node, "col_offset", 0) + 1
     end_line = getattr(node, "end_lineno", None) or line
-    end_col = getattr(node, "end_col_offset", None)
-    return Span(line, col, end_line, (end_col + 1) if end_col is not None else col + 1)
+    start = getattr(node, "col_offset", 0)
+    end = getattr(node, "end_col_offset", None)
+    if columns is None:
+        col = start + 1
+        return Span(line, col, end_line, (end + 1) if end is not None else col + 1)
+    col = columns.column(line, start)
+    end_col = columns.column(end_line, end) if end is not None else col + 1
+    return Span(line, col, end_line, end_col)
 
 
 # ----------------------------------------------------------------------------- dispatch
@@ -460,7 +482,7 @@ class _Walker:
                     "rule %s crashed on %s: %s", r.code, self.ctx.path, traceback.format_exc()
                 )
                 msg = f"internal error in rule {r.code} ({r.name}): {type(exc).__name__}: {exc}"
-                self.out.append(_internal(INTERNAL_ERROR, msg, node_span(node), "warning"))
+                self.out.append(_internal(INTERNAL_ERROR, msg, self.ctx.span(node), "warning"))
 
     def _echo_at_call_sites(self, d: Diagnostic, scope: GraphScope) -> list[Diagnostic]:
         """MindSpore reports an error inside a helper at the call in the compiled root

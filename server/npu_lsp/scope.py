@@ -26,6 +26,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
 from npu_lsp.astutil import child_nodes, statements, walk_branches
+from npu_lsp.columns import LineColumns
 
 if TYPE_CHECKING:
     from npu_lsp.engine import WorkspaceIndex
@@ -103,6 +104,8 @@ class ModuleInfo:
     graph_mode: bool | None = None
     #: module-level `name = SomeClass(...)` -> class qualname (to follow `name.method()`)
     instances: dict[str, str] = field(default_factory=dict)
+    #: byte offset -> code-point column conversion (None when summarised without the text)
+    columns: LineColumns | None = None
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -265,6 +268,8 @@ def summarize(tree: ast.Module, path: str, module: str, text: str | None = None)
     """Build the ModuleInfo of a parsed file."""
     imports = _collect_imports(tree, module)
     info = ModuleInfo(path, module, imports, {}, {}, {}, None, None, {})
+    if text is not None:
+        info.columns = LineColumns(text)
     for st in tree.body:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
             info.functions[st.name] = st
@@ -626,12 +631,16 @@ class ScopeResolver:
                 t_info, t_qual, t_fn, t_owner = target
                 if _jit_decoration(t_fn, t_info) == "bytecode":
                     continue
+                end_line = call.end_lineno or call.lineno
+                cols = info.columns
                 site = CallSite(
                     info.path,
                     call.lineno,
-                    call.col_offset + 1,
-                    call.end_lineno or call.lineno,
-                    (call.end_col_offset or 0) + 1,
+                    cols.column(call.lineno, call.col_offset) if cols else call.col_offset + 1,
+                    end_line,
+                    cols.column(end_line, call.end_col_offset or 0)
+                    if cols
+                    else (call.end_col_offset or 0) + 1,
                     qual,
                     call,
                     fn,

@@ -206,3 +206,34 @@ def test_no_config_ignores_pyproject(project: Path) -> None:
     assert run("--format", "json", "bad.py", cwd=project).returncode == 0
     proc = run("--format", "json", "--no-config", "bad.py", cwd=project)
     assert proc.returncode == 1 and len(json.loads(proc.stdout)) == 2
+
+
+# Non-ASCII text before a node: `ast` offsets are UTF-8 bytes, our columns are code points.
+NON_ASCII = """import torch
+from mindspore import nn
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        t = "张量"; s = {1, 2}  # 集合
+        e = "🚀"; u = {3}
+        return x
+
+
+m = "模型"; model = Net().cuda()
+"""
+
+
+def test_json_columns_count_code_points_on_non_ascii_lines(tmp_path: Path) -> None:
+    (tmp_path / "u.py").write_text(NON_ASCII, encoding="utf-8")
+    proc = run("--format", "json", "--select", "MS109,NPU201", str(tmp_path / "u.py"))
+    items = json.loads(proc.stdout)
+    got = [(i["code"], i["line"], i["column"], i["end_column"]) for i in items]
+    lines = NON_ASCII.splitlines()
+    assert got == [
+        ("MS109", 7, lines[6].index("{") + 1, lines[6].index("}") + 2),
+        ("MS109", 8, lines[7].index("{") + 1, lines[7].index("}") + 2),
+        ("NPU201", 12, lines[11].index("cuda") + 1, lines[11].index("cuda") + 5),
+    ]
+    assert lines[6][got[0][2] - 1 : got[0][3] - 1] == "{1, 2}"
+    assert lines[7][got[1][2] - 1 : got[1][3] - 1] == "{3}"

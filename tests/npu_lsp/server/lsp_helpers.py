@@ -158,14 +158,17 @@ def replace_all(client: LanguageClient, uri: str, text: str, version: int) -> No
 
 
 def apply_text_edits(text: str, edits: list[lsp.TextEdit]) -> str:
-    """Apply LSP text edits (BMP text: UTF-16 units equal code points) the way an editor does."""
+    """Apply LSP text edits the way an editor does (positions in UTF-16 code units)."""
     lines = text.splitlines(keepends=True)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
 
     def offset(pos: lsp.Position) -> int:
-        return len(text) if pos.line >= len(lines) else starts[pos.line] + pos.character
+        if pos.line >= len(lines):
+            return len(text)
+        units = lines[pos.line].encode("utf-16-le")[: 2 * pos.character]
+        return starts[pos.line] + len(units.decode("utf-16-le"))
 
     for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
         text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]

@@ -112,3 +112,47 @@ async def test_fix_all_migrates_the_file_with_one_torch_npu_import(
     replace_all(client, uri, new_text, 2)
     diags = await wait_for_diagnostics(client, uri, lambda d: len(d) == 1)
     assert [d.code for d in diags] == ["NPU208"]
+
+
+UNICODE_SOURCE = (
+    "import torch\n"
+    "import torch_npu\n"
+    "from mindspore import nn\n"
+    "\n"
+    "\n"
+    "class Net(nn.Cell):\n"
+    "    def construct(self, x):\n"
+    '        t = "张量🚀"; s = {1, 2}  # 集合\n'
+    "        return x\n"
+    "\n"
+    "\n"
+    'm = "模型🚀"; model = Net().cuda()\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "line", "before", "after"),
+    [
+        ("MS109", 7, '"张量🚀"; s = {1, 2}', '"张量🚀"; s = set([1, 2])'),
+        ("NPU201", 11, '"模型🚀"; model = Net().cuda()', '"模型🚀"; model = Net().npu()'),
+    ],
+)
+async def test_quick_fix_lands_right_on_lines_with_non_ascii_text(
+    client: LanguageClient, workspace: Path, code: str, line: int, before: str, after: str
+) -> None:
+    configure(client)
+    uri = (workspace / f"unicode_{code}.py").as_uri()
+    open_doc(client, uri, UNICODE_SOURCE)
+    diags = await wait_for_diagnostics(client, uri, lambda d: any(x.code == code for x in d))
+    diag = next(d for d in diags if d.code == code)
+    # The range covers exactly the flagged text, in UTF-16 units ("🚀" counts 2).
+    text_line = UNICODE_SOURCE.splitlines()[line]
+    units = text_line.encode("utf-16-le")
+    flagged = units[2 * diag.range.start.character : 2 * diag.range.end.character]
+    assert flagged.decode("utf-16-le") == ("{1, 2}" if code == "MS109" else "cuda")
+    found = await actions(client, uri, diag.range, [diag], only=[lsp.CodeActionKind.QuickFix])
+    assert found, f"no quick fix for {code}"
+    new_text = apply_text_edits(UNICODE_SOURCE, edits_of(found[0])[uri])
+    old_line = UNICODE_SOURCE.splitlines()[line]
+    assert before in old_line
+    assert new_text.splitlines()[line] == old_line.replace(before, after)

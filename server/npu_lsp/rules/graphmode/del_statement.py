@@ -55,8 +55,9 @@ class DelStatement(GraphRule):
         fix = None
         if all(isinstance(t, ast.Name) for t in node.targets):
             line = ctx.lines[node.lineno - 1] if node.lineno - 1 < len(ctx.lines) else ""
-            rest = line[node.end_col_offset or 0 :].strip()
-            alone = not line[: node.col_offset].strip() and (not rest or rest.startswith("#"))
+            span = ctx.span(node)  # code-point columns: `line` is text, not bytes
+            rest = line[span.end_column - 1 :].strip()
+            alone = not line[: span.column - 1].strip() and (not rest or rest.startswith("#"))
             if node.end_lineno == node.lineno and alone:
                 span = Span(node.lineno, 1, node.lineno + 1, 1)
                 fix = Fix("Remove the `del` statement", (Edit(span, ""),), safe=False)

@@ -14,7 +14,7 @@ def remove_posonly_marker(func: ast.FunctionDef, ctx: Context) -> Fix | None:
     last = func.args.posonlyargs[-1]
     line_no = last.end_lineno or last.lineno
     line = ctx.lines[line_no - 1]
-    start = last.end_col_offset or 0
+    start = ctx.column(line_no, last.end_col_offset or 0) - 1  # ast offsets are bytes
     m = re.compile(r"\s*,\s*/\s*(,)?").match(line, start)
     if m is None:
         return None

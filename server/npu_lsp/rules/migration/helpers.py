@@ -34,25 +34,13 @@ def is_cuda_device_string(node: ast.AST) -> bool:
 
 
 def char_column(ctx: Context, line: int, byte_offset: int) -> int:
-    """The 1-based code-point column of a 0-based UTF-8 byte offset (what `ast` records).
-
-    Columns in edits must count characters; on a line with non-ASCII text before the node,
-    `ast`'s byte offsets would place an edit in the wrong spot.
-    """
-    text = ctx.lines[line - 1] if 0 < line <= len(ctx.lines) else ""
-    if text.isascii():
-        return byte_offset + 1
-    return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore")) + 1
+    """The 1-based code-point column of a 0-based UTF-8 byte offset (see `columns.py`)."""
+    return ctx.column(line, byte_offset)
 
 
 def span_of(ctx: Context, node: ast.AST) -> Span:
-    """The node's span with code-point columns."""
-    line = getattr(node, "lineno", 1)
-    end_line = getattr(node, "end_lineno", None) or line
-    start = char_column(ctx, line, getattr(node, "col_offset", 0))
-    end_offset = getattr(node, "end_col_offset", None)
-    end = char_column(ctx, end_line, end_offset) if end_offset is not None else start + 1
-    return Span(line, start, end_line, end)
+    """The node's span with code-point columns (the engine's one conversion)."""
+    return ctx.span(node)
 
 
 def head_span_of(ctx: Context, node: ast.AST) -> Span:
