@@ -323,9 +323,9 @@ def _dispatch_table(
 
     Families in `forced` run even when the text lacks their trigger substrings (e.g. graph
     rules for a file whose Cells derive from a base class defined elsewhere)."""
-    load_all()
     from npu_lsp.registry import matches
 
+    _ensure_rules_loaded()
     ignored = config.ignored_for(path)
     found: dict[tuple[str, ...], bool] = {}
     active: list[str] = []
@@ -537,10 +537,25 @@ class _Walker:
                 push((child, scope, func))
 
 
+_rules_loaded = False
+
+
+def _ensure_rules_loaded() -> None:
+    """Import every rule family once (they register rules and file-type checkers)."""
+    global _rules_loaded
+    if not _rules_loaded:
+        load_all()
+        _rules_loaded = True
+
+
 def check_source(
     text: str, path: str, config: Config | None = None, workspace: WorkspaceIndex | None = None
 ) -> list[Diagnostic]:
-    """Diagnostics for `text` as the content of `path` (routed by `LANGUAGES`), filtered and sorted."""
+    """Diagnostics for `text` as the content of `path` (routed by `LANGUAGES`), filtered and sorted.
+
+    Self-sufficient: the rule families (and the file-type checkers they register) are
+    imported on the first call, so a library caller needs no setup."""
+    _ensure_rules_loaded()
     config = config or Config()
     checker: Checker = check_python
     for matcher, fn in LANGUAGES:

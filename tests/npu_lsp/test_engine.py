@@ -182,3 +182,37 @@ def test_helper_errors_echo_once_per_code_and_call_site() -> None:
         (13, 28, "MS102"),
         (13, 28, "MS109"),
     ]
+
+
+def test_check_source_loads_rules_itself_for_a_fresh_library_caller() -> None:
+    """A rank table checked first, in a fresh interpreter, goes to the HCCL checker."""
+    import subprocess
+    import sys
+
+    script = (
+        "from npu_lsp.engine import check_source\n"
+        "diags = check_source('{\"status\": \"completed\",', 'rank_table.json')\n"
+        "print(sorted({d.code for d in diags}))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['HCCL301']"
+
+
+def test_check_path_loads_rules_itself(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    table = tmp_path / "hccl_8p.json"
+    table.write_text('{"status": "completed", "server_count": "1", "server_list": []}')
+    script = (
+        "import sys\nfrom npu_lsp.engine import check_path\n"
+        "print(sorted({d.code for d in check_path(sys.argv[1])}))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(table)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().startswith("['HCCL3"), proc.stdout
