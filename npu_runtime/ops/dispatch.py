@@ -50,8 +50,8 @@ class Plan:
     cost: LaunchCost
     in_infos: tuple[TensorInfo, ...]
     out_infos: tuple[TensorInfo, ...]
-    # The outputs as the Tensor API describes its results ("ND", int dims), or None when
-    # an output needs the general path (another format, numpy-int dims).
+    # The outputs as the Tensor API describes its results ("ND", int dims, a device dtype),
+    # or None when an output needs the general path (and its checks).
     nd_outputs: tuple[Spec, ...] | None = None
 
 
@@ -97,7 +97,12 @@ def plan(
         inferred = d.infer(inputs, attrs)
         c = estimate(d.cost(inputs, inferred, attrs), profile)
         outs = tuple(map(intern, inferred))
-        nd = all(s.format == "ND" and all(type(x) is int for x in s.shape) for s in outs)
+        nd = all(
+            s.format == "ND"
+            and all(type(x) is int for x in s.shape)
+            and numerics.by_numpy(s.dtype) is not None
+            for s in outs
+        )
         p = Plan(
             d,
             outs,
