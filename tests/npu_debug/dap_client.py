@@ -17,6 +17,7 @@ from typing import Any
 
 Message = dict[str, Any]
 REPO = Path(__file__).resolve().parents[2]
+PROGRAMS = Path(__file__).parent / "programs"
 TIMEOUT = 30.0
 
 
@@ -203,6 +204,15 @@ class DapClient:
             v["name"]: v for v in self.ok("variables", {"variablesReference": ref})["variables"]
         }
 
+    def outputs(self, category: str = "stdout") -> str:
+        """Everything the program wrote to `category` so far, joined."""
+        with self._lock:
+            return "".join(
+                m["body"]["output"]
+                for m in self.timeline
+                if m.get("event") == "output" and m["body"].get("category") == category
+            )
+
     def close(self) -> int:
         """End the adapter and return its exit status (killing it if it does not go)."""
         try:
@@ -240,3 +250,21 @@ def processes_mentioning(marker: str) -> list[int]:
         if marker in cmdline and state != "Z":
             found.append(int(entry))
     return found
+
+
+def line_of(path: Path, marker: str) -> int:
+    """The 1-based line carrying `# @marker` in a debuggee script."""
+    for number, text in enumerate(path.read_text().splitlines(), start=1):
+        if f"# @{marker}" in text:
+            return number
+    raise LookupError(f"no marker @{marker} in {path}")
+
+
+def wait_no_processes(marker: str, timeout: float = 10.0) -> list[int]:
+    """Wait until no live process mentions `marker`; returns those still alive."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while (left := processes_mentioning(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left

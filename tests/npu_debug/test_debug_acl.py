@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import line_of
-from dap_client import DapClient
-from test_debug_session import outputs
+from dap_client import DapClient, line_of
 
 
 def stop_and_info(dap: DapClient) -> tuple[dict, dict, dict]:
@@ -46,7 +44,7 @@ def test_out_of_bounds_memcpy_stops_with_the_code_at_the_line(dap: DapClient, pr
     dap.ok("continue", {"threadId": stopped["threadId"]})
     assert dap.event("exited")["exitCode"] == 0
     # The program still got the code back, as pyACL returns it.
-    assert "memcpy returned 107000\n" in outputs(dap)
+    assert "memcpy returned 107000\n" in dap.outputs()
 
 
 def test_async_failure_stops_at_the_launch_line_and_names_the_sync_line(
@@ -68,7 +66,7 @@ def test_async_failure_stops_at_the_launch_line_and_names_the_sync_line(
     assert f"Surfaced at {path}:{sync}" in info["details"]["stackTrace"]
     dap.ok("continue", {"threadId": stopped["threadId"]})
     assert dap.event("exited")["exitCode"] == 0
-    assert "synchronize returned 507015\n" in outputs(dap)
+    assert "synchronize returned 507015\n" in dap.outputs()
 
 
 def test_sanitizer_finding_names_the_alloc_and_free_lines_and_stops_once(
@@ -94,7 +92,7 @@ def test_sanitizer_finding_names_the_alloc_and_free_lines_and_stops_once(
             dap.timeline.index(dap.find(lambda m: m.get("event") == "continued")) :
         ]
     )
-    assert "also: ACL error ACL_ERROR_RT_PARAM_INVALID (107000)" in outputs(dap, "console")
+    assert "also: ACL error ACL_ERROR_RT_PARAM_INVALID (107000)" in dap.outputs("console")
 
 
 def test_acl_errors_filter_off_runs_through(dap: DapClient, program) -> None:
@@ -102,7 +100,7 @@ def test_acl_errors_filter_off_runs_through(dap: DapClient, program) -> None:
     dap.start({"program": str(path)}, exception_filters=["uncaught"])
     assert dap.event("exited")["exitCode"] == 0
     assert dap.find(lambda m: m.get("event") == "stopped") is None
-    assert "memcpy returned 107000\n" in outputs(dap)
+    assert "memcpy returned 107000\n" in dap.outputs()
 
 
 def test_stop_on_acl_error_false_runs_through(dap: DapClient, program) -> None:
@@ -127,7 +125,7 @@ def test_injected_api_and_op_failures_fire_and_stop(dap: DapClient, program) -> 
     assert info["acl"]["site"]["line"] == line_of(path, "sync")
     dap.ok("continue", {"threadId": stopped["threadId"]})
     assert dap.event("exited")["exitCode"] == 5
-    assert "codes [0, 207001, 507015]\n" in outputs(dap)
+    assert "codes [0, 207001, 507015]\n" in dap.outputs()
 
 
 def test_devices_and_sanitizer_attributes_reach_the_runtime(dap: DapClient, program) -> None:
@@ -143,7 +141,7 @@ def test_devices_and_sanitizer_attributes_reach_the_runtime(dap: DapClient, prog
     try:
         other.start({"program": str(path), "devices": 2})
         other.event("exited")
-        assert "devices 2\n" in outputs(other)
+        assert "devices 2\n" in other.outputs()
     finally:
         other.close()
 
@@ -172,7 +170,7 @@ def test_unticking_the_filter_while_stopped_stops_no_more(dap: DapClient, progra
     dap.ok("continue", {"threadId": stopped["threadId"]})
     assert dap.event("exited")["exitCode"] == 5
     assert sum(1 for m in dap.timeline if m.get("event") == "stopped") == 1
-    assert "codes [207001, 207001]\n" in outputs(dap)
+    assert "codes [207001, 207001]\n" in dap.outputs()
 
 
 def test_acl_error_in_a_worker_thread_stops_that_thread(dap: DapClient, program) -> None:
@@ -185,7 +183,7 @@ def test_acl_error_in_a_worker_thread_stops_that_thread(dap: DapClient, program)
     assert info["acl"]["code"] == 107000
     dap.ok("continue", {"threadId": stopped["threadId"]})
     assert dap.event("exited")["exitCode"] == 0
-    assert "worker got [107000]\n" in outputs(dap)
+    assert "worker got [107000]\n" in dap.outputs()
 
 
 def test_tensor_api_fault_stops_at_the_op_then_raises_where_it_surfaced(
@@ -209,4 +207,4 @@ def test_tensor_api_fault_stops_at_the_op_then_raises_where_it_surfaced(
     assert plain["exceptionId"].endswith("AclError")
     dap.ok("continue", {"threadId": uncaught["threadId"]})
     assert dap.event("exited")["exitCode"] == 1
-    assert "never reached" not in outputs(dap)
+    assert "never reached" not in dap.outputs()

@@ -6,8 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import line_of
-from dap_client import DapClient
+from dap_client import DapClient, line_of
 
 
 def by_line(profile: dict) -> dict[int, dict]:

@@ -8,16 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROGRAMS, line_of, wait_no_processes
-from dap_client import DapClient
-
-
-def outputs(dap: DapClient, category: str = "stdout") -> str:
-    return "".join(
-        m["body"]["output"]
-        for m in dap.timeline
-        if m.get("event") == "output" and m["body"].get("category") == category
-    )
+from dap_client import PROGRAMS, DapClient, line_of, wait_no_processes
 
 
 def test_initialize_adds_the_acl_errors_filter_on_by_default(dap: DapClient) -> None:
@@ -73,7 +64,7 @@ def test_args_env_cwd_reach_the_program_and_stdout_stays_its_own(
     assert dap.event("exited")["exitCode"] == 0
     dap.event("terminated")
     # Exactly the program's output: nothing of the side channel leaks into stdout.
-    assert outputs(dap) == f"total=6 ['--alpha', 'two words'] from-launch {workdir}\n"
+    assert dap.outputs() == f"total=6 ['--alpha', 'two words'] from-launch {workdir}\n"
 
 
 def test_sys_exit_code_comes_through(dap: DapClient, program) -> None:
@@ -91,7 +82,7 @@ def test_crashing_program_ends_cleanly_with_exit_code_1(dap: DapClient, program)
     dap.start({"program": str(path)}, exception_filters=[])
     assert dap.event("exited")["exitCode"] == 1
     dap.event("terminated")
-    assert "ZeroDivisionError" in outputs(dap, "stderr")
+    assert "ZeroDivisionError" in dap.outputs("stderr")
     assert dap.close() == 0
     assert wait_no_processes(str(path)) == []
 
@@ -158,7 +149,7 @@ def test_pause_in_endless_loop_shows_the_loop_line(dap: DapClient, program) -> N
 def test_module_launch_runs_as_main(dap: DapClient) -> None:
     dap.start({"module": "pkgmod", "args": ["x"], "cwd": str(PROGRAMS)})
     assert dap.event("exited")["exitCode"] == 0
-    assert outputs(dap) == "module ran __main__ ['x'] False\n"
+    assert dap.outputs() == "module ran __main__ ['x'] False\n"
 
 
 BAD_LAUNCHES = [
@@ -214,7 +205,7 @@ def test_run_without_debugging_still_runs_on_the_emulator(dap: DapClient, progra
     assert profile["schema"] == "ascend-lens.profile/1"
     assert dap.event("exited")["exitCode"] == 0
     assert dap.find(lambda m: m.get("event") == "stopped") is None
-    assert "memcpy returned 107000\n" in outputs(dap)
+    assert "memcpy returned 107000\n" in dap.outputs()
 
 
 def test_run_in_terminal_reverse_request_is_relayed_both_ways(dap: DapClient, program) -> None:

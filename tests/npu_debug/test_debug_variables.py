@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import line_of
-from dap_client import DapClient
+from dap_client import DapClient, line_of
 
 
 def children(dap: DapClient, ref: int) -> list[dict]:
