@@ -4,6 +4,7 @@ visits every `Load`/`Store` context object; rules never need those)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 _AST = ast.AST
@@ -102,3 +103,57 @@ def walk_branches(node: ast.AST) -> Iterator[ast.AST]:
                 if t is attr_t and type(v.value) is name_t:  # type: ignore[attr-defined]
                     continue
                 append(v)
+
+
+def _import_line_re(packages: tuple[str, ...]) -> re.Pattern[str]:
+    names = "|".join(re.escape(p) for p in packages)
+    return re.compile(
+        rf"^[ \t]*(?:import[ \t]+[\w., \t]*?\b(?:{names})\b|from[ \t]+(?:{names})\b)",
+        re.MULTILINE,
+    )
+
+
+_IMPORT_RES: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def imports_any(tree: ast.Module, text: str, packages: tuple[str, ...]) -> bool:
+    """Does the module import any of `packages` (or a submodule) anywhere, functions included?
+
+    A regex over the text finds candidate lines (most files have none: no tree access at
+    all); a candidate counts only if an import statement of the package really starts
+    there, so an `import torch` inside a docstring or string does not.
+    """
+    pattern = _IMPORT_RES.get(packages)
+    if pattern is None:
+        pattern = _IMPORT_RES[packages] = _import_line_re(packages)
+    lines = {text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)}
+    if not lines:
+        return False
+    for node in _all_statements(tree.body):
+        if node.lineno not in lines:
+            continue
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        else:
+            continue
+        if any(n.split(".", 1)[0] in packages for n in names):
+            return True
+    return False
+
+
+def _all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested function and class bodies included (no expressions)."""
+    stack = list(body)
+    while stack:
+        st = stack.pop()
+        yield st
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(st, name, None)
+            if type(block) is list:
+                stack.extend(block)
+        for h in getattr(st, "handlers", None) or []:
+            stack.extend(h.body)
+        for case in getattr(st, "cases", None) or []:
+            stack.extend(case.body)

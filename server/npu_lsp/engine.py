@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import LEAVES, child_nodes
+from npu_lsp.astutil import LEAVES, child_nodes, imports_any
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -317,17 +317,23 @@ _dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
 
 
 def _dispatch_table(
-    config: Config, path: str, text: str = "", forced: frozenset[str] = frozenset()
+    config: Config,
+    path: str,
+    text: str = "",
+    forced: frozenset[str] = frozenset(),
+    tree: ast.Module | None = None,
 ) -> dict[type[ast.AST], list[Rule]]:
     """{node type: enabled rule instances}, built once per (config, per-file ignores, triggers).
 
     Families in `forced` run even when the text lacks their trigger substrings (e.g. graph
-    rules for a file whose Cells derive from a base class defined elsewhere)."""
+    rules for a file whose Cells derive from a base class defined elsewhere). Rules that
+    require imports (`Rule.active_imports`) run only when `tree` imports one of them."""
     from npu_lsp.registry import matches
 
     _ensure_rules_loaded()
     ignored = config.ignored_for(path)
     found: dict[tuple[str, ...], bool] = {}
+    imported: dict[tuple[str, ...], bool] = {}
     active: list[str] = []
     for code, cls in sorted(RULES.items()):
         if not cls.nodes or not config.enabled(code, cls.group) or matches(code, ignored):
@@ -335,8 +341,15 @@ def _dispatch_table(
         triggers = () if cls.family in forced else cls.active_triggers()
         if triggers not in found:
             found[triggers] = not triggers or any(t in text for t in triggers)
-        if found[triggers]:
-            active.append(code)
+        if not found[triggers]:
+            continue
+        required = cls.active_imports()
+        if required and tree is not None:
+            if required not in imported:
+                imported[required] = imports_any(tree, text, required)
+            if not imported[required]:
+                continue
+        active.append(code)
     key = (tuple(active), len(RULES))
     table = _dispatch_cache.get(key)
     if table is None:
@@ -401,7 +414,8 @@ def _check_python(
             )
         ]
     roots = resolver.local_roots()
-    table = _dispatch_table(config, path, text, frozenset({"graphmode"}) if roots else frozenset())
+    forced = frozenset({"graphmode"}) if roots else frozenset()
+    table = _dispatch_table(config, path, text, forced, tree)
     ctx = Context(path, text, tree, config, resolver)
     walker = _Walker(ctx, table)
     try:

@@ -55,6 +55,13 @@ FAMILY_TRIGGERS: dict[str, tuple[str, ...]] = {
     "hccl": (),
 }
 
+#: Packages a module must import (anywhere, any form) for a family's rules to run; a rule
+#: may override this with its own `requires_imports`. Migration rules lint torch code only:
+#: a "cuda" string in a file that never imports torch is not a device name. Empty = always.
+FAMILY_IMPORTS: dict[str, tuple[str, ...]] = {
+    "migration": ("torch", "torch_npu", "apex"),
+}
+
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 # A name says what is flagged, never what to do (Ruff convention).
 _BANNED_NAME_PREFIXES = ("no-", "disallow-", "banned-", "avoid-", "use-", "prefer-")
@@ -79,10 +86,19 @@ class Rule:
     #: Substrings the file must contain for this rule to run; None = the family's default
     #: (`FAMILY_TRIGGERS`), () = always.
     triggers: ClassVar[tuple[str, ...] | None] = None
+    #: Packages the module must import for this rule to run; None = the family's default
+    #: (`FAMILY_IMPORTS`), () = no requirement.
+    requires_imports: ClassVar[tuple[str, ...] | None] = None
 
     @classmethod
     def active_triggers(cls) -> tuple[str, ...]:
         return cls.triggers if cls.triggers is not None else FAMILY_TRIGGERS.get(cls.family, ())
+
+    @classmethod
+    def active_imports(cls) -> tuple[str, ...]:
+        if cls.requires_imports is not None:
+            return cls.requires_imports
+        return FAMILY_IMPORTS.get(cls.family, ())
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         """Yield diagnostics for `node`; `ctx` answers scope, name and span questions.

@@ -237,3 +237,53 @@ def test_json_columns_count_code_points_on_non_ascii_lines(tmp_path: Path) -> No
     ]
     assert lines[6][got[0][2] - 1 : got[0][3] - 1] == "{1, 2}"
     assert lines[7][got[1][2] - 1 : got[1][3] - 1] == "{3}"
+
+
+NOT_TORCH = '''"""A device registry that happens to mention CUDA."""
+
+BACKENDS = {"cuda": "NVIDIA", "npu": "Ascend"}
+DEFAULT = "cuda"
+
+
+class Tensor:
+    def to(self, device: str) -> "Tensor":
+        return self
+
+    def npu(self) -> "Tensor":
+        return self
+
+
+t = Tensor().to("cuda").npu()
+DOC = """
+import torch
+x = y.cuda()
+"""
+'''
+TORCH = """import torch
+
+x = torch.ones(2).to("cuda")
+backend_name = "npu"
+"""
+
+
+def test_migration_rules_ignore_code_that_never_imports_torch(tmp_path: Path) -> None:
+    (tmp_path / "registry.py").write_text(NOT_TORCH)
+    proc = run("--format", "json", "--select", "NPU", str(tmp_path / "registry.py"))
+    assert proc.returncode == 0, proc.stdout
+    assert json.loads(proc.stdout) == []
+
+
+def test_migration_rules_fire_on_torch_code_and_npu209_needs_a_real_npu_use(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "train.py").write_text(TORCH)
+    items = json.loads(
+        run("--format", "json", "--select", "NPU", str(tmp_path / "train.py")).stdout
+    )
+    # "npu" as a plain string is not an NPU device use: no NPU209 for it
+    assert [(i["code"], i["line"]) for i in items] == [("NPU204", 3)]
+    (tmp_path / "train.py").write_text(TORCH + 'y = x.to("npu:0")\n')
+    items = json.loads(
+        run("--format", "json", "--select", "NPU", str(tmp_path / "train.py")).stdout
+    )
+    assert [(i["code"], i["line"]) for i in items] == [("NPU204", 3), ("NPU209", 5)]

@@ -139,3 +139,37 @@ def test_columns_count_characters_on_non_ascii_lines() -> None:
     assert fix_all(text, diags) == (
         'import torch\nimport torch_npu\nnote = "é😀"; x = y.npu(); d = torch.device("npu")\n'
     )
+
+
+def test_torch_imported_inside_a_function_or_try_counts() -> None:
+    text = 'try:\n    import torch\nexcept ImportError:\n    torch = None\nx = y.to("cuda")\n'
+    assert [d.code for d in check_source(text, "t.py", Config(select=("NPU",)))] == ["NPU204"]
+
+
+def test_import_torch_in_a_docstring_does_not_make_torch_code() -> None:
+    text = '"""Usage:\n\nimport torch\n"""\nx = y.to("cuda")\nz = w.cuda()\n'
+    assert check_source(text, "t.py", Config(select=("NPU",))) == []
+
+
+@pytest.mark.parametrize(
+    ("use", "flagged"),
+    [
+        ("x = t.npu()", True),
+        ('x = t.to("npu")', True),
+        ('x = torch.ones(2, device="npu:1")', True),
+        ('d = torch.device("npu")', True),
+        ("ok = torch.npu.is_available()", True),
+        ('name = "npu"', False),
+        ("flag = cfg.npu", False),
+        ('table = {"npu": 1}', False),
+    ],
+)
+def test_npu209_only_for_real_npu_uses(use: str, flagged: bool) -> None:
+    text = f"import torch\n{use}\n"
+    diags = check_source(text, "n.py", Config(select=("NPU209",)))
+    assert [(d.code, d.span.line) for d in diags] == ([("NPU209", 2)] if flagged else [])
+
+
+def test_npu209_needs_torch_itself() -> None:
+    # an apex-only module has no `import torch` to pair torch_npu with
+    assert check_source("import apex\nx = t.npu()\n", "a.py", Config(select=("NPU209",))) == []

@@ -64,6 +64,9 @@ class CudaOnlyExtension(Rule):
     nodes = (ast.Import, ast.ImportFrom, ast.Call)
     # A file importing only `triton` or `cupy` mentions neither torch nor cuda.
     triggers = ("torch", "cuda", "cupy", "triton", "apex", "flash_attn", "xformers")
+    #: Everything flagged is an import of a CUDA-only package or a call that resolves through
+    #: an import to `torch.utils.cpp_extension`, so no torch import is required up front.
+    requires_imports = ()
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         reasons: dict[str, str] = data()["cuda_only_modules"]

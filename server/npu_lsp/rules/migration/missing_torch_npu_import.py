@@ -5,25 +5,52 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from npu_lsp.astutil import walk
 from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import imports_torch_npu, span_of, torch_npu_import_edit
 
+_DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location"})
+
+
+def _npu_device(node: ast.AST) -> bool:
+    """The string literal "npu" or "npu:N"."""
+    if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+        return False
+    value = node.value
+    return value == "npu" or (value.startswith("npu:") and value[4:].isdigit())
+
 
 def first_npu_use(tree: ast.Module, ctx: Context) -> ast.AST | None:
-    """The first expression that needs torch_npu: `.npu()`, `torch.npu.*`, an "npu" device."""
-    for node in ast.walk(tree):
+    """The first expression that needs torch_npu, in source order: a `.npu()` call, anything
+    under `torch.npu`, or an "npu" device string where a device goes (`.to("npu")`,
+    `device="npu:0"`, `torch.device("npu")`). A bare "npu" string elsewhere (a backend
+    name, a dictionary key) or an unrelated `.npu` attribute does not count."""
+    found: list[ast.AST] = []
+    for node in walk(tree):
         if isinstance(node, ast.Attribute):
-            if node.attr == "npu" and ctx.qualname(node) in (None, "torch.npu"):
-                return node
-            if ctx.qualname(node.value) == "torch.npu":
-                return node
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            value = node.value
-            if value == "npu" or (value.startswith("npu:") and value[4:].isdigit()):
-                return node
-    return None
+            if ctx.qualname(node.value) == "torch.npu" or ctx.qualname(node) == "torch.npu":
+                found.append(node)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "npu":
+                if ctx.qualname(func) in (None, "torch.npu"):
+                    found.append(func)
+                continue
+            device_call = (isinstance(func, ast.Attribute) and func.attr == "to") or ctx.qualname(
+                func
+            ) == "torch.device"
+            if device_call and node.args and _npu_device(node.args[0]):
+                found.append(node.args[0])
+            found.extend(
+                kw.value
+                for kw in node.keywords
+                if kw.arg in _DEVICE_KEYWORDS and _npu_device(kw.value)
+            )
+    if not found:
+        return None
+    return min(found, key=lambda n: (n.lineno, n.col_offset))
 
 
 @rule(
@@ -36,7 +63,7 @@ def first_npu_use(tree: ast.Module, ctx: Context) -> ast.AST | None:
 class MissingTorchNpuImport(Rule):
     """## What it does
     Reports a module that imports `torch` and uses NPU features (`.npu()`, `torch.npu.*`, or an
-    `"npu"` device string) but never imports `torch_npu`.
+    `"npu"` device string passed where a device goes) but never imports `torch_npu`.
 
     ## Why is this bad?
     `torch_npu` registers the NPU backend when it is imported. Without the import,
@@ -67,6 +94,9 @@ class MissingTorchNpuImport(Rule):
     """
 
     nodes = (ast.Module,)
+    #: torch_npu only matters to code that imports torch (an apex-only or torch_npu-only
+    #: file has nothing to add the import to)
+    requires_imports = ("torch",)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         assert isinstance(node, ast.Module)
