@@ -1,7 +1,7 @@
 // Bundles the extension (Node, CommonJS) and the notebook renderer (browser, ESM) into out/.
 // `--tests` bundles each tests/extension/*.test.ts into out/tests/extension/ for `node --test`.
 import * as esbuild from "esbuild";
-import { readdirSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 const production = process.argv.includes("--production");
@@ -17,6 +17,8 @@ const common = {
 
 if (tests) {
   const dir = "tests/extension";
+  // A deleted test must not live on as a stale bundle.
+  rmSync("out/tests/extension", { recursive: true, force: true });
   const entryPoints = readdirSync(dir)
     .filter((f) => f.endsWith(".test.ts"))
     .map((f) => join(dir, f));

@@ -14,7 +14,7 @@ import { Restarter } from "./common/restarter";
 import { startServer, stopServer } from "./common/server";
 import { affectsServer, getPrimarySettings } from "./common/settings";
 import { showStatusActions, StatusBar } from "./common/statusBar";
-import { AscendAdapterFactory, watchDebugEvents, watchStops } from "./debug/adapterFactory";
+import { AscendAdapterFactory, watchDebugEvents } from "./debug/adapterFactory";
 import { AscendConfigurationProvider } from "./debug/configProvider";
 import type { LineDecoration } from "./debug/decorationModel";
 import { ProfileDecorations } from "./debug/decorations";
@@ -148,7 +148,6 @@ export function activate(context: vscode.ExtensionContext): AscendLensApi {
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, new AscendConfigurationProvider(), vscode.DebugConfigurationProviderTriggerKind.Dynamic),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new AscendAdapterFactory()),
     watchDebugEvents(store, (state) => devices.update(state, "debug")),
-    watchStops((state) => devices.update(state, "debug")),
   );
 
   const ready = restarter.now().catch((err: unknown) => log.error(`Starting the language server: ${String(err)}`));
