@@ -185,6 +185,13 @@ class Session:
         self._push_bridge_config()
         self.relay({**request, "arguments": args})
 
+    def _on_request_disconnect(self, request: Message) -> None:
+        args = dict(request.get("arguments") or {})
+        if self.config is not None:
+            # We never leave a launched debuggee behind (and debugpy would wait for it to end).
+            args["terminateDebuggee"] = True
+        self.relay({**request, "arguments": args})
+
     def _on_request_exceptionInfo(self, request: Message) -> None:
         thread_id = (request.get("arguments") or {}).get("threadId")
         info = self.thread_errors.get(thread_id) if isinstance(thread_id, int) else None

@@ -99,7 +99,7 @@ def test_uncaught_exception_filter_still_stops_at_the_raising_line(dap: DapClien
     assert dap.event("exited")["exitCode"] == 1
 
 
-@pytest.mark.parametrize("ending", ["terminate", "disconnect"])
+@pytest.mark.parametrize("ending", ["terminate", "disconnect", "detach"])
 def test_endless_loop_ended_by_the_editor_leaves_no_processes(
     dap: DapClient, program, ending: str
 ) -> None:
@@ -112,7 +112,7 @@ def test_endless_loop_ended_by_the_editor_leaves_no_processes(
     if ending == "terminate":
         dap.ok("terminate", {})
         dap.event("terminated")
-    dap.ok("disconnect", {"terminateDebuggee": True})
+    dap.ok("disconnect", {"terminateDebuggee": ending != "detach"})
     assert dap.close() == 0
     assert wait_no_processes(str(path)) == []
 
