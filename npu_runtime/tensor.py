@@ -16,6 +16,7 @@ The first tensor initialises the runtime and sets device 0 when the program has 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +35,9 @@ from npu_runtime.sites import user_site
 
 __all__ = ["Tensor", "call"]
 
+_rt = get_runtime()  # always the same object (reset() clears it in place)
+_spec_of = operator.attrgetter("_spec")
+_addr_of = operator.attrgetter("addr")
 DTypeLike = Any  # numpy dtype, numpy/ml_dtypes type, or our name ("float16", "bfloat16")
 _H2D, _D2H = 1, 2
 
@@ -55,18 +59,13 @@ def _dtype(dtype: DTypeLike) -> np.dtype:
 
 def _runtime(device: int | None = None) -> Runtime:
     """The runtime with a current context: initialised and device set on first use."""
-    rt = get_runtime()
-    if rt.tls.context is None or not rt.tls.context.alive:
+    rt = _rt
+    ctx = rt.tls.context
+    if ctx is None or not ctx.alive:
         if not rt.initialized:
             rt.init()
         rt.set_device(device or 0)
     return rt
-
-
-def _release(rt: Runtime, dev: Device, addr: int) -> None:
-    # After a runtime reset or device reset the memory is gone already: nothing to free.
-    if rt.devices.get(dev.id) is dev:
-        dev.memory.free(addr)
 
 
 class Tensor:
@@ -130,8 +129,11 @@ class Tensor:
     def __del__(self) -> None:
         # __del__ rather than weakref.finalize: it costs nothing until the tensor dies.
         if getattr(self, "addr", None) is not None:
-            try:  # noqa: SIM105 (contextlib may be gone at interpreter shutdown)
-                _release(self._rt, self._dev, self.addr)
+            try:
+                dev = self._dev
+                # After a runtime or device reset the memory is gone already: nothing to free.
+                if self._rt.devices.get(dev.id) is dev:
+                    dev.memory.free(self.addr)
             except Exception:  # interpreter shutdown: modules may already be torn down
                 pass
 
@@ -259,7 +261,7 @@ def _call(
 ) -> Any:
     """`call`, with the declared dtype of the results when the program named one (a cast)."""
     rt = _runtime()
-    specs = [t._spec for t in inputs]
+    specs = list(map(_spec_of, inputs))
     try:
         p = _dispatch.plan(op_type, specs, attrs, rt.profile)
     except OpError as e:
@@ -270,11 +272,14 @@ def _call(
         ctx = rt.tls.context  # _runtime() made sure there is a live one
         assert ctx is not None
         dev = ctx.device
+        in_addrs = list(map(_addr_of, inputs))
+        if len(p.nd_outputs) == 1:  # the usual op: no list of results to build and unpack
+            r = _result(rt, dev, p.nd_outputs[0], site)
+            _dispatch.launch(p, specs, in_addrs, [r.addr], attrs, 0, site)
+            return r
         results = [_result(rt, dev, s, site) for s in p.nd_outputs]
-        _dispatch.launch(
-            p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0, site
-        )
-        return results[0] if len(results) == 1 else tuple(results)
+        _dispatch.launch(p, specs, in_addrs, list(map(_addr_of, results)), attrs, 0, site)
+        return tuple(results)
     results = [Tensor.empty(s.shape, s.dtype) for s in p.outputs]
     if numerics.numerics_mode() == "npu":
         _dispatch.launch(p, specs, [t.addr for t in inputs], [r.addr for r in results], attrs, 0)
