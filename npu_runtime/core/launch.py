@@ -63,6 +63,25 @@ def submit(
     Raises AclError for host-side failures (no context: 107002; bad stream: 107000/107003).
     Device-side failures do not raise here: they surface at the next synchronisation.
     """
+    return submit_positional(
+        stream_handle, kind, name, op_type, cost, inputs, outputs, compute, api, site
+    )
+
+
+def submit_positional(
+    stream_handle: int,
+    kind: WorkKind,
+    name: str,
+    op_type: str,
+    cost: Cost | Mapping[str, Any] | Any,
+    inputs: Iterable[TensorInfo],
+    outputs: Iterable[TensorInfo],
+    compute: Callable[[], None] | None,
+    api: str = "aclopExecuteV2",
+    site: SourceSite | None = None,
+) -> WorkRecord:
+    """`submit` with its arguments in order: the op launch path calls it for every op, and
+    binding ten keywords costs more than the rest of the call's set-up."""
     stream = _rt.resolve_stream(stream_handle, api)
     c = cost if type(cost) is Cost else _as_cost(cost)
     if site is None:

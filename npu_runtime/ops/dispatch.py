@@ -20,7 +20,7 @@ import numpy as np
 from npu_runtime import numerics
 from npu_runtime.core import hooks
 from npu_runtime.core.launch import Cost as LaunchCost
-from npu_runtime.core.launch import submit
+from npu_runtime.core.launch import submit_positional
 from npu_runtime.core.memory import DeviceMemory, device_of
 from npu_runtime.core.runtime import get_runtime
 from npu_runtime.cost import estimate
@@ -159,48 +159,55 @@ def _fault(code: int, d: OpDef, i: int, why: str) -> AclError:
 
 
 def _arrays(
-    devices: Mapping[int, Any], specs: Sequence[Spec], addrs: Sequence[int], code: int, d: OpDef
-) -> list[np.ndarray]:
-    """Arrays shaped by `specs` over device memory at `addrs`; a device fault for any that
-    is not live device memory. The device is looked up once for the usual single-device op."""
-    arrays: list[np.ndarray] = []
+    devices: Mapping[int, Any],
+    groups: tuple[tuple[int, Sequence[Spec], Sequence[int]], ...],
+    d: OpDef,
+) -> list[list[np.ndarray]]:
+    """For each (fault code, specs, addrs) group, arrays shaped by `specs` over device
+    memory at `addrs`; a device fault (with the group's code) for any that is not live
+    device memory. One pass over inputs and outputs, so the usual single-device op looks
+    its device up once."""
+    out: list[list[np.ndarray]] = []
     mem: DeviceMemory | None = None
     buf: Any = None
     views: dict[tuple[int, tuple[int, ...], np.dtype], np.ndarray] = {}
     base = end = 0
-    for s, addr in zip(specs, addrs, strict=True):
-        n = s.nbytes
-        if not n:
-            arrays.append(np.empty(s.shape, s.dtype))
-            continue
-        if not base <= addr < end:
-            dev = devices.get(device_of(addr))  # type: ignore[arg-type]
-            if dev is None:
-                raise _fault(code, d, len(arrays), f"0x{addr:x} is not on an open device")
-            mem = dev.memory
-            base, end = mem.base, mem.base + mem.capacity
-            entry = _backing.get(id(mem))
-            if entry is None:
-                entry = _backing[id(mem)] = (mem._backing(), {})
-                weakref.finalize(mem, _backing.pop, id(mem), None)
-            buf, views = entry
-        assert mem is not None
-        # A buffer at the start of a live block (the usual case) is one dict look-up; any
-        # other address takes check_range's locked search and its message.
-        b = mem.live.get(addr)
-        if b is None or n > b.reserved:
-            try:
-                mem.check_range(addr, n)  # ValueError outside live allocations
-            except ValueError as exc:
-                raise _fault(code, d, len(arrays), str(exc)) from None
-        key = (addr, s.shape, s.dtype)
-        v = views.get(key)
-        if v is None:
-            if len(views) >= _MAX_VIEWS:
-                views.clear()
-            v = views[key] = np.ndarray(s.shape, s.dtype, buf, addr - base)
-        arrays.append(v)
-    return arrays
+    for code, specs, addrs in groups:
+        arrays: list[np.ndarray] = []
+        out.append(arrays)
+        for s, addr in zip(specs, addrs, strict=True):
+            n = s.nbytes
+            if not n:
+                arrays.append(np.empty(s.shape, s.dtype))
+                continue
+            if not base <= addr < end:
+                dev = devices.get(device_of(addr))  # type: ignore[arg-type]
+                if dev is None:
+                    raise _fault(code, d, len(arrays), f"0x{addr:x} is not on an open device")
+                mem = dev.memory
+                base, end = mem.base, mem.base + mem.capacity
+                entry = _backing.get(id(mem))
+                if entry is None:
+                    entry = _backing[id(mem)] = (mem._backing(), {})
+                    weakref.finalize(mem, _backing.pop, id(mem), None)
+                buf, views = entry
+            assert mem is not None
+            # A buffer at the start of a live block (the usual case) is one dict look-up;
+            # any other address takes check_range's locked search and its message.
+            b = mem.live.get(addr)
+            if b is None or n > b.reserved:
+                try:
+                    mem.check_range(addr, n)  # ValueError outside live allocations
+                except ValueError as exc:
+                    raise _fault(code, d, len(arrays), str(exc)) from None
+            key = (addr, s.shape, s.dtype)
+            v = views.get(key)
+            if v is None:
+                if len(views) >= _MAX_VIEWS:
+                    views.clear()
+                v = views[key] = np.ndarray(s.shape, s.dtype, buf, addr - base)
+            arrays.append(v)
+    return out
 
 
 def _compute(
@@ -212,9 +219,9 @@ def _compute(
     attrs: Mapping[str, Any],
 ) -> Callable[[], None]:
     def compute() -> None:
-        devices = _rt.devices
-        arrays = _arrays(devices, in_specs, in_addrs, _READ, d)
-        outs = _arrays(devices, out_specs, out_addrs, _WRITE, d)
+        arrays, outs = _arrays(
+            _rt.devices, ((_READ, in_specs, in_addrs), (_WRITE, out_specs, out_addrs)), d
+        )
         try:
             # a writes_out kernel may put its results straight into device memory
             results = (
@@ -263,14 +270,15 @@ def launch(
     `site` is the user line launching it, when the caller found it already (else submit
     looks it up)."""
     d = p.op
-    return submit(
+    return submit_positional(
         stream,
-        kind="op",
-        name=f"{d.name}_{next(_seq)}",
-        op_type=d.name,
-        cost=p.cost,
-        inputs=p.in_infos,
-        outputs=p.out_infos,
-        compute=_compute(d, in_specs, in_addrs, p.outputs, out_addrs, attrs),
-        site=site,
+        "op",
+        f"{d.name}_{next(_seq)}",
+        d.name,
+        p.cost,
+        p.in_infos,
+        p.out_infos,
+        _compute(d, in_specs, in_addrs, p.outputs, out_addrs, attrs),
+        "aclopExecuteV2",
+        site,
     )
