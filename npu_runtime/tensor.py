@@ -191,28 +191,28 @@ class Tensor:
         return v if isinstance(v, Tensor) else Tensor(np.asarray(v, self.declared))
 
     def __add__(self, o: Any) -> Tensor:
-        return call("Add", self, self._other(o))
+        return _call("Add", (self, o if isinstance(o, Tensor) else self._other(o)), {})
 
     def __radd__(self, o: Any) -> Tensor:
-        return call("Add", self._other(o), self)
+        return _call("Add", (o if isinstance(o, Tensor) else self._other(o), self), {})
 
     def __sub__(self, o: Any) -> Tensor:
-        return call("Sub", self, self._other(o))
+        return _call("Sub", (self, o if isinstance(o, Tensor) else self._other(o)), {})
 
     def __rsub__(self, o: Any) -> Tensor:
-        return call("Sub", self._other(o), self)
+        return _call("Sub", (o if isinstance(o, Tensor) else self._other(o), self), {})
 
     def __mul__(self, o: Any) -> Tensor:
-        return call("Mul", self, self._other(o))
+        return _call("Mul", (self, o if isinstance(o, Tensor) else self._other(o)), {})
 
     def __rmul__(self, o: Any) -> Tensor:
-        return call("Mul", self._other(o), self)
+        return _call("Mul", (o if isinstance(o, Tensor) else self._other(o), self), {})
 
     def __truediv__(self, o: Any) -> Tensor:
-        return call("Div", self, self._other(o))
+        return _call("Div", (self, o if isinstance(o, Tensor) else self._other(o)), {})
 
     def __rtruediv__(self, o: Any) -> Tensor:
-        return call("Div", self._other(o), self)
+        return _call("Div", (o if isinstance(o, Tensor) else self._other(o), self), {})
 
     def __neg__(self) -> Tensor:
         return call("Mul", self, self._other(-1))
