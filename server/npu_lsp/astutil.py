@@ -129,7 +129,10 @@ def imports_any(tree: ast.Module, text: str, packages: tuple[str, ...]) -> bool:
     lines = {text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)}
     if not lines:
         return False
+    last = max(lines)
     for node in _all_statements(tree.body):
+        if node.lineno > last:
+            break  # statements come in source order: no candidate line is left
         if node.lineno not in lines:
             continue
         if isinstance(node, ast.Import):
@@ -144,16 +147,17 @@ def imports_any(tree: ast.Module, text: str, packages: tuple[str, ...]) -> bool:
 
 
 def _all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement, nested function and class bodies included (no expressions)."""
-    stack = list(body)
+    """Every statement, nested function and class bodies included (no expressions), in
+    source order (by starting line)."""
+    stack = list(reversed(body))
     while stack:
         st = stack.pop()
         yield st
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(st, name, None)
-            if type(block) is list:
-                stack.extend(block)
-        for h in getattr(st, "handlers", None) or []:
-            stack.extend(h.body)
-        for case in getattr(st, "cases", None) or []:
-            stack.extend(case.body)
+        blocks: list[ast.stmt] = list(getattr(st, "body", None) or ())
+        for h in getattr(st, "handlers", None) or ():  # handlers come before `else:`
+            blocks.extend(h.body)
+        for case in getattr(st, "cases", None) or ():
+            blocks.extend(case.body)
+        for name in ("orelse", "finalbody"):
+            blocks.extend(getattr(st, name, None) or ())
+        stack.extend(reversed(blocks))

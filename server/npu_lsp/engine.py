@@ -33,7 +33,7 @@ import os
 import traceback
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +93,9 @@ class WorkspaceIndex:
         self._scopes: dict[str, GraphScope] = {}
         self._scopes_version = -1
         self._texts: dict[str, int] = {}
+        #: (key, text, tree, summary) of the last file indexed, so checking the text that was
+        #: just indexed (the language server does both per change) does not parse it twice
+        self._last: tuple[str, str, ast.Module, ModuleInfo] | None = None
 
     @classmethod
     def from_paths(
@@ -136,10 +139,24 @@ class WorkspaceIndex:
         self._texts[key] = digest
         self._by_path[key] = info
         self._by_module[info.module] = info
+        self._last = (key, text, tree, info)
         self.version += 1
         return True
 
+    def parsed(self, path: str, text: str) -> tuple[ast.Module, ModuleInfo] | None:
+        """The tree and summary of `text` if it is what was indexed last for `path`."""
+        last = self._last
+        if last is None or last[1] != text or last[0] != self._key(path):
+            return None
+        return last[2], last[3]
+
+    def key(self, path: str) -> str:
+        """The index's key for `path` (the resolved path; what summaries record as `path`)."""
+        return self._key(path)
+
     def remove(self, path: str) -> None:
+        if self._last is not None and self._last[0] == self._key(path):
+            self._last = None
         self._texts.pop(self._key(path), None)
         info = self._by_path.pop(self._key(path), None)
         if info is not None and self._by_module.get(info.module) is info:
@@ -384,6 +401,12 @@ def check_python(
 def _check_python(
     text: str, path: str, config: Config, workspace: WorkspaceIndex | None
 ) -> list[Diagnostic]:
+    reused = workspace.parsed(path, text) if workspace is not None else None
+    if reused is not None:
+        # Just indexed: same tree, same summary (recorded under this caller's path name).
+        tree, indexed = reused
+        info = replace(indexed, path=path) if indexed.path != path else indexed
+        return _check_tree(text, path, config, workspace, tree, info)
     try:
         with warnings.catch_warnings():
             # e.g. "invalid escape sequence": Python's own warnings must not reach the
@@ -404,9 +427,19 @@ def _check_python(
         ]
     except (ValueError, RecursionError, MemoryError) as exc:
         return [_internal(SYNTAX_ERROR, f"cannot parse: {exc}", Span(1, 1, 1, 2))]
+    return _check_tree(text, path, config, workspace, tree, None)
 
+
+def _check_tree(
+    text: str,
+    path: str,
+    config: Config,
+    workspace: WorkspaceIndex | None,
+    tree: ast.Module,
+    info: ModuleInfo | None,
+) -> list[Diagnostic]:
     try:
-        resolver = ScopeResolver(tree, path, config.syntax_level, workspace, text=text)
+        resolver = ScopeResolver(tree, path, config.syntax_level, workspace, info=info, text=text)
     except RecursionError:
         return [
             _internal(

@@ -653,6 +653,8 @@ class ScopeResolver:
         cached whole-project resolution), with those call sites."""
         assert self.workspace is not None
         reached = self.workspace.graph_scopes()
+        # workspace summaries record resolved paths; this file's own sites are found locally
+        own = self.workspace.key(self.info.path)
         out: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
         mod = self.info.module
         candidates: list[tuple[str, FuncDef, str | None]] = [
@@ -666,7 +668,7 @@ class ScopeResolver:
             ws = reached.get(qual)
             if ws is None or id(fn) in self.scopes:
                 continue
-            sites = [c for c in ws.call_sites if c.path != self.info.path]
+            sites = [c for c in ws.call_sites if c.path != own]
             if not sites and ws.kind == "helper":
                 continue
             for site in sites or [None]:  # type: ignore[list-item]

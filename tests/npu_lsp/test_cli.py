@@ -287,3 +287,28 @@ def test_migration_rules_fire_on_torch_code_and_npu209_needs_a_real_npu_use(
         run("--format", "json", "--select", "NPU", str(tmp_path / "train.py")).stdout
     )
     assert [(i["code"], i["line"]) for i in items] == [("NPU204", 3), ("NPU209", 5)]
+
+
+HELPER_PROJECT = """from mindspore import nn
+
+
+def helper(x):
+    try:
+        return x
+    except ValueError:
+        return x
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        return helper(x)
+"""
+
+
+def test_related_call_site_is_listed_once_for_a_relative_path(tmp_path: Path) -> None:
+    (tmp_path / "net.py").write_text(HELPER_PROJECT)
+    proc = run("net.py", cwd=tmp_path)
+    notes = [ln for ln in proc.stdout.splitlines() if "note: compiled because" in ln]
+    assert notes == [
+        "    net.py:13:16: note: compiled because `net.Net.construct` calls it here"
+    ], proc.stdout

@@ -216,3 +216,31 @@ def test_check_path_loads_rules_itself(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().startswith("['HCCL3"), proc.stdout
+
+
+def test_text_just_indexed_is_not_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The language server indexes then checks each change: one parse, same findings."""
+    src = (
+        "import torch\nfrom mindspore import nn\n\n\nclass Net(nn.Cell):\n"
+        "    def construct(self, x):\n        s = {1}\n        return x\n\nm = Net().cuda()\n"
+    )
+    path = str(tmp_path / "m.py")
+    expected = check_source(src, path, Config(), engine.WorkspaceIndex(tmp_path))
+    index = engine.WorkspaceIndex(tmp_path)
+    calls: list[str] = []
+    real_parse = ast.parse
+
+    def counting_parse(source: str, *args: object, **kwargs: object) -> ast.Module:
+        calls.append(source)
+        return real_parse(source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ast, "parse", counting_parse)
+    assert index.update(path, src)
+    assert check_source(src, path, Config(), index) == expected
+    assert len(calls) == 1
+    assert {d.code for d in expected} == {"MS109", "NPU201"}
+    # different text for the same path: parsed afresh
+    assert check_source(src + "\n", path, Config(), index) == expected
+    assert len(calls) == 2

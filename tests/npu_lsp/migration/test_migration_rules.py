@@ -173,3 +173,11 @@ def test_npu209_only_for_real_npu_uses(use: str, flagged: bool) -> None:
 def test_npu209_needs_torch_itself() -> None:
     # an apex-only module has no `import torch` to pair torch_npu with
     assert check_source("import apex\nx = t.npu()\n", "a.py", Config(select=("NPU209",))) == []
+
+
+def test_torch_imported_in_an_except_handler_before_an_else_block_counts() -> None:
+    text = (
+        "try:\n    import jax\nexcept ImportError:\n    import torch\nelse:\n    pass\n"
+        'x = y.to("cuda")\n'
+    )
+    assert [d.code for d in check_source(text, "t.py", Config(select=("NPU",)))] == ["NPU204"]
