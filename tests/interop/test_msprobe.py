@@ -7,8 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from .conftest import SCRIPTS, Tools, ascend_lens_run, only
+from interop_support import SCRIPTS, Tools, ascend_lens_run, only
 
 FIRST_BAD = "Torch.mul.0.forward.output.0"  # tests/interop/scripts/overflow.py's planted overflow
 

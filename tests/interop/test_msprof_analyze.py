@@ -8,10 +8,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from interop_support import Tools, ascend_lens_run, only
 
 from npu_runtime.devices import get_profile
-
-from .conftest import Tools, ascend_lens_run, only
 
 STEPS = 3  # tests/interop/scripts/mlp_steps.py: one step per aclrtSynchronizeDevice
 

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+from interop_support import Tools
 
 from npu_runtime.dump.names import torch_dtype
 from npu_runtime.dump.torch_file import save
-
-from .conftest import Tools
 
 _LOAD = """
 import json, sys, torch
