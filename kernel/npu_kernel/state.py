@@ -7,13 +7,30 @@ document says `"started": false` and lists no devices.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from npu_kernel.session import RuntimeSession
+from typing import Any, Protocol
 
 STATE_SCHEMA = "ascend-lens.state/1"
+
+
+class StateSource(Protocol):
+    """What a snapshot reads: the kernel's RuntimeSession, or the debuggee's bridge."""
+
+    @property
+    def device(self) -> str | None: ...
+
+    @property
+    def devices(self) -> int | None: ...
+
+    @property
+    def all_errors(self) -> Sequence[Any]: ...
+
+    def loaded(self) -> bool: ...
+
+    def runtime(self) -> Any: ...
+
+
 MAX_FINDINGS = 50  # the comm carries the most recent ones; %npu shows them all
 
 
@@ -99,7 +116,7 @@ def _device_json(dev: Any) -> dict[str, Any]:
     }
 
 
-def snapshot(session: RuntimeSession) -> dict[str, Any]:
+def snapshot(session: StateSource) -> dict[str, Any]:
     """The `ascend-lens.state/1` document."""
     doc: dict[str, Any] = {
         "schema": STATE_SCHEMA,
