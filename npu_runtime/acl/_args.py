@@ -24,10 +24,15 @@ _checkers: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
 
 def parse(fmt: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """Check `args` against `fmt` ('|' starts optional ones); TypeError etc. as CPython says."""
+    return checker(fmt)(args)
+
+
+def checker(fmt: str) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """`parse` for one format, bound once: a hot function calls it without the look-up."""
     check = _checkers.get(fmt)
     if check is None:
         check = _checkers[fmt] = _compile(fmt)
-    return check(args)
+    return check
 
 
 def _compile(fmt: str) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from npu_runtime import numerics
 from npu_runtime.acl import _objects
-from npu_runtime.acl._args import parse
+from npu_runtime.acl._args import checker, parse
 from npu_runtime.core.runtime import get_runtime
 from npu_runtime.errors import AclError, codes
 from npu_runtime.ops import OpError, Spec
@@ -155,9 +155,12 @@ def _run(api: str, body: Callable[[], None]) -> int:
 
 
 # -- execution -------------------------------------------------------------------------------
+_parse_execute = checker("sOOOOkk")
+
+
 def execute_v2(*args: Any) -> int:
     """execute_v2(op_type, in_descs, in_bufs, out_descs, out_bufs, attr, stream) -> ret"""
-    op_type, in_descs, in_bufs, out_descs, out_bufs, attr, stream = parse("sOOOOkk", args)
+    op_type, in_descs, in_bufs, out_descs, out_bufs, attr, stream = _parse_execute(args)
     if not (
         type(in_descs) is list
         and type(in_bufs) is list
