@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from npu_lsp.astutil import child_nodes, statements, walk_branches
 from npu_lsp.scope import dotted
@@ -58,6 +58,10 @@ class Flow:
     numpy: set[str] = field(default_factory=set)
     #: names bound to nested functions or lambdas
     functions: set[str] = field(default_factory=set)
+    #: id(expr) -> kind, only while the function's own analysis runs and its kinds have
+    #: settled (the type passes ask for the same kinds again); None otherwise, since ids of
+    #: freed nodes are reused
+    _kind_memo: dict[int, Kind] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -225,18 +229,24 @@ class Analyzer:
         bindings = list(self._bindings(body))
         # Kinds first (cheap, to a fixpoint), then types/dtypes, which depend on kinds; a
         # second types pass only when dtypes are in play (they propagate through names).
-        for full in (False, True, True):
-            if full and self._full and not flow.dtypes:
-                break
-            self._full = full
-            changed, rounds = True, 0
-            while changed and rounds < 3:
-                changed, rounds = False, rounds + 1
-                for target, value, how in bindings:
-                    changed |= self._bind(target, value, how, flow, func)
-                if full:
+        try:
+            for full in (False, True, True):
+                if full and self._full and not flow.dtypes:
                     break
-        self._full = False
+                self._full = full
+                changed, rounds = True, 0
+                while changed and rounds < 3:
+                    changed, rounds = False, rounds + 1
+                    for target, value, how in bindings:
+                        changed |= self._bind(target, value, how, flow, func)
+                    if full:
+                        break
+                if not full and not changed:
+                    # kinds are final now (the type passes only re-derive them): memoise
+                    flow._kind_memo = {}
+        finally:
+            self._full = False
+            flow._kind_memo = None
         return flow
 
     def _enclosing_function(self, func: ast.AST) -> ast.AST | None:
@@ -624,53 +634,73 @@ class Analyzer:
 
     # ------------------------------------------------------------------ expressions
     def _kind(self, e: ast.AST, flow: Flow, func: ast.AST | None) -> Kind:
-        if isinstance(e, ast.Constant):
+        memo = flow._kind_memo
+        if memo is None:
+            return self._kind_of(e, flow, func)
+        hit = memo.get(id(e))
+        if hit is None:
+            hit = memo[id(e)] = self._kind_of(e, flow, func)
+        return hit
+
+    def _kind_of(self, e: ast.AST, flow: Flow, func: ast.AST | None) -> Kind:
+        # dispatch on the exact node type: one dict lookup instead of a chain of isinstance
+        t = type(e)
+        if t is ast.Constant:
             return Kind.CONST
-        if isinstance(e, ast.Name):
-            if e.id in flow.kinds:
-                return flow.kinds[e.id]
-            return Kind.CONST  # globals, imports, builtins: compile-time values
-        if isinstance(e, ast.Attribute):
-            if e.attr in _STATIC_ATTRS:
-                return Kind.CONST
-            if isinstance(e.value, ast.Name) and e.value.id == "self":
-                info = self.self_info(self.owner_class(func))
-                if e.attr in info.parameters or e.attr in info.tensors:
-                    return Kind.TENSOR
-                return Kind.CONST
-            return self._kind(e.value, flow, func)
-        if isinstance(e, ast.Subscript):
-            base = self._kind(e.value, flow, func)
-            if base == Kind.TENSOR:
+        if t is ast.Name:
+            return flow.kinds.get(e.id, Kind.CONST)  # type: ignore[attr-defined]  # globals, imports, builtins: compile-time values
+        handler = _KIND_HANDLERS.get(t)
+        return handler(self, e, flow, func) if handler is not None else Kind.UNKNOWN
+
+    def _kind_attribute(self, e: ast.Attribute, flow: Flow, func: ast.AST | None) -> Kind:
+        if e.attr in _STATIC_ATTRS:
+            return Kind.CONST
+        if isinstance(e.value, ast.Name) and e.value.id == "self":
+            info = self.self_info(self.owner_class(func))
+            if e.attr in info.parameters or e.attr in info.tensors:
                 return Kind.TENSOR
-            return max(base, self._kind(e.slice, flow, func))
-        if isinstance(e, ast.Call):
-            return self._call_kind(e, flow, func)
-        if isinstance(e, ast.Compare):
-            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
-                return Kind.CONST
-            return max(self._kind(x, flow, func) for x in [e.left, *e.comparators])
-        if isinstance(e, (ast.BinOp,)):
-            return max(self._kind(e.left, flow, func), self._kind(e.right, flow, func))
-        if isinstance(e, ast.UnaryOp):
-            return self._kind(e.operand, flow, func)
-        if isinstance(e, ast.BoolOp):
-            return max(self._kind(v, flow, func) for v in e.values)
-        if isinstance(e, ast.IfExp):
-            return max(self._kind(x, flow, func) for x in (e.test, e.body, e.orelse))
-        if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
-            return max((self._kind(x, flow, func) for x in e.elts), default=Kind.CONST)
-        if isinstance(e, ast.Dict):
-            vals = [v for v in e.values if v is not None]
-            return max((self._kind(v, flow, func) for v in vals), default=Kind.CONST)
-        if isinstance(e, ast.Starred):
-            return self._kind(e.value, flow, func)
-        if isinstance(e, (ast.JoinedStr, ast.Lambda)):
             return Kind.CONST
-        if isinstance(e, ast.Slice):
-            parts = [p for p in (e.lower, e.upper, e.step) if p is not None]
-            return max((self._kind(p, flow, func) for p in parts), default=Kind.CONST)
-        return Kind.UNKNOWN
+        return self._kind(e.value, flow, func)
+
+    def _kind_subscript(self, e: ast.Subscript, flow: Flow, func: ast.AST | None) -> Kind:
+        base = self._kind(e.value, flow, func)
+        if base == Kind.TENSOR:
+            return Kind.TENSOR
+        return max(base, self._kind(e.slice, flow, func))
+
+    def _kind_compare(self, e: ast.Compare, flow: Flow, func: ast.AST | None) -> Kind:
+        if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+            return Kind.CONST
+        return max(self._kind(x, flow, func) for x in [e.left, *e.comparators])
+
+    def _kind_binop(self, e: ast.BinOp, flow: Flow, func: ast.AST | None) -> Kind:
+        return max(self._kind(e.left, flow, func), self._kind(e.right, flow, func))
+
+    def _kind_unary(self, e: ast.UnaryOp, flow: Flow, func: ast.AST | None) -> Kind:
+        return self._kind(e.operand, flow, func)
+
+    def _kind_boolop(self, e: ast.BoolOp, flow: Flow, func: ast.AST | None) -> Kind:
+        return max(self._kind(v, flow, func) for v in e.values)
+
+    def _kind_ifexp(self, e: ast.IfExp, flow: Flow, func: ast.AST | None) -> Kind:
+        return max(self._kind(x, flow, func) for x in (e.test, e.body, e.orelse))
+
+    def _kind_elts(self, e: ast.Tuple, flow: Flow, func: ast.AST | None) -> Kind:
+        return max((self._kind(x, flow, func) for x in e.elts), default=Kind.CONST)
+
+    def _kind_dict(self, e: ast.Dict, flow: Flow, func: ast.AST | None) -> Kind:
+        vals = [v for v in e.values if v is not None]
+        return max((self._kind(v, flow, func) for v in vals), default=Kind.CONST)
+
+    def _kind_starred(self, e: ast.Starred, flow: Flow, func: ast.AST | None) -> Kind:
+        return self._kind(e.value, flow, func)
+
+    def _kind_const(self, e: ast.AST, flow: Flow, func: ast.AST | None) -> Kind:
+        return Kind.CONST
+
+    def _kind_slice(self, e: ast.Slice, flow: Flow, func: ast.AST | None) -> Kind:
+        parts = [p for p in (e.lower, e.upper, e.step) if p is not None]
+        return max((self._kind(p, flow, func) for p in parts), default=Kind.CONST)
 
     def _call_kind(self, e: ast.Call, flow: Flow, func: ast.AST | None) -> Kind:
         args = [*e.args, *(k.value for k in e.keywords)]
@@ -955,3 +985,23 @@ def analyzer(ctx: Context) -> Analyzer:
         a = Analyzer(ctx)
         ctx.cache[Analyzer] = a
     return a
+
+
+_KIND_HANDLERS: dict[type[ast.AST], Any] = {
+    ast.Attribute: Analyzer._kind_attribute,
+    ast.Subscript: Analyzer._kind_subscript,
+    ast.Call: Analyzer._call_kind,
+    ast.Compare: Analyzer._kind_compare,
+    ast.BinOp: Analyzer._kind_binop,
+    ast.UnaryOp: Analyzer._kind_unary,
+    ast.BoolOp: Analyzer._kind_boolop,
+    ast.IfExp: Analyzer._kind_ifexp,
+    ast.Tuple: Analyzer._kind_elts,
+    ast.List: Analyzer._kind_elts,
+    ast.Set: Analyzer._kind_elts,
+    ast.Dict: Analyzer._kind_dict,
+    ast.Starred: Analyzer._kind_starred,
+    ast.JoinedStr: Analyzer._kind_const,
+    ast.Lambda: Analyzer._kind_const,
+    ast.Slice: Analyzer._kind_slice,
+}
