@@ -77,8 +77,11 @@ def rounds(
     count: int,
 ) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {k: [] for k in variants}
-    for _ in range(count):
-        for name, (fn, ctx) in variants.items():
+    order = list(variants.items())
+    for r in range(count):
+        # Rotate the order each round, so no variant always runs right after the same one
+        # (a large op's result pages, freed by one variant, are faulted in by the next).
+        for name, (fn, ctx) in order[r % len(order) :] + order[: r % len(order)]:
             with ctx():
                 out[name].append(per_call_us(fn, n))
     return out
