@@ -49,16 +49,19 @@ def top_ops_table(doc: dict[str, Any], limit: int = 10) -> Table:
 def lines_table(doc: dict[str, Any], limit: int = 10) -> Table:
     """Source lines by the simulated time of the work they launched."""
     table = Table(title="Hot lines")
-    table.add_column("line")
+    rows = doc["lines"][:limit]
+    places = [_place(ln["file"], ln["line"]) for ln in rows]
+    # The place is the point of this table: never cut it (the op list may wrap instead).
+    table.add_column("line", no_wrap=True, min_width=min(60, max(map(len, places), default=4)))
     table.add_column("ops", justify="right")
     table.add_column("total µs", justify="right")
     table.add_column("share", justify="right")
     table.add_column("bound")
-    table.add_column("top op types")
-    for ln in doc["lines"][:limit]:
+    table.add_column("top ops")
+    for ln, place in zip(rows, places, strict=True):
         tops = ", ".join(f"{t['op_type']}×{t['count']}" for t in ln["top_ops"][:3])
         table.add_row(
-            _place(ln["file"], ln["line"]),
+            place,
             str(ln["op_count"]),
             f"{ln['total_us']:.3f}",
             _pct(ln["share"]),

@@ -46,3 +46,17 @@ def test_limit_and_empty_run() -> None:
     out = _render(aggregate(recs), limit=2)
     assert "Op4" in out and "Op3" in out and "Op2" not in out
     assert _render(aggregate([])) == "profile: no device work was recorded\n"
+
+
+def test_hot_lines_never_cut_the_place_on_a_narrow_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    c = Clock()
+    here = os.path.join(tmp_path, "examples", "a_rather_long_script_name.py")
+    recs = [c.op("MemcpyH2D", 80.0, site=(here, 123)), c.op("MatMul", 10.0, site=(here, 7))]
+    buf = io.StringIO()
+    print_summary(aggregate(recs, device="Ascend910B2"), Console(file=buf, width=80), 10)
+    out = buf.getvalue()
+    assert "examples/a_rather_long_script_name.py:123" in out
+    assert "examples/a_rather_long_script_name.py:7" in out
