@@ -268,7 +268,9 @@ def _call(
         raise rt.fail(e.code, op_type, e.message) from None
     if numerics._mode == "npu" and p.nd_outputs is not None:
         # One frame walk for the user's line: the results' alloc site and the launch site.
-        site = user_site(1)
+        # It starts at our caller (an operator or `call`, never the user's line): CPython
+        # builds a frame object for each frame the walk visits.
+        site = user_site(2)
         ctx = rt.tls.context  # _runtime() made sure there is a live one
         assert ctx is not None
         dev = ctx.device

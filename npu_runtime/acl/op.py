@@ -23,6 +23,7 @@ from npu_runtime.errors import AclError, codes
 from npu_runtime.ops import OpError, Spec
 from npu_runtime.ops import dispatch as _dispatch
 from npu_runtime.ops.errors import ACL_ERROR_UNSUPPORTED_DATA_TYPE
+from npu_runtime.sites import user_site
 
 _rt = get_runtime()
 
@@ -178,7 +179,9 @@ def execute_v2(*args: Any) -> int:
             _dispatch.check_outputs(p, outs)
         in_addrs = _buffers(in_bufs, ins, "input")
         out_addrs = _buffers(out_bufs, p.outputs, "output")
-        _dispatch.launch(p, ins, in_addrs, out_addrs, attrs, stream)
+        # Start the site search at our caller: CPython builds a frame object for each
+        # frame the search visits, and ours are never the user's line.
+        _dispatch.launch(p, ins, in_addrs, out_addrs, attrs, stream, user_site(2))
     except OpError as e:
         return _fail(e.code, "aclopExecuteV2", e.message)
     except AclError as e:  # already reported by the runtime
