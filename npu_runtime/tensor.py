@@ -123,7 +123,7 @@ class Tensor:
         dev = rt.current_device("aclrtMalloc")
         self._dev = dev
         self._rt = rt
-        self._spec = Spec(shape, dtype)
+        self._spec = _dispatch.intern(Spec(shape, dtype))  # plan keys compare by identity
         self.addr = transfer.malloc(rt, max(self.nbytes, 1), 0)
 
     def __del__(self) -> None:

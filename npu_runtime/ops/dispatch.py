@@ -115,7 +115,8 @@ def plan(
         )
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
-        _plans[key] = p
+        # Stored with interned specs, so later look-ups with interned specs hit by identity.
+        _plans[(key[0], tuple(map(intern, key[1])), *key[2:])] = p
     return p
 
 
