@@ -59,7 +59,8 @@ class CellsInPythonList(Rule):
             init = cls.methods.get("__init__")
             if init is None or not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
                 continue
-            used = _attrs_used_in_graph(cls.methods.values(), ctx)
+            # only a finding needs it (for its severity): most classes have none
+            used = _LazyUsed(cls.methods.values(), ctx)
             empty_lists: set[str] = set()
             for st in init.body:
                 if isinstance(st, ast.Assign):
@@ -70,7 +71,7 @@ class CellsInPythonList(Rule):
                     yield from self._check_appends(st, empty_lists, used, ctx)
 
     def _check_appends(
-        self, st: ast.stmt, lists: set[str], used: set[str], ctx: Context
+        self, st: ast.stmt, lists: set[str], used: _LazyUsed, ctx: Context
     ) -> Iterable[Diagnostic]:
         """`self.layers = []` then `self.layers.append(nn.Dense(...))`, possibly in a loop."""
         stmts = [st, *(st.body if isinstance(st, (ast.For, ast.While)) else [])]
@@ -91,7 +92,7 @@ class CellsInPythonList(Rule):
                     severity=_severity(attr, used, several=isinstance(st, (ast.For, ast.While))),
                 )
 
-    def _check_assign(self, node: ast.Assign, used: set[str], ctx: Context) -> Iterable[Diagnostic]:
+    def _check_assign(self, node: ast.Assign, used: _LazyUsed, ctx: Context) -> Iterable[Diagnostic]:
         value = node.value
         elements: list[ast.expr]
         if isinstance(value, ast.List):
@@ -161,6 +162,19 @@ def _self_attrs(targets: list[ast.expr]) -> set[str]:
     }
 
 
+class _LazyUsed:
+    """`_attrs_used_in_graph` of a class, computed on first use."""
+
+    def __init__(self, methods: Iterable[ast.AST], ctx: Context) -> None:
+        self._methods, self._ctx = methods, ctx
+        self._value: set[str] | None = None
+
+    def __contains__(self, attr: object) -> bool:
+        if self._value is None:
+            self._value = _attrs_used_in_graph(self._methods, self._ctx)
+        return attr in self._value
+
+
 def _attrs_used_in_graph(methods: Iterable[ast.AST], ctx: Context) -> set[str]:
     """`self.<attr>` names read by the compiled methods of a class."""
     out: set[str] = set()
@@ -177,7 +191,7 @@ def _attrs_used_in_graph(methods: Iterable[ast.AST], ctx: Context) -> set[str]:
     return out
 
 
-def _severity(attr: str, used: set[str], several: bool) -> Severity:
+def _severity(attr: str, used: _LazyUsed, several: bool) -> Severity:
     """Compilation fails (parameter names clash) only when several cells of the list are
     used by compiled code; otherwise the parameters are "just" invisible to optimizers."""
     return "error" if several and attr in used else "warning"

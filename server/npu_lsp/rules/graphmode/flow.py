@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
-from npu_lsp.astutil import child_nodes, statements, walk_branches
+from npu_lsp.astutil import child_nodes, statements, walk, walk_branches
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -230,24 +230,47 @@ class Analyzer:
         # Kinds first (cheap, to a fixpoint), then types/dtypes, which depend on kinds; a
         # second types pass only when dtypes are in play (they propagate through names).
         try:
-            for full in (False, True, True):
-                if full and self._full and not flow.dtypes:
+            if self._settle_kinds(bindings, flow, func):
+                # kinds are final now (the type passes only re-derive them): memoise
+                flow._kind_memo = {}
+            for full in (True, True):
+                if self._full and not flow.dtypes:
                     break
                 self._full = full
-                changed, rounds = True, 0
-                while changed and rounds < 3:
-                    changed, rounds = False, rounds + 1
-                    for target, value, how in bindings:
-                        changed |= self._bind(target, value, how, flow, func)
-                    if full:
-                        break
-                if not full and not changed:
-                    # kinds are final now (the type passes only re-derive them): memoise
-                    flow._kind_memo = {}
+                for target, value, how in bindings:
+                    self._bind(target, value, how, flow, func)
         finally:
             self._full = False
             flow._kind_memo = None
         return flow
+
+    def _settle_kinds(
+        self, bindings: list[tuple[ast.AST, ast.AST | None, str]], flow: Flow, func: ast.AST
+    ) -> bool:
+        """Bind kinds for up to 3 rounds; True once a round changes nothing.
+
+        After the first round a binding is evaluated again only when a name it reads changed
+        since it was last evaluated: with the same inputs it cannot change anything (the
+        confirming round over every binding was a third of the analysis)."""
+        self._full = False
+        reads = [_names_read(value) for _, value, _ in bindings]
+        changed_at: dict[str, int] = {}  # name -> tick of its last change
+        seen_at = [0] * len(bindings)  # binding -> tick when last evaluated
+        tick = 0
+        for rnd in range(3):
+            changed = False
+            for i, (target, value, how) in enumerate(bindings):
+                if rnd and not any(changed_at.get(n, -1) >= seen_at[i] for n in reads[i]):
+                    continue
+                seen_at[i] = tick + 1
+                if self._bind(target, value, how, flow, func):
+                    changed = True
+                    tick += 1
+                    for n in _names_bound(target):
+                        changed_at[n] = tick
+            if not changed:
+                return True
+        return False
 
     def _enclosing_function(self, func: ast.AST) -> ast.AST | None:
         node = self.ctx.parent(func)
@@ -985,6 +1008,26 @@ def analyzer(ctx: Context) -> Analyzer:
         a = Analyzer(ctx)
         ctx.cache[Analyzer] = a
     return a
+
+
+def _names_read(value: ast.AST | None) -> frozenset[str]:
+    """Names an expression reads (what its kind can depend on)."""
+    if value is None:
+        return frozenset()
+    if type(value) is ast.Name:
+        return frozenset((value.id,))
+    return frozenset(n.id for n in walk(value) if type(n) is ast.Name)  # type: ignore[attr-defined]
+
+
+def _names_bound(target: ast.AST) -> list[str]:
+    """Names a binding target assigns (`a`, `a, (b, *c)`)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _names_bound(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for t in target.elts for n in _names_bound(t)]
+    return []
 
 
 _KIND_HANDLERS: dict[type[ast.AST], Any] = {
