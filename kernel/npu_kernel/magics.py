@@ -1,4 +1,5 @@
-"""The kernel's magics: %npu, %%npu_profile, %npu_mem, %npu_reset, %npu_device.
+"""The kernel's magics: %npu, %%npu_profile, %%npu_dump, %npu_numerics, %npu_mem,
+%npu_reset, %npu_device.
 
 Each magic turns runtime state into a Report (plain text + HTML) and nothing more; the
 numbers come from the runtime's own records and the per-line aggregate.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -86,25 +87,91 @@ class NpuMagics(Magics):
     @magic_arguments()
     @argument("--out", metavar="DIR", help="also write op_summary CSV, trace.json, lines.json")
     @argument("--stack", action="store_true", help="record full user call stacks")
+    @argument(
+        "--ascend-pt",
+        action="store_true",
+        help="also write torch_npu-style *_ascend_pt/ dirs in DIR (for msprof-analyze)",
+    )
     @cell_magic
     def npu_profile(self, line: str, cell: str) -> None:
         """Profile the cell: top ops, a per-line table keyed to the cell's lines, a timeline."""
         args = parse_argstring(self.npu_profile, line)
+        if args.ascend_pt and not args.out:
+            print("%%npu_profile: --ascend-pt needs --out DIR (the directories go there)")
+            return
         from npu_runtime.profiler.session import Profiler
+        from npu_runtime.profiler.writer import DEFAULT_EXPORTERS
 
-        number = self._cell_number()
-        # A leading newline stands for the %%npu_profile line, so compiled line numbers
-        # are the cell's own lines; the filename maps back to this cell in tracebacks.
-        source = "\n" + self.ipython.transform_cell(cell)
-        filename = self.ipython.compile.cache(source, number)
-        code = self.ipython.compile(source, filename, "exec")
-        prof = Profiler(args.out, stack=args.stack)
+        code, filename, number = self._compile_cell(cell)
+        exporters = DEFAULT_EXPORTERS + (("ascend_pt",) if args.ascend_pt else ())
+        prof = Profiler(args.out, stack=args.stack, exporters=exporters)
         prof.start()
         try:
             exec(code, self.ipython.user_global_ns, self.ipython.user_ns)
         finally:
             prof.stop()
             self._show_profile(prof, filename, number)
+
+    # %%npu_dump ------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("dir", metavar="DIR", help="write DIR/step<k>/rank<device>/dump.json")
+    @argument(
+        "--level",
+        default="statistics",
+        help="statistics: Max/Min/Mean/Norm per tensor (default); tensor: also each tensor as .pt",
+    )
+    @cell_magic
+    def npu_dump(self, line: str, cell: str) -> None:
+        """Run the cell under an msprobe-compatible precision dump (docs/interop.md)."""
+        from npu_runtime.dump.session import LEVELS, Dumper
+
+        args = parse_argstring(self.npu_dump, line)
+        if args.level not in LEVELS:
+            print(f"%%npu_dump: --level {args.level!r}: expected one of {', '.join(LEVELS)}")
+            return
+        try:
+            dumper = Dumper(args.dir, args.level).start()
+        except OSError as exc:
+            print(f"%%npu_dump: cannot dump to {args.dir}: {exc.strerror or exc}")
+            return
+        code, _, _ = self._compile_cell(cell)
+        try:
+            exec(code, self.ipython.user_global_ns, self.ipython.user_ns)
+        finally:
+            # Written even when the cell fails: the ops before the failure are the evidence.
+            try:
+                files = dumper.stop()
+            except OSError as exc:
+                print(f"%%npu_dump: cannot write {dumper.out_dir}: {exc.strerror or exc}")
+            else:
+                entries = sum(1 for f in files if f.name == "dump.json")
+                where = f"{dumper.out_dir}" if files else f"nothing (no op ran) to {dumper.out_dir}"
+                print(f"%%npu_dump: {args.level} dump, {entries} dump.json written: {where}")
+
+    # %npu_numerics ---------------------------------------------------------------------
+    @line_magic
+    def npu_numerics(self, line: str = "") -> None:
+        """%npu_numerics [npu|float32|float64]: show or switch the numerics of later cells."""
+        from npu_runtime import numerics
+
+        words = line.split()
+        if not words:
+            print(f"Numerics: {numerics.numerics_mode()}.")
+            return
+        if len(words) != 1 or words[0] not in numerics.NUMERICS_MODES:
+            print(f"usage: %npu_numerics [{'|'.join(numerics.NUMERICS_MODES)}]")
+            return
+        previous = numerics.set_numerics(words[0])
+        print(f"Numerics: {words[0]} (was {previous}); applies to tensors created from now on.")
+
+    def _compile_cell(self, cell: str) -> tuple[CodeType, str, int]:
+        """Compile a cell magic's body so its line numbers and filename are the cell's own."""
+        number = self._cell_number()
+        # A leading newline stands for the %%magic line, so compiled line numbers are the
+        # cell's own lines; the filename maps back to this cell in tracebacks.
+        source = "\n" + self.ipython.transform_cell(cell)
+        filename = self.ipython.compile.cache(source, number)
+        return self.ipython.compile(source, filename, "exec"), filename, number
 
     def _cell_number(self) -> int:
         """The execution count of the running cell (IPython has already advanced its own)."""

@@ -193,3 +193,115 @@ def test_profile_out_writes_msprof_files_and_trace_path(
     assert list(tmp_path.glob("op_summary_*.csv"))
     written = json.loads((tmp_path / "lines.json").read_text())
     assert written["lines"] == doc["lines"]
+
+
+TENSOR_SETUP = "import numpy as np\nimport npu_runtime as nr\n%npu_reset\n"
+OVERFLOW = (
+    "a = nr.Tensor(np.array([300.0, 2.0]), dtype='float16')\nprint((a * a).numpy().tolist())\n"
+)
+
+
+def test_profile_ascend_pt_writes_torch_npu_dirs(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    execute(kc, SETUP)
+    cell = (
+        f"%%npu_profile --out {tmp_path} --ascend-pt\n"
+        'submit(0, name="Add_1", op_type="Add", cost={"duration_us": 4.0, "bound": "memory"})\n'
+    )
+    reply, _ = execute(kc, cell)
+    assert reply["status"] == "ok"
+    (pt_dir,) = tmp_path.glob("*_ascend_pt")
+    kernels = (pt_dir / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").read_text()
+    assert "Add_1" in kernels
+    assert list(tmp_path.glob("op_summary_*.csv"))  # the usual files are still there
+
+
+def test_profile_ascend_pt_without_out_is_refused(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    reply, msgs = execute(kc, "%%npu_profile --ascend-pt\nran = True\n")
+    assert reply["status"] == "ok"
+    assert stdout(msgs) == "%%npu_profile: --ascend-pt needs --out DIR (the directories go there)\n"
+    reply, msgs = execute(kc, "print('ran' in dir())")
+    assert stdout(msgs) == "False\n"  # the cell did not run
+
+
+def test_dump_writes_an_entry_per_op(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    execute(kc, TENSOR_SETUP)
+    out = tmp_path / "dump"
+    cell = (
+        f"%%npu_dump {out}\n"
+        "a = nr.Tensor(np.array([[1.0, 2.0], [3.0, 4.0]]), dtype='float32')\n"
+        "b = a @ a\n"
+        "c = b + a\n"
+    )
+    reply, msgs = execute(kc, cell)
+    assert reply["status"] == "ok", msgs
+    assert stdout(msgs) == f"%%npu_dump: statistics dump, 1 dump.json written: {out}\n"
+    doc = json.loads((out / "step0" / "rank0" / "dump.json").read_text())
+    assert doc["task"] == "statistics" and doc["dump_data_dir"] is None
+    assert list(doc["data"]) == ["Torch.matmul.0.forward", "Torch.add.0.forward"]
+    (output,) = doc["data"]["Torch.add.0.forward"]["output"]
+    assert output["shape"] == [2, 2] and output["Max"] == 26.0  # [[7,10],[15,22]] + a
+    stack = json.loads((out / "step0" / "rank0" / "stack.json").read_text())
+    assert stack["0"][0] == ["Torch.matmul.0.forward"]
+    assert stack["0"][1][0].endswith(", line 3, in <module>")  # the cell's own line
+
+
+def test_dump_tensor_level_writes_pt_files(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    execute(kc, TENSOR_SETUP)
+    cell = f"%%npu_dump {tmp_path} --level tensor\n" + OVERFLOW
+    reply, _ = execute(kc, cell)
+    assert reply["status"] == "ok"
+    rank = tmp_path / "step0" / "rank0"
+    doc = json.loads((rank / "dump.json").read_text())
+    assert doc["task"] == "tensor"
+    (entry,) = doc["data"].values()
+    (output,) = entry["output"]
+    assert output["data_name"] == "Torch.mul.0.forward.output.0.pt"
+    assert (rank / "dump_tensor_data" / output["data_name"]).is_file()
+
+
+def test_dump_bad_level_is_refused(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    reply, msgs = execute(kc, f"%%npu_dump {tmp_path} --level everything\nx = 1\n")
+    assert reply["status"] == "ok"
+    assert stdout(msgs) == (
+        "%%npu_dump: --level 'everything': expected one of statistics, tensor\n"
+    )
+    assert not list(tmp_path.iterdir())
+
+
+def test_dump_is_written_when_the_cell_fails(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    execute(kc, TENSOR_SETUP)
+    reply, msgs = execute(kc, f"%%npu_dump {tmp_path}\n" + OVERFLOW + "1 / 0\n")
+    assert reply["status"] == "error" and reply["ename"] == "ZeroDivisionError"
+    doc = json.loads((tmp_path / "step0" / "rank0" / "dump.json").read_text())
+    assert len(doc["data"]) == 1
+    (out,) = next(iter(doc["data"].values()))["output"]
+    assert out["Max"] == float("inf")  # written as Infinity, msprobe's overflow marker
+
+
+def test_numerics_changes_a_float16_overflow(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    execute(kc, TENSOR_SETUP)
+    try:
+        assert stdout(execute(kc, OVERFLOW)[1]) == "[inf, 4.0]\n"  # 90000 > float16 max
+        _, msgs = execute(kc, "%npu_numerics float32")
+        assert stdout(msgs) == (
+            "Numerics: float32 (was npu); applies to tensors created from now on.\n"
+        )
+        assert stdout(execute(kc, OVERFLOW)[1]) == "[90000.0, 4.0]\n"
+        assert stdout(execute(kc, "%npu_numerics")[1]) == "Numerics: float32.\n"
+    finally:
+        execute(kc, "%npu_numerics npu")
+    assert stdout(execute(kc, OVERFLOW)[1]) == "[inf, 4.0]\n"
+
+
+def test_numerics_bad_mode_is_refused(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    _, msgs = execute(kc, "%npu_numerics float16")
+    assert stdout(msgs) == "usage: %npu_numerics [npu|float32|float64]\n"
+    assert stdout(execute(kc, "%npu_numerics")[1]) == "Numerics: npu.\n"
