@@ -10,6 +10,12 @@ total free bytes would suffice.
 
 The backing store is one anonymous MAP_NORESERVE mapping per device: untouched emulated
 HBM costs nothing, and a device address translates to a real address by one addition.
+Freed ranges of 2 MiB or more are handed back to the OS (so host RSS tracks emulated
+usage), but not at once: the most recently freed ones stay resident up to
+`RESIDENT_BUDGET` bytes, so the next large allocation placed there (the allocator's
+placement is unchanged; it usually reuses the range just freed) writes into mapped pages
+instead of paying a page fault per 4 KiB. As on hardware, fresh device memory is
+uninitialised: it may hold what its previous owner wrote.
 """
 
 from __future__ import annotations
@@ -38,6 +44,10 @@ HUGE_FIRST_P2P, HUGE_ONLY_P2P, NORMAL_ONLY_P2P = 3, 4, 5
 HUGE1G_ONLY, HUGE1G_ONLY_P2P = 6, 7
 _HUGE_ONLY = (HUGE_ONLY, HUGE_ONLY_P2P, HUGE1G_ONLY, HUGE1G_ONLY_P2P)
 _FREED_HISTORY = 4096  # freed blocks remembered for use-after-free / double-free reports
+# Freed large ranges kept resident for reuse before their pages go back to the OS: a few
+# fresh 16 MiB MatMul results' worth, small against any host that runs a 910B profile.
+RESIDENT_BUDGET = 256 * MIB
+_PAGE = mmap.PAGESIZE
 
 
 def device_base(device_id: int) -> int:
@@ -116,6 +126,12 @@ class DeviceMemory:
         self.peak = 0
         self._map: mmap.mmap | None = None
         self._host_base = 0
+        # Freed ranges whose pages are still resident: offset -> length, oldest first (the
+        # dict's order is the eviction order); sorted offsets find the ones a new block takes.
+        self.resident_budget = RESIDENT_BUDGET
+        self._resident: dict[int, int] = {}
+        self._resident_starts: list[int] = []
+        self.resident_bytes = 0
 
     # -- backing ------------------------------------------------------------------
     def _backing(self) -> mmap.mmap:
@@ -190,6 +206,8 @@ class DeviceMemory:
                 off = self._take(consumed, align)
             if off is None:
                 raise OutOfMemory(consumed, self.capacity - self.used, self._largest_locked())
+            if self._resident:
+                self._unresident(off, consumed)
             addr = self.base + off
             block = Block(addr, size, reserved, consumed, huge, policy, site)
             self.live[addr] = block
@@ -253,14 +271,62 @@ class DeviceMemory:
             if len(self.freed) > _FREED_HISTORY:
                 self.freed.pop(next(iter(self.freed)))
             self._release(addr - self.base, block.consumed)
-        if block.consumed >= HUGE_PAGE and self._map is not None:
-            # Give large freed ranges back to the OS so host RSS tracks emulated usage.
-            off = addr - self.base
-            lo = (off + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
-            hi = (off + block.consumed) // mmap.PAGESIZE * mmap.PAGESIZE
-            if hi > lo:
-                self._map.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+            if block.consumed >= HUGE_PAGE and self._map is not None:
+                self._keep_resident(addr - self.base, block.consumed)
         return block
+
+    # -- resident freed ranges --------------------------------------------------------------
+    def _keep_resident(self, off: int, size: int) -> None:
+        """Remember freed [off, off+size) as resident; discard the oldest beyond the budget.
+
+        Called under the lock: a range is discarded only while it is still free."""
+        self._resident[off] = size
+        bisect.insort(self._resident_starts, off)
+        self.resident_bytes += size
+        while self.resident_bytes > self.resident_budget:
+            old = next(iter(self._resident))
+            self._discard(old, self._pop_resident(old))
+
+    def _pop_resident(self, off: int) -> int:
+        size = self._resident.pop(off)
+        del self._resident_starts[bisect.bisect_left(self._resident_starts, off)]
+        self.resident_bytes -= size
+        return size
+
+    def _discard(self, off: int, size: int) -> None:
+        """Give the whole pages inside free range [off, off+size) back to the OS."""
+        lo = (off + _PAGE - 1) // _PAGE * _PAGE
+        hi = (off + size) // _PAGE * _PAGE
+        if hi > lo and self._map is not None:
+            self._map.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+
+    def _unresident(self, off: int, size: int) -> None:
+        """A new block takes [off, off+size): drop it from the resident ranges it overlaps,
+        keeping their free remainders (as the newest entries: they border a block in use)."""
+        starts = self._resident_starts
+        end = off + size
+        i = max(bisect.bisect_right(starts, off) - 1, 0)
+        while i < len(starts) and starts[i] < end:
+            s = starts[i]
+            e = s + self._resident[s]
+            if e <= off:
+                i += 1
+                continue
+            self._pop_resident(s)
+            for lo, hi in ((s, off), (end, e)):
+                if hi - lo >= _PAGE:  # smaller pieces hold no whole page to discard later
+                    self._resident[lo] = hi - lo
+                    bisect.insort(starts, lo)
+                    self.resident_bytes += hi - lo
+            i = bisect.bisect_right(starts, s)  # the remainders lie outside [off, end)
+
+    def release_resident(self) -> int:
+        """Give every resident freed range back to the OS now; returns the bytes released."""
+        with self._lock:
+            total = self.resident_bytes
+            for off in list(self._resident):
+                self._discard(off, self._pop_resident(off))
+        return total
 
     def _release(self, off: int, size: int) -> None:
         """Return [off, off+size) to the free list, merging with its neighbours."""
