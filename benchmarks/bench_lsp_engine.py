@@ -95,6 +95,7 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--out", type=Path, default=Path(__file__).with_name("bench_lsp_engine.md"))
     args = p.parse_args()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     load_all()
     cfg = Config()
     text = make_source(5000)
@@ -108,6 +109,7 @@ def main() -> int:
     diags = check_source(text, "bench.py", cfg)
     parse_med, engine_med = statistics.median(parse_t), statistics.median(engine_t)
     ratio = engine_med / parse_med
+    best_ratio = min(engine_t) / min(parse_t)  # least disturbed by other jobs on the machine
     big = make_source(100_000)
     big_parse = _time(ast.parse, big)
     big_engine = _time(check_source, big, "big.py", cfg)
@@ -115,11 +117,13 @@ def main() -> int:
 
 Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node()} \
 ({platform.machine()}, {os.cpu_count()} cores shared, Python {platform.python_version()}).
+Load average before the run (1, 5, 15 min): {load}.
 Command: `.venv/bin/python benchmarks/bench_lsp_engine.py --repeats {args.repeats}`
 
 | file | ast.parse (median) | full engine (median) | engine / parse | target |
 |---|---|---|---|---|
 | {n_lines:,} lines, all rules | {parse_med * 1000:.1f} ms | {engine_med * 1000:.1f} ms | **{ratio:.2f}x** | <= 2x |
+| same, best of {args.repeats} each | {min(parse_t) * 1000:.1f} ms | {min(engine_t) * 1000:.1f} ms | {best_ratio:.2f}x | |
 | {big.count(chr(10)):,} lines, single run | {big_parse * 1000:.0f} ms | {big_engine * 1000:.0f} ms | {big_engine / big_parse:.2f}x | does not stall |
 
 Diagnostics on the 5,000-line file: {len(diags)} (the generated code is clean graph-mode code).

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
-from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+from pygls.workspace.position_codec import PositionCodec
 
 from npu_lsp.diagnostics import Diagnostic, Edit, Related, Span
 from npu_lsp.notebook import Located
@@ -29,12 +29,30 @@ _SEVERITY = {
 
 def to_range(span: Span, lines: Sequence[str], codec: PositionCodec) -> lsp.Range:
     """An engine span as an LSP range in the client's position encoding."""
-    start = ServerTextPosition(max(span.line - 1, 0), max(span.column - 1, 0))
-    end = ServerTextPosition(max(span.end_line - 1, 0), max(span.end_column - 1, 0))
     return lsp.Range(
-        start=codec.position_to_client_units(lines, start),
-        end=codec.position_to_client_units(lines, end),
+        start=to_position(span.line - 1, span.column - 1, lines, codec),
+        end=to_position(span.end_line - 1, span.end_column - 1, lines, codec),
     )
+
+
+def to_position(line: int, column: int, lines: Sequence[str], codec: PositionCodec) -> lsp.Position:
+    """0-based line and code-point column as an LSP position in the client's encoding.
+
+    Same answers as pygls' `position_to_client_units`, which counts units one character at
+    a time in Python; here an ASCII prefix (the common case) costs one `isascii`, and other
+    text one `encode`. That loop was a visible share of publishing many diagnostics.
+    """
+    line, column = max(line, 0), max(column, 0)
+    if line >= len(lines):
+        return lsp.Position(line=len(lines), character=0)
+    prefix = lines[line][:column]
+    if prefix.isascii() or codec.encoding == lsp.PositionEncodingKind.Utf32:
+        return lsp.Position(line=line, character=len(prefix))
+    if codec.encoding == lsp.PositionEncodingKind.Utf8:
+        units = len(prefix.encode("utf-8", "surrogatepass"))
+    else:  # UTF-16, also pygls' fallback for encodings it does not know
+        units = len(prefix.encode("utf-16-le", "surrogatepass")) // 2
+    return lsp.Position(line=line, character=units)
 
 
 def from_position(

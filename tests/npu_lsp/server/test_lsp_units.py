@@ -237,3 +237,24 @@ def test_related_locations_in_other_files_keep_their_lines() -> None:
     assert other.location.uri == "file:///w/helpers.py"
     assert other.location.range.start == lsp.Position(249, 4)
     assert same.location.range.start == lsp.Position(1, 2)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32", "made-up"])
+def test_positions_match_pygls_in_every_encoding(encoding: str) -> None:
+    from lsprotocol import types as lsp
+    from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+
+    from npu_lsp.convert import to_position
+
+    codec = PositionCodec(encoding)
+    lines = ["x = 1\n", 'a = "张量🚀é"; b = {1}  # 集合\r\n', "", "\ud800 lone surrogate\n"]
+    for line_no in range(len(lines) + 2):
+        width = len(lines[line_no]) if line_no < len(lines) else 3
+        for col in range(width + 2):
+            expected = codec.position_to_client_units(lines, ServerTextPosition(line_no, col))
+            got = to_position(line_no, col, lines, codec)
+            assert (got.line, got.character) == (expected.line, expected.character), (
+                line_no,
+                col,
+            )
+            assert isinstance(got, lsp.Position)
