@@ -19,6 +19,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from npu_lsp import api_table
+from npu_lsp.columns import split_lines
 from npu_lsp.diagnostics import Span
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def hover(text: str, line: int, column: int, imports: str | None = None) -> Hove
     `imports` is the text whose `import acl` statements apply (the whole notebook when `text`
     is one cell of it); by default `text` itself.
     """
-    lines = text.splitlines()
+    lines = split_lines(text)
     if not 1 <= line <= len(lines):
         return None
     source = lines[line - 1]

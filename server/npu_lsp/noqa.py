@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from npu_lsp.columns import split_lines
 from npu_lsp.diagnostics import Diagnostic
 
 _NOQA = re.compile(
@@ -22,7 +23,7 @@ def parse_noqa(text: str) -> dict[int, frozenset[str]]:
     if "noqa" not in text and "NOQA" not in text.upper():
         return {}
     out: dict[int, frozenset[str]] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):  # numbered as `ast` does
         if "#" not in line:
             continue
         m = _NOQA.search(line)

@@ -37,6 +37,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from npu_lsp import convert, notebook, worker
+from npu_lsp.columns import split_lines
 from npu_lsp.config import Config, load_config
 from npu_lsp.debounce import Debouncer
 from npu_lsp.notebook import Located
@@ -332,8 +333,10 @@ class AscendLensServer(LanguageServer):
         return nb.uri if nb is not None else uri
 
     def lines(self, uri: str) -> Sequence[str]:
+        """The document's lines as LSP and `ast` number them (pygls' `doc.lines` also splits
+        at \f, \u2028 and friends, which would shift every later line)."""
         doc = self.workspace.text_documents.get(uri)
-        return doc.lines if doc is not None else ()
+        return split_lines(doc.source) if doc is not None else ()
 
     def refresh_all(self) -> None:
         """Re-analyse every open document after a configuration change."""
@@ -538,7 +541,8 @@ def on_hover(ls: AscendLensServer, params: lsp.HoverParams) -> lsp.Hover | None:
         return None
     from npu_lsp.hover import hover
 
-    line, column = convert.from_position(params.position, doc.lines, ls.workspace.position_codec)
+    lines = ls.lines(params.text_document.uri)
+    line, column = convert.from_position(params.position, lines, ls.workspace.position_codec)
     # In a notebook, `import acl as x` may sit in another cell.
     in_notebook = ls.workspace.get_notebook_document(cell_uri=params.text_document.uri)
     job = ls.job_for(params.text_document.uri) if in_notebook else None
@@ -551,7 +555,7 @@ def on_hover(ls: AscendLensServer, params: lsp.HoverParams) -> lsp.Hover | None:
         return None
     return lsp.Hover(
         contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=result.markdown),
-        range=convert.to_range(result.span, doc.lines, ls.workspace.position_codec),
+        range=convert.to_range(result.span, lines, ls.workspace.position_codec),
     )
 
 

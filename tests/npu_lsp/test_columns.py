@@ -34,3 +34,13 @@ def test_graph_rule_span_after_a_separator_char_inside_a_string() -> None:
     assert [(d.line, d.column) for d in (x.span for x in diags)] == [
         (6, src.split("\n")[5].index("{") + 1)
     ]
+
+
+def test_noqa_is_read_from_the_line_ast_numbers() -> None:
+    src = (
+        "from mindspore import nn\n\n\nclass Net(nn.Cell):\n"
+        '    def construct(self, x):\n        t = "a\u2028b"\n'
+        "        s = {1}  # noqa: MS109\n        u = {2}\n        return x\n"
+    )
+    diags = check_source(src, "n.py", Config(select=("MS109",)))
+    assert [d.span.line for d in diags] == [8]

@@ -202,3 +202,19 @@ async def test_hostile_inputs_get_an_answer_and_the_server_survives(
     uri = (workspace / "alive.py").as_uri()
     open_doc(client, uri, "import torch\nx = torch.ones(1).cuda()\n")
     assert codes(await wait_for_diagnostics(client, uri, lambda d: len(d) > 0)) == ["NPU201"]
+
+
+async def test_ranges_after_a_line_separator_inside_a_string(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """U+2028 in a string is not a line break for Python or LSP: later ranges stay put."""
+    configure(client)
+    uri = (workspace / "sep.py").as_uri()
+    text = 'import torch\nnote = "a\u2028b"\nm = "🚀"; y = x.cuda()\n'
+    open_doc(client, uri, text)
+    diags = await wait_for_diagnostics(client, uri, lambda d: any(x.code == "NPU201" for x in d))
+    cuda = next(d for d in diags if d.code == "NPU201")
+    line = text.split("\n")[2]
+    start = len(line[: line.index("cuda")].encode("utf-16-le")) // 2
+    assert (cuda.range.start.line, cuda.range.start.character) == (2, start)
+    assert cuda.range.end.character == start + 4
