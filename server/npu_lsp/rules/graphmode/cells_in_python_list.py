@@ -92,7 +92,9 @@ class CellsInPythonList(Rule):
                     severity=_severity(attr, used, several=isinstance(st, (ast.For, ast.While))),
                 )
 
-    def _check_assign(self, node: ast.Assign, used: _LazyUsed, ctx: Context) -> Iterable[Diagnostic]:
+    def _check_assign(
+        self, node: ast.Assign, used: _LazyUsed, ctx: Context
+    ) -> Iterable[Diagnostic]:
         value = node.value
         elements: list[ast.expr]
         if isinstance(value, ast.List):
