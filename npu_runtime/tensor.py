@@ -133,7 +133,8 @@ class Tensor:
                 dev = self._dev
                 # After a runtime or device reset the memory is gone already: nothing to free.
                 if self._rt.devices.get(dev.id) is dev:
-                    dev.memory.free(self.addr)
+                    # into the caching allocator: the next result of this size reuses it
+                    dev.memory.free_cached(self.addr)
             except Exception:  # interpreter shutdown: modules may already be torn down
                 pass
 
@@ -314,7 +315,7 @@ def _result(rt: Runtime, dev: Device, s: Spec, site: SourceSite | None) -> Tenso
         t.addr = transfer.malloc(rt, size, 0)
     else:
         try:
-            t.addr = dev.memory.malloc(size, 0, site if rt.sanitizer.enabled else None).addr
+            t.addr = dev.memory.malloc_cached(size, site if rt.sanitizer.enabled else None).addr
         except OutOfMemory:  # the full call fails the same way and reports it
             t.addr = transfer.malloc(rt, size, 0)
     return t

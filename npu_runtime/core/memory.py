@@ -16,6 +16,14 @@ usage), but not at once: the most recently freed ones stay resident up to
 placement is unchanged; it usually reuses the range just freed) writes into mapped pages
 instead of paying a page fault per 4 KiB. As on hardware, fresh device memory is
 uninitialised: it may hold what its previous owner wrote.
+
+Tensors (the Pythonic layer) allocate through a small caching allocator, as torch_npu's
+does: a dead tensor's small block goes to a per-size free list instead of back to the
+address space, and the next result of that size takes it without a best-fit search. The
+block counts as freed for the sanitizer (use-after-free and double free are caught, no
+leak is reported) but its bytes stay taken: `reserved` memory, which get_mem_info does
+not count as free, exactly as on a device where torch_npu caches. `cached_bytes` says how
+much; an allocation that would fail for lack of space releases the cache first.
 """
 
 from __future__ import annotations
@@ -47,6 +55,9 @@ _FREED_HISTORY = 4096  # freed blocks remembered for use-after-free / double-fre
 # Freed large ranges kept resident for reuse before their pages go back to the OS: a few
 # fresh 16 MiB MatMul results' worth, small against any host that runs a 910B profile.
 RESIDENT_BUDGET = 256 * MIB
+# Tensor blocks up to this size are cached on free, up to CACHE_BUDGET bytes per device.
+CACHE_MAX_BLOCK = MIB
+CACHE_BUDGET = 64 * MIB
 _PAGE = mmap.PAGESIZE
 
 
@@ -132,6 +143,10 @@ class DeviceMemory:
         self._resident: dict[int, int] = {}
         self._resident_starts: list[int] = []
         self.resident_bytes = 0
+        # The caching allocator's free lists (Tensor blocks): requested size -> blocks.
+        self._cache: dict[int, list[Block]] = {}
+        self.cached_bytes = 0
+        self.cache_budget = CACHE_BUDGET
 
     # -- backing ------------------------------------------------------------------
     def _backing(self) -> mmap.mmap:
@@ -193,29 +208,94 @@ class DeviceMemory:
     def malloc(
         self, size: int, policy: int, site: SourceSite | None = None, align32_only: bool = False
     ) -> Block:
+        with self._lock:
+            return self._malloc_locked(size, policy, site, align32_only)
+
+    def _malloc_locked(
+        self, size: int, policy: int, site: SourceSite | None, align32_only: bool
+    ) -> Block:
         reserved = reserved_size(size, policy, align32_only)
         huge = uses_huge_pages(size, policy)
         align = HUGE_PAGE if huge else NORMAL_ALIGN
         consumed = (reserved + align - 1) // align * align
-        with self._lock:
+        off = self._take(consumed, align)
+        if off is None and huge and (policy & 0xFF) not in _HUGE_ONLY:
+            # HUGE_FIRST falls back to normal pages when no huge page run is free (§7).
+            huge, align = False, NORMAL_ALIGN
+            consumed = (reserved + align - 1) // align * align
             off = self._take(consumed, align)
-            if off is None and huge and (policy & 0xFF) not in _HUGE_ONLY:
-                # HUGE_FIRST falls back to normal pages when no huge page run is free (§7).
-                huge, align = False, NORMAL_ALIGN
-                consumed = (reserved + align - 1) // align * align
-                off = self._take(consumed, align)
-            if off is None:
-                raise OutOfMemory(consumed, self.capacity - self.used, self._largest_locked())
-            if self._resident:
-                self._unresident(off, consumed)
-            addr = self.base + off
-            block = Block(addr, size, reserved, consumed, huge, policy, site)
+        if off is None and self.cached_bytes:
+            # Before failing, give up the cache's reserve (torch_npu does the same) and retry.
+            self._release_cache_locked()
+            return self._malloc_locked(size, policy, site, align32_only)
+        if off is None:
+            raise OutOfMemory(consumed, self.capacity - self.used, self._largest_locked())
+        if self._resident:
+            self._unresident(off, consumed)
+        addr = self.base + off
+        block = Block(addr, size, reserved, consumed, huge, policy, site)
+        self.live[addr] = block
+        bisect.insort(self._live_starts, addr)
+        self.freed.pop(addr, None)
+        self.used += consumed
+        self.peak = max(self.peak, self.used)
+        return block
+
+    # -- the caching allocator (Tensor blocks) ------------------------------------------
+    def malloc_cached(self, size: int, site: SourceSite | None = None) -> Block:
+        """A default-policy block of `size` bytes, from the cache when one is free."""
+        with self._lock:
+            blocks = self._cache.get(size)
+            if not blocks:
+                return self._malloc_locked(size, HUGE_FIRST, site, False)
+            block = blocks.pop()
+            self.cached_bytes -= block.consumed
+            addr = block.addr
+            block.site, block.free_site = site, None
             self.live[addr] = block
             bisect.insort(self._live_starts, addr)
             self.freed.pop(addr, None)
-            self.used += consumed
-            self.peak = max(self.peak, self.used)
         return block
+
+    def free_cached(self, addr: int, site: SourceSite | None = None) -> Block | None:
+        """`free`, keeping a small default-policy block reserved for `malloc_cached`."""
+        with self._lock:
+            block = self.live.get(addr)
+            if (
+                block is None
+                or block.consumed > CACHE_MAX_BLOCK
+                or block.policy != HUGE_FIRST
+                or self.cached_bytes + block.consumed > self.cache_budget
+            ):
+                block = None
+            else:
+                del self.live[addr]
+                del self._live_starts[bisect.bisect_left(self._live_starts, addr)]
+                block.free_site = site
+                self._remember_freed(block)
+                self._cache.setdefault(block.size, []).append(block)
+                self.cached_bytes += block.consumed
+        return block if block is not None else self.free(addr, site)
+
+    def _release_cache_locked(self) -> None:
+        for blocks in self._cache.values():
+            for block in blocks:
+                self.used -= block.consumed
+                self._release(block.addr - self.base, block.consumed)
+        self._cache.clear()
+        self.cached_bytes = 0
+
+    def release_cache(self) -> int:
+        """Return every cached block to the free address space; returns the bytes released."""
+        with self._lock:
+            total = self.cached_bytes
+            self._release_cache_locked()
+        return total
+
+    @property
+    def allocated_bytes(self) -> int:
+        """Bytes of live blocks (what the program holds), without the cache's reserve."""
+        return self.used - self.cached_bytes
 
     def _take(self, need: int, align: int) -> int | None:
         """Best fit: the smallest free block that holds `need` at `align` (lowest address on ties)."""
@@ -267,13 +347,16 @@ class DeviceMemory:
             del self._live_starts[bisect.bisect_left(self._live_starts, addr)]
             self.used -= block.consumed
             block.free_site = site
-            self.freed[addr] = block
-            if len(self.freed) > _FREED_HISTORY:
-                self.freed.pop(next(iter(self.freed)))
+            self._remember_freed(block)
             self._release(addr - self.base, block.consumed)
             if block.consumed >= HUGE_PAGE and self._map is not None:
                 self._keep_resident(addr - self.base, block.consumed)
         return block
+
+    def _remember_freed(self, block: Block) -> None:
+        self.freed[block.addr] = block
+        if len(self.freed) > _FREED_HISTORY:
+            self.freed.pop(next(iter(self.freed)))
 
     # -- resident freed ranges --------------------------------------------------------------
     def _keep_resident(self, off: int, size: int) -> None:

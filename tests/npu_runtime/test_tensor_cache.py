@@ -1,0 +1,118 @@
+"""The Tensor caching allocator: dead tensors' small blocks are reused for new results,
+reported as reserved (not free, not leaked), and freed memory stays checked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import npu_runtime.acl as acl
+from npu_runtime.core.memory import HUGE_FIRST, DeviceMemory
+from npu_runtime.core.runtime import Runtime, get_runtime
+from npu_runtime.tensor import Tensor
+
+pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr will be deprecated")
+HBM, H2D = 1, 1
+
+
+@pytest.fixture
+def rt() -> Iterator[Runtime]:
+    runtime = get_runtime()
+    runtime.reset()
+    runtime.sanitizer.enabled = True
+    yield runtime
+    runtime.reset()
+
+
+def _pair() -> tuple[Tensor, Tensor]:
+    x = np.arange(16, dtype=np.float16)
+    return Tensor(x), Tensor(x)
+
+
+def test_a_dead_result_block_is_reused_by_the_next_result(rt: Runtime) -> None:
+    a, b = _pair()
+    mem = rt.devices[0].memory
+    r = a + b
+    addr, consumed = r.addr, mem.live[r.addr].consumed
+    del r
+    assert mem.cached_bytes == consumed
+    assert addr not in mem.live  # freed as far as the program and the sanitizer know
+    r2 = a * b
+    assert r2.addr == addr
+    assert mem.cached_bytes == 0
+    np.testing.assert_array_equal(r2.numpy(), np.arange(16, dtype=np.float16) ** 2)
+
+
+def test_cached_blocks_are_reserved_not_free_and_release_gives_them_back(rt: Runtime) -> None:
+    a, b = _pair()
+    mem = rt.devices[0].memory
+    free0, _, _ = acl.rt.get_mem_info(HBM)
+    allocated0 = mem.allocated_bytes
+    results = [a + b for _ in range(4)]
+    held = mem.allocated_bytes - allocated0
+    assert held > 0
+    del results
+    # torch_npu's rule: cached memory is reserved by the process, so the device does not
+    # report it free; what the program holds is back where it was.
+    assert mem.allocated_bytes == allocated0
+    assert mem.cached_bytes == held
+    assert acl.rt.get_mem_info(HBM)[0] == free0 - held
+    assert mem.release_cache() == held
+    assert mem.cached_bytes == 0
+    assert acl.rt.get_mem_info(HBM)[0] == free0
+
+
+def test_the_cache_is_bounded(rt: Runtime) -> None:
+    a, b = _pair()
+    mem = rt.devices[0].memory
+    results = [a + b for _ in range(4)]
+    one = mem.live[results[0].addr].consumed
+    mem.cache_budget = 2 * one
+    del results
+    assert mem.cached_bytes == 2 * one  # the other two went back to the address space
+
+
+def test_cached_blocks_are_no_leak_at_finalize(rt: Runtime) -> None:
+    a, b = _pair()
+    for _ in range(3):
+        a + b  # noqa: B018 (the result dies at once: its block goes to the cache)
+    assert rt.devices[0].memory.cached_bytes > 0
+    kept = a - b
+    rt.finalize()
+    leaks = [f for f in rt.sanitizer.findings if f.check == "leak"]
+    # only the tensors still alive leak: a, b and kept; never a cached block
+    assert len(leaks) == 3
+    assert {f"0x{t.addr:x}" for t in (a, b, kept)} == {f.detail.split()[3] for f in leaks}
+
+
+def test_use_after_free_of_a_cached_block_is_caught(rt: Runtime) -> None:
+    a, b = _pair()
+    r = a + b
+    addr = r.addr
+    del r
+    assert rt.devices[0].memory.cached_bytes > 0
+    host = np.zeros(32, np.uint8)
+    assert acl.rt.memcpy(addr, 32, acl.util.numpy_to_ptr(host), 32, H2D) == 107000
+    assert [f.check for f in rt.sanitizer.findings] == ["use-after-free"]
+
+
+def test_a_failing_allocation_first_releases_the_cache() -> None:
+    mem = DeviceMemory(5, 4096)
+    blocks = [mem.malloc_cached(1000) for _ in range(3)]
+    for blk in blocks:
+        mem.free_cached(blk.addr)
+    assert mem.cached_bytes == 3 * 1088 and mem.allocated_bytes == 0
+    big = mem.malloc(3500, HUGE_FIRST)  # fits only once the cache is given back
+    assert big.addr == mem.base
+    assert mem.cached_bytes == 0
+
+
+def test_double_free_of_a_cached_block_is_refused() -> None:
+    mem = DeviceMemory(5, 1 << 20)
+    blk = mem.malloc_cached(100)
+    assert mem.free_cached(blk.addr) is blk
+    assert mem.free_cached(blk.addr) is None
+    assert mem.free(blk.addr) is None
+    assert mem.find_freed(blk.addr) is blk
