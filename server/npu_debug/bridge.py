@@ -34,6 +34,8 @@ class _State:
         self.trace_path: str | None = None
         self.traced_count = 0  # records in the trace last written at a stop
         self.profiler: Any = None  # npu_runtime.profiler.session.Profiler when profiling
+        self.profile_ascend_pt = False  # also write torch_npu-style *_ascend_pt/ dirs
+        self.dumper: Any = None  # npu_runtime.dump.session.Dumper when dumping
         self.last_call: types.FrameType | None = None  # runtime frame of the last stop
         self.errors: list[Any] = []  # recent failing calls, for the state document
         self.device: str | None = None  # the launch's device profile name, if given
@@ -121,8 +123,11 @@ def _start_profiler(record: Any) -> None:
         if _state.profiler is not None or _state.profile_dir is None:
             return
         from npu_runtime.profiler.session import Profiler
+        from npu_runtime.profiler.writer import DEFAULT_EXPORTERS
 
-        profiler = Profiler(_state.profile_dir, device=_device_name()).start()
+        exporters = DEFAULT_EXPORTERS + (("ascend_pt",) if _state.profile_ascend_pt else ())
+        profiler = Profiler(_state.profile_dir, device=_device_name(), exporters=exporters)
+        profiler.start()
         profiler.collector.on_work(record)
         _state.profiler = profiler
 
@@ -241,9 +246,33 @@ def _serve(channel: LineSocket) -> None:
         channel.reply(seq, body)
 
 
+def _start_dump(out_dir: str, level: str) -> None:
+    """Dump every op from the start: the dumper must see the first kernel's tensors."""
+    try:
+        from npu_runtime.dump.session import Dumper
+
+        _state.dumper = Dumper(out_dir, level).start()
+    except (ImportError, OSError, ValueError) as exc:
+        sys.stderr.write(f"ascend-lens debug: no dump to {out_dir} ({exc})\n")
+
+
+def _stop_dump() -> None:
+    dumper, _state.dumper = _state.dumper, None
+    if dumper is None:
+        return
+    try:
+        files = dumper.stop()
+    except OSError as exc:
+        sys.stderr.write(f"ascend-lens debug: cannot write dump to {dumper.out_dir}: {exc}\n")
+        return
+    written = "written to" if files else "empty (no op ran): nothing written to"
+    sys.stderr.write(f"dump {written} {dumper.out_dir}\n")
+
+
 def _at_exit() -> None:
     channel = _state.channel
     if channel is None:
+        _stop_dump()
         return
     if "debugpy" in sys.modules:
         # The program is over (user atexit handlers ran before this one): writing the
@@ -252,6 +281,7 @@ def _at_exit() -> None:
 
         with contextlib.suppress(Exception):  # debugpy may have shut down already
             debugpy.trace_this_thread(False)
+    _stop_dump()
     try:
         profile = profile_snapshot(final=True)
     except Exception:  # a profile we cannot write must not hide the program's own exit
@@ -265,6 +295,10 @@ def _at_exit() -> None:
 
 def install(settings: dict[str, Any]) -> None:
     """Connect to the adapter and hook the runtime. Settings come from the adapter (JSON)."""
+    if settings.get("dump"):  # asked for explicitly: wanted with or without the adapter
+        _start_dump(str(settings["dump"]), str(settings.get("dumpLevel") or "statistics"))
+        if _state.dumper is not None:
+            atexit.register(_stop_dump)  # runs after _at_exit (LIFO): then a no-op
     endpoint = settings.get("channel")
     if not endpoint:
         return
@@ -278,6 +312,7 @@ def install(settings: dict[str, Any]) -> None:
     _state.stop_on_acl_error = bool(settings.get("stopOnAclError", True))
     _state.device = settings.get("device")
     _state.devices = settings.get("devices")
+    _state.profile_ascend_pt = bool(settings.get("profileAscendPt", False))
     thread = threading.Thread(target=_serve, args=(channel,), name="npu-debug-bridge", daemon=True)
     # Never traced or suspended by pydevd: it must answer while the program is stopped.
     thread.pydev_do_not_trace = True  # type: ignore[attr-defined]

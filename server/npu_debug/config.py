@@ -27,8 +27,18 @@ OWN_ATTRIBUTES = frozenset(
         "stopOnAclError",
         "justMyCode",
         "inject",
+        "dump",
+        "dumpLevel",
+        "numerics",
+        "profileAscendPt",
     }
 )
+
+
+# The runtime's own tuples (npu_runtime.dump.session.LEVELS, npu_runtime.numerics.
+# NUMERICS_MODES) import numpy; the adapter stays light, and a unit test keeps these equal.
+DUMP_LEVELS = ("statistics", "tensor")
+NUMERICS_MODES = ("npu", "float32", "float64")
 
 
 class ConfigError(ValueError):
@@ -50,6 +60,10 @@ class LaunchConfig:
     stop_on_acl_error: bool = True
     just_my_code: bool = True
     inject: tuple[str, ...] = ()  # error-injection specs, e.g. "acl.rt.malloc:3:207001"
+    dump: str | None = None  # msprobe-compatible dump directory (absolute)
+    dump_level: str = "statistics"  # "statistics" | "tensor"
+    numerics: str | None = None  # "npu" | "float32" | "float64"; None leaves the default
+    profile_ascend_pt: bool = False  # also write torch_npu-style *_ascend_pt/ dirs
     passthrough: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -96,6 +110,28 @@ def _check_injection(spec: str) -> None:
         raise ConfigError(f"launch attribute 'inject': {exc}") from None
 
 
+def _choice(args: Mapping[str, Any], key: str, choices: tuple[str, ...]) -> str | None:
+    value = _expect(args, key, str, f"one of {', '.join(map(repr, choices))}")
+    if value is not None and value not in choices:
+        raise ConfigError(
+            f"launch attribute {key!r} must be one of {', '.join(map(repr, choices))}, "
+            f"got {value!r}"
+        )
+    return value
+
+
+def _dump_dir(args: Mapping[str, Any], cwd: str | None) -> str | None:
+    dump = _expect(args, "dump", str, "a directory")
+    if dump is None:
+        return None
+    if not dump:
+        raise ConfigError("launch attribute 'dump' must be a directory, got ''")
+    out = os.path.abspath(os.path.join(cwd or os.getcwd(), dump))
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ConfigError(f"launch attribute 'dump': {dump} exists and is not a directory")
+    return out
+
+
 def parse(args: Mapping[str, Any]) -> LaunchConfig:
     """Validate `launch` arguments; raise ConfigError naming the first bad attribute."""
     if not isinstance(args, Mapping):
@@ -130,8 +166,15 @@ def parse(args: Mapping[str, Any]) -> LaunchConfig:
     profile = _expect(args, "profile", (bool, str), "true, false or a directory")
     flags = {
         key: _expect(args, key, bool, "true or false")
-        for key in ("sanitizer", "stopOnAclError", "justMyCode")
+        for key in ("sanitizer", "stopOnAclError", "justMyCode", "profileAscendPt")
     }
+    if flags["profileAscendPt"] and profile is False:
+        raise ConfigError("launch attribute 'profileAscendPt' needs a profile ('profile' is false)")
+    dump = _dump_dir(args, cwd)
+    dump_level = _choice(args, "dumpLevel", DUMP_LEVELS)
+    if dump_level is not None and dump is None:
+        raise ConfigError("launch attribute 'dumpLevel' needs 'dump' (the dump directory)")
+    numerics = _choice(args, "numerics", NUMERICS_MODES)
     return LaunchConfig(
         program=program,
         module=module,
@@ -146,5 +189,9 @@ def parse(args: Mapping[str, Any]) -> LaunchConfig:
         stop_on_acl_error=flags["stopOnAclError"] is not False,
         just_my_code=flags["justMyCode"] is not False,
         inject=inject,
+        dump=dump,
+        dump_level=dump_level or "statistics",
+        numerics=numerics,
+        profile_ascend_pt=flags["profileAscendPt"] is True,
         passthrough={k: v for k, v in args.items() if k not in OWN_ATTRIBUTES},
     )

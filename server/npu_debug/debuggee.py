@@ -57,12 +57,17 @@ def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any
     if config.devices is not None:
         env["NPU_DEVICES"] = str(config.devices)
     env["NPU_SANITIZE"] = "1" if config.sanitizer else "0"
+    if config.numerics is not None:  # read at import, and inherited by child processes
+        env["NPU_NUMERICS"] = config.numerics
     settings = {
         "channel": channel_endpoint,
         "stopOnAclError": config.stop_on_acl_error,
         "device": config.device,
         "devices": config.devices,
         "profileDir": profile_dir(config),
+        "profileAscendPt": config.profile_ascend_pt,
+        "dump": config.dump,
+        "dumpLevel": config.dump_level,
         "unset": sorted(k for k, v in env.items() if v is None),
     }
     env[CONFIG_ENV] = json.dumps(settings)

@@ -67,7 +67,7 @@ def test_debugpy_launch_runs_the_bootstrap_with_the_runtime_settings(tmp_path: P
             "cwd": str(tmp_path),
             "env": {"KEEP": "1", "DROP": None},
             "rules": [{"module": "x", "include": False}],
-            "type": "ascend",
+            "type": "ascend-npu",
         }
     )
     args = debuggee.debugpy_launch(cfg, "127.0.0.1:1:tok")
@@ -161,3 +161,25 @@ def test_side_channel_request_reply_and_token_check() -> None:
         assert [m.get("request") or m.get("event") for m in seen] == ["ping", "profile"]
     finally:
         listener.close()
+
+
+def test_precision_attributes_reach_the_bootstrap(tmp_path: Path) -> None:
+    cfg = config.parse(
+        {
+            "module": "m",
+            "cwd": str(tmp_path),
+            "dump": "d",
+            "dumpLevel": "tensor",
+            "numerics": "float64",
+            "profileAscendPt": True,
+        }
+    )
+    assert "dumpLevel" not in cfg.passthrough and "numerics" not in cfg.passthrough
+    env = debuggee.debugpy_launch(cfg, "127.0.0.1:1:tok")["env"]
+    assert env["NPU_NUMERICS"] == "float64"
+    settings = json.loads(env[CONFIG_ENV])
+    assert (settings["dump"], settings["dumpLevel"]) == (str(tmp_path / "d"), "tensor")
+    assert settings["profileAscendPt"] is True
+    plain = debuggee.debugpy_launch(config.parse({"module": "m"}), "127.0.0.1:1:tok")["env"]
+    assert "NPU_NUMERICS" not in json.loads(plain[CONFIG_ENV]) and "NPU_NUMERICS" not in plain
+    assert json.loads(plain[CONFIG_ENV])["dump"] is None

@@ -1,0 +1,8 @@
+import numpy as np
+
+import npu_runtime as npu
+
+a = npu.Tensor(np.array([300.0, 2.0]), dtype="float16")
+b = a * a  # @mul
+c = b + a  # @add
+print("result", c.numpy().tolist())
