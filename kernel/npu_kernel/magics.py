@@ -145,8 +145,13 @@ class NpuMagics(Magics):
                 print(f"%%npu_dump: cannot write {dumper.out_dir}: {exc.strerror or exc}")
             else:
                 entries = sum(1 for f in files if f.name == "dump.json")
-                where = f"{dumper.out_dir}" if files else f"nothing (no op ran) to {dumper.out_dir}"
-                print(f"%%npu_dump: {args.level} dump, {entries} dump.json written: {where}")
+                if entries:
+                    print(
+                        f"%%npu_dump: {args.level} dump, {entries} dump.json written: "
+                        f"{dumper.out_dir}"
+                    )
+                else:
+                    print(f"%%npu_dump: no op ran; nothing written to {dumper.out_dir}")
 
     # %npu_numerics ---------------------------------------------------------------------
     @line_magic

@@ -273,15 +273,59 @@ def test_dump_bad_level_is_refused(kernel: tuple[Any, Any], tmp_path: Path) -> N
     assert not list(tmp_path.iterdir())
 
 
+def test_dump_of_a_cell_without_ops_says_so(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    reply, msgs = execute(kc, f"%%npu_dump {tmp_path / 'd'}\nx = 1\n")
+    assert reply["status"] == "ok"
+    assert stdout(msgs) == f"%%npu_dump: no op ran; nothing written to {tmp_path / 'd'}\n"
+    assert not (tmp_path / "d").exists()
+
+
 def test_dump_is_written_when_the_cell_fails(kernel: tuple[Any, Any], tmp_path: Path) -> None:
     _, kc = kernel
-    execute(kc, TENSOR_SETUP)
+    execute(kc, TENSOR_SETUP + "from npu_runtime.core import hooks\n")
+    listeners = "print(len(hooks.work_listeners), len(hooks.tensor_listeners))"
+    before = stdout(execute(kc, listeners)[1])
     reply, msgs = execute(kc, f"%%npu_dump {tmp_path}\n" + OVERFLOW + "1 / 0\n")
     assert reply["status"] == "error" and reply["ename"] == "ZeroDivisionError"
     doc = json.loads((tmp_path / "step0" / "rank0" / "dump.json").read_text())
     assert len(doc["data"]) == 1
     (out,) = next(iter(doc["data"].values()))["output"]
     assert out["Max"] == float("inf")  # written as Infinity, msprobe's overflow marker
+    assert stdout(execute(kc, listeners)[1]) == before  # the dumper is detached
+
+
+def test_dump_steps_go_to_their_own_directories(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    execute(kc, TENSOR_SETUP)
+    cell = (
+        f"%%npu_dump {tmp_path}\n"
+        "a = nr.Tensor(np.ones(4, dtype=np.float32))\n"
+        "b = a + a\n"
+        "nr.step()\n"
+        "c = a * b\n"
+    )
+    reply, msgs = execute(kc, cell)
+    assert reply["status"] == "ok", msgs
+    assert stdout(msgs) == f"%%npu_dump: statistics dump, 2 dump.json written: {tmp_path}\n"
+    step0 = json.loads((tmp_path / "step0" / "rank0" / "dump.json").read_text())
+    step1 = json.loads((tmp_path / "step1" / "rank0" / "dump.json").read_text())
+    assert (list(step0["data"]), list(step1["data"])) == (
+        ["Torch.add.0.forward"],
+        ["Torch.mul.0.forward"],
+    )
+
+
+def test_dump_into_a_file_is_refused(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    target = tmp_path / "taken"
+    target.write_text("")
+    reply, msgs = execute(kc, f"%%npu_dump {target}\nran = 1\n")
+    assert reply["status"] == "ok"
+    assert (
+        stdout(msgs)
+        == f"%%npu_dump: cannot dump to {target}: dump output {target} is not a directory\n"
+    )
 
 
 def test_numerics_changes_a_float16_overflow(kernel: tuple[Any, Any]) -> None:
