@@ -19,7 +19,7 @@ from npu_runtime.ops.common import (
     vector_work,
 )
 from npu_runtime.ops.errors import ACL_ERROR_UNSUPPORTED_DATA_TYPE, OpError
-from npu_runtime.ops.registry import Attrs, Spec, op
+from npu_runtime.ops.registry import Attrs, KernelFn, Spec, op
 
 # --- binary arithmetic with numpy broadcasting ---------------------------------------------
 
@@ -34,46 +34,63 @@ def _binary_infer(name: str, allowed: frozenset[np.dtype]):
     return infer
 
 
-def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], inputs: list[np.ndarray]):
+def _binary(
+    fn: Callable[..., np.ndarray],
+    inputs: list[np.ndarray],
+    out: list[np.ndarray] | None = None,
+) -> list[np.ndarray]:
     x, y = inputs
     # numpy's fp16 and ml_dtypes' bf16 ufuncs compute each element in float32 and round
     # once, which is exactly the device's rule for a single op: no widening copy needed.
+    # Writing into the output buffer rounds the same way (same dtype, no cast), and numpy
+    # copies first when the output overlaps an input.
     with numerics.quiet():  # inf/nan are results on the device, not warnings
+        if out is not None and out[0].dtype == x.dtype == y.dtype:
+            return [fn(x, y, out=out[0])]
         return [fn(x, y)]
 
 
 _XY = ("x1", "x2")
+_Out = list[np.ndarray] | None
 
 
-@op("Add", unit="vector", infer=_binary_infer("Add", NUMERIC), cost=vector_work(1), inputs=_XY)
-def add(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
+def _arith(
+    name: str, allowed: frozenset[np.dtype], passes: int, aliases: tuple[str, ...] = ()
+) -> Callable[[KernelFn], KernelFn]:
+    """Register a broadcasting binary op whose kernel writes straight into its output."""
+    return op(
+        name,
+        unit="vector",
+        infer=_binary_infer(name, allowed),
+        cost=vector_work(passes),
+        inputs=_XY,
+        aliases=aliases,
+        writes_out=True,
+    )
+
+
+@_arith("Add", NUMERIC, 1)
+def add(inputs: list[np.ndarray], attrs: Attrs, out: _Out = None) -> list[np.ndarray]:
     """x1 + x2 with numpy broadcasting; fp16 results beyond 65504 become inf."""
-    return _binary(np.add, inputs)
+    return _binary(np.add, inputs, out)
 
 
-@op("Sub", unit="vector", infer=_binary_infer("Sub", NUMERIC), cost=vector_work(1), inputs=_XY)
-def sub(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
+@_arith("Sub", NUMERIC, 1)
+def sub(inputs: list[np.ndarray], attrs: Attrs, out: _Out = None) -> list[np.ndarray]:
     """x1 - x2 with numpy broadcasting."""
-    return _binary(np.subtract, inputs)
+    return _binary(np.subtract, inputs, out)
 
 
-@op("Mul", unit="vector", infer=_binary_infer("Mul", NUMERIC), cost=vector_work(1), inputs=_XY)
-def mul(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
+@_arith("Mul", NUMERIC, 1)
+def mul(inputs: list[np.ndarray], attrs: Attrs, out: _Out = None) -> list[np.ndarray]:
     """x1 * x2 with numpy broadcasting."""
-    return _binary(np.multiply, inputs)
+    return _binary(np.multiply, inputs, out)
 
 
-@op(
-    "Div",
-    unit="vector",
-    infer=_binary_infer("Div", FLOATS),
-    cost=vector_work(2),
-    inputs=_XY,
-    aliases=("RealDiv",),
-)
-def div(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
+@_arith("Div", FLOATS, 2, aliases=("RealDiv",))
+def div(inputs: list[np.ndarray], attrs: Attrs, out: _Out = None) -> list[np.ndarray]:
     """x1 / x2 (true division, floating types) with broadcasting; x/0 gives signed inf, 0/0 NaN."""
-    return _binary(np.divide, inputs)
+    return _binary(np.divide, inputs, out)
 
 
 # --- activations ---------------------------------------------------------------------------
