@@ -43,6 +43,10 @@ def npu_report(session: RuntimeSession, cells: CellLocator) -> Report:
         f"NPU: {doc['soc_name']} x{doc['device_count']} (emulated, profile {doc['device']}); "
         f"acl.init {'done' if doc['initialized'] else 'not called'}"
     )
+    from npu_runtime.numerics import numerics_mode  # the runtime is loaded: numpy is too
+
+    if (mode := numerics_mode()) != "npu":  # results differ from the device's: say so first
+        head.note(f"Reference numerics: {mode} (%npu_numerics npu for the device's).")
     if not doc["devices"]:
         head.note("No device is set yet (acl.rt.set_device).")
     else:

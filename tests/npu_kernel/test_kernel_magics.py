@@ -339,9 +339,13 @@ def test_numerics_changes_a_float16_overflow(kernel: tuple[Any, Any]) -> None:
         )
         assert stdout(execute(kc, OVERFLOW)[1]) == "[90000.0, 4.0]\n"
         assert stdout(execute(kc, "%npu_numerics")[1]) == "Numerics: float32.\n"
+        npu_text = of_type(execute(kc, "%npu")[1], "display_data")[0]["data"]["text/plain"]
+        assert "Reference numerics: float32 (%npu_numerics npu for the device's)." in npu_text
     finally:
         execute(kc, "%npu_numerics npu")
     assert stdout(execute(kc, OVERFLOW)[1]) == "[inf, 4.0]\n"
+    npu_text = of_type(execute(kc, "%npu")[1], "display_data")[0]["data"]["text/plain"]
+    assert "Reference numerics" not in npu_text
 
 
 def test_numerics_bad_mode_is_refused(kernel: tuple[Any, Any]) -> None:
