@@ -32,9 +32,11 @@ class LineColumns:
     __slots__ = ("_ascii", "_lines", "_text", "_utf8")
 
     def __init__(self, text: str, lines: list[str] | None = None) -> None:
-        self._text = text
         self._ascii = text.isascii()
-        self._lines = lines
+        # an ASCII text needs no conversion: keep no reference to it (the workspace index
+        # holds one of these per file)
+        self._text = "" if self._ascii else text
+        self._lines = None if self._ascii else lines
         self._utf8: dict[int, bytes | None] = {}
 
     def column(self, line: int, byte_offset: int) -> int:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
-from npu_lsp.engine import check_source
+from npu_lsp.diagnostics import Span
+from npu_lsp.engine import WorkspaceIndex, check_path, check_source
 
 
 def test_byte_offsets_become_code_point_columns_only_where_needed() -> None:
@@ -44,3 +46,21 @@ def test_noqa_is_read_from_the_line_ast_numbers() -> None:
     )
     diags = check_source(src, "n.py", Config(select=("MS109",)))
     assert [d.span.line for d in diags] == [8]
+
+
+def test_call_site_in_another_file_has_code_point_columns(tmp_path: Path) -> None:
+    """A helper's related location (the compiled call in another file) after CJK text."""
+    (tmp_path / "helpers.py").write_text(
+        "def helper(x):\n    try:\n        return x\n    except ValueError:\n        return x\n",
+        encoding="utf-8",
+    )
+    net = (
+        "from mindspore import nn\nfrom helpers import helper\n\n\nclass Net(nn.Cell):\n"
+        '    def construct(self, x):\n        t = "张量"; y = helper(x)\n        return y\n'
+    )
+    (tmp_path / "net.py").write_text(net, encoding="utf-8")
+    index = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    diags = check_path(tmp_path / "helpers.py", Config(select=("MS101",)), index)
+    sites = [r.span for d in diags for r in d.related if r.path.endswith("net.py")]
+    line = net.split("\n")[6]
+    assert sites == [Span(7, line.index("helper") + 1, 7, line.index("(x)") + 4)]
