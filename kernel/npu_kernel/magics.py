@@ -171,22 +171,27 @@ class NpuMagics(Magics):
 
     def _compile_cell(self, cell: str) -> tuple[CodeType, str, int]:
         """Compile a cell magic's body so its line numbers and filename are the cell's own."""
-        number = self._cell_number()
-        # A leading newline stands for the %%magic line, so compiled line numbers are the
-        # cell's own lines; the filename maps back to this cell in tracebacks.
-        source = "\n" + self.ipython.transform_cell(cell)
+        number, magic_line = self._calling_cell()
+        # Blank lines stand for the lines up to and including the %%magic line, so compiled
+        # line numbers are the cell's own (also for a cell magic under another one, whose
+        # body starts further down); the filename maps back to this cell in tracebacks.
+        source = "\n" * magic_line + self.ipython.transform_cell(cell)
         filename = self.ipython.compile.cache(source, number)
         return self.ipython.compile(source, filename, "exec"), filename, number
 
-    def _cell_number(self) -> int:
-        """The execution count of the running cell (IPython has already advanced its own)."""
+    def _calling_cell(self) -> tuple[int, int]:
+        """The running cell's execution count, and the cell line that invoked the magic.
+
+        IPython has already advanced its own count, so the number comes from the calling
+        code object's file. A cell magic alone in a cell is called from line 1.
+        """
         frame: FrameType | None = sys._getframe(1)
         while frame is not None:  # the cell's code object calls the magic
             number = self.cells.cell_of(frame.f_code.co_filename)
             if number is not None:
-                return number
+                return number, frame.f_lineno
             frame = frame.f_back
-        return int(self.ipython.execution_count)
+        return int(self.ipython.execution_count), 1
 
     def _show_profile(self, prof: Any, filename: str, number: int) -> None:
         doc = prof.summary

@@ -316,6 +316,31 @@ def test_dump_steps_go_to_their_own_directories(kernel: tuple[Any, Any], tmp_pat
     )
 
 
+def test_dump_and_profile_in_one_cell_keep_the_cells_line_numbers(
+    kernel: tuple[Any, Any], tmp_path: Path
+) -> None:
+    _, kc = kernel
+    execute(kc, TENSOR_SETUP)
+    cell = (
+        f"%%npu_dump {tmp_path}\n"
+        "%%npu_profile\n"
+        "a = nr.Tensor(np.ones(4, dtype=np.float32))\n"
+        "b = a + a\n"
+        "c = a * b\n"
+    )
+    reply, msgs = execute(kc, cell)
+    assert reply["status"] == "ok", msgs
+    (doc,) = [d["data"][PROFILE_MIME] for d in of_type(msgs, "display_data")]
+    ops = {e["line"]: e["top_ops"][0]["op_type"] for e in doc["lines"]}
+    assert (ops[4], ops[5]) == ("Add", "Mul")
+    text = of_type(msgs, "display_data")[0]["data"]["text/plain"]
+    assert f"Cell In[{reply['execution_count']}], line 4" in text and "b = a + a" in text
+    dump = json.loads((tmp_path / "step0" / "rank0" / "dump.json").read_text())
+    assert list(dump["data"]) == ["Torch.add.0.forward", "Torch.mul.0.forward"]
+    stack = json.loads((tmp_path / "step0" / "rank0" / "stack.json").read_text())
+    assert stack["1"][1][0].endswith(", line 5, in <module>")
+
+
 def test_dump_into_a_file_is_refused(kernel: tuple[Any, Any], tmp_path: Path) -> None:
     _, kc = kernel
     target = tmp_path / "taken"
