@@ -21,7 +21,7 @@ from npu_runtime import numerics
 from npu_runtime.core import hooks
 from npu_runtime.core.launch import Cost as LaunchCost
 from npu_runtime.core.launch import submit_positional
-from npu_runtime.core.memory import DeviceMemory, device_of
+from npu_runtime.core.memory import Block, DeviceMemory, device_of
 from npu_runtime.core.runtime import get_runtime
 from npu_runtime.cost import estimate
 from npu_runtime.devices import DeviceProfile
@@ -191,6 +191,8 @@ def _arrays(
                 if entry is None:
                     entry = _backing[id(mem)] = (mem._backing(), {})
                     weakref.finalize(mem, _backing.pop, id(mem), None)
+                    # cached launch arrays are views of this mapping: let it go with the device
+                    weakref.finalize(mem, _launch_views.clear)
                 buf, views = entry
             assert mem is not None
             # A buffer at the start of a live block (the usual case) is one dict look-up;
@@ -211,18 +213,72 @@ def _arrays(
     return out
 
 
+# A launch repeated on the same buffers (a training loop, a Tensor result block the
+# caching allocator hands out again) reuses its kernel arrays: keyed by (id(plan), addrs),
+# valid while every buffer is still the live block it was (Block identity: a block freed
+# and allocated again, even at the same address, is a new object unless the Tensor cache
+# hands back the same one, whose range is unchanged). The entry keeps the plan, so its id
+# is not reused while the entry lives.
+_launch_views: dict[
+    tuple[int, ...],
+    tuple[Plan, int, tuple[Block, ...], tuple[np.ndarray, ...], tuple[np.ndarray, ...]],
+] = {}
+_MAX_LAUNCHES = 4096
+
+
+def _still_live(device_id: int, blocks: tuple[Block, ...]) -> bool:
+    dev = _rt.devices.get(device_id)
+    if dev is None:
+        return False
+    live = dev.memory.live
+    for b in blocks:  # noqa: SIM110 (a loop is cheaper than all() over a generator)
+        if live.get(b.addr) is not b:
+            return False
+    return True
+
+
+def _remember(
+    key: tuple[int, ...],
+    p: Plan,
+    addrs: tuple[int, ...],
+    arrays: list[np.ndarray],
+    outs: list[np.ndarray],
+) -> None:
+    """Cache this launch's arrays when every buffer starts a live block of one device."""
+    if not addrs:
+        return
+    dev = _rt.devices.get(device_of(addrs[0]))  # type: ignore[arg-type]
+    if dev is None:
+        return
+    mem = dev.memory
+    blocks = tuple(map(mem.live.get, addrs))
+    if None in blocks:  # an offset into a block, or another device: the full checks each time
+        return
+    if len(_launch_views) >= _MAX_LAUNCHES:
+        _launch_views.clear()
+    _launch_views[key] = (p, dev.id, blocks, tuple(arrays), tuple(outs))  # type: ignore[arg-type]
+
+
 def _compute(
-    d: OpDef,
+    p: Plan,
     in_specs: Sequence[Spec],
     in_addrs: Sequence[int],
     out_specs: Sequence[Spec],
     out_addrs: Sequence[int],
     attrs: Mapping[str, Any],
 ) -> Callable[[], None]:
+    d = p.op
+
     def compute() -> None:
-        arrays, outs = _arrays(
-            _rt.devices, ((_READ, in_specs, in_addrs), (_WRITE, out_specs, out_addrs)), d
-        )
+        key = (id(p), *in_addrs, *out_addrs)
+        hit = _launch_views.get(key)
+        if hit is not None and hit[0] is p and _still_live(hit[1], hit[2]):
+            arrays, outs = list(hit[3]), list(hit[4])  # fresh lists: kernels own theirs
+        else:
+            arrays, outs = _arrays(
+                _rt.devices, ((_READ, in_specs, in_addrs), (_WRITE, out_specs, out_addrs)), d
+            )
+            _remember(key, p, (*in_addrs, *out_addrs), arrays, outs)
         try:
             # a writes_out kernel may put its results straight into device memory
             results = (
@@ -279,7 +335,7 @@ def launch(
         p.cost,
         p.in_infos,
         p.out_infos,
-        _compute(d, in_specs, in_addrs, p.outputs, out_addrs, attrs),
+        _compute(p, in_specs, in_addrs, p.outputs, out_addrs, attrs),
         "aclopExecuteV2",
         site,
     )
