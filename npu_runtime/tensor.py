@@ -26,14 +26,14 @@ from npu_runtime import numerics
 from npu_runtime.core import sched, transfer
 from npu_runtime.core.device import Device
 from npu_runtime.core.faults import injector
-from npu_runtime.core.memory import OutOfMemory
+from npu_runtime.core.memory import DeviceMemory, OutOfMemory
 from npu_runtime.core.runtime import Runtime, get_runtime
 from npu_runtime.ops import OpError, Spec
 from npu_runtime.ops import dispatch as _dispatch
 from npu_runtime.records import SourceSite
 from npu_runtime.sites import user_site
 
-__all__ = ["Tensor", "call"]
+__all__ = ["Tensor", "call", "empty_cache", "memory_allocated", "memory_reserved"]
 
 _rt = get_runtime()  # always the same object (reset() clears it in place)
 _spec_of = operator.attrgetter("_spec")
@@ -329,6 +329,36 @@ def _result_declared(inputs: Sequence[Tensor], r: Tensor) -> np.dtype:
             if numerics.is_float(t.dtype):
                 return t.declared
     return r.dtype
+
+
+# -- memory figures, as torch_npu reports them -------------------------------------------
+def _memory(device: int | None) -> DeviceMemory | None:
+    """The device memory of `device` (default: the current one); None if it is not open."""
+    rt = _rt
+    if device is None:
+        ctx = rt.tls.context
+        return ctx.device.memory if ctx is not None and ctx.alive else None
+    dev = rt.devices.get(int(device))
+    return dev.memory if dev is not None else None
+
+
+def memory_allocated(device: int | None = None) -> int:
+    """Bytes of device memory in live allocations (tensors and pyACL buffers), as placed."""
+    mem = _memory(device)
+    return mem.allocated_bytes if mem is not None else 0
+
+
+def memory_reserved(device: int | None = None) -> int:
+    """`memory_allocated` plus the blocks dead tensors left in the caching allocator for
+    reuse: what the process holds, so what acl.rt.get_mem_info does not report as free."""
+    mem = _memory(device)
+    return mem.used if mem is not None else 0
+
+
+def empty_cache(device: int | None = None) -> int:
+    """Return the caching allocator's unused blocks to the device; the bytes released."""
+    mem = _memory(device)
+    return mem.release_cache() if mem is not None else 0
 
 
 # -- named ops (thin wrappers over `call`) ---------------------------------------------------

@@ -265,6 +265,7 @@ class DeviceMemory:
                 block is None
                 or block.consumed > CACHE_MAX_BLOCK
                 or block.policy != HUGE_FIRST
+                or block.reserved != block.size + (-block.size) % 32 + 32  # not align32
                 or self.cached_bytes + block.consumed > self.cache_budget
             ):
                 block = None

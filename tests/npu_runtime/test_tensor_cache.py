@@ -116,3 +116,28 @@ def test_double_free_of_a_cached_block_is_refused() -> None:
     assert mem.free_cached(blk.addr) is None
     assert mem.free(blk.addr) is None
     assert mem.find_freed(blk.addr) is blk
+
+
+def test_allocated_and_reserved_figures_as_torch_npu_reports_them(rt: Runtime) -> None:
+    import npu_runtime as npu
+
+    assert (npu.memory_allocated(), npu.memory_reserved(), npu.empty_cache()) == (0, 0, 0)
+    a, b = _pair()
+    inputs = npu.memory_allocated()
+    assert inputs > 0 and npu.memory_reserved() == inputs
+    r = a + b
+    with_result = npu.memory_allocated()
+    assert with_result > inputs
+    del r
+    assert npu.memory_allocated() == inputs
+    assert npu.memory_reserved() == with_result  # the result's block is kept for reuse
+    assert npu.memory_reserved(0) == with_result and npu.memory_reserved(3) == 0
+    assert npu.empty_cache() == with_result - inputs
+    assert npu.memory_reserved() == inputs
+
+
+def test_align32_blocks_are_not_cached() -> None:
+    mem = DeviceMemory(5, 1 << 20)
+    blk = mem.malloc(100, HUGE_FIRST, align32_only=True)
+    assert mem.free_cached(blk.addr) is blk
+    assert mem.cached_bytes == 0 and mem.used == 0
