@@ -356,9 +356,15 @@ def memory_reserved(device: int | None = None) -> int:
 
 
 def empty_cache(device: int | None = None) -> int:
-    """Return the caching allocator's unused blocks to the device; the bytes released."""
+    """Return the caching allocator's unused blocks to the device; the bytes released.
+
+    The host pages kept resident under recently freed large blocks go back to the OS too
+    (that changes no device figure, only this process's memory use)."""
     mem = _memory(device)
-    return mem.release_cache() if mem is not None else 0
+    if mem is None:
+        return 0
+    mem.release_resident()
+    return mem.release_cache()
 
 
 # -- named ops (thin wrappers over `call`) ---------------------------------------------------

@@ -134,6 +134,11 @@ def test_allocated_and_reserved_figures_as_torch_npu_reports_them(rt: Runtime) -
     assert npu.memory_reserved(0) == with_result and npu.memory_reserved(3) == 0
     assert npu.empty_cache() == with_result - inputs
     assert npu.memory_reserved() == inputs
+    big = npu.Tensor(np.ones(1 << 20, np.float32))
+    del big
+    assert rt.devices[0].memory.resident_bytes > 0  # 4 MiB: freed for real, pages kept
+    assert npu.empty_cache() == 0
+    assert rt.devices[0].memory.resident_bytes == 0
 
 
 def test_align32_blocks_are_not_cached() -> None:
