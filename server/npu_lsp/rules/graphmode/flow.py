@@ -1016,7 +1016,7 @@ def _names_read(value: ast.AST | None) -> frozenset[str]:
         return frozenset()
     if type(value) is ast.Name:
         return frozenset((value.id,))
-    return frozenset(n.id for n in walk(value) if type(n) is ast.Name)  # type: ignore[attr-defined]
+    return frozenset(n.id for n in walk(value) if type(n) is ast.Name)
 
 
 def _names_bound(target: ast.AST) -> list[str]:

@@ -27,7 +27,7 @@ def first_npu_use(tree: ast.Module, ctx: Context) -> ast.AST | None:
     under `torch.npu`, or an "npu" device string where a device goes (`.to("npu")`,
     `device="npu:0"`, `torch.device("npu")`). A bare "npu" string elsewhere (a backend
     name, a dictionary key) or an unrelated `.npu` attribute does not count."""
-    found: list[ast.AST] = []
+    found: list[ast.expr] = []
     for node in walk(tree):
         if isinstance(node, ast.Attribute):
             if ctx.qualname(node.value) == "torch.npu" or ctx.qualname(node) == "torch.npu":
