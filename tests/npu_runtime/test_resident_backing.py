@@ -3,12 +3,15 @@ without changing what the program sees: placement, accounting, sanitizer finding
 
 from __future__ import annotations
 
+import contextlib
 from types import ModuleType
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from npu_runtime.core.memory import MIB, DeviceMemory
+from npu_runtime.core.memory import MIB, DeviceMemory, OutOfMemory
 from npu_runtime.core.runtime import Runtime
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr will be deprecated")
@@ -157,3 +160,49 @@ def test_resident_ranges_are_no_leak_at_finalize(dev: ModuleType, bare_rt: Runti
     assert acl.finalize() == 0
     assert bare_rt.sanitizer.findings == []
     assert 0 not in bare_rt.devices  # the device's memory, resident ranges and all, is gone
+
+
+def test_one_block_over_several_resident_ranges_keeps_only_the_remainder() -> None:
+    mem = DeviceMemory(5, 64 * MIB)
+    blocks = [mem.malloc(4 * MIB - 64, 2) for _ in range(3)]  # normal pages, 4 MiB each
+    mem.view(blocks[0].addr, 1)[0] = 1  # map the backing
+    for b in blocks:
+        mem.free(b.addr)
+    assert mem.resident_bytes == 12 * MIB
+    big = mem.malloc(10 * MIB - 64, 2)  # covers the first two ranges and half the third
+    assert big.addr == mem.base
+    assert mem.resident_bytes == 2 * MIB
+    assert mem._resident == {10 * MIB: 2 * MIB}
+
+
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("malloc"), st.integers(1, 6 * MIB), st.sampled_from([0, 2])),
+        st.tuples(st.just("free"), st.integers(0, 1000), st.just(0)),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(ops, st.sampled_from([0, 4 * MIB, 16 * MIB]))
+def test_resident_ranges_are_always_free_and_within_budget(
+    script: list[tuple[str, int, int]], budget: int
+) -> None:
+    mem = DeviceMemory(5, 48 * MIB)
+    mem.resident_budget = budget
+    mem.view(mem.malloc(64, 2).addr, 1)[0] = 1  # map the backing, so frees are remembered
+    for kind, n, policy in script:
+        if kind == "malloc":
+            with contextlib.suppress(OutOfMemory):
+                mem.malloc(n, policy)
+        elif mem.live:
+            mem.free(list(mem.live)[n % len(mem.live)])
+        assert mem.resident_bytes <= budget
+        assert mem.resident_bytes == sum(mem._resident.values())
+        assert sorted(mem._resident) == mem._resident_starts
+        free = mem.free_blocks()
+        for off, size in mem._resident.items():
+            start = mem.base + off
+            # every resident range lies inside one free block: never under a live one
+            assert any(f <= start and start + size <= f + fs for f, fs in free)
