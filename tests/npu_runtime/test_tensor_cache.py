@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import npu_runtime.acl as acl
-from npu_runtime.core.memory import HUGE_FIRST, DeviceMemory
+from npu_runtime.core.memory import HUGE_FIRST, DeviceMemory, OutOfMemory
 from npu_runtime.core.runtime import Runtime, get_runtime
 from npu_runtime.tensor import Tensor
 
@@ -146,3 +148,40 @@ def test_align32_blocks_are_not_cached() -> None:
     blk = mem.malloc(100, HUGE_FIRST, align32_only=True)
     assert mem.free_cached(blk.addr) is blk
     assert mem.cached_bytes == 0 and mem.used == 0
+
+
+cache_ops = st.lists(
+    st.tuples(
+        st.sampled_from(["malloc", "malloc_cached", "free", "free_cached"]),
+        st.integers(1, 300_000),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(cache_ops)
+def test_cached_blocks_are_accounted_and_never_overlap(script: list[tuple[str, int]]) -> None:
+    mem = DeviceMemory(5, 4 << 20)
+    mem.cache_budget = 1 << 20
+    for kind, n in script:
+        try:
+            if kind == "malloc":
+                mem.malloc(n, HUGE_FIRST)
+            elif kind == "malloc_cached":
+                mem.malloc_cached(n % 5000 + 1)  # few sizes, so blocks get reused
+            elif mem.live:
+                addr = list(mem.live)[n % len(mem.live)]
+                (mem.free if kind == "free" else mem.free_cached)(addr)
+        except OutOfMemory:
+            assert mem.cached_bytes == 0  # a failing allocation gave the cache back first
+        cached = [b for blocks in mem._cache.values() for b in blocks]
+        assert mem.cached_bytes == sum(b.consumed for b in cached) <= mem.cache_budget
+        assert mem.used == sum(b.consumed for b in mem.live.values()) + mem.cached_bytes
+        assert mem.allocated_bytes == mem.used - mem.cached_bytes
+        spans = sorted(
+            [(b.addr, b.addr + b.consumed) for b in (*mem.live.values(), *cached)]
+            + [(a, a + s) for a, s in mem.free_blocks()]
+        )
+        assert spans[0][0] == mem.base and spans[-1][1] == mem.base + mem.capacity
+        assert all(x[1] <= y[0] for x, y in zip(spans, spans[1:], strict=False))
