@@ -251,12 +251,13 @@ def _remember(
     if dev is None:
         return
     mem = dev.memory
-    blocks = tuple(map(mem.live.get, addrs))
-    if None in blocks:  # an offset into a block, or another device: the full checks each time
+    found = tuple(map(mem.live.get, addrs))
+    blocks = tuple(b for b in found if b is not None)
+    if len(blocks) != len(found):  # an offset into a block, or another device: full checks
         return
     if len(_launch_views) >= _MAX_LAUNCHES:
         _launch_views.clear()
-    _launch_views[key] = (p, dev.id, blocks, tuple(arrays), tuple(outs))  # type: ignore[arg-type]
+    _launch_views[key] = (p, dev.id, blocks, tuple(arrays), tuple(outs))
 
 
 def _compute(
