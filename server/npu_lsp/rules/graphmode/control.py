@@ -75,10 +75,12 @@ class NameEvents:
                     self.params.add(extra.arg)
         # (line, order, col, name, is_store); on one line a read precedes a store (`y = y + 1`)
         events: list[tuple[int, int, int, str, bool]] = []
+        names_at: dict[tuple[str, int], ast.Name] = {}
         for n in walk(func):
-            if isinstance(n, ast.Name):
-                store = not isinstance(n.ctx, ast.Load)
+            if type(n) is ast.Name:
+                store = type(n.ctx) is not ast.Load
                 events.append((n.lineno, 1 if store else 0, n.col_offset, n.id, store))
+                names_at[(n.id, n.lineno * 100_000 + n.col_offset)] = n
             elif (
                 isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                 and n is not func
@@ -88,10 +90,7 @@ class NameEvents:
                 events.extend((n.lineno, 1, n.col_offset, name, True) for name in n.names)
         events.sort()
         self.events = events
-        self.names_at = {}  # type: dict[tuple[str, int], ast.Name]
-        for n in walk(func):
-            if isinstance(n, ast.Name):
-                self.names_at[(n.id, n.lineno * 100_000 + n.col_offset)] = n
+        self.names_at = names_at
 
     def bound_before(self, line: int) -> set[str]:
         """Parameters plus names stored on lines before `line`."""
