@@ -63,14 +63,12 @@ class BranchOnlyBinding(GraphRule):
         a = analyzer(ctx)
         end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
         if isinstance(node, ast.If):
-            # structural checks first: the tensor-dependence test needs the function's data
-            # flow, the dearest step of the analysis
+            if not a.kind(node.test).dynamic:
+                return
             if terminates(node.body) or (node.orelse and terminates(node.orelse)):
                 return
             body, other = bindings(node.body), bindings(node.orelse)
             only = (body - other) | (other - body)
-            if not only or not a.kind(node.test).dynamic:
-                return
             where = "true branch" if body - other else "false branch"
         else:
             assert isinstance(node, ast.While)

@@ -49,11 +49,12 @@ class ListSetitemTensorIndex(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-        a = analyzer(ctx)
-        flow = a.flow(ctx.function)
         for t in targets:
             if not (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)):
                 continue
+            # only now the data flow (dear, cached per function): most assignments bind names
+            a = analyzer(ctx)
+            flow = a.flow(ctx.function)
             if flow.types.get(t.value.id) != {"list"}:
                 continue
             if a.kind(t.slice) == Kind.TENSOR:
