@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.control import bindings, name_events
+from npu_lsp.rules.graphmode.control import bindings, name_events, param_names
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, terminates
 
@@ -63,12 +63,15 @@ class BranchOnlyBinding(GraphRule):
         a = analyzer(ctx)
         end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
         if isinstance(node, ast.If):
-            if not a.kind(node.test).dynamic:
-                return
+            # Structure first: the tensor-dependence test needs the function's data flow, the
+            # dearest step of the analysis, and a rebound parameter can never be flagged
+            # (parameters are bound before every branch).
             if terminates(node.body) or (node.orelse and terminates(node.orelse)):
                 return
             body, other = bindings(node.body), bindings(node.orelse)
             only = (body - other) | (other - body)
+            if not only - param_names(func) or not a.kind(node.test).dynamic:
+                return
             where = "true branch" if body - other else "false branch"
         else:
             assert isinstance(node, ast.While)

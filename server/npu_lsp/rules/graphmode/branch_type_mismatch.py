@@ -31,6 +31,19 @@ def _dtypes(rets: list[ast.Return], a: Analyzer) -> set[str | None]:
     return {a.dtype_of(r.value) if r.value is not None else None for r in rets}
 
 
+def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
+    """`name = value` statements directly in `block` (the last one per name wins)."""
+    out: dict[str, ast.expr] = {}
+    for st in block:
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+        ):
+            out[st.targets[0].id] = st.value
+    return out
+
+
 def incompatible(x: set[str], y: set[str]) -> str | None:
     """A human-readable reason the two sets of type classes cannot be joined, if any."""
     if "tensor" in x and y & _SEQUENCES:
@@ -82,6 +95,13 @@ class BranchTypeMismatch(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.If)
+        # Structure first: only returns in the true branch or a name assigned in both
+        # branches can disagree, and the tensor-dependence test below needs the function's
+        # data flow, the dearest step of the analysis.
+        if not returns_in(node.body) and not (
+            node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
+        ):
+            return
         a = analyzer(ctx)
         if not a.kind(node.test).dynamic:
             return
@@ -118,19 +138,7 @@ class BranchTypeMismatch(GraphRule):
     def _assigns(node: ast.If, a: Analyzer) -> str | None:
         if not node.orelse:
             return None
-
-        def assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
-            out: dict[str, ast.expr] = {}
-            for st in block:
-                if (
-                    isinstance(st, ast.Assign)
-                    and len(st.targets) == 1
-                    and isinstance(st.targets[0], ast.Name)
-                ):
-                    out[st.targets[0].id] = st.value
-            return out
-
-        left, right = assigned(node.body), assigned(node.orelse)
+        left, right = _assigned(node.body), _assigned(node.orelse)
         for name in sorted(left.keys() & right.keys()):
             x, y = a.type_class(left[name]), a.type_class(right[name])
             if x and y:

@@ -60,19 +60,25 @@ def bindings(stmts: list[ast.stmt]) -> set[str]:
     return out
 
 
+def param_names(func: ast.AST) -> set[str]:
+    """Every parameter name of a function or lambda (empty for anything else)."""
+    out: set[str] = set()
+    args = getattr(func, "args", None)
+    if isinstance(args, ast.arguments):
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            out.add(a.arg)
+        for extra in (args.vararg, args.kwarg):
+            if extra is not None:
+                out.add(extra.arg)
+    return out
+
+
 class NameEvents:
     """Every load/store of a plain name in one function (nested functions included, since
     closures read the same names), sorted by position; built once per function."""
 
     def __init__(self, func: ast.AST) -> None:
-        self.params: set[str] = set()
-        args = getattr(func, "args", None)
-        if isinstance(args, ast.arguments):
-            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-                self.params.add(a.arg)
-            for extra in (args.vararg, args.kwarg):
-                if extra is not None:
-                    self.params.add(extra.arg)
+        self.params: set[str] = param_names(func)
         # (line, order, col, name, is_store); on one line a read precedes a store (`y = y + 1`)
         events: list[tuple[int, int, int, str, bool]] = []
         names_at: dict[tuple[str, int], ast.Name] = {}
