@@ -22,11 +22,10 @@ import runpy
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-SHIM_DIR = str(Path(__file__).resolve().parent / "_shim")
+from npu_runtime._shim import SHIM_DIR
 
 # (module, context-manager function) per optional part; missing modules are skipped.
 LAUNCH_HOOKS: list[tuple[str, str]] = [

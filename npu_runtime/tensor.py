@@ -521,16 +521,24 @@ def conv2d(
     )  # fmt: skip
 
 
+def _pool(
+    op_type: str,
+    x: Tensor,
+    kernel: int | Sequence[int],
+    stride: int | Sequence[int] | None,
+    padding: str,
+) -> Tensor:
+    k = _pair(kernel)
+    return call(op_type, x, ksize=[1, 1, *k], strides=[1, 1, *_pair(stride or k)], padding=padding)
+
+
 def max_pool(
     x: Tensor,
     kernel: int | Sequence[int],
     stride: int | Sequence[int] | None = None,
     padding: str = "VALID",
 ) -> Tensor:
-    k = _pair(kernel)
-    return call(
-        "MaxPool", x, ksize=[1, 1, *k], strides=[1, 1, *_pair(stride or k)], padding=padding
-    )
+    return _pool("MaxPool", x, kernel, stride, padding)
 
 
 def avg_pool(
@@ -539,10 +547,7 @@ def avg_pool(
     stride: int | Sequence[int] | None = None,
     padding: str = "VALID",
 ) -> Tensor:
-    k = _pair(kernel)
-    return call(
-        "AvgPool", x, ksize=[1, 1, *k], strides=[1, 1, *_pair(stride or k)], padding=padding
-    )
+    return _pool("AvgPool", x, kernel, stride, padding)
 
 
 def npu_fusion_attention(
