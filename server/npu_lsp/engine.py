@@ -330,6 +330,7 @@ def node_span(node: ast.AST, columns: LineColumns | None = None) -> Span:
 
 # ----------------------------------------------------------------------------- dispatch
 _FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_FUNC_TYPE_SET = frozenset(_FUNC_TYPES)
 _dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
 
 
@@ -508,6 +509,7 @@ class _Walker:
     def __init__(self, ctx: Context, table: dict[type[ast.AST], list[Rule]]) -> None:
         self.ctx = ctx
         self.table = table
+        self.compiled = _compile_table(table)
         self.out: list[Diagnostic] = []
         self.crashed: set[str] = set()
         self.echoed: set[tuple[str, int, int]] = set()
@@ -553,32 +555,36 @@ class _Walker:
         return out
 
     def walk(self, root: ast.AST, scope: GraphScope | None, func: ast.AST | None) -> None:
-        ctx, get_rules, parents = self.ctx, self.table.get, self.parents
+        ctx, get_rules, parents = self.ctx, self.compiled.get, self.parents
         scope_for = ctx.scopes.scope_for
         skip = LEAVES - self.table.keys()
-        attribute, name = ast.Attribute, ast.Name
+        attribute, name, call = ast.Attribute, ast.Name, ast.Call
         skip_attr = ast.Attribute not in self.table and ast.Name not in self.table
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         stack: list[tuple[ast.AST, GraphScope | None, ast.AST | None]] = [(root, scope, func)]
         pop, push = stack.pop, stack.append
         while stack:
             node, scope, func = pop()
-            is_func = isinstance(node, _FUNC_TYPES)
+            nt = type(node)
+            is_func = nt in _FUNC_TYPE_SET
             if is_func:
                 # a compiled function's own definition belongs to its scope
                 scope = scope_for(node) or scope
-            rules = get_rules(type(node))
-            if rules and type(node) is not ast.Module:
+            rules = get_rules(nt)
+            if rules:
                 ctx.scope, ctx.function = scope, func
-                for r in rules:
+                called = _called_name(node, ctx) if nt is call else ""
+                for r, check, graph_only, strict_only, calls in rules:
                     if scope is None:
-                        if r.graph_only:
+                        if graph_only:
                             continue
-                    elif r.strict_only and scope.level != "strict":
+                    elif strict_only and scope.level != "strict":
+                        continue
+                    if calls is not None and called not in calls:
                         continue
                     # `run` inlined: ~15k rule calls on a 5,000-line file, most finding nothing
                     try:
-                        found = list(r.check(node, ctx))
+                        found = list(check(node, ctx))
                         if found:
                             self._emit(found)
                     except Exception as exc:  # a broken rule must never take the run down
@@ -594,6 +600,33 @@ class _Walker:
                     continue  # a leaf (or `a.b`) no rule asked for
                 parents[id(child)] = node
                 push((child, scope, func))
+
+
+def _called_name(node: ast.AST, ctx: Context) -> str:
+    """The name `Rule.calls` is matched against: the last part of the callee's resolved
+    dotted name (an import alias resolves to the real name), else of the expression."""
+    f = node.func  # type: ignore[attr-defined]
+    ft = type(f)
+    if ft is ast.Attribute:
+        return f.attr  # type: ignore[no-any-return]  # resolution keeps the last attribute
+    if ft is ast.Name:
+        q = ctx.qualname(f)
+        return q[q.rfind(".") + 1 :] if q else f.id  # type: ignore[no-any-return]
+    return ""
+
+
+#: One dispatch entry: the rule, its bound `check`, graph_only, strict_only, calls.
+_Entry = tuple[Rule, Callable[..., Iterable[Diagnostic]], bool, bool, frozenset[str] | None]
+
+
+def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> dict[type[ast.AST], list[_Entry]]:
+    """Per node type, the rules as plain tuples (no attribute lookups per node in the walk);
+    the module node is left out (module rules run once, before the walk)."""
+    return {
+        t: [(r, r.check, r.graph_only, r.strict_only, r.calls) for r in rules]
+        for t, rules in table.items()
+        if t is not ast.Module
+    }
 
 
 _rules_loaded = False

@@ -83,6 +83,11 @@ class Rule:
     graph_only: ClassVar[bool] = False
     #: When True (graph rules), the engine calls `check` only inside STRICT graph scopes.
     strict_only: ClassVar[bool] = False
+    #: For rules on `ast.Call`: the called names that can trigger the rule (the last part of
+    #: the call's resolved dotted name, or of the expression itself when it does not resolve:
+    #: `ops.Parameter(...)` and `P(...)` after `from mindspore import Parameter as P` are both
+    #: "Parameter"). The walk skips the rule for any other call; None = every call.
+    calls: ClassVar[frozenset[str] | None] = None
     #: Substrings the file must contain for this rule to run; None = the family's default
     #: (`FAMILY_TRIGGERS`), () = always.
     triggers: ClassVar[tuple[str, ...] | None] = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from npu_lsp.astutil import child_nodes, walk
+from npu_lsp.astutil import statements, walk
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.helpers import FUNCS, returns_in, terminates
 
@@ -44,20 +44,41 @@ def continuation_returns(node: ast.If, ctx: Context) -> tuple[list[ast.Return], 
 
 
 def bindings(stmts: list[ast.stmt]) -> set[str]:
-    """Names stored anywhere in `stmts`, not counting nested functions, classes or comprehensions."""
+    """Names bound by the statements in `stmts` (assignment, `for` and `with` targets, nested
+    `def`/`class` names), not looking into nested functions, classes or comprehensions.
+    Only statements are scanned: a `:=` inside an expression is rejected in graph code on
+    its own (MS110), so it need not count here."""
     out: set[str] = set()
-    stack: list[ast.AST] = list(stmts)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-            continue
-        elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue
-        stack.extend(child_nodes(n))
+    for st in statements(stmts):
+        t = type(st)
+        if t is ast.Assign:
+            for target in st.targets:  # type: ignore[attr-defined]
+                _store_names(target, out)
+        elif t in _TARGET_STATEMENTS:
+            _store_names(st.target, out)  # type: ignore[attr-defined]
+        elif t is ast.With or t is ast.AsyncWith:
+            for item in st.items:  # type: ignore[attr-defined]
+                if item.optional_vars is not None:
+                    _store_names(item.optional_vars, out)
+        elif t in _DEFINITIONS:
+            out.add(st.name)  # type: ignore[attr-defined]
     return out
+
+
+_TARGET_STATEMENTS = frozenset({ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor})
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
+def _store_names(target: ast.AST, out: set[str]) -> None:
+    """Add the plain names a binding target assigns (`a`, `a, (b, *c)`; not `a[i]` or `a.b`)."""
+    t = type(target)
+    if t is ast.Name:
+        out.add(target.id)  # type: ignore[attr-defined]
+    elif t is ast.Tuple or t is ast.List:
+        for elt in target.elts:  # type: ignore[attr-defined]
+            _store_names(elt, out)
+    elif t is ast.Starred:
+        _store_names(target.value, out)  # type: ignore[attr-defined]
 
 
 def param_names(func: ast.AST) -> set[str]:

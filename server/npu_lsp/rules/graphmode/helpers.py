@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import ClassVar
 
-from npu_lsp.astutil import child_nodes
+from npu_lsp.astutil import statements
 from npu_lsp.registry import Rule
 
 RULES_MD = "../shared/reference/graphmode/RULES.md"
@@ -29,17 +29,9 @@ def terminates(body: list[ast.stmt]) -> bool:
 
 
 def returns_in(body: list[ast.stmt]) -> list[ast.Return]:
-    """Return statements in `body`, not looking into nested functions or classes."""
-    out: list[ast.Return] = []
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Return):
-            out.append(node)
-        elif isinstance(node, (*FUNCS, ast.ClassDef)):
-            continue
-        stack.extend(child_nodes(node))
-    return out
+    """Return statements in `body`, not looking into nested functions or classes (in source
+    order). `return` is a statement, so expressions are never scanned."""
+    return [st for st in statements(body) if type(st) is ast.Return]
 
 
 def is_root_body(node: ast.AST, ctx: object) -> bool:

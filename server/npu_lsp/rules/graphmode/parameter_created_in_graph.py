@@ -49,6 +49,7 @@ class ParameterCreatedInGraph(GraphRule):
     """
 
     nodes = (ast.Call,)
+    calls = _FORBIDDEN_CLASSES
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)

@@ -51,6 +51,7 @@ class RangeOfTensor(GraphRule):
     """
 
     nodes = (ast.Call,)
+    calls = frozenset({"range"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)

@@ -52,6 +52,7 @@ class SelfListMutation(GraphRule):
     """
 
     nodes = (ast.Call,)
+    calls = _MUTATORS
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)

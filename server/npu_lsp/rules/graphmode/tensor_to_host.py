@@ -50,6 +50,7 @@ class TensorToHost(GraphRule):
 
     nodes = (ast.Call,)
     strict_only = True
+    calls = frozenset({"asnumpy", "tolist", "str", "repr"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
