@@ -608,10 +608,10 @@ def _called_name(node: ast.AST, ctx: Context) -> str:
     f = node.func  # type: ignore[attr-defined]
     ft = type(f)
     if ft is ast.Attribute:
-        return f.attr  # type: ignore[no-any-return]  # resolution keeps the last attribute
+        return f.attr  # resolution keeps the last attribute
     if ft is ast.Name:
         q = ctx.qualname(f)
-        return q[q.rfind(".") + 1 :] if q else f.id  # type: ignore[no-any-return]
+        return q[q.rfind(".") + 1 :] if q else f.id
     return ""
 
 
