@@ -244,3 +244,32 @@ def test_text_just_indexed_is_not_parsed_again(
     # different text for the same path: parsed afresh
     assert check_source(src + "\n", path, Config(), index) == expected
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("imports", "call", "code"),
+    [
+        ("from mindspore import Parameter as P", "P(x)", "MS117"),
+        ("import mindspore as ms", "ms.Parameter(x)", "MS117"),
+        ("import builtins\nrng = range", "rng(x)", None),  # a local alias does not resolve
+        ("", "range(x)", "MS120"),
+    ],
+)
+def test_rules_filtered_by_called_name_see_aliases(
+    imports: str, call: str, code: str | None
+) -> None:
+    src = f"""import mindspore as ms
+from mindspore import nn
+{imports}
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        y = {call}
+        return y
+"""
+    codes = {d.code for d in check_source(src, "net.py")}
+    if code is None:
+        assert not codes & {"MS117", "MS120"}
+    else:
+        assert code in codes

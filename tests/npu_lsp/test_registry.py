@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
@@ -93,3 +94,10 @@ def test_strict_only_rules_are_graph_rules() -> None:
     for code, cls in RULES.items():
         if cls.strict_only:
             assert cls.graph_only and "STRICT" in (cls.__doc__ or ""), code
+
+
+@pytest.mark.parametrize("code", sorted(c for c, cls in RULES.items() if cls.calls is not None))
+def test_call_name_filters_are_only_declared_on_call_rules(code: str) -> None:
+    cls = RULES[code]
+    assert cls.nodes == (ast.Call,), f"{code}: `calls` only filters ast.Call nodes"
+    assert cls.calls and all(isinstance(n, str) and "." not in n for n in cls.calls)
