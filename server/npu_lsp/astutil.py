@@ -21,25 +21,28 @@ _SKIP_FIELDS = frozenset(
         "module",
         "is_async",
         "conversion",
+        "op",  # operators (Add, Not, ...) are read from their parent, never visited
+        "ops",
     }
 )
 #: Node types that never have children worth visiting.
 LEAVES: frozenset[type] = frozenset({ast.Name, ast.Constant})
-_FIELDS: dict[type, tuple[str, ...]] = {}
+#: Node type -> its child-holding fields (filled by `fields`; read directly by hot loops).
+FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def fields(node_type: type) -> tuple[str, ...]:
     """The fields of an AST node type that can hold child nodes."""
-    f = _FIELDS.get(node_type)
+    f = FIELDS.get(node_type)
     if f is None:
-        f = _FIELDS[node_type] = tuple(n for n in node_type._fields if n not in _SKIP_FIELDS)  # type: ignore[attr-defined]
+        f = FIELDS[node_type] = tuple(n for n in node_type._fields if n not in _SKIP_FIELDS)  # type: ignore[attr-defined]
     return f
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
     """Direct children of `node`, in field order (expression contexts left out)."""
     out: list[ast.AST] = []
-    for name in _FIELDS.get(type(node)) or fields(type(node)):
+    for name in FIELDS.get(type(node)) or fields(type(node)):
         value = getattr(node, name, None)
         if type(value) is list:
             out.extend(v for v in value if isinstance(v, _AST))
@@ -52,7 +55,7 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
     """Every node under `node` (`node` included; expression contexts left out); any order."""
     stack = [node]
     pop, extend, append = stack.pop, stack.extend, stack.append
-    get_fields = _FIELDS.get
+    get_fields = FIELDS.get
     while stack:
         n = pop()
         yield n
@@ -88,7 +91,7 @@ def walk_branches(node: ast.AST) -> Iterator[ast.AST]:
     scans that look for calls, assignments and definitions only."""
     stack = [node]
     pop, append = stack.pop, stack.append
-    get_fields = _FIELDS.get
+    get_fields = FIELDS.get
     name_t, const_t, attr_t = ast.Name, ast.Constant, ast.Attribute
     while stack:
         n = pop()
