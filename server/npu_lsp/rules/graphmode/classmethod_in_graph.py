@@ -63,12 +63,23 @@ class ClassmethodInGraph(GraphRule):
         cls = analyzer(ctx).owner_class(ctx.function)
         if cls is None or not (f.value.id == "self" or f.value.id == cls.name):
             return
+        if f.attr in _classmethods(cls, ctx):
+            yield ctx.diagnostic(
+                self, node, f"classmethod `{f.attr}` cannot be called from compiled code"
+            )
+
+
+def _classmethods(cls: ast.ClassDef, ctx: Context) -> frozenset[str]:
+    """Names of the `@classmethod`s defined in `cls` (the first definition of a name decides),
+    once per class and run: every `self.x(...)` call in compiled code asks."""
+    key = (_classmethods, id(cls))
+    names = ctx.cache.get(key)
+    if names is None:
+        first: dict[str, bool] = {}
         for item in cls.body:
-            if isinstance(item, ast.FunctionDef) and item.name == f.attr:
-                if any(
+            if isinstance(item, ast.FunctionDef) and item.name not in first:
+                first[item.name] = any(
                     isinstance(d, ast.Name) and d.id == "classmethod" for d in item.decorator_list
-                ):
-                    yield ctx.diagnostic(
-                        self, node, f"classmethod `{f.attr}` cannot be called from compiled code"
-                    )
-                return
+                )
+        names = ctx.cache[key] = frozenset(n for n, is_cm in first.items() if is_cm)
+    return names
