@@ -356,7 +356,10 @@ def _dispatch_table(
     for code, cls in sorted(RULES.items()):
         if not cls.nodes or not config.enabled(code, cls.group) or matches(code, ignored):
             continue
-        triggers = () if cls.family in forced else cls.active_triggers()
+        # A forced family drops its default trigger, never a rule's own (a substring the
+        # rule cannot fire without, e.g. "classmethod").
+        forced_family = cls.family in forced and cls.triggers is None
+        triggers = () if forced_family else cls.active_triggers()
         if triggers not in found:
             found[triggers] = not triggers or any(t in text for t in triggers)
         if not found[triggers]:

@@ -89,7 +89,8 @@ class Rule:
     #: "Parameter"). The walk skips the rule for any other call; None = every call.
     calls: ClassVar[frozenset[str] | None] = None
     #: Substrings the file must contain for this rule to run; None = the family's default
-    #: (`FAMILY_TRIGGERS`), () = always.
+    #: (`FAMILY_TRIGGERS`), () = always. A rule's own triggers hold even where the engine
+    #: lifts the family default (graph rules for Cells whose base class is defined elsewhere).
     triggers: ClassVar[tuple[str, ...] | None] = None
     #: Packages the module must import for this rule to run; None = the family's default
     #: (`FAMILY_IMPORTS`), () = no requirement.
