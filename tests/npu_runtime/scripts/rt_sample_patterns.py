@@ -24,9 +24,7 @@ def expect(got, want, what):
 
 def host_view(ptr, kind):
     data = np.ones(SIZE, dtype=np.byte).tobytes()
-    expect(
-        acl.rt.memcpy(acl.util.bytes_to_ptr(data), SIZE, ptr, SIZE, kind), 0, f"memcpy kind {kind}"
-    )
+    expect(acl.rt.memcpy(acl.util.bytes_to_ptr(data), SIZE, ptr, SIZE, kind), 0, f"memcpy kind {kind}")
     return np.frombuffer(data, dtype=np.byte)
 
 
