@@ -140,12 +140,15 @@ class BranchTypeMismatch(GraphRule):
             return None
         left, right = _assigned(node.body), _assigned(node.orelse)
         for name in sorted(left.keys() & right.keys()):
-            x, y = a.type_class(left[name]), a.type_class(right[name])
+            # the other side is asked only when this one is known (a dtype costs a solve)
+            x = a.type_class(left[name])
+            y = a.type_class(right[name]) if x else None
             if x and y:
                 reason = incompatible({x}, {y})
                 if reason:
                     return f"`{name}`: {reason}"
-            dx, dy = a.dtype_of(left[name]), a.dtype_of(right[name])
+            dx = a.dtype_of(left[name])
+            dy = a.dtype_of(right[name]) if dx else None
             if dx and dy and dx != dy:
                 return f"`{name}`: dtype {dx} vs {dy}"
         return None
