@@ -16,12 +16,13 @@ still in progress never leaves an under-approximation behind.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from npu_lsp.astutil import child_nodes, statements, walk_branches
+from npu_lsp.astutil import child_nodes, fields
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class _Fn:
     """One function's names: its bindings indexed by name, its parameters, and the answers
     already solved (per fact, name -> final value)."""
 
-    __slots__ = ("func", "parent", "params", "bindings", "first_line", "functions", "done", "known")
+    __slots__ = ("func", "parent", "params", "bindings", "functions", "done", "known")
 
     def __init__(
         self,
@@ -89,14 +90,12 @@ class _Fn:
         parent: _Fn | None = None,
         params: dict[str, _Param] | None = None,
         bindings: dict[str, list[_Binding]] | None = None,
-        first_line: dict[str, int] | None = None,
         functions: frozenset[str] = _NO_NAMES,
     ) -> None:
         self.func = func
         self.parent = parent
         self.params = params or {}
         self.bindings = bindings or {}
-        self.first_line = first_line or {}
         #: names bound to nested functions or lambdas
         self.functions = functions
         self.done: tuple[dict[str, Any], ...] = ({}, {}, {}, {})
@@ -186,7 +185,12 @@ class Analyzer:
         self._bare: dict[int, _Fn] = {}
         self._classes: dict[int, ast.ClassDef | None] = {}
         self._self_info: dict[int, SelfInfo] = {}
+        self._self_assigned: dict[int, dict[str, list[ast.expr | None]]] = {}
+        self._self_tensors: dict[tuple[int, str], bool] = {}
         self._module_calls: dict[str, list[ast.Call]] | None = None
+        self._instances: dict[str, str] | None = None
+        self._instance_classes: set[str] | None = None
+        self._calls_of_calls = True
         self._kind_memo: dict[tuple[int, int], Kind] = {}
         self._sites: dict[int, list[tuple[ast.Call, _Fn | None]]] = {}
         self._param_dtypes: dict[int, dict[str, str]] = {}
@@ -272,43 +276,79 @@ class Analyzer:
         if key in self._self_info:
             return self._self_info[key]
         info = SelfInfo()
+        for attr, values in self._self_values(cls).items():
+            info.assigned.add(attr)
+            for value in values:
+                if isinstance(value, (ast.List, ast.ListComp)):
+                    info.lists.add(attr)
+                if isinstance(value, ast.Call):
+                    q = self.ctx.qualname(value.func) or ""
+                    last = q.rsplit(".", 1)[-1]
+                    if last in ("Parameter", "ParameterTuple"):
+                        info.parameters.add(attr)
+                    elif last == "Tensor" or q.startswith("mindspore.ops."):
+                        info.tensors.add(attr)
+                    elif q.startswith("mindspore.nn.") or self._is_local_cell(q):
+                        info.cells.add(attr)
+        # inherited Parameters (e.g. defined in a base class) are unknown: treat unknown attrs as such
+        self._self_info[key] = info
+        return info
+
+    def _self_values(self, cls: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
+        """`self.<attr>` -> the values `__init__` assigns to it."""
+        key = id(cls)
+        hit = self._self_assigned.get(key)
+        if hit is not None:
+            return hit
+        out: dict[str, list[ast.expr | None]] = {}
         for item in cls.body:
             if (
                 not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
                 or item.name != "__init__"
             ):
                 continue
-            for node in statements(item.body):
-                targets: list[ast.expr] = []
-                value: ast.expr | None = None
-                if isinstance(node, ast.Assign):
-                    targets, value = list(node.targets), node.value
-                elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-                    targets, value = [node.target], node.value
-                for t in targets:
-                    if not (
-                        isinstance(t, ast.Attribute)
-                        and isinstance(t.value, ast.Name)
-                        and t.value.id == "self"
+            stack: list[ast.AST] = list(item.body)
+            while stack:  # astutil.statements, without generator and getattr overhead
+                node = stack.pop()
+                t = type(node)
+                blocks = _BLOCKS.get(t)
+                if blocks is not None:
+                    for block in blocks:
+                        stack.extend(getattr(node, block))
+                    continue
+                if t is ast.Assign:
+                    targets, value = node.targets, node.value  # type: ignore[attr-defined]
+                elif t is ast.AnnAssign or t is ast.AugAssign:
+                    targets, value = [node.target], node.value  # type: ignore[attr-defined]
+                else:
+                    continue
+                for target in targets:
+                    if (
+                        type(target) is ast.Attribute
+                        and type(target.value) is ast.Name
+                        and target.value.id == "self"
                     ):
-                        continue
-                    if item.name != "__init__":
-                        continue
-                    info.assigned.add(t.attr)
-                    if isinstance(value, (ast.List, ast.ListComp)):
-                        info.lists.add(t.attr)
-                    if isinstance(value, ast.Call):
-                        q = self.ctx.qualname(value.func) or ""
-                        last = q.rsplit(".", 1)[-1]
-                        if last in ("Parameter", "ParameterTuple"):
-                            info.parameters.add(t.attr)
-                        elif last == "Tensor" or q.startswith("mindspore.ops."):
-                            info.tensors.add(t.attr)
-                        elif q.startswith("mindspore.nn.") or self._is_local_cell(q):
-                            info.cells.add(t.attr)
-        # inherited Parameters (e.g. defined in a base class) are unknown: treat unknown attrs as such
-        self._self_info[key] = info
-        return info
+                        out.setdefault(target.attr, []).append(value)
+        self._self_assigned[key] = out
+        return out
+
+    def _self_tensor(self, func: ast.AST | None, attr: str) -> bool:
+        """Does `__init__` make `self.<attr>` a Parameter or a tensor? (What `self_info`'s
+        parameters and tensors say, classifying this attribute only.)"""
+        cls = self.owner_class(func)
+        if cls is None:
+            return False
+        info = self._self_info.get(id(cls))
+        if info is not None:
+            return attr in info.parameters or attr in info.tensors
+        key = (id(cls), attr)
+        hit = self._self_tensors.get(key)
+        if hit is None:
+            hit = self._self_tensors[key] = any(
+                isinstance(v, ast.Call) and _makes_tensor(self.ctx.qualname(v.func) or "")
+                for v in self._self_values(cls).get(attr, ())
+            )
+        return hit
 
     def _is_local_cell(self, q: str) -> bool:
         try:
@@ -324,8 +364,9 @@ class Analyzer:
             return ask()
         except RecursionError:
             self._reset()
+        first = {n: min(getattr(v, "lineno", 0) for _, v in bs) for n, bs in fn.bindings.items()}
         for attr in _ATTRS:
-            for name in sorted(fn.first_line, key=fn.first_line.__getitem__):
+            for name in sorted(first, key=first.__getitem__):
                 try:
                     self._get(attr, fn, name)
                 except RecursionError:
@@ -647,28 +688,23 @@ class Analyzer:
             body = [func.body]
         elif isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             body = list(func.body)
-        bindings: dict[str, list[_Binding]] = {}
-        first_line: dict[str, int] = {}
+        added: list[tuple[str, _Binding]] = []
         functions: set[str] = set()
-        for target, value, how, line in self._bindings(body):
+        for target, value, how in self._bindings(body):
             if how == "def":
                 assert isinstance(target, ast.Name)
-                bindings.setdefault(target.id, []).append((_DEF, None))
+                added.append((target.id, (_DEF, None)))
                 functions.add(target.id)
-                first_line[target.id] = min(line, first_line.get(target.id, line))
-                continue
-            assert value is not None
-            added: list[tuple[str, _Binding]] = []
-            if how == "for":
-                self._index_iter(target, value, added)
+            elif how == "for":
+                self._index_iter(target, value, added)  # type: ignore[arg-type]
             else:
-                self._index_assign(target, value, added)
-            for name, b in added:
-                bindings.setdefault(name, []).append(b)
-                first_line[name] = min(line, first_line.get(name, line))
-                if b[0] == _ASSIGN and isinstance(b[1], ast.Lambda):
-                    functions.add(name)
-        return _Fn(func, parent, params, bindings, first_line, frozenset(functions))
+                self._index_assign(target, value, added)  # type: ignore[arg-type]
+        bindings: dict[str, list[_Binding]] = {}
+        for name, b in added:
+            bindings.setdefault(name, []).append(b)
+            if b[0] == _ASSIGN and type(b[1]) is ast.Lambda:
+                functions.add(name)
+        return _Fn(func, parent, params, bindings, frozenset(functions))
 
     def _params(self, func: ast.AST, args: ast.arguments) -> dict[str, _Param]:
         positional = [*args.posonlyargs, *args.args]
@@ -731,45 +767,41 @@ class Analyzer:
             node = self.ctx.parent(node)
         return None
 
-    def _bindings(self, body: list[ast.AST]) -> list[tuple[ast.AST, ast.AST | None, str, int]]:
-        """(target, value, how, line) for every binding statement in `body`, not descending
-        into nested scopes. Only statements are visited: comprehension variables do not leak
-        in Python 3, and `:=` is rejected by graph mode anyway (MS110)."""
-        out: list[tuple[ast.AST, ast.AST | None, str, int]] = []
+    def _bindings(self, body: list[ast.AST]) -> list[tuple[ast.AST, ast.AST | None, str]]:
+        """(target, value, how) for every binding statement in `body`, not descending into
+        nested scopes. Only statements are visited: comprehension variables do not leak in
+        Python 3, and `:=` is rejected by graph mode anyway (MS110)."""
+        out: list[tuple[ast.AST, ast.AST | None, str]] = []
         stack: list[ast.AST] = list(body)
         while stack:
             node = stack.pop()
             t = type(node)
-            line: int = getattr(node, "lineno", 0)
             if t is ast.Assign:
                 for target in node.targets:  # type: ignore[attr-defined]
-                    out.append((target, node.value, "=", line))  # type: ignore[attr-defined]
+                    out.append((target, node.value, "="))  # type: ignore[attr-defined]
                 continue
             if t is ast.AugAssign:
                 value = ast.BinOp(left=node.target, op=node.op, right=node.value)  # type: ignore[attr-defined]
-                out.append((node.target, value, "=", line))  # type: ignore[attr-defined]
+                out.append((node.target, value, "="))  # type: ignore[attr-defined]
                 continue
             if t is ast.AnnAssign:
                 if node.value is not None:  # type: ignore[attr-defined]
-                    out.append((node.target, node.value, "=", line))  # type: ignore[attr-defined]
+                    out.append((node.target, node.value, "="))  # type: ignore[attr-defined]
                 continue
-            if t in (ast.FunctionDef, ast.AsyncFunctionDef):
-                out.append((ast.Name(id=node.name), None, "def", line))  # type: ignore[attr-defined]
+            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                out.append((ast.Name(id=node.name), None, "def"))  # type: ignore[attr-defined]
                 continue
-            if t in (ast.For, ast.AsyncFor):
-                out.append((node.target, node.iter, "for", line))  # type: ignore[attr-defined]
-            elif t in (ast.With, ast.AsyncWith):
+            blocks = _BLOCKS.get(t)
+            if blocks is None:
+                continue  # a simple statement, or a class (its own scope)
+            if t is ast.For or t is ast.AsyncFor:
+                out.append((node.target, node.iter, "for"))  # type: ignore[attr-defined]
+            elif t is ast.With or t is ast.AsyncWith:
                 for item in node.items:  # type: ignore[attr-defined]
                     if item.optional_vars is not None:
-                        out.append((item.optional_vars, item.context_expr, "=", line))
-            elif t is ast.ClassDef or not isinstance(
-                node, ast.stmt | ast.excepthandler | ast.match_case
-            ):
-                continue
-            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                block = getattr(node, name, None)
-                if block:
-                    stack.extend(block)
+                        out.append((item.optional_vars, item.context_expr, "="))
+            for name in blocks:
+                stack.extend(getattr(node, name))
         return out
 
     def _observed_dtypes(self, func: ast.AST, kind_name: str | None) -> dict[str, str]:
@@ -883,41 +915,72 @@ class Analyzer:
     def _module_level_calls(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         """Calls like `net(x, 3)` (net = Net()) or `f(x)` (f a jit function) made from plain
         Python code: module level or uncompiled functions such as tests."""
+        owner = self.owner_class(func)
+        if owner is not None and (func.name != "construct" or not self._maybe_called(owner.name)):
+            return []
         if self._module_calls is None:
-            self._module_calls = {}
-            instance_of: dict[str, str] = {}
+            self._module_calls = self._scan_module_calls()
+        return self._module_calls.get(owner.name if owner is not None else func.name, [])
+
+    def _maybe_called(self, cls: str) -> bool:
+        """Can plain-Python code call instances of class `cls`? Only through a name bound to
+        one (`net = Net()`) or right where one is built (`Net()(x)`, which needs `)(` in the
+        text): without either, the walk over every call in the file is not needed."""
+        if self._instance_classes is None:
+            self._instance_classes = set(self._instance_of().values())
+            self._calls_of_calls = _CALL_OF_CALL.search(self.ctx.text) is not None
+        return self._calls_of_calls or cls in self._instance_classes
+
+    def _instance_of(self) -> dict[str, str]:
+        """Plain-Python `name = Something(...)` -> the last part of `Something`."""
+        if self._instances is None:
+            self._instances = {}
             for name, value in self._module_assignments().items():
                 if isinstance(value, ast.Call) and isinstance(
                     value.func, (ast.Name, ast.Attribute)
                 ):
                     q = self.ctx.qualname(value.func)
-                    instance_of[name] = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
-            for st in self._eager_statements():
-                compound = isinstance(
-                    st, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
-                )
-                exprs: list[ast.AST] = (
-                    [c for c in child_nodes(st) if not isinstance(c, ast.stmt | ast.excepthandler)]
-                    if compound
-                    else [st]
-                )
-                for e in exprs:
-                    for node in walk_branches(e):
-                        if not isinstance(node, ast.Call):
-                            continue
-                        if isinstance(node.func, ast.Name):
-                            target = instance_of.get(node.func.id, node.func.id)
-                            self._module_calls.setdefault(target, []).append(node)
-                        elif isinstance(node.func, ast.Call) and isinstance(
-                            node.func.func, ast.Name
-                        ):
-                            self._module_calls.setdefault(node.func.func.id, []).append(
-                                node
-                            )  # Net()(x)
-        owner = self.owner_class(func)
-        if owner is not None:
-            return self._module_calls.get(owner.name, []) if func.name == "construct" else []
-        return self._module_calls.get(func.name, [])
+                    self._instances[name] = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
+        return self._instances
+
+    def _scan_module_calls(self) -> dict[str, list[ast.Call]]:
+        """Calls in plain-Python code by callee: `net(x)` under the class of `net = Net()`,
+        `f(x)` under `f`, `Net()(x)` under `Net`. `Net(64)` builds a cell: not a call of it."""
+        calls: dict[str, list[ast.Call]] = {}
+        instance_of = self._instance_of()
+        classes = self.ctx.scopes.info.classes
+        # the expressions of plain-Python statements (a compound one's own, not its blocks')
+        stack: list[ast.AST] = []
+        for st in self._eager_statements():
+            if type(st) in _COMPOUND:
+                stack.extend(c for c in child_nodes(st) if not isinstance(c, _STMT_LIKE))
+            else:
+                stack.append(st)
+        pop, append = stack.pop, stack.append
+        name_t, const_t, attr_t, call_t = ast.Name, ast.Constant, ast.Attribute, ast.Call
+        while stack:  # astutil.walk_branches over each of them, in one loop
+            n = pop()
+            t = type(n)
+            if t is call_t:
+                f = n.func  # type: ignore[attr-defined]
+                if type(f) is name_t:
+                    target = instance_of.get(f.id)
+                    if target is None and f.id not in classes:
+                        target = f.id
+                    if target is not None:
+                        calls.setdefault(target, []).append(n)  # type: ignore[arg-type]
+                elif type(f) is call_t and type(f.func) is name_t:
+                    calls.setdefault(f.func.id, []).append(n)  # type: ignore[arg-type]  # Net()(x)
+            for field_name in fields(t):
+                child = getattr(n, field_name, None)
+                for v in child if type(child) is list else (child,):
+                    vt = type(v)
+                    if vt is name_t or vt is const_t or not isinstance(v, ast.AST):
+                        continue
+                    if vt is attr_t and type(v.value) is name_t:  # type: ignore[attr-defined]
+                        continue
+                    append(v)
+        return calls
 
     # ------------------------------------------------------------------ expressions
     def _kind(self, e: ast.AST, fn: _Fn) -> Kind:
@@ -934,10 +997,7 @@ class Analyzer:
         if e.attr in _STATIC_ATTRS:
             return Kind.CONST
         if isinstance(e.value, ast.Name) and e.value.id == "self":
-            info = self.self_info(self.owner_class(fn.func))
-            if e.attr in info.parameters or e.attr in info.tensors:
-                return Kind.TENSOR
-            return Kind.CONST
+            return Kind.TENSOR if self._self_tensor(fn.func, e.attr) else Kind.CONST
         return self._kind(e.value, fn)
 
     def _kind_subscript(self, e: ast.Subscript, fn: _Fn) -> Kind:
@@ -1305,6 +1365,35 @@ def analyzer(ctx: Context) -> Analyzer:
         a = Analyzer(ctx)
         ctx.cache[Analyzer] = a
     return a
+
+
+def _makes_tensor(q: str) -> bool:
+    """A call (by qualified name) creating a Parameter or tensor in `__init__`."""
+    last = q.rsplit(".", 1)[-1]
+    return last in ("Parameter", "ParameterTuple", "Tensor") or q.startswith("mindspore.ops.")
+
+
+#: statement type -> its fields holding nested statements (statements with none are absent)
+_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",),
+    ast.Match: ("cases",),
+    ast.match_case: ("body",),
+}
+
+
+_STMT_LIKE = (ast.stmt, ast.excepthandler)
+#: `)` then `(`, across blanks, line continuations and comments: `Net()(x)`, `ops.Add()(a, b)`
+_CALL_OF_CALL = re.compile(r"\)(?:\s|\\\n|#[^\n]*)*\(")
+#: compound statements whose own expressions (not their blocks) are scanned for calls
+_COMPOUND = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try})
 
 
 def _join(attr: int, old: Any, new: Any) -> Any:
