@@ -79,25 +79,20 @@ _Param = tuple[str, int, ast.expr | None]
 
 
 class _Fn:
-    """One function's names: its bindings indexed by name, its parameters, and the answers
-    already solved (per fact, name -> final value)."""
+    """One function's names: its bindings indexed by name, its parameters (both filled in by
+    `Analyzer._index` on the first question about a name), and the answers already solved
+    (per fact, name -> final value)."""
 
-    __slots__ = ("func", "parent", "params", "bindings", "functions", "done", "known")
+    __slots__ = ("func", "indexed", "parent", "params", "bindings", "functions", "done", "known")
 
-    def __init__(
-        self,
-        func: ast.AST | None,
-        parent: _Fn | None = None,
-        params: dict[str, _Param] | None = None,
-        bindings: dict[str, list[_Binding]] | None = None,
-        functions: frozenset[str] = _NO_NAMES,
-    ) -> None:
+    def __init__(self, func: ast.AST | None, indexed: bool = False) -> None:
         self.func = func
-        self.parent = parent
-        self.params = params or {}
-        self.bindings = bindings or {}
+        self.indexed = indexed
+        self.parent: _Fn | None = None
+        self.params: dict[str, _Param] = {}
+        self.bindings: dict[str, list[_Binding]] = {}
         #: names bound to nested functions or lambdas
-        self.functions = functions
+        self.functions: frozenset[str] = _NO_NAMES
         self.done: tuple[dict[str, Any], ...] = ({}, {}, {}, {})
         #: name -> bound here or in an enclosing function (a local of the analysis)
         self.known: dict[str, bool] = {}
@@ -117,7 +112,7 @@ class Flow:
         #: names bound to numpy/third-party objects
         self.numpy: Set[str] = _NumpyView(analyzer, fn)
         #: names bound to nested functions or lambdas
-        self.functions: Set[str] = fn.functions
+        self.functions: Set[str] = analyzer._indexed(fn).functions
 
 
 class _FactView(Mapping[str, Any]):
@@ -364,6 +359,7 @@ class Analyzer:
             return ask()
         except RecursionError:
             self._reset()
+        self._indexed(fn)
         first = {n: min(getattr(v, "lineno", 0) for _, v in bs) for n, bs in fn.bindings.items()}
         for attr in _ATTRS:
             for name in sorted(first, key=first.__getitem__):
@@ -485,6 +481,8 @@ class Analyzer:
         names are globals, imports or builtins: compile-time values.)"""
         hit = fn.known.get(name)
         if hit is None:
+            if not fn.indexed:
+                self._index(fn)
             hit = fn.known[name] = (
                 name in fn.params
                 or name in fn.bindings
@@ -493,6 +491,7 @@ class Analyzer:
         return hit
 
     def _known_names(self, fn: _Fn) -> set[str]:
+        self._indexed(fn)
         names = set(fn.params) | set(fn.bindings)
         return names | self._known_names(fn.parent) if fn.parent is not None else names
 
@@ -662,17 +661,26 @@ class Analyzer:
             return self._bare_fn(None)
         fn = self._fns.get(id(func))
         if fn is None:
-            fn = self._fns[id(func)] = self._index(func)
+            fn = self._fns[id(func)] = _Fn(func)
         return fn
 
     def _bare_fn(self, func: ast.AST | None) -> _Fn:
         """A function with no names of its own (module-level expressions, defaults)."""
         fn = self._bare.get(id(func))
         if fn is None:
-            fn = self._bare[id(func)] = _Fn(func)
+            fn = self._bare[id(func)] = _Fn(func, indexed=True)
         return fn
 
-    def _index(self, func: ast.AST) -> _Fn:
+    def _indexed(self, fn: _Fn) -> _Fn:
+        if not fn.indexed:
+            self._index(fn)
+        return fn
+
+    def _index(self, fn: _Fn) -> None:
+        """Parameters and bindings of `fn`, by name (statements only: cheap)."""
+        func = fn.func
+        assert func is not None
+        fn.indexed = True
         parent_func = self._enclosing_function(func)
         parent = self._fn(parent_func) if parent_func is not None else None
         params: dict[str, _Param] = {}
@@ -704,7 +712,8 @@ class Analyzer:
             bindings.setdefault(name, []).append(b)
             if b[0] == _ASSIGN and type(b[1]) is ast.Lambda:
                 functions.add(name)
-        return _Fn(func, parent, params, bindings, frozenset(functions))
+        fn.parent, fn.params, fn.bindings = parent, params, bindings
+        fn.functions = frozenset(functions)
 
     def _params(self, func: ast.AST, args: ast.arguments) -> dict[str, _Param]:
         positional = [*args.posonlyargs, *args.args]
@@ -1155,10 +1164,10 @@ class Analyzer:
             if builtin and self.ctx.qualname(e.func) == f"builtins.{e.func.id}":
                 return builtin
         if isinstance(e, ast.Name):
-            if e.id in fn.functions:
-                return "function"
             if not self._knows(fn, e.id):
                 return None
+            if e.id in fn.functions:
+                return "function"
             ts = self._get(_TYPES, fn, e.id)
             if len(ts) == 1:
                 t = next(iter(ts))
