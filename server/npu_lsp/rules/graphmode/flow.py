@@ -691,26 +691,14 @@ class Analyzer:
         )
         if args is not None:
             params = self._params(func, args)
-        body: list[ast.AST] = []
-        if isinstance(func, ast.Lambda):
-            body = [func.body]
-        elif isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = list(func.body)
-        added: list[tuple[str, _Binding]] = []
-        functions: set[str] = set()
-        for target, value, how in self._bindings(body):
-            if how == "def":
-                assert isinstance(target, ast.Name)
-                added.append((target.id, (_DEF, None)))
-                functions.add(target.id)
-            elif how == "for":
-                self._index_iter(target, value, added)  # type: ignore[arg-type]
-            else:
-                self._index_assign(target, value, added)  # type: ignore[arg-type]
+        out: list[tuple[str, _Binding]] = []
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._index_body(func.body, out)  # (a lambda's body is an expression: binds nothing)
         bindings: dict[str, list[_Binding]] = {}
-        for name, b in added:
+        functions: set[str] = set()
+        for name, b in out:
             bindings.setdefault(name, []).append(b)
-            if b[0] == _ASSIGN and type(b[1]) is ast.Lambda:
+            if b[0] == _DEF or (b[0] == _ASSIGN and type(b[1]) is ast.Lambda):
                 functions.add(name)
         fn.parent, fn.params, fn.bindings = parent, params, bindings
         fn.functions = frozenset(functions)
@@ -776,42 +764,44 @@ class Analyzer:
             node = self.ctx.parent(node)
         return None
 
-    def _bindings(self, body: list[ast.AST]) -> list[tuple[ast.AST, ast.AST | None, str]]:
-        """(target, value, how) for every binding statement in `body`, not descending into
-        nested scopes. Only statements are visited: comprehension variables do not leak in
-        Python 3, and `:=` is rejected by graph mode anyway (MS110)."""
-        out: list[tuple[ast.AST, ast.AST | None, str]] = []
-        stack: list[ast.AST] = list(body)
+    def _index_body(self, body: list[ast.stmt], out: list[tuple[str, _Binding]]) -> None:
+        """(name, binding) for every binding statement in `body`, in source order (a name's
+        first binding rarely reads the name itself, and one binding to a tensor settles its
+        kind), not descending into nested scopes. Only statements are visited: comprehension
+        variables do not leak in Python 3, and `:=` is rejected by graph mode anyway (MS110)."""
+        stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
             t = type(node)
             if t is ast.Assign:
+                value = node.value  # type: ignore[attr-defined]
                 for target in node.targets:  # type: ignore[attr-defined]
-                    out.append((target, node.value, "="))  # type: ignore[attr-defined]
-                continue
-            if t is ast.AugAssign:
-                value = ast.BinOp(left=node.target, op=node.op, right=node.value)  # type: ignore[attr-defined]
-                out.append((node.target, value, "="))  # type: ignore[attr-defined]
-                continue
-            if t is ast.AnnAssign:
+                    if type(target) is ast.Name:
+                        out.append((target.id, (_ASSIGN, value)))
+                    else:
+                        self._index_assign(target, value, out)
+            elif t is ast.AugAssign:
+                target = node.target  # type: ignore[attr-defined]
+                if type(target) is ast.Name:  # x += v: x = x + v
+                    value = ast.BinOp(left=target, op=node.op, right=node.value)  # type: ignore[attr-defined]
+                    out.append((target.id, (_ASSIGN, value)))
+            elif t is ast.AnnAssign:
                 if node.value is not None:  # type: ignore[attr-defined]
-                    out.append((node.target, node.value, "="))  # type: ignore[attr-defined]
-                continue
-            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-                out.append((ast.Name(id=node.name), None, "def"))  # type: ignore[attr-defined]
-                continue
-            blocks = _BLOCKS.get(t)
-            if blocks is None:
-                continue  # a simple statement, or a class (its own scope)
-            if t is ast.For or t is ast.AsyncFor:
-                out.append((node.target, node.iter, "for"))  # type: ignore[attr-defined]
-            elif t is ast.With or t is ast.AsyncWith:
-                for item in node.items:  # type: ignore[attr-defined]
-                    if item.optional_vars is not None:
-                        out.append((item.optional_vars, item.context_expr, "="))
-            for name in blocks:
-                stack.extend(getattr(node, name))
-        return out
+                    self._index_assign(node.target, node.value, out)  # type: ignore[attr-defined]
+            elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                out.append((node.name, (_DEF, None)))  # type: ignore[attr-defined]
+            else:
+                blocks = _BLOCKS.get(t)
+                if blocks is None:
+                    continue  # a simple statement, or a class (its own scope)
+                if t is ast.For or t is ast.AsyncFor:
+                    self._index_iter(node.target, node.iter, out)  # type: ignore[attr-defined]
+                elif t is ast.With or t is ast.AsyncWith:
+                    for item in node.items:  # type: ignore[attr-defined]
+                        if item.optional_vars is not None:
+                            self._index_assign(item.optional_vars, item.context_expr, out)
+                for name in reversed(blocks):
+                    stack.extend(reversed(getattr(node, name)))
 
     def _observed_dtypes(self, func: ast.AST, kind_name: str | None) -> dict[str, str]:
         """Dtypes of tensors passed to a construct / jit function at module level, when every
@@ -871,30 +861,29 @@ class Analyzer:
             cached = []
             scope_for = self.ctx.scopes.scope_for
             stack: list[ast.stmt] = list(reversed(self.ctx.tree.body))
-            while stack:
+            while stack:  # in source order
                 st = stack.pop()
-                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                t = type(st)
+                if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                     if scope_for(st) is None:
-                        stack.extend(reversed(st.body))
+                        stack.extend(reversed(st.body))  # type: ignore[attr-defined]
                     continue
-                if isinstance(st, ast.ClassDef):
+                if t is ast.ClassDef:
                     stack.extend(
-                        reversed(
-                            [
-                                b
-                                for b in st.body
-                                if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
-                            ]
-                        )
+                        b
+                        for b in reversed(st.body)  # type: ignore[attr-defined]
+                        if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
                     )
                     continue
-                blocks: list[ast.stmt] = []
-                for name in ("body", "orelse", "finalbody"):
-                    blocks.extend(getattr(st, name, []) or [])
-                for h in getattr(st, "handlers", []) or []:
-                    blocks.extend(h.body)
                 cached.append(st)
-                stack.extend(reversed(blocks))
+                blocks = _EAGER_BLOCKS.get(t)
+                if blocks is not None:
+                    inner: list[ast.stmt] = []
+                    for name in blocks:
+                        inner.extend(getattr(st, name))
+                    for h in getattr(st, "handlers", ()):
+                        inner.extend(h.body)
+                    stack.extend(reversed(inner))
             self.ctx.cache[key] = cached
         return cached
 
@@ -1399,6 +1388,17 @@ _BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
 
 
 _STMT_LIKE = (ast.stmt, ast.excepthandler)
+#: blocks opened by `_eager_statements` (then the bodies of a try's handlers)
+_EAGER_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "orelse", "finalbody"),
+    ast.TryStar: ("body", "orelse", "finalbody"),
+}
 #: `)` then `(`, across blanks, line continuations and comments: `Net()(x)`, `ops.Add()(a, b)`
 _CALL_OF_CALL = re.compile(r"\)(?:\s|\\\n|#[^\n]*)*\(")
 #: compound statements whose own expressions (not their blocks) are scanned for calls
