@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import random
 import textwrap
 
 from npu_lsp.config import Config
@@ -274,3 +275,66 @@ def test_flow_view_reads_like_the_dicts_rules_use() -> None:
     assert "f" in flow.functions
     assert set(flow.kinds) == {"x", "items", "host", "f", "i", "item"}
     assert a.is_numpy_value(ast.Name(id="host"), flow)
+
+
+def _random_body(rng: random.Random, names: list[str]) -> list[tuple[str, str]]:
+    """(name, expression) bindings over `names`, the tensor input `x` and constants."""
+    out = []
+    for _ in range(rng.randint(3, 12)):
+        terms = [rng.choice([*names, *names, "x", "1"]) for _ in range(rng.randint(1, 2))]
+        expr = " + ".join(terms)
+        wrap = rng.random()
+        if wrap < 0.15:
+            expr = f"({expr}).item()"  # a host scalar: VAR when dynamic
+        elif wrap < 0.25:
+            expr = f"float({expr})"
+        out.append((rng.choice(names), expr))
+    return out
+
+
+def _reference_kinds(body: list[tuple[str, str]], names: list[str]) -> dict[str, Kind]:
+    """Round-robin iteration to the fixpoint, by hand, for this little expression language."""
+
+    def value(expr: str, kinds: dict[str, Kind]) -> Kind:
+        if expr.startswith("float("):
+            return Kind.VAR if value(expr[6:-1], kinds).dynamic else Kind.CONST
+        if expr.endswith(".item()"):
+            inner = value(expr[1:-8], kinds)
+            return Kind.VAR if inner.dynamic else inner
+        k = Kind.CONST
+        for term in expr.split(" + "):
+            k = max(k, Kind.TENSOR if term == "x" else kinds.get(term, Kind.CONST))
+        return k
+
+    kinds = {n: Kind.CONST for n, _ in body}
+    changed = True
+    while changed:
+        changed = False
+        for name, expr in body:
+            k = max(kinds[name], value(expr, kinds))
+            if k != kinds[name]:
+                kinds[name], changed = k, True
+    return {n: kinds.get(n, Kind.CONST) for n in names}
+
+
+def test_random_loop_bodies_agree_with_a_round_robin_fixpoint() -> None:
+    names = ["a", "b", "c", "d", "e"]
+    for seed in range(150):
+        rng = random.Random(seed)
+        body = _random_body(rng, names)
+        lines = "".join(f"            {n} = {e}\n" for n, e in body)
+        src = (
+            "from mindspore import nn\n\n"
+            "class Net(nn.Cell):\n"
+            "    def construct(self, x):\n"
+            "        for i in range(3):\n"
+            f"{lines}"
+            f"        return {', '.join(names)}\n"
+        )
+        expected = _reference_kinds(body, names)
+        ctx, a = _setup(src)
+        func = _function(ctx, "construct")
+        exprs = _returned(func)
+        rng.shuffle(exprs)  # any order of questions
+        got = {e.id: a.kind(e, func) for e in exprs if isinstance(e, ast.Name)}
+        assert got == expected, (seed, body)

@@ -199,11 +199,12 @@ class Analyzer:
         self._stack: list[tuple[int, _Fn, str]] = []
         self._pos: dict[tuple[int, _Fn, str], int] = {}
         self._frames: list[list[Any]] = []  # per stack position: [low-link, read a cycle]
-        self._tokens: list[int] = []  # per stack position: id of its current evaluation
-        self._token = 0
+        self._vals: list[Any] = []  # per stack position: its value so far
+        #: names of an unfinished cycle evaluated already (off the stack): value so far
         self._prov: dict[tuple[int, _Fn, str], Any] = {}
         self._pending: list[tuple[int, _Fn, str]] = []
-        self._seen: dict[tuple[int, _Fn, str], tuple[int, int]] = {}
+        #: such a name -> (the frame it was evaluated under, that frame's position)
+        self._seen: dict[tuple[int, _Fn, str], tuple[list[Any], int]] = {}
         self._bumps = 0
 
     # ------------------------------------------------------------------ entry points
@@ -381,7 +382,7 @@ class Analyzer:
         self._stack.clear()
         self._pos.clear()
         self._frames.clear()
-        self._tokens.clear()
+        self._vals.clear()
         self._prov.clear()
         self._pending.clear()
         self._seen.clear()
@@ -394,16 +395,19 @@ class Analyzer:
             return value
         key = (attr, fn, name)
         pos = self._pos.get(key)
-        if pos is None:
+        if pos is not None:  # in progress further down the stack: a cycle
+            value = self._vals[pos]
+        else:
             seen = self._seen.get(key)
-            if seen is None or seen[1] >= len(self._tokens) or self._tokens[seen[1]] != seen[0]:
+            frames = self._frames
+            if seen is None or seen[1] >= len(frames) or frames[seen[1]] is not seen[0]:
                 return self._solve(key)
-            pos = seen[1]  # evaluated in this round of its cycle already: reuse
+            pos, value = seen[1], self._prov[key]  # evaluated in this round of its cycle
         frame = self._frames[-1]  # the evaluation reading it depends on an unfinished cycle
         if pos < frame[0]:
             frame[0] = pos
         frame[1] = True
-        return self._prov[key]
+        return value
 
     def _solve(self, key: tuple[int, _Fn, str]) -> Any:
         """Tarjan-style: evaluate `key` from its bindings. If it read nothing unfinished it
@@ -411,57 +415,52 @@ class Analyzer:
         evaluation finishes the cycle). If it closes a cycle itself, it evaluates again, with
         the cycle's other names, until a whole round changes nothing; then all are final."""
         attr, fn, name = key
-        stack, frames, tokens, prov, pending = (
-            self._stack,
-            self._frames,
-            self._tokens,
-            self._prov,
-            self._pending,
-        )
+        stack, frames, vals, pending = self._stack, self._frames, self._vals, self._pending
         p = len(stack)
         stack.append(key)
-        frames.append([p, False])
-        tokens.append(0)
         self._pos[key] = p
-        if key not in prov:
-            prov[key] = _BOTTOM[attr]
+        value = self._prov.pop(key, _MISSING)  # from an earlier round of its cycle
+        if value is _MISSING:
+            value = _BOTTOM[attr]
+        vals.append(value)
+        frame: list[Any] = [p, False]  # [low-link, read something unfinished]; new per round
+        frames.append(frame)
         compute, top = self._computes[attr], _TOP[attr]
         mark = len(pending)
         low = p
         try:
             while True:
-                frame = frames[p]
-                frame[0], frame[1] = p, False
-                self._token += 1
-                tokens[p] = self._token
                 bumps = self._bumps
-                old = prov[key]
-                value = _join(attr, old, compute(fn, name))
-                if value != old:
-                    prov[key] = value
+                new = _join(attr, value, compute(fn, name))
+                if new != value:
+                    value = vals[p] = new
                     self._bumps += 1
                 low, cyclic = frame
                 if value == top:  # cannot grow: final whatever the cycle does
                     if low >= p:  # names of its own cycle saw a smaller value: redo them
                         del pending[mark:]
                     low = p
-                    self._finish(key)
-                    return value
+                    break
                 if low < p:  # part of a cycle closed further down the stack
                     pending.append(key)
-                    self._seen[key] = (tokens[low], low)
+                    self._prov[key] = value
+                    self._seen[key] = (frames[low], low)
                     return value
                 if not cyclic or self._bumps == bumps:
                     for k in pending[mark:]:
                         self._finish(k)
                     del pending[mark:]
-                    self._finish(key)
-                    return value
+                    break
                 del pending[mark:]  # evaluated again in the next round
+                frame = frames[p] = [p, False]
+            fn.done[attr][name] = value
+            if self._seen:
+                self._seen.pop(key, None)
+            return value
         finally:
             stack.pop()
             frames.pop()
-            tokens.pop()
+            vals.pop()
             del self._pos[key]
             if low < p:  # the caller depends on the unfinished cycle too
                 caller = frames[-1]
