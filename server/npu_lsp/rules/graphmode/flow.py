@@ -219,9 +219,12 @@ class Analyzer:
         hit = self._kind_memo.get(key)
         if hit is None:
             fn = self._fn(func)
-            hit = self._answer(fn, lambda: self._kind(expr, fn), None)
-            if hit is None:
-                return Kind.UNKNOWN
+            try:
+                hit = self._kind(expr, fn)
+            except RecursionError:
+                hit = self._retry(fn, lambda: self._kind(expr, fn), None)
+                if hit is None:
+                    return Kind.UNKNOWN
             self._kind_memo[key] = hit  # answers are final once given: remember for the run
         return hit
 
@@ -359,7 +362,11 @@ class Analyzer:
         try:
             return ask()
         except RecursionError:
-            self._reset()
+            pass
+        return self._retry(fn, ask, fallback)
+
+    def _retry(self, fn: _Fn, ask: Callable[[], T], fallback: T) -> T:
+        self._reset()
         self._indexed(fn)
         first = {n: min(getattr(v, "lineno", 0) for _, v in bs) for n, bs in fn.bindings.items()}
         for attr in _ATTRS:
@@ -679,7 +686,6 @@ class Analyzer:
         """Parameters and bindings of `fn`, by name (statements only: cheap)."""
         func = fn.func
         assert func is not None
-        fn.indexed = True
         parent_func = self._enclosing_function(func)
         parent = self._fn(parent_func) if parent_func is not None else None
         params: dict[str, _Param] = {}
@@ -701,6 +707,7 @@ class Analyzer:
                 functions.add(name)
         fn.parent, fn.params, fn.bindings = parent, params, bindings
         fn.functions = frozenset(functions)
+        fn.indexed = True  # last: an index cut short (RecursionError) is built again
 
     def _params(self, func: ast.AST, args: ast.arguments) -> dict[str, _Param]:
         positional = [*args.posonlyargs, *args.args]
