@@ -338,3 +338,22 @@ def test_random_loop_bodies_agree_with_a_round_robin_fixpoint() -> None:
         rng.shuffle(exprs)  # any order of questions
         got = {e.id: a.kind(e, func) for e in exprs if isinstance(e, ast.Name)}
         assert got == expected, (seed, body)
+
+
+def test_construct_inputs_seen_where_the_cell_is_called_from_plain_python() -> None:
+    cell = """
+    from mindspore import nn
+
+    class Block(nn.Cell):
+        def construct(self, x):
+            return x
+    """
+    calls = {
+        "net = Block()\nnet(3)": Kind.CONST,
+        "Block()(3)": Kind.CONST,
+        "Block() (3)": Kind.CONST,
+        "print(Block()  # a comment\n      (3))": Kind.CONST,
+        "net = Block()": Kind.TENSOR,  # never called: a graph input
+    }
+    for call, kind in calls.items():
+        assert kinds(textwrap.dedent(cell) + call + "\n") == {"x": kind}, call
