@@ -103,6 +103,7 @@ class Flow:
 
     def __init__(self, analyzer: Analyzer, fn: _Fn) -> None:
         self.fn = fn
+        self._analyzer = analyzer
         self.kinds: Mapping[str, Kind] = _FactView(analyzer, fn, _KIND)
         #: name -> set of type classes bound to it ("tensor", "tuple", "list", "dict", "none"...)
         self.types: Mapping[str, frozenset[str]] = _FactView(analyzer, fn, _TYPES)
@@ -110,8 +111,11 @@ class Flow:
         self.dtypes: Mapping[str, frozenset[str]] = _FactView(analyzer, fn, _DTYPES)
         #: names bound to numpy/third-party objects
         self.numpy: Set[str] = _NumpyView(analyzer, fn)
-        #: names bound to nested functions or lambdas
-        self.functions: Set[str] = analyzer._indexed(fn).functions
+
+    @property
+    def functions(self) -> Set[str]:
+        """Names bound to nested functions or lambdas."""
+        return self._analyzer._indexed(self.fn).functions
 
 
 class _FactView(Mapping[str, Any]):
