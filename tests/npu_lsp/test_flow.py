@@ -1,13 +1,17 @@
-"""Kinds from the graph-mode data flow: loop-carried bindings settle like a full fixpoint."""
+"""The graph-mode data flow: demand-driven kinds, types and dtypes of names, with cycles
+(loop-carried bindings) solved to their fixpoint, closures, call-site parameters and the lazy
+`Flow` view the rules read."""
 
 from __future__ import annotations
 
 import ast
+import itertools
+import random
 import textwrap
 
 from npu_lsp.config import Config
 from npu_lsp.engine import Context
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.scope import ScopeResolver
 
 SRC = textwrap.dedent(
@@ -31,17 +35,325 @@ SRC = textwrap.dedent(
 )
 
 
-def kinds(src: str) -> dict[str, Kind]:
+def _setup(src: str) -> tuple[Context, Analyzer]:
+    src = textwrap.dedent(src)
     tree = ast.parse(src)
     ctx = Context("n.py", src, tree, Config(), ScopeResolver(tree, "n.py", text=src))
-    func = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
-    ret = next(n for n in ast.walk(func) if isinstance(n, ast.Return))
-    assert isinstance(ret.value, ast.Tuple)
-    a = analyzer(ctx)
-    return {e.id: a.kind(e, func) for e in ret.value.elts if isinstance(e, ast.Name)}
+    return ctx, analyzer(ctx)
+
+
+def _function(ctx: Context, name: str) -> ast.FunctionDef:
+    return next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+def _returned(func: ast.FunctionDef) -> list[ast.expr]:
+    ret = next(n for n in func.body if isinstance(n, ast.Return))
+    assert ret.value is not None
+    return list(ret.value.elts) if isinstance(ret.value, ast.Tuple) else [ret.value]
+
+
+def kinds(src: str, func_name: str = "construct") -> dict[str, Kind]:
+    """Kinds of the names `func_name` returns (`return a, b, c`)."""
+    ctx, a = _setup(src)
+    func = _function(ctx, func_name)
+    return {e.id: a.kind(e, func) for e in _returned(func) if isinstance(e, ast.Name)}
 
 
 def test_names_read_before_a_later_binding_in_a_loop_get_its_kind() -> None:
     # `y` reads `n` before the loop body rebinds it to a tensor; `a` depends on a chain
-    # (a <- b <- c <- x) written backwards, which needs three rounds to settle
+    # (a <- b <- c <- x) written backwards
     assert kinds(SRC) == {"y": Kind.TENSOR, "a": Kind.TENSOR, "z": Kind.CONST}
+
+
+def test_a_long_backward_chain_reaches_the_fixpoint() -> None:
+    # five links written backwards: a fixed number of rounds over the bindings would stop early
+    src = """
+    from mindspore import nn
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            a = b = c = d = e = 0
+            for i in range(3):
+                a = b + 1
+                b = c + 1
+                c = d + 1
+                d = e + 1
+                e = x * 2
+            return a, b, e
+    """
+    assert kinds(src) == {"a": Kind.TENSOR, "b": Kind.TENSOR, "e": Kind.TENSOR}
+
+
+def test_a_name_rebound_from_itself_in_a_loop() -> None:
+    src = """
+    from mindspore import nn
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            h = 0
+            k = 0
+            for layer in self.layers:
+                h = layer(h) + x
+                k = k + 1
+            return h, k
+    """
+    assert kinds(src) == {"h": Kind.TENSOR, "k": Kind.CONST}
+
+
+def test_a_cycle_of_constants_stays_constant_and_a_cycle_fed_by_a_tensor_does_not() -> None:
+    src = """
+    from mindspore import nn
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            a = 0
+            b = 0
+            p = 0
+            q = 0
+            for i in range(3):
+                a = b + 1
+                b = a * 2
+                p = q + 1
+                q = p * 2
+                q = x.sum()
+            return a, b, p, q
+    """
+    assert kinds(src) == {"a": Kind.CONST, "b": Kind.CONST, "p": Kind.TENSOR, "q": Kind.TENSOR}
+
+
+def test_answers_do_not_depend_on_the_order_of_questions() -> None:
+    src = """
+    from mindspore import nn, ops
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            a = ()
+            b = ops.ones((2,), ms.float16)
+            for i in range(3):
+                a = b
+                b = c.astype(ms.float32)
+                c = x * a
+            return a, b, c
+    """
+    answers = set()
+    for order in itertools.permutations(["a", "b", "c"]):
+        ctx, an = _setup(src)
+        func = _function(ctx, "construct")
+        exprs = {e.id: e for e in _returned(func) if isinstance(e, ast.Name)}
+        got = {}
+        for name in order:  # types first this time, kinds and dtypes after
+            e = exprs[name]
+            got[name] = (an.type_class(e, func), an.dtype_of(e, func), an.kind(e, func))
+        answers.add(tuple(sorted(got.items())))
+    assert len(answers) == 1
+    got = dict(answers.pop())
+    assert got["a"][2] == got["b"][2] == got["c"][2] == Kind.TENSOR
+    assert got["b"][1] is None  # float16 and float32 both reach b: no single dtype
+
+
+def test_closures_read_the_enclosing_function() -> None:
+    src = """
+    from mindspore import nn
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            t = x * 2
+            n = 3
+
+            def inner(n):
+                u = t + 1
+                return t, u, n
+
+            return inner(n)
+    """
+    # `n` is inner's own parameter (shadowing construct's `n`): its kind comes from the call
+    assert kinds(src, "inner") == {"t": Kind.TENSOR, "u": Kind.TENSOR, "n": Kind.CONST}
+
+
+def test_questions_that_need_no_name_analyse_nothing() -> None:
+    ctx, a = _setup(
+        """
+        from mindspore import nn
+
+        class Net(nn.Cell):
+            def construct(self, x, mask=None):
+                if mask is not None:
+                    x = x * mask
+                return x
+        """
+    )
+    func = _function(ctx, "construct")
+    test = next(n for n in ast.walk(func) if isinstance(n, ast.If)).test
+    assert a.kind(test, func) == Kind.CONST
+    assert a.kind(ast.Constant(1), func) == Kind.CONST
+    assert not any(fn.indexed for fn in a._fns.values())  # its bindings were never indexed
+
+
+def test_a_very_long_chain_of_names_does_not_exhaust_the_stack() -> None:
+    body = "\n".join(f"        v{i + 1} = v{i} + 1" for i in range(1500))
+    src = f"""
+from mindspore import nn
+
+class Net(nn.Cell):
+    def construct(self, x):
+        v0 = x * 2
+{body}
+        return v1500, v3
+"""
+    assert kinds(src) == {"v1500": Kind.TENSOR, "v3": Kind.TENSOR}
+
+
+def test_helper_parameters_come_from_call_sites_including_recursive_ones() -> None:
+    src = """
+    import mindspore as ms
+    from mindspore import nn
+
+    def helper(v, depth):
+        if depth > 0:
+            return helper(v * 2, depth - 1)
+        return v, depth
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            return helper(x, 3)
+    """
+    assert kinds(src, "helper") == {"v": Kind.TENSOR, "depth": Kind.CONST}
+
+
+def test_building_a_cell_is_not_a_call_of_its_construct() -> None:
+    # `Block(4)` in Net.__init__ creates the cell; it says nothing about construct's `x`
+    src = """
+    import numpy as np
+    from mindspore import nn, Tensor
+
+    class Block(nn.Cell):
+        def construct(self, x):
+            return x
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.block = Block(4)
+
+        def construct(self, x):
+            return self.block(x)
+
+    net = Block(8)
+    net(Tensor(np.ones(3)))
+    """
+    assert kinds(src, "construct") == {"x": Kind.TENSOR}
+    ctx, a = _setup(src)
+    block = _function(ctx, "construct")
+    x = _returned(block)[0]
+    assert a.type_class(x, block) == "tensor"  # not {"scalar", "tensor"} from Block(8)
+
+
+def test_flow_view_reads_like_the_dicts_rules_use() -> None:
+    ctx, a = _setup(
+        """
+        import numpy as np
+        from mindspore import nn
+
+        class Net(nn.Cell):
+            def construct(self, x):
+                items = []
+                host = np.ones(3)
+                f = lambda v: v
+                for i, item in enumerate(items):
+                    pass
+                return x
+        """
+    )
+    func = _function(ctx, "construct")
+    flow = a.flow(func)
+    assert "items" in flow.kinds and "np" not in flow.kinds
+    assert flow.kinds["x"] == Kind.TENSOR
+    assert flow.types.get("items") == {"list"}
+    assert flow.types.get("i") == {"scalar"}
+    assert flow.types.get("nothing") is None
+    assert "host" in flow.numpy and "items" not in flow.numpy
+    assert "f" in flow.functions
+    assert set(flow.kinds) == {"x", "items", "host", "f", "i", "item"}
+    assert a.is_numpy_value(ast.Name(id="host"), flow)
+
+
+def _random_body(rng: random.Random, names: list[str]) -> list[tuple[str, str]]:
+    """(name, expression) bindings over `names`, the tensor input `x` and constants."""
+    out = []
+    for _ in range(rng.randint(3, 12)):
+        terms = [rng.choice([*names, *names, "x", "1"]) for _ in range(rng.randint(1, 2))]
+        expr = " + ".join(terms)
+        wrap = rng.random()
+        if wrap < 0.15:
+            expr = f"({expr}).item()"  # a host scalar: VAR when dynamic
+        elif wrap < 0.25:
+            expr = f"float({expr})"
+        out.append((rng.choice(names), expr))
+    return out
+
+
+def _reference_kinds(body: list[tuple[str, str]], names: list[str]) -> dict[str, Kind]:
+    """Round-robin iteration to the fixpoint, by hand, for this little expression language."""
+
+    def value(expr: str, kinds: dict[str, Kind]) -> Kind:
+        if expr.startswith("float("):
+            return Kind.VAR if value(expr[6:-1], kinds).dynamic else Kind.CONST
+        if expr.endswith(".item()"):
+            inner = value(expr[1:-8], kinds)
+            return Kind.VAR if inner.dynamic else inner
+        k = Kind.CONST
+        for term in expr.split(" + "):
+            k = max(k, Kind.TENSOR if term == "x" else kinds.get(term, Kind.CONST))
+        return k
+
+    kinds = {n: Kind.CONST for n, _ in body}
+    changed = True
+    while changed:
+        changed = False
+        for name, expr in body:
+            k = max(kinds[name], value(expr, kinds))
+            if k != kinds[name]:
+                kinds[name], changed = k, True
+    return {n: kinds.get(n, Kind.CONST) for n in names}
+
+
+def test_random_loop_bodies_agree_with_a_round_robin_fixpoint() -> None:
+    names = ["a", "b", "c", "d", "e"]
+    for seed in range(150):
+        rng = random.Random(seed)
+        body = _random_body(rng, names)
+        lines = "".join(f"            {n} = {e}\n" for n, e in body)
+        src = (
+            "from mindspore import nn\n\n"
+            "class Net(nn.Cell):\n"
+            "    def construct(self, x):\n"
+            "        for i in range(3):\n"
+            f"{lines}"
+            f"        return {', '.join(names)}\n"
+        )
+        expected = _reference_kinds(body, names)
+        ctx, a = _setup(src)
+        func = _function(ctx, "construct")
+        exprs = _returned(func)
+        rng.shuffle(exprs)  # any order of questions
+        got = {e.id: a.kind(e, func) for e in exprs if isinstance(e, ast.Name)}
+        assert got == expected, (seed, body)
+
+
+def test_construct_inputs_seen_where_the_cell_is_called_from_plain_python() -> None:
+    cell = """
+    from mindspore import nn
+
+    class Block(nn.Cell):
+        def construct(self, x):
+            return x
+    """
+    calls = {
+        "net = Block()\nnet(3)": Kind.CONST,
+        "Block()(3)": Kind.CONST,
+        "Block() (3)": Kind.CONST,
+        "print(Block()  # a comment\n      (3))": Kind.CONST,
+        "net = Block()": Kind.TENSOR,  # never called: a graph input
+    }
+    for call, kind in calls.items():
+        assert kinds(textwrap.dedent(cell) + call + "\n") == {"x": kind}, call

@@ -5,20 +5,29 @@ MindSpore treats these very differently: `if x.shape[0] > 2` is folded while com
 `if x.sum() > 0` becomes a control-flow graph whose branches must agree in type. The analysis is
 flow-insensitive per function (a name's kind is the "most variable" of everything bound to it),
 which is exact for the usual construct style and errs towards "constant", i.e. towards silence.
+
+It is demand-driven: a question about an expression evaluates only the names it reads, each
+from its own bindings (indexed by name once per function, statements only) and memoised per
+(function, name). Names that depend on each other (`h = layer(h)` in a loop, `a = b` / `b = a`)
+are solved together to their fixpoint, strongly connected component by component, so a name
+still in progress never leaves an under-approximation behind.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from npu_lsp.astutil import child_nodes, statements, walk, walk_branches
+from npu_lsp.astutil import child_nodes, fields
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
     from npu_lsp.engine import Context
+
+T = TypeVar("T")
 
 
 class Kind(IntEnum):
@@ -45,23 +54,113 @@ _CONST_METHODS = frozenset({"dim", "ndimension", "nelement", "numel"})
 _SHAPE_FUNCS = frozenset({"shape", "rank", "dtype", "size", "dyn_shape"})
 
 
-@dataclass
-class Flow:
-    """Kinds and value shapes of the names of one function."""
+# The per-name facts the analysis solves: kind, type classes, dtypes, "holds a numpy object".
+_KIND, _TYPES, _DTYPES, _NUMPY = 0, 1, 2, 3
+_ATTRS = (_KIND, _TYPES, _DTYPES, _NUMPY)
+_NO_NAMES: frozenset[str] = frozenset()
+_BOTTOM: tuple[Any, ...] = (Kind.CONST, _NO_NAMES, _NO_NAMES, False)
+#: a value that cannot grow any more: a name reaching it is final at once (sets have none)
+_TOP: tuple[Any, ...] = (Kind.TENSOR, None, None, True)
+_MISSING: Any = object()
 
-    kinds: dict[str, Kind] = field(default_factory=dict)
-    #: name -> set of type classes bound to it ("tensor", "tuple", "list", "dict", "none"...)
-    types: dict[str, set[str]] = field(default_factory=dict)
-    #: name -> dtype names explicitly given (astype/cast/Tensor(..., dtype))
-    dtypes: dict[str, set[str]] = field(default_factory=dict)
-    #: names bound to numpy/third-party objects
-    numpy: set[str] = field(default_factory=set)
-    #: names bound to nested functions or lambdas
-    functions: set[str] = field(default_factory=set)
-    #: id(expr) -> kind, only while the function's own analysis runs and its kinds have
-    #: settled (the type passes ask for the same kinds again); None otherwise, since ids of
-    #: freed nodes are reused
-    _kind_memo: dict[int, Kind] | None = field(default=None, repr=False, compare=False)
+# How a binding gives a name its value (the second item of a binding is its expression).
+_ASSIGN = 0  # name = value (also `with v as name`, `name += value`)
+_UNPACK = 1  # a, b = value (value not a literal tuple of the same length): the kind only
+_ITER = 2  # for name in value
+_ITER_ELT = 3  # for a, b in value: the element's kind only
+_ENUM = 4  # for name, _ in enumerate(...): a constant int
+_DEF = 5  # def name(...)
+
+_Binding = tuple[int, ast.AST | None]
+#: parameter name -> ("pos", index among the call arguments, default) / ("kwonly", -1, default)
+#: / ("var", -1, None)
+_Param = tuple[str, int, ast.expr | None]
+
+
+class _Fn:
+    """One function's names: its bindings indexed by name, its parameters (both filled in by
+    `Analyzer._index` on the first question about a name), and the answers already solved
+    (per fact, name -> final value)."""
+
+    __slots__ = ("func", "indexed", "parent", "params", "bindings", "functions", "done", "known")
+
+    def __init__(self, func: ast.AST | None, indexed: bool = False) -> None:
+        self.func = func
+        self.indexed = indexed
+        self.parent: _Fn | None = None
+        self.params: dict[str, _Param] = {}
+        self.bindings: dict[str, list[_Binding]] = {}
+        #: names bound to nested functions or lambdas
+        self.functions: frozenset[str] = _NO_NAMES
+        self.done: tuple[dict[str, Any], ...] = ({}, {}, {}, {})
+        #: name -> bound here or in an enclosing function (a local of the analysis)
+        self.known: dict[str, bool] = {}
+
+
+class Flow:
+    """A read-only view of one function's names for rules that look at them directly
+    (`flow.kinds`, `flow.types.get(name)`...); every answer is computed on demand."""
+
+    def __init__(self, analyzer: Analyzer, fn: _Fn) -> None:
+        self.fn = fn
+        self._analyzer = analyzer
+        self.kinds: Mapping[str, Kind] = _FactView(analyzer, fn, _KIND)
+        #: name -> set of type classes bound to it ("tensor", "tuple", "list", "dict", "none"...)
+        self.types: Mapping[str, frozenset[str]] = _FactView(analyzer, fn, _TYPES)
+        #: name -> dtype names explicitly given (astype/cast/Tensor(..., dtype))
+        self.dtypes: Mapping[str, frozenset[str]] = _FactView(analyzer, fn, _DTYPES)
+        #: names bound to numpy/third-party objects
+        self.numpy: Set[str] = _NumpyView(analyzer, fn)
+
+    @property
+    def functions(self) -> Set[str]:
+        """Names bound to nested functions or lambdas."""
+        return self._analyzer._indexed(self.fn).functions
+
+
+class _FactView(Mapping[str, Any]):
+    """name -> one fact. Kinds cover every local name; types and dtypes only names that
+    have some (as the dicts of a fully built flow did)."""
+
+    def __init__(self, analyzer: Analyzer, fn: _Fn, attr: int) -> None:
+        self._a, self._fn, self._attr = analyzer, fn, attr
+
+    def __getitem__(self, name: str) -> Any:
+        if not self._a._knows(self._fn, name):
+            raise KeyError(name)
+        value = self._a._top(self._attr, self._fn, name)
+        if self._attr != _KIND and not value:
+            raise KeyError(name)
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        if self._attr == _KIND:
+            return isinstance(name, str) and self._a._knows(self._fn, name)
+        return super().__contains__(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n in sorted(self._a._known_names(self._fn)) if n in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _NumpyView(Set[str]):
+    def __init__(self, analyzer: Analyzer, fn: _Fn) -> None:
+        self._a, self._fn = analyzer, fn
+
+    def __contains__(self, name: object) -> bool:
+        return (
+            isinstance(name, str)
+            and self._a._knows(self._fn, name)
+            and bool(self._a._top(_NUMPY, self._fn, name))
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n in sorted(self._a._known_names(self._fn)) if n in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 @dataclass
@@ -76,34 +175,45 @@ class SelfInfo:
 
 
 class Analyzer:
-    """Per-run cache of function flows (stored in `ctx.cache`)."""
+    """Per-run cache of what the names of compiled functions hold (stored in `ctx.cache`)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.flows: dict[int, Flow] = {}
-        self._busy: set[int] = set()
+        self._fns: dict[int, _Fn] = {}
+        self._bare: dict[int, _Fn] = {}
         self._classes: dict[int, ast.ClassDef | None] = {}
         self._self_info: dict[int, SelfInfo] = {}
+        self._self_assigned: dict[int, dict[str, list[ast.expr | None]]] = {}
+        self._self_tensors: dict[tuple[int, str], bool] = {}
         self._module_calls: dict[str, list[ast.Call]] | None = None
-        self._full = False
+        self._instances: dict[str, str] | None = None
+        self._instance_classes: set[str] | None = None
+        self._calls_of_calls = True
         self._kind_memo: dict[tuple[int, int], Kind] = {}
+        self._sites: dict[int, list[tuple[ast.Call, _Fn | None]]] = {}
+        self._param_dtypes: dict[int, dict[str, str]] = {}
+        self._computes: tuple[Callable[[_Fn, str], Any], ...] = (
+            self._compute_kind,
+            self._compute_types,
+            self._compute_dtypes,
+            self._compute_numpy,
+        )
+        # solver state, see _solve
+        self._stack: list[tuple[int, _Fn, str]] = []
+        self._pos: dict[tuple[int, _Fn, str], int] = {}
+        self._frames: list[list[Any]] = []  # per stack position: [low-link, read a cycle]
+        self._vals: list[Any] = []  # per stack position: its value so far
+        #: names of an unfinished cycle evaluated already (off the stack): value so far
+        self._prov: dict[tuple[int, _Fn, str], Any] = {}
+        self._pending: list[tuple[int, _Fn, str]] = []
+        #: such a name -> (the frame it was evaluated under, that frame's position)
+        self._seen: dict[tuple[int, _Fn, str], tuple[list[Any], int]] = {}
+        self._bumps = 0
 
     # ------------------------------------------------------------------ entry points
     def flow(self, func: ast.AST | None) -> Flow:
-        if func is None:
-            return Flow()
-        key = id(func)
-        if key in self.flows:
-            return self.flows[key]
-        if key in self._busy:  # recursion through call-site propagation
-            return Flow()
-        self._busy.add(key)
-        try:
-            flow = self._analyse(func)
-        finally:
-            self._busy.discard(key)
-        self.flows[key] = flow
-        return flow
+        """A lazy view of `func`'s names (kinds, types, dtypes, numpy, functions)."""
+        return Flow(self, self._fn(func))
 
     def kind(self, expr: ast.AST, func: ast.AST | None = None) -> Kind:
         """Kind of `expr` evaluated inside `func` (default: the function being checked)."""
@@ -111,28 +221,38 @@ class Analyzer:
         key = (id(expr), id(func))
         hit = self._kind_memo.get(key)
         if hit is None:
-            # flows are final once built, so answers can be remembered for the run
-            hit = self._kind_memo[key] = self._kind(expr, self.flow(func), func)
+            fn = self._fn(func)
+            try:
+                hit = self._kind(expr, fn)
+            except RecursionError:
+                hit = self._retry(fn, lambda: self._kind(expr, fn), None)
+                if hit is None:
+                    return Kind.UNKNOWN
+            self._kind_memo[key] = hit  # answers are final once given: remember for the run
         return hit
 
     def type_class(self, expr: ast.AST, func: ast.AST | None = None) -> str | None:
         """ "tensor", "tuple", "list", "dict", "none", "str", "scalar", "function" or None."""
-        func = func if func is not None else self.ctx.function
-        return self._type_class(expr, self.flow(func), func)
+        fn = self._fn(func if func is not None else self.ctx.function)
+        return self._answer(fn, lambda: self._type_class(expr, fn), None)
 
     def dtype_of(self, expr: ast.AST, func: ast.AST | None = None) -> str | None:
-        func = func if func is not None else self.ctx.function
-        return self._dtype(expr, self.flow(func))
+        fn = self._fn(func if func is not None else self.ctx.function)
+        return self._answer(fn, lambda: self._dtype(expr, fn), None)
 
     def is_numpy(self, expr: ast.AST, func: ast.AST | None = None) -> bool:
-        func = func if func is not None else self.ctx.function
-        flow = self.flow(func)
+        fn = self._fn(func if func is not None else self.ctx.function)
         if isinstance(expr, ast.Name):
-            return expr.id in flow.numpy
+            return expr.id in Flow(self, fn).numpy
         if isinstance(expr, ast.Call):
             q = self.ctx.qualname(expr.func)
             return bool(q and q.startswith("numpy.") and not q.startswith("numpy.random"))
         return False
+
+    def is_numpy_value(self, value: ast.AST, flow: Flow) -> bool:
+        """Does `value` (evaluated in the function `flow` views) hold a numpy object?"""
+        fn = flow.fn
+        return self._answer(fn, lambda: self._is_numpy_value(value, fn), False)
 
     def owner_class(self, func: ast.AST | None) -> ast.ClassDef | None:
         """The class whose method `func` is (walking up through nested functions)."""
@@ -158,43 +278,79 @@ class Analyzer:
         if key in self._self_info:
             return self._self_info[key]
         info = SelfInfo()
+        for attr, values in self._self_values(cls).items():
+            info.assigned.add(attr)
+            for value in values:
+                if isinstance(value, (ast.List, ast.ListComp)):
+                    info.lists.add(attr)
+                if isinstance(value, ast.Call):
+                    q = self.ctx.qualname(value.func) or ""
+                    last = q.rsplit(".", 1)[-1]
+                    if last in ("Parameter", "ParameterTuple"):
+                        info.parameters.add(attr)
+                    elif last == "Tensor" or q.startswith("mindspore.ops."):
+                        info.tensors.add(attr)
+                    elif q.startswith("mindspore.nn.") or self._is_local_cell(q):
+                        info.cells.add(attr)
+        # inherited Parameters (e.g. defined in a base class) are unknown: treat unknown attrs as such
+        self._self_info[key] = info
+        return info
+
+    def _self_values(self, cls: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
+        """`self.<attr>` -> the values `__init__` assigns to it."""
+        key = id(cls)
+        hit = self._self_assigned.get(key)
+        if hit is not None:
+            return hit
+        out: dict[str, list[ast.expr | None]] = {}
         for item in cls.body:
             if (
                 not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
                 or item.name != "__init__"
             ):
                 continue
-            for node in statements(item.body):
-                targets: list[ast.expr] = []
-                value: ast.expr | None = None
-                if isinstance(node, ast.Assign):
-                    targets, value = list(node.targets), node.value
-                elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-                    targets, value = [node.target], node.value
-                for t in targets:
-                    if not (
-                        isinstance(t, ast.Attribute)
-                        and isinstance(t.value, ast.Name)
-                        and t.value.id == "self"
+            stack: list[ast.AST] = list(item.body)
+            while stack:  # astutil.statements, without generator and getattr overhead
+                node = stack.pop()
+                t = type(node)
+                blocks = _BLOCKS.get(t)
+                if blocks is not None:
+                    for block in blocks:
+                        stack.extend(getattr(node, block))
+                    continue
+                if t is ast.Assign:
+                    targets, value = node.targets, node.value  # type: ignore[attr-defined]
+                elif t is ast.AnnAssign or t is ast.AugAssign:
+                    targets, value = [node.target], node.value  # type: ignore[attr-defined]
+                else:
+                    continue
+                for target in targets:
+                    if (
+                        type(target) is ast.Attribute
+                        and type(target.value) is ast.Name
+                        and target.value.id == "self"
                     ):
-                        continue
-                    if item.name != "__init__":
-                        continue
-                    info.assigned.add(t.attr)
-                    if isinstance(value, (ast.List, ast.ListComp)):
-                        info.lists.add(t.attr)
-                    if isinstance(value, ast.Call):
-                        q = self.ctx.qualname(value.func) or ""
-                        last = q.rsplit(".", 1)[-1]
-                        if last in ("Parameter", "ParameterTuple"):
-                            info.parameters.add(t.attr)
-                        elif last == "Tensor" or q.startswith("mindspore.ops."):
-                            info.tensors.add(t.attr)
-                        elif q.startswith("mindspore.nn.") or self._is_local_cell(q):
-                            info.cells.add(t.attr)
-        # inherited Parameters (e.g. defined in a base class) are unknown: treat unknown attrs as such
-        self._self_info[key] = info
-        return info
+                        out.setdefault(target.attr, []).append(value)
+        self._self_assigned[key] = out
+        return out
+
+    def _self_tensor(self, func: ast.AST | None, attr: str) -> bool:
+        """Does `__init__` make `self.<attr>` a Parameter or a tensor? (What `self_info`'s
+        parameters and tensors say, classifying this attribute only.)"""
+        cls = self.owner_class(func)
+        if cls is None:
+            return False
+        info = self._self_info.get(id(cls))
+        if info is not None:
+            return attr in info.parameters or attr in info.tensors
+        key = (id(cls), attr)
+        hit = self._self_tensors.get(key)
+        if hit is None:
+            hit = self._self_tensors[key] = any(
+                isinstance(v, ast.Call) and _makes_tensor(self.ctx.qualname(v.func) or "")
+                for v in self._self_values(cls).get(attr, ())
+            )
+        return hit
 
     def _is_local_cell(self, q: str) -> bool:
         try:
@@ -202,75 +358,410 @@ class Analyzer:
         except RecursionError:
             return False
 
-    # ------------------------------------------------------------------ analysis
-    def _analyse(self, func: ast.AST) -> Flow:
-        flow = Flow()
-        scope = self.ctx.scopes.scope_for(func)
+    # ------------------------------------------------------------------ solving names
+    def _answer(self, fn: _Fn, ask: Callable[[], T], fallback: T) -> T:
+        """`ask()` from the top; a name chain too deep to solve recursively (hundreds of
+        names each bound from the previous one) is first solved in source order."""
+        try:
+            return ask()
+        except RecursionError:
+            pass
+        return self._retry(fn, ask, fallback)
+
+    def _retry(self, fn: _Fn, ask: Callable[[], T], fallback: T) -> T:
+        self._reset()
+        self._indexed(fn)
+        first = {n: min(getattr(v, "lineno", 0) for _, v in bs) for n, bs in fn.bindings.items()}
+        for attr in _ATTRS:
+            for name in sorted(first, key=first.__getitem__):
+                try:
+                    self._get(attr, fn, name)
+                except RecursionError:
+                    self._reset()
+        try:
+            return ask()
+        except RecursionError:
+            self._reset()
+            return fallback
+
+    def _top(self, attr: int, fn: _Fn, name: str) -> Any:
+        return self._answer(fn, lambda: self._get(attr, fn, name), _BOTTOM[attr])
+
+    def _reset(self) -> None:
+        """Drop every unfinished answer (final ones stay valid)."""
+        self._stack.clear()
+        self._pos.clear()
+        self._frames.clear()
+        self._vals.clear()
+        self._prov.clear()
+        self._pending.clear()
+        self._seen.clear()
+
+    def _get(self, attr: int, fn: _Fn, name: str) -> Any:
+        """The fact `attr` of `name` in `fn`; provisional while `name` is part of a cycle
+        that is still being solved."""
+        value = fn.done[attr].get(name, _MISSING)
+        if value is not _MISSING:
+            return value
+        key = (attr, fn, name)
+        pos = self._pos.get(key)
+        if pos is not None:  # in progress further down the stack: a cycle
+            value = self._vals[pos]
+        else:
+            seen = self._seen.get(key)
+            frames = self._frames
+            if seen is None or seen[1] >= len(frames) or frames[seen[1]] is not seen[0]:
+                return self._solve(key)
+            pos, value = seen[1], self._prov[key]  # evaluated in this round of its cycle
+        frame = self._frames[-1]  # the evaluation reading it depends on an unfinished cycle
+        if pos < frame[0]:
+            frame[0] = pos
+        frame[1] = True
+        return value
+
+    def _solve(self, key: tuple[int, _Fn, str]) -> Any:
+        """Tarjan-style: evaluate `key` from its bindings. If it read nothing unfinished it
+        is final. If it read a name further down the stack it stays provisional (that name's
+        evaluation finishes the cycle). If it closes a cycle itself, it evaluates again, with
+        the cycle's other names, until a whole round changes nothing; then all are final."""
+        attr, fn, name = key
+        stack, frames, vals, pending = self._stack, self._frames, self._vals, self._pending
+        p = len(stack)
+        stack.append(key)
+        self._pos[key] = p
+        value = self._prov.pop(key, _MISSING)  # from an earlier round of its cycle
+        if value is _MISSING:
+            value = _BOTTOM[attr]
+        vals.append(value)
+        frame: list[Any] = [p, False]  # [low-link, read something unfinished]; new per round
+        frames.append(frame)
+        compute, top = self._computes[attr], _TOP[attr]
+        mark = len(pending)
+        low = p
+        try:
+            while True:
+                bumps = self._bumps
+                new = _join(attr, value, compute(fn, name))
+                if new != value:
+                    value = vals[p] = new
+                    self._bumps += 1
+                low, cyclic = frame
+                if value == top:  # cannot grow: final whatever the cycle does
+                    if low >= p:  # names of its own cycle saw a smaller value: redo them
+                        del pending[mark:]
+                    low = p
+                    break
+                if low < p:  # part of a cycle closed further down the stack
+                    pending.append(key)
+                    self._prov[key] = value
+                    self._seen[key] = (frames[low], low)
+                    return value
+                if not cyclic or self._bumps == bumps:
+                    for k in pending[mark:]:
+                        self._finish(k)
+                    del pending[mark:]
+                    break
+                del pending[mark:]  # evaluated again in the next round
+                frame = frames[p] = [p, False]
+            fn.done[attr][name] = value
+            if self._seen:
+                self._seen.pop(key, None)
+            return value
+        finally:
+            stack.pop()
+            frames.pop()
+            vals.pop()
+            del self._pos[key]
+            if low < p:  # the caller depends on the unfinished cycle too
+                caller = frames[-1]
+                if low < caller[0]:
+                    caller[0] = low
+                caller[1] = True
+
+    def _finish(self, key: tuple[int, _Fn, str]) -> None:
+        attr, fn, name = key
+        value = self._prov.pop(key, _MISSING)
+        if value is not _MISSING:  # (a name can be listed twice in one round)
+            fn.done[attr][name] = value
+        self._seen.pop(key, None)
+
+    def _knows(self, fn: _Fn, name: str) -> bool:
+        """Is `name` a parameter or local of `fn` or of a function enclosing it? (Other
+        names are globals, imports or builtins: compile-time values.)"""
+        hit = fn.known.get(name)
+        if hit is None:
+            if not fn.indexed:
+                self._index(fn)
+            hit = fn.known[name] = (
+                name in fn.params
+                or name in fn.bindings
+                or (fn.parent is not None and self._knows(fn.parent, name))
+            )
+        return hit
+
+    def _known_names(self, fn: _Fn) -> set[str]:
+        self._indexed(fn)
+        names = set(fn.params) | set(fn.bindings)
+        return names | self._known_names(fn.parent) if fn.parent is not None else names
+
+    def _name_kind(self, fn: _Fn, name: str) -> Kind:
+        hit = fn.done[_KIND].get(name)
+        if hit is not None:
+            return hit
+        if not self._knows(fn, name):
+            fn.done[_KIND][name] = Kind.CONST  # globals, imports, builtins: compile-time values
+            return Kind.CONST
+        return self._get(_KIND, fn, name)
+
+    def _compute_kind(self, fn: _Fn, name: str) -> Kind:
+        spec = fn.params.get(name)
+        if spec is not None:
+            k = self._param_kind(fn, name, spec)
+        elif fn.parent is not None and self._knows(fn.parent, name):
+            k = self._name_kind(fn.parent, name)  # a closure reads the enclosing function
+        else:
+            k = Kind.CONST
+        for how, value in fn.bindings.get(name, ()):
+            if k == Kind.TENSOR:
+                break  # the top: no binding can change it
+            if how in (_ASSIGN, _UNPACK):
+                b = self._kind(value, fn)  # type: ignore[arg-type]
+            elif how in (_ITER, _ITER_ELT):
+                b = self._element_kind(value, fn)  # type: ignore[arg-type]
+            else:
+                b = Kind.CONST
+            if b > k:
+                k = b
+        return k
+
+    def _compute_types(self, fn: _Fn, name: str) -> frozenset[str]:
+        spec = fn.params.get(name)
+        start = self._param_types(fn, name, spec) if spec is not None else None
+        if start is None:  # no type from the signature: the enclosing function's, if any
+            start = (
+                self._get(_TYPES, fn.parent, name)
+                if fn.parent is not None and self._knows(fn.parent, name)
+                else _NO_NAMES
+            )
+        out = set(start)
+        for how, value in fn.bindings.get(name, ()):
+            t: str | None = None
+            if how == _ASSIGN:
+                t = self._type_class(value, fn)  # type: ignore[arg-type]
+            elif how == _ITER:
+                t = "tensor" if self._element_kind(value, fn) == Kind.TENSOR else None  # type: ignore[arg-type]
+            elif how == _ENUM:
+                t = "scalar"
+            elif how == _DEF:
+                t = "function"
+            if t is not None:
+                out.add(t)
+        return frozenset(out)
+
+    def _compute_dtypes(self, fn: _Fn, name: str) -> frozenset[str]:
+        out: set[str] = set()
+        if name in fn.params:
+            observed = self._observed_param_dtypes(fn).get(name)
+            if observed is not None:
+                out.add(observed)
+        for how, value in fn.bindings.get(name, ()):
+            if how == _ASSIGN:
+                dt = self._dtype(value, fn)  # type: ignore[arg-type]
+                if dt is not None:
+                    out.add(dt)
+        return frozenset(out)
+
+    def _compute_numpy(self, fn: _Fn, name: str) -> bool:
+        return any(
+            how == _ASSIGN and self._is_numpy_value(value, fn)  # type: ignore[arg-type]
+            for how, value in fn.bindings.get(name, ())
+        )
+
+    # ------------------------------------------------------------------ parameters
+    def _param_kind(self, fn: _Fn, name: str, spec: _Param) -> Kind:
+        how, _, default = spec
+        if how == "var":
+            return Kind.UNKNOWN
+        if how == "kwonly":
+            return Kind.CONST if default is not None else Kind.UNKNOWN
+        observed: Kind | None = None
+        for arg, caller in self._site_args(fn, name, spec):
+            k = self._module_kind(arg) if caller is None else self._kind(arg, caller)
+            observed = k if observed is None else max(observed, k)
+        if observed is not None:
+            return observed
+        if default is not None:
+            return Kind.CONST
+        # graph inputs are tensors unless shown otherwise
+        return Kind.TENSOR if self._scope_kind(fn) in ("construct", "jit") else Kind.UNKNOWN
+
+    def _param_types(self, fn: _Fn, name: str, spec: _Param) -> frozenset[str] | None:
+        """Type classes a positional parameter starts with; None when the signature says
+        nothing (the name then starts with the enclosing function's types, if any)."""
+        how, _, default = spec
+        if how != "pos":
+            return None
+        sites = self._site_args(fn, name, spec)
+        if sites:
+            out: set[str] = set()
+            for arg, caller in sites:
+                k = self._module_kind(arg) if caller is None else self._kind(arg, caller)
+                if k == Kind.TENSOR:
+                    out.add("tensor")
+                else:
+                    out.add(self._type_class(arg, caller or self._bare_fn(None)) or "?")
+            return frozenset(out)
+        if default is not None:
+            # evaluated where the function is defined, not among its own names
+            return frozenset({self._type_class(default, self._bare_fn(fn.func)) or "?"})
+        if self._scope_kind(fn) in ("construct", "jit"):
+            return frozenset({"tensor"})
+        return None
+
+    def _scope_kind(self, fn: _Fn) -> str | None:
+        return getattr(self.ctx.scopes.scope_for(fn.func), "kind", None) if fn.func else None
+
+    def _site_args(self, fn: _Fn, name: str, spec: _Param) -> list[tuple[ast.expr, _Fn | None]]:
+        """The argument given for parameter `name` at each place `fn` is called: module-level
+        calls of a Cell instance / jit function, or call sites in compiled code for helpers."""
+        index = spec[1]
+        out: list[tuple[ast.expr, _Fn | None]] = []
+        for call, caller in self._call_sites(fn):
+            args = call.args
+            if index < len(args) and not any(isinstance(a, ast.Starred) for a in args[: index + 1]):
+                out.append((args[index], caller))
+            for kw in call.keywords:
+                if kw.arg == name:
+                    out.append((kw.value, caller))
+        return out
+
+    def _call_sites(self, fn: _Fn) -> list[tuple[ast.Call, _Fn | None]]:
+        func = fn.func
+        key = id(func)
+        hit = self._sites.get(key)
+        if hit is not None:
+            return hit
+        out: list[tuple[ast.Call, _Fn | None]] = []
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            kind_name = self._scope_kind(fn)
+            if kind_name == "helper":
+                scope = self.ctx.scopes.scope_for(func)
+                for site in getattr(scope, "call_sites", []):
+                    if site.call is not None and site.path == self.ctx.path:
+                        caller = site.caller_node
+                        out.append((site.call, self._fn(caller) if caller is not None else None))
+            elif kind_name in ("construct", "jit"):
+                out = [(c, None) for c in self._module_level_calls(func)]
+        self._sites[key] = out
+        return out
+
+    def _observed_param_dtypes(self, fn: _Fn) -> dict[str, str]:
+        func = fn.func
+        if func is None:
+            return {}
+        hit = self._param_dtypes.get(id(func))
+        if hit is None:
+            hit = self._param_dtypes[id(func)] = self._observed_dtypes(func, self._scope_kind(fn))
+        return hit
+
+    # ------------------------------------------------------------------ indexing
+    def _fn(self, func: ast.AST | None) -> _Fn:
+        if func is None:
+            return self._bare_fn(None)
+        fn = self._fns.get(id(func))
+        if fn is None:
+            fn = self._fns[id(func)] = _Fn(func)
+        return fn
+
+    def _bare_fn(self, func: ast.AST | None) -> _Fn:
+        """A function with no names of its own (module-level expressions, defaults)."""
+        fn = self._bare.get(id(func))
+        if fn is None:
+            fn = self._bare[id(func)] = _Fn(func, indexed=True)
+        return fn
+
+    def _indexed(self, fn: _Fn) -> _Fn:
+        if not fn.indexed:
+            self._index(fn)
+        return fn
+
+    def _index(self, fn: _Fn) -> None:
+        """Parameters and bindings of `fn`, by name (statements only: cheap)."""
+        func = fn.func
+        assert func is not None
+        parent_func = self._enclosing_function(func)
+        parent = self._fn(parent_func) if parent_func is not None else None
+        params: dict[str, _Param] = {}
         args = (
             func.args
             if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
             else None
         )
         if args is not None:
-            self._bind_params(func, args, flow, scope)
-        body: list[ast.AST] = []
-        if isinstance(func, ast.Lambda):
-            body = [func.body]
-        elif isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = list(func.body)
-        # Nested functions see the enclosing function's names (closures).
-        parent_func = self._enclosing_function(func)
-        if parent_func is not None:
-            outer = self.flow(parent_func)
-            for k, v in outer.kinds.items():
-                flow.kinds.setdefault(k, v)
-            for k, ts in outer.types.items():
-                flow.types.setdefault(k, set(ts))
-        bindings = list(self._bindings(body))
-        # Kinds first (cheap, to a fixpoint), then types/dtypes, which depend on kinds; a
-        # second types pass only when dtypes are in play (they propagate through names).
-        try:
-            if self._settle_kinds(bindings, flow, func):
-                # kinds are final now (the type passes only re-derive them): memoise
-                flow._kind_memo = {}
-            for full in (True, True):
-                if self._full and not flow.dtypes:
-                    break
-                self._full = full
-                for target, value, how in bindings:
-                    self._bind(target, value, how, flow, func)
-        finally:
-            self._full = False
-            flow._kind_memo = None
-        return flow
+            params = self._params(func, args)
+        out: list[tuple[str, _Binding]] = []
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._index_body(func.body, out)  # (a lambda's body is an expression: binds nothing)
+        bindings: dict[str, list[_Binding]] = {}
+        functions: set[str] = set()
+        for name, b in out:
+            bindings.setdefault(name, []).append(b)
+            if b[0] == _DEF or (b[0] == _ASSIGN and type(b[1]) is ast.Lambda):
+                functions.add(name)
+        fn.parent, fn.params, fn.bindings = parent, params, bindings
+        fn.functions = frozenset(functions)
+        fn.indexed = True  # last: an index cut short (RecursionError) is built again
 
-    def _settle_kinds(
-        self, bindings: list[tuple[ast.AST, ast.AST | None, str]], flow: Flow, func: ast.AST
-    ) -> bool:
-        """Bind kinds for up to 3 rounds; True once a round changes nothing.
+    def _params(self, func: ast.AST, args: ast.arguments) -> dict[str, _Param]:
+        positional = [*args.posonlyargs, *args.args]
+        defaults: dict[str, ast.expr] = {}
+        for a, d in zip(
+            positional[len(positional) - len(args.defaults) :], args.defaults, strict=False
+        ):
+            defaults[a.arg] = d
+        is_method = self.owner_class(func) is not None and not isinstance(func, ast.Lambda)
+        out: dict[str, _Param] = {}
+        skip = 1 if is_method and positional and positional[0].arg in ("self", "cls") else 0
+        for i, a in enumerate(positional[skip:]):
+            out[a.arg] = ("pos", i, defaults.get(a.arg))
+        for a, kd in zip(args.kwonlyargs, args.kw_defaults, strict=False):
+            out.setdefault(a.arg, ("kwonly", -1, kd))
+        for var in (args.vararg, args.kwarg):
+            if var is not None:
+                out[var.arg] = ("var", -1, None)
+        return out
 
-        After the first round a binding is evaluated again only when a name it reads changed
-        since it was last evaluated: with the same inputs it cannot change anything (the
-        confirming round over every binding was a third of the analysis)."""
-        self._full = False
-        reads = [_names_read(value) for _, value, _ in bindings]
-        changed_at: dict[str, int] = {}  # name -> tick of its last change
-        seen_at = [0] * len(bindings)  # binding -> tick when last evaluated
-        tick = 0
-        for rnd in range(3):
-            changed = False
-            for i, (target, value, how) in enumerate(bindings):
-                if rnd and not any(changed_at.get(n, -1) >= seen_at[i] for n in reads[i]):
-                    continue
-                seen_at[i] = tick + 1
-                if self._bind(target, value, how, flow, func):
-                    changed = True
-                    tick += 1
-                    for n in _names_bound(target):
-                        changed_at[n] = tick
-            if not changed:
-                return True
-        return False
+    def _index_assign(
+        self, target: ast.AST, value: ast.AST, out: list[tuple[str, _Binding]]
+    ) -> None:
+        if isinstance(target, ast.Name):
+            out.append((target.id, (_ASSIGN, value)))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                for t, v in zip(target.elts, value.elts, strict=False):
+                    self._index_assign(t, v, out)
+                return
+            for t in target.elts:
+                t = t.value if isinstance(t, ast.Starred) else t
+                if isinstance(t, ast.Name):
+                    out.append((t.id, (_UNPACK, value)))
+
+    def _index_iter(self, target: ast.AST, it: ast.AST, out: list[tuple[str, _Binding]]) -> None:
+        if isinstance(it, ast.Call) and isinstance(target, (ast.Tuple, ast.List)):
+            q = self.ctx.qualname(it.func)
+            if q == "builtins.enumerate" and len(target.elts) == 2 and it.args:
+                if isinstance(target.elts[0], ast.Name):
+                    out.append((target.elts[0].id, (_ENUM, None)))
+                self._index_iter(target.elts[1], it.args[0], out)
+                return
+            if q == "builtins.zip" and len(target.elts) == len(it.args):
+                for t, a in zip(target.elts, it.args, strict=False):
+                    self._index_iter(t, a, out)
+                return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            out.extend((t.id, (_ITER_ELT, it)) for t in target.elts if isinstance(t, ast.Name))
+        elif isinstance(target, ast.Name):
+            out.append((target.id, (_ITER, it)))
 
     def _enclosing_function(self, func: ast.AST) -> ast.AST | None:
         node = self.ctx.parent(func)
@@ -282,72 +773,44 @@ class Analyzer:
             node = self.ctx.parent(node)
         return None
 
-    def _bind_params(self, func: ast.AST, args: ast.arguments, flow: Flow, scope: object) -> None:
-        positional = [*args.posonlyargs, *args.args]
-        defaults: dict[str, ast.expr] = {}
-        for a, d in zip(
-            positional[len(positional) - len(args.defaults) :], args.defaults, strict=False
-        ):
-            defaults[a.arg] = d
-        for a, kd in zip(args.kwonlyargs, args.kw_defaults, strict=False):
-            if kd is not None:
-                defaults[a.arg] = kd
-        kind_name = getattr(scope, "kind", None)
-        observed = self._observed_args(func, kind_name)
-        is_method = self.owner_class(func) is not None and not isinstance(func, ast.Lambda)
-        for name, dt in self._observed_dtypes(func, kind_name).items():
-            flow.dtypes[name] = {dt}
-        for i, a in enumerate(positional):
-            if i == 0 and is_method and a.arg in ("self", "cls"):
-                continue
-            if a.arg in observed:
-                flow.kinds[a.arg] = observed[a.arg][0]
-                flow.types[a.arg] = observed[a.arg][1]
-            elif a.arg in defaults:
-                flow.kinds[a.arg] = Kind.CONST
-                flow.types[a.arg] = {self._type_class(defaults[a.arg], flow, func) or "?"}
-            elif kind_name in ("construct", "jit"):
-                flow.kinds[a.arg] = Kind.TENSOR  # graph inputs are tensors unless shown otherwise
-                flow.types[a.arg] = {"tensor"}
+    def _index_body(self, body: list[ast.stmt], out: list[tuple[str, _Binding]]) -> None:
+        """(name, binding) for every binding statement in `body`, in source order (a name's
+        first binding rarely reads the name itself, and one binding to a tensor settles its
+        kind), not descending into nested scopes. Only statements are visited: comprehension
+        variables do not leak in Python 3, and `:=` is rejected by graph mode anyway (MS110)."""
+        stack: list[ast.AST] = list(reversed(body))
+        while stack:
+            node = stack.pop()
+            t = type(node)
+            if t is ast.Assign:
+                value = node.value  # type: ignore[attr-defined]
+                for target in node.targets:  # type: ignore[attr-defined]
+                    if type(target) is ast.Name:
+                        out.append((target.id, (_ASSIGN, value)))
+                    else:
+                        self._index_assign(target, value, out)
+            elif t is ast.AugAssign:
+                target = node.target  # type: ignore[attr-defined]
+                if type(target) is ast.Name:  # x += v: x = x + v
+                    value = ast.BinOp(left=target, op=node.op, right=node.value)  # type: ignore[attr-defined]
+                    out.append((target.id, (_ASSIGN, value)))
+            elif t is ast.AnnAssign:
+                if node.value is not None:  # type: ignore[attr-defined]
+                    self._index_assign(node.target, node.value, out)  # type: ignore[attr-defined]
+            elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                out.append((node.name, (_DEF, None)))  # type: ignore[attr-defined]
             else:
-                flow.kinds[a.arg] = Kind.UNKNOWN
-        for a in args.kwonlyargs:
-            flow.kinds.setdefault(a.arg, Kind.CONST if a.arg in defaults else Kind.UNKNOWN)
-        if args.vararg:
-            flow.kinds[args.vararg.arg] = Kind.UNKNOWN
-        if args.kwarg:
-            flow.kinds[args.kwarg.arg] = Kind.UNKNOWN
-
-    def _observed_args(
-        self, func: ast.AST, kind_name: str | None
-    ) -> dict[str, tuple[Kind, set[str]]]:
-        """Kinds of arguments at the places this function is called: module-level calls of
-        a Cell instance / jit function, or call sites in compiled code for helpers."""
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return {}
-        params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
-        is_method = self.owner_class(func) is not None
-        if is_method and params and params[0] in ("self", "cls"):
-            params = params[1:]
-        calls: list[tuple[ast.Call, ast.AST | None]] = []
-        if kind_name == "helper":
-            scope = self.ctx.scopes.scope_for(func)
-            for site in getattr(scope, "call_sites", []):
-                if site.call is not None and site.path == self.ctx.path:
-                    calls.append((site.call, site.caller_node))
-        elif kind_name in ("construct", "jit"):
-            calls = [(c, None) for c in self._module_level_calls(func)]
-        out: dict[str, tuple[Kind, set[str]]] = {}
-        for call, caller in calls:
-            caller_flow = self.flow(caller) if caller is not None else Flow()
-            for i, arg in enumerate(call.args):
-                if isinstance(arg, ast.Starred) or i >= len(params):
-                    break
-                self._merge_observed(out, params[i], arg, caller_flow, caller)
-            for kw in call.keywords:
-                if kw.arg in params:
-                    self._merge_observed(out, kw.arg, kw.value, caller_flow, caller)
-        return out
+                blocks = _BLOCKS.get(t)
+                if blocks is None:
+                    continue  # a simple statement, or a class (its own scope)
+                if t is ast.For or t is ast.AsyncFor:
+                    self._index_iter(node.target, node.iter, out)  # type: ignore[attr-defined]
+                elif t is ast.With or t is ast.AsyncWith:
+                    for item in node.items:  # type: ignore[attr-defined]
+                        if item.optional_vars is not None:
+                            self._index_assign(item.optional_vars, item.context_expr, out)
+                for name in reversed(blocks):
+                    stack.extend(reversed(getattr(node, name)))
 
     def _observed_dtypes(self, func: ast.AST, kind_name: str | None) -> dict[str, str]:
         """Dtypes of tensors passed to a construct / jit function at module level, when every
@@ -374,22 +837,6 @@ class Analyzer:
         if isinstance(arg, ast.Call):
             return explicit_dtype(arg, self.ctx)
         return None
-
-    def _merge_observed(
-        self,
-        out: dict[str, tuple[Kind, set[str]]],
-        name: str,
-        arg: ast.expr,
-        flow: Flow,
-        func: ast.AST | None,
-    ) -> None:
-        k = self._module_kind(arg) if func is None else self._kind(arg, flow, func)
-        t = "tensor" if k == Kind.TENSOR else (self._type_class(arg, flow, func) or "?")
-        if name in out:
-            k0, t0 = out[name]
-            out[name] = (max(k0, k), t0 | {t})
-        else:
-            out[name] = (k, {t})
 
     def _module_kind(self, arg: ast.expr) -> Kind:
         """Kind of an argument passed from module level into a Cell or jit function."""
@@ -423,30 +870,29 @@ class Analyzer:
             cached = []
             scope_for = self.ctx.scopes.scope_for
             stack: list[ast.stmt] = list(reversed(self.ctx.tree.body))
-            while stack:
+            while stack:  # in source order
                 st = stack.pop()
-                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                t = type(st)
+                if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                     if scope_for(st) is None:
-                        stack.extend(reversed(st.body))
+                        stack.extend(reversed(st.body))  # type: ignore[attr-defined]
                     continue
-                if isinstance(st, ast.ClassDef):
+                if t is ast.ClassDef:
                     stack.extend(
-                        reversed(
-                            [
-                                b
-                                for b in st.body
-                                if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
-                            ]
-                        )
+                        b
+                        for b in reversed(st.body)  # type: ignore[attr-defined]
+                        if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
                     )
                     continue
-                blocks: list[ast.stmt] = []
-                for name in ("body", "orelse", "finalbody"):
-                    blocks.extend(getattr(st, name, []) or [])
-                for h in getattr(st, "handlers", []) or []:
-                    blocks.extend(h.body)
                 cached.append(st)
-                stack.extend(reversed(blocks))
+                blocks = _EAGER_BLOCKS.get(t)
+                if blocks is not None:
+                    inner: list[ast.stmt] = []
+                    for name in blocks:
+                        inner.extend(getattr(st, name))
+                    for h in getattr(st, "handlers", ()):
+                        inner.extend(h.body)
+                    stack.extend(reversed(inner))
             self.ctx.cache[key] = cached
         return cached
 
@@ -476,258 +922,143 @@ class Analyzer:
     def _module_level_calls(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
         """Calls like `net(x, 3)` (net = Net()) or `f(x)` (f a jit function) made from plain
         Python code: module level or uncompiled functions such as tests."""
+        owner = self.owner_class(func)
+        if owner is not None and (func.name != "construct" or not self._maybe_called(owner.name)):
+            return []
         if self._module_calls is None:
-            self._module_calls = {}
-            instance_of: dict[str, str] = {}
+            self._module_calls = self._scan_module_calls()
+        return self._module_calls.get(owner.name if owner is not None else func.name, [])
+
+    def _maybe_called(self, cls: str) -> bool:
+        """Can plain-Python code call instances of class `cls`? Only through a name bound to
+        one (`net = Net()`) or right where one is built (`Net()(x)`, which needs `)(` in the
+        text): without either, the walk over every call in the file is not needed."""
+        if self._instance_classes is None:
+            self._instance_classes = set(self._instance_of().values())
+            self._calls_of_calls = _maybe_call_of_call(self.ctx.text)
+        return self._calls_of_calls or cls in self._instance_classes
+
+    def _instance_of(self) -> dict[str, str]:
+        """Plain-Python `name = Something(...)` -> the last part of `Something`."""
+        if self._instances is None:
+            self._instances = {}
             for name, value in self._module_assignments().items():
                 if isinstance(value, ast.Call) and isinstance(
                     value.func, (ast.Name, ast.Attribute)
                 ):
                     q = self.ctx.qualname(value.func)
-                    instance_of[name] = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
-            for st in self._eager_statements():
-                compound = isinstance(
-                    st, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
-                )
-                exprs: list[ast.AST] = (
-                    [c for c in child_nodes(st) if not isinstance(c, ast.stmt | ast.excepthandler)]
-                    if compound
-                    else [st]
-                )
-                for e in exprs:
-                    for node in walk_branches(e):
-                        if not isinstance(node, ast.Call):
-                            continue
-                        if isinstance(node.func, ast.Name):
-                            target = instance_of.get(node.func.id, node.func.id)
-                            self._module_calls.setdefault(target, []).append(node)
-                        elif isinstance(node.func, ast.Call) and isinstance(
-                            node.func.func, ast.Name
-                        ):
-                            self._module_calls.setdefault(node.func.func.id, []).append(
-                                node
-                            )  # Net()(x)
-        owner = self.owner_class(func)
-        if owner is not None:
-            return self._module_calls.get(owner.name, []) if func.name == "construct" else []
-        return self._module_calls.get(func.name, [])
+                    self._instances[name] = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
+        return self._instances
 
-    def _bindings(self, body: list[ast.AST]) -> list[tuple[ast.AST, ast.AST | None, str]]:
-        """(target, value, how) for every binding statement in `body`, not descending into
-        nested scopes. Only statements are visited: comprehension variables do not leak in
-        Python 3, and `:=` is rejected by graph mode anyway (MS110)."""
-        out: list[tuple[ast.AST, ast.AST | None, str]] = []
-        stack: list[ast.AST] = list(body)
-        while stack:
-            node = stack.pop()
-            t = type(node)
-            if t is ast.Assign:
-                for target in node.targets:  # type: ignore[attr-defined]
-                    out.append((target, node.value, "="))  # type: ignore[attr-defined]
-                continue
-            if t is ast.AugAssign:
-                value = ast.BinOp(left=node.target, op=node.op, right=node.value)  # type: ignore[attr-defined]
-                out.append((node.target, value, "="))  # type: ignore[attr-defined]
-                continue
-            if t is ast.AnnAssign:
-                if node.value is not None:  # type: ignore[attr-defined]
-                    out.append((node.target, node.value, "="))  # type: ignore[attr-defined]
-                continue
-            if t in (ast.FunctionDef, ast.AsyncFunctionDef):
-                out.append((ast.Name(id=node.name), None, "def"))  # type: ignore[attr-defined]
-                continue
-            if t in (ast.For, ast.AsyncFor):
-                out.append((node.target, node.iter, "for"))  # type: ignore[attr-defined]
-            elif t in (ast.With, ast.AsyncWith):
-                for item in node.items:  # type: ignore[attr-defined]
-                    if item.optional_vars is not None:
-                        out.append((item.optional_vars, item.context_expr, "="))
-            elif t is ast.ClassDef or not isinstance(
-                node, ast.stmt | ast.excepthandler | ast.match_case
-            ):
-                continue
-            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                block = getattr(node, name, None)
-                if block:
-                    stack.extend(block)
-        return out
-
-    def _bind(
-        self, target: ast.AST, value: ast.AST | None, how: str, flow: Flow, func: ast.AST
-    ) -> bool:
-        if how == "def":
-            assert isinstance(target, ast.Name)
-            if target.id in flow.functions:
-                return False
-            flow.functions.add(target.id)
-            flow.kinds[target.id] = Kind.CONST
-            flow.types.setdefault(target.id, set()).add("function")
-            return True
-        if value is None:
-            return False
-        if how == "for":
-            return self._bind_iter(target, value, flow, func)
-        if isinstance(target, (ast.Tuple, ast.List)):
-            changed = False
-            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
-                for t, v in zip(target.elts, value.elts, strict=False):
-                    changed |= self._bind(t, v, "=", flow, func)
-                return changed
-            k = self._kind(value, flow, func)
-            for t in target.elts:
-                changed |= self._set(t.value if isinstance(t, ast.Starred) else t, k, None, flow)
-            return changed
-        k = self._kind(value, flow, func)
-        if not self._full:  # kinds only until they settle; types and dtypes afterwards
-            return self._set(target, k, None, flow)
-        tclass = self._type_class(value, flow, func)
-        changed = self._set(target, k, tclass, flow)
-        if isinstance(target, ast.Name):
-            if self.is_numpy_value(value, flow) and target.id not in flow.numpy:
-                flow.numpy.add(target.id)
-                changed = True
-            dt = self._dtype(value, flow)
-            if dt is not None and dt not in flow.dtypes.setdefault(target.id, set()):
-                flow.dtypes[target.id].add(dt)
-                changed = True
-            if isinstance(value, ast.Lambda) and target.id not in flow.functions:
-                flow.functions.add(target.id)
-                changed = True
-        return changed
-
-    def is_numpy_value(self, value: ast.AST, flow: Flow) -> bool:
-        if isinstance(value, ast.Name):
-            return value.id in flow.numpy
-        if isinstance(value, ast.Call):
-            q = self.ctx.qualname(value.func)
-            if q and q.startswith("numpy.") and not q.startswith("numpy.random"):
-                return True
-            if isinstance(value.func, ast.Attribute) and value.func.attr == "asnumpy":
-                return True
-        if isinstance(value, ast.BinOp):
-            return self.is_numpy_value(value.left, flow) or self.is_numpy_value(value.right, flow)
-        return False
-
-    def _bind_iter(self, target: ast.AST, it: ast.AST, flow: Flow, func: ast.AST) -> bool:
-        if isinstance(it, ast.Call) and isinstance(target, (ast.Tuple, ast.List)):
-            q = self.ctx.qualname(it.func)
-            if q == "builtins.enumerate" and len(target.elts) == 2 and it.args:
-                changed = self._set(target.elts[0], Kind.CONST, "scalar", flow)
-                return changed | self._bind_iter(target.elts[1], it.args[0], flow, func)
-            if q == "builtins.zip" and len(target.elts) == len(it.args):
-                changed = False
-                for t, a in zip(target.elts, it.args, strict=False):
-                    changed |= self._bind_iter(t, a, flow, func)
-                return changed
-        k = self._element_kind(it, flow, func)
-        if isinstance(target, (ast.Tuple, ast.List)):
-            changed = False
-            for t in target.elts:
-                changed |= self._set(t, k, None, flow)
-            return changed
-        return self._set(target, k, "tensor" if k == Kind.TENSOR else None, flow)
-
-    def _element_kind(self, it: ast.AST, flow: Flow, func: ast.AST) -> Kind:
-        if isinstance(it, (ast.Tuple, ast.List)):
-            return max((self._kind(e, flow, func) for e in it.elts), default=Kind.CONST)
-        if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range":
-            return max((self._kind(a, flow, func) for a in it.args), default=Kind.CONST)
-        if (
-            isinstance(it, ast.Attribute)
-            and isinstance(it.value, ast.Name)
-            and it.value.id == "self"
-        ):
-            return Kind.CONST  # CellList, tuples of layers
-        return self._kind(it, flow, func)
-
-    def _set(self, target: ast.AST, k: Kind, t: str | None, flow: Flow) -> bool:
-        if not isinstance(target, ast.Name):
-            return False
-        changed = False
-        old = flow.kinds.get(target.id)
-        if old is None or k > old:
-            flow.kinds[target.id] = k
-            changed = True
-        if t is not None:
-            ts = flow.types.setdefault(target.id, set())
-            if t not in ts:
-                ts.add(t)
-                changed = True
-        return changed
+    def _scan_module_calls(self) -> dict[str, list[ast.Call]]:
+        """Calls in plain-Python code by callee: `net(x)` under the class of `net = Net()`,
+        `f(x)` under `f`, `Net()(x)` under `Net`. `Net(64)` builds a cell: not a call of it."""
+        calls: dict[str, list[ast.Call]] = {}
+        instance_of = self._instance_of()
+        classes = self.ctx.scopes.info.classes
+        # the expressions of plain-Python statements (a compound one's own, not its blocks')
+        stack: list[ast.AST] = []
+        for st in self._eager_statements():
+            if type(st) in _COMPOUND:
+                stack.extend(c for c in child_nodes(st) if not isinstance(c, _STMT_LIKE))
+            else:
+                stack.append(st)
+        pop, append = stack.pop, stack.append
+        name_t, const_t, attr_t, call_t = ast.Name, ast.Constant, ast.Attribute, ast.Call
+        while stack:  # astutil.walk_branches over each of them, in one loop
+            n = pop()
+            t = type(n)
+            if t is call_t:
+                f = n.func  # type: ignore[attr-defined]
+                if type(f) is name_t:
+                    target = instance_of.get(f.id)
+                    if target is None and f.id not in classes:
+                        target = f.id
+                    if target is not None:
+                        calls.setdefault(target, []).append(n)  # type: ignore[arg-type]
+                elif type(f) is call_t and type(f.func) is name_t:
+                    calls.setdefault(f.func.id, []).append(n)  # type: ignore[arg-type]  # Net()(x)
+            for field_name in fields(t):
+                child = getattr(n, field_name, None)
+                for v in child if type(child) is list else (child,):
+                    vt = type(v)
+                    if vt is name_t or vt is const_t or not isinstance(v, ast.AST):
+                        continue
+                    if vt is attr_t and type(v.value) is name_t:  # type: ignore[attr-defined]
+                        continue
+                    append(v)
+        return calls
 
     # ------------------------------------------------------------------ expressions
-    def _kind(self, e: ast.AST, flow: Flow, func: ast.AST | None) -> Kind:
-        memo = flow._kind_memo
-        if memo is None:
-            return self._kind_of(e, flow, func)
-        hit = memo.get(id(e))
-        if hit is None:
-            hit = memo[id(e)] = self._kind_of(e, flow, func)
-        return hit
-
-    def _kind_of(self, e: ast.AST, flow: Flow, func: ast.AST | None) -> Kind:
+    def _kind(self, e: ast.AST, fn: _Fn) -> Kind:
         # dispatch on the exact node type: one dict lookup instead of a chain of isinstance
         t = type(e)
         if t is ast.Constant:
             return Kind.CONST
         if t is ast.Name:
-            return flow.kinds.get(e.id, Kind.CONST)  # type: ignore[attr-defined]  # globals, imports, builtins: compile-time values
+            return self._name_kind(fn, e.id)  # type: ignore[attr-defined]
         handler = _KIND_HANDLERS.get(t)
-        return handler(self, e, flow, func) if handler is not None else Kind.UNKNOWN
+        return handler(self, e, fn) if handler is not None else Kind.UNKNOWN
 
-    def _kind_attribute(self, e: ast.Attribute, flow: Flow, func: ast.AST | None) -> Kind:
+    def _kind_attribute(self, e: ast.Attribute, fn: _Fn) -> Kind:
         if e.attr in _STATIC_ATTRS:
             return Kind.CONST
         if isinstance(e.value, ast.Name) and e.value.id == "self":
-            info = self.self_info(self.owner_class(func))
-            if e.attr in info.parameters or e.attr in info.tensors:
-                return Kind.TENSOR
-            return Kind.CONST
-        return self._kind(e.value, flow, func)
+            return Kind.TENSOR if self._self_tensor(fn.func, e.attr) else Kind.CONST
+        return self._kind(e.value, fn)
 
-    def _kind_subscript(self, e: ast.Subscript, flow: Flow, func: ast.AST | None) -> Kind:
-        base = self._kind(e.value, flow, func)
+    def _kind_subscript(self, e: ast.Subscript, fn: _Fn) -> Kind:
+        base = self._kind(e.value, fn)
         if base == Kind.TENSOR:
             return Kind.TENSOR
-        return max(base, self._kind(e.slice, flow, func))
+        return max(base, self._kind(e.slice, fn))
 
-    def _kind_compare(self, e: ast.Compare, flow: Flow, func: ast.AST | None) -> Kind:
+    def _kind_compare(self, e: ast.Compare, fn: _Fn) -> Kind:
         if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
             return Kind.CONST
-        return max(self._kind(x, flow, func) for x in [e.left, *e.comparators])
+        return self._max_kind([e.left, *e.comparators], fn)
 
-    def _kind_binop(self, e: ast.BinOp, flow: Flow, func: ast.AST | None) -> Kind:
-        return max(self._kind(e.left, flow, func), self._kind(e.right, flow, func))
+    def _kind_binop(self, e: ast.BinOp, fn: _Fn) -> Kind:
+        left = self._kind(e.left, fn)
+        return left if left == Kind.TENSOR else max(left, self._kind(e.right, fn))
 
-    def _kind_unary(self, e: ast.UnaryOp, flow: Flow, func: ast.AST | None) -> Kind:
-        return self._kind(e.operand, flow, func)
+    def _kind_unary(self, e: ast.UnaryOp, fn: _Fn) -> Kind:
+        return self._kind(e.operand, fn)
 
-    def _kind_boolop(self, e: ast.BoolOp, flow: Flow, func: ast.AST | None) -> Kind:
-        return max(self._kind(v, flow, func) for v in e.values)
+    def _kind_boolop(self, e: ast.BoolOp, fn: _Fn) -> Kind:
+        return self._max_kind(e.values, fn)
 
-    def _kind_ifexp(self, e: ast.IfExp, flow: Flow, func: ast.AST | None) -> Kind:
-        return max(self._kind(x, flow, func) for x in (e.test, e.body, e.orelse))
+    def _kind_ifexp(self, e: ast.IfExp, fn: _Fn) -> Kind:
+        return self._max_kind((e.test, e.body, e.orelse), fn)
 
-    def _kind_elts(self, e: ast.Tuple, flow: Flow, func: ast.AST | None) -> Kind:
-        return max((self._kind(x, flow, func) for x in e.elts), default=Kind.CONST)
+    def _kind_elts(self, e: ast.Tuple, fn: _Fn) -> Kind:
+        return self._max_kind(e.elts, fn)
 
-    def _kind_dict(self, e: ast.Dict, flow: Flow, func: ast.AST | None) -> Kind:
-        vals = [v for v in e.values if v is not None]
-        return max((self._kind(v, flow, func) for v in vals), default=Kind.CONST)
+    def _kind_dict(self, e: ast.Dict, fn: _Fn) -> Kind:
+        return self._max_kind(e.values, fn)
 
-    def _kind_starred(self, e: ast.Starred, flow: Flow, func: ast.AST | None) -> Kind:
-        return self._kind(e.value, flow, func)
+    def _kind_starred(self, e: ast.Starred, fn: _Fn) -> Kind:
+        return self._kind(e.value, fn)
 
-    def _kind_const(self, e: ast.AST, flow: Flow, func: ast.AST | None) -> Kind:
+    def _kind_const(self, e: ast.AST, fn: _Fn) -> Kind:
         return Kind.CONST
 
-    def _kind_slice(self, e: ast.Slice, flow: Flow, func: ast.AST | None) -> Kind:
-        parts = [p for p in (e.lower, e.upper, e.step) if p is not None]
-        return max((self._kind(p, flow, func) for p in parts), default=Kind.CONST)
+    def _kind_slice(self, e: ast.Slice, fn: _Fn) -> Kind:
+        return self._max_kind((e.lower, e.upper, e.step), fn)
 
-    def _call_kind(self, e: ast.Call, flow: Flow, func: ast.AST | None) -> Kind:
-        args = [*e.args, *(k.value for k in e.keywords)]
-        arg_kind = max((self._kind(a, flow, func) for a in args), default=Kind.CONST)
+    def _max_kind(self, exprs: Any, fn: _Fn) -> Kind:
+        """The most dynamic kind among `exprs` (None items skipped); stops at a tensor."""
+        out = Kind.CONST
+        for x in exprs:
+            if x is not None:
+                k = self._kind(x, fn)
+                if k > out:
+                    if k == Kind.TENSOR:
+                        return k
+                    out = k
+        return out
+
+    def _call_kind(self, e: ast.Call, fn: _Fn) -> Kind:
         q = self.ctx.qualname(e.func)
         if q:
             last = q.rsplit(".", 1)[-1]
@@ -735,8 +1066,8 @@ class Analyzer:
                 if last in _CONST_BUILTINS:
                     return Kind.CONST
                 if last in _SCALAR_BUILTINS or last == "str":
-                    return Kind.VAR if arg_kind.dynamic else Kind.CONST
-                return arg_kind
+                    return Kind.VAR if self._arg_kind(e, fn).dynamic else Kind.CONST
+                return self._arg_kind(e, fn)
             if q.startswith("mindspore."):
                 if last in _SHAPE_FUNCS or last == "dtype":
                     return Kind.CONST
@@ -750,35 +1081,66 @@ class Analyzer:
                     return Kind.CONST  # creating a Cell
                 return Kind.TENSOR
             if q.startswith("numpy."):
-                return Kind.VAR if arg_kind.dynamic else Kind.CONST
-            return arg_kind
-        if isinstance(e.func, ast.Attribute):
-            method = e.func.attr
-            recv = self._kind(e.func.value, flow, func)
+                return Kind.VAR if self._arg_kind(e, fn).dynamic else Kind.CONST
+            return self._arg_kind(e, fn)
+        f = e.func
+        if isinstance(f, ast.Attribute):
+            method = f.attr
             if method in _CONST_METHODS:
                 return Kind.CONST
+            recv = self._kind(f.value, fn)
             if method in _HOST_METHODS:
                 return Kind.VAR if recv.dynamic else recv
-            if isinstance(e.func.value, ast.Name) and e.func.value.id == "self":
-                return arg_kind
+            if isinstance(f.value, ast.Name) and f.value.id == "self":
+                return self._arg_kind(e, fn)
             if (
-                isinstance(e.func.value, ast.Attribute)
-                and isinstance(e.func.value.value, ast.Name)
-                and e.func.value.value.id == "self"
+                isinstance(f.value, ast.Attribute)
+                and isinstance(f.value.value, ast.Name)
+                and f.value.value.id == "self"
             ):
-                return arg_kind  # a sub-cell or helper object called with these arguments
-            return max(recv, arg_kind)
-        if isinstance(e.func, ast.Name) and e.func.id in flow.kinds:
-            return (
-                max(flow.kinds[e.func.id], arg_kind)
-                if e.func.id not in flow.functions
-                else arg_kind
-            )
-        if isinstance(e.func, ast.Call):  # ms.grad(f)(x) and friends
-            return max(self._call_kind(e.func, flow, func), arg_kind)
-        return arg_kind
+                return self._arg_kind(e, fn)  # a sub-cell or helper object called with these
+            return recv if recv == Kind.TENSOR else max(recv, self._arg_kind(e, fn))
+        if isinstance(f, ast.Name) and self._knows(fn, f.id):
+            if f.id in fn.functions:
+                return self._arg_kind(e, fn)
+            k = self._name_kind(fn, f.id)
+            return k if k == Kind.TENSOR else max(k, self._arg_kind(e, fn))
+        if isinstance(f, ast.Call):  # ms.grad(f)(x) and friends
+            k = self._call_kind(f, fn)
+            return k if k == Kind.TENSOR else max(k, self._arg_kind(e, fn))
+        return self._arg_kind(e, fn)
 
-    def _type_class(self, e: ast.AST, flow: Flow, func: ast.AST | None) -> str | None:
+    def _arg_kind(self, e: ast.Call, fn: _Fn) -> Kind:
+        k = self._max_kind(e.args, fn)
+        return k if k == Kind.TENSOR else max(k, self._max_kind((w.value for w in e.keywords), fn))
+
+    def _element_kind(self, it: ast.AST, fn: _Fn) -> Kind:
+        if isinstance(it, (ast.Tuple, ast.List)):
+            return self._max_kind(it.elts, fn)
+        if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range":
+            return self._max_kind(it.args, fn)
+        if (
+            isinstance(it, ast.Attribute)
+            and isinstance(it.value, ast.Name)
+            and it.value.id == "self"
+        ):
+            return Kind.CONST  # CellList, tuples of layers
+        return self._kind(it, fn)
+
+    def _is_numpy_value(self, value: ast.AST, fn: _Fn) -> bool:
+        if isinstance(value, ast.Name):
+            return self._knows(fn, value.id) and bool(self._get(_NUMPY, fn, value.id))
+        if isinstance(value, ast.Call):
+            q = self.ctx.qualname(value.func)
+            if q and q.startswith("numpy.") and not q.startswith("numpy.random"):
+                return True
+            if isinstance(value.func, ast.Attribute) and value.func.attr == "asnumpy":
+                return True
+        if isinstance(value, ast.BinOp):
+            return self._is_numpy_value(value.left, fn) or self._is_numpy_value(value.right, fn)
+        return False
+
+    def _type_class(self, e: ast.AST, fn: _Fn) -> str | None:
         if isinstance(e, ast.Constant):
             if e.value is None:
                 return "none"
@@ -800,15 +1162,15 @@ class Analyzer:
             if builtin and self.ctx.qualname(e.func) == f"builtins.{e.func.id}":
                 return builtin
         if isinstance(e, ast.Name):
-            ts = flow.types.get(e.id)
-            if e.id in flow.functions:
+            if not self._knows(fn, e.id):
+                return None
+            if e.id in fn.functions:
                 return "function"
-            if ts and len(ts) == 1:
+            ts = self._get(_TYPES, fn, e.id)
+            if len(ts) == 1:
                 t = next(iter(ts))
                 return None if t == "?" else t
-            if not ts and e.id not in flow.kinds:
-                return None
-        if self._kind(e, flow, func) == Kind.TENSOR and isinstance(
+        if self._kind(e, fn) == Kind.TENSOR and isinstance(
             e, (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Call, ast.Name, ast.Attribute)
         ):
             if isinstance(e, ast.Call):
@@ -829,32 +1191,34 @@ class Analyzer:
                     return None
                 if not q.startswith("mindspore.") and not (
                     isinstance(e.func, ast.Attribute)
-                    and self._kind(e.func.value, flow, func) == Kind.TENSOR
+                    and self._kind(e.func.value, fn) == Kind.TENSOR
                 ):
                     return None  # a sub-cell or helper may return anything
-            if isinstance(e, ast.Subscript) and self._type_class(e.value, flow, func) != "tensor":
+            if isinstance(e, ast.Subscript) and self._type_class(e.value, fn) != "tensor":
                 return None
             return "tensor"
         return None
 
-    def _dtype(self, e: ast.AST, flow: Flow, depth: int = 0) -> str | None:
+    def _dtype(self, e: ast.AST, fn: _Fn, depth: int = 0) -> str | None:
         """Dtype of a tensor expression when the code states it or it follows from an input
         whose dtype is visible where the network is called. None when unknown."""
         if depth > 20:
             return None
         if isinstance(e, ast.Name):
-            ds = flow.dtypes.get(e.id)
-            return next(iter(ds)) if ds and len(ds) == 1 else None
+            if not self._knows(fn, e.id):
+                return None
+            ds = self._get(_DTYPES, fn, e.id)
+            return next(iter(ds)) if len(ds) == 1 else None
         if isinstance(e, ast.Compare):
             return "bool"
         if isinstance(e, ast.UnaryOp):
-            return "bool" if isinstance(e.op, ast.Not) else self._dtype(e.operand, flow, depth + 1)
+            return "bool" if isinstance(e.op, ast.Not) else self._dtype(e.operand, fn, depth + 1)
         if isinstance(e, ast.Subscript):
-            return self._dtype(e.value, flow, depth + 1)
+            return self._dtype(e.value, fn, depth + 1)
         if isinstance(e, ast.BinOp):
             left, right = (
-                self._dtype(e.left, flow, depth + 1),
-                self._dtype(e.right, flow, depth + 1),
+                self._dtype(e.left, fn, depth + 1),
+                self._dtype(e.right, fn, depth + 1),
             )
             if left and right:
                 return left if left == right else None
@@ -889,7 +1253,7 @@ class Analyzer:
             )
             if not is_self_obj:
                 # a tensor method: x.sum(), x.reshape(...)
-                return self._dtype(recv, flow, depth + 1)
+                return self._dtype(recv, fn, depth + 1)
         q = self.ctx.qualname(f) or ""
         foreign = q and not q.startswith(("mindspore.", self.ctx.scopes.info.module + "."))
         if foreign and not (
@@ -898,7 +1262,7 @@ class Analyzer:
             return None
         # ops.relu(x), self.relu(x), self.dense(x): same dtype as the first tensor argument
         for arg in e.args:
-            d = self._dtype(arg, flow, depth + 1)
+            d = self._dtype(arg, fn, depth + 1)
             if d is not None:
                 return d
         return None
@@ -1010,24 +1374,62 @@ def analyzer(ctx: Context) -> Analyzer:
     return a
 
 
-def _names_read(value: ast.AST | None) -> frozenset[str]:
-    """Names an expression reads (what its kind can depend on)."""
-    if value is None:
-        return frozenset()
-    if type(value) is ast.Name:
-        return frozenset((value.id,))
-    return frozenset(n.id for n in walk(value) if type(n) is ast.Name)
+def _makes_tensor(q: str) -> bool:
+    """A call (by qualified name) creating a Parameter or tensor in `__init__`."""
+    last = q.rsplit(".", 1)[-1]
+    return last in ("Parameter", "ParameterTuple", "Tensor") or q.startswith("mindspore.ops.")
 
 
-def _names_bound(target: ast.AST) -> list[str]:
-    """Names a binding target assigns (`a`, `a, (b, *c)`)."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, ast.Starred):
-        return _names_bound(target.value)
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for t in target.elts for n in _names_bound(t)]
-    return []
+#: statement type -> its fields holding nested statements (statements with none are absent)
+_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",),
+    ast.Match: ("cases",),
+    ast.match_case: ("body",),
+}
+
+
+_STMT_LIKE = (ast.stmt, ast.excepthandler)
+#: blocks opened by `_eager_statements` (then the bodies of a try's handlers)
+_EAGER_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "orelse", "finalbody"),
+    ast.TryStar: ("body", "orelse", "finalbody"),
+}
+
+
+def _maybe_call_of_call(text: str) -> bool:
+    """Could `text` hold a call of a call (`Net()(x)`, `Net() (x)`, a `(` opening a line
+    after `Net()` inside brackets)? Errs towards yes; plain string searches (a regular
+    expression trying every `)` costs more than a walk over the calls)."""
+    flat = text.replace(" ", "").replace("\t", "")
+    return ")(" in flat or "\n(" in flat
+
+
+#: compound statements whose own expressions (not their blocks) are scanned for calls
+_COMPOUND = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try})
+
+
+def _join(attr: int, old: Any, new: Any) -> Any:
+    """Facts only grow while a cycle is solved (so solving ends): kinds by max, type and
+    dtype sets by union, "holds numpy" by or."""
+    if attr == _KIND:
+        return new if new > old else old
+    if attr == _NUMPY:
+        return old or new
+    return old | new if not new <= old else old
 
 
 _KIND_HANDLERS: dict[type[ast.AST], Any] = {
