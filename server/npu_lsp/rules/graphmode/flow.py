@@ -192,12 +192,6 @@ class Analyzer:
         self._kind_memo: dict[tuple[int, int], Kind] = {}
         self._sites: dict[int, list[tuple[ast.Call, _Fn | None]]] = {}
         self._param_dtypes: dict[int, dict[str, str]] = {}
-        self._computes: tuple[Callable[[_Fn, str], Any], ...] = (
-            self._compute_kind,
-            self._compute_types,
-            self._compute_dtypes,
-            self._compute_numpy,
-        )
         # solver state, see _solve
         self._stack: list[tuple[int, _Fn, str]] = []
         self._pos: dict[tuple[int, _Fn, str], int] = {}
@@ -435,13 +429,13 @@ class Analyzer:
         vals.append(value)
         frame: list[Any] = [p, False]  # [low-link, read something unfinished]; new per round
         frames.append(frame)
-        compute, top = self._computes[attr], _TOP[attr]
+        compute, top = _COMPUTES[attr], _TOP[attr]
         mark = len(pending)
         low = p
         try:
             while True:
                 bumps = self._bumps
-                new = _join(attr, value, compute(fn, name))
+                new = _join(attr, value, compute(self, fn, name))
                 if new != value:
                     value = vals[p] = new
                     self._bumps += 1
@@ -1450,3 +1444,12 @@ _KIND_HANDLERS: dict[type[ast.AST], Any] = {
     ast.Lambda: Analyzer._kind_const,
     ast.Slice: Analyzer._kind_slice,
 }
+
+#: fact -> how a name's value is computed from its bindings. A class-level table: bound
+#: methods kept on the instance would form a reference cycle holding the whole tree.
+_COMPUTES = (
+    Analyzer._compute_kind,
+    Analyzer._compute_types,
+    Analyzer._compute_dtypes,
+    Analyzer._compute_numpy,
+)
