@@ -19,13 +19,13 @@ from __future__ import annotations
 import ast
 import bisect
 import builtins
-import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
-from npu_lsp.astutil import child_nodes, statements, walk_branches
+from npu_lsp.astutil import child_nodes, find_branches
 from npu_lsp.columns import LineColumns
 
 if TYPE_CHECKING:
@@ -137,10 +137,13 @@ def qualname(
     `ms.nn.Cell` with `import mindspore as ms` -> "mindspore.nn.Cell"; a name defined at module
     level -> "<module>.<name>"; an unshadowed builtin -> "builtins.<name>"; otherwise None.
     """
-    parts = dotted(expr)
-    if parts is None:
+    attrs: list[str] = []  # the chain's attributes, last first
+    while isinstance(expr, ast.Attribute):
+        attrs.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
         return None
-    head, rest = parts[0], parts[1:]
+    head = expr.id
     if head in imports:
         base = imports[head]
     elif (classes and head in classes) or (functions and head in functions):
@@ -149,7 +152,11 @@ def qualname(
         base = f"builtins.{head}"
     else:
         return None
-    return ".".join([base, *rest])
+    if not attrs:
+        return base
+    attrs.append(base)
+    attrs.reverse()
+    return ".".join(attrs)
 
 
 def module_name_for(path: str, root: str | None = None) -> str:
@@ -236,36 +243,125 @@ def _decorator_call(dec: ast.expr) -> tuple[ast.expr, list[ast.keyword]]:
     return dec, []
 
 
-def _nested_definitions(tree: ast.Module) -> Iterator[ast.stmt]:
+#: Words that start the statements `_nested_definitions` looks for.
+_DEF_WORDS = ("def", "class", "async")
+
+
+def _word_lines(text: str, words: tuple[str, ...], line_start: bool = False) -> list[int]:
+    """Sorted 1-based lines (numbered as `ast` numbers them) where one of `words` occurs;
+    with `line_start`, only as the line's first word. `str.find` runs at C speed: much
+    cheaper than a regex over the whole text, which the interpreter steps through."""
+    if text.count("\r") != text.count("\r\n"):
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # ast ends lines at lone \r too
+    found: list[int] = []
+    for word in words:
+        i = text.find(word)
+        while i >= 0:
+            if not line_start or _starts_line(text, i, len(word)):
+                found.append(i)
+            i = text.find(word, i + 1)
+    found.sort()
+    lines: list[int] = []
+    line, pos = 1, 0
+    for i in found:
+        line += text.count("\n", pos, i)
+        pos = i
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _starts_line(text: str, i: int, size: int) -> bool:
+    """Is the word at text[i:i+size] the first token of its line (and a whole word)?"""
+    after = text[i + size : i + size + 1]
+    if after and (after.isalnum() or after == "_"):
+        return False
+    start = text.rfind("\n", 0, i) + 1
+    return not text[start:i].strip(" \t\f")
+
+
+def _touches(lines: list[int], first: int, last: int) -> bool:
+    """Is one of the sorted `lines` within first..last?"""
+    i = bisect.bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= last
+
+
+#: Statement types whose blocks can hold other statements, with those blocks.
+_BLOCKS: dict[type, tuple[str, ...]] = {
+    ast.FunctionDef: ("body",),
+    ast.AsyncFunctionDef: ("body",),
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "orelse", "finalbody"),
+}
+if hasattr(ast, "TryStar"):
+    _BLOCKS[ast.TryStar] = ("body", "orelse", "finalbody")
+
+
+def _inner_statements(st: ast.stmt) -> list[ast.stmt]:
+    """The statements directly inside the blocks of `st` (none for a simple statement)."""
+    names = _BLOCKS.get(type(st))
+    if names is None and not isinstance(st, ast.Match):
+        return []
+    blocks: list[ast.stmt] = []
+    for name in names or ():
+        blocks.extend(getattr(st, name))
+    for h in getattr(st, "handlers", None) or ():
+        blocks.extend(h.body)
+    for case in getattr(st, "cases", None) or ():
+        blocks.extend(case.body)
+    return blocks
+
+
+def _may_define(fn: FuncDef, def_lines: list[int] | None) -> bool:
+    """Can the body of `fn` hold a definition (a `def` / `class` line after its header)?"""
+    return def_lines is None or _touches(def_lines, fn.lineno + 1, fn.end_lineno or fn.lineno)
+
+
+def _nested_definitions(tree: ast.Module, def_lines: list[int] | None = None) -> Iterator[ast.stmt]:
     """Function and class statements nested inside functions (statements only, no
-    expressions: cheap even on big files). Methods directly in a class body are skipped."""
+    expressions). Methods directly in a class body are skipped. `def_lines` (the lines that
+    can start a `def` / `class`; None: unknown) lets the scan skip statements that hold
+    none, which on most files is every function body."""
     stack: list[tuple[ast.stmt, bool]] = [(st, False) for st in reversed(tree.body)]
     while stack:
         st, nested = stack.pop()
-        is_def = isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        if is_def and nested:
-            yield st
-        inner = nested or isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
-        if isinstance(st, ast.ClassDef):
+        if def_lines is not None and not _touches(def_lines, st.lineno, st.end_lineno or st.lineno):
+            continue  # no definition can start inside this statement
+        t = type(st)
+        if t is ast.ClassDef:
+            if nested:
+                yield st
             # methods belong to their class; look for definitions inside the methods
-            for item in reversed(st.body):
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    stack.extend((b, True) for b in reversed(item.body))
+            for item in reversed(st.body):  # type: ignore[attr-defined]
+                if type(item) is ast.FunctionDef or type(item) is ast.AsyncFunctionDef:
+                    if _may_define(item, def_lines):
+                        stack.extend((b, True) for b in reversed(item.body))
                 else:
                     stack.append((item, nested))
             continue
-        blocks: list[ast.stmt] = []
-        for name in ("body", "orelse", "finalbody"):
-            blocks.extend(getattr(st, name, []) or [])
-        for h in getattr(st, "handlers", []) or []:
-            blocks.extend(h.body)
-        for case in getattr(st, "cases", []) or []:
-            blocks.extend(case.body)
-        stack.extend((b, inner) for b in reversed(blocks))
+        is_function = t is ast.FunctionDef or t is ast.AsyncFunctionDef
+        if is_function and nested:
+            yield st
+        if is_function and not _may_define(st, def_lines):  # type: ignore[arg-type]
+            continue
+        inner = nested or is_function
+        stack.extend((b, inner) for b in reversed(_inner_statements(st)))
 
 
 def summarize(tree: ast.Module, path: str, module: str, text: str | None = None) -> ModuleInfo:
     """Build the ModuleInfo of a parsed file."""
+    return _summarize(tree, path, module, text)[0]
+
+
+def _summarize(
+    tree: ast.Module, path: str, module: str, text: str | None
+) -> tuple[ModuleInfo, list[int] | None]:
+    """`summarize`, plus the lines that can start a definition (None without the text)."""
     imports = _collect_imports(tree, module)
     info = ModuleInfo(path, module, imports, {}, {}, {}, None, None, {})
     if text is not None:
@@ -277,7 +373,8 @@ def summarize(tree: ast.Module, path: str, module: str, text: str | None = None)
             info.classes[st.name] = ClassInfo(st.name, st, [], {}, False)
     # Classes and functions defined inside functions (test-style code: `def test_x():` holding
     # a Cell and calling it). Top-level names win on clashes; methods stay with their class.
-    for st in _nested_definitions(tree):
+    def_lines = _word_lines(text, _DEF_WORDS, line_start=True) if text is not None else None
+    for st in _nested_definitions(tree, def_lines):
         if isinstance(st, ast.ClassDef):
             info.classes.setdefault(st.name, ClassInfo(st.name, st, [], {}, False))
         elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -293,38 +390,39 @@ def summarize(tree: ast.Module, path: str, module: str, text: str | None = None)
                 cls.methods[st.name] = st
         init = cls.methods.get("__init__")
         if init is not None:
-            for sub in statements(init.body):
-                if (
-                    isinstance(sub, ast.Assign)
-                    and isinstance(sub.value, ast.Call)
-                    and (callee := info.resolve(sub.value.func))
-                ):
-                    for t in sub.targets:
-                        if (
-                            isinstance(t, ast.Attribute)
-                            and isinstance(t.value, ast.Name)
-                            and t.value.id == "self"
-                        ):
-                            cls.attr_types[t.attr] = callee
+            _note_attr_types(info, init, cls.attr_types)
     _scan_module_calls(tree, info, text)
-    return info
+    return info, def_lines
 
 
-_KEYWORDS = re.compile(r"set_context|set_jit_config|jit|ms_function|" + ENV_VAR)
+def _note_attr_types(info: ModuleInfo, init: FuncDef, attr_types: dict[str, str]) -> None:
+    """`self.a = SomeClass(...)` in `__init__` (statements in source order, nested function
+    and class bodies left out, as `statements` yields them) -> attr_types["a"]."""
+    stack: list[ast.stmt] = list(reversed(init.body))
+    while stack:
+        sub = stack.pop()
+        t = type(sub)
+        if t is ast.Assign:
+            value = sub.value  # type: ignore[attr-defined]
+            if isinstance(value, ast.Call) and (callee := info.resolve(value.func)):
+                for target in sub.targets:  # type: ignore[attr-defined]
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"
+                    ):
+                        attr_types[target.attr] = callee
+        elif t is not ast.FunctionDef and t is not ast.AsyncFunctionDef:
+            stack.extend(reversed(_inner_statements(sub)))
+
+
+#: Words on the lines `_scan_module_calls` looks at ("jit" also finds "set_jit_config").
+_KEYWORDS = ("set_context", "jit", "ms_function", ENV_VAR)
 
 
 def _keyword_lines(text: str | None) -> list[int] | None:
     """Sorted 1-based lines that mention a level/jit keyword (None: scan everything)."""
-    if text is None:
-        return None
-    lines: list[int] = []
-    line, pos = 1, 0
-    for m in _KEYWORDS.finditer(text):
-        line += text.count("\n", pos, m.start())
-        pos = m.start()
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
+    return None if text is None else _word_lines(text, _KEYWORDS)
 
 
 def _nodes_near(
@@ -447,10 +545,18 @@ class ScopeResolver:
         self.path = path
         self.workspace = workspace
         module = workspace.module_for(path) if workspace else module_name_for(path)
-        self.info = info or summarize(tree, path, module, text)
+        def_lines: list[int] | None = None
+        if info is None:
+            info, def_lines = _summarize(tree, path, module, text)
+        self.info = info
         self.configured = configured_level or self.info.env_level
         self.scopes: dict[int, GraphScope] = {}
         self._cell_memo: dict[str, bool] = {}
+        self._method_memo: dict[tuple[str, str], tuple[ModuleInfo, ClassInfo, FuncDef] | None] = {}
+        self._def_lines: list[int] | None = None
+        self._call_lines: list[int] | None = None
+        if text is not None:
+            self._find_call_lines(text, def_lines)
         self._resolve([self.info])
 
     @classmethod
@@ -465,6 +571,8 @@ class ScopeResolver:
         self.configured = configured_level
         self.scopes = {}
         self._cell_memo = {}
+        self._method_memo = {}
+        self._def_lines = self._call_lines = None  # no texts: every function is scanned whole
         self.workspace = workspace
         self._resolve(list(workspace.modules()), seeds=False)
         return self
@@ -521,6 +629,35 @@ class ScopeResolver:
         return out
 
     # ---- internals
+    def _find_call_lines(self, text: str, def_lines: list[int] | None) -> None:
+        """Lines of this file where a call could reach a function of the project: those
+        naming one (the callee scan of this file's functions skips statements elsewhere).
+        Left None (scan everything) when there are too many names to look for."""
+        names = self._target_names()
+        if names is None:
+            return
+        if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)  # identifiers are compared as NFKC
+        self._call_lines = _word_lines(text, tuple(names))
+        self._def_lines = (
+            def_lines if def_lines is not None else _word_lines(text, _DEF_WORDS, True)
+        )
+
+    def _target_names(self) -> set[str] | None:
+        """Every name a followed call can end in: functions and methods this file and the
+        workspace define, and import aliases of them; None when there are more than
+        `_MAX_TARGET_NAMES` (each costs one search through the text)."""
+        infos = [self.info, *(self.workspace.modules() if self.workspace is not None else ())]
+        names: set[str] = set()
+        for info in infos:
+            names.update(info.functions)
+            for cls in info.classes.values():
+                names.update(cls.methods)
+            if len(names) > _MAX_TARGET_NAMES:
+                return None
+        names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
+        return names if len(names) <= _MAX_TARGET_NAMES else None
+
     def _class(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:
         mod, _, name = qual.rpartition(".")
         if mod == self.info.module and name in self.info.classes:
@@ -541,10 +678,18 @@ class ScopeResolver:
                 return other, other.functions[name]
         return None
 
-    def _method(
-        self, cls_qual: str, name: str, _seen: frozenset[str] = frozenset()
+    def _method(self, cls_qual: str, name: str) -> tuple[ModuleInfo, ClassInfo, FuncDef] | None:
+        """Find `name` on the class or its bases (method resolution in declaration order);
+        memoised: every `self.layer(x)` of a file asks again."""
+        key = (cls_qual, name)
+        if key in self._method_memo:
+            return self._method_memo[key]
+        found = self._method_memo[key] = self._find_method(cls_qual, name, frozenset())
+        return found
+
+    def _find_method(
+        self, cls_qual: str, name: str, _seen: frozenset[str]
     ) -> tuple[ModuleInfo, ClassInfo, FuncDef] | None:
-        """Find `name` on the class or its bases (method resolution in declaration order)."""
         if cls_qual in _seen:
             return None
         found = self._class(cls_qual)
@@ -554,7 +699,7 @@ class ScopeResolver:
         if name in cls.methods:
             return info, cls, cls.methods[name]
         for base in cls.bases:
-            hit = self._method(base, name, _seen | {cls_qual})
+            hit = self._find_method(base, name, _seen | {cls_qual})
             if hit:
                 return hit
         return None
@@ -692,22 +837,12 @@ class ScopeResolver:
     def _callees(
         self, info: ModuleInfo, fn: FuncDef, owner: str | None
     ) -> Iterator[tuple[ast.Call, tuple[ModuleInfo, str, FuncDef, str | None]]]:
-        local_types: dict[str, str] = {}
         found = self._class(owner) if owner else None
         owner_cls = found[1] if found else None
-        calls: list[ast.Call] = []
-        local_defs: dict[str, FuncDef] = {}
-        for node in walk_branches(fn):
-            if isinstance(node, ast.Call):
-                calls.append(node)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn:
-                local_defs[node.name] = node  # closures: lexical scope beats module names
-            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                callee = info.resolve(node.value.func)
-                for t in node.targets:
-                    if isinstance(t, ast.Name) and callee:
-                        local_types[t.id] = callee  # `h = Holder(x)` then `h.dump()`
-        calls.sort(key=lambda c: (c.lineno, c.col_offset))
+        lines = self._call_lines if info is self.info else None
+        if lines is not None and _may_define(fn, self._def_lines):
+            lines = None  # closures: a call may name one; scan the whole function
+        calls, local_defs, local_types = _body_facts(info, fn, lines, owner)
         for node in calls:
             f = node.func
             if isinstance(f, ast.Name) and f.id in local_defs:
@@ -764,6 +899,102 @@ class ScopeResolver:
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
                     yield node, (hit[0], q, hit[1], None)
+
+
+_BODY_KINDS = frozenset({ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign})
+_CALL_KIND = frozenset({ast.Call})
+#: Most names a file's callee scans look for in its text (one `str.find` pass each).
+_MAX_TARGET_NAMES = 32
+
+
+def _body_facts(
+    info: ModuleInfo, fn: FuncDef, lines: list[int] | None = None, owner: str | None = None
+) -> tuple[list[ast.Call], dict[str, FuncDef], dict[str, str]]:
+    """What `_callees` needs from a function: its calls in source order, the functions it
+    defines (closures: lexical scope beats module names) and `h = Holder(x)` variable types
+    (to follow `h.dump()`). One scan that skips names, constants and `a.b` chains.
+
+    With `lines` (where a followed call can be; see `_find_call_lines`), only the calls on
+    those lines, found without walking the other statements' expressions; the variable
+    types are then collected only when such a call needs them.
+    """
+    if lines is not None:
+        calls = _calls_near(fn, lines)
+        local_types: dict[str, str] = {}
+        if any(_needs_local_types(c, owner) for c in calls):
+            local_types = _local_types(info, fn)
+        calls.sort(key=_position)
+        return calls, {}, local_types  # `fn` defines no function (`_may_define`)
+    calls = []
+    local_defs: dict[str, FuncDef] = {}
+    local_types = {}
+    call_t, assign_t = ast.Call, ast.Assign
+    for node in find_branches(fn, _BODY_KINDS):
+        t = type(node)
+        if t is call_t:
+            calls.append(node)  # type: ignore[arg-type]
+        elif t is assign_t:
+            _note_local_type(info, node, local_types)  # type: ignore[arg-type]
+        elif node is not fn:
+            local_defs[node.name] = node  # type: ignore[attr-defined,assignment]
+    calls.sort(key=_position)
+    return calls, local_defs, local_types
+
+
+def _note_local_type(info: ModuleInfo, node: ast.Assign, local_types: dict[str, str]) -> None:
+    value = node.value
+    if isinstance(value, ast.Call) and (callee := info.resolve(value.func)):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                local_types[target.id] = callee
+
+
+def _is_container(node: ast.AST) -> bool:
+    """Does `node` hold statements (a statement, an `except` clause, a `case`)?"""
+    return isinstance(node, (ast.stmt, ast.ExceptHandler, ast.match_case))
+
+
+def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
+    """The calls of `fn` on expressions that touch `lines`, in `walk_branches` order (so
+    sorting them ties exactly as sorting all of them would). Statements and expressions
+    that touch none of the lines are skipped whole."""
+    calls: list[ast.Call] = []
+    stack: list[ast.AST] = [fn]
+    while stack:
+        node = stack.pop()
+        if node is not fn and getattr(node, "lineno", None) is not None and not _is_container(node):
+            calls.extend(find_branches(node, _CALL_KIND))  # type: ignore[arg-type]
+            continue
+        for child in child_nodes(node):
+            start = getattr(child, "lineno", None)
+            if start is None or _touches(lines, start, child.end_lineno or start):  # type: ignore[attr-defined]
+                stack.append(child)
+    return calls
+
+
+def _local_types(info: ModuleInfo, fn: FuncDef) -> dict[str, str]:
+    """`h = Holder(x)` variable types in `fn`, later assignments (in `walk_branches` order)
+    winning as in the full scan; statements only."""
+    local_types: dict[str, str] = {}
+    stack: list[ast.AST] = [fn]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Assign:
+            _note_local_type(info, node, local_types)
+        stack.extend(c for c in child_nodes(node) if _is_container(c))
+    return local_types
+
+
+def _needs_local_types(call: ast.Call, owner: str | None) -> bool:
+    """Can `_callees` look the receiver of `call` up among the function's variables?"""
+    f = call.func
+    if not isinstance(f, ast.Attribute) or not isinstance(f.value, ast.Name):
+        return False
+    return f.value.id != "self" or not owner
+
+
+def _position(node: ast.Call) -> tuple[int, int]:
+    return node.lineno, node.col_offset
 
 
 def _fullgraph(keywords: dict[str, ast.expr], info: ModuleInfo) -> Level | Literal["bytecode"]:
