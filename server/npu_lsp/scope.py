@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
-from npu_lsp.astutil import child_nodes, find_branches
+from npu_lsp.astutil import child_nodes, fields, find_branches
 from npu_lsp.columns import LineColumns
 
 if TYPE_CHECKING:
@@ -247,37 +247,54 @@ def _decorator_call(dec: ast.expr) -> tuple[ast.expr, list[ast.keyword]]:
 _DEF_WORDS = ("def", "class", "async")
 
 
-def _word_lines(text: str, words: tuple[str, ...], line_start: bool = False) -> list[int]:
+_LINE_START, _CALLABLE = 1, 2  # `_word_lines` filters
+
+
+def _word_lines(text: str, words: tuple[str, ...], only: int = 0) -> list[int]:
     """Sorted 1-based lines (numbered as `ast` numbers them) where one of `words` occurs;
-    with `line_start`, only as the line's first word. `str.find` runs at C speed: much
-    cheaper than a regex over the whole text, which the interpreter steps through."""
+    with `only=_LINE_START`, as its line's first word; with `only=_CALLABLE`, as a whole word
+    that is not the name a `def` gives (`def helper(` calls nothing). Filters err towards
+    keeping. `str.find` runs at C speed: much cheaper than a regex over the whole text."""
     if text.count("\r") != text.count("\r\n"):
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # ast ends lines at lone \r too
     found: list[int] = []
+    keep = found.append
+    find, rfind, ends = text.find, text.rfind, text.endswith
     for word in words:
-        i = text.find(word)
+        size = len(word)
+        i = find(word)
         while i >= 0:
-            if not line_start or _starts_line(text, i, len(word)):
-                found.append(i)
-            i = text.find(word, i + 1)
+            after = text[i + size : i + size + 1]
+            if not only:
+                keep(i)
+            elif after and (after.isalnum() or after == "_"):
+                pass  # part of a longer name
+            elif only == _LINE_START:
+                if not text[rfind("\n", 0, i) + 1 : i].strip(" \t\f"):
+                    keep(i)
+            elif only == _CALLABLE:
+                before = text[i - 1] if i else " "
+                if not (before.isalnum() or before == "_"):
+                    j = i
+                    while j and text[j - 1] in " \t":
+                        j -= 1
+                    if j == i or not ends("def", 0, j) or (j > 3 and _word_char(text[j - 4])):
+                        keep(i)
+            i = find(word, i + 1)
     found.sort()
     lines: list[int] = []
     line, pos = 1, 0
+    count = text.count
     for i in found:
-        line += text.count("\n", pos, i)
+        line += count("\n", pos, i)
         pos = i
         if not lines or lines[-1] != line:
             lines.append(line)
     return lines
 
 
-def _starts_line(text: str, i: int, size: int) -> bool:
-    """Is the word at text[i:i+size] the first token of its line (and a whole word)?"""
-    after = text[i + size : i + size + 1]
-    if after and (after.isalnum() or after == "_"):
-        return False
-    start = text.rfind("\n", 0, i) + 1
-    return not text[start:i].strip(" \t\f")
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
 
 
 def _touches(lines: list[int], first: int, last: int) -> bool:
@@ -373,7 +390,7 @@ def _summarize(
             info.classes[st.name] = ClassInfo(st.name, st, [], {}, False)
     # Classes and functions defined inside functions (test-style code: `def test_x():` holding
     # a Cell and calling it). Top-level names win on clashes; methods stay with their class.
-    def_lines = _word_lines(text, _DEF_WORDS, line_start=True) if text is not None else None
+    def_lines = _word_lines(text, _DEF_WORDS, _LINE_START) if text is not None else None
     for st in _nested_definitions(tree, def_lines):
         if isinstance(st, ast.ClassDef):
             info.classes.setdefault(st.name, ClassInfo(st.name, st, [], {}, False))
@@ -638,9 +655,9 @@ class ScopeResolver:
             return
         if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
             text = unicodedata.normalize("NFKC", text)  # identifiers are compared as NFKC
-        self._call_lines = _word_lines(text, tuple(names))
+        self._call_lines = _word_lines(text, tuple(names), _CALLABLE)
         self._def_lines = (
-            def_lines if def_lines is not None else _word_lines(text, _DEF_WORDS, True)
+            def_lines if def_lines is not None else _word_lines(text, _DEF_WORDS, _LINE_START)
         )
 
     def _target_names(self) -> set[str] | None:
@@ -954,21 +971,82 @@ def _is_container(node: ast.AST) -> bool:
     return isinstance(node, (ast.stmt, ast.ExceptHandler, ast.match_case))
 
 
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_PARTS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _parts(node_type: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(expression fields, statement-block fields) of a statement, `except` or `case` type;
+    a simple statement has no blocks."""
+    parts = _PARTS.get(node_type)
+    if parts is None:
+        names = fields(node_type)
+        parts = _PARTS[node_type] = (
+            tuple(n for n in names if n not in _BLOCK_FIELDS),
+            tuple(n for n in names if n in _BLOCK_FIELDS),
+        )
+    return parts
+
+
+def _header_end(node: ast.AST, block: str) -> int:
+    """The line where the first block of compound `node` starts (its header ends there)."""
+    items = getattr(node, block)
+    if items:
+        first = items[0]
+        if isinstance(first, ast.match_case):
+            first = first.pattern
+        return int(first.lineno)
+    return int(getattr(node, "end_lineno", None) or 1 << 30)
+
+
 def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
-    """The calls of `fn` on expressions that touch `lines`, in `walk_branches` order (so
-    sorting them ties exactly as sorting all of them would). Statements and expressions
-    that touch none of the lines are skipped whole."""
+    """The calls of `fn` in statements and expressions that touch `lines` (the others are
+    skipped whole). Calls of one expression keep their `walk_branches` order; calls of
+    different expressions never share a position, so sorting gives what sorting every call
+    of `fn` would, minus the skipped ones."""
+    first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
+    lo = bisect.bisect_left(lines, first)
+    own = lines[lo : bisect.bisect_right(lines, fn.end_lineno or fn.lineno, lo)]
     calls: list[ast.Call] = []
+    if not own:
+        return calls
+    n = len(own)
+    find = bisect.bisect_left
+    get_parts = _PARTS.get
     stack: list[ast.AST] = [fn]
     while stack:
         node = stack.pop()
-        if node is not fn and getattr(node, "lineno", None) is not None and not _is_container(node):
+        exprs, blocks = get_parts(type(node)) or _parts(type(node))
+        if not blocks:  # a simple statement: all of it is one expression
             calls.extend(find_branches(node, _CALL_KIND))  # type: ignore[arg-type]
             continue
-        for child in child_nodes(node):
-            start = getattr(child, "lineno", None)
-            if start is None or _touches(lines, start, child.end_lineno or start):  # type: ignore[attr-defined]
-                stack.append(child)
+        # the header (condition, iterable, decorators, arguments...) ends where the first
+        # block starts; parts with no position of their own (arguments, `with` items) use it
+        start = getattr(node, "lineno", 1)
+        i = find(own, start)
+        header = i < n and own[i] <= _header_end(node, blocks[0])
+        for name in exprs:
+            value = getattr(node, name, None)
+            for v in value if type(value) is list else (value,):
+                if not isinstance(v, ast.AST):
+                    continue
+                v_start = getattr(v, "lineno", None)
+                if v_start is None:
+                    touched = header
+                else:
+                    i = find(own, v_start)
+                    touched = i < n and own[i] <= (v.end_lineno or v_start)  # type: ignore[attr-defined]
+                if touched:
+                    calls.extend(find_branches(v, _CALL_KIND))  # type: ignore[arg-type]
+        for name in blocks:
+            for child in getattr(node, name):
+                c_start = getattr(child, "lineno", None)
+                if c_start is None:  # a `case`
+                    stack.append(child)
+                    continue
+                i = find(own, c_start)
+                if i < n and own[i] <= (child.end_lineno or c_start):
+                    stack.append(child)
     return calls
 
 
