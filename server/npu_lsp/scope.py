@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import bisect
 import builtins
+import operator
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -1003,28 +1004,28 @@ def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
     """The calls of `fn` in statements and expressions that touch `lines` (the others are
     skipped whole). Calls of one expression keep their `walk_branches` order; calls of
     different expressions never share a position, so sorting gives what sorting every call
-    of `fn` would, minus the skipped ones."""
+    of `fn` would, minus the skipped ones. `fn` holds no def/class (`_may_define`), so its
+    statements start where their lines do (no decorators above them)."""
     first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
     lo = bisect.bisect_left(lines, first)
     own = lines[lo : bisect.bisect_right(lines, fn.end_lineno or fn.lineno, lo)]
     calls: list[ast.Call] = []
     if not own:
         return calls
-    n = len(own)
     find = bisect.bisect_left
     get_parts = _PARTS.get
-    stack: list[ast.AST] = [fn]
+    stack: list[tuple[ast.AST, list[int]]] = [(fn, own)]
     while stack:
-        node = stack.pop()
+        node, here = stack.pop()
         exprs, blocks = get_parts(type(node)) or _parts(type(node))
         if not blocks:  # a simple statement: all of it is one expression
             calls.extend(find_branches(node, _CALL_KIND))  # type: ignore[arg-type]
             continue
+        n = len(here)
         # the header (condition, iterable, decorators, arguments...) ends where the first
         # block starts; parts with no position of their own (arguments, `with` items) use it
-        start = getattr(node, "lineno", 1)
-        i = find(own, start)
-        header = i < n and own[i] <= _header_end(node, blocks[0])
+        i = find(here, getattr(node, "lineno", 1))
+        header = i < n and here[i] <= _header_end(node, blocks[0])
         for name in exprs:
             value = getattr(node, name, None)
             for v in value if type(value) is list else (value,):
@@ -1034,20 +1035,37 @@ def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
                 if v_start is None:
                     touched = header
                 else:
-                    i = find(own, v_start)
-                    touched = i < n and own[i] <= (v.end_lineno or v_start)  # type: ignore[attr-defined]
+                    i = find(here, v_start)
+                    touched = i < n and here[i] <= (v.end_lineno or v_start)  # type: ignore[attr-defined]
                 if touched:
                     calls.extend(find_branches(v, _CALL_KIND))  # type: ignore[arg-type]
         for name in blocks:
-            for child in getattr(node, name):
-                c_start = getattr(child, "lineno", None)
-                if c_start is None:  # a `case`
-                    stack.append(child)
-                    continue
-                i = find(own, c_start)
-                if i < n and own[i] <= (child.end_lineno or c_start):
-                    stack.append(child)
+            items = getattr(node, name)
+            if name == "cases":  # `case` clauses have no position of their own
+                stack.extend((c, here) for c in items)
+            elif items:
+                _push_touched(items, here, stack)
     return calls
+
+
+_START, _END = operator.attrgetter("lineno"), operator.attrgetter("end_lineno")
+
+
+def _push_touched(
+    items: list[ast.stmt], lines: list[int], stack: list[tuple[ast.AST, list[int]]]
+) -> None:
+    """Push the statements of a block (in order, not overlapping) that touch one of the
+    sorted `lines`, each with the lines it holds: two binary searches per line."""
+    last = -1
+    for line in lines:
+        k = bisect.bisect_right(items, line, key=_START) - 1  # last one starting by `line`
+        if k <= last:
+            continue
+        j = max(bisect.bisect_left(items, line, key=_END), last + 1)  # first one ending at/after
+        for item in items[j : k + 1]:
+            lo = bisect.bisect_left(lines, item.lineno)
+            stack.append((item, lines[lo : bisect.bisect_right(lines, item.end_lineno or 0, lo)]))
+        last = k
 
 
 def _local_types(info: ModuleInfo, fn: FuncDef) -> dict[str, str]:
