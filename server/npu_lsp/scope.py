@@ -138,26 +138,38 @@ def qualname(
     `ms.nn.Cell` with `import mindspore as ms` -> "mindspore.nn.Cell"; a name defined at module
     level -> "<module>.<name>"; an unshadowed builtin -> "builtins.<name>"; otherwise None.
     """
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):  # `nn.Dense`
+        base = _head(expr.value.id, imports, module, classes, functions)
+        return None if base is None else f"{base}.{expr.attr}"
     attrs: list[str] = []  # the chain's attributes, last first
     while isinstance(expr, ast.Attribute):
         attrs.append(expr.attr)
         expr = expr.value
     if not isinstance(expr, ast.Name):
         return None
-    head = expr.id
-    if head in imports:
-        base = imports[head]
-    elif (classes and head in classes) or (functions and head in functions):
-        base = f"{module}.{head}" if module else head
-    elif head in _BUILTINS:
-        base = f"builtins.{head}"
-    else:
-        return None
-    if not attrs:
+    base = _head(expr.id, imports, module, classes, functions)
+    if base is None or not attrs:
         return base
     attrs.append(base)
     attrs.reverse()
     return ".".join(attrs)
+
+
+def _head(
+    head: str,
+    imports: dict[str, str],
+    module: str,
+    classes: dict[str, ClassInfo] | None,
+    functions: dict[str, FuncDef] | None,
+) -> str | None:
+    """What the first name of a dotted chain stands for (see `qualname`)."""
+    if head in imports:
+        return imports[head]
+    if (classes and head in classes) or (functions and head in functions):
+        return f"{module}.{head}" if module else head
+    if head in _BUILTINS:
+        return f"builtins.{head}"
+    return None
 
 
 def module_name_for(path: str, root: str | None = None) -> str:
@@ -192,6 +204,14 @@ def _level_of(value: ast.expr, imports: dict[str, str]) -> Level | None:
     if v in ("LAX", "2"):
         return "lax"
     return None
+
+
+def _is_mindspore_cell(qual: str) -> bool:
+    """Is `mindspore.<...>` a Cell class (by name: MindSpore's own classes are not indexed)?"""
+    last = qual.rsplit(".", 1)[-1]
+    return qual in _CELL_FALLBACK or (
+        ".nn." in qual + "." and last[:1].isupper() and last not in ("Tensor", "Parameter")
+    )
 
 
 def _is_mindspore(name: str | None, last: frozenset[str]) -> bool:
@@ -244,8 +264,37 @@ def _decorator_call(dec: ast.expr) -> tuple[ast.expr, list[ast.keyword]]:
     return dec, []
 
 
-#: Words that start the statements `_nested_definitions` looks for.
-_DEF_WORDS = ("def", "class", "async")
+def _definition_lines(tree: ast.Module, text: str) -> list[int]:
+    """Lines that can start a function or class definition inside a function (a superset).
+
+    Counting first: when the text holds no more `def` (`class`) words than there are
+    definitions outside function bodies, no function holds one, and the words need not be
+    looked for line by line ("default" and "classmethod" are not keywords).
+    """
+    outer_defs, outer_classes = _outer_definitions(tree)
+    words: tuple[str, ...] = ()
+    if text.count("def") - text.count("default") > outer_defs:
+        words += ("def", "async")  # `async def` starts its line with `async`
+    if text.count("class") - text.count("classmethod") > outer_classes:
+        words += ("class",)
+    return _word_lines(text, words, _LINE_START) if words else []
+
+
+def _outer_definitions(tree: ast.Module) -> tuple[int, int]:
+    """How many function and class statements are not inside a function."""
+    defs = classes = 0
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        st = stack.pop()
+        t = type(st)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            defs += 1
+        elif t is ast.ClassDef:
+            classes += 1
+            stack.extend(st.body)  # type: ignore[attr-defined]
+        elif t in _NESTING:
+            stack.extend(_inner_statements(st))
+    return defs, classes
 
 
 _LINE_START, _CALLABLE = 1, 2  # `_word_lines` filters
@@ -320,6 +369,10 @@ if hasattr(ast, "TryStar"):
     _BLOCKS[ast.TryStar] = ("body", "orelse", "finalbody")
 
 
+#: Statement types `statements` looks into (not function or class bodies).
+_NESTING = frozenset({*_BLOCKS, ast.Match}) - {ast.FunctionDef, ast.AsyncFunctionDef}
+
+
 def _inner_statements(st: ast.stmt) -> list[ast.stmt]:
     """The statements directly inside the blocks of `st` (none for a simple statement)."""
     names = _BLOCKS.get(type(st))
@@ -391,7 +444,7 @@ def _summarize(
             info.classes[st.name] = ClassInfo(st.name, st, [], {}, False)
     # Classes and functions defined inside functions (test-style code: `def test_x():` holding
     # a Cell and calling it). Top-level names win on clashes; methods stay with their class.
-    def_lines = _word_lines(text, _DEF_WORDS, _LINE_START) if text is not None else None
+    def_lines = _definition_lines(tree, text) if text is not None else None
     for st in _nested_definitions(tree, def_lines):
         if isinstance(st, ast.ClassDef):
             info.classes.setdefault(st.name, ClassInfo(st.name, st, [], {}, False))
@@ -417,20 +470,25 @@ def _note_attr_types(info: ModuleInfo, init: FuncDef, attr_types: dict[str, str]
     """`self.a = SomeClass(...)` in `__init__` (statements in source order, nested function
     and class bodies left out, as `statements` yields them) -> attr_types["a"]."""
     stack: list[ast.stmt] = list(reversed(init.body))
+    imports, module, classes, functions = info.imports, info.module, info.classes, info.functions
     while stack:
         sub = stack.pop()
         t = type(sub)
         if t is ast.Assign:
             value = sub.value  # type: ignore[attr-defined]
-            if isinstance(value, ast.Call) and (callee := info.resolve(value.func)):
-                for target in sub.targets:  # type: ignore[attr-defined]
-                    if (
-                        isinstance(target, ast.Attribute)
-                        and isinstance(target.value, ast.Name)
-                        and target.value.id == "self"
-                    ):
-                        attr_types[target.attr] = callee
-        elif t is not ast.FunctionDef and t is not ast.AsyncFunctionDef:
+            if not isinstance(value, ast.Call):
+                continue
+            callee = qualname(value.func, imports, module, classes, functions)
+            if not callee:
+                continue
+            for target in sub.targets:  # type: ignore[attr-defined]
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    attr_types[target.attr] = callee
+        elif t in _NESTING:
             stack.extend(reversed(_inner_statements(sub)))
 
 
@@ -574,7 +632,7 @@ class ScopeResolver:
         self._def_lines: list[int] | None = None
         self._call_lines: list[int] | None = None
         if text is not None:
-            self._find_call_lines(text, def_lines)
+            self._find_call_lines(tree, text, def_lines)
         self._resolve([self.info])
 
     @classmethod
@@ -613,14 +671,21 @@ class ScopeResolver:
 
     def _is_cell(self, qual: str, _seen: frozenset[str]) -> bool:
         if qual.startswith("mindspore."):
-            last = qual.rsplit(".", 1)[-1]
-            return qual in _CELL_FALLBACK or (
-                ".nn." in qual + "." and last[:1].isupper() and last not in ("Tensor", "Parameter")
-            )
+            return _is_mindspore_cell(qual)
         cls = self._class(qual)
         if cls is None:
             return False
-        return any(self.is_cell_class(b, _seen | {qual}) for b in cls[1].bases)
+        seen: frozenset[str] | None = None
+        for base in cls[1].bases:
+            if base.startswith("mindspore."):  # decided by name, whatever was seen
+                if _is_mindspore_cell(base):
+                    return True
+                continue
+            if seen is None:
+                seen = _seen | {qual}
+            if self.is_cell_class(base, seen):
+                return True
+        return False
 
     def local_roots(self) -> list[tuple[FuncDef, ast.ClassDef | None]]:
         """Compiled functions defined in this file (functions and methods of classes, also
@@ -647,19 +712,17 @@ class ScopeResolver:
         return out
 
     # ---- internals
-    def _find_call_lines(self, text: str, def_lines: list[int] | None) -> None:
+    def _find_call_lines(self, tree: ast.Module, text: str, def_lines: list[int] | None) -> None:
         """Lines of this file where a call could reach a function of the project: those
         naming one (the callee scan of this file's functions skips statements elsewhere).
         Left None (scan everything) when there are too many names to look for."""
         names = self._target_names()
         if names is None:
             return
+        self._def_lines = def_lines if def_lines is not None else _definition_lines(tree, text)
         if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
             text = unicodedata.normalize("NFKC", text)  # identifiers are compared as NFKC
         self._call_lines = _word_lines(text, tuple(names), _CALLABLE)
-        self._def_lines = (
-            def_lines if def_lines is not None else _word_lines(text, _DEF_WORDS, _LINE_START)
-        )
 
     def _target_names(self) -> set[str] | None:
         """Every name a followed call can end in: functions and methods this file and the

@@ -364,3 +364,199 @@ def test_construct_inherited_from_a_mixin_is_compiled() -> None:
     """
     assert scopes(src) == {"m.Mixin.construct": "lax"}
     assert codes(src) == [(6, "MS102")]
+
+
+# ------------------------------------------------------------- text-guided shortcuts
+# With the file's text, scope resolution skips work the text shows is unneeded (statements
+# off the lines naming a project function, function bodies with no `def`/`class` line,
+# lines without a level keyword). Without the text it scans everything. Both must agree.
+def resolved(tree: ast.Module, src: str, with_text: bool) -> tuple[object, ...]:
+    r = ScopeResolver(tree, "m.py", text=src if with_text else None)
+    scopes = [
+        (
+            s.qualname,
+            s.kind,
+            s.level,
+            s.function.lineno,
+            [(c.line, c.end_line, c.caller, id(c.call), id(c.caller_node)) for c in s.call_sites],
+        )
+        for s in r.scopes.values()
+    ]
+    info = r.info
+    summary = (
+        info.imports,
+        {n: (c.bases, list(c.methods), c.jit_class, c.attr_types) for n, c in info.classes.items()},
+        {n: f.lineno for n, f in info.functions.items()},
+        {n: sorted(kw) for n, kw in info.jit_wrapped.items()},
+        info.context_level,
+        info.env_level,
+        info.cell_config_levels,
+        info.graph_mode,
+        info.instances,
+    )
+    roots = [(f.lineno, c.name if c else None) for f, c in r.local_roots()]
+    return scopes, summary, roots
+
+
+_HEADER = "import mindspore as ms\nfrom mindspore import nn, ops\n"
+SHORTCUT_CASES = {
+    "calls in every kind of statement": """
+def h(x):
+    return x
+
+def g(x):
+    return x
+
+class Holder:
+    def dump(self, x):
+        return h(x)
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.holder = Holder()
+
+    def construct(self, x, k=g(1)):
+        y = ops.relu(x)
+        if h(
+            y
+        ) > 0:
+            y = y + 1
+        for i in range(h(3)):
+            y = y * i
+        while g(y) < 0:
+            y = y - 1
+        with ops.stop_gradient(h(y)) as z:
+            y = z
+        try:
+            y = y / 2
+        except h(ValueError):
+            y = g(y)
+        finally:
+            y = y
+        match y:
+            case 1 if g(y):
+                y = 2
+            case _:
+                pass
+        o = Holder()
+        o.dump(y); self.holder.dump(y)
+        f = lambda v=h(1): g(v)
+        s = f"{h(y)}{h(y)}"
+        return h(g(h(y))), f, s
+""",
+    "local types, reassigned": """
+class A:
+    def run(self, x):
+        return x
+
+class B:
+    def run(self, x):
+        return x
+
+class Net(nn.Cell):
+    def construct(self, x):
+        o = A()
+        o = B()
+        if x:
+            o = A()
+        return o.run(x)
+""",
+    "closures and nested classes": """
+def helper(x):
+    return x
+
+class Net(nn.Cell):
+    def construct(self, x):
+        def helper(v):  # shadows the module-level helper
+            return v
+        class Local:
+            def run(self):
+                return 1
+        return helper(x)
+""",
+    "async and nested definitions in a test function": '''
+"""A class docstring that says class and def default undefined."""
+def outer():
+    async def inner():
+        return 1
+    class Net(nn.Cell):
+        def construct(self, x):
+            return step(x)
+    return inner, Net
+
+def step(x):
+    return x
+''',
+    "decorated helpers, super, instances": """
+def helper(x):
+    return x
+
+@ms.jit(fullgraph=True)
+def compiled(x):
+    return runner.go(helper(x))
+
+class Runner:
+    def go(self, x):
+        return x
+
+runner = Runner()
+
+class Base(nn.Cell):
+    def step(self, x):
+        return helper(x)
+
+class Net(Base):
+    def construct(self, x):
+        return super().step(x)
+""",
+    "names in strings and comments only": """
+def helper(x):
+    return x
+
+class Net(nn.Cell):
+    def construct(self, x):
+        # helper(x) is not called here
+        y = "helper(x)"
+        return x, y
+""",
+    "non-NFKC identifiers": """
+def \ufb01x(x):
+    return x
+
+class Net(nn.Cell):
+    def construct(self, x):
+        return \ufb01x(x)
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHORTCUT_CASES))
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_text_shortcuts_give_what_a_full_scan_gives(name: str, newline: str) -> None:
+    src = (_HEADER + textwrap.dedent(SHORTCUT_CASES[name])).replace("\n", newline)
+    tree = ast.parse(src)
+    full = resolved(tree, src, with_text=False)
+    assert full[0], "every case compiles something"
+    assert resolved(tree, src, with_text=True) == full
+
+
+def test_many_function_names_fall_back_to_the_full_scan() -> None:
+    helpers = "".join(f"def h{i}(x):\n    return x\n\n" for i in range(40))
+    calls = " + ".join(f"h{i}(x)" for i in range(40))
+    src = f"{_HEADER}{helpers}class Net(nn.Cell):\n    def construct(self, x):\n        return {calls}\n"
+    tree = ast.parse(src)
+    r = ScopeResolver(tree, "m.py", text=src)
+    assert r._call_lines is None
+    assert len(r.scopes) == 41
+    assert resolved(tree, src, with_text=True) == resolved(tree, src, with_text=False)
+
+
+def test_a_lone_carriage_return_ends_a_line_for_the_keyword_scan() -> None:
+    src = "import mindspore as ms\r\rms.set_context(jit_syntax_level=ms.STRICT)\r"
+    src += "from mindspore import nn\rclass Net(nn.Cell):\r    def construct(self, x):\r        return x\r"
+    assert scopes(src) == {"m.Net.construct": "strict"}  # without the text
+    tree = ast.parse(src)
+    r = ScopeResolver(tree, "m.py", text=src)
+    assert r.info.context_level == "strict"
+    assert [s.level for s in r.scopes.values()] == ["strict"]
