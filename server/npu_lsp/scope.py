@@ -273,9 +273,11 @@ def _definition_lines(tree: ast.Module, text: str) -> list[int]:
     """
     outer_defs, outer_classes = _outer_definitions(tree)
     words: tuple[str, ...] = ()
-    if text.count("def") - text.count("default") > outer_defs:
+    defs = text.count("def")
+    if defs > outer_defs and defs - text.count("default") > outer_defs:
         words += ("def", "async")  # `async def` starts its line with `async`
-    if text.count("class") - text.count("classmethod") > outer_classes:
+    classes = text.count("class")
+    if classes > outer_classes and classes - text.count("classmethod") > outer_classes:
         words += ("class",)
     return _word_lines(text, words, _LINE_START) if words else []
 
@@ -302,14 +304,14 @@ _LINE_START, _CALLABLE = 1, 2  # `_word_lines` filters
 
 def _word_lines(text: str, words: tuple[str, ...], only: int = 0) -> list[int]:
     """Sorted 1-based lines (numbered as `ast` numbers them) where one of `words` occurs;
-    with `only=_LINE_START`, as its line's first word; with `only=_CALLABLE`, as a whole word
-    that is not the name a `def` gives (`def helper(` calls nothing). Filters err towards
-    keeping. `str.find` runs at C speed: much cheaper than a regex over the whole text."""
+    with `only=_LINE_START`, as its line's first word; with `only=_CALLABLE`, not followed by
+    a name character nor the name a `def` gives (`def helper(` calls nothing). Filters err
+    towards keeping. `str.find` runs at C speed: much cheaper than a regex over the whole text."""
     if text.count("\r") != text.count("\r\n"):
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # ast ends lines at lone \r too
     found: list[int] = []
     keep = found.append
-    find, rfind, ends = text.find, text.rfind, text.endswith
+    find, rfind = text.find, text.rfind
     for word in words:
         size = len(word)
         i = find(word)
@@ -322,14 +324,10 @@ def _word_lines(text: str, words: tuple[str, ...], only: int = 0) -> list[int]:
             elif only == _LINE_START:
                 if not text[rfind("\n", 0, i) + 1 : i].strip(" \t\f"):
                     keep(i)
-            elif only == _CALLABLE:
-                before = text[i - 1] if i else " "
-                if not (before.isalnum() or before == "_"):
-                    j = i
-                    while j and text[j - 1] in " \t":
-                        j -= 1
-                    if j == i or not ends("def", 0, j) or (j > 3 and _word_char(text[j - 4])):
-                        keep(i)
+            elif only == _CALLABLE and (
+                text[i - 4 : i] != "def " or (i > 4 and _word_char(text[i - 5]))
+            ):
+                keep(i)
             i = find(word, i + 1)
     found.sort()
     lines: list[int] = []
@@ -700,7 +698,7 @@ class ScopeResolver:
             for s in self.scopes.values()
             if id(s.function) in owner
         ]
-        roots.sort(key=lambda fc: (fc[0].lineno, fc[0].col_offset))
+        roots.sort(key=_root_position)
         # a compiled function nested in another one is visited as part of it
         out: list[tuple[FuncDef, ast.ClassDef | None]] = []
         end = 0
@@ -807,7 +805,7 @@ class ScopeResolver:
                 cq = f"{info.module}.{cname}"
                 is_cell = self.is_cell_class(cq)
                 for mname, meth in cls.methods.items():
-                    jd = _jit_decoration(meth, info)
+                    jd = _jit_decoration(meth, info) if meth.decorator_list else None
                     if jd == "bytecode":
                         continue
                     if is_cell and mname == "construct" and info.graph_mode is not False:
@@ -833,7 +831,7 @@ class ScopeResolver:
                         level = self._cell_level(cq, m_fn, info)
                         yield m_info, f"{m_q}.construct", m_fn, "construct", level, m_q
             for fname, fn in info.functions.items():
-                jd = _jit_decoration(fn, info)
+                jd = _jit_decoration(fn, info) if fn.decorator_list else None
                 if jd is None and fname in info.jit_wrapped:
                     jd = _fullgraph(info.jit_wrapped[fname], info)
                 if jd is None or jd == "bytecode":
@@ -855,7 +853,7 @@ class ScopeResolver:
             seen.add((id(fn), level))
             for call, target in self._callees(info, fn, owner):
                 t_info, t_qual, t_fn, t_owner = target
-                if _jit_decoration(t_fn, t_info) == "bytecode":
+                if t_fn.decorator_list and _jit_decoration(t_fn, t_info) == "bytecode":
                     continue
                 end_line = call.end_lineno or call.lineno
                 cols = info.columns
@@ -1002,9 +1000,12 @@ def _body_facts(
     if lines is not None:
         calls = _calls_near(fn, lines)
         local_types: dict[str, str] = {}
-        if any(_needs_local_types(c, owner) for c in calls):
-            local_types = _local_types(info, fn)
-        calls.sort(key=_position)
+        for c in calls:
+            if _needs_local_types(c, owner):
+                local_types = _local_types(info, fn)
+                break
+        if len(calls) > 1:
+            calls.sort(key=_position)
         return calls, {}, local_types  # `fn` defines no function (`_may_define`)
     calls = []
     local_defs: dict[str, FuncDef] = {}
@@ -1154,6 +1155,10 @@ def _needs_local_types(call: ast.Call, owner: str | None) -> bool:
 
 def _position(node: ast.Call) -> tuple[int, int]:
     return node.lineno, node.col_offset
+
+
+def _root_position(root: tuple[FuncDef | ast.Lambda, ast.ClassDef | None]) -> tuple[int, int]:
+    return root[0].lineno, root[0].col_offset
 
 
 def _fullgraph(keywords: dict[str, ast.expr], info: ModuleInfo) -> Level | Literal["bytecode"]:
