@@ -448,6 +448,7 @@ def _summarize(
             info.classes.setdefault(st.name, ClassInfo(st.name, st, [], {}, False))
         elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
             info.functions.setdefault(st.name, st)
+    seen: dict[tuple[str, str], str | None] = {}
     for cls in info.classes.values():
         cls.bases = [b for b in (info.resolve(e) for e in cls.node.bases) if b]
         cls.jit_class = any(
@@ -459,14 +460,20 @@ def _summarize(
                 cls.methods[st.name] = st
         init = cls.methods.get("__init__")
         if init is not None:
-            _note_attr_types(info, init, cls.attr_types)
+            _note_attr_types(info, init, cls.attr_types, seen)
     _scan_module_calls(tree, info, text)
     return info, def_lines
 
 
-def _note_attr_types(info: ModuleInfo, init: FuncDef, attr_types: dict[str, str]) -> None:
+def _note_attr_types(
+    info: ModuleInfo,
+    init: FuncDef,
+    attr_types: dict[str, str],
+    seen: dict[tuple[str, str], str | None],
+) -> None:
     """`self.a = SomeClass(...)` in `__init__` (statements in source order, nested function
-    and class bodies left out, as `statements` yields them) -> attr_types["a"]."""
+    and class bodies left out, as `statements` yields them) -> attr_types["a"]. `seen`
+    remembers `nn.Dense`-like callees across the classes of a file (resolved alike)."""
     stack: list[ast.stmt] = list(reversed(init.body))
     imports, module, classes, functions = info.imports, info.module, info.classes, info.functions
     while stack:
@@ -476,7 +483,15 @@ def _note_attr_types(info: ModuleInfo, init: FuncDef, attr_types: dict[str, str]
             value = sub.value  # type: ignore[attr-defined]
             if not isinstance(value, ast.Call):
                 continue
-            callee = qualname(value.func, imports, module, classes, functions)
+            func = value.func
+            if type(func) is ast.Attribute and type(func.value) is ast.Name:
+                key = (func.value.id, func.attr)
+                if key in seen:
+                    callee = seen[key]
+                else:
+                    callee = seen[key] = qualname(func, imports, module, classes, functions)
+            else:
+                callee = qualname(func, imports, module, classes, functions)
             if not callee:
                 continue
             for target in sub.targets:  # type: ignore[attr-defined]
@@ -676,7 +691,10 @@ class ScopeResolver:
         seen: frozenset[str] | None = None
         for base in cls[1].bases:
             if base.startswith("mindspore."):  # decided by name, whatever was seen
-                if _is_mindspore_cell(base):
+                known = self._cell_memo.get(base)
+                if known is None:
+                    known = self._cell_memo[base] = _is_mindspore_cell(base)
+                if known:
                     return True
                 continue
             if seen is None:
@@ -689,10 +707,9 @@ class ScopeResolver:
         """Compiled functions defined in this file (functions and methods of classes, also
         when defined inside other functions), with their class, in source order; a compiled
         function nested inside another is left out (it is walked as part of the outer one)."""
-        owner: dict[int, ast.ClassDef | None] = {id(f): None for f in self.info.functions.values()}
+        owner: dict[int, ast.ClassDef | None] = dict.fromkeys(map(id, self.info.functions.values()))
         for cls in self.info.classes.values():
-            for m in cls.methods.values():
-                owner[id(m)] = cls.node
+            owner.update(dict.fromkeys(map(id, cls.methods.values()), cls.node))
         roots = [
             (s.function, owner[id(s.function)])
             for s in self.scopes.values()
