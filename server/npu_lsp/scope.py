@@ -1093,7 +1093,6 @@ def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
     calls: list[ast.Call] = []
     if not own:
         return calls
-    find = bisect.bisect_left
     get_parts = _PARTS.get
     stack: list[tuple[ast.AST, list[int]]] = [(fn, own)]
     while stack:
@@ -1102,24 +1101,11 @@ def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
         if not blocks:  # a simple statement: all of it is one expression
             calls.extend(find_branches(node, _CALL_KIND))  # type: ignore[arg-type]
             continue
-        n = len(here)
         # the header (condition, iterable, decorators, arguments...) ends where the first
-        # block starts; parts with no position of their own (arguments, `with` items) use it
-        i = find(here, getattr(node, "lineno", 1))
-        header = i < n and here[i] <= _header_end(node, blocks[0])
-        for name in exprs:
-            value = getattr(node, name, None)
-            for v in value if type(value) is list else (value,):
-                if not isinstance(v, ast.AST):
-                    continue
-                v_start = getattr(v, "lineno", None)
-                if v_start is None:
-                    touched = header
-                else:
-                    i = find(here, v_start)
-                    touched = i < n and here[i] <= (v.end_lineno or v_start)  # type: ignore[attr-defined]
-                if touched:
-                    calls.extend(find_branches(v, _CALL_KIND))  # type: ignore[arg-type]
+        # block starts: most compound statements hold their call lines in their blocks only
+        header_end = _header_end(node, blocks[0])
+        if here[0] <= header_end:
+            _header_calls(node, exprs, here, header_end, calls)
         for name in blocks:
             items = getattr(node, name)
             if name == "cases":  # `case` clauses have no position of their own
@@ -1127,6 +1113,31 @@ def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
             elif items:
                 _push_touched(items, here, stack)
     return calls
+
+
+def _header_calls(
+    node: ast.AST, exprs: tuple[str, ...], lines: list[int], header_end: int, calls: list[ast.Call]
+) -> None:
+    """The calls in the header parts of compound `node` that touch `lines`; parts with no
+    position of their own (arguments, `with` items) count as touched when the lines of the
+    header (from the statement's own line to `header_end`) are."""
+    n = len(lines)
+    find = bisect.bisect_left
+    i = find(lines, getattr(node, "lineno", 1))
+    header = i < n and lines[i] <= header_end
+    for name in exprs:
+        value = getattr(node, name, None)
+        for v in value if type(value) is list else (value,):
+            if not isinstance(v, ast.AST):
+                continue
+            start = getattr(v, "lineno", None)
+            if start is None:
+                touched = header
+            else:
+                i = find(lines, start)
+                touched = i < n and lines[i] <= (v.end_lineno or start)  # type: ignore[attr-defined]
+            if touched:
+                calls.extend(find_branches(v, _CALL_KIND))  # type: ignore[arg-type]
 
 
 _START, _END = operator.attrgetter("lineno"), operator.attrgetter("end_lineno")
@@ -1137,6 +1148,13 @@ def _push_touched(
 ) -> None:
     """Push the statements of a block (in order, not overlapping) that touch one of the
     sorted `lines`, each with the lines it holds: two binary searches per line."""
+    if len(lines) == 1:  # the common case: find the statement(s) on that line
+        line = lines[0]
+        k = bisect.bisect_right(items, line, key=_START) - 1
+        while k >= 0 and (items[k].end_lineno or 0) >= line:  # `a(); b()` share a line
+            stack.append((items[k], lines))
+            k -= 1
+        return
     last = -1
     for line in lines:
         k = bisect.bisect_right(items, line, key=_START) - 1  # last one starting by `line`
