@@ -388,7 +388,9 @@ def _inner_statements(st: ast.stmt) -> list[ast.stmt]:
 
 def _may_define(fn: FuncDef, def_lines: list[int] | None) -> bool:
     """Can the body of `fn` hold a definition (a `def` / `class` line after its header)?"""
-    return def_lines is None or _touches(def_lines, fn.lineno + 1, fn.end_lineno or fn.lineno)
+    if not def_lines:
+        return def_lines is None
+    return _touches(def_lines, fn.lineno + 1, fn.end_lineno or fn.lineno)
 
 
 def _nested_definitions(tree: ast.Module, def_lines: list[int] | None = None) -> Iterator[ast.stmt]:
@@ -930,11 +932,13 @@ class ScopeResolver:
                 existing._site_keys.add(key)
                 existing.call_sites.append(site)
 
+    def _owner_class(self, owner: str | None) -> ClassInfo | None:
+        found = self._class(owner) if owner else None
+        return found[1] if found else None
+
     def _callees(
         self, info: ModuleInfo, fn: FuncDef, owner: str | None
     ) -> Iterator[tuple[ast.Call, tuple[ModuleInfo, str, FuncDef, str | None]]]:
-        found = self._class(owner) if owner else None
-        owner_cls = found[1] if found else None
         lines = self._call_lines if info is self.info else None
         if lines is not None and _may_define(fn, self._def_lines):
             lines = None  # closures: a call may name one; scan the whole function
@@ -959,7 +963,7 @@ class ScopeResolver:
                     isinstance(recv, ast.Call)
                     and isinstance(recv.func, ast.Name)
                     and recv.func.id == "super"
-                    and owner_cls is not None
+                    and (owner_cls := self._owner_class(owner)) is not None
                 ):
                     for base in owner_cls.bases:
                         m = self._method(base, f.attr)
@@ -975,7 +979,7 @@ class ScopeResolver:
                     isinstance(recv, ast.Attribute)
                     and isinstance(recv.value, ast.Name)
                     and recv.value.id == "self"
-                    and owner_cls is not None
+                    and (owner_cls := self._owner_class(owner)) is not None
                 ):
                     cls_q = owner_cls.attr_types.get(recv.attr)
                 if cls_q is not None:
