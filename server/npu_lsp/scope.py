@@ -462,49 +462,52 @@ def _summarize(
                 cls.methods[st.name] = st
         init = cls.methods.get("__init__")
         if init is not None:
-            _note_attr_types(info, init, cls.attr_types, seen)
+            _note_attr_types(info, init.body, cls.attr_types, seen)
     _scan_module_calls(tree, info, text)
     return info, def_lines
 
 
 def _note_attr_types(
     info: ModuleInfo,
-    init: FuncDef,
+    body: list[ast.stmt],
     attr_types: dict[str, str],
     seen: dict[tuple[str, str], str | None],
 ) -> None:
-    """`self.a = SomeClass(...)` in `__init__` (statements in source order, nested function
-    and class bodies left out, as `statements` yields them) -> attr_types["a"]. `seen`
-    remembers `nn.Dense`-like callees across the classes of a file (resolved alike)."""
-    stack: list[ast.stmt] = list(reversed(init.body))
-    imports, module, classes, functions = info.imports, info.module, info.classes, info.functions
-    while stack:
-        sub = stack.pop()
+    """`self.a = SomeClass(...)` in an `__init__` body (statements in source order, nested
+    function and class bodies left out, as `statements` yields them) -> attr_types["a"].
+    `seen` remembers callees such as `nn.Dense` across the classes of a file."""
+    assign_t, call_t, attr_t, name_t = ast.Assign, ast.Call, ast.Attribute, ast.Name
+    for sub in body:
         t = type(sub)
-        if t is ast.Assign:
-            value = sub.value  # type: ignore[attr-defined]
-            if not isinstance(value, ast.Call):
-                continue
-            func = value.func
-            if type(func) is ast.Attribute and type(func.value) is ast.Name:
-                key = (func.value.id, func.attr)
-                if key in seen:
-                    callee = seen[key]
-                else:
-                    callee = seen[key] = qualname(func, imports, module, classes, functions)
-            else:
-                callee = qualname(func, imports, module, classes, functions)
-            if not callee:
-                continue
-            for target in sub.targets:  # type: ignore[attr-defined]
-                if (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                ):
-                    attr_types[target.attr] = callee
-        elif t in _NESTING:
-            stack.extend(reversed(_inner_statements(sub)))
+        if t is not assign_t:
+            if t in _NESTING:
+                _note_attr_types(info, _inner_statements(sub), attr_types, seen)
+            continue
+        value = sub.value  # type: ignore[attr-defined]
+        if type(value) is not call_t:
+            continue
+        func = value.func
+        if type(func) is name_t:
+            key = (func.id, "")
+        elif type(func) is attr_t and type(func.value) is name_t:
+            key = (func.value.id, func.attr)
+        else:
+            key = None
+        if key is None:
+            callee = info.resolve(func)
+        elif key in seen:
+            callee = seen[key]
+        else:
+            callee = seen[key] = info.resolve(func)
+        if not callee:
+            continue
+        for target in sub.targets:  # type: ignore[attr-defined]
+            if (
+                type(target) is attr_t
+                and type(target.value) is name_t
+                and target.value.id == "self"
+            ):
+                attr_types[target.attr] = callee
 
 
 #: Words on the lines `_scan_module_calls` looks at ("jit" also finds "set_jit_config").
