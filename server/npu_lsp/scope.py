@@ -1098,6 +1098,10 @@ def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
     first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
     lo = bisect.bisect_left(lines, first)
     own = lines[lo : bisect.bisect_right(lines, fn.end_lineno or fn.lineno, lo)]
+    if len(own) == 1:
+        found = _calls_on_line(fn, own[0])
+        if found is not None:
+            return found
     calls: list[ast.Call] = []
     if not own:
         return calls
@@ -1121,6 +1125,35 @@ def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
             elif items:
                 _push_touched(items, here, stack)
     return calls
+
+
+def _calls_on_line(fn: FuncDef, line: int) -> list[ast.Call] | None:
+    """`_calls_near` for a single line, the common case: straight down to the one statement
+    holding it. None when that is not so simple (the line is in a header, `case` clauses,
+    two statements share the line): the caller then takes the general way."""
+    node: ast.AST = fn
+    while True:
+        exprs, blocks = _PARTS.get(type(node)) or _parts(type(node))
+        if not blocks:
+            return find_branches(node, _CALL_KIND)  # type: ignore[return-value]
+        if line <= _header_end(node, blocks[0]):
+            return None
+        inner: ast.AST | None = None
+        for name in blocks:
+            items = getattr(node, name)
+            if not items:
+                continue
+            if name == "cases":
+                return None
+            k = bisect.bisect_right(items, line, key=_START) - 1
+            if k >= 0 and items[k].end_lineno >= line:
+                if k and items[k - 1].end_lineno >= line:
+                    return None  # `a(); b()`
+                inner = items[k]
+                break
+        if inner is None:
+            return []  # a blank or comment line between statements
+        node = inner
 
 
 def _header_calls(
