@@ -36,6 +36,7 @@ Level = Literal["strict", "lax"]
 FuncDef = ast.FunctionDef | ast.AsyncFunctionDef
 _BUILTINS = frozenset(dir(builtins))
 _JIT_NAMES = frozenset({"jit", "ms_function"})
+_JIT_CLASS = frozenset({"jit_class"})
 _CELL_FALLBACK = frozenset({"mindspore.nn.Cell", "mindspore.Cell", "mindspore.nn.cell.Cell"})
 ENV_VAR = "MS_DEV_JIT_SYNTAX_LEVEL"
 
@@ -453,14 +454,18 @@ def _summarize(
             info.functions.setdefault(st.name, st)
     seen: dict[tuple[str, str], str | None] = {}
     for cls in info.classes.values():
-        cls.bases = [b for b in (info.resolve(e) for e in cls.node.bases) if b]
-        cls.jit_class = any(
-            _is_mindspore(info.resolve(_decorator_call(d)[0]), frozenset({"jit_class"}))
-            for d in cls.node.decorator_list
+        node = cls.node
+        for e in node.bases:
+            if b := info.resolve(e):
+                cls.bases.append(b)
+        cls.jit_class = bool(node.decorator_list) and any(
+            _is_mindspore(info.resolve(_decorator_call(d)[0]), _JIT_CLASS)
+            for d in node.decorator_list
         )
-        for st in cls.node.body:
-            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                cls.methods[st.name] = st
+        methods = cls.methods
+        for st in node.body:
+            if type(st) is ast.FunctionDef or type(st) is ast.AsyncFunctionDef:
+                methods[st.name] = st
         init = cls.methods.get("__init__")
         if init is not None:
             _note_attr_types(info, init.body, cls.attr_types, seen)
