@@ -166,31 +166,20 @@ def _all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         stack.extend(reversed(blocks))
 
 
-#: Fields holding only operator nodes (`+`, `<`, `not`...), which have no children.
-_OPERATOR_FIELDS = frozenset({"op", "ops"})
-_BRANCH_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _branch_fields(node_type: type) -> tuple[str, ...]:
-    f = _BRANCH_FIELDS[node_type] = tuple(n for n in fields(node_type) if n not in _OPERATOR_FIELDS)
-    return f
-
-
 def find_branches(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
-    """The nodes `walk_branches(node)` would yield whose type is in `kinds` (which must not
-    be operator types: those are never visited), in the same order; one loop with no
-    generator (the scope resolver's call-graph scan)."""
+    """The nodes `walk_branches(node)` would yield whose type is in `kinds`, in the same
+    order; one loop with no generator (the scope resolver's call-graph scan)."""
     out: list[ast.AST] = []
     stack = [node]
     pop, append, keep = stack.pop, stack.append, out.append
-    get_fields = _BRANCH_FIELDS.get
+    get_fields = FIELDS.get
     name_t, const_t, attr_t, list_t = ast.Name, ast.Constant, ast.Attribute, list
     while stack:
         n = pop()
         t = type(n)
         if t in kinds:
             keep(n)
-        for field_name in get_fields(t) or _branch_fields(t):
+        for field_name in get_fields(t) or fields(t):
             value = getattr(n, field_name, None)
             if type(value) is list_t:
                 for v in value:
