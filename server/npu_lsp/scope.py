@@ -751,19 +751,46 @@ class ScopeResolver:
         self._call_lines = _word_lines(text, tuple(names), _CALLABLE)
 
     def _target_names(self) -> set[str] | None:
-        """Every name a followed call can end in: functions and methods this file and the
-        workspace define, and import aliases of them; None when there are more than
+        """Every name a followed call of this file can end in: the functions of the modules
+        its names lead to (`_reachable_modules`), the methods of their classes and of all
+        the base classes of those, and import aliases of them; None when there are more than
         `_MAX_TARGET_NAMES` (each costs one search through the text)."""
-        infos = [self.info, *(self.workspace.modules() if self.workspace is not None else ())]
         names: set[str] = set()
-        for info in infos:
+        pending: list[tuple[ModuleInfo, ClassInfo]] = []
+        for info in self._reachable_modules():
             names.update(info.functions)
-            for cls in info.classes.values():
-                names.update(cls.methods)
-            if len(names) > _MAX_TARGET_NAMES:
-                return None
+            pending.extend((info, cls) for cls in info.classes.values())
+        done: set[str] = set()
+        while pending and len(names) <= _MAX_TARGET_NAMES:
+            info, cls = pending.pop()
+            qual = f"{info.module}.{cls.name}"
+            if qual in done:
+                continue
+            done.add(qual)
+            names.update(cls.methods)
+            pending.extend(found for base in cls.bases if (found := self._class(base)))
         names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
         return names if len(names) <= _MAX_TARGET_NAMES else None
+
+    def _reachable_modules(self) -> list[ModuleInfo]:
+        """This module and the workspace modules a name of it can resolve into: what it
+        imports, with their packages and submodules (`import pkg` reaches `pkg.sub.f`)."""
+        if self.workspace is None:
+            return [self.info]
+        imported = set(self.info.imports.values())
+        packages = {v[:i] for v in imported for i, c in enumerate(v) if c == "."}
+        own = (self.info.module, "builtins")
+        return [
+            self.info,
+            *(
+                info
+                for info in self.workspace.modules()
+                if info.module in imported
+                or info.module in packages
+                or info.module in own
+                or any(info.module[:i] in imported for i, c in enumerate(info.module) if c == ".")
+            ),
+        ]
 
     def _class(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:
         mod, _, name = qual.rpartition(".")

@@ -560,3 +560,62 @@ def test_a_lone_carriage_return_ends_a_line_for_the_keyword_scan() -> None:
     r = ScopeResolver(tree, "m.py", text=src)
     assert r.info.context_level == "strict"
     assert [s.level for s in r.scopes.values()] == ["strict"]
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, src in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(src), encoding="utf-8")
+
+
+def test_text_shortcuts_follow_calls_into_the_workspace(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/ops.py": "def deep(x):\n    return x\n",
+            "pkg/helpers.py": "def helper(x):\n    return x\n\ndef other(x):\n    return x\n",
+            "pkg/base.py": """
+                from mindspore import nn
+                from mixins import Mixin
+
+                class Base(nn.Cell, Mixin):
+                    def step(self, x):
+                        return x
+            """,
+            "mixins.py": "class Mixin:\n    def mix(self, x):\n        return x\n",
+            "unrelated.py": "".join(f"def u{i}(x):\n    return x\n" for i in range(40)),
+            "pkg/net.py": """
+                import pkg
+                from pkg.helpers import helper as h
+                from pkg.base import Base
+
+                class Net(Base):
+                    def construct(self, x):
+                        y = h(x)
+                        y = pkg.sub.ops.deep(y)
+                        z = super().step(y)
+                        return self.mix(z)
+            """,
+        },
+    )
+    ws = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    src = (tmp_path / "pkg/net.py").read_text(encoding="utf-8")
+    tree = ast.parse(src)
+    path = str(tmp_path / "pkg/net.py")
+    fast = ScopeResolver(tree, path, workspace=ws, text=src)
+    full = ScopeResolver(tree, path, workspace=ws)
+    assert fast._call_lines is not None  # the 40 unrelated functions are not looked for
+
+    def seen(r: ScopeResolver) -> dict[str, list[int]]:
+        return {s.qualname: [c.line for c in s.call_sites] for s in r.scopes.values()}
+
+    assert seen(fast) == seen(full)
+    assert {
+        "pkg.helpers.helper",
+        "pkg.sub.ops.deep",
+        "pkg.base.Base.step",
+        "mixins.Mixin.mix",
+    } <= set(seen(fast))
