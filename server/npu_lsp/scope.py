@@ -741,9 +741,12 @@ class ScopeResolver:
     def _find_call_lines(self, tree: ast.Module, text: str, def_lines: list[int] | None) -> None:
         """Lines of this file where a call could reach a function of the project: those
         naming one (the callee scan of this file's functions skips statements elsewhere).
-        Left None (scan everything) when there are too many names to look for."""
+        Left None (scan everything) when there are too many names to look for, or short
+        names that occur all over the text (`f`, `fn`: each occurrence costs a check)."""
         names = self._target_names()
         if names is None:
+            return
+        if sum(text.count(n) for n in names if len(n) <= 3) > len(text) // 64 + 256:
             return
         self._def_lines = def_lines if def_lines is not None else _definition_lines(tree, text)
         if not text.isascii() and not unicodedata.is_normalized("NFKC", text):

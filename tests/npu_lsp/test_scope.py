@@ -619,3 +619,18 @@ def test_text_shortcuts_follow_calls_into_the_workspace(tmp_path: Path) -> None:
         "pkg.base.Base.step",
         "mixins.Mixin.mix",
     } <= set(seen(fast))
+
+
+def test_a_short_name_all_over_the_text_turns_the_shortcut_off() -> None:
+    src = (
+        _HEADER
+        + "def f(x):\n    return x\n\n"
+        + "".join(
+            f"class Net{i}(nn.Cell):\n    def construct(self, x):\n        return f(x)\n\n"
+            for i in range(300)
+        )
+    )
+    tree = ast.parse(src)
+    r = ScopeResolver(tree, "m.py", text=src)
+    assert r._call_lines is None
+    assert resolved(tree, src, with_text=True) == resolved(tree, src, with_text=False)
