@@ -342,6 +342,16 @@ def _word_lines(text: str, words: tuple[str, ...], only: int = 0) -> list[int]:
     return lines
 
 
+def _packages(name: str) -> list[str]:
+    """The dotted prefixes of `name`: "a.b.c" -> ["a.b", "a"]."""
+    out: list[str] = []
+    i = name.rfind(".")
+    while i > 0:
+        out.append(name[:i])
+        i = name.rfind(".", 0, i)
+    return out
+
+
 def _word_char(c: str) -> bool:
     """Is `c` (one character, or "" at either end of the text) part of a name?"""
     return c.isalnum() or c == "_"
@@ -781,7 +791,7 @@ class ScopeResolver:
         if self.workspace is None:
             return [self.info]
         imported = set(self.info.imports.values())
-        packages = {v[:i] for v in imported for i, c in enumerate(v) if c == "."}
+        packages = {p for v in imported for p in _packages(v)}
         own = (self.info.module, "builtins")
         return [
             self.info,
@@ -791,7 +801,7 @@ class ScopeResolver:
                 if info.module in imported
                 or info.module in packages
                 or info.module in own
-                or any(info.module[:i] in imported for i, c in enumerate(info.module) if c == ".")
+                or not imported.isdisjoint(_packages(info.module))
             ),
         ]
 
