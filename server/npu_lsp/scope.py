@@ -641,7 +641,14 @@ def _jit_config_level(arg: ast.expr, info: ModuleInfo) -> Level | None:
 
 # --------------------------------------------------------------------- resolution
 class ScopeResolver:
-    """Answers "is this function compiled, at which level?" for one file."""
+    """Answers "is this function compiled, at which level?" for one file.
+
+    Given the file's `text` (which must be what `tree` was parsed from), the resolver uses it
+    to skip work, never to decide: only statements on lines that name a function or method
+    a call could reach are scanned for calls, only functions with a `def`/`class` line in
+    their body are searched for nested definitions, only lines with a level keyword for
+    level settings. Without the text everything is scanned; the results are the same.
+    """
 
     def __init__(
         self,
