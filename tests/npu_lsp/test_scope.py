@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import ast
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from npu_lsp.config import Config
 from npu_lsp.engine import WorkspaceIndex, check_source
@@ -634,3 +637,73 @@ def test_a_short_name_all_over_the_text_turns_the_shortcut_off() -> None:
     r = ScopeResolver(tree, "m.py", text=src)
     assert r._call_lines is None
     assert resolved(tree, src, with_text=True) == resolved(tree, src, with_text=False)
+
+
+_SEEDS = [
+    p.read_text(encoding="utf-8") for p in sorted((Path(__file__).parent / "fixtures").glob("*.py"))
+]
+_CASES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "graphmode" / "cases"
+if _CASES.is_dir():
+    _SEEDS += [p.read_text(encoding="utf-8") for p in sorted(_CASES.glob("*.py"))]
+_PIECES = [
+    "\n",
+    "\r",
+    "\r\n",
+    "    ",
+    "helper(x)",
+    "self.step(x)",
+    "super().construct(x)",
+    "o = Net()\n",
+    "o.construct(x)",
+    "def helper(x):\n",
+    "def ",
+    "class K:\n",
+    "async def g():\n",
+    "if x:\n",
+    "else:\n",
+    "try:\n",
+    "except helper(x):\n",
+    "with helper(x) as y:\n",
+    "match x:\n",
+    "case 1 if helper(x):\n",
+    "lambda v=helper(1): v",
+    'f"{helper(x)}"',
+    "; ",
+    "\\\n",
+    "(\n",
+    ")",
+    "\ufb01",
+    "#",
+    '"""',
+    "@ms.jit\n",
+    "return ",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.sampled_from(_SEEDS),
+    edits=st.lists(
+        st.tuples(st.integers(0, 10_000), st.integers(0, 7), st.sampled_from(_PIECES)),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_text_shortcuts_agree_on_mutated_sources(
+    seed: str, edits: list[tuple[int, int, str]]
+) -> None:
+    text = seed
+    for pos, cut, insert in edits:
+        at = pos % (len(text) + 1)
+        text = text[:at] + insert + text[at + cut % 8 :]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    try:
+        full = resolved(tree, text, with_text=False)
+    except RecursionError:
+        return
+    assert resolved(tree, text, with_text=True) == full
