@@ -645,65 +645,64 @@ _SEEDS = [
 _CASES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "graphmode" / "cases"
 if _CASES.is_dir():
     _SEEDS += [p.read_text(encoding="utf-8") for p in sorted(_CASES.glob("*.py"))]
-_PIECES = [
-    "\n",
-    "\r",
-    "\r\n",
-    "    ",
-    "helper(x)",
-    "self.step(x)",
-    "super().construct(x)",
-    "o = Net()\n",
+#: Statements inserted into seed files ({i}: the indentation where they land).
+_STATEMENTS = [
+    "y = helper(x)",
+    "o = Net()",
     "o.construct(x)",
-    "def helper(x):\n",
-    "def ",
-    "class K:\n",
-    "async def g():\n",
-    "if x:\n",
-    "else:\n",
-    "try:\n",
-    "except helper(x):\n",
-    "with helper(x) as y:\n",
-    "match x:\n",
-    "case 1 if helper(x):\n",
-    "lambda v=helper(1): v",
-    'f"{helper(x)}"',
-    "; ",
-    "\\\n",
-    "(\n",
-    ")",
-    "\ufb01",
-    "#",
-    '"""',
-    "@ms.jit\n",
-    "return ",
+    "self.step(x)",
+    "z = super().construct(x)",
+    "def helper2(v):\n{i}    return helper(v)",
+    "class K:\n{i}    def run(self):\n{i}        return helper(1)",
+    "if helper(x):\n{i}    pass",
+    "with helper(x) as w:\n{i}    pass",
+    "try:\n{i}    helper(x)\n{i}except helper(x):\n{i}    pass\n{i}finally:\n{i}    helper(x)",
+    "match x:\n{i}    case 1 if helper(x):\n{i}        pass\n{i}    case _:\n{i}        helper(x)",
+    "f = lambda v=helper(1): v",
+    "s = f'{{helper(x)}}{{helper(x)}}'",
+    "a = helper(x); b = helper(x)",
+    "r = (helper\n{i}(x))",
+    "h = K()",
+    "h.run()",
+    "self.layer.run(x)",
+    "\ufb01x(x)",
+    "q = self.\\\n{i}step(x)",
+    "for k in range(helper(3)):\n{i}    helper(k)",
+    "@ms.jit\n{i}def inner(v):\n{i}    return helper(v)",
+]
+_TOP = [
+    "def helper(x):\n    return x\n",
+    "def \ufb01x(x):\n    return x\n",
+    "class Mixin:\n    def step(self, x):\n        return helper(x)\n",
+    "net = Net()\n",
+    "class K:\n    def run(self):\n        return 1\n",
 ]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.sampled_from(_SEEDS),
-    edits=st.lists(
-        st.tuples(st.integers(0, 10_000), st.integers(0, 7), st.sampled_from(_PIECES)),
-        min_size=1,
-        max_size=6,
+    top=st.lists(st.sampled_from(_TOP), max_size=3),
+    inserts=st.lists(
+        st.tuples(st.integers(0, 10_000), st.sampled_from(_STATEMENTS)), min_size=1, max_size=8
     ),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
 )
 def test_text_shortcuts_agree_on_mutated_sources(
-    seed: str, edits: list[tuple[int, int, str]]
+    seed: str, top: list[str], inserts: list[tuple[int, str]], newline: str
 ) -> None:
-    text = seed
-    for pos, cut, insert in edits:
-        at = pos % (len(text) + 1)
-        text = text[:at] + insert + text[at + cut % 8 :]
+    lines = seed.splitlines(keepends=True)
+    for pos, statement in inserts:
+        k = pos % (len(lines) + 1)
+        after = lines[k] if k < len(lines) else ""
+        indent = after[: len(after) - len(after.lstrip(" "))] if after.strip() else ""
+        lines.insert(k, indent + statement.format(i=indent) + "\n")
+    text = ("".join(top) + "".join(lines)).replace("\n", newline)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return
-    try:
         full = resolved(tree, text, with_text=False)
-    except RecursionError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     assert resolved(tree, text, with_text=True) == full
