@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import bisect
 import builtins
+import itertools
 import operator
 import unicodedata
 from collections.abc import Iterator
@@ -223,8 +224,11 @@ def _collect_imports(tree: ast.Module, module: str) -> dict[str, str]:
     imports: dict[str, str] = {}
     pkg = module.rsplit(".", 1)[0] if "." in module else ""
 
-    def visit(stmts: list[ast.stmt]) -> None:
-        for st in stmts:
+    # A stack, not a nested recursive function: a closure that refers to itself is a
+    # reference cycle, left for the cyclic collector on every run.
+    stack: list[Iterator[ast.stmt]] = [iter(tree.body)]
+    while stack:
+        for st in stack[-1]:
             if isinstance(st, ast.Import):
                 for a in st.names:
                     if a.asname:
@@ -250,12 +254,13 @@ def _collect_imports(tree: ast.Module, module: str) -> dict[str, str]:
                 if target and not target.startswith("builtins."):
                     imports[st.targets[0].id] = target
             elif isinstance(st, (ast.If, ast.Try, ast.With)):
-                for block in ("body", "orelse", "finalbody"):
-                    visit(getattr(st, block, []) or [])
-                for h in getattr(st, "handlers", []) or []:
-                    visit(h.body)
-
-    visit(tree.body)
+                # descend now, in the order bindings happen; this block resumes afterwards
+                blocks = [getattr(st, b, None) or [] for b in ("body", "orelse", "finalbody")]
+                blocks.extend(h.body for h in getattr(st, "handlers", None) or [])
+                stack.append(itertools.chain.from_iterable(blocks))
+                break
+        else:
+            stack.pop()
     return imports
 
 
