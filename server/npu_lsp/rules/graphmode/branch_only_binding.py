@@ -1,4 +1,4 @@
-"""MS118: a name bound on only one path of a tensor-dependent branch, or only in a loop body."""
+"""MS118: a name bound on only one path of an `if`, or only in a loop body, then used after it."""
 
 from __future__ import annotations
 
@@ -9,24 +9,26 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.control import bindings, name_events, param_names
-from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, terminates
 
 
 @rule(code="MS118", name="branch-only-binding", severity="error", family="graphmode")
 class BranchOnlyBinding(GraphRule):
     """## What it does
-    Flags a local name that is assigned on only one side of an `if` whose condition depends
-    on a tensor's value, or only inside a `while` loop body, and is then read after the
-    branch or loop.
+    Flags a local name that is assigned on only one side of an `if`, or only inside a
+    `while` or `for` loop body, and is then read after the branch or loop.
 
     ## Why is this bad?
-    In a graph both branches of a tensor-dependent `if` are compiled, and each must define
-    the names used afterwards. MindSpore stops with
-    `UnboundLocalError: The local variable 'y' is not defined in true branch, but defined in
-    false branch.` (or `... defined in the 'while' loop body cannot be used outside of the
-    loop body.`), even when the path taken at run time would define it. A condition on a
-    shape, a Python constant or `self.training` is folded while compiling and is fine.
+    The graph parser builds both branches of an `if`, and each must define the names used
+    afterwards. MindSpore stops with `UnboundLocalError: The local variable 'y' is not
+    defined in true branch, but defined in false branch.` (or `... defined in the 'for' loop
+    body cannot be used outside of the loop body.`), even when the path taken at run time
+    would define it. This happens before types are known, so it applies to conditions on
+    shapes, `isinstance`, `is None` on an argument, globals and even `if True:`, and to
+    loops over tuples or `range(3)`. Only conditions the parser folds itself are fine: an
+    attribute of `self` (`if self.use_bias:`, `if not self.training:`, `if self.bias is
+    None:`), a local bound only to a literal (`flag = True`), `not` or comparisons of those,
+    and `and`/`or` where one operand is such a condition.
 
     ## Example
     ```python
@@ -54,25 +56,26 @@ class BranchOnlyBinding(GraphRule):
       inside a loop body, then used afterwards.
     """
 
-    nodes = (ast.If, ast.While)
+    nodes = (ast.If, ast.While, ast.For)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         func = ctx.function
         if func is None:
             return
-        a = analyzer(ctx)
         end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
         if isinstance(node, ast.If):
-            # Structure first: the tensor-dependence test needs the function's data flow, the
-            # dearest step of the analysis, and a rebound parameter can never be flagged
-            # (parameters are bound before every branch).
+            # a rebound parameter can never be flagged (parameters are bound before every branch)
             if terminates(node.body) or (node.orelse and terminates(node.orelse)):
                 return
             body, other = bindings(node.body), bindings(node.orelse)
             only = (body - other) | (other - body)
-            if not only - param_names(func) or not a.kind(node.test).dynamic:
+            if not only - param_names(func) or folded_by_parser(node.test, func):
                 return
             where = "true branch" if body - other else "false branch"
+        elif isinstance(node, ast.For):
+            targets = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+            only = targets | bindings(node.body)
+            where = "'for' loop body"
         else:
             assert isinstance(node, ast.While)
             only = bindings(node.body)
@@ -80,13 +83,70 @@ class BranchOnlyBinding(GraphRule):
         if not only:
             return
         events = name_events(ctx, func)
-        before = events.bound_before(node.lineno)
+        # an `elif` starts where its chain starts: the earlier branches do not bind before it
+        top: ast.AST = node
+        while (p := ctx.parent(top)) is not None and isinstance(p, ast.If) and p.orelse == [top]:
+            top = p
+        before = events.bound_before(top.lineno)  # type: ignore[attr-defined]
         for name in sorted(only - before):
             use = events.first_use_after(name, end)
             if use is None:
                 continue
             if isinstance(node, ast.If):
-                msg = f"`{name}` is only bound in the {where} of a tensor-dependent `if`, but used after it"
+                msg = f"`{name}` is only bound in the {where} of this `if`, but used after it (graph mode compiles both branches)"
             else:
                 msg = f"`{name}` is first bound inside the {where} and cannot be used after the loop in graph mode"
             yield ctx.diagnostic(self, use, msg)
+
+
+def folded_by_parser(test: ast.expr, func: ast.AST) -> bool:
+    """Does MindSpore's parser fold this `if` condition itself (so only one branch is built)?
+    Measured on 2.10: attributes of `self`, locals bound only to literals, `not`,
+    comparisons of those and `and`/`or` with one of those; not a bare literal (`if True:`),
+    globals, arguments or calls (`getattr(self, ...)`, `len(...)`)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return folded_by_parser(test.operand, func)
+    if isinstance(test, ast.BoolOp):
+        # a folded operand may decide the whole test (`self.flag or extra` with flag True);
+        # its value is unknown here, so err towards silence
+        return any(folded_by_parser(v, func) for v in test.values)
+    if isinstance(test, ast.Compare):
+        operands = (test.left, *test.comparators)
+        return all(_parse_constant(e) or folded_by_parser(e, func) for e in operands) and not all(
+            _parse_constant(e) for e in operands
+        )
+    if isinstance(test, ast.Attribute):
+        return _self_attribute(test)
+    if isinstance(test, ast.Name):
+        return _local_constant(test.id, func)
+    return False
+
+
+def _parse_constant(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant)
+
+
+def _self_attribute(e: ast.expr) -> bool:
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    return isinstance(e, ast.Name) and e.id == "self"
+
+
+def _local_constant(name: str, func: ast.AST) -> bool:
+    """A local (not a parameter) whose every binding is a literal (`flag = True`; measured:
+    `use = self.use_bias` is not folded)."""
+    if name in param_names(func):
+        return False
+    simple = stores = 0
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+            stores += 1
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                value = n.value
+                if value is None or not _parse_constant(value):
+                    return False
+                simple += 1
+    # any other store (loop target, unpacking, `+=`, `with ... as`) makes it a variable
+    return simple > 0 and simple == stores
