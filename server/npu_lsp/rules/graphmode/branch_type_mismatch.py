@@ -8,11 +8,12 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.control import continuation_returns
+from npu_lsp.rules.graphmode.control import bindings, continuation_returns
 from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
 _SEQUENCES = frozenset({"tuple", "list"})
+_NON_TENSORS = _SEQUENCES | {"scalar"}
 
 
 def _classes(rets: list[ast.Return], a: Analyzer) -> set[str]:
@@ -45,20 +46,46 @@ def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
 
 
 def incompatible(x: set[str], y: set[str]) -> str | None:
-    """A human-readable reason the two sets of type classes cannot be joined, if any."""
-    if "tensor" in x and y & _SEQUENCES:
-        return f"Tensor vs {sorted(y & _SEQUENCES)[0]}"
-    if "tensor" in y and x & _SEQUENCES:
-        return f"{sorted(x & _SEQUENCES)[0]} vs Tensor"
+    """A human-readable reason the two sets of type classes cannot be joined, if any.
+    A Python number does not join with a Tensor either (measured on 2.10)."""
+    if "tensor" in x and y & _NON_TENSORS:
+        return f"Tensor vs {sorted(y & _NON_TENSORS)[0]}"
+    if "tensor" in y and x & _NON_TENSORS:
+        return f"{sorted(x & _NON_TENSORS)[0]} vs Tensor"
     return None
+
+
+def _preceding_numbers(node: ast.If, ctx: Context) -> dict[str, ast.expr]:
+    """Names last bound to a number literal by the statements just before `node` in its
+    block (`y = 0` then `if ...: y = x`: the `if` joins 0 with a Tensor)."""
+    parent = ctx.parent(node)
+    block = next(
+        (
+            b
+            for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+            if isinstance(b, list) and any(st is node for st in b)
+        ),
+        None,
+    )
+    out: dict[str, ast.expr] = {}
+    for st in block or ():
+        if st is node:
+            break
+        for name in bindings([st]):
+            out.pop(name, None)
+        for name, value in _assigned([st]).items():
+            if isinstance(value, ast.Constant) and type(value.value) in (int, float):
+                out[name] = value
+    return out
 
 
 @rule(code="MS119", name="branch-type-mismatch", severity="error", family="graphmode")
 class BranchTypeMismatch(GraphRule):
     """## What it does
     Flags an `if` whose condition depends on a tensor's value when its two paths return (or
-    assign to the same name) values of different kinds: a Tensor on one side and a tuple or
-    list on the other, or tensors of different explicit dtypes.
+    assign to the same name) values of different kinds: a Tensor on one side and a tuple,
+    list or Python number on the other (also `y = 0` followed by `if ...: y = x`), or tensors
+    of different explicit dtypes.
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -98,47 +125,57 @@ class BranchTypeMismatch(GraphRule):
         # Structure first: only returns in the true branch or a name assigned in both
         # branches can disagree, and the tensor-dependence test below needs the function's
         # data flow, the dearest step of the analysis.
+        before: dict[str, ast.expr] = {}
         if not returns_in(node.body) and not (
             node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
         ):
-            return
+            if node.orelse or not _assigned(node.body):
+                return
+            before = _preceding_numbers(node, ctx)
+            if not before.keys() & _assigned(node.body).keys():
+                return
         a = analyzer(ctx)
         if not a.kind(node.test).dynamic:
             return
-        reason = self._returns(node, ctx, a) or self._assigns(node, a)
-        if reason:
+        found = self._returns(node, ctx, a) or self._assigns(node, a, before)
+        if found:
+            reason, where = found
+            # MindSpore names the false branch: the else block's return or first statement,
+            # or the `if` itself when the false path is what follows it
             yield ctx.diagnostic(
                 self,
-                ctx.head_span(node),
+                ctx.head_span(where) if isinstance(where, ast.If) else where,
                 f"branches of this tensor-dependent `if` produce different types ({reason}); MindSpore cannot join them",
             )
 
     @staticmethod
-    def _returns(node: ast.If, ctx: Context, a: Analyzer) -> str | None:
+    def _returns(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, ast.AST] | None:
         body = returns_in(node.body)
         if not body:
             return None
         if node.orelse:
             other = returns_in(node.orelse)
+            where: ast.AST = min(other, key=lambda r: r.lineno) if other else node
         else:
             cont = continuation_returns(node, ctx)
             if cont is None:
                 return None
-            other = cont[0]
+            other, where = cont[0], node
         x, y = _classes(body, a), _classes(other, a)
         reason = incompatible(x, y)
         if reason:
-            return reason
+            return reason, where
         dx, dy = _dtypes(body, a), _dtypes(other, a)
         if len(dx) == 1 and len(dy) == 1 and None not in dx | dy and dx != dy:
-            return f"dtype {next(iter(dx))} vs {next(iter(dy))}"
+            return f"dtype {next(iter(dx))} vs {next(iter(dy))}", where
         return None
 
     @staticmethod
-    def _assigns(node: ast.If, a: Analyzer) -> str | None:
-        if not node.orelse:
-            return None
-        left, right = _assigned(node.body), _assigned(node.orelse)
+    def _assigns(
+        node: ast.If, a: Analyzer, before: dict[str, ast.expr]
+    ) -> tuple[str, ast.AST] | None:
+        left = _assigned(node.body)
+        right, where = (_assigned(node.orelse), node.orelse[0]) if node.orelse else (before, node)
         for name in sorted(left.keys() & right.keys()):
             # the other side is asked only when this one is known (a dtype costs a solve)
             x = a.type_class(left[name])
@@ -146,9 +183,9 @@ class BranchTypeMismatch(GraphRule):
             if x and y:
                 reason = incompatible({x}, {y})
                 if reason:
-                    return f"`{name}`: {reason}"
+                    return f"`{name}`: {reason}", where
             dx = a.dtype_of(left[name])
             dy = a.dtype_of(right[name]) if dx else None
             if dx and dy and dx != dy:
-                return f"`{name}`: dtype {dx} vs {dy}"
+                return f"`{name}`: dtype {dx} vs {dy}", where
         return None
