@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterable
 
 from npu_lsp.astutil import walk
-from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Severity, Span
+from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 
@@ -16,13 +16,15 @@ from npu_lsp.registry import Rule, rule
 )
 class CellsInPythonList(Rule):
     """## What it does
-    Flags `self.attr = [...]` directly in a Cell's `__init__` when the list holds sub-cells
-    (`[nn.Dense(3, 3) for _ in range(3)]`, `[Block(), Block()]`).
+    Flags `self.attr = [...]` (or a tuple) directly in a Cell's `__init__` when it holds
+    sub-cells (`[nn.Dense(3, 3) for _ in range(3)]`, `[Block(), Block()]`).
 
     ## Why is this bad?
-    A plain list hides the sub-cells from the parent Cell: their Parameters are not
-    registered under unique names, so compiling a `construct` that uses several of them fails
-    with `RuntimeError: The parameter ..., its name 'weight' already exists.` (an error).
+    A plain list or tuple hides the sub-cells from the parent Cell: their Parameters are not
+    registered under unique names, so compiling a `construct` that uses several cells with
+    parameters fails with `RuntimeError: The parameter ..., its name 'weight' already
+    exists.` (an error, reported where compiled code reads the attribute, as MindSpore does).
+    Cells without parameters (`nn.ReLU()`, `nn.Dropout()`, pooling...) cannot clash.
     Otherwise the code runs, but the parameters are missing from `trainable_params()`,
     optimizers and checkpoints (a warning).
 
@@ -85,19 +87,25 @@ class CellsInPythonList(Rule):
             attrs = _self_attrs([f.value])
             if attrs & lists and call.args and self._is_cell_call(call.args[-1], ctx):
                 attr = next(iter(attrs))
+                several = isinstance(st, (ast.For, ast.While)) and _may_own_parameters(
+                    call.args[-1], ctx
+                )
+                severity = _severity(attr, used, several)
                 yield ctx.diagnostic(
                     self,
                     call,
                     f"sub-cells in a plain list are not registered; make `self.{attr}` an `nn.CellList`",
-                    severity=_severity(attr, used, several=isinstance(st, (ast.For, ast.While))),
+                    severity=severity,
                 )
+                if severity == "error":
+                    yield from self._use_site(attr, call, used, ctx)
 
     def _check_assign(
         self, node: ast.Assign, used: _LazyUsed, ctx: Context
     ) -> Iterable[Diagnostic]:
         value = node.value
         elements: list[ast.expr]
-        if isinstance(value, ast.List):
+        if isinstance(value, (ast.List, ast.Tuple)):
             elements = value.elts
         elif isinstance(value, ast.ListComp):
             elements = [value.elt]
@@ -115,13 +123,33 @@ class CellsInPythonList(Rule):
         if not targets:
             return
         attr = targets[0].attr
-        several = isinstance(value, ast.ListComp) or len(elements) > 1
+        owners = [e for e in elements if _may_own_parameters(e, ctx)]
+        several = bool(owners) and (isinstance(value, ast.ListComp) or len(owners) > 1)
+        severity = _severity(attr, used, several)
         yield ctx.diagnostic(
             self,
             value,
-            f"sub-cells in a plain list are not registered; wrap `self.{attr}` in `nn.CellList`",
-            fix=self._fix(value, ctx),
-            severity=_severity(attr, used, several),
+            f"sub-cells in a plain {'tuple' if isinstance(value, ast.Tuple) else 'list'} are not registered; wrap `self.{attr}` in `nn.CellList`",
+            fix=self._fix(value, ctx) if not isinstance(value, ast.Tuple) else None,
+            severity=severity,
+        )
+        if severity == "error":
+            yield from self._use_site(attr, value, used, ctx)
+
+    def _use_site(
+        self, attr: str, where: ast.AST, used: _LazyUsed, ctx: Context
+    ) -> Iterable[Diagnostic]:
+        """The error again where compiled code first reads the attribute: MindSpore names
+        that line, not `__init__`."""
+        read = used.first_read(attr)
+        if read is None:
+            return
+        s = ctx.span(where)
+        yield ctx.diagnostic(
+            self,
+            read,
+            f"`self.{attr}` holds sub-cells in a plain Python container: their parameter names clash when compiled",
+            related=(Related(ctx.path, s, f"`self.{attr}` is built here"),),
         )
 
     @staticmethod
@@ -169,17 +197,23 @@ class _LazyUsed:
 
     def __init__(self, methods: Iterable[ast.AST], ctx: Context) -> None:
         self._methods, self._ctx = methods, ctx
-        self._value: set[str] | None = None
+        self._value: dict[str, ast.Attribute] | None = None
 
-    def __contains__(self, attr: object) -> bool:
+    def _reads(self) -> dict[str, ast.Attribute]:
         if self._value is None:
             self._value = _attrs_used_in_graph(self._methods, self._ctx)
-        return attr in self._value
+        return self._value
+
+    def __contains__(self, attr: object) -> bool:
+        return attr in self._reads()
+
+    def first_read(self, attr: str) -> ast.Attribute | None:
+        return self._reads().get(attr)
 
 
-def _attrs_used_in_graph(methods: Iterable[ast.AST], ctx: Context) -> set[str]:
-    """`self.<attr>` names read by the compiled methods of a class."""
-    out: set[str] = set()
+def _attrs_used_in_graph(methods: Iterable[ast.AST], ctx: Context) -> dict[str, ast.Attribute]:
+    """`self.<attr>` names read by the compiled methods of a class, each with its first read."""
+    out: dict[str, ast.Attribute] = {}
     for m in methods:
         if ctx.scopes.scope_for(m) is None:
             continue
@@ -189,8 +223,33 @@ def _attrs_used_in_graph(methods: Iterable[ast.AST], ctx: Context) -> set[str]:
                 and isinstance(n.value, ast.Name)
                 and n.value.id == "self"
             ):
-                out.add(n.attr)
+                seen = out.get(n.attr)
+                if seen is None or (n.lineno, n.col_offset) < (seen.lineno, seen.col_offset):
+                    out[n.attr] = n
     return out
+
+
+#: `mindspore.nn` cells that own no Parameter: several of them in a list cannot clash
+_PARAMETER_FREE = frozenset(
+    {
+        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "CELU",
+        "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Dropout", "Dropout1d", "Dropout2d",
+        "Dropout3d", "ELU", "FastGelu", "Flatten", "GELU", "GLU", "HShrink", "HSigmoid",
+        "HSwish", "Hardtanh", "Identity", "LeakyReLU", "LogSigmoid", "LogSoftmax", "LPPool1d",
+        "LPPool2d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "Mish", "Pad", "RReLU", "ReLU",
+        "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+        "ReplicationPad2d", "ReplicationPad3d", "SeLU", "SiLU", "Sigmoid", "SoftShrink",
+        "Softmax", "Softmax2d", "Softmin", "Softsign", "Tanh", "Tanhshrink", "Threshold",
+        "Unflatten", "Unfold", "Upsample", "ZeroPad2d",
+    }
+)  # fmt: skip
+
+
+def _may_own_parameters(e: ast.expr, ctx: Context) -> bool:
+    """False only for a call of a `mindspore.nn` cell known to have no parameters."""
+    q = ctx.qualname(e.func) if isinstance(e, ast.Call) else None
+    return not (q and q.startswith("mindspore.nn.") and q.rsplit(".", 1)[-1] in _PARAMETER_FREE)
 
 
 def _severity(attr: str, used: _LazyUsed, several: bool) -> Severity:

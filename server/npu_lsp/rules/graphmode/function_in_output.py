@@ -16,7 +16,8 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 class FunctionInOutput(GraphRule):
     """## What it does
     Flags `return` statements of `construct` or a `@jit` function whose value is a function
-    or lambda, or a tuple/list containing one.
+    or lambda, or a tuple/list containing one: also a method (`return self.double`), a
+    function kept on `self` (`self.act = ops.relu`) or a MindSpore function (`ops.relu`).
 
     ## Why is this bad?
     A graph's outputs must be tensors, scalars or containers of them. MindSpore stops with
@@ -63,6 +64,8 @@ class FunctionInOutput(GraphRule):
                 isinstance(item, ast.Lambda)
                 or a.type_class(item) == "function"
                 or self._module_function(item, ctx)
+                or _library_function(item, ctx)
+                or _self_function(item, ctx)
             ):
                 yield ctx.diagnostic(
                     self,
@@ -79,3 +82,57 @@ class FunctionInOutput(GraphRule):
         if item.id in analyzer(ctx).flow(ctx.function).kinds:
             return False
         return item.id in ctx.scopes.info.functions
+
+
+#: modules whose lower-case attributes are functions (`ops.relu`), not primitives or classes
+_FUNCTION_MODULES = ("mindspore.ops", "mindspore.mint")
+
+
+def _library_function(item: ast.expr, ctx: Context) -> bool:
+    """`ops.relu`, `np.sum`...: a library function named, not called."""
+    if not isinstance(item, ast.Attribute):
+        return False
+    q = ctx.qualname(item) or ""
+    module, _, name = q.rpartition(".")
+    return bool(name) and name[0].islower() and module.startswith(_FUNCTION_MODULES)
+
+
+def _self_function(item: ast.expr, ctx: Context) -> bool:
+    """`self.m` where `m` is a method of the class, or `__init__` stored a function in it."""
+    if not (isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name)):
+        return False
+    if item.value.id != "self":
+        return False
+    cls = analyzer(ctx).owner_class(ctx.function)
+    if cls is None:
+        return False
+    for st in cls.body:
+        if isinstance(st, ast.FunctionDef) and st.name == item.attr:
+            # a property returns data; other decorators (staticmethod...) still give functions
+            return not any(
+                _name_of(d) in ("property", "cached_property") for d in st.decorator_list
+            )
+        if isinstance(st, ast.FunctionDef) and st.name == "__init__":
+            for n in ast.walk(st):
+                if (
+                    isinstance(n, ast.Assign)
+                    and any(_is_self_attr(t, item.attr) for t in n.targets)
+                    and (isinstance(n.value, ast.Lambda) or _library_function(n.value, ctx))
+                ):
+                    return True
+    return False
+
+
+def _is_self_attr(t: ast.expr, attr: str) -> bool:
+    return (
+        isinstance(t, ast.Attribute)
+        and t.attr == attr
+        and isinstance(t.value, ast.Name)
+        and t.value.id == "self"
+    )
+
+
+def _name_of(d: ast.expr) -> str:
+    if isinstance(d, ast.Attribute):
+        return d.attr
+    return d.id if isinstance(d, ast.Name) else ""

@@ -1,4 +1,4 @@
-"""MS125: positional-only parameters in `construct`."""
+"""MS125: positional-only parameters in compiled functions (`construct`, `@jit`, helpers)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,15 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 )
 class PositionalOnlyConstruct(GraphRule):
     """## What it does
-    Flags `construct` methods declared with positional-only parameters (`/`).
+    Flags compiled functions declared with positional-only parameters (`/`): `construct`,
+    `@jit` functions and the helpers they call.
 
     ## Why is this bad?
-    Cell calls its `construct` with the inputs it was given and miscounts positional-only
-    parameters: MindSpore stops with `TypeError: For 'Cell', the function construct requires
-    1 positional argument ...` when the network is first called.
+    The graph parser ignores positional-only parameters. Cell calls its `construct` with the
+    inputs it was given and miscounts them: MindSpore stops with `TypeError: For 'Cell', the
+    function construct requires 1 positional argument ...` when the network is first called.
+    A `@jit` function fails with `TypeError: Function:f takes 1 positional arguments, but 2
+    were given`, and a helper with `NameError: The name 'v' is not defined` at the call.
 
     ## Example
     ```python
@@ -51,16 +54,14 @@ class PositionalOnlyConstruct(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.FunctionDef)
-        if node.name != "construct" or not node.args.posonlyargs:
-            return
-        scope = ctx.scope
-        if scope is None or scope.kind != "construct" or scope.function is not node:
+        if not node.args.posonlyargs or ctx.scope is None:
             return
         from npu_lsp.rules.graphmode.fixes import remove_posonly_marker
 
+        what = "`construct`" if node.name == "construct" else "a compiled function"
         yield ctx.diagnostic(
             self,
             ctx.head_span(node),
-            "`construct` must not declare positional-only parameters",
+            f"{what} must not declare positional-only parameters (graph mode ignores them)",
             fix=remove_posonly_marker(node, ctx),
         )
