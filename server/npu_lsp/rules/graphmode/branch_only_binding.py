@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
@@ -71,10 +72,18 @@ class BranchOnlyBinding(GraphRule):
             only = (body - other) | (other - body)
             if not only - param_names(func) or folded_by_parser(node.test, func):
                 return
+            if not only - _assigned_before(node, ctx):  # `h = ...` then `if c: h = ...`
+                return
             where = "true branch" if body - other else "false branch"
         elif isinstance(node, ast.For):
             targets = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-            only = targets | bindings(node.body)
+            # cheap filters before the name index: most loops only rebind names assigned just
+            # before them, and their target is not mentioned after the loop
+            func_end = getattr(func, "end_lineno", None) or end
+            after = set(_IDENTIFIER.findall("\n".join(ctx.lines[end:func_end])))
+            only = (targets | bindings(node.body)) & after
+            if only:
+                only -= _assigned_before(node, ctx)
             where = "'for' loop body"
         else:
             assert isinstance(node, ast.While)
@@ -150,3 +159,25 @@ def _local_constant(name: str, func: ast.AST) -> bool:
                 simple += 1
     # any other store (loop target, unpacking, `+=`, `with ... as`) makes it a variable
     return simple > 0 and simple == stores
+
+
+_IDENTIFIER = re.compile(r"\w+")  # a superset of the identifiers (also numbers)
+
+
+def _assigned_before(node: ast.stmt, ctx: Context) -> set[str]:
+    """Names assigned by the statements before `node` in its own block (so bound on every
+    path that reaches it)."""
+    parent = ctx.parent(node)
+    out: set[str] = set()
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if not (isinstance(block, list) and any(st is node for st in block)):
+            continue
+        for st in block:
+            if st is node:
+                break
+            if isinstance(st, ast.Assign):
+                out.update(t.id for t in st.targets if isinstance(t, ast.Name))
+            elif isinstance(st, (ast.AugAssign, ast.AnnAssign)) and isinstance(st.target, ast.Name):
+                out.add(st.target.id)
+    return out

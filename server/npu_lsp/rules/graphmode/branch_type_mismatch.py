@@ -55,9 +55,9 @@ def incompatible(x: set[str], y: set[str]) -> str | None:
     return None
 
 
-def _preceding_numbers(node: ast.If, ctx: Context) -> dict[str, ast.expr]:
-    """Names last bound to a number literal by the statements just before `node` in its
-    block (`y = 0` then `if ...: y = x`: the `if` joins 0 with a Tensor)."""
+def _preceding_numbers(node: ast.If, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
+    """Those of `names` last bound to a number literal by the statements just before `node`
+    in its block (`y = 0` then `if ...: y = x`: the `if` joins 0 with a Tensor)."""
     parent = ctx.parent(node)
     block = next(
         (
@@ -71,11 +71,18 @@ def _preceding_numbers(node: ast.If, ctx: Context) -> dict[str, ast.expr]:
     for st in block or ():
         if st is node:
             break
-        for name in bindings([st]):
-            out.pop(name, None)
-        for name, value in _assigned([st]).items():
-            if isinstance(value, ast.Constant) and type(value.value) in (int, float):
-                out[name] = value
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            target = st.targets[0]
+            if isinstance(target, ast.Name) and target.id in names:
+                value = st.value
+                if isinstance(value, ast.Constant) and type(value.value) in (int, float):
+                    out[target.id] = value
+                else:
+                    out.pop(target.id, None)
+                continue
+        if out:  # any other rebinding in between (loops, `+=`, unpacking) cancels it
+            for name in bindings([st]) & out.keys():
+                del out[name]
     return out
 
 
@@ -131,8 +138,8 @@ class BranchTypeMismatch(GraphRule):
         ):
             if node.orelse or not _assigned(node.body):
                 return
-            before = _preceding_numbers(node, ctx)
-            if not before.keys() & _assigned(node.body).keys():
+            before = _preceding_numbers(node, ctx, set(_assigned(node.body)))
+            if not before:
                 return
         a = analyzer(ctx)
         if not a.kind(node.test).dynamic:
