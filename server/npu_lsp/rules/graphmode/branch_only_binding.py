@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
@@ -76,14 +75,14 @@ class BranchOnlyBinding(GraphRule):
                 return
             where = "true branch" if body - other else "false branch"
         elif isinstance(node, ast.For):
-            targets = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+            t = node.target
+            targets = {t.id} if isinstance(t, ast.Name) else bindings([ast.Expr(t)])
             # cheap filters before the name index: most loops only rebind names assigned just
             # before them, and their target is not mentioned after the loop
-            func_end = getattr(func, "end_lineno", None) or end
-            after = set(_IDENTIFIER.findall("\n".join(ctx.lines[end:func_end])))
-            only = (targets | bindings(node.body)) & after
+            only = (targets | bindings(node.body)) - _assigned_before(node, ctx)
             if only:
-                only -= _assigned_before(node, ctx)
+                after = ctx.lines[end : getattr(func, "end_lineno", None) or end]
+                only = {n for n in only if any(_mentions(line, n) for line in after)}
             where = "'for' loop body"
         else:
             assert isinstance(node, ast.While)
@@ -161,7 +160,17 @@ def _local_constant(name: str, func: ast.AST) -> bool:
     return simple > 0 and simple == stores
 
 
-_IDENTIFIER = re.compile(r"\w+")  # a superset of the identifiers (also numbers)
+def _mentions(line: str, name: str) -> bool:
+    """Does `name` occur in `line` as a whole word (a superset of its uses there)?"""
+    i = line.find(name)
+    while i >= 0:
+        j = i + len(name)
+        if (i == 0 or not (line[i - 1].isalnum() or line[i - 1] == "_")) and (
+            j == len(line) or not (line[j].isalnum() or line[j] == "_")
+        ):
+            return True
+        i = line.find(name, j)
+    return False
 
 
 def _assigned_before(node: ast.stmt, ctx: Context) -> set[str]:
@@ -171,7 +180,7 @@ def _assigned_before(node: ast.stmt, ctx: Context) -> set[str]:
     out: set[str] = set()
     for field in ("body", "orelse", "finalbody"):
         block = getattr(parent, field, None)
-        if not (isinstance(block, list) and any(st is node for st in block)):
+        if not (isinstance(block, list) and node in block):  # AST nodes compare by identity
             continue
         for st in block:
             if st is node:

@@ -63,7 +63,7 @@ def _preceding_numbers(node: ast.If, ctx: Context, names: set[str]) -> dict[str,
         (
             b
             for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
-            if isinstance(b, list) and any(st is node for st in b)
+            if isinstance(b, list) and node in b  # AST nodes compare by identity
         ),
         None,
     )
@@ -136,14 +136,20 @@ class BranchTypeMismatch(GraphRule):
         if not returns_in(node.body) and not (
             node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
         ):
-            if node.orelse or not _assigned(node.body):
+            # `y = 0` then `if t: y = x`: the number bound before is the false branch
+            assigned = {} if node.orelse else _assigned(node.body)
+            if not assigned:
                 return
-            before = _preceding_numbers(node, ctx, set(_assigned(node.body)))
+            a = analyzer(ctx)
+            if not a.kind(node.test).dynamic:
+                return
+            before = _preceding_numbers(node, ctx, set(assigned))
             if not before:
                 return
-        a = analyzer(ctx)
-        if not a.kind(node.test).dynamic:
-            return
+        else:
+            a = analyzer(ctx)
+            if not a.kind(node.test).dynamic:
+                return
         found = self._returns(node, ctx, a) or self._assigns(node, a, before)
         if found:
             reason, where = found
