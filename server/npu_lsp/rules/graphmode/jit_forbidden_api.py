@@ -51,8 +51,21 @@ _CELL_METHODS = frozenset(
         "parameters_broadcast_dict",
         "parameters_dict",
         "parameters_and_names",
+        # also decorated @jit_forbidden_register in 2.10 (each measured: ms210 ms_jfa_* cases)
+        "buffers",
+        "named_buffers",
+        "get_buffer",
+        "register_buffer",
+        "get_sub_cell",
+        "register_state_dict_pre_hook",
+        "register_state_dict_post_hook",
+        "register_load_state_dict_pre_hook",
+        "register_load_state_dict_post_hook",
+        "register_saved_tensors_hooks",
     }
 )
+#: forbidden Cell methods with names common elsewhere (`Tensor.to`): only on known sub-cells
+_CELL_ONLY_METHODS = frozenset({"to", "to_empty"})
 
 
 @rule(code="MS116", name="jit-forbidden-api", severity="error", family="graphmode")
@@ -62,7 +75,8 @@ class JitForbiddenApi(GraphRule):
     `mindspore.context` (`ms.set_context`, ...), `mindspore.common.initializer` and
     `mindspore.log`, and the Cell/Parameter methods registered as JIT-forbidden
     (`self.trainable_params()`, `get_parameters`, `untrainable_params`, the forward/backward
-    hook registration methods, `state_dict`, `Parameter.set_data`).
+    and state-dict hook registration methods, `state_dict`, the buffer methods,
+    `get_sub_cell`, `Cell.to`, `Parameter.set_data`, `Tensor.assign_value`).
 
     ## Why is this bad?
     These APIs change or inspect the Python-side state of the network. MindSpore stops with
@@ -129,11 +143,49 @@ class JitForbiddenApi(GraphRule):
                 node,
                 f"`Cell.{func.attr}` cannot be called in compiled code (JIT-forbidden API); call it in `__init__`",
             )
-        elif func.attr in ("set_data", "init_data") and on_sub and isinstance(recv, ast.Attribute):
+        elif func.attr in _CELL_ONLY_METHODS and (on_self or on_sub):
             info = analyzer(ctx).self_info(analyzer(ctx).owner_class(ctx.function))
-            if recv.attr in info.parameters:
+            if on_self or (isinstance(recv, ast.Attribute) and recv.attr in info.cells):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`Cell.{func.attr}` cannot be called in compiled code (JIT-forbidden API); call it before compiling",
+                )
+        elif func.attr == "assign_value" and not on_self:
+            yield ctx.diagnostic(
+                self,
+                node,
+                "`Tensor.assign_value` cannot be called in compiled code (JIT-forbidden API); use `ops.assign`",
+            )
+        elif func.attr in ("set_data", "init_data"):
+            # `self.w.set_data(...)`, or through a local alias (`p = self.w`)
+            attr = recv.attr if on_sub and isinstance(recv, ast.Attribute) else None
+            if isinstance(recv, ast.Name) and ctx.function is not None:
+                attr = _self_alias(recv.id, ctx.function)
+            info = analyzer(ctx).self_info(analyzer(ctx).owner_class(ctx.function))
+            if attr is not None and attr in info.parameters:
                 yield ctx.diagnostic(
                     self,
                     node,
                     f"`Parameter.{func.attr}` cannot be called in compiled code (JIT-forbidden API); use `ops.assign`",
                 )
+
+
+def _self_alias(name: str, func: ast.AST) -> str | None:
+    """`attr` when `name` is bound exactly once in `func`, by `name = self.attr`."""
+    stores = 0
+    attr: str | None = None
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+            stores += 1
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1:
+            t, v = n.targets[0], n.value
+            if (
+                isinstance(t, ast.Name)
+                and t.id == name
+                and isinstance(v, ast.Attribute)
+                and isinstance(v.value, ast.Name)
+                and v.value.id == "self"
+            ):
+                attr = v.attr
+    return attr if stores == 1 else None
