@@ -75,14 +75,13 @@ class BranchOnlyBinding(GraphRule):
                 return
             where = "true branch" if body - other else "false branch"
         elif isinstance(node, ast.For):
-            t = node.target
-            targets = {t.id} if isinstance(t, ast.Name) else bindings([ast.Expr(t)])
-            # cheap filters before the name index: most loops only rebind names assigned just
-            # before them, and their target is not mentioned after the loop
-            only = (targets | bindings(node.body)) - _assigned_before(node, ctx)
+            # the loop's own target and its body's bindings; cheap filters before the name
+            # index: most loops only rebind names assigned just before them, and their
+            # target is not mentioned after the loop
+            only = bindings([node]) - _assigned_before(node, ctx)
             if only:
-                after = ctx.lines[end : getattr(func, "end_lineno", None) or end]
-                only = {n for n in only if any(_mentions(line, n) for line in after)}
+                after = "\n".join(ctx.lines[end : getattr(func, "end_lineno", None) or end])
+                only = {n for n in only if _mentions(after, n)}
             where = "'for' loop body"
         else:
             assert isinstance(node, ast.While)
@@ -160,16 +159,16 @@ def _local_constant(name: str, func: ast.AST) -> bool:
     return simple > 0 and simple == stores
 
 
-def _mentions(line: str, name: str) -> bool:
-    """Does `name` occur in `line` as a whole word (a superset of its uses there)?"""
-    i = line.find(name)
+def _mentions(text: str, name: str) -> bool:
+    """Does `name` occur in `text` as a whole word (a superset of its uses there)?"""
+    i = text.find(name)
     while i >= 0:
         j = i + len(name)
-        if (i == 0 or not (line[i - 1].isalnum() or line[i - 1] == "_")) and (
-            j == len(line) or not (line[j].isalnum() or line[j] == "_")
+        if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) and (
+            j == len(text) or not (text[j].isalnum() or text[j] == "_")
         ):
             return True
-        i = line.find(name, j)
+        i = text.find(name, j)
     return False
 
 

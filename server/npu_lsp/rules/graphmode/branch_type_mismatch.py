@@ -140,11 +140,11 @@ class BranchTypeMismatch(GraphRule):
             assigned = {} if node.orelse else _assigned(node.body)
             if not assigned:
                 return
+            before = _preceding_numbers(node, ctx, set(assigned))  # cheap: no data flow
+            if not before:
+                return
             a = analyzer(ctx)
             if not a.kind(node.test).dynamic:
-                return
-            before = _preceding_numbers(node, ctx, set(assigned))
-            if not before:
                 return
         else:
             a = analyzer(ctx)
