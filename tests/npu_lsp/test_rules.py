@@ -78,6 +78,8 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
     errors = {d.span.line for d in diags if d.severity == "error"}
     lines = text.splitlines()
     assert [lines[n - 1].strip() for n in sorted(errors)] == [
-        "self.layers = [nn.Dense(3, 3) for _ in range(3)]  # expect: MS126"
+        "self.layers = [nn.Dense(3, 3) for _ in range(3)]  # expect: MS126",
+        # repeated where construct reads the list: the line MindSpore names
+        "for layer in self.layers:  # expect: MS126",
     ]
     assert len(diags) - len(errors) == 4
