@@ -67,6 +67,32 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
                 append(value)
 
 
+#: Statements with no blocks to open (simple statements), and definitions, whose bodies are
+#: another scope: `statements` yields them without looking inside.
+_NO_BLOCKS = frozenset(
+    {
+        ast.Assign,
+        ast.AugAssign,
+        ast.AnnAssign,
+        ast.Expr,
+        ast.Return,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        ast.Raise,
+        ast.Assert,
+        ast.Delete,
+        ast.Import,
+        ast.ImportFrom,
+        ast.Global,
+        ast.Nonlocal,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+    }
+)
+
+
 def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement in `body` and in the blocks of compound statements (no expressions,
     no nested function or class bodies)."""
@@ -74,7 +100,7 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     while stack:
         st = stack.pop()
         yield st
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if type(st) in _NO_BLOCKS:
             continue
         blocks: list[ast.stmt] = []
         for name in ("body", "orelse", "finalbody"):

@@ -7,6 +7,8 @@ import ast
 
 import pytest
 from engine_support import FIXTURES, expectations
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import apply_edits
@@ -83,3 +85,11 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
         "for layer in self.layers:  # expect: MS126",
     ]
     assert len(diags) - len(errors) == 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789.jJx_ \n(+", max_size=12))
+def test_ms113_text_prefilter_agrees_with_its_pattern(text: str) -> None:
+    from npu_lsp.rules.graphmode.complex_literal import _IMAGINARY, _has_imaginary_literal
+
+    assert _has_imaginary_literal(text) == bool(_IMAGINARY.search(text))
