@@ -148,10 +148,10 @@ class BranchTypeMismatch(GraphRule):
                 return
         else:
             a = analyzer(ctx)
-            if not a.kind(node.test).dynamic:
-                return
+        # what the branches produce first: when they agree (the usual case) the condition's
+        # kind, which can take solving every name it reads, is never needed
         found = self._returns(node, ctx, a) or self._assigns(node, a, before)
-        if found:
+        if found and a.kind(node.test).dynamic:
             reason, where = found
             # MindSpore names the false branch: the else block's return or first statement,
             # or the `if` itself when the false path is what follows it

@@ -1164,30 +1164,32 @@ class Analyzer:
             if len(ts) == 1:
                 t = next(iter(ts))
                 return None if t == "?" else t
+        if isinstance(e, ast.Call):
+            # calls that may return anything are settled before the call's own kind, which
+            # can take solving every name it reads
+            q = self.ctx.qualname(e.func) or ""
+            if q.startswith("builtins.") and q.rsplit(".", 1)[-1] in (
+                "tuple",
+                "list",
+                "zip",
+                "map",
+                "enumerate",
+            ):
+                return None
+            if isinstance(e.func, ast.Attribute) and e.func.attr in (
+                "split",
+                "chunk",
+                "unbind",
+            ):
+                return None
+            if not q.startswith("mindspore.") and not (
+                isinstance(e.func, ast.Attribute) and self._kind(e.func.value, fn) == Kind.TENSOR
+            ):
+                return None  # a sub-cell or helper may return anything
+            return "tensor" if self._kind(e, fn) == Kind.TENSOR else None
         if self._kind(e, fn) == Kind.TENSOR and isinstance(
-            e, (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Call, ast.Name, ast.Attribute)
+            e, (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Name, ast.Attribute)
         ):
-            if isinstance(e, ast.Call):
-                q = self.ctx.qualname(e.func) or ""
-                if q.startswith("builtins.") and q.rsplit(".", 1)[-1] in (
-                    "tuple",
-                    "list",
-                    "zip",
-                    "map",
-                    "enumerate",
-                ):
-                    return None
-                if isinstance(e.func, ast.Attribute) and e.func.attr in (
-                    "split",
-                    "chunk",
-                    "unbind",
-                ):
-                    return None
-                if not q.startswith("mindspore.") and not (
-                    isinstance(e.func, ast.Attribute)
-                    and self._kind(e.func.value, fn) == Kind.TENSOR
-                ):
-                    return None  # a sub-cell or helper may return anything
             if isinstance(e, ast.Subscript) and self._type_class(e.value, fn) != "tensor":
                 return None
             return "tensor"
