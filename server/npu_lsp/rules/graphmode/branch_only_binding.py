@@ -67,9 +67,10 @@ class BranchOnlyBinding(GraphRule):
             # a rebound parameter can never be flagged (parameters are bound before every branch)
             if terminates(node.body) or (node.orelse and terminates(node.orelse)):
                 return
-            body, other = bindings(node.body), bindings(node.orelse)
-            only = (body - other) | (other - body)
-            if not only - param_names(func) or folded_by_parser(node.test, func):
+            body = bindings(node.body)
+            other = bindings(node.orelse) if node.orelse else set()
+            only = body ^ other
+            if not only or not only - param_names(func) or folded_by_parser(node.test, func):
                 return
             if not only - _assigned_before(node, ctx):  # `h = ...` then `if c: h = ...`
                 return
