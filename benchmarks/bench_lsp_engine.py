@@ -107,6 +107,13 @@ def _scope_time(text: str) -> float:
         gc.enable()
 
 
+def _history(out: Path) -> str:
+    """The "## History" part of the results file, kept across runs (written by hand)."""
+    old = out.read_text(encoding="utf-8") if out.exists() else ""
+    at = old.find("\n## History")
+    return old[at:] if at >= 0 else ""
+
+
 def _parse_paused(text: str) -> None:
     gc.disable()
     try:
@@ -173,7 +180,7 @@ engine minus the other two, so it absorbs their noise):
 | scope resolution (`ScopeResolver` on the parsed tree) | {scope_med * 1000:.1f} | {scope_med / parse_med:.2f} |
 | walk, rules and data flow | {rest * 1000:.1f} | {rest / parse_med:.2f} |
 """
-    args.out.write_text(report, encoding="utf-8")
+    args.out.write_text(report + _history(args.out), encoding="utf-8")
     print(report)
     return 0
 
