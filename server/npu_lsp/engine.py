@@ -351,6 +351,7 @@ def _dispatch_table(
     _ensure_rules_loaded()
     ignored = config.ignored_for(path)
     found: dict[tuple[str, ...], bool] = {}
+    present: dict[str, bool] = {}  # one scan of the text per distinct trigger word
     imported: dict[tuple[str, ...], bool] = {}
     active: list[str] = []
     for code, cls in sorted(RULES.items()):
@@ -361,7 +362,7 @@ def _dispatch_table(
         forced_family = cls.family in forced and cls.triggers is None
         triggers = () if forced_family else cls.active_triggers()
         if triggers not in found:
-            found[triggers] = not triggers or any(t in text for t in triggers)
+            found[triggers] = not triggers or any(_contains(text, t, present) for t in triggers)
         if not found[triggers]:
             continue
         required = cls.active_imports()
@@ -381,6 +382,15 @@ def _dispatch_table(
                 table.setdefault(t, []).append(inst)
         _dispatch_cache[key] = table
     return table
+
+
+def _contains(text: str, word: str, memo: dict[str, bool]) -> bool:
+    """`word in text`, remembered: an absent word costs a scan of the whole file, and several
+    rules share trigger words ("torch", "cuda")."""
+    hit = memo.get(word)
+    if hit is None:
+        hit = memo[word] = word in text
+    return hit
 
 
 def _internal(code: str, message: str, span: Span, severity: Severity = "error") -> Diagnostic:
