@@ -46,6 +46,8 @@ def is_suppressed(diag: Diagnostic, noqa: dict[int, frozenset[str]]) -> bool:
 
 def filter_suppressed(diags: list[Diagnostic], text: str) -> list[Diagnostic]:
     """Drop diagnostics suppressed by noqa comments in `text`."""
+    if not diags:
+        return diags  # nothing to suppress: the comments need not be read
     noqa = parse_noqa(text)
     if not noqa:
         return diags
