@@ -409,3 +409,32 @@ def test_a_recursive_helper_parameter_dtype_terminates_and_never_guesses() -> No
     return v
     """
     assert _helper_dtypes(body, "return helper(x)") == {"v": None}
+
+
+def test_helper_dtypes_pass_through_chains_of_helpers_and_methods() -> None:
+    src = """
+    import numpy as np
+    import mindspore as ms
+    from mindspore import nn, ops, Tensor
+
+    def inner(v):
+        return v
+
+    def outer(u):
+        return inner(u * 2)
+
+    class Net(nn.Cell):
+        def pick(self, w):
+            return w
+
+        def construct(self, x):
+            return outer(x) + self.pick(ops.cast(x, ms.int32))
+
+    Net()(Tensor(np.ones(3), ms.float16))
+    """
+    ctx, a = _setup(src)
+    got = {
+        name: a.dtype_of(_returned(_function(ctx, name))[0], _function(ctx, name))
+        for name in ("inner", "outer", "pick")
+    }
+    assert got == {"inner": "float16", "outer": "float16", "pick": "int32"}
