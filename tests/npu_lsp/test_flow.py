@@ -357,3 +357,84 @@ def test_construct_inputs_seen_where_the_cell_is_called_from_plain_python() -> N
     }
     for call, kind in calls.items():
         assert kinds(textwrap.dedent(cell) + call + "\n") == {"x": kind}, call
+
+
+def _helper_dtypes(body: str, calls: str) -> dict[str, str | None]:
+    """Dtypes of the names `helper` returns, the helper called as `calls` from construct."""
+    src = f"""
+import numpy as np
+import mindspore as ms
+from mindspore import nn, ops, Tensor
+
+def helper(v, w=None):
+{textwrap.indent(textwrap.dedent(body), "    ")}
+
+class Net(nn.Cell):
+    def construct(self, x, y):
+{textwrap.indent(textwrap.dedent(calls), "        ")}
+
+Net()(Tensor(np.ones(3), ms.float32), Tensor(np.ones(3)))
+"""
+    ctx, a = _setup(src)
+    func = _function(ctx, "helper")
+    return {e.id: a.dtype_of(e, func) for e in _returned(func) if isinstance(e, ast.Name)}
+
+
+def test_helper_parameters_get_the_dtype_every_call_site_agrees_on() -> None:
+    ret = "return v"
+    # x is float32 where the cell is called; the cast states int32 at the call site
+    assert _helper_dtypes(ret, "return helper(x)") == {"v": "float32"}
+    assert _helper_dtypes(ret, "return helper(ops.cast(y, ms.int32))") == {"v": "int32"}
+    assert _helper_dtypes(ret, "return helper(x) + helper(x * 2)") == {"v": "float32"}
+    assert _helper_dtypes(ret, "return helper(v=x)") == {"v": "float32"}
+    # sites that disagree, or one whose dtype is unknown (y): no single dtype
+    assert _helper_dtypes(ret, "return helper(x) + helper(x.astype(ms.int32))") == {"v": None}
+    assert _helper_dtypes(ret, "return helper(x) + helper(y)") == {"v": None}
+    # a parameter left to its default at some site: unknown
+    assert _helper_dtypes("return w", "return helper(x, x) + helper(x)") == {"w": None}
+    assert _helper_dtypes("return w", "return helper(x, x) + helper(x, x)") == {"w": "float32"}
+
+
+def test_a_recursive_helper_parameter_dtype_terminates_and_never_guesses() -> None:
+    body = """
+    if v.sum() > 0:
+        return helper(v - 1)
+    return v
+    """
+    # the recursive site is unsolved while the parameter is: unknown rather than a guess
+    assert _helper_dtypes(body, "return helper(x)") == {"v": None}
+    body = """
+    if v.sum() > 0:
+        return helper(ops.cast(v, ms.int32))
+    return v
+    """
+    assert _helper_dtypes(body, "return helper(x)") == {"v": None}
+
+
+def test_helper_dtypes_pass_through_chains_of_helpers_and_methods() -> None:
+    src = """
+    import numpy as np
+    import mindspore as ms
+    from mindspore import nn, ops, Tensor
+
+    def inner(v):
+        return v
+
+    def outer(u):
+        return inner(u * 2)
+
+    class Net(nn.Cell):
+        def pick(self, w):
+            return w
+
+        def construct(self, x):
+            return outer(x) + self.pick(ops.cast(x, ms.int32))
+
+    Net()(Tensor(np.ones(3), ms.float16))
+    """
+    ctx, a = _setup(src)
+    got = {
+        name: a.dtype_of(_returned(_function(ctx, name))[0], _function(ctx, name))
+        for name in ("inner", "outer", "pick")
+    }
+    assert got == {"inner": "float16", "outer": "float16", "pick": "int32"}

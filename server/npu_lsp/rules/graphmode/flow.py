@@ -554,10 +554,9 @@ class Analyzer:
 
     def _compute_dtypes(self, fn: _Fn, name: str) -> frozenset[str]:
         out: set[str] = set()
-        if name in fn.params:
-            observed = self._observed_param_dtypes(fn).get(name)
-            if observed is not None:
-                out.add(observed)
+        spec = fn.params.get(name)
+        if spec is not None:
+            out |= self._param_dtypes_of(fn, name, spec)
         for how, value in fn.bindings.get(name, ()):
             if how == _ASSIGN:
                 dt = self._dtype(value, fn)  # type: ignore[arg-type]
@@ -611,6 +610,25 @@ class Analyzer:
         if self._scope_kind(fn) in ("construct", "jit"):
             return frozenset({"tensor"})
         return None
+
+    def _param_dtypes_of(self, fn: _Fn, name: str, spec: _Param) -> frozenset[str]:
+        """Dtypes a parameter starts with: seen where a construct / jit function is called
+        at module level, or at a helper's call sites in compiled code."""
+        if self._scope_kind(fn) != "helper":
+            observed = self._observed_param_dtypes(fn).get(name)
+            return frozenset({observed}) if observed is not None else _NO_NAMES
+        if spec[0] != "pos":
+            return _NO_NAMES
+        sites = self._site_args(fn, name, spec)
+        if len(sites) != len(self._call_sites(fn)):  # a site leaves it to its default
+            return _NO_NAMES
+        out: set[str] = set()
+        for arg, caller in sites:
+            d = self._module_dtype(arg) if caller is None else self._dtype(arg, caller)
+            if d is None:  # every site must say (a recursive site not yet solved: unknown)
+                return _NO_NAMES
+            out.add(d)
+        return frozenset(out)
 
     def _scope_kind(self, fn: _Fn) -> str | None:
         return getattr(self.ctx.scopes.scope_for(fn.func), "kind", None) if fn.func else None
