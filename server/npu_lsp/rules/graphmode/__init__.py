@@ -40,6 +40,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     tensor_dict_key,
     tensor_to_host,
     try_statement,
+    unbounded_method_recursion,
     unsupported_exception_type,
     walrus_operator,
     with_non_jit_class,
