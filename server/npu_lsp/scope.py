@@ -658,7 +658,11 @@ class _Modes:
             for node in find_branches(part, _CALL_KIND):
                 assert isinstance(node, ast.Call)
                 f = node.func
-                if (isinstance(f, ast.Name) and f.id in info.instances) or isinstance(f, ast.Call):
+                if isinstance(f, ast.Name):
+                    cls = info.instances.get(f.id)
+                else:
+                    cls = info.resolve(f.func) if isinstance(f, ast.Call) else None
+                if cls is not None and _may_be_network(cls):
                     pos = _position(node)
                     if self.first_call is None or pos < self.first_call:
                         self.first_call = pos
@@ -680,6 +684,15 @@ class _Modes:
         if before:
             return max(before)[2]
         return False if self.nested_pynative else None
+
+
+def _may_be_network(cls: str) -> bool:
+    """Can an instance of the class named `cls` be a Cell? MindSpore's own classes are
+    known by name (an eager `ops.ReLU()(x)` is not a network call); a class of the project
+    by its capitalised name (the summary cannot follow its bases yet)."""
+    if cls.startswith("mindspore."):
+        return _is_mindspore_cell(cls)
+    return not cls.startswith("builtins.") and cls.rpartition(".")[2][:1].isupper()
 
 
 def _statement_expressions(st: ast.stmt) -> list[ast.AST]:

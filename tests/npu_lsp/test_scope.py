@@ -244,6 +244,14 @@ def f(x):
         ("ms.set_context(mode=0)\nif True:\n    ms.set_context(mode=1)", "", False),
         ("", "ms.set_context(mode=ms.PYNATIVE_MODE)", False),  # no setting before the call
         ("", "", True),  # no setting at all: the Cell is taken to be compiled
+        # eager op calls before the network call are not network calls
+        (
+            "from mindspore import ops\nms.set_context(mode=ms.PYNATIVE_MODE)\n"
+            "y = ops.ReLU()(1)\nrelu = ops.ReLU()\ny = relu(1)\nz = f(1)\n"
+            "ms.set_context(mode=ms.GRAPH_MODE)",
+            "",
+            True,
+        ),
         # a test function that sets GRAPH_MODE compiles the network it calls
         (
             "ms.set_context(mode=ms.PYNATIVE_MODE)\n"
