@@ -873,6 +873,8 @@ class ScopeResolver:
         for info in self._reachable_modules():
             names.update(info.functions)
             pending.extend((info, cls) for cls in info.classes.values())
+            # `adder = make()`: a call of `adder` may reach the function `make` returns
+            names.update(a for a in info.instances if self._bound_closure(info, a))
         done: set[str] = set()
         while pending and len(names) <= _MAX_TARGET_NAMES:
             info, cls = pending.pop()
@@ -883,8 +885,6 @@ class ScopeResolver:
             names.update(cls.methods)
             pending.extend(found for base in cls.bases if (found := self._class(base)))
         names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
-        # `adder = make()`: a call of `adder` may reach the function `make` returns
-        names.update(a for a, q in self.info.instances.items() if self._bound_closure(self.info, a))
         return names if len(names) <= _MAX_TARGET_NAMES else None
 
     def _reachable_modules(self) -> list[ModuleInfo]:
@@ -1058,6 +1058,9 @@ class ScopeResolver:
             candidates.extend(
                 (f"{mod}.{cname}.{m}", fn, f"{mod}.{cname}") for m, fn in cls.methods.items()
             )
+        for name in self.info.instances:  # closures other files call through `adder = make()`
+            if made := self._bound_closure(self.info, name):
+                candidates.append((made[1], made[2], None))
         for qual, fn, owner in candidates:
             ws = reached.get(qual)
             if ws is None or id(fn) in self.scopes:
@@ -1082,6 +1085,19 @@ class ScopeResolver:
             if key not in existing._site_keys:  # a set: popular helpers have many callers
                 existing._site_keys.add(key)
                 existing.call_sites.append(site)
+
+    def _closure_named(
+        self, info: ModuleInfo, name: str, qual: str | None
+    ) -> tuple[ModuleInfo, str, FuncDef] | None:
+        """`_bound_closure` for a called name: bound in this module (`qual` None) or
+        imported from another (`from helpers import adder`)."""
+        if qual is None:
+            return self._bound_closure(info, name)
+        mod, _, attr = qual.rpartition(".")
+        if mod == self.info.module:
+            return self._bound_closure(self.info, attr)
+        other = self.workspace.module(mod) if self.workspace is not None else None
+        return None if other is None else self._bound_closure(other, attr)
 
     def _bound_closure(self, info: ModuleInfo, name: str) -> tuple[ModuleInfo, str, FuncDef] | None:
         """`adder = make()` at module level, `make` returning a function it defines: calling
@@ -1113,7 +1129,7 @@ class ScopeResolver:
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
                     yield node, (hit[0], q, hit[1], None)
-                elif q is None and (made := self._bound_closure(info, f.id)):
+                elif made := self._closure_named(info, f.id, q):
                     yield node, (*made, None)
                 # Instantiating a custom class runs its __init__ as plain Python (accepted at
                 # every level), so __init__ is not followed; its other methods are, when called.

@@ -773,6 +773,45 @@ def test_text_shortcuts_follow_calls_into_the_workspace(tmp_path: Path) -> None:
     } <= set(seen(fast))
 
 
+def test_a_factory_closure_imported_from_another_file_is_followed(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "helpers.py": "def make():\n    def add(v):\n        return v\n    return add\n\nadder = make()\n",
+            "net.py": """
+                from mindspore import nn
+                from helpers import adder as plus
+
+                class Net(nn.Cell):
+                    def construct(self, x):
+                        return plus(x)
+            """,
+        },
+    )
+    ws = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    src = (tmp_path / "net.py").read_text(encoding="utf-8")
+    tree = ast.parse(src)
+    path = str(tmp_path / "net.py")
+    fast = ScopeResolver(tree, path, workspace=ws, text=src)
+    full = ScopeResolver(tree, path, workspace=ws)
+    assert fast._call_lines is not None
+
+    def seen(r: ScopeResolver) -> dict[str, list[int]]:
+        return {s.qualname: [c.line for c in s.call_sites] for s in r.scopes.values()}
+
+    assert seen(fast) == seen(full) == {"net.Net.construct": [], "helpers.make.<locals>.add": [7]}
+    whole = ScopeResolver.for_workspace(ws)
+    assert "helpers.make.<locals>.add" in {s.qualname for s in whole.scopes.values()}
+    # the file defining the closure knows it is compiled (reached from net.py)
+    h_src = (tmp_path / "helpers.py").read_text(encoding="utf-8")
+    h_path = str(tmp_path / "helpers.py")
+    for text in (h_src, None):
+        r = ScopeResolver(ast.parse(h_src), h_path, workspace=ws, text=text)
+        assert [(s.qualname, s.kind) for s in r.scopes.values()] == [
+            ("helpers.make.<locals>.add", "helper")
+        ]
+
+
 def test_a_short_name_all_over_the_text_turns_the_shortcut_off() -> None:
     src = (
         _HEADER
