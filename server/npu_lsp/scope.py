@@ -578,6 +578,7 @@ def module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
 def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> None:
     """Find set_context / set_jit_config / ms.jit(fn) / os.environ level settings anywhere."""
     var_types: dict[str, str] = {}
+    modes = _Modes()
     for st in module_statements(tree):
         if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
             callee = info.resolve(st.value.func)
@@ -585,6 +586,8 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
                 if isinstance(t, ast.Name) and callee:
                     var_types[t.id] = callee
                     info.instances[t.id] = callee
+        if not isinstance(st, _DEFINITIONS):
+            modes.note_statement(st, info)
     for node, cls in _nodes_near(tree, _keyword_lines(text)):
         if isinstance(node, ast.Assign):
             for t in node.targets:
@@ -603,7 +606,7 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
         if name and name.split(".")[0] == "mindspore":
             last = name.rsplit(".", 1)[-1]
             if last == "set_context":
-                _scan_set_context(node, info)
+                _scan_set_context(node, info, modes)
             elif last in _JIT_NAMES and node.args and isinstance(node.args[0], ast.Name):
                 info.jit_wrapped[node.args[0].id] = {k.arg: k.value for k in node.keywords if k.arg}
         if not (isinstance(func, ast.Attribute) and func.attr == "set_jit_config" and node.args):
@@ -621,9 +624,94 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
         elif isinstance(func.value, ast.Call):
             owner = info.resolve(func.value.func) or "*"
         info.cell_config_levels[owner] = level
+    info.graph_mode = modes.decide()
 
 
-def _scan_set_context(node: ast.Call, info: ModuleInfo) -> None:
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+@dataclass
+class _Modes:
+    """The `set_context(mode=...)` calls of a file, to decide whether Cells are compiled.
+
+    MindSpore uses the mode set last before a Cell is called: at module level, the last
+    setting before the first module-level call of a network instance (`net(x)`,
+    `Net()(x)`), or the last one when no such call is visible. A GRAPH_MODE set inside a
+    function (test-style code sets it before calling there) counts as graph mode."""
+
+    #: (line, col, graph?) of module-level settings, in any order
+    module: list[tuple[int, int, bool]] = field(default_factory=list)
+    nested_graph: bool = False
+    nested_pynative: bool = False
+    #: position of the first module-level network call (None: none seen)
+    first_call: tuple[int, int] | None = None
+    _top_calls: set[int] = field(default_factory=set)
+
+    def note_statement(self, st: ast.stmt, info: ModuleInfo) -> None:
+        """Remember a module-level statement's own calls: set_context calls are module-level
+        settings; a call of a name bound to an instance (or of `X(...)`) is a network call."""
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            self._top_calls.add(id(st.value))
+        if self.first_call is not None:
+            return  # statements come in source order: the first call is found
+        for part in _statement_expressions(st):
+            for node in find_branches(part, _CALL_KIND):
+                assert isinstance(node, ast.Call)
+                f = node.func
+                if isinstance(f, ast.Name):
+                    cls = info.instances.get(f.id)
+                else:
+                    cls = info.resolve(f.func) if isinstance(f, ast.Call) else None
+                if cls is not None and _may_be_network(cls):
+                    pos = _position(node)
+                    if self.first_call is None or pos < self.first_call:
+                        self.first_call = pos
+
+    def note(self, node: ast.Call, graph: bool) -> None:
+        if id(node) in self._top_calls:
+            self.module.append((node.lineno, node.col_offset, graph))
+        elif graph:
+            self.nested_graph = True
+        else:
+            self.nested_pynative = True
+
+    def decide(self) -> bool | None:
+        if self.nested_graph:
+            return True
+        before = [
+            m for m in self.module if self.first_call is None or m[:2] < self.first_call
+        ] or self.module
+        if before:
+            return max(before)[2]
+        return False if self.nested_pynative else None
+
+
+def _may_be_network(cls: str) -> bool:
+    """Can an instance of the class named `cls` be a Cell? MindSpore's own classes are
+    known by name (an eager `ops.ReLU()(x)` is not a network call); a class of the project
+    by its capitalised name (the summary cannot follow its bases yet)."""
+    if cls.startswith("mindspore."):
+        return _is_mindspore_cell(cls)
+    return not cls.startswith("builtins.") and cls.rpartition(".")[2][:1].isupper()
+
+
+def _statement_expressions(st: ast.stmt) -> list[ast.AST]:
+    """The parts of a module-level statement that hold its own calls: the header of an
+    if/try/with (`module_statements` yields their blocks as statements of their own),
+    the whole of any other statement (the body of a module-level loop runs there too)."""
+    if not isinstance(st, (ast.If, ast.Try, ast.With)):
+        return [st]
+    exprs, _ = _PARTS.get(type(st)) or _parts(type(st))
+    out: list[ast.AST] = []
+    for name in exprs:
+        value = getattr(st, name, None)
+        for v in value if type(value) is list else (value,):
+            if isinstance(v, ast.AST):
+                out.append(v)
+    return out
+
+
+def _scan_set_context(node: ast.Call, info: ModuleInfo, modes: _Modes) -> None:
     for kw in node.keywords:
         if kw.arg == "jit_syntax_level":
             info.context_level = _level_of(kw.value, info.imports)
@@ -631,9 +719,9 @@ def _scan_set_context(node: ast.Call, info: ModuleInfo) -> None:
             mode = dotted(kw.value) or []
             text = mode[-1] if mode else str(getattr(kw.value, "value", ""))
             if text in ("GRAPH_MODE", "0"):
-                info.graph_mode = True
-            elif text in ("PYNATIVE_MODE", "1") and info.graph_mode is None:
-                info.graph_mode = False
+                modes.note(node, True)
+            elif text in ("PYNATIVE_MODE", "1"):
+                modes.note(node, False)
 
 
 def _jit_config_level(arg: ast.expr, info: ModuleInfo) -> Level | None:
@@ -785,6 +873,8 @@ class ScopeResolver:
         for info in self._reachable_modules():
             names.update(info.functions)
             pending.extend((info, cls) for cls in info.classes.values())
+            # `adder = make()`: a call of `adder` may reach the function `make` returns
+            names.update(a for a in info.instances if self._bound_closure(info, a))
         done: set[str] = set()
         while pending and len(names) <= _MAX_TARGET_NAMES:
             info, cls = pending.pop()
@@ -968,6 +1058,9 @@ class ScopeResolver:
             candidates.extend(
                 (f"{mod}.{cname}.{m}", fn, f"{mod}.{cname}") for m, fn in cls.methods.items()
             )
+        for name in self.info.instances:  # closures other files call through `adder = make()`
+            if made := self._bound_closure(self.info, name):
+                candidates.append((made[1], made[2], None))
         for qual, fn, owner in candidates:
             ws = reached.get(qual)
             if ws is None or id(fn) in self.scopes:
@@ -993,6 +1086,29 @@ class ScopeResolver:
                 existing._site_keys.add(key)
                 existing.call_sites.append(site)
 
+    def _closure_named(
+        self, info: ModuleInfo, name: str, qual: str | None
+    ) -> tuple[ModuleInfo, str, FuncDef] | None:
+        """`_bound_closure` for a called name: bound in this module (`qual` None) or
+        imported from another (`from helpers import adder`)."""
+        if qual is None:
+            return self._bound_closure(info, name)
+        mod, _, attr = qual.rpartition(".")
+        if mod == self.info.module:
+            return self._bound_closure(self.info, attr)
+        other = self.workspace.module(mod) if self.workspace is not None else None
+        return None if other is None else self._bound_closure(other, attr)
+
+    def _bound_closure(self, info: ModuleInfo, name: str) -> tuple[ModuleInfo, str, FuncDef] | None:
+        """`adder = make()` at module level, `make` returning a function it defines: calling
+        `adder` calls that nested function."""
+        q = info.instances.get(name)
+        hit = self._function(q) if q else None
+        if hit is None:
+            return None
+        inner = _returned_function(hit[1])
+        return None if inner is None else (hit[0], f"{q}.<locals>.{inner.name}", inner)
+
     def _owner_class(self, owner: str | None) -> ClassInfo | None:
         found = self._class(owner) if owner else None
         return found[1] if found else None
@@ -1013,6 +1129,8 @@ class ScopeResolver:
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
                     yield node, (hit[0], q, hit[1], None)
+                elif made := self._closure_named(info, f.id, q):
+                    yield node, (*made, None)
                 # Instantiating a custom class runs its __init__ as plain Python (accepted at
                 # every level), so __init__ is not followed; its other methods are, when called.
             elif isinstance(f, ast.Attribute):
@@ -1036,6 +1154,8 @@ class ScopeResolver:
                     cls_q = local_types[recv.id]
                 elif isinstance(recv, ast.Name) and recv.id in info.instances:
                     cls_q = info.instances[recv.id]
+                elif (recv_q := info.resolve(recv)) and self._class(recv_q):
+                    cls_q = recv_q  # `Net.safe(x)`: a method through its class name
                 elif (
                     isinstance(recv, ast.Attribute)
                     and isinstance(recv.value, ast.Name)
@@ -1060,6 +1180,19 @@ class ScopeResolver:
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
                     yield node, (hit[0], q, hit[1], None)
+
+
+def _returned_function(fn: FuncDef) -> FuncDef | None:
+    """The function `fn` defines in its body and returns by name (`return add`), if any."""
+    defined = {
+        st.name: st for st in fn.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    if not defined:
+        return None
+    for st in reversed(fn.body):
+        if isinstance(st, ast.Return) and isinstance(st.value, ast.Name):
+            return defined.get(st.value.id)
+    return None
 
 
 _BODY_KINDS = frozenset({ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign})

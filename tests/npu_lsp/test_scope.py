@@ -219,6 +219,128 @@ def test_pynative_file_compiles_only_jit_functions() -> None:
     assert scopes(src) == {"m.f": "lax"}
 
 
+_CELL_AND_JIT = """
+import mindspore as ms
+from mindspore import nn
+
+class Net(nn.Cell):
+    def construct(self, x):
+        return x
+
+@ms.jit
+def f(x):
+    return x
+"""
+
+
+@pytest.mark.parametrize(
+    "before, after, compiled",
+    [
+        # the mode set last before the network is called is the one it runs in
+        ("ms.set_context(mode=ms.GRAPH_MODE)\nms.set_context(mode=ms.PYNATIVE_MODE)", "", False),
+        ("ms.set_context(mode=ms.PYNATIVE_MODE)\nms.set_context(mode=ms.GRAPH_MODE)", "", True),
+        ("ms.set_context(mode=ms.GRAPH_MODE)", "ms.set_context(mode=ms.PYNATIVE_MODE)", True),
+        ("ms.set_context(mode=ms.PYNATIVE_MODE)", "ms.set_context(mode=ms.GRAPH_MODE)", False),
+        ("ms.set_context(mode=0)\nif True:\n    ms.set_context(mode=1)", "", False),
+        ("", "ms.set_context(mode=ms.PYNATIVE_MODE)", False),  # no setting before the call
+        ("", "", True),  # no setting at all: the Cell is taken to be compiled
+        # eager op calls before the network call are not network calls
+        (
+            "from mindspore import ops\nms.set_context(mode=ms.PYNATIVE_MODE)\n"
+            "y = ops.ReLU()(1)\nrelu = ops.ReLU()\ny = relu(1)\nz = f(1)\n"
+            "ms.set_context(mode=ms.GRAPH_MODE)",
+            "",
+            True,
+        ),
+        # a test function that sets GRAPH_MODE compiles the network it calls
+        (
+            "ms.set_context(mode=ms.PYNATIVE_MODE)\n"
+            "def test_graph():\n    ms.set_context(mode=ms.GRAPH_MODE)\n    Net()(1)",
+            "",
+            True,
+        ),
+    ],
+)
+def test_the_mode_set_last_before_the_network_call_decides(
+    before: str, after: str, compiled: bool
+) -> None:
+    src = f"{_CELL_AND_JIT}\n{before}\nnet = Net()\nprint(net(1))\n{after}\n"
+    expected = {"m.f": "lax"} | ({"m.Net.construct": "lax"} if compiled else {})
+    assert scopes(src) == expected
+
+
+def test_the_last_mode_counts_when_no_network_call_is_visible() -> None:
+    src = f"{_CELL_AND_JIT}\nms.set_context(mode=ms.GRAPH_MODE)\nms.set_context(mode=ms.PYNATIVE_MODE)\n"
+    assert scopes(src) == {"m.f": "lax"}
+    # a loop calling the network at module level is a call too
+    src = f"{_CELL_AND_JIT}\nms.set_context(mode=0)\nnet = Net()\nfor i in range(2):\n    net(i)\n"
+    src += "ms.set_context(mode=1)\n"
+    assert "m.Net.construct" in scopes(src)
+
+
+def test_methods_called_through_their_class_name_are_followed() -> None:
+    src = """
+    from mindspore import nn
+
+    class Tools:
+        @staticmethod
+        def twice(x):
+            return x * 2
+
+    class Base(nn.Cell):
+        def step(self, x):
+            return x
+
+    class Net(Base):
+        @staticmethod
+        def safe(x):
+            return x
+
+        def construct(self, x):
+            return Net.safe(x) + Tools.twice(x) + Base.step(self, x)
+    """
+    assert set(scopes(src)) == {
+        "m.Net.construct",
+        "m.Net.safe",
+        "m.Tools.twice",
+        "m.Base.step",
+    }
+
+
+def test_a_closure_bound_at_module_level_by_a_factory_is_followed() -> None:
+    src = """
+    import mindspore as ms
+    from mindspore import nn
+
+    def make():
+        total = 0
+        def add(v):
+            nonlocal total
+            total = total + 1
+            return v + total
+        return add
+
+    def make_value():
+        def unused(v):
+            return v
+        return 3
+
+    adder = make()
+    three = make_value()
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            return adder(x)
+
+    @ms.jit
+    def f(x):
+        return adder(x) + three
+    """
+    assert set(scopes(src)) == {"m.Net.construct", "m.f", "m.make.<locals>.add"}
+    # the `nonlocal`, and the call sites in compiled code (where MindSpore reports it)
+    assert codes(src) == [(8, "MS104"), (23, "MS104"), (27, "MS104")]
+
+
 def test_workspace_resolves_bases_and_helpers_across_files(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
@@ -523,6 +645,33 @@ class Net(nn.Cell):
         y = "helper(x)"
         return x, y
 """,
+    "class-name methods, factory closures, modes": """
+def make():
+    def add(v):
+        return v
+    return add
+
+adder = make()
+
+class Tools:
+    @staticmethod
+    def twice(x):
+        return adder(x)
+
+ms.set_context(mode=ms.GRAPH_MODE)
+
+class Net(nn.Cell):
+    def construct(self, x):
+        return Tools.twice(x) + Net.more(x)
+
+    @staticmethod
+    def more(x):
+        return adder(x)
+
+net = Net()
+print(net(1))
+ms.set_context(mode=ms.PYNATIVE_MODE)
+""",
     "non-NFKC identifiers": """
 def \ufb01x(x):
     return x
@@ -624,6 +773,45 @@ def test_text_shortcuts_follow_calls_into_the_workspace(tmp_path: Path) -> None:
     } <= set(seen(fast))
 
 
+def test_a_factory_closure_imported_from_another_file_is_followed(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "helpers.py": "def make():\n    def add(v):\n        return v\n    return add\n\nadder = make()\n",
+            "net.py": """
+                from mindspore import nn
+                from helpers import adder as plus
+
+                class Net(nn.Cell):
+                    def construct(self, x):
+                        return plus(x)
+            """,
+        },
+    )
+    ws = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    src = (tmp_path / "net.py").read_text(encoding="utf-8")
+    tree = ast.parse(src)
+    path = str(tmp_path / "net.py")
+    fast = ScopeResolver(tree, path, workspace=ws, text=src)
+    full = ScopeResolver(tree, path, workspace=ws)
+    assert fast._call_lines is not None
+
+    def seen(r: ScopeResolver) -> dict[str, list[int]]:
+        return {s.qualname: [c.line for c in s.call_sites] for s in r.scopes.values()}
+
+    assert seen(fast) == seen(full) == {"net.Net.construct": [], "helpers.make.<locals>.add": [7]}
+    whole = ScopeResolver.for_workspace(ws)
+    assert "helpers.make.<locals>.add" in {s.qualname for s in whole.scopes.values()}
+    # the file defining the closure knows it is compiled (reached from net.py)
+    h_src = (tmp_path / "helpers.py").read_text(encoding="utf-8")
+    h_path = str(tmp_path / "helpers.py")
+    for text in (h_src, None):
+        r = ScopeResolver(ast.parse(h_src), h_path, workspace=ws, text=text)
+        assert [(s.qualname, s.kind) for s in r.scopes.values()] == [
+            ("helpers.make.<locals>.add", "helper")
+        ]
+
+
 def test_a_short_name_all_over_the_text_turns_the_shortcut_off() -> None:
     src = (
         _HEADER
@@ -668,6 +856,13 @@ _STATEMENTS = [
     "\ufb01x(x)",
     "q = self.\\\n{i}step(x)",
     "for k in range(helper(3)):\n{i}    helper(k)",
+    "K.run(None)",
+    "Net.construct(self, x)",
+    "adder = make()",
+    "y = adder(x)",
+    "ms.set_context(mode=ms.PYNATIVE_MODE)",
+    "ms.set_context(mode=ms.GRAPH_MODE)",
+    "net(x)",
     "@ms.jit\n{i}def inner(v):\n{i}    return helper(v)",
 ]
 _TOP = [
@@ -676,6 +871,9 @@ _TOP = [
     "class Mixin:\n    def step(self, x):\n        return helper(x)\n",
     "net = Net()\n",
     "class K:\n    def run(self):\n        return 1\n",
+    "def make():\n    def add(v):\n        return helper(v)\n    return add\n",
+    "adder = make()\n",
+    "ms.set_context(mode=ms.PYNATIVE_MODE)\n",
 ]
 
 
