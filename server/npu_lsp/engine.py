@@ -44,6 +44,7 @@ from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from npu_lsp.noqa import filter_suppressed
 from npu_lsp.registry import RULES, Rule, load_all
 from npu_lsp.scope import (
+    ECHOED_KINDS,
     CallSite,
     GraphScope,
     ModuleInfo,
@@ -300,7 +301,7 @@ class Context:
         call sites that reach it are attached as related information automatically."""
         span = node if isinstance(node, Span) else self.span(node)
         rel = list(related)
-        if self.scope is not None and self.scope.kind == "helper":
+        if self.scope is not None and self.scope.kind in ECHOED_KINDS:
             for site in self.scope.call_sites[:5]:
                 rel.append(
                     Related(
@@ -508,7 +509,7 @@ def _root_call_sites(scope: GraphScope, resolver: ScopeResolver) -> list[CallSit
     while todo:
         site = todo.pop()
         caller = resolver.scope_for(site.caller_node) if site.caller_node is not None else None
-        if caller is None or caller.kind != "helper":
+        if caller is None or caller.kind not in ECHOED_KINDS:
             out.append(site)
         elif id(caller.function) not in seen:
             seen.add(id(caller.function))
@@ -539,7 +540,7 @@ class _Walker:
     def _emit(self, found: list[Diagnostic]) -> None:
         self.out.extend(found)
         scope = self.ctx.scope  # as set by the walk (module-level rules run with None)
-        if scope is not None and scope.kind == "helper":
+        if scope is not None and scope.kind in ECHOED_KINDS:
             for d in found:
                 if d.severity == "error":
                     self.out.extend(self._echo_at_call_sites(d, scope))

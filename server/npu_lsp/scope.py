@@ -57,6 +57,11 @@ class CallSite:
     caller_node: ast.AST | None = field(default=None, compare=False, repr=False)
 
 
+#: Scope kinds compiled because compiled code calls them (a helper, a `@jit_class` method):
+#: their call sites are recorded, and MindSpore reports their errors at those call sites.
+ECHOED_KINDS = frozenset({"helper", "jit_class"})
+
+
 @dataclass
 class GraphScope:
     """A compiled function: what made it compiled, at which level, and who calls it."""
@@ -1080,7 +1085,7 @@ class ScopeResolver:
             self.scopes[id(fn)] = existing
         elif level == "strict":
             existing.level = "strict"  # reached from a strict root: the strictest level wins
-        if site is not None and existing.kind == "helper":
+        if site is not None and existing.kind in ECHOED_KINDS:
             key = (site.path, site.line, site.column, site.caller)
             if key not in existing._site_keys:  # a set: popular helpers have many callers
                 existing._site_keys.add(key)
