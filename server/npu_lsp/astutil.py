@@ -51,6 +51,11 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+def is_name_char(c: str) -> bool:
+    """Is `c` (one character, or "" past either end of a text) part of a name?"""
+    return c.isalnum() or c == "_"
+
+
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """Every node under `node` (`node` included; expression contexts left out); any order."""
     stack = [node]
@@ -112,28 +117,6 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         stack.extend(reversed(blocks))
 
 
-def walk_branches(node: ast.AST) -> Iterator[ast.AST]:
-    """Like `walk`, but never yields names, constants or plain `a.b` attribute chains, for
-    scans that look for calls, assignments and definitions only."""
-    stack = [node]
-    pop, append = stack.pop, stack.append
-    get_fields = FIELDS.get
-    name_t, const_t, attr_t = ast.Name, ast.Constant, ast.Attribute
-    while stack:
-        n = pop()
-        yield n
-        for field_name in get_fields(type(n)) or fields(type(n)):
-            value = getattr(n, field_name, None)
-            items = value if type(value) is list else (value,)
-            for v in items:
-                t = type(v)
-                if t is name_t or t is const_t or not isinstance(v, _AST):
-                    continue
-                if t is attr_t and type(v.value) is name_t:  # type: ignore[attr-defined]
-                    continue
-                append(v)
-
-
 def _import_line_re(packages: tuple[str, ...]) -> re.Pattern[str]:
     names = "|".join(re.escape(p) for p in packages)
     return re.compile(
@@ -193,8 +176,9 @@ def _all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def find_branches(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
-    """The nodes `walk_branches(node)` would yield whose type is in `kinds`, in the same
-    order; one loop with no generator (the scope resolver's call-graph scan)."""
+    """The nodes of type `kinds` under `node` (itself included), never looking into names,
+    constants or plain `a.b` attribute chains: for scans that look for calls, assignments
+    and definitions only. One loop with no generator, in a fixed depth-first order."""
     out: list[ast.AST] = []
     stack = [node]
     pop, append, keep = stack.pop, stack.append, out.append

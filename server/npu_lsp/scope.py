@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
-from npu_lsp.astutil import child_nodes, fields, find_branches
+from npu_lsp.astutil import child_nodes, fields, find_branches, is_name_char
 from npu_lsp.columns import LineColumns
 
 if TYPE_CHECKING:
@@ -332,10 +332,10 @@ def _word_lines(text: str, words: tuple[str, ...], only: int = 0) -> list[int]:
             elif (
                 only == _CALLABLE
                 and text[i - 4 : i] == "def "
-                and not _word_char(text[i - 5 : i - 4])
+                and not is_name_char(text[i - 5 : i - 4])
             ):
                 pass  # the name a `def` gives
-            elif _word_char(text[i + size : i + size + 1]):
+            elif is_name_char(text[i + size : i + size + 1]):
                 pass  # part of a longer name
             elif only == _CALLABLE or not text[rfind("\n", 0, i) + 1 : i].strip(" \t\f"):
                 keep(i)
@@ -360,11 +360,6 @@ def _packages(name: str) -> list[str]:
         out.append(name[:i])
         i = name.rfind(".", 0, i)
     return out
-
-
-def _word_char(c: str) -> bool:
-    """Is `c` (one character, or "" at either end of the text) part of a name?"""
-    return c.isalnum() or c == "_"
 
 
 def _touches(lines: list[int], first: int, last: int) -> bool:
@@ -1286,7 +1281,7 @@ def _header_end(node: ast.AST, block: str) -> int:
 
 def _calls_near(fn: FuncDef, lines: list[int]) -> list[ast.Call]:
     """The calls of `fn` in statements and expressions that touch `lines` (the others are
-    skipped whole). Calls of one expression keep their `walk_branches` order; calls of
+    skipped whole). Calls of one expression keep their `find_branches` order; calls of
     different expressions never share a position, so sorting gives what sorting every call
     of `fn` would, minus the skipped ones. `fn` holds no def/class (`_may_define`), so its
     statements start where their lines do (no decorators above them)."""
@@ -1404,7 +1399,7 @@ def _push_touched(
 
 
 def _local_types(info: ModuleInfo, fn: FuncDef) -> dict[str, str]:
-    """`h = Holder(x)` variable types in `fn`, later assignments (in `walk_branches` order)
+    """`h = Holder(x)` variable types in `fn`, later assignments (in `find_branches` order)
     winning as in the full scan; statements only."""
     local_types: dict[str, str] = {}
     stack: list[ast.AST] = [fn]

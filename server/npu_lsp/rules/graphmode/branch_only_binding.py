@@ -5,10 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import is_name_char
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.control import bindings, name_events, param_names
+from npu_lsp.rules.graphmode.control import bindings, block_of, name_events, param_names
 from npu_lsp.rules.graphmode.helpers import GraphRule, terminates
 
 
@@ -165,9 +166,7 @@ def _mentions(text: str, name: str) -> bool:
     i = text.find(name)
     while i >= 0:
         j = i + len(name)
-        if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) and (
-            j == len(text) or not (text[j].isalnum() or text[j] == "_")
-        ):
+        if not is_name_char(text[i - 1 : i]) and not is_name_char(text[j : j + 1]):
             return True
         i = text.find(name, j)
     return False
@@ -176,17 +175,11 @@ def _mentions(text: str, name: str) -> bool:
 def _assigned_before(node: ast.stmt, ctx: Context) -> set[str]:
     """Names assigned by the statements before `node` in its own block (so bound on every
     path that reaches it)."""
-    parent = ctx.parent(node)
+    _parent, block, index = block_of(node, ctx)
     out: set[str] = set()
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if not (isinstance(block, list) and node in block):  # AST nodes compare by identity
-            continue
-        for st in block:
-            if st is node:
-                break
-            if isinstance(st, ast.Assign):
-                out.update(t.id for t in st.targets if isinstance(t, ast.Name))
-            elif isinstance(st, (ast.AugAssign, ast.AnnAssign)) and isinstance(st.target, ast.Name):
-                out.add(st.target.id)
+    for st in block[:index]:
+        if isinstance(st, ast.Assign):
+            out.update(t.id for t in st.targets if isinstance(t, ast.Name))
+        elif isinstance(st, (ast.AugAssign, ast.AnnAssign)) and isinstance(st.target, ast.Name):
+            out.add(st.target.id)
     return out

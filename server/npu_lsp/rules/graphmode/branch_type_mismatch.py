@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.control import bindings, continuation_returns
+from npu_lsp.rules.graphmode.control import bindings, block_of, continuation_returns
 from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
@@ -58,19 +58,9 @@ def incompatible(x: set[str], y: set[str]) -> str | None:
 def _preceding_numbers(node: ast.If, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
     """Those of `names` last bound to a number literal by the statements just before `node`
     in its block (`y = 0` then `if ...: y = x`: the `if` joins 0 with a Tensor)."""
-    parent = ctx.parent(node)
-    block = next(
-        (
-            b
-            for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
-            if isinstance(b, list) and node in b  # AST nodes compare by identity
-        ),
-        None,
-    )
+    _parent, block, index = block_of(node, ctx)
     out: dict[str, ast.expr] = {}
-    for st in block or ():
-        if st is node:
-            break
+    for st in block[:index]:
         if isinstance(st, ast.Assign) and len(st.targets) == 1:
             target = st.targets[0]
             if isinstance(target, ast.Name) and target.id in names:
