@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from npu_lsp.astutil import child_nodes, fields
+from npu_lsp.astutil import child_nodes, find_branches
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -969,18 +969,15 @@ class Analyzer:
         instance_of = self._instance_of()
         classes = self.ctx.scopes.info.classes
         # the expressions of plain-Python statements (a compound one's own, not its blocks')
-        stack: list[ast.AST] = []
+        roots: list[ast.AST] = []
         for st in self._eager_statements():
             if type(st) in _COMPOUND:
-                stack.extend(c for c in child_nodes(st) if not isinstance(c, _STMT_LIKE))
+                roots.extend(c for c in child_nodes(st) if not isinstance(c, _STMT_LIKE))
             else:
-                stack.append(st)
-        pop, append = stack.pop, stack.append
-        name_t, const_t, attr_t, call_t = ast.Name, ast.Constant, ast.Attribute, ast.Call
-        while stack:  # astutil.walk_branches over each of them, in one loop
-            n = pop()
-            t = type(n)
-            if t is call_t:
+                roots.append(st)
+        name_t, call_t = ast.Name, ast.Call
+        for root in roots:
+            for n in find_branches(root, _CALLS):
                 f = n.func  # type: ignore[attr-defined]
                 if type(f) is name_t:
                     target = instance_of.get(f.id)
@@ -990,15 +987,6 @@ class Analyzer:
                         calls.setdefault(target, []).append(n)  # type: ignore[arg-type]
                 elif type(f) is call_t and type(f.func) is name_t:
                     calls.setdefault(f.func.id, []).append(n)  # type: ignore[arg-type]  # Net()(x)
-            for field_name in fields(t):
-                child = getattr(n, field_name, None)
-                for v in child if type(child) is list else (child,):
-                    vt = type(v)
-                    if vt is name_t or vt is const_t or not isinstance(v, ast.AST):
-                        continue
-                    if vt is attr_t and type(v.value) is name_t:  # type: ignore[attr-defined]
-                        continue
-                    append(v)
         return calls
 
     # ------------------------------------------------------------------ expressions
@@ -1411,6 +1399,7 @@ _BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
 
 
 _STMT_LIKE = (ast.stmt, ast.excepthandler)
+_CALLS = frozenset({ast.Call})
 #: blocks opened by `_eager_statements` (then the bodies of a try's handlers)
 _EAGER_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
     ast.If: ("body", "orelse"),
