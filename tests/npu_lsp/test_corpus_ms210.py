@@ -12,6 +12,9 @@ disagree; those cases are left out of the asserted set (and listed by the last t
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from engine_support import FIXTURES
@@ -58,3 +61,16 @@ def test_known_misses_are_explained() -> None:
         for key in ("known_miss", "known_line_miss"):
             if key in label:
                 assert isinstance(label[key], str) and len(label[key]) > 20, name
+
+
+def test_cases_are_what_their_specs_generate(tmp_path: Path) -> None:
+    """cases/ is generated from case_specs.py (the labels were measured on these exact files):
+    the two must not drift apart."""
+    subprocess.run(
+        [sys.executable, str(MS210 / "make_cases.py"), str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
+    generated = {p.name: p.read_text() for p in tmp_path.glob("*.py")}
+    committed = {p.name: p.read_text() for p in (MS210 / "cases").glob("*.py")}
+    assert generated == committed
