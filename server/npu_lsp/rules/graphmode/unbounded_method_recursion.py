@@ -8,10 +8,10 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
-_BLOCKS = ("body", "orelse", "finalbody")
 #: A guard is the branch statement (or expression) whose tensor-dependent test decides
 #: whether the recursive call runs.
 _Guard = ast.If | ast.While | ast.IfExp
@@ -114,7 +114,8 @@ def _dynamic_guard(call: ast.Call, func: ast.AST, ctx: Context, a: Analyzer) -> 
         if parent is None:
             return None
         if isinstance(node, ast.stmt):
-            for st in reversed(_before(parent, node)):
+            _parent, block, index = block_of(node, ctx)
+            for st in reversed(block[:index]):
                 if (
                     isinstance(st, ast.If)
                     and (returns_in(st.body) or returns_in(st.orelse))
@@ -129,14 +130,3 @@ def _dynamic_guard(call: ast.Call, func: ast.AST, ctx: Context, a: Analyzer) -> 
             return parent
         node = parent
     return None
-
-
-def _before(parent: ast.AST, stmt: ast.stmt) -> list[ast.stmt]:
-    """The statements preceding `stmt` in the block of `parent` that holds it."""
-    for name in _BLOCKS:
-        block = getattr(parent, name, None)
-        if isinstance(block, list):
-            for i, st in enumerate(block):
-                if st is stmt:  # AST nodes compare by identity
-                    return block[:i]
-    return []
