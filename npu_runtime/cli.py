@@ -15,6 +15,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("npu_lsp.cli", "main", "lint files for graph-mode and migration problems"),
     "server": ("npu_lsp.server", "main", "start the language server on stdio"),
     "run": ("npu_runtime.launcher", "main", "run a pyACL script on the emulated NPU"),
+    "atc": ("npu_runtime.model.atc", "main", "compile an ONNX model into an emulator .om"),
     "debug-adapter": ("npu_debug.adapter", "main", "start the debug adapter on stdio"),
     "kernel": ("npu_kernel.cli", "main", "install, list or bridge the Jupyter kernel"),
 }
