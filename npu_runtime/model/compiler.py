@@ -599,7 +599,7 @@ def compile_model(opts: Options) -> tuple[dict[str, Any], bytes]:
     outputs = []
     for vi in model.graph.output:
         per = [gs[vi.name][0] for gs in gear_shapes]
-        dims = [d if all(p[j] == d for p in per) else -1 for j, d in enumerate(per[0])]
+        dims = max(per, key=math.prod)  # GE reports a dynamic model's outputs at its largest gear
         src_dt = first[vi.name][1]
         dt = out_type if out_type and src_dt == "float32" else src_dt
         outputs.append(

@@ -1,0 +1,167 @@
+"""Real-program-shaped inference under `ascend-lens run`: an acl_net.py-style classifier and
+an acllite-style model class, checked against onnxruntime on the same input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import resnet_onnx
+
+REPO = Path(__file__).resolve().parents[3]
+SCRIPTS = Path(__file__).parent / "scripts"
+# Largest absolute difference from float32 onnxruntime on softmax probabilities
+TOLERANCE = {"force_fp16": 3e-3, "allow_mix_precision": 3e-3, "must_keep_origin_dtype": 1e-5}
+
+
+def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "ASCEND_RT_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "npu_runtime.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**env, "PYTHONPATH": str(REPO)},
+        timeout=180,
+    )
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("mdl")
+    resnet_onnx.build(d / "net.onnx")
+    resnet_onnx.build(d / "dyn.onnx", batch="N")
+    rng = np.random.default_rng(7)
+    for b in (1, 3, 4, 8):
+        np.save(d / f"img{b}.npy", rng.standard_normal((b, 3, 32, 32)).astype(np.float32))
+    return d
+
+
+def reference(onnx_path: Path, image: Path) -> np.ndarray:
+    s = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    return s.run(None, {"input": np.load(image)})[0]
+
+
+def compile_static(work: Path, mode: str) -> Path:
+    r = cli(
+        "atc",
+        "--framework=5",
+        "--model=net.onnx",
+        f"--output=net_{mode}",
+        "--soc_version=Ascend910B2",
+        f"--precision_mode={mode}",
+        cwd=work,
+    )
+    assert r.returncode == 0, r.stderr
+    return work / f"net_{mode}.om"
+
+
+@pytest.mark.parametrize("mode", sorted(TOLERANCE))
+def test_acl_net_matches_onnxruntime(work: Path, mode: str) -> None:
+    model = compile_static(work, mode)
+    out = work / f"out_{mode}.npy"
+    r = cli("run", "--no-summary", SCRIPTS / "acl_net.py", model, "img1.npy", out, cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""  # no sanitizer findings, no leaks
+    got, want = np.load(out), reference(work / "net.onnx", work / "img1.npy")
+    assert got.shape == want.shape == (1, 10)
+    diff = float(np.abs(got - want).max())
+    assert diff <= TOLERANCE[mode]
+    if mode == "force_fp16":
+        assert diff > 0  # fp16 rounding is really applied, not a float32 pass-through
+    assert r.stdout == f"top1 [{int(np.argmax(want))}]\n"
+
+
+def test_acllite_style_class_loads_from_memory(work: Path) -> None:
+    model = compile_static(work, "force_fp16")
+    out = work / "lite.npy"
+    r = cli("run", "--no-summary", SCRIPTS / "acllite_style.py", model, "img1.npy", out, cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    np.testing.assert_allclose(
+        np.load(out), reference(work / "net.onnx", work / "img1.npy"), atol=3e-3
+    )
+    from npu_runtime.model import om
+
+    h = om.loads(model.read_bytes()).header
+    assert r.stdout == f"sizes {h['work_bytes']} {h['weight_bytes']}\n"
+
+
+@pytest.fixture(scope="module")
+def dynamic_om(work: Path) -> Path:
+    r = cli(
+        "atc",
+        "--framework=5",
+        "--model=dyn.onnx",
+        "--output=dyn",
+        "--soc_version=Ascend910B2",
+        "--input_shape=input:-1,3,32,32",
+        "--dynamic_batch_size=1,4,8",
+        cwd=work,
+    )
+    assert r.returncode == 0, r.stderr
+    return work / "dyn.om"
+
+
+@pytest.mark.parametrize("batch", [1, 4, 8])
+def test_dynamic_batch_each_gear(work: Path, dynamic_om: Path, batch: int) -> None:
+    out = work / f"dyn{batch}.npy"
+    image = work / f"img{batch}.npy"
+    r = cli("run", "--no-summary", SCRIPTS / "acl_net.py", dynamic_om, image, out, batch, cwd=work)
+    assert r.returncode == 0, r.stderr
+    got = np.load(out)
+    assert got.shape == (batch, 10)
+    np.testing.assert_allclose(got, reference(work / "dyn.onnx", image), atol=3e-3)
+
+
+def test_uncompiled_batch_gives_the_real_code_and_its_meaning(work: Path, dynamic_om: Path) -> None:
+    r = cli(
+        "run", "--no-summary", SCRIPTS / "acl_net.py", dynamic_om, "img3.npy", "x.npy", 3, cwd=work
+    )
+    assert r.returncode == 1
+    assert "Exception: acl.mdl.set_dynamic_batch_size failed ret=145013" in r.stderr
+
+
+def test_profiled_run_records_every_node_at_the_execute_line(work: Path) -> None:
+    model = compile_static(work, "force_fp16")
+    prof = work / "prof"
+    r = cli(
+        "run",
+        "--no-summary",
+        "--profile",
+        prof,
+        SCRIPTS / "acl_net.py",
+        model,
+        "img1.npy",
+        "p.npy",
+        cwd=work,
+    )
+    assert r.returncode == 0, r.stderr
+    (summary,) = prof.glob("op_summary_*.csv")
+    rows = list(csv.DictReader(summary.open()))
+    ops = [row["OP Type"] for row in rows if row["OP Type"] not in ("MemcpyH2D", "MemcpyD2H")]
+    assert ops == [
+        "Conv2D", "Relu", "MaxPool",
+        "Conv2D", "Relu", "Conv2D", "Add", "Relu",
+        "Conv2D", "Relu", "Conv2D", "Add", "Relu",
+        "ReduceMeanD", "MatMulV2", "SoftmaxV2",
+    ]  # fmt: skip
+    conv = next(row for row in rows if row["OP Type"] == "Conv2D")
+    assert conv["Op Name"] == "stem"
+    assert conv["Input Data Types"].startswith("FLOAT16")
+    lines = json.loads((prof / "lines.json").read_text())
+    execute_line = next(
+        i
+        for i, text in enumerate((SCRIPTS / "acl_net.py").read_text().splitlines(), 1)
+        if "acl.mdl.execute(" in text
+    )
+    (entry,) = [e for e in lines["lines"] if e["line"] == execute_line]
+    assert entry["file"] == str(SCRIPTS / "acl_net.py")
+    assert entry["op_count"] == 16  # every node of the model, at the execute call
