@@ -137,22 +137,34 @@ def _configure(args: argparse.Namespace) -> None:
 
 
 def run_script(script: str, script_args: Sequence[str]) -> int:
-    """Run `script` as __main__ with `import acl` resolving to the emulator; its exit status."""
+    """Run `script` as __main__ with `import acl` resolving to the emulator; its exit status.
+
+    When the script stops on its own exception (or exit status) naming the code of the last
+    failing ACL call, what that code means is added on stderr."""
+    from npu_runtime.core import hooks
+    from npu_runtime.errors.explain import LastError, explain
+
     path = os.path.abspath(script)
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [script, *script_args]
     sys.path[:0] = [os.path.dirname(path), SHIM_DIR]
+    last = LastError()
+    hooks.add_error_listener(last)
     try:
         runpy.run_path(path, run_name="__main__")
     except SystemExit as exc:
-        return _exit_status(exc.code)
+        status = _exit_status(exc.code)
+        sys.stderr.write(explain(exc, last.error))
+        return status
     except KeyboardInterrupt:
         traceback.print_exc()
         return 130
-    except BaseException:
+    except BaseException as exc:
         _print_user_traceback()
+        sys.stderr.write(explain(exc, last.error))
         return 1
     finally:
+        hooks.remove_error_listener(last)
         sys.argv, sys.path[:] = saved_argv, saved_path
         sys.stdout.flush()
     return 0

@@ -24,12 +24,13 @@ import numpy as np
 from npu_runtime import numerics
 from npu_runtime.acl import _objects
 from npu_runtime.core.device import Device
+from npu_runtime.core.faults import injector
 from npu_runtime.core.launch import Cost as LaunchCost
 from npu_runtime.core.launch import place
 from npu_runtime.core.memory import OutOfMemory
 from npu_runtime.core.runtime import Runtime, get_runtime
 from npu_runtime.cost import estimate
-from npu_runtime.errors import codes
+from npu_runtime.errors import AclError, codes
 from npu_runtime.model import om
 from npu_runtime.model.executor import Executor
 from npu_runtime.model.onnx_map import node_work, table
@@ -521,6 +522,16 @@ def execute(model_id: int, in_ds: int, out_ds: int, stream: int, api: str, sync:
 
     site = user_site(2)
     for t in m.tasks(gear):
-        place(s, "op", t.name, t.op_type, t.cost, t.inputs, t.outputs, site)
-    if sync:
+        fault = None
+        if injector.active:  # --inject op:Conv2D:N:CODE reaches model layers too
+            code = injector.op_fails(t.op_type)
+            if code is not None:
+                fault = AclError(code, api, f"injected device fault in {t.name} ({t.op_type})")
+        place(s, "op", t.name, t.op_type, t.cost, t.inputs, t.outputs, site, fault)
+    if sync:  # aclmdlExecute returns when the model has run, with its device-side failure
         s.device.advance_host(s.ready_us)
+        try:
+            s.device.settle([s], _rt.hostmem, site, api)
+        except AclError as e:
+            _rt.report(e)
+            raise

@@ -127,6 +127,40 @@ def test_uncompiled_batch_gives_the_real_code_and_its_meaning(work: Path, dynami
     )
     assert r.returncode == 1
     assert "Exception: acl.mdl.set_dynamic_batch_size failed ret=145013" in r.stderr
+    tail = r.stderr.split("ret=145013\n", 1)[1].splitlines()
+    setter_line = next(
+        i
+        for i, text in enumerate((SCRIPTS / "acl_net.py").read_text().splitlines(), 1)
+        if "ret = acl.mdl.set_dynamic_batch_size(" in text
+    )
+    assert tail[0] == (
+        "ascend-lens: 145013 is ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, returned by "
+        f"aclmdlSetDynamicBatchSize at {SCRIPTS / 'acl_net.py'}:{setter_line}"
+    )
+    assert tail[1] == "    meaning: The dynamic batch size is invalid."
+    assert "batch gears [[1], [4], [8]]" in tail[2]
+    assert tail[-1] == "    fix: Use one of the batch sizes given to atc --dynamic_batch_size."
+
+
+def test_injected_layer_fault_is_explained_with_the_layer(work: Path) -> None:
+    model = compile_static(work, "force_fp16")
+    r = cli(
+        "run",
+        "--no-summary",
+        "--inject",
+        "op:Conv2D:3:507015",
+        SCRIPTS / "acl_net.py",
+        model,
+        "img1.npy",
+        "f.npy",
+        cwd=work,
+    )
+    assert r.returncode == 1
+    assert "Exception: acl.mdl.execute failed ret=507015" in r.stderr
+    assert "ascend-lens: 507015 is ACL_ERROR_RT_AICORE_EXCEPTION, returned by aclmdlExecute" in (
+        r.stderr
+    )
+    assert "    detail: injected device fault in block0.conv2 (Conv2D)" in r.stderr
 
 
 def test_profiled_run_records_every_node_at_the_execute_line(work: Path) -> None:
