@@ -412,14 +412,38 @@ def _lowered_graph(
         if vi.name in renames:
             new_nodes.extend(round_pair(renames[vi.name], vi.name))
             vi.name = renames[vi.name]
+    # A float tensor is fp16-exact when an fp16 node rounded it (or it is a rounded weight
+    # or input). Rounding after an `exact` op (Relu, MaxPool, reshapes) equals rounding
+    # before it, so an output read only by exact fp16 nodes waits: fewer Casts, and
+    # onnxruntime can still fuse Conv+Relu.
+    rows = table()
+    exact_ok = {i.name for i in g.initializer if all_fp16(i.name)} | set(renames)
+    graph_outputs = {o.name for o in g.output}
     for node, dt in zip(g.node, dtypes, strict=True):
         rounded: list[tuple[str, str]] = []
+        row = rows[node.op_type]
         if dt == "float16" and node.op_type not in ("Shape", "Cast"):
-            for k, out in enumerate(node.output):
-                if out in float_tensors:
+            floats_in = [t for t in node.input if t in float_tensors]
+            if row.exact and all(t in exact_ok for t in floats_in):
+                exact_ok.update(node.output)
+            else:
+                for k, out in enumerate(node.output):
+                    if out not in float_tensors:
+                        continue
+                    users = consumers.get(out, [])
+                    if (
+                        out not in graph_outputs
+                        and users
+                        and all(
+                            dtypes[u] == "float16" and rows[model.graph.node[u].op_type].exact
+                            for u in users
+                        )
+                    ):
+                        continue  # the exact readers round after themselves
                     raw = f"{out}__fp32"
                     node.output[k] = raw
                     rounded.append((raw, out))
+                    exact_ok.add(out)
         new_nodes.append(node)
         for raw, out in rounded:
             new_nodes.extend(round_pair(raw, out))

@@ -24,6 +24,9 @@ class Executor:
         if ort is not None:
             so = ort.SessionOptions()
             so.log_severity_level = 3  # warnings about unused initializers are noise here
+            # Workers that spin after a run steal the CPU from the script's own Python (and
+            # from the records this run still has to place); park them instead.
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._session = ort.InferenceSession(
                 graph, sess_options=so, providers=["CPUExecutionProvider"]
             )

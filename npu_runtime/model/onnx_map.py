@@ -37,6 +37,7 @@ class OnnxOp:
     batched: str = ""
     attrs: str = ""
     folded: bool = False
+    exact: bool = False
 
     def ascend_for(self, in_rank: int) -> str:
         return self.batched if self.batched and in_rank > 2 else self.ascend
