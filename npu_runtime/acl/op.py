@@ -23,6 +23,7 @@ from npu_runtime.errors import AclError, codes
 from npu_runtime.ops import OpError, Spec
 from npu_runtime.ops import dispatch as _dispatch
 from npu_runtime.ops.errors import ACL_ERROR_UNSUPPORTED_DATA_TYPE
+from npu_runtime.ops.registry import REGISTRY, OpDef
 from npu_runtime.sites import user_site
 
 _rt = get_runtime()
@@ -46,6 +47,7 @@ class OpHandle:
     plan: _dispatch.Plan
     in_specs: list[Spec]
     attrs: dict[str, Any]
+    folded: tuple[int, ...] = ()  # constant inputs turned into attributes (their buffers skip)
 
 
 def _lookup(handle: int, kind: type[Any]) -> Any:
@@ -136,6 +138,56 @@ def _attrs(handle: int) -> dict[str, Any]:
     return dict(a)
 
 
+def _const_values(desc_handle: Any, buf_handle: Any, name: str) -> list[Any]:
+    """The values of a constant input: its desc's set_tensor_const bytes, else its (small)
+    device buffer read on the host, as CANN reads host-side constants before launch."""
+    d = _objects.tensor_desc(desc_handle) if isinstance(desc_handle, int) else None
+    if d is None:
+        raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"{name} desc is not a tensor desc")
+    dt = numerics.by_acl(d.dtype)
+    if dt is None:
+        raise OpError(
+            ACL_ERROR_UNSUPPORTED_DATA_TYPE, f"{name}: aclDataType {d.dtype} is not supported"
+        )
+    count = d.element_count()
+    nbytes = count * dt.np.itemsize
+    raw = d.const
+    if raw is None:
+        b = _objects.data_buffer(buf_handle) if isinstance(buf_handle, int) else None
+        if b is None or b.size < nbytes:
+            raise OpError(
+                codes.ACL_ERROR_INVALID_PARAM,
+                f"{name} must be a constant (acl.set_tensor_const) or a buffer of {nbytes} bytes",
+            )
+        try:
+            raw = bytes(_rt.memory.view(b.addr, nbytes)) if nbytes else b""
+        except ValueError as exc:
+            raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"{name}: {exc}") from None
+    if len(raw) < nbytes:
+        raise OpError(
+            codes.ACL_ERROR_INVALID_PARAM, f"{name} constant holds {len(raw)} bytes, needs {nbytes}"
+        )
+    values: list[Any] = np.frombuffer(raw[:nbytes], dt.np).tolist()
+    return values
+
+
+def _fold_consts(
+    d: OpDef, in_descs: list[Any], in_bufs: list[Any] | None, attrs: dict[str, Any]
+) -> tuple[list[Any], list[Any] | None, dict[str, Any], tuple[int, ...]]:
+    """Constant inputs of `d` become attributes; the remaining descs and buffers."""
+    folded = tuple(i for i in d.const_inputs if i < len(in_descs))
+    if not folded:
+        return in_descs, in_bufs, attrs, ()
+    attrs = dict(attrs)
+    for i in folded:
+        name = d.const_inputs[i]
+        buf = in_bufs[i] if in_bufs is not None and i < len(in_bufs) else None
+        attrs[name] = _const_values(in_descs[i], buf, f"{d.name} input {i} ({name})")
+    keep = [i for i in range(len(in_descs)) if i not in folded]
+    bufs = [in_bufs[i] for i in keep if i < len(in_bufs)] if in_bufs is not None else None
+    return [in_descs[i] for i in keep], bufs, attrs, folded
+
+
 def _plan(
     op_type: str, ins: list[Spec], attrs: dict[str, Any], outs: list[Spec] | None
 ) -> _dispatch.Plan:
@@ -172,6 +224,9 @@ def execute_v2(*args: Any) -> int:
     # The body inline rather than through `_run`: this is the per-op hot path.
     try:
         attrs = _attrs(attr) if attr else {}
+        d = REGISTRY.get(op_type)
+        if d is not None and d.const_inputs:
+            in_descs, in_bufs, attrs, _ = _fold_consts(d, in_descs, in_bufs, attrs)
         ins = _spec_list(in_descs, "input")
         outs = _spec_list(out_descs, "output")
         p = _dispatch.plan(op_type, ins, attrs, _rt.profile)
@@ -200,12 +255,35 @@ def create_handle(*args: Any) -> tuple[int, int]:
 
     def body() -> None:
         attrs = _attrs(attr)
-        ins = _spec_list(in_descs, "input")
+        descs: list[Any] = in_descs
+        folded: tuple[int, ...] = ()
+        d = REGISTRY.get(op_type)
+        if d is not None and d.const_inputs:
+            descs, _, attrs, folded = _fold_consts(d, in_descs, None, attrs)
+        ins = _spec_list(descs, "input")
         outs = _spec_list(out_descs, "output")
-        made.append(_objects.new(OpHandle(_plan(op_type, ins, attrs, outs), ins, attrs)))
+        plan = _plan(op_type, ins, attrs, outs)
+        made.append(_objects.new(OpHandle(plan, ins, attrs, folded)))
 
     ret = _run("aclopCreateHandle", body)
     return (made[0] if made else 0), ret
+
+
+def update_params(*args: Any) -> int:
+    """update_params(op_type, in_descs, out_descs, attr) -> ret: compiles (here: plans and
+    checks) the op for these shapes, as aclopUpdateParams does for dynamic-shape ops."""
+    op_type, in_descs, out_descs, attr = parse("sOOk", args)
+    _lists("aclopUpdateParams", in_descs, out_descs)
+
+    def body() -> None:
+        attrs = _attrs(attr)
+        descs = in_descs
+        d = REGISTRY.get(op_type)
+        if d is not None and d.const_inputs:
+            descs, _, attrs, _ = _fold_consts(d, in_descs, None, attrs)
+        _plan(op_type, _spec_list(descs, "input"), attrs, _spec_list(out_descs, "output"))
+
+    return _run("aclopUpdateParams", body)
 
 
 def destroy_handle(*args: Any) -> None:
@@ -223,7 +301,8 @@ def execute_with_handle(*args: Any) -> int:
         h = _lookup(handle, OpHandle)
         if h is None:
             raise OpError(codes.ACL_ERROR_INVALID_PARAM, f"0x{handle:x} is not an op handle")
-        in_addrs = _buffers(in_bufs, h.in_specs, "input")
+        bufs = [b for i, b in enumerate(in_bufs) if i not in h.folded] if h.folded else in_bufs
+        in_addrs = _buffers(bufs, h.in_specs, "input")
         out_addrs = _buffers(out_bufs, h.plan.outputs, "output")
         _dispatch.launch(h.plan, h.in_specs, in_addrs, out_addrs, h.attrs, stream)
 

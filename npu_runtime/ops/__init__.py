@@ -14,6 +14,7 @@ from npu_runtime.ops import (  # noqa: F401  (imported for their registrations)
     norm,
     pool,
     reduce,
+    select,
     shape,
     softmax,
 )

@@ -104,6 +104,10 @@ class OpDef:
     # The kernel takes `out=` (destination arrays in device memory) and may write there
     # directly, saving a temporary and a copy on large outputs.
     writes_out: bool = False
+    # Inputs CANN wants as constants (a tensor desc with set_tensor_const, or a small device
+    # tensor read on the host): input index -> the attribute they become, so `Slice`'s
+    # offsets input is `SliceD`'s offsets attribute.
+    const_inputs: Mapping[int, str] = field(default_factory=dict)
 
 
 REGISTRY: dict[str, OpDef] = {}
@@ -119,6 +123,7 @@ def op(
     attrs: Mapping[str, str] | None = None,
     aliases: Sequence[str] = (),
     writes_out: bool = False,
+    const_inputs: Mapping[int, str] | None = None,
 ) -> Callable[[KernelFn], KernelFn]:
     """Register the decorated numpy kernel as op `name` (and its `aliases`)."""
 
@@ -142,6 +147,7 @@ def op(
             tuple(inputs),
             tuple(aliases),
             writes_out,
+            dict(const_inputs or {}),
         )
         keys = (name, *aliases)
         taken = [k for k in keys if k in REGISTRY]

@@ -45,9 +45,10 @@ def _transpose_infer(inputs: Sequence[Spec], attrs: Attrs) -> list[Spec]:
     unit="vector",
     infer=_transpose_infer,
     cost=move_work,
-    inputs=("x",),
+    inputs=("x", "perm (constant, optional)"),
     attrs={"perm": "list[int] = reversed axes"},
     aliases=("TransposeD",),
+    const_inputs={1: "perm"},
 )
 def transpose(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     """Permute the axes by `perm`; the result is written contiguously."""
