@@ -8,7 +8,7 @@ import numpy as np
 
 
 def build(
-    path: Path, batch: int | str = 1, size: int = 32, classes: int = 10, seed: int = 0
+    path: Path, batch: int | str = 1, size: int | str = 32, classes: int = 10, seed: int = 0
 ) -> Path:
     """stem conv + 2 residual blocks + global pool + Gemm + Softmax; weights seeded."""
     from onnx import TensorProto, helper, numpy_helper

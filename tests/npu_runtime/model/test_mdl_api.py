@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import struct
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 import resnet_onnx
 
@@ -228,3 +230,89 @@ def test_load_from_mem(dev: ModuleType, models: dict[str, Path]) -> None:
     assert ret == 0
     assert acl.mdl.unload(model_id) == 0
     assert acl.mdl.load_from_mem(0, 10) == (0, 100000)
+
+
+def _run_gear(
+    acl: ModuleType, model_id: int, desc: int, x: np.ndarray, set_gear: Any
+) -> np.ndarray:
+    """Execute on `x` after `set_gear(dataset, index)`; the output as the gear shapes it."""
+    index, ret = acl.mdl.get_input_index_by_name(desc, "ascend_mbatch_shape_data")
+    assert ret == 0
+    sizes = [acl.mdl.get_input_size_by_index(desc, i) for i in range(2)]
+    ins, (x_ptr, _) = _dataset(acl, sizes)
+    data = x.tobytes()
+    assert acl.rt.memcpy(x_ptr, sizes[0], acl.util.bytes_to_ptr(data), len(data), 1) == 0
+    outs, (y_ptr,) = _dataset(acl, [acl.mdl.get_output_size_by_index(desc, 0)])
+    assert set_gear(ins, index) == 0
+    assert acl.mdl.execute(model_id, ins, outs) == 0
+    dims = acl.mdl.get_cur_output_dims(desc, 0)[0]["dims"]
+    out = bytes(int(np.prod(dims)) * 4)
+    assert acl.rt.memcpy(acl.util.bytes_to_ptr(out), len(out), y_ptr, len(out), 2) == 0
+    return np.frombuffer(out, np.float32).reshape(dims)
+
+
+def _ort(onnx_path: Path, x: np.ndarray) -> np.ndarray:
+    import onnxruntime as ort
+
+    return ort.InferenceSession(str(onnx_path)).run(None, {"input": x})[0]
+
+
+def test_dynamic_image_size_and_dynamic_dims(dev: ModuleType, tmp_path: Path) -> None:
+    acl = dev
+    resnet_onnx.build(tmp_path / "hw.onnx", batch=2, size="S")
+    resnet_onnx.build(tmp_path / "dims.onnx", batch="N", size="S")
+    hw = _compile(tmp_path, "hw", input_shape="input:2,3,-1,-1", dynamic_image_size="32,32;48,64")
+    dims = _compile(
+        tmp_path, "dims", input_shape="input:-1,3,-1,-1", dynamic_dims="1,32,32;4,48,48"
+    )
+    rng = np.random.default_rng(3)
+
+    model_id, _ = acl.mdl.load_from_file(str(hw))
+    desc = acl.mdl.create_desc()
+    acl.mdl.get_desc(desc, model_id)
+    assert acl.mdl.get_dynamic_hw(desc, 0) == ({"hwCount": 2, "hw": [[32, 32], [48, 64]]}, 0)
+    x = rng.standard_normal((2, 3, 48, 64)).astype(np.float32)
+    got = _run_gear(
+        acl, model_id, desc, x, lambda ds, i: acl.mdl.set_dynamic_hw_size(model_id, ds, i, 48, 64)
+    )
+    np.testing.assert_allclose(got, _ort(tmp_path / "hw.onnx", x), atol=3e-3)
+    ins, _ = _dataset(acl, [2 * 3 * 48 * 64 * 4, 16])
+    assert acl.mdl.set_dynamic_hw_size(model_id, ins, 1, 40, 40) == 145013
+    assert acl.mdl.set_dynamic_batch_size(model_id, ins, 1, 2) == 145013  # not a batch model
+
+    model_id, _ = acl.mdl.load_from_file(str(dims))
+    desc = acl.mdl.create_desc()
+    acl.mdl.get_desc(desc, model_id)
+    assert acl.mdl.get_input_dynamic_gear_count(desc, 0) == (2, 0)
+    gears, ret = acl.mdl.get_input_dynamic_dims(desc, 0, 2)
+    assert ret == 0 and [g["dims"] for g in gears] == [[1, 3, 32, 32], [4, 3, 48, 48]]
+    x = rng.standard_normal((4, 3, 48, 48)).astype(np.float32)
+
+    def set_dims(ds: int, i: int) -> int:
+        return acl.mdl.set_input_dynamic_dims(
+            model_id, ds, i, {"name": "", "dimCount": 4, "dims": [4, 3, 48, 48]}
+        )
+
+    got = _run_gear(acl, model_id, desc, x, set_dims)
+    assert got.shape == (4, 10)
+    np.testing.assert_allclose(got, _ort(tmp_path / "dims.onnx", x), atol=3e-3)
+    ins, _ = _dataset(acl, [4 * 3 * 48 * 48 * 4, 32])
+    wrong = {"name": "", "dimCount": 4, "dims": [4, 3, 40, 40]}
+    assert acl.mdl.set_input_dynamic_dims(model_id, ins, 1, wrong) == 145013
+    short = {"name": "", "dimCount": 3, "dims": [4, 3, 48]}
+    assert acl.mdl.set_input_dynamic_dims(model_id, ins, 1, short) == 145012
+
+
+def test_reference_evaluator_runs_the_model_without_onnxruntime(
+    models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npu_runtime.model.executor import Executor
+
+    f = om.loads(models["static"].read_bytes())
+    x = np.random.default_rng(5).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    feeds = {f.header["feeds"][0]: x}
+    with_ort = Executor(f.graph, ["prob"])
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    fallback = Executor(f.graph, ["prob"])
+    assert (with_ort.backend, fallback.backend) == ("onnxruntime", "onnx.reference")
+    np.testing.assert_allclose(fallback.run(feeds)[0], with_ort.run(feeds)[0], rtol=1e-5, atol=1e-7)
