@@ -199,3 +199,48 @@ def test_profiled_run_records_every_node_at_the_execute_line(work: Path) -> None
     (entry,) = [e for e in lines["lines"] if e["line"] == execute_line]
     assert entry["file"] == str(SCRIPTS / "acl_net.py")
     assert entry["op_count"] == 16  # every node of the model, at the execute call
+
+
+def test_torch_exported_model_with_dynamic_batch(work: Path) -> None:
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding=1)
+            self.bn = nn.BatchNorm2d(8)
+            self.fc = nn.Linear(8, 5)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = torch.relu(self.bn(self.conv(x)))
+            x = nn.functional.adaptive_avg_pool2d(x, 1).flatten(1)
+            return torch.softmax(self.fc(x), 1)
+
+    torch.manual_seed(0)
+    net = Net().eval()
+    x = torch.randn(2, 3, 16, 16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            net, (x,), str(work / "torch.onnx"), input_names=["input"], output_names=["prob"],
+            dynamic_axes={"input": {0: "batch"}, "prob": {0: "batch"}}, dynamo=False,
+            opset_version=17,
+        )  # fmt: skip
+    r = cli(
+        "atc", "--framework=5", "--model=torch.onnx", "--output=torch", "--soc_version=Ascend910B2",
+        "--input_shape=input:-1,3,16,16", "--dynamic_batch_size=1,2",
+        "--precision_mode=must_keep_origin_dtype", cwd=work,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    np.save(work / "torch_in.npy", x.numpy())
+    r = cli(
+        "run", "--no-summary", SCRIPTS / "acl_net.py", "torch.om", "torch_in.npy", "torch_out.npy",
+        2, cwd=work,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with torch.no_grad():
+        want = net(x).numpy()
+    np.testing.assert_allclose(np.load(work / "torch_out.npy"), want, atol=1e-5)
