@@ -182,6 +182,11 @@ class ModelStore:
         return m
 
     def new_id(self) -> int:
+        """A fresh id; models whose device was reset (or the runtime) are forgotten first,
+        so they do not keep a closed device's memory alive."""
+        for mid, m in list(self.models.items()):
+            if _rt.devices.get(m.device.id) is not m.device:
+                del self.models[mid]
         return next(self._ids)
 
 
@@ -292,7 +297,7 @@ def load(
         for addr in owned:
             dev.memory.free(addr)
         raise _rt.fail(
-            codes.ACL_ERROR_GE_LOAD_MODEL if hasattr(codes, "ACL_ERROR_GE_LOAD_MODEL") else 545001,
+            codes.ACL_ERROR_GE_LOAD_MODEL,
             api,
             f"the model's graph cannot be loaded: {exc}",
         ) from None
@@ -503,9 +508,7 @@ def execute(model_id: int, in_ds: int, out_ds: int, stream: int, api: str, sync:
         results = m.executor.run(feeds)
     except Exception as exc:  # noqa: BLE001 - the executor's failure is the model's failure
         raise _rt.fail(
-            codes.ACL_ERROR_RT_MODEL_EXECUTE
-            if hasattr(codes, "ACL_ERROR_RT_MODEL_EXECUTE")
-            else 507011,
+            codes.ACL_ERROR_RT_MODEL_EXECUTE,
             api,
             f"model {model_id} failed to execute: {exc}",
         ) from None
