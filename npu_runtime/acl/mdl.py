@@ -382,6 +382,34 @@ def get_dataset_buffer(*args: Any) -> int:
     return d.buffers[i] if d is not None and 0 <= i < len(d.buffers) else 0
 
 
+def get_dataset_tensor_desc(*args: Any) -> int:
+    """get_dataset_tensor_desc(dataset, index) -> tensor desc (0 when none): after an
+    execute, an output dataset's descs hold each output's actual dims."""
+    ds, i = parse("kk", args)
+    d = _objects.dataset(ds)
+    return d.tensor_descs[i] if d is not None and 0 <= i < len(d.tensor_descs) else 0
+
+
+def set_dataset_tensor_desc(*args: Any) -> int:
+    """set_dataset_tensor_desc(dataset, tensor_desc, index) -> ret"""
+    ds, desc, i = parse("kkk", args)
+    d = _objects.dataset(ds)
+    api = "aclmdlSetDatasetTensorDesc"
+    if d is None:
+        return _invalid(api, "dataset", ds)
+    if _objects.tensor_desc(desc) is None:
+        return _invalid(api, "tensor desc", desc)
+    if i >= len(d.buffers):
+        return _rt.fail(
+            codes.ACL_ERROR_INVALID_PARAM,
+            api,
+            f"index {i}: the dataset has {len(d.buffers)} buffers",
+        ).code
+    d.tensor_descs.extend([0] * (len(d.buffers) - len(d.tensor_descs)))
+    d.tensor_descs[i] = desc
+    return 0
+
+
 def get_dataset_num_buffers(*args: Any) -> int:
     (ds,) = parse("k", args)
     d = _objects.dataset(ds)

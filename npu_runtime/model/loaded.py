@@ -479,6 +479,22 @@ def _check_sizes(
             )
 
 
+def _describe_outputs(ds: int, outputs: list[IoDesc], gear: int) -> None:
+    """Give the output dataset a tensor desc per output with its actual dims (what
+    aclmdlGetDatasetTensorDesc returns after an execute)."""
+    d = _objects.dataset(ds)
+    if d is None:
+        return
+    d.tensor_descs.extend([0] * (len(outputs) - len(d.tensor_descs)))
+    for i, io in enumerate(outputs):
+        td = _objects.tensor_desc(d.tensor_descs[i]) if d.tensor_descs[i] else None
+        if td is None:
+            td = _objects.TensorDesc(io.acl_dtype, [], io.format, io.name)
+            d.tensor_descs[i] = _objects.new(td)
+        td.dims = list(io.gear_shapes[gear])
+        td.dtype = io.acl_dtype
+
+
 def execute(model_id: int, in_ds: int, out_ds: int, stream: int, api: str, sync: bool) -> None:
     m = store.get(model_id, api)
     s = _rt.resolve_stream(stream, api)
@@ -521,6 +537,7 @@ def execute(model_id: int, in_ds: int, out_ds: int, stream: int, api: str, sync:
                 codes.ACL_ERROR_GE_PARAM_INVALID, api, f"output {i} ({d.name}): {exc}"
             ) from None
     m.cur_gear = gear
+    _describe_outputs(out_ds, m.outputs, gear)
     from npu_runtime.sites import user_site
 
     site = user_site(2)

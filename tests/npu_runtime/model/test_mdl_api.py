@@ -316,3 +316,25 @@ def test_reference_evaluator_runs_the_model_without_onnxruntime(
     fallback = Executor(f.graph, ["prob"])
     assert (with_ort.backend, fallback.backend) == ("onnxruntime", "onnx.reference")
     np.testing.assert_allclose(fallback.run(feeds)[0], with_ort.run(feeds)[0], rtol=1e-5, atol=1e-7)
+
+
+def test_output_dataset_tensor_descs_after_execute(
+    dev: ModuleType, models: dict[str, Path]
+) -> None:
+    acl = dev
+    model_id, _ = acl.mdl.load_from_file(str(models["dynamic"]))
+    desc = acl.mdl.create_desc()
+    acl.mdl.get_desc(desc, model_id)
+    ins, _ = _dataset(acl, [8 * 3 * 32 * 32 * 4, 8])
+    outs, _ = _dataset(acl, [acl.mdl.get_output_size_by_index(desc, 0)])
+    assert acl.mdl.get_dataset_tensor_desc(outs, 0) == 0
+    assert acl.mdl.set_dynamic_batch_size(model_id, ins, 1, 4) == 0
+    assert acl.mdl.execute(model_id, ins, outs) == 0
+    td = acl.mdl.get_dataset_tensor_desc(outs, 0)
+    assert td != 0
+    assert [acl.get_tensor_desc_dim(td, i) for i in range(acl.get_tensor_desc_num_dims(td))] == [
+        4,
+        10,
+    ]
+    assert acl.get_tensor_desc_type(td) == 0
+    assert acl.mdl.set_dataset_tensor_desc(outs, td, 5) == 100000
