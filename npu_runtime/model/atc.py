@@ -14,13 +14,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from npu_runtime.model.compiler import (
-    LOG_LEVELS,
-    AtcError,
-    Options,
-    bad_value,
-    write,
-)
+from npu_runtime.model.compiler import write
+from npu_runtime.model.flags import LOG_LEVELS, AtcError, Options, bad_value
 
 REQUIRED = ("model", "framework", "output", "soc_version")
 VALUED = (
