@@ -15,7 +15,7 @@ from npu_runtime.acl import _objects
 from npu_runtime.acl._args import parse
 from npu_runtime.core.runtime import get_runtime
 from npu_runtime.errors import AclError, codes
-from npu_runtime.model import loaded
+from npu_runtime.model import loaded, run
 
 _rt = get_runtime()
 T = TypeVar("T")
@@ -114,13 +114,13 @@ def unload(*args: Any) -> int:
 def execute(*args: Any) -> int:
     """execute(model_id, input_dataset, output_dataset) -> ret (synchronous)"""
     model_id, ins, outs = parse("kkk", args)
-    return _code(lambda: loaded.execute(model_id, ins, outs, 0, "aclmdlExecute", True))
+    return _code(lambda: run.execute(model_id, ins, outs, 0, "aclmdlExecute", True))
 
 
 def execute_async(*args: Any) -> int:
     """execute_async(model_id, input_dataset, output_dataset, stream) -> ret"""
     model_id, ins, outs, stream = parse("kkkk", args)
-    return _code(lambda: loaded.execute(model_id, ins, outs, stream, "aclmdlExecuteAsync", False))
+    return _code(lambda: run.execute(model_id, ins, outs, stream, "aclmdlExecuteAsync", False))
 
 
 # -- descriptions ------------------------------------------------------------------------------

@@ -1,13 +1,9 @@
-"""Models loaded on an emulated device: memory, descriptions, dynamic gears and execution.
+"""Models loaded on an emulated device: their memory, descriptions and dynamic gears
+(execution is npu_runtime.model.run).
 
 Every failure raises AclError through `rt.fail` with the code GE/ACL return for it:
-145003 for a model id that is not loaded, 145000 for a dataset with the wrong number of
-buffers or a buffer too small, 145013 for a batch size, image size or dims set that was
-not compiled, 245000 when the device has no room for the model.
-
-`execute` reads the inputs from emulated device memory, computes with the ONNX executor,
-writes the outputs to device memory and puts one WorkRecord per node on the stream, each
-at the user line of the execute call and priced as the node's Ascend op.
+145003 for a model id that is not loaded, 145013 for a batch size, image size or dims set
+that was not compiled, 245000 when the device has no room for the model.
 """
 
 from __future__ import annotations
@@ -24,22 +20,16 @@ import numpy as np
 from npu_runtime import numerics
 from npu_runtime.acl import _objects
 from npu_runtime.core.device import Device
-from npu_runtime.core.faults import injector
-from npu_runtime.core.launch import Cost as LaunchCost
-from npu_runtime.core.launch import place
 from npu_runtime.core.memory import OutOfMemory
 from npu_runtime.core.runtime import Runtime, get_runtime
-from npu_runtime.cost import estimate
-from npu_runtime.errors import AclError, codes
+from npu_runtime.errors import codes
 from npu_runtime.model import om
 from npu_runtime.model.executor import Executor
-from npu_runtime.model.onnx_map import node_work, table
-from npu_runtime.ops.registry import Spec
-from npu_runtime.records import SourceSite, TensorInfo
+from npu_runtime.model.pricing import NodeTask, price
+from npu_runtime.records import SourceSite
 
 _rt: Runtime = get_runtime()
 HUGE_FIRST = 0
-_FORMAT_NAMES = {0: "NCHW", 1: "NHWC", 2: "ND", 27: "NDHWC", 30: "NCDHW"}
 
 
 @dataclass(frozen=True)
@@ -76,17 +66,6 @@ class IoDesc:
         )
 
 
-@dataclass(frozen=True)
-class NodeTask:
-    """A node's work record template for one gear."""
-
-    name: str
-    op_type: str
-    cost: LaunchCost
-    inputs: tuple[TensorInfo, ...]
-    outputs: tuple[TensorInfo, ...]
-
-
 @dataclass(eq=False)
 class Model:
     """A loaded offline model."""
@@ -113,54 +92,8 @@ class Model:
         """The per-node records of `gear`, priced once for the device's profile."""
         got = self._tasks.get(gear)
         if got is None:
-            got = self._tasks[gear] = _price(self.header, gear, self.device)
+            got = self._tasks[gear] = price(self.header, gear, self.device)
         return got
-
-
-def _info(shape: list[int], dtype: np.dtype) -> TensorInfo:
-    return TensorInfo(
-        tuple(shape), numerics.msprof_name(dtype), "NCHW" if len(shape) == 4 else "ND"
-    )
-
-
-def _spec(tensors: dict[str, list[Any]], name: str, low: bool) -> Spec:
-    """A node tensor's Spec in the dtype the node computes in (fp16 for float tensors of an
-    fp16 node)."""
-    dims, dt = tensors.get(name, ([], "float32"))
-    np_dt = np.dtype(np.float16) if low and dt == "float32" else np.dtype(dt)
-    return Spec(tuple(dims), np_dt, "NCHW" if len(dims) == 4 else "ND")
-
-
-def _price(header: dict[str, Any], gear: int, device: Device) -> list[NodeTask]:
-    rows = table()
-    tensors: dict[str, list[Any]] = header["tensors"][gear]
-    out: list[NodeTask] = []
-    for node in header["nodes"]:
-        row = rows[node["onnx"]]
-        if row.folded:
-            continue
-        low = node["dtype"] == "float16"
-        ins = [_spec(tensors, t, low) for t in node["inputs"]]
-        outs = [_spec(tensors, t, low) for t in node["outputs"]]
-        c = estimate(node_work(row, node["ascend"], ins, outs, node["attrs"]), device.profile)
-        out.append(
-            NodeTask(
-                node["name"],
-                node["ascend"],
-                LaunchCost(
-                    c.duration_us,
-                    c.bound,
-                    c.unit,
-                    c.block_dim,
-                    c.time_by_unit,
-                    c.bytes_moved,
-                    c.flops,
-                ),
-                tuple(_info(list(s.shape), s.dtype) for s in ins),
-                tuple(_info(list(s.shape), s.dtype) for s in outs),
-            )
-        )
-    return out
 
 
 class ModelStore:
@@ -409,149 +342,3 @@ def dims_gear_values(m: Model, dims: list[int], api: str) -> list[int]:
                 f"Static dims should be same, index:{i} value:{d} should be {want}",
             )
     return out
-
-
-# -- execution -----------------------------------------------------------------------------------
-def _buffers(ds: int, what: str, api: str) -> list[_objects.DataBuffer]:
-    d = _objects.dataset(ds)
-    if d is None:
-        raise _rt.fail(
-            codes.ACL_ERROR_INVALID_PARAM, api, f"{what} dataset 0x{ds:x} is not a dataset"
-        )
-    out = []
-    for i, h in enumerate(d.buffers):
-        b = _objects.data_buffer(h)
-        if b is None:
-            raise _rt.fail(
-                codes.ACL_ERROR_INVALID_PARAM, api, f"{what} buffer {i} is not a data buffer"
-            )
-        out.append(b)
-    return out
-
-
-def _gear_of(m: Model, bufs: list[_objects.DataBuffer], api: str) -> int:
-    """The gear the dynamic input buffer selects (what set_dynamic_* wrote there)."""
-    if not m.kind:
-        return 0
-    idx = next(i for i, d in enumerate(m.inputs) if d.dynamic_data)
-    b = bufs[idx]
-    width = len(m.gears[0])
-    item = 8 if b.size >= width * 8 else 4
-    try:
-        raw = bytes(_rt.memory.view(b.addr, width * item))
-    except ValueError as exc:
-        raise _rt.fail(
-            codes.ACL_ERROR_GE_PARAM_INVALID, api, f"dynamic input buffer: {exc}"
-        ) from None
-    values = np.frombuffer(raw, np.int64 if item == 8 else np.int32).tolist()
-    if values not in m.gears:
-        raise _rt.fail(
-            codes.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
-            api,
-            f"the dynamic input holds {values}, which is not a gear of the model "
-            f"({m.gears}): call acl.mdl.set_dynamic_batch_size (or _hw_size, "
-            "set_input_dynamic_dims) with a compiled value before executing",
-        )
-    return m.gears.index(values)
-
-
-def _check_count(m: Model, bufs: list[Any], descs: list[IoDesc], what: str, api: str) -> None:
-    if len(bufs) != len(descs):
-        raise _rt.fail(
-            codes.ACL_ERROR_GE_PARAM_INVALID,
-            api,
-            f"Verify {what} data num failed: model requires {len(descs)}, but user actually "
-            f"feeds {len(bufs)}",
-        )
-
-
-def _check_sizes(
-    bufs: list[_objects.DataBuffer], descs: list[IoDesc], gear: int, what: str, api: str
-) -> None:
-    for i, (b, d) in enumerate(zip(bufs, descs, strict=True)):
-        need = d.nbytes(gear)
-        if b.size < need:
-            raise _rt.fail(
-                codes.ACL_ERROR_GE_PARAM_INVALID,
-                api,
-                f"{what} {i} ({d.name}): buffer size {b.size} from user is less than the "
-                f"{need} bytes the model needs",
-            )
-
-
-def _describe_outputs(ds: int, outputs: list[IoDesc], gear: int) -> None:
-    """Give the output dataset a tensor desc per output with its actual dims (what
-    aclmdlGetDatasetTensorDesc returns after an execute)."""
-    d = _objects.dataset(ds)
-    if d is None:
-        return
-    d.tensor_descs.extend([0] * (len(outputs) - len(d.tensor_descs)))
-    for i, io in enumerate(outputs):
-        td = _objects.tensor_desc(d.tensor_descs[i]) if d.tensor_descs[i] else None
-        if td is None:
-            td = _objects.TensorDesc(io.acl_dtype, [], io.format, io.name)
-            d.tensor_descs[i] = _objects.new(td)
-        td.dims = list(io.gear_shapes[gear])
-        td.dtype = io.acl_dtype
-
-
-def execute(model_id: int, in_ds: int, out_ds: int, stream: int, api: str, sync: bool) -> None:
-    m = store.get(model_id, api)
-    s = _rt.resolve_stream(stream, api)
-    ins = _buffers(in_ds, "input", api)
-    outs = _buffers(out_ds, "output", api)
-    _check_count(m, ins, m.inputs, "input", api)
-    _check_count(m, outs, m.outputs, "output", api)
-    gear = _gear_of(m, ins, api)
-    _check_sizes(ins, m.inputs, gear, "input", api)
-    _check_sizes(outs, m.outputs, gear, "output", api)
-    feeds: dict[str, np.ndarray] = {}
-    feed_names = m.header["feeds"]
-    k = 0
-    for b, d in zip(ins, m.inputs, strict=True):
-        if d.dynamic_data:
-            continue
-        shape = d.gear_shapes[gear]
-        try:
-            view = _rt.memory.view(b.addr, d.nbytes(gear))
-        except ValueError as exc:
-            raise _rt.fail(
-                codes.ACL_ERROR_GE_PARAM_INVALID, api, f"input {k} ({d.name}): {exc}"
-            ) from None
-        feeds[feed_names[k]] = view.view(d.dtype).reshape(shape)
-        k += 1
-    try:
-        results = m.executor.run(feeds)
-    except Exception as exc:  # noqa: BLE001 - the executor's failure is the model's failure
-        raise _rt.fail(
-            codes.ACL_ERROR_RT_MODEL_EXECUTE,
-            api,
-            f"model {model_id} failed to execute: {exc}",
-        ) from None
-    for i, (b, d, r) in enumerate(zip(outs, m.outputs, results, strict=True)):
-        arr = np.ascontiguousarray(r, dtype=d.dtype)
-        try:
-            _rt.memory.view(b.addr, arr.nbytes)[:] = arr.reshape(-1).view(np.uint8)
-        except ValueError as exc:
-            raise _rt.fail(
-                codes.ACL_ERROR_GE_PARAM_INVALID, api, f"output {i} ({d.name}): {exc}"
-            ) from None
-    m.cur_gear = gear
-    _describe_outputs(out_ds, m.outputs, gear)
-    from npu_runtime.sites import user_site
-
-    site = user_site(2)
-    for t in m.tasks(gear):
-        fault = None
-        if injector.active:  # --inject op:Conv2D:N:CODE reaches model layers too
-            code = injector.op_fails(t.op_type)
-            if code is not None:
-                fault = AclError(code, api, f"injected device fault in {t.name} ({t.op_type})")
-        place(s, "op", t.name, t.op_type, t.cost, t.inputs, t.outputs, site, fault)
-    if sync:  # aclmdlExecute returns when the model has run, with its device-side failure
-        s.device.advance_host(s.ready_us)
-        try:
-            s.device.settle([s], _rt.hostmem, site, api)
-        except AclError as e:
-            _rt.report(e)
-            raise
