@@ -338,3 +338,28 @@ def test_output_dataset_tensor_descs_after_execute(
     ]
     assert acl.get_tensor_desc_type(td) == 0
     assert acl.mdl.set_dataset_tensor_desc(outs, td, 5) == 100000
+
+
+def test_execute_async_runs_on_the_stream(dev: ModuleType, models: dict[str, Path]) -> None:
+    acl = dev
+    got: list[WorkRecord] = []
+    model_id, _ = acl.mdl.load_from_file(str(models["static"]))
+    stream, _ = acl.rt.create_stream()
+    x = np.random.default_rng(9).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    ins, (x_ptr,) = _dataset(acl, [x.nbytes])
+    data = x.tobytes()
+    assert acl.rt.memcpy(x_ptr, x.nbytes, acl.util.bytes_to_ptr(data), x.nbytes, 1) == 0
+    outs, (y_ptr,) = _dataset(acl, [40])
+    hooks.add_work_listener(got.append)
+    try:
+        assert acl.mdl.execute_async(model_id, ins, outs, stream) == 0
+    finally:
+        hooks.remove_work_listener(got.append)
+    assert acl.rt.synchronize_stream(stream) == 0
+    stream_id, _ = acl.rt.stream_get_id(stream)
+    assert len(got) == 16 and {r.stream for r in got} == {stream_id}
+    assert all(a.end_us <= b.start_us for a, b in zip(got, got[1:], strict=False))  # in order
+    out = bytes(40)
+    assert acl.rt.memcpy(acl.util.bytes_to_ptr(out), 40, y_ptr, 40, 2) == 0
+    want = _ort(models["static"].with_suffix(".onnx"), x)
+    np.testing.assert_allclose(np.frombuffer(out, np.float32).reshape(1, 10), want, atol=3e-3)
