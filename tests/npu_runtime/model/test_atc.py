@@ -96,20 +96,24 @@ def test_unsupported_operator_names_the_node(net: Path) -> None:
     g = helper.make_graph(
         [
             helper.make_node("Relu", ["x"], ["r"], name="relu_1"),
-            helper.make_node("Hardmax", ["r"], ["y"], name="head/hardmax"),
+            helper.make_node("NmsPlugin", ["r"], ["y"], name="head/nms", domain="com.example"),
         ],
         "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
     )
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    m = helper.make_model(
+        g,
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)],
+        ir_version=9,
+    )
     (net / "bad.onnx").write_bytes(m.SerializeToString())
     r = atc(
         "--framework=5", "--model=bad.onnx", "--output=bad", "--soc_version=Ascend910B2", cwd=net
     )
     assert r.returncode == 1
     assert (
-        "EZ3003: No supported Ops kernel and engine are found for [head/hardmax], optype [Hardmax]."
+        "EZ3003: No supported Ops kernel and engine are found for [head/nms], optype [NmsPlugin]."
         in r.stderr
     )
     assert r.stdout.splitlines()[-1].startswith("ATC run failed")
