@@ -15,7 +15,13 @@ import sys
 from collections.abc import Sequence
 
 from npu_runtime.model.compiler import write
-from npu_runtime.model.flags import LOG_LEVELS, AtcError, Options, bad_value
+from npu_runtime.model.flags import (
+    LOG_LEVELS,
+    PRECISION_MODES_V2,
+    AtcError,
+    Options,
+    bad_value,
+)
 
 REQUIRED = ("model", "framework", "output", "soc_version")
 VALUED = (
@@ -27,6 +33,7 @@ VALUED = (
     "input_format",
     "output_type",
     "precision_mode",
+    "precision_mode_v2",
     "log",
 )
 # Tuning flags real scripts pass that change nothing the emulator models.
@@ -100,6 +107,22 @@ def _parse(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
     return values, warnings
 
 
+def _precision(values: dict[str, str]) -> str:
+    v2 = values.get("precision_mode_v2")
+    if v2 is None:
+        return values.get("precision_mode", "force_fp16")
+    if "precision_mode" in values:
+        raise AtcError(
+            "E10001: Parameters [--precision_mode] and [--precision_mode_v2] cannot be used "
+            "together."
+        )
+    if v2 not in PRECISION_MODES_V2:
+        raise bad_value(
+            "precision_mode_v2", v2, f"it must be one of {', '.join(PRECISION_MODES_V2)}"
+        )
+    return PRECISION_MODES_V2[v2]
+
+
 def _options(values: dict[str, str]) -> Options:
     try:
         framework = int(values["framework"])
@@ -119,7 +142,7 @@ def _options(values: dict[str, str]) -> Options:
         dynamic_dims=values.get("dynamic_dims", ""),
         input_format=values.get("input_format", "NCHW"),
         output_type=values.get("output_type", ""),
-        precision_mode=values.get("precision_mode", "force_fp16"),
+        precision_mode=_precision(values),
         log=log,
     )
 

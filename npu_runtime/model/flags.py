@@ -11,6 +11,13 @@ PRECISION_MODES = (
     "must_keep_origin_dtype",
     "allow_mix_precision",
 )
+# --precision_mode_v2 (newer CANN) -> the --precision_mode it behaves as here
+PRECISION_MODES_V2 = {
+    "fp16": "force_fp16",
+    "origin": "must_keep_origin_dtype",
+    "mixed_float16": "allow_mix_precision",
+    "cube_fp16in_fp32out": "allow_fp32_to_fp16",
+}
 OUTPUT_TYPES = {"FP32": "float32", "FP16": "float16", "UINT8": "uint8", "INT8": "int8"}
 INPUT_FORMATS = {"NCHW": 0, "NHWC": 1, "ND": 2, "NCDHW": 30, "NDHWC": 27}
 LOG_LEVELS = ("debug", "info", "warning", "error", "null")

@@ -60,12 +60,15 @@ def test_compiles_with_atc_messages_and_header(net: Path) -> None:
 
 
 def test_precision_modes_choose_node_dtypes(net: Path) -> None:
-    for mode, conv, add in (
-        ("force_fp16", "float16", "float16"),
-        ("must_keep_origin_dtype", "float32", "float32"),
-        ("allow_fp32_to_fp16", "float16", "float32"),
+    for flag, conv, add in (
+        ("--precision_mode=force_fp16", "float16", "float16"),
+        ("--precision_mode=must_keep_origin_dtype", "float32", "float32"),
+        ("--precision_mode=allow_fp32_to_fp16", "float16", "float32"),
+        ("--precision_mode_v2=origin", "float32", "float32"),
+        ("--precision_mode_v2=fp16", "float16", "float16"),
     ):
-        r = atc(*BASE, f"--precision_mode={mode}", cwd=net)
+        mode = flag
+        r = atc(*BASE, flag, cwd=net)
         assert r.returncode == 0, r.stderr
         nodes = {n["name"]: n for n in om.loads((net / "net.om").read_bytes()).header["nodes"]}
         assert (nodes["stem"]["dtype"], nodes["block0_add"]["dtype"]) == (conv, add), mode
@@ -134,6 +137,14 @@ def test_unsupported_operator_names_the_node(net: Path) -> None:
         (("--dynamic_batch_size=1,4",), "a dynamic gear option needs -1 in --input_shape"),
         (("--output_type=FP64",), "E10001: Value [FP64] for parameter [--output_type]"),
         (("--insert_op_conf=aipp.cfg",), "AIPP (image pre-processing inside the model)"),
+        (
+            ("--precision_mode=force_fp16", "--precision_mode_v2=fp16"),
+            "[--precision_mode] and [--precision_mode_v2] cannot be used together",
+        ),
+        (
+            ("--precision_mode_v2=cube_hif8",),
+            "Value [cube_hif8] for parameter [--precision_mode_v2]",
+        ),
     ],
 )
 def test_bad_flags_fail_with_atc_messages(net: Path, extra: tuple[str, ...], message: str) -> None:
