@@ -132,7 +132,10 @@ def main() -> None:
         "`benchmarks/bench_mdl.py`. Wall time; interleaved rounds; the verdict uses best "
         "rounds. acl.mdl.execute includes reading the inputs from and writing the outputs to "
         "emulated device memory and one work record per node; force_fp16 also runs the "
-        "fp16 rounding (a Cast pair after every fp16 node).\n" + "".join(rows)
+        "fp16 rounding (a Cast pair where a float16 value is stored). The emulator's "
+        "session does not let its worker threads spin after a run (they would compete with "
+        "the script for the CPU); the bare baseline keeps onnxruntime's default, so on a "
+        "loaded machine either can come out ahead on the large case.\n" + "".join(rows)
     )
     OUT.write_text(text)
     sys.stdout.write(text)
