@@ -24,6 +24,7 @@ from npu_runtime.model.flags import (
     INPUT_FORMATS,
     OUTPUT_TYPES,
     PRECISION_MODES,
+    AtcError,
     Options,
     bad_value,
     parse_gears,
@@ -205,7 +206,21 @@ def compile_model(opts: Options) -> tuple[dict[str, Any], bytes]:
         "weight_bytes": _weight_bytes(model, dtypes),
         "work_bytes": max(_work_bytes(model, gs, dtypes) for gs in gear_shapes),
     }
-    return header, lowered.SerializeToString()
+    graph = lowered.SerializeToString()
+    _check_executable(graph, [o["name"] for o in outputs])
+    return header, graph
+
+
+def _check_executable(graph: bytes, outputs: list[str]) -> None:
+    """Build the executor once, so a graph it cannot run fails here, naming the reason,
+    rather than at every load."""
+    from npu_runtime.model.executor import Executor
+
+    try:
+        Executor(graph, outputs)
+    except Exception as exc:  # noqa: BLE001 - the executor's own message says what is wrong
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise AtcError(f"E19999: The compiled graph cannot be built: {first}") from None
 
 
 def write(opts: Options) -> str:

@@ -169,3 +169,33 @@ def test_input_shape_without_dynamic_option_needs_concrete_dims(net: Path) -> No
     r = atc("--framework=5", "--model=dyn.onnx", "--output=d", "--soc_version=Ascend910B2", cwd=net)
     assert r.returncode == 1
     assert "input [input] has unknown dims [-1, 3, 32, 32]" in r.stderr
+
+
+def test_graph_the_executor_cannot_build_fails_at_compile_time(net: Path) -> None:
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="r", bogus=3)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    (net / "bogus.onnx").write_bytes(m.SerializeToString())
+    r = atc(
+        "--framework=5", "--model=bogus.onnx", "--output=b", "--soc_version=Ascend910B2", cwd=net
+    )
+    assert r.returncode == 1
+    assert r.stderr.startswith("E19999: The compiled graph cannot be built:")
+    assert "Unrecognized attribute: bogus for operator Relu" in r.stderr
+    assert not (net / "b.om").exists()
+
+
+def test_corrupt_onnx_file(net: Path) -> None:
+    (net / "junk.onnx").write_bytes(b"not a protobuf at all\n")
+    r = atc(
+        "--framework=5", "--model=junk.onnx", "--output=j", "--soc_version=Ascend910B2", cwd=net
+    )
+    assert r.returncode == 1
+    assert r.stderr.startswith("E19999: Failed to parse the ONNX model [junk.onnx]")
+    assert "Traceback" not in r.stderr
