@@ -67,6 +67,7 @@ class WorkRecord:
     site: SourceSite | None = None
     stack: tuple[SourceSite, ...] | None = None  # full user stack, when asked for
     step: int = 0  # profiler step the work belongs to
+    model_id: int | None = None  # the offline model (acl.mdl) a layer's task belongs to
 
     @property
     def end_us(self) -> float:

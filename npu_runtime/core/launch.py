@@ -123,8 +123,10 @@ def place(
     outputs: tuple[TensorInfo, ...],
     site: SourceSite | None,
     fault: AclError | None = None,
+    model_id: int | None = None,
 ) -> WorkRecord:
-    """Put already-computed work on the stream's clock and announce it."""
+    """Put already-computed work on the stream's clock and announce it (`model_id`: the
+    offline model whose layer this is)."""
     dev = stream.device
     start, wait = dev.enqueue(stream, c.duration_us)
     record = WorkRecord(
@@ -147,6 +149,8 @@ def place(
         c.flops,
         site,
     )
+    if model_id is not None:
+        record.model_id = model_id
     if fault is not None:
         with dev.lock:
             stream.pending.append(DeviceFault(record.end_us, fault, site))

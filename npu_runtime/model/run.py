@@ -153,7 +153,7 @@ def execute(model_id: int, in_ds: int, out_ds: int, stream: int, api: str, sync:
             code = injector.op_fails(t.op_type)
             if code is not None:
                 fault = AclError(code, api, f"injected device fault in {t.name} ({t.op_type})")
-        place(s, "op", t.name, t.op_type, t.cost, t.inputs, t.outputs, site, fault)
+        place(s, "op", t.name, t.op_type, t.cost, t.inputs, t.outputs, site, fault, m.id)
     if sync:  # aclmdlExecute returns when the model has run, with its device-side failure
         s.device.advance_host(s.ready_us)
         try:

@@ -59,7 +59,7 @@ def _site(site: SourceSite | None) -> str:
 def _work_event(rec: WorkRecord, pid: int, epoch_us: int, conn: int) -> Event:
     c = trace_constants()
     args: dict[str, Any] = {
-        "Model Id": c["model_id_none"],
+        "Model Id": c["model_id_none"] if rec.model_id is None else rec.model_id,
         "Task Type": c["task_type_by_op_type"].get(rec.op_type, rec.unit),
         "Physic Stream Id": rec.stream,
         "Stream Id": rec.stream,

@@ -125,7 +125,7 @@ def rows(
         prev = rec
         row = [
             str(rec.device),
-            model_none,
+            model_none if rec.model_id is None else str(rec.model_id),
             str(rec.task_id),
             str(rec.stream),
             rec.name,

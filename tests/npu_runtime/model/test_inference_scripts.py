@@ -189,6 +189,9 @@ def test_profiled_run_records_every_node_at_the_execute_line(work: Path) -> None
     ]  # fmt: skip
     conv = next(row for row in rows if row["OP Type"] == "Conv2D")
     assert conv["Op Name"] == "stem"
+    # a layer's task carries its model's id (copies are not part of a model)
+    assert {row["Model ID"] for row in rows if row["OP Type"] in ops} == {"1"}
+    assert {row["Model ID"] for row in rows if row["OP Type"] == "MemcpyH2D"} <= {"4294967295"}
     assert conv["Input Data Types"].startswith("FLOAT16")
     lines = json.loads((prof / "lines.json").read_text())
     execute_line = next(
