@@ -105,6 +105,13 @@ def _describe_outputs(ds: int, outputs: list[IoDesc], gear: int) -> None:
 def execute(model_id: int, in_ds: int, out_ds: int, stream: int, api: str, sync: bool) -> None:
     m = store.get(model_id, api)
     s = _rt.resolve_stream(stream, api)
+    if s.device is not m.device:
+        raise _rt.fail(
+            codes.ACL_ERROR_RT_MODEL_CONTEXT,
+            api,
+            f"model {model_id} was loaded on device {m.device.id}; the current context is on "
+            f"device {s.device.id}",
+        )
     ins = _buffers(in_ds, "input", api)
     outs = _buffers(out_ds, "output", api)
     _check_count(m, ins, m.inputs, "input", api)

@@ -363,3 +363,14 @@ def test_execute_async_runs_on_the_stream(dev: ModuleType, models: dict[str, Pat
     assert acl.rt.memcpy(acl.util.bytes_to_ptr(out), 40, y_ptr, 40, 2) == 0
     want = _ort(models["static"].with_suffix(".onnx"), x)
     np.testing.assert_allclose(np.frombuffer(out, np.float32).reshape(1, 10), want, atol=3e-3)
+
+
+def test_execute_from_another_devices_context(dev: ModuleType, models: dict[str, Path]) -> None:
+    acl = dev
+    model_id, _ = acl.mdl.load_from_file(str(models["static"]))
+    ins, _ = _dataset(acl, [3 * 32 * 32 * 4])
+    outs, _ = _dataset(acl, [40])
+    assert acl.rt.set_device(1) == 0
+    assert acl.mdl.execute(model_id, ins, outs) == 107004
+    assert acl.rt.set_device(0) == 0
+    assert acl.mdl.execute(model_id, ins, outs) == 0
