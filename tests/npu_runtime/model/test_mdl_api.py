@@ -374,3 +374,56 @@ def test_execute_from_another_devices_context(dev: ModuleType, models: dict[str,
     assert acl.mdl.execute(model_id, ins, outs) == 107004
     assert acl.rt.set_device(0) == 0
     assert acl.mdl.execute(model_id, ins, outs) == 0
+
+
+def test_two_inputs_two_outputs_and_int64(dev: ModuleType, tmp_path: Path) -> None:
+    from onnx import TensorProto, helper, numpy_helper
+
+    acl = dev
+    table = numpy_helper.from_array(np.arange(40, dtype=np.float32).reshape(10, 4) / 10, "table")
+    g = helper.make_graph(
+        [
+            helper.make_node("Gather", ["table", "ids"], ["emb"], name="embed"),
+            helper.make_node("MatMul", ["emb", "w"], ["proj"], name="proj"),
+            helper.make_node("ReduceSum", ["proj"], ["total"], name="sum", keepdims=0),
+        ],
+        "two",
+        [
+            helper.make_tensor_value_info("ids", TensorProto.INT64, ["b", 3]),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 5]),
+        ],
+        [
+            helper.make_tensor_value_info("proj", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("total", TensorProto.FLOAT, None),
+        ],
+        [table],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    (tmp_path / "two.onnx").write_bytes(m.SerializeToString())
+    path = _compile(
+        tmp_path, "two", input_shape="ids:2,3;w:4,5", precision_mode="must_keep_origin_dtype"
+    )
+    model_id, ret = acl.mdl.load_from_file(str(path))
+    assert ret == 0
+    desc = acl.mdl.create_desc()
+    acl.mdl.get_desc(desc, model_id)
+    assert [acl.mdl.get_input_name_by_index(desc, i) for i in range(2)] == ["ids", "w"]
+    assert [acl.mdl.get_input_data_type(desc, i) for i in range(2)] == [9, 0]  # INT64, FLOAT
+    assert acl.mdl.get_output_index_by_name(desc, "total") == (1, 0)
+    assert acl.mdl.get_output_dims(desc, 0)[0]["dims"] == [2, 3, 5]
+    assert acl.mdl.get_output_dims(desc, 1)[0]["dims"] == []
+    ids = np.array([[1, 2, 3], [9, 0, 4]], np.int64)
+    w = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
+    ins, ptrs = _dataset(acl, [ids.nbytes, w.nbytes])
+    for a, p in zip((ids, w), ptrs, strict=True):
+        data = a.tobytes()
+        assert acl.rt.memcpy(p, a.nbytes, acl.util.bytes_to_ptr(data), a.nbytes, 1) == 0
+    outs, (p_ptr, t_ptr) = _dataset(acl, [2 * 3 * 5 * 4, 4])
+    assert acl.mdl.execute(model_id, ins, outs) == 0
+    proj = bytes(120)
+    assert acl.rt.memcpy(acl.util.bytes_to_ptr(proj), 120, p_ptr, 120, 2) == 0
+    want = (np.arange(40, dtype=np.float32).reshape(10, 4) / 10)[ids] @ w
+    np.testing.assert_allclose(np.frombuffer(proj, np.float32).reshape(2, 3, 5), want, rtol=1e-6)
+    total = bytes(4)
+    assert acl.rt.memcpy(acl.util.bytes_to_ptr(total), 4, t_ptr, 4, 2) == 0
+    assert np.frombuffer(total, np.float32)[0] == pytest.approx(float(want.sum()), rel=1e-5)
