@@ -152,10 +152,15 @@ def get_desc(*args: Any) -> int:
     if d is None:
         return _invalid("aclmdlGetDesc", "model description", desc)
 
-    def fill() -> None:
-        d.model = loaded.store.get(model_id, "aclmdlGetDesc")
-
-    return _code(fill)
+    m = loaded.store.find(model_id)
+    if m is None:  # GE's GetModelDescInfo turns the bad id into a tensor-info failure
+        return _rt.fail(
+            codes.ACL_ERROR_GE_GET_TENSOR_INFO,
+            "aclmdlGetDesc",
+            f"Invalid model id {model_id}, check whether model has been loaded or not",
+        ).code
+    d.model = m
+    return 0
 
 
 def destroy_desc(*args: Any) -> int:

@@ -104,9 +104,15 @@ class ModelStore:
         self.models: dict[int, Model] = {}
         self._ids = itertools.count(1)
 
-    def get(self, model_id: int, api: str) -> Model:
+    def find(self, model_id: int) -> Model | None:
+        """The loaded model `model_id` (None when never loaded, unloaded, or its device
+        was reset)."""
         m = self.models.get(model_id)
-        if m is None or _rt.devices.get(m.device.id) is not m.device:
+        return m if m is not None and _rt.devices.get(m.device.id) is m.device else None
+
+    def get(self, model_id: int, api: str) -> Model:
+        m = self.find(model_id)
+        if m is None:
             raise _rt.fail(
                 codes.ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
                 api,

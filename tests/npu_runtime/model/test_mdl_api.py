@@ -141,6 +141,7 @@ def test_execute_misuse_codes(dev: ModuleType, models: dict[str, Path]) -> None:
     assert acl.mdl.execute(model_id, ins, tiny_out) == 145000
     assert acl.mdl.execute(model_id + 100, ins, outs) == 145003
     assert acl.mdl.unload(model_id) == 0
+    assert acl.mdl.get_desc(acl.mdl.create_desc(), model_id) == 545008
     assert acl.mdl.execute(model_id, ins, outs) == 145003  # unloaded
     assert acl.mdl.unload(model_id) == 145003
     stream, _ = acl.rt.create_stream()
