@@ -69,7 +69,11 @@ def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser
         help=f"device profile (default 910B = 910B2 figures); one of: {', '.join(profile_names())}",
     )
     p.add_argument(
-        "--devices", type=int, default=None, metavar="N", help="number of devices, 1 to 64 (default 8)"
+        "--devices",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of devices, 1 to 64 (default 8)",
     )
     p.add_argument("--no-sanitize", action="store_true", help="turn the memory sanitizer off")
     p.add_argument(

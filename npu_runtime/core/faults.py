@@ -80,9 +80,7 @@ def parse_known(spec: str) -> Injection:
     listed = sorted(set(names.values()))
     close = difflib.get_close_matches(given, listed, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
-    raise ValueError(
-        f"unknown {what} {given!r}{hint}; known {what}s: {', '.join(listed)}"
-    )
+    raise ValueError(f"unknown {what} {given!r}{hint}; known {what}s: {', '.join(listed)}")
 
 
 def known_apis() -> dict[str, str]:

@@ -508,9 +508,7 @@ def memcpy2d(
         _host_range(rt, dst, dst_span, api, "dst", site, write=True)
         real_dst = dst
     if dev is None:
-        raise rt.fail(
-            codes.ACL_ERROR_RT_PARAM_INVALID, api, "dst and src are both host memory"
-        )
+        raise rt.fail(codes.ACL_ERROR_RT_PARAM_INVALID, api, "dst and src are both host memory")
     if dst == src:
         return
     rows_out = np.lib.stride_tricks.as_strided(
