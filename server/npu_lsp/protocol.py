@@ -69,6 +69,29 @@ class AnsweringProtocol(LanguageServerProtocol):
         """A JSON-RPC error response; `"id": null` when the request's id could not be read."""
         self._send_data({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
 
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls keeps the future of every handler it runs in `_request_futures` (so a request
+        can be cancelled), but only a request's answer removes it: the futures of
+        notifications (every didChange) and of the steps of its built-in generator handlers
+        stay forever, about 0.65 MB per 500 edits. Each is dropped here once done."""
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        futures = self._request_futures
+        future = futures.get(msg_id)
+        if future is not None:
+
+            def forget(done: Any, key: Any = msg_id) -> None:
+                if futures.get(key) is done:
+                    del futures[key]
+
+            future.add_done_callback(forget)
+
     def handle_message(self, message: Any) -> None:
         if message is ANSWERED:
             return
