@@ -45,8 +45,10 @@ def open_doc(rpc: RawRpc, path: Path, text: str) -> None:
 
 def diagnostics(rpc: RawRpc, path: Path, timeout: float = 30) -> list[dict[str, Any]]:
     message = rpc.wait_for(
-        lambda m: m.get("method") == "textDocument/publishDiagnostics"
-        and m["params"]["uri"] == path.as_uri(),
+        lambda m: (
+            m.get("method") == "textDocument/publishDiagnostics"
+            and m["params"]["uri"] == path.as_uri()
+        ),
         timeout,
     )
     return list(message["params"]["diagnostics"])
@@ -113,7 +115,9 @@ def test_requests_whose_params_do_not_parse_get_an_error(server: RawRpc, tmp_pat
     answer = server.wait_for(lambda m: "but was -2" in m.get("error", {}).get("message", ""))
     assert answer["id"] is None
     # The server lives on and answers well-formed requests.
-    server.send({"jsonrpc": "2.0", "id": 13, "method": "textDocument/hover", "params": hover(uri, 1)})
+    server.send(
+        {"jsonrpc": "2.0", "id": 13, "method": "textDocument/hover", "params": hover(uri, 1)}
+    )
     assert "result" in server.response(13, 10)
     assert [d["code"] for d in diagnostics(server, tmp_path / "a.py")] == ["NPU201"]
 
