@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run, without_root_override
+from bad_input_support import run, without_root_override
 
 CUDA = "import torch\nx = torch.ones(2).cuda()\n"
 

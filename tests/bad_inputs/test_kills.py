@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ASCEND_LENS, run, still_running, tree
-from rpc import RawRpc
+from bad_input_rpc import diagnostics, open_doc, start
+from bad_input_support import ASCEND_LENS, run, still_running, tree
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "npu_debug"))
 from dap_client import DapClient  # noqa: E402
@@ -24,8 +24,6 @@ CUDA = "import torch\nx = torch.ones(2).cuda()\n"
 # ---------------------------------------------------------------- the language server
 @pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
 def test_kill_9_of_the_language_server_takes_its_worker_along(tmp_path: Path, busy: bool) -> None:
-    from test_lsp_messages import diagnostics, open_doc, start
-
     (tmp_path / "a.py").write_text(CUDA)
     rpc = start(tmp_path)
     open_doc(rpc, tmp_path / "a.py", CUDA)

@@ -4,62 +4,16 @@ special and huge workspace files do not stall it, and rapid edits do not grow it
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
-from conftest import ASCEND_LENS, still_running, tree
-from rpc import RawRpc
+from bad_input_rpc import RawRpc, diagnostics, log_line, open_doc, start
+from bad_input_support import still_running, tree
 
 CUDA = "import torch\nx = torch.ones(2).cuda()\n"
-
-
-def start(root: Path) -> RawRpc:
-    proc = subprocess.Popen(
-        [ASCEND_LENS, "server"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    rpc = RawRpc(proc)
-    rpc.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}},
-        }
-    )
-    rpc.response(1, 30)
-    rpc.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-    return rpc
-
-
-def open_doc(rpc: RawRpc, path: Path, text: str) -> None:
-    doc = {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}
-    rpc.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": doc}})
-
-
-def diagnostics(rpc: RawRpc, path: Path, timeout: float = 30) -> list[dict[str, Any]]:
-    message = rpc.wait_for(
-        lambda m: (
-            m.get("method") == "textDocument/publishDiagnostics"
-            and m["params"]["uri"] == path.as_uri()
-        ),
-        timeout,
-    )
-    return list(message["params"]["diagnostics"])
-
-
-def log_line(rpc: RawRpc, text: str, timeout: float = 30) -> str:
-    message = rpc.wait_for(
-        lambda m: m.get("method") == "window/logMessage" and text in m["params"]["message"],
-        timeout,
-    )
-    return str(message["params"]["message"])
 
 
 @pytest.fixture

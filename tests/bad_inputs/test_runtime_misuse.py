@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import HERE, run
+from bad_input_support import HERE, run
 
 SCRIPTS = HERE / "scripts"
 PARAM_INVALID, INVALID_PARAM, DEVICE_ID, HOST_ALLOC = 107000, 100000, 107001, 207001

@@ -16,7 +16,6 @@ import pytest
 # The console script next to this interpreter: what a user runs.
 ASCEND_LENS = str(Path(sys.executable).with_name("ascend-lens"))
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))
 
 
 def run(*args: str, timeout: float = 60, **kwargs: object) -> subprocess.CompletedProcess[str]:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import queue
 import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import IO, Any
 
 
@@ -68,3 +70,49 @@ class RawRpc:
 
 def _refuse(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
+
+
+# ---- the language server over this client
+def start(root: Path) -> RawRpc:
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("ascend-lens")), "server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    rpc = RawRpc(proc)
+    rpc.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}},
+        }
+    )
+    rpc.response(1, 30)
+    rpc.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    return rpc
+
+
+def open_doc(rpc: RawRpc, path: Path, text: str) -> None:
+    doc = {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}
+    rpc.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": doc}})
+
+
+def diagnostics(rpc: RawRpc, path: Path, timeout: float = 30) -> list[dict[str, Any]]:
+    message = rpc.wait_for(
+        lambda m: (
+            m.get("method") == "textDocument/publishDiagnostics"
+            and m["params"]["uri"] == path.as_uri()
+        ),
+        timeout,
+    )
+    return list(message["params"]["diagnostics"])
+
+
+def log_line(rpc: RawRpc, text: str, timeout: float = 30) -> str:
+    message = rpc.wait_for(
+        lambda m: m.get("method") == "window/logMessage" and text in m["params"]["message"],
+        timeout,
+    )
+    return str(message["params"]["message"])
