@@ -123,8 +123,12 @@ def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]
             raise UsageError(f"{raw}: {reason}")
         if reason is not None:
             skipped.append(f"{raw}: {reason}")
-        else:
-            files.append(p)
+            continue
+        try:  # a named file we may not read is an I/O error, not a finding
+            os.close(os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+        except OSError as exc:
+            raise UsageError(f"{raw}: {exc.strerror or exc}") from None
+        files.append(p)
     return files
 
 

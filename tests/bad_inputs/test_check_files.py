@@ -78,24 +78,32 @@ def test_unreadable_folders_exit_2_or_are_reported(tmp_path: Path) -> None:
     locked = tmp_path / "locked"
     locked.mkdir()
     (locked / "b.py").write_text(CUDA)
+    secret = tmp_path / "ok" / "secret.py"
+    secret.write_text(CUDA)
+    secret.chmod(0)
     locked.chmod(0)
     try:
         top = run("check", str(locked), preexec_fn=preexec)
-        inner = run("check", str(tmp_path), preexec_fn=preexec)
+        inner = run("check", str(tmp_path / "ok"), "--format", "json", preexec_fn=preexec)
+        walked = run("check", str(tmp_path), "--select", "NPU", preexec_fn=preexec)
         inside = run("check", str(locked / "b.py"), preexec_fn=preexec)
+        named = run("check", str(secret), preexec_fn=preexec)
     finally:
         locked.chmod(0o755)
+        secret.chmod(0o644)
+    denied = "Permission denied"
     assert (top.returncode, top.stdout) == (2, "")
-    assert (
-        top.stderr == f"ascend-lens check: error: {locked}: cannot read folder: Permission denied\n"
-    )
-    assert inner.returncode == 0 and inner.stdout == "All checks passed!\n"
-    assert (
-        inner.stderr
-        == f"ascend-lens check: skipped {locked}: cannot read folder: Permission denied\n"
-    )
-    assert (inside.returncode, inside.stdout) == (2, "")
-    assert inside.stderr == f"ascend-lens check: error: {locked / 'b.py'}: Permission denied\n"
+    assert top.stderr == f"ascend-lens check: error: {locked}: cannot read folder: {denied}\n"
+    # In a folder, an unreadable file is a finding (AL002), an unreadable subfolder is skipped.
+    assert inner.returncode == 1
+    assert [(f["path"], f["code"]) for f in json.loads(inner.stdout)] == [(str(secret), "AL002")]
+    assert f"cannot read file: {denied}" in inner.stdout
+    assert walked.returncode == 1 and "AL002" in walked.stdout and "NPU201" not in walked.stdout
+    assert walked.stderr == f"ascend-lens check: skipped {locked}: cannot read folder: {denied}\n"
+    # A named file that cannot be read is an I/O error: one line, status 2.
+    for r, path in ((inside, locked / "b.py"), (named, secret)):
+        assert (r.returncode, r.stdout) == (2, "")
+        assert r.stderr == f"ascend-lens check: error: {path}: {denied}\n"
 
 
 def _notebook(path: Path, cells: list[tuple[str, str]]) -> None:
