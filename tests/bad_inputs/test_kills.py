@@ -174,3 +174,29 @@ def test_kernel_bridge_refuses_ids_it_could_not_echo_and_dies_with_its_kernel(
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"Content-Length: 1000000000000\r\n\r\n{}",
+        b"Content-Length: -5\r\n\r\n",
+        b'Content-Length: 47\r\n\r\n{"seq": NaN, "type": "request", "command": "x"}',
+        b"Content-Length: 5\r\n\r\n[1,2]",
+    ],
+    ids=["huge length", "negative length", "NaN", "not an object"],
+)
+def test_dap_framing_the_adapter_cannot_read_ends_it_cleanly(raw: bytes) -> None:
+    dap = DapClient(command=[ASCEND_LENS, "debug-adapter"])
+    try:
+        dap.ok("initialize", {"adapterID": "ascend", "pathFormat": "path"})
+        children = tree(dap.proc.pid)
+        assert dap.proc.stdin is not None
+        dap.proc.stdin.write(raw)
+        dap.proc.stdin.flush()
+        assert dap.proc.wait(timeout=15) == 0
+        assert b"Traceback" not in b"".join(dap.stderr_lines)
+        assert still_running(children) == []
+    finally:
+        if dap.proc.poll() is None:
+            dap.proc.kill()
