@@ -114,6 +114,11 @@ def main(argv: list[str]) -> int:
 
     threading.Thread(target=watch_control, daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
+    # Ctrl-C or a hang-up aimed at the adapter's group is not ours to act on: the control
+    # pipe alone decides when the tree goes.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     while not done.is_set() and child.poll() is None:
         done.wait(0.1)
         _reap_all()  # orphans adopted from the debuggee's tree
