@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import multiprocessing
 import os
@@ -134,7 +135,8 @@ class AscendLensServer(LanguageServer):
     def report_server_error(self, error: Exception, source: Any) -> None:
         """A message body that is not JSON is answered with a parse error (JSON-RPC: id null);
         everything else is reported as pygls does."""
-        if isinstance(error, ValueError) and isinstance(self.protocol, AnsweringProtocol):
+        unparsable = isinstance(error, json.JSONDecodeError | UnicodeDecodeError)
+        if unparsable and isinstance(self.protocol, AnsweringProtocol):
             self.protocol.send_error(None, PARSE_ERROR, f"parse error: {error}")
             return
         super().report_server_error(error, source)
