@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.5
@@ -24,11 +25,17 @@ def tie_to_parent(parent_pid: int | None = None) -> None:
     """Die when the parent process does; `parent_pid` is the parent we must outlive none of
     (default: the current one). Exits at once if that parent is already gone."""
     parent = os.getppid() if parent_pid is None else parent_pid
-    if sys.platform.startswith("linux"):
-        _death_signal(signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before the signal was armed
+    if os.getppid() == parent:
+        if sys.platform.startswith("linux"):
+            _death_signal(signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+        watch = _parent_is
+    elif _exists(parent):  # started through an intermediary (forkserver): watch the pid
+        watch = _exists
+    else:
         os._exit(1)
-    threading.Thread(target=_watch, args=(parent,), name="lifeline", daemon=True).start()
+    threading.Thread(target=_watch, args=(watch, parent), name="lifeline", daemon=True).start()
 
 
 def _death_signal(sig: int) -> bool:
@@ -39,7 +46,21 @@ def _death_signal(sig: int) -> bool:
         return False
 
 
-def _watch(parent: int) -> None:
-    while os.getppid() == parent:
+def _parent_is(pid: int) -> bool:
+    return os.getppid() == pid
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch(alive: Callable[[int], bool], parent: int) -> None:
+    while alive(parent):
         time.sleep(POLL_S)
     os._exit(1)
