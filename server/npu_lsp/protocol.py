@@ -96,7 +96,13 @@ class AnsweringProtocol(LanguageServerProtocol):
         if message is ANSWERED:
             return
         if not hasattr(message, "jsonrpc"):  # a JSON value that is not a message object
-            log.warning("ignoring a message that is not a JSON-RPC object: %.200r", message)
+            log.warning("refusing a message that is not a JSON-RPC object: %.200r", message)
+            kind = (
+                'an object without "jsonrpc": "2.0"'
+                if isinstance(message, dict)
+                else (f"a JSON {type(message).__name__}")
+            )
+            self.send_error(None, INVALID_REQUEST, f"invalid request: {kind}, not a message")
             return
         super().handle_message(message)
 

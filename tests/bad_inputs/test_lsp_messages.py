@@ -61,6 +61,20 @@ def test_requests_whose_params_do_not_parse_get_an_error(server: RawRpc, tmp_pat
     server.send_body(b"{not json")
     answer = server.wait_for(lambda m: m.get("error", {}).get("code") == -32700, 10)
     assert answer["id"] is None and answer["error"]["message"].startswith("parse error: ")
+    # JSON that is no JSON-RPC message (a batch, a bare value): Invalid request, null id.
+    for body, what in (
+        (b"[1, 2]", "a JSON list"),
+        (b'"hi"', "a JSON str"),
+        (b'{"id": 5}', 'an object without "jsonrpc": "2.0"'),
+    ):
+        server.send_body(body)
+        answer = server.wait_for(
+            lambda m, w=what: (
+                m.get("error", {}).get("message") == f"invalid request: {w}, not a message"
+            ),
+            10,
+        )
+        assert answer["id"] is None and answer["error"]["code"] == -32600
     # An id that cannot be echoed is answered with null; a notification with bad params is dropped.
     server.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": None})
     server.send(
