@@ -123,7 +123,7 @@ def index_slice(
         return True
     index = _workspace_index(root)
     if _unindexed is None:
-        files = iter_python_files([root])
+        files = iter_python_files([root], on_error=_unlistable)
         _unindexed = [str(p) for _, p in zip(range(MAX_INDEXED_FILES), files, strict=False)]
         _unindexed.reverse()  # pop() from the end keeps walk order
     deadline = time.perf_counter() + budget_s
@@ -138,6 +138,10 @@ def index_slice(
         except (OSError, UnicodeDecodeError):
             continue
     return not _unindexed
+
+
+def _unlistable(exc: OSError) -> None:
+    skipped.append(f"{exc.filename}: cannot read folder: {exc.strerror or exc}")
 
 
 def take_skipped() -> list[str]:

@@ -73,12 +73,13 @@ def _refuse(token: str) -> Any:
 
 
 # ---- the language server over this client
-def start(root: Path) -> RawRpc:
+def start(root: Path, preexec_fn: Any = None) -> RawRpc:
     proc = subprocess.Popen(
         [str(Path(sys.executable).with_name("ascend-lens")), "server"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        preexec_fn=preexec_fn,
     )
     rpc = RawRpc(proc)
     rpc.send(

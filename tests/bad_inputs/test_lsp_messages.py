@@ -11,7 +11,7 @@ from typing import Any
 import psutil
 import pytest
 from bad_input_rpc import RawRpc, diagnostics, log_line, open_doc, start
-from bad_input_support import still_running, tree
+from bad_input_support import still_running, tree, without_root_override
 
 CUDA = "import torch\nx = torch.ones(2).cuda()\n"
 
@@ -90,24 +90,31 @@ def test_requests_whose_params_do_not_parse_get_an_error(server: RawRpc, tmp_pat
     assert [d["code"] for d in diagnostics(server, tmp_path / "a.py")] == ["NPU201"]
 
 
-def test_special_and_huge_workspace_files_do_not_stall_the_index(tmp_path: Path) -> None:
+def test_special_huge_and_unreadable_workspace_files_do_not_stall_the_index(
+    tmp_path: Path,
+) -> None:
+    preexec = without_root_override()
     os.mkfifo(tmp_path / "pipe.py")
     (tmp_path / "generated.py").write_text("x = 1\n" * 350_000)
     (tmp_path / "lib.py").write_text("def helper(x):\n    return x\n")
-    rpc = start(tmp_path)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "m.py").write_text("x = 1\n")
+    locked.chmod(0)
+    rpc = start(tmp_path, preexec)
     try:
-        assert log_line(rpc, "not indexed: ") in {
-            f"Ascend Lens: not indexed: {tmp_path / 'pipe.py'}: a FIFO, not a regular file",
-            f"Ascend Lens: not indexed: {tmp_path / 'generated.py'}: 2,100,000 bytes, larger than "
-            "the max-file-size limit of 2,000,000 bytes",
-        }
         log_line(rpc, "workspace index ready", timeout=30)
-        skipped = [
+        skipped = {
             m["params"]["message"]
             for m in rpc.seen
             if m.get("method") == "window/logMessage" and "not indexed" in m["params"]["message"]
-        ]
-        assert len(skipped) == 2
+        }
+        assert skipped == {
+            f"Ascend Lens: not indexed: {tmp_path / 'pipe.py'}: a FIFO, not a regular file",
+            f"Ascend Lens: not indexed: {tmp_path / 'generated.py'}: 2,100,000 bytes, larger than "
+            "the max-file-size limit of 2,000,000 bytes",
+            f"Ascend Lens: not indexed: {locked}: cannot read folder: Permission denied",
+        }
         open_doc(rpc, tmp_path / "a.py", CUDA)
         assert [d["code"] for d in diagnostics(rpc, tmp_path / "a.py")] == ["NPU201"]
         # An open document over the limit gets one diagnostic saying so, not an analysis.
@@ -116,6 +123,7 @@ def test_special_and_huge_workspace_files_do_not_stall_the_index(tmp_path: Path)
         assert found["code"] == "AL002"
         assert "larger than the max-file-size limit of 2,000,000 characters" in found["message"]
     finally:
+        locked.chmod(0o755)
         rpc.proc.kill()
         rpc.proc.wait()
 
