@@ -69,7 +69,11 @@ def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser
         help=f"device profile (default 910B = 910B2 figures); one of: {', '.join(profile_names())}",
     )
     p.add_argument(
-        "--devices", type=int, default=None, metavar="N", help="number of devices (default 8)"
+        "--devices",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of devices, 1 to 64 (default 8)",
     )
     p.add_argument("--no-sanitize", action="store_true", help="turn the memory sanitizer off")
     p.add_argument(
@@ -94,7 +98,9 @@ def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser
 def _check(
     p: argparse.ArgumentParser, args: argparse.Namespace, hooks: list[tuple[ModuleType, str]]
 ) -> None:
-    from npu_runtime.core.faults import parse as parse_injection
+    from npu_runtime.core.faults import parse_known as parse_injection
+    from npu_runtime.core.memory import MAX_DEVICES
+    from npu_runtime.core.runtime import device_count_error
     from npu_runtime.devices import get_profile
 
     if args.device is not None:
@@ -102,8 +108,8 @@ def _check(
             get_profile(args.device)
         except ValueError as exc:
             p.error(f"--device: {exc}")
-    if args.devices is not None and args.devices < 1:
-        p.error("--devices must be 1 or more")
+    if args.devices is not None and not 1 <= args.devices <= MAX_DEVICES:
+        p.error(f"--devices: {device_count_error(args.devices)}")
     for spec in args.inject:
         try:
             parse_injection(spec)

@@ -80,7 +80,14 @@ class Bridge:
 
     # Output ----------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
-        self.out.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n")
+        try:
+            line = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except ValueError as exc:  # never write a line that is not JSON (NaN, Infinity)
+            log.error("dropping an event that is not valid JSON: %s", exc)
+            line = json.dumps(
+                {"type": "error", "id": None, "message": f"internal: event not sendable ({exc})"}
+            )
+        self.out.write(line + "\n")
         self.out.flush()
 
     # Kernel lifecycle ------------------------------------------------------------------
@@ -266,6 +273,31 @@ class Bridge:
         self._send_ready(info)
 
 
+def _not_json(token: str) -> float:
+    raise json.JSONDecodeError(f"{token} is not JSON", token, 0)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise json.JSONDecodeError(f"{text} is out of range for a JSON number", text, 0)
+    return value
+
+
+def decode_request(line: str) -> dict[str, Any]:
+    """One request line as strict JSON (no NaN/Infinity), with an `id` that can be echoed.
+
+    An id is a string, a finite number or null, as in JSON-RPC: anything else could not be
+    written back as valid JSON (or would not identify the request)."""
+    req = json.loads(line, parse_constant=_not_json, parse_float=_finite)
+    if not isinstance(req, dict):
+        raise BridgeError("each line must be a JSON object")
+    rid = req.get("id")
+    if isinstance(rid, bool) or not (rid is None or isinstance(rid, str | int | float)):
+        raise BridgeError(f'"id" must be a string, a number or null, not {json.dumps(rid)}')
+    return req
+
+
 def _reader(
     loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None], stream: TextIO
 ) -> None:
@@ -299,9 +331,7 @@ async def serve(kernel_name: str, cwd: str | None, stdin: TextIO, stdout: TextIO
                 continue
             req: Any = None
             try:
-                req = json.loads(line)
-                if not isinstance(req, dict):
-                    raise BridgeError("each line must be a JSON object")
+                req = decode_request(line)
                 if not await bridge.handle(req):
                     return 0
             except json.JSONDecodeError as exc:

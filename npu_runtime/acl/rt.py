@@ -327,40 +327,14 @@ def memset_async(*args: Any) -> int:
     return _ret(transfer.memset, _rt, ptr, max_count, value, count, stream)
 
 
-def _memcpy2d(
-    dst: int,
-    dpitch: int,
-    src: int,
-    spitch: int,
-    width: int,
-    height: int,
-    kind: int,
-    stream: int | None,
-) -> None:
-    api = "aclrtMemcpy2d" if stream is None else "aclrtMemcpy2dAsync"
-    if width > dpitch or width > spitch:
-        raise _rt.fail(
-            codes.ACL_ERROR_RT_PARAM_INVALID,
-            api,
-            f"width {width} is larger than a pitch ({dpitch}, {spitch})",
-        )
-    for row in range(height):
-        if stream is None:
-            transfer.memcpy(_rt, dst + row * dpitch, width, src + row * spitch, width, kind)
-        else:
-            transfer.memcpy_async(
-                _rt, dst + row * dpitch, width, src + row * spitch, width, kind, stream
-            )
-
-
 def memcpy2d(*args: Any) -> int:
     dst, dpitch, src, spitch, width, height, kind = parse("kkkkkki", args)
-    return _ret(_memcpy2d, dst, dpitch, src, spitch, width, height, kind, None)
+    return _ret(transfer.memcpy2d, _rt, dst, dpitch, src, spitch, width, height, kind)
 
 
 def memcpy2d_async(*args: Any) -> int:
     dst, dpitch, src, spitch, width, height, kind, stream = parse("kkkkkkik", args)
-    return _ret(_memcpy2d, dst, dpitch, src, spitch, width, height, kind, stream)
+    return _ret(transfer.memcpy2d, _rt, dst, dpitch, src, spitch, width, height, kind, stream)
 
 
 def get_mem_info(*args: Any) -> tuple[int, int, int]:

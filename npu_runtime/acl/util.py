@@ -98,7 +98,11 @@ def ptr_to_numpy(*args: Any) -> np.ndarray:
     size = count * dtype.itemsize
     _checked_host(ptr, size, "acl.util.ptr_to_numpy")
     raw = (ctypes.c_uint8 * size).from_address(ptr)
-    return np.frombuffer(memoryview(raw), dtype=dtype, count=count).reshape(shape)
+    out = np.frombuffer(memoryview(raw), dtype=dtype, count=count).reshape(shape)
+    buf = _rt.hostmem.lookup(ptr, size) if size else None
+    if buf is not None and not buf.writable:
+        out.flags.writeable = False  # a write through it would hit read-only pages
+    return out
 
 
 def ptr_to_bytes(*args: Any) -> bytes:

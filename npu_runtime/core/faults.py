@@ -9,6 +9,7 @@ N counts from 1. Each rule fires once. API names match across spellings: pyACL
 
 from __future__ import annotations
 
+import difflib
 import os
 import threading
 from dataclasses import dataclass
@@ -65,6 +66,48 @@ def parse(spec: str) -> Injection:
     if nth < 1 or value <= 0:
         raise ValueError(f"bad injection spec {spec!r}: N must be >= 1 and CODE > 0")
     return Injection(target if is_op else api_key(target), nth, value, is_op)
+
+
+def parse_known(spec: str) -> Injection:
+    """`parse`, and refuse an API or op type the runtime does not have (a rule naming one
+    would never fire): ValueError naming the closest match and every valid name."""
+    rule = parse(spec)
+    names = known_op_types() if rule.is_op else known_apis()
+    if rule.target in names:
+        return rule
+    what = "op type" if rule.is_op else "API"
+    given = spec.strip().split(":")[1 if rule.is_op else 0]
+    listed = sorted(set(names.values()))
+    close = difflib.get_close_matches(given, listed, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise ValueError(f"unknown {what} {given!r}{hint}; known {what}s: {', '.join(listed)}")
+
+
+def known_apis() -> dict[str, str]:
+    """Normalised key -> pyACL name, for every function of the emulated `acl` package."""
+    import importlib
+    import inspect
+
+    out: dict[str, str] = {}
+    for module_name in ("", ".rt", ".util", ".mdl", ".op", ".media", ".prof"):
+        try:
+            module = importlib.import_module("npu_runtime.acl" + module_name)
+        except ImportError:
+            continue
+        for name, fn in vars(module).items():
+            if name.startswith("_") or not inspect.isfunction(fn):
+                continue
+            if not fn.__module__.startswith("npu_runtime.acl"):
+                continue
+            out.setdefault(api_key(name), f"acl{module_name}.{name}")
+    return out
+
+
+def known_op_types() -> dict[str, str]:
+    """Op type -> itself, for every op type (and alias) in the registry."""
+    from npu_runtime.ops import REGISTRY
+
+    return {name: name for name in REGISTRY}
 
 
 class Injector:

@@ -32,6 +32,7 @@ class HostBuffer:
     kind: str  # "numpy", "bytes", "malloc_host", "view"
     owner: object  # the object owning the memory (a weakref.ref for numpy arrays)
     site: SourceSite | None = None
+    writable: bool = True  # False for read-only arrays (a memmap opened "r", a view of bytes)
 
     @property
     def end(self) -> int:
@@ -101,23 +102,26 @@ class HostMemory:
         del self._starts[bisect.bisect_left(self._starts, start)]
 
     def register_array(self, arr: np.ndarray, site: SourceSite | None = None) -> int:
-        """The data address of `arr`, now valid for copies while `arr` lives."""
+        """The data address of `arr` (its first element's, as pyACL returns), now valid for
+        copies while `arr` lives.
+
+        What is registered is the memory the array really spans, never `nbytes` from its
+        first element: a reversed view starts at its highest address, a broadcast view
+        spans one row. Views inside their base buffer register the whole base, so pointer
+        arithmetic within it stays valid. Copies that run past the span are refused."""
         start = int(arr.__array_interface__["data"][0])
-        if arr.nbytes == 0:
+        if arr.size == 0:
             return start
-        # Cover the whole base buffer, so pointer arithmetic within it stays valid.
+        lo, hi = array_extent(arr)
         base = arr
         while isinstance(base.base, np.ndarray):
             base = base.base
-        b_start = int(base.__array_interface__["data"][0])
-        if (
-            base.flags.c_contiguous
-            and b_start <= start
-            and start + arr.nbytes <= b_start + base.nbytes
-        ):
-            self._add(HostBuffer(b_start, base.nbytes, "numpy", weakref.ref(base), site))
+        b_lo, b_hi = array_extent(base) if base.size else (lo, lo)
+        if b_lo <= lo and hi <= b_hi:
+            owner, lo, hi, writable = base, b_lo, b_hi, bool(base.flags.writeable)
         else:
-            self._add(HostBuffer(start, arr.nbytes, "numpy", weakref.ref(arr), site))
+            owner, writable = arr, bool(arr.flags.writeable)
+        self._add(HostBuffer(lo, hi - lo, "numpy", weakref.ref(owner), site, writable))
         return start
 
     def register_bytes(self, data: bytes | bytearray, site: SourceSite | None = None) -> int:
@@ -216,6 +220,18 @@ class HostMemory:
             self.pending.clear()
             self.released.clear()
             self._since_sweep = self._held_since_sweep = 0
+
+
+def array_extent(arr: np.ndarray) -> tuple[int, int]:
+    """[low, high) of the bytes a non-empty array's elements occupy, whatever its strides."""
+    lo = hi = int(arr.__array_interface__["data"][0])
+    for n, stride in zip(arr.shape, arr.strides, strict=True):
+        reach = (n - 1) * stride
+        if reach < 0:
+            lo += reach
+        else:
+            hi += reach
+    return lo, hi + arr.itemsize
 
 
 def host_array(ptr: int, size: int) -> np.ndarray:

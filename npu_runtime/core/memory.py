@@ -40,6 +40,8 @@ from npu_runtime.records import SourceSite
 
 DEVICE_VA_BASE = 0x12C0_0000_0000  # above typical user-space heap/mmap ranges in practice
 DEVICE_VA_STRIDE = 1 << 40  # one TiB of address space per device
+# CANN's runtime keeps per-device tables of RT_MAX_DEV_NUM = 64 entries: no host has more.
+MAX_DEVICES = 64
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
 
 MIB = 1 << 20
@@ -59,6 +61,8 @@ RESIDENT_BUDGET = 256 * MIB
 CACHE_MAX_BLOCK = MIB
 CACHE_BUDGET = 64 * MIB
 _PAGE = mmap.PAGESIZE
+# Zero-fills at least this large discard whole pages instead of writing them.
+ZERO_BY_DISCARD = 1 * MIB
 
 
 def device_base(device_id: int) -> int:
@@ -68,7 +72,7 @@ def device_base(device_id: int) -> int:
 def device_of(addr: int) -> int | None:
     """The device whose address range holds `addr`, or None for a host address."""
     off = addr - DEVICE_VA_BASE
-    if off < 0 or off >= 64 * DEVICE_VA_STRIDE:
+    if off < 0 or off >= MAX_DEVICES * DEVICE_VA_STRIDE:
         return None
     return off // DEVICE_VA_STRIDE
 
@@ -176,6 +180,24 @@ class DeviceMemory:
         """A writable uint8 view of [addr, addr+nbytes); ValueError outside live memory."""
         self.check_range(addr, nbytes)
         return np.frombuffer(self._backing(), np.uint8, count=nbytes, offset=addr - self.base)
+
+    def fill(self, addr: int, value: int, nbytes: int) -> None:
+        """Set [addr, addr+nbytes) to byte `value` (caller checked bounds).
+
+        Zeros over whole pages are given back to the OS instead of written: a private
+        anonymous page reads as zero once discarded, so zero-filling untouched memory keeps
+        it unbacked (a 40 GB memset of zeros costs no host RAM) and frees what was backed."""
+        real = self.host_address(addr)
+        if value or nbytes < ZERO_BY_DISCARD:
+            ctypes.memset(real, value, nbytes)
+            return
+        off = addr - self.base
+        lo = (off + _PAGE - 1) // _PAGE * _PAGE
+        hi = (off + nbytes) // _PAGE * _PAGE
+        ctypes.memset(real, 0, lo - off)
+        assert self._map is not None  # host_address mapped it
+        self._map.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+        ctypes.memset(self._host_base + hi, 0, off + nbytes - hi)
 
     # -- lookup -------------------------------------------------------------------
     def find(self, addr: int) -> Block | None:

@@ -25,7 +25,7 @@ from npu_runtime.core.device import Device
 from npu_runtime.core.event import Event
 from npu_runtime.core.faults import injector
 from npu_runtime.core.hostmem import HostMemory
-from npu_runtime.core.memory import device_of
+from npu_runtime.core.memory import MAX_DEVICES, device_of
 from npu_runtime.core.sanitizer import Sanitizer
 from npu_runtime.core.stream import HostWrite, Stream
 from npu_runtime.devices import DeviceProfile, get_profile
@@ -110,8 +110,8 @@ class Runtime:
             if device is not None:
                 self.profile = get_profile(device)
             if devices is not None:
-                if devices < 1:
-                    raise ValueError(f"device count must be >= 1, got {devices}")
+                if not 1 <= devices <= MAX_DEVICES:
+                    raise ValueError(device_count_error(devices))
                 self.device_count = devices
 
     def reset(self) -> None:
@@ -497,18 +497,24 @@ def _env_count() -> int:
         # As on a real host, ASCEND_RT_VISIBLE_DEVICES limits what the process sees.
         visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "").strip()
         if visible:
-            return len([d for d in visible.split(",") if d.strip()])
+            return min(len([d for d in visible.split(",") if d.strip()]), MAX_DEVICES)
         return DEFAULT_DEVICE_COUNT
     try:
         n = int(raw)
     except ValueError:
         n = 0
-    if n < 1:
+    if not 1 <= n <= MAX_DEVICES:
         sys.stderr.write(
-            f"ascend-lens: ignoring {ENV_DEVICES}={raw!r}: not a positive integer; using {DEFAULT_DEVICE_COUNT}\n"
+            f"ascend-lens: ignoring {ENV_DEVICES}={raw!r}: {device_count_error(n)}; "
+            f"using {DEFAULT_DEVICE_COUNT}\n"
         )
         return DEFAULT_DEVICE_COUNT
     return n
+
+
+def device_count_error(n: int) -> str:
+    """Why `n` is no device count (CANN's runtime supports 1..64 devices per host)."""
+    return f"{n} is not a device count from 1 to {MAX_DEVICES} (CANN's limit per host)"
 
 
 def _load_env_injections() -> None:

@@ -9,9 +9,13 @@ live buffer the emulator knows (numpy_to_ptr, bytes_to_ptr, malloc_host).
 from __future__ import annotations
 
 import ctypes
+import os
+
+import numpy as np
 
 from npu_runtime.core import hooks
 from npu_runtime.core.device import Device
+from npu_runtime.core.hostmem import host_array
 from npu_runtime.core.launch import Cost, place
 from npu_runtime.core.memory import HUGE_PAGE, Block, OutOfMemory, device_of
 from npu_runtime.core.runtime import Runtime
@@ -95,7 +99,29 @@ def malloc_host(rt: Runtime, size: int) -> int:
     rt.check_injection(api)
     if size == 0:
         raise rt.fail(codes.ACL_ERROR_INVALID_PARAM, api, "size must be > 0")
-    return rt.hostmem.malloc_host(size, user_site(2))
+    physical = _physical_memory()
+    if physical and size > physical:
+        raise rt.fail(
+            codes.ACL_ERROR_RT_MEMORY_ALLOCATION,
+            api,
+            f"cannot allocate {size} bytes of pinned host memory: the host has {physical}",
+        )
+    try:
+        return rt.hostmem.malloc_host(size, user_site(2))
+    except (MemoryError, ValueError):
+        raise rt.fail(
+            codes.ACL_ERROR_RT_MEMORY_ALLOCATION,
+            api,
+            f"cannot allocate {size} bytes of pinned host memory",
+        ) from None
+
+
+def _physical_memory() -> int:
+    """Bytes of RAM on this host (0 when the OS does not say): pinned memory cannot exceed it."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0
 
 
 def free_host(rt: Runtime, ptr: int) -> None:
@@ -192,9 +218,23 @@ def _device_range(
 
 
 def _host_range(
-    rt: Runtime, addr: int, n: int, api: str, role: str, site: SourceSite | None
+    rt: Runtime,
+    addr: int,
+    n: int,
+    api: str,
+    role: str,
+    site: SourceSite | None,
+    write: bool = False,
 ) -> None:
+    """Refuse a host range the emulator may not touch, before a single byte moves."""
     buf = rt.hostmem.lookup(addr, n)
+    if buf is not None and write and not buf.writable:
+        raise rt.fail(
+            codes.ACL_ERROR_RT_PARAM_INVALID,
+            api,
+            f"{role} 0x{addr:x} is read-only host memory (a read-only numpy array or memmap): "
+            "copy into a writable array",
+        )
     if buf is not None:
         if buf.kind == "bytes" and rt.sanitizer.enabled and not buf.alive():
             rt.sanitizer.report(
@@ -221,7 +261,14 @@ def _host_range(
         )
     buf = rt.hostmem.find(addr)
     if buf is not None:
-        detail = f"{role} range 0x{addr:x}+{n} runs past its {buf.size}-byte host buffer"
+        detail = (
+            f"{role} range 0x{addr:x}+{n} runs {addr + n - buf.end} bytes past the "
+            f"{buf.size}-byte host buffer at 0x{buf.start:x}"
+        )
+        if rt.sanitizer.enabled:
+            rt.sanitizer.report(
+                "out-of-bounds", api, detail, site=site or user_site(), alloc_site=buf.site
+            )
     elif gone is not None:
         detail = f"{role} 0x{addr:x} belonged to a numpy array that no longer exists"
     else:
@@ -312,7 +359,7 @@ def _plan_copy(
     if dst_dev:
         dev, real_dst = _device_range(rt, dst, count, api, "dst", site)
     else:
-        _host_range(rt, dst, count, api, "dst", site)
+        _host_range(rt, dst, count, api, "dst", site, write=True)
         real_dst = dst
     return real_dst, real_src, actual, dev, site
 
@@ -404,6 +451,86 @@ def memcpy_async(
         s.device.advance_host(rec.end_us)
 
 
+# -- memcpy2d ---------------------------------------------------------------------------
+def memcpy2d(
+    rt: Runtime,
+    dst: int,
+    dpitch: int,
+    src: int,
+    spitch: int,
+    width: int,
+    height: int,
+    kind: int,
+    stream: int | None = None,
+) -> None:
+    """aclrtMemcpy2d(Async): `height` rows of `width` bytes, row starts `dpitch`/`spitch` apart.
+
+    CANN's checks come first (NULL pointers, zero width or height, width above a pitch, kind
+    other than H2D/D2H: 100000). Then both whole 2-D spans are validated like any copy range,
+    so a huge height (a negative one wraps to 2**64-1 as size_t) is refused before any byte
+    moves, and the rows move in one strided numpy copy: no loop over a count the caller chose.
+    """
+    api = "aclrtMemcpy2d" if stream is None else "aclrtMemcpy2dAsync"
+    rt.check_injection(api)
+    for name, value in (("dst", dst), ("src", src)):
+        if value == 0:
+            raise rt.fail(codes.ACL_ERROR_INVALID_PARAM, api, f"{name} is NULL (0)")
+    for name, value in (("height", height), ("width", width)):
+        if value == 0:
+            raise rt.fail(codes.ACL_ERROR_INVALID_PARAM, api, f"{name} must be > 0")
+    if width > spitch or width > dpitch:
+        raise rt.fail(
+            codes.ACL_ERROR_INVALID_PARAM,
+            api,
+            f"width {width} must not be larger than spitch {spitch} and dpitch {dpitch}",
+        )
+    if kind not in (H2D, D2H):
+        raise rt.fail(
+            codes.ACL_ERROR_INVALID_PARAM,
+            api,
+            f"kind {kind} is not supported: 2-D copies are MEMCPY_HOST_TO_DEVICE (1) "
+            "or MEMCPY_DEVICE_TO_HOST (2)",
+        )
+    s: Stream | None = rt.resolve_stream(stream, api) if stream is not None else None
+    dst_span = (height - 1) * dpitch + width
+    src_span = (height - 1) * spitch + width
+    site = user_site(2)
+    dev: Device | None = None
+    if device_of(src) is not None:
+        dev, real_src = _device_range(rt, src, src_span, api, "src", site)
+    else:
+        _host_range(rt, src, src_span, api, "src", site)
+        _check_pending_read(rt, src, src_span, api, site)
+        real_src = src
+    if device_of(dst) is not None:
+        dev, real_dst = _device_range(rt, dst, dst_span, api, "dst", site)
+    else:
+        _host_range(rt, dst, dst_span, api, "dst", site, write=True)
+        real_dst = dst
+    if dev is None:
+        raise rt.fail(codes.ACL_ERROR_RT_PARAM_INVALID, api, "dst and src are both host memory")
+    if dst == src:
+        return
+    rows_out = np.lib.stride_tricks.as_strided(
+        host_array(real_dst, dst_span), (height, width), (dpitch, 1)
+    )
+    rows_in = np.lib.stride_tricks.as_strided(
+        host_array(real_src, src_span), (height, width), (spitch, 1)
+    )
+    np.copyto(rows_out, rows_in)
+    actual = D2H if device_of(src) is not None else H2D
+    c = _copy_cost(dev, actual, width * height)
+    if s is None:
+        with dev.lock:
+            start = dev.host_us
+            dev.host_us = start + c.duration_us
+        if hooks.work_listeners:
+            _emit_sync(dev, actual, c, start, site)
+        return
+    rec = place(s, "memcpy", KIND_NAMES[actual], _OP_TYPES[actual], c, (), (), site)
+    s.device.advance_host(rec.end_us)  # copied at once, so the call waits as for pageable memory
+
+
 # -- memset -----------------------------------------------------------------------------
 def memset(
     rt: Runtime, ptr: int, max_count: int, value: int, count: int, stream: int | None = None
@@ -424,11 +551,11 @@ def memset(
         )
     site = user_site(2)
     if device_of(ptr) is not None:
-        dev, real = _device_range(rt, ptr, count, api, "devPtr", site)
+        dev, _ = _device_range(rt, ptr, count, api, "devPtr", site)
+        dev.memory.fill(ptr, value & 0xFF, count)
     else:
-        _host_range(rt, ptr, count, api, "devPtr", site)
-        real = ptr
-    ctypes.memset(real, value & 0xFF, count)
+        _host_range(rt, ptr, count, api, "devPtr", site, write=True)
+        ctypes.memset(ptr, value & 0xFF, count)
     p = dev.profile
     dur = p.launch_overhead_us + count / p.effective_bandwidth_Bps * 1e6
     c = Cost(

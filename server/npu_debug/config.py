@@ -102,7 +102,7 @@ def _check_device(name: str) -> None:
 
 
 def _check_injection(spec: str) -> None:
-    from npu_runtime.core.faults import parse as parse_injection
+    from npu_runtime.core.faults import parse_known as parse_injection
 
     try:
         parse_injection(spec)
@@ -154,9 +154,14 @@ def parse(args: Mapping[str, Any]) -> LaunchConfig:
     ):
         raise ConfigError("launch attribute 'env' must map names to strings (or null to unset)")
     python = _str_list(args, "python") or (sys.executable,)
+    from npu_runtime.core.memory import MAX_DEVICES
+
     devices = _expect(args, "devices", int, "a positive integer")
-    if devices is not None and devices < 1:
-        raise ConfigError(f"launch attribute 'devices' must be a positive integer, got {devices}")
+    if devices is not None and not 1 <= devices <= MAX_DEVICES:
+        raise ConfigError(
+            f"launch attribute 'devices' must be an integer from 1 to {MAX_DEVICES} "
+            f"(CANN's limit per host), got {devices}"
+        )
     device = _expect(args, "device", str, "a device profile name such as 'Ascend910B2'")
     if device is not None:
         _check_device(device)

@@ -10,6 +10,15 @@ from typing import IO, Any
 Message = dict[str, Any]
 
 
+#: A DAP message larger than this is refused (a bad Content-Length must not allocate gigabytes).
+MAX_MESSAGE_BYTES = 256 << 20
+_CHUNK = 1 << 20
+
+
+def _not_json(token: str) -> Any:
+    raise ValueError(f"{token} is not JSON")
+
+
 class StreamClosed(Exception):
     """The other end closed the stream (clean EOF or a broken pipe)."""
 
@@ -45,14 +54,20 @@ class JsonStream:
                     raise ProtocolError(f"{self.name}: bad Content-Length {value!r}") from exc
         if length is None:
             raise ProtocolError(f"{self.name}: message without Content-Length")
-        body = b""
-        while len(body) < length:
-            chunk = self._reader.read(length - len(body))
+        if not 0 <= length <= MAX_MESSAGE_BYTES:
+            raise ProtocolError(f"{self.name}: Content-Length {length} is out of range")
+        chunks: list[bytes] = []
+        left = length
+        while left:
+            # A raw stream's read(n) allocates n bytes up front: never more than a chunk.
+            chunk = self._reader.read(min(left, _CHUNK))
             if not chunk:
                 raise StreamClosed(self.name)
-            body += chunk
+            chunks.append(chunk)
+            left -= len(chunk)
+        body = b"".join(chunks)
         try:
-            message = json.loads(body)
+            message = json.loads(body, parse_constant=_not_json)
         except ValueError as exc:
             raise ProtocolError(f"{self.name}: body is not JSON: {exc}") from exc
         if not isinstance(message, dict) or "type" not in message:
@@ -60,7 +75,14 @@ class JsonStream:
         return message
 
     def write(self, message: Message) -> None:
-        body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+        try:
+            text = json.dumps(message, separators=(",", ":"), allow_nan=False)
+        except ValueError:  # NaN/Infinity from a peer: written as null, never as invalid JSON
+            text = json.dumps(
+                json.loads(json.dumps(message), parse_constant=lambda _: None),
+                separators=(",", ":"),
+            )
+        body = text.encode("utf-8")
         data = b"Content-Length: %d\r\n\r\n" % len(body) + body
         with self._write_lock:
             try:

@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 # How long to wait, once the debuggee has exited, for the bridge's final profile.
 FINAL_PROFILE_WAIT = 5.0
+# How long debugpy has to answer terminate/disconnect before we end the processes ourselves.
+ENDING_TIMEOUT = 3.0
 
 
 class Session:
@@ -48,6 +50,9 @@ class Session:
         self.pending_error: dict[str, Any] | None = None
         self.thread_errors: dict[int, dict[str, Any]] = {}
         self.done = threading.Event()
+        self._reaper_control: int | None = None  # closing it kills debugpy's whole tree
+        self._ending = False  # set once we ended debugpy ourselves (it did not answer)
+        self._terminated_sent = False
 
     # ---- sending -------------------------------------------------------------------------
 
@@ -89,14 +94,17 @@ class Session:
         request: Message,
         editor_seq: int | None,
         callback: Callable[[Message], None] | None = None,
-    ) -> None:
+    ) -> int:
+        """Send `request` to debugpy; returns the seq it went out with."""
         if self.server is None:
             raise StreamClosed("debugpy adapter is not running")
         with self.lock:
             self._server_seq += 1
-            request = {**request, "seq": self._server_seq}
-            self._pending[self._server_seq] = (editor_seq, callback)
+            seq = self._server_seq
+            request = {**request, "seq": seq}
+            self._pending[seq] = (editor_seq, callback)
         self.server.write(request)
+        return seq
 
     # ---- the editor side -----------------------------------------------------------------
 
@@ -137,9 +145,9 @@ class Session:
             log.exception("request %s failed", command)
             self.respond(message, error=f"internal error handling {command!r}: {exc}")
 
-    def relay(self, message: Message, callback: Callable[[Message], None] | None = None) -> None:
+    def relay(self, message: Message, callback: Callable[[Message], None] | None = None) -> int:
         """Forward an editor request; its response comes back through `callback` if given."""
-        self.send_server(message, message.get("seq"), callback)
+        return self.send_server(message, message.get("seq"), callback)
 
     # ---- intercepted requests ------------------------------------------------------------
 
@@ -190,7 +198,62 @@ class Session:
         if self.config is not None:
             # We never leave a launched debuggee behind (and debugpy would wait for it to end).
             args["terminateDebuggee"] = True
-        self.relay({**request, "arguments": args})
+        self._relay_ending({**request, "arguments": args})
+
+    def _on_request_terminate(self, request: Message) -> None:
+        self._relay_ending(request)
+
+    def _relay_ending(self, request: Message) -> None:
+        """Relay terminate/disconnect, and answer it ourselves if debugpy does not in time.
+
+        debugpy waits for the debuggee's output to end; a child the debuggee started in its
+        own session that keeps stdout open makes that wait endless. Then we kill the whole
+        tree (see reaper.py), answer, and say the session terminated."""
+        if self._ending or self.server is None:  # we already ended debugpy's processes
+            self.respond(request)
+            if request.get("command") == "disconnect":
+                self.done.set()
+            return
+        answered = threading.Event()
+
+        def done(response: Message) -> None:
+            answered.set()
+            self.forward_response(response)
+
+        server_seq = self.relay(request, done)
+
+        def watchdog() -> None:
+            if answered.wait(ENDING_TIMEOUT):
+                return
+            with self.lock:
+                if self._pending.pop(server_seq, None) is None:
+                    return  # answered meanwhile
+            log.warning(
+                "debugpy did not answer %s in %.1fs: ending the session's processes",
+                request.get("command"),
+                ENDING_TIMEOUT,
+            )
+            self._ending = True  # debugpy's stream is about to end: that is not our end
+            self.kill_tree()
+            self.respond(request)
+            if not self._terminated_sent:
+                self._terminated_sent = True
+                self.send_event("terminated")
+            if request.get("command") == "disconnect":
+                self.done.set()
+
+        threading.Thread(target=watchdog, name="npu-debug-ending", daemon=True).start()
+
+    def kill_tree(self) -> None:
+        """Kill debugpy, its launcher, the debuggee and everything they started (reaper.py)."""
+        fd, self._reaper_control = self._reaper_control, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        proc = self.server_process
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
 
     def _on_request_exceptionInfo(self, request: Message) -> None:
         thread_id = (request.get("arguments") or {}).get("threadId")
@@ -211,9 +274,19 @@ class Session:
         log_dir = os.environ.get("ASCEND_LENS_DEBUGPY_LOG")
         if log_dir:
             cmd += ["--log-dir", log_dir]
-        self.server_process = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
+        # debugpy runs below a reaper that kills the whole tree when our end of the control
+        # pipe closes: at shutdown, on a stuck terminate, or when this adapter is killed.
+        control_in, self._reaper_control = os.pipe()
+        try:
+            self.server_process = subprocess.Popen(
+                [sys.executable, "-m", "npu_debug.reaper", str(control_in), "--", *cmd],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(control_in,),
+            )
+        finally:
+            os.close(control_in)
         assert self.server_process.stdout is not None and self.server_process.stdin is not None
         self.server = JsonStream(self.server_process.stdout, self.server_process.stdin, "debugpy")
         threading.Thread(target=self._read_server, name="npu-debug-server", daemon=True).start()
@@ -234,7 +307,8 @@ class Session:
                         "relaying %r failed", message.get("command") or message.get("event")
                     )
         finally:
-            self.done.set()
+            if not self._ending:  # else the editor's disconnect ends the session
+                self.done.set()
 
     def on_server_message(self, message: Message) -> None:
         kind = message.get("type")
@@ -306,6 +380,7 @@ class Session:
 
     def _on_event_terminated(self, event: Message) -> None:
         self._await_final_profile()
+        self._terminated_sent = True
         self.send_client(event)
 
     # ---- the runtime side channel --------------------------------------------------------
@@ -375,5 +450,6 @@ class Session:
         if self.debuggee_pid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.debuggee_pid, signal.SIGKILL)
+        self.kill_tree()  # whatever the debuggee left, in any session
         if self.channel is not None:
             self.channel.close()

@@ -2,13 +2,16 @@
 [--syntax-level strict|lax]`: the engine over files and folders.
 
 Exit status (as `ruff check`): 0 when nothing is found, 1 when anything is found, 2 on a
-usage error (bad option, unknown rule code, missing path).
+usage or I/O error (bad option, unknown rule code, missing or unreadable path, a special
+file). Files skipped inside folders (unreadable, special, over `max-file-size`) are listed
+on stderr, one line each. Notebooks (.ipynb) are checked cell by cell, as the editor does.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -17,6 +20,8 @@ from pathlib import Path
 from npu_lsp.config import Config, load_config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import LANGUAGES, WorkspaceIndex, check_path, iter_python_files
+from npu_lsp.files import is_checkable
+from npu_lsp.notebook_file import check_notebook_file
 from npu_lsp.output import RENDERERS
 from npu_lsp.registry import RULES, load_all
 
@@ -68,7 +73,9 @@ def _codes(raw: str | None, flag: str) -> tuple[str, ...] | None:
 
 
 def _is_target(path: Path) -> bool:
-    return path.suffix in (".py", ".pyi") or any(_safe(m, str(path)) for m, _ in LANGUAGES)
+    return path.suffix in (".py", ".pyi", ".ipynb") or any(
+        _safe(m, str(path)) for m, _ in LANGUAGES
+    )
 
 
 def _safe(matcher: object, path: str) -> bool:
@@ -78,19 +85,50 @@ def _safe(matcher: object, path: str) -> bool:
         return False
 
 
-def _collect(paths: list[str], config: Config) -> list[Path]:
+def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]:
+    """The files to check. A named path that cannot be read at all is a UsageError (exit 2);
+    files and folders inside that cannot be read, special files and files over the size
+    limit are appended to `skipped` ("path: reason") and left out."""
     files: list[Path] = []
+    limit = config.max_file_size
+
+    def unlistable(exc: OSError) -> None:
+        skipped.append(f"{exc.filename}: cannot read folder: {exc.strerror or exc}")
+
     for raw in paths:
         p = Path(raw)
-        if not p.exists():
-            raise UsageError(f"{raw}: no such file or directory")
-        if p.is_dir():
-            suffixes = (".py", ".pyi", ".json")
-            files.extend(
-                f for f in iter_python_files([p], config.exclude, suffixes) if _is_target(f)
-            )
-        else:
-            files.append(p)
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            raise UsageError(f"{raw}: no such file or directory") from None
+        except OSError as exc:
+            raise UsageError(f"{raw}: {exc.strerror or exc}") from None
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                os.listdir(p)
+            except OSError as exc:
+                raise UsageError(f"{raw}: cannot read folder: {exc.strerror or exc}") from None
+            suffixes = (".py", ".pyi", ".json", ".ipynb")
+            for f in iter_python_files([p], config.exclude, suffixes, on_error=unlistable):
+                if not _is_target(f):
+                    continue
+                reason = is_checkable(f, limit)
+                if reason is None:
+                    files.append(f)
+                else:
+                    skipped.append(f"{f}: {reason}")
+            continue
+        reason = is_checkable(p, limit)
+        if reason is not None and not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{raw}: {reason}")
+        if reason is not None:
+            skipped.append(f"{raw}: {reason}")
+            continue
+        try:  # a named file we may not read is an I/O error, not a finding
+            os.close(os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+        except OSError as exc:
+            raise UsageError(f"{raw}: {exc.strerror or exc}") from None
+        files.append(p)
     return files
 
 
@@ -111,14 +149,20 @@ def run(argv: Sequence[str]) -> int:
         config = replace(config, syntax_level=args.syntax_level)
     if args.preview:
         config = replace(config, preview=True)
-    files = _collect(paths, config)
+    skipped: list[str] = []
+    files = _collect(paths, config, skipped)
+    for entry in skipped:
+        sys.stderr.write(f"ascend-lens check: skipped {entry}\n")
     root = config.root or os.getcwd()
     workspace = WorkspaceIndex.from_paths(
-        [f for f in files if f.suffix in (".py", ".pyi")], root=root
+        [f for f in files if f.suffix in (".py", ".pyi")], root=root, limit=config.max_file_size
     )
     results: list[tuple[str, Diagnostic]] = []
     for f in files:
-        results.extend((str(f), d) for d in check_path(f, config, workspace))
+        if f.suffix == ".ipynb":
+            results.extend(check_notebook_file(f, config, workspace))
+        else:
+            results.extend((str(f), d) for d in check_path(f, config, workspace))
     sys.stdout.write(RENDERERS[args.format](results))
     sys.stdout.flush()
     return 1 if results else 0
@@ -128,6 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
+        sys.stderr.write(f"ascend-lens check: error: {exc}\n")
+        return 2
+    except OSError as exc:  # an I/O failure is no finding: one line, status 2
         sys.stderr.write(f"ascend-lens check: error: {exc}\n")
         return 2
     except KeyboardInterrupt:

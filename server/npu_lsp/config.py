@@ -7,6 +7,7 @@ Keys (pyproject uses kebab-case; editor settings may use camelCase or snake_case
     ignore = ["MS130"]
     syntax-level = "strict"         # "strict" | "lax"; stands where MS_DEV_JIT_SYNTAX_LEVEL stands
     exclude = ["build/**"]          # globs skipped when `check` walks folders
+    max-file-size = 2000000         # bytes; larger files are skipped (0: no limit)
     [tool.ascend-lens.per-file-ignores]
     "tests/**" = ["MS1"]
 
@@ -22,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any, Literal
+
+from npu_lsp.files import DEFAULT_MAX_FILE_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,6 +52,8 @@ class Config:
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
     preview: bool = False
+    #: Files larger than this many bytes are skipped by `check`, the index and the server.
+    max_file_size: int = DEFAULT_MAX_FILE_BYTES
     #: Directory the per-file-ignore globs are relative to (the pyproject's folder).
     root: str | None = None
     #: Human-readable problems found while loading (shown by the CLI / server log).
@@ -152,6 +157,13 @@ def _parse(raw: Mapping[str, Any], source: str) -> tuple[dict[str, Any], list[st
                 problems.append(f"{source}: `{key}` must be a list of globs; ignored")
             else:
                 out["exclude"] = tuple(globs)
+        elif k == "max_file_size":
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                out["max_file_size"] = value
+            else:
+                problems.append(
+                    f"{source}: `{key}` must be a number of bytes (0 for no limit); ignored"
+                )
         elif k == "preview":
             if isinstance(value, bool):
                 out["preview"] = value
@@ -167,11 +179,18 @@ def _parse(raw: Mapping[str, Any], source: str) -> tuple[dict[str, Any], list[st
 def find_pyproject(start: str | Path) -> Path | None:
     """The nearest pyproject.toml at or above `start` that has a [tool.ascend-lens] table."""
     here = Path(start).resolve()
-    if here.is_file() or not here.exists():
+    try:
+        if here.is_file() or not here.exists():
+            here = here.parent
+    except OSError:
         here = here.parent
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
+        try:
+            found = candidate.is_file()
+        except OSError:  # a folder we may not look into (permissions): no config there
+            found = False
+        if found:
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

@@ -41,6 +41,7 @@ from npu_lsp.astutil import FIELDS, LEAVES, fields, imports_any
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
+from npu_lsp.files import DEFAULT_MAX_FILE_BYTES, NotCheckable, read_checkable, read_checkable_text
 from npu_lsp.noqa import filter_suppressed
 from npu_lsp.registry import RULES, Rule, load_all
 from npu_lsp.scope import (
@@ -100,14 +101,17 @@ class WorkspaceIndex:
 
     @classmethod
     def from_paths(
-        cls, paths: Iterable[str | os.PathLike[str]], root: str | None = None
+        cls,
+        paths: Iterable[str | os.PathLike[str]],
+        root: str | None = None,
+        limit: int = DEFAULT_MAX_FILE_BYTES,
     ) -> WorkspaceIndex:
-        """Index every readable .py file in `paths` (files or folders)."""
+        """Index every readable regular .py file of at most `limit` bytes in `paths`."""
         index = cls(root)
         for p in iter_python_files(paths):
             try:
-                index.update(str(p), Path(p).read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError):
+                index.update(str(p), read_checkable_text(p, limit))
+            except (OSError, UnicodeDecodeError, NotCheckable):
                 continue
         return index
 
@@ -733,7 +737,9 @@ def check_path(
     """Read `path` and check it; binary, non-UTF-8 and unreadable files get one AL002 diagnostic."""
     p = str(path)
     try:
-        data = Path(p).read_bytes()
+        data = read_checkable(p, (config or Config()).max_file_size)
+    except NotCheckable as exc:
+        return [_internal(UNREADABLE_FILE, f"file not checked: {exc.reason}", Span(1, 1, 1, 2))]
     except OSError as exc:
         return [
             _internal(UNREADABLE_FILE, f"cannot read file: {exc.strerror or exc}", Span(1, 1, 1, 2))
@@ -762,8 +768,10 @@ def iter_python_files(
     paths: Iterable[str | os.PathLike[str]],
     exclude: Iterable[str] = (),
     suffixes: tuple[str, ...] = (".py", ".pyi"),
+    on_error: Callable[[OSError], None] | None = None,
 ) -> Iterable[Path]:
-    """Files named directly, plus files with `suffixes` under folders (skipping hidden dirs and venvs)."""
+    """Files named directly, plus files with `suffixes` under folders (skipping hidden dirs and
+    venvs). A folder that cannot be listed goes to `on_error` (default: silently skipped)."""
     excl = tuple(exclude)
     skip_dirs = {
         "__pycache__",
@@ -779,7 +787,7 @@ def iter_python_files(
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
+            for dirpath, dirnames, filenames in os.walk(p, onerror=on_error):
                 dirnames[:] = sorted(
                     d for d in dirnames if d not in skip_dirs and not d.startswith(".")
                 )

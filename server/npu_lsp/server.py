@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import multiprocessing
 import os
@@ -41,6 +42,7 @@ from npu_lsp.columns import split_lines
 from npu_lsp.config import Config, load_config
 from npu_lsp.debounce import Debouncer
 from npu_lsp.notebook import Located
+from npu_lsp.protocol import PARSE_ERROR, AnsweringProtocol
 from npu_lsp.rules.hccl.checker import is_rank_table
 from npu_lsp.settings_lsp import ServerSettings, parse_settings
 from npu_lsp.worker import Job
@@ -71,6 +73,7 @@ class AscendLensServer(LanguageServer):
         super().__init__(
             "ascend-lens",
             own_version,
+            protocol_cls=AnsweringProtocol,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
             notebook_document_sync=lsp.NotebookDocumentSyncOptions(
                 notebook_selector=[
@@ -113,6 +116,30 @@ class AscendLensServer(LanguageServer):
                     self._warned.add(message)
                     self.warn(message)
         return config
+
+    def max_file_size(self, root: str | None) -> int:
+        """The file size limit of the workspace (from its pyproject and the editor settings)."""
+        return self.config_for(os.path.join(root or os.getcwd(), "")).max_file_size
+
+    def log_skipped(self, skipped: list[str] | None) -> None:
+        """Say in the log, once each, which workspace files the index did not read."""
+        for entry in skipped or ():
+            message = f"Ascend Lens: not indexed: {entry}"
+            if message not in self._warned:
+                self._warned.add(message)
+                log.warning("%s", message)
+                self.window_log_message(
+                    lsp.LogMessageParams(type=lsp.MessageType.Warning, message=message)
+                )
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A message body that is not JSON is answered with a parse error (JSON-RPC: id null);
+        everything else is reported as pygls does."""
+        unparsable = isinstance(error, json.JSONDecodeError | UnicodeDecodeError)
+        if unparsable and isinstance(self.protocol, AnsweringProtocol):
+            self.protocol.send_error(None, PARSE_ERROR, f"parse error: {error}")
+            return
+        super().report_server_error(error, source)
 
     def warn(self, message: str) -> None:
         """Log to stderr and to the client's output channel (call on the event loop only)."""
@@ -172,6 +199,7 @@ class AscendLensServer(LanguageServer):
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=worker.initialize_process,
+                initargs=(os.getpid(),),
             )
             self._pool.submit(worker.ping)
 
@@ -247,10 +275,13 @@ class AscendLensServer(LanguageServer):
         root = self.workspace.root_path
         if not root:
             return
+        limit = self.max_file_size(root)
         try:
-            while not await self.in_worker(worker.index_slice, root):
+            while not await self.in_worker(worker.index_slice, root, 0.2, limit):
                 if self._pool is None:  # the worker died twice: give up on the index
                     return
+                self.log_skipped(await self.in_worker(worker.take_skipped))
+            self.log_skipped(await self.in_worker(worker.take_skipped))
         except (asyncio.CancelledError, RuntimeError):  # shutting down
             return
         message = f"Ascend Lens: workspace index ready for {root}"
@@ -403,7 +434,8 @@ async def on_watched_files(ls: AscendLensServer, params: lsp.DidChangeWatchedFil
     for change in params.changes:
         if change.uri.endswith(".py") and change.uri not in ls.workspace.text_documents:
             deleted = change.type == lsp.FileChangeType.Deleted
-            await ls.in_worker(worker.reindex, root, _path_of(change.uri), deleted)
+            limit = ls.max_file_size(root)
+            await ls.in_worker(worker.reindex, root, _path_of(change.uri), deleted, limit)
             touched = True
     if touched and not ls.pull_mode:
         for key in {ls._analysis_key(uri) for uri in ls.workspace.text_documents}:
@@ -446,7 +478,9 @@ def on_close(ls: AscendLensServer, params: lsp.DidCloseTextDocumentParams) -> No
     uri = params.text_document.uri
     ls.clear(uri)
     if uri.endswith(".py"):  # unsaved edits are gone: index the file as it is on disk
-        ls.background(ls.in_worker(worker.editor_closed, ls.workspace.root_path, _path_of(uri)))
+        root = ls.workspace.root_path
+        limit = ls.max_file_size(root)
+        ls.background(ls.in_worker(worker.editor_closed, root, _path_of(uri), limit))
 
 
 # ---------------------------------------------------------------------- notebooks

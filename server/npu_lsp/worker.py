@@ -12,15 +12,14 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
 from npu_lsp.engine import WorkspaceIndex, iter_python_files
+from npu_lsp.files import DEFAULT_MAX_FILE_BYTES, NotCheckable, read_checkable_text
+from npu_lsp.lifeline import tie_to_parent
 from npu_lsp.notebook import JoinedNotebook, Located, locate_document, split_diagnostics
 
-#: Documents larger than this are not analysed (one diagnostic says so).
-MAX_CHARS = 20_000_000
 #: At most this many diagnostics per document are returned; editors show no more anyway.
 MAX_DIAGNOSTICS = 2000
 UNREADABLE = "AL002"
@@ -31,6 +30,8 @@ _index: WorkspaceIndex | None = None  # kept between runs, created on first use
 _unindexed: list[str] | None = None
 #: Files whose index entry comes from the editor's text, which is newer than the disk's.
 _live: set[str] = set()
+#: Workspace files the index refused ("path: reason"), until the server logs them.
+skipped: list[str] = []
 #: At most this many workspace files are indexed from disk.
 MAX_INDEXED_FILES = 5000
 
@@ -54,9 +55,11 @@ def empty(job: Job) -> dict[str, list[Located]]:
     return {uri: [] for uri in (job.cell_uris or (job.key,))}
 
 
-def initialize_process() -> None:
-    """Pool initializer: the worker inherits the LSP pipe as stdout, so point fd 1 at stderr
-    (nothing the engine might print can corrupt the protocol), then load every rule family."""
+def initialize_process(server_pid: int | None = None) -> None:
+    """Pool initializer: die with the server (even a `kill -9`ed one: see lifeline.py), point
+    fd 1 at stderr (the worker inherits the LSP pipe as stdout, and nothing the engine might
+    print may corrupt the protocol), then load every rule family."""
+    tie_to_parent(server_pid)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     from npu_lsp.registry import load_all
@@ -78,11 +81,12 @@ def analyse(job: Job) -> dict[str, list[Located]]:
         return {uri: [_after_bom(item) for item in items] for uri, items in shifted.items()}
     if not job.enabled:
         return empty(job)
-    if "\x00" in job.text or len(job.text) > MAX_CHARS:
+    limit = job.config.max_file_size
+    if "\x00" in job.text or 0 < limit < len(job.text):
         reason = (
             "binary content (NUL bytes)"
             if "\x00" in job.text
-            else f"larger than {MAX_CHARS} characters"
+            else f"larger than the max-file-size limit of {limit:,} characters"
         )
         diag = Diagnostic(UNREADABLE, f"file not checked: {reason}", "error", Span(1, 1, 1, 2))
         first = job.cell_uris[0] if job.cell_uris else job.key
@@ -105,7 +109,9 @@ def analyse(job: Job) -> dict[str, list[Located]]:
     return {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
 
 
-def index_slice(root: str | None, budget_s: float = 0.2) -> bool:
+def index_slice(
+    root: str | None, budget_s: float = 0.2, limit: int = DEFAULT_MAX_FILE_BYTES
+) -> bool:
     """Index workspace files from disk for up to `budget_s` seconds; True once all are done.
 
     Cross-file graph scopes (a `Cell` base class or a helper in another module) need the
@@ -117,7 +123,7 @@ def index_slice(root: str | None, budget_s: float = 0.2) -> bool:
         return True
     index = _workspace_index(root)
     if _unindexed is None:
-        files = iter_python_files([root])
+        files = iter_python_files([root], on_error=_unlistable)
         _unindexed = [str(p) for _, p in zip(range(MAX_INDEXED_FILES), files, strict=False)]
         _unindexed.reverse()  # pop() from the end keeps walk order
     deadline = time.perf_counter() + budget_s
@@ -126,13 +132,28 @@ def index_slice(root: str | None, budget_s: float = 0.2) -> bool:
         if os.path.realpath(path) in _live:
             continue
         try:
-            index.update(path, Path(path).read_text(encoding="utf-8"))
+            index.update(path, read_checkable_text(path, limit))
+        except NotCheckable as exc:
+            skipped.append(str(exc))
         except (OSError, UnicodeDecodeError):
             continue
     return not _unindexed
 
 
-def reindex(root: str | None, path: str, deleted: bool) -> None:
+def _unlistable(exc: OSError) -> None:
+    skipped.append(f"{exc.filename}: cannot read folder: {exc.strerror or exc}")
+
+
+def take_skipped() -> list[str]:
+    """Workspace files the index refused since the last call ("path: reason"), for the log."""
+    out = skipped[:]
+    skipped.clear()
+    return out
+
+
+def reindex(
+    root: str | None, path: str, deleted: bool, limit: int = DEFAULT_MAX_FILE_BYTES
+) -> None:
     """A workspace file changed on disk: update its index entry (unless the editor owns it)."""
     if root is None or os.path.realpath(path) in _live:
         return
@@ -141,15 +162,15 @@ def reindex(root: str | None, path: str, deleted: bool) -> None:
         index.remove(path)
         return
     try:
-        index.update(path, Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
+        index.update(path, read_checkable_text(path, limit))
+    except (OSError, UnicodeDecodeError, NotCheckable):
         index.remove(path)
 
 
-def editor_closed(root: str | None, path: str) -> None:
+def editor_closed(root: str | None, path: str, limit: int = DEFAULT_MAX_FILE_BYTES) -> None:
     """The editor closed `path`: from now on the disk's text is the one to index."""
     _live.discard(os.path.realpath(path))
-    reindex(root, path, deleted=not os.path.exists(path))
+    reindex(root, path, deleted=not os.path.exists(path), limit=limit)
 
 
 def _after_bom(item: Located) -> Located:

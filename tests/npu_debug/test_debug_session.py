@@ -158,7 +158,12 @@ BAD_LAUNCHES = [
     ({"program": "/no/such/file.py"}, "program not found: /no/such/file.py"),
     ({"module": "m", "args": 5}, "'args' must be a string or a list of strings"),
     ({"module": "m", "env": {"A": 1}}, "'env' must map names to strings"),
-    ({"module": "m", "devices": 0}, "'devices' must be a positive integer"),
+    ({"module": "m", "devices": 0}, "'devices' must be an integer from 1 to 64"),
+    ({"module": "m", "devices": 65}, "'devices' must be an integer from 1 to 64"),
+    (
+        {"module": "m", "inject": ["acl.rt.malocc:1:207001"]},
+        "unknown API 'acl.rt.malocc' (did you mean acl.rt.malloc?)",
+    ),
     ({"module": "m", "sanitizer": "yes"}, "'sanitizer' must be true or false"),
     ({"module": "m", "cwd": "/no/such/dir"}, "'cwd' is not a directory"),
     ({"module": "m", "inject": [3]}, "'inject' must be a string or a list of strings"),

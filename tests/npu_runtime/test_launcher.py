@@ -105,7 +105,8 @@ def test_script_arguments_and_exception(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--device", "H100", "x.py"], "unknown device 'H100'"),
-        (["--devices", "0", "x.py"], "--devices must be 1 or more"),
+        (["--devices", "0", "x.py"], "--devices: 0 is not a device count from 1 to 64"),
+        (["--devices", "65", "x.py"], "--devices: 65 is not a device count from 1 to 64"),
         (["--inject", "malloc", "x.py"], "bad injection spec"),
         (["missing_script.py"], "script not found"),
     ],
