@@ -63,7 +63,7 @@ print("done")
 def run_plain(script: Path) -> float:
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", str(script)],
+        [sys.executable, "-m", "ascend_lens", "run", str(script)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

@@ -171,5 +171,5 @@ export function toServerSettings(s: Settings): ServerSettings {
 
 /** Arguments that start each `ascend-lens` subcommand through an interpreter (no console script needed). */
 export function cliArgs(subcommand: string, ...rest: string[]): string[] {
-  return ["-m", "npu_runtime.cli", subcommand, ...rest];
+  return ["-m", "ascend_lens", subcommand, ...rest];
 }

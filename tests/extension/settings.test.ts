@@ -101,8 +101,8 @@ describe("server settings", () => {
   });
 
   it("starts subcommands through the interpreter", () => {
-    assert.deepEqual(cliArgs("server"), ["-m", "npu_runtime.cli", "server"]);
-    assert.deepEqual(cliArgs("kernel", "bridge"), ["-m", "npu_runtime.cli", "kernel", "bridge"]);
+    assert.deepEqual(cliArgs("server"), ["-m", "ascend_lens", "server"]);
+    assert.deepEqual(cliArgs("kernel", "bridge"), ["-m", "ascend_lens", "kernel", "bridge"]);
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { configuredDevices, memoryText, parseDevicesState, streamText } from "../../extension/views/devicesModel";
 import { codeOf, countByRule, type DiagnosticRecord } from "../../extension/views/problemsModel";
 
-// Shaped like npu_kernel/state.py's `ascend-lens.state/1` document.
+// Shaped like npu_runtime/state.py's `ascend-lens.state/1` document.
 const STATE = {
   schema: "ascend-lens.state/1",
   started: true,

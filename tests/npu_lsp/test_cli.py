@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-EXE = [sys.executable, "-m", "npu_runtime.cli", "check"]
+EXE = [sys.executable, "-m", "ascend_lens", "check"]
 
 BAD = """import mindspore as ms
 from mindspore import nn

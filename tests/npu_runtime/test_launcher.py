@@ -18,7 +18,7 @@ def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Comp
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "ASCEND_RT_"))}
     full_env = {**inherited, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", *map(str, args)],
+        [sys.executable, "-m", "ascend_lens", "run", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -46,7 +46,7 @@ def published(client: LanguageClient, uri: str) -> list[lsp.PublishDiagnosticsPa
 
 
 SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "npu_runtime.cli", "server"], client_factory=make_client
+    server_command=[sys.executable, "-m", "ascend_lens", "server"], client_factory=make_client
 )
 
 

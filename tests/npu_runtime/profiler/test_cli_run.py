@@ -44,7 +44,7 @@ SCRIPT = textwrap.dedent(
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": ""}
     return subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", *args],
+        [sys.executable, "-m", "ascend_lens", "run", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
