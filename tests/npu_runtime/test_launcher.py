@@ -117,6 +117,15 @@ def test_bad_options_are_clear(args: list[str], message: str) -> None:
     assert "Traceback" not in r.stderr
 
 
+def test_no_arguments_usage_names_script_required_and_args_optional() -> None:
+    r = run()
+    assert r.returncode == 2
+    usage = " ".join(r.stderr.split())
+    assert usage.endswith(
+        "SCRIPT [ARGS ...] ascend-lens run: error: the following arguments are required: SCRIPT"
+    )
+
+
 def test_acl_is_not_importable_outside_the_launcher() -> None:
     r = subprocess.run(
         [sys.executable, "-c", "import acl"], capture_output=True, text=True, cwd="/"
