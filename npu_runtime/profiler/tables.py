@@ -25,24 +25,24 @@ def _relative(file: str, start: str | None = None) -> str:
 
 
 def _places(rows: list[dict[str, Any]]) -> tuple[list[str], str | None]:
-    """`file:line` for each row, short: relative to the working directory for files under it;
-    when none is, relative to the folder they share (returned, for the title); else absolute."""
-    files = [str(ln["file"]) for ln in rows]
-    rel = [_relative(f) for f in files]
-    outside = [r.startswith("..") or os.path.isabs(r) for r in rel]
-    base = None
-    if files and all(outside):
+    """`file:line` for each row, short: files under the working directory relative to it,
+    others absolute; then, when all of them share a folder, relative to that folder (which
+    is returned, for the title)."""
+    shown = []
+    for ln in rows:
+        rel = _relative(str(ln["file"]))
+        shown.append(str(ln["file"]) if rel.startswith("..") or os.path.isabs(rel) else rel)
+    base: str | None = None
+    if shown and len({os.path.isabs(p) for p in shown}) == 1:
         try:
-            base = os.path.commonpath([os.path.dirname(os.path.abspath(f)) for f in files])
+            base = os.path.commonpath([os.path.dirname(p) for p in shown])
         except ValueError:  # nothing in common (Windows drives)
             base = None
-        if base == os.path.dirname(base):  # the file system's root says nothing
+        if not base or base == os.path.dirname(base):  # "" or the root say nothing
             base = None
     if base is not None:
-        names = [_relative(f, base) for f in files]
-    else:
-        names = [f if out else r for f, r, out in zip(files, rel, outside, strict=True)]
-    return [f"{n}:{ln['line']}" for n, ln in zip(names, rows, strict=True)], base
+        shown = [_relative(p, base) for p in shown]
+    return [f"{p}:{ln['line']}" for p, ln in zip(shown, rows, strict=True)], base
 
 
 def _clip_left(text: str, width: int) -> str:
@@ -72,8 +72,7 @@ def top_ops_table(doc: dict[str, Any], limit: int = 10) -> Table:
 
 
 # Hot lines: the figures are kept whole; the place is shortened from the left to what is left,
-# and the op list wraps. Width of the table's frame: one border plus 3 per column.
-_TOP_OPS_MIN = 12
+# and the op list wraps between ops. Width of the table's frame: one border plus 3 per column.
 _PLACE_MIN = 16
 
 
@@ -88,15 +87,19 @@ def lines_table(doc: dict[str, Any], limit: int = 10, width: int = 120) -> Table
         ("bound", [str(ln["bound"]) for ln in rows]),
     ]
     fixed = sum(max([len(head), *map(len, cells)]) for head, cells in figures)
-    room = width - fixed - _TOP_OPS_MIN - (1 + 3 * (len(figures) + 2))
+    top_ops = [[f"{t['op_type']}×{t['count']}" for t in ln["top_ops"][:3]] for ln in rows]
+    tops = [", ".join(names) for names in top_ops]
+    # Wide enough for each op with its comma: the list wraps between ops, never inside one.
+    tops_min = max([len("top ops"), *(len(n) + 1 for names in top_ops for n in names[:-1])])
+    tops_min = max([tops_min, *(len(names[-1]) for names in top_ops if names)])
+    room = width - fixed - tops_min - (1 + 3 * (len(figures) + 2))
     places = [_clip_left(p, max(_PLACE_MIN, room)) for p in places]
-    tops = [", ".join(f"{t['op_type']}×{t['count']}" for t in ln["top_ops"][:3]) for ln in rows]
     # The title wraps at the table's width: keep the end of the shared folder within it.
     table_width = min(
         width,
         max(map(len, places), default=4)
         + fixed
-        + max([_TOP_OPS_MIN, *map(len, tops)])
+        + max([tops_min, *map(len, tops)])
         + 1
         + 3 * (len(figures) + 2),
     )
@@ -110,7 +113,7 @@ def lines_table(doc: dict[str, Any], limit: int = 10, width: int = 120) -> Table
             no_wrap=True,
             min_width=max([len(head), *map(len, cells)]),
         )
-    table.add_column("top ops", overflow="fold", min_width=_TOP_OPS_MIN)
+    table.add_column("top ops", overflow="fold", min_width=tops_min)
     for i, place in enumerate(places):
         table.add_row(place, *(cells[i] for _, cells in figures), tops[i])
     return table
