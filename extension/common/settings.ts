@@ -8,7 +8,7 @@ import { getConfiguration, getWorkspaceFolders } from "./vscodeapi";
 
 /** Settings for a folder (or the window when `folder` is undefined). Problems are logged once per read. */
 export function getSettings(folder?: WorkspaceFolder, scope?: ConfigurationScope): Settings {
-  const perResource = getConfiguration(MODULE, scope ?? folder?.uri);
+  const perResource = getConfiguration(MODULE, scope ?? folder?.uri ?? null);
   const perWindow = getConfiguration(MODULE);
   const raw: RawSettings = {};
   for (const key of RESOURCE_KEYS) raw[key] = perResource.get<unknown>(key);
