@@ -91,5 +91,6 @@ def main() -> int:
         ],
     )
 
+
 if __name__ == "__main__":
     sys.exit(main())

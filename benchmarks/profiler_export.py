@@ -64,5 +64,6 @@ def main() -> int:
         ],
     )
 
+
 if __name__ == "__main__":
     sys.exit(main())

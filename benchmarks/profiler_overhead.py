@@ -85,5 +85,6 @@ def main() -> int:
         ],
     )
 
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -8,34 +8,49 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
 
-def measured_on() -> str:
-    """`Measured <UTC time> on <machine> (<cores> cores, shared, load ...), <Python>`."""
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+def machine() -> str:
+    """`x86_64, 2 cores, Linux 6.1, Python 3.11.7, load average 1.0, 0.8, 0.6`."""
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (
-        f"Measured {now} on {platform.machine()} ({os.cpu_count()} cores, shared; load average "
+        f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, load average {load}"
+    )
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def measured_on() -> str:
+    """`Measured <UTC time> on <machine> (<cores> cores, shared, load ...), <Python>`."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"Measured {now()} on {platform.machine()} ({os.cpu_count()} cores, shared; load average "
         f"{load} at the end), {platform.python_implementation()} {platform.python_version()}"
     )
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """A Markdown table; every column after the first is a right-aligned figure."""
+def table(
+    headers: Sequence[str], rows: Iterable[Sequence[object]], text: Collection[int] = (0,)
+) -> list[str]:
+    """A Markdown table: the `text` columns left-aligned, every other one a right-aligned figure."""
     out = [
         "| " + " | ".join(headers) + " |",
-        "|---|" + "---:|" * (len(headers) - 1),
+        "|" + "".join("---|" if i in text else "---:|" for i in range(len(headers))),
     ]
     out += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return out
 
 
-def write(script: str, lines: Sequence[str]) -> int:
-    """Write the results beside the script (NAME.md) and echo them; the script's exit code."""
+def write(script: str, lines: Sequence[str], name: str | None = None) -> int:
+    """Write the results beside the script (NAME.md, or `name`) and echo them; the exit code."""
     text = "\n".join(lines) + "\n"
-    Path(script).with_suffix(".md").write_text(text, encoding="utf-8")
+    path = Path(script).with_suffix(".md") if name is None else Path(script).with_name(name)
+    path.write_text(text, encoding="utf-8")
     sys.stdout.write(text)
     return 0
