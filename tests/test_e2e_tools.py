@@ -31,6 +31,21 @@ def _bin(tmp_path: Path, *, uid: str, debian: bool) -> Path:
     return bin_dir
 
 
+def test_e2e_tools_skip_when_apt_get_fails(tmp_path: Path) -> None:
+    bin_dir = _bin(tmp_path, uid="0", debian=True)
+    (bin_dir / "apt-get").write_text("#!/bin/sh\necho 'E: no mirror' >&2\nexit 100\n")
+    env = {"PATH": str(bin_dir), "HOME": str(tmp_path), "E2E_TOOLS": str(tmp_path / "tools")}
+    proc = subprocess.run(
+        ["bash", str(TOOLS)], capture_output=True, text=True, env=env, cwd=REPO, timeout=60
+    )
+    assert proc.returncode == 77, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert "apt-get install (as root, once): " in lines[0] and lines[1] == "E: no mirror"
+    assert lines[2].startswith("e2e: skipped: apt-get could not install ")
+    assert lines[-1] == "e2e: or set ASCEND_LENS_SKIP_E2E=1 to leave this stage out."
+    assert os.listdir(tmp_path / "tools") == []
+
+
 @pytest.mark.parametrize(
     ("uid", "debian", "reason"),
     [
