@@ -14,9 +14,7 @@ Results go to bench_debug.md beside this file. Run: .venv/bin/python benchmarks/
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -28,6 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "npu_debug"))
 
+import results  # noqa: E402
 from dap_client import DapClient  # noqa: E402
 
 from npu_runtime.launcher import SHIM_DIR  # noqa: E402
@@ -63,7 +62,7 @@ print("done")
 def run_plain(script: Path) -> float:
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", str(script)],
+        [sys.executable, "-m", "ascend_lens", "run", str(script)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -121,38 +120,38 @@ def main() -> int:
             for name in names[i % len(names) :] + names[: i % len(names)]:
                 times[name].append(configs[name]())
     base = statistics.median(times["ascend-lens run"])
-    rows = [
-        f"| {name} | {statistics.median(times[name]):.2f} | {statistics.median(times[name]) / base:.2f}x |"
-        for name in names
-    ]
     debugpy = statistics.median(times["plain debugpy"])
     ours = statistics.median(times["debug adapter"])
     off = statistics.median(times["debug adapter, profile off"])
-    report = "\n".join(
+    return results.write(
+        __file__,
         [
             "# Debug adapter benchmark (benchmarks/bench_debug.py)",
             "",
-            f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-            f"- machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
-            f"{platform.release()}, Python {platform.python_version()} (shared with other jobs while measured)",
+            f"- date: {results.now()}",
+            f"- machine: {results.machine()} (shared with other jobs while measured)",
             f"- script: {OPS:,} pyACL `execute_v2('Add')` calls on 16x16 float16, one sync; "
             f"{args.rounds} rounds, medians, rotating order",
             "- baseline: `ascend-lens run` in the same run; DAP sessions timed initialize -> terminated",
             "",
-            "| configuration | wall time (s) | vs ascend-lens run |",
-            "|---|---|---|",
-            *rows,
+            *results.table(
+                ["configuration", "wall time (s)", "vs ascend-lens run"],
+                [
+                    [
+                        name,
+                        f"{statistics.median(times[name]):.2f}",
+                        f"{statistics.median(times[name]) / base:.2f}x",
+                    ]
+                    for name in names
+                ],
+            ),
             "",
             f"The adapter costs {ours / debugpy:.2f}x plain debugpy on the same script; "
             f"{off / debugpy:.2f}x with the profile off. The difference "
             f"({ours - off:+.2f} s) is the profiler: collecting {OPS:,} work records and writing "
             "op_summary, trace.json and lines.json at exit (the exit write runs untraced).",
-            "",
-        ]
+        ],
     )
-    (Path(__file__).with_suffix(".md")).write_text(report)
-    sys.stdout.write(report)
-    return 0
 
 
 if __name__ == "__main__":

@@ -9,15 +9,15 @@ this file. Run: .venv/bin/python benchmarks/bench_kernel.py [--rounds N]
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import results
 
 from npu_kernel.kernelspec import DeviceOptions, write_kernel_spec
 
@@ -86,38 +86,34 @@ def main() -> int:
     for k, label in ((0, "start to ready"), (1, "first execute")):
         base, ours = med("plain-python", k), med("ascend-npu", k)
         rows.append((label, base, ours, ours / base))
-        spreads.append(f"| {label} | {spread('plain-python', k)} | {spread('ascend-npu', k)} |")
+        spreads.append([label, spread("plain-python", k), spread("ascend-npu", k)])
     total_base = med("plain-python", 0) + med("plain-python", 1)
     total_ours = med("ascend-npu", 0) + med("ascend-npu", 1)
     rows.append(("ready + first execute", total_base, total_ours, total_ours / total_base))
 
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python {platform.python_version()}"
-    lines = [
-        "# Kernel start benchmark (benchmarks/bench_kernel.py)",
-        "",
-        f"- date: {stamp}",
-        f"- machine: {machine} (shared with other jobs while measured)",
-        f"- rounds: {args.rounds}, medians, alternating order; baseline: plain ipykernel, same interpreter",
-        f"- target: ascend-npu / plain <= {TARGET}",
-        "",
-        "| measure | plain ipykernel (s) | ascend-npu (s) | ratio |",
-        "|---|---|---|---|",
-        *(f"| {label} | {b:.3f} | {o:.3f} | {r:.2f}x |" for label, b, o, r in rows),
-        "",
-        "Interquartile ranges (s), to judge the noise of a shared machine:",
-        "",
-        "| measure | plain ipykernel | ascend-npu |",
-        "|---|---|---|",
-        *spreads,
-        "",
-    ]
     verdict = "meets" if all(r <= TARGET for *_, r in rows) else "MISSES"
-    lines.append(f"Result: {verdict} the {TARGET}x target.")
-    text = "\n".join(lines) + "\n"
-    (Path(__file__).with_name("bench_kernel.md")).write_text(text)
-    sys.stdout.write(text)
-    return 0
+    return results.write(
+        __file__,
+        [
+            "# Kernel start benchmark (benchmarks/bench_kernel.py)",
+            "",
+            f"- date: {results.now()}",
+            f"- machine: {results.machine()} (shared with other jobs while measured)",
+            f"- rounds: {args.rounds}, medians, alternating order; baseline: plain ipykernel, same interpreter",
+            f"- target: ascend-npu / plain <= {TARGET}",
+            "",
+            *results.table(
+                ["measure", "plain ipykernel (s)", "ascend-npu (s)", "ratio"],
+                [[label, f"{b:.3f}", f"{o:.3f}", f"{r:.2f}x"] for label, b, o, r in rows],
+            ),
+            "",
+            "Interquartile ranges (s), to judge the noise of a shared machine:",
+            "",
+            *results.table(["measure", "plain ipykernel", "ascend-npu"], spreads),
+            "",
+            f"Result: {verdict} the {TARGET}x target.",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """didChange -> publishDiagnostics latency of `ascend-lens server`, through a real LSP client.
 
-The server runs as a subprocess over stdio (`python -m npu_runtime.cli server`), driven by
+The server runs as a subprocess over stdio (`python -m ascend_lens server`), driven by
 pytest-lsp's pygls-based client exactly as the end-to-end tests drive it, with
 `debounceMs: 0` so the number is the analysis round trip rather than the debounce delay.
 For each file size the client sends a whole-document change and times the arrival of the
@@ -109,7 +109,7 @@ def parse_time(text: str) -> float:
 async def measure(rounds: int) -> tuple[list[Row], dict[str, float]]:
     timed = TimedClient()
     client = timed.client
-    await client.start_io(sys.executable, "-m", "npu_runtime.cli", "server")
+    await client.start_io(sys.executable, "-m", "ascend_lens", "server")
     root = Path(tempfile.mkdtemp(prefix="bench-lsp-"))
     (root / "pyproject.toml").write_text('[project]\nname = "bench"\n', encoding="utf-8")
     await client.initialize_session(

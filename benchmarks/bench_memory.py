@@ -9,7 +9,6 @@ Writes the table to benchmarks/bench_memory.results.md with the machine and date
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import platform
 import statistics
@@ -23,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "npu_runtime" / "_shim"))
 import acl  # noqa: E402  (the emulator's pyACL module, through the shim)
+import results  # noqa: E402
 
 H2D, D2H = 1, 2
 OUT = Path(__file__).with_suffix(".results.md").with_name("bench_memory.results.md")
@@ -100,23 +100,28 @@ def main() -> int:
         )
         acl.rt.free(dev)
 
-    lines = [
-        "# bench_memory results",
-        "",
-        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-        f"- machine: {platform.machine()}, {os.cpu_count()} cpu(s), {platform.processor() or platform.platform()}",
-        f"- python {platform.python_version()}, numpy {np.__version__}; {args.repeat} interleaved "
-        "rounds, medians; ratio = median of per-round emulator/baseline",
-        f"- load average at start: {load}",
-        "",
-        "| call | emulator µs/call | baseline | baseline µs/call | ratio |",
-        "|---|---:|---|---:|---:|",
-    ]
-    for name, e, base_name, b, ratio in rows:
-        lines.append(f"| {name} | {e * 1e6:.2f} | {base_name} | {b * 1e6:.2f} | {ratio:.2f}x |")
-    text = "\n".join(lines) + "\n"
-    OUT.write_text(text)
-    sys.stdout.write(text)
+    results.write(
+        __file__,
+        [
+            "# bench_memory results",
+            "",
+            f"- date: {results.now()}",
+            f"- machine: {results.machine()}",
+            f"- python {platform.python_version()}, numpy {np.__version__}; {args.repeat} interleaved "
+            "rounds, medians; ratio = median of per-round emulator/baseline",
+            f"- load average at start: {load}",
+            "",
+            *results.table(
+                ["call", "emulator µs/call", "baseline", "baseline µs/call", "ratio"],
+                [
+                    [name, f"{e * 1e6:.2f}", base_name, f"{b * 1e6:.2f}", f"{ratio:.2f}x"]
+                    for name, e, base_name, b, ratio in rows
+                ],
+                text=(0, 2),
+            ),
+        ],
+        name=OUT.name,
+    )
     acl.rt.reset_device(0)
     acl.finalize()
     return 0

@@ -9,18 +9,15 @@ them; results go to benchmarks/dump_overhead.md. Target: statistics mode < 3x th
 
 from __future__ import annotations
 
-import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+import results
 
 import npu_runtime
 from npu_runtime import Tensor
@@ -65,34 +62,34 @@ def main() -> int:
         for name, setup in variants.items():
             per_round[name].append(one(setup, a, b))
     base = per_round["no dump (baseline)"]
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [
-        "# Precision dump overhead",
-        "",
-        f"Measured {now} on {platform.machine()} ({os.cpu_count()} cores, shared), "
-        f"{platform.python_implementation()} {platform.python_version()}: {N} float16 Adds of "
-        f"{SHAPE[0]}x{SHAPE[1]} through the Tensor API per round, {ROUNDS} interleaved rounds. "
-        "Per-op µs are medians; the ratio is the median of per-round ratios to the baseline "
-        "of the same round. Dumped files are written to a temporary directory and the time "
-        "includes writing dump.json at the end of the round.",
-        "",
-        "| run | µs per op | ratio to baseline |",
-        "|---|---:|---:|",
-    ]
-    ratios: dict[str, float] = {}
-    for name, values in per_round.items():
-        ratios[name] = statistics.median(v / b for v, b in zip(values, base, strict=True))
-        lines.append(f"| {name} | {statistics.median(values):.1f} | {ratios[name]:.2f} |")
+    ratios = {
+        name: statistics.median(v / b for v, b in zip(values, base, strict=True))
+        for name, values in per_round.items()
+    }
     got = ratios["dump statistics"]
-    lines += [
-        "",
-        f"Target: dump statistics < 3x the plain op. Result: {got:.2f}x "
-        f"({'met' if got < 3 else 'NOT met'}).",
-    ]
-    text = "\n".join(lines) + "\n"
-    Path(__file__).with_suffix(".md").write_text(text)
-    sys.stdout.write(text)
-    return 0
+    return results.write(
+        __file__,
+        [
+            "# Precision dump overhead",
+            "",
+            f"{results.measured_on()}: {N} float16 Adds of {SHAPE[0]}x{SHAPE[1]} through the "
+            f"Tensor API per round, {ROUNDS} interleaved rounds. Per-op µs are medians; the ratio "
+            "is the median of per-round ratios to the baseline of the same round. Dumped files "
+            "are written to a temporary directory and the time includes writing dump.json at "
+            "the end of the round.",
+            "",
+            *results.table(
+                ["run", "µs per op", "ratio to baseline"],
+                [
+                    [name, f"{statistics.median(values):.1f}", f"{ratios[name]:.2f}"]
+                    for name, values in per_round.items()
+                ],
+            ),
+            "",
+            f"Target: dump statistics < 3x the plain op. Result: {got:.2f}x "
+            f"({'met' if got < 3 else 'NOT met'}).",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -7,13 +7,11 @@ records in the same process. Results go to benchmarks/profiler_export.md.
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
-from pathlib import Path
+
+import results
 
 from npu_runtime.core import launch
 from npu_runtime.core.runtime import get_runtime
@@ -48,23 +46,23 @@ def main() -> int:
             t0 = time.perf_counter()
             write_profile(data, d, (name,))
             rows.append((f"exporter `{name}`", time.perf_counter() - t0))
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [
-        "# Profile export time",
-        "",
-        f"Measured {now} on {platform.machine()} ({os.cpu_count()} cores, shared), "
-        f"{platform.python_implementation()} {platform.python_version()}: {N} MatMul launches "
-        "in 50 steps, then each exporter on those records.",
-        "",
-        "| step | seconds | µs per record | ratio to launching |",
-        "|---|---:|---:|---:|",
-    ]
-    for name, secs in rows:
-        lines.append(f"| {name} | {secs:.2f} | {secs / N * 1e6:.1f} | {secs / run_s:.2f} |")
-    text = "\n".join(lines) + "\n"
-    Path(__file__).with_suffix(".md").write_text(text)
-    sys.stdout.write(text)
-    return 0
+    return results.write(
+        __file__,
+        [
+            "# Profile export time",
+            "",
+            f"{results.measured_on()}: {N} MatMul launches in 50 steps, then each exporter on "
+            "those records.",
+            "",
+            *results.table(
+                ["step", "seconds", "µs per record", "ratio to launching"],
+                [
+                    [name, f"{secs:.2f}", f"{secs / N * 1e6:.1f}", f"{secs / run_s:.2f}"]
+                    for name, secs in rows
+                ],
+            ),
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -8,15 +8,13 @@ per tiny op (default), stack capture reported separately.
 
 from __future__ import annotations
 
-import os
-import platform
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
+
+import results
 
 from npu_runtime.core import launch
 from npu_runtime.core.runtime import get_runtime
@@ -62,35 +60,30 @@ def main() -> int:
         for name, setup in variants.items():
             per_round[name].append(one(setup))
     base = per_round["no profiler (baseline)"]
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [
-        "# Profiler listener overhead",
-        "",
-        f"Measured {now} on {platform.machine()} ({os.cpu_count()} cores, shared), "
-        f"{platform.python_implementation()} {platform.python_version()}: {N} launches of a "
-        f"no-compute op per round, {ROUNDS} interleaved rounds. Per-op µs are medians; "
-        "added µs is the median of per-round differences against the baseline of the same round.",
-        "",
-        "| run | µs per op | added µs per op | ratio to baseline |",
-        "|---|---:|---:|---:|",
-    ]
+    rows = []
     added: dict[str, float] = {}
     for name, values in per_round.items():
         added[name] = statistics.median(v - b for v, b in zip(values, base, strict=True))
         ratio = statistics.median(v / b for v, b in zip(values, base, strict=True))
-        lines.append(
-            f"| {name} | {statistics.median(values):.2f} | {added[name]:+.2f} | {ratio:.2f} |"
+        rows.append(
+            [name, f"{statistics.median(values):.2f}", f"{added[name]:+.2f}", f"{ratio:.2f}"]
         )
     got = added["profile()"]
-    lines += [
-        "",
-        f"Target: < 15 µs added per tiny op by profile(). Result: {got:+.2f} µs "
-        f"({'met' if got < 15 else 'NOT met'}).",
-    ]
-    text = "\n".join(lines) + "\n"
-    Path(__file__).with_suffix(".md").write_text(text)
-    sys.stdout.write(text)
-    return 0
+    return results.write(
+        __file__,
+        [
+            "# Profiler listener overhead",
+            "",
+            f"{results.measured_on()}: {N} launches of a no-compute op per round, {ROUNDS} "
+            "interleaved rounds. Per-op µs are medians; added µs is the median of per-round "
+            "differences against the baseline of the same round.",
+            "",
+            *results.table(["run", "µs per op", "added µs per op", "ratio to baseline"], rows),
+            "",
+            f"Target: < 15 µs added per tiny op by profile(). Result: {got:+.2f} µs "
+            f"({'met' if got < 15 else 'NOT met'}).",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -57,10 +57,11 @@ export function activate(context: vscode.ExtensionContext): AscendLensApi {
   });
   const profileView = new ProfileView(store);
   const problems = new ProblemsByRuleView();
-  subs.push(logChannel(), status, store, decorations, devices, profileView, problems);
+  // The Profile view goes before the store: disposed first, it sends nothing while the rest stops.
+  subs.push(logChannel(), status, profileView, store, decorations, devices, problems);
+  profileView.createView(VIEW_PROFILE);
   subs.push(
     vscode.window.registerTreeDataProvider(VIEW_DEVICES, devices),
-    vscode.window.registerTreeDataProvider(VIEW_PROFILE, profileView),
     vscode.window.registerTreeDataProvider(VIEW_PROBLEMS, problems),
   );
 

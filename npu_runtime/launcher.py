@@ -51,11 +51,21 @@ def _hook_broken(module_name: str, exc: BaseException) -> None:
     sys.stderr.write(f"ascend-lens: options from {module_name} are unavailable: {exc!r}\n")
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Shows the script's arguments as `[ARGS ...]` (argparse prints a bare `...`)."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        if action.nargs == argparse.REMAINDER:
+            return f"[{self._metavar_formatter(action, default_metavar)(1)[0]} ...]"
+        return super()._format_args(action, default_metavar)
+
+
 def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser:
     from npu_runtime.devices import profile_names
 
     p = argparse.ArgumentParser(
         prog="ascend-lens run",
+        formatter_class=_Formatter,
         description="Run a pyACL script on the emulated Ascend runtime.",
         epilog="environment: NPU_DEVICE, NPU_DEVICES (or ASCEND_RT_VISIBLE_DEVICES), "
         "NPU_SANITIZE=0, NPU_INJECT=SPEC[,SPEC...], NPU_NUMERICS=float32|float64; flags "
@@ -89,9 +99,10 @@ def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser
     for module, _ in hooks:
         module.add_arguments(p)
     p.add_argument("script", metavar="SCRIPT", help="the Python script to run")
-    p.add_argument(
+    rest = p.add_argument(
         "args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the script"
     )
+    rest.required = False  # argparse marks a REMAINDER positional required; ARGS may be empty
     return p
 
 

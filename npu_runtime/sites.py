@@ -18,7 +18,7 @@ _OUR_ROOTS: tuple[str, ...] = tuple(
         __file__,  # npu_runtime/
     )
 )
-_OUR_PACKAGES = ("npu_runtime", "npu_kernel", "npu_debug", "npu_lsp")
+_OUR_PACKAGES = ("ascend_lens", "npu_runtime", "npu_kernel", "npu_debug", "npu_lsp")
 _verdict: dict[str, bool] = {}
 
 

@@ -65,7 +65,7 @@ export const PROBE_PACKAGE =
   "try:\n" +
   "    from importlib.metadata import version\n" +
   "    v = version('ascend-lens')\n" +
-  "    import npu_runtime.cli\n" +
+  "    import ascend_lens.cli\n" +
   "except Exception as e:\n" +
   "    print(type(e).__name__, e, file=sys.stderr); sys.exit(3)\n" +
   "print(v)\n";

@@ -3,24 +3,16 @@ import * as os from "node:os";
 import type { ConfigurationChangeEvent, ConfigurationScope, WorkspaceFolder } from "vscode";
 import { MODULE } from "./constants";
 import { log } from "./log";
-import { RESTART_KEYS, resolveSettings, type RawSettings, type Settings } from "./settingsCore";
+import { RESOURCE_KEYS, RESTART_KEYS, resolveSettings, WINDOW_KEYS, type RawSettings, type Settings } from "./settingsCore";
 import { getConfiguration, getWorkspaceFolders } from "./vscodeapi";
-
-const KEYS: (keyof RawSettings)[] = [
-  "interpreter",
-  "rules.select",
-  "rules.ignore",
-  "syntaxLevel",
-  "device.profile",
-  "device.count",
-  "logLevel",
-];
 
 /** Settings for a folder (or the window when `folder` is undefined). Problems are logged once per read. */
 export function getSettings(folder?: WorkspaceFolder, scope?: ConfigurationScope): Settings {
-  const config = getConfiguration(MODULE, scope ?? folder?.uri);
+  const perResource = getConfiguration(MODULE, scope ?? folder?.uri ?? null);
+  const perWindow = getConfiguration(MODULE);
   const raw: RawSettings = {};
-  for (const key of KEYS) raw[key] = config.get<unknown>(key);
+  for (const key of RESOURCE_KEYS) raw[key] = perResource.get<unknown>(key);
+  for (const key of WINDOW_KEYS) raw[key] = perWindow.get<unknown>(key);
   const { settings, warnings } = resolveSettings(raw, {
     workspaceFolder: folder?.uri.fsPath,
     userHome: os.homedir(),

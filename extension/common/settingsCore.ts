@@ -72,8 +72,14 @@ export function normalizeRuleCodes(value: unknown): { codes: string[]; invalid: 
   return { codes, invalid };
 }
 
+/** Keys read per workspace folder: package.json gives them `"scope": "resource"`. */
+export const RESOURCE_KEYS = ["interpreter", "rules.select", "rules.ignore", "syntaxLevel", "device.profile", "device.count"] as const;
+/** Keys of the one server per window, read without a resource: window scope in package.json
+ * (VS Code warns when a window-scoped setting is read for a resource). */
+export const WINDOW_KEYS = ["logLevel"] as const;
+
 /** What `vscode.workspace.getConfiguration("ascend-lens")` gives, read key by key. */
-export type RawSettings = Partial<Record<"interpreter" | "rules.select" | "rules.ignore" | "syntaxLevel" | "device.profile" | "device.count" | "logLevel", unknown>>;
+export type RawSettings = Partial<Record<(typeof RESOURCE_KEYS)[number] | (typeof WINDOW_KEYS)[number], unknown>>;
 
 /** Validates raw values; a bad value is replaced by its default and named in `warnings`. */
 export function resolveSettings(
@@ -171,5 +177,5 @@ export function toServerSettings(s: Settings): ServerSettings {
 
 /** Arguments that start each `ascend-lens` subcommand through an interpreter (no console script needed). */
 export function cliArgs(subcommand: string, ...rest: string[]): string[] {
-  return ["-m", "npu_runtime.cli", subcommand, ...rest];
+  return ["-m", "ascend_lens", subcommand, ...rest];
 }

@@ -1,4 +1,5 @@
 // What the status bar item says. Pure, so every state's wording is tested.
+import { socName } from "./deviceNames";
 
 export type ServerState = "starting" | "running" | "stopped" | "failed" | "missing-package";
 
@@ -34,7 +35,9 @@ const WORDS: Record<ServerState, string> = {
 };
 
 export function statusView(s: StatusInput): StatusView {
-  const devices = s.deviceCount > 1 ? `${s.deviceProfile} ×${s.deviceCount}` : s.deviceProfile;
+  // The device by the name the runtime and the Devices view give it (Ascend910B2, not 910B).
+  const name = socName(s.deviceProfile);
+  const devices = s.deviceCount > 1 ? `${name} ×${s.deviceCount}` : name;
   const lines = [
     `Ascend Lens: server ${WORDS[s.state]}`,
     `Emulated device: ${devices}`,

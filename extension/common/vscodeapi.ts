@@ -5,7 +5,9 @@ export function createLogChannel(name: string): vscode.LogOutputChannel {
   return vscode.window.createOutputChannel(name, { log: true });
 }
 
-export function getConfiguration(section: string, scope?: vscode.ConfigurationScope): vscode.WorkspaceConfiguration {
+/** `scope` null: the value for any resource (what VS Code asks for resource-scoped settings read
+ * without a folder); undefined: the window's. */
+export function getConfiguration(section: string, scope?: vscode.ConfigurationScope | null): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(section, scope);
 }
 

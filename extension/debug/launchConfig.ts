@@ -80,7 +80,7 @@ function dirname(p: string): string {
   return i > 0 ? p.slice(0, i) : ".";
 }
 
-/** The adapter process: `<python> -m npu_runtime.cli debug-adapter`. */
+/** The adapter process: `<python> -m ascend_lens debug-adapter`. */
 export function adapterCommand(python: string): { command: string; args: string[] } {
   return { command: python, args: cliArgs("debug-adapter") };
 }

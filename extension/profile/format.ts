@@ -17,7 +17,12 @@ export function formatShare(share: number): string {
 
 /** `1 op`, `30 ops`. */
 export function formatOpCount(n: number): string {
-  return n === 1 ? "1 op" : `${n} ops`;
+  return counted(n, "op");
+}
+
+/** `1 stream`, `2 streams`, `0 allocations`: a count with its noun in the right number. */
+export function counted(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
 }
 
 /** Byte counts in binary units: `512 B`, `1.5 KiB`, `64.0 GiB`. */

@@ -1,6 +1,7 @@
 // Device state as the kernel's `ascend-lens.state` comm (and the debug adapter) report it, parsed
 // leniently into one shape for the Devices view. Pure.
-import { formatBytes, formatDuration } from "../profile/format";
+import { socName } from "../common/deviceNames";
+import { counted, formatBytes, formatDuration } from "../profile/format";
 
 export interface StreamState {
   id: number | string;
@@ -89,10 +90,12 @@ export function parseDevicesState(state: unknown, origin: string): DevicesSnapsh
   return snap;
 }
 
-/** What the view shows before any run: the configured devices, nothing allocated. */
+/** What the view shows before any run: the configured devices (named as the runtime will name
+ * them), nothing allocated. */
 export function configuredDevices(profile: string, count: number): DevicesSnapshot {
   const devices: DeviceState[] = [];
-  for (let id = 0; id < count; id++) devices.push({ id, name: profile, streams: [], current: id === 0 });
+  const name = socName(profile);
+  for (let id = 0; id < count; id++) devices.push({ id, name, streams: [], current: id === 0 });
   return { origin: "settings", devices };
 }
 
@@ -103,6 +106,22 @@ export function memoryText(d: DeviceState): string {
   const pct = ((100 * (d.memoryUsed ?? 0)) / d.memoryTotal).toFixed(1);
   const peak = d.memoryPeak !== undefined ? `, peak ${formatBytes(d.memoryPeak)}` : "";
   return `memory: ${used} / ${formatBytes(d.memoryTotal)} (${pct}%${peak})`;
+}
+
+/** The Streams node's label: `1 stream`, `3 streams`. */
+export function streamsText(d: DeviceState): string {
+  return counted(d.streams.length, "stream");
+}
+
+/** The memory node's description, when the report counts allocations. */
+export function allocationsText(d: DeviceState): string | undefined {
+  return d.allocations === undefined ? undefined : counted(d.allocations, "allocation");
+}
+
+/** What a device's tooltip adds when the report counts problems. */
+export function problemsText(snap: DevicesSnapshot): string | undefined {
+  if (snap.findings === undefined && snap.errors === undefined) return undefined;
+  return `${counted(snap.errors ?? 0, "runtime error")}, ${counted(snap.findings ?? 0, "sanitizer finding")}`;
 }
 
 export function streamText(s: StreamState): string {

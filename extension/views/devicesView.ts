@@ -1,7 +1,18 @@
 // The Devices view: emulated devices with memory used/total and streams, from the last state the
 // debug adapter or the notebook kernel reported, or the configured devices before any run.
 import * as vscode from "vscode";
-import { configuredDevices, memoryText, parseDevicesState, streamText, type DeviceState, type DevicesSnapshot, type StreamState } from "./devicesModel";
+import {
+  allocationsText,
+  configuredDevices,
+  memoryText,
+  parseDevicesState,
+  problemsText,
+  streamsText,
+  streamText,
+  type DeviceState,
+  type DevicesSnapshot,
+  type StreamState,
+} from "./devicesModel";
 
 type Node = { kind: "device"; device: DeviceState } | { kind: "memory"; device: DeviceState } | { kind: "streams"; device: DeviceState } | { kind: "stream"; stream: StreamState };
 
@@ -59,18 +70,19 @@ export class DevicesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
         const idle = snap.origin === "settings" || snap.origin.endsWith("not started");
         item.description = `${d.name}${d.current ? " · current" : ""}${idle ? " · idle" : ""}`;
         item.iconPath = new vscode.ThemeIcon("circuit-board");
-        const counts = snap.findings !== undefined || snap.errors !== undefined ? `\n${snap.errors ?? 0} runtime errors, ${snap.findings ?? 0} sanitizer findings` : "";
-        item.tooltip = `${d.name} (emulated), reported by ${snap.origin}${counts}`;
+        const problems = problemsText(snap);
+        item.tooltip = `${d.name} (emulated), reported by ${snap.origin}${problems ? `\n${problems}` : ""}`;
         return item;
       }
       case "memory": {
         const item = new vscode.TreeItem(memoryText(node.device));
         item.iconPath = new vscode.ThemeIcon("database");
-        if (node.device.allocations !== undefined) item.description = `${node.device.allocations} allocations`;
+        const allocations = allocationsText(node.device);
+        if (allocations !== undefined) item.description = allocations;
         return item;
       }
       case "streams": {
-        const item = new vscode.TreeItem(`${node.device.streams.length} streams`, vscode.TreeItemCollapsibleState.Collapsed);
+        const item = new vscode.TreeItem(streamsText(node.device), vscode.TreeItemCollapsibleState.Collapsed);
         item.iconPath = new vscode.ThemeIcon("list-flat");
         return item;
       }

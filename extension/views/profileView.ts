@@ -4,26 +4,58 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { MODULE } from "../common/constants";
 import { formatDuration, formatOpCount, formatShare } from "../profile/format";
-import type { LineStat, OpStat } from "../profile/model";
 import type { ProfileStore } from "../profile/store";
-
-type Node = { kind: "group"; group: "lines" | "ops" } | { kind: "line"; line: LineStat } | { kind: "op"; op: OpStat };
+import { GROUPS, nodeId, refreshTarget, shouldFire, type ProfileNode as Node } from "./profileTree";
 
 export const OPEN_LINE_COMMAND = `${MODULE}.profile.openLine`;
 
 export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
-  private readonly emitter = new vscode.EventEmitter<void>();
+  private readonly emitter = new vscode.EventEmitter<Node | Node[] | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
-  private readonly sub: vscode.Disposable;
+  private readonly subs: vscode.Disposable[] = [];
+  private hadProfile = false;
+  private visible = false;
+  private stale = false;
+  private disposed = false;
 
   constructor(private readonly store: ProfileStore) {
-    this.sub = store.onDidChange(() => this.emitter.fire());
+    this.hadProfile = store.current !== undefined;
+    this.subs.push(store.onDidChange(() => this.changed()));
+  }
+
+  /** Creates the view for `viewId`; refreshes are sent only while it is visible. */
+  createView(viewId: string): vscode.TreeView<Node> {
+    const view = vscode.window.createTreeView(viewId, { treeDataProvider: this });
+    this.visible = view.visible;
+    this.subs.push(
+      view,
+      view.onDidChangeVisibility((e) => {
+        this.visible = e.visible;
+        if (this.stale && shouldFire(this.disposed, this.visible)) {
+          this.stale = false;
+          this.emitter.fire(undefined);
+        }
+      }),
+    );
+    return view;
+  }
+
+  private changed(): void {
+    const has = this.store.current !== undefined;
+    const target = refreshTarget(this.hadProfile, has);
+    this.hadProfile = has;
+    if (target === "none" || this.disposed) return;
+    if (!shouldFire(this.disposed, this.visible)) {
+      this.stale = true;
+      return;
+    }
+    this.emitter.fire(target === "root" ? undefined : [...GROUPS]);
   }
 
   getChildren(node?: Node): Node[] {
     const entry = this.store.current;
     if (!entry) return [];
-    if (!node) return [{ kind: "group", group: "lines" }, { kind: "group", group: "ops" }];
+    if (!node) return [...GROUPS];
     if (node.kind !== "group") return [];
     return node.group === "lines"
       ? entry.profile.lines.map((line) => ({ kind: "line", line }))
@@ -35,6 +67,7 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     if (node.kind === "group") {
       const lines = node.group === "lines";
       const item = new vscode.TreeItem(lines ? "Hot lines" : "Top ops", vscode.TreeItemCollapsibleState.Expanded);
+      item.id = nodeId(node);
       if (lines && entry) {
         item.description = `${entry.label} · ${entry.profile.device} · ${formatDuration(entry.profile.total_us)}`;
       }
@@ -44,6 +77,7 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       const l = node.line;
       const cell = entry?.cell && entry.cell.file === l.file ? entry.cell : undefined;
       const item = new vscode.TreeItem(cell ? `cell ${cell.index + 1}:${l.line}` : `${path.basename(l.file)}:${l.line}`);
+      item.id = nodeId(node);
       item.description = `${formatShare(l.share)} · ${formatDuration(l.total_us)} · ${formatOpCount(l.op_count)} · ${l.bound}`;
       item.tooltip = new vscode.MarkdownString(`\`${l.file}:${l.line}\`\n\n${l.top_ops.map((o) => `- ${o.op_type} ×${o.count}: ${formatDuration(o.total_us)} (${o.bound})`).join("\n")}`);
       item.iconPath = new vscode.ThemeIcon("flame");
@@ -52,6 +86,7 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     }
     const op = node.op;
     const item = new vscode.TreeItem(op.op_type);
+    item.id = nodeId(node);
     item.description = `${formatShare(op.share ?? 0)} · ${formatDuration(op.total_us)} · ×${op.count} · ${op.bound}`;
     item.iconPath = new vscode.ThemeIcon("symbol-operator");
     const hottest = entry?.profile.lines.find((l) => l.top_ops.some((o) => o.op_type === op.op_type));
@@ -63,7 +98,8 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
   }
 
   dispose(): void {
-    this.sub.dispose();
+    this.disposed = true;
+    for (const sub of this.subs) sub.dispose();
     this.emitter.dispose();
   }
 }

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from npu_kernel import KERNEL_NAME
 from npu_kernel.kernelspec import (
@@ -14,7 +15,10 @@ from npu_kernel.kernelspec import (
     DeviceOptions,
     KernelSpecError,
     install,
+    jupyter_kernel_dirs,
     list_installed,
+    on_jupyter_path,
+    prefix_kernel_dir,
     uninstall,
 )
 
@@ -39,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p = sub.add_parser("list", help="list installed Ascend NPU kernelspecs")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--prefix", metavar="DIR", help="also look in DIR/share/jupyter/kernels (install --prefix)"
+    )
     p = sub.add_parser("uninstall", help="remove the kernelspec")
     _add_location(p)
     p.add_argument("--name", default=KERNEL_NAME, help=f"kernelspec name (default {KERNEL_NAME})")
@@ -60,6 +67,27 @@ def _check_device(name: str) -> None:
         raise KernelSpecError(f"unknown device {name!r}: {exc}") from None
 
 
+def _not_on_path_hint(spec_dir: Path) -> str:
+    data_dir = spec_dir.parent.parent  # DIR/share/jupyter
+    return (
+        f"Jupyter does not look in {data_dir} by itself: run Jupyter (or the editor) with\n"
+        f"  JUPYTER_PATH={data_dir}\n"
+        f"and `jupyter kernelspec list` and `ascend-lens kernel list` find it.\n"
+    )
+
+
+def _nothing_found(prefix: str | None) -> str:
+    searched = [prefix_kernel_dir(prefix)] if prefix is not None else []
+    searched += jupyter_kernel_dirs()
+    lines = "".join(f"  {d}\n" for d in searched)
+    return (
+        f"No Ascend NPU kernelspec found. Looked in:\n{lines}"
+        "Install one with `ascend-lens kernel install`; one installed with --prefix DIR is "
+        "listed by `ascend-lens kernel list --prefix DIR`, and found by Jupyter when "
+        "JUPYTER_PATH includes DIR/share/jupyter.\n"
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.command == "install":
@@ -67,9 +95,11 @@ def _run(args: argparse.Namespace) -> int:
         options = DeviceOptions(args.device, args.devices)
         dest = install(options, user=args.user, sys_prefix=args.sys_prefix, prefix=args.prefix)
         out.write(f"Installed kernelspec {KERNEL_NAME} in {dest}\n")
+        if not on_jupyter_path(dest):
+            out.write(_not_on_path_hint(dest))
         return 0
     if args.command == "list":
-        specs = list_installed()
+        specs = list_installed(args.prefix)
         if args.json:
             rows = [
                 {
@@ -79,17 +109,23 @@ def _run(args: argparse.Namespace) -> int:
                     "device": s.device,
                     "devices": s.devices,
                     "executable_exists": s.executable_exists,
+                    "on_jupyter_path": on_jupyter_path(s.path),
                 }
                 for s in specs
             ]
             out.write(json.dumps(rows, indent=1) + "\n")
             return 0
         if not specs:
-            out.write("No Ascend NPU kernelspec installed (run `ascend-lens kernel install`).\n")
+            out.write(_nothing_found(args.prefix))
             return 0
         for s in specs:
             missing = "" if s.executable_exists else "  [interpreter missing]"
-            out.write(f"{s.name}  {s.device} x{s.devices}  {s.path}  ({s.executable}){missing}\n")
+            hidden = "" if on_jupyter_path(s.path) else "  [not on the Jupyter path]"
+            out.write(
+                f"{s.name}  {s.device} x{s.devices}  {s.path}  ({s.executable}){missing}{hidden}\n"
+            )
+        if any(not on_jupyter_path(s.path) for s in specs):
+            out.write(_not_on_path_hint(next(s.path for s in specs if not on_jupyter_path(s.path))))
         return 0
     if args.command == "uninstall":
         path = uninstall(args.name, user=args.user, sys_prefix=args.sys_prefix, prefix=args.prefix)

@@ -10,34 +10,21 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 Callback = Callable[[ModuleType], None]
 
 
-def shim_dir() -> Path | None:
-    """npu_runtime/_shim (home of the importable `acl`), found without importing npu_runtime."""
-    spec = importlib.util.find_spec("npu_runtime")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for root in spec.submodule_search_locations:
-        candidate = Path(root) / "_shim"
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-def ensure_shim_on_path() -> Path | None:
+def ensure_shim_on_path() -> str:
     """Append the shim directory to sys.path once, so `import acl` works in every cell."""
-    shim = shim_dir()
-    if shim is not None and str(shim) not in sys.path:
-        sys.path.append(str(shim))
-    return shim
+    from npu_runtime._shim import SHIM_DIR  # loads no runtime module
+
+    if SHIM_DIR not in sys.path:
+        sys.path.append(SHIM_DIR)
+    return SHIM_DIR
 
 
 class _Loader(importlib.abc.Loader):

@@ -140,12 +140,34 @@ def _count(text: str) -> int:
     return int(text) if text.isdigit() else 0
 
 
-def list_installed() -> list[InstalledSpec]:
-    """Every kernelspec on the Jupyter path whose argv runs npu_kernel."""
+def jupyter_kernel_dirs() -> list[Path]:
+    """Where Jupyter looks for kernelspecs, in its order (JUPYTER_PATH first)."""
+    from jupyter_core.paths import jupyter_path
+
+    return [Path(p) for p in jupyter_path("kernels")]
+
+
+def prefix_kernel_dir(prefix: str) -> Path:
+    """Where `install --prefix DIR` puts kernelspecs: DIR/share/jupyter/kernels."""
+    return Path(prefix).absolute() / "share" / "jupyter" / "kernels"
+
+
+def on_jupyter_path(spec_dir: Path) -> bool:
+    """Whether Jupyter (and editors using it) finds the kernelspec installed in `spec_dir`."""
+    parent = spec_dir.absolute().parent
+    return any(parent == d.absolute() for d in jupyter_kernel_dirs())
+
+
+def list_installed(prefix: str | None = None) -> list[InstalledSpec]:
+    """Every kernelspec whose argv runs npu_kernel: on the Jupyter path, and in the kernels
+    folder of `prefix` (an `install --prefix` location Jupyter may not be told about)."""
     from jupyter_client.kernelspec import KernelSpecManager
 
+    manager = KernelSpecManager()
+    if prefix is not None:
+        manager.kernel_dirs = [str(prefix_kernel_dir(prefix)), *manager.kernel_dirs]
     found: list[InstalledSpec] = []
-    for name, info in sorted(KernelSpecManager().get_all_specs().items()):
+    for name, info in sorted(manager.get_all_specs().items()):
         argv = list(info["spec"].get("argv", []))
         if not _ours(argv):
             continue

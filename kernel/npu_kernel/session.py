@@ -87,6 +87,6 @@ class RuntimeSession:
 
     def snapshot(self) -> dict[str, Any]:
         """Devices, memory and streams as JSON (see docs/kernel.md); cheap when not started."""
-        from npu_kernel.state import snapshot
+        from npu_runtime.state import snapshot
 
         return snapshot(self)

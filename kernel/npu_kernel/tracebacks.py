@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
@@ -31,12 +32,18 @@ RED, BOLD, DIM, GREEN, CYAN, RESET = (
 def _package_roots() -> tuple[str, ...]:
     roots: list[str] = []
     for name in _PACKAGES:
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            continue
-        for loc in (spec.submodule_search_locations or []) if spec else []:
-            roots.append(os.path.abspath(loc) + os.sep)
+        module = sys.modules.get(name)
+        locations = list(getattr(module, "__path__", []))
+        if not locations:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                continue
+            locations = list(spec.submodule_search_locations or []) if spec else []
+        for loc in locations:
+            # A folder that only shares the name (tests/npu_kernel/ on sys.path) is not ours.
+            if os.path.isfile(os.path.join(loc, "__init__.py")):
+                roots.append(os.path.abspath(loc) + os.sep)
     return tuple(roots)
 
 

@@ -1,4 +1,4 @@
-"""The reports %npu and %npu_mem show, built from state.py's reading of the runtime."""
+"""The reports %npu and %npu_mem show, built from npu_runtime.state's reading of the runtime."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from npu_kernel.cells import CellLocator
 from npu_kernel.render import Report
 from npu_kernel.session import RuntimeSession
-from npu_kernel.state import allocations, snapshot
 from npu_kernel.svg import Block, memory_map
+from npu_runtime.state import allocations, snapshot
 
 MIB = 1 << 20
 

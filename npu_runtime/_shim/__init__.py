@@ -1,8 +1,9 @@
 """Directory the launchers put on sys.path so that `import acl` finds the emulator.
 
-A package so that wheels ship it. SHIM_DIR is its path for code that already imports
-npu_runtime (the launcher); the kernel and the debug bootstrap locate it with find_spec
-instead, because they must not import npu_runtime before the user's code does.
+A package so that wheels ship it. SHIM_DIR is the one place every shell (launcher, kernel,
+debug bootstrap) learns where it is: importing this module loads only `npu_runtime`'s
+lazy `__init__`, never the runtime itself, so the kernel and the debuggee can put the shim
+on sys.path before the user's code imports anything.
 """
 
 import os

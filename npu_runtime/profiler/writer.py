@@ -68,10 +68,26 @@ def exporter(name: str) -> Callable[[Exporter], Exporter]:
     return register
 
 
+def _umask() -> int:
+    """The process's umask (Linux reports it in /proc; elsewhere set it back at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace `path` in one step, so a watching editor never reads half a file."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        # mkstemp makes the file 0600; give it the mode open() would, like the other files.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

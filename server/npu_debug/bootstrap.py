@@ -12,18 +12,10 @@ import json
 import os
 import runpy
 import sys
-from importlib.util import find_spec
+
+from npu_runtime._shim import SHIM_DIR  # loads no runtime module
 
 CONFIG_ENV = "ASCEND_LENS_DEBUG"
-
-
-def shim_dir() -> str | None:
-    """npu_runtime/_shim, located without importing the runtime."""
-    spec = find_spec("npu_runtime")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = os.path.join(list(spec.submodule_search_locations)[0], "_shim")
-    return path if os.path.isdir(path) else None
 
 
 def _parse_argv(argv: list[str]) -> tuple[str, str, list[str]]:
@@ -40,9 +32,8 @@ def main() -> None:
     settings = json.loads(os.environ.pop(CONFIG_ENV, "{}") or "{}")
     for name in settings.get("unset", []):
         os.environ.pop(name, None)
-    shim = shim_dir()
-    if shim is not None and shim not in sys.path:
-        sys.path.insert(0, shim)
+    if SHIM_DIR not in sys.path:
+        sys.path.insert(0, SHIM_DIR)
 
     from npu_debug import bridge
 
@@ -54,7 +45,7 @@ def main() -> None:
     if kind == "program":
         sys.argv = [target, *args]
         # As `python PROGRAM` would: the program's directory first (after the shim).
-        sys.path.insert(1 if shim is not None else 0, os.path.dirname(target))
+        sys.path.insert(1, os.path.dirname(target))
         runpy.run_path(target, run_name="__main__")
     else:
         sys.argv = [target, *args]

@@ -164,7 +164,7 @@ def _stop_line(frame: types.FrameType, info: dict[str, Any]) -> int:
 
 
 class _StateSource:
-    """What `npu_kernel.state.snapshot` reads from a kernel session, for this process."""
+    """What `npu_runtime.state.snapshot` reads (the kernel's session reads the same), for this process."""
 
     def __init__(self) -> None:
         self.device = _state.device
@@ -182,12 +182,10 @@ class _StateSource:
         return get_runtime()
 
 
-def state_snapshot() -> dict[str, Any] | None:
+def state_snapshot() -> dict[str, Any]:
     """The `ascend-lens.state/1` document (docs/kernel.md) the Devices view shows."""
-    try:
-        from npu_kernel.state import snapshot
-    except ImportError:
-        return None
+    from npu_runtime.state import snapshot
+
     return snapshot(_StateSource())
 
 

@@ -8,8 +8,9 @@ import tempfile
 import time
 from typing import Any
 
-from npu_debug.bootstrap import CONFIG_ENV, shim_dir
+from npu_debug.bootstrap import CONFIG_ENV
 from npu_debug.config import LaunchConfig
+from npu_runtime._shim import SHIM_DIR
 
 _DEBUG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # server/
 
@@ -44,7 +45,7 @@ def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any
     runtime_dir = _package_dir("npu_runtime")
     # The shim first (so `import acl` is the emulator's), then the roots our packages live in.
     roots = [
-        p for p in (shim_dir(), runtime_dir and os.path.dirname(runtime_dir), _DEBUG_ROOT) if p
+        p for p in (SHIM_DIR, runtime_dir and os.path.dirname(runtime_dir), _DEBUG_ROOT) if p
     ]
     env: dict[str, str | None] = dict(config.env)
     inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))

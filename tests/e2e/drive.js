@@ -1,6 +1,6 @@
 // Level A: the workbench as a person sees it, in headless Chromium: the MS101 squiggle, its
-// Problems row, the Ascend Lens sidebar with the Devices view, and a notebook whose profile
-// output our renderer draws. Screenshots go to OUT_DIR.
+// Problems row, the Ascend Lens sidebar with the Devices view, F5 on a pyACL script stopping at
+// its ACL error, and a notebook whose profile output our renderer draws. Screenshots go to OUT_DIR.
 // usage: node drive.js URL OUT_DIR   (env E2E_T0 = ms epoch of code-server start)
 const { chromium } = require("playwright-core"); // resolved through NODE_PATH (tools dir)
 const fs = require("fs");
@@ -80,6 +80,22 @@ async function findInFrames(page, text, timeoutMs) {
     await page.locator(".pane-body .monaco-list-row", { hasText: "MS101" }).first().waitFor({ timeout: 30000 });
     lap("Problems by Rule: MS101");
     await shot(page, "shot-sidebar.png");
+
+    phase = "F5 at an ACL error";
+    // No launch.json: F5 runs the open file under our debug adapter, which stops at the line of
+    // the failing aclrtMemcpy and shows the ACL code in the exception widget.
+    await quickOpen(page, "bad_memcpy.py");
+    await page.keyboard.press("F5");
+    const picker = page.locator(".quick-input-list .monaco-list-row", { hasText: "Ascend" }).first();
+    if (await picker.isVisible({ timeout: 3000 }).catch(() => false)) await picker.click();
+    await page.waitForSelector(".debug-toolbar", { state: "visible", timeout: 90000 });
+    await page.waitForSelector(".monaco-editor .debug-top-stack-frame-line", { timeout: 90000 });
+    const widget = page.locator(".exception-widget", { hasText: "107000" }).first();
+    await widget.waitFor({ timeout: 30000 });
+    lap("F5 stopped: " + (await widget.innerText()).replace(/\s+/g, " ").slice(0, 100));
+    await shot(page, "shot-debug-acl-error.png");
+    await page.keyboard.press("Shift+F5");
+    await page.waitForSelector(".debug-toolbar", { state: "hidden", timeout: 30000 }).catch(() => lap("(debug toolbar still visible)"));
 
     phase = "notebook renderer";
     await quickOpen(page, "nb.ipynb");

@@ -6,12 +6,12 @@ describe("command lines", () => {
   const devices = { deviceProfile: "910B4", deviceCount: 2 };
   it("runs a file with a profile directory (ascend-lens run --profile DIR SCRIPT)", () => {
     assert.deepEqual(runArgs(devices, "/tmp/prof", "/ws/a.py"), [
-      "-m", "npu_runtime.cli", "run", "--device", "910B4", "--devices", "2", "--profile", "/tmp/prof", "/ws/a.py",
+      "-m", "ascend_lens", "run", "--device", "910B4", "--devices", "2", "--profile", "/tmp/prof", "/ws/a.py",
     ]);
   });
   it("installs the kernelspec into the interpreter's prefix or for the user", () => {
     assert.deepEqual(kernelInstallArgs("sys-prefix", devices), [
-      "-m", "npu_runtime.cli", "kernel", "install", "--sys-prefix", "--device", "910B4", "--devices", "2",
+      "-m", "ascend_lens", "kernel", "install", "--sys-prefix", "--device", "910B4", "--devices", "2",
     ]);
     assert.equal(kernelInstallArgs("user", devices)[4], "--user");
   });

@@ -68,6 +68,6 @@ describe("resolveLaunchConfig", () => {
   });
 
   it("starts the adapter through the interpreter", () => {
-    assert.deepEqual(adapterCommand("/py"), { command: "/py", args: ["-m", "npu_runtime.cli", "debug-adapter"] });
+    assert.deepEqual(adapterCommand("/py"), { command: "/py", args: ["-m", "ascend_lens", "debug-adapter"] });
   });
 });

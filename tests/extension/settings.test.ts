@@ -1,17 +1,40 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
   chooseInterpreter,
   cliArgs,
   DEFAULTS,
   normalizeRuleCodes,
+  RESOURCE_KEYS,
   resolveSettings,
   substitute,
   toServerSettings,
+  WINDOW_KEYS,
   type SubstitutionContext,
 } from "../../extension/common/settingsCore";
 
+const ROOT = join(__dirname, "..", "..", "..");
+
 const ctx: SubstitutionContext = { workspaceFolder: "/ws", userHome: "/home/u", cwd: "/cwd", env: { VENV: "/opt/venv" } };
+
+describe("setting scopes", () => {
+  // VS Code logs a warning each time a window-scoped setting is read for a resource.
+  it("reads per resource exactly the settings package.json declares resource-scoped", () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+    };
+    const scopes = new Map(
+      Object.entries(manifest.contributes.configuration.properties).map(([k, v]) => [k.replace(/^ascend-lens\./, ""), v.scope ?? "window"]),
+    );
+    for (const key of RESOURCE_KEYS) assert.equal(scopes.get(key), "resource", key);
+    for (const key of WINDOW_KEYS) assert.equal(scopes.get(key), "window", key);
+    const read = new Set<string>([...RESOURCE_KEYS, ...WINDOW_KEYS]);
+    const unread = [...scopes.keys()].filter((k) => !read.has(k));
+    assert.deepEqual(unread, ["trace.server"]); // read by vscode-languageclient itself
+  });
+});
 
 describe("substitute", () => {
   it("replaces the documented variables and a leading ~", () => {
@@ -101,8 +124,8 @@ describe("server settings", () => {
   });
 
   it("starts subcommands through the interpreter", () => {
-    assert.deepEqual(cliArgs("server"), ["-m", "npu_runtime.cli", "server"]);
-    assert.deepEqual(cliArgs("kernel", "bridge"), ["-m", "npu_runtime.cli", "kernel", "bridge"]);
+    assert.deepEqual(cliArgs("server"), ["-m", "ascend_lens", "server"]);
+    assert.deepEqual(cliArgs("kernel", "bridge"), ["-m", "ascend_lens", "kernel", "bridge"]);
   });
 });
 

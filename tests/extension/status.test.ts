@@ -7,10 +7,10 @@ describe("status bar", () => {
   const base = { deviceProfile: "910B", deviceCount: 1, interpreter: "/venv/bin/python" };
   it("shows the device profile and the server state", () => {
     assert.deepEqual(statusView({ ...base, state: "running" }), {
-      text: "$(chip) 910B $(check)",
-      tooltip: "Ascend Lens: server running\nEmulated device: 910B\nInterpreter: /venv/bin/python\nClick for actions",
+      text: "$(chip) Ascend910B2 $(check)",
+      tooltip: "Ascend Lens: server running\nEmulated device: Ascend910B2\nInterpreter: /venv/bin/python\nClick for actions",
     });
-    assert.equal(statusView({ ...base, deviceCount: 8, state: "starting" }).text, "$(chip) 910B ×8 $(loading~spin)");
+    assert.equal(statusView({ ...base, deviceCount: 8, state: "starting" }).text, "$(chip) Ascend910B2 ×8 $(loading~spin)");
   });
   it("marks failures and a missing package", () => {
     const failed = statusView({ ...base, state: "failed", detail: "spawn python3 ENOENT" });

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { configuredDevices, memoryText, parseDevicesState, streamText } from "../../extension/views/devicesModel";
+import { socName } from "../../extension/common/deviceNames";
+import { allocationsText, configuredDevices, memoryText, parseDevicesState, problemsText, streamsText, streamText } from "../../extension/views/devicesModel";
 import { codeOf, countByRule, type DiagnosticRecord } from "../../extension/views/problemsModel";
 
-// Shaped like npu_kernel/state.py's `ascend-lens.state/1` document.
+// Shaped like npu_runtime/state.py's `ascend-lens.state/1` document.
 const STATE = {
   schema: "ascend-lens.state/1",
   started: true,
@@ -48,10 +49,30 @@ describe("devices state", () => {
     assert.equal(parseDevicesState(null, "debug"), undefined);
   });
 
-  it("shows the configured devices before any run", () => {
+  it("shows the configured devices before any run, named as the runtime names them after", () => {
     const snap = configuredDevices("910B", 2);
-    assert.deepEqual(snap.devices.map((d) => [d.id, d.name, d.current]), [[0, "910B", true], [1, "910B", false]]);
+    assert.deepEqual(snap.devices.map((d) => [d.id, d.name, d.current]), [[0, "Ascend910B2", true], [1, "Ascend910B2", false]]);
+    assert.equal(snap.devices[0]!.name, parseDevicesState(STATE, "kernel")!.devices[0]!.name);
     assert.equal(memoryText(snap.devices[0]!), "memory: not reported");
+  });
+
+  it("names every profile and alias by its SoC, from the runtime's device table", () => {
+    assert.equal(socName("910B"), "Ascend910B2");
+    assert.equal(socName("ascend910b4"), "Ascend910B4");
+    assert.equal(socName("910B4"), "Ascend910B4");
+    assert.equal(socName("310P"), "Ascend310P3");
+    assert.equal(socName("910C"), "Ascend910_9382");
+    assert.equal(socName("H100"), "H100"); // unknown: as configured (the runtime refuses it at start)
+  });
+
+  it("counts streams, allocations and problems in the right number", () => {
+    const [d0, d1] = parseDevicesState(STATE, "kernel")!.devices;
+    assert.equal(streamsText(d0!), "2 streams");
+    assert.equal(streamsText({ ...d0!, streams: d0!.streams.slice(0, 1) }), "1 stream");
+    assert.equal(allocationsText(d0!), "2 allocations");
+    assert.equal(allocationsText({ ...d1!, allocations: 1 }), "1 allocation");
+    assert.equal(problemsText(parseDevicesState(STATE, "kernel")!), "2 runtime errors, 1 sanitizer finding");
+    assert.equal(problemsText(configuredDevices("910B", 1)), undefined);
   });
 });
 

@@ -84,7 +84,7 @@ def ascend_lens_run(
         [
             sys.executable,
             "-m",
-            "npu_runtime.cli",
+            "ascend_lens",
             "run",
             "--no-summary",
             *options,

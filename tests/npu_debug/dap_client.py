@@ -29,7 +29,7 @@ class DapClient:
     def __init__(self, *extra_args: str, command: list[str] | None = None) -> None:
         """Start `ascend-lens debug-adapter` (or another DAP adapter's `command`) on stdio."""
         self.proc = subprocess.Popen(
-            command or [sys.executable, "-m", "npu_runtime.cli", "debug-adapter", *extra_args],
+            command or [sys.executable, "-m", "ascend_lens", "debug-adapter", *extra_args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-CLI = [sys.executable, "-m", "npu_runtime.cli", "kernel"]
+CLI = [sys.executable, "-m", "ascend_lens", "kernel"]
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

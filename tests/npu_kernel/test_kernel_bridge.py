@@ -22,7 +22,7 @@ class BridgeProcess:
 
     def __init__(self, env: dict[str, str]) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "npu_runtime.cli", "kernel", "bridge"],
+            [sys.executable, "-m", "ascend_lens", "kernel", "bridge"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -150,7 +150,7 @@ def test_interrupt_and_restart(bridge: BridgeProcess) -> None:
 
 def test_unknown_kernel_is_an_error_event(kernel_prefix: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "kernel", "bridge", "--kernel", "nosuch"],
+        [sys.executable, "-m", "ascend_lens", "kernel", "bridge", "--kernel", "nosuch"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,

@@ -100,6 +100,42 @@ def test_install_list_uninstall_round_trip(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_prefix_install_says_how_jupyter_finds_it_and_list_agrees(tmp_path: Path) -> None:
+    # No JUPYTER_PATH: a fresh user who installed into a prefix Jupyter does not search.
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
+    env |= {"HOME": str(home), "JUPYTER_DATA_DIR": str(home / "data")}
+    prefix = tmp_path / "pfx"
+    data_dir = prefix / "share" / "jupyter"
+    spec_dir = data_dir / "kernels" / KERNEL_NAME
+    proc = run_cli("install", "--prefix", str(prefix), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        f"Installed kernelspec {KERNEL_NAME} in {spec_dir}",
+        f"Jupyter does not look in {data_dir} by itself: run Jupyter (or the editor) with",
+        f"  JUPYTER_PATH={data_dir}",
+        "and `jupyter kernelspec list` and `ascend-lens kernel list` find it.",
+    ]
+    # Plain `list` names where it looked and how a prefix install is found.
+    nothing = run_cli("list", env=env)
+    assert nothing.returncode == 0
+    assert nothing.stdout.startswith("No Ascend NPU kernelspec found. Looked in:\n")
+    assert f"  {home / 'data' / 'kernels'}\n" in nothing.stdout
+    assert "`ascend-lens kernel list --prefix DIR`" in nothing.stdout
+    assert "JUPYTER_PATH includes DIR/share/jupyter" in nothing.stdout
+    # `list --prefix` finds it and says Jupyter would not.
+    listed = run_cli("list", "--prefix", str(prefix), env=env).stdout.splitlines()
+    assert listed[0].startswith(f"{KERNEL_NAME}  910B x8  {spec_dir}  (")
+    assert listed[0].endswith("[not on the Jupyter path]")
+    assert listed[2] == f"  JUPYTER_PATH={data_dir}"
+    # With the JUPYTER_PATH it was told, both Jupyter and `list` see it, with no hint.
+    env["JUPYTER_PATH"] = str(data_dir)
+    listed = run_cli("list", env=env).stdout.splitlines()
+    assert len(listed) == 1 and listed[0].endswith(")") and str(spec_dir) in listed[0]
+    rows = json.loads(run_cli("list", "--json", env=env).stdout)
+    assert [(r["path"], r["on_jupyter_path"]) for r in rows] == [(str(spec_dir), True)]
+
+
 def test_uninstall_refuses_a_foreign_spec(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-EXE = [sys.executable, "-m", "npu_runtime.cli", "check"]
+EXE = [sys.executable, "-m", "ascend_lens", "check"]
 
 BAD = """import mindspore as ms
 from mindspore import nn
@@ -312,3 +312,36 @@ def test_related_call_site_is_listed_once_for_a_relative_path(tmp_path: Path) ->
     assert notes == [
         "    net.py:13:16: note: compiled because `net.Net.construct` calls it here"
     ], proc.stdout
+
+
+def test_the_examples_show_what_the_checker_is_for() -> None:
+    # README and scripts/demo promise that `check examples/` finds graph-mode mistakes and a
+    # CUDA script's migration points; the pyACL examples are clean.
+    repo = Path(__file__).resolve().parents[2]
+    proc = run("--format", "json", "examples", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    found = [(d["path"], d["line"], d["code"]) for d in json.loads(proc.stdout)]
+    graph = "examples/graph_mode_mistakes.py"
+    cuda = "examples/cuda_training.py"
+    assert found == [
+        (cuda, 27, "NPU210"),
+        (cuda, 33, "NPU205"),
+        (cuda, 34, "NPU202"),
+        (cuda, 35, "NPU208"),
+        (cuda, 36, "NPU203"),
+        (cuda, 38, "NPU201"),
+        (cuda, 39, "NPU211"),
+        (cuda, 41, "NPU206"),
+        (cuda, 44, "NPU204"),
+        (cuda, 46, "NPU206"),
+        (cuda, 53, "NPU202"),
+        (cuda, 54, "NPU202"),
+        (graph, 20, "MS126"),
+        (graph, 25, "MS126"),
+        (graph, 28, "MS101"),
+        (graph, 33, "MS120"),
+        (graph, 38, "MS118"),
+        (graph, 40, "MS142"),
+        (graph, 54, "MS111"),
+        (graph, 56, "MS116"),
+    ]

@@ -18,7 +18,7 @@ def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Comp
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "ASCEND_RT_"))}
     full_env = {**inherited, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", *map(str, args)],
+        [sys.executable, "-m", "ascend_lens", "run", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -116,6 +116,31 @@ def test_bad_options_are_clear(args: list[str], message: str) -> None:
     assert r.returncode == 2
     assert message in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_no_arguments_usage_names_script_required_and_args_optional() -> None:
+    r = run()
+    assert r.returncode == 2
+    usage = " ".join(r.stderr.split())
+    assert usage.endswith(
+        "SCRIPT [ARGS ...] ascend-lens run: error: the following arguments are required: SCRIPT"
+    )
+
+
+def test_batch_bugs_example_names_the_failing_line_and_the_unsynchronised_read() -> None:
+    example = REPO / "examples" / "pyacl_batch_bugs.py"
+    r = run(example)
+    assert r.returncode == 1  # the script's own check() exits on the failed copy
+    # Read before the sync: each batch shows the previous one's bytes, as on the hardware.
+    assert r.stdout.splitlines() == [
+        f"batch {i}: first value {v}" for i, v in ((0, 0.0), (1, 0.0), (2, 1.0))
+    ]
+    assert "upload of batch 3 failed with 107000\n" in r.stderr
+    assert "aclrtMemcpy failed, error code 107000 (ACL_ERROR_RT_PARAM_INVALID). " in r.stderr
+    assert "count 76800 is outside (0, destMax=65536]" in r.stderr
+    assert f"aclrtMemcpy called at {example}:42\n" in r.stderr
+    assert r.stderr.count("read-before-sync: host 0x") == 3
+    assert f"at {example}:46 in <module>\n    async work launched at {example}:44" in r.stderr
 
 
 def test_acl_is_not_importable_outside_the_launcher() -> None:

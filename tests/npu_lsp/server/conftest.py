@@ -26,6 +26,14 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
     await lsp_client.shutdown_session()
 
 
+@pytest_lsp.fixture(config=SERVER)
+async def fresh_client(lsp_client: LanguageClient):
+    """A server of its own for one test, not yet initialised: the test calls `start` with the
+    capabilities, options and workspace it is about."""
+    yield
+    await lsp_client.shutdown_session()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A result using something the client never declared fails the test (pytest-lsp checks)."""
     here = Path(__file__).parent

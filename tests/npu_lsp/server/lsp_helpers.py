@@ -46,7 +46,7 @@ def published(client: LanguageClient, uri: str) -> list[lsp.PublishDiagnosticsPa
 
 
 SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "npu_runtime.cli", "server"], client_factory=make_client
+    server_command=[sys.executable, "-m", "ascend_lens", "server"], client_factory=make_client
 )
 
 
@@ -146,6 +146,42 @@ def open_doc(
             )
         )
     )
+
+
+def open_notebook(
+    client: LanguageClient,
+    path: Path,
+    cells: list[tuple[lsp.NotebookCellKind, str]],
+    version: int = 1,
+) -> tuple[str, list[str]]:
+    """didOpen a Jupyter notebook at `path` with (kind, text) cells, as VS Code sends it, and
+    remember it for `configure` to close; returns the notebook's and its cells' URIs."""
+    nb_uri = path.as_uri()
+    cell_uris = [f"vscode-notebook-cell:{path}#cell{i}" for i in range(len(cells))]
+    client.notebook_document_did_open(
+        lsp.DidOpenNotebookDocumentParams(
+            notebook_document=lsp.NotebookDocument(
+                uri=nb_uri,
+                notebook_type="jupyter-notebook",
+                version=version,
+                cells=[
+                    lsp.NotebookCell(kind=kind, document=uri)
+                    for (kind, _), uri in zip(cells, cell_uris, strict=True)
+                ],
+            ),
+            cell_text_documents=[
+                lsp.TextDocumentItem(
+                    uri=uri,
+                    language_id="python" if kind == lsp.NotebookCellKind.Code else "markdown",
+                    version=1,
+                    text=text,
+                )
+                for (kind, text), uri in zip(cells, cell_uris, strict=True)
+            ],
+        )
+    )
+    remember_notebook(client, nb_uri, cell_uris)
+    return nb_uri, cell_uris
 
 
 def replace_all(client: LanguageClient, uri: str, text: str, version: int) -> None:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SERVER = [sys.executable, "-m", "npu_runtime.cli", "server"]
+SERVER = [sys.executable, "-m", "ascend_lens", "server"]
 
 
 def test_unopenable_log_file_is_a_clear_error(tmp_path: Path) -> None:

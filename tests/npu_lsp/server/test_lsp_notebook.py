@@ -9,7 +9,7 @@ from lsp_helpers import (
     apply_text_edits,
     configure,
     edits_of,
-    remember_notebook,
+    open_notebook,
     wait_for_diagnostics,
 )
 from lsprotocol import types as lsp
@@ -25,38 +25,9 @@ CELLS = [
 ]
 
 
-def open_notebook(client: LanguageClient, root: Path) -> tuple[str, list[str]]:
-    nb_uri = (root / "train.ipynb").as_uri()
-    cell_uris = [f"vscode-notebook-cell:{root / 'train.ipynb'}#cell{i}" for i in range(len(CELLS))]
-    client.notebook_document_did_open(
-        lsp.DidOpenNotebookDocumentParams(
-            notebook_document=lsp.NotebookDocument(
-                uri=nb_uri,
-                notebook_type="jupyter-notebook",
-                version=1,
-                cells=[
-                    lsp.NotebookCell(kind=kind, document=uri)
-                    for (kind, _), uri in zip(CELLS, cell_uris, strict=True)
-                ],
-            ),
-            cell_text_documents=[
-                lsp.TextDocumentItem(
-                    uri=uri,
-                    language_id="python" if kind == lsp.NotebookCellKind.Code else "markdown",
-                    version=1,
-                    text=text,
-                )
-                for (kind, text), uri in zip(CELLS, cell_uris, strict=True)
-            ],
-        )
-    )
-    remember_notebook(client, nb_uri, cell_uris)
-    return nb_uri, cell_uris
-
-
 async def test_cells_get_their_own_diagnostics(client: LanguageClient, workspace: Path) -> None:
     configure(client)
-    _, cells = open_notebook(client, workspace)
+    _, cells = open_notebook(client, workspace / "train.ipynb", CELLS)
     diags = await wait_for_diagnostics(client, cells[2], lambda d: len(d) > 0)
     # Cell-local position: line 2 of the third cell, on `cuda`; the magic lines parse fine.
     assert [(d.code, d.range.start.line, d.range.start.character) for d in diags] == [
@@ -71,7 +42,7 @@ async def test_fix_in_one_cell_adds_import_in_the_cell_that_imports_torch(
     client: LanguageClient, workspace: Path
 ) -> None:
     configure(client)
-    _, cells = open_notebook(client, workspace)
+    _, cells = open_notebook(client, workspace / "train.ipynb", CELLS)
     diag = (await wait_for_diagnostics(client, cells[2], lambda d: len(d) > 0))[0]
     result = await client.text_document_code_action_async(
         lsp.CodeActionParams(
@@ -97,7 +68,7 @@ async def test_editing_a_cell_updates_its_diagnostics(
     client: LanguageClient, workspace: Path
 ) -> None:
     configure(client, {"debounceMs": 0})
-    nb_uri, cells = open_notebook(client, workspace)
+    nb_uri, cells = open_notebook(client, workspace / "train.ipynb", CELLS)
     await wait_for_diagnostics(client, cells[2], lambda d: len(d) == 1)
     client.notebook_document_did_change(
         lsp.DidChangeNotebookDocumentParams(
@@ -129,24 +100,14 @@ async def test_hover_in_a_cell_uses_imports_from_other_cells(
     client: LanguageClient, workspace: Path
 ) -> None:
     configure(client)
-    nb_uri = (workspace / "acl.ipynb").as_uri()
-    cells = [f"vscode-notebook-cell:{workspace / 'acl.ipynb'}#c{i}" for i in range(2)]
-    texts = ["from acl import rt as r\n", "ptr, ret = r.malloc(64, 0)\n"]
-    client.notebook_document_did_open(
-        lsp.DidOpenNotebookDocumentParams(
-            notebook_document=lsp.NotebookDocument(
-                uri=nb_uri,
-                notebook_type="jupyter-notebook",
-                version=1,
-                cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=c) for c in cells],
-            ),
-            cell_text_documents=[
-                lsp.TextDocumentItem(uri=c, language_id="python", version=1, text=t)
-                for c, t in zip(cells, texts, strict=True)
-            ],
-        )
+    _, cells = open_notebook(
+        client,
+        workspace / "acl.ipynb",
+        [
+            (lsp.NotebookCellKind.Code, "from acl import rt as r\n"),
+            (lsp.NotebookCellKind.Code, "ptr, ret = r.malloc(64, 0)\n"),
+        ],
     )
-    remember_notebook(client, nb_uri, cells)
     result = await client.text_document_hover_async(
         lsp.HoverParams(
             text_document=lsp.TextDocumentIdentifier(uri=cells[1]), position=lsp.Position(0, 14)

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest_lsp
-from lsp_helpers import SERVER, open_doc, published, replace_all, start
+from lsp_helpers import open_doc, open_notebook, published, replace_all, start
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def pull_client(lsp_client: LanguageClient):
-    """A session whose client declares pull-diagnostics support (initialised by the test)."""
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def pull(
@@ -28,9 +20,9 @@ async def pull(
 
 
 async def test_pull_reports_and_unchanged_answers(
-    pull_client: LanguageClient, workspace: Path
+    fresh_client: LanguageClient, workspace: Path
 ) -> None:
-    client = pull_client
+    client = fresh_client
     result = await start(client, workspace, pull=True)
     assert result.capabilities.diagnostic_provider is not None
     uri = (workspace / "p.py").as_uri()
@@ -49,25 +41,17 @@ async def test_pull_reports_and_unchanged_answers(
     assert published(client, uri) == []  # a pull client is never pushed to
 
 
-async def test_pull_for_notebook_cells(pull_client: LanguageClient, workspace: Path) -> None:
-    client = pull_client
+async def test_pull_for_notebook_cells(fresh_client: LanguageClient, workspace: Path) -> None:
+    client = fresh_client
     await start(client, workspace, pull=True, notebooks=True)
-    nb = (workspace / "nb.ipynb").as_uri()
-    cells = [f"vscode-notebook-cell:{workspace / 'nb.ipynb'}#c{i}" for i in range(2)]
-    texts = ["import torch\n", "x = torch.ones(1).cuda()\n"]
-    client.notebook_document_did_open(
-        lsp.DidOpenNotebookDocumentParams(
-            notebook_document=lsp.NotebookDocument(
-                uri=nb,
-                notebook_type="jupyter-notebook",
-                version=3,
-                cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=c) for c in cells],
-            ),
-            cell_text_documents=[
-                lsp.TextDocumentItem(uri=c, language_id="python", version=1, text=t)
-                for c, t in zip(cells, texts, strict=True)
-            ],
-        )
+    _, cells = open_notebook(
+        client,
+        workspace / "nb.ipynb",
+        [
+            (lsp.NotebookCellKind.Code, "import torch\n"),
+            (lsp.NotebookCellKind.Code, "x = torch.ones(1).cuda()\n"),
+        ],
+        version=3,
     )
     second = await pull(client, cells[1])
     assert isinstance(second, lsp.RelatedFullDocumentDiagnosticReport)

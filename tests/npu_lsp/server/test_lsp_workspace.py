@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest_lsp
 from lsp_helpers import (
     REGISTERED,
-    SERVER,
     open_doc,
     replace_all,
     start,
@@ -33,65 +31,59 @@ NET = (
 )
 
 
-@pytest_lsp.fixture(config=SERVER)
-async def ws_client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
-
-
 async def test_cell_base_class_in_an_unopened_file_is_known(
-    ws_client: LanguageClient, tmp_path: Path
+    fresh_client: LanguageClient, tmp_path: Path
 ) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
     (tmp_path / "base.py").write_text(BASE, encoding="utf-8")  # on disk only, never opened
-    await start(ws_client, tmp_path)
-    await wait_for_index(ws_client)
+    await start(fresh_client, tmp_path)
+    await wait_for_index(fresh_client)
     uri = (tmp_path / "net.py").as_uri()
-    open_doc(ws_client, uri, NET)
-    diags = await wait_for_diagnostics(ws_client, uri, lambda d: len(d) > 0)
+    open_doc(fresh_client, uri, NET)
+    diags = await wait_for_diagnostics(fresh_client, uri, lambda d: len(d) > 0)
     # `Net` is a Cell only through base.py, so its construct is compiled: `try` is reported.
     assert [(d.code, d.range.start.line) for d in diags] == [("MS101", 6)]
 
 
 async def test_saving_a_base_module_updates_its_dependents(
-    ws_client: LanguageClient, tmp_path: Path
+    fresh_client: LanguageClient, tmp_path: Path
 ) -> None:
     (tmp_path / "base.py").write_text(BASE, encoding="utf-8")
-    await start(ws_client, tmp_path, options={"debounceMs": 0})
-    await wait_for_index(ws_client)
+    await start(fresh_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(fresh_client)
     net = (tmp_path / "net.py").as_uri()
     base = (tmp_path / "base.py").as_uri()
-    open_doc(ws_client, net, NET)
-    open_doc(ws_client, base, BASE)
-    await wait_for_diagnostics(ws_client, net, lambda d: len(d) == 1)
+    open_doc(fresh_client, net, NET)
+    open_doc(fresh_client, base, BASE)
+    await wait_for_diagnostics(fresh_client, net, lambda d: len(d) == 1)
     # Base stops being a Cell in the editor; once saved, net.py is analysed again.
-    replace_all(ws_client, base, "class Base:\n    pass\n", 2)
-    await wait_for_diagnostics(ws_client, base)
-    ws_client.text_document_did_save(
+    replace_all(fresh_client, base, "class Base:\n    pass\n", 2)
+    await wait_for_diagnostics(fresh_client, base)
+    fresh_client.text_document_did_save(
         lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=base))
     )
-    assert await wait_for_diagnostics(ws_client, net, lambda d: d == []) == []
+    assert await wait_for_diagnostics(fresh_client, net, lambda d: d == []) == []
 
 
 async def test_changes_on_disk_reported_by_the_client_update_the_index(
-    ws_client: LanguageClient, tmp_path: Path
+    fresh_client: LanguageClient, tmp_path: Path
 ) -> None:
     base_path = tmp_path / "base.py"
     base_path.write_text(BASE, encoding="utf-8")
-    await start(ws_client, tmp_path, options={"debounceMs": 0})
-    await wait_for_index(ws_client)
+    await start(fresh_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(fresh_client)
     net = (tmp_path / "net.py").as_uri()
-    open_doc(ws_client, net, NET)
-    await wait_for_diagnostics(ws_client, net, lambda d: len(d) == 1)
+    open_doc(fresh_client, net, NET)
+    await wait_for_diagnostics(fresh_client, net, lambda d: len(d) == 1)
     watchers = [
-        r for r in REGISTERED[id(ws_client)] if r.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        r for r in REGISTERED[id(fresh_client)] if r.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
     ]
     assert len(watchers) == 1  # the server asked to be told about **/*.py and pyproject.toml
     # Another tool rewrites base.py (not open in the editor): Base is no longer a Cell.
     base_path.write_text("class Base:\n    pass\n", encoding="utf-8")
-    ws_client.workspace_did_change_watched_files(
+    fresh_client.workspace_did_change_watched_files(
         lsp.DidChangeWatchedFilesParams(
             changes=[lsp.FileEvent(uri=base_path.as_uri(), type=lsp.FileChangeType.Changed)]
         )
     )
-    assert await wait_for_diagnostics(ws_client, net, lambda d: d == []) == []
+    assert await wait_for_diagnostics(fresh_client, net, lambda d: d == []) == []

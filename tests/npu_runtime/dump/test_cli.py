@@ -52,7 +52,7 @@ def _run(tmp_path: Path, script: str, *args: str) -> subprocess.CompletedProcess
     path.write_text(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NPU_")} | {"PYTHONPATH": ""}
     return subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", *args, str(path)],
+        [sys.executable, "-m", "ascend_lens", "run", "--no-summary", *args, str(path)],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -59,7 +59,7 @@ def test_a_launched_script_marks_steps_in_both_outputs(tmp_path: Path) -> None:
     (tmp_path / "s.py").write_text(SCRIPT)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NPU_")} | {"PYTHONPATH": ""}
     res = subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", "--profile", "p",
+        [sys.executable, "-m", "ascend_lens", "run", "--no-summary", "--profile", "p",
          "--profile-ascend-pt", "--profile-top", "0", "--dump", "d", "s.py"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

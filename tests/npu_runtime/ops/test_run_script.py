@@ -43,7 +43,7 @@ def run(tmp_path: Path, *args: str, check_numerics: bool) -> subprocess.Complete
     if check_numerics:
         env["NPU_CHECK_NUMERICS"] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", *args, str(script)],
+        [sys.executable, "-m", "ascend_lens", "run", "--no-summary", *args, str(script)],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
 

@@ -41,15 +41,16 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": ""}
+def _run(*args: str, cwd: Path, columns: int = 200) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": ""}
     return subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", *args],
+        [sys.executable, "-m", "ascend_lens", "run", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
+        preexec_fn=lambda: os.umask(0o022),
     )
 
 
@@ -81,6 +82,36 @@ def test_profile_writes_dir_and_prints_tables_on_stderr(tmp_path: Path) -> None:
     (pt,) = out.glob("*_ascend_pt")
     view = load(pt / "ASCEND_PROFILER_OUTPUT" / "trace_view.json")
     assert len(view.flows) == 3  # one torch_to_npu flow per copy or memset
+
+
+def test_hot_lines_fit_80_columns_with_short_places_and_whole_figures(tmp_path: Path) -> None:
+    deep = tmp_path / "a_rather_long_project_folder_name" / "training_scripts"
+    deep.mkdir(parents=True)
+    script = deep / "roundtrip.py"
+    script.write_text(SCRIPT)
+    elsewhere = tmp_path / "elsewhere"  # the script is not under the working directory
+    elsewhere.mkdir()
+    res = _run("--profile", "out", "--no-summary", str(script), cwd=elsewhere, columns=80)
+    assert res.returncode == 0, res.stderr
+    tables = res.stderr[res.stderr.index("Top ops") : res.stderr.index("profile written")]
+    assert [row for row in tables.splitlines() if len(row) > 80] == []
+    table = tables[tables.index("Hot lines") :].splitlines()
+    # The folder they share heads the table, its end kept when it does not fit.
+    title = table[0].strip()
+    assert title.startswith("Hot lines (in …") and f"{deep})".endswith(title[15:]), title
+    doc = json.loads((elsewhere / "out" / "lines.json").read_text())
+    for ln in doc["lines"]:
+        cells = f"roundtrip.py:{ln['line']} │ {ln['op_count']} │ {ln['total_us']:.3f} │"
+        assert any(cells in " ".join(row.split()) for row in table), cells
+
+
+def test_profile_files_are_written_with_one_mode(tmp_path: Path) -> None:
+    script = tmp_path / "roundtrip.py"
+    script.write_text(SCRIPT)
+    res = _run("--profile", "out", "--no-summary", str(script), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    modes = {f.name: oct(f.stat().st_mode & 0o777) for f in (tmp_path / "out").iterdir()}
+    assert "lines.json" in modes and set(modes.values()) == {"0o644"}, modes
 
 
 def test_bad_profile_options_are_usage_errors(tmp_path: Path) -> None:

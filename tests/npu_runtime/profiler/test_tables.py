@@ -48,15 +48,35 @@ def test_limit_and_empty_run() -> None:
     assert _render(aggregate([])) == "profile: no device work was recorded\n"
 
 
-def test_hot_lines_never_cut_the_place_on_a_narrow_terminal(
+def test_hot_lines_keep_figures_and_the_end_of_the_place_at_80_columns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     c = Clock()
-    here = os.path.join(tmp_path, "examples", "a_rather_long_script_name.py")
-    recs = [c.op("MemcpyH2D", 80.0, site=(here, 123)), c.op("MatMul", 10.0, site=(here, 7))]
+    script = os.path.join(tmp_path, "examples", "a_rather_long_script_name.py")
+    helper = os.path.join(tmp_path, "lib", "data.py")
+    recs = [c.op("MemcpyH2D", 80.0, site=(script, 123)), c.op("MatMul", 10.0, site=(helper, 7))]
     buf = io.StringIO()
     print_summary(aggregate(recs, device="Ascend910B2"), Console(file=buf, width=80), 10)
     out = buf.getvalue()
-    assert "examples/a_rather_long_script_name.py:123" in out
-    assert "examples/a_rather_long_script_name.py:7" in out
+    assert max(map(len, out.splitlines())) <= 80
+    rows = [[cell.strip() for cell in ln.split("│")[1:-1]] for ln in out.splitlines()]
+    hot = [r for r in rows if r and r[0].endswith((".py:123", ".py:7"))]
+    # Every figure whole; a place keeps its end (file name and line), a short one all of it.
+    assert hot == [
+        ["…her_long_script_name.py:123", "1", "80.000", "88.9%", "memory", "MemcpyH2D×1"],
+        ["lib/data.py:7", "1", "10.000", "11.1%", "cube", "MatMul×1"],
+    ]
+    # Where the terminal is wide enough, nothing is cut.
+    assert "examples/a_rather_long_script_name.py:123 │" in _render(aggregate(recs))
+
+
+def test_hot_lines_in_one_folder_are_named_relative_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    c = Clock()
+    here = os.path.join(tmp_path, "examples", "train.py")
+    out = _render(aggregate([c.op("Add", 1.0, site=(here, 3)), c.op("Mul", 1.0, site=(here, 9))]))
+    assert "Hot lines (in examples)" in out
+    assert "│ train.py:3 " in out and "│ train.py:9 " in out

@@ -1,8 +1,9 @@
-"""The runtime's state as plain data: read once, shown by %npu, %npu_mem and the comm.
+"""The runtime's state as plain data, for every shell that shows it.
 
-`snapshot()` is the `ascend-lens.state/1` document the `ascend-lens.state` comm sends
-(docs/kernel.md). Reading never starts the runtime: before user code imports it, the
-document says `"started": false` and lists no devices.
+`snapshot()` is the `ascend-lens.state/1` document (docs/kernel.md): the kernel's
+`ascend-lens.state` comm and %npu/%npu_mem, and the debug adapter's stop events, send it.
+Reading never starts the runtime: before user code imports it, the document says
+`"started": false` and lists no devices.
 """
 
 from __future__ import annotations

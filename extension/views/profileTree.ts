@@ -1,0 +1,39 @@
+// The Profile view's tree as plain data. Group nodes are constants and every item has an id, so
+// VS Code's handles stay valid across updates; an update refreshes only the two groups unless
+// they appear or go. (Rebuilding the root on every profile made VS Code ask for the children of
+// handles it had just dropped: "No tree item with id '0/0:Top ops'".) Pure.
+import type { LineStat, OpStat } from "../profile/model";
+
+export interface GroupNode {
+  readonly kind: "group";
+  readonly group: "lines" | "ops";
+}
+export type ProfileNode = GroupNode | { kind: "line"; line: LineStat } | { kind: "op"; op: OpStat };
+
+export const LINES_GROUP: GroupNode = Object.freeze({ kind: "group", group: "lines" });
+export const OPS_GROUP: GroupNode = Object.freeze({ kind: "group", group: "ops" });
+export const GROUPS: readonly GroupNode[] = [LINES_GROUP, OPS_GROUP];
+
+/** A unique id in the tree, the same for the same line or op in the next profile. */
+export function nodeId(node: ProfileNode): string {
+  switch (node.kind) {
+    case "group":
+      return `group:${node.group}`;
+    case "line":
+      return `line:${node.line.file}:${node.line.line}`;
+    case "op":
+      return `op:${node.op.op_type}`;
+  }
+}
+
+/** What a profile change refreshes, from whether there was a profile to whether there is one. */
+export function refreshTarget(had: boolean, has: boolean): "root" | "groups" | "none" {
+  if (had && has) return "groups";
+  return had || has ? "root" : "none";
+}
+
+/** Whether to tell VS Code now: never after dispose, and not while the view is hidden (it is
+ * refreshed when it shows again), so no refresh is left pending when the window goes. */
+export function shouldFire(disposed: boolean, visible: boolean): boolean {
+  return !disposed && visible;
+}
