@@ -20,7 +20,7 @@ MODEL_TESTS = REPO / "tests" / "npu_runtime" / "model"
 def _cli(cwd: Path, *args: str | Path) -> None:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "MODEL_"))}
     res = subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", *map(str, args)],
+        [sys.executable, "-m", "ascend_lens", *map(str, args)],
         cwd=cwd,
         env={**clean, "PYTHONPATH": str(REPO)},
         capture_output=True,

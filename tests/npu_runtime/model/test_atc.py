@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 def atc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "atc", *args],
+        [sys.executable, "-m", "ascend_lens", "atc", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -24,7 +24,7 @@ TOLERANCE = {"force_fp16": 3e-3, "allow_mix_precision": 3e-3, "must_keep_origin_
 def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "ASCEND_RT_"))}
     return subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", *map(str, args)],
+        [sys.executable, "-m", "ascend_lens", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
