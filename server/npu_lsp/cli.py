@@ -1,8 +1,9 @@
 """`ascend-lens check PATH... [--format text|json|sarif] [--select CODES] [--ignore CODES]
-[--syntax-level strict|lax]`: the engine over files and folders.
+[--syntax-level strict|lax] [--fix | --diff] [--unsafe-fixes]`: the engine over files and folders.
 
 Exit status (as `ruff check`): 0 when nothing is found, 1 when anything is found, 2 on a
-usage error (bad option, unknown rule code, missing path).
+usage error (bad option, unknown rule code, missing path). With `--fix`, 1 when problems
+remain after fixing; with `--diff`, 1 when a file would change (`npu_lsp.fixing`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from npu_lsp.config import Config, load_config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import LANGUAGES, WorkspaceIndex, check_path, iter_python_files
+from npu_lsp.fixing import run_fix
 from npu_lsp.output import RENDERERS
 from npu_lsp.registry import RULES, load_all
 
@@ -53,6 +55,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--preview", action="store_true", help="also enable preview rules")
     p.add_argument(
         "--no-config", action="store_true", help="ignore [tool.ascend-lens] in pyproject.toml"
+    )
+    p.add_argument("--fix", action="store_true", help="apply fixes to the files, in place")
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff instead of writing them (exit 1 if any)",
+    )
+    p.add_argument(
+        "--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe"
     )
     return p
 
@@ -116,6 +127,16 @@ def run(argv: Sequence[str]) -> int:
     workspace = WorkspaceIndex.from_paths(
         [f for f in files if f.suffix in (".py", ".pyi")], root=root
     )
+    if args.fix or args.diff:
+        return run_fix(
+            files,
+            config,
+            workspace,
+            unsafe=args.unsafe_fixes,
+            diff=args.diff,
+            render=RENDERERS[args.format],
+            text_format=args.format == "text",
+        )
     results: list[tuple[str, Diagnostic]] = []
     for f in files:
         results.extend((str(f), d) for d in check_path(f, config, workspace))

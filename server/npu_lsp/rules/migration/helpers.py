@@ -121,12 +121,83 @@ def torch_npu_import_edit(ctx: Context) -> Edit | None:
     return edit
 
 
-def rewrite_fix(ctx: Context, title: str, edit: Edit | None, *, safe: bool = True) -> Fix | None:
-    """A fix applying `edit` plus, when needed, the one `import torch_npu` edit."""
+def rewrite_fix(
+    ctx: Context,
+    title: str,
+    edit: Edit | None,
+    *,
+    safe: bool = True,
+    extra: tuple[Edit, ...] = (),
+) -> Fix | None:
+    """A fix applying `edit` (and `extra`) plus, when needed, the one `import torch_npu` edit."""
     if edit is None:
         return None
-    edits = [edit]
+    edits = [edit, *extra]
     extra = torch_npu_import_edit(ctx)
     if extra is not None:
         edits.append(extra)
     return Fix(title, tuple(edits), safe)
+
+
+_FSTRING_HEAD = re.compile(r"(?P<prefix>[fFrR]{1,2})(?P<q>'''|\"\"\"|'|\")")
+
+
+def head_edit(ctx: Context, node: ast.expr, old: str, new: str) -> Edit | None:
+    """Replace the leading `old` of a literal's text with `new` (`"cuda:0"` -> `"npu:0"`,
+    `f"cuda:{rank}"` -> `f"npu:{rank}"`); None when the source is not that simple (escapes,
+    implicit concatenation, a literal split over lines)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if not node.value.startswith(old):
+            return None
+        return literal_edit(ctx, node, new + node.value[len(old) :])
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    span = span_of(ctx, node)
+    if span.line > len(ctx.lines):
+        return None
+    text = ctx.lines[span.line - 1][span.column - 1 :]
+    match = _FSTRING_HEAD.match(text)
+    if match is None or "f" not in match.group("prefix").lower():
+        return None
+    start = match.end()
+    if text[start : start + len(old)] != old:
+        return None
+    column = span.column + start
+    return Edit(Span(span.line, column, span.line, column + len(old)), new)
+
+
+def group_fixes(
+    ctx: Context,
+    members: list[tuple[ast.expr, str, str, str]],
+    noun: str,
+) -> dict[int, Fix | None]:
+    """One fix for every literal of a group (by `id` of its node), each applying them all.
+
+    `members` are (literal, old text, new text, code) for every device string (or every
+    backend name) of the file: moving some and leaving others would leave the file half
+    migrated (`"npu"` here, `"cuda:0"` there for the same device), so each fix carries every
+    edit of the group, and none is offered unless every member can be rewritten. Members on
+    a line whose `# noqa` names their code are left out, as the author asked.
+    """
+    from npu_lsp.noqa import ALL, parse_noqa
+
+    noqa = parse_noqa(ctx.text)
+    edits: dict[int, Edit] = {}
+    for node, old, new, code in members:
+        codes = noqa.get(node.lineno, frozenset())
+        if ALL in codes or any(code.startswith(c) for c in codes):
+            continue
+        edit = head_edit(ctx, node, old, new)
+        if edit is None:
+            return {id(node): None for node, *_ in members}
+        edits[id(node)] = edit
+    out: dict[int, Fix | None] = {}
+    others = len(edits) - 1
+    for node, old, new, _code in members:
+        own = edits.get(id(node))
+        title = f'Replace "{old}" with "{new}"'
+        if others > 0:
+            title += f" (and {others} other {noun}{'s' if others > 1 else ''} of this file)"
+        rest = tuple(e for key, e in edits.items() if key != id(node))
+        out[id(node)] = rewrite_fix(ctx, title, own, extra=rest)
+    return out

@@ -1,0 +1,603 @@
+"""Where device strings and backend names come from, for the migration rules.
+
+A `"cuda"` in a file is a device only where its value reaches a device position (the first
+argument of `torch.device`, `.to(...)`, `device=`, `map_location=`, `set_device`...), and a
+`"nccl"` is a backend only where it reaches `backend=`. This module follows values backwards
+from those positions, once per file:
+
+- through names (every assignment of the name in its function, then the enclosing ones and
+  the module; a parameter's default and the arguments of calls to its function in the file),
+- through attributes by name (`self.device = ...`, class-level fields and `field(default=...)`,
+  argparse options' `default=` and `parser.set_defaults(...)`, so `args.dist_backend` reaches
+  `add_argument("--dist-backend", default="nccl")`) and dict keys (`cfg["device"]`,
+  `cfg.get("device", ...)` reach `{"device": ...}` and `dict(device=...)`),
+- through expressions that build the string: f-strings (`f"cuda:{rank}"`), `+`, `%`,
+  `.format`, `str(...)`, `.lower()`, conditional expressions, `or`, `os.environ.get(k, d)`,
+  and the return values of functions of the file.
+
+It also finds comparisons of such values against literals (`args.device == "cuda"`,
+`x.device.type == "cuda"`, `dist.get_backend() == "nccl"`), whose literals have to move
+with them, and argparse `choices=` of an option that carries one.
+
+The result (`Flow.sources`) is the set of literals to rewrite, each with what reached it.
+Rules report them and fix them as one group per kind, so a file is never left half moved.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from npu_lsp.engine import Context
+
+Kind = Literal["device", "backend"]
+
+#: A device string, or the head of one that is completed later ("cuda:" + str(rank),
+#: "cuda:{}".format(rank), "cuda:%d" % rank).
+DEVICE_HEAD = re.compile(r"cuda(?::(?:\d*|\{[^{}]*\}|%[ds]))?")
+_BACKEND = re.compile(r"nccl", re.IGNORECASE)
+_HEADS: dict[Kind, re.Pattern[str]] = {"device": DEVICE_HEAD, "backend": _BACKEND}
+
+#: Keyword arguments that take a device anywhere (tensor factories, `.to`, `torch.load`...).
+DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location"})
+#: Callees whose first positional argument is a device (resolved names; `.to` is any method).
+_DEVICE_FIRST_ARG = frozenset(
+    {
+        "torch.device",
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.amp.GradScaler",
+        "torch.cuda.set_device",
+        "torch.npu.set_device",
+        "torch.set_default_device",
+        "torch.Generator",
+        "torch.get_device_module",
+        "torch.cuda.device",
+        "torch.npu.device",
+    }
+)
+#: Methods whose first positional argument is a device, on any object.
+_DEVICE_METHODS = frozenset({"to", "to_empty"})
+_BACKEND_FIRST_ARG = frozenset(
+    {"torch.distributed.init_process_group", "torch.distributed.new_group"}
+)
+_GET_BACKEND = "torch.distributed.get_backend"
+_ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
+_FIELD = frozenset({"dataclasses.field"})
+_STR_METHODS = frozenset({"lower", "strip", "format"})
+_MAX_DEPTH = 40
+
+Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+Carrier = tuple[str, ...]
+
+
+@dataclass
+class Source:
+    """A literal that holds a device string or a backend name, found from a position using it."""
+
+    node: ast.expr  # ast.Constant, or ast.JoinedStr whose first part holds the text
+    text: str  # the literal's text (for a JoinedStr, its first constant part)
+    kind: Kind
+    #: the consuming position (a call, or a comparison) and how the value got there
+    sink: ast.AST
+    direct: bool  # written right in the position (no name, attribute or key on the way)
+    carriers: set[Carrier] = field(default_factory=set)
+    #: "use" (reaches a device or backend position), "compare" (compared with such a
+    #: value) or "choice" (among an argparse option's `choices=`)
+    role: str = "use"
+
+
+class _Bindings(ast.NodeVisitor):
+    """Everything a name, attribute or key can be bound to in one module (flow-insensitive)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.names: dict[int, dict[str, list[ast.expr]]] = {}
+        self.params: dict[int, dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]]] = {}
+        self.attrs: dict[str, list[ast.expr]] = {}
+        self.keys: dict[str, list[ast.expr]] = {}
+        self.choices: dict[str, list[ast.expr]] = {}
+        self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self.returns: dict[int, list[ast.expr]] = {}
+        self.calls: dict[str, list[ast.Call]] = {}
+        self.scope_of: dict[int, Scope] = {}
+        self._stack: list[Scope] = []
+
+    # ---- scopes
+    def run(self, tree: ast.Module) -> _Bindings:
+        self._enter(tree)
+        return self
+
+    def _enter(self, scope: Scope) -> None:
+        self._stack.append(scope)
+        self.names.setdefault(id(scope), {})
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            self._params(scope)
+            body = scope.body if isinstance(scope.body, list) else [scope.body]
+            for stmt in body:
+                self.visit(stmt)
+        else:
+            for stmt in scope.body:
+                self.visit(stmt)
+        self._stack.pop()
+
+    def _params(self, fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        a = fn.args
+        positional = a.posonlyargs + a.args
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
+        defaults += list(a.defaults)
+        bound = self.names[id(fn)]
+        params = self.params.setdefault(id(fn), {})
+        for index, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
+            bound.setdefault(arg.arg, [])
+            if default is not None:
+                bound[arg.arg].append(default)
+            if not isinstance(fn, ast.Lambda):
+                params[arg.arg] = (fn, index)
+        for arg, kw_default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+            bound.setdefault(arg.arg, [])
+            if kw_default is not None:
+                bound[arg.arg].append(kw_default)
+            if not isinstance(fn, ast.Lambda):
+                params[arg.arg] = (fn, -1)
+        for extra in (a.vararg, a.kwarg):
+            if extra is not None:
+                bound.setdefault(extra.arg, [])
+
+    @property
+    def scope(self) -> Scope:
+        return self._stack[-1]
+
+    def _bind(self, name: str, value: ast.expr | None) -> None:
+        values = self.names[id(self.scope)].setdefault(name, [])
+        if value is not None:
+            values.append(value)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.scope_of[id(child)] = self.scope
+            self.visit(child)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        for d in node.args.defaults + [k for k in node.args.kw_defaults if k is not None]:
+            self.visit(d)
+        self._bind(node.name, None)
+        self.functions.setdefault(node.name, []).append(node)
+        self._enter(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # noqa: N815
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._enter(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for stmt in node.body:  # class-level fields are attributes of the instances
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if stmt.value is not None:
+                    self.attrs.setdefault(stmt.target.id, []).append(stmt.value)
+            elif isinstance(stmt, ast.Assign):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name):
+                        self.attrs.setdefault(t.id, []).append(stmt.value)
+        self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and not isinstance(self.scope, (ast.Module, ast.Lambda)):
+            self.returns.setdefault(id(self.scope), []).append(node.value)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._target(target, node.value)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._target(node.target, node.value)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name):
+            self._bind(node.target.id, None)
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self._bind(node.target.id, node.value)
+        self.generic_visit(node)
+
+    def _target(self, target: ast.expr, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(target.id, value)
+        elif isinstance(target, ast.Attribute):
+            if value is not None:
+                self.attrs.setdefault(target.attr, []).append(value)
+        elif isinstance(target, ast.Subscript):
+            key = _const_str(target.slice)
+            if key is not None and value is not None:
+                self.keys.setdefault(key, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            pairs = (
+                value.elts
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+                else [None] * len(target.elts)
+            )
+            for t, v in zip(target.elts, pairs, strict=True):
+                self._target(t, v)
+        elif isinstance(target, ast.Starred):
+            self._target(target.value, None)
+
+    def _loop_target(self, target: ast.expr) -> None:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                self._bind(node.id, None)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._loop_target(node.target)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]  # noqa: N815
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if node.optional_vars is not None:
+            self._loop_target(node.optional_vars)
+        self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for k, v in zip(node.keys, node.values, strict=True):
+            key = _const_str(k) if k is not None else None
+            if key is not None:
+                self.keys.setdefault(key, []).append(v)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name):
+            self.calls.setdefault(func.id, []).append(node)
+        name = func.attr if isinstance(func, ast.Attribute) else None
+        qual = self.ctx.qualname(func)
+        if name == "add_argument":
+            self._argparse_option(node)
+        elif name == "set_defaults" or qual in ("argparse.Namespace", "types.SimpleNamespace"):
+            for kw in node.keywords:
+                if kw.arg:
+                    self.attrs.setdefault(kw.arg, []).append(kw.value)
+        elif qual == "builtins.dict":
+            for kw in node.keywords:
+                if kw.arg:
+                    self.keys.setdefault(kw.arg, []).append(kw.value)
+        self.generic_visit(node)
+
+    def _argparse_option(self, node: ast.Call) -> None:
+        flags = [s for s in (_const_str(a) for a in node.args) if s]
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        dest = _const_str(kw["dest"]) if "dest" in kw else None
+        if dest is None:
+            longs = [f for f in flags if f.startswith("--")]
+            chosen = longs[0] if longs else (flags[0] if flags else "")
+            dest = chosen.lstrip("-").replace("-", "_") or None
+        if dest is None:
+            return
+        if "default" in kw:
+            self.attrs.setdefault(dest, []).append(kw["default"])
+        else:
+            self.attrs.setdefault(dest, [])
+        choices = kw.get("choices")
+        if isinstance(choices, (ast.List, ast.Tuple, ast.Set)):
+            self.choices.setdefault(dest, []).extend(choices.elts)
+
+
+def _const_str(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+class Flow:
+    """Device and backend literals of one module, found from the positions that use them."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.b = _Bindings(ctx).run(ctx.tree)
+        self.sources: dict[Kind, dict[int, Source]] = {"device": {}, "backend": {}}
+        self.carriers: dict[Kind, set[Carrier]] = {"device": set(), "backend": set()}
+        self._device_objects: set[Carrier] = set()
+        self._collect()
+
+    @classmethod
+    def of(cls, ctx: Context) -> Flow:
+        """The module's flow, computed once per run and shared by the rules."""
+        key = ("migration", "flow")
+        flow: Flow | None = ctx.cache.get(key)
+        if flow is None:
+            flow = ctx.cache[key] = cls(ctx)
+        return flow
+
+    # ---- positions
+    def _collect(self) -> None:
+        compares: list[ast.Compare] = []
+        startswith: list[ast.Call] = []
+        for node in ast.walk(self.ctx.tree):
+            if isinstance(node, ast.Call):
+                for kind, expr in self._sink_args(node):
+                    self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
+                if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+                    startswith.append(node)
+            elif isinstance(node, ast.Compare):
+                compares.append(node)
+            elif isinstance(node, ast.Assign) and _is_device_object(node.value, self.ctx):
+                for t in node.targets:
+                    carrier = self._carrier(t)
+                    if carrier:
+                        self._device_objects.add(carrier)
+        for cmp in compares:
+            self._comparison(cmp)
+        for call in startswith:
+            self._startswith(call)
+        for kind in ("device", "backend"):
+            for carrier in list(self.carriers[kind]):
+                if carrier[0] == "attr":
+                    for choice in self.b.choices.get(carrier[1], []):
+                        self._literal(
+                            choice, kind, choice, direct=False, carriers={carrier}, role="choice"
+                        )
+
+    def _sink_args(self, call: ast.Call) -> Iterator[tuple[Kind, ast.expr]]:
+        func = call.func
+        qual = self.ctx.qualname(func)
+        for kw in call.keywords:
+            if kw.arg in DEVICE_KEYWORDS:
+                yield "device", kw.value
+            elif kw.arg == "backend":
+                yield "backend", kw.value
+            elif kw.arg == "type" and qual == "torch.device":
+                yield "device", kw.value
+        if not call.args:
+            return
+        first = call.args[0]
+        if qual in _DEVICE_FIRST_ARG or (
+            qual is None and isinstance(func, ast.Attribute) and func.attr in _DEVICE_METHODS
+        ):
+            yield "device", first
+        elif qual == "torch.load" and len(call.args) > 1:
+            yield "device", call.args[1]
+        if qual in _BACKEND_FIRST_ARG:
+            yield "backend", first
+
+    # ---- following values backwards
+    def _follow(
+        self,
+        expr: ast.AST | None,
+        kind: Kind,
+        sink: ast.AST,
+        *,
+        direct: bool,
+        carriers: set[Carrier],
+        depth: int,
+        seen: set[int],
+    ) -> None:
+        if expr is None or depth > _MAX_DEPTH or id(expr) in seen:
+            return
+        seen = seen | {id(expr)}
+
+        def go(e: ast.AST | None, *, hop: Carrier | None = None) -> None:
+            more = carriers | {hop} if hop else carriers
+            if hop:
+                self.carriers[kind].add(hop)
+            self._follow(
+                e, kind, sink, direct=direct and hop is None, carriers=more,
+                depth=depth + 1, seen=seen,
+            )
+
+        if isinstance(expr, (ast.Constant, ast.JoinedStr)):
+            self._literal(expr, kind, sink, direct=direct, carriers=carriers)
+            if isinstance(expr, ast.JoinedStr) and expr.values:
+                head = expr.values[0]
+                if isinstance(head, ast.FormattedValue):
+                    go(head.value)
+        elif isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)):
+            go(expr.left)
+        elif isinstance(expr, ast.IfExp):
+            go(expr.body)
+            go(expr.orelse)
+        elif isinstance(expr, ast.BoolOp):
+            for v in expr.values:
+                go(v)
+        elif isinstance(expr, ast.NamedExpr):
+            go(expr.value)
+        elif isinstance(expr, ast.Name):
+            scope, values = self._lookup(expr)
+            hop: Carrier = ("name", str(id(scope)), expr.id)
+            self.carriers[kind].add(hop)
+            for v in values:
+                go(v, hop=hop)
+            self._arguments(scope, expr.id, go, hop)
+        elif isinstance(expr, ast.Attribute):
+            if self.ctx.qualname(expr.value) is None:  # not a module's attribute
+                for v in self.b.attrs.get(expr.attr, []):
+                    go(v, hop=("attr", expr.attr))
+                if expr.attr in self.b.attrs:
+                    self.carriers[kind].add(("attr", expr.attr))
+        elif isinstance(expr, ast.Subscript):
+            key = _const_str(expr.slice)
+            if key is not None:
+                self.carriers[kind].add(("key", key))
+                for v in self.b.keys.get(key, []):
+                    go(v, hop=("key", key))
+        elif isinstance(expr, ast.Call):
+            self._follow_call(expr, go)
+
+    def _follow_call(self, call: ast.Call, go: _Go) -> None:
+        func = call.func
+        qual = self.ctx.qualname(func)
+        if qual == "builtins.str" and call.args:
+            go(call.args[0])
+        elif qual in _ENV_GETTERS and len(call.args) > 1:
+            go(call.args[1])
+        elif qual in _FIELD:
+            go(next((k.value for k in call.keywords if k.arg == "default"), None))
+        elif isinstance(func, ast.Attribute) and func.attr in _STR_METHODS:
+            go(func.value)
+        elif isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
+            key = _const_str(call.args[0])
+            if key is not None:
+                for v in self.b.keys.get(key, []):
+                    go(v, hop=("key", key))
+                if len(call.args) > 1:
+                    go(call.args[1])
+        elif isinstance(func, ast.Name):
+            for fn in self.b.functions.get(func.id, []):
+                for r in self.b.returns.get(id(fn), []):
+                    go(r, hop=("return", fn.name))
+
+    def _lookup(self, name: ast.Name) -> tuple[Scope, list[ast.expr]]:
+        """The scope binding `name` where it is read, and every value bound to it there."""
+        scope: Scope | None = self.b.scope_of.get(id(name))
+        while scope is not None:
+            bound = self.b.names.get(id(scope), {})
+            if name.id in bound:
+                return scope, bound[name.id]
+            scope = self.b.scope_of.get(id(scope))
+            if scope is None:
+                break
+        return self.ctx.tree, self.b.names.get(id(self.ctx.tree), {}).get(name.id, [])
+
+    def _arguments(self, scope: Scope, name: str, go: _Go, hop: Carrier) -> None:
+        """Arguments given for parameter `name` of `scope` at the calls in this module."""
+        param = self.b.params.get(id(scope), {}).get(name)
+        if param is None:
+            return
+        fn, index = param
+        for call in self.b.calls.get(fn.name, []):
+            for kw in call.keywords:
+                if kw.arg == name:
+                    go(kw.value, hop=hop)
+            if 0 <= index < len(call.args) and not any(
+                isinstance(a, ast.Starred) for a in call.args[: index + 1]
+            ):
+                go(call.args[index], hop=hop)
+
+    def _literal(
+        self,
+        node: ast.AST,
+        kind: Kind,
+        sink: ast.AST,
+        *,
+        direct: bool,
+        carriers: set[Carrier],
+        role: str = "use",
+    ) -> None:
+        text = _head_text(node)
+        if text is None or not _HEADS[kind].fullmatch(text):
+            return
+        assert isinstance(node, (ast.Constant, ast.JoinedStr))
+        found = self.sources[kind].get(id(node))
+        if found is None:
+            self.sources[kind][id(node)] = Source(
+                node, text, kind, sink, direct, set(carriers), role
+            )
+        else:
+            found.carriers |= carriers
+            found.direct = found.direct and direct
+
+    # ---- comparisons
+    def _kind_of(self, expr: ast.AST) -> Kind | None:
+        """Is `expr` a device or a backend value (something a literal is compared with)?"""
+        while isinstance(expr, ast.Call) and (
+            (isinstance(expr.func, ast.Attribute) and expr.func.attr in ("lower", "strip"))
+            or (self.ctx.qualname(expr.func) == "builtins.str" and expr.args)
+        ):
+            expr = expr.func.value if isinstance(expr.func, ast.Attribute) else expr.args[0]
+        if isinstance(expr, ast.Call) and self.ctx.qualname(expr.func) == _GET_BACKEND:
+            return "backend"
+        if isinstance(expr, ast.Attribute):
+            if expr.attr == "device":
+                return "device"
+            if expr.attr == "type" and (
+                (isinstance(expr.value, ast.Attribute) and expr.value.attr == "device")
+                or self._carrier(expr.value) in self._device_objects
+                or _is_device_object(expr.value, self.ctx)
+            ):
+                return "device"
+        carrier = self._carrier(expr)
+        if carrier is not None:
+            for kind in ("device", "backend"):
+                if carrier in self.carriers[kind]:
+                    return kind  # type: ignore[return-value]
+            if carrier in self._device_objects:
+                return "device"
+        return None
+
+    def _carrier(self, expr: ast.AST) -> Carrier | None:
+        if isinstance(expr, ast.Name):
+            scope, _ = self._lookup(expr)
+            return ("name", str(id(scope)), expr.id)
+        if isinstance(expr, ast.Attribute) and self.ctx.qualname(expr.value) is None:
+            return ("attr", expr.attr)
+        if isinstance(expr, ast.Subscript):
+            key = _const_str(expr.slice)
+            return ("key", key) if key is not None else None
+        return None
+
+    def _comparison(self, cmp: ast.Compare) -> None:
+        operands = [cmp.left, *cmp.comparators]
+        for op, left, right in zip(cmp.ops, operands, operands[1:], strict=False):
+            if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+                pairs = [(left, right), (right, left)]
+            elif isinstance(op, (ast.In, ast.NotIn)):
+                pairs = [(right, left)]
+                if isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                    pairs = [(left, e) for e in right.elts]
+            else:
+                continue
+            for value, literal in pairs:
+                if not isinstance(literal, ast.Constant):
+                    continue
+                kind = self._kind_of(value)
+                if kind is not None:
+                    self._compared(value, literal, kind, cmp)
+
+    def _compared(self, value: ast.AST, literal: ast.AST, kind: Kind, where: ast.AST) -> None:
+        """`literal` is compared with `value`, a device (or backend): the literal has to move
+        with it, and so does whatever `value` was set from (`args.device == "cuda"` makes
+        `--device`'s default a device string even if nothing else uses it)."""
+        self._literal(literal, kind, where, direct=False, carriers=set(), role="compare")
+        if _head_text(literal) and _HEADS[kind].fullmatch(_head_text(literal) or ""):
+            self._follow(value, kind, where, direct=False, carriers=set(), depth=0, seen=set())
+
+    def _startswith(self, call: ast.Call) -> None:
+        assert isinstance(call.func, ast.Attribute)
+        kind = self._kind_of(call.func.value)
+        if kind is None or not call.args:
+            return
+        arg = call.args[0]
+        for literal in arg.elts if isinstance(arg, ast.Tuple) else [arg]:
+            self._compared(call.func.value, literal, kind, call)
+
+
+class _Go(Protocol):
+    """The continuation `Flow._follow` hands to its helpers: follow `e` one step further."""
+
+    def __call__(self, e: ast.AST | None, *, hop: Carrier | None = None) -> None: ...
+
+
+def _is_device_object(expr: ast.AST, ctx: Context) -> bool:
+    """`torch.device(...)` or `<x>.device`: a device object whose `.type` is a device type."""
+    if isinstance(expr, ast.Call):
+        return ctx.qualname(expr.func) == "torch.device"
+    return isinstance(expr, ast.Attribute) and expr.attr == "device"
+
+
+def _head_text(node: ast.AST) -> str | None:
+    """The text a literal starts with: a str constant's value, an f-string's first part."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr) and node.values:
+        head = node.values[0]
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            # "cuda:" of f"cuda:{rank}"; a whole f"cuda" has only that part
+            return head.value
+    return None
