@@ -5,6 +5,7 @@ from npu_lsp.rules.migration import (  # noqa: F401  (imported to register the r
     cuda_method_call,
     cuda_only_extension,
     cuda_torch_device,
+    cuda_backend_setting,
     cudnn_backend_setting,
     missing_torch_npu_import,
     nccl_backend,

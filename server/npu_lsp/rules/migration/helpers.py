@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -94,10 +95,20 @@ def imports_torch_npu(tree: ast.Module, text: str) -> bool:
     return False
 
 
-def torch_npu_import_edit(ctx: Context) -> Edit | None:
-    """An edit adding `import torch_npu` right after the first top-level `import torch`.
+def _imports_torch(stmt: ast.stmt) -> bool:
+    """`import torch`, `import torch.nn as nn`, `from torch import nn`, `from torch.x import y`."""
+    if isinstance(stmt, ast.Import):
+        return any(a.name == "torch" or a.name.startswith("torch.") for a in stmt.names)
+    if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+        return stmt.module == "torch" or stmt.module.startswith("torch.")
+    return False
 
-    None when torch_npu is already imported or there is no top-level `import torch` to anchor
+
+def torch_npu_import_edit(ctx: Context) -> Edit | None:
+    """An edit adding `import torch_npu` right after the first top-level import of torch
+    (`import torch`, `import torch.distributed as dist`, `from torch import nn`...).
+
+    None when torch_npu is already imported or there is no top-level torch import to anchor
     on. The edit is identical for every diagnostic in a file, so a fix-all that applies many
     fixes deduplicates it and the import is added once.
     """
@@ -108,7 +119,7 @@ def torch_npu_import_edit(ctx: Context) -> Edit | None:
     edit: Edit | None = None
     if not imports_torch_npu(ctx.tree, ctx.text):
         for stmt in ctx.tree.body:
-            if isinstance(stmt, ast.Import) and any(a.name == "torch" for a in stmt.names):
+            if _imports_torch(stmt):
                 line = stmt.end_lineno or stmt.lineno
                 end_col = len(ctx.lines[line - 1]) + 1 if line - 1 < len(ctx.lines) else 1
                 # Insert at the end of the line (not the start of the next) so that in a notebook
@@ -201,3 +212,50 @@ def group_fixes(
         rest = tuple(e for key, e in edits.items() if key != id(node))
         out[id(node)] = rewrite_fix(ctx, title, own, extra=rest)
     return out
+
+
+def backend_settings(ctx: Context, prefix: str) -> Iterator[tuple[ast.Attribute, str, Fix | None]]:
+    """Uses of `torch.backends.<prefix>.*` (through imports and local aliases), each once at
+    its longest attribute chain, with what the data table says about it and its fix.
+
+    A setting that has an Ascend counterpart (`allow_tf32` -> `torch.npu.*.allow_hf32`) gets
+    an unsafe fix when written `<torch>.backends....`: HF32 rounds differently from TF32, so
+    the numbers change."""
+    from npu_lsp.rules.migration.values import qualnames
+
+    table: dict[str, dict[str, str]] = data()["backend_settings"]
+    base = f"torch.backends.{prefix}"
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(ctx.tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            continue  # reported at the end of the chain
+        names = sorted(q for q in qualnames(ctx, node) if q.startswith(base + "."))
+        if not names:
+            continue
+        name = names[0]
+        entry = next(
+            (table[k] for k in sorted(table, key=len, reverse=True) if name.startswith(k)), None
+        )
+        fix = None
+        if entry and "npu" in entry:
+            fix = _setting_fix(ctx, node, name, entry["npu"])
+        yield node, name, fix
+
+
+def _setting_fix(ctx: Context, node: ast.Attribute, name: str, npu: str) -> Fix | None:
+    span = span_of(ctx, node)
+    if span.line != span.end_line:
+        return None
+    written = ctx.lines[span.line - 1][span.column - 1 : span.end_column - 1]
+    head, _, rest = written.partition(".")
+    if rest != name.removeprefix("torch.") or ctx.scopes.info.resolve(ast.Name(id=head)) != "torch":
+        return None  # only the plain `<torch alias>.backends...` spelling is rewritten
+    start = span.column + len(head) + 1
+    edit = Edit(Span(span.line, start, span.line, span.end_column), npu)
+    return rewrite_fix(ctx, f"Replace with `torch.{npu}` (unsafe: HF32 rounds differently)", edit, safe=False)

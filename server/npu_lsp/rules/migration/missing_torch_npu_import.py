@@ -86,8 +86,9 @@ class MissingTorchNpuImport(Rule):
     ```
 
     ## Fix safety
-    Safe: `import torch_npu` is inserted after the first top-level `import torch`. Offered only
-    when such an import exists to anchor on.
+    Safe: `import torch_npu` is inserted after the first top-level import of torch
+    (`import torch`, `import torch.nn as nn`, `from torch import nn`...). Offered only when
+    such an import exists to anchor on.
 
     ## References
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"

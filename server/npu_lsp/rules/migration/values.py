@@ -103,6 +103,8 @@ class _Bindings(ast.NodeVisitor):
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.returns: dict[int, list[ast.expr]] = {}
         self.calls: dict[str, list[ast.Call]] = {}
+        #: what lists named so are grown with (`x += [...]`, `x.append(...)`, `x.extend(...)`)
+        self.grown: dict[str, list[ast.expr]] = {}
         self.scope_of: dict[int, Scope] = {}
         self._stack: list[Scope] = []
 
@@ -203,6 +205,7 @@ class _Bindings(ast.NodeVisitor):
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if isinstance(node.target, ast.Name):
             self._bind(node.target.id, None)
+            self.grown.setdefault(node.target.id, []).append(node.value)
         self.generic_visit(node)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
@@ -258,6 +261,9 @@ class _Bindings(ast.NodeVisitor):
         if isinstance(func, ast.Name):
             self.calls.setdefault(func.id, []).append(node)
         name = func.attr if isinstance(func, ast.Attribute) else None
+        if name in ("append", "extend") and isinstance(func, ast.Attribute):
+            if isinstance(func.value, ast.Name) and node.args:
+                self.grown.setdefault(func.value.id, []).append(node.args[0])
         qual = self.ctx.qualname(func)
         if name == "add_argument":
             self._argparse_option(node)
@@ -601,3 +607,64 @@ def _head_text(node: ast.AST) -> str | None:
             # "cuda:" of f"cuda:{rank}"; a whole f"cuda" has only that part
             return head.value
     return None
+
+
+def qualnames(ctx: Context, expr: ast.AST, depth: int = 0) -> set[str]:
+    """The dotted names `expr` may stand for, also through local aliases that `qualname`
+    does not follow: `ext = CUDAExtension`, `ext = CUDAExtension if cuda else CppExtension`,
+    `backends = torch.backends` then `backends.cuda`."""
+    direct = ctx.qualname(expr)
+    if direct is not None:
+        return {direct}
+    if depth > 8:
+        return set()
+    if isinstance(expr, ast.Attribute):
+        return {f"{q}.{expr.attr}" for q in qualnames(ctx, expr.value, depth + 1)}
+    if isinstance(expr, ast.IfExp):
+        return qualnames(ctx, expr.body, depth + 1) | qualnames(ctx, expr.orelse, depth + 1)
+    if isinstance(expr, ast.Name):
+        _scope, values = Flow.of(ctx)._lookup(expr)
+        out: set[str] = set()
+        for v in values:
+            out |= qualnames(ctx, v, depth + 1)
+        return out
+    return set()
+
+
+def string_values(ctx: Context, expr: ast.AST) -> list[str]:
+    """The string literals `expr` may evaluate to (through names, lists, `+` of lists,
+    `os.path.join(...)`'s last part, `glob`'s pattern), for telling CUDA sources apart."""
+    flow = Flow.of(ctx)
+    out: list[str] = []
+    todo: list[tuple[ast.AST, int]] = [(expr, 0)]
+    seen: set[int] = set()
+    while todo:
+        node, depth = todo.pop()
+        if id(node) in seen or depth > 12:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.append(node.value)
+        elif isinstance(node, ast.JoinedStr):
+            out.extend(_const_str(v) or "" for v in node.values[-1:])
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            todo.extend((e, depth + 1) for e in node.elts)
+        elif isinstance(node, ast.Starred):
+            todo.append((node.value, depth + 1))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            todo.extend([(node.left, depth + 1), (node.right, depth + 1)])
+        elif isinstance(node, ast.ListComp):
+            todo.append((node.elt, depth + 1))
+            todo.extend((g.iter, depth + 1) for g in node.generators)
+        elif isinstance(node, ast.Call):
+            qual = ctx.qualname(node.func) or ""
+            if qual.startswith(("os.path.", "glob.")) or qual in ("builtins.list", "builtins.sorted"):
+                todo.extend((a, depth + 1) for a in node.args[-1:])
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in ("glob", "rglob"):
+                todo.extend((a, depth + 1) for a in node.args[:1])
+        elif isinstance(node, ast.Name):
+            _scope, values = flow._lookup(node)
+            todo.extend((v, depth + 1) for v in values)
+            # `sources += [...]` / `sources.append(...)` / `.extend(...)` in the same module
+            todo.extend((v, depth + 1) for v in flow.b.grown.get(node.id, []))
+    return out
