@@ -59,7 +59,12 @@ def findings(ctx: Context, kind: Kind) -> list[Finding]:
     )
     members = [(s.node, s.text, _renamed(s.text, kind), _code(s, ctx)) for s in sources]
     noun = "device string" if kind == "device" else "backend name"
-    fixes = group_fixes(ctx, members, noun)
+    escaping = [s.escapes for s in sources if s.escapes is not None]
+    because = None
+    if escaping:
+        first = min(escaping, key=lambda n: (n.lineno, n.col_offset))
+        because = f"the value is also used for something else at line {first.lineno}"
+    fixes = group_fixes(ctx, members, noun, because)
     out = [
         Finding(s, code, old, new, fixes.get(id(s.node)))
         for s, (_n, old, new, code) in zip(sources, members, strict=True)

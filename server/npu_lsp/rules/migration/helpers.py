@@ -181,6 +181,7 @@ def group_fixes(
     ctx: Context,
     members: list[tuple[ast.expr, str, str, str]],
     noun: str,
+    unsafe_because: str | None = None,
 ) -> dict[int, Fix | None]:
     """One fix for every literal of a group (by `id` of its node), each applying them all.
 
@@ -188,7 +189,8 @@ def group_fixes(
     backend name) of the file: moving some and leaving others would leave the file half
     migrated (`"npu"` here, `"cuda:0"` there for the same device), so each fix carries every
     edit of the group, and none is offered unless every member can be rewritten. Members on
-    a line whose `# noqa` names their code are left out, as the author asked.
+    a line whose `# noqa` names their code are left out, as the author asked. With
+    `unsafe_because`, every fix of the group is unsafe and its title says why.
     """
     from npu_lsp.noqa import ALL, parse_noqa
 
@@ -209,8 +211,10 @@ def group_fixes(
         title = f'Replace "{old}" with "{new}"'
         if others > 0:
             title += f" (and {others} other {noun}{'s' if others > 1 else ''} of this file)"
+        if unsafe_because:
+            title += f" (unsafe: {unsafe_because})"
         rest = tuple(e for key, e in edits.items() if key != id(node))
-        out[id(node)] = rewrite_fix(ctx, title, own, extra=rest)
+        out[id(node)] = rewrite_fix(ctx, title, own, extra=rest, safe=not unsafe_because)
     return out
 
 

@@ -69,6 +69,11 @@ _ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
 _MAX_DEPTH = 40
+#: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
+_MESSAGE_CALLS = frozenset(
+    {"print", "info", "debug", "warning", "warn", "error", "exception", "critical", "log",
+     "write", "set_description", "set_postfix", "add_text"}
+)
 
 Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 Carrier = tuple[str, ...]
@@ -88,6 +93,10 @@ class Source:
     #: "use" (reaches a device or backend position), "compare" (compared with such a
     #: value) or "choice" (among an argparse option's `choices=`)
     role: str = "use"
+    #: a read of a name or attribute holding this literal that is neither a device use nor
+    #: harmless (a file name built from it, an argument to a call we cannot see into):
+    #: rewriting the literal changes that use too, so the fix is unsafe
+    escapes: ast.AST | None = None
 
 
 class _Bindings(ast.NodeVisitor):
@@ -311,7 +320,10 @@ class Flow:
         self.sources: dict[Kind, dict[int, Source]] = {"device": {}, "backend": {}}
         self.carriers: dict[Kind, set[Carrier]] = {"device": set(), "backend": set()}
         self._device_objects: set[Carrier] = set()
+        #: every expression passed through while following values back from their uses
+        self.visited: set[int] = set()
         self._collect()
+        self._find_escapes()
 
     @classmethod
     def of(cls, ctx: Context) -> Flow:
@@ -388,6 +400,7 @@ class Flow:
         if expr is None or depth > _MAX_DEPTH or id(expr) in seen:
             return
         seen = seen | {id(expr)}
+        self.visited.add(id(expr))
 
         def go(e: ast.AST | None, *, hop: Carrier | None = None) -> None:
             more = carriers | {hop} if hop else carriers
@@ -508,6 +521,71 @@ class Flow:
         else:
             found.carriers |= carriers
             found.direct = found.direct and direct
+
+    # ---- other reads of the same values
+    def _find_escapes(self) -> None:
+        wanted = {
+            c for kind in self.sources for s in self.sources[kind].values() for c in s.carriers
+        }
+        if not wanted:
+            return
+        names = {c[2] for c in wanted if c[0] == "name"}
+        attrs = {c[1] for c in wanted if c[0] == "attr"}
+        keys = {c[1] for c in wanted if c[0] == "key"}
+        escapes: dict[Carrier, ast.AST] = {}
+        parents: dict[int, ast.AST] = {}
+        for node in ast.walk(self.ctx.tree):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+        for node in ast.walk(self.ctx.tree):
+            carrier: Carrier | None = None
+            if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+                carrier = self._carrier(node)
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr in attrs
+                and isinstance(node.ctx, ast.Load)
+            ):
+                carrier = self._carrier(node)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                key = _const_str(node.slice)
+                carrier = ("key", key) if key in keys else None
+            if carrier is None or carrier not in wanted or carrier in escapes:
+                continue
+            if not self._harmless(node, parents):
+                escapes[carrier] = node
+        for kind in self.sources:
+            for source in self.sources[kind].values():
+                hits = [escapes[c] for c in source.carriers if c in escapes]
+                if hits:
+                    source.escapes = min(hits, key=lambda n: (n.lineno, n.col_offset))
+
+    def _harmless(self, node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+        """Is this read a device use, or one whose behaviour the rename cannot change?"""
+        if id(node) in self.visited:
+            return True
+        parent = parents.get(id(node))
+        if isinstance(parent, (ast.Compare, ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.UnaryOp)):
+            return True  # comparisons move with it; truthiness does not change
+        if isinstance(parent, ast.Attribute) or isinstance(parent, ast.Expr):
+            return True
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) or isinstance(parent, ast.keyword):
+            if isinstance(parent, ast.keyword):
+                parent = parents.get(id(parent))
+            elif all(isinstance(t, ast.Name) for t in getattr(parent, "targets", [])):
+                return True  # a copy into another name: that name's reads are checked
+        # messages: print(...), logger.info(...), warnings.warn(...), f-strings inside them
+        walker: ast.AST | None = parent
+        while walker is not None and not isinstance(walker, ast.stmt):
+            if isinstance(walker, ast.Call) and self._is_message(walker):
+                return True
+            walker = parents.get(id(walker))
+        return False
+
+    def _is_message(self, call: ast.Call) -> bool:
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in _MESSAGE_CALLS
 
     # ---- comparisons
     def _kind_of(self, expr: ast.AST) -> Kind | None:
