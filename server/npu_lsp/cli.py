@@ -62,9 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the fixes as a unified diff instead of writing them (exit 1 if any)",
     )
-    p.add_argument(
-        "--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe"
-    )
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
     return p
 
 

@@ -173,7 +173,9 @@ def unified_diff(path: str, before: str, after: str) -> str:
     )
     out = []
     for line in lines:
-        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+        out.append(
+            line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+        )
     return "".join(out)
 
 

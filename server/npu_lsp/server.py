@@ -352,9 +352,7 @@ class AscendLensServer(LanguageServer):
         edit = fixing.minimal_edit(job.text, fixed)
         if edit is None:
             return None
-        return convert.fix_all_action(
-            convert.document_edit(uri, edit, self.lines(uri), codec)
-        )
+        return convert.fix_all_action(convert.document_edit(uri, edit, self.lines(uri), codec))
 
     def _analysis_key(self, uri: str) -> str:
         nb = self.workspace.get_notebook_document(cell_uri=uri)

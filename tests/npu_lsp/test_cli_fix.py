@@ -94,9 +94,7 @@ def test_diff_prints_a_unified_diff_writes_nothing_and_exits_1(tmp_path: Path) -
     assert proc.returncode == 1
     assert script.read_text(encoding="utf-8") == TRAIN
     assert proc.stdout.startswith("--- train.py\n+++ train.py\n@@ -1,19 +1,20 @@\n")
-    changed = [
-        line for line in proc.stdout.splitlines() if line.startswith(("+", "-"))
-    ][2:]
+    changed = [line for line in proc.stdout.splitlines() if line.startswith(("+", "-"))][2:]
     assert changed == [
         "+import torch_npu",
         '-parser.add_argument("--dist-backend", default="nccl", type=str)',
@@ -158,9 +156,9 @@ def test_a_device_also_used_as_a_folder_name_moves_only_with_unsafe_fixes(tmp_pa
     assert safe.returncode == 1
     assert script.read_text() == text  # both device strings stay: never half moved
     assert run("--fix", "--unsafe-fixes", "m.py", cwd=tmp_path).returncode == 0
-    assert script.read_text() == text.replace("import torch\n", "import torch\nimport torch_npu\n").replace(
-        '"cuda', '"npu'
-    )
+    assert script.read_text() == text.replace(
+        "import torch\n", "import torch\nimport torch_npu\n"
+    ).replace('"cuda', '"npu')
 
 
 def test_fix_keeps_crlf_and_bom_and_fixes_every_file_of_a_folder(tmp_path: Path) -> None:

@@ -125,13 +125,23 @@ class _Gen:
         self.emit('    local_rank = int(os.environ.get("LOCAL_RANK", 0))')
         form = self.r.randrange(3)
         if "dist_backend" in carried and form == 0:
-            self.emit("    dist.init_process_group(backend=args.dist_backend, init_method=" + self.s("env://") + ")")
+            self.emit(
+                "    dist.init_process_group(backend=args.dist_backend, init_method="
+                + self.s("env://")
+                + ")"
+            )
             self.backend_used = True
         elif form == 1:
-            self.emit(f"    backend = os.environ.get({self.s('DIST_BACKEND')}, {self.s('nccl')})", "backend")
+            self.emit(
+                f"    backend = os.environ.get({self.s('DIST_BACKEND')}, {self.s('nccl')})",
+                "backend",
+            )
             self.emit("    dist.init_process_group(backend)")
         else:
-            self.emit(f"    dist.init_process_group({self.s('nccl')}, rank=args.rank, world_size=args.world_size)", "backend")
+            self.emit(
+                f"    dist.init_process_group({self.s('nccl')}, rank=args.rank, world_size=args.world_size)",
+                "backend",
+            )
         self.emit("    torch.cuda.set_device(local_rank)", "api")
         if self.chance(0.5):
             self.emit(f"    if dist.get_backend() == {self.s('nccl')}:", "backend")
@@ -143,7 +153,7 @@ class _Gen:
         """A device string for `index`, in one of the ways people write it."""
         form = self.r.randrange(4)
         if form == 0:
-            return f'f{self.q}cuda:{{{index}}}{self.q}', "dev"
+            return f"f{self.q}cuda:{{{index}}}{self.q}", "dev"
         if form == 1:
             return f"{self.s('cuda:{}')}.format({index})", "dev"
         if form == 2:
@@ -191,7 +201,10 @@ class _Gen:
             self.emit("        target = target.cuda(args.gpu, non_blocking=True)", "api")
         self.emit("        loss = criterion(model(images), target)")
         self.emit(f"        logger.info({self.s('loss on cuda: %f')}, loss.item())", "keep")
-        self.emit(f"    torch.save(model.state_dict(), os.path.join(args.data, {self.s('cuda_ckpt.pth')}))", "keep")
+        self.emit(
+            f"    torch.save(model.state_dict(), os.path.join(args.data, {self.s('cuda_ckpt.pth')}))",
+            "keep",
+        )
         self.emit("")
 
     def ddp_trainer(self) -> None:
@@ -207,12 +220,17 @@ class _Gen:
             self.emit(f"        loc = {expr}", tag)
             self.emit("        snapshot = torch.load(self.snapshot_path, map_location=loc)")
         else:
-            self.emit(f"        snapshot = torch.load(self.snapshot_path, map_location={expr})", tag)
+            self.emit(
+                f"        snapshot = torch.load(self.snapshot_path, map_location={expr})", tag
+            )
         self.emit(f"        self.model.load_state_dict(snapshot[{self.s('MODEL_STATE')}])")
         self.emit("")
         self.emit("    def run_batch(self, source, targets):")
         self.emit("        source = source.to(self.local_rank)")
-        self.emit(f"        with torch.autocast(device_type={self.s('cuda')}, dtype=torch.bfloat16):", "dev")
+        self.emit(
+            f"        with torch.autocast(device_type={self.s('cuda')}, dtype=torch.bfloat16):",
+            "dev",
+        )
         self.emit("            out = self.model(source)")
         self.emit("        return out")
         self.emit("")
@@ -319,7 +337,10 @@ def generate(seed: int) -> Script:
     carried = g.argparse_block()
     if style in ("imagenet", "ddp") or g.chance(0.3):
         if "import torch.distributed as dist" not in g.lines:
-            g.lines.insert(g.lines.index("from torch.utils.data import DataLoader"), "import torch.distributed as dist")
+            g.lines.insert(
+                g.lines.index("from torch.utils.data import DataLoader"),
+                "import torch.distributed as dist",
+            )
         g.setup_distributed(carried)
     helper = g.chance(0.6)
     if helper:

@@ -102,7 +102,11 @@ def test_fix_all_on_a_generated_training_script(seed: int, unsafe: bool) -> None
         assert before_literals.get(tag) == after_literals.get(tag), (seed, tag)
 
     # Never half moved: all device literals on one side.
-    heads = {v.split(":")[0] for v in after_literals.get("dev", Counter()) if v[:4] in ("cuda", "npu", "npu:")}
+    heads = {
+        v.split(":")[0]
+        for v in after_literals.get("dev", Counter())
+        if v[:4] in ("cuda", "npu", "npu:")
+    }
     assert len(heads) <= 1, (seed, heads)
 
     left = {d.code for d in outcome.remaining}

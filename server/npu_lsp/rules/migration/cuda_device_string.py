@@ -13,7 +13,11 @@ from npu_lsp.rules.migration.helpers import span_of
 
 
 @rule(
-    code="NPU204", name="cuda-device-string", severity="warning", family="migration", fix="sometimes"
+    code="NPU204",
+    name="cuda-device-string",
+    severity="warning",
+    family="migration",
+    fix="sometimes",
 )
 class CudaDeviceString(Rule):
     """## What it does

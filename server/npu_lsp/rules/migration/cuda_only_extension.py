@@ -36,9 +36,7 @@ def _builds_cuda(call: ast.Call, ctx: Context) -> bool:
             return True
     parts = [*call.args, *(k.value for k in call.keywords if k.arg in ("sources", None))]
     return any(
-        value.endswith(_CUDA_SUFFIXES)
-        for part in parts
-        for value in string_values(ctx, part)
+        value.endswith(_CUDA_SUFFIXES) for part in parts for value in string_values(ctx, part)
     )
 
 

@@ -11,7 +11,13 @@ from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import backend_settings, data, span_of
 
 
-@rule(code="NPU208", name="cudnn-backend-setting", severity="info", family="migration", fix="sometimes")
+@rule(
+    code="NPU208",
+    name="cudnn-backend-setting",
+    severity="info",
+    family="migration",
+    fix="sometimes",
+)
 class CudnnBackendSetting(Rule):
     """## What it does
     Finds uses of `torch.backends.cudnn.<name>`, such as `torch.backends.cudnn.benchmark = True`

@@ -31,11 +31,7 @@ def _code(source: Source, ctx: Context) -> str:
     if source.kind == "backend":
         return "NPU205"
     sink = source.sink
-    if (
-        source.direct
-        and isinstance(sink, ast.Call)
-        and ctx.qualname(sink.func) == "torch.device"
-    ):
+    if source.direct and isinstance(sink, ast.Call) and ctx.qualname(sink.func) == "torch.device":
         return "NPU203"
     return "NPU204"
 

@@ -144,9 +144,9 @@ def rewrite_fix(
     if edit is None:
         return None
     edits = [edit, *extra]
-    extra = torch_npu_import_edit(ctx)
-    if extra is not None:
-        edits.append(extra)
+    import_edit = torch_npu_import_edit(ctx)
+    if import_edit is not None:
+        edits.append(import_edit)
     return Fix(title, tuple(edits), safe)
 
 
@@ -262,4 +262,6 @@ def _setting_fix(ctx: Context, node: ast.Attribute, name: str, npu: str) -> Fix 
         return None  # only the plain `<torch alias>.backends...` spelling is rewritten
     start = span.column + len(head) + 1
     edit = Edit(Span(span.line, start, span.line, span.end_column), npu)
-    return rewrite_fix(ctx, f"Replace with `torch.{npu}` (unsafe: HF32 rounds differently)", edit, safe=False)
+    return rewrite_fix(
+        ctx, f"Replace with `torch.{npu}` (unsafe: HF32 rounds differently)", edit, safe=False
+    )

@@ -71,7 +71,8 @@ class NcclBackend(Rule):
         for attr in ast.walk(ctx.tree):
             if isinstance(attr, ast.Attribute) and ctx.qualname(attr) == _BACKEND_NCCL:
                 fix = rewrite_fix(
-                    ctx, "Replace `Backend.NCCL` with `Backend.HCCL`",
+                    ctx,
+                    "Replace `Backend.NCCL` with `Backend.HCCL`",
                     Edit(attr_name_span(ctx, attr), "HCCL"),
                 )
                 yield ctx.diagnostic(

@@ -71,8 +71,21 @@ _STR_METHODS = frozenset({"lower", "strip", "format"})
 _MAX_DEPTH = 40
 #: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
 _MESSAGE_CALLS = frozenset(
-    {"print", "info", "debug", "warning", "warn", "error", "exception", "critical", "log",
-     "write", "set_description", "set_postfix", "add_text"}
+    {
+        "print",
+        "info",
+        "debug",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+        "critical",
+        "log",
+        "write",
+        "set_description",
+        "set_postfix",
+        "add_text",
+    }
 )
 
 Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -96,7 +109,7 @@ class Source:
     #: a read of a name or attribute holding this literal that is neither a device use nor
     #: harmless (a file name built from it, an argument to a call we cannot see into):
     #: rewriting the literal changes that use too, so the fix is unsafe
-    escapes: ast.AST | None = None
+    escapes: ast.expr | None = None
 
 
 class _Bindings(ast.NodeVisitor):
@@ -181,7 +194,7 @@ class _Bindings(ast.NodeVisitor):
         self.functions.setdefault(node.name, []).append(node)
         self._enter(node)
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # noqa: N815
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._enter(node)
@@ -251,7 +264,7 @@ class _Bindings(ast.NodeVisitor):
         self._loop_target(node.target)
         self.generic_visit(node)
 
-    visit_AsyncFor = visit_For  # type: ignore[assignment]  # noqa: N815
+    visit_AsyncFor = visit_For  # noqa: N815
 
     def visit_withitem(self, node: ast.withitem) -> None:
         if node.optional_vars is not None:
@@ -270,9 +283,9 @@ class _Bindings(ast.NodeVisitor):
         if isinstance(func, ast.Name):
             self.calls.setdefault(func.id, []).append(node)
         name = func.attr if isinstance(func, ast.Attribute) else None
-        if name in ("append", "extend") and isinstance(func, ast.Attribute):
-            if isinstance(func.value, ast.Name) and node.args:
-                self.grown.setdefault(func.value.id, []).append(node.args[0])
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
+            self.grown.setdefault(owner.id, []).append(node.args[0])
         qual = self.ctx.qualname(func)
         if name == "add_argument":
             self._argparse_option(node)
@@ -407,8 +420,13 @@ class Flow:
             if hop:
                 self.carriers[kind].add(hop)
             self._follow(
-                e, kind, sink, direct=direct and hop is None, carriers=more,
-                depth=depth + 1, seen=seen,
+                e,
+                kind,
+                sink,
+                direct=direct and hop is None,
+                carriers=more,
+                depth=depth + 1,
+                seen=seen,
             )
 
         if isinstance(expr, (ast.Constant, ast.JoinedStr)):
@@ -532,19 +550,22 @@ class Flow:
         names = {c[2] for c in wanted if c[0] == "name"}
         attrs = {c[1] for c in wanted if c[0] == "attr"}
         keys = {c[1] for c in wanted if c[0] == "key"}
-        escapes: dict[Carrier, ast.AST] = {}
+        escapes: dict[Carrier, ast.expr] = {}
         parents: dict[int, ast.AST] = {}
         for node in ast.walk(self.ctx.tree):
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
         for node in ast.walk(self.ctx.tree):
             carrier: Carrier | None = None
-            if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
-                carrier = self._carrier(node)
-            elif (
-                isinstance(node, ast.Attribute)
-                and node.attr in attrs
+            if (
+                isinstance(node, ast.Name)
+                and node.id in names
                 and isinstance(node.ctx, ast.Load)
+                or (
+                    isinstance(node, ast.Attribute)
+                    and node.attr in attrs
+                    and isinstance(node.ctx, ast.Load)
+                )
             ):
                 carrier = self._carrier(node)
             elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
@@ -552,7 +573,7 @@ class Flow:
                 carrier = ("key", key) if key in keys else None
             if carrier is None or carrier not in wanted or carrier in escapes:
                 continue
-            if not self._harmless(node, parents):
+            if isinstance(node, ast.expr) and not self._harmless(node, parents):
                 escapes[carrier] = node
         for kind in self.sources:
             for source in self.sources[kind].values():
@@ -567,13 +588,10 @@ class Flow:
         parent = parents.get(id(node))
         if isinstance(parent, (ast.Compare, ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.UnaryOp)):
             return True  # comparisons move with it; truthiness does not change
-        if isinstance(parent, ast.Attribute) or isinstance(parent, ast.Expr):
-            return True
-        if isinstance(parent, (ast.Assign, ast.AnnAssign)) or isinstance(parent, ast.keyword):
-            if isinstance(parent, ast.keyword):
-                parent = parents.get(id(parent))
-            elif all(isinstance(t, ast.Name) for t in getattr(parent, "targets", [])):
-                return True  # a copy into another name: that name's reads are checked
+        if isinstance(parent, (ast.Attribute, ast.Expr)):
+            return True  # `device.type`, `device.startswith(...)`, a bare expression
+        if isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets):
+            return True  # a copy into another name: that name's reads are checked
         # messages: print(...), logger.info(...), warnings.warn(...), f-strings inside them
         walker: ast.AST | None = parent
         while walker is not None and not isinstance(walker, ast.stmt):
@@ -608,9 +626,10 @@ class Flow:
                 return "device"
         carrier = self._carrier(expr)
         if carrier is not None:
-            for kind in ("device", "backend"):
+            kinds: tuple[Kind, ...] = ("device", "backend")
+            for kind in kinds:
                 if carrier in self.carriers[kind]:
-                    return kind  # type: ignore[return-value]
+                    return kind
             if carrier in self._device_objects:
                 return "device"
         return None
@@ -736,7 +755,10 @@ def string_values(ctx: Context, expr: ast.AST) -> list[str]:
             todo.extend((g.iter, depth + 1) for g in node.generators)
         elif isinstance(node, ast.Call):
             qual = ctx.qualname(node.func) or ""
-            if qual.startswith(("os.path.", "glob.")) or qual in ("builtins.list", "builtins.sorted"):
+            if qual.startswith(("os.path.", "glob.")) or qual in (
+                "builtins.list",
+                "builtins.sorted",
+            ):
                 todo.extend((a, depth + 1) for a in node.args[-1:])
             elif isinstance(node.func, ast.Attribute) and node.func.attr in ("glob", "rglob"):
                 todo.extend((a, depth + 1) for a in node.args[:1])
