@@ -127,6 +127,8 @@ class _Bindings(ast.NodeVisitor):
         self.calls: dict[str, list[ast.Call]] = {}
         #: what lists named so are grown with (`x += [...]`, `x.append(...)`, `x.extend(...)`)
         self.grown: dict[str, list[ast.expr]] = {}
+        #: `__init__` methods -> their class's name (calls to the class pass their arguments)
+        self.init_of: dict[int, str] = {}
         self.scope_of: dict[int, Scope] = {}
         self._stack: list[Scope] = []
 
@@ -200,6 +202,9 @@ class _Bindings(ast.NodeVisitor):
         self._enter(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
+                self.init_of[id(stmt)] = node.name
         for stmt in node.body:  # class-level fields are attributes of the instances
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 if stmt.value is not None:
@@ -508,7 +513,11 @@ class Flow:
         if param is None:
             return
         fn, index = param
-        for call in self.b.calls.get(fn.name, []):
+        calls = self.b.calls.get(fn.name, [])
+        owner = self.b.init_of.get(id(fn))
+        if owner is not None:  # `Trainer(model, "cuda")` calls `__init__(self, model, device)`
+            calls, index = self.b.calls.get(owner, []), index - 1
+        for call in calls:
             for kw in call.keywords:
                 if kw.arg == name:
                     go(kw.value, hop=hop)
@@ -538,7 +547,8 @@ class Flow:
             )
         else:
             found.carriers |= carriers
-            found.direct = found.direct and direct
+            if direct and not found.direct:  # written in place somewhere: that use names it
+                found.direct, found.sink, found.role = True, sink, role
 
     # ---- other reads of the same values
     def _find_escapes(self) -> None:
