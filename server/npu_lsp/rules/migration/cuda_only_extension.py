@@ -103,6 +103,11 @@ class CudaOnlyExtension(Rule):
                     self, head_span_of(ctx, node), f"`{module}` is CUDA-only: {reasons[module]}"
                 )
         elif isinstance(node, ast.Call):
+            key = ("migration", "mentions cpp_extension")
+            if key not in ctx.cache:  # every builder is imported from torch.utils.cpp_extension
+                ctx.cache[key] = "cpp_extension" in ctx.text
+            if not ctx.cache[key]:
+                return
             apis: dict[str, str] = data()["cuda_extension_apis"]
             names = qualnames(ctx, node.func) & apis.keys()
             if not names:

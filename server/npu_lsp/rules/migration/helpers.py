@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -218,38 +217,51 @@ def group_fixes(
     return out
 
 
-def backend_settings(ctx: Context, prefix: str) -> Iterator[tuple[ast.Attribute, str, Fix | None]]:
+def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str, Fix | None]]:
     """Uses of `torch.backends.<prefix>.*` (through imports and local aliases), each once at
-    its longest attribute chain, with what the data table says about it and its fix.
+    its longest attribute chain, with its fix.
 
     A setting that has an Ascend counterpart (`allow_tf32` -> `torch.npu.*.allow_hf32`) gets
     an unsafe fix when written `<torch>.backends....`: HF32 rounds differently from TF32, so
     the numbers change."""
-    from npu_lsp.rules.migration.values import qualnames
+    key = ("migration", "backend_settings", prefix)
+    cached: list[tuple[ast.Attribute, str, Fix | None]] | None = ctx.cache.get(key)
+    if cached is not None:
+        return cached
+    from npu_lsp.rules.migration.values import Flow, qualnames
 
     table: dict[str, dict[str, str]] = data()["backend_settings"]
     base = f"torch.backends.{prefix}"
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(ctx.tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    for node in ast.walk(ctx.tree):
-        if not isinstance(node, ast.Attribute):
+    out: list[tuple[ast.Attribute, str, Fix | None]] = []
+    seen: set[int] = set()
+    flow = Flow.of(ctx)
+    parents = flow.b.parents
+    candidates = [*flow.b.nodes.get(ast.Attribute, []), *flow.b.nodes.get(ast.Name, [])]
+    for node in candidates:
+        # the module itself: `torch.backends.cudnn`, `backends.cuda`, or an alias of it
+        if not (
+            (isinstance(node, ast.Attribute) and node.attr == prefix)
+            or (isinstance(node, ast.Name) and ctx.qualname(node) == base)
+        ):
             continue
-        parent = parents.get(id(node))
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            continue  # reported at the end of the chain
-        names = sorted(q for q in qualnames(ctx, node) if q.startswith(base + "."))
-        if not names:
+        if base not in qualnames(ctx, node):
             continue
-        name = names[0]
+        chain: ast.AST = node  # climb to the longest attribute chain on it
+        parent = parents.get(id(chain))
+        while isinstance(parent, ast.Attribute) and parent.value is chain:
+            chain, parent = parent, parents.get(id(parent))
+        if chain is node or id(chain) in seen or not isinstance(chain, ast.Attribute):
+            continue  # the bare module (an import alias target, `x = torch.backends.cudnn`)
+        seen.add(id(chain))
+        name = sorted(q for q in qualnames(ctx, chain) if q.startswith(base + "."))[0]
         entry = next(
             (table[k] for k in sorted(table, key=len, reverse=True) if name.startswith(k)), None
         )
-        fix = None
-        if entry and "npu" in entry:
-            fix = _setting_fix(ctx, node, name, entry["npu"])
-        yield node, name, fix
+        fix = _setting_fix(ctx, chain, name, entry["npu"]) if entry and "npu" in entry else None
+        out.append((chain, name, fix))
+    out.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+    ctx.cache[key] = out
+    return out
 
 
 def _setting_fix(ctx: Context, node: ast.Attribute, name: str, npu: str) -> Fix | None:

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from npu_lsp.engine import Context
 
@@ -69,6 +69,8 @@ _ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
 _MAX_DEPTH = 40
+_NAMESPACE_CALLS = frozenset({"Namespace", "SimpleNamespace", "dict"})
+_INDEXED = frozenset({ast.Call, ast.Compare, ast.Assign, ast.Name, ast.Attribute, ast.Subscript})
 #: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
 _MESSAGE_CALLS = frozenset(
     {
@@ -130,6 +132,9 @@ class _Bindings(ast.NodeVisitor):
         #: `__init__` methods -> their class's name (calls to the class pass their arguments)
         self.init_of: dict[int, str] = {}
         self.scope_of: dict[int, Scope] = {}
+        self.parents: dict[int, ast.AST] = {}
+        #: the module's nodes of the `_INDEXED` types, in visiting order
+        self.nodes: dict[type[ast.AST], list[ast.AST]] = {}
         self._stack: list[Scope] = []
 
     # ---- scopes
@@ -144,9 +149,11 @@ class _Bindings(ast.NodeVisitor):
             self._params(scope)
             body = scope.body if isinstance(scope.body, list) else [scope.body]
             for stmt in body:
+                self._record(stmt, scope)
                 self.visit(stmt)
         else:
             for stmt in scope.body:
+                self._record(stmt, scope)
                 self.visit(stmt)
         self._stack.pop()
 
@@ -182,10 +189,27 @@ class _Bindings(ast.NodeVisitor):
         if value is not None:
             values.append(value)
 
+    def visit(self, node: ast.AST) -> None:
+        """`NodeVisitor.visit` with the method looked up once per node type."""
+        method = _DISPATCH.get(type(node))
+        if method is None:
+            name = "visit_" + type(node).__name__
+            method = _DISPATCH[type(node)] = getattr(type(self), name, type(self).generic_visit)
+        method(self, node)
+
     def generic_visit(self, node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            self.scope_of[id(child)] = self.scope
+            self._record(child, node)
             self.visit(child)
+
+    def _record(self, child: ast.AST, parent: ast.AST) -> None:
+        """Remember `child`'s scope and parent, and the nodes `Flow` looks at (this visit is
+        the module's only full traversal for the migration rules)."""
+        self.scope_of[id(child)] = self.scope
+        self.parents[id(child)] = parent
+        kind = type(child)
+        if kind in _INDEXED:
+            self.nodes.setdefault(kind, []).append(child)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for d in node.decorator_list:
@@ -203,7 +227,10 @@ class _Bindings(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for stmt in node.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
+            if (
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and stmt.name == "__init__"
+            ):
                 self.init_of[id(stmt)] = node.name
         for stmt in node.body:  # class-level fields are attributes of the instances
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
@@ -291,7 +318,8 @@ class _Bindings(ast.NodeVisitor):
         owner = func.value if isinstance(func, ast.Attribute) else None
         if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
             self.grown.setdefault(owner.id, []).append(node.args[0])
-        qual = self.ctx.qualname(func)
+        last = name if name is not None else getattr(func, "id", None)
+        qual = self.ctx.qualname(func) if last in _NAMESPACE_CALLS else None
         if name == "add_argument":
             self._argparse_option(node)
         elif name == "set_defaults" or qual in ("argparse.Namespace", "types.SimpleNamespace"):
@@ -323,6 +351,9 @@ class _Bindings(ast.NodeVisitor):
             self.choices.setdefault(dest, []).extend(choices.elts)
 
 
+_DISPATCH: dict[type[ast.AST], Callable[[_Bindings, Any], None]] = {}
+
+
 def _const_str(node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
@@ -340,6 +371,7 @@ class Flow:
         self._device_objects: set[Carrier] = set()
         #: every expression passed through while following values back from their uses
         self.visited: set[int] = set()
+        self._memo: dict[tuple[Kind, int, bool], set[int]] = {}
         self._collect()
         self._find_escapes()
 
@@ -354,17 +386,17 @@ class Flow:
 
     # ---- positions
     def _collect(self) -> None:
-        compares: list[ast.Compare] = []
+        nodes = self.b.nodes
+        compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
         startswith: list[ast.Call] = []
-        for node in ast.walk(self.ctx.tree):
-            if isinstance(node, ast.Call):
-                for kind, expr in self._sink_args(node):
-                    self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
-                if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
-                    startswith.append(node)
-            elif isinstance(node, ast.Compare):
-                compares.append(node)
-            elif isinstance(node, ast.Assign) and _is_device_object(node.value, self.ctx):
+        for node in nodes.get(ast.Call, []):
+            assert isinstance(node, ast.Call)
+            for kind, expr in self._sink_args(node):
+                self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+                startswith.append(node)
+        for node in nodes.get(ast.Assign, []):
+            if isinstance(node, ast.Assign) and _is_device_object(node.value, self.ctx):
                 for t in node.targets:
                     carrier = self._carrier(t)
                     if carrier:
@@ -414,28 +446,41 @@ class Flow:
         carriers: set[Carrier],
         depth: int,
         seen: set[int],
-    ) -> None:
+    ) -> set[int]:
+        """Follow `expr` back to its literals; returns their ids. Each expression is followed
+        once per kind (memoised: the names of a long file share values in a dense graph), a
+        later path only adds its carriers to the literals found the first time."""
         if expr is None or depth > _MAX_DEPTH or id(expr) in seen:
-            return
+            return set()
+        key = (kind, id(expr), direct)
+        done = self._memo.get(key)
+        if done is not None:
+            for found_id in done:
+                self.sources[kind][found_id].carriers |= carriers
+            return done
         seen = seen | {id(expr)}
         self.visited.add(id(expr))
+        found: set[int] = set()
 
         def go(e: ast.AST | None, *, hop: Carrier | None = None) -> None:
             more = carriers | {hop} if hop else carriers
             if hop:
                 self.carriers[kind].add(hop)
-            self._follow(
-                e,
-                kind,
-                sink,
-                direct=direct and hop is None,
-                carriers=more,
-                depth=depth + 1,
-                seen=seen,
+            found.update(
+                self._follow(
+                    e,
+                    kind,
+                    sink,
+                    direct=direct and hop is None,
+                    carriers=more,
+                    depth=depth + 1,
+                    seen=seen,
+                )
             )
 
         if isinstance(expr, (ast.Constant, ast.JoinedStr)):
-            self._literal(expr, kind, sink, direct=direct, carriers=carriers)
+            if self._literal(expr, kind, sink, direct=direct, carriers=carriers):
+                found.add(id(expr))
             if isinstance(expr, ast.JoinedStr) and expr.values:
                 head = expr.values[0]
                 if isinstance(head, ast.FormattedValue):
@@ -464,13 +509,15 @@ class Flow:
                 if expr.attr in self.b.attrs:
                     self.carriers[kind].add(("attr", expr.attr))
         elif isinstance(expr, ast.Subscript):
-            key = _const_str(expr.slice)
-            if key is not None:
-                self.carriers[kind].add(("key", key))
-                for v in self.b.keys.get(key, []):
-                    go(v, hop=("key", key))
+            key_name = _const_str(expr.slice)
+            if key_name is not None:
+                self.carriers[kind].add(("key", key_name))
+                for v in self.b.keys.get(key_name, []):
+                    go(v, hop=("key", key_name))
         elif isinstance(expr, ast.Call):
             self._follow_call(expr, go)
+        self._memo[key] = found
+        return found
 
     def _follow_call(self, call: ast.Call, go: _Go) -> None:
         func = call.func
@@ -535,10 +582,11 @@ class Flow:
         direct: bool,
         carriers: set[Carrier],
         role: str = "use",
-    ) -> None:
+    ) -> bool:
+        """Record `node` as a literal of `kind` if it is one (True)."""
         text = _head_text(node)
         if text is None or not _HEADS[kind].fullmatch(text):
-            return
+            return False
         assert isinstance(node, (ast.Constant, ast.JoinedStr))
         found = self.sources[kind].get(id(node))
         if found is None:
@@ -549,6 +597,7 @@ class Flow:
             found.carriers |= carriers
             if direct and not found.direct:  # written in place somewhere: that use names it
                 found.direct, found.sink, found.role = True, sink, role
+        return True
 
     # ---- other reads of the same values
     def _find_escapes(self) -> None:
@@ -561,11 +610,13 @@ class Flow:
         attrs = {c[1] for c in wanted if c[0] == "attr"}
         keys = {c[1] for c in wanted if c[0] == "key"}
         escapes: dict[Carrier, ast.expr] = {}
-        parents: dict[int, ast.AST] = {}
-        for node in ast.walk(self.ctx.tree):
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-        for node in ast.walk(self.ctx.tree):
+        nodes = self.b.nodes
+        reads = [
+            *nodes.get(ast.Name, []),
+            *nodes.get(ast.Attribute, []),
+            *nodes.get(ast.Subscript, []),
+        ]
+        for node in reads:
             carrier: Carrier | None = None
             if (
                 isinstance(node, ast.Name)
@@ -583,7 +634,7 @@ class Flow:
                 carrier = ("key", key) if key in keys else None
             if carrier is None or carrier not in wanted or carrier in escapes:
                 continue
-            if isinstance(node, ast.expr) and not self._harmless(node, parents):
+            if isinstance(node, ast.expr) and not self._harmless(node):
                 escapes[carrier] = node
         for kind in self.sources:
             for source in self.sources[kind].values():
@@ -591,11 +642,11 @@ class Flow:
                 if hits:
                     source.escapes = min(hits, key=lambda n: (n.lineno, n.col_offset))
 
-    def _harmless(self, node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    def _harmless(self, node: ast.AST) -> bool:
         """Is this read a device use, or one whose behaviour the rename cannot change?"""
         if id(node) in self.visited:
             return True
-        parent = parents.get(id(node))
+        parent = self.b.parents.get(id(node))
         if isinstance(parent, (ast.Compare, ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.UnaryOp)):
             return True  # comparisons move with it; truthiness does not change
         if isinstance(parent, (ast.Attribute, ast.Expr)):
@@ -607,7 +658,7 @@ class Flow:
         while walker is not None and not isinstance(walker, ast.stmt):
             if isinstance(walker, ast.Call) and self._is_message(walker):
                 return True
-            walker = parents.get(id(walker))
+            walker = self.b.parents.get(id(walker))
         return False
 
     def _is_message(self, call: ast.Call) -> bool:
