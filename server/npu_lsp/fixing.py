@@ -102,15 +102,19 @@ def choose(diagnostics: Iterable[Diagnostic], unsafe: bool = False) -> list[Diag
         key=lambda d: (min(_start(e.span) for e in d.fix.edits), d.code),  # type: ignore[union-attr]
     )
     taken: list[Edit] = []
+    taken_set: set[Edit] = set()
     chosen: list[Diagnostic] = []
     for d in ordered:
         assert d.fix is not None
-        new = [e for e in dict.fromkeys(d.fix.edits) if e not in taken]
+        # edits already taken are shared (a group fix repeats its whole group in every
+        # diagnostic), so only the others can conflict
+        new = [e for e in dict.fromkeys(d.fix.edits) if e not in taken_set]
         if any(conflicts(e, t) for e in new for t in taken):
             continue
         if any(conflicts(e, f) for i, e in enumerate(new) for f in new[i + 1 :]):
             continue  # a malformed fix: its own edits overlap
         taken.extend(new)
+        taken_set.update(new)
         chosen.append(d)
     return chosen
 

@@ -70,6 +70,7 @@ _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
 _MAX_DEPTH = 40
 _NAMESPACE_CALLS = frozenset({"Namespace", "SimpleNamespace", "dict"})
+_SCOPED = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 _INDEXED = frozenset({ast.Call, ast.Compare, ast.Assign, ast.Name, ast.Attribute, ast.Subscript})
 #: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
 _MESSAGE_CALLS = frozenset(
@@ -198,16 +199,25 @@ class _Bindings(ast.NodeVisitor):
         method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            self._record(child, node)
-            self.visit(child)
+        record, visit = self._record, self.visit
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        record(child, node)
+                        visit(child)
+            elif isinstance(value, ast.AST):
+                record(value, node)
+                visit(value)
 
     def _record(self, child: ast.AST, parent: ast.AST) -> None:
-        """Remember `child`'s scope and parent, and the nodes `Flow` looks at (this visit is
-        the module's only full traversal for the migration rules)."""
-        self.scope_of[id(child)] = self.scope
+        """Remember `child`'s parent (and scope, for names and functions), and the nodes
+        `Flow` looks at: this visit is the module's only full traversal for these rules."""
         self.parents[id(child)] = parent
         kind = type(child)
+        if kind in _SCOPED:
+            self.scope_of[id(child)] = self._stack[-1]
         if kind in _INDEXED:
             self.nodes.setdefault(kind, []).append(child)
 
