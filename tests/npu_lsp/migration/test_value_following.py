@@ -11,7 +11,9 @@ from npu_lsp.config import Config
 from npu_lsp.engine import check_source
 from npu_lsp.fixing import fix_source
 
-HEAD = "import os\nimport argparse\nimport logging\nimport torch\nimport torch.distributed as dist\n"
+HEAD = (
+    "import os\nimport argparse\nimport logging\nimport torch\nimport torch.distributed as dist\n"
+)
 CONFIG = Config(select=("NPU203", "NPU204", "NPU205"))
 
 
@@ -69,8 +71,7 @@ NOT_DEVICES = {
     "folder variable": 'name = "cuda"\nos.makedirs(name, exist_ok=True)\n',
     "compared, never a device": 'kind = "cuda"\nif kind == "cuda":\n    pass\n',
     "extension name": (
-        "from torch.utils.cpp_extension import load\n"
-        'ext = load(name="cuda", sources=["a.cpp"])\n'
+        'from torch.utils.cpp_extension import load\next = load(name="cuda", sources=["a.cpp"])\n'
     ),
     "dict that is never read": 'meta = {"device": "cuda"}\nprint(meta)\n',
     "nccl message": 'print("nccl")\nos.environ["NCCL_DEBUG"] = "INFO"\n',
@@ -145,3 +146,27 @@ def test_noqa_keeps_a_literal_out_of_its_group() -> None:
     fixed = fix_source(HEAD + body, "t.py", CONFIG).text
     assert 'x.to("npu")' in fixed and 'y.to("cuda:1")  # noqa: NPU204' in fixed
     assert diag.fix is not None
+
+
+def test_map_location_dict_keys_name_the_saved_device_and_stay() -> None:
+    body = 'state = torch.load("w.pt", map_location={"cuda:0": "cuda:1"})\n'
+    fixed = fix_source(HEAD + body, "t.py", CONFIG).text
+    assert 'map_location={"cuda:0": "npu:1"}' in fixed
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        'DataLoader(ds, pin_memory=True, pin_memory_device="cuda")',
+        'AutoModel.from_pretrained("gpt2", device_map="cuda:0")',
+        'DDP(model, device_ids=[0], output_device="cuda:0")',
+    ],
+)
+def test_other_device_keywords(call: str) -> None:
+    assert [code for _, code in findings(call + "\n")] == ["NPU204"]
+
+
+def test_an_f_string_in_torch_device_is_shown_as_written() -> None:
+    (diag,) = check_source(HEAD + 'd = torch.device(f"cuda:{rank}")\n', "t.py", CONFIG)
+    assert diag.code == "NPU203"
+    assert diag.message == '`torch.device(f"cuda:{...}")` names a CUDA device; use f"npu:{...}"'

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.groups import findings
+from npu_lsp.rules.migration.groups import findings, shown
 from npu_lsp.rules.migration.helpers import span_of
 
 
@@ -59,6 +59,7 @@ class CudaTorchDevice(Rule):
             yield ctx.diagnostic(
                 self,
                 span_of(ctx, f.node),
-                f'`torch.device("{f.old}")` names a CUDA device; use "{f.new}"',
+                f"`torch.device({shown(f.node, f.old)})` names a CUDA device; "
+                f"use {shown(f.node, f.new)}",
                 fix=f.fix,
             )

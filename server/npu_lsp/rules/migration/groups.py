@@ -72,7 +72,7 @@ def findings(ctx: Context, kind: Kind) -> list[Finding]:
 def message(finding: Finding) -> str:
     """The diagnostic text: what the literal is, how it is used, what to write instead."""
     source = finding.source
-    old, new = _shown(finding.node, finding.old), _shown(finding.node, finding.new)
+    old, new = shown(finding.node, finding.old), shown(finding.node, finding.new)
     sink = source.sink
     line = getattr(sink, "lineno", finding.node.lineno)
     at = f" (line {line})" if line != finding.node.lineno else ""
@@ -93,5 +93,6 @@ def message(finding: Finding) -> str:
     return f"{old} is used as the distributed backend at line {line} (CUDA-only); use {new}"
 
 
-def _shown(node: ast.expr, text: str) -> str:
+def shown(node: ast.expr, text: str) -> str:
+    """A literal's text as written: `"cuda:0"`, or `f"cuda:{...}"` for an f-string's head."""
     return f'f"{text}{{...}}"' if isinstance(node, ast.JoinedStr) else f'"{text}"'

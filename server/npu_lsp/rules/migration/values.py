@@ -41,8 +41,11 @@ DEVICE_HEAD = re.compile(r"cuda(?::(?:\d*|\{[^{}]*\}|%[ds]))?")
 _BACKEND = re.compile(r"nccl", re.IGNORECASE)
 _HEADS: dict[Kind, re.Pattern[str]] = {"device": DEVICE_HEAD, "backend": _BACKEND}
 
-#: Keyword arguments that take a device anywhere (tensor factories, `.to`, `torch.load`...).
-DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location"})
+#: Keyword arguments that take a device anywhere (tensor factories, `.to`, `torch.load`,
+#: `DataLoader(pin_memory_device=)`, DDP's `output_device`, Hugging Face's `device_map`).
+DEVICE_KEYWORDS = frozenset(
+    {"device", "device_type", "map_location", "pin_memory_device", "output_device", "device_map"}
+)
 #: Callees whose first positional argument is a device (resolved names; `.to` is any method).
 _DEVICE_FIRST_ARG = frozenset(
     {
@@ -428,7 +431,12 @@ class Flow:
         qual = self.ctx.qualname(func)
         for kw in call.keywords:
             if kw.arg in DEVICE_KEYWORDS:
-                yield "device", kw.value
+                if isinstance(kw.value, ast.Dict):
+                    # `map_location={"cuda:0": "cpu"}`: the keys name where the checkpoint
+                    # was saved (they stay as written); the values are devices
+                    yield from (("device", v) for v in kw.value.values)
+                else:
+                    yield "device", kw.value
             elif kw.arg == "backend":
                 yield "backend", kw.value
             elif kw.arg == "type" and qual == "torch.device":
