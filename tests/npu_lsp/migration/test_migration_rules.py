@@ -117,10 +117,23 @@ def test_import_is_added_on_its_own_line_without_final_newline_and_with_crlf() -
     assert check_source(only_import, "c.py", Config(select=("NPU",))) == []
 
 
-def test_without_top_level_import_torch_the_fix_only_renames() -> None:
+def test_without_top_level_import_torch_the_import_goes_where_torch_is_imported() -> None:
     text = "def f(x):\n    import torch\n    return x.cuda()\n"
     diags = check_source(text, "d.py", Config(select=("NPU201",)))
-    assert fix_all(text, diags) == "def f(x):\n    import torch\n    return x.npu()\n"
+    assert fix_all(text, diags) == (
+        "def f(x):\n    import torch\n    import torch_npu\n    return x.npu()\n"
+    )
+    guarded = "try:\n    import torch\nexcept ImportError:\n    torch = None\nx = y.cuda()\n"
+    diags = check_source(guarded, "g.py", Config(select=("NPU201",)))
+    assert fix_all(guarded, diags) == guarded.replace(
+        "import torch\n", "import torch\n    import torch_npu\n"
+    ).replace(".cuda()", ".npu()")
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n"
+    typed += "def f():\n    import torch\n    return torch.ones(1).cuda()\n"
+    diags = check_source(typed, "h.py", Config(select=("NPU201",)))
+    assert fix_all(typed, diags) == typed.replace(
+        "    import torch\n    return", "    import torch\n    import torch_npu\n    return"
+    ).replace(".cuda()", ".npu()")
 
 
 def test_noqa_suppresses_a_migration_finding() -> None:

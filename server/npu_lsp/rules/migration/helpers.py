@@ -104,12 +104,14 @@ def _imports_torch(stmt: ast.stmt) -> bool:
 
 
 def torch_npu_import_edit(ctx: Context) -> Edit | None:
-    """An edit adding `import torch_npu` right after the first top-level import of torch
-    (`import torch`, `import torch.distributed as dist`, `from torch import nn`...).
+    """An edit adding `import torch_npu` right after the first import of torch
+    (`import torch`, `import torch.distributed as dist`, `from torch import nn`...), at its
+    indentation: a top-level one if there is one, else one inside a top-level `try`/`if`/
+    `with` block (not `if TYPE_CHECKING:`), else one inside a function.
 
-    None when torch_npu is already imported or there is no top-level torch import to anchor
-    on. The edit is identical for every diagnostic in a file, so a fix-all that applies many
-    fixes deduplicates it and the import is added once.
+    None when torch_npu is already imported or no torch import starts its own line. The edit
+    is identical for every diagnostic in a file, so a fix-all that applies many fixes
+    deduplicates it and the import is added once.
     """
     key = ("migration", "torch_npu_import_edit")
     if key in ctx.cache:
@@ -117,18 +119,56 @@ def torch_npu_import_edit(ctx: Context) -> Edit | None:
         return cached
     edit: Edit | None = None
     if not imports_torch_npu(ctx.tree, ctx.text):
-        for stmt in ctx.tree.body:
-            if _imports_torch(stmt):
-                line = stmt.end_lineno or stmt.lineno
-                end_col = len(ctx.lines[line - 1]) + 1 if line - 1 < len(ctx.lines) else 1
-                # Insert at the end of the line (not the start of the next) so that in a notebook
-                # the import stays in the cell that imports torch, and a file without a final
-                # newline still gets a separate line.
-                newline = "\r\n" if "\r\n" in ctx.text else "\n"
-                edit = Edit(Span(line, end_col, line, end_col), f"{newline}import torch_npu")
-                break
+        anchor = _torch_import_anchor(ctx)
+        if anchor is not None:
+            line = anchor.end_lineno or anchor.lineno
+            end_col = len(ctx.lines[line - 1]) + 1 if line - 1 < len(ctx.lines) else 1
+            first = ctx.lines[anchor.lineno - 1]
+            indent = first[: len(first) - len(first.lstrip())]
+            # Insert at the end of the line (not the start of the next) so that in a notebook
+            # the import stays in the cell that imports torch, and a file without a final
+            # newline still gets a separate line.
+            newline = "\r\n" if "\r\n" in ctx.text else "\n"
+            edit = Edit(Span(line, end_col, line, end_col), f"{newline}{indent}import torch_npu")
     ctx.cache[key] = edit
     return edit
+
+
+def _torch_import_anchor(ctx: Context) -> ast.stmt | None:
+    """The torch import to put `import torch_npu` after (see `torch_npu_import_edit`)."""
+    nested: ast.stmt | None = None
+    in_function: ast.stmt | None = None
+    todo: list[tuple[ast.stmt, int]] = [(stmt, 0) for stmt in reversed(ctx.tree.body)]
+    while todo:
+        stmt, depth = todo.pop()
+        if _imports_torch(stmt) and _starts_line(ctx, stmt):
+            if depth == 0:
+                return stmt
+            if depth == 1 and nested is None:
+                nested = stmt
+            elif depth == 2 and in_function is None:
+                in_function = stmt
+            continue
+        if isinstance(stmt, ast.If) and "TYPE_CHECKING" in ast.dump(stmt.test):
+            continue  # never runs
+        inner = 2 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else 1
+        blocks: list[list[ast.stmt]] = [
+            getattr(stmt, name)
+            for name in ("body", "orelse", "finalbody")
+            if isinstance(getattr(stmt, name, None), list)
+        ]
+        blocks += [h.body for h in getattr(stmt, "handlers", [])]
+        for block in reversed(blocks):
+            todo.extend((s, max(depth, inner)) for s in reversed(block))
+    return nested or in_function
+
+
+def _starts_line(ctx: Context, stmt: ast.stmt) -> bool:
+    """Is `stmt` the first thing on its line (not `try: import torch`, not after a `;`)?"""
+    if stmt.lineno > len(ctx.lines):
+        return False
+    column = ctx.column(stmt.lineno, stmt.col_offset)
+    return not ctx.lines[stmt.lineno - 1][: column - 1].strip()
 
 
 def rewrite_fix(
