@@ -86,9 +86,10 @@ class MissingTorchNpuImport(Rule):
     ```
 
     ## Fix safety
-    Safe: `import torch_npu` is inserted after the first top-level import of torch
-    (`import torch`, `import torch.nn as nn`, `from torch import nn`...). Offered only when
-    such an import exists to anchor on.
+    Safe: `import torch_npu` is inserted after the first import of torch (`import torch`,
+    `import torch.nn as nn`, `from torch import nn`...), at its indentation: a top-level one
+    if there is one, else one inside a top-level `try`/`if`/`with` block, else one inside a
+    function. Offered only when such an import starts its own line.
 
     ## References
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
