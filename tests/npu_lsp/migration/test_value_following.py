@@ -170,3 +170,10 @@ def test_an_f_string_in_torch_device_is_shown_as_written() -> None:
     (diag,) = check_source(HEAD + 'd = torch.device(f"cuda:{rank}")\n', "t.py", CONFIG)
     assert diag.code == "NPU203"
     assert diag.message == '`torch.device(f"cuda:{...}")` names a CUDA device; use f"npu:{...}"'
+
+
+def test_loop_names_take_the_elements_they_iterate() -> None:
+    body = 'devices = ["cuda:0", "cuda:1"]\nfor dev in devices:\n    x.to(dev)\n'
+    body += 'ys = [y.to(d) for d in ("cuda:2", "cuda:3")]\n'
+    assert [line for line, _ in findings(body)] == [1, 1, 4, 4]
+    assert "cuda" not in fix_source(HEAD + body, "t.py", CONFIG).text

@@ -306,8 +306,20 @@ class _Bindings(ast.NodeVisitor):
                 self._bind(node.id, None)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        self._loop_target(node.target)
+        self._iteration(node.target, node.iter)
         self.generic_visit(node)
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._iteration(node.target, node.iter)
+        self.generic_visit(node)
+
+    def _iteration(self, target: ast.expr, iterable: ast.expr) -> None:
+        """`for dev in ["cuda:0", "cuda:1"]`: the name takes the elements (`Flow` follows a
+        list, tuple or set literal into its elements); other targets are unknown."""
+        if isinstance(target, ast.Name):
+            self._bind(target.id, iterable)
+        else:
+            self._loop_target(target)
 
     visit_AsyncFor = visit_For  # noqa: N815
 
@@ -513,6 +525,9 @@ class Flow:
                 go(v)
         elif isinstance(expr, ast.NamedExpr):
             go(expr.value)
+        elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)) and not direct:
+            for element in expr.elts:  # the elements a loop name takes
+                go(element)
         elif isinstance(expr, ast.Name):
             scope, values = self._lookup(expr)
             hop: Carrier = ("name", str(id(scope)), expr.id)
