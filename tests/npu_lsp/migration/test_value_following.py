@@ -177,3 +177,25 @@ def test_loop_names_take_the_elements_they_iterate() -> None:
     body += 'ys = [y.to(d) for d in ("cuda:2", "cuda:3")]\n'
     assert [line for line, _ in findings(body)] == [1, 1, 4, 4]
     assert "cuda" not in fix_source(HEAD + body, "t.py", CONFIG).text
+
+
+def test_imports_inside_functions_resolve() -> None:
+    text = (
+        "def main(rank):\n"
+        "    import torch\n"
+        "    import torch.distributed as dist\n"
+        "    from torch.cuda import amp\n"
+        "    torch.cuda.set_device(rank)\n"
+        '    dist.init_process_group(backend="nccl")\n'
+        '    x = torch.ones(1, device=torch.device("cuda", rank))\n'
+    )
+    diags = check_source(text, "m.py", Config(select=("NPU",)))
+    assert [(d.span.line, d.code) for d in diags] == [
+        (4, "NPU206"),
+        (5, "NPU202"),
+        (6, "NPU205"),
+        (7, "NPU203"),
+    ]
+    fixed = fix_source(text, "m.py", Config(select=("NPU",))).text
+    assert fixed.splitlines()[1:3] == ["    import torch", "    import torch_npu"]
+    assert "torch.npu.set_device(rank)" in fixed and '"hccl"' in fixed and '"npu"' in fixed

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from npu_lsp.diagnostics import Fix
 from npu_lsp.engine import Context
 from npu_lsp.rules.migration.helpers import group_fixes
-from npu_lsp.rules.migration.values import Flow, Kind, Source
+from npu_lsp.rules.migration.values import Flow, Kind, Source, resolve
 
 _NEW = {"device": ("cuda", "npu"), "backend": ("nccl", "hccl")}
 
@@ -31,7 +31,7 @@ def _code(source: Source, ctx: Context) -> str:
     if source.kind == "backend":
         return "NPU205"
     sink = source.sink
-    if source.direct and isinstance(sink, ast.Call) and ctx.qualname(sink.func) == "torch.device":
+    if source.direct and isinstance(sink, ast.Call) and resolve(ctx, sink.func) == "torch.device":
         return "NPU203"
     return "NPU204"
 

@@ -10,6 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.groups import findings, message
 from npu_lsp.rules.migration.helpers import attr_name_span, rewrite_fix, span_of
+from npu_lsp.rules.migration.values import resolve
 
 _BACKEND_NCCL = "torch.distributed.Backend.NCCL"
 
@@ -69,7 +70,7 @@ class NcclBackend(Rule):
         if "NCCL" not in ctx.text:
             return
         for attr in ast.walk(ctx.tree):
-            if isinstance(attr, ast.Attribute) and ctx.qualname(attr) == _BACKEND_NCCL:
+            if isinstance(attr, ast.Attribute) and resolve(ctx, attr) == _BACKEND_NCCL:
                 fix = rewrite_fix(
                     ctx,
                     "Replace `Backend.NCCL` with `Backend.HCCL`",

@@ -72,6 +72,7 @@ _ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
 _MAX_DEPTH = 40
+_FLOW_KEY = ("migration", "flow")
 _NAMESPACE_CALLS = frozenset({"Namespace", "SimpleNamespace", "dict"})
 _SCOPED = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 _INDEXED = frozenset({ast.Call, ast.Compare, ast.Assign, ast.Name, ast.Attribute, ast.Subscript})
@@ -135,6 +136,9 @@ class _Bindings(ast.NodeVisitor):
         self.grown: dict[str, list[ast.expr]] = {}
         #: `__init__` methods -> their class's name (calls to the class pass their arguments)
         self.init_of: dict[int, str] = {}
+        #: imports inside functions (scope id -> bound name -> dotted name); the engine's
+        #: `qualname` knows the module's own imports only
+        self.local_imports: dict[int, dict[str, str]] = {}
         self.scope_of: dict[int, Scope] = {}
         self.parents: dict[int, ast.AST] = {}
         #: the module's nodes of the `_INDEXED` types, in visiting order
@@ -254,6 +258,23 @@ class _Bindings(ast.NodeVisitor):
                     if isinstance(t, ast.Name):
                         self.attrs.setdefault(t.id, []).append(stmt.value)
         self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            bound = alias.asname or alias.name.split(".", 1)[0]
+            self._local_import(bound, alias.name if alias.asname else bound)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            return
+        for alias in node.names:
+            self._local_import(alias.asname or alias.name, f"{node.module}.{alias.name}")
+
+    def _local_import(self, bound: str, dotted_name: str) -> None:
+        if isinstance(self.scope, ast.Module):
+            return  # the engine resolves module-level imports itself
+        self._bind(bound, None)
+        self.local_imports.setdefault(id(self.scope), {})[bound] = dotted_name
 
     def visit_Return(self, node: ast.Return) -> None:
         if node.value is not None and not isinstance(self.scope, (ast.Module, ast.Lambda)):
@@ -391,6 +412,7 @@ class Flow:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.b = _Bindings(ctx).run(ctx.tree)
+        ctx.cache[_FLOW_KEY] = self  # `resolve` asks for the bindings while we collect
         self.sources: dict[Kind, dict[int, Source]] = {"device": {}, "backend": {}}
         self.carriers: dict[Kind, set[Carrier]] = {"device": set(), "backend": set()}
         self._device_objects: set[Carrier] = set()
@@ -403,11 +425,8 @@ class Flow:
     @classmethod
     def of(cls, ctx: Context) -> Flow:
         """The module's flow, computed once per run and shared by the rules."""
-        key = ("migration", "flow")
-        flow: Flow | None = ctx.cache.get(key)
-        if flow is None:
-            flow = ctx.cache[key] = cls(ctx)
-        return flow
+        flow: Flow | None = ctx.cache.get(_FLOW_KEY)
+        return flow if flow is not None else cls(ctx)
 
     # ---- positions
     def _collect(self) -> None:
@@ -440,7 +459,7 @@ class Flow:
 
     def _sink_args(self, call: ast.Call) -> Iterator[tuple[Kind, ast.expr]]:
         func = call.func
-        qual = self.ctx.qualname(func)
+        qual = resolve(self.ctx, func)
         for kw in call.keywords:
             if kw.arg in DEVICE_KEYWORDS:
                 if isinstance(kw.value, ast.Dict):
@@ -536,7 +555,7 @@ class Flow:
                 go(v, hop=hop)
             self._arguments(scope, expr.id, go, hop)
         elif isinstance(expr, ast.Attribute):
-            if self.ctx.qualname(expr.value) is None:  # not a module's attribute
+            if resolve(self.ctx, expr.value) is None:  # not a module's attribute
                 for v in self.b.attrs.get(expr.attr, []):
                     go(v, hop=("attr", expr.attr))
                 if expr.attr in self.b.attrs:
@@ -554,7 +573,7 @@ class Flow:
 
     def _follow_call(self, call: ast.Call, go: _Go) -> None:
         func = call.func
-        qual = self.ctx.qualname(func)
+        qual = resolve(self.ctx, func)
         if qual == "builtins.str" and call.args:
             go(call.args[0])
         elif qual in _ENV_GETTERS and len(call.args) > 1:
@@ -704,10 +723,10 @@ class Flow:
         """Is `expr` a device or a backend value (something a literal is compared with)?"""
         while isinstance(expr, ast.Call) and (
             (isinstance(expr.func, ast.Attribute) and expr.func.attr in ("lower", "strip"))
-            or (self.ctx.qualname(expr.func) == "builtins.str" and expr.args)
+            or (resolve(self.ctx, expr.func) == "builtins.str" and expr.args)
         ):
             expr = expr.func.value if isinstance(expr.func, ast.Attribute) else expr.args[0]
-        if isinstance(expr, ast.Call) and self.ctx.qualname(expr.func) == _GET_BACKEND:
+        if isinstance(expr, ast.Call) and resolve(self.ctx, expr.func) == _GET_BACKEND:
             return "backend"
         if isinstance(expr, ast.Attribute):
             if expr.attr == "device":
@@ -732,7 +751,7 @@ class Flow:
         if isinstance(expr, ast.Name):
             scope, _ = self._lookup(expr)
             return ("name", str(id(scope)), expr.id)
-        if isinstance(expr, ast.Attribute) and self.ctx.qualname(expr.value) is None:
+        if isinstance(expr, ast.Attribute) and resolve(self.ctx, expr.value) is None:
             return ("attr", expr.attr)
         if isinstance(expr, ast.Subscript):
             key = _const_str(expr.slice)
@@ -784,7 +803,7 @@ class _Go(Protocol):
 def _is_device_object(expr: ast.AST, ctx: Context) -> bool:
     """`torch.device(...)` or `<x>.device`: a device object whose `.type` is a device type."""
     if isinstance(expr, ast.Call):
-        return ctx.qualname(expr.func) == "torch.device"
+        return resolve(ctx, expr.func) == "torch.device"
     return isinstance(expr, ast.Attribute) and expr.attr == "device"
 
 
@@ -800,11 +819,36 @@ def _head_text(node: ast.AST) -> str | None:
     return None
 
 
+def resolve(ctx: Context, expr: ast.AST) -> str | None:
+    """`ctx.qualname`, also through imports made inside functions
+    (`def main(): import torch.distributed as dist` makes `dist.init_process_group` resolve)."""
+    direct = ctx.qualname(expr)
+    if direct is not None:
+        return direct
+    parts: list[str] = []
+    head = expr
+    while isinstance(head, ast.Attribute):
+        parts.append(head.attr)
+        head = head.value
+    if not isinstance(head, ast.Name):
+        return None
+    flow = Flow.of(ctx)
+    scope: Scope | None = flow.b.scope_of.get(id(head))
+    while scope is not None and not isinstance(scope, ast.Module):
+        found = flow.b.local_imports.get(id(scope), {}).get(head.id)
+        if found is not None:
+            return ".".join([found, *reversed(parts)])
+        if head.id in flow.b.names.get(id(scope), {}):
+            return None  # a local variable of that name
+        scope = flow.b.scope_of.get(id(scope))
+    return None
+
+
 def qualnames(ctx: Context, expr: ast.AST, depth: int = 0) -> set[str]:
     """The dotted names `expr` may stand for, also through local aliases that `qualname`
     does not follow: `ext = CUDAExtension`, `ext = CUDAExtension if cuda else CppExtension`,
     `backends = torch.backends` then `backends.cuda`."""
-    direct = ctx.qualname(expr)
+    direct = resolve(ctx, expr)
     if direct is not None:
         return {direct}
     if depth > 8:
