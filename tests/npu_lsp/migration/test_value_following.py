@@ -199,3 +199,14 @@ def test_imports_inside_functions_resolve() -> None:
     fixed = fix_source(text, "m.py", Config(select=("NPU",))).text
     assert fixed.splitlines()[1:3] == ["    import torch", "    import torch_npu"]
     assert "torch.npu.set_device(rank)" in fixed and '"hccl"' in fixed and '"npu"' in fixed
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        'deepspeed.init_distributed(dist_backend="nccl")',
+        'TrainingArguments(output_dir="out", ddp_backend="nccl")',
+    ],
+)
+def test_other_backend_keywords(call: str) -> None:
+    assert [code for _, code in findings(call + "\n")] == ["NPU205"]

@@ -19,7 +19,8 @@ _BACKEND_NCCL = "torch.distributed.Backend.NCCL"
 class NcclBackend(Rule):
     """## What it does
     Finds the `"nccl"` backend wherever it reaches `torch.distributed.init_process_group`
-    (first positional argument or `backend=`), `new_group` or any other call's `backend=`:
+    (first positional argument or `backend=`), `new_group`, any other call's `backend=`,
+    DeepSpeed's `dist_backend=` or Hugging Face's `ddp_backend=`:
     written there, or through a variable, an argparse option's `default=`/`choices=`
     (`backend=args.dist_backend`), `os.environ.get("BACKEND", "nccl")`, a conditional
     expression or a dict entry. Also `dist.Backend.NCCL`, and the `"nccl"` literals such a

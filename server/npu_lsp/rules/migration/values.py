@@ -46,6 +46,9 @@ _HEADS: dict[Kind, re.Pattern[str]] = {"device": DEVICE_HEAD, "backend": _BACKEN
 DEVICE_KEYWORDS = frozenset(
     {"device", "device_type", "map_location", "pin_memory_device", "output_device", "device_map"}
 )
+#: Keyword arguments that take a collective backend: torch.distributed's `backend=`,
+#: DeepSpeed's `init_distributed(dist_backend=)`, Hugging Face's `TrainingArguments(ddp_backend=)`.
+BACKEND_KEYWORDS = frozenset({"backend", "dist_backend", "ddp_backend"})
 #: Callees whose first positional argument is a device (resolved names; `.to` is any method).
 _DEVICE_FIRST_ARG = frozenset(
     {
@@ -468,7 +471,7 @@ class Flow:
                     yield from (("device", v) for v in kw.value.values)
                 else:
                     yield "device", kw.value
-            elif kw.arg == "backend":
+            elif kw.arg in BACKEND_KEYWORDS:
                 yield "backend", kw.value
             elif kw.arg == "type" and qual == "torch.device":
                 yield "device", kw.value
