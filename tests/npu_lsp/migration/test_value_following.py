@@ -210,3 +210,10 @@ def test_imports_inside_functions_resolve() -> None:
 )
 def test_other_backend_keywords(call: str) -> None:
     assert [code for _, code in findings(call + "\n")] == ["NPU205"]
+
+
+def test_attribute_style_config_dicts() -> None:
+    body = 'cfg = EasyDict({"device": "cuda:0", "out": "runs/cuda"})\nmodel.to(cfg.device)\n'
+    assert findings(body) == [(1, "NPU204")]
+    fixed = fix_source(HEAD + body, "t.py", CONFIG).text
+    assert '{"device": "npu:0", "out": "runs/cuda"}' in fixed

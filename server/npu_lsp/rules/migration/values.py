@@ -563,6 +563,9 @@ class Flow:
                     go(v, hop=("attr", expr.attr))
                 if expr.attr in self.b.attrs:
                     self.carriers[kind].add(("attr", expr.attr))
+                else:  # attribute-style dicts: EasyDict({...}), OmegaConf.create({...})
+                    for v in self.b.keys.get(expr.attr, []):
+                        go(v, hop=("key", expr.attr))
         elif isinstance(expr, ast.Subscript):
             key_name = _const_str(expr.slice)
             if key_name is not None:
