@@ -6,7 +6,7 @@ script_gen.py): typical training scripts of 60-120 lines, and one long file made
 them (a dense web of names, attributes and argparse options that all flow into each other).
 Each measurement alternates with `ast.parse` of the same text in the same run, so machine
 load hits both alike; the ratios are the numbers to compare. "check" is `check_source` with
-every rule enabled; "fix" is `fixing.fix_source` (check, fix, check again until nothing
+every rule enabled (and, for comparison, with the NPU2xx rules off); "fix" is `fixing.fix_source` (check, fix, check again until nothing
 applies), which is what `check --fix` and the editor's fix-all run.
 Results go to bench_migration_fix.md beside this file.
 Run: .venv/bin/python benchmarks/bench_migration_fix.py [--repeats N]
@@ -58,6 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     load_all()
     config = Config()
+    no_migration = Config(ignore=("NPU",))
     scripts = [generate(seed).text for seed in range(100, 160)]
     long_file = "\n".join(scripts)
     rows = []
@@ -71,11 +72,18 @@ def main() -> None:
     def check(text: str) -> object:
         return check_source(text, "train.py", config)
 
+    def check_without_migration(text: str) -> object:
+        return check_source(text, "train.py", no_migration)
+
     def fix(text: str) -> object:
         return fix_source(text, "train.py", config)
 
     lines = sum(t.count("\n") for t in scripts)
-    for label, work in (("check", check), ("fix (safe)", fix)):
+    for label, work in (
+        ("check without the migration rules", check_without_migration),
+        ("check", check),
+        ("fix (safe)", fix),
+    ):
         parse_s, work_s = alternate(per_script(parse), per_script(work), args.repeats)
         rows.append((f"60 scripts one by one ({lines} lines), {label}", parse_s, work_s))
         parse_s, work_s = alternate(
