@@ -198,3 +198,15 @@ def test_fix_refuses_unreadable_files_cleanly(tmp_path: Path, flag: str) -> None
     proc = run(flag, "bin.py", cwd=tmp_path)
     assert "Traceback" not in proc.stderr
     assert proc.returncode == (1 if flag == "--fix" else 0)
+
+
+def test_the_plain_check_says_how_many_problems_fix_would_fix(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text(TF32, encoding="utf-8")
+    proc = run("t.py", cwd=tmp_path)
+    assert proc.stdout.splitlines()[-1] == (
+        "Found 2 problems. (1 fixable with `--fix`, 1 more with `--fix --unsafe-fixes`)"
+    )
+    (tmp_path / "u.py").write_text("import torch\ntorch.backends.cudnn.allow_tf32 = True\n")
+    assert run("u.py", cwd=tmp_path).stdout.splitlines()[-1] == (
+        "Found 1 problem. (1 fixable with `--fix --unsafe-fixes`)"
+    )
