@@ -217,3 +217,13 @@ def test_attribute_style_config_dicts() -> None:
     assert findings(body) == [(1, "NPU204")]
     fixed = fix_source(HEAD + body, "t.py", CONFIG).text
     assert '{"device": "npu:0", "out": "runs/cuda"}' in fixed
+
+
+def test_the_type_of_a_value_used_as_a_device_is_a_device_type() -> None:
+    body = (
+        "def profile(ops, device=None):\n"
+        "    for m in ops:\n"
+        "        m = m.to(device)\n"
+        '        m = m.half() if device.type == "cuda" else m\n'
+    )
+    assert findings(body) == [(4, "NPU204")]

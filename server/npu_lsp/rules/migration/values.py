@@ -450,9 +450,10 @@ class Flow:
             if expr.attr == "type" and (
                 (isinstance(expr.value, ast.Attribute) and expr.value.attr == "device")
                 or self._carrier(expr.value) in self._device_objects
+                or self._carrier(expr.value) in self.carriers["device"]
                 or _is_device_object(expr.value, self.ctx)
             ):
-                return "device"
+                return "device"  # `device.type` of a value used as a device
         carrier = self._carrier(expr)
         if carrier is not None:
             kinds: tuple[Kind, ...] = ("device", "backend")
