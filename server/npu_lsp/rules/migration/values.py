@@ -6,7 +6,8 @@ argument of `torch.device`, `.to(...)`, `device=`, `map_location=`, `set_device`
 from those positions, once per file:
 
 - through names (every assignment of the name in its function, then the enclosing ones and
-  the module; a parameter's default and the arguments of calls to its function in the file),
+  the module; a parameter's default and the arguments of calls to its function in the file,
+  a class's calls for `__init__`; a loop name takes the elements of the literal it iterates),
 - through attributes by name (`self.device = ...`, class-level fields and `field(default=...)`,
   argparse options' `default=` and `parser.set_defaults(...)`, so `args.dist_backend` reaches
   `add_argument("--dist-backend", default="nccl")`) and dict keys (`cfg["device"]`,
@@ -19,8 +20,13 @@ It also finds comparisons of such values against literals (`args.device == "cuda
 `x.device.type == "cuda"`, `dist.get_backend() == "nccl"`), whose literals have to move
 with them, and argparse `choices=` of an option that carries one.
 
-The result (`Flow.sources`) is the set of literals to rewrite, each with what reached it.
+The result (`Flow.sources`) is the set of literals to rewrite, each with what reached it
+and, when a name holding it is also read for something else (a path built from it, an
+argument to a call we cannot see into), that read (`Source.escapes`: the fix is unsafe).
 Rules report them and fix them as one group per kind, so a file is never left half moved.
+What each name, attribute and key is bound to comes from `bindings.py` (one visit).
+`resolve`/`qualnames` extend the engine's dotted names with imports made inside functions
+and local aliases (`extension = CUDAExtension`); every migration rule resolves through them.
 """
 
 from __future__ import annotations
