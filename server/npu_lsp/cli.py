@@ -1,10 +1,12 @@
 """`ascend-lens check PATH... [--format text|json|sarif] [--select CODES] [--ignore CODES]
-[--syntax-level strict|lax]`: the engine over files and folders.
+[--syntax-level strict|lax] [--fix | --diff] [--unsafe-fixes]`: the engine over files and folders.
 
 Exit status (as `ruff check`): 0 when nothing is found, 1 when anything is found, 2 on a
 usage or I/O error (bad option, unknown rule code, missing or unreadable path, a special
 file). Files skipped inside folders (unreadable, special, over `max-file-size`) are listed
 on stderr, one line each. Notebooks (.ipynb) are checked cell by cell, as the editor does.
+With `--fix`, 1 when problems remain after fixing; with `--diff`, 1 when a file would
+change (`npu_lsp.fixing`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from npu_lsp.config import Config, load_config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import LANGUAGES, WorkspaceIndex, check_path, iter_python_files
 from npu_lsp.files import is_checkable
+from npu_lsp.fixing import run_fix
 from npu_lsp.notebook_file import check_notebook_file
 from npu_lsp.output import RENDERERS
 from npu_lsp.registry import RULES, load_all
@@ -59,6 +62,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-config", action="store_true", help="ignore [tool.ascend-lens] in pyproject.toml"
     )
+    p.add_argument("--fix", action="store_true", help="apply fixes to the files, in place")
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff instead of writing them (exit 1 if any)",
+    )
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
     return p
 
 
@@ -157,6 +167,16 @@ def run(argv: Sequence[str]) -> int:
     workspace = WorkspaceIndex.from_paths(
         [f for f in files if f.suffix in (".py", ".pyi")], root=root, limit=config.max_file_size
     )
+    if args.fix or args.diff:
+        return run_fix(
+            files,
+            config,
+            workspace,
+            unsafe=args.unsafe_fixes,
+            diff=args.diff,
+            render=RENDERERS[args.format],
+            text_format=args.format == "text",
+        )
     results: list[tuple[str, Diagnostic]] = []
     for f in files:
         if f.suffix == ".ipynb":

@@ -185,17 +185,28 @@ def quick_fixes(
 def fix_all(
     located: Iterable[Located], lines_of: dict[str, Sequence[str]], codec: PositionCodec
 ) -> lsp.CodeAction | None:
-    """A source action applying every safe fix at once, or None when there is nothing to fix."""
-    edits = [
-        e
-        for item in located
-        if item.diagnostic.fix and item.diagnostic.fix.safe
-        for e in item.edits
-    ]
+    """A source action applying, in one round, the safe fixes `npu_lsp.fixing.choose` takes
+    (used for notebooks, whose cells were analysed as one text); None when nothing applies."""
+    from npu_lsp.fixing import choose
+
+    items = [item for item in located if item.edits]
+    chosen = {id(d) for d in choose([item.diagnostic for item in items])}
+    edits = [e for item in items if id(item.diagnostic) in chosen for e in item.edits]
     if not edits:
         return None
+    return fix_all_action(workspace_edit(edits, lines_of, codec))
+
+
+def fix_all_action(edit: lsp.WorkspaceEdit) -> lsp.CodeAction:
+    """The `source.fixAll.ascend-lens` action carrying `edit`."""
     return lsp.CodeAction(
-        title="Ascend Lens: fix all auto-fixable problems",
-        kind=FIX_ALL_KIND,
-        edit=workspace_edit(edits, lines_of, codec),
+        title="Ascend Lens: fix all auto-fixable problems", kind=FIX_ALL_KIND, edit=edit
     )
+
+
+def document_edit(
+    uri: str, edit: Edit, lines: Sequence[str], codec: PositionCodec
+) -> lsp.WorkspaceEdit:
+    """One engine edit of document `uri` as a WorkspaceEdit."""
+    text_edit = lsp.TextEdit(range=to_range(edit.span, lines, codec), new_text=edit.new_text)
+    return lsp.WorkspaceEdit(changes={uri: [text_edit]})

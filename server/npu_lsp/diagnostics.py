@@ -8,6 +8,7 @@ exclusive. Columns count Unicode code points, like Python's own `ast` offsets af
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -70,9 +71,18 @@ class Diagnostic:
         return (self.span.line, self.span.column, self.code)
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_keepends(text: str) -> list[str]:
+    """`text` split into lines with their terminators, numbered as `ast` numbers them
+    (`str.splitlines` also breaks at \\f, \\x1c, \\u2028..., which would shift later lines)."""
+    return _LINE.findall(text)
+
+
 def apply_edits(text: str, edits: tuple[Edit, ...] | list[Edit]) -> str:
-    """Return `text` with non-overlapping `edits` applied (used by `--fix`-style callers and tests)."""
-    lines = text.splitlines(keepends=True)
+    """Return `text` with non-overlapping `edits` applied (`npu_lsp.fixing` and tests)."""
+    lines = split_keepends(text)
     starts = [0]
     for ln in lines:
         starts.append(starts[-1] + len(ln))

@@ -28,8 +28,13 @@ def render_text(results: Results) -> str:
             lines.append(f"    {rel.path}:{rel.span.line}:{rel.span.column}: note: {rel.message}")
     n = len(results)
     if n:
-        fixable = sum(1 for _, d in results if d.fix is not None)
-        tail = f" ({fixable} with a quick fix in the editor)" if fixable else ""
+        safe = sum(1 for _, d in results if d.fix is not None and d.fix.safe)
+        unsafe = sum(1 for _, d in results if d.fix is not None and not d.fix.safe)
+        parts = [f"{safe} fixable with `--fix`"] if safe else []
+        if unsafe:
+            more = "more" if safe else "fixable"
+            parts.append(f"{unsafe} {more} with `--fix --unsafe-fixes`")
+        tail = f" ({', '.join(parts)})" if parts else ""
         lines.append(f"Found {n} problem{'s' if n != 1 else ''}.{tail}")
     else:
         lines.append("All checks passed!")

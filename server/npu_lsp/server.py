@@ -37,7 +37,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from npu_lsp import convert, notebook, worker
+from npu_lsp import convert, fixing, notebook, worker
 from npu_lsp.columns import split_lines
 from npu_lsp.config import Config, load_config
 from npu_lsp.debounce import Debouncer
@@ -359,6 +359,32 @@ class AscendLensServer(LanguageServer):
         results = await self.analyse(uri)
         return results.get(uri) if results else None
 
+    async def fix_all_action(self, uri: str) -> lsp.CodeAction | None:
+        """`source.fixAll.ascend-lens` for `uri`: the text `ascend-lens check --fix` would
+        write (`npu_lsp.fixing`, run in the worker), sent as one edit of the changed lines.
+        A notebook cell fixes the whole notebook (its cells were analysed together), in one
+        round of the same fix selection."""
+        codec = self.workspace.position_codec
+        key = self._analysis_key(uri)
+        nb = self.workspace.get_notebook_document(notebook_uri=key)
+        uris = [c.document for c in nb.cells] if nb is not None else [uri]
+        located = [item for u in uris if u in self.results for item in self.results[u].located]
+        if not any(item.edits and fixing.applicable(item.diagnostic, False) for item in located):
+            return None  # nothing to fix: skip the worker round trip
+        if nb is not None:
+            lines_of = {u: self.lines(u) for item in located for u, _ in item.edits}
+            return convert.fix_all(located, lines_of, codec)
+        job = self.job_for(uri)
+        if job is None:
+            return None
+        fixed = await self.in_worker(worker.fix_document, job)
+        if fixed is None or not self.is_current(job):
+            return None
+        edit = fixing.minimal_edit(job.text, fixed)
+        if edit is None:
+            return None
+        return convert.fix_all_action(convert.document_edit(uri, edit, self.lines(uri), codec))
+
     def _analysis_key(self, uri: str) -> str:
         nb = self.workspace.get_notebook_document(cell_uri=uri)
         return nb.uri if nb is not None else uri
@@ -553,13 +579,7 @@ async def on_code_action(
         lines_of = {u: ls.lines(u) for item in analysis.located for u, _ in item.edits}
         actions.extend(convert.quick_fixes(pairs, params.range, lines_of, codec))
     if want_all:
-        # For a notebook cell, fix the whole notebook: its cells were analysed together.
-        key = ls._analysis_key(uri)
-        nb = ls.workspace.get_notebook_document(notebook_uri=key)
-        uris = [c.document for c in nb.cells] if nb is not None else [uri]
-        located = [item for u in uris if u in ls.results for item in ls.results[u].located]
-        lines_of = {u: ls.lines(u) for item in located for u, _ in item.edits}
-        action = convert.fix_all(located, lines_of, codec)
+        action = await ls.fix_all_action(uri)
         if action is not None:
             actions.append(action)
     return actions

@@ -109,6 +109,22 @@ def analyse(job: Job) -> dict[str, list[Located]]:
     return {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
 
 
+def fix_document(job: Job, unsafe: bool = False) -> str:
+    """Fix-all for a plain document: its text after every applicable fix, exactly as
+    `ascend-lens check --fix` would write it (`npu_lsp.fixing.fix_source`)."""
+    limit = job.config.max_file_size
+    if not job.enabled or "\x00" in job.text or 0 < limit < len(job.text):
+        return job.text
+    if job.text.startswith(BOM):
+        return BOM + fix_document(replace(job, text=job.text[1:]), unsafe)
+    from npu_lsp.fixing import fix_source
+    from npu_lsp.registry import load_all
+
+    load_all()
+    index = _workspace_index(job.root)
+    return fix_source(job.text, job.path, job.config, index, unsafe=unsafe).text
+
+
 def index_slice(
     root: str | None, budget_s: float = 0.2, limit: int = DEFAULT_MAX_FILE_BYTES
 ) -> bool:

@@ -45,7 +45,7 @@ def fix_all(text: str, diags: list) -> str:
 
 
 def test_every_migration_rule_has_a_fixture() -> None:
-    assert [f"NPU{n}" for n in range(201, 212)] == CODES
+    assert [f"NPU{n}" for n in range(201, 213)] == CODES
     for code in CODES:
         assert (FIXTURES / f"{code}.py").is_file(), code
 
@@ -74,10 +74,17 @@ def test_fixes_match_the_fixed_fixture(code: str) -> None:
     assert not [d for d in check(code, fixed, f"{code}.fixed.py") if d.fix]
 
 
+#: Rules whose fixes change numerics (TF32 -> HF32): applied only with --unsafe-fixes.
+UNSAFE = {"NPU208", "NPU212"}
+
+
 @pytest.mark.parametrize("code", [c for c in CODES if RULES[c].fix_availability != "none"])
-def test_fixes_are_declared_safe(code: str) -> None:
+def test_fixes_are_declared_safe_or_unsafe_as_documented(code: str) -> None:
     text = (FIXTURES / f"{code}.py").read_text(encoding="utf-8")
-    assert all(d.fix.safe for d in check(code, text, f"{code}.py") if d.fix)
+    fixes = [d.fix for d in check(code, text, f"{code}.py") if d.fix]
+    assert fixes
+    assert all(f.safe != (code in UNSAFE) for f in fixes)
+    assert ("Unsafe" in (RULES[code].__doc__ or "")) == (code in UNSAFE)
 
 
 def test_clean_module_with_torch_npu_has_no_missing_import() -> None:
@@ -110,10 +117,23 @@ def test_import_is_added_on_its_own_line_without_final_newline_and_with_crlf() -
     assert check_source(only_import, "c.py", Config(select=("NPU",))) == []
 
 
-def test_without_top_level_import_torch_the_fix_only_renames() -> None:
+def test_without_top_level_import_torch_the_import_goes_where_torch_is_imported() -> None:
     text = "def f(x):\n    import torch\n    return x.cuda()\n"
     diags = check_source(text, "d.py", Config(select=("NPU201",)))
-    assert fix_all(text, diags) == "def f(x):\n    import torch\n    return x.npu()\n"
+    assert fix_all(text, diags) == (
+        "def f(x):\n    import torch\n    import torch_npu\n    return x.npu()\n"
+    )
+    guarded = "try:\n    import torch\nexcept ImportError:\n    torch = None\nx = y.cuda()\n"
+    diags = check_source(guarded, "g.py", Config(select=("NPU201",)))
+    assert fix_all(guarded, diags) == guarded.replace(
+        "import torch\n", "import torch\n    import torch_npu\n"
+    ).replace(".cuda()", ".npu()")
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n"
+    typed += "def f():\n    import torch\n    return torch.ones(1).cuda()\n"
+    diags = check_source(typed, "h.py", Config(select=("NPU201",)))
+    assert fix_all(typed, diags) == typed.replace(
+        "    import torch\n    return", "    import torch\n    import torch_npu\n    return"
+    ).replace(".cuda()", ".npu()")
 
 
 def test_noqa_suppresses_a_migration_finding() -> None:

@@ -1,6 +1,7 @@
 """CUDA/torch to Ascend migration rules (NPU2xx), one module per rule."""
 
 from npu_lsp.rules.migration import (  # noqa: F401  (imported to register the rules)
+    cuda_backend_setting,
     cuda_device_string,
     cuda_method_call,
     cuda_only_extension,

@@ -8,23 +8,27 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.cuda_torch_device import device_literal
-from npu_lsp.rules.migration.helpers import (
-    is_cuda_device_string,
-    literal_edit,
-    rewrite_fix,
-    span_of,
-)
+from npu_lsp.rules.migration.groups import findings, message
+from npu_lsp.rules.migration.helpers import span_of
 
 
 @rule(
-    code="NPU204", name="cuda-device-string", severity="warning", family="migration", fix="always"
+    code="NPU204",
+    name="cuda-device-string",
+    severity="warning",
+    family="migration",
+    fix="sometimes",
 )
 class CudaDeviceString(Rule):
     """## What it does
-    Finds the string literals `"cuda"` and `"cuda:N"` wherever they name a device:
-    `.to("cuda")`, `device="cuda:0"` arguments, `torch.autocast("cuda")`, and comparisons such
-    as `x.device.type == "cuda"`. `torch.device("cuda")` is NPU203.
+    Finds the strings `"cuda"` and `"cuda:N"` that are used as a device: passed to `.to(...)`,
+    `device=`, `map_location=`, `torch.autocast(...)`, `torch.cuda.set_device(...)` and the
+    like, directly or through a variable, a parameter's default, an argparse option's
+    `default=`/`choices=` (`args.device`), a dict entry (`cfg["device"]`), a function's
+    return value, an f-string or concatenation (`f"cuda:{rank}"`, `"cuda:" + str(rank)`),
+    and the literals such values are compared with (`x.device.type == "cuda"`,
+    `args.device == "cuda"`). A `"cuda"` that never reaches a device (a folder name, a
+    file name, a log message, a dict key) is not reported. `torch.device("cuda")` is NPU203.
 
     ## Why is this bad?
     On Ascend the device type is `"npu"`; moving a tensor to `"cuda"` fails, and a comparison
@@ -32,44 +36,40 @@ class CudaDeviceString(Rule):
 
     ## Example
     ```python
-    batch = batch.to("cuda")
-    mask = torch.ones(8, device="cuda:1")
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    args = parser.parse_args()
+    batch = batch.to(args.device)
+    mask = torch.ones(8, device=f"cuda:{rank}")
     ```
 
     ## Use instead
     ```python
-    batch = batch.to("npu")
-    mask = torch.ones(8, device="npu:1")
+    parser.add_argument("--device", default="npu", choices=["npu", "cpu"])
+    args = parser.parse_args()
+    batch = batch.to(args.device)
+    mask = torch.ones(8, device=f"npu:{rank}")
     ```
 
     ## Fix safety
-    Safe: only the device type in the literal changes (the index is kept) and
-    `import torch_npu` is added when missing.
+    Safe: only the device type at the start of each literal changes (the index is kept) and
+    `import torch_npu` is added when missing. Every device string of the file (NPU203 and
+    NPU204) moves in one fix, so the file never holds `"npu"` and `"cuda:0"` for the same
+    device; if one of them cannot be rewritten exactly (escapes, implicit concatenation, a
+    literal split over lines), none is fixed.
 
     ## References
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Constant,)
+    nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        if not is_cuda_device_string(node):
-            return
-        assert isinstance(node, ast.Constant)
-        parent = ctx.parent(node)
-        if isinstance(parent, ast.keyword):
-            parent = ctx.parent(parent)
-        if (
-            isinstance(parent, ast.Call)
-            and ctx.qualname(parent.func) == "torch.device"
-            and device_literal(parent) is node
-        ):
-            return  # NPU203 reports these
-        if isinstance(parent, ast.JoinedStr):
-            return  # a fragment of an f-string, not a whole device name
-        old = str(node.value)
-        new = old.replace("cuda", "npu", 1)
-        fix = rewrite_fix(ctx, f'Replace "{old}" with "{new}"', literal_edit(ctx, node, new))
-        yield ctx.diagnostic(
-            self, span_of(ctx, node), f'"{old}" names a CUDA device; use "{new}" on Ascend', fix=fix
-        )
+        for f in findings(ctx, "device"):
+            if f.code != self.code:
+                continue
+            yield ctx.diagnostic(
+                self,
+                span_of(ctx, f.node),
+                message(f),
+                fix=f.fix,
+            )

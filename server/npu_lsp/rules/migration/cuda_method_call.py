@@ -9,6 +9,7 @@ from npu_lsp.diagnostics import Diagnostic, Edit
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import attr_name_span, rewrite_fix
+from npu_lsp.rules.migration.values import resolve
 
 
 @rule(code="NPU201", name="cuda-method-call", severity="warning", family="migration", fix="always")
@@ -53,7 +54,7 @@ class CudaMethodCall(Rule):
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr != "cuda":
             return
-        if (ctx.qualname(func) or "").startswith("torch.cuda"):
+        if (resolve(ctx, func) or "").startswith("torch.cuda"):
             return  # `torch.cuda(...)` is not a tensor method
         edit = Edit(attr_name_span(ctx, func), "npu")
         fix = rewrite_fix(ctx, "Replace `.cuda()` with `.npu()`", edit)

@@ -9,6 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import data, head_span_of, span_of
+from npu_lsp.rules.migration.values import qualnames, string_values
 
 
 def _cuda_module(name: str) -> str | None:
@@ -19,14 +20,24 @@ def _cuda_module(name: str) -> str | None:
     return None
 
 
-def _has_cu_source(call: ast.Call) -> bool:
-    """Does a `load(...)`-style call name `.cu`/`.cuh` sources or pass `cuda_sources=`?"""
-    if any(k.arg == "cuda_sources" for k in call.keywords):
-        return True
-    for node in ast.walk(call):
-        if isinstance(node, ast.Constant) and str(node.value).endswith((".cu", ".cuh")):
+_CUDA_SUFFIXES = (".cu", ".cuh")
+#: Keyword arguments of `load`/`load_inline` that only mean something for CUDA builds.
+_CUDA_KEYWORDS = frozenset({"cuda_sources", "extra_cuda_cflags"})
+
+
+def _builds_cuda(call: ast.Call, ctx: Context) -> bool:
+    """Does a `load(...)`-style call compile CUDA: `.cu`/`.cuh` sources (also through
+    variables, lists grown later, `os.path.join`, `glob`), `cuda_sources=`,
+    `extra_cuda_cflags=` or `with_cuda=True`?"""
+    for kw in call.keywords:
+        if kw.arg in _CUDA_KEYWORDS:
             return True
-    return False
+        if kw.arg == "with_cuda" and isinstance(kw.value, ast.Constant) and kw.value.value:
+            return True
+    parts = [*call.args, *(k.value for k in call.keywords if k.arg in ("sources", None))]
+    return any(
+        value.endswith(_CUDA_SUFFIXES) for part in parts for value in string_values(ctx, part)
+    )
 
 
 @rule(code="NPU207", name="cuda-only-extension", severity="warning", family="migration")
@@ -35,7 +46,12 @@ class CudaOnlyExtension(Rule):
     Finds code that only runs on NVIDIA hardware: imports of CUDA-only packages (CuPy, PyCUDA,
     Triton, Apex, Numba's CUDA target, flash-attn, xFormers; the list is in
     `data/migration.json`), `torch.utils.cpp_extension.CUDAExtension`, and
-    `torch.utils.cpp_extension.load`/`load_inline` given `.cu` sources.
+    `torch.utils.cpp_extension.load`/`load_inline` given `.cu` sources, `cuda_sources=`,
+    `extra_cuda_cflags=` or `with_cuda=True`. The builder is recognised through import
+    aliases and local names (`extension = CUDAExtension`,
+    `ext = CUDAExtension if with_cuda else CppExtension`), and sources through variables,
+    lists grown with `+=`/`append`, `os.path.join(...)` and `glob` patterns.
+    `BuildExtension` is not reported: it builds C++ (and `torch_npu`) extensions too.
 
     ## Why is this bad?
     These kernels are compiled for NVIDIA GPUs and have no Ascend build. Each one has to be
@@ -87,11 +103,17 @@ class CudaOnlyExtension(Rule):
                     self, head_span_of(ctx, node), f"`{module}` is CUDA-only: {reasons[module]}"
                 )
         elif isinstance(node, ast.Call):
-            name = ctx.qualname(node.func)
-            apis: dict[str, str] = data()["cuda_extension_apis"]
-            if name not in apis:
+            key = ("migration", "mentions cpp_extension")
+            if key not in ctx.cache:  # every builder is imported from torch.utils.cpp_extension
+                ctx.cache[key] = "cpp_extension" in ctx.text
+            if not ctx.cache[key]:
                 return
-            if name.endswith("CUDAExtension") or _has_cu_source(node):
+            apis: dict[str, str] = data()["cuda_extension_apis"]
+            names = qualnames(ctx, node.func) & apis.keys()
+            if not names:
+                return
+            name = sorted(names)[0]  # CUDAExtension before load when an alias may be both
+            if name.endswith("CUDAExtension") or _builds_cuda(node, ctx):
                 yield ctx.diagnostic(
                     self,
                     span_of(ctx, node.func),

@@ -94,12 +94,24 @@ def imports_torch_npu(tree: ast.Module, text: str) -> bool:
     return False
 
 
-def torch_npu_import_edit(ctx: Context) -> Edit | None:
-    """An edit adding `import torch_npu` right after the first top-level `import torch`.
+def _imports_torch(stmt: ast.stmt) -> bool:
+    """`import torch`, `import torch.nn as nn`, `from torch import nn`, `from torch.x import y`."""
+    if isinstance(stmt, ast.Import):
+        return any(a.name == "torch" or a.name.startswith("torch.") for a in stmt.names)
+    if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+        return stmt.module == "torch" or stmt.module.startswith("torch.")
+    return False
 
-    None when torch_npu is already imported or there is no top-level `import torch` to anchor
-    on. The edit is identical for every diagnostic in a file, so a fix-all that applies many
-    fixes deduplicates it and the import is added once.
+
+def torch_npu_import_edit(ctx: Context) -> Edit | None:
+    """An edit adding `import torch_npu` right after the first import of torch
+    (`import torch`, `import torch.distributed as dist`, `from torch import nn`...), at its
+    indentation: a top-level one if there is one, else one inside a top-level `try`/`if`/
+    `with` block (not `if TYPE_CHECKING:`), else one inside a function.
+
+    None when torch_npu is already imported or no torch import starts its own line. The edit
+    is identical for every diagnostic in a file, so a fix-all that applies many fixes
+    deduplicates it and the import is added once.
     """
     key = ("migration", "torch_npu_import_edit")
     if key in ctx.cache:
@@ -107,26 +119,201 @@ def torch_npu_import_edit(ctx: Context) -> Edit | None:
         return cached
     edit: Edit | None = None
     if not imports_torch_npu(ctx.tree, ctx.text):
-        for stmt in ctx.tree.body:
-            if isinstance(stmt, ast.Import) and any(a.name == "torch" for a in stmt.names):
-                line = stmt.end_lineno or stmt.lineno
-                end_col = len(ctx.lines[line - 1]) + 1 if line - 1 < len(ctx.lines) else 1
-                # Insert at the end of the line (not the start of the next) so that in a notebook
-                # the import stays in the cell that imports torch, and a file without a final
-                # newline still gets a separate line.
-                newline = "\r\n" if "\r\n" in ctx.text else "\n"
-                edit = Edit(Span(line, end_col, line, end_col), f"{newline}import torch_npu")
-                break
+        anchor = _torch_import_anchor(ctx)
+        if anchor is not None:
+            line = anchor.end_lineno or anchor.lineno
+            end_col = len(ctx.lines[line - 1]) + 1 if line - 1 < len(ctx.lines) else 1
+            first = ctx.lines[anchor.lineno - 1]
+            indent = first[: len(first) - len(first.lstrip())]
+            # Insert at the end of the line (not the start of the next) so that in a notebook
+            # the import stays in the cell that imports torch, and a file without a final
+            # newline still gets a separate line.
+            newline = "\r\n" if "\r\n" in ctx.text else "\n"
+            edit = Edit(Span(line, end_col, line, end_col), f"{newline}{indent}import torch_npu")
     ctx.cache[key] = edit
     return edit
 
 
-def rewrite_fix(ctx: Context, title: str, edit: Edit | None, *, safe: bool = True) -> Fix | None:
-    """A fix applying `edit` plus, when needed, the one `import torch_npu` edit."""
+def _torch_import_anchor(ctx: Context) -> ast.stmt | None:
+    """The torch import to put `import torch_npu` after (see `torch_npu_import_edit`)."""
+    nested: ast.stmt | None = None
+    in_function: ast.stmt | None = None
+    todo: list[tuple[ast.stmt, int]] = [(stmt, 0) for stmt in reversed(ctx.tree.body)]
+    while todo:
+        stmt, depth = todo.pop()
+        if _imports_torch(stmt) and _starts_line(ctx, stmt):
+            if depth == 0:
+                return stmt
+            if depth == 1 and nested is None:
+                nested = stmt
+            elif depth == 2 and in_function is None:
+                in_function = stmt
+            continue
+        if isinstance(stmt, ast.If) and "TYPE_CHECKING" in ast.dump(stmt.test):
+            continue  # never runs
+        inner = 2 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else 1
+        blocks: list[list[ast.stmt]] = [
+            getattr(stmt, name)
+            for name in ("body", "orelse", "finalbody")
+            if isinstance(getattr(stmt, name, None), list)
+        ]
+        blocks += [h.body for h in getattr(stmt, "handlers", [])]
+        for block in reversed(blocks):
+            todo.extend((s, max(depth, inner)) for s in reversed(block))
+    return nested or in_function
+
+
+def _starts_line(ctx: Context, stmt: ast.stmt) -> bool:
+    """Is `stmt` the first thing on its line (not `try: import torch`, not after a `;`)?"""
+    if stmt.lineno > len(ctx.lines):
+        return False
+    column = ctx.column(stmt.lineno, stmt.col_offset)
+    return not ctx.lines[stmt.lineno - 1][: column - 1].strip()
+
+
+def rewrite_fix(
+    ctx: Context,
+    title: str,
+    edit: Edit | None,
+    *,
+    safe: bool = True,
+    extra: tuple[Edit, ...] = (),
+) -> Fix | None:
+    """A fix applying `edit` (and `extra`) plus, when needed, the one `import torch_npu` edit."""
     if edit is None:
         return None
-    edits = [edit]
-    extra = torch_npu_import_edit(ctx)
-    if extra is not None:
-        edits.append(extra)
+    edits = [edit, *extra]
+    import_edit = torch_npu_import_edit(ctx)
+    if import_edit is not None:
+        edits.append(import_edit)
     return Fix(title, tuple(edits), safe)
+
+
+_FSTRING_HEAD = re.compile(r"(?P<prefix>[fFrR]{1,2})(?P<q>'''|\"\"\"|'|\")")
+
+
+def head_edit(ctx: Context, node: ast.expr, old: str, new: str) -> Edit | None:
+    """Replace the leading `old` of a literal's text with `new` (`"cuda:0"` -> `"npu:0"`,
+    `f"cuda:{rank}"` -> `f"npu:{rank}"`); None when the source is not that simple (escapes,
+    implicit concatenation, a literal split over lines)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if not node.value.startswith(old):
+            return None
+        return literal_edit(ctx, node, new + node.value[len(old) :])
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    span = span_of(ctx, node)
+    if span.line > len(ctx.lines):
+        return None
+    text = ctx.lines[span.line - 1][span.column - 1 :]
+    match = _FSTRING_HEAD.match(text)
+    if match is None or "f" not in match.group("prefix").lower():
+        return None
+    start = match.end()
+    if text[start : start + len(old)] != old:
+        return None
+    column = span.column + start
+    return Edit(Span(span.line, column, span.line, column + len(old)), new)
+
+
+def group_fixes(
+    ctx: Context,
+    members: list[tuple[ast.expr, str, str, str]],
+    noun: str,
+    unsafe_because: str | None = None,
+) -> dict[int, Fix | None]:
+    """One fix for every literal of a group (by `id` of its node), each applying them all.
+
+    `members` are (literal, old text, new text, code) for every device string (or every
+    backend name) of the file: moving some and leaving others would leave the file half
+    migrated (`"npu"` here, `"cuda:0"` there for the same device), so each fix carries every
+    edit of the group, and none is offered unless every member can be rewritten. Members on
+    a line whose `# noqa` names their code are left out, as the author asked. With
+    `unsafe_because`, every fix of the group is unsafe and its title says why.
+    """
+    from npu_lsp.noqa import ALL, parse_noqa
+
+    noqa = parse_noqa(ctx.text)
+    edits: dict[int, Edit] = {}
+    for node, old, new, code in members:
+        codes = noqa.get(node.lineno, frozenset())
+        if ALL in codes or any(code.startswith(c) for c in codes):
+            continue
+        edit = head_edit(ctx, node, old, new)
+        if edit is None:
+            return {id(node): None for node, *_ in members}
+        edits[id(node)] = edit
+    out: dict[int, Fix | None] = {}
+    others = len(edits) - 1
+    for node, old, new, _code in members:
+        own = edits.get(id(node))
+        title = f'Replace "{old}" with "{new}"'
+        if others > 0:
+            title += f" (and {others} other {noun}{'s' if others > 1 else ''} of this file)"
+        if unsafe_because:
+            title += f" (unsafe: {unsafe_because})"
+        rest = tuple(e for key, e in edits.items() if key != id(node))
+        out[id(node)] = rewrite_fix(ctx, title, own, extra=rest, safe=not unsafe_because)
+    return out
+
+
+def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str, Fix | None]]:
+    """Uses of `torch.backends.<prefix>.*` (through imports and local aliases), each once at
+    its longest attribute chain, with its fix.
+
+    A setting that has an Ascend counterpart (`allow_tf32` -> `torch.npu.*.allow_hf32`) gets
+    an unsafe fix when written `<torch>.backends....`: HF32 rounds differently from TF32, so
+    the numbers change."""
+    key = ("migration", "backend_settings", prefix)
+    cached: list[tuple[ast.Attribute, str, Fix | None]] | None = ctx.cache.get(key)
+    if cached is not None:
+        return cached
+    from npu_lsp.rules.migration.values import Flow, qualnames
+
+    table: dict[str, dict[str, str]] = data()["backend_settings"]
+    base = f"torch.backends.{prefix}"
+    out: list[tuple[ast.Attribute, str, Fix | None]] = []
+    seen: set[int] = set()
+    flow = Flow.of(ctx)
+    parents = flow.b.parents
+    candidates = [*flow.b.nodes.get(ast.Attribute, []), *flow.b.nodes.get(ast.Name, [])]
+    for node in candidates:
+        # the module itself: `torch.backends.cudnn`, `backends.cuda`, or an alias of it
+        if not (
+            (isinstance(node, ast.Attribute) and node.attr == prefix)
+            or (isinstance(node, ast.Name) and ctx.qualname(node) == base)
+        ):
+            continue
+        if base not in qualnames(ctx, node):
+            continue
+        chain: ast.AST = node  # climb to the longest attribute chain on it
+        parent = parents.get(id(chain))
+        while isinstance(parent, ast.Attribute) and parent.value is chain:
+            chain, parent = parent, parents.get(id(parent))
+        if chain is node or id(chain) in seen or not isinstance(chain, ast.Attribute):
+            continue  # the bare module (an import alias target, `x = torch.backends.cudnn`)
+        seen.add(id(chain))
+        name = sorted(q for q in qualnames(ctx, chain) if q.startswith(base + "."))[0]
+        entry = next(
+            (table[k] for k in sorted(table, key=len, reverse=True) if name.startswith(k)), None
+        )
+        fix = _setting_fix(ctx, chain, name, entry["npu"]) if entry and "npu" in entry else None
+        out.append((chain, name, fix))
+    out.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+    ctx.cache[key] = out
+    return out
+
+
+def _setting_fix(ctx: Context, node: ast.Attribute, name: str, npu: str) -> Fix | None:
+    span = span_of(ctx, node)
+    if span.line != span.end_line:
+        return None
+    written = ctx.lines[span.line - 1][span.column - 1 : span.end_column - 1]
+    head, _, rest = written.partition(".")
+    if rest != name.removeprefix("torch.") or ctx.scopes.info.resolve(ast.Name(id=head)) != "torch":
+        return None  # only the plain `<torch alias>.backends...` spelling is rewritten
+    start = span.column + len(head) + 1
+    edit = Edit(Span(span.line, start, span.line, span.end_column), npu)
+    return rewrite_fix(
+        ctx, f"Replace with `torch.{npu}` (unsafe: HF32 rounds differently)", edit, safe=False
+    )

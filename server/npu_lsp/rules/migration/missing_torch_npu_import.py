@@ -10,6 +10,7 @@ from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import imports_torch_npu, span_of, torch_npu_import_edit
+from npu_lsp.rules.migration.values import resolve
 
 _DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location"})
 
@@ -30,16 +31,16 @@ def first_npu_use(tree: ast.Module, ctx: Context) -> ast.AST | None:
     found: list[ast.expr] = []
     for node in walk(tree):
         if isinstance(node, ast.Attribute):
-            if ctx.qualname(node.value) == "torch.npu" or ctx.qualname(node) == "torch.npu":
+            if resolve(ctx, node.value) == "torch.npu" or resolve(ctx, node) == "torch.npu":
                 found.append(node)
         elif isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "npu":
-                if ctx.qualname(func) in (None, "torch.npu"):
+                if resolve(ctx, func) in (None, "torch.npu"):
                     found.append(func)
                 continue
-            device_call = (isinstance(func, ast.Attribute) and func.attr == "to") or ctx.qualname(
-                func
+            device_call = (isinstance(func, ast.Attribute) and func.attr == "to") or resolve(
+                ctx, func
             ) == "torch.device"
             if device_call and node.args and _npu_device(node.args[0]):
                 found.append(node.args[0])
@@ -86,8 +87,10 @@ class MissingTorchNpuImport(Rule):
     ```
 
     ## Fix safety
-    Safe: `import torch_npu` is inserted after the first top-level `import torch`. Offered only
-    when such an import exists to anchor on.
+    Safe: `import torch_npu` is inserted after the first import of torch (`import torch`,
+    `import torch.nn as nn`, `from torch import nn`...), at its indentation: a top-level one
+    if there is one, else one inside a top-level `try`/`if`/`with` block, else one inside a
+    function. Offered only when such an import starts its own line.
 
     ## References
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"

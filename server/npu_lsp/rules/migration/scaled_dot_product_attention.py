@@ -9,6 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import span_of
+from npu_lsp.rules.migration.values import resolve
 
 _SDPA = "torch.nn.functional.scaled_dot_product_attention"
 
@@ -55,7 +56,7 @@ class ScaledDotProductAttention(Rule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         assert isinstance(node, ast.Call)
-        if ctx.qualname(node.func) == _SDPA:
+        if resolve(ctx, node.func) == _SDPA:
             yield ctx.diagnostic(
                 self,
                 span_of(ctx, node.func),

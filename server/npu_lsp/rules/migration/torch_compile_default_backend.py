@@ -9,6 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import span_of
+from npu_lsp.rules.migration.values import resolve
 
 
 @rule(code="NPU211", name="torch-compile-default-backend", severity="info", family="migration")
@@ -44,7 +45,7 @@ class TorchCompileDefaultBackend(Rule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         if isinstance(node, ast.Call):
-            if ctx.qualname(node.func) == "torch.compile" and not any(
+            if resolve(ctx, node.func) == "torch.compile" and not any(
                 k.arg == "backend" for k in node.keywords
             ):
                 yield self._report(ctx, node.func)
@@ -52,7 +53,7 @@ class TorchCompileDefaultBackend(Rule):
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for decorator in node.decorator_list:
             # A bare `@torch.compile`; `@torch.compile(...)` is a Call and handled above.
-            if not isinstance(decorator, ast.Call) and ctx.qualname(decorator) == "torch.compile":
+            if not isinstance(decorator, ast.Call) and resolve(ctx, decorator) == "torch.compile":
                 yield self._report(ctx, decorator)
 
     def _report(self, ctx: Context, where: ast.AST) -> Diagnostic:

@@ -16,6 +16,7 @@ from npu_lsp.rules.migration.helpers import (
     rewrite_fix,
     span_of,
 )
+from npu_lsp.rules.migration.values import resolve
 
 _FROM_CUDA_AMP = re.compile(r"\bfrom\s+(torch\s*\.\s*cuda)\s*\.\s*amp\b")
 
@@ -65,7 +66,7 @@ class TorchCudaAmp(Rule):
             yield from self._import_from(node, ctx)
             return
         assert isinstance(node, ast.Attribute)
-        if node.attr != "amp" or ctx.qualname(node.value) != "torch.cuda":
+        if node.attr != "amp" or resolve(ctx, node.value) != "torch.cuda":
             return
         fix = None
         if isinstance(node.value, ast.Attribute):

@@ -17,6 +17,7 @@ from npu_lsp.rules.migration.helpers import (
     rewrite_fix,
     span_of,
 )
+from npu_lsp.rules.migration.values import resolve
 
 _FROM_CUDA = re.compile(r"\bfrom\s+(torch\s*\.\s*cuda)\b")
 
@@ -71,7 +72,7 @@ class TorchCudaApi(Rule):
             yield from self._import_from(node, ctx)
             return
         assert isinstance(node, ast.Attribute)
-        if node.attr == "amp" or ctx.qualname(node.value) != "torch.cuda":
+        if node.attr == "amp" or resolve(ctx, node.value) != "torch.cuda":
             return
         fix = None
         if same_name_on_npu(node.attr) and isinstance(node.value, ast.Attribute):

@@ -1,0 +1,312 @@
+"""Everything a name, attribute or dict key can be bound to in one module, for the migration
+rules' value following (`values.Flow`): one visit of the tree, flow-insensitive.
+
+Names are bound per function scope (assignments, parameters and their defaults, loop names,
+imports made inside functions); attributes by name (`x.attr = ...`, class-level fields,
+argparse options' `default=`/`choices=`, `set_defaults`, `Namespace(...)`); dict keys by
+name (`{"device": ...}`, `dict(device=...)`, `cfg["device"] = ...`). The same visit records
+each node's parent and indexes the node types `Flow` looks at, so the rules need no other
+traversal of the module.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from npu_lsp.engine import Context
+
+Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+
+_NAMESPACE_CALLS = frozenset({"Namespace", "SimpleNamespace", "dict"})
+_SCOPED = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
+_INDEXED = frozenset({ast.Call, ast.Compare, ast.Assign, ast.Name, ast.Attribute, ast.Subscript})
+
+
+class Bindings(ast.NodeVisitor):
+    """Everything a name, attribute or key can be bound to in one module (flow-insensitive)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.names: dict[int, dict[str, list[ast.expr]]] = {}
+        self.params: dict[int, dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]]] = {}
+        self.attrs: dict[str, list[ast.expr]] = {}
+        self.keys: dict[str, list[ast.expr]] = {}
+        self.choices: dict[str, list[ast.expr]] = {}
+        self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self.returns: dict[int, list[ast.expr]] = {}
+        self.calls: dict[str, list[ast.Call]] = {}
+        #: what lists named so are grown with (`x += [...]`, `x.append(...)`, `x.extend(...)`)
+        self.grown: dict[str, list[ast.expr]] = {}
+        #: `__init__` methods -> their class's name (calls to the class pass their arguments)
+        self.init_of: dict[int, str] = {}
+        #: imports inside functions (scope id -> bound name -> dotted name); the engine's
+        #: `qualname` knows the module's own imports only
+        self.local_imports: dict[int, dict[str, str]] = {}
+        self.scope_of: dict[int, Scope] = {}
+        self.parents: dict[int, ast.AST] = {}
+        #: the module's nodes of the `_INDEXED` types, in visiting order
+        self.nodes: dict[type[ast.AST], list[ast.AST]] = {}
+        self._stack: list[Scope] = []
+
+    # ---- scopes
+    def run(self, tree: ast.Module) -> Bindings:
+        self._enter(tree)
+        return self
+
+    def _enter(self, scope: Scope) -> None:
+        self._stack.append(scope)
+        self.names.setdefault(id(scope), {})
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            self._params(scope)
+            body = scope.body if isinstance(scope.body, list) else [scope.body]
+            for stmt in body:
+                self._record(stmt, scope)
+                self.visit(stmt)
+        else:
+            for stmt in scope.body:
+                self._record(stmt, scope)
+                self.visit(stmt)
+        self._stack.pop()
+
+    def _params(self, fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        a = fn.args
+        positional = a.posonlyargs + a.args
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
+        defaults += list(a.defaults)
+        bound = self.names[id(fn)]
+        params = self.params.setdefault(id(fn), {})
+        for index, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
+            bound.setdefault(arg.arg, [])
+            if default is not None:
+                bound[arg.arg].append(default)
+            if not isinstance(fn, ast.Lambda):
+                params[arg.arg] = (fn, index)
+        for arg, kw_default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+            bound.setdefault(arg.arg, [])
+            if kw_default is not None:
+                bound[arg.arg].append(kw_default)
+            if not isinstance(fn, ast.Lambda):
+                params[arg.arg] = (fn, -1)
+        for extra in (a.vararg, a.kwarg):
+            if extra is not None:
+                bound.setdefault(extra.arg, [])
+
+    @property
+    def scope(self) -> Scope:
+        return self._stack[-1]
+
+    def _bind(self, name: str, value: ast.expr | None) -> None:
+        values = self.names[id(self.scope)].setdefault(name, [])
+        if value is not None:
+            values.append(value)
+
+    def visit(self, node: ast.AST) -> None:
+        """`NodeVisitor.visit` with the method looked up once per node type."""
+        method = _DISPATCH.get(type(node))
+        if method is None:
+            name = "visit_" + type(node).__name__
+            method = _DISPATCH[type(node)] = getattr(type(self), name, type(self).generic_visit)
+        method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        record, visit = self._record, self.visit
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        record(child, node)
+                        visit(child)
+            elif isinstance(value, ast.AST):
+                record(value, node)
+                visit(value)
+
+    def _record(self, child: ast.AST, parent: ast.AST) -> None:
+        """Remember `child`'s parent (and scope, for names and functions), and the nodes
+        `Flow` looks at: this visit is the module's only full traversal for these rules."""
+        self.parents[id(child)] = parent
+        kind = type(child)
+        if kind in _SCOPED:
+            self.scope_of[id(child)] = self._stack[-1]
+        if kind in _INDEXED:
+            self.nodes.setdefault(kind, []).append(child)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        for d in node.args.defaults + [k for k in node.args.kw_defaults if k is not None]:
+            self.visit(d)
+        self._bind(node.name, None)
+        self.functions.setdefault(node.name, []).append(node)
+        self._enter(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._enter(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for stmt in node.body:
+            if (
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and stmt.name == "__init__"
+            ):
+                self.init_of[id(stmt)] = node.name
+        for stmt in node.body:  # class-level fields are attributes of the instances
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if stmt.value is not None:
+                    self.attrs.setdefault(stmt.target.id, []).append(stmt.value)
+            elif isinstance(stmt, ast.Assign):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name):
+                        self.attrs.setdefault(t.id, []).append(stmt.value)
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            bound = alias.asname or alias.name.split(".", 1)[0]
+            self._local_import(bound, alias.name if alias.asname else bound)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            return
+        for alias in node.names:
+            self._local_import(alias.asname or alias.name, f"{node.module}.{alias.name}")
+
+    def _local_import(self, bound: str, dotted_name: str) -> None:
+        if isinstance(self.scope, ast.Module):
+            return  # the engine resolves module-level imports itself
+        self._bind(bound, None)
+        self.local_imports.setdefault(id(self.scope), {})[bound] = dotted_name
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and not isinstance(self.scope, (ast.Module, ast.Lambda)):
+            self.returns.setdefault(id(self.scope), []).append(node.value)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._target(target, node.value)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._target(node.target, node.value)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name):
+            self._bind(node.target.id, None)
+            self.grown.setdefault(node.target.id, []).append(node.value)
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self._bind(node.target.id, node.value)
+        self.generic_visit(node)
+
+    def _target(self, target: ast.expr, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(target.id, value)
+        elif isinstance(target, ast.Attribute):
+            if value is not None:
+                self.attrs.setdefault(target.attr, []).append(value)
+        elif isinstance(target, ast.Subscript):
+            key = const_str(target.slice)
+            if key is not None and value is not None:
+                self.keys.setdefault(key, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            pairs = (
+                value.elts
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+                else [None] * len(target.elts)
+            )
+            for t, v in zip(target.elts, pairs, strict=True):
+                self._target(t, v)
+        elif isinstance(target, ast.Starred):
+            self._target(target.value, None)
+
+    def _loop_target(self, target: ast.expr) -> None:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                self._bind(node.id, None)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._iteration(node.target, node.iter)
+        self.generic_visit(node)
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._iteration(node.target, node.iter)
+        self.generic_visit(node)
+
+    def _iteration(self, target: ast.expr, iterable: ast.expr) -> None:
+        """`for dev in ["cuda:0", "cuda:1"]`: the name takes the elements (`Flow` follows a
+        list, tuple or set literal into its elements); other targets are unknown."""
+        if isinstance(target, ast.Name):
+            self._bind(target.id, iterable)
+        else:
+            self._loop_target(target)
+
+    visit_AsyncFor = visit_For  # noqa: N815
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if node.optional_vars is not None:
+            self._loop_target(node.optional_vars)
+        self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for k, v in zip(node.keys, node.values, strict=True):
+            key = const_str(k) if k is not None else None
+            if key is not None:
+                self.keys.setdefault(key, []).append(v)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name):
+            self.calls.setdefault(func.id, []).append(node)
+        name = func.attr if isinstance(func, ast.Attribute) else None
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
+            self.grown.setdefault(owner.id, []).append(node.args[0])
+        last = name if name is not None else getattr(func, "id", None)
+        qual = self.ctx.qualname(func) if last in _NAMESPACE_CALLS else None
+        if name == "add_argument":
+            self._argparse_option(node)
+        elif name == "set_defaults" or qual in ("argparse.Namespace", "types.SimpleNamespace"):
+            for kw in node.keywords:
+                if kw.arg:
+                    self.attrs.setdefault(kw.arg, []).append(kw.value)
+        elif qual == "builtins.dict":
+            for kw in node.keywords:
+                if kw.arg:
+                    self.keys.setdefault(kw.arg, []).append(kw.value)
+        self.generic_visit(node)
+
+    def _argparse_option(self, node: ast.Call) -> None:
+        flags = [s for s in (const_str(a) for a in node.args) if s]
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        dest = const_str(kw["dest"]) if "dest" in kw else None
+        if dest is None:
+            longs = [f for f in flags if f.startswith("--")]
+            chosen = longs[0] if longs else (flags[0] if flags else "")
+            dest = chosen.lstrip("-").replace("-", "_") or None
+        if dest is None:
+            return
+        if "default" in kw:
+            self.attrs.setdefault(dest, []).append(kw["default"])
+        else:
+            self.attrs.setdefault(dest, [])
+        choices = kw.get("choices")
+        if isinstance(choices, (ast.List, ast.Tuple, ast.Set)):
+            self.choices.setdefault(dest, []).extend(choices.elts)
+
+
+_DISPATCH: dict[type[ast.AST], Callable[[Bindings, Any], None]] = {}
+
+
+def const_str(node: ast.AST | None) -> str | None:
+    """The value of a str literal, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None

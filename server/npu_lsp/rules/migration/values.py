@@ -1,0 +1,631 @@
+"""Where device strings and backend names come from, for the migration rules.
+
+A `"cuda"` in a file is a device only where its value reaches a device position (the first
+argument of `torch.device`, `.to(...)`, `device=`, `map_location=`, `set_device`...), and a
+`"nccl"` is a backend only where it reaches `backend=`. This module follows values backwards
+from those positions, once per file:
+
+- through names (every assignment of the name in its function, then the enclosing ones and
+  the module; a parameter's default and the arguments of calls to its function in the file,
+  a class's calls for `__init__`; a loop name takes the elements of the literal it iterates),
+- through attributes by name (`self.device = ...`, class-level fields and `field(default=...)`,
+  argparse options' `default=` and `parser.set_defaults(...)`, so `args.dist_backend` reaches
+  `add_argument("--dist-backend", default="nccl")`) and dict keys (`cfg["device"]`,
+  `cfg.get("device", ...)` reach `{"device": ...}` and `dict(device=...)`),
+- through expressions that build the string: f-strings (`f"cuda:{rank}"`), `+`, `%`,
+  `.format`, `str(...)`, `.lower()`, conditional expressions, `or`, `os.environ.get(k, d)`,
+  and the return values of functions of the file.
+
+It also finds comparisons of such values against literals (`args.device == "cuda"`,
+`x.device.type == "cuda"`, `dist.get_backend() == "nccl"`), whose literals have to move
+with them, and argparse `choices=` of an option that carries one.
+
+The result (`Flow.sources`) is the set of literals to rewrite, each with what reached it
+and, when a name holding it is also read for something else (a path built from it, an
+argument to a call we cannot see into), that read (`Source.escapes`: the fix is unsafe).
+Rules report them and fix them as one group per kind, so a file is never left half moved.
+What each name, attribute and key is bound to comes from `bindings.py` (one visit).
+`resolve`/`qualnames` extend the engine's dotted names with imports made inside functions
+and local aliases (`extension = CUDAExtension`); every migration rule resolves through them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.migration.bindings import Bindings, Scope, const_str
+
+Kind = Literal["device", "backend"]
+
+#: A device string, or the head of one that is completed later ("cuda:" + str(rank),
+#: "cuda:{}".format(rank), "cuda:%d" % rank).
+DEVICE_HEAD = re.compile(r"cuda(?::(?:\d*|\{[^{}]*\}|%[ds]))?")
+_BACKEND = re.compile(r"nccl", re.IGNORECASE)
+_HEADS: dict[Kind, re.Pattern[str]] = {"device": DEVICE_HEAD, "backend": _BACKEND}
+
+#: Keyword arguments that take a device anywhere (tensor factories, `.to`, `torch.load`,
+#: `DataLoader(pin_memory_device=)`, DDP's `output_device`, Hugging Face's `device_map`).
+DEVICE_KEYWORDS = frozenset(
+    {"device", "device_type", "map_location", "pin_memory_device", "output_device", "device_map"}
+)
+#: Keyword arguments that take a collective backend: torch.distributed's `backend=`,
+#: DeepSpeed's `init_distributed(dist_backend=)`, Hugging Face's `TrainingArguments(ddp_backend=)`.
+BACKEND_KEYWORDS = frozenset({"backend", "dist_backend", "ddp_backend"})
+#: Callees whose first positional argument is a device (resolved names; `.to` is any method).
+_DEVICE_FIRST_ARG = frozenset(
+    {
+        "torch.device",
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.amp.GradScaler",
+        "torch.cuda.set_device",
+        "torch.npu.set_device",
+        "torch.set_default_device",
+        "torch.Generator",
+        "torch.get_device_module",
+        "torch.cuda.device",
+        "torch.npu.device",
+    }
+)
+#: Methods whose first positional argument is a device, on any object.
+_DEVICE_METHODS = frozenset({"to", "to_empty"})
+_BACKEND_FIRST_ARG = frozenset(
+    {"torch.distributed.init_process_group", "torch.distributed.new_group"}
+)
+_GET_BACKEND = "torch.distributed.get_backend"
+_ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
+_FIELD = frozenset({"dataclasses.field"})
+_STR_METHODS = frozenset({"lower", "strip", "format"})
+_MAX_DEPTH = 40
+_FLOW_KEY = ("migration", "flow")
+#: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
+_MESSAGE_CALLS = frozenset(
+    {
+        "print",
+        "info",
+        "debug",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+        "critical",
+        "log",
+        "write",
+        "set_description",
+        "set_postfix",
+        "add_text",
+    }
+)
+
+Carrier = tuple[str, ...]
+
+
+@dataclass
+class Source:
+    """A literal that holds a device string or a backend name, found from a position using it."""
+
+    node: ast.expr  # ast.Constant, or ast.JoinedStr whose first part holds the text
+    text: str  # the literal's text (for a JoinedStr, its first constant part)
+    kind: Kind
+    #: the consuming position (a call, or a comparison) and how the value got there
+    sink: ast.AST
+    direct: bool  # written right in the position (no name, attribute or key on the way)
+    carriers: set[Carrier] = field(default_factory=set)
+    #: "use" (reaches a device or backend position), "compare" (compared with such a
+    #: value) or "choice" (among an argparse option's `choices=`)
+    role: str = "use"
+    #: a read of a name or attribute holding this literal that is neither a device use nor
+    #: harmless (a file name built from it, an argument to a call we cannot see into):
+    #: rewriting the literal changes that use too, so the fix is unsafe
+    escapes: ast.expr | None = None
+
+
+class Flow:
+    """Device and backend literals of one module, found from the positions that use them."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.b = Bindings(ctx).run(ctx.tree)
+        ctx.cache[_FLOW_KEY] = self  # `resolve` asks for the bindings while we collect
+        self.sources: dict[Kind, dict[int, Source]] = {"device": {}, "backend": {}}
+        self.carriers: dict[Kind, set[Carrier]] = {"device": set(), "backend": set()}
+        self._device_objects: set[Carrier] = set()
+        #: every expression passed through while following values back from their uses
+        self.visited: set[int] = set()
+        self._memo: dict[tuple[Kind, int, bool], set[int]] = {}
+        self._collect()
+        self._find_escapes()
+
+    @classmethod
+    def of(cls, ctx: Context) -> Flow:
+        """The module's flow, computed once per run and shared by the rules."""
+        flow: Flow | None = ctx.cache.get(_FLOW_KEY)
+        return flow if flow is not None else cls(ctx)
+
+    # ---- positions
+    def _collect(self) -> None:
+        nodes = self.b.nodes
+        compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
+        startswith: list[ast.Call] = []
+        for node in nodes.get(ast.Call, []):
+            assert isinstance(node, ast.Call)
+            for kind, expr in self._sink_args(node):
+                self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+                startswith.append(node)
+        for node in nodes.get(ast.Assign, []):
+            if isinstance(node, ast.Assign) and _is_device_object(node.value, self.ctx):
+                for t in node.targets:
+                    carrier = self._carrier(t)
+                    if carrier:
+                        self._device_objects.add(carrier)
+        for cmp in compares:
+            self._comparison(cmp)
+        for call in startswith:
+            self._startswith(call)
+        for kind in ("device", "backend"):
+            for carrier in list(self.carriers[kind]):
+                if carrier[0] == "attr":
+                    for choice in self.b.choices.get(carrier[1], []):
+                        self._literal(
+                            choice, kind, choice, direct=False, carriers={carrier}, role="choice"
+                        )
+
+    def _sink_args(self, call: ast.Call) -> Iterator[tuple[Kind, ast.expr]]:
+        func = call.func
+        qual = resolve(self.ctx, func)
+        for kw in call.keywords:
+            if kw.arg in DEVICE_KEYWORDS:
+                if isinstance(kw.value, ast.Dict):
+                    # `map_location={"cuda:0": "cpu"}`: the keys name where the checkpoint
+                    # was saved (they stay as written); the values are devices
+                    yield from (("device", v) for v in kw.value.values)
+                else:
+                    yield "device", kw.value
+            elif kw.arg in BACKEND_KEYWORDS:
+                yield "backend", kw.value
+            elif kw.arg == "type" and qual == "torch.device":
+                yield "device", kw.value
+        if not call.args:
+            return
+        first = call.args[0]
+        if qual in _DEVICE_FIRST_ARG or (
+            qual is None and isinstance(func, ast.Attribute) and func.attr in _DEVICE_METHODS
+        ):
+            yield "device", first
+        elif qual == "torch.load" and len(call.args) > 1:
+            yield "device", call.args[1]
+        if qual in _BACKEND_FIRST_ARG:
+            yield "backend", first
+
+    # ---- following values backwards
+    def _follow(
+        self,
+        expr: ast.AST | None,
+        kind: Kind,
+        sink: ast.AST,
+        *,
+        direct: bool,
+        carriers: set[Carrier],
+        depth: int,
+        seen: set[int],
+    ) -> set[int]:
+        """Follow `expr` back to its literals; returns their ids. Each expression is followed
+        once per kind (memoised: the names of a long file share values in a dense graph), a
+        later path only adds its carriers to the literals found the first time."""
+        if expr is None or depth > _MAX_DEPTH or id(expr) in seen:
+            return set()
+        key = (kind, id(expr), direct)
+        done = self._memo.get(key)
+        if done is not None:
+            for found_id in done:
+                self.sources[kind][found_id].carriers |= carriers
+            return done
+        seen = seen | {id(expr)}
+        self.visited.add(id(expr))
+        found: set[int] = set()
+
+        def go(e: ast.AST | None, *, hop: Carrier | None = None) -> None:
+            more = carriers | {hop} if hop else carriers
+            if hop:
+                self.carriers[kind].add(hop)
+            found.update(
+                self._follow(
+                    e,
+                    kind,
+                    sink,
+                    direct=direct and hop is None,
+                    carriers=more,
+                    depth=depth + 1,
+                    seen=seen,
+                )
+            )
+
+        if isinstance(expr, (ast.Constant, ast.JoinedStr)):
+            if self._literal(expr, kind, sink, direct=direct, carriers=carriers):
+                found.add(id(expr))
+            if isinstance(expr, ast.JoinedStr) and expr.values:
+                head = expr.values[0]
+                if isinstance(head, ast.FormattedValue):
+                    go(head.value)
+        elif isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)):
+            go(expr.left)
+        elif isinstance(expr, ast.IfExp):
+            go(expr.body)
+            go(expr.orelse)
+        elif isinstance(expr, ast.BoolOp):
+            for v in expr.values:
+                go(v)
+        elif isinstance(expr, ast.NamedExpr):
+            go(expr.value)
+        elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)) and not direct:
+            for element in expr.elts:  # the elements a loop name takes
+                go(element)
+        elif isinstance(expr, ast.Name):
+            scope, values = self._lookup(expr)
+            hop: Carrier = ("name", str(id(scope)), expr.id)
+            self.carriers[kind].add(hop)
+            for v in values:
+                go(v, hop=hop)
+            self._arguments(scope, expr.id, go, hop)
+        elif isinstance(expr, ast.Attribute):
+            if resolve(self.ctx, expr.value) is None:  # not a module's attribute
+                for v in self.b.attrs.get(expr.attr, []):
+                    go(v, hop=("attr", expr.attr))
+                if expr.attr in self.b.attrs:
+                    self.carriers[kind].add(("attr", expr.attr))
+                else:  # attribute-style dicts: EasyDict({...}), OmegaConf.create({...})
+                    for v in self.b.keys.get(expr.attr, []):
+                        go(v, hop=("key", expr.attr))
+        elif isinstance(expr, ast.Subscript):
+            key_name = const_str(expr.slice)
+            if key_name is not None:
+                self.carriers[kind].add(("key", key_name))
+                for v in self.b.keys.get(key_name, []):
+                    go(v, hop=("key", key_name))
+        elif isinstance(expr, ast.Call):
+            self._follow_call(expr, go)
+        self._memo[key] = found
+        return found
+
+    def _follow_call(self, call: ast.Call, go: _Go) -> None:
+        func = call.func
+        qual = resolve(self.ctx, func)
+        if qual == "builtins.str" and call.args:
+            go(call.args[0])
+        elif qual in _ENV_GETTERS and len(call.args) > 1:
+            go(call.args[1])
+        elif qual in _FIELD:
+            go(next((k.value for k in call.keywords if k.arg == "default"), None))
+        elif isinstance(func, ast.Attribute) and func.attr in _STR_METHODS:
+            go(func.value)
+        elif isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
+            key = const_str(call.args[0])
+            if key is not None:
+                for v in self.b.keys.get(key, []):
+                    go(v, hop=("key", key))
+                if len(call.args) > 1:
+                    go(call.args[1])
+        elif isinstance(func, ast.Name):
+            for fn in self.b.functions.get(func.id, []):
+                for r in self.b.returns.get(id(fn), []):
+                    go(r, hop=("return", fn.name))
+
+    def _lookup(self, name: ast.Name) -> tuple[Scope, list[ast.expr]]:
+        """The scope binding `name` where it is read, and every value bound to it there."""
+        scope: Scope | None = self.b.scope_of.get(id(name))
+        while scope is not None:
+            bound = self.b.names.get(id(scope), {})
+            if name.id in bound:
+                return scope, bound[name.id]
+            scope = self.b.scope_of.get(id(scope))
+            if scope is None:
+                break
+        return self.ctx.tree, self.b.names.get(id(self.ctx.tree), {}).get(name.id, [])
+
+    def _arguments(self, scope: Scope, name: str, go: _Go, hop: Carrier) -> None:
+        """Arguments given for parameter `name` of `scope` at the calls in this module."""
+        param = self.b.params.get(id(scope), {}).get(name)
+        if param is None:
+            return
+        fn, index = param
+        calls = self.b.calls.get(fn.name, [])
+        owner = self.b.init_of.get(id(fn))
+        if owner is not None:  # `Trainer(model, "cuda")` calls `__init__(self, model, device)`
+            calls, index = self.b.calls.get(owner, []), index - 1
+        for call in calls:
+            for kw in call.keywords:
+                if kw.arg == name:
+                    go(kw.value, hop=hop)
+            if 0 <= index < len(call.args) and not any(
+                isinstance(a, ast.Starred) for a in call.args[: index + 1]
+            ):
+                go(call.args[index], hop=hop)
+
+    def _literal(
+        self,
+        node: ast.AST,
+        kind: Kind,
+        sink: ast.AST,
+        *,
+        direct: bool,
+        carriers: set[Carrier],
+        role: str = "use",
+    ) -> bool:
+        """Record `node` as a literal of `kind` if it is one (True)."""
+        text = _head_text(node)
+        if text is None or not _HEADS[kind].fullmatch(text):
+            return False
+        assert isinstance(node, (ast.Constant, ast.JoinedStr))
+        found = self.sources[kind].get(id(node))
+        if found is None:
+            self.sources[kind][id(node)] = Source(
+                node, text, kind, sink, direct, set(carriers), role
+            )
+        else:
+            found.carriers |= carriers
+            if direct and not found.direct:  # written in place somewhere: that use names it
+                found.direct, found.sink, found.role = True, sink, role
+        return True
+
+    # ---- other reads of the same values
+    def _find_escapes(self) -> None:
+        wanted = {
+            c for kind in self.sources for s in self.sources[kind].values() for c in s.carriers
+        }
+        if not wanted:
+            return
+        names = {c[2] for c in wanted if c[0] == "name"}
+        attrs = {c[1] for c in wanted if c[0] == "attr"}
+        keys = {c[1] for c in wanted if c[0] == "key"}
+        escapes: dict[Carrier, ast.expr] = {}
+        nodes = self.b.nodes
+        reads = [
+            *nodes.get(ast.Name, []),
+            *nodes.get(ast.Attribute, []),
+            *nodes.get(ast.Subscript, []),
+        ]
+        for node in reads:
+            carrier: Carrier | None = None
+            if (
+                isinstance(node, ast.Name)
+                and node.id in names
+                and isinstance(node.ctx, ast.Load)
+                or (
+                    isinstance(node, ast.Attribute)
+                    and node.attr in attrs
+                    and isinstance(node.ctx, ast.Load)
+                )
+            ):
+                carrier = self._carrier(node)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                key = const_str(node.slice)
+                carrier = ("key", key) if key in keys else None
+            if carrier is None or carrier not in wanted or carrier in escapes:
+                continue
+            if isinstance(node, ast.expr) and not self._harmless(node):
+                escapes[carrier] = node
+        for kind in self.sources:
+            for source in self.sources[kind].values():
+                hits = [escapes[c] for c in source.carriers if c in escapes]
+                if hits:
+                    source.escapes = min(hits, key=lambda n: (n.lineno, n.col_offset))
+
+    def _harmless(self, node: ast.AST) -> bool:
+        """Is this read a device use, or one whose behaviour the rename cannot change?"""
+        if id(node) in self.visited:
+            return True
+        parent = self.b.parents.get(id(node))
+        if isinstance(parent, (ast.Compare, ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.UnaryOp)):
+            return True  # comparisons move with it; truthiness does not change
+        if isinstance(parent, (ast.Attribute, ast.Expr)):
+            return True  # `device.type`, `device.startswith(...)`, a bare expression
+        if isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets):
+            return True  # a copy into another name: that name's reads are checked
+        # messages: print(...), logger.info(...), warnings.warn(...), f-strings inside them
+        walker: ast.AST | None = parent
+        while walker is not None and not isinstance(walker, ast.stmt):
+            if isinstance(walker, ast.Call) and self._is_message(walker):
+                return True
+            walker = self.b.parents.get(id(walker))
+        return False
+
+    def _is_message(self, call: ast.Call) -> bool:
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in _MESSAGE_CALLS
+
+    # ---- comparisons
+    def _kind_of(self, expr: ast.AST) -> Kind | None:
+        """Is `expr` a device or a backend value (something a literal is compared with)?"""
+        while isinstance(expr, ast.Call) and (
+            (isinstance(expr.func, ast.Attribute) and expr.func.attr in ("lower", "strip"))
+            or (resolve(self.ctx, expr.func) == "builtins.str" and expr.args)
+        ):
+            expr = expr.func.value if isinstance(expr.func, ast.Attribute) else expr.args[0]
+        if isinstance(expr, ast.Call) and resolve(self.ctx, expr.func) == _GET_BACKEND:
+            return "backend"
+        if isinstance(expr, ast.Attribute):
+            if expr.attr == "device":
+                return "device"
+            if expr.attr == "type" and (
+                (isinstance(expr.value, ast.Attribute) and expr.value.attr == "device")
+                or self._carrier(expr.value) in self._device_objects
+                or self._carrier(expr.value) in self.carriers["device"]
+                or _is_device_object(expr.value, self.ctx)
+            ):
+                return "device"  # `device.type` of a value used as a device
+        carrier = self._carrier(expr)
+        if carrier is not None:
+            kinds: tuple[Kind, ...] = ("device", "backend")
+            for kind in kinds:
+                if carrier in self.carriers[kind]:
+                    return kind
+            if carrier in self._device_objects:
+                return "device"
+        return None
+
+    def _carrier(self, expr: ast.AST) -> Carrier | None:
+        if isinstance(expr, ast.Name):
+            scope, _ = self._lookup(expr)
+            return ("name", str(id(scope)), expr.id)
+        if isinstance(expr, ast.Attribute) and resolve(self.ctx, expr.value) is None:
+            return ("attr", expr.attr)
+        if isinstance(expr, ast.Subscript):
+            key = const_str(expr.slice)
+            return ("key", key) if key is not None else None
+        return None
+
+    def _comparison(self, cmp: ast.Compare) -> None:
+        operands = [cmp.left, *cmp.comparators]
+        for op, left, right in zip(cmp.ops, operands, operands[1:], strict=False):
+            if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+                pairs = [(left, right), (right, left)]
+            elif isinstance(op, (ast.In, ast.NotIn)):
+                pairs = [(right, left)]
+                if isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                    pairs = [(left, e) for e in right.elts]
+            else:
+                continue
+            for value, literal in pairs:
+                if not isinstance(literal, ast.Constant):
+                    continue
+                kind = self._kind_of(value)
+                if kind is not None:
+                    self._compared(value, literal, kind, cmp)
+
+    def _compared(self, value: ast.AST, literal: ast.AST, kind: Kind, where: ast.AST) -> None:
+        """`literal` is compared with `value`, a device (or backend): the literal has to move
+        with it, and so does whatever `value` was set from (`args.device == "cuda"` makes
+        `--device`'s default a device string even if nothing else uses it)."""
+        self._literal(literal, kind, where, direct=False, carriers=set(), role="compare")
+        if _head_text(literal) and _HEADS[kind].fullmatch(_head_text(literal) or ""):
+            self._follow(value, kind, where, direct=False, carriers=set(), depth=0, seen=set())
+
+    def _startswith(self, call: ast.Call) -> None:
+        assert isinstance(call.func, ast.Attribute)
+        kind = self._kind_of(call.func.value)
+        if kind is None or not call.args:
+            return
+        arg = call.args[0]
+        for literal in arg.elts if isinstance(arg, ast.Tuple) else [arg]:
+            self._compared(call.func.value, literal, kind, call)
+
+
+class _Go(Protocol):
+    """The continuation `Flow._follow` hands to its helpers: follow `e` one step further."""
+
+    def __call__(self, e: ast.AST | None, *, hop: Carrier | None = None) -> None: ...
+
+
+def _is_device_object(expr: ast.AST, ctx: Context) -> bool:
+    """`torch.device(...)` or `<x>.device`: a device object whose `.type` is a device type."""
+    if isinstance(expr, ast.Call):
+        return resolve(ctx, expr.func) == "torch.device"
+    return isinstance(expr, ast.Attribute) and expr.attr == "device"
+
+
+def _head_text(node: ast.AST) -> str | None:
+    """The text a literal starts with: a str constant's value, an f-string's first part."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr) and node.values:
+        head = node.values[0]
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            # "cuda:" of f"cuda:{rank}"; a whole f"cuda" has only that part
+            return head.value
+    return None
+
+
+def resolve(ctx: Context, expr: ast.AST) -> str | None:
+    """`ctx.qualname`, also through imports made inside functions
+    (`def main(): import torch.distributed as dist` makes `dist.init_process_group` resolve)."""
+    direct = ctx.qualname(expr)
+    if direct is not None:
+        return direct
+    parts: list[str] = []
+    head = expr
+    while isinstance(head, ast.Attribute):
+        parts.append(head.attr)
+        head = head.value
+    if not isinstance(head, ast.Name):
+        return None
+    flow = Flow.of(ctx)
+    scope: Scope | None = flow.b.scope_of.get(id(head))
+    while scope is not None and not isinstance(scope, ast.Module):
+        found = flow.b.local_imports.get(id(scope), {}).get(head.id)
+        if found is not None:
+            return ".".join([found, *reversed(parts)])
+        if head.id in flow.b.names.get(id(scope), {}):
+            return None  # a local variable of that name
+        scope = flow.b.scope_of.get(id(scope))
+    return None
+
+
+def qualnames(ctx: Context, expr: ast.AST, depth: int = 0) -> set[str]:
+    """The dotted names `expr` may stand for, also through local aliases that `qualname`
+    does not follow: `ext = CUDAExtension`, `ext = CUDAExtension if cuda else CppExtension`,
+    `backends = torch.backends` then `backends.cuda`."""
+    direct = resolve(ctx, expr)
+    if direct is not None:
+        return {direct}
+    if depth > 8:
+        return set()
+    if isinstance(expr, ast.Attribute):
+        return {f"{q}.{expr.attr}" for q in qualnames(ctx, expr.value, depth + 1)}
+    if isinstance(expr, ast.IfExp):
+        return qualnames(ctx, expr.body, depth + 1) | qualnames(ctx, expr.orelse, depth + 1)
+    if isinstance(expr, ast.Name):
+        _scope, values = Flow.of(ctx)._lookup(expr)
+        out: set[str] = set()
+        for v in values:
+            out |= qualnames(ctx, v, depth + 1)
+        return out
+    return set()
+
+
+def string_values(ctx: Context, expr: ast.AST) -> list[str]:
+    """The string literals `expr` may evaluate to (through names, lists, `+` of lists,
+    `os.path.join(...)`'s last part, `glob`'s pattern), for telling CUDA sources apart."""
+    flow = Flow.of(ctx)
+    out: list[str] = []
+    todo: list[tuple[ast.AST, int]] = [(expr, 0)]
+    seen: set[int] = set()
+    while todo:
+        node, depth = todo.pop()
+        if id(node) in seen or depth > 12:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.append(node.value)
+        elif isinstance(node, ast.JoinedStr):
+            out.extend(const_str(v) or "" for v in node.values[-1:])
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            todo.extend((e, depth + 1) for e in node.elts)
+        elif isinstance(node, ast.Starred):
+            todo.append((node.value, depth + 1))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            todo.extend([(node.left, depth + 1), (node.right, depth + 1)])
+        elif isinstance(node, ast.ListComp):
+            todo.append((node.elt, depth + 1))
+            todo.extend((g.iter, depth + 1) for g in node.generators)
+        elif isinstance(node, ast.Call):
+            qual = ctx.qualname(node.func) or ""
+            if qual.startswith(("os.path.", "glob.")) or qual in (
+                "builtins.list",
+                "builtins.sorted",
+            ):
+                todo.extend((a, depth + 1) for a in node.args[-1:])
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in ("glob", "rglob"):
+                todo.extend((a, depth + 1) for a in node.args[:1])
+        elif isinstance(node, ast.Name):
+            _scope, values = flow._lookup(node)
+            todo.extend((v, depth + 1) for v in values)
+            # `sources += [...]` / `sources.append(...)` / `.extend(...)` in the same module
+            todo.extend((v, depth + 1) for v in flow.b.grown.get(node.id, []))
+    return out
