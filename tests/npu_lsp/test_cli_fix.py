@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-EXE = [sys.executable, "-m", "npu_runtime.cli", "check"]
+EXE = [sys.executable, "-m", "ascend_lens", "check"]
 
 TRAIN = """import argparse
 import os

@@ -38,7 +38,7 @@ def check_fix(tmp: Path, text: str) -> str:
     path = tmp / "cli_copy.py"
     path.write_text(text, encoding="utf-8")
     subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "check", "--fix", str(path)],
+        [sys.executable, "-m", "ascend_lens", "check", "--fix", str(path)],
         capture_output=True,
         text=True,
         timeout=60,
