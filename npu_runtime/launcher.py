@@ -84,6 +84,9 @@ def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser
     )
     for module, _ in hooks:
         module.add_arguments(p)
+    from npu_runtime import multirun
+
+    multirun.add_arguments(p)
     p.add_argument("script", metavar="SCRIPT", help="the Python script to run")
     p.add_argument(
         "args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the script"
@@ -113,6 +116,9 @@ def _check(
         p.error(f"script not found: {args.script}")
     for module, _ in hooks:
         module.check_args(p, args)
+    from npu_runtime import multirun
+
+    multirun.check_args(p, args)
 
 
 def _configure(args: argparse.Namespace) -> None:
@@ -180,8 +186,13 @@ def _print_user_traceback() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     hooks = _hooks()
     parser = build_parser(hooks)
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    arg_list = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(arg_list)
     _check(parser, args, hooks)
+    if args.nproc is not None:
+        from npu_runtime import multirun
+
+        return multirun.launch(args, multirun.child_argv(parser, arg_list, args.script))
     _configure(args)
     status = 0
     with contextlib.ExitStack() as stack:
@@ -195,7 +206,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in results:
         if hasattr(r, "exit_code"):
             status = r.exit_code(status)
+    if _is_distributed_rank():
+        _exit_now(status)
     return status
+
+
+def _is_distributed_rank() -> bool:
+    """Whether this process took part in a torch.distributed job (gloo threads are running)."""
+    dist = sys.modules.get("torch.distributed")
+    from npu_runtime.hccl import world
+
+    return world.current() is not None or bool(dist and dist.is_available() and dist.is_initialized())
+
+
+def _exit_now(status: int) -> None:
+    """End a rank without tearing gloo down: its destructors can abort a finished process
+    ("terminate called without an active exception") when the peers have already gone."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _report_leaks_at_exit() -> None:

@@ -184,7 +184,9 @@ def _alltoall(level: Level, algo: str, crossing: float, lk: Link) -> Phase:
     return ph
 
 
-def _phases(op: str, n: float, levels: list[Level], algos: list[str], links: list[Link]) -> list[Phase]:
+def _phases(
+    op: str, n: float, levels: list[Level], algos: list[str], links: list[Link]
+) -> list[Phase]:
     """The phases of `op` over `levels` (innermost first) in the order HCCL runs them."""
     if not levels:
         return []
@@ -247,7 +249,12 @@ def collective_cost(
 
 
 def _total(
-    op: str, n: float, phases: list[Phase], profile: DeviceProfile, buffsize: int, layout: GroupLayout
+    op: str,
+    n: float,
+    phases: list[Phase],
+    profile: DeviceProfile,
+    buffsize: int,
+    layout: GroupLayout,
 ) -> CommCost:
     rounds = max(1, math.ceil(n / buffsize)) if buffsize > 0 else 1
     alpha = sum(ph.alpha_us for ph in phases)
