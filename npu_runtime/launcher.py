@@ -208,6 +208,8 @@ def _report_leaks_at_exit() -> None:
     rt.report_host_leaks("exit", None)
     for dev in list(rt.devices.values()):
         for block in list(dev.memory.live.values()):
+            if block.owner:
+                continue
             rt.sanitizer.report(
                 "leak",
                 "exit",

@@ -1,0 +1,51 @@
+"""Registers the `npu` device with PyTorch (PrivateUse1) once per process."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from npu_runtime.core.runtime import get_runtime
+
+_done = False
+
+
+class _Hooks(torch._C._acc.PrivateUse1Hooks):  # type: ignore[misc]
+    def is_available(self) -> bool:
+        return True
+
+    def has_primary_context(self, dev_id: int) -> bool:
+        return dev_id in get_runtime().devices
+
+    def is_built(self) -> bool:
+        return True
+
+
+class _Guard(torch._C._acc.DeviceGuard):  # type: ignore[misc]
+    def type_(self) -> object:
+        return torch._C._autograd.DeviceType.PrivateUse1
+
+
+def setup() -> None:
+    """Rename PrivateUse1 to npu, install the backend module, hooks and the op fallback."""
+    global _done
+    if _done:
+        return
+    from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+
+    from npu_runtime import sites
+    from npu_runtime.torch_npu import aten, npu
+
+    if torch._C._get_privateuse1_backend_name() != "privateuseone":
+        raise RuntimeError(
+            f"PrivateUse1 is already taken by {torch._C._get_privateuse1_backend_name()!r}: "
+            "a real torch_npu (or another out-of-tree device) was imported before the emulator's"
+        )
+    _setup_privateuseone_for_python_backend("npu", npu, _Hooks(), _Guard())
+    lib = torch.library.Library("_", "IMPL")  # noqa: TOR901 (a backend fallback, kept alive below)
+    lib.fallback(aten.fallback, "PrivateUse1")
+    globals()["_lib"] = lib
+    # Frames inside torch sit between the user's line and the device: never a launch site.
+    sites.add_internal_root(os.path.dirname(torch.__file__))
+    _done = True
