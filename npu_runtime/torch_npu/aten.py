@@ -341,6 +341,8 @@ _SPECIAL: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
     "resize_": _resize_,
     "set_": _set,
 }
+# ops with a default kernel of their own that must be overridden for npu
+EXPLICIT = ("convolution_overrideable", "convolution_backward_overrideable")
 _REPLACE: dict[str, Callable[..., Any]] = {
     "convolution_overrideable": _convolution,
     "convolution_backward_overrideable": _convolution_backward,

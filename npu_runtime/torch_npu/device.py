@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import torch
 
@@ -27,6 +28,15 @@ class _Guard(torch._C._acc.DeviceGuard):  # type: ignore[misc]
         return torch._C._autograd.DeviceType.PrivateUse1
 
 
+def _kernel(op: Any) -> Any:
+    from npu_runtime.torch_npu.aten import fallback
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        return fallback(op, *args, **kwargs)
+
+    return kernel
+
+
 def setup() -> None:
     """Rename PrivateUse1 to npu, install the backend module, hooks and the op fallback."""
     global _done
@@ -45,7 +55,15 @@ def setup() -> None:
     _setup_privateuseone_for_python_backend("npu", npu, _Hooks(), _Guard())
     lib = torch.library.Library("_", "IMPL")  # noqa: TOR901 (a backend fallback, kept alive below)
     lib.fallback(aten.fallback, "PrivateUse1")
-    globals()["_lib"] = lib
+    # Ops whose default (CompositeExplicitAutograd) kernel would shadow the fallback.
+    aten_lib = torch.library.Library("aten", "IMPL")  # noqa: TOR901
+    for name in aten.EXPLICIT:
+        op = getattr(torch.ops.aten, name).default
+        aten_lib.impl(name, _kernel(op), "PrivateUse1")
+    globals()["_libs"] = (lib, aten_lib)
+    from npu_runtime.torch_npu import autocast
+
+    autocast.register()
     # Frames inside torch sit between the user's line and the device: never a launch site.
     sites.add_internal_root(os.path.dirname(torch.__file__))
     _done = True

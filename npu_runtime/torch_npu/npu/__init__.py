@@ -12,6 +12,16 @@ from npu_runtime.torch_npu.random import generator
 
 _rt = get_runtime()
 
+from npu_runtime.torch_npu.npu import amp  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import (  # noqa: E402
+    Event,
+    Stream,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+)
+
 
 def _index(device: Any = None) -> int:
     if device is None:
