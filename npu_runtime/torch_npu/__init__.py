@@ -21,7 +21,13 @@ from npu_runtime.torch_npu import device as _device
 _device.setup()
 
 from npu_runtime.torch_npu import npu  # noqa: E402
+from npu_runtime.torch_npu.fused import (  # noqa: E402
+    npu_fusion_attention,
+    npu_rms_norm,
+    npu_rotary_mul,
+    npu_swiglu,
+)
 
 __version__ = "2.6.0.post3+ascendlens"
-__all__ = ["npu"]
+__all__ = ["npu", "npu_fusion_attention", "npu_rms_norm", "npu_rotary_mul", "npu_swiglu"]
 del torch

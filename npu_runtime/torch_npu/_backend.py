@@ -193,7 +193,9 @@ def with_storage(
     storage: torch.UntypedStorage, size: Any, stride: Any, dtype: torch.dtype, index: int,
     offset: int = 0,
 ) -> torch.Tensor:
-    t = _anchor(index, dtype).detach()
+    # `.data`, not `.detach()`: a fresh TensorImpl with its own version counter (detach
+    # would share the anchor's, and every in-place op would bump every npu tensor's).
+    t = _anchor(index, dtype).data
     _set_storage.redispatch_boxed(_CPU, t, storage, offset, list(size), list(stride))
     return t
 

@@ -317,6 +317,19 @@ def _set(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:
     return result
 
 
+def _as_strided(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:
+    """A view with explicit geometry: the offset counts in the npu storage's elements, so
+    it is applied to the storage directly (a host view's offset would count from the
+    device's first byte)."""
+    t = args[0]
+    size = args[1] if len(args) > 1 else kw["size"]
+    stride = args[2] if len(args) > 2 else kw["stride"]
+    off = args[3] if len(args) > 3 else kw.get("storage_offset")
+    if off is None:
+        off = t.storage_offset()
+    return B.with_storage(t.untyped_storage(), size, stride, t.dtype, t.device.index or 0, int(off))
+
+
 def _convolution(*a: Any) -> Any:
     return aten.convolution.default(*a)
 
@@ -333,6 +346,7 @@ def _convolution_backward(
 
 _SPECIAL: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
     "empty": _empty,
+    "as_strided": _as_strided,
     "empty_strided": _empty_strided,
     "_copy_from": _copy_from,
     "copy_": _copy_,
