@@ -20,7 +20,7 @@ from npu_runtime.torch_npu import device as _device
 
 _device.setup()
 
-from npu_runtime.torch_npu import npu  # noqa: E402
+from npu_runtime.torch_npu import contrib, npu, profiler  # noqa: E402
 from npu_runtime.torch_npu.fused import (  # noqa: E402
     npu_fusion_attention,
     npu_rms_norm,
