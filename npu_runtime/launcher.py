@@ -174,7 +174,19 @@ def _print_user_traceback() -> None:
 
     while tb is not None and _is_ours(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
+    # Nor the emulator's own frames below the user's line (an error raised by a front end
+    # such as torch_npu's op fallback ends at the line that called it).
+    last_user, t = None, tb
+    while t is not None:
+        if not t.tb_frame.f_code.co_filename.startswith(_RUNTIME_DIR):
+            last_user = t
+        t = t.tb_next
+    if last_user is not None:
+        last_user.tb_next = None
     traceback.print_exception(etype, value, tb)
+
+
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -106,9 +106,12 @@ def allocator_for(index: int) -> CachingAllocator:
 
 def torch_capacity(dev: Device) -> int:
     """Total capacity as torch_npu reports it: usable HBM less the runtime's own reserve."""
-    prof = dev.profile
-    reserve = getattr(prof, "torch_reserved_bytes", 0)
-    return dev.memory.capacity - reserve
+    import json
+    from importlib import resources
+
+    with resources.files("npu_runtime.data").joinpath("torch_npu.json").open(encoding="utf-8") as f:
+        table = json.load(f)["total_capacity_bytes"]
+    return min(int(table.get(dev.profile.name, dev.memory.capacity)), dev.memory.capacity)
 
 
 def stream_for(index: int) -> Stream:

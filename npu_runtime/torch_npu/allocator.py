@@ -80,6 +80,12 @@ class CachingAllocator:
             self.stats.num_ooms += 1
             raise torch.OutOfMemoryError(self._message(nbytes))
         mem = self.memory
+        if mem.used - mem.cached_bytes + size > self.capacity and not mem._cache.get(size):
+            mem.release_cache()  # what the real allocator does before giving up
+            if mem.used + size > self.capacity:
+                self.stats.num_alloc_retries += 1
+                self.stats.num_ooms += 1
+                raise torch.OutOfMemoryError(self._message(nbytes))
         try:
             block = mem.malloc_cached(size, site)
         except OutOfMemory:
@@ -117,7 +123,7 @@ class CachingAllocator:
     def _message(self, nbytes: int) -> str:
         mem = self.memory
         allocated = self.stats.allocated
-        free = max(mem.capacity - mem.used, 0)
+        free = max(self.capacity - mem.used, 0)
         limit = self._limit()
         allowed = f"{format_size(limit)} allowed; " if limit is not None else ""
         return (

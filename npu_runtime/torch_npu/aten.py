@@ -11,6 +11,7 @@ does not list raise "aten::xyz is not emulated yet" at the user's line.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +49,21 @@ _plans: dict[Any, _Plan] = {}
 
 
 def fallback(op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
-    """The PrivateUse1 kernel of every aten op without a kernel of its own."""
+    """The PrivateUse1 kernel of every aten op without a kernel of its own.
+
+    Errors reach the user without our frames: the traceback ends at the user's line."""
+    try:
+        return _dispatch(op, args, kwargs)
+    except Exception as exc:
+        if _FULL_TRACEBACK:
+            raise
+        raise exc.with_traceback(None) from None
+
+
+_FULL_TRACEBACK = bool(os.environ.get("ASCEND_LENS_DEBUG"))
+
+
+def _dispatch(op: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     plan = _plans.get(op)
     if plan is None:
         plan = _plans[op] = _Plan(op)
