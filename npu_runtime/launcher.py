@@ -31,6 +31,7 @@ from npu_runtime._shim import SHIM_DIR
 LAUNCH_HOOKS: list[tuple[str, str]] = [
     ("npu_runtime.profiler.cli_hook", "profiling"),
     ("npu_runtime.dump.cli_hook", "dumping"),
+    ("npu_runtime.estimate.cli_hook", "estimating"),
 ]
 
 

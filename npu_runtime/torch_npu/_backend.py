@@ -23,6 +23,7 @@ and pointing it at that storage with the CPU `set_` kernel (it only sets metadat
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import weakref
 from typing import Any
@@ -53,7 +54,9 @@ class _State(threading.local):
 
 
 state = _State()
-estimate = False  # estimate mode: meta host views, no values (set by the launcher hook)
+# estimate mode: meta host views, no values (`ascend-lens run --estimate` sets the variable)
+estimate = os.environ.get("ASCEND_LENS_ESTIMATE") == "1"
+first_oom: tuple[SourceSite | None, str] | None = None  # the first OutOfMemoryError raised
 _anchors: dict[tuple[int, torch.dtype], torch.Tensor] = {}
 _host_bases: dict[tuple[int, torch.dtype], torch.Tensor] = {}
 _allocators: dict[int, CachingAllocator] = {}
@@ -171,9 +174,15 @@ def _free_block(alloc: CachingAllocator, dev: Device, block: Block) -> None:
 
 def new_storage(index: int, nbytes: int) -> torch.UntypedStorage:
     """A storage of `nbytes` on npu:index from the caching allocator (freed when it dies)."""
+    global first_oom
     alloc = allocator_for(index)
     site = user_site(2) if _rt.sanitizer.enabled else None
-    block = alloc.malloc(nbytes, site)
+    try:
+        block = alloc.malloc(nbytes, site)
+    except torch.OutOfMemoryError as exc:
+        if first_oom is None:
+            first_oom = (site or user_site(2), str(exc))
+        raise
     s = _make_storage(block.addr, torch_device(index), nbytes)
     weakref.finalize(s, _free_block, alloc, alloc.device, block)
     return s
@@ -222,7 +231,7 @@ _itemsizes: dict[torch.dtype, int] = {}
 def _itemsize(dtype: torch.dtype) -> int:
     n = _itemsizes.get(dtype)
     if n is None:
-        n = _itemsizes[dtype] = torch.empty((), dtype=dtype).element_size()
+        n = _itemsizes[dtype] = torch.empty((), dtype=dtype, device="cpu").element_size()
     return n
 
 
@@ -231,7 +240,7 @@ def host_view(t: torch.Tensor) -> torch.Tensor:
     if estimate:
         return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")
     if t.numel() == 0:  # no device memory behind it; a CPU kernel may resize it (out=)
-        return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype)
+        return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="cpu")
     index = t.device.index or 0
     dtype = t.dtype
     base = _host_bases.get((index, dtype))

@@ -80,7 +80,7 @@ class CachingAllocator:
             self.stats.num_ooms += 1
             raise torch.OutOfMemoryError(self._message(nbytes))
         mem = self.memory
-        if mem.used - mem.cached_bytes + size > self.capacity and not mem._cache.get(size):
+        if mem.used + size > self.capacity and not mem._cache.get(size):
             mem.release_cache()  # what the real allocator does before giving up
             if mem.used + size > self.capacity:
                 self.stats.num_alloc_retries += 1

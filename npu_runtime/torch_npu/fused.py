@@ -154,8 +154,8 @@ def _from_bnsd(x: torch.Tensor, layout: str) -> torch.Tensor:
 
 def _visible(sq: int, sk: int, mask: torch.Tensor | None, mode: int, pre: int, nxt: int) -> torch.Tensor | None:
     """Bool [.., Sq, Sk]: True where a query may attend a key (torch_npu: mask 1 = masked)."""
-    i = torch.arange(sq)[:, None]
-    j = torch.arange(sk)[None, :]
+    i = torch.arange(sq, device="cpu")[:, None]
+    j = torch.arange(sk, device="cpu")[None, :]
     if mode == 2:  # left-up causal
         return j <= i
     if mode == 3:  # right-down causal
@@ -224,7 +224,7 @@ def npu_fusion_attention(
         safe = torch.where(torch.isinf(mx), torch.zeros_like(mx), mx)
         p = torch.exp(s - safe)
         sm = p.sum(-1, keepdim=True)
-        o = torch.where(sm > 0, (p / sm.clamp_min(1e-30)) @ vf, torch.zeros(()))
+        o = torch.where(sm > 0, (p / sm.clamp_min(1e-30)) @ vf, torch.zeros((), device="cpu"))
         out = _from_bnsd(o, layout).to(q.dtype)
         return [out, safe.detach().expand(*mx.shape[:-1], 8).contiguous(), sm.detach().expand(*sm.shape[:-1], 8).contiguous()]
 
