@@ -31,6 +31,7 @@ from npu_runtime._shim import SHIM_DIR
 LAUNCH_HOOKS: list[tuple[str, str]] = [
     ("npu_runtime.profiler.cli_hook", "profiling"),
     ("npu_runtime.dump.cli_hook", "dumping"),
+    ("npu_runtime.estimate.cli_hook", "estimating"),
 ]
 
 
@@ -180,7 +181,19 @@ def _print_user_traceback() -> None:
 
     while tb is not None and _is_ours(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
+    # Nor the emulator's own frames below the user's line (an error raised by a front end
+    # such as torch_npu's op fallback ends at the line that called it).
+    last_user, t = None, tb
+    while t is not None:
+        if not t.tb_frame.f_code.co_filename.startswith(_RUNTIME_DIR):
+            last_user = t
+        t = t.tb_next
+    if last_user is not None:
+        last_user.tb_next = None
     traceback.print_exception(etype, value, tb)
+
+
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -240,6 +253,8 @@ def _report_leaks_at_exit() -> None:
     rt.report_host_leaks("exit", None)
     for dev in list(rt.devices.values()):
         for block in list(dev.memory.live.values()):
+            if block.owner:
+                continue
             rt.sanitizer.report(
                 "leak",
                 "exit",

@@ -1,0 +1,69 @@
+"""Registers the `npu` device with PyTorch (PrivateUse1) once per process."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+
+from npu_runtime.core.runtime import get_runtime
+
+_done = False
+
+
+class _Hooks(torch._C._acc.PrivateUse1Hooks):  # type: ignore[misc]
+    def is_available(self) -> bool:
+        return True
+
+    def has_primary_context(self, dev_id: int) -> bool:
+        return dev_id in get_runtime().devices
+
+    def is_built(self) -> bool:
+        return True
+
+
+class _Guard(torch._C._acc.DeviceGuard):  # type: ignore[misc]
+    def type_(self) -> object:
+        return torch._C._autograd.DeviceType.PrivateUse1
+
+
+def _kernel(op: Any) -> Any:
+    from npu_runtime.torch_npu.aten import fallback
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        return fallback(op, *args, **kwargs)
+
+    return kernel
+
+
+def setup() -> None:
+    """Rename PrivateUse1 to npu, install the backend module, hooks and the op fallback."""
+    global _done
+    if _done:
+        return
+    from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+
+    from npu_runtime import sites
+    from npu_runtime.torch_npu import aten, npu
+
+    if torch._C._get_privateuse1_backend_name() != "privateuseone":
+        raise RuntimeError(
+            f"PrivateUse1 is already taken by {torch._C._get_privateuse1_backend_name()!r}: "
+            "a real torch_npu (or another out-of-tree device) was imported before the emulator's"
+        )
+    _setup_privateuseone_for_python_backend("npu", npu, _Hooks(), _Guard())
+    lib = torch.library.Library("_", "IMPL")  # noqa: TOR901 (a backend fallback, kept alive below)
+    lib.fallback(aten.fallback, "PrivateUse1")
+    # Ops whose default (CompositeExplicitAutograd) kernel would shadow the fallback.
+    aten_lib = torch.library.Library("aten", "IMPL")  # noqa: TOR901
+    for name in aten.EXPLICIT:
+        op = getattr(torch.ops.aten, name).default
+        aten_lib.impl(name, _kernel(op), "PrivateUse1")
+    globals()["_libs"] = (lib, aten_lib)
+    from npu_runtime.torch_npu import autocast
+
+    autocast.register()
+    # Frames inside torch sit between the user's line and the device: never a launch site.
+    sites.add_internal_root(os.path.dirname(torch.__file__))
+    _done = True
