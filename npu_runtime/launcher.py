@@ -185,15 +185,14 @@ def _print_user_traceback() -> None:
     # such as torch_npu's op fallback ends at the line that called it).
     last_user, t = None, tb
     while t is not None:
-        if not t.tb_frame.f_code.co_filename.startswith(_RUNTIME_DIR):
+        # (torch's own frames count as ours once torch_npu marked them: a collective's
+        # error ends at the user's dist.all_reduce line, not inside torch.distributed)
+        if not _is_ours(t.tb_frame.f_code.co_filename):
             last_user = t
         t = t.tb_next
     if last_user is not None:
         last_user.tb_next = None
     traceback.print_exception(etype, value, tb)
-
-
-_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -229,7 +228,9 @@ def _is_distributed_rank() -> bool:
     dist = sys.modules.get("torch.distributed")
     from npu_runtime.hccl import world
 
-    return world.current() is not None or bool(dist and dist.is_available() and dist.is_initialized())
+    return world.current() is not None or bool(
+        dist and dist.is_available() and dist.is_initialized()
+    )
 
 
 def _exit_now(status: int) -> None:

@@ -159,7 +159,7 @@ class Communicator:
         from npu_runtime.core.runtime import get_runtime
 
         rt = get_runtime()
-        dev = record.device()
+        dev = record.device(record.default_device_id())
         device_id = dev.id if dev is not None else _env_int("LOCAL_RANK", 0)
         settings, rank_table = _settings_and_table(rt.profile.name, device_id)
         me_global = global_ranks[group_rank]

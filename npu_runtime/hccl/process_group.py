@@ -220,9 +220,9 @@ class HcclProcessGroup(_ProcessGroup):
     # -- plumbing ----------------------------------------------------------------------
     def _device_of(self, tensors: Sequence[torch.Tensor]) -> int | None:
         for t in tensors:
-            if t.device.type != "cpu":
-                return t.device.index if t.device.index is not None else None
-        return None
+            if t.device.type != "cpu" and t.device.index is not None:
+                return t.device.index
+        return record.default_device_id()
 
     def _check(self, tensors: Sequence[torch.Tensor]) -> None:
         for t in tensors:
@@ -265,9 +265,10 @@ class HcclProcessGroup(_ProcessGroup):
         for o in outputs:
             match = next((h for i, h in zip(inputs, host_in, strict=True) if i is o), None)
             host_out.append(match if match is not None else next(it))
-        work = gloo(host_in, host_out)
-        if work is not None:
-            work.wait()
+        if not any(t.is_meta for t in [*host_in, *host_out]):  # estimate mode: no values
+            work = gloo(host_in, host_out)
+            if work is not None:
+                work.wait()
         lent_in.write_back()
         lent_out.write_back()
         return _Work(list(result if result is not None else outputs), entry)
@@ -543,6 +544,15 @@ def _create(backend_opts: Any, pg_options: Any) -> HcclProcessGroup:
 
 def register(devices: Sequence[str] | None = None) -> None:
     """Make `backend="hccl"` available (idempotent); torch_npu's import calls this."""
+    global host_view
+    if npu_device_registered():
+        from npu_runtime.torch_npu import _backend
+
+        # npu tensors lend gloo their device memory; collectives follow torch's current
+        # stream and device (torch.npu.set_device / torch.npu.stream).
+        host_view = _backend.host_view
+        record.current_stream = lambda dev: _backend.stream_for(dev.id)
+        record.default_device = lambda: _backend.state.device
     if BACKEND.upper() in dist.Backend._plugins:
         return
     devs = list(devices) if devices is not None else _default_devices()

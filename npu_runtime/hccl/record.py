@@ -25,8 +25,18 @@ from npu_runtime.sites import _is_ours
 # The torch front end sets this to answer "which stream is current on device N" (torch's
 # current npu stream); by default it is the context's default stream.
 current_stream: Callable[[Device], Stream | None] | None = None
+# ... and this one "which device is current in this thread" (torch.npu.current_device()).
+default_device: Callable[[], int | None] | None = None
 
 _comm_streams: dict[int, Stream] = {}
+
+
+def default_device_id() -> int | None:
+    """The device a collective without tensors (a barrier) runs on."""
+    if default_device is not None:
+        return default_device()
+    d = device()
+    return d.id if d is not None else None
 
 
 def device(device_id: int | None = None) -> Device | None:
@@ -137,7 +147,10 @@ def _framework_dirs() -> tuple[str, ...]:
 
 def user_call_site(skip: int = 2) -> SourceSite | None:
     """The user's line behind a collective: the first frame outside our packages and torch."""
-    frame: FrameType | None = sys._getframe(skip)
+    try:
+        frame: FrameType | None = sys._getframe(skip)
+    except ValueError:  # called from C++ (DDP's reducer) with hardly any Python above
+        frame = sys._getframe(0)
     skip_dirs = _framework_dirs()
     while frame is not None:
         fn = frame.f_code.co_filename

@@ -21,6 +21,10 @@ from npu_runtime.torch_npu import device as _device
 _device.setup()
 
 from npu_runtime.torch_npu import contrib, npu, profiler  # noqa: E402
+
+from npu_runtime.hccl import process_group as _hccl  # noqa: E402
+
+_hccl.register()  # backend="hccl" for torch.distributed, on npu tensors
 from npu_runtime.torch_npu.fused import (  # noqa: E402
     npu_fusion_attention,
     npu_rms_norm,
