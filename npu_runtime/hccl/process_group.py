@@ -204,11 +204,33 @@ class HcclProcessGroup(_ProcessGroup):
             store, group_rank, global_ranks, group_key, self._group_label, timeout.total_seconds()
         )
 
+    # A Python process group has no C++ backend to keep these: torch sets them right after
+    # creation, and FSDP and DeviceMesh read them back.
+    _name = ""
+    _desc = ""
+
+    def _set_group_name(self, name: str) -> None:
+        self._name = name
+
+    def getGroupName(self) -> str:  # noqa: N802 (torch's name)
+        return self._name
+
+    def _set_group_desc(self, desc: str) -> None:
+        self._desc = desc
+
+    def getGroupDesc(self) -> str:  # noqa: N802 (torch's name)
+        return self._desc
+
+    @property
+    def group_name(self) -> str:
+        return self._name
+
+    @property
+    def group_desc(self) -> str:
+        return self._desc
+
     def _group_label(self) -> str:
-        try:
-            desc = self.group_desc
-        except Exception:  # before torch set it
-            desc = ""
+        desc = self._desc
         return "default_group" if desc in ("", "default_pg", "undefined") else desc
 
     def getBackendName(self) -> str:  # noqa: N802 (torch's name)
