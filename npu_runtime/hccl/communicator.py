@@ -175,7 +175,7 @@ class Communicator:
                 device=device_id,
             )
         )
-        progress.attach(root_store(store), w.rank)
+        progress.attach(root_store(store), w.rank, w.world_size)
         timeout = min(init_timeout_s, settings.connect_timeout_s + 20)  # HCCL adds 20 s
         store.set(f"hccl/member/{group_rank}", json.dumps([me_global, server, device_id]))
         if group_rank == 0:

@@ -108,6 +108,8 @@ def differences(sigs: Sequence[Signature], group_ranks: Sequence[int]) -> list[s
     return out
 
 
+# How long rank 0, which hosts the store, waits at exit for the other ranks to leave.
+STORE_LINGER_S = 3.0
 EXITED = "<exited>"  # the op of the signature a rank leaves behind when its process ends
 
 
@@ -206,11 +208,11 @@ class Exchange:
         try:
             # 0 = never, as HCCL_EXEC_TIMEOUT=0 means.
             self.store.wait(keys, timedelta(seconds=limit if limit > 0 else 10**8))
-        except Exception as exc:  # the store's timeout (DistStoreError)
+        except Exception:  # the store's timeout (DistStoreError)
             missing = [r for r, k in enumerate(keys) if not self.store.check([k])]
             if not missing:
                 return
-            raise CollectiveTimeoutError(message(missing)) from exc
+            raise CollectiveTimeoutError(message(missing)) from None
 
     def leave(self, note: str) -> None:
         """Leave an exit signature wherever another rank may wait for this one next."""
@@ -275,15 +277,16 @@ class _Progress:
     def __init__(self) -> None:
         self.store: Store | None = None
         self.rank = -1
+        self.world_size = 1
         self.last = ""
         self.exchanges: list[Exchange] = []
         self._registered = False
 
-    def attach(self, world_store: Store, rank: int) -> None:
+    def attach(self, world_store: Store, rank: int, world_size: int) -> None:
         if not self._registered:
             atexit.register(self.exited)
             self._registered = True
-        self.store, self.rank = world_store, rank
+        self.store, self.rank, self.world_size = world_store, rank, world_size
 
     def note(self, what: str) -> None:
         self.last = what
@@ -301,12 +304,24 @@ class _Progress:
         return "no collective yet"
 
     def exited(self, how: str = "process finished") -> None:
-        """Leave exit signatures in every communicator (atexit; idempotent)."""
+        """Leave exit signatures in every communicator (atexit; idempotent).
+
+        Rank 0 hosts the job's store: it stays until the other ranks have left too (or
+        STORE_LINGER_S passed), so a rank still reading signatures is not cut off.
+        """
         note = f"{how}; last call: {self.last}" if self.last else how
         exchanges, self.exchanges = self.exchanges, []
         for ex in exchanges:
             with contextlib.suppress(Exception):  # the store may be gone with the job
                 ex.leave(note)
+        store = self.store
+        if store is None:
+            return
+        with contextlib.suppress(Exception):
+            store.set(f"ascend-lens/exit/{self.rank}", note)
+            if self.rank == 0 and self.world_size > 1:
+                others = [f"ascend-lens/exit/{r}" for r in range(1, self.world_size)]
+                store.wait(others, timedelta(seconds=STORE_LINGER_S))
 
 
 progress = _Progress()

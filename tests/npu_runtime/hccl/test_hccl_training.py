@@ -146,7 +146,7 @@ def test_two_machines_on_one_host_run_one_job_over_roce(tmp_path: Path) -> None:
         procs.append(subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))  # fmt: skip
     outs = [p.communicate(timeout=240) for p in procs]
-    for p, (out, err) in zip(procs, outs, strict=True):
+    for p, (_, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err[-3000:]
     text = outs[0][0] + outs[1][0]
     for rank in range(4):

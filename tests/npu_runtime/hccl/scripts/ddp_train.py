@@ -27,7 +27,7 @@ ddp = torch.nn.parallel.DistributedDataParallel(model)
 opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
 gen = torch.Generator().manual_seed(1)
 saved = []
-for step in range(STEPS):
+for _ in range(STEPS):
     x = torch.randn(GLOBAL_BATCH, 16, generator=gen)
     y = torch.randn(GLOBAL_BATCH, 4, generator=gen)
     per = GLOBAL_BATCH // world

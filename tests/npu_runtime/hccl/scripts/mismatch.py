@@ -30,7 +30,6 @@ elif case == "stuck":
     if rank == 1:
         time.sleep(600)  # a rank busy elsewhere: the others time out
     dist.all_reduce(t)
-elif case == "recv":
-    if rank == 0:
-        dist.send(t, dst=1)  # rank 1 never receives
+elif case == "recv" and rank == 0:
+    dist.send(t, dst=1)  # rank 1 never receives
 print(f"rank {rank} finished")
