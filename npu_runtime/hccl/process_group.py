@@ -229,6 +229,11 @@ class HcclProcessGroup(_ProcessGroup):
     def group_desc(self) -> str:
         return self._desc
 
+    @property
+    def _device_types(self) -> list[torch.device]:
+        # What torch asks to pick the device of object collectives and barriers.
+        return [torch.device(DEVICE if npu_device_registered() else "cpu")]
+
     def _group_label(self) -> str:
         desc = self._desc
         return "default_group" if desc in ("", "default_pg", "undefined") else desc
