@@ -16,6 +16,7 @@ torch's C++ ProcessGroup, so their bucketed all-reduces and shard gathers come h
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -132,6 +133,11 @@ class _Work(_WorkBase):
         return True
 
     def get_future(self) -> torch.futures.Future[list[torch.Tensor]]:
+        # DDP takes the future of each bucket's all-reduce inside backward and waits for them
+        # all when backward ends (Reducer::finalize_backward): the compute stream joins then.
+        if self._entry is not None:
+            with contextlib.suppress(RuntimeError):  # not inside backward: nothing to queue
+                torch.autograd.Variable._execution_engine.queue_callback(self._entry.join)
         return self._future
 
     def is_completed(self) -> bool:
