@@ -149,9 +149,10 @@ class Exchange:
         keys = [key + str(r) for r in range(len(self.global_ranks))]
         self._wait(keys, lambda missing: self._timeout_message(sig, seq, missing))
         sigs = [Signature.loads(raw) for raw in self.store.multi_get(keys)]
-        # Everyone has read call seq-1 by the time they wrote call seq: drop my old key.
-        if seq > 1:
-            self.store.delete_key(f"hccl/c/{seq - 1}/{self.group_rank}")
+        # Everyone has read call seq-1 by the time they wrote call seq. Keep it (another
+        # rank's report may quote it as this rank's last call) and drop the one before.
+        if seq > 2:
+            self.store.delete_key(f"hccl/c/{seq - 2}/{self.group_rank}")
         gone = [s for s in sigs if s.op == EXITED]
         if gone:
             raise CollectiveTimeoutError(self._exited_message(sig, seq, sigs))
@@ -185,7 +186,7 @@ class Exchange:
                 f"HCCL {role} #{n} on {self.label} timed out after {self.timeout_s():g} s "
                 f"(HCCL_EXEC_TIMEOUT): rank {self.global_ranks[peer]} never posted the matching "
                 f"{verb}\n  rank {sig.rank}: {sig.describe()}\n  rank {self.global_ranks[peer]}: "
-                f"{progress.last_of(self.store, self.global_ranks[peer])}"
+                f"{self._last_call(peer)}"
             )
 
         self._wait([key], message)
@@ -228,6 +229,15 @@ class Exchange:
             self.store.set(f"hccl/p/{self.group_rank}-{peer}/{n_send}/send", raw)
             self.store.set(f"hccl/p/{peer}-{self.group_rank}/{n_recv}/recv", raw)
 
+    def _last_call(self, group_rank: int, seq: int | None = None) -> str:
+        """A rank's last collective on this communicator, from its signature in the store."""
+        n = self.seq if seq is None else seq
+        key = f"hccl/c/{n}/{group_rank}"
+        with contextlib.suppress(Exception):
+            if n > 0 and self.store.check([key]):
+                return f"its last call was #{n}: {Signature.loads(self.store.get(key)).describe()}"
+        return "no collective yet"
+
     def _exited_message(self, sig: Signature, seq: int, sigs: list[Signature]) -> str:
         gone = [s for s in sigs if s.op == EXITED]
         head = (
@@ -257,7 +267,7 @@ class Exchange:
                 )
             else:
                 g = self.global_ranks[r]
-                rows.append(f"  rank {g}: not entered; {progress.last_of(self.store, g)}")
+                rows.append(f"  rank {g}: not entered; {self._last_call(r, seq - 1)}")
         return head + "\n" + "\n".join(rows)
 
 
@@ -289,19 +299,8 @@ class _Progress:
         self.store, self.rank, self.world_size = world_store, rank, world_size
 
     def note(self, what: str) -> None:
+        """What this rank entered last (quoted in its exit signature)."""
         self.last = what
-        if self.store is not None:
-            # A dying store must not mask the user's own error.
-            with contextlib.suppress(Exception):
-                self.store.set(f"ascend-lens/last/{self.rank}", what)
-
-    def last_of(self, store: Store, rank: int) -> str:
-        """What `rank` last entered, as it published it."""
-        key = f"ascend-lens/last/{rank}"
-        with contextlib.suppress(Exception):
-            if self.store is not None and self.store.check([key]):
-                return "last call: " + self.store.get(key).decode()
-        return "no collective yet"
 
     def exited(self, how: str = "process finished") -> None:
         """Leave exit signatures in every communicator (atexit; idempotent).
