@@ -29,10 +29,6 @@ _CPU_DEVICE = torch.device("cpu")
 _CPU_OK = {"index", "index_put", "_index_put_impl", "_copy_from", "_copy_from_and_resize", "copy"}
 
 
-class NotEmulated(NotImplementedError):
-    """An aten op the emulator does not cover yet."""
-
-
 class _Plan:
     __slots__ = ("name", "entry", "special", "fn", "has_generator", "cpu_ok")
 
@@ -70,7 +66,7 @@ def _dispatch(op: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str
     if plan.special is not None:
         return plan.special(op, args, kwargs)
     if plan.entry is None:
-        raise NotEmulated(
+        raise NotImplementedError(
             f"aten::{plan.name} is not emulated yet on the npu device (Ascend Lens); "
             "run this part on the CPU or open an issue with the op name"
         )
@@ -299,7 +295,11 @@ def _local_scalar_dense(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> A
         raise RuntimeError(_estimate_message("reading a value back (.item(), print, a branch)"))
     i = t.device.index or 0
     B.synchronize(i, "aclrtMemcpy")
-    return B.host_view(t).item()
+    value = B.host_view(t).item()
+    dev = B.ensure_device(i)
+    B.charge(i, "MemcpyD2H", _copy_cost(dev, 2, t.element_size()), (B.info(t),), (),
+             kind="memcpy", name="MEMCPY_DEVICE_TO_HOST")  # fmt: skip
+    return value
 
 
 def _resize_(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:
