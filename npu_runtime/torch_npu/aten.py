@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from npu_runtime.core.runtime import get_runtime
 from npu_runtime.core.transfer import _copy_cost
 from npu_runtime.torch_npu import _backend as B
 from npu_runtime.torch_npu.costing import cost_for
@@ -24,6 +25,7 @@ from npu_runtime.torch_npu.optable import OpEntry, lookup
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
+_rt = get_runtime()
 _CPU_DEVICE = torch.device("cpu")
 # ops that take CPU index tensors next to npu ones, as CUDA's do
 _CPU_OK = {"index", "index_put", "_index_put_impl", "_copy_from", "_copy_from_and_resize", "copy"}
@@ -114,8 +116,9 @@ class _Call:
 
 def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     call = _Call()
-    hargs = [call.conv(a) for a in args]
-    hkw = {k: call.conv(v) for k, v in kwargs.items()}
+    conv = call.conv
+    hargs = [conv(a) for a in args]
+    hkw = {k: conv(v) for k, v in kwargs.items()} if kwargs else kwargs
     index = call.index
     if index is None:
         index = B.state.device
@@ -134,9 +137,8 @@ def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     entry = plan.entry
     assert entry is not None
     if entry.kind != "view":
-        dev = B.ensure_device(index)
-        ins = [t for t in call.views]
-        c = cost_for(plan.name, entry, ins, outs, dev.profile)
+        ins = call.views
+        c = cost_for(plan.name, entry, ins, outs, _rt.profile)
         if B.listening():
             B.charge(index, entry.op_type, c, tuple(map(B.info, ins)), tuple(map(B.info, outs)))
         else:
@@ -174,7 +176,7 @@ def _as_view(r: Tensor, call: _Call, index: int) -> Tensor | None:
                 return B.with_storage(a.untyped_storage(), r.size(), r.stride(), r.dtype, index, off)
         return None
     mem = B._devices[index].memory
-    base = B._host_bases[(index, torch.uint8)]
+    base = B._host_bases[(index, torch.uint8)][0]
     host0 = base.data_ptr()
     p = r.data_ptr()
     if not host0 <= p < host0 + mem.capacity:
@@ -205,7 +207,7 @@ def _fresh(r: Tensor, index: int) -> Tensor:
 def _index_of(device: Any) -> int:
     if device is None:
         return B.state.device
-    d = torch.device(device)
+    d = device if isinstance(device, torch.device) else torch.device(device)
     return d.index if d.index is not None else B.state.device
 
 
