@@ -96,17 +96,18 @@ def train_step(model, x, y):
     return loss.item()
 
 
-torch.manual_seed(0)
-cpu_model = resnet18()
-npu_model = copy.deepcopy(cpu_model).npu()
-x = torch.randn(2, 3, 64, 64)
-y = torch.tensor([3, 917])
-loss_cpu = train_step(cpu_model, x, y)
-loss_npu = train_step(npu_model, x.npu(), y.npu())
-diff = max(
-    (a.detach() - b.detach().cpu()).abs().max().item()
-    for a, b in zip(cpu_model.state_dict().values(), npu_model.state_dict().values())
-    if a.is_floating_point()
-)
-devices = sorted({str(p.device) for p in npu_model.parameters()})
-print(json.dumps({"loss_cpu": loss_cpu, "loss_npu": loss_npu, "max_diff": diff, "devices": devices}))
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    cpu_model = resnet18()
+    npu_model = copy.deepcopy(cpu_model).npu()
+    x = torch.randn(2, 3, 64, 64)
+    y = torch.tensor([3, 917])
+    loss_cpu = train_step(cpu_model, x, y)
+    loss_npu = train_step(npu_model, x.npu(), y.npu())
+    diff = max(
+        (a.detach() - b.detach().cpu()).abs().max().item()
+        for a, b in zip(cpu_model.state_dict().values(), npu_model.state_dict().values())
+        if a.is_floating_point()
+    )
+    devices = sorted({str(p.device) for p in npu_model.parameters()})
+    print(json.dumps({"loss_cpu": loss_cpu, "loss_npu": loss_npu, "max_diff": diff, "devices": devices}))
