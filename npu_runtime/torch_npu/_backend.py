@@ -58,7 +58,7 @@ state = _State()
 estimate = os.environ.get("ASCEND_LENS_ESTIMATE") == "1"
 first_oom: tuple[SourceSite | None, str] | None = None  # the first OutOfMemoryError raised
 _anchors: dict[tuple[int, torch.dtype], torch.Tensor] = {}
-_host_bases: dict[tuple[int, torch.dtype], torch.Tensor] = {}
+_host_bases: dict[tuple[int, torch.dtype], tuple[torch.Tensor, int, int]] = {}
 _allocators: dict[int, CachingAllocator] = {}
 _devices: dict[int, Device] = {}
 current_streams: dict[int, Stream] = {}  # device -> the stream torch.npu.stream() selected
@@ -175,17 +175,29 @@ def _free_block(alloc: CachingAllocator, dev: Device, block: Block) -> None:
 def new_storage(index: int, nbytes: int) -> torch.UntypedStorage:
     """A storage of `nbytes` on npu:index from the caching allocator (freed when it dies)."""
     global first_oom
-    alloc = allocator_for(index)
-    site = user_site(2) if _rt.sanitizer.enabled else None
+    alloc = _allocators.get(index) or allocator_for(index)
     try:
-        block = alloc.malloc(nbytes, site)
+        # No alloc site: the caching allocator, not the program, frees these blocks, so the
+        # sanitizer has no use-after-free or leak of the program's to report on them.
+        block = alloc.malloc(nbytes, None)
     except torch.OutOfMemoryError as exc:
         if first_oom is None:
-            first_oom = (site or user_site(2), str(exc))
+            first_oom = (user_site(2), str(exc))
         raise
     s = _make_storage(block.addr, torch_device(index), nbytes)
-    weakref.finalize(s, _free_block, alloc, alloc.device, block)
+    # A weak reference with a callback, kept in a dict: cheaper than weakref.finalize.
+    _live[weakref.ref(s, _on_dead)] = (alloc, alloc.device, block)
     return s
+
+
+_live: dict[weakref.ref[torch.UntypedStorage], tuple[CachingAllocator, Device, Block]] = {}
+
+
+def _on_dead(ref: weakref.ref[torch.UntypedStorage]) -> None:
+    """A storage died (its last tensor went): its block goes back to the allocator."""
+    entry = _live.pop(ref, None)
+    if entry is not None:
+        _free_block(*entry)
 
 
 def empty_strided(
@@ -212,7 +224,21 @@ def with_storage(
     return t
 
 
+_strides: dict[tuple[int, ...], list[int]] = {}
+
+
 def contiguous_strides(size: Any) -> list[int]:
+    key = tuple(size)
+    hit = _strides.get(key)
+    if hit is not None:
+        return hit
+    if len(_strides) > 4096:
+        _strides.clear()
+    out = _strides[key] = _contiguous(key)
+    return out
+
+
+def _contiguous(size: tuple[int, ...]) -> list[int]:
     out = [1] * len(size)
     acc = 1
     for i in range(len(size) - 1, -1, -1):
@@ -239,27 +265,28 @@ def host_view(t: torch.Tensor) -> torch.Tensor:
     """A CPU tensor over the device memory of npu tensor `t` (meta in estimate mode)."""
     if estimate:
         return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")
-    if t.numel() == 0:  # no device memory behind it; a CPU kernel may resize it (out=)
-        return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="cpu")
-    index = t.device.index or 0
-    dtype = t.dtype
-    base = _host_bases.get((index, dtype))
-    if base is None:
-        base = _host_base(index, dtype)
-    mem = _devices[index].memory
-    return base.as_strided(t.size(), t.stride(), (t.data_ptr() - mem.base) // _itemsize(dtype))
+    key = (t.device.index or 0, t.dtype)
+    entry = _host_bases.get(key)
+    if entry is None:
+        entry = _host_base(*key)
+    base, mem_base, itemsize = entry
+    size = t.size()
+    if 0 in size:  # no device memory behind it; a CPU kernel may resize it (out=)
+        return torch.empty_strided(size, t.stride(), dtype=t.dtype, device="cpu")
+    return base.as_strided(size, t.stride(), (t.data_ptr() - mem_base) // itemsize)
 
 
-def _host_base(index: int, dtype: torch.dtype) -> torch.Tensor:
+def _host_base(index: int, dtype: torch.dtype) -> tuple[torch.Tensor, int, int]:
+    """(CPU tensor of `dtype` over all of npu:index's memory, device base address, itemsize)."""
     dev = ensure_device(index)
+    mem = dev.memory
     raw = _host_bases.get((index, torch.uint8))
     if raw is None:
-        mem = dev.memory
-        raw = torch.frombuffer(mem._backing(), dtype=torch.uint8, count=mem.capacity)
-        _host_bases[(index, torch.uint8)] = raw
-    base = raw if dtype == torch.uint8 else raw.view(dtype)
-    _host_bases[(index, dtype)] = base
-    return base
+        t = torch.frombuffer(mem._backing(), dtype=torch.uint8, count=mem.capacity)
+        raw = _host_bases[(index, torch.uint8)] = (t, mem.base, 1)
+    base = raw[0] if dtype == torch.uint8 else raw[0].view(dtype)
+    entry = _host_bases[(index, dtype)] = (base, mem.base, _itemsize(dtype))
+    return entry
 
 
 # -- records -----------------------------------------------------------------------------

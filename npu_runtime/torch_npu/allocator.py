@@ -64,10 +64,18 @@ class CachingAllocator:
         self.capacity = capacity_bytes  # what torch_npu reports as total capacity
         self.stats = Stats()
         self.fraction: float | None = None
+        self._cached = 0
 
     @property
     def reserved(self) -> int:
-        return self.stats.allocated + self.memory.cached_bytes
+        return self.stats.allocated + self.cached_bytes
+
+    @property
+    def cached_bytes(self) -> int:
+        """Bytes of this allocator's blocks waiting in the free lists (rounded sizes)."""
+        if self.memory.cached_bytes == 0:  # the device released its cache (all or nothing)
+            self._cached = 0
+        return self._cached
 
     def malloc(self, nbytes: int, site: SourceSite | None) -> Block:
         import torch
@@ -86,6 +94,7 @@ class CachingAllocator:
                 self.stats.num_alloc_retries += 1
                 self.stats.num_ooms += 1
                 raise torch.OutOfMemoryError(self._message(nbytes))
+        reuse = bool(mem._cache.get(size))
         try:
             block = mem.malloc_cached(size, site)
         except OutOfMemory:
@@ -93,12 +102,14 @@ class CachingAllocator:
             self.stats.num_ooms += 1
             raise torch.OutOfMemoryError(self._message(nbytes)) from None
         block.owner = "torch"
+        if reuse:
+            self._cached = max(self.cached_bytes - size, 0)
         s = self.stats
         s.allocated += size
         s.alloc_count += 1
         if s.allocated > s.peak_allocated:
             s.peak_allocated = s.allocated
-        r = s.allocated + mem.cached_bytes
+        r = s.allocated + self.cached_bytes
         if r > s.peak_reserved:
             s.peak_reserved = r
         return block
@@ -107,10 +118,13 @@ class CachingAllocator:
         """Back to the free lists (reserved); the bytes stay taken on the device."""
         self.stats.allocated -= block.size
         self.stats.free_count += 1
-        self.memory.free_cached(block.addr, keep=True)
+        kept = self.memory.free_cached(block.addr, keep=True)
+        if kept is not None and self.memory._cache.get(block.size):
+            self._cached = self.cached_bytes + block.size
 
     def empty_cache(self) -> int:
         self.memory.release_resident()
+        self._cached = 0
         return self.memory.release_cache()
 
     def reset_peak(self) -> None:

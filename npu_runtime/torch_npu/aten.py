@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from npu_runtime.core.runtime import get_runtime
 from npu_runtime.core.transfer import _copy_cost
 from npu_runtime.torch_npu import _backend as B
 from npu_runtime.torch_npu.costing import cost_for
@@ -24,13 +25,10 @@ from npu_runtime.torch_npu.optable import OpEntry, lookup
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
+_rt = get_runtime()
 _CPU_DEVICE = torch.device("cpu")
 # ops that take CPU index tensors next to npu ones, as CUDA's do
 _CPU_OK = {"index", "index_put", "_index_put_impl", "_copy_from", "_copy_from_and_resize", "copy"}
-
-
-class NotEmulated(NotImplementedError):
-    """An aten op the emulator does not cover yet."""
 
 
 class _Plan:
@@ -70,7 +68,7 @@ def _dispatch(op: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str
     if plan.special is not None:
         return plan.special(op, args, kwargs)
     if plan.entry is None:
-        raise NotEmulated(
+        raise NotImplementedError(
             f"aten::{plan.name} is not emulated yet on the npu device (Ascend Lens); "
             "run this part on the CPU or open an issue with the op name"
         )
@@ -118,8 +116,9 @@ class _Call:
 
 def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     call = _Call()
-    hargs = [call.conv(a) for a in args]
-    hkw = {k: call.conv(v) for k, v in kwargs.items()}
+    conv = call.conv
+    hargs = [conv(a) for a in args]
+    hkw = {k: conv(v) for k, v in kwargs.items()} if kwargs else kwargs
     index = call.index
     if index is None:
         index = B.state.device
@@ -138,9 +137,8 @@ def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     entry = plan.entry
     assert entry is not None
     if entry.kind != "view":
-        dev = B.ensure_device(index)
-        ins = [t for t in call.views]
-        c = cost_for(plan.name, entry, ins, outs, dev.profile)
+        ins = call.views
+        c = cost_for(plan.name, entry, ins, outs, _rt.profile)
         if B.listening():
             B.charge(index, entry.op_type, c, tuple(map(B.info, ins)), tuple(map(B.info, outs)))
         else:
@@ -178,7 +176,7 @@ def _as_view(r: Tensor, call: _Call, index: int) -> Tensor | None:
                 return B.with_storage(a.untyped_storage(), r.size(), r.stride(), r.dtype, index, off)
         return None
     mem = B._devices[index].memory
-    base = B._host_bases[(index, torch.uint8)]
+    base = B._host_bases[(index, torch.uint8)][0]
     host0 = base.data_ptr()
     p = r.data_ptr()
     if not host0 <= p < host0 + mem.capacity:
@@ -209,7 +207,7 @@ def _fresh(r: Tensor, index: int) -> Tensor:
 def _index_of(device: Any) -> int:
     if device is None:
         return B.state.device
-    d = torch.device(device)
+    d = device if isinstance(device, torch.device) else torch.device(device)
     return d.index if d.index is not None else B.state.device
 
 
@@ -299,7 +297,11 @@ def _local_scalar_dense(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> A
         raise RuntimeError(_estimate_message("reading a value back (.item(), print, a branch)"))
     i = t.device.index or 0
     B.synchronize(i, "aclrtMemcpy")
-    return B.host_view(t).item()
+    value = B.host_view(t).item()
+    dev = B.ensure_device(i)
+    B.charge(i, "MemcpyD2H", _copy_cost(dev, 2, t.element_size()), (B.info(t),), (),
+             kind="memcpy", name="MEMCPY_DEVICE_TO_HOST")  # fmt: skip
+    return value
 
 
 def _resize_(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:

@@ -64,6 +64,31 @@ def setup() -> None:
     from npu_runtime.torch_npu import autocast
 
     autocast.register()
+    # torch.load(map_location="npu"): PyTorch's own hook for a device's storages.
+    torch.serialization.register_package(15, _tag, _restore)
     # Frames inside torch sit between the user's line and the device: never a launch site.
     sites.add_internal_root(os.path.dirname(torch.__file__))
     _done = True
+
+
+def _tag(obj: Any) -> str | None:
+    if obj.device.type == "npu":
+        return f"npu:{obj.device.index or 0}"
+    return None
+
+
+def _restore(obj: Any, location: str) -> Any:
+    """torch.load(map_location="npu[:N]"): storage from the caching allocator, filled from
+    the file's CPU bytes as a host-to-device copy."""
+    if not location.startswith("npu"):
+        return None
+    from npu_runtime.torch_npu import _backend as B
+
+    index = int(location.split(":", 1)[1]) if ":" in location else B.state.device
+    n = obj.nbytes()
+    storage = B.new_storage(index, n)
+    if n:
+        dst = B.with_storage(storage, [n], [1], torch.uint8, index)
+        src = torch.empty(0, dtype=torch.uint8, device="cpu").set_(obj.untyped_storage() if hasattr(obj, "untyped_storage") else obj)
+        dst.copy_(src)
+    return storage
