@@ -21,10 +21,6 @@ from npu_runtime.torch_npu import device as _device
 _device.setup()
 
 from npu_runtime.torch_npu import contrib, npu, profiler  # noqa: E402
-
-from npu_runtime.hccl import process_group as _hccl  # noqa: E402
-
-_hccl.register()  # backend="hccl" for torch.distributed, on npu tensors
 from npu_runtime.torch_npu.fused import (  # noqa: E402
     npu_fusion_attention,
     npu_rms_norm,
@@ -34,4 +30,8 @@ from npu_runtime.torch_npu.fused import (  # noqa: E402
 
 __version__ = "2.6.0.post3+ascendlens"
 __all__ = ["npu", "npu_fusion_attention", "npu_rms_norm", "npu_rotary_mul", "npu_swiglu"]
+
+from npu_runtime.hccl.process_group import register as _register_hccl  # noqa: E402
+
+_register_hccl()  # backend="hccl" for torch.distributed, on npu tensors
 del torch
