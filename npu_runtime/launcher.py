@@ -237,8 +237,17 @@ def _exit_now(status: int) -> None:
     """End a rank without tearing gloo down: its destructors can abort a finished process
     ("terminate called without an active exception") when the peers have already gone."""
     import atexit
+    import gc
+    import io
 
     atexit._run_exitfuncs()
+    # What interpreter shutdown would still do for the script: flush files it left open.
+    writers = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)  # concrete: no ABC hooks
+    for obj in gc.get_objects():
+        if issubclass(type(obj), writers):
+            with contextlib.suppress(Exception):
+                if not obj.closed:
+                    obj.flush()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)

@@ -228,3 +228,28 @@ def test_the_launcher_passes_every_option_but_its_own_to_the_ranks() -> None:
         "x",
     ]
     assert multirun.child_argv(parser, argv, "s.py") == ["--profile", "p", "s.py", "--nproc", "x"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--nproc", "0"], "--nproc must be 1 or more"),
+        (["--nproc", "2", "--nnodes", "2"], "--master-port is required with --nnodes > 1 (every machine must use the same one)"),
+        (["--nproc", "2", "--nnodes", "2", "--node-rank", "2", "--master-port", "29500"], "--node-rank must be in 0..1"),
+        (["--node-rank", "1"], "--node-rank needs --nproc N"),
+    ],
+)  # fmt: skip
+def test_launcher_refuses_inconsistent_distributed_options(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "s.py"
+    script.write_text("print('never')\n")
+    res = subprocess.run(
+        [sys.executable, "-m", "npu_runtime.cli", "run", *args, str(script)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines()[-1] == f"ascend-lens run: error: {message}"
