@@ -1,4 +1,4 @@
-"""msprof-analyze cluster on an emulated 8-rank DDP job (`ascend-lens run --nproc 8`)."""
+"""msprof-analyze cluster and compare on an emulated 8-rank DDP job (`ascend-lens run --nproc 8`)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _run_job(tmp_path: Path) -> Path:
     return tmp_path / "prof"
 
 
-def test_cluster_analysis_of_an_8_rank_job_sees_the_collectives_and_the_slow_rank(
+def test_cluster_analysis_and_compare_of_an_8_rank_job_see_the_collectives_and_the_slow_rank(
     tools: Tools, tmp_path: Path
 ) -> None:
     prof = _run_job(tmp_path)
@@ -71,3 +71,18 @@ def test_cluster_analysis_of_an_8_rank_job_sees_the_collectives_and_the_slow_ran
     links = matrix[group_key]["step3"]
     total = next(v for k, v in links.items() if k.startswith("allreduce-total"))
     assert total["0-1"]["Transport Type"] == "HCCS" and total["0-1"]["Transit Size(MB)"] > 0
+
+    # compare of the slow rank against rank 0: rank 0's uncovered communication is waiting
+    (slow,) = (prof / "rank3").glob("*_ascend_pt")
+    (base,) = (prof / "rank0").glob("*_ascend_pt")
+    tools.run(
+        "msprof-analyze", "compare", "-d", slow, "-bp", base, "-o", tmp_path / "cmp", cwd=tmp_path
+    )
+    (xlsx,) = (tmp_path / "cmp").glob("performance_comparison_result_*.xlsx")
+    book = tools.workbook(xlsx)
+    overall = {r[0].strip(): r for r in book["OverallMetrics"] if r and isinstance(r[0], str)}
+    assert overall["default_group: Communication"][1] > 0
+    wait, transmit = overall["Wait"], overall["Transmit"]
+    assert wait[1] > 0 and wait[4] == 0  # rank 0 waits for rank 3; rank 3 never waits
+    assert transmit[1] == transmit[4] > 0  # the same bytes over the same links
+    assert any(r and r[1] == "allreduce" for r in book["CommunicationCompare"])
