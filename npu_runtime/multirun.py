@@ -100,6 +100,16 @@ def child_argv(parser: argparse.ArgumentParser, argv: Sequence[str], script: str
     return out
 
 
+def _die_with_parent() -> None:
+    """In the new rank, before exec: the kernel kills it if the launcher dies (even SIGKILL)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the supervisor's own clean-up remains
+        pass
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -147,6 +157,7 @@ def launch(args: argparse.Namespace, argv: list[str]) -> int:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group: stopping a rank stops its children
+            preexec_fn=_die_with_parent,
         )
         pumps = [
             threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, f"[rank{rank}]: ", lock), daemon=True),

@@ -189,3 +189,28 @@ def test_wrong_hccl_variables_stop_init_and_typos_are_warned_about(tmp_path: Pat
         "  HCCL_BUFFSIZE='0' is out of range: >= 1 (MB) is allowed",
         "  HCCL_EXEC_TIMEOUT='soon' is invalid: an integer is required",
     ]
+
+
+def test_killing_the_launcher_takes_every_rank_with_it(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from hccl_support import processes_running
+
+    script = tmp_path / "wait_forever.py"
+    script.write_text("import time\nprint('ready', flush=True)\ntime.sleep(600)\n")
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", "--nproc", "2", str(script)],
+        env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert launcher.stdout is not None
+    ready = {launcher.stdout.readline().strip() for _ in range(2)}
+    assert ready == {"[rank0]: ready", "[rank1]: ready"}
+    os.kill(launcher.pid, signal.SIGKILL)  # no chance to clean up
+    launcher.wait()
+    deadline = time.monotonic() + 10
+    while processes_running(str(script)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_running(str(script)) == []
