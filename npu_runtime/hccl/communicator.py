@@ -135,6 +135,7 @@ class Communicator:
             store, group_rank, global_ranks, f"group {name()} (ranks {ranks})", self._timeout
         )
         self.calls = 0
+        self._costs: dict[tuple[str, int, int | None], CommCost] = {}
         from npu_runtime.core.runtime import get_runtime
 
         self.profile = get_runtime().profile
@@ -238,11 +239,14 @@ class Communicator:
         if dev is None:
             return Entry(None, 0.0, None)
         spec = table()["ops"][op]
-        cost = collective_cost(
-            op, nbytes, self.layout, self.profile,
-            level1=self.settings.level1_for(spec["algo_key"]),
-            buffsize_bytes=self.settings.buffsize_bytes, peer=peer,
-        )  # fmt: skip
+        key = (op, nbytes, peer)
+        cost = self._costs.get(key)
+        if cost is None:  # training repeats the same sizes every step
+            cost = self._costs[key] = collective_cost(
+                op, nbytes, self.layout, self.profile,
+                level1=self.settings.level1_for(spec["algo_key"]),
+                buffsize_bytes=self.settings.buffsize_bytes, peer=peer,
+            )  # fmt: skip
         # torch_npu's op names: hcom_<op>__<last 3 digits of the group hash>_<call>_1
         name = f"hcom_{spec['name']}__{zlib.crc32(self.group_id.encode()) % 1000:03d}_{self.calls - 1}_1"
         info = CommInfo(
