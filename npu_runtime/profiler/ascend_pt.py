@@ -467,8 +467,11 @@ def export(data: ProfileData, out_dir: Path) -> list[Path]:
     rank = job.rank if job is not None else world.env_rank()
     if rank is not None:
         # One rank of a distributed job: its rank names the directory, whatever device it used.
+        # The ranks' directories sit side by side in the job's profile directory (not in each
+        # rank's own rank<r>/ folder), where the advisor looks for a cluster's ranks.
         local = dataclasses.replace(data, records=records, syncs=(), steps_marked=True)
-        return _export_rank(local, out_dir, devices[0], 1, rank)
+        target = out_dir.parent if out_dir.name == f"rank{rank}" else out_dir
+        return _export_rank(local, target, devices[0], 1, rank)
     for device in devices:
         files += _export_rank(_for_device(data, records, device), out_dir, device, len(devices))
     return files

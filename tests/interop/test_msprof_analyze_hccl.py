@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +30,10 @@ def _run_job(tmp_path: Path) -> Path:
     return tmp_path / "prof"
 
 
+def _rank_dir(prof: Path, rank: int) -> list[Path]:
+    return [p for p in prof.glob("*_ascend_pt") if (p / f"profiler_info_{rank}.json").is_file()]
+
+
 def test_cluster_analysis_and_compare_of_an_8_rank_job_see_the_collectives_and_the_slow_rank(
     tools: Tools, tmp_path: Path
 ) -> None:
@@ -42,7 +48,7 @@ def test_cluster_analysis_and_compare_of_an_8_rank_job_see_the_collectives_and_t
     assert all(float(r["Communication"]) > 0 for r in rows)
     # the step files the tool summed are ours, rank by rank
     for rank in range(8):
-        (root,) = (prof / f"rank{rank}").glob("*_ascend_pt")
+        (root,) = _rank_dir(prof, rank)
         with open(root / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv", newline="") as f:
             ours = {r["Step"]: r for r in csv.DictReader(f)}
         for r in rows:
@@ -73,8 +79,8 @@ def test_cluster_analysis_and_compare_of_an_8_rank_job_see_the_collectives_and_t
     assert total["0-1"]["Transport Type"] == "HCCS" and total["0-1"]["Transit Size(MB)"] > 0
 
     # compare of the slow rank against rank 0: rank 0's uncovered communication is waiting
-    (slow,) = (prof / "rank3").glob("*_ascend_pt")
-    (base,) = (prof / "rank0").glob("*_ascend_pt")
+    (slow,) = _rank_dir(prof, 3)
+    (base,) = _rank_dir(prof, 0)
     tools.run(
         "msprof-analyze", "compare", "-d", slow, "-bp", base, "-o", tmp_path / "cmp", cwd=tmp_path
     )
@@ -86,3 +92,18 @@ def test_cluster_analysis_and_compare_of_an_8_rank_job_see_the_collectives_and_t
     assert wait[1] > 0 and wait[4] == 0  # rank 0 waits for rank 3; rank 3 never waits
     assert transmit[1] == transmit[4] > 0  # the same bytes over the same links
     assert any(r and r[1] == "allreduce" for r in book["CommunicationCompare"])
+
+    # the advisor's cluster analysis (the ranks' directories side by side in prof/): its
+    # slow-rank table has rank 3 computing longest and the others spending that time in
+    # communication (waiting for it)
+    tools.run("msprof-analyze", "advisor", "all", "-d", prof, "-o", tmp_path / "adv", "-l", "en", cwd=tmp_path)  # fmt: skip
+    (page,) = (tmp_path / "adv").glob("mstt_advisor_*.html")
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page.read_text())))
+    table = text.split("overall slow rank", 1)[1].split(
+        "compute(us) communication(us) free(us)", 1
+    )[1]
+    rows = re.findall(r"(\d+) (\d+) ([\d.]+) ([\d.]+) ([\d.]+)", table)[: 3 * 8]
+    step3 = {int(r): (float(c), float(m)) for s, r, c, m, _ in rows if s == "3"}
+    assert set(step3) == set(range(8))
+    assert max(step3, key=lambda r: step3[r][0]) == 3
+    assert min(step3, key=lambda r: step3[r][1]) == 3

@@ -80,8 +80,12 @@ def test_each_rank_profiles_its_gradient_all_reduces_on_the_communication_stream
         ]
         assert comm and compute
         assert {e["tid"] for e in comm}.isdisjoint({e["tid"] for e in compute})
-        pts = list((tmp / "prof" / f"rank{rank}").glob("*_ascend_pt"))
-        assert len(pts) == 1 and (pts[0] / f"profiler_info_{rank}.json").is_file()
+        pts = [
+            p
+            for p in (tmp / "prof").glob("*_ascend_pt")
+            if (p / f"profiler_info_{rank}.json").is_file()
+        ]
+        assert len(pts) == 1
 
 
 def test_tensor_parallel_mlp_sums_partial_outputs_with_all_reduce(tmp_path: Path) -> None:
