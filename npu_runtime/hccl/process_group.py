@@ -586,6 +586,7 @@ def register(devices: Sequence[str] | None = None) -> None:
         host_view = _backend.host_view
         record.current_stream = lambda dev: _backend.stream_for(dev.id)
         record.default_device = lambda: _backend.state.device
+        record.fallback_site = lambda: _backend.last_site
     if BACKEND.upper() in dist.Backend._plugins:
         return
     devs = list(devices) if devices is not None else _default_devices()

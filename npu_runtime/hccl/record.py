@@ -27,6 +27,9 @@ from npu_runtime.sites import _is_ours
 current_stream: Callable[[Device], Stream | None] | None = None
 # ... and this one "which device is current in this thread" (torch.npu.current_device()).
 default_device: Callable[[], int | None] | None = None
+# ... and this one the line to charge when no user frame is on the stack (autograd's device
+# thread running DDP's hooks: the line that called backward()).
+fallback_site: Callable[[], SourceSite | None] | None = None
 
 _comm_streams: dict[int, Stream] = {}
 
@@ -157,7 +160,7 @@ def user_call_site(skip: int = 2) -> SourceSite | None:
         if not _is_ours(fn) and not os.path.abspath(fn).startswith(skip_dirs):
             return SourceSite(fn, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
-    return None
+    return fallback_site() if fallback_site is not None else None
 
 
 def reset() -> None:
