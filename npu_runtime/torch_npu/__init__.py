@@ -29,5 +29,13 @@ from npu_runtime.torch_npu.fused import (  # noqa: E402
 )
 
 __version__ = "2.6.0.post3+ascendlens"
-__all__ = ["npu", "npu_fusion_attention", "npu_rms_norm", "npu_rotary_mul", "npu_swiglu"]
+__all__ = [
+    "contrib",
+    "npu",
+    "npu_fusion_attention",
+    "npu_rms_norm",
+    "npu_rotary_mul",
+    "npu_swiglu",
+    "profiler",
+]
 del torch

@@ -184,7 +184,7 @@ def new_storage(index: int, nbytes: int) -> torch.UntypedStorage:
         if first_oom is None:
             first_oom = (user_site(2), str(exc))
         raise
-    s = _make_storage(block.addr, torch_device(index), nbytes)
+    s: torch.UntypedStorage = _make_storage(block.addr, torch_device(index), nbytes)  # type: ignore[assignment]
     # A weak reference with a callback, kept in a dict: cheaper than weakref.finalize.
     _live[weakref.ref(s, _on_dead)] = (alloc, alloc.device, block)
     return s
@@ -214,7 +214,11 @@ def empty_strided(
 
 
 def with_storage(
-    storage: torch.UntypedStorage, size: Any, stride: Any, dtype: torch.dtype, index: int,
+    storage: torch.UntypedStorage,
+    size: Any,
+    stride: Any,
+    dtype: torch.dtype,
+    index: int,
     offset: int = 0,
 ) -> torch.Tensor:
     # `.data`, not `.detach()`: a fresh TensorImpl with its own version counter (detach

@@ -172,8 +172,10 @@ def _as_view(r: Tensor, call: _Call, index: int) -> Tensor | None:
         sid = r.untyped_storage()._cdata
         for h, a in zip(call.views, call.npu, strict=True):
             if h.untyped_storage()._cdata == sid:
-                off = a.storage_offset() + r.storage_offset() - h.storage_offset()
-                return B.with_storage(a.untyped_storage(), r.size(), r.stride(), r.dtype, index, off)
+                off = int(a.storage_offset() + r.storage_offset() - h.storage_offset())
+                return B.with_storage(
+                    a.untyped_storage(), r.size(), r.stride(), r.dtype, index, off
+                )
         return None
     mem = B._devices[index].memory
     base = B._host_bases[(index, torch.uint8)][0]
@@ -193,6 +195,7 @@ def _as_view(r: Tensor, call: _Call, index: int) -> Tensor | None:
 
 def _fresh(r: Tensor, index: int) -> Tensor:
     """A new npu tensor holding CPU result `r` (same strides when they are dense)."""
+    stride: Any
     if r.is_contiguous() or (r.dim() == 4 and r.is_contiguous(memory_format=torch.channels_last)):
         stride = r.stride()
     else:
@@ -226,7 +229,9 @@ def _empty(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:
 
 def _empty_strided(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:
     dtype = kw.get("dtype") or torch.get_default_dtype()
-    return B.empty_strided([int(s) for s in args[0]], [int(s) for s in args[1]], dtype, _index_of(kw.get("device")))
+    return B.empty_strided(
+        [int(s) for s in args[0]], [int(s) for s in args[1]], dtype, _index_of(kw.get("device"))
+    )
 
 
 def _copy(src: Tensor, dst: Tensor) -> Tensor:
@@ -318,7 +323,9 @@ def _resize_(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:
         new = B.new_storage(i, need)
         if s.nbytes() and not B.estimate:
             old = B.with_storage(s, [s.nbytes()], [1], torch.uint8, i)
-            B.host_view(B.with_storage(new, [s.nbytes()], [1], torch.uint8, i)).copy_(B.host_view(old))
+            B.host_view(B.with_storage(new, [s.nbytes()], [1], torch.uint8, i)).copy_(
+                B.host_view(old)
+            )
         s = new
     B._set_storage.redispatch_boxed(B._CPU, t, s, t.storage_offset(), size, stride)
     return t

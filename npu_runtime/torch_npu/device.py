@@ -12,7 +12,7 @@ from npu_runtime.core.runtime import get_runtime
 _done = False
 
 
-class _Hooks(torch._C._acc.PrivateUse1Hooks):  # type: ignore[misc]
+class _Hooks(torch._C._acc.PrivateUse1Hooks):
     def is_available(self) -> bool:
         return True
 
@@ -23,8 +23,8 @@ class _Hooks(torch._C._acc.PrivateUse1Hooks):  # type: ignore[misc]
         return True
 
 
-class _Guard(torch._C._acc.DeviceGuard):  # type: ignore[misc]
-    def type_(self) -> object:
+class _Guard(torch._C._acc.DeviceGuard):
+    def type_(self) -> Any:
         return torch._C._autograd.DeviceType.PrivateUse1
 
 
@@ -89,6 +89,8 @@ def _restore(obj: Any, location: str) -> Any:
     storage = B.new_storage(index, n)
     if n:
         dst = B.with_storage(storage, [n], [1], torch.uint8, index)
-        src = torch.empty(0, dtype=torch.uint8, device="cpu").set_(obj.untyped_storage() if hasattr(obj, "untyped_storage") else obj)
+        src = torch.empty(0, dtype=torch.uint8, device="cpu").set_(
+            obj.untyped_storage() if hasattr(obj, "untyped_storage") else obj
+        )
         dst.copy_(src)
     return storage

@@ -12,15 +12,13 @@ from npu_runtime.torch_npu.random import generator
 
 _rt = get_runtime()
 
-from npu_runtime.torch_npu.npu import amp  # noqa: E402
-from npu_runtime.torch_npu.npu.streams import (  # noqa: E402
-    Event,
-    Stream,
-    current_stream,
-    default_stream,
-    set_stream,
-    stream,
-)
+from npu_runtime.torch_npu.npu import amp as amp  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import Event as Event  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import Stream as Stream  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import current_stream as current_stream  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import default_stream as default_stream  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import set_stream as set_stream  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import stream as stream  # noqa: E402
 
 
 def _index(device: Any = None) -> int:
@@ -69,7 +67,9 @@ def current_device() -> int:
 def set_device(device: Any) -> None:
     i = _index(device)
     if not 0 <= i < _rt.device_count:
-        raise RuntimeError(f"Invalid device ordinal {i}: the process sees {_rt.device_count} NPU device(s)")
+        raise RuntimeError(
+            f"Invalid device ordinal {i}: the process sees {_rt.device_count} NPU device(s)"
+        )
     B.state.device = i
     dev = B.ensure_device(i)
     _rt.tls.context = dev.default_context
