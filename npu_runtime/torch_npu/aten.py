@@ -379,9 +379,51 @@ _SPECIAL: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
     "resize_": _resize_,
     "set_": _set,
 }
+
+
+def _lstm_cell(
+    input_gates: Tensor, hidden_gates: Tensor, cx: Tensor,
+    input_bias: Tensor | None = None, hidden_bias: Tensor | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """The fused LSTM cell that PyTorch calls for devices other than the CPU: gates i, f, g,
+    o; the workspace keeps the activated gates for the backward."""
+    gates = input_gates + hidden_gates
+    if input_bias is not None:
+        gates = gates + input_bias
+    if hidden_bias is not None:
+        gates = gates + hidden_bias
+    i, f, g, o = gates.chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cy = f * cx + i * g
+    hy = o * cy.tanh()
+    return hy, cy, torch.cat((i, f, g, o), 1)
+
+
+def _lstm_cell_backward(
+    grad_hy: Tensor | None, grad_cy: Tensor | None, cx: Tensor, cy: Tensor, workspace: Tensor,
+    has_bias: bool,
+) -> tuple[Tensor, Tensor, Tensor | None]:  # fmt: skip
+    i, f, g, o = workspace.chunk(4, 1)
+    tcy = cy.tanh()
+    ghy = grad_hy if grad_hy is not None else torch.zeros_like(cy)
+    gcy = (grad_cy if grad_cy is not None else torch.zeros_like(cy)) + ghy * o * (1 - tcy * tcy)
+    gates = torch.cat(
+        (
+            gcy * g * i * (1 - i),
+            gcy * cx * f * (1 - f),
+            gcy * i * (1 - g * g),
+            ghy * tcy * o * (1 - o),
+        ),
+        1,
+    )
+    return gates, gcy * f, gates.sum(0) if has_bias else None
+
+
 # ops with a default kernel of their own that must be overridden for npu
 EXPLICIT = ("convolution_overrideable", "convolution_backward_overrideable")
 _REPLACE: dict[str, Callable[..., Any]] = {
     "convolution_overrideable": _convolution,
     "convolution_backward_overrideable": _convolution_backward,
+    "_thnn_fused_lstm_cell": _lstm_cell,
+    "_thnn_fused_lstm_cell_backward_impl": _lstm_cell_backward,
 }

@@ -37,6 +37,14 @@ def _kernel(op: Any) -> Any:
     return kernel
 
 
+def _pin_memory(t: torch.Tensor, device: Any = None) -> torch.Tensor:
+    return t.clone()
+
+
+def _is_pinned(t: torch.Tensor, device: Any = None) -> bool:
+    return False
+
+
 def setup() -> None:
     """Rename PrivateUse1 to npu, install the backend module, hooks and the op fallback."""
     global _done
@@ -60,7 +68,14 @@ def setup() -> None:
     for name in aten.EXPLICIT:
         op = getattr(torch.ops.aten, name).default
         aten_lib.impl(name, _kernel(op), "PrivateUse1")
-    globals()["_libs"] = (lib, aten_lib)
+    # Pinned host memory: PyTorch asks the device's C++ hooks for a pinned allocator, which a
+    # Python backend cannot provide. Host memory is host memory to the emulator, so pinning
+    # (DataLoader(pin_memory=True), tensor.pin_memory()) gives a CPU copy, as a page-locked
+    # copy would be.
+    cpu_lib = torch.library.Library("aten", "IMPL")  # noqa: TOR901
+    cpu_lib.impl("_pin_memory", _pin_memory, "CPU")
+    cpu_lib.impl("is_pinned", _is_pinned, "CPU")
+    globals()["_libs"] = (lib, aten_lib, cpu_lib)
     from npu_runtime.torch_npu import autocast
 
     autocast.register()

@@ -147,3 +147,11 @@ def test_ops_are_profiled_at_the_user_line(tmp_path: Path) -> None:
     assert by_line[4] == {"Cast", "MatMul"}
     assert by_line[5] == {"Relu", "ReduceSum"}
     assert by_line[6] == {"MemcpyD2H"}
+
+
+def test_common_ops_match_the_cpu() -> None:
+    r = run("--no-summary", SCRIPTS / "ops_vs_cpu.py")
+    assert r.returncode == 0, r.stderr
+    diffs = {name: float(v) for name, v in (line.split() for line in r.stdout.splitlines())}
+    assert set(diffs) >= {"index", "sdpa_causal", "lstm", "pinned_loader", "cross_entropy"}
+    assert all(v <= 1e-5 for v in diffs.values()), diffs
