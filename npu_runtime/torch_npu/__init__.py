@@ -22,6 +22,8 @@ _device.setup()
 
 from npu_runtime.torch_npu import contrib, npu, profiler  # noqa: E402
 from npu_runtime.torch_npu.fused import (  # noqa: E402
+    get_npu_format,
+    npu_format_cast,
     npu_fusion_attention,
     npu_rms_norm,
     npu_rotary_mul,
@@ -31,6 +33,8 @@ from npu_runtime.torch_npu.fused import (  # noqa: E402
 __version__ = "2.6.0.post3+ascendlens"
 __all__ = [
     "contrib",
+    "get_npu_format",
+    "npu_format_cast",
     "npu",
     "npu_fusion_attention",
     "npu_rms_norm",

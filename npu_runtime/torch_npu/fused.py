@@ -348,5 +348,29 @@ def npu_swiglu(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return out
 
 
-__all__ = ["npu_fusion_attention", "npu_rms_norm", "npu_rotary_mul", "npu_swiglu"]
+# -- formats ---------------------------------------------------------------------------------
+ACL_FORMAT_ND = 2
+
+
+def npu_format_cast(x: torch.Tensor, acl_format: int) -> torch.Tensor:
+    """TransData to another storage format. The emulator keeps every tensor ND, so the
+    result is x itself (torch_npu also returns its input when no conversion is needed)."""
+    if x.device.type != "npu":
+        raise RuntimeError(f"npu_format_cast: expected a tensor on the npu device, got {x.device}")
+    return x
+
+
+def get_npu_format(x: torch.Tensor) -> int:
+    """The tensor's ACL storage format: always ND (2) on the emulator."""
+    return ACL_FORMAT_ND
+
+
+__all__ = [
+    "get_npu_format",
+    "npu_format_cast",
+    "npu_fusion_attention",
+    "npu_rms_norm",
+    "npu_rotary_mul",
+    "npu_swiglu",
+]
 _ = math

@@ -256,3 +256,37 @@ def get_amp_supported_dtype() -> list[torch.dtype]:
 
 def is_bf16_supported() -> bool:
     return _rt.profile.name != "910A"
+
+
+# -- settings real scripts set at start-up -------------------------------------------------------
+class _Flags:
+    """A settings namespace: `torch.npu.config.allow_internal_format = False` and the like.
+
+    The emulator keeps every tensor in ND format and computes Cube ops in the input type
+    with float32 accumulation, so the values are recorded but change nothing."""
+
+    def __init__(self, **defaults: Any) -> None:
+        self.__dict__.update(defaults)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.__dict__})"
+
+
+config = _Flags(allow_internal_format=False)
+matmul = _Flags(allow_hf32=False)
+conv = _Flags(allow_hf32=True)
+_compile_mode = {"jit_compile": False}
+
+
+def set_compile_mode(jit_compile: bool = False) -> None:
+    """torch.npu.set_compile_mode(jit_compile=...): online compilation on or off (recorded)."""
+    _compile_mode["jit_compile"] = bool(jit_compile)
+
+
+def is_jit_compile_false() -> bool:
+    return not _compile_mode["jit_compile"]
+
+
+def get_device_capability(device: Any = None) -> None:
+    """torch_npu reports no CUDA-style compute capability for an NPU."""
+    return None
