@@ -419,6 +419,39 @@ def _lstm_cell_backward(
     return gates, gcy * f, gates.sum(0) if has_bias else None
 
 
+def _gru_cell(
+    input_gates: Tensor, hidden_gates: Tensor, hx: Tensor,
+    input_bias: Tensor | None = None, hidden_bias: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """The fused GRU cell PyTorch calls for devices other than the CPU; the workspace keeps
+    r, z, n, hx and the hidden n-gate for the backward."""
+    if input_bias is not None:
+        input_gates = input_gates + input_bias
+    if hidden_bias is not None:
+        hidden_gates = hidden_gates + hidden_bias
+    ir, iz, i_n = input_gates.chunk(3, 1)
+    hr, hz, hn = hidden_gates.chunk(3, 1)
+    r = (ir + hr).sigmoid()
+    z = (iz + hz).sigmoid()
+    n = (i_n + r * hn).tanh()
+    hy = n + z * (hx - n)
+    return hy, torch.cat((r, z, n, hx, hn), 1)
+
+
+def _gru_cell_backward(
+    grad_hy: Tensor, workspace: Tensor, has_bias: bool
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None, Tensor | None]:
+    r, z, n, hx, hn = workspace.chunk(5, 1)
+    gz = grad_hy * (hx - n) * z * (1 - z)
+    gn = grad_hy * (1 - z) * (1 - n * n)
+    gr = gn * hn * r * (1 - r)
+    g_input = torch.cat((gr, gz, gn), 1)
+    g_hidden = torch.cat((gr, gz, gn * r), 1)
+    if has_bias:
+        return g_input, g_hidden, grad_hy * z, g_input.sum(0), g_hidden.sum(0)
+    return g_input, g_hidden, grad_hy * z, None, None
+
+
 # ops with a default kernel of their own that must be overridden for npu
 EXPLICIT = ("convolution_overrideable", "convolution_backward_overrideable")
 _REPLACE: dict[str, Callable[..., Any]] = {
@@ -426,4 +459,6 @@ _REPLACE: dict[str, Callable[..., Any]] = {
     "convolution_backward_overrideable": _convolution_backward,
     "_thnn_fused_lstm_cell": _lstm_cell,
     "_thnn_fused_lstm_cell_backward_impl": _lstm_cell_backward,
+    "_thnn_fused_gru_cell": _gru_cell,
+    "_thnn_fused_gru_cell_backward": _gru_cell_backward,
 }

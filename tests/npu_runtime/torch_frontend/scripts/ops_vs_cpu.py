@@ -38,18 +38,18 @@ cpu, npu = cases(x, "cpu"), cases(x.npu(), "npu")
 for name in cpu:
     print(name, (cpu[name] - npu[name].cpu()).abs().max().item())
 
-lstm = torch.nn.LSTM(4, 5, num_layers=2)
-lstm_npu = copy.deepcopy(lstm).npu()
-seq = torch.randn(6, 3, 4)
-out, _ = lstm(seq)
-out_npu, _ = lstm_npu(seq.npu())
-out.sum().backward()
-out_npu.sum().backward()
-grads = max(
-    (a.grad - b.grad.cpu()).abs().max().item()
-    for a, b in zip(lstm.parameters(), lstm_npu.parameters(), strict=True)
-)
-print("lstm", max((out - out_npu.cpu()).abs().max().item(), grads))
+for rnn in (torch.nn.LSTM(4, 5, num_layers=2), torch.nn.GRU(4, 5, num_layers=2)):
+    rnn_npu = copy.deepcopy(rnn).npu()
+    seq = torch.randn(6, 3, 4)
+    out, _ = rnn(seq)
+    out_npu, _ = rnn_npu(seq.npu())
+    out.sum().backward()
+    out_npu.sum().backward()
+    grads = max(
+        (a.grad - b.grad.cpu()).abs().max().item()
+        for a, b in zip(rnn.parameters(), rnn_npu.parameters(), strict=True)
+    )
+    print(type(rnn).__name__.lower(), max((out - out_npu.cpu()).abs().max().item(), grads))
 
 loader = torch.utils.data.DataLoader(
     torch.utils.data.TensorDataset(x), batch_size=2, pin_memory=True
