@@ -269,7 +269,7 @@ def host_view(t: torch.Tensor) -> torch.Tensor:
     """A CPU tensor over the device memory of npu tensor `t` (meta in estimate mode)."""
     if estimate:
         return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")
-    key = (t.device.index or 0, t.dtype)
+    key = (t.get_device(), t.dtype)
     entry = _host_bases.get(key)
     if entry is None:
         entry = _host_base(*key)

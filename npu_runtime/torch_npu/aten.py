@@ -88,9 +88,9 @@ class _Call:
 
     def conv(self, a: Any) -> Any:
         if isinstance(a, Tensor):
-            d = a.device
-            if d.type == "npu":
-                i = d.index or 0
+            # get_device() is -1 on the CPU (and meta), the index on npu: cheaper than .device
+            i = a.get_device()
+            if i >= 0:
                 if self.index is None:
                     self.index = i
                 elif i != self.index:

@@ -129,8 +129,9 @@ def cost_for(
     key = (
         name,
         profile.name,
-        *((tuple(t.shape), t.dtype) for t in ins),
-        *((tuple(t.shape), t.dtype) for t in outs),
+        *[(t.shape, t.dtype) for t in ins],
+        None,
+        *[(t.shape, t.dtype) for t in outs],
     )
     c = _cache.get(key)
     if c is None:
