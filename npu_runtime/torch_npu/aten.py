@@ -32,7 +32,7 @@ _CPU_OK = {"index", "index_put", "_index_put_impl", "_copy_from", "_copy_from_an
 
 
 class _Plan:
-    __slots__ = ("name", "entry", "special", "fn", "has_generator", "cpu_ok")
+    __slots__ = ("name", "entry", "special", "fn", "has_generator", "cpu_ok", "cube", "functional")
 
     def __init__(self, op: torch._ops.OpOverload) -> None:
         self.name = op._schema.name.split("::", 1)[1]
@@ -41,6 +41,17 @@ class _Plan:
         self.fn: Callable[..., Any] = _REPLACE.get(self.name, op)
         self.has_generator = any(a.name == "generator" for a in op._schema.arguments)
         self.cpu_ok = self.name.rstrip("_") in _CPU_OK
+        # Cube ops (matmul, convolution) get the Cube's numerics in fp16/bf16: products
+        # accumulated in float32, rounded once. In-place forms keep the CPU kernel's.
+        self.cube = (
+            self.entry is not None
+            and self.entry.kind in ("matmul", "conv")
+            and not self.name.endswith("_")
+        )
+        # the functional overload an `out=` form computes into its out tensor
+        self.functional: Callable[..., Any] | None = None
+        if self.cube and op._overloadname == "out":
+            self.functional = getattr(aten, self.name).default
 
 
 _plans: dict[Any, _Plan] = {}
@@ -131,7 +142,10 @@ def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         from npu_runtime.torch_npu.random import generator
 
         hkw["generator"] = generator(index)
-    res = plan.fn(*hargs, **hkw)
+    if plan.cube and not B.estimate and any(v.dtype in _LOW for v in call.views):
+        res = _cube(plan, hargs, hkw)
+    else:
+        res = plan.fn(*hargs, **hkw)
     outs: list[Tensor] = []
     result = _wrap(res, call, index, outs)
     entry = plan.entry
@@ -144,6 +158,39 @@ def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         else:
             B.charge(index, entry.op_type, c)
     return result
+
+
+_LOW = (torch.float16, torch.bfloat16)
+
+
+def _up(v: Any) -> Any:
+    if isinstance(v, Tensor):
+        return v.float() if v.dtype in _LOW else v
+    if isinstance(v, (list, tuple)):
+        return type(v)(_up(x) for x in v)
+    return v
+
+
+def _down(v: Any, dtype: torch.dtype) -> Any:
+    if isinstance(v, Tensor):
+        return v.to(dtype) if v.dtype == torch.float32 else v
+    if isinstance(v, (list, tuple)):
+        return type(v)(_down(x, dtype) for x in v)
+    return v
+
+
+def _cube(plan: _Plan, hargs: list[Any], hkw: dict[str, Any]) -> Any:
+    """A Cube op in fp16/bf16 as the Cube computes it: float32 products and accumulation,
+    one rounding of the result to the input type."""
+    low = next(v.dtype for v in hargs if isinstance(v, Tensor) and v.dtype in _LOW)
+    out = hkw.pop("out", None) if plan.functional is not None else None
+    fn = plan.functional if out is not None else plan.fn
+    assert fn is not None
+    res = _down(fn(*map(_up, hargs), **{k: _up(v) for k, v in hkw.items()}), low)
+    if out is not None:
+        out.copy_(res)
+        return out
+    return res
 
 
 def _wrap(r: Any, call: _Call, index: int, outs: list[Tensor]) -> Any:

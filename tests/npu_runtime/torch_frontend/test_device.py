@@ -155,3 +155,15 @@ def test_common_ops_match_the_cpu() -> None:
     diffs = {name: float(v) for name, v in (line.split() for line in r.stdout.splitlines())}
     assert set(diffs) >= {"index", "sdpa_causal", "lstm", "gru", "pinned_loader", "cross_entropy"}
     assert all(v <= 1e-5 for v in diffs.values()), diffs
+
+
+def test_npu_numerics() -> None:
+    r = run("--no-summary", SCRIPTS / "numerics.py")
+    assert r.returncode == 0, r.stderr
+    got = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    assert got == {
+        "matmul_torch.float16": "0.0",
+        "matmul_torch.bfloat16": "0.0",
+        "conv2d_fp16": "0.0",
+        "fp16_overflow": "[inf, -inf]",
+    }
