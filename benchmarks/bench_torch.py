@@ -60,7 +60,9 @@ def op_rows(rounds: int = 7, n: int = 2000) -> list[tuple[str, float, float, flo
         for _ in range(rounds):
             c_runs.append(per_call_us(cpu, n))
             n_runs.append(per_call_us(npu, n))
-        rows.append((name, statistics.median(c_runs), min(c_runs), statistics.median(n_runs), min(n_runs)))
+        rows.append(
+            (name, statistics.median(c_runs), min(c_runs), statistics.median(n_runs), min(n_runs))
+        )
     return rows
 
 
@@ -111,7 +113,9 @@ def estimate_run(config: str) -> tuple[float, float, int]:
     from this (large) process through fork."""
     cmd = [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", "--estimate",
            str(SCRIPTS / "gpt_estimate.py"), config]  # fmt: skip
-    res = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], cwd=REPO, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *cmd], cwd=REPO, capture_output=True, text=True
+    )
     wall, rss_kib, rc = res.stdout.split()
     return float(wall), int(rss_kib) / 1024, int(rc)
 

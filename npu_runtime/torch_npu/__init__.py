@@ -22,6 +22,8 @@ _device.setup()
 
 from npu_runtime.torch_npu import contrib, npu, profiler  # noqa: E402
 from npu_runtime.torch_npu.fused import (  # noqa: E402
+    get_npu_format,
+    npu_format_cast,
     npu_fusion_attention,
     npu_rms_norm,
     npu_rotary_mul,
@@ -29,7 +31,17 @@ from npu_runtime.torch_npu.fused import (  # noqa: E402
 )
 
 __version__ = "2.6.0.post3+ascendlens"
-__all__ = ["npu", "npu_fusion_attention", "npu_rms_norm", "npu_rotary_mul", "npu_swiglu"]
+__all__ = [
+    "contrib",
+    "get_npu_format",
+    "npu_format_cast",
+    "npu",
+    "npu_fusion_attention",
+    "npu_rms_norm",
+    "npu_rotary_mul",
+    "npu_swiglu",
+    "profiler",
+]
 
 from npu_runtime.hccl.process_group import register as _register_hccl  # noqa: E402
 

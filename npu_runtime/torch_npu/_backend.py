@@ -184,7 +184,7 @@ def new_storage(index: int, nbytes: int) -> torch.UntypedStorage:
         if first_oom is None:
             first_oom = (user_site(2), str(exc))
         raise
-    s = _make_storage(block.addr, torch_device(index), nbytes)
+    s: torch.UntypedStorage = _make_storage(block.addr, torch_device(index), nbytes)  # type: ignore[assignment]
     # A weak reference with a callback, kept in a dict: cheaper than weakref.finalize.
     _live[weakref.ref(s, _on_dead)] = (alloc, alloc.device, block)
     return s
@@ -214,7 +214,11 @@ def empty_strided(
 
 
 def with_storage(
-    storage: torch.UntypedStorage, size: Any, stride: Any, dtype: torch.dtype, index: int,
+    storage: torch.UntypedStorage,
+    size: Any,
+    stride: Any,
+    dtype: torch.dtype,
+    index: int,
     offset: int = 0,
 ) -> torch.Tensor:
     # `.data`, not `.detach()`: a fresh TensorImpl with its own version counter (detach
@@ -265,7 +269,7 @@ def host_view(t: torch.Tensor) -> torch.Tensor:
     """A CPU tensor over the device memory of npu tensor `t` (meta in estimate mode)."""
     if estimate:
         return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")
-    key = (t.device.index or 0, t.dtype)
+    key = (t.get_device(), t.dtype)
     entry = _host_bases.get(key)
     if entry is None:
         entry = _host_base(*key)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npu_runtime.core.device import Device
-from npu_runtime.core.memory import HUGE_FIRST, Block, OutOfMemory
+from npu_runtime.core.memory import Block, OutOfMemory
 from npu_runtime.records import SourceSite
 
 MIN_BLOCK = 512
@@ -81,7 +81,9 @@ class CachingAllocator:
         import torch
 
         if nbytes >= _EB:
-            raise torch.OutOfMemoryError("NPU out of memory. Tried to allocate more than 1EB memory.")
+            raise torch.OutOfMemoryError(
+                "NPU out of memory. Tried to allocate more than 1EB memory."
+            )
         size = round_size(nbytes)
         limit = self._limit()
         if limit is not None and self.stats.allocated + size > limit:

@@ -32,7 +32,7 @@ _CPU_OK = {"index", "index_put", "_index_put_impl", "_copy_from", "_copy_from_an
 
 
 class _Plan:
-    __slots__ = ("name", "entry", "special", "fn", "has_generator", "cpu_ok")
+    __slots__ = ("name", "entry", "special", "fn", "has_generator", "cpu_ok", "cube", "functional")
 
     def __init__(self, op: torch._ops.OpOverload) -> None:
         self.name = op._schema.name.split("::", 1)[1]
@@ -41,6 +41,17 @@ class _Plan:
         self.fn: Callable[..., Any] = _REPLACE.get(self.name, op)
         self.has_generator = any(a.name == "generator" for a in op._schema.arguments)
         self.cpu_ok = self.name.rstrip("_") in _CPU_OK
+        # Cube ops (matmul, convolution) get the Cube's numerics in fp16/bf16: products
+        # accumulated in float32, rounded once. In-place forms keep the CPU kernel's.
+        self.cube = (
+            self.entry is not None
+            and self.entry.kind in ("matmul", "conv")
+            and not self.name.endswith("_")
+        )
+        # the functional overload an `out=` form computes into its out tensor
+        self.functional: Callable[..., Any] | None = None
+        if self.cube and op._overloadname == "out":
+            self.functional = getattr(aten, self.name).default
 
 
 _plans: dict[Any, _Plan] = {}
@@ -88,9 +99,9 @@ class _Call:
 
     def conv(self, a: Any) -> Any:
         if isinstance(a, Tensor):
-            d = a.device
-            if d.type == "npu":
-                i = d.index or 0
+            # get_device() is -1 on the CPU (and meta), the index on npu: cheaper than .device
+            i = a.get_device()
+            if i >= 0:
                 if self.index is None:
                     self.index = i
                 elif i != self.index:
@@ -131,7 +142,10 @@ def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         from npu_runtime.torch_npu.random import generator
 
         hkw["generator"] = generator(index)
-    res = plan.fn(*hargs, **hkw)
+    if plan.cube and not B.estimate and any(v.dtype in _LOW for v in call.views):
+        res = _cube(plan, hargs, hkw)
+    else:
+        res = plan.fn(*hargs, **hkw)
     outs: list[Tensor] = []
     result = _wrap(res, call, index, outs)
     entry = plan.entry
@@ -144,6 +158,39 @@ def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         else:
             B.charge(index, entry.op_type, c)
     return result
+
+
+_LOW = (torch.float16, torch.bfloat16)
+
+
+def _up(v: Any) -> Any:
+    if isinstance(v, Tensor):
+        return v.float() if v.dtype in _LOW else v
+    if isinstance(v, (list, tuple)):
+        return type(v)(_up(x) for x in v)
+    return v
+
+
+def _down(v: Any, dtype: torch.dtype) -> Any:
+    if isinstance(v, Tensor):
+        return v.to(dtype) if v.dtype == torch.float32 else v
+    if isinstance(v, (list, tuple)):
+        return type(v)(_down(x, dtype) for x in v)
+    return v
+
+
+def _cube(plan: _Plan, hargs: list[Any], hkw: dict[str, Any]) -> Any:
+    """A Cube op in fp16/bf16 as the Cube computes it: float32 products and accumulation,
+    one rounding of the result to the input type."""
+    low = next(v.dtype for v in hargs if isinstance(v, Tensor) and v.dtype in _LOW)
+    out = hkw.pop("out", None) if plan.functional is not None else None
+    fn = plan.functional if out is not None else plan.fn
+    assert fn is not None
+    res = _down(fn(*map(_up, hargs), **{k: _up(v) for k, v in hkw.items()}), low)
+    if out is not None:
+        out.copy_(res)
+        return out
+    return res
 
 
 def _wrap(r: Any, call: _Call, index: int, outs: list[Tensor]) -> Any:
@@ -172,8 +219,10 @@ def _as_view(r: Tensor, call: _Call, index: int) -> Tensor | None:
         sid = r.untyped_storage()._cdata
         for h, a in zip(call.views, call.npu, strict=True):
             if h.untyped_storage()._cdata == sid:
-                off = a.storage_offset() + r.storage_offset() - h.storage_offset()
-                return B.with_storage(a.untyped_storage(), r.size(), r.stride(), r.dtype, index, off)
+                off = int(a.storage_offset() + r.storage_offset() - h.storage_offset())
+                return B.with_storage(
+                    a.untyped_storage(), r.size(), r.stride(), r.dtype, index, off
+                )
         return None
     mem = B._devices[index].memory
     base = B._host_bases[(index, torch.uint8)][0]
@@ -193,6 +242,7 @@ def _as_view(r: Tensor, call: _Call, index: int) -> Tensor | None:
 
 def _fresh(r: Tensor, index: int) -> Tensor:
     """A new npu tensor holding CPU result `r` (same strides when they are dense)."""
+    stride: Any
     if r.is_contiguous() or (r.dim() == 4 and r.is_contiguous(memory_format=torch.channels_last)):
         stride = r.stride()
     else:
@@ -226,7 +276,9 @@ def _empty(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:
 
 def _empty_strided(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:
     dtype = kw.get("dtype") or torch.get_default_dtype()
-    return B.empty_strided([int(s) for s in args[0]], [int(s) for s in args[1]], dtype, _index_of(kw.get("device")))
+    return B.empty_strided(
+        [int(s) for s in args[0]], [int(s) for s in args[1]], dtype, _index_of(kw.get("device"))
+    )
 
 
 def _copy(src: Tensor, dst: Tensor) -> Tensor:
@@ -318,7 +370,9 @@ def _resize_(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor:
         new = B.new_storage(i, need)
         if s.nbytes() and not B.estimate:
             old = B.with_storage(s, [s.nbytes()], [1], torch.uint8, i)
-            B.host_view(B.with_storage(new, [s.nbytes()], [1], torch.uint8, i)).copy_(B.host_view(old))
+            B.host_view(B.with_storage(new, [s.nbytes()], [1], torch.uint8, i)).copy_(
+                B.host_view(old)
+            )
         s = new
     B._set_storage.redispatch_boxed(B._CPU, t, s, t.storage_offset(), size, stride)
     return t
@@ -372,9 +426,86 @@ _SPECIAL: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
     "resize_": _resize_,
     "set_": _set,
 }
+
+
+def _lstm_cell(
+    input_gates: Tensor, hidden_gates: Tensor, cx: Tensor,
+    input_bias: Tensor | None = None, hidden_bias: Tensor | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """The fused LSTM cell that PyTorch calls for devices other than the CPU: gates i, f, g,
+    o; the workspace keeps the activated gates for the backward."""
+    gates = input_gates + hidden_gates
+    if input_bias is not None:
+        gates = gates + input_bias
+    if hidden_bias is not None:
+        gates = gates + hidden_bias
+    i, f, g, o = gates.chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cy = f * cx + i * g
+    hy = o * cy.tanh()
+    return hy, cy, torch.cat((i, f, g, o), 1)
+
+
+def _lstm_cell_backward(
+    grad_hy: Tensor | None, grad_cy: Tensor | None, cx: Tensor, cy: Tensor, workspace: Tensor,
+    has_bias: bool,
+) -> tuple[Tensor, Tensor, Tensor | None]:  # fmt: skip
+    i, f, g, o = workspace.chunk(4, 1)
+    tcy = cy.tanh()
+    ghy = grad_hy if grad_hy is not None else torch.zeros_like(cy)
+    gcy = (grad_cy if grad_cy is not None else torch.zeros_like(cy)) + ghy * o * (1 - tcy * tcy)
+    gates = torch.cat(
+        (
+            gcy * g * i * (1 - i),
+            gcy * cx * f * (1 - f),
+            gcy * i * (1 - g * g),
+            ghy * tcy * o * (1 - o),
+        ),
+        1,
+    )
+    return gates, gcy * f, gates.sum(0) if has_bias else None
+
+
+def _gru_cell(
+    input_gates: Tensor, hidden_gates: Tensor, hx: Tensor,
+    input_bias: Tensor | None = None, hidden_bias: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """The fused GRU cell PyTorch calls for devices other than the CPU; the workspace keeps
+    r, z, n, hx and the hidden n-gate for the backward."""
+    if input_bias is not None:
+        input_gates = input_gates + input_bias
+    if hidden_bias is not None:
+        hidden_gates = hidden_gates + hidden_bias
+    ir, iz, i_n = input_gates.chunk(3, 1)
+    hr, hz, hn = hidden_gates.chunk(3, 1)
+    r = (ir + hr).sigmoid()
+    z = (iz + hz).sigmoid()
+    n = (i_n + r * hn).tanh()
+    hy = n + z * (hx - n)
+    return hy, torch.cat((r, z, n, hx, hn), 1)
+
+
+def _gru_cell_backward(
+    grad_hy: Tensor, workspace: Tensor, has_bias: bool
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None, Tensor | None]:
+    r, z, n, hx, hn = workspace.chunk(5, 1)
+    gz = grad_hy * (hx - n) * z * (1 - z)
+    gn = grad_hy * (1 - z) * (1 - n * n)
+    gr = gn * hn * r * (1 - r)
+    g_input = torch.cat((gr, gz, gn), 1)
+    g_hidden = torch.cat((gr, gz, gn * r), 1)
+    if has_bias:
+        return g_input, g_hidden, grad_hy * z, g_input.sum(0), g_hidden.sum(0)
+    return g_input, g_hidden, grad_hy * z, None, None
+
+
 # ops with a default kernel of their own that must be overridden for npu
 EXPLICIT = ("convolution_overrideable", "convolution_backward_overrideable")
 _REPLACE: dict[str, Callable[..., Any]] = {
     "convolution_overrideable": _convolution,
     "convolution_backward_overrideable": _convolution_backward,
+    "_thnn_fused_lstm_cell": _lstm_cell,
+    "_thnn_fused_lstm_cell_backward_impl": _lstm_cell_backward,
+    "_thnn_fused_gru_cell": _gru_cell,
+    "_thnn_fused_gru_cell_backward": _gru_cell_backward,
 }

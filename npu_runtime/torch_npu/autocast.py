@@ -6,6 +6,7 @@ own. The policy table is npu_runtime/data/autocast_npu.json; every other op fall
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from importlib import resources
@@ -13,7 +14,7 @@ from typing import Any
 
 import torch
 
-_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastPrivateUse1)
+_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastPrivateUse1)  # type: ignore[attr-defined]
 _libs: list[torch.library.Library] = []
 
 
@@ -82,8 +83,7 @@ def register() -> None:
             for overload in packet.overloads():
                 op = getattr(packet, overload)
                 qual = name if overload == "default" else f"{name}.{overload}"
-                try:
+                # an overload that has an autocast kernel of its own already is left alone
+                with contextlib.suppress(RuntimeError):
                     lib.impl(qual, _kernel(op, policy), "AutocastPrivateUse1")
-                except RuntimeError:
-                    pass  # an overload with its own autocast kernel already
     _libs.extend((fb, lib))

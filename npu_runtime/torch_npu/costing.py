@@ -9,8 +9,8 @@ import numpy as np
 import torch
 
 from npu_runtime import numerics
-from npu_runtime.cost import estimate
 from npu_runtime.core.launch import Cost
+from npu_runtime.cost import estimate
 from npu_runtime.devices import DeviceProfile
 from npu_runtime.ops.registry import Matmul, Work
 from npu_runtime.torch_npu.optable import OpEntry
@@ -41,7 +41,9 @@ def _bytes(ts: Sequence[torch.Tensor]) -> int:
     return sum(_numel(t) * t.element_size() for t in ts)
 
 
-def _matmuls(name: str, ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor]) -> tuple[Matmul, ...]:
+def _matmuls(
+    name: str, ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor]
+) -> tuple[Matmul, ...]:
     mats = [t for t in ins if t.dim() >= 1]
     if not outs or len(mats) < 2:
         return ()
@@ -58,13 +60,15 @@ def _matmuls(name: str, ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor
     return (Matmul(batch, m, n, k),)
 
 
-def _conv(ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor], backward: bool) -> tuple[Matmul, ...]:
+def _conv(
+    ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor], backward: bool
+) -> tuple[Matmul, ...]:
     # forward: input (N, C, H, W), weight (O, C/g, kh, kw), output (N, O, Ho, Wo)
     if backward:  # grad_output, input, weight
-        go, x, w = ins[0], ins[1], ins[2]
+        go, _x, w = ins[0], ins[1], ins[2]
         out = go
     else:
-        x, w, out = ins[0], ins[1], outs[0]
+        _x, w, out = ins[0], ins[1], outs[0]
     if w.dim() < 3 or out.dim() < 3:
         return ()
     k = math.prod(w.shape[1:])
@@ -122,11 +126,25 @@ def cost_for(
     outs: Sequence[torch.Tensor],
     profile: DeviceProfile,
 ) -> Cost:
-    key = (name, profile.name, *((tuple(t.shape), t.dtype) for t in ins), *((tuple(t.shape), t.dtype) for t in outs))
+    key = (
+        name,
+        profile.name,
+        *[(t.shape, t.dtype) for t in ins],
+        None,
+        *[(t.shape, t.dtype) for t in outs],
+    )
     c = _cache.get(key)
     if c is None:
         e = estimate(work_for(name, entry, ins, outs), profile)
-        c = Cost(e.duration_us, e.bound, e.unit, e.block_dim, dict(e.time_by_unit), e.bytes_moved, e.flops)
+        c = Cost(
+            e.duration_us,
+            e.bound,
+            e.unit,
+            e.block_dim,
+            dict(e.time_by_unit),
+            e.bytes_moved,
+            e.flops,
+        )
         if len(_cache) > 65536:
             _cache.clear()
         _cache[key] = c

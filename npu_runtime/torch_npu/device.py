@@ -12,7 +12,7 @@ from npu_runtime.core.runtime import get_runtime
 _done = False
 
 
-class _Hooks(torch._C._acc.PrivateUse1Hooks):  # type: ignore[misc]
+class _Hooks(torch._C._acc.PrivateUse1Hooks):
     def is_available(self) -> bool:
         return True
 
@@ -23,8 +23,8 @@ class _Hooks(torch._C._acc.PrivateUse1Hooks):  # type: ignore[misc]
         return True
 
 
-class _Guard(torch._C._acc.DeviceGuard):  # type: ignore[misc]
-    def type_(self) -> object:
+class _Guard(torch._C._acc.DeviceGuard):
+    def type_(self) -> Any:
         return torch._C._autograd.DeviceType.PrivateUse1
 
 
@@ -35,6 +35,14 @@ def _kernel(op: Any) -> Any:
         return fallback(op, *args, **kwargs)
 
     return kernel
+
+
+def _pin_memory(t: torch.Tensor, device: Any = None) -> torch.Tensor:
+    return t.clone()
+
+
+def _is_pinned(t: torch.Tensor, device: Any = None) -> bool:
+    return False
 
 
 def setup() -> None:
@@ -60,7 +68,14 @@ def setup() -> None:
     for name in aten.EXPLICIT:
         op = getattr(torch.ops.aten, name).default
         aten_lib.impl(name, _kernel(op), "PrivateUse1")
-    globals()["_libs"] = (lib, aten_lib)
+    # Pinned host memory: PyTorch asks the device's C++ hooks for a pinned allocator, which a
+    # Python backend cannot provide. Host memory is host memory to the emulator, so pinning
+    # (DataLoader(pin_memory=True), tensor.pin_memory()) gives a CPU copy, as a page-locked
+    # copy would be.
+    cpu_lib = torch.library.Library("aten", "IMPL")  # noqa: TOR901
+    cpu_lib.impl("_pin_memory", _pin_memory, "CPU")
+    cpu_lib.impl("is_pinned", _is_pinned, "CPU")
+    globals()["_libs"] = (lib, aten_lib, cpu_lib)
     from npu_runtime.torch_npu import autocast
 
     autocast.register()
@@ -89,6 +104,8 @@ def _restore(obj: Any, location: str) -> Any:
     storage = B.new_storage(index, n)
     if n:
         dst = B.with_storage(storage, [n], [1], torch.uint8, index)
-        src = torch.empty(0, dtype=torch.uint8, device="cpu").set_(obj.untyped_storage() if hasattr(obj, "untyped_storage") else obj)
+        src = torch.empty(0, dtype=torch.uint8, device="cpu").set_(
+            obj.untyped_storage() if hasattr(obj, "untyped_storage") else obj
+        )
         dst.copy_(src)
     return storage

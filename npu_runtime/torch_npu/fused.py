@@ -32,7 +32,9 @@ def _spec(t: torch.Tensor) -> Spec:
 
 def _price(work: Work, index: int) -> Cost:
     c = estimate(work, B.ensure_device(index).profile)
-    return Cost(c.duration_us, c.bound, c.unit, c.block_dim, dict(c.time_by_unit), c.bytes_moved, c.flops)
+    return Cost(
+        c.duration_us, c.bound, c.unit, c.block_dim, dict(c.time_by_unit), c.bytes_moved, c.flops
+    )
 
 
 def _registry_work(op_type: str, ins: Sequence[torch.Tensor], attrs: dict[str, Any]) -> Work:
@@ -64,14 +66,11 @@ def _host(ts: Sequence[torch.Tensor | None]) -> list[torch.Tensor]:
 
 class _Fused(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, spec: dict[str, Any], *inputs: torch.Tensor) -> Any:  # type: ignore[override]
+    def forward(ctx: Any, spec: dict[str, Any], *inputs: torch.Tensor) -> Any:
         index = next(t.device.index or 0 for t in inputs if t is not None)
         compute: Compute = spec["compute"]
         host = _host(inputs)
-        if B.estimate:
-            outs_cpu = compute([h if h is None else h for h in host])
-        else:
-            outs_cpu = compute(host)
+        outs_cpu = compute([h if h is None else h for h in host]) if B.estimate else compute(host)
         outs = [_to_npu(o, index) for o in outs_cpu]
         work = spec["work"](inputs, outs)
         B.charge(index, spec["op_type"], _price(work, index),
@@ -80,11 +79,13 @@ class _Fused(torch.autograd.Function):
         ctx.index = index
         ctx.save_for_backward(*[t for t in inputs if t is not None])
         ctx.present = [t is not None for t in inputs]
-        ctx.mark_non_differentiable(*[o for o, d in zip(outs, spec["differentiable"], strict=False) if not d])
+        ctx.mark_non_differentiable(
+            *[o for o, d in zip(outs, spec["differentiable"], strict=False) if not d]
+        )
         return tuple(outs) if len(outs) > 1 else outs[0]
 
     @staticmethod
-    def backward(ctx: Any, *grads: torch.Tensor) -> Any:  # type: ignore[override]
+    def backward(ctx: Any, *grads: torch.Tensor) -> Any:
         spec = ctx.spec
         saved = iter(ctx.saved_tensors)
         inputs = [next(saved) if p else None for p in ctx.present]
@@ -92,28 +93,43 @@ class _Fused(torch.autograd.Function):
         host_in = []
         for t in inputs:
             if t is None or B.estimate:
-                host_in.append(None if t is None else B.host_view(t).requires_grad_(t.is_floating_point()))
+                host_in.append(
+                    None if t is None else B.host_view(t).requires_grad_(t.is_floating_point())
+                )
                 continue
             h = B.host_view(t).detach().clone()
             host_in.append(h.requires_grad_(h.is_floating_point()))
         with torch.enable_grad():
             outs = spec["compute"](host_in)
-        pairs = [(o, B.host_view(g)) for o, g in zip(outs, grads, strict=False) if g is not None and o.requires_grad]
+        pairs = [
+            (o, B.host_view(g))
+            for o, g in zip(outs, grads, strict=False)
+            if g is not None and o.requires_grad
+        ]
         wrt = [h for h in host_in if h is not None and h.requires_grad]
-        got = torch.autograd.grad([o for o, _ in pairs], wrt, [g for _, g in pairs], allow_unused=True)
+        got = torch.autograd.grad(
+            [o for o, _ in pairs], wrt, [g for _, g in pairs], allow_unused=True
+        )
         it = iter(got)
         result: list[torch.Tensor | None] = [None]
         grads_npu = []
-        for h in host_in:
-            if h is None or not h.requires_grad:
+        for hi in host_in:
+            if hi is None or not hi.requires_grad:
                 result.append(None)
                 continue
             gi = next(it)
-            g_npu = _to_npu(gi if gi is not None else torch.zeros_like(h), index)
+            g_npu = _to_npu(gi if gi is not None else torch.zeros_like(hi), index)
             grads_npu.append(g_npu)
             result.append(g_npu)
         work = spec["work"]([t for t in inputs if t is not None], grads_npu)
-        back = Work(work.unit, work.dtype, work.bytes_moved * 2, work.matmuls * 2, work.vector_ops * 2, work.flops * 2)
+        back = Work(
+            work.unit,
+            work.dtype,
+            work.bytes_moved * 2,
+            work.matmuls * 2,
+            work.vector_ops * 2,
+            work.flops * 2,
+        )
         B.charge(index, spec["op_type"] + "Grad", _price(back, index),
                  tuple(B.info(t) for t in inputs if t is not None), tuple(map(B.info, grads_npu)))  # fmt: skip
         return tuple(result)
@@ -152,7 +168,9 @@ def _from_bnsd(x: torch.Tensor, layout: str) -> torch.Tensor:
     return x
 
 
-def _visible(sq: int, sk: int, mask: torch.Tensor | None, mode: int, pre: int, nxt: int) -> torch.Tensor | None:
+def _visible(
+    sq: int, sk: int, mask: torch.Tensor | None, mode: int, pre: int, nxt: int
+) -> torch.Tensor | None:
     """Bool [.., Sq, Sk]: True where a query may attend a key (torch_npu: mask 1 = masked)."""
     i = torch.arange(sq, device="cpu")[:, None]
     j = torch.arange(sk, device="cpu")[None, :]
@@ -194,12 +212,24 @@ def npu_fusion_attention(
     offset, mask length), as op-plugin returns them."""
     layout = str(input_layout)
     if layout == "TND" or pse is not None or keep_prob != 1.0 or prefix is not None:
-        what = "TND layout" if layout == "TND" else "pse" if pse is not None else "dropout (keep_prob < 1)" if keep_prob != 1.0 else "prefix"
+        what = (
+            "TND layout"
+            if layout == "TND"
+            else "pse"
+            if pse is not None
+            else "dropout (keep_prob < 1)"
+            if keep_prob != 1.0
+            else "prefix"
+        )
         raise NotImplementedError(f"npu_fusion_attention: {what} is not emulated yet")
     if layout not in ("BSH", "SBH", "BSND", "BNSD"):
-        raise RuntimeError(f"npu_fusion_attention: input_layout must be BSH, SBH, BSND, BNSD or TND, got {layout!r}")
+        raise RuntimeError(
+            f"npu_fusion_attention: input_layout must be BSH, SBH, BSND, BNSD or TND, got {layout!r}"
+        )
     if sparse_mode not in (0, 2, 3):
-        raise NotImplementedError(f"npu_fusion_attention: sparse_mode {sparse_mode} is not emulated yet (0, 2, 3 are)")
+        raise NotImplementedError(
+            f"npu_fusion_attention: sparse_mode {sparse_mode} is not emulated yet (0, 2, 3 are)"
+        )
     heads = int(head_num)
 
     def compute(h: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -226,7 +256,11 @@ def npu_fusion_attention(
         sm = p.sum(-1, keepdim=True)
         o = torch.where(sm > 0, (p / sm.clamp_min(1e-30)) @ vf, torch.zeros((), device="cpu"))
         out = _from_bnsd(o, layout).to(q.dtype)
-        return [out, safe.detach().expand(*mx.shape[:-1], 8).contiguous(), sm.detach().expand(*sm.shape[:-1], 8).contiguous()]
+        return [
+            out,
+            safe.detach().expand(*mx.shape[:-1], 8).contiguous(),
+            sm.detach().expand(*sm.shape[:-1], 8).contiguous(),
+        ]
 
     reg_mode = 3 if sparse_mode in (2, 3) else 0
     reg_layout = layout if layout != "SBH" else "BSH"
@@ -248,7 +282,9 @@ def npu_fusion_attention(
 
 
 # -- npu_rms_norm -----------------------------------------------------------------------------
-def npu_rms_norm(x: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-06) -> tuple[torch.Tensor, torch.Tensor]:
+def npu_rms_norm(
+    x: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-06
+) -> tuple[torch.Tensor, torch.Tensor]:
     """RmsNorm: (y, rstd); rstd is float32 over the leading dims, as op-plugin returns it."""
     k = gamma.dim()
 
@@ -269,12 +305,16 @@ def npu_rms_norm(x: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-06) -
 
 
 # -- npu_rotary_mul ---------------------------------------------------------------------------
-def npu_rotary_mul(x: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor, rotary_mode: str = "half") -> torch.Tensor:
+def npu_rotary_mul(
+    x: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor, rotary_mode: str = "half"
+) -> torch.Tensor:
     """RotaryMul: r1 * x + r2 * rotate(x); 'half' rotates halves, 'interleave' pairs."""
     if x.dim() != 4:
         raise RuntimeError(f"npu_rotary_mul: x must be 4-D (BNSD, BSND or SBND), got {x.dim()}-D")
     if rotary_mode not in ("half", "interleave"):
-        raise RuntimeError(f"npu_rotary_mul: rotary_mode must be 'half' or 'interleave', got {rotary_mode!r}")
+        raise RuntimeError(
+            f"npu_rotary_mul: rotary_mode must be 'half' or 'interleave', got {rotary_mode!r}"
+        )
 
     def compute(h: list[torch.Tensor]) -> list[torch.Tensor]:
         xv, a, b = h
@@ -308,5 +348,29 @@ def npu_swiglu(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return out
 
 
-__all__ = ["npu_fusion_attention", "npu_rms_norm", "npu_rotary_mul", "npu_swiglu"]
+# -- formats ---------------------------------------------------------------------------------
+ACL_FORMAT_ND = 2
+
+
+def npu_format_cast(x: torch.Tensor, acl_format: int) -> torch.Tensor:
+    """TransData to another storage format. The emulator keeps every tensor ND, so the
+    result is x itself (torch_npu also returns its input when no conversion is needed)."""
+    if x.device.type != "npu":
+        raise RuntimeError(f"npu_format_cast: expected a tensor on the npu device, got {x.device}")
+    return x
+
+
+def get_npu_format(x: torch.Tensor) -> int:
+    """The tensor's ACL storage format: always ND (2) on the emulator."""
+    return ACL_FORMAT_ND
+
+
+__all__ = [
+    "get_npu_format",
+    "npu_format_cast",
+    "npu_fusion_attention",
+    "npu_rms_norm",
+    "npu_rotary_mul",
+    "npu_swiglu",
+]
 _ = math

@@ -183,11 +183,15 @@ class profile:  # noqa: N801 (torch_npu's name)
         self.step_num += 1
         new = self.schedule(self.step_num)
         if prev == ProfilerAction.RECORD_AND_SAVE or (
-            prev in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE) and new == ProfilerAction.NONE
+            prev in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+            and new == ProfilerAction.NONE
         ):
             self._finish()
         elif self._session is not None and prev in (ProfilerAction.RECORD, ProfilerAction.WARMUP):
-            if prev == ProfilerAction.WARMUP and new in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
+            if prev == ProfilerAction.WARMUP and new in (
+                ProfilerAction.RECORD,
+                ProfilerAction.RECORD_AND_SAVE,
+            ):
                 self._session.stop()  # warm-up work is not part of the trace
                 self._session = None
             else:
@@ -220,7 +224,10 @@ class profile:  # noqa: N801 (torch_npu's name)
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()
 
@@ -231,7 +238,9 @@ class profile:  # noqa: N801 (torch_npu's name)
         from npu_runtime.profiler.chrome_trace import write
 
         data = self._last.data()
-        write(data.records, Path(path), data.waits, epoch_us=data.epoch_us, process_id=data.process_id)
+        write(
+            data.records, Path(path), data.waits, epoch_us=data.epoch_us, process_id=data.process_id
+        )
 
     def key_averages(self) -> _KeyAverages:
         records = self._last.records if self._last is not None else []

@@ -16,7 +16,9 @@ def test_advisor_reads_a_torch_npu_profiler_cycle(tools: Tools, tmp_path: Path) 
     rank = sorted((tmp_path / "tb").glob("*_ascend_pt"))[0]
     res = tools.run("msprof-analyze", "advisor", "all", "-d", rank, "-o", tmp_path / "out", "-l", "en", cwd=tmp_path)  # fmt: skip
     only((tmp_path / "out").glob("mstt_advisor_*.html"), "advisor HTML report")
-    book = tools.workbook(only((tmp_path / "out/log").glob("mstt_advisor_*.xlsx"), "advisor workbook"))
+    book = tools.workbook(
+        only((tmp_path / "out/log").glob("mstt_advisor_*.xlsx"), "advisor workbook")
+    )
     assert {"Overall Summary", "Block Dim Issues"} <= set(book), res.stdout
     # the Relu of the first Linear (64 x 512 floats) leaves vector cores idle on a 910B
     names = {row[1] for row in book["Block Dim Issues"][1:]}

@@ -22,7 +22,9 @@ print("sum is finite", bool(torch.isfinite(c)))
 
 def test_npu_profile_charges_torch_ops_to_the_cell_lines(fresh_kernel: tuple[Any, Any]) -> None:
     _, kc = fresh_kernel
-    reply, msgs = execute(kc, "import torch\nimport torch_npu\nprint(torch.npu.get_device_name(0))", timeout=120)
+    reply, msgs = execute(
+        kc, "import torch\nimport torch_npu\nprint(torch.npu.get_device_name(0))", timeout=120
+    )
     assert reply["status"] == "ok", msgs
     reply, msgs = execute(kc, CELL, timeout=120)
     assert reply["status"] == "ok", msgs

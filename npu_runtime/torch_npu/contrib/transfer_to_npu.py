@@ -81,26 +81,29 @@ def _apply() -> None:
     for name in _TENSOR_METHODS:
         setattr(torch.Tensor, name, _wrap(getattr(torch.Tensor, name), positional_device=True))
 
-    def tensor_cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False, **kw: Any) -> torch.Tensor:
-        return self.npu(_swap(device), non_blocking=non_blocking)
+    def tensor_cuda(
+        self: torch.Tensor, device: Any = None, non_blocking: bool = False, **kw: Any
+    ) -> torch.Tensor:
+        to_npu: Any = getattr(self, "npu")  # noqa: B009 (added by the backend at run time)
+        return to_npu(_swap(device), non_blocking=non_blocking)
 
     tensor_cuda.__dict__["_ascend_lens_transfer"] = True
-    torch.Tensor.cuda = tensor_cuda  # type: ignore[method-assign]
-    torch.Tensor.is_cuda = property(lambda self: self.device.type == "npu")  # type: ignore[method-assign,assignment]
+    setattr(torch.Tensor, "cuda", tensor_cuda)  # noqa: B010
+    setattr(torch.Tensor, "is_cuda", property(lambda self: self.device.type == "npu"))  # noqa: B010
 
     def module_cuda(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
         return self.npu(_swap(device))  # type: ignore[operator]
 
-    torch.nn.Module.cuda = module_cuda  # type: ignore[method-assign,assignment]
-    torch.nn.Module.to = _wrap(torch.nn.Module.to, positional_device=True)  # type: ignore[method-assign]
+    setattr(torch.nn.Module, "cuda", module_cuda)  # noqa: B010
+    setattr(torch.nn.Module, "to", _wrap(torch.nn.Module.to, positional_device=True))  # noqa: B010
     for name in _CUDA_API:
         if hasattr(_npu, name):
             setattr(torch.cuda, name, getattr(_npu, name))
-    torch.cuda.amp.autocast = _npu.amp.autocast  # type: ignore[misc,assignment]
-    torch.cuda.amp.GradScaler = _npu.amp.GradScaler  # type: ignore[misc,assignment]
-    torch.autocast = _Autocast  # type: ignore[misc,assignment]
-    torch.amp.autocast = _Autocast  # type: ignore[misc,assignment]
-    torch.amp.GradScaler = _GradScaler  # type: ignore[misc,assignment]
+    setattr(torch.cuda.amp, "autocast", _npu.amp.autocast)  # noqa: B010
+    setattr(torch.cuda.amp, "GradScaler", _npu.amp.GradScaler)  # noqa: B010
+    setattr(torch, "autocast", _Autocast)  # noqa: B010
+    setattr(torch.amp, "autocast", _Autocast)  # noqa: B010
+    setattr(torch.amp, "GradScaler", _GradScaler)  # noqa: B010
     _patch_distributed()
 
 

@@ -12,15 +12,13 @@ from npu_runtime.torch_npu.random import generator
 
 _rt = get_runtime()
 
-from npu_runtime.torch_npu.npu import amp  # noqa: E402
-from npu_runtime.torch_npu.npu.streams import (  # noqa: E402
-    Event,
-    Stream,
-    current_stream,
-    default_stream,
-    set_stream,
-    stream,
-)
+from npu_runtime.torch_npu.npu import amp as amp  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import Event as Event  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import Stream as Stream  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import current_stream as current_stream  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import default_stream as default_stream  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import set_stream as set_stream  # noqa: E402
+from npu_runtime.torch_npu.npu.streams import stream as stream  # noqa: E402
 
 
 def _index(device: Any = None) -> int:
@@ -69,7 +67,9 @@ def current_device() -> int:
 def set_device(device: Any) -> None:
     i = _index(device)
     if not 0 <= i < _rt.device_count:
-        raise RuntimeError(f"Invalid device ordinal {i}: the process sees {_rt.device_count} NPU device(s)")
+        raise RuntimeError(
+            f"Invalid device ordinal {i}: the process sees {_rt.device_count} NPU device(s)"
+        )
     B.state.device = i
     dev = B.ensure_device(i)
     _rt.tls.context = dev.default_context
@@ -256,3 +256,37 @@ def get_amp_supported_dtype() -> list[torch.dtype]:
 
 def is_bf16_supported() -> bool:
     return _rt.profile.name != "910A"
+
+
+# -- settings real scripts set at start-up -------------------------------------------------------
+class _Flags:
+    """A settings namespace: `torch.npu.config.allow_internal_format = False` and the like.
+
+    The emulator keeps every tensor in ND format and computes Cube ops in the input type
+    with float32 accumulation, so the values are recorded but change nothing."""
+
+    def __init__(self, **defaults: Any) -> None:
+        self.__dict__.update(defaults)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.__dict__})"
+
+
+config = _Flags(allow_internal_format=False)
+matmul = _Flags(allow_hf32=False)
+conv = _Flags(allow_hf32=True)
+_compile_mode = {"jit_compile": False}
+
+
+def set_compile_mode(jit_compile: bool = False) -> None:
+    """torch.npu.set_compile_mode(jit_compile=...): online compilation on or off (recorded)."""
+    _compile_mode["jit_compile"] = bool(jit_compile)
+
+
+def is_jit_compile_false() -> bool:
+    return not _compile_mode["jit_compile"]
+
+
+def get_device_capability(device: Any = None) -> None:
+    """torch_npu reports no CUDA-style compute capability for an NPU."""
+    return None

@@ -43,7 +43,9 @@ def _index(device: Any) -> int:
 class Stream:
     """`torch.npu.Stream(device=None, priority=0)`: an in-order queue of the device."""
 
-    def __init__(self, device: Any = None, priority: int = 0, _rt_stream: _RtStream | None = None) -> None:
+    def __init__(
+        self, device: Any = None, priority: int = 0, _rt_stream: _RtStream | None = None
+    ) -> None:
         self.device_index = _index(device)
         if _rt_stream is None:
             with _on(self.device_index):
@@ -94,7 +96,9 @@ class Stream:
 class Event:
     """`torch.npu.Event(enable_timing=False, blocking=False)` on the simulated clock."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ) -> None:
         self.enable_timing = enable_timing
         self.blocking = blocking
         self._handle = 0
@@ -104,7 +108,9 @@ class Event:
         stream = stream or current_stream()
         with _on(stream.device_index):
             if self._handle == 0:
-                flags = ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC if self.enable_timing else ACL_EVENT_SYNC
+                flags = (
+                    ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC if self.enable_timing else ACL_EVENT_SYNC
+                )
                 self._handle = sched.create_event(_rt, flags)
                 self._index = stream.device_index
             sched.record_event(_rt, self._handle, stream._stream.handle)
@@ -138,7 +144,11 @@ class Event:
             return float(sched.elapsed_time(_rt, self._handle, end_event._handle))
 
     def __repr__(self) -> str:
-        return f"<torch_npu.npu.Event {self._handle:#x}>" if self._handle else "<torch_npu.npu.Event uninitialized>"
+        return (
+            f"<torch_npu.npu.Event {self._handle:#x}>"
+            if self._handle
+            else "<torch_npu.npu.Event uninitialized>"
+        )
 
 
 _wrappers: dict[int, Stream] = {}

@@ -15,7 +15,9 @@ SCRIPTS = Path(__file__).parent / "scripts"
 REPO = Path(__file__).resolve().parents[3]
 
 
-def run(*args: str | Path, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
     """`ascend-lens run ARGS...` with only the NPU_* variables the test sets."""
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "ASCEND_"))}
     return subprocess.run(

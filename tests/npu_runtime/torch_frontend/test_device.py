@@ -11,12 +11,19 @@ from conftest import REPO, SCRIPTS, last_line, run
 def test_device_basics() -> None:
     r = run("--no-summary", SCRIPTS / "device_basics.py")
     assert r.returncode == 0, r.stderr
-    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line and not line.startswith(" "))
+    lines = dict(
+        line.split(" ", 1)
+        for line in r.stdout.splitlines()
+        if " " in line and not line.startswith(" ")
+    )
     assert lines["device"] == "npu:0 True npu:1 npu:0"
     assert "device='npu:0')" in r.stdout
     assert lines["cpu"] == "[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]"
     assert lines["factory"] == "npu:0 torch.Size([3, 4]) [0.0, 0.0]"
-    assert lines["inplace"] == "[[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]] [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]"
+    assert (
+        lines["inplace"]
+        == "[[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]] [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]"
+    )
     assert lines["view"] == "torch.Size([3, 2]) (1, 3) False [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]"
     assert lines["module"] == "npu:0"
     assert lines["no_grad"] == "False torch.Size([2, 2])"
@@ -75,7 +82,9 @@ def test_cpu_tensor_into_fused_op() -> None:
 def test_without_torch_one_clear_line(tmp_path: Path) -> None:
     fake = tmp_path / "site" / "torch"
     fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n"
+    )
     script = tmp_path / "uses_npu.py"
     script.write_text("import torch_npu\nprint('imported')\n")
     r = run("--no-summary", script, env={"PYTHONPATH": str(tmp_path / "site")})
@@ -111,7 +120,7 @@ def test_memory_api_and_oom_message() -> None:
         "60.96 GiB allowed; 60.00 GiB reserved in total by PyTorch)If reserved memory is >> allocated memory try "
         "setting max_split_size_mb to avoid fragmentation."
     )
-    assert "keep.append(torch.empty(2 * 2**30, dtype=torch.uint8, device=\"npu\"))" in r.stderr
+    assert 'keep.append(torch.empty(2 * 2**30, dtype=torch.uint8, device="npu"))' in r.stderr
 
 
 def test_ops_are_profiled_at_the_user_line(tmp_path: Path) -> None:
@@ -128,9 +137,33 @@ def test_ops_are_profiled_at_the_user_line(tmp_path: Path) -> None:
     r = run("--no-summary", "--profile", out, "--profile-top", "0", script)
     assert r.returncode == 0, r.stderr
     doc = json.loads((out / "lines.json").read_text())
-    by_line = {ln["line"]: {o["op_type"] for o in ln["top_ops"]} for ln in doc["lines"] if ln["file"] == str(script)}
+    by_line = {
+        ln["line"]: {o["op_type"] for o in ln["top_ops"]}
+        for ln in doc["lines"]
+        if ln["file"] == str(script)
+    }
     assert by_line[2] == {"MemcpyH2D"}
     assert "StatelessRandomNormalV2" in by_line[3]
     assert by_line[4] == {"Cast", "MatMul"}
     assert by_line[5] == {"Relu", "ReduceSum"}
     assert by_line[6] == {"MemcpyD2H"}
+
+
+def test_common_ops_match_the_cpu() -> None:
+    r = run("--no-summary", SCRIPTS / "ops_vs_cpu.py")
+    assert r.returncode == 0, r.stderr
+    diffs = {name: float(v) for name, v in (line.split() for line in r.stdout.splitlines())}
+    assert set(diffs) >= {"index", "sdpa_causal", "lstm", "gru", "pinned_loader", "cross_entropy"}
+    assert all(v <= 1e-5 for v in diffs.values()), diffs
+
+
+def test_npu_numerics() -> None:
+    r = run("--no-summary", SCRIPTS / "numerics.py")
+    assert r.returncode == 0, r.stderr
+    got = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    assert got == {
+        "matmul_torch.float16": "0.0",
+        "matmul_torch.bfloat16": "0.0",
+        "conv2d_fp16": "0.0",
+        "fp16_overflow": "[inf, -inf]",
+    }

@@ -56,7 +56,9 @@ def test_gpt_7b_runs_out_of_memory_in_the_optimizer_step() -> None:
     # 6.9B fp32 weights and grads take 51 GiB; Adam's first moments cannot all follow
     step = _line_of("opt.step()")
     assert f'File "{SCRIPT}", line {step}, in <module>' in r.stderr
-    assert err[-1].startswith(f"  out of memory at {SCRIPT}:{step}: NPU out of memory. Tried to allocate ")
+    assert err[-1].startswith(
+        f"  out of memory at {SCRIPT}:{step}: NPU out of memory. Tried to allocate "
+    )
 
 
 def test_reading_a_value_back_names_the_line() -> None:
@@ -66,7 +68,8 @@ def test_reading_a_value_back_names_the_line() -> None:
     assert "positive" not in r.stdout
     assert f'File "{script}", line 8, in <module>' in r.stderr
     assert any(
-        line == (
+        line
+        == (
             f"RuntimeError: estimate mode: reading a value back (.item(), print, a branch) at {script}:8 "
             "needs tensor values, and `ascend-lens run --estimate` tracks only shapes and dtypes; "
             "run without --estimate to compute values"

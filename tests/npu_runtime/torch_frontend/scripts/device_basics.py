@@ -4,13 +4,15 @@ import io
 import sys
 
 import torch
-import torch_npu
+import torch_npu  # noqa: F401 (registers the npu device)
 
 x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
 a = x.npu()
 print("device", a.device, a.is_npu, x.to("npu:1").device, torch.device("npu:0"))
 print("repr", a)
-print("cpu", a.cpu().tolist(), (a * 2).numpy().tolist() if False else (a * 2).cpu().numpy().tolist())
+print(
+    "cpu", a.cpu().tolist(), (a * 2).numpy().tolist() if False else (a * 2).cpu().numpy().tolist()
+)
 b = torch.randn(3, 4, device="npu")
 print("factory", b.device, b.shape, torch.zeros(2, device="npu").cpu().tolist())
 c = a.clone()
@@ -32,12 +34,24 @@ buf.seek(0)
 on_cpu = torch.load(buf, map_location="cpu")
 buf.seek(0)
 on_npu = torch.load(buf, map_location="npu:0")
-print("save", on_cpu["a"].device, on_npu["a"].device, torch.equal(on_cpu["a"], x), torch.equal(on_npu["a"].cpu(), x))
+print(
+    "save",
+    on_cpu["a"].device,
+    on_npu["a"].device,
+    torch.equal(on_cpu["a"], x),
+    torch.equal(on_npu["a"].cpu(), x),
+)
 torch.set_default_device("npu")
 d = torch.ones(2)
 torch.set_default_device("cpu")
 print("default_device", d.device)
-print("api", torch.npu.is_available(), torch.npu.device_count(), torch.npu.current_device(), torch.npu.get_device_name(0))
+print(
+    "api",
+    torch.npu.is_available(),
+    torch.npu.device_count(),
+    torch.npu.current_device(),
+    torch.npu.get_device_name(0),
+)
 torch.npu.set_device("npu:1")
 print("set_device", torch.npu.current_device(), torch.ones(1, device="npu").device)
 torch.npu.set_device(0)
@@ -48,6 +62,15 @@ r2 = torch.rand(3, device="npu").cpu()
 torch.npu.set_rng_state(state)
 r3 = torch.rand(3, device="npu").cpu()
 torch.npu.manual_seed(7)
-print("rng", torch.equal(r1, torch.rand(3, device="npu").cpu()), torch.equal(r2, r3), not torch.equal(r1, r2))
-print("props", torch.npu.get_device_properties(0).name, torch.npu.get_device_properties(0).total_memory)
+print(
+    "rng",
+    torch.equal(r1, torch.rand(3, device="npu").cpu()),
+    torch.equal(r2, r3),
+    not torch.equal(r1, r2),
+)
+print(
+    "props",
+    torch.npu.get_device_properties(0).name,
+    torch.npu.get_device_properties(0).total_memory,
+)
 sys.stdout.flush()

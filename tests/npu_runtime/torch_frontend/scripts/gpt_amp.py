@@ -63,7 +63,7 @@ scaler = torch.npu.amp.GradScaler()
 data = torch.randint(0, 64, (4, 17))
 x, y = data[:, :-1].npu(), data[:, 1:].npu()
 losses = []
-for step in range(8):
+for _step in range(8):
     with torch.autocast("npu", dtype=torch.float16):
         logits = model(x)
         loss = nn.functional.cross_entropy(logits.float().reshape(-1, 64), y.reshape(-1))

@@ -27,6 +27,7 @@ class Block(nn.Module):
         self.proj = nn.Linear(d, d, bias=False)
         self.up = nn.Linear(d, 2 * ffn, bias=False)
         self.down = nn.Linear(ffn, d, bias=False)
+
     def forward(self, x):
         q, k, v = self.qkv(torch_npu.npu_rms_norm(x, self.n1)[0]).chunk(3, dim=-1)
         scale = 1 / math.sqrt(q.shape[-1] // self.h)
@@ -41,6 +42,7 @@ class GPT(nn.Module):
         self.emb = nn.Embedding(VOCAB, d)
         self.blocks = nn.ModuleList(Block(d, heads, ffn) for _ in range(layers))
         self.head = nn.Linear(d, VOCAB, bias=False)
+
     def forward(self, idx):
         x = self.emb(idx)
         for b in self.blocks:

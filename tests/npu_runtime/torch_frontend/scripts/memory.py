@@ -1,7 +1,7 @@
 """torch.npu memory figures and the caching allocator, one labelled line per check."""
 
 import torch
-import torch_npu
+import torch_npu  # noqa: F401 (registers the npu device)
 
 from npu_runtime.core.runtime import get_runtime
 

@@ -5,7 +5,9 @@ import sys
 import torch
 import torch_npu
 
-model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 16)).npu()
+model = torch.nn.Sequential(
+    torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 16)
+).npu()
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 x = torch.randn(64, 256).npu()
 y = torch.randint(0, 16, (64,)).npu()
@@ -27,7 +29,7 @@ with torch_npu.profiler.profile(
     with_modules=False,
     experimental_config=experimental_config,
 ) as prof:
-    for step in range(12):
+    for _step in range(12):
         loss = torch.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()

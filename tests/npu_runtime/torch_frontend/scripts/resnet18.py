@@ -106,8 +106,14 @@ if __name__ == "__main__":
     loss_npu = train_step(npu_model, x.npu(), y.npu())
     diff = max(
         (a.detach() - b.detach().cpu()).abs().max().item()
-        for a, b in zip(cpu_model.state_dict().values(), npu_model.state_dict().values())
+        for a, b in zip(
+            cpu_model.state_dict().values(), npu_model.state_dict().values(), strict=False
+        )
         if a.is_floating_point()
     )
     devices = sorted({str(p.device) for p in npu_model.parameters()})
-    print(json.dumps({"loss_cpu": loss_cpu, "loss_npu": loss_npu, "max_diff": diff, "devices": devices}))
+    print(
+        json.dumps(
+            {"loss_cpu": loss_cpu, "loss_npu": loss_npu, "max_diff": diff, "devices": devices}
+        )
+    )
