@@ -263,6 +263,8 @@ class HcclProcessGroup(_ProcessGroup):
                 raise RuntimeError("Tensors must be NPU and dense")
             if t.device.type not in ("cpu", DEVICE):
                 raise RuntimeError(f"Tensors must be NPU and dense (got a {t.device.type} tensor)")
+            if not (t.is_contiguous() or t.is_contiguous(memory_format=torch.channels_last)):
+                raise RuntimeError("Tensors must be contiguous")  # torch_npu's check, as HCCL needs
 
     def _run(
         self,
