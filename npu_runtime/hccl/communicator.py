@@ -246,6 +246,7 @@ class Communicator:
                 op, nbytes, self.layout, self.profile,
                 level1=self.settings.level1_for(spec["algo_key"]),
                 buffsize_bytes=self.settings.buffsize_bytes, peer=peer,
+                intra_roce=self.settings.intra_roce,
             )  # fmt: skip
         # torch_npu's op names: hcom_<op>__<last 3 digits of the group hash>_<call>_1
         name = f"hcom_{spec['name']}__{zlib.crc32(self.group_id.encode()) % 1000:03d}_{self.calls - 1}_1"

@@ -142,8 +142,10 @@ def _scatter_gather(level: Level, algo: str, n: float, lk: Link) -> Phase:
     p = level.size
     sent = n * (p - 1) / p
     ph = Phase(lk.transport, algo, bytes_sent=sent)
-    if algo == "mesh":
+    if algo == "mesh" and lk.transport == "HCCS":  # a link to each peer, all busy at once
         ph.alpha_us, ph.beta_us = lk.latency_us, n / p / lk.bytes_per_us
+    elif algo == "mesh":  # the same exchange through one port (RoCE inside the server)
+        ph.alpha_us, ph.beta_us = lk.latency_us, sent / lk.bytes_per_us
     elif algo in ("ring", "pairwise"):
         ph.alpha_us, ph.beta_us = (p - 1) * lk.latency_us, sent / lk.bytes_per_us
     elif algo == "H-D_R":
@@ -174,8 +176,10 @@ def _alltoall(level: Level, algo: str, crossing: float, lk: Link) -> Phase:
     """`crossing` bytes leave this rank through this level's links."""
     p = level.size
     ph = Phase(lk.transport, algo, bytes_sent=crossing)
-    if algo == "mesh":
+    if algo == "mesh" and lk.transport == "HCCS":
         ph.alpha_us, ph.beta_us = lk.latency_us, crossing / max(1, p - 1) / lk.bytes_per_us
+    elif algo == "mesh":  # through one port
+        ph.alpha_us, ph.beta_us = lk.latency_us, crossing / lk.bytes_per_us
     elif algo in ("ring", "pairwise"):
         ph.alpha_us, ph.beta_us = (p - 1) * lk.latency_us, crossing / lk.bytes_per_us
     else:
@@ -213,13 +217,19 @@ def collective_cost(
     level1: str | None = None,
     buffsize_bytes: int = 200 * 2**20,
     peer: int | None = None,
+    intra_roce: bool = False,
 ) -> CommCost:
     """The simulated cost of `op` on `nbytes` for the rank `layout.me` of `layout`.
 
     `level1` is the server-level algorithm HCCL_ALGO asks for (None: the profile's own
-    choice); `peer` is the other group rank of a send or recv.
+    choice); `peer` is the other group rank of a send or recv; `intra_roce` sends the
+    traffic inside a server over each device's RoCE port too (HCCL_INTRA_ROCE_ENABLE=1).
     """
     levels = layout.levels()
+
+    def wire(t: Transport) -> Link:
+        return link(profile, "RDMA" if intra_roce else t)
+
     kind = {"barrier": "allreduce", "reduce": "allreduce", "gather": "allgather",
             "scatter": "reducescatter"}.get(op, op)  # fmt: skip
     n = float(BARRIER_BYTES if op == "barrier" else nbytes)
@@ -231,7 +241,8 @@ def collective_cost(
         if transport == "LOCAL":
             phases = []
         else:
-            lk = link(profile, transport)
+            lk = wire(transport)
+            transport = lk.transport
             phases = [Phase(transport, "p2p", lk.latency_us, n / lk.bytes_per_us, n if kind == "send" else 0.0,
                             {peer: n} if kind == "send" else {})]  # fmt: skip
     elif kind == "alltoall":
@@ -240,11 +251,11 @@ def collective_cost(
         for lv in levels:
             algo = level_algorithm(op, lv, profile, level1)
             crossing = n * inner * (lv.size - 1) / layout.size
-            phases.append(_alltoall(lv, algo, crossing, link(profile, lv.transport)))
+            phases.append(_alltoall(lv, algo, crossing, wire(lv.transport)))
             inner *= lv.size
     else:
         algos = [level_algorithm(kind, lv, profile, level1) for lv in levels]
-        phases = _phases(kind, n, levels, algos, [link(profile, lv.transport) for lv in levels])
+        phases = _phases(kind, n, levels, algos, [wire(lv.transport) for lv in levels])
     return _total(op, n, phases, profile, buffsize_bytes, layout)
 
 

@@ -36,6 +36,7 @@ class HcclSettings:
     buffsize_bytes: int = 200 * 2**20
     exec_timeout_s: float = 1836.0  # 0 = never
     connect_timeout_s: float = 120.0
+    intra_roce: bool = False  # HCCL_INTRA_ROCE_ENABLE=1 (and PCIe not asked for)
 
     def level1_for(self, algo_key: str) -> str | None:
         return self.level1.get(algo_key) or self.level1.get("")
@@ -151,5 +152,7 @@ def check_env(env: Mapping[str, str], profile_name: str = "910B2") -> EnvReport:
         connect_timeout_s=float(
             values.get("HCCL_CONNECT_TIMEOUT") or specs["HCCL_CONNECT_TIMEOUT"]["default"]
         ),
+        intra_roce=env.get("HCCL_INTRA_ROCE_ENABLE", "").strip() == "1"
+        and env.get("HCCL_INTRA_PCIE_ENABLE", "").strip() != "1",
     )
     return EnvReport(errors, warnings, settings)

@@ -253,3 +253,19 @@ def test_launcher_refuses_inconsistent_distributed_options(
     )  # fmt: skip
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.splitlines()[-1] == f"ascend-lens run: error: {message}"
+
+
+def test_hccl_intra_roce_enable_moves_the_servers_traffic_to_its_roce_ports() -> None:
+    n = 2**26
+    settings = check_env({"HCCL_INTRA_ROCE_ENABLE": "1", "HCCL_INTRA_PCIE_ENABLE": "0"}).settings
+    assert settings.intra_roce
+    hccs = collective_cost("allreduce", n, single_server(8, 0, 8), B2)
+    roce = collective_cost(
+        "allreduce", n, single_server(8, 0, 8), B2, intra_roce=settings.intra_roce
+    )
+    assert set(roce.transit) == {"RDMA"} and roce.transit["RDMA"][0] == hccs.transit["HCCS"][0]
+    # one 25 GB/s port instead of seven 56 GB/s links
+    assert roce.duration_us / hccs.duration_us == pytest.approx(7 * 56 / 25, rel=0.05)
+    assert not check_env(
+        {"HCCL_INTRA_ROCE_ENABLE": "1", "HCCL_INTRA_PCIE_ENABLE": "1"}
+    ).settings.intra_roce
