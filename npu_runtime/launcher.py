@@ -31,6 +31,7 @@ from npu_runtime._shim import SHIM_DIR
 LAUNCH_HOOKS: list[tuple[str, str]] = [
     ("npu_runtime.profiler.cli_hook", "profiling"),
     ("npu_runtime.dump.cli_hook", "dumping"),
+    ("npu_runtime.estimate.cli_hook", "estimating"),
 ]
 
 
@@ -98,6 +99,9 @@ def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser
     )
     for module, _ in hooks:
         module.add_arguments(p)
+    from npu_runtime import multirun
+
+    multirun.add_arguments(p)
     p.add_argument("script", metavar="SCRIPT", help="the Python script to run")
     rest = p.add_argument(
         "args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for the script"
@@ -130,6 +134,9 @@ def _check(
         p.error(f"script not found: {args.script}")
     for module, _ in hooks:
         module.check_args(p, args)
+    from npu_runtime import multirun
+
+    multirun.check_args(p, args)
 
 
 def _configure(args: argparse.Namespace) -> None:
@@ -203,14 +210,30 @@ def _print_user_traceback() -> None:
 
     while tb is not None and _is_ours(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
+    # Nor the emulator's own frames below the user's line (an error raised by a front end
+    # such as torch_npu's op fallback ends at the line that called it).
+    last_user, t = None, tb
+    while t is not None:
+        # (torch's own frames count as ours once torch_npu marked them: a collective's
+        # error ends at the user's dist.all_reduce line, not inside torch.distributed)
+        if not _is_ours(t.tb_frame.f_code.co_filename):
+            last_user = t
+        t = t.tb_next
+    if last_user is not None:
+        last_user.tb_next = None
     traceback.print_exception(etype, value, tb)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     hooks = _hooks()
     parser = build_parser(hooks)
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    arg_list = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(arg_list)
     _check(parser, args, hooks)
+    if args.nproc is not None:
+        from npu_runtime import multirun
+
+        return multirun.launch(args, multirun.child_argv(parser, arg_list, args.script))
     _configure(args)
     status = 0
     with contextlib.ExitStack() as stack:
@@ -224,7 +247,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in results:
         if hasattr(r, "exit_code"):
             status = r.exit_code(status)
+    if _is_distributed_rank():
+        _exit_now(status)
     return status
+
+
+def _is_distributed_rank() -> bool:
+    """Whether this process took part in a torch.distributed job (gloo threads are running)."""
+    dist = sys.modules.get("torch.distributed")
+    from npu_runtime.hccl import world
+
+    return world.current() is not None or bool(
+        dist and dist.is_available() and dist.is_initialized()
+    )
+
+
+def _exit_now(status: int) -> None:
+    """End a rank without tearing gloo down: its destructors can abort a finished process
+    ("terminate called without an active exception") when the peers have already gone."""
+    import atexit
+    import gc
+    import io
+
+    atexit._run_exitfuncs()
+    # What interpreter shutdown would still do for the script: flush files it left open.
+    writers = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)  # concrete: no ABC hooks
+    for obj in gc.get_objects():
+        if issubclass(type(obj), writers):
+            with contextlib.suppress(Exception):
+                if not obj.closed:
+                    obj.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _report_leaks_at_exit() -> None:
@@ -237,6 +292,8 @@ def _report_leaks_at_exit() -> None:
     rt.report_host_leaks("exit", None)
     for dev in list(rt.devices.values()):
         for block in list(dev.memory.live.values()):
+            if block.owner:
+                continue
             rt.sanitizer.report(
                 "leak",
                 "exit",

@@ -1,4 +1,4 @@
-"""One record type for executed work: an op, a copy or a memset.
+"""One record type for executed work: an op, a copy, a memset or a collective.
 
 Every consumer reads these records and nothing else: the msprof CSV and Chrome-trace
 exporters, the per-line aggregate (docs/profile-format.md), the terminal tables, the
@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-WorkKind = Literal["op", "memcpy", "memset"]
-# What limited the simulated duration, as a roofline says.
-Bound = Literal["cube", "vector", "memory", "launch", "aicpu"]
-# The unit that executed the work (msprof "Task Type" vocabulary).
-Unit = Literal["AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "MEMCPY", "MEMSET"]
+WorkKind = Literal["op", "memcpy", "memset", "comm"]
+# What limited the simulated duration, as a roofline says ("link": HCCS/RoCE/PCIe links).
+Bound = Literal["cube", "vector", "memory", "launch", "aicpu", "link"]
+# The unit that executed the work (msprof "Task Type" vocabulary; HCCL for collectives).
+Unit = Literal["AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "MEMCPY", "MEMSET", "HCCL"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +36,22 @@ class TensorInfo:
     shape: tuple[int, ...]
     dtype: str  # msprof spelling: "FLOAT16", "FLOAT", "BF16", "INT32", ...
     format: str = "ND"  # "ND", "NCHW", "NHWC", "FRACTAL_NZ", ...
+
+
+@dataclass(frozen=True, slots=True)
+class CommInfo:
+    """What a collective's record adds: its communicator, algorithm and link traffic."""
+
+    group: str  # HCCL group id, the key of profiler_metadata.json's parallel_group_info
+    group_name: str  # "default_group" or the group's description
+    global_ranks: tuple[int, ...]
+    group_rank: int
+    algorithm: str  # per level, innermost first: "mesh", "mesh+H-D_R", "p2p", ...
+    # (transport "HCCS"/"PCIE"/"RDMA", bytes sent, transfer µs) per transport used
+    transit: tuple[tuple[str, float, float], ...] = ()
+    # (peer group rank, transport, bytes sent to it, transfer µs) per peer
+    links: tuple[tuple[int, str, float, float], ...] = ()
+    p2p: bool = False  # send/recv (msprof-analyze's "p2p" section)
 
 
 @dataclass(slots=True)
@@ -68,6 +84,7 @@ class WorkRecord:
     stack: tuple[SourceSite, ...] | None = None  # full user stack, when asked for
     step: int = 0  # profiler step the work belongs to
     model_id: int | None = None  # the offline model (acl.mdl) a layer's task belongs to
+    comm: CommInfo | None = None  # collectives only
 
     @property
     def end_us(self) -> float:

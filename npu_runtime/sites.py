@@ -44,6 +44,16 @@ def _is_ours(filename: str) -> bool:
 _site_cache: dict[tuple[CodeType, int], SourceSite] = {}
 
 
+def add_internal_root(directory: str) -> None:
+    """Treat every frame under `directory` as ours: a framework between the user's line and
+    the device (torch, for torch_npu programs), so the launch site is the user's line."""
+    global _OUR_ROOTS
+    root = os.path.join(os.path.abspath(directory), "")
+    if root not in _OUR_ROOTS:
+        _OUR_ROOTS = (*_OUR_ROOTS, root)
+        _verdict.clear()
+
+
 def mark_internal(filename: str) -> None:
     """Treat frames from `filename` as ours (for launchers and shims outside the packages)."""
     _verdict[filename] = True

@@ -11,6 +11,7 @@ export const BOUND_COLORS: Readonly<Record<string, string>> = {
   memory: "#5bc0de",
   launch: "#9b59b6",
   aicpu: "#5cb85c",
+  link: "#2c7fb8",
 };
 const OTHER_COLOR = "#999999";
 

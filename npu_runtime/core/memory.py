@@ -89,6 +89,9 @@ class Block:
     policy: int
     site: SourceSite | None = None
     free_site: SourceSite | None = None
+    # "torch" for tensor storage of the torch_npu front end: its caching allocator owns the
+    # block, so a block still live at exit or device reset is not a leak of the program's.
+    owner: str = ""
 
     @property
     def end(self) -> int:
@@ -279,19 +282,26 @@ class DeviceMemory:
             self.freed.pop(addr, None)
         return block
 
-    def free_cached(self, addr: int, site: SourceSite | None = None) -> Block | None:
-        """`free`, keeping a small default-policy block reserved for `malloc_cached`."""
+    def free_cached(
+        self, addr: int, site: SourceSite | None = None, keep: bool = False
+    ) -> Block | None:
+        """`free`, keeping a small default-policy block reserved for `malloc_cached`.
+
+        `keep` caches the block whatever its size (torch's caching allocator keeps every
+        block until empty_cache or an allocation that would otherwise fail)."""
         with self._lock:
             block = self.live.get(addr)
-            if (
-                block is None
-                or block.consumed > CACHE_MAX_BLOCK
-                or block.policy != HUGE_FIRST
-                or block.reserved != block.size + (-block.size) % 32 + 32  # not align32
-                or self.cached_bytes + block.consumed > self.cache_budget
+            if block is not None and (
+                block.policy != HUGE_FIRST
+                or not keep
+                and (
+                    block.consumed > CACHE_MAX_BLOCK
+                    or block.reserved != block.size + (-block.size) % 32 + 32  # not align32
+                    or self.cached_bytes + block.consumed > self.cache_budget
+                )
             ):
                 block = None
-            else:
+            if block is not None:
                 del self.live[addr]
                 del self._live_starts[bisect.bisect_left(self._live_starts, addr)]
                 block.free_site = site

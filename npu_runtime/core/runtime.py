@@ -262,6 +262,8 @@ class Runtime:
             dev.settle(list(dev.streams.values()), self.hostmem, user_site(2), api)
         if self.sanitizer.enabled:
             for block in list(dev.memory.live.values()):
+                if block.owner:
+                    continue
                 self.sanitizer.report(
                     "leak",
                     api,

@@ -39,6 +39,16 @@ class DeviceProfile:
     max_streams: int
     max_events: int
     hbm_in_ddr: bool  # memory reported through the DDR attributes (310P)
+    # Links between devices (the HCCL cost model, npu_runtime/hccl/cost.py).
+    devices_per_server: int
+    hccs_mesh_size: int  # devices in one HCCS full mesh; 1 = no HCCS (PCIe only)
+    hccs_link_Bps: float  # one HCCS link, one direction
+    hccs_latency_us: float  # one algorithm step over HCCS
+    roce_Bps: float  # a device's RoCE port between servers, one direction
+    roce_latency_us: float  # one algorithm step between servers
+    link_efficiency: float  # achievable fraction of a link's rate
+    hccl_op_overhead_us: float  # fixed cost of one HCCL op
+    hccl_level1_default: dict[str, str]  # server-level algorithm: {"pow2": .., "other": ..}
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property

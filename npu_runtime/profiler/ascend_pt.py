@@ -34,7 +34,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from npu_runtime.hccl import world
+from npu_runtime.hccl.env import table as hccl_table
 from npu_runtime.profiler import chrome_trace, op_summary
+from npu_runtime.profiler.communication import (
+    comm_records,
+    communication,
+    communication_matrix,
+    parallel_group_info,
+)
 from npu_runtime.profiler.data_files import ascend_pt_tables, op_summary_columns
 from npu_runtime.profiler.timefmt import ts_string
 from npu_runtime.profiler.writer import ProfileData, exporter
@@ -94,7 +102,9 @@ def _dims(rec: WorkRecord) -> tuple[str, str]:
 def trace_events(data: ProfileData) -> list[Event]:
     """trace_view.json: msprof's device timeline plus the host, overlap and HCCL layers."""
     t = ascend_pt_tables()
-    recs, epoch = data.records, data.epoch_us
+    epoch = data.epoch_us
+    recs = [r for r in data.records if r.kind != "comm"]
+    comms = comm_records(data.records)
     host = data.process_id
     overlap, hccl = host + 1, host + 2
     events = chrome_trace.events(recs, data.waits, epoch_us=epoch, process_id=host)
@@ -106,15 +116,29 @@ def trace_events(data: ProfileData) -> list[Event]:
     ]
     for name, tid in t["overlap_tids"].items():
         events.append(_meta(overlap, name, tid, "thread_name"))
+    events += _hccl_events(comms, hccl, epoch)
 
     by_step = _spans_by_step(recs)
-    for step, (lo, hi) in _steps(recs).items():
+    comm_by_step = _comm_spans_by_step(comms)
+    tids = t["overlap_tids"]
+    for step, (lo, hi) in _steps(data.records).items():
         events.append(_x(f"ProfilerStep#{step}", host, host, epoch, lo, hi - lo, cat="cpu_op"))
         busy = _merged(by_step[step])
+        comm = _merged(comm_by_step[step])
         for b_lo, b_hi in busy:
-            events.append(_x("Computing", overlap, 0, epoch, b_lo, b_hi - b_lo))
-        for (_, a_hi), (b_lo, _) in zip(busy, busy[1:], strict=False):
-            events.append(_x("Free", overlap, 3, epoch, a_hi, b_lo - a_hi))
+            events.append(_x("Computing", overlap, tids["Computing"], epoch, b_lo, b_hi - b_lo))
+        for c_lo, c_hi in comm:
+            events.append(
+                _x("Communication", overlap, tids["Communication"], epoch, c_lo, c_hi - c_lo)
+            )
+        for c_lo, c_hi in _minus(comm, busy):
+            events.append(
+                _x("Communication(Not Overlapped)", overlap, tids["Communication(Not Overlapped)"],
+                   epoch, c_lo, c_hi - c_lo)
+            )  # fmt: skip
+        either = _merged([*busy, *comm])
+        for (_, a_hi), (b_lo, _) in zip(either, either[1:], strict=False):
+            events.append(_x("Free", overlap, tids["Free"], epoch, a_hi, b_lo - a_hi))
 
     pids: dict[int, int] = {}
     for i, rec in enumerate(recs):
@@ -144,6 +168,74 @@ def trace_events(data: ProfileData) -> list[Event]:
         events.append({**flow, "ph": "s", "pid": host, "tid": host, "ts": ts})
         events.append({**flow, "ph": "f", "pid": device_pid, "tid": rec.stream, "ts": ts})
     return events
+
+
+def _hccl_events(comms: Sequence[WorkRecord], pid: int, epoch: int) -> list[Event]:
+    """The HCCL layer: one "Group <id> Communication" thread of ops per communicator, and
+    its "Plane 0" thread of tasks (the notify wait, then the transfer)."""
+    events: list[Event] = []
+    groups: dict[str, int] = {}
+    for r in comms:
+        assert r.comm is not None
+        if r.comm.group not in groups:
+            tid = 2 * len(groups) + 1
+            groups[r.comm.group] = tid
+            events.append(_meta(pid, f"Group {r.comm.group} Communication", tid, "thread_name"))
+            events.append({"name": "thread_sort_index", "pid": pid, "tid": tid, "ph": "M",
+                           "args": {"sort_index": tid}})  # fmt: skip
+            events.append(_meta(pid, "Plane 0", tid + 1, "thread_name"))
+            events.append({"name": "thread_sort_index", "pid": pid, "tid": tid + 1, "ph": "M",
+                           "args": {"sort_index": tid + 1}})  # fmt: skip
+        tid = groups[r.comm.group]
+        begin = r.start_us - r.wait_us
+        args = {"connection_id": r.task_id, "model id": 4294967295, "data_type": _dtype(r),
+                "alg_type": r.comm.algorithm, "count": _count(r)}  # fmt: skip
+        events.append(_x(r.name, pid, tid, epoch, begin, r.wait_us + r.duration_us, args=args))
+        if r.wait_us > 0:
+            events.append(_x("Notify_Wait", pid, tid + 1, epoch, begin, r.wait_us,
+                             args={"notify id": r.task_id, "task type": "Notify_Wait"}))  # fmt: skip
+        transit = [(tr, b, us) for tr, b, us in r.comm.transit if b > 0]
+        size = int(sum(b for _, b, _ in transit))
+        link = transit[0][0] if transit else "LOCAL"
+        events.append(
+            _x("Memcpy", pid, tid + 1, epoch, r.start_us, r.duration_us,
+               args={"task type": "Memcpy", "size(Byte)": size, "link type": link,
+                     "transport type": "RDMA" if link == "RDMA" else "SDMA"})
+        )  # fmt: skip
+    return events
+
+
+def _dtype(r: WorkRecord) -> str:
+    return r.inputs[0].dtype if r.inputs else "INT8"
+
+
+def _count(r: WorkRecord) -> int:
+    return sum(math.prod(t.shape) for t in r.inputs)
+
+
+def _comm_spans_by_step(comms: Sequence[WorkRecord]) -> dict[int, list[tuple[float, float]]]:
+    out: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for r in comms:
+        out[r.step + 1].append((r.start_us - r.wait_us, r.end_us))
+    return out
+
+
+def _minus(
+    spans: list[tuple[float, float]], cut: list[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """`spans` minus the (merged, sorted) intervals `cut`."""
+    out: list[tuple[float, float]] = []
+    for lo, hi in spans:
+        cur = lo
+        for c_lo, c_hi in cut:
+            if c_hi <= cur or c_lo >= hi:
+                continue
+            if c_lo > cur:
+                out.append((cur, c_lo))
+            cur = max(cur, c_hi)
+        if cur < hi:
+            out.append((cur, hi))
+    return out
 
 
 def _x(
@@ -201,14 +293,31 @@ def op_statistic_rows(records: Sequence[WorkRecord]) -> list[list[str]]:
 
 
 def step_rows(records: Sequence[WorkRecord]) -> list[list[str]]:
-    """step_trace_time.csv rows: computing = busy device time, free = the rest of the step."""
+    """step_trace_time.csv rows: computing = busy device time, communication = collective
+    time (with the part no computation hides), free = the rest of the step; receives count
+    as bubble, as msprof-analyze counts hcom_receive."""
     rows = []
     by_step = _spans_by_step(records)
+    comms = comm_records(records)
+    comm_by_step = _comm_spans_by_step(comms)
+    recv_by_step = _comm_spans_by_step([r for r in comms if r.op_type == "HcomReceive"])
     for step, (lo, hi) in _steps(records).items():
-        busy = sum(b - a for a, b in _merged(by_step[step]))
-        free = (hi - lo) - busy
-        rows.append([str(step), _num(busy), "0.0", "0", "0.0", _num(free), "0", "0", "0.0", "0.0"])
+        busy_spans = _merged(by_step[step])
+        comm_spans = _merged(comm_by_step[step])
+        busy = _length(busy_spans)
+        comm = _length(comm_spans)
+        exposed = _length(_minus(comm_spans, busy_spans))
+        bubble = _length(_minus(_merged(recv_by_step[step]), busy_spans))
+        free = (hi - lo) - busy - exposed
+        rows.append(
+            [str(step), _num(busy), _num(exposed), _num(comm - exposed), _num(comm), _num(free),
+             "0", _num(bubble), _num(exposed - bubble), "0.0"]
+        )  # fmt: skip
     return rows
+
+
+def _length(spans: Iterable[tuple[float, float]]) -> float:
+    return sum(b - a for a, b in spans)
 
 
 def _profiler_info(data: ProfileData, rank: int) -> dict[str, Any]:
@@ -239,7 +348,7 @@ def _profiler_info(data: ProfileData, rank: int) -> dict[str, Any]:
     }
 
 
-def _device_info(data: ProfileData, device: int) -> dict[str, Any]:
+def _device_info(data: ProfileData, device: int, rank: int) -> dict[str, Any]:
     p = data.device_profile
     info: dict[str, Any] = {"id": device, "aic_frequency": str(int(data.freq_mhz))}
     if p is not None:
@@ -247,7 +356,7 @@ def _device_info(data: ProfileData, device: int) -> dict[str, Any]:
     info["aiv_frequency"] = info["aic_frequency"]
     return {
         "devices": str(device),
-        "rank_id": device,
+        "rank_id": rank,
         "hostname": socket.gethostname(),
         "DeviceInfo": [info],
     }
@@ -354,13 +463,25 @@ def export(data: ProfileData, out_dir: Path) -> list[Path]:
     records = with_steps(data)
     devices = sorted({r.device for r in records}) or [0]
     files: list[Path] = []
+    job = world.current()
+    rank = job.rank if job is not None else world.env_rank()
+    if rank is not None:
+        # One rank of a distributed job: its rank names the directory, whatever device it used.
+        # The ranks' directories sit side by side in the job's profile directory (not in each
+        # rank's own rank<r>/ folder), where the advisor looks for a cluster's ranks.
+        local = dataclasses.replace(data, records=records, syncs=(), steps_marked=True)
+        target = out_dir.parent if out_dir.name == f"rank{rank}" else out_dir
+        return _export_rank(local, target, devices[0], 1, rank)
     for device in devices:
         files += _export_rank(_for_device(data, records, device), out_dir, device, len(devices))
     return files
 
 
-def _export_rank(data: ProfileData, out_dir: Path, device: int, n_devices: int) -> list[Path]:
+def _export_rank(
+    data: ProfileData, out_dir: Path, device: int, n_devices: int, rank: int | None = None
+) -> list[Path]:
     t = ascend_pt_tables()
+    rank = device if rank is None else rank
     ms = time.strftime("%Y%m%d%H%M%S", time.localtime(data.started)) + (
         f"{int(data.started * 1000) % 1000:03d}"
     )
@@ -370,15 +491,8 @@ def _export_rank(data: ProfileData, out_dir: Path, device: int, n_devices: int) 
     output = root / OUTPUT
     output.mkdir(parents=True, exist_ok=True)
     files = [
-        _write_json(root / f"profiler_info_{device}.json", _profiler_info(data, device)),
-        _write_json(
-            root / "profiler_metadata.json",
-            {
-                "ENV_VARIABLES": {
-                    k: os.environ[k] for k in t["advisor_env_variables"] if k in os.environ
-                }
-            },
-        ),
+        _write_json(root / f"profiler_info_{rank}.json", _profiler_info(data, rank)),
+        _write_json(root / "profiler_metadata.json", _metadata(data)),
     ]
     trace = output / "trace_view.json"
     with open(trace, "w", encoding="utf-8") as f:
@@ -414,8 +528,29 @@ def _export_rank(data: ProfileData, out_dir: Path, device: int, n_devices: int) 
             memory_record_rows(data, device),
         )
     )
+    if rank != device or comm_records(data.records):
+        names = {spec["op_type"]: spec["matrix"] for spec in hccl_table()["ops"].values()}
+        files.append(
+            _write_json(output / "communication.json", communication(data.records, data.epoch_us))
+        )
+        files.append(
+            _write_json(
+                output / "communication_matrix.json", communication_matrix(data.records, names)
+            )
+        )
     tag = "".join(random.choices(string.ascii_uppercase, k=16))
     dev_dir = root / f"PROF_000001_{ms}_{tag}" / f"device_{device}"
     dev_dir.mkdir(parents=True, exist_ok=True)
-    files.append(_write_json(dev_dir / f"info.json.{device}", _device_info(data, device)))
+    files.append(_write_json(dev_dir / f"info.json.{device}", _device_info(data, device, rank)))
     return files
+
+
+def _metadata(data: ProfileData) -> dict[str, Any]:
+    t = ascend_pt_tables()
+    doc: dict[str, Any] = {
+        "ENV_VARIABLES": {k: os.environ[k] for k in t["advisor_env_variables"] if k in os.environ}
+    }
+    groups = parallel_group_info(data.records)
+    if groups:
+        doc["parallel_group_info"] = groups
+    return doc

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from npu_runtime.hccl.world import env_rank
 from npu_runtime.profiler.progress import RunProgress
 from npu_runtime.profiler.session import Profiler
 from npu_runtime.profiler.tables import print_summary
@@ -102,7 +103,11 @@ def profiling(args: argparse.Namespace, console: Console | None = None) -> Itera
         return
     console = console or Console(stderr=True)
     exporters = DEFAULT_EXPORTERS + (("ascend_pt",) if args.profile_ascend_pt else ())
-    profiler = Profiler(args.profile, stack=args.profile_stack, exporters=exporters)
+    out_dir = Path(args.profile)
+    rank = env_rank()
+    if rank is not None:  # one rank of a distributed job: each rank has its own folder
+        out_dir = out_dir / f"rank{rank}"
+    profiler = Profiler(out_dir, stack=args.profile_stack, exporters=exporters)
     run = ProfileRun(profiler)
     progress = RunProgress(profiler.collector, console)
     profiler.start()

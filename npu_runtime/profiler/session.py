@@ -91,7 +91,7 @@ class Profiler:
             waits=list(self.waits),
             device=self.device or prof.soc_name,
             freq_mhz=prof.clock_hz / 1e6,
-            epoch_us=self._epoch_us,
+            epoch_us=_shared_epoch() or self._epoch_us,
             started=self._started or time.time(),
             pmu=self.pmu,
             device_profile=prof,
@@ -143,6 +143,14 @@ def profile(
     """
     exporters = DEFAULT_EXPORTERS + (("ascend_pt",) if ascend_pt else ())
     return Profiler(out_dir, stack=stack, device=device, exporters=exporters)
+
+
+def _shared_epoch() -> int | None:
+    """The time origin every rank of a distributed job shares (so their traces line up)."""
+    from npu_runtime.hccl import world
+
+    job = world.current()
+    return job.epoch_us if job is not None else None
 
 
 def _device_profile() -> DeviceProfile:

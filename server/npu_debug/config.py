@@ -31,6 +31,8 @@ OWN_ATTRIBUTES = frozenset(
         "dumpLevel",
         "numerics",
         "profileAscendPt",
+        "nproc",
+        "rank",
     }
 )
 
@@ -64,6 +66,8 @@ class LaunchConfig:
     dump_level: str = "statistics"  # "statistics" | "tensor"
     numerics: str | None = None  # "npu" | "float32" | "float64"; None leaves the default
     profile_ascend_pt: bool = False  # also write torch_npu-style *_ascend_pt/ dirs
+    nproc: int | None = None  # ranks of a distributed job (the others run beside the debuggee)
+    rank: int = 0  # the rank being debugged
     passthrough: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -180,6 +184,18 @@ def parse(args: Mapping[str, Any]) -> LaunchConfig:
     if dump_level is not None and dump is None:
         raise ConfigError("launch attribute 'dumpLevel' needs 'dump' (the dump directory)")
     numerics = _choice(args, "numerics", NUMERICS_MODES)
+    nproc = _expect(args, "nproc", int, "a positive integer")
+    rank = _expect(args, "rank", int, "a rank number")
+    if nproc is not None and nproc < 1:
+        raise ConfigError(f"launch attribute 'nproc' must be a positive integer, got {nproc}")
+    if rank is not None and (nproc is None or not 0 <= rank < nproc):
+        raise ConfigError(
+            f"launch attribute 'rank' must be in 0..{nproc - 1}, got {rank}"
+            if nproc is not None
+            else "launch attribute 'rank' needs 'nproc' (the number of ranks)"
+        )
+    if nproc is not None and program is None:
+        raise ConfigError("launch attribute 'nproc' needs 'program' (the script every rank runs)")
     return LaunchConfig(
         program=program,
         module=module,
@@ -198,5 +214,7 @@ def parse(args: Mapping[str, Any]) -> LaunchConfig:
         dump_level=dump_level or "statistics",
         numerics=numerics,
         profile_ascend_pt=flags["profileAscendPt"] is True,
+        nproc=nproc,
+        rank=rank or 0,
         passthrough={k: v for k, v in args.items() if k not in OWN_ATTRIBUTES},
     )

@@ -38,8 +38,11 @@ def profile_dir(config: LaunchConfig) -> str | None:
     return os.path.join(tempfile.gettempdir(), "ascend-lens", f"debug-{stamp}-{os.getpid()}")
 
 
-def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any]:
-    """debugpy launch arguments that run the user's target under `npu_debug.bootstrap`."""
+def debugpy_launch(
+    config: LaunchConfig, channel_endpoint: str, rank_env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """debugpy launch arguments that run the user's target under `npu_debug.bootstrap`
+    (`rank_env`: torchrun's variables when the target is one rank of a distributed job)."""
     target = ["--program", config.program] if config.program else ["--module", str(config.module)]
     packages = [p for p in map(_package_dir, OUR_PACKAGES) if p]
     runtime_dir = _package_dir("npu_runtime")
@@ -47,7 +50,7 @@ def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any
     roots = [
         p for p in (SHIM_DIR, runtime_dir and os.path.dirname(runtime_dir), _DEBUG_ROOT) if p
     ]
-    env: dict[str, str | None] = dict(config.env)
+    env: dict[str, str | None] = {**config.env, **(rank_env or {})}
     inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))
     env["PYTHONPATH"] = os.pathsep.join(roots + ([inherited] if inherited else []))
     # The runtime reads these at import (npu_runtime.core.runtime, sanitizer, faults).

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from npu_debug import config as launch_config
-from npu_debug import debuggee, describe
+from npu_debug import debuggee, describe, ranks
 from npu_debug.channel import ChannelListener, LineSocket
 from npu_debug.messaging import JsonStream, Message, ProtocolError, StreamClosed
 
@@ -53,6 +53,7 @@ class Session:
         self._reaper_control: int | None = None  # closing it kills debugpy's whole tree
         self._ending = False  # set once we ended debugpy ourselves (it did not answer)
         self._terminated_sent = False
+        self.siblings: ranks.SiblingRanks | None = None  # the other ranks of a distributed job
 
     # ---- sending -------------------------------------------------------------------------
 
@@ -171,7 +172,17 @@ class Session:
         if self.channel is not None:  # a previous launch that debugpy refused
             self.channel.close()
         self.channel = ChannelListener(self._on_channel_message)
-        args = debuggee.debugpy_launch(cfg, self.channel.endpoint)
+        rank_env = None
+        if cfg.nproc is not None:
+            port = ranks.free_port()
+            rank_env = ranks.rank_env(cfg, cfg.rank, port)
+            self.siblings = ranks.SiblingRanks(
+                lambda category, text: self.send_event(
+                    "output", {"category": category, "output": text}
+                )
+            )
+            self.siblings.start(cfg, port)
+        args = debuggee.debugpy_launch(cfg, self.channel.endpoint, rank_env)
         self.relay({**request, "arguments": args})
 
     def _on_request_setExceptionBreakpoints(self, request: Message) -> None:
@@ -433,8 +444,11 @@ class Session:
     # ---- ending --------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Leave nothing running: debugpy's adapter, the debuggee and its process group."""
+        """Leave nothing running: debugpy's adapter, the debuggee and its process group, and
+        the other ranks of a distributed job."""
         self.done.set()
+        if self.siblings is not None:
+            self.siblings.stop()
         proc = self.server_process
         if proc is not None and proc.poll() is None:
             try:

@@ -1,0 +1,1 @@
+"""Estimate mode (`ascend-lens run --estimate`): torch_npu scripts with shapes and dtypes only."""
