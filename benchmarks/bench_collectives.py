@@ -89,7 +89,7 @@ def main() -> int:
     started = datetime.now(timezone.utc)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "HCCL_"))}
     res = subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", "--nproc", str(RANKS),
+        [sys.executable, "-m", "ascend_lens", "run", "--no-summary", "--nproc", str(RANKS),
          "--devices", "8", __file__, "--worker"],
         cwd=root, env=env, capture_output=True, text=True, timeout=3600,
     )  # fmt: skip

@@ -111,7 +111,7 @@ def estimate_run(config: str) -> tuple[float, float, int]:
 
     Measured from a small wrapper process, so the peak RSS is the run's own, not inherited
     from this (large) process through fork."""
-    cmd = [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", "--estimate",
+    cmd = [sys.executable, "-m", "ascend_lens", "run", "--no-summary", "--estimate",
            str(SCRIPTS / "gpt_estimate.py"), config]  # fmt: skip
     res = subprocess.run(
         [sys.executable, "-c", _MEASURE, *cmd], cwd=REPO, capture_output=True, text=True

@@ -312,3 +312,7 @@ def shim_on_path() -> Iterator[None]:
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(SHIM_DIR)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

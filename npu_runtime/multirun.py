@@ -151,7 +151,7 @@ def launch(args: argparse.Namespace, argv: list[str]) -> int:
         }  # fmt: skip
         env.setdefault("OMP_NUM_THREADS", "1")  # as torchrun: N ranks share the cores
         proc = subprocess.Popen(
-            [sys.executable, "-m", "npu_runtime.cli", "run", *argv],
+            [sys.executable, "-m", "npu_runtime.launcher", *argv],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -54,7 +54,7 @@ class SiblingRanks:
         for rank in range(config.nproc):
             if rank == config.rank:
                 continue
-            cmd = [*config.python, "-m", "npu_runtime.cli", "run", "--no-summary"]
+            cmd = [*config.python, "-m", "npu_runtime.launcher", "--no-summary"]
             if config.device is not None:
                 cmd += ["--device", config.device]
             if config.devices is not None:

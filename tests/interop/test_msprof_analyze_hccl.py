@@ -21,7 +21,7 @@ def _run_job(tmp_path: Path) -> Path:
         if not k.startswith(("NPU_", "HCCL_", "RANK", "MASTER_"))
     }
     res = subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", "--nproc", "8",
+        [sys.executable, "-m", "ascend_lens", "run", "--no-summary", "--nproc", "8",
          "--profile", "prof", "--profile-ascend-pt", "--profile-top", "0",
          str(SCRIPTS / "ddp_slow_rank.py")],
         cwd=tmp_path, env={**clean, "PYTHONPATH": ""}, capture_output=True, text=True, timeout=600,

@@ -25,7 +25,7 @@ with torch_npu.profiler.profile(
     with_modules=False,
     experimental_config=experimental_config,
 ) as prof:
-    for step in range(12):
+    for _step in range(12):
         loss = torch.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()

@@ -38,7 +38,7 @@ def ascend_lens(
     *args: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 240
 ) -> Run:
     res = subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", *map(str, args)],
+        [sys.executable, "-m", "ascend_lens", "run", "--no-summary", *map(str, args)],
         cwd=cwd,
         env=env or clean_env(),
         capture_output=True,

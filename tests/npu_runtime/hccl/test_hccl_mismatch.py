@@ -202,7 +202,7 @@ def test_killing_the_launcher_takes_every_rank_with_it(tmp_path: Path) -> None:
     script = tmp_path / "wait_forever.py"
     script.write_text("import time\nprint('ready', flush=True)\ntime.sleep(600)\n")
     launcher = subprocess.Popen(
-        [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", "--nproc", "2", str(script)],
+        [sys.executable, "-m", "ascend_lens", "run", "--no-summary", "--nproc", "2", str(script)],
         env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert launcher.stdout is not None

@@ -149,7 +149,7 @@ def test_two_machines_on_one_host_run_one_job_over_roce(tmp_path: Path) -> None:
     script = script_copy("allreduce_layout.py", tmp_path)
     procs = []
     for node in range(2):
-        cmd = [sys.executable, "-m", "npu_runtime.cli", "run", "--no-summary", "--nproc", "2",
+        cmd = [sys.executable, "-m", "ascend_lens", "run", "--no-summary", "--nproc", "2",
                "--nnodes", "2", "--node-rank", str(node), "--master-port", str(port), str(script)]  # fmt: skip
         env = clean_env(NPU_SERVER_ID=f"10.0.0.{node + 1}")
         procs.append(subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,

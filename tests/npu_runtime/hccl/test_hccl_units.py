@@ -248,7 +248,7 @@ def test_launcher_refuses_inconsistent_distributed_options(
     script = tmp_path / "s.py"
     script.write_text("print('never')\n")
     res = subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", *args, str(script)],
+        [sys.executable, "-m", "ascend_lens", "run", *args, str(script)],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert res.returncode == 2 and res.stdout == ""

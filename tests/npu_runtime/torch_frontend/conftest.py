@@ -21,7 +21,7 @@ def run(
     """`ascend-lens run ARGS...` with only the NPU_* variables the test sets."""
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "ASCEND_"))}
     return subprocess.run(
-        [sys.executable, "-m", "npu_runtime.cli", "run", *map(str, args)],
+        [sys.executable, "-m", "ascend_lens", "run", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=REPO,
