@@ -101,7 +101,7 @@ def _host_bases_drop(index: int) -> None:
 
 def allocator_for(index: int) -> CachingAllocator:
     a = _allocators.get(index)
-    if a is None:
+    if a is None or _rt.devices.get(index) is not a.device:
         dev = ensure_device(index)
         a = _allocators[index] = CachingAllocator(dev, torch_capacity(dev))
     return a
@@ -175,7 +175,10 @@ def _free_block(alloc: CachingAllocator, dev: Device, block: Block) -> None:
 def new_storage(index: int, nbytes: int) -> torch.UntypedStorage:
     """A storage of `nbytes` on npu:index from the caching allocator (freed when it dies)."""
     global first_oom
-    alloc = _allocators.get(index) or allocator_for(index)
+    alloc = _allocators.get(index)
+    if alloc is None or _rt.devices.get(index) is not alloc.device:
+        # first use, or the runtime was reset (%npu_reset): a new device, a new allocator
+        alloc = allocator_for(index)
     try:
         # No alloc site: the caching allocator, not the program, frees these blocks, so the
         # sanitizer has no use-after-free or leak of the program's to report on them.
