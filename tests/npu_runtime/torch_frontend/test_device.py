@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import REPO, SCRIPTS, last_line, run
+from torch_support import REPO, SCRIPTS, last_line, run
 
 
 def test_device_basics() -> None:

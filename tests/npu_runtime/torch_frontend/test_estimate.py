@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import resource
 
-from conftest import SCRIPTS, run
+from torch_support import SCRIPTS, run
 
 SCRIPT = SCRIPTS / "gpt_estimate.py"
 GIB = 1 << 30
