@@ -57,6 +57,7 @@ state = _State()
 # estimate mode: meta host views, no values (`ascend-lens run --estimate` sets the variable)
 estimate = os.environ.get("ASCEND_LENS_ESTIMATE") == "1"
 first_oom: tuple[SourceSite | None, str] | None = None  # the first OutOfMemoryError raised
+peak_sites: dict[int, SourceSite | None] = {}  # estimate mode: the line of each device's peak
 _anchors: dict[tuple[int, torch.dtype], torch.Tensor] = {}
 _host_bases: dict[tuple[int, torch.dtype], tuple[torch.Tensor, int, int]] = {}
 _allocators: dict[int, CachingAllocator] = {}
@@ -182,11 +183,15 @@ def new_storage(index: int, nbytes: int) -> torch.UntypedStorage:
     try:
         # No alloc site: the caching allocator, not the program, frees these blocks, so the
         # sanitizer has no use-after-free or leak of the program's to report on them.
+        peak = alloc.stats.peak_allocated
         block = alloc.malloc(nbytes, None)
     except torch.OutOfMemoryError as exc:
         if first_oom is None:
             first_oom = (user_site(2), str(exc))
         raise
+    if estimate and alloc.stats.peak_allocated > peak:
+        # estimate mode names the line where each device's peak was reached
+        peak_sites[index] = user_site(2)
     s: torch.UntypedStorage = _make_storage(block.addr, torch_device(index), nbytes)  # type: ignore[assignment]
     # A weak reference with a callback, kept in a dict: cheaper than weakref.finalize.
     _live[weakref.ref(s, _on_dead)] = (alloc, alloc.device, block)
