@@ -15,9 +15,10 @@ This module is the seam other front ends build on (the HCCL backend, estimate mo
 
 Storage: `torch._C._construct_storage_from_data_pointer` makes a PrivateUse1 storage
 whose data pointer is the emulated device address (like a real NPU pointer, never
-dereferenced by torch); a weakref finaliser returns the block to the allocator when the
-storage dies. A tensor on npu:i is made by detaching a per-(device, dtype) anchor tensor
-and pointing it at that storage with the CPU `set_` kernel (it only sets metadata).
+dereferenced by torch); a weak-reference callback returns the block to the allocator when
+the storage dies. A tensor on npu:i is a fresh shallow copy (`.data`) of a per-(device,
+dtype) anchor tensor pointed at that storage with the CPU `set_` kernel (it only sets
+metadata); the anchor comes from a DLPack capsule naming the extension device npu:i.
 """
 
 from __future__ import annotations
@@ -308,6 +309,19 @@ _MSPROF = {
     torch.int32: "INT32", torch.int64: "INT64", torch.bool: "BOOL",
     torch.complex64: "COMPLEX64", torch.complex128: "COMPLEX128",
 }  # fmt: skip
+
+
+def from_cpu(cpu: torch.Tensor, index: int) -> torch.Tensor:
+    """A new npu:index tensor holding a copy of `cpu`, charged as a host-to-device copy."""
+    from npu_runtime.core.transfer import _copy_cost
+
+    out = empty(cpu.shape, cpu.dtype, index)
+    if not estimate and cpu.numel():
+        host_view(out).copy_(cpu)
+    n = cpu.numel() * cpu.element_size()
+    charge(index, "MemcpyH2D", _copy_cost(ensure_device(index), 1, n), (info(cpu),), (info(out),),
+           kind="memcpy", name="MEMCPY_HOST_TO_DEVICE")  # fmt: skip
+    return out
 
 
 def msprof_dtype(dtype: torch.dtype) -> str:

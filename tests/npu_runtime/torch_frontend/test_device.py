@@ -187,3 +187,15 @@ def test_stream_and_events_time_the_work_on_the_simulated_clock(tmp_path: Path) 
     assert abs(float(got["elapsed_ms"]) * 1000 - float(mm["dur"])) <= 2.0
     assert got["default_stream_restored"] == "True"
     assert got["query"] == "True True"
+
+
+def test_seam_for_other_front_ends() -> None:
+    script = SCRIPTS / "seam.py"
+    r = run("--no-summary", script)
+    assert r.returncode == 0, r.stderr
+    line = next(n for n, t in enumerate(script.read_text().splitlines(), 1) if "B.charge(" in t)
+    assert r.stdout.splitlines() == [
+        "from_cpu npu:0 [0.0, 1.0, 2.0, 3.0]",
+        "host_view [0.0, 2.0, 4.0, 6.0]",
+        f"charge HcomAllReduce 12.5 {line} 0",  # charged at the user's line, default stream
+    ]
