@@ -76,6 +76,9 @@ def report(out: object) -> None:
             f"peak reserved {format_size(alloc.stats.peak_reserved)} of "
             f"{format_size(alloc.capacity)}; simulated device time {busy / 1000:.3f} ms\n"
         )
+        site = mod.peak_sites.get(index)
+        if site is not None:
+            write(f"  npu:{index}: peak reached at {site}\n")
     oom = mod.first_oom
     if oom is not None:
         site, message = oom

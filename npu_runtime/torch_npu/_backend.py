@@ -15,9 +15,10 @@ This module is the seam other front ends build on (the HCCL backend, estimate mo
 
 Storage: `torch._C._construct_storage_from_data_pointer` makes a PrivateUse1 storage
 whose data pointer is the emulated device address (like a real NPU pointer, never
-dereferenced by torch); a weakref finaliser returns the block to the allocator when the
-storage dies. A tensor on npu:i is made by detaching a per-(device, dtype) anchor tensor
-and pointing it at that storage with the CPU `set_` kernel (it only sets metadata).
+dereferenced by torch); a weak-reference callback returns the block to the allocator when
+the storage dies. A tensor on npu:i is a fresh shallow copy (`.data`) of a per-(device,
+dtype) anchor tensor pointed at that storage with the CPU `set_` kernel (it only sets
+metadata); the anchor comes from a DLPack capsule naming the extension device npu:i.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ state = _State()
 # estimate mode: meta host views, no values (`ascend-lens run --estimate` sets the variable)
 estimate = os.environ.get("ASCEND_LENS_ESTIMATE") == "1"
 first_oom: tuple[SourceSite | None, str] | None = None  # the first OutOfMemoryError raised
+peak_sites: dict[int, SourceSite | None] = {}  # estimate mode: the line of each device's peak
 _anchors: dict[tuple[int, torch.dtype], torch.Tensor] = {}
 _host_bases: dict[tuple[int, torch.dtype], tuple[torch.Tensor, int, int]] = {}
 _allocators: dict[int, CachingAllocator] = {}
@@ -101,7 +103,7 @@ def _host_bases_drop(index: int) -> None:
 
 def allocator_for(index: int) -> CachingAllocator:
     a = _allocators.get(index)
-    if a is None:
+    if a is None or _rt.devices.get(index) is not a.device:
         dev = ensure_device(index)
         a = _allocators[index] = CachingAllocator(dev, torch_capacity(dev))
     return a
@@ -175,15 +177,22 @@ def _free_block(alloc: CachingAllocator, dev: Device, block: Block) -> None:
 def new_storage(index: int, nbytes: int) -> torch.UntypedStorage:
     """A storage of `nbytes` on npu:index from the caching allocator (freed when it dies)."""
     global first_oom
-    alloc = _allocators.get(index) or allocator_for(index)
+    alloc = _allocators.get(index)
+    if alloc is None or _rt.devices.get(index) is not alloc.device:
+        # first use, or the runtime was reset (%npu_reset): a new device, a new allocator
+        alloc = allocator_for(index)
     try:
         # No alloc site: the caching allocator, not the program, frees these blocks, so the
         # sanitizer has no use-after-free or leak of the program's to report on them.
+        peak = alloc.stats.peak_allocated
         block = alloc.malloc(nbytes, None)
     except torch.OutOfMemoryError as exc:
         if first_oom is None:
             first_oom = (user_site(2), str(exc))
         raise
+    if estimate and alloc.stats.peak_allocated > peak:
+        # estimate mode names the line where each device's peak was reached
+        peak_sites[index] = user_site(2)
     s: torch.UntypedStorage = _make_storage(block.addr, torch_device(index), nbytes)  # type: ignore[assignment]
     # A weak reference with a callback, kept in a dict: cheaper than weakref.finalize.
     _live[weakref.ref(s, _on_dead)] = (alloc, alloc.device, block)
@@ -300,6 +309,19 @@ _MSPROF = {
     torch.int32: "INT32", torch.int64: "INT64", torch.bool: "BOOL",
     torch.complex64: "COMPLEX64", torch.complex128: "COMPLEX128",
 }  # fmt: skip
+
+
+def from_cpu(cpu: torch.Tensor, index: int) -> torch.Tensor:
+    """A new npu:index tensor holding a copy of `cpu`, charged as a host-to-device copy."""
+    from npu_runtime.core.transfer import _copy_cost
+
+    out = empty(cpu.shape, cpu.dtype, index)
+    if not estimate and cpu.numel():
+        host_view(out).copy_(cpu)
+    n = cpu.numel() * cpu.element_size()
+    charge(index, "MemcpyH2D", _copy_cost(ensure_device(index), 1, n), (info(cpu),), (info(out),),
+           kind="memcpy", name="MEMCPY_HOST_TO_DEVICE")  # fmt: skip
+    return out
 
 
 def msprof_dtype(dtype: torch.dtype) -> str:

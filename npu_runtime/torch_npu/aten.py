@@ -281,19 +281,19 @@ def _empty_strided(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Tensor
     )
 
 
+_COPY_ENTRY = OpEntry("TensorMove", "move", 0.0)
+
+
 def _copy(src: Tensor, dst: Tensor) -> Tensor:
     sd, dd = src.device.type, dst.device.type
     if sd == "npu" and dd == "npu":
         i = dst.device.index or 0
-        B.host_view(dst).copy_(B.host_view(src)) if not B.estimate else None
-        n = dst.numel() * dst.element_size()
-        entry = lookup("copy")
-        assert entry is not None
-        hv = [B.host_view(src)]
-        c = cost_for("copy", entry, hv, [B.host_view(dst)], B.ensure_device(i).profile)
+        hsrc, hdst = B.host_view(src), B.host_view(dst)
+        if not B.estimate:
+            hdst.copy_(hsrc)
+        c = cost_for("copy", _COPY_ENTRY, [hsrc], [hdst], _rt.profile)
         B.charge(i, "TensorMove" if src.dtype == dst.dtype else "Cast", c,
                  (B.info(src),), (B.info(dst),))  # fmt: skip
-        del n
         return dst
     if dd == "npu":  # host to device
         i = dst.device.index or 0

@@ -9,7 +9,6 @@ one `<OpType>Grad` record.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -373,4 +372,3 @@ __all__ = [
     "npu_rotary_mul",
     "npu_swiglu",
 ]
-_ = math

@@ -28,3 +28,17 @@ def test_out_of_memory_stops_at_the_allocating_line(dap: DapClient, program) -> 
     )
     dap.ok("continue", {"threadId": stopped["threadId"]})
     assert dap.event("exited", timeout=60)["exitCode"] == 1
+
+
+def test_profile_at_a_breakpoint_charges_torch_ops_to_their_lines(dap: DapClient, program) -> None:
+    path = program("torch_ops.py")
+    dap.start({"program": str(path)}, breakpoints={str(path): [line_of(path, "checkpoint")]})
+    stopped = dap.stopped(timeout=120)
+    assert stopped["reason"] == "breakpoint"
+    profile = dap.event("ascendProfile")
+    lines = {e["line"]: {o["op_type"] for o in e["top_ops"]} for e in profile["lines"]}
+    assert lines[line_of(path, "matmul")] == {"MatMul", "Relu"}
+    assert lines[line_of(path, "reduce")] == {"Mul", "ReduceSum"}
+    assert profile["device"] == "Ascend910B2"
+    dap.ok("continue", {"threadId": stopped["threadId"]})
+    assert dap.event("exited", timeout=60)["exitCode"] == 0

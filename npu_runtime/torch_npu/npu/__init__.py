@@ -290,3 +290,9 @@ def is_jit_compile_false() -> bool:
 def get_device_capability(device: Any = None) -> None:
     """torch_npu reports no CUDA-style compute capability for an NPU."""
     return None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "default_generators":  # one generator per device, as torch_npu exposes them
+        return tuple(generator(i) for i in range(_rt.device_count))
+    raise AttributeError(f"module 'torch.npu' has no attribute {name!r}")

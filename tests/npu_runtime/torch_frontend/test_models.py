@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import SCRIPTS, run
+from torch_support import SCRIPTS, run
 
 
 def _ops_at(prof: Path, script: Path) -> dict[int, set[str]]:

@@ -6,7 +6,7 @@ import csv
 import json
 from pathlib import Path
 
-from conftest import SCRIPTS, run
+from torch_support import SCRIPTS, run
 
 
 def _rows(rank: Path, name: str) -> list[dict[str, str]]:

@@ -1,4 +1,7 @@
-"""Helpers for torch_npu scripts run under `ascend-lens run` (subprocesses, as users run them)."""
+"""Helpers for torch_npu scripts run under `ascend-lens run` (subprocesses, as users run them).
+
+Imported by the test modules (a uniquely named module, not conftest: other test folders
+have conftest modules of their own)."""
 
 from __future__ import annotations
 
