@@ -44,9 +44,7 @@ def debugpy_launch(config: LaunchConfig, channel_endpoint: str) -> dict[str, Any
     packages = [p for p in map(_package_dir, OUR_PACKAGES) if p]
     runtime_dir = _package_dir("npu_runtime")
     # The shim first (so `import acl` is the emulator's), then the roots our packages live in.
-    roots = [
-        p for p in (SHIM_DIR, runtime_dir and os.path.dirname(runtime_dir), _DEBUG_ROOT) if p
-    ]
+    roots = [p for p in (SHIM_DIR, runtime_dir and os.path.dirname(runtime_dir), _DEBUG_ROOT) if p]
     env: dict[str, str | None] = dict(config.env)
     inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))
     env["PYTHONPATH"] = os.pathsep.join(roots + ([inherited] if inherited else []))

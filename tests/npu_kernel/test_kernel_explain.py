@@ -6,6 +6,7 @@ from typing import Any
 
 from tests.npu_kernel.conftest import execute, of_type
 
+
 def failing_malloc(tag: str) -> str:
     """A cell whose line 3 fails; `tag` keeps its text (so its cell name) unique: IPython
     names identical cells by the first one's execution count."""
@@ -31,7 +32,8 @@ def test_own_exception_with_the_code_is_explained_at_the_cell_line(
     _, kc = kernel
     _reset(kc)
     reply, msgs = execute(
-        kc, failing_malloc("raise") + "if ret != 0:\n    raise Exception(f'malloc failed ret={ret}')\n"
+        kc,
+        failing_malloc("raise") + "if ret != 0:\n    raise Exception(f'malloc failed ret={ret}')\n",
     )
     assert reply["status"] == "error"
     assert reply["ename"] == "Exception" and reply["evalue"] == "malloc failed ret=207001"
