@@ -113,6 +113,7 @@ def build_parser(hooks: list[tuple[ModuleType, str]]) -> argparse.ArgumentParser
 def _check(
     p: argparse.ArgumentParser, args: argparse.Namespace, hooks: list[tuple[ModuleType, str]]
 ) -> None:
+    from npu_runtime.core.faults import ENV_VAR, parse_env
     from npu_runtime.core.faults import parse_known as parse_injection
     from npu_runtime.core.memory import MAX_DEVICES
     from npu_runtime.core.runtime import device_count_error
@@ -130,6 +131,11 @@ def _check(
             parse_injection(spec)
         except ValueError as exc:
             p.error(f"--inject: {exc}")
+    try:
+        parse_env(os.environ.get(ENV_VAR, ""))
+    except ValueError as exc:
+        # Not a command-line mistake: one line, without the usage.
+        p.exit(2, f"{p.prog}: error: {ENV_VAR}: {exc}\n")
     if not os.path.isfile(args.script):
         p.error(f"script not found: {args.script}")
     for module, _ in hooks:

@@ -40,8 +40,10 @@ def _is_ours(filename: str) -> bool:
 
 
 # (code object, line) -> its SourceSite: a loop relaunching from the same lines reuses the
-# same few objects instead of building a frozen dataclass per frame per launch.
-_site_cache: dict[tuple[CodeType, int], SourceSite] = {}
+# same few objects instead of building a frozen dataclass per frame per launch. Code objects
+# compare equal without their filename (two notebook cells differing only in a comment do),
+# so the filename is part of the key.
+_site_cache: dict[tuple[CodeType, str, int], SourceSite] = {}
 
 
 def add_internal_root(directory: str) -> None:
@@ -69,10 +71,10 @@ def user_site(skip: int = 1) -> SourceSite | None:
         if ours is None:
             ours = _is_ours(code.co_filename)
         if not ours:
-            key = (code, frame.f_lineno)
+            key = (code, code.co_filename, frame.f_lineno)
             site = _site_cache.get(key)
             if site is None:
-                site = _site_cache[key] = SourceSite(code.co_filename, key[1], code.co_name)
+                site = _site_cache[key] = SourceSite(code.co_filename, key[2], code.co_name)
             return site
         frame = frame.f_back
     return None
@@ -89,10 +91,10 @@ def user_stack(skip: int = 1, limit: int = 64) -> tuple[SourceSite, ...]:
         if ours is None:
             ours = _is_ours(code.co_filename)
         if not ours:
-            key = (code, frame.f_lineno)
+            key = (code, code.co_filename, frame.f_lineno)
             site = _site_cache.get(key)
             if site is None:
-                site = _site_cache[key] = SourceSite(code.co_filename, key[1], code.co_name)
+                site = _site_cache[key] = SourceSite(code.co_filename, key[2], code.co_name)
             out.append(site)
         frame = frame.f_back
     return tuple(out)

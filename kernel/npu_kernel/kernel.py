@@ -93,9 +93,24 @@ class NpuKernel(IPythonKernel):
         finally:
             errors = self.npu.end_cell()
         if not silent:
+            self._explain_raised()
             self._show_unraised(errors)
             self.state_channel.push("execute")
         return reply
+
+    def _explain_raised(self) -> None:
+        """The cell stopped on its own exception (or sys.exit) carrying a bare ACL code: say
+        on the cell's stderr what the last failing call's code means, as `ascend-lens run`."""
+        assert self.shell is not None
+        result = self.shell.last_execution_result
+        exc = result.error_in_exec if result is not None else None
+        errors = sys.modules.get("npu_runtime.errors")
+        if exc is None or (errors is not None and isinstance(exc, errors.AclError)):
+            return  # an AclError's own header already says all of it
+        text = self.npu.explain(exc, lambda site: self.cells.place(site.file, site.line).label)
+        if text:
+            sys.stderr.write(text)
+            sys.stderr.flush()
 
     def _show_unraised(self, errors: list[Any]) -> None:
         """Failed ACL calls that returned a code instead of raising (the pyACL style)."""

@@ -30,6 +30,7 @@ class RuntimeSession:
         self._lock = threading.Lock()
         self._cell_errors: list[Any] = []
         self.all_errors: list[Any] = []  # every failure since the last reset, for %npu
+        self._last: Any = None  # npu_runtime.errors.explain.LastError once attached
 
     # Runtime access --------------------------------------------------------------------
     @staticmethod
@@ -45,8 +46,12 @@ class RuntimeSession:
 
     def attach(self, hooks: ModuleType) -> None:
         """Called when npu_runtime.core.hooks is first imported."""
+        from npu_runtime.errors.explain import LastError
+
         self._hooks = hooks
         hooks.add_error_listener(self._on_error)
+        self._last = LastError()
+        hooks.add_error_listener(self._last)
 
     def _on_error(self, err: Any) -> None:
         with self._lock:
@@ -63,6 +68,14 @@ class RuntimeSession:
         with self._lock:
             errors, self._cell_errors = self._cell_errors, []
         return errors
+
+    def explain(self, exc: BaseException, place: Any = str) -> str:
+        """What the last failing ACL call's code means, when `exc` names that code (else "")."""
+        if self._last is None or self._last.error is None:
+            return ""
+        from npu_runtime.errors.explain import explain
+
+        return explain(exc, self._last.error, place)
 
     # Configuration and reset -----------------------------------------------------------
     def configure(self, device: str, devices: int) -> None:
@@ -82,6 +95,8 @@ class RuntimeSession:
         with self._lock:
             self._cell_errors = []
             self.all_errors = []
+        if self._last is not None:
+            self._last.clear()
         if self.loaded():
             self.runtime().reset()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -83,6 +84,12 @@ def parse_known(spec: str) -> Injection:
     raise ValueError(f"unknown {what} {given!r}{hint}; known {what}s: {', '.join(listed)}")
 
 
+def parse_env(value: str) -> list[Injection]:
+    """Every rule of an NPU_INJECT value, validated like `--inject`; ValueError names the
+    first bad spec (so a caller can refuse the whole variable, never apply half of it)."""
+    return [parse_known(spec) for spec in filter(None, (s.strip() for s in value.split(",")))]
+
+
 def known_apis() -> dict[str, str]:
     """Normalised key -> pyACL name, for every function of the emulated `acl` package."""
     import importlib
@@ -118,6 +125,11 @@ class Injector:
         self._api: dict[str, list[Injection]] = {}
         self._op: dict[str, list[Injection]] = {}
         self.active = False  # fast path: nothing to count
+        # NPU_INJECT as read, checked at first use: the names can only be checked against
+        # the `acl` modules, which import the runtime that reads the variable.
+        self._env_value: str | None = None
+        self._env_lock = threading.RLock()
+        self._env_reading = False
 
     def add(self, spec: str | Injection) -> Injection:
         rule = parse(spec) if isinstance(spec, str) else spec
@@ -130,16 +142,43 @@ class Injector:
         with self._lock:
             self._api.clear()
             self._op.clear()
+            self._env_value = None
             self.active = False
 
     def rules(self) -> list[Injection]:
+        self._apply_env()
         with self._lock:
             return [r for rs in (*self._api.values(), *self._op.values()) for r in rs]
 
     def load_env(self, environ: dict[str, str] | None = None) -> None:
+        """Read NPU_INJECT; its rules apply from the first counted call. A bad spec or an
+        unknown API or op name refuses the whole variable with one line on stderr."""
         value = (os.environ if environ is None else environ).get(ENV_VAR, "")
-        for spec in filter(None, (s.strip() for s in value.split(","))):
-            self.add(spec)
+        if value.strip():
+            with self._lock:
+                self._env_value = value
+                self.active = True
+
+    def _apply_env(self) -> None:
+        # Other threads wait until the rules are in; the reading thread itself may come
+        # back here while importing the `acl` modules and must not read the value again.
+        with self._env_lock:
+            value = self._env_value
+            if value is None or self._env_reading:
+                return
+            self._env_reading = True
+            try:
+                rules = parse_env(value)
+            except ValueError as exc:
+                sys.stderr.write(f"ascend-lens: ignoring {ENV_VAR}: {exc}\n")
+                rules = []
+            finally:
+                self._env_reading = False
+            for rule in rules:
+                self.add(rule)
+            with self._lock:
+                self._env_value = None
+                self.active = bool(self._api or self._op)
 
     def _hit(self, table: dict[str, list[Injection]], key: str) -> int | None:
         with self._lock:
@@ -156,11 +195,19 @@ class Injector:
 
     def api_fails(self, api: str) -> int | None:
         """The code the current call of `api` must fail with, or None."""
-        return self._hit(self._api, api_key(api)) if self.active else None
+        if not self.active:
+            return None
+        if self._env_value is not None:
+            self._apply_env()
+        return self._hit(self._api, api_key(api))
 
     def op_fails(self, op_type: str) -> int | None:
         """The device-side code the current launch of `op_type` must fail with, or None."""
-        return self._hit(self._op, op_type) if self.active else None
+        if not self.active:
+            return None
+        if self._env_value is not None:
+            self._apply_env()
+        return self._hit(self._op, op_type)
 
 
 injector = Injector()

@@ -520,11 +520,9 @@ def device_count_error(n: int) -> str:
 
 
 def _load_env_injections() -> None:
-    """Apply NPU_INJECT; a bad spec is reported on stderr and skipped, never a traceback."""
-    try:
-        injector.load_env()
-    except ValueError as exc:
-        sys.stderr.write(f"ascend-lens: ignoring NPU_INJECT: {exc}\n")
+    """Read NPU_INJECT. It is checked at the first ACL call: a bad spec or an unknown API or
+    op name refuses the whole variable with one line on stderr, never a traceback."""
+    injector.load_env()
 
 
 def _read_config(rt: Runtime, path: str, api: str) -> None:

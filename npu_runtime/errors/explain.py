@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from npu_runtime.errors import AclError
+    from npu_runtime.records import SourceSite
 
 
 class LastError:
@@ -29,6 +31,11 @@ class LastError:
             with self._lock:
                 self.error = err
 
+    def clear(self) -> None:
+        """Forget the last failure (a runtime reset starts a clean process)."""
+        with self._lock:
+            self.error = None
+
 
 def _mentions(exc: BaseException, code: int) -> bool:
     if isinstance(exc, SystemExit):
@@ -42,11 +49,17 @@ def _in_text(text: str, code: int) -> bool:
     return re.search(rf"(?<![0-9]){code}(?![0-9])", text) is not None
 
 
-def explain(exc: BaseException, last: AclError | None) -> str:
-    """Lines for stderr (ending in a newline), or "" when `exc` does not name `last`'s code."""
+def explain(
+    exc: BaseException,
+    last: AclError | None,
+    place: Callable[[SourceSite], str] = str,
+) -> str:
+    """Lines for stderr (ending in a newline), or "" when `exc` does not name `last`'s code.
+
+    `place` words a source site ("net.py:12" by default; the kernel names its cells)."""
     if last is None or not _mentions(exc, last.code):
         return ""
-    where = f" at {last.site}" if last.site is not None else ""
+    where = f" at {place(last.site)}" if last.site is not None else ""
     lines = [
         f"ascend-lens: {last.code} is {last.name}, returned by {last.api or 'an ACL call'}{where}",
         f"    meaning: {last.meaning}",
@@ -58,5 +71,5 @@ def explain(exc: BaseException, last: AclError | None) -> str:
     if last.fix:
         lines.append(f"    fix: {last.fix}")
     if last.launch_site is not None and last.launch_site != last.site:
-        lines.append(f"    work launched at {last.launch_site}")
+        lines.append(f"    work launched at {place(last.launch_site)}")
     return "\n".join(lines) + "\n"

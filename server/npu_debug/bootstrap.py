@@ -3,7 +3,10 @@
 debugpy has already connected and received configurationDone when this runs. It puts the
 emulator's `acl` shim on sys.path, configures the runtime from the adapter's settings,
 installs the runtime bridge, then runs the user's program or module as `__main__`.
-Exceptions are deliberately not caught here, so debugpy still sees them as uncaught.
+Exceptions are deliberately not caught here, so debugpy still sees them as uncaught (only
+SystemExit passes through a handler, and leaves it unchanged). When the program ends on its
+own exception or exit status naming the code of the last failing ACL call, what that code
+means follows on stderr, as under `ascend-lens run`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import os
 import runpy
 import sys
+from types import TracebackType
 
 from npu_runtime._shim import SHIM_DIR  # loads no runtime module
 
@@ -25,6 +29,26 @@ def _parse_argv(argv: list[str]) -> tuple[str, str, list[str]]:
     if rest and rest[0] == "--":
         rest = rest[1:]
     return kind, target, rest
+
+
+def _explain_on_stderr(exc: BaseException) -> None:
+    from npu_debug import bridge
+
+    text = bridge.explanation(exc)
+    if text:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
+def _explaining_excepthook() -> None:
+    """After the traceback of an uncaught exception, its bare ACL code's meaning."""
+    previous = sys.excepthook
+
+    def hook(etype: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+        previous(etype, value, tb)
+        _explain_on_stderr(value)
+
+    sys.excepthook = hook
 
 
 def main() -> None:
@@ -42,14 +66,19 @@ def main() -> None:
         from npu_debug import tensor_view
 
         tensor_view.register()
-    if kind == "program":
-        sys.argv = [target, *args]
-        # As `python PROGRAM` would: the program's directory first (after the shim).
-        sys.path.insert(1, os.path.dirname(target))
-        runpy.run_path(target, run_name="__main__")
-    else:
-        sys.argv = [target, *args]
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
+    _explaining_excepthook()
+    try:
+        if kind == "program":
+            sys.argv = [target, *args]
+            # As `python PROGRAM` would: the program's directory first (after the shim).
+            sys.path.insert(1, os.path.dirname(target))
+            runpy.run_path(target, run_name="__main__")
+        else:
+            sys.argv = [target, *args]
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+    except SystemExit as exc:  # no excepthook for an exit status: explain it here
+        _explain_on_stderr(exc)
+        raise
 
 
 if __name__ == "__main__":

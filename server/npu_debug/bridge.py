@@ -40,6 +40,7 @@ class _State:
         self.errors: list[Any] = []  # recent failing calls, for the state document
         self.device: str | None = None  # the launch's device profile name, if given
         self.devices: int | None = None
+        self.last: Any = None  # npu_runtime.errors.explain.LastError once tracking
 
 
 _state = _State()
@@ -220,6 +221,29 @@ def on_error(err: BaseException) -> None:
     debugpy.trigger_exception_handler((type(exc), exc, tb), as_uncaught=False)
 
 
+def track_last_error() -> None:
+    """Remember the last failing ACL call, to explain a bare code the program raises."""
+    if _state.last is not None:
+        return
+    try:
+        from npu_runtime.core import hooks  # light: no numpy, no runtime state
+        from npu_runtime.errors.explain import LastError
+    except ImportError:
+        return  # the runtime is not available: a plain Python session
+    _state.last = LastError()
+    hooks.add_error_listener(_state.last)
+
+
+def explanation(exc: BaseException) -> str:
+    """What the last failing ACL call's code means, when `exc` names that code (else "")."""
+    last = _state.last
+    if last is None or last.error is None:
+        return ""
+    from npu_runtime.errors.explain import explain
+
+    return explain(exc, last.error)
+
+
 def _guarded(fn: Any) -> Any:
     try:
         return fn()
@@ -237,6 +261,10 @@ def _serve(channel: LineSocket) -> None:
         body: Message = {}
         if name == "profile":
             body = {"profile": profile_snapshot(), "state": _guarded(state_snapshot)}
+        elif name == "explain":
+            # The adapter has only the stopped exception's text (str(exc)) from debugpy.
+            text = str(message.get("body", {}).get("text") or "")
+            body = {"explanation": explanation(Exception(text)) if text else ""}
         elif name == "config":
             value = message.get("body", {}).get("stopOnAclError")
             if isinstance(value, bool):
@@ -293,6 +321,7 @@ def _at_exit() -> None:
 
 def install(settings: dict[str, Any]) -> None:
     """Connect to the adapter and hook the runtime. Settings come from the adapter (JSON)."""
+    track_last_error()
     if settings.get("dump"):  # asked for explicitly: wanted with or without the adapter
         _start_dump(str(settings["dump"]), str(settings.get("dumpLevel") or "statistics"))
         if _state.dumper is not None:

@@ -84,3 +84,19 @@ def exception_info(info: dict[str, Any]) -> dict[str, Any]:
         },
         "acl": {k: v for k, v in info.items() if k not in ("thread",)},
     }
+
+
+def explained(body: dict[str, Any], explanation: str) -> dict[str, Any]:
+    """debugpy's exceptionInfo body for the program's own exception, with what the bare ACL
+    code it names means (the `ascend-lens run` lines) added to the description and details."""
+    text = explanation.rstrip("\n")
+    if not text:
+        return body
+    details = dict(body.get("details") or {})
+    trace = str(details.get("stackTrace") or "")
+    details["stackTrace"] = f"{trace.rstrip()}\n{text}" if trace else text
+    return {
+        **body,
+        "description": f"{body.get('description') or ''}\n{text}",
+        "details": details,
+    }

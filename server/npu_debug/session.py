@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 # How long to wait, once the debuggee has exited, for the bridge's final profile.
 FINAL_PROFILE_WAIT = 5.0
+# How long the bridge has to say what a bare ACL code in the program's exception means.
+EXPLAIN_TIMEOUT = 3.0
 # How long debugpy has to answer terminate/disconnect before we end the processes ourselves.
 ENDING_TIMEOUT = 3.0
 
@@ -274,9 +276,32 @@ class Session:
             if info is not None:
                 response = {**response, "success": True, "body": describe.exception_info(info)}
                 response.pop("message", None)
-            self.forward_response(response)
+                self.forward_response(response)
+            elif response.get("success") and self.channel is not None:
+                # The program's own exception: the bridge says whether it names the code of
+                # the last failing ACL call. Asked off debugpy's reader thread.
+                threading.Thread(
+                    target=self._forward_explained,
+                    args=(response,),
+                    name="npu-debug-explain",
+                    daemon=True,
+                ).start()
+            else:
+                self.forward_response(response)
 
         self.relay(request, done)
+
+    def _forward_explained(self, response: Message) -> None:
+        body = dict(response.get("body") or {})
+        text = ""
+        try:
+            if self.channel is not None and body.get("description"):
+                reply = self.channel.request(
+                    "explain", {"text": str(body["description"])}, timeout=EXPLAIN_TIMEOUT
+                )
+                text = str((reply or {}).get("explanation") or "")
+        finally:
+            self.forward_response({**response, "body": describe.explained(body, text)})
 
     # ---- the debugpy side ----------------------------------------------------------------
 

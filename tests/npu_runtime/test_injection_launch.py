@@ -48,6 +48,21 @@ def test_env_var_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [str(r) for r in inj.rules()] == ["malloc:1:207001", "op:Add:2:507015"]
 
 
+def test_env_var_with_an_unknown_name_is_refused_whole(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    inj = faults.Injector()
+    inj.load_env({"NPU_INJECT": "aclrtMalloc:1:207001,op:Conv2d:1:507015"})
+    assert inj.rules() == []
+    assert not inj.active
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "ascend-lens: ignoring NPU_INJECT: unknown op type 'Conv2d' (did you mean Conv2D?); "
+        "known op types: "
+    )
+    assert err.count("\n") == 1
+
+
 def test_injected_op_fault_surfaces_at_sync_with_launch_site(
     rt: Runtime, user_code: Callable[..., dict[str, Any]]
 ) -> None:

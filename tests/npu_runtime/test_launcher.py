@@ -80,6 +80,60 @@ def test_inject_flag_and_env(tmp_path: Path) -> None:
     assert r.stdout == "[0, 0, 0, 207001]\n", r.stderr
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            "acl.rt.malocc:1:207001",
+            "unknown API 'acl.rt.malocc' (did you mean acl.rt.malloc?); known APIs: ",
+        ),
+        (
+            "aclrtMalloc:1:207001, op:MatMull:2:507015",  # one bad rule refuses them all
+            "unknown op type 'MatMull' (did you mean MatMul?); known op types: ",
+        ),
+        ("acl.rt.malloc", "bad injection spec 'acl.rt.malloc': expected API:N:CODE"),
+    ],
+)
+def test_unknown_names_in_env_var_are_refused_before_the_script_runs(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    script = tmp_path / "inj.py"
+    script.write_text("import acl\nprint('ran')\n")
+    r = run("--no-summary", script, env={"NPU_INJECT": value})
+    assert r.returncode == 2
+    assert r.stdout == ""
+    refused = [line for line in r.stderr.splitlines() if "NPU_INJECT" in line]
+    assert len(refused) == 1, r.stderr
+    assert refused[0].startswith("ascend-lens run: error: NPU_INJECT: " + message)
+    assert "Traceback" not in r.stderr and "AclError" not in r.stderr
+    assert "usage:" not in r.stderr  # not a command-line mistake
+
+
+def test_env_var_read_outside_the_launcher_refuses_unknown_names(tmp_path: Path) -> None:
+    """The runtime itself (a plain `python` with the shim) refuses the whole variable."""
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import acl\nacl.init(); acl.rt.set_device(0)\n"
+        "print([acl.rt.malloc(64, 0)[1] for _ in range(2)])\n"
+    )
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_", "ASCEND_RT_"))}
+    env = {
+        **inherited,
+        "NPU_INJECT": "aclrtMalloc:1:207001,aclrtMallok:2:207001",
+        "PYTHONPATH": str(REPO / "npu_runtime" / "_shim"),
+    }
+    r = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "[0, 0]\n"  # no rule of the refused variable fired
+    assert r.stderr.startswith(
+        "ascend-lens: ignoring NPU_INJECT: unknown API 'aclrtMallok' "
+        "(did you mean acl.rt.malloc?); known APIs: "
+    )
+    assert len(r.stderr.splitlines()) == 1
+
+
 def test_devices_and_device_flags(tmp_path: Path) -> None:
     script = tmp_path / "count.py"
     script.write_text(
