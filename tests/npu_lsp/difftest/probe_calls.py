@@ -68,7 +68,7 @@ BUILTIN_KWARGS = {
     "max": ["max([1, 2], key=abs)", "max([1, 2], default=0)", "max(x, key=None)"],
     "min": ["min([1, 2], key=abs)", "min([1, 2], default=0)"],
     "sum": ["sum([1, 2], start=1)"],
-    "round": ["round(number=2.5)", "round(2.567, ndigits=1)"],
+    "round": ["round(number=2.5)", "round(2.567, ndigits=1)", "round(2.75)", "round(2.75, 1)", "round(0.5)", "round(x)"],
     "enumerate": ["list(enumerate([1, 2], start=1))"],
     "zip": ["list(zip([1], [2], strict=True))"],
     "print": ["print('a', sep='-')", "print('a', end='')", "print('a', flush=True)"],
@@ -129,6 +129,31 @@ def method_probes() -> dict[str, tuple[str, str, str, str]]:
     return probes
 
 
+# Operations on a receiver that are not method calls: name -> expression on `v`.
+OPERATIONS = {"len()": "len(v)", "+": "v + v", "*": "v * 2", "[0]": "v[0]", "[1:]": "v[1:]", "for": "[e for e in v]",
+              "in": "'a' in v", "|": "v | v", "bool()": "bool(v)", "str()": "str(v)", "list()": "list(v)", "tuple()": "tuple(v)"}
+
+
+# Methods called with keyword arguments: (type, method) -> argument text; stored as "method(kw)".
+METHOD_KWARGS = {("dict", "update"): "c=3.0", ("str", "format"): "a=1", ("str", "split"): "sep='_'",
+                 ("list", "sort"): "reverse=True", ("str", "replace"): "'a', 'b', count=1",
+                 ("str", "startswith"): "'a', 0"}
+
+
+def operation_probes() -> dict[str, tuple[str, str, str, str]]:
+    probes = {}
+    for tname, (const, var) in RECEIVERS.items():
+        for op, expr in OPERATIONS.items():
+            for kind, recv in (("const", const), ("tensor", var)):
+                if recv is not None:
+                    key = "".join(c if c.isalnum() else "_" for c in op)
+                    probes[f"o_{tname}_{key}_{kind}"] = (tname, op, kind, f"    v = {recv}\n    r = {expr}\n    return x, r\n")
+    for (tname, meth), arg in METHOD_KWARGS.items():
+        text = ("'{a}'" if meth == "format" else RECEIVERS[tname][0])
+        probes[f"k_{tname}_{meth}"] = (tname, f"{meth}(kw)", "const", f"    v = {text}\n    r = v.{meth}({arg})\n    return x, r\n")
+    return probes
+
+
 def builtin_probes() -> dict[str, tuple[str, str, str, str]]:
     probes = {}
     for fn, calls in BUILTIN_KWARGS.items():
@@ -169,7 +194,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", default=str(DEFAULT_PY))
     args = ap.parse_args()
-    probes = {**method_probes(), **builtin_probes()}
+    probes = {**method_probes(), **operation_probes(), **builtin_probes()}
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "probes.py"
         src.write_text("import mindspore as ms\n\n" + "".join(f"@ms.jit\ndef {n}(x):\n{p[3]}\n\n" for n, p in probes.items()))

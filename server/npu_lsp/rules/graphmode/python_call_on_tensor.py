@@ -11,50 +11,9 @@ from importlib import resources
 from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-
-# Builtins the graph compiler implements itself (fine on tensors at any level).
-_GRAPH_BUILTINS = frozenset(
-    {
-        "len",
-        "isinstance",
-        "int",
-        "float",
-        "bool",
-        "print",
-        "range",
-        "enumerate",
-        "zip",
-        "abs",
-        "max",
-        "min",
-        "sum",
-        "round",
-        "tuple",
-        "list",
-        "dict",
-        "all",
-        "any",
-        "map",
-        "filter",
-        "getattr",
-        "hasattr",
-        "setattr",
-        "type",
-        "str",
-        "repr",
-        "super",
-        "pow",
-        "divmod",
-        "callable",
-        "iter",
-        "next",
-        "reversed",
-        "slice",
-    }
-)
-
 
 @rule(
     code="MS131",
@@ -67,7 +26,11 @@ class PythonCallOnTensor(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags calls into numpy, the standard library or Python
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
-    `sorted(x)`) when an argument is a graph variable, and `exec(...)` always.
+    `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
+    Which builtins the graph compiles itself comes from MindSpore's own parser tables
+    (`ms_calls.json`); the builtin types its parser refuses to build (`dict`, `set`, `slice`,
+    `complex`, `reversed`, `type`) are interpreted as a whole, so any graph variable they
+    mention counts, even through `x.shape` (`reversed(x.shape)`, `type(x)`, `dict(a=x)`).
 
     ## Why is this bad?
     STRICT only runs such calls while compiling, so their inputs must be constants:
@@ -117,9 +80,22 @@ class PythonCallOnTensor(GraphRule):
                 self, node, "`exec` cannot be compiled under the STRICT syntax level"
             )
             return
-        if q.startswith("builtins.") and name in _GRAPH_BUILTINS:
+        if q.startswith("builtins.") and name in calls_table.graph_builtins():
             return
         a = analyzer(ctx)
+        if q.startswith("builtins.") and name in calls_table.refused_builtin_types():
+            # MindSpore interprets the whole call as a script: every graph variable it
+            # mentions (even `x` in `reversed(x.shape)`) must be a constant
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                for sub in ast.walk(arg):
+                    if isinstance(sub, ast.Name) and a.kind(sub).dynamic:
+                        yield ctx.diagnostic(
+                            self,
+                            node,
+                            f"`{name}` is interpreted, not compiled, and needs constant inputs under STRICT, but `{sub.id}` is a graph variable",
+                        )
+                        return
+            return
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if a.kind(arg).dynamic:
                 yield ctx.diagnostic(

@@ -19,6 +19,7 @@ import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from npu_lsp.diagnostics import Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class Instances:
         self._sites: dict[str, list[ast.Call]] | None = None
         self._bind_memo: dict[int, dict[str, list[ast.AST]]] = {}
         self._attr_memo: dict[tuple[str, str], Any] = {}
-        self._dead: dict[int, list[tuple[int, int]]] = {}
+        self._dead: dict[int, list[Span]] = {}
 
     # ---------------------------------------------------------------- instances
     def _instantiations(self, cls: str) -> list[ast.Call]:
@@ -315,29 +316,38 @@ class Instances:
         return UNKNOWN
 
     # ---------------------------------------------------------------- folded branches
-    def dead_lines(self, func: ast.AST) -> list[tuple[int, int]]:
-        """Line ranges of `func` (and the closures inside it) that MindSpore never infers:
-        the untaken side of every `if` whose condition is a compile-time constant."""
+    def dead_spans(self, func: ast.AST) -> list[Span]:
+        """Spans of `func` that MindSpore never infers: the untaken side of every `if` and
+        conditional expression whose condition is a compile-time constant (nested functions
+        are left to their own analysis)."""
         key = id(func)
         hit = self._dead.get(key)
         if hit is not None:
             return hit
-        out: list[tuple[int, int]] = []
+        out: list[Span] = []
+        span = self.ctx.span
         stack: list[ast.AST] = list(getattr(func, "body", []))
         while stack:
             node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
             if isinstance(node, ast.If):
                 value = self.evaluate(node.test, func)
                 if value is not UNKNOWN:
                     dead = node.orelse if value else node.body
                     if dead:
-                        out.append((dead[0].lineno, dead[-1].end_lineno or dead[-1].lineno))
+                        first, last = span(dead[0]), span(dead[-1])
+                        out.append(Span(first.line, 1, last.end_line, 1 << 30))
+                    stack.append(node.test)
                     stack.extend(node.body if value else node.orelse)
                     continue
-            if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                for child in ast.iter_child_nodes(node):
-                    if isinstance(child, ast.stmt):
-                        stack.append(child)
+            elif isinstance(node, ast.IfExp):
+                value = self.evaluate(node.test, func)
+                if value is not UNKNOWN:
+                    out.append(span(node.orelse if value else node.body))
+                    stack.append(node.body if value else node.orelse)
+                    continue
+            stack.extend(ast.iter_child_nodes(node))
         self._dead[key] = out
         return out
 
@@ -350,11 +360,15 @@ def instances(ctx: Context) -> Instances:
     return hit
 
 
-def in_dead_branch(ctx: Context, func: ast.AST | None, line: int) -> bool:
-    """Is `line` in a branch of `func` that MindSpore folds away while compiling?"""
+def in_dead_branch(ctx: Context, func: ast.AST | None, where: Span) -> bool:
+    """Is `where` inside a branch of `func` that MindSpore folds away while compiling?"""
     if func is None:
         return False
-    return any(a <= line <= b for a, b in instances(ctx).dead_lines(func))
+    start, end = (where.line, where.column), (where.end_line, where.end_column)
+    return any(
+        (d.line, d.column) <= start and end <= (d.end_line, d.end_column)
+        for d in instances(ctx).dead_spans(func)
+    )
 
 
 #: Rules for what MindSpore rejects while *parsing* a function: the statement is rejected in
@@ -368,7 +382,7 @@ def folded_away(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     """Engine filter: an inference-time finding in a branch MindSpore never infers."""
     if d.code in PARSE_TIME or not d.code.startswith("MS"):
         return False
-    return in_dead_branch(ctx, scope.function, d.span.line)
+    return in_dead_branch(ctx, scope.function, d.span)
 
 
 DIAGNOSTIC_FILTERS.append(folded_away)

@@ -1,0 +1,111 @@
+"""MindSpore 2.10's call tables for compiled code (`ms_calls.json`), as questions rules ask.
+
+`ms_calls.json` is written by tests/npu_lsp/difftest/probe_calls.py from MindSpore itself:
+its parser's resource tables (which builtins the graph compiler implements, which builtin
+types it refuses to build) and one compiled probe per method of list, tuple, dict and str,
+per operation on them and per keyword argument of the builtins it implements, at LAX and
+STRICT. Nothing here is written by hand from cases.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+
+CONTAINER_TYPES = ("list", "tuple", "dict", "str")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What MindSpore did with one call at one syntax level."""
+
+    accepted: bool
+    message: str
+
+
+@functools.cache
+def _data() -> dict[str, object]:
+    text = resources.files(__package__).joinpath("ms_calls.json").read_text("utf-8")
+    data: dict[str, object] = json.loads(text)
+    return data
+
+
+def method(type_name: str, name: str, holds_tensors: bool, level: str) -> Verdict | None:
+    """MindSpore's verdict on `<type_name>.<name>(...)` (or an operation such as "len()")
+    at `level`, for a receiver holding tensors or only constants; None when not measured."""
+    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]  # type: ignore[assignment]
+    kinds = methods.get(type_name, {}).get(name)
+    if not kinds:
+        return None
+    entry = kinds.get("tensor" if holds_tensors else "const")
+    if entry is None:
+        # STRICT refuses the attribute on the type itself, whatever the receiver holds
+        const = kinds.get("const")
+        msg = str((const or {}).get("message", {}).get("strict", ""))  # type: ignore[union-attr]
+        if level == "strict" and const and const["strict"] == "reject" and "cannot get attributes" in msg:
+            entry = const
+        else:
+            return None
+    said = entry.get("message", {})
+    return Verdict(entry[level] == "accept", str(said.get(level, "")) if isinstance(said, dict) else "")
+
+
+@functools.cache
+def method_measured(name: str) -> bool:
+    """Was `name` (a method, "method(kw)" or an operation) measured on any type?"""
+    methods: dict[str, dict[str, object]] = _data()["methods"]  # type: ignore[assignment]
+    return any(name in by_name for by_name in methods.values())  # type: ignore[operator]
+
+
+@functools.cache
+def strict_methods(type_name: str) -> tuple[str, ...]:
+    """The public methods of `type_name` STRICT graph code may call on constants."""
+    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]  # type: ignore[assignment]
+    return tuple(
+        sorted(
+            name
+            for name, kinds in methods.get(type_name, {}).items()
+            if name.isidentifier() and not name.startswith("_") and kinds.get("const", {}).get("strict") == "accept"
+        )
+    )
+
+
+@functools.cache
+def rejected_keywords() -> dict[str, dict[str, str]]:
+    """builtin -> {keyword argument MindSpore refuses at every level -> its message}."""
+    calls: dict[str, dict[str, dict[str, object]]] = _data()["builtin_calls"]  # type: ignore[assignment]
+    out: dict[str, dict[str, str]] = {}
+    for fn, probes in calls.items():
+        for src, verdict in probes.items():
+            if verdict["lax"] != "reject" or verdict["strict"] != "reject":
+                continue
+            for node in ast.walk(ast.parse(src, mode="eval")):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn:
+                    said = verdict.get("message", {})
+                    for kw in node.keywords:
+                        if kw.arg is not None:
+                            out.setdefault(fn, {})[kw.arg] = str(said.get("lax", "")) if isinstance(said, dict) else ""
+    return out
+
+
+@functools.cache
+def graph_builtins() -> frozenset[str]:
+    """Builtins the graph compiler implements itself (no JIT Fallback needed): its convert
+    table, the classes it converts to functions, and builtin classes it builds or resolves
+    (everything but the builtin types its parser refuses)."""
+    d = _data()
+    refused = set(d["unsupported_builtin_types"])  # type: ignore[call-overload]
+    classes = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type) and n not in refused}
+    return frozenset({*d["graph_builtins"], *d["class_functions"], *classes})  # type: ignore[misc]
+
+
+@functools.cache
+def refused_builtin_types() -> frozenset[str]:
+    """Builtin types MindSpore's parser refuses to build in the graph (`set`, `dict`,
+    `slice`, `complex`, `reversed`, `type`): it interprets the whole call instead, so under
+    STRICT every graph variable the call mentions must be a constant."""
+    return frozenset(_data()["unsupported_builtin_types"])  # type: ignore[arg-type]

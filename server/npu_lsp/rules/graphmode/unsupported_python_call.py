@@ -1,0 +1,148 @@
+"""MS144: a call MindSpore's graph compiler does not implement, by its own tables."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+# builtins whose result is a str (so `len(hex(n))` is `len` of a string)
+_STR_BUILTINS = frozenset({"str", "repr", "hex", "oct", "bin", "chr", "format", "ascii"})
+# str methods whose result is a str
+_STR_RESULT = frozenset(
+    {"upper", "lower", "format", "join", "replace", "strip", "lstrip", "rstrip", "title",
+     "capitalize", "casefold", "center", "ljust", "rjust", "zfill", "swapcase", "expandtabs",
+     "removeprefix", "removesuffix", "format_map", "translate"}
+)
+# builtins applied to a receiver that MindSpore measures as operations on it
+_OPERATIONS = {"len": "len()", "list": "list()", "tuple": "tuple()", "str": "str()", "bool": "bool()"}
+
+
+@rule(code="MS144", name="unsupported-python-call", severity="error", family="graphmode")
+class UnsupportedPythonCall(GraphRule):
+    """## What it does
+    Flags calls in compiled code that MindSpore 2.10's graph compiler does not implement,
+    judged from MindSpore's own tables (`ms_calls.json`, derived from its parser's resource
+    tables and from compiling each call at both syntax levels):
+    - keyword arguments the graph versions of builtins do not take (`max(..., key=f)`,
+      `min(..., default=0)`, `sum(..., start=1)`, `print(..., sep="-")`, `int(s, base=2)`,
+      `zip(..., strict=True)`, `round(x, ndigits=1)`), rejected at every level;
+    - methods of list, tuple, dict and str that STRICT graph code cannot call
+      (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
+      `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string...), and the ones
+      that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
+      `lst.remove(t)` with tensor elements), keyword arguments of those methods
+      (`d.update(c=1.0)`) and merging dicts with `|`.
+
+    ## Why is this bad?
+    MindSpore stops compiling: `RuntimeError: Got an unexpected keyword argument 'key'`,
+    `AttributeError: In JIT strict mode, cannot get attributes sort or the List[Float32*3]
+    object has no attribute: 'sort'`, or an internal type error for `dict.pop`.
+
+    ## Example
+    ```python
+    def construct(self, x):
+        sizes = [3, 1, 2]
+        sizes.sort()
+        return x * max(sizes, key=abs)
+    ```
+
+    ## Use instead
+    ```python
+    def construct(self, x):
+        sizes = sorted([3, 1, 2])
+        return x * max(sizes)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - MindSpore 2.10 `mindspore/graph/_parse/resources.py` (`convert_object_map`) and
+      `parser.py` (`_unsupported_python_builtin_type`); measured tables in `ms_calls.json`.
+    """
+
+    nodes = (ast.Call, ast.BinOp)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if ctx.scope is None:
+            return
+        level = ctx.scope.level
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.BitOr):  # `d1 | d2`: measured as the operation "|"
+                yield from self._on_receiver(node, node.left, "|", "|", level, ctx)
+            return
+        assert isinstance(node, ast.Call)
+        f = node.func
+        if isinstance(f, ast.Name):
+            q = ctx.qualname(f)
+            if q is None or not q.startswith("builtins."):
+                return
+            name = q[9:]
+            refused = calls_table.rejected_keywords().get(name)
+            if refused:
+                for kw in node.keywords:
+                    if kw.arg in refused:
+                        yield ctx.diagnostic(
+                            self,
+                            kw,
+                            f"`{name}()` in graph mode does not take the keyword argument `{kw.arg}`"
+                            f" (MindSpore: {refused[kw.arg] or 'unexpected keyword argument'})",
+                        )
+                        return
+            op = _OPERATIONS.get(name)
+            if op and len(node.args) == 1 and not node.keywords:
+                yield from self._on_receiver(node, node.args[0], op, f"{name}(...)", level, ctx)
+            return
+        if isinstance(f, ast.Attribute):
+            if node.keywords and calls_table.method_measured(f"{f.attr}(kw)"):
+                yield from self._on_receiver(node, f.value, f"{f.attr}(kw)", f"{f.attr}(key=...)", level, ctx)
+                return
+            yield from self._on_receiver(node, f.value, f.attr, f"{f.attr}()", level, ctx)
+
+    def _on_receiver(
+        self, node: ast.expr, recv: ast.expr, name: str, shown: str, level: str, ctx: Context
+    ) -> Iterable[Diagnostic]:
+        type_name = _container_type(recv, ctx)
+        if type_name is None:
+            return
+        holds_tensors = type_name != "str" and analyzer(ctx).kind(recv).dynamic
+        verdict = calls_table.method(type_name, name, holds_tensors, level)
+        if verdict is None or verdict.accepted:
+            return
+        if level == "strict" and "cannot get attributes" in verdict.message:
+            allowed = ", ".join(calls_table.strict_methods(type_name)) or "none"
+            what = f"`{shown}` on a {type_name}" if shown.endswith("(...)") or shown == "|" else f"`{type_name}.{shown}`"
+            msg = f"{what} is not available under the STRICT syntax level (MindSpore compiles only these {type_name} methods there: {allowed})"
+        else:
+            content = "tensors" if holds_tensors else "constants"
+            what = f"`{shown}` on a {type_name}" if shown.endswith("(...)") or shown == "|" else f"`{type_name}.{shown}`"
+            msg = f"{what} of {content} fails to compile in graph mode (MindSpore: {verdict.message})"
+        yield ctx.diagnostic(self, node, msg)
+
+
+def _container_type(e: ast.expr, ctx: Context) -> str | None:
+    """list / tuple / dict / str when the receiver's type is known exactly, else None."""
+    if isinstance(e, ast.Constant):
+        return "str" if isinstance(e.value, str) else None
+    if isinstance(e, ast.JoinedStr):
+        return "str"
+    if isinstance(e, ast.Call):
+        f = e.func
+        if isinstance(f, ast.Name):
+            q = ctx.qualname(f) or ""
+            if q.startswith("builtins.") and q[9:] in _STR_BUILTINS:
+                return "str"
+        elif isinstance(f, ast.Attribute) and f.attr in _STR_RESULT and _container_type(f.value, ctx) == "str":
+            return "str"
+    if isinstance(e, (ast.Name, ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.Call)):
+        t = analyzer(ctx).type_class(e)
+        if t in calls_table.CONTAINER_TYPES:
+            return t
+    return None
