@@ -74,8 +74,7 @@ NUMBER_EXPRS = [
     "int(issubclass(bool, int))", "int(hasattr(x, 'shape'))", "len(type(x).__name__)",
     "len(str(x.shape))", "int(max(x.shape) == 3)", "abs(x.shape[1] - {a})",
     "len([d for d in x.shape if d > 1])", "len({{k: k for k in range({a})}})",
-    "sum(d * 2 for d in x.shape)", "len(slice(1, 3).indices(5))", "len(vars(ms).keys()) % 2",
-    "len(dir(ops)) % 2", "x.shape.index(3)", "x.shape.count(2)", "len(x.shape + (1,))",
+    "sum(d * 2 for d in x.shape)", "len(slice(1, 3).indices(5))", "x.shape.index(3)", "x.shape.count(2)", "len(x.shape + (1,))",
     "math.sqrt({a}.0)", "math.floor({f})", "math.ceil({f})", "math.log(1 + {a})", "math.pi / 4",
     "math.isclose({f}, {f}) * 1", "math.gcd(4, {a} + 1)", "math.prod(x.shape)", "math.fabs(-{f})",
     "math.exp(0)", "math.hypot(3, 4)", "operator.add({a}, 1)", "operator.mul(*x.shape)",
@@ -510,10 +509,159 @@ def f_misc(rng: random.Random, k: int) -> Frag:
     )
 
 
+def f_structure(rng: random.Random, k: int) -> Frag:
+    """Module-level structure real networks use: overrides, optional inputs, early returns,
+    properties, config objects, static methods, tuple-returning helpers."""
+    kind = rng.randrange(8)
+    risky = rng.choice(["t = Tensor(np.square(t.asnumpy()))", "t = t * 2", "t = t + float(t.sum()) * 0.0", "t = ops.relu(t)"])
+    if kind == 0:
+        return Frag(
+            "override",
+            [f"x = self.blk{k}(x)"],
+            module=_lines(
+                f"""
+                class Base{k}(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+
+                    def act(self, t):
+                        {risky}
+                        return t
+
+                    def construct(self, t):
+                        return self.act(t) + 1
+
+
+                class Child{k}(Base{k}):
+                    def act(self, t):
+                        return ops.tanh(t)
+                """
+            ),
+            init=[f"self.blk{k} = {rng.choice(['Child', 'Base'])}{k}()"],
+            needs_self=True,
+        )
+    if kind == 1:
+        flag = rng.choice(["True", "False"])
+        return Frag(
+            "subcell_flag",
+            [f"x = self.gate{k}(x)"],
+            module=_lines(
+                f"""
+                class Gate{k}(nn.Cell):
+                    def __init__(self, use_host=False):
+                        super().__init__()
+                        self.use_host = use_host
+
+                    def construct(self, t):
+                        if self.use_host:
+                            {risky}
+                        return t
+                """
+            ),
+            init=[f"self.gate{k} = Gate{k}(use_host={flag})"],
+            needs_self=True,
+        )
+    if kind == 2:
+        call = rng.choice([f"x = self.masked{k}(x)", f"x = self.masked{k}(x, x > 0)"])
+        return Frag(
+            "optional_arg",
+            [call],
+            module=_lines(
+                f"""
+                class Masked{k}(nn.Cell):
+                    def construct(self, t, mask=None):
+                        if mask is not None:
+                            t = ops.where(mask, t, ops.zeros_like(t))
+                        return t
+                """
+            ),
+            init=[f"self.masked{k} = Masked{k}()"],
+            needs_self=True,
+        )
+    if kind == 3:
+        cond = rng.choice(["t.sum() > 0", "t.shape[0] > 1", "scale > 1"])
+        tail = rng.choice(["return t - 1", "return (t, t)", "return None", "return 0", "return t.astype(mstype.int32)"])
+        return Frag(
+            "early_return",
+            [f"y{k} = pick{k}(x, 2)", f"x = x + 0 * y{k}" if "(t, t)" not in tail and "None" not in tail else "x = x + 1"],
+            module=_lines(
+                f"""
+                def pick{k}(t, scale):
+                    if {cond}:
+                        return t * scale
+                    {tail}
+                """
+            ),
+        )
+    if kind == 4:
+        return Frag(
+            "property",
+            [f"x = x * self.head{k}.scale + self.head{k}.bias_value"],
+            module=_lines(
+                f"""
+                class Head{k}(nn.Cell):
+                    def __init__(self, scale):
+                        super().__init__()
+                        self._scale = scale
+
+                    @property
+                    def scale(self):
+                        return self._scale * 2
+
+                    @property
+                    def bias_value(self):
+                        return 0.5
+                """
+            ),
+            init=[f"self.head{k} = Head{k}(1.5)"],
+            needs_self=True,
+        )
+    if kind == 5:
+        use = rng.choice(["True", "False"])
+        return Frag(
+            "config_object",
+            [f"if self.cfg{k}.use_norm:", f"    x = self.norm{k}(x)", f"x = x * self.cfg{k}.scale"],
+            module=_lines(
+                f"""
+                class Cfg{k}:
+                    def __init__(self, use_norm, scale=1.0):
+                        self.use_norm = use_norm
+                        self.scale = scale
+                """
+            ),
+            init=[f"self.cfg{k} = Cfg{k}({use})", f"self.norm{k} = nn.LayerNorm((3,))"],
+            needs_self=True,
+        )
+    if kind == 6:
+        return Frag(
+            "staticmethod",
+            [f"x = Util{k}.clamp(x, {rng.choice(['1.0', '2.0'])})"],
+            module=_lines(
+                f"""
+                class Util{k}:
+                    @staticmethod
+                    def clamp(t, hi):
+                        return ops.clip_by_value(t, -hi, hi)
+                """
+            ),
+        )
+    return Frag(
+        "tuple_helper",
+        [f"a{k}, b{k} = split{k}(x)", f"x = a{k} + b{k}"],
+        module=_lines(
+            f"""
+            def split{k}(t):
+                half = t * 0.5
+                return half, t - half
+            """
+        ),
+    )
+
+
 FRAGMENTS = [
     (f_number, 6), (f_tensor_scalar, 3), (f_tensor_ops, 3), (f_list, 4), (f_tensor_list, 3), (f_dict, 3),
     (f_tensor_dict, 2), (f_tuple, 2), (f_subcell, 4), (f_flag, 2), (f_branch, 4), (f_helper_mutation, 2),
-    (f_closure, 3), (f_jit, 2), (f_self_attr, 3), (f_misc, 2),
+    (f_closure, 3), (f_jit, 2), (f_self_attr, 3), (f_misc, 2), (f_structure, 5),
 ]
 
 
@@ -593,6 +741,8 @@ def generate(seed: int) -> str:
     makers = [m for m, w in FRAGMENTS for _ in range(w)]
     for k in range(rng.choice([1, 1, 2, 2, 3])):
         frag = rng.choice(makers)(rng, k)
+        while frag.needs_self and not cell_root:  # a jit function has no `self`
+            frag = rng.choice(makers)(rng, k)
         where = _place(rng, prog, frag, k, cell_root)
         prog.tags.append(f"{frag.tag}@{where}")
     out = [f"# difftest seed={seed}", f"# idioms: {' '.join(prog.tags)}", HEAD, ""]

@@ -13,6 +13,7 @@ import ast
 import builtins
 import functools
 import json
+import sys
 from dataclasses import dataclass
 from importlib import resources
 
@@ -109,3 +110,19 @@ def refused_builtin_types() -> frozenset[str]:
     `slice`, `complex`, `reversed`, `type`): it interprets the whole call instead, so under
     STRICT every graph variable the call mentions must be a constant."""
     return frozenset(_data()["unsupported_builtin_types"])  # type: ignore[arg-type]
+
+
+#: Installed packages model code commonly calls (MindSpore treats everything under
+#: site-packages as third-party; these are the ones a linter can name without importing).
+_THIRD_PARTY = frozenset(
+    {"numpy", "scipy", "pandas", "cv2", "PIL", "sklearn", "skimage", "matplotlib", "torch",
+     "tensorflow", "jax", "yaml", "tqdm", "einops", "timm", "transformers", "h5py", "numba"}
+)
+
+
+def outside_project(qualname: str) -> bool:
+    """Is `qualname` code MindSpore runs as a Python call rather than compiling: the standard
+    library or an installed third-party package? Functions of the user's own project are
+    compiled (MindSpore's ThirdPartyLibraryChecker), so they never count here."""
+    top = qualname.split(".", 1)[0]
+    return top in sys.stdlib_module_names or top in _THIRD_PARTY

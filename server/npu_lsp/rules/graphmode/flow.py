@@ -664,7 +664,50 @@ class Analyzer:
                         out.append((site.call, self._fn(caller) if caller is not None else None))
             elif kind_name in ("construct", "jit"):
                 out = [(c, None) for c in self._module_level_calls(func)]
+                if kind_name == "construct" and func.name == "construct":
+                    out.extend(self._sub_cell_calls(func))
         self._sites[key] = out
+        return out
+
+    def _sub_cell_calls(self, construct: ast.FunctionDef) -> list[tuple[ast.Call, _Fn | None]]:
+        """Calls of this cell as a sub-cell held by another cell of the file: `self.<attr>(...)`
+        in the holder's methods, where its `__init__` binds `self.<attr> = ThisCell(...)`."""
+        cls = self.owner_class(construct)
+        if cls is None:
+            return []
+        out: list[tuple[ast.Call, _Fn | None]] = []
+        for holder in self.ctx.tree.body:
+            if not isinstance(holder, ast.ClassDef) or holder is cls:
+                continue
+            methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
+            attrs: set[str] = set()
+            for m in methods:
+                if m.name != "__init__":
+                    continue
+                for node in ast.walk(m):
+                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                        f = node.value.func
+                        called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                        if called == cls.name:
+                            attrs |= {
+                                t.attr
+                                for t in node.targets
+                                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                            }
+            if not attrs:
+                continue
+            for m in methods:
+                if m.name == "__init__":
+                    continue
+                for node in ast.walk(m):
+                    if (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in attrs
+                        and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == "self"
+                    ):
+                        out.append((node, self._fn(m)))
         return out
 
     def _observed_param_dtypes(self, fn: _Fn) -> dict[str, str]:

@@ -72,8 +72,8 @@ class PythonCallOnTensor(GraphRule):
         if not ctx.scope or not ctx.scope.strict:
             return
         q = ctx.qualname(node.func)
-        if q is None or q.startswith("mindspore.") or q.startswith(f"{ctx.scopes.info.module}."):
-            return
+        if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q)):
+            return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
         if q == "builtins.exec":
             yield ctx.diagnostic(
