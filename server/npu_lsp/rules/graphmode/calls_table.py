@@ -63,6 +63,20 @@ def method_measured(name: str) -> bool:
 
 
 @functools.cache
+def rejectable(name: str) -> bool:
+    """Is there any type, receiver and level at which MindSpore refused `name` (a method,
+    "method(kw)" or an operation)? Most calls in compiled code (tensor methods, sub-cells)
+    are not, and need no type question at all."""
+    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]  # type: ignore[assignment]
+    return any(
+        entry.get(level) == "reject"
+        for by_name in methods.values()
+        for entry in by_name.get(name, {}).values()
+        for level in ("lax", "strict")
+    )
+
+
+@functools.cache
 def strict_methods(type_name: str) -> tuple[str, ...]:
     """The public methods of `type_name` STRICT graph code may call on constants."""
     methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]  # type: ignore[assignment]
@@ -91,6 +105,31 @@ def rejected_keywords() -> dict[str, dict[str, str]]:
                         if kw.arg is not None:
                             out.setdefault(fn, {})[kw.arg] = str(said.get("lax", "")) if isinstance(said, dict) else ""
     return out
+
+
+@functools.cache
+def _rejected_positional() -> dict[tuple[str, tuple[bool, ...]], str]:
+    """(builtin, which positional arguments are `None`) -> MindSpore's message, for probes
+    without keyword arguments that failed at both levels with a `None` argument
+    (`filter(None, seq)`: "The object is not callable")."""
+    calls: dict[str, dict[str, dict[str, object]]] = _data()["builtin_calls"]  # type: ignore[assignment]
+    out: dict[tuple[str, tuple[bool, ...]], str] = {}
+    for fn, probes in calls.items():
+        for src, verdict in probes.items():
+            if verdict["lax"] != "reject" or verdict["strict"] != "reject":
+                continue
+            for node in ast.walk(ast.parse(src, mode="eval")):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn:
+                    nones = tuple(isinstance(a, ast.Constant) and a.value is None for a in node.args)
+                    if not node.keywords and any(nones):
+                        said = verdict.get("message", {})
+                        out[(fn, nones)] = str(said.get("lax", "")) if isinstance(said, dict) else ""
+    return out
+
+
+def rejected_positional(fn: str, nones: tuple[bool, ...]) -> str | None:
+    """MindSpore's message when `fn` called with `None` at these positions failed to compile."""
+    return _rejected_positional().get((fn, nones))
 
 
 @functools.cache

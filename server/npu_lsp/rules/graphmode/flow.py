@@ -1180,6 +1180,8 @@ class Analyzer:
             if isinstance(value.func, ast.Attribute) and value.func.attr == "asnumpy":
                 return True
         if isinstance(value, ast.BinOp):
+            if self._kind(value.left, fn) == Kind.TENSOR or self._kind(value.right, fn) == Kind.TENSOR:
+                return False  # `x + np.sqrt(4.0)`: a tensor operand makes the result a tensor
             return self._is_numpy_value(value.left, fn) or self._is_numpy_value(value.right, fn)
         return False
 

@@ -71,7 +71,7 @@ class PythonCallOnTensor(GraphRule):
         assert isinstance(node, ast.Call)
         if not ctx.scope or not ctx.scope.strict:
             return
-        q = ctx.qualname(node.func)
+        q = ctx.qualname(node.func) or _held_callable(node.func, ctx)
         if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q)):
             return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
@@ -105,6 +105,24 @@ class PythonCallOnTensor(GraphRule):
                     fix=_ops_fix(node, q, ctx),
                 )
                 return
+
+
+def _held_callable(func: ast.expr, ctx: Context) -> str | None:
+    """`self.fn(...)` where `__init__` binds `self.fn = functools.partial(...)` (or another
+    object built by the standard library or a third-party package): that object is called
+    as Python, like the function that built it (measured: a `functools.partial` held on
+    `self` and called with a graph variable is rejected under STRICT)."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return None
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    if cls is None:
+        return None
+    values = a._self_values(cls).get(func.attr, [])
+    if len(values) != 1 or not isinstance(values[0], ast.Call):
+        return None
+    q = ctx.qualname(values[0].func)
+    return q if q and calls_table.outside_project(q) and not q.startswith("builtins.") else None
 
 
 @functools.cache
