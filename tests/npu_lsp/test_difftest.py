@@ -69,7 +69,7 @@ def test_the_judged_batch_is_large_and_mostly_agreed() -> None:
         assert len(counted) >= 150
         assert len(known) <= 0.03 * len(counted), (level, len(known), len(counted))
         rejected = [n for n in counted if LABELS[n][level] == "reject"]
-        assert len(rejected) >= 0.15 * len(counted)  # the batch exercises rejections too
+        assert len(rejected) >= 0.08 * len(counted)  # the batch exercises rejections too
 
 
 def test_stored_cases_are_what_the_generator_writes() -> None:

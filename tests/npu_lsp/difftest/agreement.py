@@ -45,12 +45,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", type=Path, default=HERE.parent / "fixtures" / "difftest")
     ap.add_argument("--show", type=int, default=50)
+    ap.add_argument(
+        "--write-known",
+        action="store_true",
+        help="record every disagreement in DIR/known_misses.json with what MindSpore said",
+    )
     args = ap.parse_args()
     labels: dict[str, dict[str, object]] = json.loads((args.dir / "labels.json").read_text())
     agree = dict.fromkeys(LEVELS, 0)
     total = dict.fromkeys(LEVELS, 0)
     false_errors = dict.fromkeys(LEVELS, 0)
     misses: list[str] = []
+    known: dict[str, dict[str, str]] = {}
     for name, label in labels.items():
         ours = our_verdicts(args.dir / "cases" / name)
         for level in LEVELS:
@@ -66,12 +72,21 @@ def main() -> None:
             ms = label.get("message_head") if level == label.get("error_from") else label.get("strict_message_head", label.get("message_head"))
             said = f"MindSpore: {label[level]}" + (f" ({str(ms)[:160]!r})" if label[level] == "reject" else "")
             misses.append(f"{name} [{level}] {said}; we: {got} {errors[:2]}")
+            first = " ".join(str(ms or "").split())[:160]
+            known.setdefault(name, {})[level] = (
+                f"MindSpore {label[level]}s ({first!r}); check says {got}"
+                + (f" ({errors[0][1]} line {errors[0][0]})" if errors else "")
+            )
     for level in LEVELS:
         n = total[level]
         pct = 100.0 * agree[level] / n if n else 0.0
         print(f"{level}: {agree[level]}/{n} agree ({pct:.1f}%), false errors on accepted code: {false_errors[level]}")
     for m in misses[: args.show]:
         print(" ", m)
+    if args.write_known:
+        path = args.dir / "known_misses.json"
+        path.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+        print("wrote", path)
     sys.exit(0)
 
 
