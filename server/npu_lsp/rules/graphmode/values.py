@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from npu_lsp.diagnostics import Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS
+from npu_lsp.scope import ECHOED_KINDS
 
 if TYPE_CHECKING:
     from npu_lsp.diagnostics import Diagnostic
     from npu_lsp.engine import Context
-    from npu_lsp.scope import GraphScope
+    from npu_lsp.scope import CallSite, GraphScope
 
 UNKNOWN: Any = object()
 _DEPTH = 8
@@ -382,7 +383,19 @@ def folded_away(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     """Engine filter: an inference-time finding in a branch MindSpore never infers."""
     if d.code in PARSE_TIME or not d.code.startswith("MS"):
         return False
-    return in_dead_branch(ctx, scope.function, d.span)
+    if in_dead_branch(ctx, scope.function, d.span):
+        return True
+    # a helper called only from folded-away branches is never inferred at all
+    sites = scope.call_sites if scope.kind in ECHOED_KINDS else []
+    return bool(sites) and all(_dead_site(ctx, site) for site in sites)
+
+
+def _dead_site(ctx: Context, site: CallSite) -> bool:
+    if site.path != ctx.path or site.caller_node is None:
+        return False
+    caller = ctx.scopes.scope_for(site.caller_node)
+    func = caller.function if caller is not None else site.caller_node
+    return in_dead_branch(ctx, func, Span(site.line, site.column, site.end_line, site.end_column))
 
 
 DIAGNOSTIC_FILTERS.append(folded_away)
