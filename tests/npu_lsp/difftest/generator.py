@@ -485,7 +485,7 @@ def f_self_attr(rng: random.Random, k: int) -> Frag:
         "cell_method",
         [rng.choice([f"x = x + len(self.fc{k}.weight.shape)", f"x = x + self.fc{k}.in_channels", f"x = x * self.fc{k}.has_bias",
                      f"x = x + len(self.fc{k}.trainable_params())", f"x = x + len(list(self.fc{k}.cells()))",
-                     f"x = x + len(self.fc{k}.weight.name)", f"x = x + len(self.parameters_dict())"])],
+                     f"x = x + len(self.fc{k}.weight.name)", "x = x + len(self.parameters_dict())"])],
         init=[f"self.fc{k} = nn.Dense(3, 3)"],
         needs_self=True,
     )

@@ -44,7 +44,7 @@ signal.signal(signal.SIGALRM, alarm)
 for case in cases:
     res = {"verdict": "accept"}
     buf = io.StringIO()
-    signal.alarm(%d)
+    signal.alarm(@TIMEOUT@)
     try:
         with contextlib.redirect_stdout(buf):
             keep.append(runpy.run_path(case, run_name="__main__"))
@@ -56,7 +56,7 @@ for case in cases:
     res["stdout"] = buf.getvalue().strip()[-300:]
     with open(out_path, "a") as fh:
         fh.write(json.dumps({case: res}) + "\n")
-""" % PER_CASE_TIMEOUT
+""".replace("@TIMEOUT@", str(PER_CASE_TIMEOUT))
 
 
 def run_level(py: str, root: Path, cases: list[str], env_extra: dict[str, str], tmp: Path) -> dict[str, dict[str, object]]:

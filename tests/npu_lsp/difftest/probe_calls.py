@@ -52,7 +52,7 @@ ARGS = {
     ("str", "count"): ("'a'",), ("str", "center"): ("12",), ("str", "ljust"): ("12",), ("str", "rjust"): ("12",),
     ("str", "zfill"): ("12",), ("str", "partition"): ("'_'",), ("str", "rpartition"): ("'_'",), ("str", "strip"): ("'a'",),
     ("str", "lstrip"): ("'a'",), ("str", "rstrip"): ("'a'",), ("str", "__getitem__"): ("0",), ("str", "__contains__"): ("'a'",),
-    ("str", "__add__"): ("'x'",), ("str", "__mul__"): ("2",), ("str", "expandtabs"): ("4",), ("str", "split"): ("'_'",),
+    ("str", "__add__"): ("'x'",), ("str", "__mul__"): ("2",), ("str", "expandtabs"): ("4",),
     ("str", "removeprefix"): ("'al'",), ("str", "removesuffix"): ("'ta'",), ("str", "encode"): ("",),
     ("str", "translate"): ("{97: 98}",), ("str", "maketrans"): ("'a', 'b'",), ("str", "format_map"): ("{}",),
     ("str", "__mod__"): ("()",), ("str", "splitlines"): ("",),

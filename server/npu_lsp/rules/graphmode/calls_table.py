@@ -16,6 +16,7 @@ import json
 import sys
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 CONTAINER_TYPES = ("list", "tuple", "dict", "str")
 
@@ -29,16 +30,16 @@ class Verdict:
 
 
 @functools.cache
-def _data() -> dict[str, object]:
+def _data() -> Any:
+    """The parsed table (plain JSON: nested dicts of str, lists and verdicts)."""
     text = resources.files(__package__).joinpath("ms_calls.json").read_text("utf-8")
-    data: dict[str, object] = json.loads(text)
-    return data
+    return json.loads(text)
 
 
 def method(type_name: str, name: str, holds_tensors: bool, level: str) -> Verdict | None:
     """MindSpore's verdict on `<type_name>.<name>(...)` (or an operation such as "len()")
     at `level`, for a receiver holding tensors or only constants; None when not measured."""
-    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]  # type: ignore[assignment]
+    methods: dict[str, dict[str, dict[str, dict[str, Any]]]] = _data()["methods"]
     kinds = methods.get(type_name, {}).get(name)
     if not kinds:
         return None
@@ -46,7 +47,7 @@ def method(type_name: str, name: str, holds_tensors: bool, level: str) -> Verdic
     if entry is None:
         # STRICT refuses the attribute on the type itself, whatever the receiver holds
         const = kinds.get("const")
-        msg = str((const or {}).get("message", {}).get("strict", ""))  # type: ignore[union-attr]
+        msg = str((const or {}).get("message", {}).get("strict", ""))
         if level == "strict" and const and const["strict"] == "reject" and "cannot get attributes" in msg:
             entry = const
         else:
@@ -58,8 +59,8 @@ def method(type_name: str, name: str, holds_tensors: bool, level: str) -> Verdic
 @functools.cache
 def method_measured(name: str) -> bool:
     """Was `name` (a method, "method(kw)" or an operation) measured on any type?"""
-    methods: dict[str, dict[str, object]] = _data()["methods"]  # type: ignore[assignment]
-    return any(name in by_name for by_name in methods.values())  # type: ignore[operator]
+    methods: dict[str, dict[str, object]] = _data()["methods"]
+    return any(name in by_name for by_name in methods.values())
 
 
 @functools.cache
@@ -67,7 +68,7 @@ def rejectable(name: str) -> bool:
     """Is there any type, receiver and level at which MindSpore refused `name` (a method,
     "method(kw)" or an operation)? Most calls in compiled code (tensor methods, sub-cells)
     are not, and need no type question at all."""
-    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]  # type: ignore[assignment]
+    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]
     return any(
         entry.get(level) == "reject"
         for by_name in methods.values()
@@ -79,7 +80,7 @@ def rejectable(name: str) -> bool:
 @functools.cache
 def strict_methods(type_name: str) -> tuple[str, ...]:
     """The public methods of `type_name` STRICT graph code may call on constants."""
-    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]  # type: ignore[assignment]
+    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]
     return tuple(
         sorted(
             name
@@ -92,7 +93,7 @@ def strict_methods(type_name: str) -> tuple[str, ...]:
 @functools.cache
 def rejected_keywords() -> dict[str, dict[str, str]]:
     """builtin -> {keyword argument MindSpore refuses at every level -> its message}."""
-    calls: dict[str, dict[str, dict[str, object]]] = _data()["builtin_calls"]  # type: ignore[assignment]
+    calls: dict[str, dict[str, dict[str, object]]] = _data()["builtin_calls"]
     out: dict[str, dict[str, str]] = {}
     for fn, probes in calls.items():
         for src, verdict in probes.items():
@@ -112,7 +113,7 @@ def _rejected_positional() -> dict[tuple[str, tuple[bool, ...]], str]:
     """(builtin, which positional arguments are `None`) -> MindSpore's message, for probes
     without keyword arguments that failed at both levels with a `None` argument
     (`filter(None, seq)`: "The object is not callable")."""
-    calls: dict[str, dict[str, dict[str, object]]] = _data()["builtin_calls"]  # type: ignore[assignment]
+    calls: dict[str, dict[str, dict[str, object]]] = _data()["builtin_calls"]
     out: dict[tuple[str, tuple[bool, ...]], str] = {}
     for fn, probes in calls.items():
         for src, verdict in probes.items():
@@ -138,9 +139,9 @@ def graph_builtins() -> frozenset[str]:
     table, the classes it converts to functions, and builtin classes it builds or resolves
     (everything but the builtin types its parser refuses)."""
     d = _data()
-    refused = set(d["unsupported_builtin_types"])  # type: ignore[call-overload]
+    refused = set(d["unsupported_builtin_types"])
     classes = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type) and n not in refused}
-    return frozenset({*d["graph_builtins"], *d["class_functions"], *classes})  # type: ignore[misc]
+    return frozenset({*d["graph_builtins"], *d["class_functions"], *classes})
 
 
 @functools.cache
@@ -148,7 +149,7 @@ def refused_builtin_types() -> frozenset[str]:
     """Builtin types MindSpore's parser refuses to build in the graph (`set`, `dict`,
     `slice`, `complex`, `reversed`, `type`): it interprets the whole call instead, so under
     STRICT every graph variable the call mentions must be a constant."""
-    return frozenset(_data()["unsupported_builtin_types"])  # type: ignore[arg-type]
+    return frozenset(_data()["unsupported_builtin_types"])
 
 
 #: Installed packages model code commonly calls (MindSpore treats everything under

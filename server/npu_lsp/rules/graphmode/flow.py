@@ -664,7 +664,7 @@ class Analyzer:
                         out.append((site.call, self._fn(caller) if caller is not None else None))
             elif kind_name in ("construct", "jit"):
                 out = [(c, None) for c in self._module_level_calls(func)]
-                if kind_name == "construct" and func.name == "construct":
+                if kind_name == "construct" and isinstance(func, ast.FunctionDef) and func.name == "construct":
                     out.extend(self._sub_cell_calls(func))
         self._sites[key] = out
         return out

@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
+
 @rule(
     code="MS131",
     name="python-call-on-tensor",
