@@ -64,6 +64,7 @@ class UnsupportedPythonCall(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 0 (what compiled code reaches) and section 2 (JIT Fallback at LAX).
     - MindSpore 2.10 `mindspore/graph/_parse/resources.py` (`convert_object_map`) and
       `parser.py` (`_unsupported_python_builtin_type`); measured tables in `ms_calls.json`.
     """
