@@ -107,3 +107,24 @@ def test_helper_called_only_from_a_folded_branch_is_not_inferred() -> None:
     """
     assert _errors(body) == []
     assert {code for _, code in _errors(body.replace("net = Gate()", "net = Gate(True)"))} == {"MS130", "MS131"}
+
+
+def test_helper_whose_result_is_never_read_is_not_inferred() -> None:
+    body = """
+    def pick(t, scale):
+        if t.sum() > 0:
+            return t * scale
+        return (t, t)
+
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            y = pick(x, 2)
+            return x + 1
+
+
+    print(Net()(Tensor(np.ones((2, 3), np.float32))))
+    """
+    assert _errors(body, Config()) == []
+    used = body.replace("return x + 1", "return x + 1, y")
+    assert [code for _, code in _errors(used, Config())] == ["MS119", "MS119"]

@@ -656,7 +656,7 @@ class Analyzer:
         out: list[tuple[ast.Call, _Fn | None]] = []
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             kind_name = self._scope_kind(fn)
-            if kind_name == "helper":
+            if kind_name in ("helper", "jit_class"):
                 scope = self.ctx.scopes.scope_for(func)
                 for site in getattr(scope, "call_sites", []):
                     if site.call is not None and site.path == self.ctx.path:

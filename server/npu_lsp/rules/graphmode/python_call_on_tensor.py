@@ -84,9 +84,11 @@ class PythonCallOnTensor(GraphRule):
         if q.startswith("builtins.") and name in calls_table.graph_builtins():
             return
         a = analyzer(ctx)
-        if q.startswith("builtins.") and name in calls_table.refused_builtin_types():
-            # MindSpore interprets the whole call as a script: every graph variable it
-            # mentions (even `x` in `reversed(x.shape)`) must be a constant
+        if q.startswith("builtins."):
+            # MindSpore interprets a builtin it does not implement as a script: every graph
+            # variable it mentions (even `x` in `reversed(x.shape)`, `sorted(x.shape)`) must
+            # be a constant (numpy and the standard library get constant-folded inputs
+            # instead: `np.prod(x.shape)` compiles)
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for sub in ast.walk(arg):
                     if isinstance(sub, ast.Name) and a.kind(sub).dynamic:

@@ -81,8 +81,11 @@ class UnsupportedPythonCall(GraphRule):
             return
         assert isinstance(node, ast.Call)
         f = node.func
+        q = ctx.qualname(f)
+        if q and not q.startswith("builtins.") and calls_table.outside_project(q):
+            yield from self._function_argument(node, q, ctx)
+            return
         if isinstance(f, ast.Name):
-            q = ctx.qualname(f)
             if q is None or not q.startswith("builtins."):
                 return
             name = q[9:]
@@ -120,6 +123,26 @@ class UnsupportedPythonCall(GraphRule):
                 return
             yield from self._on_receiver(node, f.value, f.attr, f"{f.attr}()", level, ctx)
 
+    def _function_argument(self, node: ast.Call, q: str, ctx: Context) -> Iterable[Diagnostic]:
+        """A standard-library or third-party call (run as Python from graph mode) given a
+        function object and a graph variable: measured, `functools.reduce(operator.mul,
+        x.shape, 1)` fails at both levels with "name '__input_0__' is not defined" (the
+        interpreted call cannot rebuild its inputs); `np.prod(x.shape)` compiles."""
+        args = [*node.args, *(k.value for k in node.keywords)]
+        func_arg = next((a for a in args if _is_function_object(a, ctx)), None)
+        if func_arg is None:
+            return
+        a = analyzer(ctx)
+        for arg in args:
+            for sub in ast.walk(arg):
+                if isinstance(sub, ast.Name) and a.kind(sub).dynamic:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{q}` runs as Python from graph mode and cannot be given the function `{ctx.segment(func_arg)}` together with the graph variable `{sub.id}` (MindSpore: name '__input_0__' is not defined)",
+                    )
+                    return
+
     def _on_receiver(
         self, node: ast.expr, recv: ast.expr, name: str, shown: str, level: str, ctx: Context
     ) -> Iterable[Diagnostic]:
@@ -146,6 +169,16 @@ class UnsupportedPythonCall(GraphRule):
             what = f"`{shown}` on a {type_name}" if shown.endswith("(...)") or shown == "|" else f"`{type_name}.{shown}`"
             msg = f"{what} of {content} fails to compile in graph mode (MindSpore: {verdict.message})"
         yield ctx.diagnostic(self, node, msg)
+
+
+def _is_function_object(e: ast.expr, ctx: Context) -> bool:
+    """A lambda, or a function of the standard library / a builtin named without a call."""
+    if isinstance(e, ast.Lambda):
+        return True
+    if isinstance(e, (ast.Name, ast.Attribute)):
+        q = ctx.qualname(e) or ""
+        return q.startswith(("operator.", "math.", "builtins."))
+    return False
 
 
 def _is_none(e: ast.expr) -> bool:

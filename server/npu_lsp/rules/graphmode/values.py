@@ -387,7 +387,28 @@ def folded_away(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
         return True
     # a helper called only from folded-away branches is never inferred at all
     sites = scope.call_sites if scope.kind in ECHOED_KINDS else []
-    return bool(sites) and all(_dead_site(ctx, site) for site in sites)
+    return bool(sites) and all(_dead_site(ctx, site) or _unused_result(ctx, site) for site in sites)
+
+
+def _unused_result(ctx: Context, site: CallSite) -> bool:
+    """`y = helper(x)` with `y` never read: MindSpore infers only what the graph's output
+    (and its side effects) depend on, so the helper is never inferred from this call."""
+    call, caller = site.call, site.caller_node
+    if site.path != ctx.path or call is None or caller is None:
+        return False
+    st = ctx.parent(call)
+    if not isinstance(st, ast.Assign) or st.value is not call:
+        return False
+    names: set[str] = set()
+    for t in st.targets:
+        for sub in ast.walk(t):
+            if not isinstance(sub, (ast.Name, ast.Tuple, ast.List, ast.Starred, ast.expr_context)):
+                return False
+            if isinstance(sub, ast.Name):
+                names.add(sub.id)
+    return not any(
+        isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(caller)
+    )
 
 
 def _dead_site(ctx: Context, site: CallSite) -> bool:
