@@ -29,9 +29,11 @@ class PythonCallOnTensor(GraphRule):
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
-    (`ms_calls.json`); the builtin types its parser refuses to build (`dict`, `set`, `slice`,
-    `complex`, `reversed`, `type`) are interpreted as a whole, so any graph variable they
-    mention counts, even through `x.shape` (`reversed(x.shape)`, `type(x)`, `dict(a=x)`).
+    (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
+    it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
+    `type(x)`, `dict(a=x)`); numpy and the standard library get constant-folded inputs
+    instead (`np.prod(x.shape)` compiles). Functions of the user's own project are compiled,
+    not called, and are never flagged here.
 
     ## Why is this bad?
     STRICT only runs such calls while compiling, so their inputs must be constants:
