@@ -1401,9 +1401,21 @@ def explicit_dtype(e: ast.Call, ctx: Context) -> str | None:
     ):
         return dtype_name(e.args[1] if last != "full" or len(e.args) < 3 else e.args[2])
     if last in ("Tensor", "array", "asarray") and e.args:
-        inner = e.args[0]
-        if isinstance(inner, ast.Call):
-            return explicit_dtype(inner, ctx)
+        return _array_dtype(e.args[0], ctx)
+    return None
+
+
+def _array_dtype(inner: ast.expr, ctx: Context) -> str | None:
+    """Dtype of an array expression: a call stating it, or arithmetic with a Python number
+    that keeps it (`a.astype(np.float32) - 2.5` stays float32; an int array + int too)."""
+    if isinstance(inner, ast.Call):
+        return explicit_dtype(inner, ctx)
+    if isinstance(inner, ast.BinOp):
+        for known, other in ((inner.left, inner.right), (inner.right, inner.left)):
+            if isinstance(other, ast.Constant) and isinstance(other.value, (int, float)):
+                d = _array_dtype(known, ctx)
+                if d and (d.startswith(("float", "bfloat")) or isinstance(other.value, int)):
+                    return d
     return None
 
 
