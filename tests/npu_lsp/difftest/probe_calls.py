@@ -171,6 +171,56 @@ def run(py: str, src: Path, names: list[str], env_extra: dict[str, str]) -> dict
     return json.loads(line[2:])
 
 
+# Reads of Cell and Parameter attributes in `construct` (one module per attribute: a class
+# body cannot be shared), run at LAX; rejections that name the attribute are kept.
+ATTR_RUNNER = r"""
+import importlib.util, json, sys
+import numpy as np
+import mindspore as ms
+from mindspore import nn, Tensor, Parameter
+ms.set_context(mode=ms.GRAPH_MODE)
+folder, which = sys.argv[1], sys.argv[2]
+owner = nn.Cell if which == "cell" else Parameter
+names = [n for n in dir(owner) if not n.startswith("_")]
+out = {}
+for n in names:
+    recv = "self" if which == "cell" else "self.w"
+    src = ("import numpy as np\nfrom mindspore import nn, Tensor, Parameter\n\n\n"
+           "class P(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.w = Parameter(Tensor(np.ones((2,), np.float32)), name='w')\n\n"
+           f"    def construct(self, x):\n        r = {recv}.{n}\n        if r is None:\n"
+           "            x = x + 1\n        return x\n")
+    path = f"{folder}/attr_{which}_{n}.py"
+    open(path, "w").write(src)
+    spec = importlib.util.spec_from_file_location(f"attr_{which}_{n}", path)
+    mod = importlib.util.module_from_spec(spec); sys.modules[spec.name] = mod; spec.loader.exec_module(mod)
+    try:
+        mod.P()(Tensor(np.ones((2,), np.float32)))
+    except BaseException as e:
+        out[n] = (type(e).__name__ + ": " + str(e)).split("\n")[0][:200]
+print("@@" + json.dumps(out))
+"""
+
+
+def attribute_tables(py: str) -> dict[str, dict[str, str]]:
+    """Cell / Parameter attributes compiled code may not read -> MindSpore's message."""
+    out: dict[str, dict[str, str]] = {}
+    for which in ("cell", "parameter"):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([py, "-c", ATTR_RUNNER, tmp, which], capture_output=True, text=True,
+                               timeout=1800, env={**os.environ, "GLOG_v": "3"})
+        line = next((ln for ln in p.stdout.splitlines() if ln.startswith("@@")), None)
+        if line is None:
+            raise SystemExit(f"attribute probe failed: {p.stderr[-500:]}")
+        said: dict[str, str] = json.loads(line[2:])
+        # keep what MindSpore refuses by name (forbidden APIs, generator methods), not probe
+        # artefacts (attributes this probe's cell never set)
+        out[f"{which}_attributes"] = {
+            n: m for n, m in said.items() if "Failed to compile in GRAPH_MODE" in m or "'Yield'" in m
+        }
+    return out
+
+
 def resource_tables(py: str) -> dict[str, object]:
     code = r"""
 import builtins, json
@@ -216,6 +266,7 @@ def main() -> None:
         "_about": "MindSpore 2.10 call tables for compiled code, written by tests/npu_lsp/difftest/probe_calls.py "
         "from MindSpore's parser resource tables and from compiling one probe per call at LAX and STRICT.",
         **resource_tables(args.python),
+        "refused_attributes": attribute_tables(args.python),
         "methods": methods,
         "builtin_calls": kwargs,
     }

@@ -133,6 +133,13 @@ def rejected_positional(fn: str, nones: tuple[bool, ...]) -> str | None:
     return _rejected_positional().get((fn, nones))
 
 
+def refused_attributes() -> dict[str, dict[str, str]]:
+    """"cell_attributes" / "parameter_attributes": attribute -> MindSpore's message, for the
+    attributes of Cell and Parameter that compiled code may not read."""
+    out: dict[str, dict[str, str]] = _data()["refused_attributes"]
+    return out
+
+
 @functools.cache
 def graph_builtins() -> frozenset[str]:
     """Builtins the graph compiler implements itself (no JIT Fallback needed): its convert
