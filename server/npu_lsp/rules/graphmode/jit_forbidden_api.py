@@ -80,7 +80,11 @@ class JitForbiddenApi(GraphRule):
     `mindspore.log`, and the Cell/Parameter methods registered as JIT-forbidden
     (`self.trainable_params()`, `get_parameters`, `untrainable_params`, the forward/backward
     and state-dict hook registration methods, `state_dict`, the buffer methods,
-    `get_sub_cell`, `Cell.to`, `Parameter.set_data`, `Tensor.assign_value`).
+    `get_sub_cell`, `Cell.to`, `Parameter.set_data`, `Tensor.assign_value`). Also flags
+    reading the Parameter attributes MindSpore refuses in compiled code (`self.w.name`,
+    `self.fc.weight.requires_grad`, `.key`, `.sliced`, ...) and the Cell generator methods
+    (`self.cells_and_names()`); that list is measured from MindSpore 2.10 itself
+    (`ms_calls.json`, one compiled read per attribute).
 
     ## Why is this bad?
     These APIs change or inspect the Python-side state of the network. MindSpore stops with
