@@ -128,3 +128,26 @@ def test_helper_whose_result_is_never_read_is_not_inferred() -> None:
     assert _errors(body, Config()) == []
     used = body.replace("return x + 1", "return x + 1, y")
     assert [code for _, code in _errors(used, Config())] == ["MS119", "MS119"]
+
+
+def test_base_method_every_built_instance_overrides_is_not_compiled() -> None:
+    body = """
+    class Base(nn.Cell):
+        def act(self, t):
+            return Tensor(np.square(t.asnumpy()))
+
+        def construct(self, t):
+            return self.act(t) + 1
+
+
+    class Child(Base):
+        def act(self, t):
+            return ops.tanh(t)
+
+
+    net = Child()
+    print(net(Tensor(np.ones((2, 3), np.float32))))
+    """
+    assert _errors(body) == []
+    both = body.replace("net = Child()", "net = Child()\n    base = Base()")
+    assert {code for _, code in _errors(both)} == {"MS130", "MS131"}

@@ -141,7 +141,6 @@ def main() -> None:
     for name in names:
         case = root / name
         label = label_for(case, {lv: by_level[lv].get(name, {"verdict": "missing"}) for lv in LEVELS})
-        label["stdout"] = {lv: by_level[lv].get(name, {}).get("stdout") for lv in LEVELS}
         labels[case.name] = label
         print(case.name, label["pynative"], label["lax"], label["strict"], str(label["message_head"] or "")[:90], flush=True)
     labels_path.write_text(json.dumps(dict(sorted(labels.items(), key=lambda kv: int(kv[0][5:-3]))), indent=1) + "\n")

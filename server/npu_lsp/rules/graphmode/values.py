@@ -316,6 +316,51 @@ class Instances:
             return UNKNOWN if any(i is UNKNOWN for i in items) else items
         return UNKNOWN
 
+    def overridden_everywhere(self, func: ast.AST) -> bool:
+        """Is `func` a method of a class of this file that is never built here itself, whose
+        subclasses here (built or not) all override it? MindSpore compiles methods through
+        the instance's class, so such a method is never compiled (`Base.act` when only
+        `Child(Base)`, which defines its own `act`, is instantiated)."""
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        cls = self.ctx.parent(func)
+        if not isinstance(cls, ast.ClassDef) or self._classes.get(cls.name) is not cls:
+            return False
+        if self._instantiations(cls.name):
+            return False
+        subs = self._subclasses(cls)
+        if not subs or not any(self._instantiations(c.name) for c in subs):
+            return False
+        return all(self._defines(c, func.name) or self._inherits_override(c, cls, func.name) for c in subs)
+
+    def _subclasses(self, cls: ast.ClassDef, depth: int = 0) -> list[ast.ClassDef]:
+        out: list[ast.ClassDef] = []
+        if depth > _DEPTH:
+            return out
+        for other in self._classes.values():
+            if any(isinstance(b, ast.Name) and b.id == cls.name for b in other.bases):
+                out.append(other)
+                out.extend(self._subclasses(other, depth + 1))
+        return out
+
+    @staticmethod
+    def _defines(cls: ast.ClassDef, name: str) -> bool:
+        return any(
+            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name
+            for item in cls.body
+        )
+
+    def _inherits_override(self, cls: ast.ClassDef, base: ast.ClassDef, name: str, depth: int = 0) -> bool:
+        """Does a class between `cls` and `base` define `name`?"""
+        if depth > _DEPTH:
+            return False
+        for b in cls.bases:
+            if isinstance(b, ast.Name) and b.id in self._classes and b.id != base.name:
+                parent = self._classes[b.id]
+                if self._defines(parent, name) or self._inherits_override(parent, base, name, depth + 1):
+                    return True
+        return False
+
     # ---------------------------------------------------------------- folded branches
     def dead_spans(self, func: ast.AST) -> list[Span]:
         """Spans of `func` that MindSpore never infers: the untaken side of every `if` and
@@ -381,7 +426,11 @@ PARSE_TIME = frozenset(
 
 def folded_away(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     """Engine filter: an inference-time finding in a branch MindSpore never infers."""
-    if d.code in PARSE_TIME or not d.code.startswith("MS"):
+    if not d.code.startswith("MS"):
+        return False
+    if scope.kind == "helper" and instances(ctx).overridden_everywhere(scope.function):
+        return True  # never compiled: every instance built here overrides this method
+    if d.code in PARSE_TIME:
         return False
     if in_dead_branch(ctx, scope.function, d.span):
         return True
