@@ -151,3 +151,22 @@ def test_base_method_every_built_instance_overrides_is_not_compiled() -> None:
     assert _errors(body) == []
     both = body.replace("net = Child()", "net = Child()\n    base = Base()")
     assert {code for _, code in _errors(both)} == {"MS130", "MS131"}
+
+
+def test_values_through_jit_fallback_at_lax_join_with_anything() -> None:
+    body = """
+    class Net(nn.Cell):
+        def construct(self, x):
+            feats = {'a': x}
+            x = feats.setdefault('a', x)
+            y = 1.0
+            if x.mean() > 0:
+                y = x.max()
+            return x + 0 * y
+
+
+    print(Net()(Tensor(np.ones((2, 3), np.float32))))
+    """
+    assert _errors(body, Config()) == []
+    direct = body.replace("            x = feats.setdefault('a', x)\n", "")
+    assert [code for _, code in _errors(direct, Config())] == ["MS119"]

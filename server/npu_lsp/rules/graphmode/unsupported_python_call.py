@@ -93,9 +93,10 @@ class UnsupportedPythonCall(GraphRule):
             if said is not None and not node.keywords:
                 yield ctx.diagnostic(self, node, f"this `{name}()` call fails to compile in graph mode (MindSpore: {said})")
                 return
-            if name == "round" and node.args and analyzer(ctx).kind(node.args[0]) == Kind.VAR:
+            if name == "round" and len(node.args) == 2 and analyzer(ctx).kind(node.args[0]) == Kind.VAR:
                 # measured: `round(float(x.sum()), 2)` fails at both levels ("type NoneType
-                # doesn't define __round__ method"); round of a tensor or a constant compiles
+                # doesn't define __round__ method"); without ndigits, and round of a tensor or
+                # a constant, it compiles
                 yield ctx.diagnostic(
                     self,
                     node,

@@ -468,4 +468,71 @@ def _dead_site(ctx: Context, site: CallSite) -> bool:
     return in_dead_branch(ctx, func, Span(site.line, site.column, site.end_line, site.end_column))
 
 
+def _lax_fallback_before(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
+    """Engine filter at LAX: a value that went through JIT Fallback (a call MindSpore runs as
+    Python at LAX: a container method only LAX allows, a builtin it does not implement on a
+    graph variable, `asnumpy()`) is an opaque object while compiling, and MindSpore joins and
+    rounds opaque values without complaint (measured: `x = feats.setdefault("a", x)` then a
+    Tensor-vs-number `if`; `type(x)` in the caller, then `round(float(x.sum()), 2)` in the
+    callee). Such findings after a fallback call in the same function, or before the call
+    that reaches it, are dropped."""
+    if scope.level != "lax" or not (d.code == "MS119" or (d.code == "MS144" and d.message.startswith("`round()`"))):
+        return False
+    if _fallback_before(ctx, scope.function, d.span.line):
+        return True
+    return any(_fallback_before(ctx, caller, call.lineno) for call, caller in _callers(ctx, scope))
+
+
+def _fallback_before(ctx: Context, func: ast.AST, line: int) -> bool:
+    return any(
+        isinstance(node, ast.Call) and node.lineno < line and _lax_fallback(node, ctx)
+        for node in ast.walk(func)
+    )
+
+
+def _callers(ctx: Context, scope: GraphScope) -> list[tuple[ast.Call, ast.AST]]:
+    """Calls of this compiled function in this file, with the function making each."""
+    out: list[tuple[ast.Call, ast.AST]] = []
+    for site in scope.call_sites:
+        if site.path == ctx.path and site.call is not None and site.caller_node is not None:
+            out.append((site.call, site.caller_node))
+    func = scope.function
+    if not out and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == func.name:
+                parent = ctx.parent(node)
+                while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    parent = ctx.parent(parent)
+                if parent is not None and parent is not func:
+                    out.append((node, parent))
+    return out
+
+
+def _lax_fallback(call: ast.Call, ctx: Context) -> bool:
+    from npu_lsp.rules.graphmode import calls_table
+    from npu_lsp.rules.graphmode.flow import analyzer
+
+    f = call.func
+    if isinstance(f, ast.Name):
+        q = ctx.qualname(f) or ""
+        if not q.startswith("builtins.") or q[9:] in calls_table.graph_builtins():
+            return False
+        a = analyzer(ctx)
+        return any(isinstance(n, ast.Name) and a.kind(n).dynamic for arg in call.args for n in ast.walk(arg))
+    if not isinstance(f, ast.Attribute):
+        return False
+    if f.attr in ("asnumpy", "tolist"):
+        return True
+    if not calls_table.rejectable(f.attr):
+        return False
+    t = analyzer(ctx).type_class(f.value)
+    if t not in calls_table.CONTAINER_TYPES:
+        return False
+    holds = analyzer(ctx).kind(f.value).dynamic
+    lax = calls_table.method(t, f.attr, holds, "lax")
+    strict = calls_table.method(t, f.attr, holds, "strict")
+    return bool(lax and lax.accepted and strict and not strict.accepted)
+
+
 DIAGNOSTIC_FILTERS.append(folded_away)
+DIAGNOSTIC_FILTERS.append(_lax_fallback_before)
