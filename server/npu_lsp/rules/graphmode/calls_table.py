@@ -77,6 +77,24 @@ def rejectable(name: str) -> bool:
     )
 
 
+#: Higher-order functions of the standard library (called with a function object).
+HIGHER_ORDER = frozenset({"reduce", "accumulate", "starmap", "partial", "cmp_to_key"})
+
+
+@functools.cache
+def trigger_names() -> frozenset[str]:
+    """Every called name a rule driven by these tables can act on (the engine skips the
+    rule for other calls): measured methods and operations, builtins with measured calls,
+    higher-order stdlib functions, and "" (operators such as `d1 | d2`, computed callees)."""
+    names: set[str] = {"", *HIGHER_ORDER}
+    for by_name in _data()["methods"].values():
+        for name in by_name:
+            names.add(name.removesuffix("(kw)"))
+    names.update(_data()["builtin_calls"])
+    names.update(("len", "list", "tuple", "str", "bool", "round", "filter"))
+    return frozenset(names)
+
+
 @functools.cache
 def strict_methods(type_name: str) -> tuple[str, ...]:
     """The public methods of `type_name` STRICT graph code may call on constants."""
@@ -126,6 +144,12 @@ def _rejected_positional() -> dict[tuple[str, tuple[bool, ...]], str]:
                         said = verdict.get("message", {})
                         out[(fn, nones)] = str(said.get("lax", "")) if isinstance(said, dict) else ""
     return out
+
+
+@functools.cache
+def positional_names() -> frozenset[str]:
+    """Builtins with a measured failing call shape (`filter`)."""
+    return frozenset(fn for fn, _ in _rejected_positional())
 
 
 def rejected_positional(fn: str, nones: tuple[bool, ...]) -> str | None:

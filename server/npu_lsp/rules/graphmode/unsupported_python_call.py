@@ -70,6 +70,7 @@ class UnsupportedPythonCall(GraphRule):
     """
 
     nodes = (ast.Call, ast.BinOp)
+    calls = calls_table.trigger_names()
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if ctx.scope is None:
@@ -81,16 +82,35 @@ class UnsupportedPythonCall(GraphRule):
             return
         assert isinstance(node, ast.Call)
         f = node.func
+        if type(f) is ast.Attribute:
+            # most calls in compiled code are tensor methods and sub-cells: decide from the
+            # attribute name and the receiver's shape before resolving anything
+            recv = f.value
+            if type(recv) is ast.Name and recv.id in ctx.scopes.info.imports:
+                q = ctx.qualname(f)
+                if q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q):
+                    yield from self._function_argument(node, q, ctx)
+                return
+            if node.keywords and calls_table.method_measured(f"{f.attr}(kw)"):
+                yield from self._on_receiver(node, recv, f"{f.attr}(kw)", f"{f.attr}(key=...)", level, ctx)
+            elif calls_table.rejectable(f.attr):
+                yield from self._on_receiver(node, recv, f.attr, f"{f.attr}()", level, ctx)
+            return
         q = ctx.qualname(f)
         if q and not q.startswith("builtins.") and calls_table.outside_project(q):
-            yield from self._function_argument(node, q, ctx)
+            if q.rsplit(".", 1)[-1] in calls_table.HIGHER_ORDER:
+                yield from self._function_argument(node, q, ctx)
             return
         if isinstance(f, ast.Name):
             if q is None or not q.startswith("builtins."):
                 return
             name = q[9:]
-            said = calls_table.rejected_positional(name, tuple(_is_none(a) for a in node.args))
-            if said is not None and not node.keywords:
+            said = (
+                calls_table.rejected_positional(name, tuple(_is_none(a) for a in node.args))
+                if name in calls_table.positional_names() and not node.keywords
+                else None
+            )
+            if said is not None:
                 yield ctx.diagnostic(self, node, f"this `{name}()` call fails to compile in graph mode (MindSpore: {said})")
                 return
             if name == "round" and len(node.args) == 2 and analyzer(ctx).kind(node.args[0]) == Kind.VAR:
@@ -118,11 +138,6 @@ class UnsupportedPythonCall(GraphRule):
             if op and len(node.args) == 1 and not node.keywords:
                 yield from self._on_receiver(node, node.args[0], op, f"{name}(...)", level, ctx)
             return
-        if isinstance(f, ast.Attribute):
-            if node.keywords and calls_table.method_measured(f"{f.attr}(kw)"):
-                yield from self._on_receiver(node, f.value, f"{f.attr}(kw)", f"{f.attr}(key=...)", level, ctx)
-                return
-            yield from self._on_receiver(node, f.value, f.attr, f"{f.attr}()", level, ctx)
 
     def _function_argument(self, node: ast.Call, q: str, ctx: Context) -> Iterable[Diagnostic]:
         """A standard-library or third-party call (run as Python from graph mode) given a
