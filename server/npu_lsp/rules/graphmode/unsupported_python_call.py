@@ -38,7 +38,7 @@ class UnsupportedPythonCall(GraphRule):
       `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
       `lst.remove(t)` with tensor elements), keyword arguments of those methods
-      (`d.update(c=1.0)`) and merging dicts with `|`.
+      (`d.update(c=1.0)`).
 
     ## Why is this bad?
     MindSpore stops compiling: `RuntimeError: Got an unexpected keyword argument 'key'`,
@@ -69,17 +69,13 @@ class UnsupportedPythonCall(GraphRule):
       `parser.py` (`_unsupported_python_builtin_type`); measured tables in `ms_calls.json`.
     """
 
-    nodes = (ast.Call, ast.BinOp)
+    nodes = (ast.Call,)
     calls = calls_table.trigger_names()
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if ctx.scope is None:
             return
         level = ctx.scope.level
-        if isinstance(node, ast.BinOp):
-            if isinstance(node.op, ast.BitOr):  # `d1 | d2`: measured as the operation "|"
-                yield from self._on_receiver(node, node.left, "|", "|", level, ctx)
-            return
         assert isinstance(node, ast.Call)
         f = node.func
         if type(f) is ast.Attribute:
