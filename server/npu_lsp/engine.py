@@ -65,6 +65,10 @@ Matcher = Callable[[str], bool]
 
 #: (matcher, checker) in registration order; the first match handles the file.
 LANGUAGES: list[tuple[Matcher, Checker]] = []
+#: Drop a diagnostic found inside a graph scope (registered by rule families; e.g. graph
+#: mode drops inference-time findings in branches MindSpore folds away while compiling).
+DiagnosticFilter = Callable[["Context", GraphScope, Diagnostic], bool]
+DIAGNOSTIC_FILTERS: list[DiagnosticFilter] = []
 
 
 def register_checker(matcher: Matcher | str, checker: Checker) -> None:
@@ -542,8 +546,10 @@ class _Walker:
             self._crashed(r, node, exc)
 
     def _emit(self, found: list[Diagnostic]) -> None:
-        self.out.extend(found)
         scope = self.ctx.scope  # as set by the walk (module-level rules run with None)
+        if scope is not None and DIAGNOSTIC_FILTERS:
+            found = [d for d in found if not any(f(self.ctx, scope, d) for f in DIAGNOSTIC_FILTERS)]
+        self.out.extend(found)
         if scope is not None and scope.kind in ECHOED_KINDS:
             for d in found:
                 if d.severity == "error":

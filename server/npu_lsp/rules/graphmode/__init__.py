@@ -42,6 +42,8 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     try_statement,
     unbounded_method_recursion,
     unsupported_exception_type,
+    unsupported_python_call,
+    values,
     walrus_operator,
     with_non_jit_class,
     yield_in_graph,

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.control import bindings, block_of, continuation_returns
-from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
 _SEQUENCES = frozenset({"tuple", "list"})
@@ -108,16 +108,43 @@ class BranchTypeMismatch(GraphRule):
         return (x, x)
     ```
 
+    `and` / `or` join their operands the same way (`a and b` is `b if a else a`): with a
+    tensor operand first, a later Python value (`x.sum() > 0 and n > 2`, `while t < 30 and
+    i < 5`) cannot be joined with it either. Combine tensors with `&` / `|` or test the
+    Python condition separately.
+
     ## Fix safety
     No automatic fix.
 
     ## References
     - RULES.md, section 1: tensor-dependent branches yielding different dtype, or Tensor vs tuple.
+    - Measured on MindSpore 2.10: `x.sum() > 0 and n > 2` (n a constant) and
+      `while x.sum() < 30 and i < 5` are rejected with `Cannot join the return values of
+      different branches ... dtype1 = Bool, dtype2 = Any`; two tensor operands are accepted.
     """
 
-    nodes = (ast.If,)
+    def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
+        a = analyzer(ctx)
+        seen_tensor: ast.expr | None = None
+        for operand in node.values:
+            kind = a.kind(operand)
+            if kind == Kind.TENSOR:
+                seen_tensor = seen_tensor or operand
+            elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
+                op = "and" if isinstance(node.op, ast.And) else "or"
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{op}` joins the tensor `{ctx.segment(seen_tensor)}` with the Python value `{ctx.segment(operand)}`; graph mode cannot join a Tensor with a Python bool (use `&`/`|` on tensors or test them separately)",
+                )
+                return
+
+    nodes = (ast.If, ast.BoolOp)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if isinstance(node, ast.BoolOp):
+            yield from self._bool_op(node, ctx)
+            return
         assert isinstance(node, ast.If)
         # Structure first: only returns in the true branch or a name assigned in both
         # branches can disagree, and the tensor-dependence test below needs the function's
@@ -192,3 +219,14 @@ class BranchTypeMismatch(GraphRule):
             if dx and dy and dx != dy:
                 return f"`{name}`: dtype {dx} vs {dy}", where
         return None
+
+
+def _python_scalar(e: ast.expr, a: Analyzer) -> bool:
+    """A Python bool / number (a comparison of non-tensors, a literal, a scalar name)."""
+    if isinstance(e, ast.Compare):
+        return all(a.kind(x) != Kind.TENSOR and a.kind(x) != Kind.UNKNOWN for x in (e.left, *e.comparators))
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, (bool, int, float))
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        return _python_scalar(e.operand, a)
+    return a.type_class(e) == "scalar"

@@ -63,12 +63,14 @@ class CellsInPythonList(Rule):
                 continue
             # only a finding needs it (for its severity): most classes have none
             used = _LazyUsed(cls.methods.values(), ctx)
+            wrapped = _wrapped_later(init.body)
             empty_lists: set[str] = set()
-            for st in init.body:
+            for i, st in enumerate(init.body):
                 if isinstance(st, ast.Assign):
-                    yield from self._check_assign(st, used, ctx)
+                    if not _self_attrs(st.targets) & wrapped.get(i, set()):
+                        yield from self._check_assign(st, used, ctx)
                     if isinstance(st.value, ast.List) and not st.value.elts:
-                        empty_lists.update(_self_attrs(st.targets))
+                        empty_lists.update(_self_attrs(st.targets) - wrapped.get(i, set()))
                 elif empty_lists:
                     yield from self._check_appends(st, empty_lists, used, ctx)
 
@@ -182,6 +184,22 @@ class CellsInPythonList(Rule):
             ),
             safe=True,
         )
+
+
+def _wrapped_later(body: list[ast.stmt]) -> dict[int, set[str]]:
+    """Statement index -> the `self` attributes it assigns that a later statement of
+    `__init__` rebinds to something other than a list or tuple (typically
+    `self.blocks = nn.CellList(self.blocks)`): the list never reaches compiled code."""
+    out: dict[int, set[str]] = {}
+    later: set[str] = set()
+    for i in range(len(body) - 1, -1, -1):
+        st = body[i]
+        if isinstance(st, ast.Assign):
+            attrs = _self_attrs(st.targets)
+            out[i] = attrs & later
+            if not isinstance(st.value, (ast.List, ast.Tuple, ast.ListComp)):
+                later |= attrs
+    return out
 
 
 def _self_attrs(targets: list[ast.expr]) -> set[str]:

@@ -8,13 +8,36 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+def _dict_union(rule: GraphRule, node: ast.BinOp, ctx: Context) -> Iterable[Diagnostic]:
+    """`d1 | d2`: measured (ms_calls.json, operation "|") to fail at both levels."""
+    if not isinstance(node.op, ast.BitOr) or analyzer(ctx).type_class(node.left) != "dict":
+        return
+    verdict = calls_table.method("dict", "|", analyzer(ctx).kind(node.left).dynamic, ctx.scope.level if ctx.scope else "lax")
+    if verdict is not None and not verdict.accepted:
+        yield ctx.diagnostic(
+            rule, node, f"merging dicts with `|` fails to compile in graph mode (MindSpore: {verdict.message})"
+        )
+
+
+def _all_constant(node: ast.Dict, ctx: Context) -> bool:
+    """Merging dicts of compile-time constants is folded correctly (measured on 2.10:
+    `{**d, "f": 1.0}` with float values compiles); only run-time values are mis-evaluated."""
+    a = analyzer(ctx)
+    return all(a.kind(v) == Kind.CONST for v in node.values)
 
 
 @rule(code="MS123", name="dict-unpack-merge", severity="error", family="graphmode")
 class DictUnpackMerge(GraphRule):
     """## What it does
-    Flags dict displays that unpack another mapping with `**` inside compiled code.
+    Flags dict displays that unpack another mapping with `**` inside compiled code, when the
+    merged values are computed at run time (tensors); dicts of constants merge correctly.
+    Also flags merging dicts with `|`, which MindSpore 2.10 rejects at every level (measured,
+    `ms_calls.json`: "For operation 'bitwise_or' ... 'Dictionary' is not supported").
 
     ## Why is this bad?
     MindSpore mis-evaluates the display (it treats the unpacking like addition) and stops
@@ -45,11 +68,14 @@ class DictUnpackMerge(GraphRule):
     - RULES.md, section 1: `{**d1, **d2}` (mis-evaluated).
     """
 
-    nodes = (ast.Dict,)
+    nodes = (ast.Dict, ast.BinOp)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if isinstance(node, ast.BinOp):
+            yield from _dict_union(self, node, ctx)
+            return
         assert isinstance(node, ast.Dict)
-        if any(k is None for k in node.keys):
+        if any(k is None for k in node.keys) and not _all_constant(node, ctx):
             yield ctx.diagnostic(
                 self, node, "`**` unpacking in a dict display is mis-compiled in graph mode"
             )

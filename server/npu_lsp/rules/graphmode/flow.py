@@ -656,7 +656,7 @@ class Analyzer:
         out: list[tuple[ast.Call, _Fn | None]] = []
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             kind_name = self._scope_kind(fn)
-            if kind_name == "helper":
+            if kind_name in ("helper", "jit_class"):
                 scope = self.ctx.scopes.scope_for(func)
                 for site in getattr(scope, "call_sites", []):
                     if site.call is not None and site.path == self.ctx.path:
@@ -664,7 +664,50 @@ class Analyzer:
                         out.append((site.call, self._fn(caller) if caller is not None else None))
             elif kind_name in ("construct", "jit"):
                 out = [(c, None) for c in self._module_level_calls(func)]
+                if kind_name == "construct" and isinstance(func, ast.FunctionDef) and func.name == "construct":
+                    out.extend(self._sub_cell_calls(func))
         self._sites[key] = out
+        return out
+
+    def _sub_cell_calls(self, construct: ast.FunctionDef) -> list[tuple[ast.Call, _Fn | None]]:
+        """Calls of this cell as a sub-cell held by another cell of the file: `self.<attr>(...)`
+        in the holder's methods, where its `__init__` binds `self.<attr> = ThisCell(...)`."""
+        cls = self.owner_class(construct)
+        if cls is None:
+            return []
+        out: list[tuple[ast.Call, _Fn | None]] = []
+        for holder in self.ctx.tree.body:
+            if not isinstance(holder, ast.ClassDef) or holder is cls:
+                continue
+            methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
+            attrs: set[str] = set()
+            for m in methods:
+                if m.name != "__init__":
+                    continue
+                for node in ast.walk(m):
+                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                        f = node.value.func
+                        called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                        if called == cls.name:
+                            attrs |= {
+                                t.attr
+                                for t in node.targets
+                                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                            }
+            if not attrs:
+                continue
+            for m in methods:
+                if m.name == "__init__":
+                    continue
+                for node in ast.walk(m):
+                    if (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in attrs
+                        and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == "self"
+                    ):
+                        out.append((node, self._fn(m)))
         return out
 
     def _observed_param_dtypes(self, fn: _Fn) -> dict[str, str]:
@@ -1137,6 +1180,8 @@ class Analyzer:
             if isinstance(value.func, ast.Attribute) and value.func.attr == "asnumpy":
                 return True
         if isinstance(value, ast.BinOp):
+            if self._kind(value.left, fn) == Kind.TENSOR or self._kind(value.right, fn) == Kind.TENSOR:
+                return False  # `x + np.sqrt(4.0)`: a tensor operand makes the result a tensor
             return self._is_numpy_value(value.left, fn) or self._is_numpy_value(value.right, fn)
         return False
 
@@ -1356,9 +1401,21 @@ def explicit_dtype(e: ast.Call, ctx: Context) -> str | None:
     ):
         return dtype_name(e.args[1] if last != "full" or len(e.args) < 3 else e.args[2])
     if last in ("Tensor", "array", "asarray") and e.args:
-        inner = e.args[0]
-        if isinstance(inner, ast.Call):
-            return explicit_dtype(inner, ctx)
+        return _array_dtype(e.args[0], ctx)
+    return None
+
+
+def _array_dtype(inner: ast.expr, ctx: Context) -> str | None:
+    """Dtype of an array expression: a call stating it, or arithmetic with a Python number
+    that keeps it (`a.astype(np.float32) - 2.5` stays float32; an int array + int too)."""
+    if isinstance(inner, ast.Call):
+        return explicit_dtype(inner, ctx)
+    if isinstance(inner, ast.BinOp):
+        for known, other in ((inner.left, inner.right), (inner.right, inner.left)):
+            if isinstance(other, ast.Constant) and isinstance(other.value, (int, float)):
+                d = _array_dtype(known, ctx)
+                if d and (d.startswith(("float", "bfloat")) or isinstance(other.value, int)):
+                    return d
     return None
 
 

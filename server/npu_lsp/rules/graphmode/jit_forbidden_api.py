@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.flow import SelfInfo, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.values import in_dead_branch
 
 # Every function of these modules is forbidden (graph/_utils/check_jit_forbidden_api.py).
 _FORBIDDEN_MODULES = ("mindspore.common.initializer.", "mindspore.context.", "mindspore.log.")
@@ -76,7 +80,11 @@ class JitForbiddenApi(GraphRule):
     `mindspore.log`, and the Cell/Parameter methods registered as JIT-forbidden
     (`self.trainable_params()`, `get_parameters`, `untrainable_params`, the forward/backward
     and state-dict hook registration methods, `state_dict`, the buffer methods,
-    `get_sub_cell`, `Cell.to`, `Parameter.set_data`, `Tensor.assign_value`).
+    `get_sub_cell`, `Cell.to`, `Parameter.set_data`, `Tensor.assign_value`). Also flags
+    reading the Parameter attributes MindSpore refuses in compiled code (`self.w.name`,
+    `self.fc.weight.requires_grad`, `.key`, `.sliced`, ...) and the Cell generator methods
+    (`self.cells_and_names()`); that list is measured from MindSpore 2.10 itself
+    (`ms_calls.json`, one compiled read per attribute).
 
     ## Why is this bad?
     These APIs change or inspect the Python-side state of the network. MindSpore stops with
@@ -111,9 +119,14 @@ class JitForbiddenApi(GraphRule):
     - RULES.md, section 1: JIT-forbidden APIs.
     """
 
-    nodes = (ast.Call,)
+    # Attribute reads are found from the module node: the text says whether the file reads
+    # any refused attribute through `self` at all (rare), so ordinary files pay nothing.
+    nodes = (ast.Call, ast.Module)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if isinstance(node, ast.Module):
+            yield from self._attribute_reads(node, ctx)
+            return
         assert isinstance(node, ast.Call)
         func = node.func
         q = ctx.qualname(func)
@@ -169,6 +182,87 @@ class JitForbiddenApi(GraphRule):
                     node,
                     f"`Parameter.{func.attr}` cannot be called in compiled code (JIT-forbidden API); use `ops.assign`",
                 )
+
+
+    def _attribute_reads(self, tree: ast.Module, ctx: Context) -> Iterable[Diagnostic]:
+        text = ctx.text
+        # the pattern starts at a dot (cheap to scan); a hit counts on a line reading `self.`
+        if not any(
+            "self." in text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
+            for m in _refused_pattern().finditer(text)
+        ):
+            return
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            scope = ctx.scopes.scope_for(fn)
+            if scope is None:
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Attribute):
+                    for d in self._attribute(node, fn, ctx):
+                        if not in_dead_branch(ctx, scope.function, d.span):
+                            yield d
+
+    def _attribute(self, node: ast.Attribute, fn: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        """Reading an attribute MindSpore refuses on a Parameter (`self.w.name`,
+        `self.fc.weight.requires_grad`) or a generator method of a Cell
+        (`self.cells_and_names`), from its measured tables (`ms_calls.json`)."""
+        attr = node.attr
+        refused = calls_table.refused_attributes()
+        on_param = attr in refused["parameter_attributes"]
+        on_cell = attr in refused["cell_attributes"] and attr not in _CALL_HANDLED
+        if not (on_param or on_cell) or not isinstance(node.ctx, ast.Load):
+            return
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.Call) and parent.func is node and attr in _CALL_HANDLED:
+            return  # reported by the call branch
+        a = analyzer(ctx)
+        info = a.self_info(a.owner_class(fn))
+        recv = node.value
+        if on_cell and isinstance(recv, ast.Name) and recv.id == "self":
+            what = f"Cell.{attr}"
+            said = refused["cell_attributes"][attr]
+        elif on_param and _is_parameter(recv, info):
+            what = f"Parameter.{attr}"
+            said = refused["parameter_attributes"][attr]
+        else:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{what}` cannot be used in compiled code (MindSpore: {said.split(': ', 1)[-1][:120]})",
+        )
+
+
+@functools.cache
+def _refused_pattern() -> re.Pattern[str]:
+    refused = calls_table.refused_attributes()
+    names = sorted({*refused["cell_attributes"], *refused["parameter_attributes"]} - _CALL_HANDLED)
+    return re.compile(r"\.(?:" + "|".join(names) + r")\b")
+
+
+#: attributes the call branch above already reports when they are called
+_CALL_HANDLED = _CELL_METHODS | _CELL_ONLY_METHODS | {"set_data", "init_data", "assign_value"}
+#: Parameters every built-in layer of mindspore.nn that has them names this way
+_LAYER_PARAMETERS = frozenset(
+    {"weight", "bias", "gamma", "beta", "moving_mean", "moving_variance", "embedding_table"}
+)
+
+
+def _is_parameter(recv: ast.expr, info: SelfInfo) -> bool:
+    """`self.w` made a Parameter in `__init__`, or `self.fc.weight` of a sub-cell."""
+    if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, (ast.Name, ast.Attribute))):
+        return False
+    inner = recv.value
+    if isinstance(inner, ast.Name):
+        return inner.id == "self" and recv.attr in info.parameters
+    return (
+        isinstance(inner.value, ast.Name)
+        and inner.value.id == "self"
+        and inner.attr in info.cells
+        and recv.attr in _LAYER_PARAMETERS
+    )
 
 
 def _self_alias(name: str, func: ast.AST) -> str | None:

@@ -11,49 +11,9 @@ from importlib import resources
 from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-
-# Builtins the graph compiler implements itself (fine on tensors at any level).
-_GRAPH_BUILTINS = frozenset(
-    {
-        "len",
-        "isinstance",
-        "int",
-        "float",
-        "bool",
-        "print",
-        "range",
-        "enumerate",
-        "zip",
-        "abs",
-        "max",
-        "min",
-        "sum",
-        "round",
-        "tuple",
-        "list",
-        "dict",
-        "all",
-        "any",
-        "map",
-        "filter",
-        "getattr",
-        "hasattr",
-        "setattr",
-        "type",
-        "str",
-        "repr",
-        "super",
-        "pow",
-        "divmod",
-        "callable",
-        "iter",
-        "next",
-        "reversed",
-        "slice",
-    }
-)
 
 
 @rule(
@@ -67,7 +27,13 @@ class PythonCallOnTensor(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags calls into numpy, the standard library or Python
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
-    `sorted(x)`) when an argument is a graph variable, and `exec(...)` always.
+    `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
+    Which builtins the graph compiles itself comes from MindSpore's own parser tables
+    (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
+    it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
+    `type(x)`, `dict(a=x)`); numpy and the standard library get constant-folded inputs
+    instead (`np.prod(x.shape)` compiles). Functions of the user's own project are compiled,
+    not called, and are never flagged here.
 
     ## Why is this bad?
     STRICT only runs such calls while compiling, so their inputs must be constants:
@@ -108,18 +74,33 @@ class PythonCallOnTensor(GraphRule):
         assert isinstance(node, ast.Call)
         if not ctx.scope or not ctx.scope.strict:
             return
-        q = ctx.qualname(node.func)
-        if q is None or q.startswith("mindspore.") or q.startswith(f"{ctx.scopes.info.module}."):
-            return
+        q = ctx.qualname(node.func) or _held_callable(node.func, ctx)
+        if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q)):
+            return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
         if q == "builtins.exec":
             yield ctx.diagnostic(
                 self, node, "`exec` cannot be compiled under the STRICT syntax level"
             )
             return
-        if q.startswith("builtins.") and name in _GRAPH_BUILTINS:
+        if q.startswith("builtins.") and name in calls_table.graph_builtins():
             return
         a = analyzer(ctx)
+        if q.startswith("builtins."):
+            # MindSpore interprets a builtin it does not implement as a script: every graph
+            # variable it mentions (even `x` in `reversed(x.shape)`, `sorted(x.shape)`) must
+            # be a constant (numpy and the standard library get constant-folded inputs
+            # instead: `np.prod(x.shape)` compiles)
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                for sub in ast.walk(arg):
+                    if isinstance(sub, ast.Name) and a.kind(sub).dynamic:
+                        yield ctx.diagnostic(
+                            self,
+                            node,
+                            f"`{name}` is interpreted, not compiled, and needs constant inputs under STRICT, but `{sub.id}` is a graph variable",
+                        )
+                        return
+            return
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if a.kind(arg).dynamic:
                 yield ctx.diagnostic(
@@ -129,6 +110,24 @@ class PythonCallOnTensor(GraphRule):
                     fix=_ops_fix(node, q, ctx),
                 )
                 return
+
+
+def _held_callable(func: ast.expr, ctx: Context) -> str | None:
+    """`self.fn(...)` where `__init__` binds `self.fn = functools.partial(...)` (or another
+    object built by the standard library or a third-party package): that object is called
+    as Python, like the function that built it (measured: a `functools.partial` held on
+    `self` and called with a graph variable is rejected under STRICT)."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return None
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    if cls is None:
+        return None
+    values = a._self_values(cls).get(func.attr, [])
+    if len(values) != 1 or not isinstance(values[0], ast.Call):
+        return None
+    q = ctx.qualname(values[0].func)
+    return q if q and calls_table.outside_project(q) and not q.startswith("builtins.") else None
 
 
 @functools.cache

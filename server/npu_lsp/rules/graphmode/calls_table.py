@@ -1,0 +1,199 @@
+"""MindSpore 2.10's call tables for compiled code (`ms_calls.json`), as questions rules ask.
+
+`ms_calls.json` is written by tests/npu_lsp/difftest/probe_calls.py from MindSpore itself:
+its parser's resource tables (which builtins the graph compiler implements, which builtin
+types it refuses to build) and one compiled probe per method of list, tuple, dict and str,
+per operation on them and per keyword argument of the builtins it implements, at LAX and
+STRICT. Nothing here is written by hand from cases.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import json
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+CONTAINER_TYPES = ("list", "tuple", "dict", "str")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What MindSpore did with one call at one syntax level."""
+
+    accepted: bool
+    message: str
+
+
+@functools.cache
+def _data() -> Any:
+    """The parsed table (plain JSON: nested dicts of str, lists and verdicts)."""
+    text = resources.files(__package__).joinpath("ms_calls.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def method(type_name: str, name: str, holds_tensors: bool, level: str) -> Verdict | None:
+    """MindSpore's verdict on `<type_name>.<name>(...)` (or an operation such as "len()")
+    at `level`, for a receiver holding tensors or only constants; None when not measured."""
+    methods: dict[str, dict[str, dict[str, dict[str, Any]]]] = _data()["methods"]
+    kinds = methods.get(type_name, {}).get(name)
+    if not kinds:
+        return None
+    entry = kinds.get("tensor" if holds_tensors else "const")
+    if entry is None:
+        # STRICT refuses the attribute on the type itself, whatever the receiver holds
+        const = kinds.get("const")
+        msg = str((const or {}).get("message", {}).get("strict", ""))
+        if level == "strict" and const and const["strict"] == "reject" and "cannot get attributes" in msg:
+            entry = const
+        else:
+            return None
+    said = entry.get("message", {})
+    return Verdict(entry[level] == "accept", str(said.get(level, "")) if isinstance(said, dict) else "")
+
+
+@functools.cache
+def method_measured(name: str) -> bool:
+    """Was `name` (a method, "method(kw)" or an operation) measured on any type?"""
+    methods: dict[str, dict[str, object]] = _data()["methods"]
+    return any(name in by_name for by_name in methods.values())
+
+
+@functools.cache
+def rejectable(name: str) -> bool:
+    """Is there any type, receiver and level at which MindSpore refused `name` (a method,
+    "method(kw)" or an operation)? Most calls in compiled code (tensor methods, sub-cells)
+    are not, and need no type question at all."""
+    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]
+    return any(
+        entry.get(level) == "reject"
+        for by_name in methods.values()
+        for entry in by_name.get(name, {}).values()
+        for level in ("lax", "strict")
+    )
+
+
+#: Higher-order functions of the standard library (called with a function object).
+HIGHER_ORDER = frozenset({"reduce", "accumulate", "starmap", "partial", "cmp_to_key"})
+
+
+@functools.cache
+def trigger_names() -> frozenset[str]:
+    """Every called name a rule driven by these tables can act on (the engine skips the
+    rule for other calls): measured methods and operations, builtins with measured calls,
+    higher-order stdlib functions, and "" (operators such as `d1 | d2`, computed callees)."""
+    names: set[str] = {"", *HIGHER_ORDER}
+    for by_name in _data()["methods"].values():
+        for name in by_name:
+            names.add(name.removesuffix("(kw)"))
+    names.update(_data()["builtin_calls"])
+    names.update(("len", "list", "tuple", "str", "bool", "round", "filter"))
+    return frozenset(names)
+
+
+@functools.cache
+def strict_methods(type_name: str) -> tuple[str, ...]:
+    """The public methods of `type_name` STRICT graph code may call on constants."""
+    methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]
+    return tuple(
+        sorted(
+            name
+            for name, kinds in methods.get(type_name, {}).items()
+            if name.isidentifier() and not name.startswith("_") and kinds.get("const", {}).get("strict") == "accept"
+        )
+    )
+
+
+@functools.cache
+def rejected_keywords() -> dict[str, dict[str, str]]:
+    """builtin -> {keyword argument MindSpore refuses at every level -> its message}."""
+    calls: dict[str, dict[str, dict[str, object]]] = _data()["builtin_calls"]
+    out: dict[str, dict[str, str]] = {}
+    for fn, probes in calls.items():
+        for src, verdict in probes.items():
+            if verdict["lax"] != "reject" or verdict["strict"] != "reject":
+                continue
+            for node in ast.walk(ast.parse(src, mode="eval")):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn:
+                    said = verdict.get("message", {})
+                    for kw in node.keywords:
+                        if kw.arg is not None:
+                            out.setdefault(fn, {})[kw.arg] = str(said.get("lax", "")) if isinstance(said, dict) else ""
+    return out
+
+
+@functools.cache
+def _rejected_positional() -> dict[tuple[str, tuple[bool, ...]], str]:
+    """(builtin, which positional arguments are `None`) -> MindSpore's message, for probes
+    without keyword arguments that failed at both levels with a `None` argument
+    (`filter(None, seq)`: "The object is not callable")."""
+    calls: dict[str, dict[str, dict[str, object]]] = _data()["builtin_calls"]
+    out: dict[tuple[str, tuple[bool, ...]], str] = {}
+    for fn, probes in calls.items():
+        for src, verdict in probes.items():
+            if verdict["lax"] != "reject" or verdict["strict"] != "reject":
+                continue
+            for node in ast.walk(ast.parse(src, mode="eval")):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn:
+                    nones = tuple(isinstance(a, ast.Constant) and a.value is None for a in node.args)
+                    if not node.keywords and any(nones):
+                        said = verdict.get("message", {})
+                        out[(fn, nones)] = str(said.get("lax", "")) if isinstance(said, dict) else ""
+    return out
+
+
+@functools.cache
+def positional_names() -> frozenset[str]:
+    """Builtins with a measured failing call shape (`filter`)."""
+    return frozenset(fn for fn, _ in _rejected_positional())
+
+
+def rejected_positional(fn: str, nones: tuple[bool, ...]) -> str | None:
+    """MindSpore's message when `fn` called with `None` at these positions failed to compile."""
+    return _rejected_positional().get((fn, nones))
+
+
+def refused_attributes() -> dict[str, dict[str, str]]:
+    """"cell_attributes" / "parameter_attributes": attribute -> MindSpore's message, for the
+    attributes of Cell and Parameter that compiled code may not read."""
+    out: dict[str, dict[str, str]] = _data()["refused_attributes"]
+    return out
+
+
+@functools.cache
+def graph_builtins() -> frozenset[str]:
+    """Builtins the graph compiler implements itself (no JIT Fallback needed): its convert
+    table, the classes it converts to functions, and builtin classes it builds or resolves
+    (everything but the builtin types its parser refuses)."""
+    d = _data()
+    refused = set(d["unsupported_builtin_types"])
+    classes = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type) and n not in refused}
+    return frozenset({*d["graph_builtins"], *d["class_functions"], *classes})
+
+
+@functools.cache
+def refused_builtin_types() -> frozenset[str]:
+    """Builtin types MindSpore's parser refuses to build in the graph (`set`, `dict`,
+    `slice`, `complex`, `reversed`, `type`): it interprets the whole call instead, so under
+    STRICT every graph variable the call mentions must be a constant."""
+    return frozenset(_data()["unsupported_builtin_types"])
+
+
+#: Installed packages model code commonly calls (MindSpore treats everything under
+#: site-packages as third-party; these are the ones a linter can name without importing).
+_THIRD_PARTY = frozenset(
+    {"numpy", "scipy", "pandas", "cv2", "PIL", "sklearn", "skimage", "matplotlib", "torch",
+     "tensorflow", "jax", "yaml", "tqdm", "einops", "timm", "transformers", "h5py", "numba"}
+)
+
+
+def outside_project(qualname: str) -> bool:
+    """Is `qualname` code MindSpore runs as a Python call rather than compiling: the standard
+    library or an installed third-party package? Functions of the user's own project are
+    compiled (MindSpore's ThirdPartyLibraryChecker), so they never count here."""
+    top = qualname.split(".", 1)[0]
+    return top in sys.stdlib_module_names or top in _THIRD_PARTY

@@ -1,0 +1,218 @@
+"""MS144: a call MindSpore's graph compiler does not implement, by its own tables."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+# builtins whose result is a str (so `len(hex(n))` is `len` of a string)
+_STR_BUILTINS = frozenset({"str", "repr", "hex", "oct", "bin", "chr", "format", "ascii"})
+# str methods whose result is a str
+_STR_RESULT = frozenset(
+    {"upper", "lower", "format", "join", "replace", "strip", "lstrip", "rstrip", "title",
+     "capitalize", "casefold", "center", "ljust", "rjust", "zfill", "swapcase", "expandtabs",
+     "removeprefix", "removesuffix", "format_map", "translate"}
+)
+# builtins applied to a receiver that MindSpore measures as operations on it
+_OPERATIONS = {"len": "len()", "list": "list()", "tuple": "tuple()", "str": "str()", "bool": "bool()"}
+
+
+@rule(code="MS144", name="unsupported-python-call", severity="error", family="graphmode")
+class UnsupportedPythonCall(GraphRule):
+    """## What it does
+    Flags calls in compiled code that MindSpore 2.10's graph compiler does not implement,
+    judged from MindSpore's own tables (`ms_calls.json`, derived from its parser's resource
+    tables and from compiling each call at both syntax levels):
+    - keyword arguments the graph versions of builtins do not take (`max(..., key=f)`,
+      `min(..., default=0)`, `sum(..., start=1)`, `print(..., sep="-")`, `int(s, base=2)`,
+      `zip(..., strict=True)`, `round(x, ndigits=1)`), rejected at every level;
+    - methods of list, tuple, dict and str that STRICT graph code cannot call
+      (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
+      `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string...), and the ones
+      that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
+      `lst.remove(t)` with tensor elements), keyword arguments of those methods
+      (`d.update(c=1.0)`).
+
+    ## Why is this bad?
+    MindSpore stops compiling: `RuntimeError: Got an unexpected keyword argument 'key'`,
+    `AttributeError: In JIT strict mode, cannot get attributes sort or the List[Float32*3]
+    object has no attribute: 'sort'`, or an internal type error for `dict.pop`.
+
+    ## Example
+    ```python
+    def construct(self, x):
+        sizes = [3, 1, 2]
+        sizes.sort()
+        return x * max(sizes, key=abs)
+    ```
+
+    ## Use instead
+    ```python
+    def construct(self, x):
+        sizes = sorted([3, 1, 2])
+        return x * max(sizes)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 0 (what compiled code reaches) and section 2 (JIT Fallback at LAX).
+    - MindSpore 2.10 `mindspore/graph/_parse/resources.py` (`convert_object_map`) and
+      `parser.py` (`_unsupported_python_builtin_type`); measured tables in `ms_calls.json`.
+    """
+
+    nodes = (ast.Call,)
+    calls = calls_table.trigger_names()
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if ctx.scope is None:
+            return
+        level = ctx.scope.level
+        assert isinstance(node, ast.Call)
+        f = node.func
+        if type(f) is ast.Attribute:
+            # most calls in compiled code are tensor methods and sub-cells: decide from the
+            # attribute name and the receiver's shape before resolving anything
+            recv = f.value
+            if type(recv) is ast.Name and recv.id in ctx.scopes.info.imports:
+                q = ctx.qualname(f)
+                if q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q):
+                    yield from self._function_argument(node, q, ctx)
+                return
+            if node.keywords and calls_table.method_measured(f"{f.attr}(kw)"):
+                yield from self._on_receiver(node, recv, f"{f.attr}(kw)", f"{f.attr}(key=...)", level, ctx)
+            elif calls_table.rejectable(f.attr):
+                yield from self._on_receiver(node, recv, f.attr, f"{f.attr}()", level, ctx)
+            return
+        q = ctx.qualname(f)
+        if q and not q.startswith("builtins.") and calls_table.outside_project(q):
+            if q.rsplit(".", 1)[-1] in calls_table.HIGHER_ORDER:
+                yield from self._function_argument(node, q, ctx)
+            return
+        if isinstance(f, ast.Name):
+            if q is None or not q.startswith("builtins."):
+                return
+            name = q[9:]
+            said = (
+                calls_table.rejected_positional(name, tuple(_is_none(a) for a in node.args))
+                if name in calls_table.positional_names() and not node.keywords
+                else None
+            )
+            if said is not None:
+                yield ctx.diagnostic(self, node, f"this `{name}()` call fails to compile in graph mode (MindSpore: {said})")
+                return
+            if name == "round" and len(node.args) == 2 and analyzer(ctx).kind(node.args[0]) == Kind.VAR:
+                # measured: `round(float(x.sum()), 2)` fails at both levels ("type NoneType
+                # doesn't define __round__ method"); without ndigits, and round of a tensor or
+                # a constant, it compiles
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`round()` of the run-time scalar `{ctx.segment(node.args[0])}` fails to compile in graph mode; round the tensor (`ops.round`) before converting it",
+                )
+                return
+            refused = calls_table.rejected_keywords().get(name)
+            if refused:
+                for kw in node.keywords:
+                    if kw.arg in refused:
+                        yield ctx.diagnostic(
+                            self,
+                            kw,
+                            f"`{name}()` in graph mode does not take the keyword argument `{kw.arg}`"
+                            f" (MindSpore: {refused[kw.arg] or 'unexpected keyword argument'})",
+                        )
+                        return
+            op = _OPERATIONS.get(name)
+            if op and len(node.args) == 1 and not node.keywords:
+                yield from self._on_receiver(node, node.args[0], op, f"{name}(...)", level, ctx)
+            return
+
+    def _function_argument(self, node: ast.Call, q: str, ctx: Context) -> Iterable[Diagnostic]:
+        """A standard-library or third-party call (run as Python from graph mode) given a
+        function object and a graph variable: measured, `functools.reduce(operator.mul,
+        x.shape, 1)` fails at both levels with "name '__input_0__' is not defined" (the
+        interpreted call cannot rebuild its inputs); `np.prod(x.shape)` compiles."""
+        args = [*node.args, *(k.value for k in node.keywords)]
+        func_arg = next((a for a in args if _is_function_object(a, ctx)), None)
+        if func_arg is None:
+            return
+        a = analyzer(ctx)
+        for arg in args:
+            for sub in ast.walk(arg):
+                if isinstance(sub, ast.Name) and a.kind(sub).dynamic:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{q}` runs as Python from graph mode and cannot be given the function `{ctx.segment(func_arg)}` together with the graph variable `{sub.id}` (MindSpore: name '__input_0__' is not defined)",
+                    )
+                    return
+
+    def _on_receiver(
+        self, node: ast.expr, recv: ast.expr, name: str, shown: str, level: str, ctx: Context
+    ) -> Iterable[Diagnostic]:
+        if not calls_table.rejectable(name):
+            return  # no type question for calls MindSpore accepts on every container
+        type_name = _container_type(recv, ctx)
+        if type_name is None:
+            return
+        kind = Kind.CONST if type_name == "str" else analyzer(ctx).kind(recv)
+        holds_tensors = kind.dynamic
+        verdict = calls_table.method(type_name, name, holds_tensors, level)
+        if verdict is None or verdict.accepted:
+            return
+        if kind == Kind.UNKNOWN:  # what it holds is not known: only what fails either way
+            other = calls_table.method(type_name, name, True, level)
+            if other is None or other.accepted:
+                return
+        if level == "strict" and "cannot get attributes" in verdict.message:
+            allowed = ", ".join(calls_table.strict_methods(type_name)) or "none"
+            what = f"`{shown}` on a {type_name}" if shown.endswith("(...)") or shown == "|" else f"`{type_name}.{shown}`"
+            msg = f"{what} is not available under the STRICT syntax level (MindSpore compiles only these {type_name} methods there: {allowed})"
+        else:
+            content = "tensors" if holds_tensors else "constants"
+            what = f"`{shown}` on a {type_name}" if shown.endswith("(...)") or shown == "|" else f"`{type_name}.{shown}`"
+            msg = f"{what} of {content} fails to compile in graph mode (MindSpore: {verdict.message})"
+        yield ctx.diagnostic(self, node, msg)
+
+
+def _is_function_object(e: ast.expr, ctx: Context) -> bool:
+    """A lambda, or a function of the standard library / a builtin named without a call."""
+    if isinstance(e, ast.Lambda):
+        return True
+    if isinstance(e, (ast.Name, ast.Attribute)):
+        q = ctx.qualname(e) or ""
+        return q.startswith(("operator.", "math.", "builtins."))
+    return False
+
+
+def _is_none(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and e.value is None
+
+
+def _container_type(e: ast.expr, ctx: Context) -> str | None:
+    """list / tuple / dict / str when the receiver's type is known exactly, else None."""
+    if isinstance(e, ast.Constant):
+        return "str" if isinstance(e.value, str) else None
+    if isinstance(e, ast.JoinedStr):
+        return "str"
+    if isinstance(e, ast.Call):
+        f = e.func
+        if isinstance(f, ast.Name):
+            q = ctx.qualname(f) or ""
+            if q.startswith("builtins.") and q[9:] in _STR_BUILTINS:
+                return "str"
+        elif isinstance(f, ast.Attribute) and f.attr in _STR_RESULT and _container_type(f.value, ctx) == "str":
+            return "str"
+    if isinstance(e, (ast.Name, ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.Call)):
+        t = analyzer(ctx).type_class(e)
+        if t in calls_table.CONTAINER_TYPES:
+            return t
+    return None

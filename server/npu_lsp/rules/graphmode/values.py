@@ -1,0 +1,538 @@
+"""Compile-time values of the cell MindSpore actually builds, and the branches it folds away.
+
+MindSpore compiles `construct` for one *instance*: `self.flag` is the value `__init__` stored
+from the constructor's arguments (or their defaults) where the network is built. A condition
+MindSpore can evaluate while compiling (`if self.use_np:`, `if not self.flag`,
+`if self.mode == "train"`, a local bound once to a literal) selects one branch, and only that
+branch is inferred: type errors, STRICT-only attributes (`asnumpy`), unsupported calls in the
+other branch are never reported. Statements MindSpore rejects while *parsing* (`try`, `del`,
+...) are rejected in either branch, so only inference-time rules consult this module.
+
+Values here are Python constants or `UNKNOWN`; every question that cannot be answered
+exactly answers `UNKNOWN`, so the result can only remove diagnostics MindSpore would not give.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from npu_lsp.diagnostics import Span
+from npu_lsp.engine import DIAGNOSTIC_FILTERS
+from npu_lsp.scope import ECHOED_KINDS
+
+if TYPE_CHECKING:
+    from npu_lsp.diagnostics import Diagnostic
+    from npu_lsp.engine import Context
+    from npu_lsp.scope import CallSite, GraphScope
+
+UNKNOWN: Any = object()
+_DEPTH = 8
+
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+_CONST_TYPES = (bool, int, float, str, type(None))
+
+
+def _bindings(func: ast.AST) -> dict[str, list[ast.AST]]:
+    """Every binding of a local name in `func` (its own body, not nested functions); for a
+    module, its module-level names."""
+    out: dict[str, list[ast.AST]] = {}
+    args = getattr(func, "args", None)
+    if isinstance(args, ast.arguments):
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if a is not None:
+                out.setdefault(a.arg, []).append(a)
+    stack: list[ast.AST] = list(getattr(func, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(node.name, []).append(node)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.setdefault(node.id, []).append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+class Instances:
+    """Per file: the compile-time value of expressions in compiled methods, per instance."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.tree = ctx.tree
+        self._classes: dict[str, ast.ClassDef] = {
+            n.name: n for n in ctx.tree.body if isinstance(n, ast.ClassDef)
+        }
+        self._module_names = _bindings(ctx.tree)
+        self._sites: dict[str, list[ast.Call]] | None = None
+        self._bind_memo: dict[int, dict[str, list[ast.AST]]] = {}
+        self._attr_memo: dict[tuple[str, str], Any] = {}
+        self._dead: dict[int, list[Span]] = {}
+
+    # ---------------------------------------------------------------- instances
+    def _instantiations(self, cls: str) -> list[ast.Call]:
+        if self._sites is None:
+            self._sites = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self._classes:
+                    self._sites.setdefault(node.func.id, []).append(node)
+        return self._sites.get(cls, [])
+
+    def _init_of(self, cls: ast.ClassDef, depth: int = 0) -> tuple[ast.ClassDef, ast.FunctionDef] | None:
+        for item in cls.body:
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                return cls, item
+        if depth < _DEPTH:
+            for base in cls.bases:
+                if isinstance(base, ast.Name) and base.id in self._classes:
+                    return self._init_of(self._classes[base.id], depth + 1)
+        return None
+
+    def _family(self, cls: ast.ClassDef, depth: int = 0) -> list[ast.ClassDef]:
+        """The class and its bases defined in this file."""
+        out = [cls]
+        if depth < _DEPTH:
+            for base in cls.bases:
+                if isinstance(base, ast.Name) and base.id in self._classes:
+                    out.extend(self._family(self._classes[base.id], depth + 1))
+        return out
+
+    def _subclasses_overriding(self, cls: ast.ClassDef) -> bool:
+        """Is `cls` a base of another class here (then `self` may be that subclass)?"""
+        return any(
+            any(isinstance(b, ast.Name) and b.id == cls.name for b in other.bases)
+            for other in self._classes.values()
+        )
+
+    def self_attr(self, cls: ast.ClassDef, attr: str, depth: int = 0) -> Any:
+        """The value of `self.<attr>` for every instance of `cls` built in this file."""
+        key = (cls.name, attr)
+        if key in self._attr_memo:
+            return self._attr_memo[key]
+        self._attr_memo[key] = UNKNOWN  # cycles answer UNKNOWN
+        value = self._self_attr(cls, attr, depth)
+        self._attr_memo[key] = value
+        return value
+
+    def _self_attr(self, cls: ast.ClassDef, attr: str, depth: int) -> Any:
+        if depth > _DEPTH or self._subclasses_overriding(cls):
+            return UNKNOWN
+        found = self._init_of(cls)
+        if found is None:
+            return UNKNOWN
+        owner, init = found
+        assigned: list[ast.stmt] = []
+        for c in self._family(cls):
+            for item in ast.walk(c):
+                targets: list[ast.expr] = []
+                if isinstance(item, ast.Assign):
+                    targets = item.targets
+                elif isinstance(item, (ast.AugAssign, ast.AnnAssign)):
+                    targets = [item.target]
+                for t in targets:
+                    for sub in ast.walk(t):
+                        if (
+                            isinstance(sub, ast.Attribute)
+                            and sub.attr == attr
+                            and isinstance(sub.value, ast.Name)
+                            and sub.value.id == "self"
+                        ):
+                            assigned.append(item)  # type: ignore[arg-type]
+        # exactly one plain assignment, directly in __init__'s body (not under if/for/with)
+        if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign) or assigned[0] not in init.body:
+            return UNKNOWN
+        st = assigned[0]
+        if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Attribute):
+            return UNKNOWN
+        sites = self._instantiations(cls.name)
+        if not sites:
+            return UNKNOWN
+        values = {self._eval_init(st.value, owner, init, site, depth + 1) for site in sites[:8]}
+        if len(values) != 1:
+            return UNKNOWN
+        return values.pop()
+
+    def _eval_init(self, expr: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, site: ast.Call, depth: int) -> Any:
+        """`expr` in `__init__` of the instance built by `site`."""
+        params = init.args
+        names = [a.arg for a in (*params.posonlyargs, *params.args)][1:]
+        defaults = dict(zip(names[len(names) - len(params.defaults) :], params.defaults, strict=True))
+        for a, d in zip(params.kwonlyargs, params.kw_defaults, strict=True):
+            if d is not None:
+                defaults[a.arg] = d
+        bound: dict[str, ast.expr] = {}
+        if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+            return UNKNOWN
+        for name, arg in zip(names, site.args, strict=False):
+            bound[name] = arg
+        for kw in site.keywords:
+            if kw.arg is not None:
+                bound[kw.arg] = kw.value
+        locals_ = self._bindings_of(init)
+
+        def name_value(name: str) -> Any:
+            binds = locals_.get(name, [])
+            if any(isinstance(b, ast.arg) for b in binds):
+                if len(binds) != 1:
+                    return UNKNOWN  # a parameter rebound in __init__
+                given = bound.get(name, defaults.get(name))
+                # the argument is evaluated where the instance is built (module level)
+                return UNKNOWN if given is None else self.evaluate(given, None, depth + 1)
+            return self._name_value(name, init, depth)
+
+        return self._eval(expr, name_value, lambda a: self.self_attr(cls, a, depth + 1), depth)
+
+    def _bindings_of(self, func: ast.AST) -> dict[str, list[ast.AST]]:
+        hit = self._bind_memo.get(id(func))
+        if hit is None:
+            hit = self._bind_memo[id(func)] = _bindings(func)
+        return hit
+
+    def _name_value(self, name: str, func: ast.AST | None, depth: int) -> Any:
+        """A local (or, without `func`, module-level) name bound exactly once to a value."""
+        binds = self._bindings_of(func).get(name, []) if func is not None else []
+        if func is not None and not binds:
+            binds = self._module_names.get(name, [])
+            func = None
+        elif func is None:
+            binds = self._module_names.get(name, [])
+        if len(binds) != 1 or not isinstance(binds[0], ast.Name):
+            return UNKNOWN
+        parent = self._assignment(binds[0], func)
+        if parent is None:
+            return UNKNOWN
+        return self.evaluate(parent.value, func, depth + 1)
+
+    def _assignment(self, target: ast.Name, func: ast.AST | None) -> ast.Assign | None:
+        body = self.tree.body if func is None else getattr(func, "body", [])
+        stack: list[ast.AST] = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Assign):
+                if len(node.targets) == 1 and node.targets[0] is target:
+                    return node
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.stmt):
+                stack.extend(ast.iter_child_nodes(node))
+        return None
+
+    # ---------------------------------------------------------------- evaluation
+    def evaluate(self, expr: ast.expr, func: ast.AST | None, depth: int = 0) -> Any:
+        """The compile-time value of `expr` inside `func` (a compiled method or function)."""
+        cls = self._owner(func) if func is not None else None
+
+        def self_attr(attr: str) -> Any:
+            return UNKNOWN if cls is None else self.self_attr(cls, attr, depth + 1)
+
+        return self._eval(expr, lambda n: self._name_value(n, func, depth), self_attr, depth)
+
+    def _owner(self, func: ast.AST) -> ast.ClassDef | None:
+        node: ast.AST | None = func
+        while node is not None:
+            parent = self.ctx.parent(node)
+            if isinstance(parent, ast.ClassDef):
+                return parent if parent.name in self._classes and self._classes[parent.name] is parent else None
+            node = parent
+        return None
+
+    def _eval(self, e: ast.expr, name: Callable[[str], Any], attr: Callable[[str], Any], depth: int) -> Any:
+        if depth > _DEPTH:
+            return UNKNOWN
+        t = type(e)
+        if t is ast.Constant:
+            v = e.value  # type: ignore[attr-defined]
+            return v if isinstance(v, _CONST_TYPES) else UNKNOWN
+        if t is ast.Name:
+            if e.id in ("True", "False", "None"):  # type: ignore[attr-defined]
+                return {"True": True, "False": False, "None": None}[e.id]  # type: ignore[attr-defined]
+            return name(e.id)  # type: ignore[attr-defined]
+        if t is ast.Attribute:
+            v = e.value  # type: ignore[attr-defined]
+            if type(v) is ast.Name and v.id == "self":
+                if e.attr == "training":  # type: ignore[attr-defined]
+                    return UNKNOWN  # set_train() changes it after construction
+                return attr(e.attr)  # type: ignore[attr-defined]
+            return UNKNOWN
+        if t is ast.UnaryOp:
+            v = self._eval(e.operand, name, attr, depth + 1)  # type: ignore[attr-defined]
+            if v is UNKNOWN:
+                return UNKNOWN
+            if isinstance(e.op, ast.Not):  # type: ignore[attr-defined]
+                return not v
+            if isinstance(e.op, ast.USub) and isinstance(v, (int, float)):  # type: ignore[attr-defined]
+                return -v
+            return UNKNOWN
+        if t is ast.BoolOp:
+            is_and = isinstance(e.op, ast.And)  # type: ignore[attr-defined]
+            result: Any = None
+            for operand in e.values:  # type: ignore[attr-defined]
+                result = self._eval(operand, name, attr, depth + 1)
+                if result is UNKNOWN:
+                    return UNKNOWN
+                if bool(result) != is_and:
+                    return result
+            return result
+        if t is ast.Compare:
+            left = self._eval(e.left, name, attr, depth + 1)  # type: ignore[attr-defined]
+            if left is UNKNOWN:
+                return UNKNOWN
+            for op, right_e in zip(e.ops, e.comparators, strict=True):  # type: ignore[attr-defined]
+                right = self._eval(right_e, name, attr, depth + 1)
+                fn = _COMPARE.get(type(op))
+                if right is UNKNOWN or fn is None:
+                    return UNKNOWN
+                try:
+                    ok = fn(left, right)
+                except TypeError:
+                    return UNKNOWN
+                if not ok:
+                    return False
+                left = right
+            return True
+        if t is ast.IfExp:
+            cond = self._eval(e.test, name, attr, depth + 1)  # type: ignore[attr-defined]
+            if cond is UNKNOWN:
+                return UNKNOWN
+            return self._eval(e.body if cond else e.orelse, name, attr, depth + 1)  # type: ignore[attr-defined]
+        if t is ast.Tuple:
+            items = tuple(self._eval(x, name, attr, depth + 1) for x in e.elts)  # type: ignore[attr-defined]
+            return UNKNOWN if any(i is UNKNOWN for i in items) else items
+        return UNKNOWN
+
+    def overridden_everywhere(self, func: ast.AST) -> bool:
+        """Is `func` a method of a class of this file that is never built here itself, whose
+        subclasses here (built or not) all override it? MindSpore compiles methods through
+        the instance's class, so such a method is never compiled (`Base.act` when only
+        `Child(Base)`, which defines its own `act`, is instantiated)."""
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        cls = self.ctx.parent(func)
+        if not isinstance(cls, ast.ClassDef) or self._classes.get(cls.name) is not cls:
+            return False
+        if self._instantiations(cls.name):
+            return False
+        subs = self._subclasses(cls)
+        if not subs or not any(self._instantiations(c.name) for c in subs):
+            return False
+        return all(self._defines(c, func.name) or self._inherits_override(c, cls, func.name) for c in subs)
+
+    def _subclasses(self, cls: ast.ClassDef, depth: int = 0) -> list[ast.ClassDef]:
+        out: list[ast.ClassDef] = []
+        if depth > _DEPTH:
+            return out
+        for other in self._classes.values():
+            if any(isinstance(b, ast.Name) and b.id == cls.name for b in other.bases):
+                out.append(other)
+                out.extend(self._subclasses(other, depth + 1))
+        return out
+
+    @staticmethod
+    def _defines(cls: ast.ClassDef, name: str) -> bool:
+        return any(
+            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name
+            for item in cls.body
+        )
+
+    def _inherits_override(self, cls: ast.ClassDef, base: ast.ClassDef, name: str, depth: int = 0) -> bool:
+        """Does a class between `cls` and `base` define `name`?"""
+        if depth > _DEPTH:
+            return False
+        for b in cls.bases:
+            if isinstance(b, ast.Name) and b.id in self._classes and b.id != base.name:
+                parent = self._classes[b.id]
+                if self._defines(parent, name) or self._inherits_override(parent, base, name, depth + 1):
+                    return True
+        return False
+
+    # ---------------------------------------------------------------- folded branches
+    def dead_spans(self, func: ast.AST) -> list[Span]:
+        """Spans of `func` that MindSpore never infers: the untaken side of every `if` and
+        conditional expression whose condition is a compile-time constant (nested functions
+        are left to their own analysis)."""
+        key = id(func)
+        hit = self._dead.get(key)
+        if hit is not None:
+            return hit
+        out: list[Span] = []
+        span = self.ctx.span
+        stack: list[ast.AST] = list(getattr(func, "body", []))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.If):
+                value = self.evaluate(node.test, func)
+                if value is not UNKNOWN:
+                    dead = node.orelse if value else node.body
+                    if dead:
+                        first, last = span(dead[0]), span(dead[-1])
+                        out.append(Span(first.line, 1, last.end_line, 1 << 30))
+                    stack.append(node.test)
+                    stack.extend(node.body if value else node.orelse)
+                    continue
+            elif isinstance(node, ast.IfExp):
+                value = self.evaluate(node.test, func)
+                if value is not UNKNOWN:
+                    out.append(span(node.orelse if value else node.body))
+                    stack.append(node.body if value else node.orelse)
+                    continue
+            stack.extend(ast.iter_child_nodes(node))
+        self._dead[key] = out
+        return out
+
+
+def instances(ctx: Context) -> Instances:
+    """The per-run `Instances` of this file."""
+    hit = ctx.cache.get("values.instances")
+    if hit is None:
+        hit = ctx.cache["values.instances"] = Instances(ctx)
+    return hit
+
+
+def in_dead_branch(ctx: Context, func: ast.AST | None, where: Span) -> bool:
+    """Is `where` inside a branch of `func` that MindSpore folds away while compiling?"""
+    if func is None:
+        return False
+    start, end = (where.line, where.column), (where.end_line, where.end_column)
+    return any(
+        (d.line, d.column) <= start and end <= (d.end_line, d.end_column)
+        for d in instances(ctx).dead_spans(func)
+    )
+
+
+#: Rules for what MindSpore rejects while *parsing* a function: the statement is rejected in
+#: either branch of a folded `if` (and MS118 folds conditions itself, the parser's way).
+PARSE_TIME = frozenset(
+    {f"MS{n}" for n in (*range(101, 114), 115, 118, 140)}
+)
+
+
+def folded_away(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
+    """Engine filter: an inference-time finding in a branch MindSpore never infers."""
+    if not d.code.startswith("MS"):
+        return False
+    if scope.kind == "helper" and instances(ctx).overridden_everywhere(scope.function):
+        return True  # never compiled: every instance built here overrides this method
+    if d.code in PARSE_TIME:
+        return False
+    if in_dead_branch(ctx, scope.function, d.span):
+        return True
+    # a helper called only from folded-away branches is never inferred at all
+    sites = scope.call_sites if scope.kind in ECHOED_KINDS else []
+    return bool(sites) and all(_dead_site(ctx, site) or _unused_result(ctx, site) for site in sites)
+
+
+def _unused_result(ctx: Context, site: CallSite) -> bool:
+    """`y = helper(x)` with `y` never read: MindSpore infers only what the graph's output
+    (and its side effects) depend on, so the helper is never inferred from this call."""
+    call, caller = site.call, site.caller_node
+    if site.path != ctx.path or call is None or caller is None:
+        return False
+    st = ctx.parent(call)
+    if not isinstance(st, ast.Assign) or st.value is not call:
+        return False
+    names: set[str] = set()
+    for t in st.targets:
+        for sub in ast.walk(t):
+            if not isinstance(sub, (ast.Name, ast.Tuple, ast.List, ast.Starred, ast.expr_context)):
+                return False
+            if isinstance(sub, ast.Name):
+                names.add(sub.id)
+    return not any(
+        isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(caller)
+    )
+
+
+def _dead_site(ctx: Context, site: CallSite) -> bool:
+    if site.path != ctx.path or site.caller_node is None:
+        return False
+    caller = ctx.scopes.scope_for(site.caller_node)
+    func = caller.function if caller is not None else site.caller_node
+    return in_dead_branch(ctx, func, Span(site.line, site.column, site.end_line, site.end_column))
+
+
+def _lax_fallback_before(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
+    """Engine filter at LAX: a value that went through JIT Fallback (a call MindSpore runs as
+    Python at LAX: a container method only LAX allows, a builtin it does not implement on a
+    graph variable, `asnumpy()`) is an opaque object while compiling, and MindSpore joins and
+    rounds opaque values without complaint (measured: `x = feats.setdefault("a", x)` then a
+    Tensor-vs-number `if`; `type(x)` in the caller, then `round(float(x.sum()), 2)` in the
+    callee). Such findings after a fallback call in the same function, or before the call
+    that reaches it, are dropped."""
+    if scope.level != "lax" or not (d.code == "MS119" or (d.code == "MS144" and d.message.startswith("`round()`"))):
+        return False
+    if _fallback_before(ctx, scope.function, d.span.line):
+        return True
+    return any(_fallback_before(ctx, caller, call.lineno) for call, caller in _callers(ctx, scope))
+
+
+def _fallback_before(ctx: Context, func: ast.AST, line: int) -> bool:
+    return any(
+        isinstance(node, ast.Call) and node.lineno < line and _lax_fallback(node, ctx)
+        for node in ast.walk(func)
+    )
+
+
+def _callers(ctx: Context, scope: GraphScope) -> list[tuple[ast.Call, ast.AST]]:
+    """Calls of this compiled function in this file, with the function making each."""
+    out: list[tuple[ast.Call, ast.AST]] = []
+    for site in scope.call_sites:
+        if site.path == ctx.path and site.call is not None and site.caller_node is not None:
+            out.append((site.call, site.caller_node))
+    func = scope.function
+    if not out and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == func.name:
+                parent = ctx.parent(node)
+                while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    parent = ctx.parent(parent)
+                if parent is not None and parent is not func:
+                    out.append((node, parent))
+    return out
+
+
+def _lax_fallback(call: ast.Call, ctx: Context) -> bool:
+    from npu_lsp.rules.graphmode import calls_table
+    from npu_lsp.rules.graphmode.flow import analyzer
+
+    f = call.func
+    if isinstance(f, ast.Name):
+        q = ctx.qualname(f) or ""
+        if not q.startswith("builtins.") or q[9:] in calls_table.graph_builtins():
+            return False
+        a = analyzer(ctx)
+        return any(isinstance(n, ast.Name) and a.kind(n).dynamic for arg in call.args for n in ast.walk(arg))
+    if not isinstance(f, ast.Attribute):
+        return False
+    if f.attr in ("asnumpy", "tolist"):
+        return True
+    if not calls_table.rejectable(f.attr):
+        return False
+    t = analyzer(ctx).type_class(f.value)
+    if t not in calls_table.CONTAINER_TYPES:
+        return False
+    holds = analyzer(ctx).kind(f.value).dynamic
+    lax = calls_table.method(t, f.attr, holds, "lax")
+    strict = calls_table.method(t, f.attr, holds, "strict")
+    return bool(lax and lax.accepted and strict and not strict.accepted)
+
+
+DIAGNOSTIC_FILTERS.append(folded_away)
+DIAGNOSTIC_FILTERS.append(_lax_fallback_before)

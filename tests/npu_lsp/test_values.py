@@ -1,0 +1,172 @@
+"""Per-instance compile-time values and folded branches (rules/graphmode/values.py), through
+the engine: what MindSpore never infers must not be reported, and nothing else may vanish."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+
+from npu_lsp.config import Config
+from npu_lsp.engine import check_source
+
+STRICT = replace(Config(), syntax_level="strict")
+HEAD = """\
+import numpy as np
+import mindspore as ms
+from mindspore import nn, ops, Tensor
+
+ms.set_context(mode=ms.GRAPH_MODE)
+
+"""
+
+
+def _errors(body: str, config: Config = STRICT) -> list[tuple[int, str]]:
+    text = HEAD + textwrap.dedent(body)
+    diags = check_source(text, "/tmp/values_case.py", config)
+    return sorted((d.span.line - HEAD.count("\n"), d.code) for d in diags if d.severity == "error")
+
+
+NET = """
+class Net(nn.Cell):
+    def __init__(self, use_host={default}):
+        super().__init__()
+        self.use_host = use_host
+        self.mode = "train" if use_host else "eval"
+
+    def construct(self, x):
+        if {cond}:
+            x = Tensor(np.square(x.asnumpy()))
+        return x
+
+
+net = Net({args})
+print(net(Tensor(np.ones((2, 3), np.float32))))
+"""
+
+
+def test_branch_folded_by_the_constructor_default_is_not_inferred() -> None:
+    assert _errors(NET.format(default="False", cond="self.use_host", args="")) == []
+    assert _errors(NET.format(default="False", cond="self.mode == 'train'", args="")) == []
+    assert _errors(NET.format(default="True", cond="not self.use_host", args="")) == []
+
+
+def test_the_argument_where_the_network_is_built_wins_over_the_default() -> None:
+    live = _errors(NET.format(default="False", cond="self.use_host", args="use_host=True"))
+    assert {code for _, code in live} == {"MS130", "MS131"}
+    assert _errors(NET.format(default="True", cond="self.use_host", args="False")) == []
+
+
+def test_unknown_values_keep_both_branches() -> None:
+    two_sites = NET.format(default="False", cond="self.use_host", args="") + "other = Net(True)\n"
+    assert {code for _, code in _errors(two_sites)} == {"MS130", "MS131"}
+    subclassed = NET.format(default="False", cond="self.use_host", args="") + (
+        "\n\nclass Sub(Net):\n    def __init__(self):\n        super().__init__()\n        self.use_host = True\n"
+    )
+    assert {code for _, code in _errors(subclassed)} == {"MS130", "MS131"}
+
+
+def test_conditional_expression_and_local_constant_fold() -> None:
+    body = """
+    @ms.jit(fullgraph=True)
+    def f(x):
+        n = 2
+        x = x.asnumpy() if False else x
+        if n > 3:
+            x = Tensor(np.square(x.asnumpy()))
+        return x
+    """
+    assert _errors(body) == []
+
+
+def test_parse_time_errors_stay_in_folded_branches() -> None:
+    body = NET.format(default="False", cond="self.use_host", args="").replace(
+        "            x = Tensor(np.square(x.asnumpy()))",
+        "            try:\n                x = x + 1\n            except ValueError:\n                pass",
+    )
+    assert [code for _, code in _errors(body, Config())] == ["MS101"]
+
+
+def test_helper_called_only_from_a_folded_branch_is_not_inferred() -> None:
+    body = """
+    class Gate(nn.Cell):
+        def __init__(self, use_host=False):
+            super().__init__()
+            self.use_host = use_host
+
+        def host(self, t):
+            return Tensor(np.square(t.asnumpy()))
+
+        def construct(self, t):
+            if self.use_host:
+                t = self.host(t)
+            return t
+
+
+    net = Gate()
+    print(net(Tensor(np.ones((2, 3), np.float32))))
+    """
+    assert _errors(body) == []
+    assert {code for _, code in _errors(body.replace("net = Gate()", "net = Gate(True)"))} == {"MS130", "MS131"}
+
+
+def test_helper_whose_result_is_never_read_is_not_inferred() -> None:
+    body = """
+    def pick(t, scale):
+        if t.sum() > 0:
+            return t * scale
+        return (t, t)
+
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            y = pick(x, 2)
+            return x + 1
+
+
+    print(Net()(Tensor(np.ones((2, 3), np.float32))))
+    """
+    assert _errors(body, Config()) == []
+    used = body.replace("return x + 1", "return x + 1, y")
+    assert [code for _, code in _errors(used, Config())] == ["MS119", "MS119"]
+
+
+def test_base_method_every_built_instance_overrides_is_not_compiled() -> None:
+    body = """
+    class Base(nn.Cell):
+        def act(self, t):
+            return Tensor(np.square(t.asnumpy()))
+
+        def construct(self, t):
+            return self.act(t) + 1
+
+
+    class Child(Base):
+        def act(self, t):
+            return ops.tanh(t)
+
+
+    net = Child()
+    print(net(Tensor(np.ones((2, 3), np.float32))))
+    """
+    assert _errors(body) == []
+    both = body.replace("net = Child()", "net = Child()\n    base = Base()")
+    assert {code for _, code in _errors(both)} == {"MS130", "MS131"}
+
+
+def test_values_through_jit_fallback_at_lax_join_with_anything() -> None:
+    body = """
+    class Net(nn.Cell):
+        def construct(self, x):
+            feats = {'a': x}
+            x = feats.setdefault('a', x)
+            y = 1.0
+            if x.mean() > 0:
+                y = x.max()
+            return x + 0 * y
+
+
+    print(Net()(Tensor(np.ones((2, 3), np.float32))))
+    """
+    assert _errors(body, Config()) == []
+    direct = body.replace("            x = feats.setdefault('a', x)\n", "")
+    assert [code for _, code in _errors(direct, Config())] == ["MS119"]
