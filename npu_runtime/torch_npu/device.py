@@ -86,6 +86,11 @@ def setup() -> None:
     _done = True
 
 
+def is_set_up() -> bool:
+    """True once `npu` is registered with PyTorch in this process."""
+    return _done
+
+
 def _tag(obj: Any) -> str | None:
     if obj.device.type == "npu":
         return f"npu:{obj.device.index or 0}"

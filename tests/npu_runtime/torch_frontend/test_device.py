@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from torch_support import REPO, SCRIPTS, last_line, run
@@ -199,3 +201,40 @@ def test_seam_for_other_front_ends() -> None:
         "host_view [0.0, 2.0, 4.0, 6.0]",
         f"charge HcomAllReduce 12.5 {line} 0",  # charged at the user's line, default stream
     ]
+
+
+def test_torch_compile_npu_backend_runs_the_graph_on_the_device(tmp_path: Path) -> None:
+    """torch_npu's `npu` dynamo backend (eager without torchair): same values, ops still
+    charged to the emulated device at the line that calls the compiled model."""
+    script = tmp_path / "compiled.py"
+    script.write_text(
+        "import torch, torch_npu\n"
+        "m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU()).npu()\n"
+        "x = torch.randn(4, 16).npu()\n"
+        "eager = m(x)\n"
+        "cm = torch.compile(m, backend='npu')\n"
+        "out = cm(x)\n"
+        "print(torch.equal(out.cpu(), eager.cpu()), out.device)\n"
+    )
+    out = tmp_path / "prof"
+    r = run("--no-summary", "--profile", out, "--profile-top", "0", script)
+    assert r.returncode == 0, r.stderr
+    assert last_line(r.stdout) == "True npu:0"
+    doc = json.loads((out / "lines.json").read_text())
+    ops = {o["op_type"] for ln in doc["lines"] if ln["file"] == str(script) for o in ln["top_ops"]}
+    assert {"MatMul", "Relu"} <= ops or {"MatMulV2", "Relu"} <= ops, ops
+
+
+def test_torch_compile_npu_backend_outside_the_launcher_says_how(tmp_path: Path) -> None:
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import torch\n"
+        "cm = torch.compile(torch.nn.Linear(2, 2), backend='npu')\n"
+        "cm(torch.randn(1, 2))\n"
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240)
+    assert r.returncode != 0
+    assert (
+        "torch.compile backend 'npu' needs torch_npu: run the script under `ascend-lens run`"
+        in r.stderr
+    )
