@@ -27,6 +27,7 @@ from npu_runtime.ops.errors import (
     OpError,
 )
 from npu_runtime.ops.registry import Attrs, Spec, op
+from npu_runtime.ops.shape import axes_order_infer, permuted
 
 # aclDataType -> index dtype for ArgMaxV2's `dtype` attribute (ACL_INT32 = 3, ACL_INT64 = 9)
 _INDEX_TYPES: dict[int, np.dtype] = {3: np.dtype(np.int32), 9: np.dtype(np.int64)}
@@ -125,23 +126,10 @@ def slice_(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     return [np.ascontiguousarray(x[tuple(slice(b, e) for b, e in bounds)])]
 
 
-def _permute_infer(inputs: Sequence[Spec], attrs: Attrs) -> list[Spec]:
-    n_inputs("Permute", inputs, 1)
-    x = inputs[0]
-    order = attr_ints("Permute", attrs, "order", list(range(len(x.shape))))
-    norm = [axis("Permute", p, len(x.shape), "order") for p in order]
-    if sorted(norm) != list(range(len(x.shape))):
-        raise OpError(
-            ACL_ERROR_OP_ATTR_NOT_MATCH,
-            f"Permute order {order} is not a permutation of {len(x.shape)} axes",
-        )
-    return [Spec(tuple(x.shape[p] for p in norm), x.dtype)]
-
-
 @op(
     "Permute",
     unit="vector",
-    infer=_permute_infer,
+    infer=axes_order_infer("Permute", "order", reverse_by_default=False),
     cost=move_work,
     inputs=("x",),
     attrs={"order": "list[int] = identity"},
@@ -149,5 +137,4 @@ def _permute_infer(inputs: Sequence[Spec], attrs: Attrs) -> list[Spec]:
 def permute(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     """Caffe's Permute: the axes in `order` (Transpose with the Caffe attribute name)."""
     x = inputs[0]
-    order = attrs.get("order", list(range(x.ndim)))
-    return [np.ascontiguousarray(np.transpose(x, [p % x.ndim for p in order]))]
+    return [permuted(x, attrs.get("order", list(range(x.ndim))))]

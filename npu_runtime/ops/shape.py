@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -27,23 +27,37 @@ from npu_runtime.ops.registry import Attrs, Spec, op
 # --- Transpose -----------------------------------------------------------------------------
 
 
-def _transpose_infer(inputs: Sequence[Spec], attrs: Attrs) -> list[Spec]:
-    n_inputs("Transpose", inputs, 1)
-    x = inputs[0]
-    perm = attr_ints("Transpose", attrs, "perm", list(range(len(x.shape)))[::-1])
-    norm = [axis("Transpose", p, len(x.shape), "perm") for p in perm]
-    if sorted(norm) != list(range(len(x.shape))):
-        raise OpError(
-            ACL_ERROR_OP_ATTR_NOT_MATCH,
-            f"Transpose perm {perm} is not a permutation of {len(x.shape)} axes",
-        )
-    return [Spec(tuple(x.shape[p] for p in norm), x.dtype)]
+def axes_order_infer(
+    op_type: str, attr: str, reverse_by_default: bool
+) -> Callable[[Sequence[Spec], Attrs], list[Spec]]:
+    """Shape inference of an axis permutation named by `attr` (Transpose's `perm`, Permute's
+    `order`): every axis exactly once; the default is the reversed or the identity order."""
+
+    def infer(inputs: Sequence[Spec], attrs: Attrs) -> list[Spec]:
+        n_inputs(op_type, inputs, 1)
+        x = inputs[0]
+        default = list(range(len(x.shape)))
+        order = attr_ints(op_type, attrs, attr, default[::-1] if reverse_by_default else default)
+        norm = [axis(op_type, p, len(x.shape), attr) for p in order]
+        if sorted(norm) != default:
+            raise OpError(
+                ACL_ERROR_OP_ATTR_NOT_MATCH,
+                f"{op_type} {attr} {order} is not a permutation of {len(x.shape)} axes",
+            )
+        return [Spec(tuple(x.shape[p] for p in norm), x.dtype)]
+
+    return infer
+
+
+def permuted(x: np.ndarray, order: Sequence[int]) -> np.ndarray:
+    """`x` with its axes in `order`, written contiguously (as the device writes its output)."""
+    return np.ascontiguousarray(np.transpose(x, [p % x.ndim for p in order]))
 
 
 @op(
     "Transpose",
     unit="vector",
-    infer=_transpose_infer,
+    infer=axes_order_infer("Transpose", "perm", reverse_by_default=True),
     cost=move_work,
     inputs=("x", "perm (constant, optional)"),
     attrs={"perm": "list[int] = reversed axes"},
@@ -53,8 +67,7 @@ def _transpose_infer(inputs: Sequence[Spec], attrs: Attrs) -> list[Spec]:
 def transpose(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     """Permute the axes by `perm`; the result is written contiguously."""
     x = inputs[0]
-    perm = attrs.get("perm", list(range(x.ndim))[::-1])
-    return [np.ascontiguousarray(np.transpose(x, [p % x.ndim for p in perm]))]
+    return [permuted(x, attrs.get("perm", list(range(x.ndim))[::-1]))]
 
 
 # --- Reshape -------------------------------------------------------------------------------
