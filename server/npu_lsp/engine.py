@@ -52,6 +52,7 @@ from npu_lsp.scope import (
     module_name_for,
     summarize,
 )
+from npu_lsp.summary import portable
 
 log = logging.getLogger("npu_lsp.engine")
 
@@ -79,17 +80,20 @@ def register_checker(matcher: Matcher | str, checker: Checker) -> None:
 
 # ----------------------------------------------------------------------------- workspace
 class WorkspaceIndex:
-    """Per-file summaries (imports, classes, functions, jit settings) of a set of files.
+    """Per-module summaries (imports, classes, functions, jit settings) of a set of files.
 
-    Lets scope resolution follow Cell base classes and helper calls across modules. Cheap to
-    keep current: `update(path, text)` re-summarises one file; unparsable text keeps the last
-    good summary.
+    Lets scope resolution follow Cell base classes and helper calls across modules. Holds
+    portable summaries (`summary.portable`: what resolution reads, no syntax trees), looked
+    up by module name; cheap to keep current: `update(path, text)` re-summarises one file;
+    unparsable text keeps the last good summary.
     """
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = str(Path(root).resolve()) if root else None
         self._by_path: dict[str, ModuleInfo] = {}
         self._by_module: dict[str, ModuleInfo] = {}
+        #: package name -> the modules under it (at any depth), for `import pkg`
+        self._under: dict[str, dict[str, None]] = {}
         self.version = 0
         self._scopes: dict[str, GraphScope] = {}
         self._scopes_version = -1
@@ -109,6 +113,7 @@ class WorkspaceIndex:
                 index.update(str(p), Path(p).read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError):
                 continue
+        index._last = None  # only the file indexed last would use it; its tree is big
         return index
 
     def module_for(self, path: str) -> str:
@@ -134,15 +139,23 @@ class WorkspaceIndex:
             return False
         try:
             info = summarize(tree, key, self.module_for(path), text)
+            stored = portable(info, text)
         except RecursionError:
             return False
-        self.remove(path)
-        self._texts[key] = digest
+        self.add_summary(key, stored, digest)
+        self._last = (key, text, tree, info)
+        return True
+
+    def add_summary(self, key: str, info: ModuleInfo, digest: int | None = None) -> None:
+        """Store the portable summary of the file `key` (a resolved path, see `key`)."""
+        self.remove(key)
+        if digest is not None:
+            self._texts[key] = digest
         self._by_path[key] = info
         self._by_module[info.module] = info
-        self._last = (key, text, tree, info)
+        for package in _packages(info.module):
+            self._under.setdefault(package, {})[info.module] = None
         self.version += 1
-        return True
 
     def parsed(self, path: str, text: str) -> tuple[ast.Module, ModuleInfo] | None:
         """The tree and summary of `text` if it is what was indexed last for `path`."""
@@ -162,10 +175,17 @@ class WorkspaceIndex:
         info = self._by_path.pop(self._key(path), None)
         if info is not None and self._by_module.get(info.module) is info:
             del self._by_module[info.module]
+            for package in _packages(info.module):
+                self._under.get(package, {}).pop(info.module, None)
             self.version += 1
 
     def module(self, name: str) -> ModuleInfo | None:
         return self._by_module.get(name)
+
+    def submodules(self, name: str) -> list[ModuleInfo]:
+        """The modules under package `name`, at any depth."""
+        by_module = self._by_module
+        return [by_module[m] for m in self._under.get(name, ()) if m in by_module]
 
     def modules(self) -> Iterable[ModuleInfo]:
         return self._by_module.values()
@@ -188,6 +208,12 @@ class WorkspaceIndex:
             return str(Path(path).resolve())
         except OSError:
             return path
+
+
+def _packages(module: str) -> list[str]:
+    """"a.b.c" -> ["a.b", "a"]."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
 
 
 # ----------------------------------------------------------------------------- context
