@@ -1,5 +1,7 @@
 """`ascend-lens check PATH... [--format text|json|sarif] [--select CODES] [--ignore CODES]
-[--syntax-level strict|lax]`: the engine over files and folders.
+[--syntax-level strict|lax] [--jobs N] [--no-cache] [--statistics] [--quiet]`: the engine
+over files and folders (discovery in `discovery.py`, the repository run with its worker
+processes and cache in `workspace.py`).
 
 Exit status (as `ruff check`): 0 when nothing is found, 1 when anything is found, 2 on a
 usage error (bad option, unknown rule code, missing path).
@@ -16,9 +18,13 @@ from pathlib import Path
 
 from npu_lsp.config import Config, load_config
 from npu_lsp.diagnostics import Diagnostic
-from npu_lsp.engine import LANGUAGES, WorkspaceIndex, check_path, iter_python_files
-from npu_lsp.output import RENDERERS
+from npu_lsp.discovery import MissingPath, discover
+from npu_lsp.engine import LANGUAGES
+from npu_lsp.output import RENDERERS, render_statistics
+from npu_lsp.parallel import WorkerFailed, default_jobs
+from npu_lsp.progress import Progress
 from npu_lsp.registry import RULES, load_all
+from npu_lsp.workspace import check_files, project_root
 
 
 class UsageError(Exception):
@@ -54,7 +60,33 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-config", action="store_true", help="ignore [tool.ascend-lens] in pyproject.toml"
     )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        metavar="N",
+        help="worker processes (default: one per available core)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write .ascend-lens_cache/"
+    )
+    p.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of diagnostics per code instead of the diagnostics",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress or warnings on stderr")
     return p
+
+
+def _jobs(raw: str) -> int:
+    try:
+        n = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of jobs: {raw!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, not {n}")
+    return n
 
 
 def _codes(raw: str | None, flag: str) -> tuple[str, ...] | None:
@@ -79,30 +111,21 @@ def _safe(matcher: object, path: str) -> bool:
 
 
 def _collect(paths: list[str], config: Config) -> list[Path]:
-    files: list[Path] = []
-    for raw in paths:
-        p = Path(raw)
-        if not p.exists():
-            raise UsageError(f"{raw}: no such file or directory")
-        if p.is_dir():
-            suffixes = (".py", ".pyi", ".json")
-            files.extend(
-                f for f in iter_python_files([p], config.exclude, suffixes) if _is_target(f)
-            )
-        else:
-            files.append(p)
-    return files
+    try:
+        return discover(
+            paths, config.exclude, (".py", ".pyi", ".json"), is_target=_is_target, strict=True
+        )
+    except MissingPath as exc:
+        raise UsageError(str(exc)) from None
 
 
-def run(argv: Sequence[str]) -> int:
-    args = _parser().parse_intermixed_args(list(argv))
-    load_all()
+def _config(args: argparse.Namespace, paths: list[str]) -> Config:
     select = _codes(args.select, "--select")
     ignore = _codes(args.ignore, "--ignore")
-    paths = args.paths or ["."]
     config = Config() if args.no_config else load_config(paths[0])
-    for problem in config.problems:
-        sys.stderr.write(f"ascend-lens: warning: {problem}\n")
+    if not args.quiet:
+        for problem in config.problems:
+            sys.stderr.write(f"ascend-lens: warning: {problem}\n")
     if select is not None:
         config = replace(config, select=select)
     if ignore is not None:
@@ -111,15 +134,34 @@ def run(argv: Sequence[str]) -> int:
         config = replace(config, syntax_level=args.syntax_level)
     if args.preview:
         config = replace(config, preview=True)
+    return config
+
+
+def run(argv: Sequence[str]) -> int:
+    args = _parser().parse_intermixed_args(list(argv))
+    load_all()
+    paths = args.paths or ["."]
+    config = _config(args, paths)
     files = _collect(paths, config)
     root = config.root or os.getcwd()
-    workspace = WorkspaceIndex.from_paths(
-        [f for f in files if f.suffix in (".py", ".pyi")], root=root
-    )
-    results: list[tuple[str, Diagnostic]] = []
-    for f in files:
-        results.extend((str(f), d) for d in check_path(f, config, workspace))
-    sys.stdout.write(RENDERERS[args.format](results))
+    progress = None if args.quiet else Progress.for_stream(sys.stderr)
+    try:
+        checked, _stats = check_files(
+            files,
+            config,
+            root,
+            jobs=args.jobs or default_jobs(),
+            cache_root=None if args.no_cache else project_root(config),
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    results: list[tuple[str, Diagnostic]] = [(p, d) for p, diags in checked for d in diags]
+    if args.statistics:
+        sys.stdout.write(render_statistics(results))
+    else:
+        sys.stdout.write(RENDERERS[args.format](results))
     sys.stdout.flush()
     return 1 if results else 0
 
@@ -129,6 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
         sys.stderr.write(f"ascend-lens check: error: {exc}\n")
+        return 2
+    except WorkerFailed as exc:
+        sys.stderr.write(f"ascend-lens check: error: {exc}; try --jobs 1\n")
         return 2
     except KeyboardInterrupt:
         return 130

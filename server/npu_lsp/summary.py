@@ -25,95 +25,143 @@ from npu_lsp.astutil import FIELDS, fields
 from npu_lsp.columns import LineColumns
 from npu_lsp.scope import ClassInfo, FuncDef, ModuleInfo
 
-#: Nodes resolution looks for inside function bodies (kept with their position).
-_KEPT = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Return)
-#: Fields kept whole on a kept node: what resolution reads of it directly.
-_WHOLE: dict[type, frozenset[str]] = {
-    ast.Call: frozenset({"func"}),  # whole: the callee expression
-    ast.FunctionDef: frozenset({"name", "decorator_list"}),
-    ast.AsyncFunctionDef: frozenset({"name", "decorator_list"}),
-    ast.ClassDef: frozenset({"name", "bases", "decorator_list"}),
-    ast.Return: frozenset({"value"}),
-}
-_KEPT_SET = frozenset(_KEPT)
 _POSITION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 _FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _DEFINITIONS = _FUNCTIONS | {ast.ClassDef}
-_EMPTY_ARGS = ast.arguments(
-    posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
-)
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_SKIP = (ast.Name, ast.Constant)
+_LOAD = ast.Load()
+
+
+def _bag(items: list[ast.AST]) -> ast.Expr:
+    """A container for kept parts; scans visit its items as they would have visited them
+    in the original statement (same list order)."""
+    return ast.Expr(value=ast.Tuple(elts=items, ctx=_LOAD))
+
+
+def _positioned(copy: ast.AST, node: ast.AST) -> ast.AST:
+    for attr in _POSITION:
+        setattr(copy, attr, getattr(node, attr, None))
+    return copy
 
 
 class _Pruner:
-    """Copies definitions keeping what resolution reads; one copy per original node, so a
-    nested function listed both in its parent's body and in `ModuleInfo.functions` stays
-    one object (resolution tells functions apart by identity)."""
+    """Copies definitions keeping what resolution reads. Statements keep their nesting
+    and order (assignments are read in scan order, later ones winning); inside an
+    expression only its calls are kept, each with its callee expression whole (a call in
+    a callee, as in `f(x)(y)`, stays inside it, so calls sharing a position keep their
+    order) and the calls of its arguments. One copy per original definition, so a nested
+    function listed both in its parent's body and in `ModuleInfo.functions` stays one
+    object (resolution tells functions apart by identity)."""
 
     def __init__(self) -> None:
-        self.memo: dict[int, ast.AST] = {}
+        self.memo: dict[int, Any] = {}
 
     def definition(self, node: FuncDef | ast.ClassDef) -> Any:
-        out = self.prune(node, top=True)
-        assert out is not None
-        return out
-
-    def prune(self, node: ast.AST, top: bool = False) -> ast.AST | None:
-        """A pruned copy of `node`, or None when nothing under it matters."""
         key = id(node)
         hit = self.memo.get(key)
         if hit is not None:
             return hit
         t = type(node)
-        if t is ast.Assign:
-            return self._assign(node)  # type: ignore[arg-type]
-        if t is ast.Return and type(node.value) is not ast.Name:  # type: ignore[attr-defined]
-            return self.prune(node.value) if node.value is not None else None  # type: ignore[attr-defined]
-        kept = top or t in _KEPT_SET
-        whole = _WHOLE.get(t, frozenset())
-        values: dict[str, Any] = {}
-        found = kept
-        for name in FIELDS.get(t) or fields(t):
-            value = getattr(node, name, None)
-            if name in whole:
-                values[name] = value
-            elif isinstance(value, list):
-                items = [p for v in value if isinstance(v, ast.AST) and (p := self.prune(v))]
-                values[name] = items
-                found = found or bool(items)
-            elif isinstance(value, ast.AST):
-                values[name] = self.prune(value)
-                found = found or values[name] is not None
-            else:
-                values[name] = value if kept else None
-        if not found:
-            return None
         copy = t.__new__(t)
-        for name, value in values.items():
-            if value is None and name == "args" and t in _FUNCTIONS:
-                value = _EMPTY_ARGS
-            setattr(copy, name, value)
-        if kept:  # containers need no position: nothing reads it
-            for attr in _POSITION:
-                if hasattr(node, attr):
-                    setattr(copy, attr, getattr(node, attr))
-        if t in _DEFINITIONS:
-            self.memo[key] = copy
-        return copy
+        self.memo[key] = copy
+        copy.name = node.name
+        copy.decorator_list = node.decorator_list
+        copy.body = self.block(node.body)
+        if t is ast.ClassDef:
+            copy.bases = node.bases  # type: ignore[attr-defined]
+            copy.keywords = node.keywords  # type: ignore[attr-defined]
+        else:
+            # defaults and annotations: only their calls (a scan of the function meets them)
+            args = node.args  # type: ignore[union-attr]
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            extra = [
+                *args.defaults,
+                *(d for d in args.kw_defaults if d is not None),
+                *(a.annotation for a in every if a is not None and a.annotation is not None),
+                *([node.returns] if node.returns is not None else []),  # type: ignore[union-attr]
+            ]
+            copy.args = _NO_ARGS
+            found = self.calls(extra) if extra else []
+            if found:
+                copy.body = [_bag(found), *copy.body]
+            copy.returns = None
+            copy.type_comment = None
+        if hasattr(node, "type_params"):
+            copy.type_params = []
+        return _positioned(copy, node)
 
-    def _assign(self, node: ast.Assign) -> ast.AST | None:
-        """`x = f(...)` gives `x` a type (`scope._note_local_type`): kept with its name
-        targets; any other assignment matters only for the calls inside it."""
-        value = self.prune(node.value)
-        names = [t for t in node.targets if type(t) is ast.Name]
-        if names and type(node.value) is ast.Call:
-            copy = ast.Assign(targets=names, value=value, type_comment=None)
-            for attr in _POSITION:
-                setattr(copy, attr, getattr(node, attr))
-            return copy
-        targets = [p for t in node.targets if (p := self.prune(t))]
-        if value is None and not targets:
-            return None
-        return ast.Expr(value=ast.Tuple(elts=[*targets, *([value] if value else [])]))
+    def block(self, body: list[ast.stmt]) -> list[Any]:
+        out: list[Any] = []
+        for st in body:
+            kept = self.statement(st)
+            if kept is not None:
+                out.append(kept)
+        return out
+
+    def statement(self, st: ast.AST) -> Any:
+        t = type(st)
+        if t in _DEFINITIONS:
+            return self.definition(st)  # type: ignore[arg-type]
+        if t is ast.Assign:
+            value = st.value  # type: ignore[attr-defined]
+            names = [x for x in st.targets if type(x) is ast.Name]  # type: ignore[attr-defined]
+            if names and type(value) is ast.Call:
+                copy = ast.Assign(targets=names, value=self.calls([value])[0], type_comment=None)
+                rest = self.calls([x for x in st.targets if type(x) is not ast.Name])  # type: ignore[attr-defined]
+                return _positioned(copy, st) if not rest else _bag([copy, *rest])
+        elif t is ast.Return:
+            value = st.value  # type: ignore[attr-defined]
+            if type(value) is ast.Name:
+                return _positioned(ast.Return(value=value), st)
+        items: list[Any] = []
+        for name in FIELDS.get(t) or fields(t):
+            value = getattr(st, name, None)
+            if name in _BLOCK_FIELDS:
+                for sub in value or ():  # statements, `except` clauses, `case`s
+                    kept = self.statement(sub)
+                    if kept is not None:
+                        items.append(kept)
+            elif isinstance(value, list):
+                items.extend(self.calls([v for v in value if isinstance(v, ast.AST)]))
+            elif isinstance(value, ast.AST):
+                items.extend(self.calls([value]))
+        return _bag(items) if items else None
+
+    def calls(self, exprs: list[ast.AST]) -> list[ast.Call]:
+        """Copies of the outermost calls in `exprs`, in scan order."""
+        out: list[ast.Call] = []
+        stack = list(reversed(exprs))
+        pop = stack.pop
+        call_t, attr_t, name_t = ast.Call, ast.Attribute, ast.Name
+        while stack:
+            node = pop()
+            t = type(node)
+            if t is call_t:
+                inner = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+                copy = ast.Call(
+                    func=node.func,  # type: ignore[attr-defined]
+                    args=self.calls(inner) if inner else [],
+                    keywords=[],
+                )
+                out.append(_positioned(copy, node))  # type: ignore[arg-type]
+                continue
+            if t in _SKIP or (t is attr_t and type(node.value) is name_t):  # type: ignore[attr-defined]
+                continue
+            children: list[ast.AST] = []
+            for name in FIELDS.get(t) or fields(t):
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    children.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    children.append(value)
+            stack.extend(reversed(children))
+        return out
+
+
+_NO_ARGS = ast.arguments(
+    posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+)
 
 
 def portable(info: ModuleInfo, text: str | None = None) -> ModuleInfo:
@@ -130,7 +178,9 @@ def portable(info: ModuleInfo, text: str | None = None) -> ModuleInfo:
         )
     columns = info.columns
     if columns is not None and text is not None and not text.isascii():
-        columns = LineColumns.restricted(text, _call_lines([*functions.values(), *classes.values()]))
+        columns = LineColumns.restricted(
+            text, _call_lines([*functions.values(), *classes.values()])
+        )
     elif columns is not None:
         columns = LineColumns("")
     return replace(info, functions=functions, classes=classes, columns=columns)

@@ -1,0 +1,51 @@
+"""Progress of a long `check` on stderr: files done, of how many, and the rate.
+
+Shown only when stderr is a terminal (a CI log or a pipe gets nothing) and only once a run
+has lasted half a second (a quick run prints nothing at all); `--quiet` turns it off. One
+line, redrawn in place at most ten times a second, and erased when the run ends, so it
+never mixes with the diagnostics on stdout.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TextIO
+
+_DELAY = 0.5
+_INTERVAL = 0.1
+
+
+class Progress:
+    """Callable as `progress(done, total)`; `finish()` erases the line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.width = 0
+
+    @classmethod
+    def for_stream(cls, stream: TextIO) -> Progress | None:
+        try:
+            tty = stream.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        return cls(stream) if tty else None
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        elapsed = now - self.start
+        if elapsed < _DELAY or (now - self.last < _INTERVAL and done < total):
+            return
+        self.last = now
+        rate = done / elapsed if elapsed > 0 else 0.0
+        line = f"ascend-lens: checked {done:,}/{total:,} files ({rate:,.0f} files/s)"
+        self.stream.write("\r" + line.ljust(self.width))
+        self.stream.flush()
+        self.width = len(line)
+
+    def finish(self) -> None:
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0
