@@ -10,10 +10,11 @@ usage error (bad option, unknown rule code, missing path).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from npu_lsp.config import Config, load_config
@@ -76,6 +77,8 @@ def _parser() -> argparse.ArgumentParser:
         help="print the number of diagnostics per code instead of the diagnostics",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress or warnings on stderr")
+    # for benchmarks: one JSON line on stderr with what the run did and where time went
+    p.add_argument("--timings", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -146,7 +149,7 @@ def run(argv: Sequence[str]) -> int:
     root = config.root or os.getcwd()
     progress = None if args.quiet else Progress.for_stream(sys.stderr)
     try:
-        checked, _stats = check_files(
+        checked, stats = check_files(
             files,
             config,
             root,
@@ -157,6 +160,8 @@ def run(argv: Sequence[str]) -> int:
     finally:
         if progress is not None:
             progress.finish()
+    if args.timings:
+        sys.stderr.write(json.dumps(asdict(stats)) + "\n")
     results: list[tuple[str, Diagnostic]] = [(p, d) for p, diags in checked for d in diags]
     if args.statistics:
         sys.stdout.write(render_statistics(results))

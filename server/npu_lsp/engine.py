@@ -157,7 +157,7 @@ class WorkspaceIndex:
         `ModuleInfo`, or its pickle with the module's name (unpickled on first use)."""
         name = info.module if isinstance(info, ModuleInfo) else module
         assert name is not None, "a pickled summary needs its module name"
-        self.remove(key)
+        self._remove_key(key)
         self._by_path[key] = name
         self._by_module[name] = info
         self._owner[name] = key
@@ -177,7 +177,9 @@ class WorkspaceIndex:
         return self._key(path)
 
     def remove(self, path: str) -> None:
-        key = self._key(path)
+        self._remove_key(self._key(path))
+
+    def _remove_key(self, key: str) -> None:
         if self._last is not None and self._last[0] == key:
             self._last = None
         self._texts.pop(key, None)

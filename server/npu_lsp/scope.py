@@ -951,9 +951,10 @@ class ScopeResolver:
         """Find `name` on the class or its bases (method resolution in declaration order);
         memoised: every `self.layer(x)` of a file asks again."""
         key = (cls_qual, name)
-        if key in self._method_memo:
-            return self._method_memo[key]
-        found = self._method_memo[key] = self._find_method(cls_qual, name, frozenset())
+        memo = self._method_memo
+        if key in memo:
+            return memo[key]
+        found = memo[key] = self._find_method(cls_qual, name, frozenset())
         return found
 
     def _find_method(
@@ -963,11 +964,14 @@ class ScopeResolver:
         recursion: a chain of a thousand subclasses must not overflow)."""
         visited = set(_seen)
         stack = [cls_qual]
+        memo = self._method_memo
         while stack:
             qual = stack.pop()
             if qual in visited:
                 continue
             visited.add(qual)
+            if qual != cls_qual and memo.get((qual, name), 0) is None:
+                continue  # known: nothing from there on defines it
             found = self._class(qual)
             if found is None:
                 continue
@@ -975,6 +979,11 @@ class ScopeResolver:
             if name in cls.methods:
                 return info, cls, cls.methods[name]
             stack.extend(reversed(cls.bases))
+        if not _seen:
+            # a miss: no class reachable from `cls_qual` defines `name`, so none reachable
+            # from any class visited does either (a chain of N subclasses costs N, not N^2)
+            for qual in visited:
+                memo.setdefault((qual, name), None)
         return None
 
     def _cell_level(self, cls_qual: str, construct: FuncDef, info: ModuleInfo) -> Level:

@@ -44,7 +44,7 @@ from npu_lsp.summary import portable
 
 #: Trees kept between the phases, all workers together, in estimated bytes (a tree takes
 #: about 45 bytes per byte of source); past it, files are parsed again to be checked.
-TREE_BUDGET = 768 * 1024 * 1024
+TREE_BUDGET = 384 * 1024 * 1024
 _TREE_FACTOR = 45
 _BATCH = 16
 #: Below this many files to parse or check, workers cost more than they save.
@@ -64,6 +64,13 @@ class Stats:
     jobs: int = 1
     cache: str = "off"
     seconds: float = 0.0
+    #: wall-clock seconds per phase: read, summarise, key, prepare, check, save
+    phases: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, phase: str, since: float) -> float:
+        now = time.perf_counter()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - since
+        return now
 
 
 @dataclass
@@ -106,7 +113,7 @@ def check_files(
     stats = Stats(files=len(files))
     index0 = WorkspaceIndex(root)
     paths = [str(f) for f in files]
-    keys = [index0.key(p) for p in paths]
+    keys = _resolved(paths)
     run = Run(
         paths=paths,
         keys=keys,
@@ -132,7 +139,9 @@ def check_files(
         stats.seconds = time.perf_counter() - t0
         return [(p, d or []) for p, d in zip(paths, out, strict=True)], stats
 
+    t = stats.lap("read", t0)
     old_summaries = cache.load_summaries() if cache is not None else {}
+    old_scopes = old_summaries.pop(_SCOPES, None)
     summaries: dict[int, FileSummary] = {}
     to_parse: list[int] = []
     for i in range(len(files)):
@@ -155,7 +164,9 @@ def check_files(
         if progress:
             progress(min(done_count, len(files)), len(files))
 
-    workers = jobs if len(to_parse) >= _MIN_PARALLEL or len(files) >= _MIN_PARALLEL * 4 else 1
+    # workers pay off when there is parsing to spread (a cold run); after an edit the few
+    # files to parse, and their dependents, are checked here
+    workers = jobs if len(to_parse) >= _MIN_PARALLEL else 1
     try:
         with Pool(workers, _handle) as pool:
             stats.jobs = pool.jobs
@@ -174,6 +185,7 @@ def check_files(
                         stats.parsed += 1
 
             pool.run("summarise", shards, _BATCH, summarised)
+            t = stats.lap("summarise", t)
 
             order = [i for i in range(len(files)) if i in summaries]
             closure = _closures(order, summaries, run.modules)
@@ -190,7 +202,7 @@ def check_files(
                 todo.append(i)
             whole = digest(*(f"{run.modules[i]}\0{summaries[i].summary}" for i in order))
             scopes_key = digest(settings, whole)
-            cached_scopes = _cached_scopes(cache, scopes_key)
+            cached_scopes = _cached_scopes(old_scopes, scopes_key)
             # Files whose key is unchanged while no summary changed have unchanged seeds too.
             same_world = cached_scopes is not None
             check: list[int] = []
@@ -203,6 +215,7 @@ def check_files(
                 else:
                     check.append(i)
             new_scopes: dict[str, GraphScope] | None = None
+            t = stats.lap("key", t)
             if check:
                 payload = (
                     [(i, summaries[i].blob) for i in order],
@@ -210,6 +223,7 @@ def check_files(
                 )
                 replies = pool.broadcast("prepare", payload)
                 new_scopes = replies[0]
+                t = stats.lap("prepare", t)
                 items = [(i, result_keys[i], old_results.get(keys[i])) for i in check]
                 per_worker: list[list[Any]] = [[] for _ in range(pool.jobs)]
                 spare = 0
@@ -233,6 +247,7 @@ def check_files(
                     tick(len(batch))
 
                 pool.run("check", per_worker, _BATCH, checked)
+                t = stats.lap("check", t)
             else:
                 seeds = {}
     finally:
@@ -254,6 +269,7 @@ def check_files(
         elif cached_scopes is not None:
             _store_scopes(stored, scopes_key, cached_scopes)
         cache.save(state, new_results, stored)
+        stats.lap("save", t)
     stats.seconds = time.perf_counter() - t0
     return results, stats
 
@@ -338,6 +354,11 @@ def _check(
         if isinstance(text, Diagnostic):
             return i, [text], "", "checked"
         return i, engine.check_source(text, path, run.config, index), "", "checked"
+    # the seeds need only the summary: a file whose result is still good is not parsed
+    summary = kept[2] if kept is not None else index.module(run.modules[i])
+    seed = _seeds(summary, index.graph_scopes()) if summary is not None else ""
+    if old is not None and old.key == key and old.seeds == seed and summary is not None:
+        return i, old.diagnostics, seed, "reused"
     if kept is None:
         data = run.datas[i]
         assert isinstance(data, bytes)
@@ -352,8 +373,6 @@ def _check(
         text, tree, info = kept
         how = "checked"
     seed = _seeds(info, index.graph_scopes())
-    if old is not None and old.key == key and old.seeds == seed:
-        return i, old.diagnostics, seed, "reused"
     own = info if info.path == path else _with_path(info, path)
     return i, engine.check_parsed(text, path, run.config, index, tree, own), seed, how
 
@@ -400,7 +419,12 @@ def _closures(
         for k in range(1, len(parts)):
             under.setdefault(".".join(parts[:k]), []).append(i)
 
+    memo: dict[int, list[int]] = {}
+
     def deps(i: int) -> list[int]:
+        hit = memo.get(i)
+        if hit is not None:
+            return hit
         out: set[int] = set()
         for name in summaries[i].imports:
             parts = name.split(".")
@@ -412,7 +436,8 @@ def _closures(
         if (j := by_module.get("builtins")) is not None:
             out.add(j)
         out.discard(i)
-        return sorted(out)
+        memo[i] = sorted(out)
+        return memo[i]
 
     index_of: dict[int, int] = {}
     low: dict[int, int] = {}
@@ -487,10 +512,7 @@ def _portable_scopes(scopes: dict[str, GraphScope]) -> dict[str, GraphScope]:
 _SCOPES = "\0scopes"
 
 
-def _cached_scopes(cache: Cache | None, key: str) -> dict[str, GraphScope] | None:
-    if cache is None:
-        return None
-    entry = cache.load_summaries().get(_SCOPES)
+def _cached_scopes(entry: FileSummary | None, key: str) -> dict[str, GraphScope] | None:
     if entry is None or entry.content != key:
         return None
     try:
@@ -506,6 +528,22 @@ def _store_scopes(stored: dict[str, FileSummary], key: str, scopes: dict[str, Gr
 
 
 # ----------------------------------------------------------------------------- helpers
+def _resolved(paths: list[str]) -> list[str]:
+    """`Path.resolve` of each path (the index's keys), resolving each folder once."""
+    folders: dict[str, str] = {}
+    out: list[str] = []
+    for p in paths:
+        absolute = os.path.abspath(p)
+        folder, name = os.path.split(absolute)
+        real = folders.get(folder)
+        if real is None:
+            real = folders[folder] = os.path.realpath(folder)
+        out.append(
+            os.path.realpath(absolute) if os.path.islink(absolute) else os.path.join(real, name)
+        )
+    return out
+
+
 def _read(path: Path) -> bytes | OSError:
     try:
         return path.read_bytes()
