@@ -102,18 +102,19 @@ class Pool:
             w: [list(s[i : i + batch]) for i in range(0, len(s), batch)]
             for w, s in enumerate(shards)
         }
-        busy: dict[Connection, int] = {}
+        busy: dict[Any, int] = {}
         for w, conn in enumerate(self._conns):
             if pending.get(w):
                 conn.send((command, pending[w].pop(0)))
                 busy[conn] = w
         while busy:
-            for conn in wait(list(busy)):
-                w = busy.pop(conn)  # type: ignore[call-overload]
+            for ready in wait(list(busy)):
+                w = busy.pop(ready)
+                conn = self._conns[w]
                 done(self._receive(w))
                 if pending.get(w):
                     conn.send((command, pending[w].pop(0)))
-                    busy[conn] = w  # type: ignore[index]
+                    busy[conn] = w
 
     def _receive(self, w: int) -> Any:
         try:

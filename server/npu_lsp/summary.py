@@ -33,7 +33,7 @@ _SKIP = (ast.Name, ast.Constant)
 _LOAD = ast.Load()
 
 
-def _bag(items: list[ast.AST]) -> ast.Expr:
+def _bag(items: list[Any]) -> ast.Expr:
     """A container for kept parts; scans visit its items as they would have visited them
     in the original statement (same list order)."""
     return ast.Expr(value=ast.Tuple(elts=items, ctx=_LOAD))
@@ -57,29 +57,30 @@ class _Pruner:
     def __init__(self) -> None:
         self.memo: dict[int, Any] = {}
 
-    def definition(self, node: FuncDef | ast.ClassDef) -> Any:
+    def definition(self, original: FuncDef | ast.ClassDef) -> Any:
+        node: Any = original  # fields differ by type; each is read where it exists
         key = id(node)
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        t = type(node)
-        copy = t.__new__(t)
+        t: Any = type(node)
+        copy: Any = t.__new__(t)
         self.memo[key] = copy
         copy.name = node.name
         copy.decorator_list = node.decorator_list
         copy.body = self.block(node.body)
         if t is ast.ClassDef:
-            copy.bases = node.bases  # type: ignore[attr-defined]
-            copy.keywords = node.keywords  # type: ignore[attr-defined]
+            copy.bases = node.bases
+            copy.keywords = node.keywords
         else:
             # defaults and annotations: only their calls (a scan of the function meets them)
-            args = node.args  # type: ignore[union-attr]
+            args = node.args
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
             extra = [
                 *args.defaults,
                 *(d for d in args.kw_defaults if d is not None),
                 *(a.annotation for a in every if a is not None and a.annotation is not None),
-                *([node.returns] if node.returns is not None else []),  # type: ignore[union-attr]
+                *([node.returns] if node.returns is not None else []),
             ]
             copy.args = _NO_ARGS
             found = self.calls(extra) if extra else []
@@ -105,9 +106,11 @@ class _Pruner:
             return self.definition(st)  # type: ignore[arg-type]
         if t is ast.Assign:
             value = st.value  # type: ignore[attr-defined]
-            names = [x for x in st.targets if type(x) is ast.Name]  # type: ignore[attr-defined]
+            names: list[ast.expr] = [x for x in st.targets if type(x) is ast.Name]  # type: ignore[attr-defined]
             if names and type(value) is ast.Call:
-                copy = ast.Assign(targets=names, value=self.calls([value])[0], type_comment=None)
+                copy = ast.Assign(
+                    targets=list(names), value=self.calls([value])[0], type_comment=None
+                )
                 rest = self.calls([x for x in st.targets if type(x) is not ast.Name])  # type: ignore[attr-defined]
                 return _positioned(copy, st) if not rest else _bag([copy, *rest])
         elif t is ast.Return:
@@ -128,9 +131,9 @@ class _Pruner:
                 items.extend(self.calls([value]))
         return _bag(items) if items else None
 
-    def calls(self, exprs: list[ast.AST]) -> list[ast.Call]:
+    def calls(self, exprs: list[Any]) -> list[Any]:
         """Copies of the outermost calls in `exprs`, in scan order."""
-        out: list[ast.Call] = []
+        out: list[Any] = []
         stack = list(reversed(exprs))
         pop = stack.pop
         call_t, attr_t, name_t = ast.Call, ast.Attribute, ast.Name
@@ -138,15 +141,15 @@ class _Pruner:
             node = pop()
             t = type(node)
             if t is call_t:
-                inner = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+                inner = [*node.args, *(k.value for k in node.keywords)]
                 copy = ast.Call(
-                    func=node.func,  # type: ignore[attr-defined]
+                    func=node.func,
                     args=self.calls(inner) if inner else [],
                     keywords=[],
                 )
-                out.append(_positioned(copy, node))  # type: ignore[arg-type]
+                out.append(_positioned(copy, node))
                 continue
-            if t in _SKIP or (t is attr_t and type(node.value) is name_t):  # type: ignore[attr-defined]
+            if t in _SKIP or (t is attr_t and type(node.value) is name_t):
                 continue
             children: list[ast.AST] = []
             for name in FIELDS.get(t) or fields(t):

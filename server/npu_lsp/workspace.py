@@ -107,6 +107,25 @@ def check_files(
     """Diagnostics of every file in `files` (in that order), checked as one workspace
     rooted at `root`; `cache_root` is the folder holding `.ascend-lens_cache/` (None: no
     cache); `progress(done, total)` is called as files finish."""
+    # Everything this run builds (contents, summaries, the index) lives until it ends and
+    # holds no cycles: the cyclic collector would only rescan it, more often as it grows.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_files(files, config, root, jobs, cache_root, progress)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _check_files(
+    files: Sequence[Path],
+    config: Config,
+    root: str | None,
+    jobs: int,
+    cache_root: str | None,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     global _RUN
     t0 = time.perf_counter()
     engine._ensure_rules_loaded()
@@ -217,12 +236,17 @@ def check_files(
             new_scopes: dict[str, GraphScope] | None = None
             t = stats.lap("key", t)
             if check:
-                payload = (
-                    [(i, summaries[i].blob) for i in order],
-                    cached_scopes,
-                )
-                replies = pool.broadcast("prepare", payload)
-                new_scopes = replies[0]
+                blobs = [(i, summaries[i].blob) for i in order]
+                # The project-wide resolution once, here (workers would each redo it); the
+                # workers get it in portable form and unpickle only the summaries they use.
+                index = _index(run, blobs)
+                scopes = cached_scopes
+                if scopes is None:
+                    scopes = new_scopes = _portable_scopes(index.graph_scopes())
+                index.set_graph_scopes(scopes)
+                shared = index if pool.jobs == 1 else None  # in this process: no copy
+                pool.broadcast("prepare", (blobs, scopes, shared))
+                del index, shared
                 t = stats.lap("prepare", t)
                 items = [(i, result_keys[i], old_results.get(keys[i])) for i in check]
                 per_worker: list[list[Any]] = [[] for _ in range(pool.jobs)]
@@ -322,22 +346,27 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
     return i, "summary", FileSummary("", run.modules[i], blob, digest(blob), imports)
 
 
-def _prepare(
-    run: Run, blobs: list[tuple[int, bytes]], scopes: dict[str, GraphScope] | None
-) -> dict[str, GraphScope] | None:
-    """Build this worker's index (file order, so every worker's is the same) and the
-    project-wide resolution, unless the cache had it; returns the resolution, portable."""
+def _index(run: Run, blobs: list[tuple[int, bytes]]) -> WorkspaceIndex:
+    """The index of every summary, in file order (so every process builds the same one),
+    each unpickled when first used."""
     index = WorkspaceIndex(run.root)
     for i, blob in blobs:
         index.add_summary(run.keys[i], blob, run.modules[i])
+    return index
+
+
+def _prepare(
+    run: Run,
+    blobs: list[tuple[int, bytes]],
+    scopes: dict[str, GraphScope],
+    index: WorkspaceIndex | None,
+) -> None:
+    """Set up this worker's index with the project-wide resolution (portable: callers are
+    told apart by qualified name, the same whether it was computed or cached)."""
+    if index is None:
+        index = _index(run, blobs)
+        index.set_graph_scopes(scopes)
     run.index = index
-    computed = None
-    if scopes is None:
-        # portable (no tree nodes) whether computed or cached, so both give the same
-        # diagnostics; callers are then told apart by qualified name
-        scopes = computed = _portable_scopes(index.graph_scopes())
-    index.set_graph_scopes(scopes)
-    return computed
 
 
 def _check(
