@@ -129,9 +129,11 @@ class WorkspaceIndex:
             resolved = path
         return module_name_for(resolved, self.root)
 
-    def update(self, path: str, text: str) -> bool:
+    def update(self, path: str, text: str, *, live: bool = False) -> bool:
         """(Re)index one file; returns False when the text does not parse (old summary kept).
-        Re-indexing identical text is free and keeps the cached project-wide resolution."""
+        Re-indexing identical text is free and keeps the cached project-wide resolution.
+        A `live` file (open in the editor, re-indexed per keystroke) keeps its full summary:
+        its tree is alive anyway, and pruning it on every edit would cost time."""
         key = self._key(path)
         digest = hash(text)
         if self._texts.get(key) == digest:
@@ -144,7 +146,7 @@ class WorkspaceIndex:
             return False
         try:
             info = summarize(tree, key, self.module_for(path), text)
-            stored = portable(info, text)
+            stored = info if live else portable(info, text)
         except RecursionError:
             return False
         self.add_summary(key, stored)

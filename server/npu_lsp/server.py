@@ -304,6 +304,21 @@ class AscendLensServer(LanguageServer):
                     version=doc.version if doc is not None else None,
                 )
             )
+        await self.recheck_dependents(uri)
+
+    async def recheck_dependents(self, uri: str) -> None:
+        """After an edit of a Python file is published: when what other files see of it (a
+        Cell base, a helper, what its compiled code calls) changed, the other open documents
+        are analysed again (debounced), since their graph scopes may cross into it."""
+        if not uri.endswith(".py") or uri not in self.workspace.text_documents:
+            return
+        changed = await self.in_worker(
+            worker.summary_changed, self.workspace.root_path, _path_of(uri)
+        )
+        if not changed:
+            return
+        for key in {self._analysis_key(u) for u in self.workspace.text_documents} - {uri}:
+            self.schedule(key)
 
     def schedule(self, uri: str, *, immediate: bool = False) -> None:
         key = self._analysis_key(uri)

@@ -94,7 +94,7 @@ def analyse(job: Job) -> dict[str, list[Located]]:
     index = _workspace_index(job.root)
     if job.notebook is None:
         if job.path.endswith(".py"):
-            index.update(job.path, job.text)
+            index.update(job.path, job.text, live=True)
             _live.add(os.path.realpath(job.path))
         diagnostics = engine.check_source(job.text, job.path, job.config, index)
         return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
@@ -150,6 +150,32 @@ def editor_closed(root: str | None, path: str) -> None:
     """The editor closed `path`: from now on the disk's text is the one to index."""
     _live.discard(os.path.realpath(path))
     reindex(root, path, deleted=not os.path.exists(path))
+
+
+def summary_changed(root: str | None, path: str) -> bool:
+    """Did the summary other files see of `path` (what cross-file resolution reads) change
+    since the last time this was asked? Asked after an edit is published, so the open
+    files that depend on it are checked again only when that can change their results."""
+    index = _workspace_index(root)
+    info = index.module(index.module_for(path))
+    if info is None or info.path != index.key(path):
+        return False
+    import pickle
+
+    from npu_lsp.summary import portable
+
+    try:
+        blob = pickle.dumps(portable(info), protocol=pickle.HIGHEST_PROTOCOL)
+    except RecursionError:
+        return True
+    key = os.path.realpath(path)
+    changed = _interfaces.get(key, blob) != blob
+    _interfaces[key] = blob
+    return changed
+
+
+#: The last summary `summary_changed` saw per file.
+_interfaces: dict[str, bytes] = {}
 
 
 def _after_bom(item: Located) -> Located:

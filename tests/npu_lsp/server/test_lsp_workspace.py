@@ -73,6 +73,30 @@ async def test_saving_a_base_module_updates_its_dependents(
     assert await wait_for_diagnostics(ws_client, net, lambda d: d == []) == []
 
 
+async def test_an_edit_to_a_base_module_rechecks_open_dependents_without_a_save(
+    ws_client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "base.py").write_text(BASE, encoding="utf-8")
+    await start(ws_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(ws_client)
+    net = (tmp_path / "net.py").as_uri()
+    base = (tmp_path / "base.py").as_uri()
+    open_doc(ws_client, net, NET)
+    open_doc(ws_client, base, BASE)
+    await wait_for_diagnostics(ws_client, net, lambda d: len(d) == 1)
+    await wait_for_diagnostics(ws_client, base)
+    # an edit that keeps what other files see of base.py: net.py keeps its diagnostic
+    replace_all(ws_client, base, BASE + "\n# a comment\n", 2)
+    await wait_for_diagnostics(ws_client, base)
+    # Base stops being a Cell in the editor, unsaved: net.py is analysed again at once
+    replace_all(ws_client, base, "class Base:\n    pass\n", 3)
+    assert await wait_for_diagnostics(ws_client, net, lambda d: d == []) == []
+    # and back
+    replace_all(ws_client, base, BASE, 4)
+    diags = await wait_for_diagnostics(ws_client, net, lambda d: len(d) == 1)
+    assert [d.code for d in diags] == ["MS101"]
+
+
 async def test_changes_on_disk_reported_by_the_client_update_the_index(
     ws_client: LanguageClient, tmp_path: Path
 ) -> None:
