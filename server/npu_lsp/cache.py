@@ -31,7 +31,7 @@ from typing import Any
 from npu_lsp.diagnostics import Diagnostic
 
 CACHE_DIR = ".ascend-lens_cache"
-_FORMAT = 1
+_FORMAT = 2
 _MAC_SIZE = 32
 
 
@@ -77,6 +77,11 @@ class FileResult:
     key: str
     seeds: str
     diagnostics: list[Diagnostic]
+    #: (size, mtime in ns, inode) when the content was read: the same stamp, the same
+    #: content (as Ruff's cache assumes), so an unchanged file is not even read
+    stamp: tuple[int, int, int] | None = None
+    #: digest of the summaries the file's module reaches (see `workspace._closures`)
+    closure: str = ""
 
 
 @dataclass
@@ -106,13 +111,18 @@ class Cache:
         self._key = _signing_key()
 
     # ---- reading
-    def load_results(self) -> tuple[str, dict[str, FileResult]]:
+    def load_results(self) -> tuple[str, str, dict[str, FileResult]]:
+        """(state of the last run, digest of all its summaries, results per file)."""
         data = self._read("results")
-        if not (isinstance(data, tuple) and len(data) == 2 and isinstance(data[1], dict)):
-            return "", {}
-        state, results = data
-        ok = isinstance(state, str) and all(isinstance(v, FileResult) for v in results.values())
-        return (state, results) if ok else ("", {})
+        if not (isinstance(data, tuple) and len(data) == 3 and isinstance(data[2], dict)):
+            return "", "", {}
+        state, whole, results = data
+        ok = (
+            isinstance(state, str)
+            and isinstance(whole, str)
+            and all(isinstance(v, FileResult) for v in results.values())
+        )
+        return (state, whole, results) if ok else ("", "", {})
 
     def load_summaries(self) -> dict[str, FileSummary]:
         data = self._read("summaries")
@@ -140,16 +150,17 @@ class Cache:
     def save(
         self,
         state: str,
+        whole: str,
         results: dict[str, FileResult],
         summaries: dict[str, FileSummary] | None,
     ) -> None:
-        """Write the cache; failures (read-only project, full disk) are silent: the cache is
-        an optimisation only."""
+        """Write the cache (`summaries` None: that file is still right); failures
+        (read-only project, full disk) are silent: the cache is an optimisation only."""
         if self._key is None:
             return
         try:
             self._prepare()
-            self._write("results", (state, results))
+            self._write("results", (state, whole, results))
             if summaries is not None:
                 self._write("summaries", summaries)
         except OSError:

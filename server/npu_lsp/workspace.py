@@ -39,7 +39,7 @@ from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.parallel import Pool
-from npu_lsp.scope import CallSite, GraphScope, ModuleInfo, summarize
+from npu_lsp.scope import CallSite, GraphScope, ModuleInfo, module_name_for, summarize
 from npu_lsp.summary import portable
 
 #: Trees kept between the phases, all workers together, in estimated bytes (a tree takes
@@ -81,7 +81,7 @@ class Run:
     keys: list[str]
     modules: list[str]
     python: list[bool]
-    datas: list[bytes | OSError]
+    datas: list[bytes | OSError | None]
     config: Config
     root: str | None
     #: per worker: the trees it keeps, by file number
@@ -133,21 +133,33 @@ def _check_files(
     index0 = WorkspaceIndex(root)
     paths = [str(f) for f in files]
     keys = _resolved(paths)
-    run = Run(
-        paths=paths,
-        keys=keys,
-        modules=[index0.module_for(p) for p in paths],
-        python=[f.suffix in (".py", ".pyi") and engine.is_python(str(f)) for f in files],
-        datas=[_read(f) for f in files],
-        config=config,
-        root=root,
-    )
-    contents = [f"error:{d}" if isinstance(d, OSError) else digest(d) for d in run.datas]
     settings = digest(checker_version(), repr(_settings_view(config)), str(index0.root))
     cache = Cache(cache_root, settings) if cache_root is not None else None
     stats.cache = "on" if cache is not None else "off"
+    old_state, old_whole, old_results = cache.load_results() if cache is not None else ("", "", {})
+    # read what changed: a file with the stamp the cache recorded has the content it recorded
+    stamps = [_stamp(p) for p in paths]
+    datas: list[bytes | OSError | None] = []
+    contents: list[str] = []
+    for f, k, stamp in zip(files, keys, stamps, strict=True):
+        old = old_results.get(k)
+        if old is not None and stamp is not None and old.stamp == stamp:
+            datas.append(None)
+            contents.append(old.content)
+            continue
+        data = _read(f)
+        datas.append(data)
+        contents.append(f"error:{data}" if isinstance(data, OSError) else digest(data))
+    run = Run(
+        paths=paths,
+        keys=keys,
+        modules=[module_name_for(k, index0.root) for k in keys],
+        python=[f.suffix in (".py", ".pyi") and engine.is_python(str(f)) for f in files],
+        datas=datas,
+        config=config,
+        root=root,
+    )
     state = digest(settings, *(f"{k}\0{c}" for k, c in zip(keys, contents, strict=True)))
-    old_state, old_results = cache.load_results() if cache is not None else ("", {})
     out: list[list[Diagnostic] | None] = [None] * len(files)
     if old_state == state and all(k in old_results for k in keys):
         for i, k in enumerate(keys):
@@ -207,7 +219,12 @@ def _check_files(
             t = stats.lap("summarise", t)
 
             order = [i for i in range(len(files)) if i in summaries]
-            closure = _closures(order, summaries, run.modules)
+            whole = digest(*(f"{run.modules[i]}\0{summaries[i].summary}" for i in order))
+            if whole == old_whole and all(keys[i] in old_results for i in order):
+                # no summary changed: neither did what any module reaches
+                closure = {i: old_results[keys[i]].closure for i in order}
+            else:
+                closure = _closures(order, summaries, run.modules)
             result_keys: dict[int, str] = {}
             todo: list[int] = []
             for i in range(len(files)):
@@ -219,7 +236,6 @@ def _check_files(
                     continue
                 result_keys[i] = digest(settings, contents[i], closure.get(i, ""))
                 todo.append(i)
-            whole = digest(*(f"{run.modules[i]}\0{summaries[i].summary}" for i in order))
             scopes_key = digest(settings, whole)
             cached_scopes = _cached_scopes(old_scopes, scopes_key)
             # Files whose key is unchanged while no summary changed have unchanged seeds too.
@@ -282,17 +298,20 @@ def _check_files(
     if cache is not None:
         new_results: dict[str, FileResult] = {}
         for i, (k, (_p, diags)) in enumerate(zip(keys, results, strict=True)):
-            if isinstance(run.datas[i], OSError):
+            if isinstance(run.datas[i], OSError) or contents[i].startswith("error:"):
                 continue
             old = old_results.get(k)
             seed = seeds.get(i, old.seeds if old is not None else "")
-            new_results[k] = FileResult(contents[i], result_keys.get(i, ""), seed, diags)
-        stored = {keys[i]: s for i, s in summaries.items()}
-        if new_scopes is not None:
-            _store_scopes(stored, scopes_key, new_scopes)
-        elif cached_scopes is not None:
-            _store_scopes(stored, scopes_key, cached_scopes)
-        cache.save(state, new_results, stored)
+            new_results[k] = FileResult(
+                contents[i], result_keys.get(i, ""), seed, diags, stamps[i], closure.get(i, "")
+            )
+        stored: dict[str, FileSummary] | None = None
+        if to_parse or new_scopes is not None or cached_scopes is None:
+            stored = {keys[i]: s for i, s in summaries.items()}
+            scopes = new_scopes if new_scopes is not None else cached_scopes
+            if scopes is not None:
+                _store_scopes(stored, scopes_key, scopes)
+        cache.save(state, whole, new_results, stored)
         stats.lap("save", t)
     stats.seconds = time.perf_counter() - t0
     return results, stats
@@ -321,10 +340,19 @@ def _handle(command: str, payload: Any) -> Any:
             gc.enable()
 
 
-def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
+def _data(run: Run, i: int) -> bytes | OSError:
+    """The bytes of file `i`, read now if the cache said they had not changed."""
     data = run.datas[i]
-    assert isinstance(data, bytes)
+    if data is None:
+        data = run.datas[i] = _read(Path(run.paths[i]))
+    return data
+
+
+def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
+    data = _data(run, i)
     path = run.paths[i]
+    if isinstance(data, OSError):
+        return i, "final", [engine.unreadable(data)]
     text = engine.decode_source(data)
     if isinstance(text, Diagnostic):
         return i, "final", [text]
@@ -377,8 +405,9 @@ def _check(
     path = run.paths[i]
     kept = run.trees.pop(i, None)
     if not run.python[i]:
-        data = run.datas[i]
-        assert isinstance(data, bytes)
+        data = _data(run, i)
+        if isinstance(data, OSError):
+            return i, [engine.unreadable(data)], "", "checked"
         text = engine.decode_source(data)
         if isinstance(text, Diagnostic):
             return i, [text], "", "checked"
@@ -389,10 +418,12 @@ def _check(
     if old is not None and old.key == key and old.seeds == seed and summary is not None:
         return i, old.diagnostics, seed, "reused"
     if kept is None:
-        data = run.datas[i]
-        assert isinstance(data, bytes)
+        data = _data(run, i)
+        if isinstance(data, OSError):  # gone since the cache saw it
+            return i, [engine.unreadable(data)], "", "parsed"
         text = engine.decode_source(data)
-        assert isinstance(text, str)  # step 2 (or the cache) saw it decode
+        if isinstance(text, Diagnostic):
+            return i, [text], "", "parsed"
         tree = engine.parse_python(text, path)
         if tree is None:
             return i, engine.check_source(text, path, run.config, index), "", "parsed"
@@ -557,6 +588,14 @@ def _store_scopes(stored: dict[str, FileSummary], key: str, scopes: dict[str, Gr
 
 
 # ----------------------------------------------------------------------------- helpers
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
 def _resolved(paths: list[str]) -> list[str]:
     """`Path.resolve` of each path (the index's keys), resolving each folder once."""
     folders: dict[str, str] = {}
@@ -593,7 +632,7 @@ def _settings_view(config: Config) -> tuple[Any, ...]:
     )
 
 
-def _shards(items: list[int], datas: list[bytes | OSError], jobs: int) -> list[list[int]]:
+def _shards(items: list[int], datas: list[bytes | OSError | None], jobs: int) -> list[list[int]]:
     """`items` spread over `jobs` workers, biggest files first to the least loaded one (a
     fixed rule: the same input gives the same shards)."""
     shards: list[list[int]] = [[] for _ in range(jobs)]
