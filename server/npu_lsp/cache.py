@@ -102,6 +102,30 @@ class CacheData:
     summaries: dict[str, FileSummary] = field(default_factory=dict)
 
 
+#: The entry of a `summaries` file naming the checker that wrote it.
+CHECKER_ENTRY = "\0checker"
+
+
+def project_summaries(project_root: str | os.PathLike[str]) -> dict[str, FileSummary]:
+    """The summaries `check` cached for this project by this very checker (the newest such
+    file when several settings were used), for the language server to index from; {} when
+    there are none. Summaries do not depend on the settings."""
+    base = Path(project_root) / CACHE_DIR
+    try:
+        candidates = sorted(
+            base.glob("*/summaries"), key=lambda p: p.stat().st_mtime_ns, reverse=True
+        )
+    except OSError:
+        return {}
+    version = checker_version()
+    for path in candidates:
+        found = Cache(project_root, path.parent.name).load_summaries()
+        mark = found.get(CHECKER_ENTRY)
+        if mark is not None and mark.content == version:
+            return found
+    return {}
+
+
 class Cache:
     """One project's cache for one settings key (see the module docstring)."""
 

@@ -167,6 +167,11 @@ class WorkspaceIndex:
             self._under.setdefault(package, {})[name] = None
         self.version += 1
 
+    def note_text(self, key: str, text: str) -> None:
+        """`text` is what the summary stored for `key` was made from (indexing the same
+        text again is then free)."""
+        self._texts[key] = hash(text)
+
     def parsed(self, path: str, text: str) -> tuple[ast.Module, ModuleInfo] | None:
         """The tree and summary of `text` if it is what was indexed last for `path`."""
         last = self._last

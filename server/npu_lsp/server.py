@@ -253,7 +253,10 @@ class AscendLensServer(LanguageServer):
                     return
         except (asyncio.CancelledError, RuntimeError):  # shutting down
             return
+        cached = await self.in_worker(worker.index_report)
         message = f"Ascend Lens: workspace index ready for {root}"
+        if cached:
+            message += f" ({cached} files from the check cache)"
         log.info("%s", message)
         self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=message))
         self.refresh_all()

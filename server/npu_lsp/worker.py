@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from npu_lsp.cache import FileSummary, digest, project_summaries
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
 from npu_lsp.engine import WorkspaceIndex, iter_python_files
@@ -112,7 +113,7 @@ def index_slice(root: str | None, budget_s: float = 0.2) -> bool:
     whole workspace, but indexing it in one go would hold the single worker for seconds, so
     the server feeds it in slices between analyses.
     """
-    global _unindexed
+    global _unindexed, _from_cache
     if root is None:
         return True
     index = _workspace_index(root)
@@ -120,16 +121,47 @@ def index_slice(root: str | None, budget_s: float = 0.2) -> bool:
         files = iter_python_files([root])
         _unindexed = [str(p) for _, p in zip(range(MAX_INDEXED_FILES), files, strict=False)]
         _unindexed.reverse()  # pop() from the end keeps walk order
+        _from_cache = project_summaries(root)
     deadline = time.perf_counter() + budget_s
     while _unindexed and time.perf_counter() < deadline:
         path = _unindexed.pop()
         if os.path.realpath(path) in _live:
             continue
         try:
-            index.update(path, Path(path).read_text(encoding="utf-8"))
+            data = Path(path).read_bytes()
+            text = data.decode("utf-8-sig")
         except (OSError, UnicodeDecodeError):
             continue
-    return not _unindexed
+        if not _index_from_cache(index, path, data, text):
+            index.update(path, text)
+    if _unindexed:
+        return False
+    _from_cache = {}
+    return True
+
+
+def _index_from_cache(index: WorkspaceIndex, path: str, data: bytes, text: str) -> bool:
+    """Index `path` from the summary `ascend-lens check` cached for this content, if any
+    (no parse); the count shows in the "index ready" message."""
+    global cached_count
+    key = index.key(path)
+    hit = _from_cache.get(key)
+    if hit is None or hit.content != digest(data) or hit.module != index.module_for(path):
+        return False
+    index.add_summary(key, hit.blob, hit.module)
+    index.note_text(key, text)
+    cached_count += 1
+    return True
+
+
+def index_report() -> int:
+    """How many files the index took from the check cache."""
+    return cached_count
+
+
+#: Summaries `check` cached for the workspace, while indexing (see `cache.project_summaries`).
+_from_cache: dict[str, FileSummary] = {}
+cached_count = 0
 
 
 def reindex(root: str | None, path: str, deleted: bool) -> None:
@@ -196,9 +228,10 @@ def _after_bom(item: Located) -> Located:
 
 
 def _workspace_index(root: str | None) -> WorkspaceIndex:
-    global _index, _unindexed
+    global _index, _unindexed, cached_count
     if _index is None or _index.root != WorkspaceIndex(root).root:
         _index = WorkspaceIndex(root)
         _unindexed = None
+        cached_count = 0
         _live.clear()
     return _index

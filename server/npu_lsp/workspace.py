@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from npu_lsp import engine
-from npu_lsp.cache import Cache, FileResult, FileSummary, checker_version, digest
+from npu_lsp.cache import (
+    CHECKER_ENTRY,
+    Cache,
+    FileResult,
+    FileSummary,
+    checker_version,
+    digest,
+)
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
@@ -173,6 +180,7 @@ def _check_files(
     t = stats.lap("read", t0)
     old_summaries = cache.load_summaries() if cache is not None else {}
     old_scopes = old_summaries.pop(_SCOPES, None)
+    old_summaries.pop(CHECKER_ENTRY, None)
     summaries: dict[int, FileSummary] = {}
     to_parse: list[int] = []
     for i in range(len(files)):
@@ -308,6 +316,7 @@ def _check_files(
         stored: dict[str, FileSummary] | None = None
         if to_parse or new_scopes is not None or cached_scopes is None:
             stored = {keys[i]: s for i, s in summaries.items()}
+            stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
             scopes = new_scopes if new_scopes is not None else cached_scopes
             if scopes is not None:
                 _store_scopes(stored, scopes_key, scopes)

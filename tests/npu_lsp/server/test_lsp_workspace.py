@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest_lsp
@@ -50,6 +52,32 @@ async def test_cell_base_class_in_an_unopened_file_is_known(
     open_doc(ws_client, uri, NET)
     diags = await wait_for_diagnostics(ws_client, uri, lambda d: len(d) > 0)
     # `Net` is a Cell only through base.py, so its construct is compiled: `try` is reported.
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS101", 6)]
+
+
+async def test_the_index_is_built_from_the_check_cache(
+    ws_client: LanguageClient, tmp_path: Path
+) -> None:
+    """After `ascend-lens check` ran on the project, the server indexes the files from the
+    summaries it cached (no parse) and still knows the cross-file Cell."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (tmp_path / "base.py").write_text(BASE, encoding="utf-8")
+    (tmp_path / "other.py").write_text("def f(x):\n    return x\n", encoding="utf-8")
+    subprocess.run(
+        [sys.executable, "-m", "npu_runtime.cli", "check", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert (tmp_path / ".ascend-lens_cache" / ".gitignore").exists()
+    await start(ws_client, tmp_path)
+    await wait_for_index(ws_client)
+    ready = [m.message for m in ws_client.log_messages if "workspace index ready" in m.message]
+    assert ready[0].endswith("(2 files from the check cache)")
+    uri = (tmp_path / "net.py").as_uri()
+    open_doc(ws_client, uri, NET)
+    diags = await wait_for_diagnostics(ws_client, uri, lambda d: len(d) > 0)
     assert [(d.code, d.range.start.line) for d in diags] == [("MS101", 6)]
 
 
