@@ -102,6 +102,13 @@ class CacheData:
     summaries: dict[str, FileSummary] = field(default_factory=dict)
 
 
+_BASE_ENTRY = "\0base"
+
+
+def _summaries_ok(data: Any) -> bool:
+    return isinstance(data, dict) and all(isinstance(v, FileSummary) for v in data.values())
+
+
 #: The entry of a `summaries` file naming the checker that wrote it.
 CHECKER_ENTRY = "\0checker"
 
@@ -133,6 +140,9 @@ class Cache:
         self.base = Path(project_root) / CACHE_DIR
         self.folder = self.base / settings
         self._key = _signing_key()
+        #: the tag of the summaries file read, and the delta read with it
+        self._base: FileSummary | None = None
+        self._delta: dict[str, FileSummary] = {}
 
     # ---- reading
     def load_results(self) -> tuple[str, str, dict[str, FileResult]]:
@@ -149,9 +159,14 @@ class Cache:
         return (state, whole, results) if ok else ("", "", {})
 
     def load_summaries(self) -> dict[str, FileSummary]:
+        """Every cached summary: the `summaries` file with the newer entries of the small
+        `summaries.delta` file written after edits (see `save`)."""
         data = self._read("summaries")
-        if not isinstance(data, dict) or not all(isinstance(v, FileSummary) for v in data.values()):
+        if not _summaries_ok(data):
             return {}
+        delta = self._read("summaries.delta")
+        if _summaries_ok(delta) and delta.get(_BASE_ENTRY) == data.get(_BASE_ENTRY):
+            data.update(delta)
         return data
 
     def _read(self, name: str) -> Any:
@@ -177,16 +192,26 @@ class Cache:
         whole: str,
         results: dict[str, FileResult],
         summaries: dict[str, FileSummary] | None,
+        changed: dict[str, FileSummary] | None = None,
     ) -> None:
-        """Write the cache (`summaries` None: that file is still right); failures
-        (read-only project, full disk) are silent: the cache is an optimisation only."""
+        """Write the cache: all `summaries`, or (when None) only the `changed` ones;
+        failures (read-only project, full disk) are silent: the cache is an optimisation
+        only."""
         if self._key is None:
             return
         try:
             self._prepare()
             self._write("results", (state, whole, results))
             if summaries is not None:
-                self._write("summaries", summaries)
+                base = FileSummary(secrets.token_hex(8), "", b"", "", ())
+                self._write("summaries", {**summaries, _BASE_ENTRY: base})
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.folder / "summaries.delta")
+            elif changed and self._base is not None:  # `load_summaries` read a base
+                # a few files re-summarised: a small file beside the big one; both are read
+                # together until the next full write (tied to it by the base's random tag)
+                merged = {**self._delta, **changed, _BASE_ENTRY: self._base}
+                self._write("summaries.delta", merged)
         except OSError:
             pass
 

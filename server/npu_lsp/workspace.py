@@ -54,6 +54,9 @@ from npu_lsp.summary import portable
 TREE_BUDGET = 384 * 1024 * 1024
 _TREE_FACTOR = 45
 _BATCH = 16
+#: After an edit that leaves the project-wide resolution as it was, up to this many new
+#: summaries go to a small file beside the cached ones instead of rewriting them all.
+_DELTA_MAX = 64
 #: Below this many files to parse or check, workers cost more than they save.
 _MIN_PARALLEL = 24
 
@@ -314,13 +317,14 @@ def _check_files(
                 contents[i], result_keys.get(i, ""), seed, diags, stamps[i], closure.get(i, "")
             )
         stored: dict[str, FileSummary] | None = None
-        if to_parse or new_scopes is not None or cached_scopes is None:
+        changed = {keys[i]: summaries[i] for i in to_parse if i in summaries}
+        if len(changed) > _DELTA_MAX or new_scopes is not None or cached_scopes is None:
             stored = {keys[i]: s for i, s in summaries.items()}
             stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
             scopes = new_scopes if new_scopes is not None else cached_scopes
             if scopes is not None:
                 _store_scopes(stored, scopes_key, scopes)
-        cache.save(state, whole, new_results, stored)
+        cache.save(state, whole, new_results, stored, changed)
         stats.lap("save", t)
     stats.seconds = time.perf_counter() - t0
     return results, stats
