@@ -169,6 +169,11 @@ class Cache:
             data.update(delta)
         return data
 
+    @property
+    def delta_size(self) -> int:
+        """How many summaries the delta file read with them holds."""
+        return len(self._delta)
+
     def _read(self, name: str) -> Any:
         if self._key is None:
             return None

@@ -318,7 +318,8 @@ def _check_files(
             )
         stored: dict[str, FileSummary] | None = None
         changed = {keys[i]: summaries[i] for i in to_parse if i in summaries}
-        if len(changed) > _DELTA_MAX or new_scopes is not None or cached_scopes is None:
+        full = len(changed) + cache.delta_size > _DELTA_MAX
+        if full or new_scopes is not None or cached_scopes is None:
             stored = {keys[i]: s for i, s in summaries.items()}
             stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
             scopes = new_scopes if new_scopes is not None else cached_scopes
