@@ -1,4 +1,5 @@
-"""Progress of a long `check` on stderr: files done, of how many, and the rate.
+"""Progress of a long `check` on stderr: the phase, files done, of how many, and the rate
+("indexed" while files are parsed and summarised, "checked" while they are checked).
 
 Shown only when stderr is a terminal (a CI log or a pipe gets nothing) and only once a run
 has lasted half a second (a quick run prints nothing at all); `--quiet` turns it off. One
@@ -16,13 +17,15 @@ _INTERVAL = 0.1
 
 
 class Progress:
-    """Callable as `progress(done, total)`; `finish()` erases the line."""
+    """Callable as `progress(done, total, phase)`; `finish()` erases the line."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.start = time.monotonic()
         self.last = 0.0
         self.width = 0
+        self.phase = ""
+        self.phase_start = self.start
 
     @classmethod
     def for_stream(cls, stream: TextIO) -> Progress | None:
@@ -32,14 +35,16 @@ class Progress:
             tty = False
         return cls(stream) if tty else None
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, phase: str = "checked") -> None:
         now = time.monotonic()
-        elapsed = now - self.start
-        if elapsed < _DELAY or (now - self.last < _INTERVAL and done < total):
+        if phase != self.phase:
+            self.phase, self.phase_start = phase, now
+        if now - self.start < _DELAY or (now - self.last < _INTERVAL and done < total):
             return
         self.last = now
+        elapsed = now - self.phase_start
         rate = done / elapsed if elapsed > 0 else 0.0
-        line = f"ascend-lens: checked {done:,}/{total:,} files ({rate:,.0f} files/s)"
+        line = f"ascend-lens: {phase} {done:,}/{total:,} files ({rate:,.0f} files/s)"
         self.stream.write("\r" + line.ljust(self.width))
         self.stream.flush()
         self.width = len(line)

@@ -112,11 +112,11 @@ def check_files(
     *,
     jobs: int = 1,
     cache_root: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     """Diagnostics of every file in `files` (in that order), checked as one workspace
     rooted at `root`; `cache_root` is the folder holding `.ascend-lens_cache/` (None: no
-    cache); `progress(done, total)` is called as files finish."""
+    cache); `progress(done, total, phase)` is called as files are indexed, then checked."""
     # Everything this run builds (contents, summaries, the index) lives until it ends and
     # holds no cycles: the cyclic collector would only rescan it, more often as it grows.
     paused = gc.isenabled()
@@ -134,7 +134,7 @@ def _check_files(
     root: str | None,
     jobs: int,
     cache_root: str | None,
-    progress: Callable[[int, int], None] | None,
+    progress: Callable[[int, int, str], None] | None,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     global _RUN
     t0 = time.perf_counter()
@@ -176,7 +176,7 @@ def _check_files(
             out[i] = old_results[k].diagnostics
         stats.reused = len(files)
         if progress:
-            progress(len(files), len(files))
+            progress(len(files), len(files), "checked")
         stats.seconds = time.perf_counter() - t0
         return [(p, d or []) for p, d in zip(paths, out, strict=True)], stats
 
@@ -200,11 +200,13 @@ def _check_files(
     _RUN = run
     done_count = 0
 
+    indexed = 0
+
     def tick(n: int) -> None:
         nonlocal done_count
         done_count += n
         if progress:
-            progress(min(done_count, len(files)), len(files))
+            progress(min(done_count, len(files)), len(files), "checked")
 
     # workers pay off when there is parsing to spread (a cold run); after an edit the few
     # files to parse, and their dependents, are checked here
@@ -225,6 +227,10 @@ def _check_files(
                         value.content = contents[i]
                         summaries[i] = value
                         stats.parsed += 1
+                nonlocal indexed
+                indexed += len(batch)
+                if progress:
+                    progress(indexed, len(to_parse), "indexed")
 
             pool.run("summarise", shards, _BATCH, summarised)
             t = stats.lap("summarise", t)

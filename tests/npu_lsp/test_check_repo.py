@@ -259,3 +259,48 @@ def test_portable_summaries_resolve_like_the_trees(tmp_path: Path) -> None:
 
     assert shape(full) == shape(pruned)
     assert len(shape(full)) > 10
+
+
+def test_progress_goes_to_a_terminal_only(tmp_path: Path, env: dict[str, str]) -> None:
+    """stderr on a terminal: a progress line (phase, files, rate), erased at the end; stdout
+    keeps only the report. `--quiet` turns it off."""
+    import pty
+
+    root = tmp_path / "many"
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.ascend-lens]\n")
+    for i in range(600):
+        (pkg / f"m{i:03d}.py").write_text(MODULE.format(i=i, base_mod="m000", base_cls="Net0"))
+
+    def on_terminal(*args: str) -> tuple[str, str]:
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen(
+            [*EXE, "--no-cache", *args, "."],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the other side closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        out = proc.stdout.read() if proc.stdout else ""
+        proc.wait(timeout=600)
+        os.close(leader)
+        return out, b"".join(chunks).decode()
+
+    out, err = on_terminal()
+    assert "files/s)" in err and ("indexed" in err or "checked" in err)
+    assert err.endswith("\r")  # the line is erased
+    assert out == "All checks passed!\n"
+    out, err = on_terminal("--quiet")
+    assert err == ""
