@@ -164,8 +164,10 @@ class Cache:
         data = self._read("summaries")
         if not _summaries_ok(data):
             return {}
+        self._base = data.get(_BASE_ENTRY)
         delta = self._read("summaries.delta")
-        if _summaries_ok(delta) and delta.get(_BASE_ENTRY) == data.get(_BASE_ENTRY):
+        if _summaries_ok(delta) and delta.get(_BASE_ENTRY) == self._base:
+            self._delta = dict(delta)
             data.update(delta)
         return data
 

@@ -139,6 +139,11 @@ def test_an_edit_rechecks_the_file_and_what_depends_on_it(repo: Path, env: dict[
     t = timings(proc)
     assert (t["parsed"], t["checked"]) == (1, 1)
     assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    # another one: the summary of the first edit is cached too (not parsed again)
+    m11 = repo / "pkg" / "m11.py"
+    m11.write_text(m11.read_text().replace("range(11)", "range(12)"))
+    t = timings(run("--timings", ".", cwd=repo, env=env))
+    assert (t["parsed"], t["checked"], t["summaries_cached"]) == (1, 1, 42)
     # a new function in a module: the project-wide resolution is redone, but only the
     # modules importing it are checked again (every Net module imports util)
     util = repo / "pkg" / "util.py"
