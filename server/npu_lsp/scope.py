@@ -799,6 +799,8 @@ class ScopeResolver:
         looked at once): linear in the length of a chain of Cells subclassing Cells across
         modules, and cycles end. `_seen` names classes not to go through."""
         memo = self._cell_memo
+        if qual in _seen:
+            return False
         if not _seen and qual in memo:
             return memo[qual]
         if qual.startswith("mindspore."):
