@@ -315,12 +315,15 @@ class AscendLensServer(LanguageServer):
         are analysed again (debounced), since their graph scopes may cross into it."""
         if not uri.endswith(".py") or uri not in self.workspace.text_documents:
             return
+        others = {self._analysis_key(u) for u in self.workspace.text_documents} - {uri}
+        if not others:
+            return  # nothing to re-check: not even worth asking the worker
         changed = await self.in_worker(
             worker.summary_changed, self.workspace.root_path, _path_of(uri)
         )
         if not changed:
             return
-        for key in {self._analysis_key(u) for u in self.workspace.text_documents} - {uri}:
+        for key in others:
             self.schedule(key)
 
     def schedule(self, uri: str, *, immediate: bool = False) -> None:
