@@ -348,3 +348,30 @@ def test_progress_goes_to_a_terminal_only(tmp_path: Path, env: dict[str, str]) -
     assert out == "All checks passed!\n"
     out, err = on_terminal("--quiet")
     assert err == ""
+
+
+def test_the_repository_run_agrees_with_checking_file_by_file(
+    repo: Path, env: dict[str, str]
+) -> None:
+    """`check` (summaries, workers, cache) reports what the engine's file-by-file API does
+    with a workspace index of the same folder (the language server's way)."""
+    from repo_support import write_mixed_project
+
+    from npu_lsp.config import load_config
+    from npu_lsp.engine import check_path
+    from npu_lsp.output import render_text
+
+    write_mixed_project(repo)
+    (repo / "pkg" / "__init__.py").write_text("")
+    for jobs in ("1", "2"):
+        proc = run("--no-cache", "--jobs", jobs, ".", cwd=repo, env=env)
+        cwd = os.getcwd()
+        os.chdir(repo)
+        try:
+            config = load_config(".")
+            index = WorkspaceIndex.from_paths(["."], root=str(repo))
+            files = sorted(Path("pkg").glob("*.py"))
+            results = [(str(f), d) for f in files for d in check_path(f, config, index)]
+        finally:
+            os.chdir(cwd)
+        assert proc.stdout == render_text(results)
