@@ -62,17 +62,17 @@ def discover(
     for raw in paths:
         p = Path(raw)
         try:
-            mode = p.stat().st_mode
+            st = p.stat()
         except OSError:
             if strict:
                 raise MissingPath(f"{raw}: no such file or directory") from None
             keep(p)
             continue
-        if stat.S_ISDIR(mode):
+        if stat.S_ISDIR(st.st_mode):
             for f in _walk(p, excl, suffixes):
                 if is_target is None or is_target(f):
                     keep(f)
-        elif _wanted(p, mode):
+        elif _wanted(p, st):
             keep(p)
     return out
 
@@ -87,16 +87,16 @@ def _walk(root: Path, exclude: tuple[str, ...], suffixes: tuple[str, ...]) -> It
             if _excluded(f, exclude):
                 continue
             try:
-                mode = f.stat().st_mode
+                st = f.stat()
             except OSError:
                 continue  # a dangling link
-            if _wanted(f, mode):
+            if _wanted(f, st):
                 yield f
 
 
-def _wanted(path: Path, mode: int) -> bool:
-    """Is `path` (whose `stat` mode is `mode`) a file a run should open?"""
-    return stat.S_ISREG(mode)
+def _wanted(path: Path, st: os.stat_result) -> bool:
+    """Is `path` (with `st`, its `stat` following links) a file a run should open?"""
+    return stat.S_ISREG(st.st_mode)
 
 
 def _excluded(path: Path, exclude: tuple[str, ...]) -> bool:

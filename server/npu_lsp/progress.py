@@ -2,18 +2,27 @@
 ("indexed" while files are parsed and summarised, "checked" while they are checked).
 
 Shown only when stderr is a terminal (a CI log or a pipe gets nothing) and only once a run
-has lasted half a second (a quick run prints nothing at all); `--quiet` turns it off. One
+has lasted half a second (a quick run prints nothing at all; `ASCEND_LENS_PROGRESS_DELAY`
+sets another delay); `--quiet` turns it off. One
 line, redrawn in place at most ten times a second, and erased when the run ends, so it
 never mixes with the diagnostics on stdout.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import TextIO
 
-_DELAY = 0.5
 _INTERVAL = 0.1
+
+
+def _delay() -> float:
+    """Seconds before the line appears (`ASCEND_LENS_PROGRESS_DELAY`, default 0.5)."""
+    try:
+        return max(0.0, float(os.environ.get("ASCEND_LENS_PROGRESS_DELAY", "0.5")))
+    except ValueError:
+        return 0.5
 
 
 class Progress:
@@ -26,6 +35,7 @@ class Progress:
         self.width = 0
         self.phase = ""
         self.phase_start = self.start
+        self.delay = _delay()
 
     @classmethod
     def for_stream(cls, stream: TextIO) -> Progress | None:
@@ -39,7 +49,7 @@ class Progress:
         now = time.monotonic()
         if phase != self.phase:
             self.phase, self.phase_start = phase, now
-        if now - self.start < _DELAY or (now - self.last < _INTERVAL and done < total):
+        if now - self.start < self.delay or (now - self.last < _INTERVAL and done < total):
             return
         self.last = now
         elapsed = now - self.phase_start

@@ -322,7 +322,7 @@ def test_progress_goes_to_a_terminal_only(tmp_path: Path, env: dict[str, str]) -
         proc = subprocess.Popen(
             [*EXE, "--no-cache", *args, "."],
             cwd=root,
-            env=env,
+            env={**env, "ASCEND_LENS_PROGRESS_DELAY": "0"},  # however fast the machine
             stdout=subprocess.PIPE,
             stderr=follower,
             text=True,
@@ -375,3 +375,15 @@ def test_the_repository_run_agrees_with_checking_file_by_file(
         finally:
             os.chdir(cwd)
         assert proc.stdout == render_text(results)
+
+
+def test_special_files_are_never_opened(repo: Path, env: dict[str, str]) -> None:
+    """A FIFO named like a module (opening it would block) and a dangling link are left
+    out of a folder walk."""
+    os.mkfifo(repo / "pkg" / "pipe.py")
+    (repo / "pkg" / "gone.py").symlink_to(repo / "pkg" / "missing.py")
+    proc = run("--no-cache", "--format", "json", ".", cwd=repo, env=env)
+    assert proc.returncode == 1
+    paths = {Path(i["path"]).name for i in json.loads(proc.stdout)}
+    assert "pipe.py" not in paths and "gone.py" not in paths
+    assert "m39.py" in paths
