@@ -1,5 +1,8 @@
 """`ascend-lens check PATH... [--format text|json|sarif] [--select CODES] [--ignore CODES]
-[--syntax-level strict|lax] [--fix | --diff] [--unsafe-fixes]`: the engine over files and folders.
+[--syntax-level strict|lax] [--fix | --diff] [--unsafe-fixes] [--jobs N] [--no-cache]
+[--statistics] [--quiet]`: the engine over files and folders (discovery in `discovery.py`,
+the repository run with its worker processes and cache in `workspace.py`, fixes in
+`fixing.py`).
 
 Exit status (as `ruff check`): 0 when nothing is found, 1 when anything is found, 2 on a
 usage or I/O error (bad option, unknown rule code, missing or unreadable path, a special
@@ -12,21 +15,25 @@ change (`npu_lsp.fixing`).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import stat
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from npu_lsp.config import Config, load_config
 from npu_lsp.diagnostics import Diagnostic
-from npu_lsp.engine import LANGUAGES, WorkspaceIndex, check_path, iter_python_files
+from npu_lsp.engine import LANGUAGES, WorkspaceIndex, iter_python_files
 from npu_lsp.files import is_checkable
 from npu_lsp.fixing import run_fix
 from npu_lsp.notebook_file import check_notebook_file
-from npu_lsp.output import RENDERERS
+from npu_lsp.output import RENDERERS, render_statistics
+from npu_lsp.parallel import WorkerFailed, default_jobs
+from npu_lsp.progress import Progress
 from npu_lsp.registry import RULES, load_all
+from npu_lsp.workspace import check_files, project_root
 
 
 class UsageError(Exception):
@@ -69,7 +76,35 @@ def _parser() -> argparse.ArgumentParser:
         help="print the fixes as a unified diff instead of writing them (exit 1 if any)",
     )
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        metavar="N",
+        help="worker processes (default: one per available core)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write .ascend-lens_cache/"
+    )
+    p.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of diagnostics per code instead of the diagnostics",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress or warnings on stderr")
+    # for benchmarks: one JSON line on stderr with what the run did and where time went
+    p.add_argument("--timings", action="store_true", help=argparse.SUPPRESS)
     return p
+
+
+def _jobs(raw: str) -> int:
+    try:
+        n = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of jobs: {raw!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, not {n}")
+    return n
 
 
 def _codes(raw: str | None, flag: str) -> tuple[str, ...] | None:
@@ -102,6 +137,9 @@ def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]
     files: list[Path] = []
     limit = config.max_file_size
 
+    def special(f: Path, reason: str) -> None:
+        skipped.append(f"{f}: {reason}")
+
     def unlistable(exc: OSError) -> None:
         skipped.append(f"{exc.filename}: cannot read folder: {exc.strerror or exc}")
 
@@ -119,7 +157,9 @@ def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]
             except OSError as exc:
                 raise UsageError(f"{raw}: cannot read folder: {exc.strerror or exc}") from None
             suffixes = (".py", ".pyi", ".json", ".ipynb")
-            for f in iter_python_files([p], config.exclude, suffixes, on_error=unlistable):
+            for f in iter_python_files(
+                [p], config.exclude, suffixes, on_error=unlistable, on_skip=special
+            ):
                 if not _is_target(f):
                     continue
                 reason = is_checkable(f, limit)
@@ -142,15 +182,13 @@ def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]
     return files
 
 
-def run(argv: Sequence[str]) -> int:
-    args = _parser().parse_intermixed_args(list(argv))
-    load_all()
+def _config(args: argparse.Namespace, paths: list[str]) -> Config:
     select = _codes(args.select, "--select")
     ignore = _codes(args.ignore, "--ignore")
-    paths = args.paths or ["."]
     config = Config() if args.no_config else load_config(paths[0])
-    for problem in config.problems:
-        sys.stderr.write(f"ascend-lens: warning: {problem}\n")
+    if not args.quiet:
+        for problem in config.problems:
+            sys.stderr.write(f"ascend-lens: warning: {problem}\n")
     if select is not None:
         config = replace(config, select=select)
     if ignore is not None:
@@ -159,14 +197,26 @@ def run(argv: Sequence[str]) -> int:
         config = replace(config, syntax_level=args.syntax_level)
     if args.preview:
         config = replace(config, preview=True)
+    return config
+
+
+def run(argv: Sequence[str]) -> int:
+    args = _parser().parse_intermixed_args(list(argv))
+    load_all()
+    paths = args.paths or ["."]
+    config = _config(args, paths)
     skipped: list[str] = []
     files = _collect(paths, config, skipped)
-    for entry in skipped:
-        sys.stderr.write(f"ascend-lens check: skipped {entry}\n")
+    if not args.quiet:
+        for entry in skipped:
+            sys.stderr.write(f"ascend-lens check: skipped {entry}\n")
     root = config.root or os.getcwd()
-    workspace = WorkspaceIndex.from_paths(
-        [f for f in files if f.suffix in (".py", ".pyi")], root=root, limit=config.max_file_size
-    )
+    notebooks = [f for f in files if f.suffix == ".ipynb"]
+    if args.fix or args.diff or notebooks:
+        # Fixing and notebooks take the in-process index (fix rounds re-check the text).
+        workspace = WorkspaceIndex.from_paths(
+            [f for f in files if f.suffix in (".py", ".pyi")], root=root, limit=config.max_file_size
+        )
     if args.fix or args.diff:
         return run_fix(
             files,
@@ -177,13 +227,32 @@ def run(argv: Sequence[str]) -> int:
             render=RENDERERS[args.format],
             text_format=args.format == "text",
         )
-    results: list[tuple[str, Diagnostic]] = []
-    for f in files:
-        if f.suffix == ".ipynb":
-            results.extend(check_notebook_file(f, config, workspace))
-        else:
-            results.extend((str(f), d) for d in check_path(f, config, workspace))
-    sys.stdout.write(RENDERERS[args.format](results))
+    progress = None if args.quiet else Progress.for_stream(sys.stderr)
+    try:
+        checked, stats = check_files(
+            [f for f in files if f.suffix != ".ipynb"],
+            config,
+            root,
+            jobs=args.jobs or default_jobs(),
+            cache_root=None if args.no_cache else project_root(config),
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    if args.timings:
+        sys.stderr.write(json.dumps(asdict(stats)) + "\n")
+    by_file: dict[str, list[tuple[str, Diagnostic]]] = {}
+    for p, diags in checked:
+        by_file.setdefault(p, []).extend((p, d) for d in diags)
+    for nb in notebooks:
+        by_file[str(nb)] = list(check_notebook_file(nb, config, workspace))
+    results = [r for f in files for r in by_file.pop(str(f), [])]
+    results += [r for rest in by_file.values() for r in rest]  # paths check_files renamed
+    if args.statistics:
+        sys.stdout.write(render_statistics(results))
+    else:
+        sys.stdout.write(RENDERERS[args.format](results))
     sys.stdout.flush()
     return 1 if results else 0
 
@@ -196,6 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except OSError as exc:  # an I/O failure is no finding: one line, status 2
         sys.stderr.write(f"ascend-lens check: error: {exc}\n")
+        return 2
+    except WorkerFailed as exc:
+        sys.stderr.write(f"ascend-lens check: error: {exc}; try --jobs 1\n")
         return 2
     except KeyboardInterrupt:
         return 130

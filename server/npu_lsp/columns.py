@@ -39,6 +39,19 @@ class LineColumns:
         self._lines = None if self._ascii else lines
         self._utf8: dict[int, bytes | None] = {}
 
+    @classmethod
+    def restricted(cls, text: str, lines: list[int]) -> LineColumns:
+        """A converter for `lines` of `text` only (others count as ASCII) that keeps no
+        reference to the text: small enough to store in a summary."""
+        out = cls("")
+        out._ascii = False
+        out._lines = []
+        all_lines = split_lines(text)
+        for line in lines:
+            t = all_lines[line - 1] if 0 < line <= len(all_lines) else ""
+            out._utf8[line] = None if t.isascii() else t.encode("utf-8")
+        return out
+
     def column(self, line: int, byte_offset: int) -> int:
         """The 1-based code-point column of 0-based byte offset `byte_offset` on 1-based `line`."""
         if self._ascii:

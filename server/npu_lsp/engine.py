@@ -30,6 +30,7 @@ import fnmatch
 import gc
 import logging
 import os
+import pickle
 import traceback
 import warnings
 from collections.abc import Callable, Iterable
@@ -41,6 +42,7 @@ from npu_lsp.astutil import FIELDS, LEAVES, fields, imports_any
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
+from npu_lsp.discovery import discover
 from npu_lsp.files import DEFAULT_MAX_FILE_BYTES, NotCheckable, read_checkable, read_checkable_text
 from npu_lsp.noqa import filter_suppressed
 from npu_lsp.registry import RULES, Rule, load_all
@@ -53,6 +55,7 @@ from npu_lsp.scope import (
     module_name_for,
     summarize,
 )
+from npu_lsp.summary import portable
 
 log = logging.getLogger("npu_lsp.engine")
 
@@ -84,17 +87,23 @@ def register_checker(matcher: Matcher | str, checker: Checker) -> None:
 
 # ----------------------------------------------------------------------------- workspace
 class WorkspaceIndex:
-    """Per-file summaries (imports, classes, functions, jit settings) of a set of files.
+    """Per-module summaries (imports, classes, functions, jit settings) of a set of files.
 
-    Lets scope resolution follow Cell base classes and helper calls across modules. Cheap to
-    keep current: `update(path, text)` re-summarises one file; unparsable text keeps the last
-    good summary.
+    Lets scope resolution follow Cell base classes and helper calls across modules. Holds
+    portable summaries (`summary.portable`: what resolution reads, no syntax trees), looked
+    up by module name; a summary may be added pickled (`add_summary` with bytes) and is
+    then unpickled on first use, so a run that needs a few modules reads only those. Cheap
+    to keep current: `update(path, text)` re-summarises one file; unparsable text keeps the
+    last good summary.
     """
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = str(Path(root).resolve()) if root else None
-        self._by_path: dict[str, ModuleInfo] = {}
-        self._by_module: dict[str, ModuleInfo] = {}
+        self._by_path: dict[str, str] = {}  # file key -> its module name
+        self._by_module: dict[str, ModuleInfo | bytes] = {}
+        self._owner: dict[str, str] = {}  # module name -> key of the file defining it
+        #: package name -> the modules under it (at any depth), for `import pkg`
+        self._under: dict[str, dict[str, None]] = {}
         self.version = 0
         self._scopes: dict[str, GraphScope] = {}
         self._scopes_version = -1
@@ -117,6 +126,7 @@ class WorkspaceIndex:
                 index.update(str(p), read_checkable_text(p, limit))
             except (OSError, UnicodeDecodeError, NotCheckable):
                 continue
+        index._last = None  # only the file indexed last would use it; its tree is big
         return index
 
     def module_for(self, path: str) -> str:
@@ -127,9 +137,11 @@ class WorkspaceIndex:
             resolved = path
         return module_name_for(resolved, self.root)
 
-    def update(self, path: str, text: str) -> bool:
+    def update(self, path: str, text: str, *, live: bool = False) -> bool:
         """(Re)index one file; returns False when the text does not parse (old summary kept).
-        Re-indexing identical text is free and keeps the cached project-wide resolution."""
+        Re-indexing identical text is free and keeps the cached project-wide resolution.
+        A `live` file (open in the editor, re-indexed per keystroke) keeps its full summary:
+        its tree is alive anyway, and pruning it on every edit would cost time."""
         key = self._key(path)
         digest = hash(text)
         if self._texts.get(key) == digest:
@@ -142,15 +154,31 @@ class WorkspaceIndex:
             return False
         try:
             info = summarize(tree, key, self.module_for(path), text)
+            stored = info if live else portable(info, text)
         except RecursionError:
             return False
-        self.remove(path)
+        self.add_summary(key, stored)
         self._texts[key] = digest
-        self._by_path[key] = info
-        self._by_module[info.module] = info
         self._last = (key, text, tree, info)
-        self.version += 1
         return True
+
+    def add_summary(self, key: str, info: ModuleInfo | bytes, module: str | None = None) -> None:
+        """Store the portable summary of the file `key` (a resolved path, see `key`): a
+        `ModuleInfo`, or its pickle with the module's name (unpickled on first use)."""
+        name = info.module if isinstance(info, ModuleInfo) else module
+        assert name is not None, "a pickled summary needs its module name"
+        self._remove_key(key)
+        self._by_path[key] = name
+        self._by_module[name] = info
+        self._owner[name] = key
+        for package in _packages(name):
+            self._under.setdefault(package, {})[name] = None
+        self.version += 1
+
+    def note_text(self, key: str, text: str) -> None:
+        """`text` is what the summary stored for `key` was made from (indexing the same
+        text again is then free)."""
+        self._texts[key] = hash(text)
 
     def parsed(self, path: str, text: str) -> tuple[ast.Module, ModuleInfo] | None:
         """The tree and summary of `text` if it is what was indexed last for `path`."""
@@ -164,19 +192,31 @@ class WorkspaceIndex:
         return self._key(path)
 
     def remove(self, path: str) -> None:
-        if self._last is not None and self._last[0] == self._key(path):
+        self._remove_key(self._key(path))
+
+    def _remove_key(self, key: str) -> None:
+        if self._last is not None and self._last[0] == key:
             self._last = None
-        self._texts.pop(self._key(path), None)
-        info = self._by_path.pop(self._key(path), None)
-        if info is not None and self._by_module.get(info.module) is info:
-            del self._by_module[info.module]
+        self._texts.pop(key, None)
+        name = self._by_path.pop(key, None)
+        if name is not None and self._owner.get(name) == key:
+            del self._by_module[name], self._owner[name]
+            for package in _packages(name):
+                self._under.get(package, {}).pop(name, None)
             self.version += 1
 
     def module(self, name: str) -> ModuleInfo | None:
-        return self._by_module.get(name)
+        info = self._by_module.get(name)
+        if type(info) is bytes:
+            info = self._by_module[name] = pickle.loads(info)
+        return info  # type: ignore[return-value]
 
     def modules(self) -> Iterable[ModuleInfo]:
-        return self._by_module.values()
+        return [m for name in list(self._by_module) if (m := self.module(name)) is not None]
+
+    def submodules(self, name: str) -> list[ModuleInfo]:
+        """The modules under package `name`, at any depth."""
+        return [m for sub in self._under.get(name, ()) if (m := self.module(sub)) is not None]
 
     def __len__(self) -> int:
         return len(self._by_path)
@@ -191,11 +231,23 @@ class WorkspaceIndex:
             self._scopes_version = self.version
         return self._scopes
 
+    def set_graph_scopes(self, scopes: dict[str, GraphScope]) -> None:
+        """Use `scopes` (what `graph_scopes` gave for exactly these summaries, e.g. from the
+        cache) until the next update."""
+        self._scopes = scopes
+        self._scopes_version = self.version
+
     def _key(self, path: str) -> str:
         try:
             return str(Path(path).resolve())
         except OSError:
             return path
+
+
+def _packages(module: str) -> list[str]:
+    """ "a.b.c" -> ["a.b", "a"]."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
 
 
 # ----------------------------------------------------------------------------- context
@@ -516,13 +568,28 @@ def _root_call_sites(scope: GraphScope, resolver: ScopeResolver) -> list[CallSit
     todo = list(scope.call_sites)
     while todo:
         site = todo.pop()
-        caller = resolver.scope_for(site.caller_node) if site.caller_node is not None else None
+        if site.caller_node is not None:
+            caller = resolver.scope_for(site.caller_node)
+        else:  # a site from a portable (cached or sent) resolution: no node, its name
+            caller = _scope_named(resolver, site.caller)
         if caller is None or caller.kind not in ECHOED_KINDS:
             out.append(site)
         elif id(caller.function) not in seen:
             seen.add(id(caller.function))
             todo.extend(caller.call_sites)
     return out
+
+
+def _scope_named(resolver: ScopeResolver, qual: str) -> GraphScope | None:
+    """The scope of `resolver` named `qual` (first added wins, as for nodes)."""
+    cached: tuple[int, dict[str, GraphScope]] | None = getattr(resolver, "_by_qualname", None)
+    if cached is None or cached[0] != len(resolver.scopes):
+        table: dict[str, GraphScope] = {}
+        for s in resolver.scopes.values():
+            table.setdefault(s.qualname, s)
+        cached = (len(resolver.scopes), table)
+        resolver._by_qualname = cached  # type: ignore[attr-defined]
+    return cached[1].get(qual)
 
 
 class _Walker:
@@ -672,7 +739,12 @@ def _ensure_rules_loaded() -> None:
 
 
 def check_source(
-    text: str, path: str, config: Config | None = None, workspace: WorkspaceIndex | None = None
+    text: str,
+    path: str,
+    config: Config | None = None,
+    workspace: WorkspaceIndex | None = None,
+    *,
+    checker: Checker | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics for `text` as the content of `path` (routed by `LANGUAGES`), filtered and sorted.
 
@@ -680,15 +752,16 @@ def check_source(
     imported on the first call, so a library caller needs no setup."""
     _ensure_rules_loaded()
     config = config or Config()
-    checker: Checker = check_python
-    for matcher, fn in LANGUAGES:
-        try:
-            hit = matcher(path)
-        except Exception:
-            hit = False
-        if hit:
-            checker = fn
-            break
+    if checker is None:
+        checker = check_python
+        for matcher, fn in LANGUAGES:
+            try:
+                hit = matcher(path)
+            except Exception:
+                hit = False
+            if hit:
+                checker = fn
+                break
     try:
         diags = checker(text, path, config, workspace)
     except Exception as exc:  # a broken checker is reported, never raised
@@ -747,27 +820,80 @@ def check_path(
     except NotCheckable as exc:
         return [_internal(UNREADABLE_FILE, f"file not checked: {exc.reason}", Span(1, 1, 1, 2))]
     except OSError as exc:
-        return [
-            _internal(UNREADABLE_FILE, f"cannot read file: {exc.strerror or exc}", Span(1, 1, 1, 2))
-        ]
+        return [unreadable(exc)]
+    text = decode_source(data)
+    if isinstance(text, Diagnostic):
+        return [text]
+    return check_source(text, p, config, workspace)
+
+
+def unreadable(exc: OSError) -> Diagnostic:
+    """The AL002 diagnostic of a file that cannot be read."""
+    return _internal(UNREADABLE_FILE, f"cannot read file: {exc.strerror or exc}", Span(1, 1, 1, 2))
+
+
+def decode_source(data: bytes) -> str | Diagnostic:
+    """The text of a file's bytes, or the AL002 diagnostic saying why it is not checked."""
     if b"\x00" in data[:8192]:
-        return [
-            _internal(
-                UNREADABLE_FILE, "binary file (contains NUL bytes); not checked", Span(1, 1, 1, 2)
-            )
-        ]
+        return _internal(
+            UNREADABLE_FILE, "binary file (contains NUL bytes); not checked", Span(1, 1, 1, 2)
+        )
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return [
-            _internal(
-                UNREADABLE_FILE,
-                f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); not checked",
-                Span(line, 1, line, 2),
-            )
-        ]
-    return check_source(text, p, config, workspace)
+        return _internal(
+            UNREADABLE_FILE,
+            f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); not checked",
+            Span(line, 1, line, 2),
+        )
+
+
+def parse_python(text: str, path: str) -> ast.Module | None:
+    """The tree of `text`, or None when it does not parse (`check_source` reports why)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def is_python(path: str) -> bool:
+    """Does `check_source` route `path` to the Python checker?"""
+    _ensure_rules_loaded()
+    for matcher, _fn in LANGUAGES:
+        try:
+            if matcher(path):
+                return False
+        except Exception:
+            continue
+    return True
+
+
+def check_parsed(
+    text: str,
+    path: str,
+    config: Config,
+    workspace: WorkspaceIndex | None,
+    tree: ast.Module,
+    info: ModuleInfo,
+) -> list[Diagnostic]:
+    """`check_source` for a Python file the caller has parsed and summarised already
+    (`parse_python`, `scope.summarize`): the same diagnostics, without a second parse."""
+
+    def checker(
+        text: str, path: str, config: Config, workspace: WorkspaceIndex | None
+    ) -> list[Diagnostic]:
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return _check_tree(text, path, config, workspace, tree, info)
+        finally:
+            if paused:
+                gc.enable()
+
+    return check_source(text, path, config, workspace, checker=checker)
 
 
 def iter_python_files(
@@ -775,36 +901,10 @@ def iter_python_files(
     exclude: Iterable[str] = (),
     suffixes: tuple[str, ...] = (".py", ".pyi"),
     on_error: Callable[[OSError], None] | None = None,
+    on_skip: Callable[[Path, str], None] | None = None,
 ) -> Iterable[Path]:
-    """Files named directly, plus files with `suffixes` under folders (skipping hidden dirs and
-    venvs). A folder that cannot be listed goes to `on_error` (default: silently skipped)."""
-    excl = tuple(exclude)
-    skip_dirs = {
-        "__pycache__",
-        "node_modules",
-        "site-packages",
-        ".venv",
-        "venv",
-        ".git",
-        ".tox",
-        "build",
-        "dist",
-    }
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p, onerror=on_error):
-                dirnames[:] = sorted(
-                    d for d in dirnames if d not in skip_dirs and not d.startswith(".")
-                )
-                for name in sorted(filenames):
-                    f = Path(dirpath) / name
-                    if f.suffix in suffixes and not _excluded(f, excl):
-                        yield f
-        else:
-            yield p
-
-
-def _excluded(path: Path, exclude: tuple[str, ...]) -> bool:
-    posix = path.as_posix()
-    return any(fnmatch.fnmatch(posix, g) or fnmatch.fnmatch(path.name, g) for g in exclude)
+    """Files named directly, plus files with `suffixes` under folders (skipping hidden dirs
+    and venvs); regular files only (see `discovery.discover`). A folder that cannot be listed
+    goes to `on_error`, a special file inside a folder to `on_skip` (default: both silently
+    skipped)."""
+    return discover(paths, exclude, suffixes, on_error=on_error, on_skip=on_skip)

@@ -40,10 +40,11 @@ def is_checkable(path: str | os.PathLike[str], limit: int = DEFAULT_MAX_FILE_BYT
         st = os.stat(path)
     except OSError as exc:
         return f"cannot read: {exc.strerror or exc}"
-    return _refusal(st, limit)
+    return refusal(st, limit)
 
 
-def _refusal(st: os.stat_result, limit: int) -> str | None:
+def refusal(st: os.stat_result, limit: int) -> str | None:
+    """Why a file with `st` is not read (special, or over `limit` bytes when > 0); None if it is."""
     if not stat.S_ISREG(st.st_mode):
         kind = next((name for test, name in _KINDS if test(st.st_mode)), "a special file")
         return f"{kind}, not a regular file"
@@ -59,7 +60,7 @@ def read_checkable(path: str | os.PathLike[str], limit: int = DEFAULT_MAX_FILE_B
     and read at most `limit` + 1 bytes, so a file that grew meanwhile cannot blow memory up."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        reason = _refusal(os.fstat(fd), limit)
+        reason = refusal(os.fstat(fd), limit)
         if reason is not None:
             raise NotCheckable(str(path), reason)
         with open(fd, "rb", closefd=False) as f:

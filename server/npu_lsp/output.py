@@ -41,6 +41,28 @@ def render_text(results: Results) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_statistics(results: Results) -> str:
+    """`--statistics`: one line per code, most frequent first (as `ruff --statistics`):
+    count, code, rule name."""
+    counts: dict[str, int] = {}
+    for _path, d in results:
+        counts[d.code] = counts.get(d.code, 0) + 1
+    if not counts:
+        return ""
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    width = max(len(str(n)) for _, n in rows)
+    code_width = max(len(c) for c, _ in rows)
+    lines = []
+    for code, n in rows:
+        cls = RULES.get(code)
+        name = cls.name if cls is not None else _INTERNAL_NAMES.get(code, "")
+        lines.append(f"{n:>{width}}\t{code:<{code_width}}\t{name}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+_INTERNAL_NAMES = {"AL001": "syntax-error", "AL002": "unreadable-file", "AL003": "internal-error"}
+
+
 def to_json_objects(results: Results) -> list[dict[str, object]]:
     return [
         {

@@ -793,36 +793,52 @@ class ScopeResolver:
         return self.scopes.get(id(func))
 
     def is_cell_class(self, qual: str, _seen: frozenset[str] = frozenset()) -> bool:
-        """Is the class named `qual` (dotted) an nn.Cell subclass, via any chain of bases?"""
+        """Is the class named `qual` (dotted) an nn.Cell subclass, via any chain of bases?
+
+        A walk over the base-class graph with one visited set (no recursion, each class
+        looked at once): linear in the length of a chain of Cells subclassing Cells across
+        modules, and cycles end. `_seen` names classes not to go through."""
+        memo = self._cell_memo
         if qual in _seen:
             return False
-        if not _seen and qual in self._cell_memo:
-            return self._cell_memo[qual]
-        result = self._is_cell(qual, _seen)
-        if not _seen:
-            self._cell_memo[qual] = result
-        return result
-
-    def _is_cell(self, qual: str, _seen: frozenset[str]) -> bool:
+        if not _seen and qual in memo:
+            return memo[qual]
         if qual.startswith("mindspore."):
-            return _is_mindspore_cell(qual)
-        cls = self._class(qual)
-        if cls is None:
-            return False
-        seen: frozenset[str] | None = None
-        for base in cls[1].bases:
-            if base.startswith("mindspore."):  # decided by name, whatever was seen
-                known = self._cell_memo.get(base)
-                if known is None:
-                    known = self._cell_memo[base] = _is_mindspore_cell(base)
-                if known:
+            return self._mindspore_cell(qual)
+        visited = {qual} | _seen
+        path: list[tuple[str, Iterator[str]]] = [(qual, iter(self._bases(qual)))]
+        while path:
+            _node, bases = path[-1]
+            for base in bases:
+                if base.startswith("mindspore."):
+                    found = self._mindspore_cell(base)
+                elif base in memo and not _seen:
+                    found = memo[base]
+                elif base in visited:
+                    continue
+                else:
+                    visited.add(base)
+                    path.append((base, iter(self._bases(base))))
+                    break
+                if found:
+                    if not _seen:  # every class on the path reaches a Cell
+                        memo.update((n, True) for n, _ in path)
                     return True
-                continue
-            if seen is None:
-                seen = _seen | {qual}
-            if self.is_cell_class(base, seen):
-                return True
+            else:
+                path.pop()
+        if not _seen:  # nothing reachable from `qual` is a Cell
+            memo.update((n, False) for n in visited)
         return False
+
+    def _mindspore_cell(self, qual: str) -> bool:
+        known = self._cell_memo.get(qual)
+        if known is None:
+            known = self._cell_memo[qual] = _is_mindspore_cell(qual)
+        return known
+
+    def _bases(self, qual: str) -> list[str]:
+        cls = self._class(qual)
+        return cls[1].bases if cls is not None else []
 
     def local_roots(self) -> list[tuple[FuncDef, ast.ClassDef | None]]:
         """Compiled functions defined in this file (functions and methods of classes, also
@@ -875,6 +891,8 @@ class ScopeResolver:
             pending.extend((info, cls) for cls in info.classes.values())
             # `adder = make()`: a call of `adder` may reach the function `make` returns
             names.update(a for a in info.instances if self._bound_closure(info, a))
+            if len(names) > _MAX_TARGET_NAMES:
+                return None  # more modules only add names
         done: set[str] = set()
         while pending and len(names) <= _MAX_TARGET_NAMES:
             info, cls = pending.pop()
@@ -887,25 +905,29 @@ class ScopeResolver:
         names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
         return names if len(names) <= _MAX_TARGET_NAMES else None
 
-    def _reachable_modules(self) -> list[ModuleInfo]:
+    def _reachable_modules(self) -> Iterator[ModuleInfo]:
         """This module and the workspace modules a name of it can resolve into: what it
-        imports, with their packages and submodules (`import pkg` reaches `pkg.sub.f`)."""
+        imports, with their packages and submodules (`import pkg` reaches `pkg.sub.f`).
+        Looked up by module name in the index (never a scan of every module), lazily: the
+        caller stops once it has more names than it can use."""
+        yield self.info
         if self.workspace is None:
-            return [self.info]
-        imported = set(self.info.imports.values())
-        packages = {p for v in imported for p in _packages(v)}
-        own = (self.info.module, "builtins")
-        return [
-            self.info,
-            *(
-                info
-                for info in self.workspace.modules()
-                if info.module in imported
-                or info.module in packages
-                or info.module in own
-                or not imported.isdisjoint(_packages(info.module))
-            ),
-        ]
+            return
+        ws = self.workspace
+        seen: set[str] = set()
+        imported = dict.fromkeys(self.info.imports.values())
+        own = [(self.info.module,), ("builtins",)]
+        for candidates in (*own, *((n, *_packages(n)) for n in imported)):
+            for candidate in candidates:
+                if candidate not in seen:
+                    seen.add(candidate)
+                    if (info := ws.module(candidate)) is not None:
+                        yield info
+        for name in imported:
+            for info in ws.submodules(name):
+                if info.module not in seen:
+                    seen.add(info.module)
+                    yield info
 
     def _class(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:
         mod, _, name = qual.rpartition(".")
@@ -931,26 +953,39 @@ class ScopeResolver:
         """Find `name` on the class or its bases (method resolution in declaration order);
         memoised: every `self.layer(x)` of a file asks again."""
         key = (cls_qual, name)
-        if key in self._method_memo:
-            return self._method_memo[key]
-        found = self._method_memo[key] = self._find_method(cls_qual, name, frozenset())
+        memo = self._method_memo
+        if key in memo:
+            return memo[key]
+        found = memo[key] = self._find_method(cls_qual, name, frozenset())
         return found
 
     def _find_method(
         self, cls_qual: str, name: str, _seen: frozenset[str]
     ) -> tuple[ModuleInfo, ClassInfo, FuncDef] | None:
-        if cls_qual in _seen:
-            return None
-        found = self._class(cls_qual)
-        if found is None:
-            return None
-        info, cls = found
-        if name in cls.methods:
-            return info, cls, cls.methods[name]
-        for base in cls.bases:
-            hit = self._find_method(base, name, _seen | {cls_qual})
-            if hit:
-                return hit
+        """Depth-first through the bases in declaration order, each class once (a stack, not
+        recursion: a chain of a thousand subclasses must not overflow)."""
+        visited = set(_seen)
+        stack = [cls_qual]
+        memo = self._method_memo
+        while stack:
+            qual = stack.pop()
+            if qual in visited:
+                continue
+            visited.add(qual)
+            if qual != cls_qual and memo.get((qual, name), 0) is None:
+                continue  # known: nothing from there on defines it
+            found = self._class(qual)
+            if found is None:
+                continue
+            info, cls = found
+            if name in cls.methods:
+                return info, cls, cls.methods[name]
+            stack.extend(reversed(cls.bases))
+        if not _seen:
+            # a miss: no class reachable from `cls_qual` defines `name`, so none reachable
+            # from any class visited does either (a chain of N subclasses costs N, not N^2)
+            for qual in visited:
+                memo.setdefault((qual, name), None)
         return None
 
     def _cell_level(self, cls_qual: str, construct: FuncDef, info: ModuleInfo) -> Level:

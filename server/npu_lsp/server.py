@@ -284,7 +284,10 @@ class AscendLensServer(LanguageServer):
             self.log_skipped(await self.in_worker(worker.take_skipped))
         except (asyncio.CancelledError, RuntimeError):  # shutting down
             return
+        cached = await self.in_worker(worker.index_report)
         message = f"Ascend Lens: workspace index ready for {root}"
+        if cached:
+            message += f" ({cached} files from the check cache)"
         log.info("%s", message)
         self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=message))
         self.refresh_all()
@@ -335,6 +338,24 @@ class AscendLensServer(LanguageServer):
                     version=doc.version if doc is not None else None,
                 )
             )
+        await self.recheck_dependents(uri)
+
+    async def recheck_dependents(self, uri: str) -> None:
+        """After an edit of a Python file is published: when what other files see of it (a
+        Cell base, a helper, what its compiled code calls) changed, the other open documents
+        are analysed again (debounced), since their graph scopes may cross into it."""
+        if not uri.endswith(".py") or uri not in self.workspace.text_documents:
+            return
+        others = {self._analysis_key(u) for u in self.workspace.text_documents} - {uri}
+        if not others:
+            return  # nothing to re-check: not even worth asking the worker
+        changed = await self.in_worker(
+            worker.summary_changed, self.workspace.root_path, _path_of(uri)
+        )
+        if not changed:
+            return
+        for key in others:
+            self.schedule(key)
 
     def schedule(self, uri: str, *, immediate: bool = False) -> None:
         key = self._analysis_key(uri)

@@ -12,11 +12,18 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from npu_lsp.cache import FileSummary, digest, project_summaries
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
 from npu_lsp.engine import WorkspaceIndex, iter_python_files
-from npu_lsp.files import DEFAULT_MAX_FILE_BYTES, NotCheckable, read_checkable_text
+from npu_lsp.files import (
+    DEFAULT_MAX_FILE_BYTES,
+    NotCheckable,
+    read_checkable,
+    read_checkable_text,
+)
 from npu_lsp.lifeline import tie_to_parent
 from npu_lsp.notebook import JoinedNotebook, Located, locate_document, split_diagnostics
 
@@ -98,7 +105,7 @@ def analyse(job: Job) -> dict[str, list[Located]]:
     index = _workspace_index(job.root)
     if job.notebook is None:
         if job.path.endswith(".py"):
-            index.update(job.path, job.text)
+            index.update(job.path, job.text, live=True)
             _live.add(os.path.realpath(job.path))
         diagnostics = engine.check_source(job.text, job.path, job.config, index)
         return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
@@ -134,26 +141,62 @@ def index_slice(
     whole workspace, but indexing it in one go would hold the single worker for seconds, so
     the server feeds it in slices between analyses.
     """
-    global _unindexed
+    global _unindexed, _from_cache
     if root is None:
         return True
     index = _workspace_index(root)
     if _unindexed is None:
-        files = iter_python_files([root], on_error=_unlistable)
+        files = iter_python_files([root], on_error=_unlistable, on_skip=_special)
         _unindexed = [str(p) for _, p in zip(range(MAX_INDEXED_FILES), files, strict=False)]
         _unindexed.reverse()  # pop() from the end keeps walk order
+        _from_cache = project_summaries(root)
     deadline = time.perf_counter() + budget_s
     while _unindexed and time.perf_counter() < deadline:
         path = _unindexed.pop()
         if os.path.realpath(path) in _live:
             continue
         try:
-            index.update(path, read_checkable_text(path, limit))
+            data = read_checkable(path, limit)
+            text = data.decode("utf-8-sig")
         except NotCheckable as exc:
             skipped.append(str(exc))
+            continue
         except (OSError, UnicodeDecodeError):
             continue
-    return not _unindexed
+        if not _index_from_cache(index, path, data, text):
+            index.update(path, text)
+    if _unindexed:
+        return False
+    _from_cache = {}
+    return True
+
+
+def _index_from_cache(index: WorkspaceIndex, path: str, data: bytes, text: str) -> bool:
+    """Index `path` from the summary `ascend-lens check` cached for this content, if any
+    (no parse); the count shows in the "index ready" message."""
+    global cached_count
+    key = index.key(path)
+    hit = _from_cache.get(key)
+    if hit is None or hit.content != digest(data) or hit.module != index.module_for(path):
+        return False
+    index.add_summary(key, hit.blob, hit.module)
+    index.note_text(key, text)
+    cached_count += 1
+    return True
+
+
+def index_report() -> int:
+    """How many files the index took from the check cache."""
+    return cached_count
+
+
+#: Summaries `check` cached for the workspace, while indexing (see `cache.project_summaries`).
+_from_cache: dict[str, FileSummary] = {}
+cached_count = 0
+
+
+def _special(path: Path, reason: str) -> None:
+    skipped.append(f"{path}: {reason}")
 
 
 def _unlistable(exc: OSError) -> None:
@@ -189,6 +232,32 @@ def editor_closed(root: str | None, path: str, limit: int = DEFAULT_MAX_FILE_BYT
     reindex(root, path, deleted=not os.path.exists(path), limit=limit)
 
 
+def summary_changed(root: str | None, path: str) -> bool:
+    """Did the summary other files see of `path` (what cross-file resolution reads) change
+    since the last time this was asked? Asked after an edit is published, so the open
+    files that depend on it are checked again only when that can change their results."""
+    index = _workspace_index(root)
+    info = index.module(index.module_for(path))
+    if info is None or info.path != index.key(path):
+        return False
+    import pickle
+
+    from npu_lsp.summary import portable
+
+    try:
+        blob = pickle.dumps(portable(info), protocol=pickle.HIGHEST_PROTOCOL)
+    except RecursionError:
+        return True
+    key = os.path.realpath(path)
+    changed = _interfaces.get(key, blob) != blob
+    _interfaces[key] = blob
+    return changed
+
+
+#: The last summary `summary_changed` saw per file.
+_interfaces: dict[str, bytes] = {}
+
+
 def _after_bom(item: Located) -> Located:
     def move(span: Span) -> Span:
         return Span(
@@ -207,9 +276,10 @@ def _after_bom(item: Located) -> Located:
 
 
 def _workspace_index(root: str | None) -> WorkspaceIndex:
-    global _index, _unindexed
+    global _index, _unindexed, cached_count
     if _index is None or _index.root != WorkspaceIndex(root).root:
         _index = WorkspaceIndex(root)
         _unindexed = None
+        cached_count = 0
         _live.clear()
     return _index

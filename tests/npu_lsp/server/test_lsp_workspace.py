@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from lsp_helpers import (
@@ -45,6 +47,32 @@ async def test_cell_base_class_in_an_unopened_file_is_known(
     assert [(d.code, d.range.start.line) for d in diags] == [("MS101", 6)]
 
 
+async def test_the_index_is_built_from_the_check_cache(
+    fresh_client: LanguageClient, tmp_path: Path
+) -> None:
+    """After `ascend-lens check` ran on the project, the server indexes the files from the
+    summaries it cached (no parse) and still knows the cross-file Cell."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (tmp_path / "base.py").write_text(BASE, encoding="utf-8")
+    (tmp_path / "other.py").write_text("def f(x):\n    return x\n", encoding="utf-8")
+    subprocess.run(
+        [sys.executable, "-m", "ascend_lens", "check", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert (tmp_path / ".ascend-lens_cache" / ".gitignore").exists()
+    await start(fresh_client, tmp_path)
+    await wait_for_index(fresh_client)
+    ready = [m.message for m in fresh_client.log_messages if "workspace index ready" in m.message]
+    assert ready[0].endswith("(2 files from the check cache)")
+    uri = (tmp_path / "net.py").as_uri()
+    open_doc(fresh_client, uri, NET)
+    diags = await wait_for_diagnostics(fresh_client, uri, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS101", 6)]
+
+
 async def test_saving_a_base_module_updates_its_dependents(
     fresh_client: LanguageClient, tmp_path: Path
 ) -> None:
@@ -63,6 +91,30 @@ async def test_saving_a_base_module_updates_its_dependents(
         lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=base))
     )
     assert await wait_for_diagnostics(fresh_client, net, lambda d: d == []) == []
+
+
+async def test_an_edit_to_a_base_module_rechecks_open_dependents_without_a_save(
+    fresh_client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "base.py").write_text(BASE, encoding="utf-8")
+    await start(fresh_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(fresh_client)
+    net = (tmp_path / "net.py").as_uri()
+    base = (tmp_path / "base.py").as_uri()
+    open_doc(fresh_client, net, NET)
+    open_doc(fresh_client, base, BASE)
+    await wait_for_diagnostics(fresh_client, net, lambda d: len(d) == 1)
+    await wait_for_diagnostics(fresh_client, base)
+    # an edit that keeps what other files see of base.py: net.py keeps its diagnostic
+    replace_all(fresh_client, base, BASE + "\n# a comment\n", 2)
+    await wait_for_diagnostics(fresh_client, base)
+    # Base stops being a Cell in the editor, unsaved: net.py is analysed again at once
+    replace_all(fresh_client, base, "class Base:\n    pass\n", 3)
+    assert await wait_for_diagnostics(fresh_client, net, lambda d: d == []) == []
+    # and back
+    replace_all(fresh_client, base, BASE, 4)
+    diags = await wait_for_diagnostics(fresh_client, net, lambda d: len(d) == 1)
+    assert [d.code for d in diags] == ["MS101"]
 
 
 async def test_changes_on_disk_reported_by_the_client_update_the_index(

@@ -1,0 +1,259 @@
+"""`ascend-lens check` on a generated MindSpore model zoo, against Ruff on the same tree.
+
+For each size (default 500, 1,000 and 2,000 modules of 150-170 lines, see gen_zoo.py) the
+same run times, as subprocesses, each with its peak memory:
+
+- `ruff check --select ALL --no-cache` (the baseline), and `ast.parse` of every file in one
+  process (what any Python checker pays at least);
+- `ascend-lens check` cold (no cache), warm (cache, nothing changed), after a one-line edit
+  inside a function body (the module's summary is unchanged: that file is checked), and
+  after an edit that changes a module's summary (a function added to a module near the
+  end of the import chains: the project-wide resolution is redone).
+
+Cost per module at each size shows whether the run is linear. Results go to
+bench_check_repo.md beside this file (the "## History" part of that file is kept).
+Run: .venv/bin/python benchmarks/bench_check_repo.py [--sizes 500,1000,2000] [--jobs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gen_zoo import generate  # noqa: E402
+
+VENV_BIN = Path(sys.executable).parent
+MEASURE = """
+import resource, subprocess, sys, time
+t = time.perf_counter()
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+dt = time.perf_counter() - t
+print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)
+sys.stderr.write(p.stderr)
+"""
+PARSE_ALL = """
+import ast, pathlib, sys
+for f in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
+    try:
+        ast.parse(f.read_bytes())
+    except (SyntaxError, ValueError):
+        pass  # a real project may hold files that do not parse: still count the work
+"""
+
+
+def measure(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
+    """(seconds, peak RSS in MB of the command and its children, stderr)."""
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, *cmd], cwd=cwd, capture_output=True, text=True, check=True
+    )
+    seconds, rss_kb, _code = out.stdout.split()
+    return float(seconds), int(rss_kb) // 1024, out.stderr
+
+
+def lens(target: str, *args: str) -> list[str]:
+    return [str(VENV_BIN / "ascend-lens"), "check", "--no-config", "--timings", *args, target]
+
+
+def timings(stderr: str) -> dict[str, object]:
+    for line in reversed(stderr.strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)  # type: ignore[no-any-return]
+    return {}
+
+
+def bench_size(modules: int, jobs: list[str], work: Path, repeats: int) -> dict[str, object]:
+    root = work / f"zoo{modules}"
+    files = generate(root, modules, seed=modules)
+    row = bench_tree(root, "zoo", files, jobs, repeats)
+    row["modules"] = modules
+    shutil.rmtree(root)
+    return row
+
+
+def bench_tree(
+    root: Path, target: str, files: list[Path], jobs: list[str], repeats: int
+) -> dict[str, object]:
+    """Every measurement on the Python files under `root/target` (edited in place)."""
+    lines = sum(f.read_text(encoding="utf-8", errors="replace").count("\n") for f in files)
+    row: dict[str, object] = {"modules": len(files), "files": len(files), "lines": lines}
+    ruff = [
+        str(VENV_BIN / "ruff"),
+        "check",
+        "--select",
+        "ALL",
+        "--no-cache",
+        "--exit-zero",
+        "-q",
+        target,
+    ]
+    # alternately, best of `repeats`: the run least disturbed by other jobs on the machine
+    ruffs, parses, colds = [], [], []
+    for _ in range(repeats):
+        ruffs.append(measure(ruff, root))
+        parses.append(measure([sys.executable, "-c", PARSE_ALL, target], root))
+        colds.append(measure(lens(target, "--no-cache", *jobs), root))
+    row["ruff"] = min(ruffs)[:2]
+    row["parse"] = min(parses)[:2]
+    cold = min(colds)
+    row["cold"] = cold[:2]
+    row["cold_all"] = [round(c[0], 2) for c in colds]
+    row["ruff_all"] = [round(r[0], 2) for r in ruffs]
+    row["cold_phases"] = timings(cold[2]).get("phases", {})
+    shutil.rmtree(root / ".ascend-lens_cache", ignore_errors=True)
+    measure(lens(target, *jobs), root)  # fills the cache
+    warm = measure(lens(target, *jobs), root)
+    row["warm"] = warm[:2]
+    row["warm_inner"] = timings(warm[2]).get("seconds")
+    _edit_keeping_summary(sorted(files)[len(files) // 2 :])
+    edit = measure(lens(target, *jobs), root)
+    row["edit_body"] = edit[:2]
+    row["edit_body_stats"] = {k: timings(edit[2]).get(k) for k in ("parsed", "checked", "reused")}
+    last = sorted(files)[-1]
+    last.write_text(
+        last.read_text(encoding="utf-8") + "\n\ndef added():\n    return 1\n", encoding="utf-8"
+    )
+    edit2 = measure(lens(target, *jobs), root)
+    row["edit_summary"] = edit2[:2]
+    row["edit_summary_stats"] = {
+        k: timings(edit2[2]).get(k) for k in ("parsed", "checked", "reused")
+    }
+    return row
+
+
+def _edit_keeping_summary(candidates: list[Path]) -> None:
+    """A one-line edit that keeps the module's summary: the generated zoo's `y = x * k`
+    becomes `y = x * k * 1`; in another tree, text is added to a comment line."""
+    for f in candidates:
+        text = f.read_text(encoding="utf-8")
+        if "    y = x * k\n" in text:
+            f.write_text(
+                text.replace("    y = x * k\n", "    y = x * k * 1\n", 1), encoding="utf-8"
+            )
+            return
+        lines = text.split("\n")
+        for n, line in enumerate(lines):
+            if line.lstrip().startswith("#"):
+                lines[n] = line + " (edited)"
+                f.write_text("\n".join(lines), encoding="utf-8")
+                return
+    raise SystemExit("no line to edit")
+
+
+def _history(out: Path) -> str:
+    old = out.read_text(encoding="utf-8") if out.exists() else ""
+    at = old.find("\n## History")
+    return old[at:] if at >= 0 else ""
+
+
+def report(rows: list[dict[str, object]], args: argparse.Namespace, load: str) -> str:
+    def s(pair: object) -> str:
+        return f"{pair[0]:.2f} s" if isinstance(pair, (list, tuple)) else "-"  # type: ignore[index]
+
+    def mb(pair: object) -> str:
+        return f"{pair[1]} MB" if isinstance(pair, (list, tuple)) else "-"  # type: ignore[index]
+
+    lines = [
+        "# bench_check_repo",
+        "",
+        f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node()} "
+        f"({platform.machine()}, {os.cpu_count()} cores shared, Python {platform.python_version()}).",
+        f"Load average before the run (1, 5, 15 min): {load}.",
+        f"Command: `.venv/bin/python benchmarks/bench_check_repo.py --sizes {args.sizes} --repeats {args.repeats}"
+        + (f" --jobs {args.jobs}" if args.jobs else "")
+        + "".join(f" --tree {t}" for t in args.tree)
+        + "`",
+        "",
+        "Wall-clock seconds of each command as a subprocess (peak memory of it and its workers);",
+        "Ruff, `ast.parse` and the cold check are run alternately, best of the repeats each.",
+        "",
+        "| modules | lines | ruff --select ALL | ast.parse all | check cold | cold / ruff | warm | edit in a body | edit changing a summary |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ratio = r["cold"][0] / r["ruff"][0]  # type: ignore[index]
+        label = r.get("name") or f"{r['modules']:,}"
+        lines.append(
+            f"| {label} | {r['lines']:,} | {s(r['ruff'])} ({mb(r['ruff'])}) | {s(r['parse'])} "
+            f"| {s(r['cold'])} ({mb(r['cold'])}) | **{ratio:.1f}x** | {s(r['warm'])} ({mb(r['warm'])}) "
+            f"| {s(r['edit_body'])} | {s(r['edit_summary'])} |"
+        )
+    lines += [
+        "",
+        "Cost per module (linearity):",
+        "",
+        "| modules | cold ms/module | ruff ms/module | cold vs the smallest size |",
+        "|---|---|---|---|",
+    ]
+    zoo = [r for r in rows if "name" not in r] or rows
+    base = zoo[0]["cold"][0] / zoo[0]["modules"]  # type: ignore[index,operator]
+    for r in zoo:
+        per = r["cold"][0] / r["modules"]  # type: ignore[index,operator]
+        rp = r["ruff"][0] / r["modules"]  # type: ignore[index,operator]
+        lines.append(
+            f"| {r['modules']:,} | {per * 1000:.1f} | {rp * 1000:.1f} | {per / base:.2f}x |"
+        )
+    lines += [
+        "",
+        "Where a cold run's time goes (seconds, from `--timings`), and what the edits re-did:",
+        "",
+    ]
+    for r in rows:
+        phases = ", ".join(f"{k} {v:.2f}" for k, v in r["cold_phases"].items())  # type: ignore[attr-defined]
+        label = r.get("name") or f"{r['modules']:,} modules"
+        lines.append(
+            f"- {label} ({r['files']:,} files): every cold run {r['cold_all']} s, every ruff run "
+            f"{r['ruff_all']} s; phases of the best cold run: {phases}; warm run inside the process {r['warm_inner']:.2f} s "
+            f"(the rest is interpreter start and imports); edit in a body {r['edit_body_stats']}; "
+            f"edit changing a summary {r['edit_summary_stats']}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="500,1000,2000")
+    p.add_argument("--repeats", type=int, default=3, help="cold runs (and Ruff runs) per size")
+    p.add_argument("--jobs", type=int, default=0, help="--jobs for check (default: all cores)")
+    p.add_argument(
+        "--tree",
+        type=Path,
+        action="append",
+        default=[],
+        help="also measure a real project (copied first), e.g. a model zoo's checkout",
+    )
+    p.add_argument("--out", type=Path, default=Path(__file__).with_name("bench_check_repo.md"))
+    args = p.parse_args()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    jobs = ["--jobs", str(args.jobs)] if args.jobs else []
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench_check_repo.") as tmp:
+        for n in (int(x) for x in args.sizes.split(",") if x):
+            t = time.perf_counter()
+            rows.append(bench_size(n, jobs, Path(tmp), args.repeats))
+            print(f"{n} modules done in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+        for src in args.tree:
+            # a copy: the edits must not touch the original
+            copy = Path(tmp) / "trees" / src.name
+            shutil.copytree(src, copy, ignore=shutil.ignore_patterns(".git", ".ascend-lens_cache"))
+            py = sorted(f for f in copy.rglob("*.py") if f.is_file())
+            row = bench_tree(copy.parent, src.name, py, jobs, args.repeats)
+            row["name"] = src.name
+            rows.append(row)
+    text = report(rows, args, load)
+    args.out.write_text(text + _history(args.out), encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,280 @@
+"""The per-project cache of `ascend-lens check`: `.ascend-lens_cache/` beside the project.
+
+Two files per (checker version, settings), so a run with other settings or another build
+of the checker never reads what this one wrote:
+
+- `results`: per file, the content digest, the key its diagnostics were computed under
+  and the diagnostics; plus the digest of the whole run's state (settings and every file's
+  content), so an unchanged tree is answered from this file alone;
+- `summaries`: per file, the portable summary of its module (so an edit re-parses only
+  the edited file) with the digest of its content.
+
+Every file is signed with a key kept outside the project (in the user's cache folder): a
+cache that fails its check, cannot be read, or holds something unexpected is ignored and
+rebuilt, never trusted (the files are pickles, and a cloned repository could ship one).
+Writes go to a temporary file renamed into place, so a killed run leaves the old cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import pickle
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from npu_lsp.diagnostics import Diagnostic
+
+CACHE_DIR = ".ascend-lens_cache"
+_FORMAT = 2
+_MAC_SIZE = 32
+
+
+def digest(*parts: bytes | str) -> str:
+    """A short hex digest of `parts` (content keys, not secrets)."""
+    h = hashlib.blake2b(digest_size=16)
+    for p in parts:
+        b = p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def checker_version() -> str:
+    """The package version plus the size and time of every file of the checker, so a
+    changed rule (even without a version bump, as in a development checkout) is a new
+    checker for the cache."""
+    from importlib import metadata
+
+    import npu_lsp
+
+    try:
+        version = metadata.version("ascend-lens")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    parts = [version]
+    root = Path(npu_lsp.__file__).parent
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith((".py", ".json", ".toml", ".md")):
+                with contextlib.suppress(OSError):
+                    st = os.stat(os.path.join(dirpath, name))
+                    parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    return digest(*parts)
+
+
+@dataclass
+class FileResult:
+    """A file's cached diagnostics and what they were computed from."""
+
+    content: str
+    key: str
+    seeds: str
+    diagnostics: list[Diagnostic]
+    #: (size, mtime in ns, inode) when the content was read: the same stamp, the same
+    #: content (as Ruff's cache assumes), so an unchanged file is not even read
+    stamp: tuple[int, int, int] | None = None
+    #: digest of the summaries the file's module reaches (see `workspace._closures`)
+    closure: str = ""
+
+
+@dataclass
+class FileSummary:
+    """A file's cached portable summary (pickled) and its digests."""
+
+    content: str
+    module: str
+    blob: bytes
+    summary: str
+    imports: tuple[str, ...]
+
+
+@dataclass
+class CacheData:
+    state: str = ""
+    results: dict[str, FileResult] = field(default_factory=dict)
+    summaries: dict[str, FileSummary] = field(default_factory=dict)
+
+
+_BASE_ENTRY = "\0base"
+
+
+def _summaries_ok(data: Any) -> bool:
+    return isinstance(data, dict) and all(isinstance(v, FileSummary) for v in data.values())
+
+
+#: The entry of a `summaries` file naming the checker that wrote it.
+CHECKER_ENTRY = "\0checker"
+
+
+def project_summaries(project_root: str | os.PathLike[str]) -> dict[str, FileSummary]:
+    """The summaries `check` cached for this project by this very checker (the newest such
+    file when several settings were used), for the language server to index from; {} when
+    there are none. Summaries do not depend on the settings."""
+    base = Path(project_root) / CACHE_DIR
+    try:
+        candidates = sorted(
+            base.glob("*/summaries"), key=lambda p: p.stat().st_mtime_ns, reverse=True
+        )
+    except OSError:
+        return {}
+    version = checker_version()
+    for path in candidates:
+        found = Cache(project_root, path.parent.name).load_summaries()
+        mark = found.get(CHECKER_ENTRY)
+        if mark is not None and mark.content == version:
+            return found
+    return {}
+
+
+class Cache:
+    """One project's cache for one settings key (see the module docstring)."""
+
+    def __init__(self, project_root: str | os.PathLike[str], settings: str) -> None:
+        self.base = Path(project_root) / CACHE_DIR
+        self.folder = self.base / settings
+        self._key = _signing_key()
+        #: the tag of the summaries file read, and the delta read with it
+        self._base: FileSummary | None = None
+        self._delta: dict[str, FileSummary] = {}
+
+    # ---- reading
+    def load_results(self) -> tuple[str, str, dict[str, FileResult]]:
+        """(state of the last run, digest of all its summaries, results per file)."""
+        data = self._read("results")
+        if not (isinstance(data, tuple) and len(data) == 3 and isinstance(data[2], dict)):
+            return "", "", {}
+        state, whole, results = data
+        ok = (
+            isinstance(state, str)
+            and isinstance(whole, str)
+            and all(isinstance(v, FileResult) for v in results.values())
+        )
+        return (state, whole, results) if ok else ("", "", {})
+
+    def load_summaries(self) -> dict[str, FileSummary]:
+        """Every cached summary: the `summaries` file with the newer entries of the small
+        `summaries.delta` file written after edits (see `save`)."""
+        data = self._read("summaries")
+        if not _summaries_ok(data):
+            return {}
+        self._base = data.get(_BASE_ENTRY)
+        delta = self._read("summaries.delta")
+        if _summaries_ok(delta) and delta.get(_BASE_ENTRY) == self._base:
+            self._delta = dict(delta)
+            data.update(delta)
+        return data
+
+    @property
+    def delta_size(self) -> int:
+        """How many summaries the delta file read with them holds."""
+        return len(self._delta)
+
+    def _read(self, name: str) -> Any:
+        if self._key is None:
+            return None
+        try:
+            raw = (self.folder / name).read_bytes()
+        except OSError:
+            return None
+        mac, body = raw[:_MAC_SIZE], raw[_MAC_SIZE:]
+        if len(mac) != _MAC_SIZE or not hmac.compare_digest(mac, self._sign(body)):
+            return None  # not ours, truncated or tampered with: rebuilt by this run
+        try:
+            fmt, data = pickle.loads(body)
+        except Exception:  # a cache written by an incompatible build
+            return None
+        return data if fmt == _FORMAT else None
+
+    # ---- writing
+    def save(
+        self,
+        state: str,
+        whole: str,
+        results: dict[str, FileResult],
+        summaries: dict[str, FileSummary] | None,
+        changed: dict[str, FileSummary] | None = None,
+    ) -> None:
+        """Write the cache: all `summaries`, or (when None) only the `changed` ones;
+        failures (read-only project, full disk) are silent: the cache is an optimisation
+        only."""
+        if self._key is None:
+            return
+        try:
+            self._prepare()
+            self._write("results", (state, whole, results))
+            if summaries is not None:
+                base = FileSummary(secrets.token_hex(8), "", b"", "", ())
+                self._write("summaries", {**summaries, _BASE_ENTRY: base})
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.folder / "summaries.delta")
+            elif changed and self._base is not None:  # `load_summaries` read a base
+                # a few files re-summarised: a small file beside the big one; both are read
+                # together until the next full write (tied to it by the base's random tag)
+                merged = {**self._delta, **changed, _BASE_ENTRY: self._base}
+                self._write("summaries.delta", merged)
+        except OSError:
+            pass
+
+    def _prepare(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        ignore = self.base / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Created by ascend-lens check.\n*\n", encoding="utf-8")
+        tag = self.base / "CACHEDIR.TAG"
+        if not tag.exists():
+            tag.write_text(
+                "Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# This file is a cache directory tag created by ascend-lens.\n",
+                encoding="utf-8",
+            )
+
+    def _write(self, name: str, data: object) -> None:
+        body = pickle.dumps((_FORMAT, data), protocol=pickle.HIGHEST_PROTOCOL)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self._sign(body))
+                f.write(body)
+            os.replace(tmp, self.folder / name)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def _sign(self, body: bytes) -> bytes:
+        assert self._key is not None
+        return hashlib.blake2b(body, key=self._key, digest_size=_MAC_SIZE).digest()
+
+
+def _signing_key() -> bytes | None:
+    """This user's key for signing cache files, created on first use (None: no place to
+    keep one, so no cache)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(base) / "ascend-lens" / "cache-key"
+    try:
+        key = path.read_bytes()
+        if len(key) == 32:
+            return key
+    except OSError:
+        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_bytes(32)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache-key.")
+        with os.fdopen(fd, "wb") as f:
+            f.write(key)
+        os.chmod(tmp, 0o600)
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)  # first writer wins when two runs start at once
+        os.unlink(tmp)
+        key = path.read_bytes()
+        return key if len(key) == 32 else None
+    except OSError:
+        return None

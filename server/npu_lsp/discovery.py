@@ -1,0 +1,118 @@
+"""Which files a run looks at: the one place that walks folders (CLI, language server).
+
+`discover(paths, ...)` returns regular files only, in a stable order (the order the paths
+were given; inside a folder, sorted names, depth first), each once. Folders skip hidden
+directories, virtual environments and build output. A file named directly is kept even
+when it has no known suffix (the user asked for it); anything that is not a regular file
+(a FIFO, a device, a socket, a dangling link) is never opened: opening a FIFO would block.
+Checks that decide whether to look at a file at all (size limits, special files) belong in
+`_wanted` so every caller gets them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from npu_lsp.files import refusal
+
+SKIP_DIRS = frozenset(
+    {
+        "__pycache__",
+        "node_modules",
+        "site-packages",
+        ".venv",
+        "venv",
+        ".git",
+        ".tox",
+        "build",
+        "dist",
+    }
+)
+DEFAULT_SUFFIXES = (".py", ".pyi")
+
+
+class MissingPath(Exception):
+    """A path given on the command line does not exist."""
+
+
+def discover(
+    paths: Iterable[str | os.PathLike[str]],
+    exclude: Iterable[str] = (),
+    suffixes: tuple[str, ...] = DEFAULT_SUFFIXES,
+    is_target: Callable[[Path], bool] | None = None,
+    *,
+    strict: bool = False,
+    on_error: Callable[[OSError], None] | None = None,
+    on_skip: Callable[[Path, str], None] | None = None,
+) -> list[Path]:
+    """Regular files under `paths`: folders are walked for names ending in `suffixes`
+    (and passing `is_target`, when given) that no `exclude` glob matches; files named
+    directly are kept as given. With `strict`, a missing path raises `MissingPath`;
+    otherwise it is passed through (the checker reports it unreadable). A folder that
+    cannot be listed goes to `on_error`, and a special file inside a folder to `on_skip` with
+    the reason (default: both silently skipped)."""
+    excl = tuple(exclude)
+    out: list[Path] = []
+    seen: set[str] = set()
+
+    def keep(f: Path) -> None:
+        key = os.path.normpath(f)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+
+    for raw in paths:
+        p = Path(raw)
+        try:
+            st = p.stat()
+        except OSError:
+            if strict:
+                raise MissingPath(f"{raw}: no such file or directory") from None
+            keep(p)
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            for f in _walk(p, excl, suffixes, on_error, on_skip):
+                if is_target is None or is_target(f):
+                    keep(f)
+        elif _wanted(p, st):
+            keep(p)
+    return out
+
+
+def _walk(
+    root: Path,
+    exclude: tuple[str, ...],
+    suffixes: tuple[str, ...],
+    on_error: Callable[[OSError], None] | None = None,
+    on_skip: Callable[[Path, str], None] | None = None,
+) -> Iterable[Path]:
+    for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            if not name.endswith(suffixes):
+                continue
+            f = Path(dirpath) / name
+            if _excluded(f, exclude):
+                continue
+            try:
+                st = f.stat()
+            except OSError:
+                continue  # a dangling link
+            if _wanted(f, st):
+                yield f
+            elif on_skip is not None:
+                on_skip(f, refusal(st, 0) or "not a regular file")
+
+
+def _wanted(path: Path, st: os.stat_result) -> bool:
+    """Is `path` (with `st`, its `stat` following links) a file a run should open?"""
+    return stat.S_ISREG(st.st_mode)
+
+
+def _excluded(path: Path, exclude: tuple[str, ...]) -> bool:
+    posix = path.as_posix()
+    return any(fnmatch.fnmatch(posix, g) or fnmatch.fnmatch(path.name, g) for g in exclude)

@@ -1,0 +1,200 @@
+"""Portable module summaries: what cross-file scope resolution reads of a module, no tree.
+
+A `ModuleInfo` built by `scope.summarize` points into its file's syntax tree (functions,
+classes). Keeping that for every module of a repository keeps every tree alive, and a tree
+cannot be sent between processes cheaply. `portable(info)` returns the same summary with
+each function and class replaced by a *pruned copy*: the node itself (name, position,
+decorators, bases) with only the parts of its body that resolution reads, that is the
+calls (with their callee expression and position), `x = f(...)` assignments, nested
+definitions and `return name` statements, in their original order and nesting. Everything
+else (expressions without calls, control flow without calls, constants) is dropped.
+
+Resolution over pruned copies gives the same graph scopes as over the trees: the scans
+(`astutil.find_branches`, `scope._returned_function`) meet the same nodes in the same
+order, because a subtree is dropped only when it holds none of them. The result pickles
+small (it crosses process boundaries and goes into the cache).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Any
+
+from npu_lsp.astutil import FIELDS, fields
+from npu_lsp.columns import LineColumns
+from npu_lsp.scope import ClassInfo, FuncDef, ModuleInfo
+
+_POSITION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+_DEFINITIONS = _FUNCTIONS | {ast.ClassDef}
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_SKIP = (ast.Name, ast.Constant)
+_LOAD = ast.Load()
+
+
+def _bag(items: list[Any]) -> ast.Expr:
+    """A container for kept parts; scans visit its items as they would have visited them
+    in the original statement (same list order)."""
+    return ast.Expr(value=ast.Tuple(elts=items, ctx=_LOAD))
+
+
+def _positioned(copy: ast.AST, node: ast.AST) -> ast.AST:
+    for attr in _POSITION:
+        setattr(copy, attr, getattr(node, attr, None))
+    return copy
+
+
+class _Pruner:
+    """Copies definitions keeping what resolution reads. Statements keep their nesting
+    and order (assignments are read in scan order, later ones winning); inside an
+    expression only its calls are kept, each with its callee expression whole (a call in
+    a callee, as in `f(x)(y)`, stays inside it, so calls sharing a position keep their
+    order) and the calls of its arguments. One copy per original definition, so a nested
+    function listed both in its parent's body and in `ModuleInfo.functions` stays one
+    object (resolution tells functions apart by identity)."""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, Any] = {}
+
+    def definition(self, original: FuncDef | ast.ClassDef) -> Any:
+        node: Any = original  # fields differ by type; each is read where it exists
+        key = id(node)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        t: Any = type(node)
+        copy: Any = t.__new__(t)
+        self.memo[key] = copy
+        copy.name = node.name
+        copy.decorator_list = node.decorator_list
+        copy.body = self.block(node.body)
+        if t is ast.ClassDef:
+            copy.bases = node.bases
+            copy.keywords = node.keywords
+        else:
+            # defaults and annotations: only their calls (a scan of the function meets them)
+            args = node.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            extra = [
+                *args.defaults,
+                *(d for d in args.kw_defaults if d is not None),
+                *(a.annotation for a in every if a is not None and a.annotation is not None),
+                *([node.returns] if node.returns is not None else []),
+            ]
+            copy.args = _NO_ARGS
+            found = self.calls(extra) if extra else []
+            if found:
+                copy.body = [_bag(found), *copy.body]
+            copy.returns = None
+            copy.type_comment = None
+        if hasattr(node, "type_params"):
+            copy.type_params = []
+        return _positioned(copy, node)
+
+    def block(self, body: list[ast.stmt]) -> list[Any]:
+        out: list[Any] = []
+        for st in body:
+            kept = self.statement(st)
+            if kept is not None:
+                out.append(kept)
+        return out
+
+    def statement(self, st: ast.AST) -> Any:
+        t = type(st)
+        if t in _DEFINITIONS:
+            return self.definition(st)  # type: ignore[arg-type]
+        if t is ast.Assign:
+            value = st.value  # type: ignore[attr-defined]
+            names: list[ast.expr] = [x for x in st.targets if type(x) is ast.Name]  # type: ignore[attr-defined]
+            if names and type(value) is ast.Call:
+                copy = ast.Assign(
+                    targets=list(names), value=self.calls([value])[0], type_comment=None
+                )
+                rest = self.calls([x for x in st.targets if type(x) is not ast.Name])  # type: ignore[attr-defined]
+                return _positioned(copy, st) if not rest else _bag([copy, *rest])
+        elif t is ast.Return:
+            value = st.value  # type: ignore[attr-defined]
+            if type(value) is ast.Name:
+                return _positioned(ast.Return(value=value), st)
+        items: list[Any] = []
+        for name in FIELDS.get(t) or fields(t):
+            value = getattr(st, name, None)
+            if name in _BLOCK_FIELDS:
+                for sub in value or ():  # statements, `except` clauses, `case`s
+                    kept = self.statement(sub)
+                    if kept is not None:
+                        items.append(kept)
+            elif isinstance(value, list):
+                items.extend(self.calls([v for v in value if isinstance(v, ast.AST)]))
+            elif isinstance(value, ast.AST):
+                items.extend(self.calls([value]))
+        return _bag(items) if items else None
+
+    def calls(self, exprs: list[Any]) -> list[Any]:
+        """Copies of the outermost calls in `exprs`, in scan order."""
+        out: list[Any] = []
+        stack = list(reversed(exprs))
+        pop = stack.pop
+        call_t, attr_t, name_t = ast.Call, ast.Attribute, ast.Name
+        while stack:
+            node = pop()
+            t = type(node)
+            if t is call_t:
+                inner = [*node.args, *(k.value for k in node.keywords)]
+                copy = ast.Call(
+                    func=node.func,
+                    args=self.calls(inner) if inner else [],
+                    keywords=[],
+                )
+                out.append(_positioned(copy, node))
+                continue
+            if t in _SKIP or (t is attr_t and type(node.value) is name_t):
+                continue
+            children: list[ast.AST] = []
+            for name in FIELDS.get(t) or fields(t):
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    children.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    children.append(value)
+            stack.extend(reversed(children))
+        return out
+
+
+_NO_ARGS = ast.arguments(
+    posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+)
+
+
+def portable(info: ModuleInfo, text: str | None = None) -> ModuleInfo:
+    """`info` with pruned copies instead of tree nodes (see the module docstring). With the
+    file's `text`, the column converter keeps only the lines of kept calls."""
+    pr = _Pruner()
+    functions = {name: pr.definition(fn) for name, fn in info.functions.items()}
+    classes: dict[str, ClassInfo] = {}
+    for name, cls in info.classes.items():
+        node = pr.definition(cls.node)
+        methods = {m: pr.definition(fn) for m, fn in cls.methods.items()}
+        classes[name] = ClassInfo(
+            cls.name, node, list(cls.bases), methods, cls.jit_class, dict(cls.attr_types)
+        )
+    columns = info.columns
+    if columns is not None and text is not None and not text.isascii():
+        columns = LineColumns.restricted(
+            text, _call_lines([*functions.values(), *classes.values()])
+        )
+    elif columns is not None:
+        columns = LineColumns("")
+    return replace(info, functions=functions, classes=classes, columns=columns)
+
+
+def _call_lines(defs: list[Any]) -> list[int]:
+    """Lines where kept calls start or end (the only positions resolution converts)."""
+    lines: set[int] = set()
+    for d in defs:
+        for node in ast.walk(d.node if isinstance(d, ClassInfo) else d):
+            if type(node) is ast.Call:
+                lines.add(node.lineno)
+                lines.add(node.end_lineno or node.lineno)
+    return sorted(lines)

@@ -1,0 +1,672 @@
+"""`check` over a whole repository: one parse per file, worker processes, the cache.
+
+The run, for files in discovery order:
+
+1. read every file and take a digest of its bytes; when the settings and every digest
+   are what the cache recorded last time, the recorded diagnostics are the answer;
+2. *summarise* (workers): each Python file whose summary is not cached is parsed once
+   and summarised; the worker keeps the tree for step 4 and sends back the portable
+   summary (`summary.portable`, pickled) and the names the module imports;
+3. *key* (here): each file's diagnostics depend on its content, the settings, the
+   checker, the summaries of the modules it can reach through imports (its *closure*,
+   digested over the import graph's strongly connected components, so linear even with
+   cycles) and on which of its functions other files compile (its *seeds*); files whose
+   key and seeds are what the cache recorded are not checked again;
+4. *check* (workers): the others are checked against the index of every summary, on the
+   tree kept from step 2 (parsed again only when step 2 did not parse the file, or when
+   keeping every tree would pass `TREE_BUDGET`).
+
+Whatever the number of workers, the index is built in file order and results are put
+back in file order, so the output does not depend on `--jobs`.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import os
+import pickle
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from npu_lsp import engine
+from npu_lsp.cache import (
+    CHECKER_ENTRY,
+    Cache,
+    FileResult,
+    FileSummary,
+    checker_version,
+    digest,
+)
+from npu_lsp.config import Config
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import WorkspaceIndex
+from npu_lsp.parallel import Pool
+from npu_lsp.scope import CallSite, GraphScope, ModuleInfo, module_name_for, summarize
+from npu_lsp.summary import portable
+
+#: Trees kept between the phases, all workers together, in estimated bytes (a tree takes
+#: about 45 bytes per byte of source); past it, files are parsed again to be checked.
+TREE_BUDGET = 384 * 1024 * 1024
+_TREE_FACTOR = 45
+_BATCH = 16
+#: After an edit that leaves the project-wide resolution as it was, up to this many new
+#: summaries go to a small file beside the cached ones instead of rewriting them all.
+_DELTA_MAX = 64
+#: Below this many files to parse or check, workers cost more than they save.
+_MIN_PARALLEL = 24
+
+
+@dataclass
+class Stats:
+    """What a run did (for `--statistics`)."""
+
+    files: int = 0
+    parsed: int = 0
+    reparsed: int = 0
+    checked: int = 0
+    reused: int = 0
+    summaries_cached: int = 0
+    jobs: int = 1
+    cache: str = "off"
+    seconds: float = 0.0
+    #: wall-clock seconds per phase: read, summarise, key, prepare, check, save
+    phases: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, phase: str, since: float) -> float:
+        now = time.perf_counter()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - since
+        return now
+
+
+@dataclass
+class Run:
+    """The inputs of one run, shared with forked workers."""
+
+    paths: list[str]
+    keys: list[str]
+    modules: list[str]
+    python: list[bool]
+    datas: list[bytes | OSError | None]
+    config: Config
+    root: str | None
+    #: per worker: the trees it keeps, by file number
+    trees: dict[int, tuple[str, ast.Module, ModuleInfo]] = field(default_factory=dict)
+    index: WorkspaceIndex | None = None
+    #: per worker: files parsed to be summarised whose tree did not fit `budget`
+    dropped: set[int] = field(default_factory=set)
+    budget: int = TREE_BUDGET
+
+
+_RUN: Run | None = None
+
+
+def check_files(
+    files: Sequence[Path],
+    config: Config,
+    root: str | None,
+    *,
+    jobs: int = 1,
+    cache_root: str | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
+    """Diagnostics of every file in `files` (in that order), checked as one workspace
+    rooted at `root`; `cache_root` is the folder holding `.ascend-lens_cache/` (None: no
+    cache); `progress(done, total, phase)` is called as files are indexed, then checked."""
+    # Everything this run builds (contents, summaries, the index) lives until it ends and
+    # holds no cycles: the cyclic collector would only rescan it, more often as it grows.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_files(files, config, root, jobs, cache_root, progress)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _check_files(
+    files: Sequence[Path],
+    config: Config,
+    root: str | None,
+    jobs: int,
+    cache_root: str | None,
+    progress: Callable[[int, int, str], None] | None,
+) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
+    global _RUN
+    t0 = time.perf_counter()
+    engine._ensure_rules_loaded()
+    stats = Stats(files=len(files))
+    index0 = WorkspaceIndex(root)
+    paths = [str(f) for f in files]
+    keys = _resolved(paths)
+    settings = digest(checker_version(), repr(_settings_view(config)), str(index0.root))
+    cache = Cache(cache_root, settings) if cache_root is not None else None
+    stats.cache = "on" if cache is not None else "off"
+    old_state, old_whole, old_results = cache.load_results() if cache is not None else ("", "", {})
+    # read what changed: a file with the stamp the cache recorded has the content it recorded
+    stamps = [_stamp(p) for p in paths]
+    datas: list[bytes | OSError | None] = []
+    contents: list[str] = []
+    for f, k, stamp in zip(files, keys, stamps, strict=True):
+        old = old_results.get(k)
+        if old is not None and stamp is not None and old.stamp == stamp:
+            datas.append(None)
+            contents.append(old.content)
+            continue
+        data = _read(f)
+        datas.append(data)
+        contents.append(f"error:{data}" if isinstance(data, OSError) else digest(data))
+    run = Run(
+        paths=paths,
+        keys=keys,
+        modules=[module_name_for(k, index0.root) for k in keys],
+        python=[f.suffix in (".py", ".pyi") and engine.is_python(str(f)) for f in files],
+        datas=datas,
+        config=config,
+        root=root,
+    )
+    state = digest(settings, *(f"{k}\0{c}" for k, c in zip(keys, contents, strict=True)))
+    out: list[list[Diagnostic] | None] = [None] * len(files)
+    if old_state == state and all(k in old_results for k in keys):
+        for i, k in enumerate(keys):
+            out[i] = old_results[k].diagnostics
+        stats.reused = len(files)
+        if progress:
+            progress(len(files), len(files), "checked")
+        stats.seconds = time.perf_counter() - t0
+        return [(p, d or []) for p, d in zip(paths, out, strict=True)], stats
+
+    t = stats.lap("read", t0)
+    old_summaries = cache.load_summaries() if cache is not None else {}
+    old_scopes = old_summaries.pop(_SCOPES, None)
+    old_summaries.pop(CHECKER_ENTRY, None)
+    summaries: dict[int, FileSummary] = {}
+    to_parse: list[int] = []
+    for i in range(len(files)):
+        if not run.python[i] or isinstance(run.datas[i], OSError):
+            continue
+        hit = old_summaries.get(keys[i])
+        if hit is not None and hit.content == contents[i] and hit.module == run.modules[i]:
+            summaries[i] = hit
+            stats.summaries_cached += 1
+        else:
+            to_parse.append(i)
+    del old_summaries
+
+    _RUN = run
+    done_count = 0
+
+    indexed = 0
+
+    def tick(n: int) -> None:
+        nonlocal done_count
+        done_count += n
+        if progress:
+            progress(min(done_count, len(files)), len(files), "checked")
+
+    # workers pay off when there is parsing to spread (a cold run); after an edit the few
+    # files to parse, and their dependents, are checked here
+    workers = jobs if len(to_parse) >= _MIN_PARALLEL else 1
+    try:
+        with Pool(workers, _handle) as pool:
+            stats.jobs = pool.jobs
+            run.budget = TREE_BUDGET // pool.jobs
+            shards = _shards(to_parse, run.datas, pool.jobs)
+            owner = {i: w for w, shard in enumerate(shards) for i in shard}
+
+            def summarised(batch: list[Any]) -> None:
+                for i, kind, value in batch:
+                    if kind == "final":
+                        out[i] = value
+                        tick(1)
+                    else:
+                        value.content = contents[i]
+                        summaries[i] = value
+                        stats.parsed += 1
+                nonlocal indexed
+                indexed += len(batch)
+                if progress:
+                    progress(indexed, len(to_parse), "indexed")
+
+            pool.run("summarise", shards, _BATCH, summarised)
+            t = stats.lap("summarise", t)
+
+            order = [i for i in range(len(files)) if i in summaries]
+            whole = digest(*(f"{run.modules[i]}\0{summaries[i].summary}" for i in order))
+            if whole == old_whole and all(keys[i] in old_results for i in order):
+                # no summary changed: neither did what any module reaches
+                closure = {i: old_results[keys[i]].closure for i in order}
+            else:
+                closure = _closures(order, summaries, run.modules)
+            result_keys: dict[int, str] = {}
+            todo: list[int] = []
+            for i in range(len(files)):
+                if out[i] is not None:
+                    continue
+                if isinstance(run.datas[i], OSError):
+                    out[i] = [engine.unreadable(cast(OSError, run.datas[i]))]
+                    tick(1)
+                    continue
+                result_keys[i] = digest(settings, contents[i], closure.get(i, ""))
+                todo.append(i)
+            scopes_key = digest(settings, whole)
+            cached_scopes = _cached_scopes(old_scopes, scopes_key)
+            # Files whose key is unchanged while no summary changed have unchanged seeds too.
+            same_world = cached_scopes is not None
+            check: list[int] = []
+            for i in todo:
+                old = old_results.get(keys[i])
+                if same_world and old is not None and old.key == result_keys[i]:
+                    out[i] = old.diagnostics
+                    stats.reused += 1
+                    tick(1)
+                else:
+                    check.append(i)
+            new_scopes: dict[str, GraphScope] | None = None
+            t = stats.lap("key", t)
+            if check:
+                blobs = [(i, summaries[i].blob) for i in order]
+                # The project-wide resolution once, here (workers would each redo it); the
+                # workers get it in portable form and unpickle only the summaries they use.
+                index = _index(run, blobs)
+                scopes = cached_scopes
+                if scopes is None:
+                    scopes = new_scopes = _portable_scopes(index.graph_scopes())
+                index.set_graph_scopes(scopes)
+                shared = index if pool.jobs == 1 else None  # in this process: no copy
+                pool.broadcast("prepare", (blobs, scopes, shared))
+                del index, shared
+                t = stats.lap("prepare", t)
+                items = [(i, result_keys[i], old_results.get(keys[i])) for i in check]
+                per_worker: list[list[Any]] = [[] for _ in range(pool.jobs)]
+                spare = 0
+                for item in items:
+                    w = owner.get(item[0])
+                    if w is None:
+                        w, spare = spare % pool.jobs, spare + 1
+                    per_worker[w].append(item)
+                seeds: dict[int, str] = {}
+
+                def checked(batch: list[Any]) -> None:
+                    for i, diags, seed, how in batch:
+                        out[i] = diags
+                        seeds[i] = seed
+                        if how == "reused":
+                            stats.reused += 1
+                        else:
+                            stats.checked += 1
+                            stats.parsed += how == "parsed"
+                            stats.reparsed += how == "reparsed"
+                    tick(len(batch))
+
+                pool.run("check", per_worker, _BATCH, checked)
+                t = stats.lap("check", t)
+            else:
+                seeds = {}
+    finally:
+        _RUN = None
+        gc.unfreeze()
+
+    results = [(p, d if d is not None else []) for p, d in zip(paths, out, strict=True)]
+    if cache is not None:
+        new_results: dict[str, FileResult] = {}
+        for i, (k, (_p, diags)) in enumerate(zip(keys, results, strict=True)):
+            if isinstance(run.datas[i], OSError) or contents[i].startswith("error:"):
+                continue
+            old = old_results.get(k)
+            seed = seeds.get(i, old.seeds if old is not None else "")
+            new_results[k] = FileResult(
+                contents[i], result_keys.get(i, ""), seed, diags, stamps[i], closure.get(i, "")
+            )
+        stored: dict[str, FileSummary] | None = None
+        changed = {keys[i]: summaries[i] for i in to_parse if i in summaries}
+        full = len(changed) + cache.delta_size > _DELTA_MAX
+        if full or new_scopes is not None or cached_scopes is None:
+            stored = {keys[i]: s for i, s in summaries.items()}
+            stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
+            scopes = new_scopes if new_scopes is not None else cached_scopes
+            if scopes is not None:
+                _store_scopes(stored, scopes_key, scopes)
+        cache.save(state, whole, new_results, stored, changed)
+        stats.lap("save", t)
+    stats.seconds = time.perf_counter() - t0
+    return results, stats
+
+
+# ----------------------------------------------------------------------------- workers
+def _handle(command: str, payload: Any) -> Any:
+    run = _RUN
+    assert run is not None
+    # Trees and summaries are large acyclic allocations that live for the whole run: the
+    # cyclic collector would only rescan them over and over.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        if command == "summarise":
+            out = [_summarise(run, i) for i in payload]
+            gc.freeze()  # what was kept is long-lived: later collections skip it
+            return out
+        if command == "prepare":
+            return _prepare(run, *payload)
+        if command == "check":
+            return [_check(run, *item) for item in payload]
+        raise ValueError(f"unknown command {command!r}")
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _data(run: Run, i: int) -> bytes | OSError:
+    """The bytes of file `i`, read now if the cache said they had not changed."""
+    data = run.datas[i]
+    if data is None:
+        data = run.datas[i] = _read(Path(run.paths[i]))
+    return data
+
+
+def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
+    data = _data(run, i)
+    path = run.paths[i]
+    if isinstance(data, OSError):
+        return i, "final", [engine.unreadable(data)]
+    text = engine.decode_source(data)
+    if isinstance(text, Diagnostic):
+        return i, "final", [text]
+    tree = engine.parse_python(text, path)
+    if tree is None:  # the checker reports the syntax error
+        return i, "final", engine.check_source(text, path, run.config)
+    try:
+        info = summarize(tree, run.keys[i], run.modules[i], text)
+        blob = pickle.dumps(portable(info, text), protocol=pickle.HIGHEST_PROTOCOL)
+    except RecursionError:
+        return i, "final", engine.check_source(text, path, run.config)
+    cost = len(data) * _TREE_FACTOR
+    if cost <= run.budget:
+        run.budget -= cost
+        run.trees[i] = (text, tree, info)
+    else:
+        run.dropped.add(i)
+    imports = tuple(sorted(set(info.imports.values())))
+    return i, "summary", FileSummary("", run.modules[i], blob, digest(blob), imports)
+
+
+def _index(run: Run, blobs: list[tuple[int, bytes]]) -> WorkspaceIndex:
+    """The index of every summary, in file order (so every process builds the same one),
+    each unpickled when first used."""
+    index = WorkspaceIndex(run.root)
+    for i, blob in blobs:
+        index.add_summary(run.keys[i], blob, run.modules[i])
+    return index
+
+
+def _prepare(
+    run: Run,
+    blobs: list[tuple[int, bytes]],
+    scopes: dict[str, GraphScope],
+    index: WorkspaceIndex | None,
+) -> None:
+    """Set up this worker's index with the project-wide resolution (portable: callers are
+    told apart by qualified name, the same whether it was computed or cached)."""
+    if index is None:
+        index = _index(run, blobs)
+        index.set_graph_scopes(scopes)
+    run.index = index
+
+
+def _check(
+    run: Run, i: int, key: str, old: FileResult | None
+) -> tuple[int, list[Diagnostic], str, str]:
+    index = run.index
+    assert index is not None
+    path = run.paths[i]
+    kept = run.trees.pop(i, None)
+    if not run.python[i]:
+        data = _data(run, i)
+        if isinstance(data, OSError):
+            return i, [engine.unreadable(data)], "", "checked"
+        text = engine.decode_source(data)
+        if isinstance(text, Diagnostic):
+            return i, [text], "", "checked"
+        return i, engine.check_source(text, path, run.config, index), "", "checked"
+    # the seeds need only the summary: a file whose result is still good is not parsed
+    summary = kept[2] if kept is not None else index.module(run.modules[i])
+    seed = _seeds(summary, index.graph_scopes()) if summary is not None else ""
+    if old is not None and old.key == key and old.seeds == seed and summary is not None:
+        return i, old.diagnostics, seed, "reused"
+    if kept is None:
+        data = _data(run, i)
+        if isinstance(data, OSError):  # gone since the cache saw it
+            return i, [engine.unreadable(data)], "", "parsed"
+        text = engine.decode_source(data)
+        if isinstance(text, Diagnostic):
+            return i, [text], "", "parsed"
+        tree = engine.parse_python(text, path)
+        if tree is None:
+            return i, engine.check_source(text, path, run.config, index), "", "parsed"
+        info = summarize(tree, run.keys[i], run.modules[i], text)
+        how = "reparsed" if i in run.dropped else "parsed"
+    else:
+        text, tree, info = kept
+        how = "checked"
+    seed = _seeds(info, index.graph_scopes())
+    own = info if info.path == path else _with_path(info, path)
+    return i, engine.check_parsed(text, path, run.config, index, tree, own), seed, how
+
+
+def _with_path(info: ModuleInfo, path: str) -> ModuleInfo:
+    from dataclasses import replace
+
+    return replace(info, path=path)
+
+
+# ----------------------------------------------------------------------------- keys
+def _seeds(info: ModuleInfo, scopes: dict[str, GraphScope]) -> str:
+    """Digest of what the project-wide resolution says about this module's functions
+    (what `ScopeResolver._workspace_seeds` reads): which are compiled, how, from where."""
+    mod = info.module
+    quals = [f"{mod}.{n}" for n in info.functions]
+    for cname, cls in info.classes.items():
+        quals.extend(f"{mod}.{cname}.{m}" for m in cls.methods)
+    made = tuple(f"{q}.<locals>." for q in info.instances.values())
+    if made:
+        quals.extend(q for q in scopes if "<locals>" in q and q.startswith(made))
+    parts: list[str] = []
+    for q in quals:
+        s = scopes.get(q)
+        if s is not None:
+            sites = ";".join(
+                f"{c.path}:{c.line}:{c.column}:{c.end_line}:{c.end_column}:{c.caller}"
+                for c in s.call_sites
+            )
+            parts.append(f"{q}|{s.kind}|{s.level}|{sites}")
+    return digest(*parts)
+
+
+def _closures(
+    order: list[int], summaries: dict[int, FileSummary], modules: list[str]
+) -> dict[int, str]:
+    """Per file, a digest of its own summary and those of every module it can reach
+    through imports (transitively): Tarjan's strongly connected components, iteratively,
+    each component digested once after the components it reaches."""
+    by_module = {modules[i]: i for i in order}
+    under: dict[str, list[int]] = {}
+    for i in order:
+        parts = modules[i].split(".")
+        for k in range(1, len(parts)):
+            under.setdefault(".".join(parts[:k]), []).append(i)
+
+    memo: dict[int, list[int]] = {}
+
+    def deps(i: int) -> list[int]:
+        hit = memo.get(i)
+        if hit is not None:
+            return hit
+        out: set[int] = set()
+        for name in summaries[i].imports:
+            parts = name.split(".")
+            for k in range(len(parts), 0, -1):
+                j = by_module.get(".".join(parts[:k]))
+                if j is not None:
+                    out.add(j)
+            out.update(under.get(name, ()))
+        if (j := by_module.get("builtins")) is not None:
+            out.add(j)
+        out.discard(i)
+        memo[i] = sorted(out)
+        return memo[i]
+
+    index_of: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    comp_of: dict[int, int] = {}
+    comp_digest: list[str] = []
+    counter = 0
+    for start in order:
+        if start in index_of:
+            continue
+        work: list[tuple[int, list[int], int]] = [(start, deps(start), 0)]
+        index_of[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, succ, k = work[-1]
+            if k < len(succ):
+                work[-1] = (v, succ, k + 1)
+                w = succ[k]
+                if w not in index_of:
+                    index_of[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, deps(w), 0))
+                elif w in on_stack:
+                    low[v] = min(low[v], index_of[w])
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index_of[v]:
+                members: list[int] = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    members.append(w)
+                    if w == v:
+                        break
+                c = len(comp_digest)
+                for m in members:
+                    comp_of[m] = c
+                reached = sorted(
+                    {
+                        comp_digest[comp_of[d]]
+                        for m in members
+                        for d in deps(m)
+                        if comp_of.get(d, c) != c
+                    }
+                )
+                own = sorted(f"{modules[m]}\0{summaries[m].summary}" for m in members)
+                comp_digest.append(digest(*own, "->", *reached))
+    return {i: comp_digest[comp_of[i]] for i in order}
+
+
+def _portable_scopes(scopes: dict[str, GraphScope]) -> dict[str, GraphScope]:
+    """The project-wide resolution without tree nodes (what seeds read: kind, level, call
+    sites), for the cache and for other processes."""
+    out: dict[str, GraphScope] = {}
+    for q, s in scopes.items():
+        sites = [
+            CallSite(c.path, c.line, c.column, c.end_line, c.end_column, c.caller)
+            for c in s.call_sites
+        ]
+        out[q] = GraphScope(cast(Any, None), q, s.kind, s.level, sites)
+    return out
+
+
+_SCOPES = "\0scopes"
+
+
+def _cached_scopes(entry: FileSummary | None, key: str) -> dict[str, GraphScope] | None:
+    if entry is None or entry.content != key:
+        return None
+    try:
+        scopes = pickle.loads(entry.blob)
+    except Exception:
+        return None
+    return scopes if isinstance(scopes, dict) else None
+
+
+def _store_scopes(stored: dict[str, FileSummary], key: str, scopes: dict[str, GraphScope]) -> None:
+    blob = pickle.dumps(scopes, protocol=pickle.HIGHEST_PROTOCOL)
+    stored[_SCOPES] = FileSummary(key, "", blob, "", ())
+
+
+# ----------------------------------------------------------------------------- helpers
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _resolved(paths: list[str]) -> list[str]:
+    """`Path.resolve` of each path (the index's keys), resolving each folder once."""
+    folders: dict[str, str] = {}
+    out: list[str] = []
+    for p in paths:
+        absolute = os.path.abspath(p)
+        folder, name = os.path.split(absolute)
+        real = folders.get(folder)
+        if real is None:
+            real = folders[folder] = os.path.realpath(folder)
+        out.append(
+            os.path.realpath(absolute) if os.path.islink(absolute) else os.path.join(real, name)
+        )
+    return out
+
+
+def _read(path: Path) -> bytes | OSError:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        return exc
+
+
+def _settings_view(config: Config) -> tuple[Any, ...]:
+    """The settings that change diagnostics (not the problems found loading them)."""
+    return (
+        config.select,
+        config.ignore,
+        config.syntax_level,
+        sorted(config.per_file_ignores.items()),
+        config.preview,
+        config.root,
+        sys.version_info[:2],
+    )
+
+
+def _shards(items: list[int], datas: list[bytes | OSError | None], jobs: int) -> list[list[int]]:
+    """`items` spread over `jobs` workers, biggest files first to the least loaded one (a
+    fixed rule: the same input gives the same shards)."""
+    shards: list[list[int]] = [[] for _ in range(jobs)]
+    load = [0] * jobs
+    sizes = {i: len(d) if isinstance(d, bytes) else 0 for i, d in ((i, datas[i]) for i in items)}
+    for i in sorted(items, key=lambda i: (-sizes[i], i)):
+        w = min(range(jobs), key=load.__getitem__)
+        shards[w].append(i)
+        load[w] += sizes[i] + 512
+    for s in shards:
+        s.sort()
+    return shards
+
+
+def project_root(config: Config) -> str:
+    """Where `.ascend-lens_cache/` goes: the pyproject's folder, else the current one."""
+    return config.root or os.getcwd()

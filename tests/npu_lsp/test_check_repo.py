@@ -1,0 +1,389 @@
+"""`ascend-lens check` on a repository: worker processes, the cache, deep inheritance chains.
+
+Everything goes through the CLI as a subprocess. `--timings` (a benchmark aid) prints one
+JSON line on stderr saying what the run did; tests use it to tell a cached run from a
+checked one, and compare stdout byte for byte across ways of running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from npu_lsp.engine import WorkspaceIndex
+from npu_lsp.scope import summarize
+from npu_lsp.summary import portable
+
+EXE = [sys.executable, "-m", "ascend_lens", "check"]
+
+BASE = """import mindspore as ms
+from mindspore import nn
+
+from .util import shift
+
+
+class Base(nn.Cell):
+    def construct(self, x):
+        return shift(x)
+"""
+UTIL = """def shift(x):
+    try:
+        y = x + 1
+    except ValueError:
+        y = x
+    return y
+
+
+def plain(x):
+    return {1, 2}
+"""
+MODULE = """from mindspore import nn
+from .{base_mod} import {base_cls}
+from .util import plain
+
+
+class Net{i}({base_cls}):
+    def construct(self, x):
+        s = {{1, {i}}}
+        return plain(x)
+
+
+def unused{i}():
+    return [v for v in range({i})]
+"""
+
+
+def run(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*EXE, *args], capture_output=True, text=True, cwd=cwd, timeout=600, env=env
+    )
+
+
+def timings(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    last = proc.stderr.strip().splitlines()[-1]
+    return json.loads(last)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """Keep the cache's signing key inside the test's folder."""
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A package of 40 modules whose Cells subclass Cells of other modules, with errors in
+    a shared helper (reported at the call sites that compile it), a syntax error and a
+    file that is not UTF-8."""
+    root = tmp_path / "proj"
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.ascend-lens]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(BASE)
+    (pkg / "util.py").write_text(UTIL)
+    for i in range(40):
+        base_mod, base_cls = ("base", "Base") if i == 0 else (f"m{i - 1:02d}", f"Net{i - 1}")
+        (pkg / f"m{i:02d}.py").write_text(MODULE.format(i=i, base_mod=base_mod, base_cls=base_cls))
+    (pkg / "broken.py").write_text("def f(:\n    pass\n")
+    (pkg / "latin1.py").write_bytes(b"# caf\xe9\nx = 1\n")
+    return root
+
+
+def test_jobs_1_and_2_give_byte_identical_output(repo: Path, env: dict[str, str]) -> None:
+    outs = {}
+    for jobs in ("1", "2"):
+        proc = run("--no-cache", "--jobs", jobs, "--timings", ".", cwd=repo, env=env)
+        assert proc.returncode == 1, proc.stderr
+        assert timings(proc)["jobs"] == int(jobs)
+        outs[jobs] = proc.stdout
+    assert outs["1"] == outs["2"]
+    text = outs["1"]
+    # the helper's error is reported where Cells of other modules compile it
+    assert "pkg/util.py:2:5: MS101" in text
+    assert "pkg/util.py:10:12: MS109" in text
+    assert "pkg/m39.py:8:13: MS109" in text
+    assert "pkg/broken.py:1:7: AL001" in text
+    assert "pkg/latin1.py:1:1: AL002" in text
+    assert "AL003" not in text
+
+
+def test_warm_run_answers_from_the_cache_with_the_same_output(
+    repo: Path, env: dict[str, str]
+) -> None:
+    cold = run("--timings", ".", cwd=repo, env=env)
+    assert timings(cold)["checked"] == 43 and timings(cold)["reused"] == 0
+    ignore = repo / ".ascend-lens_cache" / ".gitignore"
+    assert ignore.read_text().splitlines()[-1] == "*"
+    warm = run("--timings", ".", cwd=repo, env=env)
+    assert warm.stdout == cold.stdout
+    assert timings(warm)["reused"] == 45 and timings(warm)["checked"] == 0
+    # another format from the same cache
+    as_json = json.loads(run("--format", "json", ".", cwd=repo, env=env).stdout)
+    assert len(as_json) == sum(line.startswith("pkg/") for line in cold.stdout.splitlines())
+
+
+def test_an_edit_rechecks_the_file_and_what_depends_on_it(repo: Path, env: dict[str, str]) -> None:
+    run(".", cwd=repo, env=env)
+    # inside a function body, same lines: the summary is unchanged, only this file is checked
+    m10 = repo / "pkg" / "m10.py"
+    m10.write_text(m10.read_text().replace("range(10)", "range(11)"))
+    proc = run("--timings", ".", cwd=repo, env=env)
+    t = timings(proc)
+    assert (t["parsed"], t["checked"]) == (1, 1)
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    # another one: the summary of the first edit is cached too (not parsed again)
+    m11 = repo / "pkg" / "m11.py"
+    m11.write_text(m11.read_text().replace("range(11)", "range(12)"))
+    t = timings(run("--timings", ".", cwd=repo, env=env))
+    assert (t["parsed"], t["checked"], t["summaries_cached"]) == (1, 1, 42)
+    # a new function in a module: the project-wide resolution is redone, but only the
+    # modules importing it are checked again (every Net module imports util)
+    util = repo / "pkg" / "util.py"
+    util.write_text(util.read_text() + "\n\ndef extra(x):\n    return x\n")
+    proc = run("--timings", ".", cwd=repo, env=env)
+    t = timings(proc)
+    assert t["checked"] == 42 and t["reused"] == 1  # all but the empty __init__.py
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    # the end of the chain: nothing imports it, nothing else is checked
+    m39 = repo / "pkg" / "m39.py"
+    m39.write_text(m39.read_text() + "\n\ndef more():\n    return 1\n")
+    proc = run("--timings", ".", cwd=repo, env=env)
+    t = timings(proc)
+    assert (t["parsed"], t["checked"]) == (1, 1)
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncate", "flip"])
+def test_a_corrupt_cache_is_ignored_and_rebuilt(
+    repo: Path, env: dict[str, str], damage: str
+) -> None:
+    first = run(".", cwd=repo, env=env)
+    files = [
+        p
+        for p in (repo / ".ascend-lens_cache").rglob("*")
+        if p.is_file() and p.parent.name != ".ascend-lens_cache"
+    ]
+    assert {p.name for p in files} == {"results", "summaries"}
+    for p in files:
+        data = p.read_bytes()
+        if damage == "garbage":
+            p.write_bytes(b"not a cache" * 10)
+        elif damage == "truncate":
+            p.write_bytes(data[: len(data) // 2])
+        else:
+            p.write_bytes(data[:-10] + bytes([data[-10] ^ 0xFF]) + data[-9:])
+    again = run("--timings", ".", cwd=repo, env=env)
+    assert again.stdout == first.stdout
+    assert timings(again)["checked"] == 43  # nothing trusted
+    assert timings(run("--timings", ".", cwd=repo, env=env))["reused"] == 45  # rebuilt
+
+
+def test_no_cache_writes_nothing(repo: Path, env: dict[str, str]) -> None:
+    run("--no-cache", ".", cwd=repo, env=env)
+    assert not (repo / ".ascend-lens_cache").exists()
+
+
+def test_statistics_and_quiet_progress(repo: Path, env: dict[str, str]) -> None:
+    proc = run("--statistics", ".", cwd=repo, env=env)
+    assert proc.returncode == 1
+    rows = [line.split("\t") for line in proc.stdout.splitlines()]
+    counts = {code.strip(): int(n) for n, code, *_ in rows}
+    assert counts["MS109"] == 41  # one per Net module, one in the helper
+    assert counts["AL001"] == 1 and counts["AL002"] == 1
+    assert rows[0][1].strip() == "MS109" and rows[0][2]  # most frequent first, with a name
+    assert proc.stderr == ""  # not a terminal: no progress
+
+
+def test_bad_jobs_is_a_usage_error(repo: Path, env: dict[str, str]) -> None:
+    proc = run("--jobs", "0", ".", cwd=repo, env=env)
+    assert proc.returncode == 2
+    assert "--jobs must be at least 1" in proc.stderr
+
+
+def test_a_thousand_module_chain_of_cells_has_no_false_al003(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    root = tmp_path / "chain"
+    pkg = root / "deep"
+    pkg.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.ascend-lens]\n")
+    (pkg / "__init__.py").write_text("from .c0999 import C999\n")
+    (pkg / "c0000.py").write_text(
+        "from mindspore import nn\n\n\nclass C0(nn.Cell):\n    def construct(self, x):\n        return x\n"
+    )
+    for i in range(1, 1000):
+        (pkg / f"c{i:04d}.py").write_text(
+            f"from .c{i - 1:04d} import C{i - 1}\n\n\nclass C{i}(C{i - 1}):\n    pass\n"
+        )
+    # the end of the chain is a Cell: its construct is compiled, so this is an error
+    (pkg / "c0999.py").write_text(
+        "from .c0998 import C998\n\n\nclass C999(C998):\n    def construct(self, x):\n        return {1, 2}\n"
+    )
+    proc = run("--no-cache", "--format", "json", ".", cwd=root, env=env)
+    items = json.loads(proc.stdout)
+    assert [(Path(i["path"]).name, i["code"]) for i in items] == [("c0999.py", "MS109")]
+
+
+def test_portable_summaries_resolve_like_the_trees_on_every_fixture() -> None:
+    """Every rule fixture and MindSpore-judged case as modules of one workspace: pruned and
+    full summaries give the same project-wide graph scopes."""
+    import ast
+
+    fixtures = Path(__file__).parent / "fixtures"
+    files = sorted(p for p in fixtures.rglob("*.py") if p.name not in ("judge.py", "case_specs.py"))
+    assert len(files) > 200
+    full, pruned = WorkspaceIndex(fixtures), WorkspaceIndex(fixtures)
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        key = full.key(str(f))
+        info = summarize(tree, key, full.module_for(str(f)), text)
+        full.add_summary(key, info)
+        pruned.add_summary(key, portable(info, text))
+
+    def shape(index: WorkspaceIndex) -> list[tuple[object, ...]]:
+        return [
+            (
+                q,
+                s.kind,
+                s.level,
+                [
+                    (c.path, c.line, c.column, c.end_line, c.end_column, c.caller)
+                    for c in s.call_sites
+                ],
+            )
+            for q, s in index.graph_scopes().items()
+        ]
+
+    expected = shape(full)
+    assert len(expected) > 300
+    assert shape(pruned) == expected
+
+
+def test_portable_summaries_resolve_like_the_trees(tmp_path: Path) -> None:
+    """The index's pruned summaries give the same project-wide graph scopes as the full
+    summaries they come from (kinds, levels, call sites in order)."""
+    from repo_support import write_mixed_project
+
+    files = write_mixed_project(tmp_path)
+    full, pruned = WorkspaceIndex(tmp_path), WorkspaceIndex(tmp_path)
+    for f in files:
+        text = f.read_text()
+        import ast
+
+        key = full.key(str(f))
+        info = summarize(ast.parse(text), key, full.module_for(str(f)), text)
+        full.add_summary(key, info)
+        pruned.add_summary(key, portable(info, text))
+
+    def shape(index: WorkspaceIndex) -> list[tuple[object, ...]]:
+        return [
+            (
+                q,
+                s.kind,
+                s.level,
+                [
+                    (c.path, c.line, c.column, c.end_line, c.end_column, c.caller)
+                    for c in s.call_sites
+                ],
+            )
+            for q, s in index.graph_scopes().items()
+        ]
+
+    assert shape(full) == shape(pruned)
+    assert len(shape(full)) > 10
+
+
+def test_progress_goes_to_a_terminal_only(tmp_path: Path, env: dict[str, str]) -> None:
+    """stderr on a terminal: a progress line (phase, files, rate), erased at the end; stdout
+    keeps only the report. `--quiet` turns it off."""
+    import pty
+
+    root = tmp_path / "many"
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.ascend-lens]\n")
+    for i in range(600):
+        (pkg / f"m{i:03d}.py").write_text(MODULE.format(i=i, base_mod="m000", base_cls="Net0"))
+
+    def on_terminal(*args: str) -> tuple[str, str]:
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen(
+            [*EXE, "--no-cache", *args, "."],
+            cwd=root,
+            env={**env, "ASCEND_LENS_PROGRESS_DELAY": "0"},  # however fast the machine
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the other side closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        out = proc.stdout.read() if proc.stdout else ""
+        proc.wait(timeout=600)
+        os.close(leader)
+        return out, b"".join(chunks).decode()
+
+    out, err = on_terminal()
+    assert "files/s)" in err and ("indexed" in err or "checked" in err)
+    assert err.endswith("\r")  # the line is erased
+    assert out == "All checks passed!\n"
+    out, err = on_terminal("--quiet")
+    assert err == ""
+
+
+def test_the_repository_run_agrees_with_checking_file_by_file(
+    repo: Path, env: dict[str, str]
+) -> None:
+    """`check` (summaries, workers, cache) reports what the engine's file-by-file API does
+    with a workspace index of the same folder (the language server's way)."""
+    from repo_support import write_mixed_project
+
+    from npu_lsp.config import load_config
+    from npu_lsp.engine import check_path
+    from npu_lsp.output import render_text
+
+    write_mixed_project(repo)
+    (repo / "pkg" / "__init__.py").write_text("")
+    for jobs in ("1", "2"):
+        proc = run("--no-cache", "--jobs", jobs, ".", cwd=repo, env=env)
+        cwd = os.getcwd()
+        os.chdir(repo)
+        try:
+            config = load_config(".")
+            index = WorkspaceIndex.from_paths(["."], root=str(repo))
+            files = sorted(Path("pkg").glob("*.py"))
+            results = [(str(f), d) for f in files for d in check_path(f, config, index)]
+        finally:
+            os.chdir(cwd)
+        assert proc.stdout == render_text(results)
+
+
+def test_special_files_are_never_opened(repo: Path, env: dict[str, str]) -> None:
+    """A FIFO named like a module (opening it would block) and a dangling link are left
+    out of a folder walk."""
+    os.mkfifo(repo / "pkg" / "pipe.py")
+    (repo / "pkg" / "gone.py").symlink_to(repo / "pkg" / "missing.py")
+    proc = run("--no-cache", "--format", "json", ".", cwd=repo, env=env)
+    assert proc.returncode == 1
+    paths = {Path(i["path"]).name for i in json.loads(proc.stdout)}
+    assert "pipe.py" not in paths and "gone.py" not in paths
+    assert "m39.py" in paths
