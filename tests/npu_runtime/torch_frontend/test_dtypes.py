@@ -84,9 +84,7 @@ def test_bf16_matmul_depends_on_the_soc_family() -> None:
 
 def test_unsigned_add_names_adds_or_add() -> None:
     where = "add_out_npu_nocheck:third_party/op-plugin/op_plugin/ops/opapi/AddKernelNpuOpApi.cpp:52"
-    _fails_at(
-        "adds_uint64", "u = u + 1", _aclnn(where, "aclnnAdds", "self", "DT_UINT64", _ADD)
-    )
+    _fails_at("adds_uint64", "u = u + 1", _aclnn(where, "aclnnAdds", "self", "DT_UINT64", _ADD))
     _fails_at("add_uint32", "u.add_(u)", _aclnn(where, "aclnnAdd", "self", "DT_UINT32", _ADD))
 
 

@@ -4,7 +4,7 @@ import os
 import sys
 
 import torch
-import torch_npu
+import torch_npu  # noqa: F401  (registers the npu device)
 
 case = sys.argv[1]
 print("pid", os.getpid(), flush=True)
@@ -35,6 +35,12 @@ elif case == "supported":
     d = torch.arange(4, dtype=torch.float64, device="npu")
     i = torch.arange(4, device="npu")
     c = torch.zeros(2, dtype=torch.complex64, device="npu")
-    print("ok", (d + 1).tolist(), (i + i).tolist(), (c + c).dtype, torch.randn(2, dtype=torch.float64, device="npu").dtype)
+    print(
+        "ok",
+        (d + 1).tolist(),
+        (i + i).tolist(),
+        (c + c).dtype,
+        torch.randn(2, dtype=torch.float64, device="npu").dtype,
+    )
     sys.exit(0)
 print("not reached")
