@@ -69,6 +69,14 @@ def test_complex_linear_is_refused() -> None:
     )
 
 
+def test_float64_linear_with_bias_is_refused_by_aclnn_addmm() -> None:
+    _fails_at(
+        "linear_double",
+        'y = lin(torch.ones(3, 4, dtype=torch.float64, device="npu"))',
+        _aclnn("addmm:", "aclnnAddmm", "self", "DT_DOUBLE", "DT_FLOAT16,DT_FLOAT,DT_BFLOAT16,"),
+    )
+
+
 def test_bf16_matmul_depends_on_the_soc_family() -> None:
     # Atlas training series (910A) Cube ops take fp16/fp32 only
     _fails_at(

@@ -17,6 +17,9 @@ elif case == "bmm_double":
 elif case == "linear_complex":
     lin = torch.nn.Linear(4, 2, bias=False).npu()
     y = lin(torch.ones(3, 4, device="npu").to(torch.complex64))
+elif case == "linear_double":
+    lin = torch.nn.Linear(4, 2).double().npu()
+    y = lin(torch.ones(3, 4, dtype=torch.float64, device="npu"))
 elif case == "mm_bf16":
     h = torch.ones(2, 2, dtype=torch.bfloat16, device="npu")
     y = torch.mm(h, h)
