@@ -135,3 +135,21 @@ def test_dtypes_the_apis_list_still_work() -> None:
     assert r.stdout.splitlines()[-1] == (
         "ok [1.0, 2.0, 3.0, 4.0] [0, 2, 4, 6] torch.complex64 torch.float64"
     )
+
+
+def test_every_rule_is_sourced_and_reaches_the_fallback() -> None:
+    import json
+
+    from npu_runtime.torch_npu.dtype_rules import family, rule_for
+
+    data = json.loads((REPO / "npu_runtime" / "data" / "npu_dtypes.json").read_text())
+    aten = json.loads((REPO / "npu_runtime" / "data" / "aten_ops.json").read_text())["ops"]
+    devices = json.loads((REPO / "npu_runtime" / "data" / "devices.json").read_text())
+    socs = [p["soc_name"] for p in devices["profiles"].values()]
+    assert {family(s) for s in socs} == {"A2", "A3", "training", "inference"}
+    for name, entry in data["ops"].items():
+        assert entry["source"], name
+        assert name in aten, f"{name} never reaches the aten fallback"
+        for soc in socs:
+            rule = rule_for(name, soc)
+            assert rule is not None or family(soc) not in entry.get("supported", {}), name
