@@ -31,6 +31,7 @@ class DtypeRule:
     api: str
     scalar_api: str
     where: str
+    kind: str  # which message: "aclnn" (EZ1001 from the API) or "plugin" (op-plugin's own)
 
     def check(self, views: list[Tensor], args: tuple[Any, ...], device: int) -> None:
         """Raise torch_npu's RuntimeError for the first npu tensor of a refused dtype."""
@@ -62,8 +63,7 @@ class DtypeRule:
         }
         if self.scalar_api and (len(args) < 2 or not _is_npu(args[1])):
             fields["api"] = self.scalar_api
-        kind = "plugin" if self.allowed is None else "aclnn"
-        return str(raw["messages"][kind]).format(**fields)
+        return str(raw["messages"][self.kind]).format(**fields)
 
 
 def _is_npu(a: Any) -> bool:
@@ -110,6 +110,9 @@ def rule_for(packet: str, soc_name: str) -> DtypeRule | None:
     rejected = frozenset(_dtype(n) for n in entry.get("rejected", ()))
     if listed is None and not rejected:
         return None
+    kind = entry.get("check", "aclnn")
+    if kind not in raw["messages"]:
+        raise ValueError(f"npu_dtypes.json: {name}: unknown check {kind!r}")
     return DtypeRule(
         name=name,
         allowed=frozenset(by_dt[n] for n in listed) if listed is not None else None,
@@ -119,4 +122,5 @@ def rule_for(packet: str, soc_name: str) -> DtypeRule | None:
         api=entry.get("api", ""),
         scalar_api=entry.get("scalar_api", ""),
         where=entry.get("where", f"{packet}:"),
+        kind=kind,
     )
