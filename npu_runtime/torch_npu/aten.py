@@ -21,6 +21,7 @@ from npu_runtime.core.runtime import get_runtime
 from npu_runtime.core.transfer import _copy_cost
 from npu_runtime.torch_npu import _backend as B
 from npu_runtime.torch_npu.costing import cost_for
+from npu_runtime.torch_npu.dtype_rules import DtypeRule, rule_for
 from npu_runtime.torch_npu.optable import OpEntry, lookup
 
 aten = torch.ops.aten
@@ -32,13 +33,17 @@ _CPU_OK = {"index", "index_put", "_index_put_impl", "_copy_from", "_copy_from_an
 
 
 class _Plan:
-    __slots__ = ("name", "entry", "special", "fn", "has_generator", "cpu_ok", "cube", "functional")
+    __slots__ = (
+        "name", "entry", "special", "fn", "has_generator", "cpu_ok", "cube", "functional", "dtypes",
+    )  # fmt: skip
 
     def __init__(self, op: torch._ops.OpOverload) -> None:
         self.name = op._schema.name.split("::", 1)[1]
         self.entry: OpEntry | None = lookup(self.name)
         self.special = _SPECIAL.get(self.name)
         self.fn: Callable[..., Any] = _REPLACE.get(self.name, op)
+        # dtypes the real NPU refuses for this op on this SoC (npu_runtime/data/npu_dtypes.json)
+        self.dtypes: DtypeRule | None = rule_for(self.name, _rt.profile.soc_name)
         self.has_generator = any(a.name == "generator" for a in op._schema.arguments)
         self.cpu_ok = self.name.rstrip("_") in _CPU_OK
         # Cube ops (matmul, convolution) get the Cube's numerics in fp16/bf16: products
@@ -138,6 +143,8 @@ def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             "Expected all tensors to be on the same device, but found at least two devices, "
             f"npu:{index} and cpu!"
         )
+    if plan.dtypes is not None:
+        plan.dtypes.check(call.views, args, index)
     if plan.has_generator and hkw.get("generator") is None and not B.estimate:
         from npu_runtime.torch_npu.random import generator
 
