@@ -1,0 +1,179 @@
+"""A C++ device guard for the npu device, compiled on first use.
+
+PyTorch's Python-defined PrivateUse1 guard (torch/csrc/acc) reports one device and no
+current device, so the autograd engine has no worker for npu:N with N > 0 and backward()
+there fails. This module builds a small `c10::impl::DeviceGuardImplInterface` for
+PrivateUse1 with `torch.utils.cpp_extension.load_inline` (only c10 headers, no Python
+binding: the library is loaded and driven through ctypes) and registers it before torch's
+Python guard, whose registration then does nothing. The build is cached under
+`~/.cache/ascend-lens/torch_extensions/`, keyed by the torch version and the source.
+
+The guard keeps the current device index per host thread (the autograd engine sets it on
+its device threads); `_backend.state.device` reads and writes that index once the guard is
+loaded. Streams are each device's default stream; events are no-ops, as the emulator runs
+every op when it is issued.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import sys
+import warnings
+
+_SOURCE = r"""
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+namespace {
+using c10::Device;
+using c10::DeviceIndex;
+using c10::DeviceType;
+using c10::Stream;
+constexpr DeviceType kNpu = DeviceType::PrivateUse1;
+
+thread_local DeviceIndex current_index = 0;
+DeviceIndex device_count = 1;
+
+Device resolve(Device d) {
+  return Device(kNpu, d.index() < 0 ? current_index : d.index());
+}
+
+struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
+  DeviceType type() const override { return kNpu; }
+  Device exchangeDevice(Device d) const override {
+    Device old(kNpu, current_index);
+    setDevice(d);
+    return old;
+  }
+  Device getDevice() const override { return Device(kNpu, current_index); }
+  void setDevice(Device d) const override {
+    TORCH_CHECK(d.type() == kNpu, "expected an npu device, got ", d);
+    if (d.index() < 0) return;
+    TORCH_CHECK(d.index() < device_count, "Invalid device ordinal ", int(d.index()),
+                ": the process sees ", int(device_count), " NPU device(s)");
+    current_index = d.index();
+  }
+  void uncheckedSetDevice(Device d) const noexcept override {
+    if (d.index() >= 0 && d.index() < device_count) current_index = d.index();
+  }
+  Stream getStream(Device d) const noexcept override {
+    return Stream(Stream::DEFAULT, resolve(d));
+  }
+  Stream getDefaultStream(Device d) const override {
+    return Stream(Stream::DEFAULT, resolve(d));
+  }
+  Stream getNewStream(Device d, int /*priority*/) const override {
+    return Stream(Stream::DEFAULT, resolve(d));
+  }
+  Stream exchangeStream(Stream s) const noexcept override {
+    return Stream(Stream::DEFAULT, s.device());
+  }
+  DeviceIndex deviceCount() const noexcept override { return device_count; }
+  // Every op has run when it returns: events and streams have nothing to wait for.
+  void record(void** /*event*/, const Stream& /*stream*/, const DeviceIndex /*index*/,
+              const c10::EventFlag /*flag*/) const override {}
+  void block(void* /*event*/, const Stream& /*stream*/) const override {}
+  bool queryEvent(void* /*event*/) const override { return true; }
+  void destroyEvent(void* /*event*/, const DeviceIndex /*index*/) const noexcept override {}
+  void synchronizeEvent(void* /*event*/) const override {}
+  bool queryStream(const Stream& /*stream*/) const override { return true; }
+  void synchronizeStream(const Stream& /*stream*/) const override {}
+  void synchronizeDevice(const DeviceIndex /*index*/) const override {}
+};
+}  // namespace
+
+extern "C" {
+int ascend_lens_npu_register_guard(int count) {
+  device_count = static_cast<DeviceIndex>(count);
+  static NpuGuardImpl* impl = new NpuGuardImpl();  // leaked, as the registry requires
+  c10::impl::registerDeviceGuard(kNpu, impl);
+  return 0;
+}
+int ascend_lens_npu_get_device() { return current_index; }
+void ascend_lens_npu_set_device(int index) { current_index = static_cast<DeviceIndex>(index); }
+}
+"""
+
+_lib: ctypes.CDLL | None = None
+
+
+def cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ascend-lens", "torch_extensions")
+
+
+def build_name() -> str:
+    import torch
+
+    key = hashlib.sha256(f"{torch.__version__}\0{_SOURCE}".encode()).hexdigest()[:16]
+    return f"ascend_lens_npu_guard_{key}"
+
+
+def _ninja_on_path() -> None:
+    """cpp_extension runs `ninja` from PATH; the PyPI wheel's binary may not be on it."""
+    try:
+        import ninja  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError:
+        return
+    bin_dir = getattr(ninja, "BIN_DIR", None)
+    path = os.environ.get("PATH", "")
+    if bin_dir and bin_dir not in path.split(os.pathsep):
+        os.environ["PATH"] = bin_dir + os.pathsep + path if path else bin_dir
+
+
+def _build() -> ctypes.CDLL:
+    from torch.utils.cpp_extension import load_inline
+
+    name = build_name()
+    build_dir = os.path.join(cache_dir(), name)
+    os.makedirs(build_dir, exist_ok=True)
+    _ninja_on_path()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # compiler-version notices are not the user's business
+        path = load_inline(
+            name,
+            cpp_sources=[_SOURCE],
+            build_directory=build_dir,
+            is_python_module=False,
+            no_implicit_headers=True,
+            extra_cflags=["-O1"],
+            with_cuda=False,
+            verbose=False,
+        )
+    return ctypes.CDLL(str(path))
+
+
+def install(device_count: int) -> bool:
+    """Build (or load the cached build), register the guard for `device_count` devices.
+    False, after one warning line on stderr, where no C++ compiler can build it."""
+    global _lib
+    if _lib is not None:
+        return True
+    try:
+        lib = _build()
+    except Exception as exc:  # no compiler, no ninja, a failed build: the Python guard stays
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(
+            "ascend-lens: warning: could not build the npu device guard "
+            f"({first[:160]}); backward() on npu:N with N > 0 needs a C++ compiler (g++), "
+            "npu:0 works",
+            file=sys.stderr,
+        )
+        return False
+    lib.ascend_lens_npu_register_guard.argtypes = [ctypes.c_int]
+    lib.ascend_lens_npu_get_device.restype = ctypes.c_int
+    lib.ascend_lens_npu_set_device.argtypes = [ctypes.c_int]
+    lib.ascend_lens_npu_register_guard(device_count)
+    _lib = lib
+    return True
+
+
+def get_device() -> int:
+    assert _lib is not None
+    return int(_lib.ascend_lens_npu_get_device())
+
+
+def set_device(index: int) -> None:
+    assert _lib is not None
+    _lib.ascend_lens_npu_set_device(index)
