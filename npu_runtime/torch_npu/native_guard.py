@@ -23,6 +23,8 @@ import sys
 import warnings
 
 _SOURCE = r"""
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 namespace {
@@ -81,6 +83,41 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void synchronizeStream(const Stream& /*stream*/) const override {}
   void synchronizeDevice(const DeviceIndex /*index*/) const override {}
 };
+
+// torch.Generator(device="npu"): a CPU (mt19937) generator that names the npu device, as
+// the emulator computes every op on the host; ops draw from it through a CPU generator
+// that takes its state (aten.py).
+struct NpuGeneratorImpl final : public at::CPUGeneratorImpl {
+  explicit NpuGeneratorImpl(DeviceIndex index) {
+    device_ = Device(kNpu, index);
+    key_set_ = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
+  }
+  NpuGeneratorImpl* clone_impl() const override {
+    auto* self = const_cast<NpuGeneratorImpl*>(this);  // CPUGeneratorImpl's getters are not const
+    auto* g = new NpuGeneratorImpl(device_.index());
+    g->set_engine(self->engine());
+    g->set_next_float_normal_sample(self->next_float_normal_sample());
+    g->set_next_double_normal_sample(self->next_double_normal_sample());
+    return g;
+  }
+};
+
+using HasContext = int (*)(int);
+HasContext has_context = nullptr;  // Python: is the emulated device open?
+
+struct NpuHooks final : public at::PrivateUse1HooksInterface {
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return true; }
+  bool hasPrimaryContext(DeviceIndex index) const override {
+    return has_context != nullptr && has_context(index) != 0;
+  }
+  at::Generator getNewGenerator(DeviceIndex index) const override {
+    if (index < 0) index = current_index;
+    TORCH_CHECK(index < device_count, "Invalid device ordinal ", int(index),
+                ": the process sees ", int(device_count), " NPU device(s)");
+    return at::make_generator<NpuGeneratorImpl>(index);
+  }
+};
 }  // namespace
 
 extern "C" {
@@ -90,12 +127,19 @@ int ascend_lens_npu_register_guard(int count) {
   c10::impl::registerDeviceGuard(kNpu, impl);
   return 0;
 }
+int ascend_lens_npu_register_hooks(HasContext callback) {
+  if (at::isPrivateUse1HooksRegistered()) return 1;
+  has_context = callback;
+  at::RegisterPrivateUse1HooksInterface(new NpuHooks());  // leaked: lives with the process
+  return 0;
+}
 int ascend_lens_npu_get_device() { return current_index; }
 void ascend_lens_npu_set_device(int index) { current_index = static_cast<DeviceIndex>(index); }
 }
 """
 
 _lib: ctypes.CDLL | None = None
+_failed = False  # the build failed once in this process: warned, not retried
 
 
 def cache_dir() -> str:
@@ -145,11 +189,14 @@ def _build() -> ctypes.CDLL:
 
 
 def install(device_count: int) -> bool:
-    """Build (or load the cached build), register the guard for `device_count` devices.
-    False, after one warning line on stderr, where no C++ compiler can build it."""
-    global _lib
+    """Build (or load the cached build), register the guard for `device_count` devices and
+    the PrivateUse1 hooks (generators). False, after one warning line on stderr, where no
+    C++ compiler can build it."""
+    global _lib, _failed
     if _lib is not None:
         return True
+    if _failed:
+        return False
     try:
         lib = _build()
     except Exception as exc:  # no compiler, no ninja, a failed build: the Python guard stays
@@ -160,13 +207,26 @@ def install(device_count: int) -> bool:
             "npu:0 works",
             file=sys.stderr,
         )
+        _failed = True
         return False
     lib.ascend_lens_npu_register_guard.argtypes = [ctypes.c_int]
     lib.ascend_lens_npu_get_device.restype = ctypes.c_int
     lib.ascend_lens_npu_set_device.argtypes = [ctypes.c_int]
     lib.ascend_lens_npu_register_guard(device_count)
+    lib.ascend_lens_npu_register_hooks.argtypes = [_HAS_CONTEXT]
+    lib.ascend_lens_npu_register_hooks(_has_context_cb)
     _lib = lib
     return True
+
+
+def _has_context(index: int) -> int:
+    from npu_runtime.core.runtime import get_runtime
+
+    return int(index in get_runtime().devices)
+
+
+_HAS_CONTEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+_has_context_cb = _HAS_CONTEXT(_has_context)  # kept alive: C++ holds the pointer
 
 
 def get_device() -> int:
