@@ -77,6 +77,8 @@ def use_guard_state() -> None:
     if isinstance(state, _State):
         native_guard.set_device(state.device)
         state = _GuardState()
+
+
 # estimate mode: meta host views, no values (`ascend-lens run --estimate` sets the variable)
 estimate = os.environ.get("ASCEND_LENS_ESTIMATE") == "1"
 first_oom: tuple[SourceSite | None, str] | None = None  # the first OutOfMemoryError raised

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import logging
 import os
 import sys
 import warnings
@@ -173,18 +174,25 @@ def _build() -> ctypes.CDLL:
     build_dir = os.path.join(cache_dir(), name)
     os.makedirs(build_dir, exist_ok=True)
     _ninja_on_path()
+    # Compiler-version notices (a warning and a log record) are not the user's business.
+    log = logging.getLogger("torch.utils.cpp_extension")
+    level = log.level
+    log.setLevel(logging.ERROR)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # compiler-version notices are not the user's business
-        path = load_inline(
-            name,
-            cpp_sources=[_SOURCE],
-            build_directory=build_dir,
-            is_python_module=False,
-            no_implicit_headers=True,
-            extra_cflags=["-O1"],
-            with_cuda=False,
-            verbose=False,
-        )
+        warnings.simplefilter("ignore")
+        try:
+            path = load_inline(
+                name,
+                cpp_sources=[_SOURCE],
+                build_directory=build_dir,
+                is_python_module=False,
+                no_implicit_headers=True,
+                extra_cflags=["-O1"],
+                with_cuda=False,
+                verbose=False,
+            )
+        finally:
+            log.setLevel(level)
     return ctypes.CDLL(str(path))
 
 
@@ -200,11 +208,10 @@ def install(device_count: int) -> bool:
     try:
         lib = _build()
     except Exception as exc:  # no compiler, no ninja, a failed build: the Python guard stays
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         print(
-            "ascend-lens: warning: could not build the npu device guard "
-            f"({first[:160]}); backward() on npu:N with N > 0 needs a C++ compiler (g++), "
-            "npu:0 works",
+            f"ascend-lens: warning: could not build the npu device guard ({_reason(exc)}): "
+            'backward() on npu:N with N > 0 and torch.Generator(device="npu") need a '
+            "C++ compiler (g++); npu:0 works",
             file=sys.stderr,
         )
         _failed = True
@@ -217,6 +224,13 @@ def install(device_count: int) -> bool:
     lib.ascend_lens_npu_register_hooks(_has_context_cb)
     _lib = lib
     return True
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    if text.startswith("Error building extension"):
+        return f"the C++ compiler {os.environ.get('CXX', 'c++')!r} failed"
+    return (text.splitlines() or [type(exc).__name__])[0][:120]
 
 
 def _has_context(index: int) -> int:
