@@ -98,6 +98,7 @@ def ensure_device(index: int) -> Device:
     if dev is not None and _rt.devices.get(index) is dev:
         return dev
     rt = _rt
+    native_guard.set_count(rt.device_count)  # the kernel may have changed it before any device
     if not 0 <= index < rt.device_count:
         raise RuntimeError(
             f"Invalid device ordinal {index}: the process sees {rt.device_count} NPU device(s)"

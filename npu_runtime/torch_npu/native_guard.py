@@ -134,6 +134,7 @@ int ascend_lens_npu_register_hooks(HasContext callback) {
   at::RegisterPrivateUse1HooksInterface(new NpuHooks());  // leaked: lives with the process
   return 0;
 }
+void ascend_lens_npu_set_count(int count) { device_count = static_cast<DeviceIndex>(count); }
 int ascend_lens_npu_get_device() { return current_index; }
 void ascend_lens_npu_set_device(int index) { current_index = static_cast<DeviceIndex>(index); }
 }
@@ -219,6 +220,7 @@ def install(device_count: int) -> bool:
     lib.ascend_lens_npu_register_guard.argtypes = [ctypes.c_int]
     lib.ascend_lens_npu_get_device.restype = ctypes.c_int
     lib.ascend_lens_npu_set_device.argtypes = [ctypes.c_int]
+    lib.ascend_lens_npu_set_count.argtypes = [ctypes.c_int]
     lib.ascend_lens_npu_register_guard(device_count)
     lib.ascend_lens_npu_register_hooks.argtypes = [_HAS_CONTEXT]
     lib.ascend_lens_npu_register_hooks(_has_context_cb)
@@ -251,3 +253,9 @@ def get_device() -> int:
 def set_device(index: int) -> None:
     assert _lib is not None
     _lib.ascend_lens_npu_set_device(index)
+
+
+def set_count(device_count: int) -> None:
+    """The runtime's device count changed (the kernel's %npu_device before any device)."""
+    if _lib is not None:
+        _lib.ascend_lens_npu_set_count(device_count)
