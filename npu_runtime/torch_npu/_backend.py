@@ -40,6 +40,7 @@ from npu_runtime.core.runtime import get_runtime
 from npu_runtime.core.stream import Stream
 from npu_runtime.records import SourceSite, TensorInfo, WorkKind, WorkRecord
 from npu_runtime.sites import user_site
+from npu_runtime.torch_npu import native_guard
 from npu_runtime.torch_npu.allocator import CachingAllocator
 
 _rt = get_runtime()
@@ -54,7 +55,30 @@ class _State(threading.local):
         self.device = 0  # torch.npu.current_device() of this host thread
 
 
-state = _State()
+class _GuardState:
+    """The current device kept by the C++ device guard (native_guard.py), per host thread:
+    what the autograd engine's device threads set is what the ops on them see."""
+
+    @property
+    def device(self) -> int:
+        return native_guard.get_device()
+
+    @device.setter
+    def device(self, index: int) -> None:
+        native_guard.set_device(index)
+
+
+state: _State | _GuardState = _State()
+
+
+def use_guard_state() -> None:
+    """Called once the C++ guard is registered: it keeps the current device from now on."""
+    global state
+    if isinstance(state, _State):
+        native_guard.set_device(state.device)
+        state = _GuardState()
+
+
 # estimate mode: meta host views, no values (`ascend-lens run --estimate` sets the variable)
 estimate = os.environ.get("ASCEND_LENS_ESTIMATE") == "1"
 first_oom: tuple[SourceSite | None, str] | None = None  # the first OutOfMemoryError raised
@@ -74,6 +98,7 @@ def ensure_device(index: int) -> Device:
     if dev is not None and _rt.devices.get(index) is dev:
         return dev
     rt = _rt
+    native_guard.set_count(rt.device_count)  # the kernel may have changed it before any device
     if not 0 <= index < rt.device_count:
         raise RuntimeError(
             f"Invalid device ordinal {index}: the process sees {rt.device_count} NPU device(s)"

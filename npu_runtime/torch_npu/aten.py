@@ -145,14 +145,23 @@ def _generic(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         )
     if plan.dtypes is not None:
         plan.dtypes.check(call.views, args, index)
-    if plan.has_generator and hkw.get("generator") is None and not B.estimate:
-        from npu_runtime.torch_npu.random import generator
+    npu_gen = None
+    if plan.has_generator and not B.estimate:
+        g = hkw.get("generator")
+        if g is None:
+            from npu_runtime.torch_npu.random import generator
 
-        hkw["generator"] = generator(index)
+            hkw["generator"] = generator(index)
+        elif g.device.type == "npu":  # torch.Generator(device="npu"): draw through a CPU one
+            from npu_runtime.torch_npu.random import borrow
+
+            npu_gen, hkw["generator"] = g, borrow(g)
     if plan.cube and not B.estimate and any(v.dtype in _LOW for v in call.views):
         res = _cube(plan, hargs, hkw)
     else:
         res = plan.fn(*hargs, **hkw)
+    if npu_gen is not None:
+        npu_gen.set_state(hkw["generator"].get_state())
     outs: list[Tensor] = []
     result = _wrap(res, call, index, outs)
     entry = plan.entry

@@ -53,13 +53,18 @@ def setup() -> None:
     from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
     from npu_runtime import sites
-    from npu_runtime.torch_npu import aten, npu
+    from npu_runtime.torch_npu import _backend, aten, native_guard, npu
 
     if torch._C._get_privateuse1_backend_name() != "privateuseone":
         raise RuntimeError(
             f"PrivateUse1 is already taken by {torch._C._get_privateuse1_backend_name()!r}: "
             "a real torch_npu (or another out-of-tree device) was imported before the emulator's"
         )
+    # The C++ guard first (it knows every device and the current one, which the autograd
+    # engine needs for npu:N > 0); torch's Python guard is then not registered. Without a
+    # compiler the Python guard remains (backward on npu:0 only).
+    if native_guard.install(get_runtime().device_count):
+        _backend.use_guard_state()
     _setup_privateuseone_for_python_backend("npu", npu, _Hooks(), _Guard())
     lib = torch.library.Library("_", "IMPL")  # noqa: TOR901 (a backend fallback, kept alive below)
     lib.fallback(aten.fallback, "PrivateUse1")

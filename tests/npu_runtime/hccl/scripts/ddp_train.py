@@ -4,9 +4,8 @@ Each rank takes its slice of one global batch; after each step it saves its grad
 parameters (as CPU tensors) to OUT_DIR/rank<r>.pt for the test to compare with plain
 single-process training on the whole batch.
 
-torch 2.13's Python PrivateUse1 device guard reports a single device to the autograd engine
-(torch/csrc/acc/Module.cpp), so backward only runs on npu:0; every rank is its own process
-with its own emulated devices, so each trains on its own npu:0.
+Each rank trains on its own device npu:LOCAL_RANK, as torchrun scripts do
+(`torch.npu.set_device(local_rank)`, `model.npu()`, `device_ids=[local_rank]`).
 """
 
 import os
@@ -18,12 +17,13 @@ import torch_npu  # noqa: F401
 
 STEPS, GLOBAL_BATCH = 2, 32
 
-torch.npu.set_device(0)
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.npu.set_device(local_rank)
 dist.init_process_group(backend="hccl")
 rank, world = dist.get_rank(), dist.get_world_size()
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4)).npu()
-ddp = torch.nn.parallel.DistributedDataParallel(model)
+ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
 opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
 gen = torch.Generator().manual_seed(1)
 saved = []
@@ -35,6 +35,8 @@ for _ in range(STEPS):
     opt.zero_grad()
     loss = torch.nn.functional.mse_loss(ddp(xs), ys)
     loss.backward()
+    devices = {str(p.grad.device) for p in model.parameters()}
+    assert devices == {f"npu:{local_rank}"}, devices
     saved.append({n: p.grad.cpu() for n, p in model.named_parameters()})
     opt.step()
     torch_npu.npu.synchronize()
