@@ -345,3 +345,78 @@ def test_the_examples_show_what_the_checker_is_for() -> None:
         (graph, 54, "MS111"),
         (graph, 56, "MS116"),
     ]
+
+
+SUB_CELL_PROJECT = """from mindspore import nn
+
+
+class Inner(nn.Cell):
+    def construct(self, x):
+        del x
+        return 1
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+
+    def construct(self, x):
+        y = self.inner(x)
+        return y
+"""
+
+
+def test_an_error_in_a_sub_cell_construct_is_repeated_at_the_call_that_compiles_it(
+    tmp_path: Path,
+) -> None:
+    # MindSpore names the outer `self.inner(x)` line too: the sub-cell is compiled from there
+    (tmp_path / "net.py").write_text(SUB_CELL_PROJECT)
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["column"], d["code"]) for d in json.loads(proc.stdout)]
+    assert found == [(6, 9, "MS102"), (16, 13, "MS102")], proc.stdout
+
+
+FALLBACK_THROUGH_SUB_CELL = """import functools
+from mindspore import nn
+
+
+def shift(t, s):
+    return t + s
+
+
+class Stage(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fn = functools.partial(shift, s=1.0)
+
+    def construct(self, x):
+        return self.fn(x)
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.stage = Stage()
+
+    def construct(self, x):
+        x = self.stage(x)
+        i = 0
+        while x.sum() < 30 and i < 5:
+            x = x + 1
+            i += 1
+        return x
+"""
+
+
+def test_a_value_from_a_lax_python_call_inside_a_sub_cell_joins_without_error(
+    tmp_path: Path,
+) -> None:
+    # at LAX the held `functools.partial` runs as Python: its result is an opaque object, which
+    # MindSpore joins with a Python bool; STRICT rejects the call itself (inputs not constant)
+    (tmp_path / "net.py").write_text(FALLBACK_THROUGH_SUB_CELL)
+    lax = run("--format", "json", "net.py", cwd=tmp_path)
+    assert lax.returncode == 0 and json.loads(lax.stdout) == [], lax.stdout
+    strict = run("--format", "json", "--syntax-level", "strict", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["code"]) for d in json.loads(strict.stdout) if d["code"] != "MS119"]
+    assert found == [(15, "MS131"), (24, "MS131")], strict.stdout
