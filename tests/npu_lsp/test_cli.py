@@ -420,3 +420,66 @@ def test_a_value_from_a_lax_python_call_inside_a_sub_cell_joins_without_error(
     strict = run("--format", "json", "--syntax-level", "strict", "net.py", cwd=tmp_path)
     found = [(d["line"], d["code"]) for d in json.loads(strict.stdout) if d["code"] != "MS119"]
     assert found == [(15, "MS131"), (24, "MS131")], strict.stdout
+
+
+FALLBACK_INTO_DENSE = """import mindspore as ms
+from mindspore import nn, ops
+
+
+class Block(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 3)
+        self.act = nn.ReLU()
+
+    def construct(self, x):
+        return self.act(self.fc(x)) + x
+
+
+class Cfg:
+    def __init__(self, use_clip):
+        self.use_clip = use_clip
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.CellList([Block() for _ in range(2)])
+        self.relu = nn.ReLU()
+        self.cfg = Cfg(False)
+
+    def construct(self, x):
+        n = len(x.asnumpy().tolist())
+        x = x + n * 0.0
+        y = self.relu(x)
+        if self.cfg.use_clip:
+            y = ops.clip_by_value(y, -1.0, 1.0)
+        for blk in self.blocks:
+            x = blk(x)
+        return x + y
+
+
+net = Net()
+"""
+
+
+def test_a_lax_fallback_value_reaching_a_cell_that_reads_its_shape_is_an_error(
+    tmp_path: Path,
+) -> None:
+    # nn.Dense reads its input's shape (MindSpore: "'int' object has no attribute '__len__'");
+    # nn.ReLU does not, and the clip_by_value branch is folded away by the constant config
+    (tmp_path / "net.py").write_text(FALLBACK_INTO_DENSE)
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["code"], d["message"]) for d in json.loads(proc.stdout)]
+    assert found == [
+        (
+            34,
+            "MS145",
+            "this call passes a JIT Fallback value on to line 12: `nn.Dense` reads the shape or "
+            "dtype of its input, which here comes from a JIT Fallback call",
+        )
+    ], proc.stdout
+    clean = FALLBACK_INTO_DENSE.replace("len(x.asnumpy().tolist())", "x.shape[0]")
+    (tmp_path / "net.py").write_text(clean)
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    assert json.loads(proc.stdout) == [], proc.stdout

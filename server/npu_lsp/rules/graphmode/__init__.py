@@ -28,6 +28,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     nested_comprehension,
     nonlocal_statement,
     numpy_returned_from_graph,
+    opaque_value_query,
     parameter_created_in_graph,
     positional_only_construct,
     python_call_on_tensor,

@@ -29,6 +29,15 @@ if TYPE_CHECKING:
     from npu_lsp.scope import CallSite, GraphScope
 
 UNKNOWN: Any = object()
+
+
+class _Obj:
+    """An object of a plain class of this file, built by `site` (compared by identity)."""
+
+    __slots__ = ("cls", "site")
+
+    def __init__(self, cls: ast.ClassDef, site: ast.Call) -> None:
+        self.cls, self.site = cls, site
 _DEPTH = 8
 
 _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
@@ -269,7 +278,12 @@ class Instances:
                 if e.attr == "training":  # type: ignore[attr-defined]
                     return UNKNOWN  # set_train() changes it after construction
                 return attr(e.attr)  # type: ignore[attr-defined]
+            obj = self._eval(v, name, attr, depth + 1)
+            if isinstance(obj, _Obj):
+                return self._obj_attr(obj, e.attr, depth + 1)  # type: ignore[attr-defined]
             return UNKNOWN
+        if t is ast.Call:
+            return self._plain_instance(e, depth)  # type: ignore[arg-type]
         if t is ast.UnaryOp:
             v = self._eval(e.operand, name, attr, depth + 1)  # type: ignore[attr-defined]
             if v is UNKNOWN:
@@ -315,6 +329,35 @@ class Instances:
             items = tuple(self._eval(x, name, attr, depth + 1) for x in e.elts)  # type: ignore[attr-defined]
             return UNKNOWN if any(i is UNKNOWN for i in items) else items
         return UNKNOWN
+
+    def _plain_instance(self, call: ast.Call, depth: int) -> Any:
+        """`Cfg(False)`: an object of a plain (non-Cell) class of this file, whose attributes
+        MindSpore reads as constants while compiling (`if self.cfg.use_norm:` folds)."""
+        q = self.ctx.qualname(call.func)
+        if q is None or self.ctx.scopes.is_cell_class(q):
+            return UNKNOWN
+        cls = next((c for c in self.ctx.tree.body if isinstance(c, ast.ClassDef) and q.endswith("." + c.name)), None)
+        return UNKNOWN if cls is None or depth > _DEPTH else _Obj(cls, call)
+
+    def _obj_attr(self, obj: _Obj, attr: str, depth: int) -> Any:
+        found = self._init_of(obj.cls)
+        if found is None or depth > _DEPTH:
+            return UNKNOWN
+        owner, init = found
+        assigned = [
+            st
+            for st in ast.walk(obj.cls)
+            if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            and any(
+                isinstance(sub, ast.Attribute) and sub.attr == attr and isinstance(sub.value, ast.Name) and sub.value.id == "self"
+                for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                for sub in ast.walk(t)
+            )
+        ]
+        if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign) or assigned[0] not in init.body:
+            return UNKNOWN
+        value = self._eval_init(assigned[0].value, owner, init, obj.site, depth + 1)
+        return value if isinstance(value, _CONST_TYPES) else UNKNOWN
 
     def overridden_everywhere(self, func: ast.AST) -> bool:
         """Is `func` a method of a class of this file that is never built here itself, whose
