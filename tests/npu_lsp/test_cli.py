@@ -483,3 +483,18 @@ def test_a_lax_fallback_value_reaching_a_cell_that_reads_its_shape_is_an_error(
     (tmp_path / "net.py").write_text(clean)
     proc = run("--format", "json", "net.py", cwd=tmp_path)
     assert json.loads(proc.stdout) == [], proc.stdout
+
+
+def test_a_mindspore_function_that_logs_on_every_call_is_refused_in_compiled_code(
+    tmp_path: Path,
+) -> None:
+    # measured: ops.soft_shrink and ms.dtype_to_pytype log a deprecation notice, and MindSpore
+    # says "the method or function 'mindspore.log.warning' is not supported in 'construct'"
+    (tmp_path / "net.py").write_text(
+        "import mindspore as ms\nfrom mindspore import nn, ops\n\n\n"
+        "class Net(nn.Cell):\n    def construct(self, x):\n"
+        "        t = ms.dtype_to_pytype(ms.float32)\n        return ops.soft_shrink(x) + ops.relu(x)\n"
+    )
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["column"], d["code"]) for d in json.loads(proc.stdout)]
+    assert found == [(7, 13, "MS116"), (8, 16, "MS116")], proc.stdout

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Derive, from MindSpore 2.10's own Python sources, which public `mindspore.nn` cells and
 `mindspore.ops` functions read the shape or dtype of their tensor input while compiling
-(`self.shape_op(x)`, `P.Shape()(x)`, `ops.shape(x)`, `F.dtype(x)`, `x.dtype`), and write
-them to server/npu_lsp/rules/graphmode/ms_input_queries.json. MindSpore cannot answer those
+(`self.shape_op(x)`, `P.Shape()(x)`, `ops.shape(x)`, `F.dtype(x)`, `x.dtype`), and which
+public functions log through `mindspore.log` on every call, and write them to server/npu_lsp/rules/graphmode/ms_input_queries.json. MindSpore cannot answer those
 queries for an object made by JIT Fallback at LAX (measured: `nn.Dense`, `nn.BatchNorm1d`,
 `nn.LayerNorm`, `ops.clip_by_value` fed such a value fail; `nn.ReLU`, `nn.Conv1d`,
 `nn.Dropout`, `nn.Flatten` (reads only the rank) do not). Run with the MindSpore interpreter: `~/.cache/ms210/bin/python
@@ -72,6 +72,40 @@ def _first_input(fn: ast.FunctionDef, skip_self: bool) -> str | None:
     return params[0] if params else None
 
 
+def _logs_unconditionally(fn: ast.FunctionDef) -> bool:
+    """Does the body (not a branch of it) call `logger.<level>(...)`?"""
+    for st in fn.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            f = st.value.func
+            if (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "logger"
+            ):
+                return True
+    return False
+
+
+def _logging_functions() -> list[str]:
+    """Public MindSpore functions that call `mindspore.log` every time (deprecation notices):
+    compiled code that calls them compiles that call too, and MindSpore refuses it ("the
+    method or function 'mindspore.log.warning' is not supported in 'construct'")."""
+    import mindspore.log as mslog
+
+    out: set[str] = set()
+    for prefix, module in (("mindspore", mindspore), ("mindspore.ops", ops), ("mindspore.nn", nn)):
+        for name in dir(module):
+            obj = getattr(module, name)
+            if name.startswith("_") or not inspect.isfunction(obj):
+                continue
+            if getattr(inspect.getmodule(obj), "logger", None) is not mslog:
+                continue
+            fn = _function_ast(obj)
+            if fn is not None and _logs_unconditionally(fn):
+                out.add(f"{prefix}.{name}")
+    return sorted(out)
+
+
 def main() -> None:
     cells: list[str] = []
     for name in sorted(dir(nn)):
@@ -93,6 +127,7 @@ def main() -> None:
         if fn is not None and inp and _queries_input(fn, inp):
             functions.append(f"mindspore.ops.{name}")
     data = {
+        "logging_functions": _logging_functions(),
         "_source": f"derived by tests/npu_lsp/difftest/derive_input_queries.py from MindSpore {mindspore.__version__}",
         "cells": cells,
         "functions": functions,
