@@ -6,8 +6,8 @@ import ast
 import functools
 import json
 import re
-from importlib import resources
 from collections.abc import Iterable
+from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -16,6 +16,7 @@ from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import SelfInfo, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.values import in_dead_branch
+
 
 @functools.cache
 def _logging_functions() -> frozenset[str]:
