@@ -498,3 +498,16 @@ def test_a_mindspore_function_that_logs_on_every_call_is_refused_in_compiled_cod
     proc = run("--format", "json", "net.py", cwd=tmp_path)
     found = [(d["line"], d["column"], d["code"]) for d in json.loads(proc.stdout)]
     assert found == [(7, 13, "MS116"), (8, 16, "MS116")], proc.stdout
+
+
+def test_ops_split_of_a_lax_fallback_value_is_an_error(tmp_path: Path) -> None:
+    # ops.split hands the input's ndim to a compile-time function; MindSpore: "name 'axis' is
+    # not defined". The fallback here is `id(x)` (a builtin MindSpore does not compile).
+    (tmp_path / "net.py").write_text(
+        "from mindspore import nn, ops\n\n\ndef halves(x):\n    return ops.split(x, 1, axis=0)[0]\n\n\n"
+        "class Net(nn.Cell):\n    def construct(self, x):\n        c = int(id(x) > 0)\n"
+        "        x = x + c * 0.0\n        return halves(x)\n"
+    )
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["code"]) for d in json.loads(proc.stdout)]
+    assert found == [(12, "MS145")], proc.stdout

@@ -5,13 +5,15 @@
 public functions log through `mindspore.log` on every call, and write them to server/npu_lsp/rules/graphmode/ms_input_queries.json. MindSpore cannot answer those
 queries for an object made by JIT Fallback at LAX (measured: `nn.Dense`, `nn.BatchNorm1d`,
 `nn.LayerNorm`, `ops.clip_by_value` fed such a value fail; `nn.ReLU`, `nn.Conv1d`,
-`nn.Dropout`, `nn.Flatten` (reads only the rank) do not). Run with the MindSpore interpreter: `~/.cache/ms210/bin/python
+`nn.Dropout`, `nn.Flatten` (reads only the rank) do not; `ops.split` and `ops.chunk`, which
+pass the input's `ndim` to a compile-time `@_primexpr` function, fail too). Run with the MindSpore interpreter: `~/.cache/ms210/bin/python
 tests/npu_lsp/difftest/derive_input_queries.py` (never in CI).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import textwrap
@@ -27,9 +29,57 @@ QUERIES = frozenset(
 )
 
 
-def _queries_input(fn: ast.FunctionDef, name: str) -> bool:
+_CONST_DECORATORS = frozenset({"_primexpr", "primexpr", "constexpr"})
+
+
+@functools.cache
+def _const_functions(module_file: str) -> frozenset[str]:
+    """Module-level functions of a MindSpore source file evaluated while compiling
+    (`@_primexpr` / `@constexpr`)."""
+    tree = ast.parse(Path(module_file).read_text())
+    out = set()
+    for st in tree.body:
+        if isinstance(st, ast.FunctionDef):
+            for d in st.decorator_list:
+                d = d.func if isinstance(d, ast.Call) else d
+                last = (
+                    d.attr
+                    if isinstance(d, ast.Attribute)
+                    else d.id
+                    if isinstance(d, ast.Name)
+                    else ""
+                )
+                if last in _CONST_DECORATORS:
+                    out.add(st.name)
+    return frozenset(out)
+
+
+def _feeds_const_function(fn: ast.FunctionDef, name: str, consts: frozenset[str]) -> bool:
+    """Does `fn` pass `<name>.ndim` / `<name>.shape` to a compile-time (`@_primexpr`)
+    function? Measured: `ops.split`, `ops.chunk` fed a fallback value fail with "name 'axis'
+    is not defined"."""
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in consts
+        ):
+            for arg in node.args:
+                if (
+                    isinstance(arg, ast.Attribute)
+                    and arg.attr in ("ndim", "shape")
+                    and isinstance(arg.value, ast.Name)
+                    and arg.value.id == name
+                ):
+                    return True
+    return False
+
+
+def _queries_input(fn: ast.FunctionDef, name: str, consts: frozenset[str] = frozenset()) -> bool:
     """Does `fn` (or a function nested in it taking a parameter of the same name) read the
     shape or dtype of its parameter `name`?"""
+    if consts and _feeds_const_function(fn, name, consts):
+        return True
     for node in ast.walk(fn):
         if (
             isinstance(node, ast.Attribute)
@@ -124,7 +174,8 @@ def main() -> None:
             continue
         fn = _function_ast(obj)
         inp = _first_input(fn, False) if fn is not None else None
-        if fn is not None and inp and _queries_input(fn, inp):
+        consts = _const_functions(inspect.getsourcefile(obj) or "")
+        if fn is not None and inp and _queries_input(fn, inp, consts):
             functions.append(f"mindspore.ops.{name}")
     data = {
         "logging_functions": _logging_functions(),

@@ -187,6 +187,10 @@ class _Opaque:
             return value is not None and self.value(value, func, env, depth)
         if isinstance(e, ast.BinOp):
             return self.value(e.left, func, env, depth) or self.value(e.right, func, env, depth)
+        if isinstance(e, ast.Compare):
+            return any(self.value(v, func, env, depth) for v in (e.left, *e.comparators))
+        if isinstance(e, ast.BoolOp):
+            return any(self.value(v, func, env, depth) for v in e.values)
         if isinstance(e, ast.UnaryOp):
             return self.value(e.operand, func, env, depth)
         if isinstance(e, ast.IfExp):
