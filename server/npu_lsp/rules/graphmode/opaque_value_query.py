@@ -11,6 +11,7 @@ from importlib import resources
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.values import _callees, _lax_fallback, in_dead_branch
@@ -134,8 +135,9 @@ def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         isinstance(f, ast.Attribute)
         and f.attr not in ("asnumpy", "tolist")
         and ctx.qualname(f) is None
+        and analyzer(ctx).type_class(f.value, func) in calls_table.CONTAINER_TYPES
     ):
-        return analyzer(ctx).kind(f.value, func).dynamic
+        return analyzer(ctx).kind(f.value, func).dynamic  # a container method
     return True
 
 
