@@ -511,3 +511,18 @@ def test_ops_split_of_a_lax_fallback_value_is_an_error(tmp_path: Path) -> None:
     proc = run("--format", "json", "net.py", cwd=tmp_path)
     found = [(d["line"], d["code"]) for d in json.loads(proc.stdout)]
     assert found == [(12, "MS145")], proc.stdout
+
+
+def test_graph_mode_next_and_bytes_differ_from_python(tmp_path: Path) -> None:
+    # measured with MindSpore 2.10: `x + next(iter(...))` (Stack error), `next(it, 0)`
+    # ("the number of input should be 1"), `max(bytes(...))` (Add with a string) fail;
+    # unpacking the pair and `sum(bytearray(...))` compile
+    (tmp_path / "net.py").write_text(
+        "from mindspore import nn\n\n\nclass Net(nn.Cell):\n    def construct(self, x):\n"
+        "        first = next(iter([2, 5]))\n        y = x + first\n"
+        "        z = next(iter([2, 5]), 0)\n        v, rest = next(iter([2, 5]))\n"
+        "        return y + z + v + max(bytes([1, 3])) + sum(bytearray([1, 3]))\n"
+    )
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["column"], d["code"]) for d in json.loads(proc.stdout)]
+    assert found == [(6, 17, "MS146"), (8, 13, "MS146"), (10, 28, "MS146")], proc.stdout

@@ -19,6 +19,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     dict_unpack_merge,
     function_in_output,
     global_statement_in_graph,
+    graph_builtin_semantics,
     import_in_graph,
     jit_forbidden_api,
     list_setitem_tensor_index,
