@@ -47,6 +47,7 @@ class GraphBuiltinSemantics(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 0 (what compiled code reaches: MindSpore's own builtin implementations).
     - MindSpore 2.10 `mindspore/graph/_parse/resources.py` (`T.next: C.ms_next`,
       `T.sum: M.ms_sum`) and `ops/composite/base.py` (`ms_next` "will get next element and
       res elements for input").
