@@ -887,7 +887,9 @@ class ScopeResolver:
             done.add(qual)
             names.update(cls.methods)
             # `self.inner(x)` reaches the construct of the sub-cell held there
-            names.update(a for a, t in cls.attr_types.items() if self.is_cell_class(t))
+            names.update(
+                a for a, t in cls.attr_types.items() if self._class(t) and self.is_cell_class(t)
+            )
             pending.extend(found for base in cls.bases if (found := self._class(base)))
         names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
         return names if len(names) <= _MAX_TARGET_NAMES else None

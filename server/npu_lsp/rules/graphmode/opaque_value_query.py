@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable
 from importlib import resources
 
+from npu_lsp.astutil import find_branches
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -20,6 +21,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"})
 _SHAPE = frozenset({"mindspore.ops.shape", "mindspore.ops.functional.shape"})
 _DEPTH = 4
+_CALL = frozenset({ast.Call})
 
 
 @functools.cache
@@ -113,16 +115,66 @@ class FallbackValueShapeQuery(GraphRule):
 
 
 def _has_fallback(ctx: Context) -> bool:
+    """Does compiled LAX code of this file make any run-time fallback call (else no value is
+    opaque and the rule has nothing to follow)?"""
     hit = ctx.cache.get("opaque.any")
     if hit is None:
+        prefix = ctx.scopes.info.module + "."
         hit = any(
-            isinstance(n, ast.Call) and _runtime_fallback(n, ctx, s.function)
+            _may_fall_back(n, ctx) and _runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
             for s in ctx.scopes.scopes.values()
-            if s.level == "lax" and _in_file(ctx, s.function)
-            for n in ast.walk(s.function)
+            if s.level == "lax" and s.qualname.startswith(prefix)
+            for n in find_branches(s.function, _CALL)
         )
         ctx.cache["opaque.any"] = hit
     return bool(hit)
+
+
+_NOT_GRAPH_BUILTINS: frozenset[str] | None = None
+
+
+def _may_fall_back(call: ast.AST, ctx: Context) -> bool:
+    """A cheap look at the callee's name before `_runtime_fallback` resolves anything: most
+    calls in compiled code are ops, sub-cells and tensor methods."""
+    global _NOT_GRAPH_BUILTINS
+    if _NOT_GRAPH_BUILTINS is None:
+        import builtins
+
+        _NOT_GRAPH_BUILTINS = frozenset(dir(builtins)) - calls_table.graph_builtins()
+    f = call.func  # type: ignore[attr-defined]
+    imports = ctx.scopes.info.imports
+    if isinstance(f, ast.Name):
+        return f.id in _NOT_GRAPH_BUILTINS or not imports.get(f.id, "mindspore").startswith("mindspore")
+    if not isinstance(f, ast.Attribute):
+        return False
+    recv = f.value
+    if isinstance(recv, ast.Name):
+        if recv.id == "self":
+            return f.attr in _held_package_attrs(ctx)  # a package callable held on self
+        if recv.id in imports:
+            return not imports[recv.id].startswith("mindspore")
+    return f.attr in ("asnumpy", "tolist") or calls_table.rejectable(f.attr)
+
+
+def _held_package_attrs(ctx: Context) -> frozenset[str]:
+    """`self.<a>` names some `__init__` of this file binds to an object a package built."""
+    hit = ctx.cache.get("opaque.held")
+    if hit is None:
+        names: set[str] = set()
+        for cls in ctx.tree.body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for item in cls.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    for st in ast.walk(item):
+                        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+                            q = ctx.qualname(st.value.func) or ""
+                            if calls_table.outside_project(q) and not q.startswith("builtins."):
+                                names.update(
+                                    t.attr for t in st.targets if isinstance(t, ast.Attribute)
+                                )
+        hit = ctx.cache["opaque.held"] = frozenset(names)
+    return hit
 
 
 def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
@@ -139,15 +191,6 @@ def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     ):
         return analyzer(ctx).kind(f.value, func).dynamic  # a container method
     return True
-
-
-def _in_file(ctx: Context, fn: ast.AST) -> bool:
-    ids = ctx.cache.get("opaque.defs")
-    if ids is None:
-        ids = ctx.cache["opaque.defs"] = {
-            id(n) for n in ast.walk(ctx.tree) if isinstance(n, (*_FUNCS, ast.Lambda))
-        }
-    return id(fn) in ids
 
 
 class _Opaque:
