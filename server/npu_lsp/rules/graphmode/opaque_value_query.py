@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import json
 from collections.abc import Iterable
@@ -138,13 +139,13 @@ def _may_fall_back(call: ast.AST, ctx: Context) -> bool:
     calls in compiled code are ops, sub-cells and tensor methods."""
     global _NOT_GRAPH_BUILTINS
     if _NOT_GRAPH_BUILTINS is None:
-        import builtins
-
         _NOT_GRAPH_BUILTINS = frozenset(dir(builtins)) - calls_table.graph_builtins()
     f = call.func  # type: ignore[attr-defined]
     imports = ctx.scopes.info.imports
     if isinstance(f, ast.Name):
-        return f.id in _NOT_GRAPH_BUILTINS or not imports.get(f.id, "mindspore").startswith("mindspore")
+        return f.id in _NOT_GRAPH_BUILTINS or not imports.get(f.id, "mindspore").startswith(
+            "mindspore"
+        )
     if not isinstance(f, ast.Attribute):
         return False
     recv = f.value
@@ -161,18 +162,25 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
     hit = ctx.cache.get("opaque.held")
     if hit is None:
         names: set[str] = set()
+        imports = ctx.scopes.info.imports
         for cls in ctx.tree.body:
             if not isinstance(cls, ast.ClassDef):
                 continue
             for item in cls.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-                    for st in ast.walk(item):
-                        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
-                            q = ctx.qualname(st.value.func) or ""
-                            if calls_table.outside_project(q) and not q.startswith("builtins."):
-                                names.update(
-                                    t.attr for t in st.targets if isinstance(t, ast.Attribute)
-                                )
+                    for st in item.body:
+                        if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
+                            continue
+                        root = st.value.func
+                        while isinstance(root, ast.Attribute):
+                            root = root.value
+                        if not isinstance(root, ast.Name) or imports.get(
+                            root.id, "mindspore"
+                        ).startswith("mindspore"):
+                            continue  # MindSpore's own classes, the user's, builtins
+                        q = ctx.qualname(st.value.func) or ""
+                        if calls_table.outside_project(q):
+                            names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
         hit = ctx.cache["opaque.held"] = frozenset(names)
     return hit
 
