@@ -48,6 +48,7 @@ from npu_lsp.noqa import filter_suppressed
 from npu_lsp.registry import RULES, Rule, load_all
 from npu_lsp.scope import (
     ECHOED_KINDS,
+    SITED_KINDS,
     CallSite,
     GraphScope,
     ModuleInfo,
@@ -572,8 +573,8 @@ def _root_call_sites(scope: GraphScope, resolver: ScopeResolver) -> list[CallSit
             caller = resolver.scope_for(site.caller_node)
         else:  # a site from a portable (cached or sent) resolution: no node, its name
             caller = _scope_named(resolver, site.caller)
-        if caller is None or caller.kind not in ECHOED_KINDS:
-            out.append(site)
+        if caller is None or caller.kind not in SITED_KINDS or not caller.call_sites:
+            out.append(site)  # a root: nothing compiled calls its function
         elif id(caller.function) not in seen:
             seen.add(id(caller.function))
             todo.extend(caller.call_sites)
@@ -617,7 +618,7 @@ class _Walker:
         if scope is not None and DIAGNOSTIC_FILTERS:
             found = [d for d in found if not any(f(self.ctx, scope, d) for f in DIAGNOSTIC_FILTERS)]
         self.out.extend(found)
-        if scope is not None and scope.kind in ECHOED_KINDS:
+        if scope is not None and scope.kind in SITED_KINDS and scope.call_sites:
             for d in found:
                 if d.severity == "error":
                     self.out.extend(self._echo_at_call_sites(d, scope))

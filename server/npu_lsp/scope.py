@@ -60,6 +60,9 @@ class CallSite:
 #: Scope kinds compiled because compiled code calls them (a helper, a `@jit_class` method):
 #: their call sites are recorded, and MindSpore reports their errors at those call sites.
 ECHOED_KINDS = frozenset({"helper", "jit_class"})
+#: Kinds whose call sites in compiled code are recorded: also a `construct` called as a
+#: sub-cell (`self.inner(x)`), whose errors MindSpore names at that call.
+SITED_KINDS = ECHOED_KINDS | {"construct"}
 
 
 @dataclass
@@ -901,6 +904,10 @@ class ScopeResolver:
                 continue
             done.add(qual)
             names.update(cls.methods)
+            # `self.inner(x)` reaches the construct of the sub-cell held there
+            names.update(
+                a for a, t in cls.attr_types.items() if self._class(t) and self.is_cell_class(t)
+            )
             pending.extend(found for base in cls.bases if (found := self._class(base)))
         names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
         return names if len(names) <= _MAX_TARGET_NAMES else None
@@ -1115,7 +1122,7 @@ class ScopeResolver:
             self.scopes[id(fn)] = existing
         elif level == "strict":
             existing.level = "strict"  # reached from a strict root: the strictest level wins
-        if site is not None and existing.kind in ECHOED_KINDS:
+        if site is not None and existing.kind in SITED_KINDS:
             key = (site.path, site.line, site.column, site.caller)
             if key not in existing._site_keys:  # a set: popular helpers have many callers
                 existing._site_keys.add(key)
@@ -1200,6 +1207,23 @@ class ScopeResolver:
                     cls_q = owner_cls.attr_types.get(recv.attr)
                 if cls_q is not None:
                     m = self._method(cls_q, f.attr)
+                    if (
+                        m is None
+                        and cls_q == owner
+                        and (owner_cls := self._owner_class(owner)) is not None
+                        and (sub_q := owner_cls.attr_types.get(f.attr))
+                        and self.is_cell_class(sub_q)
+                    ):
+                        # `self.inner(x)`, `self.inner` a sub-cell: calling it compiles its
+                        # construct, and MindSpore names this call when that fails
+                        m = self._method(sub_q, "construct")
+                        if m is not None:
+                            m_info, m_cls, m_fn = m
+                            yield (
+                                node,
+                                (m_info, f"{m_info.module}.{m_cls.name}.construct", m_fn, f"{m_info.module}.{m_cls.name}"),
+                            )
+                        continue
                     if m is not None:
                         m_info, m_cls, m_fn = m
                         yield (

@@ -345,3 +345,184 @@ def test_the_examples_show_what_the_checker_is_for() -> None:
         (graph, 54, "MS111"),
         (graph, 56, "MS116"),
     ]
+
+
+SUB_CELL_PROJECT = """from mindspore import nn
+
+
+class Inner(nn.Cell):
+    def construct(self, x):
+        del x
+        return 1
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+
+    def construct(self, x):
+        y = self.inner(x)
+        return y
+"""
+
+
+def test_an_error_in_a_sub_cell_construct_is_repeated_at_the_call_that_compiles_it(
+    tmp_path: Path,
+) -> None:
+    # MindSpore names the outer `self.inner(x)` line too: the sub-cell is compiled from there
+    (tmp_path / "net.py").write_text(SUB_CELL_PROJECT)
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["column"], d["code"]) for d in json.loads(proc.stdout)]
+    assert found == [(6, 9, "MS102"), (16, 13, "MS102")], proc.stdout
+
+
+FALLBACK_THROUGH_SUB_CELL = """import functools
+from mindspore import nn
+
+
+def shift(t, s):
+    return t + s
+
+
+class Stage(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fn = functools.partial(shift, s=1.0)
+
+    def construct(self, x):
+        return self.fn(x)
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.stage = Stage()
+
+    def construct(self, x):
+        x = self.stage(x)
+        i = 0
+        while x.sum() < 30 and i < 5:
+            x = x + 1
+            i += 1
+        return x
+"""
+
+
+def test_a_value_from_a_lax_python_call_inside_a_sub_cell_joins_without_error(
+    tmp_path: Path,
+) -> None:
+    # at LAX the held `functools.partial` runs as Python: its result is an opaque object, which
+    # MindSpore joins with a Python bool; STRICT rejects the call itself (inputs not constant)
+    (tmp_path / "net.py").write_text(FALLBACK_THROUGH_SUB_CELL)
+    lax = run("--format", "json", "net.py", cwd=tmp_path)
+    assert lax.returncode == 0 and json.loads(lax.stdout) == [], lax.stdout
+    strict = run("--format", "json", "--syntax-level", "strict", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["code"]) for d in json.loads(strict.stdout) if d["code"] != "MS119"]
+    assert found == [(15, "MS131"), (24, "MS131")], strict.stdout
+
+
+FALLBACK_INTO_DENSE = """import mindspore as ms
+from mindspore import nn, ops
+
+
+class Block(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 3)
+        self.act = nn.ReLU()
+
+    def construct(self, x):
+        return self.act(self.fc(x)) + x
+
+
+class Cfg:
+    def __init__(self, use_clip):
+        self.use_clip = use_clip
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.CellList([Block() for _ in range(2)])
+        self.relu = nn.ReLU()
+        self.cfg = Cfg(False)
+
+    def construct(self, x):
+        n = len(x.asnumpy().tolist())
+        x = x + n * 0.0
+        y = self.relu(x)
+        if self.cfg.use_clip:
+            y = ops.clip_by_value(y, -1.0, 1.0)
+        for blk in self.blocks:
+            x = blk(x)
+        return x + y
+
+
+net = Net()
+"""
+
+
+def test_a_lax_fallback_value_reaching_a_cell_that_reads_its_shape_is_an_error(
+    tmp_path: Path,
+) -> None:
+    # nn.Dense reads its input's shape (MindSpore: "'int' object has no attribute '__len__'");
+    # nn.ReLU does not, and the clip_by_value branch is folded away by the constant config
+    (tmp_path / "net.py").write_text(FALLBACK_INTO_DENSE)
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["code"], d["message"]) for d in json.loads(proc.stdout)]
+    assert found == [
+        (
+            34,
+            "MS145",
+            "this call passes a JIT Fallback value on to line 12: `nn.Dense` reads the shape or "
+            "dtype of its input, which here comes from a JIT Fallback call",
+        )
+    ], proc.stdout
+    clean = FALLBACK_INTO_DENSE.replace("len(x.asnumpy().tolist())", "x.shape[0]")
+    (tmp_path / "net.py").write_text(clean)
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    assert json.loads(proc.stdout) == [], proc.stdout
+
+
+def test_a_mindspore_function_that_logs_on_every_call_is_refused_in_compiled_code(
+    tmp_path: Path,
+) -> None:
+    # measured: ops.soft_shrink and ms.dtype_to_pytype log a deprecation notice, and MindSpore
+    # says "the method or function 'mindspore.log.warning' is not supported in 'construct'"
+    (tmp_path / "net.py").write_text(
+        "import mindspore as ms\nfrom mindspore import nn, ops\n\n\n"
+        "class Net(nn.Cell):\n    def construct(self, x):\n"
+        "        t = ms.dtype_to_pytype(ms.float32)\n        return ops.soft_shrink(x) + ops.relu(x)\n"
+    )
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["column"], d["code"]) for d in json.loads(proc.stdout)]
+    assert found == [(7, 13, "MS116"), (8, 16, "MS116")], proc.stdout
+
+
+def test_ops_split_of_a_lax_fallback_value_is_an_error(tmp_path: Path) -> None:
+    # ops.split hands the input's ndim to a compile-time function; MindSpore: "name 'axis' is
+    # not defined". The fallback here is `id(x)` (a builtin MindSpore does not compile).
+    (tmp_path / "net.py").write_text(
+        "from mindspore import nn, ops\n\n\ndef halves(x):\n    return ops.split(x, 1, axis=0)[0]\n\n\n"
+        "class Net(nn.Cell):\n    def construct(self, x):\n        c = int(id(x) > 0)\n"
+        "        x = x + c * 0.0\n        return halves(x)\n"
+    )
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["code"]) for d in json.loads(proc.stdout)]
+    assert found == [(12, "MS145")], proc.stdout
+
+
+def test_graph_mode_next_and_bytes_differ_from_python(tmp_path: Path) -> None:
+    # measured with MindSpore 2.10: `x + next(iter(...))` (Stack error), `next(it, 0)`
+    # ("the number of input should be 1"), `max(bytes(...))` (Add with a string) fail;
+    # unpacking the pair and `sum(bytearray(...))` compile
+    (tmp_path / "net.py").write_text(
+        "from mindspore import nn\n\n\nclass Net(nn.Cell):\n    def construct(self, x):\n"
+        "        first = next(iter([2, 5]))\n        y = x + first\n"
+        "        z = next(iter([2, 5]), 0)\n        v, rest = next(iter([2, 5]))\n"
+        "        return y + z + v + max(bytes([1, 3])) + sum(bytearray([1, 3]))\n"
+    )
+    proc = run("--format", "json", "net.py", cwd=tmp_path)
+    found = [(d["line"], d["column"], d["code"]) for d in json.loads(proc.stdout)]
+    assert found == [(6, 17, "MS146"), (8, 13, "MS146"), (10, 28, "MS146")], proc.stdout

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import re
 from collections.abc import Iterable
+from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -14,6 +16,17 @@ from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import SelfInfo, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.values import in_dead_branch
+
+
+@functools.cache
+def _logging_functions() -> frozenset[str]:
+    """MindSpore functions that log on every call (derived from its sources:
+    tests/npu_lsp/difftest/derive_input_queries.py)."""
+    data = json.loads(
+        resources.files(__package__).joinpath("ms_input_queries.json").read_text("utf-8")
+    )
+    return frozenset(data["logging_functions"])
+
 
 # Every function of these modules is forbidden (graph/_utils/check_jit_forbidden_api.py).
 _FORBIDDEN_MODULES = ("mindspore.common.initializer.", "mindspore.context.", "mindspore.log.")
@@ -84,7 +97,10 @@ class JitForbiddenApi(GraphRule):
     reading the Parameter attributes MindSpore refuses in compiled code (`self.w.name`,
     `self.fc.weight.requires_grad`, `.key`, `.sliced`, ...) and the Cell generator methods
     (`self.cells_and_names()`); that list is measured from MindSpore 2.10 itself
-    (`ms_calls.json`, one compiled read per attribute).
+    (`ms_calls.json`, one compiled read per attribute). MindSpore functions that log through
+    `mindspore.log` on every call (deprecated ones such as `ms.dtype_to_nptype`; the list in
+    `ms_input_queries.json` is derived from MindSpore 2.10's sources) are compiled with their
+    caller, so they are flagged too.
 
     ## Why is this bad?
     These APIs change or inspect the Python-side state of the network. MindSpore stops with
@@ -139,6 +155,13 @@ class JitForbiddenApi(GraphRule):
             if top or q.startswith(_FORBIDDEN_MODULES):
                 yield ctx.diagnostic(
                     self, node, f"`{q}` cannot be called in compiled code (JIT-forbidden API)"
+                )
+            elif q in _logging_functions():
+                # compiled with the caller, its own `logger.warning(...)` is refused
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{q}` calls `mindspore.log` every time (a deprecation notice), which compiled code cannot call",
                 )
             return
         if not isinstance(func, ast.Attribute):

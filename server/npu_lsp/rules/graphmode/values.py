@@ -29,6 +29,15 @@ if TYPE_CHECKING:
     from npu_lsp.scope import CallSite, GraphScope
 
 UNKNOWN: Any = object()
+
+
+class _Obj:
+    """An object of a plain class of this file, built by `site` (compared by identity)."""
+
+    __slots__ = ("cls", "site")
+
+    def __init__(self, cls: ast.ClassDef, site: ast.Call) -> None:
+        self.cls, self.site = cls, site
 _DEPTH = 8
 
 _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
@@ -269,7 +278,12 @@ class Instances:
                 if e.attr == "training":  # type: ignore[attr-defined]
                     return UNKNOWN  # set_train() changes it after construction
                 return attr(e.attr)  # type: ignore[attr-defined]
+            obj = self._eval(v, name, attr, depth + 1)
+            if isinstance(obj, _Obj):
+                return self._obj_attr(obj, e.attr, depth + 1)  # type: ignore[attr-defined]
             return UNKNOWN
+        if t is ast.Call:
+            return self._plain_instance(e, depth)  # type: ignore[arg-type]
         if t is ast.UnaryOp:
             v = self._eval(e.operand, name, attr, depth + 1)  # type: ignore[attr-defined]
             if v is UNKNOWN:
@@ -315,6 +329,35 @@ class Instances:
             items = tuple(self._eval(x, name, attr, depth + 1) for x in e.elts)  # type: ignore[attr-defined]
             return UNKNOWN if any(i is UNKNOWN for i in items) else items
         return UNKNOWN
+
+    def _plain_instance(self, call: ast.Call, depth: int) -> Any:
+        """`Cfg(False)`: an object of a plain (non-Cell) class of this file, whose attributes
+        MindSpore reads as constants while compiling (`if self.cfg.use_norm:` folds)."""
+        q = self.ctx.qualname(call.func)
+        if q is None or self.ctx.scopes.is_cell_class(q):
+            return UNKNOWN
+        cls = next((c for c in self.ctx.tree.body if isinstance(c, ast.ClassDef) and q.endswith("." + c.name)), None)
+        return UNKNOWN if cls is None or depth > _DEPTH else _Obj(cls, call)
+
+    def _obj_attr(self, obj: _Obj, attr: str, depth: int) -> Any:
+        found = self._init_of(obj.cls)
+        if found is None or depth > _DEPTH:
+            return UNKNOWN
+        owner, init = found
+        assigned = [
+            st
+            for st in ast.walk(obj.cls)
+            if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            and any(
+                isinstance(sub, ast.Attribute) and sub.attr == attr and isinstance(sub.value, ast.Name) and sub.value.id == "self"
+                for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                for sub in ast.walk(t)
+            )
+        ]
+        if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign) or assigned[0] not in init.body:
+            return UNKNOWN
+        value = self._eval_init(assigned[0].value, owner, init, obj.site, depth + 1)
+        return value if isinstance(value, _CONST_TYPES) else UNKNOWN
 
     def overridden_everywhere(self, func: ast.AST) -> bool:
         """Is `func` a method of a class of this file that is never built here itself, whose
@@ -483,11 +526,35 @@ def _lax_fallback_before(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool
     return any(_fallback_before(ctx, caller, call.lineno) for call, caller in _callers(ctx, scope))
 
 
-def _fallback_before(ctx: Context, func: ast.AST, line: int) -> bool:
-    return any(
-        isinstance(node, ast.Call) and node.lineno < line and _lax_fallback(node, ctx)
-        for node in ast.walk(func)
-    )
+def _fallback_before(ctx: Context, func: ast.AST, line: int, depth: int = 0) -> bool:
+    """Does `func` make a LAX fallback call before `line`, itself or inside a compiled
+    function (helper, method, sub-cell `construct`) it calls before `line`? The opaque
+    result travels back through the callee's return (measured: a sub-cell whose `construct`
+    calls a `functools.partial` held on `self`)."""
+    callees = _callees(ctx)
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Call) or node.lineno >= line or in_dead_branch(ctx, func, ctx.span(node)):
+            continue
+        if _lax_fallback(node, ctx, func):
+            return True
+        if depth < 4:
+            for callee in callees.get(id(node), ()):
+                if callee is not func and _fallback_before(ctx, callee, 1 << 30, depth + 1):
+                    return True
+    return False
+
+
+def _callees(ctx: Context) -> dict[int, list[ast.AST]]:
+    """Compiled functions of this file by the call (in compiled code) that reaches them."""
+    hit = ctx.cache.get("values.callees")
+    if hit is None:
+        hit = {}
+        for scope in ctx.scopes.scopes.values():
+            for site in scope.call_sites:
+                if site.path == ctx.path and site.call is not None:
+                    hit.setdefault(id(site.call), []).append(scope.function)
+        ctx.cache["values.callees"] = hit
+    return hit
 
 
 def _callers(ctx: Context, scope: GraphScope) -> list[tuple[ast.Call, ast.AST]]:
@@ -508,30 +575,56 @@ def _callers(ctx: Context, scope: GraphScope) -> list[tuple[ast.Call, ast.AST]]:
     return out
 
 
-def _lax_fallback(call: ast.Call, ctx: Context) -> bool:
+def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     from npu_lsp.rules.graphmode import calls_table
     from npu_lsp.rules.graphmode.flow import analyzer
 
     f = call.func
-    if isinstance(f, ast.Name):
-        q = ctx.qualname(f) or ""
-        if not q.startswith("builtins.") or q[9:] in calls_table.graph_builtins():
+    a = analyzer(ctx)
+    q = ctx.qualname(f) if isinstance(f, (ast.Name, ast.Attribute)) else None
+    if q is None:
+        q = _held_callable(f, ctx, func)
+    if q and q.startswith("builtins."):
+        if q[9:] in calls_table.graph_builtins():
             return False
-        a = analyzer(ctx)
-        return any(isinstance(n, ast.Name) and a.kind(n).dynamic for arg in call.args for n in ast.walk(arg))
+        return any(isinstance(n, ast.Name) and a.kind(n, func).dynamic for arg in call.args for n in ast.walk(arg))
+    if q and calls_table.outside_project(q) and not q.startswith(("mindspore", "numpy.random")):
+        # the standard library or a package, called with a graph variable: run as Python at
+        # LAX (STRICT rejects it: "the inputs should be constant"), its result is opaque
+        args = [*call.args, *(k.value for k in call.keywords)]
+        return any(a.kind(arg, func).dynamic for arg in args)
     if not isinstance(f, ast.Attribute):
         return False
     if f.attr in ("asnumpy", "tolist"):
         return True
     if not calls_table.rejectable(f.attr):
         return False
-    t = analyzer(ctx).type_class(f.value)
+    t = a.type_class(f.value, func)
     if t not in calls_table.CONTAINER_TYPES:
         return False
-    holds = analyzer(ctx).kind(f.value).dynamic
+    holds = a.kind(f.value, func).dynamic
     lax = calls_table.method(t, f.attr, holds, "lax")
     strict = calls_table.method(t, f.attr, holds, "strict")
     return bool(lax and lax.accepted and strict and not strict.accepted)
+
+
+def _held_callable(f: ast.expr, ctx: Context, func: ast.AST) -> str | None:
+    """`self.fn` bound in `__init__` to an object a package built (`functools.partial(...)`):
+    called as Python, like the function that built it."""
+    from npu_lsp.rules.graphmode import calls_table
+    from npu_lsp.rules.graphmode.flow import analyzer
+
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
+        return None
+    a = analyzer(ctx)
+    cls = a.owner_class(func)
+    if cls is None:
+        return None
+    values = a._self_values(cls).get(f.attr, [])
+    if len(values) != 1 or not isinstance(values[0], ast.Call):
+        return None
+    q = ctx.qualname(values[0].func)
+    return q if q and calls_table.outside_project(q) and not q.startswith("builtins.") else None
 
 
 DIAGNOSTIC_FILTERS.append(folded_away)

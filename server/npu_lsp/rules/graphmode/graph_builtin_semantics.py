@@ -1,0 +1,135 @@
+"""MS146: builtins whose graph-mode implementation differs from Python's (`next`, bytes)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+_REDUCERS = frozenset({"sum", "max", "min"})
+
+
+@rule(code="MS146", name="graph-builtin-semantics", severity="error", family="graphmode")
+class GraphBuiltinSemantics(GraphRule):
+    """## What it does
+    Flags uses of builtins that MindSpore's graph compiler implements differently from
+    Python, where the difference makes compiling fail:
+    - `next(it)` is MindSpore's `ms_next`, which returns the pair (element, remaining
+      elements), and takes exactly one argument: `x + next(iter(sizes))` and
+      `next(it, default)` fail;
+    - a `bytes` value becomes a string in compiled code, so its elements are strings:
+      `sum(bytes(...))`, `max(b)`, `min(b)` fail (`bytearray` is unaffected).
+
+    ## Why is this bad?
+    MindSpore stops compiling: `For 'Stack', the len of x_shape[1] should be = len of
+    x_shape[0]`, `For 'Next', the number of input should be 1, but got 2`, `unsupported
+    operand type(s) for +: 'int' and 'str'`.
+
+    ## Example
+    ```python
+    def construct(self, x):
+        first = next(iter([2, 5]))
+        return x + first + sum(bytes([1, 3]))
+    ```
+
+    ## Use instead
+    ```python
+    def construct(self, x):
+        first = [2, 5][0]
+        return x + first + sum([1, 3])
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 0 (what compiled code reaches: MindSpore's own builtin implementations).
+    - MindSpore 2.10 `mindspore/graph/_parse/resources.py` (`T.next: C.ms_next`,
+      `T.sum: M.ms_sum`) and `ops/composite/base.py` (`ms_next` "will get next element and
+      res elements for input").
+    """
+
+    nodes = (ast.Call,)
+    calls = frozenset({"next", *_REDUCERS})
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        q = ctx.qualname(node.func) or ""
+        if not q.startswith("builtins."):
+            return
+        name = q[9:]
+        if name == "next":
+            if len(node.args) > 1:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    "graph-mode `next()` takes no default (MindSpore: For 'Next', the number of input should be 1)",
+                )
+            elif _used_as_element(node, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    "graph-mode `next()` returns the pair (element, remaining elements), not the element; index the sequence instead",
+                )
+        elif name in _REDUCERS and len(node.args) == 1 and _is_bytes(node.args[0], ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{name}()` of a bytes value fails in graph mode: MindSpore compiles bytes as a string, so its elements are strings (use a list of ints or `bytearray`)",
+            )
+
+
+def _used_as_element(call: ast.Call, ctx: Context) -> bool:
+    """Is the result of `next(...)` used in arithmetic, directly or through the name it is
+    assigned to (`v, rest = next(it)` unpacks the pair and is fine)?"""
+    parent = ctx.parent(call)
+    if isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+        return True
+    if not (
+        isinstance(parent, ast.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+    ):
+        return False
+    name = parent.targets[0].id
+    func = ctx.function
+    if func is None:
+        return False
+    for node in ast.walk(func):
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and node.lineno > parent.lineno:
+            operands = (node.left, node.right) if isinstance(node, ast.BinOp) else (node.value,)
+            if any(isinstance(o, ast.Name) and o.id == name for o in operands):
+                return not _rebound_between(func, name, parent.lineno, node.lineno)
+    return False
+
+
+def _rebound_between(func: ast.AST, name: str, start: int, end: int) -> bool:
+    return any(
+        isinstance(n, ast.Name)
+        and isinstance(n.ctx, ast.Store)
+        and n.id == name
+        and start < n.lineno < end
+        for n in ast.walk(func)
+    )
+
+
+def _is_bytes(e: ast.expr, ctx: Context) -> bool:
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, bytes)
+    if isinstance(e, ast.Call):
+        return ctx.qualname(e.func) == "builtins.bytes"
+    if isinstance(e, ast.Name) and ctx.function is not None:
+        values = [
+            st.value
+            for st in ast.walk(ctx.function)
+            if isinstance(st, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets)
+        ]
+        return (
+            len(values) == 1 and not isinstance(values[0], ast.Name) and _is_bytes(values[0], ctx)
+        )
+    return False

@@ -1,0 +1,464 @@
+"""MS145: (LAX) a JIT Fallback result reaching MindSpore code that reads its shape or dtype."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import json
+from collections.abc import Iterable
+from importlib import resources
+
+from npu_lsp.astutil import find_branches
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.values import _callees, _lax_fallback, in_dead_branch
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"})
+_SHAPE = frozenset({"mindspore.ops.shape", "mindspore.ops.functional.shape"})
+_DEPTH = 4
+_CALL = frozenset({ast.Call})
+
+
+@functools.cache
+def _queries() -> tuple[frozenset[str], frozenset[str]]:
+    """(cells, functions) of MindSpore that read their input's shape or dtype while compiling."""
+    data = json.loads(
+        resources.files(__package__).joinpath("ms_input_queries.json").read_text("utf-8")
+    )
+    return frozenset(data["cells"]), frozenset(data["functions"])
+
+
+@rule(code="MS145", name="fallback-value-shape-query", severity="error", family="graphmode")
+class FallbackValueShapeQuery(GraphRule):
+    """## What it does
+    Under the default LAX syntax level, flags a value made by JIT Fallback (a call MindSpore
+    runs as Python: `x.asnumpy()`, a builtin it does not compile applied to a tensor, a
+    standard-library or `functools.partial` callable, a container method only LAX allows),
+    or computed from one, when it reaches MindSpore code that reads its shape or dtype: its
+    `.dtype`, `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
+    own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
+    `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
+    from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells and
+    `CellList` blocks.
+
+    ## Why is this bad?
+    A fallback result is an opaque Python object while compiling: arithmetic on it works,
+    but its shape and dtype are unknown, and MindSpore fails inside its own code:
+    `Failed to infer for primitive:DtypeToEnum`, `'int' object has no attribute '__len__'`,
+    `'int' object is not subscriptable`, `negative dimensions are not allowed`.
+
+    ## Example
+    ```python
+    def construct(self, x):
+        n = len(x.asnumpy().tolist())
+        x = x + n * 0.0
+        return self.dense(x)
+    ```
+
+    ## Use instead
+    ```python
+    def construct(self, x):
+        n = x.shape[0]
+        x = x + n * 0.0
+        return self.dense(x)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (JIT Fallback at LAX).
+    """
+
+    nodes = (ast.Call, ast.Attribute, ast.Subscript)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        scope, func = ctx.scope, ctx.function
+        if scope is None or scope.level != "lax" or func is None or not _has_fallback(ctx):
+            return
+        o = _Opaque(ctx)
+        if isinstance(node, ast.Attribute):
+            if (
+                node.attr == "dtype"
+                and isinstance(node.ctx, ast.Load)
+                and o.value(node.value, func, frozenset())
+            ):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(node.value)}` comes from a JIT Fallback call; MindSpore cannot read the dtype of such a value",
+                )
+            return
+        if isinstance(node, ast.Subscript):
+            v = node.value
+            if (
+                isinstance(v, ast.Call)
+                and ctx.qualname(v.func) in _SHAPE
+                and v.args
+                and o.value(v.args[0], func, frozenset())
+            ):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(v.args[0])}` comes from a JIT Fallback call; MindSpore cannot index the shape of such a value",
+                )
+            return
+        assert isinstance(node, ast.Call)
+        why = o.sink(node, func, frozenset(), 0)
+        if why:
+            yield ctx.diagnostic(self, node, why)
+
+
+def _has_fallback(ctx: Context) -> bool:
+    """Does compiled LAX code of this file make any run-time fallback call (else no value is
+    opaque and the rule has nothing to follow)?"""
+    hit = ctx.cache.get("opaque.any")
+    if hit is None:
+        prefix = ctx.scopes.info.module + "."
+        hit = any(
+            _may_fall_back(n, ctx) and _runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
+            for s in ctx.scopes.scopes.values()
+            if s.level == "lax" and s.qualname.startswith(prefix)
+            for n in find_branches(s.function, _CALL)
+        )
+        ctx.cache["opaque.any"] = hit
+    return bool(hit)
+
+
+_NOT_GRAPH_BUILTINS: frozenset[str] | None = None
+
+
+def _may_fall_back(call: ast.AST, ctx: Context) -> bool:
+    """A cheap look at the callee's name before `_runtime_fallback` resolves anything: most
+    calls in compiled code are ops, sub-cells and tensor methods."""
+    global _NOT_GRAPH_BUILTINS
+    if _NOT_GRAPH_BUILTINS is None:
+        _NOT_GRAPH_BUILTINS = frozenset(dir(builtins)) - calls_table.graph_builtins()
+    f = call.func  # type: ignore[attr-defined]
+    imports = ctx.scopes.info.imports
+    if isinstance(f, ast.Name):
+        return f.id in _NOT_GRAPH_BUILTINS or not imports.get(f.id, "mindspore").startswith(
+            "mindspore"
+        )
+    if not isinstance(f, ast.Attribute):
+        return False
+    recv = f.value
+    if isinstance(recv, ast.Name):
+        if recv.id == "self":
+            return f.attr in _held_package_attrs(ctx)  # a package callable held on self
+        if recv.id in imports:
+            return not imports[recv.id].startswith("mindspore")
+    return f.attr in ("asnumpy", "tolist") or calls_table.rejectable(f.attr)
+
+
+def _held_package_attrs(ctx: Context) -> frozenset[str]:
+    """`self.<a>` names some `__init__` of this file binds to an object a package built."""
+    hit = ctx.cache.get("opaque.held")
+    if hit is None:
+        names: set[str] = set()
+        imports = ctx.scopes.info.imports
+        for cls in ctx.tree.body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for item in cls.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    for st in item.body:
+                        if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
+                            continue
+                        root = st.value.func
+                        while isinstance(root, ast.Attribute):
+                            root = root.value
+                        if not isinstance(root, ast.Name) or imports.get(
+                            root.id, "mindspore"
+                        ).startswith("mindspore"):
+                            continue  # MindSpore's own classes, the user's, builtins
+                        q = ctx.qualname(st.value.func) or ""
+                        if calls_table.outside_project(q):
+                            names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
+        hit = ctx.cache["opaque.held"] = frozenset(names)
+    return hit
+
+
+def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """A LAX fallback call that runs at run time: one on constants only (`[3.5, 1.0].copy()`)
+    is run while compiling and gives a constant (measured)."""
+    if not _lax_fallback(call, ctx, func):
+        return False
+    f = call.func
+    if (
+        isinstance(f, ast.Attribute)
+        and f.attr not in ("asnumpy", "tolist")
+        and ctx.qualname(f) is None
+        and analyzer(ctx).type_class(f.value, func) in calls_table.CONTAINER_TYPES
+    ):
+        return analyzer(ctx).kind(f.value, func).dynamic  # a container method
+    return True
+
+
+class _Opaque:
+    """Which expressions hold a JIT Fallback object, following names backwards in source order
+    and parameters bound at a call."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.memo: dict[tuple[int, int, frozenset[str]], bool] = ctx.cache.setdefault(
+            "opaque.memo", {}
+        )
+
+    def value(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int = 0) -> bool:
+        key = (id(e), id(func), env)
+        hit = self.memo.get(key)
+        if hit is None:
+            self.memo[key] = False  # cycles: not opaque until shown
+            hit = self.memo[key] = self._value(e, func, env, depth)
+        return hit
+
+    def _value(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
+        if isinstance(e, ast.Name):
+            st = self._last_assignment(e, func)
+            if st is None:
+                return e.id in env
+            if isinstance(st, ast.AugAssign):
+                target = st.target
+                assert isinstance(target, ast.Name)
+                # the name's value before this statement (a fresh node: not memoised by id)
+                return self.value(st.value, func, env, depth) or self._value(
+                    ast.Name(
+                        id=target.id, ctx=ast.Load(), lineno=st.lineno, col_offset=st.col_offset
+                    ),
+                    func,
+                    env,
+                    depth,
+                )
+            value = getattr(st, "value", None)
+            return value is not None and self.value(value, func, env, depth)
+        if isinstance(e, ast.BinOp):
+            return self.value(e.left, func, env, depth) or self.value(e.right, func, env, depth)
+        if isinstance(e, ast.Compare):
+            return any(self.value(v, func, env, depth) for v in (e.left, *e.comparators))
+        if isinstance(e, ast.BoolOp):
+            return any(self.value(v, func, env, depth) for v in e.values)
+        if isinstance(e, ast.UnaryOp):
+            return self.value(e.operand, func, env, depth)
+        if isinstance(e, ast.IfExp):
+            return self.value(e.body, func, env, depth) or self.value(e.orelse, func, env, depth)
+        if isinstance(e, ast.Subscript):
+            return self.value(e.value, func, env, depth)
+        if isinstance(e, ast.Call):
+            if _runtime_fallback(e, self.ctx, func):
+                return True
+            callee = self._callee(e, func)
+            if isinstance(callee, ast.FunctionDef) and depth < _DEPTH:
+                bound = self._bind(e, callee, func, env, depth)
+                return any(
+                    r.value is not None and self.value(r.value, callee, bound, depth + 1)
+                    for r in ast.walk(callee)
+                    if isinstance(r, ast.Return)
+                )
+            if isinstance(e.func, ast.Attribute) and self.value(e.func.value, func, env, depth):
+                return True  # a method of a fallback object: run as Python too
+            return any(
+                self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
+            )
+        return False
+
+    def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:
+        """The statement that last assigned `name` before it is read (source order) in `func`
+        (branches MindSpore folds away left out)."""
+        best: ast.stmt | None = None
+        where = (name.lineno, name.col_offset)
+        for st in ast.walk(func):
+            if isinstance(st, ast.Assign):
+                targets = st.targets
+            elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
+                targets = [st.target]
+            else:
+                continue
+            if not any(isinstance(t, ast.Name) and t.id == name.id for t in targets):
+                continue
+            start = (st.lineno, st.col_offset)
+            if start >= where or st.end_lineno is None:
+                continue
+            if (st.end_lineno, st.end_col_offset or 0) > where:
+                continue  # the read is inside this statement's own value
+            if in_dead_branch(self.ctx, func, self.ctx.span(st)):
+                continue
+            if best is None or start > (best.lineno, best.col_offset):
+                best = st
+        return best
+
+    def _bind(
+        self,
+        call: ast.Call,
+        callee: ast.FunctionDef,
+        func: ast.AST,
+        env: frozenset[str],
+        depth: int,
+    ) -> frozenset[str]:
+        params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]  # a method or a construct: bound to its instance
+        out = {
+            p
+            for p, a in zip(params, call.args, strict=False)
+            if not isinstance(a, ast.Starred) and self.value(a, func, env, depth)
+        }
+        out.update(k.arg for k in call.keywords if k.arg and self.value(k.value, func, env, depth))
+        return frozenset(out)
+
+    # ------------------------------------------------------------------ what a call reaches
+    def _callee(self, call: ast.Call, func: ast.AST) -> ast.FunctionDef | str | None:
+        """The user function/construct a call compiles, or the MindSpore cell class it calls."""
+        for fn in _callees(self.ctx).get(id(call), ()):
+            if isinstance(fn, ast.FunctionDef):
+                return fn
+        f = call.func
+        if isinstance(f, ast.Name):
+            local = next(
+                (
+                    d
+                    for d in ast.walk(func)
+                    if isinstance(d, _FUNCS) and d.name == f.id and d is not func
+                ),
+                None,
+            )
+            if isinstance(local, ast.FunctionDef):
+                return local
+            return self._cell_of(self._loop_element(f, func), func)
+        if isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
+            return self._cell_of(self._held(f.attr, func), func)
+        if (
+            isinstance(f, ast.Subscript)
+            and isinstance(f.value, ast.Attribute)
+            and self._self_attr(f.value) is not None
+        ):
+            return self._cell_of(self._element(self._held(f.value.attr, func)), func)
+        return None
+
+    @staticmethod
+    def _self_attr(f: ast.Attribute) -> str | None:
+        return f.attr if isinstance(f.value, ast.Name) and f.value.id == "self" else None
+
+    def _held(self, attr: str, func: ast.AST) -> ast.expr | None:
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        if cls is None:
+            return None
+        values = a._self_values(cls).get(attr, [])
+        return values[0] if len(values) == 1 else None
+
+    def _element(self, held: ast.expr | None) -> ast.expr | None:
+        """An element of `nn.CellList([...])` / `nn.SequentialCell([...])`."""
+        if not (
+            isinstance(held, ast.Call) and self.ctx.qualname(held.func) in _CONTAINERS and held.args
+        ):
+            return None
+        seq = held.args[0]
+        if isinstance(seq, (ast.List, ast.Tuple)) and seq.elts:
+            return seq.elts[0]
+        if isinstance(seq, ast.ListComp):
+            return seq.elt
+        return None
+
+    def _loop_element(self, name: ast.Name, func: ast.AST) -> ast.expr | None:
+        """`for blk in self.blocks` (or `enumerate(self.blocks)`): the element `blk` names."""
+        for st in ast.walk(func):
+            if not isinstance(st, ast.For):
+                continue
+            it, target = st.iter, st.target
+            if (
+                isinstance(it, ast.Call)
+                and isinstance(it.func, ast.Name)
+                and it.func.id == "enumerate"
+                and it.args
+            ):
+                it = it.args[0]
+                target = (
+                    target.elts[1]
+                    if isinstance(target, ast.Tuple) and len(target.elts) == 2
+                    else target
+                )
+            if (
+                isinstance(target, ast.Name)
+                and target.id == name.id
+                and isinstance(it, ast.Attribute)
+                and self._self_attr(it)
+            ):
+                return self._element(self._held(it.attr, func))
+        return None
+
+    def _cell_of(self, made: ast.expr | None, func: ast.AST) -> ast.FunctionDef | str | None:
+        if not isinstance(made, ast.Call):
+            return None
+        q = self.ctx.qualname(made.func)
+        if q is None:
+            return None
+        if q.startswith("mindspore."):
+            return q
+        cls = next(
+            (
+                c
+                for c in self.ctx.tree.body
+                if isinstance(c, ast.ClassDef) and q.endswith("." + c.name)
+            ),
+            None,
+        )
+        return self._construct(cls) if cls is not None else None
+
+    def _construct(self, cls: ast.ClassDef, depth: int = 0) -> ast.FunctionDef | None:
+        for item in cls.body:
+            if isinstance(item, ast.FunctionDef) and item.name == "construct":
+                return item
+        for base in cls.bases:
+            name = base.id if isinstance(base, ast.Name) else None
+            parent = next(
+                (c for c in self.ctx.tree.body if isinstance(c, ast.ClassDef) and c.name == name),
+                None,
+            )
+            if parent is not None and depth < _DEPTH:
+                return self._construct(parent, depth + 1)
+        return None
+
+    def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
+        """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""
+        args = [a for a in call.args if not isinstance(a, ast.Starred)]
+        if not args or not any(self.value(a, func, env) for a in args):
+            return None
+        cells, functions = _queries()
+        q = self.ctx.qualname(call.func)
+        if q in functions:
+            return f"`{q.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
+        callee = self._callee(call, func)
+        if isinstance(callee, str):
+            if callee in cells:
+                return f"`{callee.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
+            return None
+        if callee is None or depth >= _DEPTH:
+            return None
+        bound = self._bind(call, callee, func, env, 0)
+        if not bound:
+            return None
+        for inner in ast.walk(callee):
+            if (
+                isinstance(inner, ast.Attribute)
+                and inner.attr == "dtype"
+                and isinstance(inner.ctx, ast.Load)
+                and self.value(inner.value, callee, bound)
+                and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
+            ):
+                return f"this call passes a JIT Fallback value to `{callee.name}`, which reads its dtype (line {inner.lineno})"
+            if (
+                isinstance(inner, ast.Call)
+                and inner is not call
+                and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
+            ):
+                why = self.sink(inner, callee, bound, depth + 1)
+                if why:
+                    return f"this call passes a JIT Fallback value on to line {inner.lineno}: {why}"
+        return None

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Derive, from MindSpore 2.10's own Python sources, which public `mindspore.nn` cells and
+`mindspore.ops` functions read the shape or dtype of their tensor input while compiling
+(`self.shape_op(x)`, `P.Shape()(x)`, `ops.shape(x)`, `F.dtype(x)`, `x.dtype`), and which
+public functions log through `mindspore.log` on every call, and write them to server/npu_lsp/rules/graphmode/ms_input_queries.json. MindSpore cannot answer those
+queries for an object made by JIT Fallback at LAX (measured: `nn.Dense`, `nn.BatchNorm1d`,
+`nn.LayerNorm`, `ops.clip_by_value` fed such a value fail; `nn.ReLU`, `nn.Conv1d`,
+`nn.Dropout`, `nn.Flatten` (reads only the rank) do not; `ops.split` and `ops.chunk`, which
+pass the input's `ndim` to a compile-time `@_primexpr` function, fail too). Run with the MindSpore interpreter: `~/.cache/ms210/bin/python
+tests/npu_lsp/difftest/derive_input_queries.py` (never in CI).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import json
+import textwrap
+from pathlib import Path
+
+import mindspore
+from mindspore import nn, ops
+
+OUT = Path(__file__).resolve().parents[3] / "server/npu_lsp/rules/graphmode/ms_input_queries.json"
+# callables (last name part) that query a tensor's shape or dtype
+QUERIES = frozenset(
+    {"shape", "shape_op", "get_shape", "dtype", "dtype_op", "get_dtype", "Shape", "DType"}
+)
+
+
+_CONST_DECORATORS = frozenset({"_primexpr", "primexpr", "constexpr"})
+
+
+@functools.cache
+def _const_functions(module_file: str) -> frozenset[str]:
+    """Module-level functions of a MindSpore source file evaluated while compiling
+    (`@_primexpr` / `@constexpr`)."""
+    tree = ast.parse(Path(module_file).read_text())
+    out = set()
+    for st in tree.body:
+        if isinstance(st, ast.FunctionDef):
+            for d in st.decorator_list:
+                d = d.func if isinstance(d, ast.Call) else d
+                last = (
+                    d.attr
+                    if isinstance(d, ast.Attribute)
+                    else d.id
+                    if isinstance(d, ast.Name)
+                    else ""
+                )
+                if last in _CONST_DECORATORS:
+                    out.add(st.name)
+    return frozenset(out)
+
+
+def _feeds_const_function(fn: ast.FunctionDef, name: str, consts: frozenset[str]) -> bool:
+    """Does `fn` pass `<name>.ndim` / `<name>.shape` to a compile-time (`@_primexpr`)
+    function? Measured: `ops.split`, `ops.chunk` fed a fallback value fail with "name 'axis'
+    is not defined"."""
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in consts
+        ):
+            for arg in node.args:
+                if (
+                    isinstance(arg, ast.Attribute)
+                    and arg.attr in ("ndim", "shape")
+                    and isinstance(arg.value, ast.Name)
+                    and arg.value.id == name
+                ):
+                    return True
+    return False
+
+
+def _queries_input(fn: ast.FunctionDef, name: str, consts: frozenset[str] = frozenset()) -> bool:
+    """Does `fn` (or a function nested in it taking a parameter of the same name) read the
+    shape or dtype of its parameter `name`?"""
+    if consts and _feeds_const_function(fn, name, consts):
+        return True
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "dtype"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == name
+        ):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == name
+        ):
+            f = node.func
+            if isinstance(f, ast.Call):  # P.Shape()(x)
+                f = f.func
+            last = (
+                f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            )
+            if last in QUERIES:
+                return True
+    return False
+
+
+def _function_ast(obj: object) -> ast.FunctionDef | None:
+    try:
+        src = textwrap.dedent(inspect.getsource(obj))  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return None
+    tree = ast.parse(src)
+    first = tree.body[0] if tree.body else None
+    return first if isinstance(first, ast.FunctionDef) else None
+
+
+def _first_input(fn: ast.FunctionDef, skip_self: bool) -> str | None:
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if skip_self:
+        params = params[1:]
+    return params[0] if params else None
+
+
+def _logs_unconditionally(fn: ast.FunctionDef) -> bool:
+    """Does the body (not a branch of it) call `logger.<level>(...)`?"""
+    for st in fn.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            f = st.value.func
+            if (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "logger"
+            ):
+                return True
+    return False
+
+
+def _logging_functions() -> list[str]:
+    """Public MindSpore functions that call `mindspore.log` every time (deprecation notices):
+    compiled code that calls them compiles that call too, and MindSpore refuses it ("the
+    method or function 'mindspore.log.warning' is not supported in 'construct'")."""
+    import mindspore.log as mslog
+
+    out: set[str] = set()
+    for prefix, module in (("mindspore", mindspore), ("mindspore.ops", ops), ("mindspore.nn", nn)):
+        for name in dir(module):
+            obj = getattr(module, name)
+            if name.startswith("_") or not inspect.isfunction(obj):
+                continue
+            if getattr(inspect.getmodule(obj), "logger", None) is not mslog:
+                continue
+            fn = _function_ast(obj)
+            if fn is not None and _logs_unconditionally(fn):
+                out.add(f"{prefix}.{name}")
+    return sorted(out)
+
+
+def main() -> None:
+    cells: list[str] = []
+    for name in sorted(dir(nn)):
+        cls = getattr(nn, name)
+        if not (inspect.isclass(cls) and issubclass(cls, nn.Cell)) or cls is nn.Cell:
+            continue
+        construct = getattr(cls, "construct", None)
+        fn = _function_ast(construct) if construct is not None else None
+        inp = _first_input(fn, True) if fn is not None else None
+        if fn is not None and inp and _queries_input(fn, inp):
+            cells.append(f"mindspore.nn.{name}")
+    functions: list[str] = []
+    for name in sorted(dir(ops)):
+        obj = getattr(ops, name)
+        if name.startswith("_") or not inspect.isfunction(obj):
+            continue
+        fn = _function_ast(obj)
+        inp = _first_input(fn, False) if fn is not None else None
+        consts = _const_functions(inspect.getsourcefile(obj) or "")
+        if fn is not None and inp and _queries_input(fn, inp, consts):
+            functions.append(f"mindspore.ops.{name}")
+    data = {
+        "logging_functions": _logging_functions(),
+        "_source": f"derived by tests/npu_lsp/difftest/derive_input_queries.py from MindSpore {mindspore.__version__}",
+        "cells": cells,
+        "functions": functions,
+    }
+    OUT.write_text(json.dumps(data, indent=1) + "\n")
+    print(len(cells), "cells,", len(functions), "functions ->", OUT)
+
+
+if __name__ == "__main__":
+    main()
