@@ -89,6 +89,9 @@ class AscendLensServer(LanguageServer):
         self.debouncer = Debouncer(self.settings.debounce_ms / 1000)
         self._pool: ProcessPoolExecutor | None = None
         self._indexer: multiprocessing.process.BaseProcess | None = None
+        self._indexing = False
+        #: Bumped when the worker is restarted (its workspace index starts empty).
+        self._worker_generation = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self.pull_mode = False
         self.related_support = True
@@ -243,6 +246,8 @@ class AscendLensServer(LanguageServer):
             except BrokenProcessPool:
                 log.error("engine worker died (attempt %d); restarting it", attempt)
                 self._pool = None
+                self._worker_generation += 1
+                self.background(self.index_workspace())  # its index died with it
         return None
 
     async def watch_files(self) -> None:
@@ -276,41 +281,56 @@ class AscendLensServer(LanguageServer):
         index is complete, diagnostics only know the files the editor has opened. The files
         are read, parsed and summarised by the indexer process (`npu_lsp.indexer`), so no
         parse of a big file stands between an edit and its diagnostics; the worker only adds
-        the summaries it sends, between analyses.
+        the summaries it sends, between analyses. A worker that died and was restarted lost
+        its index: the indexing starts over.
         """
         root = self.workspace.root_path
-        if not root:
+        if not root or self._indexing:
             return
-        limit = self.max_file_size(root)
-        messages: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
-        self.start_indexer(root, limit, messages)
-        cached = 0
+        self._indexing = True
         try:
-            while (message := await messages.get()) is not None:
-                if message[0] == "done":
-                    cached = message[1]
+            while True:
+                generation = self._worker_generation
+                cached = await self._index_pass(root, self.max_file_size(root))
+                if cached is None:
+                    return
+                if generation == self._worker_generation:
                     break
-                _, entries, skipped = message
-                self.log_skipped(skipped)
-                if entries:
-                    await self.in_worker(worker.add_summaries, root, entries)
-                    if self._pool is None:  # the worker died twice: give up on the index
-                        return
-            else:
-                code = self._indexer.exitcode if self._indexer is not None else None
-                log.error("workspace indexer ended before it was done (exit code %s)", code)
-                return
-            await self.in_worker(worker.index_done)
-        except (asyncio.CancelledError, RuntimeError):  # shutting down
-            return
         finally:
-            self.stop_indexer()
+            self._indexing = False
         ready = f"Ascend Lens: workspace index ready for {root}"
         if cached:
             ready += f" ({cached} files from the check cache)"
         log.info("%s", ready)
         self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=ready))
         self.refresh_all()
+
+    async def _index_pass(self, root: str, limit: int) -> int | None:
+        """Run the indexer once, handing its batches to the worker; the number of files
+        taken from the check cache, or None when the index cannot be completed."""
+        messages: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
+        generation = self._worker_generation
+        self.start_indexer(root, limit, messages)
+        try:
+            while (message := await messages.get()) is not None:
+                if message[0] == "done":
+                    await self.in_worker(worker.index_done)
+                    return int(message[1])
+                _, entries, skipped = message
+                self.log_skipped(skipped)
+                if entries:
+                    await self.in_worker(worker.add_summaries, root, entries)
+                    if self._pool is None:  # the worker died twice: give up on the index
+                        return None
+                if generation != self._worker_generation:
+                    return 0  # the worker was restarted with an empty index: start over
+            code = self._indexer.exitcode if self._indexer is not None else None
+            log.error("workspace indexer ended before it was done (exit code %s)", code)
+            return None
+        except (asyncio.CancelledError, RuntimeError):  # shutting down
+            return None
+        finally:
+            self.stop_indexer()
 
     def start_indexer(
         self, root: str, limit: int, messages: asyncio.Queue[tuple[Any, ...] | None]
@@ -337,21 +357,21 @@ class AscendLensServer(LanguageServer):
                         message = receiver.recv()
                     except (EOFError, OSError):
                         message = None
+                    last = message is None or message[0] == "done"
+                    if last:  # the indexer exits now: reap it (the only place that does)
+                        process.join()
                     with contextlib.suppress(RuntimeError):  # the loop is closed
                         loop.call_soon_threadsafe(messages.put_nowait, message)
-                    if message is None or message[0] == "done":
+                    if last:
                         return
 
         threading.Thread(target=pump, name="indexer-pipe", daemon=True).start()
 
     def stop_indexer(self) -> None:
-        """Stop the indexer process (done or not) and reap it."""
+        """Stop the indexer process if it still runs (its pipe thread then reaps it)."""
         process, self._indexer = self._indexer, None
-        if process is None:
-            return
-        if process.is_alive():
+        if process is not None and process.exitcode is None:
             process.terminate()
-        process.join(timeout=5)
 
     def is_current(self, job: Job) -> bool:
         """Is the analysed snapshot still what the client has?"""

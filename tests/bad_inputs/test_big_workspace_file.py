@@ -4,14 +4,12 @@ and `kill -9` of the server takes the indexer along."""
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import time
 from pathlib import Path
 
-import psutil
-from bad_input_rpc import RawRpc, diagnostics, open_doc, start
-from bad_input_support import still_running, tree
+from bad_input_rpc import RawRpc, diagnostics, log_line, open_doc, start
+from bad_input_support import command_line, still_running, tree
 
 from npu_lsp.engine import WorkspaceIndex
 
@@ -81,12 +79,8 @@ def test_an_open_file_gets_diagnostics_while_a_big_module_is_indexed(tmp_path: P
 
 def spawned_children(rpc: RawRpc) -> list[str]:
     """The server's children started by multiprocessing (the worker, the indexer)."""
-    found = []
-    for p in tree(rpc.proc.pid):
-        with contextlib.suppress(psutil.Error):
-            if "spawn_main" in (line := " ".join(p.cmdline())):
-                found.append(line)
-    return found
+    lines = (" ".join(command_line(p)) for p in tree(rpc.proc.pid))
+    return [line for line in lines if "spawn_main" in line]
 
 
 def test_kill_9_of_the_server_while_indexing_leaves_no_indexer(tmp_path: Path) -> None:
@@ -101,3 +95,42 @@ def test_kill_9_of_the_server_while_indexing_leaves_no_indexer(tmp_path: Path) -
     rpc.proc.send_signal(signal.SIGKILL)
     rpc.proc.wait()
     assert still_running(children, timeout=10) == []
+
+
+BASE = "import mindspore.nn as nn\n\n\nclass Base(nn.Cell):\n    pass\n"
+NET = (
+    "from base import Base\n\n\nclass Net(Base):\n    def construct(self, x):\n"
+    "        try:\n            y = x\n        except Exception:\n            y = x\n"
+    "        return y\n"
+)
+
+
+def test_a_killed_worker_gets_the_workspace_index_back(tmp_path: Path) -> None:
+    """The index lives in the worker; a restarted worker is indexed again, so a Cell base
+    class in an unopened file is still known."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (tmp_path / "base.py").write_text(BASE)
+    rpc = start(tmp_path)
+    try:
+        log_line(rpc, "workspace index ready", timeout=60)
+        (worker,) = [p for p in tree(rpc.proc.pid) if "spawn_main" in " ".join(command_line(p))]
+        worker.kill()
+        worker.wait(10)
+        rpc.seen.clear()
+        open_doc(rpc, tmp_path / "net.py", NET)
+        # the restarted worker indexes the workspace again, then the open file is re-analysed
+        log_line(rpc, "workspace index ready", timeout=60)
+        found = rpc.wait_for(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == (tmp_path / "net.py").as_uri()
+                and m["params"]["diagnostics"]
+            ),
+            60,
+        )
+        assert [
+            (d["code"], d["range"]["start"]["line"]) for d in found["params"]["diagnostics"]
+        ] == [("MS101", 5)]
+    finally:
+        rpc.proc.kill()
+        rpc.proc.wait()
