@@ -13,8 +13,8 @@ LSP), convert (`npu_lsp.convert`) and publish or answer. Features:
 - configuration from `[tool.ascend-lens]` in pyproject.toml, initializationOptions and
   workspace/didChangeConfiguration.
 
-The engine runs on one worker thread so the event loop keeps reading messages while a large
-file is analysed. Only protocol goes to stdout; logs go to stderr (or `--log-file`).
+The engine runs in one worker process so the event loop keeps reading messages while a large
+file is analysed; workspace files nobody opened are parsed in a separate indexer process. Only protocol goes to stdout; logs go to stderr (or `--log-file`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -37,7 +38,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from npu_lsp import convert, fixing, notebook, worker
+from npu_lsp import convert, fixing, indexer, notebook, worker
 from npu_lsp.columns import split_lines
 from npu_lsp.config import Config, load_config
 from npu_lsp.debounce import Debouncer
@@ -87,6 +88,10 @@ class AscendLensServer(LanguageServer):
         self.results: dict[str, Analysis] = {}
         self.debouncer = Debouncer(self.settings.debounce_ms / 1000)
         self._pool: ProcessPoolExecutor | None = None
+        self._indexer: multiprocessing.process.BaseProcess | None = None
+        self._indexing = False
+        #: Bumped when the worker is restarted (its workspace index starts empty).
+        self._worker_generation = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self.pull_mode = False
         self.related_support = True
@@ -221,6 +226,7 @@ class AscendLensServer(LanguageServer):
                 process.terminate()
 
     def shutdown(self) -> None:
+        self.stop_indexer()
         self.stop_worker()
         super().shutdown()
 
@@ -240,6 +246,8 @@ class AscendLensServer(LanguageServer):
             except BrokenProcessPool:
                 log.error("engine worker died (attempt %d); restarting it", attempt)
                 self._pool = None
+                self._worker_generation += 1
+                self.background(self.index_workspace())  # its index died with it
         return None
 
     async def watch_files(self) -> None:
@@ -267,30 +275,103 @@ class AscendLensServer(LanguageServer):
             log.info("file watching not registered: %s", exc)
 
     async def index_workspace(self) -> None:
-        """Index the workspace's Python files in slices, then re-analyse what is open.
+        """Index the workspace's Python files, then re-analyse what is open.
 
         Graph scopes cross files (a Cell base class, a helper in another module); until the
-        index is complete, diagnostics only know the files the editor has opened.
+        index is complete, diagnostics only know the files the editor has opened. The files
+        are read, parsed and summarised by the indexer process (`npu_lsp.indexer`), so no
+        parse of a big file stands between an edit and its diagnostics; the worker only adds
+        the summaries it sends, between analyses. A worker that died and was restarted lost
+        its index: the indexing starts over.
         """
         root = self.workspace.root_path
-        if not root:
+        if not root or self._indexing:
             return
-        limit = self.max_file_size(root)
+        self._indexing = True
         try:
-            while not await self.in_worker(worker.index_slice, root, 0.2, limit):
-                if self._pool is None:  # the worker died twice: give up on the index
+            while True:
+                generation = self._worker_generation
+                cached = await self._index_pass(root, self.max_file_size(root))
+                if cached is None:
                     return
-                self.log_skipped(await self.in_worker(worker.take_skipped))
-            self.log_skipped(await self.in_worker(worker.take_skipped))
-        except (asyncio.CancelledError, RuntimeError):  # shutting down
-            return
-        cached = await self.in_worker(worker.index_report)
-        message = f"Ascend Lens: workspace index ready for {root}"
+                if generation == self._worker_generation:
+                    break
+        finally:
+            self._indexing = False
+        ready = f"Ascend Lens: workspace index ready for {root}"
         if cached:
-            message += f" ({cached} files from the check cache)"
-        log.info("%s", message)
-        self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=message))
+            ready += f" ({cached} files from the check cache)"
+        log.info("%s", ready)
+        self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=ready))
         self.refresh_all()
+
+    async def _index_pass(self, root: str, limit: int) -> int | None:
+        """Run the indexer once, handing its batches to the worker; the number of files
+        taken from the check cache, or None when the index cannot be completed."""
+        messages: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
+        generation = self._worker_generation
+        self.start_indexer(root, limit, messages)
+        try:
+            while (message := await messages.get()) is not None:
+                if message[0] == "done":
+                    await self.in_worker(worker.index_done)
+                    return int(message[1])
+                _, entries, skipped = message
+                self.log_skipped(skipped)
+                if entries:
+                    await self.in_worker(worker.add_summaries, root, entries)
+                    if self._pool is None:  # the worker died twice: give up on the index
+                        return None
+                if generation != self._worker_generation:
+                    return 0  # the worker was restarted with an empty index: start over
+            code = self._indexer.exitcode if self._indexer is not None else None
+            log.error("workspace indexer ended before it was done (exit code %s)", code)
+            return None
+        except (asyncio.CancelledError, RuntimeError):  # shutting down
+            return None
+        finally:
+            self.stop_indexer()
+
+    def start_indexer(
+        self, root: str, limit: int, messages: asyncio.Queue[tuple[Any, ...] | None]
+    ) -> None:
+        """Start the indexer process on `root`; a daemon thread moves what it sends to
+        `messages` (None when the pipe closes), so the event loop never blocks on it."""
+        ctx = multiprocessing.get_context("spawn")
+        receiver, sender = ctx.Pipe(duplex=False)
+        process = ctx.Process(
+            target=indexer.run,
+            args=(root, limit, sender, os.getpid()),
+            name="ascend-lens-indexer",
+            daemon=True,
+        )
+        process.start()
+        sender.close()  # the child holds the only writing end: its exit means EOF here
+        self._indexer = process
+        loop = asyncio.get_running_loop()
+
+        def pump() -> None:
+            with receiver:
+                while True:
+                    try:
+                        message = receiver.recv()
+                    except (EOFError, OSError):
+                        message = None
+                    last = message is None or message[0] == "done"
+                    if last:  # the indexer exits now: reap it (the only place that does)
+                        process.join()
+                    with contextlib.suppress(RuntimeError):  # the loop is closed
+                        loop.call_soon_threadsafe(messages.put_nowait, message)
+                    if last:
+                        return
+
+        threading.Thread(target=pump, name="indexer-pipe", daemon=True).start()
+
+    def stop_indexer(self) -> None:
+        """Stop the indexer process if it still runs (its pipe thread then reaps it)."""
+        process, self._indexer = self._indexer, None
+        if process is not None and process.exitcode is None:
+            process.terminate()
 
     def is_current(self, job: Job) -> bool:
         """Is the analysed snapshot still what the client has?"""

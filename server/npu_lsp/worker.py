@@ -3,27 +3,22 @@
 `ast.parse` of a 100,000-line file holds the GIL for seconds; in a thread that would freeze
 the server's event loop (no hover, no cancellation) for as long. In a process it does not.
 Everything crossing the boundary is a plain picklable dataclass: the `Job` snapshot in, and
-`Located` diagnostics per document out. The worker keeps the workspace index between runs.
+`Located` diagnostics per document out. The worker keeps the workspace index between runs;
+the files nobody opened are parsed by the indexer process (`npu_lsp.indexer`), and the
+worker only adds the summaries it sends (`add_summaries`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
-from npu_lsp.cache import FileSummary, digest, project_summaries
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
-from npu_lsp.engine import WorkspaceIndex, iter_python_files
-from npu_lsp.files import (
-    DEFAULT_MAX_FILE_BYTES,
-    NotCheckable,
-    read_checkable,
-    read_checkable_text,
-)
+from npu_lsp.engine import WorkspaceIndex
+from npu_lsp.files import DEFAULT_MAX_FILE_BYTES, NotCheckable, read_checkable_text
+from npu_lsp.indexer import Entry
 from npu_lsp.lifeline import tie_to_parent
 from npu_lsp.notebook import JoinedNotebook, Located, locate_document, split_diagnostics
 
@@ -33,14 +28,8 @@ UNREADABLE = "AL002"
 BOM = "\ufeff"
 
 _index: WorkspaceIndex | None = None  # kept between runs, created on first use
-#: Files of the workspace not indexed yet (None: not listed yet).
-_unindexed: list[str] | None = None
 #: Files whose index entry comes from the editor's text, which is newer than the disk's.
 _live: set[str] = set()
-#: Workspace files the index refused ("path: reason"), until the server logs them.
-skipped: list[str] = []
-#: At most this many workspace files are indexed from disk.
-MAX_INDEXED_FILES = 5000
 
 
 @dataclass
@@ -132,82 +121,27 @@ def fix_document(job: Job, unsafe: bool = False) -> str:
     return fix_source(job.text, job.path, job.config, index, unsafe=unsafe).text
 
 
-def index_slice(
-    root: str | None, budget_s: float = 0.2, limit: int = DEFAULT_MAX_FILE_BYTES
-) -> bool:
-    """Index workspace files from disk for up to `budget_s` seconds; True once all are done.
-
-    Cross-file graph scopes (a `Cell` base class or a helper in another module) need the
-    whole workspace, but indexing it in one go would hold the single worker for seconds, so
-    the server feeds it in slices between analyses.
-    """
-    global _unindexed, _from_cache
+def add_summaries(root: str | None, entries: list[Entry]) -> None:
+    """Add a batch of summaries from the indexer process (`npu_lsp.indexer`): no parse, so
+    it never holds an analysis up. Files the editor owns, and files re-indexed since the
+    indexer read them, keep the newer entry they have."""
     if root is None:
-        return True
+        return
     index = _workspace_index(root)
-    if _unindexed is None:
-        files = iter_python_files([root], on_error=_unlistable, on_skip=_special)
-        _unindexed = [str(p) for _, p in zip(range(MAX_INDEXED_FILES), files, strict=False)]
-        _unindexed.reverse()  # pop() from the end keeps walk order
-        _from_cache = project_summaries(root)
-    deadline = time.perf_counter() + budget_s
-    while _unindexed and time.perf_counter() < deadline:
-        path = _unindexed.pop()
-        if os.path.realpath(path) in _live:
+    for entry in entries:
+        real = os.path.realpath(entry.path)
+        if real in _live or real in _reindexed:
             continue
-        try:
-            data = read_checkable(path, limit)
-            text = data.decode("utf-8-sig")
-        except NotCheckable as exc:
-            skipped.append(str(exc))
-            continue
-        except (OSError, UnicodeDecodeError):
-            continue
-        if not _index_from_cache(index, path, data, text):
-            index.update(path, text)
-    if _unindexed:
-        return False
-    _from_cache = {}
-    return True
+        index.add_summary(entry.key, entry.blob, entry.module)
 
 
-def _index_from_cache(index: WorkspaceIndex, path: str, data: bytes, text: str) -> bool:
-    """Index `path` from the summary `ascend-lens check` cached for this content, if any
-    (no parse); the count shows in the "index ready" message."""
-    global cached_count
-    key = index.key(path)
-    hit = _from_cache.get(key)
-    if hit is None or hit.content != digest(data) or hit.module != index.module_for(path):
-        return False
-    index.add_summary(key, hit.blob, hit.module)
-    index.note_text(key, text)
-    cached_count += 1
-    return True
+def index_done() -> None:
+    """The indexer sent every file: from now on only edits and file events change the index."""
+    _reindexed.clear()
 
 
-def index_report() -> int:
-    """How many files the index took from the check cache."""
-    return cached_count
-
-
-#: Summaries `check` cached for the workspace, while indexing (see `cache.project_summaries`).
-_from_cache: dict[str, FileSummary] = {}
-cached_count = 0
-
-
-def _special(path: Path, reason: str) -> None:
-    skipped.append(f"{path}: {reason}")
-
-
-def _unlistable(exc: OSError) -> None:
-    skipped.append(f"{exc.filename}: cannot read folder: {exc.strerror or exc}")
-
-
-def take_skipped() -> list[str]:
-    """Workspace files the index refused since the last call ("path: reason"), for the log."""
-    out = skipped[:]
-    skipped.clear()
-    return out
+#: Files re-indexed from a file event while the indexer runs (its copy may be older).
+_reindexed: set[str] = set()
 
 
 def reindex(
@@ -217,6 +151,7 @@ def reindex(
     if root is None or os.path.realpath(path) in _live:
         return
     index = _workspace_index(root)
+    _reindexed.add(os.path.realpath(path))
     if deleted:
         index.remove(path)
         return
@@ -276,10 +211,9 @@ def _after_bom(item: Located) -> Located:
 
 
 def _workspace_index(root: str | None) -> WorkspaceIndex:
-    global _index, _unindexed, cached_count
+    global _index
     if _index is None or _index.root != WorkspaceIndex(root).root:
         _index = WorkspaceIndex(root)
-        _unindexed = None
-        cached_count = 0
         _live.clear()
+        _reindexed.clear()
     return _index

@@ -72,7 +72,7 @@ def still_running(processes: Iterable[psutil.Process], timeout: float = 10.0) ->
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.05)
-    return [f"{p.pid} {' '.join(_cmdline(p))[:120]}" for p in left]
+    return [f"{p.pid} {' '.join(command_line(p))[:120]}" for p in left]
 
 
 def _alive(p: psutil.Process) -> bool:
@@ -82,7 +82,8 @@ def _alive(p: psutil.Process) -> bool:
         return False
 
 
-def _cmdline(p: psutil.Process) -> list[str]:
+def command_line(p: psutil.Process) -> list[str]:
+    """`p`'s command line; ["?"] for a process that ended (or is a zombie) meanwhile."""
     try:
         return p.cmdline()
     except psutil.Error:

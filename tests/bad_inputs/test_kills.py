@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from bad_input_rpc import diagnostics, open_doc, start
-from bad_input_support import ASCEND_LENS, run, still_running, tree
+from bad_input_support import ASCEND_LENS, command_line, run, still_running, tree
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "npu_debug"))
 from dap_client import DapClient  # noqa: E402
@@ -29,7 +29,7 @@ def test_kill_9_of_the_language_server_takes_its_worker_along(tmp_path: Path, bu
     open_doc(rpc, tmp_path / "a.py", CUDA)
     diagnostics(rpc, tmp_path / "a.py")
     children = tree(rpc.proc.pid)
-    names = " ".join(" ".join(p.cmdline()) for p in children)
+    names = " ".join(" ".join(command_line(p)) for p in children)
     assert "spawn_main" in names and "resource_tracker" in names  # worker and tracker
     if busy:  # a file that keeps the worker analysing for seconds
         body = "import torch\n" + "".join(
