@@ -40,21 +40,40 @@ def _index(device: Any) -> int:
     return idx(device)
 
 
-class Stream:
-    """`torch.npu.Stream(device=None, priority=0)`: an in-order queue of the device."""
+_PRIVATEUSE1 = 20  # c10::DeviceType::PrivateUse1, the `device_type` of an npu torch.Stream
 
-    def __init__(
-        self, device: Any = None, priority: int = 0, _rt_stream: _RtStream | None = None
-    ) -> None:
-        self.device_index = _index(device)
+
+class Stream(torch.Stream):
+    """`torch.npu.Stream(device=None, priority=0)`: an in-order queue of the device.
+
+    A `torch.Stream` (as torch_npu's is), so torch APIs that take a stream argument
+    (`Tensor.record_stream`, which FSDP calls) accept it; its `stream_id` is the runtime
+    stream's handle."""
+
+    _stream: _RtStream
+    priority: int
+
+    def __new__(
+        cls, device: Any = None, priority: int = 0, _rt_stream: _RtStream | None = None
+    ) -> Stream:
+        index = _index(device)
         if _rt_stream is None:
-            with _on(self.device_index):
+            with _on(index):
                 handle = sched.create_stream(_rt, priority=priority)
             s = _rt.lookup(handle, _RtStream)
             assert s is not None
             _rt_stream = s
+        self = super().__new__(
+            cls, stream_id=_rt_stream.handle, device_index=index, device_type=_PRIVATEUSE1
+        )
         self._stream = _rt_stream
         self.priority = priority
+        return self
+
+    def __init__(
+        self, device: Any = None, priority: int = 0, _rt_stream: _RtStream | None = None
+    ) -> None:
+        pass  # all done in __new__ (torch.Stream's fields are set there)
 
     @property
     def device(self) -> torch.device:

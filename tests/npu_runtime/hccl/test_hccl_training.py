@@ -167,15 +167,19 @@ def test_two_machines_on_one_host_run_one_job_over_roce(tmp_path: Path) -> None:
         assert set(links) == {"HCCS", "RDMA"} and int(links["RDMA"]) > 0
 
 
-def test_fsdp2_on_npu_devices_equals_single_process_training(tmp_path: Path) -> None:
-    """fully_shard on npu:LOCAL_RANK: parameter storage freed and re-allocated each step."""
-    script = script_copy("fsdp_npu.py", tmp_path)
+@pytest.mark.parametrize(("script", "kind"), [("fsdp_npu.py", "fsdp"), ("fsdp1_npu.py", "fsdp1")])
+def test_fsdp_on_npu_devices_equals_single_process_training(
+    tmp_path: Path, script: str, kind: str
+) -> None:
+    """FSDP2 (fully_shard) and FSDP1 on npu:LOCAL_RANK: parameter storage freed and
+    re-allocated each step, gradients reduce-scattered on FSDP's own streams."""
+    path = script_copy(script, tmp_path)
     out = tmp_path / "out"
     out.mkdir()
-    run = ascend_lens("--nproc", "2", script, out, cwd=tmp_path)
+    run = ascend_lens("--nproc", "2", path, out, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert run.lines(0) == [f"rank 0 fsdp trained {STEPS} steps"]
-    assert run.lines(1) == [f"rank 1 fsdp trained {STEPS} steps"]
+    assert run.lines(0) == [f"rank 0 {kind} trained {STEPS} steps"]
+    assert run.lines(1) == [f"rank 1 {kind} trained {STEPS} steps"]
     ref = _reference()
     for rank in range(2):
         got = torch.load(out / f"rank{rank}.pt")
