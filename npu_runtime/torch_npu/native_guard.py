@@ -11,7 +11,9 @@ Python guard, whose registration then does nothing. The build is cached under
 The guard keeps the current device index per host thread (the autograd engine sets it on
 its device threads); `_backend.state.device` reads and writes that index once the guard is
 loaded. Streams are each device's default stream; events are no-ops, as the emulator runs
-every op when it is issued.
+every op when it is issued. The hooks also resize storages (`untyped_storage().resize_()`,
+FSDP's way to free and re-allocate parameters): C++ calls back into
+`_backend.resize_storage` for the new block and re-points the StorageImpl at it.
 """
 
 from __future__ import annotations

@@ -75,8 +75,9 @@ class Stream(torch.Stream):
     ) -> None:
         pass  # all done in __new__ (torch.Stream's fields are set there)
 
+    # torch_npu's own Event and Stream types in these signatures, as in torch_npu
     @property
-    def device(self) -> torch.device:
+    def device(self) -> torch.device:  # type: ignore[override]
         return torch.device("npu", self.device_index)
 
     @property
@@ -91,13 +92,13 @@ class Stream(torch.Stream):
         with _on(self.device_index):
             return sched.stream_query(_rt, self._stream.handle) == sched.STATUS_COMPLETE
 
-    def wait_event(self, event: Event) -> None:
+    def wait_event(self, event: Event) -> None:  # type: ignore[override]
         event.wait(self)
 
-    def wait_stream(self, stream: Stream) -> None:
+    def wait_stream(self, stream: Stream) -> None:  # type: ignore[override]
         self.wait_event(stream.record_event())
 
-    def record_event(self, event: Event | None = None) -> Event:
+    def record_event(self, event: Event | None = None) -> Event:  # type: ignore[override]
         event = event or Event()
         event.record(self)
         return event

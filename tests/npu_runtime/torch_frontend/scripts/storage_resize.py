@@ -8,7 +8,9 @@ s = t.untyped_storage()
 before = torch.npu.memory_allocated(1)
 s.resize_(4096)  # grow: the first 32 bytes (8 floats) are kept
 grown = torch.empty(0, dtype=torch.float32, device="npu:1").set_(s, 0, (1024,), (1,))
-print("grow", s.nbytes(), s.device, grown[:8].cpu().tolist(), torch.npu.memory_allocated(1) - before)
+print(
+    "grow", s.nbytes(), s.device, grown[:8].cpu().tolist(), torch.npu.memory_allocated(1) - before
+)
 s.resize_(0)
 print("shrink", s.nbytes(), s.data_ptr(), torch.npu.memory_allocated(1) - before)
 s.resize_(16)
