@@ -37,3 +37,17 @@ def test_grow_shrink_to_zero_regrow_keep_values_and_free_blocks(tmp_path: Path) 
     }
     # the kept bytes are a device-to-device copy at the resize line; from or to 0, none
     assert d2d == {_line_of("s.resize_(4096)"), _line_of("s.resize_(8)")}
+
+
+def test_without_a_compiler_resize_raises_pytorchs_not_implemented_error(tmp_path: Path) -> None:
+    script = tmp_path / "r.py"
+    script.write_text(
+        "import torch, torch_npu\n"
+        "s = torch.ones(4, device='npu').untyped_storage()\n"
+        "s.resize_(64)\n"
+    )
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "CXX": str(tmp_path / "no-such-c++")}
+    r = run("--no-summary", script, env=env)
+    assert r.returncode == 1
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("NotImplementedError: ") and "resizePrivateUse1Bytes" in last
