@@ -191,9 +191,9 @@ def _dlpack_on_device(index: int) -> torch.Tensor:
     return t
 
 
-def _free_block(alloc: CachingAllocator, dev: Device, block: Block) -> None:
+def _free_block(alloc: CachingAllocator, dev: Device, block: Block | None) -> None:
     try:
-        if _rt.devices.get(dev.id) is dev:
+        if block is not None and _rt.devices.get(dev.id) is dev:
             alloc.free(block)
     except Exception:  # interpreter shutdown: modules may already be torn down
         pass
@@ -220,18 +220,69 @@ def new_storage(index: int, nbytes: int) -> torch.UntypedStorage:
         peak_sites[index] = user_site(2)
     s: torch.UntypedStorage = _make_storage(block.addr, torch_device(index), nbytes)  # type: ignore[assignment]
     # A weak reference with a callback, kept in a dict: cheaper than weakref.finalize.
-    _live[weakref.ref(s, _on_dead)] = (alloc, alloc.device, block)
+    ref = weakref.ref(s, _on_dead)
+    impl = s._cdata
+    _live[ref] = (alloc, alloc.device, block, impl)
+    _by_impl[impl] = ref
     return s
 
 
-_live: dict[weakref.ref[torch.UntypedStorage], tuple[CachingAllocator, Device, Block]] = {}
+# storage -> (allocator, device, its block or None after a resize to 0, StorageImpl address)
+_live: dict[
+    weakref.ref[torch.UntypedStorage], tuple[CachingAllocator, Device, Block | None, int]
+] = {}
+_by_impl: dict[int, weakref.ref[torch.UntypedStorage]] = {}  # StorageImpl address -> _live key
 
 
 def _on_dead(ref: weakref.ref[torch.UntypedStorage]) -> None:
     """A storage died (its last tensor went): its block goes back to the allocator."""
     entry = _live.pop(ref, None)
     if entry is not None:
-        _free_block(*entry)
+        alloc, dev, block, impl = entry
+        if _by_impl.get(impl) is ref:
+            del _by_impl[impl]
+        _free_block(alloc, dev, block)
+
+
+def resize_storage(impl: int, index: int, nbytes: int) -> int:
+    """`untyped_storage().resize_(nbytes)` on npu:index (called by the C++ hooks with the
+    StorageImpl's address): a new block from the caching allocator holding the first
+    min(old, new) bytes (charged as a device-to-device copy), the old block freed. Returns
+    the new device address, 0 for size 0 (no block, as torch_npu and CUDA do)."""
+    from npu_runtime.core.transfer import D2D, _copy_cost
+
+    ref = _by_impl.get(impl)
+    entry = _live.get(ref) if ref is not None else None
+    if entry is None or ref is None or ref() is None:
+        raise RuntimeError(
+            f"npu:{index} storage resize: this storage was not allocated by the npu device"
+        )
+    alloc, dev, old, _ = entry
+    if _rt.devices.get(dev.id) is not dev:
+        raise RuntimeError(f"npu:{index} storage resize: the device was reset since")
+    new: Block | None = None
+    if nbytes:
+        global first_oom
+        try:
+            new = alloc.malloc(nbytes, None)
+        except torch.OutOfMemoryError as exc:
+            if first_oom is None:
+                first_oom = (user_site(2), str(exc))
+            raise
+    old_bytes = ref().nbytes() if old is not None else 0  # type: ignore[union-attr]
+    keep = min(old_bytes, nbytes)
+    if old is not None and new is not None and keep:
+        if not estimate:
+            raw, base, _ = _host_bases.get((index, torch.uint8)) or _host_base(index, torch.uint8)
+            raw[new.addr - base : new.addr - base + keep].copy_(
+                raw[old.addr - base : old.addr - base + keep]
+            )
+        charge(index, "MemcpyD2D", _copy_cost(dev, D2D, keep), kind="memcpy",
+               name="MEMCPY_DEVICE_TO_DEVICE")  # fmt: skip
+    _live[ref] = (alloc, dev, new, impl)
+    if old is not None:
+        _free_block(alloc, dev, old)
+    return new.addr if new is not None else 0
 
 
 def empty_strided(

@@ -431,7 +431,17 @@ def _convolution_backward(
     )
 
 
+def _record_stream(op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
+    """`tensor.record_stream(s)` (FSDP, DDP's comm hooks): keeps the block from reuse until
+    `s`'s queued work is done. The emulator computes every op when it is issued, so no later
+    op can see a reused block's new values: nothing to hold back."""
+    t, s = args[0], args[1] if len(args) > 1 else kw["s"]
+    if s.device.type != t.device.type:
+        raise RuntimeError(f"record_stream: the stream is on {s.device}, the tensor on {t.device}")
+
+
 _SPECIAL: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
+    "record_stream": _record_stream,
     "empty": _empty,
     "as_strided": _as_strided,
     "empty_strided": _empty_strided,

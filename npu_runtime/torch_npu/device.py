@@ -37,6 +37,20 @@ def _kernel(op: Any) -> Any:
     return kernel
 
 
+_DENSE = ("cpu", "npu")
+
+
+def _compatible_shallow_copy(self: torch.Tensor, src: torch.Tensor) -> bool:
+    """Dense CPU and npu tensors can take each other's data, as in torch_npu."""
+    if torch._C._dispatch_keys(self) == torch._C._dispatch_keys(src):
+        return True
+    return (
+        self.layout == src.layout == torch.strided
+        and self.device.type in _DENSE
+        and src.device.type in _DENSE
+    )
+
+
 def _pin_memory(t: torch.Tensor, device: Any = None) -> torch.Tensor:
     return t.clone()
 
@@ -73,6 +87,9 @@ def setup() -> None:
     for name in aten.EXPLICIT:
         op = getattr(torch.ops.aten, name).default
         aten_lib.impl(name, _kernel(op), "PrivateUse1")
+    # `param.data = npu_tensor` on a CPU parameter (FSDP1 moving a module to its device):
+    # torch's own check knows only its in-tree dense backends; torch_npu registers this.
+    aten_lib.impl("_has_compatible_shallow_copy_type", _compatible_shallow_copy, "PrivateUse1")
     # Pinned host memory: PyTorch asks the device's C++ hooks for a pinned allocator, which a
     # Python backend cannot provide. Host memory is host memory to the emulator, so pinning
     # (DataLoader(pin_memory=True), tensor.pin_memory()) gives a CPU copy, as a page-locked

@@ -11,7 +11,9 @@ Python guard, whose registration then does nothing. The build is cached under
 The guard keeps the current device index per host thread (the autograd engine sets it on
 its device threads); `_backend.state.device` reads and writes that index once the guard is
 loaded. Streams are each device's default stream; events are no-ops, as the emulator runs
-every op when it is issued.
+every op when it is issued. The hooks also resize storages (`untyped_storage().resize_()`,
+FSDP's way to free and re-allocate parameters): C++ calls back into
+`_backend.resize_storage` for the new block and re-points the StorageImpl at it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ _SOURCE = r"""
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/core/StorageImpl.h>
+#include <c10/util/Exception.h>
+
+#include <cstdint>
+#include <string>
 
 namespace {
 using c10::Device;
@@ -106,6 +113,12 @@ struct NpuGeneratorImpl final : public at::CPUGeneratorImpl {
 using HasContext = int (*)(int);
 HasContext has_context = nullptr;  // Python: is the emulated device open?
 
+// Python (_backend.resize_storage): give the storage (by its StorageImpl address) a block
+// of `nbytes` on npu:device, keeping min(old, new) bytes. 0 = done and *out holds the new
+// device address (0 for no block); 1 = out of memory, 2 = another error, message in `msg`.
+using ResizeBytes = int (*)(std::uintptr_t, int, std::uint64_t, std::uint64_t*, char*, int);
+ResizeBytes resize_bytes = nullptr;
+
 struct NpuHooks final : public at::PrivateUse1HooksInterface {
   bool isBuilt() const override { return true; }
   bool isAvailable() const override { return true; }
@@ -118,6 +131,21 @@ struct NpuHooks final : public at::PrivateUse1HooksInterface {
                 ": the process sees ", int(device_count), " NPU device(s)");
     return at::make_generator<NpuGeneratorImpl>(index);
   }
+  // untyped_storage().resize_() (FSDP frees and re-allocates parameter storage this way).
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
+    TORCH_CHECK(resize_bytes != nullptr, "npu storage resizing is not available");
+    c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
+    Device device = impl->device();
+    std::uint64_t addr = 0;
+    char msg[512] = {0};
+    int rc = resize_bytes(reinterpret_cast<std::uintptr_t>(impl), device.index(),
+                          static_cast<std::uint64_t>(newsize), &addr, msg, sizeof(msg));
+    TORCH_CHECK_WITH(OutOfMemoryError, rc != 1, std::string(msg));
+    TORCH_CHECK(rc == 0, std::string(msg));
+    impl->set_data_ptr_noswap(
+        at::DataPtr(reinterpret_cast<void*>(static_cast<std::uintptr_t>(addr)), device));
+    impl->set_nbytes(newsize);
+  }
 };
 }  // namespace
 
@@ -128,9 +156,10 @@ int ascend_lens_npu_register_guard(int count) {
   c10::impl::registerDeviceGuard(kNpu, impl);
   return 0;
 }
-int ascend_lens_npu_register_hooks(HasContext callback) {
+int ascend_lens_npu_register_hooks(HasContext callback, ResizeBytes resize) {
   if (at::isPrivateUse1HooksRegistered()) return 1;
   has_context = callback;
+  resize_bytes = resize;
   at::RegisterPrivateUse1HooksInterface(new NpuHooks());  // leaked: lives with the process
   return 0;
 }
@@ -222,8 +251,8 @@ def install(device_count: int) -> bool:
     lib.ascend_lens_npu_set_device.argtypes = [ctypes.c_int]
     lib.ascend_lens_npu_set_count.argtypes = [ctypes.c_int]
     lib.ascend_lens_npu_register_guard(device_count)
-    lib.ascend_lens_npu_register_hooks.argtypes = [_HAS_CONTEXT]
-    lib.ascend_lens_npu_register_hooks(_has_context_cb)
+    lib.ascend_lens_npu_register_hooks.argtypes = [_HAS_CONTEXT, _RESIZE_BYTES]
+    lib.ascend_lens_npu_register_hooks(_has_context_cb, _resize_bytes_cb)
     _lib = lib
     return True
 
@@ -243,6 +272,44 @@ def _has_context(index: int) -> int:
 
 _HAS_CONTEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
 _has_context_cb = _HAS_CONTEXT(_has_context)  # kept alive: C++ holds the pointer
+
+
+def _resize_bytes(
+    impl: int,
+    device: int,
+    nbytes: int,
+    out: ctypes._Pointer[ctypes.c_uint64],
+    msg: int,
+    msg_len: int,
+) -> int:
+    """Resize the storage at StorageImpl address `impl`; exceptions become codes (ctypes
+    would print and drop them) and a message C++ raises with."""
+    import torch
+
+    from npu_runtime.torch_npu import _backend
+
+    try:
+        out[0] = _backend.resize_storage(impl, device, nbytes)
+        return 0
+    except torch.OutOfMemoryError as exc:
+        code, text = 1, str(exc)
+    except Exception as exc:
+        code, text = 2, str(exc) or type(exc).__name__
+    data = text.encode("utf-8", "replace")[: msg_len - 1] + b"\0"
+    ctypes.memmove(msg, data, len(data))
+    return code
+
+
+_RESIZE_BYTES = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_size_t,
+    ctypes.c_int,
+    ctypes.c_uint64,
+    ctypes.POINTER(ctypes.c_uint64),
+    ctypes.c_void_p,
+    ctypes.c_int,
+)
+_resize_bytes_cb = _RESIZE_BYTES(_resize_bytes)
 
 
 def get_device() -> int:

@@ -40,24 +40,44 @@ def _index(device: Any) -> int:
     return idx(device)
 
 
-class Stream:
-    """`torch.npu.Stream(device=None, priority=0)`: an in-order queue of the device."""
+_PRIVATEUSE1 = 20  # c10::DeviceType::PrivateUse1, the `device_type` of an npu torch.Stream
 
-    def __init__(
-        self, device: Any = None, priority: int = 0, _rt_stream: _RtStream | None = None
-    ) -> None:
-        self.device_index = _index(device)
+
+class Stream(torch.Stream):
+    """`torch.npu.Stream(device=None, priority=0)`: an in-order queue of the device.
+
+    A `torch.Stream` (as torch_npu's is), so torch APIs that take a stream argument
+    (`Tensor.record_stream`, which FSDP calls) accept it; its `stream_id` is the runtime
+    stream's handle."""
+
+    _stream: _RtStream
+    priority: int
+
+    def __new__(
+        cls, device: Any = None, priority: int = 0, _rt_stream: _RtStream | None = None
+    ) -> Stream:
+        index = _index(device)
         if _rt_stream is None:
-            with _on(self.device_index):
+            with _on(index):
                 handle = sched.create_stream(_rt, priority=priority)
             s = _rt.lookup(handle, _RtStream)
             assert s is not None
             _rt_stream = s
+        self = super().__new__(
+            cls, stream_id=_rt_stream.handle, device_index=index, device_type=_PRIVATEUSE1
+        )
         self._stream = _rt_stream
         self.priority = priority
+        return self
 
+    def __init__(
+        self, device: Any = None, priority: int = 0, _rt_stream: _RtStream | None = None
+    ) -> None:
+        pass  # all done in __new__ (torch.Stream's fields are set there)
+
+    # torch_npu's own Event and Stream types in these signatures, as in torch_npu
     @property
-    def device(self) -> torch.device:
+    def device(self) -> torch.device:  # type: ignore[override]
         return torch.device("npu", self.device_index)
 
     @property
@@ -72,13 +92,13 @@ class Stream:
         with _on(self.device_index):
             return sched.stream_query(_rt, self._stream.handle) == sched.STATUS_COMPLETE
 
-    def wait_event(self, event: Event) -> None:
+    def wait_event(self, event: Event) -> None:  # type: ignore[override]
         event.wait(self)
 
-    def wait_stream(self, stream: Stream) -> None:
+    def wait_stream(self, stream: Stream) -> None:  # type: ignore[override]
         self.wait_event(stream.record_event())
 
-    def record_event(self, event: Event | None = None) -> Event:
+    def record_event(self, event: Event | None = None) -> Event:  # type: ignore[override]
         event = event or Event()
         event.record(self)
         return event

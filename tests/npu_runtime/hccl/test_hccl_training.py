@@ -165,3 +165,24 @@ def test_two_machines_on_one_host_run_one_job_over_roce(tmp_path: Path) -> None:
         assert m.group(1) == "mesh+H-D_R"
         links = dict(kv.split("=") for kv in m.group(2).split(","))
         assert set(links) == {"HCCS", "RDMA"} and int(links["RDMA"]) > 0
+
+
+@pytest.mark.parametrize(("script", "kind"), [("fsdp_npu.py", "fsdp"), ("fsdp1_npu.py", "fsdp1")])
+def test_fsdp_on_npu_devices_equals_single_process_training(
+    tmp_path: Path, script: str, kind: str
+) -> None:
+    """FSDP2 (fully_shard) and FSDP1 on npu:LOCAL_RANK: parameter storage freed and
+    re-allocated each step, gradients reduce-scattered on FSDP's own streams."""
+    path = script_copy(script, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    run = ascend_lens("--nproc", "2", path, out, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.lines(0) == [f"rank 0 {kind} trained {STEPS} steps"]
+    assert run.lines(1) == [f"rank 1 {kind} trained {STEPS} steps"]
+    ref = _reference()
+    for rank in range(2):
+        got = torch.load(out / f"rank{rank}.pt")
+        assert set(got) == set(ref["params"])  # type: ignore[arg-type]
+        for name, p in ref["params"].items():  # type: ignore[attr-defined]
+            torch.testing.assert_close(got[name], p, rtol=1e-5, atol=1e-6)
