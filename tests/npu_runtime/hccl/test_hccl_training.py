@@ -186,3 +186,20 @@ def test_fsdp_on_npu_devices_equals_single_process_training(
         assert set(got) == set(ref["params"])  # type: ignore[arg-type]
         for name, p in ref["params"].items():  # type: ignore[attr-defined]
             torch.testing.assert_close(got[name], p, rtol=1e-5, atol=1e-6)
+
+
+def test_mp_spawn_launch_runs_ddp_on_each_ranks_device(tmp_path: Path, no_leftovers: None) -> None:
+    """`torch.multiprocessing.spawn` instead of torchrun: the spawned ranks find the emulator's
+    torch_npu, run on npu:RANK and average gradients over hccl."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = script_copy("spawn_ddp.py", tmp_path)
+    r = ascend_lens(script, str(port), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.splitlines()) == [
+        "rank 0: [3.0, 3.0, 3.0] on npu:0",
+        "rank 1: [3.0, 3.0, 3.0] on npu:1",
+    ]
