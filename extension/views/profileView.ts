@@ -8,18 +8,20 @@ import type { ProfileStore } from "../profile/store";
 import { GROUPS, nodeId, refreshTarget, shouldFire, type ProfileNode as Node } from "./profileTree";
 
 export const OPEN_LINE_COMMAND = `${MODULE}.profile.openLine`;
+const REFRESH_DELAY_MS = 150;
 
 export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<Node | Node[] | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly subs: vscode.Disposable[] = [];
-  private hadProfile = false;
+  /** Whether the root has shown the two groups; from then on they stay (see profileTree). */
+  private groupsShown = false;
   private visible = false;
   private stale = false;
   private disposed = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly store: ProfileStore) {
-    this.hadProfile = store.current !== undefined;
     this.subs.push(store.onDidChange(() => this.changed()));
   }
 
@@ -27,23 +29,34 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
   createView(viewId: string): vscode.TreeView<Node> {
     const view = vscode.window.createTreeView(viewId, { treeDataProvider: this });
     this.visible = view.visible;
+    // The view itself is not disposed here: deactivation happens when the extension host
+    // terminates, and disposing a tree view then cancels VS Code's refresh in flight and
+    // drops the handles the workbench is still asking about ("Unable to refresh tree view:
+    // Canceled", "No tree item with id '1/group:ops'" in the e2e logs). It ends with the host.
     this.subs.push(
-      view,
       view.onDidChangeVisibility((e) => {
         this.visible = e.visible;
         if (this.stale && shouldFire(this.disposed, this.visible)) {
           this.stale = false;
-          this.emitter.fire(undefined);
+          this.emitter.fire(this.groupsShown ? [...GROUPS] : undefined);
         }
       }),
     );
     return view;
   }
 
+  /** Store changes are coalesced: a debug session sends a profile at every stop, and a refresh
+   * still in flight when the extension host terminates is logged as an error by VS Code. */
   private changed(): void {
-    const has = this.store.current !== undefined;
-    const target = refreshTarget(this.hadProfile, has);
-    this.hadProfile = has;
+    if (this.disposed || this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.refresh();
+    }, REFRESH_DELAY_MS);
+  }
+
+  private refresh(): void {
+    const target = refreshTarget(this.groupsShown, this.store.current !== undefined);
     if (target === "none" || this.disposed) return;
     if (!shouldFire(this.disposed, this.visible)) {
       this.stale = true;
@@ -54,9 +67,12 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 
   getChildren(node?: Node): Node[] {
     const entry = this.store.current;
-    if (!entry) return [];
-    if (!node) return [...GROUPS];
-    if (node.kind !== "group") return [];
+    if (!node) {
+      if (!entry && !this.groupsShown) return []; // the welcome text until the first profile
+      this.groupsShown = true;
+      return [...GROUPS];
+    }
+    if (!entry || node.kind !== "group") return [];
     return node.group === "lines"
       ? entry.profile.lines.map((line) => ({ kind: "line", line }))
       : entry.profile.top_ops.map((op) => ({ kind: "op", op }));
@@ -68,8 +84,10 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       const lines = node.group === "lines";
       const item = new vscode.TreeItem(lines ? "Hot lines" : "Top ops", vscode.TreeItemCollapsibleState.Expanded);
       item.id = nodeId(node);
-      if (lines && entry) {
-        item.description = `${entry.label} · ${entry.profile.device} · ${formatDuration(entry.profile.total_us)}`;
+      if (lines) {
+        item.description = entry
+          ? `${entry.label} · ${entry.profile.device} · ${formatDuration(entry.profile.total_us)}`
+          : "cleared";
       }
       return item;
     }
@@ -99,6 +117,7 @@ export class ProfileView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 
   dispose(): void {
     this.disposed = true;
+    clearTimeout(this.timer);
     for (const sub of this.subs) sub.dispose();
     this.emitter.dispose();
   }

@@ -16,11 +16,11 @@ describe("profile tree", () => {
     assert.equal(nodeId({ kind: "line", line: { ...first } }), `line:${first.file}:${first.line}`); // same line, next profile: same id
   });
 
-  it("refreshes only the groups while a profile stays, the root when one comes or goes", () => {
-    assert.equal(refreshTarget(true, true), "groups");
+  it("refreshes the root only for the first profile, the groups ever after", () => {
     assert.equal(refreshTarget(false, true), "root");
-    assert.equal(refreshTarget(true, false), "root");
     assert.equal(refreshTarget(false, false), "none");
+    assert.equal(refreshTarget(true, true), "groups");
+    assert.equal(refreshTarget(true, false), "groups"); // cleared: the groups stay, empty
   });
 
   it("sends nothing after dispose or while hidden", () => {
