@@ -117,7 +117,17 @@ class _Lent:
         self._back = []
 
 
-class _Work(_WorkBase):
+class _HcclWork(_WorkBase):
+    """What every hccl work object answers alike: no stored exception; synchronize is wait."""
+
+    def exception(self) -> None:
+        return None
+
+    def synchronize(self) -> None:
+        self.wait()
+
+
+class _Work(_HcclWork):
     """A collective that has already moved its data; `wait()` makes the device wait for it."""
 
     def __init__(self, result: list[torch.Tensor], entry: Entry | None) -> None:
@@ -146,17 +156,11 @@ class _Work(_WorkBase):
     def is_success(self) -> bool:
         return True
 
-    def exception(self) -> None:
-        return None
-
     def result(self) -> list[torch.Tensor]:
         return self._result
 
-    def synchronize(self) -> None:
-        self.wait()
 
-
-class _P2PWork(_WorkBase):
+class _P2PWork(_HcclWork):
     """A send or receive: gloo's transfer is in flight; `wait()` checks the peer and lands it."""
 
     def __init__(self, finish: Callable[[], Entry], tensors: list[torch.Tensor]) -> None:
@@ -182,14 +186,8 @@ class _P2PWork(_WorkBase):
     def is_success(self) -> bool:
         return self._finish is None
 
-    def exception(self) -> None:
-        return None
-
     def result(self) -> list[torch.Tensor]:
         return self._tensors
-
-    def synchronize(self) -> None:
-        self.wait()
 
 
 class HcclProcessGroup(_ProcessGroup):
