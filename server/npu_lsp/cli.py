@@ -25,6 +25,7 @@ from pathlib import Path
 
 from npu_lsp.config import Config, load_config
 from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.discovery import report_into
 from npu_lsp.engine import LANGUAGES, WorkspaceIndex, iter_python_files
 from npu_lsp.files import is_checkable
 from npu_lsp.fixing import run_fix
@@ -137,12 +138,6 @@ def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]
     files: list[Path] = []
     limit = config.max_file_size
 
-    def special(f: Path, reason: str) -> None:
-        skipped.append(f"{f}: {reason}")
-
-    def unlistable(exc: OSError) -> None:
-        skipped.append(f"{exc.filename}: cannot read folder: {exc.strerror or exc}")
-
     for raw in paths:
         p = Path(raw)
         try:
@@ -157,16 +152,16 @@ def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]
             except OSError as exc:
                 raise UsageError(f"{raw}: cannot read folder: {exc.strerror or exc}") from None
             suffixes = (".py", ".pyi", ".json", ".ipynb")
-            for f in iter_python_files(
-                [p], config.exclude, suffixes, on_error=unlistable, on_skip=special
-            ):
-                if not _is_target(f):
-                    continue
-                reason = is_checkable(f, limit)
-                if reason is None:
-                    files.append(f)
-                else:
-                    skipped.append(f"{f}: {reason}")
+            files.extend(
+                iter_python_files(
+                    [p],
+                    config.exclude,
+                    suffixes,
+                    limit=limit,
+                    is_target=_is_target,
+                    **report_into(skipped),
+                )
+            )
             continue
         reason = is_checkable(p, limit)
         if reason is not None and not stat.S_ISREG(st.st_mode):
@@ -248,7 +243,6 @@ def run(argv: Sequence[str]) -> int:
     for nb in notebooks:
         by_file[str(nb)] = list(check_notebook_file(nb, config, workspace))
     results = [r for f in files for r in by_file.pop(str(f), [])]
-    results += [r for rest in by_file.values() for r in rest]  # paths check_files renamed
     if args.statistics:
         sys.stdout.write(render_statistics(results))
     else:

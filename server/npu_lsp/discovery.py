@@ -5,8 +5,8 @@ were given; inside a folder, sorted names, depth first), each once. Folders skip
 directories, virtual environments and build output. A file named directly is kept even
 when it has no known suffix (the user asked for it); anything that is not a regular file
 (a FIFO, a device, a socket, a dangling link) is never opened: opening a FIFO would block.
-Checks that decide whether to look at a file at all (size limits, special files) belong in
-`_wanted` so every caller gets them.
+Checks that decide whether to look at a file at all (special files, and with `limit` the
+size) are `files.refusal` applied here, on the one `stat` of each walked file.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from npu_lsp.files import refusal
 
@@ -48,13 +49,15 @@ def discover(
     strict: bool = False,
     on_error: Callable[[OSError], None] | None = None,
     on_skip: Callable[[Path, str], None] | None = None,
+    limit: int = 0,
 ) -> list[Path]:
     """Regular files under `paths`: folders are walked for names ending in `suffixes`
     (and passing `is_target`, when given) that no `exclude` glob matches; files named
     directly are kept as given. With `strict`, a missing path raises `MissingPath`;
     otherwise it is passed through (the checker reports it unreadable). A folder that
-    cannot be listed goes to `on_error`, and a special file inside a folder to `on_skip` with
-    the reason (default: both silently skipped)."""
+    cannot be listed goes to `on_error`, and a special file inside a folder (or, with `limit`
+    > 0, one larger than `limit` bytes) to `on_skip` with the reason (default: both silently
+    skipped)."""
     excl = tuple(exclude)
     out: list[Path] = []
     seen: set[str] = set()
@@ -75,10 +78,9 @@ def discover(
             keep(p)
             continue
         if stat.S_ISDIR(st.st_mode):
-            for f in _walk(p, excl, suffixes, on_error, on_skip):
-                if is_target is None or is_target(f):
-                    keep(f)
-        elif _wanted(p, st):
+            for f in _walk(p, excl, suffixes, is_target, on_error, on_skip, limit):
+                keep(f)
+        elif stat.S_ISREG(st.st_mode):
             keep(p)
     return out
 
@@ -87,8 +89,10 @@ def _walk(
     root: Path,
     exclude: tuple[str, ...],
     suffixes: tuple[str, ...],
+    is_target: Callable[[Path], bool] | None = None,
     on_error: Callable[[OSError], None] | None = None,
     on_skip: Callable[[Path, str], None] | None = None,
+    limit: int = 0,
 ) -> Iterable[Path]:
     for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
@@ -96,21 +100,30 @@ def _walk(
             if not name.endswith(suffixes):
                 continue
             f = Path(dirpath) / name
-            if _excluded(f, exclude):
-                continue
+            if _excluded(f, exclude) or (is_target is not None and not is_target(f)):
+                continue  # (before the stat: a file no one checks is never reported)
             try:
                 st = f.stat()
             except OSError:
                 continue  # a dangling link
-            if _wanted(f, st):
+            reason = refusal(st, limit)
+            if reason is None:
                 yield f
             elif on_skip is not None:
-                on_skip(f, refusal(st, 0) or "not a regular file")
+                on_skip(f, reason)
 
 
-def _wanted(path: Path, st: os.stat_result) -> bool:
-    """Is `path` (with `st`, its `stat` following links) a file a run should open?"""
-    return stat.S_ISREG(st.st_mode)
+def report_into(skipped: list[str]) -> dict[str, Any]:
+    """`on_error` and `on_skip` for `discover` that append "path: reason" lines to `skipped`
+    (what `check` prints and the language server logs)."""
+
+    def unlistable(exc: OSError) -> None:
+        skipped.append(f"{exc.filename}: cannot read folder: {exc.strerror or exc}")
+
+    def special(path: Path, reason: str) -> None:
+        skipped.append(f"{path}: {reason}")
+
+    return {"on_error": unlistable, "on_skip": special}
 
 
 def _excluded(path: Path, exclude: tuple[str, ...]) -> bool:

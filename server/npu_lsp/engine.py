@@ -903,9 +903,13 @@ def iter_python_files(
     suffixes: tuple[str, ...] = (".py", ".pyi"),
     on_error: Callable[[OSError], None] | None = None,
     on_skip: Callable[[Path, str], None] | None = None,
+    limit: int = 0,
+    is_target: Callable[[Path], bool] | None = None,
 ) -> Iterable[Path]:
     """Files named directly, plus files with `suffixes` under folders (skipping hidden dirs
     and venvs); regular files only (see `discovery.discover`). A folder that cannot be listed
-    goes to `on_error`, a special file inside a folder to `on_skip` (default: both silently
-    skipped)."""
-    return discover(paths, exclude, suffixes, on_error=on_error, on_skip=on_skip)
+    goes to `on_error`, a special (or, with `limit` > 0, oversize) file inside a folder to
+    `on_skip` (default: both silently skipped)."""
+    return discover(
+        paths, exclude, suffixes, is_target, on_error=on_error, on_skip=on_skip, limit=limit
+    )

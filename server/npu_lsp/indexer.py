@@ -24,9 +24,9 @@ import time
 import warnings
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from pathlib import Path
 
 from npu_lsp.cache import FileSummary, digest, project_summaries
+from npu_lsp.discovery import report_into
 from npu_lsp.engine import WorkspaceIndex, iter_python_files
 from npu_lsp.files import NotCheckable, read_checkable
 from npu_lsp.lifeline import tie_to_parent
@@ -73,13 +73,7 @@ def index_workspace(root: str, limit: int, conn: Connection) -> None:
     cached = 0
     sent_at = time.monotonic()
 
-    def special(path: Path, reason: str) -> None:
-        skipped.append(f"{path}: {reason}")
-
-    def unlistable(exc: OSError) -> None:
-        skipped.append(f"{exc.filename}: cannot read folder: {exc.strerror or exc}")
-
-    files = iter_python_files([root], on_error=unlistable, on_skip=special)
+    files = iter_python_files([root], **report_into(skipped))
     for _, found in zip(range(MAX_INDEXED_FILES), files, strict=False):
         path = str(found)
         entry = _summarise(path, limit, keys, from_cache, skipped)
