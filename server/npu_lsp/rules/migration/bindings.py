@@ -21,7 +21,9 @@ Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
 _NAMESPACE_CALLS = frozenset({"Namespace", "SimpleNamespace", "dict"})
 _SCOPED = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
-_INDEXED = frozenset({ast.Call, ast.Compare, ast.Assign, ast.Name, ast.Attribute, ast.Subscript})
+_INDEXED = frozenset(
+    {ast.Call, ast.Compare, ast.Assign, ast.Name, ast.Attribute, ast.Subscript, ast.ImportFrom}
+)
 
 
 class Bindings(ast.NodeVisitor):

@@ -5,14 +5,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from npu_lsp.diagnostics import Diagnostic, Edit
+from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.helpers import attr_name_span, rewrite_fix
-from npu_lsp.rules.migration.values import resolve
+from npu_lsp.rules.migration.apis import cuda_call
+from npu_lsp.rules.migration.groups import device_group, no_safe_fix
+from npu_lsp.rules.migration.helpers import attr_name_span
 
 
-@rule(code="NPU201", name="cuda-method-call", severity="warning", family="migration", fix="always")
+@rule(
+    code="NPU201", name="cuda-method-call", severity="warning", family="migration", fix="sometimes"
+)
 class CudaMethodCall(Rule):
     """## What it does
     Finds `.cuda()` calls that move a tensor or a module to a CUDA device.
@@ -41,7 +44,11 @@ class CudaMethodCall(Rule):
 
     ## Fix safety
     Safe: the method is renamed and `import torch_npu` is added after `import torch` when the
-    file does not import it yet; arguments are kept as written.
+    file does not import it yet; arguments are kept as written. The rename moves with the
+    file's device strings (NPU203/NPU204) and other CUDA API uses in one fix, so `.npu()`
+    never lands beside a `device="cuda"` that stays: when a device string of the file
+    cannot be rewritten exactly there is no fix, and when its value is also used for
+    something else (a path, an unseen call) the fix is unsafe; the message says which.
 
     ## References
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
@@ -50,17 +57,16 @@ class CudaMethodCall(Rule):
     nodes = (ast.Call,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        assert isinstance(node, ast.Call)
-        func = node.func
-        if not isinstance(func, ast.Attribute) or func.attr != "cuda":
+        found = cuda_call(ctx, node)
+        if found is None:
             return
-        if (resolve(ctx, func) or "").startswith("torch.cuda"):
-            return  # `torch.cuda(...)` is not a tensor method
-        edit = Edit(attr_name_span(ctx, func), "npu")
-        fix = rewrite_fix(ctx, "Replace `.cuda()` with `.npu()`", edit)
+        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        group = device_group(ctx)
+        fix = group.fixes.get(id(node))
         yield ctx.diagnostic(
             self,
-            attr_name_span(ctx, func),
-            "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend",
+            attr_name_span(ctx, node.func),
+            "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend"
+            + no_safe_fix(group, fix),
             fix=fix,
         )
