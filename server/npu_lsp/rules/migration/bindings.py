@@ -39,6 +39,10 @@ class Bindings(ast.NodeVisitor):
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.returns: dict[int, list[ast.expr]] = {}
         self.calls: dict[str, list[ast.Call]] = {}
+        #: `<x>.name(...)` calls by method name, and the methods taking `self` (their
+        #: arguments start after the receiver)
+        self.method_calls: dict[str, list[ast.Call]] = {}
+        self.methods: set[int] = set()
         #: what lists named so are grown with (`x += [...]`, `x.append(...)`, `x.extend(...)`)
         self.grown: dict[str, list[ast.expr]] = {}
         #: `__init__` methods -> their class's name (calls to the class pass their arguments)
@@ -151,11 +155,13 @@ class Bindings(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for stmt in node.body:
-            if (
-                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and stmt.name == "__init__"
-            ):
-                self.init_of[id(stmt)] = node.name
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if stmt.name == "__init__":
+                    self.init_of[id(stmt)] = node.name
+                elif not any(
+                    isinstance(d, ast.Name) and d.id == "staticmethod" for d in stmt.decorator_list
+                ):
+                    self.methods.add(id(stmt))
         for stmt in node.body:  # class-level fields are attributes of the instances
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 if stmt.value is not None:
@@ -268,6 +274,8 @@ class Bindings(ast.NodeVisitor):
         if isinstance(func, ast.Name):
             self.calls.setdefault(func.id, []).append(node)
         name = func.attr if isinstance(func, ast.Attribute) else None
+        if name is not None:
+            self.method_calls.setdefault(name, []).append(node)
         owner = func.value if isinstance(func, ast.Attribute) else None
         if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
             self.grown.setdefault(owner.id, []).append(node.args[0])

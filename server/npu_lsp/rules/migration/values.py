@@ -46,6 +46,7 @@ Kind = Literal["device", "backend"]
 #: "cuda:{}".format(rank), "cuda:%d" % rank).
 DEVICE_HEAD = re.compile(r"cuda(?::(?:\d*|\{[^{}]*\}|%[ds]))?")
 _BACKEND = re.compile(r"nccl", re.IGNORECASE)
+_NPU_HEAD = re.compile(r"npu(?::\d*)?")
 _HEADS: dict[Kind, re.Pattern[str]] = {"device": DEVICE_HEAD, "backend": _BACKEND}
 
 #: Keyword arguments that take a device anywhere (tensor factories, `.to`, `torch.load`,
@@ -138,6 +139,13 @@ class Flow:
         #: every expression passed through while following values back from their uses
         self.visited: set[int] = set()
         self._memo: dict[tuple[Kind, int, bool], set[int]] = {}
+        #: parameters compared with a device or backend name (`device_type == "cuda"`) that
+        #: nothing in this module shows to be one: (id of the function, name) -> kind
+        self.param_compares: dict[tuple[int, str], Kind] = {}
+        from npu_lsp.rules.migration.project import links
+
+        #: the project's facts (other modules' device parameters and values passed in)
+        self.links = links(getattr(ctx.scopes, "workspace", None))
         self._collect()
         self._find_escapes()
 
@@ -158,6 +166,8 @@ class Flow:
                 self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
             if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
                 startswith.append(node)
+        if self.links is not None:
+            self._incoming()
         for node in nodes.get(ast.Assign, []):
             if isinstance(node, ast.Assign) and _is_device_object(node.value, self.ctx):
                 for t in node.targets:
@@ -175,6 +185,46 @@ class Flow:
                         self._literal(
                             choice, kind, choice, direct=False, carriers={carrier}, role="choice"
                         )
+
+    def _incoming(self) -> None:
+        """Parameters other modules of the project pass device values to are device
+        values here: their defaults move with them, and so do their comparisons."""
+        from npu_lsp.rules.migration.project import functions_of, incoming_for
+
+        assert self.links is not None
+        module = self.ctx.scopes.info.module
+        by_id = {id(fn): fn for fns in self.b.functions.values() for fn in fns}
+        for fn_id, (qual, method) in functions_of(self.ctx.tree, module).items():
+            fn = by_id.get(fn_id)
+            if fn is None:
+                continue
+            params = self.b.params.get(fn_id, {})
+            for position, keyword, kind in incoming_for(self.links, qual, method):
+                name = keyword or next((n for n, (_f, i) in params.items() if i == position), None)
+                if name is None or name not in params:
+                    continue
+                carrier: Carrier = ("name", str(fn_id), name)
+                k: Kind = "device" if kind == "device" else "backend"
+                self.carriers[k].add(carrier)
+                for value in self.b.names.get(fn_id, {}).get(name, []):
+                    self._follow(
+                        value, k, fn, direct=False, carriers={carrier}, depth=0, seen=set()
+                    )
+
+    def kind_of_value(self, expr: ast.AST) -> Kind | None:
+        """Is `expr` (an argument) a device or backend value of this module: one of its
+        literals, or a name, attribute or key holding them?"""
+        for kind in ("device", "backend"):
+            if id(expr) in self.sources[kind]:
+                return kind
+        carrier = self._carrier(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        if carrier is None and isinstance(expr, ast.Subscript):
+            carrier = self._carrier(expr)
+        if carrier is not None:
+            for kind in ("device", "backend"):
+                if carrier in self.carriers[kind]:
+                    return kind
+        return None
 
     def _sink_args(self, call: ast.Call) -> Iterator[tuple[Kind, ast.expr]]:
         func = call.func
@@ -338,6 +388,8 @@ class Flow:
         owner = self.b.init_of.get(id(fn))
         if owner is not None:  # `Trainer(model, "cuda")` calls `__init__(self, model, device)`
             calls, index = self.b.calls.get(owner, []), index - 1
+        elif id(fn) in self.b.methods:  # `trainer.fit(loader, "cuda")`: `fit(self, ...)`
+            calls, index = self.b.method_calls.get(fn.name, []), index - 1
         for call in calls:
             for kw in call.keywords:
                 if kw.arg == name:
@@ -427,13 +479,24 @@ class Flow:
             return True  # `device.type`, `device.startswith(...)`, a bare expression
         if isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets):
             return True  # a copy into another name: that name's reads are checked
+        if self.links is not None:  # an argument for a device parameter of another module
+            call = self.b.parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
+            if isinstance(call, ast.Call) and node is not call.func:
+                from npu_lsp.rules.migration.project import outgoing_kind
+
+                if outgoing_kind(self.links, self.ctx, call, node) is not None:
+                    return True
         # messages: print(...), logger.info(...), warnings.warn(...), f-strings inside them
         walker: ast.AST | None = parent
+        below: ast.AST = node
         while walker is not None and not isinstance(walker, ast.stmt):
             if isinstance(walker, ast.Call) and self._is_message(walker):
                 return True
-            walker = self.b.parents.get(id(walker))
-        return False
+            below, walker = walker, self.b.parents.get(id(walker))
+        # `assert ok, f"... {device}"` and `raise ValueError(f"... {device}")`: messages too
+        return isinstance(walker, ast.Raise) or (
+            isinstance(walker, ast.Assert) and below is walker.msg
+        )
 
     def _is_message(self, call: ast.Call) -> bool:
         func = call.func
@@ -498,6 +561,26 @@ class Flow:
                 kind = self._kind_of(value)
                 if kind is not None:
                     self._compared(value, literal, kind, cmp)
+                elif isinstance(value, ast.Name):
+                    self._param_compare(value, literal)
+
+    def _param_compare(self, name: ast.Name, literal: ast.AST) -> None:
+        """A parameter compared with a device or backend name (`device_type == "cuda"`,
+        also `"npu"` after a migration) that nothing here shows to be one: recorded for
+        the project's facts (a caller in another module may pass a device)."""
+        text = _head_text(literal)
+        if text is None:
+            return
+        kind: Kind | None = None
+        if DEVICE_HEAD.fullmatch(text) or _NPU_HEAD.fullmatch(text):
+            kind = "device"
+        elif text.lower() in ("nccl", "hccl"):
+            kind = "backend"
+        if kind is None:
+            return
+        scope, _ = self._lookup(name)
+        if name.id in self.b.params.get(id(scope), {}):
+            self.param_compares.setdefault((id(scope), name.id), kind)
 
     def _compared(self, value: ast.AST, literal: ast.AST, kind: Kind, where: ast.AST) -> None:
         """`literal` is compared with `value`, a device (or backend): the literal has to move
@@ -510,6 +593,8 @@ class Flow:
     def _startswith(self, call: ast.Call) -> None:
         assert isinstance(call.func, ast.Attribute)
         kind = self._kind_of(call.func.value)
+        if kind is None and isinstance(call.func.value, ast.Name) and call.args:
+            self._param_compare(call.func.value, call.args[0])
         if kind is None or not call.args:
             return
         arg = call.args[0]
