@@ -43,7 +43,9 @@ _SKIP_CALLEES = ("torch.", "builtins.", "os.", "logging.", "argparse.", "numpy."
 
 @dataclass(frozen=True)
 class Facts:
-    #: (function qualname, parameter, position in the def, kind, is a method)
+    #: (function qualname, parameter, position in the def, kind, is a method); kind is
+    #: "device"/"backend", or for the other parameters "inert" (every read harmless: a
+    #: message, a comparison) or "escape"
     params: tuple[tuple[str, str, int, str, bool], ...] = ()
     #: (callee key, argument position or -1, keyword or "", kind)
     passes: tuple[tuple[str, int, str, str], ...] = ()
@@ -109,6 +111,12 @@ def _facts(flow: Flow, module: str) -> Facts:
         if where is not None and id(where[0]) in fns:
             qual, method = fns[id(where[0])]
             params.add((qual, name, where[1], kind, method))
+    known = {(q, n) for q, n, *_ in params}
+    for (fn_id, name), inert in _inert_params(flow, fns).items():
+        qual, method = fns[fn_id]
+        if (qual, name) not in known:
+            position = flow.b.params[fn_id][name][1]
+            params.add((qual, name, position, "inert" if inert else "escape", method))
     passes: set[tuple[str, int, str, str]] = set()
     for call in flow.b.nodes.get(ast.Call, []):
         assert isinstance(call, ast.Call)
@@ -124,6 +132,31 @@ def _facts(flow: Flow, module: str) -> Facts:
             if kind is not None:
                 passes.add((key, position, keyword, kind))
     return Facts(tuple(sorted(params)), tuple(sorted(passes)))
+
+
+def _inert_params(flow: Flow, fns: dict[int, tuple[str, bool]]) -> dict[tuple[int, str], bool]:
+    """For each parameter of the module's functions: is every read of it harmless (shown
+    in a message, compared, never read)? A device passed to such a parameter changes
+    nothing but text when it moves."""
+    out: dict[tuple[int, str], bool] = {}
+    names: set[str] = set()
+    for fn_id in fns:
+        for name, (_fn, position) in flow.b.params.get(fn_id, {}).items():
+            if position >= 0 or name:
+                out[(fn_id, name)] = True
+                names.add(name)
+    for node in flow.b.nodes.get(ast.Name, []):
+        assert isinstance(node, ast.Name)
+        if node.id not in names or not isinstance(node.ctx, ast.Load):
+            continue
+        scope, _ = flow._lookup(node)
+        key = (id(scope), node.id)
+        if out.get(key):
+            parent = flow.b.parents.get(id(node))
+            # a copy into another name is harmless for the escapes only because that
+            # name's reads are checked there; here nothing checks them
+            out[key] = not isinstance(parent, ast.Assign) and flow._harmless(node)
+    return out
 
 
 def callee_key(ctx: Context, call: ast.Call) -> str | None:
@@ -151,11 +184,14 @@ class Links:
     params: dict[str, dict[tuple[int, str], str]] = field(default_factory=dict)
 
     def device_parameter(self, key: str, position: int, keyword: str) -> str | None:
-        """The kind of the parameter a call to `key` passes this argument to, if known."""
+        """What the parameter a call to `key` passes this argument to does with it there:
+        "device"/"backend" (uses it as one), "inert" (only shows or compares it), None
+        (unknown, or something else: an escape)."""
         table = self.params.get(key)
         if not table:
             return None
-        return table.get((position, "")) if position >= 0 else table.get((-1, keyword))
+        kind = table.get((position, "")) if position >= 0 else table.get((-1, keyword))
+        return None if kind == "escape" else kind
 
 
 _LINKS: weakref.WeakKeyDictionary[Any, tuple[int, Links | None]] = weakref.WeakKeyDictionary()
@@ -181,9 +217,13 @@ def links(index: WorkspaceIndex | None) -> Links | None:
             shift = 1 if method else 0
             for key in (qual, f"*.{qual.rsplit('.', 1)[-1]}") if method else (qual,):
                 table = out.params.setdefault(key, {})
-                table[(-1, name)] = kind
+                slots = [(-1, name)]
                 if index_in_def - shift >= 0:
-                    table[(index_in_def - shift, "")] = kind
+                    slots.append((index_in_def - shift, ""))
+                for slot in slots:  # several definitions (`*.<method>`): an escape wins
+                    old = table.get(slot)
+                    if old is None or kind == "escape" or (old == "inert" and kind != "inert"):
+                        table[slot] = kind
     result = out if found else None
     _LINKS[index] = (index.version, result)
     return result
