@@ -107,7 +107,11 @@ def renames(ctx: Context) -> list[Rename]:
         return cached
     out: list[Rename] = []
     if "cuda" in ctx.text:
-        nodes = Flow.of(ctx).b.nodes
+        flow = Flow.of(ctx)
+        nodes = flow.b.nodes
+        imports = ctx.scopes.info.imports
+        aliases = {n for n, q in imports.items() if q == "torch.cuda"}
+        aliases |= {n for local in flow.b.local_imports.values() for n in local}
         for node in nodes.get(ast.Call, []):
             if (found := cuda_call(ctx, node)) is not None:
                 out.append(found)
@@ -115,6 +119,8 @@ def renames(ctx: Context) -> list[Rename]:
             value = getattr(node, "value", None)
             if isinstance(value, ast.Attribute) and value.attr != "cuda":
                 continue  # cannot name `torch.cuda` (the common case, without resolving)
+            if isinstance(value, ast.Name) and value.id not in aliases:
+                continue  # `x.y` where `x` is no import of `torch.cuda` (nor a local one)
             if (found := cuda_attribute(ctx, node)) is not None:
                 out.append(found)
         for node in nodes.get(ast.ImportFrom, []):

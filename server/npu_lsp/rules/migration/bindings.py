@@ -22,7 +22,19 @@ Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 _NAMESPACE_CALLS = frozenset({"Namespace", "SimpleNamespace", "dict"})
 _SCOPED = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 _INDEXED = frozenset(
-    {ast.Call, ast.Compare, ast.Assign, ast.Name, ast.Attribute, ast.Subscript, ast.ImportFrom}
+    {
+        ast.Call,
+        ast.Compare,
+        ast.Assign,
+        ast.Name,
+        ast.Attribute,
+        ast.Subscript,
+        ast.Import,
+        ast.ImportFrom,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+    }
 )
 
 
@@ -109,25 +121,37 @@ class Bindings(ast.NodeVisitor):
             values.append(value)
 
     def visit(self, node: ast.AST) -> None:
-        """`NodeVisitor.visit` with the method looked up once per node type."""
+        """`NodeVisitor.visit` with the method looked up once per node type (never
+        `NodeVisitor.visit_Constant`, a compatibility shim that costs a call per literal)."""
         method = _DISPATCH.get(type(node))
         if method is None:
             name = "visit_" + type(node).__name__
-            method = _DISPATCH[type(node)] = getattr(type(self), name, type(self).generic_visit)
+            found = getattr(type(self), name, None) if name != "visit_Constant" else None
+            method = _DISPATCH[type(node)] = found or type(self).generic_visit
         method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        record, visit = self._record, self.visit
-        for name in node._fields:
+        # Inlined `_record` + `visit`: this loop runs for every node of the module. Leaves
+        # (literals, `Load`/`Store`, operators) have no children and nothing looks them up.
+        parents, scope_of, indexed = self.parents, self.scope_of, self.nodes
+        for name in _fields(type(node)):
             value = getattr(node, name, None)
-            if isinstance(value, list):
-                for child in value:
-                    if isinstance(child, ast.AST):
-                        record(child, node)
-                        visit(child)
-            elif isinstance(value, ast.AST):
-                record(value, node)
-                visit(value)
+            for child in value if type(value) is list else (value,):
+                kind = type(child)
+                if kind in _LEAVES or not isinstance(child, ast.AST):
+                    continue
+                parents[id(child)] = node
+                if kind in _SCOPED:
+                    scope_of[id(child)] = self._stack[-1]
+                if kind in _INDEXED:
+                    indexed.setdefault(kind, []).append(child)
+                method = _DISPATCH.get(kind)
+                if method is None:
+                    self.visit(child)
+                elif method is _GENERIC:
+                    self.generic_visit(child)
+                else:
+                    method(self, child)
 
     def _record(self, child: ast.AST, parent: ast.AST) -> None:
         """Remember `child`'s parent (and scope, for names and functions), and the nodes
@@ -141,8 +165,10 @@ class Bindings(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for d in node.decorator_list:
+            self._record(d, node)
             self.visit(d)
         for d in node.args.defaults + [k for k in node.args.kw_defaults if k is not None]:
+            self._record(d, node)
             self.visit(d)
         self._bind(node.name, None)
         self.functions.setdefault(node.name, []).append(node)
@@ -313,6 +339,25 @@ class Bindings(ast.NodeVisitor):
 
 
 _DISPATCH: dict[type[ast.AST], Callable[[Bindings, Any], None]] = {}
+_GENERIC = Bindings.generic_visit
+_LEAVES = frozenset(
+    {ast.Constant, type(None), str, int}
+    | {t for t in vars(ast).values() if isinstance(t, type) and issubclass(t, ast.expr_context)}
+    | {
+        t
+        for t in vars(ast).values()
+        if isinstance(t, type)
+        and issubclass(t, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
+    }
+)
+_FIELD_CACHE: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    found = _FIELD_CACHE.get(kind)
+    if found is None:
+        found = _FIELD_CACHE[kind] = tuple(getattr(kind, "_fields", ()))
+    return found
 
 
 def const_str(node: ast.AST | None) -> str | None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.apis import cuda_call
+from npu_lsp.rules.migration.apis import renames
 from npu_lsp.rules.migration.groups import device_group, no_safe_fix
 from npu_lsp.rules.migration.helpers import attr_name_span
 
@@ -54,19 +54,20 @@ class CudaMethodCall(Rule):
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Call,)
+    nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        found = cuda_call(ctx, node)
-        if found is None:
-            return
-        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
         group = device_group(ctx)
-        fix = group.fixes.get(id(node))
-        yield ctx.diagnostic(
-            self,
-            attr_name_span(ctx, node.func),
-            "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend"
-            + no_safe_fix(group, fix),
-            fix=fix,
-        )
+        for found in renames(ctx):
+            if found.code != self.code:
+                continue
+            call = found.node
+            assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            fix = group.fixes.get(id(call))
+            yield ctx.diagnostic(
+                self,
+                attr_name_span(ctx, call.func),
+                "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend"
+                + no_safe_fix(group, fix),
+                fix=fix,
+            )

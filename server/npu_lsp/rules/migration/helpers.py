@@ -235,12 +235,17 @@ def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str
     seen: set[int] = set()
     flow = Flow.of(ctx)
     parents = flow.b.parents
+    imported = ctx.scopes.info.imports
     candidates = [*flow.b.nodes.get(ast.Attribute, []), *flow.b.nodes.get(ast.Name, [])]
     for node in candidates:
         # the module itself: `torch.backends.cudnn`, `backends.cuda`, or an alias of it
         if not (
             (isinstance(node, ast.Attribute) and node.attr == prefix)
-            or (isinstance(node, ast.Name) and ctx.qualname(node) == base)
+            or (
+                isinstance(node, ast.Name)
+                and imported.get(node.id) == base
+                and ctx.qualname(node) == base
+            )
         ):
             continue
         if base not in qualnames(ctx, node):

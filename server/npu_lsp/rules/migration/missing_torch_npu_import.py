@@ -5,12 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from npu_lsp.astutil import walk
 from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import imports_torch_npu, span_of, torch_npu_import_edit
-from npu_lsp.rules.migration.values import resolve
+from npu_lsp.rules.migration.values import Flow, resolve
 
 _DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location"})
 
@@ -29,7 +28,8 @@ def first_npu_use(tree: ast.Module, ctx: Context) -> ast.AST | None:
     `device="npu:0"`, `torch.device("npu")`). A bare "npu" string elsewhere (a backend
     name, a dictionary key) or an unrelated `.npu` attribute does not count."""
     found: list[ast.expr] = []
-    for node in walk(tree):
+    index = Flow.of(ctx).b.nodes
+    for node in [*index.get(ast.Attribute, []), *index.get(ast.Call, [])]:
         if isinstance(node, ast.Attribute):
             if resolve(ctx, node.value) == "torch.npu" or resolve(ctx, node) == "torch.npu":
                 found.append(node)

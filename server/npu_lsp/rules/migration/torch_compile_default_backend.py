@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import span_of
-from npu_lsp.rules.migration.values import resolve
+from npu_lsp.rules.migration.values import Flow, resolve
 
 
 @rule(code="NPU211", name="torch-compile-default-backend", severity="info", family="migration")
@@ -40,10 +40,16 @@ class TorchCompileDefaultBackend(Rule):
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    nodes = (ast.Module,)
     triggers = ("compile",)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
+        index = Flow.of(ctx).b.nodes
+        for kind in (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            for found in index.get(kind, []):
+                yield from self._check_node(found, ctx)
+
+    def _check_node(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         if isinstance(node, ast.Call):
             if resolve(ctx, node.func) == "torch.compile" and not any(
                 k.arg == "backend" for k in node.keywords

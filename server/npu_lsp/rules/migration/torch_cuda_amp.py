@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.apis import cuda_attribute, cuda_import
+from npu_lsp.rules.migration.apis import renames
 from npu_lsp.rules.migration.groups import api_fix
 from npu_lsp.rules.migration.helpers import head_span_of, span_of
 
@@ -52,30 +52,20 @@ class TorchCudaAmp(Rule):
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Attribute, ast.ImportFrom)
+    nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        if isinstance(node, ast.ImportFrom):
-            yield from self._import_from(node, ctx)
-            return
-        found = cuda_attribute(ctx, node)
-        if found is None or found.code != self.code:
-            return
-        fix, why = api_fix(ctx, node, found.edit is not None)
-        yield ctx.diagnostic(
-            self,
-            span_of(ctx, node),
-            "`torch.cuda.amp` is CUDA mixed precision; use `torch.npu.amp`" + why,
-            fix=fix,
-        )
-
-    def _import_from(self, node: ast.ImportFrom, ctx: Context) -> Iterator[Diagnostic]:
-        found = cuda_import(ctx, node)
-        if found is None or found.code != self.code:
-            return
-        fix, why = api_fix(ctx, node, found.edit is not None)
-        if node.module == "torch.cuda.amp":
-            text = "imports from `torch.cuda.amp`; use `torch.npu.amp`"
-        else:
-            text = "`amp` imported from `torch.cuda`; use `from torch.npu import amp`"
-        yield ctx.diagnostic(self, head_span_of(ctx, node), text + why, fix=fix)
+        for found in renames(ctx):
+            if found.code != self.code:
+                continue
+            use = found.node
+            fix, why = api_fix(ctx, use, found.edit is not None)
+            if not isinstance(use, ast.ImportFrom):
+                text = "`torch.cuda.amp` is CUDA mixed precision; use `torch.npu.amp`"
+                yield ctx.diagnostic(self, span_of(ctx, use), text + why, fix=fix)
+            elif use.module == "torch.cuda.amp":
+                text = "imports from `torch.cuda.amp`; use `torch.npu.amp`"
+                yield ctx.diagnostic(self, head_span_of(ctx, use), text + why, fix=fix)
+            else:
+                text = "`amp` imported from `torch.cuda`; use `from torch.npu import amp`"
+                yield ctx.diagnostic(self, head_span_of(ctx, use), text + why, fix=fix)

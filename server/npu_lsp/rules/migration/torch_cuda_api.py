@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.apis import OWN_RULE, cuda_attribute, cuda_import
+from npu_lsp.rules.migration.apis import OWN_RULE, renames
 from npu_lsp.rules.migration.groups import api_fix
 from npu_lsp.rules.migration.helpers import head_span_of, span_of
 
@@ -54,33 +54,27 @@ class TorchCudaApi(Rule):
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Attribute, ast.ImportFrom)
+    nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        if isinstance(node, ast.ImportFrom):
-            yield from self._import_from(node, ctx)
-            return
-        found = cuda_attribute(ctx, node)
-        if found is None or found.code != self.code:
-            return
-        assert isinstance(node, ast.Attribute)
-        fix, why = api_fix(ctx, node, found.edit is not None)
-        yield ctx.diagnostic(
-            self,
-            span_of(ctx, node),
-            f"`torch.cuda.{node.attr}` targets CUDA devices; use `torch.npu.{node.attr}`" + why,
-            fix=fix,
-        )
-
-    def _import_from(self, node: ast.ImportFrom, ctx: Context) -> Iterator[Diagnostic]:
-        found = cuda_import(ctx, node)
-        if found is None or found.code != self.code:
-            return
-        fix, why = api_fix(ctx, node, found.edit is not None)
-        listed = ", ".join(f"`{a.name}`" for a in node.names if a.name not in OWN_RULE)
-        yield ctx.diagnostic(
-            self,
-            head_span_of(ctx, node),
-            f"{listed} imported from `torch.cuda`; import from `torch.npu`" + why,
-            fix=fix,
-        )
+        for found in renames(ctx):
+            if found.code != self.code:
+                continue
+            use = found.node
+            fix, why = api_fix(ctx, use, found.edit is not None)
+            if isinstance(use, ast.ImportFrom):
+                listed = ", ".join(f"`{a.name}`" for a in use.names if a.name not in OWN_RULE)
+                yield ctx.diagnostic(
+                    self,
+                    head_span_of(ctx, use),
+                    f"{listed} imported from `torch.cuda`; import from `torch.npu`" + why,
+                    fix=fix,
+                )
+                continue
+            assert isinstance(use, ast.Attribute)
+            yield ctx.diagnostic(
+                self,
+                span_of(ctx, use),
+                f"`torch.cuda.{use.attr}` targets CUDA devices; use `torch.npu.{use.attr}`" + why,
+                fix=fix,
+            )

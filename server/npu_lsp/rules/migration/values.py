@@ -79,6 +79,10 @@ _BACKEND_FIRST_ARG = frozenset(
     {"torch.distributed.init_process_group", "torch.distributed.new_group"}
 )
 _GET_BACKEND = "torch.distributed.get_backend"
+#: The last names of the callees above (`torch.load` takes a device second)
+_SINK_NAMES = frozenset(
+    q.rsplit(".", 1)[-1] for q in (*_DEVICE_FIRST_ARG, *_BACKEND_FIRST_ARG, "torch.load")
+)
 _ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
@@ -146,6 +150,9 @@ class Flow:
 
         #: the project's facts (other modules' device parameters and values passed in)
         self.links = links(getattr(ctx.scopes, "workspace", None))
+        #: names bound by imports, anywhere in the module (aliases a callee may hide behind)
+        self._imported = set(ctx.scopes.info.imports)
+        self._imported.update(n for local in self.b.local_imports.values() for n in local)
         self._collect()
         self._find_escapes()
 
@@ -228,7 +235,15 @@ class Flow:
 
     def _sink_args(self, call: ast.Call) -> Iterator[tuple[Kind, ast.expr]]:
         func = call.func
-        qual = resolve(self.ctx, func)
+        # Resolving every call's callee is most of the cost of a big file: only a callee
+        # whose last name is a sink's (or an imported name, an alias) can be one.
+        if isinstance(func, ast.Attribute):
+            named = func.attr in _SINK_NAMES
+        else:
+            named = isinstance(func, ast.Name) and (
+                func.id in _SINK_NAMES or func.id in self._imported
+            )
+        qual = resolve(self.ctx, func) if named else None
         for kw in call.keywords:
             if kw.arg in DEVICE_KEYWORDS:
                 if isinstance(kw.value, ast.Dict):
