@@ -346,8 +346,7 @@ _LEAVES = frozenset(
     | {
         t
         for t in vars(ast).values()
-        if isinstance(t, type)
-        and issubclass(t, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
+        if isinstance(t, type) and issubclass(t, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
     }
 )
 _FIELD_CACHE: dict[type, tuple[str, ...]] = {}

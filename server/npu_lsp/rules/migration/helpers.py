@@ -235,19 +235,17 @@ def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str
     seen: set[int] = set()
     flow = Flow.of(ctx)
     parents = flow.b.parents
-    imported = ctx.scopes.info.imports
-    candidates = [*flow.b.nodes.get(ast.Attribute, []), *flow.b.nodes.get(ast.Name, [])]
+    # the module itself: `torch.backends.cudnn`, `backends.cuda`, or an alias of it
+    aliases = {n for n, q in ctx.scopes.info.imports.items() if q == base}
+    candidates: list[ast.AST] = [
+        n
+        for n in flow.b.nodes.get(ast.Attribute, [])
+        if n.attr == prefix  # type: ignore[attr-defined]
+    ]
+    if aliases:
+        candidates += [n for n in flow.b.nodes.get(ast.Name, []) if n.id in aliases]  # type: ignore[attr-defined]
+    candidates.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
     for node in candidates:
-        # the module itself: `torch.backends.cudnn`, `backends.cuda`, or an alias of it
-        if not (
-            (isinstance(node, ast.Attribute) and node.attr == prefix)
-            or (
-                isinstance(node, ast.Name)
-                and imported.get(node.id) == base
-                and ctx.qualname(node) == base
-            )
-        ):
-            continue
         if base not in qualnames(ctx, node):
             continue
         chain: ast.AST = node  # climb to the longest attribute chain on it

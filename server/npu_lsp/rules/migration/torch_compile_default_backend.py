@@ -44,10 +44,20 @@ class TorchCompileDefaultBackend(Rule):
     triggers = ("compile",)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        index = Flow.of(ctx).b.nodes
-        for kind in (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        flow = Flow.of(ctx)
+        index = flow.b.nodes
+        imported = set(ctx.scopes.info.imports)
+        imported.update(n for local in flow.b.local_imports.values() for n in local)
+        for call in index.get(ast.Call, []):
+            func = call.func  # type: ignore[attr-defined]
+            if (isinstance(func, ast.Attribute) and func.attr == "compile") or (
+                isinstance(func, ast.Name) and func.id in imported
+            ):  # `torch.compile`, or an imported alias of it
+                yield from self._check_node(call, ctx)
+        for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             for found in index.get(kind, []):
-                yield from self._check_node(found, ctx)
+                if found.decorator_list:  # type: ignore[attr-defined]
+                    yield from self._check_node(found, ctx)
 
     def _check_node(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         if isinstance(node, ast.Call):

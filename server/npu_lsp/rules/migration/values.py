@@ -87,6 +87,7 @@ _ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
 _MAX_DEPTH = 40
+_NOTHING: set[int] = set()  # shared, never changed
 _FLOW_KEY = ("migration", "flow")
 #: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
 _MESSAGE_CALLS = frozenset(
@@ -284,32 +285,22 @@ class Flow:
         once per kind (memoised: the names of a long file share values in a dense graph), a
         later path only adds its carriers to the literals found the first time."""
         if expr is None or depth > _MAX_DEPTH or id(expr) in seen:
-            return set()
+            return _NOTHING
         key = (kind, id(expr), direct)
         done = self._memo.get(key)
         if done is not None:
-            for found_id in done:
-                self.sources[kind][found_id].carriers |= carriers
+            if carriers:
+                sources = self.sources[kind]
+                for found_id in done:
+                    sources[found_id].carriers |= carriers
             return done
-        seen = seen | {id(expr)}
+        seen.add(id(expr))  # the path's expressions (removed again on the way back)
         self.visited.add(id(expr))
         found: set[int] = set()
+        steps: list[tuple[ast.AST | None, Carrier | None]] = []
 
         def go(e: ast.AST | None, *, hop: Carrier | None = None) -> None:
-            more = carriers | {hop} if hop else carriers
-            if hop:
-                self.carriers[kind].add(hop)
-            found.update(
-                self._follow(
-                    e,
-                    kind,
-                    sink,
-                    direct=direct and hop is None,
-                    carriers=more,
-                    depth=depth + 1,
-                    seen=seen,
-                )
-            )
+            steps.append((e, hop))
 
         if isinstance(expr, (ast.Constant, ast.JoinedStr)):
             if self._literal(expr, kind, sink, direct=direct, carriers=carriers):
@@ -355,6 +346,17 @@ class Flow:
                     go(v, hop=("key", key_name))
         elif isinstance(expr, ast.Call):
             self._follow_call(expr, go)
+        add_carrier = self.carriers[kind].add
+        for e, hop in steps:
+            if hop is None:
+                more, through = carriers, direct
+            else:
+                add_carrier(hop)
+                more, through = carriers | {hop}, False
+            found |= self._follow(
+                e, kind, sink, direct=through, carriers=more, depth=depth + 1, seen=seen
+            )
+        seen.discard(id(expr))
         self._memo[key] = found
         return found
 
