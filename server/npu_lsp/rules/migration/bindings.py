@@ -66,27 +66,60 @@ class Bindings(ast.NodeVisitor):
         self.parents: dict[int, ast.AST] = {}
         #: the module's nodes of the `_INDEXED` types, in visiting order
         self.nodes: dict[type[ast.AST], list[ast.AST]] = {}
-        self._stack: list[Scope] = []
+        self._current: Scope = ctx.tree
+        self._work: list[tuple[ast.AST, ast.AST, Scope]] = []
 
     # ---- scopes
     def run(self, tree: ast.Module) -> Bindings:
-        self._enter(tree)
+        """One pre-order traversal with an explicit stack of (node, parent, scope): no
+        Python call per node for the nodes nothing is recorded about (most of them)."""
+        self.names.setdefault(id(tree), {})
+        work = self._work = [(stmt, tree, tree) for stmt in reversed(tree.body)]
+        pop, push = work.pop, work.append
+        parents, scope_of, indexed = self.parents, self.scope_of, self.nodes
+        handlers, functions = _HANDLERS, _FUNCTION_KINDS
+        while work:
+            node, parent, scope = pop()
+            kind = type(node)
+            parents[id(node)] = parent
+            if kind in _SCOPED:
+                scope_of[id(node)] = scope
+            if kind in _INDEXED:
+                indexed.setdefault(kind, []).append(node)
+            self._current = scope
+            if kind in functions:
+                self._function(node, scope)
+                continue
+            handler = handlers.get(kind)
+            if handler is not None:
+                handler(self, node)  # its bookkeeping; it pushes the children it wants
+                continue
+            for name in reversed(_fields(kind)):
+                value = getattr(node, name, None)
+                for child in reversed(value) if type(value) is list else (value,):
+                    if type(child) not in _LEAVES and isinstance(child, ast.AST):
+                        push((child, node, scope))
         return self
 
-    def _enter(self, scope: Scope) -> None:
-        self._stack.append(scope)
-        self.names.setdefault(id(scope), {})
-        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            self._params(scope)
-            body = scope.body if isinstance(scope.body, list) else [scope.body]
-            for stmt in body:
-                self._record(stmt, scope)
-                self.visit(stmt)
-        else:
-            for stmt in scope.body:
-                self._record(stmt, scope)
-                self.visit(stmt)
-        self._stack.pop()
+    def _function(self, node: ast.AST, scope: Scope) -> None:
+        """A def or lambda: its parameters and body in its own scope; decorators and
+        defaults (visited first) in the enclosing one."""
+        push = self._work.append
+        self.names.setdefault(id(node), {})
+        if isinstance(node, ast.Lambda):
+            self._params(node)
+            push((node.body, node, node))
+            return
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        self._bind(node.name, None)
+        self.functions.setdefault(node.name, []).append(node)
+        self._params(node)
+        for stmt in reversed(node.body):
+            push((stmt, node, node))
+        a = node.args
+        outer = [*node.decorator_list, *a.defaults, *(k for k in a.kw_defaults if k is not None)]
+        for d in reversed(outer):
+            push((d, node, scope))
 
     def _params(self, fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         a = fn.args
@@ -113,71 +146,21 @@ class Bindings(ast.NodeVisitor):
 
     @property
     def scope(self) -> Scope:
-        return self._stack[-1]
+        return self._current
 
     def _bind(self, name: str, value: ast.expr | None) -> None:
         values = self.names[id(self.scope)].setdefault(name, [])
         if value is not None:
             values.append(value)
 
-    def visit(self, node: ast.AST) -> None:
-        """`NodeVisitor.visit` with the method looked up once per node type (never
-        `NodeVisitor.visit_Constant`, a compatibility shim that costs a call per literal)."""
-        method = _DISPATCH.get(type(node))
-        if method is None:
-            name = "visit_" + type(node).__name__
-            found = getattr(type(self), name, None) if name != "visit_Constant" else None
-            method = _DISPATCH[type(node)] = found or type(self).generic_visit
-        method(self, node)
-
     def generic_visit(self, node: ast.AST) -> None:
-        # Inlined `_record` + `visit`: this loop runs for every node of the module. Leaves
-        # (literals, `Load`/`Store`, operators) have no children and nothing looks them up.
-        parents, scope_of, indexed = self.parents, self.scope_of, self.nodes
-        for name in _fields(type(node)):
+        """Queue `node`'s children (in the current scope) for `run`'s traversal."""
+        push, scope = self._work.append, self._current
+        for name in reversed(_fields(type(node))):
             value = getattr(node, name, None)
-            for child in value if type(value) is list else (value,):
-                kind = type(child)
-                if kind in _LEAVES or not isinstance(child, ast.AST):
-                    continue
-                parents[id(child)] = node
-                if kind in _SCOPED:
-                    scope_of[id(child)] = self._stack[-1]
-                if kind in _INDEXED:
-                    indexed.setdefault(kind, []).append(child)
-                method = _DISPATCH.get(kind)
-                if method is None:
-                    self.visit(child)
-                elif method is _GENERIC:
-                    self.generic_visit(child)
-                else:
-                    method(self, child)
-
-    def _record(self, child: ast.AST, parent: ast.AST) -> None:
-        """Remember `child`'s parent (and scope, for names and functions), and the nodes
-        `Flow` looks at: this visit is the module's only full traversal for these rules."""
-        self.parents[id(child)] = parent
-        kind = type(child)
-        if kind in _SCOPED:
-            self.scope_of[id(child)] = self._stack[-1]
-        if kind in _INDEXED:
-            self.nodes.setdefault(kind, []).append(child)
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        for d in node.decorator_list:
-            self._record(d, node)
-            self.visit(d)
-        for d in node.args.defaults + [k for k in node.args.kw_defaults if k is not None]:
-            self._record(d, node)
-            self.visit(d)
-        self._bind(node.name, None)
-        self.functions.setdefault(node.name, []).append(node)
-        self._enter(node)
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self._enter(node)
+            for child in reversed(value) if type(value) is list else (value,):
+                if type(child) not in _LEAVES and isinstance(child, ast.AST):
+                    push((child, node, scope))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for stmt in node.body:
@@ -338,8 +321,27 @@ class Bindings(ast.NodeVisitor):
             self.choices.setdefault(dest, []).extend(choices.elts)
 
 
-_DISPATCH: dict[type[ast.AST], Callable[[Bindings, Any], None]] = {}
-_GENERIC = Bindings.generic_visit
+_FUNCTION_KINDS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+#: node type -> the `visit_<type>` method doing its bookkeeping (which queues its children)
+_HANDLERS: dict[type[ast.AST], Callable[[Bindings, Any], None]] = {
+    kind: getattr(Bindings, f"visit_{kind.__name__}")
+    for kind in (
+        ast.ClassDef,
+        ast.Import,
+        ast.ImportFrom,
+        ast.Return,
+        ast.Assign,
+        ast.AnnAssign,
+        ast.AugAssign,
+        ast.NamedExpr,
+        ast.For,
+        ast.AsyncFor,
+        ast.comprehension,
+        ast.withitem,
+        ast.Dict,
+        ast.Call,
+    )
+}
 _LEAVES = frozenset(
     {ast.Constant, type(None), str, int}
     | {t for t in vars(ast).values() if isinstance(t, type) and issubclass(t, ast.expr_context)}

@@ -160,27 +160,32 @@ def fix_group(ctx: Context, members: list[Member], unsafe_because: str | None = 
             return Group({id(n.node): None for n in members}, why)
         taken.append(m)
     out: dict[int, Fix | None] = {}
-    edits = {id(m.node): m.edit for m in taken}
+    if not taken:
+        return Group(out, unsafe_because)
+    # Every fix of the group carries the same edits (one shared tuple: a group of n
+    # members costs n fixes, not n * n edits).
+    edits = tuple(m.edit for m in taken if m.edit is not None)
+    shared = rewrite_fix(ctx, "", edits[0], extra=edits[1:], safe=not unsafe_because)
+    assert shared is not None
+    counts: dict[str, int] = {}
     for m in taken:
-        assert m.edit is not None
-        title = m.title + _others(m, taken)
+        counts[m.noun] = counts.get(m.noun, 0) + 1
+    for m in taken:
+        title = m.title + _others(m.noun, counts)
         if unsafe_because:
             title += f" (unsafe: {unsafe_because})"
-        rest = tuple(e for key, e in edits.items() if key != id(m.node) and e is not None)
-        out[id(m.node)] = rewrite_fix(ctx, title, m.edit, extra=rest, safe=not unsafe_because)
+        out[id(m.node)] = Fix(title, shared.edits, shared.safe)
     return Group(out, unsafe_because)
 
 
-def _others(member: Member, taken: list[Member]) -> str:
+def _others(noun: str, counts: dict[str, int]) -> str:
     """ "(and 2 other device strings and 1 other CUDA API use of this file)" or ""."""
-    counts: dict[str, int] = {}
-    for m in taken:
-        if m is not member:
-            counts[m.noun] = counts.get(m.noun, 0) + 1
-    if not counts:
-        return ""
-    parts = [f"{n} other {noun}{'s' if n > 1 else ''}" for noun, n in counts.items()]
-    return f" (and {' and '.join(parts)} of this file)"
+    parts = []
+    for other, n in counts.items():
+        n -= other == noun  # the member itself
+        if n > 0:
+            parts.append(f"{n} other {other}{'s' if n > 1 else ''}")
+    return f" (and {' and '.join(parts)} of this file)" if parts else ""
 
 
 def api_fix(ctx: Context, node: ast.AST, has_edit: bool) -> tuple[Fix | None, str]:
