@@ -222,6 +222,9 @@ def _message(finding: Finding) -> str:
     line = getattr(sink, "lineno", finding.node.lineno)
     at = f" (line {line})" if line != finding.node.lineno else ""
     compared = source.role == "compare"
+    if source.role == "elsewhere":
+        what = "a CUDA device" if source.kind == "device" else "the distributed backend"
+        return f"{old} is used as {what} by module `{source.elsewhere}`; use {new} on Ascend"
     if source.role == "choice":
         what = "a device" if source.kind == "device" else "the distributed backend"
         return f"{old} is a choice of an option used as {what}; use {new} on Ascend"

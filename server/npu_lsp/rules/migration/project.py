@@ -49,6 +49,10 @@ class Facts:
     params: tuple[tuple[str, str, int, str, bool], ...] = ()
     #: (callee key, argument position or -1, keyword or "", kind)
     passes: tuple[tuple[str, int, str, str], ...] = ()
+    #: (attribute name, kind): attributes read as a device or backend here (`args.device`
+    #: reaching `torch.device(...)`, `getattr(args, "device", ...)`); a module setting an
+    #: attribute of that name (`--device`'s default) sets a device
+    attrs: tuple[tuple[str, str], ...] = ()
 
 
 class _LocalScopes:
@@ -131,7 +135,13 @@ def _facts(flow: Flow, module: str) -> Facts:
             kind = flow.kind_of_value(arg)
             if kind is not None:
                 passes.add((key, position, keyword, kind))
-    return Facts(tuple(sorted(params)), tuple(sorted(passes)))
+    attrs = {
+        (carrier[1], kind)
+        for kind, carriers in flow.carriers.items()
+        for carrier in carriers
+        if carrier[0] == "attr"
+    }
+    return Facts(tuple(sorted(params)), tuple(sorted(passes)), tuple(sorted(attrs)))
 
 
 def _inert_params(flow: Flow, fns: dict[int, tuple[str, bool]]) -> dict[tuple[int, str], bool]:
@@ -177,8 +187,11 @@ def callee_key(ctx: Context, call: ast.Call) -> str | None:
 class Links:
     """The facts of every module of an index, joined."""
 
-    #: callee key -> [(position, keyword, kind)] of the device values passed to it
-    incoming: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    #: callee key -> [(position, keyword, kind, module passing it)] of the device values
+    #: passed to it
+    incoming: dict[str, list[tuple[int, str, str, str]]] = field(default_factory=dict)
+    #: attribute name -> [(kind, a module reading it as one)]
+    attrs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     #: callee key -> {(position, keyword) -> kind} of its parameters that are devices;
     #: functions by qualname, methods also by `*.<name>` (positions without `self`)
     params: dict[str, dict[tuple[int, str], str]] = field(default_factory=dict)
@@ -212,7 +225,9 @@ def links(index: WorkspaceIndex | None) -> Links | None:
             continue
         found = True
         for key, position, keyword, kind in facts.passes:
-            out.incoming.setdefault(key, []).append((position, keyword, kind))
+            out.incoming.setdefault(key, []).append((position, keyword, kind, info.module))
+        for name, kind in getattr(facts, "attrs", ()):
+            out.attrs.setdefault(name, []).append((kind, info.module))
         for qual, name, index_in_def, kind, method in facts.params:
             shift = 1 if method else 0
             for key in (qual, f"*.{qual.rsplit('.', 1)[-1]}") if method else (qual,):
@@ -243,18 +258,19 @@ def digest_for(index: WorkspaceIndex, info: ModuleInfo) -> str:
             parts.append(f"{key}<-{sorted(joined.incoming.get(key, []))}")
     for key, _p, _k, _kind in facts.passes:
         parts.append(f"{key}->{sorted(joined.params.get(key, {}).items())}")
+    parts.append(f"attrs {sorted(joined.attrs.items())}")
     return "\n".join(sorted(set(parts)))
 
 
-def incoming_for(joined: Links, qual: str, method: bool) -> list[tuple[int, str, str]]:
+def incoming_for(joined: Links, qual: str, method: bool) -> list[tuple[int, str, str, str]]:
     """The device values modules of the project pass to the function `qual`:
-    (position in the def or -1, keyword or "", kind)."""
+    (position in the def or -1, keyword or "", kind, the module passing it)."""
     shift = 1 if method else 0
     out = []
     keys = (qual, f"*.{qual.rsplit('.', 1)[-1]}") if method else (qual,)
     for key in keys:
-        for position, keyword, kind in joined.incoming.get(key, []):
-            out.append((position + shift if position >= 0 else -1, keyword, kind))
+        for position, keyword, kind, module in joined.incoming.get(key, []):
+            out.append((position + shift if position >= 0 else -1, keyword, kind, module))
     return out
 
 

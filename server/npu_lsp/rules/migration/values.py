@@ -88,6 +88,10 @@ _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
 _MAX_DEPTH = 40
 _NOTHING: set[int] = set()  # shared, never changed
+#: str methods that take a device string apart (`"cuda:"` given to one is a device prefix)
+_PARSING = frozenset(
+    {"replace", "startswith", "removeprefix", "split", "partition", "lstrip", "find", "index"}
+)
 _FLOW_KEY = ("migration", "flow")
 #: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
 _MESSAGE_CALLS = frozenset(
@@ -129,6 +133,8 @@ class Source:
     #: harmless (a file name built from it, an argument to a call we cannot see into):
     #: rewriting the literal changes that use too, so the fix is unsafe
     escapes: ast.expr | None = None
+    #: for role "elsewhere": the module of the project using the value as a device
+    elsewhere: str = ""
 
 
 class Flow:
@@ -174,6 +180,15 @@ class Flow:
                 self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
             if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
                 startswith.append(node)
+            if (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr in _PARSING
+                and node.args
+                and _head_text(node.args[0]) == "cuda:"
+            ):  # `device.replace("cuda:", "")`: "cuda:" with its colon is a device prefix
+                self._literal(
+                    node.args[0], "device", node, direct=False, carriers=set(), role="compare"
+                )
         if self.links is not None:
             self._incoming()
         for node in nodes.get(ast.Assign, []):
@@ -207,7 +222,7 @@ class Flow:
             if fn is None:
                 continue
             params = self.b.params.get(fn_id, {})
-            for position, keyword, kind in incoming_for(self.links, qual, method):
+            for position, keyword, kind, where in incoming_for(self.links, qual, method):
                 name = keyword or next((n for n, (_f, i) in params.items() if i == position), None)
                 if name is None or name not in params:
                     continue
@@ -215,9 +230,36 @@ class Flow:
                 k: Kind = "device" if kind == "device" else "backend"
                 self.carriers[k].add(carrier)
                 for value in self.b.names.get(fn_id, {}).get(name, []):
-                    self._follow(
-                        value, k, fn, direct=False, carriers={carrier}, depth=0, seen=set()
-                    )
+                    self._from_elsewhere(value, k, carrier, where)
+        module = self.ctx.scopes.info.module
+        for name, readers in self.links.attrs.items():
+            if name not in self.b.attrs:
+                continue
+            # `args.device` read as a device in another module of the project
+            imported = set(self.ctx.scopes.info.imports.values())
+            ranked = sorted(  # name a module this one imports, if one reads it
+                (not any(_related(q, m) for q in imported), m, k) for k, m in readers if m != module
+            )
+            if not ranked:
+                continue
+            _, where, kind = ranked[0]
+            k = "device" if kind == "device" else "backend"
+            attr: Carrier = ("attr", name)
+            self.carriers[k].add(attr)
+            for value in self.b.attrs[name]:
+                self._from_elsewhere(value, k, attr, where)
+
+    def _from_elsewhere(self, value: ast.expr, kind: Kind, carrier: Carrier, where: str) -> None:
+        """Follow `value`, a device value for module `where`; the literals found only so
+        say where they are used."""
+        before = set(self.sources[kind])
+        found = self._follow(
+            value, kind, value, direct=False, carriers={carrier}, depth=0, seen=set()
+        )
+        for found_id in found - before:
+            source = self.sources[kind][found_id]
+            if source.role == "use" and not source.direct:
+                source.role, source.elsewhere = "elsewhere", where
 
     def kind_of_value(self, expr: ast.AST) -> Kind | None:
         """Is `expr` (an argument) a device or backend value of this module: one of its
@@ -333,9 +375,9 @@ class Flow:
             if resolve(self.ctx, expr.value) is None:  # not a module's attribute
                 for v in self.b.attrs.get(expr.attr, []):
                     go(v, hop=("attr", expr.attr))
-                if expr.attr in self.b.attrs:
-                    self.carriers[kind].add(("attr", expr.attr))
-                else:  # attribute-style dicts: EasyDict({...}), OmegaConf.create({...})
+                self.carriers[kind].add(("attr", expr.attr))
+                if expr.attr not in self.b.attrs:
+                    # attribute-style dicts: EasyDict({...}), OmegaConf.create({...})
                     for v in self.b.keys.get(expr.attr, []):
                         go(v, hop=("key", expr.attr))
         elif isinstance(expr, ast.Subscript):
@@ -369,6 +411,14 @@ class Flow:
             go(call.args[1])
         elif qual in _FIELD:
             go(next((k.value for k in call.keywords if k.arg == "default"), None))
+        elif qual == "builtins.getattr" and len(call.args) > 1:
+            # `getattr(args, "device", "cuda")`: the attribute, else the default
+            name = const_str(call.args[1])
+            if name is not None:
+                for v in self.b.attrs.get(name, [None]):  # None: still a carrier
+                    go(v, hop=("attr", name))
+            if len(call.args) > 2:
+                go(call.args[2])
         elif isinstance(func, ast.Attribute) and func.attr in _STR_METHODS:
             go(func.value)
         elif isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
@@ -731,3 +781,10 @@ def string_values(ctx: Context, expr: ast.AST) -> list[str]:
             # `sources += [...]` / `sources.append(...)` / `.extend(...)` in the same module
             todo.extend((v, depth + 1) for v in flow.b.grown.get(node.id, []))
     return out
+
+
+def _related(imported: str, module: str) -> bool:
+    """Is `module` what `imported` names, a package under it, or the module it comes from?"""
+    return (
+        imported == module or module.startswith(imported + ".") or imported.startswith(module + ".")
+    )
