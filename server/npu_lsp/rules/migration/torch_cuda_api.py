@@ -72,6 +72,12 @@ class TorchCudaApi(Rule):
                 )
                 continue
             assert isinstance(use, ast.Attribute)
+            if found.edit is None:  # say why there is no fix
+                why = (
+                    f" (no automatic fix: `torch.npu` has no `{use.attr}` of the same meaning)"
+                    if isinstance(use.value, ast.Attribute)
+                    else " (no automatic fix: `cuda` is used through a name imported from torch)"
+                )
             yield ctx.diagnostic(
                 self,
                 span_of(ctx, use),
