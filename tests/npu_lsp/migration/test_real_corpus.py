@@ -71,7 +71,7 @@ def test_the_corpus_is_large_and_varied() -> None:
     assert len(files) >= 30
     assert len(PROJECTS) >= 20
     text = "\n".join(f.read_text(encoding="utf-8") for f in files)
-    for idiom in ("f\"cuda:{", "map_location", "dist_backend", "is_nccl_available", "getattr(args,"):
+    for idiom in ('f"cuda:{', "map_location", "dist_backend", "is_nccl_available", "getattr(args,"):
         assert idiom in text, idiom
 
 

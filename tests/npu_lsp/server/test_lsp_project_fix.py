@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from lsp_helpers import (
     apply_text_edits,
     edits_of,
@@ -58,3 +60,29 @@ async def test_fix_all_follows_device_values_across_the_project_as_check_fix_doe
     )
     assert (tmp_path / "model.py").read_text(encoding="utf-8") == MODEL_FIXED
     assert (tmp_path / "train.py").read_text(encoding="utf-8") == TRAIN_FIXED
+
+
+@pytest.mark.parametrize("project", ["nanogpt", "timm", "yolov5", "mae"])
+async def test_fix_all_on_real_shaped_projects_equals_check_fix(
+    fresh_client: LanguageClient, tmp_path: Path, project: str
+) -> None:
+    """Every file the CLI changes in a project of the real-code corpus gets the same text
+    from the server's fix-all, with the server indexing the same project."""
+    from test_real_corpus import CORPUS, fix_project
+
+    fixed_root, _ = fix_project(project, tmp_path / "cli")
+    root = tmp_path / "server"
+    shutil.copytree(CORPUS / project, root)
+    (root / "pyproject.toml").write_text('[project]\nname = "corpus"\n', encoding="utf-8")
+    await start(fresh_client, root)
+    await wait_for_index(fresh_client)
+    changed = 0
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        text = path.read_text(encoding="utf-8")
+        expected = (fixed_root / rel).read_text(encoding="utf-8")
+        if expected == text:
+            continue
+        changed += 1
+        assert await fix_all_text(fresh_client, path.as_uri(), text) == expected, rel
+    assert changed >= 2
