@@ -132,9 +132,9 @@ def _facts(flow: Flow, module: str) -> Facts:
         for position, keyword, arg in args:
             if isinstance(arg, ast.Starred):
                 break
-            kind = flow.kind_of_value(arg)
-            if kind is not None:
-                passes.add((key, position, keyword, kind))
+            passed = flow.kind_of_value(arg)
+            if passed is not None:
+                passes.add((key, position, keyword, passed))
     attrs = {
         (carrier[1], kind)
         for kind, carriers in flow.carriers.items()

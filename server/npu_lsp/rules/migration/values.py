@@ -264,14 +264,15 @@ class Flow:
     def kind_of_value(self, expr: ast.AST) -> Kind | None:
         """Is `expr` (an argument) a device or backend value of this module: one of its
         literals, or a name, attribute or key holding them?"""
-        for kind in ("device", "backend"):
+        kinds: tuple[Kind, ...] = ("device", "backend")
+        for kind in kinds:
             if id(expr) in self.sources[kind]:
                 return kind
-        carrier = self._carrier(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
-        if carrier is None and isinstance(expr, ast.Subscript):
-            carrier = self._carrier(expr)
+        if not isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
+            return None
+        carrier = self._carrier(expr)
         if carrier is not None:
-            for kind in ("device", "backend"):
+            for kind in kinds:
                 if carrier in self.carriers[kind]:
                     return kind
         return None
@@ -389,12 +390,12 @@ class Flow:
         elif isinstance(expr, ast.Call):
             self._follow_call(expr, go)
         add_carrier = self.carriers[kind].add
-        for e, hop in steps:
-            if hop is None:
+        for e, step_hop in steps:
+            if step_hop is None:
                 more, through = carriers, direct
             else:
-                add_carrier(hop)
-                more, through = carriers | {hop}, False
+                add_carrier(step_hop)
+                more, through = carriers | {step_hop}, False
             found |= self._follow(
                 e, kind, sink, direct=through, carriers=more, depth=depth + 1, seen=seen
             )
