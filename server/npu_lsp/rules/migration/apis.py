@@ -113,7 +113,12 @@ def renames(ctx: Context) -> list[Rename]:
         aliases = {n for n, q in imports.items() if q == "torch.cuda"}
         aliases |= {n for local in flow.b.local_imports.values() for n in local}
         for node in nodes.get(ast.Call, []):
-            if (found := cuda_call(ctx, node)) is not None:
+            func = node.func  # type: ignore[attr-defined]
+            if (
+                type(func) is ast.Attribute
+                and func.attr == "cuda"
+                and (found := cuda_call(ctx, node)) is not None
+            ):
                 out.append(found)
         for node in nodes.get(ast.Attribute, []):
             value = getattr(node, "value", None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from npu_lsp.diagnostics import Diagnostic, Fix
@@ -12,6 +13,7 @@ from npu_lsp.rules.migration.helpers import imports_torch_npu, span_of, torch_np
 from npu_lsp.rules.migration.values import Flow, resolve
 
 _DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location"})
+_NPU_WORD = re.compile(r"\bnpu\b")
 
 
 def _npu_device(node: ast.AST) -> bool:
@@ -103,8 +105,8 @@ class MissingTorchNpuImport(Rule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if "npu" not in ctx.text or imports_torch_npu(node, ctx.text):
-            return
+        if _NPU_WORD.search(ctx.text) is None or imports_torch_npu(node, ctx.text):
+            return  # ("npu" as a word: "input" does not count)
         use = first_npu_use(node, ctx)
         if use is None:
             return
