@@ -77,11 +77,23 @@ class Bindings(ast.NodeVisitor):
         work = self._work = [(stmt, tree, tree) for stmt in reversed(tree.body)]
         pop, push = work.pop, work.append
         parents, scope_of, indexed = self.parents, self.scope_of, self.nodes
-        handlers, functions = _HANDLERS, _FUNCTION_KINDS
+        handlers, functions, field_cache = _HANDLERS, _FUNCTION_KINDS, _FIELD_CACHE
+        name_t, attribute_t = ast.Name, ast.Attribute
+        names, attributes = indexed.setdefault(name_t, []), indexed.setdefault(attribute_t, [])
         while work:
             node, parent, scope = pop()
             kind = type(node)
             parents[id(node)] = parent
+            # the two commonest nodes first: a name has no child, an attribute one
+            if kind is name_t:
+                scope_of[id(node)] = scope
+                names.append(node)
+                continue
+            if kind is attribute_t:
+                attributes.append(node)
+                value = node.value  # type: ignore[attr-defined]
+                push((value, node, scope))
+                continue
             if kind in _SCOPED:
                 scope_of[id(node)] = scope
             if kind in _INDEXED:
@@ -94,7 +106,7 @@ class Bindings(ast.NodeVisitor):
             if handler is not None:
                 handler(self, node)  # its bookkeeping; it pushes the children it wants
                 continue
-            for name in reversed(_fields(kind)):
+            for name in reversed(field_cache.get(kind) or _fields(kind)):
                 value = getattr(node, name, None)
                 for child in reversed(value) if type(value) is list else (value,):
                     if type(child) not in _LEAVES and isinstance(child, ast.AST):
