@@ -76,7 +76,7 @@ def module_facts(tree: ast.Module, info: ModuleInfo, text: str) -> Facts | None:
     try:
         flow = Flow.of(ctx)
         return _facts(flow, info.module)
-    except RecursionError:
+    except Exception:  # the project index must never fail on one module's facts
         return None
     finally:
         ctx.cache.clear()
