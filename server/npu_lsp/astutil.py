@@ -138,7 +138,12 @@ def imports_any(tree: ast.Module, text: str, packages: tuple[str, ...]) -> bool:
     pattern = _IMPORT_RES.get(packages)
     if pattern is None:
         pattern = _IMPORT_RES[packages] = _import_line_re(packages)
-    lines = {text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)}
+    lines: set[int] = set()
+    line, at = 1, 0
+    for m in pattern.finditer(text):  # counted on from the last match: linear in the text
+        line += text.count("\n", at, m.start())
+        at = m.start()
+        lines.add(line)
     if not lines:
         return False
     last = max(lines)

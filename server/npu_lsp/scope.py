@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from npu_lsp.astutil import child_nodes, fields, find_branches, is_name_char
 from npu_lsp.columns import LineColumns
@@ -117,6 +117,9 @@ class ModuleInfo:
     instances: dict[str, str] = field(default_factory=dict)
     #: byte offset -> code-point column conversion (None when summarised without the text)
     columns: LineColumns | None = None
+    #: device/backend facts for the migration rules across modules (`rules/migration/
+    #: project.py`); None for a module without CUDA device or NCCL strings
+    migration: Any = None
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -445,8 +448,14 @@ def _nested_definitions(tree: ast.Module, def_lines: list[int] | None = None) ->
 
 
 def summarize(tree: ast.Module, path: str, module: str, text: str | None = None) -> ModuleInfo:
-    """Build the ModuleInfo of a parsed file."""
-    return _summarize(tree, path, module, text)[0]
+    """Build the ModuleInfo of a parsed file (for the project index: with the text, also
+    the migration rules' facts about its device values)."""
+    info = _summarize(tree, path, module, text)[0]
+    if text is not None:
+        from npu_lsp.rules.migration.project import module_facts
+
+        info.migration = module_facts(tree, info, text)
+    return info
 
 
 def _summarize(

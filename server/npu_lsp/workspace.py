@@ -434,7 +434,7 @@ def _check(
         return i, engine.check_source(text, path, run.config, index), "", "checked"
     # the seeds need only the summary: a file whose result is still good is not parsed
     summary = kept[2] if kept is not None else index.module(run.modules[i])
-    seed = _seeds(summary, index.graph_scopes()) if summary is not None else ""
+    seed = _seeds(summary, index) if summary is not None else ""
     if old is not None and old.key == key and old.seeds == seed and summary is not None:
         return i, old.diagnostics, seed, "reused"
     if kept is None:
@@ -452,7 +452,7 @@ def _check(
     else:
         text, tree, info = kept
         how = "checked"
-    seed = _seeds(info, index.graph_scopes())
+    seed = _seeds(info, index)
     own = info if info.path == path else _with_path(info, path)
     return i, engine.check_parsed(text, path, run.config, index, tree, own), seed, how
 
@@ -464,9 +464,13 @@ def _with_path(info: ModuleInfo, path: str) -> ModuleInfo:
 
 
 # ----------------------------------------------------------------------------- keys
-def _seeds(info: ModuleInfo, scopes: dict[str, GraphScope]) -> str:
+def _seeds(info: ModuleInfo, index: WorkspaceIndex) -> str:
     """Digest of what the project-wide resolution says about this module's functions
-    (what `ScopeResolver._workspace_seeds` reads): which are compiled, how, from where."""
+    (what `ScopeResolver._workspace_seeds` reads): which are compiled, how, from where;
+    and what other modules' device values say about it (the migration rules' facts)."""
+    from npu_lsp.rules.migration.project import digest_for
+
+    scopes = index.graph_scopes()
     mod = info.module
     quals = [f"{mod}.{n}" for n in info.functions]
     for cname, cls in info.classes.items():
@@ -483,7 +487,7 @@ def _seeds(info: ModuleInfo, scopes: dict[str, GraphScope]) -> str:
                 for c in s.call_sites
             )
             parts.append(f"{q}|{s.kind}|{s.level}|{sites}")
-    return digest(*parts)
+    return digest(*parts, digest_for(index, info))
 
 
 def _closures(

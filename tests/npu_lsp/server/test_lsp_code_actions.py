@@ -69,17 +69,25 @@ async def test_quick_fix_rewrites_cuda_call_and_adds_import(
     diags = await wait_for_diagnostics(client, uri, lambda d: len(d) >= 6)
     cuda = next(d for d in diags if d.code == "NPU201")
     found = await actions(client, uri, cuda.range, [cuda], only=[lsp.CodeActionKind.QuickFix])
-    assert [a.title for a in found] == ["Replace `.cuda()` with `.npu()` (NPU201)"]
+    # the rename moves with the file's device string and other CUDA API uses (one group)
+    assert [a.title for a in found] == [
+        "Replace `.cuda()` with `.npu()` (and 1 other device string and 2 other CUDA API"
+        " uses of this file) (NPU201)"
+    ]
     fix = found[0]
     assert fix.kind == lsp.CodeActionKind.QuickFix and fix.is_preferred
     assert fix.diagnostics and fix.diagnostics[0].code == "NPU201"
     new_text = apply_text_edits(SOURCE, edits_of(fix)[uri])
-    assert new_text.splitlines()[:5] == [
+    assert new_text.splitlines()[:9] == [
         "import torch",
         "import torch_npu",
         "import torch.distributed as dist",
         "",
         "model = Net().npu()",
+        'batch = batch.to("npu:1")',
+        'dist.init_process_group(backend="nccl")',  # the backend is a group of its own
+        "if torch.npu.is_available():",
+        "    scaler = torch.npu.amp.GradScaler()",
     ]
 
 

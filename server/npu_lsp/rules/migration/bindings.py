@@ -21,7 +21,21 @@ Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
 _NAMESPACE_CALLS = frozenset({"Namespace", "SimpleNamespace", "dict"})
 _SCOPED = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
-_INDEXED = frozenset({ast.Call, ast.Compare, ast.Assign, ast.Name, ast.Attribute, ast.Subscript})
+_INDEXED = frozenset(
+    {
+        ast.Call,
+        ast.Compare,
+        ast.Assign,
+        ast.Name,
+        ast.Attribute,
+        ast.Subscript,
+        ast.Import,
+        ast.ImportFrom,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+    }
+)
 
 
 class Bindings(ast.NodeVisitor):
@@ -37,6 +51,10 @@ class Bindings(ast.NodeVisitor):
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.returns: dict[int, list[ast.expr]] = {}
         self.calls: dict[str, list[ast.Call]] = {}
+        #: `<x>.name(...)` calls by method name, and the methods taking `self` (their
+        #: arguments start after the receiver)
+        self.method_calls: dict[str, list[ast.Call]] = {}
+        self.methods: set[int] = set()
         #: what lists named so are grown with (`x += [...]`, `x.append(...)`, `x.extend(...)`)
         self.grown: dict[str, list[ast.expr]] = {}
         #: `__init__` methods -> their class's name (calls to the class pass their arguments)
@@ -48,27 +66,72 @@ class Bindings(ast.NodeVisitor):
         self.parents: dict[int, ast.AST] = {}
         #: the module's nodes of the `_INDEXED` types, in visiting order
         self.nodes: dict[type[ast.AST], list[ast.AST]] = {}
-        self._stack: list[Scope] = []
+        self._current: Scope = ctx.tree
+        self._work: list[tuple[ast.AST, ast.AST, Scope]] = []
 
     # ---- scopes
     def run(self, tree: ast.Module) -> Bindings:
-        self._enter(tree)
+        """One pre-order traversal with an explicit stack of (node, parent, scope): no
+        Python call per node for the nodes nothing is recorded about (most of them)."""
+        self.names.setdefault(id(tree), {})
+        work = self._work = [(stmt, tree, tree) for stmt in reversed(tree.body)]
+        pop, push = work.pop, work.append
+        parents, scope_of, indexed = self.parents, self.scope_of, self.nodes
+        handlers, functions, field_cache = _HANDLERS, _FUNCTION_KINDS, _FIELD_CACHE
+        name_t, attribute_t = ast.Name, ast.Attribute
+        names, attributes = indexed.setdefault(name_t, []), indexed.setdefault(attribute_t, [])
+        while work:
+            node, parent, scope = pop()
+            kind = type(node)
+            parents[id(node)] = parent
+            # the two commonest nodes first: a name has no child, an attribute one
+            if kind is name_t:
+                scope_of[id(node)] = scope
+                names.append(node)
+                continue
+            if kind is attribute_t:
+                attributes.append(node)
+                value = node.value  # type: ignore[attr-defined]
+                push((value, node, scope))
+                continue
+            if kind in _SCOPED:
+                scope_of[id(node)] = scope
+            if kind in _INDEXED:
+                indexed.setdefault(kind, []).append(node)
+            self._current = scope
+            if kind in functions:
+                self._function(node, scope)
+                continue
+            handler = handlers.get(kind)
+            if handler is not None:
+                handler(self, node)  # its bookkeeping; it pushes the children it wants
+                continue
+            for name in reversed(field_cache.get(kind) or _fields(kind)):
+                value = getattr(node, name, None)
+                for child in reversed(value) if type(value) is list else (value,):
+                    if type(child) not in _LEAVES and isinstance(child, ast.AST):
+                        push((child, node, scope))
         return self
 
-    def _enter(self, scope: Scope) -> None:
-        self._stack.append(scope)
-        self.names.setdefault(id(scope), {})
-        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            self._params(scope)
-            body = scope.body if isinstance(scope.body, list) else [scope.body]
-            for stmt in body:
-                self._record(stmt, scope)
-                self.visit(stmt)
-        else:
-            for stmt in scope.body:
-                self._record(stmt, scope)
-                self.visit(stmt)
-        self._stack.pop()
+    def _function(self, node: ast.AST, scope: Scope) -> None:
+        """A def or lambda: its parameters and body in its own scope; decorators and
+        defaults (visited first) in the enclosing one."""
+        push = self._work.append
+        self.names.setdefault(id(node), {})
+        if isinstance(node, ast.Lambda):
+            self._params(node)
+            push((node.body, node, node))
+            return
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        self._bind(node.name, None)
+        self.functions.setdefault(node.name, []).append(node)
+        self._params(node)
+        for stmt in reversed(node.body):
+            push((stmt, node, node))
+        a = node.args
+        outer = [*node.decorator_list, *a.defaults, *(k for k in a.kw_defaults if k is not None)]
+        for d in reversed(outer):
+            push((d, node, scope))
 
     def _params(self, fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         a = fn.args
@@ -95,65 +158,31 @@ class Bindings(ast.NodeVisitor):
 
     @property
     def scope(self) -> Scope:
-        return self._stack[-1]
+        return self._current
 
     def _bind(self, name: str, value: ast.expr | None) -> None:
         values = self.names[id(self.scope)].setdefault(name, [])
         if value is not None:
             values.append(value)
 
-    def visit(self, node: ast.AST) -> None:
-        """`NodeVisitor.visit` with the method looked up once per node type."""
-        method = _DISPATCH.get(type(node))
-        if method is None:
-            name = "visit_" + type(node).__name__
-            method = _DISPATCH[type(node)] = getattr(type(self), name, type(self).generic_visit)
-        method(self, node)
-
     def generic_visit(self, node: ast.AST) -> None:
-        record, visit = self._record, self.visit
-        for name in node._fields:
+        """Queue `node`'s children (in the current scope) for `run`'s traversal."""
+        push, scope = self._work.append, self._current
+        for name in reversed(_fields(type(node))):
             value = getattr(node, name, None)
-            if isinstance(value, list):
-                for child in value:
-                    if isinstance(child, ast.AST):
-                        record(child, node)
-                        visit(child)
-            elif isinstance(value, ast.AST):
-                record(value, node)
-                visit(value)
-
-    def _record(self, child: ast.AST, parent: ast.AST) -> None:
-        """Remember `child`'s parent (and scope, for names and functions), and the nodes
-        `Flow` looks at: this visit is the module's only full traversal for these rules."""
-        self.parents[id(child)] = parent
-        kind = type(child)
-        if kind in _SCOPED:
-            self.scope_of[id(child)] = self._stack[-1]
-        if kind in _INDEXED:
-            self.nodes.setdefault(kind, []).append(child)
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        for d in node.decorator_list:
-            self.visit(d)
-        for d in node.args.defaults + [k for k in node.args.kw_defaults if k is not None]:
-            self.visit(d)
-        self._bind(node.name, None)
-        self.functions.setdefault(node.name, []).append(node)
-        self._enter(node)
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self._enter(node)
+            for child in reversed(value) if type(value) is list else (value,):
+                if type(child) not in _LEAVES and isinstance(child, ast.AST):
+                    push((child, node, scope))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for stmt in node.body:
-            if (
-                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and stmt.name == "__init__"
-            ):
-                self.init_of[id(stmt)] = node.name
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if stmt.name == "__init__":
+                    self.init_of[id(stmt)] = node.name
+                elif not any(
+                    isinstance(d, ast.Name) and d.id == "staticmethod" for d in stmt.decorator_list
+                ):
+                    self.methods.add(id(stmt))
         for stmt in node.body:  # class-level fields are attributes of the instances
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 if stmt.value is not None:
@@ -266,6 +295,8 @@ class Bindings(ast.NodeVisitor):
         if isinstance(func, ast.Name):
             self.calls.setdefault(func.id, []).append(node)
         name = func.attr if isinstance(func, ast.Attribute) else None
+        if name is not None:
+            self.method_calls.setdefault(name, []).append(node)
         owner = func.value if isinstance(func, ast.Attribute) else None
         if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
             self.grown.setdefault(owner.id, []).append(node.args[0])
@@ -302,7 +333,44 @@ class Bindings(ast.NodeVisitor):
             self.choices.setdefault(dest, []).extend(choices.elts)
 
 
-_DISPATCH: dict[type[ast.AST], Callable[[Bindings, Any], None]] = {}
+_FUNCTION_KINDS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+#: node type -> the `visit_<type>` method doing its bookkeeping (which queues its children)
+_HANDLERS: dict[type[ast.AST], Callable[[Bindings, Any], None]] = {
+    kind: getattr(Bindings, f"visit_{kind.__name__}")
+    for kind in (
+        ast.ClassDef,
+        ast.Import,
+        ast.ImportFrom,
+        ast.Return,
+        ast.Assign,
+        ast.AnnAssign,
+        ast.AugAssign,
+        ast.NamedExpr,
+        ast.For,
+        ast.AsyncFor,
+        ast.comprehension,
+        ast.withitem,
+        ast.Dict,
+        ast.Call,
+    )
+}
+_LEAVES = frozenset(
+    {ast.Constant, type(None), str, int}
+    | {t for t in vars(ast).values() if isinstance(t, type) and issubclass(t, ast.expr_context)}
+    | {
+        t
+        for t in vars(ast).values()
+        if isinstance(t, type) and issubclass(t, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
+    }
+)
+_FIELD_CACHE: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    found = _FIELD_CACHE.get(kind)
+    if found is None:
+        found = _FIELD_CACHE[kind] = tuple(getattr(kind, "_fields", ()))
+    return found
 
 
 def const_str(node: ast.AST | None) -> str | None:

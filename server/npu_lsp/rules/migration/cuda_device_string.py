@@ -27,8 +27,14 @@ class CudaDeviceString(Rule):
     `default=`/`choices=` (`args.device`), a dict entry (`cfg["device"]`), a function's
     return value, an f-string or concatenation (`f"cuda:{rank}"`, `"cuda:" + str(rank)`),
     and the literals such values are compared with (`x.device.type == "cuda"`,
-    `args.device == "cuda"`). A `"cuda"` that never reaches a device (a folder name, a
-    file name, a log message, a dict key) is not reported. `torch.device("cuda")` is NPU203.
+    `args.device == "cuda"`) or that take a device string apart
+    (`device.replace("cuda:", "")`). Values are also followed across the modules of the
+    project: a parameter another module passes a device to (nanoGPT's
+    `configure_optimizers(..., device_type)` comparing `device_type == "cuda"`), an
+    attribute another module reads as a device (`getattr(args, "device", "cuda")` for the
+    training script's `--device` default). A `"cuda"` that never reaches a device (a folder
+    name, a file name, a log message, a dict key, an argparse help text) is not reported.
+    `torch.device("cuda")` is NPU203.
 
     ## Why is this bad?
     On Ascend the device type is `"npu"`; moving a tensor to `"cuda"` fails, and a comparison
@@ -53,9 +59,13 @@ class CudaDeviceString(Rule):
     ## Fix safety
     Safe: only the device type at the start of each literal changes (the index is kept) and
     `import torch_npu` is added when missing. Every device string of the file (NPU203 and
-    NPU204) moves in one fix, so the file never holds `"npu"` and `"cuda:0"` for the same
-    device; if one of them cannot be rewritten exactly (escapes, implicit concatenation, a
-    literal split over lines), none is fixed.
+    NPU204) and every CUDA API rename (`.cuda()`, `torch.cuda.*`, `torch.cuda.amp`: NPU201,
+    NPU202, NPU206) moves in one fix, so the file never holds `"npu"` and `"cuda:0"` for
+    the same device, nor `.npu()` beside a `"cuda"` kept back; if one of them cannot be
+    rewritten exactly (escapes, implicit concatenation, a literal split over lines), none
+    is fixed. The fix is unsafe when a value is also used for something other than a device
+    (a path built from it, an argument to a call whose parameter is not a device, in this
+    module or another of the project); the message then says where.
 
     ## References
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"

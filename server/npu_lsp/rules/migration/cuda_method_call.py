@@ -5,14 +5,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from npu_lsp.diagnostics import Diagnostic, Edit
+from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.helpers import attr_name_span, rewrite_fix
-from npu_lsp.rules.migration.values import resolve
+from npu_lsp.rules.migration.apis import renames
+from npu_lsp.rules.migration.groups import device_group, no_safe_fix
+from npu_lsp.rules.migration.helpers import attr_name_span
 
 
-@rule(code="NPU201", name="cuda-method-call", severity="warning", family="migration", fix="always")
+@rule(
+    code="NPU201", name="cuda-method-call", severity="warning", family="migration", fix="sometimes"
+)
 class CudaMethodCall(Rule):
     """## What it does
     Finds `.cuda()` calls that move a tensor or a module to a CUDA device.
@@ -41,26 +44,30 @@ class CudaMethodCall(Rule):
 
     ## Fix safety
     Safe: the method is renamed and `import torch_npu` is added after `import torch` when the
-    file does not import it yet; arguments are kept as written.
+    file does not import it yet; arguments are kept as written. The rename moves with the
+    file's device strings (NPU203/NPU204) and other CUDA API uses in one fix, so `.npu()`
+    never lands beside a `device="cuda"` that stays: when a device string of the file
+    cannot be rewritten exactly there is no fix, and when its value is also used for
+    something else (a path, an unseen call) the fix is unsafe; the message says which.
 
     ## References
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Call,)
+    nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        assert isinstance(node, ast.Call)
-        func = node.func
-        if not isinstance(func, ast.Attribute) or func.attr != "cuda":
-            return
-        if (resolve(ctx, func) or "").startswith("torch.cuda"):
-            return  # `torch.cuda(...)` is not a tensor method
-        edit = Edit(attr_name_span(ctx, func), "npu")
-        fix = rewrite_fix(ctx, "Replace `.cuda()` with `.npu()`", edit)
-        yield ctx.diagnostic(
-            self,
-            attr_name_span(ctx, func),
-            "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend",
-            fix=fix,
-        )
+        group = device_group(ctx)
+        for found in renames(ctx):
+            if found.code != self.code:
+                continue
+            call = found.node
+            assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            fix = group.fixes.get(id(call))
+            yield ctx.diagnostic(
+                self,
+                attr_name_span(ctx, call.func),
+                "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend"
+                + no_safe_fix(group, fix),
+                fix=fix,
+            )

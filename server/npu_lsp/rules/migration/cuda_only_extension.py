@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import data, head_span_of, span_of
-from npu_lsp.rules.migration.values import qualnames, string_values
+from npu_lsp.rules.migration.values import Flow, qualnames, string_values
 
 
 def _cuda_module(name: str) -> str | None:
@@ -77,7 +77,7 @@ class CudaOnlyExtension(Rule):
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Import, ast.ImportFrom, ast.Call)
+    nodes = (ast.Module,)
     # A file importing only `triton` or `cupy` mentions neither torch nor cuda.
     triggers = ("torch", "cuda", "cupy", "triton", "apex", "flash_attn", "xformers")
     #: Everything flagged is an import of a CUDA-only package or a call that resolves through
@@ -85,6 +85,15 @@ class CudaOnlyExtension(Rule):
     requires_imports = ()
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
+        index = Flow.of(ctx).b.nodes
+        # every builder is imported from torch.utils.cpp_extension: no calls to look at
+        # in a file that never names it
+        kinds = (ast.Import, ast.ImportFrom, ast.Call)
+        for kind in kinds if "cpp_extension" in ctx.text else kinds[:2]:
+            for found in index.get(kind, []):
+                yield from self._check_node(found, ctx)
+
+    def _check_node(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         reasons: dict[str, str] = data()["cuda_only_modules"]
         if isinstance(node, ast.Import):
             for alias in node.names:

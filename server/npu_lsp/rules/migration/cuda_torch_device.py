@@ -60,6 +60,6 @@ class CudaTorchDevice(Rule):
                 self,
                 span_of(ctx, f.node),
                 f"`torch.device({shown(f.node, f.old)})` names a CUDA device; "
-                f"use {shown(f.node, f.new)}",
+                f"use {shown(f.node, f.new)}{f.why}",
                 fix=f.fix,
             )

@@ -1,14 +1,22 @@
 """The device strings and backend names of a module, each with its diagnostic text and the
-fix it shares with the rest of its group (see `values.Flow` and `helpers.group_fixes`)."""
+fix it shares with the rest of its group (see `values.Flow` and `fix_group`).
+
+Two groups per module: the *device group* (every device string, NPU203/NPU204, and every
+CUDA API rename, NPU201/NPU202/NPU206: `.cuda()`, `torch.cuda.*`, `torch.cuda.amp`) and the
+*backend group* (every `"nccl"` reaching a backend, NPU205). Each fix of a group applies the
+whole group, and the group is fixed together or not at all, so after a fix-all a file never
+holds `"npu"` beside a `"cuda:0"` kept back for the same device, nor `.npu()` beside it.
+"""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 
-from npu_lsp.diagnostics import Fix
+from npu_lsp.diagnostics import Edit, Fix
 from npu_lsp.engine import Context
-from npu_lsp.rules.migration.helpers import group_fixes
+from npu_lsp.rules.migration.apis import renames
+from npu_lsp.rules.migration.helpers import head_edit, rewrite_fix
 from npu_lsp.rules.migration.values import Flow, Kind, Source, resolve
 
 _NEW = {"device": ("cuda", "npu"), "backend": ("nccl", "hccl")}
@@ -21,6 +29,8 @@ class Finding:
     old: str
     new: str
     fix: Fix | None
+    #: appended to the message when there is no safe fix: why (see `no_safe_fix`)
+    why: str = ""
 
     @property
     def node(self) -> ast.expr:
@@ -44,39 +54,177 @@ def _renamed(text: str, kind: Kind) -> str:
     return new + text[len(old) :]
 
 
+@dataclass(frozen=True)
+class Member:
+    """One edit-to-be of a group: a literal or an API use, with its own fix title."""
+
+    node: ast.AST
+    edit: Edit | None  # None: cannot be rewritten exactly (keeps the whole group unfixed)
+    title: str
+    code: str
+    noun: str  # "device string", "backend name", "CUDA API use"
+
+
+@dataclass(frozen=True)
+class Group:
+    #: by `id` of a member's node: its fix (None when the group cannot be fixed)
+    fixes: dict[int, Fix | None]
+    #: why the group has no safe fix (None when it has one)
+    why: str | None = None
+
+
+def _sources(ctx: Context, kind: Kind) -> list[Source]:
+    return sorted(
+        Flow.of(ctx).sources[kind].values(), key=lambda s: (s.node.lineno, s.node.col_offset)
+    )
+
+
 def findings(ctx: Context, kind: Kind) -> list[Finding]:
     """Every literal of `kind` in the module, in source order, computed once per run."""
     key = ("migration", "findings", kind)
     cached: list[Finding] | None = ctx.cache.get(key)
     if cached is not None:
         return cached
-    sources = sorted(
-        Flow.of(ctx).sources[kind].values(), key=lambda s: (s.node.lineno, s.node.col_offset)
-    )
-    members = [(s.node, s.text, _renamed(s.text, kind), _code(s, ctx)) for s in sources]
-    noun = "device string" if kind == "device" else "backend name"
-    escaping = [s.escapes for s in sources if s.escapes is not None]
-    because = None
-    if escaping:
-        first = min(escaping, key=lambda n: (n.lineno, n.col_offset))
-        because = f"the value is also used for something else at line {first.lineno}"
-    fixes = group_fixes(ctx, members, noun, because)
-    out = [
-        Finding(s, code, old, new, fixes.get(id(s.node)))
-        for s, (_n, old, new, code) in zip(sources, members, strict=True)
-    ]
+    sources = _sources(ctx, kind)
+    group = device_group(ctx) if kind == "device" else _literal_group(ctx, kind, sources)
+    out = []
+    for s in sources:
+        fix = group.fixes.get(id(s.node))
+        old, new = s.text, _renamed(s.text, kind)
+        out.append(Finding(s, _code(s, ctx), old, new, fix, no_safe_fix(group, fix)))
     ctx.cache[key] = out
     return out
 
 
+def _literal_members(ctx: Context, kind: Kind, sources: list[Source]) -> list[Member]:
+    noun = "device string" if kind == "device" else "backend name"
+    out = []
+    for s in sources:
+        old, new = s.text, _renamed(s.text, kind)
+        edit = head_edit(ctx, s.node, old, new)
+        out.append(Member(s.node, edit, f'Replace "{old}" with "{new}"', _code(s, ctx), noun))
+    return out
+
+
+def _because(sources: list[Source]) -> str | None:
+    escaping = [s.escapes for s in sources if s.escapes is not None]
+    if not escaping:
+        return None
+    first = min(escaping, key=lambda n: (n.lineno, n.col_offset))
+    return f"the value is also used for something else at line {first.lineno}"
+
+
+def _literal_group(ctx: Context, kind: Kind, sources: list[Source]) -> Group:
+    return fix_group(ctx, _literal_members(ctx, kind, sources), _because(sources))
+
+
+def device_group(ctx: Context) -> Group:
+    """The device strings and CUDA API renames of the module, fixed as one group."""
+    key = ("migration", "device group")
+    cached: Group | None = ctx.cache.get(key)
+    if cached is not None:
+        return cached
+    sources = _sources(ctx, "device")
+    members = _literal_members(ctx, "device", sources)
+    members += [
+        Member(r.node, r.edit, r.title, r.code, "CUDA API use")
+        for r in renames(ctx)
+        if r.edit is not None
+    ]
+    group = fix_group(ctx, members, _because(sources))
+    ctx.cache[key] = group
+    return group
+
+
+def fix_group(ctx: Context, members: list[Member], unsafe_because: str | None = None) -> Group:
+    """One fix for every member of a group (by `id` of its node), each applying them all.
+
+    Moving some members and leaving others would leave the file half migrated (`"npu"`
+    here, `"cuda:0"` there for the same device, `.npu()` beside it), so each fix carries
+    every edit of the group, and none is offered unless every member can be rewritten.
+    Members on a line whose `# noqa` names their code are left out, as the author asked
+    (members of rules switched off are not: their rewrites keep the file consistent). With `unsafe_because`, every fix of the group is
+    unsafe and its title says why.
+    """
+    from npu_lsp.noqa import ALL, parse_noqa
+
+    noqa = parse_noqa(ctx.text) if "noqa" in ctx.text else {}
+    taken: list[Member] = []
+    for m in members:
+        codes = noqa.get(m.node.lineno, frozenset())  # type: ignore[attr-defined]
+        if ALL in codes or any(m.code.startswith(c) for c in codes):
+            continue
+        if m.edit is None:
+            line = m.node.lineno  # type: ignore[attr-defined]
+            why = f"the {m.noun} at line {line} cannot be rewritten exactly"
+            return Group({id(n.node): None for n in members}, why)
+        taken.append(m)
+    out: dict[int, Fix | None] = {}
+    if not taken:
+        return Group(out, unsafe_because)
+    # Every fix of the group carries the same edits (one shared tuple: a group of n
+    # members costs n fixes, not n * n edits).
+    edits = tuple(m.edit for m in taken if m.edit is not None)
+    shared = rewrite_fix(ctx, "", edits[0], extra=edits[1:], safe=not unsafe_because)
+    assert shared is not None
+    counts: dict[str, int] = {}
+    for m in taken:
+        counts[m.noun] = counts.get(m.noun, 0) + 1
+    for m in taken:
+        title = m.title + _others(m.noun, counts)
+        if unsafe_because:
+            title += f" (unsafe: {unsafe_because})"
+        out[id(m.node)] = Fix(title, shared.edits, shared.safe)
+    return Group(out, unsafe_because)
+
+
+def _others(noun: str, counts: dict[str, int]) -> str:
+    """ "(and 2 other device strings and 1 other CUDA API use of this file)" or ""."""
+    parts = []
+    for other, n in counts.items():
+        n -= other == noun  # the member itself
+        if n > 0:
+            parts.append(f"{n} other {other}{'s' if n > 1 else ''}")
+    return f" (and {' and '.join(parts)} of this file)" if parts else ""
+
+
+def api_fix(ctx: Context, node: ast.AST, has_edit: bool) -> tuple[Fix | None, str]:
+    """The device group's fix for a CUDA API use, and why there is no safe one ("" when
+    there is, or when the use has no rewrite of its own)."""
+    if not has_edit:
+        return None, ""
+    group = device_group(ctx)
+    fix = group.fixes.get(id(node))
+    return fix, no_safe_fix(group, fix)
+
+
+def no_safe_fix(group: Group, fix: Fix | None) -> str:
+    """What a diagnostic without a safe fix adds to its message: why (or "")."""
+    if fix is not None and fix.safe:
+        return ""
+    if group.why is None:
+        return ""
+    if fix is None:
+        return f" (no fix: {group.why}, and it moves with the rest of this file)"
+    return f" (fix unsafe: {group.why})"
+
+
 def message(finding: Finding) -> str:
-    """The diagnostic text: what the literal is, how it is used, what to write instead."""
+    """The diagnostic text: what the literal is, how it is used, what to write instead, and
+    why there is no safe fix when there is none."""
+    return _message(finding) + finding.why
+
+
+def _message(finding: Finding) -> str:
     source = finding.source
     old, new = shown(finding.node, finding.old), shown(finding.node, finding.new)
     sink = source.sink
     line = getattr(sink, "lineno", finding.node.lineno)
     at = f" (line {line})" if line != finding.node.lineno else ""
     compared = source.role == "compare"
+    if source.role == "elsewhere":
+        what = "a CUDA device" if source.kind == "device" else "the distributed backend"
+        return f"{old} is used as {what} by module `{source.elsewhere}`; use {new} on Ascend"
     if source.role == "choice":
         what = "a device" if source.kind == "device" else "the distributed backend"
         return f"{old} is a choice of an option used as {what}; use {new} on Ascend"

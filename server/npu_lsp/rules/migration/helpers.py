@@ -216,47 +216,6 @@ def head_edit(ctx: Context, node: ast.expr, old: str, new: str) -> Edit | None:
     return Edit(Span(span.line, column, span.line, column + len(old)), new)
 
 
-def group_fixes(
-    ctx: Context,
-    members: list[tuple[ast.expr, str, str, str]],
-    noun: str,
-    unsafe_because: str | None = None,
-) -> dict[int, Fix | None]:
-    """One fix for every literal of a group (by `id` of its node), each applying them all.
-
-    `members` are (literal, old text, new text, code) for every device string (or every
-    backend name) of the file: moving some and leaving others would leave the file half
-    migrated (`"npu"` here, `"cuda:0"` there for the same device), so each fix carries every
-    edit of the group, and none is offered unless every member can be rewritten. Members on
-    a line whose `# noqa` names their code are left out, as the author asked. With
-    `unsafe_because`, every fix of the group is unsafe and its title says why.
-    """
-    from npu_lsp.noqa import ALL, parse_noqa
-
-    noqa = parse_noqa(ctx.text)
-    edits: dict[int, Edit] = {}
-    for node, old, new, code in members:
-        codes = noqa.get(node.lineno, frozenset())
-        if ALL in codes or any(code.startswith(c) for c in codes):
-            continue
-        edit = head_edit(ctx, node, old, new)
-        if edit is None:
-            return {id(node): None for node, *_ in members}
-        edits[id(node)] = edit
-    out: dict[int, Fix | None] = {}
-    others = len(edits) - 1
-    for node, old, new, _code in members:
-        own = edits.get(id(node))
-        title = f'Replace "{old}" with "{new}"'
-        if others > 0:
-            title += f" (and {others} other {noun}{'s' if others > 1 else ''} of this file)"
-        if unsafe_because:
-            title += f" (unsafe: {unsafe_because})"
-        rest = tuple(e for key, e in edits.items() if key != id(node))
-        out[id(node)] = rewrite_fix(ctx, title, own, extra=rest, safe=not unsafe_because)
-    return out
-
-
 def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str, Fix | None]]:
     """Uses of `torch.backends.<prefix>.*` (through imports and local aliases), each once at
     its longest attribute chain, with its fix.
@@ -276,14 +235,17 @@ def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str
     seen: set[int] = set()
     flow = Flow.of(ctx)
     parents = flow.b.parents
-    candidates = [*flow.b.nodes.get(ast.Attribute, []), *flow.b.nodes.get(ast.Name, [])]
+    # the module itself: `torch.backends.cudnn`, `backends.cuda`, or an alias of it
+    aliases = {n for n, q in ctx.scopes.info.imports.items() if q == base}
+    candidates: list[ast.AST] = [
+        n
+        for n in flow.b.nodes.get(ast.Attribute, [])
+        if n.attr == prefix  # type: ignore[attr-defined]
+    ]
+    if aliases:
+        candidates += [n for n in flow.b.nodes.get(ast.Name, []) if n.id in aliases]  # type: ignore[attr-defined]
+    candidates.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
     for node in candidates:
-        # the module itself: `torch.backends.cudnn`, `backends.cuda`, or an alias of it
-        if not (
-            (isinstance(node, ast.Attribute) and node.attr == prefix)
-            or (isinstance(node, ast.Name) and ctx.qualname(node) == base)
-        ):
-            continue
         if base not in qualnames(ctx, node):
             continue
         chain: ast.AST = node  # climb to the longest attribute chain on it

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
-from npu_lsp.astutil import walk
 from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import imports_torch_npu, span_of, torch_npu_import_edit
-from npu_lsp.rules.migration.values import resolve
+from npu_lsp.rules.migration.values import Flow, resolve
 
 _DEVICE_KEYWORDS = frozenset({"device", "device_type", "map_location"})
+_NPU_WORD = re.compile(r"\bnpu\b")
 
 
 def _npu_device(node: ast.AST) -> bool:
@@ -29,7 +30,8 @@ def first_npu_use(tree: ast.Module, ctx: Context) -> ast.AST | None:
     `device="npu:0"`, `torch.device("npu")`). A bare "npu" string elsewhere (a backend
     name, a dictionary key) or an unrelated `.npu` attribute does not count."""
     found: list[ast.expr] = []
-    for node in walk(tree):
+    index = Flow.of(ctx).b.nodes
+    for node in [*index.get(ast.Attribute, []), *index.get(ast.Call, [])]:
         if isinstance(node, ast.Attribute):
             if resolve(ctx, node.value) == "torch.npu" or resolve(ctx, node) == "torch.npu":
                 found.append(node)
@@ -103,8 +105,8 @@ class MissingTorchNpuImport(Rule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if "npu" not in ctx.text or imports_torch_npu(node, ctx.text):
-            return
+        if _NPU_WORD.search(ctx.text) is None or imports_torch_npu(node, ctx.text):
+            return  # ("npu" as a word: "input" does not count)
         use = first_npu_use(node, ctx)
         if use is None:
             return

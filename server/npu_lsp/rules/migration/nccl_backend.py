@@ -9,8 +9,8 @@ from npu_lsp.diagnostics import Diagnostic, Edit
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.groups import findings, message
-from npu_lsp.rules.migration.helpers import attr_name_span, rewrite_fix, span_of
-from npu_lsp.rules.migration.values import resolve
+from npu_lsp.rules.migration.helpers import attr_name_span, data, rewrite_fix, span_of
+from npu_lsp.rules.migration.values import Flow, qualnames, resolve
 
 _BACKEND_NCCL = "torch.distributed.Backend.NCCL"
 
@@ -23,8 +23,12 @@ class NcclBackend(Rule):
     DeepSpeed's `dist_backend=` or Hugging Face's `ddp_backend=`:
     written there, or through a variable, an argparse option's `default=`/`choices=`
     (`backend=args.dist_backend`), `os.environ.get("BACKEND", "nccl")`, a conditional
-    expression or a dict entry. Also `dist.Backend.NCCL`, and the `"nccl"` literals such a
-    value is compared with (`dist.get_backend() == "nccl"`).
+    expression or a dict entry. Also `dist.Backend.NCCL`, the `"nccl"` literals such a
+    value is compared with (`dist.get_backend() == "nccl"`), and NCCL-specific queries and
+    bindings through any alias: `torch.distributed.is_nccl_available()` (False on Ascend,
+    so a `backend = "nccl" if dist.is_nccl_available() else "gloo"` silently falls back to
+    Gloo), `torch.distributed.ProcessGroupNCCL` and `torch.cuda.nccl.*` (the list is in
+    `data/migration.json`).
 
     ## Why is this bad?
     NCCL is NVIDIA's collective library. Ascend's is HCCL, which `torch_npu` registers as the
@@ -51,7 +55,11 @@ class NcclBackend(Rule):
     ## Fix safety
     Safe: the backend name is replaced and `import torch_npu` (which registers `hccl`) is added
     when missing. Every `"nccl"` of the file moves in one fix; none is fixed when one of
-    them cannot be rewritten exactly.
+    them cannot be rewritten exactly. `is_nccl_available` written as an attribute
+    (`dist.is_nccl_available()`) becomes `is_hccl_available` (torch_npu adds it to
+    `torch.distributed`); a name imported with `from ... import is_nccl_available`,
+    `ProcessGroupNCCL` and `torch.cuda.nccl` are reported without a fix, and the message
+    says why.
 
     ## References
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
@@ -68,10 +76,16 @@ class NcclBackend(Rule):
                 message(f),
                 fix=f.fix,
             )
+        if "nccl" in ctx.text:
+            yield from self._nccl_apis(ctx)
         if "NCCL" not in ctx.text:
             return
-        for attr in ast.walk(ctx.tree):
-            if isinstance(attr, ast.Attribute) and resolve(ctx, attr) == _BACKEND_NCCL:
+        for attr in Flow.of(ctx).b.nodes.get(ast.Attribute, []):
+            if (
+                isinstance(attr, ast.Attribute)
+                and attr.attr == "NCCL"
+                and resolve(ctx, attr) == _BACKEND_NCCL
+            ):
                 fix = rewrite_fix(
                     ctx,
                     "Replace `Backend.NCCL` with `Backend.HCCL`",
@@ -83,3 +97,42 @@ class NcclBackend(Rule):
                     "`Backend.NCCL` is CUDA-only; use `Backend.HCCL` on Ascend",
                     fix=fix,
                 )
+
+    def _nccl_apis(self, ctx: Context) -> Iterator[Diagnostic]:
+        """`is_nccl_available`, `ProcessGroupNCCL`, `torch.cuda.nccl` through any alias,
+        each once at the expression naming it (not again for `.version` after it)."""
+        table: dict[str, dict[str, str]] = data()["nccl_apis"]
+        flow = Flow.of(ctx)
+        for node in [*flow.b.nodes.get(ast.Attribute, []), *flow.b.nodes.get(ast.Name, [])]:
+            last = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+            if "nccl" not in last.lower() or not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                continue
+            names = qualnames(ctx, node) & table.keys()
+            if not names:
+                continue
+            name = sorted(names)[0]
+            entry = table[name]
+            short = name.removeprefix("torch.distributed.distributed_c10d.")
+            short = short.removeprefix("torch.distributed.")
+            shown = name if short == name else f"torch.distributed.{short}"
+            fix = None
+            if "npu" in entry and isinstance(node, ast.Attribute):
+                fix = rewrite_fix(
+                    ctx,
+                    f"Replace `{node.attr}` with `{entry['npu']}`",
+                    Edit(attr_name_span(ctx, node), entry["npu"]),
+                )
+            elif "npu" in entry:
+                why = f"use `torch.distributed.{entry['npu']}` (no automatic fix: imported by name)"
+                yield ctx.diagnostic(
+                    self, span_of(ctx, node), f"`{shown}` asks for NCCL, absent on Ascend; {why}"
+                )
+                continue
+            if "npu" in entry:
+                message_text = (
+                    f"`{shown}` asks for NCCL, absent on Ascend (always False there); "
+                    f"use `torch.distributed.{entry['npu']}`"
+                )
+            else:
+                message_text = f"`{shown}` is NCCL-only: {entry['why']} (no automatic fix)"
+            yield ctx.diagnostic(self, span_of(ctx, node), message_text, fix=fix)

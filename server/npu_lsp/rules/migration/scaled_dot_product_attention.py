@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import span_of
-from npu_lsp.rules.migration.values import resolve
+from npu_lsp.rules.migration.values import Flow, resolve
 
 _SDPA = "torch.nn.functional.scaled_dot_product_attention"
 
@@ -51,15 +51,16 @@ class ScaledDotProductAttention(Rule):
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Call,)
+    nodes = (ast.Module,)
     triggers = ("scaled_dot_product_attention",)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        assert isinstance(node, ast.Call)
-        if resolve(ctx, node.func) == _SDPA:
-            yield ctx.diagnostic(
-                self,
-                span_of(ctx, node.func),
-                "`scaled_dot_product_attention` has a fused Ascend form: "
-                "`torch_npu.npu_fusion_attention`",
-            )
+        for call in Flow.of(ctx).b.nodes.get(ast.Call, []):
+            assert isinstance(call, ast.Call)
+            if resolve(ctx, call.func) == _SDPA:
+                yield ctx.diagnostic(
+                    self,
+                    span_of(ctx, call.func),
+                    "`scaled_dot_product_attention` has a fused Ascend form: "
+                    "`torch_npu.npu_fusion_attention`",
+                )

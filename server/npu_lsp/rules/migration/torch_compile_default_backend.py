@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.helpers import span_of
-from npu_lsp.rules.migration.values import resolve
+from npu_lsp.rules.migration.values import Flow, resolve
 
 
 @rule(code="NPU211", name="torch-compile-default-backend", severity="info", family="migration")
@@ -40,10 +40,26 @@ class TorchCompileDefaultBackend(Rule):
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    nodes = (ast.Module,)
     triggers = ("compile",)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
+        flow = Flow.of(ctx)
+        index = flow.b.nodes
+        imported = set(ctx.scopes.info.imports)
+        imported.update(n for local in flow.b.local_imports.values() for n in local)
+        for call in index.get(ast.Call, []):
+            func = call.func  # type: ignore[attr-defined]
+            if (isinstance(func, ast.Attribute) and func.attr == "compile") or (
+                isinstance(func, ast.Name) and func.id in imported
+            ):  # `torch.compile`, or an imported alias of it
+                yield from self._check_node(call, ctx)
+        for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            for found in index.get(kind, []):
+                if found.decorator_list:  # type: ignore[attr-defined]
+                    yield from self._check_node(found, ctx)
+
+    def _check_node(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         if isinstance(node, ast.Call):
             if resolve(ctx, node.func) == "torch.compile" and not any(
                 k.arg == "backend" for k in node.keywords

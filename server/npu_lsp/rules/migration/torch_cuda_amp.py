@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
-from npu_lsp.diagnostics import Diagnostic, Edit, Span
+from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.helpers import (
-    attr_name_span,
-    char_column,
-    head_span_of,
-    rewrite_fix,
-    span_of,
-)
-from npu_lsp.rules.migration.values import resolve
-
-_FROM_CUDA_AMP = re.compile(r"\bfrom\s+(torch\s*\.\s*cuda)\s*\.\s*amp\b")
+from npu_lsp.rules.migration.apis import renames
+from npu_lsp.rules.migration.groups import api_fix
+from npu_lsp.rules.migration.helpers import head_span_of, span_of
 
 
 @rule(code="NPU206", name="torch-cuda-amp", severity="warning", family="migration", fix="sometimes")
@@ -53,56 +45,27 @@ class TorchCudaAmp(Rule):
 
     ## Fix safety
     Safe when offered: `cuda` becomes `npu` in the module path and `import torch_npu` is added
-    when missing. `from torch.cuda import amp` is reported without a fix.
+    when missing. `from torch.cuda import amp` is reported without a fix. The rename moves
+    with the file's device strings and other CUDA API uses in one fix (see NPU201).
 
     ## References
     - `../shared/reference/migration.md`, "PyTorch code: what changes on Ascend"
     """
 
-    nodes = (ast.Attribute, ast.ImportFrom)
+    nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        if isinstance(node, ast.ImportFrom):
-            yield from self._import_from(node, ctx)
-            return
-        assert isinstance(node, ast.Attribute)
-        if node.attr != "amp" or resolve(ctx, node.value) != "torch.cuda":
-            return
-        fix = None
-        if isinstance(node.value, ast.Attribute):
-            fix = rewrite_fix(
-                ctx,
-                "Replace `torch.cuda.amp` with `torch.npu.amp`",
-                Edit(attr_name_span(ctx, node.value), "npu"),
-            )
-        yield ctx.diagnostic(
-            self,
-            span_of(ctx, node),
-            "`torch.cuda.amp` is CUDA mixed precision; use `torch.npu.amp`",
-            fix=fix,
-        )
-
-    def _import_from(self, node: ast.ImportFrom, ctx: Context) -> Iterator[Diagnostic]:
-        if node.level:
-            return
-        if node.module == "torch.cuda.amp":
-            line = ctx.lines[node.lineno - 1] if node.lineno - 1 < len(ctx.lines) else ""
-            match = _FROM_CUDA_AMP.search(line, char_column(ctx, node.lineno, node.col_offset) - 1)
-            fix = None
-            if match:
-                span = Span(node.lineno, match.start(1) + 1, node.lineno, match.end(1) + 1)
-                fix = rewrite_fix(
-                    ctx, "Import from `torch.npu.amp` instead", Edit(span, "torch.npu")
-                )
-            yield ctx.diagnostic(
-                self,
-                head_span_of(ctx, node),
-                "imports from `torch.cuda.amp`; use `torch.npu.amp`",
-                fix=fix,
-            )
-        elif node.module == "torch.cuda" and any(a.name == "amp" for a in node.names):
-            yield ctx.diagnostic(
-                self,
-                head_span_of(ctx, node),
-                "`amp` imported from `torch.cuda`; use `from torch.npu import amp`",
-            )
+        for found in renames(ctx):
+            if found.code != self.code:
+                continue
+            use = found.node
+            fix, why = api_fix(ctx, use, found.edit is not None)
+            if not isinstance(use, ast.ImportFrom):
+                text = "`torch.cuda.amp` is CUDA mixed precision; use `torch.npu.amp`"
+                yield ctx.diagnostic(self, span_of(ctx, use), text + why, fix=fix)
+            elif use.module == "torch.cuda.amp":
+                text = "imports from `torch.cuda.amp`; use `torch.npu.amp`"
+                yield ctx.diagnostic(self, head_span_of(ctx, use), text + why, fix=fix)
+            else:
+                text = "`amp` imported from `torch.cuda`; use `from torch.npu import amp`"
+                yield ctx.diagnostic(self, head_span_of(ctx, use), text + why, fix=fix)

@@ -46,6 +46,7 @@ Kind = Literal["device", "backend"]
 #: "cuda:{}".format(rank), "cuda:%d" % rank).
 DEVICE_HEAD = re.compile(r"cuda(?::(?:\d*|\{[^{}]*\}|%[ds]))?")
 _BACKEND = re.compile(r"nccl", re.IGNORECASE)
+_NPU_HEAD = re.compile(r"npu(?::\d*)?")
 _HEADS: dict[Kind, re.Pattern[str]] = {"device": DEVICE_HEAD, "backend": _BACKEND}
 
 #: Keyword arguments that take a device anywhere (tensor factories, `.to`, `torch.load`,
@@ -78,10 +79,19 @@ _BACKEND_FIRST_ARG = frozenset(
     {"torch.distributed.init_process_group", "torch.distributed.new_group"}
 )
 _GET_BACKEND = "torch.distributed.get_backend"
+#: The last names of the callees above (`torch.load` takes a device second)
+_SINK_NAMES = frozenset(
+    q.rsplit(".", 1)[-1] for q in (*_DEVICE_FIRST_ARG, *_BACKEND_FIRST_ARG, "torch.load")
+)
 _ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
 _MAX_DEPTH = 40
+_NOTHING: set[int] = set()  # shared, never changed
+#: str methods that take a device string apart (`"cuda:"` given to one is a device prefix)
+_PARSING = frozenset(
+    {"replace", "startswith", "removeprefix", "split", "partition", "lstrip", "find", "index"}
+)
 _FLOW_KEY = ("migration", "flow")
 #: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
 _MESSAGE_CALLS = frozenset(
@@ -123,6 +133,8 @@ class Source:
     #: harmless (a file name built from it, an argument to a call we cannot see into):
     #: rewriting the literal changes that use too, so the fix is unsafe
     escapes: ast.expr | None = None
+    #: for role "elsewhere": the module of the project using the value as a device
+    elsewhere: str = ""
 
 
 class Flow:
@@ -138,6 +150,16 @@ class Flow:
         #: every expression passed through while following values back from their uses
         self.visited: set[int] = set()
         self._memo: dict[tuple[Kind, int, bool], set[int]] = {}
+        #: parameters compared with a device or backend name (`device_type == "cuda"`) that
+        #: nothing in this module shows to be one: (id of the function, name) -> kind
+        self.param_compares: dict[tuple[int, str], Kind] = {}
+        from npu_lsp.rules.migration.project import links
+
+        #: the project's facts (other modules' device parameters and values passed in)
+        self.links = links(getattr(ctx.scopes, "workspace", None))
+        #: names bound by imports, anywhere in the module (aliases a callee may hide behind)
+        self._imported = set(ctx.scopes.info.imports)
+        self._imported.update(n for local in self.b.local_imports.values() for n in local)
         self._collect()
         self._find_escapes()
 
@@ -158,6 +180,17 @@ class Flow:
                 self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
             if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
                 startswith.append(node)
+            if (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr in _PARSING
+                and node.args
+                and _head_text(node.args[0]) == "cuda:"
+            ):  # `device.replace("cuda:", "")`: "cuda:" with its colon is a device prefix
+                self._literal(
+                    node.args[0], "device", node, direct=False, carriers=set(), role="compare"
+                )
+        if self.links is not None:
+            self._incoming()
         for node in nodes.get(ast.Assign, []):
             if isinstance(node, ast.Assign) and _is_device_object(node.value, self.ctx):
                 for t in node.targets:
@@ -176,9 +209,85 @@ class Flow:
                             choice, kind, choice, direct=False, carriers={carrier}, role="choice"
                         )
 
+    def _incoming(self) -> None:
+        """Parameters other modules of the project pass device values to are device
+        values here: their defaults move with them, and so do their comparisons."""
+        from npu_lsp.rules.migration.project import functions_of, incoming_for
+
+        assert self.links is not None
+        module = self.ctx.scopes.info.module
+        by_id = {id(fn): fn for fns in self.b.functions.values() for fn in fns}
+        for fn_id, (qual, method) in functions_of(self.ctx.tree, module).items():
+            fn = by_id.get(fn_id)
+            if fn is None:
+                continue
+            params = self.b.params.get(fn_id, {})
+            for position, keyword, kind, where in incoming_for(self.links, qual, method):
+                name = keyword or next((n for n, (_f, i) in params.items() if i == position), None)
+                if name is None or name not in params:
+                    continue
+                carrier: Carrier = ("name", str(fn_id), name)
+                k: Kind = "device" if kind == "device" else "backend"
+                self.carriers[k].add(carrier)
+                for value in self.b.names.get(fn_id, {}).get(name, []):
+                    self._from_elsewhere(value, k, carrier, where)
+        module = self.ctx.scopes.info.module
+        for name, readers in self.links.attrs.items():
+            if name not in self.b.attrs:
+                continue
+            # `args.device` read as a device in another module of the project
+            imported = set(self.ctx.scopes.info.imports.values())
+            ranked = sorted(  # name a module this one imports, if one reads it
+                (not any(_related(q, m) for q in imported), m, k) for k, m in readers if m != module
+            )
+            if not ranked:
+                continue
+            _, where, kind = ranked[0]
+            k = "device" if kind == "device" else "backend"
+            attr: Carrier = ("attr", name)
+            self.carriers[k].add(attr)
+            for value in self.b.attrs[name]:
+                self._from_elsewhere(value, k, attr, where)
+
+    def _from_elsewhere(self, value: ast.expr, kind: Kind, carrier: Carrier, where: str) -> None:
+        """Follow `value`, a device value for module `where`; the literals found only so
+        say where they are used."""
+        before = set(self.sources[kind])
+        found = self._follow(
+            value, kind, value, direct=False, carriers={carrier}, depth=0, seen=set()
+        )
+        for found_id in found - before:
+            source = self.sources[kind][found_id]
+            if source.role == "use" and not source.direct:
+                source.role, source.elsewhere = "elsewhere", where
+
+    def kind_of_value(self, expr: ast.AST) -> Kind | None:
+        """Is `expr` (an argument) a device or backend value of this module: one of its
+        literals, or a name, attribute or key holding them?"""
+        kinds: tuple[Kind, ...] = ("device", "backend")
+        for kind in kinds:
+            if id(expr) in self.sources[kind]:
+                return kind
+        if not isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
+            return None
+        carrier = self._carrier(expr)
+        if carrier is not None:
+            for kind in kinds:
+                if carrier in self.carriers[kind]:
+                    return kind
+        return None
+
     def _sink_args(self, call: ast.Call) -> Iterator[tuple[Kind, ast.expr]]:
         func = call.func
-        qual = resolve(self.ctx, func)
+        # Resolving every call's callee is most of the cost of a big file: only a callee
+        # whose last name is a sink's (or an imported name, an alias) can be one.
+        if isinstance(func, ast.Attribute):
+            named = func.attr in _SINK_NAMES
+        else:
+            named = isinstance(func, ast.Name) and (
+                func.id in _SINK_NAMES or func.id in self._imported
+            )
+        qual = resolve(self.ctx, func) if named else None
         for kw in call.keywords:
             if kw.arg in DEVICE_KEYWORDS:
                 if isinstance(kw.value, ast.Dict):
@@ -219,32 +328,22 @@ class Flow:
         once per kind (memoised: the names of a long file share values in a dense graph), a
         later path only adds its carriers to the literals found the first time."""
         if expr is None or depth > _MAX_DEPTH or id(expr) in seen:
-            return set()
+            return _NOTHING
         key = (kind, id(expr), direct)
         done = self._memo.get(key)
         if done is not None:
-            for found_id in done:
-                self.sources[kind][found_id].carriers |= carriers
+            if carriers:
+                sources = self.sources[kind]
+                for found_id in done:
+                    sources[found_id].carriers |= carriers
             return done
-        seen = seen | {id(expr)}
+        seen.add(id(expr))  # the path's expressions (removed again on the way back)
         self.visited.add(id(expr))
         found: set[int] = set()
+        steps: list[tuple[ast.AST | None, Carrier | None]] = []
 
         def go(e: ast.AST | None, *, hop: Carrier | None = None) -> None:
-            more = carriers | {hop} if hop else carriers
-            if hop:
-                self.carriers[kind].add(hop)
-            found.update(
-                self._follow(
-                    e,
-                    kind,
-                    sink,
-                    direct=direct and hop is None,
-                    carriers=more,
-                    depth=depth + 1,
-                    seen=seen,
-                )
-            )
+            steps.append((e, hop))
 
         if isinstance(expr, (ast.Constant, ast.JoinedStr)):
             if self._literal(expr, kind, sink, direct=direct, carriers=carriers):
@@ -277,9 +376,9 @@ class Flow:
             if resolve(self.ctx, expr.value) is None:  # not a module's attribute
                 for v in self.b.attrs.get(expr.attr, []):
                     go(v, hop=("attr", expr.attr))
-                if expr.attr in self.b.attrs:
-                    self.carriers[kind].add(("attr", expr.attr))
-                else:  # attribute-style dicts: EasyDict({...}), OmegaConf.create({...})
+                self.carriers[kind].add(("attr", expr.attr))
+                if expr.attr not in self.b.attrs:
+                    # attribute-style dicts: EasyDict({...}), OmegaConf.create({...})
                     for v in self.b.keys.get(expr.attr, []):
                         go(v, hop=("key", expr.attr))
         elif isinstance(expr, ast.Subscript):
@@ -290,6 +389,17 @@ class Flow:
                     go(v, hop=("key", key_name))
         elif isinstance(expr, ast.Call):
             self._follow_call(expr, go)
+        add_carrier = self.carriers[kind].add
+        for e, step_hop in steps:
+            if step_hop is None:
+                more, through = carriers, direct
+            else:
+                add_carrier(step_hop)
+                more, through = carriers | {step_hop}, False
+            found |= self._follow(
+                e, kind, sink, direct=through, carriers=more, depth=depth + 1, seen=seen
+            )
+        seen.discard(id(expr))
         self._memo[key] = found
         return found
 
@@ -302,6 +412,14 @@ class Flow:
             go(call.args[1])
         elif qual in _FIELD:
             go(next((k.value for k in call.keywords if k.arg == "default"), None))
+        elif qual == "builtins.getattr" and len(call.args) > 1:
+            # `getattr(args, "device", "cuda")`: the attribute, else the default
+            name = const_str(call.args[1])
+            if name is not None:
+                for v in self.b.attrs.get(name, [None]):  # None: still a carrier
+                    go(v, hop=("attr", name))
+            if len(call.args) > 2:
+                go(call.args[2])
         elif isinstance(func, ast.Attribute) and func.attr in _STR_METHODS:
             go(func.value)
         elif isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
@@ -338,6 +456,8 @@ class Flow:
         owner = self.b.init_of.get(id(fn))
         if owner is not None:  # `Trainer(model, "cuda")` calls `__init__(self, model, device)`
             calls, index = self.b.calls.get(owner, []), index - 1
+        elif id(fn) in self.b.methods:  # `trainer.fit(loader, "cuda")`: `fit(self, ...)`
+            calls, index = self.b.method_calls.get(fn.name, []), index - 1
         for call in calls:
             for kw in call.keywords:
                 if kw.arg == name:
@@ -427,13 +547,24 @@ class Flow:
             return True  # `device.type`, `device.startswith(...)`, a bare expression
         if isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets):
             return True  # a copy into another name: that name's reads are checked
+        if self.links is not None:  # an argument for a device parameter of another module
+            call = self.b.parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
+            if isinstance(call, ast.Call) and node is not call.func:
+                from npu_lsp.rules.migration.project import outgoing_kind
+
+                if outgoing_kind(self.links, self.ctx, call, node) is not None:
+                    return True
         # messages: print(...), logger.info(...), warnings.warn(...), f-strings inside them
         walker: ast.AST | None = parent
+        below: ast.AST = node
         while walker is not None and not isinstance(walker, ast.stmt):
             if isinstance(walker, ast.Call) and self._is_message(walker):
                 return True
-            walker = self.b.parents.get(id(walker))
-        return False
+            below, walker = walker, self.b.parents.get(id(walker))
+        # `assert ok, f"... {device}"` and `raise ValueError(f"... {device}")`: messages too
+        return isinstance(walker, ast.Raise) or (
+            isinstance(walker, ast.Assert) and below is walker.msg
+        )
 
     def _is_message(self, call: ast.Call) -> bool:
         func = call.func
@@ -498,6 +629,26 @@ class Flow:
                 kind = self._kind_of(value)
                 if kind is not None:
                     self._compared(value, literal, kind, cmp)
+                elif isinstance(value, ast.Name):
+                    self._param_compare(value, literal)
+
+    def _param_compare(self, name: ast.Name, literal: ast.AST) -> None:
+        """A parameter compared with a device or backend name (`device_type == "cuda"`,
+        also `"npu"` after a migration) that nothing here shows to be one: recorded for
+        the project's facts (a caller in another module may pass a device)."""
+        text = _head_text(literal)
+        if text is None:
+            return
+        kind: Kind | None = None
+        if DEVICE_HEAD.fullmatch(text) or _NPU_HEAD.fullmatch(text):
+            kind = "device"
+        elif text.lower() in ("nccl", "hccl"):
+            kind = "backend"
+        if kind is None:
+            return
+        scope, _ = self._lookup(name)
+        if name.id in self.b.params.get(id(scope), {}):
+            self.param_compares.setdefault((id(scope), name.id), kind)
 
     def _compared(self, value: ast.AST, literal: ast.AST, kind: Kind, where: ast.AST) -> None:
         """`literal` is compared with `value`, a device (or backend): the literal has to move
@@ -510,6 +661,8 @@ class Flow:
     def _startswith(self, call: ast.Call) -> None:
         assert isinstance(call.func, ast.Attribute)
         kind = self._kind_of(call.func.value)
+        if kind is None and isinstance(call.func.value, ast.Name) and call.args:
+            self._param_compare(call.func.value, call.args[0])
         if kind is None or not call.args:
             return
         arg = call.args[0]
@@ -629,3 +782,10 @@ def string_values(ctx: Context, expr: ast.AST) -> list[str]:
             # `sources += [...]` / `sources.append(...)` / `.extend(...)` in the same module
             todo.extend((v, depth + 1) for v in flow.b.grown.get(node.id, []))
     return out
+
+
+def _related(imported: str, module: str) -> bool:
+    """Is `module` what `imported` names, a package under it, or the module it comes from?"""
+    return (
+        imported == module or module.startswith(imported + ".") or imported.startswith(module + ".")
+    )

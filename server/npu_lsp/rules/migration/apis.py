@@ -1,0 +1,136 @@
+"""The CUDA API renames of a module: `.cuda()` -> `.npu()` (NPU201), `torch.cuda.<name>` ->
+`torch.npu.<name>` and `from torch.cuda import ...` (NPU202), `torch.cuda.amp` ->
+`torch.npu.amp` and its imports (NPU206).
+
+Each rename's edit is made here once, for the rule that reports it and for the device group
+(`groups.device_fixes`), which fixes the renames together with the device strings: moving
+`.cuda()` to `.npu()` while a `device="cuda"` of the same file is held back would split one
+tensor flow over two devices.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from npu_lsp.diagnostics import Edit, Span
+from npu_lsp.engine import Context
+from npu_lsp.rules.migration.helpers import attr_name_span, char_column, data
+from npu_lsp.rules.migration.values import Flow, resolve
+
+_FROM_CUDA = re.compile(r"\bfrom\s+(torch\s*\.\s*cuda)\b")
+_FROM_CUDA_AMP = re.compile(r"\bfrom\s+(torch\s*\.\s*cuda)\s*\.\s*amp\b")
+#: `torch.cuda.amp` is NPU206, `torch.cuda.nccl` NPU205 (NCCL, not a device API)
+OWN_RULE = frozenset({"amp", "nccl"})
+_KEY = ("migration", "api renames")
+
+
+@dataclass(frozen=True)
+class Rename:
+    """One CUDA API use of the module and the edit that moves it (None: reported, no fix)."""
+
+    node: ast.AST
+    code: str
+    edit: Edit | None
+    title: str
+
+
+def same_name_on_npu(name: str) -> bool:
+    """Does `torch.npu` offer `name` with the same meaning as `torch.cuda.<name>`?"""
+    return name in data()["torch_cuda_same_name"]
+
+
+def cuda_call(ctx: Context, node: ast.AST) -> Rename | None:
+    """`<x>.cuda(...)` on a tensor or module (not `torch.cuda(...)`)."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if not isinstance(func, ast.Attribute) or func.attr != "cuda":
+        return None
+    if (resolve(ctx, func) or "").startswith("torch.cuda"):
+        return None
+    edit = Edit(attr_name_span(ctx, func), "npu")
+    return Rename(node, "NPU201", edit, "Replace `.cuda()` with `.npu()`")
+
+
+def cuda_attribute(ctx: Context, node: ast.AST) -> Rename | None:
+    """`torch.cuda.<name>` (NPU202) or `torch.cuda.amp` (NPU206), through any alias."""
+    if not isinstance(node, ast.Attribute) or node.attr == "nccl":
+        return None
+    if resolve(ctx, node.value) != "torch.cuda":
+        return None
+    spelled = isinstance(node.value, ast.Attribute)  # `<torch>.cuda.x`, not `cuda.x`
+    if node.attr == "amp":
+        edit = Edit(attr_name_span(ctx, node.value), "npu") if spelled else None  # type: ignore[arg-type]
+        return Rename(node, "NPU206", edit, "Replace `torch.cuda.amp` with `torch.npu.amp`")
+    edit = None
+    if same_name_on_npu(node.attr) and isinstance(node.value, ast.Attribute):
+        edit = Edit(attr_name_span(ctx, node.value), "npu")
+    title = f"Replace `torch.cuda.{node.attr}` with `torch.npu.{node.attr}`"
+    return Rename(node, "NPU202", edit, title)
+
+
+def cuda_import(ctx: Context, node: ast.AST) -> Rename | None:
+    """`from torch.cuda import <names>` (NPU202), `from torch.cuda.amp import ...` and
+    `from torch.cuda import amp` (NPU206)."""
+    if not isinstance(node, ast.ImportFrom) or node.level:
+        return None
+    line = ctx.lines[node.lineno - 1] if node.lineno - 1 < len(ctx.lines) else ""
+    start = char_column(ctx, node.lineno, node.col_offset) - 1
+    if node.module == "torch.cuda.amp":
+        match = _FROM_CUDA_AMP.search(line, start)
+        edit = None
+        if match:
+            span = Span(node.lineno, match.start(1) + 1, node.lineno, match.end(1) + 1)
+            edit = Edit(span, "torch.npu")
+        return Rename(node, "NPU206", edit, "Import from `torch.npu.amp` instead")
+    if node.module != "torch.cuda":
+        return None
+    names = [a.name for a in node.names if a.name not in OWN_RULE]
+    if not names:
+        if any(a.name == "amp" for a in node.names):
+            return Rename(node, "NPU206", None, "")
+        return None
+    match = _FROM_CUDA.search(line, start)
+    edit = None
+    if match and all(same_name_on_npu(n) for n in names) and len(names) == len(node.names):
+        span = Span(node.lineno, match.start(1) + 1, node.lineno, match.end(1) + 1)
+        edit = Edit(span, "torch.npu")
+    return Rename(node, "NPU202", edit, "Import from `torch.npu` instead")
+
+
+def renames(ctx: Context) -> list[Rename]:
+    """Every CUDA API use of the module, in source order (computed once per run)."""
+    cached: list[Rename] | None = ctx.cache.get(_KEY)
+    if cached is not None:
+        return cached
+    out: list[Rename] = []
+    if "cuda" in ctx.text:
+        flow = Flow.of(ctx)
+        nodes = flow.b.nodes
+        imports = ctx.scopes.info.imports
+        aliases = {n for n, q in imports.items() if q == "torch.cuda"}
+        aliases |= {n for local in flow.b.local_imports.values() for n in local}
+        for node in nodes.get(ast.Call, []):
+            func = node.func  # type: ignore[attr-defined]
+            if (
+                type(func) is ast.Attribute
+                and func.attr == "cuda"
+                and (found := cuda_call(ctx, node)) is not None
+            ):
+                out.append(found)
+        for node in nodes.get(ast.Attribute, []):
+            value = getattr(node, "value", None)
+            if isinstance(value, ast.Attribute) and value.attr != "cuda":
+                continue  # cannot name `torch.cuda` (the common case, without resolving)
+            if isinstance(value, ast.Name) and value.id not in aliases:
+                continue  # `x.y` where `x` is no import of `torch.cuda` (nor a local one)
+            if (found := cuda_attribute(ctx, node)) is not None:
+                out.append(found)
+        for node in nodes.get(ast.ImportFrom, []):
+            if (found := cuda_import(ctx, node)) is not None:
+                out.append(found)
+    out.sort(key=lambda r: (r.node.lineno, r.node.col_offset))  # type: ignore[attr-defined]
+    ctx.cache[_KEY] = out
+    return out
