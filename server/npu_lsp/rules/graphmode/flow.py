@@ -1083,6 +1083,18 @@ class Analyzer:
     def _kind_starred(self, e: ast.Starred, fn: _Fn) -> Kind:
         return self._kind(e.value, fn)
 
+    def _kind_comprehension(self, e: ast.ListComp, fn: _Fn) -> Kind:
+        """A list built by a comprehension holds tensors when its element is one (`[b(x) for
+        b in self.blocks]`), as a list display does; anything else is not known here (the
+        comprehension's own variables are not bound in `fn`)."""
+        if any(
+            isinstance(n, ast.Name) and self._knows(fn, n.id)
+            for g in e.generators
+            for n in ast.walk(g.target)
+        ):
+            return Kind.UNKNOWN  # a comprehension variable shadows a local of `fn`
+        return Kind.TENSOR if self._kind(e.elt, fn) == Kind.TENSOR else Kind.UNKNOWN
+
     def _kind_const(self, e: ast.AST, fn: _Fn) -> Kind:
         return Kind.CONST
 
@@ -1503,6 +1515,8 @@ _KIND_HANDLERS: dict[type[ast.AST], Any] = {
     ast.IfExp: Analyzer._kind_ifexp,
     ast.Tuple: Analyzer._kind_elts,
     ast.List: Analyzer._kind_elts,
+    ast.ListComp: Analyzer._kind_comprehension,
+    ast.GeneratorExp: Analyzer._kind_comprehension,
     ast.Set: Analyzer._kind_elts,
     ast.Dict: Analyzer._kind_dict,
     ast.Starred: Analyzer._kind_starred,
