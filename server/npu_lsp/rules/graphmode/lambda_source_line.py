@@ -114,7 +114,7 @@ def _picked(sub: ast.Subscript, ctx: Context) -> list[ast.Lambda]:
     key = sub.slice
     if isinstance(table, ast.Dict):
         if isinstance(key, ast.Constant):
-            values = [v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant) and k.value == key.value]
+            values = [v for k, v in zip(table.keys, table.values, strict=True) if isinstance(k, ast.Constant) and k.value == key.value]
         else:
             values = list(table.values)
     elif isinstance(table, (ast.List, ast.Tuple)):
@@ -148,8 +148,8 @@ def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
             return []
         args = init.args
         positional = [*args.posonlyargs, *args.args]
-        defaults = dict(zip([p.arg for p in positional[len(positional) - len(args.defaults) :]], args.defaults))
-        defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        defaults = dict(zip([p.arg for p in positional[len(positional) - len(args.defaults) :]], args.defaults, strict=True))
+        defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
         default = defaults.get(value.id)
         if isinstance(default, ast.Lambda) and not _module_passes(cls.name, ctx):
             return [default]

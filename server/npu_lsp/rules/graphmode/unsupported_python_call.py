@@ -131,11 +131,11 @@ class UnsupportedPythonCall(GraphRule):
                 # `abs(int(t))` ("For Operator[Abs], input's type 'Int64' does not match
                 # expected type 'Tensor'"): on a run-time scalar the graph uses the tensor
                 # operator; on a tensor or a constant they compile
-                op = "ops.round" if name == "round" else "ops.abs"
+                tensor_op = "ops.round" if name == "round" else "ops.abs"
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{name}()` of the run-time scalar `{ctx.segment(node.args[0])}` fails to compile in graph mode; apply `{op}` to the tensor before converting it",
+                    f"`{name}()` of the run-time scalar `{ctx.segment(node.args[0])}` fails to compile in graph mode; apply `{tensor_op}` to the tensor before converting it",
                 )
                 return
             refused = calls_table.rejected_keywords().get(name)
