@@ -42,6 +42,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     set_literal,
     tensor_attribute_assignment,
     tensor_dict_key,
+    tensor_filtered_comprehension,
     tensor_to_host,
     try_statement,
     unbounded_method_recursion,
