@@ -13,6 +13,8 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 
 # attributes of a tensor known while compiling: a filter on them is a constant
 _STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides"})
+# builtins answered while compiling
+_CONST_BUILTINS = frozenset({"isinstance", "len", "type", "hasattr", "callable", "issubclass"})
 
 
 @rule(code="MS149", name="tensor-filtered-comprehension", severity="error", family="graphmode")
@@ -77,14 +79,32 @@ def _depends_on_tensor(cond: ast.expr, gen: ast.comprehension, ctx: Context) -> 
     if a.kind(cond) == Kind.TENSOR:
         return True
     tensors = _tensor_targets(gen, ctx)
-    # a loop variable that is a tensor (an element of a list of tensors, a row of a tensor):
-    # the filter depends on its values unless it reads only static attributes of it
-    for n in ast.walk(cond):
-        if isinstance(n, ast.Name) and n.id in tensors:
-            up = ctx.parent(n)
-            if not (isinstance(up, ast.Attribute) and up.attr in _STATIC_ATTRS):
-                return True
-    return False
+    return bool(tensors) and _reads_values(cond, tensors, ctx)
+
+
+def _reads_values(e: ast.expr, tensors: set[str], ctx: Context) -> bool:
+    """Does `e` depend on the values of the tensors named `tensors` (the comprehension's loop
+    variables)? Static attributes (`f.shape`), identity tests (`f is not None`) and
+    compile-time builtins (`isinstance(f, Tensor)`, `len(f)`) do not."""
+    if isinstance(e, ast.Name):
+        return e.id in tensors
+    if isinstance(e, ast.Attribute):
+        return e.attr not in _STATIC_ATTRS and _reads_values(e.value, tensors, ctx)
+    if isinstance(e, ast.Compare):
+        if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+            return False
+        return any(_reads_values(x, tensors, ctx) for x in (e.left, *e.comparators))
+    if isinstance(e, ast.Call):
+        q = ctx.qualname(e.func) or ""
+        if q.removeprefix("builtins.") in _CONST_BUILTINS and q.startswith("builtins."):
+            return False
+        parts = [*e.args, *(k.value for k in e.keywords)]
+        if isinstance(e.func, ast.Attribute):
+            parts.append(e.func.value)
+        return any(_reads_values(x, tensors, ctx) for x in parts)
+    return any(
+        _reads_values(c, tensors, ctx) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)
+    )
 
 
 def _tensor_targets(gen: ast.comprehension, ctx: Context) -> set[str]:
