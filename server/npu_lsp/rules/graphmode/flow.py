@@ -909,12 +909,47 @@ class Analyzer:
             q = self.ctx.qualname(arg.func) or ""
             if q.rsplit(".", 1)[-1] in ("Tensor", "Parameter") or q.startswith("mindspore.ops."):
                 return Kind.TENSOR
-            return Kind.UNKNOWN
+            return self._made_by_helper(arg.func)
         if isinstance(arg, ast.Name):
             value = self._module_assignments().get(arg.id)
             if value is not None and value is not arg:
                 return self._module_kind(value)
         return Kind.UNKNOWN
+
+    def _made_by_helper(self, func: ast.expr) -> Kind:
+        """`rand(2, 3)` where the module defines `rand` (a `def` or `rand = lambda ...`) and
+        every value it returns is built by `Tensor(...)` / `mindspore.ops`: a tensor."""
+        if not isinstance(func, ast.Name):
+            return Kind.UNKNOWN
+        results: list[ast.expr] = []
+        value = self._module_assignments().get(func.id)
+        if isinstance(value, ast.Lambda):
+            results = [value.body]
+        else:
+            fdef = next(
+                (
+                    st
+                    for st in self.ctx.tree.body
+                    if isinstance(st, ast.FunctionDef) and st.name == func.id
+                ),
+                None,
+            )
+            if fdef is None or self.ctx.scopes.scope_for(fdef) is not None:
+                return Kind.UNKNOWN  # not the module's plain-Python helper
+            for n in ast.walk(fdef):
+                if isinstance(n, ast.Return):
+                    if n.value is None:
+                        return Kind.UNKNOWN
+                    results.append(n.value)
+        if results and all(self._builds_tensor(r) for r in results):
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _builds_tensor(self, e: ast.expr) -> bool:
+        if not isinstance(e, ast.Call):
+            return False
+        q = self.ctx.qualname(e.func) or ""
+        return q.rsplit(".", 1)[-1] in ("Tensor", "Parameter") or q.startswith("mindspore.ops.")
 
     def _eager_statements(self) -> list[ast.stmt]:
         """Simple statements of code that runs as plain Python: module level and the bodies
