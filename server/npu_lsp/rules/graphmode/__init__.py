@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     classmethod_in_graph,
     compile_time_frozen_call,
     complex_literal,
+    container_mutated_in_helper,
     del_statement,
     dict_output_strict,
     dict_unpack_merge,
