@@ -65,6 +65,12 @@ class LambdaSourceLine(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        key = ("file-mentions", "lambda")
+        mentions: bool | None = ctx.cache.get(key)
+        if mentions is None:
+            mentions = ctx.cache[key] = "lambda" in ctx.text
+        if not mentions:
+            return  # no lambda in the file: nothing to resolve
         f = node.func
         if type(f) is ast.Attribute:
             if not (type(f.value) is ast.Name and f.value.id == "self"):

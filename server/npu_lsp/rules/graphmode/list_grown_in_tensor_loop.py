@@ -59,6 +59,8 @@ class ListGrownInTensorLoop(GraphRule):
         assert isinstance(node, ast.Call)
         if not node.args or not isinstance(node.args[0], ast.Name) or ctx.function is None:
             return
+        if not _file_mentions(ctx, "while"):
+            return  # no `while` anywhere: nothing to resolve
         if not _needs_elements(node.func, ctx):
             return
         name = node.args[0].id
@@ -69,6 +71,14 @@ class ListGrownInTensorLoop(GraphRule):
                 node,
                 f"`{name}` is grown inside the tensor-conditioned `while` on line {loop.lineno}, which is compiled once, not unrolled: after the loop `{name}` still has the elements it had before it",
             )
+
+
+def _file_mentions(ctx: Context, word: str) -> bool:
+    key = ("file-mentions", word)
+    hit: bool | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = word in ctx.text
+    return hit
 
 
 def _needs_elements(func: ast.expr, ctx: Context) -> bool:
@@ -89,19 +99,38 @@ def _needs_elements(func: ast.expr, ctx: Context) -> bool:
 def _growing_tensor_loop(name: str, call: ast.Call, ctx: Context) -> ast.While | None:
     """A `while` with a tensor-dependent condition that grows `name`, ends before `call`,
     and does not contain it."""
-    a = analyzer(ctx)
-    for n in ast.walk(ctx.function):  # type: ignore[arg-type]
-        if not isinstance(n, ast.While) or (n.end_lineno or n.lineno) >= call.lineno:
-            continue
-        grows = any(
-            isinstance(s, ast.Call)
-            and isinstance(s.func, ast.Attribute)
-            and s.func.attr in _GROW
-            and isinstance(s.func.value, ast.Name)
-            and s.func.value.id == name
-            for st in n.body
-            for s in ast.walk(st)
-        )
-        if grows and a.kind(n.test).dynamic:
-            return n
+    for loop, grown in _while_loops(ctx):
+        if name in grown and (loop.end_lineno or loop.lineno) < call.lineno:
+            if analyzer(ctx).kind(loop.test).dynamic:
+                return loop
     return None
+
+
+def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:
+    """The `while` loops of the function being checked, each with the names of the lists
+    its body grows (computed once per function)."""
+    func = ctx.function
+    key = ("ms152-while-loops", id(func))
+    hit: list[tuple[ast.While, frozenset[str]]] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = []
+        lines = ctx.lines
+        first, last = getattr(func, "lineno", 1), getattr(func, "end_lineno", None) or len(lines)
+        if not any("while" in line for line in lines[first - 1 : last]):
+            ctx.cache[key] = hit
+            return hit  # most functions have no `while`: no walk needed
+        for n in ast.walk(func):  # type: ignore[arg-type]
+            if isinstance(n, ast.While):
+                grown = frozenset(
+                    s.func.value.id
+                    for st in n.body
+                    for s in ast.walk(st)
+                    if isinstance(s, ast.Call)
+                    and isinstance(s.func, ast.Attribute)
+                    and s.func.attr in _GROW
+                    and isinstance(s.func.value, ast.Name)
+                )
+                if grown:
+                    hit.append((n, grown))
+        ctx.cache[key] = hit
+    return hit
