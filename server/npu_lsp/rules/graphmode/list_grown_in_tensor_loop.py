@@ -100,9 +100,9 @@ def _growing_tensor_loop(name: str, call: ast.Call, ctx: Context) -> ast.While |
     """A `while` with a tensor-dependent condition that grows `name`, ends before `call`,
     and does not contain it."""
     for loop, grown in _while_loops(ctx):
-        if name in grown and (loop.end_lineno or loop.lineno) < call.lineno:
-            if analyzer(ctx).kind(loop.test).dynamic:
-                return loop
+        ended_before = (loop.end_lineno or loop.lineno) < call.lineno
+        if name in grown and ended_before and analyzer(ctx).kind(loop.test).dynamic:
+            return loop
     return None
 
 
