@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 # builtins whose result is a str (so `len(hex(n))` is `len` of a string)
 _STR_BUILTINS = frozenset({"str", "repr", "hex", "oct", "bin", "chr", "format", "ascii"})
@@ -165,7 +166,7 @@ class UnsupportedPythonCall(GraphRule):
         "NameError: name 'fs' is not defined"; `all([f.shape[1] == 3 for f in fs])`, whose
         only local is the iterable of the first `for`, compiles)."""
         comps = [a for a in node.args if isinstance(a, _COMPREHENSIONS)]
-        if not comps or ctx.function is None:
+        if not comps or ctx.function is None or _under_unknown_constant_branch(node, ctx):
             return
         local = _locals_of(ctx.function)
         for comp in comps:
@@ -244,6 +245,27 @@ def _is_function_object(e: ast.expr, ctx: Context) -> bool:
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def _under_unknown_constant_branch(node: ast.AST, ctx: Context) -> bool:
+    """Is `node` inside an `if` whose condition MindSpore folds while compiling but whose value
+    is not known here (`if device not in SUPPORTED:` on an imported constant)? Then the side
+    holding `node` may never be compiled, and an error found only while running it at compile
+    time would be a guess."""
+    a = analyzer(ctx)
+    func = ctx.function
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None and parent is not func:
+        if (
+            isinstance(parent, ast.If)
+            and child is not parent.test
+            and a.kind(parent.test) == Kind.CONST
+            and instances(ctx).evaluate(parent.test, func) is UNKNOWN
+        ):
+            return True
+        child, parent = parent, ctx.parent(parent)
+    return False
 
 
 def _locals_of(function: ast.AST) -> frozenset[str]:
