@@ -83,8 +83,12 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
         "self.layers = [nn.Dense(3, 3) for _ in range(3)]  # expect: MS126",
         # repeated where construct reads the list: the line MindSpore names
         "for layer in self.layers:  # expect: MS126",
+        'self.heads = {"cls": nn.Dense(4, 2), "box": nn.Dense(4, 4)}  # expect: MS126',
+        'a = self.heads["cls"](x)  # expect: MS126',
     ]
-    assert len(diags) - len(errors) == 4
+    # warnings: one cell, a list construct never reads, cells without Parameters (losses), a
+    # dict whose construct reads one key
+    assert len(diags) - len(errors) == 7
 
 
 @settings(max_examples=300, deadline=None)

@@ -91,8 +91,17 @@ def trigger_names() -> frozenset[str]:
         for name in by_name:
             names.add(name.removesuffix("(kw)"))
     names.update(_data()["builtin_calls"])
-    names.update(("len", "list", "tuple", "str", "bool", "round", "filter"))
+    names.update(("len", "list", "tuple", "str", "bool", "round", "abs", "filter"))
+    names.update(interpreted_builtins())
     return frozenset(names)
+
+
+@functools.cache
+def interpreted_builtins() -> frozenset[str]:
+    """Builtin functions and types the graph does not implement (`all`, `any`, `sorted`,
+    `reversed`, `dict`...): MindSpore interprets the whole call as a Python script."""
+    graph = graph_builtins()
+    return frozenset(n for n in dir(builtins) if not n.startswith("_") and n not in graph and callable(getattr(builtins, n)))
 
 
 @functools.cache

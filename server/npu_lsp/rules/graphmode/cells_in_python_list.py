@@ -16,11 +16,13 @@ from npu_lsp.registry import Rule, rule
 )
 class CellsInPythonList(Rule):
     """## What it does
-    Flags `self.attr = [...]` (or a tuple) directly in a Cell's `__init__` when it holds
-    sub-cells (`[nn.Dense(3, 3) for _ in range(3)]`, `[Block(), Block()]`).
+    Flags `self.attr = [...]` (or a tuple, or a dict such as `{"cls": nn.Dense(4, 2), "box":
+    nn.Dense(4, 4)}`) directly in a Cell's `__init__` when it holds sub-cells
+    (`[nn.Dense(3, 3) for _ in range(3)]`, `[Block(), Block()]`); use `nn.CellList` /
+    `nn.CellDict`.
 
     ## Why is this bad?
-    A plain list or tuple hides the sub-cells from the parent Cell: their Parameters are not
+    A plain list, tuple or dict hides the sub-cells from the parent Cell: their Parameters are not
     registered under unique names, so compiling a `construct` that uses several cells with
     parameters fails with `RuntimeError: The parameter ..., its name 'weight' already
     exists.` (an error, reported where compiled code reads the attribute, as MindSpore does).
@@ -111,6 +113,10 @@ class CellsInPythonList(Rule):
             elements = value.elts
         elif isinstance(value, ast.ListComp):
             elements = [value.elt]
+        elif isinstance(value, ast.Dict) and None not in value.keys:
+            elements = value.values  # measured: a dict of cells clashes the same way
+        elif isinstance(value, ast.DictComp):
+            elements = [value.value]
         else:
             return
         if not elements or not all(self._is_cell_call(e, ctx) for e in elements):
@@ -125,14 +131,29 @@ class CellsInPythonList(Rule):
         if not targets:
             return
         attr = targets[0].attr
+        if isinstance(value, ast.Dict):
+            # `self.heads["cls"](x)` brings only that entry into the graph (measured: a dict of
+            # two Dense cells compiles when construct reads one key)
+            keys = _keys_read_in_graph(attr, used.methods, ctx)
+            if keys is not None:
+                elements = [
+                    v
+                    for k, v in zip(value.keys, value.values, strict=True)
+                    if isinstance(k, ast.Constant) and k.value in keys
+                ]
         owners = [e for e in elements if _may_own_parameters(e, ctx)]
-        several = bool(owners) and (isinstance(value, ast.ListComp) or len(owners) > 1)
+        comprehension = isinstance(value, (ast.ListComp, ast.DictComp))
+        several = bool(owners) and (comprehension or len(owners) > 1)
         severity = _severity(attr, used, several)
+        if isinstance(value, (ast.Dict, ast.DictComp)):
+            kind, wrapper = "dict", "nn.CellDict"
+        else:
+            kind, wrapper = ("tuple" if isinstance(value, ast.Tuple) else "list"), "nn.CellList"
         yield ctx.diagnostic(
             self,
             value,
-            f"sub-cells in a plain {'tuple' if isinstance(value, ast.Tuple) else 'list'} are not registered; wrap `self.{attr}` in `nn.CellList`",
-            fix=self._fix(value, ctx) if not isinstance(value, ast.Tuple) else None,
+            f"sub-cells in a plain {kind} are not registered; wrap `self.{attr}` in `{wrapper}`",
+            fix=self._fix(value, ctx) if isinstance(value, (ast.List, ast.ListComp)) else None,
             severity=severity,
         )
         if severity == "error":
@@ -222,6 +243,10 @@ class _LazyUsed:
             self._value = _attrs_used_in_graph(self._methods, self._ctx)
         return self._value
 
+    @property
+    def methods(self) -> Iterable[ast.AST]:
+        return self._methods
+
     def __contains__(self, attr: object) -> bool:
         return attr in self._reads()
 
@@ -247,6 +272,30 @@ def _attrs_used_in_graph(methods: Iterable[ast.AST], ctx: Context) -> dict[str, 
     return out
 
 
+def _keys_read_in_graph(attr: str, methods: Iterable[ast.AST], ctx: Context) -> set[object] | None:
+    """The constant keys compiled code reads from `self.<attr>` (`self.heads["cls"]`), or
+    None when it reads the attribute any other way (iterates it, passes it on, a variable
+    key): then every entry may be reached."""
+    keys: set[object] = set()
+    for m in methods:
+        if ctx.scopes.scope_for(m) is None:
+            continue
+        for n in walk(m):
+            if not (
+                isinstance(n, ast.Attribute)
+                and n.attr == attr
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "self"
+            ):
+                continue
+            up = ctx.parent(n)
+            if isinstance(up, ast.Subscript) and up.value is n and isinstance(up.slice, ast.Constant):
+                keys.add(up.slice.value)
+            else:
+                return None
+    return keys
+
+
 #: `mindspore.nn` cells that own no Parameter: several of them in a list cannot clash
 _PARAMETER_FREE = frozenset(
     {
@@ -267,7 +316,10 @@ _PARAMETER_FREE = frozenset(
 def _may_own_parameters(e: ast.expr, ctx: Context) -> bool:
     """False only for a call of a `mindspore.nn` cell known to have no parameters."""
     q = ctx.qualname(e.func) if isinstance(e, ast.Call) else None
-    return not (q and q.startswith("mindspore.nn.") and q.rsplit(".", 1)[-1] in _PARAMETER_FREE)
+    if not (q and q.startswith("mindspore.nn.")):
+        return True
+    name = q.rsplit(".", 1)[-1]
+    return not (name in _PARAMETER_FREE or name.endswith("Loss"))  # nn losses own no Parameter
 
 
 def _severity(attr: str, used: _LazyUsed, several: bool) -> Severity:

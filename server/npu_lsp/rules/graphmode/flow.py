@@ -909,12 +909,47 @@ class Analyzer:
             q = self.ctx.qualname(arg.func) or ""
             if q.rsplit(".", 1)[-1] in ("Tensor", "Parameter") or q.startswith("mindspore.ops."):
                 return Kind.TENSOR
-            return Kind.UNKNOWN
+            return self._made_by_helper(arg.func)
         if isinstance(arg, ast.Name):
             value = self._module_assignments().get(arg.id)
             if value is not None and value is not arg:
                 return self._module_kind(value)
         return Kind.UNKNOWN
+
+    def _made_by_helper(self, func: ast.expr) -> Kind:
+        """`rand(2, 3)` where the module defines `rand` (a `def` or `rand = lambda ...`) and
+        every value it returns is built by `Tensor(...)` / `mindspore.ops`: a tensor."""
+        if not isinstance(func, ast.Name):
+            return Kind.UNKNOWN
+        results: list[ast.expr] = []
+        value = self._module_assignments().get(func.id)
+        if isinstance(value, ast.Lambda):
+            results = [value.body]
+        else:
+            fdef = next(
+                (
+                    st
+                    for st in self.ctx.tree.body
+                    if isinstance(st, ast.FunctionDef) and st.name == func.id
+                ),
+                None,
+            )
+            if fdef is None or self.ctx.scopes.scope_for(fdef) is not None:
+                return Kind.UNKNOWN  # not the module's plain-Python helper
+            for n in ast.walk(fdef):
+                if isinstance(n, ast.Return):
+                    if n.value is None:
+                        return Kind.UNKNOWN
+                    results.append(n.value)
+        if results and all(self._builds_tensor(r) for r in results):
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _builds_tensor(self, e: ast.expr) -> bool:
+        if not isinstance(e, ast.Call):
+            return False
+        q = self.ctx.qualname(e.func) or ""
+        return q.rsplit(".", 1)[-1] in ("Tensor", "Parameter") or q.startswith("mindspore.ops.")
 
     def _eager_statements(self) -> list[ast.stmt]:
         """Simple statements of code that runs as plain Python: module level and the bodies
@@ -1082,6 +1117,18 @@ class Analyzer:
 
     def _kind_starred(self, e: ast.Starred, fn: _Fn) -> Kind:
         return self._kind(e.value, fn)
+
+    def _kind_comprehension(self, e: ast.ListComp, fn: _Fn) -> Kind:
+        """A list built by a comprehension holds tensors when its element is one (`[b(x) for
+        b in self.blocks]`), as a list display does; anything else is not known here (the
+        comprehension's own variables are not bound in `fn`)."""
+        if any(
+            isinstance(n, ast.Name) and self._knows(fn, n.id)
+            for g in e.generators
+            for n in ast.walk(g.target)
+        ):
+            return Kind.UNKNOWN  # a comprehension variable shadows a local of `fn`
+        return Kind.TENSOR if self._kind(e.elt, fn) == Kind.TENSOR else Kind.UNKNOWN
 
     def _kind_const(self, e: ast.AST, fn: _Fn) -> Kind:
         return Kind.CONST
@@ -1503,6 +1550,8 @@ _KIND_HANDLERS: dict[type[ast.AST], Any] = {
     ast.IfExp: Analyzer._kind_ifexp,
     ast.Tuple: Analyzer._kind_elts,
     ast.List: Analyzer._kind_elts,
+    ast.ListComp: Analyzer._kind_comprehension,
+    ast.GeneratorExp: Analyzer._kind_comprehension,
     ast.Set: Analyzer._kind_elts,
     ast.Dict: Analyzer._kind_dict,
     ast.Starred: Analyzer._kind_starred,

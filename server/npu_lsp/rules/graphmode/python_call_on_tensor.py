@@ -12,8 +12,11 @@ from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+
+# builtins the graph folds on constants and maps onto tensors, but interprets for run-time scalars
+_SCALAR_FOLDED = frozenset({"min", "max"})
 
 
 @rule(
@@ -28,6 +31,8 @@ class PythonCallOnTensor(GraphRule):
     Under the STRICT syntax level, flags calls into numpy, the standard library or Python
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
+    Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`; tensors and constants
+    compile) and calls of classes built by `collections.namedtuple` with graph variables.
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
     (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
@@ -74,7 +79,9 @@ class PythonCallOnTensor(GraphRule):
         assert isinstance(node, ast.Call)
         if not ctx.scope or not ctx.scope.strict:
             return
-        q = ctx.qualname(node.func) or _held_callable(node.func, ctx)
+        q = ctx.qualname(node.func)
+        factory = _stdlib_factory_class(node.func, q, ctx)
+        q = factory or q or _held_callable(node.func, ctx)
         if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q)):
             return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
@@ -83,9 +90,11 @@ class PythonCallOnTensor(GraphRule):
                 self, node, "`exec` cannot be compiled under the STRICT syntax level"
             )
             return
-        if q.startswith("builtins.") and name in calls_table.graph_builtins():
-            return
         a = analyzer(ctx)
+        if q.startswith("builtins.") and name in calls_table.graph_builtins():
+            if name in _SCALAR_FOLDED:
+                yield from self._run_time_scalars(node, name, a, ctx)
+            return
         if q.startswith("builtins."):
             # MindSpore interprets a builtin it does not implement as a script: every graph
             # variable it mentions (even `x` in `reversed(x.shape)`, `sorted(x.shape)`) must
@@ -101,15 +110,74 @@ class PythonCallOnTensor(GraphRule):
                         )
                         return
             return
+        shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else f"`{q.removeprefix('builtins.')}`"
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if a.kind(arg).dynamic:
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{q.removeprefix('builtins.')}` needs constant inputs under STRICT, but `{ctx.segment(arg)}` is a graph variable",
+                    f"{shown} needs constant inputs under STRICT, but `{ctx.segment(arg)}` is a graph variable",
                     fix=_ops_fix(node, q, ctx),
                 )
                 return
+
+    def _run_time_scalars(self, node: ast.Call, name: str, a: Analyzer, ctx: Context) -> Iterable[Diagnostic]:
+        """Measured: the graph's `min` / `max` compare tensors, or constants while compiling;
+        given a run-time scalar (`int(t)`, `float(t)`, `t.item()`) and no tensor, they hand
+        the call to the interpreter, which STRICT refuses ("When handling script 'min(data)
+        in graph mode', the inputs should be constant")."""
+        items: list[ast.expr] = []
+        for arg in node.args:
+            items.extend(arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg])
+        kinds = [a.kind(i) for i in items]
+        if Kind.TENSOR in kinds or Kind.UNKNOWN in kinds or Kind.VAR not in kinds:
+            return
+        scalar = items[kinds.index(Kind.VAR)]
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{name}` of the run-time scalar `{ctx.segment(scalar)}` is interpreted, not compiled, and needs constant inputs under STRICT; compare tensors instead (`ops.{'minimum' if name == 'min' else 'maximum'}`)",
+        )
+
+
+# factories of the standard library whose classes MindSpore calls as Python, not compiles
+_CLASS_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple"})
+
+
+def _stdlib_factory_class(func: ast.expr, q: str | None, ctx: Context) -> str | None:
+    """`Out(boxes=b, scores=s)` where the module binds `Out = namedtuple("Out", [...])`: the
+    class is built by the standard library, so calling it is a Python call, the factory's
+    (measured: with graph variables STRICT refuses it, "When handling script
+    '__call_func_str__(boxes=...,scores=...)' in graph mode, the inputs should be constant";
+    with constants, and under LAX, it compiles)."""
+    if not isinstance(func, ast.Name) or (q is not None and q.startswith("builtins.")):
+        return None
+    key = "ms131-factory-classes"
+    classes: dict[str, str] | None = ctx.cache.get(key)
+    if classes is None:
+        classes = {}
+        for st in ctx.tree.body:
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and len(st.targets) == 1:
+                target = st.targets[0]
+                made = ctx.qualname(st.value.func)
+                if isinstance(target, ast.Name) and made in _CLASS_FACTORIES:
+                    classes[target.id] = made
+        ctx.cache[key] = classes
+    made = classes.get(func.id)
+    if made is None or _bound_in(ctx.function, func.id):
+        return None  # a local of that name shadows the module's class
+    return made
+
+
+def _bound_in(function: ast.AST | None, name: str) -> bool:
+    if function is None:
+        return False
+    for n in ast.walk(function):
+        if (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)) or (
+            isinstance(n, ast.arg) and n.arg == name
+        ):
+            return True
+    return False
 
 
 def _held_callable(func: ast.expr, ctx: Context) -> str | None:

@@ -16,13 +16,17 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 class SelfAttributeAssignment(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags `self.m = ...`, `self.m += ...` and `self.m: T = ...`
-    in compiled code when `self.m` is not a `Parameter`.
+    in compiled code when `self.m` is not a `Parameter`, and item assignments into such an
+    attribute (`self.grid[i] = ...`, `self.cache["k"] = ...`), whatever it holds (a list, a
+    dict, a Tensor).
 
     ## Why is this bad?
     STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to
     modify a member attribute of a class with self.m, the member attribute must be of the
-    Parameter type.` (a new attribute gives `AttributeError`). The default LAX level accepts
-    the assignment and really updates the attribute.
+    Parameter type.` (a new attribute gives `AttributeError`); an item assignment gives
+    `TypeError: When JIT_SYNTAX_LEVEL is not set to LAX self.grid should be initialized as a
+    'Parameter' in the '__init__' function to perform assign subscript`. The default LAX level
+    accepts both.
 
     ## Example
     ```python
@@ -86,6 +90,14 @@ class SelfAttributeAssignment(GraphRule):
                     node,
                     f"under STRICT, `self.{t.attr}` can only be modified if it is a Parameter",
                 )
+                continue
+            held = _self_item_target(t)
+            if held is not None and held not in params:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT, items of `self.{held}` can only be assigned if `self.{held}` is a Parameter (MindSpore: self.{held} should be initialized as a 'Parameter' in the '__init__' function to perform assign subscript)",
+                )
 
     @staticmethod
     def _on_jit_class_member(t: ast.expr, ctx: Context) -> bool:
@@ -106,3 +118,15 @@ class SelfAttributeAssignment(GraphRule):
         mod, _, name = target.rpartition(".")
         held = info.classes.get(name) if mod == info.module else None
         return bool(held and held.jit_class)
+
+
+def _self_item_target(t: ast.expr) -> str | None:
+    """`m` for an item-assignment target `self.m[...]` (also `self.m[i][j]`), else None."""
+    if not isinstance(t, ast.Subscript):
+        return None
+    base = t.value
+    while isinstance(base, ast.Subscript):
+        base = base.value
+    if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
+        return base.attr
+    return None

@@ -15,7 +15,7 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 @rule(code="MS130", name="tensor-to-host", severity="error", family="graphmode")
 class TensorToHost(GraphRule):
     """## What it does
-    Under the STRICT syntax level, flags `t.asnumpy()`, `t.tolist()` and `str(t)` on tensors
+    Under the STRICT syntax level, flags `t.asnumpy()`, `t.numpy()`, `t.tolist()` and `str(t)` on tensors
     inside compiled code (including methods of custom classes that `construct` calls).
 
     ## Why is this bad?
@@ -50,7 +50,7 @@ class TensorToHost(GraphRule):
 
     nodes = (ast.Call,)
     strict_only = True
-    calls = frozenset({"asnumpy", "tolist", "str", "repr"})
+    calls = frozenset({"asnumpy", "numpy", "tolist", "str", "repr"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -63,12 +63,14 @@ class TensorToHost(GraphRule):
                 yield ctx.diagnostic(
                     self, node, "`asnumpy()` is not available under the STRICT syntax level"
                 )
-        elif isinstance(f, ast.Attribute) and f.attr == "tolist" and not node.args:
+        elif isinstance(f, ast.Attribute) and f.attr in ("tolist", "numpy") and not node.args:
+            # measured: `x.numpy()` (Tensor.numpy, the PyTorch spelling) fails under STRICT
+            # exactly as `asnumpy()` does ("cannot get attributes numpy")
             if a.kind(f.value) == Kind.TENSOR:
                 yield ctx.diagnostic(
                     self,
                     node,
-                    "`tolist()` on a tensor is not available under the STRICT syntax level",
+                    f"`{f.attr}()` on a tensor is not available under the STRICT syntax level",
                 )
         elif (
             (

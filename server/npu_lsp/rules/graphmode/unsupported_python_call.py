@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 # builtins whose result is a str (so `len(hex(n))` is `len` of a string)
 _STR_BUILTINS = frozenset({"str", "repr", "hex", "oct", "bin", "chr", "format", "ascii"})
@@ -20,6 +21,9 @@ _STR_RESULT = frozenset(
      "capitalize", "casefold", "center", "ljust", "rjust", "zfill", "swapcase", "expandtabs",
      "removeprefix", "removesuffix", "format_map", "translate"}
 )
+# builtins that become tensor operators on a run-time scalar (`float(t)`, `t.item()`): name ->
+# how many positional arguments the measured failure covers
+_TENSOR_ONLY_ON_VARS = {"round": 2, "abs": 1}
 # builtins applied to a receiver that MindSpore measures as operations on it
 _OPERATIONS = {"len": "len()", "list": "list()", "tuple": "tuple()", "str": "str()", "bool": "bool()"}
 
@@ -38,12 +42,21 @@ class UnsupportedPythonCall(GraphRule):
       `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
       `lst.remove(t)` with tensor elements), keyword arguments of those methods
-      (`d.update(c=1.0)`).
+      (`d.update(c=1.0)`);
+    - `round()` and `abs()` of a run-time scalar (`round(float(t))`, `abs(int(t))`), which
+      the graph hands to the tensor operator;
+    - a builtin MindSpore runs as a Python script (`all`, `any`, `sorted`...) given a
+      comprehension that reads a local of the compiled function (`all([f.shape[1] ==
+      fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it;
+    - a standard-library higher-order function given a builtin / `operator` function and
+      graph variables (`functools.reduce(operator.add, [x, y])`).
 
     ## Why is this bad?
     MindSpore stops compiling: `RuntimeError: Got an unexpected keyword argument 'key'`,
     `AttributeError: In JIT strict mode, cannot get attributes sort or the List[Float32*3]
-    object has no attribute: 'sort'`, or an internal type error for `dict.pop`.
+    object has no attribute: 'sort'`, an internal type error for `dict.pop`, `For
+    Operator[Abs], input's type 'Int64' does not match expected type 'Tensor'`, or
+    `NameError: name 'fs' is not defined`.
 
     ## Example
     ```python
@@ -109,14 +122,21 @@ class UnsupportedPythonCall(GraphRule):
             if said is not None:
                 yield ctx.diagnostic(self, node, f"this `{name}()` call fails to compile in graph mode (MindSpore: {said})")
                 return
-            if name == "round" and len(node.args) == 2 and analyzer(ctx).kind(node.args[0]) == Kind.VAR:
+            if (
+                name in _TENSOR_ONLY_ON_VARS
+                and 1 <= len(node.args) <= _TENSOR_ONLY_ON_VARS[name]
+                and analyzer(ctx).kind(node.args[0]) == Kind.VAR
+            ):
                 # measured: `round(float(x.sum()), 2)` fails at both levels ("type NoneType
-                # doesn't define __round__ method"); without ndigits, and round of a tensor or
-                # a constant, it compiles
+                # doesn't define __round__ method"), and so do `round(float(t))` and
+                # `abs(int(t))` ("For Operator[Abs], input's type 'Int64' does not match
+                # expected type 'Tensor'"): on a run-time scalar the graph uses the tensor
+                # operator; on a tensor or a constant they compile
+                tensor_op = "ops.round" if name == "round" else "ops.abs"
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`round()` of the run-time scalar `{ctx.segment(node.args[0])}` fails to compile in graph mode; round the tensor (`ops.round`) before converting it",
+                    f"`{name}()` of the run-time scalar `{ctx.segment(node.args[0])}` fails to compile in graph mode; apply `{tensor_op}` to the tensor before converting it",
                 )
                 return
             refused = calls_table.rejected_keywords().get(name)
@@ -130,10 +150,41 @@ class UnsupportedPythonCall(GraphRule):
                             f" (MindSpore: {refused[kw.arg] or 'unexpected keyword argument'})",
                         )
                         return
+            if name in calls_table.interpreted_builtins():
+                yield from self._interpreted_comprehension(node, name, ctx)
+                return
             op = _OPERATIONS.get(name)
             if op and len(node.args) == 1 and not node.keywords:
                 yield from self._on_receiver(node, node.args[0], op, f"{name}(...)", level, ctx)
             return
+
+    def _interpreted_comprehension(self, node: ast.Call, name: str, ctx: Context) -> Iterable[Diagnostic]:
+        """A builtin MindSpore interprets (`all`, `any`, `sorted`...) given a comprehension
+        whose body reads a local of the compiled function: the script runs the comprehension
+        in its own scope, which sees the module's globals but not the function's locals
+        (measured at both levels: `all([f.shape[1] == fs[0].shape[1] for f in fs])` gives
+        "NameError: name 'fs' is not defined"; `all([f.shape[1] == 3 for f in fs])`, whose
+        only local is the iterable of the first `for`, compiles)."""
+        comps = [a for a in node.args if isinstance(a, _COMPREHENSIONS)]
+        if not comps or ctx.function is None or _under_unknown_constant_branch(node, ctx):
+            return
+        local = _locals_of(ctx.function)
+        for comp in comps:
+            own = {n.id for g in comp.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+            inner: list[ast.AST] = [comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt]
+            for i, g in enumerate(comp.generators):
+                inner.extend(g.ifs)
+                if i:
+                    inner.append(g.iter)
+            for part in inner:
+                for sub in ast.walk(part):
+                    if isinstance(sub, ast.Name) and sub.id in local and sub.id not in own:
+                        yield ctx.diagnostic(
+                            self,
+                            node,
+                            f"`{name}()` is run as a Python script in graph mode, and the comprehension inside it cannot see `{sub.id}`, a local of the compiled function (MindSpore: name '{sub.id}' is not defined); compute it with a loop or a list built first",
+                        )
+                        return
 
     def _function_argument(self, node: ast.Call, q: str, ctx: Context) -> Iterable[Diagnostic]:
         """A standard-library or third-party call (run as Python from graph mode) given a
@@ -184,13 +235,56 @@ class UnsupportedPythonCall(GraphRule):
 
 
 def _is_function_object(e: ast.expr, ctx: Context) -> bool:
-    """A lambda, or a function of the standard library / a builtin named without a call."""
-    if isinstance(e, ast.Lambda):
-        return True
+    """A function of the standard library / a builtin named without a call. Not a lambda:
+    measured, `functools.reduce(lambda a, b: a + b, [x * 2, x])` compiles under LAX (the
+    lambda is compiled), and under STRICT MS131 names the graph variables the call gets."""
     if isinstance(e, (ast.Name, ast.Attribute)):
         q = ctx.qualname(e) or ""
         return q.startswith(("operator.", "math.", "builtins."))
     return False
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def _under_unknown_constant_branch(node: ast.AST, ctx: Context) -> bool:
+    """Is `node` inside an `if` whose condition MindSpore folds while compiling but whose value
+    is not known here (`if device not in SUPPORTED:` on an imported constant)? Then the side
+    holding `node` may never be compiled, and an error found only while running it at compile
+    time would be a guess."""
+    a = analyzer(ctx)
+    func = ctx.function
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None and parent is not func:
+        if (
+            isinstance(parent, ast.If)
+            and child is not parent.test
+            and a.kind(parent.test) == Kind.CONST
+            and instances(ctx).evaluate(parent.test, func) is UNKNOWN
+        ):
+            return True
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _locals_of(function: ast.AST) -> frozenset[str]:
+    """Parameters and names the function itself binds (not its nested scopes')."""
+    args = getattr(function, "args", None)
+    names: set[str] = set()
+    if isinstance(args, ast.arguments):
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        names.update(a.arg for a in every if a is not None)
+    stack: list[ast.AST] = list(getattr(function, "body", []))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+        elif not isinstance(n, (ast.Lambda, *_COMPREHENSIONS)):
+            stack.extend(ast.iter_child_nodes(n))
+    return frozenset(names)
 
 
 def _is_none(e: ast.expr) -> bool:

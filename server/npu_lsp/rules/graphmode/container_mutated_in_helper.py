@@ -1,0 +1,183 @@
+"""MS151: a list or dict filled in place by a helper that compiled code calls."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault"})
+# mindspore.ops functions that need at least one element
+_NEEDS_ELEMENTS = frozenset({"stack", "concat", "cat", "hstack", "vstack", "Stack", "Concat"})
+
+
+@rule(code="MS151", name="container-mutated-in-helper", severity="error", family="graphmode")
+class ContainerMutatedInHelper(GraphRule):
+    """## What it does
+    Flags a call in compiled code, used as a statement, of a helper (a function of the module
+    or a method of the cell) that fills one of its list or dict arguments in place
+    (`lst.append(t)`, `d[k] = v`) instead of returning it.
+
+    ## Why is this bad?
+    In a graph, lists and dicts are values: the helper changes its own copy and the caller's
+    container stays as it was. When the caller then reads what the helper should have put
+    there, compiling fails: `ValueError: For 'Stack', the 'len of input_x' must be int and
+    must >= 1, but got '0'` for a list that stayed empty, `ValueError: The key a does not
+    exist in the dict:{}` for a dict (an error). Otherwise the result is silently different
+    from PyNative (a warning).
+
+    ## Example
+    ```python
+    def add_feat(feats, t):
+        feats.append(t)
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            feats = []
+            add_feat(feats, x)
+            return ops.stack(feats)
+    ```
+
+    ## Use instead
+    Return the container and rebind it:
+    ```python
+    def add_feat(feats, t):
+        feats.append(t)
+        return feats
+
+    class Net(nn.Cell):
+        def construct(self, x):
+            feats = []
+            feats = add_feat(feats, x)
+            return ops.stack(feats)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 4 (containers mutated in compiled code: the change is not seen
+      outside, as with a list held on `self`).
+    """
+
+    nodes = (ast.Expr,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Expr)
+        call = node.value
+        if not isinstance(call, ast.Call) or ctx.function is None:
+            return
+        helper, offset = _helper(call.func, ctx)
+        if helper is None:
+            return
+        params = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][offset:]
+        mutated = _mutated_params(helper)
+        for param, arg in zip(params, call.args, strict=False):
+            if param not in mutated or not isinstance(arg, ast.Name):
+                continue
+            read = _read_expecting_content(arg.id, node, ctx)
+            what = "list" if mutated[param] == "list" else "dict"
+            if read is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{helper.name}` fills its {what} argument `{param}` in place, but in a graph the caller's `{arg.id}` stays as it was, and line {read.lineno} reads it (`{ctx.segment(read)}`); return the {what} from `{helper.name}` and rebind `{arg.id}`",
+                )
+            else:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{helper.name}` fills its {what} argument `{param}` in place; in a graph the caller's `{arg.id}` does not change (return it and rebind instead)",
+                    severity="warning",
+                )
+            return
+
+
+def _helper(func: ast.expr, ctx: Context) -> tuple[ast.FunctionDef | None, int]:
+    """The function a call reaches (a module-level `def`, or `self.method`) and how many of
+    its leading parameters the call does not pass (`self`)."""
+    if isinstance(func, ast.Name):
+        for st in ctx.tree.body:
+            if isinstance(st, ast.FunctionDef) and st.name == func.id:
+                return st, 0
+        return None, 0
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        cls = analyzer(ctx).owner_class(ctx.function)
+        if cls is None:
+            return None, 0
+        for item in cls.body:
+            if isinstance(item, ast.FunctionDef) and item.name == func.attr:
+                static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in item.decorator_list)
+                return item, 0 if static else 1
+    return None, 0
+
+
+def _mutated_params(helper: ast.FunctionDef) -> dict[str, str]:
+    """Parameters the helper changes in place and neither rebinds nor returns: name -> "list"
+    or "dict" (as far as the mutation tells)."""
+    names = {a.arg for a in [*helper.args.posonlyargs, *helper.args.args]}
+    out: dict[str, str] = {}
+    rebound: set[str] = set()
+    for n in ast.walk(helper):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            if n.func.value.id in names and n.func.attr in _MUTATORS:
+                out.setdefault(n.func.value.id, "dict" if n.func.attr in ("update", "setdefault") else "list")
+        elif isinstance(n, (ast.Assign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in names:
+                    out.setdefault(t.value.id, "dict")
+                elif isinstance(t, ast.Name):
+                    rebound.add(t.id)
+        elif isinstance(n, ast.Return) and n.value is not None:
+            for sub in ast.walk(n.value):
+                if isinstance(sub, ast.Name):
+                    rebound.add(sub.id)  # returned: the caller may rebind from the result
+    return {k: v for k, v in out.items() if k not in rebound}
+
+
+def _read_expecting_content(name: str, call_stmt: ast.stmt, ctx: Context) -> ast.expr | None:
+    """Where the caller reads what only the helper put in `name`: `name` was bound to an
+    empty `[]` / `{}` literal, the caller never fills it itself, and a later statement
+    subscripts it or stacks it. None when that cannot be told."""
+    func = ctx.function
+    if func is None:
+        return None
+    empty = False
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+            if isinstance(n.value, (ast.List, ast.Dict)) and not (
+                n.value.elts if isinstance(n.value, ast.List) else n.value.keys
+            ):
+                empty = True
+            else:
+                return None  # bound to something else somewhere
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            if n.func.value.id == name and n.func.attr in _MUTATORS:
+                return None  # the caller fills it itself
+        elif isinstance(n, (ast.Assign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name for t in targets):
+                return None
+    if not empty:
+        return None
+    after = call_stmt.end_lineno or call_stmt.lineno
+    for n in ast.walk(func):
+        if getattr(n, "lineno", 0) <= after:
+            continue
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name and isinstance(n.ctx, ast.Load):
+            return n
+        if isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in n.args):
+            q = ctx.qualname(n.func) or ""
+            if q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in _NEEDS_ELEMENTS:
+                return n
+            if isinstance(n.func, ast.Call):  # ops.Stack()(feats)
+                inner = ctx.qualname(n.func.func) or ""
+                if inner.startswith("mindspore.") and inner.rsplit(".", 1)[-1] in _NEEDS_ELEMENTS:
+                    return n
+    return None

@@ -1,0 +1,176 @@
+"""MS147: a lambda defined outside compiled code, called from it, that is not on a line of its own."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+# statements whose source, re-parsed from the lambda's first line, yields the lambda itself
+_OWN_LINE = (ast.Assign, ast.AnnAssign, ast.Expr)
+
+
+@rule(code="MS147", name="lambda-source-line", severity="error", family="graphmode")
+class LambdaSourceLine(GraphRule):
+    """## What it does
+    Flags calls in compiled code that reach a lambda defined in plain-Python code (module
+    level, `__init__`) where the lambda is not the whole value of its own statement: an
+    entry of a dict, list or tuple literal (`ACTS = {"mish": lambda x: ...}`), a default
+    argument (`def __init__(self, fn=lambda x: x)`), or part of a larger expression.
+
+    ## Why is this bad?
+    MindSpore compiles a lambda it reaches by reading the lambda's source lines again
+    (`inspect.getsourcelines`) and parsing them on their own. That only works when the
+    lambda starts its own statement, as in `self.act = lambda x: ...`. Otherwise compiling
+    fails at every syntax level: `SyntaxError: illegal target for annotation` (a dict entry
+    on its own line), `TypeError: Parse Lambda Function Fail. Node type must be Lambda, but
+    got Dict`, or `ValueError: An error occurred while parsing the positional information of
+    the lambda expression. Please write the lambda expression on a separate line.` (a
+    default argument).
+
+    ## Example
+    ```python
+    ACTS = {
+        "leaky": lambda x: ops.leaky_relu(x, 0.1),
+    }
+
+    class ConvAct(nn.Cell):
+        def construct(self, x):
+            return ACTS["leaky"](x)
+    ```
+
+    ## Use instead
+    ```python
+    def leaky(x):
+        return ops.leaky_relu(x, 0.1)
+
+    ACTS = {"leaky": leaky}
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 0 (what gets compiled: lambdas that compiled code reaches).
+    - MindSpore 2.10 `mindspore/graph/_parse/parser.py` (`Parser.parse`, `check_lambda`):
+      a lambda's source is re-read and parsed on its own.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        key = ("file-mentions", "lambda")
+        mentions: bool | None = ctx.cache.get(key)
+        if mentions is None:
+            mentions = ctx.cache[key] = "lambda" in ctx.text
+        if not mentions:
+            return  # no lambda in the file: nothing to resolve
+        f = node.func
+        if type(f) is ast.Attribute:
+            if not (type(f.value) is ast.Name and f.value.id == "self"):
+                return
+            lambdas = _held_by_self(f.attr, ctx)
+        elif type(f) is ast.Subscript:
+            lambdas = _picked(f, ctx)
+        else:
+            return
+        for lam in lambdas:
+            why = _misplaced(lam, ctx)
+            if why is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"this calls the lambda on line {lam.lineno}, which is {why}; MindSpore re-parses a lambda from its own source line and fails (write it on a line of its own, `name = lambda ...`, or use a `def`)",
+                )
+                return
+
+
+def _misplaced(lam: ast.Lambda, ctx: Context) -> str | None:
+    """Why MindSpore cannot re-parse `lam` from its source line, or None when it can."""
+    parent = ctx.parent(lam)
+    if isinstance(parent, ast.arguments):
+        return "a default argument"
+    if isinstance(parent, _OWN_LINE) and parent.value is lam and parent.lineno == lam.lineno:
+        return None
+    if isinstance(parent, ast.Dict):
+        return "an entry of a dict literal"
+    if isinstance(parent, (ast.List, ast.Tuple)):
+        return f"an element of a {type(parent).__name__.lower()} literal"
+    return "part of a larger expression"
+
+
+def _module_value(name: str, ctx: Context) -> ast.expr | None:
+    for st in reversed(ctx.tree.body):
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
+            return st.value
+    return None
+
+
+def _picked(sub: ast.Subscript, ctx: Context) -> list[ast.Lambda]:
+    """Lambdas `TABLE[key]` can give, for a dict / list / tuple literal bound at module level."""
+    if not isinstance(sub.value, ast.Name):
+        return []
+    table = _module_value(sub.value.id, ctx)
+    key = sub.slice
+    if isinstance(table, ast.Dict):
+        if isinstance(key, ast.Constant):
+            values = [v for k, v in zip(table.keys, table.values, strict=True) if isinstance(k, ast.Constant) and k.value == key.value]
+        else:
+            values = list(table.values)
+    elif isinstance(table, (ast.List, ast.Tuple)):
+        if isinstance(key, ast.Constant) and isinstance(key.value, int) and -len(table.elts) <= key.value < len(table.elts):
+            values = [table.elts[key.value]]
+        else:
+            values = list(table.elts)
+    else:
+        return []
+    return [v for v in values if isinstance(v, ast.Lambda)]
+
+
+def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
+    """Lambdas `self.<attr>` holds: assigned in `__init__` directly, from an `__init__`
+    parameter's default, or picked from a module-level table."""
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    if cls is None:
+        return []
+    values = a._self_values(cls).get(attr, [])
+    if len(values) != 1 or values[0] is None:
+        return []
+    value = values[0]
+    if isinstance(value, ast.Lambda):
+        return [value]
+    if isinstance(value, ast.Subscript):
+        return _picked(value, ctx)
+    if isinstance(value, ast.Name):
+        init = next((i for i in cls.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
+        if init is None:
+            return []
+        args = init.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip([p.arg for p in positional[len(positional) - len(args.defaults) :]], args.defaults, strict=True))
+        defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+        default = defaults.get(value.id)
+        if isinstance(default, ast.Lambda) and not _module_passes(cls.name, ctx):
+            return [default]
+    return []
+
+
+def _module_passes(cls_name: str, ctx: Context) -> bool:
+    """Does plain-Python code build `cls_name` with arguments? Then the default may not be the
+    value used, and the rule stays silent."""
+    for n in ast.walk(ctx.tree):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id == cls_name
+            and (n.args or n.keywords)
+        ):
+            return True
+    return False

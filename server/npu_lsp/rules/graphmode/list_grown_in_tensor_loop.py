@@ -1,0 +1,136 @@
+"""MS152: a list grown inside a tensor-conditioned `while`, then stacked after it."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+_GROW = frozenset({"append", "extend", "insert"})
+# mindspore.ops functions and primitives that need at least one element
+_NEEDS_ELEMENTS = frozenset({"stack", "concat", "cat", "hstack", "vstack", "Stack", "Concat"})
+
+
+@rule(code="MS152", name="list-grown-in-tensor-loop", severity="error", family="graphmode")
+class ListGrownInTensorLoop(GraphRule):
+    """## What it does
+    Flags `ops.stack(lst)` / `ops.concat(lst)` (and the `Stack` / `Concat` primitives) in
+    compiled code when `lst` is grown (`append`, `extend`, `insert`) inside a `while` loop
+    whose condition depends on tensor values, such as the greedy NMS loop
+    `while i < max_det: keep.append(...)` with a tensor `i`.
+
+    ## Why is this bad?
+    A tensor-conditioned `while` is compiled once, not unrolled, so the list seen after the
+    loop has the elements it had before it: `ValueError: For 'Stack', the 'len of input_x'
+    must be int and must >= 1, but got '0'` for a list that started empty, or `TypeError:
+    'TensorType' object is not subscriptable` otherwise, at every syntax level.
+
+    ## Example
+    ```python
+    def construct(self, x):
+        outs = []
+        i = ops.zeros((), ms.int32)
+        while i < 3:
+            outs.append(x * i)
+            i = i + 1
+        return ops.stack(outs)
+    ```
+
+    ## Use instead
+    Loop a constant number of times (`for i in range(3):` is unrolled), or write the results
+    into a preallocated tensor inside the loop.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 3 (tensor-dependent `while` is compiled, as long as the values it
+      carries keep their types).
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        if not node.args or not isinstance(node.args[0], ast.Name) or ctx.function is None:
+            return
+        if not _file_mentions(ctx, "while"):
+            return  # no `while` anywhere: nothing to resolve
+        if not _needs_elements(node.func, ctx):
+            return
+        name = node.args[0].id
+        loop = _growing_tensor_loop(name, node, ctx)
+        if loop is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{name}` is grown inside the tensor-conditioned `while` on line {loop.lineno}, which is compiled once, not unrolled: after the loop `{name}` still has the elements it had before it",
+            )
+
+
+def _file_mentions(ctx: Context, word: str) -> bool:
+    key = ("file-mentions", word)
+    hit: bool | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = word in ctx.text
+    return hit
+
+
+def _needs_elements(func: ast.expr, ctx: Context) -> bool:
+    """`ops.stack`, `P.Stack()`, or `self.concat` built in `__init__` as `P.Concat(...)`."""
+    if isinstance(func, ast.Call):
+        func = func.func
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(ctx.function)
+        values = a._self_values(cls).get(func.attr, []) if cls is not None else []
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            return False
+        func = values[0].func
+    q = ctx.qualname(func) or ""
+    return q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in _NEEDS_ELEMENTS
+
+
+def _growing_tensor_loop(name: str, call: ast.Call, ctx: Context) -> ast.While | None:
+    """A `while` with a tensor-dependent condition that grows `name`, ends before `call`,
+    and does not contain it."""
+    for loop, grown in _while_loops(ctx):
+        ended_before = (loop.end_lineno or loop.lineno) < call.lineno
+        if name in grown and ended_before and analyzer(ctx).kind(loop.test).dynamic:
+            return loop
+    return None
+
+
+def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:
+    """The `while` loops of the function being checked, each with the names of the lists
+    its body grows (computed once per function)."""
+    func = ctx.function
+    key = ("ms152-while-loops", id(func))
+    hit: list[tuple[ast.While, frozenset[str]]] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = []
+        lines = ctx.lines
+        first, last = getattr(func, "lineno", 1), getattr(func, "end_lineno", None) or len(lines)
+        if not any("while" in line for line in lines[first - 1 : last]):
+            ctx.cache[key] = hit
+            return hit  # most functions have no `while`: no walk needed
+        for n in ast.walk(func):  # type: ignore[arg-type]
+            if isinstance(n, ast.While):
+                grown = frozenset(
+                    s.func.value.id
+                    for st in n.body
+                    for s in ast.walk(st)
+                    if isinstance(s, ast.Call)
+                    and isinstance(s.func, ast.Attribute)
+                    and s.func.attr in _GROW
+                    and isinstance(s.func.value, ast.Name)
+                )
+                if grown:
+                    hit.append((n, grown))
+        ctx.cache[key] = hit
+    return hit

@@ -1,0 +1,131 @@
+"""MS150: (STRICT) a run-time index into a tuple or list of constants."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS150", name="runtime-index-into-constants", severity="error", family="graphmode")
+class RuntimeIndexIntoConstants(GraphRule):
+    """## What it does
+    Under the STRICT syntax level, flags reading a tuple or list of Python constants (a
+    module-level table such as `CLASS_NAMES`, a literal, or one stored on `self` in
+    `__init__`) with an index known only at run time:
+    - a Tensor index (`SCALES[x.argmax()]`), whatever the constants are;
+    - a run-time integer (`int(t)`, `t.item()`) into strings (`CLASS_NAMES[int(idx)]`).
+    A run-time integer into numbers (`SCALES[int(t)]`) compiles.
+
+    ## Why is this bad?
+    A STRICT graph has no run-time string, and reads a tuple with a Tensor index only when
+    every element is a Tensor: `TypeError: When JIT_SYNTAX_LEVEL is STRICT, using Tensor index
+    to get value from tuple requires that all elements in tuple should be Tensor`, or a bare
+    `TypeError` for the strings. The default LAX level falls back to Python for both.
+
+    ## Example
+    ```python
+    CLASS_NAMES = ("cat", "dog")
+
+    class Predictor(nn.Cell):
+        def construct(self, logits):
+            return CLASS_NAMES[int(logits.argmax())]
+    ```
+
+    ## Use instead
+    Return the index and look the name up in Python:
+    ```python
+    class Predictor(nn.Cell):
+        def construct(self, logits):
+            return logits.argmax()
+
+    name = CLASS_NAMES[int(Predictor()(logits))]
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (STRICT only: what LAX hands to JIT Fallback).
+    """
+
+    nodes = (ast.Subscript,)
+    strict_only = True
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Subscript)
+        if not ctx.scope or not ctx.scope.strict or not isinstance(node.ctx, ast.Load):
+            return
+        if isinstance(node.slice, (ast.Constant, ast.Slice)):
+            return  # the common case, answered without any lookup
+        table = _constant_table(node.value, ctx)
+        if table is None:
+            return
+        kind = analyzer(ctx).kind(node.slice)
+        index = ctx.segment(node.slice)
+        if kind == Kind.TENSOR:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"under STRICT a Tensor index (`{index}`) can read a tuple only when every element is a Tensor; `{ctx.segment(node.value)}` holds constants",
+            )
+        elif kind == Kind.VAR and any(isinstance(e.value, str) for e in table):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"under STRICT strings cannot be picked with the run-time index `{index}` (`{ctx.segment(node.value)}` holds strings); return the index and look it up in Python",
+            )
+
+
+def _constant_table(e: ast.expr, ctx: Context) -> list[ast.Constant] | None:
+    """The constant elements of the tuple / list `e` stands for, or None."""
+    value: ast.expr | None = e
+    if isinstance(e, ast.Name):
+        value = _module_literal(e.id, ctx)
+        if isinstance(value, (ast.Tuple, ast.List)) and _bound_locally(e.id, ctx):
+            value = None  # a local of that name shadows the module's table
+    elif isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(ctx.function)
+        values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        value = values[0] if len(values) == 1 else None
+    if not isinstance(value, (ast.Tuple, ast.List)) or not value.elts:
+        return None
+    if not all(isinstance(x, ast.Constant) for x in value.elts):
+        return None
+    return [x for x in value.elts if isinstance(x, ast.Constant)]
+
+
+def _module_literal(name: str, ctx: Context) -> ast.expr | None:
+    """The literal a module-level statement binds `name` to, when only one statement does."""
+    key = "ms150-module-literals"
+    table: dict[str, ast.expr | None] | None = ctx.cache.get(key)
+    if table is None:
+        table = {}
+        for st in ctx.tree.body:
+            if isinstance(st, ast.Assign):
+                for t in st.targets:
+                    if isinstance(t, ast.Name):
+                        table[t.id] = st.value if t.id not in table else None
+        ctx.cache[key] = table
+    return table.get(name)
+
+
+def _bound_locally(name: str, ctx: Context) -> bool:
+    func = ctx.function
+    if func is None:
+        return False
+    args = getattr(func, "args", None)
+    if isinstance(args, ast.arguments) and any(
+        a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    ):
+        return True
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(func)
+    )

@@ -1,0 +1,149 @@
+"""MS149: (LAX) a comprehension filtered by a tensor condition in compiled code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+# attributes of a tensor known while compiling: a filter on them is a constant
+_STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides"})
+# builtins answered while compiling
+_CONST_BUILTINS = frozenset({"isinstance", "len", "type", "hasattr", "callable", "issubclass"})
+
+
+@rule(code="MS149", name="tensor-filtered-comprehension", severity="error", family="graphmode")
+class TensorFilteredComprehension(GraphRule):
+    """## What it does
+    Under the default LAX syntax level, flags a list comprehension (or generator expression)
+    in compiled code whose `if` clause depends on tensor values, such as
+    `[b for b in boxes if b[4] > thresh]` or `[f for f in feats if f.mean() > 0]`, when its
+    result is used. Filters on static facts (`if f.shape[1] > 2`) are constants and fine.
+
+    ## Why is this bad?
+    The number of elements then depends on run-time data, which a graph list cannot have.
+    Under LAX, MindSpore 2.10 fails while compiling with an internal error (`RuntimeError:
+    The pointer[seq_abs] is null.` or `The pointer[input_1] is null.`), whether the list is
+    returned, iterated or measured with `len`. (STRICT compiles the comprehension itself, but
+    stacking its result fails there too.)
+
+    ## Example
+    ```python
+    def construct(self, boxes, scores):
+        keep = [b for b, s in zip(boxes, scores) if s > 0.5]
+        return len(keep)
+    ```
+
+    ## Use instead
+    Keep the shape fixed and carry the condition as a mask:
+    ```python
+    def construct(self, boxes, scores):
+        keep = (scores > 0.5).astype(ms.int32)
+        return keep.sum()
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 3 (dynamic shapes on CPU are fine through tensor ops such as
+      `masked_select`, not through Python containers).
+    """
+
+    nodes = (ast.ListComp, ast.GeneratorExp)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, (ast.ListComp, ast.GeneratorExp))
+        if not ctx.scope or ctx.scope.level != "lax" or len(node.generators) != 1:
+            return  # measured: STRICT compiles it; two `for` clauses are MS112's
+        gen = node.generators[0]
+        if not gen.ifs or _unused(node, ctx):
+            return
+        cond = next((c for c in gen.ifs if _depends_on_tensor(c, gen, ctx)), None)
+        if cond is None:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"the filter `if {ctx.segment(cond)}` depends on tensor values, so the list's length is known only at run time; under LAX MindSpore fails to compile it ('The pointer[seq_abs] is null'): keep a fixed size and use a mask",
+        )
+
+
+def _depends_on_tensor(cond: ast.expr, gen: ast.comprehension, ctx: Context) -> bool:
+    a = analyzer(ctx)
+    if a.kind(cond) == Kind.TENSOR:
+        return True
+    tensors = _tensor_targets(gen, ctx)
+    return bool(tensors) and _reads_values(cond, tensors, ctx)
+
+
+def _reads_values(e: ast.expr, tensors: set[str], ctx: Context) -> bool:
+    """Does `e` depend on the values of the tensors named `tensors` (the comprehension's loop
+    variables)? Static attributes (`f.shape`), identity tests (`f is not None`) and
+    compile-time builtins (`isinstance(f, Tensor)`, `len(f)`) do not."""
+    if isinstance(e, ast.Name):
+        return e.id in tensors
+    if isinstance(e, ast.Attribute):
+        return e.attr not in _STATIC_ATTRS and _reads_values(e.value, tensors, ctx)
+    if isinstance(e, ast.Compare):
+        if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+            return False
+        return any(_reads_values(x, tensors, ctx) for x in (e.left, *e.comparators))
+    if isinstance(e, ast.Call):
+        q = ctx.qualname(e.func) or ""
+        if q.removeprefix("builtins.") in _CONST_BUILTINS and q.startswith("builtins."):
+            return False
+        parts = [*e.args, *(k.value for k in e.keywords)]
+        if isinstance(e.func, ast.Attribute):
+            parts.append(e.func.value)
+        return any(_reads_values(x, tensors, ctx) for x in parts)
+    return any(
+        _reads_values(c, tensors, ctx) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)
+    )
+
+
+def _tensor_targets(gen: ast.comprehension, ctx: Context) -> set[str]:
+    """Loop variables of `gen` that hold tensors: `f` in `for f in feats`, and through
+    `zip(...)` / `enumerate(...)` the positions whose source holds tensors."""
+    a = analyzer(ctx)
+    target, it = gen.target, gen.iter
+    if isinstance(target, ast.Name):
+        return {target.id} if a.kind(it) == Kind.TENSOR else set()
+    if not (isinstance(target, ast.Tuple) and isinstance(it, ast.Call) and not it.keywords):
+        return set()
+    q = ctx.qualname(it.func)
+    sources: list[ast.expr | None]
+    if q == "builtins.zip":
+        sources = list(it.args)
+    elif q == "builtins.enumerate" and len(it.args) == 1:
+        sources = [None, it.args[0]]
+    else:
+        return set()
+    if len(sources) != len(target.elts):
+        return set()
+    return {
+        elt.id
+        for elt, src in zip(target.elts, sources, strict=True)
+        if isinstance(elt, ast.Name) and src is not None and a.kind(src) == Kind.TENSOR
+    }
+
+
+def _unused(node: ast.expr, ctx: Context) -> bool:
+    """`name = [...]` with `name` never read again in the function (measured: compiles)."""
+    parent = ctx.parent(node)
+    if not (
+        isinstance(parent, ast.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+    ):
+        return False
+    name = parent.targets[0].id
+    func = ctx.function
+    if func is None:
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(func))
