@@ -38,6 +38,10 @@ FuncDef = ast.FunctionDef | ast.AsyncFunctionDef
 _BUILTINS = frozenset(dir(builtins))
 _JIT_NAMES = frozenset({"jit", "ms_function"})
 _JIT_CLASS = frozenset({"jit_class"})
+#: `@constexpr` turns a function into a primitive whose inference runs it as plain Python
+#: while compiling (mindspore/ops/primitive.py: `ProxyOp.__infer__` calls `fn`): its body
+#: is never compiled, and its result is a compile-time constant.
+_CONSTEXPR = frozenset({"constexpr"})
 _CELL_FALLBACK = frozenset({"mindspore.nn.Cell", "mindspore.Cell", "mindspore.nn.cell.Cell"})
 ENV_VAR = "MS_DEV_JIT_SYNTAX_LEVEL"
 
@@ -795,6 +799,33 @@ class ScopeResolver:
         """The graph scope rooted at this function definition, or None if it runs eagerly."""
         return self.scopes.get(id(func))
 
+    def is_constexpr_function(self, qual: str) -> bool:
+        """Is `qual` (dotted) a module-level function decorated `@constexpr` (run as Python
+        while compiling, so its result is a constant and its body is never compiled)?"""
+        hit = self._function(qual)
+        return hit is not None and bool(hit[1].decorator_list) and is_constexpr(hit[1], hit[0])
+
+    def attribute_class(self, cls_qual: str, attr: str) -> str | None:
+        """The class `self.<attr> = SomeClass(...)` binds in `__init__` of `cls_qual` or of
+        the first base class (depth first, in declaration order) that binds it that way
+        (dotted; None when none does). A call's result is what `attr_types` records, the
+        last one in source order."""
+        visited: set[str] = set()
+        stack = [cls_qual]
+        while stack:
+            qual = stack.pop()
+            if qual in visited:
+                continue
+            visited.add(qual)
+            found = self._class(qual)
+            if found is None:
+                continue
+            cls = found[1]
+            if attr in cls.attr_types:
+                return cls.attr_types[attr]
+            stack.extend(reversed(cls.bases))
+        return None
+
     def is_cell_class(self, qual: str, _seen: frozenset[str] = frozenset()) -> bool:
         """Is the class named `qual` (dotted) an nn.Cell subclass, via any chain of bases?
 
@@ -1065,7 +1096,9 @@ class ScopeResolver:
             seen.add((id(fn), level))
             for call, target in self._callees(info, fn, owner):
                 t_info, t_qual, t_fn, t_owner = target
-                if t_fn.decorator_list and _jit_decoration(t_fn, t_info) == "bytecode":
+                if t_fn.decorator_list and (
+                    _jit_decoration(t_fn, t_info) == "bytecode" or is_constexpr(t_fn, t_info)
+                ):
                     continue
                 end_line = call.end_lineno or call.lineno
                 cols = info.columns
@@ -1494,6 +1527,13 @@ def _fullgraph(keywords: dict[str, ast.expr], info: ModuleInfo) -> Level | Liter
     if isinstance(fg, ast.Constant) and fg.value is True:
         return "strict"
     return "lax"  # fullgraph=False (the default) is an explicit LAX
+
+
+def is_constexpr(fn: FuncDef, info: ModuleInfo) -> bool:
+    """Is `fn` decorated `@constexpr` / `@ops.constexpr(...)` (MindSpore's)?"""
+    return any(
+        _is_mindspore(info.resolve(_decorator_call(dec)[0]), _CONSTEXPR) for dec in fn.decorator_list
+    )
 
 
 def _jit_decoration(fn: FuncDef, info: ModuleInfo) -> Level | Literal["bytecode"] | None:
