@@ -805,6 +805,12 @@ class ScopeResolver:
         hit = self._function(qual)
         return hit is not None and bool(hit[1].decorator_list) and is_constexpr(hit[1], hit[0])
 
+    def classmethod_of(self, cls_qual: str, name: str) -> bool:
+        """Is `name`, looked up on the class `cls_qual` (dotted) and its bases, a
+        `@classmethod`?"""
+        hit = self._method(cls_qual, name)
+        return hit is not None and is_classmethod(hit[2])
+
     def attribute_class(self, cls_qual: str, attr: str) -> str | None:
         """The class `self.<attr> = SomeClass(...)` binds in `__init__` of `cls_qual` or of
         the first base class (depth first, in declaration order) that binds it that way
@@ -1097,8 +1103,13 @@ class ScopeResolver:
             for call, target in self._callees(info, fn, owner):
                 t_info, t_qual, t_fn, t_owner = target
                 if t_fn.decorator_list and (
-                    _jit_decoration(t_fn, t_info) == "bytecode" or is_constexpr(t_fn, t_info)
+                    _jit_decoration(t_fn, t_info) == "bytecode"
+                    or is_constexpr(t_fn, t_info)
+                    or is_classmethod(t_fn)
                 ):
+                    # bytecode: run eagerly; constexpr: run as Python while compiling;
+                    # classmethod: the call itself fails (`cls` is never bound, MS127), so
+                    # MindSpore never compiles the body
                     continue
                 end_line = call.end_lineno or call.lineno
                 cols = info.columns
@@ -1527,6 +1538,11 @@ def _fullgraph(keywords: dict[str, ast.expr], info: ModuleInfo) -> Level | Liter
     if isinstance(fg, ast.Constant) and fg.value is True:
         return "strict"
     return "lax"  # fullgraph=False (the default) is an explicit LAX
+
+
+def is_classmethod(fn: FuncDef) -> bool:
+    """Is `fn` decorated `@classmethod` (the builtin)?"""
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
 
 
 def is_constexpr(fn: FuncDef, info: ModuleInfo) -> bool:

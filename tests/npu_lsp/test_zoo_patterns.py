@@ -125,3 +125,44 @@ def test_a_primitive_giving_a_tensor_shape_is_still_a_tensor(tmp_path: Path) -> 
         "pkg/sub.py:12:18: MS120 `range` needs Python ints while compiling, but `bs` is a tensor"
         in done.stdout
     )
+
+
+LOG = """import os
+
+
+def rank():
+    try:
+        return int(os.getenv("RANK_ID", "0"))
+    except ValueError:
+        return 0
+
+
+class logger:
+    @classmethod
+    def warning(cls, msg):
+        print(msg, rank())
+"""
+NET = """from mindspore import nn
+
+from pkg.log import logger
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        logger.warning("slow path")
+        return x
+"""
+
+
+def test_a_classmethod_of_another_module_fails_at_the_call_not_in_its_body(tmp_path: Path) -> None:
+    """MindSpore never binds `cls`: the call is the error, and the `try` the body reaches is
+    never compiled (mindformers' `logger.warning`, a classmethod facade over `logging`)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "log.py").write_text(LOG)
+    (tmp_path / "pkg" / "net.py").write_text(NET)
+    done = subprocess.run([*EXE, "."], cwd=tmp_path, capture_output=True, text=True)
+    assert done.stdout.splitlines() == [
+        "pkg/net.py:8:9: MS127 classmethod `warning` cannot be called from compiled code (error)",
+        "Found 1 problem.",
+    ]
