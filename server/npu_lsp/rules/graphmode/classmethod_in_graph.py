@@ -15,13 +15,15 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 @rule(code="MS127", name="classmethod-in-graph", severity="error", family="graphmode")
 class ClassmethodInGraph(GraphRule):
     """## What it does
-    Flags calls, from compiled code, to a method of the same Cell class that is decorated
-    `@classmethod`.
+    Flags calls, from compiled code, to a method decorated `@classmethod`: through `self` or
+    the Cell's own class name, or through the name of any class of the project (a plain
+    class used as a namespace, such as a logger facade), in this module or another.
 
     ## Why is this bad?
-    The graph compiler binds `self`, not the class, and miscounts the arguments:
+    The graph compiler never binds the class to `cls` and miscounts the arguments:
     `TypeError: The parameters number of the function is 3, but the number of provided
-    arguments is 2.` at every syntax level.
+    arguments is 2.` at every syntax level. The body is never compiled, so nothing it calls
+    is reported.
 
     ## Example
     ```python
