@@ -15,8 +15,8 @@ models' `src.utils` never resolve into each other.
 `--mirrors DIR` holds `<owner>+<name>/repo` git directories (the layout the code index's
 `fetch` writes); `--zoo NAME=GITDIR` adds or overrides one. The results go to zoo_sweep.md
 beside this script, as a section named by `--label`; sections with other labels are kept,
-so a `before` and an `after` sweep sit side by side. Every error is listed below the table,
-to be judged.
+so a `before` and an `after` sweep sit side by side. Every error and graph-mode warning is
+listed below the table, to be judged.
 """
 
 from __future__ import annotations
@@ -133,6 +133,9 @@ def sweep(zoo: Zoo, env: dict[str, str]) -> Result:
                         listed.append(f"{where}:{d['line']}:{d['column']} {code} {d['message']}")
                     else:
                         warnings[code] += 1
+                        if code.startswith("MS"):  # graph-mode warnings are listed to be judged
+                            where = (proj / str(d["path"])).relative_to(root)
+                            listed.append(f"{where}:{d['line']}:{d['column']} {code} {d['message']}")
             res.errors[level] = errors
             res.warnings[level] = warnings
             res.listed[level] = listed
@@ -162,7 +165,7 @@ def section(label: str, found: list[Result]) -> list[str]:
     for r in found:
         for level in ("lax", "strict"):
             if r.listed[level]:
-                lines += ["", f"Errors in {r.zoo} at {level}:", ""]
+                lines += ["", f"Errors and graph-mode warnings in {r.zoo} at {level}:", ""]
                 lines += [f"- `{e}`" for e in r.listed[level]]
     return lines + [""]
 

@@ -75,7 +75,9 @@ class GraphScope:
 
     function: FuncDef | ast.Lambda
     qualname: str
-    kind: Literal["construct", "jit", "jit_class", "helper"]
+    #: "constexpr": a `@constexpr` function compiled code calls; it runs as Python while
+    #: compiling (only MS141 reports there)
+    kind: Literal["construct", "jit", "jit_class", "helper", "constexpr"]
     level: Level
     #: For helpers: the call sites in compiled code that reach this function.
     call_sites: list[CallSite] = field(default_factory=list)
@@ -1103,13 +1105,16 @@ class ScopeResolver:
             for call, target in self._callees(info, fn, owner):
                 t_info, t_qual, t_fn, t_owner = target
                 if t_fn.decorator_list and (
-                    _jit_decoration(t_fn, t_info) == "bytecode"
-                    or is_constexpr(t_fn, t_info)
-                    or is_classmethod(t_fn)
+                    _jit_decoration(t_fn, t_info) == "bytecode" or is_classmethod(t_fn)
                 ):
-                    # bytecode: run eagerly; constexpr: run as Python while compiling;
-                    # classmethod: the call itself fails (`cls` is never bound, MS127), so
-                    # MindSpore never compiles the body
+                    # bytecode: run eagerly; classmethod: the call itself fails (`cls` is
+                    # never bound, MS127), so MindSpore never compiles the body
+                    continue
+                if t_fn.decorator_list and is_constexpr(t_fn, t_info):
+                    # run as Python while compiling, never compiled: a scope of its own kind,
+                    # where only what is frozen into the graph is reported (MS141); what it
+                    # calls is Python too, so resolution stops here
+                    self._add(t_fn, t_qual, "constexpr", level, None)
                     continue
                 end_line = call.end_lineno or call.lineno
                 cols = info.columns

@@ -166,3 +166,35 @@ def test_a_classmethod_of_another_module_fails_at_the_call_not_in_its_body(tmp_p
         "pkg/net.py:8:9: MS127 classmethod `warning` cannot be called from compiled code (error)",
         "Found 1 problem.",
     ]
+
+
+CONSTEXPR_RANDOM = """import numpy as np
+import mindspore as ms
+from mindspore import Tensor, nn, ops
+from mindspore.ops.primitive import constexpr
+
+
+@constexpr
+def start_points(b, n):
+    try:
+        return Tensor(np.random.randint(n, size=(b,)), ms.int32)
+    except ValueError:
+        return Tensor(np.zeros((b,)), ms.int32)
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        b, n = ops.shape(x)
+        return x[start_points(b, n)]
+"""
+
+
+@pytest.mark.parametrize("level", ["lax", "strict"])
+def test_a_constexpr_body_only_warns_about_what_it_freezes(tmp_path: Path, level: str) -> None:
+    """A @constexpr body runs as Python while compiling (PointNet2's farthest-point sampling
+    draws its start point there): no graph-mode error, but the random draw is frozen."""
+    path = tmp_path / "fps.py"
+    path.write_text(CONSTEXPR_RANDOM)
+    config = Config() if level == "lax" else replace(Config(), syntax_level="strict")
+    found = [(d.span.line, d.code, d.severity) for d in check_path(path, config)]
+    assert found == [(10, "MS141", "warning")]
