@@ -28,8 +28,10 @@ ZOO = sorted(
     for name, label in LABELS.items()
     if name.startswith("orig_zoo_") and label.get("pynative") == "accept"
     for level in ("lax", "strict")
-    if label.get(level) in ("accept", "reject")
+    if label.get(level) in ("accept", "reject") and not (level == "lax" and "known_miss" in label)
 )
+#: zoo cases we still get wrong at LAX (the label's `known_miss` says why)
+KNOWN = sorted(n for n, lab in LABELS.items() if n.startswith("orig_zoo_") and "known_miss" in lab)
 EXE = [sys.executable, "-m", "ascend_lens", "check", "--no-config", "--no-cache", "-q"]
 
 
@@ -50,6 +52,13 @@ def test_the_zoo_cases_are_in_the_corpus() -> None:
 def test_zoo_case_gets_mindspore_verdict_at_both_levels(name: str, level: str) -> None:
     errors = _errors(MS210 / "cases" / name, level)
     assert ("reject" if errors else "accept") == LABELS[name][level], errors
+
+
+@pytest.mark.parametrize("name", KNOWN)
+def test_known_zoo_misses_still_disagree(name: str) -> None:
+    """When one starts agreeing, drop its `known_miss` so it is scored."""
+    errors = _errors(MS210 / "cases" / name, "lax")
+    assert ("reject" if errors else "accept") != LABELS[name]["lax"]
 
 
 BASE = """from mindspore import nn
