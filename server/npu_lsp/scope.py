@@ -38,6 +38,10 @@ FuncDef = ast.FunctionDef | ast.AsyncFunctionDef
 _BUILTINS = frozenset(dir(builtins))
 _JIT_NAMES = frozenset({"jit", "ms_function"})
 _JIT_CLASS = frozenset({"jit_class"})
+#: `@constexpr` turns a function into a primitive whose inference runs it as plain Python
+#: while compiling (mindspore/ops/primitive.py: `ProxyOp.__infer__` calls `fn`): its body
+#: is never compiled, and its result is a compile-time constant.
+_CONSTEXPR = frozenset({"constexpr"})
 _CELL_FALLBACK = frozenset({"mindspore.nn.Cell", "mindspore.Cell", "mindspore.nn.cell.Cell"})
 ENV_VAR = "MS_DEV_JIT_SYNTAX_LEVEL"
 
@@ -71,7 +75,9 @@ class GraphScope:
 
     function: FuncDef | ast.Lambda
     qualname: str
-    kind: Literal["construct", "jit", "jit_class", "helper"]
+    #: "constexpr": a `@constexpr` function compiled code calls; it runs as Python while
+    #: compiling (only MS141 reports there)
+    kind: Literal["construct", "jit", "jit_class", "helper", "constexpr"]
     level: Level
     #: For helpers: the call sites in compiled code that reach this function.
     call_sites: list[CallSite] = field(default_factory=list)
@@ -804,6 +810,39 @@ class ScopeResolver:
         """The graph scope rooted at this function definition, or None if it runs eagerly."""
         return self.scopes.get(id(func))
 
+    def is_constexpr_function(self, qual: str) -> bool:
+        """Is `qual` (dotted) a module-level function decorated `@constexpr` (run as Python
+        while compiling, so its result is a constant and its body is never compiled)?"""
+        hit = self._function(qual)
+        return hit is not None and bool(hit[1].decorator_list) and is_constexpr(hit[1], hit[0])
+
+    def classmethod_of(self, cls_qual: str, name: str) -> bool:
+        """Is `name`, looked up on the class `cls_qual` (dotted) and its bases, a
+        `@classmethod`?"""
+        hit = self._method(cls_qual, name)
+        return hit is not None and is_classmethod(hit[2])
+
+    def attribute_class(self, cls_qual: str, attr: str) -> str | None:
+        """The class `self.<attr> = SomeClass(...)` binds in `__init__` of `cls_qual` or of
+        the first base class (depth first, in declaration order) that binds it that way
+        (dotted; None when none does). A call's result is what `attr_types` records, the
+        last one in source order."""
+        visited: set[str] = set()
+        stack = [cls_qual]
+        while stack:
+            qual = stack.pop()
+            if qual in visited:
+                continue
+            visited.add(qual)
+            found = self._class(qual)
+            if found is None:
+                continue
+            cls = found[1]
+            if attr in cls.attr_types:
+                return cls.attr_types[attr]
+            stack.extend(reversed(cls.bases))
+        return None
+
     def is_cell_class(self, qual: str, _seen: frozenset[str] = frozenset()) -> bool:
         """Is the class named `qual` (dotted) an nn.Cell subclass, via any chain of bases?
 
@@ -1074,7 +1113,17 @@ class ScopeResolver:
             seen.add((id(fn), level))
             for call, target in self._callees(info, fn, owner):
                 t_info, t_qual, t_fn, t_owner = target
-                if t_fn.decorator_list and _jit_decoration(t_fn, t_info) == "bytecode":
+                if t_fn.decorator_list and (
+                    _jit_decoration(t_fn, t_info) == "bytecode" or is_classmethod(t_fn)
+                ):
+                    # bytecode: run eagerly; classmethod: the call itself fails (`cls` is
+                    # never bound, MS127), so MindSpore never compiles the body
+                    continue
+                if t_fn.decorator_list and is_constexpr(t_fn, t_info):
+                    # run as Python while compiling, never compiled: a scope of its own kind,
+                    # where only what is frozen into the graph is reported (MS141); what it
+                    # calls is Python too, so resolution stops here
+                    self._add(t_fn, t_qual, "constexpr", level, None)
                     continue
                 end_line = call.end_lineno or call.lineno
                 cols = info.columns
@@ -1503,6 +1552,18 @@ def _fullgraph(keywords: dict[str, ast.expr], info: ModuleInfo) -> Level | Liter
     if isinstance(fg, ast.Constant) and fg.value is True:
         return "strict"
     return "lax"  # fullgraph=False (the default) is an explicit LAX
+
+
+def is_classmethod(fn: FuncDef) -> bool:
+    """Is `fn` decorated `@classmethod` (the builtin)?"""
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
+
+
+def is_constexpr(fn: FuncDef, info: ModuleInfo) -> bool:
+    """Is `fn` decorated `@constexpr` / `@ops.constexpr(...)` (MindSpore's)?"""
+    return any(
+        _is_mindspore(info.resolve(_decorator_call(dec)[0]), _CONSTEXPR) for dec in fn.decorator_list
+    )
 
 
 def _jit_decoration(fn: FuncDef, info: ModuleInfo) -> Level | Literal["bytecode"] | None:

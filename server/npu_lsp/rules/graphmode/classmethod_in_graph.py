@@ -15,13 +15,15 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 @rule(code="MS127", name="classmethod-in-graph", severity="error", family="graphmode")
 class ClassmethodInGraph(GraphRule):
     """## What it does
-    Flags calls, from compiled code, to a method of the same Cell class that is decorated
-    `@classmethod`.
+    Flags calls, from compiled code, to a method decorated `@classmethod`: through `self` or
+    the Cell's own class name, or through the name of any class of the project (a plain
+    class used as a namespace, such as a logger facade), in this module or another.
 
     ## Why is this bad?
-    The graph compiler binds `self`, not the class, and miscounts the arguments:
+    The graph compiler never binds the class to `cls` and miscounts the arguments:
     `TypeError: The parameters number of the function is 3, but the number of provided
-    arguments is 2.` at every syntax level.
+    arguments is 2.` at every syntax level. The body is never compiled, so nothing it calls
+    is reported.
 
     ## Example
     ```python
@@ -54,7 +56,6 @@ class ClassmethodInGraph(GraphRule):
     """
 
     nodes = (ast.Call,)
-    triggers = ("classmethod",)  # the decorator is spelled out in this file's class
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -62,9 +63,16 @@ class ClassmethodInGraph(GraphRule):
         if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)):
             return
         cls = analyzer(ctx).owner_class(ctx.function)
-        if cls is None or not (f.value.id == "self" or f.value.id == cls.name):
+        if cls is not None and (f.value.id == "self" or f.value.id == cls.name):
+            if f.attr in _classmethods(cls, ctx):
+                yield ctx.diagnostic(
+                    self, node, f"classmethod `{f.attr}` cannot be called from compiled code"
+                )
             return
-        if f.attr in _classmethods(cls, ctx):
+        # `Log.warning(...)`: a classmethod of any class of the project, through its name
+        # (measured: the same "parameters number" TypeError for a plain class at both levels)
+        q = ctx.qualname(f.value)
+        if q is not None and not q.startswith("builtins.") and ctx.scopes.classmethod_of(q, f.attr):
             yield ctx.diagnostic(
                 self, node, f"classmethod `{f.attr}` cannot be called from compiled code"
             )

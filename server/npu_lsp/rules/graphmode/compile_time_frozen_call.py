@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from npu_lsp.diagnostics import Diagnostic
-from npu_lsp.engine import Context
+from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+
+if TYPE_CHECKING:
+    from npu_lsp.scope import GraphScope
 
 _FROZEN_PREFIXES = ("random.", "numpy.random.", "uuid.", "secrets.")
 _FROZEN_CALLS = frozenset(
@@ -36,7 +40,8 @@ class CompileTimeFrozenCall(GraphRule):
     """## What it does
     Warns about calls in compiled code that read the clock, random numbers or process state
     without tensor inputs: `time.time()`, `random.random()`, `np.random.randint(...)`,
-    `datetime.now()`, `time.sleep(...)`.
+    `datetime.now()`, `time.sleep(...)`. Also inside a `@constexpr` function compiled code
+    calls: MindSpore runs it as Python while compiling, so the same holds there.
 
     ## Why is this bad?
     A call with no tensor inputs runs once, while compiling, and its result is frozen into
@@ -80,3 +85,12 @@ class CompileTimeFrozenCall(GraphRule):
         yield ctx.diagnostic(
             self, node, f"`{q}` runs once while compiling; its result is frozen into the graph"
         )
+
+
+def _python_while_compiling(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
+    """Engine filter: a `@constexpr` body is plain Python run while compiling, never compiled;
+    of the graph-mode rules only this one (what it computes is frozen) speaks about it."""
+    return scope.kind == "constexpr" and d.code != CompileTimeFrozenCall.code
+
+
+DIAGNOSTIC_FILTERS.append(_python_while_compiling)

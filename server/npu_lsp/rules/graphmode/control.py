@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+from collections.abc import Iterator
 
 from npu_lsp.astutil import statements, walk
 from npu_lsp.engine import Context
@@ -81,6 +82,34 @@ def _store_names(target: ast.AST, out: set[str]) -> None:
         _store_names(target.value, out)  # type: ignore[attr-defined]
 
 
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+
+
+def _comprehension_names(
+    comp: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+) -> Iterator[int]:
+    """ids of the Name nodes of `comp` naming its own loop variables: its targets, and their
+    reads in the element, the conditions and every iterable but the first (which Python
+    evaluates in the enclosing scope). Python 3 and MindSpore's parser give a comprehension
+    a scope of its own, so these are not the enclosing function's names (measured: a
+    comprehension over `i` after a branch binding `i` in a loop compiles)."""
+    local: set[str] = set()
+    for g in comp.generators:
+        _store_names(g.target, local)
+    parts: list[ast.AST] = (
+        [comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt]
+    )
+    for k, g in enumerate(comp.generators):
+        parts.append(g.target)
+        parts.extend(g.ifs)
+        if k:
+            parts.append(g.iter)
+    for part in parts:
+        for sub in ast.walk(part):
+            if type(sub) is ast.Name and sub.id in local:
+                yield id(sub)
+
+
 def param_names(func: ast.AST) -> set[str]:
     """Every parameter name of a function or lambda (empty for anything else)."""
     out: set[str] = set()
@@ -103,7 +132,12 @@ class NameEvents:
         # (line, order, col, name, is_store); on one line a read precedes a store (`y = y + 1`)
         events: list[tuple[int, int, int, str, bool]] = []
         names_at: dict[tuple[str, int], ast.Name] = {}
-        for n in walk(func):
+        own: set[int] = set()  # names a comprehension binds for itself (never the function's)
+        for n in walk(func):  # a parent comes before its children
+            if type(n) in _COMPREHENSIONS:
+                own.update(_comprehension_names(n))  # type: ignore[arg-type]
+            elif type(n) is ast.Name and id(n) in own:
+                continue
             if type(n) is ast.Name:
                 store = type(n.ctx) is not ast.Load
                 events.append((n.lineno, 1 if store else 0, n.col_offset, n.id, store))

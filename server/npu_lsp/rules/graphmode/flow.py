@@ -52,6 +52,11 @@ _SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 _HOST_METHODS = frozenset({"asnumpy", "tolist", "item", "numpy"})
 _CONST_METHODS = frozenset({"dim", "ndimension", "nelement", "numel"})
 _SHAPE_FUNCS = frozenset({"shape", "rank", "dtype", "size", "dyn_shape"})
+#: Primitives whose output is a Python value fixed while compiling (static shapes):
+#: `P.Shape()(x)` is a tuple of ints as `ops.shape(x)` is, `P.Rank()`/`P.Size()` give an
+#: int, `P.DType()` a dtype (their docstrings in MindSpore 2.10's ops). `TensorShape` and
+#: `DynamicShape` give tensors and are not here.
+_CONST_PRIMITIVES = frozenset({"Shape", "Rank", "Size", "DType"})
 
 
 # The per-name facts the analysis solves: kind, type classes, dtypes, "holds a numpy object".
@@ -1150,6 +1155,8 @@ class Analyzer:
 
     def _call_kind(self, e: ast.Call, fn: _Fn) -> Kind:
         q = self.ctx.qualname(e.func)
+        if self._constant_primitive(e.func, fn):
+            return Kind.CONST
         if q:
             last = q.rsplit(".", 1)[-1]
             if q.startswith("builtins."):
@@ -1172,6 +1179,8 @@ class Analyzer:
                 return Kind.TENSOR
             if q.startswith("numpy."):
                 return Kind.VAR if self._arg_kind(e, fn).dynamic else Kind.CONST
+            if self.ctx.scopes.is_constexpr_function(q):
+                return Kind.CONST  # run as Python while compiling: its result is a constant
             return self._arg_kind(e, fn)
         f = e.func
         if isinstance(f, ast.Attribute):
@@ -1199,6 +1208,28 @@ class Analyzer:
             k = self._call_kind(f, fn)
             return k if k == Kind.TENSOR else max(k, self._arg_kind(e, fn))
         return self._arg_kind(e, fn)
+
+    def _constant_primitive(self, f: ast.expr, fn: _Fn) -> bool:
+        """Is `f` an instance of a primitive whose output is a compile-time value: created
+        in place (`P.Shape()(x)`) or bound in `__init__` of the method's class or of one of
+        its bases (`self.shape = P.Shape()`, then `self.shape(x)`)?"""
+        if isinstance(f, ast.Call):
+            made = self.ctx.qualname(f.func)
+        elif (
+            isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id == "self"
+            and (cls := self.owner_class(fn.func)) is not None
+        ):
+            scopes = self.ctx.scopes
+            made = scopes.attribute_class(f"{scopes.info.module}.{cls.name}", f.attr)
+        else:
+            return False
+        return bool(
+            made
+            and made.startswith("mindspore.")
+            and made.rsplit(".", 1)[-1] in _CONST_PRIMITIVES
+        )
 
     def _arg_kind(self, e: ast.Call, fn: _Fn) -> Kind:
         k = self._max_kind(e.args, fn)

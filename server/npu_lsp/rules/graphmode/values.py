@@ -250,7 +250,7 @@ class Instances:
         def self_attr(attr: str) -> Any:
             return UNKNOWN if cls is None else self.self_attr(cls, attr, depth + 1)
 
-        return self._eval(expr, lambda n: self._name_value(n, func, depth), self_attr, depth)
+        return self._eval(expr, lambda n: self._name_value(n, func, depth), self_attr, depth, func)
 
     def _owner(self, func: ast.AST) -> ast.ClassDef | None:
         node: ast.AST | None = func
@@ -261,7 +261,14 @@ class Instances:
             node = parent
         return None
 
-    def _eval(self, e: ast.expr, name: Callable[[str], Any], attr: Callable[[str], Any], depth: int) -> Any:
+    def _eval(
+        self,
+        e: ast.expr,
+        name: Callable[[str], Any],
+        attr: Callable[[str], Any],
+        depth: int,
+        func: ast.AST | None = None,
+    ) -> Any:
         if depth > _DEPTH:
             return UNKNOWN
         t = type(e)
@@ -278,14 +285,16 @@ class Instances:
                 if e.attr == "training":  # type: ignore[attr-defined]
                     return UNKNOWN  # set_train() changes it after construction
                 return attr(e.attr)  # type: ignore[attr-defined]
-            obj = self._eval(v, name, attr, depth + 1)
+            obj = self._eval(v, name, attr, depth + 1, func)
             if isinstance(obj, _Obj):
                 return self._obj_attr(obj, e.attr, depth + 1)  # type: ignore[attr-defined]
             return UNKNOWN
         if t is ast.Call:
+            if func is not None and (known := self._isinstance_tensor(e, func)) is not None:  # type: ignore[arg-type]
+                return known
             return self._plain_instance(e, depth)  # type: ignore[arg-type]
         if t is ast.UnaryOp:
-            v = self._eval(e.operand, name, attr, depth + 1)  # type: ignore[attr-defined]
+            v = self._eval(e.operand, name, attr, depth + 1, func)  # type: ignore[attr-defined]
             if v is UNKNOWN:
                 return UNKNOWN
             if isinstance(e.op, ast.Not):  # type: ignore[attr-defined]
@@ -297,18 +306,18 @@ class Instances:
             is_and = isinstance(e.op, ast.And)  # type: ignore[attr-defined]
             result: Any = None
             for operand in e.values:  # type: ignore[attr-defined]
-                result = self._eval(operand, name, attr, depth + 1)
+                result = self._eval(operand, name, attr, depth + 1, func)
                 if result is UNKNOWN:
                     return UNKNOWN
                 if bool(result) != is_and:
                     return result
             return result
         if t is ast.Compare:
-            left = self._eval(e.left, name, attr, depth + 1)  # type: ignore[attr-defined]
+            left = self._eval(e.left, name, attr, depth + 1, func)  # type: ignore[attr-defined]
             if left is UNKNOWN:
                 return UNKNOWN
             for op, right_e in zip(e.ops, e.comparators, strict=True):  # type: ignore[attr-defined]
-                right = self._eval(right_e, name, attr, depth + 1)
+                right = self._eval(right_e, name, attr, depth + 1, func)
                 fn = _COMPARE.get(type(op))
                 if right is UNKNOWN or fn is None:
                     return UNKNOWN
@@ -321,14 +330,38 @@ class Instances:
                 left = right
             return True
         if t is ast.IfExp:
-            cond = self._eval(e.test, name, attr, depth + 1)  # type: ignore[attr-defined]
+            cond = self._eval(e.test, name, attr, depth + 1, func)  # type: ignore[attr-defined]
             if cond is UNKNOWN:
                 return UNKNOWN
-            return self._eval(e.body if cond else e.orelse, name, attr, depth + 1)  # type: ignore[attr-defined]
+            return self._eval(e.body if cond else e.orelse, name, attr, depth + 1, func)  # type: ignore[attr-defined]
         if t is ast.Tuple:
-            items = tuple(self._eval(x, name, attr, depth + 1) for x in e.elts)  # type: ignore[attr-defined]
+            items = tuple(self._eval(x, name, attr, depth + 1, func) for x in e.elts)  # type: ignore[attr-defined]
             return UNKNOWN if any(i is UNKNOWN for i in items) else items
         return UNKNOWN
+
+    def _isinstance_tensor(self, call: ast.Call, func: ast.AST) -> bool | None:
+        """`isinstance(v, Tensor)` where the flow analysis holds `v` for a tensor: True.
+        MindSpore folds `isinstance` while compiling, so a guard such as
+        `if not isinstance(x, Tensor): raise TypeError(f"... {type(x)}")` is never inferred
+        for a tensor `x`; and the rules call `v` a graph variable only because they hold it
+        for a tensor. None when that cannot be said."""
+        from npu_lsp.rules.graphmode.flow import Kind, analyzer
+
+        if (
+            len(call.args) != 2
+            or call.keywords
+            or self.ctx.qualname(call.func) != "builtins.isinstance"
+            or not isinstance(call.args[0], ast.Name)
+        ):
+            return None
+        classes = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+        if not any(_is_tensor_class(self.ctx.qualname(c)) for c in classes):
+            return None
+        a = analyzer(self.ctx)
+        v = call.args[0]
+        if a.kind(v, func) != Kind.TENSOR or a.type_class(v, func) not in (None, "tensor"):
+            return None
+        return True
 
     def _plain_instance(self, call: ast.Call, depth: int) -> Any:
         """`Cfg(False)`: an object of a plain (non-Cell) class of this file, whose attributes
@@ -441,6 +474,11 @@ class Instances:
         return out
 
 
+def _is_tensor_class(q: str | None) -> bool:
+    """`Tensor` / `ms.Tensor` / `mindspore.common.tensor.Tensor` (and `Parameter`, a Tensor)."""
+    return bool(q) and q.split(".")[0] == "mindspore" and q.rsplit(".", 1)[-1] == "Tensor"  # type: ignore[union-attr]
+
+
 def instances(ctx: Context) -> Instances:
     """The per-run `Instances` of this file."""
     hit = ctx.cache.get("values.instances")
@@ -473,12 +511,15 @@ def folded_away(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
         return False
     if scope.kind == "helper" and instances(ctx).overridden_everywhere(scope.function):
         return True  # never compiled: every instance built here overrides this method
+    sites = scope.call_sites if scope.kind in ECHOED_KINDS else []
     if d.code in PARSE_TIME:
-        return False
+        # a helper called only from folded-away branches is never even parsed: MindSpore
+        # parses a callee when a call of it is inferred (measured: a `try` in a helper
+        # called only under `if FLAG:`, FLAG = False, or `if self.flag:` compiles)
+        return bool(sites) and all(_dead_site(ctx, site) for site in sites)
     if in_dead_branch(ctx, scope.function, d.span):
         return True
     # a helper called only from folded-away branches is never inferred at all
-    sites = scope.call_sites if scope.kind in ECHOED_KINDS else []
     return bool(sites) and all(_dead_site(ctx, site) or _unused_result(ctx, site) for site in sites)
 
 
@@ -503,12 +544,18 @@ def _unused_result(ctx: Context, site: CallSite) -> bool:
     )
 
 
-def _dead_site(ctx: Context, site: CallSite) -> bool:
+def _dead_site(ctx: Context, site: CallSite, depth: int = 0) -> bool:
+    """Is the call at `site` never inferred: inside a folded-away branch of its caller, or
+    made by a helper of this file whose own calls are all such sites?"""
     if site.path != ctx.path or site.caller_node is None:
         return False
     caller = ctx.scopes.scope_for(site.caller_node)
     func = caller.function if caller is not None else site.caller_node
-    return in_dead_branch(ctx, func, Span(site.line, site.column, site.end_line, site.end_column))
+    if in_dead_branch(ctx, func, Span(site.line, site.column, site.end_line, site.end_column)):
+        return True
+    if caller is None or caller.kind not in ECHOED_KINDS or not caller.call_sites or depth >= _DEPTH:
+        return False
+    return all(_dead_site(ctx, up, depth + 1) for up in caller.call_sites)
 
 
 def _lax_fallback_before(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:

@@ -1,0 +1,234 @@
+"""Graph-mode check of public MindSpore model zoos: errors at lax and strict, other findings by code.
+
+By hand only (CI has no network). The zoos come from local git directories (bare clones or
+mirrors; `git clone --mirror https://github.com/mindspore-lab/mindcv` gives one). Each zoo's
+Python files at HEAD (or only the listed folders) are exported with `git archive` into a
+temporary folder and checked with `ascend-lens check --format json --no-config --no-cache`,
+once at `--syntax-level lax` and once at `strict`. A zoo with several independent projects
+(mindspore-ai/models: one `src/` package per model) is checked project by project, so two
+models' `src.utils` never resolve into each other.
+
+    .venv/bin/python benchmarks/zoo_sweep.py --mirrors /work/.mirror --label after
+    git archive OLD_COMMIT server ascend_lens | tar -x -C /tmp/old
+    .venv/bin/python benchmarks/zoo_sweep.py --checker /tmp/old --label "before (OLD_COMMIT)"
+
+`--mirrors DIR` holds `<owner>+<name>/repo` git directories (the layout the code index's
+`fetch` writes); `--zoo NAME=GITDIR` adds or overrides one. The results go to zoo_sweep.md
+beside this script, as a section named by `--label`; sections with other labels are kept,
+so a `before` and an `after` sweep sit side by side. Every error and graph-mode warning is
+listed below the table, to be judged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import results
+
+HERE = Path(__file__).resolve().parent
+ASCEND_LENS = [sys.executable, "-m", "ascend_lens"]
+
+@dataclass
+class Zoo:
+    name: str
+    mirror: str
+    #: folders whose sub-folders are independent projects, each checked on its own (None:
+    #: the whole repository is one project)
+    parents: list[str] | None = None
+    #: with `parents`: keep every `every`-th project (in sorted order), to sample big zoos
+    every: int = 1
+    git_dir: Path | None = None
+    folders: list[str] = field(default_factory=list)
+
+
+ZOOS = [
+    Zoo("mindcv", "mindspore-lab+mindcv"),
+    Zoo("mindyolo", "mindspore-lab+mindyolo"),
+    Zoo("mindocr", "mindspore-lab+mindocr"),
+    Zoo("mindformers", "mindspore-lab+mindformers"),
+    Zoo(
+        "models/official",
+        "mindspore-ai+models",
+        ["official/cv", "official/nlp", "official/audio", "official/recommend"],
+    ),
+    Zoo("models/research (every 6th)", "mindspore-ai+models", ["research/cv", "research/nlp"], 6),
+]
+
+
+@dataclass
+class Result:
+    zoo: str
+    commit: str
+    projects: int = 1
+    files: int = 0
+    lines: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    warnings: dict[str, Counter[str]] = field(default_factory=dict)
+    listed: dict[str, list[str]] = field(default_factory=dict)
+
+
+def git(git_dir: Path, *args: str) -> bytes:
+    return subprocess.run(
+        ["git", f"--git-dir={git_dir}", *args], check=True, capture_output=True
+    ).stdout
+
+
+def export(zoo: Zoo, dest: Path) -> str:
+    """The zoo's .py files (and pyproject.toml files) at HEAD into `dest`; the commit. Sets
+    `zoo.folders` to the projects checked one by one (with `parents`)."""
+    assert zoo.git_dir is not None
+    commit = git(zoo.git_dir, "rev-parse", "HEAD").decode().strip()
+    if zoo.parents:
+        found = git(zoo.git_dir, "ls-tree", "-d", "--name-only", "HEAD", *(f"{p}/" for p in zoo.parents))
+        zoo.folders = sorted(found.decode().splitlines())[zoo.every - 1 :: zoo.every]
+    names = git(zoo.git_dir, "ls-tree", "-r", "--name-only", "HEAD", *zoo.folders)
+    paths = [
+        p for p in names.decode().splitlines() if p.endswith(".py") or p.endswith("pyproject.toml")
+    ]
+    for start in range(0, len(paths), 500):  # keep the argument list short
+        archive = git(zoo.git_dir, "archive", "HEAD", *paths[start : start + 500])
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return commit
+
+
+def check(root: Path, level: str, env: dict[str, str]) -> list[dict[str, object]]:
+    proc = subprocess.run(
+        [*ASCEND_LENS, "check", ".", "--format", "json", "--no-config", "--no-cache", "-q",
+         "--syntax-level", level],
+        cwd=root, capture_output=True, text=True, env=env,
+    )
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"check failed in {root}: {proc.stderr}")
+    found: list[dict[str, object]] = json.loads(proc.stdout or "[]")
+    return found
+
+
+def sweep(zoo: Zoo, env: dict[str, str]) -> Result:
+    with tempfile.TemporaryDirectory(prefix="zoo-") as tmp:
+        root = Path(tmp)
+        res = Result(zoo.name, export(zoo, root))
+        files = list(root.rglob("*.py"))
+        res.files = len(files)
+        res.lines = sum(len(f.read_bytes().splitlines()) for f in files)
+        roots = [root / p for p in zoo.folders if (root / p).is_dir()] if zoo.parents else [root]
+        res.projects = len(roots)
+        for level in ("lax", "strict"):
+            errors = 0
+            warnings: Counter[str] = Counter()
+            listed: list[str] = []
+            for proj in roots:
+                for d in check(proj, level, env):
+                    code = str(d["code"])
+                    if d["severity"] == "error":
+                        errors += 1
+                        where = (proj / str(d["path"])).relative_to(root)
+                        listed.append(f"{where}:{d['line']}:{d['column']} {code} {d['message']}")
+                    else:
+                        warnings[code] += 1
+                        if code.startswith("MS"):  # graph-mode warnings are listed to be judged
+                            where = (proj / str(d["path"])).relative_to(root)
+                            listed.append(f"{where}:{d['line']}:{d['column']} {code} {d['message']}")
+            res.errors[level] = errors
+            res.warnings[level] = warnings
+            res.listed[level] = listed
+        return res
+
+
+def section(label: str, found: list[Result]) -> list[str]:
+    lines = [f"## {label}", "", results.measured_on() + ".", ""]
+
+    def by_code(c: Counter[str]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "-"
+
+    rows = [
+        (r.zoo, r.commit[:12], r.projects, f"{r.files:,}", f"{r.lines:,}", r.errors["lax"],
+         r.errors["strict"], by_code(r.warnings["lax"]), by_code(r.warnings["strict"]))
+        for r in found
+    ]
+    total = (
+        "total", "", sum(r.projects for r in found), f"{sum(r.files for r in found):,}", f"{sum(r.lines for r in found):,}",
+        sum(r.errors["lax"] for r in found), sum(r.errors["strict"] for r in found),
+        by_code(sum((r.warnings["lax"] for r in found), Counter())),
+        by_code(sum((r.warnings["strict"] for r in found), Counter())),
+    )
+    headers = ("zoo", "commit", "projects", "files", "lines", "errors lax", "errors strict",
+               "other findings lax", "other findings strict")
+    lines += results.table(headers, [*rows, total], text=(0, 1, 7, 8))
+    for r in found:
+        for level in ("lax", "strict"):
+            if r.listed[level]:
+                lines += ["", f"Errors and graph-mode warnings in {r.zoo} at {level}:", ""]
+                lines += [f"- `{e}`" for e in r.listed[level]]
+    return lines + [""]
+
+
+def merge(path: Path, label: str, new: list[str]) -> list[str]:
+    """The results file with the `label` section replaced (or added at the end)."""
+    head = [
+        "# Graph-mode check on public MindSpore model zoos",
+        "",
+        "Written by `benchmarks/zoo_sweep.py` (by hand; needs local git copies of the zoos).",
+        "Errors count every error diagnostic, including the repetition of an error at the call",
+        "that compiles it. Other findings (warning and info severity, any family: graph-mode",
+        "warnings, and migration findings on the zoos' few PyTorch scripts) are counted by code.",
+        "mindspore-ai/models is checked project by project (each model folder has its own `src`).",
+        "",
+    ]
+    sections: dict[str, list[str]] = {}
+    if path.exists():
+        current: str | None = None
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("## "):
+                current = line[3:]
+                sections[current] = []
+            if current is not None:
+                sections[current].append(line)
+    sections[label] = new
+    out = list(head)
+    for body in sections.values():
+        out += body
+        if out[-1] != "":
+            out.append("")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--zoo", action="append", default=[], metavar="NAME=GITDIR")
+    ap.add_argument("--only", action="append", default=[], metavar="NAME")
+    ap.add_argument("--label", default="latest")
+    ap.add_argument(
+        "--checker", type=Path, metavar="DIR",
+        help="run the checker from this source tree (holding server/ and ascend_lens/), e.g. an "
+        "older commit exported with `git archive`, for a before/after comparison",
+    )
+    args = ap.parse_args()
+    env = dict(os.environ)
+    if args.checker is not None:
+        env["PYTHONPATH"] = f"{args.checker / 'server'}{os.pathsep}{args.checker}"
+    overrides = dict(z.split("=", 1) for z in args.zoo)
+    found: list[Result] = []
+    for zoo in ZOOS:
+        if args.only and zoo.name not in args.only:
+            continue
+        zoo.git_dir = Path(overrides.get(zoo.name, args.mirrors / zoo.mirror / "repo"))
+        if not zoo.git_dir.exists():
+            print(f"skipped {zoo.name}: no git directory at {zoo.git_dir}", file=sys.stderr)
+            continue
+        found.append(sweep(zoo, env))
+        print(f"{zoo.name}: errors {found[-1].errors}", file=sys.stderr)
+    out = HERE / "zoo_sweep.md"
+    return results.write(__file__, merge(out, args.label, section(args.label, found)))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
