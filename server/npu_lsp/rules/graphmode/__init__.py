@@ -43,6 +43,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     subcell_attribute_assignment,
     tensor_attribute_assignment,
     tensor_dict_key,
+    tensor_length_list,
     tensor_to_host,
     try_statement,
     unbounded_method_recursion,
