@@ -285,13 +285,10 @@ def _iterated(call: ast.Call, ctx: Context) -> bool:
     """Is `call` (or its `.items()` / `.values()` / `.keys()`) what a loop iterates?"""
     node: ast.AST = call
     parent = ctx.parent(node)
-    if (
-        isinstance(parent, ast.Attribute)
-        and parent.attr in ("items", "values", "keys")
-        and isinstance(ctx.parent(parent), ast.Call)
-    ):
-        node = ctx.parent(parent)
-        parent = ctx.parent(node)
+    if isinstance(parent, ast.Attribute) and parent.attr in ("items", "values", "keys"):
+        outer = ctx.parent(parent)
+        if isinstance(outer, ast.Call):
+            node, parent = outer, ctx.parent(outer)
     return isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node
 
 
