@@ -56,7 +56,10 @@ class TensorDictKey(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if isinstance(node, ast.Subscript):
-            yield from self._keyed(node.value, node.slice, ctx)
+            # a tensor key is a name (`counts[idx]`); slices, constants and tuples never are,
+            # and most subscripts in compiled code index tensors: skip them before any flow
+            if type(node.slice) is ast.Name and type(node.value) in (ast.Name, ast.Attribute):
+                yield from self._keyed(node.value, node.slice, ctx)
             return
         if isinstance(node, ast.Call):
             f = node.func
@@ -79,7 +82,7 @@ class TensorDictKey(GraphRule):
         compiling (`dict_getitem` / `dict_setitem` evaluators), so a run-time tensor key
         fails as in a display."""
         a = analyzer(ctx)
-        if a.kind(key) != Kind.TENSOR or a.type_class(receiver) != "dict":
+        if a.type_class(receiver) != "dict" or a.kind(key) != Kind.TENSOR:
             return
         yield ctx.diagnostic(
             self,

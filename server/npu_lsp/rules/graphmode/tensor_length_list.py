@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -65,11 +66,13 @@ class TensorLengthList(GraphRule):
         func = ctx.function
         if func is None:
             return
+        loops = _while_loops(func, ctx)
+        if not loops:
+            return
         a = analyzer(ctx)
-        for loop in ast.walk(func):
+        for loop in loops:
             if (
-                isinstance(loop, ast.While)
-                and (loop.end_lineno or loop.lineno) < node.lineno
+                (loop.end_lineno or loop.lineno) < node.lineno
                 and _grows(loop.body, name)
                 and a.kind(loop.test).dynamic
             ):
@@ -79,6 +82,16 @@ class TensorLengthList(GraphRule):
                     f"`{name}` grows in a `while` loop on a tensor condition (line {loop.lineno}), so its length is only known at run time; `{ctx.segment(node.func)}` needs it while compiling",
                 )
                 return
+
+
+def _while_loops(func: ast.AST, ctx: Context) -> list[ast.While]:
+    """The `while` loops of `func`, found once per function (most have none)."""
+    key = ("MS152.whiles", id(func))
+    hit: list[ast.While] | None = ctx.cache.get(key)
+    if hit is None:
+        body: list[ast.stmt] = getattr(func, "body", [])
+        hit = ctx.cache[key] = [n for n in statements(body) if type(n) is ast.While]
+    return hit
 
 
 def _grows(body: list[ast.stmt], name: str) -> bool:
