@@ -43,6 +43,8 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     self_list_mutation,
     self_referencing_input,
     set_literal,
+    shape_folded,
+    subcell_attribute_assignment,
     tensor_attribute_assignment,
     tensor_dict_key,
     tensor_filtered_comprehension,

@@ -66,6 +66,7 @@ class FunctionInOutput(GraphRule):
                 or self._module_function(item, ctx)
                 or _library_function(item, ctx)
                 or _self_function(item, ctx)
+                or _local_function(item, ctx)
             ):
                 yield ctx.diagnostic(
                     self,
@@ -95,6 +96,43 @@ def _library_function(item: ast.expr, ctx: Context) -> bool:
     q = ctx.qualname(item) or ""
     module, _, name = q.rpartition(".")
     return bool(name) and name[0].islower() and module.startswith(_FUNCTION_MODULES)
+
+
+def _function_expr(e: ast.expr, ctx: Context) -> bool:
+    """An expression whose value is a function: a lambda, a library or module-level
+    function named without a call, or a conditional choosing between two of those
+    (`ops.gelu if self.act == "gelu" else ops.relu`)."""
+    if isinstance(e, ast.IfExp):
+        return _function_expr(e.body, ctx) and _function_expr(e.orelse, ctx)
+    if isinstance(e, ast.Name):
+        return e.id in ctx.scopes.info.functions
+    return isinstance(e, ast.Lambda) or _library_function(e, ctx)
+
+
+def _local_function(item: ast.expr, ctx: Context) -> bool:
+    """A local name every assignment of which binds a function (`act = ops.gelu if ...
+    else ops.relu; return h, act`)."""
+    func = ctx.function
+    if not isinstance(item, ast.Name) or func is None:
+        return False
+    values: list[ast.expr] = []
+    for n in ast.walk(func):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not func and n.name == item.id:
+            return True  # a nested def of that name
+        if isinstance(n, ast.Assign):
+            for tgt in n.targets:
+                if isinstance(tgt, ast.Name) and tgt.id == item.id:
+                    values.append(n.value)
+                elif any(isinstance(s, ast.Name) and s.id == item.id for s in ast.walk(tgt)):
+                    return False  # bound by unpacking: unknown
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.comprehension)):
+            target = getattr(n, "target", None)
+            if target is not None and any(isinstance(s, ast.Name) and s.id == item.id for s in ast.walk(target)):
+                return False
+    args = getattr(func, "args", None)
+    if args is not None and any(a.arg == item.id for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+        return False
+    return bool(values) and all(_function_expr(v, ctx) for v in values)
 
 
 def _self_function(item: ast.expr, ctx: Context) -> bool:

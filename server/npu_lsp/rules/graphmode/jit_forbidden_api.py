@@ -97,7 +97,9 @@ class JitForbiddenApi(GraphRule):
     reading the Parameter attributes MindSpore refuses in compiled code (`self.w.name`,
     `self.fc.weight.requires_grad`, `.key`, `.sliced`, ...) and the Cell generator methods
     (`self.cells_and_names()`); that list is measured from MindSpore 2.10 itself
-    (`ms_calls.json`, one compiled read per attribute). MindSpore functions that log through
+    (`ms_calls.json`, one compiled read per attribute). Loops over `self.cells()` or
+    `self.name_cells()` (and its `.items()` / `.values()`) are flagged too: measured, they
+    fail at both levels when the loop calls the cells. MindSpore functions that log through
     `mindspore.log` on every call (deprecated ones such as `ms.dtype_to_nptype`; the list in
     `ms_input_queries.json` is derived from MindSpore 2.10's sources) are compiled with their
     caller, so they are flagged too.
@@ -168,6 +170,16 @@ class JitForbiddenApi(GraphRule):
             return
         recv = func.value
         on_self = isinstance(recv, ast.Name) and recv.id == "self"
+        if on_self and func.attr in _CELL_CONTAINERS and _iterated(node, ctx):
+            # measured: looping over `self.cells()` / `self.name_cells().items()` and calling
+            # the cells fails at both levels ("The pointer[node] is null"; STRICT: "the inputs
+            # should be constant")
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"iterating `self.{func.attr}()` in compiled code fails; hold the sub-cells in an `nn.CellList` and loop over it",
+            )
+            return
         on_sub = (
             isinstance(recv, ast.Attribute)
             and isinstance(recv.value, ast.Name)
@@ -263,6 +275,21 @@ def _refused_pattern() -> re.Pattern[str]:
     refused = calls_table.refused_attributes()
     names = sorted({*refused["cell_attributes"], *refused["parameter_attributes"]} - _CALL_HANDLED)
     return re.compile(r"\.(?:" + "|".join(names) + r")\b")
+
+
+#: Cell methods returning the sub-cells as a Python container built at run time
+_CELL_CONTAINERS = frozenset({"cells", "name_cells"})
+
+
+def _iterated(call: ast.Call, ctx: Context) -> bool:
+    """Is `call` (or its `.items()` / `.values()` / `.keys()`) what a loop iterates?"""
+    node: ast.AST = call
+    parent = ctx.parent(node)
+    if isinstance(parent, ast.Attribute) and parent.attr in ("items", "values", "keys"):
+        outer = ctx.parent(parent)
+        if isinstance(outer, ast.Call):
+            node, parent = outer, ctx.parent(outer)
+    return isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node
 
 
 #: attributes the call branch above already reports when they are called

@@ -20,7 +20,7 @@ _NEEDS_ELEMENTS = frozenset({"stack", "concat", "cat", "hstack", "vstack", "Stac
 class ListGrownInTensorLoop(GraphRule):
     """## What it does
     Flags `ops.stack(lst)` / `ops.concat(lst)` (and the `Stack` / `Concat` primitives) in
-    compiled code when `lst` is grown (`append`, `extend`, `insert`) inside a `while` loop
+    compiled code when `lst` is grown (`append`, `extend`, `insert`, `lst += [...]`) inside a `while` loop
     whose condition depends on tensor values, such as the greedy NMS loop
     `while i < max_det: keep.append(...)` with a tensor `i`.
 
@@ -121,16 +121,28 @@ def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:
             return hit  # most functions have no `while`: no walk needed
         for n in ast.walk(func):  # type: ignore[arg-type]
             if isinstance(n, ast.While):
-                grown = frozenset(
-                    s.func.value.id
-                    for st in n.body
-                    for s in ast.walk(st)
-                    if isinstance(s, ast.Call)
-                    and isinstance(s.func, ast.Attribute)
-                    and s.func.attr in _GROW
-                    and isinstance(s.func.value, ast.Name)
-                )
+                grown = frozenset(_grown_names(n.body))
                 if grown:
                     hit.append((n, grown))
         ctx.cache[key] = hit
     return hit
+
+
+def _grown_names(body: list[ast.stmt]) -> Iterable[str]:
+    """Names a loop body grows: `lst.append(...)` / `extend` / `insert`, or `lst += [...]`."""
+    for st in body:
+        for s in ast.walk(st):
+            if (
+                isinstance(s, ast.Call)
+                and isinstance(s.func, ast.Attribute)
+                and s.func.attr in _GROW
+                and isinstance(s.func.value, ast.Name)
+            ):
+                yield s.func.value.id
+            elif (
+                isinstance(s, ast.AugAssign)
+                and isinstance(s.op, ast.Add)
+                and isinstance(s.target, ast.Name)
+                and isinstance(s.value, (ast.List, ast.ListComp))
+            ):
+                yield s.target.id

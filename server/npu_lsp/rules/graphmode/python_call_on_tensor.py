@@ -81,7 +81,7 @@ class PythonCallOnTensor(GraphRule):
             return
         q = ctx.qualname(node.func)
         factory = _stdlib_factory_class(node.func, q, ctx)
-        q = factory or q or _held_callable(node.func, ctx)
+        q = factory or q or _held_callable(node.func, ctx) or _module_built(node.func, ctx)
         if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q)):
             return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
@@ -102,7 +102,7 @@ class PythonCallOnTensor(GraphRule):
             # instead: `np.prod(x.shape)` compiles)
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for sub in ast.walk(arg):
-                    if isinstance(sub, ast.Name) and a.kind(sub).dynamic:
+                    if isinstance(sub, ast.Name) and (a.kind(sub).dynamic or _grown_with_variables(sub.id, ctx)):
                         yield ctx.diagnostic(
                             self,
                             node,
@@ -110,7 +110,7 @@ class PythonCallOnTensor(GraphRule):
                         )
                         return
             return
-        shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else f"`{q.removeprefix('builtins.')}`"
+        shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else _shown(node.func, q, ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if a.kind(arg).dynamic:
                 yield ctx.diagnostic(
@@ -196,6 +196,54 @@ def _held_callable(func: ast.expr, ctx: Context) -> str | None:
         return None
     q = ctx.qualname(values[0].func)
     return q if q and calls_table.outside_project(q) and not q.startswith("builtins.") else None
+
+
+def _grown_with_variables(name: str, ctx: Context) -> bool:
+    """A list the function grows with graph variables (`skips.append(x)` in a loop): it
+    holds variables whatever it started as (measured: `reversed(skips)` is rejected under
+    STRICT, "found variable 'skips' to be nonconstant")."""
+    fn = ctx.function
+    if fn is None:
+        return False
+    a = analyzer(ctx)
+    for n in ast.walk(fn):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("append", "extend", "insert")
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == name
+            and n.args
+            and a.kind(n.args[-1]).dynamic
+        ):
+            return True
+    return False
+
+
+def _shown(func: ast.expr, q: str, ctx: Context) -> str:
+    """The callee as the message names it: its qualified name, or the object a package
+    built and the code holds (`Output` (built by `collections.namedtuple`))."""
+    if ctx.qualname(func) is not None:
+        return f"`{q.removeprefix('builtins.')}`"
+    return f"`{ctx.segment(func)}` (built by `{q}`)"
+
+
+def _module_built(func: ast.expr, ctx: Context) -> str | None:
+    """`Output(...)` where the module binds `Output = namedtuple(...)` (or
+    `act = functools.partial(...)`): an object the standard library or a package built,
+    called as Python like the function that built it (measured: a namedtuple class called
+    with graph variables is rejected under STRICT, "the inputs should be constant")."""
+    if not isinstance(func, ast.Name):
+        return None
+    q = ctx.scopes.info.instances.get(func.id)
+    if q is None or q.startswith("builtins.") or not calls_table.outside_project(q):
+        return None
+    fn = ctx.function
+    if fn is not None and any(
+        isinstance(n, ast.Name) and n.id == func.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(fn)
+    ):
+        return None  # a local of the same name
+    return q
 
 
 @functools.cache

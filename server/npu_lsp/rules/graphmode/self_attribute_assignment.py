@@ -11,14 +11,26 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
+#: Cell methods that set plain attributes of the cell (measured: `set_train` in compiled
+#: code fails under STRICT, "modify a member attribute of a class with self._phase")
+_SETTING_METHODS = frozenset({"set_train"})
+
+
+def _on_self(e: ast.expr) -> bool:
+    """`self` or an attribute chain on it (`self.backbone`)."""
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    return isinstance(e, ast.Name) and e.id == "self"
+
 
 @rule(code="MS132", name="self-attribute-assignment", severity="error", family="graphmode")
 class SelfAttributeAssignment(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags `self.m = ...`, `self.m += ...` and `self.m: T = ...`
-    in compiled code when `self.m` is not a `Parameter`, and item assignments into such an
+    in compiled code when `self.m` is not a `Parameter`, item assignments into such an
     attribute (`self.grid[i] = ...`, `self.cache["k"] = ...`), whatever it holds (a list, a
-    dict, a Tensor).
+    dict, a Tensor), and calls of Cell methods that set such attributes
+    (`self.backbone.set_train(False)` sets `training` and `_phase`).
 
     ## Why is this bad?
     STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to
@@ -62,11 +74,20 @@ class SelfAttributeAssignment(GraphRule):
     - RULES.md, section 2 (STRICT only): assigning a non-Parameter `self` attribute.
     """
 
-    nodes = (ast.Assign, ast.AugAssign, ast.AnnAssign)
+    nodes = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call)
     strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if not ctx.scope or not ctx.scope.strict:
+            return
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in _SETTING_METHODS and _on_self(f.value):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT, `{ctx.segment(f)}()` cannot run in compiled code: it sets plain (non-Parameter) attributes of the cell",
+                )
             return
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
         a = analyzer(ctx)

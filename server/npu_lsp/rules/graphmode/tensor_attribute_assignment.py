@@ -11,15 +11,23 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
+#: properties of mindspore.Tensor without a setter (MindSpore 2.10)
+_READ_ONLY = frozenset(
+    {"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides", "T", "H", "mT", "mH"}
+)
+
 
 @rule(code="MS128", name="tensor-attribute-assignment", severity="error", family="graphmode")
 class TensorAttributeAssignment(GraphRule):
     """## What it does
-    Flags assignments to attributes of a tensor in compiled code, such as `x.shape = (3, 1)`.
+    Flags assignments to the read-only attributes of a tensor in compiled code, such as
+    `x.shape = (3, 1)` or `x.dtype = ms.float16` (its shape, dtype, size and the views
+    `T`/`H`/`mT`/`mH`). Attributes a tensor lets Python set (`x.requires_grad = False`,
+    a new attribute) compile: measured, MindSpore 2.10 accepts them at both levels.
 
     ## Why is this bad?
-    Tensor attributes are read-only in graph mode (and `shape` is read-only in PyNative as
-    well): compilation stops with an `AttributeError`.
+    These attributes are read-only in graph mode and in PyNative alike: compilation stops
+    with an `AttributeError`.
 
     ## Example
     ```python
@@ -49,6 +57,7 @@ class TensorAttributeAssignment(GraphRule):
         for t in targets:
             if (
                 isinstance(t, ast.Attribute)
+                and t.attr in _READ_ONLY
                 and not (isinstance(t.value, ast.Name) and t.value.id == "self")
                 and a.kind(t.value) == Kind.TENSOR
                 and isinstance(t.value, ast.Name)

@@ -1,0 +1,117 @@
+"""Engine filter: inference-time findings under a branch that folds on the input's shape.
+
+MindSpore compiles with static shapes, so `if seq_len > self.max_pos:` (with `seq_len =
+ids.shape[1]`) is a compile-time constant, and only the side the actual input selects is
+inferred (measured: `logger.warning(...)` from `mindspore.log`, which compiled code may not
+call, compiles inside such a guard when the input is short). A linter does not see the
+shapes the program feeds in, so it cannot tell which side is compiled: a finding made while
+inferring (not while parsing) under such a condition is not an error we can stand behind.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from npu_lsp.diagnostics import Diagnostic, Span
+from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.values import PARSE_TIME, UNKNOWN, instances
+from npu_lsp.scope import GraphScope
+
+#: tensor attributes that are compile-time constants under static shapes
+_SHAPE_ATTRS = frozenset({"shape", "ndim", "size"})
+#: functions that read a tensor's shape while compiling
+_SHAPE_FUNCS = frozenset(
+    {"builtins.len", "mindspore.ops.shape", "mindspore.ops.rank", "mindspore.ops.size",
+     "mindspore.ops.functional.shape"}
+)
+_DEPTH = 3
+
+
+def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
+    """Drop an inference-time error under an `if` / conditional expression whose condition
+    depends only on input shapes (a constant MindSpore knows and we do not)."""
+    if d.severity != "error" or not d.code.startswith("MS") or d.code in PARSE_TIME:
+        return False
+    func = scope.function
+    return any(_shape_condition(test, func, ctx) for test in _enclosing_tests(func, d.span, ctx))
+
+
+def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[ast.expr]:
+    """Conditions of the `if`s and conditional expressions of `func` whose body or else
+    side holds `where` (nested functions are left to their own scope)."""
+    out: list[ast.expr] = []
+    start, end = (where.line, where.column), (where.end_line, where.end_column)
+
+    def holds(nodes: list[ast.AST]) -> bool:
+        if not nodes:
+            return False
+        first, last = ctx.span(nodes[0]), ctx.span(nodes[-1])
+        return (first.line, first.column) <= start and end <= (last.end_line, last.end_column)
+
+    stack: list[ast.AST] = list(getattr(func, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and (holds(list(node.body)) or holds(list(node.orelse))) or isinstance(node, ast.IfExp) and (holds([node.body]) or holds([node.orelse])):
+            out.append(node.test)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context) -> bool:
+    """A compile-time condition we cannot evaluate, built from input shapes."""
+    if analyzer(ctx).kind(test, func) != Kind.CONST:
+        return False
+    if instances(ctx).evaluate(test, func) is not UNKNOWN:
+        return False
+    return _from_shape(test, func, ctx, _DEPTH)
+
+
+def _from_shape(e: ast.AST, func: ast.AST, ctx: Context, depth: int) -> bool:
+    for sub in ast.walk(e):
+        if isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_ATTRS:
+            on_self = isinstance(sub.value, ast.Name) and sub.value.id == "self"
+            if not on_self:
+                return True
+        elif isinstance(sub, ast.Call) and ctx.qualname(sub.func) in _SHAPE_FUNCS or (
+            isinstance(sub, ast.Name)
+            and isinstance(sub.ctx, ast.Load)
+            and depth > 0
+            and any(_from_shape(v, func, ctx, depth - 1) for v in _assigned(func, sub.id))
+        ):
+            return True
+    return False
+
+
+def _assigned(func: ast.AST, name: str) -> list[ast.expr]:
+    """Values `func` assigns to `name` (`n = x.shape[1]`, `b, n, _ = x.shape`)."""
+    out: list[ast.expr] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign):
+            if any(name in _bound_names(t) for t in node.targets):
+                out.append(node.value)
+        elif (
+            isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+            and node.value is not None
+        ):
+            out.append(node.value)
+    return out
+
+
+def _bound_names(target: ast.expr) -> set[str]:
+    """Names an assignment target binds: `n`, `b, n, _`, `*rest` — not the names an item or
+    attribute store reads (`self.grid[i] = ...` binds neither `self` nor `i`)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return {n for elt in target.elts for n in _bound_names(elt)}
+    return set()
+
+
+DIAGNOSTIC_FILTERS.append(shape_folded)

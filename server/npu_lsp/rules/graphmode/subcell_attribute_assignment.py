@@ -1,0 +1,80 @@
+"""MS153: setting an attribute of a sub-cell in compiled code (`self.dropout.p = 0.0`)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS153", name="subcell-attribute-assignment", severity="error", family="graphmode")
+class SubcellAttributeAssignment(GraphRule):
+    """## What it does
+    Flags assignments to an attribute of a sub-cell in compiled code: `self.dropout.p = 0.0`,
+    `self.scaler.scale = 2.0`, where `__init__` made `self.dropout` / `self.scaler` a Cell.
+
+    ## Why is this bad?
+    MindSpore cannot update another cell's attributes from a graph: at both syntax levels
+    compilation ends in `RuntimeError: Default/Cast-op0 does not support this kernel data
+    type: (<Int64xDefaultFormat>, object_type: [Tensor]) -> (<ProblemxDefaultFormat>, ...)`
+    (measured with MindSpore 2.10 on a float attribute of a custom cell and on
+    `nn.Dropout.p`).
+
+    ## Example
+    ```python
+    def construct(self, x, deterministic=True):
+        if deterministic:
+            self.dropout.p = 0.0
+        return self.dropout(x)
+    ```
+
+    ## Use instead
+    Switch modes outside the graph (`net.set_train(False)` before calling it), or pass the
+    value to the sub-cell as an argument.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - MindSpore 2.10, measured at LAX and STRICT.
+    - RULES.md has no row for it (found by the independently written set `nlp`).
+    """
+
+    nodes = (ast.Assign, ast.AugAssign, ast.AnnAssign)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        for t in targets:
+            if not (
+                isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Attribute)
+                and isinstance(t.value.value, ast.Name)
+                and t.value.value.id == "self"
+            ):
+                continue
+            if _holds_cell(t.value.attr, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    t,
+                    f"`{ctx.segment(t)}` sets an attribute of the sub-cell `{ctx.segment(t.value)}`, which compiled code cannot do",
+                )
+
+
+def _holds_cell(attr: str, ctx: Context) -> bool:
+    """Does `__init__` bind `self.<attr>` to a Cell (not a `@jit_class` instance)?"""
+    cls = analyzer(ctx).owner_class(ctx.function)
+    info = ctx.scopes.info
+    owner = info.classes.get(cls.name) if cls is not None else None
+    target = owner.attr_types.get(attr) if owner else None
+    if target is None:
+        return False
+    mod, _, name = target.rpartition(".")
+    held = info.classes.get(name) if mod == info.module else None
+    if held is not None and held.jit_class:
+        return False
+    return ctx.scopes.is_cell_class(target)
