@@ -38,6 +38,7 @@ import bisect
 import gc
 import logging
 import re
+import time
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -67,6 +68,9 @@ class Chunk:
     defines: frozenset[str]
     reads: frozenset[str]
     effect: bool  # holds a module-level statement that binds no name only
+    #: every import in it, functions included (fixes add `import torch_npu` after the
+    #: first `import torch` unless one exists: imports are file-wide facts)
+    imports: tuple[str, ...]
     # ---- the last walk of this chunk (None: never walked)
     diags: list[tuple[Diagnostic, int]] | None = None  # (diagnostic, tag) tag: 0/1 echo/2 crash
     walked_at: int = 0  # `start` when walked
@@ -96,6 +100,9 @@ class Stats:
     walked: int = 0
     reused: int = 0
     fallback: str = ""
+    #: milliseconds per stage: parse, summary, resolve, module (rules run once per file),
+    #: walk (node rules over the chunks walked), post (noqa, sorting)
+    ms: dict[str, float] = field(default_factory=dict)
 
 
 class IncrementalDocument:
@@ -122,10 +129,12 @@ class IncrementalDocument:
         paused = gc.isenabled()
         gc.disable()
         try:
+            t0 = time.perf_counter()
             try:
                 chunks = self._update(text)
             except RecursionError:
                 chunks = None
+            self._lap("parse", t0)
             if chunks is None:  # does not parse (or too deep): the full run says why
                 self.stats.fallback = "parse"  # the chunks and their walks stay valid
                 return engine.check_source(text, self.path, config, workspace)
@@ -144,10 +153,18 @@ class IncrementalDocument:
             if paused:
                 gc.enable()
         try:
-            return engine.postprocess(diags, text, self.path, config)
+            t0 = time.perf_counter()
+            out = engine.postprocess(diags, text, self.path, config)
+            self._lap("post", t0)
+            return out
         except Exception:  # as check_source reports it
             self._forget_analysis()
             return engine.check_source(text, self.path, config, workspace)
+
+    def _lap(self, stage: str, since: float) -> float:
+        now = time.perf_counter()
+        self.stats.ms[stage] = (now - since) * 1000
+        return now
 
     def _forget_analysis(self) -> None:
         self._global = None
@@ -229,6 +246,7 @@ class IncrementalDocument:
         tree = ast.Module(body=[s for c in chunks for s in c.stmts], type_ignores=[])
         info = None
         foreign = None
+        t0 = time.perf_counter()
         if workspace is not None:
             foreign = workspace.version
             key = workspace.key(path)
@@ -236,8 +254,10 @@ class IncrementalDocument:
             workspace.add_summary(key, indexed)
             workspace.note_text(key, text)
             info = replace(indexed, path=path) if indexed.path != path else indexed
+        t0 = self._lap("summary", t0)
         resolver = ScopeResolver(tree, path, config.syntax_level, workspace, info=info, text=text)
         roots = resolver.local_roots()
+        t0 = self._lap("resolve", t0)
         forced = frozenset({"graphmode"}) if roots else frozenset()
         table = engine._dispatch_table(config, path, text, forced, tree)
         ctx = engine.Context(path, text, tree, config, resolver)
@@ -246,11 +266,13 @@ class IncrementalDocument:
             for r in table.get(ast.Module, ()):
                 walker.run(r, tree)
             module_out = walker.take()
+            t0 = self._lap("module", t0)
             everywhere = any(
                 not r.graph_only for t, rules in table.items() if t is not ast.Module for r in rules
             )
             node_rules = any(t is not ast.Module for t in table)
             effects = tuple(c.text for c in chunks if c.effect)
+            effects += tuple(i for c in chunks for i in c.imports)
             glob: Any = (id(table), everywhere, repr(config), effects)
             # another module changed since the last run (not only this file's own summary)
             force = workspace is not None and foreign != self._foreign
@@ -303,6 +325,7 @@ class IncrementalDocument:
         finally:
             ctx.cache.clear()
             ctx._parents.clear()
+        self._lap("walk", t0)
         return _dedupe(out)
 
     def _to_walk(
@@ -505,6 +528,7 @@ def _chunk(start: int, text: str, stmts: list[ast.stmt]) -> Chunk:
     defines: set[str] = set()
     reads: set[str] = set()
     effect = False
+    imports: list[str] = []
     for st in stmts:
         if isinstance(st, _BINDING):
             if isinstance(st, ast.Import):
@@ -530,12 +554,9 @@ def _chunk(start: int, text: str, stmts: list[ast.stmt]) -> Chunk:
             defines.update(node.names)  # type: ignore[attr-defined]
         elif t is ast.Attribute:
             reads.add(node.attr)  # type: ignore[attr-defined]
-        elif t is ast.Import:
-            # where a package is first imported decides where fixes insert their imports
-            reads.update(a.name.split(".")[0] for a in node.names)  # type: ignore[attr-defined]
-        elif t is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
-            reads.add(node.module.split(".")[0])  # type: ignore[attr-defined]
-    return Chunk(start, text, stmts, frozenset(defines), frozenset(reads), effect)
+        elif t is ast.Import or t is ast.ImportFrom:
+            imports.append(ast.dump(node))
+    return Chunk(start, text, stmts, frozenset(defines), frozenset(reads), effect, tuple(imports))
 
 
 def _bound_names(target: ast.expr) -> list[str] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
 
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
 
@@ -134,8 +135,10 @@ def _same_cell(notebook: JoinedNotebook, span: Span) -> bool:
 
 def locate_document(uri: str, diagnostics: Sequence[Diagnostic]) -> list[Located]:
     """Diagnostics of a plain document, with fix edits all in that document."""
+    # zip, not a generator: a group fix carries an edit per member of the group, so a file
+    # with hundreds of device strings has hundreds of thousands of edits to tag
     return [
-        Located(uri, d, tuple((uri, e) for e in d.fix.edits) if d.fix else ()) for d in diagnostics
+        Located(uri, d, tuple(zip(repeat(uri), d.fix.edits)) if d.fix else ()) for d in diagnostics
     ]
 
 
