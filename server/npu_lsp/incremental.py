@@ -118,6 +118,13 @@ class IncrementalDocument:
         self._gone: set[str] = set()
         #: the workspace index version after this document's own summary was stored
         self._foreign: int | None = None
+        #: graph-scope resolution's callees per function of the last run (`_MemoResolver`)
+        self._callees: dict[tuple[int, str | None], _Callees] = {}
+        #: function nodes of trees replaced since the last run (memo entries naming one are
+        #: stale); held so their ids are not reused meanwhile
+        self._stale: dict[int, ast.AST] = {}
+        #: name -> ids of the chunks reading it, for one list of chunks (one run)
+        self._readers: tuple[list[Chunk], dict[str, list[int]]] | None = None
         self.stats = Stats()
 
     # ------------------------------------------------------------------ entry point
@@ -211,6 +218,8 @@ class IncrementalDocument:
                 c.start += delta
                 _shift(c.stmts, delta)
         replaced = chunks[lo : hi + 1]
+        for c in replaced:
+            self._stale.update((id(n), n) for n in _walk(c.stmts) if isinstance(n, _FUNCS))
         fresh, gone = _adopt(fresh, replaced)
         self._gone |= gone
         out = chunks[:lo] + fresh + tail
@@ -226,6 +235,7 @@ class IncrementalDocument:
         if tree is None:
             return None
         fresh = _chunks_of(tree.body, lines, 0, len(lines)) or []
+        self._callees = {}  # every tree is new
         if state is not None:
             fresh, gone = _adopt(fresh, state.chunks)
             self._gone |= gone
@@ -255,7 +265,26 @@ class IncrementalDocument:
             workspace.note_text(key, text)
             info = replace(indexed, path=path) if indexed.path != path else indexed
         t0 = self._lap("summary", t0)
-        resolver = ScopeResolver(tree, path, config.syntax_level, workspace, info=info, text=text)
+        effects = tuple(c.text for c in chunks if c.effect)
+        effects += tuple(i for c in chunks for i in c.imports)
+        # another module changed since the last run (not only this file's own summary)
+        force = workspace is not None and foreign != self._foreign
+        same_facts = not force and self._global is not None and self._global[3] == effects
+        memo: dict[tuple[int, str | None], _Callees] = {}
+        if same_facts and self._callees:
+            moved = self._name_closure(chunks, {id(c) for c in chunks if c.diags is None})
+            stale = self._stale
+            for memo_key, entry in self._callees.items():
+                if id(entry[3]) in moved or id(entry[0]) in stale:
+                    continue
+                if any(id(target[2]) in stale for _call, target in entry[2]):
+                    continue
+                memo[memo_key] = entry
+        self._stale = {}
+        resolver = _MemoResolver(
+            memo, chunks, tree, path, config.syntax_level, workspace, info=info, text=text
+        )
+        self._callees = resolver.found
         roots = resolver.local_roots()
         t0 = self._lap("resolve", t0)
         forced = frozenset({"graphmode"}) if roots else frozenset()
@@ -271,11 +300,7 @@ class IncrementalDocument:
                 not r.graph_only for t, rules in table.items() if t is not ast.Module for r in rules
             )
             node_rules = any(t is not ast.Module for t in table)
-            effects = tuple(c.text for c in chunks if c.effect)
-            effects += tuple(i for c in chunks for i in c.imports)
             glob: Any = (id(table), everywhere, repr(config), effects)
-            # another module changed since the last run (not only this file's own summary)
-            force = workspace is not None and foreign != self._foreign
             starts = [c.start for c in chunks]
             signatures, site_deps = _signatures(resolver, chunks, starts, path)
             walk = self._to_walk(chunks, signatures, site_deps, glob, force)
@@ -301,8 +326,8 @@ class IncrementalDocument:
                             walker.parents[id(st)] = tree
                             walker.walk(st, None, None)
                     elif node_rules:
-                        for fn, _owner in walked_roots.get(i, ()):
-                            walker.walk(fn, None, None)
+                        for root, _owner in walked_roots.get(i, ()):
+                            walker.walk(root, None, None)
                     found = walker.take()
                     c.diags = [(d, walker.tag(d)) for d in found]
                     c.walked_at = c.start
@@ -327,6 +352,42 @@ class IncrementalDocument:
             ctx._parents.clear()
         self._lap("walk", t0)
         return _dedupe(out)
+
+    def _name_closure(
+        self, chunks: list[Chunk], changed: set[int], site_deps: dict[int, set[int]] | None = None
+    ) -> set[int]:
+        """ids of `changed` and of every chunk depending on one, transitively: reading a
+        name bound by it (or by a chunk replaced since the last run), or being a helper its
+        compiled code calls (through the call sites of this run and of the last)."""
+        by_id = {id(c): c for c in chunks}
+        if self._readers is None or self._readers[0] is not chunks:
+            readers: dict[str, list[int]] = {}
+            for c in chunks:
+                for name in c.reads:
+                    readers.setdefault(name, []).append(id(c))
+            self._readers = (chunks, readers)
+        readers = self._readers[1]
+        deps = {k: set(v) for k, v in self._site_deps.items()}
+        for k, v in (site_deps or {}).items():
+            deps.setdefault(k, set()).update(v)
+        todo = list(changed)
+        names: set[str] = set(self._gone)
+        for name in names:
+            todo.extend(readers.get(name, ()))
+        seen_names = set(names)
+        out: set[int] = set()
+        while todo:
+            cid = todo.pop()
+            if cid in out:
+                continue
+            out.add(cid)
+            hit = by_id.get(cid)
+            if hit is not None:
+                for name in hit.defines - seen_names:
+                    seen_names.add(name)
+                    todo.extend(readers.get(name, ()))
+            todo.extend(deps.get(cid, ()))
+        return out & by_id.keys()
 
     def _to_walk(
         self,
@@ -353,38 +414,59 @@ class IncrementalDocument:
             else:
                 if any(id(anchor) not in by_id for anchor, _ in c.anchors):
                     changed.add(id(c))
-        # names bound by what changed, and by what was replaced (kept in `_gone`)
-        readers: dict[str, list[int]] = {}
-        for c in chunks:
-            for name in c.reads:
-                readers.setdefault(name, []).append(id(c))
-        deps = {k: set(v) for k, v in site_deps.items()}
-        for k, v in self._site_deps.items():
-            deps.setdefault(k, set()).update(v)
-        todo = list(changed)
-        names: set[str] = set(self._gone)
+        walk = self._name_closure(chunks, changed, site_deps)
         self._gone = set()
-        for name in names:
-            todo.extend(readers.get(name, ()))
-        seen_names = set(names)
-        walk: set[int] = set()
-        while todo:
-            cid = todo.pop()
-            if cid in walk:
-                continue
-            walk.add(cid)
-            c = by_id.get(cid)
-            if c is not None:
-                for name in c.defines - seen_names:
-                    seen_names.add(name)
-                    todo.extend(readers.get(name, ()))
-            todo.extend(deps.get(cid, ()))
-        walk &= by_id.keys()
         # anchors into walked chunks: their diagnostics may point at text that changed
         for c in chunks:
             if id(c) not in walk and any(id(a) in walk for a, _ in c.anchors):
                 walk.add(id(c))
         return walk
+
+
+# ------------------------------------------------------------------ resolution
+#: One function's callees as graph-scope resolution found them: (function, owner class,
+#: [(call, (module, qualname, target function, target owner))], the chunk holding it).
+_Callees = tuple[
+    ast.AST, str | None, list[tuple[ast.Call, tuple[Any, str, Any, str | None]]], Chunk
+]
+
+
+class _MemoResolver(ScopeResolver):
+    """`ScopeResolver`, reusing what the last run found a function calls when neither the
+    function's chunk nor anything it depends on changed (and no tree it names was replaced).
+    Resolution itself (levels, call sites, helpers reached) is redone in full."""
+
+    def __init__(
+        self,
+        memo: dict[tuple[int, str | None], _Callees],
+        chunks: list[Chunk],
+        *args: Any,
+        **kw: Any,
+    ) -> None:
+        self._memo = memo
+        self.found: dict[tuple[int, str | None], _Callees] = {}
+        self._chunk_starts = [c.start for c in chunks]
+        self._chunks = chunks
+        super().__init__(*args, **kw)
+
+    def _callees(self, info: Any, fn: Any, owner: str | None) -> Any:
+        if info is not self.info:
+            return super()._callees(info, fn, owner)
+        key = (id(fn), owner)
+        entry = self._memo.get(key)
+        if entry is None or entry[0] is not fn:
+            found = list(super()._callees(info, fn, owner))
+            home = self._chunks[_index_of(self._chunk_starts, fn)]
+            entry = (fn, owner, found, home)
+        else:
+            # targets in this file name this run's summary, not the last run's
+            found = [
+                (call, (self.info, *target[1:]) if target[0].path == self.info.path else target)
+                for call, target in entry[2]
+            ]
+            entry = (fn, owner, found, entry[3])
+        self.found[key] = entry
+        return iter(found)
 
 
 # ------------------------------------------------------------------ walker
@@ -537,7 +619,9 @@ def _chunk(start: int, text: str, stmts: list[ast.stmt]) -> Chunk:
                 defines.add(st.name)
         elif isinstance(st, ast.ImportFrom) and all(a.name != "*" for a in st.names):
             defines.update(a.asname or a.name for a in st.names)
-        elif isinstance(st, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        elif isinstance(st, ast.Assign | ast.AnnAssign | ast.AugAssign) and not _calls(st.value):
+            # (a module-level call may run anything, e.g. call a Cell whose arguments
+            # decide what its `construct` compiles: an effect, not only a binding)
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
             names = [_bound_names(t) for t in targets]
             if any(n is None for n in names):
@@ -557,6 +641,10 @@ def _chunk(start: int, text: str, stmts: list[ast.stmt]) -> Chunk:
         elif t is ast.Import or t is ast.ImportFrom:
             imports.append(ast.dump(node))
     return Chunk(start, text, stmts, frozenset(defines), frozenset(reads), effect, tuple(imports))
+
+
+def _calls(value: ast.AST | None) -> bool:
+    return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value))
 
 
 def _bound_names(target: ast.expr) -> list[str] | None:
@@ -632,7 +720,7 @@ def _signatures(
     for s in resolver.scopes.values():
         i = _index_of(starts, s.function)
         home = chunks[i]
-        sites = []
+        sites: list[tuple[Any, ...]] = []
         for site in s.call_sites:
             if site.path == path:
                 j = bisect.bisect_right(starts, site.line - 1) - 1

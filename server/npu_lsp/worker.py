@@ -10,6 +10,7 @@ worker only adds the summaries it sends (`add_summaries`).
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections import OrderedDict
@@ -99,8 +100,16 @@ def analyse(job: Job) -> dict[str, list[Located]]:
             # re-parses and re-walks only what the edit can have changed (incremental.py);
             # indexes the text as it goes
             _live.add(os.path.realpath(job.path))
-            diagnostics = _document(job.path).check(job.text, job.config, index)
-            return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
+            # The document's trees stay alive between edits, so a cyclic collection scans
+            # them all: none while a result of many small objects is built.
+            paused = gc.isenabled()
+            gc.disable()
+            try:
+                diagnostics = _document(job.path).check(job.text, job.config, index)
+                return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
+            finally:
+                if paused:
+                    gc.enable()
         if job.path.endswith(".py"):
             index.update(job.path, job.text, live=True)
             _live.add(os.path.realpath(job.path))
