@@ -39,6 +39,8 @@ SNIPPETS = [
     "import mindspore as ms\nfrom mindspore import nn, ops\n",
     "import torch\n",
     "x = 1; y = 2\n",
+    "net = Extra()\nout = net(ms.Tensor([1, 2]))\n",
+    "def configure():\n    global SCALE\n    SCALE = None\n",
     "if True:\n    Z = 1\nelse:\n    Z = 2\n",
 ]
 BODY_LINES = [
