@@ -123,6 +123,8 @@ class IncrementalDocument:
         #: function nodes of trees replaced since the last run (memo entries naming one are
         #: stale); held so their ids are not reused meanwhile
         self._stale: dict[int, ast.AST] = {}
+        #: (module name, no other module of the workspace imports it), while no other changes
+        self._alone: tuple[str, bool] | None = None
         #: name -> ids of the chunks reading it, for one list of chunks (one run)
         self._readers: tuple[list[Chunk], dict[str, list[int]]] | None = None
         self.stats = Stats()
@@ -281,8 +283,16 @@ class IncrementalDocument:
                     continue
                 memo[memo_key] = entry
         self._stale = {}
+        alone = False
+        if workspace is not None and info is not None:
+            cached = self._alone
+            if not force and cached is not None and cached[0] == info.module:
+                alone = cached[1]
+            else:
+                alone = not _imported_elsewhere(workspace, info.module)
+            self._alone = (info.module, alone)
         resolver = _MemoResolver(
-            memo, chunks, tree, path, config.syntax_level, workspace, info=info, text=text
+            memo, chunks, alone, tree, path, config.syntax_level, workspace, info=info, text=text
         )
         self._callees = resolver.found
         roots = resolver.local_roots()
@@ -440,14 +450,25 @@ class _MemoResolver(ScopeResolver):
         self,
         memo: dict[tuple[int, str | None], _Callees],
         chunks: list[Chunk],
+        alone: bool,
         *args: Any,
         **kw: Any,
     ) -> None:
         self._memo = memo
+        self._alone = alone
         self.found: dict[tuple[int, str | None], _Callees] = {}
         self._chunk_starts = [c.start for c in chunks]
         self._chunks = chunks
         super().__init__(*args, **kw)
+
+    def _workspace_seeds(self) -> Any:
+        # Seeds are this file's functions that code in *other* files compiles, found by a
+        # project-wide resolution (redone whenever this file's summary changes, i.e. per
+        # edit). When no other module imports this one, nothing elsewhere can call into it,
+        # and every root of its own the project-wide pass finds, the local pass has found.
+        if self._alone:
+            return []
+        return super()._workspace_seeds()
 
     def _callees(self, info: Any, fn: Any, owner: str | None) -> Any:
         if info is not self.info:
@@ -467,6 +488,19 @@ class _MemoResolver(ScopeResolver):
             entry = (fn, owner, found, entry[3])
         self.found[key] = entry
         return iter(found)
+
+
+def _imported_elsewhere(workspace: engine.WorkspaceIndex, module: str) -> bool:
+    """Does any other module of `workspace` import `module`, a module under it, or a package
+    above it (through which it may reach it)?"""
+    below = module + "."
+    for info in workspace.modules():
+        if info.module == module:
+            continue
+        for target in info.imports.values():
+            if target == module or target.startswith(below) or module.startswith(target + "."):
+                return True
+    return False
 
 
 # ------------------------------------------------------------------ walker

@@ -237,3 +237,110 @@ def test_string_opened_across_chunks(tmp_path: Path) -> None:
     edited = text.replace("    x = 1\n", "    x = '''\n")
     got = doc.check(edited, Config(), index)
     assert got == full_run(edited, path, str(tmp_path), Config())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_edits_crlf_and_unicode(seed: int, tmp_path: Path) -> None:
+    """Windows line ends (edits then mix them) and non-ASCII text before diagnostics."""
+    rng = random.Random(300 + seed)
+    text = _corpus(MS_SEEDS + TORCH_SEEDS, 3, rng).replace("\n", "\r\n")
+    text = text.replace("import torch\r\n", "import torch  # 设备 🚀\r\n")
+    run_sequence(text, 300 + seed, 40, tmp_path, Config())
+
+
+BASE = """import mindspore as ms
+from mindspore import nn, ops
+
+
+class Base(nn.Cell):
+    def helper(self, x):
+        return x.asnumpy()
+
+    def construct(self, x):
+        return self.helper(x)
+
+
+def shared(x):
+    print(x)
+    return x
+"""
+
+USER = """import mindspore as ms
+from mindspore import nn
+import model
+from model import scale, Net
+
+
+class User(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.net = Net()
+
+    def construct(self, x):
+        x = scale(x)
+        return self.net(model.offset(x))
+
+
+@ms.jit
+def run(x):
+    return scale(x)
+"""
+
+MODEL = """import mindspore as ms
+from mindspore import nn, ops
+from base import Base, shared
+
+SCALE = 2
+
+
+def scale(x):
+    return x * SCALE
+
+
+def offset(x):
+    del x
+    return 1
+
+
+class Net(Base):
+    def construct(self, x):
+        y = shared(x)
+        return self.helper(y) + scale(y)
+
+
+class Plain:
+    def go(self, x):
+        return x.asnumpy()
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_edits_in_a_workspace(seed: int, tmp_path: Path) -> None:
+    """The edited module imports one module and is imported by another, whose compiled code
+    calls its functions: what other files compile here comes from the project-wide pass."""
+    (tmp_path / "base.py").write_text(BASE, encoding="utf-8")
+    (tmp_path / "user.py").write_text(USER, encoding="utf-8")
+    path = str(tmp_path / "model.py")
+    root = str(tmp_path)
+    rng = random.Random(400 + seed)
+    doc = IncrementalDocument(path)
+    index = engine.WorkspaceIndex(root)
+    for name, text in (("base.py", BASE), ("user.py", USER)):
+        index.update(str(tmp_path / name), text)
+    text = last_good = MODEL
+    for step in range(40):
+        if step:
+            broken = engine.parse_python(text, path) is None
+            text = last_good if broken and rng.random() < 0.7 else mutate(text, rng)
+        if engine.parse_python(text, path) is not None:
+            last_good = text
+        got = doc.check(text, Config(), index)
+        full = engine.WorkspaceIndex(root)
+        for name, other in (("base.py", BASE), ("user.py", USER)):
+            full.update(str(tmp_path / name), other)
+        full.update(path, text, live=True)
+        want = engine.check_source(text, path, Config(), full)
+        assert got == want, f"seed {seed}, step {step}\n{text}"
+    # `offset` is compiled only because `user.py`'s construct calls it
+    first = doc.check(MODEL, Config(), index)
+    assert [(d.code, d.span.line) for d in first] == [("MS102", 13)]
