@@ -377,9 +377,7 @@ class IncrementalDocument:
                     readers.setdefault(name, []).append(id(c))
             self._readers = (chunks, readers)
         readers = self._readers[1]
-        deps = {k: set(v) for k, v in self._site_deps.items()}
-        for k, v in (site_deps or {}).items():
-            deps.setdefault(k, set()).update(v)
+        old_deps, new_deps = self._site_deps, site_deps or {}
         todo = list(changed)
         names: set[str] = set(self._gone)
         for name in names:
@@ -396,7 +394,8 @@ class IncrementalDocument:
                 for name in hit.defines - seen_names:
                     seen_names.add(name)
                     todo.extend(readers.get(name, ()))
-            todo.extend(deps.get(cid, ()))
+            todo.extend(old_deps.get(cid, ()))
+            todo.extend(new_deps.get(cid, ()))
         return out & by_id.keys()
 
     def _to_walk(
