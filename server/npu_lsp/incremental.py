@@ -819,4 +819,3 @@ def _moved(d: Diagnostic, moves: list[tuple[int, int]], path: str) -> Diagnostic
 
 
 __all__ = ["IncrementalDocument", "Stats"]
-_ = field  # dataclass helpers imported for the Chunk definition
