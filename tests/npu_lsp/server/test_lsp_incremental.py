@@ -54,9 +54,10 @@ def random_edit(text: str, rng: random.Random) -> tuple[str, lsp.Range, str]:
         rng_ = lsp.Range(lsp.Position(i, 0), lsp.Position(i + 1, 0))
         return "\n".join(lines[:i] + lines[i + 1 :]), rng_, ""
     col = rng.randint(0, len(lines[i]))
-    typed = rng.choice(["1", " ", "x", ":", ")", "_"])
+    typed = rng.choice(["1", " ", "x", ":", ")", "_", "é", "🚀"])
+    units = len(lines[i][:col].encode("utf-16-le")) // 2  # LSP columns count UTF-16 units
     lines[i] = lines[i][:col] + typed + lines[i][col:]
-    rng_ = lsp.Range(lsp.Position(i, col), lsp.Position(i, col))
+    rng_ = lsp.Range(lsp.Position(i, units), lsp.Position(i, units))
     return "\n".join(lines), rng_, typed
 
 
