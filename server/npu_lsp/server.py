@@ -42,6 +42,7 @@ from npu_lsp import convert, fixing, indexer, notebook, worker
 from npu_lsp.columns import split_lines
 from npu_lsp.config import Config, load_config
 from npu_lsp.debounce import Debouncer
+from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.notebook import Located
 from npu_lsp.protocol import PARSE_ERROR, AnsweringProtocol
 from npu_lsp.rules.hccl.checker import is_rank_table
@@ -86,6 +87,8 @@ class AscendLensServer(LanguageServer):
         )
         self.settings = ServerSettings()
         self.results: dict[str, Analysis] = {}
+        #: per document, the LSP form of each diagnostic last published (`convert_cached`)
+        self._converted: dict[str, dict[tuple[Any, ...], lsp.Diagnostic]] = {}
         self.debouncer = Debouncer(self.settings.debounce_ms / 1000)
         self._pool: ProcessPoolExecutor | None = None
         self._indexer: multiprocessing.process.BaseProcess | None = None
@@ -389,20 +392,31 @@ class AscendLensServer(LanguageServer):
             return None
         out: dict[str, Analysis] = {}
         for doc_uri, located in per_uri.items():
-            lines = self.lines(doc_uri)
-            codec = self.workspace.position_codec
-            lsp_diags = [
-                convert.to_diagnostic(
-                    item.diagnostic,
-                    lines,
-                    codec,
-                    uri=doc_uri,
-                    related_support=self.related_support,
-                )
-                for item in located
-            ]
+            lsp_diags = self.convert_cached(doc_uri, located)
             out[doc_uri] = Analysis(f"{doc_uri}@{job.version}", located, lsp_diags)
         self.results.update(out)
+        return out
+
+    def convert_cached(self, uri: str, located: list[Located]) -> list[lsp.Diagnostic]:
+        """The LSP form of `located` (diagnostics of `uri`), reusing the conversion of each
+        diagnostic published last time with the same fields on the same line texts (after
+        an edit, most of a file's diagnostics are unchanged: converting them all again was a
+        visible share of a dense file's latency)."""
+        lines = self.lines(uri)
+        codec = self.workspace.position_codec
+        previous = self._converted.get(uri, {})
+        current: dict[tuple[Any, ...], lsp.Diagnostic] = {}
+        out: list[lsp.Diagnostic] = []
+        for item in located:
+            key = _conversion_key(item.diagnostic, lines, uri)
+            hit = current.get(key) or previous.get(key)
+            if hit is None:
+                hit = convert.to_diagnostic(
+                    item.diagnostic, lines, codec, uri=uri, related_support=self.related_support
+                )
+            current[key] = hit
+            out.append(hit)
+        self._converted[uri] = current
         return out
 
     async def publish(self, uri: str) -> None:
@@ -513,10 +527,27 @@ class AscendLensServer(LanguageServer):
     def clear(self, uri: str) -> None:
         self.debouncer.cancel(uri)
         self.results.pop(uri, None)
+        self._converted.pop(uri, None)
         if not self.pull_mode:
             self.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )
+
+
+def _conversion_key(diag: Diagnostic, lines: Sequence[str], uri: str) -> tuple[Any, ...]:
+    """What the LSP form of `diag` depends on: its fields (the fix only as "fixable") and
+    the texts of the lines its positions in this document fall on (columns become UTF-16
+    units there; a position past the end depends on the line count)."""
+    spans = [diag.span]
+    spans += [r.span for r in diag.related if convert.location_uri(r.path) == uri]
+    n = len(lines)
+    texts = tuple(
+        lines[line - 1] if line <= n else (line, n)
+        for s in spans
+        for line in (max(s.line, 1), max(s.end_line, 1))
+    )
+    fields = (diag.code, diag.message, diag.severity, diag.span, diag.related, diag.source)
+    return (*fields, diag.fix is not None, texts)
 
 
 def is_analysable(path: str, language_id: str | None) -> bool:

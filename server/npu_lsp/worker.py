@@ -10,14 +10,17 @@ worker only adds the summaries it sends (`add_summaries`).
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.files import DEFAULT_MAX_FILE_BYTES, NotCheckable, read_checkable_text
+from npu_lsp.incremental import IncrementalDocument
 from npu_lsp.indexer import Entry
 from npu_lsp.lifeline import tie_to_parent
 from npu_lsp.notebook import JoinedNotebook, Located, locate_document, split_diagnostics
@@ -93,6 +96,20 @@ def analyse(job: Job) -> dict[str, list[Located]]:
     load_all()
     index = _workspace_index(job.root)
     if job.notebook is None:
+        if job.path.endswith(".py") and engine.is_python(job.path):
+            # re-parses and re-walks only what the edit can have changed (incremental.py);
+            # indexes the text as it goes
+            _live.add(os.path.realpath(job.path))
+            # The document's trees stay alive between edits, so a cyclic collection scans
+            # them all: none while a result of many small objects is built.
+            paused = gc.isenabled()
+            gc.disable()
+            try:
+                diagnostics = _document(job.path).check(job.text, job.config, index)
+                return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
+            finally:
+                if paused:
+                    gc.enable()
         if job.path.endswith(".py"):
             index.update(job.path, job.text, live=True)
             _live.add(os.path.realpath(job.path))
@@ -164,6 +181,7 @@ def reindex(
 def editor_closed(root: str | None, path: str, limit: int = DEFAULT_MAX_FILE_BYTES) -> None:
     """The editor closed `path`: from now on the disk's text is the one to index."""
     _live.discard(os.path.realpath(path))
+    _documents.pop(os.path.realpath(path), None)
     reindex(root, path, deleted=not os.path.exists(path), limit=limit)
 
 
@@ -216,4 +234,22 @@ def _workspace_index(root: str | None) -> WorkspaceIndex:
         _index = WorkspaceIndex(root)
         _live.clear()
         _reindexed.clear()
+        _documents.clear()
     return _index
+
+
+#: The incremental analysis state of the documents analysed last (most recent last).
+_documents: OrderedDict[str, IncrementalDocument] = OrderedDict()
+#: Open documents beyond this many give up their state (a tree per document is kept).
+MAX_DOCUMENTS = 16
+
+
+def _document(path: str) -> IncrementalDocument:
+    key = os.path.realpath(path)
+    doc = _documents.pop(key, None)
+    if doc is None or doc.path != path:
+        doc = IncrementalDocument(path)
+    _documents[key] = doc
+    while len(_documents) > MAX_DOCUMENTS:
+        _documents.popitem(last=False)
+    return doc
