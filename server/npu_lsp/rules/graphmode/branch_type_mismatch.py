@@ -8,28 +8,21 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.control import bindings, block_of, continuation_returns
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.abstract_eval import Values, values
+from npu_lsp.rules.graphmode.control import bindings, block_of, continuation_returns, is_function
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
-_SEQUENCES = frozenset({"tuple", "list"})
-_NON_TENSORS = _SEQUENCES | {"scalar"}
 
-
-def _classes(rets: list[ast.Return], a: Analyzer) -> set[str]:
-    out: set[str] = set()
+def side_value(rets: list[ast.Return], vals: Values) -> av.Value:
+    """What one path of a branch returns: its returns joined (errors among them belong to the
+    `if` that splits them). A bare `return` is None."""
+    out: av.Value | None = None
     for r in rets:
-        if r.value is None:
-            out.add("none")
-        else:
-            t = a.type_class(r.value)
-            if t is not None:
-                out.add(t)
-    return out
-
-
-def _dtypes(rets: list[ast.Return], a: Analyzer) -> set[str | None]:
-    return {a.dtype_of(r.value) if r.value is not None else None for r in rets}
+        v = vals.of(r.value) if r.value is not None else av.NONE
+        out = v if out is None else av.join(out, v, av.Site.RETURN).value
+    return out if out is not None else av.UNKNOWN
 
 
 def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -45,35 +38,103 @@ def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
     return out
 
 
-def incompatible(x: set[str], y: set[str]) -> str | None:
-    """A human-readable reason the two sets of type classes cannot be joined, if any.
-    A Python number does not join with a Tensor either (measured on 2.10)."""
-    if "tensor" in x and y & _NON_TENSORS:
-        return f"Tensor vs {sorted(y & _NON_TENSORS)[0]}"
-    if "tensor" in y and x & _NON_TENSORS:
-        return f"{sorted(x & _NON_TENSORS)[0]} vs Tensor"
-    return None
-
-
-def _preceding_numbers(node: ast.If, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
-    """Those of `names` last bound to a number literal by the statements just before `node`
-    in its block (`y = 0` then `if ...: y = x`: the `if` joins 0 with a Tensor)."""
-    _parent, block, index = block_of(node, ctx)
+def preceding_values(node: ast.stmt, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
+    """Those of `names` last bound by a plain `name = value` before `node` (in its block, then
+    before the loops and branches around it): the value the false path carries."""
     out: dict[str, ast.expr] = {}
-    for st in block[:index]:
-        if isinstance(st, ast.Assign) and len(st.targets) == 1:
-            target = st.targets[0]
-            if isinstance(target, ast.Name) and target.id in names:
-                value = st.value
-                if isinstance(value, ast.Constant) and type(value.value) in (int, float):
-                    out[target.id] = value
-                else:
-                    out.pop(target.id, None)
+    wanted = set(names)
+    current: ast.AST = node
+    while wanted:
+        parent, block, index = block_of(current, ctx)  # type: ignore[arg-type]
+        if index < 0:
+            break
+        found: dict[str, ast.expr] = {}
+        for st in block[:index]:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                if st.targets[0].id in wanted:
+                    found[st.targets[0].id] = st.value
                 continue
-        if out:  # any other rebinding in between (loops, `+=`, unpacking) cancels it
-            for name in bindings([st]) & out.keys():
-                del out[name]
+            for name in bindings([st]) & found.keys():  # rebound another way: unknown
+                del found[name]
+            for name in bindings([st]) & wanted:
+                found.pop(name, None)
+        out.update(found)
+        wanted -= found.keys()
+        # names rebound in this block in a way we cannot follow are settled (unknown)
+        wanted -= bindings(block[:index]) - found.keys()
+        if parent is None or parent is ctx.function or not isinstance(parent, (ast.For, ast.While, ast.If, ast.With)):
+            break
+        current = parent
     return out
+
+
+def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
+    """Is `name` read after `node` (or anywhere in a loop around it, whose next turn reads it)?"""
+    func = ctx.function
+    if func is None:
+        return True
+    end = node.end_lineno or node.lineno
+    loops = [p for p in _ancestors(node, ctx) if isinstance(p, (ast.For, ast.While))]
+    lo = min((lp.lineno for lp in loops), default=end + 1)
+    for n in ast.walk(func):
+        if (
+            type(n) is ast.Name
+            and n.id == name
+            and type(n.ctx) is ast.Load
+            and (n.lineno > end or lo <= n.lineno <= end)
+        ):
+            return True
+    return False
+
+
+def _returned_directly(node: ast.stmt, name: str, ctx: Context) -> bool:
+    """Does a later `return name` (or a returned tuple holding it) hand the name out as is?"""
+    func = ctx.function
+    if func is None:
+        return False
+    end = node.end_lineno or node.lineno
+    for r in returns_in(getattr(func, "body", [])):
+        if r.lineno <= end or r.value is None:
+            continue
+        parts = r.value.elts if isinstance(r.value, (ast.Tuple, ast.List)) else [r.value]
+        if any(isinstance(p, ast.Name) and p.id == name for p in parts):
+            return True
+    return False
+
+
+def _ancestors(node: ast.AST, ctx: Context) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        out.append(p)
+        p = ctx.parent(p)
+    return out
+
+
+def _nested(ctx: Context) -> bool:
+    func = ctx.function
+    return func is not None and any(is_function(p) for p in _ancestors(func, ctx))
+
+
+def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: Context) -> av.JoinError | None:
+    """The join MindSpore makes of `name` bound to `left`/`right` on the two paths of `node`.
+
+    A name nobody reads after the branch is never joined (its phi is dropped), except a
+    sequence against a tensor inside a nested function (measured on 2.10: closures keep
+    the sequence's element uses alive). Two constants are not joined either: the code after
+    the branch is specialised per constant, and only meets again where it is returned."""
+    if not left.known or not right.known:
+        return None
+    if av.is_constant(left) and av.is_constant(right):
+        if not _returned_directly(node, name, ctx):
+            j = av.join(left, right, av.Site.PHI)
+            return j.error  # None against a constant: STRICT only
+        return av.join(left, right, av.Site.RETURN).error
+    if not _read_after(node, name, ctx):
+        pair = {type(left), type(right)}
+        if not (pair == {av.Sequence, av.Tensor} and _nested(ctx)):
+            return None
+    return av.join(left, right, av.Site.PHI).error
 
 
 @rule(code="MS119", name="branch-type-mismatch", severity="error", family="graphmode")
@@ -125,13 +186,24 @@ class BranchTypeMismatch(GraphRule):
 
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
+        vals = values(ctx)
         seen_tensor: ast.expr | None = None
+        op = "and" if isinstance(node.op, ast.And) else "or"
         for operand in node.values:
             kind = a.kind(operand)
             if kind == Kind.TENSOR:
+                if seen_tensor is not None:
+                    # `t1 and t2` is `t2 if t1 else t1`: two tensors join by dtype
+                    error = av.join(vals.of(seen_tensor), vals.of(operand), av.Site.BOOLOP).error
+                    if error is not None and not error.strict_only:
+                        yield ctx.diagnostic(
+                            self,
+                            node,
+                            f"`{op}` joins the tensors `{ctx.segment(seen_tensor)}` and `{ctx.segment(operand)}` of different types ({error.reason}); MindSpore cannot join them (use `&`/`|` on tensors of one dtype)",
+                        )
+                        return
                 seen_tensor = seen_tensor or operand
             elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
-                op = "and" if isinstance(node.op, ast.And) else "or"
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -139,25 +211,72 @@ class BranchTypeMismatch(GraphRule):
                 )
                 return
 
-    nodes = (ast.If, ast.BoolOp)
+    def _if_exp(self, node: ast.IfExp, ctx: Context) -> Iterable[Diagnostic]:
+        vals = values(ctx)
+        left = vals.of(node.body)
+        right = vals.of(node.orelse) if left.known else av.UNKNOWN
+        if not right.known:
+            return
+        error = av.join(left, right, av.Site.IFEXP).error
+        strict = bool(ctx.scope and ctx.scope.strict)
+        if error is None or not error.applies(strict) or not analyzer(ctx).kind(node.test).dynamic:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"the two values of this tensor-dependent conditional expression have different types ({error.reason}); MindSpore cannot join them",
+        )
+
+    def _while(self, node: ast.While, ctx: Context) -> Iterable[Diagnostic]:
+        """Values carried around a tensor-dependent `while`: the value before the loop meets
+        the value the body leaves for the next turn."""
+        assigned = _assigned(node.body)
+        if not assigned:
+            return
+        before = preceding_values(node, ctx, set(assigned))
+        if not before or not analyzer(ctx).kind(node.test).dynamic:
+            return
+        vals = values(ctx)
+        strict = bool(ctx.scope and ctx.scope.strict)
+        for name in sorted(before):
+            left = vals.of(before[name])
+            right = vals.of(assigned[name]) if left.known else av.UNKNOWN
+            if not right.known or not _read_after(node, name, ctx):
+                continue
+            error = av.join(left, right, av.Site.LOOP).error
+            if error is not None and error.applies(strict):
+                yield ctx.diagnostic(
+                    self,
+                    ctx.head_span(node),
+                    f"`{name}` changes type around this tensor-dependent `while` ({error.reason}); MindSpore cannot join the value before the loop with the one its body leaves",
+                )
+                return
+
+    nodes = (ast.If, ast.BoolOp, ast.IfExp, ast.While)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if isinstance(node, ast.BoolOp):
             yield from self._bool_op(node, ctx)
             return
+        if isinstance(node, ast.IfExp):
+            yield from self._if_exp(node, ctx)
+            return
+        if isinstance(node, ast.While):
+            yield from self._while(node, ctx)
+            return
         assert isinstance(node, ast.If)
-        # Structure first: only returns in the true branch or a name assigned in both
-        # branches can disagree, and the tensor-dependence test below needs the function's
-        # data flow, the dearest step of the analysis.
+        # Structure first: only returns in the true branch or a name bound on both paths can
+        # disagree, and the tensor-dependence test below needs the function's data flow,
+        # the dearest step of the analysis.
         before: dict[str, ast.expr] = {}
         if not returns_in(node.body) and not (
             node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
         ):
-            # `y = 0` then `if t: y = x`: the number bound before is the false branch
+            # `y = 0` then `if t: y = x`: the value bound before is the false path's
             assigned = {} if node.orelse else _assigned(node.body)
             if not assigned:
                 return
-            before = _preceding_numbers(node, ctx, set(assigned))  # cheap: no data flow
+            before = preceding_values(node, ctx, set(assigned))  # cheap: no data flow
             if not before:
                 return
             a = analyzer(ctx)
@@ -165,9 +284,9 @@ class BranchTypeMismatch(GraphRule):
                 return
         else:
             a = analyzer(ctx)
-        # what the branches produce first: when they agree (the usual case) the condition's
+        # what the paths produce first: when they agree (the usual case) the condition's
         # kind, which can take solving every name it reads, is never needed
-        found = self._returns(node, ctx, a) or self._assigns(node, a, before)
+        found = self._returns(node, ctx) or self._assigns(node, ctx, before)
         if found and a.kind(node.test).dynamic:
             reason, where = found
             # MindSpore names the false branch: the else block's return or first statement,
@@ -179,7 +298,7 @@ class BranchTypeMismatch(GraphRule):
             )
 
     @staticmethod
-    def _returns(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, ast.AST] | None:
+    def _returns(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
         body = returns_in(node.body)
         if not body:
             return None
@@ -191,33 +310,30 @@ class BranchTypeMismatch(GraphRule):
             if cont is None:
                 return None
             other, where = cont[0], node
-        x, y = _classes(body, a), _classes(other, a)
-        reason = incompatible(x, y)
-        if reason:
-            return reason, where
-        dx, dy = _dtypes(body, a), _dtypes(other, a)
-        if len(dx) == 1 and len(dy) == 1 and None not in dx | dy and dx != dy:
-            return f"dtype {next(iter(dx))} vs {next(iter(dy))}", where
+        if not other:
+            return None
+        vals = values(ctx)
+        x = side_value(body, vals)
+        y = side_value(other, vals) if x.known else av.UNKNOWN
+        error = av.join(x, y, av.Site.RETURN).error
+        # None against a value is STRICT only: MS133 reports it
+        if error is not None and not error.strict_only:
+            return error.reason, where
         return None
 
     @staticmethod
-    def _assigns(
-        node: ast.If, a: Analyzer, before: dict[str, ast.expr]
-    ) -> tuple[str, ast.AST] | None:
+    def _assigns(node: ast.If, ctx: Context, before: dict[str, ast.expr]) -> tuple[str, ast.AST] | None:
         left = _assigned(node.body)
         right, where = (_assigned(node.orelse), node.orelse[0]) if node.orelse else (before, node)
+        vals = values(ctx)
+        strict = bool(ctx.scope and ctx.scope.strict)
         for name in sorted(left.keys() & right.keys()):
             # the other side is asked only when this one is known (a dtype costs a solve)
-            x = a.type_class(left[name])
-            y = a.type_class(right[name]) if x else None
-            if x and y:
-                reason = incompatible({x}, {y})
-                if reason:
-                    return f"`{name}`: {reason}", where
-            dx = a.dtype_of(left[name])
-            dy = a.dtype_of(right[name]) if dx else None
-            if dx and dy and dx != dy:
-                return f"`{name}`: dtype {dx} vs {dy}", where
+            x = vals.of(left[name])
+            y = vals.of(right[name]) if x.known else av.UNKNOWN
+            error = phi_error(node, name, x, y, ctx)
+            if error is not None and error.applies(strict):
+                return f"`{name}`: {error.reason}", where
         return None
 
 

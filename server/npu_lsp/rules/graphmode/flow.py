@@ -192,6 +192,7 @@ class Analyzer:
         self._kind_memo: dict[tuple[int, int], Kind] = {}
         self._sites: dict[int, list[tuple[ast.Call, _Fn | None]]] = {}
         self._param_dtypes: dict[int, dict[str, str]] = {}
+        self._graph_call_map: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
         # solver state, see _solve
         self._stack: list[tuple[int, _Fn, str]] = []
         self._pos: dict[tuple[int, _Fn, str], int] = {}
@@ -614,7 +615,7 @@ class Analyzer:
     def _param_dtypes_of(self, fn: _Fn, name: str, spec: _Param) -> frozenset[str]:
         """Dtypes a parameter starts with: seen where a construct / jit function is called
         at module level, or at a helper's call sites in compiled code."""
-        if self._scope_kind(fn) != "helper":
+        if self._scope_kind(fn) not in ("helper", "jit_class"):
             observed = self._observed_param_dtypes(fn).get(name)
             return frozenset({observed}) if observed is not None else _NO_NAMES
         if spec[0] != "pos":
@@ -878,12 +879,31 @@ class Analyzer:
         if self.owner_class(func) is not None and params and params[0] in ("self", "cls"):
             params = params[1:]
         seen: dict[str, set[str | None]] = {}
-        for call in self._module_level_calls(func):
+        calls: list[tuple[ast.Call, _Fn | None]] = [(c, None) for c in self._module_level_calls(func)]
+        if kind_name == "jit" and self.owner_class(func) is None:
+            # a jit function called from other compiled code of the file: its arguments there
+            calls.extend(self._graph_calls().get(func.name, ()))
+        for call, caller in calls:
             for i, arg in enumerate(call.args):
                 if isinstance(arg, ast.Starred) or i >= len(params):
                     break
-                seen.setdefault(params[i], set()).add(self._module_dtype(arg))
+                d = self._module_dtype(arg) if caller is None else self._dtype(arg, caller)
+                seen.setdefault(params[i], set()).add(d)
         return {p: next(iter(ds)) for p, ds in seen.items() if len(ds) == 1 and None not in ds}  # type: ignore[misc]
+
+    def _graph_calls(self) -> dict[str, list[tuple[ast.Call, _Fn | None]]]:
+        """Calls `f(...)` of a plain name made inside the file's compiled functions, by name."""
+        if self._graph_call_map is None:
+            out: dict[str, list[tuple[ast.Call, _Fn | None]]] = {}
+            for scope in self.ctx.scopes.scopes.values():
+                func = scope.function
+                if self.ctx.parent(func) is None:
+                    continue  # compiled code of another file
+                for n in ast.walk(func):
+                    if type(n) is ast.Call and type(n.func) is ast.Name:
+                        out.setdefault(n.func.id, []).append((n, self._fn(func)))
+            self._graph_call_map = out
+        return self._graph_call_map
 
     def _module_dtype(self, arg: ast.expr, depth: int = 0) -> str | None:
         if isinstance(arg, ast.Name) and depth < 10:

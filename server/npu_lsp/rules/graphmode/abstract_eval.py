@@ -1,0 +1,290 @@
+"""The abstract value (see abstract.py) of an expression inside a compiled function.
+
+`values(ctx).of(expr, func)` answers what MindSpore's graph front end knows about `expr`:
+literals and containers are read directly, tensor arithmetic follows MindSpore's dtype
+promotion, shape and dtype queries (`x.shape`, `ops.shape(x)`, `P.Shape()(x)`, `x.dtype`,
+`ops.cast(x, t)`) have their own results, and names are answered by the flow analysis
+(flow.Analyzer), which knows every binding of a name in the function and the arguments its
+call sites pass. Anything else is `UNKNOWN`, which joins with everything without error.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer, dtype_name, explicit_dtype
+
+_SHAPE_CALLS = frozenset({"mindspore.ops.shape", "mindspore.ops.function.array_func.shape"})
+_SHAPE_PRIMITIVES = frozenset({"Shape", "TensorShape"})
+_SCALAR_BUILTINS = {"int": "int", "float": "float", "bool": "bool", "len": "int", "round": ""}
+_BOOL_TENSOR_METHODS = frozenset(
+    {"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "equal", "not_equal",
+     "greater", "less", "greater_equal", "less_equal", "gt", "lt", "ge", "le", "eq", "ne", "all", "any"}
+)
+_INT_TENSOR_METHODS = frozenset({"argmax", "argmin", "argsort", "nonzero"})
+_DEPTH = 30
+
+
+class Values:
+    """Abstract values of expressions for one run (stored in `ctx.cache`)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.a: Analyzer = analyzer(ctx)
+        self._memo: dict[tuple[int, int], av.Value] = {}
+
+    def of(self, e: ast.AST, func: ast.AST | None = None) -> av.Value:
+        func = func if func is not None else self.ctx.function
+        key = (id(e), id(func))
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._value(e, func, 0)
+        return hit
+
+    # ------------------------------------------------------------------ dispatch
+    def _value(self, e: ast.AST, func: ast.AST | None, depth: int) -> av.Value:
+        if depth > _DEPTH:
+            return av.UNKNOWN
+        d = depth + 1
+        if isinstance(e, ast.Constant):
+            return av.constant(e.value)
+        if isinstance(e, (ast.Tuple, ast.List)):
+            kind = "tuple" if isinstance(e, ast.Tuple) else "list"
+            if any(isinstance(x, ast.Starred) for x in e.elts):
+                return av.Sequence(kind)
+            return av.Sequence(kind, tuple(self._value(x, func, d) for x in e.elts))
+        if isinstance(e, ast.ListComp):
+            return av.Sequence("list")
+        if isinstance(e, ast.Dict):
+            keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in e.keys]
+            return av.Dict(tuple(k for k in keys if k is not None) if None not in keys else None)
+        if isinstance(e, ast.DictComp):
+            return av.Dict()
+        if isinstance(e, ast.JoinedStr):
+            return av.Str()
+        if isinstance(e, ast.Lambda):
+            return av.Opaque("function")
+        if isinstance(e, ast.Compare):
+            return self._compare(e, func, d)
+        if isinstance(e, ast.BinOp):
+            return self._binop(e, func, d)
+        if isinstance(e, ast.UnaryOp):
+            return self._unary(e, func, d)
+        if isinstance(e, ast.IfExp):
+            if not self.a.kind(e.test, func).dynamic:
+                return av.UNKNOWN  # folded: which side is compiled is decided elsewhere
+            return av.join(self._value(e.body, func, d), self._value(e.orelse, func, d), av.Site.IFEXP).value
+        if isinstance(e, ast.Attribute):
+            return self._attribute(e, func, d)
+        if isinstance(e, ast.Subscript):
+            return self._subscript(e, func, d)
+        if isinstance(e, ast.Call):
+            return self._call(e, func, d)
+        if isinstance(e, ast.Name):
+            return self._name(e, func)
+        return av.UNKNOWN
+
+    # ------------------------------------------------------------------ names
+    def _name(self, e: ast.Name, func: ast.AST | None) -> av.Value:
+        t = self.a.type_class(e, func)
+        if t == "tensor":
+            return av.Tensor(self.a.dtype_of(e, func))
+        if t in ("tuple", "list"):
+            return av.Sequence(t)
+        if t == "dict":
+            return av.Dict()
+        if t == "none":
+            return av.NONE
+        if t == "str":
+            return av.Str()
+        if t == "scalar":
+            return av.Scalar("")
+        if t == "function":
+            return av.Opaque("function")
+        return av.UNKNOWN
+
+    # ------------------------------------------------------------------ operators
+    def _compare(self, e: ast.Compare, func: ast.AST | None, d: int) -> av.Value:
+        if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+            return av.Scalar("bool")
+        operands = [self._value(x, func, d) for x in (e.left, *e.comparators)]
+        if any(isinstance(v, av.Tensor) for v in operands):
+            return av.Tensor("bool")
+        if all(isinstance(v, (av.Scalar, av.Str, av.NoneValue, av.Sequence, av.DType)) for v in operands):
+            return av.Scalar("bool")
+        return av.UNKNOWN
+
+    def _unary(self, e: ast.UnaryOp, func: ast.AST | None, d: int) -> av.Value:
+        v = self._value(e.operand, func, d)
+        if isinstance(e.op, ast.Not):
+            return av.Scalar("bool") if not isinstance(v, av.Tensor) and v.known else av.UNKNOWN
+        if isinstance(v, av.Tensor):
+            return av.Tensor(v.dtype, v.rank)
+        if isinstance(v, av.Scalar):
+            if v.constant and isinstance(v.value, (int, float)) and not isinstance(e.op, ast.Invert):
+                return av.constant(-v.value if isinstance(e.op, ast.USub) else v.value)
+            return av.Scalar("int" if v.py == "bool" else v.py)
+        return av.UNKNOWN
+
+    def _binop(self, e: ast.BinOp, func: ast.AST | None, d: int) -> av.Value:
+        left, right = self._value(e.left, func, d), self._value(e.right, func, d)
+        div = isinstance(e.op, ast.Div)
+        if isinstance(left, av.Tensor) or isinstance(right, av.Tensor):
+            return self._tensor_arith(left, right, div)
+        if isinstance(left, av.Scalar) and isinstance(right, av.Scalar):
+            return av.Scalar(_python_result(left.py, right.py, div))
+        if isinstance(left, av.Sequence) and isinstance(right, av.Sequence) and isinstance(e.op, ast.Add):
+            if left.kind != right.kind:
+                return av.UNKNOWN
+            if left.elements is not None and right.elements is not None:
+                return av.Sequence(left.kind, left.elements + right.elements)
+            return av.Sequence(left.kind)
+        if isinstance(left, av.Str) and isinstance(right, (av.Str, av.Scalar)):
+            return av.Str()  # `s + t`, `s % n`
+        return av.UNKNOWN
+
+    @staticmethod
+    def _tensor_arith(left: av.Value, right: av.Value, div: bool) -> av.Value:
+        if isinstance(left, av.Tensor) and isinstance(right, av.Tensor):
+            dtype = av.promote(left.dtype, right.dtype)
+            rank = max(left.rank, right.rank) if left.rank is not None and right.rank is not None else None
+        else:
+            t, other = (left, right) if isinstance(left, av.Tensor) else (right, left)
+            assert isinstance(t, av.Tensor)
+            if not isinstance(other, av.Scalar) or not other.py:
+                return av.Tensor()
+            dtype, rank = av.promote_scalar(t.dtype, other.py), t.rank
+        return av.Tensor(av.true_division(dtype) if div else dtype, rank)
+
+    # ------------------------------------------------------------------ attributes and items
+    def _attribute(self, e: ast.Attribute, func: ast.AST | None, d: int) -> av.Value:
+        if isinstance(e.value, ast.Name) and e.value.id == "self":
+            return av.Tensor() if self.a.kind(e, func) == Kind.TENSOR else av.UNKNOWN
+        name = dtype_name(e) if e.attr not in ("shape", "dtype", "ndim", "T", "size") else None
+        if name is not None and (self.ctx.qualname(e) or "").startswith(("mindspore.", "numpy.")):
+            return av.DType(name)
+        recv = self._value(e.value, func, d)
+        if not isinstance(recv, av.Tensor):
+            return av.UNKNOWN
+        if e.attr == "shape":
+            return av.shape_of(recv)
+        if e.attr == "dtype":
+            return av.DType(recv.dtype)
+        if e.attr in ("ndim", "size"):
+            return av.constant(recv.rank) if e.attr == "ndim" and recv.rank is not None else av.Scalar("int")
+        if e.attr in ("T", "mT"):
+            return av.Tensor(recv.dtype, recv.rank)
+        return av.UNKNOWN
+
+    def _subscript(self, e: ast.Subscript, func: ast.AST | None, d: int) -> av.Value:
+        base = self._value(e.value, func, d)
+        if isinstance(base, av.Tensor):
+            return av.Tensor(base.dtype)
+        if isinstance(base, av.Sequence):
+            if isinstance(e.slice, ast.Slice):
+                return av.Sequence(base.kind)
+            index = e.slice
+            if base.elements is not None and isinstance(index, ast.Constant) and isinstance(index.value, int):
+                i = index.value
+                if -len(base.elements) <= i < len(base.elements):
+                    return base.elements[i]
+            if base.elements and all(x == base.elements[0] for x in base.elements):
+                return base.elements[0]
+        return av.UNKNOWN
+
+    # ------------------------------------------------------------------ calls
+    def _call(self, e: ast.Call, func: ast.AST | None, d: int) -> av.Value:
+        f = e.func
+        q = self.ctx.qualname(f) or ""
+        last = q.rsplit(".", 1)[-1] if q else (f.attr if isinstance(f, ast.Attribute) else "")
+        # P.Shape()(x): a primitive created and called at once
+        if isinstance(f, ast.Call) and (self.ctx.qualname(f.func) or "").rsplit(".", 1)[-1] in _SHAPE_PRIMITIVES:
+            return self._shape_arg(e, func, d)
+        if q in _SHAPE_CALLS or (q.startswith("mindspore.") and last == "shape"):
+            return self._shape_arg(e, func, d)
+        if q.startswith("builtins."):
+            return self._builtin(last, e, func, d)
+        if last.lower() == "cast" and len(e.args) >= 2 and q.startswith("mindspore."):
+            target = self._value(e.args[1], func, d)
+            src = self._value(e.args[0], func, d)
+            dtype = target.name if isinstance(target, av.DType) else None
+            return av.Tensor(dtype, src.rank if isinstance(src, av.Tensor) else None)
+        if isinstance(f, ast.Attribute) and f.attr in ("astype", "to") and e.args:
+            target = self._value(e.args[0], func, d)
+            recv = self._value(f.value, func, d)
+            if isinstance(recv, av.Tensor) or self.a.kind(f.value, func) == Kind.TENSOR:
+                dtype = target.name if isinstance(target, av.DType) else dtype_name(e.args[0])
+                return av.Tensor(dtype, recv.rank if isinstance(recv, av.Tensor) else None)
+        if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id == "self"):
+            recv = self._value(f.value, func, d)
+            if isinstance(recv, av.Tensor):
+                return self._tensor_method(f.attr, recv, e, func)
+        explicit = explicit_dtype(e, self.ctx)
+        t = self.a.type_class(e, func)
+        if t == "tensor" or t is None:
+            # a held primitive or sub-cell (`self.cast(x, t)`, `self.relu(x)`): a tensor
+            # whenever its dtype follows from what it is given
+            dtype = explicit or self.a.dtype_of(e, func)
+            if t == "tensor" or dtype is not None:
+                return av.Tensor(dtype)
+        return av.UNKNOWN
+
+    def _tensor_method(self, method: str, recv: av.Tensor, e: ast.Call, func: ast.AST | None) -> av.Value:
+        if method in ("dim", "ndimension"):
+            return av.constant(recv.rank) if recv.rank is not None else av.Scalar("int")
+        if method in ("numel", "nelement"):
+            return av.Scalar("int")
+        if method in ("asnumpy", "tolist", "item", "numpy"):
+            return av.UNKNOWN
+        if method in _BOOL_TENSOR_METHODS:
+            return av.Tensor("bool")
+        if method in _INT_TENSOR_METHODS:
+            return av.Tensor("int32")
+        if method in ("split", "chunk", "unbind"):
+            return av.Sequence("tuple")
+        return av.Tensor(self.a.dtype_of(e, func))
+
+    def _shape_arg(self, e: ast.Call, func: ast.AST | None, d: int) -> av.Value:
+        if not e.args:
+            return av.Sequence("tuple")
+        t = self._value(e.args[0], func, d)
+        return av.shape_of(t) if isinstance(t, av.Tensor) else av.Sequence("tuple")
+
+    def _builtin(self, name: str, e: ast.Call, func: ast.AST | None, d: int) -> av.Value:
+        if name in ("tuple", "list"):
+            if e.args:
+                inner = self._value(e.args[0], func, d)
+                if isinstance(inner, av.Sequence):
+                    return av.Sequence(name, inner.elements)
+            return av.Sequence(name)
+        if name == "dict":
+            return av.Dict()
+        if name == "str":
+            return av.Str()
+        py = _SCALAR_BUILTINS.get(name)
+        if py is None:
+            return av.UNKNOWN
+        if name == "round":
+            return av.Scalar("int") if len(e.args) == 1 else av.UNKNOWN
+        if e.args and isinstance(self._value(e.args[0], func, d), av.Tensor) and name != "len":
+            return av.UNKNOWN  # int(tensor): a host read, judged by other rules
+        return av.Scalar(py)
+
+
+def _python_result(a: str, b: str, div: bool) -> str:
+    """Type of a Python arithmetic result on two numbers ("" when unknown)."""
+    if not a or not b:
+        return ""
+    if div or "float" in (a, b):
+        return "float"
+    return "int"
+
+
+def values(ctx: Context) -> Values:
+    """The per-run Values (created on first use)."""
+    v = ctx.cache.get(Values)
+    if v is None:
+        v = ctx.cache[Values] = Values(ctx)
+    return v
