@@ -83,6 +83,9 @@ class Values:
         if isinstance(e, ast.Call):
             return self._call(e, func, d)
         if isinstance(e, ast.Name):
+            value = self.a.single_assignment(e.id, func)
+            if value is not None and not _augmented(value, e.id):
+                return self._value(value, func, d)
             return self._name(e, func)
         return av.UNKNOWN
 
@@ -271,6 +274,11 @@ class Values:
         if e.args and isinstance(self._value(e.args[0], func, d), av.Tensor) and name != "len":
             return av.UNKNOWN  # int(tensor): a host read, judged by other rules
         return av.Scalar(py)
+
+
+def _augmented(value: ast.expr, name: str) -> bool:
+    """`x += 1` is indexed as a binding of `x` to its right side: not the name's whole value."""
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value))
 
 
 def _python_result(a: str, b: str, div: bool) -> str:

@@ -88,18 +88,16 @@ def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
 
 
 def _returned_directly(node: ast.stmt, name: str, ctx: Context) -> bool:
-    """Does a later `return name` (or a returned tuple holding it) hand the name out as is?"""
+    """Does a later `return name` hand the name out as is? (Measured: returned inside a
+    tuple, `return x, name`, two constants of different types are accepted.)"""
     func = ctx.function
     if func is None:
         return False
     end = node.end_lineno or node.lineno
-    for r in returns_in(getattr(func, "body", [])):
-        if r.lineno <= end or r.value is None:
-            continue
-        parts = r.value.elts if isinstance(r.value, (ast.Tuple, ast.List)) else [r.value]
-        if any(isinstance(p, ast.Name) and p.id == name for p in parts):
-            return True
-    return False
+    return any(
+        r.lineno > end and isinstance(r.value, ast.Name) and r.value.id == name
+        for r in returns_in(getattr(func, "body", []))
+    )
 
 
 def _ancestors(node: ast.AST, ctx: Context) -> list[ast.AST]:
@@ -221,6 +219,14 @@ class BranchTypeMismatch(GraphRule):
         strict = bool(ctx.scope and ctx.scope.strict)
         if error is None or not error.applies(strict) or not analyzer(ctx).kind(node.test).dynamic:
             return
+        parent = ctx.parent(node)
+        if (
+            isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+            and not _read_after(parent, parent.targets[0].id, ctx)
+        ):
+            return  # `y = a if t else b` with `y` never read: the join is dropped
         yield ctx.diagnostic(
             self,
             node,

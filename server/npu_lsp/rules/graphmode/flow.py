@@ -235,6 +235,18 @@ class Analyzer:
         fn = self._fn(func if func is not None else self.ctx.function)
         return self._answer(fn, lambda: self._dtype(expr, fn), None)
 
+    def single_assignment(self, name: str, func: ast.AST | None) -> ast.expr | None:
+        """The value of `name = value` when that is the name's only binding in `func` (not a
+        parameter, not bound in a loop or by unpacking): what the name holds everywhere."""
+        fn = self._indexed(self._fn(func))
+        if name in fn.params:
+            return None
+        binds = fn.bindings.get(name)
+        if binds is None or len(binds) != 1 or binds[0][0] != _ASSIGN:
+            return None
+        value = binds[0][1]
+        return value if isinstance(value, ast.expr) else None
+
     def is_numpy(self, expr: ast.AST, func: ast.AST | None = None) -> bool:
         fn = self._fn(func if func is not None else self.ctx.function)
         if isinstance(expr, ast.Name):
