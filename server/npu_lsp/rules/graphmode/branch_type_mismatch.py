@@ -40,7 +40,8 @@ def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
 
 def preceding_values(node: ast.stmt, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
     """Those of `names` last bound by a plain `name = value` before `node` (in its block, then
-    before the loops and branches around it): the value the false path carries."""
+    before the loops and branches around it): the value the false path carries. A name
+    rebound any other way in between (unpacking, a loop, `+=`) is left out."""
     out: dict[str, ast.expr] = {}
     wanted = set(names)
     current: ast.AST = node
@@ -48,24 +49,33 @@ def preceding_values(node: ast.stmt, ctx: Context, names: set[str]) -> dict[str,
         parent, block, index = block_of(current, ctx)  # type: ignore[arg-type]
         if index < 0:
             break
+        # backwards from `node`: the nearest binding of each name decides, and the scan
+        # stops as soon as every name is decided (compound statements cost a walk)
         found: dict[str, ast.expr] = {}
-        for st in block[:index]:
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-                if st.targets[0].id in wanted:
-                    found[st.targets[0].id] = st.value
-                continue
-            for name in bindings([st]) & found.keys():  # rebound another way: unknown
-                del found[name]
-            for name in bindings([st]) & wanted:
-                found.pop(name, None)
+        settled: set[str] = set()
+        open_names = set(wanted)
+        for st in reversed(block[:index]):
+            t = type(st)
+            if t is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+                name = st.targets[0].id  # type: ignore[attr-defined]
+                if name in open_names:
+                    found[name] = st.value  # type: ignore[attr-defined]
+                    open_names.discard(name)
+            elif t not in _NO_BINDINGS:
+                hit = bindings([st]) & open_names
+                settled |= hit
+                open_names -= hit
+            if not open_names:
+                break
         out.update(found)
-        wanted -= found.keys()
-        # names rebound in this block in a way we cannot follow are settled (unknown)
-        wanted -= bindings(block[:index]) - found.keys()
+        wanted -= found.keys() | settled
         if parent is None or parent is ctx.function or not isinstance(parent, (ast.For, ast.While, ast.If, ast.With)):
             break
         current = parent
     return out
+
+
+_NO_BINDINGS = frozenset({ast.Expr, ast.Return, ast.Pass, ast.Raise, ast.Assert, ast.Break, ast.Continue})
 
 
 def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
