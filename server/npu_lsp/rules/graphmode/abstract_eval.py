@@ -182,19 +182,20 @@ class Values:
         return av.UNKNOWN
 
     def _subscript(self, e: ast.Subscript, func: ast.AST | None, d: int) -> av.Value:
+        if isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and not isinstance(e.slice, ast.Slice):
+            dims = self._value(e.value, func, d)
+            if isinstance(dims, av.Sequence):  # a tensor's shape: its items are ints
+                item = _item(dims, e.slice)
+                return item if item is not None else av.Scalar("int")
         base = self._value(e.value, func, d)
         if isinstance(base, av.Tensor):
             return av.Tensor(base.dtype)
         if isinstance(base, av.Sequence):
             if isinstance(e.slice, ast.Slice):
                 return av.Sequence(base.kind)
-            index = e.slice
-            if base.elements is not None and isinstance(index, ast.Constant) and isinstance(index.value, int):
-                i = index.value
-                if -len(base.elements) <= i < len(base.elements):
-                    return base.elements[i]
-            if base.elements and all(x == base.elements[0] for x in base.elements):
-                return base.elements[0]
+            item = _item(base, e.slice)
+            if item is not None:
+                return item
         return av.UNKNOWN
 
     # ------------------------------------------------------------------ calls
@@ -274,6 +275,18 @@ class Values:
         if e.args and isinstance(self._value(e.args[0], func, d), av.Tensor) and name != "len":
             return av.UNKNOWN  # int(tensor): a host read, judged by other rules
         return av.Scalar(py)
+
+
+def _item(seq: av.Sequence, index: ast.expr) -> av.Value | None:
+    """`seq[i]` for a constant `i`, or any item when all are alike."""
+    elements = seq.elements
+    if elements is None:
+        return None
+    if isinstance(index, ast.Constant) and type(index.value) is int and -len(elements) <= index.value < len(elements):
+        return elements[index.value]
+    if elements and all(x == elements[0] for x in elements):
+        return elements[0]
+    return None
 
 
 def _augmented(value: ast.expr, name: str) -> bool:
