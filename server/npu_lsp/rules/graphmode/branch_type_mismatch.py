@@ -148,17 +148,25 @@ def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: C
 @rule(code="MS119", name="branch-type-mismatch", severity="error", family="graphmode")
 class BranchTypeMismatch(GraphRule):
     """## What it does
-    Flags an `if` whose condition depends on a tensor's value when its two paths return (or
-    assign to the same name) values of different kinds: a Tensor on one side and a tuple,
-    list or Python number on the other (also `y = 0` followed by `if ...: y = x`), or tensors
-    of different explicit dtypes.
+    Flags the places where MindSpore joins two values of a tensor-dependent branch and the
+    join fails: the results of an `if` (its returns, or the continuation after it), a name
+    bound differently on the two paths and read afterwards (also `y = 0` followed by
+    `if ...: y = x`), a conditional expression, `and` / `or`, and a value carried around a
+    tensor-dependent `while`. Failing joins: a Tensor against a tuple, list, number or str;
+    tensors of different dtypes (`Type Join Failed: dtype1 = Int32, dtype2 = Float32`),
+    also when the dtype follows from a cast or from MindSpore's type promotion; a tuple
+    against a list; returned Python numbers of different types; and, under STRICT only, None
+    against a value bound to a name.
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
-    one type. MindSpore stops with `TypeError: Cannot join the return values of different
-    branches, perhaps you need to make them equal.` at every syntax level. Results that
-    differ only in shape are fine, and so are branches on shapes or Python constants, which
-    are folded while compiling.
+    one abstract value. MindSpore stops with `TypeError: Cannot join the return values of
+    different branches, perhaps you need to make them equal.` at every syntax level. Results
+    that differ only in shape are fine, tuples of different lengths join, and branches on
+    shapes or Python constants are folded while compiling. A name nobody reads after the
+    branch is not joined, and two constants bound to a name (`y = 1` / `y = 2.0`) are not
+    either: the code after the branch is compiled once per constant, and they only meet
+    where the name itself is returned. See docs/graphmode-values.md for the whole table.
 
     ## Example
     ```python
@@ -187,6 +195,9 @@ class BranchTypeMismatch(GraphRule):
 
     ## References
     - RULES.md, section 1: tensor-dependent branches yielding different dtype, or Tensor vs tuple.
+    - The join table: `mindspore/core/abstract/abstract_value.cc` (`AbstractBase::Join` and
+      its overrides), measured per join kind at LAX and STRICT in
+      tests/npu_lsp/fixtures/joins/joins.py.
     - Measured on MindSpore 2.10: `x.sum() > 0 and n > 2` (n a constant) and
       `while x.sum() < 30 and i < 5` are rejected with `Cannot join the return values of
       different branches ... dtype1 = Bool, dtype2 = Any`; two tensor operands are accepted.

@@ -20,8 +20,8 @@ from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 class MissingReturnOnTensorBranch(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags an `if` whose condition depends on a tensor's value
-    when one path returns a tensor and the other path returns nothing (falls through to an
-    implicit `return None`).
+    when one path returns a value (a tensor, a number, a tuple...) and the other path returns
+    None, explicitly or by falling through to the implicit `return None`.
 
     ## Why is this bad?
     STRICT joins both paths' results: `TypeError: Cannot join the return values of different

@@ -236,7 +236,8 @@ class _Opaque:
                     env,
                     depth,
                 )
-            value = getattr(st, "value", None)
+            # `for k, v in d.items()`: every loop variable holds a piece of the iterable
+            value = st.iter if isinstance(st, ast.For) else getattr(st, "value", None)
             return value is not None and self.value(value, func, env, depth)
         if isinstance(e, ast.BinOp):
             return self.value(e.left, func, env, depth) or self.value(e.right, func, env, depth)
@@ -278,6 +279,8 @@ class _Opaque:
                 targets = st.targets
             elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
                 targets = [st.target]
+            elif isinstance(st, ast.For):
+                targets = [n for n in ast.walk(st.target) if isinstance(n, ast.Name)]
             else:
                 continue
             if not any(isinstance(t, ast.Name) and t.id == name.id for t in targets):
@@ -285,7 +288,7 @@ class _Opaque:
             start = (st.lineno, st.col_offset)
             if start >= where or st.end_lineno is None:
                 continue
-            if (st.end_lineno, st.end_col_offset or 0) > where:
+            if not isinstance(st, ast.For) and (st.end_lineno, st.end_col_offset or 0) > where:
                 continue  # the read is inside this statement's own value
             if in_dead_branch(self.ctx, func, self.ctx.span(st)):
                 continue
@@ -320,6 +323,14 @@ class _Opaque:
                 return fn
         f = call.func
         if isinstance(f, ast.Name):
+            top = self.ctx.scopes.info.functions.get(f.id)
+            if (
+                isinstance(top, ast.FunctionDef)
+                and top is not func
+                and self.ctx.scopes.scope_for(top) is not None
+                and not any(isinstance(d, _FUNCS) and d.name == f.id for d in ast.walk(func))
+            ):
+                return top  # a module-level `@ms.jit` function compiled from here
             local = next(
                 (
                     d
