@@ -338,7 +338,32 @@ class Analyzer:
                         and target.value.id == "self"
                     ):
                         out.setdefault(target.attr, []).append(value)
-        self._self_assigned[key] = out
+        self._self_assigned[key] = out  # first, so a cycle of bases ends here
+        for attr, values in self._inherited_values(cls).items():
+            out.setdefault(attr, values)
+        return out
+
+    def _inherited_values(self, cls: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
+        """`self.<attr>` values the `__init__` of a base class in this file assigns, when
+        this class's `__init__` runs it (no `__init__` of its own, or one calling
+        `super().__init__(...)`); the class's own assignments win."""
+        init = next(
+            (i for i in cls.body if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i.name == "__init__"),
+            None,
+        )
+        if init is not None and not any(
+            isinstance(n, ast.Attribute) and n.attr == "__init__" for n in ast.walk(init)
+        ):
+            return {}
+        info = self.ctx.scopes.info
+        out: dict[str, list[ast.expr | None]] = {}
+        for base in cls.bases:
+            name = base.id if isinstance(base, ast.Name) else None
+            local = info.classes.get(name) if name else None
+            if local is None or local.node is cls:
+                continue
+            for attr, values in self._self_values(local.node).items():
+                out.setdefault(attr, values)
         return out
 
     def _self_tensor(self, func: ast.AST | None, attr: str) -> bool:

@@ -23,6 +23,10 @@ _CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"}
 _SHAPE = frozenset({"mindspore.ops.shape", "mindspore.ops.functional.shape"})
 _DEPTH = 4
 _CALL = frozenset({ast.Call})
+_COMP_MESSAGE = (
+    "`{name}` is a comprehension over the shape of a JIT Fallback value, which MindSpore does not"
+    " build as a list; indexing it fails (`'float' object is not subscriptable`)"
+)
 
 
 @functools.cache
@@ -108,6 +112,8 @@ class FallbackValueShapeQuery(GraphRule):
                     node,
                     f"`{ctx.segment(v.args[0])}` comes from a JIT Fallback call; MindSpore cannot index the shape of such a value",
                 )
+            elif o.indexes_shape_comprehension(node, func, frozenset()):
+                yield ctx.diagnostic(self, node, _COMP_MESSAGE.format(name=ctx.segment(node.value)))
             return
         assert isinstance(node, ast.Call)
         why = o.sink(node, func, frozenset(), 0)
@@ -436,6 +442,24 @@ class _Opaque:
                 return self._construct(parent, depth + 1)
         return None
 
+    def indexes_shape_comprehension(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> bool:
+        """`lst[i]` where `lst = [f(d) for d in v.shape]` and `v` is a fallback value: MindSpore
+        builds a scalar, not a list, from such a comprehension (measured on 2.10: `'float' object
+        is not subscriptable` at LAX; `s = v.shape; s[0]` and `len(v.shape)` compile)."""
+        name = node.value
+        if not isinstance(name, ast.Name):
+            return False
+        st = self._last_assignment(name, func)
+        comp = getattr(st, "value", None)
+        if not isinstance(comp, ast.ListComp) or not comp.generators:
+            return False
+        it = comp.generators[0].iter
+        return (
+            isinstance(it, ast.Attribute)
+            and it.attr == "shape"
+            and self.value(it.value, func, env)
+        )
+
     def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
         """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""
         args = [a for a in call.args if not isinstance(a, ast.Starred)]
@@ -464,6 +488,12 @@ class _Opaque:
                 and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
             ):
                 return f"this call passes a JIT Fallback value to `{callee.name}`, which reads its dtype (line {inner.lineno})"
+            if (
+                isinstance(inner, ast.Subscript)
+                and self.indexes_shape_comprehension(inner, callee, bound)
+                and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
+            ):
+                return f"this call passes a JIT Fallback value to `{callee.name}`, which indexes a list built from its shape (line {inner.lineno})"
             if (
                 isinstance(inner, ast.Call)
                 and inner is not call
