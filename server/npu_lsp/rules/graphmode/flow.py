@@ -347,22 +347,23 @@ class Analyzer:
         """`self.<attr>` values the `__init__` of a base class in this file assigns, when
         this class's `__init__` runs it (no `__init__` of its own, or one calling
         `super().__init__(...)`); the class's own assignments win."""
+        classes = self.ctx.scopes.info.classes
+        bases = [
+            local.node
+            for b in cls.bases
+            if isinstance(b, ast.Name) and (local := classes.get(b.id)) is not None and local.node is not cls
+        ]
+        if not bases:
+            return {}
         init = next(
             (i for i in cls.body if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i.name == "__init__"),
             None,
         )
-        if init is not None and not any(
-            isinstance(n, ast.Attribute) and n.attr == "__init__" for n in ast.walk(init)
-        ):
+        if init is not None and not any(_calls_init(st) for st in init.body):
             return {}
-        info = self.ctx.scopes.info
         out: dict[str, list[ast.expr | None]] = {}
-        for base in cls.bases:
-            name = base.id if isinstance(base, ast.Name) else None
-            local = info.classes.get(name) if name else None
-            if local is None or local.node is cls:
-                continue
-            for attr, values in self._self_values(local.node).items():
+        for base in bases:
+            for attr, values in self._self_values(base).items():
                 out.setdefault(attr, values)
         return out
 
@@ -1474,6 +1475,16 @@ def _array_dtype(inner: ast.expr, ctx: Context) -> str | None:
                 if d and (d.startswith(("float", "bfloat")) or isinstance(other.value, int)):
                     return d
     return None
+
+
+def _calls_init(st: ast.stmt) -> bool:
+    """`super().__init__(...)` / `Base.__init__(self, ...)` as a statement of its own."""
+    return (
+        type(st) is ast.Expr
+        and type(st.value) is ast.Call  # type: ignore[attr-defined]
+        and type(st.value.func) is ast.Attribute  # type: ignore[attr-defined]
+        and st.value.func.attr == "__init__"  # type: ignore[attr-defined]
+    )
 
 
 def dotted_last(expr: ast.AST) -> str:
