@@ -1481,9 +1481,9 @@ def _calls_init(st: ast.stmt) -> bool:
     """`super().__init__(...)` / `Base.__init__(self, ...)` as a statement of its own."""
     return (
         type(st) is ast.Expr
-        and type(st.value) is ast.Call  # type: ignore[attr-defined]
-        and type(st.value.func) is ast.Attribute  # type: ignore[attr-defined]
-        and st.value.func.attr == "__init__"  # type: ignore[attr-defined]
+        and type(st.value) is ast.Call
+        and type(st.value.func) is ast.Attribute
+        and st.value.func.attr == "__init__"
     )
 
 
