@@ -15,6 +15,8 @@ import ast
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer, dtype_name, explicit_dtype
+from npu_lsp.rules.graphmode.helpers import returns_in
+from npu_lsp.rules.graphmode.values import _callees
 
 _SHAPE_CALLS = frozenset({"mindspore.ops.shape", "mindspore.ops.function.array_func.shape"})
 _SHAPE_PRIMITIVES = frozenset({"Shape", "TensorShape"})
@@ -33,15 +35,80 @@ class Values:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.a: Analyzer = analyzer(ctx)
-        self._memo: dict[tuple[int, int], av.Value] = {}
+        self._memo: dict[tuple[int, int, EnvKey], av.Value] = {}
+        #: the call context being evaluated: the callee and its parameters' values
+        self._context: tuple[ast.AST, Env] | None = None
+        self._inlining: list[ast.AST] = []
+        self._contexts: dict[int, list[tuple[ast.Call, Env]]] = {}
 
-    def of(self, e: ast.AST, func: ast.AST | None = None) -> av.Value:
+    def of(self, e: ast.AST, func: ast.AST | None = None, env: Env | None = None) -> av.Value:
+        """The value of `e` inside `func`; with `env`, in the call context where `func`'s
+        parameters hold those values (MindSpore specialises a function per call signature)."""
         func = func if func is not None else self.ctx.function
-        key = (id(e), id(func))
+        key = (id(e), id(func), env_key(env))
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._memo[key] = self._value(e, func, 0)
+            saved = self._context
+            self._context = (func, env) if env and func is not None else None
+            try:
+                hit = self._memo[key] = self._value(e, func, 0)
+            finally:
+                self._context = saved
         return hit
+
+    def call_env(self, call: ast.Call, callee: ast.FunctionDef, func: ast.AST | None) -> Env:
+        """The values `call` (made in `func`) gives `callee`'s parameters: positional and
+        keyword arguments, constant defaults; `self`/`cls` of a method is left out."""
+        args = callee.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args]]
+        if params and params[0] in ("self", "cls") and not _is_static(callee):
+            params = params[1:]
+        env: dict[str, av.Value] = {}
+        defaults = args.defaults
+        for name, default in zip(params[len(params) - len(defaults) :], defaults, strict=True):
+            env[name] = av.constant(default.value) if isinstance(default, ast.Constant) else av.UNKNOWN
+        for kw_arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            if isinstance(kw_default, ast.Constant):
+                env[kw_arg.arg] = av.constant(kw_default.value)
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return {}
+        for name, arg in zip(params, call.args, strict=False):
+            env[name] = self.of(arg, func, self._context[1] if self._context and self._context[0] is func else None)
+        for kw in call.keywords:
+            if kw.arg is not None:
+                env[kw.arg] = self.of(kw.value, func, self._context[1] if self._context and self._context[0] is func else None)
+        return env
+
+    def contexts(self, func: ast.AST | None) -> list[tuple[ast.Call, Env]]:
+        """The call contexts of a compiled helper, method or sub-cell `construct`: each call
+        of it in this file's compiled code with the values it passes (at most _CONTEXTS)."""
+        if not isinstance(func, ast.FunctionDef):
+            return []
+        key = id(func)
+        hit = self._contexts.get(key)
+        if hit is None:
+            hit = []
+            scope = self.ctx.scopes.scope_for(func)
+            for site in getattr(scope, "call_sites", ())[:_CONTEXTS]:
+                if site.path == self.ctx.path and site.call is not None and site.caller_node is not None:
+                    env = self.call_env(site.call, func, site.caller_node)
+                    if any(v.known for v in env.values()):
+                        hit.append((site.call, env))
+            self._contexts[key] = hit
+        return hit
+
+    def callee(self, call: ast.Call, func: ast.AST | None) -> ast.FunctionDef | None:
+        """The user function a call in compiled code compiles (helper, method, sub-cell
+        `construct`, `@jit_class` method, module-level `@ms.jit` function), if exactly one."""
+        found = [f for f in _callees(self.ctx).get(id(call), ()) if isinstance(f, ast.FunctionDef)]
+        if len(found) == 1:
+            return found[0]
+        f = call.func
+        if not found and isinstance(f, ast.Name):
+            top = self.ctx.scopes.info.functions.get(f.id)
+            if isinstance(top, ast.FunctionDef) and top is not func and self.ctx.scopes.scope_for(top) is not None:
+                return top
+        return None
 
     # ------------------------------------------------------------------ dispatch
     def _value(self, e: ast.AST, func: ast.AST | None, depth: int) -> av.Value:
@@ -83,6 +150,9 @@ class Values:
         if isinstance(e, ast.Call):
             return self._call(e, func, d)
         if isinstance(e, ast.Name):
+            context = self._context
+            if context is not None and context[0] is func and e.id in context[1] and not self.a.rebinds(e.id, func):
+                return context[1][e.id]
             value = self.a.single_assignment(e.id, func)
             if value is not None and not _augmented(value, e.id):
                 return self._value(value, func, d)
@@ -225,6 +295,9 @@ class Values:
             recv = self._value(f.value, func, d)
             if isinstance(recv, av.Tensor):
                 return self._tensor_method(f.attr, recv, e, func)
+        inlined = self._inline(e, func)
+        if inlined.known:
+            return inlined
         explicit = explicit_dtype(e, self.ctx)
         t = self.a.type_class(e, func)
         if t == "tensor" or t is None:
@@ -234,6 +307,34 @@ class Values:
             if t == "tensor" or dtype is not None:
                 return av.Tensor(dtype)
         return av.UNKNOWN
+
+    def _inline(self, call: ast.Call, func: ast.AST | None) -> av.Value:
+        """What a call of the user's own function returns in this call context: its returns
+        joined (unknown when they disagree or when the call nests too deep)."""
+        if len(self._inlining) >= _INLINE_DEPTH:
+            return av.UNKNOWN
+        callee = self.callee(call, func)
+        if callee is None or callee in self._inlining:
+            return av.UNKNOWN
+        env = self.call_env(call, callee, func)
+        rets = returns_in(callee.body)
+        if not rets:
+            return av.UNKNOWN  # a bare fall-off returns None, but a raise may end it too
+        self._inlining.append(callee)
+        try:
+            out: av.Value | None = None
+            for r in rets:
+                v = self.of(r.value, callee, env) if r.value is not None else av.NONE
+                if out is None:
+                    out = v
+                else:
+                    j = av.join(out, v, av.Site.RETURN)
+                    if j.error is not None:
+                        return av.UNKNOWN
+                    out = j.value
+            return out if out is not None else av.UNKNOWN
+        finally:
+            self._inlining.pop()
 
     def _tensor_method(self, method: str, recv: av.Tensor, e: ast.Call, func: ast.AST | None) -> av.Value:
         if method in ("dim", "ndimension"):
@@ -301,6 +402,20 @@ def _python_result(a: str, b: str, div: bool) -> str:
     if div or "float" in (a, b):
         return "float"
     return "int"
+
+
+Env = dict[str, av.Value]
+EnvKey = tuple[tuple[str, av.Value], ...] | None
+_INLINE_DEPTH = 3
+_CONTEXTS = 8
+
+
+def env_key(env: Env | None) -> EnvKey:
+    return tuple(sorted(env.items(), key=lambda kv: kv[0])) if env else None
+
+
+def _is_static(func: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
 
 
 def values(ctx: Context) -> Values:

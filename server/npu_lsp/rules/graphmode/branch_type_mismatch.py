@@ -5,22 +5,23 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
-from npu_lsp.rules.graphmode.abstract_eval import Values, values
+from npu_lsp.rules.graphmode.abstract_eval import Env, Values, values
 from npu_lsp.rules.graphmode.control import bindings, block_of, continuation_returns, is_function
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
 
-def side_value(rets: list[ast.Return], vals: Values) -> av.Value:
+def side_value(rets: list[ast.Return], vals: Values, env: Env | None = None) -> av.Value:
     """What one path of a branch returns: its returns joined (errors among them belong to the
     `if` that splits them). A bare `return` is None."""
     out: av.Value | None = None
     for r in rets:
-        v = vals.of(r.value) if r.value is not None else av.NONE
+        v = vals.of(r.value, None, env) if r.value is not None else av.NONE
         out = v if out is None else av.join(out, v, av.Site.RETURN).value
     return out if out is not None else av.UNKNOWN
 
@@ -279,7 +280,7 @@ class BranchTypeMismatch(GraphRule):
                 )
                 return
 
-    nodes = (ast.If, ast.BoolOp, ast.IfExp, ast.While)
+    nodes = (ast.If, ast.BoolOp, ast.IfExp, ast.While, ast.Call)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if isinstance(node, ast.BoolOp):
@@ -291,7 +292,56 @@ class BranchTypeMismatch(GraphRule):
         if isinstance(node, ast.While):
             yield from self._while(node, ctx)
             return
+        if isinstance(node, ast.Call):
+            yield from self._call(node, ctx)
+            return
         assert isinstance(node, ast.If)
+        found = self._if(node, ctx, None)
+        if found:
+            reason, where = found
+            # MindSpore names the false branch: the else block's return or first statement,
+            # or the `if` itself when the false path is what follows it
+            yield ctx.diagnostic(
+                self,
+                ctx.head_span(where) if isinstance(where, ast.If) else where,
+                f"branches of this tensor-dependent `if` produce different types ({reason}); MindSpore cannot join them",
+            )
+
+    def _call(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """A call of the user's own function compiles it for this call's arguments (MindSpore
+        specialises per call signature): a join that fails only with these values is reported
+        here, at the call, naming the line inside the callee."""
+        sites, jit_names = _call_candidates(ctx)
+        f = node.func
+        if id(node) not in sites and not (type(f) is ast.Name and f.id in jit_names):
+            return
+        vals = values(ctx)
+        callee = vals.callee(node, ctx.function)
+        if callee is None:
+            return
+        saved = ctx.scope, ctx.function
+        ctx.scope, ctx.function = ctx.scopes.scope_for(callee) or saved[0], callee
+        try:
+            ifs = _joining_ifs(callee, ctx)
+            env = vals.call_env(node, callee, saved[1]) if ifs else {}
+            if not any(v.known for v in env.values()):
+                return
+            for if_node in ifs:
+                found = self._if(if_node, ctx, env)
+                if found and self._if(if_node, ctx, None) is None:
+                    reason, where = found
+                    message = (
+                        f"this call compiles `{callee.name}` with arguments for which the branches of its tensor-dependent "
+                        f"`if` (line {if_node.lineno}) produce different types ({reason}); MindSpore cannot join them"
+                    )
+                    break
+            else:
+                return
+        finally:
+            ctx.scope, ctx.function = saved
+        yield ctx.diagnostic(self, node, message)
+
+    def _if(self, node: ast.If, ctx: Context, env: Env | None) -> tuple[str, ast.AST] | None:
         # Structure first: only returns in the true branch or a name bound on both paths can
         # disagree, and the tensor-dependence test below needs the function's data flow,
         # the dearest step of the analysis.
@@ -302,30 +352,22 @@ class BranchTypeMismatch(GraphRule):
             # `y = 0` then `if t: y = x`: the value bound before is the false path's
             assigned = {} if node.orelse else _assigned(node.body)
             if not assigned:
-                return
+                return None
             before = preceding_values(node, ctx, set(assigned))  # cheap: no data flow
             if not before:
-                return
+                return None
             a = analyzer(ctx)
             if not a.kind(node.test).dynamic:
-                return
+                return None
         else:
             a = analyzer(ctx)
         # what the paths produce first: when they agree (the usual case) the condition's
         # kind, which can take solving every name it reads, is never needed
-        found = self._returns(node, ctx) or self._assigns(node, ctx, before)
-        if found and a.kind(node.test).dynamic:
-            reason, where = found
-            # MindSpore names the false branch: the else block's return or first statement,
-            # or the `if` itself when the false path is what follows it
-            yield ctx.diagnostic(
-                self,
-                ctx.head_span(where) if isinstance(where, ast.If) else where,
-                f"branches of this tensor-dependent `if` produce different types ({reason}); MindSpore cannot join them",
-            )
+        found = self._returns(node, ctx, env) or self._assigns(node, ctx, before, env)
+        return found if found and a.kind(node.test).dynamic else None
 
     @staticmethod
-    def _returns(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
+    def _returns(node: ast.If, ctx: Context, env: Env | None) -> tuple[str, ast.AST] | None:
         body = returns_in(node.body)
         if not body:
             return None
@@ -340,8 +382,8 @@ class BranchTypeMismatch(GraphRule):
         if not other:
             return None
         vals = values(ctx)
-        x = side_value(body, vals)
-        y = side_value(other, vals) if x.known else av.UNKNOWN
+        x = side_value(body, vals, env)
+        y = side_value(other, vals, env) if x.known else av.UNKNOWN
         error = av.join(x, y, av.Site.RETURN).error
         # None against a value is STRICT only: MS133 reports it
         if error is not None and not error.strict_only:
@@ -349,19 +391,75 @@ class BranchTypeMismatch(GraphRule):
         return None
 
     @staticmethod
-    def _assigns(node: ast.If, ctx: Context, before: dict[str, ast.expr]) -> tuple[str, ast.AST] | None:
+    def _assigns(
+        node: ast.If, ctx: Context, before: dict[str, ast.expr], env: Env | None
+    ) -> tuple[str, ast.AST] | None:
         left = _assigned(node.body)
         right, where = (_assigned(node.orelse), node.orelse[0]) if node.orelse else (before, node)
         vals = values(ctx)
         strict = bool(ctx.scope and ctx.scope.strict)
         for name in sorted(left.keys() & right.keys()):
             # the other side is asked only when this one is known (a dtype costs a solve)
-            x = vals.of(left[name])
-            y = vals.of(right[name]) if x.known else av.UNKNOWN
+            x = vals.of(left[name], None, env)
+            y = vals.of(right[name], None, env) if x.known else av.UNKNOWN
             error = phi_error(node, name, x, y, ctx)
             if error is not None and error.applies(strict):
                 return f"`{name}`: {error.reason}", where
         return None
+
+
+def _call_candidates(ctx: Context) -> tuple[set[int], set[str]]:
+    """Calls in this file's compiled code of a compiled function with an `if` where values
+    may meet (by call node), and the names of such module-level `@ms.jit` functions (their
+    calls are not recorded as sites): the only calls worth specialising."""
+    hit = ctx.cache.get("MS119.calls")
+    if hit is None:
+        sites: set[int] = set()
+        names: set[str] = set()
+        for scope in ctx.scopes.scopes.values():
+            func = scope.function
+            if not isinstance(func, ast.FunctionDef) or ctx.parent(func) is None:
+                continue
+            if not scope.call_sites and not (scope.kind == "jit" and ctx.parent(func) is ctx.tree):
+                continue
+            if not any(type(st) is ast.If and _may_join(st) for st in statements(func.body)):
+                continue
+            if scope.call_sites:
+                sites.update(id(c.call) for c in scope.call_sites if c.path == ctx.path and c.call is not None)
+            else:
+                names.add(func.name)
+        hit = ctx.cache["MS119.calls"] = (sites, names)
+    return hit
+
+
+def _may_join(st: ast.If) -> bool:
+    """Structure alone: returns in the true branch, or names bound in it."""
+    return bool(returns_in(st.body) or _assigned(st.body))
+
+
+def _joining_ifs(func: ast.FunctionDef, ctx: Context) -> list[ast.If]:
+    """The `if` statements of a function's own body (`ctx.function`) where values can meet:
+    a tensor-dependent test, and returns or a name bound on both paths. The same for every
+    call context (the test's kind is what all calls have in common), so cached."""
+    key = ("MS119.ifs", id(func))
+    hit = ctx.cache.get(key)
+    if hit is None:
+        a = analyzer(ctx)
+        hit = []
+        for st in statements(func.body):
+            if type(st) is not ast.If:
+                continue
+            assigned = _assigned(st.body)
+            if not (
+                returns_in(st.body)
+                or (st.orelse and assigned.keys() & _assigned(st.orelse).keys())
+                or (not st.orelse and assigned and preceding_values(st, ctx, set(assigned)))
+            ):
+                continue
+            if a.kind(st.test, func).dynamic:
+                hit.append(st)
+        ctx.cache[key] = hit
+    return hit
 
 
 def _python_scalar(e: ast.expr, a: Analyzer) -> bool:

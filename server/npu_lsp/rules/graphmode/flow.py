@@ -193,6 +193,7 @@ class Analyzer:
         self._sites: dict[int, list[tuple[ast.Call, _Fn | None]]] = {}
         self._param_dtypes: dict[int, dict[str, str]] = {}
         self._graph_call_map: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
+        self._sub_cells: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
         # solver state, see _solve
         self._stack: list[tuple[int, _Fn, str]] = []
         self._pos: dict[tuple[int, _Fn, str], int] = {}
@@ -234,6 +235,10 @@ class Analyzer:
     def dtype_of(self, expr: ast.AST, func: ast.AST | None = None) -> str | None:
         fn = self._fn(func if func is not None else self.ctx.function)
         return self._answer(fn, lambda: self._dtype(expr, fn), None)
+
+    def rebinds(self, name: str, func: ast.AST | None) -> bool:
+        """Does `func`'s body bind `name` (beyond a parameter of that name)?"""
+        return name in self._indexed(self._fn(func)).bindings
 
     def single_assignment(self, name: str, func: ast.AST | None) -> ast.expr | None:
         """The value of `name = value` when that is the name's only binding in `func` (not a
@@ -714,12 +719,19 @@ class Analyzer:
         cls = self.owner_class(construct)
         if cls is None:
             return []
-        out: list[tuple[ast.Call, _Fn | None]] = []
+        if self._sub_cells is None:
+            self._sub_cells = self._index_sub_cell_calls()
+        return self._sub_cells.get(cls.name, [])
+
+    def _index_sub_cell_calls(self) -> dict[str, list[tuple[ast.Call, _Fn | None]]]:
+        """Every class of the file by name -> the calls of its instances held on `self` by
+        other classes (one pass over the file, not one per `construct`)."""
+        out: dict[str, list[tuple[ast.Call, _Fn | None]]] = {}
         for holder in self.ctx.tree.body:
-            if not isinstance(holder, ast.ClassDef) or holder is cls:
+            if not isinstance(holder, ast.ClassDef):
                 continue
             methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
-            attrs: set[str] = set()
+            held: dict[str, str] = {}  # attr -> class name built into it
             for m in methods:
                 if m.name != "__init__":
                     continue
@@ -727,13 +739,12 @@ class Analyzer:
                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                         f = node.value.func
                         called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-                        if called == cls.name:
-                            attrs |= {
-                                t.attr
-                                for t in node.targets
-                                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-                            }
-            if not attrs:
+                        if called is None or called == holder.name:
+                            continue
+                        for t in node.targets:
+                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                                held[t.attr] = called
+            if not held:
                 continue
             for m in methods:
                 if m.name == "__init__":
@@ -742,11 +753,11 @@ class Analyzer:
                     if (
                         isinstance(node, ast.Call)
                         and isinstance(node.func, ast.Attribute)
-                        and node.func.attr in attrs
+                        and node.func.attr in held
                         and isinstance(node.func.value, ast.Name)
                         and node.func.value.id == "self"
                     ):
-                        out.append((node, self._fn(m)))
+                        out.setdefault(held[node.func.attr], []).append((node, self._fn(m)))
         return out
 
     def _observed_param_dtypes(self, fn: _Fn) -> dict[str, str]:
