@@ -349,7 +349,10 @@ class _Opaque:
                 return local
             return self._cell_of(self._loop_element(f, func), func)
         if isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
-            return self._cell_of(self._held(f.attr, func), func)
+            held = self._held(f.attr, func)
+            first = self._element(held)
+            # `self.seq(x)` of an `nn.SequentialCell`: its first block gets the value
+            return self._cell_of(first if first is not None else held, func)
         if (
             isinstance(f, ast.Subscript)
             and isinstance(f.value, ast.Attribute)
@@ -376,12 +379,32 @@ class _Opaque:
             isinstance(held, ast.Call) and self.ctx.qualname(held.func) in _CONTAINERS and held.args
         ):
             return None
-        seq = held.args[0]
+        seq: ast.expr | None = held.args[0]
+        if isinstance(seq, ast.Name):  # `layers = [...]` then `nn.SequentialCell(layers)`
+            seq = self._local_list(seq, held)
         if isinstance(seq, (ast.List, ast.Tuple)) and seq.elts:
             return seq.elts[0]
         if isinstance(seq, ast.ListComp):
             return seq.elt
         return None
+
+    def _local_list(self, name: ast.Name, where: ast.AST) -> ast.expr | None:
+        """The list literal last assigned to `name` before `where`, in the function holding it."""
+        func = self.ctx.parent(where)
+        while func is not None and not isinstance(func, _FUNCS):
+            func = self.ctx.parent(func)
+        if func is None:
+            return None
+        best: ast.expr | None = None
+        for st in ast.walk(func):
+            if (
+                isinstance(st, ast.Assign)
+                and st.lineno < getattr(where, "lineno", 0)
+                and any(isinstance(t, ast.Name) and t.id == name.id for t in st.targets)
+                and (best is None or st.lineno > getattr(best, "lineno", 0))
+            ):
+                best = st.value
+        return best if isinstance(best, (ast.List, ast.Tuple, ast.ListComp)) else None
 
     def _loop_element(self, name: ast.Name, func: ast.AST) -> ast.expr | None:
         """`for blk in self.blocks` (or `enumerate(self.blocks)`): the element `blk` names."""
