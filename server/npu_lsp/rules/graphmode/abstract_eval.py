@@ -214,8 +214,8 @@ class Values:
             if left.elements is not None and right.elements is not None:
                 return av.Sequence(left.kind, left.elements + right.elements)
             return av.Sequence(left.kind)
-        if isinstance(left, av.Str) and isinstance(right, (av.Str, av.Scalar)):
-            return av.Str()  # `s + t`, `s % n`
+        if isinstance(left, av.Str) and (isinstance(right, av.Str) or isinstance(e.op, ast.Mod)):
+            return av.Str()  # `s + t`, `s % args`
         return av.UNKNOWN
 
     @staticmethod

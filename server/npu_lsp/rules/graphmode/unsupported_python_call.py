@@ -227,6 +227,8 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
         t = analyzer(ctx).type_class(e)
         if t in calls_table.CONTAINER_TYPES:
             return t
+    if isinstance(e, (ast.Name, ast.BinOp)) and isinstance(values(ctx).of(e), av.Str):
+        return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
     return None
 
 
