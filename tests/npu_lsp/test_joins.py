@@ -174,6 +174,12 @@ def test_constants_of_one_type_become_a_variable_of_that_type() -> None:
         ("int8", "uint8", "int16"),
         ("float16", "bfloat16", "float32"),
         ("float32", None, None),
+        ("uint8", "int32", "int32"),  # the rest measured one pair per process on 2.10
+        ("uint8", "float16", "float16"),
+        ("int64", "float16", "float16"),
+        ("bool", "uint8", "uint8"),
+        ("float64", "bfloat16", "float64"),
+        ("int32", "bfloat16", "bfloat16"),
     ],
 )
 def test_tensor_tensor_promotion(a: str | None, b: str | None, result: str | None) -> None:
@@ -181,11 +187,25 @@ def test_tensor_tensor_promotion(a: str | None, b: str | None, result: str | Non
     assert av.promote(b, a) == result
 
 
+def test_unsupported_unsigned_mixes_have_no_dtype() -> None:
+    # measured: "Type implicit conversion between Int32 and UInt32 is not supported"
+    assert av.promote("uint32", "int32") is None
+    assert av.promote("int16", "uint16") is None
+    assert av.promote("uint32", "uint32") == "uint32"
+
+
+def test_fixed_result_dtypes_of_index_methods() -> None:
+    # measured on 2.10: Tensor.argmax -> Int64, argmin -> Int32, argsort -> Int32
+    assert av.METHOD_DTYPES == {"argmax": "int64", "argmin": "int32", "argsort": "int32", "nonzero": "int64"}
+
+
 def test_tensor_scalar_promotion_and_division() -> None:
     assert av.promote_scalar("int32", "int") == "int32"  # promo_i32_plus_int: still Int32
     assert av.promote_scalar("int32", "float") == "float32"  # promo_i32_plus_float
     assert av.promote_scalar("bool", "int") == "int64"  # promo_bool_plus_int
-    assert av.promote_scalar("float16", "float") == "float16"
+    assert av.promote_scalar("float16", "float") == "float16"  # f16 * 2.0 stays Float16
+    assert av.promote_scalar("int32", "bool") == "int32"  # i32 + True
+    assert av.promote_scalar("bool", "float") == "float32"
     assert av.true_division("int32") == "float32"  # promo_div_int
     assert av.true_division("float16") == "float16"
 

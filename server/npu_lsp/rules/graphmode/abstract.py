@@ -31,6 +31,9 @@ _ORDER: Final[list[str]] = _DATA["promotion"]["order"]
 _PAIRS: Final[dict[str, str]] = _DATA["promotion"]["pairs"]
 _MS_NAMES: Final[dict[str, str]] = _DATA["ms_dtype_names"]
 _PY_DTYPES: Final[dict[str, str]] = _DATA["python_scalar_dtype"]
+_UNSIGNED_WIDE: Final[frozenset[str]] = frozenset(_DATA["promotion"]["unsupported_unsigned"])
+#: dtypes of tensor methods whose result type is fixed (measured on 2.10)
+METHOD_DTYPES: Final[dict[str, str]] = _DATA["tensor_method_dtypes"]
 
 
 class Site(Enum):
@@ -251,6 +254,8 @@ def promote(a: str | None, b: str | None) -> str | None:
         return None
     if a == b:
         return a
+    if a in _UNSIGNED_WIDE or b in _UNSIGNED_WIDE:
+        return None  # measured: Int32 with UInt32 "Type implicit conversion ... is not supported"
     pair = "+".join(sorted((a, b)))
     if pair in _PAIRS:
         return _PAIRS[pair]

@@ -25,7 +25,6 @@ _BOOL_TENSOR_METHODS = frozenset(
     {"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "equal", "not_equal",
      "greater", "less", "greater_equal", "less_equal", "gt", "lt", "ge", "le", "eq", "ne", "all", "any"}
 )
-_INT_TENSOR_METHODS = frozenset({"argmax", "argmin", "argsort", "nonzero"})
 _DEPTH = 30
 
 
@@ -345,8 +344,8 @@ class Values:
             return av.UNKNOWN
         if method in _BOOL_TENSOR_METHODS:
             return av.Tensor("bool")
-        if method in _INT_TENSOR_METHODS:
-            return av.Tensor("int32")
+        if method in av.METHOD_DTYPES:
+            return av.Tensor(av.METHOD_DTYPES[method])
         if method in ("split", "chunk", "unbind"):
             return av.Sequence("tuple")
         return av.Tensor(self.a.dtype_of(e, func))
