@@ -23,6 +23,10 @@ _CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"}
 _SHAPE = frozenset({"mindspore.ops.shape", "mindspore.ops.functional.shape"})
 _DEPTH = 4
 _CALL = frozenset({ast.Call})
+_DICT_MESSAGE = (
+    "`{name}` is a dict holding a JIT Fallback value, which MindSpore keeps as a tuple of its"
+    " values; indexing it by key fails (`tuple indices must be integers or slices, not str`): use `.get()`"
+)
 _COMP_MESSAGE = (
     "`{name}` is a comprehension over the shape of a JIT Fallback value, which MindSpore does not"
     " build as a list; indexing it fails (`'float' object is not subscriptable`)"
@@ -112,13 +116,27 @@ class FallbackValueShapeQuery(GraphRule):
                     node,
                     f"`{ctx.segment(v.args[0])}` comes from a JIT Fallback call; MindSpore cannot index the shape of such a value",
                 )
-            elif o.indexes_shape_comprehension(node, func, frozenset()):
-                yield ctx.diagnostic(self, node, _COMP_MESSAGE.format(name=ctx.segment(node.value)))
+            else:
+                why = o.failed_index(node, func, frozenset())
+                if why:
+                    yield ctx.diagnostic(self, node, why.format(name=ctx.segment(node.value)))
             return
         assert isinstance(node, ast.Call)
         why = o.sink(node, func, frozenset(), 0)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+def _own_nodes(func: ast.AST) -> list[ast.AST]:
+    """The nodes of `func`, not those of functions nested in it (their names are their own)."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if not isinstance(n, (*_FUNCS, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _has_fallback(ctx: Context) -> bool:
@@ -280,7 +298,7 @@ class _Opaque:
         (branches MindSpore folds away left out)."""
         best: ast.stmt | None = None
         where = (name.lineno, name.col_offset)
-        for st in ast.walk(func):
+        for st in _own_nodes(func):
             if isinstance(st, ast.Assign):
                 targets = st.targets
             elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
@@ -465,23 +483,31 @@ class _Opaque:
                 return self._construct(parent, depth + 1)
         return None
 
-    def indexes_shape_comprehension(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> bool:
-        """`lst[i]` where `lst = [f(d) for d in v.shape]` and `v` is a fallback value: MindSpore
-        builds a scalar, not a list, from such a comprehension (measured on 2.10: `'float' object
-        is not subscriptable` at LAX; `s = v.shape; s[0]` and `len(v.shape)` compile)."""
+    def failed_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
+        """Why indexing a local built from a fallback value fails, if it does (a message with
+        `{name}` for the indexed name). Measured on 2.10 at LAX:
+        - `lst = [f(d) for d in v.shape]` then `lst[i]`: MindSpore builds a scalar, not a list,
+          from such a comprehension (`'float' object is not subscriptable`; `s = v.shape;
+          s[0]` and `len(v.shape)` compile);
+        - `d = {"a": v}` then `d["a"]`: the dict becomes a tuple of its values (`tuple indices
+          must be integers or slices, not str`; `d.get("a")` and tuples or lists of `v`
+          compile)."""
         name = node.value
         if not isinstance(name, ast.Name):
-            return False
-        st = self._last_assignment(name, func)
-        comp = getattr(st, "value", None)
-        if not isinstance(comp, ast.ListComp) or not comp.generators:
-            return False
-        it = comp.generators[0].iter
-        return (
-            isinstance(it, ast.Attribute)
-            and it.attr == "shape"
-            and self.value(it.value, func, env)
-        )
+            return None
+        built = getattr(self._last_assignment(name, func), "value", None)
+        if isinstance(built, ast.ListComp) and built.generators:
+            it = built.generators[0].iter
+            if isinstance(it, ast.Attribute) and it.attr == "shape" and self.value(it.value, func, env):
+                return _COMP_MESSAGE
+        if (
+            isinstance(built, ast.Dict)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and any(v is not None and self.value(v, func, env) for v in built.values)
+        ):
+            return _DICT_MESSAGE
+        return None
 
     def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
         """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""
@@ -513,10 +539,10 @@ class _Opaque:
                 return f"this call passes a JIT Fallback value to `{callee.name}`, which reads its dtype (line {inner.lineno})"
             if (
                 isinstance(inner, ast.Subscript)
-                and self.indexes_shape_comprehension(inner, callee, bound)
+                and self.failed_index(inner, callee, bound)
                 and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
             ):
-                return f"this call passes a JIT Fallback value to `{callee.name}`, which indexes a list built from its shape (line {inner.lineno})"
+                return f"this call passes a JIT Fallback value to `{callee.name}`, where indexing `{ast.unparse(inner.value)}` built from it fails (line {inner.lineno})"
             if (
                 isinstance(inner, ast.Call)
                 and inner is not call
