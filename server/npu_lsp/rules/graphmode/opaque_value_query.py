@@ -272,7 +272,12 @@ class _Opaque:
         if isinstance(e, ast.UnaryOp):
             return self.value(e.operand, func, env, depth)
         if isinstance(e, ast.IfExp):
-            return self.value(e.body, func, env, depth) or self.value(e.orelse, func, env, depth)
+            # a side MindSpore folds away (`v.asnumpy() if False else v`) gives nothing
+            return any(
+                self.value(side, func, env, depth)
+                for side in (e.body, e.orelse)
+                if not in_dead_branch(self.ctx, func, self.ctx.span(side))
+            )
         if isinstance(e, ast.Subscript):
             return self.value(e.value, func, env, depth)
         if isinstance(e, ast.Call):
