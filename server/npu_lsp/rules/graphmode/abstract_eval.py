@@ -147,7 +147,12 @@ class Values:
         if isinstance(e, ast.Subscript):
             return self._subscript(e, func, d)
         if isinstance(e, ast.Call):
-            return self._call(e, func, d)
+            # calls are the dear part (data flow, inlining): once per context
+            key = (id(e), id(func), env_key(self._context[1]) if self._context and self._context[0] is func else None)
+            hit = self._memo.get(key)
+            if hit is None:
+                hit = self._memo[key] = self._call(e, func, d)
+            return hit
         if isinstance(e, ast.Name):
             context = self._context
             if context is not None and context[0] is func and e.id in context[1] and not self.a.rebinds(e.id, func):

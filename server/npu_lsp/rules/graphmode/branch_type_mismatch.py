@@ -11,7 +11,13 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import Env, Values, values
-from npu_lsp.rules.graphmode.control import bindings, block_of, continuation_returns, is_function
+from npu_lsp.rules.graphmode.control import (
+    bindings,
+    block_of,
+    continuation_returns,
+    is_function,
+    name_events,
+)
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
@@ -80,21 +86,24 @@ _NO_BINDINGS = frozenset({ast.Expr, ast.Return, ast.Pass, ast.Raise, ast.Assert,
 
 
 def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
-    """Is `name` read after `node` (or anywhere in a loop around it, whose next turn reads it)?"""
+    """Is the value `name` has after `node` read: its next occurrence after `node` is a read
+    (a rebinding first kills it), or a loop around `node` reads it on its next turn?"""
     func = ctx.function
     if func is None:
         return True
+    events = name_events(ctx, func)
     end = node.end_lineno or node.lineno
-    loops = [p for p in _ancestors(node, ctx) if isinstance(p, (ast.For, ast.While))]
-    lo = min((lp.lineno for lp in loops), default=end + 1)
-    for n in ast.walk(func):
-        if (
-            type(n) is ast.Name
-            and n.id == name
-            and type(n.ctx) is ast.Load
-            and (n.lineno > end or lo <= n.lineno <= end)
-        ):
-            return True
+    if events.first_use_after(name, end) is not None:
+        return True
+    p = ctx.parent(node)
+    while p is not None and p is not func:
+        if isinstance(p, (ast.For, ast.While)):
+            # the loop's next turn: any read between its start and `node`
+            return any(
+                not store and n == name and p.lineno <= ln < node.lineno
+                for ln, _o, _c, n, store in events.events
+            )
+        p = ctx.parent(p)
     return False
 
 
@@ -283,6 +292,14 @@ class BranchTypeMismatch(GraphRule):
     nodes = (ast.If, ast.BoolOp, ast.IfExp, ast.While, ast.Call)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        t = type(node)
+        if t is ast.Call:  # the most frequent node: most calls reach no function of ours
+            hit = ctx.cache.get("MS119.calls")
+            sites, jit_names = hit if hit is not None else _call_candidates(ctx)
+            f = node.func  # type: ignore[attr-defined]
+            if id(node) in sites or (type(f) is ast.Name and f.id in jit_names):
+                yield from self._call(node, ctx)  # type: ignore[arg-type]
+            return
         if isinstance(node, ast.BoolOp):
             yield from self._bool_op(node, ctx)
             return
@@ -291,9 +308,6 @@ class BranchTypeMismatch(GraphRule):
             return
         if isinstance(node, ast.While):
             yield from self._while(node, ctx)
-            return
-        if isinstance(node, ast.Call):
-            yield from self._call(node, ctx)
             return
         assert isinstance(node, ast.If)
         found = self._if(node, ctx, None)
@@ -311,10 +325,6 @@ class BranchTypeMismatch(GraphRule):
         """A call of the user's own function compiles it for this call's arguments (MindSpore
         specialises per call signature): a join that fails only with these values is reported
         here, at the call, naming the line inside the callee."""
-        sites, jit_names = _call_candidates(ctx)
-        f = node.func
-        if id(node) not in sites and not (type(f) is ast.Name and f.id in jit_names):
-            return
         vals = values(ctx)
         callee = vals.callee(node, ctx.function)
         if callee is None:
