@@ -208,16 +208,19 @@ class Values:
     def _binop(self, e: ast.BinOp, func: ast.AST | None, d: int) -> av.Value:
         left, right = self._value(e.left, func, d), self._value(e.right, func, d)
         div = isinstance(e.op, ast.Div)
+        if isinstance(e.op, (ast.Add, ast.Mult)) and (isinstance(left, av.Sequence) or isinstance(right, av.Sequence)):
+            seq = left if isinstance(left, av.Sequence) else right
+            assert isinstance(seq, av.Sequence)
+            if isinstance(e.op, ast.Add) and isinstance(left, av.Sequence) and isinstance(right, av.Sequence):
+                if left.kind != right.kind:
+                    return av.UNKNOWN
+                if left.elements is not None and right.elements is not None:
+                    return av.Sequence(left.kind, left.elements + right.elements)
+            return av.Sequence(seq.kind)  # concatenation or repetition: length unknown here
         if isinstance(left, av.Tensor) or isinstance(right, av.Tensor):
             return self._tensor_arith(left, right, div)
         if isinstance(left, av.Scalar) and isinstance(right, av.Scalar):
             return av.Scalar(_python_result(left.py, right.py, div))
-        if isinstance(left, av.Sequence) and isinstance(right, av.Sequence) and isinstance(e.op, ast.Add):
-            if left.kind != right.kind:
-                return av.UNKNOWN
-            if left.elements is not None and right.elements is not None:
-                return av.Sequence(left.kind, left.elements + right.elements)
-            return av.Sequence(left.kind)
         if isinstance(left, av.Str) and (isinstance(right, av.Str) or isinstance(e.op, ast.Mod)):
             return av.Str()  # `s + t`, `s % args`
         return av.UNKNOWN

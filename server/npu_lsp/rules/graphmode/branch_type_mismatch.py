@@ -14,11 +14,10 @@ from npu_lsp.rules.graphmode.abstract_eval import Env, Values, values
 from npu_lsp.rules.graphmode.control import (
     bindings,
     block_of,
-    continuation_returns,
     is_function,
 )
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
+from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in, terminates
 
 
 def side_value(rets: list[ast.Return], vals: Values, env: Env | None = None) -> av.Value:
@@ -29,6 +28,26 @@ def side_value(rets: list[ast.Return], vals: Values, env: Env | None = None) -> 
         v = vals.of(r.value, None, env) if r.value is not None else av.NONE
         out = v if out is None else av.join(out, v, av.Site.RETURN).value
     return out if out is not None else av.UNKNOWN
+
+
+def false_path(node: ast.stmt, ctx: Context, depth: int = 0) -> tuple[list[ast.Return], bool] | None:
+    """The returns reached when `node` (an `if` without `else`) is left by its false path, and
+    whether that path can fall off the end of the function (an implicit `return None`);
+    None when unknown. Follows the end of an enclosing branch (an `elif`, a nested `if`) and
+    of an unrolled loop's body to what comes after them."""
+    parent, block, index = block_of(node, ctx)
+    if index < 0 or depth > 8:
+        return None
+    rest = block[index + 1 :]
+    rets = returns_in(rest)
+    if terminates(rest):
+        return rets, False
+    if parent is ctx.function:
+        return rets, True
+    if isinstance(parent, ast.If) or (isinstance(parent, (ast.For, ast.While)) and block is parent.body):
+        outer = false_path(parent, ctx, depth + 1)
+        return (rets + outer[0], outer[1]) if outer is not None else None
+    return None
 
 
 def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -392,7 +411,7 @@ class BranchTypeMismatch(GraphRule):
             other = returns_in(node.orelse)
             where: ast.AST = min(other, key=lambda r: r.lineno) if other else node
         else:
-            cont = continuation_returns(node, ctx)
+            cont = false_path(node, ctx)
             if cont is None:
                 return None
             other, where = cont[0], node

@@ -1307,6 +1307,11 @@ class Analyzer:
             ):
                 return None  # a sub-cell or helper may return anything
             return "tensor" if self._kind(e, fn) == Kind.TENSOR else None
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Mult)):
+            # `t + (x,)`, `[x] * 2`: a sequence with tensors in it is still a sequence
+            for side in (e.left, e.right):
+                if isinstance(side, (ast.Tuple, ast.List)):
+                    return "tuple" if isinstance(side, ast.Tuple) else "list"
         if self._kind(e, fn) == Kind.TENSOR and isinstance(
             e, (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Name, ast.Attribute)
         ):

@@ -10,8 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
-from npu_lsp.rules.graphmode.branch_type_mismatch import side_value
-from npu_lsp.rules.graphmode.control import continuation_returns
+from npu_lsp.rules.graphmode.branch_type_mismatch import false_path, side_value
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
@@ -67,7 +66,7 @@ class MissingReturnOnTensorBranch(GraphRule):
         x = side_value(body, vals)
         if not x.known or isinstance(x, av.NoneValue):
             return
-        cont = continuation_returns(node, ctx)
+        cont = false_path(node, ctx)
         if cont is None:
             return
         rets, falls_off = cont
