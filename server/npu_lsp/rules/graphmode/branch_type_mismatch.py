@@ -5,31 +5,49 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.control import bindings, block_of, continuation_returns
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.abstract_eval import Env, Values, values
+from npu_lsp.rules.graphmode.control import (
+    bindings,
+    block_of,
+    is_function,
+)
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
-
-_SEQUENCES = frozenset({"tuple", "list"})
-_NON_TENSORS = _SEQUENCES | {"scalar"}
+from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in, terminates
 
 
-def _classes(rets: list[ast.Return], a: Analyzer) -> set[str]:
-    out: set[str] = set()
+def side_value(rets: list[ast.Return], vals: Values, env: Env | None = None) -> av.Value:
+    """What one path of a branch returns: its returns joined (errors among them belong to the
+    `if` that splits them). A bare `return` is None."""
+    out: av.Value | None = None
     for r in rets:
-        if r.value is None:
-            out.add("none")
-        else:
-            t = a.type_class(r.value)
-            if t is not None:
-                out.add(t)
-    return out
+        v = vals.of(r.value, None, env) if r.value is not None else av.NONE
+        out = v if out is None else av.join(out, v, av.Site.RETURN).value
+    return out if out is not None else av.UNKNOWN
 
 
-def _dtypes(rets: list[ast.Return], a: Analyzer) -> set[str | None]:
-    return {a.dtype_of(r.value) if r.value is not None else None for r in rets}
+def false_path(node: ast.stmt, ctx: Context, depth: int = 0) -> tuple[list[ast.Return], bool] | None:
+    """The returns reached when `node` (an `if` without `else`) is left by its false path, and
+    whether that path can fall off the end of the function (an implicit `return None`);
+    None when unknown. Follows the end of an enclosing branch (an `elif`, a nested `if`) and
+    of an unrolled loop's body to what comes after them."""
+    parent, block, index = block_of(node, ctx)
+    if index < 0 or depth > 8:
+        return None
+    rest = block[index + 1 :]
+    rets = returns_in(rest)
+    if terminates(rest):
+        return rets, False
+    if parent is ctx.function:
+        return rets, True
+    if isinstance(parent, ast.If) or (isinstance(parent, (ast.For, ast.While)) and block is parent.body):
+        outer = false_path(parent, ctx, depth + 1)
+        return (rets + outer[0], outer[1]) if outer is not None else None
+    return None
 
 
 def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -45,51 +63,145 @@ def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
     return out
 
 
-def incompatible(x: set[str], y: set[str]) -> str | None:
-    """A human-readable reason the two sets of type classes cannot be joined, if any.
-    A Python number does not join with a Tensor either (measured on 2.10)."""
-    if "tensor" in x and y & _NON_TENSORS:
-        return f"Tensor vs {sorted(y & _NON_TENSORS)[0]}"
-    if "tensor" in y and x & _NON_TENSORS:
-        return f"{sorted(x & _NON_TENSORS)[0]} vs Tensor"
-    return None
-
-
-def _preceding_numbers(node: ast.If, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
-    """Those of `names` last bound to a number literal by the statements just before `node`
-    in its block (`y = 0` then `if ...: y = x`: the `if` joins 0 with a Tensor)."""
-    _parent, block, index = block_of(node, ctx)
+def preceding_values(node: ast.stmt, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
+    """Those of `names` last bound by a plain `name = value` before `node` (in its block, then
+    before the loops and branches around it): the value the false path carries. A name
+    rebound any other way in between (unpacking, a loop, `+=`) is left out."""
     out: dict[str, ast.expr] = {}
-    for st in block[:index]:
-        if isinstance(st, ast.Assign) and len(st.targets) == 1:
-            target = st.targets[0]
-            if isinstance(target, ast.Name) and target.id in names:
-                value = st.value
-                if isinstance(value, ast.Constant) and type(value.value) in (int, float):
-                    out[target.id] = value
-                else:
-                    out.pop(target.id, None)
-                continue
-        if out:  # any other rebinding in between (loops, `+=`, unpacking) cancels it
-            for name in bindings([st]) & out.keys():
-                del out[name]
+    wanted = set(names)
+    current: ast.AST = node
+    while wanted:
+        parent, block, index = block_of(current, ctx)  # type: ignore[arg-type]
+        if index < 0:
+            break
+        # backwards from `node`: the nearest binding of each name decides, and the scan
+        # stops as soon as every name is decided (compound statements cost a walk)
+        found: dict[str, ast.expr] = {}
+        settled: set[str] = set()
+        open_names = set(wanted)
+        for st in reversed(block[:index]):
+            t = type(st)
+            if t is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+                name = st.targets[0].id  # type: ignore[attr-defined]
+                if name in open_names:
+                    found[name] = st.value  # type: ignore[attr-defined]
+                    open_names.discard(name)
+            elif t not in _NO_BINDINGS:
+                hit = bindings([st]) & open_names
+                settled |= hit
+                open_names -= hit
+            if not open_names:
+                break
+        out.update(found)
+        wanted -= found.keys() | settled
+        if parent is None or parent is ctx.function or not isinstance(parent, (ast.For, ast.While, ast.If, ast.With)):
+            break
+        current = parent
     return out
+
+
+_NO_BINDINGS = frozenset({ast.Expr, ast.Return, ast.Pass, ast.Raise, ast.Assert, ast.Break, ast.Continue})
+
+
+def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
+    """Is the value `name` has after `node` read: its next occurrence after `node` is a read
+    (a rebinding first kills it), or a loop around `node` reads it on its next turn? Only the
+    statements after `node` are looked at, nearest first."""
+    func = ctx.function
+    current: ast.AST = node
+    while True:
+        parent, block, index = block_of(current, ctx)  # type: ignore[arg-type]
+        if index < 0:
+            return True  # not in a block we can follow: assume it is read
+        for st in block[index + 1 :]:
+            first: tuple[int, int, int] | None = None
+            for n in ast.walk(st):
+                if type(n) is ast.Name and n.id == name:
+                    # on one line a read comes before a store (`y = y + 1`)
+                    key = (n.lineno, 1 if type(n.ctx) is not ast.Load else 0, n.col_offset)
+                    first = key if first is None or key < first else first
+            if first is not None:
+                return first[1] == 0
+        if parent is None or parent is func or isinstance(parent, ast.Module):
+            return False
+        if isinstance(parent, (ast.For, ast.While)) and any(
+            type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load and n.lineno < node.lineno
+            for n in ast.walk(parent)
+        ):
+            return True  # read again on the loop's next turn
+        current = parent
+
+
+def _returned_directly(node: ast.stmt, name: str, ctx: Context) -> bool:
+    """Does a later `return name` hand the name out as is? (Measured: returned inside a
+    tuple, `return x, name`, two constants of different types are accepted.)"""
+    func = ctx.function
+    if func is None:
+        return False
+    end = node.end_lineno or node.lineno
+    return any(
+        r.lineno > end and isinstance(r.value, ast.Name) and r.value.id == name
+        for r in returns_in(getattr(func, "body", []))
+    )
+
+
+def _ancestors(node: ast.AST, ctx: Context) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        out.append(p)
+        p = ctx.parent(p)
+    return out
+
+
+def _nested(ctx: Context) -> bool:
+    func = ctx.function
+    return func is not None and any(is_function(p) for p in _ancestors(func, ctx))
+
+
+def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: Context) -> av.JoinError | None:
+    """The join MindSpore makes of `name` bound to `left`/`right` on the two paths of `node`.
+
+    A name nobody reads after the branch is never joined (its phi is dropped), except a
+    sequence against a tensor inside a nested function (measured on 2.10: closures keep
+    the sequence's element uses alive). Two constants are not joined either: the code after
+    the branch is specialised per constant, and only meets again where it is returned."""
+    if not left.known or not right.known:
+        return None
+    if av.is_constant(left) and av.is_constant(right):
+        if not _returned_directly(node, name, ctx):
+            j = av.join(left, right, av.Site.PHI)
+            return j.error  # None against a constant: STRICT only
+        return av.join(left, right, av.Site.RETURN).error
+    if not _read_after(node, name, ctx):
+        pair = {type(left), type(right)}
+        if not (pair == {av.Sequence, av.Tensor} and _nested(ctx)):
+            return None
+    return av.join(left, right, av.Site.PHI).error
 
 
 @rule(code="MS119", name="branch-type-mismatch", severity="error", family="graphmode")
 class BranchTypeMismatch(GraphRule):
     """## What it does
-    Flags an `if` whose condition depends on a tensor's value when its two paths return (or
-    assign to the same name) values of different kinds: a Tensor on one side and a tuple,
-    list or Python number on the other (also `y = 0` followed by `if ...: y = x`), or tensors
-    of different explicit dtypes.
+    Flags the places where MindSpore joins two values of a tensor-dependent branch and the
+    join fails: the results of an `if` (its returns, or the continuation after it), a name
+    bound differently on the two paths and read afterwards (also `y = 0` followed by
+    `if ...: y = x`), a conditional expression, `and` / `or`, and a value carried around a
+    tensor-dependent `while`. Failing joins: a Tensor against a tuple, list, number or str;
+    tensors of different dtypes (`Type Join Failed: dtype1 = Int32, dtype2 = Float32`),
+    also when the dtype follows from a cast or from MindSpore's type promotion; a tuple
+    against a list; returned Python numbers of different types; and, under STRICT only, None
+    against a value bound to a name.
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
-    one type. MindSpore stops with `TypeError: Cannot join the return values of different
-    branches, perhaps you need to make them equal.` at every syntax level. Results that
-    differ only in shape are fine, and so are branches on shapes or Python constants, which
-    are folded while compiling.
+    one abstract value. MindSpore stops with `TypeError: Cannot join the return values of
+    different branches, perhaps you need to make them equal.` at every syntax level. Results
+    that differ only in shape are fine, tuples of different lengths join, and branches on
+    shapes or Python constants are folded while compiling. A name nobody reads after the
+    branch is not joined, and two constants bound to a name (`y = 1` / `y = 2.0`) are not
+    either: the code after the branch is compiled once per constant, and they only meet
+    where the name itself is returned. See docs/graphmode-values.md for the whole table.
 
     ## Example
     ```python
@@ -118,6 +230,9 @@ class BranchTypeMismatch(GraphRule):
 
     ## References
     - RULES.md, section 1: tensor-dependent branches yielding different dtype, or Tensor vs tuple.
+    - The join table: `mindspore/core/abstract/abstract_value.cc` (`AbstractBase::Join` and
+      its overrides), measured per join kind at LAX and STRICT in
+      tests/npu_lsp/fixtures/joins/joins.py.
     - Measured on MindSpore 2.10: `x.sum() > 0 and n > 2` (n a constant) and
       `while x.sum() < 30 and i < 5` are rejected with `Cannot join the return values of
       different branches ... dtype1 = Bool, dtype2 = Any`; two tensor operands are accepted.
@@ -125,13 +240,24 @@ class BranchTypeMismatch(GraphRule):
 
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
+        vals = values(ctx)
         seen_tensor: ast.expr | None = None
+        op = "and" if isinstance(node.op, ast.And) else "or"
         for operand in node.values:
             kind = a.kind(operand)
             if kind == Kind.TENSOR:
+                if seen_tensor is not None:
+                    # `t1 and t2` is `t2 if t1 else t1`: two tensors join by dtype
+                    error = av.join(vals.of(seen_tensor), vals.of(operand), av.Site.BOOLOP).error
+                    if error is not None and not error.strict_only:
+                        yield ctx.diagnostic(
+                            self,
+                            node,
+                            f"`{op}` joins the tensors `{ctx.segment(seen_tensor)}` and `{ctx.segment(operand)}` of different types ({error.reason}); MindSpore cannot join them (use `&`/`|` on tensors of one dtype)",
+                        )
+                        return
                 seen_tensor = seen_tensor or operand
             elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
-                op = "and" if isinstance(node.op, ast.And) else "or"
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -139,36 +265,79 @@ class BranchTypeMismatch(GraphRule):
                 )
                 return
 
-    nodes = (ast.If, ast.BoolOp)
+    def _if_exp(self, node: ast.IfExp, ctx: Context) -> Iterable[Diagnostic]:
+        vals = values(ctx)
+        left = vals.of(node.body)
+        right = vals.of(node.orelse) if left.known else av.UNKNOWN
+        if not right.known:
+            return
+        error = av.join(left, right, av.Site.IFEXP).error
+        strict = bool(ctx.scope and ctx.scope.strict)
+        if error is None or not error.applies(strict) or not analyzer(ctx).kind(node.test).dynamic:
+            return
+        parent = ctx.parent(node)
+        if (
+            isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+            and not _read_after(parent, parent.targets[0].id, ctx)
+        ):
+            return  # `y = a if t else b` with `y` never read: the join is dropped
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"the two values of this tensor-dependent conditional expression have different types ({error.reason}); MindSpore cannot join them",
+        )
+
+    def _while(self, node: ast.While, ctx: Context) -> Iterable[Diagnostic]:
+        """Values carried around a tensor-dependent `while`: the value before the loop meets
+        the value the body leaves for the next turn."""
+        assigned = _assigned(node.body)
+        if not assigned:
+            return
+        before = preceding_values(node, ctx, set(assigned))
+        if not before or not analyzer(ctx).kind(node.test).dynamic:
+            return
+        vals = values(ctx)
+        strict = bool(ctx.scope and ctx.scope.strict)
+        for name in sorted(before):
+            left = vals.of(before[name])
+            right = vals.of(assigned[name]) if left.known else av.UNKNOWN
+            if not right.known or not _read_after(node, name, ctx):
+                continue
+            error = av.join(left, right, av.Site.LOOP).error
+            if error is not None and error.applies(strict):
+                yield ctx.diagnostic(
+                    self,
+                    ctx.head_span(node),
+                    f"`{name}` changes type around this tensor-dependent `while` ({error.reason}); MindSpore cannot join the value before the loop with the one its body leaves",
+                )
+                return
+
+    nodes = (ast.If, ast.BoolOp, ast.IfExp, ast.While, ast.Call)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: the ~2,000 calls of a 5,000-line file that reach no
+        # function of ours cost one lookup, not a generator each
+        if type(node) is ast.Call:
+            hit = ctx.cache.get("MS119.calls")
+            sites, jit_names = hit if hit is not None else _call_candidates(ctx)
+            f = node.func
+            if id(node) in sites or (type(f) is ast.Name and f.id in jit_names):
+                return self._call(node, ctx)
+            return ()
         if isinstance(node, ast.BoolOp):
-            yield from self._bool_op(node, ctx)
-            return
+            return self._bool_op(node, ctx)
+        if isinstance(node, ast.IfExp):
+            return self._if_exp(node, ctx)
+        if isinstance(node, ast.While):
+            return self._while(node, ctx)
+        return self._if_node(node, ctx)
+
+    def _if_node(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.If)
-        # Structure first: only returns in the true branch or a name assigned in both
-        # branches can disagree, and the tensor-dependence test below needs the function's
-        # data flow, the dearest step of the analysis.
-        before: dict[str, ast.expr] = {}
-        if not returns_in(node.body) and not (
-            node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
-        ):
-            # `y = 0` then `if t: y = x`: the number bound before is the false branch
-            assigned = {} if node.orelse else _assigned(node.body)
-            if not assigned:
-                return
-            before = _preceding_numbers(node, ctx, set(assigned))  # cheap: no data flow
-            if not before:
-                return
-            a = analyzer(ctx)
-            if not a.kind(node.test).dynamic:
-                return
-        else:
-            a = analyzer(ctx)
-        # what the branches produce first: when they agree (the usual case) the condition's
-        # kind, which can take solving every name it reads, is never needed
-        found = self._returns(node, ctx, a) or self._assigns(node, a, before)
-        if found and a.kind(node.test).dynamic:
+        found = self._if(node, ctx, None)
+        if found:
             reason, where = found
             # MindSpore names the false branch: the else block's return or first statement,
             # or the `if` itself when the false path is what follows it
@@ -178,8 +347,63 @@ class BranchTypeMismatch(GraphRule):
                 f"branches of this tensor-dependent `if` produce different types ({reason}); MindSpore cannot join them",
             )
 
+    def _call(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """A call of the user's own function compiles it for this call's arguments (MindSpore
+        specialises per call signature): a join that fails only with these values is reported
+        here, at the call, naming the line inside the callee."""
+        vals = values(ctx)
+        callee = vals.callee(node, ctx.function)
+        if callee is None:
+            return
+        saved = ctx.scope, ctx.function
+        ctx.scope, ctx.function = ctx.scopes.scope_for(callee) or saved[0], callee
+        try:
+            ifs = _joining_ifs(callee, ctx)
+            env = vals.call_env(node, callee, saved[1]) if ifs else {}
+            if not any(v.known for v in env.values()):
+                return
+            for if_node in ifs:
+                found = self._if(if_node, ctx, env)
+                if found and self._if(if_node, ctx, None) is None:
+                    reason, where = found
+                    message = (
+                        f"this call compiles `{callee.name}` with arguments for which the branches of its tensor-dependent "
+                        f"`if` (line {if_node.lineno}) produce different types ({reason}); MindSpore cannot join them"
+                    )
+                    break
+            else:
+                return
+        finally:
+            ctx.scope, ctx.function = saved
+        yield ctx.diagnostic(self, node, message)
+
+    def _if(self, node: ast.If, ctx: Context, env: Env | None) -> tuple[str, ast.AST] | None:
+        # Structure first: only returns in the true branch or a name bound on both paths can
+        # disagree, and the tensor-dependence test below needs the function's data flow,
+        # the dearest step of the analysis.
+        before: dict[str, ast.expr] = {}
+        if not returns_in(node.body) and not (
+            node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
+        ):
+            # `y = 0` then `if t: y = x`: the value bound before is the false path's
+            assigned = {} if node.orelse else _assigned(node.body)
+            if not assigned:
+                return None
+            before = preceding_values(node, ctx, set(assigned))  # cheap: no data flow
+            if not before:
+                return None
+            a = analyzer(ctx)
+            if not a.kind(node.test).dynamic:
+                return None
+        else:
+            a = analyzer(ctx)
+        # what the paths produce first: when they agree (the usual case) the condition's
+        # kind, which can take solving every name it reads, is never needed
+        found = self._returns(node, ctx, env) or self._assigns(node, ctx, before, env)
+        return found if found and a.kind(node.test).dynamic else None
+
     @staticmethod
-    def _returns(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, ast.AST] | None:
+    def _returns(node: ast.If, ctx: Context, env: Env | None) -> tuple[str, ast.AST] | None:
         body = returns_in(node.body)
         if not body:
             return None
@@ -187,38 +411,91 @@ class BranchTypeMismatch(GraphRule):
             other = returns_in(node.orelse)
             where: ast.AST = min(other, key=lambda r: r.lineno) if other else node
         else:
-            cont = continuation_returns(node, ctx)
+            cont = false_path(node, ctx)
             if cont is None:
                 return None
             other, where = cont[0], node
-        x, y = _classes(body, a), _classes(other, a)
-        reason = incompatible(x, y)
-        if reason:
-            return reason, where
-        dx, dy = _dtypes(body, a), _dtypes(other, a)
-        if len(dx) == 1 and len(dy) == 1 and None not in dx | dy and dx != dy:
-            return f"dtype {next(iter(dx))} vs {next(iter(dy))}", where
+        if not other:
+            return None
+        vals = values(ctx)
+        x = side_value(body, vals, env)
+        y = side_value(other, vals, env) if x.known else av.UNKNOWN
+        error = av.join(x, y, av.Site.RETURN).error
+        # None against a value is STRICT only: MS133 reports it
+        if error is not None and not error.strict_only:
+            return error.reason, where
         return None
 
     @staticmethod
     def _assigns(
-        node: ast.If, a: Analyzer, before: dict[str, ast.expr]
+        node: ast.If, ctx: Context, before: dict[str, ast.expr], env: Env | None
     ) -> tuple[str, ast.AST] | None:
         left = _assigned(node.body)
         right, where = (_assigned(node.orelse), node.orelse[0]) if node.orelse else (before, node)
+        vals = values(ctx)
+        strict = bool(ctx.scope and ctx.scope.strict)
         for name in sorted(left.keys() & right.keys()):
             # the other side is asked only when this one is known (a dtype costs a solve)
-            x = a.type_class(left[name])
-            y = a.type_class(right[name]) if x else None
-            if x and y:
-                reason = incompatible({x}, {y})
-                if reason:
-                    return f"`{name}`: {reason}", where
-            dx = a.dtype_of(left[name])
-            dy = a.dtype_of(right[name]) if dx else None
-            if dx and dy and dx != dy:
-                return f"`{name}`: dtype {dx} vs {dy}", where
+            x = vals.of(left[name], None, env)
+            y = vals.of(right[name], None, env) if x.known else av.UNKNOWN
+            error = phi_error(node, name, x, y, ctx)
+            if error is not None and error.applies(strict):
+                return f"`{name}`: {error.reason}", where
         return None
+
+
+def _call_candidates(ctx: Context) -> tuple[set[int], set[str]]:
+    """Calls in this file's compiled code of a compiled function with an `if` where values
+    may meet (by call node), and the names of such module-level `@ms.jit` functions (their
+    calls are not recorded as sites): the only calls worth specialising."""
+    hit = ctx.cache.get("MS119.calls")
+    if hit is None:
+        sites: set[int] = set()
+        names: set[str] = set()
+        for scope in ctx.scopes.scopes.values():
+            func = scope.function
+            if not isinstance(func, ast.FunctionDef) or ctx.parent(func) is None:
+                continue
+            if not scope.call_sites and not (scope.kind == "jit" and ctx.parent(func) is ctx.tree):
+                continue
+            if not any(type(st) is ast.If and _may_join(st) for st in statements(func.body)):
+                continue
+            if scope.call_sites:
+                sites.update(id(c.call) for c in scope.call_sites if c.path == ctx.path and c.call is not None)
+            else:
+                names.add(func.name)
+        hit = ctx.cache["MS119.calls"] = (sites, names)
+    return hit
+
+
+def _may_join(st: ast.If) -> bool:
+    """Structure alone: returns in the true branch, or names bound in it."""
+    return bool(returns_in(st.body) or _assigned(st.body))
+
+
+def _joining_ifs(func: ast.FunctionDef, ctx: Context) -> list[ast.If]:
+    """The `if` statements of a function's own body (`ctx.function`) where values can meet:
+    a tensor-dependent test, and returns or a name bound on both paths. The same for every
+    call context (the test's kind is what all calls have in common), so cached."""
+    key = ("MS119.ifs", id(func))
+    hit = ctx.cache.get(key)
+    if hit is None:
+        a = analyzer(ctx)
+        hit = []
+        for st in statements(func.body):
+            if type(st) is not ast.If:
+                continue
+            assigned = _assigned(st.body)
+            if not (
+                returns_in(st.body)
+                or (st.orelse and assigned.keys() & _assigned(st.orelse).keys())
+                or (not st.orelse and assigned and preceding_values(st, ctx, set(assigned)))
+            ):
+                continue
+            if a.kind(st.test, func).dynamic:
+                hit.append(st)
+        ctx.cache[key] = hit
+    return hit
 
 
 def _python_scalar(e: ast.expr, a: Analyzer) -> bool:

@@ -197,6 +197,8 @@ class Analyzer:
         self._kind_memo: dict[tuple[int, int], Kind] = {}
         self._sites: dict[int, list[tuple[ast.Call, _Fn | None]]] = {}
         self._param_dtypes: dict[int, dict[str, str]] = {}
+        self._graph_call_map: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
+        self._sub_cells: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
         # solver state, see _solve
         self._stack: list[tuple[int, _Fn, str]] = []
         self._pos: dict[tuple[int, _Fn, str], int] = {}
@@ -238,6 +240,22 @@ class Analyzer:
     def dtype_of(self, expr: ast.AST, func: ast.AST | None = None) -> str | None:
         fn = self._fn(func if func is not None else self.ctx.function)
         return self._answer(fn, lambda: self._dtype(expr, fn), None)
+
+    def rebinds(self, name: str, func: ast.AST | None) -> bool:
+        """Does `func`'s body bind `name` (beyond a parameter of that name)?"""
+        return name in self._indexed(self._fn(func)).bindings
+
+    def single_assignment(self, name: str, func: ast.AST | None) -> ast.expr | None:
+        """The value of `name = value` when that is the name's only binding in `func` (not a
+        parameter, not bound in a loop or by unpacking): what the name holds everywhere."""
+        fn = self._indexed(self._fn(func))
+        if name in fn.params:
+            return None
+        binds = fn.bindings.get(name)
+        if binds is None or len(binds) != 1 or binds[0][0] != _ASSIGN:
+            return None
+        value = binds[0][1]
+        return value if isinstance(value, ast.expr) else None
 
     def is_numpy(self, expr: ast.AST, func: ast.AST | None = None) -> bool:
         fn = self._fn(func if func is not None else self.ctx.function)
@@ -330,7 +348,33 @@ class Analyzer:
                         and target.value.id == "self"
                     ):
                         out.setdefault(target.attr, []).append(value)
-        self._self_assigned[key] = out
+        self._self_assigned[key] = out  # first, so a cycle of bases ends here
+        for attr, values in self._inherited_values(cls).items():
+            out.setdefault(attr, values)
+        return out
+
+    def _inherited_values(self, cls: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
+        """`self.<attr>` values the `__init__` of a base class in this file assigns, when
+        this class's `__init__` runs it (no `__init__` of its own, or one calling
+        `super().__init__(...)`); the class's own assignments win."""
+        classes = self.ctx.scopes.info.classes
+        bases = [
+            local.node
+            for b in cls.bases
+            if isinstance(b, ast.Name) and (local := classes.get(b.id)) is not None and local.node is not cls
+        ]
+        if not bases:
+            return {}
+        init = next(
+            (i for i in cls.body if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i.name == "__init__"),
+            None,
+        )
+        if init is not None and not any(_calls_init(st) for st in init.body):
+            return {}
+        out: dict[str, list[ast.expr | None]] = {}
+        for base in bases:
+            for attr, values in self._self_values(base).items():
+                out.setdefault(attr, values)
         return out
 
     def _self_tensor(self, func: ast.AST | None, attr: str) -> bool:
@@ -619,7 +663,7 @@ class Analyzer:
     def _param_dtypes_of(self, fn: _Fn, name: str, spec: _Param) -> frozenset[str]:
         """Dtypes a parameter starts with: seen where a construct / jit function is called
         at module level, or at a helper's call sites in compiled code."""
-        if self._scope_kind(fn) != "helper":
+        if self._scope_kind(fn) not in ("helper", "jit_class"):
             observed = self._observed_param_dtypes(fn).get(name)
             return frozenset({observed}) if observed is not None else _NO_NAMES
         if spec[0] != "pos":
@@ -680,12 +724,19 @@ class Analyzer:
         cls = self.owner_class(construct)
         if cls is None:
             return []
-        out: list[tuple[ast.Call, _Fn | None]] = []
+        if self._sub_cells is None:
+            self._sub_cells = self._index_sub_cell_calls()
+        return self._sub_cells.get(cls.name, [])
+
+    def _index_sub_cell_calls(self) -> dict[str, list[tuple[ast.Call, _Fn | None]]]:
+        """Every class of the file by name -> the calls of its instances held on `self` by
+        other classes (one pass over the file, not one per `construct`)."""
+        out: dict[str, list[tuple[ast.Call, _Fn | None]]] = {}
         for holder in self.ctx.tree.body:
-            if not isinstance(holder, ast.ClassDef) or holder is cls:
+            if not isinstance(holder, ast.ClassDef):
                 continue
             methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
-            attrs: set[str] = set()
+            held: dict[str, str] = {}  # attr -> class name built into it
             for m in methods:
                 if m.name != "__init__":
                     continue
@@ -693,13 +744,12 @@ class Analyzer:
                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                         f = node.value.func
                         called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-                        if called == cls.name:
-                            attrs |= {
-                                t.attr
-                                for t in node.targets
-                                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-                            }
-            if not attrs:
+                        if called is None or called == holder.name:
+                            continue
+                        for t in node.targets:
+                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                                held[t.attr] = called
+            if not held:
                 continue
             for m in methods:
                 if m.name == "__init__":
@@ -708,11 +758,11 @@ class Analyzer:
                     if (
                         isinstance(node, ast.Call)
                         and isinstance(node.func, ast.Attribute)
-                        and node.func.attr in attrs
+                        and node.func.attr in held
                         and isinstance(node.func.value, ast.Name)
                         and node.func.value.id == "self"
                     ):
-                        out.append((node, self._fn(m)))
+                        out.setdefault(held[node.func.attr], []).append((node, self._fn(m)))
         return out
 
     def _observed_param_dtypes(self, fn: _Fn) -> dict[str, str]:
@@ -883,12 +933,31 @@ class Analyzer:
         if self.owner_class(func) is not None and params and params[0] in ("self", "cls"):
             params = params[1:]
         seen: dict[str, set[str | None]] = {}
-        for call in self._module_level_calls(func):
+        calls: list[tuple[ast.Call, _Fn | None]] = [(c, None) for c in self._module_level_calls(func)]
+        if kind_name == "jit" and self.owner_class(func) is None:
+            # a jit function called from other compiled code of the file: its arguments there
+            calls.extend(self._graph_calls().get(func.name, ()))
+        for call, caller in calls:
             for i, arg in enumerate(call.args):
                 if isinstance(arg, ast.Starred) or i >= len(params):
                     break
-                seen.setdefault(params[i], set()).add(self._module_dtype(arg))
+                d = self._module_dtype(arg) if caller is None else self._dtype(arg, caller)
+                seen.setdefault(params[i], set()).add(d)
         return {p: next(iter(ds)) for p, ds in seen.items() if len(ds) == 1 and None not in ds}  # type: ignore[misc]
+
+    def _graph_calls(self) -> dict[str, list[tuple[ast.Call, _Fn | None]]]:
+        """Calls `f(...)` of a plain name made inside the file's compiled functions, by name."""
+        if self._graph_call_map is None:
+            out: dict[str, list[tuple[ast.Call, _Fn | None]]] = {}
+            for scope in self.ctx.scopes.scopes.values():
+                func = scope.function
+                if self.ctx.parent(func) is None:
+                    continue  # compiled code of another file
+                for n in ast.walk(func):
+                    if type(n) is ast.Call and type(n.func) is ast.Name:
+                        out.setdefault(n.func.id, []).append((n, self._fn(func)))
+            self._graph_call_map = out
+        return self._graph_call_map
 
     def _module_dtype(self, arg: ast.expr, depth: int = 0) -> str | None:
         if isinstance(arg, ast.Name) and depth < 10:
@@ -1316,6 +1385,11 @@ class Analyzer:
             ):
                 return None  # a sub-cell or helper may return anything
             return "tensor" if self._kind(e, fn) == Kind.TENSOR else None
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Mult)):
+            # `t + (x,)`, `[x] * 2`: a sequence with tensors in it is still a sequence
+            for side in (e.left, e.right):
+                if isinstance(side, (ast.Tuple, ast.List)):
+                    return "tuple" if isinstance(side, ast.Tuple) else "list"
         if self._kind(e, fn) == Kind.TENSOR and isinstance(
             e, (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Name, ast.Attribute)
         ):
@@ -1495,6 +1569,16 @@ def _array_dtype(inner: ast.expr, ctx: Context) -> str | None:
                 if d and (d.startswith(("float", "bfloat")) or isinstance(other.value, int)):
                     return d
     return None
+
+
+def _calls_init(st: ast.stmt) -> bool:
+    """`super().__init__(...)` / `Base.__init__(self, ...)` as a statement of its own."""
+    return (
+        type(st) is ast.Expr
+        and type(st.value) is ast.Call
+        and type(st.value.func) is ast.Attribute
+        and st.value.func.attr == "__init__"
+    )
 
 
 def dotted_last(expr: ast.AST) -> str:

@@ -8,8 +8,9 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.branch_type_mismatch import _classes
-from npu_lsp.rules.graphmode.control import continuation_returns
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.abstract_eval import values
+from npu_lsp.rules.graphmode.branch_type_mismatch import false_path, side_value
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
@@ -18,8 +19,8 @@ from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 class MissingReturnOnTensorBranch(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags an `if` whose condition depends on a tensor's value
-    when one path returns a tensor and the other path returns nothing (falls through to an
-    implicit `return None`).
+    when one path returns a value (a tensor, a number, a tuple...) and the other path returns
+    None, explicitly or by falling through to the implicit `return None`.
 
     ## Why is this bad?
     STRICT joins both paths' results: `TypeError: Cannot join the return values of different
@@ -58,19 +59,28 @@ class MissingReturnOnTensorBranch(GraphRule):
         assert isinstance(node, ast.If)
         if not ctx.scope or not ctx.scope.strict or node.orelse:
             return
-        a = analyzer(ctx)
-        if not a.kind(node.test).dynamic:
-            return
         body = returns_in(node.body)
-        if not body or "tensor" not in _classes(body, a):
+        if not body:
             return
-        cont = continuation_returns(node, ctx)
+        vals = values(ctx)
+        x = side_value(body, vals)
+        if not x.known or isinstance(x, av.NoneValue):
+            return
+        cont = false_path(node, ctx)
         if cont is None:
             return
         rets, falls_off = cont
-        if falls_off and not rets or "none" in _classes(rets, a):
-            yield ctx.diagnostic(
-                self,
-                ctx.head_span(node),
-                "under STRICT, this tensor-dependent `if` returns a Tensor on one path and None on the other",
-            )
+        # the false path gives None: it falls off the end (implicit `return None`) or says so
+        if not (falls_off and not rets) and not any(
+            r.value is None or isinstance(vals.of(r.value), av.NoneValue) for r in rets
+        ):
+            return
+        error = av.join(x, av.NONE, av.Site.RETURN).error
+        if error is None or not analyzer(ctx).kind(node.test).dynamic:
+            return
+        what = "a Tensor" if isinstance(x, av.Tensor) else f"a {x.describe()}"
+        yield ctx.diagnostic(
+            self,
+            ctx.head_span(node),
+            f"under STRICT, this tensor-dependent `if` returns {what} on one path and None on the other",
+        )

@@ -23,6 +23,14 @@ _CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"}
 _SHAPE = frozenset({"mindspore.ops.shape", "mindspore.ops.functional.shape"})
 _DEPTH = 4
 _CALL = frozenset({ast.Call})
+_DICT_MESSAGE = (
+    "`{name}` is a dict holding a JIT Fallback value, which MindSpore keeps as a tuple of its"
+    " values; indexing it by key fails (`tuple indices must be integers or slices, not str`): use `.get()`"
+)
+_COMP_MESSAGE = (
+    "`{name}` is a comprehension over the shape of a JIT Fallback value, which MindSpore does not"
+    " build as a list; indexing it fails (`'float' object is not subscriptable`)"
+)
 
 
 @functools.cache
@@ -108,11 +116,27 @@ class FallbackValueShapeQuery(GraphRule):
                     node,
                     f"`{ctx.segment(v.args[0])}` comes from a JIT Fallback call; MindSpore cannot index the shape of such a value",
                 )
+            else:
+                why = o.failed_index(node, func, frozenset())
+                if why:
+                    yield ctx.diagnostic(self, node, why.format(name=ctx.segment(node.value)))
             return
         assert isinstance(node, ast.Call)
         why = o.sink(node, func, frozenset(), 0)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+def _own_nodes(func: ast.AST) -> list[ast.AST]:
+    """The nodes of `func`, not those of functions nested in it (their names are their own)."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if not isinstance(n, (*_FUNCS, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _has_fallback(ctx: Context) -> bool:
@@ -236,7 +260,8 @@ class _Opaque:
                     env,
                     depth,
                 )
-            value = getattr(st, "value", None)
+            # `for k, v in d.items()`: every loop variable holds a piece of the iterable
+            value = st.iter if isinstance(st, ast.For) else getattr(st, "value", None)
             return value is not None and self.value(value, func, env, depth)
         if isinstance(e, ast.BinOp):
             return self.value(e.left, func, env, depth) or self.value(e.right, func, env, depth)
@@ -247,7 +272,12 @@ class _Opaque:
         if isinstance(e, ast.UnaryOp):
             return self.value(e.operand, func, env, depth)
         if isinstance(e, ast.IfExp):
-            return self.value(e.body, func, env, depth) or self.value(e.orelse, func, env, depth)
+            # a side MindSpore folds away (`v.asnumpy() if False else v`) gives nothing
+            return any(
+                self.value(side, func, env, depth)
+                for side in (e.body, e.orelse)
+                if not in_dead_branch(self.ctx, func, self.ctx.span(side))
+            )
         if isinstance(e, ast.Subscript):
             return self.value(e.value, func, env, depth)
         if isinstance(e, ast.Call):
@@ -273,11 +303,13 @@ class _Opaque:
         (branches MindSpore folds away left out)."""
         best: ast.stmt | None = None
         where = (name.lineno, name.col_offset)
-        for st in ast.walk(func):
+        for st in _own_nodes(func):
             if isinstance(st, ast.Assign):
                 targets = st.targets
             elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
                 targets = [st.target]
+            elif isinstance(st, ast.For):
+                targets = [n for n in ast.walk(st.target) if isinstance(n, ast.Name)]
             else:
                 continue
             if not any(isinstance(t, ast.Name) and t.id == name.id for t in targets):
@@ -285,7 +317,7 @@ class _Opaque:
             start = (st.lineno, st.col_offset)
             if start >= where or st.end_lineno is None:
                 continue
-            if (st.end_lineno, st.end_col_offset or 0) > where:
+            if not isinstance(st, ast.For) and (st.end_lineno, st.end_col_offset or 0) > where:
                 continue  # the read is inside this statement's own value
             if in_dead_branch(self.ctx, func, self.ctx.span(st)):
                 continue
@@ -320,6 +352,14 @@ class _Opaque:
                 return fn
         f = call.func
         if isinstance(f, ast.Name):
+            top = self.ctx.scopes.info.functions.get(f.id)
+            if (
+                isinstance(top, ast.FunctionDef)
+                and top is not func
+                and self.ctx.scopes.scope_for(top) is not None
+                and not any(isinstance(d, _FUNCS) and d.name == f.id for d in ast.walk(func))
+            ):
+                return top  # a module-level `@ms.jit` function compiled from here
             local = next(
                 (
                     d
@@ -332,7 +372,10 @@ class _Opaque:
                 return local
             return self._cell_of(self._loop_element(f, func), func)
         if isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
-            return self._cell_of(self._held(f.attr, func), func)
+            held = self._held(f.attr, func)
+            first = self._element(held)
+            # `self.seq(x)` of an `nn.SequentialCell`: its first block gets the value
+            return self._cell_of(first if first is not None else held, func)
         if (
             isinstance(f, ast.Subscript)
             and isinstance(f.value, ast.Attribute)
@@ -359,12 +402,32 @@ class _Opaque:
             isinstance(held, ast.Call) and self.ctx.qualname(held.func) in _CONTAINERS and held.args
         ):
             return None
-        seq = held.args[0]
+        seq: ast.expr | None = held.args[0]
+        if isinstance(seq, ast.Name):  # `layers = [...]` then `nn.SequentialCell(layers)`
+            seq = self._local_list(seq, held)
         if isinstance(seq, (ast.List, ast.Tuple)) and seq.elts:
             return seq.elts[0]
         if isinstance(seq, ast.ListComp):
             return seq.elt
         return None
+
+    def _local_list(self, name: ast.Name, where: ast.AST) -> ast.expr | None:
+        """The list literal last assigned to `name` before `where`, in the function holding it."""
+        func = self.ctx.parent(where)
+        while func is not None and not isinstance(func, _FUNCS):
+            func = self.ctx.parent(func)
+        if func is None:
+            return None
+        best: ast.expr | None = None
+        for st in ast.walk(func):
+            if (
+                isinstance(st, ast.Assign)
+                and st.lineno < getattr(where, "lineno", 0)
+                and any(isinstance(t, ast.Name) and t.id == name.id for t in st.targets)
+                and (best is None or st.lineno > getattr(best, "lineno", 0))
+            ):
+                best = st.value
+        return best if isinstance(best, (ast.List, ast.Tuple, ast.ListComp)) else None
 
     def _loop_element(self, name: ast.Name, func: ast.AST) -> ast.expr | None:
         """`for blk in self.blocks` (or `enumerate(self.blocks)`): the element `blk` names."""
@@ -425,6 +488,32 @@ class _Opaque:
                 return self._construct(parent, depth + 1)
         return None
 
+    def failed_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
+        """Why indexing a local built from a fallback value fails, if it does (a message with
+        `{name}` for the indexed name). Measured on 2.10 at LAX:
+        - `lst = [f(d) for d in v.shape]` then `lst[i]`: MindSpore builds a scalar, not a list,
+          from such a comprehension (`'float' object is not subscriptable`; `s = v.shape;
+          s[0]` and `len(v.shape)` compile);
+        - `d = {"a": v}` then `d["a"]`: the dict becomes a tuple of its values (`tuple indices
+          must be integers or slices, not str`; `d.get("a")` and tuples or lists of `v`
+          compile)."""
+        name = node.value
+        if not isinstance(name, ast.Name):
+            return None
+        built = getattr(self._last_assignment(name, func), "value", None)
+        if isinstance(built, ast.ListComp) and built.generators:
+            it = built.generators[0].iter
+            if isinstance(it, ast.Attribute) and it.attr == "shape" and self.value(it.value, func, env):
+                return _COMP_MESSAGE
+        if (
+            isinstance(built, ast.Dict)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and any(v is not None and self.value(v, func, env) for v in built.values)
+        ):
+            return _DICT_MESSAGE
+        return None
+
     def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
         """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""
         args = [a for a in call.args if not isinstance(a, ast.Starred)]
@@ -453,6 +542,12 @@ class _Opaque:
                 and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
             ):
                 return f"this call passes a JIT Fallback value to `{callee.name}`, which reads its dtype (line {inner.lineno})"
+            if (
+                isinstance(inner, ast.Subscript)
+                and self.failed_index(inner, callee, bound)
+                and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
+            ):
+                return f"this call passes a JIT Fallback value to `{callee.name}`, where indexing `{ast.unparse(inner.value)}` built from it fails (line {inner.lineno})"
             if (
                 isinstance(inner, ast.Call)
                 and inner is not call

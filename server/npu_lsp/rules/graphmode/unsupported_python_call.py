@@ -8,7 +8,9 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
@@ -137,6 +139,16 @@ class UnsupportedPythonCall(GraphRule):
                     self,
                     node,
                     f"`{name}()` of the run-time scalar `{ctx.segment(node.args[0])}` fails to compile in graph mode; apply `{tensor_op}` to the tensor before converting it",
+                )
+                return
+            if name == "round" and len(node.args) == 1 and not node.keywords and _float_constant(node.args[0], ctx):
+                # measured on 2.10: `round(2.75)`, `round(x.shape[0] / 2)` fail at both levels
+                # ("Cast failed, original value: 3, type: Int64Imm"); `round(3)`, `round(2.75, 1)`
+                # and round of a run-time scalar compile
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`round()` of the compile-time float `{ctx.segment(node.args[0])}` fails to compile in graph mode (MindSpore: Cast failed ... Int64Imm); round it outside the compiled code or use `int()`",
                 )
                 return
             refused = calls_table.rejected_keywords().get(name)
@@ -309,4 +321,14 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
         t = analyzer(ctx).type_class(e)
         if t in calls_table.CONTAINER_TYPES:
             return t
+    if isinstance(e, (ast.Name, ast.BinOp)) and isinstance(values(ctx).of(e), av.Str):
+        return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
     return None
+
+
+def _float_constant(arg: ast.expr, ctx: Context) -> bool:
+    """A float known while compiling (a literal, `n / 2` of constant ints, `float(3)`)."""
+    if analyzer(ctx).kind(arg) != Kind.CONST:
+        return False
+    v = values(ctx).of(arg)
+    return isinstance(v, av.Scalar) and v.py == "float"

@@ -634,7 +634,10 @@ def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     if q and q.startswith("builtins."):
         if q[9:] in calls_table.graph_builtins():
             return False
-        return any(isinstance(n, ast.Name) and a.kind(n, func).dynamic for arg in call.args for n in ast.walk(arg))
+        # `dict(a=x)` too: keyword arguments are the script's inputs as well (measured:
+        # STRICT rejects it, "the inputs should be constant"; LAX runs it as Python)
+        args = [*call.args, *(k.value for k in call.keywords)]
+        return any(isinstance(n, ast.Name) and a.kind(n, func).dynamic for arg in args for n in ast.walk(arg))
     if q and calls_table.outside_project(q) and not q.startswith(("mindspore", "numpy.random")):
         # the standard library or a package, called with a graph variable: run as Python at
         # LAX (STRICT rejects it: "the inputs should be constant"), its result is opaque

@@ -1,0 +1,421 @@
+"""Abstract values of MindSpore's graph front end and the join it applies where values meet.
+
+One lattice shared by the graph-mode rules. A value is what the compiler knows about a Python
+expression while compiling: a constant (`Scalar`, `Str`, `NONE`), a container (`Sequence`,
+`Dict`), a `Tensor` with its dtype and what is known of its shape, a `DType`, a cell, class or
+function (`Opaque`), or nothing (`UNKNOWN`, the top). `join(a, b, site)` is what MindSpore does
+where two values meet: it returns the joined value and, when MindSpore rejects the join, a
+`JoinError` saying whether it fails at every syntax level or only at STRICT.
+
+The table of which joins fail was measured on MindSpore 2.10 (lax and strict) and follows
+`AbstractBase::Join` in mindspore/core/abstract/abstract_value.cc: tensors join when their
+element types are equal (shapes join to a broader shape), sequences of the same kind join
+element by element, anything else of a different abstract class fails with
+"Abstract type A cannot join with B" — except `None`, which lax mode turns into a Python
+object. Two compile-time constants bound to a name in the two paths of a branch do not meet at
+all: the code after the branch is specialised per constant (see `Site.PHI`).
+
+Dtype promotion of tensor arithmetic (`promote`, `promote_scalar`) follows ms_join.json.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from enum import Enum
+from pathlib import Path
+from typing import Final
+
+_DATA = json.loads((Path(__file__).with_name("ms_join.json")).read_text(encoding="utf-8"))
+_ORDER: Final[list[str]] = _DATA["promotion"]["order"]
+_PAIRS: Final[dict[str, str]] = _DATA["promotion"]["pairs"]
+_MS_NAMES: Final[dict[str, str]] = _DATA["ms_dtype_names"]
+_PY_DTYPES: Final[dict[str, str]] = _DATA["python_scalar_dtype"]
+_UNSIGNED_WIDE: Final[frozenset[str]] = frozenset(_DATA["promotion"]["unsupported_unsigned"])
+#: dtypes of tensor methods whose result type is fixed (measured on 2.10)
+METHOD_DTYPES: Final[dict[str, str]] = _DATA["tensor_method_dtypes"]
+
+
+class Site(Enum):
+    """Where two values meet; MindSpore treats a few of them differently."""
+
+    RETURN = "return"  # the results of a tensor-dependent branch (return, early return)
+    PHI = "phi"  # a name bound differently on the two paths and read after them
+    IFEXP = "ifexp"  # `a if t else b`
+    BOOLOP = "boolop"  # `a and b`, `a or b` (b if a else a)
+    LOOP = "loop"  # a value carried around a `while`/`for` whose condition is a tensor
+
+
+# ---------------------------------------------------------------------------- the values
+
+
+@dataclass(frozen=True)
+class Value:
+    """Base of every abstract value. `abstract` is MindSpore's class name for it."""
+
+    @property
+    def abstract(self) -> str:
+        return "AbstractAny"
+
+    @property
+    def known(self) -> bool:
+        return True
+
+    def describe(self) -> str:
+        return "value"
+
+
+@dataclass(frozen=True)
+class Unknown(Value):
+    """Nothing known (an argument of unknown kind, a helper's result, an opaque call)."""
+
+    @property
+    def known(self) -> bool:
+        return False
+
+    def describe(self) -> str:
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class NoneValue(Value):
+    @property
+    def abstract(self) -> str:
+        return "AbstractNone"
+
+    def describe(self) -> str:
+        return "None"
+
+
+_NOT_CONSTANT: Final = object()
+
+
+@dataclass(frozen=True)
+class Scalar(Value):
+    """A Python int, float or bool; `value` when it is a compile-time constant."""
+
+    py: str  # "int" | "float" | "bool", or "" for a number of unknown type
+    value: object = _NOT_CONSTANT
+
+    @property
+    def abstract(self) -> str:
+        return "AbstractScalar"
+
+    @property
+    def constant(self) -> bool:
+        return self.value is not _NOT_CONSTANT
+
+    @property
+    def ms_dtype(self) -> str:
+        return _PY_DTYPES.get(self.py, "Number")
+
+    def describe(self) -> str:
+        return "scalar"
+
+
+@dataclass(frozen=True)
+class Str(Value):
+    value: str | None = None
+
+    @property
+    def abstract(self) -> str:
+        return "AbstractScalar"
+
+    def describe(self) -> str:
+        return "str"
+
+
+@dataclass(frozen=True)
+class Tensor(Value):
+    """A tensor; `dtype` as a canonical name ("float32"), `shape` dims with None for unknown
+    sizes, `rank` when only the number of dims is known."""
+
+    dtype: str | None = None
+    rank: int | None = None
+    shape: tuple[int | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.shape is not None and self.rank is None:
+            object.__setattr__(self, "rank", len(self.shape))
+
+    @property
+    def abstract(self) -> str:
+        return "AbstractTensor"
+
+    def describe(self) -> str:
+        return "Tensor"
+
+
+@dataclass(frozen=True)
+class Sequence(Value):
+    """A tuple or list; `elements` when its length is known (shape tuples, literals)."""
+
+    kind: str  # "tuple" | "list"
+    elements: tuple[Value, ...] | None = None
+
+    @property
+    def abstract(self) -> str:
+        return "AbstractTuple" if self.kind == "tuple" else "AbstractList"
+
+    def describe(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class Dict(Value):
+    keys: tuple[str, ...] | None = None
+
+    @property
+    def abstract(self) -> str:
+        return "AbstractDictionary"
+
+    def describe(self) -> str:
+        return "dict"
+
+
+@dataclass(frozen=True)
+class DType(Value):
+    """A MindSpore dtype object (`x.dtype`, `ms.float16`); `name` when constant."""
+
+    name: str | None = None
+
+    @property
+    def abstract(self) -> str:
+        return "AbstractType"
+
+    def describe(self) -> str:
+        return "dtype"
+
+
+@dataclass(frozen=True)
+class Opaque(Value):
+    """A cell instance, a class, a function or a primitive: joined only with the same one."""
+
+    kind: str  # "cell" | "class" | "function" | "primitive"
+    name: str | None = None
+
+    @property
+    def abstract(self) -> str:
+        return {"cell": "AbstractCell", "class": "AbstractClass"}.get(self.kind, "AbstractFunction")
+
+    def describe(self) -> str:
+        return self.kind
+
+
+UNKNOWN: Final = Unknown()
+NONE: Final = NoneValue()
+
+
+def tensor(dtype: str | None = None, rank: int | None = None) -> Tensor:
+    return Tensor(dtype, rank)
+
+
+def shape_of(t: Tensor) -> Sequence:
+    """`x.shape`, `ops.shape(x)`, `P.Shape()(x)`: a tuple of ints, of the tensor's rank."""
+    if t.shape is not None:
+        return Sequence("tuple", tuple(Scalar("int", d) if d is not None else Scalar("int") for d in t.shape))
+    if t.rank is not None:
+        return Sequence("tuple", (Scalar("int"),) * t.rank)
+    return Sequence("tuple")
+
+
+def constant(v: object) -> Value:
+    """The abstract value of a Python constant."""
+    if v is None:
+        return NONE
+    if isinstance(v, bool):
+        return Scalar("bool", v)
+    if isinstance(v, int):
+        return Scalar("int", v)
+    if isinstance(v, float):
+        return Scalar("float", v)
+    if isinstance(v, str):
+        return Str(v)
+    if isinstance(v, tuple):
+        return Sequence("tuple", tuple(constant(x) for x in v))
+    return UNKNOWN
+
+
+# ---------------------------------------------------------------------------- promotion
+
+
+def ms_dtype_name(dtype: str) -> str:
+    """"float32" -> "Float32", as MindSpore prints it."""
+    return _MS_NAMES.get(dtype, dtype.capitalize())
+
+
+def _rank(dtype: str) -> int:
+    return _ORDER.index(dtype) if dtype in _ORDER else -1
+
+
+def promote(a: str | None, b: str | None) -> str | None:
+    """Result dtype of tensor ⊕ tensor (None when either is unknown)."""
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    if a in _UNSIGNED_WIDE or b in _UNSIGNED_WIDE:
+        return None  # measured: Int32 with UInt32 "Type implicit conversion ... is not supported"
+    pair = "+".join(sorted((a, b)))
+    if pair in _PAIRS:
+        return _PAIRS[pair]
+    ra, rb = _rank(a), _rank(b)
+    if ra < 0 or rb < 0:
+        return None
+    return a if ra > rb else b
+
+
+def is_floating(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat", "complex"))
+
+
+def promote_scalar(t: str | None, py: str) -> str | None:
+    """Result dtype of tensor ⊕ Python scalar: the tensor's dtype, except an integral or bool
+    tensor with a float (float32) and a bool tensor with an int (int64)."""
+    if t is None:
+        return None
+    if py == "float" and not is_floating(t):
+        return str(_DATA["promotion"]["python_float_on_integral"])
+    if py == "int" and t == "bool":
+        return str(_DATA["promotion"]["python_int_on_bool"])
+    return t
+
+
+def true_division(t: str | None) -> str | None:
+    """`a / b` of tensors: integral and bool results become float32."""
+    if t is None:
+        return None
+    return t if is_floating(t) else str(_DATA["promotion"]["true_division_of_integral"])
+
+
+# ---------------------------------------------------------------------------- the join
+
+
+@dataclass(frozen=True)
+class JoinError:
+    """Why MindSpore cannot join two values.
+
+    `reason` is ours ("Tensor vs tuple", "dtype int32 vs float32"); `mindspore` is the text
+    after "Type Join Failed:" in MindSpore's own message; `strict_only` when the default
+    (lax) level accepts the join."""
+
+    reason: str
+    mindspore: str
+    strict_only: bool = False
+
+    def applies(self, strict: bool) -> bool:
+        return strict or not self.strict_only
+
+
+@dataclass(frozen=True)
+class Joined:
+    value: Value
+    error: JoinError | None = None
+
+
+def _class_error(a: Value, b: Value, strict_only: bool = False) -> JoinError:
+    return JoinError(
+        f"{a.describe()} vs {b.describe()}",
+        f"Abstract type {a.abstract} cannot join with {b.abstract}",
+        strict_only,
+    )
+
+
+def _dtype_error(a: str, b: str, ms_a: str, ms_b: str) -> JoinError:
+    return JoinError(f"dtype {a} vs {b}", f"dtype1 = {ms_a}, dtype2 = {ms_b}")
+
+
+def is_constant(v: Value) -> bool:
+    """A compile-time constant: None, a number or a string with a known value."""
+    return isinstance(v, NoneValue) or (isinstance(v, Scalar) and v.constant) or (isinstance(v, Str) and v.value is not None)
+
+
+def join(a: Value, b: Value, site: Site = Site.RETURN) -> Joined:
+    """MindSpore's join of `a` and `b` where they meet at `site`.
+
+    Symmetric up to the order of names in messages, idempotent (`join(a, a)` is `a`, no
+    error) and `UNKNOWN` absorbs anything without error (we never report what we do not know)."""
+    if a == b:
+        return Joined(a)
+    if not a.known or not b.known:
+        return Joined(UNKNOWN)
+    # the code after a branch is specialised per constant bound in each path: no join
+    if site in (Site.PHI, Site.LOOP) and is_constant(a) and is_constant(b):
+        if isinstance(a, NoneValue) or isinstance(b, NoneValue):
+            # STRICT keeps None out of a graph variable ("Invalid abstract ... AbstractNone")
+            return Joined(UNKNOWN, _class_error(a, b, strict_only=True))
+        return Joined(_widen(a, b))
+    if isinstance(a, NoneValue) or isinstance(b, NoneValue):
+        # lax turns None joined with anything into a Python object; STRICT cannot
+        return Joined(UNKNOWN, _class_error(a, b, strict_only=True))
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return _join_tensors(a, b)
+    if isinstance(a, Scalar) and isinstance(b, Scalar):
+        return _join_scalars(a, b, site)
+    if isinstance(a, Sequence) and isinstance(b, Sequence) and a.kind == b.kind:
+        return _join_sequences(a, b, site)
+    if isinstance(a, Str) and isinstance(b, Str):
+        return Joined(Str())
+    if isinstance(a, Dict) and isinstance(b, Dict):
+        return Joined(Dict(a.keys if a.keys == b.keys else None))
+    if isinstance(a, DType) and isinstance(b, DType):
+        return Joined(DType())  # joins, but a variable dtype cannot feed `cast` (DtypeToEnum)
+    if isinstance(a, Opaque) and isinstance(b, Opaque) and a.kind == b.kind:
+        return Joined(Opaque(a.kind))
+    if {type(a), type(b)} == {Scalar, Str}:
+        if site in (Site.PHI, Site.LOOP):
+            return Joined(UNKNOWN)  # both constants were handled above; a variable str/number pair
+        ms_a = a.ms_dtype if isinstance(a, Scalar) else "String"
+        ms_b = b.ms_dtype if isinstance(b, Scalar) else "String"
+        return Joined(UNKNOWN, JoinError(f"{a.describe()} vs {b.describe()}", f"dtype1 = {ms_a}, dtype2 = {ms_b}"))
+    if isinstance(a, (Tensor, Sequence, Scalar, Str, Dict, DType)) and isinstance(
+        b, (Tensor, Sequence, Scalar, Str, Dict, DType)
+    ):
+        return Joined(UNKNOWN, _class_error(a, b))
+    return Joined(UNKNOWN)  # cells, functions and classes against data: not modelled
+
+
+def _widen(a: Value, b: Value) -> Value:
+    """Two different constants of one kind become a variable of that kind."""
+    if isinstance(a, Scalar) and isinstance(b, Scalar) and a.py == b.py:
+        return Scalar(a.py)
+    if isinstance(a, Str) and isinstance(b, Str):
+        return Str()
+    return UNKNOWN
+
+
+def _join_tensors(a: Tensor, b: Tensor) -> Joined:
+    if a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
+        return Joined(UNKNOWN, _dtype_error(a.dtype, b.dtype, ms_dtype_name(a.dtype), ms_dtype_name(b.dtype)))
+    dtype = a.dtype if a.dtype == b.dtype else None
+    shape = a.shape if a.shape == b.shape else None
+    return Joined(Tensor(dtype, a.rank if a.rank == b.rank else None, shape))
+
+
+def _join_scalars(a: Scalar, b: Scalar, site: Site) -> Joined:
+    if a.py == b.py:
+        return Joined(Scalar(a.py))
+    if not a.py or not b.py:
+        return Joined(Scalar(""))
+    if site in (Site.PHI, Site.LOOP):
+        return Joined(UNKNOWN)  # variables of two number types: kept apart per path
+    error = JoinError(f"{a.py} vs {b.py}", f"dtype1 = {a.ms_dtype}, dtype2 = {b.ms_dtype}")
+    if site is Site.IFEXP:
+        # lax runs the mixed result as a Python object; STRICT needs a constant there
+        return Joined(UNKNOWN, replace(error, strict_only=True))
+    return Joined(UNKNOWN, error)
+
+
+def _join_sequences(a: Sequence, b: Sequence, site: Site) -> Joined:
+    if a.elements is None or b.elements is None or len(a.elements) != len(b.elements):
+        # sequences of different lengths join into one of unknown length (measured)
+        return Joined(Sequence(a.kind))
+    out: list[Value] = []
+    for x, y in zip(a.elements, b.elements, strict=True):
+        # elements meet as returned values do: no per-constant specialisation inside
+        j = join(x, y, Site.RETURN if site in (Site.PHI, Site.LOOP) else site)
+        if j.error is not None:
+            return Joined(UNKNOWN, j.error)
+        out.append(j.value)
+    return Joined(Sequence(a.kind, tuple(out)))
+

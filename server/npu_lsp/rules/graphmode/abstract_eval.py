@@ -1,0 +1,433 @@
+"""The abstract value (see abstract.py) of an expression inside a compiled function.
+
+`values(ctx).of(expr, func)` answers what MindSpore's graph front end knows about `expr`:
+literals and containers are read directly, tensor arithmetic follows MindSpore's dtype
+promotion, shape and dtype queries (`x.shape`, `ops.shape(x)`, `P.Shape()(x)`, `x.dtype`,
+`ops.cast(x, t)`) have their own results, and names are answered by the flow analysis
+(flow.Analyzer), which knows every binding of a name in the function and the arguments its
+call sites pass. Anything else is `UNKNOWN`, which joins with everything without error.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer, dtype_name, explicit_dtype
+from npu_lsp.rules.graphmode.helpers import returns_in
+from npu_lsp.rules.graphmode.values import _callees
+
+_SHAPE_CALLS = frozenset({"mindspore.ops.shape", "mindspore.ops.function.array_func.shape"})
+_SHAPE_PRIMITIVES = frozenset({"Shape", "TensorShape"})
+_SCALAR_BUILTINS = {"int": "int", "float": "float", "bool": "bool", "len": "int", "round": ""}
+_BOOL_TENSOR_METHODS = frozenset(
+    {"isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "equal", "not_equal",
+     "greater", "less", "greater_equal", "less_equal", "gt", "lt", "ge", "le", "eq", "ne", "all", "any"}
+)
+_DEPTH = 30
+
+
+class Values:
+    """Abstract values of expressions for one run (stored in `ctx.cache`)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.a: Analyzer = analyzer(ctx)
+        self._memo: dict[tuple[int, int, EnvKey], av.Value] = {}
+        #: the call context being evaluated: the callee and its parameters' values
+        self._context: tuple[ast.AST, Env] | None = None
+        self._inlining: list[ast.AST] = []
+        self._contexts: dict[int, list[tuple[ast.Call, Env]]] = {}
+
+    def of(self, e: ast.AST, func: ast.AST | None = None, env: Env | None = None) -> av.Value:
+        """The value of `e` inside `func`; with `env`, in the call context where `func`'s
+        parameters hold those values (MindSpore specialises a function per call signature)."""
+        func = func if func is not None else self.ctx.function
+        key = (id(e), id(func), env_key(env))
+        hit = self._memo.get(key)
+        if hit is None:
+            saved = self._context
+            self._context = (func, env) if env and func is not None else None
+            try:
+                hit = self._memo[key] = self._value(e, func, 0)
+            finally:
+                self._context = saved
+        return hit
+
+    def call_env(self, call: ast.Call, callee: ast.FunctionDef, func: ast.AST | None) -> Env:
+        """The values `call` (made in `func`) gives `callee`'s parameters: positional and
+        keyword arguments, constant defaults; `self`/`cls` of a method is left out."""
+        args = callee.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args]]
+        if params and params[0] in ("self", "cls") and not _is_static(callee):
+            params = params[1:]
+        env: dict[str, av.Value] = {}
+        defaults = args.defaults
+        for name, default in zip(params[len(params) - len(defaults) :], defaults, strict=True):
+            env[name] = av.constant(default.value) if isinstance(default, ast.Constant) else av.UNKNOWN
+        for kw_arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            if isinstance(kw_default, ast.Constant):
+                env[kw_arg.arg] = av.constant(kw_default.value)
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return {}
+        for name, arg in zip(params, call.args, strict=False):
+            env[name] = self.of(arg, func, self._context[1] if self._context and self._context[0] is func else None)
+        for kw in call.keywords:
+            if kw.arg is not None:
+                env[kw.arg] = self.of(kw.value, func, self._context[1] if self._context and self._context[0] is func else None)
+        return env
+
+    def contexts(self, func: ast.AST | None) -> list[tuple[ast.Call, Env]]:
+        """The call contexts of a compiled helper, method or sub-cell `construct`: each call
+        of it in this file's compiled code with the values it passes (at most _CONTEXTS)."""
+        if not isinstance(func, ast.FunctionDef):
+            return []
+        key = id(func)
+        hit = self._contexts.get(key)
+        if hit is None:
+            hit = []
+            scope = self.ctx.scopes.scope_for(func)
+            for site in getattr(scope, "call_sites", ())[:_CONTEXTS]:
+                if site.path == self.ctx.path and site.call is not None and site.caller_node is not None:
+                    env = self.call_env(site.call, func, site.caller_node)
+                    if any(v.known for v in env.values()):
+                        hit.append((site.call, env))
+            self._contexts[key] = hit
+        return hit
+
+    def callee(self, call: ast.Call, func: ast.AST | None) -> ast.FunctionDef | None:
+        """The user function a call in compiled code compiles (helper, method, sub-cell
+        `construct`, `@jit_class` method, module-level `@ms.jit` function), if exactly one."""
+        found = [f for f in _callees(self.ctx).get(id(call), ()) if isinstance(f, ast.FunctionDef)]
+        if len(found) == 1:
+            return found[0]
+        f = call.func
+        if not found and isinstance(f, ast.Name):
+            top = self.ctx.scopes.info.functions.get(f.id)
+            if isinstance(top, ast.FunctionDef) and top is not func and self.ctx.scopes.scope_for(top) is not None:
+                return top
+        return None
+
+    # ------------------------------------------------------------------ dispatch
+    def _value(self, e: ast.AST, func: ast.AST | None, depth: int) -> av.Value:
+        if depth > _DEPTH:
+            return av.UNKNOWN
+        d = depth + 1
+        if isinstance(e, ast.Constant):
+            return av.constant(e.value)
+        if isinstance(e, (ast.Tuple, ast.List)):
+            kind = "tuple" if isinstance(e, ast.Tuple) else "list"
+            if any(isinstance(x, ast.Starred) for x in e.elts):
+                return av.Sequence(kind)
+            return av.Sequence(kind, tuple(self._value(x, func, d) for x in e.elts))
+        if isinstance(e, ast.ListComp):
+            return av.Sequence("list")
+        if isinstance(e, ast.Dict):
+            keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in e.keys]
+            return av.Dict(tuple(k for k in keys if k is not None) if None not in keys else None)
+        if isinstance(e, ast.DictComp):
+            return av.Dict()
+        if isinstance(e, ast.JoinedStr):
+            return av.Str()
+        if isinstance(e, ast.Lambda):
+            return av.Opaque("function")
+        if isinstance(e, ast.Compare):
+            return self._compare(e, func, d)
+        if isinstance(e, ast.BinOp):
+            return self._binop(e, func, d)
+        if isinstance(e, ast.UnaryOp):
+            return self._unary(e, func, d)
+        if isinstance(e, ast.IfExp):
+            if not self.a.kind(e.test, func).dynamic:
+                return av.UNKNOWN  # folded: which side is compiled is decided elsewhere
+            return av.join(self._value(e.body, func, d), self._value(e.orelse, func, d), av.Site.IFEXP).value
+        if isinstance(e, ast.Attribute):
+            return self._attribute(e, func, d)
+        if isinstance(e, ast.Subscript):
+            return self._subscript(e, func, d)
+        if isinstance(e, ast.Call):
+            # calls are the dear part (data flow, inlining): once per context
+            key = (id(e), id(func), env_key(self._context[1]) if self._context and self._context[0] is func else None)
+            hit = self._memo.get(key)
+            if hit is None:
+                hit = self._memo[key] = self._call(e, func, d)
+            return hit
+        if isinstance(e, ast.Name):
+            context = self._context
+            if context is not None and context[0] is func and e.id in context[1] and not self.a.rebinds(e.id, func):
+                return context[1][e.id]
+            value = self.a.single_assignment(e.id, func)
+            if value is not None and not _augmented(value, e.id):
+                return self._value(value, func, d)
+            return self._name(e, func)
+        return av.UNKNOWN
+
+    # ------------------------------------------------------------------ names
+    def _name(self, e: ast.Name, func: ast.AST | None) -> av.Value:
+        t = self.a.type_class(e, func)
+        if t == "tensor":
+            return av.Tensor(self.a.dtype_of(e, func))
+        if t in ("tuple", "list"):
+            return av.Sequence(t)
+        if t == "dict":
+            return av.Dict()
+        if t == "none":
+            return av.NONE
+        if t == "str":
+            return av.Str()
+        if t == "scalar":
+            return av.Scalar("")
+        if t == "function":
+            return av.Opaque("function")
+        return av.UNKNOWN
+
+    # ------------------------------------------------------------------ operators
+    def _compare(self, e: ast.Compare, func: ast.AST | None, d: int) -> av.Value:
+        if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+            return av.Scalar("bool")
+        operands = [self._value(x, func, d) for x in (e.left, *e.comparators)]
+        if any(isinstance(v, av.Tensor) for v in operands):
+            return av.Tensor("bool")
+        if all(isinstance(v, (av.Scalar, av.Str, av.NoneValue, av.Sequence, av.DType)) for v in operands):
+            return av.Scalar("bool")
+        return av.UNKNOWN
+
+    def _unary(self, e: ast.UnaryOp, func: ast.AST | None, d: int) -> av.Value:
+        v = self._value(e.operand, func, d)
+        if isinstance(e.op, ast.Not):
+            return av.Scalar("bool") if not isinstance(v, av.Tensor) and v.known else av.UNKNOWN
+        if isinstance(v, av.Tensor):
+            return av.Tensor(v.dtype, v.rank)
+        if isinstance(v, av.Scalar):
+            if v.constant and isinstance(v.value, (int, float)) and not isinstance(e.op, ast.Invert):
+                return av.constant(-v.value if isinstance(e.op, ast.USub) else v.value)
+            return av.Scalar("int" if v.py == "bool" else v.py)
+        return av.UNKNOWN
+
+    def _binop(self, e: ast.BinOp, func: ast.AST | None, d: int) -> av.Value:
+        left, right = self._value(e.left, func, d), self._value(e.right, func, d)
+        div = isinstance(e.op, ast.Div)
+        if isinstance(e.op, (ast.Add, ast.Mult)) and (isinstance(left, av.Sequence) or isinstance(right, av.Sequence)):
+            seq = left if isinstance(left, av.Sequence) else right
+            assert isinstance(seq, av.Sequence)
+            if isinstance(e.op, ast.Add) and isinstance(left, av.Sequence) and isinstance(right, av.Sequence):
+                if left.kind != right.kind:
+                    return av.UNKNOWN
+                if left.elements is not None and right.elements is not None:
+                    return av.Sequence(left.kind, left.elements + right.elements)
+            return av.Sequence(seq.kind)  # concatenation or repetition: length unknown here
+        if isinstance(left, av.Tensor) or isinstance(right, av.Tensor):
+            return self._tensor_arith(left, right, div)
+        if isinstance(left, av.Scalar) and isinstance(right, av.Scalar):
+            return av.Scalar(_python_result(left.py, right.py, div))
+        if isinstance(left, av.Str) and (isinstance(right, av.Str) or isinstance(e.op, ast.Mod)):
+            return av.Str()  # `s + t`, `s % args`
+        return av.UNKNOWN
+
+    @staticmethod
+    def _tensor_arith(left: av.Value, right: av.Value, div: bool) -> av.Value:
+        if isinstance(left, av.Tensor) and isinstance(right, av.Tensor):
+            dtype = av.promote(left.dtype, right.dtype)
+            rank = max(left.rank, right.rank) if left.rank is not None and right.rank is not None else None
+        else:
+            t, other = (left, right) if isinstance(left, av.Tensor) else (right, left)
+            assert isinstance(t, av.Tensor)
+            if not isinstance(other, av.Scalar) or not other.py:
+                return av.Tensor()
+            dtype, rank = av.promote_scalar(t.dtype, other.py), t.rank
+        return av.Tensor(av.true_division(dtype) if div else dtype, rank)
+
+    # ------------------------------------------------------------------ attributes and items
+    def _attribute(self, e: ast.Attribute, func: ast.AST | None, d: int) -> av.Value:
+        if isinstance(e.value, ast.Name) and e.value.id == "self":
+            return av.Tensor() if self.a.kind(e, func) == Kind.TENSOR else av.UNKNOWN
+        name = dtype_name(e) if e.attr not in ("shape", "dtype", "ndim", "T", "size") else None
+        if name is not None and (self.ctx.qualname(e) or "").startswith(("mindspore.", "numpy.")):
+            return av.DType(name)
+        recv = self._value(e.value, func, d)
+        if not isinstance(recv, av.Tensor):
+            return av.UNKNOWN
+        if e.attr == "shape":
+            return av.shape_of(recv)
+        if e.attr == "dtype":
+            return av.DType(recv.dtype)
+        if e.attr in ("ndim", "size"):
+            return av.constant(recv.rank) if e.attr == "ndim" and recv.rank is not None else av.Scalar("int")
+        if e.attr in ("T", "mT"):
+            return av.Tensor(recv.dtype, recv.rank)
+        return av.UNKNOWN
+
+    def _subscript(self, e: ast.Subscript, func: ast.AST | None, d: int) -> av.Value:
+        if isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and not isinstance(e.slice, ast.Slice):
+            dims = self._value(e.value, func, d)
+            if isinstance(dims, av.Sequence):  # a tensor's shape: its items are ints
+                item = _item(dims, e.slice)
+                return item if item is not None else av.Scalar("int")
+        base = self._value(e.value, func, d)
+        if isinstance(base, av.Tensor):
+            return av.Tensor(base.dtype)
+        if isinstance(base, av.Sequence):
+            if isinstance(e.slice, ast.Slice):
+                return av.Sequence(base.kind)
+            item = _item(base, e.slice)
+            if item is not None:
+                return item
+        return av.UNKNOWN
+
+    # ------------------------------------------------------------------ calls
+    def _call(self, e: ast.Call, func: ast.AST | None, d: int) -> av.Value:
+        f = e.func
+        q = self.ctx.qualname(f) or ""
+        last = q.rsplit(".", 1)[-1] if q else (f.attr if isinstance(f, ast.Attribute) else "")
+        # P.Shape()(x): a primitive created and called at once
+        if isinstance(f, ast.Call) and (self.ctx.qualname(f.func) or "").rsplit(".", 1)[-1] in _SHAPE_PRIMITIVES:
+            return self._shape_arg(e, func, d)
+        if q in _SHAPE_CALLS or (q.startswith("mindspore.") and last == "shape"):
+            return self._shape_arg(e, func, d)
+        if q.startswith("builtins."):
+            return self._builtin(last, e, func, d)
+        if last.lower() == "cast" and len(e.args) >= 2 and q.startswith("mindspore."):
+            target = self._value(e.args[1], func, d)
+            src = self._value(e.args[0], func, d)
+            dtype = target.name if isinstance(target, av.DType) else None
+            return av.Tensor(dtype, src.rank if isinstance(src, av.Tensor) else None)
+        if isinstance(f, ast.Attribute) and f.attr in ("astype", "to") and e.args:
+            target = self._value(e.args[0], func, d)
+            recv = self._value(f.value, func, d)
+            if isinstance(recv, av.Tensor) or self.a.kind(f.value, func) == Kind.TENSOR:
+                dtype = target.name if isinstance(target, av.DType) else dtype_name(e.args[0])
+                return av.Tensor(dtype, recv.rank if isinstance(recv, av.Tensor) else None)
+        if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id == "self"):
+            recv = self._value(f.value, func, d)
+            if isinstance(recv, av.Tensor):
+                return self._tensor_method(f.attr, recv, e, func)
+        inlined = self._inline(e, func)
+        if inlined.known:
+            return inlined
+        explicit = explicit_dtype(e, self.ctx)
+        t = self.a.type_class(e, func)
+        if t == "tensor" or t is None:
+            # a held primitive or sub-cell (`self.cast(x, t)`, `self.relu(x)`): a tensor
+            # whenever its dtype follows from what it is given
+            dtype = explicit or self.a.dtype_of(e, func)
+            if t == "tensor" or dtype is not None:
+                return av.Tensor(dtype)
+        return av.UNKNOWN
+
+    def _inline(self, call: ast.Call, func: ast.AST | None) -> av.Value:
+        """What a call of the user's own function returns in this call context: its returns
+        joined (unknown when they disagree or when the call nests too deep)."""
+        if len(self._inlining) >= _INLINE_DEPTH:
+            return av.UNKNOWN
+        callee = self.callee(call, func)
+        if callee is None or callee in self._inlining:
+            return av.UNKNOWN
+        env = self.call_env(call, callee, func)
+        rets = returns_in(callee.body)
+        if not rets:
+            return av.UNKNOWN  # a bare fall-off returns None, but a raise may end it too
+        self._inlining.append(callee)
+        try:
+            out: av.Value | None = None
+            for r in rets:
+                v = self.of(r.value, callee, env) if r.value is not None else av.NONE
+                if out is None:
+                    out = v
+                else:
+                    j = av.join(out, v, av.Site.RETURN)
+                    if j.error is not None:
+                        return av.UNKNOWN
+                    out = j.value
+            return out if out is not None else av.UNKNOWN
+        finally:
+            self._inlining.pop()
+
+    def _tensor_method(self, method: str, recv: av.Tensor, e: ast.Call, func: ast.AST | None) -> av.Value:
+        if method in ("dim", "ndimension"):
+            return av.constant(recv.rank) if recv.rank is not None else av.Scalar("int")
+        if method in ("numel", "nelement"):
+            return av.Scalar("int")
+        if method in ("asnumpy", "tolist", "item", "numpy"):
+            return av.UNKNOWN
+        if method in _BOOL_TENSOR_METHODS:
+            return av.Tensor("bool")
+        if method in av.METHOD_DTYPES:
+            return av.Tensor(av.METHOD_DTYPES[method])
+        if method in ("split", "chunk", "unbind"):
+            return av.Sequence("tuple")
+        return av.Tensor(self.a.dtype_of(e, func))
+
+    def _shape_arg(self, e: ast.Call, func: ast.AST | None, d: int) -> av.Value:
+        if not e.args:
+            return av.Sequence("tuple")
+        t = self._value(e.args[0], func, d)
+        return av.shape_of(t) if isinstance(t, av.Tensor) else av.Sequence("tuple")
+
+    def _builtin(self, name: str, e: ast.Call, func: ast.AST | None, d: int) -> av.Value:
+        if name in ("tuple", "list"):
+            if e.args:
+                inner = self._value(e.args[0], func, d)
+                if isinstance(inner, av.Sequence):
+                    return av.Sequence(name, inner.elements)
+            return av.Sequence(name)
+        if name == "dict":
+            return av.Dict()
+        if name == "str":
+            return av.Str()
+        py = _SCALAR_BUILTINS.get(name)
+        if py is None:
+            return av.UNKNOWN
+        if name == "round":
+            return av.Scalar("int") if len(e.args) == 1 else av.UNKNOWN
+        if e.args and isinstance(self._value(e.args[0], func, d), av.Tensor) and name != "len":
+            return av.UNKNOWN  # int(tensor): a host read, judged by other rules
+        return av.Scalar(py)
+
+
+def _item(seq: av.Sequence, index: ast.expr) -> av.Value | None:
+    """`seq[i]` for a constant `i`, or any item when all are alike."""
+    elements = seq.elements
+    if elements is None:
+        return None
+    if isinstance(index, ast.Constant) and type(index.value) is int and -len(elements) <= index.value < len(elements):
+        return elements[index.value]
+    if elements and all(x == elements[0] for x in elements):
+        return elements[0]
+    return None
+
+
+def _augmented(value: ast.expr, name: str) -> bool:
+    """`x += 1` is indexed as a binding of `x` to its right side: not the name's whole value."""
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value))
+
+
+def _python_result(a: str, b: str, div: bool) -> str:
+    """Type of a Python arithmetic result on two numbers ("" when unknown)."""
+    if not a or not b:
+        return ""
+    if div or "float" in (a, b):
+        return "float"
+    return "int"
+
+
+Env = dict[str, av.Value]
+EnvKey = tuple[tuple[str, av.Value], ...] | None
+_INLINE_DEPTH = 3
+_CONTEXTS = 8
+
+
+def env_key(env: Env | None) -> EnvKey:
+    return tuple(sorted(env.items(), key=lambda kv: kv[0])) if env else None
+
+
+def _is_static(func: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
+
+
+def values(ctx: Context) -> Values:
+    """The per-run Values (created on first use)."""
+    v = ctx.cache.get(Values)
+    if v is None:
+        v = ctx.cache[Values] = Values(ctx)
+    return v
