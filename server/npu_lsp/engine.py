@@ -101,7 +101,7 @@ class WorkspaceIndex:
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = str(Path(root).resolve()) if root else None
         self._by_path: dict[str, str] = {}  # file key -> its module name
-        self._by_module: dict[str, ModuleInfo | bytes] = {}
+        self._by_module: dict[str, ModuleInfo | bytes | Callable[[], bytes]] = {}
         self._owner: dict[str, str] = {}  # module name -> key of the file defining it
         #: package name -> the modules under it (at any depth), for `import pkg`
         self._under: dict[str, dict[str, None]] = {}
@@ -163,9 +163,12 @@ class WorkspaceIndex:
         self._last = (key, text, tree, info)
         return True
 
-    def add_summary(self, key: str, info: ModuleInfo | bytes, module: str | None = None) -> None:
+    def add_summary(
+        self, key: str, info: ModuleInfo | bytes | Callable[[], bytes], module: str | None = None
+    ) -> None:
         """Store the portable summary of the file `key` (a resolved path, see `key`): a
-        `ModuleInfo`, or its pickle with the module's name (unpickled on first use)."""
+        `ModuleInfo`, or its pickle (or a function reading it) with the module's name
+        (unpickled on first use)."""
         name = info.module if isinstance(info, ModuleInfo) else module
         assert name is not None, "a pickled summary needs its module name"
         self._remove_key(key)
@@ -208,9 +211,12 @@ class WorkspaceIndex:
 
     def module(self, name: str) -> ModuleInfo | None:
         info = self._by_module.get(name)
-        if type(info) is bytes:
-            info = self._by_module[name] = pickle.loads(info)
-        return info  # type: ignore[return-value]
+        if info is None or type(info) is ModuleInfo:
+            return info
+        raw = info if type(info) is bytes else info()  # type: ignore[operator]
+        found: ModuleInfo = pickle.loads(raw)
+        self._by_module[name] = found
+        return found
 
     def modules(self) -> Iterable[ModuleInfo]:
         return [m for name in list(self._by_module) if (m := self.module(name)) is not None]
@@ -394,6 +400,9 @@ def node_span(node: ast.AST, columns: LineColumns | None = None) -> Span:
 _FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _FUNC_TYPE_SET = frozenset(_FUNC_TYPES)
 _dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
+_enabled_cache: dict[
+    tuple[Any, ...], list[tuple[str, str, bool, tuple[str, ...], tuple[str, ...]]]
+] = {}
 
 
 def _dispatch_table(
@@ -412,22 +421,27 @@ def _dispatch_table(
 
     _ensure_rules_loaded()
     ignored = config.ignored_for(path)
+    # the rules these settings enable, once per settings (a repository run asks per file)
+    settings = (config.select, config.ignore, config.preview, ignored, len(RULES))
+    enabled = _enabled_cache.get(settings)
+    if enabled is None:
+        enabled = _enabled_cache[settings] = [
+            (code, cls.family, cls.triggers is None, cls.active_triggers(), cls.active_imports())
+            for code, cls in sorted(RULES.items())
+            if cls.nodes and config.enabled(code, cls.group) and not matches(code, ignored)
+        ]
     found: dict[tuple[str, ...], bool] = {}
     present: dict[str, bool] = {}  # one scan of the text per distinct trigger word
     imported: dict[tuple[str, ...], bool] = {}
     active: list[str] = []
-    for code, cls in sorted(RULES.items()):
-        if not cls.nodes or not config.enabled(code, cls.group) or matches(code, ignored):
-            continue
+    for code, family, family_triggers, own_triggers, required in enabled:
         # A forced family drops its default trigger, never a rule's own (a substring the
         # rule cannot fire without, e.g. "classmethod").
-        forced_family = cls.family in forced and cls.triggers is None
-        triggers = () if forced_family else cls.active_triggers()
+        triggers = () if family_triggers and family in forced else own_triggers
         if triggers not in found:
             found[triggers] = not triggers or any(_contains(text, t, present) for t in triggers)
         if not found[triggers]:
             continue
-        required = cls.active_imports()
         if required and tree is not None:
             if required not in imported:
                 imported[required] = imports_any(tree, text, required)

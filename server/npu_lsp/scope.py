@@ -789,9 +789,14 @@ class ScopeResolver:
 
     @classmethod
     def for_workspace(
-        cls, workspace: WorkspaceIndex, configured_level: Level | None = None
+        cls,
+        workspace: WorkspaceIndex,
+        configured_level: Level | None = None,
+        *,
+        resolve: bool = True,
     ) -> ScopeResolver:
-        """Resolve every module of the workspace at once (what other files compile here)."""
+        """Resolve every module of the workspace at once (what other files compile here);
+        with `resolve=False`, only set up to answer lookups (`project_scopes` walks)."""
         self = cls.__new__(cls)
         self.path = "<workspace>"
         self.workspace = None  # modules are looked up through `_modules` below
@@ -802,7 +807,8 @@ class ScopeResolver:
         self._method_memo = {}
         self._def_lines = self._call_lines = None  # no texts: every function is scanned whole
         self.workspace = workspace
-        self._resolve(list(workspace.modules()), seeds=False)
+        if resolve:
+            self._resolve(list(workspace.modules()), seeds=False)
         return self
 
     # ---- public
@@ -1113,16 +1119,10 @@ class ScopeResolver:
             seen.add((id(fn), level))
             for call, target in self._callees(info, fn, owner):
                 t_info, t_qual, t_fn, t_owner = target
-                if t_fn.decorator_list and (
-                    _jit_decoration(t_fn, t_info) == "bytecode" or is_classmethod(t_fn)
-                ):
-                    # bytecode: run eagerly; classmethod: the call itself fails (`cls` is
-                    # never bound, MS127), so MindSpore never compiles the body
+                how = callee_treatment(t_fn, t_info)
+                if how == "skip":
                     continue
-                if t_fn.decorator_list and is_constexpr(t_fn, t_info):
-                    # run as Python while compiling, never compiled: a scope of its own kind,
-                    # where only what is frozen into the graph is reported (MS141); what it
-                    # calls is Python too, so resolution stops here
+                if how == "constexpr":
                     self._add(t_fn, t_qual, "constexpr", level, None)
                     continue
                 end_line = call.end_lineno or call.lineno
@@ -1552,6 +1552,24 @@ def _fullgraph(keywords: dict[str, ast.expr], info: ModuleInfo) -> Level | Liter
     if isinstance(fg, ast.Constant) and fg.value is True:
         return "strict"
     return "lax"  # fullgraph=False (the default) is an explicit LAX
+
+
+def callee_treatment(fn: FuncDef, info: ModuleInfo) -> Literal["skip", "constexpr", "follow"]:
+    """How the graph-scope resolution treats a function compiled code calls (one answer for
+    `ScopeResolver._resolve` and the project-wide walk in project_scopes.py):
+    - "skip": `@jit(capture_mode="bytecode")` runs eagerly; a `@classmethod` call itself
+      fails (`cls` is never bound, MS127), so MindSpore never compiles the body;
+    - "constexpr": run as Python while compiling, never compiled: a scope of its own kind,
+      where only what is frozen into the graph is reported (MS141); what it calls is Python
+      too, so resolution stops there;
+    - "follow": compiled as a helper."""
+    if not fn.decorator_list:
+        return "follow"
+    if _jit_decoration(fn, info) == "bytecode" or is_classmethod(fn):
+        return "skip"
+    if is_constexpr(fn, info):
+        return "constexpr"
+    return "follow"
 
 
 def is_classmethod(fn: FuncDef) -> bool:

@@ -5,14 +5,18 @@ The run, for files in discovery order:
 1. read every file and take a digest of its bytes; when the settings and every digest
    are what the cache recorded last time, the recorded diagnostics are the answer;
 2. *summarise* (workers): each Python file whose summary is not cached is parsed once
-   and summarised; the worker keeps the tree for step 4 and sends back the portable
+   and summarised; the worker keeps the tree for step 5 and sends back the portable
    summary (`summary.portable`, pickled) and the names the module imports;
 3. *key* (here): each file's diagnostics depend on its content, the settings, the
    checker, the summaries of the modules it can reach through imports (its *closure*,
    digested over the import graph's strongly connected components, so linear even with
-   cycles) and on which of its functions other files compile (its *seeds*); files whose
-   key and seeds are what the cache recorded are not checked again;
-4. *check* (workers): the others are checked against the index of every summary, on the
+   cycles) and on which of its functions other files compile (its *seeds*); when no
+   summary changed, files whose key is what the cache recorded are not checked again;
+4. *resolve* (here): the project-wide resolution (`project_scopes`), reusing the roots
+   and edges of every module whose closure did not change; each file's seeds are then
+   known from the names its summary defines, and a file whose key and seeds are what the
+   cache recorded is not checked again;
+5. *check* (workers): the others are checked against the index of every summary, on the
    tree kept from step 2 (parsed again only when step 2 did not parse the file, or when
    keeping every tree would pass `TREE_BUDGET`).
 
@@ -30,13 +34,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, cast
 
-from npu_lsp import engine
+from npu_lsp import engine, project_scopes
 from npu_lsp.cache import (
     CHECKER_ENTRY,
     Cache,
+    CacheCorrupt,
     FileResult,
     FileSummary,
     checker_version,
@@ -46,7 +51,8 @@ from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.parallel import Pool
-from npu_lsp.scope import CallSite, GraphScope, ModuleInfo, module_name_for, summarize
+from npu_lsp.project_scopes import Resolution
+from npu_lsp.scope import GraphScope, ModuleInfo, module_name_for, summarize
 from npu_lsp.summary import portable
 
 #: Trees kept between the phases, all workers together, in estimated bytes (a tree takes
@@ -74,6 +80,8 @@ class Stats:
     jobs: int = 1
     cache: str = "off"
     seconds: float = 0.0
+    #: roots and edges the project-wide resolution computed (not reused from the cache)
+    resolved: int = 0
     #: wall-clock seconds per phase: read, summarise, key, prepare, check, save
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -113,16 +121,22 @@ def check_files(
     jobs: int = 1,
     cache_root: str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    with_index: Callable[[WorkspaceIndex], None] | None = None,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     """Diagnostics of every file in `files` (in that order), checked as one workspace
     rooted at `root`; `cache_root` is the folder holding `.ascend-lens_cache/` (None: no
-    cache); `progress(done, total, phase)` is called as files are indexed, then checked."""
+    cache); `progress(done, total, phase)` is called as files are indexed, then checked;
+    `with_index` is given the run's index of every summary, with the project-wide
+    resolution (what notebooks are checked against), before the run ends."""
     # Everything this run builds (contents, summaries, the index) lives until it ends and
     # holds no cycles: the cyclic collector would only rescan it, more often as it grows.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _check_files(files, config, root, jobs, cache_root, progress)
+        try:
+            return _check_files(files, config, root, jobs, cache_root, progress, True, with_index)
+        except CacheCorrupt:  # a cached summary failed its check: trust nothing cached
+            return _check_files(files, config, root, jobs, cache_root, progress, False, with_index)
     finally:
         if paused:
             gc.enable()
@@ -135,6 +149,8 @@ def _check_files(
     jobs: int,
     cache_root: str | None,
     progress: Callable[[int, int, str], None] | None,
+    read_cache: bool,
+    with_index: Callable[[WorkspaceIndex], None] | None,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     global _RUN
     t0 = time.perf_counter()
@@ -144,7 +160,7 @@ def _check_files(
     paths = [str(f) for f in files]
     keys = _resolved(paths)
     settings = digest(checker_version(), repr(_settings_view(config)), str(index0.root))
-    cache = Cache(cache_root, settings) if cache_root is not None else None
+    cache = Cache(cache_root, settings, read=read_cache) if cache_root is not None else None
     stats.cache = "on" if cache is not None else "off"
     old_state, old_whole, old_results = cache.load_results() if cache is not None else ("", "", {})
     # read what changed: a file with the stamp the cache recorded has the content it recorded
@@ -163,7 +179,7 @@ def _check_files(
     run = Run(
         paths=paths,
         keys=keys,
-        modules=[module_name_for(k, index0.root) for k in keys],
+        modules=_module_names(keys, index0.root),
         python=[f.suffix in (".py", ".pyi") and engine.is_python(str(f)) for f in files],
         datas=datas,
         config=config,
@@ -177,12 +193,14 @@ def _check_files(
         stats.reused = len(files)
         if progress:
             progress(len(files), len(files), "checked")
+        if with_index is not None:
+            with_index(_cached_index(run, cache, contents, digest(settings, old_whole)))
         stats.seconds = time.perf_counter() - t0
         return [(p, d or []) for p, d in zip(paths, out, strict=True)], stats
 
     t = stats.lap("read", t0)
     old_summaries = cache.load_summaries() if cache is not None else {}
-    old_scopes = old_summaries.pop(_SCOPES, None)
+    old_scopes = cache.load_scopes() if cache is not None else None
     old_summaries.pop(CHECKER_ENTRY, None)
     summaries: dict[int, FileSummary] = {}
     to_parse: list[int] = []
@@ -199,6 +217,7 @@ def _check_files(
 
     _RUN = run
     done_count = 0
+    final_index: WorkspaceIndex | None = None
 
     indexed = 0
 
@@ -254,7 +273,7 @@ def _check_files(
                 result_keys[i] = digest(settings, contents[i], closure.get(i, ""))
                 todo.append(i)
             scopes_key = digest(settings, whole)
-            cached_scopes = _cached_scopes(old_scopes, scopes_key)
+            cached_scopes, previous, made_for = _cached_scopes(old_scopes, scopes_key)
             # Files whose key is unchanged while no summary changed have unchanged seeds too.
             same_world = cached_scopes is not None
             check: list[int] = []
@@ -267,50 +286,93 @@ def _check_files(
                 else:
                     check.append(i)
             new_scopes: dict[str, GraphScope] | None = None
+            resolution = previous
+            seeds: dict[int, str] = {}
             t = stats.lap("key", t)
             if check:
-                blobs = [(i, summaries[i].blob) for i in order]
-                # The project-wide resolution once, here (workers would each redo it); the
+                # summaries from the cache are read from its `blobs` file when unpickled
+                blobs = [(i, _blob(cache, summaries[i])) for i in order]
+                # The project-wide resolution once, here (workers would each redo it), reusing
+                # the roots and edges of every module whose import closure did not change; the
                 # workers get it in portable form and unpickle only the summaries they use.
                 index = _index(run, blobs)
                 scopes = cached_scopes
                 if scopes is None:
-                    scopes = new_scopes = _portable_scopes(index.graph_scopes())
+                    scopes, resolution = project_scopes.resolve(
+                        index,
+                        [run.modules[i] for i in order],
+                        {run.modules[i]: closure[i] for i in order},
+                        previous,
+                    )
+                    new_scopes = scopes
+                    stats.resolved = resolution.computed_roots + resolution.computed_edges
                 index.set_graph_scopes(scopes)
-                shared = index if pool.jobs == 1 else None  # in this process: no copy
-                pool.broadcast("prepare", (blobs, scopes, shared))
-                del index, shared
-                t = stats.lap("prepare", t)
-                items = [(i, result_keys[i], old_results.get(keys[i])) for i in check]
-                per_worker: list[list[Any]] = [[] for _ in range(pool.jobs)]
+                t = stats.lap("resolve", t)
+                # A file whose key and seeds are what the cache recorded is not checked again;
+                # its seeds come from the names its summary defines (nothing is unpickled).
+                again: list[int] = []
+                # The same scopes as the last run (whose results were saved with them): a
+                # file whose summary did not change has the seeds it had.
+                walked = resolution is None or resolution.walked
+                if made_for != digest(settings, old_whole):
+                    walked = True
+                parsed = set(to_parse)
+                # The migration rules join device facts over every module that has them
+                # (rules/migration/project.py), importer or not: a file with such facts
+                # depends on all of their summaries.
+                moving = digest(*sorted(f.summary for f in summaries.values() if f.migrates))
+                for i in check:
+                    own = summaries.get(i)
+                    old = old_results.get(keys[i])
+                    if not walked and old and i not in parsed and not (own and own.migrates):
+                        seed = old.seeds
+                    else:
+                        seed = _seeds(own.quals, own.made, scopes) if own else ""
+                        if own and own.migrates:
+                            seed = digest(seed, moving)
+                    seeds[i] = seed
+                    if own and old and (old.key, old.seeds) == (result_keys[i], seed):
+                        out[i] = old.diagnostics
+                        stats.reused += 1
+                        tick(1)
+                    else:
+                        again.append(i)
+                if again:
+                    shared = index if pool.jobs == 1 else None  # in this process: no copy
+                    if shared is None:
+                        blobs = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
+                    pool.broadcast("prepare", (blobs, scopes, shared))
+                    t = stats.lap("prepare", t)
+                final_index = index
+                per_worker: list[list[int]] = [[] for _ in range(pool.jobs)]
                 spare = 0
-                for item in items:
-                    w = owner.get(item[0])
+                for i in again:
+                    w = owner.get(i)
                     if w is None:
                         w, spare = spare % pool.jobs, spare + 1
-                    per_worker[w].append(item)
-                seeds: dict[int, str] = {}
+                    per_worker[w].append(i)
 
                 def checked(batch: list[Any]) -> None:
-                    for i, diags, seed, how in batch:
+                    for i, diags, how in batch:
                         out[i] = diags
-                        seeds[i] = seed
-                        if how == "reused":
-                            stats.reused += 1
-                        else:
-                            stats.checked += 1
-                            stats.parsed += how == "parsed"
-                            stats.reparsed += how == "reparsed"
+                        stats.checked += 1
+                        stats.parsed += how == "parsed"
+                        stats.reparsed += how == "reparsed"
                     tick(len(batch))
 
-                pool.run("check", per_worker, _BATCH, checked)
-                t = stats.lap("check", t)
-            else:
-                seeds = {}
+                if again:
+                    pool.run("check", per_worker, _BATCH, checked)
+                    t = stats.lap("check", t)
     finally:
         _RUN = None
         gc.unfreeze()
 
+    if with_index is not None:
+        if final_index is None:  # nothing was checked: the index of the summaries
+            final_index = _index(run, [(i, _blob(cache, summaries[i])) for i in order])
+            if cached_scopes is not None:
+                final_index.set_graph_scopes(cached_scopes)
+        with_index(final_index)
     results = [(p, d if d is not None else []) for p, d in zip(paths, out, strict=True)]
     if cache is not None:
         new_results: dict[str, FileResult] = {}
@@ -324,14 +386,11 @@ def _check_files(
             )
         stored: dict[str, FileSummary] | None = None
         changed = {keys[i]: summaries[i] for i in to_parse if i in summaries}
-        full = len(changed) + cache.delta_size > _DELTA_MAX
-        if full or new_scopes is not None or cached_scopes is None:
+        if not cache.has_summaries or len(changed) + cache.delta_size > _DELTA_MAX:
             stored = {keys[i]: s for i, s in summaries.items()}
             stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
-            scopes = new_scopes if new_scopes is not None else cached_scopes
-            if scopes is not None:
-                _store_scopes(stored, scopes_key, scopes)
-        cache.save(state, whole, new_results, stored, changed)
+        entry = (scopes_key, resolution) if new_scopes is not None else None
+        cache.save(state, whole, new_results, stored, changed, entry)
         stats.lap("save", t)
     stats.seconds = time.perf_counter() - t0
     return results, stats
@@ -353,7 +412,7 @@ def _handle(command: str, payload: Any) -> Any:
         if command == "prepare":
             return _prepare(run, *payload)
         if command == "check":
-            return [_check(run, *item) for item in payload]
+            return [_check(run, i) for i in payload]
         raise ValueError(f"unknown command {command!r}")
     finally:
         if paused:
@@ -391,10 +450,49 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
     else:
         run.dropped.add(i)
     imports = tuple(sorted(set(info.imports.values())))
-    return i, "summary", FileSummary("", run.modules[i], blob, digest(blob), imports)
+    quals, made = _seed_names(info)
+    migrates = getattr(info, "migration", None) is not None
+    return i, "summary", FileSummary("", run.modules[i], blob, digest(blob), imports, quals, made, migrates=migrates)
 
 
-def _index(run: Run, blobs: list[tuple[int, bytes]]) -> WorkspaceIndex:
+def _seed_names(info: ModuleInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The qualnames of the module's functions and methods, and the `<locals>.` prefixes
+    of the closures its module-level `x = make()` bind (what `_seeds` looks up)."""
+    mod = info.module
+    quals = [f"{mod}.{n}" for n in info.functions]
+    for cname, cls in info.classes.items():
+        quals.extend(f"{mod}.{cname}.{m}" for m in cls.methods)
+    return tuple(quals), tuple(f"{q}.<locals>." for q in info.instances.values())
+
+
+Blob = bytes | Callable[[], bytes]
+
+
+def _blob(cache: Cache | None, summary: FileSummary) -> Blob:
+    """The pickled summary, or (from the cache) a function reading it when first used."""
+    return cache.blob(summary) if cache is not None else summary.blob
+
+
+def _cached_index(
+    run: Run, cache: Cache | None, contents: list[str], scopes_key: str
+) -> WorkspaceIndex:
+    """The index of the cached summaries of the run's files, with the cached project-wide
+    resolution (for a run answered from the cache)."""
+    cached = cache.load_summaries() if cache is not None else {}
+    blobs: list[tuple[int, Blob]] = []
+    for i, key in enumerate(run.keys):
+        hit = cached.get(key)
+        if hit is not None and hit.content == contents[i] and hit.module == run.modules[i]:
+            blobs.append((i, _blob(cache, hit)))
+    index = _index(run, blobs)
+    if cache is not None:
+        scopes = _cached_scopes(cache.load_scopes(), scopes_key)[0]
+        if scopes is not None:
+            index.set_graph_scopes(scopes)
+    return index
+
+
+def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
     """The index of every summary, in file order (so every process builds the same one),
     each unpickled when first used."""
     index = WorkspaceIndex(run.root)
@@ -405,7 +503,7 @@ def _index(run: Run, blobs: list[tuple[int, bytes]]) -> WorkspaceIndex:
 
 def _prepare(
     run: Run,
-    blobs: list[tuple[int, bytes]],
+    blobs: list[tuple[int, Blob]],
     scopes: dict[str, GraphScope],
     index: WorkspaceIndex | None,
 ) -> None:
@@ -417,9 +515,8 @@ def _prepare(
     run.index = index
 
 
-def _check(
-    run: Run, i: int, key: str, old: FileResult | None
-) -> tuple[int, list[Diagnostic], str, str]:
+def _check(run: Run, i: int) -> tuple[int, list[Diagnostic], str]:
+    """The diagnostics of file `i`, on its kept tree (else parsed here), and how it went."""
     index = run.index
     assert index is not None
     path = run.paths[i]
@@ -427,34 +524,28 @@ def _check(
     if not run.python[i]:
         data = _data(run, i)
         if isinstance(data, OSError):
-            return i, [engine.unreadable(data)], "", "checked"
+            return i, [engine.unreadable(data)], "checked"
         text = engine.decode_source(data)
         if isinstance(text, Diagnostic):
-            return i, [text], "", "checked"
-        return i, engine.check_source(text, path, run.config, index), "", "checked"
-    # the seeds need only the summary: a file whose result is still good is not parsed
-    summary = kept[2] if kept is not None else index.module(run.modules[i])
-    seed = _seeds(summary, index) if summary is not None else ""
-    if old is not None and old.key == key and old.seeds == seed and summary is not None:
-        return i, old.diagnostics, seed, "reused"
+            return i, [text], "checked"
+        return i, engine.check_source(text, path, run.config, index), "checked"
     if kept is None:
         data = _data(run, i)
         if isinstance(data, OSError):  # gone since the cache saw it
-            return i, [engine.unreadable(data)], "", "parsed"
+            return i, [engine.unreadable(data)], "parsed"
         text = engine.decode_source(data)
         if isinstance(text, Diagnostic):
-            return i, [text], "", "parsed"
+            return i, [text], "parsed"
         tree = engine.parse_python(text, path)
         if tree is None:
-            return i, engine.check_source(text, path, run.config, index), "", "parsed"
+            return i, engine.check_source(text, path, run.config, index), "parsed"
         info = summarize(tree, run.keys[i], run.modules[i], text)
         how = "reparsed" if i in run.dropped else "parsed"
     else:
         text, tree, info = kept
         how = "checked"
-    seed = _seeds(info, index)
     own = info if info.path == path else _with_path(info, path)
-    return i, engine.check_parsed(text, path, run.config, index, tree, own), seed, how
+    return i, engine.check_parsed(text, path, run.config, index, tree, own), how
 
 
 def _with_path(info: ModuleInfo, path: str) -> ModuleInfo:
@@ -464,22 +555,15 @@ def _with_path(info: ModuleInfo, path: str) -> ModuleInfo:
 
 
 # ----------------------------------------------------------------------------- keys
-def _seeds(info: ModuleInfo, index: WorkspaceIndex) -> str:
-    """Digest of what the project-wide resolution says about this module's functions
-    (what `ScopeResolver._workspace_seeds` reads): which are compiled, how, from where;
-    and what other modules' device values say about it (the migration rules' facts)."""
-    from npu_lsp.rules.migration.project import digest_for
-
-    scopes = index.graph_scopes()
-    mod = info.module
-    quals = [f"{mod}.{n}" for n in info.functions]
-    for cname, cls in info.classes.items():
-        quals.extend(f"{mod}.{cname}.{m}" for m in cls.methods)
-    made = tuple(f"{q}.<locals>." for q in info.instances.values())
+def _seeds(quals: tuple[str, ...], made: tuple[str, ...], scopes: dict[str, GraphScope]) -> str:
+    """Digest of what the project-wide resolution says about a module's functions (what
+    `ScopeResolver._workspace_seeds` reads): which are compiled, how, from where. `quals`
+    and `made` are the module's (`_seed_names`)."""
+    names = list(quals)
     if made:
-        quals.extend(q for q in scopes if "<locals>" in q and q.startswith(made))
+        names.extend(q for q in scopes if "<locals>" in q and q.startswith(made))
     parts: list[str] = []
-    for q in quals:
+    for q in names:
         s = scopes.get(q)
         if s is not None:
             sites = ";".join(
@@ -487,7 +571,7 @@ def _seeds(info: ModuleInfo, index: WorkspaceIndex) -> str:
                 for c in s.call_sites
             )
             parts.append(f"{q}|{s.kind}|{s.level}|{sites}")
-    return digest(*parts, digest_for(index, info))
+    return digest(*parts)
 
 
 def _closures(
@@ -504,6 +588,20 @@ def _closures(
             under.setdefault(".".join(parts[:k]), []).append(i)
 
     memo: dict[int, list[int]] = {}
+    #: imported name -> the modules it reaches (many modules import the same names)
+    reach: dict[str, list[int]] = {}
+    builtins = by_module.get("builtins")
+
+    def reach_of(name: str) -> list[int]:
+        found: list[int] = []
+        parts = name.split(".")
+        for k in range(len(parts), 0, -1):
+            j = by_module.get(".".join(parts[:k]))
+            if j is not None:
+                found.append(j)
+        found.extend(under.get(name, ()))
+        reach[name] = found
+        return found
 
     def deps(i: int) -> list[int]:
         hit = memo.get(i)
@@ -511,14 +609,10 @@ def _closures(
             return hit
         out: set[int] = set()
         for name in summaries[i].imports:
-            parts = name.split(".")
-            for k in range(len(parts), 0, -1):
-                j = by_module.get(".".join(parts[:k]))
-                if j is not None:
-                    out.add(j)
-            out.update(under.get(name, ()))
-        if (j := by_module.get("builtins")) is not None:
-            out.add(j)
+            hit = reach.get(name)
+            out.update(reach_of(name) if hit is None else hit)
+        if builtins is not None:
+            out.add(builtins)
         out.discard(i)
         memo[i] = sorted(out)
         return memo[i]
@@ -580,35 +674,19 @@ def _closures(
     return {i: comp_digest[comp_of[i]] for i in order}
 
 
-def _portable_scopes(scopes: dict[str, GraphScope]) -> dict[str, GraphScope]:
-    """The project-wide resolution without tree nodes (what seeds read: kind, level, call
-    sites), for the cache and for other processes."""
-    out: dict[str, GraphScope] = {}
-    for q, s in scopes.items():
-        sites = [
-            CallSite(c.path, c.line, c.column, c.end_line, c.end_column, c.caller)
-            for c in s.call_sites
-        ]
-        out[q] = GraphScope(cast(Any, None), q, s.kind, s.level, sites)
-    return out
-
-
-_SCOPES = "\0scopes"
-
-
-def _cached_scopes(entry: FileSummary | None, key: str) -> dict[str, GraphScope] | None:
-    if entry is None or entry.content != key:
-        return None
+def _cached_scopes(
+    entry: Any, key: str
+) -> tuple[dict[str, GraphScope] | None, Resolution | None, str]:
+    """(the cached resolution when every summary is as it was, else None; the roots and
+    edges it was made of, for `project_scopes.resolve` to reuse; the key it was made for)."""
     try:
-        scopes = pickle.loads(entry.blob)
-    except Exception:
-        return None
-    return scopes if isinstance(scopes, dict) else None
-
-
-def _store_scopes(stored: dict[str, FileSummary], key: str, scopes: dict[str, GraphScope]) -> None:
-    blob = pickle.dumps(scopes, protocol=pickle.HIGHEST_PROTOCOL)
-    stored[_SCOPES] = FileSummary(key, "", blob, "", ())
+        made_for, resolution = entry
+        if not isinstance(resolution, Resolution) or resolution.packed is None:
+            return None, None, ""
+        same = made_for == key
+        return (project_scopes.unpack(resolution.packed) if same else None), resolution, made_for
+    except Exception:  # nothing stored, or not what this build stores
+        return None, None, ""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -633,6 +711,28 @@ def _resolved(paths: list[str]) -> list[str]:
         out.append(
             os.path.realpath(absolute) if os.path.islink(absolute) else os.path.join(real, name)
         )
+    return out
+
+
+def _module_names(keys: list[str], root: str | None) -> list[str]:
+    """`module_name_for` of each key, each folder made relative to `root` once."""
+    folders: dict[str, tuple[str, ...] | None] = {}
+    out: list[str] = []
+    for key in keys:
+        folder, name = os.path.split(key)
+        if folder not in folders:
+            try:
+                folders[folder] = PurePath(folder).relative_to(root).parts if root else None
+            except ValueError:
+                folders[folder] = None
+        rel = folders[folder]
+        if rel is None:
+            out.append(module_name_for(key, root))
+            continue
+        parts = [*rel, *PurePath(name).with_suffix("").parts]
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        out.append(".".join(parts) or "__main__")
     return out
 
 

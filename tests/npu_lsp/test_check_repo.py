@@ -171,7 +171,7 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(
         for p in (repo / ".ascend-lens_cache").rglob("*")
         if p.is_file() and p.parent.name != ".ascend-lens_cache"
     ]
-    assert {p.name for p in files} == {"results", "summaries"}
+    assert {p.name for p in files} == {"results", "summaries", "scopes", "blobs"}
     for p in files:
         data = p.read_bytes()
         if damage == "garbage":
@@ -184,6 +184,55 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(
     assert again.stdout == first.stdout
     assert timings(again)["checked"] == 43  # nothing trusted
     assert timings(run("--timings", ".", cwd=repo, env=env))["reused"] == 45  # rebuilt
+
+
+def test_a_tampered_summary_is_not_trusted(repo: Path, env: dict[str, str]) -> None:
+    """Summaries are read from the `blobs` file only when used, each against its signed
+    digest: a changed byte in a summary that is read makes the run start again without
+    the cache."""
+    run(".", cwd=repo, env=env)
+    blobs = next((repo / ".ascend-lens_cache").rglob("blobs"))
+    data = bytearray(blobs.read_bytes())
+    for at in range(0, len(data), 97):  # a byte in every summary (one only may never be read)
+        data[at] ^= 0xFF
+    blobs.write_bytes(bytes(data))
+    util = repo / "pkg" / "util.py"  # every Net module imports it: their summaries are read
+    util.write_text(util.read_text() + "\n\ndef extra(x):\n    return x\n")
+    proc = run("--timings", ".", cwd=repo, env=env)
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    assert timings(proc)["summaries_cached"] == 0
+
+
+def test_a_notebook_is_checked_against_the_runs_index(repo: Path, env: dict[str, str]) -> None:
+    """A notebook's Cell whose base is a Cell of the project: known from the repository
+    run's summaries (no second index of the project), the same cold, cached and warm."""
+    cell = "from pkg.m05 import Net5\n\n\nclass Mine(Net5):\n    def construct(self, x):\n"
+    cell += "        s = {1, 2}\n        return x\n"
+    (repo / "nb.ipynb").write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "source": cell.splitlines(keepends=True),
+                        "metadata": {},
+                        "outputs": [],
+                        "execution_count": None,
+                    }
+                ],
+                "metadata": {},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
+    outs = [
+        run("--no-cache", "--jobs", "2", ".", cwd=repo, env=env).stdout,
+        run("--jobs", "1", ".", cwd=repo, env=env).stdout,
+        run(".", cwd=repo, env=env).stdout,  # warm: every result from the cache
+    ]
+    assert outs[0] == outs[1] == outs[2]
+    assert "nb.ipynb:cell 1:6:13: MS109" in outs[0]
 
 
 def test_no_cache_writes_nothing(repo: Path, env: dict[str, str]) -> None:
