@@ -135,18 +135,22 @@ def _same_cell(notebook: JoinedNotebook, span: Span) -> bool:
 def locate_document(uri: str, diagnostics: Sequence[Diagnostic]) -> list[Located]:
     """Diagnostics of a plain document, with fix edits all in that document."""
     # A group fix carries an edit per member of the group (every device string of the file),
-    # and the members share those Edit objects: tag each one once, so a file with hundreds of
-    # device strings builds (and pickles, and unpickles) hundreds of pairs, not their square.
-    tagged: dict[int, tuple[str, Edit]] = {}
+    # and the members share one tuple of those edits (`groups.fix_group`): tag each tuple
+    # once and share the tagged tuple too, so a file with hundreds of device strings builds
+    # (and pickles, and unpickles) hundreds of pairs, not their square.
+    tagged: dict[int, tuple[tuple[str, Edit], ...]] = {}
+    keep: list[tuple[Edit, ...]] = []  # keeps each id above alive (and so unique)
     out: list[Located] = []
     for d in diagnostics:
         if d.fix is None:
             out.append(Located(uri, d, ()))
             continue
-        for e in d.fix.edits:
-            if id(e) not in tagged:
-                tagged[id(e)] = (uri, e)
-        out.append(Located(uri, d, tuple(map(tagged.__getitem__, map(id, d.fix.edits)))))
+        edits = d.fix.edits
+        pairs = tagged.get(id(edits))
+        if pairs is None:
+            pairs = tagged[id(edits)] = tuple((uri, e) for e in edits)
+            keep.append(edits)
+        out.append(Located(uri, d, pairs))
     return out
 
 
