@@ -254,6 +254,19 @@ class IncrementalDocument:
         config: Config,
         workspace: engine.WorkspaceIndex | None,
     ) -> list[Diagnostic]:
+        from npu_lsp.rules.migration.values import sharing_bindings
+
+        # the summary's device-value facts and the migration rules visit the same tree
+        with sharing_bindings():
+            return self._analyse_tree(text, chunks, config, workspace)
+
+    def _analyse_tree(
+        self,
+        text: str,
+        chunks: list[Chunk],
+        config: Config,
+        workspace: engine.WorkspaceIndex | None,
+    ) -> list[Diagnostic]:
         path = self.path
         tree = ast.Module(body=[s for c in chunks for s in c.stmts], type_ignores=[])
         info = None
