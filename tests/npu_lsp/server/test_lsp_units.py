@@ -218,6 +218,32 @@ def test_a_leading_bom_is_skipped_and_columns_still_match_the_client_text() -> N
     assert starts == [text.index("cuda") + 1, len(text.rstrip("\n")) + 1]
 
 
+def test_a_fix_group_shares_one_edit_tuple_through_the_worker_result() -> None:
+    """Every finding of the device group carries the group's edits; the result holds them
+    once (not once per finding), with or without a BOM, and the pickle the server receives
+    keeps them shared."""
+    import pickle
+
+    from npu_lsp.worker import Job, analyse
+
+    body = "".join(f"def f{i}(x):\n    return x.to('cuda:{i}')\n\n\n" for i in range(30))
+    for bom in ("", "\ufeff"):
+        text = f"{bom}import torch\n\n\n{body}"
+        items = pickle.loads(
+            pickle.dumps(analyse(Job(key="u", version=1, path="/a.py", text=text)))
+        )["u"]
+        group = [i for i in items if i.diagnostic.code == "NPU204"]
+        assert len(group) == 30
+        assert all(i.edits is group[0].edits for i in group)
+        assert all(i.diagnostic.fix.edits is group[0].diagnostic.fix.edits for i in group)
+        # 30 device strings and the `import torch_npu` line, each edit once
+        assert len(group[0].edits) == 31
+        first = min(e.span for _, e in group[0].edits if e.span.line > 1)
+        assert (first.line, first.column) == (5, text.splitlines()[4].index("'cuda") + 1)
+        line_one = [e for _, e in group[0].edits if e.span.line == 1]
+        assert [e.span.column for e in line_one] == [len("import torch") + 1 + len(bom)]
+
+
 def test_related_locations_in_other_files_keep_their_lines() -> None:
     from npu_lsp.diagnostics import Related
 
