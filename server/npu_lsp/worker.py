@@ -229,6 +229,7 @@ def _after_bom(item: Located, memo: dict[int, Any]) -> Located:
     def moved(edits: tuple[Any, ...], tagged: bool) -> Any:
         hit = memo.get(id(edits))
         if hit is None:
+            new: tuple[Any, ...]
             if tagged:
                 new = tuple((uri, Edit(move(e.span), e.new_text)) for uri, e in edits)
             else:
