@@ -106,6 +106,26 @@ def test_join_and_map_back_to_cells() -> None:
     )
 
 
+def test_a_fix_group_keeps_one_edit_tuple_across_cells() -> None:
+    joined = join_cells([("c1", "import torch"), ("c2", "a = x.cuda()\nb = y.cuda()\n")])
+    edits = (
+        Edit(Span(2, 7, 2, 11), "npu"),
+        Edit(Span(3, 7, 3, 11), "npu"),
+        Edit(Span(1, 13, 1, 13), "\nimport torch_npu"),
+    )
+    group = [
+        Diagnostic("NPU201", "m", "warning", Span(line, 7, line, 11), Fix("rename", edits))
+        for line in (2, 3)
+    ]
+    first, second = split_diagnostics(joined, group, "/nb.ipynb")["c2"]
+    assert first.edits is second.edits
+    assert first.edits == (
+        ("c2", Edit(Span(1, 7, 1, 11), "npu")),
+        ("c2", Edit(Span(2, 7, 2, 11), "npu")),
+        ("c1", Edit(Span(1, 13, 1, 13), "\nimport torch_npu")),
+    )
+
+
 def test_a_span_crossing_cells_is_clipped_and_its_fix_dropped() -> None:
     joined = join_cells([("c1", "x = (\n"), ("c2", "1)\n")])
     fix = Fix("f", (Edit(Span(1, 5, 2, 3), "1"),))
