@@ -158,6 +158,13 @@ def _overlaps(a: Span, b: Span) -> bool:
     return same_point and (b.end_line, b.end_column) == (b.line, b.column)
 
 
+def edit_uris(located: Iterable[Located]) -> set[str]:
+    """The documents the fix edits of `located` touch. The diagnostics of one group share
+    one tuple of edits (`notebook.locate_document`): each tuple is read once."""
+    shared = {id(item.edits): item.edits for item in located}
+    return {u for edits in shared.values() for u, _ in edits}
+
+
 def quick_fixes(
     located: Iterable[tuple[Located, lsp.Diagnostic]],
     request_range: lsp.Range,

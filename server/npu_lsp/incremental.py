@@ -127,6 +127,8 @@ class IncrementalDocument:
         self._alone: tuple[str, bool] | None = None
         #: name -> ids of the chunks reading it, for one list of chunks (one run)
         self._readers: tuple[list[Chunk], dict[str, list[int]]] | None = None
+        #: the migration facts of the last summary, made when first read (`PendingFacts`)
+        self._pending: Any = None
         self.stats = Stats()
 
     # ------------------------------------------------------------------ entry point
@@ -183,6 +185,9 @@ class IncrementalDocument:
         """The chunks of `text`, re-parsing what changed since the last text that parsed;
         None when `text` does not parse."""
         state = self._state
+        if self._pending is not None:  # its tree is about to be reused (and renumbered)
+            self._pending.detach()
+            self._pending = None
         lines = _split_keepends(text)
         if state is None or not state.chunks:
             return self._rebuild(text, lines, state)
@@ -254,6 +259,19 @@ class IncrementalDocument:
         config: Config,
         workspace: engine.WorkspaceIndex | None,
     ) -> list[Diagnostic]:
+        from npu_lsp.rules.migration.values import sharing_bindings
+
+        # the summary's device-value facts and the migration rules visit the same tree
+        with sharing_bindings():
+            return self._analyse_tree(text, chunks, config, workspace)
+
+    def _analyse_tree(
+        self,
+        text: str,
+        chunks: list[Chunk],
+        config: Config,
+        workspace: engine.WorkspaceIndex | None,
+    ) -> list[Diagnostic]:
         path = self.path
         tree = ast.Module(body=[s for c in chunks for s in c.stmts], type_ignores=[])
         info = None
@@ -262,7 +280,9 @@ class IncrementalDocument:
         if workspace is not None:
             foreign = workspace.version
             key = workspace.key(path)
-            indexed = summarize(tree, key, workspace.module_for(path), text)
+            # the device-value facts are made only if another module reads them
+            indexed = summarize(tree, key, workspace.module_for(path), text, lazy=True)
+            self._pending = getattr(indexed, "migration", None)
             workspace.add_summary(key, indexed)
             workspace.note_text(key, text)
             info = replace(indexed, path=path) if indexed.path != path else indexed

@@ -104,6 +104,8 @@ def split_diagnostics(
     `path` is the notebook's file path: related locations in it are mapped to cells too.
     """
     out: dict[str, list[Located]] = {c.uri: [] for c in notebook.cells}
+    # by id of a fix's edit tuple (shared by a fix group's diagnostics): its mapped edits
+    mapped_edits: dict[int, tuple[tuple[Edit, ...], tuple[tuple[str, Edit], ...]]] = {}
     for diag in diagnostics:
         placed = notebook.map_span(diag.span)
         if placed is None:
@@ -114,17 +116,29 @@ def split_diagnostics(
             mapped = notebook.map_span(rel.span) if rel.path == path else None
             # A related location in another cell is carried by uri in the path field.
             related.append(replace(rel, path=mapped[0], span=mapped[1]) if mapped else rel)
-        edits: list[tuple[str, Edit]] = []
+        edits: tuple[tuple[str, Edit], ...] = ()
         if diag.fix is not None:
-            for edit in diag.fix.edits:
-                target = notebook.map_span(edit.span)
-                if target is None or not _same_cell(notebook, edit.span):
-                    edits = []
-                    break
-                edits.append((target[0], Edit(target[1], edit.new_text)))
+            hit = mapped_edits.get(id(diag.fix.edits))
+            if hit is None:
+                hit = mapped_edits[id(diag.fix.edits)] = (
+                    diag.fix.edits,  # kept alive: its id stays unique
+                    _cell_edits(notebook, diag.fix.edits),
+                )
+            edits = hit[1]
         local = replace(diag, span=span, related=tuple(related))
-        out[uri].append(Located(uri, local, tuple(edits)))
+        out[uri].append(Located(uri, local, edits))
     return out
+
+
+def _cell_edits(notebook: JoinedNotebook, edits: tuple[Edit, ...]) -> tuple[tuple[str, Edit], ...]:
+    """`edits` placed in their cells; empty when one cannot be (it crosses a cell boundary)."""
+    out: list[tuple[str, Edit]] = []
+    for edit in edits:
+        target = notebook.map_span(edit.span)
+        if target is None or not _same_cell(notebook, edit.span):
+            return ()
+        out.append((target[0], Edit(target[1], edit.new_text)))
+    return tuple(out)
 
 
 def _same_cell(notebook: JoinedNotebook, span: Span) -> bool:
@@ -135,18 +149,22 @@ def _same_cell(notebook: JoinedNotebook, span: Span) -> bool:
 def locate_document(uri: str, diagnostics: Sequence[Diagnostic]) -> list[Located]:
     """Diagnostics of a plain document, with fix edits all in that document."""
     # A group fix carries an edit per member of the group (every device string of the file),
-    # and the members share those Edit objects: tag each one once, so a file with hundreds of
-    # device strings builds (and pickles, and unpickles) hundreds of pairs, not their square.
-    tagged: dict[int, tuple[str, Edit]] = {}
+    # and the members share one tuple of those edits (`groups.fix_group`): tag each tuple
+    # once and share the tagged tuple too, so a file with hundreds of device strings builds
+    # (and pickles, and unpickles) hundreds of pairs, not their square.
+    tagged: dict[int, tuple[tuple[str, Edit], ...]] = {}
+    keep: list[tuple[Edit, ...]] = []  # keeps each id above alive (and so unique)
     out: list[Located] = []
     for d in diagnostics:
         if d.fix is None:
             out.append(Located(uri, d, ()))
             continue
-        for e in d.fix.edits:
-            if id(e) not in tagged:
-                tagged[id(e)] = (uri, e)
-        out.append(Located(uri, d, tuple(map(tagged.__getitem__, map(id, d.fix.edits)))))
+        edits = d.fix.edits
+        pairs = tagged.get(id(edits))
+        if pairs is None:
+            pairs = tagged[id(edits)] = tuple((uri, e) for e in edits)
+            keep.append(edits)
+        out.append(Located(uri, d, pairs))
     return out
 
 

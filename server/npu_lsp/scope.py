@@ -453,14 +453,17 @@ def _nested_definitions(tree: ast.Module, def_lines: list[int] | None = None) ->
         stack.extend((b, inner) for b in reversed(_inner_statements(st)))
 
 
-def summarize(tree: ast.Module, path: str, module: str, text: str | None = None) -> ModuleInfo:
+def summarize(
+    tree: ast.Module, path: str, module: str, text: str | None = None, *, lazy: bool = False
+) -> ModuleInfo:
     """Build the ModuleInfo of a parsed file (for the project index: with the text, also
-    the migration rules' facts about its device values)."""
+    the migration rules' facts about its device values; with `lazy`, those facts are made
+    when first read, see `project.PendingFacts`)."""
     info = _summarize(tree, path, module, text)[0]
     if text is not None:
-        from npu_lsp.rules.migration.project import module_facts
+        from npu_lsp.rules.migration.project import module_facts, pending_facts
 
-        info.migration = module_facts(tree, info, text)
+        info.migration = (pending_facts if lazy else module_facts)(tree, info, text)
     return info
 
 

@@ -488,7 +488,7 @@ class AscendLensServer(LanguageServer):
         if not any(item.edits and fixing.applicable(item.diagnostic, False) for item in located):
             return None  # nothing to fix: skip the worker round trip
         if nb is not None:
-            lines_of = {u: self.lines(u) for item in located for u, _ in item.edits}
+            lines_of = {u: self.lines(u) for u in convert.edit_uris(located)}
             return convert.fix_all(located, lines_of, codec)
         job = self.job_for(uri)
         if job is None:
@@ -709,7 +709,7 @@ async def on_code_action(
     )
     if want_quick:
         pairs = list(zip(analysis.located, analysis.lsp_diagnostics, strict=True))
-        lines_of = {u: ls.lines(u) for item in analysis.located for u, _ in item.edits}
+        lines_of = {u: ls.lines(u) for u in convert.edit_uris(analysis.located)}
         actions.extend(convert.quick_fixes(pairs, params.range, lines_of, codec))
     if want_all:
         action = await ls.fix_all_action(uri)

@@ -15,6 +15,7 @@ import os
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
@@ -77,7 +78,8 @@ def analyse(job: Job) -> dict[str, list[Located]]:
         # Python rejects a BOM inside text (files are read with utf-8-sig); analyse without it
         # and move line-1 columns back to where the client sees them.
         shifted = analyse(replace(job, text=job.text[1:]))
-        return {uri: [_after_bom(item) for item in items] for uri, items in shifted.items()}
+        memo: dict[int, Any] = {}
+        return {uri: [_after_bom(item, memo) for item in items] for uri, items in shifted.items()}
     if not job.enabled:
         return empty(job)
     limit = job.config.max_file_size
@@ -211,7 +213,11 @@ def summary_changed(root: str | None, path: str) -> bool:
 _interfaces: dict[str, bytes] = {}
 
 
-def _after_bom(item: Located) -> Located:
+def _after_bom(item: Located, memo: dict[int, Any]) -> Located:
+    """`item` with line-1 columns moved past the BOM. `memo` (one per result) maps the id of
+    an edit tuple to its moved copy: the diagnostics of a fix group share one tuple, and
+    keep sharing it."""
+
     def move(span: Span) -> Span:
         return Span(
             span.line,
@@ -220,11 +226,22 @@ def _after_bom(item: Located) -> Located:
             span.end_column + (span.end_line == 1),
         )
 
+    def moved(edits: tuple[Any, ...], tagged: bool) -> Any:
+        hit = memo.get(id(edits))
+        if hit is None:
+            new: tuple[Any, ...]
+            if tagged:
+                new = tuple((uri, Edit(move(e.span), e.new_text)) for uri, e in edits)
+            else:
+                new = tuple(Edit(move(e.span), e.new_text) for e in edits)
+            hit = memo[id(edits)] = (edits, new)  # the key's tuple kept alive: ids stay unique
+        return hit[1]
+
     diag = item.diagnostic
     fix = diag.fix
     if fix is not None:
-        fix = replace(fix, edits=tuple(Edit(move(e.span), e.new_text) for e in fix.edits))
-    edits = tuple((uri, Edit(move(e.span), e.new_text)) for uri, e in item.edits)
+        fix = replace(fix, edits=moved(fix.edits, False))
+    edits = moved(item.edits, True)
     return replace(item, diagnostic=replace(diag, span=move(diag.span), fix=fix), edits=edits)
 
 

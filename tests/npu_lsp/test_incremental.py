@@ -344,3 +344,98 @@ def test_random_edits_in_a_workspace(seed: int, tmp_path: Path) -> None:
     # `offset` is compiled only because `user.py`'s construct calls it
     first = doc.check(MODEL, Config(), index)
     assert [(d.code, d.span.line) for d in first] == [("MS102", 13)]
+
+
+TORCH_TRAIN = """import torch
+from model import build, configure
+
+DEVICE = "cuda"
+
+
+def main(rank):
+    dev = f"cuda:{rank}"
+    model = build(dev)
+    configure(model, DEVICE)
+    return model
+
+
+def evaluate(model, batch):
+    batch = batch.to(DEVICE)
+    return model(batch)
+"""
+TORCH_MODEL = """import torch
+
+
+def build(device):
+    net = torch.nn.Linear(2, 2)
+    return net.to(device)
+
+
+def configure(model, device_type):
+    if device_type == "cuda":
+        torch.backends.cudnn.benchmark = True
+    return model
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_edits_torch_project(seed: int, tmp_path: Path) -> None:
+    """The edited script passes device strings into another module's functions: that
+    module's check joins the script's device-value facts, which the edited document's
+    summary makes only when read (after every edit, both files check as a full run does)."""
+    model = tmp_path / "model.py"
+    model.write_text(TORCH_MODEL, encoding="utf-8")
+    path = str(tmp_path / "train.py")
+    root = str(tmp_path)
+    rng = random.Random(500 + seed)
+    doc = IncrementalDocument(path)
+    index = engine.WorkspaceIndex(root)
+    index.update(str(model), TORCH_MODEL)
+    text = last_good = TORCH_TRAIN
+    for step in range(30):
+        if step:
+            broken = engine.parse_python(text, path) is None
+            text = last_good if broken and rng.random() < 0.7 else mutate(text, rng)
+        if engine.parse_python(text, path) is not None:
+            last_good = text
+        got = doc.check(text, Config(), index)
+        full = engine.WorkspaceIndex(root)
+        full.update(str(model), TORCH_MODEL)
+        full.update(path, text, live=True)
+        assert got == engine.check_source(text, path, Config(), full), f"seed {seed}, step {step}"
+        if engine.parse_python(text, path) is None:
+            continue  # the server keeps the last summary that parsed; a fresh index has none
+        # the other module, checked against each index
+        got_model = engine.check_source(TORCH_MODEL, str(model), Config(), index)
+        want_model = engine.check_source(TORCH_MODEL, str(model), Config(), full)
+        assert got_model == want_model, f"seed {seed}, step {step}\n{text}"
+    first = doc.check(TORCH_TRAIN, Config(), index)
+    assert {d.code for d in first} >= {"NPU204"}
+    # `device_type == "cuda"` moves with the script's DEVICE: reported in model.py
+    joined = engine.check_source(TORCH_MODEL, str(model), Config(), index)
+    assert any(d.code == "NPU204" and d.span.line == 10 for d in joined), joined
+
+
+def test_pending_facts_match_eager_ones(tmp_path: Path) -> None:
+    """Facts made when first read equal those made at once: from the summary's tree, from a
+    parse of its text once detached, and through a pickle of the summary."""
+    import ast
+    import pickle
+
+    from npu_lsp.rules.migration.project import PendingFacts, facts_of, module_facts
+    from npu_lsp.scope import summarize
+
+    path = str(tmp_path / "train.py")
+    eager = summarize(ast.parse(TORCH_TRAIN), path, "train", TORCH_TRAIN)
+    assert eager.migration is not None and eager.migration.passes
+    lazy = summarize(ast.parse(TORCH_TRAIN), path, "train", TORCH_TRAIN, lazy=True)
+    assert isinstance(lazy.migration, PendingFacts)
+    assert facts_of(lazy) == eager.migration
+    detached = summarize(ast.parse(TORCH_TRAIN), path, "train", TORCH_TRAIN, lazy=True)
+    detached.migration.detach()
+    assert facts_of(detached) == eager.migration
+    unread = summarize(ast.parse(TORCH_TRAIN), path, "train", TORCH_TRAIN, lazy=True)
+    assert pickle.loads(pickle.dumps(unread)).migration == eager.migration
+    none = summarize(ast.parse("import torch\n"), path, "train", "import torch\n", lazy=True)
+    assert none.migration is None
+    assert module_facts(ast.parse("import torch\n"), none, "import torch\n") is None

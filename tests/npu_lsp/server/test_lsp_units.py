@@ -106,6 +106,26 @@ def test_join_and_map_back_to_cells() -> None:
     )
 
 
+def test_a_fix_group_keeps_one_edit_tuple_across_cells() -> None:
+    joined = join_cells([("c1", "import torch"), ("c2", "a = x.cuda()\nb = y.cuda()\n")])
+    edits = (
+        Edit(Span(2, 7, 2, 11), "npu"),
+        Edit(Span(3, 7, 3, 11), "npu"),
+        Edit(Span(1, 13, 1, 13), "\nimport torch_npu"),
+    )
+    group = [
+        Diagnostic("NPU201", "m", "warning", Span(line, 7, line, 11), Fix("rename", edits))
+        for line in (2, 3)
+    ]
+    first, second = split_diagnostics(joined, group, "/nb.ipynb")["c2"]
+    assert first.edits is second.edits
+    assert first.edits == (
+        ("c2", Edit(Span(1, 7, 1, 11), "npu")),
+        ("c2", Edit(Span(2, 7, 2, 11), "npu")),
+        ("c1", Edit(Span(1, 13, 1, 13), "\nimport torch_npu")),
+    )
+
+
 def test_a_span_crossing_cells_is_clipped_and_its_fix_dropped() -> None:
     joined = join_cells([("c1", "x = (\n"), ("c2", "1)\n")])
     fix = Fix("f", (Edit(Span(1, 5, 2, 3), "1"),))
@@ -216,6 +236,32 @@ def test_a_leading_bom_is_skipped_and_columns_still_match_the_client_text() -> N
     assert item.diagnostic.span.column == text.index("cuda") + 1
     starts = sorted(e.span.column for _, e in item.edits)
     assert starts == [text.index("cuda") + 1, len(text.rstrip("\n")) + 1]
+
+
+def test_a_fix_group_shares_one_edit_tuple_through_the_worker_result() -> None:
+    """Every finding of the device group carries the group's edits; the result holds them
+    once (not once per finding), with or without a BOM, and the pickle the server receives
+    keeps them shared."""
+    import pickle
+
+    from npu_lsp.worker import Job, analyse
+
+    body = "".join(f"def f{i}(x):\n    return x.to('cuda:{i}')\n\n\n" for i in range(30))
+    for bom in ("", "\ufeff"):
+        text = f"{bom}import torch\n\n\n{body}"
+        items = pickle.loads(
+            pickle.dumps(analyse(Job(key="u", version=1, path="/a.py", text=text)))
+        )["u"]
+        group = [i for i in items if i.diagnostic.code == "NPU204"]
+        assert len(group) == 30
+        assert all(i.edits is group[0].edits for i in group)
+        assert all(i.diagnostic.fix.edits is group[0].diagnostic.fix.edits for i in group)
+        # 30 device strings and the `import torch_npu` line, each edit once
+        assert len(group[0].edits) == 31
+        first = min(e.span for _, e in group[0].edits if e.span.line > 1)
+        assert (first.line, first.column) == (5, text.splitlines()[4].index("'cuda") + 1)
+        line_one = [e for _, e in group[0].edits if e.span.line == 1]
+        assert [e.span.column for e in line_one] == [len("import torch") + 1 + len(bom)]
 
 
 def test_related_locations_in_other_files_keep_their_lines() -> None:

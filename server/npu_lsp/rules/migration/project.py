@@ -82,6 +82,60 @@ def module_facts(tree: ast.Module, info: ModuleInfo, text: str) -> Facts | None:
         ctx.cache.clear()
 
 
+class PendingFacts:
+    """`module_facts` made when first read. The language server summarises the open file
+    again at every edit, and no module reads the facts of a file that none imports; made
+    from the summary's own tree, which the document renumbers when a later edit moves its
+    lines, so the document `detach`es it first and the facts are then made from a parse of
+    the summary's text."""
+
+    __slots__ = ("_tree", "_info", "_text", "_facts", "_done")
+
+    def __init__(self, tree: ast.Module, info: ModuleInfo, text: str) -> None:
+        self._tree: ast.Module | None = tree
+        self._info: ModuleInfo | None = info
+        self._text = text
+        self._facts: Facts | None = None
+        self._done = False
+
+    def get(self) -> Facts | None:
+        if not self._done:
+            assert self._info is not None
+            tree = self._tree
+            if tree is None:
+                try:
+                    tree = ast.parse(self._text)
+                except (SyntaxError, ValueError, RecursionError):
+                    tree = None
+            self._facts = module_facts(tree, self._info, self._text) if tree else None
+            self._done, self._tree, self._info, self._text = True, None, None, ""
+        return self._facts
+
+    def detach(self) -> None:
+        """Stop using the tree (about to be renumbered); `get` parses the text instead."""
+        self._tree = None
+
+    def __reduce__(self) -> tuple[Any, tuple[Facts | None]]:
+        return _same, (self.get(),)  # a pickled summary holds the facts themselves
+
+
+def _same(facts: Facts | None) -> Facts | None:
+    return facts
+
+
+def pending_facts(tree: ast.Module, info: ModuleInfo, text: str) -> PendingFacts | None:
+    """`module_facts`, made when first read (None when there can be none)."""
+    if not any(w in text for w in _WORDS):
+        return None
+    return PendingFacts(tree, info, text)
+
+
+def facts_of(info: ModuleInfo) -> Facts | None:
+    """The migration facts of a summary (made now if they were left pending)."""
+    facts = getattr(info, "migration", None)
+    return facts.get() if isinstance(facts, PendingFacts) else facts
+
+
 def functions_of(tree: ast.Module, module: str) -> dict[int, tuple[str, bool]]:
     """id of each top-level function and method -> (qualname, is a method taking `self`)."""
     out: dict[int, tuple[str, bool]] = {}
@@ -220,7 +274,7 @@ def links(index: WorkspaceIndex | None) -> Links | None:
     out = Links()
     found = False
     for info in index.modules():
-        facts: Facts | None = getattr(info, "migration", None)
+        facts = facts_of(info)
         if facts is None:
             continue
         found = True
@@ -248,7 +302,7 @@ def digest_for(index: WorkspaceIndex, info: ModuleInfo) -> str:
     """What the joined facts say about `info`'s module (for the result cache's seeds): the
     values passed into its functions and the parameters of what it calls."""
     joined = links(index)
-    facts: Facts | None = getattr(info, "migration", None)
+    facts = facts_of(info)
     if joined is None or facts is None:
         return ""
     parts: list[str] = []

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -137,12 +138,61 @@ class Source:
     elsewhere: str = ""
 
 
+#: While `sharing_bindings` is active: id of a tree -> (the resolver's summary, its bindings)
+_SHARED: dict[int, tuple[object, Bindings]] | None = None
+
+
+@contextmanager
+def sharing_bindings() -> Iterator[None]:
+    """Within the block, flows of the same tree share one `Bindings` visit.
+
+    The language server follows the values of a file twice per edit over the same tree: for
+    the file's summary (`project.module_facts`, without the project) and for the rules
+    (with it). The visit depends only on the tree and on how names resolve (the summary's
+    imports and definitions), so the second flow reuses the first visit when both resolve
+    through the same summary tables.
+    """
+    global _SHARED
+    outer = _SHARED
+    _SHARED = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        if outer is None:
+            _SHARED = None
+
+
+def _resolution(ctx: Context) -> tuple[object, ...] | None:
+    """What `Context.qualname` resolves through (compared by identity), or None."""
+    info = getattr(ctx.scopes, "info", None)
+    if info is None:
+        return None
+    return (info.module, info.imports, info.classes, info.functions)
+
+
+def bindings_of(ctx: Context) -> Bindings:
+    """The bindings of `ctx.tree`: shared while `sharing_bindings` is active, else new."""
+    shared = _SHARED
+    key = _resolution(ctx) if shared is not None else None
+    if shared is None or key is None:
+        return Bindings(ctx).run(ctx.tree)
+    hit = shared.get(id(ctx.tree))
+    if hit is not None:
+        old = hit[0]
+        assert isinstance(old, tuple)
+        if old[0] == key[0] and all(a is b for a, b in zip(old[1:], key[1:], strict=True)):
+            return hit[1]
+    made = Bindings(ctx).run(ctx.tree)
+    shared[id(ctx.tree)] = (key, made)  # the entry keeps the tree alive: its id stays unique
+    return made
+
+
 class Flow:
     """Device and backend literals of one module, found from the positions that use them."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.b = Bindings(ctx).run(ctx.tree)
+        self.b = bindings_of(ctx)
         ctx.cache[_FLOW_KEY] = self  # `resolve` asks for the bindings while we collect
         self.sources: dict[Kind, dict[int, Source]] = {"device": {}, "backend": {}}
         self.carriers: dict[Kind, set[Carrier]] = {"device": set(), "backend": set()}
