@@ -177,7 +177,34 @@ def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: C
         pair = {type(left), type(right)}
         if not (pair == {av.Sequence, av.Tensor} and _nested(ctx)):
             return None
-    return av.join(left, right, av.Site.PHI).error
+    return av.join(left, right, av.Site.PHI).error or dtype_cast_error(node, name, left, right, ctx)
+
+
+def dtype_cast_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: Context) -> av.JoinError | None:
+    """Two different dtypes joined into `name` join (a variable dtype), but a cast to it after
+    `node` needs a constant one: MindSpore fails at every level (measured on 2.10: `d = x.dtype
+    if t else ms.int32` then `ops.cast(x, d)` or `x.astype(d)`; one dtype on both paths, or
+    `d` never used by a cast, compiles)."""
+    if not (isinstance(left, av.DType) and isinstance(right, av.DType)) or left == right:
+        return None
+    func = ctx.function
+    end = node.end_lineno or node.lineno
+    for n in ast.walk(func) if func is not None else ():
+        if type(n) is not ast.Call or n.lineno <= end:
+            continue
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr in ("astype", "to"):
+            target = n.args[0] if n.args else None
+        elif (ctx.qualname(f) or "").startswith("mindspore.") and (ctx.qualname(f) or "").lower().endswith("cast"):
+            target = n.args[1] if len(n.args) > 1 else None
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == name:
+            return av.JoinError(
+                f"a dtype joined from both paths ({left.name or 'a dtype'} / {right.name or 'a dtype'}) is cast to at line {n.lineno}",
+                "Failed to infer for primitive:DtypeToEnum",
+            )
+    return None
 
 
 @rule(code="MS119", name="branch-type-mismatch", severity="error", family="graphmode")
@@ -242,10 +269,21 @@ class BranchTypeMismatch(GraphRule):
         a = analyzer(ctx)
         vals = values(ctx)
         seen_tensor: ast.expr | None = None
+        variable: tuple[ast.expr, str] | None = None
         op = "and" if isinstance(node.op, ast.And) else "or"
         for operand in node.values:
             kind = a.kind(operand)
             if kind == Kind.TENSOR:
+                if seen_tensor is None and variable is not None:
+                    # `b if a else a` with `a` a Python bool that is not a constant: not
+                    # folded, so the tensor `b` meets the bool `a` (AbstractTensor vs AbstractScalar)
+                    first, name = variable
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{op}` joins the Python value `{ctx.segment(first)}` with the tensor `{ctx.segment(operand)}`; `{name}` changes around the tensor-dependent `while`, so the Python value is a variable and graph mode cannot join it with a Tensor (make it a tensor and use `&`/`|`, or test it separately)",
+                    )
+                    return
                 if seen_tensor is not None:
                     # `t1 and t2` is `t2 if t1 else t1`: two tensors join by dtype
                     error = av.join(vals.of(seen_tensor), vals.of(operand), av.Site.BOOLOP).error
@@ -257,6 +295,10 @@ class BranchTypeMismatch(GraphRule):
                         )
                         return
                 seen_tensor = seen_tensor or operand
+            elif seen_tensor is None and variable is None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
+                name = _loop_carried(operand, node, ctx)
+                if name is not None:
+                    variable = operand, name
             elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
                 yield ctx.diagnostic(
                     self,
@@ -273,9 +315,17 @@ class BranchTypeMismatch(GraphRule):
             return
         error = av.join(left, right, av.Site.IFEXP).error
         strict = bool(ctx.scope and ctx.scope.strict)
+        parent = ctx.parent(node)
+        if (
+            error is None
+            and isinstance(left, av.DType)
+            and isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+        ):
+            error = dtype_cast_error(parent, parent.targets[0].id, left, right, ctx)
         if error is None or not error.applies(strict) or not analyzer(ctx).kind(node.test).dynamic:
             return
-        parent = ctx.parent(node)
         if (
             isinstance(parent, ast.Assign)
             and len(parent.targets) == 1
@@ -421,10 +471,16 @@ class BranchTypeMismatch(GraphRule):
         x = side_value(body, vals, env)
         y = side_value(other, vals, env) if x.known else av.UNKNOWN
         error = av.join(x, y, av.Site.RETURN).error
-        # None against a value is STRICT only: MS133 reports it
-        if error is not None and not error.strict_only:
-            return error.reason, where
-        return None
+        if error is None:
+            return None
+        if error.strict_only:
+            # None against a value is STRICT only; MS133 reports a value returned by the
+            # body against None on the false path after it, this rule the other shapes
+            # (None returned first, None inside a tuple, an `else` returning None)
+            covered = not node.orelse and isinstance(y, av.NoneValue) and not isinstance(x, av.NoneValue)
+            if covered or not (ctx.scope and ctx.scope.strict):
+                return None
+        return error.reason, where
 
     @staticmethod
     def _assigns(
@@ -507,3 +563,20 @@ def _python_scalar(e: ast.expr, a: Analyzer) -> bool:
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
         return _python_scalar(e.operand, a)
     return a.type_class(e) == "scalar"
+
+
+def _loop_carried(e: ast.expr, node: ast.AST, ctx: Context) -> str | None:
+    """A name `e` reads that a tensor-dependent `while` around `node` (or whose test `node`
+    is) rebinds in its body: carried around the loop, it is a variable, not a constant
+    (measured: `while i < 5 and d > 0: ...; i += 1` fails, without the `i += 1` it compiles)."""
+    names = {n.id for n in ast.walk(e) if type(n) is ast.Name}
+    if not names:
+        return None
+    p = ctx.parent(node)
+    while p is not None and not is_function(p):
+        if type(p) is ast.While:
+            hit = names & bindings(p.body)  # type: ignore[attr-defined]
+            if hit and analyzer(ctx).kind(p.test).dynamic:  # type: ignore[attr-defined]
+                return min(hit)
+        p = ctx.parent(p)
+    return None
