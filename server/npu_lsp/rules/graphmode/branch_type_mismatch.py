@@ -296,9 +296,9 @@ class BranchTypeMismatch(GraphRule):
                         return
                 seen_tensor = seen_tensor or operand
             elif seen_tensor is None and variable is None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
-                name = _loop_carried(operand, node, ctx)
-                if name is not None:
-                    variable = operand, name
+                carried = _loop_carried(operand, node, ctx)
+                if carried is not None:
+                    variable = operand, carried
             elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
                 yield ctx.diagnostic(
                     self,
@@ -575,8 +575,8 @@ def _loop_carried(e: ast.expr, node: ast.AST, ctx: Context) -> str | None:
     p = ctx.parent(node)
     while p is not None and not is_function(p):
         if type(p) is ast.While:
-            hit = names & bindings(p.body)  # type: ignore[attr-defined]
-            if hit and analyzer(ctx).kind(p.test).dynamic:  # type: ignore[attr-defined]
+            hit = names & bindings(p.body)
+            if hit and analyzer(ctx).kind(p.test).dynamic:
                 return min(hit)
         p = ctx.parent(p)
     return None
