@@ -217,8 +217,11 @@ class BranchTypeMismatch(GraphRule):
     tensor-dependent `while`. Failing joins: a Tensor against a tuple, list, number or str;
     tensors of different dtypes (`Type Join Failed: dtype1 = Int32, dtype2 = Float32`),
     also when the dtype follows from a cast or from MindSpore's type promotion; a tuple
-    against a list; returned Python numbers of different types; and, under STRICT only, None
-    against a value bound to a name.
+    against a list; returned Python numbers of different types; a tensor, number or str in a
+    tuple or list against None there on the second path (`return probs, loss` in the `if`,
+    `return probs, None` after it: `dtype1 = Float32, dtype2 = Float64`); a dtype joined
+    from two paths and then given to `ops.cast` / `astype` (`DtypeToEnum`); and, under
+    STRICT only, None against a value (bound to a name, returned first, inside a tuple).
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -250,7 +253,8 @@ class BranchTypeMismatch(GraphRule):
     `and` / `or` join their operands the same way (`a and b` is `b if a else a`): with a
     tensor operand first, a later Python value (`x.sum() > 0 and n > 2`, `while t < 30 and
     i < 5`) cannot be joined with it either. Combine tensors with `&` / `|` or test the
-    Python condition separately.
+    Python condition separately. A Python value carried around a tensor-dependent `while`
+    (`i += 1` in its body) is a variable there, so `while i < n and delta > tol` fails too.
 
     ## Fix safety
     No automatic fix.
