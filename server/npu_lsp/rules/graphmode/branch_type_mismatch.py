@@ -409,6 +409,9 @@ class BranchTypeMismatch(GraphRule):
         """A call of the user's own function compiles it for this call's arguments (MindSpore
         specialises per call signature): a join that fails only with these values is reported
         here, at the call, naming the line inside the callee."""
+        st = ctx.parent(node)
+        if isinstance(st, ast.Expr) and st.value is node:
+            return  # a call as a statement: its result, so its returns, are never inferred
         vals = values(ctx)
         callee = vals.callee(node, ctx.function)
         if callee is None:
@@ -474,6 +477,8 @@ class BranchTypeMismatch(GraphRule):
                 return None
             other, where = cont[0], node
         if not other:
+            return None
+        if result_unused(ctx):
             return None
         vals = values(ctx)
         x = side_value(body, vals, env)
@@ -607,3 +612,20 @@ def _none_out_of_branch(x: av.Value, y: av.Value) -> av.JoinError | None:
     if x == y and _holds_none(x):
         return av.JoinError("None on both paths, as the branch's result", "Invalid abstract;AbstractNone", strict_only=True)
     return None
+
+
+def result_unused(ctx: Context) -> bool:
+    """Is the compiled function `ctx.function` a helper whose result no call uses (every call
+    is a statement of its own, `helper(x)`)? Then its returns are never joined (measured on
+    2.10: a helper returning None or a tensor, or `(x, x)` or `(x, None)`, on the two paths
+    of a tensor-dependent `if`, called as a statement, compiles at both levels)."""
+    scope = ctx.scope
+    if scope is None or scope.kind != "helper" or not scope.call_sites:
+        return False
+    for site in scope.call_sites:
+        if site.path != ctx.path or site.call is None:
+            return False
+        st = ctx.parent(site.call)
+        if not (isinstance(st, ast.Expr) and st.value is site.call):
+            return False
+    return True
