@@ -73,6 +73,9 @@ LANGUAGES: list[tuple[Matcher, Checker]] = []
 #: mode drops inference-time findings in branches MindSpore folds away while compiling).
 DiagnosticFilter = Callable[["Context", GraphScope, Diagnostic], bool]
 DIAGNOSTIC_FILTERS: list[DiagnosticFilter] = []
+#: Codes about the values a helper returns (its branches' results joined): not repeated at
+#: a call that is a statement of its own, whose result MindSpore never infers.
+RESULT_JOIN_CODES: frozenset[str] = frozenset({"MS119", "MS133"})
 
 
 def register_checker(matcher: Matcher | str, checker: Checker) -> None:
@@ -645,6 +648,10 @@ class _Walker:
             msg = f"internal error in rule {r.code} ({r.name}): {type(exc).__name__}: {exc}"
             self.out.append(_internal(INTERNAL_ERROR, msg, self.ctx.span(node), "warning"))
 
+    def _statement_call(self, call: ast.Call | None) -> bool:
+        st = self.ctx.parent(call) if call is not None else None
+        return isinstance(st, ast.Expr) and st.value is call
+
     def _echo_at_call_sites(self, d: Diagnostic, scope: GraphScope) -> list[Diagnostic]:
         """MindSpore reports an error inside a helper at the call in the compiled root
         (`construct` / the `@jit` function). Repeat the diagnostic there (same code), once per
@@ -653,6 +660,8 @@ class _Walker:
         for site in _root_call_sites(scope, self.ctx.scopes):
             if site.path != self.ctx.path or (d.code, site.line, site.column) in self.echoed:
                 continue
+            if d.code in RESULT_JOIN_CODES and self._statement_call(site.call):
+                continue  # `helper(x)` as a statement: its returns are never joined
             self.echoed.add((d.code, site.line, site.column))
             span = Span(site.line, site.column, site.end_line, site.end_column)
             here = Related(self.ctx.path, d.span, d.message)

@@ -1099,6 +1099,12 @@ class ScopeResolver:
                         m_q = f"{m_info.module}.{m_cls.name}"
                         level = self._cell_level(cq, m_fn, info)
                         yield m_info, f"{m_q}.construct", m_fn, "construct", level, m_q
+                    elif hit is not None and any(m != "__init__" for m in cls.methods):
+                        # a Cell base's construct compiled for this subclass's instances:
+                        # `self.<method>` there is this class's override
+                        m_info, m_cls, m_fn = hit
+                        level = self._cell_level(cq, m_fn, info)
+                        yield m_info, f"{m_info.module}.{m_cls.name}.construct", m_fn, "construct", level, cq
             for fname, fn in info.functions.items():
                 jd = _jit_decoration(fn, info) if fn.decorator_list else None
                 if jd is None and fname in info.jit_wrapped:
@@ -1114,12 +1120,14 @@ class ScopeResolver:
             work.append((info, fn, level, owner, qual))
         if seeds and self.workspace is not None:
             work.extend(self._workspace_seeds())
-        seen: set[tuple[int, Level]] = set()
+        seen: set[tuple[int, Level, str | None]] = set()
         while work:
             info, fn, level, owner, qual = work.pop()
-            if (id(fn), level) in seen:
+            # per owning class too: a base's method reached from a subclass's instance
+            # resolves `self.<method>` through that subclass
+            if (id(fn), level, owner) in seen:
                 continue
-            seen.add((id(fn), level))
+            seen.add((id(fn), level, owner))
             for call, target in self._callees(info, fn, owner):
                 t_info, t_qual, t_fn, t_owner = target
                 how = callee_treatment(t_fn, t_info)

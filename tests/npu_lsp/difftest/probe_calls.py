@@ -35,6 +35,7 @@ RECEIVERS = {
     "tuple": ("(3, 1, 2)", "(x, x + 1)"),
     "dict": ("{'a': 1.0, 'b': 2.0}", "{'a': x, 'b': x + 1}"),
     "str": ("'alpha_beta'", None),
+    "slice": ("slice(1, 3)", None),
 }
 # Arguments for methods that need some (constant receiver / tensor receiver).
 ARGS = {
@@ -55,7 +56,7 @@ ARGS = {
     ("str", "__add__"): ("'x'",), ("str", "__mul__"): ("2",), ("str", "expandtabs"): ("4",),
     ("str", "removeprefix"): ("'al'",), ("str", "removesuffix"): ("'ta'",), ("str", "encode"): ("",),
     ("str", "translate"): ("{97: 98}",), ("str", "maketrans"): ("'a', 'b'",), ("str", "format_map"): ("{}",),
-    ("str", "__mod__"): ("()",), ("str", "splitlines"): ("",),
+    ("str", "__mod__"): ("()",), ("str", "splitlines"): ("",), ("slice", "indices"): ("5",),
 }
 SKIP = {"__class__", "__init__", "__new__", "__init_subclass__", "__subclasshook__", "__getattribute__", "__setattr__",
         "__delattr__", "__reduce__", "__reduce_ex__", "__sizeof__", "__dir__", "__format__", "__getnewargs__",
@@ -113,10 +114,10 @@ def method_probes() -> dict[str, tuple[str, str, str, str]]:
     """probe name -> (type, method, receiver kind, source)."""
     probes = {}
     for tname, (const, var) in RECEIVERS.items():
-        typ = {"list": list, "tuple": tuple, "dict": dict, "str": str}[tname]
+        typ = {"list": list, "tuple": tuple, "dict": dict, "str": str, "slice": slice}[tname]
         for meth in sorted(dir(typ)):
-            if meth in SKIP:
-                continue
+            if meth in SKIP or not callable(getattr(typ, meth, None)):
+                continue  # not a method (`slice.start` is a data attribute)
             args = ARGS.get((tname, meth), ("", ""))
             for kind, recv, arg in (("const", const, args[0]), ("tensor", var, args[-1] if len(args) > 1 else None)):
                 if recv is None or arg is None:

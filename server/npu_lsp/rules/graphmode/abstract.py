@@ -333,7 +333,8 @@ def is_constant(v: Value) -> bool:
 def join(a: Value, b: Value, site: Site = Site.RETURN) -> Joined:
     """MindSpore's join of `a` and `b` where they meet at `site`.
 
-    Symmetric up to the order of names in messages, idempotent (`join(a, a)` is `a`, no
+    Symmetric up to the order of names in messages (except None second inside a sequence,
+    see `_element_none_error`), idempotent (`join(a, a)` is `a`, no
     error) and `UNKNOWN` absorbs anything without error (we never report what we do not know)."""
     if a == b:
         return Joined(a)
@@ -412,6 +413,8 @@ def _join_sequences(a: Sequence, b: Sequence, site: Site) -> Joined:
         return Joined(Sequence(a.kind))
     out: list[Value] = []
     for x, y in zip(a.elements, b.elements, strict=True):
+        if site is not Site.LOOP and isinstance(y, NoneValue) and isinstance(x, (Tensor, Scalar, Str)):
+            return Joined(UNKNOWN, _element_none_error(x, a.kind))
         # elements meet as returned values do: no per-constant specialisation inside
         j = join(x, y, Site.RETURN if site in (Site.PHI, Site.LOOP) else site)
         if j.error is not None:
@@ -419,3 +422,17 @@ def _join_sequences(a: Sequence, b: Sequence, site: Site) -> Joined:
         out.append(j.value)
     return Joined(Sequence(a.kind, tuple(out)))
 
+
+
+def _element_none_error(x: Value, kind: str) -> JoinError:
+    """An element of the first path's tuple or list against None in the second's.
+
+    Not symmetric (measured on 2.10, probes `tup_*none*` in joins.py): lax turns a None that
+    comes first into the other path's value, but inside a sequence a None that comes second
+    meets the first path's element as it is (`Any`, a Float64 tensor against a tensor), and
+    the join fails at every level. None first fails at STRICT only, as None does anywhere."""
+    if isinstance(x, Tensor):
+        first = ms_dtype_name(x.dtype) if x.dtype else "Float32"
+        return JoinError(f"Tensor vs None in a {kind}", f"dtype1 = {first}, dtype2 = Float64")
+    first = x.ms_dtype if isinstance(x, Scalar) else "String"
+    return JoinError(f"{x.describe()} vs None in a {kind}", f"dtype1 = {first}, dtype2 = Any")

@@ -16,7 +16,7 @@ from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer, dtype_name, explicit_dtype
 from npu_lsp.rules.graphmode.helpers import returns_in
-from npu_lsp.rules.graphmode.values import _callees
+from npu_lsp.rules.graphmode.values import _callees, instances
 
 _SHAPE_CALLS = frozenset({"mindspore.ops.shape", "mindspore.ops.function.array_func.shape"})
 _SHAPE_PRIMITIVES = frozenset({"Shape", "TensorShape"})
@@ -174,6 +174,11 @@ class Values:
             return av.Dict()
         if t == "none":
             return av.NONE
+        if t in (None, "scalar", "str") and func is not None and not self._in_closure(func):
+            # a module-level name bound once to a number or str: a constant of the graph
+            const = instances(self.ctx).evaluate(e, func)
+            if type(const) in (int, float, bool, str):
+                return av.constant(const)
         if t == "str":
             return av.Str()
         if t == "scalar":
@@ -181,6 +186,15 @@ class Values:
         if t == "function":
             return av.Opaque("function")
         return av.UNKNOWN
+
+    def _in_closure(self, func: ast.AST) -> bool:
+        """Is `func` nested in another function (its free names may be the outer one's)?"""
+        p = self.ctx.parent(func)
+        while p is not None:
+            if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return True
+            p = self.ctx.parent(p)
+        return False
 
     # ------------------------------------------------------------------ operators
     def _compare(self, e: ast.Compare, func: ast.AST | None, d: int) -> av.Value:
@@ -241,7 +255,12 @@ class Values:
     # ------------------------------------------------------------------ attributes and items
     def _attribute(self, e: ast.Attribute, func: ast.AST | None, d: int) -> av.Value:
         if isinstance(e.value, ast.Name) and e.value.id == "self":
-            return av.Tensor() if self.a.kind(e, func) == Kind.TENSOR else av.UNKNOWN
+            if self.a.kind(e, func) == Kind.TENSOR:
+                return av.Tensor()
+            # a number or str `__init__` stored from a constant or a constructor argument
+            # (the same for every instance built here): a constant of the compiled instance
+            const = instances(self.ctx).evaluate(e, func)
+            return av.constant(const) if type(const) in (int, float, bool, str) else av.UNKNOWN
         name = dtype_name(e) if e.attr not in ("shape", "dtype", "ndim", "T", "size") else None
         if name is not None and (self.ctx.qualname(e) or "").startswith(("mindspore.", "numpy.")):
             return av.DType(name)

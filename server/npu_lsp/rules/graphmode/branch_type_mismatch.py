@@ -177,7 +177,34 @@ def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: C
         pair = {type(left), type(right)}
         if not (pair == {av.Sequence, av.Tensor} and _nested(ctx)):
             return None
-    return av.join(left, right, av.Site.PHI).error
+    return av.join(left, right, av.Site.PHI).error or dtype_cast_error(node, name, left, right, ctx)
+
+
+def dtype_cast_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: Context) -> av.JoinError | None:
+    """Two different dtypes joined into `name` join (a variable dtype), but a cast to it after
+    `node` needs a constant one: MindSpore fails at every level (measured on 2.10: `d = x.dtype
+    if t else ms.int32` then `ops.cast(x, d)` or `x.astype(d)`; one dtype on both paths, or
+    `d` never used by a cast, compiles)."""
+    if not (isinstance(left, av.DType) and isinstance(right, av.DType)) or left == right:
+        return None
+    func = ctx.function
+    end = node.end_lineno or node.lineno
+    for n in ast.walk(func) if func is not None else ():
+        if type(n) is not ast.Call or n.lineno <= end:
+            continue
+        f = n.func
+        if isinstance(f, ast.Attribute) and f.attr in ("astype", "to"):
+            target = n.args[0] if n.args else None
+        elif (ctx.qualname(f) or "").startswith("mindspore.") and (ctx.qualname(f) or "").lower().endswith("cast"):
+            target = n.args[1] if len(n.args) > 1 else None
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == name:
+            return av.JoinError(
+                f"a dtype joined from both paths ({left.name or 'a dtype'} / {right.name or 'a dtype'}) is cast to at line {n.lineno}",
+                "Failed to infer for primitive:DtypeToEnum",
+            )
+    return None
 
 
 @rule(code="MS119", name="branch-type-mismatch", severity="error", family="graphmode")
@@ -190,8 +217,11 @@ class BranchTypeMismatch(GraphRule):
     tensor-dependent `while`. Failing joins: a Tensor against a tuple, list, number or str;
     tensors of different dtypes (`Type Join Failed: dtype1 = Int32, dtype2 = Float32`),
     also when the dtype follows from a cast or from MindSpore's type promotion; a tuple
-    against a list; returned Python numbers of different types; and, under STRICT only, None
-    against a value bound to a name.
+    against a list; returned Python numbers of different types; a tensor, number or str in a
+    tuple or list against None there on the second path (`return probs, loss` in the `if`,
+    `return probs, None` after it: `dtype1 = Float32, dtype2 = Float64`); a dtype joined
+    from two paths and then given to `ops.cast` / `astype` (`DtypeToEnum`); and, under
+    STRICT only, None against a value (bound to a name, returned first, inside a tuple).
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -223,7 +253,8 @@ class BranchTypeMismatch(GraphRule):
     `and` / `or` join their operands the same way (`a and b` is `b if a else a`): with a
     tensor operand first, a later Python value (`x.sum() > 0 and n > 2`, `while t < 30 and
     i < 5`) cannot be joined with it either. Combine tensors with `&` / `|` or test the
-    Python condition separately.
+    Python condition separately. A Python value carried around a tensor-dependent `while`
+    (`i += 1` in its body) is a variable there, so `while i < n and delta > tol` fails too.
 
     ## Fix safety
     No automatic fix.
@@ -242,10 +273,21 @@ class BranchTypeMismatch(GraphRule):
         a = analyzer(ctx)
         vals = values(ctx)
         seen_tensor: ast.expr | None = None
+        variable: tuple[ast.expr, str] | None = None
         op = "and" if isinstance(node.op, ast.And) else "or"
         for operand in node.values:
             kind = a.kind(operand)
             if kind == Kind.TENSOR:
+                if seen_tensor is None and variable is not None:
+                    # `b if a else a` with `a` a Python bool that is not a constant: not
+                    # folded, so the tensor `b` meets the bool `a` (AbstractTensor vs AbstractScalar)
+                    first, name = variable
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{op}` joins the Python value `{ctx.segment(first)}` with the tensor `{ctx.segment(operand)}`; `{name}` changes around the tensor-dependent `while`, so the Python value is a variable and graph mode cannot join it with a Tensor (make it a tensor and use `&`/`|`, or test it separately)",
+                    )
+                    return
                 if seen_tensor is not None:
                     # `t1 and t2` is `t2 if t1 else t1`: two tensors join by dtype
                     error = av.join(vals.of(seen_tensor), vals.of(operand), av.Site.BOOLOP).error
@@ -257,6 +299,10 @@ class BranchTypeMismatch(GraphRule):
                         )
                         return
                 seen_tensor = seen_tensor or operand
+            elif seen_tensor is None and variable is None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
+                carried = _loop_carried(operand, node, ctx)
+                if carried is not None:
+                    variable = operand, carried
             elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
                 yield ctx.diagnostic(
                     self,
@@ -273,9 +319,21 @@ class BranchTypeMismatch(GraphRule):
             return
         error = av.join(left, right, av.Site.IFEXP).error
         strict = bool(ctx.scope and ctx.scope.strict)
+        parent = ctx.parent(node)
+        if error is None and isinstance(parent, ast.Return):
+            error = _none_out_of_branch(left, right)
+        elif (
+            error is None
+            and isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+        ):
+            name = parent.targets[0].id
+            error = dtype_cast_error(parent, name, left, right, ctx)
+            if error is None and _returned_directly(parent, name, ctx):
+                error = _none_out_of_branch(left, right)
         if error is None or not error.applies(strict) or not analyzer(ctx).kind(node.test).dynamic:
             return
-        parent = ctx.parent(node)
         if (
             isinstance(parent, ast.Assign)
             and len(parent.targets) == 1
@@ -351,6 +409,9 @@ class BranchTypeMismatch(GraphRule):
         """A call of the user's own function compiles it for this call's arguments (MindSpore
         specialises per call signature): a join that fails only with these values is reported
         here, at the call, naming the line inside the callee."""
+        st = ctx.parent(node)
+        if isinstance(st, ast.Expr) and st.value is node:
+            return  # a call as a statement: its result, so its returns, are never inferred
         vals = values(ctx)
         callee = vals.callee(node, ctx.function)
         if callee is None:
@@ -417,14 +478,22 @@ class BranchTypeMismatch(GraphRule):
             other, where = cont[0], node
         if not other:
             return None
+        if result_unused(ctx):
+            return None
         vals = values(ctx)
         x = side_value(body, vals, env)
         y = side_value(other, vals, env) if x.known else av.UNKNOWN
-        error = av.join(x, y, av.Site.RETURN).error
-        # None against a value is STRICT only: MS133 reports it
-        if error is not None and not error.strict_only:
-            return error.reason, where
-        return None
+        error = av.join(x, y, av.Site.RETURN).error or _none_out_of_branch(x, y)
+        if error is None:
+            return None
+        if error.strict_only:
+            # None against a value is STRICT only; MS133 reports a value returned by the
+            # body against None on the false path after it, this rule the other shapes
+            # (None returned first, None inside a tuple, an `else` returning None)
+            covered = not node.orelse and isinstance(y, av.NoneValue) and not isinstance(x, av.NoneValue)
+            if covered or not (ctx.scope and ctx.scope.strict):
+                return None
+        return error.reason, where
 
     @staticmethod
     def _assigns(
@@ -439,6 +508,8 @@ class BranchTypeMismatch(GraphRule):
             x = vals.of(left[name], None, env)
             y = vals.of(right[name], None, env) if x.known else av.UNKNOWN
             error = phi_error(node, name, x, y, ctx)
+            if error is None and _returned_directly(node, name, ctx):
+                error = _none_out_of_branch(x, y)
             if error is not None and error.applies(strict):
                 return f"`{name}`: {error.reason}", where
         return None
@@ -507,3 +578,54 @@ def _python_scalar(e: ast.expr, a: Analyzer) -> bool:
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
         return _python_scalar(e.operand, a)
     return a.type_class(e) == "scalar"
+
+
+def _loop_carried(e: ast.expr, node: ast.AST, ctx: Context) -> str | None:
+    """A name `e` reads that a tensor-dependent `while` around `node` (or whose test `node`
+    is) rebinds in its body: carried around the loop, it is a variable, not a constant
+    (measured: `while i < 5 and d > 0: ...; i += 1` fails, without the `i += 1` it compiles)."""
+    names = {n.id for n in ast.walk(e) if type(n) is ast.Name}
+    if not names:
+        return None
+    p = ctx.parent(node)
+    while p is not None and not is_function(p):
+        if type(p) is ast.While:
+            hit = names & bindings(p.body)
+            if hit and analyzer(ctx).kind(p.test).dynamic:
+                return min(hit)
+        p = ctx.parent(p)
+    return None
+
+
+def _holds_none(v: av.Value) -> bool:
+    return isinstance(v, av.NoneValue) or (
+        isinstance(v, av.Sequence) and v.elements is not None and any(_holds_none(e) for e in v.elements)
+    )
+
+
+def _none_out_of_branch(x: av.Value, y: av.Value) -> av.JoinError | None:
+    """None on both paths, leaving the branch as its result (returned, or bound to a name that
+    is returned): STRICT cannot hold None in a graph variable, even when the paths agree
+    (measured on 2.10: `return x, None` on both paths, `y = (x, None)` / `(x * 2, None)` then
+    `return y`, `return None` twice: "Invalid abstract;AbstractNone"; `return y[0]` compiles).
+    Lax accepts."""
+    if x == y and _holds_none(x):
+        return av.JoinError("None on both paths, as the branch's result", "Invalid abstract;AbstractNone", strict_only=True)
+    return None
+
+
+def result_unused(ctx: Context) -> bool:
+    """Is the compiled function `ctx.function` a helper whose result no call uses (every call
+    is a statement of its own, `helper(x)`)? Then its returns are never joined (measured on
+    2.10: a helper returning None or a tensor, or `(x, x)` or `(x, None)`, on the two paths
+    of a tensor-dependent `if`, called as a statement, compiles at both levels)."""
+    scope = ctx.scope
+    if scope is None or scope.kind != "helper" or not scope.call_sites:
+        return False
+    for site in scope.call_sites:
+        if site.path != ctx.path or site.call is None:
+            return False
+        st = ctx.parent(site.call)
+        if not (isinstance(st, ast.Expr) and st.value is site.call):
+            return False
+    return True

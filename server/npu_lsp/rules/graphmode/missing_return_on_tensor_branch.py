@@ -10,7 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
-from npu_lsp.rules.graphmode.branch_type_mismatch import false_path, side_value
+from npu_lsp.rules.graphmode.branch_type_mismatch import false_path, result_unused, side_value
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
@@ -60,7 +60,7 @@ class MissingReturnOnTensorBranch(GraphRule):
         if not ctx.scope or not ctx.scope.strict or node.orelse:
             return
         body = returns_in(node.body)
-        if not body:
+        if not body or result_unused(ctx):
             return
         vals = values(ctx)
         x = side_value(body, vals)

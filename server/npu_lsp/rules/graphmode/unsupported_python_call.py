@@ -237,6 +237,8 @@ class UnsupportedPythonCall(GraphRule):
                 return
         if level == "strict" and "cannot get attributes" in verdict.message:
             allowed = ", ".join(calls_table.strict_methods(type_name)) or "none"
+            if type_name == "slice":  # measured: `s.start`, `s.stop`, `s.step` compile at STRICT
+                allowed += "; its attributes start, stop and step are readable"
             what = f"`{shown}` on a {type_name}" if shown.endswith("(...)") or shown == "|" else f"`{type_name}.{shown}`"
             msg = f"{what} is not available under the STRICT syntax level (MindSpore compiles only these {type_name} methods there: {allowed})"
         else:
@@ -304,17 +306,23 @@ def _is_none(e: ast.expr) -> bool:
 
 
 def _container_type(e: ast.expr, ctx: Context) -> str | None:
-    """list / tuple / dict / str when the receiver's type is known exactly, else None."""
+    """list / tuple / dict / str / slice when the receiver's type is known exactly, else None."""
     if isinstance(e, ast.Constant):
         return "str" if isinstance(e.value, str) else None
     if isinstance(e, ast.JoinedStr):
         return "str"
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        if isinstance(bound, ast.Call) and (ctx.qualname(bound.func) or "") == "builtins.slice":
+            return "slice"  # `s = slice(1, 3)`
     if isinstance(e, ast.Call):
         f = e.func
         if isinstance(f, ast.Name):
             q = ctx.qualname(f) or ""
             if q.startswith("builtins.") and q[9:] in _STR_BUILTINS:
                 return "str"
+            if q == "builtins.slice":
+                return "slice"
         elif isinstance(f, ast.Attribute) and f.attr in _STR_RESULT and _container_type(f.value, ctx) == "str":
             return "str"
     if isinstance(e, (ast.Name, ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.Call)):
