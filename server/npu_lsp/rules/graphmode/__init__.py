@@ -19,6 +19,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     del_statement,
     dict_output_strict,
     dict_unpack_merge,
+    duplicate_parameter_names,
     function_in_output,
     global_statement_in_graph,
     graph_builtin_semantics,
