@@ -90,13 +90,18 @@ class DuplicateParameterNames(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.FunctionDef)
         scope = ctx.scopes.scope_for(node)
-        if scope is None or scope.kind != "jit" or node not in ctx.tree.body:
+        if scope is None:
             return
-        table = _module_networks(ctx)
-        if len(table) < 2:
+        if scope.kind == "jit" and node in ctx.tree.body:
+            table, passed = _module_networks(ctx)
+            reached = [n for n in _reached_globals(node, ctx) if n not in passed]
+        elif scope.kind == "construct" and node.name == "construct":
+            table, passed = _module_networks(ctx)
+            reached = _collected_by_constructor(node, ctx, passed)
+        else:
             return
         seen: dict[str, set[str]] = {}
-        for name in _reached_globals(node, ctx):
+        for name in reached:
             names = table.get(name)
             if not names:
                 continue
@@ -108,19 +113,19 @@ class DuplicateParameterNames(GraphRule):
                         self,
                         ctx.head_span(node),
                         f"`{other}` and `{name}` are separate networks whose parameters share "
-                        f'names (`{shown}`); compiling `{node.name}` fails with "The parameter ... its '
-                        f"name '{shown}' already exists\"",
+                        f"names (`{shown}`); compiling `{node.name}` fails with "
+                        f"\"The parameter ... its name '{shown}' already exists\"",
                     )
                     return
             seen[name] = names
 
 
-def _module_networks(ctx: Context) -> dict[str, set[str]]:
-    """Module-level `name = CellClass(...)` (assigned once, never handed by name to a call,
-    such as another Cell's constructor, which would prefix its names) -> the names its
-    parameters start with."""
+def _module_networks(ctx: Context) -> tuple[dict[str, set[str]], dict[str, list[ast.Call]]]:
+    """Module-level `name = CellClass(...)` (assigned once) -> the names its parameters start
+    with; and the calls each module-level name is handed to by name (a Cell constructor that
+    stores it on `self` prefixes its names)."""
     cached = ctx.cache.get("MS154")
-    if isinstance(cached, dict):
+    if isinstance(cached, tuple):
         return cached
     built: dict[str, list[ast.expr]] = {}
     for st in ctx.tree.body:
@@ -129,24 +134,75 @@ def _module_networks(ctx: Context) -> dict[str, set[str]]:
             for t in targets:
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
-                        value = st.value if t is n and st.value is not None else ast.Constant(None)
-                        built.setdefault(n.id, []).append(value)
-    passed = {
-        a.id
-        for call in ast.walk(ctx.tree)
-        if isinstance(call, ast.Call)
-        for a in [*call.args, *(k.value for k in call.keywords)]
-        if isinstance(a, ast.Name)
-    }
+                        value = st.value if t is n and st.value is not None else None
+                        built.setdefault(n.id, []).append(value or ast.Constant(None))
+    passed: dict[str, list[ast.Call]] = {}
+    for call in ast.walk(ctx.tree):
+        if isinstance(call, ast.Call):
+            for a in [*call.args, *(k.value for k in call.keywords)]:
+                if isinstance(a, ast.Name):
+                    passed.setdefault(a.id, []).append(call)
     table: dict[str, set[str]] = {}
     for name, values in built.items():
-        if len(values) != 1 or not isinstance(values[0], ast.Call) or name in passed:
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
             continue
         names = _param_prefixes(values[0], ctx, 0)
         if names:
             table[name] = names
-    ctx.cache["MS154"] = table
-    return table
+    ctx.cache["MS154"] = (table, passed)
+    return table, passed
+
+
+_PARAM_GETTERS = frozenset({"trainable_params", "get_parameters", "untrainable_params"})
+
+
+def _collected_by_constructor(
+    construct: ast.FunctionDef, ctx: Context, passed: dict[str, list[ast.Call]]
+) -> list[str]:
+    """Module-level networks whose parameters (only) a Cell gathers in `__init__`
+    (`ParameterTuple(net.trainable_params())`) when it is built at module level from them:
+    their names keep no prefix, as the networks themselves are not stored on `self`."""
+    owner = ctx.parent(construct)
+    if not isinstance(owner, ast.ClassDef):
+        return []
+    init = next(
+        (s for s in owner.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+    )
+    if init is None:
+        return []
+    params = [a.arg for a in [*init.args.posonlyargs, *init.args.args][1:]]
+    stored = {
+        st.value.id
+        for st in ast.walk(init)
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Name)
+    }
+    gathered = {
+        n.func.value.id
+        for n in ast.walk(init)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in _PARAM_GETTERS
+        and isinstance(n.func.value, ast.Name)
+    }
+    out: list[str] = []
+    for st in ctx.tree.body:
+        if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
+            continue
+        call = st.value
+        if not (isinstance(call.func, ast.Name) and call.func.id == owner.name):
+            continue
+        bound = dict(zip(params, call.args, strict=False))
+        bound.update((k.arg, k.value) for k in call.keywords if k.arg)
+        for p, arg in bound.items():
+            if (
+                p in gathered
+                and p not in stored
+                and isinstance(arg, ast.Name)
+                and passed.get(arg.id) == [call]
+                and arg.id not in out
+            ):
+                out.append(arg.id)
+    return out
 
 
 def _param_prefixes(call: ast.Call, ctx: Context, depth: int) -> set[str]:
