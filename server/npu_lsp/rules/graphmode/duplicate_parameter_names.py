@@ -41,9 +41,11 @@ _GRAD_BUILDERS = frozenset({"value_and_grad", "grad", "vjp", "jvp", "jacfwd", "j
 @rule(code="MS154", name="duplicate-parameter-names", severity="error", family="graphmode")
 class DuplicateParameterNames(GraphRule):
     """## What it does
-    Flags a `@jit` function that uses two networks built at module level (directly, or
-    through the functions it calls and the functions given to `value_and_grad`/`grad`)
-    whose parameters carry the same names, such as two instances of one Cell class.
+    Flags a `@jit` function or a `construct` that uses two networks built at module level
+    (directly, through the functions it calls and the functions given to
+    `value_and_grad`/`grad`, or through `ParameterTuple(net.trainable_params())` gathered in
+    `__init__`) whose parameters carry the same names, such as two instances of one Cell
+    class.
 
     ## Why is this bad?
     A parameter is named after the attribute path that holds it inside its top-level Cell
@@ -98,6 +100,7 @@ class DuplicateParameterNames(GraphRule):
         elif scope.kind == "construct" and node.name == "construct":
             table, passed = _module_networks(ctx)
             reached = _collected_by_constructor(node, ctx, passed)
+            reached += [n for n in _reached_globals(node, ctx) if n not in passed]
         else:
             return
         seen: dict[str, set[str]] = {}
