@@ -26,6 +26,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     import_in_graph,
     jit_forbidden_api,
     lambda_source_line,
+    list_appended_under_tensor_if,
     list_grown_in_tensor_loop,
     list_setitem_tensor_index,
     loop_else,
