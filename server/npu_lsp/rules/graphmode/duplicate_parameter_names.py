@@ -94,11 +94,15 @@ class DuplicateParameterNames(GraphRule):
         scope = ctx.scopes.scope_for(node)
         if scope is None:
             return
+        if scope.kind not in ("jit", "construct"):
+            return
+        table = _module_networks(ctx)
+        if len(table) < 2:
+            return  # most files: nothing that could clash
+        passed = _passed_by_name(ctx)
         if scope.kind == "jit" and node in ctx.tree.body:
-            table, passed = _module_networks(ctx)
             reached = [n for n in _reached_globals(node, ctx) if n not in passed]
         elif scope.kind == "construct" and node.name == "construct":
-            table, passed = _module_networks(ctx)
             reached = _collected_by_constructor(node, ctx, passed)
             reached += [n for n in _reached_globals(node, ctx) if n not in passed]
         else:
@@ -123,12 +127,11 @@ class DuplicateParameterNames(GraphRule):
             seen[name] = names
 
 
-def _module_networks(ctx: Context) -> tuple[dict[str, set[str]], dict[str, list[ast.Call]]]:
-    """Module-level `name = CellClass(...)` (assigned once) -> the names its parameters start
-    with; and the calls each module-level name is handed to by name (a Cell constructor that
-    stores it on `self` prefixes its names)."""
+def _module_networks(ctx: Context) -> dict[str, set[str]]:
+    """Module-level `name = CellClass(...)` (assigned once) -> the names its parameters
+    start with."""
     cached = ctx.cache.get("MS154")
-    if isinstance(cached, tuple):
+    if isinstance(cached, dict):
         return cached
     built: dict[str, list[ast.expr]] = {}
     for st in ctx.tree.body:
@@ -139,12 +142,6 @@ def _module_networks(ctx: Context) -> tuple[dict[str, set[str]], dict[str, list[
                     if isinstance(n, ast.Name):
                         value = st.value if t is n and st.value is not None else None
                         built.setdefault(n.id, []).append(value or ast.Constant(None))
-    passed: dict[str, list[ast.Call]] = {}
-    for call in ast.walk(ctx.tree):
-        if isinstance(call, ast.Call):
-            for a in [*call.args, *(k.value for k in call.keywords)]:
-                if isinstance(a, ast.Name):
-                    passed.setdefault(a.id, []).append(call)
     table: dict[str, set[str]] = {}
     for name, values in built.items():
         if len(values) != 1 or not isinstance(values[0], ast.Call):
@@ -152,8 +149,24 @@ def _module_networks(ctx: Context) -> tuple[dict[str, set[str]], dict[str, list[
         names = _param_prefixes(values[0], ctx, 0)
         if names:
             table[name] = names
-    ctx.cache["MS154"] = (table, passed)
-    return table, passed
+    ctx.cache["MS154"] = table
+    return table
+
+
+def _passed_by_name(ctx: Context) -> dict[str, list[ast.Call]]:
+    """The calls each name is handed to by name (a Cell constructor that stores a network on
+    `self` prefixes its parameter names)."""
+    cached = ctx.cache.get("MS154-passed")
+    if isinstance(cached, dict):
+        return cached
+    passed: dict[str, list[ast.Call]] = {}
+    for call in ast.walk(ctx.tree):
+        if isinstance(call, ast.Call):
+            for a in [*call.args, *(k.value for k in call.keywords)]:
+                if isinstance(a, ast.Name):
+                    passed.setdefault(a.id, []).append(call)
+    ctx.cache["MS154-passed"] = passed
+    return passed
 
 
 _PARAM_GETTERS = frozenset({"trainable_params", "get_parameters", "untrainable_params"})
