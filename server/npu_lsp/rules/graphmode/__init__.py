@@ -28,6 +28,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     lambda_source_line,
     list_appended_under_tensor_if,
     list_grown_in_tensor_loop,
+    list_pop_in_expression,
     list_setitem_tensor_index,
     loop_else,
     match_statement,
