@@ -1309,6 +1309,19 @@ class Analyzer:
             return self._max_kind(it.elts, fn)
         if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range":
             return self._max_kind(it.args, fn)
+        # iterating a dict yields its keys, which graph dicts hold as constants
+        if isinstance(it, ast.Dict) and None not in it.keys:
+            return self._max_kind([k for k in it.keys if k is not None], fn)
+        keys_of = it
+        if (
+            isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Attribute)
+            and it.func.attr == "keys"
+            and not it.args
+        ):
+            keys_of = it.func.value
+        if isinstance(keys_of, ast.Name) and self._type_class(keys_of, fn) == "dict":
+            return Kind.CONST
         if (
             isinstance(it, ast.Attribute)
             and isinstance(it.value, ast.Name)

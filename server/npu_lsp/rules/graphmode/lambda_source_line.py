@@ -78,6 +78,8 @@ class LambdaSourceLine(GraphRule):
             lambdas = _held_by_self(f.attr, ctx)
         elif type(f) is ast.Subscript:
             lambdas = _picked(f, ctx)
+        elif type(f) is ast.Name:
+            lambdas = _differentiated(f.id, ctx)
         else:
             return
         for lam in lambdas:
@@ -110,6 +112,28 @@ def _module_value(name: str, ctx: Context) -> ast.expr | None:
         if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
             return st.value
     return None
+
+
+_GRAD_BUILDERS = frozenset({"value_and_grad", "grad", "vjp", "jvp", "jacfwd", "jacrev"})
+
+
+def _differentiated(name: str, ctx: Context) -> list[ast.Lambda]:
+    """The lambda in `name = ms.value_and_grad(lambda ...: ..., ...)` at module level: calling
+    `name` in compiled code compiles the lambda."""
+    func = ctx.function
+    if func is not None:
+        for n in ast.walk(func):
+            if (isinstance(n, ast.arg) and n.arg == name) or (
+                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+            ):
+                return []  # a local of that name
+    value = _module_value(name, ctx)
+    if not isinstance(value, ast.Call) or not value.args or not isinstance(value.args[0], ast.Lambda):
+        return []
+    q = ctx.qualname(value.func) or ""
+    if not q.startswith("mindspore.") or q.rsplit(".", 1)[-1] not in _GRAD_BUILDERS:
+        return []
+    return [value.args[0]]
 
 
 def _picked(sub: ast.Subscript, ctx: Context) -> list[ast.Lambda]:

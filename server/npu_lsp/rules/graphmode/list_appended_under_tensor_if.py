@@ -1,0 +1,114 @@
+"""MS155: a list appended to under a tensor condition inside an unrolled `for`, used after it (LAX)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+_GROW = frozenset({"append", "extend", "insert"})
+
+
+@rule(code="MS155", name="list-appended-under-tensor-if", severity="error", family="graphmode")
+class ListAppendedUnderTensorIf(GraphRule):
+    """## What it does
+    Flags, at the LAX syntax level, a `for` loop in compiled code whose body appends to a list
+    only on one side of an `if` that tests tensor values (the other side leaves the list as
+    it is), when the list is read after the loop: the CTC-style collapse
+    `if tok != prev: out.append(tok)`.
+
+    ## Why is this bad?
+    The `for` is unrolled, and each tensor `if` joins a list of one length with a list of
+    another. Under LAX, MindSpore 2.10 then stops with a framework error (`RuntimeError: The
+    pointer[data_abs] is null` or `The pointer[seq_abs] is null`, "Framework Unexpected
+    Exception Raised") when the list is returned or measured after the loop. STRICT compiles
+    the same code. A single `if` outside a loop, or an `if`/`else` that appends on both
+    sides, compiles at both levels.
+
+    ## Example
+    ```python
+    def construct(self, ids):
+        out = []
+        for t in range(ids.shape[0]):
+            if ids[t] != 0:
+                out.append(ids[t])
+        return out
+    ```
+
+    ## Use instead
+    Keep the data in tensors (a mask: `ids[ids != 0]`, or `ops.masked_select`), or collapse
+    the sequence in Python after the network returns.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 3 (a tensor `if` joins the values of both branches); measured on
+      MindSpore 2.10 with probes of a list appended under a tensor `if` (alone, in an
+      unrolled loop, with an `else` that appends, returned, measured with `len`).
+    """
+
+    nodes = (ast.For,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.For)
+        if ctx.scope is None or ctx.scope.strict or ctx.function is None:
+            return
+        a = analyzer(ctx)
+        reported: set[str] = set()
+        for sub in ast.walk(node):
+            if not isinstance(sub, ast.If) or not a.kind(sub.test).dynamic:
+                continue
+            grown = _grown(sub.body) - _grown(sub.orelse)
+            for name in sorted(grown - reported):
+                if _bound_before(name, node, ctx.function) and _read_after(
+                    name, node, ctx.function
+                ):
+                    reported.add(name)
+                    yield ctx.diagnostic(
+                        self,
+                        sub,
+                        f"`{name}` is appended to only when this tensor condition holds, inside the "
+                        f"unrolled loop on line {node.lineno}; under LAX, MindSpore crashes when "
+                        f'`{name}` is used after the loop ("The pointer[data_abs] is null")',
+                    )
+
+
+def _grown(body: list[ast.stmt]) -> set[str]:
+    out: set[str] = set()
+    for st in body:
+        for n in ast.walk(st):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr in _GROW
+                and isinstance(n.func.value, ast.Name)
+            ):
+                out.add(n.func.value.id)
+    return out
+
+
+def _bound_before(name: str, loop: ast.For, func: ast.AST) -> bool:
+    """`name = []` (a list display) before the loop, outside it."""
+    for n in ast.walk(func):
+        if (
+            isinstance(n, ast.Assign)
+            and n.lineno < loop.lineno
+            and isinstance(n.value, ast.List)
+            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+        ):
+            return True
+    return False
+
+
+def _read_after(name: str, loop: ast.For, func: ast.AST) -> bool:
+    end = loop.end_lineno or loop.lineno
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
+        for n in ast.walk(func)
+    )
