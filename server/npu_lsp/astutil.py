@@ -51,6 +51,27 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(child) -> parent for every node under `tree`, expression contexts and operators
+    included: what `ast.walk` + `ast.iter_child_nodes` give (same breadth-first order, so a
+    shared `Load()` maps to the same last parent), without their generators (~2.5x faster)."""
+    out: dict[int, ast.AST] = {}
+    todo: list[ast.AST] = [tree]
+    push = todo.append
+    for node in todo:  # grows while iterated: breadth-first, as `ast.walk`
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, _AST):
+                        out[id(child)] = node
+                        push(child)
+            elif isinstance(value, _AST):
+                out[id(value)] = node
+                push(value)
+    return out
+
+
 def is_name_char(c: str) -> bool:
     """Is `c` (one character, or "" past either end of a text) part of a name?"""
     return c.isalnum() or c == "_"

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import FIELDS, LEAVES, fields, imports_any
+from npu_lsp.astutil import FIELDS, LEAVES, fields, imports_any, parent_map
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -306,13 +306,12 @@ class Context:
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The syntactic parent of `node` (None for the module)."""
         hit = self._parents.get(id(node))
-        if hit is None and not self._parents_complete:
+        if hit is None and not self._parents_complete and node is not self.tree:
             # The walk records parents as it goes; a question about a node not reached yet
-            # (e.g. a caller defined further down) completes the map once.
+            # (e.g. a caller defined further down) completes the map once. The module has
+            # no parent: asking about it (flow analysis of module-level code) needs no map.
             self._parents_complete = True
-            for parent in ast.walk(self.tree):
-                for child in ast.iter_child_nodes(parent):
-                    self._parents[id(child)] = parent
+            self._parents.update(parent_map(self.tree))
             hit = self._parents.get(id(node))
         return hit
 
