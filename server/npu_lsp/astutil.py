@@ -51,6 +51,64 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+def walk_list(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.walk(node))`, same breadth-first order, without its generators (~2.5x
+    faster; for hot scans of whole functions)."""
+    todo: list[ast.AST] = [node]
+    push = todo.append
+    for n in todo:  # grows while iterated
+        for name in n._fields:
+            value = getattr(n, name, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, _AST):
+                        push(child)
+            elif isinstance(value, _AST):
+                push(value)
+    return todo
+
+
+def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(child) -> parent for every node under `tree`, expression contexts and operators
+    included: what `ast.walk` + `ast.iter_child_nodes` give (same breadth-first order, so a
+    shared `Load()` maps to the same last parent), without their generators (~2.5x faster)."""
+    out: dict[int, ast.AST] = {}
+    todo: list[ast.AST] = [tree]
+    push = todo.append
+    for node in todo:  # grows while iterated: breadth-first, as `ast.walk`
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, _AST):
+                        out[id(child)] = node
+                        push(child)
+            elif isinstance(value, _AST):
+                out[id(value)] = node
+                push(value)
+    return out
+
+
+_STMT_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def statement_parents(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> parent for every statement, `except` handler and `case` under `tree`
+    (the only places statements live): `parent_map` restricted to them, without visiting
+    expressions."""
+    out: dict[int, ast.AST] = {}
+    todo: list[ast.AST] = [tree]
+    push = todo.append
+    for node in todo:
+        for name in _STMT_BLOCKS:
+            block = getattr(node, name, None)
+            if type(block) is list:
+                for child in block:
+                    out[id(child)] = node
+                    push(child)
+    return out
+
+
 def is_name_char(c: str) -> bool:
     """Is `c` (one character, or "" past either end of a text) part of a name?"""
     return c.isalnum() or c == "_"

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import FIELDS, LEAVES, fields, imports_any
+from npu_lsp.astutil import FIELDS, LEAVES, fields, imports_any, parent_map, statement_parents
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -279,6 +279,7 @@ class Context:
     _parents: dict[int, ast.AST] = field(default_factory=dict)
     _lines: list[str] | None = None
     _parents_complete: bool = False
+    _stmt_parents: dict[int, ast.AST] | None = None
     _qualnames: dict[int, str | None] = field(default_factory=dict)
     _columns: LineColumns | None = None
 
@@ -309,13 +310,19 @@ class Context:
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The syntactic parent of `node` (None for the module)."""
         hit = self._parents.get(id(node))
-        if hit is None and not self._parents_complete:
+        if hit is None and not self._parents_complete and node is not self.tree:
+            if isinstance(node, ast.stmt):
+                # A statement's parent is a statement, a handler, a `case` or the module:
+                # the statement skeleton (a tenth of the nodes) answers, also for
+                # definitions of other files ("is it in this tree?": None).
+                if self._stmt_parents is None:
+                    self._stmt_parents = statement_parents(self.tree)
+                return self._stmt_parents.get(id(node))
             # The walk records parents as it goes; a question about a node not reached yet
-            # (e.g. a caller defined further down) completes the map once.
+            # (e.g. a caller defined further down) completes the map once. The module has
+            # no parent: asking about it (flow analysis of module-level code) needs no map.
             self._parents_complete = True
-            for parent in ast.walk(self.tree):
-                for child in ast.iter_child_nodes(parent):
-                    self._parents[id(child)] = parent
+            self._parents.update(parent_map(self.tree))
             hit = self._parents.get(id(node))
         return hit
 
@@ -551,6 +558,7 @@ def _check_tree(
         # clearing them lets reference counting free the tree at once instead of the GC.
         ctx.cache.clear()
         ctx._parents.clear()
+        ctx._stmt_parents = None
     return walker.out
 
 

@@ -380,6 +380,7 @@ class IncrementalDocument:
         finally:
             ctx.cache.clear()
             ctx._parents.clear()
+            ctx._stmt_parents = None
         self._lap("walk", t0)
         return _dedupe(out)
 

@@ -994,6 +994,14 @@ class ScopeResolver:
                     yield info
 
     def _class(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:
+        # memoised like `_method`: base-chain walks ask for the same classes again and again
+        memo = self.__dict__.setdefault("_class_memo", {})
+        if qual in memo:
+            return memo[qual]
+        found = memo[qual] = self._find_class(qual)
+        return found
+
+    def _find_class(self, qual: str) -> tuple[ModuleInfo, ClassInfo] | None:
         mod, _, name = qual.rpartition(".")
         if mod == self.info.module and name in self.info.classes:
             return self.info, self.info.classes[name]

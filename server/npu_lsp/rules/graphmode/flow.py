@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from npu_lsp.astutil import child_nodes, find_branches
+from npu_lsp.astutil import child_nodes, find_branches, walk_list
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -740,7 +740,7 @@ class Analyzer:
             for m in methods:
                 if m.name != "__init__":
                     continue
-                for node in ast.walk(m):
+                for node in walk_list(m):
                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                         f = node.value.func
                         called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
@@ -754,7 +754,7 @@ class Analyzer:
             for m in methods:
                 if m.name == "__init__":
                     continue
-                for node in ast.walk(m):
+                for node in walk_list(m):
                     if (
                         isinstance(node, ast.Call)
                         and isinstance(node.func, ast.Attribute)
