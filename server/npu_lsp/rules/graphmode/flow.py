@@ -749,7 +749,8 @@ class Analyzer:
                         for t in node.targets:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                                 held[t.attr] = called
-            if not held:
+            listed = _cell_lists_built(methods, holder.name)
+            if not held and not listed:
                 continue
             for m in methods:
                 if m.name == "__init__":
@@ -763,6 +764,9 @@ class Analyzer:
                         and node.func.value.id == "self"
                     ):
                         out.setdefault(held[node.func.attr], []).append((node, self._fn(m)))
+                    elif listed:
+                        for call, cls_name in _cell_list_calls(node, listed):
+                            out.setdefault(cls_name, []).append((call, self._fn(m)))
         return out
 
     def _observed_param_dtypes(self, fn: _Fn) -> dict[str, str]:
@@ -1696,3 +1700,92 @@ _COMPUTES = (
     Analyzer._compute_dtypes,
     Analyzer._compute_numpy,
 )
+
+
+def _called_name(call: ast.Call) -> str | None:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def _cell_lists_built(methods: list[ast.FunctionDef], holder: str) -> dict[str, str]:
+    """`self.<attr>` -> the one class whose instances `__init__` puts in it, for cell lists
+    built from instances: `nn.CellList(layers)` / `nn.SequentialCell(layers)` after
+    `layers.append(Block(...))` (directly or through a local name), or from
+    `[Block(...) for _ in ...]` / `[Block(...), Block(...)]`."""
+    out: dict[str, str] = {}
+    for m in methods:
+        if m.name != "__init__":
+            continue
+        nodes = walk_list(m)
+        local: dict[str, str] = {}  # name = Block(...)
+        for node in nodes:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                called = _called_name(node.value)
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and called is not None:
+                        local[t.id] = called
+        grown: dict[str, set[str]] = {}  # list name -> classes appended to it
+        for node in nodes:
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "append"
+                and isinstance(node.func.value, ast.Name)
+                and len(node.args) == 1
+            ):
+                arg = node.args[0]
+                cls = _called_name(arg) if isinstance(arg, ast.Call) else local.get(arg.id) if isinstance(arg, ast.Name) else None
+                grown.setdefault(node.func.value.id, set()).add(cls or "?")
+        for node in nodes:
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args):
+                continue
+            if _called_name(node.value) not in ("CellList", "SequentialCell"):
+                continue
+            classes = _instances_in(node.value.args[0], grown)
+            if len(classes) != 1 or "?" in classes or holder in classes:
+                continue
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    out[t.attr] = next(iter(classes))
+    return out
+
+
+def _instances_in(e: ast.expr, grown: dict[str, set[str]]) -> set[str]:
+    """Classes of the cells a list expression holds ("?" for anything else)."""
+    if isinstance(e, ast.Name):
+        return grown.get(e.id, {"?"})
+    if isinstance(e, ast.ListComp) and isinstance(e.elt, ast.Call):
+        return {_called_name(e.elt) or "?"}
+    if isinstance(e, (ast.List, ast.Tuple)) and e.elts:
+        return {(_called_name(x) if isinstance(x, ast.Call) else None) or "?" for x in e.elts}
+    return {"?"}
+
+
+def _cell_list_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Call, str]]:
+    """Calls of the cells of a cell list held on `self`: `layer(...)` in the body of
+    `for layer in self.<attr>:`, and `self.<attr>[i](...)`."""
+    if (
+        isinstance(node, ast.For)
+        and isinstance(node.iter, ast.Attribute)
+        and isinstance(node.iter.value, ast.Name)
+        and node.iter.value.id == "self"
+        and node.iter.attr in listed
+        and isinstance(node.target, ast.Name)
+    ):
+        var = node.target.id
+        return [
+            (c, listed[node.iter.attr])
+            for st in node.body
+            for c in walk_list(st)
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == var
+        ]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Subscript)
+        and isinstance(node.func.value, ast.Attribute)
+        and isinstance(node.func.value.value, ast.Name)
+        and node.func.value.value.id == "self"
+        and node.func.value.attr in listed
+    ):
+        return [(node, listed[node.func.value.attr])]
+    return []
