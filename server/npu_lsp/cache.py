@@ -31,7 +31,7 @@ from typing import Any
 from npu_lsp.diagnostics import Diagnostic
 
 CACHE_DIR = ".ascend-lens_cache"
-_FORMAT = 2
+_FORMAT = 3
 _MAC_SIZE = 32
 
 
@@ -93,6 +93,11 @@ class FileSummary:
     blob: bytes
     summary: str
     imports: tuple[str, ...]
+    #: qualnames of the module's functions and methods, and the `<locals>.` prefixes of
+    #: the closures its module-level `x = make()` bind: what its seeds read of the
+    #: project-wide resolution (`workspace._seeds`), without unpickling the summary
+    quals: tuple[str, ...] = ()
+    made: tuple[str, ...] = ()
 
 
 @dataclass

@@ -774,9 +774,14 @@ class ScopeResolver:
 
     @classmethod
     def for_workspace(
-        cls, workspace: WorkspaceIndex, configured_level: Level | None = None
+        cls,
+        workspace: WorkspaceIndex,
+        configured_level: Level | None = None,
+        *,
+        resolve: bool = True,
     ) -> ScopeResolver:
-        """Resolve every module of the workspace at once (what other files compile here)."""
+        """Resolve every module of the workspace at once (what other files compile here);
+        with `resolve=False`, only set up to answer lookups (`project_scopes` walks)."""
         self = cls.__new__(cls)
         self.path = "<workspace>"
         self.workspace = None  # modules are looked up through `_modules` below
@@ -787,7 +792,8 @@ class ScopeResolver:
         self._method_memo = {}
         self._def_lines = self._call_lines = None  # no texts: every function is scanned whole
         self.workspace = workspace
-        self._resolve(list(workspace.modules()), seeds=False)
+        if resolve:
+            self._resolve(list(workspace.modules()), seeds=False)
         return self
 
     # ---- public

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from npu_lsp import engine
+from npu_lsp import engine, project_scopes
 from npu_lsp.cache import (
     CHECKER_ENTRY,
     Cache,
@@ -46,7 +46,8 @@ from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.parallel import Pool
-from npu_lsp.scope import CallSite, GraphScope, ModuleInfo, module_name_for, summarize
+from npu_lsp.project_scopes import Resolution
+from npu_lsp.scope import GraphScope, ModuleInfo, module_name_for, summarize
 from npu_lsp.summary import portable
 
 #: Trees kept between the phases, all workers together, in estimated bytes (a tree takes
@@ -74,6 +75,8 @@ class Stats:
     jobs: int = 1
     cache: str = "off"
     seconds: float = 0.0
+    #: roots and edges the project-wide resolution computed (not reused from the cache)
+    resolved: int = 0
     #: wall-clock seconds per phase: read, summarise, key, prepare, check, save
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -254,7 +257,7 @@ def _check_files(
                 result_keys[i] = digest(settings, contents[i], closure.get(i, ""))
                 todo.append(i)
             scopes_key = digest(settings, whole)
-            cached_scopes = _cached_scopes(old_scopes, scopes_key)
+            cached_scopes, previous = _cached_scopes(old_scopes, scopes_key)
             # Files whose key is unchanged while no summary changed have unchanged seeds too.
             same_world = cached_scopes is not None
             check: list[int] = []
@@ -267,46 +270,64 @@ def _check_files(
                 else:
                     check.append(i)
             new_scopes: dict[str, GraphScope] | None = None
+            resolution = previous
+            seeds: dict[int, str] = {}
             t = stats.lap("key", t)
             if check:
                 blobs = [(i, summaries[i].blob) for i in order]
-                # The project-wide resolution once, here (workers would each redo it); the
+                # The project-wide resolution once, here (workers would each redo it), reusing
+                # the roots and edges of every module whose import closure did not change; the
                 # workers get it in portable form and unpickle only the summaries they use.
                 index = _index(run, blobs)
                 scopes = cached_scopes
                 if scopes is None:
-                    scopes = new_scopes = _portable_scopes(index.graph_scopes())
+                    scopes, resolution = project_scopes.resolve(
+                        index,
+                        [run.modules[i] for i in order],
+                        {run.modules[i]: closure[i] for i in order},
+                        previous,
+                    )
+                    new_scopes = scopes
+                    stats.resolved = resolution.computed_roots + resolution.computed_edges
                 index.set_graph_scopes(scopes)
-                shared = index if pool.jobs == 1 else None  # in this process: no copy
-                pool.broadcast("prepare", (blobs, scopes, shared))
-                del index, shared
-                t = stats.lap("prepare", t)
-                items = [(i, result_keys[i], old_results.get(keys[i])) for i in check]
-                per_worker: list[list[Any]] = [[] for _ in range(pool.jobs)]
+                t = stats.lap("resolve", t)
+                # A file whose key and seeds are what the cache recorded is not checked again;
+                # its seeds come from the names its summary defines (nothing is unpickled).
+                again: list[int] = []
+                for i in check:
+                    own = summaries.get(i)
+                    seeds[i] = seed = _seeds(own.quals, own.made, scopes) if own else ""
+                    old = old_results.get(keys[i])
+                    if own and old and (old.key, old.seeds) == (result_keys[i], seed):
+                        out[i] = old.diagnostics
+                        stats.reused += 1
+                        tick(1)
+                    else:
+                        again.append(i)
+                if again:
+                    shared = index if pool.jobs == 1 else None  # in this process: no copy
+                    pool.broadcast("prepare", (blobs, scopes, shared))
+                    t = stats.lap("prepare", t)
+                del index
+                per_worker: list[list[int]] = [[] for _ in range(pool.jobs)]
                 spare = 0
-                for item in items:
-                    w = owner.get(item[0])
+                for i in again:
+                    w = owner.get(i)
                     if w is None:
                         w, spare = spare % pool.jobs, spare + 1
-                    per_worker[w].append(item)
-                seeds: dict[int, str] = {}
+                    per_worker[w].append(i)
 
                 def checked(batch: list[Any]) -> None:
-                    for i, diags, seed, how in batch:
+                    for i, diags, how in batch:
                         out[i] = diags
-                        seeds[i] = seed
-                        if how == "reused":
-                            stats.reused += 1
-                        else:
-                            stats.checked += 1
-                            stats.parsed += how == "parsed"
-                            stats.reparsed += how == "reparsed"
+                        stats.checked += 1
+                        stats.parsed += how == "parsed"
+                        stats.reparsed += how == "reparsed"
                     tick(len(batch))
 
-                pool.run("check", per_worker, _BATCH, checked)
-                t = stats.lap("check", t)
-            else:
-                seeds = {}
+                if again:
+                    pool.run("check", per_worker, _BATCH, checked)
+                    t = stats.lap("check", t)
     finally:
         _RUN = None
         gc.unfreeze()
@@ -330,7 +351,7 @@ def _check_files(
             stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
             scopes = new_scopes if new_scopes is not None else cached_scopes
             if scopes is not None:
-                _store_scopes(stored, scopes_key, scopes)
+                _store_scopes(stored, scopes_key, scopes, resolution)
         cache.save(state, whole, new_results, stored, changed)
         stats.lap("save", t)
     stats.seconds = time.perf_counter() - t0
@@ -353,7 +374,7 @@ def _handle(command: str, payload: Any) -> Any:
         if command == "prepare":
             return _prepare(run, *payload)
         if command == "check":
-            return [_check(run, *item) for item in payload]
+            return [_check(run, i) for i in payload]
         raise ValueError(f"unknown command {command!r}")
     finally:
         if paused:
@@ -391,7 +412,18 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
     else:
         run.dropped.add(i)
     imports = tuple(sorted(set(info.imports.values())))
-    return i, "summary", FileSummary("", run.modules[i], blob, digest(blob), imports)
+    quals, made = _seed_names(info)
+    return i, "summary", FileSummary("", run.modules[i], blob, digest(blob), imports, quals, made)
+
+
+def _seed_names(info: ModuleInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The qualnames of the module's functions and methods, and the `<locals>.` prefixes
+    of the closures its module-level `x = make()` bind (what `_seeds` looks up)."""
+    mod = info.module
+    quals = [f"{mod}.{n}" for n in info.functions]
+    for cname, cls in info.classes.items():
+        quals.extend(f"{mod}.{cname}.{m}" for m in cls.methods)
+    return tuple(quals), tuple(f"{q}.<locals>." for q in info.instances.values())
 
 
 def _index(run: Run, blobs: list[tuple[int, bytes]]) -> WorkspaceIndex:
@@ -417,9 +449,8 @@ def _prepare(
     run.index = index
 
 
-def _check(
-    run: Run, i: int, key: str, old: FileResult | None
-) -> tuple[int, list[Diagnostic], str, str]:
+def _check(run: Run, i: int) -> tuple[int, list[Diagnostic], str]:
+    """The diagnostics of file `i`, on its kept tree (else parsed here), and how it went."""
     index = run.index
     assert index is not None
     path = run.paths[i]
@@ -427,34 +458,28 @@ def _check(
     if not run.python[i]:
         data = _data(run, i)
         if isinstance(data, OSError):
-            return i, [engine.unreadable(data)], "", "checked"
+            return i, [engine.unreadable(data)], "checked"
         text = engine.decode_source(data)
         if isinstance(text, Diagnostic):
-            return i, [text], "", "checked"
-        return i, engine.check_source(text, path, run.config, index), "", "checked"
-    # the seeds need only the summary: a file whose result is still good is not parsed
-    summary = kept[2] if kept is not None else index.module(run.modules[i])
-    seed = _seeds(summary, index.graph_scopes()) if summary is not None else ""
-    if old is not None and old.key == key and old.seeds == seed and summary is not None:
-        return i, old.diagnostics, seed, "reused"
+            return i, [text], "checked"
+        return i, engine.check_source(text, path, run.config, index), "checked"
     if kept is None:
         data = _data(run, i)
         if isinstance(data, OSError):  # gone since the cache saw it
-            return i, [engine.unreadable(data)], "", "parsed"
+            return i, [engine.unreadable(data)], "parsed"
         text = engine.decode_source(data)
         if isinstance(text, Diagnostic):
-            return i, [text], "", "parsed"
+            return i, [text], "parsed"
         tree = engine.parse_python(text, path)
         if tree is None:
-            return i, engine.check_source(text, path, run.config, index), "", "parsed"
+            return i, engine.check_source(text, path, run.config, index), "parsed"
         info = summarize(tree, run.keys[i], run.modules[i], text)
         how = "reparsed" if i in run.dropped else "parsed"
     else:
         text, tree, info = kept
         how = "checked"
-    seed = _seeds(info, index.graph_scopes())
     own = info if info.path == path else _with_path(info, path)
-    return i, engine.check_parsed(text, path, run.config, index, tree, own), seed, how
+    return i, engine.check_parsed(text, path, run.config, index, tree, own), how
 
 
 def _with_path(info: ModuleInfo, path: str) -> ModuleInfo:
@@ -464,18 +489,15 @@ def _with_path(info: ModuleInfo, path: str) -> ModuleInfo:
 
 
 # ----------------------------------------------------------------------------- keys
-def _seeds(info: ModuleInfo, scopes: dict[str, GraphScope]) -> str:
-    """Digest of what the project-wide resolution says about this module's functions
-    (what `ScopeResolver._workspace_seeds` reads): which are compiled, how, from where."""
-    mod = info.module
-    quals = [f"{mod}.{n}" for n in info.functions]
-    for cname, cls in info.classes.items():
-        quals.extend(f"{mod}.{cname}.{m}" for m in cls.methods)
-    made = tuple(f"{q}.<locals>." for q in info.instances.values())
+def _seeds(quals: tuple[str, ...], made: tuple[str, ...], scopes: dict[str, GraphScope]) -> str:
+    """Digest of what the project-wide resolution says about a module's functions (what
+    `ScopeResolver._workspace_seeds` reads): which are compiled, how, from where. `quals`
+    and `made` are the module's (`_seed_names`)."""
+    names = list(quals)
     if made:
-        quals.extend(q for q in scopes if "<locals>" in q and q.startswith(made))
+        names.extend(q for q in scopes if "<locals>" in q and q.startswith(made))
     parts: list[str] = []
-    for q in quals:
+    for q in names:
         s = scopes.get(q)
         if s is not None:
             sites = ";".join(
@@ -576,34 +598,32 @@ def _closures(
     return {i: comp_digest[comp_of[i]] for i in order}
 
 
-def _portable_scopes(scopes: dict[str, GraphScope]) -> dict[str, GraphScope]:
-    """The project-wide resolution without tree nodes (what seeds read: kind, level, call
-    sites), for the cache and for other processes."""
-    out: dict[str, GraphScope] = {}
-    for q, s in scopes.items():
-        sites = [
-            CallSite(c.path, c.line, c.column, c.end_line, c.end_column, c.caller)
-            for c in s.call_sites
-        ]
-        out[q] = GraphScope(cast(Any, None), q, s.kind, s.level, sites)
-    return out
-
-
 _SCOPES = "\0scopes"
 
 
-def _cached_scopes(entry: FileSummary | None, key: str) -> dict[str, GraphScope] | None:
-    if entry is None or entry.content != key:
-        return None
+def _cached_scopes(
+    entry: FileSummary | None, key: str
+) -> tuple[dict[str, GraphScope] | None, Resolution | None]:
+    """(the cached resolution when every summary is as it was, else None; the roots and
+    edges it was made of, for `project_scopes.resolve` to reuse)."""
+    if entry is None:
+        return None, None
     try:
-        scopes = pickle.loads(entry.blob)
+        scopes, resolution = pickle.loads(entry.blob)
     except Exception:
-        return None
-    return scopes if isinstance(scopes, dict) else None
+        return None, None
+    if not isinstance(scopes, dict) or not isinstance(resolution, Resolution):
+        return None, None
+    return (scopes if entry.content == key else None), resolution
 
 
-def _store_scopes(stored: dict[str, FileSummary], key: str, scopes: dict[str, GraphScope]) -> None:
-    blob = pickle.dumps(scopes, protocol=pickle.HIGHEST_PROTOCOL)
+def _store_scopes(
+    stored: dict[str, FileSummary],
+    key: str,
+    scopes: dict[str, GraphScope],
+    resolution: Resolution | None,
+) -> None:
+    blob = pickle.dumps((scopes, resolution), protocol=pickle.HIGHEST_PROTOCOL)
     stored[_SCOPES] = FileSummary(key, "", blob, "", ())
 
 

@@ -1,0 +1,222 @@
+"""The project-wide resolution of `check`, kept per module so that an edit redoes only
+what depends on it.
+
+Which functions of a project are compiled (a Cell's `construct`, a jitted function, and
+every helper they call, transitively, across modules) is a walk over a call graph. The
+costly part is finding a function's callees: reading its calls and resolving their names
+through imports, base classes and sub-cell attributes. The walk itself is cheap. So this
+module splits the two:
+
+- *roots* per module (its constructs and jitted functions, with kind and level) and
+  *edges* per (function, owning class) (its resolved callees with the call positions) are
+  computed by `ScopeResolver` and kept as compact tuples, each under the import-closure
+  digest it was computed in (`workspace._closures`: what resolving a name of a module
+  reads lies in the modules it reaches through imports; an edge also depends on its
+  owning class's module);
+- the walk runs over those tuples, in the order and with the first-come-wins rules of
+  `ScopeResolver._resolve`, so the result is exactly `WorkspaceIndex.graph_scopes` in
+  portable form (no tree nodes).
+
+After an edit, roots and edges whose closure digest is unchanged are reused; only those of
+the edited module and of the modules that import it (transitively) are computed again,
+from their summaries.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from npu_lsp.engine import WorkspaceIndex
+from npu_lsp.scope import (
+    SITED_KINDS,
+    CallSite,
+    FuncDef,
+    GraphScope,
+    Level,
+    ModuleInfo,
+    ScopeResolver,
+    _jit_decoration,
+)
+
+#: A function, by where it is defined: (module, line, column of its `def`).
+FnKey = tuple[str, int, int]
+#: A compiled root: (qualname, function, kind, level, owning class or None).
+Root = tuple[str, FnKey, str, Level, "str | None"]
+#: A resolved call: (line, column, end line, end column, callee, callee qualname, owner).
+Edge = tuple[int, int, int, int, FnKey, str, "str | None"]
+
+
+@dataclass
+class Resolution:
+    """Roots per module and edges per (function, owner), each with the closure digest it
+    was computed under; pickled into the cache between runs."""
+
+    roots: dict[str, tuple[str, list[Root]]] = field(default_factory=dict)
+    #: (function, owner) -> (key, file of the function, its calls)
+    edges: dict[tuple[FnKey, str | None], tuple[str, str, list[Edge]]] = field(default_factory=dict)
+    #: what this run computed (not reused): roots of modules, edges
+    computed_roots: int = 0
+    computed_edges: int = 0
+
+
+def _fn_key(info: ModuleInfo, fn: FuncDef) -> FnKey:
+    return (info.module, fn.lineno, fn.col_offset)
+
+
+class _Finder:
+    """Functions of a module's summary by position (for edges computed again whose
+    function was reached through a reused edge)."""
+
+    def __init__(self, index: WorkspaceIndex) -> None:
+        self.index = index
+        self.memo: dict[str, dict[tuple[int, int], FuncDef]] = {}
+
+    def find(self, key: FnKey) -> tuple[ModuleInfo, FuncDef] | None:
+        info = self.index.module(key[0])
+        if info is None:
+            return None
+        table = self.memo.get(key[0])
+        if table is None:
+            table = self.memo[key[0]] = {}
+            tops: list[Any] = [*info.functions.values()]
+            for cls in info.classes.values():
+                tops.append(cls.node)
+                tops.extend(cls.methods.values())
+            for top in tops:
+                for node in ast.walk(top):
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        table.setdefault((node.lineno, node.col_offset), node)
+        fn = table.get((key[1], key[2]))
+        return None if fn is None else (info, fn)
+
+
+def resolve(
+    index: WorkspaceIndex,
+    order: Sequence[str],
+    closures: Mapping[str, str],
+    previous: Resolution | None = None,
+    configured: Level | None = None,
+) -> tuple[dict[str, GraphScope], Resolution]:
+    """The portable project-wide resolution of the modules `order` (index order) and the
+    roots and edges it used; `closures` maps each module to its closure digest; what
+    `previous` holds under the same digests is reused."""
+    resolver = ScopeResolver.for_workspace(index, configured, resolve=False)
+    finder = _Finder(index)
+    old = previous if previous is not None else Resolution()
+    new = Resolution()
+    objects: dict[FnKey, tuple[ModuleInfo, FuncDef]] = {}
+
+    def edge_key(fk: FnKey, owner: str | None) -> str:
+        own = closures.get(fk[0], "")
+        if owner is None:
+            return own
+        return f"{own}|{closures.get(owner.rpartition('.')[0], '')}"
+
+    scopes: dict[FnKey, GraphScope] = {}
+
+    def add(fk: FnKey, qual: str, kind: str, level: Level, site: CallSite | None) -> None:
+        existing = scopes.get(fk)
+        if existing is None:
+            existing = scopes[fk] = GraphScope(cast(Any, None), qual, cast(Any, kind), level)
+        elif level == "strict":
+            existing.level = "strict"  # the strictest level that reaches it wins
+        if site is not None and existing.kind in SITED_KINDS:
+            skey = (site.path, site.line, site.column, site.caller)
+            if skey not in existing._site_keys:
+                existing._site_keys.add(skey)
+                existing.call_sites.append(site)
+
+    work: list[tuple[FnKey, Level, str | None, str]] = []
+    for module in order:
+        key = closures.get(module, "")
+        hit = old.roots.get(module)
+        if hit is not None and hit[0] == key:
+            roots = hit[1]
+        else:
+            info = index.module(module)
+            roots = []
+            if info is not None:
+                for r_info, qual, fn, kind, level, owner in resolver._roots([info]):
+                    fk = _fn_key(r_info, fn)
+                    objects[fk] = (r_info, fn)
+                    roots.append((qual, fk, kind, level, owner))
+            new.computed_roots += 1
+        new.roots[module] = (key, roots)
+        for qual, fk, kind, level, owner in roots:
+            add(fk, qual, kind, level, None)
+            work.append((fk, level, owner, qual))
+
+    seen: set[tuple[FnKey, Level]] = set()
+    while work:
+        fk, level, owner, qual = work.pop()
+        if (fk, level) in seen:
+            continue
+        seen.add((fk, level))
+        ekey = (fk, owner)
+        entry = new.edges.get(ekey)
+        if entry is None:
+            key = edge_key(fk, owner)
+            entry = old.edges.get(ekey)
+            if entry is None or entry[0] != key:
+                entry = _edges(resolver, finder, objects, fk, owner, key)
+                new.computed_edges += 1
+            new.edges[ekey] = entry
+        _key, path, calls = entry
+        for line, col, end_line, end_col, t_fk, t_qual, t_owner in calls:
+            add(t_fk, t_qual, "helper", level, CallSite(path, line, col, end_line, end_col, qual))
+            work.append((t_fk, level, t_owner, t_qual))
+    return {s.qualname: s for s in scopes.values()}, new
+
+
+def _edges(
+    resolver: ScopeResolver,
+    finder: _Finder,
+    objects: dict[FnKey, tuple[ModuleInfo, FuncDef]],
+    fk: FnKey,
+    owner: str | None,
+    key: str,
+) -> tuple[str, str, list[Edge]]:
+    """The resolved callees of the function `fk` (as `ScopeResolver._resolve` follows them),
+    with the call positions as its call sites record them."""
+    found = objects.get(fk) or finder.find(fk)
+    if found is None:  # the module or function is gone: nothing to follow
+        return key, "", []
+    info, fn = found
+    out: list[Edge] = []
+    cols = info.columns
+    for call, (t_info, t_qual, t_fn, t_owner) in resolver._callees(info, fn, owner):
+        if t_fn.decorator_list and _jit_decoration(t_fn, t_info) == "bytecode":
+            continue
+        t_fk = _fn_key(t_info, t_fn)
+        objects.setdefault(t_fk, (t_info, t_fn))
+        end_line = call.end_lineno or call.lineno
+        out.append(
+            (
+                call.lineno,
+                cols.column(call.lineno, call.col_offset) if cols else call.col_offset + 1,
+                end_line,
+                cols.column(end_line, call.end_col_offset or 0)
+                if cols
+                else (call.end_col_offset or 0) + 1,
+                t_fk,
+                t_qual,
+                t_owner,
+            )
+        )
+    return key, info.path, out
+
+
+def portable(scopes: Mapping[str, GraphScope]) -> dict[str, GraphScope]:
+    """`scopes` (as `WorkspaceIndex.graph_scopes` gives them) without tree nodes: what
+    `resolve` returns for the same summaries."""
+    out: dict[str, GraphScope] = {}
+    for q, s in scopes.items():
+        sites = [
+            CallSite(c.path, c.line, c.column, c.end_line, c.end_column, c.caller)
+            for c in s.call_sites
+        ]
+        out[q] = GraphScope(cast(Any, None), q, s.kind, s.level, sites)
+    return out
