@@ -7,7 +7,9 @@ of the checker never reads what this one wrote:
   and the diagnostics; plus the digest of the whole run's state (settings and every file's
   content), so an unchanged tree is answered from this file alone;
 - `summaries`: per file, the portable summary of its module (so an edit re-parses only
-  the edited file) with the digest of its content.
+  the edited file) with the digest of its content;
+- `scopes`: the project-wide resolution, with the roots and edges it was made of
+  (`project_scopes`), so an edit resolves again only what it changed.
 
 Every file is signed with a key kept outside the project (in the user's cache folder): a
 cache that fails its check, cannot be read, or holds something unexpected is ignored and
@@ -176,6 +178,15 @@ class Cache:
             data.update(delta)
         return data
 
+    def load_scopes(self) -> Any:
+        """What the last run stored with `save(..., scopes=...)` (None: nothing usable)."""
+        return self._read("scopes")
+
+    @property
+    def has_summaries(self) -> bool:
+        """Whether `load_summaries` read a summaries file (a delta can go beside it)."""
+        return self._base is not None
+
     @property
     def delta_size(self) -> int:
         """How many summaries the delta file read with them holds."""
@@ -205,15 +216,18 @@ class Cache:
         results: dict[str, FileResult],
         summaries: dict[str, FileSummary] | None,
         changed: dict[str, FileSummary] | None = None,
+        scopes: object = None,
     ) -> None:
-        """Write the cache: all `summaries`, or (when None) only the `changed` ones;
-        failures (read-only project, full disk) are silent: the cache is an optimisation
-        only."""
+        """Write the cache: all `summaries`, or (when None) only the `changed` ones, and
+        `scopes` when given; failures (read-only project, full disk) are silent: the cache
+        is an optimisation only."""
         if self._key is None:
             return
         try:
             self._prepare()
             self._write("results", (state, whole, results))
+            if scopes is not None:
+                self._write("scopes", scopes)
             if summaries is not None:
                 base = FileSummary(secrets.token_hex(8), "", b"", "", ())
                 self._write("summaries", {**summaries, _BASE_ENTRY: base})

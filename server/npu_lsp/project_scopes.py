@@ -109,11 +109,17 @@ def resolve(
     new = Resolution()
     objects: dict[FnKey, tuple[ModuleInfo, FuncDef]] = {}
 
+    pairs: dict[tuple[str, str], str] = {}  # one string per pair: the cache pickles it once
+
     def edge_key(fk: FnKey, owner: str | None) -> str:
         own = closures.get(fk[0], "")
         if owner is None:
             return own
-        return f"{own}|{closures.get(owner.rpartition('.')[0], '')}"
+        pair = (own, closures.get(owner.rpartition(".")[0], ""))
+        hit = pairs.get(pair)
+        if hit is None:
+            hit = pairs[pair] = f"{pair[0]}|{pair[1]}"
+        return hit
 
     scopes: dict[FnKey, GraphScope] = {}
 
@@ -220,3 +226,30 @@ def portable(scopes: Mapping[str, GraphScope]) -> dict[str, GraphScope]:
         ]
         out[q] = GraphScope(cast(Any, None), q, s.kind, s.level, sites)
     return out
+
+
+#: A graph scope as the cache keeps it: (qualname, kind, level, call sites as tuples).
+Packed = tuple[str, str, str, list[tuple[str, int, int, int, int, str]]]
+
+
+def pack(scopes: Mapping[str, GraphScope]) -> list[Packed]:
+    """Portable `scopes` as plain tuples (small and quick to pickle)."""
+    return [
+        (
+            q,
+            s.kind,
+            s.level,
+            [(c.path, c.line, c.column, c.end_line, c.end_column, c.caller) for c in s.call_sites],
+        )
+        for q, s in scopes.items()
+    ]
+
+
+def unpack(packed: list[Packed]) -> dict[str, GraphScope]:
+    """What `pack` was given."""
+    return {
+        q: GraphScope(
+            cast(Any, None), q, cast(Any, kind), cast(Level, level), [CallSite(*c) for c in sites]
+        )
+        for q, kind, level, sites in packed
+    }

@@ -185,7 +185,7 @@ def _check_files(
 
     t = stats.lap("read", t0)
     old_summaries = cache.load_summaries() if cache is not None else {}
-    old_scopes = old_summaries.pop(_SCOPES, None)
+    old_scopes = cache.load_scopes() if cache is not None else None
     old_summaries.pop(CHECKER_ENTRY, None)
     summaries: dict[int, FileSummary] = {}
     to_parse: list[int] = []
@@ -345,14 +345,13 @@ def _check_files(
             )
         stored: dict[str, FileSummary] | None = None
         changed = {keys[i]: summaries[i] for i in to_parse if i in summaries}
-        full = len(changed) + cache.delta_size > _DELTA_MAX
-        if full or new_scopes is not None or cached_scopes is None:
+        if not cache.has_summaries or len(changed) + cache.delta_size > _DELTA_MAX:
             stored = {keys[i]: s for i, s in summaries.items()}
             stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
-            scopes = new_scopes if new_scopes is not None else cached_scopes
-            if scopes is not None:
-                _store_scopes(stored, scopes_key, scopes, resolution)
-        cache.save(state, whole, new_results, stored, changed)
+        packed = None
+        if new_scopes is not None and resolution is not None:
+            packed = (scopes_key, project_scopes.pack(new_scopes), resolution)
+        cache.save(state, whole, new_results, stored, changed, packed)
         stats.lap("save", t)
     stats.seconds = time.perf_counter() - t0
     return results, stats
@@ -598,33 +597,16 @@ def _closures(
     return {i: comp_digest[comp_of[i]] for i in order}
 
 
-_SCOPES = "\0scopes"
-
-
-def _cached_scopes(
-    entry: FileSummary | None, key: str
-) -> tuple[dict[str, GraphScope] | None, Resolution | None]:
+def _cached_scopes(entry: Any, key: str) -> tuple[dict[str, GraphScope] | None, Resolution | None]:
     """(the cached resolution when every summary is as it was, else None; the roots and
     edges it was made of, for `project_scopes.resolve` to reuse)."""
-    if entry is None:
-        return None, None
     try:
-        scopes, resolution = pickle.loads(entry.blob)
-    except Exception:
+        made_for, packed, resolution = entry
+        if not isinstance(resolution, Resolution):
+            return None, None
+        return (project_scopes.unpack(packed) if made_for == key else None), resolution
+    except Exception:  # nothing stored, or not what this build stores
         return None, None
-    if not isinstance(scopes, dict) or not isinstance(resolution, Resolution):
-        return None, None
-    return (scopes if entry.content == key else None), resolution
-
-
-def _store_scopes(
-    stored: dict[str, FileSummary],
-    key: str,
-    scopes: dict[str, GraphScope],
-    resolution: Resolution | None,
-) -> None:
-    blob = pickle.dumps((scopes, resolution), protocol=pickle.HIGHEST_PROTOCOL)
-    stored[_SCOPES] = FileSummary(key, "", blob, "", ())
 
 
 # ----------------------------------------------------------------------------- helpers

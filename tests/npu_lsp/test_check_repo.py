@@ -171,7 +171,7 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(
         for p in (repo / ".ascend-lens_cache").rglob("*")
         if p.is_file() and p.parent.name != ".ascend-lens_cache"
     ]
-    assert {p.name for p in files} == {"results", "summaries"}
+    assert {p.name for p in files} == {"results", "summaries", "scopes"}
     for p in files:
         data = p.read_bytes()
         if damage == "garbage":
