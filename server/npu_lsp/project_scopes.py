@@ -47,6 +47,8 @@ FnKey = tuple[str, int, int]
 Root = tuple[str, FnKey, str, Level, "str | None"]
 #: A resolved call: (line, column, end line, end column, callee, callee qualname, owner).
 Edge = tuple[int, int, int, int, FnKey, str, "str | None"]
+#: A graph scope as the cache keeps it: (qualname, kind, level, call sites as tuples).
+Packed = tuple[str, str, str, list[tuple[str, int, int, int, int, str]]]
 
 
 @dataclass
@@ -57,9 +59,12 @@ class Resolution:
     roots: dict[str, tuple[str, list[Root]]] = field(default_factory=dict)
     #: (function, owner) -> (key, file of the function, its calls)
     edges: dict[tuple[FnKey, str | None], tuple[str, str, list[Edge]]] = field(default_factory=dict)
-    #: what this run computed (not reused): roots of modules, edges
+    #: the scopes the walk over them gave (`pack`)
+    packed: list[Packed] | None = None
+    #: what this run computed (not reused): roots of modules, edges; whether it walked
     computed_roots: int = 0
     computed_edges: int = 0
+    walked: bool = False
 
 
 def _fn_key(info: ModuleInfo, fn: FuncDef) -> FnKey:
@@ -102,79 +107,135 @@ def resolve(
 ) -> tuple[dict[str, GraphScope], Resolution]:
     """The portable project-wide resolution of the modules `order` (index order) and the
     roots and edges it used; `closures` maps each module to its closure digest; what
-    `previous` holds under the same digests is reused."""
-    resolver = ScopeResolver.for_workspace(index, configured, resolve=False)
-    finder = _Finder(index)
-    old = previous if previous is not None else Resolution()
-    new = Resolution()
-    objects: dict[FnKey, tuple[ModuleInfo, FuncDef]] = {}
+    `previous` holds under the same digests is reused. When every root and edge computed
+    again is what `previous` held, the walk's inputs are unchanged, and so is its result:
+    `previous`'s is returned (`Resolution.walked` False)."""
+    run = _Run(index, closures, configured, previous)
+    if previous is not None and previous.packed is not None:
+        same = run.refresh(order)
+        if same is not None:
+            return unpack(previous.packed), same
+    packed = run.walk(order)
+    run.new.packed = packed
+    run.new.walked = True
+    return unpack(packed), run.new
 
-    pairs: dict[tuple[str, str], str] = {}  # one string per pair: the cache pickles it once
 
-    def edge_key(fk: FnKey, owner: str | None) -> str:
-        own = closures.get(fk[0], "")
+class _Run:
+    """One resolution: the roots and edges it reuses or computes, and the walk."""
+
+    def __init__(
+        self,
+        index: WorkspaceIndex,
+        closures: Mapping[str, str],
+        configured: Level | None,
+        previous: Resolution | None,
+    ) -> None:
+        self.index = index
+        self.closures = closures
+        self.resolver = ScopeResolver.for_workspace(index, configured, resolve=False)
+        self.finder = _Finder(index)
+        self.old = previous if previous is not None else Resolution()
+        self.new = Resolution()
+        self.objects: dict[FnKey, tuple[ModuleInfo, FuncDef]] = {}
+        self.pairs: dict[tuple[str, str], str] = {}  # one string per pair: pickled once
+
+    def edge_key(self, fk: FnKey, owner: str | None) -> str:
+        own = self.closures.get(fk[0], "")
         if owner is None:
             return own
-        pair = (own, closures.get(owner.rpartition(".")[0], ""))
-        hit = pairs.get(pair)
+        pair = (own, self.closures.get(owner.rpartition(".")[0], ""))
+        hit = self.pairs.get(pair)
         if hit is None:
-            hit = pairs[pair] = f"{pair[0]}|{pair[1]}"
+            hit = self.pairs[pair] = f"{pair[0]}|{pair[1]}"
         return hit
 
-    scopes: dict[FnKey, GraphScope] = {}
+    def roots(self, module: str) -> list[Root]:
+        self.new.computed_roots += 1
+        info = self.index.module(module)
+        out: list[Root] = []
+        if info is not None:
+            for r_info, qual, fn, kind, level, owner in self.resolver._roots([info]):
+                fk = _fn_key(r_info, fn)
+                self.objects[fk] = (r_info, fn)
+                out.append((qual, fk, kind, level, owner))
+        return out
 
-    def add(fk: FnKey, qual: str, kind: str, level: Level, site: CallSite | None) -> None:
-        existing = scopes.get(fk)
-        if existing is None:
-            existing = scopes[fk] = GraphScope(cast(Any, None), qual, cast(Any, kind), level)
-        elif level == "strict":
-            existing.level = "strict"  # the strictest level that reaches it wins
-        if site is not None and existing.kind in SITED_KINDS:
-            skey = (site.path, site.line, site.column, site.caller)
-            if skey not in existing._site_keys:
-                existing._site_keys.add(skey)
-                existing.call_sites.append(site)
+    def edges(self, fk: FnKey, owner: str | None, key: str) -> tuple[str, str, list[Edge]]:
+        self.new.computed_edges += 1
+        return _edges(self.resolver, self.finder, self.objects, fk, owner, key)
 
-    work: list[tuple[FnKey, Level, str | None, str]] = []
-    for module in order:
-        key = closures.get(module, "")
-        hit = old.roots.get(module)
-        if hit is not None and hit[0] == key:
-            roots = hit[1]
-        else:
-            info = index.module(module)
-            roots = []
-            if info is not None:
-                for r_info, qual, fn, kind, level, owner in resolver._roots([info]):
-                    fk = _fn_key(r_info, fn)
-                    objects[fk] = (r_info, fn)
-                    roots.append((qual, fk, kind, level, owner))
-            new.computed_roots += 1
-        new.roots[module] = (key, roots)
-        for qual, fk, kind, level, owner in roots:
-            add(fk, qual, kind, level, None)
-            work.append((fk, level, owner, qual))
-
-    seen: set[tuple[FnKey, Level]] = set()
-    while work:
-        fk, level, owner, qual = work.pop()
-        if (fk, level) in seen:
-            continue
-        seen.add((fk, level))
-        ekey = (fk, owner)
-        entry = new.edges.get(ekey)
-        if entry is None:
-            key = edge_key(fk, owner)
-            entry = old.edges.get(ekey)
-            if entry is None or entry[0] != key:
-                entry = _edges(resolver, finder, objects, fk, owner, key)
-                new.computed_edges += 1
+    def refresh(self, order: Sequence[str]) -> Resolution | None:
+        """`previous` under the current digests, its stale roots and edges computed again,
+        if they all came out as they were (else None: the walk must run)."""
+        old, new = self.old, self.new
+        if list(old.roots) != list(order):
+            return None
+        for module in order:
+            key, roots = old.roots[module]
+            current = self.closures.get(module, "")
+            if key != current and self.roots(module) != roots:
+                return None
+            new.roots[module] = (current, roots)
+        for ekey, entry in old.edges.items():
+            current = self.edge_key(*ekey)
+            if entry[0] != current:
+                again = self.edges(ekey[0], ekey[1], current)
+                if again[1:] != entry[1:]:
+                    return None
+                entry = again
             new.edges[ekey] = entry
-        _key, path, calls = entry
-        for line, col, end_line, end_col, t_fk, t_qual, t_owner in calls:
-            add(t_fk, t_qual, "helper", level, CallSite(path, line, col, end_line, end_col, qual))
-            work.append((t_fk, level, t_owner, t_qual))
-    return {s.qualname: s for s in scopes.values()}, new
+        new.packed = old.packed
+        return new
+
+    def walk(self, order: Sequence[str]) -> list[Packed]:
+        """`ScopeResolver._resolve` over every module (same order, same rules), on the
+        roots and edges; the scopes as `pack` gives them."""
+        old, new, closures = self.old, self.new, self.closures
+        # per function: [qualname, kind, level, call sites, their keys]
+        scopes: dict[FnKey, list[Any]] = {}
+        work: list[tuple[FnKey, Level, str | None, str]] = []
+        for module in order:
+            key = closures.get(module, "")
+            hit = old.roots.get(module)
+            roots = hit[1] if hit is not None and hit[0] == key else self.roots(module)
+            new.roots[module] = (key, roots)
+            for qual, fk, kind, level, owner in roots:
+                known = scopes.get(fk)
+                if known is None:
+                    scopes[fk] = [qual, kind, level, [], set()]
+                elif level == "strict":
+                    known[2] = "strict"  # the strictest level that reaches it wins
+                work.append((fk, level, owner, qual))
+        seen: set[tuple[FnKey, Level]] = set()
+        while work:
+            fk, level, owner, qual = work.pop()
+            if (fk, level) in seen:
+                continue
+            seen.add((fk, level))
+            ekey = (fk, owner)
+            entry = new.edges.get(ekey)
+            if entry is None:
+                key = self.edge_key(fk, owner)
+                entry = old.edges.get(ekey)
+                if entry is None or entry[0] != key:
+                    entry = self.edges(fk, owner, key)
+                new.edges[ekey] = entry
+            _key, path, calls = entry
+            for line, col, end_line, end_col, t_fk, t_qual, t_owner in calls:
+                known = scopes.get(t_fk)
+                if known is None:
+                    known = scopes[t_fk] = [t_qual, "helper", level, [], set()]
+                elif level == "strict":
+                    known[2] = "strict"
+                if known[1] in SITED_KINDS:
+                    skey = (path, line, col, qual)
+                    if skey not in known[4]:
+                        known[4].add(skey)
+                        known[3].append((path, line, col, end_line, end_col, qual))
+                work.append((t_fk, level, t_owner, t_qual))
+        by_name = {q: (q, kind, level, sites) for q, kind, level, sites, _keys in scopes.values()}
+        return list(by_name.values())
 
 
 def _edges(
@@ -226,10 +287,6 @@ def portable(scopes: Mapping[str, GraphScope]) -> dict[str, GraphScope]:
         ]
         out[q] = GraphScope(cast(Any, None), q, s.kind, s.level, sites)
     return out
-
-
-#: A graph scope as the cache keeps it: (qualname, kind, level, call sites as tuples).
-Packed = tuple[str, str, str, list[tuple[str, int, int, int, int, str]]]
 
 
 def pack(scopes: Mapping[str, GraphScope]) -> list[Packed]:

@@ -257,7 +257,7 @@ def _check_files(
                 result_keys[i] = digest(settings, contents[i], closure.get(i, ""))
                 todo.append(i)
             scopes_key = digest(settings, whole)
-            cached_scopes, previous = _cached_scopes(old_scopes, scopes_key)
+            cached_scopes, previous, made_for = _cached_scopes(old_scopes, scopes_key)
             # Files whose key is unchanged while no summary changed have unchanged seeds too.
             same_world = cached_scopes is not None
             check: list[int] = []
@@ -294,10 +294,20 @@ def _check_files(
                 # A file whose key and seeds are what the cache recorded is not checked again;
                 # its seeds come from the names its summary defines (nothing is unpickled).
                 again: list[int] = []
+                # The same scopes as the last run (whose results were saved with them): a
+                # file whose summary did not change has the seeds it had.
+                walked = resolution is None or resolution.walked
+                if made_for != digest(settings, old_whole):
+                    walked = True
+                parsed = set(to_parse)
                 for i in check:
                     own = summaries.get(i)
-                    seeds[i] = seed = _seeds(own.quals, own.made, scopes) if own else ""
                     old = old_results.get(keys[i])
+                    if not walked and old and i not in parsed:
+                        seed = old.seeds
+                    else:
+                        seed = _seeds(own.quals, own.made, scopes) if own else ""
+                    seeds[i] = seed
                     if own and old and (old.key, old.seeds) == (result_keys[i], seed):
                         out[i] = old.diagnostics
                         stats.reused += 1
@@ -348,10 +358,8 @@ def _check_files(
         if not cache.has_summaries or len(changed) + cache.delta_size > _DELTA_MAX:
             stored = {keys[i]: s for i, s in summaries.items()}
             stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
-        packed = None
-        if new_scopes is not None and resolution is not None:
-            packed = (scopes_key, project_scopes.pack(new_scopes), resolution)
-        cache.save(state, whole, new_results, stored, changed, packed)
+        entry = (scopes_key, resolution) if new_scopes is not None else None
+        cache.save(state, whole, new_results, stored, changed, entry)
         stats.lap("save", t)
     stats.seconds = time.perf_counter() - t0
     return results, stats
@@ -597,16 +605,19 @@ def _closures(
     return {i: comp_digest[comp_of[i]] for i in order}
 
 
-def _cached_scopes(entry: Any, key: str) -> tuple[dict[str, GraphScope] | None, Resolution | None]:
+def _cached_scopes(
+    entry: Any, key: str
+) -> tuple[dict[str, GraphScope] | None, Resolution | None, str]:
     """(the cached resolution when every summary is as it was, else None; the roots and
-    edges it was made of, for `project_scopes.resolve` to reuse)."""
+    edges it was made of, for `project_scopes.resolve` to reuse; the key it was made for)."""
     try:
-        made_for, packed, resolution = entry
-        if not isinstance(resolution, Resolution):
-            return None, None
-        return (project_scopes.unpack(packed) if made_for == key else None), resolution
+        made_for, resolution = entry
+        if not isinstance(resolution, Resolution) or resolution.packed is None:
+            return None, None, ""
+        same = made_for == key
+        return (project_scopes.unpack(resolution.packed) if same else None), resolution, made_for
     except Exception:  # nothing stored, or not what this build stores
-        return None, None
+        return None, None, ""
 
 
 # ----------------------------------------------------------------------------- helpers
