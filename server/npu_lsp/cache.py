@@ -6,8 +6,10 @@ of the checker never reads what this one wrote:
 - `results`: per file, the content digest, the key its diagnostics were computed under
   and the diagnostics; plus the digest of the whole run's state (settings and every file's
   content), so an unchanged tree is answered from this file alone;
-- `summaries`: per file, the portable summary of its module (so an edit re-parses only
-  the edited file) with the digest of its content;
+- `summaries`: per file, the digest of its content and of its module's portable summary
+  (so an edit re-parses only the edited file), and where the summary lies in `blobs`;
+  a run reads from `blobs` only the summaries it unpickles, each checked against its
+  digest (a mismatch is `CacheCorrupt`: the run starts again without the cache);
 - `scopes`: the project-wide resolution, with the roots and edges it was made of
   (`project_scopes`), so an edit resolves again only what it changed.
 
@@ -26,7 +28,8 @@ import os
 import pickle
 import secrets
 import tempfile
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +103,12 @@ class FileSummary:
     #: project-wide resolution (`workspace._seeds`), without unpickling the summary
     quals: tuple[str, ...] = ()
     made: tuple[str, ...] = ()
+    #: (offset, length) in the `blobs` file when `blob` was left there (see `Cache.blob`)
+    where: tuple[int, int] | None = None
+
+
+class CacheCorrupt(Exception):
+    """A summary read from the `blobs` file does not match its signed digest."""
 
 
 @dataclass
@@ -133,9 +142,16 @@ def project_summaries(project_root: str | os.PathLike[str]) -> dict[str, FileSum
         return {}
     version = checker_version()
     for path in candidates:
-        found = Cache(project_root, path.parent.name).load_summaries()
+        cache = Cache(project_root, path.parent.name)
+        found = cache.load_summaries()
         mark = found.get(CHECKER_ENTRY)
         if mark is not None and mark.content == version:
+            try:
+                for entry in found.values():
+                    if entry.where is not None:
+                        entry.blob, entry.where = cache.blob(entry)(), None
+            except CacheCorrupt:
+                continue
             return found
     return {}
 
@@ -143,13 +159,17 @@ def project_summaries(project_root: str | os.PathLike[str]) -> dict[str, FileSum
 class Cache:
     """One project's cache for one settings key (see the module docstring)."""
 
-    def __init__(self, project_root: str | os.PathLike[str], settings: str) -> None:
+    def __init__(
+        self, project_root: str | os.PathLike[str], settings: str, *, read: bool = True
+    ) -> None:
+        self.read = read  # False: start afresh (what is there is written over)
         self.base = Path(project_root) / CACHE_DIR
         self.folder = self.base / settings
         self._key = _signing_key()
         #: the tag of the summaries file read, and the delta read with it
         self._base: FileSummary | None = None
         self._delta: dict[str, FileSummary] = {}
+        self._blobs: bytes | None = None
 
     # ---- reading
     def load_results(self) -> tuple[str, str, dict[str, FileResult]]:
@@ -178,6 +198,28 @@ class Cache:
             data.update(delta)
         return data
 
+    def blob(self, entry: FileSummary) -> Callable[[], bytes]:
+        """The pickled summary of `entry`, read when called (from the `blobs` file, checked
+        against the signed digest: `CacheCorrupt` when it does not match)."""
+        if entry.where is None:
+            data = entry.blob
+            return lambda: data
+        offset, length = entry.where
+        expected = entry.summary
+
+        def read() -> bytes:
+            if self._blobs is None:
+                try:
+                    self._blobs = (self.folder / "blobs").read_bytes()
+                except OSError:
+                    self._blobs = b""
+            data = self._blobs[offset : offset + length]
+            if len(data) != length or digest(data) != expected:
+                raise CacheCorrupt(f"summary at {offset} in {self.folder / 'blobs'}")
+            return data
+
+        return read
+
     def load_scopes(self) -> Any:
         """What the last run stored with `save(..., scopes=...)` (None: nothing usable)."""
         return self._read("scopes")
@@ -193,7 +235,7 @@ class Cache:
         return len(self._delta)
 
     def _read(self, name: str) -> Any:
-        if self._key is None:
+        if self._key is None or not self.read:
             return None
         try:
             raw = (self.folder / name).read_bytes()
@@ -230,7 +272,22 @@ class Cache:
                 self._write("scopes", scopes)
             if summaries is not None:
                 base = FileSummary(secrets.token_hex(8), "", b"", "", ())
-                self._write("summaries", {**summaries, _BASE_ENTRY: base})
+                # the summaries themselves go to `blobs`, read only when used
+                chunks: list[bytes] = []
+                offset = 0
+                index: dict[str, FileSummary] = {}
+                for key, entry in summaries.items():
+                    try:
+                        blob = entry.blob if entry.where is None else self.blob(entry)()
+                    except CacheCorrupt:
+                        continue  # parsed again next time
+                    if blob:
+                        chunks.append(blob)
+                        entry = replace(entry, blob=b"", where=(offset, len(blob)))
+                        offset += len(blob)
+                    index[key] = entry
+                self._write_raw("blobs", b"".join(chunks))
+                self._write("summaries", {**index, _BASE_ENTRY: base})
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.folder / "summaries.delta")
             elif changed and self._base is not None:  # `load_summaries` read a base
@@ -256,11 +313,14 @@ class Cache:
 
     def _write(self, name: str, data: object) -> None:
         body = pickle.dumps((_FORMAT, data), protocol=pickle.HIGHEST_PROTOCOL)
+        self._write_raw(name, self._sign(body), body)
+
+    def _write_raw(self, name: str, *parts: bytes) -> None:
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(self._sign(body))
-                f.write(body)
+                for part in parts:
+                    f.write(part)
             os.replace(tmp, self.folder / name)
         except BaseException:
             with contextlib.suppress(OSError):

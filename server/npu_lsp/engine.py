@@ -101,7 +101,7 @@ class WorkspaceIndex:
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = str(Path(root).resolve()) if root else None
         self._by_path: dict[str, str] = {}  # file key -> its module name
-        self._by_module: dict[str, ModuleInfo | bytes] = {}
+        self._by_module: dict[str, ModuleInfo | bytes | Callable[[], bytes]] = {}
         self._owner: dict[str, str] = {}  # module name -> key of the file defining it
         #: package name -> the modules under it (at any depth), for `import pkg`
         self._under: dict[str, dict[str, None]] = {}
@@ -163,9 +163,12 @@ class WorkspaceIndex:
         self._last = (key, text, tree, info)
         return True
 
-    def add_summary(self, key: str, info: ModuleInfo | bytes, module: str | None = None) -> None:
+    def add_summary(
+        self, key: str, info: ModuleInfo | bytes | Callable[[], bytes], module: str | None = None
+    ) -> None:
         """Store the portable summary of the file `key` (a resolved path, see `key`): a
-        `ModuleInfo`, or its pickle with the module's name (unpickled on first use)."""
+        `ModuleInfo`, or its pickle (or a function reading it) with the module's name
+        (unpickled on first use)."""
         name = info.module if isinstance(info, ModuleInfo) else module
         assert name is not None, "a pickled summary needs its module name"
         self._remove_key(key)
@@ -208,9 +211,12 @@ class WorkspaceIndex:
 
     def module(self, name: str) -> ModuleInfo | None:
         info = self._by_module.get(name)
-        if type(info) is bytes:
-            info = self._by_module[name] = pickle.loads(info)
-        return info  # type: ignore[return-value]
+        if info is None or type(info) is ModuleInfo:
+            return info
+        raw = info if type(info) is bytes else info()  # type: ignore[operator]
+        found: ModuleInfo = pickle.loads(raw)
+        self._by_module[name] = found
+        return found
 
     def modules(self) -> Iterable[ModuleInfo]:
         return [m for name in list(self._by_module) if (m := self.module(name)) is not None]

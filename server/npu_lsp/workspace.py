@@ -37,6 +37,7 @@ from npu_lsp import engine, project_scopes
 from npu_lsp.cache import (
     CHECKER_ENTRY,
     Cache,
+    CacheCorrupt,
     FileResult,
     FileSummary,
     checker_version,
@@ -125,7 +126,10 @@ def check_files(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _check_files(files, config, root, jobs, cache_root, progress)
+        try:
+            return _check_files(files, config, root, jobs, cache_root, progress, True)
+        except CacheCorrupt:  # a cached summary failed its check: trust nothing cached
+            return _check_files(files, config, root, jobs, cache_root, progress, False)
     finally:
         if paused:
             gc.enable()
@@ -138,6 +142,7 @@ def _check_files(
     jobs: int,
     cache_root: str | None,
     progress: Callable[[int, int, str], None] | None,
+    read_cache: bool,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     global _RUN
     t0 = time.perf_counter()
@@ -147,7 +152,7 @@ def _check_files(
     paths = [str(f) for f in files]
     keys = _resolved(paths)
     settings = digest(checker_version(), repr(_settings_view(config)), str(index0.root))
-    cache = Cache(cache_root, settings) if cache_root is not None else None
+    cache = Cache(cache_root, settings, read=read_cache) if cache_root is not None else None
     stats.cache = "on" if cache is not None else "off"
     old_state, old_whole, old_results = cache.load_results() if cache is not None else ("", "", {})
     # read what changed: a file with the stamp the cache recorded has the content it recorded
@@ -274,7 +279,11 @@ def _check_files(
             seeds: dict[int, str] = {}
             t = stats.lap("key", t)
             if check:
-                blobs = [(i, summaries[i].blob) for i in order]
+                # summaries from the cache are read from its `blobs` file when unpickled
+                blobs: list[tuple[int, Blob]] = [
+                    (i, cache.blob(summaries[i]) if cache is not None else summaries[i].blob)
+                    for i in order
+                ]
                 # The project-wide resolution once, here (workers would each redo it), reusing
                 # the roots and edges of every module whose import closure did not change; the
                 # workers get it in portable form and unpickle only the summaries they use.
@@ -316,6 +325,8 @@ def _check_files(
                         again.append(i)
                 if again:
                     shared = index if pool.jobs == 1 else None  # in this process: no copy
+                    if shared is None:
+                        blobs = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
                     pool.broadcast("prepare", (blobs, scopes, shared))
                     t = stats.lap("prepare", t)
                 del index
@@ -433,7 +444,10 @@ def _seed_names(info: ModuleInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(quals), tuple(f"{q}.<locals>." for q in info.instances.values())
 
 
-def _index(run: Run, blobs: list[tuple[int, bytes]]) -> WorkspaceIndex:
+Blob = bytes | Callable[[], bytes]
+
+
+def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
     """The index of every summary, in file order (so every process builds the same one),
     each unpickled when first used."""
     index = WorkspaceIndex(run.root)
@@ -444,7 +458,7 @@ def _index(run: Run, blobs: list[tuple[int, bytes]]) -> WorkspaceIndex:
 
 def _prepare(
     run: Run,
-    blobs: list[tuple[int, bytes]],
+    blobs: list[tuple[int, Blob]],
     scopes: dict[str, GraphScope],
     index: WorkspaceIndex | None,
 ) -> None:

@@ -171,7 +171,7 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(
         for p in (repo / ".ascend-lens_cache").rglob("*")
         if p.is_file() and p.parent.name != ".ascend-lens_cache"
     ]
-    assert {p.name for p in files} == {"results", "summaries", "scopes"}
+    assert {p.name for p in files} == {"results", "summaries", "scopes", "blobs"}
     for p in files:
         data = p.read_bytes()
         if damage == "garbage":
@@ -184,6 +184,21 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(
     assert again.stdout == first.stdout
     assert timings(again)["checked"] == 43  # nothing trusted
     assert timings(run("--timings", ".", cwd=repo, env=env))["reused"] == 45  # rebuilt
+
+
+def test_a_tampered_summary_is_not_trusted(repo: Path, env: dict[str, str]) -> None:
+    """Summaries are read from the `blobs` file only when used, each against its signed
+    digest: a changed byte makes the run start again without the cache."""
+    run(".", cwd=repo, env=env)
+    blobs = next((repo / ".ascend-lens_cache").rglob("blobs"))
+    data = bytearray(blobs.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    blobs.write_bytes(bytes(data))
+    util = repo / "pkg" / "util.py"  # every Net module imports it: their summaries are read
+    util.write_text(util.read_text() + "\n\ndef extra(x):\n    return x\n")
+    proc = run("--timings", ".", cwd=repo, env=env)
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    assert timings(proc)["summaries_cached"] == 0
 
 
 def test_no_cache_writes_nothing(repo: Path, env: dict[str, str]) -> None:
