@@ -107,8 +107,11 @@ class FileSummary:
     where: tuple[int, int] | None = None
 
 
-class CacheCorrupt(Exception):
-    """A summary read from the `blobs` file does not match its signed digest."""
+class CacheCorrupt(BaseException):
+    """A summary read from the `blobs` file does not match its signed digest. Summaries are
+    read when first used, which may be inside a rule; not an `Exception`, so that the
+    checker's guard around each rule lets it through to `check_files`, which runs again
+    without the cache."""
 
 
 @dataclass

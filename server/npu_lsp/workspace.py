@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, cast
 
 from npu_lsp import engine, project_scopes
@@ -171,7 +171,7 @@ def _check_files(
     run = Run(
         paths=paths,
         keys=keys,
-        modules=[module_name_for(k, index0.root) for k in keys],
+        modules=_module_names(keys, index0.root),
         python=[f.suffix in (".py", ".pyi") and engine.is_python(str(f)) for f in files],
         datas=datas,
         config=config,
@@ -543,6 +543,20 @@ def _closures(
             under.setdefault(".".join(parts[:k]), []).append(i)
 
     memo: dict[int, list[int]] = {}
+    #: imported name -> the modules it reaches (many modules import the same names)
+    reach: dict[str, list[int]] = {}
+    builtins = by_module.get("builtins")
+
+    def reach_of(name: str) -> list[int]:
+        found: list[int] = []
+        parts = name.split(".")
+        for k in range(len(parts), 0, -1):
+            j = by_module.get(".".join(parts[:k]))
+            if j is not None:
+                found.append(j)
+        found.extend(under.get(name, ()))
+        reach[name] = found
+        return found
 
     def deps(i: int) -> list[int]:
         hit = memo.get(i)
@@ -550,14 +564,9 @@ def _closures(
             return hit
         out: set[int] = set()
         for name in summaries[i].imports:
-            parts = name.split(".")
-            for k in range(len(parts), 0, -1):
-                j = by_module.get(".".join(parts[:k]))
-                if j is not None:
-                    out.add(j)
-            out.update(under.get(name, ()))
-        if (j := by_module.get("builtins")) is not None:
-            out.add(j)
+            out.update(reach.get(name) or reach_of(name))
+        if builtins is not None:
+            out.add(builtins)
         out.discard(i)
         memo[i] = sorted(out)
         return memo[i]
@@ -656,6 +665,28 @@ def _resolved(paths: list[str]) -> list[str]:
         out.append(
             os.path.realpath(absolute) if os.path.islink(absolute) else os.path.join(real, name)
         )
+    return out
+
+
+def _module_names(keys: list[str], root: str | None) -> list[str]:
+    """`module_name_for` of each key, each folder made relative to `root` once."""
+    folders: dict[str, tuple[str, ...] | None] = {}
+    out: list[str] = []
+    for key in keys:
+        folder, name = os.path.split(key)
+        if folder not in folders:
+            try:
+                folders[folder] = PurePath(folder).relative_to(root).parts if root else None
+            except ValueError:
+                folders[folder] = None
+        rel = folders[folder]
+        if rel is None:
+            out.append(module_name_for(key, root))
+            continue
+        parts = [*rel, *PurePath(name).with_suffix("").parts]
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        out.append(".".join(parts) or "__main__")
     return out
 
 
