@@ -38,7 +38,8 @@ import resource, subprocess, sys, time
 t = time.perf_counter()
 p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 dt = time.perf_counter() - t
-print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(dt, ru.ru_maxrss, p.returncode, ru.ru_utime + ru.ru_stime)
 sys.stderr.write(p.stderr)
 """
 PARSE_ALL = """
@@ -51,13 +52,14 @@ for f in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
 """
 
 
-def measure(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
-    """(seconds, peak RSS in MB of the command and its children, stderr)."""
+def measure(cmd: list[str], cwd: Path) -> tuple[float, int, str, float]:
+    """(seconds, peak RSS in MB of the command and its children, stderr, CPU seconds of
+    the command and its children: less disturbed than wall time on a loaded machine)."""
     out = subprocess.run(
         [sys.executable, "-c", MEASURE, *cmd], cwd=cwd, capture_output=True, text=True, check=True
     )
-    seconds, rss_kb, _code = out.stdout.split()
-    return float(seconds), int(rss_kb) // 1024, out.stderr
+    seconds, rss_kb, _code, cpu = out.stdout.split()
+    return float(seconds), int(rss_kb) // 1024, out.stderr, float(cpu)
 
 
 def lens(target: str, *args: str) -> list[str]:
@@ -109,25 +111,44 @@ def bench_tree(
     row["cold_all"] = [round(c[0], 2) for c in colds]
     row["ruff_all"] = [round(r[0], 2) for r in ruffs]
     row["cold_phases"] = timings(cold[2]).get("phases", {})
+    row["cold_cpu"] = cold[3]
+    row["ruff_cpu"] = min(ruffs)[3]
+    row["parse_cpu"] = min(parses)[3]
     shutil.rmtree(root / ".ascend-lens_cache", ignore_errors=True)
     measure(lens(target, *jobs), root)  # fills the cache
     warm = measure(lens(target, *jobs), root)
     row["warm"] = warm[:2]
     row["warm_inner"] = timings(warm[2]).get("seconds")
-    _edit_keeping_summary(sorted(files)[len(files) // 2 :])
-    edit = measure(lens(target, *jobs), root)
-    row["edit_body"] = edit[:2]
-    row["edit_body_stats"] = {k: timings(edit[2]).get(k) for k in ("parsed", "checked", "reused")}
+    # each kind of edit `repeats` times, the best kept (the machine is shared)
+    edits: dict[str, list[tuple[float, int, str, float]]] = {"body": [], "summary": [], "graph": []}
+    candidates = sorted(files)[len(files) // 2 :]
     last = sorted(files)[-1]
-    last.write_text(
-        last.read_text(encoding="utf-8") + "\n\ndef added():\n    return 1\n", encoding="utf-8"
-    )
-    edit2 = measure(lens(target, *jobs), root)
-    row["edit_summary"] = edit2[:2]
-    row["edit_summary_stats"] = {
-        k: timings(edit2[2]).get(k) for k in ("parsed", "checked", "reused")
-    }
+    for k in range(repeats):
+        _edit_keeping_summary(candidates)
+        edits["body"].append(measure(lens(target, *jobs), root))
+        # a function nothing calls: the summary changes, the call graph does not
+        _append(last, f"\n\ndef added{k}():\n    return 1\n")
+        edits["summary"].append(measure(lens(target, *jobs), root))
+        # a new jitted function calling a new helper: the call graph changes
+        _append(
+            last,
+            f"\n\nimport mindspore as ms\n\n\n@ms.jit\ndef added_jit{k}(x):\n"
+            f"    return added_helper{k}(x)\n\n\ndef added_helper{k}(x):\n    return x\n",
+        )
+        edits["graph"].append(measure(lens(target, *jobs), root))
+    for kind, runs in edits.items():
+        best = min(runs)
+        row[f"edit_{kind}"] = best[:2]
+        row[f"edit_{kind}_cpu"] = best[3]
+        row[f"edit_{kind}_all"] = [round(r[0], 2) for r in runs]
+        row[f"edit_{kind}_stats"] = {
+            k: timings(best[2]).get(k) for k in ("parsed", "checked", "reused", "resolved")
+        }
     return row
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
 
 
 def _edit_keeping_summary(candidates: list[Path]) -> None:
@@ -135,7 +156,7 @@ def _edit_keeping_summary(candidates: list[Path]) -> None:
     becomes `y = x * k * 1`; in another tree, text is added to a comment line."""
     for f in candidates:
         text = f.read_text(encoding="utf-8")
-        if "    y = x * k\n" in text:
+        if "    y = x * k\n" in text:  # once per file: the next edit takes the next file
             f.write_text(
                 text.replace("    y = x * k\n", "    y = x * k * 1\n", 1), encoding="utf-8"
             )
@@ -176,8 +197,8 @@ def report(rows: list[dict[str, object]], args: argparse.Namespace, load: str) -
         "Wall-clock seconds of each command as a subprocess (peak memory of it and its workers);",
         "Ruff, `ast.parse` and the cold check are run alternately, best of the repeats each.",
         "",
-        "| modules | lines | ruff --select ALL | ast.parse all | check cold | cold / ruff | warm | edit in a body | edit changing a summary |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| modules | lines | ruff --select ALL | ast.parse all | check cold | cold / ruff | warm | edit in a body | edit changing a summary | edit changing the call graph |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ratio = r["cold"][0] / r["ruff"][0]  # type: ignore[index]
@@ -185,7 +206,23 @@ def report(rows: list[dict[str, object]], args: argparse.Namespace, load: str) -
         lines.append(
             f"| {label} | {r['lines']:,} | {s(r['ruff'])} ({mb(r['ruff'])}) | {s(r['parse'])} "
             f"| {s(r['cold'])} ({mb(r['cold'])}) | **{ratio:.1f}x** | {s(r['warm'])} ({mb(r['warm'])}) "
-            f"| {s(r['edit_body'])} | {s(r['edit_summary'])} |"
+            f"| {s(r['edit_body'])} | {s(r['edit_summary'])} | {s(r['edit_graph'])} |"
+        )
+    lines += [
+        "",
+        "CPU seconds (user + system, the command and its workers) of the same runs: on a",
+        "shared machine less disturbed than wall time.",
+        "",
+        "| modules | ruff | ast.parse all | check cold | cold / ruff | edit in a body | edit changing a summary | edit changing the call graph |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        label = r.get("name") or f"{r['modules']:,}"
+        cpu_ratio = r["cold_cpu"] / max(r["ruff_cpu"], 1e-9)  # type: ignore[operator]
+        lines.append(
+            f"| {label} | {r['ruff_cpu']:.2f} | {r['parse_cpu']:.2f} | {r['cold_cpu']:.2f} "
+            f"| {cpu_ratio:.1f}x | {r['edit_body_cpu']:.2f} | {r['edit_summary_cpu']:.2f} "
+            f"| {r['edit_graph_cpu']:.2f} |"
         )
     lines += [
         "",
@@ -213,8 +250,10 @@ def report(rows: list[dict[str, object]], args: argparse.Namespace, load: str) -
         lines.append(
             f"- {label} ({r['files']:,} files): every cold run {r['cold_all']} s, every ruff run "
             f"{r['ruff_all']} s; phases of the best cold run: {phases}; warm run inside the process {r['warm_inner']:.2f} s "
-            f"(the rest is interpreter start and imports); edit in a body {r['edit_body_stats']}; "
-            f"edit changing a summary {r['edit_summary_stats']}"
+            f"(the rest is interpreter start and imports); edits (every run, s; what the best did): "
+            f"in a body {r['edit_body_all']} {r['edit_body_stats']}; changing a summary "
+            f"{r['edit_summary_all']} {r['edit_summary_stats']}; changing the call graph "
+            f"{r['edit_graph_all']} {r['edit_graph_stats']}"
         )
     return "\n".join(lines) + "\n"
 
@@ -234,6 +273,7 @@ def main() -> int:
     p.add_argument("--out", type=Path, default=Path(__file__).with_name("bench_check_repo.md"))
     args = p.parse_args()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    t0 = time.perf_counter()
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_check_repo.") as tmp:
@@ -249,7 +289,8 @@ def main() -> int:
             row = bench_tree(copy.parent, src.name, py, jobs, args.repeats)
             row["name"] = src.name
             rows.append(row)
-    text = report(rows, args, load)
+    after = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    text = report(rows, args, f"{load}; after it ({time.perf_counter() - t0:.0f} s later): {after}")
     args.out.write_text(text + _history(args.out), encoding="utf-8")
     print(text)
     return 0
