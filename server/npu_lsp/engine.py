@@ -400,6 +400,9 @@ def node_span(node: ast.AST, columns: LineColumns | None = None) -> Span:
 _FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _FUNC_TYPE_SET = frozenset(_FUNC_TYPES)
 _dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
+_enabled_cache: dict[
+    tuple[Any, ...], list[tuple[str, str, bool, tuple[str, ...], tuple[str, ...]]]
+] = {}
 
 
 def _dispatch_table(
@@ -418,22 +421,27 @@ def _dispatch_table(
 
     _ensure_rules_loaded()
     ignored = config.ignored_for(path)
+    # the rules these settings enable, once per settings (a repository run asks per file)
+    settings = (config.select, config.ignore, config.preview, ignored, len(RULES))
+    enabled = _enabled_cache.get(settings)
+    if enabled is None:
+        enabled = _enabled_cache[settings] = [
+            (code, cls.family, cls.triggers is None, cls.active_triggers(), cls.active_imports())
+            for code, cls in sorted(RULES.items())
+            if cls.nodes and config.enabled(code, cls.group) and not matches(code, ignored)
+        ]
     found: dict[tuple[str, ...], bool] = {}
     present: dict[str, bool] = {}  # one scan of the text per distinct trigger word
     imported: dict[tuple[str, ...], bool] = {}
     active: list[str] = []
-    for code, cls in sorted(RULES.items()):
-        if not cls.nodes or not config.enabled(code, cls.group) or matches(code, ignored):
-            continue
+    for code, family, family_triggers, own_triggers, required in enabled:
         # A forced family drops its default trigger, never a rule's own (a substring the
         # rule cannot fire without, e.g. "classmethod").
-        forced_family = cls.family in forced and cls.triggers is None
-        triggers = () if forced_family else cls.active_triggers()
+        triggers = () if family_triggers and family in forced else own_triggers
         if triggers not in found:
             found[triggers] = not triggers or any(_contains(text, t, present) for t in triggers)
         if not found[triggers]:
             continue
-        required = cls.active_imports()
         if required and tree is not None:
             if required not in imported:
                 imported[required] = imports_any(tree, text, required)
