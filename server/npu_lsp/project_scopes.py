@@ -25,7 +25,7 @@ from their summaries.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -141,11 +141,25 @@ class _Run:
         self.pairs: dict[tuple[str, str], str] = {}  # one string per pair: pickled once
 
     def edge_key(self, fk: FnKey, owner: str | None) -> str:
-        return _edge_key(self.closures, self.pairs, fk, owner)
+        own = self.closures.get(fk[0], "")
+        if owner is None:
+            return own
+        pair = (own, self.closures.get(owner.rpartition(".")[0], ""))
+        hit = self.pairs.get(pair)
+        if hit is None:
+            hit = self.pairs[pair] = f"{pair[0]}|{pair[1]}"
+        return hit
 
     def roots(self, module: str) -> list[Root]:
         self.new.computed_roots += 1
-        return _roots(self.resolver, self.index, self.objects, module)
+        info = self.index.module(module)
+        out: list[Root] = []
+        if info is not None:
+            for r_info, qual, fn, kind, level, owner in self.resolver._roots([info]):
+                fk = _fn_key(r_info, fn)
+                self.objects[fk] = (r_info, fn)
+                out.append((qual, fk, kind, level, owner))
+        return out
 
     def edges(self, fk: FnKey, owner: str | None, key: str) -> tuple[str, str, list[Edge]]:
         self.new.computed_edges += 1
@@ -222,98 +236,6 @@ class _Run:
                 work.append((t_fk, level, t_owner, t_qual))
         by_name = {q: (q, kind, level, sites) for q, kind, level, sites, _keys in scopes.values()}
         return list(by_name.values())
-
-
-def _edge_key(
-    closures: Mapping[str, str], pairs: dict[tuple[str, str], str], fk: FnKey, owner: str | None
-) -> str:
-    """The closure digests an edge of `fk` called with `owner` depends on."""
-    own = closures.get(fk[0], "")
-    if owner is None:
-        return own
-    pair = (own, closures.get(owner.rpartition(".")[0], ""))
-    hit = pairs.get(pair)
-    if hit is None:
-        hit = pairs[pair] = f"{pair[0]}|{pair[1]}"  # one string per pair: pickled once
-    return hit
-
-
-def _roots(
-    resolver: ScopeResolver,
-    index: WorkspaceIndex,
-    objects: dict[FnKey, tuple[ModuleInfo, FuncDef]],
-    module: str,
-) -> list[Root]:
-    info = index.module(module)
-    out: list[Root] = []
-    if info is not None:
-        for r_info, qual, fn, kind, level, owner in resolver._roots([info]):
-            fk = _fn_key(r_info, fn)
-            objects[fk] = (r_info, fn)
-            out.append((qual, fk, kind, level, owner))
-    return out
-
-
-class Helper:
-    """What a worker process computes for `prefetch`: roots of modules and edges of
-    functions, over its own copy of the index (memos kept between requests)."""
-
-    def __init__(self, index: WorkspaceIndex, configured: Level | None = None) -> None:
-        self.index = index
-        self.resolver = ScopeResolver.for_workspace(index, configured, resolve=False)
-        self.finder = _Finder(index)
-        self.objects: dict[FnKey, tuple[ModuleInfo, FuncDef]] = {}
-
-    def roots(self, modules: list[str]) -> list[tuple[str, list[Root]]]:
-        return [(m, _roots(self.resolver, self.index, self.objects, m)) for m in modules]
-
-    def edges(
-        self, pairs: list[tuple[FnKey, str | None]]
-    ) -> list[tuple[tuple[FnKey, str | None], str, list[Edge]]]:
-        out = []
-        for fk, owner in pairs:
-            _key, path, calls = _edges(self.resolver, self.finder, self.objects, fk, owner, "")
-            out.append(((fk, owner), path, calls))
-        return out
-
-
-def prefetch(
-    order: Sequence[str],
-    closures: Mapping[str, str],
-    roots_of: Callable[[list[str]], list[tuple[str, list[Root]]]],
-    edges_of: Callable[
-        [list[tuple[FnKey, str | None]]], list[tuple[tuple[FnKey, str | None], str, list[Edge]]]
-    ],
-) -> Resolution:
-    """Every root and every edge the walk will read, computed by `roots_of` and `edges_of`
-    (spread over worker processes), a frontier of the call graph at a time: edges do not
-    depend on the level or the path that reaches them, so which ones are reached is known
-    before the walk. `resolve` given the result as `previous` computes nothing again."""
-    res = Resolution()
-    pairs: dict[tuple[str, str], str] = {}
-    found = dict(roots_of(list(order)))
-    frontier: list[tuple[FnKey, str | None]] = []
-    seen: set[tuple[FnKey, str | None]] = set()
-    for module in order:
-        roots = found.get(module, [])
-        res.roots[module] = (closures.get(module, ""), roots)
-        res.computed_roots += 1
-        for _qual, fk, _kind, _level, owner in roots:
-            if (fk, owner) not in seen:
-                seen.add((fk, owner))
-                frontier.append((fk, owner))
-    while frontier:
-        nxt: list[tuple[FnKey, str | None]] = []
-        for (fk, owner), path, calls in edges_of(frontier):
-            res.edges[(fk, owner)] = (_edge_key(closures, pairs, fk, owner), path, calls)
-            res.computed_edges += 1
-            for call in calls:
-                pair = (call[4], call[6])
-                if pair not in seen:
-                    seen.add(pair)
-                    nxt.append(pair)
-        frontier = nxt
-    return res
 
 
 def _edges(

@@ -101,8 +101,6 @@ class Run:
     #: per worker: the trees it keeps, by file number
     trees: dict[int, tuple[str, ast.Module, ModuleInfo]] = field(default_factory=dict)
     index: WorkspaceIndex | None = None
-    #: per worker: computes roots and edges of the project-wide resolution (`prefetch`)
-    helper: project_scopes.Helper | None = None
     #: per worker: files parsed to be summarised whose tree did not fit `budget`
     dropped: set[int] = field(default_factory=set)
     budget: int = TREE_BUDGET
@@ -286,32 +284,20 @@ def _check_files(
                     (i, cache.blob(summaries[i]) if cache is not None else summaries[i].blob)
                     for i in order
                 ]
-                # The project-wide resolution once (workers would each redo it), reusing the
-                # roots and edges of every module whose import closure did not change; the
+                # The project-wide resolution once, here (workers would each redo it), reusing
+                # the roots and edges of every module whose import closure did not change; the
                 # workers get it in portable form and unpickle only the summaries they use.
                 index = _index(run, blobs)
                 scopes = cached_scopes
-                indexed = False  # whether the workers have the index already
                 if scopes is None:
-                    names = [run.modules[i] for i in order]
-                    by_module = {run.modules[i]: closure[i] for i in order}
-                    fetched = 0
-                    if pool.jobs > 1 and previous is None:
-                        # nothing to reuse: the roots and edges are computed by the workers,
-                        # a frontier of the call graph at a time, and walked here
-                        pool.broadcast("index", _sendable(blobs))
-                        indexed = True
-                        previous = project_scopes.prefetch(
-                            names,
-                            by_module,
-                            lambda items: _spread(pool, "roots", items),
-                            lambda items: _spread(pool, "edges", items),
-                        )
-                        fetched = previous.computed_roots + previous.computed_edges
-                    scopes, resolution = project_scopes.resolve(index, names, by_module, previous)
+                    scopes, resolution = project_scopes.resolve(
+                        index,
+                        [run.modules[i] for i in order],
+                        {run.modules[i]: closure[i] for i in order},
+                        previous,
+                    )
                     new_scopes = scopes
-                    done = resolution.computed_roots + resolution.computed_edges
-                    stats.resolved = fetched + done
+                    stats.resolved = resolution.computed_roots + resolution.computed_edges
                 index.set_graph_scopes(scopes)
                 t = stats.lap("resolve", t)
                 # A file whose key and seeds are what the cache recorded is not checked again;
@@ -339,8 +325,9 @@ def _check_files(
                         again.append(i)
                 if again:
                     shared = index if pool.jobs == 1 else None  # in this process: no copy
-                    sent = None if shared is not None or indexed else _sendable(blobs)
-                    pool.broadcast("prepare", (sent, scopes, shared))
+                    if shared is None:
+                        blobs = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
+                    pool.broadcast("prepare", (blobs, scopes, shared))
                     t = stats.lap("prepare", t)
                 del index
                 per_worker: list[list[int]] = [[] for _ in range(pool.jobs)]
@@ -404,16 +391,6 @@ def _handle(command: str, payload: Any) -> Any:
             return out
         if command == "prepare":
             return _prepare(run, *payload)
-        if command == "index":
-            run.index = _index(run, payload)
-            run.helper = project_scopes.Helper(run.index)
-            return None
-        if command == "roots":
-            assert run.helper is not None
-            return run.helper.roots(payload)
-        if command == "edges":
-            assert run.helper is not None
-            return run.helper.edges(payload)
         if command == "check":
             return [_check(run, i) for i in payload]
         raise ValueError(f"unknown command {command!r}")
@@ -481,33 +458,16 @@ def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
 
 def _prepare(
     run: Run,
-    blobs: list[tuple[int, Blob]] | None,
+    blobs: list[tuple[int, Blob]],
     scopes: dict[str, GraphScope],
     index: WorkspaceIndex | None,
 ) -> None:
-    """Set up this worker's index (sent now, or with `index` before) with the project-wide
-    resolution (portable: callers are told apart by qualified name, the same whether it
-    was computed or cached)."""
+    """Set up this worker's index with the project-wide resolution (portable: callers are
+    told apart by qualified name, the same whether it was computed or cached)."""
     if index is None:
-        index = _index(run, blobs) if blobs is not None else run.index
-        assert index is not None
+        index = _index(run, blobs)
         index.set_graph_scopes(scopes)
     run.index = index
-    run.helper = None
-
-
-def _sendable(blobs: list[tuple[int, Blob]]) -> list[tuple[int, Blob]]:
-    """`blobs` with every summary read (functions reading them do not cross processes)."""
-    return [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
-
-
-def _spread(pool: Pool, command: str, items: list[Any]) -> list[Any]:
-    """`command` over `items` spread evenly on the workers; the results, in no set order."""
-    shards = [items[w :: pool.jobs] for w in range(pool.jobs)]
-    size = max(1, -(-len(items) // (pool.jobs * 4)))  # a few messages per worker
-    out: list[Any] = []
-    pool.run(command, shards, size, out.extend)
-    return out
 
 
 def _check(run: Run, i: int) -> tuple[int, list[Diagnostic], str]:

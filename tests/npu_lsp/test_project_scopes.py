@@ -6,8 +6,7 @@ deleted, import cycles) on a generated package. After each edit:
 
 - in process, the resolution reusing the previous run's roots and edges equals one
   computed from nothing, and both equal `WorkspaceIndex.graph_scopes` (the resolver the
-  language server uses); roots and edges computed ahead (as worker processes do in a cold
-  run) are all the walk reads;
+  language server uses);
 - through the CLI, `check` with its cache (which resolves incrementally) prints exactly
   what `check --no-cache` prints, and resolves less than everything again.
 """
@@ -29,7 +28,7 @@ import pytest
 from npu_lsp import workspace
 from npu_lsp.cache import FileSummary
 from npu_lsp.engine import WorkspaceIndex
-from npu_lsp.project_scopes import Helper, Resolution, portable, prefetch, resolve
+from npu_lsp.project_scopes import Resolution, portable, resolve
 from npu_lsp.scope import module_name_for, summarize
 from npu_lsp.summary import portable as portable_summary
 
@@ -165,11 +164,6 @@ def test_incremental_resolution_equals_a_full_one_in_process(tmp_path: Path, see
         index, order, closures = index_of(pkg)
         full, fresh = resolve(index, order, closures)
         assert full == portable(index.graph_scopes())
-        # what worker processes compute ahead of the walk is everything it reads
-        helper = Helper(index_of(pkg)[0])
-        ahead = prefetch(order, closures, helper.roots, helper.edges)
-        walked, after = resolve(index, order, closures, ahead)
-        assert walked == full and (after.computed_roots, after.computed_edges) == (0, 0)
         if previous is not None:
             index2, order2, closures2 = index_of(pkg)
             incremental, again = resolve(index2, order2, closures2, previous)
