@@ -207,8 +207,8 @@ def run(argv: Sequence[str]) -> int:
             sys.stderr.write(f"ascend-lens check: skipped {entry}\n")
     root = config.root or os.getcwd()
     notebooks = [f for f in files if f.suffix == ".ipynb"]
-    if args.fix or args.diff or notebooks:
-        # Fixing and notebooks take the in-process index (fix rounds re-check the text).
+    if args.fix or args.diff:
+        # Fixing takes the in-process index (fix rounds re-check the text).
         workspace = WorkspaceIndex.from_paths(
             [f for f in files if f.suffix in (".py", ".pyi")], root=root, limit=config.max_file_size
         )
@@ -223,6 +223,13 @@ def run(argv: Sequence[str]) -> int:
             text_format=args.format == "text",
         )
     progress = None if args.quiet else Progress.for_stream(sys.stderr)
+    by_file: dict[str, list[tuple[str, Diagnostic]]] = {}
+
+    def check_notebooks(index: WorkspaceIndex) -> None:
+        # against the run's index of every summary (the notebooks import the project)
+        for nb in notebooks:
+            by_file[str(nb)] = list(check_notebook_file(nb, config, index))
+
     try:
         checked, stats = check_files(
             [f for f in files if f.suffix != ".ipynb"],
@@ -231,17 +238,15 @@ def run(argv: Sequence[str]) -> int:
             jobs=args.jobs or default_jobs(),
             cache_root=None if args.no_cache else project_root(config),
             progress=progress,
+            with_index=check_notebooks if notebooks else None,
         )
     finally:
         if progress is not None:
             progress.finish()
     if args.timings:
         sys.stderr.write(json.dumps(asdict(stats)) + "\n")
-    by_file: dict[str, list[tuple[str, Diagnostic]]] = {}
     for p, diags in checked:
         by_file.setdefault(p, []).extend((p, d) for d in diags)
-    for nb in notebooks:
-        by_file[str(nb)] = list(check_notebook_file(nb, config, workspace))
     results = [r for f in files for r in by_file.pop(str(f), [])]
     if args.statistics:
         sys.stdout.write(render_statistics(results))

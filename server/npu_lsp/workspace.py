@@ -5,14 +5,18 @@ The run, for files in discovery order:
 1. read every file and take a digest of its bytes; when the settings and every digest
    are what the cache recorded last time, the recorded diagnostics are the answer;
 2. *summarise* (workers): each Python file whose summary is not cached is parsed once
-   and summarised; the worker keeps the tree for step 4 and sends back the portable
+   and summarised; the worker keeps the tree for step 5 and sends back the portable
    summary (`summary.portable`, pickled) and the names the module imports;
 3. *key* (here): each file's diagnostics depend on its content, the settings, the
    checker, the summaries of the modules it can reach through imports (its *closure*,
    digested over the import graph's strongly connected components, so linear even with
-   cycles) and on which of its functions other files compile (its *seeds*); files whose
-   key and seeds are what the cache recorded are not checked again;
-4. *check* (workers): the others are checked against the index of every summary, on the
+   cycles) and on which of its functions other files compile (its *seeds*); when no
+   summary changed, files whose key is what the cache recorded are not checked again;
+4. *resolve* (here): the project-wide resolution (`project_scopes`), reusing the roots
+   and edges of every module whose closure did not change; each file's seeds are then
+   known from the names its summary defines, and a file whose key and seeds are what the
+   cache recorded is not checked again;
+5. *check* (workers): the others are checked against the index of every summary, on the
    tree kept from step 2 (parsed again only when step 2 did not parse the file, or when
    keeping every tree would pass `TREE_BUDGET`).
 
@@ -117,19 +121,22 @@ def check_files(
     jobs: int = 1,
     cache_root: str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    with_index: Callable[[WorkspaceIndex], None] | None = None,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     """Diagnostics of every file in `files` (in that order), checked as one workspace
     rooted at `root`; `cache_root` is the folder holding `.ascend-lens_cache/` (None: no
-    cache); `progress(done, total, phase)` is called as files are indexed, then checked."""
+    cache); `progress(done, total, phase)` is called as files are indexed, then checked;
+    `with_index` is given the run's index of every summary, with the project-wide
+    resolution (what notebooks are checked against), before the run ends."""
     # Everything this run builds (contents, summaries, the index) lives until it ends and
     # holds no cycles: the cyclic collector would only rescan it, more often as it grows.
     paused = gc.isenabled()
     gc.disable()
     try:
         try:
-            return _check_files(files, config, root, jobs, cache_root, progress, True)
+            return _check_files(files, config, root, jobs, cache_root, progress, True, with_index)
         except CacheCorrupt:  # a cached summary failed its check: trust nothing cached
-            return _check_files(files, config, root, jobs, cache_root, progress, False)
+            return _check_files(files, config, root, jobs, cache_root, progress, False, with_index)
     finally:
         if paused:
             gc.enable()
@@ -143,6 +150,7 @@ def _check_files(
     cache_root: str | None,
     progress: Callable[[int, int, str], None] | None,
     read_cache: bool,
+    with_index: Callable[[WorkspaceIndex], None] | None,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     global _RUN
     t0 = time.perf_counter()
@@ -185,6 +193,8 @@ def _check_files(
         stats.reused = len(files)
         if progress:
             progress(len(files), len(files), "checked")
+        if with_index is not None:
+            with_index(_cached_index(run, cache, contents, digest(settings, old_whole)))
         stats.seconds = time.perf_counter() - t0
         return [(p, d or []) for p, d in zip(paths, out, strict=True)], stats
 
@@ -207,6 +217,7 @@ def _check_files(
 
     _RUN = run
     done_count = 0
+    final_index: WorkspaceIndex | None = None
 
     indexed = 0
 
@@ -280,10 +291,7 @@ def _check_files(
             t = stats.lap("key", t)
             if check:
                 # summaries from the cache are read from its `blobs` file when unpickled
-                blobs: list[tuple[int, Blob]] = [
-                    (i, cache.blob(summaries[i]) if cache is not None else summaries[i].blob)
-                    for i in order
-                ]
+                blobs = [(i, _blob(cache, summaries[i])) for i in order]
                 # The project-wide resolution once, here (workers would each redo it), reusing
                 # the roots and edges of every module whose import closure did not change; the
                 # workers get it in portable form and unpickle only the summaries they use.
@@ -329,7 +337,7 @@ def _check_files(
                         blobs = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
                     pool.broadcast("prepare", (blobs, scopes, shared))
                     t = stats.lap("prepare", t)
-                del index
+                final_index = index
                 per_worker: list[list[int]] = [[] for _ in range(pool.jobs)]
                 spare = 0
                 for i in again:
@@ -353,6 +361,12 @@ def _check_files(
         _RUN = None
         gc.unfreeze()
 
+    if with_index is not None:
+        if final_index is None:  # nothing was checked: the index of the summaries
+            final_index = _index(run, [(i, _blob(cache, summaries[i])) for i in order])
+            if cached_scopes is not None:
+                final_index.set_graph_scopes(cached_scopes)
+        with_index(final_index)
     results = [(p, d if d is not None else []) for p, d in zip(paths, out, strict=True)]
     if cache is not None:
         new_results: dict[str, FileResult] = {}
@@ -445,6 +459,30 @@ def _seed_names(info: ModuleInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 Blob = bytes | Callable[[], bytes]
+
+
+def _blob(cache: Cache | None, summary: FileSummary) -> Blob:
+    """The pickled summary, or (from the cache) a function reading it when first used."""
+    return cache.blob(summary) if cache is not None else summary.blob
+
+
+def _cached_index(
+    run: Run, cache: Cache | None, contents: list[str], scopes_key: str
+) -> WorkspaceIndex:
+    """The index of the cached summaries of the run's files, with the cached project-wide
+    resolution (for a run answered from the cache)."""
+    cached = cache.load_summaries() if cache is not None else {}
+    blobs: list[tuple[int, Blob]] = []
+    for i, key in enumerate(run.keys):
+        hit = cached.get(key)
+        if hit is not None and hit.content == contents[i] and hit.module == run.modules[i]:
+            blobs.append((i, _blob(cache, hit)))
+    index = _index(run, blobs)
+    if cache is not None:
+        scopes = _cached_scopes(cache.load_scopes(), scopes_key)[0]
+        if scopes is not None:
+            index.set_graph_scopes(scopes)
+    return index
 
 
 def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:

@@ -201,6 +201,38 @@ def test_a_tampered_summary_is_not_trusted(repo: Path, env: dict[str, str]) -> N
     assert timings(proc)["summaries_cached"] == 0
 
 
+def test_a_notebook_is_checked_against_the_runs_index(repo: Path, env: dict[str, str]) -> None:
+    """A notebook's Cell whose base is a Cell of the project: known from the repository
+    run's summaries (no second index of the project), the same cold, cached and warm."""
+    cell = "from pkg.m05 import Net5\n\n\nclass Mine(Net5):\n    def construct(self, x):\n"
+    cell += "        s = {1, 2}\n        return x\n"
+    (repo / "nb.ipynb").write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "source": cell.splitlines(keepends=True),
+                        "metadata": {},
+                        "outputs": [],
+                        "execution_count": None,
+                    }
+                ],
+                "metadata": {},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
+    outs = [
+        run("--no-cache", "--jobs", "2", ".", cwd=repo, env=env).stdout,
+        run("--jobs", "1", ".", cwd=repo, env=env).stdout,
+        run(".", cwd=repo, env=env).stdout,  # warm: every result from the cache
+    ]
+    assert outs[0] == outs[1] == outs[2]
+    assert "nb.ipynb:cell 1:6:13: MS109" in outs[0]
+
+
 def test_no_cache_writes_nothing(repo: Path, env: dict[str, str]) -> None:
     run("--no-cache", ".", cwd=repo, env=env)
     assert not (repo / ".ascend-lens_cache").exists()
