@@ -602,7 +602,8 @@ def _closures(
             return hit
         out: set[int] = set()
         for name in summaries[i].imports:
-            out.update(reach.get(name) or reach_of(name))
+            hit = reach.get(name)
+            out.update(reach_of(name) if hit is None else hit)
         if builtins is not None:
             out.add(builtins)
         out.discard(i)
