@@ -38,6 +38,7 @@ from npu_lsp.scope import (
     Level,
     ModuleInfo,
     ScopeResolver,
+    call_position,
     callee_treatment,
 )
 
@@ -261,28 +262,13 @@ def _edges(
         return key, "", []
     info, fn = found
     out: list[Edge] = []
-    cols = info.columns
     for call, (t_info, t_qual, t_fn, t_owner) in resolver._callees(info, fn, owner):
         how = callee_treatment(t_fn, t_info)
         if how == "skip":
             continue
         t_fk = _fn_key(t_info, t_fn)
         objects.setdefault(t_fk, (t_info, t_fn))
-        end_line = call.end_lineno or call.lineno
-        out.append(
-            (
-                call.lineno,
-                cols.column(call.lineno, call.col_offset) if cols else call.col_offset + 1,
-                end_line,
-                cols.column(end_line, call.end_col_offset or 0)
-                if cols
-                else (call.end_col_offset or 0) + 1,
-                t_fk,
-                t_qual,
-                t_owner,
-                how == "constexpr",
-            )
-        )
+        out.append((*call_position(call, info), t_fk, t_qual, t_owner, how == "constexpr"))
     return key, info.path, out
 
 

@@ -1144,20 +1144,7 @@ class ScopeResolver:
                 if how == "constexpr":
                     self._add(t_fn, t_qual, "constexpr", level, None)
                     continue
-                end_line = call.end_lineno or call.lineno
-                cols = info.columns
-                site = CallSite(
-                    info.path,
-                    call.lineno,
-                    cols.column(call.lineno, call.col_offset) if cols else call.col_offset + 1,
-                    end_line,
-                    cols.column(end_line, call.end_col_offset or 0)
-                    if cols
-                    else (call.end_col_offset or 0) + 1,
-                    qual,
-                    call,
-                    fn,
-                )
+                site = CallSite(info.path, *call_position(call, info), qual, call, fn)
                 self._add(t_fn, t_qual, "helper", level, site)
                 work.append((t_info, t_fn, level, t_owner, t_qual))
 
@@ -1571,6 +1558,16 @@ def _fullgraph(keywords: dict[str, ast.expr], info: ModuleInfo) -> Level | Liter
     if isinstance(fg, ast.Constant) and fg.value is True:
         return "strict"
     return "lax"  # fullgraph=False (the default) is an explicit LAX
+
+
+def call_position(call: ast.Call, info: ModuleInfo) -> tuple[int, int, int, int]:
+    """Where a call site is (line, column, end line, end column; 1-based columns in the
+    file's own column unit), as call sites record it."""
+    end_line = call.end_lineno or call.lineno
+    cols = info.columns
+    if cols:
+        return call.lineno, cols.column(call.lineno, call.col_offset), end_line, cols.column(end_line, call.end_col_offset or 0)
+    return call.lineno, call.col_offset + 1, end_line, (call.end_col_offset or 0) + 1
 
 
 def callee_treatment(fn: FuncDef, info: ModuleInfo) -> Literal["skip", "constexpr", "follow"]:
