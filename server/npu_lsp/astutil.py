@@ -274,3 +274,15 @@ def find_branches(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
                 elif isinstance(value, _AST):
                     append(value)
     return out
+
+
+def store_names(target: ast.AST, out: set[str]) -> None:
+    """Add the plain names a binding target assigns (`a`, `a, (b, *c)`; not `a[i]` or `a.b`)."""
+    t = type(target)
+    if t is ast.Name:
+        out.add(target.id)  # type: ignore[attr-defined]
+    elif t is ast.Tuple or t is ast.List:
+        for elt in target.elts:  # type: ignore[attr-defined]
+            store_names(elt, out)
+    elif t is ast.Starred:
+        store_names(target.value, out)  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ import ast
 import bisect
 from collections.abc import Iterator
 
-from npu_lsp.astutil import statements, walk
+from npu_lsp.astutil import statements, store_names, walk
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.helpers import FUNCS, returns_in, terminates
 
@@ -54,13 +54,13 @@ def bindings(stmts: list[ast.stmt]) -> set[str]:
         t = type(st)
         if t is ast.Assign:
             for target in st.targets:  # type: ignore[attr-defined]
-                _store_names(target, out)
+                store_names(target, out)
         elif t in _TARGET_STATEMENTS:
-            _store_names(st.target, out)  # type: ignore[attr-defined]
+            store_names(st.target, out)  # type: ignore[attr-defined]
         elif t is ast.With or t is ast.AsyncWith:
             for item in st.items:  # type: ignore[attr-defined]
                 if item.optional_vars is not None:
-                    _store_names(item.optional_vars, out)
+                    store_names(item.optional_vars, out)
         elif t in _DEFINITIONS:
             out.add(st.name)  # type: ignore[attr-defined]
     return out
@@ -68,18 +68,6 @@ def bindings(stmts: list[ast.stmt]) -> set[str]:
 
 _TARGET_STATEMENTS = frozenset({ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor})
 _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
-
-
-def _store_names(target: ast.AST, out: set[str]) -> None:
-    """Add the plain names a binding target assigns (`a`, `a, (b, *c)`; not `a[i]` or `a.b`)."""
-    t = type(target)
-    if t is ast.Name:
-        out.add(target.id)  # type: ignore[attr-defined]
-    elif t is ast.Tuple or t is ast.List:
-        for elt in target.elts:  # type: ignore[attr-defined]
-            _store_names(elt, out)
-    elif t is ast.Starred:
-        _store_names(target.value, out)  # type: ignore[attr-defined]
 
 
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
@@ -95,7 +83,7 @@ def _comprehension_names(
     comprehension over `i` after a branch binding `i` in a loop compiles)."""
     local: set[str] = set()
     for g in comp.generators:
-        _store_names(g.target, local)
+        store_names(g.target, local)
     parts: list[ast.AST] = (
         [comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt]
     )

@@ -742,8 +742,7 @@ class Analyzer:
                     continue
                 for node in walk_list(m):
                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                        f = node.value.func
-                        called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                        called = _called_name(node.value)
                         if called is None or called == holder.name:
                             continue
                         for t in node.targets:

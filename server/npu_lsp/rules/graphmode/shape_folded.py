@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from npu_lsp.astutil import store_names
 from npu_lsp.diagnostics import Diagnostic, Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
@@ -90,7 +91,10 @@ def _assigned(func: ast.AST, name: str) -> list[ast.expr]:
     out: list[ast.expr] = []
     for node in ast.walk(func):
         if isinstance(node, ast.Assign):
-            if any(name in _bound_names(t) for t in node.targets):
+            bound: set[str] = set()
+            for t in node.targets:  # names bound, not read (`self.grid[i] = ...` binds none)
+                store_names(t, bound)
+            if name in bound:
                 out.append(node.value)
         elif (
             isinstance(node, (ast.AugAssign, ast.AnnAssign))
@@ -100,18 +104,6 @@ def _assigned(func: ast.AST, name: str) -> list[ast.expr]:
         ):
             out.append(node.value)
     return out
-
-
-def _bound_names(target: ast.expr) -> set[str]:
-    """Names an assignment target binds: `n`, `b, n, _`, `*rest` — not the names an item or
-    attribute store reads (`self.grid[i] = ...` binds neither `self` nor `i`)."""
-    if isinstance(target, ast.Name):
-        return {target.id}
-    if isinstance(target, ast.Starred):
-        return _bound_names(target.value)
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return {n for elt in target.elts for n in _bound_names(elt)}
-    return set()
 
 
 DIAGNOSTIC_FILTERS.append(shape_folded)
