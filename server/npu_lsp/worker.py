@@ -25,6 +25,7 @@ from npu_lsp.incremental import IncrementalDocument
 from npu_lsp.indexer import Entry
 from npu_lsp.lifeline import tie_to_parent
 from npu_lsp.notebook import JoinedNotebook, Located, locate_document, split_diagnostics
+from npu_lsp.transfer import Payload, Sender
 
 #: At most this many diagnostics per document are returned; editors show no more anyway.
 MAX_DIAGNOSTICS = 2000
@@ -122,6 +123,23 @@ def analyse(job: Job) -> dict[str, list[Located]]:
     diagnostics = engine.postprocess(raw, job.text, job.path, job.config)
     per_cell = split_diagnostics(job.notebook, diagnostics, job.path)
     return {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
+
+
+def analyse_for_server(job: Job, have: tuple[str, int] | None) -> Payload:
+    """`analyse(job)` as the server receives it: the entries of the result the server does
+    not hold yet (`have`: what it holds of this document's last result), see transfer.py."""
+    result = analyse(job)
+    sender = _senders.pop(job.key, None)
+    if sender is None:
+        sender = Sender()
+    _senders[job.key] = sender
+    while len(_senders) > MAX_DOCUMENTS:
+        _senders.popitem(last=False)
+    return sender.encode(result, have)
+
+
+#: Per analysed document (most recent last), what the server holds of its last result.
+_senders: OrderedDict[str, Sender] = OrderedDict()
 
 
 def fix_document(job: Job, unsafe: bool = False) -> str:
