@@ -129,6 +129,10 @@ class IncrementalDocument:
         self._readers: tuple[list[Chunk], dict[str, list[int]]] | None = None
         #: the migration facts of the last summary, made when first read (`PendingFacts`)
         self._pending: Any = None
+        #: the module object every run analyses (its body replaced per run)
+        self._module = ast.Module(body=[], type_ignores=[])
+        #: the migration rules' bindings per chunk (`values.ChunkBindings`)
+        self._bindings: Any = None
         self.stats = Stats()
 
     # ------------------------------------------------------------------ entry point
@@ -179,6 +183,7 @@ class IncrementalDocument:
 
     def _forget_analysis(self) -> None:
         self._global = None
+        self._bindings = None
 
     # ------------------------------------------------------------------ parsing
     def _update(self, text: str) -> list[Chunk] | None:
@@ -259,11 +264,19 @@ class IncrementalDocument:
         config: Config,
         workspace: engine.WorkspaceIndex | None,
     ) -> list[Diagnostic]:
-        from npu_lsp.rules.migration.values import sharing_bindings
+        from npu_lsp.rules.migration.values import ChunkBindings, sharing_bindings
 
-        # the summary's device-value facts and the migration rules visit the same tree
-        with sharing_bindings():
-            return self._analyse_tree(text, chunks, config, workspace)
+        # One module object per document (its body is the chunks' statements of this run),
+        # so what the migration rules record per chunk (`ChunkBindings`: parents and scopes
+        # of top-level statements are the module) stays valid for the chunks kept.
+        tree = self._module
+        tree.body = [s for c in chunks for s in c.stmts]
+        if self._bindings is None:
+            self._bindings = ChunkBindings()
+        # the summary's device-value facts and the migration rules visit the same tree, and
+        # reuse the visit of each chunk left as it was
+        with sharing_bindings(tree, [c.stmts for c in chunks], self._bindings):
+            return self._analyse_tree(text, chunks, config, workspace, tree)
 
     def _analyse_tree(
         self,
@@ -271,9 +284,9 @@ class IncrementalDocument:
         chunks: list[Chunk],
         config: Config,
         workspace: engine.WorkspaceIndex | None,
+        tree: ast.Module,
     ) -> list[Diagnostic]:
         path = self.path
-        tree = ast.Module(body=[s for c in chunks for s in c.stmts], type_ignores=[])
         info = None
         foreign = None
         t0 = time.perf_counter()
