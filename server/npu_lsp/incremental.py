@@ -108,8 +108,11 @@ class Stats:
 class IncrementalDocument:
     """The analysis state of one open document; `check(text)` is `engine.check_source`."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, notebook: bool = False) -> None:
         self.path = path
+        #: the joined code cells of a notebook: Python whatever the file name (no routing
+        #: by file type), and not indexed as a module of the workspace (nothing imports it)
+        self.notebook = notebook
         self._state: _State | None = None
         self._global: Any = None
         self._layout = 0
@@ -152,18 +155,18 @@ class IncrementalDocument:
             self._lap("parse", t0)
             if chunks is None:  # does not parse (or too deep): the full run says why
                 self.stats.fallback = "parse"  # the chunks and their walks stay valid
-                return engine.check_source(text, self.path, config, workspace)
+                return self._full(text, config, workspace)
             try:
                 diags = self._analyse(text, chunks, config, workspace)
             except RecursionError:
                 self.stats.fallback = "recursion"
                 self._forget_analysis()
-                return engine.check_source(text, self.path, config, workspace)
+                return self._full(text, config, workspace)
             except Exception:  # a fault here must never cost the user their diagnostics
                 log.exception("incremental analysis failed on %s; full run", self.path)
                 self.stats.fallback = "error"
                 self._forget_analysis()
-                return engine.check_source(text, self.path, config, workspace)
+                return self._full(text, config, workspace)
         finally:
             if paused:
                 gc.enable()
@@ -174,7 +177,14 @@ class IncrementalDocument:
             return out
         except Exception:  # as check_source reports it
             self._forget_analysis()
-            return engine.check_source(text, self.path, config, workspace)
+            return self._full(text, config, workspace)
+
+    def _full(
+        self, text: str, config: Config, workspace: engine.WorkspaceIndex | None
+    ) -> list[Diagnostic]:
+        """What a full run gives (the result `check` must equal)."""
+        checker = engine.check_python if self.notebook else None
+        return engine.check_source(text, self.path, config, workspace, checker=checker)
 
     def _lap(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -295,9 +305,10 @@ class IncrementalDocument:
             key = workspace.key(path)
             # the device-value facts are made only if another module reads them
             indexed = summarize(tree, key, workspace.module_for(path), text, lazy=True)
-            self._pending = getattr(indexed, "migration", None)
-            workspace.add_summary(key, indexed)
-            workspace.note_text(key, text)
+            if not self.notebook:
+                self._pending = getattr(indexed, "migration", None)
+                workspace.add_summary(key, indexed)
+                workspace.note_text(key, text)
             info = replace(indexed, path=path) if indexed.path != path else indexed
         t0 = self._lap("summary", t0)
         effects = tuple(c.text for c in chunks if c.effect)

@@ -118,11 +118,32 @@ def analyse(job: Job) -> dict[str, list[Located]]:
             _live.add(os.path.realpath(job.path))
         diagnostics = engine.check_source(job.text, job.path, job.config, index)
         return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
-    # Notebooks are Python whatever their file name: bypass the file-type routing.
-    raw = engine.check_python(job.text, job.path, job.config, index)
-    diagnostics = engine.postprocess(raw, job.text, job.path, job.config)
-    per_cell = split_diagnostics(job.notebook, diagnostics, job.path)
-    return {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
+    # Notebooks are Python whatever their file name (no routing by file type). The result
+    # depends only on the joined code, the cells' layout, the settings and the workspace
+    # index: unchanged, it is reused (a markdown cell edited, outputs, another file saved).
+    stamp = (job.text, job.notebook.cells, job.config, index.version)
+    cached = _notebooks.get(job.key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        # an edit in one cell re-analyses the chunks it touched (incremental.py)
+        diagnostics = _document(job.path, notebook=True).check(job.text, job.config, index)
+        per_cell = split_diagnostics(job.notebook, diagnostics, job.path)
+        result = {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
+    finally:
+        if paused:
+            gc.enable()
+    _notebooks[job.key] = (stamp, result)
+    _notebooks.move_to_end(job.key)
+    while len(_notebooks) > MAX_DOCUMENTS:
+        _notebooks.popitem(last=False)
+    return result
+
+
+#: Per notebook (most recent last): what its last result was computed from, and the result.
+_notebooks: OrderedDict[str, tuple[tuple[Any, ...], dict[str, list[Located]]]] = OrderedDict()
 
 
 def analyse_for_server(job: Job, have: tuple[str, int] | None) -> Payload:
@@ -270,6 +291,7 @@ def _workspace_index(root: str | None) -> WorkspaceIndex:
         _live.clear()
         _reindexed.clear()
         _documents.clear()
+        _notebooks.clear()
     return _index
 
 
@@ -279,11 +301,11 @@ _documents: OrderedDict[str, IncrementalDocument] = OrderedDict()
 MAX_DOCUMENTS = 16
 
 
-def _document(path: str) -> IncrementalDocument:
+def _document(path: str, notebook: bool = False) -> IncrementalDocument:
     key = os.path.realpath(path)
     doc = _documents.pop(key, None)
-    if doc is None or doc.path != path:
-        doc = IncrementalDocument(path)
+    if doc is None or doc.path != path or doc.notebook != notebook:
+        doc = IncrementalDocument(path, notebook=notebook)
     _documents[key] = doc
     while len(_documents) > MAX_DOCUMENTS:
         _documents.popitem(last=False)

@@ -520,3 +520,65 @@ def test_random_edits_generated_torch_scripts(seed: int, tmp_path: Path) -> None
         if isinstance(cache, ChunkBindings) and doc._state is not None:
             reused += len(doc._state.chunks) - cache.visited
     assert reused > 0  # chunks' bindings were reused
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_edits_notebook_cells(seed: int, tmp_path: Path) -> None:
+    """A notebook's joined code cells (magics neutralised) analysed incrementally equal the
+    full run the server made before (`check_python`, no routing by file type, the notebook
+    not indexed as a module), after every edit of one cell."""
+    from npu_lsp.notebook import join_cells
+
+    rng = random.Random(800 + seed)
+    sources = rng.sample(MS_SEEDS, 2) + rng.sample(TORCH_SEEDS, 2)
+    cells = [
+        [f"%matplotlib inline\n{p.read_text(encoding='utf-8')}", "!pip list\n"][: 1 + (k % 2)]
+        for k, p in enumerate(sources)
+    ]
+    texts = [part for group in cells for part in group]
+    path = str(tmp_path / "analysis.ipynb")
+    root = str(tmp_path)
+    doc = IncrementalDocument(path, notebook=True)
+    index = engine.WorkspaceIndex(root)
+    reused = 0
+    good = list(texts)
+    for step in range(30):
+        if step:
+            joined = join_cells([(f"cell{i}", t) for i, t in enumerate(texts)])
+            if engine.parse_python(joined.text, path) is None and rng.random() < 0.7:
+                texts = list(good)  # a broken cell is usually mended next, as a user does
+            else:
+                k = rng.randrange(len(texts))
+                texts[k] = mutate(texts[k] or "\n", rng)
+        joined = join_cells([(f"cell{i}", t) for i, t in enumerate(texts)])
+        if engine.parse_python(joined.text, path) is not None:
+            good = list(texts)
+        got = doc.check(joined.text, Config(), index)
+        fresh = engine.WorkspaceIndex(root)
+        want = engine.check_source(joined.text, path, Config(), fresh, checker=engine.check_python)
+        assert got == want, f"seed {seed}, step {step}\n{joined.text}"
+        assert index.module(index.module_for(path)) is None  # not indexed as a module
+        reused += doc.stats.reused
+    assert reused > 0  # the chunks of cells an edit left alone were not walked again
+
+
+def test_unchanged_notebook_is_not_analysed_again(tmp_path: Path) -> None:
+    """The worker reuses a notebook's result while its code, cell layout, settings and the
+    workspace index are unchanged (a markdown cell edited, another file saved)."""
+    from npu_lsp import worker
+    from npu_lsp.notebook import join_cells
+
+    joined = join_cells([("cell0", "import torch\nx = x.cuda()\n"), ("cell1", "y = 1\n")])
+    path = str(tmp_path / "nb.ipynb")
+    job = worker.Job(
+        Path(path).as_uri(), 1, path, joined.text, joined, ("cell0", "cell1"), root=str(tmp_path)
+    )
+    first = worker.analyse(job)
+    assert [d.diagnostic.code for d in first["cell0"]] == ["NPU201"]
+    assert worker.analyse(replace(job, version=2)) is first
+    worker.analyse(replace(job, config=replace(Config(), ignore=("NPU201",))))
+    assert worker.analyse(job) is not first  # settings changed in between
+    (tmp_path / "other.py").write_text("z = 1\n", encoding="utf-8")
+    again = worker.analyse(job)
+    worker.reindex(str(tmp_path), str(tmp_path / "other.py"), deleted=False)
+    assert worker.analyse(job) is not again  # the workspace index changed
