@@ -69,8 +69,19 @@ class Bindings(ast.NodeVisitor):
         #: the callees resolved while visiting, with their answers (`ctx.qualname` depends on
         #: the whole module's imports and definitions: a reused visit asks them again)
         self.asked: list[tuple[ast.expr, str | None]] = []
+        #: for bindings joined from chunks (`merge`): each part, for rules that keep what
+        #: they find per chunk (`part_memo`)
+        self.parts: list[Bindings] = []
+        #: a part's own memo, kept with it between runs (see `values.ChunkBindings`), and
+        #: the statements it was made from
+        self.memo: dict[Any, Any] = {}
+        self.stmts: list[ast.stmt] = []
         self._current: Scope = ctx.tree
         self._work: list[tuple[ast.AST, ast.AST, Scope]] = []
+
+    def first_line(self) -> int:
+        """The line of the first statement visited, now (a document renumbers kept trees)."""
+        return self.stmts[0].lineno if self.stmts else 0
 
     # ---- scopes
     def run(self, tree: ast.Module, body: list[ast.stmt] | None = None) -> Bindings:
@@ -79,6 +90,7 @@ class Bindings(ast.NodeVisitor):
         `body`: only these top-level statements of `tree` (see `merge`)."""
         self.names.setdefault(id(tree), {})
         stmts = tree.body if body is None else body
+        self.stmts = stmts
         work = self._work = [(stmt, tree, tree) for stmt in reversed(stmts)]
         pop, push = work.pop, work.append
         parents, scope_of, indexed = self.parents, self.scope_of, self.nodes
@@ -347,6 +359,7 @@ def merge(ctx: Context, parts: list[Bindings]) -> Bindings:
     visits the statements one after the other and only appends to what it records. The
     parts' own tables are shared, not copied: nobody changes bindings once made."""
     out = Bindings(ctx)
+    out.parts = parts
     module_id = id(ctx.tree)
     module = out.names.setdefault(module_id, {})
     lists = ("attrs", "keys", "choices", "functions", "calls", "method_calls", "grown")

@@ -205,6 +205,13 @@ def sharing_bindings(
             _SHARED = None
 
 
+def resolution_value(ctx: Context) -> tuple[object, ...]:
+    """What `resolve` answers depend on beyond the expression and its own function: the
+    module's name, imports, and which names its classes and functions define (by value)."""
+    info = ctx.scopes.info
+    return (info.module, info.imports, frozenset(info.classes), frozenset(info.functions))
+
+
 def _resolution(ctx: Context) -> tuple[object, ...] | None:
     """What `Context.qualname` resolves through (compared by identity), or None."""
     info = getattr(ctx.scopes, "info", None)
