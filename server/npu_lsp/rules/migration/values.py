@@ -114,6 +114,10 @@ _MESSAGE_CALLS = frozenset(
 )
 
 Carrier = tuple[str, ...]
+#: a call `Flow._collect` acts on: (call, its device/backend positions, is it `startswith`,
+#: does it parse a device string)
+_CallPlan = tuple[ast.Call, list[tuple["Kind", ast.expr]], bool, bool]
+_PLAN_KEY = ("migration", "call plan")
 
 
 @dataclass
@@ -278,20 +282,14 @@ class Flow:
         nodes = self.b.nodes
         compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
         startswith: list[ast.Call] = []
-        for node in nodes.get(ast.Call, []):
-            assert isinstance(node, ast.Call)
-            for kind, expr in self._sink_args(node):
-                self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
-                startswith.append(node)
-            if (
-                isinstance(node.func, ast.Attribute)
-                and node.func.attr in _PARSING
-                and node.args
-                and _head_text(node.args[0]) == "cuda:"
-            ):  # `device.replace("cuda:", "")`: "cuda:" with its colon is a device prefix
+        for call, sinks, starts, parsing in self._call_plan():
+            for kind, expr in sinks:
+                self._follow(expr, kind, call, direct=True, carriers=set(), depth=0, seen=set())
+            if starts:
+                startswith.append(call)
+            if parsing:  # `device.replace("cuda:", "")`: "cuda:" with its colon is a device prefix
                 self._literal(
-                    node.args[0], "device", node, direct=False, carriers=set(), role="compare"
+                    call.args[0], "device", call, direct=False, carriers=set(), role="compare"
                 )
         if self.links is not None:
             self._incoming()
@@ -312,6 +310,35 @@ class Flow:
                         self._literal(
                             choice, kind, choice, direct=False, carriers={carrier}, role="choice"
                         )
+
+    def _call_plan(self) -> list[_CallPlan]:
+        """The calls of the module that `_collect` acts on, in order: their device and
+        backend positions, and whether they are `startswith` or parse a device string. Each
+        is found from the call alone and the module's imports and definitions, so with
+        bindings joined from chunks each chunk keeps its plan while those are unchanged."""
+        if not self.b.parts:
+            return self._plan_of(self.b.nodes)
+        key = resolution_value(self.ctx)
+        out: list[_CallPlan] = []
+        for part in self.b.parts:
+            hit = part.memo.get(_PLAN_KEY)
+            if hit is None or hit[0] != key:
+                hit = part.memo[_PLAN_KEY] = (key, self._plan_of(part.nodes))
+            out += hit[1]
+        return out
+
+    def _plan_of(self, nodes: dict[type[ast.AST], list[ast.AST]]) -> list[_CallPlan]:
+        plan: list[_CallPlan] = []
+        for node in nodes.get(ast.Call, []):
+            assert isinstance(node, ast.Call)
+            sinks = list(self._sink_args(node))
+            func = node.func
+            method = func.attr if isinstance(func, ast.Attribute) else None
+            starts = method == "startswith"
+            parsing = method in _PARSING and bool(node.args) and _head_text(node.args[0]) == "cuda:"
+            if sinks or starts or parsing:
+                plan.append((node, sinks, starts, parsing))
+        return plan
 
     def _incoming(self) -> None:
         """Parameters other modules of the project pass device values to are device
