@@ -310,8 +310,9 @@ def stages(make: Any, size: int, rounds: int) -> dict[str, float]:
     # (publish_cache.py), when the server being measured has them
     transfer = _optional("npu_lsp.transfer")
     publish_cache = _optional("npu_lsp.publish_cache")
-    mirror = transfer.Mirror() if transfer is not None else None
-    cache = publish_cache.DocumentCache() if publish_cache is not None else None
+    sends_deltas = transfer is not None and hasattr(worker, "analyse_for_server")
+    mirror = transfer.Mirror() if sends_deltas else None
+    cache = publish_cache.DocumentCache() if sends_deltas and publish_cache else None
 
     def run(job: Any) -> Any:
         if mirror is None:

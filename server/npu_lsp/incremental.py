@@ -15,7 +15,9 @@ gives exactly what `engine.check_source` gives for `text`, doing only part of th
   whole file is parsed, exactly as a full run does, and a syntax error is reported as today.
 - **Analysis.** Rules are a black box. The file-level work every rule may read (summary,
   graph-scope resolution, dispatch table, rules that run once per module) is redone on the
-  whole tree; the walk that calls node rules visits only the chunks whose result can have
+  whole tree (the migration rules' bindings visit, and what they find per call and per CUDA
+  API use, are kept per chunk: `values.ChunkBindings`; their value following stays
+  module-wide); the walk that calls node rules visits only the chunks whose result can have
   changed, and reuses the diagnostics of the others (their lines shifted). A chunk is
   walked again when its text changed; when it reads a name (a function, class, constant,
   import) bound by a chunk that changed, or depends on such a chunk through a graph scope
@@ -26,6 +28,9 @@ gives exactly what `engine.check_source` gives for `text`, doing only part of th
   and every chunk is walked again when something file-wide changed: the enabled rules,
   the configuration, another module of the workspace, or a module-level statement that
   binds no name (``ms.set_context(...)``, an ``if``/``try`` block, ``from x import *``).
+
+A notebook's joined code cells are a document too (`notebook=True`): Python whatever the
+file name, and not indexed as a module of the workspace, as the full run it must equal.
 
 The random-edit test (tests/npu_lsp/test_incremental.py) checks that the result equals a
 full run after every edit.

@@ -33,7 +33,9 @@ SpanT = tuple[int, int, int, int]
 #: an edit list: (uri of the edit, or "" for a fix's own untagged edits, span, new text)
 EditsT = tuple[tuple[str, SpanT, str], ...]
 #: a diagnostic placed in a document: (uri, code, message, severity, span, fix, related,
-#: source, id of its located edits or -1); fix: (title, safe, id of its edits) or None
+#: source, id of its located edits or -1, and "" or the one document they are all in when
+#: they are the fix's own edits, so the id is the fix's); fix: (title, safe, id of its
+#: edits) or None
 EntryT = tuple[
     str,
     str,
@@ -44,6 +46,7 @@ EntryT = tuple[
     tuple[tuple[str, SpanT, str], ...],
     str,
     int,
+    str,
 ]
 #: Who made a payload: a worker process (a restarted one starts afresh), and a document's
 #: sender in it (a dropped sender's successor starts afresh too).
@@ -108,6 +111,29 @@ class Sender:
             by_tuple[id(seq)] = (seq, found)  # the tuple kept alive: its id stays unique
             return found
 
+        same: dict[tuple[int, int], tuple[Any, Any, tuple[int, str]]] = {}
+
+        def located_id(
+            tagged: tuple[Any, ...], fix: Any, fix_t: tuple[str, bool, int] | None
+        ) -> tuple[int, str]:
+            """A located edit list that is its fix's edits, each tagged with one document
+            (a plain file's), is sent as that: (the fix's edit list, the document)."""
+            key = (id(tagged), id(fix.edits) if fix is not None else 0)
+            hit = same.get(key)
+            if hit is None:
+                uri = tagged[0][0]
+                plain = fix.edits if fix is not None else ()
+                if (
+                    fix_t is not None
+                    and len(tagged) == len(plain)
+                    and all(p[0] == uri and p[1] is e for p, e in zip(tagged, plain, strict=True))
+                ):
+                    found = (fix_t[2], uri)
+                else:
+                    found = (edits_id(tagged, True), "")
+                hit = same[key] = (tagged, plain, found)  # both kept alive: ids stay unique
+            return hit[2]
+
         docs: list[tuple[str, list[int]]] = []
         for uri, located in result.items():
             out: list[int] = []
@@ -116,7 +142,9 @@ class Sender:
                 fix = d.fix
                 fix_t = None if fix is None else (fix.title, fix.safe, edits_id(fix.edits, False))
                 related = tuple((r.path, _span(r.span), r.message) for r in d.related)
-                loc = edits_id(item.edits, True) if item.edits else -1
+                loc, loc_uri = -1, ""
+                if item.edits:
+                    loc, loc_uri = located_id(item.edits, fix, fix_t)
                 entry: EntryT = (
                     item.uri,
                     d.code,
@@ -127,6 +155,7 @@ class Sender:
                     related,
                     d.source,
                     loc,
+                    loc_uri,
                 )
                 found = entries.get(entry)
                 if found is None:
@@ -172,6 +201,7 @@ class Mirror:
             tagged = tuple((u, e) for (u, _s, _t), e in zip(enc, plain, strict=True))
             edits[eid] = (plain, tagged)
         fresh = dict(payload.entries)
+        retagged: dict[tuple[int, str], tuple[tuple[str, Edit], ...]] = {}
         entries: dict[int, tuple[Located, tuple[int, int]]] = {}
         out: dict[str, list[Located]] = {}
         for uri, ids in payload.docs:
@@ -181,7 +211,7 @@ class Mirror:
                 if hit is None:
                     hit = old_entries.get(eid)
                     if hit is None:
-                        hit = _decode(fresh[eid], edits)
+                        hit = _decode(fresh[eid], edits, retagged)
                     entries[eid] = hit
                 located.append(hit[0])
             out[uri] = located
@@ -193,9 +223,11 @@ class Mirror:
 
 
 def _decode(
-    entry: EntryT, edits: dict[int, tuple[tuple[Edit, ...], tuple[tuple[str, Edit], ...]]]
+    entry: EntryT,
+    edits: dict[int, tuple[tuple[Edit, ...], tuple[tuple[str, Edit], ...]]],
+    retagged: dict[tuple[int, str], tuple[tuple[str, Edit], ...]],
 ) -> tuple[Located, tuple[int, int]]:
-    uri, code, message, severity, span, fix_t, related, source, loc = entry
+    uri, code, message, severity, span, fix_t, related, source, loc, loc_uri = entry
     fix = None
     if fix_t is not None:
         fix = Fix(fix_t[0], edits[fix_t[2]][0], fix_t[1])
@@ -208,7 +240,14 @@ def _decode(
         tuple(Related(p, Span(*s), m) for p, s, m in related),
         source,
     )
-    item = Located(uri, diag, edits[loc][1] if loc >= 0 else ())
+    located: tuple[tuple[str, Edit], ...] = ()
+    if loc >= 0 and loc_uri:  # the fix's own edits, in one document (shared, as sent)
+        located = retagged.get((loc, loc_uri), ())
+        if not located:
+            located = retagged[loc, loc_uri] = tuple((loc_uri, e) for e in edits[loc][0])
+    elif loc >= 0:
+        located = edits[loc][1]
+    item = Located(uri, diag, located)
     return item, (loc, fix_t[2] if fix_t is not None else -1)
 
 
