@@ -287,9 +287,12 @@ async def measure(rounds: int) -> tuple[list[Row], dict[str, float]]:
 def stages(make: Any, size: int, rounds: int) -> dict[str, float]:
     """Median ms of each server-side stage for one edit, measured in this process: the
     worker's analysis (incremental: its parse, summary, graph-scope resolution, rules run
-    once per file, walk of the chunks that changed, post-processing), pickling the result
-    across the process boundary and back, conversion to LSP objects and JSON serialisation
-    of the notification; and `ast.parse` of the same text."""
+    once per file, walk of the chunks that changed, post-processing; and encoding what
+    changed of the result for the server, transfer.py), pickling that across the process
+    boundary and back, the server's decoding of it and conversion to LSP objects (only new
+    diagnostics are converted, publish_cache.py) and JSON serialisation of the
+    notification's params (only new diagnostics are encoded); and `ast.parse` of the same
+    text."""
     import json
     import pickle
 
@@ -303,12 +306,39 @@ def stages(make: Any, size: int, rounds: int) -> dict[str, float]:
     path = str(root / "train.py")
     uri = Path(path).as_uri()
     text = make(size)
-    worker.analyse(worker.Job(uri, 1, path, text, root=str(root)))  # index, warm caches
+    # the server's side of the transfer (transfer.py) and its per-document caches
+    # (publish_cache.py), when the server being measured has them
+    transfer = _optional("npu_lsp.transfer")
+    publish_cache = _optional("npu_lsp.publish_cache")
+    sends_deltas = transfer is not None and hasattr(worker, "analyse_for_server")
+    mirror = transfer.Mirror() if sends_deltas else None
+    cache = publish_cache.DocumentCache() if sends_deltas and publish_cache else None
+
+    def run(job: Any) -> Any:
+        if mirror is None:
+            return worker.analyse(job)
+        return worker.analyse_for_server(job, mirror.have)
+
+    def receive(result: Any, lines: list[str]) -> list[lsp.Diagnostic]:
+        if mirror is not None and cache is not None:
+            located = mirror.apply(result)[uri]
+            return cache.convert(uri, located, lines, codec, True)
+        return [convert.to_diagnostic(i.diagnostic, lines, codec, uri=uri) for i in result[uri]]
+
+    def encode(diags: list[lsp.Diagnostic], version: int) -> None:
+        if cache is not None:
+            cache.params_json(uri, diags, version, conv.unstructure)
+            return
+        params = lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version)
+        json.dumps(conv.unstructure(params))
+
+    codec = PositionCodec(lsp.PositionEncodingKind.Utf16)
+    conv = default_converter()
+    first = pickle.loads(pickle.dumps(run(worker.Job(uri, 1, path, text, root=str(root)))))
+    encode(receive(first, text.splitlines(keepends=True)), 1)  # index, warm caches
     # the incremental analysis' own timings (absent when measuring an older server)
     document = getattr(worker, "_document", None)
     doc = document(path) if document is not None else None
-    codec = PositionCodec(lsp.PositionEncodingKind.Utf16)
-    conv = default_converter()
     keys = ("parse", "analyse", "pickle", "convert", "json")
     parts = ("parse", "summary", "resolve", "module", "walk", "post")
     times: dict[str, list[float]] = {k: [] for k in keys + tuple(f"w.{p}" for p in parts)}
@@ -317,21 +347,29 @@ def stages(make: Any, size: int, rounds: int) -> dict[str, float]:
         text, _, _ = one_line_edit(text, line, r)
         times["parse"].append(parse_time(text) * 1000)
         t0 = time.perf_counter()
-        result = worker.analyse(worker.Job(uri, r + 2, path, text, root=str(root)))
+        result = run(worker.Job(uri, r + 2, path, text, root=str(root)))
         t1 = time.perf_counter()
         result = pickle.loads(pickle.dumps(result))
         t2 = time.perf_counter()
-        lines = text.splitlines(keepends=True)
-        diags = [convert.to_diagnostic(i.diagnostic, lines, codec, uri=uri) for i in result[uri]]
+        diags = receive(result, text.splitlines(keepends=True))
         t3 = time.perf_counter()
-        params = lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=r + 2)
-        json.dumps(conv.unstructure(params))
+        encode(diags, r + 2)
         t4 = time.perf_counter()
         for key, dt in zip(keys[1:], (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
             times[key].append(dt * 1000)
         for p in parts:
             times[f"w.{p}"].append(doc.stats.ms.get(p, 0.0) if doc is not None else 0.0)
     return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _optional(module: str) -> Any:
+    """`module` if the server being measured has it (older servers do not), else None."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
 
 
 def report(
@@ -375,7 +413,8 @@ def report(
         "",
         "Where the time goes (server-side stages for one edit, median ms, measured in the",
         "benchmark process; the rest of the latency is the process hop, stdio framing and the",
-        "client decoding the notification). Worker: the incremental analysis, and its parts",
+        "client decoding the notification). Worker: the incremental analysis and the encoding of",
+        "what changed of its result (transfer.py); its parts",
         "(parse of the changed chunks, the file's summary, graph-scope resolution, rules run once",
         "per file, the walk of the chunks that changed, noqa and sorting):",
         "",

@@ -15,7 +15,9 @@ gives exactly what `engine.check_source` gives for `text`, doing only part of th
   whole file is parsed, exactly as a full run does, and a syntax error is reported as today.
 - **Analysis.** Rules are a black box. The file-level work every rule may read (summary,
   graph-scope resolution, dispatch table, rules that run once per module) is redone on the
-  whole tree; the walk that calls node rules visits only the chunks whose result can have
+  whole tree (the migration rules' bindings visit, and what they find per call and per CUDA
+  API use, are kept per chunk: `values.ChunkBindings`; their value following stays
+  module-wide); the walk that calls node rules visits only the chunks whose result can have
   changed, and reuses the diagnostics of the others (their lines shifted). A chunk is
   walked again when its text changed; when it reads a name (a function, class, constant,
   import) bound by a chunk that changed, or depends on such a chunk through a graph scope
@@ -26,6 +28,9 @@ gives exactly what `engine.check_source` gives for `text`, doing only part of th
   and every chunk is walked again when something file-wide changed: the enabled rules,
   the configuration, another module of the workspace, or a module-level statement that
   binds no name (``ms.set_context(...)``, an ``if``/``try`` block, ``from x import *``).
+
+A notebook's joined code cells are a document too (`notebook=True`): Python whatever the
+file name, and not indexed as a module of the workspace, as the full run it must equal.
 
 The random-edit test (tests/npu_lsp/test_incremental.py) checks that the result equals a
 full run after every edit.
@@ -108,8 +113,11 @@ class Stats:
 class IncrementalDocument:
     """The analysis state of one open document; `check(text)` is `engine.check_source`."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, notebook: bool = False) -> None:
         self.path = path
+        #: the joined code cells of a notebook: Python whatever the file name (no routing
+        #: by file type), and not indexed as a module of the workspace (nothing imports it)
+        self.notebook = notebook
         self._state: _State | None = None
         self._global: Any = None
         self._layout = 0
@@ -129,6 +137,10 @@ class IncrementalDocument:
         self._readers: tuple[list[Chunk], dict[str, list[int]]] | None = None
         #: the migration facts of the last summary, made when first read (`PendingFacts`)
         self._pending: Any = None
+        #: the module object every run analyses (its body replaced per run)
+        self._module = ast.Module(body=[], type_ignores=[])
+        #: the migration rules' bindings per chunk (`values.ChunkBindings`)
+        self._bindings: Any = None
         self.stats = Stats()
 
     # ------------------------------------------------------------------ entry point
@@ -148,18 +160,18 @@ class IncrementalDocument:
             self._lap("parse", t0)
             if chunks is None:  # does not parse (or too deep): the full run says why
                 self.stats.fallback = "parse"  # the chunks and their walks stay valid
-                return engine.check_source(text, self.path, config, workspace)
+                return self._full(text, config, workspace)
             try:
                 diags = self._analyse(text, chunks, config, workspace)
             except RecursionError:
                 self.stats.fallback = "recursion"
                 self._forget_analysis()
-                return engine.check_source(text, self.path, config, workspace)
+                return self._full(text, config, workspace)
             except Exception:  # a fault here must never cost the user their diagnostics
                 log.exception("incremental analysis failed on %s; full run", self.path)
                 self.stats.fallback = "error"
                 self._forget_analysis()
-                return engine.check_source(text, self.path, config, workspace)
+                return self._full(text, config, workspace)
         finally:
             if paused:
                 gc.enable()
@@ -170,7 +182,14 @@ class IncrementalDocument:
             return out
         except Exception:  # as check_source reports it
             self._forget_analysis()
-            return engine.check_source(text, self.path, config, workspace)
+            return self._full(text, config, workspace)
+
+    def _full(
+        self, text: str, config: Config, workspace: engine.WorkspaceIndex | None
+    ) -> list[Diagnostic]:
+        """What a full run gives (the result `check` must equal)."""
+        checker = engine.check_python if self.notebook else None
+        return engine.check_source(text, self.path, config, workspace, checker=checker)
 
     def _lap(self, stage: str, since: float) -> float:
         now = time.perf_counter()
@@ -179,6 +198,7 @@ class IncrementalDocument:
 
     def _forget_analysis(self) -> None:
         self._global = None
+        self._bindings = None
 
     # ------------------------------------------------------------------ parsing
     def _update(self, text: str) -> list[Chunk] | None:
@@ -259,11 +279,19 @@ class IncrementalDocument:
         config: Config,
         workspace: engine.WorkspaceIndex | None,
     ) -> list[Diagnostic]:
-        from npu_lsp.rules.migration.values import sharing_bindings
+        from npu_lsp.rules.migration.values import ChunkBindings, sharing_bindings
 
-        # the summary's device-value facts and the migration rules visit the same tree
-        with sharing_bindings():
-            return self._analyse_tree(text, chunks, config, workspace)
+        # One module object per document (its body is the chunks' statements of this run),
+        # so what the migration rules record per chunk (`ChunkBindings`: parents and scopes
+        # of top-level statements are the module) stays valid for the chunks kept.
+        tree = self._module
+        tree.body = [s for c in chunks for s in c.stmts]
+        if self._bindings is None:
+            self._bindings = ChunkBindings()
+        # the summary's device-value facts and the migration rules visit the same tree, and
+        # reuse the visit of each chunk left as it was
+        with sharing_bindings(tree, [c.stmts for c in chunks], self._bindings):
+            return self._analyse_tree(text, chunks, config, workspace, tree)
 
     def _analyse_tree(
         self,
@@ -271,9 +299,9 @@ class IncrementalDocument:
         chunks: list[Chunk],
         config: Config,
         workspace: engine.WorkspaceIndex | None,
+        tree: ast.Module,
     ) -> list[Diagnostic]:
         path = self.path
-        tree = ast.Module(body=[s for c in chunks for s in c.stmts], type_ignores=[])
         info = None
         foreign = None
         t0 = time.perf_counter()
@@ -282,9 +310,10 @@ class IncrementalDocument:
             key = workspace.key(path)
             # the device-value facts are made only if another module reads them
             indexed = summarize(tree, key, workspace.module_for(path), text, lazy=True)
-            self._pending = getattr(indexed, "migration", None)
-            workspace.add_summary(key, indexed)
-            workspace.note_text(key, text)
+            if not self.notebook:
+                self._pending = getattr(indexed, "migration", None)
+                workspace.add_summary(key, indexed)
+                workspace.note_text(key, text)
             info = replace(indexed, path=path) if indexed.path != path else indexed
         t0 = self._lap("summary", t0)
         effects = tuple(c.text for c in chunks if c.effect)

@@ -10,10 +10,18 @@ gets -32700 with a null id. Notifications, which have no answer, are dropped wit
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
 import logging
 from typing import Any
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+)
 from pygls.protocol import LanguageServerProtocol
 
 log = logging.getLogger("npu_lsp.protocol")
@@ -68,6 +76,35 @@ class AnsweringProtocol(LanguageServerProtocol):
     def send_error(self, rid: int | str | None, code: int, message: str) -> None:
         """A JSON-RPC error response; `"id": null` when the request's id could not be read."""
         self._send_data({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+    def notify_json(self, method: str, params_json: str) -> None:
+        """A notification whose params are already JSON text (the server keeps each
+        published diagnostic's JSON, so a large unchanged result is not encoded again);
+        framed and written as pygls writes its own messages."""
+        body = f'{{"jsonrpc": "2.0", "method": {json.dumps(method)}, "params": {params_json}}}'
+        self._send_body(body)
+
+    def _send_body(self, body: str) -> None:
+        if self.writer is None:
+            log.error("unable to send data, no available transport")
+            return
+        try:
+            data = body.encode(self.CHARSET)
+            if self._include_headers:
+                header = (
+                    f"Content-Length: {len(data)}\r\n"
+                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+                )
+                data = header.encode(self.CHARSET) + data
+            res = self.writer.write(data)
+            if inspect.isawaitable(res):
+                asyncio.ensure_future(res)
+        except BrokenPipeError:
+            log.exception("error sending data: broken pipe")
+            raise
+        except Exception as error:
+            log.exception("error sending data")
+            self._server._report_server_error(error, JsonRpcInternalError)
 
     def _execute_handler(
         self,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import multiprocessing
@@ -38,13 +39,13 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from npu_lsp import convert, fixing, indexer, notebook, worker
+from npu_lsp import convert, fixing, indexer, notebook, transfer, worker
 from npu_lsp.columns import split_lines
 from npu_lsp.config import Config, load_config
 from npu_lsp.debounce import Debouncer
-from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.notebook import Located
 from npu_lsp.protocol import PARSE_ERROR, AnsweringProtocol
+from npu_lsp.publish_cache import DocumentCache
 from npu_lsp.rules.hccl.checker import is_rank_table
 from npu_lsp.settings_lsp import ServerSettings, parse_settings
 from npu_lsp.worker import Job
@@ -87,8 +88,10 @@ class AscendLensServer(LanguageServer):
         )
         self.settings = ServerSettings()
         self.results: dict[str, Analysis] = {}
-        #: per document, the LSP form of each diagnostic last published (`convert_cached`)
-        self._converted: dict[str, dict[tuple[Any, ...], lsp.Diagnostic]] = {}
+        #: per document, the LSP form and JSON of each diagnostic last published
+        self._published: dict[str, DocumentCache] = {}
+        #: per analysed document (file or notebook), the worker's last result (transfer.py)
+        self._mirrors: dict[str, transfer.Mirror] = {}
         self.debouncer = Debouncer(self.settings.debounce_ms / 1000)
         self._pool: ProcessPoolExecutor | None = None
         self._indexer: multiprocessing.process.BaseProcess | None = None
@@ -234,9 +237,27 @@ class AscendLensServer(LanguageServer):
         super().shutdown()
 
     async def run_worker(self, job: Job) -> dict[str, list[Located]]:
-        """Run the engine on `job` in the worker process (restarted once if it died)."""
-        result = await self.in_worker(worker.analyse, job)
-        return worker.empty(job) if result is None else result
+        """Run the engine on `job` in the worker process (restarted once if it died). The
+        worker sends only what changed since the result the server holds (transfer.py)."""
+        mirror = self._mirrors.setdefault(job.key, transfer.Mirror())
+        for have in (mirror.have, None):
+            payload = await self.in_worker(worker.analyse_for_server, job, have)
+            if payload is None:
+                break
+            paused = gc.isenabled()
+            gc.disable()  # a full result is thousands of small objects: no collector passes
+            try:
+                result = mirror.apply(payload)
+            finally:
+                if paused:
+                    gc.enable()
+            if result is not None:
+                return result
+            # it built on another result (two runs of this document were in flight): ask
+            # for a full one, unless this run's text is stale anyway (then it is dropped)
+            if not self.is_current(job):
+                break
+        return worker.empty(job)
 
     async def in_worker(self, fn: Callable[..., T], *args: Any) -> T | None:
         """Call `fn(*args)` in the worker process; None if it died twice."""
@@ -399,25 +420,11 @@ class AscendLensServer(LanguageServer):
 
     def convert_cached(self, uri: str, located: list[Located]) -> list[lsp.Diagnostic]:
         """The LSP form of `located` (diagnostics of `uri`), reusing the conversion of each
-        diagnostic published last time with the same fields on the same line texts (after
-        an edit, most of a file's diagnostics are unchanged: converting them all again was a
-        visible share of a dense file's latency)."""
-        lines = self.lines(uri)
+        diagnostic published last time (the same object, on the same line texts): after an
+        edit, most of a file's diagnostics are unchanged."""
+        cache = self._published.setdefault(uri, DocumentCache())
         codec = self.workspace.position_codec
-        previous = self._converted.get(uri, {})
-        current: dict[tuple[Any, ...], lsp.Diagnostic] = {}
-        out: list[lsp.Diagnostic] = []
-        for item in located:
-            key = _conversion_key(item.diagnostic, lines, uri)
-            hit = current.get(key) or previous.get(key)
-            if hit is None:
-                hit = convert.to_diagnostic(
-                    item.diagnostic, lines, codec, uri=uri, related_support=self.related_support
-                )
-            current[key] = hit
-            out.append(hit)
-        self._converted[uri] = current
-        return out
+        return cache.convert(uri, located, self.lines(uri), codec, self.related_support)
 
     async def publish(self, uri: str) -> None:
         """Analyse and push diagnostics (push mode)."""
@@ -426,14 +433,26 @@ class AscendLensServer(LanguageServer):
             return
         for doc_uri, analysis in results.items():
             doc = self.workspace.text_documents.get(doc_uri)
-            self.text_document_publish_diagnostics(
-                lsp.PublishDiagnosticsParams(
-                    uri=doc_uri,
-                    diagnostics=analysis.lsp_diagnostics,
-                    version=doc.version if doc is not None else None,
-                )
+            self.publish_json(
+                doc_uri, analysis.lsp_diagnostics, doc.version if doc is not None else None
             )
         await self.recheck_dependents(uri)
+
+    def publish_json(
+        self, uri: str, diagnostics: list[lsp.Diagnostic], version: int | None
+    ) -> None:
+        """publishDiagnostics, encoding only the diagnostics not published last time: the
+        JSON of each is kept by identity (`convert_cached` hands back the same object for an
+        unchanged diagnostic), so a dense file's unchanged findings are not encoded again."""
+        protocol = self.protocol
+        cache = self._published.setdefault(uri, DocumentCache())
+        if not isinstance(protocol, AnsweringProtocol):  # pragma: no cover - always ours
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+            )
+            return
+        params = cache.params_json(uri, diagnostics, version, protocol._converter.unstructure)
+        protocol.notify_json(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     async def recheck_dependents(self, uri: str) -> None:
         """After an edit of a Python file is published: when what other files see of it (a
@@ -527,27 +546,12 @@ class AscendLensServer(LanguageServer):
     def clear(self, uri: str) -> None:
         self.debouncer.cancel(uri)
         self.results.pop(uri, None)
-        self._converted.pop(uri, None)
+        self._published.pop(uri, None)
+        self._mirrors.pop(uri, None)
         if not self.pull_mode:
             self.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )
-
-
-def _conversion_key(diag: Diagnostic, lines: Sequence[str], uri: str) -> tuple[Any, ...]:
-    """What the LSP form of `diag` depends on: its fields (the fix only as "fixable") and
-    the texts of the lines its positions in this document fall on (columns become UTF-16
-    units there; a position past the end depends on the line count)."""
-    spans = [diag.span]
-    spans += [r.span for r in diag.related if convert.location_uri(r.path) == uri]
-    n = len(lines)
-    texts = tuple(
-        lines[line - 1] if line <= n else (line, n)
-        for s in spans
-        for line in (max(s.line, 1), max(s.end_line, 1))
-    )
-    fields = (diag.code, diag.message, diag.severity, diag.span, diag.related, diag.source)
-    return (*fields, diag.fix is not None, texts)
 
 
 def is_analysable(path: str, language_id: str | None) -> bool:
@@ -659,6 +663,7 @@ def on_notebook_change(ls: AscendLensServer, params: lsp.DidChangeNotebookDocume
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def on_notebook_close(ls: AscendLensServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
     ls.debouncer.cancel(params.notebook_document.uri)
+    ls._mirrors.pop(params.notebook_document.uri, None)
     for cell in params.cell_text_documents:
         ls.clear(cell.uri)
 

@@ -25,6 +25,7 @@ from npu_lsp.incremental import IncrementalDocument
 from npu_lsp.indexer import Entry
 from npu_lsp.lifeline import tie_to_parent
 from npu_lsp.notebook import JoinedNotebook, Located, locate_document, split_diagnostics
+from npu_lsp.transfer import Payload, Sender
 
 #: At most this many diagnostics per document are returned; editors show no more anyway.
 MAX_DIAGNOSTICS = 2000
@@ -117,11 +118,49 @@ def analyse(job: Job) -> dict[str, list[Located]]:
             _live.add(os.path.realpath(job.path))
         diagnostics = engine.check_source(job.text, job.path, job.config, index)
         return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
-    # Notebooks are Python whatever their file name: bypass the file-type routing.
-    raw = engine.check_python(job.text, job.path, job.config, index)
-    diagnostics = engine.postprocess(raw, job.text, job.path, job.config)
-    per_cell = split_diagnostics(job.notebook, diagnostics, job.path)
-    return {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
+    # Notebooks are Python whatever their file name (no routing by file type). The result
+    # depends only on the joined code, the cells' layout, the settings and the workspace
+    # index: unchanged, it is reused (a markdown cell edited, outputs, another file saved).
+    stamp = (job.text, job.notebook.cells, job.config, index.version)
+    cached = _notebooks.get(job.key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        # an edit in one cell re-analyses the chunks it touched (incremental.py)
+        diagnostics = _document(job.path, notebook=True).check(job.text, job.config, index)
+        per_cell = split_diagnostics(job.notebook, diagnostics, job.path)
+        result = {uri: located[:MAX_DIAGNOSTICS] for uri, located in per_cell.items()}
+    finally:
+        if paused:
+            gc.enable()
+    _notebooks[job.key] = (stamp, result)
+    _notebooks.move_to_end(job.key)
+    while len(_notebooks) > MAX_DOCUMENTS:
+        _notebooks.popitem(last=False)
+    return result
+
+
+#: Per notebook (most recent last): what its last result was computed from, and the result.
+_notebooks: OrderedDict[str, tuple[tuple[Any, ...], dict[str, list[Located]]]] = OrderedDict()
+
+
+def analyse_for_server(job: Job, have: tuple[str, int] | None) -> Payload:
+    """`analyse(job)` as the server receives it: the entries of the result the server does
+    not hold yet (`have`: what it holds of this document's last result), see transfer.py."""
+    result = analyse(job)
+    sender = _senders.pop(job.key, None)
+    if sender is None:
+        sender = Sender()
+    _senders[job.key] = sender
+    while len(_senders) > MAX_DOCUMENTS:
+        _senders.popitem(last=False)
+    return sender.encode(result, have)
+
+
+#: Per analysed document (most recent last), what the server holds of its last result.
+_senders: OrderedDict[str, Sender] = OrderedDict()
 
 
 def fix_document(job: Job, unsafe: bool = False) -> str:
@@ -252,6 +291,7 @@ def _workspace_index(root: str | None) -> WorkspaceIndex:
         _live.clear()
         _reindexed.clear()
         _documents.clear()
+        _notebooks.clear()
     return _index
 
 
@@ -261,11 +301,11 @@ _documents: OrderedDict[str, IncrementalDocument] = OrderedDict()
 MAX_DOCUMENTS = 16
 
 
-def _document(path: str) -> IncrementalDocument:
+def _document(path: str, notebook: bool = False) -> IncrementalDocument:
     key = os.path.realpath(path)
     doc = _documents.pop(key, None)
-    if doc is None or doc.path != path:
-        doc = IncrementalDocument(path)
+    if doc is None or doc.path != path or doc.notebook != notebook:
+        doc = IncrementalDocument(path, notebook=notebook)
     _documents[key] = doc
     while len(_documents) > MAX_DOCUMENTS:
         _documents.popitem(last=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -439,3 +440,145 @@ def test_pending_facts_match_eager_ones(tmp_path: Path) -> None:
     none = summarize(ast.parse("import torch\n"), path, "train", "import torch\n", lazy=True)
     assert none.migration is None
     assert module_facts(ast.parse("import torch\n"), none, "import torch\n") is None
+
+
+#: Edits that change where device strings flow across functions of a module: a constant
+#: every function reads, a parameter default, an attribute, an argparse default, a call
+#: passing a device into another function's parameter.
+FLOW_SNIPPETS = [
+    "DEVICE = 'cuda'\n",
+    "DEVICE = 'cpu'\n",
+    "def move(t, device=DEVICE):\n    return t.to(device)\n",
+    "def launch(model):\n    return move(model, 'cuda:0')\n",
+    "class Holder:\n    device = 'cuda:1'\n\n    def put(self, t):\n        return t.to(self.device)\n",
+    "def options(parser):\n    parser.add_argument('--device', default='cuda')\n",
+    "def pick(args):\n    return torch.device(args.device)\n",
+    "def folder():\n    return 'cuda'\n",
+]
+FLOW_LINES = [
+    "x = x.to(DEVICE)",
+    "self.device = 'cuda'",
+    "device = 'cuda:2'",
+    "torch.cuda.synchronize()",
+    "t = move(t, 'cuda')",
+    "print('cuda')",
+    "if args.device == 'cuda':",
+]
+
+
+def mutate_flows(text: str, rng: random.Random) -> str:
+    """`mutate`, or an edit of the values device strings flow through."""
+    lines = text.split("\n")
+    if rng.random() < 0.5:
+        return mutate(text, rng)
+    if rng.random() < 0.5:
+        tops = [k for k, ln in enumerate(lines) if ln[:1].isalpha() or ln.startswith("@")]
+        k = rng.choice(tops + [len(lines)])
+        lines[k:k] = rng.choice(FLOW_SNIPPETS).rstrip("\n").split("\n")
+    else:
+        bodies = [k for k, ln in enumerate(lines) if re.match(r"    \S", ln)]
+        if not bodies:
+            return mutate(text, rng)
+        k = rng.choice(bodies)
+        indent = re.match(r"\s*", lines[k]).group(0)  # type: ignore[union-attr]
+        lines.insert(k, indent + rng.choice(FLOW_LINES))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_edits_generated_torch_scripts(seed: int, tmp_path: Path) -> None:
+    """Generated CUDA-era training scripts (argparse defaults, DDP trainers, config dicts,
+    device helpers: device strings reaching sinks in other functions through names,
+    attributes and parameters). The migration rules reuse the bindings of every chunk an
+    edit left alone (`values.ChunkBindings`) and follow values module-wide: after every edit
+    the result equals a full run's."""
+    from npu_lsp.rules.migration.values import ChunkBindings
+
+    import_path = Path(__file__).parent / "migration"
+    sys.path.insert(0, str(import_path))
+    try:
+        from script_gen import generate
+    finally:
+        sys.path.remove(str(import_path))
+    text = last_good = generate(600 + seed).text + "\n\n" + generate(700 + seed).text
+    path = str(tmp_path / "train.py")
+    root = str(tmp_path)
+    rng = random.Random(600 + seed)
+    doc = IncrementalDocument(path)
+    index = engine.WorkspaceIndex(root)
+    reused = 0
+    for step in range(30):
+        if step:
+            broken = engine.parse_python(text, path) is None
+            text = last_good if broken and rng.random() < 0.7 else mutate_flows(text, rng)
+        if engine.parse_python(text, path) is not None:
+            last_good = text
+        got = doc.check(text, Config(), index)
+        want = full_run(text, path, root, Config())
+        assert got == want, f"seed {seed}, step {step}\n{text}"
+        cache = doc._bindings
+        if isinstance(cache, ChunkBindings) and doc._state is not None:
+            reused += len(doc._state.chunks) - cache.visited
+    assert reused > 0  # chunks' bindings were reused
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_edits_notebook_cells(seed: int, tmp_path: Path) -> None:
+    """A notebook's joined code cells (magics neutralised) analysed incrementally equal the
+    full run the server made before (`check_python`, no routing by file type, the notebook
+    not indexed as a module), after every edit of one cell."""
+    from npu_lsp.notebook import join_cells
+
+    rng = random.Random(800 + seed)
+    sources = rng.sample(MS_SEEDS, 2) + rng.sample(TORCH_SEEDS, 2)
+    cells = [
+        [f"%matplotlib inline\n{p.read_text(encoding='utf-8')}", "!pip list\n"][: 1 + (k % 2)]
+        for k, p in enumerate(sources)
+    ]
+    texts = [part for group in cells for part in group]
+    path = str(tmp_path / "analysis.ipynb")
+    root = str(tmp_path)
+    doc = IncrementalDocument(path, notebook=True)
+    index = engine.WorkspaceIndex(root)
+    reused = 0
+    good = list(texts)
+    for step in range(30):
+        if step:
+            joined = join_cells([(f"cell{i}", t) for i, t in enumerate(texts)])
+            if engine.parse_python(joined.text, path) is None and rng.random() < 0.7:
+                texts = list(good)  # a broken cell is usually mended next, as a user does
+            else:
+                k = rng.randrange(len(texts))
+                texts[k] = mutate(texts[k] or "\n", rng)
+        joined = join_cells([(f"cell{i}", t) for i, t in enumerate(texts)])
+        if engine.parse_python(joined.text, path) is not None:
+            good = list(texts)
+        got = doc.check(joined.text, Config(), index)
+        fresh = engine.WorkspaceIndex(root)
+        want = engine.check_source(joined.text, path, Config(), fresh, checker=engine.check_python)
+        assert got == want, f"seed {seed}, step {step}\n{joined.text}"
+        assert index.module(index.module_for(path)) is None  # not indexed as a module
+        reused += doc.stats.reused
+    assert reused > 0  # the chunks of cells an edit left alone were not walked again
+
+
+def test_unchanged_notebook_is_not_analysed_again(tmp_path: Path) -> None:
+    """The worker reuses a notebook's result while its code, cell layout, settings and the
+    workspace index are unchanged (a markdown cell edited, another file saved)."""
+    from npu_lsp import worker
+    from npu_lsp.notebook import join_cells
+
+    joined = join_cells([("cell0", "import torch\nx = x.cuda()\n"), ("cell1", "y = 1\n")])
+    path = str(tmp_path / "nb.ipynb")
+    job = worker.Job(
+        Path(path).as_uri(), 1, path, joined.text, joined, ("cell0", "cell1"), root=str(tmp_path)
+    )
+    first = worker.analyse(job)
+    assert [d.diagnostic.code for d in first["cell0"]] == ["NPU201"]
+    assert worker.analyse(replace(job, version=2)) is first
+    worker.analyse(replace(job, config=replace(Config(), ignore=("NPU201",))))
+    assert worker.analyse(job) is not first  # settings changed in between
+    (tmp_path / "other.py").write_text("z = 1\n", encoding="utf-8")
+    again = worker.analyse(job)
+    worker.reindex(str(tmp_path), str(tmp_path / "other.py"), deleted=False)
+    assert worker.analyse(job) is not again  # the workspace index changed

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsp_helpers import configure, open_doc, published
@@ -107,3 +108,101 @@ async def test_edit_sequence_publishes_what_a_fresh_open_does(
         assert incremental == fresh, f"step {step}"
         checked += 1
     assert checked == 10
+
+
+DENSE_BLOCK = (
+    "def step_{i}(model, batch, device=DEVICE):\n"
+    "    batch = batch.to(device)\n"
+    "    with torch.cuda.amp.autocast():\n"
+    "        loss = model(batch).sum()\n"
+    '    if "a" and torch.cuda.is_available():\n'
+    "        torch.cuda.synchronize()\n"
+    "    return loss.item() + {i}\n"
+    "\n"
+)
+DENSE_EDITS = [
+    "    x = torch.zeros(2).to('cuda:1')\n",  # a new device string: every fix of the group grows
+    "\n",  # every later diagnostic (and every edit of the group fix) moves a line
+    "    y = 1  # é 🚀\n",  # columns in UTF-16 units differ from code points after it
+    "DEVICE = 'cuda'\n",  # the module-wide value every function's default reads
+    "🚀",  # typed over the "a" before a finding: same code-point column, UTF-16 one more
+]
+
+
+async def quick_fix_edits(client: LanguageClient, uri: str, diag: lsp.Diagnostic) -> list[Any]:
+    result = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=diag.range,
+            context=lsp.CodeActionContext(diagnostics=[diag], only=[lsp.CodeActionKind.QuickFix]),
+        )
+    )
+    actions = [a for a in result or [] if isinstance(a, lsp.CodeAction)]
+    return sorted(
+        (a.title, [(e.range, e.new_text) for e in (a.edit.changes or {}).get(uri, [])])
+        for a in actions
+        if a.edit is not None
+    )
+
+
+async def test_dense_torch_file_edits_publish_and_fix_as_a_fresh_open(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """The worker sends only what changed of a result (transfer.py) and the server keeps the
+    JSON of unchanged diagnostics: after edits that move every diagnostic, grow the group fix
+    every device string shares, or change UTF-16 columns, what is published and the quick
+    fixes offered are those of the same text opened afresh."""
+    configure(client, {"debounceMs": 0})
+    head = "import torch\n\nDEVICE = 'cuda:0'\n\n\n"
+    text = head + "".join(DENSE_BLOCK.format(i=i) for i in range(40))
+    uri = (workspace / "dense_train.py").as_uri()
+    open_doc(client, uri, text)
+    assert len(await version_published(client, uri, 1)) > 100
+    rng = random.Random(15)
+    version = 1
+    for step in range(15):
+        lines = text.split("\n")
+        i = rng.choice([k for k, ln in enumerate(lines) if ln.startswith("    return loss")])
+        new = DENSE_EDITS[step % len(DENSE_EDITS)]
+        if new == "🚀":
+            i = rng.choice([k for k, ln in enumerate(lines) if '"a" and' in ln])
+            col = lines[i].index('"a"') + 1
+            change = lsp.Range(lsp.Position(i, col), lsp.Position(i, col + 1))
+            lines[i] = lines[i][:col] + new + lines[i][col + 1 :]
+        elif new.startswith("DEVICE"):
+            i = 2  # replace the constant's line
+            change = lsp.Range(lsp.Position(2, 0), lsp.Position(3, 0))
+            lines[2:3] = [new.rstrip("\n")]
+        else:
+            change = lsp.Range(lsp.Position(i, 0), lsp.Position(i, 0))
+            lines.insert(i, new.rstrip("\n"))
+        text = "\n".join(lines)
+        version += 1
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[lsp.TextDocumentContentChangePartial(range=change, text=new)],
+            )
+        )
+        # each result published before the next edit: the server's caches then hold the
+        # conversion of the text before the edit (an edit arriving first drops that run)
+        incremental = await version_published(client, uri, version)
+        if step % 3 != 2:
+            continue
+        picked = incremental[:: max(len(incremental) // 3, 1)]
+        fixes = [await quick_fix_edits(client, uri, d) for d in picked]
+        client.text_document_did_close(
+            lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+        )
+        version += 1
+        client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(
+                    uri=uri, language_id="python", version=version, text=text
+                )
+            )
+        )
+        fresh = await version_published(client, uri, version)
+        assert incremental == fresh, f"step {step}"
+        assert fixes == [await quick_fix_edits(client, uri, d) for d in picked], f"step {step}"
+        assert picked and all(f for f in fixes), "each finding of this file has a fix"

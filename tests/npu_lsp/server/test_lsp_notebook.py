@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from lsp_helpers import (
     configure,
     edits_of,
     open_notebook,
+    published,
     wait_for_diagnostics,
 )
 from lsprotocol import types as lsp
@@ -115,3 +117,108 @@ async def test_hover_in_a_cell_uses_imports_from_other_cells(
     )
     assert result is not None and isinstance(result.contents, lsp.MarkupContent)
     assert "`cudaMalloc`" in result.contents.value
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+MIGRATION = Path(__file__).resolve().parents[1] / "migration" / "fixtures"
+
+
+def _shape(diags: list[lsp.Diagnostic]) -> list[tuple[object, ...]]:
+    """A cell's diagnostics without the notebook's own uri (related locations name cells)."""
+    return [
+        (
+            d.range,
+            d.code,
+            d.message,
+            d.severity,
+            [r.location.range for r in d.related_information or []],
+        )
+        for d in diags
+    ]
+
+
+async def test_cell_edits_publish_what_a_fresh_notebook_does(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """Each edit of one cell re-analyses only the chunks it touched (the worker keeps the
+    notebook's incremental analysis) and an unchanged notebook is not analysed again: every
+    cell's diagnostics equal those of a notebook opened afresh with the same cells."""
+    configure(client, {"debounceMs": 0})
+    texts = [
+        "%matplotlib inline\n" + (MIGRATION / "NPU204.py").read_text(encoding="utf-8"),
+        (FIXTURES / "MS104.py").read_text(encoding="utf-8"),
+        (MIGRATION / "NPU202.py").read_text(encoding="utf-8"),
+    ]
+    kinds = [lsp.NotebookCellKind.Code] * len(texts)
+    nb_uri, cells = open_notebook(
+        client, workspace / "edited.ipynb", list(zip(kinds, texts, strict=True))
+    )
+    for cell in cells:
+        await wait_for_diagnostics(client, cell)
+    edits = [  # (cell, new line, replace the first line with a finding instead of inserting)
+        (2, "x = torch.zeros(2).to('cuda:1')", False),
+        (0, "", False),
+        (1, "LIMIT = (1, 2)", False),
+        (2, "y = 1", True),  # same lines, same layout: only the text tells it changed
+        (2, "torch.cuda.synchronize()", False),
+    ]
+    for step, (k, new, replace) in enumerate(edits):
+        before = {c: len(published(client, c)) for c in cells}
+        lines = texts[k].split("\n")
+        if replace:
+            line = next(i for i, ln in enumerate(lines) if "expect: NPU202" in ln)
+            end = lsp.Position(line, len(lines[line]))
+            lines[line] = new
+        else:
+            # a top-level statement, before the first definition after the middle
+            middle = len(lines) // 2
+            line = next(
+                (
+                    i
+                    for i, ln in enumerate(lines)
+                    if i >= middle and ln.startswith(("def ", "class "))
+                ),
+                len(lines) - 1,
+            )
+            end = lsp.Position(line, 0)
+            lines.insert(line, new)
+            new += "\n"
+        texts[k] = "\n".join(lines)
+        client.notebook_document_did_change(
+            lsp.DidChangeNotebookDocumentParams(
+                notebook_document=lsp.VersionedNotebookDocumentIdentifier(
+                    uri=nb_uri, version=step + 2
+                ),
+                change=lsp.NotebookDocumentChangeEvent(
+                    cells=lsp.NotebookDocumentCellChanges(
+                        text_content=[
+                            lsp.NotebookDocumentCellContentChanges(
+                                document=lsp.VersionedTextDocumentIdentifier(
+                                    uri=cells[k], version=step + 2
+                                ),
+                                changes=[
+                                    lsp.TextDocumentContentChangePartial(
+                                        range=lsp.Range(lsp.Position(line, 0), end),
+                                        text=new,
+                                    )
+                                ],
+                            )
+                        ]
+                    )
+                ),
+            )
+        )
+
+        async def settled(before: dict[str, int] = before) -> None:
+            while any(len(published(client, c)) <= before[c] for c in cells):
+                await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+        await asyncio.wait_for(settled(), 30)
+        edited = [_shape(list(client.diagnostics.get(c, []))) for c in cells]
+        fresh_uri, fresh_cells = open_notebook(
+            client, workspace / f"fresh_{step}.ipynb", list(zip(kinds, texts, strict=True))
+        )
+        fresh = [_shape(await wait_for_diagnostics(client, c)) for c in fresh_cells]
+        assert edited == fresh, f"step {step}"
+        assert any(edited), "the cells have findings"
+        assert all(d[1] != "AL001" for cell in edited for d in cell), "the edits keep it parsing"

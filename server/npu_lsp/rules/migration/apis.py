@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from npu_lsp.diagnostics import Edit, Span
 from npu_lsp.engine import Context
 from npu_lsp.rules.migration.helpers import attr_name_span, char_column, data
-from npu_lsp.rules.migration.values import Flow, resolve
+from npu_lsp.rules.migration.values import Flow, resolution_value, resolve
 
 _FROM_CUDA = re.compile(r"\bfrom\s+(torch\s*\.\s*cuda)\b")
 _FROM_CUDA_AMP = re.compile(r"\bfrom\s+(torch\s*\.\s*cuda)\s*\.\s*amp\b")
@@ -101,36 +101,70 @@ def cuda_import(ctx: Context, node: ast.AST) -> Rename | None:
 
 
 def renames(ctx: Context) -> list[Rename]:
-    """Every CUDA API use of the module, in source order (computed once per run)."""
+    """Every CUDA API use of the module, in source order (computed once per run). A use is
+    found from its own node, the module's imports and definitions and the imports of the
+    function it is in, so when the bindings were joined from chunks (the language server's
+    incremental analysis) each chunk keeps its renames while those are unchanged; a chunk
+    that moved has their edits moved with it."""
     cached: list[Rename] | None = ctx.cache.get(_KEY)
     if cached is not None:
         return cached
     out: list[Rename] = []
     if "cuda" in ctx.text:
         flow = Flow.of(ctx)
-        nodes = flow.b.nodes
         imports = ctx.scopes.info.imports
         aliases = {n for n, q in imports.items() if q == "torch.cuda"}
         aliases |= {n for local in flow.b.local_imports.values() for n in local}
-        for node in nodes.get(ast.Call, []):
-            func = node.func  # type: ignore[attr-defined]
-            if (
-                type(func) is ast.Attribute
-                and func.attr == "cuda"
-                and (found := cuda_call(ctx, node)) is not None
-            ):
-                out.append(found)
-        for node in nodes.get(ast.Attribute, []):
-            value = getattr(node, "value", None)
-            if isinstance(value, ast.Attribute) and value.attr != "cuda":
-                continue  # cannot name `torch.cuda` (the common case, without resolving)
-            if isinstance(value, ast.Name) and value.id not in aliases:
-                continue  # `x.y` where `x` is no import of `torch.cuda` (nor a local one)
-            if (found := cuda_attribute(ctx, node)) is not None:
-                out.append(found)
-        for node in nodes.get(ast.ImportFrom, []):
-            if (found := cuda_import(ctx, node)) is not None:
-                out.append(found)
+        if not flow.b.parts:
+            out = _renames_in(ctx, flow.b.nodes, aliases)
+        else:
+            key = (resolution_value(ctx), aliases)
+            for part in flow.b.parts:
+                hit = part.memo.get(_KEY)
+                first = part.first_line()
+                if hit is None or hit[0] != key:
+                    found = _renames_in(ctx, part.nodes, aliases)
+                    part.memo[_KEY] = (key, first, found)
+                else:
+                    found = hit[2]
+                    if first != hit[1]:  # the chunk moved (its trees were renumbered)
+                        found = [_shifted(r, first - hit[1]) for r in found]
+                        part.memo[_KEY] = (key, first, found)
+                out += found
     out.sort(key=lambda r: (r.node.lineno, r.node.col_offset))  # type: ignore[attr-defined]
     ctx.cache[_KEY] = out
     return out
+
+
+def _renames_in(
+    ctx: Context, nodes: dict[type[ast.AST], list[ast.AST]], aliases: set[str]
+) -> list[Rename]:
+    out: list[Rename] = []
+    for node in nodes.get(ast.Call, []):
+        func = node.func  # type: ignore[attr-defined]
+        if (
+            type(func) is ast.Attribute
+            and func.attr == "cuda"
+            and (found := cuda_call(ctx, node)) is not None
+        ):
+            out.append(found)
+    for node in nodes.get(ast.Attribute, []):
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.Attribute) and value.attr != "cuda":
+            continue  # cannot name `torch.cuda` (the common case, without resolving)
+        if isinstance(value, ast.Name) and value.id not in aliases:
+            continue  # `x.y` where `x` is no import of `torch.cuda` (nor a local one)
+        if (found := cuda_attribute(ctx, node)) is not None:
+            out.append(found)
+    for node in nodes.get(ast.ImportFrom, []):
+        if (found := cuda_import(ctx, node)) is not None:
+            out.append(found)
+    return out
+
+
+def _shifted(r: Rename, delta: int) -> Rename:
+    if r.edit is None:
+        return r
+    s = r.edit.span
+    edit = Edit(Span(s.line + delta, s.column, s.end_line + delta, s.end_column), r.edit.new_text)
+    return Rename(r.node, r.code, edit, r.title)

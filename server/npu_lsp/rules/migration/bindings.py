@@ -66,15 +66,32 @@ class Bindings(ast.NodeVisitor):
         self.parents: dict[int, ast.AST] = {}
         #: the module's nodes of the `_INDEXED` types, in visiting order
         self.nodes: dict[type[ast.AST], list[ast.AST]] = {}
+        #: the callees resolved while visiting, with their answers (`ctx.qualname` depends on
+        #: the whole module's imports and definitions: a reused visit asks them again)
+        self.asked: list[tuple[ast.expr, str | None]] = []
+        #: for bindings joined from chunks (`merge`): each part, for rules that keep what
+        #: they find per chunk (`part_memo`)
+        self.parts: list[Bindings] = []
+        #: a part's own memo, kept with it between runs (see `values.ChunkBindings`), and
+        #: the statements it was made from
+        self.memo: dict[Any, Any] = {}
+        self.stmts: list[ast.stmt] = []
         self._current: Scope = ctx.tree
         self._work: list[tuple[ast.AST, ast.AST, Scope]] = []
 
+    def first_line(self) -> int:
+        """The line of the first statement visited, now (a document renumbers kept trees)."""
+        return self.stmts[0].lineno if self.stmts else 0
+
     # ---- scopes
-    def run(self, tree: ast.Module) -> Bindings:
+    def run(self, tree: ast.Module, body: list[ast.stmt] | None = None) -> Bindings:
         """One pre-order traversal with an explicit stack of (node, parent, scope): no
-        Python call per node for the nodes nothing is recorded about (most of them)."""
+        Python call per node for the nodes nothing is recorded about (most of them).
+        `body`: only these top-level statements of `tree` (see `merge`)."""
         self.names.setdefault(id(tree), {})
-        work = self._work = [(stmt, tree, tree) for stmt in reversed(tree.body)]
+        stmts = tree.body if body is None else body
+        self.stmts = stmts
+        work = self._work = [(stmt, tree, tree) for stmt in reversed(stmts)]
         pop, push = work.pop, work.append
         parents, scope_of, indexed = self.parents, self.scope_of, self.nodes
         handlers, functions, field_cache = _HANDLERS, _FUNCTION_KINDS, _FIELD_CACHE
@@ -301,7 +318,10 @@ class Bindings(ast.NodeVisitor):
         if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
             self.grown.setdefault(owner.id, []).append(node.args[0])
         last = name if name is not None else getattr(func, "id", None)
-        qual = self.ctx.qualname(func) if last in _NAMESPACE_CALLS else None
+        qual = None
+        if last in _NAMESPACE_CALLS:
+            qual = self.ctx.qualname(func)
+            self.asked.append((func, qual))
         if name == "add_argument":
             self._argparse_option(node)
         elif name == "set_defaults" or qual in ("argparse.Namespace", "types.SimpleNamespace"):
@@ -331,6 +351,43 @@ class Bindings(ast.NodeVisitor):
         choices = kw.get("choices")
         if isinstance(choices, (ast.List, ast.Tuple, ast.Set)):
             self.choices.setdefault(dest, []).extend(choices.elts)
+
+
+def merge(ctx: Context, parts: list[Bindings]) -> Bindings:
+    """The bindings of `ctx.tree` from those of runs of its top-level statements, in order
+    (`Bindings.run(tree, body)`): exactly what one run over the tree gives, since that run
+    visits the statements one after the other and only appends to what it records. The
+    parts' own tables are shared, not copied: nobody changes bindings once made."""
+    out = Bindings(ctx)
+    out.parts = parts
+    module_id = id(ctx.tree)
+    module = out.names.setdefault(module_id, {})
+    lists = ("attrs", "keys", "choices", "functions", "calls", "method_calls", "grown")
+    merged: list[dict[Any, list[Any]]] = [getattr(out, name) for name in lists]
+    nodes = out.nodes
+    nodes.setdefault(ast.Name, [])
+    nodes.setdefault(ast.Attribute, [])
+    for part in parts:
+        for scope_id, bound in part.names.items():
+            if scope_id == module_id:
+                for name, values in bound.items():
+                    module.setdefault(name, []).extend(values)
+            else:
+                out.names[scope_id] = bound
+        out.params.update(part.params)
+        out.returns.update(part.returns)
+        out.init_of.update(part.init_of)
+        out.local_imports.update(part.local_imports)
+        out.scope_of.update(part.scope_of)
+        out.parents.update(part.parents)
+        out.methods |= part.methods
+        out.asked += part.asked
+        for name, target in zip(lists, merged, strict=True):
+            for key, values in getattr(part, name).items():
+                target.setdefault(key, []).extend(values)
+        for kind, found in part.nodes.items():
+            nodes.setdefault(kind, []).extend(found)
+    return out
 
 
 _FUNCTION_KINDS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})

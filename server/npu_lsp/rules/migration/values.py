@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from npu_lsp.engine import Context
-from npu_lsp.rules.migration.bindings import Bindings, Scope, const_str
+from npu_lsp.rules.migration.bindings import Bindings, Scope, const_str, merge
 
 Kind = Literal["device", "backend"]
 
@@ -114,6 +114,10 @@ _MESSAGE_CALLS = frozenset(
 )
 
 Carrier = tuple[str, ...]
+#: a call `Flow._collect` acts on: (call, its device/backend positions, is it `startswith`,
+#: does it parse a device string)
+_CallPlan = tuple[ast.Call, list[tuple["Kind", ast.expr]], bool, bool]
+_PLAN_KEY = ("migration", "call plan")
 
 
 @dataclass
@@ -140,26 +144,76 @@ class Source:
 
 #: While `sharing_bindings` is active: id of a tree -> (the resolver's summary, its bindings)
 _SHARED: dict[int, tuple[object, Bindings]] | None = None
+#: While `sharing_bindings` is active with chunks: (the tree, its top-level statements in
+#: chunks, the document's per-chunk bindings kept between runs)
+_CHUNKS: tuple[ast.Module, list[list[ast.stmt]], ChunkBindings] | None = None
+
+
+class ChunkBindings:
+    """The bindings of each chunk of a document's top-level statements (a list the document
+    keeps while the chunk's trees are unchanged), kept between runs: an edit visits only the
+    chunks it replaced, and `bindings.merge` joins the parts into exactly the bindings of
+    one visit of the whole tree (the value following stays module-wide)."""
+
+    def __init__(self) -> None:
+        #: id of a chunk's statement list -> (that list, the tree, its bindings)
+        self._parts: dict[int, tuple[list[ast.stmt], ast.Module, Bindings]] = {}
+        self.visited = 0  # chunks visited by the last `bindings` (for tests and benchmarks)
+
+    def bindings(self, ctx: Context, chunks: list[list[ast.stmt]]) -> Bindings:
+        old = self._parts
+        parts: dict[int, tuple[list[ast.stmt], ast.Module, Bindings]] = {}
+        tree = ctx.tree
+        self.visited = 0
+        for stmts in chunks:
+            hit = old.get(id(stmts))
+            if (
+                hit is None
+                or hit[0] is not stmts
+                or hit[1] is not tree
+                or any(ctx.qualname(e) != q for e, q in hit[2].asked)
+            ):
+                hit = (stmts, tree, Bindings(ctx).run(tree, stmts))
+                self.visited += 1
+            parts[id(stmts)] = hit  # the list kept alive: its id stays unique
+        self._parts = parts
+        return merge(ctx, [part for _s, _t, part in parts.values()])
 
 
 @contextmanager
-def sharing_bindings() -> Iterator[None]:
+def sharing_bindings(
+    tree: ast.Module | None = None,
+    chunks: list[list[ast.stmt]] | None = None,
+    cache: ChunkBindings | None = None,
+) -> Iterator[None]:
     """Within the block, flows of the same tree share one `Bindings` visit.
 
     The language server follows the values of a file twice per edit over the same tree: for
     the file's summary (`project.module_facts`, without the project) and for the rules
     (with it). The visit depends only on the tree and on how names resolve (the summary's
     imports and definitions), so the second flow reuses the first visit when both resolve
-    through the same summary tables.
+    through the same summary tables. With `tree`, `chunks` (its top-level statements, in
+    runs covering `tree.body` in order) and `cache`, that visit reuses the bindings of the
+    chunks left as they were since the last run (`ChunkBindings`).
     """
-    global _SHARED
-    outer = _SHARED
+    global _SHARED, _CHUNKS
+    outer, outer_chunks = _SHARED, _CHUNKS
     _SHARED = {} if outer is None else outer
+    if tree is not None and chunks is not None and cache is not None:
+        _CHUNKS = (tree, chunks, cache)
     try:
         yield
     finally:
+        _CHUNKS = outer_chunks
         if outer is None:
             _SHARED = None
+
+
+def resolution_value(ctx: Context) -> tuple[object, ...]:
+    """What `resolve` answers depend on beyond the expression and its own function: the
+    module's name, imports, and which names its classes and functions define (by value)."""
+    info = ctx.scopes.info
+    return (info.module, info.imports, frozenset(info.classes), frozenset(info.functions))
 
 
 def _resolution(ctx: Context) -> tuple[object, ...] | None:
@@ -182,7 +236,11 @@ def bindings_of(ctx: Context) -> Bindings:
         assert isinstance(old, tuple)
         if old[0] == key[0] and all(a is b for a, b in zip(old[1:], key[1:], strict=True)):
             return hit[1]
-    made = Bindings(ctx).run(ctx.tree)
+    chunked = _CHUNKS
+    if chunked is not None and chunked[0] is ctx.tree:
+        made = chunked[2].bindings(ctx, chunked[1])
+    else:
+        made = Bindings(ctx).run(ctx.tree)
     shared[id(ctx.tree)] = (key, made)  # the entry keeps the tree alive: its id stays unique
     return made
 
@@ -224,20 +282,14 @@ class Flow:
         nodes = self.b.nodes
         compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
         startswith: list[ast.Call] = []
-        for node in nodes.get(ast.Call, []):
-            assert isinstance(node, ast.Call)
-            for kind, expr in self._sink_args(node):
-                self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
-                startswith.append(node)
-            if (
-                isinstance(node.func, ast.Attribute)
-                and node.func.attr in _PARSING
-                and node.args
-                and _head_text(node.args[0]) == "cuda:"
-            ):  # `device.replace("cuda:", "")`: "cuda:" with its colon is a device prefix
+        for call, sinks, starts, parsing in self._call_plan():
+            for kind, expr in sinks:
+                self._follow(expr, kind, call, direct=True, carriers=set(), depth=0, seen=set())
+            if starts:
+                startswith.append(call)
+            if parsing:  # `device.replace("cuda:", "")`: "cuda:" with its colon is a device prefix
                 self._literal(
-                    node.args[0], "device", node, direct=False, carriers=set(), role="compare"
+                    call.args[0], "device", call, direct=False, carriers=set(), role="compare"
                 )
         if self.links is not None:
             self._incoming()
@@ -258,6 +310,35 @@ class Flow:
                         self._literal(
                             choice, kind, choice, direct=False, carriers={carrier}, role="choice"
                         )
+
+    def _call_plan(self) -> list[_CallPlan]:
+        """The calls of the module that `_collect` acts on, in order: their device and
+        backend positions, and whether they are `startswith` or parse a device string. Each
+        is found from the call alone and the module's imports and definitions, so with
+        bindings joined from chunks each chunk keeps its plan while those are unchanged."""
+        if not self.b.parts:
+            return self._plan_of(self.b.nodes)
+        key = resolution_value(self.ctx)
+        out: list[_CallPlan] = []
+        for part in self.b.parts:
+            hit = part.memo.get(_PLAN_KEY)
+            if hit is None or hit[0] != key:
+                hit = part.memo[_PLAN_KEY] = (key, self._plan_of(part.nodes))
+            out += hit[1]
+        return out
+
+    def _plan_of(self, nodes: dict[type[ast.AST], list[ast.AST]]) -> list[_CallPlan]:
+        plan: list[_CallPlan] = []
+        for node in nodes.get(ast.Call, []):
+            assert isinstance(node, ast.Call)
+            sinks = list(self._sink_args(node))
+            func = node.func
+            method = func.attr if isinstance(func, ast.Attribute) else None
+            starts = method == "startswith"
+            parsing = method in _PARSING and bool(node.args) and _head_text(node.args[0]) == "cuda:"
+            if sinks or starts or parsing:
+                plan.append((node, sinks, starts, parsing))
+        return plan
 
     def _incoming(self) -> None:
         """Parameters other modules of the project pass device values to are device
