@@ -23,6 +23,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     function_in_output,
     global_statement_in_graph,
     graph_builtin_semantics,
+    hypermap_closure,
     import_in_graph,
     jit_forbidden_api,
     lambda_source_line,

@@ -13,6 +13,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
+from npu_lsp.rules.graphmode.held_callables import held_from_constructor
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 # builtins the graph folds on constants and maps onto tensors, but interprets for run-time scalars
@@ -192,6 +193,9 @@ def _held_callable(func: ast.expr, ctx: Context) -> str | None:
     if cls is None:
         return None
     values = a._self_values(cls).get(func.attr, [])
+    if len(values) == 1 and isinstance(values[0], ast.Name):
+        # `self.act_fn = act_fn`, every construction passing a `functools.partial(...)`
+        return held_from_constructor(ctx, cls, func.attr)
     if len(values) != 1 or not isinstance(values[0], ast.Call):
         return None
     q = ctx.qualname(values[0].func)
