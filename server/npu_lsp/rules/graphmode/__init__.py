@@ -49,6 +49,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     set_literal,
     shape_folded,
     subcell_attribute_assignment,
+    super_from_instance_class,
     tensor_attribute_assignment,
     tensor_dict_key,
     tensor_filtered_comprehension,
