@@ -11,11 +11,10 @@ from __future__ import annotations
 import ast
 
 from npu_lsp.engine import Context
-from npu_lsp.rules.graphmode import calls_table
 
 
 def held_from_constructor(ctx: Context, cls: ast.ClassDef, attr: str) -> str | None:
-    """The qualified name of the package callable that built the object `self.<attr>` holds,
+    """`functools.partial` when the object `self.<attr>` holds was built by it,
     when `__init__` binds it from a parameter and a construction of the class in this file
     passes such an object for it (or leaves it to a default that is one)."""
     return _table(ctx).get((cls.name, attr))
@@ -34,6 +33,8 @@ def _table(ctx: Context) -> dict[tuple[str, str], str]:
 
 
 def _build(ctx: Context) -> dict[tuple[str, str], str]:
+    if "partial" not in ctx.text:
+        return {}  # measured for `functools.partial`; a file without one has nothing here
     params_of: dict[str, tuple[list[str], dict[str, ast.expr], dict[str, str]]] = {}
     for cls in ctx.tree.body:
         if not isinstance(cls, ast.ClassDef):
@@ -75,7 +76,7 @@ def _self_from_params(init: ast.FunctionDef, params: set[str]) -> dict[str, str]
     """`self.<attr>` -> the parameter `__init__` binds it to, for attributes with no other
     binding in `__init__`."""
     seen: dict[str, str | None] = {}
-    for node in ast.walk(init):
+    for node in init.body:
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
@@ -105,6 +106,4 @@ def _built_by(e: ast.expr | None, ctx: Context) -> str | None:
         q = ctx.qualname(e.func)
     elif isinstance(e, ast.Name):
         q = ctx.scopes.info.instances.get(e.id)
-    if q is None or q.startswith("builtins.") or not calls_table.outside_project(q):
-        return None
-    return q
+    return q if q == "functools.partial" else None

@@ -69,7 +69,7 @@ class HyperMapClosure(GraphRule):
         if not node.args:
             return
         func = ctx.function
-        if func is None:
+        if func is None or not _mentions_mapper(ctx):
             return
         mapper = _mapper(node.func, ctx)
         if mapper is None:
@@ -87,6 +87,15 @@ class HyperMapClosure(GraphRule):
             f"the function given to `{mapper}` reads `{free}`, a graph variable of `{getattr(func, 'name', 'lambda')}`; "
             f"MindSpore's {mapper} does not support a closure with free variables: pass it through `ops.partial`",
         )
+
+
+def _mentions_mapper(ctx: Context) -> bool:
+    """Does the file build a `HyperMap` / `Map` at all (`HyperMap(`, `Map(`)? A text test, so
+    files without one cost nothing."""
+    hit = ctx.cache.get("ms162.text")
+    if hit is None:
+        hit = ctx.cache["ms162.text"] = "Map(" in ctx.text
+    return bool(hit)
 
 
 def _mapper(f: ast.expr, ctx: Context) -> str | None:

@@ -63,8 +63,11 @@ class SuperFromInstanceClass(Rule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
+        lines = _bare_super_lines(ctx.text)
+        if not lines:
+            return  # no `super().<method>(` other than `__init__` in the file: nothing to do
         classes = {c.name: c for c in node.body if isinstance(c, ast.ClassDef)}
-        calls = {name: list(_bare_super_calls(c)) for name, c in classes.items()}
+        calls = {name: list(_bare_super_calls(c, lines)) for name, c in classes.items()}
         if not any(calls.values()):
             return
         built = _instantiated(node, classes)
@@ -94,10 +97,26 @@ class SuperFromInstanceClass(Rule):
                     )
 
 
-def _bare_super_calls(cls: ast.ClassDef) -> Iterator[tuple[ast.FunctionDef, ast.Call]]:
-    """(method, call) for each `super().<same method>(...)` with no arguments to `super`."""
+def _bare_super_lines(text: str) -> set[int]:
+    """Lines with `super().<name>` for a name other than `__init__`: the text test before any
+    tree walk (`str.find`, so files with only `super().__init__` cost next to nothing)."""
+    out: set[int] = set()
+    i = text.find("super().")
+    while i >= 0:
+        if not text.startswith("__init__", i + 8):
+            out.add(text.count("\n", 0, i) + 1)
+        i = text.find("super().", i + 8)
+    return out
+
+
+def _bare_super_calls(cls: ast.ClassDef, lines: set[int]) -> Iterator[tuple[ast.FunctionDef, ast.Call]]:
+    """(method, call) for each `super().<same method>(...)` with no arguments to `super`, in
+    the methods spanning one of `lines` (where the text has such a call)."""
     for item in cls.body:
         if not isinstance(item, ast.FunctionDef) or item.name == "__init__":
+            continue
+        end = item.end_lineno or item.lineno
+        if not any(item.lineno <= n <= end for n in lines):
             continue
         for sub in ast.walk(item):
             if (
