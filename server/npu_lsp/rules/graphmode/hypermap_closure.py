@@ -120,11 +120,14 @@ def _mapper(f: ast.expr, ctx: Context) -> str | None:
 
 
 def _closure(arg: ast.expr, func: ast.AST, ctx: Context) -> ast.Lambda | ast.FunctionDef | None:
-    """The lambda written in place, or the function defined in the body of `func` that the
-    argument names."""
+    """The lambda written in place or bound to the name the argument is, or the function
+    defined in the body of `func` that the argument names."""
     if isinstance(arg, ast.Lambda):
         return arg
     if isinstance(arg, ast.Name):
+        bound = analyzer(ctx).single_assignment(arg.id, func)
+        if isinstance(bound, ast.Lambda):  # `f = lambda u, v: ...`, then `hyper_map(f, ...)`
+            return bound
         for st in ast.walk(func):
             if isinstance(st, ast.FunctionDef) and st.name == arg.id and st is not func and ctx.parent(st) is not None:
                 return st

@@ -33,7 +33,9 @@ class PythonCallOnTensor(GraphRule):
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
     Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`; tensors and constants
-    compile) and calls of classes built by `collections.namedtuple` with graph variables.
+    compile) and calls of classes built by `collections.namedtuple` with graph variables, and
+    of a `functools.partial` held on `self`, also one the cell receives through its
+    constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`).
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
     (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
