@@ -22,8 +22,9 @@ class SuperFromInstanceClass(Rule):
     ## Why is this bad?
     The call reaches the method it is written in, and the compiler expands it until
     MindSpore 2.10 stops with `RuntimeError: Exceed function call depth limit 1000`, at every
-    syntax level. The same code runs in PyNative, where Python resolves `super()` from the
-    defining class. Two-level hierarchies (a subclass calling its direct base) are not
+    syntax level (called by class name, `Mid.construct(self, x)`, it fails instead with
+    `AttributeError: 'super' object has no attribute '__module__'`). The same code runs in
+    PyNative, where Python resolves `super()` from the defining class. Two-level hierarchies (a subclass calling its direct base) are not
     affected; a middle class of three is.
 
     ## Example
@@ -55,7 +56,8 @@ class SuperFromInstanceClass(Rule):
       `super().construct(x)` is rejected whether the leaf overrides `construct` (with bare or
       explicit `super`) or not, and so is a helper method chained the same way; an instance of
       the middle class itself, a two-level hierarchy, and a middle class naming itself in
-      `super(Mid, self)` compile.
+      `super(Mid, self)` compile. A diamond `D(B, C)` over bare `super()` calls, and the leaf
+      built as a sub-cell of another cell, are rejected too.
     - RULES.md has no row for it (found by the independently written set `zoo`).
     """
 
