@@ -81,13 +81,13 @@ class SuperFromInstanceClass(Rule):
             construct = next((f for c in mro for f in classes[c].body if isinstance(f, ast.FunctionDef) and f.name == "construct"), None)
             if construct is None or ctx.scopes.scope_for(construct) is None:
                 continue  # the instance runs eagerly (PyNative): Python resolves super()
-            reached = _reached([classes[c] for c in mro])
+            reached = _reached(mro, classes)
             for owner in mro[1:]:
                 for method, call in calls.get(owner, ()):
                     # the instance's super(): the first class after the instance's own that
                     # defines the method; recursion when that is this very method
                     target = next((c for c in mro[1:] if _defines(classes[c], method.name)), None)
-                    if target != owner or id(call) in seen or method.name not in reached:
+                    if target != owner or id(call) in seen or (owner, method.name) not in reached:
                         continue
                     seen.add(id(call))
                     yield ctx.diagnostic(
@@ -133,29 +133,40 @@ def _bare_super_calls(cls: ast.ClassDef, lines: set[int]) -> Iterator[tuple[ast.
                 yield item, sub
 
 
-def _reached(mro: list[ast.ClassDef]) -> set[str]:
-    """Method names compiled for an instance whose class has this MRO: `construct`, and what
-    compiled methods call through `self.<name>(...)` or `super().<name>(...)`."""
-    reached = {"construct"}
-    todo = ["construct"]
+def _reached(mro: list[str], classes: dict[str, ast.ClassDef]) -> set[tuple[str, str]]:
+    """(class, method) pairs compiled for an instance whose class has this MRO: its
+    `construct`, then what compiled methods call through `self.<name>(...)` (looked up from
+    the instance's class), a bare `super().<name>(...)` (from the class after it, as the graph
+    resolves it), `super(K, self).<name>(...)` (from the class after K) and `K.<name>(self)`."""
+
+    def lookup(name: str, start: int) -> tuple[str, str] | None:
+        owner = next((c for c in mro[start:] if _defines(classes[c], name)), None)
+        return None if owner is None else (owner, name)
+
+    first = lookup("construct", 0)
+    reached: set[tuple[str, str]] = {first} if first else set()
+    todo = list(reached)
     while todo:
-        name = todo.pop()
-        for cls in mro:
-            for item in cls.body:
-                if not isinstance(item, ast.FunctionDef) or item.name != name:
-                    continue
-                for sub in ast.walk(item):
-                    if (
-                        isinstance(sub, ast.Call)
-                        and isinstance(sub.func, ast.Attribute)
-                        and sub.func.attr not in reached
-                        and (
-                            (isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self")
-                            or (isinstance(sub.func.value, ast.Call) and isinstance(sub.func.value.func, ast.Name) and sub.func.value.func.id == "super")
-                        )
-                    ):
-                        reached.add(sub.func.attr)
-                        todo.append(sub.func.attr)
+        owner, name = todo.pop()
+        fn = next(f for f in classes[owner].body if isinstance(f, ast.FunctionDef) and f.name == name)
+        for sub in ast.walk(fn):
+            if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)):
+                continue
+            recv, attr = sub.func.value, sub.func.attr
+            hit: tuple[str, str] | None = None
+            if isinstance(recv, ast.Name) and recv.id == "self":
+                hit = lookup(attr, 0)
+            elif isinstance(recv, ast.Name) and recv.id in classes and recv.id in mro:
+                hit = lookup(attr, mro.index(recv.id))
+            elif isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
+                named = recv.args[0] if recv.args else None
+                if named is None:
+                    hit = lookup(attr, 1)
+                elif isinstance(named, ast.Name) and named.id in mro:
+                    hit = lookup(attr, mro.index(named.id) + 1)
+            if hit is not None and hit not in reached:
+                reached.add(hit)
+                todo.append(hit)
     return reached
 
 
