@@ -21,12 +21,15 @@ class DictOutputUnderStrict(Rule):
     """## What it does
     Under the STRICT syntax level, flags Python code that reads the result of a network
     (a Cell's `construct`) or an `@ms.jit` function as a dict (`out["logits"]`,
-    `out.items()`, `out.get("loss")`) when the compiled function returns a dict.
+    `out.items()`, `out.get("loss")`) when the compiled function returns a dict, also a dict
+    inside a returned tuple or list (`total, losses = net(x)` then `losses["cls"]`,
+    `out[1]["feat"]`).
 
     ## Why is this bad?
     Under STRICT, MindSpore hands a dict output of the top graph back to Python as a tuple
     of its values, so the caller fails outside the graph: `TypeError: tuple indices must be
-    integers or slices, not str`. The default LAX level returns a real dict.
+    integers or slices, not str`. A dict nested in a returned tuple or list is turned into a
+    tuple the same way. The default LAX level returns a real dict.
 
     ## Example
     ```python
@@ -47,15 +50,18 @@ class DictOutputUnderStrict(Rule):
     ## References
     - MindSpore 2.10, measured: a dict output at STRICT reaches Python as `tuple`, at LAX
       as `dict` (Cell `construct` and `@ms.jit` function alike).
-    - RULES.md has no row for it (found by the independently written set `nlp`).
+    - MindSpore 2.10, measured: `return y, {"feat": y}` read as `out[1]["feat"]`, unpacked
+      and read as `d["logits"]` or `.items()`, and `return [x, {"k": x}]` are rejected under
+      STRICT; reading only `out[0]`, and a nested dict used inside the graph, compile.
+    - RULES.md has no row for it (found by the independently written sets `nlp` and `zoo`).
     """
 
     nodes = (ast.Module,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
-        memo: dict[str, FuncDef | None] = {}
-        held: dict[str, FuncDef] = {}  # module-level name -> function whose dict output it holds
+        memo: dict[str, _Output | None] = {}
+        held: dict[str, _Output] = {}  # module-level name -> the compiled output it holds
         for st in _module_statements(node):
             for sub in ast.walk(st):
                 if isinstance(sub, ast.Subscript) and _str_key(sub.slice):
@@ -71,13 +77,9 @@ class DictOutputUnderStrict(Rule):
                     if fn is not None:
                         yield self._report(sub, fn, ctx)
             if isinstance(st, ast.Assign):
-                fn = self._compiled_dict_call(st.value, memo, ctx)
+                out = self._output(st.value, held, memo, ctx)
                 for t in st.targets:
-                    if isinstance(t, ast.Name):
-                        if fn is not None:
-                            held[t.id] = fn
-                        else:
-                            held.pop(t.id, None)
+                    _bind(t, out, held)
 
     def _report(self, node: ast.expr, fn: FuncDef, ctx: Context) -> Diagnostic:
         return ctx.diagnostic(
@@ -87,16 +89,28 @@ class DictOutputUnderStrict(Rule):
         )
 
     def _dict_source(
-        self, e: ast.expr, held: dict[str, FuncDef], memo: dict[str, FuncDef | None], ctx: Context
+        self, e: ast.expr, held: dict[str, _Output], memo: dict[str, _Output | None], ctx: Context
     ) -> FuncDef | None:
+        out = self._output(e, held, memo, ctx)
+        return out[0] if out is not None and () in out[1] else None
+
+    def _output(
+        self, e: ast.expr, held: dict[str, _Output], memo: dict[str, _Output | None], ctx: Context
+    ) -> _Output | None:
+        """The compiled function whose output `e` is (or is part of), with where in `e` its
+        dicts sit; None when `e` holds no dict of a STRICT graph output."""
         if isinstance(e, ast.Name):
             return held.get(e.id)
+        if isinstance(e, ast.Subscript):  # `out[1]` of a returned tuple
+            inner = self._output(e.value, held, memo, ctx)
+            i = _int_key(e.slice)
+            return _element(inner, i) if inner is not None and i is not None else None
         return self._compiled_dict_call(e, memo, ctx)
 
     def _compiled_dict_call(
-        self, e: ast.expr, memo: dict[str, FuncDef | None], ctx: Context
-    ) -> FuncDef | None:
-        """The compiled STRICT function a module-level call runs, when it returns a dict."""
+        self, e: ast.expr, memo: dict[str, _Output | None], ctx: Context
+    ) -> _Output | None:
+        """The compiled STRICT function a module-level call runs, when its output holds a dict."""
         if not isinstance(e, ast.Call):
             return None
         key, fn = self._callee(e.func, ctx)
@@ -104,8 +118,8 @@ class DictOutputUnderStrict(Rule):
             return None
         if key not in memo:
             scope = ctx.scopes.scope_for(fn)
-            ok = scope is not None and scope.strict and scope.kind in ("construct", "jit") and _returns_dict(fn, ctx)
-            memo[key] = fn if ok else None
+            paths = _dict_paths(fn, ctx) if scope is not None and scope.strict and scope.kind in ("construct", "jit") else frozenset()
+            memo[key] = (fn, paths) if paths else None
         return memo[key]
 
     def _callee(self, f: ast.expr, ctx: Context) -> tuple[str, FuncDef | None]:
@@ -122,20 +136,59 @@ class DictOutputUnderStrict(Rule):
         return "", None
 
 
+#: a compiled function and the positions of the dicts in its output: `()` for the output
+#: itself, `(1,)` for the second item of a returned tuple, `(1, 0)` one level deeper
+_Output = tuple[FuncDef, frozenset[tuple[int, ...]]]
+
+
+def _element(out: _Output, i: int) -> _Output | None:
+    """The part of a compiled output that item `i` of it holds (STRICT turns nested dicts into
+    tuples too, so `out[1]["k"]` fails as `out["k"]` does)."""
+    fn, paths = out
+    inner = frozenset(p[1:] for p in paths if p and p[0] == i)
+    return (fn, inner) if inner else None
+
+
+def _bind(target: ast.expr, out: _Output | None, held: dict[str, _Output]) -> None:
+    if isinstance(target, ast.Name):
+        if out is not None:
+            held[target.id] = out
+        else:
+            held.pop(target.id, None)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        starred = any(isinstance(t, ast.Starred) for t in target.elts)
+        for i, t in enumerate(target.elts):
+            _bind(t, None if out is None or starred else _element(out, i), held)
+
+
+def _int_key(e: ast.expr) -> int | None:
+    if isinstance(e, ast.Constant) and type(e.value) is int and e.value >= 0:
+        return e.value
+    return None
+
+
 def _construct(cls_qual: str, ctx: Context) -> FuncDef | None:
     found = ctx.scopes._method(cls_qual, "construct")
     return found[2] if found is not None else None
 
 
-def _returns_dict(fn: FuncDef, ctx: Context) -> bool:
+def _dict_paths(fn: FuncDef, ctx: Context) -> frozenset[tuple[int, ...]]:
+    """Where `fn`'s returned values hold dicts: the output itself, or items of a returned
+    tuple or list literal (`return total, losses`)."""
     a = analyzer(ctx)
-    for ret in returns_in(fn.body):
-        v = ret.value
-        if v is None:
-            continue
+    found: set[tuple[int, ...]] = set()
+
+    def walk(v: ast.expr, path: tuple[int, ...]) -> None:
         if isinstance(v, (ast.Dict, ast.DictComp)) or a.type_class(v, fn) == "dict":
-            return True
-    return False
+            found.add(path)
+        elif isinstance(v, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in v.elts):
+            for i, e in enumerate(v.elts):
+                walk(e, (*path, i))
+
+    for ret in returns_in(fn.body):
+        if ret.value is not None:
+            walk(ret.value, ())
+    return frozenset(found)
 
 
 def _str_key(e: ast.expr) -> bool:

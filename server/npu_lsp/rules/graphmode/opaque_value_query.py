@@ -15,6 +15,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.held_callables import held_attrs
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.values import _callees, _lax_fallback, in_dead_branch
 
@@ -205,6 +206,7 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
                         q = ctx.qualname(st.value.func) or ""
                         if calls_table.outside_project(q):
                             names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
+        names.update(held_attrs(ctx))  # bound from a constructor argument
         hit = ctx.cache["opaque.held"] = frozenset(names)
     return hit
 

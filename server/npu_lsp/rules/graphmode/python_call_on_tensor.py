@@ -13,6 +13,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
+from npu_lsp.rules.graphmode.held_callables import held_from_constructor
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 # builtins the graph folds on constants and maps onto tensors, but interprets for run-time scalars
@@ -32,7 +33,9 @@ class PythonCallOnTensor(GraphRule):
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
     Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`; tensors and constants
-    compile) and calls of classes built by `collections.namedtuple` with graph variables.
+    compile) and calls of classes built by `collections.namedtuple` with graph variables, and
+    of a `functools.partial` held on `self`, also one the cell receives through its
+    constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`).
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
     (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
@@ -192,6 +195,9 @@ def _held_callable(func: ast.expr, ctx: Context) -> str | None:
     if cls is None:
         return None
     values = a._self_values(cls).get(func.attr, [])
+    if len(values) == 1 and isinstance(values[0], ast.Name):
+        # `self.act_fn = act_fn`, every construction passing a `functools.partial(...)`
+        return held_from_constructor(ctx, cls, func.attr)
     if len(values) != 1 or not isinstance(values[0], ast.Call):
         return None
     q = ctx.qualname(values[0].func)

@@ -671,6 +671,11 @@ def _held_callable(f: ast.expr, ctx: Context, func: ast.AST) -> str | None:
     if cls is None:
         return None
     values = a._self_values(cls).get(f.attr, [])
+    if len(values) == 1 and isinstance(values[0], ast.Name):
+        from npu_lsp.rules.graphmode.held_callables import held_from_constructor
+
+        # `self.act_fn = act_fn`, every construction passing a `functools.partial(...)`
+        return held_from_constructor(ctx, cls, f.attr)
     if len(values) != 1 or not isinstance(values[0], ast.Call):
         return None
     q = ctx.qualname(values[0].func)

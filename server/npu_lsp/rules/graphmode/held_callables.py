@@ -1,0 +1,109 @@
+"""Package-built callables a cell receives through its constructor and keeps on `self`.
+
+`self.act_fn = act_fn` in `__init__`, with `Net(act_fn=functools.partial(ops.gelu, ...))` at
+every place the file builds `Net`: compiled code calling `self.act_fn(x)` calls an object the
+standard library built, which MindSpore runs as Python (JIT Fallback) like the
+`functools.partial` bound in `__init__` itself.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from npu_lsp.engine import Context
+
+
+def held_from_constructor(ctx: Context, cls: ast.ClassDef, attr: str) -> str | None:
+    """`functools.partial` when the object `self.<attr>` holds was built by it,
+    when `__init__` binds it from a parameter and a construction of the class in this file
+    passes such an object for it (or leaves it to a default that is one)."""
+    return _table(ctx).get((cls.name, attr))
+
+
+def held_attrs(ctx: Context) -> frozenset[str]:
+    """The attribute names `held_from_constructor` knows in this file (a cheap prefilter)."""
+    return frozenset(attr for _cls, attr in _table(ctx))
+
+
+def _table(ctx: Context) -> dict[tuple[str, str], str]:
+    hit: dict[tuple[str, str], str] | None = ctx.cache.get("held_callables")
+    if hit is None:
+        hit = ctx.cache["held_callables"] = _build(ctx)
+    return hit
+
+
+def _build(ctx: Context) -> dict[tuple[str, str], str]:
+    if "partial" not in ctx.text:
+        return {}  # measured for `functools.partial`; a file without one has nothing here
+    params_of: dict[str, tuple[list[str], dict[str, ast.expr], dict[str, str]]] = {}
+    for cls in ctx.tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        init = next(
+            (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None
+        )
+        if init is None:
+            continue
+        args = init.args
+        names = [p.arg for p in [*args.posonlyargs, *args.args][1:]]
+        defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True))
+        defaults.update(
+            (p.arg, d) for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+        )
+        kwonly = [p.arg for p in args.kwonlyargs]
+        bound = _self_from_params(init, {*names, *kwonly})
+        if bound:
+            params_of[cls.name] = (names + kwonly, defaults, bound)
+    if not params_of:
+        return {}
+    sites: dict[str, list[ast.Call]] = {}
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in params_of:
+            sites.setdefault(node.func.id, []).append(node)
+    out: dict[tuple[str, str], str] = {}
+    for cls_name, calls in sites.items():
+        names, defaults, bound = params_of[cls_name]
+        for attr, param in bound.items():
+            # each construction is compiled as its own instance: one given a package object
+            # is enough for compiling to fail
+            made = [q for call in calls if (q := _built_by(_argument(call, names, param, defaults), ctx))]
+            if made:
+                out[(cls_name, attr)] = made[0]
+    return out
+
+
+def _self_from_params(init: ast.FunctionDef, params: set[str]) -> dict[str, str]:
+    """`self.<attr>` -> the parameter `__init__` binds it to, for attributes with no other
+    binding in `__init__`."""
+    seen: dict[str, str | None] = {}
+    for node in init.body:
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    v = node.value
+                    param = v.id if isinstance(v, ast.Name) and v.id in params else None
+                    seen[t.attr] = param if t.attr not in seen else None
+    return {attr: p for attr, p in seen.items() if p is not None}
+
+
+def _argument(call: ast.Call, names: list[str], param: str, defaults: dict[str, ast.expr]) -> ast.expr | None:
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None  # `*args` / `**cfg`: not known here
+    for k in call.keywords:
+        if k.arg == param:
+            return k.value
+    i = names.index(param)
+    if i < len(call.args):
+        return call.args[i]
+    return defaults.get(param)
+
+
+def _built_by(e: ast.expr | None, ctx: Context) -> str | None:
+    """The package callable that built `e`: a call written in place, or a module-level name
+    bound to one (`gelu_tanh = functools.partial(...)`)."""
+    q: str | None = None
+    if isinstance(e, ast.Call):
+        q = ctx.qualname(e.func)
+    elif isinstance(e, ast.Name):
+        q = ctx.scopes.info.instances.get(e.id)
+    return q if q == "functools.partial" else None
