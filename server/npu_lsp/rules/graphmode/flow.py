@@ -736,9 +736,10 @@ class Analyzer:
             if not isinstance(holder, ast.ClassDef):
                 continue
             methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
+            builders = _builders(methods)
             held: dict[str, str] = {}  # attr -> class name built into it
             for m in methods:
-                if m.name != "__init__":
+                if m.name not in builders:
                     continue
                 for node in walk_list(m):
                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
@@ -748,11 +749,11 @@ class Analyzer:
                         for t in node.targets:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                                 held[t.attr] = called
-            listed = _cell_lists_built(methods, holder.name)
+            listed = _cell_lists_built(methods, holder.name, builders)
             if not held and not listed:
                 continue
             for m in methods:
-                if m.name == "__init__":
+                if m.name in builders:
                     continue
                 for node in walk_list(m):
                     if (
@@ -1170,6 +1171,17 @@ class Analyzer:
 
     def _kind_compare(self, e: ast.Compare, fn: _Fn) -> Kind:
         if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+            return Kind.CONST
+        if (
+            len(e.ops) == 1
+            and isinstance(e.ops[0], (ast.In, ast.NotIn))
+            and (
+                isinstance(e.comparators[0], (ast.Tuple, ast.List))
+                or self._kind(e.comparators[0], fn) == Kind.CONST
+            )
+        ):
+            # `x in (0, 1)`: MindSpore 2.10 folds membership in a tuple or list while
+            # compiling, even for a tensor `x` (always False: probed at lax and strict)
             return Kind.CONST
         return self._max_kind([e.left, *e.comparators], fn)
 
@@ -1706,14 +1718,42 @@ def _called_name(call: ast.Call) -> str | None:
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
-def _cell_lists_built(methods: list[ast.FunctionDef], holder: str) -> dict[str, str]:
-    """`self.<attr>` -> the one class whose instances `__init__` puts in it, for cell lists
-    built from instances: `nn.CellList(layers)` / `nn.SequentialCell(layers)` after
-    `layers.append(Block(...))` (directly or through a local name), or from
-    `[Block(...) for _ in ...]` / `[Block(...), Block(...)]`."""
+def _builders(methods: list[ast.FunctionDef]) -> set[str]:
+    """`__init__` and the methods it calls on `self` (transitively): where sub-cells are
+    built (`self.construct_modules()` in `__init__` building `self.base = VGG(...)`)."""
+    by_name = {m.name: m for m in methods}
+    out: set[str] = set()
+    todo = ["__init__"] if "__init__" in by_name else []
+    while todo:
+        name = todo.pop()
+        if name in out or name == "construct":
+            continue
+        out.add(name)
+        for node in walk_list(by_name[name]):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"
+                and node.func.attr in by_name
+            ):
+                todo.append(node.func.attr)
+    return out
+
+
+def _cell_lists_built(
+    methods: list[ast.FunctionDef], holder: str, builders: set[str]
+) -> dict[str, str]:
+    """`self.<attr>` -> the one class whose instances `__init__` (or a method it calls) puts
+    in it, for cell lists built from instances: `nn.CellList(layers)` /
+    `nn.SequentialCell(layers)` after `layers.append(Block(...))` (directly or through a
+    local name), from `[Block(...) for _ in ...]` / `[Block(...), Block(...)]`, or an empty
+    `nn.CellList()` grown by `self.<attr>.append(Block(...))`."""
     out: dict[str, str] = {}
+    grown_self: dict[str, set[str]] = {}  # self.<attr>.append(...): classes appended
+    empty: set[str] = set()  # self.<attr> = nn.CellList([]) / nn.CellList()
     for m in methods:
-        if m.name != "__init__":
+        if m.name not in builders:
             continue
         nodes = walk_list(m)
         local: dict[str, str] = {}  # name = Block(...)
@@ -1735,10 +1775,28 @@ def _cell_lists_built(methods: list[ast.FunctionDef], holder: str) -> dict[str, 
                 arg = node.args[0]
                 cls = _called_name(arg) if isinstance(arg, ast.Call) else local.get(arg.id) if isinstance(arg, ast.Name) else None
                 grown.setdefault(node.func.value.id, set()).add(cls or "?")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("append", "insert", "extend")
+                and _self_attr(node.func.value) is not None
+            ):
+                arg = node.args[-1] if node.args else None
+                cls = (
+                    _called_name(arg)
+                    if node.func.attr != "extend" and isinstance(arg, ast.Call)
+                    else local.get(arg.id) if node.func.attr != "extend" and isinstance(arg, ast.Name) else None
+                )
+                grown_self.setdefault(_self_attr(node.func.value) or "", set()).add(cls or "?")
         for node in nodes:
-            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
                 continue
             if _called_name(node.value) not in ("CellList", "SequentialCell"):
+                continue
+            if not node.value.args or (
+                isinstance(node.value.args[0], (ast.List, ast.Tuple)) and not node.value.args[0].elts
+            ):
+                empty.update(a for t in node.targets if (a := _self_attr(t)) is not None)
                 continue
             classes = _instances_in(node.value.args[0], grown)
             if len(classes) != 1 or "?" in classes or holder in classes:
@@ -1746,7 +1804,17 @@ def _cell_lists_built(methods: list[ast.FunctionDef], holder: str) -> dict[str, 
             for t in node.targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                     out[t.attr] = next(iter(classes))
+    for attr, classes in grown_self.items():
+        if attr in empty and attr not in out and len(classes) == 1 and "?" not in classes and holder not in classes:
+            out[attr] = next(iter(classes))
     return out
+
+
+def _self_attr(e: ast.AST) -> str | None:
+    """`<attr>` of `self.<attr>`."""
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        return e.attr
+    return None
 
 
 def _instances_in(e: ast.expr, grown: dict[str, set[str]]) -> set[str]:
