@@ -22,6 +22,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from npu_lsp.astutil import child_nodes, find_branches, walk_list
+from npu_lsp.rules.graphmode import xcalls
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -630,6 +631,9 @@ class Analyzer:
         for arg, caller in self._site_args(fn, name, spec):
             k = self._module_kind(arg) if caller is None else self._kind(arg, caller)
             observed = k if observed is None else max(observed, k)
+        for passed in self._passed(fn, name, spec) or ():
+            k = Kind(passed[0])
+            observed = k if observed is None else max(observed, k)
         if observed is not None:
             return observed
         if default is not None:
@@ -644,7 +648,8 @@ class Analyzer:
         if how != "pos":
             return None
         sites = self._site_args(fn, name, spec)
-        if sites:
+        passed = self._passed(fn, name, spec)
+        if sites or passed:
             out: set[str] = set()
             for arg, caller in sites:
                 k = self._module_kind(arg) if caller is None else self._kind(arg, caller)
@@ -652,6 +657,8 @@ class Analyzer:
                     out.add("tensor")
                 else:
                     out.add(self._type_class(arg, caller or self._bare_fn(None)) or "?")
+            for p in passed or ():
+                out.add("tensor" if p[0] == Kind.TENSOR else p[1])
             return frozenset(out)
         if default is not None:
             # evaluated where the function is defined, not among its own names
@@ -678,6 +685,34 @@ class Analyzer:
                 return _NO_NAMES
             out.add(d)
         return frozenset(out)
+
+    def _passed(self, fn: _Fn, name: str, spec: _Param) -> list[xcalls.Passed] | None:
+        """What calls from other modules pass for parameter `name` (xcalls.py), when every
+        one of them is known (a constant or a tensor); else None: one unknown caller leaves
+        the parameter as the file alone says."""
+        func = fn.func
+        if func is None:
+            return None
+        scope = self.ctx.scopes.scope_for(func)
+        ws = getattr(self.ctx.scopes, "workspace", None)
+        if scope is None or ws is None:
+            return None
+        shared = ws.graph_scopes().get(scope.qualname)
+        calls = [c for c in getattr(shared, "incoming", ()) if c[1] != self.ctx.scopes.info.module]
+        if not calls:
+            return None
+        out: list[xcalls.Passed] = []
+        default = spec[2]
+        for c in calls:
+            p = xcalls.param_fact(c, spec[1], name)
+            if p is None:
+                if default is None:
+                    return None
+                p = (xcalls.CONST, self._type_class(default, self._bare_fn(func)) or "?", ())
+            if p[0] == xcalls.UNKNOWN:
+                return None
+            out.append(p)
+        return out
 
     def _scope_kind(self, fn: _Fn) -> str | None:
         return getattr(self.ctx.scopes.scope_for(fn.func), "kind", None) if fn.func else None
