@@ -76,6 +76,8 @@ _ITER = 2  # for name in value
 _ITER_ELT = 3  # for a, b in value: the element's kind only
 _ENUM = 4  # for name, _ in enumerate(...): a constant int
 _DEF = 5  # def name(...)
+#: a, (b, c) = call(...): the expression is (call, where the name sits in the result)
+_UNPACK_AT = 6
 
 _Binding = tuple[int, ast.AST | None]
 #: parameter name -> ("pos", index among the call arguments, default) / ("kwonly", -1, default)
@@ -200,6 +202,7 @@ class Analyzer:
         self._param_dtypes: dict[int, dict[str, str]] = {}
         self._graph_call_map: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
         self._sub_cells: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
+        self._call_classes: dict[int, str] | None = None
         # solver state, see _solve
         self._stack: list[tuple[int, _Fn, str]] = []
         self._pos: dict[tuple[int, _Fn, str], int] = {}
@@ -570,6 +573,8 @@ class Analyzer:
                 break  # the top: no binding can change it
             if how in (_ASSIGN, _UNPACK):
                 b = self._kind(value, fn)  # type: ignore[arg-type]
+            elif how == _UNPACK_AT:
+                b = self._unpacked_kind(value, fn)  # type: ignore[arg-type]
             elif how in (_ITER, _ITER_ELT):
                 b = self._element_kind(value, fn)  # type: ignore[arg-type]
             else:
@@ -577,6 +582,55 @@ class Analyzer:
             if b > k:
                 k = b
         return k
+
+    def _unpacked_kind(self, at: tuple[ast.Call, tuple[int, ...]], fn: _Fn) -> Kind:
+        """Kind of the element at `path` of what `call` returns: from the `return` tuples of
+        the sub-cell's `construct` it calls, when every one of them has that element; else
+        the whole result's kind (a name of a nested target: a constant, as before such
+        targets were indexed)."""
+        call, path = at
+        found = self._returned_elements(call, path)
+        if found is None:
+            return self._kind(call, fn) if len(path) == 1 else Kind.CONST
+        elts, callee = found
+        return self._max_kind(elts, callee)
+
+    def _returned_elements(
+        self, call: ast.Call, path: tuple[int, ...]
+    ) -> tuple[list[ast.expr], _Fn] | None:
+        if self._call_classes is None:
+            if self._sub_cells is None:
+                self._sub_cells = self._index_sub_cell_calls()
+            self._call_classes = {
+                id(c): cls for cls, calls in self._sub_cells.items() for c, _caller in calls
+            }
+        cls_name = self._call_classes.get(id(call))
+        if cls_name is None:
+            return None
+        cls = next(
+            (n for n in self.ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name),
+            None,
+        )
+        construct = next(
+            (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "construct"),
+            None,
+        ) if cls is not None else None
+        if construct is None:
+            return None
+        elts: list[ast.expr] = []
+        for node in walk_list(construct):
+            if isinstance(node, ast.Return):
+                e: ast.expr | None = node.value
+                for i in path:
+                    if not isinstance(e, (ast.Tuple, ast.List)) or i >= len(e.elts):
+                        return None
+                    if any(isinstance(x, ast.Starred) for x in e.elts):
+                        return None
+                    e = e.elts[i]
+                if e is None:
+                    return None
+                elts.append(e)
+        return (elts, self._fn(construct)) if elts else None
 
     def _compute_types(self, fn: _Fn, name: str) -> frozenset[str]:
         spec = fn.params.get(name)
@@ -890,10 +944,24 @@ class Analyzer:
                 for t, v in zip(target.elts, value.elts, strict=False):
                     self._index_assign(t, v, out)
                 return
+            if isinstance(value, ast.Call) and not any(isinstance(t, ast.Starred) for t in target.elts):
+                self._index_unpack(target, value, (), out)
+                return
             for t in target.elts:
                 t = t.value if isinstance(t, ast.Starred) else t
                 if isinstance(t, ast.Name):
                     out.append((t.id, (_UNPACK, value)))
+
+    def _index_unpack(
+        self, target: ast.Tuple | ast.List, value: ast.Call, path: tuple[int, ...], out: list[tuple[str, _Binding]]
+    ) -> None:
+        """`a, (b, c) = call(...)`: each name with where it sits in the result, so that a
+        sub-cell's `construct` returning a tuple gives each name its own element's kind."""
+        for i, t in enumerate(target.elts):
+            if isinstance(t, ast.Name):
+                out.append((t.id, (_UNPACK_AT, (value, (*path, i)))))  # type: ignore[arg-type]
+            elif isinstance(t, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in t.elts):
+                self._index_unpack(t, value, (*path, i), out)
 
     def _index_iter(self, target: ast.AST, it: ast.AST, out: list[tuple[str, _Binding]]) -> None:
         if isinstance(it, ast.Call) and isinstance(target, (ast.Tuple, ast.List)):
