@@ -1884,11 +1884,11 @@ def _cell_lists_built(
                 and node.func.attr in ("append", "insert", "extend")
                 and _self_attr(node.func.value) is not None
             ):
-                arg = node.args[-1] if node.args else None
+                last = node.args[-1] if node.args else None
                 cls = (
-                    _called_name(arg)
-                    if node.func.attr != "extend" and isinstance(arg, ast.Call)
-                    else local.get(arg.id) if node.func.attr != "extend" and isinstance(arg, ast.Name) else None
+                    _called_name(last)
+                    if node.func.attr != "extend" and isinstance(last, ast.Call)
+                    else local.get(last.id) if node.func.attr != "extend" and isinstance(last, ast.Name) else None
                 )
                 grown_self.setdefault(_self_attr(node.func.value) or "", set()).add(cls or "?")
         for node in nodes:
