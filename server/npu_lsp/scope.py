@@ -468,7 +468,7 @@ def summarize(
     info = _summarize(tree, path, module, text)[0]
     from npu_lsp.rules.graphmode.xcalls import outgoing
 
-    info.xcalls = outgoing(tree, info)
+    info.xcalls = outgoing(tree, info, text)
     if text is not None:
         from npu_lsp.rules.migration.project import module_facts, pending_facts
 

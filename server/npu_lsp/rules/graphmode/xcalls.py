@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from npu_lsp.astutil import walk_list
 from npu_lsp.rules.graphmode import abstract as av
 
 if TYPE_CHECKING:
@@ -50,30 +52,47 @@ _CONST_BUILTINS = frozenset({"len", "isinstance", "type", "hasattr"})
 _SHAPE_PRIMITIVES = frozenset({"Shape", "Rank", "Size", "DType"})
 _HOST_METHODS = frozenset({"asnumpy", "tolist", "item", "numpy"})
 _DEPTH = 8
+#: top-level packages whose names are never the project's own cells or functions
+_OUTSIDE = frozenset(sys.stdlib_module_names) | {"mindspore", "numpy", "torch", "scipy", "builtins"}
 
 
-def outgoing(tree: ast.Module, info: ModuleInfo) -> tuple[XCall, ...]:
-    """Every call `tree` makes into an imported cell or function, with its argument facts."""
-    imports = info.imports
+def outgoing(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> tuple[XCall, ...]:
+    """Every call `tree` makes into an imported cell or function, with its argument facts.
+    With the file's `text`, definitions whose text names nothing that can call out are not
+    walked (most of a file: the walk is the cost)."""
+    imports = {n: q for n, q in info.imports.items() if q.partition(".")[0] not in _OUTSIDE}
     if not imports:
-        return ()
+        return ()  # nothing of the project is imported: no call can reach another module
     out: list[XCall] = []
     module_instances = _instances(tree.body, imports)
+    lines = _Lines(text) if text is not None else None
+    names = frozenset([*imports, *module_instances])
+
+    def mentions(node: Any, words: frozenset[str]) -> bool:
+        return lines is None or lines.mentions(node, words)
+
     for st in tree.body:
         if isinstance(st, ast.ClassDef):
+            if not mentions(st, names):
+                continue  # no imported name: no sub-cell of another module, no call out
             methods = [m for m in st.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
             held, listed = _held(methods, imports)
+            words = names | held.keys() | listed.keys()
             for m in methods:
-                _scan(m, imports, held, listed, module_instances, info.module, out)
-        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _scan(st, imports, {}, {}, module_instances, info.module, out)
+                if mentions(m, words):
+                    _scan(m, imports, held, listed, module_instances, info.module, out, lines, words)
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and mentions(st, names):
+            _scan(st, imports, {}, {}, module_instances, info.module, out, lines, names)
     # plain-Python module-level code: `net = Net(); net(x, 3)`
-    env = _Env(None, tree.body)
+    env: _Env | None = None
     for st in tree.body:
         if not isinstance(st, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            for node in ast.walk(st):
-                if isinstance(node, ast.Call):
-                    _record(node, _target(node, imports, {}, {}, module_instances, {}), env, info.module, out)
+            for node in walk_list(st):
+                if type(node) is ast.Call:
+                    target = _target(node, imports, {}, {}, module_instances, {})
+                    if target is not None:
+                        env = env or _Env(None, _statements(tree.body))
+                        _record(node, target, env, info.module, out)
     return tuple(out)
 
 
@@ -100,8 +119,6 @@ def _imported(f: ast.expr, imports: Mapping[str, str]) -> str | None:
         q = f"{imports[f.value.id]}.{f.attr}"
     else:
         return None
-    if q is None or q.startswith(("mindspore.", "numpy.", "builtins.", "math.")):
-        return None
     return q
 
 
@@ -109,22 +126,24 @@ def _held(methods: list[Any], imports: Mapping[str, str]) -> tuple[dict[str, str
     """`self.<attr>` -> imported class bound to it by `__init__` (or methods it calls), and
     `self.<attr>` -> the one imported class of a cell list built there."""
     by_name = {m.name: m for m in methods}
-    builders: set[str] = set()
+    # statements only (assignments, `x.append(...)`, `self.build()`): no expression walk
+    stmts: dict[str, list[ast.stmt]] = {}
     todo = ["__init__"] if "__init__" in by_name else []
     while todo:
         name = todo.pop()
-        if name in builders or name == "construct":
+        if name in stmts or name == "construct":
             continue
-        builders.add(name)
-        for node in ast.walk(by_name[name]):
-            if isinstance(node, ast.Call) and _self_attr(node.func) in by_name:
-                todo.append(_self_attr(node.func) or "")
+        stmts[name] = _statements(by_name[name].body)
+        for st in stmts[name]:
+            if type(st) is ast.Expr and type(st.value) is ast.Call and _self_attr(st.value.func) in by_name:
+                todo.append(_self_attr(st.value.func) or "")
     held: dict[str, str] = {}
     listed: dict[str, set[str]] = {}
     grown: dict[str, set[str]] = {}  # local list name / self attr -> classes appended
     lists: dict[str, ast.expr] = {}  # self.<attr> = nn.CellList(<expr>)
-    for name in builders:
-        for node in ast.walk(by_name[name]):
+    for body in stmts.values():
+        for st in body:
+            node: Any = st.value if type(st) is ast.Expr else st
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 f = node.value.func
                 last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -178,21 +197,80 @@ def _scan(
     module_instances: Mapping[str, str],
     module: str,
     out: list[XCall],
+    lines: _Lines | None,
+    words: frozenset[str],
 ) -> None:
-    env = _Env(func, func.body)
-    local = {**module_instances, **_instances(func.body, imports)}
+    """The calls out of `func`. Its statements are listed (cheap); only those whose lines
+    name something that can call out (an imported name, a held sub-cell, a loop variable
+    over a cell list) are walked for calls."""
+    body = _statements(func.body)
+    local = {**module_instances, **_instances(body, imports)}
     loop_vars: dict[str, str] = {}  # for c in self.<cell list>: c -> its class
-    for node in ast.walk(func):
+    for st in body:
         if (
-            isinstance(node, ast.For)
-            and isinstance(node.target, ast.Name)
-            and (attr := _self_attr(node.iter)) is not None
+            type(st) is ast.For
+            and isinstance(st.target, ast.Name)
+            and (attr := _self_attr(st.iter)) is not None
             and attr in listed
         ):
-            loop_vars[node.target.id] = listed[attr]
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call):
-            _record(node, _target(node, imports, held, listed, local, loop_vars), env, module, out)
+            loop_vars[st.target.id] = listed[attr]
+    if lines is not None:
+        words = words | local.keys() | loop_vars.keys()
+    calls: list[ast.Call] = []
+    for st in body:
+        t = type(st)
+        if t in _DEFINITIONS:
+            continue
+        if t is ast.With or t is ast.AsyncWith:
+            parts: list[Any] = [i.context_expr for i in st.items]  # type: ignore[attr-defined]
+        else:
+            parts = [getattr(st, f, None) for f in _HEADERS[t]] if t in _HEADERS else [st]
+        for part in parts:
+            if part is None:
+                continue
+            for item in part if isinstance(part, list) else [part]:
+                if lines is not None and not lines.mentions(item, words):
+                    continue
+                calls.extend(n for n in walk_list(item) if type(n) is ast.Call)
+    env: _Env | None = None
+    for call in calls:
+        target = _target(call, imports, held, listed, local, loop_vars)
+        if target is not None:
+            env = env or _Env(func, body)  # the function's names, once it calls out
+            _record(call, target, env, module, out)
+
+
+class _Lines:
+    """The file's text by line, to tell cheaply whether a node's lines hold a word (a
+    substring test: a word inside a longer name only costs a walk)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        find = text.find
+        at = find("\n")
+        while at >= 0:
+            self.starts.append(at + 1)
+            at = find("\n", at + 1)
+
+    def mentions(self, node: Any, words: Iterable[str]) -> bool:
+        starts = self.starts
+        first = starts[min(node.lineno, len(starts)) - 1]
+        end = node.end_lineno or node.lineno
+        seg = self.text[first : starts[end] if end < len(starts) else len(self.text)]
+        return any(w in seg for w in words)
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: compound statements: the expressions of their header (their blocks are statements too)
+_HEADERS: dict[type, tuple[str, ...]] = {
+    ast.If: ("test",),
+    ast.While: ("test",),
+    ast.For: ("iter",),
+    ast.AsyncFor: ("iter",),
+    ast.Try: (),
+    ast.Match: ("subject",),
+}
 
 
 def _target(
@@ -272,7 +350,7 @@ class _Env:
                     self.params[p.arg] = True
             self.construct = func.name == "construct"
         self.bindings: dict[str, list[ast.expr | None]] = {}
-        for node in _statements(body):
+        for node in body:  # already flattened by `_statements`
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     self._bind(t, node.value)
@@ -401,18 +479,35 @@ def _join(facts: list[Fact]) -> Fact:
     return (TENSOR, av.Tensor()) if kind == TENSOR else (CONST, av.UNKNOWN)
 
 
-def _statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
-    """Statements of `body` and of its blocks, not of nested functions or classes."""
-    stack = list(reversed(body))
+_BLOCKS: dict[type, tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",),
+    ast.Match: ("cases",),
+    ast.match_case: ("body",),
+}
+if sys.version_info >= (3, 11):
+    _BLOCKS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Statements of `body` and of its blocks, in order, not of nested functions or classes
+    (`except` clauses and `case`s are listed too)."""
+    out: list[Any] = []
+    stack: list[Any] = list(reversed(body))
     while stack:
         st = stack.pop()
-        yield st
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            sub = getattr(st, name, None)
-            if isinstance(sub, list):
-                stack.extend(reversed([s for s in sub if isinstance(s, ast.AST)]))  # type: ignore[misc]
+        out.append(st)
+        fields = _BLOCKS.get(type(st))
+        if fields is not None:
+            for name in reversed(fields):
+                stack.extend(reversed(getattr(st, name)))
+    return out
 
 
 # ---------------------------------------------------------------------------- the callee side
