@@ -827,10 +827,8 @@ class Analyzer:
             methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
             builders = _builders(methods)
             held: dict[str, str] = {}  # attr -> class name built into it
-            for m in methods:
-                if m.name not in builders:
-                    continue
-                for node in walk_list(m):
+            for nodes in builders.values():
+                for node in nodes:
                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                         called = _called_name(node.value)
                         if called is None or called == holder.name:
@@ -838,7 +836,7 @@ class Analyzer:
                         for t in node.targets:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                                 held[t.attr] = called
-            listed = _cell_lists_built(methods, holder.name, builders)
+            listed = _cell_lists_built(holder.name, builders)
             if not held and not listed:
                 continue
             for m in methods:
@@ -1821,18 +1819,19 @@ def _called_name(call: ast.Call) -> str | None:
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
-def _builders(methods: list[ast.FunctionDef]) -> set[str]:
-    """`__init__` and the methods it calls on `self` (transitively): where sub-cells are
-    built (`self.construct_modules()` in `__init__` building `self.base = VGG(...)`)."""
+def _builders(methods: list[ast.FunctionDef]) -> dict[str, list[ast.AST]]:
+    """`__init__` and the methods it calls on `self` (transitively), with their nodes (one
+    walk each): where sub-cells are built (`self.construct_modules()` in `__init__`
+    building `self.base = VGG(...)`)."""
     by_name = {m.name: m for m in methods}
-    out: set[str] = set()
+    out: dict[str, list[ast.AST]] = {}
     todo = ["__init__"] if "__init__" in by_name else []
     while todo:
         name = todo.pop()
         if name in out or name == "construct":
             continue
-        out.add(name)
-        for node in walk_list(by_name[name]):
+        out[name] = walk_list(by_name[name])
+        for node in out[name]:
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
@@ -1844,9 +1843,7 @@ def _builders(methods: list[ast.FunctionDef]) -> set[str]:
     return out
 
 
-def _cell_lists_built(
-    methods: list[ast.FunctionDef], holder: str, builders: set[str]
-) -> dict[str, str]:
+def _cell_lists_built(holder: str, builders: dict[str, list[ast.AST]]) -> dict[str, str]:
     """`self.<attr>` -> the one class whose instances `__init__` (or a method it calls) puts
     in it, for cell lists built from instances: `nn.CellList(layers)` /
     `nn.SequentialCell(layers)` after `layers.append(Block(...))` (directly or through a
@@ -1855,10 +1852,7 @@ def _cell_lists_built(
     out: dict[str, str] = {}
     grown_self: dict[str, set[str]] = {}  # self.<attr>.append(...): classes appended
     empty: set[str] = set()  # self.<attr> = nn.CellList([]) / nn.CellList()
-    for m in methods:
-        if m.name not in builders:
-            continue
-        nodes = walk_list(m)
+    for nodes in builders.values():
         local: dict[str, str] = {}  # name = Block(...)
         for node in nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
