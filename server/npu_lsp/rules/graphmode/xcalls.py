@@ -29,6 +29,8 @@ import ast
 import hashlib
 import sys
 from collections.abc import Iterable, Mapping
+from itertools import accumulate, repeat
+from operator import add
 from typing import TYPE_CHECKING, Any
 
 from npu_lsp.astutil import walk_list
@@ -76,12 +78,13 @@ def outgoing(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> tup
             if not mentions(st, names):
                 continue  # no imported name: no sub-cell of another module, no call out
             methods = [m for m in st.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
-            held, listed = _held(methods, imports)
+            held, listed, builders = _held(methods, imports)
             words = names | held.keys() | listed.keys()
             for m in methods:
-                if mentions(m, words):
+                # building methods build cells (`Block(...)`), they do not run them
+                if m.name not in builders:
                     _scan(m, imports, held, listed, module_instances, info.module, out, lines, words)
-        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and mentions(st, names):
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _scan(st, imports, {}, {}, module_instances, info.module, out, lines, names)
     # plain-Python module-level code: `net = Net(); net(x, 3)`
     env: _Env | None = None
@@ -122,9 +125,12 @@ def _imported(f: ast.expr, imports: Mapping[str, str]) -> str | None:
     return q
 
 
-def _held(methods: list[Any], imports: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """`self.<attr>` -> imported class bound to it by `__init__` (or methods it calls), and
-    `self.<attr>` -> the one imported class of a cell list built there."""
+def _held(
+    methods: list[Any], imports: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str], set[str]]:
+    """`self.<attr>` -> imported class bound to it by `__init__` (or methods it calls),
+    `self.<attr>` -> the one imported class of a cell list built there, and the names of
+    those building methods."""
     by_name = {m.name: m for m in methods}
     # statements only (assignments, `x.append(...)`, `self.build()`): no expression walk
     stmts: dict[str, list[ast.stmt]] = {}
@@ -180,7 +186,8 @@ def _held(methods: list[Any], imports: Mapping[str, str]) -> tuple[dict[str, str
         else:
             classes = {"?"}
         listed[attr] = classes
-    return held, {a: next(iter(c)) for a, c in listed.items() if len(c) == 1 and "?" not in c}
+    one = {a: next(iter(c)) for a, c in listed.items() if len(c) == 1 and "?" not in c}
+    return held, one, set(stmts)
 
 
 def _self_attr(e: ast.AST) -> str | None:
@@ -203,6 +210,8 @@ def _scan(
     """The calls out of `func`. Its statements are listed (cheap); only those whose lines
     name something that can call out (an imported name, a held sub-cell, a loop variable
     over a cell list) are walked for calls."""
+    if lines is not None and not lines.present(func, words):
+        return  # names nothing that can call out (a loop variable needs its cell list)
     body = _statements(func.body)
     local = {**module_instances, **_instances(body, imports)}
     loop_vars: dict[str, str] = {}  # for c in self.<cell list>: c -> its class
@@ -214,8 +223,9 @@ def _scan(
             and attr in listed
         ):
             loop_vars[st.target.id] = listed[attr]
+    found: list[str] = []
     if lines is not None:
-        words = words | local.keys() | loop_vars.keys()
+        found = lines.present(func, words | local.keys() | loop_vars.keys())
     calls: list[ast.Call] = []
     for st in body:
         t = type(st)
@@ -229,7 +239,7 @@ def _scan(
             if part is None:
                 continue
             for item in part if isinstance(part, list) else [part]:
-                if lines is not None and not lines.mentions(item, words):
+                if lines is not None and not lines.mentions(item, found):
                     continue
                 calls.extend(n for n in walk_list(item) if type(n) is ast.Call)
     env: _Env | None = None
@@ -246,19 +256,25 @@ class _Lines:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0]
-        find = text.find
-        at = find("\n")
-        while at >= 0:
-            self.starts.append(at + 1)
-            at = find("\n", at + 1)
+        # offsets of line starts ("\n" ends a line, so does "\r\n"; a lone "\r", which
+        # `ast` counts too, is not split here: a later line's words then read as absent and
+        # its calls are left out, which keeps the callee as it was)
+        self.starts = list(accumulate(map(add, map(len, text.split("\n")), repeat(1)), initial=0))
 
-    def mentions(self, node: Any, words: Iterable[str]) -> bool:
+    def segment(self, node: Any) -> str:
         starts = self.starts
         first = starts[min(node.lineno, len(starts)) - 1]
         end = node.end_lineno or node.lineno
-        seg = self.text[first : starts[end] if end < len(starts) else len(self.text)]
+        return self.text[first : starts[end] if end < len(starts) else len(self.text)]
+
+    def mentions(self, node: Any, words: Iterable[str]) -> bool:
+        seg = self.segment(node)
         return any(w in seg for w in words)
+
+    def present(self, node: Any, words: Iterable[str]) -> list[str]:
+        """Which of `words` the node's lines hold (to test its parts against only those)."""
+        seg = self.segment(node)
+        return [w for w in words if w in seg]
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -298,6 +314,8 @@ def _target(
 def _record(call: ast.Call, target: str | None, env: _Env, module: str, out: list[XCall]) -> None:
     if target is None or any(isinstance(a, ast.Starred) for a in call.args):
         return
+    if target.rpartition(".")[2][:1].isupper():
+        return  # `Block(...)` builds a cell (by the naming convention): nothing it passes is compiled
     if any(k.arg is None for k in call.keywords):
         return  # `**kwargs`: which parameters it fills is not known
     args = tuple(_passed(env.fact(a, 0)) for a in call.args)
