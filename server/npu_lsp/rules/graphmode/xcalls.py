@@ -9,8 +9,9 @@ makes into a cell or function it imports, what is known of each argument (`outgo
   instance of an imported class, `self.<attr>[i](...)` and `for c in self.<attr>: c(...)`
   where `self.<attr>` is a `CellList` / `SequentialCell` of one imported class, and
   `name(...)` where `name` is bound to such an instance: a call of that class's `construct`;
-- `f(...)` where `f` is imported: a call of `f` (building a cell, `Block(...)`, is recorded
-  too, under the class's own name, and never matches a compiled function).
+- `f(...)` where `f` is imported: a call of `f` (not `Block(...)`: a capitalised name
+  builds a cell; and not in the methods that build the sub-cells, `__init__` and the
+  methods it calls).
 
 A fact is a `Kind` (constant, unknown, tensor) with an abstract value (abstract.py) for
 its type: literals and tuples of them, shape queries (`x.shape[2]`, `len(...)`), tensors
