@@ -108,6 +108,9 @@ class FileSummary:
     #: the module has device facts the migration rules join across the project
     #: (`rules/migration/project.py`): its result depends on every such module's summary
     migrates: bool = False
+    #: the calls it makes into other modules' cells and functions, with argument facts
+    #: (`rules/graphmode/xcalls.py`): part of the callees' cache keys
+    xcalls: tuple[Any, ...] = ()
 
 
 class CacheCorrupt(BaseException):

@@ -239,6 +239,9 @@ class WorkspaceIndex:
             resolver = ScopeResolver.for_workspace(self)
             self._scopes = {s.qualname: s for s in resolver.scopes.values()}
             self._scopes_version = self.version
+            from npu_lsp.rules.graphmode.xcalls import attach
+
+            attach(self._scopes, [c for info in self.modules() for c in info.xcalls])
         return self._scopes
 
     def set_graph_scopes(self, scopes: dict[str, GraphScope]) -> None:

@@ -81,6 +81,9 @@ class GraphScope:
     level: Level
     #: For helpers: the call sites in compiled code that reach this function.
     call_sites: list[CallSite] = field(default_factory=list)
+    #: calls of this function from other modules with their argument facts
+    #: (`rules/graphmode/xcalls.attach`; not part of equality)
+    incoming: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     _site_keys: set[tuple[str, int, int, str]] = field(
         default_factory=set, repr=False, compare=False
     )
@@ -126,6 +129,9 @@ class ModuleInfo:
     #: device/backend facts for the migration rules across modules (`rules/migration/
     #: project.py`); None for a module without CUDA device or NCCL strings
     migration: Any = None
+    #: calls this module makes into cells and functions it imports, with what is known of
+    #: their arguments (`rules/graphmode/xcalls.py`)
+    xcalls: tuple[Any, ...] = ()
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -460,6 +466,9 @@ def summarize(
     the migration rules' facts about its device values; with `lazy`, those facts are made
     when first read, see `project.PendingFacts`)."""
     info = _summarize(tree, path, module, text)[0]
+    from npu_lsp.rules.graphmode.xcalls import outgoing
+
+    info.xcalls = outgoing(tree, info, text)
     if text is not None:
         from npu_lsp.rules.migration.project import module_facts, pending_facts
 

@@ -52,6 +52,8 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.parallel import Pool
 from npu_lsp.project_scopes import Resolution
+from npu_lsp.rules.graphmode import xcalls
+from npu_lsp.rules.graphmode.xcalls import incoming_digests
 from npu_lsp.scope import GraphScope, ModuleInfo, module_name_for, summarize
 from npu_lsp.summary import portable
 
@@ -261,6 +263,10 @@ def _check_files(
                 closure = {i: old_results[keys[i]].closure for i in order}
             else:
                 closure = _closures(order, summaries, run.modules)
+            # what other modules pass to each module's cells and functions: part of its key
+            # (its callers import it, so they are not in its closure)
+            passed = [c for i in order for c in summaries[i].xcalls]
+            passed_into = incoming_digests((run.modules[i] for i in order), passed)
             result_keys: dict[int, str] = {}
             todo: list[int] = []
             for i in range(len(files)):
@@ -270,7 +276,9 @@ def _check_files(
                     out[i] = [engine.unreadable(cast(OSError, run.datas[i]))]
                     tick(1)
                     continue
-                result_keys[i] = digest(settings, contents[i], closure.get(i, ""))
+                result_keys[i] = digest(
+                    settings, contents[i], closure.get(i, ""), passed_into.get(run.modules[i], "")
+                )
                 todo.append(i)
             scopes_key = digest(settings, whole)
             cached_scopes, previous, made_for = _cached_scopes(old_scopes, scopes_key)
@@ -306,6 +314,7 @@ def _check_files(
                     )
                     new_scopes = scopes
                     stats.resolved = resolution.computed_roots + resolution.computed_edges
+                xcalls.attach(scopes, passed)
                 index.set_graph_scopes(scopes)
                 t = stats.lap("resolve", t)
                 # A file whose key and seeds are what the cache recorded is not checked again;
@@ -371,6 +380,7 @@ def _check_files(
         if final_index is None:  # nothing was checked: the index of the summaries
             final_index = _index(run, [(i, _blob(cache, summaries[i])) for i in order])
             if cached_scopes is not None:
+                xcalls.attach(cached_scopes, passed)
                 final_index.set_graph_scopes(cached_scopes)
         with_index(final_index)
     results = [(p, d if d is not None else []) for p, d in zip(paths, out, strict=True)]
@@ -452,7 +462,9 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
     imports = tuple(sorted(set(info.imports.values())))
     quals, made = _seed_names(info)
     migrates = getattr(info, "migration", None) is not None
-    return i, "summary", FileSummary("", run.modules[i], blob, digest(blob), imports, quals, made, migrates=migrates)
+    return i, "summary", FileSummary(
+        "", run.modules[i], blob, digest(blob), imports, quals, made, migrates=migrates, xcalls=info.xcalls
+    )
 
 
 def _seed_names(info: ModuleInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -480,14 +492,17 @@ def _cached_index(
     resolution (for a run answered from the cache)."""
     cached = cache.load_summaries() if cache is not None else {}
     blobs: list[tuple[int, Blob]] = []
+    passed: list[Any] = []
     for i, key in enumerate(run.keys):
         hit = cached.get(key)
         if hit is not None and hit.content == contents[i] and hit.module == run.modules[i]:
             blobs.append((i, _blob(cache, hit)))
+            passed.extend(hit.xcalls)
     index = _index(run, blobs)
     if cache is not None:
         scopes = _cached_scopes(cache.load_scopes(), scopes_key)[0]
         if scopes is not None:
+            xcalls.attach(scopes, passed)
             index.set_graph_scopes(scopes)
     return index
 

@@ -139,3 +139,60 @@ async def test_changes_on_disk_reported_by_the_client_update_the_index(
         )
     )
     assert await wait_for_diagnostics(fresh_client, net, lambda d: d == []) == []
+
+
+BLOCKS = (
+    "import math\n"
+    "\n"
+    "from mindspore import nn\n"
+    "\n"
+    "\n"
+    "class Down(nn.Cell):\n"
+    "    def __init__(self, stride):\n"
+    "        super().__init__()\n"
+    "        self.stride = stride\n"
+    "\n"
+    "    def construct(self, x, h):\n"
+    "        return x * math.ceil(h / self.stride)\n"
+)
+CALLER = (
+    "from mindspore import nn\n"
+    "from blocks import Down\n"
+    "\n"
+    "\n"
+    "class Net(nn.Cell):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.down = Down(2)\n"
+    "\n"
+    "    def construct(self, x):\n"
+    "        h = x.shape[0]\n"
+    "        return self.down(x, h)\n"
+)
+
+
+async def test_an_edit_of_a_caller_rechecks_the_callee_it_passes_arguments_to(
+    fresh_client: LanguageClient, tmp_path: Path
+) -> None:
+    """blocks.py does not import net.py, but what net.py passes to `Down` decides whether
+    `math.ceil(h / ...)` is folded (an int) or rejected at strict (a tensor)."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ascend-lens]\nsyntax-level = "strict"\n', encoding="utf-8"
+    )
+    (tmp_path / "blocks.py").write_text(BLOCKS, encoding="utf-8")
+    (tmp_path / "net.py").write_text(CALLER, encoding="utf-8")
+    await start(fresh_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(fresh_client)
+    net = (tmp_path / "net.py").as_uri()
+    blocks = (tmp_path / "blocks.py").as_uri()
+    open_doc(fresh_client, net, CALLER)
+    open_doc(fresh_client, blocks, BLOCKS)
+    await wait_for_diagnostics(fresh_client, net)
+    assert await wait_for_diagnostics(fresh_client, blocks) == []
+    # net.py passes a tensor instead, unsaved: blocks.py is analysed again at once
+    replace_all(fresh_client, net, CALLER.replace("h = x.shape[0]", "h = x.sum()"), 2)
+    diags = await wait_for_diagnostics(fresh_client, blocks, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS131", 11)]
+    # and back
+    replace_all(fresh_client, net, CALLER, 3)
+    assert await wait_for_diagnostics(fresh_client, blocks, lambda d: d == []) == []

@@ -22,6 +22,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from npu_lsp.astutil import child_nodes, find_branches, walk_list
+from npu_lsp.rules.graphmode import xcalls
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -75,6 +76,8 @@ _ITER = 2  # for name in value
 _ITER_ELT = 3  # for a, b in value: the element's kind only
 _ENUM = 4  # for name, _ in enumerate(...): a constant int
 _DEF = 5  # def name(...)
+#: a, (b, c) = call(...): the expression is (call, where the name sits in the result)
+_UNPACK_AT = 6
 
 _Binding = tuple[int, ast.AST | None]
 #: parameter name -> ("pos", index among the call arguments, default) / ("kwonly", -1, default)
@@ -199,6 +202,7 @@ class Analyzer:
         self._param_dtypes: dict[int, dict[str, str]] = {}
         self._graph_call_map: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
         self._sub_cells: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
+        self._call_classes: dict[int, str] | None = None
         # solver state, see _solve
         self._stack: list[tuple[int, _Fn, str]] = []
         self._pos: dict[tuple[int, _Fn, str], int] = {}
@@ -569,6 +573,8 @@ class Analyzer:
                 break  # the top: no binding can change it
             if how in (_ASSIGN, _UNPACK):
                 b = self._kind(value, fn)  # type: ignore[arg-type]
+            elif how == _UNPACK_AT:
+                b = self._unpacked_kind(value, fn)  # type: ignore[arg-type]
             elif how in (_ITER, _ITER_ELT):
                 b = self._element_kind(value, fn)  # type: ignore[arg-type]
             else:
@@ -576,6 +582,55 @@ class Analyzer:
             if b > k:
                 k = b
         return k
+
+    def _unpacked_kind(self, at: tuple[ast.Call, tuple[int, ...]], fn: _Fn) -> Kind:
+        """Kind of the element at `path` of what `call` returns: from the `return` tuples of
+        the sub-cell's `construct` it calls, when every one of them has that element; else
+        the whole result's kind (a name of a nested target: a constant, as before such
+        targets were indexed)."""
+        call, path = at
+        found = self._returned_elements(call, path)
+        if found is None:
+            return self._kind(call, fn) if len(path) == 1 else Kind.CONST
+        elts, callee = found
+        return self._max_kind(elts, callee)
+
+    def _returned_elements(
+        self, call: ast.Call, path: tuple[int, ...]
+    ) -> tuple[list[ast.expr], _Fn] | None:
+        if self._call_classes is None:
+            if self._sub_cells is None:
+                self._sub_cells = self._index_sub_cell_calls()
+            self._call_classes = {
+                id(c): cls for cls, calls in self._sub_cells.items() for c, _caller in calls
+            }
+        cls_name = self._call_classes.get(id(call))
+        if cls_name is None:
+            return None
+        cls = next(
+            (n for n in self.ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name),
+            None,
+        )
+        construct = next(
+            (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "construct"),
+            None,
+        ) if cls is not None else None
+        if construct is None:
+            return None
+        elts: list[ast.expr] = []
+        for node in walk_list(construct):
+            if isinstance(node, ast.Return):
+                e: ast.expr | None = node.value
+                for i in path:
+                    if not isinstance(e, (ast.Tuple, ast.List)) or i >= len(e.elts):
+                        return None
+                    if any(isinstance(x, ast.Starred) for x in e.elts):
+                        return None
+                    e = e.elts[i]
+                if e is None:
+                    return None
+                elts.append(e)
+        return (elts, self._fn(construct)) if elts else None
 
     def _compute_types(self, fn: _Fn, name: str) -> frozenset[str]:
         spec = fn.params.get(name)
@@ -630,6 +685,9 @@ class Analyzer:
         for arg, caller in self._site_args(fn, name, spec):
             k = self._module_kind(arg) if caller is None else self._kind(arg, caller)
             observed = k if observed is None else max(observed, k)
+        for passed in self._passed(fn, name, spec) or ():
+            k = Kind(passed[0])
+            observed = k if observed is None else max(observed, k)
         if observed is not None:
             return observed
         if default is not None:
@@ -644,7 +702,8 @@ class Analyzer:
         if how != "pos":
             return None
         sites = self._site_args(fn, name, spec)
-        if sites:
+        passed = self._passed(fn, name, spec)
+        if sites or passed:
             out: set[str] = set()
             for arg, caller in sites:
                 k = self._module_kind(arg) if caller is None else self._kind(arg, caller)
@@ -652,6 +711,8 @@ class Analyzer:
                     out.add("tensor")
                 else:
                     out.add(self._type_class(arg, caller or self._bare_fn(None)) or "?")
+            for p in passed or ():
+                out.add("tensor" if p[0] == Kind.TENSOR else p[1])
             return frozenset(out)
         if default is not None:
             # evaluated where the function is defined, not among its own names
@@ -678,6 +739,34 @@ class Analyzer:
                 return _NO_NAMES
             out.add(d)
         return frozenset(out)
+
+    def _passed(self, fn: _Fn, name: str, spec: _Param) -> list[xcalls.Passed] | None:
+        """What calls from other modules pass for parameter `name` (xcalls.py), when every
+        one of them is known (a constant or a tensor); else None: one unknown caller leaves
+        the parameter as the file alone says."""
+        func = fn.func
+        if func is None:
+            return None
+        scope = self.ctx.scopes.scope_for(func)
+        ws = getattr(self.ctx.scopes, "workspace", None)
+        if scope is None or ws is None:
+            return None
+        shared = ws.graph_scopes().get(scope.qualname)
+        calls = [c for c in getattr(shared, "incoming", ()) if c[1] != self.ctx.scopes.info.module]
+        if not calls:
+            return None
+        out: list[xcalls.Passed] = []
+        default = spec[2]
+        for c in calls:
+            p = xcalls.param_fact(c, spec[1], name)
+            if p is None:
+                if default is None:
+                    return None
+                p = (xcalls.CONST, self._type_class(default, self._bare_fn(func)) or "?", ())
+            if p[0] == xcalls.UNKNOWN:
+                return None
+            out.append(p)
+        return out
 
     def _scope_kind(self, fn: _Fn) -> str | None:
         return getattr(self.ctx.scopes.scope_for(fn.func), "kind", None) if fn.func else None
@@ -736,11 +825,10 @@ class Analyzer:
             if not isinstance(holder, ast.ClassDef):
                 continue
             methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
+            builders = _builders(methods)
             held: dict[str, str] = {}  # attr -> class name built into it
-            for m in methods:
-                if m.name != "__init__":
-                    continue
-                for node in walk_list(m):
+            for nodes in builders.values():
+                for node in nodes:
                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                         called = _called_name(node.value)
                         if called is None or called == holder.name:
@@ -748,11 +836,11 @@ class Analyzer:
                         for t in node.targets:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                                 held[t.attr] = called
-            listed = _cell_lists_built(methods, holder.name)
+            listed = _cell_lists_built(holder.name, builders)
             if not held and not listed:
                 continue
             for m in methods:
-                if m.name == "__init__":
+                if m.name in builders:
                     continue
                 for node in walk_list(m):
                     if (
@@ -854,10 +942,24 @@ class Analyzer:
                 for t, v in zip(target.elts, value.elts, strict=False):
                     self._index_assign(t, v, out)
                 return
+            if isinstance(value, ast.Call) and not any(isinstance(t, ast.Starred) for t in target.elts):
+                self._index_unpack(target, value, (), out)
+                return
             for t in target.elts:
                 t = t.value if isinstance(t, ast.Starred) else t
                 if isinstance(t, ast.Name):
                     out.append((t.id, (_UNPACK, value)))
+
+    def _index_unpack(
+        self, target: ast.Tuple | ast.List, value: ast.Call, path: tuple[int, ...], out: list[tuple[str, _Binding]]
+    ) -> None:
+        """`a, (b, c) = call(...)`: each name with where it sits in the result, so that a
+        sub-cell's `construct` returning a tuple gives each name its own element's kind."""
+        for i, t in enumerate(target.elts):
+            if isinstance(t, ast.Name):
+                out.append((t.id, (_UNPACK_AT, (value, (*path, i)))))  # type: ignore[arg-type]
+            elif isinstance(t, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in t.elts):
+                self._index_unpack(t, value, (*path, i), out)
 
     def _index_iter(self, target: ast.AST, it: ast.AST, out: list[tuple[str, _Binding]]) -> None:
         if isinstance(it, ast.Call) and isinstance(target, (ast.Tuple, ast.List)):
@@ -1170,6 +1272,17 @@ class Analyzer:
 
     def _kind_compare(self, e: ast.Compare, fn: _Fn) -> Kind:
         if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+            return Kind.CONST
+        if (
+            len(e.ops) == 1
+            and isinstance(e.ops[0], (ast.In, ast.NotIn))
+            and (
+                isinstance(e.comparators[0], (ast.Tuple, ast.List))
+                or self._kind(e.comparators[0], fn) == Kind.CONST
+            )
+        ):
+            # `x in (0, 1)`: MindSpore 2.10 folds membership in a tuple or list while
+            # compiling, even for a tensor `x` (always False: probed at lax and strict)
             return Kind.CONST
         return self._max_kind([e.left, *e.comparators], fn)
 
@@ -1706,16 +1819,40 @@ def _called_name(call: ast.Call) -> str | None:
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
-def _cell_lists_built(methods: list[ast.FunctionDef], holder: str) -> dict[str, str]:
-    """`self.<attr>` -> the one class whose instances `__init__` puts in it, for cell lists
-    built from instances: `nn.CellList(layers)` / `nn.SequentialCell(layers)` after
-    `layers.append(Block(...))` (directly or through a local name), or from
-    `[Block(...) for _ in ...]` / `[Block(...), Block(...)]`."""
-    out: dict[str, str] = {}
-    for m in methods:
-        if m.name != "__init__":
+def _builders(methods: list[ast.FunctionDef]) -> dict[str, list[ast.AST]]:
+    """`__init__` and the methods it calls on `self` (transitively), with their nodes (one
+    walk each): where sub-cells are built (`self.construct_modules()` in `__init__`
+    building `self.base = VGG(...)`)."""
+    by_name = {m.name: m for m in methods}
+    out: dict[str, list[ast.AST]] = {}
+    todo = ["__init__"] if "__init__" in by_name else []
+    while todo:
+        name = todo.pop()
+        if name in out or name == "construct":
             continue
-        nodes = walk_list(m)
+        out[name] = walk_list(by_name[name])
+        for node in out[name]:
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"
+                and node.func.attr in by_name
+            ):
+                todo.append(node.func.attr)
+    return out
+
+
+def _cell_lists_built(holder: str, builders: dict[str, list[ast.AST]]) -> dict[str, str]:
+    """`self.<attr>` -> the one class whose instances `__init__` (or a method it calls) puts
+    in it, for cell lists built from instances: `nn.CellList(layers)` /
+    `nn.SequentialCell(layers)` after `layers.append(Block(...))` (directly or through a
+    local name), from `[Block(...) for _ in ...]` / `[Block(...), Block(...)]`, or an empty
+    `nn.CellList()` grown by `self.<attr>.append(Block(...))`."""
+    out: dict[str, str] = {}
+    grown_self: dict[str, set[str]] = {}  # self.<attr>.append(...): classes appended
+    empty: set[str] = set()  # self.<attr> = nn.CellList([]) / nn.CellList()
+    for nodes in builders.values():
         local: dict[str, str] = {}  # name = Block(...)
         for node in nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
@@ -1735,10 +1872,28 @@ def _cell_lists_built(methods: list[ast.FunctionDef], holder: str) -> dict[str, 
                 arg = node.args[0]
                 cls = _called_name(arg) if isinstance(arg, ast.Call) else local.get(arg.id) if isinstance(arg, ast.Name) else None
                 grown.setdefault(node.func.value.id, set()).add(cls or "?")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("append", "insert", "extend")
+                and _self_attr(node.func.value) is not None
+            ):
+                last = node.args[-1] if node.args else None
+                cls = (
+                    _called_name(last)
+                    if node.func.attr != "extend" and isinstance(last, ast.Call)
+                    else local.get(last.id) if node.func.attr != "extend" and isinstance(last, ast.Name) else None
+                )
+                grown_self.setdefault(_self_attr(node.func.value) or "", set()).add(cls or "?")
         for node in nodes:
-            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
                 continue
             if _called_name(node.value) not in ("CellList", "SequentialCell"):
+                continue
+            if not node.value.args or (
+                isinstance(node.value.args[0], (ast.List, ast.Tuple)) and not node.value.args[0].elts
+            ):
+                empty.update(a for t in node.targets if (a := _self_attr(t)) is not None)
                 continue
             classes = _instances_in(node.value.args[0], grown)
             if len(classes) != 1 or "?" in classes or holder in classes:
@@ -1746,7 +1901,17 @@ def _cell_lists_built(methods: list[ast.FunctionDef], holder: str) -> dict[str, 
             for t in node.targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                     out[t.attr] = next(iter(classes))
+    for attr, classes in grown_self.items():
+        if attr in empty and attr not in out and len(classes) == 1 and "?" not in classes and holder not in classes:
+            out[attr] = next(iter(classes))
     return out
+
+
+def _self_attr(e: ast.AST) -> str | None:
+    """`<attr>` of `self.<attr>`."""
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        return e.attr
+    return None
 
 
 def _instances_in(e: ast.expr, grown: dict[str, set[str]]) -> set[str]:

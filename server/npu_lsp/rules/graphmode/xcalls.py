@@ -1,0 +1,587 @@
+"""What a module passes to compiled code defined in other modules: argument facts per call.
+
+A sub-cell's `construct` or a helper gets its parameters' values from its callers. Callers
+in the same file are read by the flow analysis (flow.py `_call_sites`); callers in other
+modules are not in the file's tree. So each module's summary carries, for every call it
+makes into a cell or function it imports, what is known of each argument (`outgoing`):
+
+- `self.<attr>(...)` where `__init__` (or a method it calls) binds `self.<attr>` to an
+  instance of an imported class, `self.<attr>[i](...)` and `for c in self.<attr>: c(...)`
+  where `self.<attr>` is a `CellList` / `SequentialCell` of one imported class, and
+  `name(...)` where `name` is bound to such an instance: a call of that class's `construct`;
+- `f(...)` where `f` is imported: a call of `f` (not `Block(...)`: a capitalised name
+  builds a cell; and not in the methods that build the sub-cells, `__init__` and the
+  methods it calls).
+
+A fact is a `Kind` (constant, unknown, tensor) with an abstract value (abstract.py) for
+its type: literals and tuples of them, shape queries (`x.shape[2]`, `len(...)`), tensors
+built by `Tensor(...)` / `mindspore.ops`, tensor methods, the parameters of a `construct`
+(graph inputs), and local names bound to those. Anything else is unknown, and one unknown
+caller leaves the parameter as it was without cross-module facts (flow.py `_incoming_*`).
+
+The facts flow into the callee's check from the modules that import it: `attach` puts them
+on the project's graph scopes, and `incoming_digest` is what a callee file's cache key
+adds, so that editing a caller checks the callee again.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+from collections.abc import Iterable, Mapping
+from itertools import accumulate, repeat
+from operator import add
+from typing import TYPE_CHECKING, Any
+
+from npu_lsp.astutil import walk_list
+from npu_lsp.rules.graphmode import abstract as av
+
+if TYPE_CHECKING:
+    from npu_lsp.scope import GraphScope, ModuleInfo
+
+# Kinds as flow.Kind numbers them (flow imports this module's readers, not the reverse).
+CONST, UNKNOWN, TENSOR = 0, 1, 3
+Fact = tuple[int, av.Value]
+#: A fact as summaries keep it (plain data: pickles and digests the same in every process):
+#: (kind, type class as flow.py names it, (the Python constant,) or ())
+Passed = tuple[int, str, tuple[object, ...]]
+#: (target qualname, calling module, positional arguments, keyword arguments)
+XCall = tuple[str, str, tuple[Passed, ...], tuple[tuple[str, Passed], ...]]
+
+_UNKNOWN: Fact = (UNKNOWN, av.UNKNOWN)
+_STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides"})
+_CONST_BUILTINS = frozenset({"len", "isinstance", "type", "hasattr"})
+_SHAPE_PRIMITIVES = frozenset({"Shape", "Rank", "Size", "DType"})
+_HOST_METHODS = frozenset({"asnumpy", "tolist", "item", "numpy"})
+_DEPTH = 8
+#: top-level packages whose names are never the project's own cells or functions
+_OUTSIDE = frozenset(sys.stdlib_module_names) | {"mindspore", "numpy", "torch", "scipy", "builtins"}
+
+
+def outgoing(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> tuple[XCall, ...]:
+    """Every call `tree` makes into an imported cell or function, with its argument facts.
+    With the file's `text`, definitions whose text names nothing that can call out are not
+    walked (most of a file: the walk is the cost)."""
+    imports = {n: q for n, q in info.imports.items() if q.partition(".")[0] not in _OUTSIDE}
+    if not imports:
+        return ()  # nothing of the project is imported: no call can reach another module
+    out: list[XCall] = []
+    module_instances = _instances(tree.body, imports)
+    lines = _Lines(text) if text is not None else None
+    names = frozenset([*imports, *module_instances])
+
+    def mentions(node: Any, words: frozenset[str]) -> bool:
+        return lines is None or lines.mentions(node, words)
+
+    for st in tree.body:
+        if isinstance(st, ast.ClassDef):
+            if not mentions(st, names):
+                continue  # no imported name: no sub-cell of another module, no call out
+            methods = [m for m in st.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            held, listed, builders = _held(methods, imports)
+            words = names | held.keys() | listed.keys()
+            for m in methods:
+                # building methods build cells (`Block(...)`), they do not run them
+                if m.name not in builders:
+                    _scan(m, imports, held, listed, module_instances, info.module, out, lines, words)
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _scan(st, imports, {}, {}, module_instances, info.module, out, lines, names)
+    # plain-Python module-level code: `net = Net(); net(x, 3)`
+    env: _Env | None = None
+    for st in tree.body:
+        if not isinstance(st, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in walk_list(st):
+                if type(node) is ast.Call:
+                    target = _target(node, imports, {}, {}, module_instances, {})
+                    if target is not None:
+                        env = env or _Env(None, _statements(tree.body))
+                        _record(node, target, env, info.module, out)
+    return tuple(out)
+
+
+def _instances(body: list[ast.stmt], imports: Mapping[str, str]) -> dict[str, str]:
+    """`name = Imported(...)` statements of `body` (not nested) -> the class's qualname."""
+    out: dict[str, str] = {}
+    for st in body:
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+            q = _imported(st.value.func, imports)
+            for t in st.targets:
+                if isinstance(t, ast.Name):
+                    if q is not None:
+                        out[t.id] = q
+                    else:
+                        out.pop(t.id, None)
+    return out
+
+
+def _imported(f: ast.expr, imports: Mapping[str, str]) -> str | None:
+    """Qualname of an imported name or `module.name` (not the standard library's)."""
+    if isinstance(f, ast.Name):
+        q = imports.get(f.id)
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in imports:
+        q = f"{imports[f.value.id]}.{f.attr}"
+    else:
+        return None
+    return q
+
+
+def _held(
+    methods: list[Any], imports: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str], set[str]]:
+    """`self.<attr>` -> imported class bound to it by `__init__` (or methods it calls),
+    `self.<attr>` -> the one imported class of a cell list built there, and the names of
+    those building methods."""
+    by_name = {m.name: m for m in methods}
+    # statements only (assignments, `x.append(...)`, `self.build()`): no expression walk
+    stmts: dict[str, list[ast.stmt]] = {}
+    todo = ["__init__"] if "__init__" in by_name else []
+    while todo:
+        name = todo.pop()
+        if name in stmts or name == "construct":
+            continue
+        stmts[name] = _statements(by_name[name].body)
+        for st in stmts[name]:
+            if type(st) is ast.Expr and type(st.value) is ast.Call and _self_attr(st.value.func) in by_name:
+                todo.append(_self_attr(st.value.func) or "")
+    held: dict[str, str] = {}
+    listed: dict[str, set[str]] = {}
+    grown: dict[str, set[str]] = {}  # local list name / self attr -> classes appended
+    lists: dict[str, ast.expr] = {}  # self.<attr> = nn.CellList(<expr>)
+    for body in stmts.values():
+        for st in body:
+            node: Any = st.value if type(st) is ast.Expr else st
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                f = node.value.func
+                last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                q = _imported(f, imports)
+                for t in node.targets:
+                    attr = _self_attr(t)
+                    if attr is None:
+                        continue
+                    if last in ("CellList", "SequentialCell"):
+                        lists[attr] = node.value.args[0] if node.value.args else ast.List(elts=[])
+                    elif q is not None:
+                        held[attr] = q
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "append"
+                and len(node.args) == 1
+            ):
+                recv = node.func.value
+                key = recv.id if isinstance(recv, ast.Name) else _self_attr(recv)
+                arg = node.args[0]
+                q = _imported(arg.func, imports) if isinstance(arg, ast.Call) else None
+                if key is not None:
+                    grown.setdefault(key, set()).add(q or "?")
+    for attr, e in lists.items():
+        if isinstance(e, ast.ListComp) and isinstance(e.elt, ast.Call):
+            classes = {_imported(e.elt.func, imports) or "?"}
+        elif isinstance(e, (ast.List, ast.Tuple)) and e.elts:
+            classes = {(_imported(x.func, imports) if isinstance(x, ast.Call) else None) or "?" for x in e.elts}
+        elif isinstance(e, (ast.List, ast.Tuple)):
+            classes = grown.get(attr, {"?"})
+        elif isinstance(e, ast.Name):
+            classes = grown.get(e.id, {"?"})
+        else:
+            classes = {"?"}
+        listed[attr] = classes
+    one = {a: next(iter(c)) for a, c in listed.items() if len(c) == 1 and "?" not in c}
+    return held, one, set(stmts)
+
+
+def _self_attr(e: ast.AST) -> str | None:
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        return e.attr
+    return None
+
+
+def _scan(
+    func: Any,
+    imports: Mapping[str, str],
+    held: Mapping[str, str],
+    listed: Mapping[str, str],
+    module_instances: Mapping[str, str],
+    module: str,
+    out: list[XCall],
+    lines: _Lines | None,
+    words: frozenset[str],
+) -> None:
+    """The calls out of `func`. Its statements are listed (cheap); only those whose lines
+    name something that can call out (an imported name, a held sub-cell, a loop variable
+    over a cell list) are walked for calls."""
+    if lines is not None and not lines.present(func, words):
+        return  # names nothing that can call out (a loop variable needs its cell list)
+    body = _statements(func.body)
+    local = {**module_instances, **_instances(body, imports)}
+    loop_vars: dict[str, str] = {}  # for c in self.<cell list>: c -> its class
+    for st in body:
+        if (
+            type(st) is ast.For
+            and isinstance(st.target, ast.Name)
+            and (attr := _self_attr(st.iter)) is not None
+            and attr in listed
+        ):
+            loop_vars[st.target.id] = listed[attr]
+    found: list[str] = []
+    if lines is not None:
+        found = lines.present(func, words | local.keys() | loop_vars.keys())
+    calls: list[ast.Call] = []
+    for st in body:
+        t = type(st)
+        if t in _DEFINITIONS:
+            continue
+        if t is ast.With or t is ast.AsyncWith:
+            parts: list[Any] = [i.context_expr for i in st.items]  # type: ignore[attr-defined]
+        else:
+            parts = [getattr(st, f, None) for f in _HEADERS[t]] if t in _HEADERS else [st]
+        for part in parts:
+            if part is None:
+                continue
+            for item in part if isinstance(part, list) else [part]:
+                if lines is not None and not lines.mentions(item, found):
+                    continue
+                calls.extend(n for n in walk_list(item) if type(n) is ast.Call)
+    env: _Env | None = None
+    for call in calls:
+        target = _target(call, imports, held, listed, local, loop_vars)
+        if target is not None:
+            env = env or _Env(func, body)  # the function's names, once it calls out
+            _record(call, target, env, module, out)
+
+
+class _Lines:
+    """The file's text by line, to tell cheaply whether a node's lines hold a word (a
+    substring test: a word inside a longer name only costs a walk)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # offsets of line starts ("\n" ends a line, so does "\r\n"; a lone "\r", which
+        # `ast` counts too, is not split here: a later line's words then read as absent and
+        # its calls are left out, which keeps the callee as it was)
+        self.starts = list(accumulate(map(add, map(len, text.split("\n")), repeat(1)), initial=0))
+
+    def segment(self, node: Any) -> str:
+        starts = self.starts
+        first = starts[min(node.lineno, len(starts)) - 1]
+        end = node.end_lineno or node.lineno
+        return self.text[first : starts[end] if end < len(starts) else len(self.text)]
+
+    def mentions(self, node: Any, words: Iterable[str]) -> bool:
+        seg = self.segment(node)
+        return any(w in seg for w in words)
+
+    def present(self, node: Any, words: Iterable[str]) -> list[str]:
+        """Which of `words` the node's lines hold (to test its parts against only those)."""
+        seg = self.segment(node)
+        return [w for w in words if w in seg]
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: compound statements: the expressions of their header (their blocks are statements too)
+_HEADERS: dict[type, tuple[str, ...]] = {
+    ast.If: ("test",),
+    ast.While: ("test",),
+    ast.For: ("iter",),
+    ast.AsyncFor: ("iter",),
+    ast.Try: (),
+    ast.Match: ("subject",),
+}
+
+
+def _target(
+    call: ast.Call,
+    imports: Mapping[str, str],
+    held: Mapping[str, str],
+    listed: Mapping[str, str],
+    local: Mapping[str, str],
+    loop_vars: Mapping[str, str],
+) -> str | None:
+    f = call.func
+    attr = _self_attr(f)
+    if attr is not None:
+        return f"{held[attr]}.construct" if attr in held else None
+    if isinstance(f, ast.Subscript) and (attr := _self_attr(f.value)) is not None:
+        return f"{listed[attr]}.construct" if attr in listed else None
+    if isinstance(f, ast.Name):
+        if f.id in loop_vars:
+            return f"{loop_vars[f.id]}.construct"
+        if f.id in local:
+            return f"{local[f.id]}.construct"
+    return _imported(f, imports)
+
+
+def _record(call: ast.Call, target: str | None, env: _Env, module: str, out: list[XCall]) -> None:
+    if target is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return
+    if target.rpartition(".")[2][:1].isupper():
+        return  # `Block(...)` builds a cell (by the naming convention): nothing it passes is compiled
+    if any(k.arg is None for k in call.keywords):
+        return  # `**kwargs`: which parameters it fills is not known
+    args = tuple(_passed(env.fact(a, 0)) for a in call.args)
+    kws = tuple((k.arg, _passed(env.fact(k.value, 0))) for k in call.keywords if k.arg is not None)
+    out.append((target, module, args, kws))
+
+
+def _passed(f: Fact) -> Passed:
+    kind, v = f
+    return kind, type_class(v), (_python(v),) if kind == CONST and _is_const(v) else ()
+
+
+def _is_const(v: av.Value) -> bool:
+    if isinstance(v, av.Sequence):
+        return v.elements is not None and all(_is_const(x) for x in v.elements)
+    return av.is_constant(v)
+
+
+def _python(v: av.Value) -> object:
+    if isinstance(v, (av.Scalar, av.Str)):
+        return v.value
+    if isinstance(v, av.Sequence):
+        return tuple(_python(x) for x in v.elements or ())
+    return None
+
+
+def value(p: Passed) -> av.Value:
+    """The abstract value of a passed argument."""
+    if p[2]:
+        v = av.constant(p[2][0])
+        return av.Sequence("list", v.elements) if p[1] == "list" and isinstance(v, av.Sequence) else v
+    return {"tensor": av.Tensor(), "tuple": av.Sequence("tuple"), "list": av.Sequence("list"),
+            "scalar": av.Scalar(""), "str": av.Str(), "none": av.NONE, "dict": av.Dict()}.get(p[1], av.UNKNOWN)
+
+
+class _Env:
+    """The names of one function (or module-level code): its parameters and bindings."""
+
+    def __init__(self, func: Any, body: list[ast.stmt]) -> None:
+        self.params: dict[str, bool] = {}  # name -> has a default
+        self.construct = False
+        if func is not None:
+            a = func.args
+            positional = [*a.posonlyargs, *a.args]
+            first_default = len(positional) - len(a.defaults)
+            for i, p in enumerate(positional):
+                self.params[p.arg] = i >= first_default
+            for p in (*a.kwonlyargs, a.vararg, a.kwarg):
+                if p is not None:
+                    self.params[p.arg] = True
+            self.construct = func.name == "construct"
+        self.bindings: dict[str, list[ast.expr | None]] = {}
+        for node in body:  # already flattened by `_statements`
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    self._bind(t, node.value)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                self._bind(node.target, None)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor)) else [
+                    i.optional_vars for i in node.items if i.optional_vars is not None
+                ]
+                for t in targets:
+                    self._bind(t, None)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bindings.setdefault(node.name, []).append(None)
+        self.memo: dict[str, Fact] = {}
+
+    def _bind(self, target: ast.expr, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self.bindings.setdefault(target.id, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            pairs = (
+                isinstance(value, (ast.Tuple, ast.List))
+                and len(value.elts) == len(target.elts)
+                and not any(isinstance(x, ast.Starred) for x in target.elts)
+            )
+            for i, t in enumerate(target.elts):
+                self._bind(t.value if isinstance(t, ast.Starred) else t, value.elts[i] if pairs else None)  # type: ignore[union-attr]
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, None)
+
+    def fact(self, e: ast.expr, depth: int) -> Fact:
+        if depth > _DEPTH:
+            return _UNKNOWN
+        d = depth + 1
+        if isinstance(e, ast.Constant):
+            v = av.constant(e.value)
+            return (CONST, v) if v.known else _UNKNOWN
+        if isinstance(e, (ast.Tuple, ast.List)):
+            if any(isinstance(x, ast.Starred) for x in e.elts):
+                return _UNKNOWN
+            elts = [self.fact(x, d) for x in e.elts]
+            kind = max((k for k, _ in elts), default=CONST)
+            return (CONST if kind == CONST else UNKNOWN), av.Sequence(
+                "tuple" if isinstance(e, ast.Tuple) else "list", tuple(v for _, v in elts)
+            )
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            k, v = self.fact(e.operand, d)
+            if isinstance(v, av.Scalar) and v.constant and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
+                return CONST, av.constant(-v.value if isinstance(e.op, ast.USub) else v.value)
+            return (k, av.Tensor()) if k == TENSOR else (k, av.Scalar("")) if k == CONST else _UNKNOWN
+        if isinstance(e, ast.BinOp):
+            lk, lv = self.fact(e.left, d)
+            rk, rv = self.fact(e.right, d)
+            if TENSOR in (lk, rk) and isinstance(lv if lk == TENSOR else rv, av.Tensor):
+                return TENSOR, av.Tensor()
+            if lk == rk == CONST and isinstance(lv, av.Scalar) and isinstance(rv, av.Scalar):
+                return CONST, av.Scalar("")
+            return _UNKNOWN
+        if isinstance(e, ast.Attribute):
+            if e.attr in _STATIC_ATTRS and not _self_attr(e):
+                return CONST, (av.Sequence("tuple") if e.attr in ("shape", "strides") else av.Scalar("int") if e.attr != "dtype" else av.DType())
+            return _UNKNOWN
+        if isinstance(e, ast.Subscript):
+            if isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and not _self_attr(e.value):
+                return CONST, (av.Scalar("int") if not isinstance(e.slice, ast.Slice) else av.Sequence("tuple"))
+            return _UNKNOWN
+        if isinstance(e, ast.Call):
+            return self._call(e, d)
+        if isinstance(e, ast.Name):
+            return self._name(e.id, d)
+        return _UNKNOWN
+
+    def _call(self, e: ast.Call, d: int) -> Fact:
+        f = e.func
+        if isinstance(f, ast.Name):
+            if f.id in _CONST_BUILTINS and f.id not in self.bindings and f.id not in self.params:
+                return CONST, av.Scalar("int") if f.id == "len" else av.Scalar("bool")
+            if f.id in ("Tensor", "Parameter") and f.id not in self.bindings:
+                return TENSOR, av.Tensor()
+            return _UNKNOWN
+        if isinstance(f, ast.Call) and isinstance(f.func, ast.Attribute) and f.func.attr in _SHAPE_PRIMITIVES:
+            return CONST, av.Sequence("tuple") if f.func.attr == "Shape" else av.Scalar("int")  # P.Shape()(x)
+        if isinstance(f, ast.Attribute):
+            root = f.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in ("ms", "mindspore", "ops", "P", "F") and root.id not in self.bindings:
+                if f.attr in ("Tensor", "Parameter") or (f.attr[:1].islower() and f.attr not in ("shape", "rank", "dtype", "size")):
+                    return TENSOR, av.Tensor()
+                if f.attr == "shape":
+                    return CONST, av.Sequence("tuple")
+                return _UNKNOWN
+            if f.attr in _HOST_METHODS or f.attr.startswith("_"):
+                return _UNKNOWN
+            k, _ = self.fact(f.value, d)
+            if k == TENSOR:
+                return TENSOR, av.Tensor()  # x.sum(), x.reshape(...): a tensor method
+        return _UNKNOWN
+
+    def _name(self, name: str, d: int) -> Fact:
+        hit = self.memo.get(name)
+        if hit is not None:
+            return hit
+        self.memo[name] = _UNKNOWN  # a name read while being evaluated: unknown
+        values = self.bindings.get(name)
+        facts: list[Fact] = []
+        if name in self.params:
+            if self.construct and not self.params[name] and name != "self":
+                facts.append((TENSOR, av.Tensor()))  # a graph input: a tensor unless shown otherwise
+            else:
+                facts.append(_UNKNOWN)
+        for v in values or ():
+            facts.append(self.fact(v, d) if v is not None else _UNKNOWN)
+        out = _join(facts) if facts else _UNKNOWN
+        self.memo[name] = out
+        return out
+
+
+def _join(facts: list[Fact]) -> Fact:
+    kinds = {k for k, _ in facts}
+    if len(kinds) != 1 or UNKNOWN in kinds:
+        return _UNKNOWN
+    first = facts[0]
+    if all(f == first for f in facts):
+        return first
+    kind = kinds.pop()
+    return (TENSOR, av.Tensor()) if kind == TENSOR else (CONST, av.UNKNOWN)
+
+
+_BLOCKS: dict[type, tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",),
+    ast.Match: ("cases",),
+    ast.match_case: ("body",),
+}
+if sys.version_info >= (3, 11):
+    _BLOCKS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Statements of `body` and of its blocks, in order, not of nested functions or classes
+    (`except` clauses and `case`s are listed too)."""
+    out: list[Any] = []
+    stack: list[Any] = list(reversed(body))
+    while stack:
+        st = stack.pop()
+        out.append(st)
+        fields = _BLOCKS.get(type(st))
+        if fields is not None:
+            for name in reversed(fields):
+                stack.extend(reversed(getattr(st, name)))
+    return out
+
+
+# ---------------------------------------------------------------------------- the callee side
+def attach(scopes: Mapping[str, GraphScope], calls: Iterable[XCall]) -> None:
+    """Put each call on the graph scope of the function it calls (`GraphScope.incoming`)."""
+    by_target: dict[str, list[XCall]] = {}
+    for c in calls:
+        if c[0] in scopes:
+            by_target.setdefault(c[0], []).append(c)
+    for q, s in scopes.items():
+        s.incoming = tuple(by_target.get(q, ()))
+
+
+def incoming_digests(modules: Iterable[str], calls: Iterable[XCall]) -> dict[str, str]:
+    """Per module, a digest of what other modules' calls pass to its functions (sorted: the
+    digest of a set), for its cache key; modules nobody calls are left out."""
+    known = set(modules)
+    into: dict[str, list[str]] = {}
+    for c in calls:
+        parts = c[0].split(".")
+        for k in range(len(parts) - 1, 0, -1):
+            m = ".".join(parts[:k])
+            if m in known:
+                if m != c[1]:
+                    into.setdefault(m, []).append(repr(c))
+                break
+    return {
+        m: hashlib.blake2b("\n".join(sorted(rs)).encode(), digest_size=16).hexdigest()
+        for m, rs in into.items()
+    }
+
+
+def param_fact(call: XCall, index: int, name: str) -> Passed | None:
+    """The fact `call` gives the parameter `name` (positional `index`, -1 for keyword-only);
+    None when the call leaves it to its default."""
+    if 0 <= index < len(call[2]):
+        return call[2][index]
+    for k, f in call[3]:
+        if k == name:
+            return f
+    return None
+
+
+def type_class(v: av.Value) -> str:
+    """flow.py's type class of a fact's value ("?" when not known)."""
+    if isinstance(v, av.Tensor):
+        return "tensor"
+    if isinstance(v, av.Sequence):
+        return v.kind
+    if isinstance(v, av.Scalar):
+        return "scalar"
+    if isinstance(v, av.Str):
+        return "str"
+    if isinstance(v, av.NoneValue):
+        return "none"
+    if isinstance(v, av.Dict):
+        return "dict"
+    return "?"

@@ -1,0 +1,177 @@
+"""Parameters of compiled code whose callers live in other modules (rules/graphmode/xcalls.py).
+
+A sub-cell's `construct` or a helper gets its parameters from its callers. When they are in
+another module, what they pass comes from that module's summary: an int passed across
+modules folds (no MS131 on `math.ceil(h / s)` at strict), a tensor passed across modules is
+still a tensor (MS131 at strict, MS155 at lax). Judged by MindSpore 2.10 as packages (the
+probes of docs/graph-mode.md "Arguments from other modules"): the int package compiles at lax
+and strict; the tensor packages are rejected at strict on blocks.py:12 ("the inputs should be
+constant") and, for `pick`, at lax too. Everything runs through the CLI as a subprocess;
+the cache must give what a cold run gives after any edit of a caller.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXE = [sys.executable, "-m", "ascend_lens", "check"]
+
+BLOCKS = """import math
+
+from mindspore import nn
+
+
+class Down(nn.Cell):
+    def __init__(self, stride):
+        super().__init__()
+        self.stride = stride
+
+    def construct(self, x, h, w):
+        h2, w2 = math.ceil(h / self.stride), math.ceil(w / self.stride)
+        return x * (h2 + w2)
+
+
+def pick(x, outs):
+    res = []
+    for i in range(3):
+        x = x + 1
+        if i in outs:
+            res.append(x)
+    return res[0] + res[-1]
+"""
+
+# the caller passes Python ints: through a held sub-cell, a CellList loop, a plain import
+NET_INTS = """from mindspore import nn
+
+from pkg.blocks import Down, pick
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.down = Down(2)
+        self.layers = nn.CellList([Down(1) for _ in range(2)])
+
+    def construct(self, x):
+        h, w = x.shape[2], x.shape[3]
+        o = (0, 2)
+        y = self.down(x, h, w)
+        for layer in self.layers:
+            y = y + layer(x, h, w)
+        return pick(y, o)
+"""
+
+# the same calls with tensors: only the values change, no call moves (the callee's file is
+# checked again because of what is passed, not because a call site moved)
+NET_TENSORS = NET_INTS.replace("h, w = x.shape[2], x.shape[3]", "h, w = x.sum(), x.mean()").replace(
+    "o = (0, 2)", "o = h"
+)
+
+MAIN = """import numpy as np
+import mindspore as ms
+from mindspore import Tensor
+
+from pkg.net import Net
+
+ms.set_context(mode=ms.GRAPH_MODE)
+net = Net()
+print(net(Tensor(np.ones((1, 1, 4, 4)), ms.float32)))
+"""
+
+
+def run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*EXE, *args], capture_output=True, text=True, cwd=cwd, timeout=600, env=env)
+
+
+def codes(proc: subprocess.CompletedProcess[str]) -> list[tuple[str, int, str]]:
+    assert proc.returncode in (0, 1), proc.stderr
+    return sorted(
+        (Path(d["path"]).name, d["line"], d["code"]) for d in json.loads(proc.stdout)
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+
+
+def project(root: Path, net: str) -> Path:
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "blocks.py").write_text(BLOCKS)
+    (pkg / "net.py").write_text(net)
+    (root / "main.py").write_text(MAIN)
+    return root
+
+
+STRICT_TENSOR = [("blocks.py", 12, "MS131"), ("blocks.py", 12, "MS131"), ("blocks.py", 20, "MS155")]
+
+
+@pytest.mark.parametrize("level", ["lax", "strict"])
+def test_ints_passed_from_another_module_fold(tmp_path: Path, env: dict[str, str], level: str) -> None:
+    root = project(tmp_path / "p", NET_INTS)
+    proc = run("--no-cache", "--no-config", "--format", "json", "--syntax-level", level, ".", cwd=root, env=env)
+    assert codes(proc) == []
+
+
+def test_tensors_passed_from_another_module_are_tensors(tmp_path: Path, env: dict[str, str]) -> None:
+    root = project(tmp_path / "p", NET_TENSORS)
+    strict = run("--no-cache", "--no-config", "--format", "json", "--syntax-level", "strict", ".", cwd=root, env=env)
+    assert codes(strict) == STRICT_TENSOR
+    lax = run("--no-cache", "--no-config", "--format", "json", "--syntax-level", "lax", ".", cwd=root, env=env)
+    assert codes(lax) == [("blocks.py", 20, "MS155")]
+    text = run("--no-cache", "--no-config", "--syntax-level", "lax", ".", cwd=root, env=env).stdout
+    assert (
+        "pkg/blocks.py:20:9: MS155 `res` is appended to only when this tensor condition holds, "
+        "inside the unrolled loop on line 18" in text
+    )
+    assert (
+        "pkg/net.py:18:16: note: compiled because `pkg.net.Net.construct` calls it here" in text
+    )
+
+
+def test_one_tensor_caller_among_int_callers_makes_a_tensor(tmp_path: Path, env: dict[str, str]) -> None:
+    """Callers join: an int from one module and a tensor from another give a tensor."""
+    root = project(tmp_path / "p", NET_INTS)
+    other = NET_INTS.replace("class Net(", "class Other(").replace(
+        "        y = self.down(x, h, w)\n", "        y = self.down(x, x.sum(), w)\n"
+    )
+    (root / "pkg" / "other.py").write_text(other)
+    proc = run("--no-cache", "--no-config", "--format", "json", "--syntax-level", "strict", ".", cwd=root, env=env)
+    assert codes(proc) == [("blocks.py", 12, "MS131")]
+
+
+def test_an_unknown_caller_leaves_the_parameter_as_the_file_says(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """An argument the caller's summary cannot tell (here an attribute of the caller) keeps
+    the callee's own view: a `construct` parameter is a graph input, a tensor."""
+    root = project(tmp_path / "p", NET_INTS.replace("self.down(x, h, w)", "self.down(x, self.h, w)"))
+    proc = run("--no-cache", "--no-config", "--format", "json", "--syntax-level", "strict", ".", cwd=root, env=env)
+    assert codes(proc) == [("blocks.py", 12, "MS131")]
+
+
+def test_an_edit_of_a_caller_rechecks_the_callee(tmp_path: Path, env: dict[str, str]) -> None:
+    """blocks.py imports nothing of net.py, yet what net.py passes decides its diagnostics:
+    warm and incremental runs give what a cold run gives, with 1 and 2 jobs."""
+    root = project(tmp_path / "p", NET_INTS)
+    args = ("--no-config", "--format", "json", "--syntax-level", "strict", ".")
+    assert codes(run(*args, cwd=root, env=env)) == []
+    net = root / "pkg" / "net.py"
+    for text, expected in ((NET_TENSORS, STRICT_TENSOR), (NET_INTS, []), (NET_TENSORS, STRICT_TENSOR)):
+        net.write_text(text)
+        for jobs in ("1", "2"):
+            warm = run("--jobs", jobs, "--timings", *args, cwd=root, env=env)
+            assert codes(warm) == expected
+            assert warm.stdout == run("--no-cache", "--jobs", jobs, *args, cwd=root, env=env).stdout
+    # nothing changed since: answered from the cache, same output
+    again = run("--timings", *args, cwd=root, env=env)
+    assert json.loads(again.stderr.strip().splitlines()[-1])["checked"] == 0
+    assert codes(again) == STRICT_TENSOR
