@@ -115,6 +115,16 @@ def test_the_corpus_moves_where_it_should(tmp_path: Path) -> None:
         ("yolov5", "train.py"): ['"hccl" if dist.is_hccl_available() else "gloo"'],
         ("detectron2", "launch.py"): ['backend="HCCL" if has_gpu else "GLOO"'],
         ("mae", "main_pretrain.py"): ['"--device", default="npu"'],
+        # a yacs config module that never imports torch: its device is read by another
+        ("d2_config", "config/defaults.py"): ['_C.MODEL.DEVICE = "npu"', '"./output/cuda_runs"'],
+        ("d2_config", "modeling/build.py"): ['"npu:{}".format(gpuid)'],
+        # `getattr(torch, device)` is the device's module, not an escape; torch_npu has
+        # the CUDA RNG-state functions of the same name
+        ("accel_dispatch", "state.py"): [
+            'device = "npu"',
+            "torch.npu.get_rng_state_all()",
+            "torch.npu.set_rng_state_all(",
+        ],
     }
     fixed_roots: dict[str, Path] = {}
     for (name, rel), snippets in expected.items():
@@ -123,3 +133,15 @@ def test_the_corpus_moves_where_it_should(tmp_path: Path) -> None:
         text = (fixed_roots[name] / rel).read_text(encoding="utf-8")
         for snippet in snippets:
             assert snippet in text, (name, rel, snippet)
+
+
+def test_code_that_already_dispatches_to_the_npu_is_left_alone(tmp_path: Path) -> None:
+    """Accelerate's and MMEngine's device-generic code: the CUDA branch of a dispatch that
+    has an NPU branch never runs on Ascend, a class's own `cuda()` implements `.cuda()`, and
+    NPU branches guarded by an availability query need no top-level `import torch_npu`
+    (which would break the module where torch_npu is not installed)."""
+    root, proc = fix_project("accel_dispatch", tmp_path)
+    for rel in ("memory.py", "imports.py"):
+        before = (CORPUS / "accel_dispatch" / rel).read_text(encoding="utf-8")
+        assert (root / rel).read_text(encoding="utf-8") == before, rel
+        assert f"{rel}:" not in proc.stdout, proc.stdout

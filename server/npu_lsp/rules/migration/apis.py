@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from npu_lsp.diagnostics import Edit, Span
 from npu_lsp.engine import Context
+from npu_lsp.rules.migration.dispatch import npu_aware
 from npu_lsp.rules.migration.helpers import attr_name_span, char_column, data
 from npu_lsp.rules.migration.values import Flow, resolve
 
@@ -106,8 +107,8 @@ def renames(ctx: Context) -> list[Rename]:
     if cached is not None:
         return cached
     out: list[Rename] = []
-    if "cuda" in ctx.text:
-        flow = Flow.of(ctx)
+    flow = Flow.of(ctx) if "cuda" in ctx.text else None
+    if flow is not None and flow.torch_module:
         nodes = flow.b.nodes
         imports = ctx.scopes.info.imports
         aliases = {n for n, q in imports.items() if q == "torch.cuda"}
@@ -131,6 +132,7 @@ def renames(ctx: Context) -> list[Rename]:
         for node in nodes.get(ast.ImportFrom, []):
             if (found := cuda_import(ctx, node)) is not None:
                 out.append(found)
+    out = [r for r in out if not npu_aware(ctx, r.node)]
     out.sort(key=lambda r: (r.node.lineno, r.node.col_offset))  # type: ignore[attr-defined]
     ctx.cache[_KEY] = out
     return out

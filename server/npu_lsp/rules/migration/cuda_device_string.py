@@ -34,7 +34,13 @@ class CudaDeviceString(Rule):
     attribute another module reads as a device (`getattr(args, "device", "cuda")` for the
     training script's `--device` default). A `"cuda"` that never reaches a device (a folder
     name, a file name, a log message, a dict key, an argparse help text) is not reported.
-    `torch.device("cuda")` is NPU203.
+    `torch.device("cuda")` is NPU203. A module that never imports torch (a yacs or dataclass
+    config module) is checked only for the values another module reads as a device
+    (`_C.MODEL.DEVICE = "cuda"` for `model.to(cfg.MODEL.DEVICE)`). Code that already
+    dispatches to the NPU is left alone: every branch of an `if`/`elif` chain or conditional
+    expression one of whose tests names the NPU (`is_npu_available()`,
+    `device.type == "npu"`), whose CUDA branch never runs on Ascend, and the body of a
+    class's own `cuda()` method.
 
     ## Why is this bad?
     On Ascend the device type is `"npu"`; moving a tensor to `"cuda"` fails, and a comparison
@@ -72,6 +78,9 @@ class CudaDeviceString(Rule):
     """
 
     nodes = (ast.Module,)
+    #: also modules that never import torch: a config module's device value another module
+    #: of the project reads as one (`values.Flow.torch_module`)
+    requires_imports = ()
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         for f in findings(ctx, "device"):

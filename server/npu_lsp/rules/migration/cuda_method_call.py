@@ -18,7 +18,9 @@ from npu_lsp.rules.migration.helpers import attr_name_span
 )
 class CudaMethodCall(Rule):
     """## What it does
-    Finds `.cuda()` calls that move a tensor or a module to a CUDA device.
+    Finds `.cuda()` calls that move a tensor or a module to a CUDA device. Calls in code that
+    already dispatches to the NPU (a branch of an `if`/`elif` chain one of whose tests names
+    the NPU, a class's own `cuda()` method) are left alone, as for NPU204.
 
     ## Why is this bad?
     There is no CUDA device on an Ascend machine: `.cuda()` fails with "Torch not compiled

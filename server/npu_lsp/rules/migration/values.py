@@ -40,6 +40,7 @@ from typing import Literal, Protocol
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.migration.bindings import Bindings, Scope, const_str
+from npu_lsp.rules.migration.dispatch import npu_aware
 
 Kind = Literal["device", "backend"]
 
@@ -210,6 +211,14 @@ class Flow:
         #: names bound by imports, anywhere in the module (aliases a callee may hide behind)
         self._imported = set(ctx.scopes.info.imports)
         self._imported.update(n for local in self.b.local_imports.values() for n in local)
+        from npu_lsp.astutil import imports_any
+        from npu_lsp.registry import FAMILY_IMPORTS
+
+        #: does the module import torch? A module that does not (a yacs or dataclass config
+        #: module) holds device values only where another module of the project reads them
+        #: as one (`_C.MODEL.DEVICE = "cuda"` for `model.to(cfg.MODEL.DEVICE)`): its own
+        #: calls and comparisons are no device positions
+        self.torch_module = imports_any(ctx.tree, ctx.text, FAMILY_IMPORTS["migration"])
         self._collect()
         self._find_escapes()
 
@@ -222,6 +231,10 @@ class Flow:
     # ---- positions
     def _collect(self) -> None:
         nodes = self.b.nodes
+        if not self.torch_module:
+            if self.links is not None:
+                self._incoming()
+            return
         compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
         startswith: list[ast.Call] = []
         for node in nodes.get(ast.Call, []):
@@ -531,6 +544,8 @@ class Flow:
         text = _head_text(node)
         if text is None or not _HEADS[kind].fullmatch(text):
             return False
+        if npu_aware(self.ctx, node):
+            return False  # a branch of a dispatch that has an NPU branch: never runs on one
         assert isinstance(node, (ast.Constant, ast.JoinedStr))
         found = self.sources[kind].get(id(node))
         if found is None:
@@ -597,6 +612,14 @@ class Flow:
             return True  # `device.type`, `device.startswith(...)`, a bare expression
         if isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets):
             return True  # a copy into another name: that name's reads are checked
+        if (
+            isinstance(parent, ast.Call)
+            and len(parent.args) > 1
+            and parent.args[1] is node
+            and resolve(self.ctx, parent.func) == "builtins.getattr"
+            and resolve(self.ctx, parent.args[0]) == "torch"
+        ):
+            return True  # `getattr(torch, device)`: the device's module, torch.npu once moved
         if self.links is not None:  # an argument for a device parameter of another module
             call = self.b.parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
             if isinstance(call, ast.Call) and node is not call.func:
