@@ -95,6 +95,13 @@ _PARSING = frozenset(
     {"replace", "startswith", "removeprefix", "split", "partition", "lstrip", "find", "index"}
 )
 _FLOW_KEY = ("migration", "flow")
+#: unittest's comparisons of two values (`assertEqual(a, b)` is `a == b`, `assertIn(a, b)`
+#: is `a in b`)
+_ASSERT_MEMBERSHIP = frozenset({"assertIn", "assertNotIn"})
+_ASSERT_COMPARE = frozenset(
+    {"assertEqual", "assertEquals", "assertNotEqual", "assertNotEquals", "assertIs", "assertIsNot"}
+    | _ASSERT_MEMBERSHIP
+)
 #: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
 _MESSAGE_CALLS = frozenset(
     {
@@ -237,12 +244,19 @@ class Flow:
             return
         compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
         startswith: list[ast.Call] = []
+        assertions: list[ast.Call] = []
         for node in nodes.get(ast.Call, []):
             assert isinstance(node, ast.Call)
             for kind, expr in self._sink_args(node):
                 self._follow(expr, kind, node, direct=True, carriers=set(), depth=0, seen=set())
             if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
                 startswith.append(node)
+            elif (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr in _ASSERT_COMPARE
+                and len(node.args) >= 2
+            ):
+                assertions.append(node)
             if (
                 isinstance(node.func, ast.Attribute)
                 and node.func.attr in _PARSING
@@ -264,6 +278,9 @@ class Flow:
             self._comparison(cmp)
         for call in startswith:
             self._startswith(call)
+        for call in assertions:
+            self._assertion(call)
+        self._displays()
         for kind in ("device", "backend"):
             for carrier in list(self.carriers[kind]):
                 if carrier[0] == "attr":
@@ -271,6 +288,24 @@ class Flow:
                         self._literal(
                             choice, kind, choice, direct=False, carriers={carrier}, role="choice"
                         )
+
+    def _displays(self) -> None:
+        """A list, tuple or set display holding a device object (`torch.device("cuda")`)
+        holds devices: its `"cuda"` strings are devices too (`["cuda", 0,
+        torch.device("cuda")]`, the devices a test runs on), and move with it."""
+        found: list[Source] = list(self.sources["device"].values())
+        for source in found:
+            sink = source.sink
+            if not (source.direct and isinstance(sink, ast.Call)):
+                continue
+            display = self.b.parents.get(id(sink))
+            if not isinstance(display, (ast.List, ast.Tuple, ast.Set)):
+                continue
+            if not _is_device_object(sink, self.ctx):
+                continue
+            for element in display.elts:
+                if element is not sink and isinstance(element, (ast.Constant, ast.JoinedStr)):
+                    self._literal(element, "device", sink, direct=False, carriers=set())
 
     def _incoming(self) -> None:
         """Parameters other modules of the project pass device values to are device
@@ -657,13 +692,11 @@ class Flow:
         if isinstance(expr, ast.Attribute):
             if expr.attr == "device":
                 return "device"
-            if expr.attr == "type" and (
-                (isinstance(expr.value, ast.Attribute) and expr.value.attr == "device")
-                or self._carrier(expr.value) in self._device_objects
-                or self._carrier(expr.value) in self.carriers["device"]
-                or _is_device_object(expr.value, self.ctx)
-            ):
-                return "device"  # `device.type` of a value used as a device
+            if expr.attr == "type":
+                # `device.type`: only a `torch.device` has a `type` attribute that equals
+                # "cuda" (a tensor's `.type` is a method), so `model_device.type == "cuda"`
+                # compares a device even when nothing here shows where it came from
+                return "device"
         carrier = self._carrier(expr)
         if carrier is not None:
             kinds: tuple[Kind, ...] = ("device", "backend")
@@ -689,21 +722,34 @@ class Flow:
         operands = [cmp.left, *cmp.comparators]
         for op, left, right in zip(cmp.ops, operands, operands[1:], strict=False):
             if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
-                pairs = [(left, right), (right, left)]
+                self._compare_pairs(cmp, left, right, membership=False)
             elif isinstance(op, (ast.In, ast.NotIn)):
-                pairs = [(right, left)]
-                if isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-                    pairs = [(left, e) for e in right.elts]
-            else:
+                self._compare_pairs(cmp, left, right, membership=True)
+
+    def _assertion(self, call: ast.Call) -> None:
+        """`self.assertEqual(out.device.type, "cuda")`, `assertIn(device, ("cuda", "cpu"))`:
+        unittest's comparisons, as `==` and `in` are."""
+        assert isinstance(call.func, ast.Attribute)
+        membership = call.func.attr in _ASSERT_MEMBERSHIP
+        self._compare_pairs(call, call.args[0], call.args[1], membership=membership)
+
+    def _compare_pairs(
+        self, where: ast.AST, left: ast.expr, right: ast.expr, *, membership: bool
+    ) -> None:
+        if not membership:
+            pairs = [(left, right), (right, left)]
+        elif isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+            pairs = [(left, e) for e in right.elts]
+        else:
+            pairs = [(right, left)]
+        for value, literal in pairs:
+            if not isinstance(literal, ast.Constant):
                 continue
-            for value, literal in pairs:
-                if not isinstance(literal, ast.Constant):
-                    continue
-                kind = self._kind_of(value)
-                if kind is not None:
-                    self._compared(value, literal, kind, cmp)
-                elif isinstance(value, ast.Name):
-                    self._param_compare(value, literal)
+            kind = self._kind_of(value)
+            if kind is not None:
+                self._compared(value, literal, kind, where)
+            elif isinstance(value, ast.Name):
+                self._param_compare(value, literal)
 
     def _param_compare(self, name: ast.Name, literal: ast.AST) -> None:
         """A parameter compared with a device or backend name (`device_type == "cuda"`,
