@@ -153,3 +153,20 @@ def test_code_that_already_dispatches_to_the_npu_is_left_alone(tmp_path: Path) -
         before = (CORPUS / "accel_dispatch" / rel).read_text(encoding="utf-8")
         assert (root / rel).read_text(encoding="utf-8") == before, rel
         assert f"{rel}:" not in proc.stdout, proc.stdout
+
+
+def test_cpp_extensions_with_cuda_sources_are_cuda_builds(tmp_path: Path) -> None:
+    """fairseq builds its CUDA kernels as `CppExtension`s with .cu sources (or nvcc flags):
+    BuildExtension compiles them with nvcc all the same. The plain C++ one is no finding."""
+    root = tmp_path / "fairseq_setup"
+    shutil.copytree(CORPUS / "fairseq_setup", root)
+    proc = subprocess.run(
+        [*EXE, "--select", "NPU207", "."], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    found = [
+        (m.group("line"), m.group("code"))
+        for m in map(_FINDING.match, proc.stdout.splitlines())
+        if m
+    ]
+    assert found == [("18", "NPU207"), ("25", "NPU207")], proc.stdout
+    assert "`CppExtension` compiles its .cu sources with nvcc" in proc.stdout
