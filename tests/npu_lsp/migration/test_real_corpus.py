@@ -113,6 +113,8 @@ def test_the_corpus_moves_where_it_should(tmp_path: Path) -> None:
         ("timm", "utils/distributed.py"): ['getattr(args, "device", "npu")', '"cuda": "nccl"'],
         ("yolov5", "utils/torch_utils.py"): ['.replace("npu:", "")', 'arg = "npu:0"'],
         ("yolov5", "train.py"): ['"hccl" if dist.is_hccl_available() else "gloo"'],
+        # a script importing no torch compares a device another module made
+        ("yolov5", "benchmarks.py"): ['if "npu" in device.type:'],
         ("detectron2", "launch.py"): ['backend="HCCL" if has_gpu else "GLOO"'],
         ("mae", "main_pretrain.py"): ['"--device", default="npu"'],
         # a yacs config module that never imports torch: its device is read by another
@@ -170,3 +172,18 @@ def test_cpp_extensions_with_cuda_sources_are_cuda_builds(tmp_path: Path) -> Non
     ]
     assert found == [("18", "NPU207"), ("25", "NPU207")], proc.stdout
     assert "`CppExtension` compiles its .cu sources with nvcc" in proc.stdout
+
+
+def test_tensorrt_is_a_cuda_only_package(tmp_path: Path) -> None:
+    """yolov5's TensorRT backend: the engine runs on NVIDIA GPUs only (NPU207), reported at
+    the import inside the function that loads it."""
+    root = tmp_path / "yolov5"
+    shutil.copytree(CORPUS / "yolov5", root)
+    proc = subprocess.run(
+        [*EXE, "--select", "NPU207", "models"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "models/common.py:7:12: NPU207 `tensorrt` is CUDA-only" in proc.stdout, proc.stdout

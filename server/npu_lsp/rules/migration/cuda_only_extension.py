@@ -51,7 +51,7 @@ def _builds_cuda(call: ast.Call, ctx: Context) -> bool:
 class CudaOnlyExtension(Rule):
     """## What it does
     Finds code that only runs on NVIDIA hardware: imports of CUDA-only packages (CuPy, PyCUDA,
-    Triton, Apex, Numba's CUDA target, flash-attn, xFormers; the list is in
+    Triton, Apex, Numba's CUDA target, flash-attn, xFormers, TensorRT, NVML; the list is in
     `data/migration.json`), `torch.utils.cpp_extension.CUDAExtension`, and
     `torch.utils.cpp_extension.load`/`load_inline` given `.cu` sources, `cuda_sources=`,
     `extra_cuda_cflags=` or `with_cuda=True`, and `CppExtension` given `.cu` sources or
@@ -88,7 +88,17 @@ class CudaOnlyExtension(Rule):
 
     nodes = (ast.Module,)
     # A file importing only `triton` or `cupy` mentions neither torch nor cuda.
-    triggers = ("torch", "cuda", "cupy", "triton", "apex", "flash_attn", "xformers")
+    triggers = (
+        "torch",
+        "cuda",
+        "cupy",
+        "triton",
+        "apex",
+        "flash_attn",
+        "xformers",
+        "tensorrt",
+        "pynvml",
+    )
     #: Everything flagged is an import of a CUDA-only package or a call that resolves through
     #: an import to `torch.utils.cpp_extension`, so no torch import is required up front.
     requires_imports = ()

@@ -238,11 +238,13 @@ class Flow:
     # ---- positions
     def _collect(self) -> None:
         nodes = self.b.nodes
+        compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
         if not self.torch_module:
             if self.links is not None:
                 self._incoming()
+            for cmp in compares:  # `"cuda" in device.type` of a device another module made
+                self._comparison(cmp)
             return
-        compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
         startswith: list[ast.Call] = []
         assertions: list[ast.Call] = []
         for node in nodes.get(ast.Call, []):
