@@ -123,13 +123,19 @@ def test_the_corpus_moves_where_it_should(tmp_path: Path) -> None:
         # `getattr(torch, device)` is the device's module, not an escape; torch_npu has
         # the CUDA RNG-state functions of the same name
         # a device list beside a device object, `product` loops, unittest comparisons
-        ("mme_tests", "test_base_model.py"): [
+        ("mme_tests", "base_model_cases.py"): [
             'cuda_devices = ["npu", 0, torch.device("npu")]',
             'device_types = ["cpu", "npu"]',
             'self.assertEqual(out.device.type, "npu")',
         ],
         # `<device>.type == "cuda"` moves with the `.cuda()` of the branch it guards
         ("accel_bnb", "bnb.py"): ['if model_device.type == "npu":', "model.npu(torch.npu"],
+        # the flags a dispatch tests, computed ahead of it, stay with it
+        ("accel_dispatch", "loader.py"): [
+            'device=torch.device("npu")',
+            'self.is_cuda = device.type == "cuda" and torch.cuda.is_available()',
+            "stream = torch.cuda.Stream(",
+        ],
         ("accel_dispatch", "state.py"): [
             'device = "npu"',
             "torch.npu.get_rng_state_all()",

@@ -12,13 +12,15 @@ query, false there, or it comes after the NPU branch). Moving the CUDA branch to
 changes nothing on Ascend and breaks the code on the GPUs it still supports, so an `if`/`elif`
 chain or a conditional expression any of whose tests names the NPU (`is_npu_available()`,
 `hasattr(torch, "npu")`, `device.type == "npu"`, `torch.npu.is_available()`) is left as it
-is. So is the body of a method named `cuda`: a class's own implementation of `.cuda()`
+is, and so are the flags such a chain tests, computed ahead of it
+(`self.is_cuda = device.type == "cuda" and torch.cuda.is_available()` for
+`if self.is_cuda: ... elif self.is_npu: ...`). So is the body of a method named `cuda`: a class's own implementation of `.cuda()`
 (`super().cuda(device)`, `torch.device("cuda", index)`) beside its `.npu()`; its callers are
 what moves.
 
 The NPU uses in such code need `torch_npu` only once the NPU branch is taken, and a test
 that can only be true with `torch_npu` loaded (an availability query of the project, a
-device that is an NPU) guards them: `import torch_npu` at the top would break the module
+device that is an NPU, the left side of `device.type == "npu" and torch.npu...`) guards them: `import torch_npu` at the top would break the module
 on every machine without it (NPU209 skips them, `npu_guarded`). A test that itself reads
 `torch.npu` guards nothing: without `torch_npu` it fails first.
 """
@@ -88,7 +90,12 @@ def regions(ctx: Context) -> list[Region]:
     text = ctx.text
     if "npu" in text or "NPU" in text or "def cuda" in text:
         elifs: set[int] = set()
+        flags: set[tuple[str, str]] = set()
+        assigns: list[ast.Assign | ast.AnnAssign] = []
         for node in ast.walk(ctx.tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                assigns.append(node)
+                continue
             if isinstance(node, ast.If):
                 if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
                     elifs.add(id(node.orelse[0]))
@@ -97,6 +104,10 @@ def regions(ctx: Context) -> list[Region]:
                 tests = _chain_tests(node)
             elif isinstance(node, ast.IfExp):
                 tests = [node.test]
+            elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+                # `device.type == "npu" and torch.npu.is_available()`: the right side runs
+                # only once the left has named the NPU
+                tests = [node.values[0]]
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "cuda":
                 out.append(Region(*_span(node), guards=False))
                 continue
@@ -106,8 +117,36 @@ def regions(ctx: Context) -> list[Region]:
             if any(n for n, _ in named):
                 guards = not any(r for _, r in named)
                 out.append(Region(*_span(node), guards=guards))
+                for t in tests:
+                    flags |= _flags(t)
+        # `self.is_cuda = device.type == "cuda" and torch.cuda.is_available()` beside
+        # `self.is_npu = ...`, tested by `if self.is_cuda: ... elif self.is_npu: ...`: the
+        # flag is the dispatch's own test, computed ahead of it
+        for a in assigns:
+            targets = a.targets if isinstance(a, ast.Assign) else [a.target]
+            if len(targets) == 1 and _flag_key(targets[0]) in flags:
+                out.append(Region(*_span(a), guards=False))
     ctx.cache[_KEY] = out
     return out
+
+
+def _flag_key(node: ast.AST) -> tuple[str, str] | None:
+    if isinstance(node, ast.Name):
+        return ("name", node.id)
+    if isinstance(node, ast.Attribute):
+        return ("attr", node.attr)
+    return None
+
+
+def _flags(test: ast.AST) -> set[tuple[str, str]]:
+    """The names and attributes a test reads as truth values (`if self.is_cuda:`,
+    `elif use_npu and not cpu:`), not as operands of a comparison."""
+    if isinstance(test, ast.BoolOp):
+        return set().union(*(_flags(v) for v in test.values))
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _flags(test.operand)
+    key = _flag_key(test)
+    return {key} if key is not None else set()
 
 
 def _inside(node: ast.AST, region: Region) -> bool:
