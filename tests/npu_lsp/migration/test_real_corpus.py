@@ -120,6 +120,7 @@ def test_the_corpus_moves_where_it_should(tmp_path: Path) -> None:
         # a yacs config module that never imports torch: its device is read by another
         ("d2_config", "config/defaults.py"): ['_C.MODEL.DEVICE = "npu"', '"./output/cuda_runs"'],
         ("d2_config", "modeling/build.py"): ['"npu:{}".format(gpuid)'],
+        ("d2_config", "lazy/train_config.py"): ['device="npu"', 'output_dir="./output"'],
         # `getattr(torch, device)` is the device's module, not an escape; torch_npu has
         # the CUDA RNG-state functions of the same name
         # a device list beside a device object, `product` loops, unittest comparisons

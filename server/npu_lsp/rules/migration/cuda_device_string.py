@@ -39,7 +39,8 @@ class CudaDeviceString(Rule):
     name, a file name, a log message, a dict key, an argparse help text) is not reported.
     `torch.device("cuda")` is NPU203. A module that never imports torch (a yacs or dataclass
     config module) is checked only for the values another module reads as a device
-    (`_C.MODEL.DEVICE = "cuda"` for `model.to(cfg.MODEL.DEVICE)`). Code that already
+    (`_C.MODEL.DEVICE = "cuda"` for `model.to(cfg.MODEL.DEVICE)`, a LazyConfig's
+    `train = dict(device="cuda")` for `model.to(cfg.train.device)`). Code that already
     dispatches to the NPU is left alone: every branch of an `if`/`elif` chain or conditional
     expression one of whose tests names the NPU (`is_npu_available()`,
     `device.type == "npu"`), whose CUDA branch never runs on Ascend, and the body of a

@@ -333,7 +333,13 @@ class Flow:
                     self._from_elsewhere(value, k, carrier, where)
         module = self.ctx.scopes.info.module
         for name, readers in self.links.attrs.items():
-            if name not in self.b.attrs:
+            # a config module without torch also sets them as keys read as attributes
+            # (detectron2's LazyConfig `train = dict(device="cuda")` for
+            # `model.to(cfg.train.device)`, OmegaConf and EasyDict configs)
+            values = self.b.attrs.get(name)
+            if values is None and not self.torch_module:
+                values = self.b.keys.get(name)
+            if values is None:
                 continue
             # `args.device` read as a device in another module of the project
             imported = set(self.ctx.scopes.info.imports.values())
@@ -346,7 +352,7 @@ class Flow:
             k = "device" if kind == "device" else "backend"
             attr: Carrier = ("attr", name)
             self.carriers[k].add(attr)
-            for value in self.b.attrs[name]:
+            for value in values:
                 self._from_elsewhere(value, k, attr, where)
 
     def _from_elsewhere(self, value: ast.expr, kind: Kind, carrier: Carrier, where: str) -> None:
