@@ -141,6 +141,7 @@ def test_the_corpus_moves_where_it_should(tmp_path: Path) -> None:
             'device = "npu"',
             "torch.npu.get_rng_state_all()",
             "torch.npu.set_rng_state_all(",
+            "torch.npu.FloatTensor([0.0])",
         ],
     }
     fixed_roots: dict[str, Path] = {}
