@@ -129,6 +129,12 @@ def test_the_corpus_moves_where_it_should(tmp_path: Path) -> None:
             'device_types = ["cpu", "npu"]',
             'self.assertEqual(out.device.type, "npu")',
         ],
+        # list concatenation, `.append(...)` and a method's return value carry devices
+        ("d2_tests", "export_cases.py"): [
+            'testing_devices = ["cpu", "npu:0"]',
+            'testing_devices.append(f"npu:{torch.npu.device_count() - 1}")',
+            '["cpu"] + (["npu"] if torch.npu.is_available() else [])',
+        ],
         # `<device>.type == "cuda"` moves with the `.cuda()` of the branch it guards
         ("accel_bnb", "bnb.py"): ['if model_device.type == "npu":', "model.npu(torch.npu"],
         # the flags a dispatch tests, computed ahead of it, stay with it

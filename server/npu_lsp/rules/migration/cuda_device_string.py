@@ -29,9 +29,10 @@ class CudaDeviceString(Rule):
     and the literals such values are compared with (`x.device.type == "cuda"`, any
     `<device>.type == "cuda"`, `args.device == "cuda"`, unittest's
     `assertEqual(out.device.type, "cuda")`) or that take a device string apart
-    (`device.replace("cuda:", "")`). Loop names take the elements of what they iterate,
-    also per name over `itertools.product(...)` and `zip(...)`; a list holding a device
-    object (`["cuda", 0, torch.device("cuda")]`) holds devices. Values are also followed across the modules of the
+    (`device.replace("cuda:", "")`). Loop names take the elements of what they iterate
+    (lists concatenated with `+`, grown with `.append`, returned by a function or a method
+    of the module), also per name over `itertools.product(...)` and `zip(...)`; a list
+    holding a device object (`["cuda", 0, torch.device("cuda")]`) holds devices. Values are also followed across the modules of the
     project: a parameter another module passes a device to (nanoGPT's
     `configure_optimizers(..., device_type)` comparing `device_type == "cuda"`), an
     attribute another module reads as a device (`getattr(args, "device", "cuda")` for the

@@ -460,6 +460,8 @@ class Flow:
                     go(head.value)
         elif isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)):
             go(expr.left)
+            if isinstance(expr.op, ast.Add) and (_is_display(expr.left) or _is_display(expr.right)):
+                go(expr.right)  # `["cpu"] + (["cuda"] if ok else [])`: both lists' elements
         elif isinstance(expr, ast.IfExp):
             go(expr.body)
             go(expr.orelse)
@@ -477,6 +479,9 @@ class Flow:
             self.carriers[kind].add(hop)
             for v in values:
                 go(v, hop=hop)
+            if not direct:  # the elements a list named so is grown with (`.append(...)`)
+                for v in self.b.grown.get(expr.id, ()):
+                    go(v, hop=hop)
             self._arguments(scope, expr.id, go, hop)
         elif isinstance(expr, ast.Attribute):
             if resolve(self.ctx, expr.value) is None:  # not a module's attribute
@@ -539,6 +544,15 @@ class Flow:
             for fn in self.b.functions.get(func.id, []):
                 for r in self.b.returns.get(id(fn), []):
                     go(r, hop=("return", fn.name))
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):  # `self._devices()`: a method of this module's classes
+            for fn in self.b.functions.get(func.attr, []):
+                if id(fn) in self.b.methods:
+                    for r in self.b.returns.get(id(fn), []):
+                        go(r, hop=("return", fn.name))
 
     def _lookup(self, name: ast.Name) -> tuple[Scope, list[ast.expr]]:
         """The scope binding `name` where it is read, and every value bound to it there."""
@@ -808,6 +822,13 @@ def _is_device_object(expr: ast.AST, ctx: Context) -> bool:
     if isinstance(expr, ast.Call):
         return resolve(ctx, expr.func) == "torch.device"
     return isinstance(expr, ast.Attribute) and expr.attr == "device"
+
+
+def _is_display(node: ast.AST) -> bool:
+    """A list or tuple display, or a conditional choosing between such displays."""
+    if isinstance(node, ast.IfExp):
+        return _is_display(node.body) or _is_display(node.orelse)
+    return isinstance(node, (ast.List, ast.Tuple))
 
 
 def _head_text(node: ast.AST) -> str | None:
