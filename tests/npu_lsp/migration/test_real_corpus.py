@@ -201,3 +201,22 @@ def test_tensorrt_is_a_cuda_only_package(tmp_path: Path) -> None:
         timeout=120,
     )
     assert "models/common.py:7:12: NPU207 `tensorrt` is CUDA-only" in proc.stdout, proc.stdout
+
+
+def test_tensor_is_cuda_is_reported_without_a_fix(tmp_path: Path) -> None:
+    """`.is_cuda` is False for NPU tensors: reported (NPU201) where a tensor's attribute is
+    read, never rewritten (it may guard a CUDA-only kernel whose fallback the NPU needs), and
+    not for a class's own `is_cuda` flag."""
+    root, proc = fix_project("tensor_is_cuda", tmp_path)
+    found = [
+        (m.group("line"), m.group("code"), m.group("text").split(";")[0])
+        for m in map(_FINDING.match, proc.stdout.splitlines())
+        if m and "is_cuda" in m.group("text")
+    ]
+    first = "`.is_cuda` is False for a tensor on an NPU"
+    assert found == [("16", "NPU201", first), ("24", "NPU201", first)], proc.stdout
+    text = (root / "models.py").read_text(encoding="utf-8")
+    assert "if input.is_cuda and self.ngpu > 1:" in text
+    assert "if not x.is_cuda:" in text
+    loader = (root / "loader.py").read_text(encoding="utf-8")
+    assert "torch.npu.Stream() if self.is_cuda else None" in loader

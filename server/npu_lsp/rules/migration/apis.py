@@ -55,6 +55,23 @@ def cuda_call(ctx: Context, node: ast.AST) -> Rename | None:
     return Rename(node, "NPU201", edit, "Replace `.cuda()` with `.npu()`")
 
 
+def is_cuda_read(ctx: Context, node: ast.AST) -> Rename | None:
+    """`<tensor>.is_cuda` (NPU201, no edit): False for NPU tensors. Not when the module
+    binds an attribute or defines a function of that name (timm's loader sets its own
+    `self.is_cuda` flag)."""
+    if not isinstance(node, ast.Attribute) or node.attr != "is_cuda":
+        return None
+    if not isinstance(node.ctx, ast.Load):
+        return None
+    b = Flow.of(ctx).b
+    if "is_cuda" in b.attrs or "is_cuda" in b.functions:
+        return None
+    parent = b.parents.get(id(node))
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return None  # `x.is_cuda()`: some other object's method
+    return Rename(node, "NPU201", None, "")
+
+
 def cuda_attribute(ctx: Context, node: ast.AST) -> Rename | None:
     """`torch.cuda.<name>` (NPU202) or `torch.cuda.amp` (NPU206), through any alias."""
     if not isinstance(node, ast.Attribute) or node.attr == "nccl":
@@ -122,6 +139,10 @@ def renames(ctx: Context) -> list[Rename]:
             ):
                 out.append(found)
         for node in nodes.get(ast.Attribute, []):
+            if node.attr == "is_cuda":  # type: ignore[attr-defined]
+                if (read := is_cuda_read(ctx, node)) is not None:
+                    out.append(read)
+                continue
             value = getattr(node, "value", None)
             if isinstance(value, ast.Attribute) and value.attr != "cuda":
                 continue  # cannot name `torch.cuda` (the common case, without resolving)
