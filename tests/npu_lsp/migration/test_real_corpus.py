@@ -113,8 +113,42 @@ def test_the_corpus_moves_where_it_should(tmp_path: Path) -> None:
         ("timm", "utils/distributed.py"): ['getattr(args, "device", "npu")', '"cuda": "nccl"'],
         ("yolov5", "utils/torch_utils.py"): ['.replace("npu:", "")', 'arg = "npu:0"'],
         ("yolov5", "train.py"): ['"hccl" if dist.is_hccl_available() else "gloo"'],
+        # a script importing no torch compares a device another module made
+        ("yolov5", "benchmarks.py"): ['if "npu" in device.type:'],
         ("detectron2", "launch.py"): ['backend="HCCL" if has_gpu else "GLOO"'],
         ("mae", "main_pretrain.py"): ['"--device", default="npu"'],
+        # a yacs config module that never imports torch: its device is read by another
+        ("d2_config", "config/defaults.py"): ['_C.MODEL.DEVICE = "npu"', '"./output/cuda_runs"'],
+        ("d2_config", "modeling/build.py"): ['"npu:{}".format(gpuid)'],
+        ("d2_config", "lazy/train_config.py"): ['device="npu"', 'output_dir="./output"'],
+        # `getattr(torch, device)` is the device's module, not an escape; torch_npu has
+        # the CUDA RNG-state functions of the same name
+        # a device list beside a device object, `product` loops, unittest comparisons
+        ("mme_tests", "base_model_cases.py"): [
+            'cuda_devices = ["npu", 0, torch.device("npu")]',
+            'device_types = ["cpu", "npu"]',
+            'self.assertEqual(out.device.type, "npu")',
+        ],
+        # list concatenation, `.append(...)` and a method's return value carry devices
+        ("d2_tests", "export_cases.py"): [
+            'testing_devices = ["cpu", "npu:0"]',
+            'testing_devices.append(f"npu:{torch.npu.device_count() - 1}")',
+            '["cpu"] + (["npu"] if torch.npu.is_available() else [])',
+        ],
+        # `<device>.type == "cuda"` moves with the `.cuda()` of the branch it guards
+        ("accel_bnb", "bnb.py"): ['if model_device.type == "npu":', "model.npu(torch.npu"],
+        # the flags a dispatch tests, computed ahead of it, stay with it
+        ("accel_dispatch", "loader.py"): [
+            'device=torch.device("npu")',
+            'self.is_cuda = device.type == "cuda" and torch.cuda.is_available()',
+            "stream = torch.cuda.Stream(",
+        ],
+        ("accel_dispatch", "state.py"): [
+            'device = "npu"',
+            "torch.npu.get_rng_state_all()",
+            "torch.npu.set_rng_state_all(",
+            "torch.npu.FloatTensor([0.0])",
+        ],
     }
     fixed_roots: dict[str, Path] = {}
     for (name, rel), snippets in expected.items():
@@ -123,3 +157,66 @@ def test_the_corpus_moves_where_it_should(tmp_path: Path) -> None:
         text = (fixed_roots[name] / rel).read_text(encoding="utf-8")
         for snippet in snippets:
             assert snippet in text, (name, rel, snippet)
+
+
+def test_code_that_already_dispatches_to_the_npu_is_left_alone(tmp_path: Path) -> None:
+    """Accelerate's and MMEngine's device-generic code: the CUDA branch of a dispatch that
+    has an NPU branch never runs on Ascend, a class's own `cuda()` implements `.cuda()`, and
+    NPU branches guarded by an availability query need no top-level `import torch_npu`
+    (which would break the module where torch_npu is not installed)."""
+    root, proc = fix_project("accel_dispatch", tmp_path)
+    for rel in ("memory.py", "imports.py"):
+        before = (CORPUS / "accel_dispatch" / rel).read_text(encoding="utf-8")
+        assert (root / rel).read_text(encoding="utf-8") == before, rel
+        assert f"{rel}:" not in proc.stdout, proc.stdout
+
+
+def test_cpp_extensions_with_cuda_sources_are_cuda_builds(tmp_path: Path) -> None:
+    """fairseq builds its CUDA kernels as `CppExtension`s with .cu sources (or nvcc flags):
+    BuildExtension compiles them with nvcc all the same. The plain C++ one is no finding."""
+    root = tmp_path / "fairseq_setup"
+    shutil.copytree(CORPUS / "fairseq_setup", root)
+    proc = subprocess.run(
+        [*EXE, "--select", "NPU207", "."], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    found = [
+        (m.group("line"), m.group("code"))
+        for m in map(_FINDING.match, proc.stdout.splitlines())
+        if m
+    ]
+    assert found == [("18", "NPU207"), ("25", "NPU207")], proc.stdout
+    assert "`CppExtension` compiles its .cu sources with nvcc" in proc.stdout
+
+
+def test_tensorrt_is_a_cuda_only_package(tmp_path: Path) -> None:
+    """yolov5's TensorRT backend: the engine runs on NVIDIA GPUs only (NPU207), reported at
+    the import inside the function that loads it."""
+    root = tmp_path / "yolov5"
+    shutil.copytree(CORPUS / "yolov5", root)
+    proc = subprocess.run(
+        [*EXE, "--select", "NPU207", "models"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "models/common.py:7:12: NPU207 `tensorrt` is CUDA-only" in proc.stdout, proc.stdout
+
+
+def test_tensor_is_cuda_is_reported_without_a_fix(tmp_path: Path) -> None:
+    """`.is_cuda` is False for NPU tensors: reported (NPU201) where a tensor's attribute is
+    read, never rewritten (it may guard a CUDA-only kernel whose fallback the NPU needs), and
+    not for a class's own `is_cuda` flag."""
+    root, proc = fix_project("tensor_is_cuda", tmp_path)
+    found = [
+        (m.group("line"), m.group("code"), m.group("text").split(";")[0])
+        for m in map(_FINDING.match, proc.stdout.splitlines())
+        if m and "is_cuda" in m.group("text")
+    ]
+    first = "`.is_cuda` is False for a tensor on an NPU"
+    assert found == [("16", "NPU201", first), ("24", "NPU201", first)], proc.stdout
+    text = (root / "models.py").read_text(encoding="utf-8")
+    assert "if input.is_cuda and self.ngpu > 1:" in text
+    assert "if not x.is_cuda:" in text
+    loader = (root / "loader.py").read_text(encoding="utf-8")
+    assert "torch.npu.Stream() if self.is_cuda else None" in loader

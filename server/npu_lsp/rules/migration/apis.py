@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from npu_lsp.diagnostics import Edit, Span
 from npu_lsp.engine import Context
+from npu_lsp.rules.migration.dispatch import npu_aware
 from npu_lsp.rules.migration.helpers import attr_name_span, char_column, data
 from npu_lsp.rules.migration.values import Flow, resolution_value, resolve
 
@@ -52,6 +53,23 @@ def cuda_call(ctx: Context, node: ast.AST) -> Rename | None:
         return None
     edit = Edit(attr_name_span(ctx, func), "npu")
     return Rename(node, "NPU201", edit, "Replace `.cuda()` with `.npu()`")
+
+
+def is_cuda_read(ctx: Context, node: ast.AST) -> Rename | None:
+    """`<tensor>.is_cuda` (NPU201, no edit): False for NPU tensors. Not when the module
+    binds an attribute or defines a function of that name (timm's loader sets its own
+    `self.is_cuda` flag)."""
+    if not isinstance(node, ast.Attribute) or node.attr != "is_cuda":
+        return None
+    if not isinstance(node.ctx, ast.Load):
+        return None
+    b = Flow.of(ctx).b
+    if "is_cuda" in b.attrs or "is_cuda" in b.functions:
+        return None
+    parent = b.parents.get(id(node))
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return None  # `x.is_cuda()`: some other object's method
+    return Rename(node, "NPU201", None, "")
 
 
 def cuda_attribute(ctx: Context, node: ast.AST) -> Rename | None:
@@ -110,8 +128,8 @@ def renames(ctx: Context) -> list[Rename]:
     if cached is not None:
         return cached
     out: list[Rename] = []
-    if "cuda" in ctx.text:
-        flow = Flow.of(ctx)
+    flow = Flow.of(ctx) if "cuda" in ctx.text else None
+    if flow is not None and flow.torch_module:
         imports = ctx.scopes.info.imports
         aliases = {n for n, q in imports.items() if q == "torch.cuda"}
         aliases |= {n for local in flow.b.local_imports.values() for n in local}
@@ -131,6 +149,11 @@ def renames(ctx: Context) -> list[Rename]:
                         found = [_shifted(r, first - hit[1]) for r in found]
                         part.memo[_KEY] = (key, first, found)
                 out += found
+        # `.is_cuda` reads depend on the whole module's bindings: never kept per chunk
+        for node in flow.b.nodes.get(ast.Attribute, []):
+            if node.attr == "is_cuda" and (read := is_cuda_read(ctx, node)) is not None:  # type: ignore[attr-defined]
+                out.append(read)
+    out = [r for r in out if not npu_aware(ctx, r.node)]
     out.sort(key=lambda r: (r.node.lineno, r.node.col_offset))  # type: ignore[attr-defined]
     ctx.cache[_KEY] = out
     return out
@@ -149,6 +172,8 @@ def _renames_in(
         ):
             out.append(found)
     for node in nodes.get(ast.Attribute, []):
+        if node.attr == "is_cuda":  # type: ignore[attr-defined]
+            continue  # `renames` finds these from the whole module's bindings
         value = getattr(node, "value", None)
         if isinstance(value, ast.Attribute) and value.attr != "cuda":
             continue  # cannot name `torch.cuda` (the common case, without resolving)

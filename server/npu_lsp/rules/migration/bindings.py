@@ -287,11 +287,21 @@ class Bindings(ast.NodeVisitor):
 
     def _iteration(self, target: ast.expr, iterable: ast.expr) -> None:
         """`for dev in ["cuda:0", "cuda:1"]`: the name takes the elements (`Flow` follows a
-        list, tuple or set literal into its elements); other targets are unknown."""
+        list, tuple or set literal into its elements); `for op, dev in product(ops, devs)`
+        and `zip(...)`: each name takes the elements of its own iterable; other targets
+        are unknown."""
         if isinstance(target, ast.Name):
             self._bind(target.id, iterable)
-        else:
+            return
+        parts = _parallel_iterables(self, target, iterable)
+        if parts is None:
             self._loop_target(target)
+            return
+        for t, part in zip(target.elts, parts, strict=True):  # type: ignore[attr-defined]
+            if isinstance(t, ast.Name):
+                self._bind(t.id, part)
+            else:
+                self._loop_target(t)
 
     visit_AsyncFor = visit_For  # noqa: N815
 
@@ -388,6 +398,26 @@ def merge(ctx: Context, parts: list[Bindings]) -> Bindings:
         for kind, found in part.nodes.items():
             nodes.setdefault(kind, []).extend(found)
     return out
+
+
+_PARALLEL = frozenset({"itertools.product", "builtins.zip"})
+
+
+def _parallel_iterables(b: Bindings, target: ast.expr, iterable: ast.expr) -> list[ast.expr] | None:
+    """The iterable each name of a tuple target takes its elements from, when the loop runs
+    over `itertools.product(a, b, ...)` or `zip(a, b, ...)` with one argument per name."""
+    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(iterable, ast.Call):
+        return None
+    func = iterable.func
+    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if last not in ("product", "zip") or iterable.keywords:
+        return None
+    args = iterable.args
+    if len(args) != len(target.elts) or any(isinstance(a, ast.Starred) for a in args):
+        return None
+    qual = b.ctx.qualname(func)
+    b.asked.append((func, qual))  # a chunk's bindings are reused only while this holds
+    return list(args) if qual in _PARALLEL else None
 
 
 _FUNCTION_KINDS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})

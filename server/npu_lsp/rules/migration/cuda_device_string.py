@@ -26,15 +26,26 @@ class CudaDeviceString(Rule):
     like, directly or through a variable, a parameter's default, an argparse option's
     `default=`/`choices=` (`args.device`), a dict entry (`cfg["device"]`), a function's
     return value, an f-string or concatenation (`f"cuda:{rank}"`, `"cuda:" + str(rank)`),
-    and the literals such values are compared with (`x.device.type == "cuda"`,
-    `args.device == "cuda"`) or that take a device string apart
-    (`device.replace("cuda:", "")`). Values are also followed across the modules of the
+    and the literals such values are compared with (`x.device.type == "cuda"`, any
+    `<device>.type == "cuda"`, `args.device == "cuda"`, unittest's
+    `assertEqual(out.device.type, "cuda")`) or that take a device string apart
+    (`device.replace("cuda:", "")`). Loop names take the elements of what they iterate
+    (lists concatenated with `+`, grown with `.append`, returned by a function or a method
+    of the module), also per name over `itertools.product(...)` and `zip(...)`; a list
+    holding a device object (`["cuda", 0, torch.device("cuda")]`) holds devices. Values are also followed across the modules of the
     project: a parameter another module passes a device to (nanoGPT's
     `configure_optimizers(..., device_type)` comparing `device_type == "cuda"`), an
     attribute another module reads as a device (`getattr(args, "device", "cuda")` for the
     training script's `--device` default). A `"cuda"` that never reaches a device (a folder
     name, a file name, a log message, a dict key, an argparse help text) is not reported.
-    `torch.device("cuda")` is NPU203.
+    `torch.device("cuda")` is NPU203. A module that never imports torch (a yacs or dataclass
+    config module) is checked only for the values another module reads as a device
+    (`_C.MODEL.DEVICE = "cuda"` for `model.to(cfg.MODEL.DEVICE)`, a LazyConfig's
+    `train = dict(device="cuda")` for `model.to(cfg.train.device)`). Code that already
+    dispatches to the NPU is left alone: every branch of an `if`/`elif` chain or conditional
+    expression one of whose tests names the NPU (`is_npu_available()`,
+    `device.type == "npu"`), whose CUDA branch never runs on Ascend, and the body of a
+    class's own `cuda()` method.
 
     ## Why is this bad?
     On Ascend the device type is `"npu"`; moving a tensor to `"cuda"` fails, and a comparison
@@ -72,6 +83,9 @@ class CudaDeviceString(Rule):
     """
 
     nodes = (ast.Module,)
+    #: also modules that never import torch: a config module's device value another module
+    #: of the project reads as one (`values.Flow.torch_module`)
+    requires_imports = ()
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         for f in findings(ctx, "device"):

@@ -18,7 +18,10 @@ from npu_lsp.rules.migration.helpers import attr_name_span
 )
 class CudaMethodCall(Rule):
     """## What it does
-    Finds `.cuda()` calls that move a tensor or a module to a CUDA device.
+    Finds `.cuda()` calls that move a tensor or a module to a CUDA device, and reads of a
+    tensor's `.is_cuda` (False on an NPU, where torch_npu adds `.is_npu`). Calls in code that
+    already dispatches to the NPU (a branch of an `if`/`elif` chain one of whose tests names
+    the NPU, a class's own `cuda()` method) are left alone, as for NPU204.
 
     ## Why is this bad?
     There is no CUDA device on an Ascend machine: `.cuda()` fails with "Torch not compiled
@@ -43,7 +46,9 @@ class CudaMethodCall(Rule):
     ```
 
     ## Fix safety
-    Safe: the method is renamed and `import torch_npu` is added after `import torch` when the
+    `.is_cuda` has no fix: it guards either device placement (`.is_npu` is then right) or a
+    CUDA-only kernel whose fallback is what an NPU needs (fairseq's fused LayerNorm), and
+    only the author knows which. For `.cuda()` the fix is safe: the method is renamed and `import torch_npu` is added after `import torch` when the
     file does not import it yet; arguments are kept as written. The rename moves with the
     file's device strings (NPU203/NPU204) and other CUDA API uses in one fix, so `.npu()`
     never lands beside a `device="cuda"` that stays: when a device string of the file
@@ -60,6 +65,15 @@ class CudaMethodCall(Rule):
         group = device_group(ctx)
         for found in renames(ctx):
             if found.code != self.code:
+                continue
+            if isinstance(found.node, ast.Attribute):  # `<tensor>.is_cuda`
+                yield ctx.diagnostic(
+                    self,
+                    attr_name_span(ctx, found.node),
+                    "`.is_cuda` is False for a tensor on an NPU; test `.is_npu` where the "
+                    "branch is not a CUDA-only kernel path (no automatic fix: which one it "
+                    "is decides the rewrite)",
+                )
                 continue
             call = found.node
             assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)

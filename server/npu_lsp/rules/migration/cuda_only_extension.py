@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
+from npu_lsp.rules.migration.bindings import const_str
 from npu_lsp.rules.migration.helpers import data, head_span_of, span_of
 from npu_lsp.rules.migration.values import Flow, qualnames, string_values
 
@@ -32,6 +33,12 @@ def _builds_cuda(call: ast.Call, ctx: Context) -> bool:
     for kw in call.keywords:
         if kw.arg in _CUDA_KEYWORDS:
             return True
+        if (
+            kw.arg == "extra_compile_args"
+            and isinstance(kw.value, ast.Dict)
+            and any(const_str(k) == "nvcc" for k in kw.value.keys)
+        ):
+            return True  # flags for nvcc: the extension has CUDA sources
         if kw.arg == "with_cuda" and isinstance(kw.value, ast.Constant) and kw.value.value:
             return True
     parts = [*call.args, *(k.value for k in call.keywords if k.arg in ("sources", None))]
@@ -44,10 +51,12 @@ def _builds_cuda(call: ast.Call, ctx: Context) -> bool:
 class CudaOnlyExtension(Rule):
     """## What it does
     Finds code that only runs on NVIDIA hardware: imports of CUDA-only packages (CuPy, PyCUDA,
-    Triton, Apex, Numba's CUDA target, flash-attn, xFormers; the list is in
+    Triton, Apex, Numba's CUDA target, flash-attn, xFormers, TensorRT, NVML; the list is in
     `data/migration.json`), `torch.utils.cpp_extension.CUDAExtension`, and
     `torch.utils.cpp_extension.load`/`load_inline` given `.cu` sources, `cuda_sources=`,
-    `extra_cuda_cflags=` or `with_cuda=True`. The builder is recognised through import
+    `extra_cuda_cflags=` or `with_cuda=True`, and `CppExtension` given `.cu` sources or
+    `extra_compile_args={"nvcc": ...}` (`BuildExtension` compiles `.cu` files with nvcc
+    whatever the extension class). The builder is recognised through import
     aliases and local names (`extension = CUDAExtension`,
     `ext = CUDAExtension if with_cuda else CppExtension`), and sources through variables,
     lists grown with `+=`/`append`, `os.path.join(...)` and `glob` patterns.
@@ -79,7 +88,17 @@ class CudaOnlyExtension(Rule):
 
     nodes = (ast.Module,)
     # A file importing only `triton` or `cupy` mentions neither torch nor cuda.
-    triggers = ("torch", "cuda", "cupy", "triton", "apex", "flash_attn", "xformers")
+    triggers = (
+        "torch",
+        "cuda",
+        "cupy",
+        "triton",
+        "apex",
+        "flash_attn",
+        "xformers",
+        "tensorrt",
+        "pynvml",
+    )
     #: Everything flagged is an import of a CUDA-only package or a call that resolves through
     #: an import to `torch.utils.cpp_extension`, so no torch import is required up front.
     requires_imports = ()

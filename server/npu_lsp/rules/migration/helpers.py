@@ -227,6 +227,7 @@ def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str
     cached: list[tuple[ast.Attribute, str, Fix | None]] | None = ctx.cache.get(key)
     if cached is not None:
         return cached
+    from npu_lsp.rules.migration.dispatch import npu_aware
     from npu_lsp.rules.migration.values import Flow, qualnames
 
     table: dict[str, dict[str, str]] = data()["backend_settings"]
@@ -254,6 +255,8 @@ def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str
             chain, parent = parent, parents.get(id(parent))
         if chain is node or id(chain) in seen or not isinstance(chain, ast.Attribute):
             continue  # the bare module (an import alias target, `x = torch.backends.cudnn`)
+        if npu_aware(ctx, chain):
+            continue  # set in the CUDA branch of a dispatch that has an NPU one
         seen.add(id(chain))
         name = sorted(q for q in qualnames(ctx, chain) if q.startswith(base + "."))[0]
         entry = next(

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
+from npu_lsp.rules.migration.dispatch import npu_guarded
 from npu_lsp.rules.migration.helpers import imports_torch_npu, span_of, torch_npu_import_edit
 from npu_lsp.rules.migration.values import Flow, resolve
 
@@ -51,6 +52,7 @@ def first_npu_use(tree: ast.Module, ctx: Context) -> ast.AST | None:
                 for kw in node.keywords
                 if kw.arg in _DEVICE_KEYWORDS and _npu_device(kw.value)
             )
+    found = [n for n in found if not npu_guarded(ctx, n)]
     if not found:
         return None
     return min(found, key=lambda n: (n.lineno, n.col_offset))
@@ -66,7 +68,12 @@ def first_npu_use(tree: ast.Module, ctx: Context) -> ast.AST | None:
 class MissingTorchNpuImport(Rule):
     """## What it does
     Reports a module that imports `torch` and uses NPU features (`.npu()`, `torch.npu.*`, or an
-    `"npu"` device string passed where a device goes) but never imports `torch_npu`.
+    `"npu"` device string passed where a device goes) but never imports `torch_npu`. Uses
+    reached only once a test has shown torch_npu loaded (the branch of
+    `if is_npu_available():`, `if device.type == "npu":`, a test that does not itself read
+    `torch.npu`) or inside a class's own `npu()` method do not count: device-generic code
+    imports torch_npu where it checks for it, and a top-level import would break it where
+    torch_npu is not installed.
 
     ## Why is this bad?
     `torch_npu` registers the NPU backend when it is imported. Without the import,

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic, Edit
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
+from npu_lsp.rules.migration.dispatch import npu_aware
 from npu_lsp.rules.migration.groups import findings, message
 from npu_lsp.rules.migration.helpers import attr_name_span, data, rewrite_fix, span_of
 from npu_lsp.rules.migration.values import Flow, qualnames, resolve
@@ -66,6 +67,9 @@ class NcclBackend(Rule):
     """
 
     nodes = (ast.Module,)
+    #: also modules that never import torch: a config module's backend value another module
+    #: of the project reads as one (`values.Flow.torch_module`)
+    requires_imports = ()
     triggers = ("nccl", "NCCL")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
@@ -85,6 +89,7 @@ class NcclBackend(Rule):
                 isinstance(attr, ast.Attribute)
                 and attr.attr == "NCCL"
                 and resolve(ctx, attr) == _BACKEND_NCCL
+                and not npu_aware(ctx, attr)
             ):
                 fix = rewrite_fix(
                     ctx,
@@ -108,7 +113,7 @@ class NcclBackend(Rule):
             if "nccl" not in last.lower() or not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
                 continue
             names = qualnames(ctx, node) & table.keys()
-            if not names:
+            if not names or npu_aware(ctx, node):
                 continue
             name = sorted(names)[0]
             entry = table[name]

@@ -26,6 +26,7 @@ facts are what each module knows alone.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -35,9 +36,11 @@ if TYPE_CHECKING:
     from npu_lsp.rules.migration.values import Flow
     from npu_lsp.scope import ModuleInfo
 
-#: Text a module must hold for its facts to be worth computing (`"cuda"` or `"nccl"`
-#: literals are what moves; a module without them has nothing another could join).
-_WORDS = ("cuda", "nccl")
+#: Text a module must hold for its facts to be worth computing: `"cuda"` or `"nccl"`
+#: literals are what moves, and a module without them still reads values other modules
+#: set (`model.to(cfg.MODEL.DEVICE)`, `def train(model, device)`, `backend=cfg.BACKEND`),
+#: which its facts tell them; a module naming neither has nothing another could join.
+_WORDS = re.compile(r"cuda|nccl|device|backend", re.IGNORECASE)
 _SKIP_CALLEES = ("torch.", "builtins.", "os.", "logging.", "argparse.", "numpy.")
 
 
@@ -65,7 +68,7 @@ class _LocalScopes:
 
 def module_facts(tree: ast.Module, info: ModuleInfo, text: str) -> Facts | None:
     """The facts of one module (None when it holds no CUDA device or NCCL name)."""
-    if not any(w in text for w in _WORDS):
+    if _WORDS.search(text) is None:
         return None
     from npu_lsp.config import Config
     from npu_lsp.engine import Context
@@ -125,7 +128,7 @@ def _same(facts: Facts | None) -> Facts | None:
 
 def pending_facts(tree: ast.Module, info: ModuleInfo, text: str) -> PendingFacts | None:
     """`module_facts`, made when first read (None when there can be none)."""
-    if not any(w in text for w in _WORDS):
+    if _WORDS.search(text) is None:
         return None
     return PendingFacts(tree, info, text)
 

@@ -18,7 +18,9 @@ class TorchCudaApi(Rule):
     """## What it does
     Finds uses of `torch.cuda.<name>` (also through aliases such as `import torch as th` or
     `from torch import cuda`) and `from torch.cuda import <name>`. `torch.cuda.amp` has its own
-    rule (NPU206), and so has `torch.cuda.nccl` (NPU205).
+    rule (NPU206), and so has `torch.cuda.nccl` (NPU205). Uses in code that already
+    dispatches to the NPU (a branch of an `if`/`elif` chain one of whose tests names the
+    NPU, a class's own `cuda()` method) are left alone, as for NPU204.
 
     ## Why is this bad?
     `torch.cuda` answers for NVIDIA devices only: on an Ascend machine

@@ -40,6 +40,7 @@ from typing import Literal, Protocol
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.migration.bindings import Bindings, Scope, const_str, merge
+from npu_lsp.rules.migration.dispatch import npu_aware
 
 Kind = Literal["device", "backend"]
 
@@ -94,6 +95,13 @@ _PARSING = frozenset(
     {"replace", "startswith", "removeprefix", "split", "partition", "lstrip", "find", "index"}
 )
 _FLOW_KEY = ("migration", "flow")
+#: unittest's comparisons of two values (`assertEqual(a, b)` is `a == b`, `assertIn(a, b)`
+#: is `a in b`)
+_ASSERT_MEMBERSHIP = frozenset({"assertIn", "assertNotIn"})
+_ASSERT_COMPARE = frozenset(
+    {"assertEqual", "assertEquals", "assertNotEqual", "assertNotEquals", "assertIs", "assertIsNot"}
+    | _ASSERT_MEMBERSHIP
+)
 #: Calls whose arguments are only shown to people (a rename changes text, not behaviour).
 _MESSAGE_CALLS = frozenset(
     {
@@ -268,6 +276,14 @@ class Flow:
         #: names bound by imports, anywhere in the module (aliases a callee may hide behind)
         self._imported = set(ctx.scopes.info.imports)
         self._imported.update(n for local in self.b.local_imports.values() for n in local)
+        from npu_lsp.astutil import imports_any
+        from npu_lsp.registry import FAMILY_IMPORTS
+
+        #: does the module import torch? A module that does not (a yacs or dataclass config
+        #: module) holds device values only where another module of the project reads them
+        #: as one (`_C.MODEL.DEVICE = "cuda"` for `model.to(cfg.MODEL.DEVICE)`): its own
+        #: calls and comparisons are no device positions
+        self.torch_module = imports_any(ctx.tree, ctx.text, FAMILY_IMPORTS["migration"])
         self._collect()
         self._find_escapes()
 
@@ -281,6 +297,12 @@ class Flow:
     def _collect(self) -> None:
         nodes = self.b.nodes
         compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
+        if not self.torch_module:
+            if self.links is not None:
+                self._incoming()
+            for cmp in compares:  # `"cuda" in device.type` of a device another module made
+                self._comparison(cmp)
+            return
         startswith: list[ast.Call] = []
         for call, sinks, starts, parsing in self._call_plan():
             for kind, expr in sinks:
@@ -303,6 +325,16 @@ class Flow:
             self._comparison(cmp)
         for call in startswith:
             self._startswith(call)
+        for node in nodes.get(ast.Call, []):  # unittest's comparisons (`assertEqual(a, b)`)
+            assert isinstance(node, ast.Call)
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in _ASSERT_COMPARE
+                and len(node.args) >= 2
+            ):
+                self._assertion(node)
+        self._displays()
         for kind in ("device", "backend"):
             for carrier in list(self.carriers[kind]):
                 if carrier[0] == "attr":
@@ -340,6 +372,24 @@ class Flow:
                 plan.append((node, sinks, starts, parsing))
         return plan
 
+    def _displays(self) -> None:
+        """A list, tuple or set display holding a device object (`torch.device("cuda")`)
+        holds devices: its `"cuda"` strings are devices too (`["cuda", 0,
+        torch.device("cuda")]`, the devices a test runs on), and move with it."""
+        found: list[Source] = list(self.sources["device"].values())
+        for source in found:
+            sink = source.sink
+            if not (source.direct and isinstance(sink, ast.Call)):
+                continue
+            display = self.b.parents.get(id(sink))
+            if not isinstance(display, (ast.List, ast.Tuple, ast.Set)):
+                continue
+            if not _is_device_object(sink, self.ctx):
+                continue
+            for element in display.elts:
+                if element is not sink and isinstance(element, (ast.Constant, ast.JoinedStr)):
+                    self._literal(element, "device", sink, direct=False, carriers=set())
+
     def _incoming(self) -> None:
         """Parameters other modules of the project pass device values to are device
         values here: their defaults move with them, and so do their comparisons."""
@@ -364,7 +414,13 @@ class Flow:
                     self._from_elsewhere(value, k, carrier, where)
         module = self.ctx.scopes.info.module
         for name, readers in self.links.attrs.items():
-            if name not in self.b.attrs:
+            # a config module without torch also sets them as keys read as attributes
+            # (detectron2's LazyConfig `train = dict(device="cuda")` for
+            # `model.to(cfg.train.device)`, OmegaConf and EasyDict configs)
+            values = self.b.attrs.get(name)
+            if values is None and not self.torch_module:
+                values = self.b.keys.get(name)
+            if values is None:
                 continue
             # `args.device` read as a device in another module of the project
             imported = set(self.ctx.scopes.info.imports.values())
@@ -377,7 +433,7 @@ class Flow:
             k = "device" if kind == "device" else "backend"
             attr: Carrier = ("attr", name)
             self.carriers[k].add(attr)
-            for value in self.b.attrs[name]:
+            for value in values:
                 self._from_elsewhere(value, k, attr, where)
 
     def _from_elsewhere(self, value: ast.expr, kind: Kind, carrier: Carrier, where: str) -> None:
@@ -485,6 +541,8 @@ class Flow:
                     go(head.value)
         elif isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)):
             go(expr.left)
+            if isinstance(expr.op, ast.Add) and (_is_display(expr.left) or _is_display(expr.right)):
+                go(expr.right)  # `["cpu"] + (["cuda"] if ok else [])`: both lists' elements
         elif isinstance(expr, ast.IfExp):
             go(expr.body)
             go(expr.orelse)
@@ -502,6 +560,9 @@ class Flow:
             self.carriers[kind].add(hop)
             for v in values:
                 go(v, hop=hop)
+            if not direct:  # the elements a list named so is grown with (`.append(...)`)
+                for v in self.b.grown.get(expr.id, ()):
+                    go(v, hop=hop)
             self._arguments(scope, expr.id, go, hop)
         elif isinstance(expr, ast.Attribute):
             if resolve(self.ctx, expr.value) is None:  # not a module's attribute
@@ -564,6 +625,15 @@ class Flow:
             for fn in self.b.functions.get(func.id, []):
                 for r in self.b.returns.get(id(fn), []):
                     go(r, hop=("return", fn.name))
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):  # `self._devices()`: a method of this module's classes
+            for fn in self.b.functions.get(func.attr, []):
+                if id(fn) in self.b.methods:
+                    for r in self.b.returns.get(id(fn), []):
+                        go(r, hop=("return", fn.name))
 
     def _lookup(self, name: ast.Name) -> tuple[Scope, list[ast.expr]]:
         """The scope binding `name` where it is read, and every value bound to it there."""
@@ -612,6 +682,8 @@ class Flow:
         text = _head_text(node)
         if text is None or not _HEADS[kind].fullmatch(text):
             return False
+        if npu_aware(self.ctx, node):
+            return False  # a branch of a dispatch that has an NPU branch: never runs on one
         assert isinstance(node, (ast.Constant, ast.JoinedStr))
         found = self.sources[kind].get(id(node))
         if found is None:
@@ -678,6 +750,14 @@ class Flow:
             return True  # `device.type`, `device.startswith(...)`, a bare expression
         if isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets):
             return True  # a copy into another name: that name's reads are checked
+        if (
+            isinstance(parent, ast.Call)
+            and len(parent.args) > 1
+            and parent.args[1] is node
+            and resolve(self.ctx, parent.func) == "builtins.getattr"
+            and resolve(self.ctx, parent.args[0]) == "torch"
+        ):
+            return True  # `getattr(torch, device)`: the device's module, torch.npu once moved
         if self.links is not None:  # an argument for a device parameter of another module
             call = self.b.parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
             if isinstance(call, ast.Call) and node is not call.func:
@@ -715,13 +795,11 @@ class Flow:
         if isinstance(expr, ast.Attribute):
             if expr.attr == "device":
                 return "device"
-            if expr.attr == "type" and (
-                (isinstance(expr.value, ast.Attribute) and expr.value.attr == "device")
-                or self._carrier(expr.value) in self._device_objects
-                or self._carrier(expr.value) in self.carriers["device"]
-                or _is_device_object(expr.value, self.ctx)
-            ):
-                return "device"  # `device.type` of a value used as a device
+            if expr.attr == "type":
+                # `device.type`: only a `torch.device` has a `type` attribute that equals
+                # "cuda" (a tensor's `.type` is a method), so `model_device.type == "cuda"`
+                # compares a device even when nothing here shows where it came from
+                return "device"
         carrier = self._carrier(expr)
         if carrier is not None:
             kinds: tuple[Kind, ...] = ("device", "backend")
@@ -747,21 +825,34 @@ class Flow:
         operands = [cmp.left, *cmp.comparators]
         for op, left, right in zip(cmp.ops, operands, operands[1:], strict=False):
             if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
-                pairs = [(left, right), (right, left)]
+                self._compare_pairs(cmp, left, right, membership=False)
             elif isinstance(op, (ast.In, ast.NotIn)):
-                pairs = [(right, left)]
-                if isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-                    pairs = [(left, e) for e in right.elts]
-            else:
+                self._compare_pairs(cmp, left, right, membership=True)
+
+    def _assertion(self, call: ast.Call) -> None:
+        """`self.assertEqual(out.device.type, "cuda")`, `assertIn(device, ("cuda", "cpu"))`:
+        unittest's comparisons, as `==` and `in` are."""
+        assert isinstance(call.func, ast.Attribute)
+        membership = call.func.attr in _ASSERT_MEMBERSHIP
+        self._compare_pairs(call, call.args[0], call.args[1], membership=membership)
+
+    def _compare_pairs(
+        self, where: ast.AST, left: ast.expr, right: ast.expr, *, membership: bool
+    ) -> None:
+        if not membership:
+            pairs = [(left, right), (right, left)]
+        elif isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+            pairs = [(left, e) for e in right.elts]
+        else:
+            pairs = [(right, left)]
+        for value, literal in pairs:
+            if not isinstance(literal, ast.Constant):
                 continue
-            for value, literal in pairs:
-                if not isinstance(literal, ast.Constant):
-                    continue
-                kind = self._kind_of(value)
-                if kind is not None:
-                    self._compared(value, literal, kind, cmp)
-                elif isinstance(value, ast.Name):
-                    self._param_compare(value, literal)
+            kind = self._kind_of(value)
+            if kind is not None:
+                self._compared(value, literal, kind, where)
+            elif isinstance(value, ast.Name):
+                self._param_compare(value, literal)
 
     def _param_compare(self, name: ast.Name, literal: ast.AST) -> None:
         """A parameter compared with a device or backend name (`device_type == "cuda"`,
@@ -812,6 +903,13 @@ def _is_device_object(expr: ast.AST, ctx: Context) -> bool:
     if isinstance(expr, ast.Call):
         return resolve(ctx, expr.func) == "torch.device"
     return isinstance(expr, ast.Attribute) and expr.attr == "device"
+
+
+def _is_display(node: ast.AST) -> bool:
+    """A list or tuple display, or a conditional choosing between such displays."""
+    if isinstance(node, ast.IfExp):
+        return _is_display(node.body) or _is_display(node.orelse)
+    return isinstance(node, (ast.List, ast.Tuple))
 
 
 def _head_text(node: ast.AST) -> str | None:
