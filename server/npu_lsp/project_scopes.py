@@ -33,6 +33,8 @@ from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.scope import (
     SITED_KINDS,
     CallSite,
+    Edge,
+    FnKey,
     FuncDef,
     GraphScope,
     Level,
@@ -42,13 +44,8 @@ from npu_lsp.scope import (
     callee_treatment,
 )
 
-#: A function, by where it is defined: (module, line, column of its `def`).
-FnKey = tuple[str, int, int]
 #: A compiled root: (qualname, function, kind, level, owning class or None).
 Root = tuple[str, FnKey, str, Level, "str | None"]
-#: A resolved call: (line, column, end line, end column, callee, callee qualname, owner,
-#: whether the callee is a `@constexpr` function: a scope of its own, never walked into).
-Edge = tuple[int, int, int, int, FnKey, str, "str | None", bool]
 #: A graph scope as the cache keeps it: (qualname, kind, level, call sites as tuples).
 Packed = tuple[str, str, str, list[tuple[str, int, int, int, int, str]]]
 

@@ -52,7 +52,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.parallel import Pool
 from npu_lsp.project_scopes import Resolution
-from npu_lsp.scope import GraphScope, ModuleInfo, module_name_for, summarize
+from npu_lsp.scope import EdgeTable, GraphScope, ModuleInfo, module_name_for, summarize
 from npu_lsp.summary import portable
 
 #: Trees kept between the phases, all workers together, in estimated bytes (a tree takes
@@ -306,7 +306,8 @@ def _check_files(
                     )
                     new_scopes = scopes
                     stats.resolved = resolution.computed_roots + resolution.computed_edges
-                index.set_graph_scopes(scopes)
+                edges = EdgeTable(resolution.edges) if resolution is not None else None
+                index.set_graph_scopes(scopes, edges)
                 t = stats.lap("resolve", t)
                 # A file whose key and seeds are what the cache recorded is not checked again;
                 # its seeds come from the names its summary defines (nothing is unpickled).
@@ -341,7 +342,7 @@ def _check_files(
                     shared = index if pool.jobs == 1 else None  # in this process: no copy
                     if shared is None:
                         blobs = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
-                    pool.broadcast("prepare", (blobs, scopes, shared))
+                    pool.broadcast("prepare", (blobs, scopes, edges, shared))
                     t = stats.lap("prepare", t)
                 final_index = index
                 per_worker: list[list[int]] = [[] for _ in range(pool.jobs)]
@@ -505,13 +506,15 @@ def _prepare(
     run: Run,
     blobs: list[tuple[int, Blob]],
     scopes: dict[str, GraphScope],
+    edges: EdgeTable | None,
     index: WorkspaceIndex | None,
 ) -> None:
     """Set up this worker's index with the project-wide resolution (portable: callers are
-    told apart by qualified name, the same whether it was computed or cached)."""
+    told apart by qualified name, the same whether it was computed or cached) and the
+    edges it was walked over."""
     if index is None:
         index = _index(run, blobs)
-        index.set_graph_scopes(scopes)
+        index.set_graph_scopes(scopes, edges)
     run.index = index
 
 
@@ -545,7 +548,7 @@ def _check(run: Run, i: int) -> tuple[int, list[Diagnostic], str]:
         text, tree, info = kept
         how = "checked"
     own = info if info.path == path else _with_path(info, path)
-    return i, engine.check_parsed(text, path, run.config, index, tree, own), how
+    return i, engine.check_parsed(text, path, run.config, index, tree, own, run.keys[i]), how
 
 
 def _with_path(info: ModuleInfo, path: str) -> ModuleInfo:
