@@ -39,13 +39,12 @@ from npu_lsp.scope import (
     GraphScope,
     Level,
     ModuleInfo,
+    Root,
     ScopeResolver,
     call_position,
     callee_treatment,
 )
 
-#: A compiled root: (qualname, function, kind, level, owning class or None).
-Root = tuple[str, FnKey, str, Level, "str | None"]
 #: A graph scope as the cache keeps it: (qualname, kind, level, call sites as tuples).
 Packed = tuple[str, str, str, list[tuple[str, int, int, int, int, str]]]
 

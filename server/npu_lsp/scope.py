@@ -759,6 +759,8 @@ FnKey = tuple[str, int, int]
 #: A resolved call: (line, column, end line, end column, callee, callee qualname, owner,
 #: whether the callee is a `@constexpr` function: a scope of its own, never walked into).
 Edge = tuple[int, int, int, int, FnKey, str, "str | None", bool]
+#: A compiled root: (qualname, function, kind, level, owning class or None).
+Root = tuple[str, FnKey, str, Level, "str | None"]
 
 
 class EdgeTable:
@@ -769,10 +771,14 @@ class EdgeTable:
     name in the index's summaries (by position, each module's table built once)."""
 
     def __init__(
-        self, edges: dict[tuple[FnKey, str | None], tuple[str, str, list[Edge]]]
+        self,
+        edges: dict[tuple[FnKey, str | None], tuple[str, str, list[Edge]]],
+        roots: dict[str, tuple[str, list[Root]]] | None = None,
     ) -> None:
         self.edges = edges
-        self._tables: dict[str, dict[tuple[int, int], FuncDef]] = {}
+        #: module -> (its closure digest, its roots, as resolved with no configured level)
+        self.roots = roots or {}
+        self._tables: dict[str, tuple[dict[tuple[int, int], FuncDef], bool]] = {}
 
     def calls(self, fk: FnKey, owner: str | None) -> list[Edge] | None:
         entry = self.edges.get((fk, owner))
@@ -781,13 +787,27 @@ class EdgeTable:
     def function(self, workspace: WorkspaceIndex, fk: FnKey) -> tuple[ModuleInfo, FuncDef] | None:
         """The summary's function defined at `fk` (None: no such module or function)."""
         info = workspace.module(fk[0])
-        if info is None:
-            return None
-        table = self._tables.get(fk[0])
-        if table is None:
-            table = self._tables[fk[0]] = _function_table(info)
-        fn = table.get((fk[1], fk[2]))
-        return None if fn is None else (info, fn)
+        fn = None if info is None else _function_at(info, self._tables, fk[1], fk[2])
+        return None if fn is None else (info, fn)  # type: ignore[return-value]
+
+
+def _function_at(
+    info: ModuleInfo, tables: dict[str, tuple[dict[tuple[int, int], FuncDef], bool]], line: int, col: int
+) -> FuncDef | None:
+    """The function of `info` whose `def` is at line, col. `tables` (per module name:
+    functions by position, whether nested ones are in) holds its module-level functions
+    and methods first; every function once one is asked for that is not among those."""
+    hit = tables.get(info.module)
+    if hit is None:
+        table = {(fn.lineno, fn.col_offset): fn for fn in info.functions.values()}
+        for cls in info.classes.values():
+            table.update(((fn.lineno, fn.col_offset), fn) for fn in cls.methods.values())
+        hit = tables[info.module] = (table, False)
+    fn = hit[0].get((line, col))
+    if fn is None and not hit[1]:
+        hit = tables[info.module] = (_function_table(info), True)
+        fn = hit[0].get((line, col))
+    return fn
 
 
 def _function_table(info: ModuleInfo) -> dict[tuple[int, int], FuncDef]:
@@ -845,8 +865,9 @@ class ScopeResolver:
         #: the project-wide edges, when `key` (the index's key of this file) says they
         #: hold for this summary: calls are then followed along them
         self._edges = workspace.edges_for(info.module, key) if key and workspace else None
+        self._key = key
         self._tree, self._text = tree, text
-        self._local_table: dict[tuple[int, int], FuncDef] | None = None
+        self._local_tables: dict[str, tuple[dict[tuple[int, int], FuncDef], bool]] = {}
         if text is not None and self._edges is None:
             self._find_call_lines(tree, text, def_lines)
         self._resolve([self.info])
@@ -871,7 +892,8 @@ class ScopeResolver:
         self._method_memo = {}
         self._def_lines = self._call_lines = None  # no texts: every function is scanned whole
         self._edges = None
-        self._local_table = None
+        self._key = None
+        self._local_tables = {}
         self.workspace = workspace
         if resolve:
             self._resolve(list(workspace.modules()), seeds=False)
@@ -1186,7 +1208,8 @@ class ScopeResolver:
 
     def _resolve(self, infos: list[ModuleInfo], seeds: bool = True) -> None:
         work: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
-        for info, qual, fn, kind, level, owner in self._roots(infos):
+        roots = self._known_roots(infos)
+        for info, qual, fn, kind, level, owner in roots if roots is not None else self._roots(infos):
             self._add(fn, qual, kind, level, None)
             work.append((info, fn, level, owner, qual))
         if seeds and self.workspace is not None:
@@ -1206,6 +1229,28 @@ class ScopeResolver:
                 site = CallSite(info.path, *pos, qual, call, fn)
                 self._add(t_fn, t_qual, "helper", level, site)
                 work.append((t_info, t_fn, level, t_owner, t_qual))
+
+    def _known_roots(
+        self, infos: list[ModuleInfo]
+    ) -> list[tuple[ModuleInfo, str, FuncDef, str, Level, str | None]] | None:
+        """`_roots` of this file from the project-wide resolution (made with no configured
+        level: a configured one replaces every root's level, as `_roots` gives it); None
+        when it does not hold them."""
+        if self._edges is None or infos != [self.info]:
+            return None
+        hit = self._edges.roots.get(self.info.module)
+        if hit is None:
+            return None
+        out: list[tuple[ModuleInfo, str, FuncDef, str, Level, str | None]] = []
+        for qual, fk, kind, level, owner in hit[1]:
+            if fk[0] == self.info.module:
+                found = self._local_function(fk)
+            else:
+                found = self._edges.function(self.workspace, fk)  # type: ignore[arg-type]
+            if found is None:
+                return None
+            out.append((found[0], qual, found[1], kind, self.configured or level, owner))
+        return out
 
     def _targets(
         self, info: ModuleInfo, fn: FuncDef, owner: str | None
@@ -1270,10 +1315,7 @@ class ScopeResolver:
 
     def _local_function(self, fk: FnKey) -> tuple[ModuleInfo, FuncDef] | None:
         """This file's function defined at `fk` (a tree node, not the summary's copy)."""
-        table = self._local_table
-        if table is None:
-            table = self._local_table = _function_table(self.info)
-        fn = table.get((fk[1], fk[2]))
+        fn = _function_at(self.info, self._local_tables, fk[1], fk[2])
         return None if fn is None else (self.info, fn)
 
     def _workspace_seeds(self) -> list[tuple[ModuleInfo, FuncDef, Level, str | None, str]]:
@@ -1282,7 +1324,7 @@ class ScopeResolver:
         assert self.workspace is not None
         reached = self.workspace.graph_scopes()
         # workspace summaries record resolved paths; this file's own sites are found locally
-        own = self.workspace.key(self.info.path)
+        own = self._key or self.workspace.key(self.info.path)
         out: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
         mod = self.info.module
         candidates: list[tuple[str, FuncDef, str | None]] = [

@@ -306,7 +306,9 @@ def _check_files(
                     )
                     new_scopes = scopes
                     stats.resolved = resolution.computed_roots + resolution.computed_edges
-                edges = EdgeTable(resolution.edges) if resolution is not None else None
+                edges = (
+                    EdgeTable(resolution.edges, resolution.roots) if resolution is not None else None
+                )
                 index.set_graph_scopes(scopes, edges)
                 t = stats.lap("resolve", t)
                 # A file whose key and seeds are what the cache recorded is not checked again;
