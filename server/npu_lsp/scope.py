@@ -822,7 +822,7 @@ def _function_table(info: ModuleInfo) -> dict[tuple[int, int], FuncDef]:
         node = stack.pop()
         t = type(node)
         if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-            table.setdefault((node.lineno, node.col_offset), node)  # type: ignore[attr-defined]
+            table.setdefault((node.lineno, node.col_offset), node)  # type: ignore[attr-defined,arg-type]
         elif t is not ast.ClassDef and not _is_container(node):
             continue  # definitions are statements: expressions hold none
         stack.extend(reversed([c for c in child_nodes(node) if _is_container(c)]))
