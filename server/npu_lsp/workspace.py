@@ -112,6 +112,9 @@ class Run:
     #: per worker: files parsed to be summarised whose tree did not fit `budget`
     dropped: set[int] = field(default_factory=set)
     budget: int = TREE_BUDGET
+    #: per process: the portable summaries it made, by file number (its index takes them
+    #: as they are instead of unpickling their blobs)
+    portables: dict[int, ModuleInfo] = field(default_factory=dict)
 
 
 _RUN: Run | None = None
@@ -488,7 +491,8 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
         return i, "final", engine.check_source(text, path, run.config)
     try:
         info = summarize(tree, run.keys[i], run.modules[i], text)
-        blob = pickle.dumps(portable(info, text), protocol=pickle.HIGHEST_PROTOCOL)
+        kept = portable(info, text)
+        blob = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
     except RecursionError:
         return i, "final", engine.check_source(text, path, run.config)
     cost = len(data) * _TREE_FACTOR
@@ -497,6 +501,7 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
         run.trees[i] = (text, tree, info)
     else:
         run.dropped.add(i)
+    run.portables[i] = kept
     imports = tuple(sorted(set(info.imports.values())))
     quals, made = _seed_names(info)
     migrates = getattr(info, "migration", None) is not None
@@ -542,10 +547,12 @@ def _cached_index(
 
 def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
     """The index of every summary, in file order (so every process builds the same one),
-    each unpickled when first used."""
+    each unpickled when first used; the summaries this process made are taken as made
+    (unpickling their blobs would give equal copies)."""
     index = WorkspaceIndex(run.root)
+    made = run.portables
     for i, blob in blobs:
-        index.add_summary(run.keys[i], blob, run.modules[i])
+        index.add_summary(run.keys[i], made.get(i) or blob, run.modules[i])
     return index
 
 
