@@ -375,10 +375,20 @@ def _check_files(
                     else:
                         again.append(i)
                 if again:
-                    shared = index if pool.jobs == 1 else None  # in this process: no copy
-                    if shared is None:
-                        blobs = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
-                    pool.broadcast("prepare", (blobs, scopes, edges, shared))
+                    if pool.jobs == 1:  # in this process: no copy
+                        pool.broadcast("prepare", (blobs, scopes, edges, index))
+                    else:
+                        # a worker has the summaries it made (`Run.portables`): it is sent
+                        # the others; the resolution is pickled once for all of them
+                        resolved = pickle.dumps((scopes, edges), protocol=pickle.HIGHEST_PROTOCOL)
+                        sent = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
+                        pool.scatter(
+                            "prepare",
+                            [
+                                ([(i, b) for i, b in sent if owner.get(i) != w], resolved, None, None)
+                                for w in range(pool.jobs)
+                            ],
+                        )
                     t = stats.lap("prepare", t)
                 final_index = index
                 per_worker: list[list[int]] = [[] for _ in range(pool.jobs)]
@@ -559,15 +569,21 @@ def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
 def _prepare(
     run: Run,
     blobs: list[tuple[int, Blob]],
-    scopes: dict[str, GraphScope],
+    scopes: dict[str, GraphScope] | bytes,
     edges: EdgeTable | None,
     index: WorkspaceIndex | None,
 ) -> None:
     """Set up this worker's index with the project-wide resolution (portable: callers are
     told apart by qualified name, the same whether it was computed or cached) and the
-    edges it was walked over."""
+    edges it was walked over (both pickled together, from another process). `blobs`
+    holds the summaries it did not make."""
     if index is None:
-        index = _index(run, blobs)
+        if isinstance(scopes, bytes):
+            scopes, edges = pickle.loads(scopes)
+        assert not isinstance(scopes, bytes)
+        made = run.portables
+        mine = [(i, b"") for i in made]
+        index = _index(run, sorted([*blobs, *mine], key=lambda item: item[0]))
         index.set_graph_scopes(scopes, edges)
     run.index = index
 
