@@ -205,12 +205,14 @@ class _Run:
                 elif level == "strict":
                     known[2] = "strict"  # the strictest level that reaches it wins
                 work.append((fk, level, owner, qual))
-        seen: set[tuple[FnKey, Level]] = set()
+        # per owning class too, as `_resolve` does: a base's method reached from a
+        # subclass's instance resolves `self.<method>` through that subclass
+        seen: set[tuple[FnKey, Level, str | None]] = set()
         while work:
             fk, level, owner, qual = work.pop()
-            if (fk, level) in seen:
+            if (fk, level, owner) in seen:
                 continue
-            seen.add((fk, level))
+            seen.add((fk, level, owner))
             ekey = (fk, owner)
             entry = new.edges.get(ekey)
             if entry is None:

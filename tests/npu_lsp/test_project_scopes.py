@@ -281,3 +281,33 @@ def test_per_file_resolution_along_the_project_edges_is_exact(tmp_path: Path, le
         compared += 1
         followed += cli._edges is not None
     assert compared > 2000 and followed > 0.9 * compared
+
+
+def test_a_base_method_reached_through_two_subclasses_resolves_for_each(tmp_path: Path) -> None:
+    """`B.construct` calls `self.helper(x)`; `C1` and `C2` (other modules) inherit it and
+    override `helper`. The project-wide walk follows `B.construct` once per owning class,
+    as the language server's resolver does: both overrides are compiled, with the call in
+    `B.construct` as their site (it followed only the first owner it met)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(
+        "from mindspore import nn\n\n\nclass B(nn.Cell):\n    def construct(self, x):\n"
+        "        return self.helper(x)\n\n    def helper(self, x):\n        return x\n"
+    )
+    for name in ("C1", "C2"):
+        (pkg / f"{name.lower()}.py").write_text(
+            f"from .a import B\n\n\nclass {name}(B):\n    def helper(self, x):\n        return x + 1\n"
+        )
+    index = WorkspaceIndex.from_paths([str(tmp_path)], root=str(tmp_path))
+    order = [m.module for m in index.modules()]
+    scopes, _res = resolve(index, order, {m: "" for m in order})
+
+    def shape(found: dict[str, object]) -> list[tuple[object, ...]]:
+        return [
+            (q, s.kind, s.level, [(c.line, c.column, c.caller) for c in s.call_sites])  # type: ignore[attr-defined]
+            for q, s in found.items()
+        ]
+
+    assert shape(scopes) == shape(portable(index.graph_scopes()))  # type: ignore[arg-type]
+    assert {"pkg.c1.C1.helper", "pkg.c2.C2.helper", "pkg.a.B.helper"} <= set(scopes)
