@@ -5,7 +5,8 @@ of the checker never reads what this one wrote:
 
 - `results`: per file, the content digest, the key its diagnostics were computed under
   and the diagnostics; plus the digest of the whole run's state (settings and every file's
-  content), so an unchanged tree is answered from this file alone;
+  content), so an unchanged tree is answered from this file alone; per notebook, the same
+  with the names it imports (its key digests what those reach of the project);
 - `summaries`: per file, the digest of its content and of its module's portable summary
   (so an edit re-parses only the edited file), and where the summary lies in `blobs`;
   a run reads from `blobs` only the summaries it unpickles, each checked against its
@@ -36,7 +37,7 @@ from typing import Any
 from npu_lsp.diagnostics import Diagnostic
 
 CACHE_DIR = ".ascend-lens_cache"
-_FORMAT = 4
+_FORMAT = 5
 _MAC_SIZE = 32
 
 
@@ -87,6 +88,22 @@ class FileResult:
     stamp: tuple[int, int, int] | None = None
     #: digest of the summaries the file's module reaches (see `workspace._closures`)
     closure: str = ""
+
+
+@dataclass
+class NotebookResult:
+    """A notebook's cached findings and what they were computed from (a notebook is not
+    part of the index: nothing depends on it, it depends on what it imports)."""
+
+    content: str
+    #: digest of the settings, the content and what its check read of the project
+    #: (`workspace._notebook_key`)
+    key: str
+    #: the names its module-level code imports (what its check can reach in the project)
+    imports: tuple[str, ...]
+    #: (where, relative to the notebook's name: "" or ":cell N"; diagnostic)
+    found: list[tuple[str, Diagnostic]]
+    stamp: tuple[int, int, int] | None = None
 
 
 @dataclass
@@ -181,18 +198,24 @@ class Cache:
         self._blobs: bytes | None = None
 
     # ---- reading
-    def load_results(self) -> tuple[str, str, dict[str, FileResult]]:
-        """(state of the last run, digest of all its summaries, results per file)."""
+    def load_results(
+        self,
+    ) -> tuple[str, str, dict[str, FileResult], dict[str, NotebookResult], str]:
+        """(state of the last run, digest of all its summaries, results per file, results
+        per notebook, digest of the summaries with migration facts)."""
         data = self._read("results")
-        if not (isinstance(data, tuple) and len(data) == 3 and isinstance(data[2], dict)):
-            return "", "", {}
-        state, whole, results = data
+        if not (isinstance(data, tuple) and len(data) == 5 and isinstance(data[2], dict)):
+            return "", "", {}, {}, ""
+        state, whole, results, notebooks, moving = data
         ok = (
             isinstance(state, str)
             and isinstance(whole, str)
+            and isinstance(moving, str)
+            and isinstance(notebooks, dict)
             and all(isinstance(v, FileResult) for v in results.values())
+            and all(isinstance(v, NotebookResult) for v in notebooks.values())
         )
-        return (state, whole, results) if ok else ("", "", {})
+        return (state, whole, results, notebooks, moving) if ok else ("", "", {}, {}, "")
 
     def load_summaries(self) -> dict[str, FileSummary]:
         """Every cached summary: the `summaries` file with the newer entries of the small
@@ -268,6 +291,8 @@ class Cache:
         summaries: dict[str, FileSummary] | None,
         changed: dict[str, FileSummary] | None = None,
         scopes: object = None,
+        notebooks: dict[str, NotebookResult] | None = None,
+        moving: str = "",
     ) -> None:
         """Write the cache: all `summaries`, or (when None) only the `changed` ones, and
         `scopes` when given; failures (read-only project, full disk) are silent: the cache
@@ -276,7 +301,7 @@ class Cache:
             return
         try:
             self._prepare()
-            self._write("results", (state, whole, results))
+            self._write("results", (state, whole, results, notebooks or {}, moving))
             if scopes is not None:
                 self._write("scopes", scopes)
             if summaries is not None:

@@ -29,7 +29,6 @@ from npu_lsp.discovery import report_into
 from npu_lsp.engine import LANGUAGES, WorkspaceIndex, iter_python_files
 from npu_lsp.files import is_checkable
 from npu_lsp.fixing import run_fix
-from npu_lsp.notebook_file import check_notebook_file
 from npu_lsp.output import RENDERERS, render_statistics
 from npu_lsp.parallel import WorkerFailed, default_jobs
 from npu_lsp.progress import Progress
@@ -223,13 +222,8 @@ def run(argv: Sequence[str]) -> int:
             text_format=args.format == "text",
         )
     progress = None if args.quiet else Progress.for_stream(sys.stderr)
+    # notebooks: against the run's index of every summary (they import the project)
     by_file: dict[str, list[tuple[str, Diagnostic]]] = {}
-
-    def check_notebooks(index: WorkspaceIndex) -> None:
-        # against the run's index of every summary (the notebooks import the project)
-        for nb in notebooks:
-            by_file[str(nb)] = list(check_notebook_file(nb, config, index))
-
     try:
         checked, stats = check_files(
             [f for f in files if f.suffix != ".ipynb"],
@@ -238,7 +232,8 @@ def run(argv: Sequence[str]) -> int:
             jobs=args.jobs or default_jobs(),
             cache_root=None if args.no_cache else project_root(config),
             progress=progress,
-            with_index=check_notebooks if notebooks else None,
+            notebooks=notebooks,
+            notebook_results=by_file,
         )
     finally:
         if progress is not None:

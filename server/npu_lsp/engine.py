@@ -50,6 +50,7 @@ from npu_lsp.scope import (
     ECHOED_KINDS,
     SITED_KINDS,
     CallSite,
+    EdgeTable,
     GraphScope,
     ModuleInfo,
     ScopeResolver,
@@ -111,6 +112,7 @@ class WorkspaceIndex:
         self.version = 0
         self._scopes: dict[str, GraphScope] = {}
         self._scopes_version = -1
+        self._edges: EdgeTable | None = None
         self._texts: dict[str, int] = {}
         #: (key, text, tree, summary) of the last file indexed, so checking the text that was
         #: just indexed (the language server does both per change) does not parse it twice
@@ -244,11 +246,22 @@ class WorkspaceIndex:
             attach(self._scopes, [c for info in self.modules() for c in info.xcalls])
         return self._scopes
 
-    def set_graph_scopes(self, scopes: dict[str, GraphScope]) -> None:
+    def set_graph_scopes(self, scopes: dict[str, GraphScope], edges: EdgeTable | None = None) -> None:
         """Use `scopes` (what `graph_scopes` gave for exactly these summaries, e.g. from the
-        cache) until the next update."""
+        cache) until the next update; with the resolved `edges` they were walked over
+        (`project_scopes`), which per-file resolvers then follow instead of resolving the
+        calls of other modules' functions again."""
         self._scopes = scopes
         self._scopes_version = self.version
+        self._edges = edges
+
+    def edges_for(self, module: str, key: str) -> EdgeTable | None:
+        """The project-wide resolved edges, when they were made for these summaries and
+        `module`'s summary is the one of the file `key` (else None: resolve locally)."""
+        edges = self._edges
+        if edges is None or self._scopes_version != self.version or self._owner.get(module) != key:
+            return None
+        return edges
 
     def _key(self, path: str) -> str:
         try:
@@ -540,9 +553,12 @@ def _check_tree(
     workspace: WorkspaceIndex | None,
     tree: ast.Module,
     info: ModuleInfo | None,
+    key: str | None = None,
 ) -> list[Diagnostic]:
     try:
-        resolver = ScopeResolver(tree, path, config.syntax_level, workspace, info=info, text=text)
+        resolver = ScopeResolver(
+            tree, path, config.syntax_level, workspace, info=info, text=text, key=key
+        )
     except RecursionError:
         return [
             _internal(
@@ -913,9 +929,12 @@ def check_parsed(
     workspace: WorkspaceIndex | None,
     tree: ast.Module,
     info: ModuleInfo,
+    key: str | None = None,
 ) -> list[Diagnostic]:
     """`check_source` for a Python file the caller has parsed and summarised already
-    (`parse_python`, `scope.summarize`): the same diagnostics, without a second parse."""
+    (`parse_python`, `scope.summarize`): the same diagnostics, without a second parse.
+    `key`: the index's key of the file, when `workspace` was built with its summary (the
+    project-wide edges then apply to it)."""
 
     def checker(
         text: str, path: str, config: Config, workspace: WorkspaceIndex | None
@@ -923,7 +942,7 @@ def check_parsed(
         paused = gc.isenabled()
         gc.disable()
         try:
-            return _check_tree(text, path, config, workspace, tree, info)
+            return _check_tree(text, path, config, workspace, tree, info, key)
         finally:
             if paused:
                 gc.enable()

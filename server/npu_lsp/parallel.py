@@ -84,6 +84,14 @@ class Pool:
             conn.send((command, payload))
         return [self._receive(i) for i in range(len(self._conns))]
 
+    def scatter(self, command: str, payloads: Sequence[Any]) -> list[Any]:
+        """Run `command` with `payloads[w]` on worker `w`; their results in worker order."""
+        if self.jobs == 1:
+            return [self.handler(command, payloads[0])]
+        for conn, payload in zip(self._conns, payloads, strict=True):
+            conn.send((command, payload))
+        return [self._receive(i) for i in range(len(self._conns))]
+
     def run(
         self,
         command: str,

@@ -33,22 +33,18 @@ from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.scope import (
     SITED_KINDS,
     CallSite,
+    Edge,
+    FnKey,
     FuncDef,
     GraphScope,
     Level,
     ModuleInfo,
+    Root,
     ScopeResolver,
     call_position,
     callee_treatment,
 )
 
-#: A function, by where it is defined: (module, line, column of its `def`).
-FnKey = tuple[str, int, int]
-#: A compiled root: (qualname, function, kind, level, owning class or None).
-Root = tuple[str, FnKey, str, Level, "str | None"]
-#: A resolved call: (line, column, end line, end column, callee, callee qualname, owner,
-#: whether the callee is a `@constexpr` function: a scope of its own, never walked into).
-Edge = tuple[int, int, int, int, FnKey, str, "str | None", bool]
 #: A graph scope as the cache keeps it: (qualname, kind, level, call sites as tuples).
 Packed = tuple[str, str, str, list[tuple[str, int, int, int, int, str]]]
 
@@ -209,12 +205,14 @@ class _Run:
                 elif level == "strict":
                     known[2] = "strict"  # the strictest level that reaches it wins
                 work.append((fk, level, owner, qual))
-        seen: set[tuple[FnKey, Level]] = set()
+        # per owning class too, as `_resolve` does: a base's method reached from a
+        # subclass's instance resolves `self.<method>` through that subclass
+        seen: set[tuple[FnKey, Level, str | None]] = set()
         while work:
             fk, level, owner, qual = work.pop()
-            if (fk, level) in seen:
+            if (fk, level, owner) in seen:
                 continue
-            seen.add((fk, level))
+            seen.add((fk, level, owner))
             ekey = (fk, owner)
             entry = new.edges.get(ekey)
             if entry is None:

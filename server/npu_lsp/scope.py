@@ -763,6 +763,81 @@ def _jit_config_level(arg: ast.expr, info: ModuleInfo) -> Level | None:
 
 
 # --------------------------------------------------------------------- resolution
+#: A function, by where it is defined: (module, line, column of its `def`).
+FnKey = tuple[str, int, int]
+#: A resolved call: (line, column, end line, end column, callee, callee qualname, owner,
+#: whether the callee is a `@constexpr` function: a scope of its own, never walked into).
+Edge = tuple[int, int, int, int, FnKey, str, "str | None", bool]
+#: A compiled root: (qualname, function, kind, level, owning class or None).
+Root = tuple[str, FnKey, str, Level, "str | None"]
+
+
+class EdgeTable:
+    """The project-wide resolution's edges (`project_scopes`): per (function, owning class),
+    its resolved callees in the order `ScopeResolver._callees` yields them, with the call
+    positions as call sites record them. A per-file resolver follows them instead of
+    resolving the calls of every function it reaches again; it finds the functions they
+    name in the index's summaries (by position, each module's table built once)."""
+
+    def __init__(
+        self,
+        edges: dict[tuple[FnKey, str | None], tuple[str, str, list[Edge]]],
+        roots: dict[str, tuple[str, list[Root]]] | None = None,
+    ) -> None:
+        self.edges = edges
+        #: module -> (its closure digest, its roots, as resolved with no configured level)
+        self.roots = roots or {}
+        self._tables: dict[str, tuple[dict[tuple[int, int], FuncDef], bool]] = {}
+
+    def calls(self, fk: FnKey, owner: str | None) -> list[Edge] | None:
+        entry = self.edges.get((fk, owner))
+        return None if entry is None else entry[2]
+
+    def function(self, workspace: WorkspaceIndex, fk: FnKey) -> tuple[ModuleInfo, FuncDef] | None:
+        """The summary's function defined at `fk` (None: no such module or function)."""
+        info = workspace.module(fk[0])
+        fn = None if info is None else _function_at(info, self._tables, fk[1], fk[2])
+        return None if fn is None else (info, fn)  # type: ignore[return-value]
+
+
+def _function_at(
+    info: ModuleInfo, tables: dict[str, tuple[dict[tuple[int, int], FuncDef], bool]], line: int, col: int
+) -> FuncDef | None:
+    """The function of `info` whose `def` is at line, col. `tables` (per module name:
+    functions by position, whether nested ones are in) holds its module-level functions
+    and methods first; every function once one is asked for that is not among those."""
+    hit = tables.get(info.module)
+    if hit is None:
+        table = {(fn.lineno, fn.col_offset): fn for fn in info.functions.values()}
+        for cls in info.classes.values():
+            table.update(((fn.lineno, fn.col_offset), fn) for fn in cls.methods.values())
+        hit = tables[info.module] = (table, False)
+    fn = hit[0].get((line, col))
+    if fn is None and not hit[1]:
+        hit = tables[info.module] = (_function_table(info), True)
+        fn = hit[0].get((line, col))
+    return fn
+
+
+def _function_table(info: ModuleInfo) -> dict[tuple[int, int], FuncDef]:
+    """Every function of a summary (nested ones too) by the position of its `def`."""
+    table: dict[tuple[int, int], FuncDef] = {}
+    stack: list[ast.AST] = [*info.functions.values()]
+    for cls in info.classes.values():
+        stack.append(cls.node)
+        stack.extend(cls.methods.values())
+    stack.reverse()
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            table.setdefault((node.lineno, node.col_offset), node)  # type: ignore[attr-defined,arg-type]
+        elif t is not ast.ClassDef and not _is_container(node):
+            continue  # definitions are statements: expressions hold none
+        stack.extend(reversed([c for c in child_nodes(node) if _is_container(c)]))
+    return table
+
+
 class ScopeResolver:
     """Answers "is this function compiled, at which level?" for one file.
 
@@ -781,12 +856,13 @@ class ScopeResolver:
         workspace: WorkspaceIndex | None = None,
         info: ModuleInfo | None = None,
         text: str | None = None,
+        key: str | None = None,
     ) -> None:
         self.path = path
         self.workspace = workspace
-        module = workspace.module_for(path) if workspace else module_name_for(path)
         def_lines: list[int] | None = None
         if info is None:
+            module = workspace.module_for(path) if workspace else module_name_for(path)
             info, def_lines = _summarize(tree, path, module, text)
         self.info = info
         self.configured = configured_level or self.info.env_level
@@ -795,7 +871,13 @@ class ScopeResolver:
         self._method_memo: dict[tuple[str, str], tuple[ModuleInfo, ClassInfo, FuncDef] | None] = {}
         self._def_lines: list[int] | None = None
         self._call_lines: list[int] | None = None
-        if text is not None:
+        #: the project-wide edges, when `key` (the index's key of this file) says they
+        #: hold for this summary: calls are then followed along them
+        self._edges = workspace.edges_for(info.module, key) if key and workspace else None
+        self._key = key
+        self._tree, self._text = tree, text
+        self._local_tables: dict[str, tuple[dict[tuple[int, int], FuncDef], bool]] = {}
+        if text is not None and self._edges is None:
             self._find_call_lines(tree, text, def_lines)
         self._resolve([self.info])
 
@@ -818,6 +900,9 @@ class ScopeResolver:
         self._cell_memo = {}
         self._method_memo = {}
         self._def_lines = self._call_lines = None  # no texts: every function is scanned whole
+        self._edges = None
+        self._key = None
+        self._local_tables = {}
         self.workspace = workspace
         if resolve:
             self._resolve(list(workspace.modules()), seeds=False)
@@ -1132,7 +1217,8 @@ class ScopeResolver:
 
     def _resolve(self, infos: list[ModuleInfo], seeds: bool = True) -> None:
         work: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
-        for info, qual, fn, kind, level, owner in self._roots(infos):
+        roots = self._known_roots(infos)
+        for info, qual, fn, kind, level, owner in roots if roots is not None else self._roots(infos):
             self._add(fn, qual, kind, level, None)
             work.append((info, fn, level, owner, qual))
         if seeds and self.workspace is not None:
@@ -1145,17 +1231,101 @@ class ScopeResolver:
             if (id(fn), level, owner) in seen:
                 continue
             seen.add((id(fn), level, owner))
-            for call, target in self._callees(info, fn, owner):
-                t_info, t_qual, t_fn, t_owner = target
-                how = callee_treatment(t_fn, t_info)
-                if how == "skip":
-                    continue
+            for call, pos, t_info, t_qual, t_fn, t_owner, how in self._targets(info, fn, owner):
                 if how == "constexpr":
                     self._add(t_fn, t_qual, "constexpr", level, None)
                     continue
-                site = CallSite(info.path, *call_position(call, info), qual, call, fn)
+                site = CallSite(info.path, *pos, qual, call, fn)
                 self._add(t_fn, t_qual, "helper", level, site)
                 work.append((t_info, t_fn, level, t_owner, t_qual))
+
+    def _known_roots(
+        self, infos: list[ModuleInfo]
+    ) -> list[tuple[ModuleInfo, str, FuncDef, str, Level, str | None]] | None:
+        """`_roots` of this file from the project-wide resolution (made with no configured
+        level: a configured one replaces every root's level, as `_roots` gives it); None
+        when it does not hold them."""
+        if self._edges is None or infos != [self.info]:
+            return None
+        hit = self._edges.roots.get(self.info.module)
+        if hit is None:
+            return None
+        out: list[tuple[ModuleInfo, str, FuncDef, str, Level, str | None]] = []
+        for qual, fk, kind, level, owner in hit[1]:
+            if fk[0] == self.info.module:
+                found = self._local_function(fk)
+            else:
+                found = self._edges.function(self.workspace, fk)  # type: ignore[arg-type]
+            if found is None:
+                return None
+            out.append((found[0], qual, found[1], kind, self.configured or level, owner))
+        return out
+
+    def _targets(
+        self, info: ModuleInfo, fn: FuncDef, owner: str | None
+    ) -> list[tuple[ast.Call | None, tuple[int, int, int, int], ModuleInfo, str, FuncDef, str | None, str]]:
+        """The calls of `fn` that compiled code follows (`_callees` less the skipped ones):
+        (call, its position, callee module, qualname, function, owner, treatment). Along the
+        project-wide edges when they are known (the call node is then found only for calls
+        made in this file: sites elsewhere are never read for their node), else resolved here."""
+        if self._edges is not None:
+            found = self._along_edges(info, fn, owner)
+            if found is not None:
+                return found
+        out: list[Any] = []
+        for call, (t_info, t_qual, t_fn, t_owner) in self._callees(info, fn, owner):
+            how = callee_treatment(t_fn, t_info)
+            if how != "skip":
+                out.append((call, call_position(call, info), t_info, t_qual, t_fn, t_owner, how))
+        return out
+
+    def _along_edges(
+        self, info: ModuleInfo, fn: FuncDef, owner: str | None
+    ) -> list[Any] | None:
+        """`_targets` from the project-wide edges; None when they do not cover `fn` (an
+        owner the project-wide walk did not reach it with) or do not match this file."""
+        assert self._edges is not None and self.workspace is not None
+        calls = self._edges.calls((info.module, fn.lineno, fn.col_offset), owner)
+        if calls is None:
+            return None
+        if not calls:
+            return []
+        local = info is self.info
+        nodes = self._calls_at(fn, calls) if local else None
+        if local and nodes is None:
+            return None
+        out: list[Any] = []
+        for line, col, end_line, end_col, t_fk, t_qual, t_owner, constexpr in calls:
+            pos = (line, col, end_line, end_col)
+            target = self._local_function(t_fk) if t_fk[0] == self.info.module else (
+                self._edges.function(self.workspace, t_fk)
+            )
+            if target is None:
+                return None
+            call = nodes.get(pos) if nodes is not None else None
+            if local and call is None:
+                return None
+            how = "constexpr" if constexpr else "follow"
+            out.append((call, pos, target[0], t_qual, target[1], t_owner, how))
+        return out
+
+    def _calls_at(self, fn: FuncDef, calls: list[Edge]) -> dict[tuple[int, int, int, int], ast.Call] | None:
+        """This file's call nodes in `fn` at the edges' positions (by position)."""
+        if self._text is None:
+            return None
+        if self._def_lines is None:
+            self._def_lines = _definition_lines(self._tree, self._text)
+        if _may_define(fn, self._def_lines):
+            found: list[ast.Call] = find_branches(fn, _CALL_KIND)  # type: ignore[assignment]
+        else:
+            found = _calls_near(fn, sorted({c[0] for c in calls}))
+        info = self.info
+        return {call_position(c, info): c for c in found}
+
+    def _local_function(self, fk: FnKey) -> tuple[ModuleInfo, FuncDef] | None:
+        """This file's function defined at `fk` (a tree node, not the summary's copy)."""
+        fn = _function_at(self.info, self._local_tables, fk[1], fk[2])
+        return None if fn is None else (self.info, fn)
 
     def _workspace_seeds(self) -> list[tuple[ModuleInfo, FuncDef, Level, str | None, str]]:
         """Functions of this file that code in other files compiles (from the workspace's
@@ -1163,7 +1333,7 @@ class ScopeResolver:
         assert self.workspace is not None
         reached = self.workspace.graph_scopes()
         # workspace summaries record resolved paths; this file's own sites are found locally
-        own = self.workspace.key(self.info.path)
+        own = self._key or self.workspace.key(self.info.path)
         out: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
         mod = self.info.module
         candidates: list[tuple[str, FuncDef, str | None]] = [

@@ -25,7 +25,6 @@ from npu_lsp.astutil import FIELDS, fields
 from npu_lsp.columns import LineColumns
 from npu_lsp.scope import ClassInfo, FuncDef, ModuleInfo
 
-_POSITION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 _FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _DEFINITIONS = _FUNCTIONS | {ast.ClassDef}
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
@@ -39,9 +38,11 @@ def _bag(items: list[Any]) -> ast.Expr:
     return ast.Expr(value=ast.Tuple(elts=items, ctx=_LOAD))
 
 
-def _positioned(copy: ast.AST, node: ast.AST) -> ast.AST:
-    for attr in _POSITION:
-        setattr(copy, attr, getattr(node, attr, None))
+def _positioned(copy: Any, node: Any) -> Any:
+    copy.lineno = node.lineno
+    copy.col_offset = node.col_offset
+    copy.end_lineno = node.end_lineno
+    copy.end_col_offset = node.end_col_offset
     return copy
 
 
@@ -141,13 +142,18 @@ class _Pruner:
             node = pop()
             t = type(node)
             if t is call_t:
-                inner = [*node.args, *(k.value for k in node.keywords)]
-                copy = ast.Call(
-                    func=node.func,
-                    args=self.calls(inner) if inner else [],
-                    keywords=[],
+                inner = [*node.args, *(k.value for k in node.keywords)] if node.args or node.keywords else None
+                out.append(
+                    call_t(
+                        func=node.func,
+                        args=self.calls(inner) if inner else [],
+                        keywords=[],
+                        lineno=node.lineno,
+                        col_offset=node.col_offset,
+                        end_lineno=node.end_lineno,
+                        end_col_offset=node.end_col_offset,
+                    )
                 )
-                out.append(_positioned(copy, node))
                 continue
             if t in _SKIP or (t is attr_t and type(node.value) is name_t):
                 continue

@@ -33,7 +33,7 @@ import pickle
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any, cast
 
@@ -44,6 +44,7 @@ from npu_lsp.cache import (
     CacheCorrupt,
     FileResult,
     FileSummary,
+    NotebookResult,
     checker_version,
     digest,
 )
@@ -54,7 +55,7 @@ from npu_lsp.parallel import Pool
 from npu_lsp.project_scopes import Resolution
 from npu_lsp.rules.graphmode import xcalls
 from npu_lsp.rules.graphmode.xcalls import incoming_digests
-from npu_lsp.scope import GraphScope, ModuleInfo, module_name_for, summarize
+from npu_lsp.scope import EdgeTable, GraphScope, ModuleInfo, module_name_for, summarize
 from npu_lsp.summary import portable
 
 #: Trees kept between the phases, all workers together, in estimated bytes (a tree takes
@@ -84,6 +85,9 @@ class Stats:
     seconds: float = 0.0
     #: roots and edges the project-wide resolution computed (not reused from the cache)
     resolved: int = 0
+    #: notebooks checked, and answered from the cache
+    notebooks: int = 0
+    notebooks_reused: int = 0
     #: wall-clock seconds per phase: read, summarise, key, prepare, check, save
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -110,6 +114,9 @@ class Run:
     #: per worker: files parsed to be summarised whose tree did not fit `budget`
     dropped: set[int] = field(default_factory=set)
     budget: int = TREE_BUDGET
+    #: per process: the portable summaries it made, by file number (its index takes them
+    #: as they are instead of unpickling their blobs)
+    portables: dict[int, ModuleInfo] = field(default_factory=dict)
 
 
 _RUN: Run | None = None
@@ -123,22 +130,31 @@ def check_files(
     jobs: int = 1,
     cache_root: str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
-    with_index: Callable[[WorkspaceIndex], None] | None = None,
+    notebooks: Sequence[Path] = (),
+    notebook_results: dict[str, list[tuple[str, Diagnostic]]] | None = None,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     """Diagnostics of every file in `files` (in that order), checked as one workspace
     rooted at `root`; `cache_root` is the folder holding `.ascend-lens_cache/` (None: no
     cache); `progress(done, total, phase)` is called as files are indexed, then checked;
-    `with_index` is given the run's index of every summary, with the project-wide
-    resolution (what notebooks are checked against), before the run ends."""
+    `notebooks` are checked against the run's index of every summary, with the
+    project-wide resolution (their findings, as (where, diagnostic) per notebook, go to
+    `notebook_results`), or answered from the cache when neither they nor what they
+    import changed."""
+    nb_out = notebook_results if notebook_results is not None else {}
     # Everything this run builds (contents, summaries, the index) lives until it ends and
     # holds no cycles: the cyclic collector would only rescan it, more often as it grows.
     paused = gc.isenabled()
     gc.disable()
     try:
         try:
-            return _check_files(files, config, root, jobs, cache_root, progress, True, with_index)
+            return _check_files(
+                files, config, root, jobs, cache_root, progress, True, notebooks, nb_out
+            )
         except CacheCorrupt:  # a cached summary failed its check: trust nothing cached
-            return _check_files(files, config, root, jobs, cache_root, progress, False, with_index)
+            nb_out.clear()
+            return _check_files(
+                files, config, root, jobs, cache_root, progress, False, notebooks, nb_out
+            )
     finally:
         if paused:
             gc.enable()
@@ -152,7 +168,8 @@ def _check_files(
     cache_root: str | None,
     progress: Callable[[int, int, str], None] | None,
     read_cache: bool,
-    with_index: Callable[[WorkspaceIndex], None] | None,
+    notebooks: Sequence[Path],
+    nb_out: dict[str, list[tuple[str, Diagnostic]]],
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     global _RUN
     t0 = time.perf_counter()
@@ -164,7 +181,10 @@ def _check_files(
     settings = digest(checker_version(), repr(_settings_view(config)), str(index0.root))
     cache = Cache(cache_root, settings, read=read_cache) if cache_root is not None else None
     stats.cache = "on" if cache is not None else "off"
-    old_state, old_whole, old_results = cache.load_results() if cache is not None else ("", "", {})
+    old_state, old_whole, old_results, old_nbs, old_moving = (
+        cache.load_results() if cache is not None else ("", "", {}, {}, "")
+    )
+    nbs = _Notebooks(notebooks, config, settings, old_nbs, index0)
     # read what changed: a file with the stamp the cache recorded has the content it recorded
     stamps = [_stamp(p) for p in paths]
     datas: list[bytes | OSError | None] = []
@@ -195,8 +215,22 @@ def _check_files(
         stats.reused = len(files)
         if progress:
             progress(len(files), len(files), "checked")
-        if with_index is not None:
-            with_index(_cached_index(run, cache, contents, digest(settings, old_whole)))
+        if notebooks:
+            closures = {
+                run.modules[i]: c
+                for i, k in enumerate(keys)
+                if run.python[i] and (c := old_results[k].closure)
+            }
+            nbs.check(
+                lambda: _cached_index(run, cache, contents, digest(settings, old_whole)),
+                closures,
+                digest(settings, old_whole),
+                old_moving,
+                nb_out,
+                stats,
+            )
+            if cache is not None and nbs.changed:
+                cache.save(old_state, old_whole, old_results, None, notebooks=nbs.new, moving=old_moving)
         stats.seconds = time.perf_counter() - t0
         return [(p, d or []) for p, d in zip(paths, out, strict=True)], stats
 
@@ -315,7 +349,10 @@ def _check_files(
                     new_scopes = scopes
                     stats.resolved = resolution.computed_roots + resolution.computed_edges
                 xcalls.attach(scopes, passed)
-                index.set_graph_scopes(scopes)
+                edges = (
+                    EdgeTable(resolution.edges, resolution.roots) if resolution is not None else None
+                )
+                index.set_graph_scopes(scopes, edges)
                 t = stats.lap("resolve", t)
                 # A file whose key and seeds are what the cache recorded is not checked again;
                 # its seeds come from the names its summary defines (nothing is unpickled).
@@ -329,7 +366,7 @@ def _check_files(
                 # The migration rules join device facts over every module that has them
                 # (rules/migration/project.py), importer or not: a file with such facts
                 # depends on all of their summaries.
-                moving = digest(*sorted(f.summary for f in summaries.values() if f.migrates))
+                moving = _moving(summaries)
                 for i in check:
                     own = summaries.get(i)
                     old = old_results.get(keys[i])
@@ -347,10 +384,20 @@ def _check_files(
                     else:
                         again.append(i)
                 if again:
-                    shared = index if pool.jobs == 1 else None  # in this process: no copy
-                    if shared is None:
-                        blobs = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
-                    pool.broadcast("prepare", (blobs, scopes, shared))
+                    if pool.jobs == 1:  # in this process: no copy
+                        pool.broadcast("prepare", (blobs, scopes, edges, index))
+                    else:
+                        # a worker has the summaries it made (`Run.portables`): it is sent
+                        # the others; the resolution is pickled once for all of them
+                        resolved = pickle.dumps((scopes, edges), protocol=pickle.HIGHEST_PROTOCOL)
+                        sent = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
+                        pool.scatter(
+                            "prepare",
+                            [
+                                ([(i, b) for i, b in sent if owner.get(i) != w], resolved, None, None)
+                                for w in range(pool.jobs)
+                            ],
+                        )
                     t = stats.lap("prepare", t)
                 final_index = index
                 per_worker: list[list[int]] = [[] for _ in range(pool.jobs)]
@@ -376,13 +423,27 @@ def _check_files(
         _RUN = None
         gc.unfreeze()
 
-    if with_index is not None:
-        if final_index is None:  # nothing was checked: the index of the summaries
-            final_index = _index(run, [(i, _blob(cache, summaries[i])) for i in order])
+    moving = _moving(summaries)
+    if notebooks:
+
+        def notebook_index() -> WorkspaceIndex:
+            if final_index is not None:
+                return final_index
+            # nothing was checked: the index of the summaries
+            index = _index(run, [(i, _blob(cache, summaries[i])) for i in order])
             if cached_scopes is not None:
                 xcalls.attach(cached_scopes, passed)
-                final_index.set_graph_scopes(cached_scopes)
-        with_index(final_index)
+                index.set_graph_scopes(cached_scopes)
+            return index
+
+        nbs.check(
+            notebook_index,
+            {run.modules[i]: closure[i] for i in order},
+            scopes_key,
+            moving,
+            nb_out,
+            stats,
+        )
     results = [(p, d if d is not None else []) for p, d in zip(paths, out, strict=True)]
     if cache is not None:
         new_results: dict[str, FileResult] = {}
@@ -400,7 +461,7 @@ def _check_files(
             stored = {keys[i]: s for i, s in summaries.items()}
             stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
         entry = (scopes_key, resolution) if new_scopes is not None else None
-        cache.save(state, whole, new_results, stored, changed, entry)
+        cache.save(state, whole, new_results, stored, changed, entry, nbs.new, moving)
         stats.lap("save", t)
     stats.seconds = time.perf_counter() - t0
     return results, stats
@@ -450,7 +511,8 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
         return i, "final", engine.check_source(text, path, run.config)
     try:
         info = summarize(tree, run.keys[i], run.modules[i], text)
-        blob = pickle.dumps(portable(info, text), protocol=pickle.HIGHEST_PROTOCOL)
+        kept = portable(info, text)
+        blob = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
     except RecursionError:
         return i, "final", engine.check_source(text, path, run.config)
     cost = len(data) * _TREE_FACTOR
@@ -459,6 +521,7 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
         run.trees[i] = (text, tree, info)
     else:
         run.dropped.add(i)
+    run.portables[i] = kept
     imports = tuple(sorted(set(info.imports.values())))
     quals, made = _seed_names(info)
     migrates = getattr(info, "migration", None) is not None
@@ -509,24 +572,34 @@ def _cached_index(
 
 def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
     """The index of every summary, in file order (so every process builds the same one),
-    each unpickled when first used."""
+    each unpickled when first used; the summaries this process made are taken as made
+    (unpickling their blobs would give equal copies)."""
     index = WorkspaceIndex(run.root)
+    made = run.portables
     for i, blob in blobs:
-        index.add_summary(run.keys[i], blob, run.modules[i])
+        index.add_summary(run.keys[i], made.get(i) or blob, run.modules[i])
     return index
 
 
 def _prepare(
     run: Run,
     blobs: list[tuple[int, Blob]],
-    scopes: dict[str, GraphScope],
+    scopes: dict[str, GraphScope] | bytes,
+    edges: EdgeTable | None,
     index: WorkspaceIndex | None,
 ) -> None:
     """Set up this worker's index with the project-wide resolution (portable: callers are
-    told apart by qualified name, the same whether it was computed or cached)."""
+    told apart by qualified name, the same whether it was computed or cached) and the
+    edges it was walked over (both pickled together, from another process). `blobs`
+    holds the summaries it did not make."""
     if index is None:
-        index = _index(run, blobs)
-        index.set_graph_scopes(scopes)
+        if isinstance(scopes, bytes):
+            scopes, edges = pickle.loads(scopes)
+        assert not isinstance(scopes, bytes)
+        made = run.portables
+        mine = [(i, b"") for i in made]
+        index = _index(run, sorted([*blobs, *mine], key=lambda item: item[0]))
+        index.set_graph_scopes(scopes, edges)
     run.index = index
 
 
@@ -560,13 +633,143 @@ def _check(run: Run, i: int) -> tuple[int, list[Diagnostic], str]:
         text, tree, info = kept
         how = "checked"
     own = info if info.path == path else _with_path(info, path)
-    return i, engine.check_parsed(text, path, run.config, index, tree, own), how
+    return i, engine.check_parsed(text, path, run.config, index, tree, own, run.keys[i]), how
 
 
 def _with_path(info: ModuleInfo, path: str) -> ModuleInfo:
     from dataclasses import replace
 
     return replace(info, path=path)
+
+
+# ----------------------------------------------------------------------------- notebooks
+class _Notebooks:
+    """The run's notebooks: each is checked against the run's index, or answered from the
+    cache when its content is what the cache recorded and so is everything its check read
+    of the project. That is: the summaries of the modules its imports reach (their import
+    closures, `_closures`), the device facts the migration rules join across the project,
+    and, when a module of the project has the notebook's module name, the project-wide
+    resolution (which may compile its functions). Nothing depends on a notebook."""
+
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        config: Config,
+        settings: str,
+        old: dict[str, NotebookResult],
+        index0: WorkspaceIndex,
+    ) -> None:
+        self.paths = [str(p) for p in paths]
+        self.keys = _resolved(self.paths)
+        self.config, self.settings, self.old = config, settings, old
+        self.modules = _module_names(self.keys, index0.root)
+        self.new: dict[str, NotebookResult] = {}
+        self.changed = False
+
+    def check(
+        self,
+        index: Callable[[], WorkspaceIndex],
+        closures: dict[str, str],
+        scopes_key: str,
+        moving: str,
+        out: dict[str, list[tuple[str, Diagnostic]]],
+        stats: Stats,
+    ) -> None:
+        """Findings of every notebook into `out`; `index` makes the run's index (called
+        when one is checked); `closures`: each module's closure digest; `scopes_key`: the
+        digest of the project-wide resolution; `moving`: of the migration facts."""
+        from npu_lsp.notebook_file import check_notebook_file
+
+        under: dict[str, list[str]] | None = None
+        made: WorkspaceIndex | None = None
+        for name, key, module in zip(self.paths, self.keys, self.modules, strict=True):
+            stamp = _stamp(name)
+            old = self.old.get(key)
+            if old is not None and stamp is not None and old.stamp == stamp:
+                content: str | None = old.content
+            else:
+                data = _read(Path(name))
+                content = None if isinstance(data, OSError) else digest(data)
+            if under is None:
+                under = _packages_of(closures)
+            if old is not None and content == old.content:
+                deps = _notebook_deps(old.imports, module, closures, under, scopes_key, moving)
+                if old.key == digest(self.settings, content, deps):
+                    out[name] = [(name + where, d) for where, d in old.found]
+                    self.new[key] = old if old.stamp == stamp else replace(old, stamp=stamp)
+                    self.changed |= old.stamp != stamp
+                    stats.notebooks_reused += 1
+                    continue
+            if made is None:
+                made = index()
+            found = check_notebook_file(name, self.config, made)
+            out[name] = found
+            stats.notebooks += 1
+            self.changed = True
+            if content is None or not all(w.startswith(name) for w, _d in found):
+                continue
+            imports = _notebook_imports(name, module)
+            deps = _notebook_deps(imports, module, closures, under, scopes_key, moving)
+            self.new[key] = NotebookResult(
+                content,
+                digest(self.settings, content, deps),
+                imports,
+                [(w[len(name) :], d) for w, d in found],
+                stamp,
+            )
+
+
+def _notebook_imports(path: str, module: str) -> tuple[str, ...]:
+    """What the module-level code of the notebook at `path` imports (as a summary's
+    `imports` records them); () when it cannot be read or parsed (its check then reads
+    nothing of the project either)."""
+    from npu_lsp.notebook import join_cells
+    from npu_lsp.notebook_file import code_cells
+    from npu_lsp.scope import _collect_imports
+
+    try:
+        cells = code_cells(Path(path).read_bytes().decode("utf-8-sig"))
+        tree = engine.parse_python(join_cells(cells).text, path) if cells else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ()
+    return () if tree is None else tuple(sorted(set(_collect_imports(tree, module).values())))
+
+
+def _packages_of(closures: dict[str, str]) -> dict[str, list[str]]:
+    """Package name -> the modules under it (at any depth)."""
+    under: dict[str, list[str]] = {}
+    for m in closures:
+        parts = m.split(".")
+        for k in range(1, len(parts)):
+            under.setdefault(".".join(parts[:k]), []).append(m)
+    return under
+
+
+def _notebook_deps(
+    imports: tuple[str, ...],
+    module: str,
+    closures: dict[str, str],
+    under: dict[str, list[str]],
+    scopes_key: str,
+    moving: str,
+) -> str:
+    """Digest of what a notebook's check reads of the project (see `_Notebooks`): the
+    closures of the modules its imports reach, as `_closures` finds them for a module."""
+    reached: set[str] = set()
+    for name in imports:
+        parts = name.split(".")
+        reached.update(m for k in range(len(parts), 0, -1) if (m := ".".join(parts[:k])) in closures)
+        reached.update(under.get(name, ()))
+    if "builtins" in closures:
+        reached.add("builtins")
+    own = scopes_key if module in closures else ""
+    return digest(*sorted(f"{m}\0{closures[m]}" for m in reached), "|", own, moving)
+
+
+def _moving(summaries: dict[int, FileSummary]) -> str:
+    """Digest of the summaries with device facts the migration rules join across the
+    project (`rules/migration/project.py`)."""
+    return digest(*sorted(f.summary for f in summaries.values() if f.migrates))
 
 
 # ----------------------------------------------------------------------------- keys

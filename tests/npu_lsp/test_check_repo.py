@@ -235,6 +235,56 @@ def test_a_notebook_is_checked_against_the_runs_index(repo: Path, env: dict[str,
     assert "nb.ipynb:cell 1:6:13: MS109" in outs[0]
 
 
+def _notebook(path: Path, cell: str) -> None:
+    code = {"cell_type": "code", "source": cell.splitlines(keepends=True), "metadata": {}}
+    code.update(outputs=[], execution_count=None)
+    path.write_text(json.dumps({"cells": [code], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+
+
+def test_notebook_results_are_cached_until_what_they_import_changes(
+    repo: Path, env: dict[str, str]
+) -> None:
+    """A notebook is checked again when its content changes or a module its imports reach
+    (through the import chain) changes its summary; not after an edit anywhere else, nor
+    when only its time stamp changes. Every run prints what `--no-cache` prints."""
+    cell = "from pkg.m05 import Net5\n\n\nclass Mine(Net5):\n    def construct(self, x):\n"
+    cell += "        s = {1, 2}\n        return x\n"
+    _notebook(repo / "nb.ipynb", cell)
+
+    def both() -> tuple[str, dict[str, object]]:
+        cold = run("--no-cache", "--jobs", "1", ".", cwd=repo, env=env).stdout
+        cached = run("--timings", ".", cwd=repo, env=env)
+        assert cached.stdout == cold
+        return cold, timings(cached)
+
+    out, t = both()
+    assert "nb.ipynb:cell 1:6:13: MS109" in out
+    assert (t["notebooks"], t["notebooks_reused"]) == (1, 0)
+    out, t = both()  # warm
+    assert (t["notebooks"], t["notebooks_reused"], t["checked"]) == (0, 1, 0)
+    # a summary change in a module the notebook does not reach
+    with (repo / "pkg" / "m30.py").open("a") as f:
+        f.write("\n\ndef extra30(x):\n    return x\n")
+    out, t = both()
+    assert (t["notebooks"], t["notebooks_reused"]) == (0, 1) and t["checked"] != 0
+    # a body-only edit where it does reach: no summary changed, nothing to redo for it
+    (repo / "pkg" / "util.py").write_text(UTIL.replace("y = x + 1", "y = x + 2"))
+    out, t = both()
+    assert (t["notebooks"], t["notebooks_reused"]) == (0, 1)
+    # the notebook's base chain (m05 -> m04 -> ... -> base) loses its Cell: checked again
+    (repo / "pkg" / "base.py").write_text(BASE.replace("class Base(nn.Cell):", "class Base:"))
+    out, t = both()
+    assert (t["notebooks"], t["notebooks_reused"]) == (1, 0)
+    assert "nb.ipynb" not in out
+    # same content, new time stamp: reused; new content: checked
+    os.utime(repo / "nb.ipynb", ns=(1, 1))
+    out, t = both()
+    assert (t["notebooks"], t["notebooks_reused"]) == (0, 1)
+    _notebook(repo / "nb.ipynb", cell.replace("Net5", "Net6"))
+    out, t = both()
+    assert (t["notebooks"], t["notebooks_reused"]) == (1, 0)
+
+
 def test_no_cache_writes_nothing(repo: Path, env: dict[str, str]) -> None:
     run("--no-cache", ".", cwd=repo, env=env)
     assert not (repo / ".ascend-lens_cache").exists()

@@ -209,3 +209,105 @@ def test_check_after_random_summary_edits_equals_a_cold_run(tmp_path: Path, seed
         resolved = json.loads(warm.stderr.strip().splitlines()[-1])["resolved"]
         partial |= 0 < resolved < everything
     assert partial
+
+
+def _resolver_shape(resolver: object) -> list[tuple[object, ...]]:
+    """Everything rules read of a per-file resolver's scopes, in order: the function
+    objects and call nodes by identity (rules key their tables by `id`)."""
+    out: list[tuple[object, ...]] = []
+    for s in resolver.scopes.values():  # type: ignore[attr-defined]
+        sites = [
+            (c.path, c.line, c.column, c.end_line, c.end_column, c.caller, id(c.caller_node))
+            + ((id(c.call),) if c.path == resolver.path else ())  # type: ignore[attr-defined]
+            for c in s.call_sites
+        ]
+        out.append((id(s.function), s.qualname, s.kind, s.level, sites))
+    return out
+
+
+def _files_of_a_mixed_workspace(tmp_path: Path) -> list[Path]:
+    from repo_support import write_mixed_project
+
+    sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+    from gen_zoo import generate
+
+    files = write_mixed_project(tmp_path / "mixed")
+    files += generate(tmp_path, 60, seed=3)
+    pkg = tmp_path / "rand"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    mods = initial(random.Random(7), 14)
+    write(pkg, mods, set(mods))
+    files += sorted(pkg.glob("*.py"))
+    fixtures = Path(__file__).parent / "fixtures"
+    files += sorted(p for p in fixtures.rglob("*.py") if p.name not in ("judge.py", "case_specs.py"))
+    return files
+
+
+@pytest.mark.parametrize("level", [None, "strict"])
+def test_per_file_resolution_along_the_project_edges_is_exact(tmp_path: Path, level: str | None) -> None:
+    """A file's resolver following the project-wide roots and edges (what `check` does)
+    finds exactly what it finds resolving every call itself (what the language server
+    does): the same scopes in the same order, the same function objects, call sites and
+    call nodes, for rule fixtures, the generated zoo and random cross-module packages in
+    one workspace; with and without a configured level."""
+    from npu_lsp.scope import EdgeTable, ScopeResolver
+
+    index = WorkspaceIndex(tmp_path)
+    parsed: list[tuple[str, str, ast.Module]] = []
+    order: list[str] = []
+    for f in _files_of_a_mixed_workspace(tmp_path):
+        text = f.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        key = index.key(str(f))
+        module = index.module_for(str(f))
+        info = summarize(tree, key, module, text)
+        index.add_summary(key, pickle.dumps(portable_summary(info, text)), module)
+        if module not in order:
+            order.append(module)
+        parsed.append((key, text, tree))
+    scopes, resolution = resolve(index, order, {m: "" for m in order})
+    index.set_graph_scopes(scopes, EdgeTable(resolution.edges, resolution.roots))
+    compared = followed = 0
+    for key, text, tree in parsed:
+        module = index.module_for(key)
+        info = summarize(tree, key, module, text)
+        lsp = ScopeResolver(tree, key, level, index, info=info, text=text)  # type: ignore[arg-type]
+        cli = ScopeResolver(tree, key, level, index, info=info, text=text, key=key)  # type: ignore[arg-type]
+        assert _resolver_shape(cli) == _resolver_shape(lsp), key
+        compared += 1
+        followed += cli._edges is not None
+    assert compared > 2000 and followed > 0.9 * compared
+
+
+def test_a_base_method_reached_through_two_subclasses_resolves_for_each(tmp_path: Path) -> None:
+    """`B.construct` calls `self.helper(x)`; `C1` and `C2` (other modules) inherit it and
+    override `helper`. The project-wide walk follows `B.construct` once per owning class,
+    as the language server's resolver does: both overrides are compiled, with the call in
+    `B.construct` as their site (it followed only the first owner it met)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(
+        "from mindspore import nn\n\n\nclass B(nn.Cell):\n    def construct(self, x):\n"
+        "        return self.helper(x)\n\n    def helper(self, x):\n        return x\n"
+    )
+    for name in ("C1", "C2"):
+        (pkg / f"{name.lower()}.py").write_text(
+            f"from .a import B\n\n\nclass {name}(B):\n    def helper(self, x):\n        return x + 1\n"
+        )
+    index = WorkspaceIndex.from_paths([str(tmp_path)], root=str(tmp_path))
+    order = [m.module for m in index.modules()]
+    scopes, _res = resolve(index, order, {m: "" for m in order})
+
+    def shape(found: dict[str, object]) -> list[tuple[object, ...]]:
+        return [
+            (q, s.kind, s.level, [(c.line, c.column, c.caller) for c in s.call_sites])  # type: ignore[attr-defined]
+            for q, s in found.items()
+        ]
+
+    assert shape(scopes) == shape(portable(index.graph_scopes()))  # type: ignore[arg-type]
+    assert {"pkg.c1.C1.helper", "pkg.c2.C2.helper", "pkg.a.B.helper"} <= set(scopes)
