@@ -31,6 +31,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     list_pop_in_expression,
     list_setitem_tensor_index,
     loop_else,
+    map_closure_free_variable,
     match_statement,
     missing_return_on_tensor_branch,
     nested_comprehension,

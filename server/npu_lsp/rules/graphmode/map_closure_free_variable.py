@@ -1,0 +1,157 @@
+"""MS157: a lambda with free variables given to `HyperMap` / `Map` in compiled code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+#: the multitype mappers and MindSpore's words when the mapped function is a closure
+_MAPPERS = {"HyperMap": "HyperMap", "Map": "The Map operator"}
+
+
+@rule(code="MS157", name="map-closure-free-variable", severity="error", family="graphmode")
+class MapClosureFreeVariable(GraphRule):
+    """## What it does
+    Flags a `lambda` written in compiled code and given as the function of an
+    `ops.HyperMap()` or `ops.Map()` call when its body reads a name it does not bind: a
+    module-level name (a constant, an imported module such as `ops`) or a local of the
+    enclosing function, or a builtin such as `abs`. A local bound to such a lambda
+    (`fn = lambda p: p / steps`, then `hyper_map(fn, params)`) is flagged the same way.
+
+    ## Why is this bad?
+    MindSpore 2.10 maps only functions without free variables: at every syntax level it
+    stops with `RuntimeError: HyperMap don't support Closure with free variable yet.`
+    (`The Map operator don't support Closure ...` for `Map`). A lambda defined inside the jit
+    function or `construct` captures whatever it reads from outside as a free variable. A
+    lambda that reads only its own arguments and `self` compiles, and so
+    does a module-level function that reads globals, or `ops.partial(fn, value)`.
+
+    ## Example
+    ```python
+    hyper_map = ops.HyperMap()
+    accum_steps = 4
+
+    @ms.jit
+    def apply_update():
+        grads = hyper_map(lambda g: g / accum_steps, accum)
+        optimizer(grads)
+    ```
+
+    ## Use instead
+    Pass the value through `ops.partial`, or map a module-level function:
+    ```python
+    def divide(steps, g):
+        return g / steps
+
+    @ms.jit
+    def apply_update():
+        grads = hyper_map(ops.partial(divide, accum_steps), accum)
+        optimizer(grads)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 (CPU), LAX
+      and STRICT, with the written set `ported` (`grad_accumulation_hypermap`) and probes: a lambda reading a module-level
+      int, `ops`, `abs`, or a local of the jit function is rejected; `self.scale`, a lambda
+      without free names and a module-level lambda reading globals compile.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        if not node.args:
+            return
+        fn = _local_function(node.args[0], ctx)
+        if fn is None:
+            return
+        mapper = _mapper_of(node.func, ctx)
+        if mapper is None:
+            return
+        free = _free_names(fn)
+        if not free:
+            return
+        shown = ", ".join(f"`{n}`" for n in sorted(free))
+        yield ctx.diagnostic(
+            self,
+            node.args[0],
+            f"{_MAPPERS[mapper]} don't support Closure with free variable yet: the lambda reads {shown} from outside it; map a module-level function or pass the value with `ops.partial`",
+        )
+
+
+def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
+    """"HyperMap"/"Map" when `f` is a MindSpore mapper: `ops.HyperMap()` called inline, a
+    module-level instance, `self.<attr>` built in `__init__`, or a local of the function."""
+    if isinstance(f, ast.Call):
+        return _mapper_class(ctx.qualname(f.func))
+    if isinstance(f, ast.Name):
+        func = ctx.function
+        if func is not None and not isinstance(func, ast.Lambda):
+            built = [
+                st.value
+                for st in ast.walk(func)
+                if isinstance(st, ast.Assign)
+                and isinstance(st.value, ast.Call)
+                and any(isinstance(t, ast.Name) and t.id == f.id for t in st.targets)
+            ]
+            if built:
+                return _mapper_class(ctx.qualname(built[0].func)) if len(built) == 1 else None
+        return _mapper_class(ctx.scopes.info.instances.get(f.id))
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(ctx.function)
+        if cls is None:
+            return None
+        values = a._self_values(cls).get(f.attr, [])
+        if len(values) == 1 and isinstance(values[0], ast.Call):
+            return _mapper_class(ctx.qualname(values[0].func))
+    return None
+
+
+def _local_function(e: ast.expr, ctx: Context) -> ast.Lambda | None:
+    """The lambda `e` is: written inline, or a local the compiled function binds to one
+    lambda (`fn = lambda p: ...`; measured: a closure as well)."""
+    if isinstance(e, ast.Lambda):
+        return e
+    func = ctx.function
+    if not isinstance(e, ast.Name) or func is None or isinstance(func, ast.Lambda):
+        return None
+    values = [
+        st.value
+        for st in ast.walk(func)
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets)
+    ]
+    return values[0] if len(values) == 1 and isinstance(values[0], ast.Lambda) else None
+
+
+def _mapper_class(q: str | None) -> str | None:
+    if not q or not q.startswith("mindspore.ops."):
+        return None
+    last = q.rpartition(".")[2]
+    return last if last in _MAPPERS else None
+
+
+def _free_names(fn: ast.Lambda) -> set[str]:
+    """Names the lambda's body reads that it does not bind (its parameters, comprehension
+    targets, nested lambdas' parameters), other than `self` (measured: `self.scale` compiles,
+    while builtins such as `abs` are free variables too)."""
+    bound: set[str] = set()
+    read: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Lambda):
+            args = n.args
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                if a is not None:
+                    bound.add(a.arg)
+        elif isinstance(n, ast.Name):
+            (bound if isinstance(n.ctx, ast.Store) else read).add(n.id)
+    return {n for n in read - bound if n != "self"}
