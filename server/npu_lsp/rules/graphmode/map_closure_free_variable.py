@@ -22,7 +22,8 @@ class MapClosureFreeVariable(GraphRule):
     `ops.HyperMap()` or `ops.Map()` call when its body reads a name it does not bind: a
     module-level name (a constant, an imported module such as `ops`) or a local of the
     enclosing function, or a builtin such as `abs`. A local bound to such a lambda
-    (`fn = lambda p: p / steps`, then `hyper_map(fn, params)`) is flagged the same way.
+    (`fn = lambda p: p / steps`, then `hyper_map(fn, params)`) and a function defined with
+    `def` inside the compiled function are flagged the same way.
 
     ## Why is this bad?
     MindSpore 2.10 maps only functions without free variables: at every syntax level it
@@ -81,10 +82,11 @@ class MapClosureFreeVariable(GraphRule):
         if not free:
             return
         shown = ", ".join(f"`{n}`" for n in sorted(free))
+        what = "lambda" if isinstance(fn, ast.Lambda) else f"nested function `{fn.name}`"
         yield ctx.diagnostic(
             self,
             node.args[0],
-            f"{_MAPPERS[mapper]} don't support Closure with free variable yet: the lambda reads {shown} from outside it; map a module-level function or pass the value with `ops.partial`",
+            f"{_MAPPERS[mapper]} don't support Closure with free variable yet: the {what} reads {shown} from outside it; map a module-level function or pass the value with `ops.partial`",
         )
 
 
@@ -117,20 +119,24 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
     return None
 
 
-def _local_function(e: ast.expr, ctx: Context) -> ast.Lambda | None:
-    """The lambda `e` is: written inline, or a local the compiled function binds to one
-    lambda (`fn = lambda p: ...`; measured: a closure as well)."""
+def _local_function(e: ast.expr, ctx: Context) -> ast.Lambda | ast.FunctionDef | None:
+    """The function `e` is when the compiled function defines it: a lambda written inline,
+    a local bound to one lambda (`fn = lambda p: ...`) or a nested `def` (measured: both
+    closures as well)."""
     if isinstance(e, ast.Lambda):
         return e
     func = ctx.function
     if not isinstance(e, ast.Name) or func is None or isinstance(func, ast.Lambda):
         return None
-    values = [
-        st.value
-        for st in ast.walk(func)
-        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets)
-    ]
-    return values[0] if len(values) == 1 and isinstance(values[0], ast.Lambda) else None
+    values: list[ast.AST] = []
+    for st in ast.walk(func):
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets):
+            values.append(st.value)
+        elif isinstance(st, ast.FunctionDef) and st is not func and st.name == e.id:
+            values.append(st)
+    if len(values) == 1 and isinstance(values[0], (ast.Lambda, ast.FunctionDef)):
+        return values[0]
+    return None
 
 
 def _mapper_class(q: str | None) -> str | None:
@@ -140,18 +146,20 @@ def _mapper_class(q: str | None) -> str | None:
     return last if last in _MAPPERS else None
 
 
-def _free_names(fn: ast.Lambda) -> set[str]:
-    """Names the lambda's body reads that it does not bind (its parameters, comprehension
-    targets, nested lambdas' parameters), other than `self` (measured: `self.scale` compiles,
-    while builtins such as `abs` are free variables too)."""
+def _free_names(fn: ast.Lambda | ast.FunctionDef) -> set[str]:
+    """Names the function's body reads that it does not bind (its parameters, its locals,
+    comprehension targets, nested functions' parameters), other than `self` (measured:
+    `self.scale` compiles, while builtins such as `abs` are free variables too)."""
     bound: set[str] = set()
     read: set[str] = set()
     for n in ast.walk(fn):
-        if isinstance(n, ast.Lambda):
+        if isinstance(n, (ast.Lambda, ast.FunctionDef)):
             args = n.args
             for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
                 if a is not None:
                     bound.add(a.arg)
+            if isinstance(n, ast.FunctionDef) and n is not fn:
+                bound.add(n.name)
         elif isinstance(n, ast.Name):
             (bound if isinstance(n.ctx, ast.Store) else read).add(n.id)
     return {n for n in read - bound if n != "self"}
