@@ -35,6 +35,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     match_statement,
     missing_return_on_tensor_branch,
     nested_comprehension,
+    none_in_strict_output,
     nonlocal_statement,
     numpy_returned_from_graph,
     opaque_value_query,
