@@ -54,6 +54,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     tensor_dict_key,
     tensor_filtered_comprehension,
     tensor_to_host,
+    torch_style_transpose,
     try_statement,
     unbounded_method_recursion,
     unsupported_exception_type,

@@ -1,0 +1,160 @@
+"""MS159: torch's two-axis `x.transpose(dim0, dim1)` on a tensor that is not 2-D."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+_RESHAPES = frozenset({"view", "reshape"})
+
+
+@rule(code="MS159", name="torch-style-transpose", severity="error", family="graphmode")
+class TorchStyleTranspose(GraphRule):
+    """## What it does
+    Flags `x.transpose(a, b)` with two integer axes in compiled code, PyTorch's "swap two
+    dimensions", when `x` is a tensor that is not 2-D (its rank read from `B, N, C = x.shape`
+    or from the `view` / `reshape` that made it), or when an axis is outside a 2-D tensor's
+    range (`x.transpose(1, 2)`).
+
+    ## Why is this bad?
+    In a MindSpore graph `Tensor.transpose(*axes)` takes the whole permutation, as numpy's
+    does: two axes on a 3-D or 4-D tensor stop the compile at every syntax level with
+    `ValueError: For Tensor.transpose, the number of axes must be equal to the dimension of
+    Tensor, but got 2 in the number of axes.` PyNative accepts PyTorch's meaning, so ported
+    code runs eagerly and fails only once compiled. On a 2-D tensor `x.transpose(-2, -1)` is
+    the identity permutation, not a swap.
+
+    ## Example
+    ```python
+    class Attention(nn.Cell):
+        def construct(self, x):
+            B, N, C = x.shape
+            q = x.view(B, N, 4, C // 4).transpose(1, 2)
+            return q
+    ```
+
+    ## Use instead
+    ```python
+    class Attention(nn.Cell):
+        def construct(self, x):
+            B, N, C = x.shape
+            q = x.view(B, N, 4, C // 4).swapaxes(1, 2)  # or .transpose(0, 2, 1, 3)
+            return q
+    ```
+    `ops.swapaxes(x, 1, 2)` and `mint.transpose(x, 1, 2)` keep PyTorch's meaning.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 with the
+      written set `ported` (`mint_functional_softmax_dropout`) and probes: `k.transpose(-2,
+      -1)` on a 3-D input, `transpose(1, 2)` in a jit function and after `view(B, N, H, D)`
+      are rejected at both levels; `transpose(0, 2, 1)`, `ops.transpose(x, (0, 2, 1))`,
+      `mint.transpose(x, 1, 2)` and `swapaxes(1, 2)` compile.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        f = node.func
+        if not (isinstance(f, ast.Attribute) and f.attr == "transpose") or node.keywords:
+            return
+        if len(node.args) != 2:
+            return
+        axes = [_int(a) for a in node.args]
+        if any(a is None for a in axes):
+            return
+        recv = f.value
+        if isinstance(recv, ast.Name) and recv.id == "self":
+            return
+        rank = _rank(recv, ctx)
+        out_of_2d = any(a is not None and not -2 <= a <= 1 for a in axes)
+        if rank is None:
+            if not out_of_2d or analyzer(ctx).kind(recv) != Kind.TENSOR:
+                return
+        elif rank == 2 and not out_of_2d:
+            return
+        shown = f"{rank}-D " if rank is not None else ""
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`Tensor.transpose` in a graph takes the whole permutation (numpy's meaning), not two axes to swap: on a {shown}tensor this fails with 'the number of axes must be equal to the dimension of Tensor'; use `swapaxes({ctx.segment(node.args[0])}, {ctx.segment(node.args[1])})`",
+        )
+
+
+def _int(e: ast.expr) -> int | None:
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _int(e.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+def _rank(e: ast.expr, ctx: Context) -> int | None:
+    """The rank of `e` when the function says it: `e` is `x.view(a, b, c)` / `x.reshape(...)`,
+    a name bound once to such a call, or a name unpacked as `B, N, C = name.shape` (and not
+    rebound)."""
+    direct = _reshape_rank(e)
+    if direct is not None:
+        return direct
+    func = ctx.function
+    if not isinstance(e, ast.Name) or func is None or isinstance(func, ast.Lambda):
+        return None
+    bindings: list[ast.expr | None] = []
+    unpacked: set[int] = set()
+    args = func.args
+    if any(a.arg == e.id for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+        bindings.append(None)
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name) and t.id == e.id:
+                    bindings.append(n.value)
+                elif isinstance(t, (ast.Tuple, ast.List)) and any(
+                    isinstance(x, ast.Name) and x.id == e.id for x in ast.walk(t)
+                ):
+                    return None
+                if (
+                    isinstance(t, (ast.Tuple, ast.List))
+                    and isinstance(n.value, ast.Attribute)
+                    and n.value.attr == "shape"
+                    and isinstance(n.value.value, ast.Name)
+                    and n.value.value.id == e.id
+                    and not any(isinstance(x, ast.Starred) for x in t.elts)
+                ):
+                    unpacked.add(len(t.elts))
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
+            target = getattr(n, "target", None)
+            if target is not None and any(isinstance(x, ast.Name) and x.id == e.id for x in ast.walk(target)):
+                return None
+    if len(bindings) != 1:
+        return None
+    if bindings[0] is not None:
+        r = _reshape_rank(bindings[0])
+        if r is not None:
+            return r
+        if unpacked:
+            return None  # rebound from something else: the unpack may read either value
+    return unpacked.pop() if len(unpacked) == 1 else None
+
+
+def _reshape_rank(e: ast.expr) -> int | None:
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _RESHAPES):
+        return None
+    if e.keywords or not e.args or any(isinstance(a, ast.Starred) for a in e.args):
+        return None
+    if len(e.args) == 1:
+        only = e.args[0]
+        return len(only.elts) if isinstance(only, (ast.Tuple, ast.List)) and not any(
+            isinstance(x, ast.Starred) for x in only.elts
+        ) else None
+    return len(e.args)
