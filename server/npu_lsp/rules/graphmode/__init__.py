@@ -43,6 +43,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     positional_only_construct,
     python_call_on_tensor,
     range_of_tensor,
+    reversed_cell_list,
     runtime_index_into_constants,
     self_attribute_assignment,
     self_list_mutation,
