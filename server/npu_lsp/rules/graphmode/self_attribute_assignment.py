@@ -36,7 +36,7 @@ def _on_module_cell(e: ast.expr, ctx: Context) -> bool:
     if qual is None or not ctx.scopes.is_cell_class(qual):
         return False
     func = ctx.function
-    if func is None:
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         return False
     local: set[str] = set()
     args = func.args

@@ -107,7 +107,7 @@ def _rank(e: ast.expr, ctx: Context) -> int | None:
     if direct is not None:
         return direct
     func = ctx.function
-    if not isinstance(e, ast.Name) or func is None or isinstance(func, ast.Lambda):
+    if not isinstance(e, ast.Name) or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     bindings: list[ast.expr | None] = []
     unpacked: set[int] = set()
