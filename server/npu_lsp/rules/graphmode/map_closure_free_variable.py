@@ -70,13 +70,13 @@ class MapClosureFreeVariable(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
-        if not node.args:
-            return
-        fn = _local_function(node.args[0], ctx)
-        if fn is None:
+        if not node.args or not isinstance(node.args[0], (ast.Lambda, ast.Name)):
             return
         mapper = _mapper_of(node.func, ctx)
         if mapper is None:
+            return
+        fn = _local_function(node.args[0], ctx)
+        if fn is None:
             return
         free = _free_names(fn)
         if not free:
@@ -96,17 +96,12 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
     if isinstance(f, ast.Call):
         return _mapper_class(ctx.qualname(f.func))
     if isinstance(f, ast.Name):
-        func = ctx.function
-        if func is not None and not isinstance(func, ast.Lambda):
-            built = [
-                st.value
-                for st in ast.walk(func)
-                if isinstance(st, ast.Assign)
-                and isinstance(st.value, ast.Call)
-                and any(isinstance(t, ast.Name) and t.id == f.id for t in st.targets)
-            ]
-            if built:
-                return _mapper_class(ctx.qualname(built[0].func)) if len(built) == 1 else None
+        built = _bindings(ctx).get(f.id)
+        if built:
+            only = built[0]
+            if len(built) == 1 and isinstance(only, ast.Call):
+                return _mapper_class(ctx.qualname(only.func))
+            return None
         return _mapper_class(ctx.scopes.info.instances.get(f.id))
     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
         a = analyzer(ctx)
@@ -119,21 +114,35 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
     return None
 
 
+def _bindings(ctx: Context) -> dict[str, list[ast.AST]]:
+    """name -> what the compiled function binds it to (assigned values, nested defs), built
+    once per function: most calls have a name as first argument, few are mappers."""
+    func = ctx.function
+    key = ("ms157-bindings", id(func))
+    hit: dict[str, list[ast.AST]] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = {}
+        if func is not None and not isinstance(func, ast.Lambda):
+            for st in ast.walk(func):
+                if isinstance(st, ast.Assign):
+                    for t in st.targets:
+                        if isinstance(t, ast.Name):
+                            hit.setdefault(t.id, []).append(st.value)
+                elif isinstance(st, ast.FunctionDef) and st is not func:
+                    hit.setdefault(st.name, []).append(st)
+        ctx.cache[key] = hit
+    return hit
+
+
 def _local_function(e: ast.expr, ctx: Context) -> ast.Lambda | ast.FunctionDef | None:
     """The function `e` is when the compiled function defines it: a lambda written inline,
     a local bound to one lambda (`fn = lambda p: ...`) or a nested `def` (measured: both
     closures as well)."""
     if isinstance(e, ast.Lambda):
         return e
-    func = ctx.function
-    if not isinstance(e, ast.Name) or func is None or isinstance(func, ast.Lambda):
+    if not isinstance(e, ast.Name):
         return None
-    values: list[ast.AST] = []
-    for st in ast.walk(func):
-        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets):
-            values.append(st.value)
-        elif isinstance(st, ast.FunctionDef) and st is not func and st.name == e.id:
-            values.append(st)
+    values = _bindings(ctx).get(e.id, [])
     if len(values) == 1 and isinstance(values[0], (ast.Lambda, ast.FunctionDef)):
         return values[0]
     return None
