@@ -18,9 +18,10 @@ _RESHAPES = frozenset({"view", "reshape"})
 class TorchStyleTranspose(GraphRule):
     """## What it does
     Flags `x.transpose(a, b)` with two integer axes in compiled code, PyTorch's "swap two
-    dimensions", when `x` is a tensor that is not 2-D (its rank read from `B, N, C = x.shape`
-    or from the `view` / `reshape` that made it), or when an axis is outside a 2-D tensor's
-    range (`x.transpose(1, 2)`).
+    dimensions", when `x` is a tensor that is not 2-D (its rank read from `B, N, C = x.shape`,
+    from the `view` / `reshape` that made it, or, for an input of a network or jit function
+    called at module level, from the tensor every call passes: `Tensor(np.random.randn(2, 3,
+    4))`), or when an axis is outside a 2-D tensor's range (`x.transpose(1, 2)`).
 
     ## Why is this bad?
     In a MindSpore graph `Tensor.transpose(*axes)` takes the whole permutation, as numpy's
@@ -138,6 +139,8 @@ def _rank(e: ast.expr, ctx: Context) -> int | None:
                 return None
     if len(bindings) != 1:
         return None
+    if bindings[0] is None and not unpacked:
+        return _input_rank(func, e.id, ctx)
     if bindings[0] is not None:
         r = _reshape_rank(bindings[0])
         if r is not None:
@@ -145,6 +148,93 @@ def _rank(e: ast.expr, ctx: Context) -> int | None:
         if unpacked:
             return None  # rebound from something else: the unpack may read either value
     return unpacked.pop() if len(unpacked) == 1 else None
+
+
+_ARRAY_MAKERS = frozenset({"ones", "zeros", "empty", "full"})
+_RANDOM_DIMS = frozenset({"randn", "rand"})
+
+
+def _input_rank(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str, ctx: Context) -> int | None:
+    """The rank of a parameter of a compiled entry (a `construct` of a module-level network,
+    an `@ms.jit` function) when every module-level call passes a tensor of one rank built
+    there (`x = Tensor(np.random.randn(2, 3, 4))`, `ops.ones((2, 3, 4))`)."""
+    scope = ctx.scope
+    if scope is None or scope.function is not func or scope.kind not in ("construct", "jit"):
+        return None
+    names = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if scope.kind == "construct":
+        names = names[1:]
+    if param not in names:
+        return None
+    index = names.index(param)
+    info = ctx.scopes.info
+    callees: set[str] = set()
+    cls_name: str | None = None
+    if scope.kind == "jit":
+        callees.add(func.name)
+    else:
+        cls = analyzer(ctx).owner_class(func)
+        if cls is None:
+            return None
+        cls_name = cls.name
+        qual = f"{info.module}.{cls.name}"
+        callees.update(n for n, q in info.instances.items() if q == qual)
+    ranks: set[int | None] = set()
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        direct = isinstance(f, ast.Name) and f.id in callees
+        built = cls_name is not None and isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == cls_name
+        if not (direct or built):
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or index >= len(node.args):
+            return None
+        ranks.add(_module_rank(node.args[index], ctx, 0))
+    return ranks.pop() if len(ranks) == 1 else None
+
+
+def _module_rank(e: ast.expr, ctx: Context, depth: int) -> int | None:
+    """Rank of a tensor built by module-level code: `Tensor(a)`, `a.astype(t)`, numpy or
+    `ops` makers with a shape, `np.random.randn(2, 3)`, a name bound once at module level."""
+    if depth > 6:
+        return None
+    if isinstance(e, ast.Name):
+        values = [
+            st.value
+            for st in ctx.tree.body
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets)
+        ]
+        return _module_rank(values[0], ctx, depth + 1) if len(values) == 1 else None
+    if not isinstance(e, ast.Call):
+        return None
+    f = e.func
+    r = _reshape_rank(e)
+    if r is not None:
+        return r
+    if isinstance(f, ast.Attribute) and f.attr in ("astype", "to", "float", "copy") and isinstance(f.value, ast.expr):
+        return _module_rank(f.value, ctx, depth + 1)
+    q = ctx.qualname(f) or ""
+    last = q.rpartition(".")[2]
+    if q in ("mindspore.Tensor", "mindspore.common.tensor.Tensor") and e.args:
+        return _module_rank(e.args[0], ctx, depth + 1)
+    if q.startswith(("numpy.", "mindspore.ops.", "mindspore.numpy.")) and last in _ARRAY_MAKERS and e.args:
+        shape = e.args[0]
+        if isinstance(shape, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in shape.elts):
+            return len(shape.elts)
+        return 1 if isinstance(shape, ast.Constant) and type(shape.value) is int else None
+    if (
+        q.startswith("numpy.random.")
+        and last in _RANDOM_DIMS
+        and not e.keywords
+        and all(isinstance(a, ast.Constant) and type(a.value) is int for a in e.args)
+    ):
+        return len(e.args)
+    if q.startswith("numpy.random.") and last in ("randint", "normal", "uniform"):
+        size = next((k.value for k in e.keywords if k.arg == "size"), e.args[2] if len(e.args) >= 3 else None)
+        if isinstance(size, (ast.Tuple, ast.List)):
+            return len(size.elts)
+    return None
 
 
 def _reshape_rank(e: ast.expr) -> int | None:
