@@ -10,6 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.values import instances
 
 
 @rule(code="MS150", name="runtime-index-into-constants", severity="error", family="graphmode")
@@ -20,7 +21,9 @@ class RuntimeIndexIntoConstants(GraphRule):
     `__init__`) with an index known only at run time:
     - a Tensor index (`SCALES[x.argmax()]`), whatever the constants are;
     - a run-time integer (`int(t)`, `t.item()`) into strings (`CLASS_NAMES[int(idx)]`).
-    A run-time integer into numbers (`SCALES[int(t)]`) compiles.
+    A run-time integer into numbers (`SCALES[int(t)]`) compiles. A table stored on `self`
+    from an `__init__` argument counts when every instance in the file passes the same
+    literal (`Predictor(["cat", "dog"])`) or keeps a literal default.
 
     ## Why is this bad?
     A STRICT graph has no run-time string, and reads a tuple with a Tensor index only when
@@ -94,11 +97,57 @@ def _constant_table(e: ast.expr, ctx: Context) -> list[ast.Constant] | None:
         cls = a.owner_class(ctx.function)
         values = a._self_values(cls).get(e.attr, []) if cls is not None else []
         value = values[0] if len(values) == 1 else None
+        if isinstance(value, ast.Name) and cls is not None:
+            value = _constructor_table(cls, value.id, ctx)
     if not isinstance(value, (ast.Tuple, ast.List)) or not value.elts:
         return None
     if not all(isinstance(x, ast.Constant) for x in value.elts):
         return None
     return [x for x in value.elts if isinstance(x, ast.Constant)]
+
+
+def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context) -> ast.expr | None:
+    """The literal table an `__init__` parameter holds (`self.labels = labels`) when every
+    instance built in this file passes the same literal (or module-level literal), or leaves
+    a literal default: `Predictor(["cat", "dog"])`."""
+    init = next(
+        (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None
+    )
+    if init is None:
+        return None
+    args = init.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+    if param not in names and param not in [a.arg for a in args.kwonlyargs]:
+        return None
+    defaults: dict[str, ast.expr] = dict(
+        zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if d is not None:
+            defaults[a.arg] = d
+    sites = instances(ctx)._instantiations(cls.name)
+    if not sites:
+        return None
+    found: str | None = None
+    table: ast.expr | None = None
+    for site in sites:
+        if any(isinstance(x, ast.Starred) for x in site.args) or any(k.arg is None for k in site.keywords):
+            return None
+        given: ast.expr | None = defaults.get(param)
+        if param in names and names.index(param) < len(site.args):
+            given = site.args[names.index(param)]
+        for kw in site.keywords:
+            if kw.arg == param:
+                given = kw.value
+        if isinstance(given, ast.Name):
+            given = _module_literal(given.id, ctx)
+        if not isinstance(given, (ast.Tuple, ast.List)):
+            return None
+        key = ast.dump(given)
+        if found is not None and key != found:
+            return None
+        found, table = key, given
+    return table
 
 
 def _module_literal(name: str, ctx: Context) -> ast.expr | None:

@@ -23,6 +23,34 @@ def _on_self(e: ast.expr) -> bool:
     return isinstance(e, ast.Name) and e.id == "self"
 
 
+def _on_module_cell(e: ast.expr, ctx: Context) -> bool:
+    """A module-level Cell instance (`net = nn.SequentialCell(...)`) or an attribute chain on
+    it (`model.body`), read as a global by the compiled function (not a local or parameter
+    of the same name): measured, `net.set_train()` in a jit function or a `construct` fails
+    under STRICT as `self.set_train()` does."""
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    if not isinstance(e, ast.Name):
+        return False
+    qual = ctx.scopes.info.instances.get(e.id)
+    if qual is None or not ctx.scopes.is_cell_class(qual):
+        return False
+    func = ctx.function
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return False
+    local: set[str] = set()
+    args = func.args
+    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+        if a is not None:
+            local.add(a.arg)
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            local.add(n.id)
+        elif isinstance(n, ast.Global):
+            local.difference_update(n.names)
+    return e.id not in local
+
+
 @rule(code="MS132", name="self-attribute-assignment", severity="error", family="graphmode")
 class SelfAttributeAssignment(GraphRule):
     """## What it does
@@ -30,7 +58,8 @@ class SelfAttributeAssignment(GraphRule):
     in compiled code when `self.m` is not a `Parameter`, item assignments into such an
     attribute (`self.grid[i] = ...`, `self.cache["k"] = ...`), whatever it holds (a list, a
     dict, a Tensor), and calls of Cell methods that set such attributes
-    (`self.backbone.set_train(False)` sets `training` and `_phase`).
+    (`self.backbone.set_train(False)` sets `training` and `_phase`), also on a module-level
+    network the compiled function reads (`net.set_train(False)` inside an `@ms.jit` eval step).
 
     ## Why is this bad?
     STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to
@@ -82,7 +111,9 @@ class SelfAttributeAssignment(GraphRule):
             return
         if isinstance(node, ast.Call):
             f = node.func
-            if isinstance(f, ast.Attribute) and f.attr in _SETTING_METHODS and _on_self(f.value):
+            if isinstance(f, ast.Attribute) and f.attr in _SETTING_METHODS and (
+                _on_self(f.value) or _on_module_cell(f.value, ctx)
+            ):
                 yield ctx.diagnostic(
                     self,
                     node,

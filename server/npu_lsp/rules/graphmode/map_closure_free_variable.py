@@ -1,0 +1,227 @@
+"""MS157: a lambda with free variables given to `HyperMap` / `Map` in compiled code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+#: the multitype mappers and MindSpore's words when the mapped function is a closure
+_MAPPERS = {"HyperMap": "HyperMap", "Map": "The Map operator"}
+
+
+@rule(code="MS157", name="map-closure-free-variable", severity="error", family="graphmode")
+class MapClosureFreeVariable(GraphRule):
+    """## What it does
+    Flags a `lambda` written in compiled code and given as the function of an
+    `ops.HyperMap()` or `ops.Map()` call when its body reads a name it does not bind: a
+    module-level name (a constant, an imported module such as `ops` or `math`), a builtin
+    such as `abs`, or a local of the enclosing function holding a graph variable (a
+    parameter, a value computed from tensors). A local bound to such a lambda
+    (`fn = lambda p: p / steps`, then `hyper_map(fn, params)`) and a function defined with
+    `def` inside the compiled function are flagged the same way.
+
+    ## Why is this bad?
+    MindSpore 2.10 maps only functions without free variables: at every syntax level it
+    stops with `RuntimeError: HyperMap don't support Closure with free variable yet.`
+    (`The Map operator don't support Closure ...` for `Map`). A lambda defined inside the jit
+    function or `construct` captures whatever it reads from outside as a free variable. A
+    lambda that reads only its own arguments, `self` and locals holding Python constants
+    (`k = 0.25`, folded into it) compiles, and so does a module-level function that reads
+    globals, or `ops.partial(fn, value)`.
+
+    ## Example
+    ```python
+    hyper_map = ops.HyperMap()
+    accum_steps = 4
+
+    @ms.jit
+    def apply_update():
+        grads = hyper_map(lambda g: g / accum_steps, accum)
+        optimizer(grads)
+    ```
+
+    ## Use instead
+    Pass the value through `ops.partial`, or map a module-level function:
+    ```python
+    def divide(steps, g):
+        return g / steps
+
+    @ms.jit
+    def apply_update():
+        grads = hyper_map(ops.partial(divide, accum_steps), accum)
+        optimizer(grads)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 (CPU), LAX
+      and STRICT, with the written set `ported` (`grad_accumulation_hypermap`) and probes: a lambda reading a module-level
+      int, `ops`, `math.pi`, `abs`, a tensor local or a parameter of the jit function is
+      rejected; `self.scale`, a local float constant, a lambda without free names and a
+      module-level lambda reading globals compile. The written set `zoo`
+      (`ema_python_float_decay_schedule`: a decay computed from the step tensor) found the
+      same rule independently.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        if not node.args or not isinstance(node.args[0], (ast.Lambda, ast.Name)):
+            return
+        mapper = _mapper_of(node.func, ctx)
+        if mapper is None:
+            return
+        fn = _local_function(node.args[0], ctx)
+        if fn is None:
+            return
+        free = _free_names(fn)
+        func = ctx.function
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # a local of the compiled function folds into the closure while it holds a
+            # Python constant (`k = 0.25`, `k = self.scale`: compile); a graph variable, a
+            # parameter or a value computed from one (`k = s * 2` even for `s=3`: measured,
+            # rejected) is a free variable
+            a = analyzer(ctx)
+            free = {
+                n: use
+                for n, use in free.items()
+                if not _local_constant(n, func, _bindings(ctx), set()) or a.kind(use, func).dynamic
+            }
+        if not free:
+            return
+        shown = ", ".join(f"`{n}`" for n in sorted(free))
+        what = "lambda" if isinstance(fn, ast.Lambda) else f"nested function `{fn.name}`"
+        yield ctx.diagnostic(
+            self,
+            node.args[0],
+            f"{_MAPPERS[mapper]} don't support Closure with free variable yet: the {what} reads {shown} from outside it; map a module-level function or pass the value with `ops.partial`",
+        )
+
+
+def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
+    """ "HyperMap"/"Map" when `f` is a MindSpore mapper: `ops.HyperMap()` called inline, a
+    module-level instance, `self.<attr>` built in `__init__`, or a local of the function."""
+    if isinstance(f, ast.Call):  # `HyperMap(fn)` fixes its function when built
+        return None if f.args else _mapper_class(ctx.qualname(f.func))
+    if isinstance(f, ast.Name):
+        built = _bindings(ctx).get(f.id)
+        if built:
+            only = built[0]
+            if len(built) == 1 and isinstance(only, ast.Call) and not only.args:
+                return _mapper_class(ctx.qualname(only.func))
+            return None
+        return _mapper_class(ctx.scopes.info.instances.get(f.id))
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(ctx.function)
+        if cls is None:
+            return None
+        values = a._self_values(cls).get(f.attr, [])
+        if len(values) == 1 and isinstance(values[0], ast.Call) and not values[0].args:
+            return _mapper_class(ctx.qualname(values[0].func))
+    return None
+
+
+def _bindings(ctx: Context) -> dict[str, list[ast.AST]]:
+    """name -> what the compiled function binds it to (assigned values, nested defs), built
+    once per function: most calls have a name as first argument, few are mappers."""
+    func = ctx.function
+    key = ("ms157-bindings", id(func))
+    hit: dict[str, list[ast.AST]] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = {}
+        if func is not None and not isinstance(func, ast.Lambda):
+            for st in ast.walk(func):
+                if isinstance(st, ast.Assign):
+                    for t in st.targets:
+                        if isinstance(t, ast.Name):
+                            hit.setdefault(t.id, []).append(st.value)
+                elif isinstance(st, ast.FunctionDef) and st is not func:
+                    hit.setdefault(st.name, []).append(st)
+        ctx.cache[key] = hit
+    return hit
+
+
+def _local_function(e: ast.expr, ctx: Context) -> ast.Lambda | ast.FunctionDef | None:
+    """The function `e` is when the compiled function defines it: a lambda written inline,
+    a local bound to one lambda (`fn = lambda p: ...`) or a nested `def` (measured: both
+    closures as well)."""
+    if isinstance(e, ast.Lambda):
+        return e
+    if not isinstance(e, ast.Name):
+        return None
+    values = _bindings(ctx).get(e.id, [])
+    if len(values) == 1 and isinstance(values[0], (ast.Lambda, ast.FunctionDef)):
+        return values[0]
+    return None
+
+
+def _mapper_class(q: str | None) -> str | None:
+    if not q or not q.startswith("mindspore.ops."):
+        return None
+    last = q.rpartition(".")[2]
+    return last if last in _MAPPERS else None
+
+
+def _free_names(fn: ast.Lambda | ast.FunctionDef) -> dict[str, ast.Name]:
+    """Names the function's body reads that it does not bind (its parameters, its locals,
+    comprehension targets, nested functions' parameters), other than `self` (measured:
+    `self.scale` compiles, while builtins such as `abs` and modules such as `math` are free
+    variables too), each with its first read."""
+    bound: set[str] = set()
+    read: dict[str, ast.Name] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Lambda, ast.FunctionDef)):
+            args = n.args
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                if a is not None:
+                    bound.add(a.arg)
+            if isinstance(n, ast.FunctionDef) and n is not fn:
+                bound.add(n.name)
+        elif isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Store):
+                bound.add(n.id)
+            else:
+                read.setdefault(n.id, n)
+    return {n: use for n, use in read.items() if n not in bound and n != "self"}
+
+
+def _local_constant(
+    name: str,
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    bound: dict[str, list[ast.AST]],
+    seen: set[str],
+) -> bool:
+    """Is `name` a local of `func` whose every assignment reads no parameter of `func`
+    (directly or through other locals)? Names that are not locals (globals, builtins,
+    modules) are never folded."""
+    if name in seen:
+        return False
+    values = bound.get(name)
+    if not values or any(not isinstance(v, ast.expr) for v in values):
+        return False
+    seen.add(name)
+    params = _params(func)
+    for value in values:
+        for sub in ast.walk(value):
+            if isinstance(sub, ast.Name) and sub.id != "self":
+                if sub.id in params:
+                    return False
+                if sub.id in bound and not _local_constant(sub.id, func, bound, seen):
+                    return False
+    return True
+
+
+def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    args = func.args
+    out = {p.arg for p in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    return out | {p.arg for p in (args.vararg, args.kwarg) if p is not None}

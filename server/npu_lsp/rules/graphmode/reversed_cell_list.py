@@ -1,0 +1,116 @@
+"""MS160: `reversed()` over a CellList (or over its indices) in compiled code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS160", name="reversed-cell-list", severity="error", family="graphmode")
+class ReversedCellList(GraphRule):
+    """## What it does
+    Flags `reversed(self.layers)` in compiled code when `self.layers` is an `nn.CellList`
+    (in a `for`, a `zip`, a comprehension), and a loop `for i in reversed(range(len(self.layers)))`
+    whose body picks `self.layers[i]`.
+
+    ## Why is this bad?
+    The graph has no `reversed`: MindSpore interprets the call as Python and gets back
+    objects it cannot type, and the compile stops at every syntax level with `RuntimeError:
+    Unsupported element type[unknown] to set element data type for KernelTensor.` PyTorch's
+    `reversed(self.blocks)` over an `nn.ModuleList` works, so ported decoders and U-Nets hit
+    this. A slice (`self.layers[::-1]`) compiles, and so does `reversed` of an
+    `nn.SequentialCell`.
+
+    ## Example
+    ```python
+    def construct(self, x):
+        for layer in reversed(self.up):
+            x = layer(x)
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    def construct(self, x):
+        for layer in self.up[::-1]:
+            x = layer(x)
+        return x
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 with the
+      written set `ported` (`reversed_celllist_decoder`) and probes: `reversed(self.layers)`
+      in a `for`, inside `zip` and in a list comprehension, and `self.layers[i]` for `i` in
+      `reversed(range(len(self.layers)))`, are rejected at both levels; `self.layers[::-1]`
+      and `reversed(self.body)` of a SequentialCell compile.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        f = node.func
+        if not (isinstance(f, ast.Name) and f.id == "reversed" and len(node.args) == 1):
+            return
+        if ctx.qualname(f) not in (None, "builtins.reversed", "reversed"):
+            return
+        arg = node.args[0]
+        held = _cell_list_attr(arg, ctx)
+        if held is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`reversed(self.{held})` of a CellList is interpreted, not compiled, and its items cannot be typed (Unsupported element type[unknown]); iterate `self.{held}[::-1]`",
+            )
+            return
+        indexed = _reversed_indices_of(node, ctx)
+        if indexed is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the items of `reversed(range(...))` are interpreted values: `self.{indexed}[...]` picked with them cannot be typed (Unsupported element type[unknown]); iterate `self.{indexed}[::-1]`",
+            )
+
+
+def _cell_list_attr(e: ast.expr, ctx: Context) -> str | None:
+    """`attr` when `e` is `self.attr` and `__init__` builds it as an `nn.CellList`."""
+    if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"):
+        return None
+    cls = analyzer(ctx).owner_class(ctx.function)
+    if cls is None:
+        return None
+    info = ctx.scopes.info.classes.get(cls.name)
+    qual = info.attr_types.get(e.attr) if info is not None else None
+    return e.attr if qual is not None and qual.rpartition(".")[2] == "CellList" else None
+
+
+def _reversed_indices_of(call: ast.Call, ctx: Context) -> str | None:
+    """For `for i in reversed(range(len(self.layers)))` (or `range(n)`): the CellList
+    attribute the loop body indexes with `i`."""
+    rng = call.args[0]
+    if not (isinstance(rng, ast.Call) and isinstance(rng.func, ast.Name) and rng.func.id == "range"):
+        return None
+    func = ctx.function
+    if func is None:
+        return None
+    for loop in ast.walk(func):
+        if isinstance(loop, ast.For) and loop.iter is call and isinstance(loop.target, ast.Name):
+            var = loop.target.id
+            for n in (x for st in loop.body for x in ast.walk(st)):
+                if (
+                    isinstance(n, ast.Subscript)
+                    and isinstance(n.slice, ast.Name)
+                    and n.slice.id == var
+                    and (held := _cell_list_attr(n.value, ctx)) is not None
+                ):
+                    return held
+    return None

@@ -1,0 +1,250 @@
+"""MS159: torch's two-axis `x.transpose(dim0, dim1)` on a tensor that is not 2-D."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+_RESHAPES = frozenset({"view", "reshape"})
+
+
+@rule(code="MS159", name="torch-style-transpose", severity="error", family="graphmode")
+class TorchStyleTranspose(GraphRule):
+    """## What it does
+    Flags `x.transpose(a, b)` with two integer axes in compiled code, PyTorch's "swap two
+    dimensions", when `x` is a tensor that is not 2-D (its rank read from `B, N, C = x.shape`,
+    from the `view` / `reshape` that made it, or, for an input of a network or jit function
+    called at module level, from the tensor every call passes: `Tensor(np.random.randn(2, 3,
+    4))`), or when an axis is outside a 2-D tensor's range (`x.transpose(1, 2)`).
+
+    ## Why is this bad?
+    In a MindSpore graph `Tensor.transpose(*axes)` takes the whole permutation, as numpy's
+    does: two axes on a 3-D or 4-D tensor stop the compile at every syntax level with
+    `ValueError: For Tensor.transpose, the number of axes must be equal to the dimension of
+    Tensor, but got 2 in the number of axes.` PyNative accepts PyTorch's meaning, so ported
+    code runs eagerly and fails only once compiled. On a 2-D tensor `x.transpose(-2, -1)` is
+    the identity permutation, not a swap.
+
+    ## Example
+    ```python
+    class Attention(nn.Cell):
+        def construct(self, x):
+            B, N, C = x.shape
+            q = x.view(B, N, 4, C // 4).transpose(1, 2)
+            return q
+    ```
+
+    ## Use instead
+    ```python
+    class Attention(nn.Cell):
+        def construct(self, x):
+            B, N, C = x.shape
+            q = x.view(B, N, 4, C // 4).swapaxes(1, 2)  # or .transpose(0, 2, 1, 3)
+            return q
+    ```
+    `ops.swapaxes(x, 1, 2)` and `mint.transpose(x, 1, 2)` keep PyTorch's meaning.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 with the
+      written set `ported` (`mint_functional_softmax_dropout`) and probes: `k.transpose(-2,
+      -1)` on a 3-D input, `transpose(1, 2)` in a jit function and after `view(B, N, H, D)`
+      are rejected at both levels; `transpose(0, 2, 1)`, `ops.transpose(x, (0, 2, 1))`,
+      `mint.transpose(x, 1, 2)` and `swapaxes(1, 2)` compile.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        f = node.func
+        if not (isinstance(f, ast.Attribute) and f.attr == "transpose") or node.keywords:
+            return
+        if len(node.args) != 2:
+            return
+        axes = [_int(a) for a in node.args]
+        if any(a is None for a in axes):
+            return
+        recv = f.value
+        if isinstance(recv, ast.Name) and recv.id == "self":
+            return
+        rank = _rank(recv, ctx)
+        out_of_2d = any(a is not None and not -2 <= a <= 1 for a in axes)
+        if rank is None:
+            if not out_of_2d or analyzer(ctx).kind(recv) != Kind.TENSOR:
+                return
+        elif rank == 2 and not out_of_2d:
+            return
+        shown = f"{rank}-D " if rank is not None else ""
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`Tensor.transpose` in a graph takes the whole permutation (numpy's meaning), not two axes to swap: on a {shown}tensor this fails with 'the number of axes must be equal to the dimension of Tensor'; use `swapaxes({ctx.segment(node.args[0])}, {ctx.segment(node.args[1])})`",
+        )
+
+
+def _int(e: ast.expr) -> int | None:
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _int(e.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+def _rank(e: ast.expr, ctx: Context) -> int | None:
+    """The rank of `e` when the function says it: `e` is `x.view(a, b, c)` / `x.reshape(...)`,
+    a name bound once to such a call, or a name unpacked as `B, N, C = name.shape` (and not
+    rebound)."""
+    direct = _reshape_rank(e)
+    if direct is not None:
+        return direct
+    func = ctx.function
+    if not isinstance(e, ast.Name) or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    bindings: list[ast.expr | None] = []
+    unpacked: set[int] = set()
+    args = func.args
+    if any(a.arg == e.id for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+        bindings.append(None)
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name) and t.id == e.id:
+                    bindings.append(n.value)
+                elif isinstance(t, (ast.Tuple, ast.List)) and any(
+                    isinstance(x, ast.Name) and x.id == e.id for x in ast.walk(t)
+                ):
+                    return None
+                if (
+                    isinstance(t, (ast.Tuple, ast.List))
+                    and isinstance(n.value, ast.Attribute)
+                    and n.value.attr == "shape"
+                    and isinstance(n.value.value, ast.Name)
+                    and n.value.value.id == e.id
+                    and not any(isinstance(x, ast.Starred) for x in t.elts)
+                ):
+                    unpacked.add(len(t.elts))
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
+            target = getattr(n, "target", None)
+            if target is not None and any(isinstance(x, ast.Name) and x.id == e.id for x in ast.walk(target)):
+                return None
+    if len(bindings) != 1:
+        return None
+    if bindings[0] is None and not unpacked:
+        return _input_rank(func, e.id, ctx)
+    if bindings[0] is not None:
+        r = _reshape_rank(bindings[0])
+        if r is not None:
+            return r
+        if unpacked:
+            return None  # rebound from something else: the unpack may read either value
+    return unpacked.pop() if len(unpacked) == 1 else None
+
+
+_ARRAY_MAKERS = frozenset({"ones", "zeros", "empty", "full"})
+_RANDOM_DIMS = frozenset({"randn", "rand"})
+
+
+def _input_rank(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str, ctx: Context) -> int | None:
+    """The rank of a parameter of a compiled entry (a `construct` of a module-level network,
+    an `@ms.jit` function) when every module-level call passes a tensor of one rank built
+    there (`x = Tensor(np.random.randn(2, 3, 4))`, `ops.ones((2, 3, 4))`)."""
+    scope = ctx.scope
+    if scope is None or scope.function is not func or scope.kind not in ("construct", "jit"):
+        return None
+    names = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if scope.kind == "construct":
+        names = names[1:]
+    if param not in names:
+        return None
+    index = names.index(param)
+    info = ctx.scopes.info
+    callees: set[str] = set()
+    cls_name: str | None = None
+    if scope.kind == "jit":
+        callees.add(func.name)
+    else:
+        cls = analyzer(ctx).owner_class(func)
+        if cls is None:
+            return None
+        cls_name = cls.name
+        qual = f"{info.module}.{cls.name}"
+        callees.update(n for n, q in info.instances.items() if q == qual)
+    ranks: set[int | None] = set()
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        direct = isinstance(f, ast.Name) and f.id in callees
+        built = cls_name is not None and isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == cls_name
+        if not (direct or built):
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or index >= len(node.args):
+            return None
+        ranks.add(_module_rank(node.args[index], ctx, 0))
+    return ranks.pop() if len(ranks) == 1 else None
+
+
+def _module_rank(e: ast.expr, ctx: Context, depth: int) -> int | None:
+    """Rank of a tensor built by module-level code: `Tensor(a)`, `a.astype(t)`, numpy or
+    `ops` makers with a shape, `np.random.randn(2, 3)`, a name bound once at module level."""
+    if depth > 6:
+        return None
+    if isinstance(e, ast.Name):
+        values = [
+            st.value
+            for st in ctx.tree.body
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets)
+        ]
+        return _module_rank(values[0], ctx, depth + 1) if len(values) == 1 else None
+    if not isinstance(e, ast.Call):
+        return None
+    f = e.func
+    r = _reshape_rank(e)
+    if r is not None:
+        return r
+    if isinstance(f, ast.Attribute) and f.attr in ("astype", "to", "float", "copy") and isinstance(f.value, ast.expr):
+        return _module_rank(f.value, ctx, depth + 1)
+    q = ctx.qualname(f) or ""
+    last = q.rpartition(".")[2]
+    if q in ("mindspore.Tensor", "mindspore.common.tensor.Tensor") and e.args:
+        return _module_rank(e.args[0], ctx, depth + 1)
+    if q.startswith(("numpy.", "mindspore.ops.", "mindspore.numpy.")) and last in _ARRAY_MAKERS and e.args:
+        shape = e.args[0]
+        if isinstance(shape, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in shape.elts):
+            return len(shape.elts)
+        return 1 if isinstance(shape, ast.Constant) and type(shape.value) is int else None
+    if (
+        q.startswith("numpy.random.")
+        and last in _RANDOM_DIMS
+        and not e.keywords
+        and all(isinstance(a, ast.Constant) and type(a.value) is int for a in e.args)
+    ):
+        return len(e.args)
+    if q.startswith("numpy.random.") and last in ("randint", "normal", "uniform"):
+        size = next((k.value for k in e.keywords if k.arg == "size"), e.args[2] if len(e.args) >= 3 else None)
+        if isinstance(size, (ast.Tuple, ast.List)):
+            return len(size.elts)
+    return None
+
+
+def _reshape_rank(e: ast.expr) -> int | None:
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _RESHAPES):
+        return None
+    if e.keywords or not e.args or any(isinstance(a, ast.Starred) for a in e.args):
+        return None
+    if len(e.args) == 1:
+        only = e.args[0]
+        return len(only.elts) if isinstance(only, (ast.Tuple, ast.List)) and not any(
+            isinstance(x, ast.Starred) for x in only.elts
+        ) else None
+    return len(e.args)
