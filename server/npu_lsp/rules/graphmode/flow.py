@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from npu_lsp.astutil import child_nodes, find_branches, walk_list
+from npu_lsp.astutil import branch_list, child_nodes, class_names, find_branches
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -730,17 +730,21 @@ class Analyzer:
 
     def _index_sub_cell_calls(self) -> dict[str, list[tuple[ast.Call, _Fn | None]]]:
         """Every class of the file by name -> the calls of its instances held on `self` by
-        other classes (one pass over the file, not one per `construct`)."""
+        other classes (one pass over the file, not one per `construct`). Only the file's
+        own classes are ever looked up, so a holder whose sub-cells are all of classes
+        defined elsewhere (`self.conv = nn.Conv2d(...)`) needs no scan of its methods."""
         out: dict[str, list[tuple[ast.Call, _Fn | None]]] = {}
+        local: set[str] | None = None
         for holder in self.ctx.tree.body:
             if not isinstance(holder, ast.ClassDef):
                 continue
             methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
+            inits = [(m, branch_list(m)) for m in methods if m.name == "__init__"]
+            if not inits:
+                continue  # no `__init__`: nothing held, nothing listed
             held: dict[str, str] = {}  # attr -> class name built into it
-            for m in methods:
-                if m.name != "__init__":
-                    continue
-                for node in walk_list(m):
+            for _m, nodes in inits:
+                for node in nodes:
                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                         called = _called_name(node.value)
                         if called is None or called == holder.name:
@@ -748,13 +752,19 @@ class Analyzer:
                         for t in node.targets:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                                 held[t.attr] = called
-            listed = _cell_lists_built(methods, holder.name)
+            listed = _cell_lists_built(inits, holder.name)
+            if not held and not listed:
+                continue
+            if local is None:
+                local = class_names(self.ctx.tree)
+            held = {attr: c for attr, c in held.items() if c in local}
+            listed = {attr: c for attr, c in listed.items() if c in local}
             if not held and not listed:
                 continue
             for m in methods:
                 if m.name == "__init__":
                     continue
-                for node in walk_list(m):
+                for node in branch_list(m):
                     if (
                         isinstance(node, ast.Call)
                         and isinstance(node.func, ast.Attribute)
@@ -1706,16 +1716,14 @@ def _called_name(call: ast.Call) -> str | None:
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
-def _cell_lists_built(methods: list[ast.FunctionDef], holder: str) -> dict[str, str]:
+def _cell_lists_built(inits: list[tuple[ast.FunctionDef, list[ast.AST]]], holder: str) -> dict[str, str]:
     """`self.<attr>` -> the one class whose instances `__init__` puts in it, for cell lists
     built from instances: `nn.CellList(layers)` / `nn.SequentialCell(layers)` after
     `layers.append(Block(...))` (directly or through a local name), or from
-    `[Block(...) for _ in ...]` / `[Block(...), Block(...)]`."""
+    `[Block(...) for _ in ...]` / `[Block(...), Block(...)]`. `inits`: the class's
+    `__init__` methods with their `branch_list` nodes."""
     out: dict[str, str] = {}
-    for m in methods:
-        if m.name != "__init__":
-            continue
-        nodes = walk_list(m)
+    for _m, nodes in inits:
         local: dict[str, str] = {}  # name = Block(...)
         for node in nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
@@ -1775,7 +1783,7 @@ def _cell_list_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Ca
         return [
             (c, listed[node.iter.attr])
             for st in node.body
-            for c in walk_list(st)
+            for c in branch_list(st)
             if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == var
         ]
     if (
