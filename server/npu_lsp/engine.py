@@ -679,21 +679,29 @@ class _Walker:
 
     def walk(self, root: ast.AST, scope: GraphScope | None, func: ast.AST | None) -> None:
         ctx, get_rules, parents = self.ctx, self.compiled.get, self.parents
-        get_fields = FIELDS.get
+        get_fields = _REVERSED_FIELDS.get
         scope_for = ctx.scopes.scope_for
         # leaves, and parameters (`arg`: a name plus an annotation no rule reads)
         skip = (LEAVES | {ast.arg, type(None)}) - self.table.keys()
-        attribute, name, call = ast.Attribute, ast.Name, ast.Call
+        attribute, name, call, ast_type = ast.Attribute, ast.Name, ast.Call, ast.AST
         skip_attr = ast.Attribute not in self.table and ast.Name not in self.table
+        func_types, restore = _FUNC_TYPE_SET, tuple
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
-        stack: list[tuple[ast.AST, GraphScope | None, ast.AST | None]] = [(root, scope, func)]
+        # It holds nodes, plus one (scope, function) pair under the children of each
+        # function definition: popping it restores what was in force around that function
+        # (no tuple per node).
+        stack: list[Any] = [root]
         pop, push = stack.pop, stack.append
         while stack:
-            node, scope, func = pop()
+            node = pop()
             nt = type(node)
-            is_func = nt in _FUNC_TYPE_SET
+            if nt is restore:
+                scope, func = node
+                continue
+            is_func = nt in func_types
             if is_func:
                 # a compiled function's own definition belongs to its scope
+                push((scope, func))
                 scope = scope_for(node) or scope
             rules = get_rules(nt)
             if rules:
@@ -718,18 +726,36 @@ class _Walker:
                 func = node
             # Children pushed in reverse so they are visited in source order (`child_nodes`
             # inlined: this loop runs for every node of every compiled function).
-            for field_name in reversed(get_fields(nt) or fields(nt)):
+            names = get_fields(nt)
+            if names is None:
+                names = _REVERSED_FIELDS[nt] = tuple(reversed(fields(nt)))
+            for field_name in names:
                 value = getattr(node, field_name, None)
-                for child in reversed(value) if type(value) is list else (value,):
-                    ct = type(child)
+                if type(value) is list:
+                    for child in reversed(value):
+                        ct = type(child)
+                        if ct in skip or (
+                            ct is attribute and skip_attr and type(child.value) is name
+                        ):
+                            continue  # a leaf (or `a.b`) no rule asked for
+                        if not isinstance(child, ast_type):
+                            continue  # a name string in `global a, b`
+                        parents[id(child)] = node
+                        push(child)
+                else:
+                    ct = type(value)
                     if ct in skip or (
-                        ct is attribute and skip_attr and type(child.value) is name  # type: ignore[union-attr]
+                        ct is attribute and skip_attr and type(value.value) is name  # type: ignore[union-attr]
                     ):
-                        continue  # a leaf (or `a.b`) no rule asked for
-                    if not isinstance(child, ast.AST):
-                        continue  # None, or a name string in `global a, b`
-                    parents[id(child)] = node
-                    push((child, scope, func))
+                        continue
+                    if not isinstance(value, ast_type):
+                        continue  # a string (a definition's name)
+                    parents[id(value)] = node
+                    push(value)
+
+
+#: node type -> its child-holding fields, last first (the walk pushes children in reverse)
+_REVERSED_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _called_name(node: ast.AST, ctx: Context) -> str:
