@@ -217,6 +217,8 @@ def imports_any(tree: ast.Module, text: str, packages: tuple[str, ...]) -> bool:
     all); a candidate counts only if an import statement of the package really starts
     there, so an `import torch` inside a docstring or string does not.
     """
+    if not any(p in text for p in packages):
+        return False  # the pattern below needs a name spelled out: a plain scan says no first
     pattern = _IMPORT_RES.get(packages)
     if pattern is None:
         pattern = _IMPORT_RES[packages] = _import_line_re(packages)
