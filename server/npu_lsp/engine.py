@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import FIELDS, LEAVES, fields, imports_any, parent_map, statement_parents
+from npu_lsp.astutil import LEAVES, fields, imports_any, parent_map, statement_parents
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -428,8 +428,6 @@ def _dispatch_table(
     Families in `forced` run even when the text lacks their trigger substrings (e.g. graph
     rules for a file whose Cells derive from a base class defined elsewhere). Rules that
     require imports (`Rule.active_imports`) run only when `tree` imports one of them."""
-    from npu_lsp.registry import matches
-
     _ensure_rules_loaded()
     ignored = config.ignored_for(path)
     # the rules these settings enable, once per settings (a repository run asks per file),
@@ -805,7 +803,9 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> dict[type[ast.AST]
 
 
 #: id(dispatch table) -> (the table, its compiled form), for tables `_dispatch_cache` holds
-_compiled_tables: dict[int, tuple[dict[type[ast.AST], list[Rule]], dict[type[ast.AST], list[_Entry]]]] = {}
+_compiled_tables: dict[
+    int, tuple[dict[type[ast.AST], list[Rule]], dict[type[ast.AST], list[_Entry]]]
+] = {}
 
 
 _rules_loaded = False
