@@ -68,6 +68,30 @@ def walk_list(node: ast.AST) -> list[ast.AST]:
     return todo
 
 
+_NAME_OR_CONSTANT = frozenset({ast.Name, ast.Constant})
+
+
+def branch_list(node: ast.AST) -> list[ast.AST]:
+    """`walk_list` without the nodes that hold no others (names, constants, expression
+    contexts, operators): every other node, in the same breadth-first order (dropping
+    leaves leaves the order of the rest as it was). For scans looking for calls,
+    assignments, loops or definitions; about twice as fast as `walk_list`."""
+    todo: list[ast.AST] = [node]
+    push = todo.append
+    get_fields = FIELDS.get
+    leaves = _NAME_OR_CONSTANT
+    for n in todo:  # grows while iterated
+        for name in get_fields(type(n)) or fields(type(n)):
+            value = getattr(n, name, None)
+            if type(value) is list:
+                for child in value:
+                    if type(child) not in leaves and isinstance(child, _AST):
+                        push(child)
+            elif type(value) not in leaves and isinstance(value, _AST):
+                push(value)
+    return todo
+
+
 def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
     """id(child) -> parent for every node under `tree`, expression contexts and operators
     included: what `ast.walk` + `ast.iter_child_nodes` give (same breadth-first order, so a
@@ -193,6 +217,8 @@ def imports_any(tree: ast.Module, text: str, packages: tuple[str, ...]) -> bool:
     all); a candidate counts only if an import statement of the package really starts
     there, so an `import torch` inside a docstring or string does not.
     """
+    if not any(p in text for p in packages):
+        return False  # the pattern below needs a name spelled out: a plain scan says no first
     pattern = _IMPORT_RES.get(packages)
     if pattern is None:
         pattern = _IMPORT_RES[packages] = _import_line_re(packages)
@@ -219,6 +245,11 @@ def imports_any(tree: ast.Module, text: str, packages: tuple[str, ...]) -> bool:
         if any(n.split(".", 1)[0] in packages for n in names):
             return True
     return False
+
+
+def class_names(tree: ast.Module) -> set[str]:
+    """The names of every class defined in the module, nested ones included."""
+    return {st.name for st in _all_statements(tree.body) if type(st) is ast.ClassDef}
 
 
 def _all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import FIELDS, LEAVES, fields, imports_any, parent_map, statement_parents
+from npu_lsp.astutil import LEAVES, fields, imports_any, parent_map, statement_parents
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -427,7 +427,8 @@ _FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _FUNC_TYPE_SET = frozenset(_FUNC_TYPES)
 _dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
 _enabled_cache: dict[
-    tuple[Any, ...], list[tuple[str, str, bool, tuple[str, ...], tuple[str, ...]]]
+    tuple[Any, ...],
+    tuple[list[tuple[str, bool, tuple[str, ...], tuple[str, ...]]], list[tuple[str, int]]],
 ] = {}
 
 
@@ -443,47 +444,56 @@ def _dispatch_table(
     Families in `forced` run even when the text lacks their trigger substrings (e.g. graph
     rules for a file whose Cells derive from a base class defined elsewhere). Rules that
     require imports (`Rule.active_imports`) run only when `tree` imports one of them."""
-    from npu_lsp.registry import matches
-
     _ensure_rules_loaded()
     ignored = config.ignored_for(path)
-    # the rules these settings enable, once per settings (a repository run asks per file)
+    # the rules these settings enable, once per settings (a repository run asks per file),
+    # grouped by what decides whether they run in a file: each group is decided once
     settings = (config.select, config.ignore, config.preview, ignored, len(RULES))
     enabled = _enabled_cache.get(settings)
     if enabled is None:
-        enabled = _enabled_cache[settings] = [
-            (code, cls.family, cls.triggers is None, cls.active_triggers(), cls.active_imports())
-            for code, cls in sorted(RULES.items())
-            if cls.nodes and config.enabled(code, cls.group) and not matches(code, ignored)
-        ]
-    found: dict[tuple[str, ...], bool] = {}
+        enabled = _enabled_cache[settings] = _enabled_groups(config, ignored)
+    groups, codes = enabled
     present: dict[str, bool] = {}  # one scan of the text per distinct trigger word
     imported: dict[tuple[str, ...], bool] = {}
-    active: list[str] = []
-    for code, family, family_triggers, own_triggers, required in enabled:
+    runs: list[bool] = []
+    for family, family_triggers, own_triggers, required in groups:
         # A forced family drops its default trigger, never a rule's own (a substring the
         # rule cannot fire without, e.g. "classmethod").
         triggers = () if family_triggers and family in forced else own_triggers
-        if triggers not in found:
-            found[triggers] = not triggers or any(_contains(text, t, present) for t in triggers)
-        if not found[triggers]:
-            continue
-        if required and tree is not None:
+        ok = not triggers or any(_contains(text, t, present) for t in triggers)
+        if ok and required and tree is not None:
             if required not in imported:
                 imported[required] = imports_any(tree, text, required)
-            if not imported[required]:
-                continue
-        active.append(code)
-    key = (tuple(active), len(RULES))
+            ok = imported[required]
+        runs.append(ok)
+    key = (settings, tuple(runs))
     table = _dispatch_cache.get(key)
     if table is None:
         table = {}
-        for code in active:
-            inst = RULES[code]()
-            for t in inst.nodes:
-                table.setdefault(t, []).append(inst)
+        for code, group in codes:  # in code order: the order rules see a node in
+            if runs[group]:
+                inst = RULES[code]()
+                for t in inst.nodes:
+                    table.setdefault(t, []).append(inst)
         _dispatch_cache[key] = table
     return table
+
+
+def _enabled_groups(
+    config: Config, ignored: tuple[str, ...]
+) -> tuple[list[tuple[str, bool, tuple[str, ...], tuple[str, ...]]], list[tuple[str, int]]]:
+    """The enabled rules with node types, as (groups, [(code, group index)] in code order):
+    a group is what decides whether a rule runs in a file (family, whether it keeps the
+    family's triggers, its triggers, its required imports)."""
+    from npu_lsp.registry import matches
+
+    groups: dict[tuple[str, bool, tuple[str, ...], tuple[str, ...]], int] = {}
+    codes: list[tuple[str, int]] = []
+    for code, cls in sorted(RULES.items()):
+        if cls.nodes and config.enabled(code, cls.group) and not matches(code, ignored):
+            g = (cls.family, cls.triggers is None, cls.active_triggers(), cls.active_imports())
+            codes.append((code, groups.setdefault(g, len(groups))))
+    return list(groups), codes
 
 
 def _contains(text: str, word: str, memo: dict[str, bool]) -> bool:
@@ -698,21 +708,29 @@ class _Walker:
 
     def walk(self, root: ast.AST, scope: GraphScope | None, func: ast.AST | None) -> None:
         ctx, get_rules, parents = self.ctx, self.compiled.get, self.parents
-        get_fields = FIELDS.get
+        get_fields = _REVERSED_FIELDS.get
         scope_for = ctx.scopes.scope_for
         # leaves, and parameters (`arg`: a name plus an annotation no rule reads)
         skip = (LEAVES | {ast.arg, type(None)}) - self.table.keys()
-        attribute, name, call = ast.Attribute, ast.Name, ast.Call
+        attribute, name, call, ast_type = ast.Attribute, ast.Name, ast.Call, ast.AST
         skip_attr = ast.Attribute not in self.table and ast.Name not in self.table
+        func_types, restore = _FUNC_TYPE_SET, tuple
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
-        stack: list[tuple[ast.AST, GraphScope | None, ast.AST | None]] = [(root, scope, func)]
+        # It holds nodes, plus one (scope, function) pair under the children of each
+        # function definition: popping it restores what was in force around that function
+        # (no tuple per node).
+        stack: list[Any] = [root]
         pop, push = stack.pop, stack.append
         while stack:
-            node, scope, func = pop()
+            node = pop()
             nt = type(node)
-            is_func = nt in _FUNC_TYPE_SET
+            if nt is restore:
+                scope, func = node
+                continue
+            is_func = nt in func_types
             if is_func:
                 # a compiled function's own definition belongs to its scope
+                push((scope, func))
                 scope = scope_for(node) or scope
             rules = get_rules(nt)
             if rules:
@@ -737,18 +755,36 @@ class _Walker:
                 func = node
             # Children pushed in reverse so they are visited in source order (`child_nodes`
             # inlined: this loop runs for every node of every compiled function).
-            for field_name in reversed(get_fields(nt) or fields(nt)):
+            names = get_fields(nt)
+            if names is None:
+                names = _REVERSED_FIELDS[nt] = tuple(reversed(fields(nt)))
+            for field_name in names:
                 value = getattr(node, field_name, None)
-                for child in reversed(value) if type(value) is list else (value,):
-                    ct = type(child)
+                if type(value) is list:
+                    for child in reversed(value):
+                        ct = type(child)
+                        if ct in skip or (
+                            ct is attribute and skip_attr and type(child.value) is name
+                        ):
+                            continue  # a leaf (or `a.b`) no rule asked for
+                        if not isinstance(child, ast_type):
+                            continue  # a name string in `global a, b`
+                        parents[id(child)] = node
+                        push(child)
+                else:
+                    ct = type(value)
                     if ct in skip or (
-                        ct is attribute and skip_attr and type(child.value) is name  # type: ignore[union-attr]
+                        ct is attribute and skip_attr and type(value.value) is name  # type: ignore[union-attr]
                     ):
-                        continue  # a leaf (or `a.b`) no rule asked for
-                    if not isinstance(child, ast.AST):
-                        continue  # None, or a name string in `global a, b`
-                    parents[id(child)] = node
-                    push((child, scope, func))
+                        continue
+                    if not isinstance(value, ast_type):
+                        continue  # a string (a definition's name)
+                    parents[id(value)] = node
+                    push(value)
+
+
+#: node type -> its child-holding fields, last first (the walk pushes children in reverse)
+_REVERSED_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _called_name(node: ast.AST, ctx: Context) -> str:
@@ -770,12 +806,25 @@ _Entry = tuple[Rule, Callable[..., Iterable[Diagnostic]], bool, bool, frozenset[
 
 def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> dict[type[ast.AST], list[_Entry]]:
     """Per node type, the rules as plain tuples (no attribute lookups per node in the walk);
-    the module node is left out (module rules run once, before the walk)."""
-    return {
+    the module node is left out (module rules run once, before the walk). Once per table
+    (`_dispatch_table` hands the same table to every file with the same rules)."""
+    hit = _compiled_tables.get(id(table))
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    compiled = {
         t: [(r, r.check, r.graph_only, r.strict_only, r.calls) for r in rules]
         for t, rules in table.items()
         if t is not ast.Module
     }
+    if any(table is t for t in _dispatch_cache.values()):
+        _compiled_tables[id(table)] = (table, compiled)  # kept alive by the cache: id stays
+    return compiled
+
+
+#: id(dispatch table) -> (the table, its compiled form), for tables `_dispatch_cache` holds
+_compiled_tables: dict[
+    int, tuple[dict[type[ast.AST], list[Rule]], dict[type[ast.AST], list[_Entry]]]
+] = {}
 
 
 _rules_loaded = False

@@ -61,7 +61,9 @@ class CellsInPythonList(Rule):
         assert isinstance(node, ast.Module)
         for cls in ctx.scopes.info.classes.values():
             init = cls.methods.get("__init__")
-            if init is None or not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+            if init is None or not _assigns_containers(init.body):
+                continue  # nothing below can report (the common case: no resolution asked)
+            if not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
                 continue
             # only a finding needs it (for its severity): most classes have none
             used = _LazyUsed(cls.methods.values(), ctx)
@@ -205,6 +207,15 @@ class CellsInPythonList(Rule):
             ),
             safe=True,
         )
+
+
+_CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
+
+
+def _assigns_containers(body: list[ast.stmt]) -> bool:
+    """Does `__init__` assign a list, tuple or dict display (or comprehension) anywhere at its
+    top level? Every finding starts at such an assignment (`self.x = []` for appends)."""
+    return any(isinstance(st, ast.Assign) and isinstance(st.value, _CONTAINER_VALUES) for st in body)
 
 
 def _wrapped_later(body: list[ast.stmt]) -> dict[int, set[str]]:

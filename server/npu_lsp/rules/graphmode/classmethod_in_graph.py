@@ -58,10 +58,16 @@ class ClassmethodInGraph(GraphRule):
     nodes = (ast.Call,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: every call of compiled code comes here, most are not
+        # `name.method(...)`
         assert isinstance(node, ast.Call)
         f = node.func
         if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)):
-            return
+            return ()
+        return self._check(node, f, ctx)
+
+    def _check(self, node: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(f.value, ast.Name)
         cls = analyzer(ctx).owner_class(ctx.function)
         if cls is not None and (f.value.id == "self" or f.value.id == cls.name):
             if f.attr in _classmethods(cls, ctx):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from npu_lsp.astutil import child_nodes, find_branches, walk_list
+from npu_lsp.astutil import branch_list, child_nodes, class_names, find_branches, walk_list
 from npu_lsp.rules.graphmode import xcalls
 from npu_lsp.scope import dotted
 
@@ -819,8 +819,11 @@ class Analyzer:
 
     def _index_sub_cell_calls(self) -> dict[str, list[tuple[ast.Call, _Fn | None]]]:
         """Every class of the file by name -> the calls of its instances held on `self` by
-        other classes (one pass over the file, not one per `construct`)."""
+        other classes (one pass over the file, not one per `construct`). Only the file's
+        own classes are ever looked up, so a holder whose sub-cells are all of classes
+        defined elsewhere (`self.conv = nn.Conv2d(...)`) needs no scan of its methods."""
         out: dict[str, list[tuple[ast.Call, _Fn | None]]] = {}
+        local: set[str] | None = None
         for holder in self.ctx.tree.body:
             if not isinstance(holder, ast.ClassDef):
                 continue
@@ -839,10 +842,16 @@ class Analyzer:
             listed = _cell_lists_built(holder.name, builders)
             if not held and not listed:
                 continue
+            if local is None:
+                local = class_names(self.ctx.tree)
+            held = {attr: c for attr, c in held.items() if c in local}
+            listed = {attr: c for attr, c in listed.items() if c in local}
+            if not held and not listed:
+                continue
             for m in methods:
                 if m.name in builders:
                     continue
-                for node in walk_list(m):
+                for node in branch_list(m):
                     if (
                         isinstance(node, ast.Call)
                         and isinstance(node.func, ast.Attribute)
@@ -1940,7 +1949,7 @@ def _cell_list_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Ca
         return [
             (c, listed[node.iter.attr])
             for st in node.body
-            for c in walk_list(st)
+            for c in branch_list(st)
             if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == var
         ]
     if (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import branch_list, walk_list
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -111,23 +112,32 @@ def _function_expr(e: ast.expr, ctx: Context) -> bool:
 
 def _local_function(item: ast.expr, ctx: Context) -> bool:
     """A local name every assignment of which binds a function (`act = ops.gelu if ...
-    else ops.relu; return h, act`)."""
+    else ops.relu; return h, act`). Once per function and name (each `return` asks)."""
     func = ctx.function
     if not isinstance(item, ast.Name) or func is None:
         return False
+    key = ("MS114.local", id(func), item.id)
+    hit: bool | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _binds_functions_only(item, func, ctx)
+    return hit
+
+
+def _binds_functions_only(item: ast.Name, func: ast.AST, ctx: Context) -> bool:
     values: list[ast.expr] = []
-    for n in ast.walk(func):
+    # names and constants bind nothing: the statements come in `ast.walk`'s order without them
+    for n in branch_list(func):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not func and n.name == item.id:
             return True  # a nested def of that name
         if isinstance(n, ast.Assign):
             for tgt in n.targets:
                 if isinstance(tgt, ast.Name) and tgt.id == item.id:
                     values.append(n.value)
-                elif any(isinstance(s, ast.Name) and s.id == item.id for s in ast.walk(tgt)):
+                elif any(isinstance(s, ast.Name) and s.id == item.id for s in walk_list(tgt)):
                     return False  # bound by unpacking: unknown
         elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.comprehension)):
             target = getattr(n, "target", None)
-            if target is not None and any(isinstance(s, ast.Name) and s.id == item.id for s in ast.walk(target)):
+            if target is not None and any(isinstance(s, ast.Name) and s.id == item.id for s in walk_list(target)):
                 return False
     args = getattr(func, "args", None)
     if args is not None and any(a.arg == item.id for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import branch_list
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -61,7 +62,8 @@ class ListAppendedUnderTensorIf(GraphRule):
             return
         a = analyzer(ctx)
         reported: set[str] = set()
-        for sub in ast.walk(node):
+        # `if`s, calls and assignments in `ast.walk`'s order; names and constants left out
+        for sub in branch_list(node):
             if not isinstance(sub, ast.If) or not a.kind(sub.test).dynamic:
                 continue
             grown = _grown(sub.body) - _grown(sub.orelse)
@@ -82,7 +84,7 @@ class ListAppendedUnderTensorIf(GraphRule):
 def _grown(body: list[ast.stmt]) -> set[str]:
     out: set[str] = set()
     for st in body:
-        for n in ast.walk(st):
+        for n in branch_list(st):
             if (
                 isinstance(n, ast.Call)
                 and isinstance(n.func, ast.Attribute)
@@ -95,7 +97,7 @@ def _grown(body: list[ast.stmt]) -> set[str]:
 
 def _bound_before(name: str, loop: ast.For, func: ast.AST) -> bool:
     """`name = []` (a list display) before the loop, outside it."""
-    for n in ast.walk(func):
+    for n in branch_list(func):
         if (
             isinstance(n, ast.Assign)
             and n.lineno < loop.lineno

@@ -88,9 +88,14 @@ class FallbackValueShapeQuery(GraphRule):
     nodes = (ast.Call, ast.Attribute, ast.Subscript)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most files have no fallback call, and every call,
+        # attribute and subscript of their compiled code costs a lookup, not a generator
         scope, func = ctx.scope, ctx.function
         if scope is None or scope.level != "lax" or func is None or not _has_fallback(ctx):
-            return
+            return ()
+        return self._check(node, ctx, func)
+
+    def _check(self, node: ast.AST, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
         o = _Opaque(ctx)
         if isinstance(node, ast.Attribute):
             if (

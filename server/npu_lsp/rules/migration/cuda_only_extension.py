@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import unicodedata
 from collections.abc import Iterator
+from functools import cache
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -19,6 +21,22 @@ def _cuda_module(name: str) -> str | None:
         if name == module or name.startswith(module + "."):
             return str(module)
     return None
+
+
+@cache
+def _package_roots() -> tuple[str, ...]:
+    """The top-level names of the CUDA-only packages (`numba.cuda` -> `numba`)."""
+    return tuple(sorted({m.split(".", 1)[0] for m in data()["cuda_only_modules"]}))
+
+
+def _may_import_cuda_package(text: str) -> bool:
+    """Can the file import a CUDA-only package at all? An import spells the package's
+    top-level name out; identifiers are NFKC-normalised, so a non-ASCII text is looked at
+    normalised. A cheap test that spares files merely mentioning "torch" or "cuda" the
+    module's whole value flow."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return any(root in text for root in _package_roots())
 
 
 _CUDA_SUFFIXES = (".cu", ".cuh")
@@ -104,11 +122,14 @@ class CudaOnlyExtension(Rule):
     requires_imports = ()
 
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
-        index = Flow.of(ctx).b.nodes
         # every builder is imported from torch.utils.cpp_extension: no calls to look at
         # in a file that never names it
+        builders = "cpp_extension" in ctx.text
+        if not builders and not _may_import_cuda_package(ctx.text):
+            return  # nothing this rule reports can be in the file
+        index = Flow.of(ctx).b.nodes
         kinds = (ast.Import, ast.ImportFrom, ast.Call)
-        for kind in kinds if "cpp_extension" in ctx.text else kinds[:2]:
+        for kind in kinds if builders else kinds[:2]:
             for found in index.get(kind, []):
                 yield from self._check_node(found, ctx)
 
