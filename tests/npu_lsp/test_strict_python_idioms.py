@@ -101,3 +101,57 @@ def test_dataclass_built_from_graph_variables() -> None:
     # constant"); with constants, and under LAX, it compiles
     assert _errors(DATACLASS, STRICT) == {(10, "MS131")}
     assert _errors(DATACLASS, LAX) == set()
+
+
+PLAIN_CLASS = """
+class Pair:
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        p = Pair(x * 2, x)
+        q = Pair(1.0, 2.0)
+        return p.a + p.b * q.a
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_plain_class_built_from_graph_variables() -> None:
+    # measured: a plain class (no base, not a jit_class) called with tensors in construct is
+    # refused under STRICT ("When handling script '__call_func_str__(...)'"); LAX compiles it
+    assert _errors(PLAIN_CLASS, STRICT) == {(10, "MS131")}
+    assert _errors(PLAIN_CLASS, LAX) == set()
+
+
+SELF_ITEM_UNDER_SHAPE = """
+class Net(nn.Cell):
+    def __init__(self, use_cache=False):
+        super().__init__()
+        self.cache = {}
+        self.last = 0
+        self.use_cache = use_cache
+
+    def construct(self, x):
+        n = x.shape[0]
+        if n > 100:
+            self.cache[n] = x * 2
+            self.last = n
+        if self.use_cache:
+            self.cache["k"] = x
+        return x + 1
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_self_assignment_under_a_shape_condition_is_refused_before_shapes_fold() -> None:
+    # measured: under `if n > 100:` (n = x.shape[0] = 3) both assignments are refused under
+    # STRICT; under `if self.use_cache:` (False), folded by the parser, they compile
+    assert _errors(SELF_ITEM_UNDER_SHAPE, STRICT) == {(12, "MS132"), (13, "MS132")}
+    assert _errors(SELF_ITEM_UNDER_SHAPE, LAX) == set()

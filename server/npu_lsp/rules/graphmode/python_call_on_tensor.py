@@ -84,7 +84,9 @@ class PythonCallOnTensor(GraphRule):
         assert isinstance(node, ast.Call)
         q = ctx.qualname(node.func)
         factory = _stdlib_factory_class(node.func, q, ctx)
-        q = factory or q or _held_callable(node.func, ctx) or _module_built(node.func, ctx)
+        # a plain class of the user's is called as Python too (its `__init__` is not compiled)
+        built = "dataclasses.dataclass" if factory == _PLAIN_CLASS else factory
+        q = built or q or _held_callable(node.func, ctx) or _module_built(node.func, ctx)
         if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q)):
             return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
@@ -113,7 +115,10 @@ class PythonCallOnTensor(GraphRule):
                         )
                         return
             return
-        shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else _shown(node.func, q, ctx)
+        if factory == _PLAIN_CLASS:
+            shown = f"`{ctx.segment(node.func)}` (a plain Python class, neither a Cell nor a jit_class)"
+        else:
+            shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else _shown(node.func, q, ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if a.kind(arg).dynamic:
                 yield ctx.diagnostic(
@@ -185,8 +190,10 @@ def _stdlib_factory_class(func: ast.expr, q: str | None, ctx: Context) -> str | 
                 made = ctx.qualname(st.value.func)
                 if isinstance(target, ast.Name) and made in _CLASS_FACTORIES:
                     classes[target.id] = made
-            elif isinstance(st, ast.ClassDef) and _plain_dataclass(st, ctx):
-                classes[st.name] = "dataclasses.dataclass"
+            elif isinstance(st, ast.ClassDef):
+                made_by = _plain_class(st, ctx)
+                if made_by is not None:
+                    classes[st.name] = made_by
         ctx.cache[key] = classes
     made = classes.get(func.id)
     if made is None or _bound_in(ctx.function, func.id):
@@ -194,18 +201,26 @@ def _stdlib_factory_class(func: ast.expr, q: str | None, ctx: Context) -> str | 
     return made
 
 
-def _plain_dataclass(cls: ast.ClassDef, ctx: Context) -> bool:
-    """A module-level `@dataclass` class with no bases: its generated `__init__` is called as
-    Python from graph mode, like a namedtuple's (measured: `Out(a=x * 2, b=x)` in construct
-    is refused under STRICT, "When handling script '__call_func_str__(total=...)'"; LAX
-    compiles it)."""
-    if cls.bases or cls.keywords:
-        return False
+#: label of a module-level class of the user's that is neither a Cell nor a jit_class
+_PLAIN_CLASS = "plain class"
+
+
+def _plain_class(cls: ast.ClassDef, ctx: Context) -> str | None:
+    """A module-level class with no bases (or `object`), undecorated or a `@dataclass`: MindSpore
+    calls it as Python from graph mode, like a namedtuple (measured: `Out(a=x * 2, b=x)` of a
+    dataclass and `Pair(x * 2, x)` of a plain class with an `__init__`, in construct, are
+    refused under STRICT, "When handling script '__call_func_str__(...)' ... the inputs should
+    be constant"; with constants, and under LAX, they compile). Subclasses are left out: their
+    base may be a Cell or a jit_class defined elsewhere."""
+    if cls.keywords or any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases):
+        return None
     names = set()
     for deco in cls.decorator_list:
         target = deco.func if isinstance(deco, ast.Call) else deco
         names.add(ctx.qualname(target) or "")
-    return "dataclasses.dataclass" in names and len(names) == 1
+    if not names:
+        return _PLAIN_CLASS
+    return "dataclasses.dataclass" if names == {"dataclasses.dataclass"} else None
 
 
 def _bound_in(function: ast.AST | None, name: str) -> bool:
