@@ -47,6 +47,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     self_referencing_input,
     set_literal,
     shape_folded,
+    string_format_of_tensor,
     subcell_attribute_assignment,
     tensor_attribute_assignment,
     tensor_dict_key,
