@@ -16,6 +16,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     compile_time_frozen_call,
     complex_literal,
     container_mutated_in_helper,
+    defaultdict_missing_key,
     del_statement,
     dict_output_strict,
     dict_unpack_merge,
