@@ -155,3 +155,27 @@ def test_self_assignment_under_a_shape_condition_is_refused_before_shapes_fold()
     # STRICT; under `if self.use_cache:` (False), folded by the parser, they compile
     assert _errors(SELF_ITEM_UNDER_SHAPE, STRICT) == {(12, "MS132"), (13, "MS132")}
     assert _errors(SELF_ITEM_UNDER_SHAPE, LAX) == set()
+
+
+SORTED_DICT = """
+class Net(nn.Cell):
+    def construct(self, x):
+        d = {"b": x * 2, "a": x}
+        c = {"b": 2.0, "a": 1.0}
+        ks = sorted(d.keys())
+        kd = sorted(d)
+        kc = sorted(c.keys())
+        kl = list(d.keys())
+        return tuple(d[k] for k in ks), kd, kc, kl
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_interpreted_builtin_given_a_dict_of_graph_variables() -> None:
+    # measured: `sorted(d.keys())` and `sorted(d)` of a dict holding tensors are refused under
+    # STRICT ("When handling script 'sorted(d.keys())' ... found variable 'd'"); of a dict of
+    # constants, and `list(d.keys())`, they compile
+    assert _errors(SORTED_DICT, STRICT) == {(6, "MS131"), (7, "MS131")}
+    assert _errors(SORTED_DICT, LAX) == set()

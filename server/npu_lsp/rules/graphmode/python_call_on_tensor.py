@@ -32,7 +32,11 @@ class PythonCallOnTensor(GraphRule):
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
     Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`; tensors and constants
-    compile) and calls of classes built by `collections.namedtuple` with graph variables.
+    compile), calls of classes built by `collections.namedtuple`, and of the module's own
+    `@dataclass` and plain classes (no base, not a jit_class), with graph variables, `%`
+    formatting of a string with a graph variable on its right (`"loss %.4f" % loss`, even
+    `"n=%d" % x.shape[0]`), and a dict literal holding graph variables given to an
+    interpreted builtin (`sorted(d.keys())`).
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
     (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
@@ -107,7 +111,9 @@ class PythonCallOnTensor(GraphRule):
             # instead: `np.prod(x.shape)` compiles)
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for sub in ast.walk(arg):
-                    if isinstance(sub, ast.Name) and (a.kind(sub).dynamic or _grown_with_variables(sub.id, ctx)):
+                    if isinstance(sub, ast.Name) and (
+                        a.kind(sub).dynamic or _grown_with_variables(sub.id, ctx) or _dict_of_variables(sub.id, ctx)
+                    ):
                         yield ctx.diagnostic(
                             self,
                             node,
@@ -272,6 +278,16 @@ def _grown_with_variables(name: str, ctx: Context) -> bool:
         ):
             return True
     return False
+
+
+def _dict_of_variables(name: str, ctx: Context) -> bool:
+    """A dict literal the function binds once with a graph variable among its values
+    (measured: `sorted(d.keys())` and `sorted(d)` with `d = {"b": x * 2, "a": x}` are
+    rejected under STRICT, "found variable 'd' to be nonconstant"; with constant values, and
+    `list(d.keys())`, which the graph compiles itself, they compile)."""
+    a = analyzer(ctx)
+    bound = a.single_assignment(name, ctx.function)
+    return isinstance(bound, ast.Dict) and any(a.kind(v).dynamic for v in bound.values)
 
 
 def _shown(func: ast.expr, q: str, ctx: Context) -> str:
