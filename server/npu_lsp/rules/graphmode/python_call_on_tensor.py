@@ -33,9 +33,13 @@ class PythonCallOnTensor(GraphRule):
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
     Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`; tensors and constants
-    compile) and calls of classes built by `collections.namedtuple` with graph variables, and
-    of a `functools.partial` held on `self`, also one the cell receives through its
-    constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`).
+    compile), calls of classes built by `collections.namedtuple`, and of the module's own
+    `@dataclass` and plain classes (no base, not a jit_class), with graph variables, and of
+    a `functools.partial` held on `self`, also one the cell receives through its
+    constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`);
+    `%` formatting of a string with a graph variable on its right (`"loss %.4f" % loss`,
+    even `"n=%d" % x.shape[0]`), and a dict literal holding graph variables given to an
+    interpreted builtin (`sorted(d.keys())`).
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
     (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
@@ -75,16 +79,21 @@ class PythonCallOnTensor(GraphRule):
       graph variables.
     """
 
-    nodes = (ast.Call,)
+    nodes = (ast.Call, ast.BinOp)
     strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Call)
         if not ctx.scope or not ctx.scope.strict:
             return
+        if isinstance(node, ast.BinOp):
+            yield from self._percent_format(node, ctx)
+            return
+        assert isinstance(node, ast.Call)
         q = ctx.qualname(node.func)
         factory = _stdlib_factory_class(node.func, q, ctx)
-        q = factory or q or _held_callable(node.func, ctx) or _module_built(node.func, ctx)
+        # a plain class of the user's is called as Python too (its `__init__` is not compiled)
+        built = "dataclasses.dataclass" if factory == _PLAIN_CLASS else factory
+        q = built or q or _held_callable(node.func, ctx) or _module_built(node.func, ctx)
         if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q)):
             return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
@@ -105,7 +114,9 @@ class PythonCallOnTensor(GraphRule):
             # instead: `np.prod(x.shape)` compiles)
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for sub in ast.walk(arg):
-                    if isinstance(sub, ast.Name) and (a.kind(sub).dynamic or _grown_with_variables(sub.id, ctx)):
+                    if isinstance(sub, ast.Name) and (
+                        a.kind(sub).dynamic or _grown_with_variables(sub.id, ctx) or _dict_of_variables(sub.id, ctx)
+                    ):
                         yield ctx.diagnostic(
                             self,
                             node,
@@ -113,7 +124,10 @@ class PythonCallOnTensor(GraphRule):
                         )
                         return
             return
-        shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else _shown(node.func, q, ctx)
+        if factory == _PLAIN_CLASS:
+            shown = f"`{ctx.segment(node.func)}` (a plain Python class, neither a Cell nor a jit_class)"
+        else:
+            shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else _shown(node.func, q, ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if a.kind(arg).dynamic:
                 yield ctx.diagnostic(
@@ -121,6 +135,26 @@ class PythonCallOnTensor(GraphRule):
                     node,
                     f"{shown} needs constant inputs under STRICT, but `{ctx.segment(arg)}` is a graph variable",
                     fix=_ops_fix(node, q, ctx),
+                )
+                return
+
+    def _percent_format(self, node: ast.BinOp, ctx: Context) -> Iterable[Diagnostic]:
+        """`"loss %.4f" % loss` with a graph variable: the graph has no `%` for a string and
+        a tensor, so it interprets the expression as a script, which STRICT refuses (measured:
+        "When handling script '"loss %.4f" % loss in graph mode', the inputs should be
+        constant, but found variable 'loss'"; even `"n=%d" % x.shape[0]` is, the script sees `x`;
+        `"step %d" % (3, "a")` of constants compiles)."""
+        if not (isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)):
+            return
+        a = analyzer(ctx)
+        for sub in ast.walk(node.right):
+            # the script sees every graph variable it mentions, even through `x.shape[0]`
+            # (measured: `"batch=%d" % (x.shape[0],)` is refused, "found variable 'x'")
+            if isinstance(sub, ast.Name) and a.kind(sub).dynamic:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`%` formatting of a string is interpreted, not compiled, and needs constant inputs under STRICT, but `{sub.id}` is a graph variable",
                 )
                 return
 
@@ -165,11 +199,37 @@ def _stdlib_factory_class(func: ast.expr, q: str | None, ctx: Context) -> str | 
                 made = ctx.qualname(st.value.func)
                 if isinstance(target, ast.Name) and made in _CLASS_FACTORIES:
                     classes[target.id] = made
+            elif isinstance(st, ast.ClassDef):
+                made_by = _plain_class(st, ctx)
+                if made_by is not None:
+                    classes[st.name] = made_by
         ctx.cache[key] = classes
     made = classes.get(func.id)
     if made is None or _bound_in(ctx.function, func.id):
         return None  # a local of that name shadows the module's class
     return made
+
+
+#: label of a module-level class of the user's that is neither a Cell nor a jit_class
+_PLAIN_CLASS = "plain class"
+
+
+def _plain_class(cls: ast.ClassDef, ctx: Context) -> str | None:
+    """A module-level class with no bases (or `object`), undecorated or a `@dataclass`: MindSpore
+    calls it as Python from graph mode, like a namedtuple (measured: `Out(a=x * 2, b=x)` of a
+    dataclass and `Pair(x * 2, x)` of a plain class with an `__init__`, in construct, are
+    refused under STRICT, "When handling script '__call_func_str__(...)' ... the inputs should
+    be constant"; with constants, and under LAX, they compile). Subclasses are left out: their
+    base may be a Cell or a jit_class defined elsewhere."""
+    if cls.keywords or any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases):
+        return None
+    names = set()
+    for deco in cls.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        names.add(ctx.qualname(target) or "")
+    if not names:
+        return _PLAIN_CLASS
+    return "dataclasses.dataclass" if names == {"dataclasses.dataclass"} else None
 
 
 def _bound_in(function: ast.AST | None, name: str) -> bool:
@@ -224,6 +284,16 @@ def _grown_with_variables(name: str, ctx: Context) -> bool:
         ):
             return True
     return False
+
+
+def _dict_of_variables(name: str, ctx: Context) -> bool:
+    """A dict literal the function binds once with a graph variable among its values
+    (measured: `sorted(d.keys())` and `sorted(d)` with `d = {"b": x * 2, "a": x}` are
+    rejected under STRICT, "found variable 'd' to be nonconstant"; with constant values, and
+    `list(d.keys())`, which the graph compiles itself, they compile)."""
+    a = analyzer(ctx)
+    bound = a.single_assignment(name, ctx.function)
+    return isinstance(bound, ast.Dict) and any(a.kind(v).dynamic for v in bound.values)
 
 
 def _shown(func: ast.expr, q: str, ctx: Context) -> str:

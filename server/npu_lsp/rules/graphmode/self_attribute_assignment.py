@@ -67,7 +67,9 @@ class SelfAttributeAssignment(GraphRule):
     Parameter type.` (a new attribute gives `AttributeError`); an item assignment gives
     `TypeError: When JIT_SYNTAX_LEVEL is not set to LAX self.grid should be initialized as a
     'Parameter' in the '__init__' function to perform assign subscript`. The default LAX level
-    accepts both.
+    accepts both. MindSpore refuses them before shapes are known, so also under a condition
+    on an input's shape that the input makes false (`if x.shape[0] > 100:`); a branch folded
+    away on a constant (`if self.use_cache:` with False) is not compiled.
 
     ## Example
     ```python

@@ -41,7 +41,8 @@ class UnsupportedPythonCall(GraphRule):
       `zip(..., strict=True)`, `round(x, ndigits=1)`), rejected at every level;
     - methods of list, tuple, dict and str that STRICT graph code cannot call
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
-      `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string...), and the ones
+      `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held
+      on `self` or returned by a str method: `self.mode.strip()`...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
       `lst.remove(t)` with tensor elements), keyword arguments of those methods
       (`d.update(c=1.0)`);
@@ -315,6 +316,13 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         if isinstance(bound, ast.Call) and (ctx.qualname(bound.func) or "") == "builtins.slice":
             return "slice"  # `s = slice(1, 3)`
+        if (
+            isinstance(bound, ast.Call)
+            and isinstance(bound.func, ast.Attribute)
+            and bound.func.attr in _STR_RESULT
+            and _container_type(bound, ctx) == "str"
+        ):
+            return "str"  # `m = self.mode.lower()`: a str method's result
     if isinstance(e, ast.Call):
         f = e.func
         if isinstance(f, ast.Name):
@@ -329,7 +337,7 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
         t = analyzer(ctx).type_class(e)
         if t in calls_table.CONTAINER_TYPES:
             return t
-    if isinstance(e, (ast.Name, ast.BinOp)) and isinstance(values(ctx).of(e), av.Str):
+    if isinstance(e, (ast.Name, ast.BinOp, ast.Attribute, ast.Call)) and isinstance(values(ctx).of(e), av.Str):
         return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
     return None
 

@@ -1,0 +1,94 @@
+"""MS167: (STRICT) `str.format` of a tensor, and f-strings holding a tensor and a tuple."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS167", name="string-format-of-tensor", severity="error", family="graphmode")
+class StringFormatOfTensor(GraphRule):
+    """## What it does
+    Under the STRICT syntax level, flags `"...".format(...)` given a tensor, and f-strings
+    whose replacement fields hold both a tensor and a tuple (`f"{y.shape} {y.max()}"`).
+
+    ## Why is this bad?
+    STRICT graphs build such strings with a string-formatting operator that has no kernel
+    for these inputs: MindSpore 2.10 stops with `Kernel select failed` for
+    `"max={}".format(y.max())`, and with `Tuple to TupleUnfold pattern should have
+    TupleGetItem as user node, but got ... JoinedStr` for an f-string mixing `y.shape` and a
+    tensor. An f-string of a tensor alone, or of a shape alone, and `.format` of constants
+    compile; the default LAX level accepts all of them.
+
+    ## Example
+    ```python
+    @ms.jit(fullgraph=True)
+    def f(x):
+        y = x * 2
+        print(f"shape={y.shape} max={y.max()}")
+        return y
+    ```
+
+    ## Use instead
+    Print the parts separately (or the tensor alone):
+    ```python
+    @ms.jit(fullgraph=True)
+    def f(x):
+        y = x * 2
+        print("shape=", y.shape, "max=", y.max())
+        return y
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (STRICT only); measured on MindSpore 2.10 with the probes of the
+      `python` written set (tests/npu_lsp/fixtures/written/python/README.md).
+    """
+
+    nodes = (ast.Call, ast.JoinedStr)
+    strict_only = True
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if not ctx.scope or not ctx.scope.strict:
+            return
+        a = analyzer(ctx)
+        if isinstance(node, ast.Call):
+            f = node.func
+            if not (isinstance(f, ast.Attribute) and f.attr == "format" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str)):
+                return
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if a.kind(arg) == Kind.TENSOR:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"under STRICT, `str.format` of the tensor `{ctx.segment(arg)}` fails to compile (MindSpore: Kernel select failed); print the tensor as its own argument",
+                    )
+                    return
+            return
+        assert isinstance(node, ast.JoinedStr)
+        fields = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
+        tensor = next((e for e in fields if a.kind(e) == Kind.TENSOR), None)
+        tup = next((e for e in fields if _is_tuple(e, a)), None)
+        if tensor is not None and tup is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"under STRICT, an f-string holding the tensor `{ctx.segment(tensor)}` and the tuple `{ctx.segment(tup)}` fails to compile (MindSpore: Tuple to TupleUnfold pattern ... JoinedStr); format them in separate strings",
+            )
+
+
+def _is_tuple(e: ast.expr, a: Analyzer) -> bool:
+    """A tuple value: a shape (`y.shape`), a tuple literal or a name holding a tuple."""
+    if isinstance(e, ast.Attribute) and e.attr == "shape":
+        return True
+    if isinstance(e, ast.Tuple):
+        return True
+    return isinstance(e, ast.Name) and a.type_class(e) == "tuple"

@@ -1,0 +1,181 @@
+"""STRICT findings on ordinary Python in compiled code, each measured on MindSpore 2.10 (the
+`python` written set's probes): str methods on a str held on `self` or returned by a str
+method, `%` formatting with graph variables, and `@dataclass` instances built from them."""
+
+from __future__ import annotations
+
+from npu_lsp.config import Config
+from npu_lsp.engine import check_source
+
+STRICT = Config(syntax_level="strict")
+LAX = Config()
+
+HEADER = """import numpy as np
+from dataclasses import dataclass
+import mindspore as ms
+from mindspore import nn, ops, Tensor
+
+ms.set_context(mode=ms.GRAPH_MODE)
+"""
+
+
+def _errors(body: str, config: Config) -> set[tuple[int, str]]:
+    text = HEADER + body
+    diags = check_source(text, "case.py", config)
+    offset = HEADER.count("\n")
+    return {(d.span.line - offset, d.code) for d in diags if d.severity == "error"}
+
+
+STR_ON_SELF = """
+class Net(nn.Cell):
+    def __init__(self, mode=" Bilinear "):
+        super().__init__()
+        self.mode = mode
+
+    def construct(self, x):
+        m = self.mode.lower()
+        if self.mode.strip() == "Bilinear":
+            x = x * 2
+        if m.startswith(" bi"):
+            x = x * 3
+        if self.mode.upper() == " BILINEAR " and m == " bilinear ":
+            x = x + 1
+        return x
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_str_methods_on_a_self_str_and_on_a_str_methods_result() -> None:
+    # measured: `self.mode.strip()` and `m.startswith(...)` with `m = self.mode.lower()` are
+    # refused under STRICT ("cannot get attributes strip"); `upper`/`lower` compile
+    assert _errors(STR_ON_SELF, STRICT) == {(9, "MS144"), (11, "MS144")}
+    assert _errors(STR_ON_SELF, LAX) == set()
+
+
+PERCENT = """
+@ms.jit
+def f(x, step=3):
+    loss = x.sum()
+    print("loss %.4f" % loss)
+    msg = "step %d of %s" % (step, "train")
+    tag = "batch=%d" % (x.shape[0],)
+    n = "count=%d" % int(x.sum())
+    return loss, msg, tag, n
+
+
+print(f(Tensor(np.ones((2, 3), np.float32))))
+"""
+
+
+def test_percent_formatting_with_graph_variables() -> None:
+    # measured: a tensor, `int(t)` and even `x.shape[0]` on the right of `%` are refused under
+    # STRICT ("When handling script '"loss %.4f" % loss' ... found variable 'loss'"); a
+    # parameter with a constant default and literals compile; LAX compiles all of them
+    assert _errors(PERCENT, STRICT) == {(5, "MS131"), (7, "MS131"), (8, "MS131")}
+    assert _errors(PERCENT, LAX) == set()
+
+
+DATACLASS = """
+@dataclass
+class Out:
+    a: Tensor
+    b: float
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        o = Out(a=x * 2, b=1.0)
+        c = Out(2.0, 1.0)
+        return o.a * c.a
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_dataclass_built_from_graph_variables() -> None:
+    # measured: a module-level @dataclass called with tensors in construct is refused under
+    # STRICT ("When handling script '__call_func_str__(a=...,b=...)' ... should be
+    # constant"); with constants, and under LAX, it compiles
+    assert _errors(DATACLASS, STRICT) == {(10, "MS131")}
+    assert _errors(DATACLASS, LAX) == set()
+
+
+PLAIN_CLASS = """
+class Pair:
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        p = Pair(x * 2, x)
+        q = Pair(1.0, 2.0)
+        return p.a + p.b * q.a
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_plain_class_built_from_graph_variables() -> None:
+    # measured: a plain class (no base, not a jit_class) called with tensors in construct is
+    # refused under STRICT ("When handling script '__call_func_str__(...)'"); LAX compiles it
+    assert _errors(PLAIN_CLASS, STRICT) == {(10, "MS131")}
+    assert _errors(PLAIN_CLASS, LAX) == set()
+
+
+SELF_ITEM_UNDER_SHAPE = """
+class Net(nn.Cell):
+    def __init__(self, use_cache=False):
+        super().__init__()
+        self.cache = {}
+        self.last = 0
+        self.use_cache = use_cache
+
+    def construct(self, x):
+        n = x.shape[0]
+        if n > 100:
+            self.cache[n] = x * 2
+            self.last = n
+        if self.use_cache:
+            self.cache["k"] = x
+        return x + 1
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_self_assignment_under_a_shape_condition_is_refused_before_shapes_fold() -> None:
+    # measured: under `if n > 100:` (n = x.shape[0] = 3) both assignments are refused under
+    # STRICT; under `if self.use_cache:` (False), folded by the parser, they compile
+    assert _errors(SELF_ITEM_UNDER_SHAPE, STRICT) == {(12, "MS132"), (13, "MS132")}
+    assert _errors(SELF_ITEM_UNDER_SHAPE, LAX) == set()
+
+
+SORTED_DICT = """
+class Net(nn.Cell):
+    def construct(self, x):
+        d = {"b": x * 2, "a": x}
+        c = {"b": 2.0, "a": 1.0}
+        ks = sorted(d.keys())
+        kd = sorted(d)
+        kc = sorted(c.keys())
+        kl = list(d.keys())
+        return tuple(d[k] for k in ks), kd, kc, kl
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_interpreted_builtin_given_a_dict_of_graph_variables() -> None:
+    # measured: `sorted(d.keys())` and `sorted(d)` of a dict holding tensors are refused under
+    # STRICT ("When handling script 'sorted(d.keys())' ... found variable 'd'"); of a dict of
+    # constants, and `list(d.keys())`, they compile
+    assert _errors(SORTED_DICT, STRICT) == {(6, "MS131"), (7, "MS131")}
+    assert _errors(SORTED_DICT, LAX) == set()
