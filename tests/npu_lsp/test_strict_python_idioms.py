@@ -218,3 +218,34 @@ def test_side_effect_calls_of_third_party_modules_under_strict() -> None:
         in said[1]
     )
     assert said[0].startswith("`json.loads` has side effects")
+
+
+def _mean_iou(after: str) -> str:
+    return f"""
+class MeanIoU(nn.Cell):
+    def construct(self, pred, label):
+        ious = []
+        for c in range(3):
+            inter = ((pred == c) & (label == c)).sum()
+            union = ((pred == c) | (label == c)).sum()
+            if float(union) > 0:
+                ious.append(float(inter) / float(union))
+        return {after}
+"""
+
+
+def test_list_joined_under_a_tensor_if_then_summed_fails_at_strict_too() -> None:
+    # measured on the mean-IoU loop: `sum(ious)`, `max(ious)`, `ops.stack(ious)` after the
+    # loop are refused at both levels; `len(ious)` and `return ious` only at LAX
+    for after in ("sum(ious) / len(ious)", "max(ious)", "ops.stack(ious).mean()"):
+        assert _errors(_mean_iou(after), STRICT) == {(8, "MS155")}, after
+        assert _errors(_mean_iou(after), LAX) == {(8, "MS155")}, after
+    for after in ("pred.sum() * 0 + len(ious)", "ious"):
+        assert _errors(_mean_iou(after), STRICT) == set(), after
+        assert _errors(_mean_iou(after), LAX) == {(8, "MS155")}, after
+    said = [d.message for d in check_source(HEADER + _mean_iou("max(ious)"), "case.py", STRICT)]
+    assert said == [
+        "`ious` is appended to only when this tensor condition holds, inside the unrolled loop on "
+        "line 11, so its length is only known at run time and `max(ious)` after the loop fails to "
+        'compile ("When the input to max() is dynamic length sequence, only support scalar type")'
+    ]
