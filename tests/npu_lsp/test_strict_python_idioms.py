@@ -249,3 +249,43 @@ def test_list_joined_under_a_tensor_if_then_summed_fails_at_strict_too() -> None
         "line 11, so its length is only known at run time and `max(ious)` after the loop fails to "
         'compile ("When the input to max() is dynamic length sequence, only support scalar type")'
     ]
+
+
+def _heads(body: str) -> str:
+    return f"""
+class MultiHead(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.CellDict({{"cls": nn.Dense(8, 3), "box": nn.Dense(8, 4)}})
+        self.scales = {{"a": 1.0, "b": 2.0}}
+
+    def construct(self, x):
+        {body}
+"""
+
+
+def test_interpreted_builtin_given_a_dict_comprehension_of_graph_variables() -> None:
+    # measured at both levels: `sorted(outs.keys())` / `sorted(outs)` of a dict comprehension
+    # holding tensors fail ("'tuple' object has no attribute 'keys'"); constant values,
+    # `list(outs.keys())` and indexing the comprehension's dict compile
+    bad = (
+        "outs = {n: h(x) for n, h in self.heads.items()}\n        return tuple(outs[k] for k in sorted(outs.keys()))",
+        "outs = {n: x * s for n, s in self.scales.items()}\n        return tuple(outs[k] for k in sorted(outs))",
+    )
+    good = (
+        "outs = {n: s * 2 for n, s in self.scales.items()}\n        return tuple(x * outs[k] for k in sorted(outs.keys()))",
+        "outs = {n: x * 2 for n in ['b', 'a']}\n        return tuple(outs[k] for k in list(outs.keys()))",
+        "outs = {n: h(x) for n, h in self.heads.items()}\n        return outs['cls']",
+    )
+    for body in bad:
+        for config in (LAX, STRICT):
+            assert _errors(_heads(body), config) == {(10, "MS144")}, body
+    for body in good:
+        for config in (LAX, STRICT):
+            assert _errors(_heads(body), config) == set(), body
+    said = [d.message for d in check_source(HEADER + _heads(bad[0]), "case.py", LAX)]
+    assert said == [
+        "`sorted()` is run as a Python script in graph mode, and the dict `outs`, built by a comprehension "
+        "holding graph variables, reaches it as a tuple of its values (MindSpore: 'tuple' object has no "
+        "attribute 'keys'); use `list(outs.keys())`, or build `outs` with a loop"
+    ]
