@@ -179,3 +179,113 @@ def test_interpreted_builtin_given_a_dict_of_graph_variables() -> None:
     # constants, and `list(d.keys())`, they compile
     assert _errors(SORTED_DICT, STRICT) == {(6, "MS131"), (7, "MS131")}
     assert _errors(SORTED_DICT, LAX) == set()
+
+
+SIDE_EFFECTS = """import json
+import json as js
+import os
+from json import loads
+
+
+class Net(nn.Cell):
+    def __init__(self, raw='{"scale": 0.5}', root="data"):
+        super().__init__()
+        self.raw = raw
+        self.root = root
+        self.cfg = {"scale": 2.0}
+
+    def construct(self, x):
+        cfg = json.loads(self.raw)
+        n = len(js.dumps(self.cfg))
+        same = loads(self.raw)
+        p = os.path.join(self.root, "a")
+        files = os.listdir(self.root)
+        return x * cfg["scale"] * same["scale"]
+"""
+
+
+def test_side_effect_calls_of_third_party_modules_under_strict() -> None:
+    # measured: `json.loads` / `json.dumps` (also through `import json as js`) and
+    # `os.listdir` of constants are refused under STRICT ("found variable '__call_func_str__'
+    # to be nonconstant"): MindSpore's parser never folds the calls its side-effect table
+    # names; `from json import loads` (a bare name) and `os.path.join` compile
+    assert _errors(SIDE_EFFECTS, STRICT) == {(15, "MS131"), (16, "MS131"), (19, "MS131")}
+    assert _errors(SIDE_EFFECTS, LAX) == set()
+    text = HEADER + SIDE_EFFECTS
+    said = [d.message for d in check_source(text, "case.py", STRICT) if d.code == "MS131"]
+    assert (
+        "`js.dumps` (`json.dumps`) has side effects, so MindSpore does not run it while compiling"
+        in said[1]
+    )
+    assert said[0].startswith("`json.loads` has side effects")
+
+
+def _mean_iou(after: str) -> str:
+    return f"""
+class MeanIoU(nn.Cell):
+    def construct(self, pred, label):
+        ious = []
+        for c in range(3):
+            inter = ((pred == c) & (label == c)).sum()
+            union = ((pred == c) | (label == c)).sum()
+            if float(union) > 0:
+                ious.append(float(inter) / float(union))
+        return {after}
+"""
+
+
+def test_list_joined_under_a_tensor_if_then_summed_fails_at_strict_too() -> None:
+    # measured on the mean-IoU loop: `sum(ious)`, `max(ious)`, `ops.stack(ious)` after the
+    # loop are refused at both levels; `len(ious)` and `return ious` only at LAX
+    for after in ("sum(ious) / len(ious)", "max(ious)", "ops.stack(ious).mean()"):
+        assert _errors(_mean_iou(after), STRICT) == {(8, "MS155")}, after
+        assert _errors(_mean_iou(after), LAX) == {(8, "MS155")}, after
+    for after in ("pred.sum() * 0 + len(ious)", "ious"):
+        assert _errors(_mean_iou(after), STRICT) == set(), after
+        assert _errors(_mean_iou(after), LAX) == {(8, "MS155")}, after
+    said = [d.message for d in check_source(HEADER + _mean_iou("max(ious)"), "case.py", STRICT)]
+    assert said == [
+        "`ious` is appended to only when this tensor condition holds, inside the unrolled loop on "
+        "line 11, so its length is only known at run time and `max(ious)` after the loop fails to "
+        'compile ("When the input to max() is dynamic length sequence, only support scalar type")'
+    ]
+
+
+def _heads(body: str) -> str:
+    return f"""
+class MultiHead(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.CellDict({{"cls": nn.Dense(8, 3), "box": nn.Dense(8, 4)}})
+        self.scales = {{"a": 1.0, "b": 2.0}}
+
+    def construct(self, x):
+        {body}
+"""
+
+
+def test_interpreted_builtin_given_a_dict_comprehension_of_graph_variables() -> None:
+    # measured at both levels: `sorted(outs.keys())` / `sorted(outs)` of a dict comprehension
+    # holding tensors fail ("'tuple' object has no attribute 'keys'"); constant values,
+    # `list(outs.keys())` and indexing the comprehension's dict compile
+    bad = (
+        "outs = {n: h(x) for n, h in self.heads.items()}\n        return tuple(outs[k] for k in sorted(outs.keys()))",
+        "outs = {n: x * s for n, s in self.scales.items()}\n        return tuple(outs[k] for k in sorted(outs))",
+    )
+    good = (
+        "outs = {n: s * 2 for n, s in self.scales.items()}\n        return tuple(x * outs[k] for k in sorted(outs.keys()))",
+        "outs = {n: x * 2 for n in ['b', 'a']}\n        return tuple(outs[k] for k in list(outs.keys()))",
+        "outs = {n: h(x) for n, h in self.heads.items()}\n        return outs['cls']",
+    )
+    for body in bad:
+        for config in (LAX, STRICT):
+            assert _errors(_heads(body), config) == {(10, "MS144")}, body
+    for body in good:
+        for config in (LAX, STRICT):
+            assert _errors(_heads(body), config) == set(), body
+    said = [d.message for d in check_source(HEADER + _heads(bad[0]), "case.py", LAX)]
+    assert said == [
+        "`sorted()` is run as a Python script in graph mode, and the dict `outs`, built by a comprehension "
+        "holding graph variables, reaches it as a tuple of its values (MindSpore: 'tuple' object has no "
+        "attribute 'keys'); use `list(outs.keys())`, or build `outs` with a loop"
+    ]

@@ -241,6 +241,34 @@ print(json.dumps({
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def side_effect_table(py: str) -> dict[str, list[str]]:
+    """The third-party calls MindSpore's parser marks as side effects
+    (`Parser.check_third_party_library_side_effect`): module -> attributes. It never
+    constant-folds `module.attr(...)` for these, so STRICT refuses them ("found variable
+    '__call_func_str__' to be nonconstant") and LAX runs them at run time. Only modules
+    MindSpore treats as third-party (the standard library, its whitelist) are kept."""
+    code = r'''
+import ast, importlib, inspect, json, textwrap
+from mindspore.graph._parse import parser as P
+from mindspore.graph._parse.jit_fallback_modules.check_utils import third_party_checker
+from mindspore.graph._parse.jit_fallback_modules.third_party_modules import third_party_modules_whitelist
+src = textwrap.dedent(inspect.getsource(P.Parser.check_third_party_library_side_effect))
+table = {}
+for node in ast.walk(ast.parse(src)):
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "side_effect_attrs":
+        table = ast.literal_eval(node.value)
+def third_party(m):
+    try:
+        return third_party_checker.is_third_party_module(importlib.import_module(m))
+    except ImportError:
+        return m in third_party_modules_whitelist
+print(json.dumps({m: sorted(a) for m, a in table.items() if third_party(m)}))
+'''
+    p = subprocess.run([py, "-c", code], capture_output=True, text=True, timeout=300, env={**os.environ, "GLOG_v": "3"})
+    out: dict[str, list[str]] = json.loads(p.stdout.strip().splitlines()[-1])
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", default=str(DEFAULT_PY))
@@ -268,6 +296,7 @@ def main() -> None:
         "from MindSpore's parser resource tables and from compiling one probe per call at LAX and STRICT.",
         **resource_tables(args.python),
         "refused_attributes": attribute_tables(args.python),
+        "side_effect_calls": side_effect_table(args.python),
         "methods": methods,
         "builtin_calls": kwargs,
     }

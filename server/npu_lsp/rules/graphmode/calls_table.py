@@ -206,3 +206,25 @@ def outside_project(qualname: str) -> bool:
     compiled (MindSpore's ThirdPartyLibraryChecker), so they never count here."""
     top = qualname.split(".", 1)[0]
     return top in sys.stdlib_module_names or top in _THIRD_PARTY
+
+
+@functools.cache
+def side_effect_calls() -> dict[str, frozenset[str]]:
+    """module -> attributes MindSpore's parser treats as side effects of a third-party module
+    (`json.loads`, `os.listdir`, `np.load`, `pickle.dump`...): it never folds
+    `module.attr(...)` at compile time, so STRICT refuses the call whatever its inputs and
+    LAX runs it at run time."""
+    table: dict[str, list[str]] = _data()["side_effect_calls"]
+    return {module: frozenset(attrs) for module, attrs in table.items()}
+
+
+def side_effect_call(func: ast.expr, imports: dict[str, str]) -> str | None:
+    """`module.attr` when `func` is `<name>.<attr>` with `<name>` a module imported under that
+    name (`import json as js`: `js.loads`) and the pair in `side_effect_calls()`; MindSpore
+    matches the module's own name, and only a direct attribute of a module-level name."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return None
+    module = imports.get(func.value.id)
+    if module is None or func.attr not in side_effect_calls().get(module, frozenset()):
+        return None
+    return f"{module}.{func.attr}"

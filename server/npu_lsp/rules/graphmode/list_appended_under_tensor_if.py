@@ -18,18 +18,21 @@ _GROW = frozenset({"append", "extend", "insert"})
 @rule(code="MS155", name="list-appended-under-tensor-if", severity="error", family="graphmode")
 class ListAppendedUnderTensorIf(GraphRule):
     """## What it does
-    Flags, at the LAX syntax level, a `for` loop in compiled code whose body appends to a list
-    only on one side of an `if` that tests tensor values (the other side leaves the list as
-    it is), when the list is read after the loop: the CTC-style collapse
-    `if tok != prev: out.append(tok)`.
+    Flags a `for` loop in compiled code whose body appends to a list only on one side of an
+    `if` that tests tensor values (the other side leaves the list as it is), when the list is
+    read after the loop (at LAX; the CTC-style collapse `if tok != prev: out.append(tok)`),
+    or given to `sum`, `max` or `ops.stack` after the loop (at STRICT too: the mean-IoU loop
+    `if union > 0: ious.append(inter / union)` then `sum(ious) / len(ious)`).
 
     ## Why is this bad?
     The `for` is unrolled, and each tensor `if` joins a list of one length with a list of
     another. Under LAX, MindSpore 2.10 then stops with a framework error (`RuntimeError: The
     pointer[data_abs] is null` or `The pointer[seq_abs] is null`, "Framework Unexpected
     Exception Raised") when the list is returned or measured after the loop. STRICT compiles
-    the same code. A single `if` outside a loop, or an `if`/`else` that appends on both
-    sides, compiles at both levels.
+    the list returned as it is or given to `len`, but not `sum(lst)` (the same crash),
+    `max(lst)` ("dynamic length sequence") or `ops.stack(lst)` (an empty list). A
+    single `if` outside a loop, or an `if`/`else` that appends on both sides, compiles at
+    both levels.
 
     ## Example
     ```python
@@ -58,8 +61,9 @@ class ListAppendedUnderTensorIf(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.For)
-        if ctx.scope is None or ctx.scope.strict or ctx.function is None:
+        if ctx.scope is None or ctx.function is None:
             return
+        strict = ctx.scope.strict
         a = analyzer(ctx)
         reported: set[str] = set()
         # `if`s, calls and assignments in `ast.walk`'s order; names and constants left out
@@ -68,9 +72,24 @@ class ListAppendedUnderTensorIf(GraphRule):
                 continue
             grown = _grown(sub.body) - _grown(sub.orelse)
             for name in sorted(grown - reported):
-                if _bound_before(name, node, ctx.function) and _read_after(
-                    name, node, ctx.function
-                ):
+                if not _bound_before(name, node, ctx.function):
+                    continue
+                if strict:
+                    # measured: STRICT compiles the joined list returned as it is or given
+                    # to `len`, but not `sum` / `max` / `ops.stack` of it after the loop
+                    measured = _measured_after(name, node, ctx.function, ctx)
+                    if measured is None:
+                        continue
+                    reported.add(name)
+                    yield ctx.diagnostic(
+                        self,
+                        sub,
+                        f"`{name}` is appended to only when this tensor condition holds, inside the "
+                        f"unrolled loop on line {node.lineno}, so its length is only known at run "
+                        f"time and `{measured[0]}({name})` after the loop fails to compile "
+                        f'("{measured[1]}")',
+                    )
+                elif _read_after(name, node, ctx.function):
                     reported.add(name)
                     yield ctx.diagnostic(
                         self,
@@ -114,3 +133,30 @@ def _read_after(name: str, loop: ast.For, func: ast.AST) -> bool:
         isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
         for n in ast.walk(func)
     )
+
+
+# calls that fail at STRICT as at LAX on a list joined under a tensor `if`, with MindSpore
+# 2.10's words (measured: `len(lst)` and the list returned as it is compile at STRICT)
+_MEASURES = {
+    "builtins.sum": "The pointer[seq_abs] is null",
+    "builtins.max": "When the input to max() is dynamic length sequence, only support scalar type",
+    "mindspore.ops.stack": "For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'",
+}
+
+
+def _measured_after(name: str, loop: ast.For, func: ast.AST, ctx: Context) -> tuple[str, str] | None:
+    """(the call as written, MindSpore's words) for a call of `_MEASURES` given `name` after
+    the loop, if any."""
+    end = loop.end_lineno or loop.lineno
+    for n in ast.walk(func):
+        if (
+            isinstance(n, ast.Call)
+            and n.lineno > end
+            and len(n.args) == 1
+            and isinstance(n.args[0], ast.Name)
+            and n.args[0].id == name
+        ):
+            q = ctx.qualname(n.func)
+            if q in _MEASURES:
+                return ctx.segment(n.func), _MEASURES[q]
+    return None

@@ -39,7 +39,10 @@ class PythonCallOnTensor(GraphRule):
     constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`);
     `%` formatting of a string with a graph variable on its right (`"loss %.4f" % loss`,
     even `"n=%d" % x.shape[0]`), and a dict literal holding graph variables given to an
-    interpreted builtin (`sorted(d.keys())`).
+    interpreted builtin (`sorted(d.keys())`). Calls MindSpore's parser marks as side effects
+    of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
+    `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
+    parser) are never run while compiling, so they are flagged even with constant inputs.
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
     (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
@@ -90,6 +93,16 @@ class PythonCallOnTensor(GraphRule):
             return
         assert isinstance(node, ast.Call)
         q = ctx.qualname(node.func)
+        effect = calls_table.side_effect_call(node.func, ctx.scopes.info.imports)
+        if effect is not None and q == effect:
+            # MindSpore's parser never folds the calls its side-effect table names, whatever
+            # their inputs: STRICT cannot run them, LAX runs them at run time
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"{_named(node.func, effect, ctx)} has side effects, so MindSpore does not run it while compiling and it cannot be called in compiled code under STRICT; call it outside (in `__init__` or before the call) and pass the result in",
+            )
+            return
         factory = _stdlib_factory_class(node.func, q, ctx)
         # a plain class of the user's is called as Python too (its `__init__` is not compiled)
         built = "dataclasses.dataclass" if factory == _PLAIN_CLASS else factory
@@ -294,6 +307,12 @@ def _dict_of_variables(name: str, ctx: Context) -> bool:
     a = analyzer(ctx)
     bound = a.single_assignment(name, ctx.function)
     return isinstance(bound, ast.Dict) and any(a.kind(v).dynamic for v in bound.values)
+
+
+def _named(func: ast.expr, q: str, ctx: Context) -> str:
+    """`js.loads` (`json.loads`) for an alias, `json.loads` otherwise."""
+    seg = ctx.segment(func)
+    return f"`{seg}`" if seg == q else f"`{seg}` (`{q}`)"
 
 
 def _shown(func: ast.expr, q: str, ctx: Context) -> str:

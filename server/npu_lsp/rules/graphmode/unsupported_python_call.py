@@ -51,6 +51,9 @@ class UnsupportedPythonCall(GraphRule):
     - a builtin MindSpore runs as a Python script (`all`, `any`, `sorted`...) given a
       comprehension that reads a local of the compiled function (`all([f.shape[1] ==
       fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it;
+    - the same builtins given `d.keys()` (or `sorted(d)`) of a dict built by a comprehension
+      holding graph variables (`outs = {n: head(x) for n, head in self.heads.items()}`,
+      then `sorted(outs.keys())`): the dict reaches the script as a tuple of its values;
     - a standard-library higher-order function given a builtin / `operator` function and
       graph variables (`functools.reduce(operator.add, [x, y])`).
 
@@ -59,7 +62,7 @@ class UnsupportedPythonCall(GraphRule):
     `AttributeError: In JIT strict mode, cannot get attributes sort or the List[Float32*3]
     object has no attribute: 'sort'`, an internal type error for `dict.pop`, `For
     Operator[Abs], input's type 'Int64' does not match expected type 'Tensor'`, or
-    `NameError: name 'fs' is not defined`.
+    `NameError: name 'fs' is not defined`, or `'tuple' object has no attribute 'keys'`.
 
     ## Example
     ```python
@@ -164,6 +167,10 @@ class UnsupportedPythonCall(GraphRule):
                         )
                         return
             if name in calls_table.interpreted_builtins():
+                said_dict = _comprehension_dict_given(node, name, ctx)
+                if said_dict is not None:
+                    yield ctx.diagnostic(self, node, said_dict)
+                    return
                 yield from self._interpreted_comprehension(node, name, ctx)
                 return
             op = _OPERATIONS.get(name)
@@ -247,6 +254,40 @@ class UnsupportedPythonCall(GraphRule):
             what = f"`{shown}` on a {type_name}" if shown.endswith("(...)") or shown == "|" else f"`{type_name}.{shown}`"
             msg = f"{what} of {content} fails to compile in graph mode (MindSpore: {verdict.message})"
         yield ctx.diagnostic(self, node, msg)
+
+
+def _comprehension_dict_given(node: ast.Call, name: str, ctx: Context) -> str | None:
+    """A builtin MindSpore interprets given `d.keys()` (or `sorted(d)`) of a dict built by a
+    comprehension with graph variables among its values: the dict reaches the script as the
+    tuple of its values (measured at both levels: `sorted(outs.keys())` after
+    `outs = {k: x * s for k, s in self.scales.items()}` gives "'tuple' object has no
+    attribute 'keys'", `sorted(outs)` sorts the tensors, "more than one element is
+    ambiguous"; with constant values, with a dict display, and with `list(outs.keys())`,
+    which the graph compiles itself, they compile)."""
+    if ctx.function is None:
+        return None
+    a = analyzer(ctx)
+    for arg in node.args:
+        if (
+            isinstance(arg, ast.Call)
+            and isinstance(arg.func, ast.Attribute)
+            and arg.func.attr == "keys"
+            and not arg.args
+            and isinstance(arg.func.value, ast.Name)
+        ):
+            d, how = arg.func.value.id, "'tuple' object has no attribute 'keys'"
+        elif isinstance(arg, ast.Name) and name == "sorted":
+            d, how = arg.id, "the tensors are sorted: more than one element is ambiguous"
+        else:
+            continue
+        bound = a.single_assignment(d, ctx.function)
+        if isinstance(bound, ast.DictComp) and a.kind(bound.value).dynamic:
+            return (
+                f"`{name}()` is run as a Python script in graph mode, and the dict `{d}`, built by a "
+                f"comprehension holding graph variables, reaches it as a tuple of its values "
+                f"(MindSpore: {how}); use `list({d}.keys())`, or build `{d}` with a loop"
+            )
+    return None
 
 
 def _is_function_object(e: ast.expr, ctx: Context) -> bool:
