@@ -38,6 +38,6 @@ export default tseslint.config(
   {
     // The extension-host suite runs under mocha's tdd interface.
     files: ["tests/e2e/suite/**/*.js"],
-    languageOptions: { globals: { suite: "readonly", suiteSetup: "readonly", test: "readonly" } },
+    languageOptions: { globals: { suite: "readonly", suiteSetup: "readonly", suiteTeardown: "readonly", test: "readonly" } },
   },
 );
