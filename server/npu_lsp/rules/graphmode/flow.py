@@ -16,6 +16,7 @@ still in progress never leaves an under-approximation behind.
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -1748,7 +1749,6 @@ _BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
     ast.With: ("body",),
     ast.AsyncWith: ("body",),
     ast.Try: ("body", "handlers", "orelse", "finalbody"),
-    ast.TryStar: ("body", "handlers", "orelse", "finalbody"),
     ast.ExceptHandler: ("body",),
     ast.Match: ("cases",),
     ast.match_case: ("body",),
@@ -1766,8 +1766,10 @@ _EAGER_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
     ast.With: ("body",),
     ast.AsyncWith: ("body",),
     ast.Try: ("body", "orelse", "finalbody"),
-    ast.TryStar: ("body", "orelse", "finalbody"),
 }
+if sys.version_info >= (3, 11):  # `try ... except*` (no ast.TryStar on 3.10)
+    _BLOCKS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
+    _EAGER_BLOCKS[ast.TryStar] = ("body", "orelse", "finalbody")
 
 
 def _maybe_call_of_call(text: str) -> bool:
