@@ -23,7 +23,7 @@ class TorchDType:
 
 
 def _load(name: str) -> dict[str, Any]:
-    text = resources.files("npu_runtime.dump").joinpath("data", name).read_text("utf-8")
+    text = resources.files("npu_runtime.dump").joinpath("data").joinpath(name).read_text("utf-8")
     doc: dict[str, Any] = json.loads(text)
     return doc
 

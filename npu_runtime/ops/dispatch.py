@@ -116,7 +116,7 @@ def plan(
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
         # Stored with interned specs, so later look-ups with interned specs hit by identity.
-        _plans[(key[0], tuple(map(intern, key[1])), *key[2:])] = p
+        _plans[(key[0], tuple(map(intern, key[1]))) + tuple(key[2:])] = p
     return p
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 
 def _load(name: str) -> dict[str, Any]:
-    text = resources.files("npu_runtime.profiler").joinpath("data", name).read_text("utf-8")
+    text = resources.files("npu_runtime.profiler").joinpath("data").joinpath(name).read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 

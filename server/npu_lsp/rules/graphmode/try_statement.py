@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
@@ -50,7 +51,11 @@ class TryStatement(GraphRule):
     - RULES.md, section 1 (Rejected at every level): `try/except/else/finally`.
     """
 
-    nodes = (ast.Try, ast.TryStar)
+    # `try ... except*` has its own node from Python 3.11 on.
+    if sys.version_info >= (3, 11):
+        nodes: tuple[type[ast.AST], ...] = (ast.Try, ast.TryStar)
+    else:
+        nodes = (ast.Try,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         yield ctx.diagnostic(
