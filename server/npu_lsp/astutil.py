@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterator
 
 _AST = ast.AST
@@ -29,6 +30,23 @@ _SKIP_FIELDS = frozenset(
 LEAVES: frozenset[type] = frozenset({ast.Name, ast.Constant})
 #: Node type -> its child-holding fields (filled by `fields`; read directly by hot loops).
 FIELDS: dict[type, tuple[str, ...]] = {}
+
+#: statement type -> its fields holding nested statements, `except` clauses and `case`s
+#: included (statements with none are absent)
+STATEMENT_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.ExceptHandler: ("body",),
+    ast.Match: ("cases",),
+    ast.match_case: ("body",),
+}
+if sys.version_info >= (3, 11):  # `try ... except*` (no ast.TryStar on 3.10)
+    STATEMENT_BLOCKS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
 
 
 def fields(node_type: type) -> tuple[str, ...]:

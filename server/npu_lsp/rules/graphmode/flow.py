@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from npu_lsp.astutil import branch_list, child_nodes, class_names, find_branches, walk_list
+from npu_lsp.astutil import (
+    STATEMENT_BLOCKS,
+    branch_list,
+    child_nodes,
+    class_names,
+    find_branches,
+    walk_list,
+)
 from npu_lsp.rules.graphmode import xcalls
 from npu_lsp.scope import dotted
 
@@ -335,7 +342,7 @@ class Analyzer:
             while stack:  # astutil.statements, without generator and getattr overhead
                 node = stack.pop()
                 t = type(node)
-                blocks = _BLOCKS.get(t)
+                blocks = STATEMENT_BLOCKS.get(t)
                 if blocks is not None:
                     for block in blocks:
                         stack.extend(getattr(node, block))
@@ -1025,7 +1032,7 @@ class Analyzer:
             elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                 out.append((node.name, (_DEF, None)))  # type: ignore[attr-defined]
             else:
-                blocks = _BLOCKS.get(t)
+                blocks = STATEMENT_BLOCKS.get(t)
                 if blocks is None:
                     continue  # a simple statement, or a class (its own scope)
                 if t is ast.For or t is ast.AsyncFor:
@@ -1740,21 +1747,6 @@ def _makes_tensor(q: str) -> bool:
     return last in ("Parameter", "ParameterTuple", "Tensor") or q.startswith("mindspore.ops.")
 
 
-#: statement type -> its fields holding nested statements (statements with none are absent)
-_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
-    ast.If: ("body", "orelse"),
-    ast.For: ("body", "orelse"),
-    ast.AsyncFor: ("body", "orelse"),
-    ast.While: ("body", "orelse"),
-    ast.With: ("body",),
-    ast.AsyncWith: ("body",),
-    ast.Try: ("body", "handlers", "orelse", "finalbody"),
-    ast.ExceptHandler: ("body",),
-    ast.Match: ("cases",),
-    ast.match_case: ("body",),
-}
-
-
 _STMT_LIKE = (ast.stmt, ast.excepthandler)
 _CALLS = frozenset({ast.Call})
 #: blocks opened by `_eager_statements` (then the bodies of a try's handlers)
@@ -1768,7 +1760,6 @@ _EAGER_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
     ast.Try: ("body", "orelse", "finalbody"),
 }
 if sys.version_info >= (3, 11):  # `try ... except*` (no ast.TryStar on 3.10)
-    _BLOCKS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
     _EAGER_BLOCKS[ast.TryStar] = ("body", "orelse", "finalbody")
 
 

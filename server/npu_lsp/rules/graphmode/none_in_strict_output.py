@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.helpers import GraphRule, is_root_body
 from npu_lsp.scope import module_statements
 
@@ -91,18 +91,9 @@ class NoneInStrictOutput(GraphRule):
 def _unpacked_call(func: ast.FunctionDef, kind: str, size: int, ctx: Context) -> ast.Assign | None:
     """A module-level `a, b = entry(...)` with `size` names, calling this jit function or a
     module-level instance of the Cell whose `construct` this is (or `Cls(...)(...)`)."""
-    info = ctx.scopes.info
-    callees: set[str] = set()
-    cls_name: str | None = None
-    if kind == "jit":
-        callees.add(func.name)
-    else:
-        cls = analyzer(ctx).owner_class(func)
-        if cls is None:
-            return None
-        cls_name = cls.name
-        qual = f"{info.module}.{cls.name}"
-        callees.update(n for n, q in info.instances.items() if q == qual)
+    callers = entry_callers(func, kind, ctx)
+    if callers is None:
+        return None
     for st in module_statements(ctx.tree):
         if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.value, ast.Call)):
             continue
@@ -111,14 +102,6 @@ def _unpacked_call(func: ast.FunctionDef, kind: str, size: int, ctx: Context) ->
             continue
         if any(isinstance(e, ast.Starred) for e in target.elts):
             continue
-        f = st.value.func
-        if isinstance(f, ast.Name) and f.id in callees:
-            return st
-        if (
-            cls_name is not None
-            and isinstance(f, ast.Call)
-            and isinstance(f.func, ast.Name)
-            and f.func.id == cls_name
-        ):
+        if callers.calls(st.value):
             return st
     return None

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
@@ -167,26 +168,14 @@ def _input_rank(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str, ctx: C
     if param not in names:
         return None
     index = names.index(param)
-    info = ctx.scopes.info
-    callees: set[str] = set()
-    cls_name: str | None = None
-    if scope.kind == "jit":
-        callees.add(func.name)
-    else:
-        cls = analyzer(ctx).owner_class(func)
-        if cls is None:
-            return None
-        cls_name = cls.name
-        qual = f"{info.module}.{cls.name}"
-        callees.update(n for n, q in info.instances.items() if q == qual)
+    callers = entry_callers(func, scope.kind, ctx)
+    if callers is None:
+        return None
     ranks: set[int | None] = set()
     for node in ast.walk(ctx.tree):
         if not isinstance(node, ast.Call):
             continue
-        f = node.func
-        direct = isinstance(f, ast.Name) and f.id in callees
-        built = cls_name is not None and isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == cls_name
-        if not (direct or built):
+        if not callers.calls(node):
             continue
         if any(isinstance(a, ast.Starred) for a in node.args) or index >= len(node.args):
             return None

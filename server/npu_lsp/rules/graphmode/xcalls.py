@@ -34,7 +34,7 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING, Any
 
-from npu_lsp.astutil import walk_list
+from npu_lsp.astutil import STATEMENT_BLOCKS, walk_list
 from npu_lsp.rules.graphmode import abstract as av
 
 if TYPE_CHECKING:
@@ -498,22 +498,6 @@ def _join(facts: list[Fact]) -> Fact:
     return (TENSOR, av.Tensor()) if kind == TENSOR else (CONST, av.UNKNOWN)
 
 
-_BLOCKS: dict[type, tuple[str, ...]] = {
-    ast.If: ("body", "orelse"),
-    ast.For: ("body", "orelse"),
-    ast.AsyncFor: ("body", "orelse"),
-    ast.While: ("body", "orelse"),
-    ast.With: ("body",),
-    ast.AsyncWith: ("body",),
-    ast.Try: ("body", "handlers", "orelse", "finalbody"),
-    ast.ExceptHandler: ("body",),
-    ast.Match: ("cases",),
-    ast.match_case: ("body",),
-}
-if sys.version_info >= (3, 11):
-    _BLOCKS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
-
-
 def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """Statements of `body` and of its blocks, in order, not of nested functions or classes
     (`except` clauses and `case`s are listed too)."""
@@ -522,7 +506,7 @@ def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
     while stack:
         st = stack.pop()
         out.append(st)
-        fields = _BLOCKS.get(type(st))
+        fields = STATEMENT_BLOCKS.get(type(st))
         if fields is not None:
             for name in reversed(fields):
                 stack.extend(reversed(getattr(st, name)))
