@@ -752,7 +752,11 @@ class Analyzer:
         ws = getattr(self.ctx.scopes, "workspace", None)
         if scope is None or ws is None:
             return None
-        shared = ws.graph_scopes().get(scope.qualname)
+        # the language server's resolver knows when no other module imports this one
+        # (then no call comes in): it spares the project-wide resolution per edit
+        project = getattr(self.ctx.scopes, "project_scopes", None)
+        scopes = project() if project is not None else ws.graph_scopes()
+        shared = scopes.get(scope.qualname)
         calls = [c for c in getattr(shared, "incoming", ()) if c[1] != self.ctx.scopes.info.module]
         if not calls:
             return None
