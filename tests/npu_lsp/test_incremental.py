@@ -347,7 +347,6 @@ def test_random_edits_in_a_workspace(seed: int, tmp_path: Path) -> None:
     assert [(d.code, d.span.line) for d in first] == [("MS102", 13)]
 
 
-
 ALONE = """import mindspore as ms
 from mindspore import nn
 
