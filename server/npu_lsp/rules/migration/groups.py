@@ -170,11 +170,14 @@ def fix_group(ctx: Context, members: list[Member], unsafe_because: str | None = 
     counts: dict[str, int] = {}
     for m in taken:
         counts[m.noun] = counts.get(m.noun, 0) + 1
+    tails: dict[str, str] = {}  # per noun: what every title of its members ends with
     for m in taken:
-        title = m.title + _others(m.noun, counts)
-        if unsafe_because:
-            title += f" (unsafe: {unsafe_because})"
-        out[id(m.node)] = Fix(title, shared.edits, shared.safe)
+        tail = tails.get(m.noun)
+        if tail is None:
+            tail = tails[m.noun] = _others(m.noun, counts) + (
+                f" (unsafe: {unsafe_because})" if unsafe_because else ""
+            )
+        out[id(m.node)] = Fix(m.title + tail, shared.edits, shared.safe)
     return Group(out, unsafe_because)
 
 
