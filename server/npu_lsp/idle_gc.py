@@ -8,7 +8,9 @@ them (15-30 ms on a busy machine) and every few edits a full pass over the whole
 turns automatic collection off (`start`) and collects here instead, on a timer armed when
 a task ends: the young generations shortly after each task, the whole heap after every
 `full_every` of them. A task that starts first cancels the pending collection (it waits
-at most for one collection already under way).
+at most for one collection already under way); tasks arriving back to back, never idle,
+collect the young generations after every `MAX_WITHOUT` of them (the whole heap waits for
+an idle moment).
 """
 
 from __future__ import annotations
@@ -61,16 +63,17 @@ class IdleCollector:
             if not self.started or self._busy:
                 return
             self._since += 1
-            if self._since >= MAX_WITHOUT:  # tasks back to back: never idle, collect now
-                self._timer = None
-                full = self._next()
-            else:
+            if self._since < MAX_WITHOUT:
                 timer = threading.Timer(self.delay, self._collect)
                 timer.daemon = True
                 self._timer = timer
                 timer.start()
                 return
-        _run(full)
+            # tasks back to back, never idle: the young generations now (the whole heap
+            # waits for an idle moment: a pass over it is what must not hold an edit up)
+            self._timer = None
+            self._since = 0
+        gc.collect(1)
 
     def _collect(self) -> None:
         with self._lock:
