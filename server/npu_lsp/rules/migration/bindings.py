@@ -96,6 +96,7 @@ class Bindings(ast.NodeVisitor):
         parents, scope_of, indexed = self.parents, self.scope_of, self.nodes
         handlers, functions, field_cache = _HANDLERS, _FUNCTION_KINDS, _FIELD_CACHE
         name_t, attribute_t = ast.Name, ast.Attribute
+        leaves, ast_t = _LEAVES, ast.AST
         names, attributes = indexed.setdefault(name_t, []), indexed.setdefault(attribute_t, [])
         while work:
             node, parent, scope = pop()
@@ -123,11 +124,14 @@ class Bindings(ast.NodeVisitor):
             if handler is not None:
                 handler(self, node)  # its bookkeeping; it pushes the children it wants
                 continue
-            for name in reversed(field_cache.get(kind) or _fields(kind)):
+            for name in field_cache.get(kind) or _fields(kind):  # reversed already
                 value = getattr(node, name, None)
-                for child in reversed(value) if type(value) is list else (value,):
-                    if type(child) not in _LEAVES and isinstance(child, ast.AST):
-                        push((child, node, scope))
+                if type(value) is list:
+                    for child in reversed(value):
+                        if type(child) not in leaves and isinstance(child, ast_t):
+                            push((child, node, scope))
+                elif type(value) not in leaves and isinstance(value, ast_t):
+                    push((value, node, scope))
         return self
 
     def _function(self, node: ast.AST, scope: Scope) -> None:
@@ -185,11 +189,14 @@ class Bindings(ast.NodeVisitor):
     def generic_visit(self, node: ast.AST) -> None:
         """Queue `node`'s children (in the current scope) for `run`'s traversal."""
         push, scope = self._work.append, self._current
-        for name in reversed(_fields(type(node))):
+        for name in _FIELD_CACHE.get(type(node)) or _fields(type(node)):  # reversed already
             value = getattr(node, name, None)
-            for child in reversed(value) if type(value) is list else (value,):
-                if type(child) not in _LEAVES and isinstance(child, ast.AST):
-                    push((child, node, scope))
+            if type(value) is list:
+                for child in reversed(value):
+                    if type(child) not in _LEAVES and isinstance(child, ast.AST):
+                        push((child, node, scope))
+            elif type(value) not in _LEAVES and isinstance(value, ast.AST):
+                push((value, node, scope))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for stmt in node.body:
@@ -318,16 +325,36 @@ class Bindings(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
+        # (every call of the module comes here: the common paths first, children pushed
+        # inline in `generic_visit`'s order: keywords, arguments, then the callee)
         func = node.func
-        if isinstance(func, ast.Name):
+        name: str | None = None
+        if isinstance(func, ast.Attribute):
+            name = func.attr
+            found = self.method_calls.get(name)
+            if found is None:
+                self.method_calls[name] = [node]
+            else:
+                found.append(node)
+            owner = func.value
+            if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
+                self.grown.setdefault(owner.id, []).append(node.args[0])
+            last: str | None = name
+        elif isinstance(func, ast.Name):
             self.calls.setdefault(func.id, []).append(node)
-        name = func.attr if isinstance(func, ast.Attribute) else None
-        if name is not None:
-            self.method_calls.setdefault(name, []).append(node)
-        owner = func.value if isinstance(func, ast.Attribute) else None
-        if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
-            self.grown.setdefault(owner.id, []).append(node.args[0])
-        last = name if name is not None else getattr(func, "id", None)
+            last = func.id
+        else:
+            last = getattr(func, "id", None)
+        if last not in _NAMESPACE_CALLS and name != "add_argument" and name != "set_defaults":
+            push, scope = self._work.append, self._current
+            for kw in reversed(node.keywords):
+                push((kw, node, scope))
+            for arg in reversed(node.args):
+                if type(arg) not in _LEAVES:
+                    push((arg, node, scope))
+            if type(func) not in _LEAVES:
+                push((func, node, scope))
+            return
         qual = None
         if last in _NAMESPACE_CALLS:
             qual = self.ctx.qualname(func)
@@ -454,9 +481,10 @@ _FIELD_CACHE: dict[type, tuple[str, ...]] = {}
 
 
 def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type, last first (children are pushed on a stack)."""
     found = _FIELD_CACHE.get(kind)
     if found is None:
-        found = _FIELD_CACHE[kind] = tuple(getattr(kind, "_fields", ()))
+        found = _FIELD_CACHE[kind] = tuple(reversed(getattr(kind, "_fields", ())))
     return found
 
 

@@ -85,6 +85,8 @@ _GET_BACKEND = "torch.distributed.get_backend"
 _SINK_NAMES = frozenset(
     q.rsplit(".", 1)[-1] for q in (*_DEVICE_FIRST_ARG, *_BACKEND_FIRST_ARG, "torch.load")
 )
+#: keyword arguments `_sink_args` looks at
+_SINK_KEYWORDS = DEVICE_KEYWORDS | BACKEND_KEYWORDS | {"type"}
 _ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
@@ -361,11 +363,25 @@ class Flow:
 
     def _plan_of(self, nodes: dict[type[ast.AST], list[ast.AST]]) -> list[_CallPlan]:
         plan: list[_CallPlan] = []
+        imported = self._imported
         for node in nodes.get(ast.Call, []):
             assert isinstance(node, ast.Call)
-            sinks = list(self._sink_args(node))
             func = node.func
             method = func.attr if isinstance(func, ast.Attribute) else None
+            # `_sink_args` finds nothing in a call whose callee cannot be a sink (by its
+            # last name) and that has no device or backend keyword: most calls of a file
+            if method is not None:
+                maybe = method in _SINK_NAMES or method in _DEVICE_METHODS
+            else:
+                maybe = isinstance(func, ast.Name) and (
+                    func.id in _SINK_NAMES or func.id in imported
+                )
+            if not maybe:
+                for kw in node.keywords:
+                    if kw.arg in _SINK_KEYWORDS:
+                        maybe = True
+                        break
+            sinks = list(self._sink_args(node)) if maybe else []
             starts = method == "startswith"
             parsing = method in _PARSING and bool(node.args) and _head_text(node.args[0]) == "cuda:"
             if sinks or starts or parsing:
