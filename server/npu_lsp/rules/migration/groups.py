@@ -17,7 +17,7 @@ from npu_lsp.diagnostics import Edit, Fix
 from npu_lsp.engine import Context
 from npu_lsp.rules.migration.apis import renames
 from npu_lsp.rules.migration.helpers import head_edit, rewrite_fix
-from npu_lsp.rules.migration.values import Flow, Kind, Source, resolve
+from npu_lsp.rules.migration.values import Flow, Kind, Source, is_torch_device
 
 _NEW = {"device": ("cuda", "npu"), "backend": ("nccl", "hccl")}
 
@@ -41,7 +41,7 @@ def _code(source: Source, ctx: Context) -> str:
     if source.kind == "backend":
         return "NPU205"
     sink = source.sink
-    if source.direct and isinstance(sink, ast.Call) and resolve(ctx, sink.func) == "torch.device":
+    if source.direct and isinstance(sink, ast.Call) and is_torch_device(ctx, sink.func):
         return "NPU203"
     return "NPU204"
 

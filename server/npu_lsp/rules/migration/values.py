@@ -917,8 +917,16 @@ class _Go(Protocol):
 def _is_device_object(expr: ast.AST, ctx: Context) -> bool:
     """`torch.device(...)` or `<x>.device`: a device object whose `.type` is a device type."""
     if isinstance(expr, ast.Call):
-        return resolve(ctx, expr.func) == "torch.device"
+        return is_torch_device(ctx, expr.func)
     return isinstance(expr, ast.Attribute) and expr.attr == "device"
+
+
+def is_torch_device(ctx: Context, func: ast.AST) -> bool:
+    """Does `func` resolve to `torch.device`? (An attribute chain resolves to a name ending
+    in its own last attribute: `x.to` never does, and needs no resolving.)"""
+    if isinstance(func, ast.Attribute) and func.attr != "device":
+        return False
+    return resolve(ctx, func) == "torch.device"
 
 
 def _is_display(node: ast.AST) -> bool:
