@@ -151,9 +151,10 @@ def fix_group(ctx: Context, members: list[Member], unsafe_because: str | None = 
     noqa = parse_noqa(ctx.text) if "noqa" in ctx.text else {}
     taken: list[Member] = []
     for m in members:
-        codes = noqa.get(m.node.lineno, frozenset())  # type: ignore[attr-defined]
-        if ALL in codes or any(m.code.startswith(c) for c in codes):
-            continue
+        if noqa:
+            codes = noqa.get(m.node.lineno, frozenset())  # type: ignore[attr-defined]
+            if ALL in codes or any(m.code.startswith(c) for c in codes):
+                continue
         if m.edit is None:
             line = m.node.lineno  # type: ignore[attr-defined]
             why = f"the {m.noun} at line {line} cannot be rewritten exactly"
