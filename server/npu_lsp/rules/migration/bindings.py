@@ -398,33 +398,61 @@ def merge(ctx: Context, parts: list[Bindings]) -> Bindings:
     out = Bindings(ctx)
     out.parts = parts
     module_id = id(ctx.tree)
-    module = out.names.setdefault(module_id, {})
-    lists = ("attrs", "keys", "choices", "functions", "calls", "method_calls", "grown")
-    merged: list[dict[Any, list[Any]]] = [getattr(out, name) for name in lists]
-    nodes = out.nodes
-    nodes.setdefault(ast.Name, [])
-    nodes.setdefault(ast.Attribute, [])
+    names = out.names
+    module = names.setdefault(module_id, {})
+    out.nodes[ast.Name] = []  # first, as a visit records them
+    out.nodes[ast.Attribute] = []
+    # (one table at a time over every part: a document has a part per top-level chunk,
+    # and most parts leave most tables empty)
     for part in parts:
         for scope_id, bound in part.names.items():
             if scope_id == module_id:
                 for name, values in bound.items():
-                    module.setdefault(name, []).extend(values)
+                    have = module.get(name)
+                    if have is None:
+                        module[name] = list(values)
+                    else:
+                        have.extend(values)
             else:
-                out.names[scope_id] = bound
-        out.params.update(part.params)
-        out.returns.update(part.returns)
-        out.init_of.update(part.init_of)
-        out.local_imports.update(part.local_imports)
-        out.scope_of.update(part.scope_of)
-        out.parents.update(part.parents)
-        out.methods |= part.methods
-        out.asked += part.asked
-        for name, target in zip(lists, merged, strict=True):
-            for key, values in getattr(part, name).items():
-                target.setdefault(key, []).extend(values)
-        for kind, found in part.nodes.items():
-            nodes.setdefault(kind, []).extend(found)
+                names[scope_id] = bound
+    for table in ("params", "returns", "init_of", "local_imports", "scope_of", "parents"):
+        update = getattr(out, table).update
+        for part in parts:
+            found = getattr(part, table)
+            if found:
+                update(found)
+    methods, asked = out.methods, out.asked
+    for part in parts:
+        if part.methods:
+            methods |= part.methods
+        if part.asked:
+            asked += part.asked
+    tables: list[dict[Any, list[Any]]] = [
+        out.attrs,
+        out.keys,
+        out.choices,
+        out.functions,
+        out.calls,
+        out.method_calls,
+        out.grown,
+        out.nodes,
+    ]
+    for table, name in zip(tables, _LISTS, strict=True):
+        for part in parts:
+            found = getattr(part, name)
+            if not found:
+                continue
+            for key, values in found.items():
+                have = table.get(key)
+                if have is None:
+                    table[key] = list(values)
+                else:
+                    have.extend(values)
     return out
+
+
+#: the tables of lists `merge` joins part by part
+_LISTS = ("attrs", "keys", "choices", "functions", "calls", "method_calls", "grown", "nodes")
 
 
 _PARALLEL = frozenset({"itertools.product", "builtins.zip"})
