@@ -73,3 +73,31 @@ def test_tasks_back_to_back_still_collect(collector: IdleCollector) -> None:
         collector.task_started()
         collector.task_done()
     assert dead() is None
+
+
+def test_old_garbage_goes_in_a_pause_after_enough_tasks() -> None:
+    """Garbage that outlived a young pass (in the oldest generation) is found by the pass
+    over the whole heap, which runs once the worker has been idle for a while."""
+    was = gc.isenabled()
+    c = IdleCollector(delay=0.01, full_every=2, full_delay=0.2)
+    c.start()
+    try:
+        holder = [Node()]
+        holder[0].other = holder[0]
+        gc.collect(1)  # the cycle is old now
+        dead = weakref.ref(holder[0])
+        holder.clear()
+        c.task_started()
+        c.task_done()
+        time.sleep(0.1)
+        gc.collect(1)
+        assert dead() is not None  # young passes do not reach it
+        c.task_started()
+        c.task_done()
+        deadline = time.monotonic() + 5
+        while dead() is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert dead() is None
+    finally:
+        if was:
+            gc.enable()
