@@ -1835,7 +1835,7 @@ def _holder_cells(holder: ast.ClassDef) -> _Held | None:
     are no builders; None when it builds nothing. Kept on the node (its subtree decides)."""
     memo = holder.__dict__.get(_CELLS_MEMO, _CELLS_MEMO)
     if memo is not _CELLS_MEMO:
-        return memo  # type: ignore[no-any-return]
+        return memo
     methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
     builders = _builders(methods)
     held: dict[str, str] = {}  # attr -> class name built into it
@@ -1871,7 +1871,7 @@ def _holder_calls(
     the node for the same `held` and `listed`."""
     memo = holder.__dict__.get(_CALLS_MEMO)
     if memo is not None and memo[0] == held and memo[1] == listed:
-        return memo[2]  # type: ignore[no-any-return]
+        return memo[2]
     out: list[tuple[ast.Call, ast.FunctionDef, str]] = []
     for m in methods:
         for node in branch_list(m):

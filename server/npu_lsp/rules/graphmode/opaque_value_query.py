@@ -175,7 +175,7 @@ def _calls_in(func: ast.AST) -> list[ast.AST]:
         found = find_branches(func, _CALL)
         if kept is not None:
             kept[_CALLS_MEMO] = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 _NOT_GRAPH_BUILTINS: frozenset[str] | None = None

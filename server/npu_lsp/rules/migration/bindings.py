@@ -415,10 +415,10 @@ def merge(ctx: Context, parts: list[Bindings]) -> Bindings:
                         have.extend(values)
             else:
                 names[scope_id] = bound
-    for table in ("params", "returns", "init_of", "local_imports", "scope_of", "parents"):
-        update = getattr(out, table).update
+    for mapping in ("params", "returns", "init_of", "local_imports", "scope_of", "parents"):
+        update = getattr(out, mapping).update
         for part in parts:
-            found = getattr(part, table)
+            found = getattr(part, mapping)
             if found:
                 update(found)
     methods, asked = out.methods, out.asked
