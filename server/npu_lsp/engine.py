@@ -892,12 +892,17 @@ def postprocess(diags: list[Diagnostic], text: str, path: str, config: Config) -
     from npu_lsp.registry import matches
 
     ignored = config.ignored_for(path)
-    kept = [
-        d
-        for d in diags
-        if d.code.startswith("AL")
-        or (config.enabled(d.code, _group(d.code)) and not matches(d.code, ignored))
-    ]
+    reported: dict[str, bool] = {}  # per code (a dense file has thousands of one code)
+    kept = []
+    for d in diags:
+        code = d.code
+        keep = reported.get(code)
+        if keep is None:
+            keep = reported[code] = code.startswith("AL") or (
+                config.enabled(code, _group(code)) and not matches(code, ignored)
+            )
+        if keep:
+            kept.append(d)
     kept = filter_suppressed(kept, text)
     kept.sort(key=Diagnostic.sort_key)
     return kept

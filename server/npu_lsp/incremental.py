@@ -519,6 +519,14 @@ class _MemoResolver(ScopeResolver):
             return []
         return super()._workspace_seeds()
 
+    def project_scopes(self) -> dict[str, GraphScope]:
+        """The workspace's project-wide graph scopes, which rules read for the calls other
+        modules make into this one (`GraphScope.incoming`): none when no other module
+        imports this one, so the per-edit project-wide resolution is skipped then."""
+        if self._alone or self.workspace is None:
+            return {}
+        return self.workspace.graph_scopes()
+
     def _callees(self, info: Any, fn: Any, owner: str | None) -> Any:
         if info is not self.info:
             return super()._callees(info, fn, owner)

@@ -135,22 +135,32 @@ class Sender:
             return hit[2]
 
         docs: list[tuple[str, list[int]]] = []
+        # (the loop below runs once per diagnostic of a dense file: the lookups that
+        # `edits_id` and `located_id` start with are made inline)
         for uri, located in result.items():
             out: list[int] = []
             for item in located:
                 d = item.diagnostic
                 fix = d.fix
-                fix_t = None if fix is None else (fix.title, fix.safe, edits_id(fix.edits, False))
-                related = tuple((r.path, _span(r.span), r.message) for r in d.related)
+                fix_t = None
+                if fix is not None:
+                    known = by_tuple.get(id(fix.edits))
+                    fix_id = known[1] if known is not None else edits_id(fix.edits, False)
+                    fix_t = (fix.title, fix.safe, fix_id)
+                related: tuple[tuple[str, SpanT, str], ...] = ()
+                if d.related:
+                    related = tuple((r.path, _span(r.span), r.message) for r in d.related)
                 loc, loc_uri = -1, ""
                 if item.edits:
-                    loc, loc_uri = located_id(item.edits, fix, fix_t)
+                    hit = same.get((id(item.edits), id(fix.edits) if fix is not None else 0))
+                    loc, loc_uri = hit[2] if hit is not None else located_id(item.edits, fix, fix_t)
+                sp = d.span
                 entry: EntryT = (
                     item.uri,
                     d.code,
                     d.message,
                     d.severity,
-                    _span(d.span),
+                    (sp.line, sp.column, sp.end_line, sp.end_column),
                     fix_t,
                     related,
                     d.source,

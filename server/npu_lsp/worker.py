@@ -21,6 +21,7 @@ from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.files import DEFAULT_MAX_FILE_BYTES, NotCheckable, read_checkable_text
+from npu_lsp.idle_gc import COLLECTOR, task
 from npu_lsp.incremental import IncrementalDocument
 from npu_lsp.indexer import Entry
 from npu_lsp.lifeline import tie_to_parent
@@ -59,10 +60,12 @@ def empty(job: Job) -> dict[str, list[Located]]:
 def initialize_process(server_pid: int | None = None) -> None:
     """Pool initializer: die with the server (even a `kill -9`ed one: see lifeline.py), point
     fd 1 at stderr (the worker inherits the LSP pipe as stdout, and nothing the engine might
-    print may corrupt the protocol), then load every rule family."""
+    print may corrupt the protocol), then load every rule family. Cyclic garbage is
+    collected between tasks, not during them (idle_gc.py)."""
     tie_to_parent(server_pid)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    COLLECTOR.start()
     from npu_lsp.registry import load_all
 
     load_all()
@@ -146,6 +149,7 @@ def analyse(job: Job) -> dict[str, list[Located]]:
 _notebooks: OrderedDict[str, tuple[tuple[Any, ...], dict[str, list[Located]]]] = OrderedDict()
 
 
+@task
 def analyse_for_server(job: Job, have: tuple[str, int] | None) -> Payload:
     """`analyse(job)` as the server receives it: the entries of the result the server does
     not hold yet (`have`: what it holds of this document's last result), see transfer.py."""
@@ -163,6 +167,7 @@ def analyse_for_server(job: Job, have: tuple[str, int] | None) -> Payload:
 _senders: OrderedDict[str, Sender] = OrderedDict()
 
 
+@task
 def fix_document(job: Job, unsafe: bool = False) -> str:
     """Fix-all for a plain document: its text after every applicable fix, exactly as
     `ascend-lens check --fix` would write it (`npu_lsp.fixing.fix_source`)."""
@@ -179,6 +184,7 @@ def fix_document(job: Job, unsafe: bool = False) -> str:
     return fix_source(job.text, job.path, job.config, index, unsafe=unsafe).text
 
 
+@task
 def add_summaries(root: str | None, entries: list[Entry]) -> None:
     """Add a batch of summaries from the indexer process (`npu_lsp.indexer`): no parse, so
     it never holds an analysis up. Files the editor owns, and files re-indexed since the
@@ -202,6 +208,7 @@ def index_done() -> None:
 _reindexed: set[str] = set()
 
 
+@task
 def reindex(
     root: str | None, path: str, deleted: bool, limit: int = DEFAULT_MAX_FILE_BYTES
 ) -> None:
@@ -219,6 +226,7 @@ def reindex(
         index.remove(path)
 
 
+@task
 def editor_closed(root: str | None, path: str, limit: int = DEFAULT_MAX_FILE_BYTES) -> None:
     """The editor closed `path`: from now on the disk's text is the one to index."""
     _live.discard(os.path.realpath(path))
@@ -226,6 +234,7 @@ def editor_closed(root: str | None, path: str, limit: int = DEFAULT_MAX_FILE_BYT
     reindex(root, path, deleted=not os.path.exists(path), limit=limit)
 
 
+@task
 def summary_changed(root: str | None, path: str) -> bool:
     """Did the summary other files see of `path` (what cross-file resolution reads) change
     since the last time this was asked? Asked after an edit is published, so the open

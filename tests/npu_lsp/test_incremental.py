@@ -347,6 +347,65 @@ def test_random_edits_in_a_workspace(seed: int, tmp_path: Path) -> None:
     assert [(d.code, d.span.line) for d in first] == [("MS102", 13)]
 
 
+ALONE = """import mindspore as ms
+from mindspore import nn
+
+ms.set_context(mode=ms.GRAPH_MODE)
+SCALE = 0.5
+
+
+def scale(x, factor):
+    return x * factor + SCALE
+
+
+class Block(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.ReLU()
+        self.factor = 3
+
+    def construct(self, x):
+        y = scale(x, self.factor)
+        tmp = y
+        del tmp
+        return self.act(y) + x
+"""
+
+
+def test_module_nobody_imports_skips_the_project_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What other modules pass into this one's functions comes from the project-wide
+    resolution; when no other module imports it nothing comes in, and an edit does not
+    resolve the project (a full run does), with the same result."""
+    from npu_lsp.scope import ScopeResolver
+
+    (tmp_path / "other.py").write_text("import mindspore as ms\n\nX = 1\n", encoding="utf-8")
+    path = str(tmp_path / "model.py")
+    root = str(tmp_path)
+    index = engine.WorkspaceIndex(root)
+    index.update(str(tmp_path / "other.py"), (tmp_path / "other.py").read_text())
+    doc = IncrementalDocument(path)
+    doc.check(ALONE, Config(), index)
+    projects: list[int] = []
+    original = ScopeResolver.for_workspace.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[ScopeResolver], *args: object, **kw: object) -> ScopeResolver:
+        projects.append(1)
+        return original(cls, *args, **kw)
+
+    monkeypatch.setattr(ScopeResolver, "for_workspace", classmethod(counted))
+    edited = ALONE.replace("return self.act(y) + x", "return self.act(y) + x * 2")
+    got = doc.check(edited, Config(), index)
+    assert doc.stats.walked >= 1 and not projects
+    full = engine.WorkspaceIndex(root)
+    full.update(str(tmp_path / "other.py"), (tmp_path / "other.py").read_text())
+    full.update(path, edited, live=True)
+    want = engine.check_source(edited, path, Config(), full)
+    assert projects  # the full run asks the project what comes in
+    assert got == want and [d.code for d in got] == ["MS102"]
+
+
 TORCH_TRAIN = """import torch
 from model import build, configure
 

@@ -759,7 +759,11 @@ class Analyzer:
         ws = getattr(self.ctx.scopes, "workspace", None)
         if scope is None or ws is None:
             return None
-        shared = ws.graph_scopes().get(scope.qualname)
+        # the language server's resolver knows when no other module imports this one
+        # (then no call comes in): it spares the project-wide resolution per edit
+        project = getattr(self.ctx.scopes, "project_scopes", None)
+        scopes = project() if project is not None else ws.graph_scopes()
+        shared = scopes.get(scope.qualname)
         calls = [c for c in getattr(shared, "incoming", ()) if c[1] != self.ctx.scopes.info.module]
         if not calls:
             return None
@@ -829,48 +833,27 @@ class Analyzer:
         """Every class of the file by name -> the calls of its instances held on `self` by
         other classes (one pass over the file, not one per `construct`). Only the file's
         own classes are ever looked up, so a holder whose sub-cells are all of classes
-        defined elsewhere (`self.conv = nn.Conv2d(...)`) needs no scan of its methods."""
+        defined elsewhere (`self.conv = nn.Conv2d(...)`) needs no scan of its methods.
+        What a holder builds and calls depends on its own subtree (and on which classes
+        the file defines), so it is kept on the holder's node: the language server's
+        incremental analysis keeps the trees of the definitions an edit left alone."""
         out: dict[str, list[tuple[ast.Call, _Fn | None]]] = {}
         local: set[str] | None = None
         for holder in self.ctx.tree.body:
             if not isinstance(holder, ast.ClassDef):
                 continue
-            methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
-            builders = _builders(methods)
-            held: dict[str, str] = {}  # attr -> class name built into it
-            for nodes in builders.values():
-                for node in nodes:
-                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                        called = _called_name(node.value)
-                        if called is None or called == holder.name:
-                            continue
-                        for t in node.targets:
-                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                                held[t.attr] = called
-            listed = _cell_lists_built(holder.name, builders)
-            if not held and not listed:
+            built = _holder_cells(holder)
+            if built is None:
                 continue
+            held_all, listed_all, methods = built
             if local is None:
-                local = class_names(self.ctx.tree)
-            held = {attr: c for attr, c in held.items() if c in local}
-            listed = {attr: c for attr, c in listed.items() if c in local}
+                local = _class_names(self.ctx.tree)
+            held = {attr: c for attr, c in held_all.items() if c in local}
+            listed = {attr: c for attr, c in listed_all.items() if c in local}
             if not held and not listed:
                 continue
-            for m in methods:
-                if m.name in builders:
-                    continue
-                for node in branch_list(m):
-                    if (
-                        isinstance(node, ast.Call)
-                        and isinstance(node.func, ast.Attribute)
-                        and node.func.attr in held
-                        and isinstance(node.func.value, ast.Name)
-                        and node.func.value.id == "self"
-                    ):
-                        out.setdefault(held[node.func.attr], []).append((node, self._fn(m)))
-                    elif listed:
-                        for call, cls_name in _cell_list_calls(node, listed):
-                            out.setdefault(cls_name, []).append((call, self._fn(m)))
+            for call, m, cls_name in _holder_calls(holder, methods, held, listed):
+                out.setdefault(cls_name, []).append((call, self._fn(m)))
         return out
 
     def _observed_param_dtypes(self, fn: _Fn) -> dict[str, str]:
@@ -1814,6 +1797,88 @@ _COMPUTES = (
     Analyzer._compute_dtypes,
     Analyzer._compute_numpy,
 )
+
+
+#: attributes holding what `_holder_cells` / `_holder_calls` found on a class's node
+_CELLS_MEMO = "_ascend_lens_cells"
+_CALLS_MEMO = "_ascend_lens_cell_calls"
+_Held = tuple[dict[str, str], dict[str, str], list[ast.FunctionDef]]
+
+
+_NAMES_MEMO = "_ascend_lens_class_names"
+
+
+def _class_names(tree: ast.Module) -> set[str]:
+    """`class_names(tree)`, the names of each top-level statement's classes kept on it."""
+    out: set[str] = set()
+    for st in tree.body:
+        names = st.__dict__.get(_NAMES_MEMO)
+        if names is None:
+            names = frozenset(class_names(ast.Module(body=[st], type_ignores=[])))
+            setattr(st, _NAMES_MEMO, names)
+        out |= names
+    return out
+
+
+def _holder_cells(holder: ast.ClassDef) -> _Held | None:
+    """What `holder`'s builders (`__init__` and the methods it calls) put on `self`:
+    attribute -> the class built into it, the same for cell lists, and the methods that
+    are no builders; None when it builds nothing. Kept on the node (its subtree decides)."""
+    memo = holder.__dict__.get(_CELLS_MEMO, _CELLS_MEMO)
+    if memo is not _CELLS_MEMO:
+        return memo
+    methods = [m for m in holder.body if isinstance(m, ast.FunctionDef)]
+    builders = _builders(methods)
+    held: dict[str, str] = {}  # attr -> class name built into it
+    for nodes in builders.values():
+        for node in nodes:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                called = _called_name(node.value)
+                if called is None or called == holder.name:
+                    continue
+                for t in node.targets:
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == "self"
+                    ):
+                        held[t.attr] = called
+    listed = _cell_lists_built(holder.name, builders)
+    found: _Held | None = None
+    if held or listed:
+        found = (held, listed, [m for m in methods if m.name not in builders])
+    setattr(holder, _CELLS_MEMO, found)
+    return found
+
+
+def _holder_calls(
+    holder: ast.ClassDef,
+    methods: list[ast.FunctionDef],
+    held: dict[str, str],
+    listed: dict[str, str],
+) -> list[tuple[ast.Call, ast.FunctionDef, str]]:
+    """The calls in `methods` of `holder` of the sub-cells `held` on `self` and of the
+    cells of the cell lists `listed`: (call, method, class of the cell), in order. Kept on
+    the node for the same `held` and `listed`."""
+    memo = holder.__dict__.get(_CALLS_MEMO)
+    if memo is not None and memo[0] == held and memo[1] == listed:
+        return memo[2]
+    out: list[tuple[ast.Call, ast.FunctionDef, str]] = []
+    for m in methods:
+        for node in branch_list(m):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in held
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"
+            ):
+                out.append((node, m, held[node.func.attr]))
+            elif listed:
+                for call, cls_name in _cell_list_calls(node, listed):
+                    out.append((call, m, cls_name))
+    setattr(holder, _CALLS_MEMO, (held, listed, out))
+    return out
 
 
 def _called_name(call: ast.Call) -> str | None:

@@ -155,10 +155,27 @@ def _has_fallback(ctx: Context) -> bool:
             _may_fall_back(n, ctx) and _runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
             for s in ctx.scopes.scopes.values()
             if s.level == "lax" and s.qualname.startswith(prefix)
-            for n in find_branches(s.function, _CALL)
+            for n in _calls_in(s.function)
         )
         ctx.cache["opaque.any"] = hit
     return bool(hit)
+
+
+#: attribute of a function's node holding its calls (`_calls_in`)
+_CALLS_MEMO = "_ascend_lens_calls"
+
+
+def _calls_in(func: ast.AST) -> list[ast.AST]:
+    """The calls in `func` (`find_branches`), kept on its node: they depend on its subtree
+    only, and the language server's incremental analysis keeps the trees of the
+    definitions an edit left alone (every edit asks again for every compiled function)."""
+    kept = getattr(func, "__dict__", None)
+    found = kept.get(_CALLS_MEMO) if kept is not None else None
+    if found is None:
+        found = find_branches(func, _CALL)
+        if kept is not None:
+            kept[_CALLS_MEMO] = found
+    return found
 
 
 _NOT_GRAPH_BUILTINS: frozenset[str] | None = None

@@ -96,6 +96,7 @@ class Bindings(ast.NodeVisitor):
         parents, scope_of, indexed = self.parents, self.scope_of, self.nodes
         handlers, functions, field_cache = _HANDLERS, _FUNCTION_KINDS, _FIELD_CACHE
         name_t, attribute_t = ast.Name, ast.Attribute
+        leaves, ast_t = _LEAVES, ast.AST
         names, attributes = indexed.setdefault(name_t, []), indexed.setdefault(attribute_t, [])
         while work:
             node, parent, scope = pop()
@@ -123,11 +124,14 @@ class Bindings(ast.NodeVisitor):
             if handler is not None:
                 handler(self, node)  # its bookkeeping; it pushes the children it wants
                 continue
-            for name in reversed(field_cache.get(kind) or _fields(kind)):
+            for name in field_cache.get(kind) or _fields(kind):  # reversed already
                 value = getattr(node, name, None)
-                for child in reversed(value) if type(value) is list else (value,):
-                    if type(child) not in _LEAVES and isinstance(child, ast.AST):
-                        push((child, node, scope))
+                if type(value) is list:
+                    for child in reversed(value):
+                        if type(child) not in leaves and isinstance(child, ast_t):
+                            push((child, node, scope))
+                elif type(value) not in leaves and isinstance(value, ast_t):
+                    push((value, node, scope))
         return self
 
     def _function(self, node: ast.AST, scope: Scope) -> None:
@@ -185,11 +189,14 @@ class Bindings(ast.NodeVisitor):
     def generic_visit(self, node: ast.AST) -> None:
         """Queue `node`'s children (in the current scope) for `run`'s traversal."""
         push, scope = self._work.append, self._current
-        for name in reversed(_fields(type(node))):
+        for name in _FIELD_CACHE.get(type(node)) or _fields(type(node)):  # reversed already
             value = getattr(node, name, None)
-            for child in reversed(value) if type(value) is list else (value,):
-                if type(child) not in _LEAVES and isinstance(child, ast.AST):
-                    push((child, node, scope))
+            if type(value) is list:
+                for child in reversed(value):
+                    if type(child) not in _LEAVES and isinstance(child, ast.AST):
+                        push((child, node, scope))
+            elif type(value) not in _LEAVES and isinstance(value, ast.AST):
+                push((value, node, scope))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for stmt in node.body:
@@ -318,16 +325,36 @@ class Bindings(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
+        # (every call of the module comes here: the common paths first, children pushed
+        # inline in `generic_visit`'s order: keywords, arguments, then the callee)
         func = node.func
-        if isinstance(func, ast.Name):
+        name: str | None = None
+        if isinstance(func, ast.Attribute):
+            name = func.attr
+            found = self.method_calls.get(name)
+            if found is None:
+                self.method_calls[name] = [node]
+            else:
+                found.append(node)
+            owner = func.value
+            if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
+                self.grown.setdefault(owner.id, []).append(node.args[0])
+            last: str | None = name
+        elif isinstance(func, ast.Name):
             self.calls.setdefault(func.id, []).append(node)
-        name = func.attr if isinstance(func, ast.Attribute) else None
-        if name is not None:
-            self.method_calls.setdefault(name, []).append(node)
-        owner = func.value if isinstance(func, ast.Attribute) else None
-        if name in ("append", "extend") and isinstance(owner, ast.Name) and node.args:
-            self.grown.setdefault(owner.id, []).append(node.args[0])
-        last = name if name is not None else getattr(func, "id", None)
+            last = func.id
+        else:
+            last = getattr(func, "id", None)
+        if last not in _NAMESPACE_CALLS and name != "add_argument" and name != "set_defaults":
+            push, scope = self._work.append, self._current
+            for kw in reversed(node.keywords):
+                push((kw, node, scope))
+            for arg in reversed(node.args):
+                if type(arg) not in _LEAVES:
+                    push((arg, node, scope))
+            if type(func) not in _LEAVES:
+                push((func, node, scope))
+            return
         qual = None
         if last in _NAMESPACE_CALLS:
             qual = self.ctx.qualname(func)
@@ -371,33 +398,61 @@ def merge(ctx: Context, parts: list[Bindings]) -> Bindings:
     out = Bindings(ctx)
     out.parts = parts
     module_id = id(ctx.tree)
-    module = out.names.setdefault(module_id, {})
-    lists = ("attrs", "keys", "choices", "functions", "calls", "method_calls", "grown")
-    merged: list[dict[Any, list[Any]]] = [getattr(out, name) for name in lists]
-    nodes = out.nodes
-    nodes.setdefault(ast.Name, [])
-    nodes.setdefault(ast.Attribute, [])
+    names = out.names
+    module = names.setdefault(module_id, {})
+    out.nodes[ast.Name] = []  # first, as a visit records them
+    out.nodes[ast.Attribute] = []
+    # (one table at a time over every part: a document has a part per top-level chunk,
+    # and most parts leave most tables empty)
     for part in parts:
         for scope_id, bound in part.names.items():
             if scope_id == module_id:
                 for name, values in bound.items():
-                    module.setdefault(name, []).extend(values)
+                    have = module.get(name)
+                    if have is None:
+                        module[name] = list(values)
+                    else:
+                        have.extend(values)
             else:
-                out.names[scope_id] = bound
-        out.params.update(part.params)
-        out.returns.update(part.returns)
-        out.init_of.update(part.init_of)
-        out.local_imports.update(part.local_imports)
-        out.scope_of.update(part.scope_of)
-        out.parents.update(part.parents)
-        out.methods |= part.methods
-        out.asked += part.asked
-        for name, target in zip(lists, merged, strict=True):
-            for key, values in getattr(part, name).items():
-                target.setdefault(key, []).extend(values)
-        for kind, found in part.nodes.items():
-            nodes.setdefault(kind, []).extend(found)
+                names[scope_id] = bound
+    for mapping in ("params", "returns", "init_of", "local_imports", "scope_of", "parents"):
+        update = getattr(out, mapping).update
+        for part in parts:
+            found = getattr(part, mapping)
+            if found:
+                update(found)
+    methods, asked = out.methods, out.asked
+    for part in parts:
+        if part.methods:
+            methods |= part.methods
+        if part.asked:
+            asked += part.asked
+    tables: list[dict[Any, list[Any]]] = [
+        out.attrs,
+        out.keys,
+        out.choices,
+        out.functions,
+        out.calls,
+        out.method_calls,
+        out.grown,
+        out.nodes,
+    ]
+    for table, name in zip(tables, _LISTS, strict=True):
+        for part in parts:
+            found = getattr(part, name)
+            if not found:
+                continue
+            for key, values in found.items():
+                have = table.get(key)
+                if have is None:
+                    table[key] = list(values)
+                else:
+                    have.extend(values)
     return out
+
+
+#: the tables of lists `merge` joins part by part
+_LISTS = ("attrs", "keys", "choices", "functions", "calls", "method_calls", "grown", "nodes")
 
 
 _PARALLEL = frozenset({"itertools.product", "builtins.zip"})
@@ -454,9 +509,10 @@ _FIELD_CACHE: dict[type, tuple[str, ...]] = {}
 
 
 def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type, last first (children are pushed on a stack)."""
     found = _FIELD_CACHE.get(kind)
     if found is None:
-        found = _FIELD_CACHE[kind] = tuple(getattr(kind, "_fields", ()))
+        found = _FIELD_CACHE[kind] = tuple(reversed(getattr(kind, "_fields", ())))
     return found
 
 

@@ -17,7 +17,7 @@ from npu_lsp.diagnostics import Edit, Fix
 from npu_lsp.engine import Context
 from npu_lsp.rules.migration.apis import renames
 from npu_lsp.rules.migration.helpers import head_edit, rewrite_fix
-from npu_lsp.rules.migration.values import Flow, Kind, Source, resolve
+from npu_lsp.rules.migration.values import Flow, Kind, Source, is_torch_device
 
 _NEW = {"device": ("cuda", "npu"), "backend": ("nccl", "hccl")}
 
@@ -41,7 +41,7 @@ def _code(source: Source, ctx: Context) -> str:
     if source.kind == "backend":
         return "NPU205"
     sink = source.sink
-    if source.direct and isinstance(sink, ast.Call) and resolve(ctx, sink.func) == "torch.device":
+    if source.direct and isinstance(sink, ast.Call) and is_torch_device(ctx, sink.func):
         return "NPU203"
     return "NPU204"
 
@@ -151,9 +151,10 @@ def fix_group(ctx: Context, members: list[Member], unsafe_because: str | None = 
     noqa = parse_noqa(ctx.text) if "noqa" in ctx.text else {}
     taken: list[Member] = []
     for m in members:
-        codes = noqa.get(m.node.lineno, frozenset())  # type: ignore[attr-defined]
-        if ALL in codes or any(m.code.startswith(c) for c in codes):
-            continue
+        if noqa:
+            codes = noqa.get(m.node.lineno, frozenset())  # type: ignore[attr-defined]
+            if ALL in codes or any(m.code.startswith(c) for c in codes):
+                continue
         if m.edit is None:
             line = m.node.lineno  # type: ignore[attr-defined]
             why = f"the {m.noun} at line {line} cannot be rewritten exactly"
@@ -170,11 +171,14 @@ def fix_group(ctx: Context, members: list[Member], unsafe_because: str | None = 
     counts: dict[str, int] = {}
     for m in taken:
         counts[m.noun] = counts.get(m.noun, 0) + 1
+    tails: dict[str, str] = {}  # per noun: what every title of its members ends with
     for m in taken:
-        title = m.title + _others(m.noun, counts)
-        if unsafe_because:
-            title += f" (unsafe: {unsafe_because})"
-        out[id(m.node)] = Fix(title, shared.edits, shared.safe)
+        tail = tails.get(m.noun)
+        if tail is None:
+            tail = tails[m.noun] = _others(m.noun, counts) + (
+                f" (unsafe: {unsafe_because})" if unsafe_because else ""
+            )
+        out[id(m.node)] = Fix(m.title + tail, shared.edits, shared.safe)
     return Group(out, unsafe_because)
 
 

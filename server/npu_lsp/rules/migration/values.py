@@ -85,6 +85,8 @@ _GET_BACKEND = "torch.distributed.get_backend"
 _SINK_NAMES = frozenset(
     q.rsplit(".", 1)[-1] for q in (*_DEVICE_FIRST_ARG, *_BACKEND_FIRST_ARG, "torch.load")
 )
+#: keyword arguments `_sink_args` looks at
+_SINK_KEYWORDS = DEVICE_KEYWORDS | BACKEND_KEYWORDS | {"type"}
 _ENV_GETTERS = frozenset({"os.environ.get", "os.getenv"})
 _FIELD = frozenset({"dataclasses.field"})
 _STR_METHODS = frozenset({"lower", "strip", "format"})
@@ -361,11 +363,25 @@ class Flow:
 
     def _plan_of(self, nodes: dict[type[ast.AST], list[ast.AST]]) -> list[_CallPlan]:
         plan: list[_CallPlan] = []
+        imported = self._imported
         for node in nodes.get(ast.Call, []):
             assert isinstance(node, ast.Call)
-            sinks = list(self._sink_args(node))
             func = node.func
             method = func.attr if isinstance(func, ast.Attribute) else None
+            # `_sink_args` finds nothing in a call whose callee cannot be a sink (by its
+            # last name) and that has no device or backend keyword: most calls of a file
+            if method is not None:
+                maybe = method in _SINK_NAMES or method in _DEVICE_METHODS
+            else:
+                maybe = isinstance(func, ast.Name) and (
+                    func.id in _SINK_NAMES or func.id in imported
+                )
+            if not maybe:
+                for kw in node.keywords:
+                    if kw.arg in _SINK_KEYWORDS:
+                        maybe = True
+                        break
+            sinks = list(self._sink_args(node)) if maybe else []
             starts = method == "startswith"
             parsing = method in _PARSING and bool(node.args) and _head_text(node.args[0]) == "cuda:"
             if sinks or starts or parsing:
@@ -901,8 +917,16 @@ class _Go(Protocol):
 def _is_device_object(expr: ast.AST, ctx: Context) -> bool:
     """`torch.device(...)` or `<x>.device`: a device object whose `.type` is a device type."""
     if isinstance(expr, ast.Call):
-        return resolve(ctx, expr.func) == "torch.device"
+        return is_torch_device(ctx, expr.func)
     return isinstance(expr, ast.Attribute) and expr.attr == "device"
+
+
+def is_torch_device(ctx: Context, func: ast.AST) -> bool:
+    """Does `func` resolve to `torch.device`? (An attribute chain resolves to a name ending
+    in its own last attribute: `x.to` never does, and needs no resolving.)"""
+    if isinstance(func, ast.Attribute) and func.attr != "device":
+        return False
+    return resolve(ctx, func) == "torch.device"
 
 
 def _is_display(node: ast.AST) -> bool:
