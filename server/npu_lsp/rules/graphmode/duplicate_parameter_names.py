@@ -13,6 +13,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
 
 # mindspore.nn layers that own parameters, with the name their first parameter gets when the
 # layer is not held by another Cell (Cell.__setattr__ prefixes names only for sub-cells).
@@ -104,7 +105,9 @@ class DuplicateParameterNames(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if "clone(" in ctx.text or "name=" in ctx.text or "Parameter(" in ctx.text:
+        if ("clone(" in ctx.text or "Parameter(" in ctx.text) and builds_optimizer(
+            ctx, set(_optimizer_state())
+        ):
             for fn in ast.walk(node):
                 if isinstance(fn, ast.FunctionDef):
                     yield from self._optimizer_state_clash(fn, ctx)

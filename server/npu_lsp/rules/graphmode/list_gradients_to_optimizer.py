@@ -10,28 +10,24 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
 
-#: the optimizers of mindspore.nn (subclasses of nn.Optimizer): each maps its update over the
-#: gradients together with its ParameterTuple (and its state tuples) with `hyper_map`/`map_`
+#: the optimizers of mindspore.nn measured on MindSpore 2.10 to refuse a list of gradients in
+#: compiled code (each maps its update over the gradients and its ParameterTuple together with
+#: `hyper_map`/`map_`); `nn.ASGD` and `nn.Rprop` loop in Python and accept a list, and
+#: `nn.Adadelta`/`nn.Lamb` refuse it in PyNative too
 _OPTIMIZERS = frozenset(
     {
         "SGD",
         "Momentum",
         "Adam",
         "AdamWeightDecay",
-        "AdamOffload",
         "LazyAdam",
         "AdaMax",
         "Adagrad",
-        "Adadelta",
-        "ASGD",
         "FTRL",
-        "Lamb",
-        "LARS",
         "ProximalAdagrad",
         "RMSProp",
-        "Rprop",
-        "ThorMomentum",
     }
 )
 #: the classes whose `__init__` stores the optimizer they are given as `self.optimizer`
@@ -53,7 +49,8 @@ class ListGradientsToOptimizer(GraphRule):
     `ParameterTuple`) together. MindSpore requires the mapped sequences to be of one type
     and stops, at every syntax level, with `RuntimeError: In a nonleaf situation, the types
     of arguments in HyperMap must be consistent` (or `The types of arguments in Map must be
-    consistent` for `Adam`). PyNative accepts the list. Gradients that come straight from
+    consistent` for `Adam`, `Adagrad`, `FTRL`...). PyNative accepts the list. `nn.ASGD` and
+    `nn.Rprop`, which loop over the gradients in Python, compile it. Gradients that come straight from
     `value_and_grad`/`GradOperation` are a tuple; the list appears when they are clipped or
     scaled with a list comprehension, PyTorch-style.
 
@@ -89,6 +86,8 @@ class ListGradientsToOptimizer(GraphRule):
         assert isinstance(node, ast.Call)
         if len(node.args) != 1 or node.keywords or ctx.function is None:
             return
+        if not builds_optimizer(ctx, _OPTIMIZERS):
+            return  # most files build no built-in optimizer
         name = _optimizer_class(node.func, ctx)
         if name is None:
             return

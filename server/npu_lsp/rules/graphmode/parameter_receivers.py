@@ -13,6 +13,7 @@ attribute reads fold to constants and compile.
 from __future__ import annotations
 
 import ast
+import re
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import analyzer
@@ -170,3 +171,14 @@ def module_cell_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
         and recv.attr in LAYER_PARAMETERS
         and module_cell(recv.value, ctx, fn)
     )
+
+
+def builds_optimizer(ctx: Context, classes: frozenset[str] | set[str]) -> bool:
+    """Does the text call one of these optimizer classes (`nn.SGD(`, `Adam(`)? A cheap gate,
+    cached for the run: files that build no built-in optimizer skip the optimizer rules."""
+    key = ("parameter-receivers:optimizer", frozenset(classes))
+    hit = ctx.cache.get(key)
+    if hit is None:
+        pattern = re.compile(r"\b(?:" + "|".join(sorted(classes)) + r")\s*\(")
+        hit = ctx.cache[key] = pattern.search(ctx.text) is not None
+    return bool(hit)
