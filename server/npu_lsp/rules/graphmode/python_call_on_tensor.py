@@ -187,7 +187,7 @@ class PythonCallOnTensor(GraphRule):
             # measured (written set `train`, probes `min_*`/`max_*`): tensors alone compile,
             # constants alone fold, but a tensor beside a Python number (`min(1.0, t)`,
             # `max(t * 2, 0)`, `lr * min(WARMUP, step / 4.0)`) goes to the interpreter too
-            number = next((i for i, k in zip(items, kinds) if k == Kind.CONST and _is_number(i, a, ctx)), None)
+            number = next((i for i, k in zip(items, kinds, strict=True) if k == Kind.CONST and _is_number(i, a, ctx)), None)
             if number is not None:
                 tensor = items[kinds.index(Kind.TENSOR)]
                 yield ctx.diagnostic(
