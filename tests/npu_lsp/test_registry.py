@@ -16,7 +16,10 @@ from npu_lsp.registry import FAMILIES, RULES, RegistryError, Rule, load_all, rul
 
 load_all()
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules"
-SUPPORT_MODULES = {"helpers", "flow", "control", "fixes", "values", "calls_table", "shape_folded", "abstract", "abstract_eval", "held_callables", "xcalls", "entries"}
+SUPPORT_MODULES = {
+    "helpers", "flow", "control", "fixes", "values", "calls_table", "shape_folded", "abstract",
+    "abstract_eval", "held_callables", "xcalls", "entries", "parameter_receivers",
+}
 
 
 @pytest.mark.parametrize("code", sorted(RULES))

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ast
+import functools
+import json
 from collections.abc import Iterable, Iterator
+from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
 
 # mindspore.nn layers that own parameters, with the name their first parameter gets when the
 # layer is not held by another Cell (Cell.__setattr__ prefixes names only for sub-cells).
@@ -45,7 +50,13 @@ class DuplicateParameterNames(GraphRule):
     (directly, through the functions it calls and the functions given to
     `value_and_grad`/`grad`, or through `ParameterTuple(net.trainable_params())` gathered in
     `__init__`) whose parameters carry the same names, such as two instances of one Cell
-    class.
+    class. Also flags a Parameter of the user's named like the state a built-in optimizer
+    creates for itself (`name="global_step"`, `"momentum"`, `"beta1_power"`, or
+    `params.clone(prefix="accum")` beside `nn.SGD`, whose own state is `accum.*`; the names
+    per optimizer are measured from MindSpore 2.10 in `ms_optimizer_state.json`), compiled
+    into one graph with a call of that optimizer: a jit function reading both at module
+    level, or a `construct` of a Cell that keeps its names unprefixed
+    (`auto_prefix=False`, `TrainOneStepCell` subclasses).
 
     ## Why is this bad?
     A parameter is named after the attribute path that holds it inside its top-level Cell
@@ -94,6 +105,12 @@ class DuplicateParameterNames(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
+        if ("clone(" in ctx.text or "Parameter(" in ctx.text) and builds_optimizer(
+            ctx, set(_optimizer_state())
+        ):
+            for fn in ast.walk(node):
+                if isinstance(fn, ast.FunctionDef):
+                    yield from self._optimizer_state_clash(fn, ctx)
         if len(_module_networks(ctx)) < 2:
             return  # most files: nothing that could clash
         for fn in ast.walk(node):
@@ -135,6 +152,181 @@ class DuplicateParameterNames(GraphRule):
                     )
                     return
             seen[name] = names
+
+
+    def _optimizer_state_clash(self, fn: ast.FunctionDef, ctx: Context) -> Iterable[Diagnostic]:
+        """A Parameter of the user's named like the state a built-in optimizer creates for
+        itself (`global_step`, `momentum`, `beta1_power`; `clone(prefix="accum")` beside
+        `nn.SGD`'s `accum.*`), compiled into one graph with a call of that optimizer."""
+        scope = ctx.scopes.scope_for(fn)
+        if scope is None or scope.kind not in ("jit", "construct"):
+            return
+        called = {
+            _callee_key(n.func) for n in ast.walk(fn) if isinstance(n, ast.Call)
+        } - {None}
+        states: list[tuple[str, str]] = []  # (what, shown)
+        optimizers: list[str] = []
+        if scope.kind == "jit" and fn in ctx.tree.body:
+            module = _module_values(ctx)
+            for name in _reached_globals(fn, ctx):
+                value = module.get(name)
+                opt = _optimizer_class(value, ctx)
+                if opt is not None and name in called:
+                    optimizers.append(opt)
+                state = _state_name(value, ctx)
+                if state is not None:
+                    states.append(state)
+        elif scope.kind == "construct" and fn.name == "construct":
+            a = analyzer(ctx)
+            cls = a.owner_class(fn)
+            if cls is None or not _without_prefix(cls, ctx):
+                return
+            values = a._self_values(cls)
+            read = {
+                n.attr
+                for n in ast.walk(fn)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+            }
+            for attr in sorted(read):
+                for value in values.get(attr, []):
+                    if value is None:
+                        continue
+                    opt = _optimizer_class(value, ctx) or _given_optimizer(cls, value, ctx)
+                    if opt is not None and f"self.{attr}" in called:
+                        optimizers.append(opt)
+                    state = _state_name(value, ctx)
+                    if state is not None:
+                        states.append(state)
+            if "optimizer" in read and not values.get("optimizer") and "self.optimizer" in called:
+                # `self.optimizer` set by the TrainOneStepCell base from the second argument
+                opt = _given_optimizer(cls, ast.Name(id="optimizer"), ctx, default_index=1)
+                if opt is not None:
+                    optimizers.append(opt)
+        table = _optimizer_state()
+        for opt in optimizers:
+            own = table[opt]
+            for what, shown in states:
+                clash = shown in own["names"] if what == "name" else shown in own["clone_prefixes"]
+                if clash:
+                    named = f"'{shown}'" if what == "name" else f"'{shown}.*' (`clone(prefix=\"{shown}\")`)"
+                    yield ctx.diagnostic(
+                        self,
+                        ctx.head_span(fn),
+                        f"`nn.{opt}` names its own state {named} too; compiled into one graph "
+                        f"with a call of the optimizer, `{fn.name}` fails with \"The parameter "
+                        f"... its name '{shown if what == 'name' else shown + '.<parameter>'}' already exists\"; "
+                        "choose another name",
+                    )
+                    return
+
+
+@functools.cache
+def _optimizer_state() -> dict[str, dict[str, list[str]]]:
+    """Per built-in optimizer, the names of its own Parameters (ms_optimizer_state.json)."""
+    data = json.loads(resources.files(__package__).joinpath("ms_optimizer_state.json").read_text("utf-8"))
+    out: dict[str, dict[str, list[str]]] = data["optimizers"]
+    return out
+
+
+def _callee_key(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return f"self.{func.attr}"
+    return None
+
+
+def _module_values(ctx: Context) -> dict[str, ast.expr]:
+    out: dict[str, ast.expr] = {}
+    for st in ctx.tree.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            out[st.targets[0].id] = st.value
+    return out
+
+
+def _optimizer_class(value: ast.expr | None, ctx: Context) -> str | None:
+    if not isinstance(value, ast.Call):
+        return None
+    q = ctx.qualname(value.func) or ""
+    last = q.rsplit(".", 1)[-1]
+    return last if q.startswith("mindspore.nn.") and last in _optimizer_state() else None
+
+
+def _state_name(value: ast.expr | None, ctx: Context) -> tuple[str, str] | None:
+    """("prefix", P) for `<params>.clone(prefix=P)`, ("name", N) for `Parameter(v, name=N)`."""
+    if not isinstance(value, ast.Call):
+        return None
+    f = value.func
+    if isinstance(f, ast.Attribute) and f.attr == "clone":
+        arg = value.args[0] if value.args else None
+        for kw in value.keywords:
+            if kw.arg == "prefix":
+                arg = kw.value
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return ("prefix", arg.value)
+        return None
+    if (ctx.qualname(f) or "").rsplit(".", 1)[-1] != "Parameter":
+        return None
+    arg = value.args[1] if len(value.args) > 1 else None
+    for kw in value.keywords:
+        if kw.arg == "name":
+            arg = kw.value
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return ("name", arg.value)
+    return None
+
+
+#: cells built with auto_prefix=False: the names of what they hold are not prefixed
+_UNPREFIXED_BASES = frozenset({"TrainOneStepCell", "TrainOneStepWithLossScaleCell"})
+
+
+def _without_prefix(cls: ast.ClassDef, ctx: Context) -> bool:
+    """Does the class keep the names of the Parameters it holds (`auto_prefix=False`)? Only
+    then do its own Parameters meet the optimizer's under the same names."""
+    for base in cls.bases:
+        q = ctx.qualname(base) or ""
+        if q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in _UNPREFIXED_BASES:
+            return True
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__":
+            for kw in n.keywords:
+                if kw.arg == "auto_prefix" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                    return True
+    return False
+
+
+def _given_optimizer(
+    cls: ast.ClassDef, value: ast.expr, ctx: Context, default_index: int | None = None
+) -> str | None:
+    """`self.opt = optimizer` (an `__init__` parameter): the built-in optimizer every
+    module-level construction of the class passes for it, or None. Without an `__init__` of
+    its own the class takes its base's arguments: `default_index` is the position there."""
+    if not isinstance(value, ast.Name):
+        return None
+    init = next((b for b in cls.body if isinstance(b, ast.FunctionDef) and b.name == "__init__"), None)
+    if init is None:
+        if default_index is None:
+            return None
+        index = default_index
+    else:
+        names = [a.arg for a in init.args.args[1:]]
+        if value.id not in names:
+            return None
+        index = names.index(value.id)
+    module = _module_values(ctx)
+    found: set[str | None] = set()
+    for st in ctx.tree.body:
+        call = st.value if isinstance(st, ast.Assign) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == cls.name):
+            continue
+        arg: ast.expr | None = call.args[index] if len(call.args) > index else None
+        for kw in call.keywords:
+            if kw.arg == value.id:
+                arg = kw.value
+        if isinstance(arg, ast.Name):
+            arg = module.get(arg.id)
+        found.add(_optimizer_class(arg, ctx))
+    return found.pop() if len(found) == 1 else None
 
 
 def _module_networks(ctx: Context) -> dict[str, set[str]]:

@@ -15,6 +15,12 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import SelfInfo, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.parameter_receivers import (
+    LAYER_PARAMETERS,
+    module_cell,
+    module_cell_parameter,
+    parameter_element,
+)
 from npu_lsp.rules.graphmode.values import in_dead_branch
 
 
@@ -102,7 +108,13 @@ class JitForbiddenApi(GraphRule):
     fail at both levels when the loop calls the cells. MindSpore functions that log through
     `mindspore.log` on every call (deprecated ones such as `ms.dtype_to_nptype`; the list in
     `ms_input_queries.json` is derived from MindSpore 2.10's sources) are compiled with their
-    caller, so they are flagged too.
+    caller, so they are flagged too. The receiver may also be a Parameter taken out of a
+    container of Parameters (`for p in self.params: p.name`, `for p, g in zip(opt.parameters,
+    grads): p.set_data(...)`, `self.params[0].requires_grad`, a module-level
+    `params = net.trainable_params()` looped over in a jit function) or a Cell built at
+    module level and read by a jit function (`net.trainable_params()`,
+    `net.cells_and_names()`, `fc.weight.requires_grad`). A Parameter bound directly to a
+    module-level name is not flagged: measured, its attribute reads compile.
 
     ## Why is this bad?
     These APIs change or inspect the Python-side state of the network. MindSpore stops with
@@ -185,7 +197,10 @@ class JitForbiddenApi(GraphRule):
             and isinstance(recv.value, ast.Name)
             and recv.value.id == "self"
         )
-        if func.attr in _CELL_METHODS and (on_self or on_sub):
+        fn = ctx.function
+        if func.attr in _CELL_METHODS and (
+            on_self or on_sub or (fn is not None and module_cell(recv, ctx, fn))
+        ):
             yield ctx.diagnostic(
                 self,
                 node,
@@ -211,7 +226,10 @@ class JitForbiddenApi(GraphRule):
             if isinstance(recv, ast.Name) and ctx.function is not None:
                 attr = _self_alias(recv.id, ctx.function)
             info = analyzer(ctx).self_info(analyzer(ctx).owner_class(ctx.function))
-            if attr is not None and attr in info.parameters:
+            if (attr is not None and attr in info.parameters) or (
+                fn is not None
+                and (parameter_element(recv, ctx, fn) or module_cell_parameter(recv, ctx, fn))
+            ):
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -221,11 +239,8 @@ class JitForbiddenApi(GraphRule):
 
     def _attribute_reads(self, tree: ast.Module, ctx: Context) -> Iterable[Diagnostic]:
         text = ctx.text
-        # the pattern starts at a dot (cheap to scan); a hit counts on a line reading `self.`
-        if not any(
-            "self." in text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
-            for m in _refused_pattern().finditer(text)
-        ):
+        # the pattern starts at a dot (cheap to scan): without a hit nothing is walked
+        if _refused_pattern().search(text) is None:
             return
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -255,10 +270,16 @@ class JitForbiddenApi(GraphRule):
         a = analyzer(ctx)
         info = a.self_info(a.owner_class(fn))
         recv = node.value
-        if on_cell and isinstance(recv, ast.Name) and recv.id == "self":
+        if on_cell and (
+            (isinstance(recv, ast.Name) and recv.id == "self") or module_cell(recv, ctx, fn)
+        ):
             what = f"Cell.{attr}"
             said = refused["cell_attributes"][attr]
-        elif on_param and _is_parameter(recv, info):
+        elif on_param and (
+            _is_parameter(recv, info)
+            or parameter_element(recv, ctx, fn)
+            or module_cell_parameter(recv, ctx, fn)
+        ):
             what = f"Parameter.{attr}"
             said = refused["parameter_attributes"][attr]
         else:
@@ -294,10 +315,7 @@ def _iterated(call: ast.Call, ctx: Context) -> bool:
 
 #: attributes the call branch above already reports when they are called
 _CALL_HANDLED = _CELL_METHODS | _CELL_ONLY_METHODS | {"set_data", "init_data", "assign_value"}
-#: Parameters every built-in layer of mindspore.nn that has them names this way
-_LAYER_PARAMETERS = frozenset(
-    {"weight", "bias", "gamma", "beta", "moving_mean", "moving_variance", "embedding_table"}
-)
+_LAYER_PARAMETERS = LAYER_PARAMETERS
 
 
 def _is_parameter(recv: ast.expr, info: SelfInfo) -> bool:

@@ -32,7 +32,8 @@ class PythonCallOnTensor(GraphRule):
     Under the STRICT syntax level, flags calls into numpy, the standard library or Python
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
-    Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`; tensors and constants
+    Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`) and of a tensor beside a
+    Python number (`min(1.0, t)`, `max(t * 2, 0)`; tensors alone and constants alone
     compile), calls of classes built by `collections.namedtuple`, and of the module's own
     `@dataclass` and plain classes (no base, not a jit_class), with graph variables, and of
     a `functools.partial` held on `self`, also one the cell receives through its
@@ -180,7 +181,22 @@ class PythonCallOnTensor(GraphRule):
         for arg in node.args:
             items.extend(arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg])
         kinds = [a.kind(i) for i in items]
-        if Kind.TENSOR in kinds or Kind.UNKNOWN in kinds or Kind.VAR not in kinds:
+        if Kind.UNKNOWN in kinds:
+            return
+        if Kind.TENSOR in kinds and Kind.VAR not in kinds:
+            # measured (written set `train`, probes `min_*`/`max_*`): tensors alone compile,
+            # constants alone fold, but a tensor beside a Python number (`min(1.0, t)`,
+            # `max(t * 2, 0)`, `lr * min(WARMUP, step / 4.0)`) goes to the interpreter too
+            number = next((i for i, k in zip(items, kinds, strict=True) if k == Kind.CONST and _is_number(i, a, ctx)), None)
+            if number is not None:
+                tensor = items[kinds.index(Kind.TENSOR)]
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{name}` of the tensor `{ctx.segment(tensor)}` and the Python number `{ctx.segment(number)}` is interpreted, not compiled, and needs constant inputs under STRICT; use `ops.{'minimum' if name == 'min' else 'maximum'}` (or `ops.clamp`)",
+                )
+            return
+        if Kind.TENSOR in kinds or Kind.VAR not in kinds:
             return
         scalar = items[kinds.index(Kind.VAR)]
         yield ctx.diagnostic(
@@ -188,6 +204,19 @@ class PythonCallOnTensor(GraphRule):
             node,
             f"`{name}` of the run-time scalar `{ctx.segment(scalar)}` is interpreted, not compiled, and needs constant inputs under STRICT; compare tensors instead (`ops.{'minimum' if name == 'min' else 'maximum'}`)",
         )
+
+
+def _is_number(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """A Python int or float known while compiling (a literal, `-1`, a module constant)."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
+    if isinstance(e, ast.Name) and ctx.function is not None and not a.rebinds(e.id, ctx.function):
+        value = a._module_assignments().get(e.id)
+        if isinstance(value, ast.Constant):
+            return _is_number(value, a, ctx)
+    return a.type_class(e) == "scalar"
 
 
 # factories of the standard library whose classes MindSpore calls as Python, not compiles

@@ -50,7 +50,9 @@ class UnsupportedPythonCall(GraphRule):
       the graph hands to the tensor operator;
     - a builtin MindSpore runs as a Python script (`all`, `any`, `sorted`...) given a
       comprehension that reads a local of the compiled function (`all([f.shape[1] ==
-      fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it;
+      fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it; under LAX,
+      over a graph variable the function computes (the gradients a grad function returns),
+      it cannot see module-level names either (`any(ops.isnan(g).any() for g in grads)`);
     - the same builtins given `d.keys()` (or `sorted(d)`) of a dict built by a comprehension
       holding graph variables (`outs = {n: head(x) for n, head in self.heads.items()}`,
       then `sorted(outs.keys())`): the dict reaches the script as a tuple of its values;
@@ -205,6 +207,19 @@ class UnsupportedPythonCall(GraphRule):
                             f"`{name}()` is run as a Python script in graph mode, and the comprehension inside it cannot see `{sub.id}`, a local of the compiled function (MindSpore: name '{sub.id}' is not defined); compute it with a loop or a list built first",
                         )
                         return
+            said = _global_in_variable_comprehension(comp, inner, own | local, ctx)
+            if said is not None and ctx.scope is not None and not ctx.scope.strict:
+                # measured (written set `train`, probes `genexpr_*`): over a graph variable
+                # such as the gradients a grad function returns, `any(ops.isnan(g).any()
+                # for g in grads)` fails under LAX with "name 'ops' is not defined", and so
+                # does a module constant; over the tuple a Cell or jit function is given it
+                # compiles (STRICT refuses the graph variable itself: MS131)
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{name}()` over the graph variable `{ctx.segment(comp.generators[0].iter)}` is run as a Python script, and the comprehension inside it cannot see the module-level name `{said}` (MindSpore: name '{said}' is not defined); use a loop, or `ops` reductions over a stacked tensor",
+                )
+                return
 
     def _function_argument(self, node: ast.Call, q: str, ctx: Context) -> Iterable[Diagnostic]:
         """A standard-library or third-party call (run as Python from graph mode) given a
@@ -322,6 +337,44 @@ def _under_unknown_constant_branch(node: ast.AST, ctx: Context) -> bool:
             return True
         child, parent = parent, ctx.parent(parent)
     return False
+
+
+def _global_in_variable_comprehension(
+    comp: ast.expr, inner: list[ast.AST], hidden: set[str] | frozenset[str], ctx: Context
+) -> str | None:
+    """A module-level name (an import or a module assignment, not a builtin) read inside a
+    comprehension whose first iterable is a graph variable, or None."""
+    first = comp.generators[0].iter  # type: ignore[attr-defined]
+    a = analyzer(ctx)
+    args = getattr(ctx.function, "args", None)
+    params = {x.arg for x in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if isinstance(args, ast.arguments) else set()
+    # a value computed in the function (the tuple a grad function returns), not an input:
+    # over the inputs of a Cell or jit function the comprehension compiles
+    if not any(
+        isinstance(n, ast.Name) and n.id not in params and a.kind(n).dynamic for n in ast.walk(first)
+    ):
+        return None
+    for part in inner:
+        for sub in ast.walk(part):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in hidden:
+                q = ctx.qualname(sub)
+                if (q is not None and not q.startswith("builtins.")) or sub.id in _module_names(ctx):
+                    return sub.id
+    return None
+
+
+def _module_names(ctx: Context) -> frozenset[str]:
+    """Names module-level assignments bind (cached for the run)."""
+    key = "unsupported-python-call:module-names"
+    hit = ctx.cache.get(key)
+    if hit is None:
+        names: set[str] = set()
+        for st in ctx.tree.body:
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, (ast.AnnAssign, ast.AugAssign)) else []
+            for t in targets:
+                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        hit = ctx.cache[key] = frozenset(names)
+    return hit
 
 
 def _locals_of(function: ast.AST) -> frozenset[str]:

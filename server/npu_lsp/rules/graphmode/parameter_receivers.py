@@ -1,0 +1,184 @@
+"""What a receiver in compiled code holds when it is not reached through `self`: an element of a
+container of Parameters (`for p in self.params`, `for p, g in zip(params, grads)`,
+`self.params[0]`) or a Cell built at module level (`net.trainable_params()` in a jit function).
+
+MindSpore 2.10 refuses the same Parameter attributes (`p.name`, `p.requires_grad`,
+`p.set_data(...)`) and Cell methods on these as on `self.w` / `self`: the element of a
+ParameterTuple, of the list `trainable_params()` returns or of an optimizer's `parameters` is
+the Parameter object itself, and a global Cell is the object itself (measured:
+fixtures/written/train/probes). A Parameter bound directly to a module-level name is not: its
+attribute reads fold to constants and compile.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode.flow import analyzer
+
+#: calls whose result is a tuple/list of the network's Parameter objects
+_PARAM_LIST_METHODS = frozenset(
+    {"trainable_params", "get_parameters", "untrainable_params", "clone"}
+)
+#: Parameters every built-in layer of mindspore.nn that has them names this way
+LAYER_PARAMETERS = frozenset(
+    {"weight", "bias", "gamma", "beta", "moving_mean", "moving_variance", "embedding_table"}
+)
+
+
+def _module_values(ctx: Context) -> dict[str, ast.expr]:
+    """Module-level `name = value` (the last one), cached for the run."""
+    key = "parameter-receivers:module"
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = {}
+        for st in ctx.tree.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                hit[st.targets[0].id] = st.value
+        ctx.cache[key] = hit
+    return hit
+
+
+def _container_value(value: ast.expr | None, ctx: Context, fn: ast.AST, depth: int = 0) -> bool:
+    """Does `value` (evaluated where it was assigned) build a tuple/list of Parameters?"""
+    if value is None or depth > 3:
+        return False
+    if isinstance(value, ast.Call):
+        f = value.func
+        q = ctx.qualname(f) or ""
+        if q.rsplit(".", 1)[-1] == "ParameterTuple":
+            return True
+        if isinstance(f, ast.Name) and f.id in ("list", "tuple") and len(value.args) == 1:
+            return _container_value(value.args[0], ctx, fn, depth + 1)
+        if isinstance(f, ast.Attribute) and f.attr in _PARAM_LIST_METHODS:
+            return f.attr != "clone" or is_container(f.value, ctx, fn, depth + 1)
+        return False
+    if isinstance(value, ast.Attribute):
+        # an optimizer's `parameters` (a ParameterTuple); Cells have no such attribute
+        return value.attr == "parameters"
+    return False
+
+
+def is_container(e: ast.expr, ctx: Context, fn: ast.AST, depth: int = 0) -> bool:
+    """Is `e`, read in compiled function `fn`, a tuple/list of Parameter objects?"""
+    if depth > 3:
+        return False
+    if isinstance(e, ast.Attribute) and e.attr == "parameters":
+        return True  # `opt.parameters`, `self.optimizer.parameters`
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(fn)
+        if cls is None:
+            return False
+        values = a._self_values(cls).get(e.attr, [])
+        return bool(values) and all(_container_value(v, ctx, fn, depth + 1) for v in values)
+    if isinstance(e, ast.Name):
+        if analyzer(ctx).rebinds(e.id, fn) or _is_param(e.id, fn):
+            return False
+        return _container_value(_module_values(ctx).get(e.id), ctx, fn, depth + 1)
+    return False
+
+
+def _is_param(name: str, fn: ast.AST) -> bool:
+    args = getattr(fn, "args", None)
+    if not isinstance(args, ast.arguments):
+        return False
+    return any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+
+
+def _element_of(target: ast.expr, name: str, it: ast.expr) -> ast.expr | None:
+    """The container whose elements `name` takes in `for target in it` (directly, through
+    `zip(...)` or `enumerate(...)`), or None."""
+    if isinstance(target, ast.Name):
+        return it if target.id == name else None
+    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(it, ast.Call):
+        return None
+    f = it.func
+    if not isinstance(f, ast.Name) or it.keywords:
+        return None
+    if f.id == "zip" and len(it.args) == len(target.elts):
+        for t, src in zip(target.elts, it.args, strict=True):
+            if isinstance(t, ast.Name) and t.id == name:
+                return src
+    if f.id == "enumerate" and len(it.args) == 1 and len(target.elts) == 2:
+        t = target.elts[1]
+        if isinstance(t, ast.Name) and t.id == name:
+            return it.args[0]
+    return None
+
+
+def parameter_element(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Is `recv` one Parameter taken out of a container of Parameters: `params[i]`, the
+    target of the loop (or comprehension) around it over such a container and not rebound
+    in that loop, or a name whose only binding in `fn` is `x = params[i]`?"""
+    if isinstance(recv, ast.Subscript):
+        return is_container(recv.value, ctx, fn)
+    if not isinstance(recv, ast.Name) or _is_param(recv.id, fn):
+        return False
+    name = recv.id
+    node: ast.AST | None = ctx.parent(recv)
+    while node is not None and node is not fn:
+        if isinstance(node, ast.For):
+            src = _element_of(node.target, name, node.iter)
+            if src is not None:
+                stores = sum(
+                    isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                    for st in node.body
+                    for n in ast.walk(st)
+                )
+                return stores == 0 and is_container(src, ctx, fn)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for g in node.generators:
+                src = _element_of(g.target, name, g.iter)
+                if src is not None:
+                    return is_container(src, ctx, fn)
+        node = ctx.parent(node)
+    source: ast.expr | None = None
+    stores = 0
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+            stores += 1
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1:
+            t, v = n.targets[0], n.value
+            if isinstance(t, ast.Name) and t.id == name and isinstance(v, ast.Subscript):
+                source = v.value
+    return stores == 1 and source is not None and is_container(source, ctx, fn)
+
+
+def module_cell(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Is `recv` a name the compiled function `fn` reads from module level, bound there to a
+    Cell built from `mindspore.nn` or from a Cell class of this file?"""
+    if not isinstance(recv, ast.Name) or _is_param(recv.id, fn):
+        return False
+    a = analyzer(ctx)
+    if a.rebinds(recv.id, fn):
+        return False
+    value = _module_values(ctx).get(recv.id)
+    if not isinstance(value, ast.Call) or not isinstance(value.func, (ast.Name, ast.Attribute)):
+        return False
+    q = ctx.qualname(value.func) or ""
+    if q.startswith("mindspore.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+        return True
+    return a._is_local_cell(q)
+
+
+def module_cell_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """`fc.weight` of a module-level Cell `fc` (the Parameter names built-in layers use)."""
+    return (
+        isinstance(recv, ast.Attribute)
+        and recv.attr in LAYER_PARAMETERS
+        and module_cell(recv.value, ctx, fn)
+    )
+
+
+def builds_optimizer(ctx: Context, classes: frozenset[str] | set[str]) -> bool:
+    """Does the text call one of these optimizer classes (`nn.SGD(`, `Adam(`)? A cheap gate,
+    cached for the run: files that build no built-in optimizer skip the optimizer rules."""
+    key = ("parameter-receivers:optimizer", frozenset(classes))
+    hit = ctx.cache.get(key)
+    if hit is None:
+        pattern = re.compile(r"\b(?:" + "|".join(sorted(classes)) + r")\s*\(")
+        hit = ctx.cache[key] = pattern.search(ctx.text) is not None
+    return bool(hit)
