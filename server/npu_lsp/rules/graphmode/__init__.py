@@ -57,6 +57,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     tensor_attribute_assignment,
     tensor_dict_key,
     tensor_filtered_comprehension,
+    tensor_method_under_strict,
     tensor_to_host,
     torch_style_transpose,
     try_statement,
