@@ -51,6 +51,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     self_referencing_input,
     set_literal,
     shape_folded,
+    str_iterated_under_strict,
     string_format_of_tensor,
     subcell_attribute_assignment,
     super_from_instance_class,

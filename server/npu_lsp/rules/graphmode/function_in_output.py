@@ -20,7 +20,8 @@ class FunctionInOutput(GraphRule):
     or lambda, or a tuple/list containing one: also a method (`return self.double`), a
     function kept on `self` (`self.act = ops.relu`), a MindSpore function (`ops.relu`), or a
     sub-cell or Primitive `__init__` stored on `self` (`return x, self.act` with
-    `self.act = nn.GELU()`, `return self.relu` with `self.relu = ops.ReLU()`).
+    `self.act = nn.GELU()`, `return self.relu` with `self.relu = ops.ReLU()`, or a module-level
+    `dense = nn.Dense(3, 2)` returned by an `@ms.jit` function).
 
     ## Why is this bad?
     A graph's outputs must be tensors, scalars or containers of them. MindSpore stops with
@@ -71,6 +72,7 @@ class FunctionInOutput(GraphRule):
                 or _self_function(item, ctx)
                 or _local_function(item, ctx)
                 or _self_callable_object(item, ctx)
+                or self._module_callable_object(item, ctx)
             ):
                 yield ctx.diagnostic(
                     self,
@@ -87,6 +89,19 @@ class FunctionInOutput(GraphRule):
         if item.id in analyzer(ctx).flow(ctx.function).kinds:
             return False
         return item.id in ctx.scopes.info.functions
+
+    @staticmethod
+    def _module_callable_object(item: ast.expr, ctx: Context) -> bool:
+        """A name the module binds once, to a Cell or Primitive instance (`dense =
+        nn.Dense(3, 2)` returned by an `@ms.jit` function; measured: "Function in output")."""
+        if not isinstance(item, ast.Name) or item.id in analyzer(ctx).flow(ctx.function).kinds:
+            return False
+        bound = [
+            st.value
+            for st in getattr(ctx.tree, "body", [])
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == item.id for t in st.targets)
+        ]
+        return len(bound) == 1 and _builds_cell_or_primitive(bound[0], ctx)
 
 
 #: modules whose lower-case attributes are functions (`ops.relu`), not primitives or classes
