@@ -123,7 +123,7 @@ class DefaultdictMissingKey(GraphRule):
                     return
                 events.append(((n.lineno, n.col_offset), "setdefault", n, n.args[0].value))
         start = (made.lineno, made.col_offset)
-        assigned = set(present)
+        assigned: set[object] = set(present)
         parents = {id(c): p for p in _own_nodes(func) for c in ast.iter_child_nodes(p)}
         defaulted: set[object] = set()
         for pos, kind, n, key in sorted(events, key=lambda e: e[0]):
@@ -133,7 +133,7 @@ class DefaultdictMissingKey(GraphRule):
                 if key in assigned:
                     continue
                 outer = parents.get(id(n))
-                if isinstance(outer, ast.Attribute) and outer.value is n:
+                if isinstance(outer, ast.Attribute) and outer.value is n and isinstance(n, ast.Call):
                     yield ctx.diagnostic(
                         self,
                         n,
