@@ -26,6 +26,13 @@ _BOOL_TENSOR_METHODS = frozenset(
      "greater", "less", "greater_equal", "less_equal", "gt", "lt", "ge", "le", "eq", "ne", "all", "any"}
 )
 _DEPTH = 30
+# standard-library functions whose result is a str (MindSpore runs them while compiling and
+# keeps the str: `os.path.join(self.root, "a")` is a constant string of the graph)
+_STR_CALLS = frozenset(
+    {"os.path.join", "os.path.basename", "os.path.dirname", "os.path.normpath", "os.path.abspath",
+     "os.path.expanduser", "os.path.relpath", "os.getcwd", "posixpath.join", "posixpath.basename",
+     "posixpath.dirname"}
+)
 
 
 class Values:
@@ -237,6 +244,11 @@ class Values:
             return av.Scalar(_python_result(left.py, right.py, div))
         if isinstance(left, av.Str) and (isinstance(right, av.Str) or isinstance(e.op, ast.Mod)):
             return av.Str()  # `s + t`, `s % args`
+        if isinstance(e.op, ast.Mult) and (
+            (isinstance(left, av.Str) and isinstance(right, av.Scalar) and right.py == "int")
+            or (isinstance(right, av.Str) and isinstance(left, av.Scalar) and left.py == "int")
+        ):
+            return av.Str()  # `"-" * 3`
         return av.UNKNOWN
 
     @staticmethod
@@ -306,6 +318,8 @@ class Values:
             return self._shape_arg(e, func, d)
         if q.startswith("builtins."):
             return self._builtin(last, e, func, d)
+        if q in _STR_CALLS:
+            return av.Str()
         if last.lower() == "cast" and len(e.args) >= 2 and q.startswith("mindspore."):
             target = self._value(e.args[1], func, d)
             src = self._value(e.args[0], func, d)

@@ -1,4 +1,4 @@
-"""MS168: reading a missing key of a `collections.defaultdict` built in compiled code."""
+"""MS168: reading a key a dict built in compiled code never got (`defaultdict`, `setdefault`)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,19 @@ class DefaultdictMissingKey(GraphRule):
     """## What it does
     Flags a key read (`d["a"]`, `d["a"] += v`, `d["a"].append(v)`) of a
     `collections.defaultdict` built in compiled code, before any assignment of that key.
+    Under LAX, also a key read (`d["a"]`, `d["a"] += v`) of a dict display (`d = {}`) whose
+    key was only given by `d.setdefault("a", v)`, and a call on what `setdefault` returns
+    (`groups.setdefault("k", []).append(t)`).
 
     ## Why is this bad?
     The graph turns the `defaultdict` into a plain dict and drops its default factory:
     MindSpore 2.10 stops with `ValueError: The key a does not exist in the dict:{}` at every
     syntax level. Assigning the key first (`d["a"] = v`, then reading it) compiles.
+    `dict.setdefault` is not a graph method: LAX runs it through JIT Fallback on a copy of
+    the dict, so the key never reaches the graph's dict (the same "The key a does not exist
+    in the dict" error, or a refused call on the returned default); STRICT refuses the
+    method itself (MS144). `"a" in d`, `d.get("a", v)` and a key the display already has
+    compile.
 
     ## Example
     ```python
@@ -54,6 +62,17 @@ class DefaultdictMissingKey(GraphRule):
         assert isinstance(node, ast.Assign)
         func = ctx.function
         if (
+            func is not None
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Dict)
+            and ctx.scope is not None
+            and not ctx.scope.strict  # under STRICT, MS144 refuses `setdefault` itself
+            and _calls_setdefault(func, ctx)
+        ):
+            yield from self._setdefault(node, node.targets[0].id, func, ctx)
+            return
+        if (
             func is None
             or len(node.targets) != 1
             or not isinstance(node.targets[0], ast.Name)
@@ -71,6 +90,83 @@ class DefaultdictMissingKey(GraphRule):
                 read,
                 f"`{name}` is a `defaultdict` built in compiled code, which the graph makes a plain dict: reading the key {key} before assigning it fails to compile (MindSpore: The key ... does not exist in the dict)",
             )
+
+
+    def _setdefault(self, made: ast.Assign, name: str, func: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        """A dict display `name = {...}` given keys by `name.setdefault(k, v)`: LAX runs the
+        call through JIT Fallback on a copy, so the key never reaches the graph's dict
+        (measured: `d = {}; d.setdefault("a", x); return d["a"]` fails with "The key a does
+        not exist in the dict:{}", `d.setdefault("k", []).append(t)` fails too; `"a" in d`,
+        `d.get("a", v)`, a key of the display and `d["a"] = v` afterwards compile)."""
+        assert isinstance(made.value, ast.Dict)
+        present = {k.value for k in made.value.keys if isinstance(k, ast.Constant)}
+        if None in made.value.keys or any(not isinstance(k, ast.Constant) for k in made.value.keys):
+            return  # `{**other}` or computed keys: what it holds is not known here
+        events: list[tuple[tuple[int, int], str, ast.AST, object]] = []
+        for n in _own_nodes(func):
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n is not made.targets[0]:
+                return  # rebound: not a straight line we can follow
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name:
+                if not isinstance(n.slice, ast.Constant):
+                    return
+                kind = "store" if isinstance(n.ctx, ast.Store) else "load"
+                events.append(((n.lineno, n.col_offset), kind, n, n.slice.value))
+            elif (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "setdefault"
+                and isinstance(n.func.value, ast.Name)
+                and n.func.value.id == name
+                and n.args
+            ):
+                if not isinstance(n.args[0], ast.Constant):
+                    return
+                events.append(((n.lineno, n.col_offset), "setdefault", n, n.args[0].value))
+        start = (made.lineno, made.col_offset)
+        assigned: set[object] = set(present)
+        parents = {id(c): p for p in _own_nodes(func) for c in ast.iter_child_nodes(p)}
+        defaulted: set[object] = set()
+        for pos, kind, n, key in sorted(events, key=lambda e: e[0]):
+            if pos < start:
+                continue
+            if kind == "setdefault":
+                if key in assigned:
+                    continue
+                outer = parents.get(id(n))
+                if isinstance(outer, ast.Attribute) and outer.value is n and isinstance(n, ast.Call):
+                    yield ctx.diagnostic(
+                        self,
+                        n,
+                        f"`{ctx.segment(n.func)}(...)` runs as Python on a copy of `{name}` in graph mode (JIT Fallback): the default it returns is not the dict's, so `.{outer.attr}` on it is lost (MindSpore rejects it); assign the key first (`{name}[{key!r}] = ...`)",
+                    )
+                    return
+                defaulted.add(key)
+            elif kind == "store":
+                if isinstance(parents.get(id(n)), ast.AugAssign) and key in defaulted and key not in assigned:
+                    yield self._missing(n, name, key, ctx)
+                    return
+                assigned.add(key)
+            elif key in defaulted and key not in assigned:
+                yield self._missing(n, name, key, ctx)
+                return
+
+    def _missing(self, read: ast.AST, name: str, key: object, ctx: Context) -> Diagnostic:
+        return ctx.diagnostic(
+            self,
+            read,
+            f"`{name}.setdefault({key!r}, ...)` runs as Python on a copy of `{name}` in graph mode (JIT Fallback), so the key {key!r} is never added: reading it fails to compile (MindSpore: The key {key} does not exist in the dict); assign it with `{name}[{key!r}] = ...`",
+        )
+
+
+def _calls_setdefault(func: ast.AST, ctx: Context) -> bool:
+    """Does `func`'s own source call `.setdefault(` at all? (once per function)"""
+    key = ("MS168.setdefault", id(func))
+    hit: bool | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = any(
+            isinstance(n, ast.Attribute) and n.attr == "setdefault" for n in _own_nodes(func)
+        )
+    return hit
 
 
 def _first_missing_read(func: ast.AST, made: ast.Assign, name: str) -> ast.Subscript | None:

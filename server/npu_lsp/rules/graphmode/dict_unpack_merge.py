@@ -35,7 +35,9 @@ def _all_constant(node: ast.Dict, ctx: Context) -> bool:
 class DictUnpackMerge(GraphRule):
     """## What it does
     Flags dict displays that unpack another mapping with `**` inside compiled code, when the
-    merged values are computed at run time (tensors); dicts of constants merge correctly.
+    merged values are computed at run time (tensors) and an unpacked value is then computed
+    with (`d["a"] + d["b"]`, `d["a"] * 2`); dicts of constants merge correctly, and returning
+    the dict or an unpacked value as it is compiles.
     Also flags merging dicts with `|`, which MindSpore 2.10 rejects at every level (measured,
     `ms_calls.json`: "For operation 'bitwise_or' ... 'Dictionary' is not supported").
 
@@ -76,6 +78,44 @@ class DictUnpackMerge(GraphRule):
             return
         assert isinstance(node, ast.Dict)
         if any(k is None for k in node.keys) and not _all_constant(node, ctx):
-            yield ctx.diagnostic(
-                self, node, "`**` unpacking in a dict display is mis-compiled in graph mode"
-            )
+            read = _unpacked_value_computed_on(node, ctx)
+            if read is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`**` unpacking in a dict display is mis-compiled in graph mode: the values it unpacks come back wrapped in tuples, so `{ctx.segment(read)}` cannot be computed with (MindSpore: input's type 'Tuple[Tuple[Tensor...]]' does not match expected type 'Tensor')",
+                )
+
+
+#: parents in which an item read is computed with (not just passed on or returned)
+_COMPUTING = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.AugAssign, ast.Attribute, ast.Call)
+
+
+def _unpacked_value_computed_on(node: ast.Dict, ctx: Context) -> ast.Subscript | None:
+    """The first `d[k]` of the dict `d = {**a, ...}` whose key is not one of the display's
+    own and whose value is computed with (an operand, a call argument, a method receiver).
+    Measured on 2.10: `d["a"] + d["b"]`, `d["a"] * 2`, `{**a}["a"] + 1` fail at both levels;
+    `return d["a"]`, `return d` and an operation on a key the display writes itself compile."""
+    parent = ctx.parent(node)
+    func = ctx.function
+    if not (
+        isinstance(parent, ast.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+        and func is not None
+    ):
+        return None
+    name = parent.targets[0].id
+    own = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+    for n in ast.walk(func):
+        if (
+            isinstance(n, ast.Subscript)
+            and isinstance(n.ctx, ast.Load)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == name
+            and not (isinstance(n.slice, ast.Constant) and n.slice.value in own)
+        ):
+            outer = ctx.parent(n)
+            if isinstance(outer, _COMPUTING) and not (isinstance(outer, ast.Call) and outer.func is n):
+                return n
+    return None

@@ -18,7 +18,10 @@ class FunctionInOutput(GraphRule):
     """## What it does
     Flags `return` statements of `construct` or a `@jit` function whose value is a function
     or lambda, or a tuple/list containing one: also a method (`return self.double`), a
-    function kept on `self` (`self.act = ops.relu`) or a MindSpore function (`ops.relu`).
+    function kept on `self` (`self.act = ops.relu`), a MindSpore function (`ops.relu`), or a
+    sub-cell or Primitive `__init__` stored on `self` (`return x, self.act` with
+    `self.act = nn.GELU()`, `return self.relu` with `self.relu = ops.ReLU()`, or a module-level
+    `dense = nn.Dense(3, 2)` returned by an `@ms.jit` function).
 
     ## Why is this bad?
     A graph's outputs must be tensors, scalars or containers of them. MindSpore stops with
@@ -68,6 +71,8 @@ class FunctionInOutput(GraphRule):
                 or _library_function(item, ctx)
                 or _self_function(item, ctx)
                 or _local_function(item, ctx)
+                or _self_callable_object(item, ctx)
+                or self._module_callable_object(item, ctx)
             ):
                 yield ctx.diagnostic(
                     self,
@@ -84,6 +89,19 @@ class FunctionInOutput(GraphRule):
         if item.id in analyzer(ctx).flow(ctx.function).kinds:
             return False
         return item.id in ctx.scopes.info.functions
+
+    @staticmethod
+    def _module_callable_object(item: ast.expr, ctx: Context) -> bool:
+        """A name the module binds once, to a Cell or Primitive instance (`dense =
+        nn.Dense(3, 2)` returned by an `@ms.jit` function; measured: "Function in output")."""
+        if not isinstance(item, ast.Name) or item.id in analyzer(ctx).flow(ctx.function).kinds:
+            return False
+        bound = [
+            st.value
+            for st in getattr(ctx.tree, "body", [])
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == item.id for t in st.targets)
+        ]
+        return len(bound) == 1 and _builds_cell_or_primitive(bound[0], ctx)
 
 
 #: modules whose lower-case attributes are functions (`ops.relu`), not primitives or classes
@@ -169,6 +187,32 @@ def _self_function(item: ast.expr, ctx: Context) -> bool:
                 ):
                     return True
     return False
+
+
+def _self_callable_object(item: ast.expr, ctx: Context) -> bool:
+    """`self.fc` where every value `__init__` gives it is a Cell or a Primitive instance
+    (`nn.Dense(3, 2)`, `ops.ReLU()`): measured, `return self.fc` and `return x, self.act`
+    fail at both levels with "Function in output is not supported"."""
+    if not (isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name) and item.value.id == "self"):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    if cls is None or item.attr not in a.self_info(cls).cells | a.self_info(cls).tensors:
+        return False
+    values = a._self_values(cls).get(item.attr, [])
+    return bool(values) and all(_builds_cell_or_primitive(v, ctx) for v in values)
+
+
+def _builds_cell_or_primitive(v: ast.expr | None, ctx: Context) -> bool:
+    if not isinstance(v, ast.Call):
+        return False
+    q = ctx.qualname(v.func) or ""
+    last = q.rsplit(".", 1)[-1]
+    return q.startswith(("mindspore.nn.", "mindspore.ops.")) and last[:1].isupper() and last not in _DATA_CLASSES
+
+
+#: classes of mindspore.nn / mindspore.ops whose instances are data, not callables
+_DATA_CLASSES = frozenset({"Tensor", "Parameter", "ParameterTuple", "COOTensor", "CSRTensor", "RowTensor"})
 
 
 def _is_self_attr(t: ast.expr, attr: str) -> bool:

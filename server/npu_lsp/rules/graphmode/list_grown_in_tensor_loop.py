@@ -22,7 +22,9 @@ class ListGrownInTensorLoop(GraphRule):
     Flags `ops.stack(lst)` / `ops.concat(lst)` (and the `Stack` / `Concat` primitives) in
     compiled code when `lst` is grown (`append`, `extend`, `insert`, `lst += [...]`) inside a `while` loop
     whose condition depends on tensor values, such as the greedy NMS loop
-    `while i < max_det: keep.append(...)` with a tensor `i`.
+    `while i < max_det: keep.append(...)` with a tensor `i`, or a condition on the length of
+    a tensor the body shrinks by a boolean mask (`while order.shape[0] > 0:` ...
+    `order = order[1:][iou < thresh]`), whose shape is then known only at run time.
 
     ## Why is this bad?
     A tensor-conditioned `while` is compiled once, not unrolled, so the list seen after the
@@ -101,9 +103,56 @@ def _growing_tensor_loop(name: str, call: ast.Call, ctx: Context) -> ast.While |
     and does not contain it."""
     for loop, grown in _while_loops(ctx):
         ended_before = (loop.end_lineno or loop.lineno) < call.lineno
-        if name in grown and ended_before and analyzer(ctx).kind(loop.test).dynamic:
+        if name in grown and ended_before and (analyzer(ctx).kind(loop.test).dynamic or _shape_made_dynamic(loop)):
             return loop
     return None
+
+
+#: calls whose result has a length known only at run time
+_DYNAMIC_LENGTH = frozenset({"masked_select", "nonzero", "unique", "argwhere"})
+
+
+def _shape_made_dynamic(loop: ast.While) -> bool:
+    """Does the condition read the length of a tensor (`order.shape[0] > 0`, `len(order)`,
+    `order.size`) that the body rebinds by a boolean mask (`order = order[1:][iou < t]`) or
+    `masked_select` / `nonzero` / `unique`? Its shape is then known only at run time, and the
+    loop is compiled once, as for a tensor condition (measured: the greedy NMS loops of the
+    `vision` and `python` written sets and the `spec` probes wl_*)."""
+    measured: set[str] = set()
+    for n in ast.walk(loop.test):
+        if isinstance(n, ast.Attribute) and n.attr in ("shape", "size") and isinstance(n.value, ast.Name):
+            measured.add(n.value.id)
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id == "len"
+            and len(n.args) == 1
+            and isinstance(n.args[0], ast.Name)
+        ):
+            measured.add(n.args[0].id)
+    if not measured:
+        return False
+    for st in loop.body:
+        for n in ast.walk(st):
+            if (
+                isinstance(n, ast.Assign)
+                and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name)
+                and n.targets[0].id in measured
+                and _dynamic_length(n.value)
+            ):
+                return True
+    return False
+
+
+def _dynamic_length(e: ast.expr) -> bool:
+    if isinstance(e, ast.Subscript):
+        return any(isinstance(x, ast.Compare) for x in ast.walk(e.slice)) or _dynamic_length(e.value)
+    if isinstance(e, ast.Call):
+        f = e.func
+        last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return last in _DYNAMIC_LENGTH
+    return False
 
 
 def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:

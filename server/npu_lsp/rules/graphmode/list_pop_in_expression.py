@@ -20,7 +20,9 @@ class ListPopInExpression(GraphRule):
     """## What it does
     Flags `lst.pop()` on a list in compiled code when its result is used inside a larger
     expression (a call argument, a tuple, arithmetic), such as
-    `ops.concat((x, skips.pop()), axis=1)` in a U-Net decoder.
+    `ops.concat((x, skips.pop()), axis=1)` in a U-Net decoder; also on a copy of a list
+    (`w = copy.copy(self.weights)`, `self.weights.copy()`, `self.weights[:]`), as in
+    `x = layer(x) * w.pop(0)` inside a loop over a CellList.
 
     ## Why is this bad?
     In a graph, `pop` of a list gives the pair (remaining list, item); the parser unpacks it
@@ -65,7 +67,7 @@ class ListPopInExpression(GraphRule):
         parent = ctx.parent(node)
         if isinstance(parent, _OWN_STATEMENT) or parent is None:
             return
-        if analyzer(ctx).type_class(f.value) != "list":
+        if analyzer(ctx).type_class(f.value) != "list" and not _copied_list(f.value, ctx):
             return
         yield ctx.diagnostic(
             self,
@@ -74,3 +76,33 @@ class ListPopInExpression(GraphRule):
             f"(remaining list, item), unpacked only when the pop is a statement of its own; "
             f"bind the item first (`item = {ctx.segment(node)}`)",
         )
+
+
+#: calls giving a shallow or deep copy of the list they are given
+_COPY_CALLS = frozenset({"copy.copy", "copy.deepcopy"})
+
+
+def _copied_list(name: ast.Name, ctx: Context) -> bool:
+    """`name` bound once to a copy of a list: `copy.copy(lst)`, `copy.deepcopy(lst)`,
+    `lst.copy()` or `lst[:]` (measured: `w = copy.copy(self.weights)` then
+    `x * w.pop(0)` in a loop fails as `list(self.weights)` does, "The Map operator don't
+    support Closure with free variable yet")."""
+    a = analyzer(ctx)
+    bound = a.single_assignment(name.id, ctx.function)
+    source: ast.expr | None = None
+    if isinstance(bound, ast.Call):
+        if len(bound.args) == 1 and not bound.keywords and (ctx.qualname(bound.func) or "") in _COPY_CALLS:
+            source = bound.args[0]
+        elif isinstance(bound.func, ast.Attribute) and bound.func.attr == "copy" and not bound.args:
+            source = bound.func.value
+    elif isinstance(bound, ast.Subscript) and isinstance(bound.slice, ast.Slice):
+        sl = bound.slice
+        if sl.lower is None and sl.upper is None and sl.step is None:
+            source = bound.value
+    if source is None:
+        return False
+    if isinstance(source, (ast.List, ast.ListComp)):
+        return True
+    if isinstance(source, ast.Attribute) and isinstance(source.value, ast.Name) and source.value.id == "self":
+        return source.attr in a.self_info(a.owner_class(ctx.function)).lists
+    return a.type_class(source) == "list"

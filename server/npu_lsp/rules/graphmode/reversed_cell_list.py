@@ -17,7 +17,9 @@ class ReversedCellList(GraphRule):
     """## What it does
     Flags `reversed(self.layers)` in compiled code when `self.layers` is an `nn.CellList`
     (in a `for`, a `zip`, a comprehension), and a loop `for i in reversed(range(len(self.layers)))`
-    whose body picks `self.layers[i]`.
+    whose body picks `self.layers[i]`; also `reversed()` of a Python container holding the
+    CellList (`reversed(list(zip(feats, self.lateral)))`, `reversed(list(self.up))`) and a
+    `zip` of the CellList with a `reversed()` list (`zip(self.up, reversed(skips))`).
 
     ## Why is this bad?
     The graph has no `reversed`: MindSpore interprets the call as Python and gets back
@@ -59,12 +61,24 @@ class ReversedCellList(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
         f = node.func
+        if isinstance(f, ast.Name) and f.id == "zip" and ctx.qualname(f) in (None, "builtins.zip", "zip"):
+            yield from self._zip_with_reversed(node, ctx)
+            return
         if not (isinstance(f, ast.Name) and f.id == "reversed" and len(node.args) == 1):
             return
         if ctx.qualname(f) not in (None, "builtins.reversed", "reversed"):
             return
         arg = node.args[0]
         held = _cell_list_attr(arg, ctx)
+        if held is None and not isinstance(arg, ast.Attribute):
+            inner = _holds_cell_list(arg, ctx, 0)
+            if inner is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(node)}` reverses a Python container holding the CellList `self.{inner}`: it is interpreted, not compiled, and its items cannot be typed (Unsupported element type[unknown]); slice instead (`list(zip(...))[::-1]`, `self.{inner}[::-1]`)",
+                )
+                return
         if held is not None:
             yield ctx.diagnostic(
                 self,
@@ -79,6 +93,52 @@ class ReversedCellList(GraphRule):
                 node,
                 f"the items of `reversed(range(...))` are interpreted values: `self.{indexed}[...]` picked with them cannot be typed (Unsupported element type[unknown]); iterate `self.{indexed}[::-1]`",
             )
+
+
+    def _zip_with_reversed(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`zip(self.layers, reversed(skips))`: measured, the interpreted `reversed` object
+        zipped with a CellList fails as `reversed(self.layers)` does."""
+        rev = _zip_reversed_arg(node)
+        if rev is None:
+            return
+        held = next((h for a in node.args if a is not rev and (h := _cell_list_attr(a, ctx)) is not None), None)
+        if held is None:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{ctx.segment(rev)}` zipped with the CellList `self.{held}` is interpreted, not compiled, and the items cannot be typed (Unsupported element type[unknown]); slice instead (`{ctx.segment(rev.args[0]) if rev.args else '...'}[::-1]`)",
+        )
+
+#: builtins that wrap their arguments in a new Python container
+_WRAPPERS = frozenset({"list", "tuple", "zip", "enumerate"})
+
+
+def _zip_reversed_arg(call: ast.Call) -> ast.Call | None:
+    for a in call.args:
+        if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id == "reversed":
+            return a
+    return None
+
+
+def _holds_cell_list(e: ast.expr, ctx: Context, depth: int) -> str | None:
+    """The CellList attribute `e` wraps: `self.layers` itself, `list(self.layers)`,
+    `zip(feats, self.layers)`, `list(zip(...))`, or a local bound once to one of those."""
+    if depth > 3:
+        return None
+    held = _cell_list_attr(e, ctx)
+    if held is not None:
+        return held
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _WRAPPERS and not e.keywords:
+        for a in e.args:
+            inner = _holds_cell_list(a, ctx, depth + 1)
+            if inner is not None:
+                return inner
+    elif isinstance(e, ast.Name) and ctx.function is not None:
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        if isinstance(bound, ast.Call):
+            return _holds_cell_list(bound, ctx, depth + 1)
+    return None
 
 
 def _cell_list_attr(e: ast.expr, ctx: Context) -> str | None:

@@ -59,7 +59,9 @@ class SelfAttributeAssignment(GraphRule):
     attribute (`self.grid[i] = ...`, `self.cache["k"] = ...`), whatever it holds (a list, a
     dict, a Tensor), and calls of Cell methods that set such attributes
     (`self.backbone.set_train(False)` sets `training` and `_phase`), also on a module-level
-    network the compiled function reads (`net.set_train(False)` inside an `@ms.jit` eval step).
+    network the compiled function reads (`net.set_train(False)` inside an `@ms.jit` eval step),
+    and `setattr(self, "m", v)` (measured: "The third argument should be a dictionary" for a
+    constant `v`, the graph-variable error for a tensor).
 
     ## Why is this bad?
     STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to
@@ -120,6 +122,21 @@ class SelfAttributeAssignment(GraphRule):
                     self,
                     node,
                     f"under STRICT, `{ctx.segment(f)}()` cannot run in compiled code: it sets plain (non-Parameter) attributes of the cell",
+                )
+            elif (
+                isinstance(f, ast.Name)
+                and f.id == "setattr"
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == "self"
+                and ctx.qualname(f) == "builtins.setattr"
+            ):
+                # measured: `setattr(self, "scale", 2)` fails under STRICT ("The third argument
+                # should be a dictionary"), as does a graph variable given as the value; LAX runs it
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    "under STRICT, `setattr(self, ...)` cannot run in compiled code (MindSpore: The third argument should be a dictionary)",
                 )
             return
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
