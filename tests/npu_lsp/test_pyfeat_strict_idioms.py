@@ -1,0 +1,152 @@
+"""STRICT findings on ordinary Python in compiled code found by the `pyfeat` written set, each
+measured on MindSpore 2.10 with probes beyond the set's programs: str methods of a class's or
+function's `__name__`, `typing.NamedTuple` classes and namedtuple classes made inside the
+compiled function, lists of graph variables given to the standard library, and `in` with a
+tensor on the right."""
+
+from __future__ import annotations
+
+from npu_lsp.config import Config
+from npu_lsp.engine import check_source
+
+STRICT = Config(syntax_level="strict")
+LAX = Config()
+
+HEADER = """import functools
+from collections import Counter, namedtuple
+from typing import NamedTuple
+import numpy as np
+import mindspore as ms
+from mindspore import nn, ops, Tensor
+
+ms.set_context(mode=ms.GRAPH_MODE)
+"""
+
+
+def _errors(body: str, config: Config) -> set[tuple[int, str]]:
+    text = HEADER + body
+    diags = check_source(text, "case.py", config)
+    offset = HEADER.count("\n")
+    return {(d.span.line - offset, d.code) for d in diags if d.severity == "error"}
+
+
+NAMES = """
+def helper(v):
+    return v + 1
+
+
+class NetA(nn.Cell):
+    def construct(self, x):
+        if self.__class__.__name__.startswith("Net"):
+            x = x * 2
+        n = type(self).__name__
+        if n.lower() == "neta":
+            x = x * 3
+        x = x * len(n)
+        if helper.__name__.endswith("er"):
+            x = helper(x)
+        return x
+
+
+print(NetA()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_str_methods_of_a_name() -> None:
+    # measured: `startswith`, `endswith` and `len()` of `__name__` are refused under STRICT
+    # ("cannot get attributes startswith or the String object"); `lower` compiles; LAX all
+    assert _errors(NAMES, STRICT) == {(8, "MS144"), (13, "MS144"), (14, "MS144")}
+    assert _errors(NAMES, LAX) == set()
+
+
+NAMED_TUPLES = """
+class Out(NamedTuple):
+    a: Tensor
+    b: Tensor
+
+
+class Cfg(NamedTuple):
+    scale: float
+    shift: float
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        o = Out(a=x * 2, b=x)
+        p = Out(x, x * 3)
+        c = Cfg(2.0, 1.0)
+        P = namedtuple("P", ["s", "t"])
+        q = P(2.0, 1.0)
+        r = P(x * 2, x)
+        return o.a + p.b * c.scale + q.s + r.t
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_typing_namedtuple_and_local_namedtuple_classes() -> None:
+    # measured: called with graph variables both are refused under STRICT ("When handling
+    # script '__call_func_str__(...)' ... the inputs should be constant"); with constants they
+    # compile; LAX compiles all
+    assert _errors(NAMED_TUPLES, STRICT) == {(14, "MS131"), (15, "MS131"), (19, "MS131")}
+    assert _errors(NAMED_TUPLES, LAX) == set()
+
+
+LISTS = """
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.CellList([nn.Dense(3, 3) for _ in range(2)])
+
+    def construct(self, x):
+        outs = []
+        for i in range(3):
+            outs.append(x * i)
+        y = functools.reduce(lambda a, b: a + b, outs)
+        z = functools.reduce(lambda a, b: a + b, [h(x) for h in self.heads])
+        k = functools.reduce(lambda a, b: a * b, [2, 3, 4])
+        vals = [int(v) for v in (x > 0).astype(ms.int32)]
+        c = Counter(vals)
+        return y + z * k * len(c)
+
+
+print(Net()(Tensor(np.ones((2, 3), np.float32))))
+"""
+
+
+def test_lists_of_graph_variables_given_to_the_standard_library() -> None:
+    # measured: a list appended with tensors, a comprehension of sub-cell outputs and one of
+    # `int(t)` values are refused under STRICT ("the inputs should be constant, but found
+    # variable 'outs'"); a list of constants compiles; LAX compiles all
+    assert _errors(LISTS, STRICT) == {(11, "MS131"), (12, "MS131"), (15, "MS131")}
+    assert _errors(LISTS, LAX) == set()
+
+
+MEMBERSHIP = """
+class Net(nn.Cell):
+    def __init__(self, ignore_index=-100):
+        super().__init__()
+        self.ignore_index = ignore_index
+        self.keys = {"a": 1}
+
+    def construct(self, x, labels):
+        if self.ignore_index in labels:
+            x = x * 2
+        y = ops.argmax(x, dim=1)
+        flag = 1 not in y
+        if 3 not in x.shape and "a" in self.keys:
+            x = x + 1
+        return x, flag
+
+
+print(Net()(Tensor(np.ones((2, 3), np.float32)), Tensor(np.array([0, 1], np.int32))))
+"""
+
+
+def test_membership_in_a_tensor() -> None:
+    # measured: `v in labels` and `1 not in y` with tensors on the right are refused under
+    # STRICT ("When handling script '__input_key_0__ in __input_key_1__' ... the inputs should
+    # be constant"); `3 not in x.shape` and `in` a dict compile; LAX compiles all
+    assert _errors(MEMBERSHIP, STRICT) == {(9, "MS131"), (12, "MS131")}
+    assert _errors(MEMBERSHIP, LAX) == set()
