@@ -150,3 +150,38 @@ def test_membership_in_a_tensor() -> None:
     # be constant"); `3 not in x.shape` and `in` a dict compile; LAX compiles all
     assert _errors(MEMBERSHIP, STRICT) == {(9, "MS131"), (12, "MS131")}
     assert _errors(MEMBERSHIP, LAX) == set()
+
+
+CLASS_ATTRIBUTES = """
+class State:
+    scale = 1.0
+
+
+def bump():
+    State.scale = State.scale * 2
+
+
+class Net(nn.Cell):
+    step = 0
+    mode = 0
+    SCALE = 3
+
+    def construct(self, x):
+        Net.step += 1
+        Net.mode = 3
+        bump()
+        return x * Net.SCALE
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_class_attributes_set_and_read_in_compiled_code() -> None:
+    # measured: `Net.step += 1` in construct and `State.scale = State.scale * 2` in a helper
+    # it calls are refused under STRICT ("When handling script '__input_key_0__ +
+    # __input_key_1__' ... the inputs should be constant"); `Net.mode = 3` never read again
+    # and reading `Net.SCALE` compile; LAX compiles all
+    # (the call of `bump` repeats the helper's error, as MindSpore names the call)
+    assert _errors(CLASS_ATTRIBUTES, STRICT) == {(7, "MS132"), (16, "MS132"), (18, "MS132")}
+    assert _errors(CLASS_ATTRIBUTES, LAX) == set()

@@ -33,13 +33,18 @@ class PythonCallOnTensor(GraphRule):
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
     Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`; tensors and constants
-    compile), calls of classes built by `collections.namedtuple`, and of the module's own
+    compile), calls of classes built by `collections.namedtuple` (also one the compiled
+    function makes itself) or declared as `typing.NamedTuple`, and of the module's own
     `@dataclass` and plain classes (no base, not a jit_class), with graph variables, and of
     a `functools.partial` held on `self`, also one the cell receives through its
     constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`);
     `%` formatting of a string with a graph variable on its right (`"loss %.4f" % loss`,
     even `"n=%d" % x.shape[0]`), and a dict literal holding graph variables given to an
-    interpreted builtin (`sorted(d.keys())`). Calls MindSpore's parser marks as side effects
+    interpreted builtin (`sorted(d.keys())`); a list the function builds from graph variables
+    (appended in a loop, or a comprehension over sub-cell outputs or a tensor) given to the
+    standard library (`functools.reduce(lambda a, b: a + b, outs)`, `Counter(preds)`); and
+    `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
+    there compiles). Calls MindSpore's parser marks as side effects
     of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
     `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
     parser) are never run while compiling, so they are flagged even with constant inputs.
@@ -345,18 +350,21 @@ def _list_of_variables(arg: ast.expr, ctx: Context) -> bool:
         if _grown_with_variables(arg.id, ctx):
             return True
         bound = analyzer(ctx).single_assignment(arg.id, ctx.function)
-        return bound is not None and not isinstance(bound, ast.Name) and _list_of_variables(bound, ctx)
+        return isinstance(bound, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and _list_of_variables(bound, ctx)
     if isinstance(arg, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         a = analyzer(ctx)
         # its items are graph variables when its expression is one, or when it iterates
         # over graph variables (a tensor, a tuple of tensors, `zip(self.projs, xs)`)
-        iters = [
-            i
-            for g in arg.generators
-            for i in (g.iter.args if isinstance(g.iter, ast.Call) and isinstance(g.iter.func, ast.Name) and g.iter.func.id in ("zip", "enumerate", "reversed") else [g.iter])
-        ]
+        iters = [i for g in arg.generators for i in _iterated(g.iter)]
         return a.kind(arg.elt).dynamic or any(a.kind(i).dynamic for i in iters)
     return False
+
+
+def _iterated(it: ast.expr) -> list[ast.expr]:
+    """What a `for` iterates over: the arguments of `zip` / `enumerate` / `reversed`."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("zip", "enumerate", "reversed"):
+        return list(it.args)
+    return [it]
 
 
 def _dict_of_variables(name: str, ctx: Context) -> bool:

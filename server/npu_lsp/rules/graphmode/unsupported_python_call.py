@@ -42,7 +42,8 @@ class UnsupportedPythonCall(GraphRule):
     - methods of list, tuple, dict and str that STRICT graph code cannot call
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held
-      on `self` or returned by a str method: `self.mode.strip()`...), and the ones
+      on `self`, returned by a str method, or the `__name__` of a class or function:
+      `self.mode.strip()`, `type(self).__name__.endswith("Block")`...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
       `lst.remove(t)` with tensor elements), keyword arguments of those methods
       (`d.update(c=1.0)`);
