@@ -185,3 +185,39 @@ def test_class_attributes_set_and_read_in_compiled_code() -> None:
     # (the call of `bump` repeats the helper's error, as MindSpore names the call)
     assert _errors(CLASS_ATTRIBUTES, STRICT) == {(7, "MS132"), (16, "MS132"), (18, "MS132")}
     assert _errors(CLASS_ATTRIBUTES, LAX) == set()
+
+
+DEFAULTDICTS = """
+from collections import defaultdict
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.name = "loss"
+
+    def construct(self, x):
+        d = defaultdict(list)
+        for k in ("a", "b", "a"):
+            d[k].append(x)
+        g = defaultdict(list)
+        for k in ("a", "b", "a"):
+            if k in g:
+                g[k].append(x)
+            else:
+                g[k] = [x]
+        s = defaultdict(float)
+        s[self.name] += x.sum()
+        return d["a"][0] + g["b"][0] + s[self.name]
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_defaultdict_read_with_a_variable_key_before_any_store() -> None:
+    # measured at both levels: `d[k].append(x)` over a constant tuple and `s[self.name] += v`
+    # fail ("The key a does not exist in the dict:{}"); guarded by `if k in g:` it compiles
+    expected = {(13, "MS168"), (21, "MS168")}
+    assert _errors(DEFAULTDICTS, LAX) == expected
+    assert _errors(DEFAULTDICTS, STRICT) >= expected
