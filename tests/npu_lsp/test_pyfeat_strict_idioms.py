@@ -221,3 +221,35 @@ def test_defaultdict_read_with_a_variable_key_before_any_store() -> None:
     expected = {(13, "MS168"), (21, "MS168")}
     assert _errors(DEFAULTDICTS, LAX) == expected
     assert _errors(DEFAULTDICTS, STRICT) >= expected
+
+
+SCALAR_RANGE = """
+class Net(nn.Cell):
+    def construct(self, scores, boxes):
+        n = int((scores > 0.5).sum())
+        kept = []
+        for i in range(n):
+            kept.append(boxes[i])
+        seen = []
+        for i in range(n):
+            seen.append(i)
+        acc = boxes[0] * 0
+        for i in range(n):
+            acc = acc + boxes[i]
+        some = [boxes[0]]
+        for i in range(n):
+            some.append(boxes[i])
+        return ops.stack(kept), len(seen), acc, ops.stack(some)
+
+
+print(Net()(Tensor(np.ones(4, np.float32)), Tensor(np.ones((4, 2), np.float32))))
+"""
+
+
+def test_list_grown_only_in_a_range_of_a_run_time_scalar_then_stacked() -> None:
+    # measured at both levels: `range(int(t))` is unrolled while compiling with no
+    # iterations, so stacking a list that started empty fails ("For 'Stack', the 'len of
+    # input_x' must be int and must >= 1, but got '0'"); `len(seen)` and the accumulated
+    # tensor compile; a list that did not start empty is not judged
+    assert _errors(SCALAR_RANGE, LAX) == {(17, "MS152")}
+    assert (17, "MS152") in _errors(SCALAR_RANGE, STRICT)
