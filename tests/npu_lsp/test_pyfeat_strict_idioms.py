@@ -253,3 +253,30 @@ def test_list_grown_only_in_a_range_of_a_run_time_scalar_then_stacked() -> None:
     # tensor compile; a list that did not start empty is not judged
     assert _errors(SCALAR_RANGE, LAX) == {(17, "MS152")}
     assert (17, "MS152") in _errors(SCALAR_RANGE, STRICT)
+
+
+DICT_STATEMENTS = """
+class Net(nn.Cell):
+    def construct(self, x):
+        out = {"a": x, "b": x + 1}
+        out.setdefault("c", x * 2)
+        feats = {"stem": x * 2, "aux": x.sum()}
+        feats.pop("aux")
+        cfg = {"scale": 2.0}
+        cfg.setdefault("shift", 1.0)
+        more = {"a": x}
+        more.update({"b": x * 2})
+        return out["a"] + feats["stem"] + more["b"] * cfg["scale"]
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_setdefault_and_pop_statements_on_a_dict_of_tensors() -> None:
+    # measured under LAX: `out.setdefault("c", x * 2)` and `feats.pop("aux")` as statements on
+    # a dict of tensors the function builds fail ("For 'TupleGetItem', input[0] should be
+    # Sequence, but got Dictionary", "Cannot iterate over a scalar tensor"); `update` compiles;
+    # a dict of constants is not judged here. STRICT refuses both methods on any dict.
+    assert _errors(DICT_STATEMENTS, LAX) == {(5, "MS144"), (7, "MS144")}
+    assert {(5, "MS144"), (7, "MS144"), (9, "MS144")} <= _errors(DICT_STATEMENTS, STRICT)

@@ -26,6 +26,13 @@ _STR_RESULT = frozenset(
 # builtins that become tensor operators on a run-time scalar (`float(t)`, `t.item()`): name ->
 # how many positional arguments the measured failure covers
 _TENSOR_ONLY_ON_VARS = {"round": 2, "abs": 1}
+# dict methods MindSpore's parser does not treat as in-place statements (they are not in
+# `expression_statement_methods` of ms_calls.json); measured under LAX as statements on a dict
+# of tensors the function builds: `out.setdefault("c", x * 2)` ("For 'TupleGetItem', input[0]
+# should be Sequence, but got Dictionary"), `out.setdefault("b", ...)` then `out["b"]` ("The
+# key b does not exist"), `out.pop("a")` ("Unsupported Python object type", "Cannot iterate
+# over a scalar tensor")
+_DICT_STATEMENT_FAILS = frozenset({"setdefault", "pop"})
 # builtins applied to a receiver that MindSpore measures as operations on it
 _OPERATIONS = {"len": "len()", "list": "list()", "tuple": "tuple()", "str": "str()", "bool": "bool()"}
 
@@ -45,7 +52,8 @@ class UnsupportedPythonCall(GraphRule):
       on `self`, returned by a str method, or the `__name__` of a class or function:
       `self.mode.strip()`, `type(self).__name__.endswith("Block")`...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
-      `lst.remove(t)` with tensor elements), keyword arguments of those methods
+      `lst.remove(t)` with tensor elements, `d.setdefault(k, v)` / `d.pop(k)` as a statement
+      on a dict of tensors the function builds), keyword arguments of those methods
       (`d.update(c=1.0)`);
     - `round()` and `abs()` of a run-time scalar (`round(float(t))`, `abs(int(t))`), which
       the graph hands to the tensor operator;
@@ -106,6 +114,13 @@ class UnsupportedPythonCall(GraphRule):
                 q = ctx.qualname(f)
                 if q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q):
                     yield from self._function_argument(node, q, ctx)
+                return
+            if f.attr in _DICT_STATEMENT_FAILS and level == "lax" and _statement_on_dict_of_tensors(node, recv, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`dict.{f.attr}()` as a statement on a dict of tensors built in compiled code fails to compile in graph mode (MindSpore does not update the dict in place for it); build the dict with the keys it needs instead",
+                )
                 return
             if node.keywords and calls_table.method_measured(f"{f.attr}(kw)"):
                 yield from self._on_receiver(node, recv, f"{f.attr}(kw)", f"{f.attr}(key=...)", level, ctx)
@@ -289,6 +304,16 @@ def _comprehension_dict_given(node: ast.Call, name: str, ctx: Context) -> str | 
                 f"(MindSpore: {how}); use `list({d}.keys())`, or build `{d}` with a loop"
             )
     return None
+
+
+def _statement_on_dict_of_tensors(node: ast.Call, recv: ast.expr, ctx: Context) -> bool:
+    """`d.setdefault(...)` / `d.pop(...)` as a whole statement, `d` bound once in the
+    compiled function to a dict display holding a graph variable."""
+    if not isinstance(ctx.parent(node), ast.Expr) or not isinstance(recv, ast.Name):
+        return False
+    a = analyzer(ctx)
+    bound = a.single_assignment(recv.id, ctx.function)
+    return isinstance(bound, ast.Dict) and any(a.kind(v).dynamic for v in bound.values)
 
 
 def _is_function_object(e: ast.expr, ctx: Context) -> bool:
