@@ -280,3 +280,37 @@ def test_setdefault_and_pop_statements_on_a_dict_of_tensors() -> None:
     # a dict of constants is not judged here. STRICT refuses both methods on any dict.
     assert _errors(DICT_STATEMENTS, LAX) == {(5, "MS144"), (7, "MS144")}
     assert {(5, "MS144"), (7, "MS144"), (9, "MS144")} <= _errors(DICT_STATEMENTS, STRICT)
+
+
+DIR_NAMES = """
+class Cfg:
+    alpha = 0.5
+    drop_rate = 0.1
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.cfg = Cfg()
+
+    def construct(self, x):
+        s = 0.0
+        for n in dir(self.cfg):
+            if n.endswith("rate"):
+                s += getattr(self.cfg, n)
+            if n.lower() == "alpha":
+                s += 1.0
+        names = [m for m in dir(Cfg) if not m.startswith("_")]
+        return x * s * len(names)
+
+
+print(Net()(Tensor(np.ones(3, np.float32))))
+"""
+
+
+def test_str_methods_of_names_from_dir() -> None:
+    # measured under STRICT: `n.endswith(...)` in `for n in dir(self.cfg)` and
+    # `m.startswith(...)` in a comprehension over `dir(Cfg)` are refused ("cannot get
+    # attributes endswith or the String object"); `n.lower()` compiles; LAX compiles all
+    assert _errors(DIR_NAMES, STRICT) == {(15, "MS144"), (19, "MS144")}
+    assert _errors(DIR_NAMES, LAX) == set()

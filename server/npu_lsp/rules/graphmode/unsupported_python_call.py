@@ -49,8 +49,9 @@ class UnsupportedPythonCall(GraphRule):
     - methods of list, tuple, dict and str that STRICT graph code cannot call
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held
-      on `self`, returned by a str method, or the `__name__` of a class or function:
-      `self.mode.strip()`, `type(self).__name__.endswith("Block")`...), and the ones
+      on `self`, returned by a str method, the `__name__` of a class or function, or a
+      name from `dir(...)`: `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
+      `n.startswith("_")` in `for n in dir(cfg)`...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
       `lst.remove(t)` with tensor elements, `d.setdefault(k, v)` / `d.pop(k)` as a statement
       on a dict of tensors the function builds), keyword arguments of those methods
@@ -380,6 +381,8 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
     if isinstance(e, ast.JoinedStr):
         return "str"
     if isinstance(e, ast.Name):
+        if _iterates_dir(e.id, ctx):
+            return "str"  # `for n in dir(obj):`: attribute names
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         if isinstance(bound, ast.Call) and (ctx.qualname(bound.func) or "") == "builtins.slice":
             return "slice"  # `s = slice(1, 3)`
@@ -407,6 +410,35 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
     if isinstance(e, (ast.Name, ast.BinOp, ast.Attribute, ast.Call)) and isinstance(values(ctx).of(e), av.Str):
         return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
     return None
+
+
+def _iterates_dir(name: str, ctx: Context) -> bool:
+    """Is every binding of `name` in the compiled function the target of a `for` (or a
+    comprehension) over `dir(...)`? Its values are then str (measured under STRICT:
+    `n.endswith("rate")` in `for n in dir(self.cfg)` and `n.startswith("_")` in
+    `[n for n in dir(Cfg) if ...]` are refused, "cannot get attributes endswith or the
+    String object"; `n.lower()` compiles)."""
+    func = ctx.function
+    if func is None or "dir(" not in ctx.segment(func) or name in _params_of(func):
+        return False
+    targets = {
+        id(n.target)
+        for n in ast.walk(func)
+        if isinstance(n, (ast.For, ast.comprehension))
+        and isinstance(n.target, ast.Name)
+        and isinstance(n.iter, ast.Call)
+        and ctx.qualname(n.iter.func) == "builtins.dir"
+    }
+    stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+    return bool(stores) and all(id(n) in targets for n in stores)
+
+
+def _params_of(func: ast.AST) -> set[str]:
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return set()
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {a.arg for a in every if a is not None}
 
 
 def _float_constant(arg: ast.expr, ctx: Context) -> bool:
