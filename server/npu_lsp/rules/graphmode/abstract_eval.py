@@ -273,6 +273,10 @@ class Values:
             # (the same for every instance built here): a constant of the compiled instance
             const = instances(self.ctx).evaluate(e, func)
             return av.constant(const) if type(const) in (int, float, bool, str) else av.UNKNOWN
+        if e.attr in ("__name__", "__qualname__"):
+            # `type(self).__name__`, `fn.__name__`: the name of a class or function, a str
+            # the graph knows while compiling (measured: its str methods follow the str table)
+            return av.Str()
         name = dtype_name(e) if e.attr not in ("shape", "dtype", "ndim", "T", "size") else None
         if name is not None and (self.ctx.qualname(e) or "").startswith(("mindspore.", "numpy.")):
             return av.DType(name)

@@ -17,7 +17,10 @@ _DEFAULTDICT = "collections.defaultdict"
 class DefaultdictMissingKey(GraphRule):
     """## What it does
     Flags a key read (`d["a"]`, `d["a"] += v`, `d["a"].append(v)`) of a
-    `collections.defaultdict` built in compiled code, before any assignment of that key.
+    `collections.defaultdict` built in compiled code, before any assignment of that key, and
+    a read with a key that is not a literal (`d[k].append(x)` in `for k in ...`,
+    `d[self.name] += v`) before anything was stored in the dict, unless an `if` on the dict
+    guards it (`if k in d:`).
     Under LAX, also a key read (`d["a"]`, `d["a"] += v`) of a dict display (`d = {}`) whose
     key was only given by `d.setdefault("a", v)`, and a call on what `setdefault` returns
     (`groups.setdefault("k", []).append(t)`).
@@ -90,7 +93,6 @@ class DefaultdictMissingKey(GraphRule):
                 read,
                 f"`{name}` is a `defaultdict` built in compiled code, which the graph makes a plain dict: reading the key {key} before assigning it fails to compile (MindSpore: The key ... does not exist in the dict)",
             )
-
 
     def _setdefault(self, made: ast.Assign, name: str, func: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         """A dict display `name = {...}` given keys by `name.setdefault(k, v)`: LAX runs the
@@ -169,33 +171,67 @@ def _calls_setdefault(func: ast.AST, ctx: Context) -> bool:
     return hit
 
 
+#: the key of a subscript that is not a literal (`d[k]` with a loop variable, `d[self.name]`)
+_ANY_KEY = object()
+
+
 def _first_missing_read(func: ast.AST, made: ast.Assign, name: str) -> ast.Subscript | None:
-    """The first `name[<constant>]` read after `made` (in source order, in `func`'s own body)
-    whose key no earlier `name[<constant>] = ...` assigned; None when `name` is rebound."""
+    """The first `name[key]` read after `made` (in source order, in `func`'s own body) whose
+    key no earlier store assigned; None when `name` is rebound. A key that is not a literal
+    (`d[k]` in `for k in ...`, `d[self.name]`) is missing when nothing was stored in the dict
+    before it (measured at both levels: `d[k].append(x)` over a constant tuple, `d[i] += 1`
+    over `range(3)`, `d[self.name] += v` fail with "The key ... does not exist"), unless an
+    `if` on the dict guards the read (`if k in d: d[k].append(x) else: d[k] = [x]` compiles)."""
     events: list[tuple[tuple[int, int], str, ast.Subscript | None, object]] = []
     for n in _own_nodes(func):
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n is not made.targets[0]:
             return None  # rebound: the flow is not a straight line we can follow
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name:
-            if not isinstance(n.slice, ast.Constant):
-                return None  # a key not known here: no guess
+            key = n.slice.value if isinstance(n.slice, ast.Constant) else _ANY_KEY
             kind = "store" if isinstance(n.ctx, ast.Store) else "load"
-            events.append(((n.lineno, n.col_offset), kind, n, n.slice.value))
+            events.append(((n.lineno, n.col_offset), kind, n, key))
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == name
+        ):
+            events.append(((n.lineno, n.col_offset), "store", None, _ANY_KEY))  # `d.update(...)`
     start = (made.lineno, made.col_offset)
     assigned: set[object] = set()
     parents = {id(c): p for p in _own_nodes(func) for c in ast.iter_child_nodes(p)}
     for pos, kind, sub, key in sorted(events, key=lambda e: e[0]):
-        if pos < start or sub is None:
+        if pos < start:
             continue
-        if kind == "store":
-            if isinstance(parents.get(id(sub)), ast.AugAssign):
-                if key not in assigned:
-                    return sub  # `d[k] += v` reads `d[k]` first
-                continue
+        if kind == "store" and (sub is None or not isinstance(parents.get(id(sub)), ast.AugAssign)):
+            if key is _ANY_KEY:
+                return None  # any key may hold a value from here on
             assigned.add(key)
-        elif key not in assigned:
+            continue
+        # a read (`d[k] += v` reads `d[k]` first)
+        if key is _ANY_KEY:
+            if assigned:
+                return None  # the key may be one of those assigned
+            if sub is not None and not _guarded(sub, name, parents):
+                return sub
+            return None
+        if key not in assigned:
             return sub
     return None
+
+
+def _guarded(sub: ast.AST, name: str, parents: dict[int, ast.AST]) -> bool:
+    """Is `sub` inside an `if` (or conditional expression) whose test reads the dict?"""
+    child, node = sub, parents.get(id(sub))
+    while node is not None:
+        if (
+            isinstance(node, (ast.If, ast.IfExp, ast.While))
+            and child is not node.test
+            and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.test))
+        ):
+            return True
+        child, node = node, parents.get(id(node))
+    return False
 
 
 def _last_name(f: ast.expr) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 _GROW = frozenset({"append", "extend", "insert"})
@@ -24,7 +24,10 @@ class ListGrownInTensorLoop(GraphRule):
     whose condition depends on tensor values, such as the greedy NMS loop
     `while i < max_det: keep.append(...)` with a tensor `i`, or a condition on the length of
     a tensor the body shrinks by a boolean mask (`while order.shape[0] > 0:` ...
-    `order = order[1:][iou < thresh]`), whose shape is then known only at run time.
+    `order = order[1:][iou < thresh]`), whose shape is then known only at run time; or when
+    `lst` starts empty and is grown only in a `for i in range(n)` whose bound is a run-time
+    scalar read from a tensor (`n = int((scores > t).sum())`): that loop is unrolled while
+    compiling, with no iterations.
 
     ## Why is this bad?
     A tensor-conditioned `while` is compiled once, not unrolled, so the list seen after the
@@ -61,8 +64,8 @@ class ListGrownInTensorLoop(GraphRule):
         assert isinstance(node, ast.Call)
         if not node.args or not isinstance(node.args[0], ast.Name) or ctx.function is None:
             return
-        if not _file_mentions(ctx, "while"):
-            return  # no `while` anywhere: nothing to resolve
+        if not _file_mentions(ctx, "while") and not _file_mentions(ctx, "range"):
+            return  # no `while` or `range` anywhere: nothing to resolve
         if not _needs_elements(node.func, ctx):
             return
         name = node.args[0].id
@@ -72,6 +75,14 @@ class ListGrownInTensorLoop(GraphRule):
                 self,
                 node,
                 f"`{name}` is grown inside the tensor-conditioned `while` on line {loop.lineno}, which is compiled once, not unrolled: after the loop `{name}` still has the elements it had before it",
+            )
+            return
+        scalar_loop = _growing_scalar_range_loop(name, node, ctx)
+        if scalar_loop is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{name}` starts empty and is grown only inside the `for` on line {scalar_loop.lineno}, whose `range` bound is a run-time scalar read from a tensor: the graph unrolls that loop while compiling, when the bound is not known, so `{name}` is still empty here",
             )
 
 
@@ -153,6 +164,36 @@ def _dynamic_length(e: ast.expr) -> bool:
         last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
         return last in _DYNAMIC_LENGTH
     return False
+
+
+def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.For | None:
+    """A `for ... in range(n)` with `n` a run-time scalar (`int(t.sum())`, `t.item()`) that
+    grows `name`, a list bound once to `[]`, and ends before `call`. Measured at both levels:
+    `for i in range(int((s > t).sum())): kept.append(x[i])` then `ops.stack(kept)` fails
+    ("For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'"), and
+    `ops.stack(kept) if kept else ...` with "'TensorType' object is not subscriptable"; the
+    same loop accumulating a tensor or counting with `len(kept)` compiles (silently
+    running no iterations)."""
+    func = ctx.function
+    if func is None:
+        return None
+    a = analyzer(ctx)
+    start = a.single_assignment(name, func)
+    if not (isinstance(start, ast.List) and not start.elts):
+        return None
+    for n in ast.walk(func):
+        if (
+            isinstance(n, ast.For)
+            and isinstance(n.iter, ast.Call)
+            and isinstance(n.iter.func, ast.Name)
+            and ctx.qualname(n.iter.func) == "builtins.range"
+            and (n.end_lineno or n.lineno) < call.lineno
+            and any(a.kind(arg) == Kind.VAR for arg in n.iter.args)
+            and name in set(_grown_names(n.body))
+        ):
+            everywhere = list(_grown_names(getattr(func, "body", [])))
+            return n if everywhere.count(name) == list(_grown_names(n.body)).count(name) else None
+    return None
 
 
 def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:

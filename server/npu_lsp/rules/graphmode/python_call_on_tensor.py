@@ -34,13 +34,18 @@ class PythonCallOnTensor(GraphRule):
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
     Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`) and of a tensor beside a
     Python number (`min(1.0, t)`, `max(t * 2, 0)`; tensors alone and constants alone
-    compile), calls of classes built by `collections.namedtuple`, and of the module's own
+    compile), calls of classes built by `collections.namedtuple` (also one the compiled
+    function makes itself) or declared as `typing.NamedTuple`, and of the module's own
     `@dataclass` and plain classes (no base, not a jit_class), with graph variables, and of
     a `functools.partial` held on `self`, also one the cell receives through its
     constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`);
     `%` formatting of a string with a graph variable on its right (`"loss %.4f" % loss`,
     even `"n=%d" % x.shape[0]`), and a dict literal holding graph variables given to an
-    interpreted builtin (`sorted(d.keys())`). Calls MindSpore's parser marks as side effects
+    interpreted builtin (`sorted(d.keys())`); a list the function builds from graph variables
+    (appended in a loop, or a comprehension over sub-cell outputs or a tensor) given to the
+    standard library (`functools.reduce(lambda a, b: a + b, outs)`, `Counter(preds)`); and
+    `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
+    there compiles). Calls MindSpore's parser marks as side effects
     of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
     `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
     parser) are never run while compiling, so they are flagged even with constant inputs.
@@ -83,7 +88,7 @@ class PythonCallOnTensor(GraphRule):
       graph variables.
     """
 
-    nodes = (ast.Call, ast.BinOp)
+    nodes = (ast.Call, ast.BinOp, ast.Compare)
     strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
@@ -91,6 +96,9 @@ class PythonCallOnTensor(GraphRule):
             return
         if isinstance(node, ast.BinOp):
             yield from self._percent_format(node, ctx)
+            return
+        if isinstance(node, ast.Compare):
+            yield from self._in_tensor(node, ctx)
             return
         assert isinstance(node, ast.Call)
         q = ctx.qualname(node.func)
@@ -143,7 +151,7 @@ class PythonCallOnTensor(GraphRule):
         else:
             shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else _shown(node.func, q, ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
-            if a.kind(arg).dynamic:
+            if a.kind(arg).dynamic or _list_of_variables(arg, ctx):
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -169,6 +177,24 @@ class PythonCallOnTensor(GraphRule):
                     self,
                     node,
                     f"`%` formatting of a string is interpreted, not compiled, and needs constant inputs under STRICT, but `{sub.id}` is a graph variable",
+                )
+                return
+
+    def _in_tensor(self, node: ast.Compare, ctx: Context) -> Iterable[Diagnostic]:
+        """`v in t` / `v not in t` with a tensor on the right: the graph has no membership
+        test of a tensor, so it interprets the expression as a script, which STRICT refuses
+        (measured: `self.ignore_index in labels`, `0 in labels` and `1 not in ops.argmax(x,
+        dim=1)` give "When handling script '__input_key_0__ in __input_key_1__ in graph mode',
+        the inputs should be constant"; `3 not in x.shape` compiles, and LAX runs all of them)."""
+        a = analyzer(ctx)
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            # a dict, list or tuple holding tensors has a graph `in` (measured: `'a' in {'a': x}` compiles)
+            if isinstance(op, (ast.In, ast.NotIn)) and a.kind(right) == Kind.TENSOR and a.type_class(right) == "tensor":
+                word = "in" if isinstance(op, ast.In) else "not in"
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{word}` with the tensor `{ctx.segment(right)}` on its right is interpreted, not compiled, and needs constant inputs under STRICT; test with tensor operations instead (`(t == v).any()`)",
                 )
                 return
 
@@ -242,14 +268,30 @@ def _stdlib_factory_class(func: ast.expr, q: str | None, ctx: Context) -> str | 
                 if isinstance(target, ast.Name) and made in _CLASS_FACTORIES:
                     classes[target.id] = made
             elif isinstance(st, ast.ClassDef):
-                made_by = _plain_class(st, ctx)
+                made_by = _named_tuple_class(st, ctx) or _plain_class(st, ctx)
                 if made_by is not None:
                     classes[st.name] = made_by
         ctx.cache[key] = classes
-    made = classes.get(func.id)
-    if made is None or _bound_in(ctx.function, func.id):
-        return None  # a local of that name shadows the module's class
-    return made
+    if _bound_in(ctx.function, func.id):
+        # a local of that name shadows the module's class; it is itself one when the
+        # function makes it (`P = namedtuple("P", "s t")` in construct; measured: called
+        # with graph variables STRICT refuses it as it does a module-level one)
+        local = analyzer(ctx).single_assignment(func.id, ctx.function)
+        if isinstance(local, ast.Call) and ctx.qualname(local.func) in _CLASS_FACTORIES:
+            return ctx.qualname(local.func)
+        return None
+    return classes.get(func.id)
+
+
+def _named_tuple_class(cls: ast.ClassDef, ctx: Context) -> str | None:
+    """`class Out(NamedTuple): ...`: a `typing.NamedTuple` class, which MindSpore calls as
+    Python like a `collections.namedtuple` one (measured: `Out(x * 2, x)` and
+    `Out(a=x * 2, b=x)` in construct are refused under STRICT, "When handling script
+    '__call_func_str__(...)' ... the inputs should be constant"; with constants, and under
+    LAX, they compile)."""
+    if any(ctx.qualname(b) == "typing.NamedTuple" for b in cls.bases):
+        return "typing.NamedTuple"
+    return None
 
 
 #: label of a module-level class of the user's that is neither a Cell nor a jit_class
@@ -326,6 +368,33 @@ def _grown_with_variables(name: str, ctx: Context) -> bool:
         ):
             return True
     return False
+
+
+def _list_of_variables(arg: ast.expr, ctx: Context) -> bool:
+    """A list the compiled function builds from graph variables, by a comprehension or by
+    appending, given whole to a standard-library call (measured: `functools.reduce(lambda a,
+    b: a + b, outs)` with `outs` appended in a loop or `[h(x) for h in self.heads]`, and
+    `Counter([int(v) for v in t])`, are refused under STRICT, "the inputs should be
+    constant, but found variable 'outs'"; a list of constants compiles)."""
+    if isinstance(arg, ast.Name):
+        if _grown_with_variables(arg.id, ctx):
+            return True
+        bound = analyzer(ctx).single_assignment(arg.id, ctx.function)
+        return isinstance(bound, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and _list_of_variables(bound, ctx)
+    if isinstance(arg, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        a = analyzer(ctx)
+        # its items are graph variables when its expression is one, or when it iterates
+        # over graph variables (a tensor, a tuple of tensors, `zip(self.projs, xs)`)
+        iters = [i for g in arg.generators for i in _iterated(g.iter)]
+        return a.kind(arg.elt).dynamic or any(a.kind(i).dynamic for i in iters)
+    return False
+
+
+def _iterated(it: ast.expr) -> list[ast.expr]:
+    """What a `for` iterates over: the arguments of `zip` / `enumerate` / `reversed`."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("zip", "enumerate", "reversed"):
+        return list(it.args)
+    return [it]
 
 
 def _dict_of_variables(name: str, ctx: Context) -> bool:

@@ -62,6 +62,9 @@ class SelfAttributeAssignment(GraphRule):
     network the compiled function reads (`net.set_train(False)` inside an `@ms.jit` eval step),
     and `setattr(self, "m", v)` (measured: "The third argument should be a dictionary" for a
     constant `v`, the graph-variable error for a tensor).
+    Also an attribute of one of the module's classes set by its class name and used by the
+    same function (`WarmupScale.step += 1`, or `Cls.mode = 3` then `x * Cls.mode`): STRICT
+    then handles it as a Python object and refuses the expressions that read it.
 
     ## Why is this bad?
     STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to
@@ -162,6 +165,14 @@ class SelfAttributeAssignment(GraphRule):
                     f"under STRICT, `self.{t.attr}` can only be modified if it is a Parameter",
                 )
                 continue
+            class_attr = _class_attribute_target(t, node, ctx)
+            if class_attr is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT, the class attribute `{class_attr}` (an attribute of a Python class, not a Parameter) cannot be modified in compiled code and then used (MindSpore: the inputs should be constant)",
+                )
+                continue
             held = _self_item_target(t)
             if held is not None and held not in params:
                 yield ctx.diagnostic(
@@ -189,6 +200,36 @@ class SelfAttributeAssignment(GraphRule):
         mod, _, name = target.rpartition(".")
         held = info.classes.get(name) if mod == info.module else None
         return bool(held and held.jit_class)
+
+
+def _class_attribute_target(t: ast.expr, node: ast.AST, ctx: Context) -> str | None:
+    """`Cls.attr` for a target `Cls.attr` naming a class of the module (not a local of that name)
+    when the compiled function reads the attribute too: `Cls.attr += 1`, or `Cls.attr = v`
+    and a read of `Cls.attr`. Measured under STRICT: `WarmupScale.step += 1` in construct and
+    `Counter.calls += 1` in a jit function are refused ("When handling script
+    '__input_key_0__ + __input_key_1__' ... the inputs should be constant"), as is
+    `NetE.mode = 3` followed by `x * NetE.mode`; reading `NetE.SCALE` alone compiles; LAX
+    compiles all of them."""
+    if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)):
+        return None
+    name = t.value.id
+    fn = ctx.function
+    if fn is None or not any(isinstance(st, ast.ClassDef) and st.name == name for st in ctx.tree.body):
+        return None
+    read = isinstance(node, ast.AugAssign)
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+            return None  # a local of that name
+        if (
+            not read
+            and isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Load)
+            and n.attr == t.attr
+            and isinstance(n.value, ast.Name)
+            and n.value.id == name
+        ):
+            read = True
+    return f"{name}.{t.attr}" if read else None
 
 
 def _self_item_target(t: ast.expr) -> str | None:

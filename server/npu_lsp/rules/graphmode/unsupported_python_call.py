@@ -26,6 +26,13 @@ _STR_RESULT = frozenset(
 # builtins that become tensor operators on a run-time scalar (`float(t)`, `t.item()`): name ->
 # how many positional arguments the measured failure covers
 _TENSOR_ONLY_ON_VARS = {"round": 2, "abs": 1}
+# dict methods MindSpore's parser does not treat as in-place statements (they are not in
+# `expression_statement_methods` of ms_calls.json); measured under LAX as statements on a dict
+# of tensors the function builds: `out.setdefault("c", x * 2)` ("For 'TupleGetItem', input[0]
+# should be Sequence, but got Dictionary"), `out.setdefault("b", ...)` then `out["b"]` ("The
+# key b does not exist"), `out.pop("a")` ("Unsupported Python object type", "Cannot iterate
+# over a scalar tensor")
+_DICT_STATEMENT_FAILS = frozenset({"setdefault", "pop"})
 # builtins applied to a receiver that MindSpore measures as operations on it
 _OPERATIONS = {"len": "len()", "list": "list()", "tuple": "tuple()", "str": "str()", "bool": "bool()"}
 
@@ -42,9 +49,12 @@ class UnsupportedPythonCall(GraphRule):
     - methods of list, tuple, dict and str that STRICT graph code cannot call
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held
-      on `self` or returned by a str method: `self.mode.strip()`...), and the ones
+      on `self`, returned by a str method, the `__name__` of a class or function, or a
+      name from `dir(...)`: `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
+      `n.startswith("_")` in `for n in dir(cfg)`...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
-      `lst.remove(t)` with tensor elements), keyword arguments of those methods
+      `lst.remove(t)` with tensor elements, `d.setdefault(k, v)` / `d.pop(k)` as a statement
+      on a dict of tensors the function builds), keyword arguments of those methods
       (`d.update(c=1.0)`);
     - `round()` and `abs()` of a run-time scalar (`round(float(t))`, `abs(int(t))`), which
       the graph hands to the tensor operator;
@@ -107,6 +117,13 @@ class UnsupportedPythonCall(GraphRule):
                 q = ctx.qualname(f)
                 if q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q):
                     yield from self._function_argument(node, q, ctx)
+                return
+            if f.attr in _DICT_STATEMENT_FAILS and level == "lax" and _statement_on_dict_of_tensors(node, recv, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`dict.{f.attr}()` as a statement on a dict of tensors built in compiled code fails to compile in graph mode (MindSpore does not update the dict in place for it); build the dict with the keys it needs instead",
+                )
                 return
             if node.keywords and calls_table.method_measured(f"{f.attr}(kw)"):
                 yield from self._on_receiver(node, recv, f"{f.attr}(kw)", f"{f.attr}(key=...)", level, ctx)
@@ -305,6 +322,16 @@ def _comprehension_dict_given(node: ast.Call, name: str, ctx: Context) -> str | 
     return None
 
 
+def _statement_on_dict_of_tensors(node: ast.Call, recv: ast.expr, ctx: Context) -> bool:
+    """`d.setdefault(...)` / `d.pop(...)` as a whole statement, `d` bound once in the
+    compiled function to a dict display holding a graph variable."""
+    if not isinstance(ctx.parent(node), ast.Expr) or not isinstance(recv, ast.Name):
+        return False
+    a = analyzer(ctx)
+    bound = a.single_assignment(recv.id, ctx.function)
+    return isinstance(bound, ast.Dict) and any(a.kind(v).dynamic for v in bound.values)
+
+
 def _is_function_object(e: ast.expr, ctx: Context) -> bool:
     """A function of the standard library / a builtin named without a call. Not a lambda:
     measured, `functools.reduce(lambda a, b: a + b, [x * 2, x])` compiles under LAX (the
@@ -407,6 +434,8 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
     if isinstance(e, ast.JoinedStr):
         return "str"
     if isinstance(e, ast.Name):
+        if _iterates_dir(e.id, ctx):
+            return "str"  # `for n in dir(obj):`: attribute names
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         if isinstance(bound, ast.Call) and (ctx.qualname(bound.func) or "") == "builtins.slice":
             return "slice"  # `s = slice(1, 3)`
@@ -434,6 +463,35 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
     if isinstance(e, (ast.Name, ast.BinOp, ast.Attribute, ast.Call)) and isinstance(values(ctx).of(e), av.Str):
         return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
     return None
+
+
+def _iterates_dir(name: str, ctx: Context) -> bool:
+    """Is every binding of `name` in the compiled function the target of a `for` (or a
+    comprehension) over `dir(...)`? Its values are then str (measured under STRICT:
+    `n.endswith("rate")` in `for n in dir(self.cfg)` and `n.startswith("_")` in
+    `[n for n in dir(Cfg) if ...]` are refused, "cannot get attributes endswith or the
+    String object"; `n.lower()` compiles)."""
+    func = ctx.function
+    if func is None or "dir(" not in ctx.segment(func) or name in _params_of(func):
+        return False
+    targets = {
+        id(n.target)
+        for n in ast.walk(func)
+        if isinstance(n, (ast.For, ast.comprehension))
+        and isinstance(n.target, ast.Name)
+        and isinstance(n.iter, ast.Call)
+        and ctx.qualname(n.iter.func) == "builtins.dir"
+    }
+    stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+    return bool(stores) and all(id(n) in targets for n in stores)
+
+
+def _params_of(func: ast.AST) -> set[str]:
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return set()
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {a.arg for a in every if a is not None}
 
 
 def _float_constant(arg: ast.expr, ctx: Context) -> bool:
