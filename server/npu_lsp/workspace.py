@@ -117,6 +117,9 @@ class Run:
     #: per process: the portable summaries it made, by file number (its index takes them
     #: as they are instead of unpickling their blobs)
     portables: dict[int, ModuleInfo] = field(default_factory=dict)
+    #: whether summaries are pickled and digested: for the cache (the digests key its
+    #: entries) or to cross to other processes; neither is read otherwise
+    pickled: bool = True
 
 
 _RUN: Run | None = None
@@ -270,6 +273,7 @@ def _check_files(
         with Pool(workers, _handle) as pool:
             stats.jobs = pool.jobs
             run.budget = TREE_BUDGET // pool.jobs
+            run.pickled = cache is not None or pool.jobs > 1
             shards = _shards(to_parse, run.datas, pool.jobs)
             owner = {i: w for w, shard in enumerate(shards) for i in shard}
 
@@ -512,7 +516,7 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
     try:
         info = summarize(tree, run.keys[i], run.modules[i], text)
         kept = portable(info, text)
-        blob = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+        blob = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL) if run.pickled else b""
     except RecursionError:
         return i, "final", engine.check_source(text, path, run.config)
     cost = len(data) * _TREE_FACTOR
@@ -526,7 +530,15 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
     quals, made = _seed_names(info)
     migrates = getattr(info, "migration", None) is not None
     return i, "summary", FileSummary(
-        "", run.modules[i], blob, digest(blob), imports, quals, made, migrates=migrates, xcalls=info.xcalls
+        "",
+        run.modules[i],
+        blob,
+        digest(blob) if run.pickled else "",
+        imports,
+        quals,
+        made,
+        migrates=migrates,
+        xcalls=info.xcalls,
     )
 
 
