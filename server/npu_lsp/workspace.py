@@ -396,18 +396,23 @@ def _check_files(
                     else:
                         again.append(i)
                 if again:
-                    if pool.jobs == 1:  # in this process: no copy
-                        pool.broadcast("prepare", (blobs, scopes, edges, index))
+                    # worker 0 is this process: it takes the index as it is, no copy
+                    here = (blobs, scopes, edges, index)
+                    if pool.jobs == 1:
+                        pool.broadcast("prepare", here)
                     else:
-                        # a worker has the summaries it made (`Run.portables`): it is sent
-                        # the others; the resolution is pickled once for all of them
+                        # a forked worker has the summaries it made (`Run.portables`): it
+                        # is sent the others; the resolution is pickled once for all of them
                         resolved = pickle.dumps((scopes, edges), protocol=pickle.HIGHEST_PROTOCOL)
                         sent = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
                         pool.scatter(
                             "prepare",
                             [
-                                ([(i, b) for i, b in sent if owner.get(i) != w], resolved, None, None)
-                                for w in range(pool.jobs)
+                                here,
+                                *(
+                                    ([(i, b) for i, b in sent if owner.get(i) != w], resolved, None, None)
+                                    for w in range(1, pool.jobs)
+                                ),
                             ],
                         )
                     t = stats.lap("prepare", t)
