@@ -1,14 +1,18 @@
 """Worker processes that keep state between the phases of one `check` run.
 
-A `Pool` forks `jobs` workers once; each runs `handler(command, payload)` on what it is
-sent and keeps whatever the handler keeps (the syntax trees of its files, so a file parsed
-to be summarised is not parsed again to be checked). Items are spread over the workers in
+A `Pool` of `jobs` workers is this process (worker 0) and `jobs - 1` processes forked once;
+each runs `handler(command, payload)` on what it is given and keeps whatever the handler
+keeps (the syntax trees of its files, so a file parsed to be summarised is not parsed
+again to be checked). This process works as worker 0 between the messages it exchanges
+with the others: it needs what worker 0 makes anyway (the summaries of its files), so
+they neither cross a pipe nor are unpickled, and one process less is started. Items are spread over the workers in
 a fixed way and sent in batches, so the caller can report progress as batches finish;
 results come back keyed by item, so the order they arrive in never shows in the output.
 
 Forking shares the run's inputs (file contents, settings) with the workers without copying
 them through pipes. Where `fork` is not available, or with one job, everything runs in this
-process through the same handler, which gives the same results by construction.
+process through the same handler, which gives the same results by construction (worker 0
+always runs that way).
 """
 
 from __future__ import annotations
@@ -41,16 +45,17 @@ def can_fork() -> bool:
 
 
 class Pool:
-    """`jobs` forked workers running `handler`, or this process when `jobs` is 1."""
+    """`jobs` workers running `handler`: this process (worker 0) and `jobs - 1` forked ones."""
 
     def __init__(self, jobs: int, handler: Handler) -> None:
         self.handler = handler
         self.jobs = max(1, jobs) if can_fork() else 1
+        #: the forked workers 1.. (index w - 1 for worker w)
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
         if self.jobs > 1:
             ctx = multiprocessing.get_context("fork")
-            for _ in range(self.jobs):
+            for _ in range(self.jobs - 1):
                 parent, child = ctx.Pipe()
                 proc = ctx.Process(target=_serve, args=(child, handler), daemon=True)
                 proc.start()
@@ -78,19 +83,16 @@ class Pool:
 
     def broadcast(self, command: str, payload: Any) -> list[Any]:
         """Run `command` with `payload` on every worker; their results in worker order."""
-        if self.jobs == 1:
-            return [self.handler(command, payload)]
-        for conn in self._conns:
-            conn.send((command, payload))
-        return [self._receive(i) for i in range(len(self._conns))]
+        return self.scatter(command, [payload] * self.jobs)
 
     def scatter(self, command: str, payloads: Sequence[Any]) -> list[Any]:
         """Run `command` with `payloads[w]` on worker `w`; their results in worker order."""
-        if self.jobs == 1:
-            return [self.handler(command, payloads[0])]
-        for conn, payload in zip(self._conns, payloads, strict=True):
+        if len(payloads) != self.jobs:
+            raise ValueError(f"{len(payloads)} payloads for {self.jobs} workers")
+        for conn, payload in zip(self._conns, payloads[1:], strict=True):
             conn.send((command, payload))
-        return [self._receive(i) for i in range(len(self._conns))]
+        mine = self.handler(command, payloads[0])
+        return [mine, *(self._receive(w) for w in range(1, self.jobs))]
 
     def run(
         self,
@@ -111,24 +113,35 @@ class Pool:
             for w, s in enumerate(shards)
         }
         busy: dict[Any, int] = {}
-        for w, conn in enumerate(self._conns):
+
+        def send_next(w: int) -> None:
             if pending.get(w):
+                conn = self._conns[w - 1]
                 conn.send((command, pending[w].pop(0)))
                 busy[conn] = w
-        while busy:
-            for ready in wait(list(busy)):
+
+        def collect(timeout: float | None) -> None:
+            for ready in wait(list(busy), timeout):
                 w = busy.pop(ready)
-                conn = self._conns[w]
                 done(self._receive(w))
-                if pending.get(w):
-                    conn.send((command, pending[w].pop(0)))
-                    busy[conn] = w
+                send_next(w)
+
+        for w in range(1, self.jobs):
+            send_next(w)
+        mine = pending.get(0, [])
+        while mine:  # worker 0's batches here, answering the others in between
+            done(self.handler(command, mine.pop(0)))
+            if busy:
+                collect(0)
+        while busy:
+            collect(None)
 
     def _receive(self, w: int) -> Any:
+        """The reply of forked worker `w` (1..)."""
         try:
-            ok, value = self._conns[w].recv()
+            ok, value = self._conns[w - 1].recv()
         except (EOFError, OSError) as exc:
-            code = self._procs[w].exitcode
+            code = self._procs[w - 1].exitcode
             raise WorkerFailed(f"worker {w + 1} stopped (exit code {code}): {exc}") from None
         if not ok:
             raise WorkerFailed(f"worker {w + 1} failed: {value}")

@@ -486,3 +486,26 @@ def test_special_files_are_never_opened(repo: Path, env: dict[str, str]) -> None
     paths = {Path(i["path"]).name for i in json.loads(proc.stdout)}
     assert "pipe.py" not in paths and "gone.py" not in paths
     assert "m39.py" in paths
+
+
+def test_a_match_statement_calling_into_another_module(tmp_path: Path, env: dict[str, str]) -> None:
+    """`case` clauses have no position of their own: summarising the calls a function makes
+    into other modules must not read one (it stopped the whole run with a traceback)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.ascend-lens]\n")
+    (root / "a.py").write_text("def pick(x, mode):\n    return x\n")
+    (root / "b.py").write_text(
+        "from a import pick\n\n\n"
+        "def route(x, mode):\n"
+        "    match mode:\n"
+        '        case "a" if pick(x, mode):\n'
+        "            return pick(x, mode)\n"
+        "        case _:\n"
+        "            return x\n"
+    )
+    for jobs in ("1", "2"):
+        proc = run("--no-cache", "--jobs", jobs, ".", cwd=root, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == "All checks passed!\n"
+        assert proc.stderr == ""

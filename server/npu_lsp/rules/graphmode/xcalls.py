@@ -287,6 +287,8 @@ _HEADERS: dict[type, tuple[str, ...]] = {
     ast.AsyncFor: ("iter",),
     ast.Try: (),
     ast.Match: ("subject",),
+    # a `case` has no position of its own; its body is listed apart, patterns hold no calls
+    ast.match_case: ("guard",),
 }
 
 
