@@ -187,9 +187,17 @@ class PythonCallOnTensor(GraphRule):
         dim=1)` give "When handling script '__input_key_0__ in __input_key_1__ in graph mode',
         the inputs should be constant"; `3 not in x.shape` compiles, and LAX runs all of them)."""
         a = analyzer(ctx)
+        left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            # a dict, list or tuple holding tensors has a graph `in` (measured: `'a' in {'a': x}` compiles)
-            if isinstance(op, (ast.In, ast.NotIn)) and a.kind(right) == Kind.TENSOR and a.type_class(right) == "tensor":
+            # a dict, list or tuple holding tensors has a graph `in` (measured: `'a' in {'a': x}`
+            # and `"thresh" in pred` with a dict input compile at STRICT)
+            if (
+                isinstance(op, (ast.In, ast.NotIn))
+                and a.kind(right) == Kind.TENSOR
+                and a.type_class(right) == "tensor"
+                and not _str_operand(left, a)
+                and not _used_as_mapping(right, ctx.function)
+            ):
                 word = "in" if isinstance(op, ast.In) else "not in"
                 yield ctx.diagnostic(
                     self,
@@ -197,6 +205,7 @@ class PythonCallOnTensor(GraphRule):
                     f"`{word}` with the tensor `{ctx.segment(right)}` on its right is interpreted, not compiled, and needs constant inputs under STRICT; test with tensor operations instead (`(t == v).any()`)",
                 )
                 return
+            left = right
 
     def _run_time_scalars(self, node: ast.Call, name: str, a: Analyzer, ctx: Context) -> Iterable[Diagnostic]:
         """Measured: the graph's `min` / `max` compare tensors, or constants while compiling;
@@ -457,3 +466,27 @@ def _ops_fix(node: ast.Call, q: str, ctx: Context) -> Fix | None:
         return None
     edit = ctx.edit(node.func, f"{ops}.{target}")
     return Fix(f"Use `{ops}.{target}`", (edit,), safe=False)
+
+
+#: methods only a mapping has: a value read through them is a dict, whatever it was built from
+_MAPPING_METHODS = frozenset({"get", "keys", "items", "values", "setdefault", "update"})
+
+
+def _str_operand(e: ast.expr, a: Analyzer) -> bool:
+    """Is `e` a str? A str is never searched for in a tensor: the container is a dict or a list."""
+    return (isinstance(e, ast.Constant) and isinstance(e.value, str)) or a.type_class(e) == "str"
+
+
+def _used_as_mapping(e: ast.expr, func: ast.AST | None) -> bool:
+    """Is the name `e` used as a dict in `func`: a mapping method called on it
+    (`feats.get(k)`) or a subscript by a str literal (`pred["binary"]`)? Sub-cell outputs and
+    inputs default to tensors, and these uses say otherwise."""
+    if not isinstance(e, ast.Name) or func is None:
+        return False
+    for n in ast.walk(func):
+        mapping_use = (isinstance(n, ast.Attribute) and n.attr in _MAPPING_METHODS) or (
+            isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)
+        )
+        if mapping_use and isinstance(n.value, ast.Name) and n.value.id == e.id:  # type: ignore[attr-defined]
+            return True
+    return False
