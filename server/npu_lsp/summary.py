@@ -195,7 +195,7 @@ class _Pruner:
                 names = children_of[t] = tuple(reversed(FIELDS.get(t) or fields(t)))
             # pushed last field first, each list's items last first: popped in scan order
             for name in names:
-                value = getattr(node, name, None)
+                value: Any = getattr(node, name, None)
                 tv = type(value)
                 if tv is list:
                     for v in reversed(value):
