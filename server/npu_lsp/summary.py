@@ -30,12 +30,20 @@ _DEFINITIONS = _FUNCTIONS | {ast.ClassDef}
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 _SKIP = (ast.Name, ast.Constant)
 _LOAD = ast.Load()
+_EXPR, _TUPLE, _CALL = ast.Expr, ast.Tuple, ast.Call
+_new = ast.AST.__new__
 
 
 def _bag(items: list[Any]) -> ast.Expr:
     """A container for kept parts; scans visit its items as they would have visited them
     in the original statement (same list order)."""
-    return ast.Expr(value=ast.Tuple(elts=items, ctx=_LOAD))
+    # made as `ast.Expr(value=ast.Tuple(elts=items, ctx=_LOAD))` would be (the same
+    # attributes in the same order), without the constructor's checks: half the cost
+    bag = _new(_EXPR)
+    elts = _new(_TUPLE)
+    elts.__dict__ = {"elts": items, "ctx": _LOAD}
+    bag.__dict__ = {"value": elts}
+    return bag
 
 
 def _positioned(copy: Any, node: Any) -> Any:
@@ -55,8 +63,10 @@ class _Pruner:
     function listed both in its parent's body and in `ModuleInfo.functions` stays one
     object (resolution tells functions apart by identity)."""
 
-    def __init__(self) -> None:
+    def __init__(self, text: str | None = None) -> None:
         self.memo: dict[int, Any] = {}
+        #: `_paren_marks` of the text the tree was parsed from (None: not known)
+        self.marks = _paren_marks(text)
 
     def definition(self, original: FuncDef | ast.ClassDef) -> Any:
         node: Any = original  # fields differ by type; each is read where it exists
@@ -95,8 +105,9 @@ class _Pruner:
 
     def block(self, body: list[ast.stmt]) -> list[Any]:
         out: list[Any] = []
+        statement = self.statement
         for st in body:
-            kept = self.statement(st)
+            kept = statement(st)
             if kept is not None:
                 out.append(kept)
         return out
@@ -112,60 +123,116 @@ class _Pruner:
                 copy = ast.Assign(
                     targets=list(names), value=self.calls([value])[0], type_comment=None
                 )
-                rest = self.calls([x for x in st.targets if type(x) is not ast.Name])  # type: ignore[attr-defined]
+                others = [x for x in st.targets if type(x) is not ast.Name]  # type: ignore[attr-defined]
+                rest = self.calls(others) if others else None
                 return _positioned(copy, st) if not rest else _bag([copy, *rest])
         elif t is ast.Return:
             value = st.value  # type: ignore[attr-defined]
             if type(value) is ast.Name:
                 return _positioned(ast.Return(value=value), st)
+        spec = _SPECS.get(t) or _spec(t)
+        if spec[0] and self.no_call(st):
+            return None  # a simple statement without a call: nothing of it is kept
         items: list[Any] = []
-        for name in FIELDS.get(t) or fields(t):
+        for name, kind in spec[1]:
             value = getattr(st, name, None)
-            if name in _BLOCK_FIELDS:
+            if kind == _BLOCK:
                 for sub in value or ():  # statements, `except` clauses, `case`s
                     kept = self.statement(sub)
                     if kept is not None:
                         items.append(kept)
-            elif isinstance(value, list):
-                items.extend(self.calls([v for v in value if isinstance(v, ast.AST)]))
+            elif type(value) is list:
+                if value:
+                    items.extend(self.calls([v for v in value if isinstance(v, ast.AST)]))
             elif isinstance(value, ast.AST):
                 items.extend(self.calls([value]))
         return _bag(items) if items else None
+
+    def no_call(self, st: ast.AST) -> bool:
+        """Do the lines of `st` hold no `(` (so no call)? False when unknown."""
+        marks = self.marks
+        if marks is None:
+            return False
+        end = st.end_lineno  # type: ignore[attr-defined]
+        return end is not None and end < len(marks) and marks[end] == marks[st.lineno - 1]  # type: ignore[attr-defined]
 
     def calls(self, exprs: list[Any]) -> list[Any]:
         """Copies of the outermost calls in `exprs`, in scan order."""
         out: list[Any] = []
         stack = list(reversed(exprs))
         pop = stack.pop
-        call_t, attr_t, name_t = ast.Call, ast.Attribute, ast.Name
+        push = stack.append
+        call_t, attr_t, name_t, const_t = ast.Call, ast.Attribute, ast.Name, ast.Constant
+        children_of = _CHILDREN
         while stack:
             node = pop()
             t = type(node)
             if t is call_t:
                 inner = [*node.args, *(k.value for k in node.keywords)] if node.args or node.keywords else None
-                out.append(
-                    call_t(
-                        func=node.func,
-                        args=self.calls(inner) if inner else [],
-                        keywords=[],
-                        lineno=node.lineno,
-                        col_offset=node.col_offset,
-                        end_lineno=node.end_lineno,
-                        end_col_offset=node.end_col_offset,
-                    )
-                )
+                if inner:
+                    for v in inner:  # plain names and constants hold no call
+                        tv = type(v)
+                        if tv is not name_t and tv is not const_t:
+                            break
+                    else:
+                        inner = None
+                copy = _new(call_t)
+                copy.__dict__ = {  # as `ast.Call(func=..., ...)` sets them, in this order
+                    "func": node.func,
+                    "args": self.calls(inner) if inner else [],
+                    "keywords": [],
+                    "lineno": node.lineno,
+                    "col_offset": node.col_offset,
+                    "end_lineno": node.end_lineno,
+                    "end_col_offset": node.end_col_offset,
+                }
+                out.append(copy)
                 continue
             if t in _SKIP or (t is attr_t and type(node.value) is name_t):
                 continue
-            children: list[ast.AST] = []
-            for name in FIELDS.get(t) or fields(t):
-                value = getattr(node, name, None)
-                if type(value) is list:
-                    children.extend(v for v in value if isinstance(v, ast.AST))
-                elif isinstance(value, ast.AST):
-                    children.append(value)
-            stack.extend(reversed(children))
+            names = children_of.get(t)
+            if names is None:
+                names = children_of[t] = tuple(reversed(FIELDS.get(t) or fields(t)))
+            # pushed last field first, each list's items last first: popped in scan order
+            for name in names:
+                value: Any = getattr(node, name, None)
+                tv = type(value)
+                if tv is list:
+                    for v in reversed(value):
+                        tv = type(v)
+                        if tv is not name_t and tv is not const_t and isinstance(v, ast.AST):
+                            push(v)
+                elif tv is not name_t and tv is not const_t and isinstance(value, ast.AST):
+                    push(value)
         return out
+
+
+_BLOCK, _OTHER = 0, 1
+#: statement type -> (simple: holds no statements, (field, kind) in field order)
+_SPECS: dict[type, tuple[bool, tuple[tuple[str, int], ...]]] = {}
+#: expression type -> its child-holding fields, last first
+_CHILDREN: dict[type, tuple[str, ...]] = {}
+
+
+def _spec(t: type) -> tuple[bool, tuple[tuple[str, int], ...]]:
+    names = FIELDS.get(t) or fields(t)
+    pairs = tuple((n, _BLOCK if n in _BLOCK_FIELDS else _OTHER) for n in names)
+    spec = _SPECS[t] = (all(k != _BLOCK for _n, k in pairs), pairs)
+    return spec
+
+
+def _paren_marks(text: str | None) -> list[int] | None:
+    """marks[n]: how many of lines 1..n hold a `(` (None when lines cannot be told apart
+    as the parser numbers them: a `\r` may end a line there)."""
+    if text is None or "\r" in text:
+        return None
+    marks = [0]
+    n = 0
+    for line in text.split("\n"):
+        if "(" in line:
+            n += 1
+        marks.append(n)
+    return marks
 
 
 _NO_ARGS = ast.arguments(
@@ -175,8 +242,9 @@ _NO_ARGS = ast.arguments(
 
 def portable(info: ModuleInfo, text: str | None = None) -> ModuleInfo:
     """`info` with pruned copies instead of tree nodes (see the module docstring). With the
-    file's `text`, the column converter keeps only the lines of kept calls."""
-    pr = _Pruner()
+    file's `text` (the text its tree was parsed from), the column converter keeps only
+    the lines of kept calls, and statements whose lines hold no `(` are dropped unread."""
+    pr = _Pruner(text)
     functions = {name: pr.definition(fn) for name, fn in info.functions.items()}
     classes: dict[str, ClassInfo] = {}
     for name, cls in info.classes.items():
