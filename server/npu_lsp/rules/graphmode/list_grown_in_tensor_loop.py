@@ -185,7 +185,7 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
     for n in _range_loops(func, ctx):
         if (
             (n.end_lineno or n.lineno) < call.lineno
-            and any(a.kind(arg) == Kind.VAR for arg in n.iter.args)
+            and any(a.kind(arg) == Kind.VAR for arg in n.iter.args)  # type: ignore[attr-defined]
             and name in set(_grown_names(n.body))
         ):
             everywhere = list(_grown_names(getattr(func, "body", [])))
