@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
@@ -181,19 +182,46 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
     start = a.single_assignment(name, func)
     if not (isinstance(start, ast.List) and not start.elts):
         return None
-    for n in ast.walk(func):
+    for n in _range_loops(func, ctx):
         if (
-            isinstance(n, ast.For)
-            and isinstance(n.iter, ast.Call)
-            and isinstance(n.iter.func, ast.Name)
-            and ctx.qualname(n.iter.func) == "builtins.range"
-            and (n.end_lineno or n.lineno) < call.lineno
-            and any(a.kind(arg) == Kind.VAR for arg in n.iter.args)
+            (n.end_lineno or n.lineno) < call.lineno
+            and any(a.kind(arg) == Kind.VAR for arg in n.iter.args)  # type: ignore[attr-defined]
             and name in set(_grown_names(n.body))
         ):
             everywhere = list(_grown_names(getattr(func, "body", [])))
             return n if everywhere.count(name) == list(_grown_names(n.body)).count(name) else None
     return None
+
+
+def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
+    """The `for ... in range(...)` loops of `func` in `ast.walk` order (breadth first),
+    found once per function over its statements only: a `for` is a statement, and a
+    statement's ancestors are statements, handlers and cases, so the statements' own
+    breadth-first order is the one `ast.walk` gives them among every node."""
+    key = ("ms145-range-loops", id(func))
+    hit: list[ast.For] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = []
+        queue = deque([func])
+        while queue:
+            n = queue.popleft()
+            if (
+                type(n) is ast.For
+                and isinstance(n.iter, ast.Call)
+                and isinstance(n.iter.func, ast.Name)
+                and ctx.qualname(n.iter.func) == "builtins.range"
+            ):
+                hit.append(n)
+            for field_name in n._fields:
+                value = getattr(n, field_name, None)
+                if type(value) is list:
+                    queue.extend(v for v in value if isinstance(v, _SKELETON))
+        ctx.cache[key] = hit
+    return hit
+
+
+#: the nodes that hold statements: statements, `except` handlers and `case` blocks
+_SKELETON = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:

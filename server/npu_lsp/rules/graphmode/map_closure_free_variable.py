@@ -113,6 +113,12 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
     if isinstance(f, ast.Call):  # `HyperMap(fn)` fixes its function when built
         return None if f.args else _mapper_class(ctx.qualname(f.func))
     if isinstance(f, ast.Name):
+        # a local binding names its mapper through this file's imports and aliases, so in
+        # the text: without "Map" only a module-level instance can be one (and a local
+        # binding of the name then hides it), so the walk of the function that finds the
+        # local bindings is needed only for such a name
+        if "Map" not in ctx.text and _mapper_class(ctx.scopes.info.instances.get(f.id)) is None:
+            return None
         built = _bindings(ctx).get(f.id)
         if built:
             only = built[0]
