@@ -251,6 +251,29 @@ def test_list_joined_under_a_tensor_if_then_summed_fails_at_strict_too() -> None
     ]
 
 
+def _per_class(tail: str, after: str) -> str:
+    return f"""
+class PerClass(nn.Cell):
+    def construct(self, pred, label):
+        vals = []
+        for c in range(3):
+            n = (label == c).sum()
+            if n == 0:
+                vals.append(ops.zeros((), ms.float32)){tail}
+            {after}
+        return {"sum(vals)"}
+"""
+
+
+def test_list_appended_under_a_tensor_if_ending_in_continue_compiles() -> None:
+    # measured: an append under a tensor `if` that ends in `continue` compiles at both levels,
+    # with or without an append after the `if`; without the `continue` it does not
+    for after in ("vals.append(n.astype(ms.float32))", "n = n * 2"):
+        text = _per_class("\n                continue", after)
+        assert _errors(text, STRICT) == set(), after
+        assert _errors(text, LAX) == set(), after
+    assert _errors(_per_class("", "vals.append(n.astype(ms.float32))"), LAX) == {(7, "MS155")}
+
 def _heads(body: str) -> str:
     return f"""
 class MultiHead(nn.Cell):
@@ -288,4 +311,32 @@ def test_interpreted_builtin_given_a_dict_comprehension_of_graph_variables() -> 
         "`sorted()` is run as a Python script in graph mode, and the dict `outs`, built by a comprehension "
         "holding graph variables, reaches it as a tuple of its values (MindSpore: 'tuple' object has no "
         "attribute 'keys'); use `list(outs.keys())`, or build `outs` with a loop"
+    ]
+
+
+def _tensor_of(data: str) -> str:
+    return f"""
+class Pack(nn.Cell):
+    def construct(self, x):
+        n = x.shape[0]
+        keep = []
+        for i in range(3):
+            keep.append(x[i].item())
+        return x * Tensor({data}, ms.float32)
+"""
+
+
+def test_tensor_built_from_graph_variables_fails_at_strict() -> None:
+    # measured: `Tensor(...)` of `.item()`s, of tensors or of a list appended with `.item()`s
+    # is refused under STRICT ("When handling script 'Tensor(input_data, ...) in graph mode',
+    # the inputs should be constant"); constants and `x.shape[0]` compile, LAX runs them all
+    for data in ("x.max().item()", "[x.sum(), x.mean()]", "keep", "x"):
+        assert _errors(_tensor_of(data), STRICT) == {(8, "MS131")}, data
+        assert _errors(_tensor_of(data), LAX) == set(), data
+    for data in ("[0.5, 1.0, 2.0]", "n", "x.shape[0]"):
+        assert _errors(_tensor_of(data), STRICT) == set(), data
+    said = [d.message for d in check_source(HEADER + _tensor_of("keep"), "case.py", STRICT)]
+    assert said == [
+        "`Tensor(...)` is built only from constants in compiled code; under STRICT its data cannot hold the "
+        "graph variable `keep` (use `ops.stack`, `ops.scalar_to_tensor` or `.astype`)"
     ]

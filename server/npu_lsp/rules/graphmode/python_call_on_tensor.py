@@ -16,6 +16,8 @@ from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_from_constructor
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
+_TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
+
 # builtins the graph folds on constants and maps onto tensors, but interprets for run-time scalars
 _SCALAR_FOLDED = frozenset({"min", "max"})
 
@@ -45,7 +47,9 @@ class PythonCallOnTensor(GraphRule):
     (appended in a loop, or a comprehension over sub-cell outputs or a tensor) given to the
     standard library (`functools.reduce(lambda a, b: a + b, outs)`, `Counter(preds)`); and
     `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
-    there compiles). Calls MindSpore's parser marks as side effects
+    there compiles); `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
+    `Tensor([t.sum(), t.mean()])`, a list of `.item()`s appended in a loop; constants and
+    `x.shape[0]` compile). Calls MindSpore's parser marks as side effects
     of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
     `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
     parser) are never run while compiling, so they are flagged even with constant inputs.
@@ -112,6 +116,9 @@ class PythonCallOnTensor(GraphRule):
                 f"{_named(node.func, effect, ctx)} has side effects, so MindSpore does not run it while compiling and it cannot be called in compiled code under STRICT; call it outside (in `__init__` or before the call) and pass the result in",
             )
             return
+        if q in _TENSOR_CLASS:
+            yield from self._tensor_of_variables(node, ctx)
+            return
         factory = _stdlib_factory_class(node.func, q, ctx)
         # a plain class of the user's is called as Python too (its `__init__` is not compiled)
         built = "dataclasses.dataclass" if factory == _PLAIN_CLASS else factory
@@ -159,6 +166,34 @@ class PythonCallOnTensor(GraphRule):
                     fix=_ops_fix(node, q, ctx),
                 )
                 return
+
+    def _tensor_of_variables(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`Tensor(data)` whose data holds graph variables: the graph builds a Tensor only from
+        constants and interprets any other construction as a script, which STRICT refuses
+        (measured: `Tensor(t.max().item())`, `Tensor([t.sum().item(), t.max().item()])`, a list
+        of `.item()`s appended in a loop, `Tensor([t.sum(), t.mean()])` give "When handling
+        script 'Tensor(input_data, dtype, shape, init, const_arg, device) in graph mode', the
+        inputs should be constant"; a constant list, `x.shape[0]`, and LAX compile)."""
+        data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "input_data"), None)
+        if data is None:
+            return
+        a = analyzer(ctx)
+        items = data.elts if isinstance(data, (ast.List, ast.Tuple)) else [data]
+        found = next((i for i in items if a.kind(i).dynamic), None)
+        if found is None and (isinstance(data, ast.Name) and _grown_with_variables(data.id, ctx)):
+            found = data
+        if found is None and isinstance(data, ast.Name):
+            bound = a.single_assignment(data.id, ctx.function)
+            if isinstance(bound, (ast.List, ast.Tuple)):
+                found = next((i for i in bound.elts if a.kind(i).dynamic), None)
+        if found is None:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{ctx.segment(node.func)}(...)` is built only from constants in compiled code; under STRICT its data "
+            f"cannot hold the graph variable `{ctx.segment(found)}` (use `ops.stack`, `ops.scalar_to_tensor` or `.astype`)",
+        )
 
     def _percent_format(self, node: ast.BinOp, ctx: Context) -> Iterable[Diagnostic]:
         """`"loss %.4f" % loss` with a graph variable: the graph has no `%` for a string and
