@@ -340,3 +340,26 @@ def test_tensor_built_from_graph_variables_fails_at_strict() -> None:
         "`Tensor(...)` is built only from constants in compiled code; under STRICT its data cannot hold the "
         "graph variable `keep` (use `ops.stack`, `ops.scalar_to_tensor` or `.astype`)"
     ]
+
+
+def _count(expr: str) -> str:
+    return f"""
+class Count(nn.Cell):
+    def construct(self, x, idx):
+        keep = x > 0
+        pos = x[keep]
+        nz = (x > 0).nonzero().squeeze(-1)
+        return x * {expr}
+"""
+
+
+def test_min_max_of_a_run_time_shape_fails_at_strict() -> None:
+    # measured: the size of a `.nonzero()` / `masked_select` / boolean-mask result is a run-time
+    # scalar, so `min` / `max` of it go to the interpreter, which STRICT refuses; the size of
+    # an input, a column of it or a fancy-indexed gather is a constant and compiles
+    for expr in ("min(nz.numel(), 2)", "min(nz.shape[0], 2)", "max(len(pos), 1)", "min(x[x > 0].shape[0], 3)",
+                 "min(ops.masked_select(x, keep).shape[0], 2)"):
+        assert _errors(_count(expr), STRICT) == {(7, "MS131")}, expr
+        assert _errors(_count(expr), LAX) == set(), expr
+    for expr in ("min(x.numel(), 2)", "max(len(x), 1)", "min(x[:, 0].shape[0], 2)", "max(x[idx].shape[0], 1)"):
+        assert _errors(_count(expr), STRICT) == set(), expr
