@@ -363,3 +363,31 @@ def test_min_max_of_a_run_time_shape_fails_at_strict() -> None:
         assert _errors(_count(expr), LAX) == set(), expr
     for expr in ("min(x.numel(), 2)", "max(len(x), 1)", "min(x[:, 0].shape[0], 2)", "max(x[idx].shape[0], 1)"):
         assert _errors(_count(expr), STRICT) == set(), expr
+
+
+def _per_image(read: str) -> str:
+    return f"""
+class PerImage(nn.Cell):
+    def construct(self, x):
+        results = []
+        for i in range(2):
+            results.append({{"scores": x[i].max(), "mean": x[i].mean()}})
+        return results
+
+
+res = PerImage()(Tensor(np.ones((2, 3), np.float32)))
+print({read})
+"""
+
+
+def test_list_of_dicts_returned_then_read_by_key_fails_at_strict() -> None:
+    # measured: STRICT hands each appended dict back as a tuple ("tuple indices must be
+    # integers or slices, not str"); `len(res)`, `res[0]` and LAX compile
+    assert _errors(_per_image('res[1]["scores"]'), STRICT) == {(11, "MS148")}
+    assert _errors(_per_image('res[1]["scores"]'), LAX) == set()
+    assert _errors(_per_image("len(res), res[0]"), STRICT) == set()
+    said = [d.message for d in check_source(HEADER + _per_image('res[1]["scores"]'), "case.py", STRICT)]
+    assert said == [
+        "`construct` returns a list of dicts, each of which STRICT graph mode hands back as a tuple of its "
+        'values; `res[1]["scores"]` fails on it'
+    ]
