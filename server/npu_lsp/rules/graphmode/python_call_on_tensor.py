@@ -313,9 +313,8 @@ def _dynamic_shape(e: ast.expr, ctx: Context, depth: int) -> bool:
     if isinstance(e, ast.Attribute) and e.attr == "T":
         return _dynamic_shape(e.value, ctx, depth + 1)
     if isinstance(e, ast.Subscript):
-        return _boolean_mask(e.slice, ctx, depth) or _dynamic_shape(e.slice, ctx, depth + 1) or (
-            not isinstance(e.slice, (ast.Constant, ast.Slice, ast.Tuple)) and _dynamic_shape(e.value, ctx, depth + 1)
-        )
+        # rows picked by a mask or by an index tensor of run-time length (`x[keep]`, `x[nz]`)
+        return _boolean_mask(e.slice, ctx, depth) or _dynamic_shape(e.slice, ctx, depth + 1)
     return False
 
 
