@@ -188,8 +188,8 @@ class PythonCallOnTensor(GraphRule):
             bound = a.single_assignment(data.id, ctx.function)
             if isinstance(bound, (ast.List, ast.Tuple)):
                 found = next((i for i in bound.elts if a.kind(i).dynamic), None)
-        if found is None:
-            return
+        if found is None or _numpy_made(found, ctx):
+            return  # `Tensor(np.square(x))`: the numpy call is reported itself
         yield ctx.diagnostic(
             self,
             node,
@@ -268,6 +268,18 @@ class PythonCallOnTensor(GraphRule):
             node,
             f"`{name}` of the run-time scalar `{ctx.segment(scalar)}` is interpreted, not compiled, and needs constant inputs under STRICT; compare tensors instead (`ops.{'minimum' if name == 'min' else 'maximum'}`)",
         )
+
+
+def _numpy_made(e: ast.expr, ctx: Context) -> bool:
+    """`np.square(x)` or a name bound once to such a call: a value the standard library or a
+    package made, whose call this rule reports on its own."""
+    if isinstance(e, ast.Name) and ctx.function is not None:
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        e = bound if isinstance(bound, ast.expr) else e
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.qualname(e.func)
+    return q is not None and not q.startswith(("builtins.", "mindspore")) and calls_table.outside_project(q)
 
 
 # calls whose result has a shape known only at run time (MindSpore's dynamic-shape operators)
