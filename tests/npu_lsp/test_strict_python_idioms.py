@@ -251,6 +251,29 @@ def test_list_joined_under_a_tensor_if_then_summed_fails_at_strict_too() -> None
     ]
 
 
+def _per_class(tail: str, after: str) -> str:
+    return f"""
+class PerClass(nn.Cell):
+    def construct(self, pred, label):
+        vals = []
+        for c in range(3):
+            n = (label == c).sum()
+            if n == 0:
+                vals.append(ops.zeros((), ms.float32)){tail}
+            {after}
+        return {"sum(vals)"}
+"""
+
+
+def test_list_appended_under_a_tensor_if_ending_in_continue_compiles() -> None:
+    # measured: an append under a tensor `if` that ends in `continue` compiles at both levels,
+    # with or without an append after the `if`; without the `continue` it does not
+    for after in ("vals.append(n.astype(ms.float32))", "n = n * 2"):
+        text = _per_class("\n                continue", after)
+        assert _errors(text, STRICT) == set(), after
+        assert _errors(text, LAX) == set(), after
+    assert _errors(_per_class("", "vals.append(n.astype(ms.float32))"), LAX) == {(7, "MS155")}
+
 def _heads(body: str) -> str:
     return f"""
 class MultiHead(nn.Cell):
@@ -288,4 +311,83 @@ def test_interpreted_builtin_given_a_dict_comprehension_of_graph_variables() -> 
         "`sorted()` is run as a Python script in graph mode, and the dict `outs`, built by a comprehension "
         "holding graph variables, reaches it as a tuple of its values (MindSpore: 'tuple' object has no "
         "attribute 'keys'); use `list(outs.keys())`, or build `outs` with a loop"
+    ]
+
+
+def _tensor_of(data: str) -> str:
+    return f"""
+class Pack(nn.Cell):
+    def construct(self, x):
+        n = x.shape[0]
+        keep = []
+        for i in range(3):
+            keep.append(x[i].item())
+        return x * Tensor({data}, ms.float32)
+"""
+
+
+def test_tensor_built_from_graph_variables_fails_at_strict() -> None:
+    # measured: `Tensor(...)` of `.item()`s, of tensors or of a list appended with `.item()`s
+    # is refused under STRICT ("When handling script 'Tensor(input_data, ...) in graph mode',
+    # the inputs should be constant"); constants and `x.shape[0]` compile, LAX runs them all
+    for data in ("x.max().item()", "[x.sum(), x.mean()]", "keep", "x"):
+        assert _errors(_tensor_of(data), STRICT) == {(8, "MS131")}, data
+        assert _errors(_tensor_of(data), LAX) == set(), data
+    for data in ("[0.5, 1.0, 2.0]", "n", "x.shape[0]"):
+        assert _errors(_tensor_of(data), STRICT) == set(), data
+    said = [d.message for d in check_source(HEADER + _tensor_of("keep"), "case.py", STRICT)]
+    assert said == [
+        "`Tensor(...)` is built only from constants in compiled code; under STRICT its data cannot hold the "
+        "graph variable `keep` (use `ops.stack`, `ops.scalar_to_tensor` or `.astype`)"
+    ]
+
+
+def _count(expr: str) -> str:
+    return f"""
+class Count(nn.Cell):
+    def construct(self, x, idx):
+        keep = x > 0
+        pos = x[keep]
+        nz = (x > 0).nonzero().squeeze(-1)
+        return x * {expr}
+"""
+
+
+def test_min_max_of_a_run_time_shape_fails_at_strict() -> None:
+    # measured: the size of a `.nonzero()` / `masked_select` / boolean-mask result is a run-time
+    # scalar, so `min` / `max` of it go to the interpreter, which STRICT refuses; the size of
+    # an input, a column of it or a fancy-indexed gather is a constant and compiles
+    for expr in ("min(nz.numel(), 2)", "min(nz.shape[0], 2)", "max(len(pos), 1)", "min(x[x > 0].shape[0], 3)",
+                 "min(ops.masked_select(x, keep).shape[0], 2)"):
+        assert _errors(_count(expr), STRICT) == {(7, "MS131")}, expr
+        assert _errors(_count(expr), LAX) == set(), expr
+    for expr in ("min(x.numel(), 2)", "max(len(x), 1)", "min(x[:, 0].shape[0], 2)", "max(x[idx].shape[0], 1)"):
+        assert _errors(_count(expr), STRICT) == set(), expr
+
+
+def _per_image(read: str) -> str:
+    return f"""
+class PerImage(nn.Cell):
+    def construct(self, x):
+        results = []
+        for i in range(2):
+            results.append({{"scores": x[i].max(), "mean": x[i].mean()}})
+        return results
+
+
+res = PerImage()(Tensor(np.ones((2, 3), np.float32)))
+print({read})
+"""
+
+
+def test_list_of_dicts_returned_then_read_by_key_fails_at_strict() -> None:
+    # measured: STRICT hands each appended dict back as a tuple ("tuple indices must be
+    # integers or slices, not str"); `len(res)`, `res[0]` and LAX compile
+    assert _errors(_per_image('res[1]["scores"]'), STRICT) == {(11, "MS148")}
+    assert _errors(_per_image('res[1]["scores"]'), LAX) == set()
+    assert _errors(_per_image("len(res), res[0]"), STRICT) == set()
+    said = [d.message for d in check_source(HEADER + _per_image('res[1]["scores"]'), "case.py", STRICT)]
+    assert said == [
+        "`construct` returns a list of dicts, each of which STRICT graph mode hands back as a tuple of its "
+        'values; `res[1]["scores"]` fails on it'
     ]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
 from npu_lsp.rules.graphmode.helpers import returns_in
 from npu_lsp.scope import FuncDef
 
@@ -23,7 +23,8 @@ class DictOutputUnderStrict(Rule):
     (a Cell's `construct`) or an `@ms.jit` function as a dict (`out["logits"]`,
     `out.items()`, `out.get("loss")`) when the compiled function returns a dict, also a dict
     inside a returned tuple or list (`total, losses = net(x)` then `losses["cls"]`,
-    `out[1]["feat"]`).
+    `out[1]["feat"]`), and the dicts of a returned list grown by appends (per-image results,
+    `results.append({"boxes": b, ...})`, read as `res[0]["boxes"]`).
 
     ## Why is this bad?
     Under STRICT, MindSpore hands a dict output of the top graph back to Python as a tuple
@@ -53,6 +54,8 @@ class DictOutputUnderStrict(Rule):
     - MindSpore 2.10, measured: `return y, {"feat": y}` read as `out[1]["feat"]`, unpacked
       and read as `d["logits"]` or `.items()`, and `return [x, {"k": x}]` are rejected under
       STRICT; reading only `out[0]`, and a nested dict used inside the graph, compile.
+      So is a list of dicts appended in a loop and read as `res[1]["feat"]` (a Cell and a jit
+      function alike); `len(res)` and `res[0]` compile.
     - RULES.md has no row for it (found by the independently written sets `nlp` and `zoo`).
     """
 
@@ -84,10 +87,12 @@ class DictOutputUnderStrict(Rule):
                     _bind(t, out, held)
 
     def _report(self, node: ast.expr, fn: FuncDef, ctx: Context) -> Diagnostic:
+        listed = any(_ANY in p for p in _dict_paths(fn, ctx))
+        what = "a list of dicts, each of which" if listed else "a dict, which"
         return ctx.diagnostic(
             self,
             node,
-            f"`{fn.name}` returns a dict, which STRICT graph mode hands back as a tuple of its values; `{ctx.segment(node)}` fails on it",
+            f"`{fn.name}` returns {what} STRICT graph mode hands back as a tuple of its values; `{ctx.segment(node)}` fails on it",
         )
 
     def _dict_source(
@@ -147,7 +152,7 @@ def _element(out: _Output, i: int) -> _Output | None:
     """The part of a compiled output that item `i` of it holds (STRICT turns nested dicts into
     tuples too, so `out[1]["k"]` fails as `out["k"]` does)."""
     fn, paths = out
-    inner = frozenset(p[1:] for p in paths if p and p[0] == i)
+    inner = frozenset(p[1:] for p in paths if p and p[0] in (i, _ANY))
     return (fn, inner) if inner else None
 
 
@@ -186,11 +191,37 @@ def _dict_paths(fn: FuncDef, ctx: Context) -> frozenset[tuple[int, ...]]:
         elif isinstance(v, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in v.elts):
             for i, e in enumerate(v.elts):
                 walk(e, (*path, i))
+        elif isinstance(v, ast.Name) and _appends_dicts(v.id, fn, a):
+            # a list of dicts grown by appends (`results.append({"boxes": b, ...})` per image)
+            found.add((*path, _ANY))
 
     for ret in returns_in(fn.body):
         if ret.value is not None:
             walk(ret.value, ())
     return frozenset(found)
+
+
+#: an item of a list grown by appends: any index of it
+_ANY = -1
+
+
+def _appends_dicts(name: str, fn: FuncDef, a: Analyzer) -> bool:
+    """`name.append(<a dict>)` somewhere in `fn` (measured: a `construct` returning a list of
+    per-image dicts appended in a loop, read as `res[0]["boxes"]`, fails under STRICT with
+    "tuple indices must be integers or slices, not str"; `res[0][0]` and LAX compile)."""
+    for n in ast.walk(fn):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "append"
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == name
+            and len(n.args) == 1
+        ):
+            v = n.args[0]
+            if isinstance(v, (ast.Dict, ast.DictComp)) or a.type_class(v, fn) == "dict":
+                return True
+    return False
 
 
 def _str_key(e: ast.expr) -> bool:

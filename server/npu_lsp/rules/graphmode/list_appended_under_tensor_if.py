@@ -31,8 +31,8 @@ class ListAppendedUnderTensorIf(GraphRule):
     Exception Raised") when the list is returned or measured after the loop. STRICT compiles
     the list returned as it is or given to `len`, but not `sum(lst)` (the same crash),
     `max(lst)` ("dynamic length sequence") or `ops.stack(lst)` (an empty list). A
-    single `if` outside a loop, or an `if`/`else` that appends on both sides, compiles at
-    both levels.
+    single `if` outside a loop, an `if`/`else` that appends on both sides, or an `if` whose
+    body ends in `continue` (`if n == 0: out.append(zero); continue`), compiles at both levels.
 
     ## Example
     ```python
@@ -54,7 +54,8 @@ class ListAppendedUnderTensorIf(GraphRule):
     ## References
     - RULES.md, section 3 (a tensor `if` joins the values of both branches); measured on
       MindSpore 2.10 with probes of a list appended under a tensor `if` (alone, in an
-      unrolled loop, with an `else` that appends, returned, measured with `len`).
+      unrolled loop, with an `else` that appends, returned, measured with `len`, an `if`
+      ending in `continue` with and without an append after it).
     """
 
     nodes = (ast.For,)
@@ -69,6 +70,10 @@ class ListAppendedUnderTensorIf(GraphRule):
         # `if`s, calls and assignments in `ast.walk`'s order; names and constants left out
         for sub in branch_list(node):
             if not isinstance(sub, ast.If) or not a.kind(sub.test).dynamic:
+                continue
+            if isinstance(sub.body[-1], ast.Continue):
+                # measured: an append under a tensor `if` that ends in `continue` compiles at
+                # both levels (whether or not the rest of the body appends too)
                 continue
             grown = _grown(sub.body) - _grown(sub.orelse)
             for name in sorted(grown - reported):

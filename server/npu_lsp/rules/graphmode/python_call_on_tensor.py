@@ -16,6 +16,8 @@ from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_from_constructor
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
+_TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
+
 # builtins the graph folds on constants and maps onto tensors, but interprets for run-time scalars
 _SCALAR_FOLDED = frozenset({"min", "max"})
 
@@ -32,7 +34,9 @@ class PythonCallOnTensor(GraphRule):
     Under the STRICT syntax level, flags calls into numpy, the standard library or Python
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
-    Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`) and of a tensor beside a
+    Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`, and the size of a tensor
+    whose shape is known only at run time: `min(idx.numel(), k)` with `idx = m.nonzero()`,
+    `max(len(x[x > 0]), 1)`, `min(kept.shape[0], 3)`) and of a tensor beside a
     Python number (`min(1.0, t)`, `max(t * 2, 0)`; tensors alone and constants alone
     compile), calls of classes built by `collections.namedtuple` (also one the compiled
     function makes itself) or declared as `typing.NamedTuple`, and of the module's own
@@ -45,7 +49,9 @@ class PythonCallOnTensor(GraphRule):
     (appended in a loop, or a comprehension over sub-cell outputs or a tensor) given to the
     standard library (`functools.reduce(lambda a, b: a + b, outs)`, `Counter(preds)`); and
     `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
-    there compiles). Calls MindSpore's parser marks as side effects
+    there compiles); `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
+    `Tensor([t.sum(), t.mean()])`, a list of `.item()`s appended in a loop; constants and
+    `x.shape[0]` compile). Calls MindSpore's parser marks as side effects
     of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
     `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
     parser) are never run while compiling, so they are flagged even with constant inputs.
@@ -112,6 +118,9 @@ class PythonCallOnTensor(GraphRule):
                 f"{_named(node.func, effect, ctx)} has side effects, so MindSpore does not run it while compiling and it cannot be called in compiled code under STRICT; call it outside (in `__init__` or before the call) and pass the result in",
             )
             return
+        if q in _TENSOR_CLASS:
+            yield from self._tensor_of_variables(node, ctx)
+            return
         factory = _stdlib_factory_class(node.func, q, ctx)
         # a plain class of the user's is called as Python too (its `__init__` is not compiled)
         built = "dataclasses.dataclass" if factory == _PLAIN_CLASS else factory
@@ -159,6 +168,34 @@ class PythonCallOnTensor(GraphRule):
                     fix=_ops_fix(node, q, ctx),
                 )
                 return
+
+    def _tensor_of_variables(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`Tensor(data)` whose data holds graph variables: the graph builds a Tensor only from
+        constants and interprets any other construction as a script, which STRICT refuses
+        (measured: `Tensor(t.max().item())`, `Tensor([t.sum().item(), t.max().item()])`, a list
+        of `.item()`s appended in a loop, `Tensor([t.sum(), t.mean()])` give "When handling
+        script 'Tensor(input_data, dtype, shape, init, const_arg, device) in graph mode', the
+        inputs should be constant"; a constant list, `x.shape[0]`, and LAX compile)."""
+        data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "input_data"), None)
+        if data is None:
+            return
+        a = analyzer(ctx)
+        items = data.elts if isinstance(data, (ast.List, ast.Tuple)) else [data]
+        found = next((i for i in items if a.kind(i).dynamic), None)
+        if found is None and (isinstance(data, ast.Name) and _grown_with_variables(data.id, ctx)):
+            found = data
+        if found is None and isinstance(data, ast.Name):
+            bound = a.single_assignment(data.id, ctx.function)
+            if isinstance(bound, (ast.List, ast.Tuple)):
+                found = next((i for i in bound.elts if a.kind(i).dynamic), None)
+        if found is None or _numpy_made(found, ctx):
+            return  # `Tensor(np.square(x))`: the numpy call is reported itself
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{ctx.segment(node.func)}(...)` is built only from constants in compiled code; under STRICT its data "
+            f"cannot hold the graph variable `{ctx.segment(found)}` (use `ops.stack`, `ops.scalar_to_tensor` or `.astype`)",
+        )
 
     def _percent_format(self, node: ast.BinOp, ctx: Context) -> Iterable[Diagnostic]:
         """`"loss %.4f" % loss` with a graph variable: the graph has no `%` for a string and
@@ -215,7 +252,8 @@ class PythonCallOnTensor(GraphRule):
         items: list[ast.expr] = []
         for arg in node.args:
             items.extend(arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg])
-        kinds = [a.kind(i) for i in items]
+        # a shape read of a tensor whose shape is only known at run time is a run-time scalar
+        kinds = [Kind.VAR if _dynamic_shape_read(i, ctx) else a.kind(i) for i in items]
         if Kind.UNKNOWN in kinds:
             return
         if Kind.TENSOR in kinds and Kind.VAR not in kinds:
@@ -239,6 +277,80 @@ class PythonCallOnTensor(GraphRule):
             node,
             f"`{name}` of the run-time scalar `{ctx.segment(scalar)}` is interpreted, not compiled, and needs constant inputs under STRICT; compare tensors instead (`ops.{'minimum' if name == 'min' else 'maximum'}`)",
         )
+
+
+def _numpy_made(e: ast.expr, ctx: Context) -> bool:
+    """`np.square(x)` or a name bound once to such a call: a value the standard library or a
+    package made, whose call this rule reports on its own."""
+    if isinstance(e, ast.Name) and ctx.function is not None:
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        e = bound if isinstance(bound, ast.expr) else e
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.qualname(e.func)
+    return q is not None and not q.startswith(("builtins.", "mindspore")) and calls_table.outside_project(q)
+
+
+# calls whose result has a shape known only at run time (MindSpore's dynamic-shape operators)
+_DYNAMIC_SHAPE_CALLS = frozenset({"mindspore.ops.nonzero", "mindspore.ops.masked_select", "mindspore.ops.unique"})
+_DYNAMIC_SHAPE_METHODS = frozenset({"nonzero", "masked_select"})
+# methods that keep a dynamic dimension dynamic
+_SHAPE_KEEPING = frozenset({"squeeze", "reshape", "view", "flatten", "astype", "expand_dims", "unsqueeze", "T", "abs"})
+
+
+def _dynamic_shape_read(e: ast.expr, ctx: Context) -> bool:
+    """`len(t)`, `t.numel()`, `t.size`, `t.shape[i]` of a tensor whose shape is known only at run
+    time (measured: with `idx = (x > 0).nonzero()`, `min(idx.numel(), 2)` and `min(idx.shape[0],
+    2)`, and `max(len(x[x > 0]), 1)`, are refused under STRICT, "When handling script 'min(data)
+    in graph mode', the inputs should be constant"; `min(x.numel(), 2)` of an input compiles)."""
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+        return _dynamic_shape(e.value.value, ctx, 0)
+    if isinstance(e, ast.Attribute) and e.attr == "size":
+        return _dynamic_shape(e.value, ctx, 0)
+    if isinstance(e, ast.Call) and not e.args and isinstance(e.func, ast.Attribute) and e.func.attr == "numel":
+        return _dynamic_shape(e.func.value, ctx, 0)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len" and len(e.args) == 1:
+        return _dynamic_shape(e.args[0], ctx, 0)
+    return False
+
+
+def _dynamic_shape(e: ast.expr, ctx: Context, depth: int) -> bool:
+    """A tensor made by a dynamic-shape operator (`.nonzero()`, `ops.masked_select`), by boolean
+    masking (`t[t > 0]`, `t[keep]` with `keep = s > thr`), or a reshaping of one."""
+    if depth > 4:
+        return False
+    if isinstance(e, ast.Name) and ctx.function is not None:
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return isinstance(bound, ast.expr) and _dynamic_shape(bound, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        if ctx.qualname(e.func) in _DYNAMIC_SHAPE_CALLS:
+            return True
+        if isinstance(e.func, ast.Attribute):
+            if e.func.attr in _DYNAMIC_SHAPE_METHODS:
+                return True
+            if e.func.attr in _SHAPE_KEEPING:
+                return _dynamic_shape(e.func.value, ctx, depth + 1)
+        return False
+    if isinstance(e, ast.Attribute) and e.attr == "T":
+        return _dynamic_shape(e.value, ctx, depth + 1)
+    if isinstance(e, ast.Subscript):
+        # rows picked by a mask or by an index tensor of run-time length (`x[keep]`, `x[nz]`)
+        return _boolean_mask(e.slice, ctx, depth) or _dynamic_shape(e.slice, ctx, depth + 1)
+    return False
+
+
+def _boolean_mask(e: ast.expr, ctx: Context, depth: int) -> bool:
+    """A comparison of tensors used as an index (`x > 0`, `(a > 0) & (b < 1)`, or a name bound to one)."""
+    if depth > 4:
+        return False
+    if isinstance(e, ast.Compare):
+        return analyzer(ctx).kind(e) == Kind.TENSOR
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr)):
+        return _boolean_mask(e.left, ctx, depth + 1) or _boolean_mask(e.right, ctx, depth + 1)
+    if isinstance(e, ast.Name) and ctx.function is not None:
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return isinstance(bound, ast.expr) and _boolean_mask(bound, ctx, depth + 1)
+    return False
 
 
 def _is_number(e: ast.expr, a: Analyzer, ctx: Context) -> bool:

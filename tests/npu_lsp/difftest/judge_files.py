@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Judge hand-written programs with the real MindSpore 2.10 in batches (never imported by tests,
+never run in CI): one MindSpore process per level, as judge_batch.py does for generated seeds.
+
+Usage: judge_files.py [--python PY] --root SET_DIR --jsonl OUT.jsonl CASE...   (CASE relative to
+SET_DIR, e.g. cases/x.py or probes/y.py). Appends one JSON line per case to OUT.jsonl with the
+fields judge.py writes (the `# category:` header of the case as its category); merge the lines
+into the set's labels.json by hand. Run it from outside the repository or delete the rank_0/
+folder MindSpore leaves in SET_DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "fixtures" / "ms210"))
+
+from judge import DEFAULT_PY  # noqa: E402
+from judge_batch import LEVELS, label_for, run_level  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--python", default=str(DEFAULT_PY))
+    ap.add_argument("--root", type=Path, required=True)
+    ap.add_argument("--jsonl", type=Path, required=True)
+    ap.add_argument("cases", nargs="+")
+    args = ap.parse_args()
+    root: Path = args.root.resolve()
+    by_level = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for level, env in LEVELS.items():
+            by_level[level] = run_level(args.python, root, args.cases, env, Path(tmp) / f"{level}.jsonl")
+    with args.jsonl.open("a") as fh:
+        for name in args.cases:
+            case = root / name
+            got = {lv: by_level[lv].get(name, {"verdict": "missing"}) for lv in LEVELS}
+            label = label_for(case, got)
+            m = re.match(r"# category: (\S+)", case.read_text())
+            label["category"] = m.group(1) if m else root.name
+            label["stdout"] = {lv: str(got[lv].get("stdout", ""))[:200] for lv in LEVELS}
+            fh.write(json.dumps({case.name: label}) + "\n")
+            print(case.name, label["pynative"], label["lax"], label["strict"], str(label["message_head"] or "")[:100], flush=True)
+
+
+if __name__ == "__main__":
+    main()
