@@ -58,6 +58,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     super_from_instance_class,
     tensor_attribute_assignment,
     tensor_dict_key,
+    tensor_expand_sizes,
     tensor_filtered_comprehension,
     tensor_method_under_strict,
     tensor_to_host,
