@@ -1,7 +1,8 @@
 """Findings of the `firstweek` written set, each measured on MindSpore 2.10 with probes beyond
 the set's programs: a `functools.partial` a cell holds through a parameter-or-default choice
 (rejected under STRICT), MindSpore's own context managers in `with` (rejected at every level),
-and PyTorch's `Tensor.expand` sizes (rejected at every level)."""
+and PyTorch's `Tensor.expand` sizes (rejected at every level), and comprehensions over
+`tensor.tolist()` (rejected under LAX)."""
 
 from __future__ import annotations
 
@@ -122,3 +123,24 @@ print(t.expand(3, 4).shape)
 def test_tensor_expand_with_torch_sizes() -> None:
     for config in (LAX, STRICT):
         assert _errors(EXPAND, config) == {(5, "MS172"), (6, "MS172")}
+
+
+TOLIST = """
+class Net(nn.Cell):
+    def construct(self, x):
+        vals = x.tolist()
+        a = sum(1 for v in vals if v > 0)
+        b = [v * 2 for v in x.tolist()]
+        n = 0
+        for v in x.tolist():
+            n += v
+        return a, b, n, len(vals), sum(x.tolist())
+
+
+print(Net()(Tensor(np.ones((3,), np.float32))))
+"""
+
+
+def test_comprehension_over_tolist_is_rejected_under_lax_only_as_such() -> None:
+    assert _errors(TOLIST, LAX) == {(5, "MS173"), (6, "MS173")}
+    assert {code for _line, code in _errors(TOLIST, STRICT)} == {"MS130"}

@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     classmethod_in_graph,
     compile_time_frozen_call,
     complex_literal,
+    comprehension_over_tolist,
     container_mutated_in_helper,
     defaultdict_missing_key,
     del_statement,
