@@ -48,7 +48,7 @@ class TensorExpandSizes(GraphRule):
     No automatic fix.
 
     ## References
-    - Measured on MindSpore 2.10 with the written set `firstweek`
+    - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 with the written set `firstweek`
       (`tensor_contiguous_expand_repeat`) and probes: `x.expand(3, 4)` in a jit function,
       `x.unsqueeze(0).expand(b, n, -1)` in construct, `tok.expand(batch, -1, -1)` in a helper,
       a Parameter's `expand(b, 2, 4)` in a sub-cell, `x.expand((b, -1, -1))`,

@@ -1,4 +1,4 @@
-"""MS173: (LAX) a comprehension or generator expression over `tensor.tolist()`."""
+"""MS173: (LAX) a generator expression over `tensor.tolist()`."""
 
 from __future__ import annotations
 
@@ -12,20 +12,22 @@ from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 
-@rule(code="MS173", name="comprehension-over-tolist", severity="error", family="graphmode")
-class ComprehensionOverTolist(GraphRule):
+@rule(code="MS173", name="generator-over-tolist", severity="error", family="graphmode")
+class GeneratorOverTolist(GraphRule):
     """## What it does
-    Under the default LAX syntax level, flags a list comprehension or generator expression in
-    compiled code that iterates over a tensor's values as a Python list:
-    `[v * 2 for v in x.tolist()]`, `sum(v for v in x.tolist())`,
+    Under the default LAX syntax level, flags a generator expression in compiled code that
+    iterates over a tensor's values as a Python list: `sum(v for v in x.tolist())`,
     `sum(1 for v in x.tolist() if v > 0)`.
 
     ## Why is this bad?
     Under LAX, `x.tolist()` runs as Python (JIT Fallback) and gives a value the graph knows
-    only at run time; MindSpore 2.10 cannot build a comprehension over it and stops with
+    only at run time; MindSpore 2.10 cannot build a generator over it and stops with
     `TypeError: unsupported operand type(s) for +: 'float' and 'list'` or `RuntimeError: The
     pointer[seq_abs] is null`. A plain `for` loop over the same list, `len(x.tolist())` and
-    `sum(x.tolist())` compile under LAX. STRICT refuses `tolist` itself (MS130).
+    `sum(x.tolist())` compile under LAX. List comprehensions over it are not flagged: one
+    (`[v * 2 for v in x.tolist()]`) is rejected, another (`[NAMES[i] for i in ids]`) compiles
+    and runs differently, and what separates them is not measured. STRICT refuses `tolist`
+    itself (MS130).
 
     ## Example
     ```python
@@ -46,17 +48,18 @@ class ComprehensionOverTolist(GraphRule):
     No automatic fix.
 
     ## References
-    - Measured on MindSpore 2.10 with the written set `firstweek` (`tensor_tolist_python_sum`)
-      and probes in construct: `[v * 2 for v in x.tolist()]`, `sum(v for v in x.tolist())`
-      and `sum(1 for v in x.tolist() if v > 0)` are rejected under LAX; a `for` loop over
+    - RULES.md, section 1 (rejected under LAX); measured on MindSpore 2.10 with the written set `firstweek` (`tensor_tolist_python_sum`)
+      and probes in construct: `sum(v for v in x.tolist())` and `sum(1 for v in x.tolist()
+      if v > 0)` are rejected under LAX (so is `[v * 2 for v in x.tolist()]`, while the
+      written set `vision`'s `[CLASS_NAMES[i] for i in ids]` compiles); a `for` loop over
       `x.tolist()` counting positives, `len(x.tolist())` and `sum(x.tolist())` compile under
       LAX (and are rejected under STRICT, where `tolist` is refused).
     """
 
-    nodes = (ast.ListComp, ast.GeneratorExp)
+    nodes = (ast.GeneratorExp,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, (ast.ListComp, ast.GeneratorExp))
+        assert isinstance(node, ast.GeneratorExp)
         if not ctx.scope or ctx.scope.level != "lax":
             return  # STRICT refuses the `tolist` call itself (MS130)
         for gen in node.generators:
@@ -65,7 +68,7 @@ class ComprehensionOverTolist(GraphRule):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"under LAX a comprehension over `{ctx.segment(made)}` (a Python list made at run time) fails to compile; compute it with tensor ops instead",
+                    f"under LAX a generator over `{ctx.segment(made)}` (a Python list made at run time) fails to compile; compute it with tensor ops instead",
                 )
                 return
 
@@ -80,8 +83,8 @@ def _tolist_of_tensor(it: ast.expr, ctx: Context) -> ast.Call | None:
         ]
         rebound = any(
             isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr))
-            and isinstance(getattr(n, "target", None), ast.Name)
-            and getattr(n, "target").id == it.id
+            and isinstance(n.target, ast.Name)
+            and n.target.id == it.id
             for n in ast.walk(ctx.function)
         )
         if len(values) != 1 or rebound:
