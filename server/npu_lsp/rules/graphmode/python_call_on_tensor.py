@@ -42,7 +42,9 @@ class PythonCallOnTensor(GraphRule):
     function makes itself) or declared as `typing.NamedTuple`, and of the module's own
     `@dataclass` and plain classes (no base, not a jit_class), with graph variables, and of
     a `functools.partial` held on `self`, also one the cell receives through its
-    constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`);
+    constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`)
+    or picks by default (`self.act = act or functools.partial(...)`, `functools.partial(...)
+    if act is None else act`, every construction leaving `act` to its `None` default);
     `%` formatting of a string with a graph variable on its right (`"loss %.4f" % loss`,
     even `"n=%d" % x.shape[0]`), and a dict literal holding graph variables given to an
     interpreted builtin (`sorted(d.keys())`); a list the function builds from graph variables
@@ -463,6 +465,11 @@ def _held_callable(func: ast.expr, ctx: Context) -> str | None:
     if len(values) == 1 and isinstance(values[0], ast.Name):
         # `self.act_fn = act_fn`, every construction passing a `functools.partial(...)`
         return held_from_constructor(ctx, cls, func.attr)
+    if len(values) == 1 and isinstance(values[0], (ast.BoolOp, ast.IfExp)):
+        from npu_lsp.rules.graphmode.held_callables import held_by_default
+
+        # `self.act = act or functools.partial(...)` with every construction leaving `act` None
+        return held_by_default(ctx, cls, values[0])
     if len(values) != 1 or not isinstance(values[0], ast.Call):
         return None
     q = ctx.qualname(values[0].func)

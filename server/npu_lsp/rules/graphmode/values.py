@@ -676,6 +676,11 @@ def _held_callable(f: ast.expr, ctx: Context, func: ast.AST) -> str | None:
 
         # `self.act_fn = act_fn`, every construction passing a `functools.partial(...)`
         return held_from_constructor(ctx, cls, f.attr)
+    if len(values) == 1 and isinstance(values[0], (ast.BoolOp, ast.IfExp)):
+        from npu_lsp.rules.graphmode.held_callables import held_by_default
+
+        # `self.act = act or functools.partial(...)` with every construction leaving `act` None
+        return held_by_default(ctx, cls, values[0])
     if len(values) != 1 or not isinstance(values[0], ast.Call):
         return None
     q = ctx.qualname(values[0].func)

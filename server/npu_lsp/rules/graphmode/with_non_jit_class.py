@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import json
 import sys
 from collections.abc import Iterable
+from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -12,6 +14,10 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 _THIRD_PARTY = frozenset({"torch", "numpy", "tensorflow", "jax", "scipy", "tqdm"})
+# MindSpore's own context managers that are not jit classes (`ms._no_grad`, `ms.Profiler`, ...).
+_MS_NOT_JIT_CLASS = frozenset(
+    json.loads(resources.files(__package__).joinpath("ms_context_managers.json").read_text("utf-8"))["not_jit_class"]
+)
 
 
 @rule(code="MS124", name="with-non-jit-class", severity="error", family="graphmode")
@@ -20,8 +26,11 @@ class WithNonJitClass(GraphRule):
     Flags `with` statements in compiled code whose context manager is known not to be a
     `@ms.jit_class` instance: standard-library or third-party managers such as
     `contextlib.nullcontext()` or `open(...)`, and classes of this project (this file or the
-    workspace) that lack the `@jit_class` decorator. Managers imported from code it cannot
-    see are given the benefit of the doubt.
+    workspace) that lack the `@jit_class` decorator, and MindSpore's own managers, none of
+    which is a jit class (`ms._no_grad()`, `ms.saved_tensors_hooks(...)`, `ms.Profiler()`,
+    `ms.runtime.StreamCtx(...)`; the list, read from MindSpore 2.10, is
+    `ms_context_managers.json`). Managers imported from code it cannot see are given the
+    benefit of the doubt.
 
     ## Why is this bad?
     The graph compiler can only run `__enter__`/`__exit__` of jit classes. Anything else stops
@@ -74,10 +83,12 @@ class WithNonJitClass(GraphRule):
             if target is None:
                 continue
             q = ctx.qualname(target)
-            if q is None or q.startswith("mindspore."):
+            if q is None or (q.startswith("mindspore.") and q not in _MS_NOT_JIT_CLASS):
                 continue
             mod, _, name = q.rpartition(".")
-            if mod == info.module:
+            if q in _MS_NOT_JIT_CLASS:
+                pass  # MindSpore's own manager: never a jit class
+            elif mod == info.module:
                 cls = info.classes.get(name)
                 if cls is None or cls.jit_class:
                     continue

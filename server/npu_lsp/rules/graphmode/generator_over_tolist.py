@@ -1,0 +1,102 @@
+"""MS173: (LAX) a generator expression over `tensor.tolist()`."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS173", name="generator-over-tolist", severity="error", family="graphmode")
+class GeneratorOverTolist(GraphRule):
+    """## What it does
+    Under the default LAX syntax level, flags a generator expression in compiled code that
+    iterates over a tensor's values as a Python list: `sum(v for v in x.tolist())`,
+    `sum(1 for v in x.tolist() if v > 0)`.
+
+    ## Why is this bad?
+    Under LAX, `x.tolist()` runs as Python (JIT Fallback) and gives a value the graph knows
+    only at run time; MindSpore 2.10 cannot build a generator over it and stops with
+    `TypeError: unsupported operand type(s) for +: 'float' and 'list'` or `RuntimeError: The
+    pointer[seq_abs] is null`. A plain `for` loop over the same list, `len(x.tolist())` and
+    `sum(x.tolist())` compile under LAX. List comprehensions over it are not flagged: one
+    (`[v * 2 for v in x.tolist()]`) is rejected, another (`[NAMES[i] for i in ids]`) compiles
+    and runs differently, and what separates them is not measured. STRICT refuses `tolist`
+    itself (MS130).
+
+    ## Example
+    ```python
+    class CountPositive(nn.Cell):
+        def construct(self, x):
+            return sum(1 for v in x.tolist() if v > 0)
+    ```
+
+    ## Use instead
+    Stay in tensors:
+    ```python
+    class CountPositive(nn.Cell):
+        def construct(self, x):
+            return (x > 0).sum()
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected under LAX); measured on MindSpore 2.10 with the written set `firstweek` (`tensor_tolist_python_sum`)
+      and probes in construct: `sum(v for v in x.tolist())` and `sum(1 for v in x.tolist()
+      if v > 0)` are rejected under LAX (so is `[v * 2 for v in x.tolist()]`, while the
+      written set `vision`'s `[CLASS_NAMES[i] for i in ids]` compiles); a `for` loop over
+      `x.tolist()` counting positives, `len(x.tolist())` and `sum(x.tolist())` compile under
+      LAX (and are rejected under STRICT, where `tolist` is refused).
+    """
+
+    nodes = (ast.GeneratorExp,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.GeneratorExp)
+        if not ctx.scope or ctx.scope.level != "lax":
+            return  # STRICT refuses the `tolist` call itself (MS130)
+        for gen in node.generators:
+            made = _tolist_of_tensor(gen.iter, ctx)
+            if made is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under LAX a generator over `{ctx.segment(made)}` (a Python list made at run time) fails to compile; compute it with tensor ops instead",
+                )
+                return
+
+
+def _tolist_of_tensor(it: ast.expr, ctx: Context) -> ast.Call | None:
+    """`x.tolist()` on a tensor, written in place or bound once to the name iterated."""
+    if isinstance(it, ast.Name) and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        values = [
+            n.value
+            for n in ast.walk(ctx.function)
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == it.id for t in n.targets)
+        ]
+        rebound = any(
+            isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr))
+            and isinstance(n.target, ast.Name)
+            and n.target.id == it.id
+            for n in ast.walk(ctx.function)
+        )
+        if len(values) != 1 or rebound:
+            return None
+        it = values[0]
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Attribute)
+        and it.func.attr == "tolist"
+        and not it.args
+        and not it.keywords
+        and analyzer(ctx).kind(it.func.value) == Kind.TENSOR
+    ):
+        return it
+    return None

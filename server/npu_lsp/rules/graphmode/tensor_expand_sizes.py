@@ -1,0 +1,86 @@
+"""MS172: `Tensor.expand` in compiled code with sizes instead of a size tensor."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+
+@rule(code="MS172", name="tensor-expand-sizes", severity="error", family="graphmode")
+class TensorExpandSizes(GraphRule):
+    """## What it does
+    Flags `x.expand(...)` on a tensor in compiled code when the sizes are given as PyTorch
+    does: as separate arguments (`x.expand(B, -1, -1)`), or as one tuple, list or shape
+    (`x.expand((B, -1, -1))`, `x.expand(y.shape)`).
+
+    ## Why is this bad?
+    PyNative's `Tensor.expand(*size)` accepts PyTorch's spelling, but the graph compiler uses
+    MindSpore's own `expand(input, size)`, which takes exactly one `size` and converts it with
+    `TensorToTuple`: separate sizes stop the compile with `TypeError: The parameters number of
+    the function is 2, but the number of provided arguments is 3`, and a tuple of sizes with
+    `The method 'GetShapeVector()' doesn't implement`, at every syntax level. Code ported from
+    PyTorch runs eagerly and fails only once compiled.
+
+    ## Example
+    ```python
+    class ClsToken(nn.Cell):
+        def construct(self, x):
+            cls = self.cls.expand(x.shape[0], -1, -1)
+            return ops.cat((cls, x), axis=1)
+    ```
+
+    ## Use instead
+    ```python
+    class ClsToken(nn.Cell):
+        def construct(self, x):
+            cls = ops.broadcast_to(self.cls, (x.shape[0], -1, -1))
+            return ops.cat((cls, x), axis=1)
+    ```
+    `x.broadcast_to(shape)` and `x.expand_as(y)` compile too.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 with the written set `firstweek`
+      (`tensor_contiguous_expand_repeat`) and probes: `x.expand(3, 4)` in a jit function,
+      `x.unsqueeze(0).expand(b, n, -1)` in construct, `tok.expand(batch, -1, -1)` in a helper,
+      a Parameter's `expand(b, 2, 4)` in a sub-cell, `x.expand((b, -1, -1))`,
+      `x.expand((3, 4))`, `x.expand([3, 4])` and `x.expand(y.shape)` are rejected at both
+      levels; `x.expand(size_tensor)`, `x.expand_as(y)`, `ops.broadcast_to(x, shape)` and
+      `x.broadcast_to(shape)` compile; `x.expand(3, 4)` in PyNative runs.
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        f = node.func
+        if not (isinstance(f, ast.Attribute) and f.attr == "expand") or node.keywords or not node.args:
+            return
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        recv = f.value
+        if isinstance(recv, ast.Name) and recv.id == "self":
+            return
+        flow = analyzer(ctx)
+        if len(node.args) == 1:
+            size = node.args[0]
+            sizes = isinstance(size, (ast.Tuple, ast.List)) or (
+                isinstance(size, ast.Attribute) and size.attr == "shape"
+            )
+            if not sizes:
+                return  # one size tensor (or a value we cannot tell): MindSpore's own form
+        if flow.kind(recv) != Kind.TENSOR:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            "`Tensor.expand` in a graph takes one size tensor, not PyTorch's sizes: this fails to compile at every level; use `ops.broadcast_to(x, shape)` or `x.broadcast_to(shape)`",
+        )
