@@ -183,13 +183,16 @@ class PythonCallOnTensor(GraphRule):
             return
         a = analyzer(ctx)
         items = data.elts if isinstance(data, (ast.List, ast.Tuple)) else [data]
-        found = next((i for i in items if a.kind(i).dynamic), None)
+        # Only data computed by a tensor method (`t.max().item()`, `t.sum()`) counts: a value
+        # the flow merely cannot prove constant (a helper's parameter, numpy of one, a list
+        # built from shapes) is one MindSpore folds (zoo: mindyolo's `Tensor(tuple(shape))`).
+        found = next((i for i in items if a.kind(i).dynamic and (_by_method(i, a, ctx) or _entry_input(i, ctx))), None)
         if found is None and (isinstance(data, ast.Name) and _grown_with_variables(data.id, ctx)):
             found = data
         if found is None and isinstance(data, ast.Name):
             bound = a.single_assignment(data.id, ctx.function)
             if isinstance(bound, (ast.List, ast.Tuple)):
-                found = next((i for i in bound.elts if a.kind(i).dynamic), None)
+                found = next((i for i in bound.elts if a.kind(i).dynamic and _by_method(i, a, ctx)), None)
         if found is None or _numpy_made(found, ctx):
             return  # `Tensor(np.square(x))`: the numpy call is reported itself
         yield ctx.diagnostic(
@@ -609,3 +612,27 @@ def _used_as_mapping(e: ast.expr, func: ast.AST | None) -> bool:
         if mapping_use and isinstance(n.value, ast.Name) and n.value.id == e.id:  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _has_method_call(e: ast.expr) -> bool:
+    """Does `e` call a method (`t.max()`, `.item()`)?"""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) for n in ast.walk(e))
+
+
+def _entry_input(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` a parameter of the compiled entry itself (a `construct` or jit function's input,
+    a tensor unless its callers show otherwise)?"""
+    scope, func = ctx.scope, ctx.function
+    if not isinstance(e, ast.Name) or scope is None or scope.kind not in ("construct", "jit") or func is None:
+        return False
+    args = getattr(func, "args", None)
+    return args is not None and any(p.arg == e.id for p in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+
+
+def _by_method(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """Is `e` computed by a method call, itself or as the one value its name is bound to
+    (`m = x.max().item()`)?"""
+    if isinstance(e, ast.Name):
+        bound = a.single_assignment(e.id, ctx.function)
+        return bound is not None and _has_method_call(bound)
+    return _has_method_call(e)
