@@ -117,7 +117,7 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
         # the text: without "Map" only a module-level instance can be one (and a local
         # binding of the name then hides it), so the walk of the function that finds the
         # local bindings is needed only for such a name
-        if "Map" not in ctx.text and _mapper_class(ctx.scopes.info.instances.get(f.id)) is None:
+        if not _mentions_map(ctx) and _mapper_class(ctx.scopes.info.instances.get(f.id)) is None:
             return None
         built = _bindings(ctx).get(f.id)
         if built:
@@ -135,6 +135,15 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
         if len(values) == 1 and isinstance(values[0], ast.Call) and not values[0].args:
             return _mapper_class(ctx.qualname(values[0].func))
     return None
+
+
+def _mentions_map(ctx: Context) -> bool:
+    """Does the file's text say "Map" at all? (searched once per file: a search per call
+    made the rule quadratic in the file's length)"""
+    hit: bool | None = ctx.cache.get("ms157-mentions-map")
+    if hit is None:
+        hit = ctx.cache["ms157-mentions-map"] = "Map" in ctx.text
+    return hit
 
 
 def _bindings(ctx: Context) -> dict[str, list[ast.AST]]:
