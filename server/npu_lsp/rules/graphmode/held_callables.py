@@ -11,6 +11,36 @@ from __future__ import annotations
 import ast
 
 from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.flow import analyzer
+
+
+def held_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None:
+    """What built the object `self.fn` holds, for a call `self.fn(...)` in `func`: a package's
+    or the standard library's callable (`functools.partial`) bound in `__init__`, received
+    through the constructor, or picked by default; that object is called as Python, like the
+    function that built it (measured: a `functools.partial` held on `self` and called with a
+    graph variable is rejected under STRICT). None for anything else."""
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
+        return None
+    a = analyzer(ctx)
+    cls = a.owner_class(func)
+    if cls is None:
+        return None
+    values = a._self_values(cls).get(f.attr, [])
+    if len(values) != 1:
+        return None
+    value = values[0]
+    if isinstance(value, ast.Name):
+        # `self.act_fn = act_fn`, every construction passing a `functools.partial(...)`
+        return held_from_constructor(ctx, cls, f.attr)
+    if isinstance(value, (ast.BoolOp, ast.IfExp)):
+        # `self.act = act or functools.partial(...)` with every construction leaving `act` None
+        return held_by_default(ctx, cls, value)
+    if not isinstance(value, ast.Call):
+        return None
+    q = ctx.qualname(value.func)
+    return q if q and calls_table.outside_project(q) and not q.startswith("builtins.") else None
 
 
 def held_from_constructor(ctx: Context, cls: ast.ClassDef, attr: str) -> str | None:

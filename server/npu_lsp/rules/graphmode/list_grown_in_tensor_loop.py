@@ -198,7 +198,7 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
     found once per function over its statements only: a `for` is a statement, and a
     statement's ancestors are statements, handlers and cases, so the statements' own
     breadth-first order is the one `ast.walk` gives them among every node."""
-    key = ("ms145-range-loops", id(func))
+    key = ("ms152-range-loops", id(func))
     hit: list[ast.For] | None = ctx.cache.get(key)
     if hit is None:
         hit = []

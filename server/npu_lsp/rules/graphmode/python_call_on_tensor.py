@@ -13,7 +13,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.held_callables import held_from_constructor
+from npu_lsp.rules.graphmode.held_callables import held_callable
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 _TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
@@ -126,7 +126,7 @@ class PythonCallOnTensor(GraphRule):
         factory = _stdlib_factory_class(node.func, q, ctx)
         # a plain class of the user's is called as Python too (its `__init__` is not compiled)
         built = "dataclasses.dataclass" if factory == _PLAIN_CLASS else factory
-        q = built or q or _held_callable(node.func, ctx) or _module_built(node.func, ctx)
+        q = built or q or held_callable(node.func, ctx, ctx.function) or _module_built(node.func, ctx)
         if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q)):
             return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
@@ -451,32 +451,6 @@ def _bound_in(function: ast.AST | None, name: str) -> bool:
         ):
             return True
     return False
-
-
-def _held_callable(func: ast.expr, ctx: Context) -> str | None:
-    """`self.fn(...)` where `__init__` binds `self.fn = functools.partial(...)` (or another
-    object built by the standard library or a third-party package): that object is called
-    as Python, like the function that built it (measured: a `functools.partial` held on
-    `self` and called with a graph variable is rejected under STRICT)."""
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-        return None
-    a = analyzer(ctx)
-    cls = a.owner_class(ctx.function)
-    if cls is None:
-        return None
-    values = a._self_values(cls).get(func.attr, [])
-    if len(values) == 1 and isinstance(values[0], ast.Name):
-        # `self.act_fn = act_fn`, every construction passing a `functools.partial(...)`
-        return held_from_constructor(ctx, cls, func.attr)
-    if len(values) == 1 and isinstance(values[0], (ast.BoolOp, ast.IfExp)):
-        from npu_lsp.rules.graphmode.held_callables import held_by_default
-
-        # `self.act = act or functools.partial(...)` with every construction leaving `act` None
-        return held_by_default(ctx, cls, values[0])
-    if len(values) != 1 or not isinstance(values[0], ast.Call):
-        return None
-    q = ctx.qualname(values[0].func)
-    return q if q and calls_table.outside_project(q) and not q.startswith("builtins.") else None
 
 
 def _grown_with_variables(name: str, ctx: Context) -> bool:

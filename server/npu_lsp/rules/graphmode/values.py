@@ -625,12 +625,13 @@ def _callers(ctx: Context, scope: GraphScope) -> list[tuple[ast.Call, ast.AST]]:
 def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     from npu_lsp.rules.graphmode import calls_table
     from npu_lsp.rules.graphmode.flow import analyzer
+    from npu_lsp.rules.graphmode.held_callables import held_callable
 
     f = call.func
     a = analyzer(ctx)
     q = ctx.qualname(f) if isinstance(f, (ast.Name, ast.Attribute)) else None
     if q is None:
-        q = _held_callable(f, ctx, func)
+        q = held_callable(f, ctx, func)
     if q and q.startswith("builtins."):
         if q[9:] in calls_table.graph_builtins():
             return False
@@ -656,35 +657,6 @@ def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     lax = calls_table.method(t, f.attr, holds, "lax")
     strict = calls_table.method(t, f.attr, holds, "strict")
     return bool(lax and lax.accepted and strict and not strict.accepted)
-
-
-def _held_callable(f: ast.expr, ctx: Context, func: ast.AST) -> str | None:
-    """`self.fn` bound in `__init__` to an object a package built (`functools.partial(...)`):
-    called as Python, like the function that built it."""
-    from npu_lsp.rules.graphmode import calls_table
-    from npu_lsp.rules.graphmode.flow import analyzer
-
-    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
-        return None
-    a = analyzer(ctx)
-    cls = a.owner_class(func)
-    if cls is None:
-        return None
-    values = a._self_values(cls).get(f.attr, [])
-    if len(values) == 1 and isinstance(values[0], ast.Name):
-        from npu_lsp.rules.graphmode.held_callables import held_from_constructor
-
-        # `self.act_fn = act_fn`, every construction passing a `functools.partial(...)`
-        return held_from_constructor(ctx, cls, f.attr)
-    if len(values) == 1 and isinstance(values[0], (ast.BoolOp, ast.IfExp)):
-        from npu_lsp.rules.graphmode.held_callables import held_by_default
-
-        # `self.act = act or functools.partial(...)` with every construction leaving `act` None
-        return held_by_default(ctx, cls, values[0])
-    if len(values) != 1 or not isinstance(values[0], ast.Call):
-        return None
-    q = ctx.qualname(values[0].func)
-    return q if q and calls_table.outside_project(q) and not q.startswith("builtins.") else None
 
 
 DIAGNOSTIC_FILTERS.append(folded_away)
