@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import ast
-import functools
-import json
 from collections.abc import Iterable, Iterator
-from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.optimizer_facts import optimizer_facts
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
 
 # mindspore.nn layers that own parameters, with the name their first parameter gets when the
@@ -106,7 +104,7 @@ class DuplicateParameterNames(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
         if ("clone(" in ctx.text or "Parameter(" in ctx.text) and builds_optimizer(
-            ctx, set(_optimizer_state())
+            ctx, set(optimizer_facts())
         ):
             for fn in ast.walk(node):
                 if isinstance(fn, ast.FunctionDef):
@@ -202,11 +200,11 @@ class DuplicateParameterNames(GraphRule):
                 opt = _given_optimizer(cls, ast.Name(id="optimizer"), ctx, default_index=1)
                 if opt is not None:
                     optimizers.append(opt)
-        table = _optimizer_state()
+        table = optimizer_facts()
         for opt in optimizers:
             own = table[opt]
             for what, shown in states:
-                clash = shown in own["names"] if what == "name" else shown in own["clone_prefixes"]
+                clash = shown in own.names if what == "name" else shown in own.clone_prefixes
                 if clash:
                     named = f"'{shown}'" if what == "name" else f"'{shown}.*' (`clone(prefix=\"{shown}\")`)"
                     yield ctx.diagnostic(
@@ -218,14 +216,6 @@ class DuplicateParameterNames(GraphRule):
                         "choose another name",
                     )
                     return
-
-
-@functools.cache
-def _optimizer_state() -> dict[str, dict[str, list[str]]]:
-    """Per built-in optimizer, the names of its own Parameters (ms_optimizer_state.json)."""
-    data = json.loads(resources.files(__package__).joinpath("ms_optimizer_state.json").read_text("utf-8"))
-    out: dict[str, dict[str, list[str]]] = data["optimizers"]
-    return out
 
 
 def _callee_key(func: ast.expr) -> str | None:
@@ -249,7 +239,7 @@ def _optimizer_class(value: ast.expr | None, ctx: Context) -> str | None:
         return None
     q = ctx.qualname(value.func) or ""
     last = q.rsplit(".", 1)[-1]
-    return last if q.startswith("mindspore.nn.") and last in _optimizer_state() else None
+    return last if q.startswith("mindspore.nn.") and last in optimizer_facts() else None
 
 
 def _state_name(value: ast.expr | None, ctx: Context) -> tuple[str, str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
@@ -10,28 +11,18 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.optimizer_facts import optimizer_facts
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
 
-#: the optimizers of mindspore.nn measured on MindSpore 2.10 to refuse a list of gradients in
-#: compiled code (each maps its update over the gradients and its ParameterTuple together with
-#: `hyper_map`/`map_`); `nn.ASGD` and `nn.Rprop` loop in Python and accept a list, and
-#: `nn.Adadelta`/`nn.Lamb` refuse it in PyNative too
-_OPTIMIZERS = frozenset(
-    {
-        "SGD",
-        "Momentum",
-        "Adam",
-        "AdamWeightDecay",
-        "LazyAdam",
-        "AdaMax",
-        "Adagrad",
-        "FTRL",
-        "ProximalAdagrad",
-        "RMSProp",
-    }
-)
 #: the classes whose `__init__` stores the optimizer they are given as `self.optimizer`
 _STEP_CELLS = frozenset({"TrainOneStepCell", "TrainOneStepWithLossScaleCell"})
+
+
+@functools.cache
+def _refusing() -> frozenset[str]:
+    """The optimizers measured to refuse a list of gradients in compiled code (`nn.ASGD` and
+    `nn.Rprop` loop in Python and accept one)."""
+    return frozenset(n for n, f in optimizer_facts().items() if f.list_of_gradients == "fails")
 
 
 @rule(code="MS177", name="list-gradients-to-optimizer", severity="error", family="graphmode")
@@ -86,7 +77,7 @@ class ListGradientsToOptimizer(GraphRule):
         assert isinstance(node, ast.Call)
         if len(node.args) != 1 or node.keywords or ctx.function is None:
             return
-        if not builds_optimizer(ctx, _OPTIMIZERS):
+        if not builds_optimizer(ctx, _refusing()):
             return  # most files build no built-in optimizer
         name = _optimizer_class(node.func, ctx)
         if name is None:
@@ -117,7 +108,7 @@ def _optimizer_name(value: ast.expr | None, ctx: Context) -> str | None:
         return None
     q = ctx.qualname(value.func) or ""
     last = q.rsplit(".", 1)[-1]
-    return last if q.startswith("mindspore.nn.") and last in _OPTIMIZERS else None
+    return last if q.startswith("mindspore.nn.") and last in _refusing() else None
 
 
 def _module_value(name: str, ctx: Context) -> ast.expr | None:
