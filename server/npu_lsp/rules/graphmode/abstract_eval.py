@@ -162,7 +162,7 @@ class Values:
             return hit
         if isinstance(e, ast.Name):
             context = self._context
-            if context is not None and context[0] is func and e.id in context[1] and not self.a.rebinds(e.id, func):
+            if context is not None and context[0] is func and e.id in context[1] and self._parameter_reaches(e, func):
                 return context[1][e.id]
             value = self.a.single_assignment(e.id, func)
             if value is not None and not _augmented(value, e.id):
@@ -171,6 +171,22 @@ class Values:
         return av.UNKNOWN
 
     # ------------------------------------------------------------------ names
+    def _parameter_reaches(self, e: ast.Name, func: ast.AST | None) -> bool:
+        """Does `e` still read the value the call gave the parameter? Yes when the body never
+        binds it, or binds it only on later lines and `e` is in no loop (`x = self.f(x)`
+        after the read, as nearly every `construct` does)."""
+        first = self.a.first_binding_line(e.id, func)
+        if first is None:
+            return True
+        if first <= e.lineno:
+            return False
+        p = self.ctx.parent(e)
+        while p is not None and p is not func:
+            if isinstance(p, (ast.For, ast.AsyncFor, ast.While)):
+                return False
+            p = self.ctx.parent(p)
+        return p is func
+
     def _name(self, e: ast.Name, func: ast.AST | None) -> av.Value:
         t = self.a.type_class(e, func)
         if t == "tensor":

@@ -258,6 +258,12 @@ class Analyzer:
         """Does `func`'s body bind `name` (beyond a parameter of that name)?"""
         return name in self._indexed(self._fn(func)).bindings
 
+    def first_binding_line(self, name: str, func: ast.AST | None) -> int | None:
+        """The first line on which `func`'s body binds `name` (0 when a binding has no line),
+        or None when it never does."""
+        binds = self._indexed(self._fn(func)).bindings.get(name)
+        return min(getattr(v, "lineno", 0) for _, v in binds) if binds else None
+
     def single_assignment(self, name: str, func: ast.AST | None) -> ast.expr | None:
         """The value of `name = value` when that is the name's only binding in `func` (not a
         parameter, not bound in a loop or by unpacking): what the name holds everywhere."""

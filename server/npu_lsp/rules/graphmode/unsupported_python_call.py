@@ -454,8 +454,11 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
                 return "str"
             if q == "builtins.slice":
                 return "slice"
-        elif isinstance(f, ast.Attribute) and f.attr in _STR_RESULT and _container_type(f.value, ctx) == "str":
-            return "str"
+        elif isinstance(f, ast.Attribute) and f.attr in _STR_RESULT and (
+            _container_type(f.value, ctx) == "str"
+            or (isinstance(f.value, ast.Name) and ctx.qualname(f.value) == "builtins.str")
+        ):
+            return "str"  # `s.upper()`, and `str.upper(s)` (the method taken from the class)
     if isinstance(e, (ast.Name, ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.Call)):
         t = analyzer(ctx).type_class(e)
         if t in calls_table.CONTAINER_TYPES:
