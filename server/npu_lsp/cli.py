@@ -232,7 +232,9 @@ def run(argv: Sequence[str]) -> int:
         )
         _RETAINED.append(lookup)
         try:
-            found = Stats(files=len(sources), cache="off" if lookup.cache is None else "on")
+            found = Stats(
+                files=len(sources), read=lookup.read, cache="off" if lookup.cache is None else "on"
+            )
             checked = answer(lookup, sources, [str(n) for n in notebooks], config, by_file, found)
             found.seconds = time.perf_counter() - t0
             if progress is not None:

@@ -45,6 +45,8 @@ class Stats:
     """What a run did (for `--timings`)."""
 
     files: int = 0
+    #: files whose bytes the first step read: their stamp was not trusted (`cache.trusted`)
+    read: int = 0
     parsed: int = 0
     reparsed: int = 0
     checked: int = 0
@@ -87,6 +89,11 @@ class Lookup:
     state: str
     #: files read because their stamp was not trusted, whose content was as recorded
     restamped: list[int] = field(default_factory=list)
+
+    @property
+    def read(self) -> int:
+        """How many files were read (their stamps not trusted)."""
+        return sum(d is not None for d in self.datas)
 
     @property
     def unchanged(self) -> bool:

@@ -50,10 +50,9 @@ from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.parallel import Pool
-from npu_lsp.project_scopes import Resolution
-from npu_lsp.rules.graphmode import xcalls
+from npu_lsp.project_scopes import Resolution, Scopes
 from npu_lsp.rules.graphmode.xcalls import incoming_digests
-from npu_lsp.scope import EdgeTable, GraphScope, ModuleInfo, summarize
+from npu_lsp.scope import EdgeTable, ModuleInfo, summarize
 from npu_lsp.summary import portable
 from npu_lsp.warm import (
     Lookup,
@@ -184,9 +183,10 @@ def _check_files(
         lookup = look_up(paths, config, root, cache_root, read_cache=read_cache)
     settings, keys, cache = lookup.settings, lookup.keys, lookup.cache
     stats.cache = "on" if cache is not None else "off"
-    old = lookup.old
-    old_state, old_whole, old_results, old_moving = old.state, old.whole, old.files, old.moving
-    nbs = Notebooks(notebooks, config, settings, old, lookup.root)
+    stats.read = lookup.read
+    recorded = lookup.old
+    old_whole, old_results, old_moving = recorded.whole, recorded.files, recorded.moving
+    nbs = Notebooks(notebooks, config, settings, recorded, lookup.root)
     # what changed was read: a file whose stamp is trusted has the content it recorded
     stamps, datas, contents = lookup.stamps, list(lookup.datas), lookup.contents
     run = Run(
@@ -319,7 +319,7 @@ def _check_files(
                     tick(1)
                 else:
                     check.append(i)
-            new_scopes: dict[str, GraphScope] | None = None
+            new_scopes: Scopes | None = None
             resolution = previous
             seeds: dict[int, str] = {}
             t = stats.lap("key", t)
@@ -332,15 +332,15 @@ def _check_files(
                 index = _index(run, blobs)
                 scopes = cached_scopes
                 if scopes is None:
-                    scopes, resolution = project_scopes.resolve(
+                    packed, resolution = project_scopes.resolve_packed(
                         index,
                         [run.modules[i] for i in order],
                         {run.modules[i]: closure[i] for i in order},
                         previous,
                     )
-                    new_scopes = scopes
+                    scopes = new_scopes = Scopes(packed)
                     stats.resolved = resolution.computed_roots + resolution.computed_edges
-                xcalls.attach(scopes, passed)
+                _attach(scopes, passed)
                 edges = (
                     EdgeTable(resolution.edges, resolution.roots)
                     if resolution is not None
@@ -436,7 +436,7 @@ def _check_files(
             # nothing was checked: the index of the summaries
             index = _index(run, [(i, _blob(cache, summaries[i])) for i in order])
             if cached_scopes is not None:
-                xcalls.attach(cached_scopes, passed)
+                _attach(cached_scopes, passed)
                 index.set_graph_scopes(cached_scopes)
             return index
 
@@ -584,7 +584,7 @@ def _cached_index(
     if cache is not None:
         scopes = _cached_scopes(cache.load_scopes(), scopes_key)[0]
         if scopes is not None:
-            xcalls.attach(scopes, passed)
+            _attach(scopes, passed)
             index.set_graph_scopes(scopes)
     return index
 
@@ -603,7 +603,7 @@ def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
 def _prepare(
     run: Run,
     blobs: list[tuple[int, Blob]],
-    scopes: dict[str, GraphScope] | bytes,
+    scopes: Scopes | bytes,
     edges: EdgeTable | None,
     index: WorkspaceIndex | None,
 ) -> None:
@@ -669,23 +669,32 @@ def _moving(summaries: dict[int, FileSummary]) -> str:
 
 
 # ----------------------------------------------------------------------------- keys
-def _seeds(quals: tuple[str, ...], made: tuple[str, ...], scopes: dict[str, GraphScope]) -> str:
+def _seeds(quals: tuple[str, ...], made: tuple[str, ...], scopes: Scopes) -> str:
     """Digest of what the project-wide resolution says about a module's functions (what
     `ScopeResolver._workspace_seeds` reads): which are compiled, how, from where. `quals`
-    and `made` are the module's (`_seed_names`)."""
+    and `made` are the module's (`_seed_names`). Read from the packed scopes: none is
+    made for this."""
     names = list(quals)
     if made:
         names.extend(q for q in scopes if "<locals>" in q and q.startswith(made))
     parts: list[str] = []
     for q in names:
-        s = scopes.get(q)
+        s = scopes.packed(q)
         if s is not None:
-            sites = ";".join(
-                f"{c.path}:{c.line}:{c.column}:{c.end_line}:{c.end_column}:{c.caller}"
-                for c in s.call_sites
-            )
-            parts.append(f"{q}|{s.kind}|{s.level}|{sites}")
+            # (path, line, column, end_line, end_column, caller) of each call site
+            sites = ";".join(f"{c[0]}:{c[1]}:{c[2]}:{c[3]}:{c[4]}:{c[5]}" for c in s[3])
+            parts.append(f"{q}|{s[1]}|{s[2]}|{sites}")
     return digest(*parts)
+
+
+def _attach(scopes: Scopes, calls: list[Any]) -> None:
+    """`xcalls.attach` on scopes made as they are looked up: each call goes to the scope
+    of the function it calls, as `GraphScope.incoming`."""
+    by_target: dict[str, list[Any]] = {}
+    for c in calls:
+        if c[0] in scopes:
+            by_target.setdefault(c[0], []).append(c)
+    scopes.attach({q: tuple(v) for q, v in by_target.items()})
 
 
 def _closures(
@@ -788,9 +797,7 @@ def _closures(
     return {i: comp_digest[comp_of[i]] for i in order}
 
 
-def _cached_scopes(
-    entry: Any, key: str
-) -> tuple[dict[str, GraphScope] | None, Resolution | None, str]:
+def _cached_scopes(entry: Any, key: str) -> tuple[Scopes | None, Resolution | None, str]:
     """(the cached resolution when every summary is as it was, else None; the roots and
     edges it was made of, for `project_scopes.resolve` to reuse; the key it was made for)."""
     try:
@@ -798,7 +805,7 @@ def _cached_scopes(
         if not isinstance(resolution, Resolution) or resolution.packed is None:
             return None, None, ""
         same = made_for == key
-        return (project_scopes.unpack(resolution.packed) if same else None), resolution, made_for
+        return (Scopes(resolution.packed) if same else None), resolution, made_for
     except Exception:  # nothing stored, or not what this build stores
         return None, None, ""
 
