@@ -328,6 +328,7 @@ class Scopes(Mapping[str, GraphScope]):
         self._packed = {p[0]: p for p in packed}  # (the last of a qualname wins, as in `unpack`)
         self._made: dict[str, GraphScope] = {}
         self._incoming: dict[str, tuple[Any, ...]] = {}
+        self._locals: list[str] | None = None
 
     def __getitem__(self, qualname: str) -> GraphScope:
         made = self._made.get(qualname)
@@ -356,6 +357,12 @@ class Scopes(Mapping[str, GraphScope]):
     def packed(self, qualname: str) -> Packed | None:
         """The scope of `qualname` as the cache keeps it (nothing made)."""
         return self._packed.get(qualname)
+
+    def closures(self) -> list[str]:
+        """The qualnames of nested functions (`<locals>` in them), in order."""
+        if self._locals is None:
+            self._locals = [q for q in self._packed if "<locals>" in q]
+        return self._locals
 
     def attach(self, incoming: dict[str, tuple[Any, ...]]) -> None:
         """`GraphScope.incoming` of each scope (`xcalls.attach`'s result, by qualname)."""

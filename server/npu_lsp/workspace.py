@@ -676,7 +676,7 @@ def _seeds(quals: tuple[str, ...], made: tuple[str, ...], scopes: Scopes) -> str
     made for this."""
     names = list(quals)
     if made:
-        names.extend(q for q in scopes if "<locals>" in q and q.startswith(made))
+        names.extend(q for q in scopes.closures() if q.startswith(made))
     parts: list[str] = []
     for q in names:
         s = scopes.packed(q)
