@@ -105,7 +105,7 @@ def _walk(
             if not name.endswith(suffixes):
                 continue
             f = Path(dirpath) / name
-            if _excluded(f, exclude) or (is_target is not None and not is_target(f)):
+            if (exclude and _excluded(f, exclude)) or (is_target is not None and not is_target(f)):
                 continue  # (before the stat: a file no one checks is never reported)
             try:
                 st = f.stat()

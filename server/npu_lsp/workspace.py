@@ -2,8 +2,10 @@
 
 The run, for files in discovery order:
 
-1. read every file and take a digest of its bytes; when the settings and every digest
-   are what the cache recorded last time, the recorded diagnostics are the answer;
+1. (`warm.look_up`, usually already done by the CLI) stamp every file, read and digest
+   those whose stamp the cache cannot vouch for; when the settings and every digest are
+   what the cache recorded last time, the recorded diagnostics are the answer (the CLI
+   gives it without importing this module: `warm.answer`);
 2. *summarise* (workers): each Python file whose summary is not cached is parsed once
    and summarised; the worker keeps the tree for step 5 and sends back the portable
    summary (`summary.portable`, pickled) and the names the module imports;
