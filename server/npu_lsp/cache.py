@@ -27,8 +27,7 @@ import hashlib
 import hmac
 import os
 import pickle
-import secrets
-import tempfile
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,8 +36,15 @@ from typing import Any
 from npu_lsp.diagnostics import Diagnostic
 
 CACHE_DIR = ".ascend-lens_cache"
-_FORMAT = 5
+_FORMAT = 6
 _MAC_SIZE = 32
+#: A file whose last change (mtime or ctime) is this close to the moment its stamp was
+#: taken may change again within the same timestamp tick (coarse on most file systems,
+#: up to 2 s on some) without its stamp changing: its content is hashed, not trusted.
+RACY_NS = 2_000_000_000
+
+#: (size, mtime in ns, ctime in ns, inode) of a file when its content was read
+Stamp = tuple[int, int, int, int]
 
 
 def digest(*parts: bytes | str) -> str:
@@ -51,20 +57,39 @@ def digest(*parts: bytes | str) -> str:
     return h.hexdigest()
 
 
+def stamp_of(st: os.stat_result) -> Stamp:
+    """The stamp of a file from its `os.stat` (see `trusted`)."""
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def trusted(now: Stamp | None, recorded: Stamp | None, stamped_at: int) -> bool:
+    """Whether a file whose stamp is `now` still has the content read when `recorded` was
+    taken (at `stamped_at`, `time.time_ns()` before the run's first `stat`), so that it
+    need not be read again.
+
+    Ruff trusts a file's modification time (and permissions) alone. Here the stamp also
+    holds the size, the inode and the status-change time: `os.utime` (`touch -r`, `cp -p`,
+    an editor restoring the time) can put an old mtime back on changed content, but not
+    the ctime, which the kernel sets on every write. A file changed within a timestamp
+    tick of the moment its stamp was taken could keep its stamp (the "racy" case git
+    knows), so such a file is hashed instead of trusted (`RACY_NS`)."""
+    return now is not None and now == recorded and max(now[1], now[2]) < stamped_at - RACY_NS
+
+
+_CHECKER: str | None = None
+
+
 def checker_version() -> str:
     """The package version plus the size and time of every file of the checker, so a
     changed rule (even without a version bump, as in a development checkout) is a new
-    checker for the cache."""
-    from importlib import metadata
-
+    checker for the cache. Once per process."""
+    global _CHECKER
+    if _CHECKER is not None:
+        return _CHECKER
     import npu_lsp
 
-    try:
-        version = metadata.version("ascend-lens")
-    except metadata.PackageNotFoundError:
-        version = "0"
-    parts = [version]
-    root = Path(npu_lsp.__file__).parent
+    parts = [_installed_version()]
+    root = os.path.dirname(os.path.abspath(npu_lsp.__file__))
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
@@ -72,7 +97,25 @@ def checker_version() -> str:
                 with contextlib.suppress(OSError):
                     st = os.stat(os.path.join(dirpath, name))
                     parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
-    return digest(*parts)
+    _CHECKER = digest(*parts)
+    return _CHECKER
+
+
+def _installed_version() -> str:
+    """The version of the installed `ascend-lens` distribution, from the name of its
+    metadata folder on `sys.path` (where `importlib.metadata` finds it, without importing
+    that package and the email parser it brings); "0" when it is not installed."""
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(("ascend_lens-", "ascend-lens-")) and name.endswith(
+                (".dist-info", ".egg-info")
+            ):
+                return name[len("ascend_lens-") :].rsplit(".", 1)[0]
+    return "0"
 
 
 @dataclass
@@ -83,9 +126,9 @@ class FileResult:
     key: str
     seeds: str
     diagnostics: list[Diagnostic]
-    #: (size, mtime in ns, inode) when the content was read: the same stamp, the same
-    #: content (as Ruff's cache assumes), so an unchanged file is not even read
-    stamp: tuple[int, int, int] | None = None
+    #: the file's stamp when the content was read: a stamp `trusted` says the content is
+    #: unchanged, so an unchanged file is not even read
+    stamp: Stamp | None = None
     #: digest of the summaries the file's module reaches (see `workspace._closures`)
     closure: str = ""
 
@@ -103,7 +146,7 @@ class NotebookResult:
     imports: tuple[str, ...]
     #: (where, relative to the notebook's name: "" or ":cell N"; diagnostic)
     found: list[tuple[str, Diagnostic]]
-    stamp: tuple[int, int, int] | None = None
+    stamp: Stamp | None = None
 
 
 @dataclass
@@ -182,6 +225,22 @@ def project_summaries(project_root: str | os.PathLike[str]) -> dict[str, FileSum
     return {}
 
 
+@dataclass
+class Results:
+    """The `results` file: what the last run found and what it was computed from."""
+
+    #: digest of the run's state: the settings and every file's content
+    state: str = ""
+    #: digest of every summary of the run
+    whole: str = ""
+    files: dict[str, FileResult] = field(default_factory=dict)
+    notebooks: dict[str, NotebookResult] = field(default_factory=dict)
+    #: digest of the summaries with migration facts
+    moving: str = ""
+    #: `time.time_ns()` before the run took the files' stamps (see `trusted`)
+    stamped_at: int = 0
+
+
 class Cache:
     """One project's cache for one settings key (see the module docstring)."""
 
@@ -198,24 +257,22 @@ class Cache:
         self._blobs: bytes | None = None
 
     # ---- reading
-    def load_results(
-        self,
-    ) -> tuple[str, str, dict[str, FileResult], dict[str, NotebookResult], str]:
-        """(state of the last run, digest of all its summaries, results per file, results
-        per notebook, digest of the summaries with migration facts)."""
+    def load_results(self) -> Results:
+        """What the last run recorded (`Results`; empty when nothing usable)."""
         data = self._read("results")
-        if not (isinstance(data, tuple) and len(data) == 5 and isinstance(data[2], dict)):
-            return "", "", {}, {}, ""
-        state, whole, results, notebooks, moving = data
+        if not (isinstance(data, tuple) and len(data) == 6 and isinstance(data[2], dict)):
+            return Results()
+        state, whole, results, notebooks, moving, stamped_at = data
         ok = (
             isinstance(state, str)
             and isinstance(whole, str)
             and isinstance(moving, str)
+            and isinstance(stamped_at, int)
             and isinstance(notebooks, dict)
             and all(isinstance(v, FileResult) for v in results.values())
             and all(isinstance(v, NotebookResult) for v in notebooks.values())
         )
-        return (state, whole, results, notebooks, moving) if ok else ("", "", {}, {}, "")
+        return Results(state, whole, results, notebooks, moving, stamped_at) if ok else Results()
 
     def load_summaries(self) -> dict[str, FileSummary]:
         """Every cached summary: the `summaries` file with the newer entries of the small
@@ -285,26 +342,25 @@ class Cache:
     # ---- writing
     def save(
         self,
-        state: str,
-        whole: str,
-        results: dict[str, FileResult],
+        results: Results,
         summaries: dict[str, FileSummary] | None,
         changed: dict[str, FileSummary] | None = None,
         scopes: object = None,
-        notebooks: dict[str, NotebookResult] | None = None,
-        moving: str = "",
     ) -> None:
-        """Write the cache: all `summaries`, or (when None) only the `changed` ones, and
-        `scopes` when given; failures (read-only project, full disk) are silent: the cache
-        is an optimisation only."""
+        """Write the cache: `results`, all `summaries`, or (when None) only the `changed`
+        ones, and `scopes` when given; failures (read-only project, full disk) are silent:
+        the cache is an optimisation only."""
         if self._key is None:
             return
         try:
             self._prepare()
-            self._write("results", (state, whole, results, notebooks or {}, moving))
+            r = results
+            self._write("results", (r.state, r.whole, r.files, r.notebooks, r.moving, r.stamped_at))
             if scopes is not None:
                 self._write("scopes", scopes)
             if summaries is not None:
+                import secrets
+
                 base = FileSummary(secrets.token_hex(8), "", b"", "", ())
                 # the summaries themselves go to `blobs`, read only when used
                 chunks: list[bytes] = []
@@ -350,6 +406,8 @@ class Cache:
         self._write_raw(name, self._sign(body), body)
 
     def _write_raw(self, name: str, *parts: bytes) -> None:
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.")
         try:
             with os.fdopen(fd, "wb") as f:
@@ -377,6 +435,9 @@ def _signing_key() -> bytes | None:
             return key
     except OSError:
         pass
+    import secrets
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         key = secrets.token_bytes(32)

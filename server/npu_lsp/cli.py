@@ -15,25 +15,26 @@ change (`npu_lsp.fixing`).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import stat
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
 from npu_lsp.config import Config, load_config
 from npu_lsp.diagnostics import Diagnostic
-from npu_lsp.discovery import report_into
-from npu_lsp.engine import LANGUAGES, WorkspaceIndex, iter_python_files
+from npu_lsp.discovery import discover, report_into
 from npu_lsp.files import is_checkable
-from npu_lsp.fixing import run_fix
+from npu_lsp.filetypes import claimed
 from npu_lsp.output import RENDERERS, render_statistics
 from npu_lsp.parallel import WorkerFailed, default_jobs
 from npu_lsp.progress import Progress
-from npu_lsp.registry import RULES, load_all
-from npu_lsp.workspace import check_files, project_root
+from npu_lsp.warm import Miss, Stats, answer, look_up, project_root
+
+# The rules, the engine and the repository run (`workspace`) are imported only when a file
+# has to be checked: a run the cache answers (`warm.answer`) needs none of them.
 
 
 class UsageError(Exception):
@@ -110,30 +111,34 @@ def _jobs(raw: str) -> int:
 def _codes(raw: str | None, flag: str) -> tuple[str, ...] | None:
     if raw is None:
         return None
+    from npu_lsp.registry import load_all
+
+    rules = load_all()
     codes = tuple(c.strip().upper() for c in raw.split(",") if c.strip())
     for c in codes:
-        if c != "ALL" and not any(code.startswith(c) for code in RULES):
+        if c != "ALL" and not any(code.startswith(c) for code in rules):
             raise UsageError(f"{flag}: unknown rule code or prefix {c!r}")
     return codes
 
 
 def _is_target(path: Path) -> bool:
-    return path.suffix in (".py", ".pyi", ".ipynb") or any(
-        _safe(m, str(path)) for m, _ in LANGUAGES
-    )
-
-
-def _safe(matcher: object, path: str) -> bool:
+    """A file of a folder `check` looks at: Python sources, notebooks, and the files a rule
+    family claims (`filetypes`: the matchers the families register)."""
+    if path.suffix in (".py", ".pyi", ".ipynb"):
+        return True
     try:
-        return bool(matcher(path))  # type: ignore[operator]
+        return claimed(str(path))
     except Exception:
         return False
 
 
-def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]:
+def _collect(
+    paths: list[str], config: Config, skipped: list[str], stats: dict[str, os.stat_result]
+) -> list[Path]:
     """The files to check. A named path that cannot be read at all is a UsageError (exit 2);
     files and folders inside that cannot be read, special files and files over the size
-    limit are appended to `skipped` ("path: reason") and left out."""
+    limit are appended to `skipped` ("path: reason") and left out. Each file's `os.stat`
+    goes to `stats` (by `str` of its path): the cache's stamps are taken from them."""
     files: list[Path] = []
     limit = config.max_file_size
 
@@ -152,12 +157,13 @@ def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]
                 raise UsageError(f"{raw}: cannot read folder: {exc.strerror or exc}") from None
             suffixes = (".py", ".pyi", ".json", ".ipynb")
             files.extend(
-                iter_python_files(
+                discover(
                     [p],
                     config.exclude,
                     suffixes,
+                    _is_target,
                     limit=limit,
-                    is_target=_is_target,
+                    stats=stats,
                     **report_into(skipped),
                 )
             )
@@ -172,6 +178,7 @@ def _collect(paths: list[str], config: Config, skipped: list[str]) -> list[Path]
             os.close(os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
         except OSError as exc:
             raise UsageError(f"{raw}: {exc.strerror or exc}") from None
+        stats[str(p)] = st
         files.append(p)
     return files
 
@@ -195,52 +202,66 @@ def _config(args: argparse.Namespace, paths: list[str]) -> Config:
 
 
 def run(argv: Sequence[str]) -> int:
+    stamped_at = time.time_ns()  # before the first `stat` of a file (see `cache.trusted`)
     args = _parser().parse_intermixed_args(list(argv))
-    load_all()
     paths = args.paths or ["."]
     config = _config(args, paths)
     skipped: list[str] = []
-    files = _collect(paths, config, skipped)
+    stats: dict[str, os.stat_result] = {}
+    files = _collect(paths, config, skipped, stats)
     if not args.quiet:
         for entry in skipped:
             sys.stderr.write(f"ascend-lens check: skipped {entry}\n")
     root = config.root or os.getcwd()
     notebooks = [f for f in files if f.suffix == ".ipynb"]
     if args.fix or args.diff:
-        # Fixing takes the in-process index (fix rounds re-check the text).
-        workspace = WorkspaceIndex.from_paths(
-            [f for f in files if f.suffix in (".py", ".pyi")], root=root, limit=config.max_file_size
-        )
-    if args.fix or args.diff:
-        return run_fix(
-            files,
-            config,
-            workspace,
-            unsafe=args.unsafe_fixes,
-            diff=args.diff,
-            render=RENDERERS[args.format],
-            text_format=args.format == "text",
-        )
+        return _fix(files, config, root, args)
     progress = None if args.quiet else Progress.for_stream(sys.stderr)
     # notebooks: against the run's index of every summary (they import the project)
     by_file: dict[str, list[tuple[str, Diagnostic]]] = {}
+    sources = [str(f) for f in files if f.suffix != ".ipynb"]
     try:
-        checked, stats = check_files(
-            [f for f in files if f.suffix != ".ipynb"],
+        t0 = time.perf_counter()
+        lookup = look_up(
+            sources,
             config,
             root,
-            jobs=args.jobs or default_jobs(),
-            cache_root=None if args.no_cache else project_root(config),
-            progress=progress,
-            notebooks=notebooks,
-            notebook_results=by_file,
-            keep=_RETAINED,
+            None if args.no_cache else project_root(config),
+            stats=[stats.get(p) for p in sources],
+            stamped_at=stamped_at,
         )
+        _RETAINED.append(lookup)
+        try:
+            found = Stats(
+                files=len(sources), read=lookup.read, cache="off" if lookup.cache is None else "on"
+            )
+            checked = answer(lookup, sources, [str(n) for n in notebooks], config, by_file, found)
+            found.seconds = time.perf_counter() - t0
+            if progress is not None:
+                progress(len(sources), len(sources), "checked")
+        except Miss:
+            from npu_lsp.workspace import check_files
+
+            by_file.clear()
+            checked, found = check_files(
+                sources,
+                config,
+                root,
+                jobs=args.jobs or default_jobs(),
+                cache_root=None if args.no_cache else project_root(config),
+                progress=progress,
+                notebooks=notebooks,
+                notebook_results=by_file,
+                keep=_RETAINED,
+                lookup=lookup,
+            )
     finally:
         if progress is not None:
             progress.finish()
     if args.timings:
-        sys.stderr.write(json.dumps(asdict(stats)) + "\n")
+        import json
+
+        sys.stderr.write(json.dumps(asdict(found)) + "\n")
     for p, diags in checked:
         by_file.setdefault(p, []).extend((p, d) for d in diags)
     results = [r for f in files for r in by_file.pop(str(f), [])]
@@ -250,6 +271,27 @@ def run(argv: Sequence[str]) -> int:
         sys.stdout.write(RENDERERS[args.format](results))
     sys.stdout.flush()
     return 1 if results else 0
+
+
+def _fix(files: list[Path], config: Config, root: str, args: argparse.Namespace) -> int:
+    """`--fix` / `--diff`: fix rounds re-check the text on the in-process index."""
+    from npu_lsp.engine import WorkspaceIndex
+    from npu_lsp.fixing import run_fix
+    from npu_lsp.registry import load_all
+
+    load_all()
+    workspace = WorkspaceIndex.from_paths(
+        [f for f in files if f.suffix in (".py", ".pyi")], root=root, limit=config.max_file_size
+    )
+    return run_fix(
+        files,
+        config,
+        workspace,
+        unsafe=args.unsafe_fixes,
+        diff=args.diff,
+        render=RENDERERS[args.format],
+        text_format=args.format == "text",
+    )
 
 
 #: What a check run built, kept for `main` to exit without freeing it.

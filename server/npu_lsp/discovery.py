@@ -50,6 +50,7 @@ def discover(
     on_error: Callable[[OSError], None] | None = None,
     on_skip: Callable[[Path, str], None] | None = None,
     limit: int = 0,
+    stats: dict[str, os.stat_result] | None = None,
 ) -> list[Path]:
     """Regular files under `paths`: folders are walked for names ending in `suffixes`
     (and passing `is_target`, when given) that no `exclude` glob matches; files named
@@ -57,16 +58,19 @@ def discover(
     otherwise it is passed through (the checker reports it unreadable). A folder that
     cannot be listed goes to `on_error`, and a special file inside a folder (or, with `limit`
     > 0, one larger than `limit` bytes) to `on_skip` with the reason (default: both silently
-    skipped)."""
+    skipped). With `stats`, the `os.stat` taken of each file kept goes there by `str` of its
+    path (`check` stamps files with it instead of taking another)."""
     excl = tuple(exclude)
     out: list[Path] = []
     seen: set[str] = set()
 
-    def keep(f: Path) -> None:
+    def keep(f: Path, st: os.stat_result | None = None) -> None:
         key = os.path.normpath(f)
         if key not in seen:
             seen.add(key)
             out.append(f)
+            if stats is not None and st is not None:
+                stats[str(f)] = st
 
     for raw in paths:
         p = Path(raw)
@@ -78,10 +82,10 @@ def discover(
             keep(p)
             continue
         if stat.S_ISDIR(st.st_mode):
-            for f in _walk(p, excl, suffixes, is_target, on_error, on_skip, limit):
-                keep(f)
+            for f, f_st in _walk(p, excl, suffixes, is_target, on_error, on_skip, limit):
+                keep(f, f_st)
         elif stat.S_ISREG(st.st_mode):
-            keep(p)
+            keep(p, st)
     return out
 
 
@@ -93,14 +97,15 @@ def _walk(
     on_error: Callable[[OSError], None] | None = None,
     on_skip: Callable[[Path, str], None] | None = None,
     limit: int = 0,
-) -> Iterable[Path]:
+) -> Iterable[tuple[Path, os.stat_result]]:
+    """(file, its `os.stat`) of every file kept under `root`."""
     for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(filenames):
             if not name.endswith(suffixes):
                 continue
             f = Path(dirpath) / name
-            if _excluded(f, exclude) or (is_target is not None and not is_target(f)):
+            if (exclude and _excluded(f, exclude)) or (is_target is not None and not is_target(f)):
                 continue  # (before the stat: a file no one checks is never reported)
             try:
                 st = f.stat()
@@ -108,7 +113,7 @@ def _walk(
                 continue  # a dangling link
             reason = refusal(st, limit)
             if reason is None:
-                yield f
+                yield f, st
             elif on_skip is not None:
                 on_skip(f, reason)
 

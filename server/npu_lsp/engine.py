@@ -33,7 +33,7 @@ import os
 import pickle
 import traceback
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,7 @@ class WorkspaceIndex:
         #: package name -> the modules under it (at any depth), for `import pkg`
         self._under: dict[str, dict[str, None]] = {}
         self.version = 0
-        self._scopes: dict[str, GraphScope] = {}
+        self._scopes: Mapping[str, GraphScope] = {}
         self._scopes_version = -1
         self._edges: EdgeTable | None = None
         self._texts: dict[str, int] = {}
@@ -233,7 +233,7 @@ class WorkspaceIndex:
     def __len__(self) -> int:
         return len(self._by_path)
 
-    def graph_scopes(self) -> dict[str, GraphScope]:
+    def graph_scopes(self) -> Mapping[str, GraphScope]:
         """qualname -> graph scope for every compiled function of the workspace, resolved
         across all files at once and cached until the next update (so checking N files
         costs one project-wide resolution, not N)."""
@@ -246,7 +246,9 @@ class WorkspaceIndex:
             attach(self._scopes, [c for info in self.modules() for c in info.xcalls])
         return self._scopes
 
-    def set_graph_scopes(self, scopes: dict[str, GraphScope], edges: EdgeTable | None = None) -> None:
+    def set_graph_scopes(
+        self, scopes: Mapping[str, GraphScope], edges: EdgeTable | None = None
+    ) -> None:
         """Use `scopes` (what `graph_scopes` gave for exactly these summaries, e.g. from the
         cache) until the next update; with the resolved `edges` they were walked over
         (`project_scopes`), which per-file resolvers then follow instead of resolving the

@@ -45,7 +45,7 @@ import logging
 import re
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -519,7 +519,7 @@ class _MemoResolver(ScopeResolver):
             return []
         return super()._workspace_seeds()
 
-    def project_scopes(self) -> dict[str, GraphScope]:
+    def project_scopes(self) -> Mapping[str, GraphScope]:
         """The workspace's project-wide graph scopes, which rules read for the calls other
         modules make into this one (`GraphScope.incoming`): none when no other module
         imports this one, so the per-edit project-wide resolution is skipped then."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from npu_lsp.diagnostics import Diagnostic
-from npu_lsp.registry import RULES
+
+if TYPE_CHECKING:
+    from npu_lsp.registry import Rule
 
 #: Keys of each object in `--format json`, in order. Other tools parse this: do not change.
 JSON_KEYS = ("path", "line", "column", "end_line", "end_column", "code", "severity", "message")
@@ -50,14 +52,23 @@ def render_statistics(results: Results) -> str:
     if not counts:
         return ""
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    rules = _rules()
     width = max(len(str(n)) for _, n in rows)
     code_width = max(len(c) for c, _ in rows)
     lines = []
     for code, n in rows:
-        cls = RULES.get(code)
+        cls = rules.get(code)
         name = cls.name if cls is not None else _INTERNAL_NAMES.get(code, "")
         lines.append(f"{n:>{width}}\t{code:<{code_width}}\t{name}".rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _rules() -> dict[str, type[Rule]]:
+    """Every rule (their names and docs), imported only by the formats that show them: a
+    run answered from the cache imports no rule for text or JSON output."""
+    from npu_lsp.registry import load_all
+
+    return load_all()
 
 
 _INTERNAL_NAMES = {"AL001": "syntax-error", "AL002": "unreadable-file", "AL003": "internal-error"}
@@ -80,6 +91,8 @@ def to_json_objects(results: Results) -> list[dict[str, object]]:
 
 
 def render_json(results: Results) -> str:
+    import json
+
     return json.dumps(to_json_objects(results), indent=2, ensure_ascii=False) + "\n"
 
 
@@ -92,8 +105,9 @@ def render_sarif(results: Results, tool_version: str = "0.1.0") -> str:
     used = sorted({d.code for _, d in results})
     rule_index = {code: i for i, code in enumerate(used)}
     rules_meta = []
+    rules = _rules()
     for code in used:
-        cls = RULES.get(code)
+        cls = rules.get(code)
         rules_meta.append(
             {
                 "id": code,
@@ -156,6 +170,8 @@ def render_sarif(results: Results, tool_version: str = "0.1.0") -> str:
             }
         ],
     }
+    import json
+
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -18,12 +18,14 @@ always runs that way).
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
-import traceback
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# `multiprocessing` is imported when a pool starts: `check` imports this module for
+# `default_jobs` and `WorkerFailed` even when the cache answers and no pool is made.
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 Handler = Callable[[str, Any], Any]
 
@@ -41,6 +43,8 @@ def default_jobs() -> int:
 
 
 def can_fork() -> bool:
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -54,6 +58,8 @@ class Pool:
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
         if self.jobs > 1:
+            import multiprocessing
+
             ctx = multiprocessing.get_context("fork")
             for _ in range(self.jobs - 1):
                 parent, child = ctx.Pipe()
@@ -103,6 +109,8 @@ class Pool:
     ) -> None:
         """Run `command` over `shards[w]` on worker `w`, `batch` items per message; `done`
         gets each batch's result list as it arrives (in this process, in order)."""
+        from multiprocessing.connection import wait
+
         if self.jobs == 1:
             for shard in shards:
                 for start in range(0, len(shard), batch):
@@ -163,6 +171,8 @@ def _serve(conn: Connection, handler: Handler) -> None:
         except KeyboardInterrupt:
             return
         except BaseException:
+            import traceback
+
             reply = (False, traceback.format_exc(limit=8))
         try:
             conn.send(reply)

@@ -25,7 +25,7 @@ from their summaries.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -108,15 +108,27 @@ def resolve(
     `previous` holds under the same digests is reused. When every root and edge computed
     again is what `previous` held, the walk's inputs are unchanged, and so is its result:
     `previous`'s is returned (`Resolution.walked` False)."""
+    packed, resolution = resolve_packed(index, order, closures, previous, configured)
+    return unpack(packed), resolution
+
+
+def resolve_packed(
+    index: WorkspaceIndex,
+    order: Sequence[str],
+    closures: Mapping[str, str],
+    previous: Resolution | None = None,
+    configured: Level | None = None,
+) -> tuple[list[Packed], Resolution]:
+    """`resolve`, with the scopes as `pack` gives them (for `Scopes`)."""
     run = _Run(index, closures, configured, previous)
     if previous is not None and previous.packed is not None:
         same = run.refresh(order)
         if same is not None:
-            return unpack(previous.packed), same
+            return previous.packed, same
     packed = run.walk(order)
     run.new.packed = packed
     run.new.walked = True
-    return unpack(packed), run.new
+    return packed, run.new
 
 
 class _Run:
@@ -304,3 +316,56 @@ def unpack(packed: list[Packed]) -> dict[str, GraphScope]:
         )
         for q, kind, level, sites in packed
     }
+
+
+class Scopes(Mapping[str, GraphScope]):
+    """What `unpack` gives, made scope by scope as they are looked up: an edit's run
+    checks a file or a few, which look up their own functions' scopes, not the tens of
+    thousands of a large project. The same qualname gives the same object every time, and
+    `attach` gives each (made now or later) the calls other modules make into it."""
+
+    def __init__(self, packed: list[Packed]) -> None:
+        self._packed = {p[0]: p for p in packed}  # (the last of a qualname wins, as in `unpack`)
+        self._made: dict[str, GraphScope] = {}
+        self._incoming: dict[str, tuple[Any, ...]] = {}
+        self._locals: list[str] | None = None
+
+    def __getitem__(self, qualname: str) -> GraphScope:
+        made = self._made.get(qualname)
+        if made is None:
+            q, kind, level, sites = self._packed[qualname]
+            made = GraphScope(
+                cast(Any, None),
+                q,
+                cast(Any, kind),
+                cast(Level, level),
+                [CallSite(*c) for c in sites],
+            )
+            made.incoming = self._incoming.get(qualname, ())
+            self._made[qualname] = made
+        return made
+
+    def __contains__(self, qualname: object) -> bool:
+        return qualname in self._packed
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def packed(self, qualname: str) -> Packed | None:
+        """The scope of `qualname` as the cache keeps it (nothing made)."""
+        return self._packed.get(qualname)
+
+    def closures(self) -> list[str]:
+        """The qualnames of nested functions (`<locals>` in them), in order."""
+        if self._locals is None:
+            self._locals = [q for q in self._packed if "<locals>" in q]
+        return self._locals
+
+    def attach(self, incoming: dict[str, tuple[Any, ...]]) -> None:
+        """`GraphScope.incoming` of each scope (`xcalls.attach`'s result, by qualname)."""
+        self._incoming = incoming
+        for q, made in self._made.items():
+            made.incoming = incoming.get(q, ())

@@ -2,8 +2,10 @@
 
 The run, for files in discovery order:
 
-1. read every file and take a digest of its bytes; when the settings and every digest
-   are what the cache recorded last time, the recorded diagnostics are the answer;
+1. (`warm.look_up`, usually already done by the CLI) stamp every file, read and digest
+   those whose stamp the cache cannot vouch for; when the settings and every digest are
+   what the cache recorded last time, the recorded diagnostics are the answer (the CLI
+   gives it without importing this module: `warm.answer`);
 2. *summarise* (workers): each Python file whose summary is not cached is parsed once
    and summarised; the worker keeps the tree for step 5 and sends back the portable
    summary (`summary.portable`, pickled) and the names the module imports;
@@ -30,11 +32,9 @@ import ast
 import gc
 import os
 import pickle
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePath
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from npu_lsp import engine, project_scopes
@@ -44,7 +44,7 @@ from npu_lsp.cache import (
     CacheCorrupt,
     FileResult,
     FileSummary,
-    NotebookResult,
+    Results,
     checker_version,
     digest,
 )
@@ -52,11 +52,20 @@ from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.parallel import Pool
-from npu_lsp.project_scopes import Resolution
-from npu_lsp.rules.graphmode import xcalls
+from npu_lsp.project_scopes import Resolution, Scopes
 from npu_lsp.rules.graphmode.xcalls import incoming_digests
-from npu_lsp.scope import EdgeTable, GraphScope, ModuleInfo, module_name_for, summarize
+from npu_lsp.scope import EdgeTable, ModuleInfo, summarize
 from npu_lsp.summary import portable
+from npu_lsp.warm import (
+    Lookup,
+    Notebooks,
+    Stats,
+    look_up,
+    module_names,
+    python_file,
+    read,
+    refresh,
+)
 
 #: Trees kept between the phases, all workers together, in estimated bytes (a tree takes
 #: about 45 bytes per byte of source); past it, files are parsed again to be checked.
@@ -68,33 +77,6 @@ _BATCH = 16
 _DELTA_MAX = 64
 #: Below this many files to parse or check, workers cost more than they save.
 _MIN_PARALLEL = 24
-
-
-@dataclass
-class Stats:
-    """What a run did (for `--statistics`)."""
-
-    files: int = 0
-    parsed: int = 0
-    reparsed: int = 0
-    checked: int = 0
-    reused: int = 0
-    summaries_cached: int = 0
-    jobs: int = 1
-    cache: str = "off"
-    seconds: float = 0.0
-    #: roots and edges the project-wide resolution computed (not reused from the cache)
-    resolved: int = 0
-    #: notebooks checked, and answered from the cache
-    notebooks: int = 0
-    notebooks_reused: int = 0
-    #: wall-clock seconds per phase: read, summarise, key, prepare, check, save
-    phases: dict[str, float] = field(default_factory=dict)
-
-    def lap(self, phase: str, since: float) -> float:
-        now = time.perf_counter()
-        self.phases[phase] = self.phases.get(phase, 0.0) + now - since
-        return now
 
 
 @dataclass
@@ -129,16 +111,17 @@ _RUN: Run | None = None
 
 
 def check_files(
-    files: Sequence[Path],
+    files: Sequence[str | os.PathLike[str]],
     config: Config,
     root: str | None,
     *,
     jobs: int = 1,
     cache_root: str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
-    notebooks: Sequence[Path] = (),
+    notebooks: Sequence[str | os.PathLike[str]] = (),
     notebook_results: dict[str, list[tuple[str, Diagnostic]]] | None = None,
     keep: list[object] | None = None,
+    lookup: Lookup | None = None,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     """Diagnostics of every file in `files` (in that order), checked as one workspace
     rooted at `root`; `cache_root` is the folder holding `.ascend-lens_cache/` (None: no
@@ -148,7 +131,8 @@ def check_files(
     `notebook_results`), or answered from the cache when neither they nor what they
     import changed. With `keep`, what the run built (trees, summaries, the index) is
     appended to it instead of being freed: a caller about to exit the process saves
-    freeing it object by object (about a tenth of a cold run's CPU)."""
+    freeing it object by object (about a tenth of a cold run's CPU). `lookup` is what
+    `warm.look_up` read for the same files, settings and cache (not read again)."""
     nb_out = notebook_results if notebook_results is not None else {}
     # Everything this run builds (contents, summaries, the index) lives until it ends and
     # holds no cycles: the cyclic collector would only rescan it, more often as it grows.
@@ -157,7 +141,17 @@ def check_files(
     try:
         try:
             return _check_files(
-                files, config, root, jobs, cache_root, progress, True, notebooks, nb_out, keep
+                files,
+                config,
+                root,
+                jobs,
+                cache_root,
+                progress,
+                True,
+                notebooks,
+                nb_out,
+                keep,
+                lookup,
             )
         except CacheCorrupt:  # a cached summary failed its check: trust nothing cached
             nb_out.clear()
@@ -170,57 +164,46 @@ def check_files(
 
 
 def _check_files(
-    files: Sequence[Path],
+    files: Sequence[str | os.PathLike[str]],
     config: Config,
     root: str | None,
     jobs: int,
     cache_root: str | None,
     progress: Callable[[int, int, str], None] | None,
     read_cache: bool,
-    notebooks: Sequence[Path],
+    notebooks: Sequence[str | os.PathLike[str]],
     nb_out: dict[str, list[tuple[str, Diagnostic]]],
     keep: list[object] | None = None,
+    lookup: Lookup | None = None,
 ) -> tuple[list[tuple[str, list[Diagnostic]]], Stats]:
     global _RUN
     t0 = time.perf_counter()
     engine._ensure_rules_loaded()
     stats = Stats(files=len(files))
-    index0 = WorkspaceIndex(root)
     paths = [str(f) for f in files]
-    keys = _resolved(paths)
-    settings = digest(checker_version(), repr(_settings_view(config)), str(index0.root))
-    cache = Cache(cache_root, settings, read=read_cache) if cache_root is not None else None
+    if lookup is None or not read_cache:
+        lookup = look_up(paths, config, root, cache_root, read_cache=read_cache)
+    settings, keys, cache = lookup.settings, lookup.keys, lookup.cache
     stats.cache = "on" if cache is not None else "off"
-    old_state, old_whole, old_results, old_nbs, old_moving = (
-        cache.load_results() if cache is not None else ("", "", {}, {}, "")
-    )
-    nbs = _Notebooks(notebooks, config, settings, old_nbs, index0)
-    # read what changed: a file with the stamp the cache recorded has the content it recorded
-    stamps = [_stamp(p) for p in paths]
-    datas: list[bytes | OSError | None] = []
-    contents: list[str] = []
-    for f, k, stamp in zip(files, keys, stamps, strict=True):
-        old = old_results.get(k)
-        if old is not None and stamp is not None and old.stamp == stamp:
-            datas.append(None)
-            contents.append(old.content)
-            continue
-        data = _read(f)
-        datas.append(data)
-        contents.append(f"error:{data}" if isinstance(data, OSError) else digest(data))
+    stats.read = lookup.read
+    recorded = lookup.old
+    old_whole, old_results, old_moving = recorded.whole, recorded.files, recorded.moving
+    nbs = Notebooks(notebooks, config, settings, recorded, lookup.root)
+    # what changed was read: a file whose stamp is trusted has the content it recorded
+    stamps, datas, contents = lookup.stamps, list(lookup.datas), lookup.contents
     run = Run(
         paths=paths,
         keys=keys,
-        modules=_module_names(keys, index0.root),
-        python=[f.suffix in (".py", ".pyi") and engine.is_python(str(f)) for f in files],
+        modules=module_names(keys, lookup.root),
+        python=[python_file(p) for p in paths],
         datas=datas,
         config=config,
         root=root,
         keep=keep is not None,
     )
-    state = digest(settings, *(f"{k}\0{c}" for k, c in zip(keys, contents, strict=True)))
+    state = lookup.state
     out: list[list[Diagnostic] | None] = [None] * len(files)
-    if old_state == state and all(k in old_results for k in keys):
+    if lookup.unchanged:
         for i, k in enumerate(keys):
             out[i] = old_results[k].diagnostics
         stats.reused = len(files)
@@ -240,11 +223,10 @@ def _check_files(
                 nb_out,
                 stats,
             )
-            if cache is not None and nbs.changed:
-                cache.save(old_state, old_whole, old_results, None, notebooks=nbs.new, moving=old_moving)
+        if cache is not None:
+            refresh(lookup, cache, nbs if notebooks else None)
         stats.seconds = time.perf_counter() - t0
         return [(p, d or []) for p, d in zip(paths, out, strict=True)], stats
-
     t = stats.lap("read", t0)
     old_summaries = cache.load_summaries() if cache is not None else {}
     old_scopes = cache.load_scopes() if cache is not None else None
@@ -339,7 +321,7 @@ def _check_files(
                     tick(1)
                 else:
                     check.append(i)
-            new_scopes: dict[str, GraphScope] | None = None
+            new_scopes: Scopes | None = None
             resolution = previous
             seeds: dict[int, str] = {}
             t = stats.lap("key", t)
@@ -352,17 +334,19 @@ def _check_files(
                 index = _index(run, blobs)
                 scopes = cached_scopes
                 if scopes is None:
-                    scopes, resolution = project_scopes.resolve(
+                    packed, resolution = project_scopes.resolve_packed(
                         index,
                         [run.modules[i] for i in order],
                         {run.modules[i]: closure[i] for i in order},
                         previous,
                     )
-                    new_scopes = scopes
+                    scopes = new_scopes = Scopes(packed)
                     stats.resolved = resolution.computed_roots + resolution.computed_edges
-                xcalls.attach(scopes, passed)
+                _attach(scopes, passed)
                 edges = (
-                    EdgeTable(resolution.edges, resolution.roots) if resolution is not None else None
+                    EdgeTable(resolution.edges, resolution.roots)
+                    if resolution is not None
+                    else None
                 )
                 index.set_graph_scopes(scopes, edges)
                 t = stats.lap("resolve", t)
@@ -410,7 +394,12 @@ def _check_files(
                             [
                                 here,
                                 *(
-                                    ([(i, b) for i, b in sent if owner.get(i) != w], resolved, None, None)
+                                    (
+                                        [(i, b) for i, b in sent if owner.get(i) != w],
+                                        resolved,
+                                        None,
+                                        None,
+                                    )
                                     for w in range(1, pool.jobs)
                                 ),
                             ],
@@ -449,7 +438,7 @@ def _check_files(
             # nothing was checked: the index of the summaries
             index = _index(run, [(i, _blob(cache, summaries[i])) for i in order])
             if cached_scopes is not None:
-                xcalls.attach(cached_scopes, passed)
+                _attach(cached_scopes, passed)
                 index.set_graph_scopes(cached_scopes)
             return index
 
@@ -478,7 +467,8 @@ def _check_files(
             stored = {keys[i]: s for i, s in summaries.items()}
             stored[CHECKER_ENTRY] = FileSummary(checker_version(), "", b"", "", ())
         entry = (scopes_key, resolution) if new_scopes is not None else None
-        cache.save(state, whole, new_results, stored, changed, entry, nbs.new, moving)
+        new = Results(state, whole, new_results, nbs.new, moving, lookup.stamped_at)
+        cache.save(new, stored, changed, entry)
         stats.lap("save", t)
     stats.seconds = time.perf_counter() - t0
     if keep is not None:
@@ -513,7 +503,7 @@ def _data(run: Run, i: int) -> bytes | OSError:
     """The bytes of file `i`, read now if the cache said they had not changed."""
     data = run.datas[i]
     if data is None:
-        data = run.datas[i] = _read(Path(run.paths[i]))
+        data = run.datas[i] = read(run.paths[i])
     return data
 
 
@@ -544,16 +534,20 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
     imports = tuple(sorted(set(info.imports.values())))
     quals, made = _seed_names(info)
     migrates = getattr(info, "migration", None) is not None
-    return i, "summary", FileSummary(
-        "",
-        run.modules[i],
-        blob,
-        digest(blob) if run.pickled else "",
-        imports,
-        quals,
-        made,
-        migrates=migrates,
-        xcalls=info.xcalls,
+    return (
+        i,
+        "summary",
+        FileSummary(
+            "",
+            run.modules[i],
+            blob,
+            digest(blob) if run.pickled else "",
+            imports,
+            quals,
+            made,
+            migrates=migrates,
+            xcalls=info.xcalls,
+        ),
     )
 
 
@@ -592,7 +586,7 @@ def _cached_index(
     if cache is not None:
         scopes = _cached_scopes(cache.load_scopes(), scopes_key)[0]
         if scopes is not None:
-            xcalls.attach(scopes, passed)
+            _attach(scopes, passed)
             index.set_graph_scopes(scopes)
     return index
 
@@ -611,7 +605,7 @@ def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
 def _prepare(
     run: Run,
     blobs: list[tuple[int, Blob]],
-    scopes: dict[str, GraphScope] | bytes,
+    scopes: Scopes | bytes,
     edges: EdgeTable | None,
     index: WorkspaceIndex | None,
 ) -> None:
@@ -670,130 +664,6 @@ def _with_path(info: ModuleInfo, path: str) -> ModuleInfo:
     return replace(info, path=path)
 
 
-# ----------------------------------------------------------------------------- notebooks
-class _Notebooks:
-    """The run's notebooks: each is checked against the run's index, or answered from the
-    cache when its content is what the cache recorded and so is everything its check read
-    of the project. That is: the summaries of the modules its imports reach (their import
-    closures, `_closures`), the device facts the migration rules join across the project,
-    and, when a module of the project has the notebook's module name, the project-wide
-    resolution (which may compile its functions). Nothing depends on a notebook."""
-
-    def __init__(
-        self,
-        paths: Sequence[Path],
-        config: Config,
-        settings: str,
-        old: dict[str, NotebookResult],
-        index0: WorkspaceIndex,
-    ) -> None:
-        self.paths = [str(p) for p in paths]
-        self.keys = _resolved(self.paths)
-        self.config, self.settings, self.old = config, settings, old
-        self.modules = _module_names(self.keys, index0.root)
-        self.new: dict[str, NotebookResult] = {}
-        self.changed = False
-
-    def check(
-        self,
-        index: Callable[[], WorkspaceIndex],
-        closures: dict[str, str],
-        scopes_key: str,
-        moving: str,
-        out: dict[str, list[tuple[str, Diagnostic]]],
-        stats: Stats,
-    ) -> None:
-        """Findings of every notebook into `out`; `index` makes the run's index (called
-        when one is checked); `closures`: each module's closure digest; `scopes_key`: the
-        digest of the project-wide resolution; `moving`: of the migration facts."""
-        from npu_lsp.notebook_file import check_notebook_file
-
-        under: dict[str, list[str]] | None = None
-        made: WorkspaceIndex | None = None
-        for name, key, module in zip(self.paths, self.keys, self.modules, strict=True):
-            stamp = _stamp(name)
-            old = self.old.get(key)
-            if old is not None and stamp is not None and old.stamp == stamp:
-                content: str | None = old.content
-            else:
-                data = _read(Path(name))
-                content = None if isinstance(data, OSError) else digest(data)
-            if under is None:
-                under = _packages_of(closures)
-            if old is not None and content == old.content:
-                deps = _notebook_deps(old.imports, module, closures, under, scopes_key, moving)
-                if old.key == digest(self.settings, content, deps):
-                    out[name] = [(name + where, d) for where, d in old.found]
-                    self.new[key] = old if old.stamp == stamp else replace(old, stamp=stamp)
-                    self.changed |= old.stamp != stamp
-                    stats.notebooks_reused += 1
-                    continue
-            if made is None:
-                made = index()
-            found = check_notebook_file(name, self.config, made)
-            out[name] = found
-            stats.notebooks += 1
-            self.changed = True
-            if content is None or not all(w.startswith(name) for w, _d in found):
-                continue
-            imports = _notebook_imports(name, module)
-            deps = _notebook_deps(imports, module, closures, under, scopes_key, moving)
-            self.new[key] = NotebookResult(
-                content,
-                digest(self.settings, content, deps),
-                imports,
-                [(w[len(name) :], d) for w, d in found],
-                stamp,
-            )
-
-
-def _notebook_imports(path: str, module: str) -> tuple[str, ...]:
-    """What the module-level code of the notebook at `path` imports (as a summary's
-    `imports` records them); () when it cannot be read or parsed (its check then reads
-    nothing of the project either)."""
-    from npu_lsp.notebook import join_cells
-    from npu_lsp.notebook_file import code_cells
-    from npu_lsp.scope import _collect_imports
-
-    try:
-        cells = code_cells(Path(path).read_bytes().decode("utf-8-sig"))
-        tree = engine.parse_python(join_cells(cells).text, path) if cells else None
-    except (OSError, UnicodeDecodeError, ValueError):
-        return ()
-    return () if tree is None else tuple(sorted(set(_collect_imports(tree, module).values())))
-
-
-def _packages_of(closures: dict[str, str]) -> dict[str, list[str]]:
-    """Package name -> the modules under it (at any depth)."""
-    under: dict[str, list[str]] = {}
-    for m in closures:
-        parts = m.split(".")
-        for k in range(1, len(parts)):
-            under.setdefault(".".join(parts[:k]), []).append(m)
-    return under
-
-
-def _notebook_deps(
-    imports: tuple[str, ...],
-    module: str,
-    closures: dict[str, str],
-    under: dict[str, list[str]],
-    scopes_key: str,
-    moving: str,
-) -> str:
-    """Digest of what a notebook's check reads of the project (see `_Notebooks`): the
-    closures of the modules its imports reach, as `_closures` finds them for a module."""
-    reached: set[str] = set()
-    for name in imports:
-        parts = name.split(".")
-        reached.update(m for k in range(len(parts), 0, -1) if (m := ".".join(parts[:k])) in closures)
-        reached.update(under.get(name, ()))
-    if "builtins" in closures:
-        reached.add("builtins")
-    own = scopes_key if module in closures else ""
-    return digest(*sorted(f"{m}\0{closures[m]}" for m in reached), "|", own, moving)
-
-
 def _moving(summaries: dict[int, FileSummary]) -> str:
     """Digest of the summaries with device facts the migration rules join across the
     project (`rules/migration/project.py`)."""
@@ -801,23 +671,32 @@ def _moving(summaries: dict[int, FileSummary]) -> str:
 
 
 # ----------------------------------------------------------------------------- keys
-def _seeds(quals: tuple[str, ...], made: tuple[str, ...], scopes: dict[str, GraphScope]) -> str:
+def _seeds(quals: tuple[str, ...], made: tuple[str, ...], scopes: Scopes) -> str:
     """Digest of what the project-wide resolution says about a module's functions (what
     `ScopeResolver._workspace_seeds` reads): which are compiled, how, from where. `quals`
-    and `made` are the module's (`_seed_names`)."""
+    and `made` are the module's (`_seed_names`). Read from the packed scopes: none is
+    made for this."""
     names = list(quals)
     if made:
-        names.extend(q for q in scopes if "<locals>" in q and q.startswith(made))
+        names.extend(q for q in scopes.closures() if q.startswith(made))
     parts: list[str] = []
     for q in names:
-        s = scopes.get(q)
+        s = scopes.packed(q)
         if s is not None:
-            sites = ";".join(
-                f"{c.path}:{c.line}:{c.column}:{c.end_line}:{c.end_column}:{c.caller}"
-                for c in s.call_sites
-            )
-            parts.append(f"{q}|{s.kind}|{s.level}|{sites}")
+            # (path, line, column, end_line, end_column, caller) of each call site
+            sites = ";".join(f"{c[0]}:{c[1]}:{c[2]}:{c[3]}:{c[4]}:{c[5]}" for c in s[3])
+            parts.append(f"{q}|{s[1]}|{s[2]}|{sites}")
     return digest(*parts)
+
+
+def _attach(scopes: Scopes, calls: list[Any]) -> None:
+    """`xcalls.attach` on scopes made as they are looked up: each call goes to the scope
+    of the function it calls, as `GraphScope.incoming`."""
+    by_target: dict[str, list[Any]] = {}
+    for c in calls:
+        if c[0] in scopes:
+            by_target.setdefault(c[0], []).append(c)
+    scopes.attach({q: tuple(v) for q, v in by_target.items()})
 
 
 def _closures(
@@ -920,9 +799,7 @@ def _closures(
     return {i: comp_digest[comp_of[i]] for i in order}
 
 
-def _cached_scopes(
-    entry: Any, key: str
-) -> tuple[dict[str, GraphScope] | None, Resolution | None, str]:
+def _cached_scopes(entry: Any, key: str) -> tuple[Scopes | None, Resolution | None, str]:
     """(the cached resolution when every summary is as it was, else None; the roots and
     edges it was made of, for `project_scopes.resolve` to reuse; the key it was made for)."""
     try:
@@ -930,78 +807,12 @@ def _cached_scopes(
         if not isinstance(resolution, Resolution) or resolution.packed is None:
             return None, None, ""
         same = made_for == key
-        return (project_scopes.unpack(resolution.packed) if same else None), resolution, made_for
+        return (Scopes(resolution.packed) if same else None), resolution, made_for
     except Exception:  # nothing stored, or not what this build stores
         return None, None, ""
 
 
 # ----------------------------------------------------------------------------- helpers
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns, st.st_ino
-
-
-def _resolved(paths: list[str]) -> list[str]:
-    """`Path.resolve` of each path (the index's keys), resolving each folder once."""
-    folders: dict[str, str] = {}
-    out: list[str] = []
-    for p in paths:
-        absolute = os.path.abspath(p)
-        folder, name = os.path.split(absolute)
-        real = folders.get(folder)
-        if real is None:
-            real = folders[folder] = os.path.realpath(folder)
-        out.append(
-            os.path.realpath(absolute) if os.path.islink(absolute) else os.path.join(real, name)
-        )
-    return out
-
-
-def _module_names(keys: list[str], root: str | None) -> list[str]:
-    """`module_name_for` of each key, each folder made relative to `root` once."""
-    folders: dict[str, tuple[str, ...] | None] = {}
-    out: list[str] = []
-    for key in keys:
-        folder, name = os.path.split(key)
-        if folder not in folders:
-            try:
-                folders[folder] = PurePath(folder).relative_to(root).parts if root else None
-            except ValueError:
-                folders[folder] = None
-        rel = folders[folder]
-        if rel is None:
-            out.append(module_name_for(key, root))
-            continue
-        parts = [*rel, *PurePath(name).with_suffix("").parts]
-        if parts and parts[-1] == "__init__":
-            parts.pop()
-        out.append(".".join(parts) or "__main__")
-    return out
-
-
-def _read(path: Path) -> bytes | OSError:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        return exc
-
-
-def _settings_view(config: Config) -> tuple[Any, ...]:
-    """The settings that change diagnostics (not the problems found loading them)."""
-    return (
-        config.select,
-        config.ignore,
-        config.syntax_level,
-        sorted(config.per_file_ignores.items()),
-        config.preview,
-        config.root,
-        sys.version_info[:2],
-    )
-
-
 def _shards(items: list[int], datas: list[bytes | OSError | None], jobs: int) -> list[list[int]]:
     """`items` spread over `jobs` workers, biggest files first to the least loaded one (a
     fixed rule: the same input gives the same shards)."""
@@ -1015,8 +826,3 @@ def _shards(items: list[int], datas: list[bytes | OSError | None], jobs: int) ->
     for s in shards:
         s.sort()
     return shards
-
-
-def project_root(config: Config) -> str:
-    """Where `.ascend-lens_cache/` goes: the pyproject's folder, else the current one."""
-    return config.root or os.getcwd()

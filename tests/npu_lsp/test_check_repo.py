@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -238,7 +240,9 @@ def test_a_notebook_is_checked_against_the_runs_index(repo: Path, env: dict[str,
 def _notebook(path: Path, cell: str) -> None:
     code = {"cell_type": "code", "source": cell.splitlines(keepends=True), "metadata": {}}
     code.update(outputs=[], execution_count=None)
-    path.write_text(json.dumps({"cells": [code], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    path.write_text(
+        json.dumps({"cells": [code], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
 
 
 def test_notebook_results_are_cached_until_what_they_import_changes(
@@ -509,3 +513,199 @@ def test_a_match_statement_calling_into_another_module(tmp_path: Path, env: dict
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == "All checks passed!\n"
         assert proc.stderr == ""
+
+
+# ----------------------------------------------------------------------------- the cache's first step
+# A run first stamps every file and reads the cache's `results` index (npu_lsp/warm.py); a
+# file whose stamp it cannot trust is read and hashed. A stamp is (size, mtime, ctime,
+# inode); a file changed less than `cache.RACY_NS` (2 s) before its stamp was taken is
+# hashed anyway. Fresh files are within that window: tests that want stamps trusted wait.
+RACY_S = 2.1
+
+
+def _settle() -> None:
+    time.sleep(RACY_S)
+
+
+def _trusted_cache(repo: Path, env: dict[str, str]) -> None:
+    """A cache whose stamps are trusted: made, then (the files no longer fresh) recorded
+    again by a run that hashed them."""
+    run(".", cwd=repo, env=env)
+    _settle()
+    run(".", cwd=repo, env=env)
+
+
+def test_a_warm_run_imports_no_rule_engine_or_pool(repo: Path, env: dict[str, str]) -> None:
+    """What the cache answers needs neither the rules, nor the engine, nor worker
+    processes: the warm run imports none of them (what keeps it near interpreter start)."""
+    run(".", cwd=repo, env=env)
+    probe = (
+        "import sys\n"
+        "from npu_lsp.cli import run\n"
+        "code = run(sys.argv[1:])\n"
+        "heavy = sorted(m for m in sys.modules if m.startswith(('npu_lsp.rules', 'npu_lsp.engine',"
+        " 'npu_lsp.workspace', 'npu_lsp.scope', 'multiprocessing', 'numpy', 'pygls',"
+        " 'lsprotocol', 'rich')))\n"
+        "sys.stderr.write(repr(heavy))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "."], capture_output=True, text=True, cwd=repo, env=env
+    )
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    assert proc.stderr.strip().endswith("[]"), proc.stderr
+    # a file changed: the full run is imported after all, and gives the same output
+    (repo / "pkg" / "m10.py").write_text(
+        MODULE.format(i=10, base_mod="m09", base_cls="Net9") + "#\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "."], capture_output=True, text=True, cwd=repo, env=env
+    )
+    assert "npu_lsp.workspace" in proc.stderr
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+
+
+def test_a_touched_file_is_hashed_once_then_trusted(repo: Path, env: dict[str, str]) -> None:
+    run(".", cwd=repo, env=env)  # the files were just written: their stamps are not trusted
+    _settle()
+    t = timings(run("--timings", ".", cwd=repo, env=env))  # hashed, found unchanged, recorded
+    assert (t["reused"], t["checked"]) == (45, 0)
+    t = timings(run("--timings", ".", cwd=repo, env=env))
+    assert (t["read"], t["reused"], t["checked"]) == (0, 45, 0)  # every stamp trusted
+    util = repo / "pkg" / "util.py"
+    os.utime(util, ns=(util.stat().st_atime_ns, util.stat().st_mtime_ns + 10**9))
+    _settle()
+    first = run("--timings", ".", cwd=repo, env=env)
+    t = timings(first)
+    # read, found unchanged: answered from the cache, and its new stamp recorded
+    assert (t["read"], t["reused"], t["checked"], t["parsed"]) == (1, 45, 0, 0)
+    t = timings(run("--timings", ".", cwd=repo, env=env))
+    assert (t["read"], t["reused"]) == (0, 45)
+    assert first.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+
+
+def test_a_change_keeping_size_and_mtime_is_caught(repo: Path, env: dict[str, str]) -> None:
+    """Content rewritten to the same size with the old modification time put back (as
+    `touch -r` or `cp -p` can): Ruff's key (mtime and permissions) would not see it; the
+    status-change time, which `utime` cannot set, does."""
+    _trusted_cache(repo, env)
+    assert timings(run("--timings", ".", cwd=repo, env=env))["read"] == 0
+    util = repo / "pkg" / "util.py"
+    before = util.stat()
+    changed = UTIL.replace("return {1, 2}", "return (1, 2)")  # MS109 gone
+    assert len(changed) == len(UTIL)
+    util.write_text(changed)
+    os.utime(util, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = util.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+    )
+    proc = run("--timings", ".", cwd=repo, env=env)
+    t = timings(proc)
+    assert t["read"] == 1 and t["parsed"] == 1 and t["checked"] >= 1
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    assert "pkg/util.py:10:12: MS109" not in proc.stdout
+
+
+def test_a_change_in_the_same_instant_as_the_check_is_caught(
+    repo: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file changed within a clock tick of the moment its stamp was taken can keep its
+    stamp (size, mtime, ctime). Emulated: the file is rewritten to the same size, and the
+    cache's record of it is given the file's new stamp, as if taken in that same tick.
+    The record is then trusted only if the file's last change is older than the run that
+    took it by `RACY_NS`; it is not, so the file is hashed and the change is seen."""
+    from dataclasses import replace
+
+    from npu_lsp.cache import Cache, stamp_of
+
+    run(".", cwd=repo, env=env)
+    util = repo / "pkg" / "util.py"
+    changed = UTIL.replace("return {1, 2}", "return (1, 2)")
+    assert len(changed) == len(UTIL)
+    util.write_text(changed)
+    monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])  # the cache's signing key
+    folder = next((repo / ".ascend-lens_cache").glob("*/results")).parent
+    cache = Cache(repo, folder.name)
+    recorded = cache.load_results()
+    key = str(util.resolve())
+    recorded.files[key] = replace(recorded.files[key], stamp=stamp_of(util.stat()))
+    cache.save(recorded, None)
+    assert Cache(repo, folder.name).load_results().files[key].stamp == stamp_of(util.stat())
+    proc = run("--timings", ".", cwd=repo, env=env)
+    t = timings(proc)
+    assert t["parsed"] == 1 and t["reused"] < 45
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    assert "pkg/util.py:10:12: MS109" not in proc.stdout
+
+
+def test_a_settings_change_never_reads_another_settings_results(
+    repo: Path, env: dict[str, str]
+) -> None:
+    run(".", cwd=repo, env=env)
+    for args in (["--select", "MS1"], ["--syntax-level", "strict"], ["--ignore", "MS109"]):
+        proc = run("--timings", *args, ".", cwd=repo, env=env)
+        assert timings(proc)["reused"] == 0, args
+        assert proc.stdout == run("--no-cache", *args, ".", cwd=repo, env=env).stdout
+        again = run("--timings", *args, ".", cwd=repo, env=env)
+        assert timings(again)["reused"] == 45 and again.stdout == proc.stdout
+    default = run("--timings", ".", cwd=repo, env=env)
+    assert timings(default)["reused"] == 45
+    assert default.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+
+
+def test_a_changed_checker_never_reads_the_old_checkers_cache(
+    repo: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The cache's key holds every checker file's size and time: a copy of the checker
+    with one rule file changed (as a development checkout or an upgrade is) checks all
+    again, and its output is its own."""
+    import npu_lsp
+
+    copy = tmp_path / "checker"
+    shutil.copytree(
+        Path(npu_lsp.__file__).parent,
+        copy / "npu_lsp",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    own = {**env, "PYTHONPATH": str(copy)}
+    first = run("--timings", ".", cwd=repo, env=own)
+    assert timings(first)["checked"] == 43
+    assert timings(run("--timings", ".", cwd=repo, env=own))["reused"] == 45
+    rule = copy / "npu_lsp" / "rules" / "graphmode" / "try_statement.py"
+    rule.write_text(rule.read_text() + "\n# changed\n")
+    again = run("--timings", ".", cwd=repo, env=own)
+    assert timings(again)["reused"] == 0 and timings(again)["checked"] == 43
+    assert again.stdout == first.stdout
+
+
+def test_the_installed_version_is_the_one_importlib_metadata_reads() -> None:
+    from importlib import metadata
+
+    from npu_lsp.cache import _installed_version
+
+    assert _installed_version() == metadata.version("ascend-lens")
+
+
+def test_the_families_claim_the_file_types_filetypes_names() -> None:
+    """`check` decides which non-Python files to look at without loading the rules
+    (`filetypes.CLAIMED`): exactly the matchers the families register."""
+    from npu_lsp.engine import LANGUAGES
+    from npu_lsp.filetypes import CLAIMED
+    from npu_lsp.registry import load_all
+
+    load_all()
+    assert [m for m, _ in LANGUAGES] == list(CLAIMED)
+
+
+def test_a_rank_table_is_found_and_cached_without_the_rules(
+    repo: Path, env: dict[str, str]
+) -> None:
+    (repo / "rank_table_2p.json").write_text('{"status": "completed", "server_list": []}\n')
+    (repo / "config.json").write_text("{}\n")  # claimed by no family: not looked at
+    cold = run("--timings", ".", cwd=repo, env=env)
+    assert "rank_table_2p.json" in cold.stdout and "config.json" not in cold.stdout
+    warm = run("--timings", ".", cwd=repo, env=env)
+    assert warm.stdout == cold.stdout and timings(warm)["reused"] == 46
+    assert cold.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout

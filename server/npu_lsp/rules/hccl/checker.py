@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import fnmatch
-import os
-
 from npu_lsp.diagnostics import Diagnostic, Span
+from npu_lsp.filetypes import RANK_TABLE_PATTERNS, is_rank_table
 from npu_lsp.registry import RULES
 from npu_lsp.rules.hccl.invalid_rank_table_json import InvalidRankTableJson
 from npu_lsp.rules.hccl.jsonpos import JsonSyntaxError, LineIndex, parse
 from npu_lsp.rules.hccl.table import RankTable, RankTableRule
 
-#: File names HCCL rank tables go by (matched against the base name, case-insensitively).
-RANK_TABLE_PATTERNS: tuple[str, ...] = ("rank_table*.json", "hccl*.json")
-
-
-def is_rank_table(path: str) -> bool:
-    """True when `path`'s file name marks it as an HCCL rank table."""
-    name = os.path.basename(path).lower()
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in RANK_TABLE_PATTERNS)
+__all__ = ["RANK_TABLE_PATTERNS", "check_rank_table", "is_rank_table", "table_rules"]
 
 
 def table_rules() -> list[RankTableRule]:
