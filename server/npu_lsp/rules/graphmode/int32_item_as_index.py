@@ -61,7 +61,10 @@ class Int32ItemAsIndex(GraphRule):
     No automatic fix.
 
     ## References
-    - Measured on MindSpore 2.10 CPU: tests/npu_lsp/fixtures/written/runtime (README, Phase 2).
+    - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 CPU with the
+      written set `runtime` (`item_used_as_list_index`, `reshape_by_item_rows`,
+      `ones_shape_from_item`) and probes with int32 and int64 neighbours
+      (tests/npu_lsp/fixtures/written/runtime/README.md, Phase 2).
     """
 
     nodes = (ast.Subscript, ast.Call)
