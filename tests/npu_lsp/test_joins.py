@@ -215,7 +215,18 @@ def test_unsupported_unsigned_mixes_have_no_dtype() -> None:
 
 def test_fixed_result_dtypes_of_index_methods() -> None:
     # measured on 2.10: Tensor.argmax -> Int64, argmin -> Int32, argsort -> Int32
-    assert av.METHOD_DTYPES == {"argmax": "int64", "argmin": "int32", "argsort": "int32", "nonzero": "int64"}
+    assert {k: av.METHOD_DTYPES[k] for k in ("argmax", "argmin", "argsort", "nonzero")} == {
+        "argmax": "int64", "argmin": "int32", "argsort": "int32", "nonzero": "int64"
+    }
+
+
+def test_torch_style_cast_methods_have_their_fixed_dtype() -> None:
+    # measured on 2.10 from a float32 and an int32 tensor alike: .int() -> Int32, .long() ->
+    # Int64, .float() -> Float32, .half() -> Float16, .double() -> Float64, .bool() -> Bool,
+    # .short() -> Int16, .byte() -> UInt8, .bfloat16() -> BFloat16
+    casts = {"int": "int32", "long": "int64", "float": "float32", "half": "float16", "double": "float64",
+             "bool": "bool", "short": "int16", "byte": "uint8", "bfloat16": "bfloat16"}
+    assert {k: av.METHOD_DTYPES[k] for k in casts} == casts
 
 
 def test_tensor_scalar_promotion_and_division() -> None:

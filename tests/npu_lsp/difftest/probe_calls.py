@@ -72,7 +72,7 @@ BUILTIN_KWARGS = {
     "round": ["round(number=2.5)", "round(2.567, ndigits=1)", "round(2.75)", "round(2.75, 1)", "round(0.5)", "round(x)"],
     "enumerate": ["list(enumerate([1, 2], start=1))"],
     "zip": ["list(zip([1], [2], strict=True))"],
-    "print": ["print('a', sep='-')", "print('a', end='')", "print('a', flush=True)"],
+    "print": ["print('a', sep='-')", "print('a', end='')", "print('a', flush=True)", "print('a', file=None)"],
     "int": ["int('11', base=2)", "int(x='3')"],
     "float": ["float(x='1.5')"],
     "bool": ["bool(x=1)"],

@@ -26,6 +26,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     global_statement_in_graph,
     graph_builtin_semantics,
     import_in_graph,
+    int32_item_as_index,
     jit_forbidden_api,
     lambda_source_line,
     list_appended_under_tensor_if,

@@ -63,6 +63,19 @@ def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
     return out
 
 
+def _augmented(block: list[ast.stmt]) -> dict[str, ast.expr]:
+    """`name += value` (and `-=`, `*=`, `/=`) directly in `block`: name -> the value added."""
+    out: dict[str, ast.expr] = {}
+    for st in block:
+        if (
+            isinstance(st, ast.AugAssign)
+            and isinstance(st.target, ast.Name)
+            and isinstance(st.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))
+        ):
+            out[st.target.id] = st.value
+    return out
+
+
 def preceding_values(node: ast.stmt, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
     """Those of `names` last bound by a plain `name = value` before `node` (in its block, then
     before the loops and branches around it): the value the false path carries. A name
@@ -314,9 +327,12 @@ class BranchTypeMismatch(GraphRule):
     join fails: the results of an `if` (its returns, or the continuation after it), a name
     bound differently on the two paths and read afterwards (also `y = 0` followed by
     `if ...: y = x`), a conditional expression, `and` / `or`, and a value carried around a
-    tensor-dependent `while`. Failing joins: a Tensor against a tuple, list, number or str;
+    tensor-dependent `while` (also a Python number grown by a tensor with `total += t`).
+    Failing joins: a Tensor against a tuple, list, number or str;
     tensors of different dtypes (`Type Join Failed: dtype1 = Int32, dtype2 = Float32`),
-    also when the dtype follows from a cast or from MindSpore's type promotion; a tuple
+    also when the dtype follows from a cast (`astype`, `ops.cast`, the torch-style
+    `.int()`, `.long()`, `.float()`, `.half()`, `.bool()`...) or from MindSpore's type
+    promotion; a tuple
     against a list; returned Python numbers of different types; a tensor, number or str in a
     tuple or list against None there on the second path (`return probs, loss` in the `if`,
     `return probs, None` after it: `dtype1 = Float32, dtype2 = Float64`); a dtype joined
@@ -455,16 +471,25 @@ class BranchTypeMismatch(GraphRule):
         """Values carried around a tensor-dependent `while`: the value before the loop meets
         the value the body leaves for the next turn."""
         assigned = _assigned(node.body)
-        if not assigned:
+        grown = _augmented(node.body)
+        if not assigned and not grown:
             return
-        before = preceding_values(node, ctx, set(assigned))
+        before = preceding_values(node, ctx, set(assigned) | set(grown))
         if not before or not analyzer(ctx).kind(node.test).dynamic:
             return
         vals = values(ctx)
         strict = bool(ctx.scope and ctx.scope.strict)
         for name in sorted(before):
             left = vals.of(before[name])
-            right = vals.of(assigned[name]) if left.known else av.UNKNOWN
+            right: av.Value
+            if name not in assigned:
+                # `total += t` with `total = 0.0` before the loop: a Python number plus a
+                # tensor leaves a tensor (measured: "Cannot join ... Type Join Failed" as for
+                # `total = total + t`); other augmented values are left to the plain rule
+                added = vals.of(grown[name]) if isinstance(left, av.Scalar) else av.UNKNOWN
+                right = added if isinstance(added, av.Tensor) else av.UNKNOWN
+            else:
+                right = vals.of(assigned[name]) if left.known else av.UNKNOWN
             if not right.known or not _read_after(node, name, ctx):
                 continue
             error = av.join(left, right, av.Site.LOOP).error

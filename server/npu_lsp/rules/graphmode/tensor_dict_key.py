@@ -21,14 +21,18 @@ class TensorDictKey(GraphRule):
     Flags dict keys in compiled code that are tensors computed at run time: in a dict
     display (`{x: 1}`), in a lookup or store (`d[x]`, `d[x] = v`) and in the key argument
     of `d.get(x)`, `d.pop(x)` and `d.setdefault(x)` on a dict (`for idx in indices:
-    counts[idx] = counts.get(idx, 0) + 1`, with `indices` a tensor).
+    counts[idx] = counts.get(idx, 0) + 1`, with `indices` a tensor); also a Python number
+    read from a run-time tensor as the key of a lookup (`self.weights[int(label)]`,
+    `table[step.item()]`, `d.get(float(t), 1.0)`), on a local dict or one `__init__` stores
+    on `self`.
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,
     types, `None`, constant tensors or tuples of those. MindSpore stops with
     `RuntimeError: make_dict evaluator key only supports string, number, type, none, constant
     tensor and tuple, but got ValueAny` at every syntax level (`dict_getitem evaluator`,
-    `dict_setitem evaluator` for lookups and stores).
+    `dict_setitem evaluator` for lookups and stores). `int(t)` and `t.item()` do not help:
+    their value is still unknown while compiling (`ValueAny`).
 
     ## Example
     ```python
@@ -58,7 +62,7 @@ class TensorDictKey(GraphRule):
         if isinstance(node, ast.Subscript):
             # a tensor key is a name (`counts[idx]`); slices, constants and tuples never are,
             # and most subscripts in compiled code index tensors: skip them before any flow
-            if type(node.slice) is ast.Name and type(node.value) in (ast.Name, ast.Attribute):
+            if type(node.slice) in (ast.Name, ast.Call) and type(node.value) in (ast.Name, ast.Attribute):
                 yield from self._keyed(node.value, node.slice, ctx)
             return
         if isinstance(node, ast.Call):
@@ -82,10 +86,48 @@ class TensorDictKey(GraphRule):
         compiling (`dict_getitem` / `dict_setitem` evaluators), so a run-time tensor key
         fails as in a display."""
         a = analyzer(ctx)
-        if a.type_class(receiver) != "dict" or a.kind(key) != Kind.TENSOR:
+        if a.type_class(receiver) != "dict" and not _self_dict(receiver, ctx):
             return
-        yield ctx.diagnostic(
-            self,
-            key,
-            f"dict key `{ctx.segment(key)}` is a run-time tensor; graph dict lookups and stores need constant keys",
-        )
+        kind = a.kind(key)
+        if kind == Kind.TENSOR:
+            yield ctx.diagnostic(
+                self,
+                key,
+                f"dict key `{ctx.segment(key)}` is a run-time tensor; graph dict lookups and stores need constant keys",
+            )
+        elif kind == Kind.VAR and _scalar_read(key, ctx):
+            # `d[int(t)]`, `d[t.item()]`: a Python number read from a run-time tensor is
+            # still unknown while compiling (measured: `dict_getitem evaluator ... but got
+            # ValueAny` at LAX and STRICT, for a dict literal and one held on `self`)
+            yield ctx.diagnostic(
+                self,
+                key,
+                f"dict key `{ctx.segment(key)}` is read from a run-time tensor; graph dict lookups and stores need keys known while compiling",
+            )
+
+
+def _self_dict(receiver: ast.expr, ctx: Context) -> bool:
+    """`self.table` bound only to a dict display in the class (`self.w = {0: 1.0}`)."""
+    if not (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self"):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    values = a._self_values(cls).get(receiver.attr, []) if cls is not None else []
+    return bool(values) and all(isinstance(v, ast.Dict) for v in values)
+
+
+def _scalar_read(key: ast.expr, ctx: Context) -> bool:
+    """`int(t)`, `float(t)`, `t.item()` (or a name bound once to one): a graph scalar of a
+    run-time tensor. A loop variable over `t.tolist()` is not one: LAX runs that loop in
+    Python and its keys are real numbers (measured: compiles)."""
+    if isinstance(key, ast.Name):
+        bound = analyzer(ctx).single_assignment(key.id, ctx.function)
+        if bound is None:
+            return False
+        key = bound
+    if not isinstance(key, ast.Call) or len(key.args) + len(key.keywords) > 1:
+        return False
+    f = key.func
+    if isinstance(f, ast.Name):
+        return f.id in ("int", "float") and len(key.args) == 1
+    return isinstance(f, ast.Attribute) and f.attr == "item" and not key.args

@@ -44,8 +44,9 @@ class UnsupportedPythonCall(GraphRule):
     judged from MindSpore's own tables (`ms_calls.json`, derived from its parser's resource
     tables and from compiling each call at both syntax levels):
     - keyword arguments the graph versions of builtins do not take (`max(..., key=f)`,
-      `min(..., default=0)`, `sum(..., start=1)`, `print(..., sep="-")`, `int(s, base=2)`,
-      `zip(..., strict=True)`, `round(x, ndigits=1)`), rejected at every level;
+      `min(..., default=0)`, `sum(..., start=1)`, `print(..., sep="-")`,
+      `print(..., file=sys.stderr)`, `int(s, base=2)`, `zip(..., strict=True)`,
+      `round(x, ndigits=1)`), rejected at every level;
     - methods of list, tuple, dict and str that STRICT graph code cannot call
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held

@@ -1,0 +1,158 @@
+"""MS169: `.item()` of an int32 tensor used as a tuple index, a slice bound or a shape."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.abstract_eval import values
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.runtime_index_into_constants import _bound_locally, _module_literal
+
+#: tensor methods whose arguments are a shape (or sizes) MindSpore builds as a tuple of int64
+_SHAPE_METHODS = frozenset({"reshape", "view", "tile", "expand", "broadcast_to", "repeat"})
+#: `mindspore.ops` functions taking a shape tuple, and which argument holds it
+_SHAPE_FUNCS = {"reshape": 1, "tile": 1, "broadcast_to": 1, "zeros": 0, "ones": 0, "full": 0, "fill": 1}
+
+
+@rule(code="MS169", name="int32-item-as-index", severity="error", family="graphmode")
+class Int32ItemAsIndex(GraphRule):
+    """## What it does
+    Flags `t.item()` of an int32 tensor computed at run time (an input built with
+    `Tensor(2, ms.int32)`, a cast to int32) used where MindSpore needs an int64 index or
+    size: as the index of a tuple (`SCALES[i.item()]`, also through a name `k = i.item()`),
+    as a slice bound (`x[:, :n.item()]`), in the sizes of `reshape` / `view` / `tile` and
+    in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`.
+
+    ## Why is this bad?
+    In compiled code `.item()` of an int32 tensor is an Int32 scalar known only at run time.
+    MindSpore 2.10 stops at every syntax level: the tuple read has no kernel for it (`Select
+    CPU operator[RealTupleGetItem] fail! Unsupported data type!`), a constant one fails with
+    `TupleGetItem evaluator index should be an int64 number, but got AbstractScalar(Type:
+    Int32 ...)`, and a shape mixing it with int64 sizes fails with `RealMakeTuple ... does
+    not support this kernel data type: (Int32, Int64)`. `int(t)` in the same places compiles,
+    and so does `.item()` of an int64 tensor (`x.argmax(1)`) or an index into a list.
+
+    ## Example
+    ```python
+    @ms.jit
+    def scale(x, level):
+        scales = (1.0, 0.5, 0.25)
+        return x * scales[level.item()]
+
+    scale(x, Tensor(1, ms.int32))
+    ```
+
+    ## Use instead
+    Convert with `int()` (or pass an int64 tensor):
+    ```python
+    @ms.jit
+    def scale(x, level):
+        scales = (1.0, 0.5, 0.25)
+        return x * scales[int(level)]
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 CPU with the
+      written set `runtime` (`item_used_as_list_index`, `reshape_by_item_rows`,
+      `ones_shape_from_item`) and probes with int32 and int64 neighbours
+      (tests/npu_lsp/fixtures/written/runtime/README.md, Phase 2).
+    """
+
+    nodes = (ast.Subscript, ast.Call)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if not _mentions_item(ctx):
+            return
+        if isinstance(node, ast.Subscript):
+            if not isinstance(node.ctx, ast.Load):
+                return
+            index = node.slice
+            if isinstance(index, ast.Slice) or (isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts)):
+                parts = index.elts if isinstance(index, ast.Tuple) else [index]
+                for part in parts:
+                    if isinstance(part, ast.Slice):
+                        for bound in (part.lower, part.upper):
+                            if bound is not None and self._int32_item(bound, ctx):
+                                yield self._report(bound, "a slice bound", ctx)
+                                return
+                return
+            if self._int32_item(index, ctx) and self._is_tuple(node.value, ctx):
+                yield self._report(index, f"the index of the tuple `{ctx.segment(node.value)}`", ctx)
+            return
+        assert isinstance(node, ast.Call)
+        for size in self._shape_args(node, ctx):
+            if self._int32_item(size, ctx):
+                yield self._report(size, "a size of a shape", ctx)
+                return
+
+    def _shape_args(self, call: ast.Call, ctx: Context) -> Iterator[ast.expr]:
+        f = call.func
+        if not isinstance(f, ast.Attribute) or (f.attr not in _SHAPE_FUNCS and f.attr not in _SHAPE_METHODS):
+            return
+        q = ctx.qualname(f) or ""
+        if q.startswith("mindspore.") and f.attr in _SHAPE_FUNCS:
+            at = _SHAPE_FUNCS[f.attr]
+            if len(call.args) > at:
+                shape = call.args[at]
+                yield from shape.elts if isinstance(shape, (ast.Tuple, ast.List)) else [shape]
+            return
+        if f.attr in _SHAPE_METHODS and not q.startswith("mindspore."):
+            for arg in call.args:
+                yield from arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
+
+    def _int32_item(self, e: ast.expr, ctx: Context) -> bool:
+        """Is `e` `t.item()` (or a name bound once to it) with `t` an int32 tensor?"""
+        if isinstance(e, ast.Name):
+            bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+            if bound is None:
+                return False
+            e = bound
+        if not (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Attribute)
+            and e.func.attr == "item"
+            and not e.args
+            and not e.keywords
+        ):
+            return False
+        recv = values(ctx).of(e.func.value)
+        return isinstance(recv, av.Tensor) and recv.dtype == "int32"
+
+    def _is_tuple(self, e: ast.expr, ctx: Context) -> bool:
+        if isinstance(e, ast.Tuple):
+            return True
+        if isinstance(e, ast.Name) and not _bound_locally(e.id, ctx):
+            return isinstance(_module_literal(e.id, ctx), ast.Tuple)  # `SCALES = (1.0, 0.5)`
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+            a = analyzer(ctx)
+            cls = a.owner_class(ctx.function)
+            held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+            return bool(held) and all(isinstance(v, ast.Tuple) for v in held)  # `self.k = (3, 5)`
+        v = values(ctx).of(e)
+        if isinstance(v, av.Sequence):
+            return v.kind == "tuple"
+        return analyzer(ctx).type_class(e) == "tuple"
+
+    def _report(self, e: ast.expr, where: str, ctx: Context) -> Diagnostic:
+        return ctx.diagnostic(
+            self,
+            e,
+            f"`{ctx.segment(e)}` is an Int32 scalar known only at run time; MindSpore cannot use it as {where} (it needs int64): use `int(...)`",
+        )
+
+
+def _mentions_item(ctx: Context) -> bool:
+    """Does the file's text call `.item()` at all? (searched once per file)"""
+    hit: bool | None = ctx.cache.get("ms169-mentions-item")
+    if hit is None:
+        hit = ctx.cache["ms169-mentions-item"] = ".item()" in ctx.text
+    return hit
