@@ -460,7 +460,14 @@ def _dispatch_table(
         # A forced family drops its default trigger, never a rule's own (a substring the
         # rule cannot fire without, e.g. "classmethod").
         triggers = () if family_triggers and family in forced else own_triggers
-        ok = not triggers or any(_contains(text, t, present) for t in triggers)
+        ok = not triggers
+        for word in triggers:  # once per word (an absent one scans the whole text)
+            hit = present.get(word)
+            if hit is None:
+                hit = present[word] = word in text
+            if hit:
+                ok = True
+                break
         if ok and required and tree is not None:
             if required not in imported:
                 imported[required] = imports_any(tree, text, required)
@@ -494,15 +501,6 @@ def _enabled_groups(
             g = (cls.family, cls.triggers is None, cls.active_triggers(), cls.active_imports())
             codes.append((code, groups.setdefault(g, len(groups))))
     return list(groups), codes
-
-
-def _contains(text: str, word: str, memo: dict[str, bool]) -> bool:
-    """`word in text`, remembered: an absent word costs a scan of the whole file, and several
-    rules share trigger words ("torch", "cuda")."""
-    hit = memo.get(word)
-    if hit is None:
-        hit = memo[word] = word in text
-    return hit
 
 
 def _internal(code: str, message: str, span: Span, severity: Severity = "error") -> Diagnostic:
