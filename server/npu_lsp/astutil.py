@@ -141,14 +141,25 @@ def statement_parents(tree: ast.AST) -> dict[int, ast.AST]:
     out: dict[int, ast.AST] = {}
     todo: list[ast.AST] = [tree]
     push = todo.append
+    blocks_of = _BLOCKS_OF.get
     for node in todo:
-        for name in _STMT_BLOCKS:
+        for name in blocks_of(type(node)) or _blocks_of(type(node)):
             block = getattr(node, name, None)
             if type(block) is list:
                 for child in block:
                     out[id(child)] = node
-                    push(child)
+                    if blocks_of(type(child)) != ():  # most statements hold no block
+                        push(child)
     return out
+
+
+#: node type -> the fields of `_STMT_BLOCKS` it has (filled by `_blocks_of`)
+_BLOCKS_OF: dict[type, tuple[str, ...]] = {}
+
+
+def _blocks_of(t: type) -> tuple[str, ...]:
+    names = _BLOCKS_OF[t] = tuple(n for n in _STMT_BLOCKS if n in getattr(t, "_fields", ()))
+    return names
 
 
 def is_name_char(c: str) -> bool:

@@ -462,7 +462,14 @@ def _dispatch_table(
         # A forced family drops its default trigger, never a rule's own (a substring the
         # rule cannot fire without, e.g. "classmethod").
         triggers = () if family_triggers and family in forced else own_triggers
-        ok = not triggers or any(_contains(text, t, present) for t in triggers)
+        ok = not triggers
+        for word in triggers:  # once per word (an absent one scans the whole text)
+            hit = present.get(word)
+            if hit is None:
+                hit = present[word] = word in text
+            if hit:
+                ok = True
+                break
         if ok and required and tree is not None:
             if required not in imported:
                 imported[required] = imports_any(tree, text, required)
@@ -496,15 +503,6 @@ def _enabled_groups(
             g = (cls.family, cls.triggers is None, cls.active_triggers(), cls.active_imports())
             codes.append((code, groups.setdefault(g, len(groups))))
     return list(groups), codes
-
-
-def _contains(text: str, word: str, memo: dict[str, bool]) -> bool:
-    """`word in text`, remembered: an absent word costs a scan of the whole file, and several
-    rules share trigger words ("torch", "cuda")."""
-    hit = memo.get(word)
-    if hit is None:
-        hit = memo[word] = word in text
-    return hit
 
 
 def _internal(code: str, message: str, span: Span, severity: Severity = "error") -> Diagnostic:
@@ -604,10 +602,7 @@ def _run_rules(
     for r in table.get(ast.Module, ()):
         walker.run(r, tree)
     # When every node rule is graph-only, only compiled functions need visiting.
-    everywhere = any(
-        not r.graph_only for t, rules in table.items() if t is not ast.Module for r in rules
-    )
-    if everywhere:
+    if _walks_everywhere(table):
         walker.walk(tree, None, None)
     elif any(t is not ast.Module for t in table):
         for fn, owner in roots:  # parents first: rules ask about callers walked later
@@ -616,6 +611,24 @@ def _run_rules(
                 walker.parents.setdefault(id(owner), tree)
         for fn, _owner in roots:
             walker.walk(fn, None, None)
+
+
+def _walks_everywhere(table: dict[type[ast.AST], list[Rule]]) -> bool:
+    """Does a node rule of `table` run outside compiled code (so the whole tree is walked)?
+    Once per table (`_dispatch_table` hands the same table to every file with its rules)."""
+    hit = _everywhere.get(id(table))
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    answer = any(
+        not r.graph_only for t, rules in table.items() if t is not ast.Module for r in rules
+    )
+    if any(table is t for t in _dispatch_cache.values()):
+        _everywhere[id(table)] = (table, answer)  # kept alive by the cache: id stays
+    return answer
+
+
+#: id(dispatch table) -> (the table, `_walks_everywhere` of it), for cached tables
+_everywhere: dict[int, tuple[dict[type[ast.AST], list[Rule]], bool]] = {}
 
 
 def _root_call_sites(scope: GraphScope, resolver: ScopeResolver) -> list[CallSite]:

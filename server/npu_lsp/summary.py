@@ -168,7 +168,8 @@ class _Pruner:
             node = pop()
             t = type(node)
             if t is call_t:
-                inner = [*node.args, *(k.value for k in node.keywords)] if node.args or node.keywords else None
+                keywords = node.keywords
+                inner = [*node.args, *[k.value for k in keywords]] if keywords else node.args or None
                 if inner:
                     for v in inner:  # plain names and constants hold no call
                         tv = type(v)

@@ -13,6 +13,7 @@ attribute reads fold to constants and compile.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from npu_lsp.engine import Context
@@ -179,6 +180,14 @@ def builds_optimizer(ctx: Context, classes: frozenset[str] | set[str]) -> bool:
     key = ("parameter-receivers:optimizer", frozenset(classes))
     hit = ctx.cache.get(key)
     if hit is None:
-        pattern = re.compile(r"\b(?:" + "|".join(sorted(classes)) + r")\s*\(")
-        hit = ctx.cache[key] = pattern.search(ctx.text) is not None
+        # the pattern has no literal prefix (it is tried at every position of the text):
+        # only the names the text spells out can match, and most files spell none
+        text = ctx.text
+        present = tuple(sorted(c for c in classes if c in text))
+        hit = ctx.cache[key] = bool(present) and _optimizer_call(present).search(text) is not None
     return bool(hit)
+
+
+@functools.lru_cache(maxsize=64)
+def _optimizer_call(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(names) + r")\s*\(")
