@@ -76,6 +76,9 @@ class Bindings(ast.NodeVisitor):
         #: the statements it was made from
         self.memo: dict[Any, Any] = {}
         self.stmts: list[ast.stmt] = []
+        #: for bindings joined from a document's chunks: what the document keeps between
+        #: runs for the whole module (`values.Flow`'s index of its chunks' records)
+        self.document: dict[Any, Any] | None = None
         self._current: Scope = ctx.tree
         self._work: list[tuple[ast.AST, ast.AST, Scope]] = []
 

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.apis import renames
-from npu_lsp.rules.migration.groups import device_group, no_safe_fix
+from npu_lsp.rules.migration.groups import device_group, no_safe_fix, rendered
 from npu_lsp.rules.migration.helpers import attr_name_span
 
 
@@ -78,10 +78,17 @@ class CudaMethodCall(Rule):
             call = found.node
             assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             fix = group.fixes.get(id(call))
-            yield ctx.diagnostic(
-                self,
-                attr_name_span(ctx, call.func),
-                "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend"
-                + no_safe_fix(group, fix),
-                fix=fix,
+            why = no_safe_fix(group, fix)
+            yield rendered(
+                ctx,
+                self.code,
+                found,
+                fix,
+                why,
+                lambda call=call, fix=fix, why=why: ctx.diagnostic(
+                    self,
+                    attr_name_span(ctx, call.func),
+                    "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend" + why,
+                    fix=fix,
+                ),
             )

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.apis import renames
-from npu_lsp.rules.migration.groups import api_fix
+from npu_lsp.rules.migration.groups import api_fix, rendered
 from npu_lsp.rules.migration.helpers import head_span_of, span_of
 
 
@@ -62,7 +62,16 @@ class TorchCudaAmp(Rule):
             fix, why = api_fix(ctx, use, found.edit is not None)
             if not isinstance(use, ast.ImportFrom):
                 text = "`torch.cuda.amp` is CUDA mixed precision; use `torch.npu.amp`"
-                yield ctx.diagnostic(self, span_of(ctx, use), text + why, fix=fix)
+                yield rendered(
+                    ctx,
+                    self.code,
+                    found,
+                    fix,
+                    why,
+                    lambda use=use, fix=fix, text=text + why: ctx.diagnostic(
+                        self, span_of(ctx, use), text, fix=fix
+                    ),
+                )
             elif use.module == "torch.cuda.amp":
                 text = "imports from `torch.cuda.amp`; use `torch.npu.amp`"
                 yield ctx.diagnostic(self, head_span_of(ctx, use), text + why, fix=fix)

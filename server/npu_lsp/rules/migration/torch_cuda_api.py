@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.apis import OWN_RULE, renames
-from npu_lsp.rules.migration.groups import api_fix
+from npu_lsp.rules.migration.groups import api_fix, rendered
 from npu_lsp.rules.migration.helpers import head_span_of, span_of
 
 
@@ -80,9 +80,17 @@ class TorchCudaApi(Rule):
                     if isinstance(use.value, ast.Attribute)
                     else " (no automatic fix: `cuda` is used through a name imported from torch)"
                 )
-            yield ctx.diagnostic(
-                self,
-                span_of(ctx, use),
-                f"`torch.cuda.{use.attr}` targets CUDA devices; use `torch.npu.{use.attr}`" + why,
-                fix=fix,
+            yield rendered(
+                ctx,
+                self.code,
+                found,
+                fix,
+                why,
+                lambda use=use, fix=fix, why=why: ctx.diagnostic(
+                    self,
+                    span_of(ctx, use),
+                    f"`torch.cuda.{use.attr}` targets CUDA devices; use `torch.npu.{use.attr}`"
+                    + why,
+                    fix=fix,
+                ),
             )
