@@ -136,18 +136,22 @@ def renames(ctx: Context) -> list[Rename]:
         if not flow.b.parts:
             out = _renames_in(ctx, flow.b.nodes, aliases)
         else:
-            key = (resolution_value(ctx), aliases)
+            resolution = resolution_value(ctx)
             for part in flow.b.parts:
                 hit = part.memo.get(_KEY)
                 first = part.first_line()
-                if hit is None or hit[0] != key:
+                if (
+                    hit is None
+                    or (hit[0][0] is not resolution and hit[0][0] != resolution)
+                    or hit[0][1] != aliases
+                ):
                     found = _renames_in(ctx, part.nodes, aliases)
-                    part.memo[_KEY] = (key, first, found)
+                    part.memo[_KEY] = ((resolution, aliases), first, found)
                 else:
                     found = hit[2]
                     if first != hit[1]:  # the chunk moved (its trees were renumbered)
                         found = [_shifted(r, first - hit[1]) for r in found]
-                        part.memo[_KEY] = (key, first, found)
+                        part.memo[_KEY] = (hit[0], first, found)
                 out += found
         # `.is_cuda` reads depend on the whole module's bindings: never kept per chunk
         for node in flow.b.nodes.get(ast.Attribute, []):

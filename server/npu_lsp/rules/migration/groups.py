@@ -128,11 +128,15 @@ def _carried(ctx: Context, what: tuple[str, ...]) -> tuple[dict[Any, Any], dict[
         document = Flow.of(ctx).b.document
         if document is None:
             pair = ({}, {})
+            ctx.cache[_NO_DOCUMENT] = True
         else:
             pair = (document.get(key, {}), {})
             document[key] = pair[1]
         ctx.cache[key] = pair
     return pair
+
+
+_NO_DOCUMENT = ("migration", "carried", "none")
 
 
 def rendered(
@@ -145,6 +149,8 @@ def rendered(
 ) -> Diagnostic:
     """`make()`, or the diagnostic made last run for `item` (a `Source` or `Rename` kept
     by an unchanged chunk, see `_carried`) at the same line with the same fix and reason."""
+    if ctx.cache.get(_NO_DOCUMENT):
+        return make()  # a full run: nothing is carried over
     last, kept = _carried(ctx, ("diagnostics", code))
     line = getattr(getattr(item, "node", None), "lineno", 0)
     hit = last.get(id(item))

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from npu_lsp.engine import Context
-from npu_lsp.rules.migration.bindings import Bindings, Scope, const_str, merge
+from npu_lsp.rules.migration.bindings import Bindings, Scope, const_str, merge, remerge
 from npu_lsp.rules.migration.dispatch import npu_aware
 
 Kind = Literal["device", "backend"]
@@ -172,6 +172,8 @@ class ChunkBindings:
         self.visited = 0  # chunks visited by the last `bindings` (for tests and benchmarks)
         #: what the module-wide work keeps between runs (`Bindings.document`)
         self.document: dict[Any, Any] = {}
+        #: the last join of the parts (the next is made from it, `bindings.remerge`)
+        self._merged: Bindings | None = None
 
     def bindings(self, ctx: Context, chunks: list[list[ast.stmt]]) -> Bindings:
         old = self._parts
@@ -190,8 +192,15 @@ class ChunkBindings:
                 self.visited += 1
             parts[id(stmts)] = hit  # the list kept alive: its id stays unique
         self._parts = parts
-        merged = merge(ctx, [part for _s, _t, part in parts.values()])
+        joined = [part for _s, _t, part in parts.values()]
+        last = self._merged
+        merged = None
+        if last is not None and last.ctx.tree is tree:
+            merged = remerge(ctx, last, joined)
+        if merged is None:
+            merged = merge(ctx, joined)
         merged.document = self.document
+        self._merged = merged
         return merged
 
 
@@ -226,9 +235,27 @@ def sharing_bindings(
 
 def resolution_value(ctx: Context) -> tuple[object, ...]:
     """What `resolve` answers depend on beyond the expression and its own function: the
-    module's name, imports, and which names its classes and functions define (by value)."""
+    module's name, imports, and which names its classes and functions define (by value).
+    One object per run, and the last run's while equal (kept by a document's bindings,
+    `Bindings.document`): what chunks keep is checked against it by identity first, not
+    by comparing the names of the module's definitions once per chunk."""
+    hit: tuple[object, ...] | None = ctx.cache.get(_RESOLUTION_KEY)
+    if hit is not None:
+        return hit
     info = ctx.scopes.info
-    return (info.module, info.imports, frozenset(info.classes), frozenset(info.functions))
+    made = (info.module, info.imports, frozenset(info.classes), frozenset(info.functions))
+    flow: Flow | None = ctx.cache.get(_FLOW_KEY)
+    document = flow.b.document if flow is not None else None
+    if document is not None:
+        last = document.get(_RESOLUTION_KEY)
+        if last is not None and last == made:
+            made = last
+        document[_RESOLUTION_KEY] = made
+    ctx.cache[_RESOLUTION_KEY] = made
+    return made
+
+
+_RESOLUTION_KEY = ("migration", "resolution value")
 
 
 def _resolution(ctx: Context) -> tuple[object, ...] | None:
@@ -600,7 +627,7 @@ class Flow:
         out: list[_CallPlan] = []
         for part in self.b.parts:
             hit = part.memo.get(_PLAN_KEY)
-            if hit is None or hit[0] != key:
+            if hit is None or (hit[0] is not key and hit[0] != key):
                 hit = part.memo[_PLAN_KEY] = (key, self._plan_of(part.nodes))
             out += hit[1]
         return out
@@ -609,7 +636,7 @@ class Flow:
         """`_call_plan` of one chunk's bindings."""
         key = resolution_value(self.ctx)
         hit = part.memo.get(_PLAN_KEY)
-        if hit is None or hit[0] != key:
+        if hit is None or (hit[0] is not key and hit[0] != key):
             hit = part.memo[_PLAN_KEY] = (key, self._plan_of(part.nodes))
         plan: list[_CallPlan] = hit[1]
         return plan
