@@ -157,18 +157,18 @@ class Sender:
                 fix = d.fix
                 seen = last_items.get(id(item))
                 if seen is not None and seen[0] is item:
-                    entry = seen[1]  # as last time; its edit lists are held again below
+                    prior = seen[1]  # as last time; its edit lists are held again below
                     if fix is not None and id(fix.edits) not in by_tuple:
                         edits_id(fix.edits, False)
-                    if item.edits and not entry[9] and id(item.edits) not in by_tuple:
+                    if item.edits and not prior[9] and id(item.edits) not in by_tuple:
                         edits_id(item.edits, True)
-                    found = entries.get(entry)
+                    found = entries.get(prior)
                     if found is None:
-                        found = old_entries.get(entry)
+                        found = old_entries.get(prior)
                         if found is None:
                             found = next(ids)
-                            new_entries.append((found, entry))
-                        entries[entry] = found
+                            new_entries.append((found, prior))
+                        entries[prior] = found
                     now[id(item)] = seen
                     out.append(found)
                     continue

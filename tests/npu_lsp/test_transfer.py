@@ -86,3 +86,14 @@ def test_unchanged_code_keeps_its_objects_and_is_not_sent_again(tmp_path: Path) 
     assert payload.base >= 0 and payload.entries == [] and payload.edits == []
     got = mirror.apply(payload)
     assert got == worker.analyse(job(tmp_path, 3, edited.replace("# tuned", "# tuned!")))
+    # a finding changed in one function (and the group's fix with it): sent, the rest not
+    changed = edited.replace(
+        "    batch = batch.to('cuda')\n    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    return batch + 9\n",
+        "    batch = batch.to('cuda:1')\n    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    return batch + 9\n",
+    )
+    assert changed != edited
+    payload = send(job(tmp_path, 4, changed), mirror.have)
+    assert payload.base >= 0 and payload.entries
+    assert mirror.apply(payload) == worker.analyse(job(tmp_path, 4, changed))
+    again = send(job(tmp_path, 5, changed + "\n"), mirror.have)
+    assert mirror.apply(again) == worker.analyse(job(tmp_path, 5, changed + "\n"))

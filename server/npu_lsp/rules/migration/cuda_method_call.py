@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.apis import renames
@@ -79,16 +79,13 @@ class CudaMethodCall(Rule):
             assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             fix = group.fixes.get(id(call))
             why = no_safe_fix(group, fix)
-            yield rendered(
-                ctx,
-                self.code,
-                found,
-                fix,
-                why,
-                lambda call=call, fix=fix, why=why: ctx.diagnostic(
-                    self,
-                    attr_name_span(ctx, call.func),
-                    "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend" + why,
-                    fix=fix,
-                ),
-            )
+            yield rendered(ctx, self.code, found, fix, why, self._made, ctx, call, fix, why)
+
+    def _made(self, ctx: Context, call: ast.Call, fix: Fix | None, why: str) -> Diagnostic:
+        assert isinstance(call.func, ast.Attribute)
+        return ctx.diagnostic(
+            self,
+            attr_name_span(ctx, call.func),
+            "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend" + why,
+            fix=fix,
+        )

@@ -56,7 +56,7 @@ class CudaTorchDevice(Rule):
         for f in findings(ctx, "device"):
             if f.code != self.code:
                 continue
-            yield rendered(ctx, self.code, f.source, f.fix, f.why, lambda f=f: self._made(ctx, f))
+            yield rendered(ctx, self.code, f.source, f.fix, f.why, self._made, ctx, f)
 
     def _made(self, ctx: Context, f: Finding) -> Diagnostic:
         return ctx.diagnostic(

@@ -145,19 +145,21 @@ def rendered(
     item: object,
     fix: Fix | None,
     why: str,
-    make: Callable[[], Diagnostic],
+    make: Callable[..., Diagnostic],
+    *args: Any,
 ) -> Diagnostic:
-    """`make()`, or the diagnostic made last run for `item` (a `Source` or `Rename` kept
-    by an unchanged chunk, see `_carried`) at the same line with the same fix and reason."""
+    """`make(*args)`, or the diagnostic made last run for `item` (a `Source` or `Rename`
+    kept by an unchanged chunk, see `_carried`) at the same line with the same fix and
+    reason."""
     if ctx.cache.get(_NO_DOCUMENT):
-        return make()  # a full run: nothing is carried over
+        return make(*args)  # a full run: nothing is carried over
     last, kept = _carried(ctx, ("diagnostics", code))
     line = getattr(getattr(item, "node", None), "lineno", 0)
     hit = last.get(id(item))
     if hit is not None and hit[0] is item and hit[1] == line and hit[2] is fix and hit[3] == why:
         made: Diagnostic = hit[4]
     else:
-        made = make()
+        made = make(*args)
     kept[id(item)] = (item, line, fix, why, made)
     return made
 

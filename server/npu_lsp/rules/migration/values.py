@@ -422,15 +422,31 @@ class Flow:
             rec.isolated = not coupled[i]
             if not keep[i]:
                 parts[i].memo[_REC_KEY] = rec
-                continue
-            for kind, source in rec.sources:
-                self.sources[kind][id(source.node)] = source
-            for kind, found in rec.carriers.items():
-                self.carriers[kind] |= found  # type: ignore[index]
-            self._device_objects |= rec.device_objects
-            self.param_compares.update(rec.param_compares)
-            self.visited |= rec.visited
+        self._join_records(recs, keep, stamp)
         return True
+
+    def _join_records(self, recs: list[_PartRecord], keep: list[bool], stamp: object) -> None:
+        """The module's results: every record's (the new ones' are this run's). The
+        document keeps the last run's join and changes it by the records gone and new."""
+        document = self.b.document
+        joined: _Joined | None = document.get(_JOINED_KEY) if document is not None else None
+        kept = {id(rec) for rec, k in zip(recs, keep, strict=True) if k}
+        if joined is None or joined.stamp != stamp or not kept <= joined.recs.keys():
+            joined = _Joined(stamp)
+            todo = recs
+        else:
+            for rid in [rid for rid in joined.recs if rid not in kept]:
+                joined.remove(joined.recs[rid])
+            todo = [rec for rec, k in zip(recs, keep, strict=True) if not k]
+        for rec in todo:
+            joined.add(rec)
+        if document is not None:
+            document[_JOINED_KEY] = joined
+        self.sources = joined.sources
+        self.carriers = {kind: set(found) for kind, found in joined.carriers.items()}
+        self._device_objects = set(joined.device_objects)
+        self.param_compares = joined.param_compares
+        self.visited = set(joined.visited)
 
     def _coupling(
         self, recs: list[_PartRecord], keep: list[bool], stamp: object
@@ -1262,7 +1278,7 @@ class _PartRecord:
         self.writes: set[tuple[object, ...]] = set()
         self.visits: set[int] = set()  # indexes of other chunks whose nodes it reached
         self.sources: list[tuple[Kind, Source]] = []
-        self.carriers: dict[str, set[Carrier]] = {"device": set(), "backend": set()}
+        self.carriers: dict[Kind, set[Carrier]] = {"device": set(), "backend": set()}
         self.device_objects: set[Carrier] = set()
         self.param_compares: dict[tuple[int, str], Kind] = {}
         self.visited: set[int] = set()  # ids of the expressions its follows passed
@@ -1273,6 +1289,53 @@ class _PartRecord:
         line = getattr(node, "lineno", None)
         if line is not None and not self.lo <= line <= self.hi:
             self.visits.add(flow._part_index(line))
+
+
+class _Joined:
+    """The results of a set of records (`Flow._join_records`), with counts where records
+    may share an entry, so a record's share can be taken out again."""
+
+    def __init__(self, stamp: object) -> None:
+        self.stamp = stamp
+        self.recs: dict[int, _PartRecord] = {}
+        self.sources: dict[Kind, dict[int, Source]] = {"device": {}, "backend": {}}
+        self.carriers: dict[Kind, dict[Carrier, int]] = {"device": {}, "backend": {}}
+        self.device_objects: dict[Carrier, int] = {}
+        self.param_compares: dict[tuple[int, str], Kind] = {}
+        self.visited: dict[int, int] = {}
+
+    def add(self, rec: _PartRecord) -> None:
+        self.recs[id(rec)] = rec
+        for kind, source in rec.sources:
+            self.sources[kind][id(source.node)] = source
+        for kind, found in rec.carriers.items():
+            _count(self.carriers[kind], found, 1)
+        _count(self.device_objects, rec.device_objects, 1)
+        self.param_compares.update(rec.param_compares)
+        _count(self.visited, rec.visited, 1)
+
+    def remove(self, rec: _PartRecord) -> None:
+        del self.recs[id(rec)]
+        for kind, source in rec.sources:
+            self.sources[kind].pop(id(source.node), None)
+        for kind, found in rec.carriers.items():
+            _count(self.carriers[kind], found, -1)
+        _count(self.device_objects, rec.device_objects, -1)
+        for key in rec.param_compares:
+            self.param_compares.pop(key, None)
+        _count(self.visited, rec.visited, -1)
+
+
+def _count(counts: dict[Any, int], keys: set[Any], step: int) -> None:
+    for key in keys:
+        n = counts.get(key, 0) + step
+        if n > 0:
+            counts[key] = n
+        else:
+            counts.pop(key, None)
+
+
+_JOINED_KEY = ("migration", "flow joined")
 
 
 def _extent(stmts: list[ast.stmt]) -> tuple[int, int]:
@@ -1315,7 +1378,7 @@ _INDEX_KEY = ("migration", "flow index")
 
 def _writes_of(rec: _PartRecord) -> set[tuple[object, ...]]:
     tree_id = rec.stamp[1] if isinstance(rec.stamp, tuple) else 0
-    return rec.writes | _table_writes(rec.part, tree_id)  # type: ignore[arg-type]
+    return rec.writes | _table_writes(rec.part, tree_id)
 
 
 def _index(stamp: object, recs: list[_PartRecord]) -> tuple[Any, ...]:
