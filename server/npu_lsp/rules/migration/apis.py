@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from npu_lsp.diagnostics import Edit, Span
 from npu_lsp.engine import Context
@@ -39,7 +40,13 @@ class Rename:
 
 def same_name_on_npu(name: str) -> bool:
     """Does `torch.npu` offer `name` with the same meaning as `torch.cuda.<name>`?"""
-    return name in data()["torch_cuda_same_name"]
+    return name in _same_names()
+
+
+@cache
+def _same_names() -> frozenset[str]:
+    """The data table's list as a set (asked once per CUDA API use)."""
+    return frozenset(data()["torch_cuda_same_name"])
 
 
 def cuda_call(ctx: Context, node: ast.AST) -> Rename | None:
