@@ -141,6 +141,8 @@ class IncrementalDocument:
         self._module = ast.Module(body=[], type_ignores=[])
         #: the migration rules' bindings per chunk (`values.ChunkBindings`)
         self._bindings: Any = None
+        #: what the worker keeps of the last result's located form (`locate_document`)
+        self.located: dict[str, Any] = {}
         self.stats = Stats()
 
     # ------------------------------------------------------------------ entry point

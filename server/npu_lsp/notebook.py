@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from npu_lsp.diagnostics import Diagnostic, Edit, Span
 
@@ -146,25 +147,47 @@ def _same_cell(notebook: JoinedNotebook, span: Span) -> bool:
     return start is not None and end is not None and start[0] == end[0]
 
 
-def locate_document(uri: str, diagnostics: Sequence[Diagnostic]) -> list[Located]:
-    """Diagnostics of a plain document, with fix edits all in that document."""
+def locate_document(
+    uri: str, diagnostics: Sequence[Diagnostic], memo: dict[str, Any] | None = None
+) -> list[Located]:
+    """Diagnostics of a plain document, with fix edits all in that document. With `memo`
+    (kept per document between runs): a diagnostic that is the same object as last run's
+    (the incremental analysis reuses those of unchanged code) gets the same `Located`."""
     # A group fix carries an edit per member of the group (every device string of the file),
     # and the members share one tuple of those edits (`groups.fix_group`): tag each tuple
     # once and share the tagged tuple too, so a file with hundreds of device strings builds
     # (and pickles, and unpickles) hundreds of pairs, not their square.
-    tagged: dict[int, tuple[tuple[str, Edit], ...]] = {}
-    keep: list[tuple[Edit, ...]] = []  # keeps each id above alive (and so unique)
+    fits = memo is not None and memo.get("uri") == uri
+    last_tagged: dict[int, Any] = memo.get("tagged", {}) if memo is not None and fits else {}
+    last: dict[int, tuple[Diagnostic, Located]] = (
+        memo.get("located", {}) if memo is not None and fits else {}
+    )
+    # id of an edit tuple -> (the tuple, kept alive so the id stays unique; it tagged)
+    tagged: dict[int, tuple[tuple[Edit, ...], tuple[tuple[str, Edit], ...]]] = {}
+    made: dict[int, tuple[Diagnostic, Located]] = {}
     out: list[Located] = []
     for d in diagnostics:
-        if d.fix is None:
-            out.append(Located(uri, d, ()))
-            continue
-        edits = d.fix.edits
-        pairs = tagged.get(id(edits))
-        if pairs is None:
-            pairs = tagged[id(edits)] = tuple((uri, e) for e in edits)
-            keep.append(edits)
-        out.append(Located(uri, d, pairs))
+        hit = last.get(id(d))
+        if hit is not None and hit[0] is d:
+            item = hit[1]
+        elif d.fix is None:
+            item = Located(uri, d, ())
+        else:
+            edits = d.fix.edits
+            pair = tagged.get(id(edits))
+            if pair is None:
+                pair = last_tagged.get(id(edits))
+                if pair is None or pair[0] is not edits:
+                    pair = (edits, tuple((uri, e) for e in edits))
+                tagged[id(edits)] = pair
+            item = Located(uri, d, pair[1])
+        if memo is not None:
+            made[id(d)] = (d, item)
+            if item.edits and d.fix is not None:
+                tagged.setdefault(id(d.fix.edits), (d.fix.edits, item.edits))
+        out.append(item)
+    if memo is not None:
+        memo["uri"], memo["located"], memo["tagged"] = uri, made, tagged
     return out
 
 

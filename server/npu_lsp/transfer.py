@@ -79,10 +79,18 @@ class Sender:
         self._ids = itertools.count(1)
         self._entries: dict[EntryT, int] = {}
         self._edits: dict[EditsT, int] = {}
+        #: of the last result: id of a `Located` -> (it, its entry), and id of an edit tuple
+        #: -> (it, its encoding): the same objects again (the worker reuses those of code an
+        #: edit left alone) are not encoded again
+        self._known: dict[int, tuple[Located, EntryT]] = {}
+        self._encoded: dict[int, tuple[tuple[Any, ...], EditsT]] = {}
 
     def encode(self, result: dict[str, list[Located]], base: tuple[str, int] | None) -> Payload:
         """`result` as a payload for a server holding `base` (None: nothing)."""
         full = base != (self.origin, self.seq)
+        last_items = {} if full else self._known
+        encoded = self._encoded
+        now: dict[int, tuple[Located, EntryT]] = {}
         old_entries = {} if full else self._entries
         old_edits = {} if full else self._edits
         entries: dict[EntryT, int] = {}
@@ -91,16 +99,21 @@ class Sender:
         new_edits: list[tuple[int, EditsT]] = []
         by_tuple: dict[int, tuple[tuple[Any, ...], int]] = {}  # id of an edit tuple -> its id
         ids = self._ids
+        fresh_encoded: dict[int, tuple[tuple[Any, ...], EditsT]] = {}
 
         def edits_id(seq: tuple[Any, ...], tagged: bool) -> int:
             hit = by_tuple.get(id(seq))
             if hit is not None:
                 return hit[1]
             enc: EditsT
-            if tagged:
+            before = encoded.get(id(seq))
+            if before is not None and before[0] is seq:
+                enc = before[1]
+            elif tagged:
                 enc = tuple((u, _span(e.span), e.new_text) for u, e in seq)
             else:
                 enc = tuple(("", _span(e.span), e.new_text) for e in seq)
+            fresh_encoded[id(seq)] = (seq, enc)
             found = edits.get(enc)
             if found is None:
                 found = old_edits.get(enc)
@@ -142,6 +155,23 @@ class Sender:
             for item in located:
                 d = item.diagnostic
                 fix = d.fix
+                seen = last_items.get(id(item))
+                if seen is not None and seen[0] is item:
+                    prior = seen[1]  # as last time; its edit lists are held again below
+                    if fix is not None and id(fix.edits) not in by_tuple:
+                        edits_id(fix.edits, False)
+                    if item.edits and not prior[9] and id(item.edits) not in by_tuple:
+                        edits_id(item.edits, True)
+                    found = entries.get(prior)
+                    if found is None:
+                        found = old_entries.get(prior)
+                        if found is None:
+                            found = next(ids)
+                            new_entries.append((found, prior))
+                        entries[prior] = found
+                    now[id(item)] = seen
+                    out.append(found)
+                    continue
                 fix_t = None
                 if fix is not None:
                     known = by_tuple.get(id(fix.edits))
@@ -174,9 +204,11 @@ class Sender:
                         found = next(ids)
                         new_entries.append((found, entry))
                     entries[entry] = found
+                now[id(item)] = (item, entry)  # the item kept alive: its id stays unique
                 out.append(found)
             docs.append((uri, out))
         self._entries, self._edits = entries, edits
+        self._known, self._encoded = now, fresh_encoded
         self.seq += 1
         based = -1 if base is None or full else base[1]
         return Payload(self.origin, self.seq, based, new_edits, new_entries, docs)

@@ -111,8 +111,10 @@ def analyse(job: Job) -> dict[str, list[Located]]:
             paused = gc.isenabled()
             gc.disable()
             try:
-                diagnostics = _document(job.path).check(job.text, job.config, index)
-                return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
+                doc = _document(job.path)
+                diagnostics = doc.check(job.text, job.config, index)
+                located = locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS], doc.located)
+                return {job.key: located}
             finally:
                 if paused:
                     gc.enable()

@@ -13,6 +13,7 @@ import re
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -578,7 +579,109 @@ def test_random_edits_generated_torch_scripts(seed: int, tmp_path: Path) -> None
         cache = doc._bindings
         if isinstance(cache, ChunkBindings) and doc._state is not None:
             reused += len(doc._state.chunks) - cache.visited
+            assert_join_is_a_merge(cache)
     assert reused > 0  # chunks' bindings were reused
+
+
+def assert_join_is_a_merge(cache: Any) -> None:
+    """The join an edit made from the last one (`bindings.remerge`) holds exactly what
+    joining every part afresh (`bindings.merge`) gives, list for list, in order."""
+    from npu_lsp.rules.migration import bindings
+
+    joined = cache._merged
+    if joined is None:
+        return
+    fresh = bindings.merge(joined.ctx, joined.parts)
+    for name in (*bindings._LISTS, *bindings._BY_NODE, "names", "methods", "asked"):
+        a, b = getattr(joined, name), getattr(fresh, name)
+        if isinstance(a, dict):
+            assert a.keys() == b.keys(), name
+            for k in a:
+                if isinstance(a[k], list):
+                    assert [id(v) for v in a[k]] == [id(v) for v in b[k]], (name, k)
+                elif isinstance(a[k], dict):  # names: scope -> name -> values
+                    assert {n: [id(v) for v in vs] for n, vs in a[k].items()} == {
+                        n: [id(v) for v in vs] for n, vs in b[k].items()
+                    }, (name, k)
+                else:
+                    assert a[k] is b[k], (name, k)
+        else:
+            assert a == b, name
+
+
+#: A script whose functions move devices on their own (each keeps what it found) beside
+#: two that share a module constant and an argparse option (followed together).
+ISOLATED = """import argparse
+import torch
+
+DEVICE = "cuda"
+
+
+def options():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda:0")
+    return parser.parse_args()
+
+
+def shared(model, args):
+    model.to(DEVICE)
+    return model.to(args.device)
+
+""" + "".join(
+    f"""
+def step_{i}(model, batch):
+    batch = batch.to("cuda")
+    with torch.cuda.amp.autocast():
+        loss = model(batch).sum()
+    return loss.item() + {i}
+
+"""
+    for i in range(12)
+)
+
+
+def test_value_following_keeps_isolated_chunks(tmp_path: Path, monkeypatch: Any) -> None:
+    """An edit inside a function whose value following touches nothing of another chunk
+    re-follows that chunk alone (`values.Flow` reuses every other chunk's findings); an
+    edit that makes one chunk read what another writes (a name, an attribute, a carrier)
+    is followed with it. After every edit the result equals a full run's."""
+    from npu_lsp.rules.migration import values
+
+    kept: list[int] = []
+    original = values.Flow._run_by_parts
+
+    def spy(self: Any) -> bool:
+        chunked = original(self)
+        kept.append(self.kept if chunked else -1)
+        return chunked
+
+    monkeypatch.setattr(values.Flow, "_run_by_parts", spy)
+    path = str(tmp_path / "train.py")
+    root = str(tmp_path)
+    doc = IncrementalDocument(path)
+    index = engine.WorkspaceIndex(root)
+    text = ISOLATED
+    edits = [
+        ("return loss.item() + 5", "return loss.item() + 5  # tuned"),  # a comment
+        ('batch = batch.to("cuda")\n    with torch.cuda.amp.autocast():\n        loss = model(batch).sum()\n    return loss.item() + 6',
+         'batch = batch.to("cuda:1")\n    with torch.cuda.amp.autocast():\n        loss = model(batch).sum()\n    return loss.item() + 6'),
+        ("return loss.item() + 7", "return loss.item() + DEVICE.count('c')"),  # reads DEVICE
+        ('DEVICE = "cuda"', 'DEVICE = "cuda:2"'),  # read by `shared` and now `step_7`
+        ("return loss.item() + 8", "return loss.item() if args.device == 'cuda' else 8"),
+        ('default="cuda:0"', 'default="cpu"'),
+        ("return loss.item() + 9", "return loss.item() + 9\n\nEXTRA = 1"),  # lines move
+    ]
+    for old, new in [("", ""), *edits]:
+        assert old in text
+        text = text.replace(old, new, 1)
+        kept.clear()
+        got = doc.check(text, Config(), index)
+        assert got == full_run(text, path, root, Config()), (old, new)
+        assert_join_is_a_merge(doc._bindings)
+        if old.startswith("return loss.item() + 5"):
+            # all but the edited chunk and the three sharing DEVICE and --device
+            assert doc._state is not None and kept == [len(doc._state.chunks) - 4], kept
+    assert any(d.code == "NPU204" for d in got)
 
 
 @pytest.mark.parametrize("seed", range(4))

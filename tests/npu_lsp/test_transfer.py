@@ -63,3 +63,37 @@ def test_runs_in_flight_and_restarts_fall_back_to_a_full_result(tmp_path: Path) 
     fresh = send(job(tmp_path, 4, source(8)), mirror.have)
     assert fresh.base == -1
     assert mirror.apply(fresh) == worker.analyse(job(tmp_path, 4, source(8)))
+
+
+def test_unchanged_code_keeps_its_objects_and_is_not_sent_again(tmp_path: Path) -> None:
+    """A keystroke in one function: the worker hands back the very objects of the last
+    result for the other functions' diagnostics (incremental analysis, `locate_document`'s
+    memo), the edited function's diagnostics equal the last ones, so the payload carries
+    nothing new; the server rebuilds the full result all the same."""
+    mirror = transfer.Mirror()
+    text = source(40)
+    first = job(tmp_path, 1, text)
+    mirror.apply(send(first, mirror.have))
+    before = worker.analyse(first)[first.key]
+    edited = text.replace("    return batch + 7\n", "    return batch + 7  # tuned\n")
+    assert edited != text
+    second = job(tmp_path, 2, edited)
+    after = worker.analyse(second)[second.key]
+    assert after == before
+    same = sum(a is b for a, b in zip(after, before, strict=True))
+    assert same >= len(after) - 4, (same, len(after))  # all but the edited function's
+    payload = send(job(tmp_path, 3, edited.replace("# tuned", "# tuned!")), mirror.have)
+    assert payload.base >= 0 and payload.entries == [] and payload.edits == []
+    got = mirror.apply(payload)
+    assert got == worker.analyse(job(tmp_path, 3, edited.replace("# tuned", "# tuned!")))
+    # a finding changed in one function (and the group's fix with it): sent, the rest not
+    changed = edited.replace(
+        "    batch = batch.to('cuda')\n    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    return batch + 9\n",
+        "    batch = batch.to('cuda:1')\n    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    return batch + 9\n",
+    )
+    assert changed != edited
+    payload = send(job(tmp_path, 4, changed), mirror.have)
+    assert payload.base >= 0 and payload.entries
+    assert mirror.apply(payload) == worker.analyse(job(tmp_path, 4, changed))
+    again = send(job(tmp_path, 5, changed + "\n"), mirror.have)
+    assert mirror.apply(again) == worker.analyse(job(tmp_path, 5, changed + "\n"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from npu_lsp.diagnostics import Edit, Span
 from npu_lsp.engine import Context
@@ -39,7 +40,13 @@ class Rename:
 
 def same_name_on_npu(name: str) -> bool:
     """Does `torch.npu` offer `name` with the same meaning as `torch.cuda.<name>`?"""
-    return name in data()["torch_cuda_same_name"]
+    return name in _same_names()
+
+
+@cache
+def _same_names() -> frozenset[str]:
+    """The data table's list as a set (asked once per CUDA API use)."""
+    return frozenset(data()["torch_cuda_same_name"])
 
 
 def cuda_call(ctx: Context, node: ast.AST) -> Rename | None:
@@ -136,18 +143,22 @@ def renames(ctx: Context) -> list[Rename]:
         if not flow.b.parts:
             out = _renames_in(ctx, flow.b.nodes, aliases)
         else:
-            key = (resolution_value(ctx), aliases)
+            resolution = resolution_value(ctx)
             for part in flow.b.parts:
                 hit = part.memo.get(_KEY)
                 first = part.first_line()
-                if hit is None or hit[0] != key:
+                if (
+                    hit is None
+                    or (hit[0][0] is not resolution and hit[0][0] != resolution)
+                    or hit[0][1] != aliases
+                ):
                     found = _renames_in(ctx, part.nodes, aliases)
-                    part.memo[_KEY] = (key, first, found)
+                    part.memo[_KEY] = ((resolution, aliases), first, found)
                 else:
                     found = hit[2]
                     if first != hit[1]:  # the chunk moved (its trees were renumbered)
                         found = [_shifted(r, first - hit[1]) for r in found]
-                        part.memo[_KEY] = (key, first, found)
+                        part.memo[_KEY] = (hit[0], first, found)
                 out += found
         # `.is_cuda` reads depend on the whole module's bindings: never kept per chunk
         for node in flow.b.nodes.get(ast.Attribute, []):

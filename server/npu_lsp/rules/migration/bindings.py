@@ -76,6 +76,9 @@ class Bindings(ast.NodeVisitor):
         #: the statements it was made from
         self.memo: dict[Any, Any] = {}
         self.stmts: list[ast.stmt] = []
+        #: for bindings joined from a document's chunks: what the document keeps between
+        #: runs for the whole module (`values.Flow`'s index of its chunks' records)
+        self.document: dict[Any, Any] | None = None
         self._current: Scope = ctx.tree
         self._work: list[tuple[ast.AST, ast.AST, Scope]] = []
 
@@ -453,6 +456,81 @@ def merge(ctx: Context, parts: list[Bindings]) -> Bindings:
 
 #: the tables of lists `merge` joins part by part
 _LISTS = ("attrs", "keys", "choices", "functions", "calls", "method_calls", "grown", "nodes")
+#: `remerge` joins again the entries of at most this many parts gone or new
+_REMERGE_AT_MOST = 8
+#: the tables keyed by node ids (each key belongs to one part)
+_BY_NODE = ("params", "returns", "init_of", "local_imports", "scope_of", "parents")
+
+
+def remerge(ctx: Context, last: Bindings, parts: list[Bindings]) -> Bindings | None:
+    """`merge(ctx, parts)`, made by changing `last` (what `merge` or `remerge` gave for the
+    previous list of parts of the same tree, held by nobody else now) in place: the parts
+    gone are taken out and the new ones put in. An edit replaces a chunk or two of a
+    document, and joining every part again costs a pass over the whole module's tables.
+    Every list gets the same values in the same order as `merge` gives. None (and `last`
+    left as it was) when the parts kept are not in the same order or many changed."""
+    old = last.parts
+    old_ids = {id(p) for p in old}
+    new_ids = {id(p) for p in parts}
+    if [id(p) for p in old if id(p) in new_ids] != [id(p) for p in parts if id(p) in old_ids]:
+        return None
+    gone = [p for p in old if id(p) not in new_ids]
+    added = [p for p in parts if id(p) not in old_ids]
+    if len(gone) + len(added) > _REMERGE_AT_MOST:
+        return None  # each table entry they touch is joined again over every part
+    out = last
+    out.ctx, out.parts = ctx, parts
+    module_id = id(ctx.tree)
+    # node-keyed tables: a key belongs to one part (the parts gone are still alive, so no
+    # id of theirs is reused by a new part's node)
+    names = out.names
+    for p in gone:
+        for scope_id in p.names:
+            if scope_id != module_id:
+                names.pop(scope_id, None)
+    for p in added:
+        for scope_id, bound in p.names.items():
+            if scope_id != module_id:
+                names[scope_id] = bound
+    module = names.setdefault(module_id, {})
+    touched = {n for p in (*gone, *added) for n in p.names.get(module_id, ())}
+    if touched:
+        _rejoin(module, [p.names.get(module_id, {}) for p in parts], touched)
+    for mapping in _BY_NODE:
+        table: dict[Any, Any] = getattr(out, mapping)
+        for p in gone:
+            for k in getattr(p, mapping):
+                table.pop(k, None)
+        for p in added:
+            table.update(getattr(p, mapping))
+    for p in gone:
+        out.methods -= p.methods
+    for p in added:
+        out.methods |= p.methods
+    out.asked = [a for p in parts for a in p.asked]
+    for name in _LISTS:
+        keys = {k for p in (*gone, *added) for k in getattr(p, name)}
+        if keys:
+            _rejoin(getattr(out, name), [getattr(p, name) for p in parts], keys)
+    return out
+
+
+def _rejoin(table: dict[Any, list[Any]], tables: list[dict[Any, Any]], keys: set[Any]) -> None:
+    """`table[k]` for each of `keys` joined again from `tables` in order (as `merge` does:
+    present when a table has it, even empty)."""
+    for k in keys:
+        values: list[Any] = []
+        extend = values.extend
+        present = False
+        for t in tables:
+            got = t.get(k)
+            if got is not None:
+                extend(got)
+                present = True
+        if present:
+            table[k] = values
+        else:
+            table.pop(k, None)
 
 
 _PARALLEL = frozenset({"itertools.product", "builtins.zip"})

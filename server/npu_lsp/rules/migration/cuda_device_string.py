@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.groups import findings, message
+from npu_lsp.rules.migration.groups import Finding, findings, message, rendered
 from npu_lsp.rules.migration.helpers import span_of
 
 
@@ -91,9 +91,7 @@ class CudaDeviceString(Rule):
         for f in findings(ctx, "device"):
             if f.code != self.code:
                 continue
-            yield ctx.diagnostic(
-                self,
-                span_of(ctx, f.node),
-                message(f),
-                fix=f.fix,
-            )
+            yield rendered(ctx, self.code, f.source, f.fix, f.why, self._made, ctx, f)
+
+    def _made(self, ctx: Context, f: Finding) -> Diagnostic:
+        return ctx.diagnostic(self, span_of(ctx, f.node), message(f), fix=f.fix)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.apis import renames
-from npu_lsp.rules.migration.groups import device_group, no_safe_fix
+from npu_lsp.rules.migration.groups import device_group, no_safe_fix, rendered
 from npu_lsp.rules.migration.helpers import attr_name_span
 
 
@@ -78,10 +78,14 @@ class CudaMethodCall(Rule):
             call = found.node
             assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             fix = group.fixes.get(id(call))
-            yield ctx.diagnostic(
-                self,
-                attr_name_span(ctx, call.func),
-                "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend"
-                + no_safe_fix(group, fix),
-                fix=fix,
-            )
+            why = no_safe_fix(group, fix)
+            yield rendered(ctx, self.code, found, fix, why, self._made, ctx, call, fix, why)
+
+    def _made(self, ctx: Context, call: ast.Call, fix: Fix | None, why: str) -> Diagnostic:
+        assert isinstance(call.func, ast.Attribute)
+        return ctx.diagnostic(
+            self,
+            attr_name_span(ctx, call.func),
+            "`.cuda()` moves data to a CUDA device; use `.npu()` on Ascend" + why,
+            fix=fix,
+        )

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
-from npu_lsp.rules.migration.groups import findings, shown
+from npu_lsp.rules.migration.groups import Finding, findings, rendered, shown
 from npu_lsp.rules.migration.helpers import span_of
 
 
@@ -56,10 +56,13 @@ class CudaTorchDevice(Rule):
         for f in findings(ctx, "device"):
             if f.code != self.code:
                 continue
-            yield ctx.diagnostic(
-                self,
-                span_of(ctx, f.node),
-                f"`torch.device({shown(f.node, f.old)})` names a CUDA device; "
-                f"use {shown(f.node, f.new)}{f.why}",
-                fix=f.fix,
-            )
+            yield rendered(ctx, self.code, f.source, f.fix, f.why, self._made, ctx, f)
+
+    def _made(self, ctx: Context, f: Finding) -> Diagnostic:
+        return ctx.diagnostic(
+            self,
+            span_of(ctx, f.node),
+            f"`torch.device({shown(f.node, f.old)})` names a CUDA device; "
+            f"use {shown(f.node, f.new)}{f.why}",
+            fix=f.fix,
+        )

@@ -11,12 +11,14 @@ holds `"npu"` beside a `"cuda:0"` kept back for the same device, nor `.npu()` be
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from npu_lsp.diagnostics import Edit, Fix
+from npu_lsp.diagnostics import Diagnostic, Edit, Fix
 from npu_lsp.engine import Context
 from npu_lsp.rules.migration.apis import renames
-from npu_lsp.rules.migration.helpers import head_edit, rewrite_fix
+from npu_lsp.rules.migration.helpers import head_edit, rewrite_fix, torch_npu_import_edit
 from npu_lsp.rules.migration.values import Flow, Kind, Source, is_torch_device
 
 _NEW = {"device": ("cuda", "npu"), "backend": ("nccl", "hccl")}
@@ -98,12 +100,68 @@ def findings(ctx: Context, kind: Kind) -> list[Finding]:
 
 def _literal_members(ctx: Context, kind: Kind, sources: list[Source]) -> list[Member]:
     noun = "device string" if kind == "device" else "backend name"
+    last, kept = _carried(ctx, ("members", kind))
     out = []
     for s in sources:
-        old, new = s.text, _renamed(s.text, kind)
-        edit = head_edit(ctx, s.node, old, new)
-        out.append(Member(s.node, edit, f'Replace "{old}" with "{new}"', _code(s, ctx), noun))
+        line = s.node.lineno
+        hit = last.get(id(s))
+        if hit is not None and hit[0] is s and hit[1] == line:
+            member: Member = hit[2]  # a literal of a chunk the edit left alone (`_carried`)
+        else:
+            old, new = s.text, _renamed(s.text, kind)
+            edit = head_edit(ctx, s.node, old, new)
+            member = Member(s.node, edit, f'Replace "{old}" with "{new}"', _code(s, ctx), noun)
+        kept[id(s)] = (s, line, member)
+        out.append(member)
     return out
+
+
+def _carried(ctx: Context, what: tuple[str, ...]) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """(what the last run made, what this run makes) of `what`, for the language server's
+    incremental analysis: a chunk the edit left alone keeps its `Source` objects (and its
+    CUDA API uses their `Rename` objects, `values.Flow`, `apis.renames`), so what was made
+    from one of them, at the same line, is made again the same; kept by the document
+    (`Bindings.document`) from one run to the next. Both empty outside the server."""
+    key = ("migration", "carried", *what)
+    pair: tuple[dict[Any, Any], dict[Any, Any]] | None = ctx.cache.get(key)
+    if pair is None:
+        document = Flow.of(ctx).b.document
+        if document is None:
+            pair = ({}, {})
+            ctx.cache[_NO_DOCUMENT] = True
+        else:
+            pair = (document.get(key, {}), {})
+            document[key] = pair[1]
+        ctx.cache[key] = pair
+    return pair
+
+
+_NO_DOCUMENT = ("migration", "carried", "none")
+
+
+def rendered(
+    ctx: Context,
+    code: str,
+    item: object,
+    fix: Fix | None,
+    why: str,
+    make: Callable[..., Diagnostic],
+    *args: Any,
+) -> Diagnostic:
+    """`make(*args)`, or the diagnostic made last run for `item` (a `Source` or `Rename`
+    kept by an unchanged chunk, see `_carried`) at the same line with the same fix and
+    reason."""
+    if ctx.cache.get(_NO_DOCUMENT):
+        return make(*args)  # a full run: nothing is carried over
+    last, kept = _carried(ctx, ("diagnostics", code))
+    line = getattr(getattr(item, "node", None), "lineno", 0)
+    hit = last.get(id(item))
+    if hit is not None and hit[0] is item and hit[1] == line and hit[2] is fix and hit[3] == why:
+        made: Diagnostic = hit[4]
+    else:
+        made = make(*args)
+    kept[id(item)] = (item, line, fix, why, made)
+    return made
 
 
 def _because(sources: list[Source]) -> str | None:
@@ -164,10 +222,27 @@ def fix_group(ctx: Context, members: list[Member], unsafe_because: str | None = 
     if not taken:
         return Group(out, unsafe_because)
     # Every fix of the group carries the same edits (one shared tuple: a group of n
-    # members costs n fixes, not n * n edits).
+    # members costs n fixes, not n * n edits), and members with the same title share one
+    # fix. When the language server's last run made them from the same edits (most
+    # members keep their edit objects, `_carried`), they are the last run's.
     edits = tuple(m.edit for m in taken if m.edit is not None)
-    shared = rewrite_fix(ctx, "", edits[0], extra=edits[1:], safe=not unsafe_because)
-    assert shared is not None
+    safe = not unsafe_because
+    last, kept = _carried(ctx, ("group", taken[0].noun))
+    import_edit = torch_npu_import_edit(ctx)
+    before = last.get("edits")
+    if (
+        before is not None
+        and before[1] == safe
+        and before[2] == import_edit
+        and len(before[0]) == len(edits)
+        and all(a is b or a == b for a, b in zip(before[0], edits, strict=True))
+    ):
+        shared_edits, fixes = before[3], before[4]
+    else:
+        shared = rewrite_fix(ctx, "", edits[0], extra=edits[1:], safe=safe)
+        assert shared is not None
+        shared_edits, fixes = shared.edits, {}
+    kept["edits"] = (edits, safe, import_edit, shared_edits, fixes)
     counts: dict[str, int] = {}
     for m in taken:
         counts[m.noun] = counts.get(m.noun, 0) + 1
@@ -178,7 +253,11 @@ def fix_group(ctx: Context, members: list[Member], unsafe_because: str | None = 
             tail = tails[m.noun] = _others(m.noun, counts) + (
                 f" (unsafe: {unsafe_because})" if unsafe_because else ""
             )
-        out[id(m.node)] = Fix(m.title + tail, shared.edits, shared.safe)
+        title = m.title + tail
+        fix = fixes.get(title)
+        if fix is None:
+            fix = fixes[title] = Fix(title, shared_edits, safe)
+        out[id(m.node)] = fix
     return Group(out, unsafe_because)
 
 

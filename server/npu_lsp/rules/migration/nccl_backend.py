@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic, Edit
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.dispatch import npu_aware
-from npu_lsp.rules.migration.groups import findings, message
+from npu_lsp.rules.migration.groups import Finding, findings, message, rendered
 from npu_lsp.rules.migration.helpers import attr_name_span, data, rewrite_fix, span_of
 from npu_lsp.rules.migration.values import Flow, qualnames, resolve
 
@@ -72,14 +72,12 @@ class NcclBackend(Rule):
     requires_imports = ()
     triggers = ("nccl", "NCCL")
 
+    def _made(self, ctx: Context, f: Finding) -> Diagnostic:
+        return ctx.diagnostic(self, span_of(ctx, f.node), message(f), fix=f.fix)
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         for f in findings(ctx, "backend"):
-            yield ctx.diagnostic(
-                self,
-                span_of(ctx, f.node),
-                message(f),
-                fix=f.fix,
-            )
+            yield rendered(ctx, self.code, f.source, f.fix, f.why, self._made, ctx, f)
         if "nccl" in ctx.text:
             yield from self._nccl_apis(ctx)
         if "NCCL" not in ctx.text:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.apis import renames
-from npu_lsp.rules.migration.groups import api_fix
+from npu_lsp.rules.migration.groups import api_fix, rendered
 from npu_lsp.rules.migration.helpers import head_span_of, span_of
 
 
@@ -54,6 +54,9 @@ class TorchCudaAmp(Rule):
 
     nodes = (ast.Module,)
 
+    def _made(self, ctx: Context, use: ast.AST, text: str, fix: Fix | None) -> Diagnostic:
+        return ctx.diagnostic(self, span_of(ctx, use), text, fix=fix)
+
     def check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         for found in renames(ctx):
             if found.code != self.code:
@@ -62,7 +65,9 @@ class TorchCudaAmp(Rule):
             fix, why = api_fix(ctx, use, found.edit is not None)
             if not isinstance(use, ast.ImportFrom):
                 text = "`torch.cuda.amp` is CUDA mixed precision; use `torch.npu.amp`"
-                yield ctx.diagnostic(self, span_of(ctx, use), text + why, fix=fix)
+                yield rendered(
+                    ctx, self.code, found, fix, why, self._made, ctx, use, text + why, fix
+                )
             elif use.module == "torch.cuda.amp":
                 text = "imports from `torch.cuda.amp`; use `torch.npu.amp`"
                 yield ctx.diagnostic(self, head_span_of(ctx, use), text + why, fix=fix)

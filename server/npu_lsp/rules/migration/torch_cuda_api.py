@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.migration.apis import OWN_RULE, renames
-from npu_lsp.rules.migration.groups import api_fix
+from npu_lsp.rules.migration.groups import api_fix, rendered
 from npu_lsp.rules.migration.helpers import head_span_of, span_of
 
 
@@ -80,9 +80,12 @@ class TorchCudaApi(Rule):
                     if isinstance(use.value, ast.Attribute)
                     else " (no automatic fix: `cuda` is used through a name imported from torch)"
                 )
-            yield ctx.diagnostic(
-                self,
-                span_of(ctx, use),
-                f"`torch.cuda.{use.attr}` targets CUDA devices; use `torch.npu.{use.attr}`" + why,
-                fix=fix,
-            )
+            yield rendered(ctx, self.code, found, fix, why, self._made, ctx, use, fix, why)
+
+    def _made(self, ctx: Context, use: ast.Attribute, fix: Fix | None, why: str) -> Diagnostic:
+        return ctx.diagnostic(
+            self,
+            span_of(ctx, use),
+            f"`torch.cuda.{use.attr}` targets CUDA devices; use `torch.npu.{use.attr}`" + why,
+            fix=fix,
+        )

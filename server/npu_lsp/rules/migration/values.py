@@ -32,14 +32,15 @@ and local aliases (`extension = CUDAExtension`); every migration rule resolves t
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from npu_lsp.engine import Context
-from npu_lsp.rules.migration.bindings import Bindings, Scope, const_str, merge
+from npu_lsp.rules.migration.bindings import Bindings, Scope, const_str, merge, remerge
 from npu_lsp.rules.migration.dispatch import npu_aware
 
 Kind = Literal["device", "backend"]
@@ -169,6 +170,10 @@ class ChunkBindings:
         #: id of a chunk's statement list -> (that list, the tree, its bindings)
         self._parts: dict[int, tuple[list[ast.stmt], ast.Module, Bindings]] = {}
         self.visited = 0  # chunks visited by the last `bindings` (for tests and benchmarks)
+        #: what the module-wide work keeps between runs (`Bindings.document`)
+        self.document: dict[Any, Any] = {}
+        #: the last join of the parts (the next is made from it, `bindings.remerge`)
+        self._merged: Bindings | None = None
 
     def bindings(self, ctx: Context, chunks: list[list[ast.stmt]]) -> Bindings:
         old = self._parts
@@ -187,7 +192,16 @@ class ChunkBindings:
                 self.visited += 1
             parts[id(stmts)] = hit  # the list kept alive: its id stays unique
         self._parts = parts
-        return merge(ctx, [part for _s, _t, part in parts.values()])
+        joined = [part for _s, _t, part in parts.values()]
+        last = self._merged
+        merged = None
+        if last is not None and last.ctx.tree is tree:
+            merged = remerge(ctx, last, joined)
+        if merged is None:
+            merged = merge(ctx, joined)
+        merged.document = self.document
+        self._merged = merged
+        return merged
 
 
 @contextmanager
@@ -221,9 +235,27 @@ def sharing_bindings(
 
 def resolution_value(ctx: Context) -> tuple[object, ...]:
     """What `resolve` answers depend on beyond the expression and its own function: the
-    module's name, imports, and which names its classes and functions define (by value)."""
+    module's name, imports, and which names its classes and functions define (by value).
+    One object per run, and the last run's while equal (kept by a document's bindings,
+    `Bindings.document`): what chunks keep is checked against it by identity first, not
+    by comparing the names of the module's definitions once per chunk."""
+    hit: tuple[object, ...] | None = ctx.cache.get(_RESOLUTION_KEY)
+    if hit is not None:
+        return hit
     info = ctx.scopes.info
-    return (info.module, info.imports, frozenset(info.classes), frozenset(info.functions))
+    made = (info.module, info.imports, frozenset(info.classes), frozenset(info.functions))
+    flow: Flow | None = ctx.cache.get(_FLOW_KEY)
+    document = flow.b.document if flow is not None else None
+    if document is not None:
+        last = document.get(_RESOLUTION_KEY)
+        if last is not None and last == made:
+            made = last
+        document[_RESOLUTION_KEY] = made
+    ctx.cache[_RESOLUTION_KEY] = made
+    return made
+
+
+_RESOLUTION_KEY = ("migration", "resolution value")
 
 
 def _resolution(ctx: Context) -> tuple[object, ...] | None:
@@ -286,8 +318,12 @@ class Flow:
         #: as one (`_C.MODEL.DEVICE = "cuda"` for `model.to(cfg.MODEL.DEVICE)`): its own
         #: calls and comparisons are no device positions
         self.torch_module = imports_any(ctx.tree, ctx.text, FAMILY_IMPORTS["migration"])
-        self._collect()
-        self._find_escapes()
+        #: while a chunked run records what each chunk's work touches (`_PartRecord`)
+        self._rec: _PartRecord | None = None
+        self.kept = 0  # chunks whose findings a chunked run reused (tests, benchmarks)
+        if not self.b.parts or not self._run_by_parts():
+            self._collect()
+            self._find_escapes()
 
     @classmethod
     def of(cls, ctx: Context) -> Flow:
@@ -295,55 +331,306 @@ class Flow:
         flow: Flow | None = ctx.cache.get(_FLOW_KEY)
         return flow if flow is not None else cls(ctx)
 
+    # ---- a chunked run (the language server's incremental analysis)
+    def _run_by_parts(self) -> bool:
+        """With bindings joined from chunks (`ChunkBindings`): follow the positions of the
+        chunks that changed only, reusing what each other chunk found when its work is
+        isolated, i.e. touches no node, table entry or carrier of another chunk (a chunk's
+        record says what it read and wrote). Whole-module results are made of independent
+        parts then, so reused and new parts together equal one run over the whole module;
+        when a reused chunk turns out not to be isolated (an edit made something it reads,
+        or reads something it made), every chunk is followed again. False: not chunked
+        (the project's facts or NPU dispatch code make the work module-wide)."""
+        if not self.torch_module or self.links is not None:
+            return False
+        from npu_lsp.rules.migration.dispatch import regions
+
+        if regions(self.ctx):
+            return False
+        parts = self.b.parts
+        stamp = (resolution_value(self.ctx), id(self.ctx.tree))
+        spans = [_extent(p.stmts) for p in parts]
+        self._los = [lo for lo, _hi in spans]
+        old: list[_PartRecord | None] = [p.memo.get(_REC_KEY) for p in parts]
+        same: dict[int, bool] = {}  # per stamp object: equal to this run's
+        keep: list[bool] = []
+        for rec in old:
+            ok = rec is not None and rec.isolated
+            if ok:
+                assert rec is not None
+                known = same.get(id(rec.stamp))
+                if known is None:
+                    known = same[id(rec.stamp)] = rec.stamp == stamp
+                ok = known
+            keep.append(ok)
+        if any(keep):
+            if self._by_parts(parts, spans, old, keep, stamp):
+                self.kept = sum(keep)
+                return True
+            self._reset()
+        self._by_parts(parts, spans, old, [False] * len(parts), stamp)
+        return True
+
+    def _reset(self) -> None:
+        self.sources = {"device": {}, "backend": {}}
+        self.carriers = {"device": set(), "backend": set()}
+        self._device_objects = set()
+        self.visited = set()
+        self._memo = {}
+        self.param_compares = {}
+
+    def _by_parts(
+        self,
+        parts: list[Bindings],
+        spans: list[tuple[int, int]],
+        old: list[_PartRecord | None],
+        keep: list[bool],
+        stamp: tuple[object, ...],
+    ) -> bool:
+        """Follow the chunks not kept, then check every kept chunk is still isolated
+        (False: not, and nothing was kept)."""
+        recs: list[_PartRecord] = []
+        units: list[tuple[_PartRecord, Bindings]] = []
+        for i, part in enumerate(parts):
+            lo, hi = spans[i]
+            kept = old[i]
+            if keep[i] and kept is not None:
+                kept.lo, kept.hi = lo, hi
+                recs.append(kept)
+                continue
+            rec = _PartRecord(part, stamp, lo, hi)
+            rec.reads |= self._escape_reads(part)
+            recs.append(rec)
+            units.append((rec, part))
+        self._recs = recs
+        self._active = {id(rec) for rec, _part in units}
+        self._collect(units)
+        self._find_escapes(units)
+        self._rec = None
+        for kind, table in self.sources.items():
+            for source in table.values():
+                rec = recs[self._part_index(source.node.lineno)]
+                if id(rec) not in self._active:
+                    return False  # a kept chunk's literal, reached from a changed one
+                rec.sources.append((kind, source))
+        if len(recs) > len(parts):
+            return False  # a stray record: a kept chunk was reached
+        coupled = self._coupling(recs, keep, stamp)
+        if coupled is None:
+            return False
+        for i, rec in enumerate(recs):
+            rec.isolated = not coupled[i]
+            if not keep[i]:
+                parts[i].memo[_REC_KEY] = rec
+        self._join_records(recs, keep, stamp)
+        return True
+
+    def _join_records(self, recs: list[_PartRecord], keep: list[bool], stamp: object) -> None:
+        """The module's results: every record's (the new ones' are this run's). The
+        document keeps the last run's join and changes it by the records gone and new."""
+        document = self.b.document
+        joined: _Joined | None = document.get(_JOINED_KEY) if document is not None else None
+        kept = {id(rec) for rec, k in zip(recs, keep, strict=True) if k}
+        if joined is None or joined.stamp != stamp or not kept <= joined.recs.keys():
+            joined = _Joined(stamp)
+            todo = recs
+        else:
+            for rid in [rid for rid in joined.recs if rid not in kept]:
+                joined.remove(joined.recs[rid])
+            todo = [rec for rec, k in zip(recs, keep, strict=True) if not k]
+        for rec in todo:
+            joined.add(rec)
+        if document is not None:
+            document[_JOINED_KEY] = joined
+        self.sources = joined.sources
+        self.carriers = {kind: set(found) for kind, found in joined.carriers.items()}
+        self._device_objects = set(joined.device_objects)
+        self.param_compares = joined.param_compares
+        self.visited = set(joined.visited)
+
+    def _coupling(
+        self, recs: list[_PartRecord], keep: list[bool], stamp: object
+    ) -> list[bool] | None:
+        """Per record, is its chunk coupled to another (`_coupled`); None when a kept one
+        is. The document keeps an index of every record's keys (`Bindings.document`), so
+        an edit looks up the keys of the records made in this run only: a kept record was
+        isolated, and only what changed can share a key with it now."""
+        document = self.b.document
+        fresh = [i for i, k in enumerate(keep) if not k]
+        state = document.get(_INDEX_KEY) if document is not None else None
+        if document is None or state is None or state[0] != stamp or len(fresh) == len(recs):
+            coupled = _coupled(recs)
+            if any(k and c for k, c in zip(keep, coupled, strict=True)):
+                return None
+            if document is not None:
+                document[_INDEX_KEY] = _index(stamp, recs)
+            return coupled
+        _stamp, held, writers, readers = state
+        kept = {id(recs[i]) for i, k in enumerate(keep) if k}
+        gone = [r for rid, r in held.items() if rid not in kept]
+        gone_ids = {id(r) for r in gone}
+        out = [False] * len(recs)
+        position = {id(rec): i for i, rec in enumerate(recs)}
+        new_w: dict[tuple[object, ...], set[int]] = {}
+        new_r: dict[tuple[object, ...], set[int]] = {}
+        for i in fresh:
+            rec = recs[i]
+            if rec.visits:
+                out[i] = True
+                for j in rec.visits:
+                    out[j] = True
+            for k in _writes_of(rec):
+                new_w.setdefault(k, set()).add(id(rec))
+            for k in rec.reads:
+                new_r.setdefault(k, set()).add(id(rec))
+        for k in new_w.keys() | new_r.keys():
+            ws = new_w.get(k, set()) | (writers.get(k, set()) - gone_ids)
+            if not ws:
+                continue
+            rs = new_r.get(k, set()) | (readers.get(k, set()) - gone_ids)
+            if rs and len(ws | rs) > 1:  # read by one, written by another
+                for rid in ws | rs:
+                    out[position[rid]] = True
+        if any(k and c for k, c in zip(keep, out, strict=True)):
+            return None
+        for rec in gone:  # the index now: without the records replaced, with the new ones
+            del held[id(rec)]
+            for k in _writes_of(rec):
+                writers[k].discard(id(rec))
+            for k in rec.reads:
+                readers[k].discard(id(rec))
+        for i in fresh:
+            rec = recs[i]
+            held[id(rec)] = rec
+            for k in _writes_of(rec):
+                writers.setdefault(k, set()).add(id(rec))
+            for k in rec.reads:
+                readers.setdefault(k, set()).add(id(rec))
+        return out
+
+    def _part_index(self, line: int) -> int:
+        return max(bisect.bisect_right(self._los, line) - 1, 0)
+
+    def _record_of(self, node: ast.AST) -> _PartRecord:
+        """The record of the chunk holding `node` (a stray one for a kept chunk: whatever
+        it touches there makes that chunk not isolated)."""
+        rec = self._recs[self._part_index(getattr(node, "lineno", 0))]
+        if id(rec) in self._active:
+            return rec
+        stray = _PartRecord(rec.part, rec.stamp, -1, -1)
+        stray.visits.add(self._recs.index(rec))
+        self._recs.append(stray)  # seen by `_coupled`
+        return stray
+
+    def _add_carrier(self, kind: Kind, carrier: Carrier) -> None:
+        self.carriers[kind].add(carrier)
+        rec = self._rec
+        if rec is not None:
+            rec.carriers[kind].add(carrier)
+            rec.writes.add(("c", carrier))
+            if carrier[0] == "attr":  # the choices of an argparse option named so
+                rec.reads.add(("A", carrier[1]))
+
+    def _escape_reads(self, part: Bindings) -> set[tuple[object, ...]]:
+        """The carriers `_find_escapes` may find read in a chunk (a name in the scope it
+        resolves to, an attribute or a key by name): reads of whoever makes them carriers."""
+        key = ("escape reads", id(self.ctx.tree))
+        hit = part.memo.get(_ESCAPE_KEY)
+        if hit is not None and hit[0] == key:
+            found: set[tuple[object, ...]] = hit[1]
+            return found
+        out: set[tuple[object, ...]] = set()
+        for node in part.nodes.get(ast.Name, []):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                scope, _values = self._lookup(node)
+                out.add(("c", ("name", str(id(scope)), node.id)))
+        for node in part.nodes.get(ast.Attribute, []):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                out.add(("c", ("attr", node.attr)))
+        for node in part.nodes.get(ast.Subscript, []):
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                name = const_str(node.slice)
+                if name is not None:
+                    out.add(("c", ("key", name)))
+        part.memo[_ESCAPE_KEY] = (key, out)
+        return out
+
     # ---- positions
-    def _collect(self) -> None:
-        nodes = self.b.nodes
-        compares = [n for n in nodes.get(ast.Compare, []) if isinstance(n, ast.Compare)]
+    def _collect(self, units: list[tuple[_PartRecord, Bindings]] | None = None) -> None:
+        """Follow the module's device and backend positions back to their literals. With
+        `units` (a chunked run, `_run_by_parts`): only those chunks' positions, each item
+        recorded in its chunk's record; the phases run in the same order as for the whole
+        module, so each chunk sees what it would in a whole run."""
+        whole: list[tuple[_PartRecord | None, Bindings]] = [(None, self.b)]
+        todo: list[tuple[_PartRecord | None, Bindings]] = whole if units is None else list(units)
         if not self.torch_module:
             if self.links is not None:
                 self._incoming()
-            for cmp in compares:  # `"cuda" in device.type` of a device another module made
-                self._comparison(cmp)
+            for rec, part in todo:  # `"cuda" in device.type` of a device another module made
+                self._rec = rec
+                for cmp in part.nodes.get(ast.Compare, []):
+                    if isinstance(cmp, ast.Compare):
+                        self._comparison(cmp)
+            self._rec = None
             return
-        startswith: list[ast.Call] = []
-        for call, sinks, starts, parsing in self._call_plan():
-            for kind, expr in sinks:
-                self._follow(expr, kind, call, direct=True, carriers=set(), depth=0, seen=set())
-            if starts:
-                startswith.append(call)
-            if parsing:  # `device.replace("cuda:", "")`: "cuda:" with its colon is a device prefix
-                self._literal(
-                    call.args[0], "device", call, direct=False, carriers=set(), role="compare"
-                )
+        startswith: list[tuple[_PartRecord | None, ast.Call]] = []
+        for rec, part in todo:
+            self._rec = rec
+            plan = self._call_plan() if rec is None else self._part_plan(part)
+            for call, sinks, starts, parsing in plan:
+                for kind, expr in sinks:
+                    self._follow(expr, kind, call, direct=True, carriers=set(), depth=0, seen=set())
+                if starts:
+                    startswith.append((rec, call))
+                if parsing:  # `device.replace("cuda:", "")`: "cuda:" is a device prefix
+                    self._literal(
+                        call.args[0], "device", call, direct=False, carriers=set(), role="compare"
+                    )
+        self._rec = None
         if self.links is not None:
             self._incoming()
-        for node in nodes.get(ast.Assign, []):
-            if isinstance(node, ast.Assign) and _is_device_object(node.value, self.ctx):
-                for t in node.targets:
-                    carrier = self._carrier(t)
-                    if carrier:
-                        self._device_objects.add(carrier)
-        for cmp in compares:
-            self._comparison(cmp)
-        for call in startswith:
+        for rec, part in todo:
+            self._rec = rec
+            for node in part.nodes.get(ast.Assign, []):
+                if isinstance(node, ast.Assign) and _is_device_object(node.value, self.ctx):
+                    for t in node.targets:
+                        carrier = self._carrier(t)
+                        if carrier:
+                            self._device_objects.add(carrier)
+                            if rec is not None:
+                                rec.device_objects.add(carrier)
+                                rec.writes.add(("d", carrier))
+        for rec, part in todo:
+            self._rec = rec
+            for cmp in part.nodes.get(ast.Compare, []):
+                if isinstance(cmp, ast.Compare):
+                    self._comparison(cmp)
+        for rec, call in startswith:
+            self._rec = rec
             self._startswith(call)
-        for node in nodes.get(ast.Call, []):  # unittest's comparisons (`assertEqual(a, b)`)
-            assert isinstance(node, ast.Call)
-            func = node.func
-            if (
-                isinstance(func, ast.Attribute)
-                and func.attr in _ASSERT_COMPARE
-                and len(node.args) >= 2
-            ):
-                self._assertion(node)
-        self._displays()
+        for rec, part in todo:  # unittest's comparisons (`assertEqual(a, b)`)
+            self._rec = rec
+            for node in part.nodes.get(ast.Call, []):
+                assert isinstance(node, ast.Call)
+                func = node.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in _ASSERT_COMPARE
+                    and len(node.args) >= 2
+                ):
+                    self._assertion(node)
+        self._rec = None
+        self._displays(units is not None)
         for kind in ("device", "backend"):
             for carrier in list(self.carriers[kind]):
                 if carrier[0] == "attr":
                     for choice in self.b.choices.get(carrier[1], []):
+                        if units is not None:
+                            self._rec = self._record_of(choice)
                         self._literal(
                             choice, kind, choice, direct=False, carriers={carrier}, role="choice"
                         )
+        self._rec = None
 
     def _call_plan(self) -> list[_CallPlan]:
         """The calls of the module that `_collect` acts on, in order: their device and
@@ -356,10 +643,19 @@ class Flow:
         out: list[_CallPlan] = []
         for part in self.b.parts:
             hit = part.memo.get(_PLAN_KEY)
-            if hit is None or hit[0] != key:
+            if hit is None or (hit[0] is not key and hit[0] != key):
                 hit = part.memo[_PLAN_KEY] = (key, self._plan_of(part.nodes))
             out += hit[1]
         return out
+
+    def _part_plan(self, part: Bindings) -> list[_CallPlan]:
+        """`_call_plan` of one chunk's bindings."""
+        key = resolution_value(self.ctx)
+        hit = part.memo.get(_PLAN_KEY)
+        if hit is None or (hit[0] is not key and hit[0] != key):
+            hit = part.memo[_PLAN_KEY] = (key, self._plan_of(part.nodes))
+        plan: list[_CallPlan] = hit[1]
+        return plan
 
     def _plan_of(self, nodes: dict[type[ast.AST], list[ast.AST]]) -> list[_CallPlan]:
         plan: list[_CallPlan] = []
@@ -388,7 +684,7 @@ class Flow:
                 plan.append((node, sinks, starts, parsing))
         return plan
 
-    def _displays(self) -> None:
+    def _displays(self, by_parts: bool = False) -> None:
         """A list, tuple or set display holding a device object (`torch.device("cuda")`)
         holds devices: its `"cuda"` strings are devices too (`["cuda", 0,
         torch.device("cuda")]`, the devices a test runs on), and move with it."""
@@ -397,6 +693,8 @@ class Flow:
             sink = source.sink
             if not (source.direct and isinstance(sink, ast.Call)):
                 continue
+            if by_parts:
+                self._rec = self._record_of(sink)
             display = self.b.parents.get(id(sink))
             if not isinstance(display, (ast.List, ast.Tuple, ast.Set)):
                 continue
@@ -405,6 +703,7 @@ class Flow:
             for element in display.elts:
                 if element is not sink and isinstance(element, (ast.Constant, ast.JoinedStr)):
                     self._literal(element, "device", sink, direct=False, carriers=set())
+        self._rec = None
 
     def _incoming(self) -> None:
         """Parameters other modules of the project pass device values to are device
@@ -532,6 +831,9 @@ class Flow:
         later path only adds its carriers to the literals found the first time."""
         if expr is None or depth > _MAX_DEPTH or id(expr) in seen:
             return _NOTHING
+        rec = self._rec
+        if rec is not None:
+            rec.touch(expr, self)
         key = (kind, id(expr), direct)
         done = self._memo.get(key)
         if done is not None:
@@ -542,6 +844,8 @@ class Flow:
             return done
         seen.add(id(expr))  # the path's expressions (removed again on the way back)
         self.visited.add(id(expr))
+        if rec is not None:
+            rec.visited.add(id(expr))
         found: set[int] = set()
         steps: list[tuple[ast.AST | None, Carrier | None]] = []
 
@@ -573,18 +877,22 @@ class Flow:
         elif isinstance(expr, ast.Name):
             scope, values = self._lookup(expr)
             hop: Carrier = ("name", str(id(scope)), expr.id)
-            self.carriers[kind].add(hop)
+            self._add_carrier(kind, hop)
             for v in values:
                 go(v, hop=hop)
             if not direct:  # the elements a list named so is grown with (`.append(...)`)
+                if rec is not None:
+                    rec.reads.add(("G", expr.id))
                 for v in self.b.grown.get(expr.id, ()):
                     go(v, hop=hop)
             self._arguments(scope, expr.id, go, hop)
         elif isinstance(expr, ast.Attribute):
             if resolve(self.ctx, expr.value) is None:  # not a module's attribute
+                if rec is not None:
+                    rec.reads.update((("A", expr.attr), ("K", expr.attr)))
                 for v in self.b.attrs.get(expr.attr, []):
                     go(v, hop=("attr", expr.attr))
-                self.carriers[kind].add(("attr", expr.attr))
+                self._add_carrier(kind, ("attr", expr.attr))
                 if expr.attr not in self.b.attrs:
                     # attribute-style dicts: EasyDict({...}), OmegaConf.create({...})
                     for v in self.b.keys.get(expr.attr, []):
@@ -592,7 +900,9 @@ class Flow:
         elif isinstance(expr, ast.Subscript):
             key_name = const_str(expr.slice)
             if key_name is not None:
-                self.carriers[kind].add(("key", key_name))
+                self._add_carrier(kind, ("key", key_name))
+                if rec is not None:
+                    rec.reads.add(("K", key_name))
                 for v in self.b.keys.get(key_name, []):
                     go(v, hop=("key", key_name))
         elif isinstance(expr, ast.Call):
@@ -602,7 +912,10 @@ class Flow:
             if step_hop is None:
                 more, through = carriers, direct
             else:
-                add_carrier(step_hop)
+                if rec is None:
+                    add_carrier(step_hop)
+                else:
+                    self._add_carrier(kind, step_hop)
                 more, through = carriers | {step_hop}, False
             found |= self._follow(
                 e, kind, sink, direct=through, carriers=more, depth=depth + 1, seen=seen
@@ -623,6 +936,8 @@ class Flow:
         elif qual == "builtins.getattr" and len(call.args) > 1:
             # `getattr(args, "device", "cuda")`: the attribute, else the default
             name = const_str(call.args[1])
+            if name is not None and self._rec is not None:
+                self._rec.reads.add(("A", name))
             if name is not None:
                 for v in self.b.attrs.get(name, [None]):  # None: still a carrier
                     go(v, hop=("attr", name))
@@ -632,12 +947,16 @@ class Flow:
             go(func.value)
         elif isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
             key = const_str(call.args[0])
+            if key is not None and self._rec is not None:
+                self._rec.reads.add(("K", key))
             if key is not None:
                 for v in self.b.keys.get(key, []):
                     go(v, hop=("key", key))
                 if len(call.args) > 1:
                     go(call.args[1])
         elif isinstance(func, ast.Name):
+            if self._rec is not None:
+                self._rec.reads.add(("F", func.id))
             for fn in self.b.functions.get(func.id, []):
                 for r in self.b.returns.get(id(fn), []):
                     go(r, hop=("return", fn.name))
@@ -646,6 +965,8 @@ class Flow:
             and isinstance(func.value, ast.Name)
             and func.value.id in ("self", "cls")
         ):  # `self._devices()`: a method of this module's classes
+            if self._rec is not None:
+                self._rec.reads.add(("F", func.attr))
             for fn in self.b.functions.get(func.attr, []):
                 if id(fn) in self.b.methods:
                     for r in self.b.returns.get(id(fn), []):
@@ -654,14 +975,19 @@ class Flow:
     def _lookup(self, name: ast.Name) -> tuple[Scope, list[ast.expr]]:
         """The scope binding `name` where it is read, and every value bound to it there."""
         scope: Scope | None = self.b.scope_of.get(id(name))
+        tree = self.ctx.tree
         while scope is not None:
             bound = self.b.names.get(id(scope), {})
             if name.id in bound:
+                if scope is tree and self._rec is not None:
+                    self._rec.reads.add(("N", name.id))
                 return scope, bound[name.id]
             scope = self.b.scope_of.get(id(scope))
             if scope is None:
                 break
-        return self.ctx.tree, self.b.names.get(id(self.ctx.tree), {}).get(name.id, [])
+        if self._rec is not None:
+            self._rec.reads.add(("N", name.id))
+        return tree, self.b.names.get(id(tree), {}).get(name.id, [])
 
     def _arguments(self, scope: Scope, name: str, go: _Go, hop: Carrier) -> None:
         """Arguments given for parameter `name` of `scope` at the calls in this module."""
@@ -671,6 +997,10 @@ class Flow:
         fn, index = param
         calls = self.b.calls.get(fn.name, [])
         owner = self.b.init_of.get(id(fn))
+        if self._rec is not None:
+            self._rec.reads.update((("C", fn.name), ("M", fn.name)))
+            if owner is not None:
+                self._rec.reads.add(("C", owner))
         if owner is not None:  # `Trainer(model, "cuda")` calls `__init__(self, model, device)`
             calls, index = self.b.calls.get(owner, []), index - 1
         elif id(fn) in self.b.methods:  # `trainer.fit(loader, "cuda")`: `fit(self, ...)`
@@ -695,6 +1025,8 @@ class Flow:
         role: str = "use",
     ) -> bool:
         """Record `node` as a literal of `kind` if it is one (True)."""
+        if self._rec is not None:
+            self._rec.touch(node, self)
         text = _head_text(node)
         if text is None or not _HEADS[kind].fullmatch(text):
             return False
@@ -713,7 +1045,9 @@ class Flow:
         return True
 
     # ---- other reads of the same values
-    def _find_escapes(self) -> None:
+    def _find_escapes(self, units: list[tuple[_PartRecord, Bindings]] | None = None) -> None:
+        """Reads of the found values that are neither device uses nor harmless. With
+        `units`: the reads of those chunks (what each chunk may read is in its record)."""
         wanted = {
             c for kind in self.sources for s in self.sources[kind].values() for c in s.carriers
         }
@@ -723,11 +1057,11 @@ class Flow:
         attrs = {c[1] for c in wanted if c[0] == "attr"}
         keys = {c[1] for c in wanted if c[0] == "key"}
         escapes: dict[Carrier, ast.expr] = {}
-        nodes = self.b.nodes
+        tables = [self.b.nodes] if units is None else [part.nodes for _rec, part in units]
         reads = [
-            *nodes.get(ast.Name, []),
-            *nodes.get(ast.Attribute, []),
-            *nodes.get(ast.Subscript, []),
+            *(n for nodes in tables for n in nodes.get(ast.Name, [])),
+            *(n for nodes in tables for n in nodes.get(ast.Attribute, [])),
+            *(n for nodes in tables for n in nodes.get(ast.Subscript, [])),
         ]
         for node in reads:
             carrier: Carrier | None = None
@@ -818,6 +1152,8 @@ class Flow:
                 return "device"
         carrier = self._carrier(expr)
         if carrier is not None:
+            if self._rec is not None:
+                self._rec.reads.update((("c", carrier), ("d", carrier)))
             kinds: tuple[Kind, ...] = ("device", "backend")
             for kind in kinds:
                 if carrier in self.carriers[kind]:
@@ -887,6 +1223,8 @@ class Flow:
         scope, _ = self._lookup(name)
         if name.id in self.b.params.get(id(scope), {}):
             self.param_compares.setdefault((id(scope), name.id), kind)
+            if self._rec is not None:
+                self._rec.param_compares.setdefault((id(scope), name.id), kind)
 
     def _compared(self, value: ast.AST, literal: ast.AST, kind: Kind, where: ast.AST) -> None:
         """`literal` is compared with `value`, a device (or backend): the literal has to move
@@ -906,6 +1244,182 @@ class Flow:
         arg = call.args[0]
         for literal in arg.elts if isinstance(arg, ast.Tuple) else [arg]:
             self._compared(call.func.value, literal, kind, call)
+
+
+_REC_KEY = ("migration", "flow record")
+_ESCAPE_KEY = ("migration", "escape reads")
+
+
+class _PartRecord:
+    """What one chunk's share of a chunked `Flow` run read and wrote (table entries and
+    carriers, by key), which other chunks' nodes it reached, and what it found."""
+
+    __slots__ = (
+        "part",
+        "stamp",
+        "lo",
+        "hi",
+        "reads",
+        "writes",
+        "visits",
+        "sources",
+        "carriers",
+        "device_objects",
+        "param_compares",
+        "visited",
+        "isolated",
+    )
+
+    def __init__(self, part: Bindings, stamp: object, lo: int, hi: int) -> None:
+        self.part = part
+        self.stamp = stamp
+        self.lo, self.hi = lo, hi  # the chunk's lines, now
+        self.reads: set[tuple[object, ...]] = set()
+        self.writes: set[tuple[object, ...]] = set()
+        self.visits: set[int] = set()  # indexes of other chunks whose nodes it reached
+        self.sources: list[tuple[Kind, Source]] = []
+        self.carriers: dict[Kind, set[Carrier]] = {"device": set(), "backend": set()}
+        self.device_objects: set[Carrier] = set()
+        self.param_compares: dict[tuple[int, str], Kind] = {}
+        self.visited: set[int] = set()  # ids of the expressions its follows passed
+        self.isolated = False
+
+    def touch(self, node: ast.AST, flow: Flow) -> None:
+        """The chunk's work reached `node`: note the chunk holding it if another."""
+        line = getattr(node, "lineno", None)
+        if line is not None and not self.lo <= line <= self.hi:
+            self.visits.add(flow._part_index(line))
+
+
+class _Joined:
+    """The results of a set of records (`Flow._join_records`), with counts where records
+    may share an entry, so a record's share can be taken out again."""
+
+    def __init__(self, stamp: object) -> None:
+        self.stamp = stamp
+        self.recs: dict[int, _PartRecord] = {}
+        self.sources: dict[Kind, dict[int, Source]] = {"device": {}, "backend": {}}
+        self.carriers: dict[Kind, dict[Carrier, int]] = {"device": {}, "backend": {}}
+        self.device_objects: dict[Carrier, int] = {}
+        self.param_compares: dict[tuple[int, str], Kind] = {}
+        self.visited: dict[int, int] = {}
+
+    def add(self, rec: _PartRecord) -> None:
+        self.recs[id(rec)] = rec
+        for kind, source in rec.sources:
+            self.sources[kind][id(source.node)] = source
+        for kind, found in rec.carriers.items():
+            _count(self.carriers[kind], found, 1)
+        _count(self.device_objects, rec.device_objects, 1)
+        self.param_compares.update(rec.param_compares)
+        _count(self.visited, rec.visited, 1)
+
+    def remove(self, rec: _PartRecord) -> None:
+        del self.recs[id(rec)]
+        for kind, source in rec.sources:
+            self.sources[kind].pop(id(source.node), None)
+        for kind, found in rec.carriers.items():
+            _count(self.carriers[kind], found, -1)
+        _count(self.device_objects, rec.device_objects, -1)
+        for key in rec.param_compares:
+            self.param_compares.pop(key, None)
+        _count(self.visited, rec.visited, -1)
+
+
+def _count(counts: dict[Any, int], keys: set[Any], step: int) -> None:
+    for key in keys:
+        n = counts.get(key, 0) + step
+        if n > 0:
+            counts[key] = n
+        else:
+            counts.pop(key, None)
+
+
+_JOINED_KEY = ("migration", "flow joined")
+
+
+def _extent(stmts: list[ast.stmt]) -> tuple[int, int]:
+    """First and last line of a chunk's statements (decorators included)."""
+    if not stmts:
+        return (0, -1)
+    first = stmts[0]
+    lo = first.lineno
+    for d in getattr(first, "decorator_list", ()):
+        lo = min(lo, d.lineno)
+    hi = max((s.end_lineno or s.lineno) for s in stmts)
+    return lo, hi
+
+
+def _table_writes(part: Bindings, tree_id: int) -> frozenset[tuple[object, ...]]:
+    """The entries of the module-wide tables a chunk's bindings add to (kept per chunk)."""
+    hit = part.memo.get(_WRITES_KEY)
+    if hit is not None and hit[0] == tree_id:
+        found: frozenset[tuple[object, ...]] = hit[1]
+        return found
+    out: set[tuple[object, ...]] = {("N", n) for n in part.names.get(tree_id, {})}
+    for tag, table in (
+        ("A", part.attrs),
+        ("A", part.choices),
+        ("K", part.keys),
+        ("F", part.functions),
+        ("C", part.calls),
+        ("M", part.method_calls),
+        ("G", part.grown),
+    ):
+        out.update((tag, k) for k in table)
+    made = frozenset(out)
+    part.memo[_WRITES_KEY] = (tree_id, made)
+    return made
+
+
+_WRITES_KEY = ("migration", "table writes")
+_INDEX_KEY = ("migration", "flow index")
+
+
+def _writes_of(rec: _PartRecord) -> set[tuple[object, ...]]:
+    tree_id = rec.stamp[1] if isinstance(rec.stamp, tuple) else 0
+    return rec.writes | _table_writes(rec.part, tree_id)
+
+
+def _index(stamp: object, recs: list[_PartRecord]) -> tuple[Any, ...]:
+    """(stamp, records by id, key -> ids of the records writing it, ... reading it)."""
+    held = {id(rec): rec for rec in recs}
+    writers: dict[tuple[object, ...], set[int]] = {}
+    readers: dict[tuple[object, ...], set[int]] = {}
+    for rec in recs:
+        for k in _writes_of(rec):
+            writers.setdefault(k, set()).add(id(rec))
+        for k in rec.reads:
+            readers.setdefault(k, set()).add(id(rec))
+    return (stamp, held, writers, readers)
+
+
+def _coupled(recs: list[_PartRecord]) -> list[bool]:
+    """Per record, does its chunk share anything with another (reached another's nodes,
+    or read what another wrote, or wrote what another read)? Records past the chunks'
+    (strays) only mark the chunks they reached."""
+    n = len(recs)
+    out = [False] * n
+    writers: dict[tuple[object, ...], set[int]] = {}
+    readers: dict[tuple[object, ...], set[int]] = {}
+    for i, rec in enumerate(recs):
+        if rec.visits:
+            out[i] = True
+            for j in rec.visits:
+                out[j] = True
+        tree_id = rec.stamp[1] if isinstance(rec.stamp, tuple) else 0
+        for k in _table_writes(rec.part, tree_id) if rec.lo >= 0 else ():
+            writers.setdefault(k, set()).add(i)
+        for k in rec.writes:
+            writers.setdefault(k, set()).add(i)
+        for k in rec.reads:
+            readers.setdefault(k, set()).add(i)
+    for k, rs in readers.items():
+        ws = writers.get(k)
+        if ws and len(ws | rs) > 1:  # read by one, written by another
+            for i in ws | rs:
+                out[i] = True
+    return out
 
 
 class _Go(Protocol):
