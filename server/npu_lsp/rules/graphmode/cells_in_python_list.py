@@ -34,6 +34,9 @@ class CellsInPythonList(Rule):
     Otherwise the code runs, but the parameters are missing from `trainable_params()`,
     optimizers and checkpoints (a warning).
 
+    A plain list or tuple of cells at module level, read by an `@ms.jit` function or a
+    `construct`, clashes the same way (an error when several of its cells reach the graph).
+
     ## Example
     ```python
     class Net(nn.Cell):
@@ -63,6 +66,7 @@ class CellsInPythonList(Rule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
+        yield from self._module_level(node, ctx)
         for cls in ctx.scopes.info.classes.values():
             init = cls.methods.get("__init__")
             if init is None or not _assigns_containers(init.body):
@@ -81,6 +85,58 @@ class CellsInPythonList(Rule):
                         empty_lists.update(_self_attrs(st.targets) - wrapped.get(i, set()))
                 elif empty_lists:
                     yield from self._check_appends(st, empty_lists, used, ctx)
+
+    def _module_level(self, tree: ast.Module, ctx: Context) -> Iterable[Diagnostic]:
+        """`layers = [nn.Dense(4, 4), nn.Dense(4, 4)]` at module level, read by a jit function
+        or a `construct`: measured, the parameter names clash the same way (`... its name
+        'weight' already exists`) when several of the cells reach the graph."""
+        bound: dict[str, list[ast.Assign]] = {}
+        for st in tree.body:
+            if isinstance(st, ast.Assign):
+                for t in st.targets:
+                    if isinstance(t, ast.Name):
+                        bound.setdefault(t.id, []).append(st)
+        for name, sts in bound.items():
+            if len(sts) != 1:
+                continue  # rebound (`layers = nn.CellList(layers)`): not the list any more
+            value = sts[0].value
+            if isinstance(value, (ast.List, ast.Tuple)):
+                elements = value.elts
+            elif isinstance(value, ast.ListComp):
+                elements = [value.elt]
+            else:
+                continue
+            if not elements or not all(self._is_cell_call(e, ctx) for e in elements):
+                continue
+            reads = _module_name_reads(name, tree, ctx)
+            if not reads:
+                continue
+            read = _entries_of(reads, ctx)
+            if read is None:
+                reached = elements if isinstance(value, (ast.List, ast.Tuple)) else elements * 2
+            else:
+                keys, variable = read
+                if isinstance(value, ast.ListComp):
+                    reached = [elements[0]] * (len(keys) + variable)
+                else:
+                    n = len(elements)
+                    reached = [e for i, e in enumerate(elements) if i in keys or i - n in keys]
+                    reached += [elements[0]] * variable
+            if len([e for e in reached if _may_own_parameters(e, ctx)]) < 2:
+                continue
+            s = ctx.span(value)
+            yield ctx.diagnostic(
+                self,
+                value,
+                f"sub-cells in a plain module-level {'tuple' if isinstance(value, ast.Tuple) else 'list'} `{name}` read by compiled code: their parameter names clash when compiled; wrap it in `nn.CellList`",
+            )
+            first = min(reads, key=lambda r: (r[0].lineno, r[0].col_offset))[0]
+            yield ctx.diagnostic(
+                self,
+                first,
+                f"`{name}` holds sub-cells in a plain Python container: their parameter names clash when compiled",
+                related=(Related(ctx.path, s, f"`{name}` is built here"),),
+            )
 
     def _check_appends(
         self, st: ast.stmt, lists: set[str], used: _LazyUsed, ctx: Context
@@ -332,6 +388,42 @@ def _entries_read_in_graph(
                 variable += 1
             else:
                 return None
+    return keys, variable
+
+
+def _module_name_reads(name: str, tree: ast.Module, ctx: Context) -> list[tuple[ast.Name, ast.AST]]:
+    """Reads of the module-level `name` in compiled functions, each with its function."""
+    out: list[tuple[ast.Name, ast.AST]] = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.scopes.scope_for(fn) is None:
+            continue
+        a = fn.args
+        if name in {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+            continue
+        names = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == name]
+        if any(not isinstance(n.ctx, ast.Load) for n in names):
+            continue  # a local of the same name
+        out.extend((n, fn) for n in names)
+    return out
+
+
+def _entries_of(reads: list[tuple[ast.Name, ast.AST]], ctx: Context) -> tuple[set[object], int] | None:
+    """As `_entries_read_in_graph`, for reads of a module-level name."""
+    keys: set[object] = set()
+    variable = 0
+    for n, fn in reads:
+        up = ctx.parent(n)
+        if not (isinstance(up, ast.Subscript) and up.value is n):
+            return None
+        key = up.slice
+        if isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub) and isinstance(key.operand, ast.Constant):
+            key = ast.Constant(-key.operand.value)
+        if isinstance(key, ast.Constant) and not isinstance(key.value, bool):
+            keys.add(key.value)
+        elif _argument_key(key, fn, up, ctx):
+            variable += 1
+        else:
+            return None
     return keys, variable
 
 
