@@ -379,9 +379,7 @@ def _entries_read_in_graph(
             up = ctx.parent(n)
             if not (isinstance(up, ast.Subscript) and up.value is n):
                 return None
-            key = up.slice
-            if isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub):
-                key = ast.Constant(-key.operand.value) if isinstance(key.operand, ast.Constant) else key
+            key = _folded_key(up.slice)
             if isinstance(key, ast.Constant) and not isinstance(key.value, bool):
                 keys.add(key.value)
             elif _argument_key(key, m, up, ctx):
@@ -415,9 +413,7 @@ def _entries_of(reads: list[tuple[ast.Name, ast.AST]], ctx: Context) -> tuple[se
         up = ctx.parent(n)
         if not (isinstance(up, ast.Subscript) and up.value is n):
             return None
-        key = up.slice
-        if isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub) and isinstance(key.operand, ast.Constant):
-            key = ast.Constant(-key.operand.value)
+        key = _folded_key(up.slice)
         if isinstance(key, ast.Constant) and not isinstance(key.value, bool):
             keys.add(key.value)
         elif _argument_key(key, fn, up, ctx):
@@ -425,6 +421,18 @@ def _entries_of(reads: list[tuple[ast.Name, ast.AST]], ctx: Context) -> tuple[se
         else:
             return None
     return keys, variable
+
+
+def _folded_key(key: ast.expr) -> ast.expr:
+    """`-1` as the constant it is (`self.paths[-1]`); any other key unchanged."""
+    if (
+        isinstance(key, ast.UnaryOp)
+        and isinstance(key.op, ast.USub)
+        and isinstance(key.operand, ast.Constant)
+        and type(key.operand.value) is int
+    ):
+        return ast.Constant(-key.operand.value)
+    return key
 
 
 def _argument_key(key: ast.expr, method: ast.AST, read: ast.AST, ctx: Context) -> bool:

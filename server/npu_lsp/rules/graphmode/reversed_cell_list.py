@@ -23,8 +23,9 @@ class ReversedCellList(GraphRule):
     CellList (`reversed(list(zip(feats, self.lateral)))`, `reversed(list(self.up))`) and a
     `zip` of the CellList with a `reversed()` list (`zip(self.up, reversed(skips))`). The same
     holds for any builtin the graph does not implement and for `functools.reduce` given the
-    CellList itself or a generator or comprehension over it (`any(isinstance(m, nn.Dropout)
-    for m in self.body)`, `functools.reduce(lambda h, f: f(h), self.layers, x)`).
+    CellList itself or a generator expression over it (`any(isinstance(m, nn.Dropout)
+    for m in self.body)`, `functools.reduce(lambda h, f: f(h), self.layers, x)`); a list
+    comprehension is compiled first and hands over its items, not the cells.
 
     ## Why is this bad?
     The graph has no `reversed`: MindSpore interprets the call as Python and gets back
@@ -110,7 +111,7 @@ class ReversedCellList(GraphRule):
     def _interpreted_call(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         """`any(... for layer in self.layers)`, `functools.reduce(f, self.layers, x)`: a
         builtin the graph does not implement (or `functools.reduce`) is interpreted, and a
-        CellList reaching it (itself, or through a generator or comprehension over it) fails
+        CellList reaching it (itself, or through a generator expression over it) fails
         as `reversed(self.layers)` does (measured: `all`/`any` of a generator over the cells,
         `reduce` with a lambda and with a module-level function; `sum` of a generator, `list`,
         `zip` and `enumerate` are compiled and compile)."""
@@ -119,7 +120,10 @@ class ReversedCellList(GraphRule):
             return
         for arg in node.args:
             held = _cell_list_attr(arg, ctx)
-            if held is None and isinstance(arg, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+            # a generator hands the cells themselves to the interpreter; a list comprehension
+            # is compiled first and passes its items (measured: `reduce(f, [h(x) for h in
+            # self.heads])` compiles at LAX)
+            if held is None and isinstance(arg, ast.GeneratorExp):
                 held = next(
                     (h for g in arg.generators if (h := _cell_list_attr(g.iter, ctx)) is not None), None
                 )
