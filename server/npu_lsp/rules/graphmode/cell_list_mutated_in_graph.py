@@ -55,6 +55,7 @@ class CellListMutatedInGraph(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 with the written set `structure`
       (`celllist_append_in_construct_grow`, `celllist_insert_in_construct`) and its probes:
       `append` / `extend` / `insert` on a CellList in `construct` or in a helper it calls, and

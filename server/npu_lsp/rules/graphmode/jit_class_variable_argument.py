@@ -55,6 +55,7 @@ class JitClassVariableArgument(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 with the written set `structure`
       (`jit_class_created_in_construct`) and its probes: a jit_class created from tensors in
       `construct`, in a helper method it calls and in an `@ms.jit` function is rejected at
