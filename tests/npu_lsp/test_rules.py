@@ -85,10 +85,14 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
         "for layer in self.layers:  # expect: MS126",
         'self.heads = {"cls": nn.Dense(4, 2), "box": nn.Dense(4, 4)}  # expect: MS126',
         'a = self.heads["cls"](x)  # expect: MS126',
+        # a module-level list read by a jit function, and the loop MindSpore names
+        "blocks = [nn.Dense(4, 4), nn.Dense(4, 4)]  # expect: MS126",
+        "for b in blocks:  # expect: MS126",
     ]
     # warnings: one cell, a list construct never reads, cells without Parameters (losses), a
-    # dict whose construct reads one key
-    assert len(diags) - len(errors) == 7
+    # dict whose construct reads one key, a dict read by a construct argument and a list
+    # read at one index
+    assert len(diags) - len(errors) == 9
 
 
 @settings(max_examples=300, deadline=None)

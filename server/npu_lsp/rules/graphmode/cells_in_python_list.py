@@ -26,9 +26,16 @@ class CellsInPythonList(Rule):
     registered under unique names, so compiling a `construct` that uses several cells with
     parameters fails with `RuntimeError: The parameter ..., its name 'weight' already
     exists.` (an error, reported where compiled code reads the attribute, as MindSpore does).
-    Cells without parameters (`nn.ReLU()`, `nn.Dropout()`, pooling...) cannot clash.
+    Cells without parameters (`nn.ReLU()`, `nn.Dropout()`, pooling...) cannot clash, and
+    neither can one entry read alone: `self.heads["cls"](x)`, `self.paths[1](x)`, or
+    `self.branches[modality](x)` with `modality` an argument of `construct` (the graph holds
+    a string or int argument as a constant) bring a single cell into the graph (measured: all
+    compile; two such reads, or a loop over the keys, clash).
     Otherwise the code runs, but the parameters are missing from `trainable_params()`,
     optimizers and checkpoints (a warning).
+
+    A plain list or tuple of cells at module level, read by an `@ms.jit` function or a
+    `construct`, clashes the same way (an error when several of its cells reach the graph).
 
     ## Example
     ```python
@@ -59,6 +66,7 @@ class CellsInPythonList(Rule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
+        yield from self._module_level(node, ctx)
         for cls in ctx.scopes.info.classes.values():
             init = cls.methods.get("__init__")
             if init is None or not _assigns_containers(init.body):
@@ -77,6 +85,58 @@ class CellsInPythonList(Rule):
                         empty_lists.update(_self_attrs(st.targets) - wrapped.get(i, set()))
                 elif empty_lists:
                     yield from self._check_appends(st, empty_lists, used, ctx)
+
+    def _module_level(self, tree: ast.Module, ctx: Context) -> Iterable[Diagnostic]:
+        """`layers = [nn.Dense(4, 4), nn.Dense(4, 4)]` at module level, read by a jit function
+        or a `construct`: measured, the parameter names clash the same way (`... its name
+        'weight' already exists`) when several of the cells reach the graph."""
+        bound: dict[str, list[ast.Assign]] = {}
+        for st in tree.body:
+            if isinstance(st, ast.Assign):
+                for t in st.targets:
+                    if isinstance(t, ast.Name):
+                        bound.setdefault(t.id, []).append(st)
+        for name, sts in bound.items():
+            if len(sts) != 1:
+                continue  # rebound (`layers = nn.CellList(layers)`): not the list any more
+            value = sts[0].value
+            if isinstance(value, (ast.List, ast.Tuple)):
+                elements = value.elts
+            elif isinstance(value, ast.ListComp):
+                elements = [value.elt]
+            else:
+                continue
+            if not elements or not all(self._is_cell_call(e, ctx) for e in elements):
+                continue
+            reads = _module_name_reads(name, tree, ctx)
+            if not reads:
+                continue
+            read = _entries_of(reads, ctx)
+            if read is None:
+                reached = elements if isinstance(value, (ast.List, ast.Tuple)) else elements * 2
+            else:
+                keys, variable = read
+                if isinstance(value, ast.ListComp):
+                    reached = [elements[0]] * (len(keys) + variable)
+                else:
+                    n = len(elements)
+                    reached = [e for i, e in enumerate(elements) if i in keys or i - n in keys]
+                    reached += [elements[0]] * variable
+            if len([e for e in reached if _may_own_parameters(e, ctx)]) < 2:
+                continue
+            s = ctx.span(value)
+            yield ctx.diagnostic(
+                self,
+                value,
+                f"sub-cells in a plain module-level {'tuple' if isinstance(value, ast.Tuple) else 'list'} `{name}` read by compiled code: their parameter names clash when compiled; wrap it in `nn.CellList`",
+            )
+            first = min(reads, key=lambda r: (r[0].lineno, r[0].col_offset))[0]
+            yield ctx.diagnostic(
+                self,
+                first,
+                f"`{name}` holds sub-cells in a plain Python container: their parameter names clash when compiled",
+                related=(Related(ctx.path, s, f"`{name}` is built here"),),
+            )
 
     def _check_appends(
         self, st: ast.stmt, lists: set[str], used: _LazyUsed, ctx: Context
@@ -133,18 +193,30 @@ class CellsInPythonList(Rule):
         if not targets:
             return
         attr = targets[0].attr
-        if isinstance(value, ast.Dict):
-            # `self.heads["cls"](x)` brings only that entry into the graph (measured: a dict of
-            # two Dense cells compiles when construct reads one key)
-            keys = _keys_read_in_graph(attr, used.methods, ctx)
-            if keys is not None:
-                elements = [
+        comprehension = isinstance(value, (ast.ListComp, ast.DictComp))
+        # `self.heads["cls"](x)`, `self.paths[1](x)`, `self.branches[modality](x)` bring one
+        # entry each into the graph (measured: a dict, list or tuple of two Dense cells
+        # compiles when construct reads one entry, by a constant or by a string or int argument
+        # of construct, which the graph holds as a constant; two reads or a loop clash)
+        read = _entries_read_in_graph(attr, used.methods, ctx)
+        if read is not None:
+            keys, variable = read
+            if isinstance(value, ast.Dict):
+                picked = [
                     v
                     for k, v in zip(value.keys, value.values, strict=True)
                     if isinstance(k, ast.Constant) and k.value in keys
                 ]
+            elif isinstance(value, (ast.List, ast.Tuple)):
+                n = len(value.elts)
+                picked = [e for i, e in enumerate(value.elts) if i in keys or i - n in keys]
+            else:  # a comprehension: one template for every entry
+                picked = [elements[0]] * len(keys)
+            # an argument key reaches one entry we cannot name: count the worst one
+            worst = next((e for e in elements if _may_own_parameters(e, ctx)), elements[0])
+            elements = picked + [worst] * variable
+            comprehension = False
         owners = [e for e in elements if _may_own_parameters(e, ctx)]
-        comprehension = isinstance(value, (ast.ListComp, ast.DictComp))
         several = bool(owners) and (comprehension or len(owners) > 1)
         severity = _severity(attr, used, several)
         if isinstance(value, (ast.Dict, ast.DictComp)):
@@ -283,11 +355,16 @@ def _attrs_used_in_graph(methods: Iterable[ast.AST], ctx: Context) -> dict[str, 
     return out
 
 
-def _keys_read_in_graph(attr: str, methods: Iterable[ast.AST], ctx: Context) -> set[object] | None:
-    """The constant keys compiled code reads from `self.<attr>` (`self.heads["cls"]`), or
-    None when it reads the attribute any other way (iterates it, passes it on, a variable
-    key): then every entry may be reached."""
+def _entries_read_in_graph(
+    attr: str, methods: Iterable[ast.AST], ctx: Context
+) -> tuple[set[object], int] | None:
+    """The constant keys compiled code reads from `self.<attr>` (`self.heads["cls"]`,
+    `self.paths[1]`) and how many reads use an argument of the compiled method as the key
+    (`self.branches[modality]`, outside any loop: one entry each), or None when it reads the
+    attribute any other way (iterates it, passes it on, a key that changes in a loop): then
+    every entry may be reached."""
     keys: set[object] = set()
+    variable = 0
     for m in methods:
         if ctx.scopes.scope_for(m) is None:
             continue
@@ -300,11 +377,81 @@ def _keys_read_in_graph(attr: str, methods: Iterable[ast.AST], ctx: Context) -> 
             ):
                 continue
             up = ctx.parent(n)
-            if isinstance(up, ast.Subscript) and up.value is n and isinstance(up.slice, ast.Constant):
-                keys.add(up.slice.value)
+            if not (isinstance(up, ast.Subscript) and up.value is n):
+                return None
+            key = _folded_key(up.slice)
+            if isinstance(key, ast.Constant) and not isinstance(key.value, bool):
+                keys.add(key.value)
+            elif _argument_key(key, m, up, ctx):
+                variable += 1
             else:
                 return None
-    return keys
+    return keys, variable
+
+
+def _module_name_reads(name: str, tree: ast.Module, ctx: Context) -> list[tuple[ast.Name, ast.AST]]:
+    """Reads of the module-level `name` in compiled functions, each with its function."""
+    out: list[tuple[ast.Name, ast.AST]] = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.scopes.scope_for(fn) is None:
+            continue
+        a = fn.args
+        if name in {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+            continue
+        names = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == name]
+        if any(not isinstance(n.ctx, ast.Load) for n in names):
+            continue  # a local of the same name
+        out.extend((n, fn) for n in names)
+    return out
+
+
+def _entries_of(reads: list[tuple[ast.Name, ast.AST]], ctx: Context) -> tuple[set[object], int] | None:
+    """As `_entries_read_in_graph`, for reads of a module-level name."""
+    keys: set[object] = set()
+    variable = 0
+    for n, fn in reads:
+        up = ctx.parent(n)
+        if not (isinstance(up, ast.Subscript) and up.value is n):
+            return None
+        key = _folded_key(up.slice)
+        if isinstance(key, ast.Constant) and not isinstance(key.value, bool):
+            keys.add(key.value)
+        elif _argument_key(key, fn, up, ctx):
+            variable += 1
+        else:
+            return None
+    return keys, variable
+
+
+def _folded_key(key: ast.expr) -> ast.expr:
+    """`-1` as the constant it is (`self.paths[-1]`); any other key unchanged."""
+    if (
+        isinstance(key, ast.UnaryOp)
+        and isinstance(key.op, ast.USub)
+        and isinstance(key.operand, ast.Constant)
+        and type(key.operand.value) is int
+    ):
+        return ast.Constant(-key.operand.value)
+    return key
+
+
+def _argument_key(key: ast.expr, method: ast.AST, read: ast.AST, ctx: Context) -> bool:
+    """Is `key` a parameter of `method` that the method never rebinds, read outside any loop?"""
+    if not (isinstance(key, ast.Name) and isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        return False
+    a = method.args
+    if key.id not in {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+        return False
+    for n in walk(method):
+        if isinstance(n, ast.Name) and n.id == key.id and not isinstance(n.ctx, ast.Load):
+            return False
+    node: ast.AST | None = ctx.parent(read)
+    while node is not None and node is not method:
+        if isinstance(node, (ast.For, ast.While, ast.comprehension, ast.ListComp, ast.DictComp,
+                             ast.SetComp, ast.GeneratorExp, ast.Lambda, ast.FunctionDef)):
+            return False
+        node = ctx.parent(node)
+    return True
 
 
 #: `mindspore.nn` cells that own no Parameter: several of them in a list cannot clash

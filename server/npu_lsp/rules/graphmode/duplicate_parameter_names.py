@@ -54,7 +54,10 @@ class DuplicateParameterNames(GraphRule):
     per optimizer are measured from MindSpore 2.10 in `ms_optimizer_state.json`), compiled
     into one graph with a call of that optimizer: a jit function reading both at module
     level, or a `construct` of a Cell that keeps its names unprefixed
-    (`auto_prefix=False`, `TrainOneStepCell` subclasses).
+    (`auto_prefix=False`, `TrainOneStepCell` subclasses). And copies made in compiled code of
+    parameters the graph already holds: `copy.deepcopy(self.student)` beside a call of
+    `self.student`, or a new instance of the class made in its own `construct`
+    (`self.__class__(...)`, `type(self)(...)`) when it owns parameters.
 
     ## Why is this bad?
     A parameter is named after the attribute path that holds it inside its top-level Cell
@@ -109,6 +112,8 @@ class DuplicateParameterNames(GraphRule):
             for fn in ast.walk(node):
                 if isinstance(fn, ast.FunctionDef):
                     yield from self._optimizer_state_clash(fn, ctx)
+        if "deepcopy(" in ctx.text or "__class__(" in ctx.text or "type(self)(" in ctx.text:
+            yield from self._copies_in_graph(ctx)
         if len(_module_networks(ctx)) < 2:
             return  # most files: nothing that could clash
         for fn in ast.walk(node):
@@ -151,6 +156,51 @@ class DuplicateParameterNames(GraphRule):
                     return
             seen[name] = names
 
+
+    def _copies_in_graph(self, ctx: Context) -> Iterable[Diagnostic]:
+        """A copy of parameters the graph already holds, made in compiled code: measured,
+        `copy.deepcopy(self.student)` called beside `self.student` ("its name
+        'student.weight' already exists") and `self.__class__(...)` in the class's own
+        `construct` ("its name 'fc.weight' already exists") fail at both levels (the copy
+        keeps the names; a new instance names its sub-cells' parameters as the outer one
+        does). A deepcopy used alone, and new cells of other classes, compile."""
+        a = analyzer(ctx)
+        for cls in ctx.scopes.info.classes.values():
+            values = a._self_values(cls.node)
+            owners = {
+                attr
+                for attr, vs in values.items()
+                if any(isinstance(v, ast.Call) and _owns_parameters(v, ctx, 0) for v in vs)
+            }
+            if not owners:
+                continue
+            compiled = [m for m in cls.methods.values() if ctx.scopes.scope_for(m) is not None]
+            called = {
+                n.func.attr
+                for m in compiled
+                for n in ast.walk(m)
+                if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name)
+                and n.func.value.id == "self"
+            }
+            for m in compiled:
+                for n in ast.walk(m):
+                    if not isinstance(n, ast.Call):
+                        continue
+                    copied = _deepcopied_attr(n, ctx)
+                    if copied is not None and copied in owners and copied in called:
+                        yield ctx.diagnostic(
+                            self,
+                            n,
+                            f"`{ctx.segment(n)}` copies `self.{copied}` with its parameter names, and compiled code uses both: compiling fails with \"The parameter ... its name '{copied}.*' already exists\"; build the copy in `__init__`",
+                        )
+                    elif _own_class_call(n, cls.name, ctx):
+                        yield ctx.diagnostic(
+                            self,
+                            n,
+                            f"a new `{cls.name}` made in its own compiled code names its parameters as this one does (`{sorted(owners)[0]}.*`): compiling fails with \"The parameter ... already exists\"; build the sub-cells in `__init__`",
+                        )
 
     def _optimizer_state_clash(self, fn: ast.FunctionDef, ctx: Context) -> Iterable[Diagnostic]:
         """A Parameter of the user's named like the state a built-in optimizer creates for
@@ -520,3 +570,26 @@ def _reached_globals(fn: ast.FunctionDef, ctx: Context) -> list[str]:
                 elif name not in out:
                     out.append(name)
     return out
+
+
+def _deepcopied_attr(call: ast.Call, ctx: Context) -> str | None:
+    """`attr` of `copy.deepcopy(self.attr)`."""
+    if ctx.qualname(call.func) != "copy.deepcopy" or len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == "self":
+        return arg.attr
+    return None
+
+
+def _own_class_call(call: ast.Call, cls_name: str, ctx: Context) -> bool:
+    """`self.__class__(...)`, `type(self)(...)` or `Name(...)` of the class itself."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr == "__class__":
+        return isinstance(f.value, ast.Name) and f.value.id == "self"
+    if isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == "type":
+        return len(f.args) == 1 and isinstance(f.args[0], ast.Name) and f.args[0].id == "self"
+    return isinstance(f, ast.Name) and f.id == cls_name and ctx.qualname(f) in (
+        None,
+        f"{ctx.scopes.info.module}.{cls_name}",
+    )

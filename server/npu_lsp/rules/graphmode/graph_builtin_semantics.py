@@ -19,8 +19,9 @@ class GraphBuiltinSemantics(GraphRule):
     Flags uses of builtins that MindSpore's graph compiler implements differently from
     Python, where the difference makes compiling fail:
     - `next(it)` is MindSpore's `ms_next`, which returns the pair (element, remaining
-      elements), and takes exactly one argument: `x + next(iter(sizes))` and
-      `next(it, default)` fail;
+      elements), and takes exactly one argument: `x + next(iter(sizes))`,
+      `next(it, default)` and calling the result (`stem = next(iter(self.layers))` then
+      `stem(x)`: "The object is not callable") fail;
     - a `bytes` value becomes a string in compiled code, so its elements are strings:
       `sum(bytes(...))`, `max(b)`, `min(b)` fail (`bytearray` is unaffected).
 
@@ -84,10 +85,13 @@ class GraphBuiltinSemantics(GraphRule):
 
 
 def _used_as_element(call: ast.Call, ctx: Context) -> bool:
-    """Is the result of `next(...)` used in arithmetic, directly or through the name it is
-    assigned to (`v, rest = next(it)` unpacks the pair and is fine)?"""
+    """Is the result of `next(...)` used in arithmetic or called (`stem = next(iter(
+    self.layers))` then `stem(x)`: measured, "The object is not callable"), directly or
+    through the name it is assigned to (`v, rest = next(it)` unpacks the pair and is fine)?"""
     parent = ctx.parent(call)
     if isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+        return True
+    if isinstance(parent, ast.Call) and parent.func is call:
         return True
     if not (
         isinstance(parent, ast.Assign)
@@ -100,6 +104,14 @@ def _used_as_element(call: ast.Call, ctx: Context) -> bool:
     if func is None:
         return False
     for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == name
+            and node.lineno > parent.lineno
+            and not _rebound_between(func, name, parent.lineno, node.lineno)
+        ):
+            return True
         if isinstance(node, (ast.BinOp, ast.AugAssign)) and node.lineno > parent.lineno:
             operands = (node.left, node.right) if isinstance(node, ast.BinOp) else (node.value,)
             if any(isinstance(o, ast.Name) and o.id == name for o in operands):

@@ -105,7 +105,11 @@ class JitForbiddenApi(GraphRule):
     (`self.cells_and_names()`); that list is measured from MindSpore 2.10 itself
     (`ms_calls.json`, one compiled read per attribute). Loops over `self.cells()` or
     `self.name_cells()` (and its `.items()` / `.values()`) are flagged too: measured, they
-    fail at both levels when the loop calls the cells. MindSpore functions that log through
+    fail at both levels when the loop calls the cells; so does a list or tuple made of
+    `self.cells()` (`len(list(self.cells()))`, `tuple(self.cells())[0](x)`; the names,
+    `list(self.name_cells().keys())`, compile). Setting any attribute of a Parameter
+    (`self.fc.weight.requires_grad = False`, `self.w.name = ...`) is flagged as well:
+    measured, "Do not support to set attribute for a parameter" at both levels. MindSpore functions that log through
     `mindspore.log` on every call (deprecated ones such as `ms.dtype_to_nptype`; the list in
     `ms_input_queries.json` is derived from MindSpore 2.10's sources) are compiled with their
     caller, so they are flagged too. The receiver may also be a Parameter taken out of a
@@ -184,7 +188,7 @@ class JitForbiddenApi(GraphRule):
         on_self = isinstance(recv, ast.Name) and recv.id == "self"
         if on_self and func.attr in _CELL_CONTAINERS and _iterated(node, ctx):
             # measured: looping over `self.cells()` / `self.name_cells().items()` and calling
-            # the cells fails at both levels ("The pointer[node] is null"; STRICT: "the inputs
+            # the cells (or making a list or tuple of `self.cells()`) fails at both levels ("The pointer[node] is null"; STRICT: "the inputs
             # should be constant")
             yield ctx.diagnostic(
                 self,
@@ -260,6 +264,9 @@ class JitForbiddenApi(GraphRule):
         (`self.cells_and_names`), from its measured tables (`ms_calls.json`)."""
         attr = node.attr
         refused = calls_table.refused_attributes()
+        if isinstance(node.ctx, ast.Store):
+            yield from self._parameter_attribute_set(node, fn, ctx)
+            return
         on_param = attr in refused["parameter_attributes"]
         on_cell = attr in refused["cell_attributes"] and attr not in _CALL_HANDLED
         if not (on_param or on_cell) or not isinstance(node.ctx, ast.Load):
@@ -290,6 +297,26 @@ class JitForbiddenApi(GraphRule):
             f"`{what}` cannot be used in compiled code (MindSpore: {said.split(': ', 1)[-1][:120]})",
         )
 
+    def _parameter_attribute_set(
+        self, node: ast.Attribute, fn: ast.AST, ctx: Context
+    ) -> Iterable[Diagnostic]:
+        """`self.fc.weight.requires_grad = False`, `self.w.name = ...` in compiled code:
+        measured, MindSpore refuses any attribute assignment on a Parameter at both levels
+        ("Do not support to set attribute for a parameter")."""
+        a = analyzer(ctx)
+        info = a.self_info(a.owner_class(fn))
+        recv = node.value
+        if (
+            _is_parameter(recv, info)
+            or parameter_element(recv, ctx, fn)
+            or module_cell_parameter(recv, ctx, fn)
+        ):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"setting `.{node.attr}` of a Parameter in compiled code fails (MindSpore: Do not support to set attribute for a parameter); set it before compiling",
+            )
+
 
 @functools.cache
 def _refused_pattern() -> re.Pattern[str]:
@@ -310,7 +337,19 @@ def _iterated(call: ast.Call, ctx: Context) -> bool:
         outer = ctx.parent(parent)
         if isinstance(outer, ast.Call):
             node, parent = outer, ctx.parent(outer)
-    return isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node
+    if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node:
+        return True
+    # measured: `len(list(self.cells()))` and `tuple(self.cells())[1](x)` fail the same way
+    # (only `cells`: `list(self.name_cells().keys())` compiles)
+    return (
+        node is call
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "cells"
+        and isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("list", "tuple")
+        and parent.args[:1] == [call]
+    )
 
 
 #: attributes the call branch above already reports when they are called

@@ -19,7 +19,9 @@ _MAPPERS = {"HyperMap": "HyperMap", "Map": "The Map operator"}
 class MapClosureFreeVariable(GraphRule):
     """## What it does
     Flags a `lambda` written in compiled code and given as the function of an
-    `ops.HyperMap()` or `ops.Map()` call when its body reads a name it does not bind: a
+    `ops.HyperMap()` or `ops.Map()` call (or of Python's `map`, which the graph compiles as
+    its Map operator: there for arguments and locals of the compiled function only) when
+    its body reads a name it does not bind: a
     module-level name (a constant, an imported module such as `ops` or `math`), a builtin
     such as `abs`, or a local of the enclosing function holding a graph variable (a
     parameter, a value computed from tensors). A local bound to such a lambda
@@ -78,6 +80,9 @@ class MapClosureFreeVariable(GraphRule):
         if not node.args or not isinstance(node.args[0], (ast.Lambda, ast.Name)):
             return
         mapper = _mapper_of(node.func, ctx)
+        builtin = mapper is None and _builtin_map(node.func, ctx)
+        if builtin:
+            mapper = "Map"
         if mapper is None:
             return
         fn = _local_function(node.args[0], ctx)
@@ -85,6 +90,11 @@ class MapClosureFreeVariable(GraphRule):
             return
         free = _free_names(fn)
         func = ctx.function
+        if builtin and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # measured for the builtin only with locals and arguments of the compiled
+            # function: module-level names stay out
+            own = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+            free = {n: use for n, use in free.items() if n in own or n in _bindings(ctx)}
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # a local of the compiled function folds into the closure while it holds a
             # Python constant (`k = 0.25`, `k = self.scale`: compile); a graph variable, a
@@ -135,6 +145,18 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
         if len(values) == 1 and isinstance(values[0], ast.Call) and not values[0].args:
             return _mapper_class(ctx.qualname(values[0].func))
     return None
+
+
+def _builtin_map(f: ast.expr, ctx: Context) -> bool:
+    """Python's own `map`, which the graph compiles as its Map operator (measured: `map(lambda
+    t: t + x, (a, b))` with `x` an argument of construct or of a jit function is refused with
+    "The Map operator don't support Closure with free variable yet" at both levels)."""
+    return (
+        isinstance(f, ast.Name)
+        and f.id == "map"
+        and ctx.qualname(f) in (None, "builtins.map", "map")
+        and "map" not in _bindings(ctx)
+    )
 
 
 def _mentions_map(ctx: Context) -> bool:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
@@ -19,7 +21,11 @@ class ReversedCellList(GraphRule):
     (in a `for`, a `zip`, a comprehension), and a loop `for i in reversed(range(len(self.layers)))`
     whose body picks `self.layers[i]`; also `reversed()` of a Python container holding the
     CellList (`reversed(list(zip(feats, self.lateral)))`, `reversed(list(self.up))`) and a
-    `zip` of the CellList with a `reversed()` list (`zip(self.up, reversed(skips))`).
+    `zip` of the CellList with a `reversed()` list (`zip(self.up, reversed(skips))`). The same
+    holds for any builtin the graph does not implement and for `functools.reduce` given the
+    CellList itself or a generator expression over it (`any(isinstance(m, nn.Dropout)
+    for m in self.body)`, `functools.reduce(lambda h, f: f(h), self.layers, x)`); a list
+    comprehension is compiled first and hands over its items, not the cells.
 
     ## Why is this bad?
     The graph has no `reversed`: MindSpore interprets the call as Python and gets back
@@ -53,7 +59,11 @@ class ReversedCellList(GraphRule):
       written set `ported` (`reversed_celllist_decoder`) and probes: `reversed(self.layers)`
       in a `for`, inside `zip` and in a list comprehension, and `self.layers[i]` for `i` in
       `reversed(range(len(self.layers)))`, are rejected at both levels; `self.layers[::-1]`
-      and `reversed(self.body)` of a SequentialCell compile.
+      and `reversed(self.body)` of a SequentialCell compile. Written set `structure`
+      (`any_isinstance_generator_in_construct`, `functools_reduce_over_layers`) and its
+      probes: `all`/`any` of a generator over a CellList and `functools.reduce` over it (with
+      a lambda or a module-level function) are rejected at both levels; `sum` of a generator
+      over it and `list(self.layers)` compile.
     """
 
     nodes = (ast.Call,)
@@ -63,6 +73,9 @@ class ReversedCellList(GraphRule):
         f = node.func
         if isinstance(f, ast.Name) and f.id == "zip" and ctx.qualname(f) in (None, "builtins.zip", "zip"):
             yield from self._zip_with_reversed(node, ctx)
+            return
+        if isinstance(f, ast.Name) and f.id != "reversed" or isinstance(f, ast.Attribute):
+            yield from self._interpreted_call(node, ctx)
             return
         if not (isinstance(f, ast.Name) and f.id == "reversed" and len(node.args) == 1):
             return
@@ -95,6 +108,33 @@ class ReversedCellList(GraphRule):
             )
 
 
+    def _interpreted_call(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`any(... for layer in self.layers)`, `functools.reduce(f, self.layers, x)`: a
+        builtin the graph does not implement (or `functools.reduce`) is interpreted, and a
+        CellList reaching it (itself, or through a generator expression over it) fails
+        as `reversed(self.layers)` does (measured: `all`/`any` of a generator over the cells,
+        `reduce` with a lambda and with a module-level function; `sum` of a generator, `list`,
+        `zip` and `enumerate` are compiled and compile)."""
+        name = _interpreted_name(node.func, ctx)
+        if name is None:
+            return
+        for arg in node.args:
+            held = _cell_list_attr(arg, ctx)
+            # a generator hands the cells themselves to the interpreter; a list comprehension
+            # is compiled first and passes its items (measured: `reduce(f, [h(x) for h in
+            # self.heads])` compiles at LAX)
+            if held is None and isinstance(arg, ast.GeneratorExp):
+                held = next(
+                    (h for g in arg.generators if (h := _cell_list_attr(g.iter, ctx)) is not None), None
+                )
+            if held is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{name}` is interpreted, not compiled, and the cells of the CellList `self.{held}` it is given cannot be typed (Unsupported element type[unknown]); loop over `self.{held}` instead",
+                )
+                return
+
     def _zip_with_reversed(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         """`zip(self.layers, reversed(skips))`: measured, the interpreted `reversed` object
         zipped with a CellList fails as `reversed(self.layers)` does."""
@@ -109,6 +149,20 @@ class ReversedCellList(GraphRule):
             node,
             f"`{ctx.segment(rev)}` zipped with the CellList `self.{held}` is interpreted, not compiled, and the items cannot be typed (Unsupported element type[unknown]); slice instead (`{ctx.segment(rev.args[0]) if rev.args else '...'}[::-1]`)",
         )
+
+def _interpreted_name(f: ast.expr, ctx: Context) -> str | None:
+    """`all`, `any`, `sorted`...: a builtin function the graph compiler does not implement,
+    or `functools.reduce`; None for the rest."""
+    q = ctx.qualname(f)
+    if q == "functools.reduce":
+        return "functools.reduce"
+    if not isinstance(f, ast.Name) or q not in (None, f"builtins.{f.id}", f.id):
+        return None
+    obj = getattr(builtins, f.id, None)
+    if obj is None or isinstance(obj, type) or f.id in calls_table.graph_builtins():
+        return None
+    return f.id
+
 
 #: builtins that wrap their arguments in a new Python container
 _WRAPPERS = frozenset({"list", "tuple", "zip", "enumerate"})
