@@ -1,0 +1,128 @@
+"""MS175: (LAX) a list filled in a `for` over a tensor's values as Python data, then stacked."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names, _needs_elements
+
+#: tensor methods whose result is host data JIT Fallback computes at run time
+_HOST_METHODS = frozenset({"asnumpy", "tolist", "numpy"})
+#: builtins that keep a host iterable a host iterable
+_WRAPPERS = frozenset({"set", "sorted", "list", "tuple", "enumerate", "reversed", "zip", "frozenset"})
+#: numpy / list methods chained on a host value (`x.asnumpy().flatten().tolist()`)
+_CHAINED = frozenset({"flatten", "ravel", "reshape", "tolist", "astype", "squeeze", "copy", "transpose", "T"})
+
+
+@rule(code="MS175", name="list-filled-from-host-loop", severity="error", family="graphmode")
+class ListFilledFromHostLoop(GraphRule):
+    """## What it does
+    Under the default LAX syntax level, flags `ops.stack(lst)` / `ops.concat(lst)` /
+    `ops.cat(lst)` (and the `Stack` / `Concat` primitives) in compiled code when `lst` is
+    filled (`append`, `extend`, `insert`, `lst += [...]`) inside a `for` loop over a tensor's
+    values turned into Python data: `for v in x.tolist()`, `for row in x.asnumpy()`,
+    `for c in sorted(set(t.asnumpy().flatten().tolist()))`, `for i in range(len(vals))` with
+    `vals = x.tolist()`, or a name bound to one of these.
+
+    ## Why is this bad?
+    Under LAX, `tolist()` / `asnumpy()` of a tensor computed at run time is run by JIT
+    Fallback, and its value is not known while the graph is built: the loop contributes no
+    element, and MindSpore 2.10 stops with `ValueError: For 'Stack', the 'len of input_x'
+    must be int and must >= 1, but got '0'` (or `For primitive[Concat], the elements size
+    must be greater than 0`). Loops that only accumulate a number or count compile. STRICT
+    refuses `tolist` / `asnumpy` themselves (MS130).
+
+    ## Example
+    ```python
+    def construct(self, x, labels):
+        outs = []
+        for c in labels.tolist():
+            outs.append((x == c).sum())
+        return ops.stack(outs)
+    ```
+
+    ## Use instead
+    Stay in tensors (`(x[None] == labels[:, None]).sum(axis=-1)`), or loop over a constant
+    `range(n)` whose bound is known while compiling.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - Measured on MindSpore 2.10 with the written probes `lax` (`io_k`, `io_n`, `lp_a`,
+      `lp_b`, `lp_e`, `lp_g`, `lp_h`, `lp_i`, `lp_o` rejected under LAX; `lp_d`, `lp_j`,
+      `lp_m`, `lp_n`, `lp_f` compile) and the written sets `heads`
+      (`set_of_unique_labels_python`) and `ported` (`tolist_lengths_loop`).
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        if not node.args or not isinstance(node.args[0], ast.Name) or ctx.function is None:
+            return
+        if not ctx.scope or ctx.scope.level != "lax":
+            return  # STRICT refuses the host call itself (MS130)
+        if not _needs_elements(node.func, ctx):
+            return
+        name = node.args[0].id
+        for loop in _host_loops(ctx):
+            if (loop.end_lineno or loop.lineno) < node.lineno and name in set(_grown_names(loop.body)):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{name}` is filled only inside the `for` over `{ctx.segment(loop.iter)}` (line {loop.lineno}), a tensor's values run by JIT Fallback: they are unknown while the graph is built, so the loop adds nothing and `{name}` is empty here",
+                )
+                return
+
+
+def _host_loops(ctx: Context) -> list[ast.For]:
+    """The `for` loops of the function being checked that iterate over host data of a
+    run-time tensor (once per function)."""
+    func = ctx.function
+    key = ("ms175-host-loops", id(func))
+    hit: list[ast.For] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = [
+            n
+            for n in ast.walk(func)  # type: ignore[arg-type]
+            if isinstance(n, ast.For) and _host_iterable(n.iter, ctx, 0)
+        ]
+        ctx.cache[key] = hit
+    return hit
+
+
+def _host_iterable(e: ast.expr, ctx: Context, depth: int) -> bool:
+    if depth > 8:
+        return False
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return bound is not None and _host_iterable(bound, ctx, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    f = e.func
+    if isinstance(f, ast.Attribute):
+        if f.attr in _HOST_METHODS and not e.args and analyzer(ctx).kind(f.value) == Kind.TENSOR:
+            return True
+        if f.attr in _CHAINED or f.attr in _HOST_METHODS:
+            return _host_iterable(f.value, ctx, depth + 1)
+        return False
+    if isinstance(f, ast.Name) and e.args:
+        q = ctx.qualname(f) or ""
+        if q[9:] in _WRAPPERS and q.startswith("builtins."):
+            return any(_host_iterable(a, ctx, depth + 1) for a in e.args)
+        if q == "builtins.range" and len(e.args) == 1:
+            n = e.args[0]
+            return (
+                isinstance(n, ast.Call)
+                and ctx.qualname(n.func) == "builtins.len"
+                and len(n.args) == 1
+                and _host_iterable(n.args[0], ctx, depth + 1)
+            )
+    return False
