@@ -15,7 +15,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.held_callables import held_attrs
+from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.values import _callees, _lax_fallback, in_dead_branch
 
@@ -216,6 +216,13 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
             for item in cls.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for st in item.body:
+                        if isinstance(st, ast.Assign) and isinstance(st.value, (ast.BoolOp, ast.IfExp)):
+                            # `self.act = act or functools.partial(...)`, every construction
+                            # leaving `act` None (measured: its result fed to a `nn.Dense` fails
+                            # under LAX, "'int' object has no attribute '__len__'")
+                            if held_by_default(ctx, cls, st.value):
+                                names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
+                            continue
                         if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
                             continue
                         root = st.value.func
