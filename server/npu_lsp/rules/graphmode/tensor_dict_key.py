@@ -21,7 +21,9 @@ class TensorDictKey(GraphRule):
     Flags dict keys in compiled code that are tensors computed at run time: in a dict
     display (`{x: 1}`), in a lookup or store (`d[x]`, `d[x] = v`) and in the key argument
     of `d.get(x)`, `d.pop(x)` and `d.setdefault(x)` on a dict (`for idx in indices:
-    counts[idx] = counts.get(idx, 0) + 1`, with `indices` a tensor).
+    counts[idx] = counts.get(idx, 0) + 1`, with `indices` a tensor); and a store whose key is a
+    run-time scalar read from a tensor (`d[int(t)] = v`, measured on 2.10 with the written
+    probes `lax`, `dk_a`: rejected at both levels).
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,
@@ -60,6 +62,12 @@ class TensorDictKey(GraphRule):
             # and most subscripts in compiled code index tensors: skip them before any flow
             if type(node.slice) is ast.Name and type(node.value) in (ast.Name, ast.Attribute):
                 yield from self._keyed(node.value, node.slice, ctx)
+            elif (
+                type(node.slice) is ast.Call
+                and isinstance(node.ctx, ast.Store)
+                and type(node.value) in (ast.Name, ast.Attribute)
+            ):
+                yield from self._stored(node.value, node.slice, ctx)
             return
         if isinstance(node, ast.Call):
             f = node.func
@@ -89,3 +97,17 @@ class TensorDictKey(GraphRule):
             key,
             f"dict key `{ctx.segment(key)}` is a run-time tensor; graph dict lookups and stores need constant keys",
         )
+
+    def _stored(self, receiver: ast.expr, key: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
+        """`d[int(t)] = v`: a run-time scalar read from a tensor as the key of a store
+        (measured on 2.10: rejected at both levels, "dict_setitem evaluator key only supports
+        string, number, type, none, constant tensor and tuple")."""
+        a = analyzer(ctx)
+        if a.type_class(receiver) != "dict" or not a.kind(key).dynamic:
+            return
+        yield ctx.diagnostic(
+            self,
+            key,
+            f"dict key `{ctx.segment(key)}` is read from a tensor at run time; graph dict stores need constant keys",
+        )
+

@@ -1,4 +1,5 @@
-"""MS175: (LAX) a list filled in a `for` over a tensor's values as Python data, then stacked."""
+"""MS175: (LAX) lists grown from a tensor's values as Python data: a host list grown in place, or a
+list filled in a `for` over one, then stacked."""
 
 from __future__ import annotations
 
@@ -14,16 +15,20 @@ from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names, _nee
 
 #: tensor methods whose result is host data JIT Fallback computes at run time
 _HOST_METHODS = frozenset({"asnumpy", "tolist", "numpy"})
+#: list methods that grow a list in place
+_IN_PLACE = frozenset({"append", "extend", "insert"})
 #: builtins that keep a host iterable a host iterable
 _WRAPPERS = frozenset({"set", "sorted", "list", "tuple", "enumerate", "reversed", "zip", "frozenset"})
 #: numpy / list methods chained on a host value (`x.asnumpy().flatten().tolist()`)
 _CHAINED = frozenset({"flatten", "ravel", "reshape", "tolist", "astype", "squeeze", "copy", "transpose", "T"})
 
 
-@rule(code="MS175", name="list-filled-from-host-loop", severity="error", family="graphmode")
-class ListFilledFromHostLoop(GraphRule):
+@rule(code="MS175", name="list-grown-from-host-data", severity="error", family="graphmode")
+class ListGrownFromHostData(GraphRule):
     """## What it does
-    Under the default LAX syntax level, flags `ops.stack(lst)` / `ops.concat(lst)` /
+    Under the default LAX syntax level, flags a list made from a tensor's values by JIT
+    Fallback (`vals = x.tolist()`, `list(x.asnumpy())`) grown in place (`vals.append(v)`,
+    `extend`, `insert`), and `ops.stack(lst)` / `ops.concat(lst)` /
     `ops.cat(lst)` (and the `Stack` / `Concat` primitives) in compiled code when `lst` is
     filled (`append`, `extend`, `insert`, `lst += [...]`) inside a `for` loop over a tensor's
     values turned into Python data: `for v in x.tolist()`, `for row in x.asnumpy()`,
@@ -35,8 +40,11 @@ class ListFilledFromHostLoop(GraphRule):
     Fallback, and its value is not known while the graph is built: the loop contributes no
     element, and MindSpore 2.10 stops with `ValueError: For 'Stack', the 'len of input_x'
     must be int and must >= 1, but got '0'` (or `For primitive[Concat], the elements size
-    must be greater than 0`). Loops that only accumulate a number or count compile. STRICT
-    refuses `tolist` / `asnumpy` themselves (MS130).
+    must be greater than 0`). Loops that only accumulate a number or count compile. Growing
+    the host list itself in place fails whatever follows (`'NoneType' object has no attribute
+    '__len__'`, `Resize failed for kernel: Default/PyExecute`), while a new list
+    (`vals + [9.0]`), an item store (`vals[0] = 9.0`), slicing and `sorted(vals)` compile.
+    STRICT refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -57,7 +65,8 @@ class ListFilledFromHostLoop(GraphRule):
     ## References
     - Measured on MindSpore 2.10 with the written probes `lax` (`io_k`, `io_n`, `lp_a`,
       `lp_b`, `lp_e`, `lp_g`, `lp_h`, `lp_i`, `lp_o` rejected under LAX; `lp_d`, `lp_j`,
-      `lp_m`, `lp_n`, `lp_f` compile) and the written sets `heads`
+      `lp_m`, `lp_n`, `lp_f` compile; `ct_a`, `th_f`, `th_h`, `th_i`, `th_j` grow a host list
+      in place and are rejected, `th_e`, `th_g`, `th_k` compile) and the written sets `heads`
       (`set_of_unique_labels_python`) and `ported` (`tolist_lengths_loop`).
     """
 
@@ -65,11 +74,21 @@ class ListFilledFromHostLoop(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
-        if not node.args or not isinstance(node.args[0], ast.Name) or ctx.function is None:
+        if not node.args or ctx.function is None:
             return
         if not ctx.scope or ctx.scope.level != "lax":
             return  # STRICT refuses the host call itself (MS130)
-        if not _needs_elements(node.func, ctx):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _IN_PLACE and isinstance(f.value, ast.Name):
+            bound = analyzer(ctx).single_assignment(f.value.id, ctx.function)
+            if bound is not None and _host_list(bound, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{f.value.id}` is `{ctx.segment(bound)}`, a list JIT Fallback makes from a tensor at run time: growing it in place with `{f.attr}` fails under LAX; build a new list (`{f.value.id} + [...]`) or stay in tensors",
+                )
+            return
+        if not isinstance(node.args[0], ast.Name) or not _needs_elements(f, ctx):
             return
         name = node.args[0].id
         for loop in _host_loops(ctx):
@@ -126,3 +145,17 @@ def _host_iterable(e: ast.expr, ctx: Context, depth: int) -> bool:
                 and _host_iterable(n.args[0], ctx, depth + 1)
             )
     return False
+
+
+def _host_list(e: ast.expr, ctx: Context) -> bool:
+    """A list JIT Fallback makes from a run-time tensor: `t.tolist()` (also after numpy
+    steps, `t.asnumpy().flatten().tolist()`) or `list(<host data>)`."""
+    if not isinstance(e, ast.Call):
+        return False
+    f = e.func
+    if isinstance(f, ast.Attribute) and f.attr == "tolist" and not e.args:
+        return _host_iterable(e, ctx, 0)
+    if isinstance(f, ast.Name) and ctx.qualname(f) == "builtins.list" and len(e.args) == 1:
+        return _host_iterable(e.args[0], ctx, 0)
+    return False
+
