@@ -78,6 +78,8 @@ class ListGrownFromHostData(GraphRule):
             return
         if not ctx.scope or ctx.scope.level != "lax":
             return  # STRICT refuses the host call itself (MS130)
+        if not _mentions_host_data(ctx):
+            return  # no `tolist` / `asnumpy` / `numpy` anywhere: no host data to follow
         f = node.func
         if isinstance(f, ast.Attribute) and f.attr in _IN_PLACE and isinstance(f.value, ast.Name):
             bound = analyzer(ctx).single_assignment(f.value.id, ctx.function)
@@ -108,11 +110,16 @@ def _host_loops(ctx: Context) -> list[ast.For]:
     key = ("ms175-host-loops", id(func))
     hit: list[ast.For] | None = ctx.cache.get(key)
     if hit is None:
-        hit = [
-            n
-            for n in ast.walk(func)  # type: ignore[arg-type]
-            if isinstance(n, ast.For) and _host_iterable(n.iter, ctx, 0)
-        ]
+        # a `for` is a statement: walk statements only, not every expression node
+        hit = []
+        stack: list[ast.AST] = list(getattr(func, "body", []))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.For) and _host_iterable(n.iter, ctx, 0):
+                hit.append(n)
+            for name in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(n, name, ()) or ())
+        hit.sort(key=lambda n: n.lineno)
         ctx.cache[key] = hit
     return hit
 
@@ -158,4 +165,13 @@ def _host_list(e: ast.expr, ctx: Context) -> bool:
     if isinstance(f, ast.Name) and ctx.qualname(f) == "builtins.list" and len(e.args) == 1:
         return _host_iterable(e.args[0], ctx, 0)
     return False
+
+
+def _mentions_host_data(ctx: Context) -> bool:
+    """Does the file's text name a host method at all (once per file)?"""
+    hit: bool | None = ctx.cache.get("ms175-host-text")
+    if hit is None:
+        text = ctx.text
+        hit = ctx.cache["ms175-host-text"] = any(f".{m}(" in text for m in _HOST_METHODS)
+    return hit
 
