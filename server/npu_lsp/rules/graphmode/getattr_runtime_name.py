@@ -41,6 +41,7 @@ class GetattrRuntimeName(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level).
     - MindSpore 2.10 static-graph syntax: `getattr` is one of the builtins supported with
       constant attribute names; measured with the written probes `lax` (`ty_e`, `ty_m`
       rejected at LAX and STRICT, `ty_f`, `ty_n` compile).

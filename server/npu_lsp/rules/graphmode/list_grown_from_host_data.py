@@ -63,6 +63,7 @@ class ListGrownFromHostData(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 2 (JIT Fallback makes LAX run `tolist` / `asnumpy` as Python).
     - Measured on MindSpore 2.10 with the written probes `lax` (`io_k`, `io_n`, `lp_a`,
       `lp_b`, `lp_e`, `lp_g`, `lp_h`, `lp_i`, `lp_o` rejected under LAX; `lp_d`, `lp_j`,
       `lp_m`, `lp_n`, `lp_f` compile; `ct_a`, `th_f`, `th_h`, `th_i`, `th_j` grow a host list
