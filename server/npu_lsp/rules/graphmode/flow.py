@@ -571,9 +571,43 @@ class Analyzer:
         if hit is not None:
             return hit
         if not self._knows(fn, name):
-            fn.done[_KIND][name] = Kind.CONST  # globals, imports, builtins: compile-time values
-            return Kind.CONST
+            # globals, imports, builtins: compile-time values, except a module-level
+            # `Parameter`, which compiled code reads as a graph variable (measured on 2.10:
+            # `min(1.0, step / 10.0)` of a module-level Parameter `step` is refused under
+            # STRICT, "the inputs should be constant")
+            k = Kind.TENSOR if name in self._module_parameters() else Kind.CONST
+            fn.done[_KIND][name] = k
+            return k
         return self._get(_KIND, fn, name)
+
+    def _module_parameters(self) -> frozenset[str]:
+        """Names the module binds once, at top level, to `Parameter(...)`."""
+        key = "flow.module-parameters"
+        hit: frozenset[str] | None = self.ctx.cache.get(key)
+        if hit is None:
+            counts: dict[str, int] = {}
+            params: set[str] = set()
+            if "Parameter" in self.ctx.text:
+                for st in getattr(self.ctx.tree, "body", []):
+                    if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                        for t in targets:
+                            for n in ast.walk(t):
+                                if isinstance(n, ast.Name):
+                                    counts[n.id] = counts.get(n.id, 0) + 1
+                        value = st.value
+                        if (
+                            isinstance(st, ast.Assign)
+                            and len(st.targets) == 1
+                            and isinstance(st.targets[0], ast.Name)
+                            and isinstance(value, ast.Call)
+                            and (self.ctx.qualname(value.func) or "").rsplit(".", 1)[-1] == "Parameter"
+                            and (self.ctx.qualname(value.func) or "").startswith("mindspore")
+                        ):
+                            params.add(st.targets[0].id)
+            hit = frozenset(n for n in params if counts.get(n) == 1)
+            self.ctx.cache[key] = hit
+        return hit
 
     def _compute_kind(self, fn: _Fn, name: str) -> Kind:
         spec = fn.params.get(name)

@@ -15,7 +15,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.held_callables import held_attrs
+from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.values import _callees, _lax_fallback, in_dead_branch
 
@@ -54,7 +54,9 @@ class FallbackValueShapeQuery(GraphRule):
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
     from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells and
-    `CellList` blocks.
+    `CellList` blocks; and the shape of such a value given as a target shape
+    (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
+    with `a = x.asnumpy()`).
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -82,7 +84,9 @@ class FallbackValueShapeQuery(GraphRule):
     No automatic fix.
 
     ## References
-    - RULES.md, section 2 (JIT Fallback at LAX).
+    - RULES.md, section 2 (JIT Fallback at LAX); target shapes measured with the written
+      probes `lax` (`sh_a`, `sh_b`, `sh_n` rejected under LAX; `int(t)` in a shape, an axis,
+      `tile` multiples or a `one_hot` depth compiles: `sh_c`...`sh_m`).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript)
@@ -128,9 +132,46 @@ class FallbackValueShapeQuery(GraphRule):
                     yield ctx.diagnostic(self, node, why.format(name=ctx.segment(node.value)))
             return
         assert isinstance(node, ast.Call)
+        shape = _shape_argument(node, ctx)
+        if shape is not None and o.value(shape.value, func, frozenset()):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the shape `{ctx.segment(shape)}` is read from a JIT Fallback value, unknown while compiling; MindSpore cannot build the tensor from it (use `ops.shape` of the tensor itself)",
+            )
+            return
         why = o.sink(node, func, frozenset(), 0)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+#: MindSpore functions and tensor methods taking a target shape as their argument at this index
+_SHAPE_ARGUMENTS = {
+    "mindspore.ops.reshape": 1,
+    "mindspore.ops.zeros": 0,
+    "mindspore.ops.ones": 0,
+    "mindspore.ops.broadcast_to": 1,
+    "mindspore.ops.full": 0,
+    "mindspore.ops.fill": 1,
+}
+_SHAPE_METHODS = frozenset({"reshape", "view", "broadcast_to"})
+
+
+def _shape_argument(call: ast.Call, ctx: Context) -> ast.Attribute | None:
+    """The `<value>.shape` a shape-taking call is given (`ops.reshape(x, a.shape)`,
+    `ops.zeros(a.shape, ...)`, `t.reshape(a.shape)`), if any (measured on 2.10 with the written
+    probes `lax`: with `a = x.asnumpy()` these fail under LAX, "Kernel select failed")."""
+    f = call.func
+    arg: ast.expr | None = None
+    if isinstance(f, ast.Attribute) and f.attr in _SHAPE_METHODS and len(call.args) == 1:
+        arg = call.args[0]
+    else:
+        i = _SHAPE_ARGUMENTS.get(ctx.qualname(f) or "")
+        if i is not None and len(call.args) > i:
+            arg = call.args[i]
+    if isinstance(arg, ast.Attribute) and arg.attr == "shape":
+        return arg
+    return None
 
 
 def _own_nodes(func: ast.AST) -> list[ast.AST]:
@@ -216,6 +257,13 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
             for item in cls.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     for st in item.body:
+                        if isinstance(st, ast.Assign) and isinstance(st.value, (ast.BoolOp, ast.IfExp)):
+                            # `self.act = act or functools.partial(...)`, every construction
+                            # leaving `act` None (measured: its result fed to a `nn.Dense` fails
+                            # under LAX, "'int' object has no attribute '__len__'")
+                            if held_by_default(ctx, cls, st.value):
+                                names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
+                            continue
                         if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
                             continue
                         root = st.value.func

@@ -491,7 +491,39 @@ def _list_of_variables(arg: ast.expr, ctx: Context) -> bool:
         # its items are graph variables when its expression is one, or when it iterates
         # over graph variables (a tensor, a tuple of tensors, `zip(self.projs, xs)`)
         iters = [i for g in arg.generators for i in _iterated(g.iter)]
-        return a.kind(arg.elt).dynamic or any(a.kind(i).dynamic for i in iters)
+        return a.kind(arg.elt).dynamic or any(a.kind(i).dynamic for i in iters) or _calls_held_cell(arg, ctx)
+    return False
+
+
+def _calls_held_cell(comp: ast.ListComp | ast.SetComp | ast.GeneratorExp, ctx: Context) -> bool:
+    """`[p(x) for p, x in zip(self.projs, xs)]`: the item calls a comprehension variable that
+    runs over sub-cells held on `self` (`nn.CellList`...), so every item is a cell's output, a
+    graph variable, whatever `xs` holds."""
+    elt = comp.elt
+    if not (isinstance(elt, ast.Call) and isinstance(elt.func, ast.Name)):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    if cls is None:
+        return False
+    cells = a.self_info(cls).cells
+    for g in comp.generators:
+        targets = g.target.elts if isinstance(g.target, ast.Tuple) else [g.target]
+        iters = _iterated(g.iter)
+        if isinstance(g.iter, ast.Call) and isinstance(g.iter.func, ast.Name) and g.iter.func.id == "enumerate":
+            iters = [g.iter, *iters]  # `for i, p in enumerate(self.projs)`: the cell is second
+        if len(targets) != len(iters):
+            continue
+        for t, it in zip(targets, iters, strict=True):
+            if (
+                isinstance(t, ast.Name)
+                and t.id == elt.func.id
+                and isinstance(it, ast.Attribute)
+                and isinstance(it.value, ast.Name)
+                and it.value.id == "self"
+                and it.attr in cells
+            ):
+                return True
     return False
 
 

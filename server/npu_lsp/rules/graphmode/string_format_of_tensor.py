@@ -15,7 +15,8 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 @rule(code="MS167", name="string-format-of-tensor", severity="error", family="graphmode")
 class StringFormatOfTensor(GraphRule):
     """## What it does
-    Under the STRICT syntax level, flags `"...".format(...)` given a tensor, and f-strings
+    Under the STRICT syntax level, flags `"...".format(...)` given a tensor or a run-time
+    scalar read from one (`float(loss)`, `loss.item()`), and f-strings
     whose replacement fields hold both a tensor and a tuple (`f"{y.shape} {y.max()}"`).
 
     ## Why is this bad?
@@ -50,7 +51,9 @@ class StringFormatOfTensor(GraphRule):
 
     ## References
     - RULES.md, section 2 (STRICT only); measured on MindSpore 2.10 with the probes of the
-      `python` written set (tests/npu_lsp/fixtures/written/python/README.md).
+      `python` written set (tests/npu_lsp/fixtures/written/python/README.md); `.format` of
+      `float(loss)` with the written set `pyfeat` (`format_loss_value_two_decimals`) and the
+      probes `lax` (`ex_k`).
     """
 
     nodes = (ast.Call, ast.JoinedStr)
@@ -65,11 +68,16 @@ class StringFormatOfTensor(GraphRule):
             if not (isinstance(f, ast.Attribute) and f.attr == "format" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str)):
                 return
             for arg in [*node.args, *(k.value for k in node.keywords)]:
-                if a.kind(arg) == Kind.TENSOR:
+                kind = a.kind(arg)
+                if kind.dynamic:
+                    # a run-time scalar read from a tensor (`float(loss)`, `t.item()`) goes
+                    # through the same Format operator (measured on 2.10: `"loss={:.4f}"
+                    # .format(float(loss))` fails under STRICT, "Unsupported op [Format] on CPU")
+                    what = "tensor" if kind == Kind.TENSOR else "run-time scalar"
                     yield ctx.diagnostic(
                         self,
                         node,
-                        f"under STRICT, `str.format` of the tensor `{ctx.segment(arg)}` fails to compile (MindSpore: Kernel select failed); print the tensor as its own argument",
+                        f"under STRICT, `str.format` of the {what} `{ctx.segment(arg)}` fails to compile (MindSpore: Kernel select failed); print the tensor as its own argument",
                     )
                     return
             return

@@ -22,9 +22,9 @@ class TensorDictKey(GraphRule):
     display (`{x: 1}`), in a lookup or store (`d[x]`, `d[x] = v`) and in the key argument
     of `d.get(x)`, `d.pop(x)` and `d.setdefault(x)` on a dict (`for idx in indices:
     counts[idx] = counts.get(idx, 0) + 1`, with `indices` a tensor); also a Python number
-    read from a run-time tensor as the key of a lookup (`self.weights[int(label)]`,
-    `table[step.item()]`, `d.get(float(t), 1.0)`), on a local dict or one `__init__` stores
-    on `self`.
+    read from a run-time tensor as the key of a lookup or a store (`self.weights[int(label)]`,
+    `table[step.item()]`, `d.get(float(t), 1.0)`, `d[int(t)] = v`), on a local dict or one
+    `__init__` stores on `self`.
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,

@@ -152,6 +152,7 @@ class UnsupportedPythonCall(GraphRule):
                 name in _TENSOR_ONLY_ON_VARS
                 and 1 <= len(node.args) <= _TENSOR_ONLY_ON_VARS[name]
                 and analyzer(ctx).kind(node.args[0]) == Kind.VAR
+                and not _host_value(node.args[0], ctx)
             ):
                 # measured: `round(float(x.sum()), 2)` fails at both levels ("type NoneType
                 # doesn't define __round__ method"), and so do `round(float(t))` and
@@ -504,3 +505,23 @@ def _float_constant(arg: ast.expr, ctx: Context) -> bool:
         return False
     v = values(ctx).of(arg)
     return isinstance(v, av.Scalar) and v.py == "float"
+
+
+#: tensor methods whose result is a host (numpy / Python) object computed by JIT Fallback
+_HOST_METHODS = frozenset({"asnumpy", "tolist", "numpy"})
+
+
+def _host_value(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` computed from a host object (`t.asnumpy()`, `t.tolist()`, a numpy call)? Then
+    LAX runs the whole expression in Python (measured on 2.10: `round(float(x.mean().asnumpy()),
+    2)` compiles at LAX, where `round(float(x.mean()), 2)` fails); STRICT refuses the host call
+    itself (MS130)."""
+    for n in ast.walk(e):
+        if not isinstance(n, ast.Call):
+            continue
+        if isinstance(n.func, ast.Attribute) and n.func.attr in _HOST_METHODS:
+            return True
+        if (ctx.qualname(n.func) or "").startswith("numpy."):
+            return True
+    return False
+

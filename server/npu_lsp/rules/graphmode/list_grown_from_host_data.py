@@ -1,0 +1,178 @@
+"""MS175: (LAX) lists grown from a tensor's values as Python data: a host list grown in place, or a
+list filled in a `for` over one, then stacked."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names, _needs_elements
+
+#: tensor methods whose result is host data JIT Fallback computes at run time
+_HOST_METHODS = frozenset({"asnumpy", "tolist", "numpy"})
+#: list methods that grow a list in place
+_IN_PLACE = frozenset({"append", "extend", "insert"})
+#: builtins that keep a host iterable a host iterable
+_WRAPPERS = frozenset({"set", "sorted", "list", "tuple", "enumerate", "reversed", "zip", "frozenset"})
+#: numpy / list methods chained on a host value (`x.asnumpy().flatten().tolist()`)
+_CHAINED = frozenset({"flatten", "ravel", "reshape", "tolist", "astype", "squeeze", "copy", "transpose", "T"})
+
+
+@rule(code="MS175", name="list-grown-from-host-data", severity="error", family="graphmode")
+class ListGrownFromHostData(GraphRule):
+    """## What it does
+    Under the default LAX syntax level, flags a list made from a tensor's values by JIT
+    Fallback (`vals = x.tolist()`, `list(x.asnumpy())`) grown in place (`vals.append(v)`,
+    `extend`, `insert`), and `ops.stack(lst)` / `ops.concat(lst)` /
+    `ops.cat(lst)` (and the `Stack` / `Concat` primitives) in compiled code when `lst` is
+    filled (`append`, `extend`, `insert`, `lst += [...]`) inside a `for` loop over a tensor's
+    values turned into Python data: `for v in x.tolist()`, `for row in x.asnumpy()`,
+    `for c in sorted(set(t.asnumpy().flatten().tolist()))`, `for i in range(len(vals))` with
+    `vals = x.tolist()`, or a name bound to one of these.
+
+    ## Why is this bad?
+    Under LAX, `tolist()` / `asnumpy()` of a tensor computed at run time is run by JIT
+    Fallback, and its value is not known while the graph is built: the loop contributes no
+    element, and MindSpore 2.10 stops with `ValueError: For 'Stack', the 'len of input_x'
+    must be int and must >= 1, but got '0'` (or `For primitive[Concat], the elements size
+    must be greater than 0`). Loops that only accumulate a number or count compile. Growing
+    the host list itself in place fails whatever follows (`'NoneType' object has no attribute
+    '__len__'`, `Resize failed for kernel: Default/PyExecute`), while a new list
+    (`vals + [9.0]`), an item store (`vals[0] = 9.0`), slicing and `sorted(vals)` compile.
+    STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+
+    ## Example
+    ```python
+    def construct(self, x, labels):
+        outs = []
+        for c in labels.tolist():
+            outs.append((x == c).sum())
+        return ops.stack(outs)
+    ```
+
+    ## Use instead
+    Stay in tensors (`(x[None] == labels[:, None]).sum(axis=-1)`), or loop over a constant
+    `range(n)` whose bound is known while compiling.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (JIT Fallback makes LAX run `tolist` / `asnumpy` as Python).
+    - Measured on MindSpore 2.10 with the written probes `lax` (`io_k`, `io_n`, `lp_a`,
+      `lp_b`, `lp_e`, `lp_g`, `lp_h`, `lp_i`, `lp_o` rejected under LAX; `lp_d`, `lp_j`,
+      `lp_m`, `lp_n`, `lp_f` compile; `ct_a`, `th_f`, `th_h`, `th_i`, `th_j` grow a host list
+      in place and are rejected, `th_e`, `th_g`, `th_k` compile) and the written sets `heads`
+      (`set_of_unique_labels_python`) and `ported` (`tolist_lengths_loop`).
+    """
+
+    nodes = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        if not node.args or ctx.function is None:
+            return
+        if not ctx.scope or ctx.scope.level != "lax":
+            return  # STRICT refuses the host call itself (MS130)
+        if not _mentions_host_data(ctx):
+            return  # no `tolist` / `asnumpy` / `numpy` anywhere: no host data to follow
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _IN_PLACE and isinstance(f.value, ast.Name):
+            bound = analyzer(ctx).single_assignment(f.value.id, ctx.function)
+            if bound is not None and _host_list(bound, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{f.value.id}` is `{ctx.segment(bound)}`, a list JIT Fallback makes from a tensor at run time: growing it in place with `{f.attr}` fails under LAX; build a new list (`{f.value.id} + [...]`) or stay in tensors",
+                )
+            return
+        if not isinstance(node.args[0], ast.Name) or not _needs_elements(f, ctx):
+            return
+        name = node.args[0].id
+        for loop in _host_loops(ctx):
+            if (loop.end_lineno or loop.lineno) < node.lineno and name in set(_grown_names(loop.body)):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{name}` is filled only inside the `for` over `{ctx.segment(loop.iter)}` (line {loop.lineno}), a tensor's values run by JIT Fallback: they are unknown while the graph is built, so the loop adds nothing and `{name}` is empty here",
+                )
+                return
+
+
+def _host_loops(ctx: Context) -> list[ast.For]:
+    """The `for` loops of the function being checked that iterate over host data of a
+    run-time tensor (once per function)."""
+    func = ctx.function
+    key = ("ms175-host-loops", id(func))
+    hit: list[ast.For] | None = ctx.cache.get(key)
+    if hit is None:
+        # a `for` is a statement: walk statements only, not every expression node
+        hit = []
+        stack: list[ast.AST] = list(getattr(func, "body", []))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.For) and _host_iterable(n.iter, ctx, 0):
+                hit.append(n)
+            for name in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(n, name, ()) or ())
+        hit.sort(key=lambda n: n.lineno)
+        ctx.cache[key] = hit
+    return hit
+
+
+def _host_iterable(e: ast.expr, ctx: Context, depth: int) -> bool:
+    if depth > 8:
+        return False
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return bound is not None and _host_iterable(bound, ctx, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    f = e.func
+    if isinstance(f, ast.Attribute):
+        if f.attr in _HOST_METHODS and not e.args and analyzer(ctx).kind(f.value) == Kind.TENSOR:
+            return True
+        if f.attr in _CHAINED or f.attr in _HOST_METHODS:
+            return _host_iterable(f.value, ctx, depth + 1)
+        return False
+    if isinstance(f, ast.Name) and e.args:
+        q = ctx.qualname(f) or ""
+        if q[9:] in _WRAPPERS and q.startswith("builtins."):
+            return any(_host_iterable(a, ctx, depth + 1) for a in e.args)
+        if q == "builtins.range" and len(e.args) == 1:
+            n = e.args[0]
+            return (
+                isinstance(n, ast.Call)
+                and ctx.qualname(n.func) == "builtins.len"
+                and len(n.args) == 1
+                and _host_iterable(n.args[0], ctx, depth + 1)
+            )
+    return False
+
+
+def _host_list(e: ast.expr, ctx: Context) -> bool:
+    """A list JIT Fallback makes from a run-time tensor: `t.tolist()` (also after numpy
+    steps, `t.asnumpy().flatten().tolist()`) or `list(<host data>)`."""
+    if not isinstance(e, ast.Call):
+        return False
+    f = e.func
+    if isinstance(f, ast.Attribute) and f.attr == "tolist" and not e.args:
+        return _host_iterable(e, ctx, 0)
+    if isinstance(f, ast.Name) and ctx.qualname(f) == "builtins.list" and len(e.args) == 1:
+        return _host_iterable(e.args[0], ctx, 0)
+    return False
+
+
+def _mentions_host_data(ctx: Context) -> bool:
+    """Does the file's text name a host method at all (once per file)?"""
+    hit: bool | None = ctx.cache.get("ms175-host-text")
+    if hit is None:
+        text = ctx.text
+        hit = ctx.cache["ms175-host-text"] = any(f".{m}(" in text for m in _HOST_METHODS)
+    return hit
+
