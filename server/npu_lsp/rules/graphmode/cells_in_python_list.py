@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from npu_lsp.astutil import walk
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -363,30 +363,17 @@ def _entries_read_in_graph(
     (`self.branches[modality]`, outside any loop: one entry each), or None when it reads the
     attribute any other way (iterates it, passes it on, a key that changes in a loop): then
     every entry may be reached."""
-    keys: set[object] = set()
-    variable = 0
-    for m in methods:
-        if ctx.scopes.scope_for(m) is None:
-            continue
-        for n in walk(m):
-            if not (
-                isinstance(n, ast.Attribute)
-                and n.attr == attr
-                and isinstance(n.value, ast.Name)
-                and n.value.id == "self"
-            ):
-                continue
-            up = ctx.parent(n)
-            if not (isinstance(up, ast.Subscript) and up.value is n):
-                return None
-            key = _folded_key(up.slice)
-            if isinstance(key, ast.Constant) and not isinstance(key.value, bool):
-                keys.add(key.value)
-            elif _argument_key(key, m, up, ctx):
-                variable += 1
-            else:
-                return None
-    return keys, variable
+    reads: list[tuple[ast.expr, ast.AST]] = [
+        (n, m)
+        for m in methods
+        if ctx.scopes.scope_for(m) is not None
+        for n in walk(m)
+        if isinstance(n, ast.Attribute)
+        and n.attr == attr
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+    ]
+    return _entries_of(reads, ctx)
 
 
 def _module_name_reads(name: str, tree: ast.Module, ctx: Context) -> list[tuple[ast.Name, ast.AST]]:
@@ -405,8 +392,9 @@ def _module_name_reads(name: str, tree: ast.Module, ctx: Context) -> list[tuple[
     return out
 
 
-def _entries_of(reads: list[tuple[ast.Name, ast.AST]], ctx: Context) -> tuple[set[object], int] | None:
-    """As `_entries_read_in_graph`, for reads of a module-level name."""
+def _entries_of(reads: Sequence[tuple[ast.expr, ast.AST]], ctx: Context) -> tuple[set[object], int] | None:
+    """The constant keys of these reads (each with the compiled function it is in) and how
+    many use an argument of that function as the key; None when one is read otherwise."""
     keys: set[object] = set()
     variable = 0
     for n, fn in reads:

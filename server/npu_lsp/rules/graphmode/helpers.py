@@ -38,3 +38,21 @@ def is_root_body(node: ast.AST, ctx: object) -> bool:
     """Is the node directly in the compiled root function (not in a nested def or lambda)?"""
     scope = getattr(ctx, "scope", None)
     return scope is not None and getattr(ctx, "function", None) is scope.function
+
+
+def strict_output_items(node: ast.AST, ctx: object) -> list[ast.expr] | None:
+    """The values a `return` of a STRICT graph's entry (`construct` or an `@ms.jit` function,
+    not a helper it calls) gives back, one per element of a returned tuple or list display;
+    None for any other `return`. What STRICT may output is judged per element."""
+    scope = getattr(ctx, "scope", None)
+    if (
+        scope is None
+        or not scope.strict
+        or scope.kind not in ("construct", "jit")
+        or getattr(ctx, "function", None) is not scope.function
+    ):
+        return None
+    value = getattr(node, "value", None)
+    if value is None:
+        return None
+    return list(value.elts) if isinstance(value, (ast.Tuple, ast.List)) else [value]

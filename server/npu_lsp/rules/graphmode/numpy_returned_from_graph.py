@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, strict_output_items
 
 
 @rule(code="MS134", name="numpy-returned-from-graph", severity="error", family="graphmode")
@@ -48,20 +48,11 @@ class NumpyReturnedFromGraph(GraphRule):
     strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        scope = ctx.scope
-        if (
-            scope is None
-            or not scope.strict
-            or scope.kind not in ("construct", "jit")
-            or ctx.function is not scope.function
-        ):
-            return
-        value = getattr(node, "value", None)
-        if value is None:
+        items = strict_output_items(node, ctx)
+        if not items:
             return
         a = analyzer(ctx)
         flow = a.flow(ctx.function)
-        items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
         numpy_items = [i for i in items if a.is_numpy_value(i, flow) and not _numpy_scalar(i, ctx)]
         if len(items) >= 2 and len(numpy_items) == len(items):
             # measured on 2.10: `return (np.ones(2), np.zeros(2))` and `return [np.ones(2),

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, strict_output_items
 
 
 @rule(code="MS174", name="python-object-in-strict-output", severity="error", family="graphmode")
@@ -61,19 +61,8 @@ class PythonObjectInStrictOutput(GraphRule):
     strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        scope = ctx.scope
-        if (
-            scope is None
-            or not scope.strict
-            or scope.kind not in ("construct", "jit")
-            or ctx.function is not scope.function
-        ):
-            return
-        value = getattr(node, "value", None)
-        if value is None:
-            return
-        items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-        for item in items:
+        items = strict_output_items(node, ctx)
+        for item in items or ():
             what = _python_object(item, ctx, 0)
             if what is not None:
                 yield ctx.diagnostic(
