@@ -1,4 +1,4 @@
-"""MS178: a Cell's custom `bprop` returns a tensor or a list instead of a tuple."""
+"""MS181: a Cell's custom `bprop` returns a tensor or a list instead of a tuple."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ _GRAD_WORDS = ("grad", "Grad", "TrainOneStep")
 _TUPLE_METHODS = frozenset({"split", "chunk", "tensor_split", "unbind", "topk", "sort", "max", "min", "unique"})
 
 
-@rule(code="MS178", name="bprop-output-not-tuple", severity="error", family="graphmode")
+@rule(code="MS181", name="bprop-output-not-tuple", severity="error", family="graphmode")
 class BpropOutputNotTuple(GraphRule):
     """## What it does
     Flags a `return` of a Cell's custom `bprop` whose value is a tensor (`return dout`,
