@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode.control import (
 )
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in, terminates
+from npu_lsp.rules.graphmode.parameter_arguments import python_number_argument
 
 
 def side_value(rets: list[ast.Return], vals: Values, env: Env | None = None) -> av.Value:
@@ -79,7 +80,8 @@ def _augmented(block: list[ast.stmt]) -> dict[str, ast.expr]:
 def preceding_values(node: ast.stmt, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
     """Those of `names` last bound by a plain `name = value` before `node` (in its block, then
     before the loops and branches around it): the value the false path carries. A name
-    rebound any other way in between (unpacking, a loop, `+=`) is left out."""
+    rebound any other way in between (unpacking, a loop, `+=`) is left out; a parameter
+    bound nowhere before carries the Python number every call in the file passes for it."""
     out: dict[str, ast.expr] = {}
     wanted = set(names)
     current: ast.AST = node
@@ -107,7 +109,14 @@ def preceding_values(node: ast.stmt, ctx: Context, names: set[str]) -> dict[str,
                 break
         out.update(found)
         wanted -= found.keys() | settled
-        if parent is None or parent is ctx.function or not isinstance(parent, (ast.For, ast.While, ast.If, ast.With)):
+        if parent is not None and parent is ctx.function:
+            # bound nowhere before: a parameter holds what the calls pass (a Python number)
+            for name in sorted(wanted):
+                arg = python_number_argument(parent, name, ctx)
+                if arg is not None:
+                    out[name] = arg
+            break
+        if parent is None or not isinstance(parent, (ast.For, ast.While, ast.If, ast.With)):
             break
         current = parent
     return out

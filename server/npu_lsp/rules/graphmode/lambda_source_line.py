@@ -21,7 +21,9 @@ class LambdaSourceLine(GraphRule):
     Flags calls in compiled code that reach a lambda defined in plain-Python code (module
     level, `__init__`) where the lambda is not the whole value of its own statement: an
     entry of a dict, list or tuple literal (`ACTS = {"mish": lambda x: ...}`), a default
-    argument (`def __init__(self, fn=lambda x: x)`), or part of a larger expression.
+    argument (`def __init__(self, fn=lambda x: x)`), or part of a larger expression, such
+    as the function a grad builder differentiates (`grad_fn = ms.value_and_grad(lambda x, y:
+    ..., None, weights)` at module level or `self.vg = ...` in `__init__`).
 
     ## Why is this bad?
     MindSpore compiles a lambda it reaches by reading the lambda's source lines again
@@ -127,7 +129,12 @@ def _differentiated(name: str, ctx: Context) -> list[ast.Lambda]:
                 isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
             ):
                 return []  # a local of that name
-    value = _module_value(name, ctx)
+    return _grad_of_lambda(_module_value(name, ctx), ctx)
+
+
+def _grad_of_lambda(value: ast.expr | None, ctx: Context) -> list[ast.Lambda]:
+    """The lambda `ms.value_and_grad(lambda ...: ..., ...)` (any grad builder) differentiates:
+    calling the result in compiled code compiles the lambda, which sits inside the call."""
     if not isinstance(value, ast.Call) or not value.args or not isinstance(value.args[0], ast.Lambda):
         return []
     q = ctx.qualname(value.func) or ""
@@ -158,8 +165,8 @@ def _picked(sub: ast.Subscript, ctx: Context) -> list[ast.Lambda]:
 
 
 def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
-    """Lambdas `self.<attr>` holds: assigned in `__init__` directly, from an `__init__`
-    parameter's default, or picked from a module-level table."""
+    """Lambdas `self.<attr>` holds: assigned in `__init__` directly, inside a grad builder's
+    call, from an `__init__` parameter's default, or picked from a module-level table."""
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
     if cls is None:
@@ -170,6 +177,9 @@ def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
     value = values[0]
     if isinstance(value, ast.Lambda):
         return [value]
+    if isinstance(value, ast.Call):
+        # `self.vg = ms.value_and_grad(lambda x, y: ..., None, weights)` in `__init__`
+        return _grad_of_lambda(value, ctx)
     if isinstance(value, ast.Subscript):
         return _picked(value, ctx)
     if isinstance(value, ast.Name):

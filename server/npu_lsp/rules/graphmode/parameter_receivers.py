@@ -2,6 +2,8 @@
 container of Parameters (`for p in self.params`, `for p, g in zip(params, grads)`,
 `self.params[0]`) or a Cell built at module level (`net.trainable_params()` in a jit function).
 
+A display of the Cell's own Parameters kept on `self` (`(self.fc.weight, self.fc.bias)`,
+`[self.w, self.b]`) holds the objects too (measured: fixtures/written/functional/probes).
 MindSpore 2.10 refuses the same Parameter attributes (`p.name`, `p.requires_grad`,
 `p.set_data(...)`) and Cell methods on these as on `self.w` / `self`: the element of a
 ParameterTuple, of the list `trainable_params()` returns or of an optimizer's `parameters` is
@@ -59,7 +61,28 @@ def _container_value(value: ast.expr | None, ctx: Context, fn: ast.AST, depth: i
     if isinstance(value, ast.Attribute):
         # an optimizer's `parameters` (a ParameterTuple); Cells have no such attribute
         return value.attr == "parameters"
+    if isinstance(value, (ast.Tuple, ast.List)) and value.elts:
+        # `self.params = (self.fc.weight, self.fc.bias)`: a display of the Parameter objects
+        return all(_own_parameter(e, ctx, fn) for e in value.elts)
     return False
+
+
+def _own_parameter(e: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Is `e` (read in `__init__`) a Parameter the Cell holds: `self.fc.weight` of a sub-cell
+    (the names built-in layers use) or `self.w` bound in `__init__` to `Parameter(...)`?"""
+    if not isinstance(e, ast.Attribute):
+        return False
+    owner = e.value
+    if isinstance(owner, ast.Attribute):
+        return e.attr in LAYER_PARAMETERS and isinstance(owner.value, ast.Name) and owner.value.id == "self"
+    if not (isinstance(owner, ast.Name) and owner.id == "self"):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(fn)
+    values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    return bool(values) and all(
+        isinstance(v, ast.Call) and (ctx.qualname(v.func) or "").rsplit(".", 1)[-1] == "Parameter" for v in values
+    )
 
 
 def is_container(e: ast.expr, ctx: Context, fn: ast.AST, depth: int = 0) -> bool:
