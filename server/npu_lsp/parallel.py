@@ -57,6 +57,8 @@ class Pool:
         #: the forked workers 1.. (index w - 1 for worker w)
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
+        #: per forked worker (index w - 1): replies to `post` not received yet
+        self._posted: list[int] = []
         if self.jobs > 1:
             import multiprocessing
 
@@ -68,6 +70,7 @@ class Pool:
                 child.close()
                 self._conns.append(parent)
                 self._procs.append(proc)
+                self._posted.append(0)
 
     def __enter__(self) -> Pool:
         return self
@@ -91,10 +94,28 @@ class Pool:
         """Run `command` with `payload` on every worker; their results in worker order."""
         return self.scatter(command, [payload] * self.jobs)
 
+    def post(self, command: str, payloads: Sequence[Any]) -> None:
+        """Start `command` with `payloads[w - 1]` on each forked worker `w` and return at
+        once: this process goes on with other work while they run it. Their replies are
+        received (and dropped; an error is raised) before the next command is sent."""
+        if len(payloads) != self.jobs - 1:
+            raise ValueError(f"{len(payloads)} payloads for {self.jobs - 1} forked workers")
+        for w, (conn, payload) in enumerate(zip(self._conns, payloads, strict=True), 1):
+            conn.send((command, payload))
+            self._posted[w - 1] += 1
+
+    def _drain(self) -> None:
+        """Receive the replies to `post` still pending."""
+        for w in range(1, self.jobs):
+            while self._posted[w - 1]:
+                self._posted[w - 1] -= 1
+                self._receive(w)
+
     def scatter(self, command: str, payloads: Sequence[Any]) -> list[Any]:
         """Run `command` with `payloads[w]` on worker `w`; their results in worker order."""
         if len(payloads) != self.jobs:
             raise ValueError(f"{len(payloads)} payloads for {self.jobs} workers")
+        self._drain()
         for conn, payload in zip(self._conns, payloads[1:], strict=True):
             conn.send((command, payload))
         mine = self.handler(command, payloads[0])
@@ -116,6 +137,7 @@ class Pool:
                 for start in range(0, len(shard), batch):
                     done(self.handler(command, list(shard[start : start + batch])))
             return
+        self._drain()
         pending = {
             w: [list(s[i : i + batch]) for i in range(0, len(s), batch)]
             for w, s in enumerate(shards)

@@ -328,6 +328,18 @@ def _check_files(
             if check:
                 # summaries from the cache are read from its `blobs` file when unpickled
                 blobs = [(i, _blob(cache, summaries[i])) for i in order]
+                if pool.jobs > 1:
+                    # The forked workers get the summaries they did not make now and
+                    # unpickle them while this process resolves (they would otherwise
+                    # unpickle most of them one by one while checking, after it).
+                    sent = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
+                    pool.post(
+                        "adopt",
+                        [
+                            [(i, b) for i, b in sent if owner.get(i) != w]
+                            for w in range(1, pool.jobs)
+                        ],
+                    )
                 # The project-wide resolution once, here (workers would each redo it), reusing
                 # the roots and edges of every module whose import closure did not change; the
                 # workers get it in portable form and unpickle only the summaries they use.
@@ -366,7 +378,9 @@ def _check_files(
                 for i in check:
                     own = summaries.get(i)
                     old = old_results.get(keys[i])
-                    if not walked and old and i not in parsed and not (own and own.migrates):
+                    if cache is None:
+                        seed = ""  # seeds are kept for the next run only, in the cache
+                    elif not walked and old and i not in parsed and not (own and own.migrates):
                         seed = old.seeds
                     else:
                         seed = _seeds(own.quals, own.made, scopes) if own else ""
@@ -385,24 +399,12 @@ def _check_files(
                     if pool.jobs == 1:
                         pool.broadcast("prepare", here)
                     else:
-                        # a forked worker has the summaries it made (`Run.portables`): it
-                        # is sent the others; the resolution is pickled once for all of them
+                        # a forked worker has its index (`adopt`): it is sent the
+                        # resolution, pickled once for all of them
                         resolved = pickle.dumps((scopes, edges), protocol=pickle.HIGHEST_PROTOCOL)
-                        sent = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
                         pool.scatter(
                             "prepare",
-                            [
-                                here,
-                                *(
-                                    (
-                                        [(i, b) for i, b in sent if owner.get(i) != w],
-                                        resolved,
-                                        None,
-                                        None,
-                                    )
-                                    for w in range(1, pool.jobs)
-                                ),
-                            ],
+                            [here, *(([], resolved, None, None) for w in range(1, pool.jobs))],
                         )
                     t = stats.lap("prepare", t)
                 final_index = index
@@ -489,6 +491,8 @@ def _handle(command: str, payload: Any) -> Any:
             out = [_summarise(run, i) for i in payload]
             gc.freeze()  # what was kept is long-lived: later collections skip it
             return out
+        if command == "adopt":
+            return _adopt(run, payload)
         if command == "prepare":
             return _prepare(run, *payload)
         if command == "check":
@@ -518,14 +522,21 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
     tree = engine.parse_python(text, path)
     if tree is None:  # the checker reports the syntax error
         return i, "final", engine.check_source(text, path, run.config)
+    cost = len(data) * _TREE_FACTOR
+    fits = cost <= run.budget
     try:
         info = summarize(tree, run.keys[i], run.modules[i], text)
-        kept = portable(info, text)
-        blob = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL) if run.pickled else b""
+        if run.pickled or not fits:
+            kept = portable(info, text)
+            blob = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL) if run.pickled else b""
+        else:
+            # Nothing crosses to another process or goes to a cache, and the tree is kept
+            # to be checked: the index takes the summary as it is (resolution over it
+            # gives the scopes it gives over the pruned copy, see summary.py), no copy.
+            kept, blob = info, b""
     except RecursionError:
         return i, "final", engine.check_source(text, path, run.config)
-    cost = len(data) * _TREE_FACTOR
-    if cost <= run.budget:
+    if fits:
         run.budget -= cost
         run.trees[i] = (text, tree, info)
     else:
@@ -602,6 +613,15 @@ def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
     return index
 
 
+def _adopt(run: Run, blobs: list[tuple[int, Blob]]) -> None:
+    """A forked worker's index: the summaries it made and `blobs`, the others', every one
+    unpickled now (while the main process resolves, so not on the way of checking)."""
+    mine = [(i, b"") for i in run.portables]
+    index = _index(run, sorted([*blobs, *mine], key=lambda item: item[0]))
+    index.modules()
+    run.index = index
+
+
 def _prepare(
     run: Run,
     blobs: list[tuple[int, Blob]],
@@ -612,14 +632,15 @@ def _prepare(
     """Set up this worker's index with the project-wide resolution (portable: callers are
     told apart by qualified name, the same whether it was computed or cached) and the
     edges it was walked over (both pickled together, from another process). `blobs`
-    holds the summaries it did not make."""
+    holds the summaries it did not make, unless `_adopt` made its index already."""
     if index is None:
         if isinstance(scopes, bytes):
             scopes, edges = pickle.loads(scopes)
         assert not isinstance(scopes, bytes)
-        made = run.portables
-        mine = [(i, b"") for i in made]
-        index = _index(run, sorted([*blobs, *mine], key=lambda item: item[0]))
+        index = run.index
+        if index is None:
+            mine = [(i, b"") for i in run.portables]
+            index = _index(run, sorted([*blobs, *mine], key=lambda item: item[0]))
         index.set_graph_scopes(scopes, edges)
     run.index = index
 
