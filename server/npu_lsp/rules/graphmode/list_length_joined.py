@@ -52,8 +52,7 @@ class ListLengthJoined(GraphRule):
     No automatic fix.
 
     ## References
-    - MindSpore 2.10 static graph syntax: a tensor `if` compiles both branches and joins
-      their values. Measured on MindSpore 2.10 with probes of list joins of different
+    - RULES.md, section 3 (a tensor `if` joins the values of both branches). Measured on MindSpore 2.10 with probes of list joins of different
       lengths (if/else, lone if, conditional expression, helper returns, an `if` in an
       unrolled `for`, a lone `append`) measured by `len`, `sum` and `for`, beside accepted
       neighbours (index, `in`, `==`, `max`, `print`, returned, equal lengths, tuples, lists of
