@@ -1099,6 +1099,9 @@ class Analyzer:
         if kind_name == "jit" and self.owner_class(func) is None:
             # a jit function called from other compiled code of the file: its arguments there
             calls.extend(self._graph_calls().get(func.name, ()))
+        elif isinstance(func, ast.FunctionDef) and func.name == "construct":
+            # a sub-cell's inputs are what its holders pass it (`self.blk(x)` in their code)
+            calls.extend(self._sub_cell_calls(func))
         for call, caller in calls:
             for i, arg in enumerate(call.args):
                 if isinstance(arg, ast.Starred) or i >= len(params):

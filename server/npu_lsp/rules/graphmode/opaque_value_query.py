@@ -297,6 +297,10 @@ def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     return True
 
 
+#: marks, among a call's opaque parameter names, the class of the instance it runs on
+_CLS = "@cls="
+
+
 class _Opaque:
     """Which expressions hold a JIT Fallback object, following names backwards in source order
     and parameters bound at a call."""
@@ -357,7 +361,22 @@ class _Opaque:
                 return True
             callee = self._callee(e, func)
             if isinstance(callee, ast.FunctionDef) and depth < _DEPTH:
+                # which class's instance runs the callee, as a marker in `env`: a base
+                # class's `construct` calling `self.act(t)` runs the override of the held
+                # subclass (`self.blk = Child()`), not the base's own `act`
+                inst = next((m for m in env if m.startswith(_CLS)), None)
+                f = e.func
+                if isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
+                    if callee.name == f.attr:  # a method of the same instance
+                        if inst is not None:
+                            callee = self._method_of(inst.removeprefix(_CLS), f.attr) or callee
+                    else:  # a held cell: its class, when built here by name
+                        held = self._held(f.attr, func)
+                        made = held.func if isinstance(held, ast.Call) else None
+                        inst = _CLS + made.id if isinstance(made, ast.Name) else None
                 bound = self._bind(e, callee, func, env, depth)
+                if inst is not None:
+                    bound = bound | {inst}
                 return any(
                     r.value is not None and self.value(r.value, callee, bound, depth + 1)
                     for r in ast.walk(callee)
@@ -545,6 +564,25 @@ class _Opaque:
             None,
         )
         return self._construct(cls) if cls is not None else None
+
+    def _method_of(self, cls_name: str, name: str, depth: int = 0) -> ast.FunctionDef | None:
+        """The method `name` an instance of the file's class `cls_name` runs (its own, else
+        the first base of the file defining it)."""
+        cls = next(
+            (c for c in self.ctx.tree.body if isinstance(c, ast.ClassDef) and c.name == cls_name),
+            None,
+        )
+        if cls is None or depth >= _DEPTH:
+            return None
+        for item in cls.body:
+            if isinstance(item, ast.FunctionDef) and item.name == name:
+                return item
+        for base in cls.bases:
+            if isinstance(base, ast.Name):
+                found = self._method_of(base.id, name, depth + 1)
+                if found is not None:
+                    return found
+        return None
 
     def _construct(self, cls: ast.ClassDef, depth: int = 0) -> ast.FunctionDef | None:
         for item in cls.body:

@@ -1,0 +1,347 @@
+"""MS178: a list of constants whose length depends on a tensor condition, then measured (LAX)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule
+
+#: calls that measure a list (what MindSpore 2.10 cannot do with a joined length under LAX)
+_MEASURES = frozenset({"builtins.len", "builtins.sum"})
+_GROW = {"append": 1, "insert": 1}
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+@rule(code="MS178", name="list-length-joined", severity="error", family="graphmode")
+class ListLengthJoined(GraphRule):
+    """## What it does
+    Flags a list of Python constants that has one length on one side of a tensor condition
+    and another length on the other (an `if`/`else` or a lone `if` binding or growing it, a
+    conditional expression, or a helper returning lists of different lengths from a tensor
+    `if`), when the list is then measured with `len` or `sum` or iterated by a `for` (LAX).
+
+    ## Why is this bad?
+    A tensor condition is compiled as a branch, so MindSpore joins the list of each side into
+    one list whose length is only known at run time. Under LAX (the default syntax level),
+    MindSpore 2.10 then stops measuring it with a framework error (`RuntimeError: The
+    pointer[seq_abs] is null`, "Framework Unexpected Exception Raised"). STRICT compiles the
+    same code. Indexing the joined list (`y[0]`), testing `v in y`, comparing it, printing it
+    or returning it compile at both levels, as do lists of the same length on both sides,
+    lists of tensors, tuples, and conditions known while compiling (shapes, flags).
+
+    ## Example
+    ```python
+    def construct(self, x):
+        if x.sum() > 0:
+            sizes = [1, 2]
+        else:
+            sizes = [3]
+        return x + len(sizes)
+    ```
+
+    ## Use instead
+    Keep the length fixed (pad the shorter list, or count with a tensor:
+    `ops.select(x.sum() > 0, 2, 1)`), or decide on a value known while compiling.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 3 (a tensor `if` joins the values of both branches). Measured on MindSpore 2.10 with probes of list joins of different
+      lengths (if/else, lone if, conditional expression, helper returns, an `if` in an
+      unrolled `for`, a lone `append`) measured by `len`, `sum` and `for`, beside accepted
+      neighbours (index, `in`, `==`, `max`, `print`, returned, equal lengths, tuples, lists of
+      tensors, a shape condition).
+    """
+
+    nodes = (ast.If, ast.Assign)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if ctx.scope is None or ctx.function is None or ctx.scope.strict:
+            return
+        a = analyzer(ctx)
+        if isinstance(node, ast.If):
+            found = _if_join(node, ctx, a)
+        else:
+            assert isinstance(node, ast.Assign)
+            found = _assign_join(node, ctx, a)
+        if found is None:
+            return
+        name, lengths, after = found
+        use = _measured(name, after, ctx)
+        if use is None:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{name}` is a list of {lengths[0]} items on one side of this tensor condition and "
+            f"{lengths[1]} on the other, so its length is only known at run time; under LAX, "
+            f"MindSpore 2.10 cannot measure it: `{ctx.segment(use)}` on line {getattr(use, 'lineno', 0)} fails "
+            '("The pointer[seq_abs] is null")',
+        )
+
+
+def _const_list(e: ast.AST | None, a: Analyzer, ctx: Context) -> int | None:
+    """The length of a list display of compile-time values (None for anything else)."""
+    if not isinstance(e, ast.List) or any(isinstance(v, ast.Starred) for v in e.elts):
+        return None
+    if any(a.kind(v, ctx.function) != Kind.CONST for v in e.elts):
+        return None
+    return len(e.elts)
+
+
+def _binds(st: ast.stmt, name: str) -> bool:
+    """Does `st` bind `name` or call a method of it (other than a query)?"""
+    for n in ast.walk(st):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+            return True
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(f := n.func, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id == name
+            and f.attr not in ("index", "count", "copy")
+        ):
+            return True
+    return False
+
+
+_UNTOUCHED = -1
+
+
+def _run(
+    stmts: list[ast.stmt], name: str, before: int | None, a: Analyzer, ctx: Context
+) -> int | None:
+    """The list's length after `stmts` (top level only), from `before`; `_UNTOUCHED` when they
+    leave it alone, None when they change it in a way not followed."""
+    length: int | None = before
+    touched = False
+    for st in stmts:
+        if not _binds(st, name):
+            continue
+        touched = True
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+        ):
+            v = st.value
+            if (n := _const_list(v, a, ctx)) is not None:
+                length = n
+                continue
+            if (
+                isinstance(v, ast.BinOp)
+                and isinstance(v.op, ast.Add)
+                and isinstance(v.left, ast.Name)
+                and v.left.id == name
+                and (n := _const_list(v.right, a, ctx)) is not None
+                and length is not None
+            ):
+                length += n
+                continue
+            return None
+        if (
+            isinstance(st, ast.AugAssign)
+            and isinstance(st.op, ast.Add)
+            and isinstance(st.target, ast.Name)
+            and (n := _const_list(st.value, a, ctx)) is not None
+            and length is not None
+        ):
+            length += n
+            continue
+        if (
+            isinstance(st, ast.Expr)
+            and isinstance(c := st.value, ast.Call)
+            and isinstance(f := c.func, ast.Attribute)
+        ):
+            grow = _GROW.get(f.attr)
+            args_const = all(a.kind(v, ctx.function) == Kind.CONST for v in c.args)
+            if grow is not None and args_const and length is not None:
+                length += grow
+                continue
+            if (
+                f.attr == "extend"
+                and len(c.args) == 1
+                and (n := _const_list(c.args[0], a, ctx)) is not None
+                and length is not None
+            ):
+                length += n
+                continue
+        return None
+    return length if touched else _UNTOUCHED
+
+
+def _before(node: ast.stmt, name: str, ctx: Context, a: Analyzer) -> int | None:
+    """The length the list has before `node`: the statements before it in its block and the
+    blocks around it, up to the function (a `for` around it is unrolled: its body starts with
+    what came before the loop)."""
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None:
+        for field in _BLOCKS:
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and child in block:
+                prior = block[: block.index(child)]
+                if any(_binds(st, name) for st in prior):
+                    got = _run(prior[-_last_bound(prior, name) :], name, None, a, ctx)
+                    return None if got == _UNTOUCHED else got
+        if parent is ctx.function or isinstance(parent, (ast.While, *FUNCS)):
+            return None
+        child, parent = parent, ctx.parent(parent)
+    return None
+
+
+def _last_bound(prior: list[ast.stmt], name: str) -> int:
+    """How many statements of `prior` to replay: from its last plain assignment of `name`."""
+    for i in range(len(prior) - 1, -1, -1):
+        st = prior[i]
+        if isinstance(st, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in st.targets
+        ):
+            return len(prior) - i
+    return len(prior)
+
+
+def _inside_while(node: ast.AST, ctx: Context) -> bool:
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        if isinstance(p, ast.While):
+            return True  # a joined loop-carried value: MS119's join across iterations
+        p = ctx.parent(p)
+    return False
+
+
+def _if_join(
+    node: ast.If, ctx: Context, a: Analyzer
+) -> tuple[str, tuple[int, int], ast.stmt] | None:
+    if not a.kind(node.test).dynamic or _inside_while(node, ctx):
+        return None
+    names = sorted(
+        {
+            n.id
+            for st in (*node.body, *node.orelse)
+            for n in ast.walk(st)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        | {
+            f.value.id
+            for st in (*node.body, *node.orelse)
+            if isinstance(st, ast.Expr)
+            and isinstance(st.value, ast.Call)
+            and isinstance(f := st.value.func, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+        }
+    )
+    for name in names:
+        before = _before(node, name, ctx, a)
+        sides = [_run(node.body, name, before, a, ctx), _run(node.orelse, name, before, a, ctx)]
+        if None in sides or sides == [_UNTOUCHED, _UNTOUCHED]:
+            continue
+        lengths = [before if s == _UNTOUCHED else s for s in sides]
+        if lengths[0] is None or lengths[1] is None or lengths[0] == lengths[1]:
+            continue
+        return name, (lengths[0], lengths[1]), node
+    return None
+
+
+def _assign_join(
+    node: ast.Assign, ctx: Context, a: Analyzer
+) -> tuple[str, tuple[int, int], ast.stmt] | None:
+    if len(node.targets) != 1 or not isinstance(target := node.targets[0], ast.Name):
+        return None
+    v = node.value
+    if isinstance(v, ast.IfExp):
+        if not a.kind(v.test).dynamic:
+            return None
+        lengths = (_const_list(v.body, a, ctx), _const_list(v.orelse, a, ctx))
+    elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
+        lengths = _helper_returns(v.func.id, ctx, a)
+    else:
+        return None
+    if lengths[0] is None or lengths[1] is None or lengths[0] == lengths[1]:
+        return None
+    return target.id, (lengths[0], lengths[1]), node
+
+
+def _helper_returns(fname: str, ctx: Context, a: Analyzer) -> tuple[int | None, int | None]:
+    """Two different lengths of list displays a module-level helper returns, one of them from
+    inside a tensor `if`."""
+    fdef = next(
+        (d for d in ctx.tree.body if isinstance(d, ast.FunctionDef) and d.name == fname), None
+    )
+    if fdef is None or ctx.scopes.scope_for(fdef) is None:
+        return None, None
+    returns = [n for n in _walk_own(fdef) if isinstance(n, ast.Return)]
+    lens: list[int] = []
+    under_tensor_if = False
+    for r in returns:
+        if not isinstance(r.value, ast.List) or any(
+            not isinstance(e, ast.Constant) for e in r.value.elts
+        ):
+            return None, None
+        lens.append(len(r.value.elts))
+    for n in _walk_own(fdef):
+        if (
+            isinstance(n, ast.If)
+            and any(isinstance(s, ast.Return) for s in ast.walk(n))
+            and a.kind(n.test, fdef).dynamic
+        ):
+            under_tensor_if = True
+    if not under_tensor_if or len(set(lens)) < 2:
+        return None, None
+    return lens[0], next(n for n in lens if n != lens[0])
+
+
+def _walk_own(func: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of `func` outside nested functions and classes."""
+    todo = list(ast.iter_child_nodes(func))
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (*FUNCS, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def _measured(name: str, after: ast.stmt, ctx: Context) -> ast.AST | None:
+    """The first `len(name)` / `sum(name)` / `for _ in name` after `after`, before `name` is
+    bound again."""
+    func = ctx.function
+    if func is None:
+        return None
+    end = after.end_lineno or after.lineno
+    rebound = min(
+        (
+            n.lineno
+            for n in _walk_own(func)
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            and n.lineno > end
+            and any(
+                isinstance(t, ast.Name) and t.id == name
+                for t in ast.walk(n)
+                if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+            )
+        ),
+        default=None,
+    )
+    best: ast.AST | None = None
+    for n in _walk_own(func):
+        line = getattr(n, "lineno", 0)
+        if line <= end or (rebound is not None and line > rebound):
+            continue
+        measures = (
+            isinstance(n, ast.Call)
+            and len(n.args) == 1
+            and isinstance(n.args[0], ast.Name)
+            and n.args[0].id == name
+            and ctx.qualname(n.func) in _MEASURES
+        ) or (isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id == name)
+        if measures and (best is None or line < getattr(best, "lineno", 0)):
+            best = n
+    if isinstance(best, ast.For):
+        return best.iter
+    return best
