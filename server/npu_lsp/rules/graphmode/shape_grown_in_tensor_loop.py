@@ -59,6 +59,8 @@ class ShapeGrownInTensorLoop(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 3 (a tensor-dependent `while` is compiled, as long as the values it
+      carries keep their types; here the shapes it carries never settle).
     - Measured on MindSpore 2.10 (CPU): tests/npu_lsp/fixtures/written/shapes (probes `wd_*`,
       `gr_*`, `wa_*`) and the `runtime` set's `while_concat_growing_shape`.
     """
