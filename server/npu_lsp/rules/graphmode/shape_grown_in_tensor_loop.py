@@ -1,4 +1,4 @@
-"""MS178: a tensor grown by `concat` around a tensor-dependent `while` with no shape-based exit."""
+"""MS179: a tensor grown by `concat` around a tensor-dependent `while` with no shape-based exit."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ _RUN_TIME = "tensor"
 _Outcomes = frozenset[bool | str]
 
 
-@rule(code="MS178", name="shape-grown-in-tensor-loop", severity="error", family="graphmode")
+@rule(code="MS179", name="shape-grown-in-tensor-loop", severity="error", family="graphmode")
 class ShapeGrownInTensorLoop(GraphRule):
     """## What it does
     Flags `seq = ops.concat((seq, x))` (also `ops.cat`, `ops.stack`, `hstack`, `vstack`,
