@@ -61,6 +61,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     self_referencing_input,
     set_literal,
     shape_folded,
+    shape_grown_in_tensor_loop,
     str_iterated_under_strict,
     string_format_of_tensor,
     subcell_attribute_assignment,

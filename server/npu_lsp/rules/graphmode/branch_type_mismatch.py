@@ -16,6 +16,7 @@ from npu_lsp.rules.graphmode.control import (
     block_of,
     is_function,
 )
+from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, shape_read_of
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in, terminates
 from npu_lsp.rules.graphmode.parameter_arguments import python_number_argument
@@ -384,6 +385,9 @@ class BranchTypeMismatch(GraphRule):
     i < 5`) cannot be joined with it either. Combine tensors with `&` / `|` or test the
     Python condition separately. A Python value carried around a tensor-dependent `while`
     (`i += 1` in its body) is a variable there, so `while i < n and delta > tol` fails too.
+    A size read of a carried tensor is not (`while seq.shape[0] < 4 and seq.sum() < t`,
+    `len(seq)`, `seq.size`): the loop is specialised on its shapes, so the read folds, unless
+    the body gives the tensor a shape known only at run time (a boolean mask, `nonzero`...).
 
     ## Fix safety
     No automatic fix.
@@ -740,14 +744,50 @@ def _loop_carried(e: ast.expr, node: ast.AST, ctx: Context) -> str | None:
     names = {n.id for n in ast.walk(e) if type(n) is ast.Name}
     if not names:
         return None
+    sized = _size_read_only(e, names)
     p = ctx.parent(node)
     while p is not None and not is_function(p):
         if type(p) is ast.While:
-            hit = names & bindings(p.body)
+            hit = {n for n in names & bindings(p.body) if n not in sized or _made_dynamic(n, p, ctx)}
             if hit and analyzer(ctx).kind(p.test).dynamic:
                 return min(hit)
         p = ctx.parent(p)
     return None
+
+
+def _size_read_only(e: ast.expr, names: set[str]) -> set[str]:
+    """Those of `names` that `e` reads only for a tensor's size (`seq.shape[0]`, `len(seq)`,
+    `seq.size`). A loop-carried tensor's shape is part of the abstract value the loop is
+    specialised on, not a carried Python value: measured on 2.10, `while seq.shape[0] < 4 and
+    seq.sum() < t` compiles (also with `len(seq)`, `seq.size`, `ops.shape(seq)[0]`, the
+    shape growing by `concat` or not) while `while i < 4 and seq.sum() < t` with `i += 1`,
+    or `n = seq.shape[0]` rebound in the body, fails."""
+    receivers: set[ast.Name] = set()  # the Name nodes read for a size (`seq.shape[0]` is two reads of one)
+    for n in ast.walk(e):
+        t = shape_read_of(n) if isinstance(n, ast.expr) else None
+        if t is None and isinstance(n, ast.Call) and len(n.args) == 1 and _is_shape_call(n):
+            t = n.args[0]
+        if isinstance(t, ast.Name):
+            receivers.add(t)
+    other = {n.id for n in ast.walk(e) if type(n) is ast.Name and n not in receivers}
+    return names - other
+
+
+def _is_shape_call(call: ast.Call) -> bool:
+    f = call.func
+    return isinstance(f, ast.Attribute) and f.attr == "shape" and isinstance(f.value, ast.Name) and f.value.id in ("ops", "P", "F")
+
+
+def _made_dynamic(name: str, loop: ast.While, ctx: Context) -> bool:
+    """Does the loop's body bind `name` to a tensor whose shape is known only at run time
+    (a boolean mask, `masked_select`...)? Then its size is a run-time value."""
+    return any(
+        isinstance(st, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in st.targets)
+        and dynamic_shape(st.value, ctx)
+        for st in ast.walk(loop)
+        if isinstance(st, ast.Assign)
+    )
 
 
 def _holds_none(v: av.Value) -> bool:

@@ -276,6 +276,18 @@ class Analyzer:
         value = binds[0][1]
         return value if isinstance(value, ast.expr) else None
 
+    def single_unpacking(self, name: str, func: ast.AST | None) -> tuple[ast.Call, tuple[int, ...]] | None:
+        """`(call, where the name sits in its result)` when `a, b = call(...)` is the name's
+        only binding in `func`."""
+        fn = self._indexed(self._fn(func))
+        if name in fn.params:
+            return None
+        binds = fn.bindings.get(name)
+        if binds is None or len(binds) != 1 or binds[0][0] != _UNPACK_AT:
+            return None
+        call, path = binds[0][1]  # type: ignore[misc]
+        return call, path
+
     def is_numpy(self, expr: ast.AST, func: ast.AST | None = None) -> bool:
         fn = self._fn(func if func is not None else self.ctx.function)
         if isinstance(expr, ast.Name):

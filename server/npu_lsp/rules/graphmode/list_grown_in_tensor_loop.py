@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, dynamic_shape_read, shape_read_of
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
@@ -115,33 +116,23 @@ def _growing_tensor_loop(name: str, call: ast.Call, ctx: Context) -> ast.While |
     and does not contain it."""
     for loop, grown in _while_loops(ctx):
         ended_before = (loop.end_lineno or loop.lineno) < call.lineno
-        if name in grown and ended_before and (analyzer(ctx).kind(loop.test).dynamic or _shape_made_dynamic(loop)):
+        if name in grown and ended_before and (analyzer(ctx).kind(loop.test).dynamic or _shape_made_dynamic(loop, ctx)):
             return loop
     return None
 
 
-#: calls whose result has a length known only at run time
-_DYNAMIC_LENGTH = frozenset({"masked_select", "nonzero", "unique", "argwhere"})
-
-
-def _shape_made_dynamic(loop: ast.While) -> bool:
+def _shape_made_dynamic(loop: ast.While, ctx: Context) -> bool:
     """Does the condition read the length of a tensor (`order.shape[0] > 0`, `len(order)`,
-    `order.size`) that the body rebinds by a boolean mask (`order = order[1:][iou < t]`) or
-    `masked_select` / `nonzero` / `unique`? Its shape is then known only at run time, and the
-    loop is compiled once, as for a tensor condition (measured: the greedy NMS loops of the
-    `vision` and `python` written sets and the `spec` probes wl_*)."""
+    `order.size`) that the body rebinds to one whose shape is known only at run time (a
+    boolean mask, `masked_select` / `nonzero` / `argwhere`...: `order = order[1:][iou < t]`)?
+    The loop is then compiled once, as for a tensor condition (measured: the greedy NMS
+    loops of the `vision` and `python` written sets, the `spec` probes wl_* and the `shapes`
+    probes dw_*); a body that only slices (`order = order[1:]`) is unrolled per shape."""
     measured: set[str] = set()
     for n in ast.walk(loop.test):
-        if isinstance(n, ast.Attribute) and n.attr in ("shape", "size") and isinstance(n.value, ast.Name):
-            measured.add(n.value.id)
-        elif (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Name)
-            and n.func.id == "len"
-            and len(n.args) == 1
-            and isinstance(n.args[0], ast.Name)
-        ):
-            measured.add(n.args[0].id)
+        t = shape_read_of(n)  # type: ignore[arg-type]
+        if isinstance(t, ast.Name):
+            measured.add(t.id)
     if not measured:
         return False
     for st in loop.body:
@@ -151,19 +142,9 @@ def _shape_made_dynamic(loop: ast.While) -> bool:
                 and len(n.targets) == 1
                 and isinstance(n.targets[0], ast.Name)
                 and n.targets[0].id in measured
-                and _dynamic_length(n.value)
+                and dynamic_shape(n.value, ctx)
             ):
                 return True
-    return False
-
-
-def _dynamic_length(e: ast.expr) -> bool:
-    if isinstance(e, ast.Subscript):
-        return any(isinstance(x, ast.Compare) for x in ast.walk(e.slice)) or _dynamic_length(e.value)
-    if isinstance(e, ast.Call):
-        f = e.func
-        last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        return last in _DYNAMIC_LENGTH
     return False
 
 
@@ -174,7 +155,9 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
     ("For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'"), and
     `ops.stack(kept) if kept else ...` with "'TensorType' object is not subscriptable"; the
     same loop accumulating a tensor or counting with `len(kept)` compiles (silently
-    running no iterations)."""
+    running no iterations). A size read of a tensor whose shape is known only at run time
+    (`range(v.shape[0])` after `masked_select`, `unique`, `argwhere`, a boolean mask) is
+    such a bound too (measured: the `shapes` probes rl_*)."""
     func = ctx.function
     if func is None:
         return None
@@ -185,7 +168,7 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
     for n in _range_loops(func, ctx):
         if (
             (n.end_lineno or n.lineno) < call.lineno
-            and any(a.kind(arg) == Kind.VAR for arg in n.iter.args)  # type: ignore[attr-defined]
+            and any(a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) for arg in n.iter.args)  # type: ignore[attr-defined]
             and name in set(_grown_names(n.body))
         ):
             everywhere = list(_grown_names(getattr(func, "body", [])))

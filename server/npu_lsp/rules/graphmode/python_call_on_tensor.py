@@ -12,6 +12,7 @@ from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape_read
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
 from npu_lsp.rules.graphmode.helpers import GraphRule
@@ -258,7 +259,7 @@ class PythonCallOnTensor(GraphRule):
         for arg in node.args:
             items.extend(arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg])
         # a shape read of a tensor whose shape is only known at run time is a run-time scalar
-        kinds = [Kind.VAR if _dynamic_shape_read(i, ctx) else a.kind(i) for i in items]
+        kinds = [Kind.VAR if dynamic_shape_read(i, ctx) else a.kind(i) for i in items]
         if Kind.UNKNOWN in kinds:
             return
         if Kind.TENSOR in kinds and Kind.VAR not in kinds:
@@ -294,68 +295,6 @@ def _numpy_made(e: ast.expr, ctx: Context) -> bool:
         return False
     q = ctx.qualname(e.func)
     return q is not None and not q.startswith(("builtins.", "mindspore")) and calls_table.outside_project(q)
-
-
-# calls whose result has a shape known only at run time (MindSpore's dynamic-shape operators)
-_DYNAMIC_SHAPE_CALLS = frozenset({"mindspore.ops.nonzero", "mindspore.ops.masked_select", "mindspore.ops.unique"})
-_DYNAMIC_SHAPE_METHODS = frozenset({"nonzero", "masked_select"})
-# methods that keep a dynamic dimension dynamic
-_SHAPE_KEEPING = frozenset({"squeeze", "reshape", "view", "flatten", "astype", "expand_dims", "unsqueeze", "T", "abs"})
-
-
-def _dynamic_shape_read(e: ast.expr, ctx: Context) -> bool:
-    """`len(t)`, `t.numel()`, `t.size`, `t.shape[i]` of a tensor whose shape is known only at run
-    time (measured: with `idx = (x > 0).nonzero()`, `min(idx.numel(), 2)` and `min(idx.shape[0],
-    2)`, and `max(len(x[x > 0]), 1)`, are refused under STRICT, "When handling script 'min(data)
-    in graph mode', the inputs should be constant"; `min(x.numel(), 2)` of an input compiles)."""
-    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
-        return _dynamic_shape(e.value.value, ctx, 0)
-    if isinstance(e, ast.Attribute) and e.attr == "size":
-        return _dynamic_shape(e.value, ctx, 0)
-    if isinstance(e, ast.Call) and not e.args and isinstance(e.func, ast.Attribute) and e.func.attr == "numel":
-        return _dynamic_shape(e.func.value, ctx, 0)
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len" and len(e.args) == 1:
-        return _dynamic_shape(e.args[0], ctx, 0)
-    return False
-
-
-def _dynamic_shape(e: ast.expr, ctx: Context, depth: int) -> bool:
-    """A tensor made by a dynamic-shape operator (`.nonzero()`, `ops.masked_select`), by boolean
-    masking (`t[t > 0]`, `t[keep]` with `keep = s > thr`), or a reshaping of one."""
-    if depth > 4:
-        return False
-    if isinstance(e, ast.Name) and ctx.function is not None:
-        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
-        return isinstance(bound, ast.expr) and _dynamic_shape(bound, ctx, depth + 1)
-    if isinstance(e, ast.Call):
-        if ctx.qualname(e.func) in _DYNAMIC_SHAPE_CALLS:
-            return True
-        if isinstance(e.func, ast.Attribute):
-            if e.func.attr in _DYNAMIC_SHAPE_METHODS:
-                return True
-            if e.func.attr in _SHAPE_KEEPING:
-                return _dynamic_shape(e.func.value, ctx, depth + 1)
-        return False
-    if isinstance(e, ast.Attribute) and e.attr == "T":
-        return _dynamic_shape(e.value, ctx, depth + 1)
-    if isinstance(e, ast.Subscript):
-        # rows picked by a mask or by an index tensor of run-time length (`x[keep]`, `x[nz]`)
-        return _boolean_mask(e.slice, ctx, depth) or _dynamic_shape(e.slice, ctx, depth + 1)
-    return False
-
-
-def _boolean_mask(e: ast.expr, ctx: Context, depth: int) -> bool:
-    """A comparison of tensors used as an index (`x > 0`, `(a > 0) & (b < 1)`, or a name bound to one)."""
-    if depth > 4:
-        return False
-    if isinstance(e, ast.Compare):
-        return analyzer(ctx).kind(e) == Kind.TENSOR
-    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr)):
-        return _boolean_mask(e.left, ctx, depth + 1) or _boolean_mask(e.right, ctx, depth + 1)
-    if isinstance(e, ast.Name) and ctx.function is not None:
-        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
-        return isinstance(bound, ast.expr) and _boolean_mask(bound, ctx, depth + 1)
-    return False
 
 
 def _is_number(e: ast.expr, a: Analyzer, ctx: Context) -> bool:

@@ -1,0 +1,126 @@
+"""Tensors whose shape is known only at run time, and the shape reads of them.
+
+One model for every rule that needs it (MS131's `min`/`max` of a length, MS152's loops over a
+length, MS119's loop-carried shape reads): a tensor made by a dynamic-shape operator (the
+table `ms_dynamic_shape.json`), picked by a boolean mask or by an index tensor of run-time
+length, or reshaped / sliced from one. A shape read (`t.shape[0]`, `len(t)`, `t.size`,
+`t.numel()`) of any other tensor is a constant while compiling.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+from importlib import resources
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+
+_MAX_DEPTH = 5
+_SHAPE_ATTRS = frozenset({"shape", "size"})
+
+
+@functools.cache
+def _table() -> tuple[dict[str, frozenset[int] | None], dict[str, frozenset[int] | None], frozenset[str]]:
+    data = json.loads(resources.files(__package__).joinpath("ms_dynamic_shape.json").read_text("utf-8"))
+
+    def items(table: dict[str, list[int] | None]) -> dict[str, frozenset[int] | None]:
+        return {k: (frozenset(v) if v is not None else None) for k, v in table.items()}
+
+    return items(data["functions"]), items(data["methods"]), frozenset(data["shape_keeping_methods"])
+
+
+def _operator_items(call: ast.Call, ctx: Context) -> tuple[bool, frozenset[int] | None]:
+    """(is a dynamic-shape operator, the items of its tuple result that are; None: all of it)."""
+    functions, methods, _ = _table()
+    q = ctx.qualname(call.func)
+    if q is not None and q.startswith("mindspore."):
+        if q in functions:
+            return True, functions[q]
+        last = f"mindspore.ops.{q.rsplit('.', 1)[-1]}"  # another path to the same function
+        return (True, functions[last]) if last in functions else (False, None)
+    if isinstance(call.func, ast.Attribute) and call.func.attr in methods:
+        return True, methods[call.func.attr]
+    return False, None
+
+
+def dynamic_shape(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+    """Is `e` a tensor whose shape is known only at run time? A dynamic-shape operator's
+    result (`ops.nonzero(m)`, `x.masked_select(m)`, `ops.unique(x)[0]`, `u, _ = ops.unique(x)`),
+    rows picked by a boolean mask or an index tensor of run-time length (`x[x > 0]`, `x[keep]`
+    with `keep = s > t`, `x[nz]`), or a reshape / slice of one (`nz.reshape(-1)`, `order[1:]`);
+    a name counts when bound once in the function."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(e, ast.Name):
+        if ctx.function is None:
+            return False
+        a = analyzer(ctx)
+        bound = a.single_assignment(e.id, ctx.function)
+        if isinstance(bound, ast.expr):
+            return dynamic_shape(bound, ctx, depth + 1)
+        unpacked = a.single_unpacking(e.id, ctx.function)
+        if unpacked is not None:
+            call, path = unpacked
+            hit, items = _operator_items(call, ctx)
+            return hit and len(path) == 1 and (items is None or path[0] in items)
+        return False
+    if isinstance(e, ast.Call):
+        hit, items = _operator_items(e, ctx)
+        if hit:
+            return items is None
+        f = e.func
+        return isinstance(f, ast.Attribute) and f.attr in _table()[2] and dynamic_shape(f.value, ctx, depth + 1)
+    if isinstance(e, ast.Attribute) and e.attr == "T":
+        return dynamic_shape(e.value, ctx, depth + 1)
+    if isinstance(e, ast.Subscript):
+        index = e.slice
+        if isinstance(index, ast.Slice):
+            return dynamic_shape(e.value, ctx, depth + 1)  # `nz[1:]`: still a run-time length
+        if isinstance(e.value, ast.Call) and isinstance(index, ast.Constant) and type(index.value) is int:
+            hit, items = _operator_items(e.value, ctx)
+            if hit and items is not None:
+                return index.value in items  # `ops.unique(x)[0]`
+        # rows picked by a mask or by an index tensor of run-time length (`x[keep]`, `x[nz]`)
+        return boolean_mask(index, ctx, depth) or dynamic_shape(index, ctx, depth + 1)
+    return False
+
+
+def boolean_mask(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+    """A comparison of tensors used as an index (`x > 0`, `(a > 0) & (b < 1)`, `~m`, or a name
+    bound once to one)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(e, ast.Compare):
+        return analyzer(ctx).kind(e) == Kind.TENSOR
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return boolean_mask(e.left, ctx, depth + 1) or boolean_mask(e.right, ctx, depth + 1)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
+        return boolean_mask(e.operand, ctx, depth + 1)
+    if isinstance(e, ast.Name) and ctx.function is not None:
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return isinstance(bound, ast.expr) and boolean_mask(bound, ctx, depth + 1)
+    return False
+
+
+def shape_read_of(e: ast.expr) -> ast.expr | None:
+    """The tensor whose size `e` reads: `t.shape[i]`, `t.shape`, `t.size`, `t.numel()`, `len(t)`."""
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+        return e.value.value
+    if isinstance(e, ast.Attribute) and e.attr in _SHAPE_ATTRS:
+        return e.value
+    if isinstance(e, ast.Call) and not e.args and isinstance(e.func, ast.Attribute) and e.func.attr == "numel":
+        return e.func.value
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len" and len(e.args) == 1:
+        return e.args[0]
+    return None
+
+
+def dynamic_shape_read(e: ast.expr, ctx: Context) -> bool:
+    """A size read of a tensor whose shape is known only at run time: a run-time scalar
+    (measured: with `idx = (x > 0).nonzero()`, `min(idx.numel(), 2)` and `min(idx.shape[0], 2)`,
+    and `max(len(x[x > 0]), 1)`, are refused under STRICT; `min(x.numel(), 2)` of an input
+    compiles)."""
+    t = shape_read_of(e)
+    return t is not None and dynamic_shape(t, ctx)
