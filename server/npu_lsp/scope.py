@@ -679,6 +679,14 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
                 _scan_set_context(node, info, modes)
             elif last in _JIT_NAMES and node.args and isinstance(node.args[0], ast.Name):
                 info.jit_wrapped[node.args[0].id] = {k.arg: k.value for k in node.keywords if k.arg}
+            elif (
+                last in _JIT_NAMES
+                and node.args
+                and isinstance(a0 := node.args[0], ast.Attribute)
+                and a0.attr == "construct"
+                and isinstance(a0.value, ast.Name)
+            ):  # `ms.jit(net.construct)`: the instance's construct (`_roots`)
+                info.jit_wrapped[a0.value.id] = {k.arg: k.value for k in node.keywords if k.arg}
         if not (isinstance(func, ast.Attribute) and func.attr == "set_jit_config" and node.args):
             continue
         level = _jit_config_level(node.args[0], info)
