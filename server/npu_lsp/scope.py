@@ -1477,6 +1477,17 @@ class ScopeResolver:
         for wrapped in info.wraps.get(name, ()):
             yield from self._compiled_through(info, wrapped, seen)
 
+    def _imported_held(self, info: ModuleInfo, qual: str) -> ModuleInfo | None:
+        """The workspace module whose module-level Cell instance or grad builder `qual`
+        names (imported into `info`), if any."""
+        mod, _, attr = qual.rpartition(".")
+        if not mod or mod == info.module or self.workspace is None:
+            return None
+        other = self.workspace.module(mod)
+        if other is None or not (attr in other.wraps or attr in other.instances):
+            return None
+        return other
+
     def _owner_class(self, owner: str | None) -> ClassInfo | None:
         found = self._class(owner) if owner else None
         return found[1] if found else None
@@ -1502,6 +1513,10 @@ class ScopeResolver:
                 elif (f.id in info.wraps or f.id in info.instances) and not _is_parameter(fn, f.id):
                     # `net(x)`, `grad_fn(x, y)`: a module-level Cell instance or grad builder
                     for hit3 in self._compiled_through(info, f.id, set()):
+                        yield node, hit3
+                elif q and (held := self._imported_held(info, q)) and not _is_parameter(fn, f.id):
+                    # `from model import net` / `from steps import grad_fn`
+                    for hit3 in self._compiled_through(held, q.rpartition(".")[2], set()):
                         yield node, hit3
                 # Instantiating a custom class runs its __init__ as plain Python (accepted at
                 # every level), so __init__ is not followed; its other methods are, when called.

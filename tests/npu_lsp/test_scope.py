@@ -980,3 +980,45 @@ def test_text_shortcuts_agree_on_mutated_sources(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     assert resolved(tree, text, with_text=True) == full
+
+
+def test_a_grad_function_imported_into_a_pynative_jit_step_reaches_the_construct(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "model.py": """
+                import mindspore as ms
+                from mindspore import nn
+                ms.set_context(mode=ms.PYNATIVE_MODE)
+
+                class Net(nn.Cell):
+                    def construct(self, x):
+                        return x
+
+                net = Net()
+
+                def forward(x):
+                    return net(x)
+
+                grad_fn = ms.value_and_grad(forward)
+            """,
+            "train.py": """
+                import mindspore as ms
+                from model import grad_fn
+                ms.set_context(mode=ms.PYNATIVE_MODE)
+
+                @ms.jit
+                def train_step(x):
+                    return grad_fn(x)
+            """,
+        },
+    )
+    ws = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    src = (tmp_path / "model.py").read_text(encoding="utf-8")
+    path = str(tmp_path / "model.py")
+    for text in (src, None):
+        r = ScopeResolver(ast.parse(src), path, workspace=ws, text=text)
+        assert sorted(s.qualname for s in r.scopes.values()) == ["model.Net.construct", "model.forward"]
+    (tmp_path / "train.py").write_text("import mindspore as ms\n", encoding="utf-8")
+    ws = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    assert not ScopeResolver(ast.parse(src), path, workspace=ws, text=src).scopes
