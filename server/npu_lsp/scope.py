@@ -124,6 +124,10 @@ class ModuleInfo:
     graph_mode: bool | None = None
     #: module-level `name = SomeClass(...)` -> class qualname (to follow `name.method()`)
     instances: dict[str, str] = field(default_factory=dict)
+    #: module-level `g = ms.value_and_grad(forward)` / `ops.GradOperation()(net)` /
+    #: `nn.WithLossCell(net, loss)` -> the names it wraps: calling `g` in compiled code
+    #: compiles them (a function, or a cell's construct)
+    wraps: dict[str, list[str]] = field(default_factory=dict)
     #: byte offset -> code-point column conversion (None when summarised without the text)
     columns: LineColumns | None = None
     #: device/backend facts for the migration rules across modules (`rules/migration/
@@ -605,6 +609,37 @@ def module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
             stack.extend(reversed(inner))
 
 
+#: MindSpore's grad builders: `ms.grad(fn)`, `ms.value_and_grad(fn)`, `ops.grad(fn)`
+_GRAD_BUILDERS = frozenset({"grad", "value_and_grad"})
+#: Grad-operation classes called on a function: `ops.GradOperation()(fn)`
+_GRAD_OPERATIONS = frozenset({"GradOperation", "_Grad"})
+
+
+def _wrapped_names(value: ast.Call, info: ModuleInfo) -> list[str]:
+    """The names a grad builder or a MindSpore cell wrapper call takes as what it runs
+    (`ms.value_and_grad(forward, ...)`, `ops.GradOperation()(net)`, `nn.WithLossCell(net,
+    loss_fn)`, `ms.jit(step)`); [] for any other call."""
+    func = value.func
+    name = info.resolve(func)
+    inner: str | None = None
+    if isinstance(func, ast.Call):
+        inner = info.resolve(func.func)
+    elif isinstance(func, ast.Name):  # `grad_op = ops.GradOperation()` ... `grad_op(net)`
+        inner = info.instances.get(func.id)
+    if inner is not None or isinstance(func, ast.Call):
+        if inner and inner.split(".")[0] == "mindspore" and inner.rsplit(".", 1)[-1] in _GRAD_OPERATIONS:
+            return [a.id for a in value.args[:1] if isinstance(a, ast.Name)]
+        return []
+    if not name or name.split(".")[0] != "mindspore":
+        return []
+    last = name.rsplit(".", 1)[-1]
+    if last in _GRAD_BUILDERS or last in _JIT_NAMES:
+        return [a.id for a in value.args[:1] if isinstance(a, ast.Name)]
+    if _is_mindspore_cell(name):  # WithLossCell(net, loss_fn), TrainOneStepCell(wrapped, opt)
+        return [a.id for a in value.args if isinstance(a, ast.Name)]
+    return []
+
+
 def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> None:
     """Find set_context / set_jit_config / ms.jit(fn) / os.environ level settings anywhere."""
     var_types: dict[str, str] = {}
@@ -616,6 +651,11 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
                 if isinstance(t, ast.Name) and callee:
                     var_types[t.id] = callee
                     info.instances[t.id] = callee
+            wrapped = _wrapped_names(st.value, info)
+            if wrapped:
+                for t in st.targets:
+                    if isinstance(t, ast.Name):
+                        info.wraps[t.id] = wrapped
         if not isinstance(st, _DEFINITIONS):
             modes.note_statement(st, info)
     for node, cls in _nodes_near(tree, _keyword_lines(text)):
@@ -639,6 +679,14 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
                 _scan_set_context(node, info, modes)
             elif last in _JIT_NAMES and node.args and isinstance(node.args[0], ast.Name):
                 info.jit_wrapped[node.args[0].id] = {k.arg: k.value for k in node.keywords if k.arg}
+            elif (
+                last in _JIT_NAMES
+                and node.args
+                and isinstance(a0 := node.args[0], ast.Attribute)
+                and a0.attr == "construct"
+                and isinstance(a0.value, ast.Name)
+            ):  # `ms.jit(net.construct)`: the instance's construct (`_roots`)
+                info.jit_wrapped[a0.value.id] = {k.arg: k.value for k in node.keywords if k.arg}
         if not (isinstance(func, ast.Attribute) and func.attr == "set_jit_config" and node.args):
             continue
         level = _jit_config_level(node.args[0], info)
@@ -1045,6 +1093,11 @@ class ScopeResolver:
             pending.extend((info, cls) for cls in info.classes.values())
             # `adder = make()`: a call of `adder` may reach the function `make` returns
             names.update(a for a in info.instances if self._bound_closure(info, a))
+            # `net(x)`, `grad_fn(x)`: a Cell instance or grad builder made at module level
+            names.update(info.wraps)
+            names.update(
+                a for a, t in info.instances.items() if self._class(t) and self.is_cell_class(t)
+            )
             if len(names) > _MAX_TARGET_NAMES:
                 return None  # more modules only add names
         done: set[str] = set()
@@ -1214,6 +1267,14 @@ class ScopeResolver:
                 if jd is None or jd == "bytecode":
                     continue
                 yield info, f"{info.module}.{fname}", fn, "jit", self.configured or jd, None
+            for wname, kws in info.jit_wrapped.items():  # `ms.jit(net)`: its construct
+                if wname in info.functions:
+                    continue
+                jd = _fullgraph(kws, info)
+                if jd == "bytecode":
+                    continue
+                for w_info, w_qual, w_fn, w_owner in self._compiled_through(info, wname, set()):
+                    yield w_info, w_qual, w_fn, "jit", self.configured or jd, w_owner
 
     def _resolve(self, infos: list[ModuleInfo], seeds: bool = True) -> None:
         work: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
@@ -1394,6 +1455,39 @@ class ScopeResolver:
         inner = _returned_function(hit[1])
         return None if inner is None else (hit[0], f"{q}.<locals>.{inner.name}", inner)
 
+    def _compiled_through(
+        self, info: ModuleInfo, name: str, seen: set[str]
+    ) -> Iterator[tuple[ModuleInfo, str, FuncDef, str | None]]:
+        """What calling the module-level `name` of `info` in compiled code compiles: the
+        function it names, the construct of the user Cell instance it names, or, for a grad
+        builder / MindSpore cell wrapper (`info.wraps`), those of what it wraps."""
+        if name in seen:
+            return
+        seen.add(name)
+        if name in info.functions:
+            yield info, f"{info.module}.{name}", info.functions[name], None
+            return
+        cls_q = info.instances.get(name)
+        if cls_q and self._class(cls_q) and self.is_cell_class(cls_q):
+            m = self._method(cls_q, "construct")
+            if m is not None:
+                m_info, m_cls, m_fn = m
+                yield m_info, f"{m_info.module}.{m_cls.name}.construct", m_fn, cls_q
+            return
+        for wrapped in info.wraps.get(name, ()):
+            yield from self._compiled_through(info, wrapped, seen)
+
+    def _imported_held(self, info: ModuleInfo, qual: str) -> ModuleInfo | None:
+        """The workspace module whose module-level Cell instance or grad builder `qual`
+        names (imported into `info`), if any."""
+        mod, _, attr = qual.rpartition(".")
+        if not mod or mod == info.module or self.workspace is None:
+            return None
+        other = self.workspace.module(mod)
+        if other is None or not (attr in other.wraps or attr in other.instances):
+            return None
+        return other
+
     def _owner_class(self, owner: str | None) -> ClassInfo | None:
         found = self._class(owner) if owner else None
         return found[1] if found else None
@@ -1416,8 +1510,21 @@ class ScopeResolver:
                     yield node, (hit[0], q, hit[1], None)
                 elif made := self._closure_named(info, f.id, q):
                     yield node, (*made, None)
+                elif (f.id in info.wraps or f.id in info.instances) and not _is_parameter(fn, f.id):
+                    # `net(x)`, `grad_fn(x, y)`: a module-level Cell instance or grad builder
+                    for hit3 in self._compiled_through(info, f.id, set()):
+                        yield node, hit3
+                elif q and (held := self._imported_held(info, q)) and not _is_parameter(fn, f.id):
+                    # `from model import net` / `from steps import grad_fn`
+                    for hit3 in self._compiled_through(held, q.rpartition(".")[2], set()):
+                        yield node, hit3
                 # Instantiating a custom class runs its __init__ as plain Python (accepted at
                 # every level), so __init__ is not followed; its other methods are, when called.
+            elif isinstance(f, ast.Call):  # `ms.grad(forward)(x)`, `ops.GradOperation()(net)(x)`
+                for name in _wrapped_names(f, info):
+                    if not _is_parameter(fn, name):
+                        for hit3 in self._compiled_through(info, name, set()):
+                            yield node, hit3
             elif isinstance(f, ast.Attribute):
                 recv = f.value
                 cls_q: str | None = None
@@ -1482,6 +1589,13 @@ class ScopeResolver:
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
                     yield node, (hit[0], q, hit[1], None)
+
+
+def _is_parameter(fn: FuncDef, name: str) -> bool:
+    """Does `fn` take `name` as a parameter (shadowing a module-level name)?"""
+    a = fn.args
+    params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]
+    return any(p.arg == name for p in params)
 
 
 def _returned_function(fn: FuncDef) -> FuncDef | None:

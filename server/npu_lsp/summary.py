@@ -93,7 +93,9 @@ class _Pruner:
                 *(a.annotation for a in every if a is not None and a.annotation is not None),
                 *([node.returns] if node.returns is not None else []),
             ]
-            copy.args = _NO_ARGS
+            # parameter names only: a parameter shadows a module-level name when calls are
+            # followed (`def apply(net, x): return net(x)` calls what it is given)
+            copy.args = _names_only(args) if every != [None, None] else _NO_ARGS
             found = self.calls(extra) if extra else []
             if found:
                 copy.body = [_bag(found), *copy.body]
@@ -239,6 +241,23 @@ def _paren_marks(text: str | None) -> list[int] | None:
 _NO_ARGS = ast.arguments(
     posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
 )
+
+
+def _names_only(args: ast.arguments) -> ast.arguments:
+    """`args` with its parameters' names and nothing else (no defaults, no annotations)."""
+
+    def bare(a: ast.arg | None) -> ast.arg | None:
+        return None if a is None else ast.arg(arg=a.arg)
+
+    return ast.arguments(
+        posonlyargs=[ast.arg(arg=a.arg) for a in args.posonlyargs],
+        args=[ast.arg(arg=a.arg) for a in args.args],
+        vararg=bare(args.vararg),
+        kwonlyargs=[ast.arg(arg=a.arg) for a in args.kwonlyargs],
+        kw_defaults=[],
+        kwarg=bare(args.kwarg),
+        defaults=[],
+    )
 
 
 def portable(info: ModuleInfo, text: str | None = None) -> ModuleInfo:

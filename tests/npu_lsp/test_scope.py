@@ -219,6 +219,82 @@ def test_pynative_file_compiles_only_jit_functions() -> None:
     assert scopes(src) == {"m.f": "lax"}
 
 
+_TRAIN_STEP = """
+import mindspore as ms
+from mindspore import nn, ops
+ms.set_context(mode=ms.PYNATIVE_MODE)
+
+class Net(nn.Cell):
+    def construct(self, x):
+        return x
+
+class Other(nn.Cell):
+    def construct(self, x):
+        return x
+
+net = Net()
+other = Other()
+loss_fn = nn.MSELoss()
+
+def forward(x, y):
+    return loss_fn(net(x), y)
+
+grad_fn = ms.value_and_grad(forward, None, net.trainable_params())
+
+def eager(x):
+    return other(x)
+
+@ms.jit
+def train_step(x, y):
+    return grad_fn(x, y)
+
+@ms.jit
+def takes(other, x):
+    return other(x)
+"""
+
+
+def test_pynative_jit_step_compiles_the_cells_its_grad_function_calls() -> None:
+    # `other` is called only in Python and, inside `takes`, through a parameter of that name
+    assert scopes(_TRAIN_STEP) == {
+        "m.train_step": "lax",
+        "m.takes": "lax",
+        "m.forward": "lax",
+        "m.Net.construct": "lax",
+    }
+
+
+@pytest.mark.parametrize(
+    "build, call",
+    [
+        ("", "ms.grad(forward)(x)"),
+        ("", "ops.GradOperation()(forward)(x)"),
+        ("wl = nn.WithLossCell(net, nn.MSELoss())\n", "ms.grad(wl)(x, x)"),
+        ("g = ops.GradOperation()\n", "g(forward)(x)"),
+    ],
+)
+def test_pynative_jit_grad_builders_reach_construct(build: str, call: str) -> None:
+    src = (
+        "import mindspore as ms\nfrom mindspore import nn, ops\n"
+        "ms.set_context(mode=ms.PYNATIVE_MODE)\n"
+        "class Net(nn.Cell):\n    def construct(self, x):\n        return x\n"
+        "net = Net()\ndef forward(x):\n    return net(x)\n" + build
+        + f"@ms.jit\ndef step(x):\n    return {call}\n"
+    )
+    assert "m.Net.construct" in scopes(src)
+
+
+@pytest.mark.parametrize("wrap", ["ms.jit(net)", "ms.jit(net.construct)"])
+def test_pynative_jit_of_an_instance_compiles_its_construct(wrap: str) -> None:
+    src = (
+        "import mindspore as ms\nfrom mindspore import nn\n"
+        "ms.set_context(mode=ms.PYNATIVE_MODE)\n"
+        "class Net(nn.Cell):\n    def construct(self, x):\n        return x\n"
+        f"net = Net()\nfwd = {wrap}\n"
+    )
+    assert scopes(src) == {"m.Net.construct": "lax"}
+
+
 _CELL_AND_JIT = """
 import mindspore as ms
 from mindspore import nn
@@ -904,3 +980,45 @@ def test_text_shortcuts_agree_on_mutated_sources(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     assert resolved(tree, text, with_text=True) == full
+
+
+def test_a_grad_function_imported_into_a_pynative_jit_step_reaches_the_construct(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "model.py": """
+                import mindspore as ms
+                from mindspore import nn
+                ms.set_context(mode=ms.PYNATIVE_MODE)
+
+                class Net(nn.Cell):
+                    def construct(self, x):
+                        return x
+
+                net = Net()
+
+                def forward(x):
+                    return net(x)
+
+                grad_fn = ms.value_and_grad(forward)
+            """,
+            "train.py": """
+                import mindspore as ms
+                from model import grad_fn
+                ms.set_context(mode=ms.PYNATIVE_MODE)
+
+                @ms.jit
+                def train_step(x):
+                    return grad_fn(x)
+            """,
+        },
+    )
+    ws = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    src = (tmp_path / "model.py").read_text(encoding="utf-8")
+    path = str(tmp_path / "model.py")
+    for text in (src, None):
+        r = ScopeResolver(ast.parse(src), path, workspace=ws, text=text)
+        assert sorted(s.qualname for s in r.scopes.values()) == ["model.Net.construct", "model.forward"]
+    (tmp_path / "train.py").write_text("import mindspore as ms\n", encoding="utf-8")
+    ws = WorkspaceIndex.from_paths([tmp_path], root=str(tmp_path))
+    assert not ScopeResolver(ast.parse(src), path, workspace=ws, text=src).scopes

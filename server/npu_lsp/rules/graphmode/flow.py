@@ -61,6 +61,9 @@ _CONST_BUILTINS = frozenset(
 _SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 _HOST_METHODS = frozenset({"asnumpy", "tolist", "item", "numpy"})
 _CONST_METHODS = frozenset({"dim", "ndimension", "nelement", "numel"})
+#: Tensor creation ops MindSpore 2.10 folds on constant inputs (`int(ops.ones((), ms.int32))`
+#: compiles under STRICT)
+_FOLDED_OPS = frozenset({"ones", "zeros", "full", "fill", "ones_like", "zeros_like", "arange", "eye"})
 _SHAPE_FUNCS = frozenset({"shape", "rank", "dtype", "size", "dyn_shape"})
 #: Primitives whose output is a Python value fixed while compiling (static shapes):
 #: `P.Shape()(x)` is a tuple of ints as `ops.shape(x)` is, `P.Rank()`/`P.Size()` give an
@@ -1420,6 +1423,11 @@ class Analyzer:
                 if last in _CONST_BUILTINS:
                     return Kind.CONST
                 if last in _SCALAR_BUILTINS or last == "str":
+                    if last != "str" and len(e.args) == 1 and self._folded_tensor(e.args[0], fn, 0):
+                        # `int(Tensor(2))`, `int(ops.ones((), ms.int32) * 3)`: MindSpore folds
+                        # a tensor made from constants while compiling (2.10 accepts it
+                        # under STRICT where `np.arange` needs a constant); not said CONST
+                        return Kind.UNKNOWN
                     return Kind.VAR if self._arg_kind(e, fn).dynamic else Kind.CONST
                 return self._arg_kind(e, fn)
             if q.startswith("mindspore."):
@@ -1486,6 +1494,39 @@ class Analyzer:
             made
             and made.startswith("mindspore.")
             and made.rsplit(".", 1)[-1] in _CONST_PRIMITIVES
+        )
+
+    def _folded_tensor(self, e: ast.AST, fn: _Fn, depth: int) -> bool:
+        """Is `e` a tensor MindSpore computes from constants alone while compiling: `Tensor`
+        of constants, a functional op (`ops.ones`) of constants, arithmetic of those and
+        constants, or a local bound only to such? Indexing is not folded (2.10 refuses
+        `int(Tensor([1, 2])[1])` under STRICT)."""
+        if depth > 8:
+            return False
+        if isinstance(e, ast.BinOp):
+            return all(
+                self._kind(x, fn) == Kind.CONST or self._folded_tensor(x, fn, depth + 1)
+                for x in (e.left, e.right)
+            ) and not (self._kind(e.left, fn) == Kind.CONST and self._kind(e.right, fn) == Kind.CONST)
+        if isinstance(e, ast.UnaryOp):
+            return self._folded_tensor(e.operand, fn, depth + 1)
+        if isinstance(e, ast.Name):
+            bound = self._indexed(fn).bindings.get(e.id)
+            return (
+                bool(bound)
+                and e.id not in fn.params
+                and all(how == _ASSIGN and v is not None and self._folded_tensor(v, fn, depth + 1) for how, v in bound)  # type: ignore[union-attr]
+            )
+        if not isinstance(e, ast.Call):
+            return False
+        q = self.ctx.qualname(e.func) or ""
+        last = q.rsplit(".", 1)[-1]
+        made = q.startswith("mindspore.") and (
+            last == "Tensor"
+            or (q.startswith("mindspore.ops.") and last[:1].islower() and last in _FOLDED_OPS)
+        )
+        return made and all(
+            self._kind(a, fn) == Kind.CONST for a in [*e.args, *(k.value for k in e.keywords)]
         )
 
     def _arg_kind(self, e: ast.Call, fn: _Fn) -> Kind:
