@@ -34,6 +34,14 @@ _PY_DTYPES: Final[dict[str, str]] = _DATA["python_scalar_dtype"]
 _UNSIGNED_WIDE: Final[frozenset[str]] = frozenset(_DATA["promotion"]["unsupported_unsigned"])
 #: dtypes of tensor methods whose result type is fixed (measured on 2.10)
 METHOD_DTYPES: Final[dict[str, str]] = _DATA["tensor_method_dtypes"]
+# `ops.argmax(x)`, `ops.multinomial(p, n)`...: a fixed result dtype, not the input's
+OPS_FUNCTION_DTYPES: Final[dict[str, str]] = _DATA["ops_function_dtypes"]
+
+
+def ops_function_dtype(qualname: str) -> str | None:
+    """The fixed result dtype of the `mindspore.ops` function `qualname`, if it has one."""
+    module, _, name = qualname.rpartition(".")
+    return OPS_FUNCTION_DTYPES.get(name) if module == "mindspore.ops" else None
 
 
 class Site(Enum):

@@ -341,7 +341,9 @@ class BranchTypeMismatch(GraphRule):
     Failing joins: a Tensor against a tuple, list, number or str;
     tensors of different dtypes (`Type Join Failed: dtype1 = Int32, dtype2 = Float32`),
     also when the dtype follows from a cast (`astype`, `ops.cast`, the torch-style
-    `.int()`, `.long()`, `.float()`, `.half()`, `.bool()`...) or from MindSpore's type
+    `.int()`, `.long()`, `.float()`, `.half()`, `.bool()`...), from an index-returning
+    `ops` function (`ops.argmax` gives Int64, `ops.multinomial`, `ops.argsort`,
+    `ops.argmin` give Int32: a sampled token against a greedy one) or from MindSpore's type
     promotion; a tuple
     against a list; returned Python numbers of different types; a tensor, number or str in a
     tuple or list against None there on the second path (`return probs, loss` in the `if`,
