@@ -359,7 +359,8 @@ class BranchTypeMismatch(GraphRule):
     Both sides of a tensor-dependent branch are compiled and their results are joined into
     one abstract value. MindSpore stops with `TypeError: Cannot join the return values of
     different branches, perhaps you need to make them equal.` at every syntax level. Results
-    that differ only in shape are fine, tuples of different lengths join, and branches on
+    that differ only in shape are fine, tuples of different lengths join (unless their
+    elements differ in dtype or rank, or mix tensors and numbers), and branches on
     shapes or Python constants are folded while compiling. A name nobody reads after the
     branch is not joined, and two constants bound to a name (`y = 1` / `y = 2.0`) are not
     either: the code after the branch is compiled once per constant, and they only meet
