@@ -34,6 +34,14 @@ _PY_DTYPES: Final[dict[str, str]] = _DATA["python_scalar_dtype"]
 _UNSIGNED_WIDE: Final[frozenset[str]] = frozenset(_DATA["promotion"]["unsupported_unsigned"])
 #: dtypes of tensor methods whose result type is fixed (measured on 2.10)
 METHOD_DTYPES: Final[dict[str, str]] = _DATA["tensor_method_dtypes"]
+# `ops.argmax(x)`, `ops.multinomial(p, n)`...: a fixed result dtype, not the input's
+OPS_FUNCTION_DTYPES: Final[dict[str, str]] = _DATA["ops_function_dtypes"]
+
+
+def ops_function_dtype(qualname: str) -> str | None:
+    """The fixed result dtype of the `mindspore.ops` function `qualname`, if it has one."""
+    module, _, name = qualname.rpartition(".")
+    return OPS_FUNCTION_DTYPES.get(name) if module == "mindspore.ops" else None
 
 
 class Site(Enum):
@@ -409,7 +417,12 @@ def _join_scalars(a: Scalar, b: Scalar, site: Site) -> Joined:
 
 def _join_sequences(a: Sequence, b: Sequence, site: Site) -> Joined:
     if a.elements is None or b.elements is None or len(a.elements) != len(b.elements):
-        # sequences of different lengths join into one of unknown length (measured)
+        # sequences of different lengths join into one of unknown length (measured), whose
+        # elements must then join into one element
+        if site is not Site.LOOP and a.elements is not None and b.elements is not None:
+            error = _dynamic_length_error(a.elements + b.elements, a.kind)
+            if error is not None:
+                return Joined(UNKNOWN, error)
         return Joined(Sequence(a.kind))
     out: list[Value] = []
     for x, y in zip(a.elements, b.elements, strict=True):
@@ -422,6 +435,28 @@ def _join_sequences(a: Sequence, b: Sequence, site: Site) -> Joined:
         out.append(j.value)
     return Joined(Sequence(a.kind, tuple(out)))
 
+
+
+def _dynamic_length_error(elements: tuple[Value, ...], kind: str) -> JoinError | None:
+    """Tuples or lists of two lengths meet as one sequence of unknown length, so all their
+    elements must be alike: measured on 2.10 (probes `tuplen_*` in written/inference), a
+    tensor beside a Python number, tensors of two dtypes (`(t.argmax(), t.max())` against
+    `(t.argmax(),)`) or of two ranks (`(t, t.sum())` against `(t,)`) fail at both levels;
+    elements of one dtype and rank join."""
+    tensors = [x for x in elements if isinstance(x, Tensor)]
+    if not tensors:
+        return None
+    dtypes = {t.dtype for t in tensors if t.dtype is not None}
+    ranks = {t.rank for t in tensors if t.rank is not None}
+    mixed = any(isinstance(x, Scalar) for x in elements)
+    if not mixed and len(dtypes) < 2 and len(ranks) < 2:
+        return None
+    why = "a tensor and a number" if mixed else ("dtypes " + ", ".join(sorted(dtypes)) if len(dtypes) > 1 else "tensors of different ranks")
+    abstract = "AbstractTuple" if kind == "tuple" else "AbstractList"
+    return JoinError(
+        f"{kind}s of different lengths holding {why}",
+        f"Abstract type {abstract} cannot join with {abstract}",
+    )
 
 
 def _element_none_error(x: Value, kind: str) -> JoinError:

@@ -345,6 +345,9 @@ class Values:
             src = self._value(e.args[0], func, d)
             dtype = target.name if isinstance(target, av.DType) else None
             return av.Tensor(dtype, src.rank if isinstance(src, av.Tensor) else None)
+        fixed = av.ops_function_dtype(q)
+        if fixed is not None:
+            return av.Tensor(fixed)
         if isinstance(f, ast.Attribute) and f.attr in ("astype", "to") and e.args:
             target = self._value(e.args[0], func, d)
             recv = self._value(f.value, func, d)

@@ -341,7 +341,9 @@ class BranchTypeMismatch(GraphRule):
     Failing joins: a Tensor against a tuple, list, number or str;
     tensors of different dtypes (`Type Join Failed: dtype1 = Int32, dtype2 = Float32`),
     also when the dtype follows from a cast (`astype`, `ops.cast`, the torch-style
-    `.int()`, `.long()`, `.float()`, `.half()`, `.bool()`...) or from MindSpore's type
+    `.int()`, `.long()`, `.float()`, `.half()`, `.bool()`...), from an index-returning
+    `ops` function (`ops.argmax` gives Int64, `ops.multinomial`, `ops.argsort`,
+    `ops.argmin` give Int32: a sampled token against a greedy one) or from MindSpore's type
     promotion; a tuple
     against a list; returned Python numbers of different types; a tensor, number or str in a
     tuple or list against None there on the second path (`return probs, loss` in the `if`,
@@ -357,7 +359,8 @@ class BranchTypeMismatch(GraphRule):
     Both sides of a tensor-dependent branch are compiled and their results are joined into
     one abstract value. MindSpore stops with `TypeError: Cannot join the return values of
     different branches, perhaps you need to make them equal.` at every syntax level. Results
-    that differ only in shape are fine, tuples of different lengths join, and branches on
+    that differ only in shape are fine, tuples of different lengths join (unless their
+    elements differ in dtype or rank, or mix tensors and numbers), and branches on
     shapes or Python constants are folded while compiling. A name nobody reads after the
     branch is not joined, and two constants bound to a name (`y = 1` / `y = 2.0`) are not
     either: the code after the branch is compiled once per constant, and they only meet

@@ -32,6 +32,7 @@ from npu_lsp.astutil import (
     walk_list,
 )
 from npu_lsp.rules.graphmode import xcalls
+from npu_lsp.rules.graphmode.abstract import ops_function_dtype
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -1680,6 +1681,9 @@ class Analyzer:
         if explicit is not None:
             return explicit
         f = e.func
+        fixed = ops_function_dtype(self.ctx.qualname(f) or "")
+        if fixed is not None:
+            return fixed
         name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else "")
         if name.lower() in _DTYPE_CHANGING:
             return None
