@@ -22,8 +22,9 @@ class RuntimeStr(GraphRule):
     """## What it does
     Flags a name bound to one str constant on one side of a tensor condition and to a
     different one on the other (an `if`/`else`, a lone `if` over an earlier binding, a
-    conditional expression, or a helper returning different strs from a tensor `if`), when
-    the str is then read as a str: compared (`==`, `!=`, `if s == "a":`, `"a" in s`),
+    conditional expression, or a helper or method of the cell returning different strs from a
+    tensor `if`), when the str is then read as a str: compared (`==`, `!=`, `if s == "a":`,
+    `"a" in s`), tested for truth (`if s:`),
     measured with `len`, formatted in an f-string, used as a dict key, passed to a helper,
     returned, given to a str method (`s.upper()`) or to `getattr`; a str built from it with
     `+` is followed. Also a str constant repeated a number of times read from a tensor
@@ -193,7 +194,16 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
     if isinstance(v, ast.IfExp) and a.kind(v.test).dynamic:
         left, right = _str_const(v.body), _str_const(v.orelse)
     elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
-        left, right = _helper_returns(v.func.id, ctx, a)
+        left, right = _helper_returns(_module_function(v.func.id, ctx), a)
+    elif (
+        isinstance(v, ast.Call)
+        and isinstance(f := v.func, ast.Attribute)
+        and isinstance(f.value, ast.Name)
+        and f.value.id == "self"
+        and (cls := a.owner_class(ctx.function)) is not None
+    ):
+        method = next((d for d in cls.body if isinstance(d, ast.FunctionDef) and d.name == f.attr), None)
+        left, right = _helper_returns(method, a)
     else:
         return None
     if left is None or right is None or left == right:
@@ -201,11 +211,15 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
     return target.id, (left, right)
 
 
-def _helper_returns(fname: str, ctx: Context, a: Analyzer) -> tuple[str | None, str | None]:
-    """Two different str constants a module-level helper returns, one of them from inside a
-    tensor `if` (its only returns)."""
+def _module_function(fname: str, ctx: Context) -> ast.FunctionDef | None:
     fdef = next((d for d in ctx.tree.body if isinstance(d, ast.FunctionDef) and d.name == fname), None)
-    if fdef is None or ctx.scopes.scope_for(fdef) is None:
+    return fdef if fdef is not None and ctx.scopes.scope_for(fdef) is not None else None
+
+
+def _helper_returns(fdef: ast.FunctionDef | None, a: Analyzer) -> tuple[str | None, str | None]:
+    """Two different str constants a helper (a module function or a method of the cell)
+    returns, one of them from inside a tensor `if` (its only returns)."""
+    if fdef is None:
         return None, None
     values = [_str_const(n.value) for n in _walk_own(fdef) if isinstance(n, ast.Return)]
     if not values or any(v is None for v in values) or len(set(values)) < 2:
@@ -257,6 +271,10 @@ def _needs_str(read: ast.Name, ctx: Context, depth: int) -> ast.AST | None:
         if isinstance(t, ast.Name) and depth < 3:
             return _used(t.id, p, ctx, depth + 1)
         return None
+    if (isinstance(p, (ast.If, ast.IfExp, ast.While)) and p.test is n) or (
+        isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not)
+    ):
+        return p.test if not isinstance(p, ast.UnaryOp) else p  # `if s:`: its truth is read
     if isinstance(p, ast.Compare):
         if n is p.left and all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops):
             return None  # `s in ("a", "b")` compiles
