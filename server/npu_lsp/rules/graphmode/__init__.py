@@ -56,6 +56,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     range_of_tensor,
     reversed_cell_list,
     runtime_index_into_constants,
+    runtime_str,
     self_attribute_assignment,
     self_list_mutation,
     self_referencing_input,

@@ -402,7 +402,8 @@ class BranchTypeMismatch(GraphRule):
       tests/npu_lsp/fixtures/joins/joins.py.
     - Measured on MindSpore 2.10: `x.sum() > 0 and n > 2` (n a constant) and
       `while x.sum() < 30 and i < 5` are rejected with `Cannot join the return values of
-      different branches ... dtype1 = Bool, dtype2 = Any`; two tensor operands are accepted.
+      different branches ... dtype1 = Bool, dtype2 = Any`; two tensor operands are accepted;
+      `x.sum() > 0 and "a" or "b"` likewise (`dtype1 = String, dtype2 = Any`), even unused.
     """
 
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
@@ -439,11 +440,16 @@ class BranchTypeMismatch(GraphRule):
                 carried = _loop_carried(operand, node, ctx)
                 if carried is not None:
                     variable = operand, carried
-            elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and _python_scalar(operand, a):
+            elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and (
+                _python_scalar(operand, a) or _str_constant(operand)
+            ):
+                # `t and "a"` is `"a" if t else t`: measured, a str meets the tensor too
+                # ("Type Join Failed: dtype1 = String, dtype2 = Any")
+                what = "str" if _str_constant(operand) else "bool"
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{op}` joins the tensor `{ctx.segment(seen_tensor)}` with the Python value `{ctx.segment(operand)}`; graph mode cannot join a Tensor with a Python bool (use `&`/`|` on tensors or test them separately)",
+                    f"`{op}` joins the tensor `{ctx.segment(seen_tensor)}` with the Python value `{ctx.segment(operand)}`; graph mode cannot join a Tensor with a Python {what} (use `&`/`|` on tensors or test them separately)",
                 )
                 return
 
@@ -727,6 +733,10 @@ def _joining_ifs(func: ast.FunctionDef, ctx: Context) -> list[ast.If]:
                 hit.append(st)
         ctx.cache[key] = hit
     return hit
+
+
+def _str_constant(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and isinstance(e.value, str)
 
 
 def _python_scalar(e: ast.expr, a: Analyzer) -> bool:

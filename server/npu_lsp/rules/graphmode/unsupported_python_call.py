@@ -436,8 +436,8 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
     if isinstance(e, ast.JoinedStr):
         return "str"
     if isinstance(e, ast.Name):
-        if _iterates_dir(e.id, ctx):
-            return "str"  # `for n in dir(obj):`: attribute names
+        if _iterates_dir(e.id, ctx) or _iterates_strs(e.id, ctx):
+            return "str"  # `for n in dir(obj):`, `for n in ("a", "b"):`: strs
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         if isinstance(bound, ast.Call) and (ctx.qualname(bound.func) or "") == "builtins.slice":
             return "slice"  # `s = slice(1, 3)`
@@ -448,6 +448,10 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
             and _container_type(bound, ctx) == "str"
         ):
             return "str"  # `m = self.mode.lower()`: a str method's result
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult) and any(
+        isinstance(v, ast.Constant) and isinstance(v.value, str) for v in (e.left, e.right)
+    ):
+        return "str"  # `"ab" * n`: a str whatever `n` is
     if isinstance(e, ast.Call):
         f = e.func
         if isinstance(f, ast.Name):
@@ -468,6 +472,26 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
     if isinstance(e, (ast.Name, ast.BinOp, ast.Attribute, ast.Call)) and isinstance(values(ctx).of(e), av.Str):
         return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
     return None
+
+
+def _iterates_strs(name: str, ctx: Context) -> bool:
+    """Is every binding of `name` in the compiled function the target of a `for` over a
+    tuple or list display of str constants (`for n in ("a", "b"):`, unrolled: `n` is a str;
+    measured, `len(n)` there is refused under STRICT)?"""
+    func = ctx.function
+    if func is None or name in _params_of(func):
+        return False
+    stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+    targets = {
+        id(n.target)
+        for n in ast.walk(func)
+        if isinstance(n, ast.For)
+        and isinstance(n.target, ast.Name)
+        and isinstance(n.iter, (ast.Tuple, ast.List))
+        and n.iter.elts
+        and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in n.iter.elts)
+    }
+    return bool(stores) and all(id(n) in targets for n in stores)
 
 
 def _iterates_dir(name: str, ctx: Context) -> bool:

@@ -1,0 +1,304 @@
+"""MS180: a str known only at run time: two str constants joined under a tensor condition
+and then used, or a str repeated a run-time number of times (both levels)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.list_length_joined import _inside_while, _walk_own
+
+#: builtins whose argument may be a run-time str (it is printed by the runtime, not read)
+_HARMLESS_CALLS = frozenset({"builtins.print"})
+
+
+@rule(code="MS180", name="runtime-str", severity="error", family="graphmode")
+class RuntimeStr(GraphRule):
+    """## What it does
+    Flags a name bound to one str constant on one side of a tensor condition and to a
+    different one on the other (an `if`/`else`, a lone `if` over an earlier binding, a
+    conditional expression, or a helper or method of the cell returning different strs from a
+    tensor `if`), when the str is then read as a str: compared (`==`, `!=`, `if s == "a":`,
+    `"a" in s`), tested for truth (`if s:`),
+    measured with `len`, formatted in an f-string, used as a dict key, passed to a helper,
+    returned, given to a str method (`s.upper()`) or to `getattr`; a str built from it with
+    `+` is followed. Also a str constant repeated a number of times read from a tensor
+    (`"ab" * int(t.max())`), used or not.
+
+    ## Why is this bad?
+    A tensor condition is compiled as a branch, so MindSpore joins the two constants into a
+    str known only at run time (`ValueAny`). MindSpore 2.10 cannot use that value at either
+    syntax level: `==` has no CPU kernel ("Unsupported op [string_eq]"), `len` and f-strings
+    fail in the runtime fallback ("Invalid host tensor size:1 and kernel tensor size:0 for
+    pyexecute"), returning it fails ("The input shape size 1 exceeds device address data
+    size 0"), `s.upper()` and `getattr` refuse it ("StringUpper expected to get a string",
+    "Cast failed, original value: ValueAny"), a dict refuses it as a key. `str * n` is
+    computed while compiling, so a run-time `n` stops it ("string_mul requires the input to
+    be a string and an integer, but got ab and ValueAny"). Leaving a joined str unused,
+    printing it, testing `s in ("a", "b")`, equal strs on both sides, and conditions known
+    while compiling (shapes, flags on `self`) compile.
+
+    ## Example
+    ```python
+    def construct(self, x):
+        mode = "shrink" if x.abs().max() > 1 else "keep"
+        if mode == "shrink":
+            return x / x.abs().max()
+        return x
+    ```
+
+    ## Use instead
+    Branch on the tensor condition itself (`if x.abs().max() > 1:`), or keep a tensor flag
+    (`shrink = x.abs().max() > 1`) and select with `ops.select`.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 3 (a tensor `if` joins the values of both branches). Measured on
+      MindSpore 2.10 with the probes in `tests/npu_lsp/fixtures/written/strings/` (strs
+      joined by `if`/`else`, lone `if`, conditional expressions and helpers, used by
+      comparison, `in`, `len`, `+`, f-strings, dict keys, returns, helpers, `upper`,
+      `getattr`, beside accepted neighbours: unused, printed, equal strs, shape and flag
+      conditions), and `str * int(t)` beside `str * n` with `n` from a shape.
+    """
+
+    nodes = (ast.If, ast.Assign, ast.BinOp)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if ctx.scope is None or ctx.function is None:
+            return
+        a = analyzer(ctx)
+        if isinstance(node, ast.BinOp):
+            yield from self._repeated(node, ctx, a)
+            return
+        if isinstance(node, ast.If):
+            found = _if_join(node, ctx, a)
+        else:
+            assert isinstance(node, ast.Assign)
+            found = _assign_join(node, ctx, a)
+        if found is None:
+            return
+        name, values = found
+        use = _used(name, node, ctx)
+        if use is None:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{name}` is {values[0]!r} on one side of this tensor condition and {values[1]!r} on "
+            "the other, so MindSpore joins it into a str known only at run time; MindSpore 2.10 "
+            f"cannot use it: `{ctx.segment(use)}` on line {getattr(use, 'lineno', 0)} fails at both "
+            "syntax levels",
+        )
+
+
+    def _repeated(self, node: ast.BinOp, ctx: Context, a: Analyzer) -> Iterable[Diagnostic]:
+        """`"ab" * n` with `n` a Python number read from a run-time tensor."""
+        if not isinstance(node.op, ast.Mult):
+            return
+        for text, count in ((node.left, node.right), (node.right, node.left)):
+            if _str_const(text) is not None and a.kind(count) == Kind.VAR:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(count)}` is a number read from a run-time tensor, but MindSpore "
+                    f"2.10 repeats a str while compiling: `{ctx.segment(node)}` fails at both syntax levels "
+                    '("string_mul requires the input to be a string and an integer, but got ... ValueAny")',
+                )
+                return
+
+
+def _str_const(e: ast.AST | None) -> str | None:
+    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else None
+
+
+def _folded(e: ast.expr, name: str, value: str | None) -> str | None:
+    """The str constant `e` is, with `name` holding `value` (`"a"`, `name + "b"`)."""
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+        left, right = _folded(e.left, name, value), _folded(e.right, name, value)
+        return left + right if left is not None and right is not None else None
+    if isinstance(e, ast.Name) and e.id == name:
+        return value
+    return _str_const(e)
+
+
+def _last_str(block: list[ast.stmt], name: str, start: str | None = None) -> tuple[bool, str | None]:
+    """(bound, value): whether `block` (top level) binds `name`, and the str constant it holds
+    after the block when every binding is a plain assignment of a constant, or of the name
+    plus constants (`s = s + "b"`), from `start` (None otherwise)."""
+    bound = False
+    value: str | None = start
+    for st in block:
+        stores = [
+            n for n in ast.walk(st) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        ]
+        if not stores:
+            continue
+        bound = True
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            value = _folded(st.value, name, value)
+        elif isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add) and isinstance(st.target, ast.Name):
+            right = _str_const(st.value)
+            value = value + right if value is not None and right is not None else None
+        else:
+            value = None
+    return bound, value
+
+
+def _before(node: ast.stmt, name: str, ctx: Context) -> str | None:
+    """The str constant `name` holds just before `node` (same block only)."""
+    parent = ctx.parent(node)
+    block = getattr(parent, "body", None)
+    if not isinstance(block, list) or node not in block:
+        return None
+    bound, value = _last_str(block[: block.index(node)], name)
+    return value if bound else None
+
+
+def _if_join(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, tuple[str, str]] | None:
+    if not a.kind(node.test).dynamic or _inside_while(node, ctx):
+        return None
+    names = sorted(
+        {
+            n.id
+            for st in (*node.body, *node.orelse)
+            for n in ast.walk(st)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+    )
+    for name in names:
+        sides: list[str | None] = []
+        for block in (node.body, node.orelse):
+            if any(isinstance(n, (ast.Return, ast.Raise)) for st in block for n in ast.walk(st)):
+                sides.append(None)
+                continue
+            start = _before(node, name, ctx)
+            bound, value = _last_str(block, name, start)
+            sides.append(value if bound else start)
+        left, right = sides
+        if left is not None and right is not None and left != right:
+            return name, (left, right)
+    return None
+
+
+def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tuple[str, str]] | None:
+    if len(node.targets) != 1 or not isinstance(target := node.targets[0], ast.Name):
+        return None
+    v = node.value
+    if isinstance(v, ast.IfExp) and a.kind(v.test).dynamic:
+        left, right = _str_const(v.body), _str_const(v.orelse)
+    elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
+        left, right = _helper_returns(_module_function(v.func.id, ctx), a)
+    elif (
+        isinstance(v, ast.Call)
+        and isinstance(f := v.func, ast.Attribute)
+        and isinstance(f.value, ast.Name)
+        and f.value.id == "self"
+        and (cls := a.owner_class(ctx.function)) is not None
+    ):
+        method = next((d for d in cls.body if isinstance(d, ast.FunctionDef) and d.name == f.attr), None)
+        left, right = _helper_returns(method, a)
+    else:
+        return None
+    if left is None or right is None or left == right:
+        return None
+    return target.id, (left, right)
+
+
+def _module_function(fname: str, ctx: Context) -> ast.FunctionDef | None:
+    fdef = next((d for d in ctx.tree.body if isinstance(d, ast.FunctionDef) and d.name == fname), None)
+    return fdef if fdef is not None and ctx.scopes.scope_for(fdef) is not None else None
+
+
+def _helper_returns(fdef: ast.FunctionDef | None, a: Analyzer) -> tuple[str | None, str | None]:
+    """Two different str constants a helper (a module function or a method of the cell)
+    returns, one of them from inside a tensor `if` (its only returns)."""
+    if fdef is None:
+        return None, None
+    values = [_str_const(n.value) for n in _walk_own(fdef) if isinstance(n, ast.Return)]
+    if not values or any(v is None for v in values) or len(set(values)) < 2:
+        return None, None
+    if not any(
+        isinstance(n, ast.If) and a.kind(n.test, fdef).dynamic and any(isinstance(r, ast.Return) for r in ast.walk(n))
+        for n in _walk_own(fdef)
+    ):
+        return None, None
+    return values[0], next(v for v in values if v != values[0])
+
+
+def _used(name: str, after: ast.stmt, ctx: Context, depth: int = 0) -> ast.AST | None:
+    """The first read of `name` after `after` (before it is bound again) that needs the str;
+    a str built from it with `+` and bound to a name is followed (`t = s + "_x"`)."""
+    func = ctx.function
+    if func is None:
+        return None
+    end = after.end_lineno or after.lineno
+    rebound = min(
+        (
+            n.lineno
+            for n in _walk_own(func)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno > end
+        ),
+        default=None,
+    )
+    best: ast.AST | None = None
+    for n in _walk_own(func):
+        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+            continue
+        if n.lineno <= end or (rebound is not None and n.lineno > rebound):
+            continue
+        use = _needs_str(n, ctx, depth)
+        if use is not None and (best is None or getattr(use, "lineno", 0) < getattr(best, "lineno", 0)):
+            best = use
+    return best
+
+
+def _needs_str(read: ast.Name, ctx: Context, depth: int) -> ast.AST | None:
+    """The expression around the read `read` when it needs the str's value (None when it does
+    not, or when we do not know)."""
+    n: ast.expr = read
+    p = ctx.parent(n)
+    while isinstance(p, ast.BinOp) and isinstance(p.op, ast.Add):
+        n, p = p, ctx.parent(p)  # `s + "_x"` is again a run-time str
+    if n is not read and isinstance(p, ast.Assign) and len(p.targets) == 1:
+        t = p.targets[0]
+        if isinstance(t, ast.Name) and depth < 3:
+            return _used(t.id, p, ctx, depth + 1)
+        return None
+    if (isinstance(p, (ast.If, ast.IfExp, ast.While)) and p.test is n) or (
+        isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not)
+    ):
+        return p.test if not isinstance(p, ast.UnaryOp) else p  # `if s:`: its truth is read
+    if isinstance(p, ast.Compare):
+        if n is p.left and all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops):
+            return None  # `s in ("a", "b")` compiles
+        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in p.ops):
+            return None
+        return p
+    if isinstance(p, ast.FormattedValue):
+        return ctx.parent(p) or p
+    if isinstance(p, ast.Dict) and any(k is n for k in p.keys):
+        return p
+    if isinstance(p, ast.Attribute) and isinstance(ctx.parent(p), ast.Call):
+        call = ctx.parent(p)
+        assert isinstance(call, ast.Call)
+        return call if call.func is p else None
+    if isinstance(p, ast.Return) or (isinstance(p, ast.Tuple) and isinstance(ctx.parent(p), ast.Return)):
+        return p.value if isinstance(p, ast.Return) else p
+    if isinstance(p, ast.Call) and n in p.args:
+        q = ctx.qualname(p.func) or ""
+        if q in ("builtins.len", "builtins.getattr"):
+            return p
+        if q in _HARMLESS_CALLS:
+            return None
+        if isinstance(p.func, ast.Name) and any(
+            isinstance(d, ast.FunctionDef) and d.name == p.func.id for d in ctx.tree.body
+        ):
+            return p  # a helper of the module: its body is compiled with the run-time str
+    return None
