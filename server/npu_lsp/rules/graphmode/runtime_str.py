@@ -26,8 +26,9 @@ class RuntimeStr(GraphRule):
     tensor `if`), when the str is then read as a str: compared (`==`, `!=`, `if s == "a":`,
     `"a" in s`), tested for truth (`if s:`),
     measured with `len`, formatted in an f-string, used as a dict key, passed to a helper,
-    returned, given to a str method (`s.upper()`) or to `getattr`; a str built from it with
-    `+` is followed. Also a str constant repeated a number of times read from a tensor
+    returned inside a tuple, list or dict, given to a str method (`s.upper()`) or to
+    `getattr`; a str built from it with `+` is followed. Returned alone it compiles (the
+    caller receives a wrong value, not an error), so that is not flagged. Also a str constant repeated a number of times read from a tensor
     (`"ab" * int(t.max())`), used or not.
 
     ## Why is this bad?
@@ -35,8 +36,8 @@ class RuntimeStr(GraphRule):
     str known only at run time (`ValueAny`). MindSpore 2.10 cannot use that value at either
     syntax level: `==` has no CPU kernel ("Unsupported op [string_eq]"), `len` and f-strings
     fail in the runtime fallback ("Invalid host tensor size:1 and kernel tensor size:0 for
-    pyexecute"), returning it fails ("The input shape size 1 exceeds device address data
-    size 0"), `s.upper()` and `getattr` refuse it ("StringUpper expected to get a string",
+    pyexecute"), returning it in a tuple or dict fails ("The input shape size 1 exceeds
+    device address data size 0"), `s.upper()` and `getattr` refuse it ("StringUpper expected to get a string",
     "Cast failed, original value: ValueAny"), a dict refuses it as a key. `str * n` is
     computed while compiling, so a run-time `n` stops it ("string_mul requires the input to
     be a string and an integer, but got ab and ValueAny"). Leaving a joined str unused,
@@ -289,8 +290,14 @@ def _needs_str(read: ast.Name, ctx: Context, depth: int) -> ast.AST | None:
         call = ctx.parent(p)
         assert isinstance(call, ast.Call)
         return call if call.func is p else None
-    if isinstance(p, ast.Return) or (isinstance(p, ast.Tuple) and isinstance(ctx.parent(p), ast.Return)):
-        return p.value if isinstance(p, ast.Return) else p
+    if isinstance(p, ast.Return):
+        # Returned alone it compiles (the caller gets a wrong value, but no error); inside a
+        # returned tuple, list or dict the output's device buffer is sized 0 and the run fails.
+        return None
+    if isinstance(p, (ast.Tuple, ast.List)) and isinstance(ctx.parent(p), ast.Return):
+        return p
+    if isinstance(p, ast.Dict) and isinstance(ctx.parent(p), ast.Return) and any(v is n for v in p.values):
+        return p
     if isinstance(p, ast.Call) and n in p.args:
         q = ctx.qualname(p.func) or ""
         if q in ("builtins.len", "builtins.getattr"):
