@@ -65,7 +65,10 @@ def run_level(py: str, root: Path, cases: list[str], env_extra: dict[str, str], 
     todo = list(cases)
     while todo:
         tmp.unlink(missing_ok=True)
-        p = subprocess.run([py, "-c", RUNNER, str(tmp), *todo], cwd=root, env=env, capture_output=True, text=True)
+        # errors="replace": a run-time str MindSpore prints from C++ can be bytes that are not UTF-8
+        p = subprocess.run(
+            [py, "-c", RUNNER, str(tmp), *todo], cwd=root, env=env, capture_output=True, text=True, errors="replace"
+        )
         done = {}
         if tmp.is_file():
             for line in tmp.read_text().splitlines():
