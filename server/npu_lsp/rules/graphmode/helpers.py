@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import ast
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from npu_lsp.astutil import statements
 from npu_lsp.registry import Rule
+
+if TYPE_CHECKING:
+    from npu_lsp.engine import Context
 
 RULES_MD = "../shared/reference/graphmode/RULES.md"
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -56,3 +59,27 @@ def strict_output_items(node: ast.AST, ctx: object) -> list[ast.expr] | None:
     if value is None:
         return None
     return list(value.elts) if isinstance(value, (ast.Tuple, ast.List)) else [value]
+
+
+def own_nodes(func: ast.AST) -> list[ast.AST]:
+    """The nodes of `func`, not those of functions, lambdas and classes nested in it (their
+    names are their own); the nested definitions themselves are included."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if not isinstance(n, (*FUNCS, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def inside_while(node: ast.AST, ctx: Context) -> bool:
+    """Is `node` inside a `while` of the function being checked?"""
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        if isinstance(p, ast.While):
+            return True
+        p = ctx.parent(p)
+    return False
+

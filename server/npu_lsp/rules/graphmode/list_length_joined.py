@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule
+from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule, inside_while, own_nodes
 
 #: calls that measure a list (what MindSpore 2.10 cannot do with a joined length under LAX)
 _MEASURES = frozenset({"builtins.len", "builtins.sum"})
@@ -207,20 +207,11 @@ def _last_bound(prior: list[ast.stmt], name: str) -> int:
     return len(prior)
 
 
-def _inside_while(node: ast.AST, ctx: Context) -> bool:
-    p = ctx.parent(node)
-    while p is not None and p is not ctx.function:
-        if isinstance(p, ast.While):
-            return True  # a joined loop-carried value: MS119's join across iterations
-        p = ctx.parent(p)
-    return False
-
-
 def _if_join(
     node: ast.If, ctx: Context, a: Analyzer
 ) -> tuple[str, tuple[int, int], ast.stmt] | None:
-    if not a.kind(node.test).dynamic or _inside_while(node, ctx):
-        return None
+    if not a.kind(node.test).dynamic or inside_while(node, ctx):
+        return None  # a value joined across a while's iterations is MS119's
     names = sorted(
         {
             n.id
@@ -276,7 +267,7 @@ def _helper_returns(fname: str, ctx: Context, a: Analyzer) -> tuple[int | None, 
     )
     if fdef is None or ctx.scopes.scope_for(fdef) is None:
         return None, None
-    returns = [n for n in _walk_own(fdef) if isinstance(n, ast.Return)]
+    returns = [n for n in own_nodes(fdef) if isinstance(n, ast.Return)]
     lens: list[int] = []
     under_tensor_if = False
     for r in returns:
@@ -285,7 +276,7 @@ def _helper_returns(fname: str, ctx: Context, a: Analyzer) -> tuple[int | None, 
         ):
             return None, None
         lens.append(len(r.value.elts))
-    for n in _walk_own(fdef):
+    for n in own_nodes(fdef):
         if (
             isinstance(n, ast.If)
             and any(isinstance(s, ast.Return) for s in ast.walk(n))
@@ -295,16 +286,6 @@ def _helper_returns(fname: str, ctx: Context, a: Analyzer) -> tuple[int | None, 
     if not under_tensor_if or len(set(lens)) < 2:
         return None, None
     return lens[0], next(n for n in lens if n != lens[0])
-
-
-def _walk_own(func: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of `func` outside nested functions and classes."""
-    todo = list(ast.iter_child_nodes(func))
-    while todo:
-        n = todo.pop()
-        yield n
-        if not isinstance(n, (*FUNCS, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
 
 
 def _measured(name: str, after: ast.stmt, ctx: Context) -> ast.AST | None:
@@ -317,7 +298,7 @@ def _measured(name: str, after: ast.stmt, ctx: Context) -> ast.AST | None:
     rebound = min(
         (
             n.lineno
-            for n in _walk_own(func)
+            for n in own_nodes(func)
             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
             and n.lineno > end
             and any(
@@ -329,7 +310,7 @@ def _measured(name: str, after: ast.stmt, ctx: Context) -> ast.AST | None:
         default=None,
     )
     best: ast.AST | None = None
-    for n in _walk_own(func):
+    for n in own_nodes(func):
         line = getattr(n, "lineno", 0)
         if line <= end or (rebound is not None and line > rebound):
             continue

@@ -16,7 +16,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.values import _callees, _lax_fallback, in_dead_branch
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -172,18 +172,6 @@ def _shape_argument(call: ast.Call, ctx: Context) -> ast.Attribute | None:
     if isinstance(arg, ast.Attribute) and arg.attr == "shape":
         return arg
     return None
-
-
-def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """The nodes of `func`, not those of functions nested in it (their names are their own)."""
-    out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(func))
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        if not isinstance(n, (*_FUNCS, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(n))
-    return out
 
 
 def _has_fallback(ctx: Context) -> bool:
@@ -394,7 +382,7 @@ class _Opaque:
         (branches MindSpore folds away left out)."""
         best: ast.stmt | None = None
         where = (name.lineno, name.col_offset)
-        for st in _own_nodes(func):
+        for st in own_nodes(func):
             if isinstance(st, ast.Assign):
                 targets = st.targets
             elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):

@@ -10,8 +10,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.list_length_joined import _inside_while, _walk_own
+from npu_lsp.rules.graphmode.helpers import GraphRule, inside_while, own_nodes
 
 #: builtins whose argument may be a run-time str (it is printed by the runtime, not read)
 _HARMLESS_CALLS = frozenset({"builtins.print"})
@@ -163,8 +162,8 @@ def _before(node: ast.stmt, name: str, ctx: Context) -> str | None:
 
 
 def _if_join(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, tuple[str, str]] | None:
-    if not a.kind(node.test).dynamic or _inside_while(node, ctx):
-        return None
+    if not a.kind(node.test).dynamic or inside_while(node, ctx):
+        return None  # a value joined across a while's iterations is MS119's
     names = sorted(
         {
             n.id
@@ -222,12 +221,12 @@ def _helper_returns(fdef: ast.FunctionDef | None, a: Analyzer) -> tuple[str | No
     returns, one of them from inside a tensor `if` (its only returns)."""
     if fdef is None:
         return None, None
-    values = [_str_const(n.value) for n in _walk_own(fdef) if isinstance(n, ast.Return)]
+    values = [_str_const(n.value) for n in own_nodes(fdef) if isinstance(n, ast.Return)]
     if not values or any(v is None for v in values) or len(set(values)) < 2:
         return None, None
     if not any(
         isinstance(n, ast.If) and a.kind(n.test, fdef).dynamic and any(isinstance(r, ast.Return) for r in ast.walk(n))
-        for n in _walk_own(fdef)
+        for n in own_nodes(fdef)
     ):
         return None, None
     return values[0], next(v for v in values if v != values[0])
@@ -243,13 +242,13 @@ def _used(name: str, after: ast.stmt, ctx: Context, depth: int = 0) -> ast.AST |
     rebound = min(
         (
             n.lineno
-            for n in _walk_own(func)
+            for n in own_nodes(func)
             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno > end
         ),
         default=None,
     )
     best: ast.AST | None = None
-    for n in _walk_own(func):
+    for n in own_nodes(func):
         if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
             continue
         if n.lineno <= end or (rebound is not None and n.lineno > rebound):
