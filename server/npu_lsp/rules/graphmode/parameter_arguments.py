@@ -63,37 +63,83 @@ def _calls_of(fn: ast.FunctionDef, ctx: Context) -> tuple[list[ast.Call], int]:
     """Calls of a module-level function `fn` by its name, or of instances of the module-level
     class whose `construct` `fn` is (`Net()(x)`, `net = Net()` then `net(x)`); and how many
     leading parameters the calls do not pass (`self`)."""
-    tree = ctx.tree
-    if fn in tree.body:
-        return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == fn.name], 0
-    cls = next((c for c in tree.body if isinstance(c, ast.ClassDef) and fn in c.body), None)
-    if cls is None or fn.name != "construct":
-        return [], 1
-    instances = {
-        st.targets[0].id
-        for st in tree.body
-        if isinstance(st, ast.Assign)
-        and len(st.targets) == 1
-        and isinstance(st.targets[0], ast.Name)
-        and _builds(st.value, cls.name)
-    }
-    calls = []
-    for n in ast.walk(tree):
-        if not isinstance(n, ast.Call):
-            continue
-        f = n.func
-        if _builds(f, cls.name) or (isinstance(f, ast.Name) and f.id in instances):
-            calls.append(n)
+    owner = ctx.parent(fn)
+    if owner is ctx.tree:
+        return [c for _, c in _index(ctx)[0].get(fn.name, [])], 0
+    if not isinstance(owner, ast.ClassDef) or ctx.parent(owner) is not ctx.tree or fn.name != "construct":
+        return [], 1  # decided before the file is indexed: most methods end here
+    calls_by_name, loads_by_name = _index(ctx)
+    cls = owner
+    instances = _instances(ctx).get(cls.name, set())
+    # `Net()(x)` (a call whose callee builds the class) or `net(x)`, in the file's walk order
+    found = [
+        (order, n)
+        for _, built in calls_by_name.get(cls.name, [])
+        if (n := _parent_call(built, ctx)) is not None and (order := _order_of(n, ctx)) is not None
+    ]
+    found += [pair for name in instances for pair in calls_by_name.get(name, [])]
+    calls = [c for _, c in sorted(found, key=lambda pair: pair[0])]
     # an instance that escapes (passed on, stored elsewhere) may be called where we do not see
-    for n in ast.walk(tree):
-        if (
-            isinstance(n, ast.Name)
-            and n.id in instances
-            and isinstance(n.ctx, ast.Load)
-            and not any(c.func is n for c in calls)
-        ):
-            return [], 1
+    callees = {id(c.func) for c in calls}
+    if any(id(n) not in callees for name in instances for n in loads_by_name.get(name, [])):
+        return [], 1
     return calls, 1
+
+
+_INDEX_KEY = "parameter_arguments.index"
+
+
+def _index(ctx: Context) -> tuple[dict[str, list[tuple[int, ast.Call]]], dict[str, list[ast.Name]]]:
+    """Calls of a plain name (with their place in the file's walk order) and loads of every
+    name, once per file: one query per parameter would otherwise walk the file each time."""
+    hit = ctx.cache.get(_INDEX_KEY)
+    if hit is None:
+        calls: dict[str, list[tuple[int, ast.Call]]] = {}
+        loads: dict[str, list[ast.Name]] = {}
+        order: dict[int, int] = {}
+        for i, n in enumerate(ast.walk(ctx.tree)):
+            if isinstance(n, ast.Call):
+                order[id(n)] = i
+                if isinstance(n.func, ast.Name):
+                    calls.setdefault(n.func.id, []).append((i, n))
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                loads.setdefault(n.id, []).append(n)
+        hit = ctx.cache[_INDEX_KEY] = (calls, loads)
+        ctx.cache[_ORDER_KEY] = order
+    return hit
+
+
+_ORDER_KEY = "parameter_arguments.order"
+_INSTANCES_KEY = "parameter_arguments.instances"
+
+
+def _instances(ctx: Context) -> dict[str, set[str]]:
+    """Module-level names bound to an instance of a class, by class name (`net = Net()`)."""
+    hit: dict[str, set[str]] | None = ctx.cache.get(_INSTANCES_KEY)
+    if hit is None:
+        hit = {}
+        for st in ctx.tree.body:
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(target := st.targets[0], ast.Name)
+                and isinstance(st.value, ast.Call)
+                and isinstance(st.value.func, ast.Name)
+            ):
+                hit.setdefault(st.value.func.id, set()).add(target.id)
+        ctx.cache[_INSTANCES_KEY] = hit
+    return hit
+
+
+def _order_of(call: ast.Call, ctx: Context) -> int | None:
+    order: dict[int, int] = ctx.cache[_ORDER_KEY]
+    return order.get(id(call))
+
+
+def _parent_call(built: ast.Call, ctx: Context) -> ast.Call | None:
+    """The call whose callee is `built` (`Net()(x)` for `Net()`), if any."""
+    p = ctx.parent(built)
+    return p if isinstance(p, ast.Call) and p.func is built else None
 
 
 def _builds(e: ast.expr, cls_name: str) -> bool:

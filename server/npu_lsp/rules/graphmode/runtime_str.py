@@ -162,16 +162,12 @@ def _before(node: ast.stmt, name: str, ctx: Context) -> str | None:
 
 
 def _if_join(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, tuple[str, str]] | None:
+    inner = [n for st in (*node.body, *node.orelse) for n in ast.walk(st)]
+    if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in inner):
+        return None  # no side binds a str constant: both sides hold what came before
     if not a.kind(node.test).dynamic or inside_while(node, ctx):
         return None  # a value joined across a while's iterations is MS119's
-    names = sorted(
-        {
-            n.id
-            for st in (*node.body, *node.orelse)
-            for n in ast.walk(st)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
-    )
+    names = sorted({n.id for n in inner if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
     for name in names:
         sides: list[str | None] = []
         for block in (node.body, node.orelse):
@@ -212,8 +208,18 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
 
 
 def _module_function(fname: str, ctx: Context) -> ast.FunctionDef | None:
-    fdef = next((d for d in ctx.tree.body if isinstance(d, ast.FunctionDef) and d.name == fname), None)
+    functions: dict[str, ast.FunctionDef] | None = ctx.cache.get(_FUNCTIONS_KEY)
+    if functions is None:  # one lookup table per file, not a scan of the module per call
+        functions = {}
+        for d in ctx.tree.body:
+            if isinstance(d, ast.FunctionDef):
+                functions.setdefault(d.name, d)
+        ctx.cache[_FUNCTIONS_KEY] = functions
+    fdef = functions.get(fname)
     return fdef if fdef is not None and ctx.scopes.scope_for(fdef) is not None else None
+
+
+_FUNCTIONS_KEY = "runtime_str.module_functions"
 
 
 def _helper_returns(fdef: ast.FunctionDef | None, a: Analyzer) -> tuple[str | None, str | None]:
