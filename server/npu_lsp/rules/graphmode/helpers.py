@@ -83,3 +83,18 @@ def inside_while(node: ast.AST, ctx: Context) -> bool:
         p = ctx.parent(p)
     return False
 
+
+def module_function(fname: str, ctx: Context) -> ast.FunctionDef | None:
+    """The module-level `def fname` of the file (the first one), when compiled code reaches it."""
+    functions: dict[str, ast.FunctionDef] | None = ctx.cache.get(_FUNCTIONS_KEY)
+    if functions is None:  # one lookup table per file, not a scan of the module per call
+        functions = {}
+        for d in ctx.tree.body:
+            if isinstance(d, ast.FunctionDef):
+                functions.setdefault(d.name, d)
+        ctx.cache[_FUNCTIONS_KEY] = functions
+    fdef = functions.get(fname)
+    return fdef if fdef is not None and ctx.scopes.scope_for(fdef) is not None else None
+
+
+_FUNCTIONS_KEY = "helpers.module_functions"

@@ -9,7 +9,13 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule, inside_while, own_nodes
+from npu_lsp.rules.graphmode.helpers import (
+    FUNCS,
+    GraphRule,
+    inside_while,
+    module_function,
+    own_nodes,
+)
 
 #: calls that measure a list (what MindSpore 2.10 cannot do with a joined length under LAX)
 _MEASURES = frozenset({"builtins.len", "builtins.sum"})
@@ -262,10 +268,8 @@ def _assign_join(
 def _helper_returns(fname: str, ctx: Context, a: Analyzer) -> tuple[int | None, int | None]:
     """Two different lengths of list displays a module-level helper returns, one of them from
     inside a tensor `if`."""
-    fdef = next(
-        (d for d in ctx.tree.body if isinstance(d, ast.FunctionDef) and d.name == fname), None
-    )
-    if fdef is None or ctx.scopes.scope_for(fdef) is None:
+    fdef = module_function(fname, ctx)
+    if fdef is None:
         return None, None
     returns = [n for n in own_nodes(fdef) if isinstance(n, ast.Return)]
     lens: list[int] = []

@@ -10,7 +10,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, inside_while, own_nodes
+from npu_lsp.rules.graphmode.helpers import GraphRule, inside_while, module_function, own_nodes
 
 #: builtins whose argument may be a run-time str (it is printed by the runtime, not read)
 _HARMLESS_CALLS = frozenset({"builtins.print"})
@@ -190,7 +190,7 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
     if isinstance(v, ast.IfExp) and a.kind(v.test).dynamic:
         left, right = _str_const(v.body), _str_const(v.orelse)
     elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
-        left, right = _helper_returns(_module_function(v.func.id, ctx), a)
+        left, right = _helper_returns(module_function(v.func.id, ctx), a)
     elif (
         isinstance(v, ast.Call)
         and isinstance(f := v.func, ast.Attribute)
@@ -205,21 +205,6 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
     if left is None or right is None or left == right:
         return None
     return target.id, (left, right)
-
-
-def _module_function(fname: str, ctx: Context) -> ast.FunctionDef | None:
-    functions: dict[str, ast.FunctionDef] | None = ctx.cache.get(_FUNCTIONS_KEY)
-    if functions is None:  # one lookup table per file, not a scan of the module per call
-        functions = {}
-        for d in ctx.tree.body:
-            if isinstance(d, ast.FunctionDef):
-                functions.setdefault(d.name, d)
-        ctx.cache[_FUNCTIONS_KEY] = functions
-    fdef = functions.get(fname)
-    return fdef if fdef is not None and ctx.scopes.scope_for(fdef) is not None else None
-
-
-_FUNCTIONS_KEY = "runtime_str.module_functions"
 
 
 def _helper_returns(fdef: ast.FunctionDef | None, a: Analyzer) -> tuple[str | None, str | None]:
