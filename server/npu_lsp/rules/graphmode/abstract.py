@@ -36,12 +36,20 @@ _UNSIGNED_WIDE: Final[frozenset[str]] = frozenset(_DATA["promotion"]["unsupporte
 METHOD_DTYPES: Final[dict[str, str]] = _DATA["tensor_method_dtypes"]
 # `ops.argmax(x)`, `ops.multinomial(p, n)`...: a fixed result dtype, not the input's
 OPS_FUNCTION_DTYPES: Final[dict[str, str]] = _DATA["ops_function_dtypes"]
+# `ops.randn_like(x)`...: results LAX joins with a Python number under a tensor `if`
+RANDOM_SOURCES: Final[frozenset[str]] = frozenset(_DATA["random_sources"])
 
 
 def ops_function_dtype(qualname: str) -> str | None:
     """The fixed result dtype of the `mindspore.ops` function `qualname`, if it has one."""
     module, _, name = qualname.rpartition(".")
     return OPS_FUNCTION_DTYPES.get(name) if module == "mindspore.ops" else None
+
+
+def is_random_source(qualname: str) -> bool:
+    """Is `qualname` a `mindspore.ops` function drawing random numbers (ms_join.json)?"""
+    module, _, name = qualname.rpartition(".")
+    return module == "mindspore.ops" and name in RANDOM_SOURCES
 
 
 class Site(Enum):

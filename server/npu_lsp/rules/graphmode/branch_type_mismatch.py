@@ -364,7 +364,10 @@ class BranchTypeMismatch(GraphRule):
     shapes or Python constants are folded while compiling. A name nobody reads after the
     branch is not joined, and two constants bound to a name (`y = 1` / `y = 2.0`) are not
     either: the code after the branch is compiled once per constant, and they only meet
-    where the name itself is returned. See docs/graphmode-values.md for the whole table.
+    where the name itself is returned. LAX (not STRICT) also joins a Python number with a
+    random draw made in the branch (`noise = ops.randn_like(x)` / `noise = 0`, then
+    `x + sigma * noise`), unless the name is returned as is or the `if` is in a loop.
+    See docs/graphmode-values.md for the whole table.
 
     ## Example
     ```python
@@ -475,6 +478,14 @@ class BranchTypeMismatch(GraphRule):
             if error is None and _returned_directly(parent, name, ctx):
                 error = _none_out_of_branch(left, right)
         if error is None or not error.applies(strict) or not analyzer(ctx).kind(node.test).dynamic:
+            return
+        if (
+            not strict
+            and isinstance(parent, ast.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+            and lax_random_scalar_join(parent, parent.targets[0].id, (left, right), (node.body, node.orelse), ctx)
+        ):
             return
         if (
             isinstance(parent, ast.Assign)
@@ -676,9 +687,45 @@ class BranchTypeMismatch(GraphRule):
             error = phi_error(node, name, x, y, ctx)
             if error is None and _returned_directly(node, name, ctx):
                 error = _none_out_of_branch(x, y)
+            drawn = (left[name], right[name]) if node.orelse else (left[name],)
+            if error is not None and not strict and lax_random_scalar_join(node, name, (x, y), drawn, ctx):
+                continue
             if error is not None and error.applies(strict):
                 return f"`{name}`: {error.reason}", where
         return None
+
+
+def random_rooted(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` a random draw (`ops.randn_like(x)`) or an expression whose leftmost operand or
+    method receiver is one (`ops.randn_like(x) * 0.5`, `ops.randn(shape).sum()`)?"""
+    while True:
+        if isinstance(e, ast.BinOp):
+            e = e.left
+        elif isinstance(e, ast.Call):
+            if av.is_random_source(ctx.qualname(e.func) or ""):
+                return True
+            if not isinstance(e.func, ast.Attribute):
+                return False
+            e = e.func.value
+        else:
+            return False
+
+
+def lax_random_scalar_join(
+    node: ast.stmt, name: str, joined: tuple[av.Value, av.Value], drawn: tuple[ast.expr, ...], ctx: Context
+) -> bool:
+    """Does LAX accept `name` joined from a tensor and a Python number at `node` because the
+    tensor is a random draw made on one of the paths (`drawn`: the expressions bound in the
+    branches)? Measured on 2.10 (ms_join.json, "random_sources_about"): it does unless the
+    name is returned as is or the `if` sits in a loop; STRICT still fails where Python
+    arithmetic reads the joined name, so this is LAX only."""
+    if {type(joined[0]), type(joined[1])} != {av.Tensor, av.Scalar}:
+        return False
+    if not any(random_rooted(e, ctx) for e in drawn):
+        return False
+    if any(isinstance(p, (ast.For, ast.While, ast.AsyncFor)) for p in _ancestors(node, ctx)):
+        return False
+    return not _returned_directly(node, name, ctx)
 
 
 def _call_candidates(ctx: Context) -> tuple[set[int], set[str]]:

@@ -16,6 +16,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape_read
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.values import instances
 
 _TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
 
@@ -38,7 +39,8 @@ class PythonCallOnTensor(GraphRule):
     Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`, and the size of a tensor
     whose shape is known only at run time: `min(idx.numel(), k)` with `idx = m.nonzero()`,
     `max(len(x[x > 0]), 1)`, `min(kept.shape[0], 3)`) and of a tensor beside a
-    Python number (`min(1.0, t)`, `max(t * 2, 0)`; tensors alone and constants alone
+    Python number (`min(1.0, t)`, `max(t * 2, 0)`, `min(self.decay, t)` with a number
+    stored on `self` in `__init__`; tensors alone and constants alone
     compile), calls of classes built by `collections.namedtuple` (also one the compiled
     function makes itself) or declared as `typing.NamedTuple`, and of the module's own
     `@dataclass` and plain classes (no base, not a jit_class), with graph variables, and of
@@ -307,6 +309,12 @@ def _is_number(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
         value = a._module_assignments().get(e.id)
         if isinstance(value, ast.Constant):
             return _is_number(value, a, ctx)
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        # `self.decay` stored in `__init__` from a number (a literal, a default or the
+        # argument of every construction here): a constant of the compiled instance
+        # (measured: probes minmax_attr_*; a Tensor given to the constructor compiles)
+        const = instances(ctx).evaluate(e, ctx.function)
+        return type(const) in (int, float)
     return a.type_class(e) == "scalar"
 
 
