@@ -59,6 +59,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     runtime_str,
     self_attribute_assignment,
     self_list_mutation,
+    self_list_read_after_append,
     self_referencing_input,
     set_literal,
     shape_folded,
