@@ -1,4 +1,4 @@
-"""MS182: an empty list on `self`, appended in compiled code, then stacked or indexed."""
+"""MS182: state on `self` changed in compiled code, read back there as `__init__` left it."""
 
 from __future__ import annotations
 
@@ -19,13 +19,16 @@ _LOST = {"append": False, "extend": True}  # method -> lost under STRICT only
 _NEEDS_ELEMENTS = frozenset({"mindspore.ops.stack", "mindspore.ops.concat", "mindspore.ops.cat"})
 
 
-@rule(code="MS182", name="self-list-read-after-append", severity="error", family="graphmode")
-class SelfListReadAfterAppend(GraphRule):
+@rule(code="MS182", name="stale-self-state-read", severity="error", family="graphmode")
+class StaleSelfStateRead(GraphRule):
     """## What it does
     Flags a list stored on `self` as `[]` in `__init__`, appended in compiled code
     (`self.cache.append(k)`), and then, later in the same function, stacked or concatenated
     (`ops.stack(self.cache)`, `ops.concat`, `ops.cat`) or indexed (`self.cache[-1]`,
-    also through a local name bound to it). `extend` counts under STRICT only.
+    also through a local name bound to it). `extend` counts under STRICT only. Likewise an
+    attribute that is `None` in `__init__` and set by a method the compiled code calls
+    (`self.scheduler.set_timesteps(n)`, `self.reset(n)`), then iterated, given to `len` or
+    indexed later in the same function (`for t in self.scheduler.timesteps`).
 
     ## Why is this bad?
     The graph does not mutate a list held on `self`: after the `append` the function still
@@ -33,7 +36,10 @@ class SelfListReadAfterAppend(GraphRule):
     must be int and must >= 1, but got '0'`, `For primitive[Concat], the elements size must be
     greater than 0`, `For primitive:'list_getitem', cannot get item by index from an empty
     sequence`. A list that starts with elements compiles (the appended value is silently
-    lost, see MS142), and so does `len(self.cache)` (it is 0).
+    lost, see MS142), and so does `len(self.cache)` (it is 0). An attribute a called method
+    sets is read back as its `__init__` value too: `'none' object is not iterable`,
+    `'NoneType' object has no attribute '__len__'` (set directly in `construct`, LAX reads
+    the new value).
 
     ## Example
     ```python
@@ -64,16 +70,21 @@ class SelfListReadAfterAppend(GraphRule):
       tests/npu_lsp/fixtures/written/generative/probes (append then `ops.stack`, `ops.cat`,
       `[-1]`, `[0]` through a local name are rejected at LAX and STRICT; `extend` then
       `ops.stack` at STRICT only; `len`, a `for` loop, returning the list, a list that starts
-      with a tensor, and `self.h + [x]` compile).
+      with a tensor, and `self.h + [x]` compile); probes `self_attr_*` / `sched_*` (a
+      `None` attribute set by a method of the cell or of a cell or plain object it holds,
+      then iterated or given to `len`: rejected at both levels; a list there, or the
+      attribute set in `construct` itself or before the call, compiles under LAX).
     """
 
     nodes = (ast.Call,)
-    calls = frozenset(_LOST)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
         f = node.func
-        if not (isinstance(f, ast.Attribute) and f.attr in _LOST):
+        if not isinstance(f, ast.Attribute):
+            return
+        if f.attr not in _LOST:
+            yield from _set_by_method(self, node, f, ctx)
             return
         recv = f.value
         if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"):
@@ -172,3 +183,89 @@ def _walk_own(func: ast.AST) -> Iterable[ast.AST]:
         for child in ast.iter_child_nodes(n):
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 stack.append(child)
+
+
+def _set_by_method(rule: StaleSelfStateRead, call: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
+    """`self.m(...)` / `self.h.m(...)` where method `m` sets `self.A` that `__init__` leaves
+    None, and the compiled function then iterates, measures or indexes `<obj>.A`."""
+    obj = f.value
+    func = ctx.function
+    if func is None:
+        return
+    a = analyzer(ctx)
+    owner = a.owner_class(func)
+    if owner is None:
+        return
+    if isinstance(obj, ast.Name) and obj.id == "self":
+        cls: ast.ClassDef | None = owner
+    elif isinstance(obj, ast.Attribute) and isinstance(obj.value, ast.Name) and obj.value.id == "self":
+        cls = _held_class(owner, obj.attr, ctx)
+    else:
+        return
+    if cls is None:
+        return
+    method = _methods(cls).get(f.attr)
+    if method is None or method is func:
+        return
+    init = a._self_values(cls)
+    for attr in sorted(_assigned_attrs(method)):
+        values = init.get(attr)
+        if not values or not all(isinstance(v, ast.Constant) and v.value is None for v in values):
+            continue
+        read = _consumed_after(obj, attr, call, func)
+        if read is not None:
+            yield ctx.diagnostic(
+                rule,
+                read,
+                f"`{ast.unparse(obj)}.{attr}` is still None (its `__init__` value) here: `{f.attr}(...)` (line"
+                f" {call.lineno}) sets it from compiled code, which the graph does not see; set it before"
+                " calling the network, or return the value from the method",
+            )
+
+
+def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
+    return {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+
+
+def _held_class(owner: ast.ClassDef, attr: str, ctx: Context) -> ast.ClassDef | None:
+    """The class of this module built into `self.<attr>` by `owner`'s `__init__`."""
+    values = analyzer(ctx)._self_values(owner).get(attr) or []
+    if len(values) != 1 or not isinstance(values[0], ast.Call) or not isinstance(values[0].func, ast.Name):
+        return None
+    name = values[0].func.id
+    return next((c for c in ctx.tree.body if isinstance(c, ast.ClassDef) and c.name == name), None)
+
+
+def _assigned_attrs(method: ast.FunctionDef) -> set[str]:
+    """`self.<attr> = ...` targets directly in `method` (not in nested functions)."""
+    out: set[str] = set()
+    for n in _walk_own(method):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                out.add(t.attr)
+    return out
+
+
+def _consumed_after(obj: ast.expr, attr: str, call: ast.Call, func: ast.AST) -> ast.AST | None:
+    """The first iteration, `len` or index of `<obj>.<attr>` after `call` in `func`."""
+    want = ast.dump(obj)
+
+    def same(e: ast.expr) -> bool:
+        return isinstance(e, ast.Attribute) and e.attr == attr and ast.dump(e.value) == want
+
+    found: ast.AST | None = None
+    for n in _walk_own(func):
+        if (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) <= (call.lineno, call.col_offset):
+            continue
+        if isinstance(n, ast.For):
+            hit: ast.AST | None = n.iter if same(n.iter) else None
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args:
+            hit = n if same(n.args[0]) else None
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+            hit = n if same(n.value) else None
+        else:
+            hit = None
+        if hit is not None and (found is None or (hit.lineno, hit.col_offset) < (found.lineno, found.col_offset)):  # type: ignore[attr-defined]
+            found = hit
+    return found
