@@ -26,7 +26,7 @@ class Int32ItemAsIndex(GraphRule):
     Flags `t.item()` of an int32 tensor computed at run time (an input built with
     `Tensor(2, ms.int32)`, a cast to int32) used where MindSpore needs an int64 index or
     size: as the index of a tuple (`SCALES[i.item()]`, also through a name `k = i.item()`),
-    as a slice bound (`x[:, :n.item()]`), in the sizes of `reshape` / `view` / `tile` and
+    as the index of a list under STRICT, as a slice bound (`x[:, :n.item()]`), in the sizes of `reshape` / `view` / `tile` and
     in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`.
 
     ## Why is this bad?
@@ -36,7 +36,8 @@ class Int32ItemAsIndex(GraphRule):
     `TupleGetItem evaluator index should be an int64 number, but got AbstractScalar(Type:
     Int32 ...)`, and a shape mixing it with int64 sizes fails with `RealMakeTuple ... does
     not support this kernel data type: (Int32, Int64)`. `int(t)` in the same places compiles,
-    and so does `.item()` of an int64 tensor (`x.argmax(1)`) or an index into a list.
+    and so does `.item()` of an int64 tensor (`x.argmax(1)`), or an index into a list under
+    LAX (STRICT has the same kernel failure for a list: `self.betas[t.item()]`).
 
     ## Example
     ```python
@@ -85,8 +86,12 @@ class Int32ItemAsIndex(GraphRule):
                                 yield self._report(bound, "a slice bound", ctx)
                                 return
                 return
-            if self._int32_item(index, ctx) and self._is_tuple(node.value, ctx):
-                yield self._report(index, f"the index of the tuple `{ctx.segment(node.value)}`", ctx)
+            if self._int32_item(index, ctx):
+                if self._is_tuple(node.value, ctx):
+                    yield self._report(index, f"the index of the tuple `{ctx.segment(node.value)}`", ctx)
+                elif ctx.scope is not None and ctx.scope.strict and self._is_sequence(node.value, ctx, (ast.List, ast.ListComp), "list"):
+                    # measured (probes seq_item_*): LAX reads a list through the interpreter
+                    yield self._report(index, f"the index of the list `{ctx.segment(node.value)}` under STRICT", ctx)
             return
         assert isinstance(node, ast.Call)
         for size in self._shape_args(node, ctx):
@@ -128,19 +133,24 @@ class Int32ItemAsIndex(GraphRule):
         return isinstance(recv, av.Tensor) and recv.dtype == "int32"
 
     def _is_tuple(self, e: ast.expr, ctx: Context) -> bool:
-        if isinstance(e, ast.Tuple):
+        return self._is_sequence(e, ctx, ast.Tuple, "tuple")
+
+    def _is_sequence(self, e: ast.expr, ctx: Context, literal: type[ast.expr] | tuple[type[ast.expr], ...], kind: str) -> bool:
+        """Is `e` a tuple (`literal` ast.Tuple, `kind` "tuple") or list display (comprehension), a module
+        constant, an attribute `__init__` sets to one, or a value known to be one?"""
+        if isinstance(e, literal):
             return True
         if isinstance(e, ast.Name) and not _bound_locally(e.id, ctx):
-            return isinstance(_module_literal(e.id, ctx), ast.Tuple)  # `SCALES = (1.0, 0.5)`
+            return isinstance(_module_literal(e.id, ctx), literal)  # `SCALES = (1.0, 0.5)`
         if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
             a = analyzer(ctx)
             cls = a.owner_class(ctx.function)
             held = a._self_values(cls).get(e.attr, []) if cls is not None else []
-            return bool(held) and all(isinstance(v, ast.Tuple) for v in held)  # `self.k = (3, 5)`
+            return bool(held) and all(isinstance(v, literal) for v in held)  # `self.k = (3, 5)`
         v = values(ctx).of(e)
         if isinstance(v, av.Sequence):
-            return v.kind == "tuple"
-        return analyzer(ctx).type_class(e) == "tuple"
+            return v.kind == kind
+        return analyzer(ctx).type_class(e) == kind
 
     def _report(self, e: ast.expr, where: str, ctx: Context) -> Diagnostic:
         return ctx.diagnostic(
