@@ -204,14 +204,10 @@ def _set_by_method(rule: StaleSelfStateRead, call: ast.Call, f: ast.Attribute, c
         return
     if cls is None:
         return
-    method = _methods(cls).get(f.attr)
+    method = _methods(cls, ctx).get(f.attr)
     if method is None or method is func:
         return
-    init = a._self_values(cls)
-    for attr in sorted(_assigned_attrs(method)):
-        values = init.get(attr)
-        if not values or not all(isinstance(v, ast.Constant) and v.value is None for v in values):
-            continue
+    for attr in _none_attrs_set(cls, method, ctx):
         read = _consumed_after(obj, attr, call, func)
         if read is not None:
             yield ctx.diagnostic(
@@ -223,8 +219,23 @@ def _set_by_method(rule: StaleSelfStateRead, call: ast.Call, f: ast.Attribute, c
             )
 
 
-def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
-    return {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+def _methods(cls: ast.ClassDef, ctx: Context) -> dict[str, ast.FunctionDef]:
+    memo: dict[int, dict[str, ast.FunctionDef]] = ctx.cache.setdefault("MS182.methods", {})
+    hit = memo.get(id(cls))
+    if hit is None:
+        hit = memo[id(cls)] = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+    return hit
+
+
+def _none_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) -> list[str]:
+    """The attributes `method` sets that `cls.__init__` leaves None (once per method)."""
+    memo: dict[int, list[str]] = ctx.cache.setdefault("MS182.none-set", {})
+    hit = memo.get(id(method))
+    if hit is None:
+        init = analyzer(ctx)._self_values(cls)
+        nones = {a for a, vs in init.items() if vs and all(isinstance(v, ast.Constant) and v.value is None for v in vs)}
+        hit = memo[id(method)] = sorted(_assigned_attrs(method) & nones) if nones else []
+    return hit
 
 
 def _held_class(owner: ast.ClassDef, attr: str, ctx: Context) -> ast.ClassDef | None:
