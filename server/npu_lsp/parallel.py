@@ -29,6 +29,13 @@ if TYPE_CHECKING:
 
 Handler = Callable[[str, Any], Any]
 
+#: batches sent ahead to each forked worker (see `Pool.run`)
+_AHEAD = 2
+#: socket buffer of each end of a worker's pipe: a batch's reply (the summaries of 16
+#: files are about 250 KB) is written at once instead of the worker waiting, blocked,
+#: until this process reads it (Linux caps it at `net.core.wmem_max`/`rmem_max`)
+_BUFFER = 4 * 1024 * 1024
+
 
 class WorkerFailed(Exception):
     """A worker raised or died; the message says which and why."""
@@ -65,6 +72,8 @@ class Pool:
             ctx = multiprocessing.get_context("fork")
             for _ in range(self.jobs - 1):
                 parent, child = ctx.Pipe()
+                _widen(parent)
+                _widen(child)
                 proc = ctx.Process(target=_serve, args=(child, handler), daemon=True)
                 proc.start()
                 child.close()
@@ -142,17 +151,23 @@ class Pool:
             w: [list(s[i : i + batch]) for i in range(0, len(s), batch)]
             for w, s in enumerate(shards)
         }
-        busy: dict[Any, int] = {}
+        # Each forked worker has up to `_AHEAD` batches queued: its next batch is waiting
+        # when it finishes one, instead of waiting for this process to finish a batch of
+        # its own and answer (a worker idled about a third of a run that way).
+        queued = [0] * self.jobs
+        by_conn: dict[Any, int] = {conn: w for w, conn in enumerate(self._conns, 1)}
 
         def send_next(w: int) -> None:
-            if pending.get(w):
-                conn = self._conns[w - 1]
-                conn.send((command, pending[w].pop(0)))
-                busy[conn] = w
+            todo = pending.get(w)
+            while todo and queued[w] < _AHEAD:
+                self._conns[w - 1].send((command, todo.pop(0)))
+                queued[w] += 1
 
         def collect(timeout: float | None) -> None:
-            for ready in wait(list(busy), timeout):
-                w = busy.pop(ready)
+            busy = [conn for conn, w in by_conn.items() if queued[w]]
+            for ready in wait(busy, timeout):
+                w = by_conn[ready]
+                queued[w] -= 1
                 done(self._receive(w))
                 send_next(w)
 
@@ -161,9 +176,8 @@ class Pool:
         mine = pending.get(0, [])
         while mine:  # worker 0's batches here, answering the others in between
             done(self.handler(command, mine.pop(0)))
-            if busy:
-                collect(0)
-        while busy:
+            collect(0)
+        while any(queued):
             collect(None)
 
     def _receive(self, w: int) -> Any:
@@ -176,6 +190,22 @@ class Pool:
         if not ok:
             raise WorkerFailed(f"worker {w + 1} failed: {value}")
         return value
+
+
+def _widen(conn: Connection) -> None:
+    """Ask for `_BUFFER` bytes of socket buffer on `conn` (best effort: the system may
+    give less, or the connection may not be a socket)."""
+    import socket
+
+    fd = os.dup(conn.fileno())
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:
+        os.close(fd)
+        return
+    with sock, contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _BUFFER)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _BUFFER)
 
 
 def _serve(conn: Connection, handler: Handler) -> None:
