@@ -120,21 +120,28 @@ def test_jobs_1_and_2_give_byte_identical_output(repo: Path, env: dict[str, str]
 def test_every_way_of_handling_summaries_gives_the_same_output(
     repo: Path, env: dict[str, str]
 ) -> None:
-    """One process without a cache keeps its summaries as made (nothing is pickled or
-    pruned); with a cache they are pruned and pickled; with two workers each is pruned,
-    pickled and sent to the other worker before the resolution (`adopt`). Same output."""
+    """Without a cache the summaries are used as made (nothing is pickled or pruned); with
+    a cache they are pruned and pickled, and the index holds the pruned copies; with two
+    workers, forked for the check, each checks files whose trees and summaries this
+    process made (the pruned copies with a cache). Same output."""
     from repo_support import write_mixed_project
 
     write_mixed_project(repo)
     outs = []
-    for args in (("--no-cache", "--jobs", "1"), ("--jobs", "1"), ("--no-cache", "--jobs", "2")):
+    ways = (
+        ("--no-cache", "--jobs", "1"),
+        ("--jobs", "1"),
+        ("--no-cache", "--jobs", "2"),
+        ("--jobs", "2"),
+    )
+    for args in ways:
         shutil.rmtree(repo / ".ascend-lens_cache", ignore_errors=True)
         proc = run(*args, "--timings", ".", cwd=repo, env=env)
         assert proc.returncode == 1, proc.stderr
         assert timings(proc)["jobs"] == int(args[-1])
         assert timings(proc)["parsed"] == timings(proc)["checked"] > 40
         outs.append(proc.stdout)
-    assert outs[0] == outs[1] == outs[2]
+    assert outs[0] == outs[1] == outs[2] == outs[3]
     assert "pkg/m39.py:8:13: MS109" in outs[0]
 
 
