@@ -93,19 +93,6 @@ class Pool:
                 proc.join()
         self._conns, self._procs = [], []
 
-    def broadcast(self, command: str, payload: Any) -> list[Any]:
-        """Run `command` with `payload` on every worker; their results in worker order."""
-        return self.scatter(command, [payload] * self.jobs)
-
-    def scatter(self, command: str, payloads: Sequence[Any]) -> list[Any]:
-        """Run `command` with `payloads[w]` on worker `w`; their results in worker order."""
-        if len(payloads) != self.jobs:
-            raise ValueError(f"{len(payloads)} payloads for {self.jobs} workers")
-        for conn, payload in zip(self._conns, payloads[1:], strict=True):
-            conn.send((command, payload))
-        mine = self.handler(command, payloads[0])
-        return [mine, *(self._receive(w) for w in range(1, self.jobs))]
-
     def share(
         self,
         command: str,
