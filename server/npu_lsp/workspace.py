@@ -77,7 +77,7 @@ _BATCH = 16
 #: After an edit that leaves the project-wide resolution as it was, up to this many new
 #: summaries go to a small file beside the cached ones instead of rewriting them all.
 _DELTA_MAX = 64
-#: Below this many files to parse or check, workers cost more than they save.
+#: Below this many files to check, workers cost more than they save.
 _MIN_PARALLEL = 24
 
 
@@ -258,16 +258,14 @@ def _check_files(
         if progress:
             progress(min(done_count, len(files)), len(files), "checked")
 
-    # Workers pay off when there is parsing to do (a cold run); after an edit the few
-    # files to parse, and their dependents, are checked here. Files are parsed and
-    # summarised here, in this process; the workers are forked for the check, after the
-    # resolution, and inherit the trees, the index and the resolution as made (nothing is
-    # pruned, pickled, sent or unpickled: with summarising spread over the workers, each
-    # summary crossed to every other worker, which cost as much CPU as parsing and
-    # summarising it, and the walls of the two ways came out about even on two cores).
-    workers = jobs if len(to_parse) >= _MIN_PARALLEL and can_fork() else 1
+    # Files are parsed and summarised here, in this process; the workers are forked for
+    # the check, after the resolution, and inherit the trees, the index and the resolution
+    # as made (nothing is pruned, pickled, sent or unpickled: with summarising spread over
+    # the workers, each summary crossed to every other worker, which cost as much CPU as
+    # parsing and summarising it). They pay off when there are many files to check (a
+    # cold run, new settings); the few of an edit are checked here.
     try:
-        stats.jobs = workers
+        stats.jobs = 1
         run.pickled = cache is not None
 
         def summarised(batch: list[Any]) -> None:
@@ -398,6 +396,13 @@ def _check_files(
                 tick(len(batch))
 
             if again:
+                workers = jobs if len(again) >= _MIN_PARALLEL and can_fork() else 1
+                if workers > 1:
+                    # a cached summary is checked against its digest when first read: read
+                    # them all here, where a corrupt one restarts the run without the cache
+                    for _i, blob in blobs:
+                        if not isinstance(blob, bytes):
+                            blob()
                 with Pool(workers, _handle) as pool:
                     stats.jobs = pool.jobs
                     pool.share("check", again, _BATCH, checked)

@@ -233,6 +233,30 @@ def test_a_tampered_summary_is_not_trusted(repo: Path, env: dict[str, str]) -> N
     assert timings(proc)["summaries_cached"] == 0
 
 
+def test_a_tampered_summary_is_not_trusted_by_forked_workers(
+    repo: Path, env: dict[str, str]
+) -> None:
+    """Edits in 30 function bodies keep every summary and the cached resolution: the other
+    modules' summaries are read from the cache only when a check uses them, possibly in a
+    worker forked for the check. They are all read (and checked) before the workers are
+    forked, so a tampered one makes the run start again without the cache instead of a
+    worker failing."""
+    run(".", cwd=repo, env=env)
+    blobs = next((repo / ".ascend-lens_cache").rglob("blobs"))
+    data = bytearray(blobs.read_bytes())
+    for at in range(0, len(data), 97):
+        data[at] ^= 0xFF
+    blobs.write_bytes(bytes(data))
+    for i in range(30):
+        module = repo / "pkg" / f"m{i:02d}.py"
+        module.write_text(module.read_text() + "\n# touched\n")
+    proc = run("--timings", "--jobs", "2", ".", cwd=repo, env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    assert timings(proc)["summaries_cached"] == 0
+    assert timings(proc)["jobs"] == 2
+
+
 def test_a_notebook_is_checked_against_the_runs_index(repo: Path, env: dict[str, str]) -> None:
     """A notebook's Cell whose base is a Cell of the project: known from the repository
     run's summaries (no second index of the project), the same cold, cached and warm."""
