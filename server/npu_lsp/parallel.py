@@ -1,24 +1,21 @@
-"""Worker processes that keep state between the phases of one `check` run.
+"""Worker processes forked from this one to share a phase of a `check` run.
 
-A `Pool` of `jobs` workers is this process (worker 0) and `jobs - 1` processes forked once;
-each runs `handler(command, payload)` on what it is given and keeps whatever the handler
-keeps (the syntax trees of its files, so a file parsed to be summarised is not parsed
-again to be checked). This process works as worker 0 between the messages it exchanges
-with the others: it needs what worker 0 makes anyway (the summaries of its files), so
-they neither cross a pipe nor are unpickled, and one process less is started. Items are spread over the workers in
-a fixed way and sent in batches, so the caller can report progress as batches finish;
-results come back keyed by item, so the order they arrive in never shows in the output.
-
-Forking shares the run's inputs (file contents, settings) with the workers without copying
-them through pipes. Where `fork` is not available, or with one job, everything runs in this
-process through the same handler, which gives the same results by construction (worker 0
-always runs that way).
+A `Pool` of `jobs` workers is this process (worker 0) and `jobs - 1` processes forked when
+it is made: they inherit everything this process built before (the syntax trees of the
+files, the summaries, the project-wide resolution), so none of it is pickled or sent, and
+each runs `handler(command, payload)` on what it is given. `share` hands out batches of
+items to whichever worker is free (this process runs its own batches between answering
+the others), so the caller can report progress as batches finish; results come back
+keyed by item, so the order they arrive in never shows in the output. Where `fork` is not
+available, or with one job, everything runs in this process through the same handler,
+which gives the same results by construction (worker 0 always runs that way).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +25,13 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
 Handler = Callable[[str, Any], Any]
+
+#: batches sent ahead to each forked worker (see `Pool.run`)
+_AHEAD = 2
+#: socket buffer of each end of a worker's pipe: a batch's reply (the summaries of 16
+#: files are about 250 KB) is written at once instead of the worker waiting, blocked,
+#: until this process reads it (Linux caps it at `net.core.wmem_max`/`rmem_max`)
+_BUFFER = 4 * 1024 * 1024
 
 
 class WorkerFailed(Exception):
@@ -57,20 +61,19 @@ class Pool:
         #: the forked workers 1.. (index w - 1 for worker w)
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
-        #: per forked worker (index w - 1): replies to `post` not received yet
-        self._posted: list[int] = []
         if self.jobs > 1:
             import multiprocessing
 
             ctx = multiprocessing.get_context("fork")
             for _ in range(self.jobs - 1):
                 parent, child = ctx.Pipe()
+                _widen(parent)
+                _widen(child)
                 proc = ctx.Process(target=_serve, args=(child, handler), daemon=True)
                 proc.start()
                 child.close()
                 self._conns.append(parent)
                 self._procs.append(proc)
-                self._posted.append(0)
 
     def __enter__(self) -> Pool:
         return self
@@ -90,80 +93,48 @@ class Pool:
                 proc.join()
         self._conns, self._procs = [], []
 
-    def broadcast(self, command: str, payload: Any) -> list[Any]:
-        """Run `command` with `payload` on every worker; their results in worker order."""
-        return self.scatter(command, [payload] * self.jobs)
-
-    def post(self, command: str, payloads: Sequence[Any]) -> None:
-        """Start `command` with `payloads[w - 1]` on each forked worker `w` and return at
-        once: this process goes on with other work while they run it. Their replies are
-        received (and dropped; an error is raised) before the next command is sent."""
-        if len(payloads) != self.jobs - 1:
-            raise ValueError(f"{len(payloads)} payloads for {self.jobs - 1} forked workers")
-        for w, (conn, payload) in enumerate(zip(self._conns, payloads, strict=True), 1):
-            conn.send((command, payload))
-            self._posted[w - 1] += 1
-
-    def _drain(self) -> None:
-        """Receive the replies to `post` still pending."""
-        for w in range(1, self.jobs):
-            while self._posted[w - 1]:
-                self._posted[w - 1] -= 1
-                self._receive(w)
-
-    def scatter(self, command: str, payloads: Sequence[Any]) -> list[Any]:
-        """Run `command` with `payloads[w]` on worker `w`; their results in worker order."""
-        if len(payloads) != self.jobs:
-            raise ValueError(f"{len(payloads)} payloads for {self.jobs} workers")
-        self._drain()
-        for conn, payload in zip(self._conns, payloads[1:], strict=True):
-            conn.send((command, payload))
-        mine = self.handler(command, payloads[0])
-        return [mine, *(self._receive(w) for w in range(1, self.jobs))]
-
-    def run(
+    def share(
         self,
         command: str,
-        shards: Sequence[Sequence[Any]],
+        items: Sequence[Any],
         batch: int,
         done: Callable[[list[Any]], None],
     ) -> None:
-        """Run `command` over `shards[w]` on worker `w`, `batch` items per message; `done`
-        gets each batch's result list as it arrives (in this process, in order)."""
+        """Run `command` over `items`, `batch` items per message, each batch on whichever
+        worker is free first (this process included); `done` gets each batch's result
+        list as it arrives (in this process)."""
         from multiprocessing.connection import wait
 
+        batches = deque(list(items[i : i + batch]) for i in range(0, len(items), batch))
         if self.jobs == 1:
-            for shard in shards:
-                for start in range(0, len(shard), batch):
-                    done(self.handler(command, list(shard[start : start + batch])))
+            while batches:
+                done(self.handler(command, batches.popleft()))
             return
-        self._drain()
-        pending = {
-            w: [list(s[i : i + batch]) for i in range(0, len(s), batch)]
-            for w, s in enumerate(shards)
-        }
-        busy: dict[Any, int] = {}
+        # Each forked worker has up to `_AHEAD` batches queued: its next batch is waiting
+        # when it finishes one, instead of waiting for this process to finish a batch of
+        # its own and answer.
+        queued = [0] * self.jobs
+        by_conn: dict[Any, int] = {conn: w for w, conn in enumerate(self._conns, 1)}
 
         def send_next(w: int) -> None:
-            if pending.get(w):
-                conn = self._conns[w - 1]
-                conn.send((command, pending[w].pop(0)))
-                busy[conn] = w
+            while batches and queued[w] < _AHEAD:
+                self._conns[w - 1].send((command, batches.popleft()))
+                queued[w] += 1
 
         def collect(timeout: float | None) -> None:
-            for ready in wait(list(busy), timeout):
-                w = busy.pop(ready)
+            busy = [conn for conn, w in by_conn.items() if queued[w]]
+            for ready in wait(busy, timeout):
+                w = by_conn[ready]
+                queued[w] -= 1
                 done(self._receive(w))
                 send_next(w)
 
         for w in range(1, self.jobs):
             send_next(w)
-        mine = pending.get(0, [])
-        while mine:  # worker 0's batches here, answering the others in between
-            done(self.handler(command, mine.pop(0)))
-            if busy:
-                collect(0)
-        while busy:
+        while batches:  # worker 0's batches here, answering the others in between
+            done(self.handler(command, batches.popleft()))
+            collect(0)
+        while any(queued):
             collect(None)
 
     def _receive(self, w: int) -> Any:
@@ -176,6 +147,22 @@ class Pool:
         if not ok:
             raise WorkerFailed(f"worker {w + 1} failed: {value}")
         return value
+
+
+def _widen(conn: Connection) -> None:
+    """Ask for `_BUFFER` bytes of socket buffer on `conn` (best effort: the system may
+    give less, or the connection may not be a socket)."""
+    import socket
+
+    fd = os.dup(conn.fileno())
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:
+        os.close(fd)
+        return
+    with sock, contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _BUFFER)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _BUFFER)
 
 
 def _serve(conn: Connection, handler: Handler) -> None:

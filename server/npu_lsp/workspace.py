@@ -6,9 +6,9 @@ The run, for files in discovery order:
    those whose stamp the cache cannot vouch for; when the settings and every digest are
    what the cache recorded last time, the recorded diagnostics are the answer (the CLI
    gives it without importing this module: `warm.answer`);
-2. *summarise* (workers): each Python file whose summary is not cached is parsed once
-   and summarised; the worker keeps the tree for step 5 and sends back the portable
-   summary (`summary.portable`, pickled) and the names the module imports;
+2. *summarise* (here): each Python file whose summary is not cached is parsed once and
+   summarised; the tree is kept for step 5 (the portable summary, `summary.portable`,
+   is made and pickled only for the cache);
 3. *key* (here): each file's diagnostics depend on its content, the settings, the
    checker, the summaries of the modules it can reach through imports (its *closure*,
    digested over the import graph's strongly connected components, so linear even with
@@ -18,9 +18,10 @@ The run, for files in discovery order:
    and edges of every module whose closure did not change; each file's seeds are then
    known from the names its summary defines, and a file whose key and seeds are what the
    cache recorded is not checked again;
-5. *check* (workers): the others are checked against the index of every summary, on the
-   tree kept from step 2 (parsed again only when step 2 did not parse the file, or when
-   keeping every tree would pass `TREE_BUDGET`).
+5. *check* (workers, forked now: they inherit the trees, the index and the resolution):
+   the others are checked against the index of every summary, on the tree kept from
+   step 2 (parsed again only when step 2 did not parse the file, or when keeping every
+   tree would pass `TREE_BUDGET`), each batch of files by whichever worker is free.
 
 Whatever the number of workers, the index is built in file order and results are put
 back in file order, so the output does not depend on `--jobs`.
@@ -51,7 +52,7 @@ from npu_lsp.cache import (
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
-from npu_lsp.parallel import Pool
+from npu_lsp.parallel import Pool, can_fork
 from npu_lsp.project_scopes import Resolution, Scopes
 from npu_lsp.rules.graphmode.xcalls import incoming_digests
 from npu_lsp.scope import EdgeTable, ModuleInfo, summarize
@@ -67,15 +68,16 @@ from npu_lsp.warm import (
     refresh,
 )
 
-#: Trees kept between the phases, all workers together, in estimated bytes (a tree takes
-#: about 45 bytes per byte of source); past it, files are parsed again to be checked.
+#: Trees kept between the phases by this process (the workers inherit them), in estimated
+#: bytes (a tree takes about 45 bytes per byte of source); past it, files are parsed again
+#: to be checked.
 TREE_BUDGET = 384 * 1024 * 1024
 _TREE_FACTOR = 45
 _BATCH = 16
 #: After an edit that leaves the project-wide resolution as it was, up to this many new
 #: summaries go to a small file beside the cached ones instead of rewriting them all.
 _DELTA_MAX = 64
-#: Below this many files to parse or check, workers cost more than they save.
+#: Below this many files to check, workers cost more than they save.
 _MIN_PARALLEL = 24
 
 
@@ -90,20 +92,20 @@ class Run:
     datas: list[bytes | OSError | None]
     config: Config
     root: str | None
-    #: per worker: the trees it keeps, by file number
+    #: the trees kept between the phases, by file number
     trees: dict[int, tuple[str, ast.Module, ModuleInfo]] = field(default_factory=dict)
     index: WorkspaceIndex | None = None
-    #: per worker: files parsed to be summarised whose tree did not fit `budget`
+    #: files parsed to be summarised whose tree did not fit `budget`
     dropped: set[int] = field(default_factory=set)
     budget: int = TREE_BUDGET
-    #: per process: the portable summaries it made, by file number (its index takes them
-    #: as they are instead of unpickling their blobs)
+    #: the summaries this process made, by file number, pruned when pickled (its index
+    #: takes them as they are instead of unpickling their blobs)
     portables: dict[int, ModuleInfo] = field(default_factory=dict)
     #: keep every tree to the end instead of freeing each once checked (`check_files`'s
     #: `keep`: the process exits without freeing them)
     keep: bool = False
     #: whether summaries are pickled and digested: for the cache (the digests key its
-    #: entries) or to cross to other processes; neither is read otherwise
+    #: entries); neither is read otherwise
     pickled: bool = True
 
 
@@ -256,177 +258,155 @@ def _check_files(
         if progress:
             progress(min(done_count, len(files)), len(files), "checked")
 
-    # workers pay off when there is parsing to spread (a cold run); after an edit the few
-    # files to parse, and their dependents, are checked here
-    workers = jobs if len(to_parse) >= _MIN_PARALLEL else 1
+    # Files are parsed and summarised here, in this process; the workers are forked for
+    # the check, after the resolution, and inherit the trees, the index and the resolution
+    # as made (nothing is pruned, pickled, sent or unpickled: with summarising spread over
+    # the workers, each summary crossed to every other worker, which cost as much CPU as
+    # parsing and summarising it). They pay off when there are many files to check (a
+    # cold run, new settings); the few of an edit are checked here.
     try:
-        with Pool(workers, _handle) as pool:
-            stats.jobs = pool.jobs
-            run.budget = TREE_BUDGET // pool.jobs
-            run.pickled = cache is not None or pool.jobs > 1
-            shards = _shards(to_parse, run.datas, pool.jobs)
-            owner = {i: w for w, shard in enumerate(shards) for i in shard}
+        stats.jobs = 1
+        run.pickled = cache is not None
 
-            def summarised(batch: list[Any]) -> None:
-                for i, kind, value in batch:
-                    if kind == "final":
-                        out[i] = value
-                        tick(1)
-                    else:
-                        value.content = contents[i]
-                        summaries[i] = value
-                        stats.parsed += 1
-                nonlocal indexed
-                indexed += len(batch)
-                if progress:
-                    progress(indexed, len(to_parse), "indexed")
-
-            pool.run("summarise", shards, _BATCH, summarised)
-            t = stats.lap("summarise", t)
-
-            order = [i for i in range(len(files)) if i in summaries]
-            whole = digest(*(f"{run.modules[i]}\0{summaries[i].summary}" for i in order))
-            if whole == old_whole and all(keys[i] in old_results for i in order):
-                # no summary changed: neither did what any module reaches
-                closure = {i: old_results[keys[i]].closure for i in order}
-            else:
-                closure = _closures(order, summaries, run.modules)
-            # what other modules pass to each module's cells and functions: part of its key
-            # (its callers import it, so they are not in its closure)
-            passed = [c for i in order for c in summaries[i].xcalls]
-            passed_into = incoming_digests((run.modules[i] for i in order), passed)
-            result_keys: dict[int, str] = {}
-            todo: list[int] = []
-            for i in range(len(files)):
-                if out[i] is not None:
-                    continue
-                if isinstance(run.datas[i], OSError):
-                    out[i] = [engine.unreadable(cast(OSError, run.datas[i]))]
+        def summarised(batch: list[Any]) -> None:
+            for i, kind, value in batch:
+                if kind == "final":
+                    out[i] = value
                     tick(1)
-                    continue
-                result_keys[i] = digest(
-                    settings, contents[i], closure.get(i, ""), passed_into.get(run.modules[i], "")
+                else:
+                    value.content = contents[i]
+                    summaries[i] = value
+                    stats.parsed += 1
+            nonlocal indexed
+            indexed += len(batch)
+            if progress:
+                progress(indexed, len(to_parse), "indexed")
+
+        for start in range(0, len(to_parse), _BATCH):
+            summarised(_handle("summarise", to_parse[start : start + _BATCH]))
+        t = stats.lap("summarise", t)
+
+        order = [i for i in range(len(files)) if i in summaries]
+        whole = digest(*(f"{run.modules[i]}\0{summaries[i].summary}" for i in order))
+        if whole == old_whole and all(keys[i] in old_results for i in order):
+            # no summary changed: neither did what any module reaches
+            closure = {i: old_results[keys[i]].closure for i in order}
+        else:
+            closure = _closures(order, summaries, run.modules)
+        # what other modules pass to each module's cells and functions: part of its key
+        # (its callers import it, so they are not in its closure)
+        passed = [c for i in order for c in summaries[i].xcalls]
+        passed_into = incoming_digests((run.modules[i] for i in order), passed)
+        result_keys: dict[int, str] = {}
+        todo: list[int] = []
+        for i in range(len(files)):
+            if out[i] is not None:
+                continue
+            if isinstance(run.datas[i], OSError):
+                out[i] = [engine.unreadable(cast(OSError, run.datas[i]))]
+                tick(1)
+                continue
+            result_keys[i] = digest(
+                settings, contents[i], closure.get(i, ""), passed_into.get(run.modules[i], "")
+            )
+            todo.append(i)
+        scopes_key = digest(settings, whole)
+        cached_scopes, previous, made_for = _cached_scopes(old_scopes, scopes_key)
+        # Files whose key is unchanged while no summary changed have unchanged seeds too.
+        same_world = cached_scopes is not None
+        check: list[int] = []
+        for i in todo:
+            old = old_results.get(keys[i])
+            if same_world and old is not None and old.key == result_keys[i]:
+                out[i] = old.diagnostics
+                stats.reused += 1
+                tick(1)
+            else:
+                check.append(i)
+        new_scopes: Scopes | None = None
+        resolution = previous
+        seeds: dict[int, str] = {}
+        t = stats.lap("key", t)
+        if check:
+            # summaries from the cache are read from its `blobs` file when unpickled
+            blobs = [(i, _blob(cache, summaries[i])) for i in order]
+            # The project-wide resolution once, here (workers would each redo it), reusing
+            # the roots and edges of every module whose import closure did not change; the
+            # workers forked for the check inherit it.
+            index = _index(run, blobs)
+            scopes = cached_scopes
+            if scopes is None:
+                packed, resolution = project_scopes.resolve_packed(
+                    index,
+                    [run.modules[i] for i in order],
+                    {run.modules[i]: closure[i] for i in order},
+                    previous,
                 )
-                todo.append(i)
-            scopes_key = digest(settings, whole)
-            cached_scopes, previous, made_for = _cached_scopes(old_scopes, scopes_key)
-            # Files whose key is unchanged while no summary changed have unchanged seeds too.
-            same_world = cached_scopes is not None
-            check: list[int] = []
-            for i in todo:
+                scopes = new_scopes = Scopes(packed)
+                stats.resolved = resolution.computed_roots + resolution.computed_edges
+            _attach(scopes, passed)
+            edges = (
+                EdgeTable(resolution.edges, resolution.roots) if resolution is not None else None
+            )
+            index.set_graph_scopes(scopes, edges)
+            t = stats.lap("resolve", t)
+            # A file whose key and seeds are what the cache recorded is not checked again;
+            # its seeds come from the names its summary defines (nothing is unpickled).
+            again: list[int] = []
+            # The same scopes as the last run (whose results were saved with them): a
+            # file whose summary did not change has the seeds it had.
+            walked = resolution is None or resolution.walked
+            if made_for != digest(settings, old_whole):
+                walked = True
+            parsed = set(to_parse)
+            # The migration rules join device facts over every module that has them
+            # (rules/migration/project.py), importer or not: a file with such facts
+            # depends on all of their summaries.
+            moving = _moving(summaries)
+            for i in check:
+                own = summaries.get(i)
                 old = old_results.get(keys[i])
-                if same_world and old is not None and old.key == result_keys[i]:
+                if cache is None:
+                    seed = ""  # seeds are kept for the next run only, in the cache
+                elif not walked and old and i not in parsed and not (own and own.migrates):
+                    seed = old.seeds
+                else:
+                    seed = _seeds(own.quals, own.made, scopes) if own else ""
+                    if own and own.migrates:
+                        seed = digest(seed, moving)
+                seeds[i] = seed
+                if own and old and (old.key, old.seeds) == (result_keys[i], seed):
                     out[i] = old.diagnostics
                     stats.reused += 1
                     tick(1)
                 else:
-                    check.append(i)
-            new_scopes: Scopes | None = None
-            resolution = previous
-            seeds: dict[int, str] = {}
-            t = stats.lap("key", t)
-            if check:
-                # summaries from the cache are read from its `blobs` file when unpickled
-                blobs = [(i, _blob(cache, summaries[i])) for i in order]
-                if pool.jobs > 1:
-                    # The forked workers get the summaries they did not make now and
-                    # unpickle them while this process resolves (they would otherwise
-                    # unpickle most of them one by one while checking, after it).
-                    sent = [(i, b if isinstance(b, bytes) else b()) for i, b in blobs]
-                    pool.post(
-                        "adopt",
-                        [
-                            [(i, b) for i, b in sent if owner.get(i) != w]
-                            for w in range(1, pool.jobs)
-                        ],
-                    )
-                # The project-wide resolution once, here (workers would each redo it), reusing
-                # the roots and edges of every module whose import closure did not change; the
-                # workers get it in portable form and unpickle only the summaries they use.
-                index = _index(run, blobs)
-                scopes = cached_scopes
-                if scopes is None:
-                    packed, resolution = project_scopes.resolve_packed(
-                        index,
-                        [run.modules[i] for i in order],
-                        {run.modules[i]: closure[i] for i in order},
-                        previous,
-                    )
-                    scopes = new_scopes = Scopes(packed)
-                    stats.resolved = resolution.computed_roots + resolution.computed_edges
-                _attach(scopes, passed)
-                edges = (
-                    EdgeTable(resolution.edges, resolution.roots)
-                    if resolution is not None
-                    else None
-                )
-                index.set_graph_scopes(scopes, edges)
-                t = stats.lap("resolve", t)
-                # A file whose key and seeds are what the cache recorded is not checked again;
-                # its seeds come from the names its summary defines (nothing is unpickled).
-                again: list[int] = []
-                # The same scopes as the last run (whose results were saved with them): a
-                # file whose summary did not change has the seeds it had.
-                walked = resolution is None or resolution.walked
-                if made_for != digest(settings, old_whole):
-                    walked = True
-                parsed = set(to_parse)
-                # The migration rules join device facts over every module that has them
-                # (rules/migration/project.py), importer or not: a file with such facts
-                # depends on all of their summaries.
-                moving = _moving(summaries)
-                for i in check:
-                    own = summaries.get(i)
-                    old = old_results.get(keys[i])
-                    if cache is None:
-                        seed = ""  # seeds are kept for the next run only, in the cache
-                    elif not walked and old and i not in parsed and not (own and own.migrates):
-                        seed = old.seeds
-                    else:
-                        seed = _seeds(own.quals, own.made, scopes) if own else ""
-                        if own and own.migrates:
-                            seed = digest(seed, moving)
-                    seeds[i] = seed
-                    if own and old and (old.key, old.seeds) == (result_keys[i], seed):
-                        out[i] = old.diagnostics
-                        stats.reused += 1
-                        tick(1)
-                    else:
-                        again.append(i)
-                if again:
-                    # worker 0 is this process: it takes the index as it is, no copy
-                    here = (blobs, scopes, edges, index)
-                    if pool.jobs == 1:
-                        pool.broadcast("prepare", here)
-                    else:
-                        # a forked worker has its index (`adopt`): it is sent the
-                        # resolution, pickled once for all of them
-                        resolved = pickle.dumps((scopes, edges), protocol=pickle.HIGHEST_PROTOCOL)
-                        pool.scatter(
-                            "prepare",
-                            [here, *(([], resolved, None, None) for w in range(1, pool.jobs))],
-                        )
-                    t = stats.lap("prepare", t)
-                final_index = index
-                per_worker: list[list[int]] = [[] for _ in range(pool.jobs)]
-                spare = 0
-                for i in again:
-                    w = owner.get(i)
-                    if w is None:
-                        w, spare = spare % pool.jobs, spare + 1
-                    per_worker[w].append(i)
+                    again.append(i)
+            if again:
+                # this process's index, as it is (no copy); the workers inherit it
+                run.index = index
+                t = stats.lap("prepare", t)
+            final_index = index
 
-                def checked(batch: list[Any]) -> None:
-                    for i, diags, how in batch:
-                        out[i] = diags
-                        stats.checked += 1
-                        stats.parsed += how == "parsed"
-                        stats.reparsed += how == "reparsed"
-                    tick(len(batch))
+            def checked(batch: list[Any]) -> None:
+                for i, diags, how in batch:
+                    out[i] = diags
+                    stats.checked += 1
+                    stats.parsed += how == "parsed"
+                    stats.reparsed += how == "reparsed"
+                tick(len(batch))
 
-                if again:
-                    pool.run("check", per_worker, _BATCH, checked)
-                    t = stats.lap("check", t)
+            if again:
+                workers = jobs if len(again) >= _MIN_PARALLEL and can_fork() else 1
+                if workers > 1:
+                    # a cached summary is checked against its digest when first read: read
+                    # them all here, where a corrupt one restarts the run without the cache
+                    for _i, blob in blobs:
+                        if not isinstance(blob, bytes):
+                            blob()
+                with Pool(workers, _handle) as pool:
+                    stats.jobs = pool.jobs
+                    pool.share("check", again, _BATCH, checked)
+                t = stats.lap("check", t)
     finally:
         _RUN = None
         gc.unfreeze()
@@ -491,10 +471,6 @@ def _handle(command: str, payload: Any) -> Any:
             out = [_summarise(run, i) for i in payload]
             gc.freeze()  # what was kept is long-lived: later collections skip it
             return out
-        if command == "adopt":
-            return _adopt(run, payload)
-        if command == "prepare":
-            return _prepare(run, *payload)
         if command == "check":
             return [_check(run, i) for i in payload]
         raise ValueError(f"unknown command {command!r}")
@@ -611,38 +587,6 @@ def _index(run: Run, blobs: list[tuple[int, Blob]]) -> WorkspaceIndex:
     for i, blob in blobs:
         index.add_summary(run.keys[i], made.get(i) or blob, run.modules[i])
     return index
-
-
-def _adopt(run: Run, blobs: list[tuple[int, Blob]]) -> None:
-    """A forked worker's index: the summaries it made and `blobs`, the others', every one
-    unpickled now (while the main process resolves, so not on the way of checking)."""
-    mine = [(i, b"") for i in run.portables]
-    index = _index(run, sorted([*blobs, *mine], key=lambda item: item[0]))
-    index.modules()
-    run.index = index
-
-
-def _prepare(
-    run: Run,
-    blobs: list[tuple[int, Blob]],
-    scopes: Scopes | bytes,
-    edges: EdgeTable | None,
-    index: WorkspaceIndex | None,
-) -> None:
-    """Set up this worker's index with the project-wide resolution (portable: callers are
-    told apart by qualified name, the same whether it was computed or cached) and the
-    edges it was walked over (both pickled together, from another process). `blobs`
-    holds the summaries it did not make, unless `_adopt` made its index already."""
-    if index is None:
-        if isinstance(scopes, bytes):
-            scopes, edges = pickle.loads(scopes)
-        assert not isinstance(scopes, bytes)
-        index = run.index
-        if index is None:
-            mine = [(i, b"") for i in run.portables]
-            index = _index(run, sorted([*blobs, *mine], key=lambda item: item[0]))
-        index.set_graph_scopes(scopes, edges)
-    run.index = index
 
 
 def _check(run: Run, i: int) -> tuple[int, list[Diagnostic], str]:
@@ -831,19 +775,3 @@ def _cached_scopes(entry: Any, key: str) -> tuple[Scopes | None, Resolution | No
         return (Scopes(resolution.packed) if same else None), resolution, made_for
     except Exception:  # nothing stored, or not what this build stores
         return None, None, ""
-
-
-# ----------------------------------------------------------------------------- helpers
-def _shards(items: list[int], datas: list[bytes | OSError | None], jobs: int) -> list[list[int]]:
-    """`items` spread over `jobs` workers, biggest files first to the least loaded one (a
-    fixed rule: the same input gives the same shards)."""
-    shards: list[list[int]] = [[] for _ in range(jobs)]
-    load = [0] * jobs
-    sizes = {i: len(d) if isinstance(d, bytes) else 0 for i, d in ((i, datas[i]) for i in items)}
-    for i in sorted(items, key=lambda i: (-sizes[i], i)):
-        w = min(range(jobs), key=load.__getitem__)
-        shards[w].append(i)
-        load[w] += sizes[i] + 512
-    for s in shards:
-        s.sort()
-    return shards

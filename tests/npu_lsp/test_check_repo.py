@@ -120,21 +120,28 @@ def test_jobs_1_and_2_give_byte_identical_output(repo: Path, env: dict[str, str]
 def test_every_way_of_handling_summaries_gives_the_same_output(
     repo: Path, env: dict[str, str]
 ) -> None:
-    """One process without a cache keeps its summaries as made (nothing is pickled or
-    pruned); with a cache they are pruned and pickled; with two workers each is pruned,
-    pickled and sent to the other worker before the resolution (`adopt`). Same output."""
+    """Without a cache the summaries are used as made (nothing is pickled or pruned); with
+    a cache they are pruned and pickled, and the index holds the pruned copies; with two
+    workers, forked for the check, each checks files whose trees and summaries this
+    process made (the pruned copies with a cache). Same output."""
     from repo_support import write_mixed_project
 
     write_mixed_project(repo)
     outs = []
-    for args in (("--no-cache", "--jobs", "1"), ("--jobs", "1"), ("--no-cache", "--jobs", "2")):
+    ways = (
+        ("--no-cache", "--jobs", "1"),
+        ("--jobs", "1"),
+        ("--no-cache", "--jobs", "2"),
+        ("--jobs", "2"),
+    )
+    for args in ways:
         shutil.rmtree(repo / ".ascend-lens_cache", ignore_errors=True)
         proc = run(*args, "--timings", ".", cwd=repo, env=env)
         assert proc.returncode == 1, proc.stderr
         assert timings(proc)["jobs"] == int(args[-1])
         assert timings(proc)["parsed"] == timings(proc)["checked"] > 40
         outs.append(proc.stdout)
-    assert outs[0] == outs[1] == outs[2]
+    assert outs[0] == outs[1] == outs[2] == outs[3]
     assert "pkg/m39.py:8:13: MS109" in outs[0]
 
 
@@ -224,6 +231,30 @@ def test_a_tampered_summary_is_not_trusted(repo: Path, env: dict[str, str]) -> N
     proc = run("--timings", ".", cwd=repo, env=env)
     assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
     assert timings(proc)["summaries_cached"] == 0
+
+
+def test_a_tampered_summary_is_not_trusted_by_forked_workers(
+    repo: Path, env: dict[str, str]
+) -> None:
+    """Edits in 30 function bodies keep every summary and the cached resolution: the other
+    modules' summaries are read from the cache only when a check uses them, possibly in a
+    worker forked for the check. They are all read (and checked) before the workers are
+    forked, so a tampered one makes the run start again without the cache instead of a
+    worker failing."""
+    run(".", cwd=repo, env=env)
+    blobs = next((repo / ".ascend-lens_cache").rglob("blobs"))
+    data = bytearray(blobs.read_bytes())
+    for at in range(0, len(data), 97):
+        data[at] ^= 0xFF
+    blobs.write_bytes(bytes(data))
+    for i in range(30):
+        module = repo / "pkg" / f"m{i:02d}.py"
+        module.write_text(module.read_text() + "\n# touched\n")
+    proc = run("--timings", "--jobs", "2", ".", cwd=repo, env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+    assert timings(proc)["summaries_cached"] == 0
+    assert timings(proc)["jobs"] == 2
 
 
 def test_a_notebook_is_checked_against_the_runs_index(repo: Path, env: dict[str, str]) -> None:
