@@ -793,22 +793,23 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
     """Find set_context / set_jit_config / ms.jit(fn) / os.environ level settings anywhere."""
     var_types: dict[str, str] = {}
     modes = _Modes()
+    flags: dict[str, object] = {}  # module-level `USE_V2 = True`, in source order
     for st in module_statements(tree):
-        if (
-            isinstance(st, ast.Assign)
-            and isinstance(st.value, (ast.Name, ast.Attribute))
-            and (alias := info.resolve(st.value))
-            and (
-                alias in info.imports.values()
-                or (alias.rpartition(".")[0] == info.module and alias.rpartition(".")[2] in info.classes)
-            )
-        ):
-            # `Model = NetV2` / `Net = NetV2` (a class rebound before the network is built):
-            # later `Model()` makes the class named last, as an import alias would
+        if isinstance(st, ast.Assign) and (alias := _class_alias(st.value, info, flags)):
+            # `Model = NetV2` / `Net = NetV2` / `Model = NetV2 if USE_V2 else Net` (a class
+            # rebound before the network is built): later `Model()` makes the class named
+            # last, as an import alias would
             for t in st.targets:
                 if isinstance(t, ast.Name) and t.id not in info.functions:
                     info.imports[t.id] = alias
             continue
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                if isinstance(t, ast.Name):
+                    if isinstance(st.value, ast.Constant):
+                        flags[t.id] = st.value.value
+                    else:
+                        flags.pop(t.id, None)
         value = st.value if isinstance(st, (ast.Assign, ast.Expr)) else None
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in info.classes:
             _note_ctor_args(value, info)
@@ -906,6 +907,34 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def _class_alias(value: ast.expr, info: ModuleInfo, flags: dict[str, object]) -> str | None:
+    """The class a module-level `Model = <value>` names: a class of the file or an imported
+    name, also through a conditional expression whose test is a constant or a name bound
+    to one at module level (`NetV2 if USE_V2 else Net`); None for anything else."""
+    if isinstance(value, ast.IfExp):
+        test = value.test
+        negate = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        if negate:
+            test = test.operand  # type: ignore[attr-defined]
+        known: object
+        if isinstance(test, ast.Constant):
+            known = test.value
+        elif isinstance(test, ast.Name) and test.id in flags:
+            known = flags[test.id]
+        else:
+            return None
+        return _class_alias(value.body if bool(known) != negate else value.orelse, info, flags)
+    if not isinstance(value, (ast.Name, ast.Attribute)):
+        return None
+    alias = info.resolve(value)
+    if alias is None:
+        return None
+    module, _, name = alias.rpartition(".")
+    if alias in info.imports.values() or (module == info.module and name in info.classes):
+        return alias
+    return None
 
 
 def _mentions(text: str, name: str) -> int:
