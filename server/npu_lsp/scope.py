@@ -535,8 +535,10 @@ def _summarize(
                 methods[st.name] = st
         init = cls.methods.get("__init__")
         if init is not None:
-            _note_attr_types(info, init.body, cls.attr_types, seen)
-            _note_init_bindings(info, init, cls)
+            held: list[ast.Assign] = []
+            _note_attr_types(info, init.body, cls.attr_types, seen, held)
+            if held:
+                _note_init_bindings(info, init, cls, held)
     _scan_module_calls(tree, info, text)
     _note_closure_scopes(tree, info, def_lines)
     _note_nested_ctor_args(tree, info, text)
@@ -574,13 +576,14 @@ def _self_attr(e: ast.expr) -> str | None:
     return None
 
 
-def _note_init_bindings(info: ModuleInfo, init: FuncDef, cls: ClassInfo) -> None:
+def _note_init_bindings(info: ModuleInfo, init: FuncDef, cls: ClassInfo, held: list[ast.Assign]) -> None:
     """What `__init__` binds on `self` that compiled code may call: a grad builder or
     `ms.jit` of a method or function (`self.grad_fn = ms.value_and_grad(self.forward, ...)`,
-    `self.step = ms.jit(self._step)`), or an argument (`self.net = net`)."""
+    `self.step = ms.jit(self._step)`), or an argument (`self.net = net`). `held`: the
+    candidate assignments `_note_attr_types` set aside, in source order."""
     positional, keyword_only = _init_parameters(init)
-    for st in _statements(init.body):
-        if not isinstance(st, ast.Assign) or len(st.targets) != 1:
+    for st in held:
+        if len(st.targets) != 1:
             continue
         attr = _self_attr(st.targets[0])
         if attr is None:
@@ -592,7 +595,8 @@ def _note_init_bindings(info: ModuleInfo, init: FuncDef, cls: ClassInfo) -> None
             continue
         if not isinstance(value, ast.Call) or not value.args:
             continue
-        name = info.resolve(value.func)
+        func = value.func
+        name = info.resolve(func)
         if not name or name.split(".")[0] != "mindspore":
             continue
         last = name.rsplit(".", 1)[-1]
@@ -676,21 +680,28 @@ def _note_attr_types(
     body: list[ast.stmt],
     attr_types: dict[str, str],
     seen: dict[tuple[str, str], str | None],
+    held: list[ast.Assign],
 ) -> None:
     """`self.a = SomeClass(...)` in an `__init__` body (statements in source order, nested
     function and class bodies left out, as `statements` yields them) -> attr_types["a"].
-    `seen` remembers callees such as `nn.Dense` across the classes of a file."""
+    `seen` remembers callees such as `nn.Dense` across the classes of a file. Assignments
+    of a name or of a grad builder / `jit` call go to `held` (`_note_init_bindings`)."""
     assign_t, call_t, attr_t, name_t = ast.Assign, ast.Call, ast.Attribute, ast.Name
     for sub in body:
         t = type(sub)
         if t is not assign_t:
             if t in _NESTING:
-                _note_attr_types(info, _inner_statements(sub), attr_types, seen)
+                _note_attr_types(info, _inner_statements(sub), attr_types, seen, held)
             continue
         value = sub.value  # type: ignore[attr-defined]
         if type(value) is not call_t:
+            if type(value) is name_t:
+                held.append(sub)  # type: ignore[arg-type]
             continue
         func = value.func
+        spelled = func.attr if type(func) is attr_t else getattr(func, "id", "")
+        if spelled in _HELD_WRAPPERS or info.imports.get(spelled, "").rpartition(".")[2] in _HELD_WRAPPERS:
+            held.append(sub)  # type: ignore[arg-type]
         if type(func) is name_t:
             key = (func.id, "")
         elif type(func) is attr_t and type(func.value) is name_t:
@@ -762,6 +773,8 @@ def module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
 _GRAD_BUILDERS = frozenset({"grad", "value_and_grad"})
 #: Grad-operation classes called on a function: `ops.GradOperation()(fn)`
 _GRAD_OPERATIONS = frozenset({"GradOperation", "_Grad"})
+#: the calls `_note_init_bindings` looks for (grad builders and `jit`), by their last name
+_HELD_WRAPPERS = _GRAD_BUILDERS | _JIT_NAMES
 
 
 def _wrapped_names(value: ast.Call, info: ModuleInfo) -> list[str]:
