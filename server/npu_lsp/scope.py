@@ -21,7 +21,9 @@ import bisect
 import builtins
 import itertools
 import operator
+import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -103,6 +105,13 @@ class ClassInfo:
     jit_class: bool
     #: attribute name -> class qualname, for `self.a = SomeClass(...)` in __init__
     attr_types: dict[str, str] = field(default_factory=dict)
+    #: `self.g = ms.value_and_grad(self.forward, ...)` in __init__ -> {"g": ["self.forward"]}
+    #: (what calling `self.g` in compiled code compiles: methods as "self.<name>")
+    attr_wraps: dict[str, list[str]] = field(default_factory=dict)
+    #: `self.step = ms.jit(self._step)` in __init__: methods compiled when called through it
+    jit_methods: dict[str, dict[str, ast.expr]] = field(default_factory=dict)
+    #: `self.net = net` in __init__ -> {"net": "net"}: the attribute holds that argument
+    attr_params: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -136,6 +145,15 @@ class ModuleInfo:
     #: calls this module makes into cells and functions it imports, with what is known of
     #: their arguments (`rules/graphmode/xcalls.py`)
     xcalls: tuple[Any, ...] = ()
+    #: closures: (line, col) of a nested `def` -> that of the function it is defined in
+    enclosing: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    #: (line, col) of a function defining closures -> its own `grad_fn = ms.value_and_grad(
+    #: forward)` bindings (as `wraps`) and `net = Net()` bindings (as `instances`)
+    local_wraps: dict[tuple[int, int], dict[str, list[str]]] = field(default_factory=dict)
+    local_instances: dict[tuple[int, int], dict[str, str]] = field(default_factory=dict)
+    #: module-level `Trainer(Net())` / `t = Trainer(net)` of a class of this file -> the
+    #: classes of its arguments (index or keyword -> class qualname); the last call wins
+    ctor_args: dict[str, dict[int | str, str]] = field(default_factory=dict)
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -517,9 +535,144 @@ def _summarize(
                 methods[st.name] = st
         init = cls.methods.get("__init__")
         if init is not None:
-            _note_attr_types(info, init.body, cls.attr_types, seen)
+            held: list[ast.Assign] = []
+            _note_attr_types(info, init.body, cls.attr_types, seen, held)
+            if held:
+                _note_init_bindings(info, init, cls, held)
     _scan_module_calls(tree, info, text)
+    _note_closure_scopes(tree, info, def_lines)
+    _note_nested_ctor_args(tree, info, text)
     return info, def_lines
+
+
+def _note_nested_ctor_args(tree: ast.Module, info: ModuleInfo, text: str | None) -> None:
+    """`ctor_args` of calls made inside functions (`def main(): trainer = Trainer(Net())`),
+    for the classes whose compiled methods may call an argument kept on `self` (a class
+    with a `jit` method or grad builder bound in `__init__`); module-level calls win."""
+    wanted = tuple(
+        c.name
+        for c in info.classes.values()
+        if c.attr_params
+        and (c.attr_wraps or c.jit_methods or any(m.decorator_list for m in c.methods.values()))
+    )
+    if not wanted:
+        return
+    lines = _word_lines(text, wanted, _CALLABLE) if text is not None else None
+    module_level = set(info.ctor_args)
+    for node, _cls in _nodes_near(tree, lines):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in wanted
+            and node.func.id not in module_level
+        ):
+            _note_ctor_args(node, info)
+
+
+def _self_attr(e: ast.expr) -> str | None:
+    """`self.x` -> "x"; None for anything else."""
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        return e.attr
+    return None
+
+
+def _note_init_bindings(info: ModuleInfo, init: FuncDef, cls: ClassInfo, held: list[ast.Assign]) -> None:
+    """What `__init__` binds on `self` that compiled code may call: a grad builder or
+    `ms.jit` of a method or function (`self.grad_fn = ms.value_and_grad(self.forward, ...)`,
+    `self.step = ms.jit(self._step)`), or an argument (`self.net = net`). `held`: the
+    candidate assignments `_note_attr_types` set aside, in source order."""
+    positional, keyword_only = _init_parameters(init)
+    for st in held:
+        if len(st.targets) != 1:
+            continue
+        attr = _self_attr(st.targets[0])
+        if attr is None:
+            continue
+        value = st.value
+        if isinstance(value, ast.Name):
+            if value.id in positional or value.id in keyword_only:
+                cls.attr_params[attr] = value.id
+            continue
+        if not isinstance(value, ast.Call) or not value.args:
+            continue
+        func = value.func
+        name = info.resolve(func)
+        if not name or name.split(".")[0] != "mindspore":
+            continue
+        last = name.rsplit(".", 1)[-1]
+        first = value.args[0]
+        method = _self_attr(first)
+        if last in _JIT_NAMES and method is not None:
+            cls.jit_methods[method] = {k.arg: k.value for k in value.keywords if k.arg}
+        elif last in _GRAD_BUILDERS or last in _JIT_NAMES:
+            if method is not None:
+                cls.attr_wraps[attr] = [f"self.{method}"]
+            elif isinstance(first, ast.Name):
+                cls.attr_wraps[attr] = [first.id]
+
+
+def _init_parameters(init: FuncDef) -> tuple[list[str], set[str]]:
+    """The positional parameters of `__init__` after `self`, and its keyword-only ones."""
+    a = init.args
+    return [p.arg for p in (*a.posonlyargs, *a.args)][1:], {p.arg for p in a.kwonlyargs}
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a body in source order, into compound statements, not into nested
+    function or class bodies."""
+    stack = list(reversed(body))
+    while stack:
+        st = stack.pop()
+        yield st
+        if type(st) in _NESTING:
+            stack.extend(reversed(_inner_statements(st)))
+
+
+def _note_closure_scopes(tree: ast.Module, info: ModuleInfo, def_lines: list[int] | None) -> None:
+    """For each function defining closures (`def train(): ... @ms.jit def step():`), the
+    function each nested definition is made in (`info.enclosing`) and the function's own
+    `grad_fn = ms.value_and_grad(forward)` / `net = Net()` bindings, which those closures
+    call by name. Only statements that can hold a `def` are walked (see `_nested_definitions`)."""
+    stack: list[tuple[ast.stmt, tuple[int, int] | None]] = [(st, None) for st in reversed(tree.body)]
+    while stack:
+        st, outer = stack.pop()
+        if def_lines is not None and not _touches(def_lines, st.lineno, st.end_lineno or st.lineno):
+            continue
+        t = type(st)
+        if t is ast.ClassDef:
+            for item in reversed(st.body):  # type: ignore[attr-defined]
+                stack.append((item, outer))
+            continue
+        if t is not ast.FunctionDef and t is not ast.AsyncFunctionDef:
+            stack.extend((b, outer) for b in reversed(_inner_statements(st)))
+            continue
+        key = (st.lineno, st.col_offset)
+        if outer is not None:
+            info.enclosing[key] = outer
+        if not _may_define(st, def_lines):  # type: ignore[arg-type]
+            continue
+        wraps: dict[str, list[str]] = {}
+        instances: dict[str, str] = {}
+        inner: list[ast.stmt] = []
+        for sub in _statements(st.body):  # type: ignore[attr-defined]
+            if type(sub) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                inner.append(sub)
+            elif isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
+                names = [x.id for x in sub.targets if isinstance(x, ast.Name)]
+                wrapped = _wrapped_names(sub.value, info)
+                callee = None if wrapped else info.resolve(sub.value.func)
+                for n in names:
+                    if wrapped:
+                        wraps[n] = wrapped
+                    elif callee:
+                        instances[n] = callee
+        if not inner:
+            continue
+        if wraps:
+            info.local_wraps[key] = wraps
+        if instances:
+            info.local_instances[key] = instances
+        stack.extend((b, key) for b in reversed(inner))
 
 
 def _note_attr_types(
@@ -527,21 +680,28 @@ def _note_attr_types(
     body: list[ast.stmt],
     attr_types: dict[str, str],
     seen: dict[tuple[str, str], str | None],
+    held: list[ast.Assign],
 ) -> None:
     """`self.a = SomeClass(...)` in an `__init__` body (statements in source order, nested
     function and class bodies left out, as `statements` yields them) -> attr_types["a"].
-    `seen` remembers callees such as `nn.Dense` across the classes of a file."""
+    `seen` remembers callees such as `nn.Dense` across the classes of a file. Assignments
+    of a name or of a grad builder / `jit` call go to `held` (`_note_init_bindings`)."""
     assign_t, call_t, attr_t, name_t = ast.Assign, ast.Call, ast.Attribute, ast.Name
     for sub in body:
         t = type(sub)
         if t is not assign_t:
             if t in _NESTING:
-                _note_attr_types(info, _inner_statements(sub), attr_types, seen)
+                _note_attr_types(info, _inner_statements(sub), attr_types, seen, held)
             continue
         value = sub.value  # type: ignore[attr-defined]
         if type(value) is not call_t:
+            if type(value) is name_t:
+                held.append(sub)  # type: ignore[arg-type]
             continue
         func = value.func
+        spelled = func.attr if type(func) is attr_t else getattr(func, "id", "")
+        if spelled in _HELD_WRAPPERS or info.imports.get(spelled, "").rpartition(".")[2] in _HELD_WRAPPERS:
+            held.append(sub)  # type: ignore[arg-type]
         if type(func) is name_t:
             key = (func.id, "")
         elif type(func) is attr_t and type(func.value) is name_t:
@@ -613,6 +773,8 @@ def module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
 _GRAD_BUILDERS = frozenset({"grad", "value_and_grad"})
 #: Grad-operation classes called on a function: `ops.GradOperation()(fn)`
 _GRAD_OPERATIONS = frozenset({"GradOperation", "_Grad"})
+#: the calls `_note_init_bindings` looks for (grad builders and `jit`), by their last name
+_HELD_WRAPPERS = _GRAD_BUILDERS | _JIT_NAMES
 
 
 def _wrapped_names(value: ast.Call, info: ModuleInfo) -> list[str]:
@@ -644,7 +806,26 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
     """Find set_context / set_jit_config / ms.jit(fn) / os.environ level settings anywhere."""
     var_types: dict[str, str] = {}
     modes = _Modes()
+    flags: dict[str, object] = {}  # module-level `USE_V2 = True`, in source order
     for st in module_statements(tree):
+        if isinstance(st, ast.Assign) and (alias := _class_alias(st.value, info, flags)):
+            # `Model = NetV2` / `Net = NetV2` / `Model = NetV2 if USE_V2 else Net` (a class
+            # rebound before the network is built): later `Model()` makes the class named
+            # last, as an import alias would
+            for t in st.targets:
+                if isinstance(t, ast.Name) and t.id not in info.functions:
+                    info.imports[t.id] = alias
+            continue
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                if isinstance(t, ast.Name):
+                    if isinstance(st.value, ast.Constant):
+                        flags[t.id] = st.value.value
+                    else:
+                        flags.pop(t.id, None)
+        value = st.value if isinstance(st, (ast.Assign, ast.Expr)) else None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in info.classes:
+            _note_ctor_args(value, info)
         if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
             callee = info.resolve(st.value.func)
             for t in st.targets:
@@ -658,8 +839,23 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
                         info.wraps[t.id] = wrapped
         if not isinstance(st, _DEFINITIONS):
             modes.note_statement(st, info)
+    # `fast = ms.jit(fn)` whose name is never read again compiles nothing (MindSpore
+    # compiles when the wrapper is called); `fn` stays a root when wrapped elsewhere too
+    unused: Counter[str] = Counter()
+    jit_wraps: Counter[str] = Counter()
     for node, cls in _nodes_near(tree, _keyword_lines(text)):
         if isinstance(node, ast.Assign):
+            if (
+                text is not None
+                and isinstance(node.value, ast.Call)
+                and node.value.args
+                and isinstance(node.value.args[0], ast.Name)
+                and len(node.targets) == 1
+                and isinstance(t0 := node.targets[0], ast.Name)
+                and _is_mindspore(info.resolve(node.value.func), _JIT_NAMES)
+                and _mentions(text, t0.id) == 1
+            ):
+                unused[node.value.args[0].id] += 1
             for t in node.targets:
                 if (
                     isinstance(t, ast.Subscript)
@@ -679,6 +875,7 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
                 _scan_set_context(node, info, modes)
             elif last in _JIT_NAMES and node.args and isinstance(node.args[0], ast.Name):
                 info.jit_wrapped[node.args[0].id] = {k.arg: k.value for k in node.keywords if k.arg}
+                jit_wraps[node.args[0].id] += 1
             elif (
                 last in _JIT_NAMES
                 and node.args
@@ -687,6 +884,20 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
                 and isinstance(a0.value, ast.Name)
             ):  # `ms.jit(net.construct)`: the instance's construct (`_roots`)
                 info.jit_wrapped[a0.value.id] = {k.arg: k.value for k in node.keywords if k.arg}
+            elif (
+                last in _JIT_NAMES
+                and node.args
+                and isinstance(a0 := node.args[0], ast.Attribute)
+                and isinstance(a0.value, ast.Name)
+            ):  # `ms.jit(trainer.step)`: that method of the instance's class (`_roots`)
+                info.jit_wrapped[f"{a0.value.id}.{a0.attr}"] = {k.arg: k.value for k in node.keywords if k.arg}
+            elif (
+                last in _JIT_NAMES
+                and node.args
+                and isinstance(a0 := node.args[0], ast.Call)
+                and (made := info.resolve(a0.func))
+            ):  # `ms.jit(Net())`: the construct of the Cell made there (`_roots`)
+                info.jit_wrapped[f"{made}()"] = {k.arg: k.value for k in node.keywords if k.arg}
         if not (isinstance(func, ast.Attribute) and func.attr == "set_jit_config" and node.args):
             continue
         level = _jit_config_level(node.args[0], info)
@@ -702,10 +913,65 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
         elif isinstance(func.value, ast.Call):
             owner = info.resolve(func.value.func) or "*"
         info.cell_config_levels[owner] = level
+    for name, n in unused.items():
+        if jit_wraps[name] == n:
+            info.jit_wrapped.pop(name, None)
     info.graph_mode = modes.decide()
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def _class_alias(value: ast.expr, info: ModuleInfo, flags: dict[str, object]) -> str | None:
+    """The class a module-level `Model = <value>` names: a class of the file or an imported
+    name, also through a conditional expression whose test is a constant or a name bound
+    to one at module level (`NetV2 if USE_V2 else Net`); None for anything else."""
+    if isinstance(value, ast.IfExp):
+        test = value.test
+        negate = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        if negate:
+            test = test.operand  # type: ignore[attr-defined]
+        known: object
+        if isinstance(test, ast.Constant):
+            known = test.value
+        elif isinstance(test, ast.Name) and test.id in flags:
+            known = flags[test.id]
+        else:
+            return None
+        return _class_alias(value.body if bool(known) != negate else value.orelse, info, flags)
+    if not isinstance(value, (ast.Name, ast.Attribute)):
+        return None
+    alias = info.resolve(value)
+    if alias is None:
+        return None
+    module, _, name = alias.rpartition(".")
+    if alias in info.imports.values() or (module == info.module and name in info.classes):
+        return alias
+    return None
+
+
+def _mentions(text: str, name: str) -> int:
+    """How many times `name` occurs in `text` as a whole word."""
+    return len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", text))
+
+
+def _note_ctor_args(call: ast.Call, info: ModuleInfo) -> None:
+    """`Trainer(Net(), opt=...)` / `Trainer(net)` (net a module-level instance): the classes
+    of the arguments, for `self.net = net` in the class's `__init__`."""
+    args: dict[int | str, str] = {}
+    items: list[tuple[int | str, ast.expr]] = list(enumerate(call.args))
+    items.extend((k.arg, k.value) for k in call.keywords if k.arg)
+    for key, arg in items:
+        if isinstance(arg, ast.Call):
+            q = info.resolve(arg.func)
+        elif isinstance(arg, ast.Name):
+            q = info.instances.get(arg.id)
+        else:
+            q = None
+        if q:
+            args[key] = q
+    assert isinstance(call.func, ast.Name)
+    info.ctor_args[call.func.id] = args
 
 
 @dataclass
@@ -1093,8 +1359,13 @@ class ScopeResolver:
             pending.extend((info, cls) for cls in info.classes.values())
             # `adder = make()`: a call of `adder` may reach the function `make` returns
             names.update(a for a in info.instances if self._bound_closure(info, a))
-            # `net(x)`, `grad_fn(x)`: a Cell instance or grad builder made at module level
+            # `net(x)`, `grad_fn(x)`: a Cell instance or grad builder made at module level,
+            # or in a function that defines closures
             names.update(info.wraps)
+            for local in info.local_wraps.values():
+                names.update(local)
+            for held in info.local_instances.values():
+                names.update(a for a, t in held.items() if self._class(t) and self.is_cell_class(t))
             names.update(
                 a for a, t in info.instances.items() if self._class(t) and self.is_cell_class(t)
             )
@@ -1108,6 +1379,8 @@ class ScopeResolver:
                 continue
             done.add(qual)
             names.update(cls.methods)
+            names.update(cls.attr_wraps)  # `self.grad_fn(x)`, `self.net(x)` held on self
+            names.update(cls.attr_params)
             # `self.inner(x)` reaches the construct of the sub-cell held there
             names.update(
                 a for a, t in cls.attr_types.items() if self._class(t) and self.is_cell_class(t)
@@ -1241,6 +1514,10 @@ class ScopeResolver:
                             self._cell_level(cq, meth, info),
                             cq,
                         )
+                    elif jd is None and mname in cls.jit_methods:  # `self.step = ms.jit(self._step)`
+                        jd = _fullgraph(cls.jit_methods[mname], info)
+                        if jd != "bytecode":
+                            yield info, f"{cq}.{mname}", meth, "jit", self.configured or jd, cq
                     elif jd is not None:
                         yield info, f"{cq}.{mname}", meth, "jit", self.configured or jd, cq
                     elif cls.jit_class and mname != "__init__" and not mname.startswith("__"):
@@ -1273,8 +1550,32 @@ class ScopeResolver:
                 jd = _fullgraph(kws, info)
                 if jd == "bytecode":
                     continue
-                for w_info, w_qual, w_fn, w_owner in self._compiled_through(info, wname, set()):
+                for w_info, w_qual, w_fn, w_owner in self._jit_wrapped(info, wname):
                     yield w_info, w_qual, w_fn, "jit", self.configured or jd, w_owner
+
+    def _jit_wrapped(
+        self, info: ModuleInfo, wname: str
+    ) -> Iterator[tuple[ModuleInfo, str, FuncDef, str | None]]:
+        """What `ms.jit(...)` compiles, by its `info.jit_wrapped` key: `name` (an instance or
+        grad builder, `_compiled_through`), `inst.method` (a method of the instance's class)
+        or `pkg.Net()` (the construct of the Cell made in the call)."""
+        if wname.endswith("()"):
+            cls_q = wname[:-2]
+            method = "construct"
+            if not (self._class(cls_q) and self.is_cell_class(cls_q)):
+                return
+        elif "." in wname:
+            inst, _, method = wname.partition(".")
+            found = info.instances.get(inst)
+            if found is None:
+                return
+            cls_q = found
+        else:
+            yield from self._compiled_through(info, wname, set())
+            return
+        m = self._method(cls_q, method)
+        if m is not None:
+            yield m[0], f"{m[0].module}.{m[1].name}.{method}", m[2], cls_q
 
     def _resolve(self, infos: list[ModuleInfo], seeds: bool = True) -> None:
         work: list[tuple[ModuleInfo, FuncDef, Level, str | None, str]] = []
@@ -1477,6 +1778,63 @@ class ScopeResolver:
         for wrapped in info.wraps.get(name, ()):
             yield from self._compiled_through(info, wrapped, seen)
 
+    def _scoped_through(
+        self, info: ModuleInfo, key: tuple[int, int], name: str, seen: set[str]
+    ) -> Iterator[tuple[ModuleInfo, str, FuncDef, str | None]]:
+        """`_compiled_through` for a name bound in the function at `key` or in one it is
+        nested in (`info.local_wraps` / `local_instances`, innermost first); nothing when no
+        enclosing function binds it (the caller then looks at module level)."""
+        at: tuple[int, int] | None = key
+        while at is not None:
+            wraps = info.local_wraps.get(at)
+            if wraps and name in wraps:
+                if name in seen:
+                    return
+                seen.add(name)
+                for wrapped in wraps[name]:
+                    inner = list(self._scoped_through(info, at, wrapped, seen))
+                    yield from inner or self._compiled_through(info, wrapped, seen)
+                return
+            cls_q = info.local_instances.get(at, {}).get(name)
+            if cls_q is not None:
+                if self._class(cls_q) and self.is_cell_class(cls_q):
+                    m = self._method(cls_q, "construct")
+                    if m is not None:
+                        yield m[0], f"{m[0].module}.{m[1].name}.construct", m[2], cls_q
+                return
+            at = info.enclosing.get(at)
+
+    def _held_on_self(
+        self, owner: str, attr: str
+    ) -> Iterator[tuple[ModuleInfo, str, FuncDef, str | None]]:
+        """What calling `self.<attr>` compiles when `__init__` bound it to a grad builder or
+        `ms.jit` of a method (`self.grad_fn = ms.value_and_grad(self.forward)`), or to an
+        argument the module passes a Cell for (`self.net = net`, `Trainer(Net())`)."""
+        found = self._class(owner)
+        if found is None:
+            return
+        info, cls = found
+        for wrapped in cls.attr_wraps.get(attr, ()):
+            if wrapped.startswith("self."):
+                m = self._method(owner, wrapped[5:])
+                if m is not None:
+                    yield m[0], f"{m[0].module}.{m[1].name}.{wrapped[5:]}", m[2], owner
+            else:
+                yield from self._compiled_through(info, wrapped, set())
+        param = cls.attr_params.get(attr)
+        init = cls.methods.get("__init__")
+        arg_q = None
+        if param is not None and init is not None:
+            given = info.ctor_args.get(cls.name, {})
+            positional = _init_parameters(init)[0]
+            arg_q = given.get(param)
+            if arg_q is None and param in positional:
+                arg_q = given.get(positional.index(param))
+        if arg_q and self._class(arg_q) and self.is_cell_class(arg_q):
+            m = self._method(arg_q, "construct")
+            if m is not None:
+                yield m[0], f"{m[0].module}.{m[1].name}.construct", m[2], arg_q
+
     def _imported_held(self, info: ModuleInfo, qual: str) -> ModuleInfo | None:
         """The workspace module whose module-level Cell instance or grad builder `qual`
         names (imported into `info`), if any."""
@@ -1499,11 +1857,19 @@ class ScopeResolver:
         if lines is not None and _may_define(fn, self._def_lines):
             lines = None  # closures: a call may name one; scan the whole function
         calls, local_defs, local_types = _body_facts(info, fn, lines, owner)
+        closure = bool(info.enclosing or info.local_wraps) and (fn.lineno, fn.col_offset)
         for node in calls:
             f = node.func
             if isinstance(f, ast.Name) and f.id in local_defs:
                 yield node, (info, f"{info.module}.<locals>.{f.id}", local_defs[f.id], owner)
                 continue
+            if closure and isinstance(f, ast.Name) and not _is_parameter(fn, f.id):
+                # `grad_fn(x, y)` / `net(x)` bound in the function this closure is made in
+                found = list(self._scoped_through(info, closure, f.id, set()))
+                if found:
+                    for hit3 in found:
+                        yield node, hit3
+                    continue
             if isinstance(f, ast.Name):
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
@@ -1557,6 +1923,12 @@ class ScopeResolver:
                     cls_q = owner_cls.attr_types.get(recv.attr)
                 if cls_q is not None:
                     m = self._method(cls_q, f.attr)
+                    if m is None and cls_q == owner:
+                        on_self = list(self._held_on_self(owner, f.attr))
+                        if on_self:
+                            for hit3 in on_self:
+                                yield node, hit3
+                            continue
                     if (
                         m is None
                         and cls_q == owner

@@ -270,8 +270,8 @@ def portable(info: ModuleInfo, text: str | None = None) -> ModuleInfo:
     for name, cls in info.classes.items():
         node = pr.definition(cls.node)
         methods = {m: pr.definition(fn) for m, fn in cls.methods.items()}
-        classes[name] = ClassInfo(
-            cls.name, node, list(cls.bases), methods, cls.jit_class, dict(cls.attr_types)
+        classes[name] = replace(
+            cls, node=node, bases=list(cls.bases), methods=methods, attr_types=dict(cls.attr_types)
         )
     columns = info.columns
     if columns is not None and text is not None and not text.isascii():

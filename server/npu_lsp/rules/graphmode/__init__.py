@@ -58,6 +58,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     runtime_index_into_constants,
     runtime_str,
     self_attribute_assignment,
+    self_list_empty_in_graph,
     self_list_mutation,
     self_referencing_input,
     set_literal,

@@ -9,18 +9,19 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
+from npu_lsp.rules.graphmode.result_kinds import TUPLE_RESULTS, gives_tensor
 
 #: what a file must spell for a gradient to be taken at all (a bprop runs only under one)
 _GRAD_WORDS = ("grad", "Grad", "TrainOneStep")
-#: Tensor methods that give back a tuple: their result may be a valid bprop output
-_TUPLE_METHODS = frozenset({"split", "chunk", "tensor_split", "unbind", "topk", "sort", "max", "min", "unique"})
 
 
 @rule(code="MS181", name="bprop-output-not-tuple", severity="error", family="graphmode")
 class BpropOutputNotTuple(GraphRule):
     """## What it does
     Flags a `return` of a Cell's custom `bprop` whose value is a tensor (`return dout`,
-    `return dout * 0.5`, `return -dout`) or a list (`return [dout]`,
+    `return dout * 0.5`, `return -dout`, `return ops.clamp(dout, -1, 1)`: a `mindspore.ops`
+    function of a tensor other than those `ms_result_kinds.json` lists as giving a tuple or a
+    Python value) or a list (`return [dout]`,
     `return [dout * y, dout * x]`) when the Cell's `construct` is compiled.
 
     ## Why is this bad?
@@ -73,7 +74,7 @@ class BpropOutputNotTuple(GraphRule):
             if bprop is None or construct is None or ctx.scopes.scope_for(construct) is None:
                 continue
             for ret in returns_in(bprop.body):
-                what = _not_a_tuple(ret.value, bprop, construct)
+                what = _not_a_tuple(ret.value, bprop, construct, ctx)
                 if what is not None:
                     yield ctx.diagnostic(
                         self,
@@ -83,7 +84,9 @@ class BpropOutputNotTuple(GraphRule):
                     )
 
 
-def _not_a_tuple(value: ast.expr | None, bprop: ast.FunctionDef, construct: ast.FunctionDef) -> str | None:
+def _not_a_tuple(
+    value: ast.expr | None, bprop: ast.FunctionDef, construct: ast.FunctionDef, ctx: Context
+) -> str | None:
     """'a list' or 'a tensor' when `value` certainly is one, else None."""
     if value is None:
         return None
@@ -92,8 +95,8 @@ def _not_a_tuple(value: ast.expr | None, bprop: ast.FunctionDef, construct: ast.
     if isinstance(value, ast.Name):
         bound = _single_binding(value.id, bprop)
         if bound is not None:
-            return _not_a_tuple(bound, bprop, construct)
-    return "a tensor" if _tensor(value, _tensor_params(bprop, construct), bprop) else None
+            return _not_a_tuple(bound, bprop, construct, ctx)
+    return "a tensor" if _tensor(value, _tensor_params(bprop, construct), bprop, ctx) else None
 
 
 def _tensor_params(bprop: ast.FunctionDef, construct: ast.FunctionDef) -> set[str]:
@@ -107,7 +110,7 @@ def _tensor_params(bprop: ast.FunctionDef, construct: ast.FunctionDef) -> set[st
     return set(inputs) if tuple_out else set(inputs) | set(grads)
 
 
-def _tensor(e: ast.expr, params: set[str], bprop: ast.FunctionDef, depth: int = 0) -> bool:
+def _tensor(e: ast.expr, params: set[str], bprop: ast.FunctionDef, ctx: Context, depth: int = 0) -> bool:
     """Is `e` built only from tensor parameters and numbers, so that it is one tensor?"""
     if depth > 4:
         return False
@@ -115,16 +118,24 @@ def _tensor(e: ast.expr, params: set[str], bprop: ast.FunctionDef, depth: int = 
         if e.id in params:
             return not _rebound(e.id, bprop)
         bound = _single_binding(e.id, bprop)
-        return bound is not None and _tensor(bound, params, bprop, depth + 1)
+        return bound is not None and _tensor(bound, params, bprop, ctx, depth + 1)
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
-        return _tensor(e.operand, params, bprop, depth + 1)
+        return _tensor(e.operand, params, bprop, ctx, depth + 1)
     if isinstance(e, ast.BinOp):
         sides = (e.left, e.right)
-        return any(_tensor(s, params, bprop, depth + 1) for s in sides) and all(
-            _tensor(s, params, bprop, depth + 1) or _number(s) for s in sides
+        return any(_tensor(s, params, bprop, ctx, depth + 1) for s in sides) and all(
+            _tensor(s, params, bprop, ctx, depth + 1) or _number(s) for s in sides
         )
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr not in _TUPLE_METHODS:
-        return _tensor(e.func.value, params, bprop, depth + 1)  # `dout.clip(-1, 1)`
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.qualname(e.func) or ""
+    if q.startswith("mindspore."):
+        # `ops.clamp(dout, -1, 1)`: an ops function of a tensor gives one tensor
+        # (`ms_result_kinds.json`; measured: the `reach2` probes bp_*)
+        items = (x for a in e.args for x in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]))
+        return gives_tensor(q) and any(_tensor(x, params, bprop, ctx, depth + 1) for x in items)
+    if isinstance(e.func, ast.Attribute) and e.func.attr not in TUPLE_RESULTS:
+        return _tensor(e.func.value, params, bprop, ctx, depth + 1)  # `dout.clip(-1, 1)`
     return False
 
 

@@ -407,6 +407,11 @@ class BranchTypeMismatch(GraphRule):
       `while x.sum() < 30 and i < 5` are rejected with `Cannot join the return values of
       different branches ... dtype1 = Bool, dtype2 = Any`; two tensor operands are accepted;
       `x.sum() > 0 and "a" or "b"` likewise (`dtype1 = String, dtype2 = Any`), even unused.
+    - Measured on MindSpore 2.10 with the `reach2` probes bk_*: under STRICT, `idx = None`
+      then `if x[i] < 0: idx = i` in an unrolled `for i in range(4)` (the loop variable is
+      a constant int) fails when `idx` is returned or used after the loop; with `break`
+      after the binding and an `idx is None` test as the first read after the loop, it
+      compiles.
     """
 
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
@@ -683,12 +688,16 @@ class BranchTypeMismatch(GraphRule):
         for name in sorted(left.keys() & right.keys()):
             # the other side is asked only when this one is known (a dtype costs a solve)
             x = vals.of(left[name], None, env)
+            if not x.known and _range_loop_variable(left[name], node, ctx):
+                x = _UNROLLED_INT  # `idx = i` in `for i in range(4)`: a constant per turn
             y = vals.of(right[name], None, env) if x.known else av.UNKNOWN
             error = phi_error(node, name, x, y, ctx)
             if error is None and _returned_directly(node, name, ctx):
                 error = _none_out_of_branch(x, y)
             drawn = (left[name], right[name]) if node.orelse else (left[name],)
             if error is not None and not strict and lax_random_scalar_join(node, name, (x, y), drawn, ctx):
+                continue
+            if error is not None and error.strict_only and _break_then_none_test(node, name, ctx):
                 continue
             if error is not None and error.applies(strict):
                 return f"`{name}`: {error.reason}", where
@@ -726,6 +735,61 @@ def lax_random_scalar_join(
     if any(isinstance(p, (ast.For, ast.While, ast.AsyncFor)) for p in _ancestors(node, ctx)):
         return False
     return not _returned_directly(node, name, ctx)
+
+
+#: The value of an unrolled `range` loop's variable: a Python int constant on each turn (its
+#: value differs per turn; joins only look at it being a constant int).
+_UNROLLED_INT = av.Scalar("int", 0)
+
+
+def _range_loop_variable(e: ast.expr, node: ast.AST, ctx: Context) -> bool:
+    """Is `e` the variable of a `for ... in range(...)` around `node` (unrolled while compiling)?"""
+    if not isinstance(e, ast.Name):
+        return False
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        if (
+            isinstance(p, ast.For)
+            and isinstance(p.target, ast.Name)
+            and p.target.id == e.id
+            and isinstance(p.iter, ast.Call)
+            and isinstance(p.iter.func, ast.Name)
+            and ctx.qualname(p.iter.func) == "builtins.range"
+        ):
+            return True
+        p = ctx.parent(p)
+    return False
+
+
+def _break_then_none_test(node: ast.If, name: str, ctx: Context) -> bool:
+    """`if t: name = value; break` inside a loop, `name` None before it, and the first read
+    of `name` after the loop an `is None` / `is not None` test. Measured at STRICT (the
+    `reach2` probes bk_*): that compiles (the loop with `break` carries `name`, and the test
+    tells its two types apart), while returning `name` or using it without the test after
+    the same loop, or the same test after a loop without `break`, fails."""
+    if not node.body or not isinstance(node.body[-1], ast.Break) or node.orelse:
+        return False
+    loop = ctx.parent(node)
+    while loop is not None and isinstance(loop, ast.If):
+        loop = ctx.parent(loop)
+    if not isinstance(loop, (ast.For, ast.While)):
+        return False
+    _parent, block, index = block_of(loop, ctx)
+    for st in block[index + 1 :] if index >= 0 else ():
+        reads = sorted(
+            (n for n in ast.walk(st) if isinstance(n, ast.Name) and n.id == name),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
+        if reads:
+            compare = ctx.parent(reads[0])
+            return (
+                isinstance(compare, ast.Compare)
+                and len(compare.ops) == 1
+                and isinstance(compare.ops[0], (ast.Is, ast.IsNot))
+                and isinstance(compare.comparators[0], ast.Constant)
+                and compare.comparators[0].value is None
+            )
+    return False
 
 
 def _call_candidates(ctx: Context) -> tuple[set[int], set[str]]:

@@ -33,6 +33,11 @@ from npu_lsp.astutil import (
 )
 from npu_lsp.rules.graphmode import xcalls
 from npu_lsp.rules.graphmode.abstract import ops_function_dtype
+from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
+from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
+from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _CONST_PRIMITIVES
+from npu_lsp.rules.graphmode.result_kinds import HOST_METHODS as _HOST_METHODS
+from npu_lsp.rules.graphmode.result_kinds import STATIC_ATTRS as _STATIC_ATTRS
 from npu_lsp.scope import dotted
 
 if TYPE_CHECKING:
@@ -54,23 +59,13 @@ class Kind(IntEnum):
         return self >= Kind.VAR
 
 
-# attributes of a tensor that are compile-time constants under static shapes
-_STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides"})
 _CONST_BUILTINS = frozenset(
     {"len", "isinstance", "issubclass", "type", "hasattr", "callable", "id_", "dir", "vars"}
 )
 _SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
-_HOST_METHODS = frozenset({"asnumpy", "tolist", "item", "numpy"})
-_CONST_METHODS = frozenset({"dim", "ndimension", "nelement", "numel"})
 #: Tensor creation ops MindSpore 2.10 folds on constant inputs (`int(ops.ones((), ms.int32))`
 #: compiles under STRICT)
 _FOLDED_OPS = frozenset({"ones", "zeros", "full", "fill", "ones_like", "zeros_like", "arange", "eye"})
-_SHAPE_FUNCS = frozenset({"shape", "rank", "dtype", "size", "dyn_shape"})
-#: Primitives whose output is a Python value fixed while compiling (static shapes):
-#: `P.Shape()(x)` is a tuple of ints as `ops.shape(x)` is, `P.Rank()`/`P.Size()` give an
-#: int, `P.DType()` a dtype (their docstrings in MindSpore 2.10's ops). `TensorShape` and
-#: `DynamicShape` give tensors and are not here.
-_CONST_PRIMITIVES = frozenset({"Shape", "Rank", "Size", "DType"})
 
 
 # The per-name facts the analysis solves: kind, type classes, dtypes, "holds a numpy object".

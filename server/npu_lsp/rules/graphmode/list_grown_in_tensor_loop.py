@@ -29,7 +29,8 @@ class ListGrownInTensorLoop(GraphRule):
     `order = order[1:][iou < thresh]`), whose shape is then known only at run time; or when
     `lst` starts empty and is grown only in a `for i in range(n)` whose bound is a run-time
     scalar read from a tensor (`n = int((scores > t).sum())`): that loop is unrolled while
-    compiling, with no iterations.
+    compiling, with no iterations. The same for a list comprehension over such a `range`
+    (`[v[i] for i in range(v.shape[0])]` after `masked_select`).
 
     ## Why is this bad?
     A tensor-conditioned `while` is compiled once, not unrolled, so the list seen after the
@@ -64,11 +65,21 @@ class ListGrownInTensorLoop(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
-        if not node.args or not isinstance(node.args[0], ast.Name) or ctx.function is None:
+        if not node.args or not isinstance(node.args[0], (ast.Name, ast.ListComp)) or ctx.function is None:
             return
         if not _file_mentions(ctx, "while") and not _file_mentions(ctx, "range"):
             return  # no `while` or `range` anywhere: nothing to resolve
         if not _needs_elements(node.func, ctx):
+            return
+        comp = _scalar_range_comprehension(node.args[0], ctx)
+        if comp is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the list comprehension on line {comp.lineno} runs over a `range` whose bound is a run-time scalar read from a tensor: the graph unrolls it while compiling, when the bound is not known, so the list is empty here",
+            )
+            return
+        if not isinstance(node.args[0], ast.Name):
             return
         name = node.args[0].id
         loop = _growing_tensor_loop(name, node, ctx)
@@ -173,6 +184,33 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
         ):
             everywhere = list(_grown_names(getattr(func, "body", [])))
             return n if everywhere.count(name) == list(_grown_names(n.body)).count(name) else None
+    return None
+
+
+def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | None:
+    """`[... for i in range(n)]` (given inline, or a name bound once to it) with `n` a
+    run-time scalar, as for `_growing_scalar_range_loop`: a comprehension is unrolled the
+    same way (measured: the `shapes` probe rl_comp_masked_select_stack and the `reach2`
+    probes lc_*: `range(v.shape[0])` after `masked_select`, `range(len(ops.nonzero(x)))`,
+    `range(int(x.sum()))` then `ops.stack` fail at LAX and STRICT; over an input's shape
+    they compile)."""
+    a = analyzer(ctx)
+    if isinstance(arg, ast.Name):
+        func = ctx.function
+        value = a.single_assignment(arg.id, func) if func is not None else None
+        arg = value if isinstance(value, ast.ListComp) else arg
+    if not isinstance(arg, ast.ListComp) or len(arg.generators) != 1:
+        return None
+    it = arg.generators[0].iter
+    if not (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and ctx.qualname(it.func) == "builtins.range"
+        and it.args
+    ):
+        return None
+    if any(a.kind(b) == Kind.VAR or dynamic_shape_read(b, ctx) for b in it.args):
+        return arg
     return None
 
 

@@ -10,9 +10,10 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.result_kinds import (
+    STATIC_ATTRS as _STATIC_ATTRS,  # a filter on them is a constant
+)
 
-# attributes of a tensor known while compiling: a filter on them is a constant
-_STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides"})
 # builtins answered while compiling
 _CONST_BUILTINS = frozenset({"isinstance", "len", "type", "hasattr", "callable", "issubclass"})
 

@@ -36,6 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 from npu_lsp.astutil import STATEMENT_BLOCKS, walk_list
 from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _SHAPE_PRIMITIVES
+from npu_lsp.rules.graphmode.result_kinds import HOST_METHODS as _HOST_METHODS
+from npu_lsp.rules.graphmode.result_kinds import STATIC_ATTRS as _STATIC_ATTRS
 
 if TYPE_CHECKING:
     from npu_lsp.scope import GraphScope, ModuleInfo
@@ -50,10 +53,7 @@ Passed = tuple[int, str, tuple[object, ...]]
 XCall = tuple[str, str, tuple[Passed, ...], tuple[tuple[str, Passed], ...]]
 
 _UNKNOWN: Fact = (UNKNOWN, av.UNKNOWN)
-_STATIC_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides"})
 _CONST_BUILTINS = frozenset({"len", "isinstance", "type", "hasattr"})
-_SHAPE_PRIMITIVES = frozenset({"Shape", "Rank", "Size", "DType"})
-_HOST_METHODS = frozenset({"asnumpy", "tolist", "item", "numpy"})
 _DEPTH = 8
 #: top-level packages whose names are never the project's own cells or functions
 _OUTSIDE = frozenset(sys.stdlib_module_names) | {"mindspore", "numpy", "torch", "scipy", "builtins"}

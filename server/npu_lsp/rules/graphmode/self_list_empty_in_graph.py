@@ -1,0 +1,236 @@
+"""MS185: a list held on `self`, empty when compiled, appended to and then read in compiled code."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+
+#: Operators that fail on an empty list of tensors, with MindSpore 2.10's words.
+_NEEDS_ITEMS = {
+    "concat": "For primitive[Concat], the elements size must be greater than 0, but got 0",
+    "cat": "For primitive[Concat], the elements size must be greater than 0, but got 0",
+    "concatenate": "For primitive[Concat], the elements size must be greater than 0, but got 0",
+    "stack": "For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'",
+}
+_INDEX = "For primitive:'list_getitem', cannot get item by index from an empty sequence"
+
+
+@rule(code="MS185", name="self-list-empty-in-graph", severity="error", family="graphmode")
+class SelfListEmptyInGraph(GraphRule):
+    """## What it does
+    Flags `ops.concat(self.outs)`, `ops.stack(self.outs)` and `self.outs[0]` (also through a
+    local name bound to `self.outs`) in compiled code when compiled code also appends to
+    `self.outs` (`self.outs.append(...)` in `construct` or a method it calls; `extend` under
+    STRICT), `self.outs` is bound to `[]` in `__init__` and nothing outside compiled code
+    fills it.
+
+    ## Why is this bad?
+    Compiled code reads `self.outs` as the constant it holds when the graph is built (an empty
+    list) and `append` works on a copy (MS142): the read after the append still sees `[]`.
+    MindSpore 2.10 fails at LAX and STRICT (`For primitive[Concat], the elements size must be
+    greater than 0, but got 0`, `For 'Stack', the 'len of input_x' ... but got '0'`, `cannot
+    get item by index from an empty sequence`). `len(self.outs)` is 0 and a loop over it runs
+    no turn: both compile, with a value that is not what the code meant.
+
+    ## Example
+    ```python
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.outs = []
+
+        def construct(self, x):
+            self.outs.append(x * 2)
+            return ops.concat(self.outs)
+    ```
+
+    ## Use instead
+    Collect the values in a local list:
+    ```python
+    def construct(self, x):
+        outs = []
+        outs.append(x * 2)
+        return ops.concat(outs)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 4: mutating a list held on `self` is silently lost (MS142).
+    - Measured on MindSpore 2.10 with the probes `written/reach2/probes/sl_*`: `append` then
+      `ops.concat` / `ops.cat` / `ops.stack` / `[0]` / `[-1]`, also in a loop, under a tensor
+      `if`, in a helper method, in an `@ms.jit` construct, rejected at LAX and STRICT;
+      `len`, a loop over the list, a list that starts with an element (also filled by
+      `__init__`, by a Python method or at module level before the call), a local list and
+      `list(self.outs)` compile. `extend` then `concat` compiled at LAX and failed at STRICT
+      (flagged under STRICT). Also `written/generative/probes/self_list_*` (a local name
+      bound to the list then indexed: rejected at both levels).
+    """
+
+    nodes = (ast.Call, ast.Subscript)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # cheap tests first: the rule sees every call and subscript of compiled code
+        if type(node) is ast.Subscript:
+            read = node.value  # type: ignore[attr-defined]
+        elif node.args and type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
+            read = node.args[0]  # type: ignore[attr-defined]
+        else:
+            return
+        fn = ctx.function
+        if fn is None:
+            return
+        attr = _self_attr(read) if type(read) is not ast.Name else _aliases(fn, ctx).get(read.id)
+        if attr is None:
+            return
+        why = _needs_items(node, read, ctx)
+        if why is None:
+            return
+        cls = analyzer(ctx).owner_class(fn)
+        if cls is None or _guarded(node, attr, ctx):
+            return
+        strict = bool(ctx.scope and ctx.scope.strict)
+        if not any(isinstance(n, ast.Call) and _is_append(n, attr, strict) for n in _compiled_nodes(cls, ctx)):
+            return
+        if _empty_when_compiled(cls, attr, ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`self.{attr}` is `[]` when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
+            )
+
+
+def _compiled_nodes(cls: ast.ClassDef, ctx: Context) -> list[ast.AST]:
+    """The calls of the compiled methods of `cls` (not of functions nested in them)."""
+    key = ("self_list_empty_in_graph.nodes", id(cls))
+    hit: list[ast.AST] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = [
+            n
+            for m in cls.body
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scopes.scope_for(m) is not None
+            for n in own_nodes(m)
+            if isinstance(n, ast.Call)
+        ]
+        ctx.cache[key] = hit
+    return hit
+
+
+def _guarded(node: ast.AST, attr: str, ctx: Context) -> bool:
+    """Is `node` under an `if` / `while` / conditional expression whose test reads
+    `self.<attr>` (`if len(self.outs) > 0:`, `... if self.outs else ...`)? The test folds
+    to false while compiling, so the read is never compiled."""
+    child, p = node, ctx.parent(node)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        test = getattr(p, "test", None) if isinstance(p, (ast.If, ast.IfExp, ast.While)) else None
+        if test is not None and child is not test and any(_self_attr(n) == attr for n in ast.walk(test)):
+            return True
+        child, p = p, ctx.parent(p)
+    return False
+
+
+def _self_attr(e: ast.AST) -> str | None:
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        return e.attr
+    return None
+
+
+def _pos(n: ast.AST) -> tuple[int, int]:
+    return n.lineno, n.col_offset  # type: ignore[attr-defined]
+
+
+def _is_append(n: ast.Call, attr: str, strict: bool) -> bool:
+    """`self.<attr>.append(...)`; `extend` too under STRICT (LAX runs it through the
+    interpreter, which fills the list: measured with `sl_extend_concat` and
+    `self_list_extend_then_stack`)."""
+    f = n.func
+    return (
+        isinstance(f, ast.Attribute)
+        and (f.attr == "append" or (strict and f.attr == "extend"))
+        and _self_attr(f.value) == attr
+    )
+
+
+def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
+    """Local names `fn` binds once, to `self.<attr>` (`keys = self.cache`): name -> attr."""
+    key = ("self_list_empty_in_graph.aliases", id(fn))
+    hit: dict[str, str] | None = ctx.cache.get(key)
+    if hit is None:
+        counts: dict[str, int] = {}
+        hit = {}
+        for n in own_nodes(fn):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                counts[n.id] = counts.get(n.id, 0) + 1
+            elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                attr = _self_attr(n.value)
+                if attr is not None:
+                    hit[n.targets[0].id] = attr
+        hit = {name: attr for name, attr in hit.items() if counts.get(name) == 1}
+        ctx.cache[key] = hit
+    return hit
+
+
+def _needs_items(n: ast.AST, read: ast.expr, ctx: Context) -> str | None:
+    """MindSpore's words when `n` reads the list `read` in a way an empty list fails."""
+    if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and n.value is read:
+        idx = n.slice
+        if isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub):
+            idx = idx.operand
+        if isinstance(idx, ast.Constant) and type(idx.value) is int:
+            return _INDEX
+        return None
+    if not isinstance(n, ast.Call) or not n.args or n.args[0] is not read:
+        return None
+    name = ctx.qualname(n.func) or ""
+    if not name.startswith("mindspore."):
+        return None
+    return _NEEDS_ITEMS.get(name.rpartition(".")[2])
+
+
+def _empty_when_compiled(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    """Is `self.<attr>` bound once, to `[]`, in `cls.__init__`, and mentioned nowhere else in
+    the file outside compiled functions (nothing Python runs can fill it first)?"""
+    key = ("self_list_empty_in_graph", id(cls), attr)
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _check_empty(cls, attr, ctx)
+    return bool(hit)
+
+
+def _check_empty(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    init = next(
+        (st for st in cls.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None
+    )
+    if init is None:
+        return False
+    bindings = [
+        st
+        for st in ast.walk(init)
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        and any(_self_attr(t) == attr for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+    ]
+    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
+        return False
+    value = bindings[0].value
+    if not (isinstance(value, ast.List) and not value.elts):
+        return False
+    allowed = {id(t) for t in bindings[0].targets}
+    for fn in ast.walk(ctx.tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.scopes.scope_for(fn) is not None:
+            continue
+        for n in own_nodes(fn):
+            if isinstance(n, ast.Attribute) and n.attr == attr and id(n) not in allowed:
+                return False
+    return all(
+        not (isinstance(n, ast.Attribute) and n.attr == attr)
+        for st in ctx.tree.body
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for n in ast.walk(st)
+    )
