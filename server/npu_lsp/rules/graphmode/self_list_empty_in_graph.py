@@ -79,7 +79,7 @@ class SelfListEmptyInGraph(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # cheap tests first: the rule sees every call and subscript of compiled code
         if type(node) is ast.Subscript:
-            read = node.value  # type: ignore[attr-defined]
+            read = node.value
         elif node.args and type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
             read = node.args[0]  # type: ignore[attr-defined]
         else:
