@@ -908,12 +908,12 @@ class Analyzer:
                 continue
             end = holder.end_lineno
             if candidates is not None and end is not None:
-                others = candidates - {holder.name}
-                if not others:
-                    continue
-                lines = self.ctx.lines
-                segment = "\n".join(lines[holder.lineno - 1 : end])
-                if not any(c in segment for c in others):
+                # whole words: `Block1` is no substring match inside `Block10`, and one
+                # set of the holder's words, not a search per class name (quadratic)
+                segment = "\n".join(self.ctx.lines[holder.lineno - 1 : end])
+                words = set(_WORD.findall(segment))
+                words.discard(holder.name)
+                if words.isdisjoint(candidates):
                     continue
             built = _holder_cells(holder)
             if built is None:
@@ -1868,6 +1868,7 @@ if sys.version_info >= (3, 11):  # `try ... except*` (no ast.TryStar on 3.10)
 #: `class` and the name it defines (a backslash may continue the line between them); no
 #: `\b` before it: a superset still, and a literal prefix the search skips to (40x faster)
 _CLASS_WORD = re.compile(r"class[\s\\]+(\w+)")
+_WORD = re.compile(r"\w+")
 
 
 def _class_words(text: str) -> set[str] | None:
