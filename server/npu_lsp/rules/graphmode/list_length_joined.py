@@ -213,9 +213,30 @@ def _last_bound(prior: list[ast.stmt], name: str) -> int:
     return len(prior)
 
 
+def _sizes_a_list(st: ast.stmt) -> bool:
+    """Could `_run` follow `st` as a change of a list's length (a list display bound or
+    added, `append` / `insert` / `extend`)? Every other statement that touches a name
+    leaves its length unknown."""
+    if isinstance(st, ast.Assign):
+        v = st.value
+        return isinstance(v, ast.List) or (isinstance(v, ast.BinOp) and isinstance(v.right, ast.List))
+    if isinstance(st, ast.AugAssign):
+        return isinstance(st.value, ast.List)
+    return (
+        isinstance(st, ast.Expr)
+        and isinstance(c := st.value, ast.Call)
+        and isinstance(f := c.func, ast.Attribute)
+        and (f.attr in _GROW or f.attr == "extend")
+    )
+
+
 def _if_join(
     node: ast.If, ctx: Context, a: Analyzer
 ) -> tuple[str, tuple[int, int], ast.stmt] | None:
+    if not any(_sizes_a_list(st) for st in (*node.body, *node.orelse)):
+        # no length set on either side: both leave every list as it was or unknown, so
+        # no name has two known lengths (before the condition's kind, a data-flow solve)
+        return None
     if not a.kind(node.test).dynamic or inside_while(node, ctx):
         return None  # a value joined across a while's iterations is MS119's
     names = sorted(
@@ -253,6 +274,8 @@ def _assign_join(
         return None
     v = node.value
     if isinstance(v, ast.IfExp):
+        if not (isinstance(v.body, ast.List) and isinstance(v.orelse, ast.List)):
+            return None  # (before the test's kind: a data-flow solve)
         if not a.kind(v.test).dynamic:
             return None
         lengths = (_const_list(v.body, a, ctx), _const_list(v.orelse, a, ctx))
@@ -271,6 +294,14 @@ def _helper_returns(fname: str, ctx: Context, a: Analyzer) -> tuple[int | None, 
     fdef = module_function(fname, ctx)
     if fdef is None:
         return None, None
+    key = ("MS178.helper", id(fdef))  # the same for every call of the helper
+    hit: tuple[int | None, int | None] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _returned_lengths(fdef, a)
+    return hit
+
+
+def _returned_lengths(fdef: ast.FunctionDef, a: Analyzer) -> tuple[int | None, int | None]:
     returns = [n for n in own_nodes(fdef) if isinstance(n, ast.Return)]
     lens: list[int] = []
     under_tensor_if = False
