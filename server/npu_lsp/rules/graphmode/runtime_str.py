@@ -10,7 +10,13 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, inside_while, module_function, own_nodes
+from npu_lsp.rules.graphmode.helpers import (
+    GraphRule,
+    inside_while,
+    module_function,
+    own_nodes,
+    quoted,
+)
 
 #: builtins whose argument may be a run-time str (it is printed by the runtime, not read)
 _HARMLESS_CALLS = frozenset({"builtins.print"})
@@ -162,6 +168,8 @@ def _before(node: ast.stmt, name: str, ctx: Context) -> str | None:
 
 
 def _if_join(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, tuple[str, str]] | None:
+    if not quoted(node, ctx):
+        return None  # no str literal in its text: no str constant either (no walk needed)
     inner = [n for st in (*node.body, *node.orelse) for n in ast.walk(st)]
     if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in inner):
         return None  # no side binds a str constant: both sides hold what came before
@@ -187,10 +195,12 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
     if len(node.targets) != 1 or not isinstance(target := node.targets[0], ast.Name):
         return None
     v = node.value
-    if isinstance(v, ast.IfExp) and a.kind(v.test).dynamic:
+    if isinstance(v, ast.IfExp):
         left, right = _str_const(v.body), _str_const(v.orelse)
+        if left is None or right is None or left == right or not a.kind(v.test).dynamic:
+            return None  # (the strs first: the test's kind is a data-flow solve)
     elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
-        left, right = _helper_returns(module_function(v.func.id, ctx), a)
+        left, right = _helper_returns(module_function(v.func.id, ctx), ctx, a)
     elif (
         isinstance(v, ast.Call)
         and isinstance(f := v.func, ast.Attribute)
@@ -199,7 +209,7 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
         and (cls := a.owner_class(ctx.function)) is not None
     ):
         method = next((d for d in cls.body if isinstance(d, ast.FunctionDef) and d.name == f.attr), None)
-        left, right = _helper_returns(method, a)
+        left, right = _helper_returns(method, ctx, a)
     else:
         return None
     if left is None or right is None or left == right:
@@ -207,11 +217,19 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
     return target.id, (left, right)
 
 
-def _helper_returns(fdef: ast.FunctionDef | None, a: Analyzer) -> tuple[str | None, str | None]:
+def _helper_returns(fdef: ast.FunctionDef | None, ctx: Context, a: Analyzer) -> tuple[str | None, str | None]:
     """Two different str constants a helper (a module function or a method of the cell)
-    returns, one of them from inside a tensor `if` (its only returns)."""
+    returns, one of them from inside a tensor `if` (its only returns); once per helper."""
     if fdef is None:
         return None, None
+    key = ("MS180.helper", id(fdef))
+    hit: tuple[str | None, str | None] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _returned_strs(fdef, a)
+    return hit
+
+
+def _returned_strs(fdef: ast.FunctionDef, a: Analyzer) -> tuple[str | None, str | None]:
     values = [_str_const(n.value) for n in own_nodes(fdef) if isinstance(n, ast.Return)]
     if not values or any(v is None for v in values) or len(set(values)) < 2:
         return None, None
