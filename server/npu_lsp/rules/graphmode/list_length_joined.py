@@ -68,8 +68,13 @@ class ListLengthJoined(GraphRule):
     nodes = (ast.If, ast.Assign)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        if ctx.scope is None or ctx.function is None or ctx.scope.strict:
-            return
+        # not a generator itself: most nodes are dismissed on their shape alone, for the
+        # cost of a call rather than of a generator each
+        if ctx.scope is None or ctx.function is None or ctx.scope.strict or not _candidate(node):
+            return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         if isinstance(node, ast.If):
             found = _if_join(node, ctx, a)
@@ -90,6 +95,22 @@ class ListLengthJoined(GraphRule):
             f"MindSpore 2.10 cannot measure it: `{ctx.segment(use)}` on line {getattr(use, 'lineno', 0)} fails "
             '("The pointer[seq_abs] is null")',
         )
+
+
+def _candidate(node: ast.AST) -> bool:
+    """Could `node` be flagged, judged on its shape alone (no data flow)? An `if` that sets a
+    list's length on a side, a name bound to a conditional expression of two list displays
+    or to the result of a module function."""
+    if isinstance(node, ast.If):
+        # no length set on either side: both leave every list as it was or unknown, so no
+        # name has two known lengths
+        return any(_sizes_a_list(st) for st in (*node.body, *node.orelse))
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return False
+    v = node.value
+    if isinstance(v, ast.IfExp):
+        return isinstance(v.body, ast.List) and isinstance(v.orelse, ast.List)
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
 
 
 def _const_list(e: ast.AST | None, a: Analyzer, ctx: Context) -> int | None:
@@ -233,10 +254,6 @@ def _sizes_a_list(st: ast.stmt) -> bool:
 def _if_join(
     node: ast.If, ctx: Context, a: Analyzer
 ) -> tuple[str, tuple[int, int], ast.stmt] | None:
-    if not any(_sizes_a_list(st) for st in (*node.body, *node.orelse)):
-        # no length set on either side: both leave every list as it was or unknown, so
-        # no name has two known lengths (before the condition's kind, a data-flow solve)
-        return None
     if not a.kind(node.test).dynamic or inside_while(node, ctx):
         return None  # a value joined across a while's iterations is MS119's
     names = sorted(
@@ -274,8 +291,6 @@ def _assign_join(
         return None
     v = node.value
     if isinstance(v, ast.IfExp):
-        if not (isinstance(v.body, ast.List) and isinstance(v.orelse, ast.List)):
-            return None  # (before the test's kind: a data-flow solve)
         if not a.kind(v.test).dynamic:
             return None
         lengths = (_const_list(v.body, a, ctx), _const_list(v.orelse, a, ctx))
