@@ -77,8 +77,13 @@ class RuntimeStr(GraphRule):
     nodes = (ast.If, ast.Assign, ast.BinOp)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        if ctx.scope is None or ctx.function is None:
-            return
+        # not a generator itself: most nodes are dismissed on their shape alone, for the
+        # cost of a call rather than of a generator each
+        if ctx.scope is None or ctx.function is None or not _candidate(node, ctx):
+            return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         if isinstance(node, ast.BinOp):
             yield from self._repeated(node, ctx, a)
@@ -118,6 +123,27 @@ class RuntimeStr(GraphRule):
                     '("string_mul requires the input to be a string and an integer, but got ... ValueAny")',
                 )
                 return
+
+
+def _candidate(node: ast.AST, ctx: Context) -> bool:
+    """Could `node` be flagged, judged on its shape alone (no data flow)? A str constant
+    repeated, an `if` whose text holds a str literal (without a quote it holds no str
+    constant), a name bound to a conditional expression of two different strs or to the
+    result of a helper or a method of the cell."""
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, ast.Mult) and (_str_const(node.left) is not None or _str_const(node.right) is not None)
+    if isinstance(node, ast.If):
+        return quoted(node, ctx)
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return False
+    v = node.value
+    if isinstance(v, ast.IfExp):
+        left, right = _str_const(v.body), _str_const(v.orelse)
+        return left is not None and right is not None and left != right
+    return isinstance(v, ast.Call) and (
+        isinstance(f := v.func, ast.Name)
+        or (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self")
+    )
 
 
 def _str_const(e: ast.AST | None) -> str | None:
@@ -168,8 +194,6 @@ def _before(node: ast.stmt, name: str, ctx: Context) -> str | None:
 
 
 def _if_join(node: ast.If, ctx: Context, a: Analyzer) -> tuple[str, tuple[str, str]] | None:
-    if not quoted(node, ctx):
-        return None  # no str literal in its text: no str constant either (no walk needed)
     inner = [n for st in (*node.body, *node.orelse) for n in ast.walk(st)]
     if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in inner):
         return None  # no side binds a str constant: both sides hold what came before
