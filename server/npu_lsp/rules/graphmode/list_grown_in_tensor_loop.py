@@ -64,13 +64,17 @@ class ListGrownInTensorLoop(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         if not node.args or not isinstance(node.args[0], ast.Name) or ctx.function is None:
-            return
+            return ()
         if not _file_mentions(ctx, "while") and not _file_mentions(ctx, "range"):
-            return  # no `while` or `range` anywhere: nothing to resolve
+            return ()  # no `while` or `range` anywhere: nothing to resolve
         if not _needs_elements(node.func, ctx):
-            return
-        name = node.args[0].id
+            return ()
+        return self._check(node, node.args[0].id, ctx)
+
+    def _check(self, node: ast.Call, name: str, ctx: Context) -> Iterable[Diagnostic]:
         loop = _growing_tensor_loop(name, node, ctx)
         if loop is not None:
             yield ctx.diagnostic(
