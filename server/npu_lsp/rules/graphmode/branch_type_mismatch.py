@@ -472,8 +472,8 @@ class BranchTypeMismatch(GraphRule):
         ):
             name = parent.targets[0].id
             error = dtype_cast_error(parent, name, left, right, ctx)
-            if error is None and _returned_directly(parent, name, ctx):
-                error = _none_out_of_branch(left, right)
+            if error is None and (none := _none_out_of_branch(left, right)) is not None and _returned_directly(parent, name, ctx):
+                error = none  # (the cheap test first: the other walks the function)
         if error is None or not error.applies(strict) or not analyzer(ctx).kind(node.test).dynamic:
             return
         if (
@@ -674,8 +674,8 @@ class BranchTypeMismatch(GraphRule):
             x = vals.of(left[name], None, env)
             y = vals.of(right[name], None, env) if x.known else av.UNKNOWN
             error = phi_error(node, name, x, y, ctx)
-            if error is None and _returned_directly(node, name, ctx):
-                error = _none_out_of_branch(x, y)
+            if error is None and (none := _none_out_of_branch(x, y)) is not None and _returned_directly(node, name, ctx):
+                error = none  # (the cheap test first: the other walks the function)
             if error is not None and error.applies(strict):
                 return f"`{name}`: {error.reason}", where
         return None
