@@ -673,6 +673,8 @@ class _Walker:
         self.crashed: set[str] = set()
         self.echoed: set[tuple[str, int, int]] = set()
         self.parents = ctx._parents
+        #: (node type, level) -> the entries that run there (`_at_level`), for every walk
+        self.by_level: dict[tuple[type, int], list[_LevelEntry]] = {}
 
     def run(self, r: Rule, node: ast.AST) -> None:
         try:
@@ -730,7 +732,7 @@ class _Walker:
         attribute, name, call, ast_type = ast.Attribute, ast.Name, ast.Call, ast.AST
         skip_attr = ast.Attribute not in self.table and ast.Name not in self.table
         func_types, restore = _FUNC_TYPE_SET, tuple
-        by_level: dict[tuple[type, int], list[tuple[Rule, Callable[..., Iterable[Diagnostic]], frozenset[str] | None]]] = {}
+        by_level = self.by_level
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         # It holds nodes, plus one (scope, function) pair under the children of each
         # function definition: popping it restores what was in force around that function
@@ -807,9 +809,7 @@ class _Walker:
 _NOTHING: tuple[()] = ()
 
 
-def _at_level(
-    rules: list[_Entry], level: int
-) -> list[tuple[Rule, Callable[..., Iterable[Diagnostic]], frozenset[str] | None]]:
+def _at_level(rules: list[_Entry], level: int) -> list[_LevelEntry]:
     """The entries that run at a level: 0 outside compiled code (no graph-only rule), 1 in
     a LAX scope (no STRICT-only rule), 2 in a STRICT scope (every rule)."""
     return [
@@ -838,6 +838,8 @@ def _called_name(node: ast.AST, ctx: Context) -> str:
 
 #: One dispatch entry: the rule, its bound `check`, graph_only, strict_only, calls.
 _Entry = tuple[Rule, Callable[..., Iterable[Diagnostic]], bool, bool, frozenset[str] | None]
+#: The same at one level (`_at_level`): the rule, its bound `check`, calls.
+_LevelEntry = tuple[Rule, Callable[..., Iterable[Diagnostic]], frozenset[str] | None]
 
 
 def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> dict[type[ast.AST], list[_Entry]]:
