@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from npu_lsp.astutil import (
     STATEMENT_BLOCKS,
+    ascii_words,
     branch_list,
     child_nodes,
     class_names,
@@ -911,7 +912,7 @@ class Analyzer:
                 # whole words: `Block1` is no substring match inside `Block10`, and one
                 # set of the holder's words, not a search per class name (quadratic)
                 segment = "\n".join(self.ctx.lines[holder.lineno - 1 : end])
-                words = set(segment.translate(_NON_WORD).split())  # (ASCII: 4x a `\w+` search)
+                words = set(ascii_words(segment))  # (`candidates` is None for other text)
                 words.discard(holder.name)
                 if words.isdisjoint(candidates):
                     continue
@@ -1868,8 +1869,6 @@ if sys.version_info >= (3, 11):  # `try ... except*` (no ast.TryStar on 3.10)
 #: `class` and the name it defines (a backslash may continue the line between them); no
 #: `\b` before it: a superset still, and a literal prefix the search skips to (40x faster)
 _CLASS_WORD = re.compile(r"class[\s\\]+(\w+)")
-#: ASCII characters outside words -> a space (a text split on spaces into its words)
-_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
 
 
 def _class_words(text: str) -> set[str] | None:

@@ -10,7 +10,7 @@ import keyword
 from collections.abc import Iterable
 from importlib import resources
 
-from npu_lsp.astutil import find_branches
+from npu_lsp.astutil import ascii_words, find_branches
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -209,8 +209,6 @@ def _trigger_words(ctx: Context) -> frozenset[str] | None:
 
 
 _KEYWORDS = frozenset(keyword.kwlist)
-#: ASCII characters outside words -> a space (a text split on spaces into its words)
-_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
 
 
 def _mentions(func: ast.AST, words: frozenset[str] | None, ctx: Context) -> bool:
@@ -223,7 +221,7 @@ def _mentions(func: ast.AST, words: frozenset[str] | None, ctx: Context) -> bool
     if first is None or last is None:
         return True
     text = "\n".join(ctx.lines[first - 1 : last])
-    return not words.isdisjoint(text.translate(_NON_WORD).split())
+    return not words.isdisjoint(ascii_words(text))
 
 
 #: attribute of a function's node holding its calls (`_calls_in`)
