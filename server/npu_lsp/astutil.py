@@ -162,6 +162,16 @@ def _blocks_of(t: type) -> tuple[str, ...]:
     return names
 
 
+#: ASCII characters outside words -> a space (a text split on spaces into its words)
+_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
+
+
+def ascii_words(text: str) -> list[str]:
+    """The words (`\\w+`) of an ASCII text, its identifiers among them: a translate and a
+    split, about 4x a `\\w+` search. (Not for other text: `ast` normalises identifiers.)"""
+    return text.translate(_NON_WORD).split()
+
+
 def is_name_char(c: str) -> bool:
     """Is `c` (one character, or "" past either end of a text) part of a name?"""
     return c.isalnum() or c == "_"

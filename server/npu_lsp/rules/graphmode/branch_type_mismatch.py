@@ -480,8 +480,8 @@ class BranchTypeMismatch(GraphRule):
         ):
             name = parent.targets[0].id
             error = dtype_cast_error(parent, name, left, right, ctx)
-            if error is None and _returned_directly(parent, name, ctx):
-                error = _none_out_of_branch(left, right)
+            if error is None and (none := _none_out_of_branch(left, right)) is not None and _returned_directly(parent, name, ctx):
+                error = none  # (the cheap test first: the other walks the function)
         if error is None or not error.applies(strict) or not analyzer(ctx).kind(node.test).dynamic:
             return
         if (
@@ -692,8 +692,8 @@ class BranchTypeMismatch(GraphRule):
                 x = _UNROLLED_INT  # `idx = i` in `for i in range(4)`: a constant per turn
             y = vals.of(right[name], None, env) if x.known else av.UNKNOWN
             error = phi_error(node, name, x, y, ctx)
-            if error is None and _returned_directly(node, name, ctx):
-                error = _none_out_of_branch(x, y)
+            if error is None and (none := _none_out_of_branch(x, y)) is not None and _returned_directly(node, name, ctx):
+                error = none  # (the cheap test first: the other walks the function)
             drawn = (left[name], right[name]) if node.orelse else (left[name],)
             if error is not None and not strict and lax_random_scalar_join(node, name, (x, y), drawn, ctx):
                 continue

@@ -68,12 +68,18 @@ def rejectable(name: str) -> bool:
     """Is there any type, receiver and level at which MindSpore refused `name` (a method,
     "method(kw)" or an operation)? Most calls in compiled code (tensor methods, sub-cells)
     are not, and need no type question at all."""
+    return name in rejectable_names()
+
+
+@functools.cache
+def rejectable_names() -> frozenset[str]:
+    """Every name `rejectable` says yes to (one set: it is asked for every method call)."""
     methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]
-    return any(
-        entry.get(level) == "reject"
+    return frozenset(
+        name
         for by_name in methods.values()
-        for entry in by_name.get(name, {}).values()
-        for level in ("lax", "strict")
+        for name, by_receiver in by_name.items()
+        if any(entry.get(level) == "reject" for entry in by_receiver.values() for level in ("lax", "strict"))
     )
 
 

@@ -63,6 +63,18 @@ class DefaultdictMissingKey(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Assign)
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
+        if (
+            ctx.function is None
+            or len(node.targets) != 1
+            or not isinstance(node.targets[0], ast.Name)
+            or not isinstance(node.value, (ast.Dict, ast.Call))
+        ):
+            return ()  # a name bound to a dict display or a `defaultdict(...)` only
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.Assign, ctx: Context) -> Iterable[Diagnostic]:
         func = ctx.function
         if (
             func is not None

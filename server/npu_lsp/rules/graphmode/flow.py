@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from npu_lsp.astutil import (
     STATEMENT_BLOCKS,
+    ascii_words,
     branch_list,
     child_nodes,
     class_names,
@@ -903,12 +904,12 @@ class Analyzer:
                 continue
             end = holder.end_lineno
             if candidates is not None and end is not None:
-                others = candidates - {holder.name}
-                if not others:
-                    continue
-                lines = self.ctx.lines
-                segment = "\n".join(lines[holder.lineno - 1 : end])
-                if not any(c in segment for c in others):
+                # whole words: `Block1` is no substring match inside `Block10`, and one
+                # set of the holder's words, not a search per class name (quadratic)
+                segment = "\n".join(self.ctx.lines[holder.lineno - 1 : end])
+                words = set(ascii_words(segment))  # (`candidates` is None for other text)
+                words.discard(holder.name)
+                if words.isdisjoint(candidates):
                     continue
             built = _holder_cells(holder)
             if built is None:

@@ -48,6 +48,7 @@ class GetattrRuntimeName(GraphRule):
     """
 
     nodes = (ast.Call,)
+    calls = frozenset({"getattr"})  # the builtin only
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)

@@ -98,3 +98,10 @@ def module_function(fname: str, ctx: Context) -> ast.FunctionDef | None:
 
 
 _FUNCTIONS_KEY = "helpers.module_functions"
+
+
+def quoted(node: ast.AST, ctx: Context) -> bool:
+    """Does the text of `node`'s lines hold a quote? Without one it holds no str literal,
+    so no str constant: a test on its text, before any walk of its nodes."""
+    lines = ctx.lines[getattr(node, "lineno", 1) - 1 : getattr(node, "end_lineno", None) or len(ctx.lines)]
+    return any("'" in line or '"' in line for line in lines)

@@ -71,8 +71,13 @@ class Int32ItemAsIndex(GraphRule):
     nodes = (ast.Subscript, ast.Call)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         if not _mentions_item(ctx):
-            return
+            return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if isinstance(node, ast.Subscript):
             if not isinstance(node.ctx, ast.Load):
                 return

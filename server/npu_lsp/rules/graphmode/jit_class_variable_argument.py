@@ -66,9 +66,14 @@ class JitClassVariableArgument(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         name = _jit_class_called(node, ctx)
         if name is None:
-            return
+            return ()
+        return self._check(node, name, ctx)
+
+    def _check(self, node: ast.Call, name: str, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if a.kind(arg) is Kind.TENSOR:

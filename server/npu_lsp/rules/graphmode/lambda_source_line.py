@@ -66,13 +66,18 @@ class LambdaSourceLine(GraphRule):
     nodes = (ast.Call,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Call)
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         key = ("file-mentions", "lambda")
         mentions: bool | None = ctx.cache.get(key)
         if mentions is None:
             mentions = ctx.cache[key] = "lambda" in ctx.text
         if not mentions:
-            return  # no lambda in the file: nothing to resolve
+            return ()  # no lambda in the file: nothing to resolve
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
         f = node.func
         if type(f) is ast.Attribute:
             if not (type(f.value) is ast.Name and f.value.id == "self"):

@@ -75,10 +75,15 @@ class ListGradientsToOptimizer(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         if len(node.args) != 1 or node.keywords or ctx.function is None:
-            return
+            return ()
         if not builds_optimizer(ctx, _refusing()):
-            return  # most files build no built-in optimizer
+            return ()  # most files build no built-in optimizer
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         name = _optimizer_class(node.func, ctx)
         if name is None:
             return

@@ -75,12 +75,17 @@ class ListGrownFromHostData(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         if not node.args or ctx.function is None:
-            return
+            return ()
         if not ctx.scope or ctx.scope.level != "lax":
-            return  # STRICT refuses the host call itself (MS130)
+            return ()  # STRICT refuses the host call itself (MS130)
         if not _mentions_host_data(ctx):
-            return  # no `tolist` / `asnumpy` / `numpy` anywhere: no host data to follow
+            return ()  # no `tolist` / `asnumpy` / `numpy` anywhere: no host data to follow
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         f = node.func
         if isinstance(f, ast.Attribute) and f.attr in _IN_PLACE and isinstance(f.value, ast.Name):
             bound = analyzer(ctx).single_assignment(f.value.id, ctx.function)

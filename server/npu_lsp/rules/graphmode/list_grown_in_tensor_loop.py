@@ -65,13 +65,18 @@ class ListGrownInTensorLoop(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         if not node.args or not isinstance(node.args[0], (ast.Name, ast.ListComp)) or ctx.function is None:
-            return
+            return ()
         if not _file_mentions(ctx, "while") and not _file_mentions(ctx, "range"):
-            return  # no `while` or `range` anywhere: nothing to resolve
+            return ()  # no `while` or `range` anywhere: nothing to resolve
         if not _needs_elements(node.func, ctx):
-            return
-        comp = _scalar_range_comprehension(node.args[0], ctx)
+            return ()
+        return self._check(node, node.args[0], ctx)
+
+    def _check(self, node: ast.Call, arg: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
+        comp = _scalar_range_comprehension(arg, ctx)
         if comp is not None:
             yield ctx.diagnostic(
                 self,
@@ -79,9 +84,9 @@ class ListGrownInTensorLoop(GraphRule):
                 f"the list comprehension on line {comp.lineno} runs over a `range` whose bound is a run-time scalar read from a tensor: the graph unrolls it while compiling, when the bound is not known, so the list is empty here",
             )
             return
-        if not isinstance(node.args[0], ast.Name):
+        if not isinstance(arg, ast.Name):
             return
-        name = node.args[0].id
+        name = arg.id
         loop = _growing_tensor_loop(name, node, ctx)
         if loop is not None:
             yield ctx.diagnostic(

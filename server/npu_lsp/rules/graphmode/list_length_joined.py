@@ -68,8 +68,13 @@ class ListLengthJoined(GraphRule):
     nodes = (ast.If, ast.Assign)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        if ctx.scope is None or ctx.function is None or ctx.scope.strict:
-            return
+        # not a generator itself: most nodes are dismissed on their shape alone, for the
+        # cost of a call rather than of a generator each
+        if ctx.scope is None or ctx.function is None or ctx.scope.strict or not _candidate(node):
+            return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         if isinstance(node, ast.If):
             found = _if_join(node, ctx, a)
@@ -90,6 +95,22 @@ class ListLengthJoined(GraphRule):
             f"MindSpore 2.10 cannot measure it: `{ctx.segment(use)}` on line {getattr(use, 'lineno', 0)} fails "
             '("The pointer[seq_abs] is null")',
         )
+
+
+def _candidate(node: ast.AST) -> bool:
+    """Could `node` be flagged, judged on its shape alone (no data flow)? An `if` that sets a
+    list's length on a side, a name bound to a conditional expression of two list displays
+    or to the result of a module function."""
+    if isinstance(node, ast.If):
+        # no length set on either side: both leave every list as it was or unknown, so no
+        # name has two known lengths
+        return any(_sizes_a_list(st) for st in (*node.body, *node.orelse))
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return False
+    v = node.value
+    if isinstance(v, ast.IfExp):
+        return isinstance(v.body, ast.List) and isinstance(v.orelse, ast.List)
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
 
 
 def _const_list(e: ast.AST | None, a: Analyzer, ctx: Context) -> int | None:
@@ -213,6 +234,23 @@ def _last_bound(prior: list[ast.stmt], name: str) -> int:
     return len(prior)
 
 
+def _sizes_a_list(st: ast.stmt) -> bool:
+    """Could `_run` follow `st` as a change of a list's length (a list display bound or
+    added, `append` / `insert` / `extend`)? Every other statement that touches a name
+    leaves its length unknown."""
+    if isinstance(st, ast.Assign):
+        v = st.value
+        return isinstance(v, ast.List) or (isinstance(v, ast.BinOp) and isinstance(v.right, ast.List))
+    if isinstance(st, ast.AugAssign):
+        return isinstance(st.value, ast.List)
+    return (
+        isinstance(st, ast.Expr)
+        and isinstance(c := st.value, ast.Call)
+        and isinstance(f := c.func, ast.Attribute)
+        and (f.attr in _GROW or f.attr == "extend")
+    )
+
+
 def _if_join(
     node: ast.If, ctx: Context, a: Analyzer
 ) -> tuple[str, tuple[int, int], ast.stmt] | None:
@@ -271,6 +309,14 @@ def _helper_returns(fname: str, ctx: Context, a: Analyzer) -> tuple[int | None, 
     fdef = module_function(fname, ctx)
     if fdef is None:
         return None, None
+    key = ("MS178.helper", id(fdef))  # the same for every call of the helper
+    hit: tuple[int | None, int | None] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _returned_lengths(fdef, a)
+    return hit
+
+
+def _returned_lengths(fdef: ast.FunctionDef, a: Analyzer) -> tuple[int | None, int | None]:
     returns = [n for n in own_nodes(fdef) if isinstance(n, ast.Return)]
     lens: list[int] = []
     under_tensor_if = False

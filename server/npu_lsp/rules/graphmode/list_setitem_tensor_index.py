@@ -48,10 +48,15 @@ class ListSetitemTensorIndex(GraphRule):
     nodes = (ast.Assign, ast.AugAssign)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-        for t in targets:
-            if not (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)):
-                continue
+        stores = [t for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)]
+        return self._check(stores, ctx) if stores else ()
+
+    def _check(self, stores: list[ast.Subscript], ctx: Context) -> Iterable[Diagnostic]:
+        for t in stores:
+            assert isinstance(t.value, ast.Name)
             # only now the data flow (dear, cached per function): most assignments bind names
             a = analyzer(ctx)
             flow = a.flow(ctx.function)

@@ -77,8 +77,13 @@ class MapClosureFreeVariable(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         if not node.args or not isinstance(node.args[0], (ast.Lambda, ast.Name)):
-            return
+            return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         mapper = _mapper_of(node.func, ctx)
         builtin = mapper is None and _builtin_map(node.func, ctx)
         if builtin:

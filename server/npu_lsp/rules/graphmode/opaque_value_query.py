@@ -6,10 +6,11 @@ import ast
 import builtins
 import functools
 import json
+import keyword
 from collections.abc import Iterable
 from importlib import resources
 
-from npu_lsp.astutil import find_branches
+from npu_lsp.astutil import ascii_words, find_branches
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -180,14 +181,47 @@ def _has_fallback(ctx: Context) -> bool:
     hit = ctx.cache.get("opaque.any")
     if hit is None:
         prefix = ctx.scopes.info.module + "."
+        words = _trigger_words(ctx)
         hit = any(
             _may_fall_back(n, ctx) and _runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
             for s in ctx.scopes.scopes.values()
-            if s.level == "lax" and s.qualname.startswith(prefix)
+            if s.level == "lax" and s.qualname.startswith(prefix) and _mentions(s.function, words, ctx)
             for n in _calls_in(s.function)
         )
         ctx.cache["opaque.any"] = hit
     return bool(hit)
+
+
+def _trigger_words(ctx: Context) -> frozenset[str] | None:
+    """Every name a call needs in its text for `_may_fall_back` to say yes: a builtin the
+    graph does not implement, a name imported from outside MindSpore, a package callable
+    held on `self`, `asnumpy` / `tolist`, a method refused somewhere (keywords left out: no
+    call names them). None for a text that is not ASCII (`ast` normalises identifiers)."""
+    if not ctx.text.isascii():
+        return None
+    global _NOT_GRAPH_BUILTINS
+    if _NOT_GRAPH_BUILTINS is None:
+        _NOT_GRAPH_BUILTINS = frozenset(dir(builtins)) - calls_table.graph_builtins()
+    imports = ctx.scopes.info.imports
+    outside = {name for name, target in imports.items() if not target.startswith("mindspore")}
+    words = _NOT_GRAPH_BUILTINS | calls_table.rejectable_names() | outside | _held_package_attrs(ctx)
+    return frozenset(words | {"asnumpy", "tolist"}) - _KEYWORDS
+
+
+_KEYWORDS = frozenset(keyword.kwlist)
+
+
+def _mentions(func: ast.AST, words: frozenset[str] | None, ctx: Context) -> bool:
+    """Does the text of `func` (its decorators included) hold one of `words`? Without one,
+    none of its calls may fall back, and its calls need not be collected."""
+    if words is None:
+        return True
+    first = min((d.lineno for d in getattr(func, "decorator_list", ())), default=getattr(func, "lineno", None))
+    last = getattr(func, "end_lineno", None)
+    if first is None or last is None:
+        return True
+    text = "\n".join(ctx.lines[first - 1 : last])
+    return not words.isdisjoint(ascii_words(text))
 
 
 #: attribute of a function's node holding its calls (`_calls_in`)

@@ -70,6 +70,14 @@ class ReversedCellList(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        # not a generator itself: of the attribute calls (most calls of compiled code) only
+        # `functools.reduce` is followed (a resolved name keeps the last attribute)
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr != "reduce":
+            return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         f = node.func
         if isinstance(f, ast.Name) and f.id == "zip" and ctx.qualname(f) in (None, "builtins.zip", "zip"):
             yield from self._zip_with_reversed(node, ctx)

@@ -10,7 +10,13 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, inside_while, module_function, own_nodes
+from npu_lsp.rules.graphmode.helpers import (
+    GraphRule,
+    inside_while,
+    module_function,
+    own_nodes,
+    quoted,
+)
 
 #: builtins whose argument may be a run-time str (it is printed by the runtime, not read)
 _HARMLESS_CALLS = frozenset({"builtins.print"})
@@ -71,8 +77,13 @@ class RuntimeStr(GraphRule):
     nodes = (ast.If, ast.Assign, ast.BinOp)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        if ctx.scope is None or ctx.function is None:
-            return
+        # not a generator itself: most nodes are dismissed on their shape alone, for the
+        # cost of a call rather than of a generator each
+        if ctx.scope is None or ctx.function is None or not _candidate(node, ctx):
+            return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         if isinstance(node, ast.BinOp):
             yield from self._repeated(node, ctx, a)
@@ -112,6 +123,27 @@ class RuntimeStr(GraphRule):
                     '("string_mul requires the input to be a string and an integer, but got ... ValueAny")',
                 )
                 return
+
+
+def _candidate(node: ast.AST, ctx: Context) -> bool:
+    """Could `node` be flagged, judged on its shape alone (no data flow)? A str constant
+    repeated, an `if` whose text holds a str literal (without a quote it holds no str
+    constant), a name bound to a conditional expression of two different strs or to the
+    result of a helper or a method of the cell."""
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, ast.Mult) and (_str_const(node.left) is not None or _str_const(node.right) is not None)
+    if isinstance(node, ast.If):
+        return quoted(node, ctx)
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return False
+    v = node.value
+    if isinstance(v, ast.IfExp):
+        left, right = _str_const(v.body), _str_const(v.orelse)
+        return left is not None and right is not None and left != right
+    return isinstance(v, ast.Call) and (
+        isinstance(f := v.func, ast.Name)
+        or (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self")
+    )
 
 
 def _str_const(e: ast.AST | None) -> str | None:
@@ -187,10 +219,12 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
     if len(node.targets) != 1 or not isinstance(target := node.targets[0], ast.Name):
         return None
     v = node.value
-    if isinstance(v, ast.IfExp) and a.kind(v.test).dynamic:
+    if isinstance(v, ast.IfExp):
         left, right = _str_const(v.body), _str_const(v.orelse)
+        if left is None or right is None or left == right or not a.kind(v.test).dynamic:
+            return None  # (the strs first: the test's kind is a data-flow solve)
     elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
-        left, right = _helper_returns(module_function(v.func.id, ctx), a)
+        left, right = _helper_returns(module_function(v.func.id, ctx), ctx, a)
     elif (
         isinstance(v, ast.Call)
         and isinstance(f := v.func, ast.Attribute)
@@ -199,7 +233,7 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
         and (cls := a.owner_class(ctx.function)) is not None
     ):
         method = next((d for d in cls.body if isinstance(d, ast.FunctionDef) and d.name == f.attr), None)
-        left, right = _helper_returns(method, a)
+        left, right = _helper_returns(method, ctx, a)
     else:
         return None
     if left is None or right is None or left == right:
@@ -207,11 +241,19 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
     return target.id, (left, right)
 
 
-def _helper_returns(fdef: ast.FunctionDef | None, a: Analyzer) -> tuple[str | None, str | None]:
+def _helper_returns(fdef: ast.FunctionDef | None, ctx: Context, a: Analyzer) -> tuple[str | None, str | None]:
     """Two different str constants a helper (a module function or a method of the cell)
-    returns, one of them from inside a tensor `if` (its only returns)."""
+    returns, one of them from inside a tensor `if` (its only returns); once per helper."""
     if fdef is None:
         return None, None
+    key = ("MS180.helper", id(fdef))
+    hit: tuple[str | None, str | None] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _returned_strs(fdef, a)
+    return hit
+
+
+def _returned_strs(fdef: ast.FunctionDef, a: Analyzer) -> tuple[str | None, str | None]:
     values = [_str_const(n.value) for n in own_nodes(fdef) if isinstance(n, ast.Return)]
     if not values or any(v is None for v in values) or len(set(values)) < 2:
         return None, None

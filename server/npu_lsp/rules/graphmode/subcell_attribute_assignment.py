@@ -48,15 +48,22 @@ class SubcellAttributeAssignment(GraphRule):
     nodes = (ast.Assign, ast.AugAssign, ast.AnnAssign)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-        for t in targets:
-            if not (
-                isinstance(t, ast.Attribute)
-                and isinstance(t.value, ast.Attribute)
-                and isinstance(t.value.value, ast.Name)
-                and t.value.value.id == "self"
-            ):
-                continue
+        stores = [
+            t
+            for t in targets
+            if isinstance(t, ast.Attribute)
+            and isinstance(t.value, ast.Attribute)
+            and isinstance(t.value.value, ast.Name)
+            and t.value.value.id == "self"
+        ]
+        return self._check(stores, ctx) if stores else ()
+
+    def _check(self, stores: list[ast.Attribute], ctx: Context) -> Iterable[Diagnostic]:
+        for t in stores:
+            assert isinstance(t.value, ast.Attribute)
             if _holds_cell(t.value.attr, ctx):
                 yield ctx.diagnostic(
                     self,

@@ -62,24 +62,33 @@ class TensorAttributeAssignment(GraphRule):
     nodes = (ast.Assign, ast.AugAssign, ast.AnnAssign)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        stores = [
+            t
+            for t in targets
+            if isinstance(t, ast.Attribute)
+            and (
+                t.attr == "data"
+                or (t.attr in _READ_ONLY and isinstance(t.value, ast.Name) and t.value.id != "self")
+            )
+        ]
+        return self._check(stores, isinstance(node, ast.Assign), ctx) if stores else ()
+
+    def _check(self, stores: list[ast.Attribute], assign: bool, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
-        for t in targets:
-            if isinstance(t, ast.Attribute) and t.attr == "data" and _parameter_or_tensor(t.value, a, ctx):
-                yield ctx.diagnostic(
-                    self,
-                    t,
-                    f"`{ctx.segment(t)} {'=' if isinstance(node, ast.Assign) else 'op='} ...` sets a tensor's data in a graph"
-                    " (SetData), which MindSpore 2.10 cannot compile; use `ops.assign(p, value)`",
-                )
+        for t in stores:
+            if t.attr == "data":
+                if _parameter_or_tensor(t.value, a, ctx):
+                    yield ctx.diagnostic(
+                        self,
+                        t,
+                        f"`{ctx.segment(t)} {'=' if assign else 'op='} ...` sets a tensor's data in a graph"
+                        " (SetData), which MindSpore 2.10 cannot compile; use `ops.assign(p, value)`",
+                    )
                 continue
-            if (
-                isinstance(t, ast.Attribute)
-                and t.attr in _READ_ONLY
-                and not (isinstance(t.value, ast.Name) and t.value.id == "self")
-                and a.kind(t.value) == Kind.TENSOR
-                and isinstance(t.value, ast.Name)
-            ):
+            if a.kind(t.value) == Kind.TENSOR:
                 yield ctx.diagnostic(
                     self,
                     t,

@@ -59,18 +59,23 @@ class TensorDictKey(GraphRule):
     nodes = (ast.Dict, ast.Subscript, ast.Call)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
         if isinstance(node, ast.Subscript):
             # a tensor key is a name (`counts[idx]`); slices, constants and tuples never are,
             # and most subscripts in compiled code index tensors: skip them before any flow
             if type(node.slice) in (ast.Name, ast.Call) and type(node.value) in (ast.Name, ast.Attribute):
-                yield from self._keyed(node.value, node.slice, ctx)
-            return
+                return self._keyed(node.value, node.slice, ctx)
+            return ()
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in _KEYED_METHODS and node.args:
-                yield from self._keyed(f.value, node.args[0], ctx)
-            return
+                return self._keyed(f.value, node.args[0], ctx)
+            return ()
         assert isinstance(node, ast.Dict)
+        return self._display(node, ctx)
+
+    def _display(self, node: ast.Dict, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         for key in node.keys:
             if key is not None and a.kind(key) == Kind.TENSOR:

@@ -58,6 +58,7 @@ class TensorExpandSizes(GraphRule):
     """
 
     nodes = (ast.Call,)
+    calls = frozenset({"expand"})  # `<x>.expand(...)` only
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)

@@ -63,6 +63,7 @@ class TorchStyleTranspose(GraphRule):
     """
 
     nodes = (ast.Call,)
+    calls = frozenset({"transpose"})  # `<x>.transpose(a, b)` only
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)

@@ -68,9 +68,14 @@ class UnboundedMethodRecursion(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        # not a generator itself: most nodes stop at these tests, for the cost of a call
+        # rather than of a generator each
+        if not _is_self_call(node, ctx.function, ctx):
+            return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         func = ctx.function
-        if not _is_self_call(node, func, ctx):
-            return
         assert isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
         guard = _dynamic_guard(node, func, ctx, analyzer(ctx))
         if guard is None:
