@@ -11,6 +11,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     bprop_output_not_tuple,
     branch_only_binding,
     branch_type_mismatch,
+    cell_built_from_runtime_value,
     cell_list_mutated_in_graph,
     cells_in_python_list,
     class_definition_in_graph,

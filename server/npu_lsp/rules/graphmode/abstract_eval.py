@@ -14,7 +14,14 @@ import ast
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
-from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer, dtype_name, explicit_dtype
+from npu_lsp.rules.graphmode.flow import (
+    Analyzer,
+    Kind,
+    analyzer,
+    dtype_name,
+    explicit_dtype,
+    grad_of_loop_lambda,
+)
 from npu_lsp.rules.graphmode.helpers import returns_in
 from npu_lsp.rules.graphmode.values import _callees, instances
 
@@ -338,6 +345,8 @@ class Values:
             return self._shape_arg(e, func, d)
         if q.startswith("builtins."):
             return self._builtin(last, e, func, d)
+        if isinstance(f, ast.Call) and grad_of_loop_lambda(f, self.ctx):
+            return av.UNKNOWN
         if q in _STR_CALLS:
             return av.Str()
         if last.lower() == "cast" and len(e.args) >= 2 and q.startswith("mindspore."):

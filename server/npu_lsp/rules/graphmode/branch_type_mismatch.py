@@ -46,10 +46,34 @@ def false_path(node: ast.stmt, ctx: Context, depth: int = 0) -> tuple[list[ast.R
         return rets, False
     if parent is ctx.function:
         return rets, True
+    if isinstance(parent, ast.While) and block is parent.body and _endless(parent):
+        # `while True:` left only by a return: the false path goes round again and ends at
+        # one of the loop's returns, never after the loop (measured: a tensor returned under
+        # a tensor `if` in such a loop compiles under STRICT, no None is joined)
+        return rets + returns_in(block[:index]), False
     if isinstance(parent, ast.If) or (isinstance(parent, (ast.For, ast.While)) and block is parent.body):
         outer = false_path(parent, ctx, depth + 1)
         return (rets + outer[0], outer[1]) if outer is not None else None
     return None
+
+
+def _endless(loop: ast.While) -> bool:
+    """`while True:` (any truthy constant) with no `break` of its own and no `else`."""
+    test = loop.test
+    if not (isinstance(test, ast.Constant) and test.value) or loop.orelse:
+        return False
+    todo: list[ast.AST] = list(loop.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Break):
+            return False
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+            todo.extend(n.orelse)  # a `break` in an inner loop's body leaves that loop only
+            continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return True
 
 
 def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:

@@ -380,9 +380,11 @@ def _module_networks(ctx: Context) -> dict[str, set[str]]:
         if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
             for t in targets:
+                # `actor, critic = nn.Dense(4, 2), nn.Dense(4, 1)`: each name gets its element
+                pairs = _unpacked(t, st.value)
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
-                        value = st.value if t is n and st.value is not None else None
+                        value = st.value if t is n and st.value is not None else pairs.get(id(n))
                         built.setdefault(n.id, []).append(value or ast.Constant(None))
     table: dict[str, set[str]] = {}
     for name, values in built.items():
@@ -393,6 +395,18 @@ def _module_networks(ctx: Context) -> dict[str, set[str]]:
             table[name] = names
     ctx.cache["MS154"] = table
     return table
+
+
+def _unpacked(target: ast.expr, value: ast.expr | None) -> dict[int, ast.expr]:
+    """For `a, b = x, y` (same length, no starred element): id of each target name -> its value."""
+    if not (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in value.elts)
+    ):
+        return {}
+    return {id(t): v for t, v in zip(target.elts, value.elts, strict=True) if isinstance(t, ast.Name)}
 
 
 def _passed_by_name(ctx: Context) -> dict[str, list[ast.Call]]:

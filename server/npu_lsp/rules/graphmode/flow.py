@@ -1467,6 +1467,8 @@ class Analyzer:
             k = self._name_kind(fn, f.id)
             return k if k == Kind.TENSOR else max(k, self._arg_kind(e, fn))
         if isinstance(f, ast.Call):  # ms.grad(f)(x) and friends
+            if grad_of_loop_lambda(f, self.ctx):
+                return Kind.UNKNOWN
             k = self._call_kind(f, fn)
             return k if k == Kind.TENSOR else max(k, self._arg_kind(e, fn))
         return self._arg_kind(e, fn)
@@ -1777,6 +1779,28 @@ def dtype_name(expr: ast.AST | None) -> str | None:
     if name.startswith(("float", "int", "uint", "bool", "bfloat", "complex")):
         return name
     return None
+
+
+#: MindSpore's grad builders (`ms.grad`, `ms.value_and_grad`, ...) by their last name
+_GRAD_BUILDERS = frozenset({"grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev"})
+
+
+def grad_of_loop_lambda(builder: ast.Call, ctx: Context) -> bool:
+    """`ms.grad(lambda v: ...)` written inside a loop of compiled code. Measured on 2.10:
+    calling it gives None (`ops.stack` of the results fails with `'NoneType' object has no
+    attribute 'shape'`; a tensor-or-str return built from it compiles and returns None), so
+    what it yields is left unknown rather than taken for a tensor."""
+    if not builder.args or type(builder.args[0]) is not ast.Lambda:
+        return False
+    q = ctx.qualname(builder.func) or ""
+    if not q.startswith("mindspore.") or q.rsplit(".", 1)[-1] not in _GRAD_BUILDERS:
+        return False
+    node: ast.AST | None = ctx.parent(builder)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
+            return True
+        node = ctx.parent(node)
+    return False
 
 
 def explicit_dtype(e: ast.Call, ctx: Context) -> str | None:

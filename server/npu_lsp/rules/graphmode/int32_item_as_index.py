@@ -10,7 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.runtime_index_into_constants import _bound_locally, _module_literal
 
@@ -26,7 +26,9 @@ class Int32ItemAsIndex(GraphRule):
     Flags `t.item()` of an int32 tensor computed at run time (an input built with
     `Tensor(2, ms.int32)`, a cast to int32) used where MindSpore needs an int64 index or
     size: as the index of a tuple (`SCALES[i.item()]`, also through a name `k = i.item()`),
-    as the index of a list under STRICT, as a slice bound (`x[:, :n.item()]`), in the sizes of `reshape` / `view` / `tile` and
+    as the index of a list under STRICT, as an index of a tensor (`probs[0, a]` with
+    `a = ops.multinomial(probs, 1)[0, 0].item()`), as a slice bound (`x[:, :n.item()]`), in
+    the sizes of `reshape` / `view` / `tile` and
     in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`.
 
     ## Why is this bad?
@@ -65,7 +67,10 @@ class Int32ItemAsIndex(GraphRule):
     - RULES.md, section 1 (rejected at every level); measured on MindSpore 2.10 CPU with the
       written set `runtime` (`item_used_as_list_index`, `reshape_by_item_rows`,
       `ones_shape_from_item`) and probes with int32 and int64 neighbours
-      (tests/npu_lsp/fixtures/written/runtime/README.md, Phase 2).
+      (tests/npu_lsp/fixtures/written/runtime/README.md, Phase 2); a tensor indexed by one:
+      the written set `domains` (`rl_policy_sample_item_python_list`) and its `item_*`
+      probes (Int32 from an input, a cast or `ops.multinomial` rejected at both levels with
+      `Select CPU operator[ScalarCast]`; int64 items and `int(...)` compile).
     """
 
     nodes = (ast.Subscript, ast.Call)
@@ -90,13 +95,25 @@ class Int32ItemAsIndex(GraphRule):
                             if bound is not None and self._int32_item(bound, ctx):
                                 yield self._report(bound, "a slice bound", ctx)
                                 return
+                    elif self._int32_item(part, ctx) and analyzer(ctx).kind(node.value) == Kind.TENSOR:
+                        yield self._report(part, f"an index of the tensor `{ctx.segment(node.value)}`", ctx)
+                        return
                 return
             if self._int32_item(index, ctx):
                 if self._is_tuple(node.value, ctx):
                     yield self._report(index, f"the index of the tuple `{ctx.segment(node.value)}`", ctx)
-                elif ctx.scope is not None and ctx.scope.strict and self._is_sequence(node.value, ctx, (ast.List, ast.ListComp), "list"):
+                    return
+                if ctx.scope is not None and ctx.scope.strict and self._is_sequence(node.value, ctx, (ast.List, ast.ListComp), "list"):
                     # measured (probes seq_item_*): LAX reads a list through the interpreter
                     yield self._report(index, f"the index of the list `{ctx.segment(node.value)}` under STRICT", ctx)
+                    return
+            # `probs[0, a]` / `x[a]` on a tensor: the index is cast to int64 by a `ScalarCast`
+            # kernel the CPU backend does not have for a run-time Int32 (measured)
+            parts = index.elts if isinstance(index, ast.Tuple) else [index]
+            for part in parts:
+                if self._int32_item(part, ctx) and analyzer(ctx).kind(node.value) == Kind.TENSOR:
+                    yield self._report(part, f"an index of the tensor `{ctx.segment(node.value)}`", ctx)
+                    return
             return
         assert isinstance(node, ast.Call)
         for size in self._shape_args(node, ctx):

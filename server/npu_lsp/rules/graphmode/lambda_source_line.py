@@ -1,4 +1,5 @@
-"""MS147: a lambda defined outside compiled code, called from it, that is not on a line of its own."""
+"""MS147: a lambda compiled from outside compiled code (called from it, or given to `ms.jit`)
+that is not on a line of its own."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ class LambdaSourceLine(GraphRule):
     entry of a dict, list or tuple literal (`ACTS = {"mish": lambda x: ...}`), a default
     argument (`def __init__(self, fn=lambda x: x)`), or part of a larger expression, such
     as the function a grad builder differentiates (`grad_fn = ms.value_and_grad(lambda x, y:
-    ..., None, weights)` at module level or `self.vg = ...` in `__init__`).
+    ..., None, weights)` at module level or `self.vg = ...` in `__init__`). Also
+    `ms.jit(lambda x: ...)` anywhere (module level, a factory function, `__init__`): the
+    lambda is then the compiled function itself.
 
     ## Why is this bad?
     MindSpore compiles a lambda it reaches by reading the lambda's source lines again
@@ -61,13 +64,20 @@ class LambdaSourceLine(GraphRule):
     - RULES.md, section 0 (what gets compiled: lambdas that compiled code reaches).
     - MindSpore 2.10 `mindspore/graph/_parse/parser.py` (`Parser.parse`, `check_lambda`):
       a lambda's source is re-read and parsed on its own.
+    - Measured on MindSpore 2.10 with the written set `domains` (`sci_neural_ode_euler_train`)
+      and its probes: `ms.jit(lambda ...)` bound at module level, called inline, returned by
+      a factory and held on `self` are rejected at LAX and STRICT (`Parse Lambda Function
+      Fail. Node type must be Lambda, but got Call`); `f = lambda ...` then `ms.jit(f)`, and
+      a lambda alone on its own line inside `ms.jit(...)`, compile.
     """
 
-    nodes = (ast.Call,)
+    nodes = (ast.Call, ast.Module)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
+        if isinstance(node, ast.Module):
+            return self._jit_of_lambda(node, ctx)
         key = ("file-mentions", "lambda")
         mentions: bool | None = ctx.cache.get(key)
         if mentions is None:
@@ -98,6 +108,42 @@ class LambdaSourceLine(GraphRule):
                     f"this calls the lambda on line {lam.lineno}, which is {why}; MindSpore re-parses a lambda from its own source line and fails (write it on a line of its own, `name = lambda ...`, or use a `def`)",
                 )
                 return
+
+    def _jit_of_lambda(self, tree: ast.Module, ctx: Context) -> Iterable[Diagnostic]:
+        """`ms.jit(lambda x: ...)` anywhere in the file (module level, a factory function,
+        `__init__`): the lambda is the compiled root itself, re-parsed from its first line.
+        Measured: rejected at both levels unless the lambda starts a line of its own and
+        ends it (`ms.jit(\n    lambda x: x * 2\n)` compiles)."""
+        text = ctx.text
+        if "lambda" not in text or "jit" not in text:
+            return  # one substring test per file: most files never get here
+        lines = text.splitlines()
+        for n in ast.walk(tree):
+            if not (type(n) is ast.Call and n.args and type(n.args[0]) is ast.Lambda):
+                continue
+            q = ctx.qualname(n.func) or ""
+            if not (q.startswith("mindspore.") and q.rsplit(".", 1)[-1] == "jit"):
+                continue
+            lam = n.args[0]
+            if _alone_on_its_line(lam, lines):
+                continue
+            yield ctx.diagnostic(
+                self,
+                n,
+                "`jit` compiles this lambda by re-parsing its source line, which holds more than the lambda; MindSpore fails (`Parse Lambda Function Fail. Node type must be Lambda, but got Call`): bind it first (`f = lambda ...`) or use a `def`",
+            )
+
+
+def _alone_on_its_line(lam: ast.Lambda, lines: list[str]) -> bool:
+    """Does `lam` start its line and end it (only a comment may follow)?"""
+    end_line = lam.end_lineno or lam.lineno
+    end_col = lam.end_col_offset if lam.end_col_offset is not None else 0
+    if lam.lineno > len(lines) or end_line > len(lines):
+        return False
+    # ast columns count UTF-8 bytes
+    before = lines[lam.lineno - 1].encode()[: lam.col_offset]
+    after = lines[end_line - 1].encode()[end_col:].decode("utf-8", "replace").strip()
+    return not before.strip() and (not after or after.startswith("#"))
 
 
 def _misplaced(lam: ast.Lambda, ctx: Context) -> str | None:

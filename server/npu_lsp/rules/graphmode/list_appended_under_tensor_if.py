@@ -22,7 +22,8 @@ class ListAppendedUnderTensorIf(GraphRule):
     `if` that tests tensor values (the other side leaves the list as it is), when the list is
     read after the loop (at LAX; the CTC-style collapse `if tok != prev: out.append(tok)`),
     or given to `sum`, `max` or `ops.stack` after the loop (at STRICT too: the mean-IoU loop
-    `if union > 0: ious.append(inter / union)` then `sum(ious) / len(ious)`).
+    `if union > 0: ious.append(inter / union)` then `sum(ious) / len(ious)`). Under STRICT
+    also when what is appended is a tuple or list (`pairs.append((i, j))`), whatever follows.
 
     ## Why is this bad?
     The `for` is unrolled, and each tensor `if` joins a list of one length with a list of
@@ -30,7 +31,9 @@ class ListAppendedUnderTensorIf(GraphRule):
     pointer[data_abs] is null` or `The pointer[seq_abs] is null`, "Framework Unexpected
     Exception Raised") when the list is returned or measured after the loop. STRICT compiles
     the list returned as it is or given to `len`, but not `sum(lst)` (the same crash),
-    `max(lst)` ("dynamic length sequence") or `ops.stack(lst)` (an empty list). A
+    `max(lst)` ("dynamic length sequence") or `ops.stack(lst)` (an empty list), and such a
+    list may hold only scalars and tensors: appending `(i, j)` fails (`The prim 'ListAppend',
+    the input_data must be list and target must be scalar or tensor`). A
     single `if` outside a loop, an `if`/`else` that appends on both sides, or an `if` whose
     body ends in `continue` (`if n == 0: out.append(zero); continue`), compiles at both levels.
 
@@ -55,7 +58,8 @@ class ListAppendedUnderTensorIf(GraphRule):
     - RULES.md, section 3 (a tensor `if` joins the values of both branches); measured on
       MindSpore 2.10 with probes of a list appended under a tensor `if` (alone, in an
       unrolled loop, with an `else` that appends, returned, measured with `len`, an `if`
-      ending in `continue` with and without an append after it).
+      ending in `continue` with and without an append after it); tuples appended: the
+      written set `domains` (`sci_particles_neighbor_list_python`) and its `append*` probes.
     """
 
     nodes = (ast.For,)
@@ -84,6 +88,19 @@ class ListAppendedUnderTensorIf(GraphRule):
                     # to `len`, but not `sum` / `max` / `ops.stack` of it after the loop
                     measured = _measured_after(name, node, ctx.function, ctx)
                     if measured is None:
+                        sequence = _sequence_appended(name, sub.body)
+                        if sequence is not None:
+                            # measured: the joined list's elements must be scalars or tensors
+                            # under STRICT, whatever follows the loop
+                            reported.add(name)
+                            yield ctx.diagnostic(
+                                self,
+                                sub,
+                                f"`{name}` is appended to only when this tensor condition holds, inside the "
+                                f"unrolled loop on line {node.lineno}, so its length is only known at run "
+                                f"time, and under STRICT such a list may hold only scalars and tensors, not "
+                                f"`{ctx.segment(sequence)}` (\"The prim 'ListAppend' ... target must be scalar or tensor\")",
+                            )
                         continue
                     reported.add(name)
                     yield ctx.diagnostic(
@@ -117,6 +134,23 @@ def _grown(body: list[ast.stmt]) -> set[str]:
             ):
                 out.add(n.func.value.id)
     return out
+
+
+def _sequence_appended(name: str, body: list[ast.stmt]) -> ast.expr | None:
+    """A tuple or list display given to `name.append(...)` in `body`."""
+    for st in body:
+        for n in branch_list(st):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "append"
+                and isinstance(n.func.value, ast.Name)
+                and n.func.value.id == name
+                and len(n.args) == 1
+                and isinstance(n.args[0], (ast.Tuple, ast.List))
+            ):
+                return n.args[0]
+    return None
 
 
 def _bound_before(name: str, loop: ast.For, func: ast.AST) -> bool:

@@ -1,5 +1,5 @@
 """MS175: (LAX) lists grown from a tensor's values as Python data: a host list grown in place, or a
-list filled in a `for` over one, then stacked."""
+list filled in a `for` over one (or over `reversed(...)`), then stacked."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ class ListGrownFromHostData(GraphRule):
     filled (`append`, `extend`, `insert`, `lst += [...]`) inside a `for` loop over a tensor's
     values turned into Python data: `for v in x.tolist()`, `for row in x.asnumpy()`,
     `for c in sorted(set(t.asnumpy().flatten().tolist()))`, `for i in range(len(vals))` with
-    `vals = x.tolist()`, or a name bound to one of these.
+    `vals = x.tolist()`, or a name bound to one of these; also a `for` directly over
+    `reversed(range(...))` or `reversed` of graph values (`for h in reversed(hs)`).
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a tensor computed at run time is run by JIT
@@ -44,7 +45,10 @@ class ListGrownFromHostData(GraphRule):
     the host list itself in place fails whatever follows (`'NoneType' object has no attribute
     '__len__'`, `Resize failed for kernel: Default/PyExecute`), while a new list
     (`vals + [9.0]`), an item store (`vals[0] = 9.0`), slicing and `sorted(vals)` compile.
-    STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+    STRICT refuses `tolist` / `asnumpy` themselves (MS130). `reversed` of a `range` (even a
+    constant one) or of a list of tensors is run the same way under LAX, so a list filled in
+    a `for` over it is empty too; `reversed` of a constant list or tuple, `range(T - 1, -1,
+    -1)`, and a list that holds an element before the loop compile.
 
     ## Example
     ```python
@@ -68,7 +72,8 @@ class ListGrownFromHostData(GraphRule):
       `lp_b`, `lp_e`, `lp_g`, `lp_h`, `lp_i`, `lp_o` rejected under LAX; `lp_d`, `lp_j`,
       `lp_m`, `lp_n`, `lp_f` compile; `ct_a`, `th_f`, `th_h`, `th_i`, `th_j` grow a host list
       in place and are rejected, `th_e`, `th_g`, `th_k` compile) and the written sets `heads`
-      (`set_of_unique_labels_python`) and `ported` (`tolist_lengths_loop`).
+      (`set_of_unique_labels_python`) and `ported` (`tolist_lengths_loop`); `reversed`: the
+      written set `domains` (`rl_gae_list_insert_front`) and its `reversed_*` probes.
     """
 
     nodes = (ast.Call,)
@@ -99,12 +104,16 @@ class ListGrownFromHostData(GraphRule):
         if not isinstance(node.args[0], ast.Name) or not _needs_elements(f, ctx):
             return
         name = node.args[0].id
+        start = analyzer(ctx).single_assignment(name, ctx.function)
+        if isinstance(start, (ast.List, ast.Tuple)) and start.elts:
+            return  # it holds elements before any loop: stacking it compiles
         for loop in _host_loops(ctx):
             if (loop.end_lineno or loop.lineno) < node.lineno and name in set(_grown_names(loop.body)):
+                what = "run by JIT Fallback" if _is_reversed(loop.iter, ctx) else "a tensor's values run by JIT Fallback"
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{name}` is filled only inside the `for` over `{ctx.segment(loop.iter)}` (line {loop.lineno}), a tensor's values run by JIT Fallback: they are unknown while the graph is built, so the loop adds nothing and `{name}` is empty here",
+                    f"`{name}` is filled only inside the `for` over `{ctx.segment(loop.iter)}` (line {loop.lineno}), {what}: they are unknown while the graph is built, so the loop adds nothing and `{name}` is empty here",
                 )
                 return
 
@@ -147,6 +156,13 @@ def _host_iterable(e: ast.expr, ctx: Context, depth: int) -> bool:
         return False
     if isinstance(f, ast.Name) and e.args:
         q = ctx.qualname(f) or ""
+        if q == "builtins.reversed" and depth == 0:
+            # LAX runs `reversed` of a `range` (even a constant one) or of graph values by JIT
+            # Fallback (measured: `for t in reversed(range(x.shape[0]))` and `for h in
+            # reversed(hs)` over a list of tensors add nothing to a list); of a constant
+            # list or tuple (`reversed(self.scales)`) it is folded and compiles
+            arg = e.args[0]
+            return (isinstance(arg, ast.Call) and ctx.qualname(arg.func) == "builtins.range") or analyzer(ctx).kind(arg).dynamic
         if q[9:] in _WRAPPERS and q.startswith("builtins."):
             return any(_host_iterable(a, ctx, depth + 1) for a in e.args)
         if q == "builtins.range" and len(e.args) == 1:
@@ -158,6 +174,10 @@ def _host_iterable(e: ast.expr, ctx: Context, depth: int) -> bool:
                 and _host_iterable(n.args[0], ctx, depth + 1)
             )
     return False
+
+
+def _is_reversed(e: ast.expr, ctx: Context) -> bool:
+    return isinstance(e, ast.Call) and ctx.qualname(e.func) == "builtins.reversed"
 
 
 def _host_list(e: ast.expr, ctx: Context) -> bool:
@@ -178,6 +198,6 @@ def _mentions_host_data(ctx: Context) -> bool:
     hit: bool | None = ctx.cache.get("ms175-host-text")
     if hit is None:
         text = ctx.text
-        hit = ctx.cache["ms175-host-text"] = any(f".{m}(" in text for m in _HOST_METHODS)
+        hit = ctx.cache["ms175-host-text"] = "reversed(" in text or any(f".{m}(" in text for m in _HOST_METHODS)
     return hit
 

@@ -10,7 +10,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, dynamic_shape_read, shape_read_of
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 _GROW = frozenset({"append", "extend", "insert"})
@@ -28,9 +28,11 @@ class ListGrownInTensorLoop(GraphRule):
     a tensor the body shrinks by a boolean mask (`while order.shape[0] > 0:` ...
     `order = order[1:][iou < thresh]`), whose shape is then known only at run time; or when
     `lst` starts empty and is grown only in a `for i in range(n)` whose bound is a run-time
-    scalar read from a tensor (`n = int((scores > t).sum())`): that loop is unrolled while
-    compiling, with no iterations. The same for a list comprehension over such a `range`
-    (`[v[i] for i in range(v.shape[0])]` after `masked_select`).
+    scalar read from a tensor (`n = int((scores > t).sum())`), or in a `for` directly over a
+    tensor whose length is known only at run time (`for g in ops.unique(batch)[0]`,
+    `for i in ops.nonzero(mask)`): that loop is unrolled while compiling, with no iterations.
+    The same for a list comprehension over such a `range` (`[v[i] for i in
+    range(v.shape[0])]` after `masked_select`).
 
     ## Why is this bad?
     A tensor-conditioned `while` is compiled once, not unrolled, so the list seen after the
@@ -59,6 +61,9 @@ class ListGrownInTensorLoop(GraphRule):
     ## References
     - RULES.md, section 3 (tensor-dependent `while` is compiled, as long as the values it
       carries keep their types).
+    - Direct iteration of a dynamic-shape tensor: the written set `domains`
+      (`gnn_readout_python_split`) and its `iterate_*` probes (an input tensor iterated, and
+      a `masked_select` result accumulated without a list, compile).
     """
 
     nodes = (ast.Call,)
@@ -69,8 +74,8 @@ class ListGrownInTensorLoop(GraphRule):
         # rather than of a generator each
         if not node.args or not isinstance(node.args[0], (ast.Name, ast.ListComp)) or ctx.function is None:
             return ()
-        if not _file_mentions(ctx, "while") and not _file_mentions(ctx, "range"):
-            return ()  # no `while` or `range` anywhere: nothing to resolve
+        if not _file_mentions(ctx, "while") and not _file_mentions(ctx, "range") and not _file_mentions(ctx, "for "):
+            return ()  # no loop anywhere: nothing to resolve
         if not _needs_elements(node.func, ctx):
             return ()
         return self._check(node, node.args[0], ctx)
@@ -97,10 +102,15 @@ class ListGrownInTensorLoop(GraphRule):
             return
         scalar_loop = _growing_scalar_range_loop(name, node, ctx)
         if scalar_loop is not None:
+            over = (
+                "whose `range` bound is a run-time scalar read from a tensor"
+                if isinstance(scalar_loop.iter, ast.Call) and ctx.qualname(scalar_loop.iter.func) == "builtins.range"
+                else f"over `{ctx.segment(scalar_loop.iter)}`, a tensor whose length is known only at run time"
+            )
             yield ctx.diagnostic(
                 self,
                 node,
-                f"`{name}` starts empty and is grown only inside the `for` on line {scalar_loop.lineno}, whose `range` bound is a run-time scalar read from a tensor: the graph unrolls that loop while compiling, when the bound is not known, so `{name}` is still empty here",
+                f"`{name}` starts empty and is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph unrolls that loop while compiling, when its length is not known, so `{name}` is still empty here",
             )
 
 
@@ -184,7 +194,7 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
     for n in _range_loops(func, ctx):
         if (
             (n.end_lineno or n.lineno) < call.lineno
-            and any(a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) for arg in n.iter.args)  # type: ignore[attr-defined]
+            and _unknown_trip_count(n.iter, ctx, a)
             and name in set(_grown_names(n.body))
         ):
             everywhere = list(_grown_names(getattr(func, "body", [])))
@@ -219,8 +229,19 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
     return None
 
 
+def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
+    """`range(n)` with `n` a run-time scalar or a size read of a dynamic-shape tensor, or a
+    dynamic-shape tensor iterated directly (`for g in ops.unique(batch)[0]`, `for i in
+    ops.nonzero(mask)`: measured at both levels, the loop is unrolled with no iterations and
+    stacking what it appended fails; iterating an input tensor compiles)."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and ctx.qualname(it.func) == "builtins.range":
+        return any(a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) for arg in it.args)
+    return dynamic_shape(it, ctx)
+
+
 def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
-    """The `for ... in range(...)` loops of `func` in `ast.walk` order (breadth first),
+    """The `for ... in range(...)` loops of `func`, and the `for` loops directly over a call
+    or subscript (a tensor expression that may have a dynamic shape), in `ast.walk` order (breadth first),
     found once per function over its statements only: a `for` is a statement, and a
     statement's ancestors are statements, handlers and cases, so the statements' own
     breadth-first order is the one `ast.walk` gives them among every node."""
@@ -231,11 +252,13 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
         queue = deque([func])
         while queue:
             n = queue.popleft()
-            if (
-                type(n) is ast.For
-                and isinstance(n.iter, ast.Call)
-                and isinstance(n.iter.func, ast.Name)
-                and ctx.qualname(n.iter.func) == "builtins.range"
+            if type(n) is ast.For and (
+                (
+                    isinstance(n.iter, ast.Call)
+                    and isinstance(n.iter.func, ast.Name)
+                    and ctx.qualname(n.iter.func) == "builtins.range"
+                )
+                or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
             ):
                 hit.append(n)
             for field_name in n._fields:

@@ -32,14 +32,28 @@ LAYER_PARAMETERS = frozenset(
 
 
 def _module_values(ctx: Context) -> dict[str, ast.expr]:
-    """Module-level `name = value` (the last one), cached for the run."""
+    """Module-level `name = value` (the last one), cached for the run; `a, b = x, y` binds
+    each name to its own element (`actor, critic = nn.Dense(4, 2), nn.Dense(4, 1)`)."""
     key = "parameter-receivers:module"
     hit = ctx.cache.get(key)
     if hit is None:
         hit = {}
         for st in ctx.tree.body:
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-                hit[st.targets[0].id] = st.value
+            if not isinstance(st, ast.Assign) or len(st.targets) != 1:
+                continue
+            target, value = st.targets[0], st.value
+            if isinstance(target, ast.Name):
+                hit[target.id] = value
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+                if elts is not None and (len(elts) != len(target.elts) or any(isinstance(e, ast.Starred) for e in elts)):
+                    elts = None
+                for i, t in enumerate(target.elts):
+                    if isinstance(t, ast.Name):
+                        if elts is not None:
+                            hit[t.id] = elts[i]
+                        else:
+                            hit.pop(t.id, None)  # rebound to something unknown
         ctx.cache[key] = hit
     return hit
 
