@@ -64,8 +64,9 @@ class FallbackValueShapeQuery(GraphRule):
     one path of a branch on a tensor and to a value on the other (`y = None; if x.sum() > 0:
     y = x`), or a helper returning `None` on such a path, the same kind of Python object; and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
-    with `a = x.asnumpy()`); and indexing a `list(...)` of such a value after `.append`
-    grew it, also one a helper returns (the name holds the None `append` returned).
+    with `a = x.asnumpy()`); `min` / `max` of such a value's shape; and indexing a
+    `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
+    holds the None `append` returned).
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -680,6 +681,13 @@ class _Opaque:
             return None
         cells, functions = _queries()
         q = self.ctx.qualname(call.func)
+        if q in ("builtins.min", "builtins.max") and any(
+            isinstance(a, ast.Attribute) and a.attr == "shape" for a in args
+        ):
+            # measured (written/lax probes `gf_pg_*`): `min(v.shape)` of such a value fails
+            # under LAX ("Kernel select failed: Unsupported op [IsDimUnKnown]"); `v.shape[0]`,
+            # `len(v.shape)` and `v.ndim` compile
+            return f"`{q.removeprefix('builtins.')}` of the shape of a JIT Fallback value cannot be compiled (MindSpore: Unsupported op [IsDimUnKnown]); take the shape of a tensor the graph computes"
         if q in functions:
             return f"`{q.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
         callee = self._callee(call, func)
