@@ -60,7 +60,9 @@ class FallbackValueShapeQuery(GraphRule):
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
     from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells and
-    `CellList` blocks, lists holding it and its `.shape`; LAX makes a name bound to `None` on
+    `CellList` blocks, lists holding it (also grown by `.append`), its attributes (`.shape`,
+    a namedtuple's fields); an instance of a module's `collections.namedtuple` class, built as
+    Python under LAX even from tensors, counts as one; LAX makes a name bound to `None` on
     one path of a branch on a tensor and to a value on the other (`y = None; if x.sum() > 0:
     y = x`), or a helper returning `None` on such a path, the same kind of Python object; and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
@@ -195,9 +197,24 @@ def _has_fallback(ctx: Context) -> bool:
             _may_fall_back(n, ctx) and _runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
             for s in lax
             for n in _calls_in(s.function)
-        ) or any(has_none_join(s.function, ctx) for s in lax)
+        ) or any(has_none_join(s.function, ctx) for s in lax) or bool(_namedtuple_classes(ctx))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
+
+
+def _namedtuple_classes(ctx: Context) -> frozenset[str]:
+    """Names the module binds to `collections.namedtuple(...)` classes."""
+    hit: frozenset[str] | None = ctx.cache.get("opaque.namedtuples")
+    if hit is None:
+        hit = ctx.cache["opaque.namedtuples"] = frozenset(
+            t.id
+            for st in ctx.tree.body
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+            and ctx.qualname(st.value.func) == "collections.namedtuple"
+            for t in st.targets
+            if isinstance(t, ast.Name)
+        )
+    return hit
 
 
 #: attribute of a function's node holding its calls (`_calls_in`)
@@ -341,7 +358,10 @@ class _Opaque:
                 )
             # `for k, v in d.items()`: every loop variable holds a piece of the iterable
             value = st.iter if isinstance(st, ast.For) else getattr(st, "value", None)
-            return value is not None and self.value(value, func, env, depth)
+            if value is not None and self.value(value, func, env, depth):
+                return True
+            # a list grown with one (`outs = []` then `outs.append(v)` in a loop)
+            return isinstance(value, ast.List) and self._appended(e, st, func, env, depth)
         if isinstance(e, ast.BinOp):
             return self.value(e.left, func, env, depth) or self.value(e.right, func, env, depth)
         if isinstance(e, ast.Compare):
@@ -363,13 +383,23 @@ class _Opaque:
             # a list holding one: what `pop()`, `sum()` or an index take out of it (measured:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
             return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
-        if isinstance(e, ast.Attribute) and e.attr == "shape":
-            # the shape of a fallback object is read by Python too (measured, written/lax
+        if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
+            # an attribute of a fallback object is read by Python too (measured, written/lax
             # probes `gf_pd_*`: `int(x.asnumpy().shape[0])` added to `x` before an `nn.Dense` fails
-            # under LAX, "'int' object has no attribute '__len__'"; `x.shape[0]` compiles)
+            # under LAX, "'int' object has no attribute '__len__'"; `x.shape[0]` compiles); so is
+            # a field of a namedtuple holding one (`p = Pair(v, 1); p.a`)
             return self.value(e.value, func, env, depth)
         if isinstance(e, ast.Call):
             if _runtime_fallback(e, self.ctx, func):
+                return True
+            if (
+                isinstance(e.func, ast.Name)
+                and e.func.id in _namedtuple_classes(self.ctx)
+                and self._last_assignment(e.func, func) is None
+            ):
+                # measured (written/lax probes `gf_pi_nt_*`): LAX builds an instance of a
+                # module's namedtuple class as Python, even of a tensor (`p = Pair(x, 1)`;
+                # `self.dense(p.a + p.b)` fails, "'int' object has no attribute '__len__'")
                 return True
             callee = self._callee(e, func)
             if self.none_joins and isinstance(callee, ast.FunctionDef) and returns_none_joined(callee, self.ctx):
@@ -402,6 +432,21 @@ class _Opaque:
                 self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
             )
         return False
+
+    def _appended(self, name: ast.Name, bound: ast.stmt, func: ast.AST, env: frozenset[str], depth: int) -> bool:
+        """Does `name.append(v)` / `.insert(i, v)` / `.extend(vs)` between its binding `bound`
+        and this read give it a fallback value?"""
+        start, read = (bound.lineno, bound.col_offset), (name.lineno, name.col_offset)
+        return any(
+            isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Attribute)
+            and c.func.attr in ("append", "insert", "extend")
+            and isinstance(c.func.value, ast.Name)
+            and c.func.value.id == name.id
+            and start < (c.lineno, c.col_offset) < read
+            and any(self.value(a, func, env, depth) for a in c.args if not isinstance(a, ast.Starred))
+            for c in own_nodes(func)
+        )
 
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:
         """The statement that last assigned `name` before it is read (source order) in `func`
