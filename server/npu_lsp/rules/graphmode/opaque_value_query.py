@@ -433,6 +433,23 @@ class _Opaque:
             )
         return False
 
+    def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
+        """Parameters of `func` some call of it in this file gives a fallback value."""
+        memo: dict[int, frozenset[str]] = self.ctx.cache.setdefault("opaque.params", {})
+        hit = memo.get(id(func))
+        if hit is not None:
+            return hit
+        memo[id(func)] = frozenset()  # cycles: nothing until shown
+        out: set[str] = set()
+        scope = self.ctx.scopes.scope_for(func)
+        if isinstance(func, ast.FunctionDef) and depth < _DEPTH:
+            for site in getattr(scope, "call_sites", ())[:8]:
+                if site.path == self.ctx.path and site.call is not None and site.caller_node is not None:
+                    outer = self.opaque_params(site.caller_node, depth + 1)
+                    out |= self._bind(site.call, func, site.caller_node, outer, 0)
+        hit = memo[id(func)] = frozenset(out)
+        return hit
+
     def _appended(self, name: ast.Name, bound: ast.stmt, func: ast.AST, env: frozenset[str], depth: int) -> bool:
         """Does `name.append(v)` / `.insert(i, v)` / `.extend(vs)` between its binding `bound`
         and this read give it a fallback value?"""
@@ -769,3 +786,15 @@ class _Opaque:
                 if why:
                     return f"this call passes a JIT Fallback value on to line {inner.lineno}: {why}"
         return None
+
+
+def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
+    """Does `e` (in `func`) hold a value LAX keeps as a Python object: a JIT Fallback result
+    or a name joined with None under a tensor condition, also through a parameter some call
+    in this file binds to one? (Such a value joins with anything under LAX: measured, a helper
+    returning `x` or `1.0` under a tensor condition compiles when `x` is `x + Tensor(x.asnumpy())`
+    and fails when it is a plain tensor; written/lax probes `gf_pj_*`.)"""
+    if func is None or not _has_fallback(ctx):
+        return False
+    o = _Opaque(ctx)
+    return o.value(e, func, o.opaque_params(func))
