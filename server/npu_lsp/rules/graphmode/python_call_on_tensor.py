@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode.held_callables import held_callable
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 _TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
+_FROM_NUMPY = frozenset(f"{c}.from_numpy" for c in _TENSOR_CLASS)
 
 # builtins the graph folds on constants and maps onto tensors, but interprets for run-time scalars
 _SCALAR_FOLDED = frozenset({"min", "max"})
@@ -54,7 +55,8 @@ class PythonCallOnTensor(GraphRule):
     `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
     there compiles); `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
     `Tensor([t.sum(), t.mean()])`, a list of `.item()`s appended in a loop, a numpy array or
-    list of numbers bound to different constants on the paths of an `if` on a tensor;
+    list of numbers bound to different constants on the paths of an `if` on a tensor (also
+    given to `Tensor.from_numpy`);
     constants, `x.shape[0]` and the same `if` on `x.ndim` compile). Calls MindSpore's parser marks as side effects
     of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
     `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
@@ -124,6 +126,19 @@ class PythonCallOnTensor(GraphRule):
             return
         if q in _TENSOR_CLASS:
             yield from self._tensor_of_variables(node, ctx)
+            return
+        if q in _FROM_NUMPY:
+            data = node.args[0] if len(node.args) == 1 else None
+            if isinstance(data, ast.Name) and _data_joined_under_tensor_if(data, analyzer(ctx), ctx):
+                # measured (written/lax probe `gf_pa_b_np_if_tensor_fromnumpy`): "When handling
+                # script '__call_func_str__(__input_0__,)' ... the inputs should be constant"
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{data.id}` holds different numpy arrays on the paths of a branch on a tensor, so the graph joins it "
+                    f"into a variable; under STRICT `{ctx.segment(node.func)}(...)` cannot be built from it (build a tensor "
+                    f"from each array and pick with `ops.select`)",
+                )
             return
         factory = _stdlib_factory_class(node.func, q, ctx)
         # a plain class of the user's is called as Python too (its `__init__` is not compiled)
