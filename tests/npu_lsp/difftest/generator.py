@@ -15,7 +15,8 @@ method. The same seed always gives the same text (only `random.Random(seed)` is 
 Version 2 (seeds from `V2_FROM` on, see `gen_v2.py`) adds fragment families aimed at what the
 checker misses, other outputs of the compiled entry and jit train steps with gradients and an
 optimizer. Seeds below `V2_FROM` take exactly version 1's path (no extra random draws), so every
-stored program is still what its seed generates.
+stored program is still what its seed generates. Version 3 (seeds from `V3_FROM` on, see
+`gen_v3.py`) adds idioms of human-written code, the same way.
 """
 
 from __future__ import annotations
@@ -740,12 +741,15 @@ def _place(rng: random.Random, prog: Program, frag: Frag, k: int, cell_root: boo
 
 #: the first seed of generator version 2 (stored seeds below it were judged as version 1)
 V2_FROM = 9_500_000
+#: the first seed of generator version 3 (`gen_v3.py`: idioms of human-written code)
+V3_FROM = 9_800_000
 
 
 def generate(seed: int) -> str:
     """One whole program for `seed` (same seed, same text)."""
     rng = random.Random(seed)
     v2 = seed >= V2_FROM
+    v3 = seed >= V3_FROM
     cell_root = rng.random() < 0.8
     prog = Program()
     fragments, train, ret = FRAGMENTS, False, "return x"
@@ -753,8 +757,12 @@ def generate(seed: int) -> str:
         from gen_v2 import OUTPUTS, V2_FRAGMENTS, train_root
 
         fragments = FRAGMENTS + V2_FRAGMENTS
-        train = cell_root and rng.random() < 0.2
+        train = cell_root and rng.random() < (0.3 if v3 else 0.2)
         ret = rng.choice(OUTPUTS) if not train and rng.random() < 0.3 else "return x"
+    if v3:  # the seeds below V3_FROM take version 2's path exactly
+        from gen_v3 import V3_FRAGMENTS
+
+        fragments = fragments + V3_FRAGMENTS
     makers = [m for m, w in fragments for _ in range(w)]
     for k in range(rng.choice([1, 1, 2, 2, 3])):
         frag = rng.choice(makers)(rng, k)

@@ -19,6 +19,7 @@ from npu_lsp.rules.graphmode.control import (
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, shape_read_of
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in, terminates
+from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import python_number_argument
 
 
@@ -377,7 +378,9 @@ class BranchTypeMismatch(GraphRule):
     Inside a nested function (a closure in compiled code), also a name the `if` binds and
     nobody reads afterwards, bound on one path only (to anything but a literal), or to a
     value on one path and a literal or a tensor of another dtype on the other: a closure's
-    branches keep such names, and MindSpore cannot join them.
+    branches keep such names, and MindSpore cannot join them. Under LAX a side holding a
+    Python object (a JIT Fallback result, also one a call passes in) joins with anything and
+    is not reported.
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -692,6 +695,10 @@ class BranchTypeMismatch(GraphRule):
         error = av.join(x, y, av.Site.RETURN).error or _none_out_of_branch(x, y)
         if error is None:
             return None
+        if not (ctx.scope and ctx.scope.strict) and any(
+            r.value is not None and opaque_at_lax(r.value, ctx.function, ctx) for r in (*body, *other)
+        ):
+            return None  # LAX joins a Python object with anything
         if error.strict_only:
             # None against a value is STRICT only; MS133 reports a value returned by the
             # body against None on the false path after it, this rule the other shapes
@@ -724,6 +731,8 @@ class BranchTypeMismatch(GraphRule):
             if error is not None and error.strict_only and _break_then_none_test(node, name, ctx):
                 continue
             if error is not None and error.applies(strict):
+                if not strict and any(opaque_at_lax(v, ctx.function, ctx) for v in (left[name], right[name])):
+                    continue  # LAX joins a Python object with anything
                 return f"`{name}`: {error.reason}", where
         return None
 

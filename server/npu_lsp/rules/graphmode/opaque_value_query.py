@@ -1,4 +1,4 @@
-"""MS145: (LAX) a JIT Fallback result reaching MindSpore code that reads its shape or dtype."""
+"""MS145: (LAX) a JIT Fallback result (or None joined under a tensor condition) reaching MindSpore code that reads its shape or dtype."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.none_join import has_none_join, none_joined, returns_none_joined
 from npu_lsp.rules.graphmode.values import _callees, _lax_fallback, in_dead_branch
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -28,6 +29,11 @@ _CALL = frozenset({ast.Call})
 _DICT_MESSAGE = (
     "`{name}` is a dict holding a JIT Fallback value, which MindSpore keeps as a tuple of its"
     " values; indexing it by key fails (`tuple indices must be integers or slices, not str`): use `.get()`"
+)
+_APPENDED_MESSAGE = (
+    "`{name}` is `list()` of a JIT Fallback value grown in place, which MindSpore keeps as a Python"
+    " object whose `append` returns None: the name then holds None and indexing it fails"
+    " (`'NoneType' object is not subscriptable`); build the list as a display (`[v]`) instead"
 )
 _COMP_MESSAGE = (
     "`{name}` is a comprehension over the shape of a JIT Fallback value, which MindSpore does not"
@@ -55,9 +61,15 @@ class FallbackValueShapeQuery(GraphRule):
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
     from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells and
-    `CellList` blocks; and the shape of such a value given as a target shape
+    `CellList` blocks, lists holding it (also grown by `.append`), its attributes (`.shape`,
+    a namedtuple's fields); an instance of a module's `collections.namedtuple` class, built as
+    Python under LAX even from tensors, counts as one; LAX makes a name bound to `None` on
+    one path of a branch on a tensor and to a value on the other (`y = None; if x.sum() > 0:
+    y = x`), or a helper returning `None` on such a path, the same kind of Python object; and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
-    with `a = x.asnumpy()`).
+    with `a = x.asnumpy()`); `min` / `max` of such a value's shape; and indexing a
+    `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
+    holds the None `append` returned).
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -120,7 +132,7 @@ class FallbackValueShapeQuery(GraphRule):
                 isinstance(v, ast.Call)
                 and ctx.qualname(v.func) in _SHAPE
                 and v.args
-                and o.value(v.args[0], func, frozenset())
+                and _Opaque(ctx, none_joins=False).value(v.args[0], func, frozenset())
             ):
                 yield ctx.diagnostic(
                     self,
@@ -182,12 +194,13 @@ def _has_fallback(ctx: Context) -> bool:
     if hit is None:
         prefix = ctx.scopes.info.module + "."
         words = _trigger_words(ctx)
+        lax = [s for s in ctx.scopes.scopes.values() if s.level == "lax" and s.qualname.startswith(prefix)]
         hit = any(
             _may_fall_back(n, ctx) and _runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
-            for s in ctx.scopes.scopes.values()
-            if s.level == "lax" and s.qualname.startswith(prefix) and _mentions(s.function, words, ctx)
+            for s in lax
+            if _mentions(s.function, words, ctx)
             for n in _calls_in(s.function)
-        )
+        ) or any(has_none_join(s.function, ctx) for s in lax) or bool(_namedtuple_classes(ctx))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
 
@@ -222,6 +235,21 @@ def _mentions(func: ast.AST, words: frozenset[str] | None, ctx: Context) -> bool
         return True
     text = "\n".join(ctx.lines[first - 1 : last])
     return not words.isdisjoint(ascii_words(text))
+
+
+def _namedtuple_classes(ctx: Context) -> frozenset[str]:
+    """Names the module binds to `collections.namedtuple(...)` classes."""
+    hit: frozenset[str] | None = ctx.cache.get("opaque.namedtuples")
+    if hit is None:
+        hit = ctx.cache["opaque.namedtuples"] = frozenset(
+            t.id
+            for st in ctx.tree.body
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+            and ctx.qualname(st.value.func) == "collections.namedtuple"
+            for t in st.targets
+            if isinstance(t, ast.Name)
+        )
+    return hit
 
 
 #: attribute of a function's node holding its calls (`_calls_in`)
@@ -327,10 +355,13 @@ class _Opaque:
     """Which expressions hold a JIT Fallback object, following names backwards in source order
     and parameters bound at a call."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, none_joins: bool = True) -> None:
         self.ctx = ctx
+        #: does a name joined with None under a tensor condition count (LAX makes it a Python
+        #: object too, but `ops.shape(v)[0]` of one compiles: measured, written/lax probes `gf_pc_*`)
+        self.none_joins = none_joins
         self.memo: dict[tuple[int, int, frozenset[str]], bool] = ctx.cache.setdefault(
-            "opaque.memo", {}
+            "opaque.memo" if none_joins else "opaque.memo.calls", {}
         )
 
     def value(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int = 0) -> bool:
@@ -343,6 +374,8 @@ class _Opaque:
 
     def _value(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
         if isinstance(e, ast.Name):
+            if self.none_joins and none_joined(e, func, self.ctx):
+                return True
             st = self._last_assignment(e, func)
             if st is None:
                 return e.id in env
@@ -360,7 +393,10 @@ class _Opaque:
                 )
             # `for k, v in d.items()`: every loop variable holds a piece of the iterable
             value = st.iter if isinstance(st, ast.For) else getattr(st, "value", None)
-            return value is not None and self.value(value, func, env, depth)
+            if value is not None and self.value(value, func, env, depth):
+                return True
+            # a list grown with one (`outs = []` then `outs.append(v)` in a loop)
+            return isinstance(value, ast.List) and self._appended(e, st, func, env, depth)
         if isinstance(e, ast.BinOp):
             return self.value(e.left, func, env, depth) or self.value(e.right, func, env, depth)
         if isinstance(e, ast.Compare):
@@ -378,10 +414,31 @@ class _Opaque:
             )
         if isinstance(e, ast.Subscript):
             return self.value(e.value, func, env, depth)
+        if isinstance(e, (ast.List, ast.Tuple)):
+            # a list holding one: what `pop()`, `sum()` or an index take out of it (measured:
+            # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
+            return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
+        if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
+            # an attribute of a fallback object is read by Python too (measured, written/lax
+            # probes `gf_pd_*`: `int(x.asnumpy().shape[0])` added to `x` before an `nn.Dense` fails
+            # under LAX, "'int' object has no attribute '__len__'"; `x.shape[0]` compiles); so is
+            # a field of a namedtuple holding one (`p = Pair(v, 1); p.a`)
+            return self.value(e.value, func, env, depth)
         if isinstance(e, ast.Call):
             if _runtime_fallback(e, self.ctx, func):
                 return True
+            if (
+                isinstance(e.func, ast.Name)
+                and e.func.id in _namedtuple_classes(self.ctx)
+                and self._last_assignment(e.func, func) is None
+            ):
+                # measured (written/lax probes `gf_pi_nt_*`): LAX builds an instance of a
+                # module's namedtuple class as Python, even of a tensor (`p = Pair(x, 1)`;
+                # `self.dense(p.a + p.b)` fails, "'int' object has no attribute '__len__'")
+                return True
             callee = self._callee(e, func)
+            if self.none_joins and isinstance(callee, ast.FunctionDef) and returns_none_joined(callee, self.ctx):
+                return True
             if isinstance(callee, ast.FunctionDef) and depth < _DEPTH:
                 # which class's instance runs the callee, as a marker in `env`: a base
                 # class's `construct` calling `self.act(t)` runs the override of the held
@@ -410,6 +467,38 @@ class _Opaque:
                 self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
             )
         return False
+
+    def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
+        """Parameters of `func` some call of it in this file gives a fallback value."""
+        memo: dict[int, frozenset[str]] = self.ctx.cache.setdefault("opaque.params", {})
+        hit = memo.get(id(func))
+        if hit is not None:
+            return hit
+        memo[id(func)] = frozenset()  # cycles: nothing until shown
+        out: set[str] = set()
+        scope = self.ctx.scopes.scope_for(func)
+        if isinstance(func, ast.FunctionDef) and depth < _DEPTH:
+            for site in getattr(scope, "call_sites", ())[:8]:
+                if site.path == self.ctx.path and site.call is not None and site.caller_node is not None:
+                    outer = self.opaque_params(site.caller_node, depth + 1)
+                    out |= self._bind(site.call, func, site.caller_node, outer, 0)
+        hit = memo[id(func)] = frozenset(out)
+        return hit
+
+    def _appended(self, name: ast.Name, bound: ast.stmt, func: ast.AST, env: frozenset[str], depth: int) -> bool:
+        """Does `name.append(v)` / `.insert(i, v)` / `.extend(vs)` between its binding `bound`
+        and this read give it a fallback value?"""
+        start, read = (bound.lineno, bound.col_offset), (name.lineno, name.col_offset)
+        return any(
+            isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Attribute)
+            and c.func.attr in ("append", "insert", "extend")
+            and isinstance(c.func.value, ast.Name)
+            and c.func.value.id == name.id
+            and start < (c.lineno, c.col_offset) < read
+            and any(self.value(a, func, env, depth) for a in c.args if not isinstance(a, ast.Starred))
+            for c in own_nodes(func)
+        )
 
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:
         """The statement that last assigned `name` before it is read (source order) in `func`
@@ -644,7 +733,43 @@ class _Opaque:
             and any(v is not None and self.value(v, func, env) for v in built.values)
         ):
             return _DICT_MESSAGE
+        if isinstance(built, ast.Call) and self._appended_list_copy(name, built, func, env):
+            return _APPENDED_MESSAGE
+        if isinstance(built, ast.Call) and not (isinstance(built.func, ast.Name) and built.func.id == "list"):
+            callee = self._callee(built, func)
+            if isinstance(callee, ast.FunctionDef):
+                bound = self._bind(built, callee, func, env, 0)
+                for r in ast.walk(callee):
+                    if isinstance(r, ast.Return) and isinstance(r.value, ast.Name):
+                        made = getattr(self._last_assignment(r.value, callee), "value", None)
+                        if isinstance(made, ast.Call) and self._appended_list_copy(r.value, made, callee, bound):
+                            return _APPENDED_MESSAGE
         return None
+
+    def _appended_list_copy(self, name: ast.Name, built: ast.Call, func: ast.AST, env: frozenset[str]) -> bool:
+        """Is `name` bound to `list(v)` of a fallback value and then grown in place (`.append`,
+        `.extend`, `.insert`) before `name` is read? LAX keeps such a list as a Python object
+        whose in-place method returns None, and the name then holds None (measured, written/lax
+        probes `gf_pe_*`: indexing it fails, "'NoneType' object is not subscriptable"; a list
+        display grown the same way and `list(v)` left alone compile)."""
+        if not (
+            isinstance(built.func, ast.Name)
+            and self.ctx.qualname(built.func) == "builtins.list"
+            and len(built.args) == 1
+            and self.value(built.args[0], func, env)
+        ):
+            return False
+        bound_at = (built.lineno, built.col_offset)
+        read_at = (name.lineno, name.col_offset)
+        return any(
+            isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Attribute)
+            and c.func.attr in ("append", "extend", "insert")
+            and isinstance(c.func.value, ast.Name)
+            and c.func.value.id == name.id
+            and bound_at < (c.lineno, c.col_offset) < read_at
+            for c in own_nodes(func)
+        )
 
     def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
         """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""
@@ -653,6 +778,13 @@ class _Opaque:
             return None
         cells, functions = _queries()
         q = self.ctx.qualname(call.func)
+        if q in ("builtins.min", "builtins.max") and any(
+            isinstance(a, ast.Attribute) and a.attr == "shape" for a in args
+        ):
+            # measured (written/lax probes `gf_pg_*`): `min(v.shape)` of such a value fails
+            # under LAX ("Kernel select failed: Unsupported op [IsDimUnKnown]"); `v.shape[0]`,
+            # `len(v.shape)` and `v.ndim` compile
+            return f"`{q.removeprefix('builtins.')}` of the shape of a JIT Fallback value cannot be compiled (MindSpore: Unsupported op [IsDimUnKnown]); take the shape of a tensor the graph computes"
         if q in functions:
             return f"`{q.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
         callee = self._callee(call, func)
@@ -689,3 +821,15 @@ class _Opaque:
                 if why:
                     return f"this call passes a JIT Fallback value on to line {inner.lineno}: {why}"
         return None
+
+
+def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
+    """Does `e` (in `func`) hold a value LAX keeps as a Python object: a JIT Fallback result
+    or a name joined with None under a tensor condition, also through a parameter some call
+    in this file binds to one? (Such a value joins with anything under LAX: measured, a helper
+    returning `x` or `1.0` under a tensor condition compiles when `x` is `x + Tensor(x.asnumpy())`
+    and fails when it is a plain tensor; written/lax probes `gf_pj_*`.)"""
+    if func is None or not _has_fallback(ctx):
+        return False
+    o = _Opaque(ctx)
+    return o.value(e, func, o.opaque_params(func))

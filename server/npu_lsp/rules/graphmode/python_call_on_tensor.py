@@ -19,6 +19,7 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.values import instances
 
 _TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
+_FROM_NUMPY = frozenset(f"{c}.from_numpy" for c in _TENSOR_CLASS)
 
 # builtins the graph folds on constants and maps onto tensors, but interprets for run-time scalars
 _SCALAR_FOLDED = frozenset({"min", "max"})
@@ -55,8 +56,10 @@ class PythonCallOnTensor(GraphRule):
     standard library (`functools.reduce(lambda a, b: a + b, outs)`, `Counter(preds)`); and
     `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
     there compiles); `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
-    `Tensor([t.sum(), t.mean()])`, a list of `.item()`s appended in a loop; constants and
-    `x.shape[0]` compile). Calls MindSpore's parser marks as side effects
+    `Tensor([t.sum(), t.mean()])`, a list of `.item()`s appended in a loop, a numpy array or
+    list of numbers bound to different constants on the paths of an `if` on a tensor (also
+    given to `Tensor.from_numpy`);
+    constants, `x.shape[0]` and the same `if` on `x.ndim` compile). Calls MindSpore's parser marks as side effects
     of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
     `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
     parser) are never run while compiling, so they are flagged even with constant inputs.
@@ -125,6 +128,19 @@ class PythonCallOnTensor(GraphRule):
             return
         if q in _TENSOR_CLASS:
             yield from self._tensor_of_variables(node, ctx)
+            return
+        if q in _FROM_NUMPY:
+            data = node.args[0] if len(node.args) == 1 else None
+            if isinstance(data, ast.Name) and _data_joined_under_tensor_if(data, analyzer(ctx), ctx):
+                # measured (written/lax probe `gf_pa_b_np_if_tensor_fromnumpy`): "When handling
+                # script '__call_func_str__(__input_0__,)' ... the inputs should be constant"
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{data.id}` holds different numpy arrays on the paths of a branch on a tensor, so the graph joins it "
+                    f"into a variable; under STRICT `{ctx.segment(node.func)}(...)` cannot be built from it (build a tensor "
+                    f"from each array and pick with `ops.select`)",
+                )
             return
         factory = _stdlib_factory_class(node.func, q, ctx)
         # a plain class of the user's is called as Python too (its `__init__` is not compiled)
@@ -196,6 +212,15 @@ class PythonCallOnTensor(GraphRule):
             bound = a.single_assignment(data.id, ctx.function)
             if isinstance(bound, (ast.List, ast.Tuple)):
                 found = next((i for i in bound.elts if a.kind(i).dynamic and _by_method(i, a, ctx)), None)
+        if found is None and isinstance(data, ast.Name) and _data_joined_under_tensor_if(data, a, ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{data.id}` holds different constant data on the paths of a branch on a tensor, so the graph joins it "
+                f"into a variable; under STRICT `{ctx.segment(node.func)}(...)` cannot be built from it (build a tensor "
+                f"from each constant and pick with `ops.select`)",
+            )
+            return
         if found is None or _numpy_made(found, ctx):
             return  # `Tensor(np.square(x))`: the numpy call is reported itself
         yield ctx.diagnostic(
@@ -285,6 +310,56 @@ class PythonCallOnTensor(GraphRule):
             node,
             f"`{name}` of the run-time scalar `{ctx.segment(scalar)}` is interpreted, not compiled, and needs constant inputs under STRICT; compare tensors instead (`ops.{'minimum' if name == 'min' else 'maximum'}`)",
         )
+
+
+def _data_joined_under_tensor_if(name: ast.Name, a: Analyzer, ctx: Context) -> bool:
+    """Is `name` bound to different constant arrays or lists (`np.ones(3)`, `[0.0, 1.0]`) on
+    the paths of an `if` whose condition is a tensor, before it is read? Unlike two numbers,
+    which the graph specialises per path, such data is joined into a graph variable, so a
+    `Tensor` built from it is a script STRICT refuses (measured, written/lax probes
+    `gf_pa_b_*`: "When handling script 'Tensor(input_data, ...) in graph mode', the inputs
+    should be constant"; the same `if` on `x.ndim == 2`, one binding, and two floats compile)."""
+    func = ctx.function
+    if func is None:
+        return False
+    binds = [
+        st
+        for st in ast.walk(func)
+        if isinstance(st, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name.id for t in st.targets)
+    ]
+    if len(binds) < 2 or any(b.lineno >= name.lineno for b in binds):
+        return False
+    if not all(_constant_data(b.value, a) for b in binds):
+        return False
+    if len({ast.dump(b.value) for b in binds}) < 2:
+        return False
+    read_ifs = {id(p) for p in _ancestors(name, ctx)}
+    for b in binds:
+        for p in _ancestors(b, ctx):
+            if isinstance(p, ast.If) and id(p) not in read_ifs and a.kind(p.test, func).dynamic:
+                return True
+    return False
+
+
+def _constant_data(e: ast.expr, a: Analyzer) -> bool:
+    """A list or tuple display of number constants, or a numpy array made from constants."""
+    if isinstance(e, (ast.List, ast.Tuple)):
+        return bool(e.elts) and all(isinstance(v, ast.Constant) and isinstance(v.value, (int, float)) for v in e.elts)
+    return (
+        isinstance(e, ast.Call)
+        and a.is_numpy(e)
+        and all(a.kind(v) == Kind.CONST for v in [*e.args, *(k.value for k in e.keywords)])
+    )
+
+
+def _ancestors(node: ast.AST, ctx: Context) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        out.append(p)
+        p = ctx.parent(p)
+    return out
 
 
 def _numpy_made(e: ast.expr, ctx: Context) -> bool:

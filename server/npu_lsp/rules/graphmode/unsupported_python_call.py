@@ -53,7 +53,9 @@ class UnsupportedPythonCall(GraphRule):
       on `self`, returned by a str method, the `__name__` of a class or function, or a
       name from `dir(...)`: `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
       `n.startswith("_")` in `for n in dir(cfg)`...), and the ones
-      that fail even under LAX (`d.pop(k)` on a dict of constants, `lst.index(t)` /
+      that fail even under LAX (`d.pop(k)` on a dict of constants whose result or dict is
+      read afterwards: `v = d.pop(k)` with neither read again is dead code MindSpore never
+      compiles, and so is the statement `d.pop(k)` under LAX; `lst.index(t)` /
       `lst.remove(t)` with tensor elements, `d.setdefault(k, v)` / `d.pop(k)` as a statement
       on a dict of tensors the function builds), keyword arguments of those methods
       (`d.update(c=1.0)`);
@@ -129,6 +131,8 @@ class UnsupportedPythonCall(GraphRule):
             if node.keywords and calls_table.method_measured(f"{f.attr}(kw)"):
                 yield from self._on_receiver(node, recv, f"{f.attr}(kw)", f"{f.attr}(key=...)", level, ctx)
             elif calls_table.rejectable(f.attr):
+                if f.attr == "pop" and _dead_dict_pop(node, recv, level, ctx):
+                    return
                 yield from self._on_receiver(node, recv, f.attr, f"{f.attr}()", level, ctx)
             return
         q = ctx.qualname(f)
@@ -288,6 +292,48 @@ class UnsupportedPythonCall(GraphRule):
             what = f"`{shown}` on a {type_name}" if shown.endswith("(...)") or shown == "|" else f"`{type_name}.{shown}`"
             msg = f"{what} of {content} fails to compile in graph mode (MindSpore: {verdict.message})"
         yield ctx.diagnostic(self, node, msg)
+
+
+def _dead_dict_pop(call: ast.Call, recv: ast.expr, level: str, ctx: Context) -> bool:
+    """Is this `d.pop(...)` on a dict dead code MindSpore never evaluates: neither its result
+    nor the dict is read afterwards (the dict rebound first, or never read again)? Measured
+    (written/lax probes `gf_ph_*`): `v = d.pop('z', 0.0)` with `v` unused and `d` rebound or
+    unread compiles at both levels; as a bare statement it compiles under LAX but STRICT still
+    refuses the attribute; reading `v` or `d` afterwards fails ("For 'TupleGetItem', input[0]
+    should be Sequence")."""
+    func = ctx.function
+    st = ctx.parent(call)
+    if func is None or not isinstance(recv, ast.Name) or _container_type(recv, ctx) != "dict":
+        return False
+    if isinstance(st, ast.Expr):
+        if level != "lax":
+            return False
+        targets: list[str] = []
+    elif isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+        targets = [st.targets[0].id]
+    else:
+        return False
+    p = ctx.parent(st)
+    while p is not None and p is not func:
+        if isinstance(p, (ast.For, ast.AsyncFor, ast.While)):
+            return False  # a later iteration may read what this one left
+        p = ctx.parent(p)
+    end = (st.end_lineno or st.lineno, st.end_col_offset or 0)
+    return not any(_read_after(n, end, func) for n in [*targets, recv.id])
+
+
+def _read_after(name: str, end: tuple[int, int], func: ast.AST) -> bool:
+    """Is `name` read after `end` in `func` before a statement rebinds it?"""
+    rebound: tuple[int, int] | None = None
+    reads: list[tuple[int, int]] = []
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and n.id == name and (n.lineno, n.col_offset) > end:
+            if isinstance(n.ctx, ast.Load):
+                reads.append((n.lineno, n.col_offset))
+            elif rebound is None or (n.lineno, n.col_offset) < rebound:
+                rebound = (n.lineno, n.col_offset)
+    # `d = f(d)` reads before it rebinds: the value is read on the rebinding line too
+    return any(rebound is None or r[0] <= rebound[0] for r in reads)
 
 
 def _comprehension_dict_given(node: ast.Call, name: str, ctx: Context) -> str | None:

@@ -1,0 +1,123 @@
+"""Names and helper results that meet `None` under a tensor condition.
+
+Under LAX, MindSpore 2.10 joins `None` with another value (a tensor, a number) on the two paths
+of a branch on a tensor into a Python object (`AbstractAny`), as it does a JIT Fallback
+result: arithmetic on it compiles, but MindSpore code reading its shape or dtype does not
+(measured, written/lax probes `gf_pa_*`, `gf_pb_*`, `gf_pc_*`: `y = None; if x.sum() > 0: y = x;
+v = x if y is None else y` then `nn.Dense(v)`, `nn.LayerNorm`, `v.dtype`, `{'a': v}['a']`,
+`ops.zeros_like(v)` fail, "'int' object has no attribute '__len__'", and under `value_and_grad`
+"The pointer[seq_abs] is null"; the same on `x.ndim == 2`, or `y` left unread, compiles).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import FUNCS, own_nodes
+
+_KEY = "none_join.bindings"
+_LINES_KEY = "none_join.lines"
+#: a line that may bind or return None (`y = None`, `return None`, a bare `return`)
+_NONE_LINE = re.compile(r"^[ \t]*(?:[A-Za-z_]\w*[ \t]*=[ \t]*None|return(?:[ \t]+None)?)[ \t]*(?:#.*)?$", re.M)
+
+
+def _none_lines(ctx: Context) -> list[int]:
+    """The numbers of the file's lines that may bind or return None (once per file: most
+    functions have none, and walking each of them would cost more than the rest of this)."""
+    hit: list[int] | None = ctx.cache.get(_LINES_KEY)
+    if hit is None:
+        text, hit, line, pos = ctx.text, [], 1, 0
+        for m in _NONE_LINE.finditer(text):
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            hit.append(line)
+        ctx.cache[_LINES_KEY] = hit
+    return hit
+
+
+def _may_hold_none(func: ast.AST, ctx: Context) -> bool:
+    lines = _none_lines(ctx)
+    start, end = getattr(func, "lineno", 0), getattr(func, "end_lineno", None) or 0
+    i = bisect.bisect_left(lines, start)
+    return i < len(lines) and lines[i] <= end
+
+
+def _is_none(e: ast.expr | None) -> bool:
+    return e is None or (isinstance(e, ast.Constant) and e.value is None)
+
+
+def _bindings(func: ast.AST, ctx: Context) -> dict[str, list[ast.Assign]]:
+    """Simple `name = value` statements of `func` (its own, not nested functions'), by name,
+    for the names bound to None at least once and to something else at least once."""
+    memo: dict[int, dict[str, list[ast.Assign]]] = ctx.cache.setdefault(_KEY, {})
+    hit = memo.get(id(func))
+    if hit is None:
+        by_name: dict[str, list[ast.Assign]] = {}
+        for st in own_nodes(func):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                by_name.setdefault(st.targets[0].id, []).append(st)
+        hit = {
+            n: bs
+            for n, bs in by_name.items()
+            if any(_is_none(b.value) for b in bs) and any(not _is_none(b.value) for b in bs)
+        }
+        memo[id(func)] = hit
+    return hit
+
+
+def _under_tensor_if(node: ast.AST, func: ast.AST, ctx: Context, outside: set[int]) -> bool:
+    """Is `node` inside an `if` of `func` on a tensor (not one of `outside`)?"""
+    a = analyzer(ctx)
+    p = ctx.parent(node)
+    while p is not None and p is not func and not isinstance(p, FUNCS):
+        if isinstance(p, ast.If) and id(p) not in outside and a.kind(p.test, func).dynamic:
+            return True
+        p = ctx.parent(p)
+    return False
+
+
+def _enclosing(node: ast.AST, func: ast.AST, ctx: Context) -> set[int]:
+    out: set[int] = set()
+    p = ctx.parent(node)
+    while p is not None and p is not func:
+        out.add(id(p))
+        p = ctx.parent(p)
+    return out
+
+
+def none_joined(name: ast.Name, func: ast.AST, ctx: Context) -> bool:
+    """Does reading `name` here read None joined with another value under a tensor condition
+    (bound to None and to a value before the read, one of them inside an `if` on a tensor
+    that does not hold the read)?"""
+    binds = _bindings(func, ctx).get(name.id)
+    if not binds:
+        return False
+    before = [b for b in binds if (b.end_lineno or b.lineno) < name.lineno]
+    if not any(_is_none(b.value) for b in before) or not any(not _is_none(b.value) for b in before):
+        return False
+    outside = _enclosing(name, func, ctx)
+    return any(_under_tensor_if(b, func, ctx, outside) for b in before)
+
+
+def returns_none_joined(func: ast.FunctionDef, ctx: Context) -> bool:
+    """Does `func` return None on one path and a value on another, one of them inside an
+    `if` on a tensor (`if x.max() > 1: return None` then `return x`)?"""
+    rets = [r for r in own_nodes(func) if isinstance(r, ast.Return)]
+    if not any(_is_none(r.value) for r in rets) or not any(not _is_none(r.value) for r in rets):
+        return False
+    return any(_under_tensor_if(r, func, ctx, set()) for r in rets)
+
+
+def has_none_join(func: ast.AST, ctx: Context) -> bool:
+    """Does `func` hold a name or a return that may join None under a tensor condition?"""
+    if not _may_hold_none(func, ctx):
+        return False
+    if any(
+        _under_tensor_if(b, func, ctx, set()) for bs in _bindings(func, ctx).values() for b in bs
+    ):
+        return True
+    return isinstance(func, ast.FunctionDef) and returns_none_joined(func, ctx)
