@@ -36,6 +36,6 @@ def test_demo_shows_runtime_error_and_sanitizer_then_checker_then_profile() -> N
     assert "ascend-lens sanitizer: read-before-sync" in run_part
     assert "examples/graph_mode_mistakes.py:28:9: MS101" in check_part
     assert "examples/cuda_training.py:38:31: NPU201" in check_part
-    assert "Found 20 problems." in check_part
+    assert "Found 23 problems." in check_part
     assert "Top ops (Ascend910B2" in profile_part and "Hot lines (in examples)" in profile_part
     assert "│ pyacl_quickstart.py:69 │" in profile_part
