@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -163,16 +164,22 @@ def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
     key = ("self_list_empty_in_graph.aliases", id(fn))
     hit: dict[str, str] | None = ctx.cache.get(key)
     if hit is None:
-        counts: dict[str, int] = {}
         hit = {}
-        for n in own_nodes(fn):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                counts[n.id] = counts.get(n.id, 0) + 1
-            elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-                attr = _self_attr(n.value)
+        body = getattr(fn, "body", None)
+        # the candidates from the statements alone (an `Assign` is never inside an
+        # expression); most functions have none, and then no walk of every node
+        stmts = statements(body) if isinstance(body, list) else (n for n in own_nodes(fn) if isinstance(n, ast.stmt))
+        for st in stmts:
+            if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
+                attr = _self_attr(st.value)
                 if attr is not None:
-                    hit[n.targets[0].id] = attr
-        hit = {name: attr for name, attr in hit.items() if counts.get(name) == 1}
+                    hit[st.targets[0].id] = attr
+        if hit:
+            counts: dict[str, int] = {}
+            for n in own_nodes(fn):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    counts[n.id] = counts.get(n.id, 0) + 1
+            hit = {name: attr for name, attr in hit.items() if counts.get(name) == 1}
         ctx.cache[key] = hit
     return hit
 
