@@ -760,12 +760,24 @@ def _same_sub_cell_call(a: ast.expr, b: ast.expr, node: ast.If, vals: Values, ct
     ):
         return False
     names = {x.id for x in core_a.args if type(x) is ast.Name}
-    for st in (*node.body, *node.orelse):
-        for n in ast.walk(st):
-            if type(n) is ast.Name and type(n.ctx) is not ast.Load and n.id in names:
+    # every node of both paths (as `ast.walk`, without its generators): no store to an
+    # argument's name or to the held attribute
+    stack: list[ast.AST] = [*node.body, *node.orelse]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Name:
+            if type(n.ctx) is not ast.Load and n.id in names:  # type: ignore[attr-defined]
                 return False
-            if type(n) is ast.Attribute and type(n.ctx) is not ast.Load and n.attr == f.attr:
-                return False
+            continue
+        if t is ast.Attribute and type(n.ctx) is not ast.Load and n.attr == f.attr:  # type: ignore[attr-defined]
+            return False
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if type(v) is list:
+                stack.extend(x for x in v if isinstance(x, ast.AST))
+            elif isinstance(v, ast.AST):
+                stack.append(v)
     # a user function is inlined per call context: keep to calls that are not
     return vals.callee(core_a, ctx.function) is None
 
