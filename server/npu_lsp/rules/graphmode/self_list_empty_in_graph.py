@@ -78,34 +78,38 @@ class SelfListEmptyInGraph(GraphRule):
     nodes = (ast.Call, ast.Subscript)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        # cheap tests first: the rule sees every call and subscript of compiled code
+        # cheap tests first, and no generator: the rule sees every call and subscript of
+        # compiled code
         if type(node) is ast.Subscript:
             read = node.value
         elif node.args and type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
             read = node.args[0]  # type: ignore[attr-defined]
         else:
-            return
+            return ()
         fn = ctx.function
         if fn is None:
-            return
+            return ()
         attr = _self_attr(read) if type(read) is not ast.Name else _aliases(fn, ctx).get(read.id)
         if attr is None:
-            return
+            return ()
         why = _needs_items(node, read, ctx)
         if why is None:
-            return
+            return ()
         cls = analyzer(ctx).owner_class(fn)
         if cls is None or _guarded(node, attr, ctx):
-            return
+            return ()
         strict = bool(ctx.scope and ctx.scope.strict)
         if not any(isinstance(n, ast.Call) and _is_append(n, attr, strict) for n in _compiled_nodes(cls, ctx)):
-            return
-        if _empty_when_compiled(cls, attr, ctx):
-            yield ctx.diagnostic(
+            return ()
+        if not _empty_when_compiled(cls, attr, ctx):
+            return ()
+        return [
+            ctx.diagnostic(
                 self,
                 node,
                 f"`self.{attr}` is `[]` when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
             )
+        ]
 
 
 def _compiled_nodes(cls: ast.ClassDef, ctx: Context) -> list[ast.AST]:
