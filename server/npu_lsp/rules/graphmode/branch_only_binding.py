@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.astutil import is_name_char
 from npu_lsp.diagnostics import Diagnostic
@@ -60,21 +60,22 @@ class BranchOnlyBinding(GraphRule):
     nodes = (ast.If, ast.While, ast.For)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: nearly every `if` and loop stops at the filters below
         func = ctx.function
         if func is None:
-            return
+            return ()
         end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
         if isinstance(node, ast.If):
             # a rebound parameter can never be flagged (parameters are bound before every branch)
             if terminates(node.body) or (node.orelse and terminates(node.orelse)):
-                return
+                return ()
             body = bindings(node.body)
             other = bindings(node.orelse) if node.orelse else set()
             only = body ^ other
             if not only or not only - param_names(func) or folded_by_parser(node.test, func):
-                return
+                return ()
             if not only - _assigned_before(node, ctx):  # `h = ...` then `if c: h = ...`
-                return
+                return ()
             where = "true branch" if body - other else "false branch"
         elif isinstance(node, ast.For):
             # the loop's own target and its body's bindings; cheap filters before the name
@@ -90,7 +91,12 @@ class BranchOnlyBinding(GraphRule):
             only = bindings(node.body)
             where = "'while' loop body"
         if not only:
-            return
+            return ()
+        return self._report(node, ctx, func, only, where, end)
+
+    def _report(
+        self, node: ast.AST, ctx: Context, func: ast.AST, only: set[str], where: str, end: int
+    ) -> Iterator[Diagnostic]:
         events = name_events(ctx, func)
         # an `elif` starts where its chain starts: the earlier branches do not bind before it
         top: ast.AST = node

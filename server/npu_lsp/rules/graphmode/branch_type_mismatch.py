@@ -717,6 +717,8 @@ class BranchTypeMismatch(GraphRule):
         vals = values(ctx)
         strict = bool(ctx.scope and ctx.scope.strict)
         for name in sorted(left.keys() & right.keys()):
+            if _same_sub_cell_call(left[name], right[name], node, vals, ctx):
+                continue  # one value on both paths: it joins, and its dtype (a solve) is never asked
             # the other side is asked only when this one is known (a dtype costs a solve)
             x = vals.of(left[name], None, env)
             if not x.known and _range_loop_variable(left[name], node, ctx):
@@ -735,6 +737,62 @@ class BranchTypeMismatch(GraphRule):
                     continue  # LAX joins a Python object with anything
                 return f"`{name}`: {error.reason}", where
         return None
+
+
+def _same_sub_cell_call(a: ast.expr, b: ast.expr, node: ast.If, vals: Values, ctx: Context) -> bool:
+    """Are `a` and `b` one call of a held sub-cell or primitive (`self.dense2(h)` and
+    `-self.dense2(h)`) on names neither path of `node` rebinds? Both then evaluate to the
+    same value (a tensor keeps its dtype under unary `-`/`+`; anything else becomes
+    unknown), so they join without error whatever that value is."""
+    core_a, core_b = _unsigned(a), _unsigned(b)
+    if not (type(core_a) is ast.Call and type(core_b) is ast.Call and not core_a.keywords):
+        return False
+    f = core_a.func
+    if not (type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self"):
+        return False
+    g = core_b.func
+    if (
+        f.attr in ("astype", "to")
+        or core_b.keywords
+        or not (type(g) is ast.Attribute and type(g.value) is ast.Name and g.value.id == "self" and g.attr == f.attr)
+        or len(core_a.args) != len(core_b.args)
+        or not all(_same_leaf(x, y) for x, y in zip(core_a.args, core_b.args, strict=True))
+    ):
+        return False
+    names = {x.id for x in core_a.args if type(x) is ast.Name}
+    # every node of both paths (as `ast.walk`, without its generators): no store to an
+    # argument's name or to the held attribute
+    stack: list[ast.AST] = [*node.body, *node.orelse]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Name:
+            if type(n.ctx) is not ast.Load and n.id in names:  # type: ignore[attr-defined]
+                return False
+            continue
+        if t is ast.Attribute and type(n.ctx) is not ast.Load and n.attr == f.attr:  # type: ignore[attr-defined]
+            return False
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if type(v) is list:
+                stack.extend(x for x in v if isinstance(x, ast.AST))
+            elif isinstance(v, ast.AST):
+                stack.append(v)
+    # a user function is inlined per call context: keep to calls that are not
+    return vals.callee(core_a, ctx.function) is None
+
+
+def _same_leaf(x: ast.expr, y: ast.expr) -> bool:
+    """One name, or one constant of one type."""
+    if type(x) is ast.Name:
+        return type(y) is ast.Name and x.id == y.id
+    return type(x) is ast.Constant and type(y) is ast.Constant and type(x.value) is type(y.value) and x.value == y.value
+
+
+def _unsigned(e: ast.expr) -> ast.expr:
+    while type(e) is ast.UnaryOp and type(e.op) in (ast.USub, ast.UAdd):
+        e = e.operand
+    return e
 
 
 def random_rooted(e: ast.expr, ctx: Context) -> bool:

@@ -65,18 +65,21 @@ class CellBuiltFromRuntimeValue(GraphRule):
     nodes = (ast.Call,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # a list or `()`, not a generator: every call of compiled code comes here
         assert isinstance(node, ast.Call)
         if not node.args and not node.keywords:
-            return
+            return ()
         q = ctx.qualname(node.func) or ""
         if not q.startswith("mindspore.nn.") or not q.rsplit(".", 1)[-1][:1].isupper():
-            return
+            return ()
         a = analyzer(ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if a.kind(arg).dynamic:
-                yield ctx.diagnostic(
-                    self,
-                    node,
-                    f"`{q.rsplit('.', 1)[-1]}` is built while compiling and needs constant arguments, but `{ctx.segment(arg)}` is known only at run time; build it in `__init__`",
-                )
-                return
+                return [
+                    ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{q.rsplit('.', 1)[-1]}` is built while compiling and needs constant arguments, but `{ctx.segment(arg)}` is known only at run time; build it in `__init__`",
+                    )
+                ]
+        return ()

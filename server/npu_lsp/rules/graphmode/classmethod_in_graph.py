@@ -67,21 +67,19 @@ class ClassmethodInGraph(GraphRule):
         return self._check(node, f, ctx)
 
     def _check(self, node: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
+        # a list or `()`, not a generator: every `self.x(...)` of compiled code comes here
         assert isinstance(f.value, ast.Name)
         cls = analyzer(ctx).owner_class(ctx.function)
         if cls is not None and (f.value.id == "self" or f.value.id == cls.name):
             if f.attr in _classmethods(cls, ctx):
-                yield ctx.diagnostic(
-                    self, node, f"classmethod `{f.attr}` cannot be called from compiled code"
-                )
-            return
+                return [ctx.diagnostic(self, node, f"classmethod `{f.attr}` cannot be called from compiled code")]
+            return ()
         # `Log.warning(...)`: a classmethod of any class of the project, through its name
         # (measured: the same "parameters number" TypeError for a plain class at both levels)
         q = ctx.qualname(f.value)
         if q is not None and not q.startswith("builtins.") and ctx.scopes.classmethod_of(q, f.attr):
-            yield ctx.diagnostic(
-                self, node, f"classmethod `{f.attr}` cannot be called from compiled code"
-            )
+            return [ctx.diagnostic(self, node, f"classmethod `{f.attr}` cannot be called from compiled code")]
+        return ()
 
 
 def _classmethods(cls: ast.ClassDef, ctx: Context) -> frozenset[str]:

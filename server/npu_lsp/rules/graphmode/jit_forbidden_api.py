@@ -6,7 +6,7 @@ import ast
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
@@ -158,9 +158,10 @@ class JitForbiddenApi(GraphRule):
     nodes = (ast.Call, ast.Module)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: every call of compiled code comes here, and most resolve
+        # to a name that is neither forbidden nor a logging function
         if isinstance(node, ast.Module):
-            yield from self._attribute_reads(node, ctx)
-            return
+            return self._attribute_reads(node, ctx)
         assert isinstance(node, ast.Call)
         func = node.func
         q = ctx.qualname(func)
@@ -171,19 +172,24 @@ class JitForbiddenApi(GraphRule):
                 and q.split(".")[1] in _CONTEXT_FUNCS
             )
             if top or q.startswith(_FORBIDDEN_MODULES):
-                yield ctx.diagnostic(
-                    self, node, f"`{q}` cannot be called in compiled code (JIT-forbidden API)"
-                )
-            elif q in _logging_functions():
+                return [
+                    ctx.diagnostic(self, node, f"`{q}` cannot be called in compiled code (JIT-forbidden API)")
+                ]
+            if q in _logging_functions():
                 # compiled with the caller, its own `logger.warning(...)` is refused
-                yield ctx.diagnostic(
-                    self,
-                    node,
-                    f"`{q}` calls `mindspore.log` every time (a deprecation notice), which compiled code cannot call",
-                )
-            return
+                return [
+                    ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{q}` calls `mindspore.log` every time (a deprecation notice), which compiled code cannot call",
+                    )
+                ]
+            return ()
         if not isinstance(func, ast.Attribute):
-            return
+            return ()
+        return self._method_call(node, func, ctx)
+
+    def _method_call(self, node: ast.Call, func: ast.Attribute, ctx: Context) -> Iterator[Diagnostic]:
         recv = func.value
         on_self = isinstance(recv, ast.Name) and recv.id == "self"
         if on_self and func.attr in _CELL_CONTAINERS and _iterated(node, ctx):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -84,15 +84,21 @@ class MapClosureFreeVariable(GraphRule):
         return self._check(node, ctx)
 
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        # `()` on the early exits (most calls with a name argument are no map): no generator
         mapper = _mapper_of(node.func, ctx)
         builtin = mapper is None and _builtin_map(node.func, ctx)
         if builtin:
             mapper = "Map"
         if mapper is None:
-            return
+            return ()
         fn = _local_function(node.args[0], ctx)
         if fn is None:
-            return
+            return ()
+        return self._report(node, ctx, mapper, builtin, fn)
+
+    def _report(
+        self, node: ast.Call, ctx: Context, mapper: str, builtin: bool, fn: ast.Lambda | ast.FunctionDef
+    ) -> Iterator[Diagnostic]:
         free = _free_names(fn)
         func = ctx.function
         if builtin and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -77,34 +78,38 @@ class SelfListEmptyInGraph(GraphRule):
     nodes = (ast.Call, ast.Subscript)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        # cheap tests first: the rule sees every call and subscript of compiled code
+        # cheap tests first, and no generator: the rule sees every call and subscript of
+        # compiled code
         if type(node) is ast.Subscript:
             read = node.value
         elif node.args and type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
             read = node.args[0]  # type: ignore[attr-defined]
         else:
-            return
+            return ()
         fn = ctx.function
         if fn is None:
-            return
+            return ()
         attr = _self_attr(read) if type(read) is not ast.Name else _aliases(fn, ctx).get(read.id)
         if attr is None:
-            return
+            return ()
         why = _needs_items(node, read, ctx)
         if why is None:
-            return
+            return ()
         cls = analyzer(ctx).owner_class(fn)
         if cls is None or _guarded(node, attr, ctx):
-            return
+            return ()
         strict = bool(ctx.scope and ctx.scope.strict)
         if not any(isinstance(n, ast.Call) and _is_append(n, attr, strict) for n in _compiled_nodes(cls, ctx)):
-            return
-        if _empty_when_compiled(cls, attr, ctx):
-            yield ctx.diagnostic(
+            return ()
+        if not _empty_when_compiled(cls, attr, ctx):
+            return ()
+        return [
+            ctx.diagnostic(
                 self,
                 node,
                 f"`self.{attr}` is `[]` when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
             )
+        ]
 
 
 def _compiled_nodes(cls: ast.ClassDef, ctx: Context) -> list[ast.AST]:
@@ -163,16 +168,22 @@ def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
     key = ("self_list_empty_in_graph.aliases", id(fn))
     hit: dict[str, str] | None = ctx.cache.get(key)
     if hit is None:
-        counts: dict[str, int] = {}
         hit = {}
-        for n in own_nodes(fn):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                counts[n.id] = counts.get(n.id, 0) + 1
-            elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-                attr = _self_attr(n.value)
+        body = getattr(fn, "body", None)
+        # the candidates from the statements alone (an `Assign` is never inside an
+        # expression); most functions have none, and then no walk of every node
+        stmts = statements(body) if isinstance(body, list) else (n for n in own_nodes(fn) if isinstance(n, ast.stmt))
+        for st in stmts:
+            if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
+                attr = _self_attr(st.value)
                 if attr is not None:
-                    hit[n.targets[0].id] = attr
-        hit = {name: attr for name, attr in hit.items() if counts.get(name) == 1}
+                    hit[st.targets[0].id] = attr
+        if hit:
+            counts: dict[str, int] = {}
+            for n in own_nodes(fn):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    counts[n.id] = counts.get(n.id, 0) + 1
+            hit = {name: attr for name, attr in hit.items() if counts.get(name) == 1}
         ctx.cache[key] = hit
     return hit
 

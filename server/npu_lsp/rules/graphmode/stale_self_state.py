@@ -67,9 +67,17 @@ class StaleSelfStateRead(GraphRule):
     nodes = (ast.Call,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: only `self.m(...)` / `self.h.m(...)` go further
         assert isinstance(node, ast.Call)
-        if isinstance(node.func, ast.Attribute):
-            yield from _set_by_method(self, node, node.func, ctx)
+        f = node.func
+        if type(f) is not ast.Attribute:
+            return ()
+        obj = f.value
+        if type(obj) is ast.Attribute:
+            obj = obj.value
+        if type(obj) is not ast.Name or obj.id != "self":
+            return ()
+        return _set_by_method(self, node, f, ctx)
 
 
 def _walk_own(func: ast.AST) -> Iterable[ast.AST]:
