@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from collections.abc import Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
@@ -41,6 +43,44 @@ _NN_CONTAINERS = frozenset({"SequentialCell", "CellList"})
 _GRAD_BUILDERS = frozenset({"value_and_grad", "grad", "vjp", "jvp", "jacfwd", "jacrev"})
 
 
+#: a call of a capitalised name (cheap to scan); kept when the name is a layer of the table
+_LAYER_CALL = re.compile(r"([A-Z][A-Za-z0-9]*)\(")
+
+
+def _own_calls(fn: ast.FunctionDef) -> Iterator[ast.Call]:
+    """Calls in `fn`'s body, not in functions, lambdas or classes nested in it."""
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Call):
+            yield n
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _branch_path(node: ast.AST, fn: ast.AST, ctx: Context) -> dict[int, int]:
+    """For each `if`/conditional expression around `node` inside `fn`: which arm holds it."""
+    path: dict[int, int] = {}
+    child, parent = node, ctx.parent(node)
+    while parent is not None and parent is not fn:
+        if isinstance(parent, (ast.If, ast.IfExp)):
+            body = parent.body if isinstance(parent, ast.If) else [parent.body]
+            orelse = parent.orelse if isinstance(parent, ast.If) else [parent.orelse]
+            if child in body:
+                path[id(parent)] = 1
+            elif child in orelse:
+                path[id(parent)] = 2
+        child, parent = parent, ctx.parent(parent)
+    return path
+
+
+def _exclusive(a: ast.AST, b: ast.AST, fn: ast.AST, ctx: Context) -> bool:
+    """Do `a` and `b` sit in different arms of one `if` (at most one of them runs)?"""
+    pa, pb = _branch_path(a, fn, ctx), _branch_path(b, fn, ctx)
+    return any(k in pb and pb[k] != v for k, v in pa.items())
+
+
 @rule(code="MS154", name="duplicate-parameter-names", severity="error", family="graphmode")
 class DuplicateParameterNames(GraphRule):
     """## What it does
@@ -57,7 +97,9 @@ class DuplicateParameterNames(GraphRule):
     (`auto_prefix=False`, `TrainOneStepCell` subclasses). And copies made in compiled code of
     parameters the graph already holds: `copy.deepcopy(self.student)` beside a call of
     `self.student`, or a new instance of the class made in its own `construct`
-    (`self.__class__(...)`, `type(self)(...)`) when it owns parameters.
+    (`self.__class__(...)`, `type(self)(...)`) when it owns parameters. And two
+    `mindspore.nn` layers built inside one compiled function whose parameters share a bare
+    name (`nn.Dense(...)` twice in a `construct`: both own a `weight`).
 
     ## Why is this bad?
     A parameter is named after the attribute path that holds it inside its top-level Cell
@@ -114,6 +156,7 @@ class DuplicateParameterNames(GraphRule):
                     yield from self._optimizer_state_clash(fn, ctx)
         if "deepcopy(" in ctx.text or "__class__(" in ctx.text or "type(self)(" in ctx.text:
             yield from self._copies_in_graph(ctx)
+        yield from self._layers_built_in_graph(ctx)
         if len(_module_networks(ctx)) < 2:
             return  # most files: nothing that could clash
         for fn in ast.walk(node):
@@ -156,6 +199,49 @@ class DuplicateParameterNames(GraphRule):
                     return
             seen[name] = names
 
+
+    def _layers_built_in_graph(self, ctx: Context) -> Iterable[Diagnostic]:
+        """Two `mindspore.nn` layers built inside one compiled function: a layer built there
+        belongs to no Cell, so its parameters keep their bare names. Measured on MindSpore
+        2.10: two `nn.Dense` built in a `@jit` function or a `construct` fail at both levels
+        ("its name 'weight' already exists"); one `nn.Dense`, or `nn.LayerNorm` (`gamma`)
+        beside `nn.Dense` (`weight`), or `nn.Dense` beside `self.fc` (`fc.weight`) compile."""
+        text = ctx.text
+        hits: list[int] = []
+        line, pos = 1, 0
+        for m in _LAYER_CALL.finditer(text):
+            if m.group(1) not in _NN_LAYER_PARAM:
+                continue
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            hits.append(line)
+        if len(hits) < 2:
+            return
+        for scope in list(ctx.scopes.scopes.values()):
+            fn = scope.function
+            if scope.kind not in ("jit", "construct") or not isinstance(fn, ast.FunctionDef):
+                continue
+            end = fn.end_lineno or fn.lineno
+            if bisect.bisect_right(hits, end) - bisect.bisect_left(hits, fn.lineno) < 2:
+                continue  # cheap: fewer than two layer calls in its lines
+            seen: dict[str, ast.Call] = {}
+            for call in _own_calls(fn):
+                q = ctx.qualname(call.func) or ""
+                if not q.startswith("mindspore.nn."):
+                    continue
+                name = _NN_LAYER_PARAM.get(q.rsplit(".", 1)[-1])
+                if name is None:
+                    continue
+                first = seen.get(name)
+                if first is None:
+                    seen[name] = call
+                elif not _exclusive(first, call, fn, ctx):
+                    yield ctx.diagnostic(
+                        self,
+                        call,
+                        f"`{ctx.segment(call)}` and `{ctx.segment(first)}` are both built inside compiled `{fn.name}`, outside any Cell, so both name a parameter `{name}`: compiling fails with \"its name '{name}' already exists\"; build them in `__init__`",
+                    )
+                    break
 
     def _copies_in_graph(self, ctx: Context) -> Iterable[Diagnostic]:
         """A copy of parameters the graph already holds, made in compiled code: measured,

@@ -236,9 +236,14 @@ class JitForbiddenApi(GraphRule):
             if isinstance(recv, ast.Name) and ctx.function is not None:
                 attr = _self_alias(recv.id, ctx.function)
             info = analyzer(ctx).self_info(analyzer(ctx).owner_class(ctx.function))
-            if (attr is not None and attr in info.parameters) or (
-                fn is not None
-                and (parameter_element(recv, ctx, fn) or module_cell_parameter(recv, ctx, fn))
+            if (
+                (attr is not None and attr in info.parameters)
+                or _is_parameter(recv, info)
+                or _local_cell_parameter(recv, ctx, info)
+                or (
+                    fn is not None
+                    and (parameter_element(recv, ctx, fn) or module_cell_parameter(recv, ctx, fn))
+                )
             ):
                 yield ctx.diagnostic(
                     self,
@@ -376,6 +381,32 @@ def _is_parameter(recv: ast.expr, info: SelfInfo) -> bool:
         and inner.attr in info.cells
         and recv.attr in _LAYER_PARAMETERS
     )
+
+
+def _local_cell_parameter(recv: ast.expr, ctx: Context, info: SelfInfo) -> bool:
+    """`self.inner.w` where `self.inner` is built from a Cell class of this file whose
+    `__init__` makes `self.w` a Parameter (measured: `set_data` on it fails like on `self.w`)."""
+    if not (
+        isinstance(recv, ast.Attribute)
+        and isinstance(recv.value, ast.Attribute)
+        and isinstance(recv.value.value, ast.Name)
+        and recv.value.value.id == "self"
+        and recv.value.attr in info.cells
+        and ctx.function is not None
+    ):
+        return False
+    a = analyzer(ctx)
+    owner = a.owner_class(ctx.function)
+    values = a._self_values(owner).get(recv.value.attr, []) if owner is not None else []
+    classes = {
+        stmt.name: stmt for stmt in ctx.tree.body if isinstance(stmt, ast.ClassDef)
+    }
+    for v in values:
+        if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in classes):
+            return False
+        if recv.attr not in a.self_info(classes[v.func.id]).parameters:
+            return False
+    return bool(values)
 
 
 def _self_alias(name: str, func: ast.AST) -> str | None:
