@@ -18,7 +18,7 @@ from npu_lsp.rules.graphmode.control import (
 )
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, shape_read_of
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in, terminates
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, returns_in, terminates
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import python_number_argument
 
@@ -728,7 +728,11 @@ class BranchTypeMismatch(GraphRule):
             if error is None and (none := _none_out_of_branch(x, y)) is not None and _returned_directly(node, name, ctx):
                 error = none  # (the cheap test first: the other walks the function)
             drawn = (left[name], right[name]) if node.orelse else (left[name],)
-            if error is not None and not strict and lax_random_scalar_join(node, name, (x, y), drawn, ctx):
+            if (
+                error is not None
+                and (not strict or _strict_passes_on(node, name, ctx))
+                and lax_random_scalar_join(node, name, (x, y), drawn, ctx)
+            ):
                 continue
             if error is not None and error.strict_only and _break_then_none_test(node, name, ctx):
                 continue
@@ -818,7 +822,7 @@ def lax_random_scalar_join(
     tensor is a random draw made on one of the paths (`drawn`: the expressions bound in the
     branches)? Measured on 2.10 (ms_join.json, "random_sources_about"): it does unless the
     name is returned as is or the `if` sits in a loop; STRICT still fails where Python
-    arithmetic reads the joined name, so this is LAX only."""
+    arithmetic reads the joined name (see `_strict_passes_on`)."""
     if {type(joined[0]), type(joined[1])} != {av.Tensor, av.Scalar}:
         return False
     if not any(random_rooted(e, ctx) for e in drawn):
@@ -826,6 +830,33 @@ def lax_random_scalar_join(
     if any(isinstance(p, (ast.For, ast.While, ast.AsyncFor)) for p in _ancestors(node, ctx)):
         return False
     return not _returned_directly(node, name, ctx)
+
+
+def _strict_passes_on(node: ast.stmt, name: str, ctx: Context) -> bool:
+    """Is every read of `name` after `node` an argument of a `mindspore` call (`ops.mul(s,
+    name)`, `ops.relu(name)`) or an element of a returned tuple (`return x, name`), and is the
+    name not bound again? Measured on 2.10 at STRICT (written/generative probes `join_ts_*`):
+    the random-draw join is accepted there too, and fails only where Python evaluates the
+    joined value (`name * 2`, `x + name`, `name.sum()`: "When handling script ... the inputs
+    should be constant")."""
+    func = ctx.function
+    if func is None:
+        return False
+    end = node.end_lineno or node.lineno
+    reads = 0
+    for n in own_nodes(func):
+        if not (isinstance(n, ast.Name) and n.id == name and n.lineno > end):
+            continue
+        if not isinstance(n.ctx, ast.Load):
+            return False
+        parent = ctx.parent(n)
+        if isinstance(parent, ast.Call) and n in parent.args:
+            if not (ctx.qualname(parent.func) or "").startswith("mindspore."):
+                return False
+        elif not (isinstance(parent, ast.Tuple) and isinstance(ctx.parent(parent), ast.Return)):
+            return False
+        reads += 1
+    return reads > 0
 
 
 #: The value of an unrolled `range` loop's variable: a Python int constant on each turn (its
