@@ -166,6 +166,13 @@ def _blocks_of(t: type) -> tuple[str, ...]:
 _NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
 
 
+def self_attr(e: ast.AST) -> str | None:
+    """`self.x` -> "x"; None for anything else."""
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        return e.attr
+    return None
+
+
 def ascii_words(text: str) -> list[str]:
     """The words (`\\w+`) of an ASCII text, its identifiers among them: a translate and a
     split, about 4x a `\\w+` search. (Not for other text: `ast` normalises identifiers.)"""

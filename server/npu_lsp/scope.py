@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
-from npu_lsp.astutil import child_nodes, fields, find_branches, is_name_char
+from npu_lsp.astutil import child_nodes, fields, find_branches, is_name_char, self_attr
 from npu_lsp.columns import LineColumns
 
 if TYPE_CHECKING:
@@ -569,12 +569,6 @@ def _note_nested_ctor_args(tree: ast.Module, info: ModuleInfo, text: str | None)
             _note_ctor_args(node, info)
 
 
-def _self_attr(e: ast.expr) -> str | None:
-    """`self.x` -> "x"; None for anything else."""
-    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
-        return e.attr
-    return None
-
 
 def _note_init_bindings(info: ModuleInfo, init: FuncDef, cls: ClassInfo, held: list[ast.Assign]) -> None:
     """What `__init__` binds on `self` that compiled code may call: a grad builder or
@@ -585,7 +579,7 @@ def _note_init_bindings(info: ModuleInfo, init: FuncDef, cls: ClassInfo, held: l
     for st in held:
         if len(st.targets) != 1:
             continue
-        attr = _self_attr(st.targets[0])
+        attr = self_attr(st.targets[0])
         if attr is None:
             continue
         value = st.value
@@ -601,7 +595,7 @@ def _note_init_bindings(info: ModuleInfo, init: FuncDef, cls: ClassInfo, held: l
             continue
         last = name.rsplit(".", 1)[-1]
         first = value.args[0]
-        method = _self_attr(first)
+        method = self_attr(first)
         if last in _JIT_NAMES and method is not None:
             cls.jit_methods[method] = {k.arg: k.value for k in value.keywords if k.arg}
         elif last in _GRAD_BUILDERS or last in _JIT_NAMES:

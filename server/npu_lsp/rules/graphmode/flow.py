@@ -30,6 +30,7 @@ from npu_lsp.astutil import (
     child_nodes,
     class_names,
     find_branches,
+    self_attr,
     walk_list,
 )
 from npu_lsp.rules.graphmode import xcalls
@@ -2119,7 +2120,7 @@ def _cell_lists_built(holder: str, builders: dict[str, list[ast.AST]]) -> dict[s
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("append", "insert", "extend")
-                and _self_attr(node.func.value) is not None
+                and self_attr(node.func.value) is not None
             ):
                 last = node.args[-1] if node.args else None
                 cls = (
@@ -2127,7 +2128,7 @@ def _cell_lists_built(holder: str, builders: dict[str, list[ast.AST]]) -> dict[s
                     if node.func.attr != "extend" and isinstance(last, ast.Call)
                     else local.get(last.id) if node.func.attr != "extend" and isinstance(last, ast.Name) else None
                 )
-                grown_self.setdefault(_self_attr(node.func.value) or "", set()).add(cls or "?")
+                grown_self.setdefault(self_attr(node.func.value) or "", set()).add(cls or "?")
         for node in nodes:
             if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
                 continue
@@ -2136,7 +2137,7 @@ def _cell_lists_built(holder: str, builders: dict[str, list[ast.AST]]) -> dict[s
             if not node.value.args or (
                 isinstance(node.value.args[0], (ast.List, ast.Tuple)) and not node.value.args[0].elts
             ):
-                empty.update(a for t in node.targets if (a := _self_attr(t)) is not None)
+                empty.update(a for t in node.targets if (a := self_attr(t)) is not None)
                 continue
             classes = _instances_in(node.value.args[0], grown)
             if len(classes) != 1 or "?" in classes or holder in classes:
@@ -2149,12 +2150,6 @@ def _cell_lists_built(holder: str, builders: dict[str, list[ast.AST]]) -> dict[s
             out[attr] = next(iter(classes))
     return out
 
-
-def _self_attr(e: ast.AST) -> str | None:
-    """`<attr>` of `self.<attr>`."""
-    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
-        return e.attr
-    return None
 
 
 def _instances_in(e: ast.expr, grown: dict[str, set[str]]) -> set[str]:

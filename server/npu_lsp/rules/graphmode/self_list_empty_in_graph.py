@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from npu_lsp.astutil import statements
+from npu_lsp.astutil import self_attr, statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -89,7 +89,7 @@ class SelfListEmptyInGraph(GraphRule):
         fn = ctx.function
         if fn is None:
             return ()
-        attr = _self_attr(read) if type(read) is not ast.Name else _aliases(fn, ctx).get(read.id)
+        attr = self_attr(read) if type(read) is not ast.Name else _aliases(fn, ctx).get(read.id)
         if attr is None:
             return ()
         why = _needs_items(node, read, ctx)
@@ -135,16 +135,11 @@ def _guarded(node: ast.AST, attr: str, ctx: Context) -> bool:
     child, p = node, ctx.parent(node)
     while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         test = getattr(p, "test", None) if isinstance(p, (ast.If, ast.IfExp, ast.While)) else None
-        if test is not None and child is not test and any(_self_attr(n) == attr for n in ast.walk(test)):
+        if test is not None and child is not test and any(self_attr(n) == attr for n in ast.walk(test)):
             return True
         child, p = p, ctx.parent(p)
     return False
 
-
-def _self_attr(e: ast.AST) -> str | None:
-    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
-        return e.attr
-    return None
 
 
 def _pos(n: ast.AST) -> tuple[int, int]:
@@ -159,7 +154,7 @@ def _is_append(n: ast.Call, attr: str, strict: bool) -> bool:
     return (
         isinstance(f, ast.Attribute)
         and (f.attr == "append" or (strict and f.attr == "extend"))
-        and _self_attr(f.value) == attr
+        and self_attr(f.value) == attr
     )
 
 
@@ -175,7 +170,7 @@ def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
         stmts = statements(body) if isinstance(body, list) else (n for n in own_nodes(fn) if isinstance(n, ast.stmt))
         for st in stmts:
             if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
-                attr = _self_attr(st.value)
+                attr = self_attr(st.value)
                 if attr is not None:
                     hit[st.targets[0].id] = attr
         if hit:
@@ -225,7 +220,7 @@ def _check_empty(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
         st
         for st in ast.walk(init)
         if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-        and any(_self_attr(t) == attr for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+        and any(self_attr(t) == attr for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
     ]
     if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
         return False

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 
 
 @rule(code="MS182", name="stale-self-state-read", severity="error", family="graphmode")
@@ -80,16 +80,6 @@ class StaleSelfStateRead(GraphRule):
         return _set_by_method(self, node, f, ctx)
 
 
-def _walk_own(func: ast.AST) -> Iterable[ast.AST]:
-    """The nodes of `func`'s body, not entering nested functions, lambdas or classes."""
-    stack: list[ast.AST] = list(getattr(func, "body", []))
-    while stack:
-        n = stack.pop()
-        yield n
-        for child in ast.iter_child_nodes(n):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                stack.append(child)
-
 
 def _set_by_method(rule: StaleSelfStateRead, call: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
     """`self.m(...)` / `self.h.m(...)` where method `m` sets `self.A` that `__init__` leaves
@@ -156,7 +146,7 @@ def _held_class(owner: ast.ClassDef, attr: str, ctx: Context) -> ast.ClassDef | 
 def _assigned_attrs(method: ast.FunctionDef) -> set[str]:
     """`self.<attr> = ...` targets directly in `method` (not in nested functions)."""
     out: set[str] = set()
-    for n in _walk_own(method):
+    for n in own_nodes(method):
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
         for t in targets:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
@@ -172,7 +162,7 @@ def _consumed_after(obj: ast.expr, attr: str, call: ast.Call, func: ast.AST) -> 
         return isinstance(e, ast.Attribute) and e.attr == attr and ast.dump(e.value) == want
 
     found: ast.AST | None = None
-    for n in _walk_own(func):
+    for n in own_nodes(func):
         if (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) <= (call.lineno, call.col_offset):
             continue
         if isinstance(n, ast.For):

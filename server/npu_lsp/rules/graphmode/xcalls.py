@@ -34,7 +34,7 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING, Any
 
-from npu_lsp.astutil import STATEMENT_BLOCKS, walk_list
+from npu_lsp.astutil import STATEMENT_BLOCKS, self_attr, walk_list
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _SHAPE_PRIMITIVES
 from npu_lsp.rules.graphmode.result_kinds import HOST_METHODS as _HOST_METHODS
@@ -142,8 +142,8 @@ def _held(
             continue
         stmts[name] = _statements(by_name[name].body)
         for st in stmts[name]:
-            if type(st) is ast.Expr and type(st.value) is ast.Call and _self_attr(st.value.func) in by_name:
-                todo.append(_self_attr(st.value.func) or "")
+            if type(st) is ast.Expr and type(st.value) is ast.Call and self_attr(st.value.func) in by_name:
+                todo.append(self_attr(st.value.func) or "")
     held: dict[str, str] = {}
     listed: dict[str, set[str]] = {}
     grown: dict[str, set[str]] = {}  # local list name / self attr -> classes appended
@@ -156,7 +156,7 @@ def _held(
                 last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
                 q = _imported(f, imports)
                 for t in node.targets:
-                    attr = _self_attr(t)
+                    attr = self_attr(t)
                     if attr is None:
                         continue
                     if last in ("CellList", "SequentialCell"):
@@ -170,7 +170,7 @@ def _held(
                 and len(node.args) == 1
             ):
                 recv = node.func.value
-                key = recv.id if isinstance(recv, ast.Name) else _self_attr(recv)
+                key = recv.id if isinstance(recv, ast.Name) else self_attr(recv)
                 arg = node.args[0]
                 q = _imported(arg.func, imports) if isinstance(arg, ast.Call) else None
                 if key is not None:
@@ -190,11 +190,6 @@ def _held(
     one = {a: next(iter(c)) for a, c in listed.items() if len(c) == 1 and "?" not in c}
     return held, one, set(stmts)
 
-
-def _self_attr(e: ast.AST) -> str | None:
-    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
-        return e.attr
-    return None
 
 
 def _scan(
@@ -220,7 +215,7 @@ def _scan(
         if (
             type(st) is ast.For
             and isinstance(st.target, ast.Name)
-            and (attr := _self_attr(st.iter)) is not None
+            and (attr := self_attr(st.iter)) is not None
             and attr in listed
         ):
             loop_vars[st.target.id] = listed[attr]
@@ -301,10 +296,10 @@ def _target(
     loop_vars: Mapping[str, str],
 ) -> str | None:
     f = call.func
-    attr = _self_attr(f)
+    attr = self_attr(f)
     if attr is not None:
         return f"{held[attr]}.construct" if attr in held else None
-    if isinstance(f, ast.Subscript) and (attr := _self_attr(f.value)) is not None:
+    if isinstance(f, ast.Subscript) and (attr := self_attr(f.value)) is not None:
         return f"{listed[attr]}.construct" if attr in listed else None
     if isinstance(f, ast.Name):
         if f.id in loop_vars:
@@ -430,11 +425,11 @@ class _Env:
                 return CONST, av.Scalar("")
             return _UNKNOWN
         if isinstance(e, ast.Attribute):
-            if e.attr in _STATIC_ATTRS and not _self_attr(e):
+            if e.attr in _STATIC_ATTRS and not self_attr(e):
                 return CONST, (av.Sequence("tuple") if e.attr in ("shape", "strides") else av.Scalar("int") if e.attr != "dtype" else av.DType())
             return _UNKNOWN
         if isinstance(e, ast.Subscript):
-            if isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and not _self_attr(e.value):
+            if isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and not self_attr(e.value):
                 return CONST, (av.Scalar("int") if not isinstance(e.slice, ast.Slice) else av.Sequence("tuple"))
             return _UNKNOWN
         if isinstance(e, ast.Call):
