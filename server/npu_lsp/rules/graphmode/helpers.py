@@ -74,6 +74,16 @@ def own_nodes(func: ast.AST) -> list[ast.AST]:
     return out
 
 
+def file_mentions(ctx: Context, word: str) -> bool:
+    """Does the file's text contain `word` (once per file and word)? A cheap test before
+    resolving anything for a rule that needs the word to be written somewhere."""
+    key = ("file-mentions", word)
+    hit: bool | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = word in ctx.text
+    return hit
+
+
 def inside_while(node: ast.AST, ctx: Context) -> bool:
     """Is `node` inside a `while` of the function being checked?"""
     p = ctx.parent(node)

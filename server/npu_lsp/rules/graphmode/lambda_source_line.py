@@ -10,7 +10,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
 
 # statements whose source, re-parsed from the lambda's first line, yields the lambda itself
 _OWN_LINE = (ast.Assign, ast.AnnAssign, ast.Expr)
@@ -78,11 +78,7 @@ class LambdaSourceLine(GraphRule):
         # rather than of a generator each
         if isinstance(node, ast.Module):
             return self._jit_of_lambda(node, ctx)
-        key = ("file-mentions", "lambda")
-        mentions: bool | None = ctx.cache.get(key)
-        if mentions is None:
-            mentions = ctx.cache[key] = "lambda" in ctx.text
-        if not mentions:
+        if not file_mentions(ctx, "lambda"):
             return ()  # no lambda in the file: nothing to resolve
         return self._check(node, ctx)
 

@@ -11,7 +11,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, dynamic_shape_read, shape_read_of
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
 
 _GROW = frozenset({"append", "extend", "insert"})
 # mindspore.ops functions and primitives that need at least one element
@@ -74,7 +74,7 @@ class ListGrownInTensorLoop(GraphRule):
         # rather than of a generator each
         if not node.args or not isinstance(node.args[0], (ast.Name, ast.ListComp)) or ctx.function is None:
             return ()
-        if not _file_mentions(ctx, "while") and not _file_mentions(ctx, "range") and not _file_mentions(ctx, "for "):
+        if not file_mentions(ctx, "while") and not file_mentions(ctx, "range") and not file_mentions(ctx, "for "):
             return ()  # no loop anywhere: nothing to resolve
         if not _needs_elements(node.func, ctx):
             return ()
@@ -112,14 +112,6 @@ class ListGrownInTensorLoop(GraphRule):
                 node,
                 f"`{name}` starts empty and is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph unrolls that loop while compiling, when its length is not known, so `{name}` is still empty here",
             )
-
-
-def _file_mentions(ctx: Context, word: str) -> bool:
-    key = ("file-mentions", word)
-    hit: bool | None = ctx.cache.get(key)
-    if hit is None:
-        hit = ctx.cache[key] = word in ctx.text
-    return hit
 
 
 def _needs_elements(func: ast.expr, ctx: Context) -> bool:
