@@ -141,6 +141,3 @@ def _parent_call(built: ast.Call, ctx: Context) -> ast.Call | None:
     p = ctx.parent(built)
     return p if isinstance(p, ast.Call) and p.func is built else None
 
-
-def _builds(e: ast.expr, cls_name: str) -> bool:
-    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == cls_name
