@@ -95,6 +95,11 @@ class Rule:
     #: Packages the module must import for this rule to run; None = the family's default
     #: (`FAMILY_IMPORTS`), () = no requirement.
     requires_imports: ClassVar[tuple[str, ...] | None] = None
+    #: Substrings of which the file must contain one for this rule to run, on top of its
+    #: `triggers` (which a forced family lifts; these hold always): a rule that finds
+    #: nothing in a file without, e.g., "lambda" says so here, and the engine leaves it out
+    #: of the file's walk (one test per file instead of one call per node). () = no test.
+    words: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def active_triggers(cls) -> tuple[str, ...]:
