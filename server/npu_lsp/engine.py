@@ -750,8 +750,9 @@ class _Walker:
         walked = self.walked
         attribute, name, call = ast.Attribute, ast.Name, ast.Call
         func_types, restore = _FUNC_TYPE_SET, tuple
-        # node type -> the entries that run at the level of the scope in force
-        here = levels[_level(scope)]
+        # (node type -> the entries that run at the level of the scope in force, the same
+        # for calls by (callee type, called name): `_for_call`)
+        here, here_calls = levels[_level(scope)]
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         # It holds nodes, plus one (scope, function, entries) tuple under the children of
         # each function definition: popping it restores what was in force around that
@@ -762,34 +763,40 @@ class _Walker:
             node = pop()
             nt = type(node)
             if nt is restore:
-                scope, func, here = node
+                scope, func, here, here_calls = node
                 continue
             is_func = nt in func_types
             if is_func:
                 # a compiled function's own definition belongs to its scope
-                push((scope, func, here))
+                push((scope, func, here, here_calls))
                 inner = scope_for(node)
                 if inner is not None:
                     scope = inner
-                    here = levels[_level(inner)]
+                    here, here_calls = levels[_level(inner)]
             # the rules that run at this scope's level (graph-only ones need a scope,
             # STRICT-only ones a STRICT scope), filtered once per table and level
             entries = here.get(nt)
-            if entries is not None:
+            if entries is not None and nt is call:
+                # and of those, the ones for this callee (`Rule.callee`) and called name
+                # (`Rule.calls`; `_called_name` inlined), once per table, level and name
+                f = node.func
+                ft = type(f)
+                if ft is attribute:
+                    called = f.attr
+                elif ft is name:
+                    q = qualname(f)
+                    called = q[q.rfind(".") + 1 :] if q else f.id
+                else:
+                    called = ""
+                key = (ft, called)
+                hit = here_calls.get(key)
+                if hit is None:
+                    hit = here_calls[key] = _for_call(entries, ft, called)
+                entries = hit
+            if entries:
                 ctx.scope, ctx.function = scope, func
-                called = ""
-                if nt is call:  # the name `Rule.calls` is matched against (`_called_name`)
-                    f = node.func
-                    ft = type(f)
-                    if ft is attribute:
-                        called = f.attr
-                    elif ft is name:
-                        q = qualname(f)
-                        called = q[q.rfind(".") + 1 :] if q else f.id
-                for r, check, calls in entries:
-                    if calls is not None and called not in calls:
-                        continue
-                    # `run` inlined: ~45k rule calls on a 5,000-line file, most finding nothing
+                for r, check, _calls, _callee in entries:
+                    # `run` inlined: ~40k rule calls on a 5,000-line file, most finding nothing
                     try:
                         found = check(node, ctx)
                         if found is _NOTHING:
@@ -836,9 +843,19 @@ def _level(scope: GraphScope | None) -> int:
 def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
     """The entries of `rules` that run at `level` (`_level`), in order."""
     return [
-        (r, r.check, r.calls)
+        (r, r.check, r.calls, r.callee)
         for r in rules
         if not (r.graph_only if level == 0 else r.strict_only and level == 1)
+    ]
+
+
+def _for_call(entries: list[_LevelEntry], callee: type, called: str) -> list[_LevelEntry]:
+    """The entries of a call's rules that run for a call of a `callee` expression type whose
+    called name (`_called_name`) is `called` (`Rule.calls`, `Rule.callee`), in order."""
+    return [
+        e
+        for e in entries
+        if (e[2] is None or called in e[2]) and (e[3] is None or callee in e[3])
     ]
 
 
@@ -874,10 +891,19 @@ def _called_name(node: ast.AST, ctx: Context) -> str:
     return ""
 
 
-#: One dispatch entry at a level (`_at_level`): the rule, its bound `check`, calls.
-_LevelEntry = tuple[Rule, Callable[..., Iterable[Diagnostic]], frozenset[str] | None]
-#: Per level (`_level`): node type -> the entries that run there (types without any left out)
-_Levels = tuple[dict[type, list[_LevelEntry]], ...]
+#: One dispatch entry at a level (`_at_level`): the rule, its bound `check`, calls, callee.
+_LevelEntry = tuple[
+    Rule,
+    Callable[..., Iterable[Diagnostic]],
+    frozenset[str] | None,
+    tuple[type[ast.AST], ...] | None,
+]
+#: Per level (`_level`): node type -> the entries that run there (types without any left
+#: out), and (callee type, called name) -> the entries for such a call (`_for_call`, filled
+#: by the walk as it meets the names)
+_Levels = tuple[
+    tuple[dict[type, list[_LevelEntry]], dict[tuple[type, str], list[_LevelEntry]]], ...
+]
 
 
 def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, frozenset[type]]:
@@ -889,12 +915,15 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
     hit = _compiled_tables.get(id(table))
     if hit is not None and hit[0] is table:
         return hit[1]
-    levels = tuple(
-        {
-            t: entries
-            for t, rules in table.items()
-            if t is not ast.Module and (entries := _at_level(rules, level))
-        }
+    levels: _Levels = tuple(
+        (
+            {
+                t: entries
+                for t, rules in table.items()
+                if t is not ast.Module and (entries := _at_level(rules, level))
+            },
+            {},
+        )
         for level in (0, 1, 2)
     )
     skipped = (LEAVES | {ast.arg}) - table.keys()

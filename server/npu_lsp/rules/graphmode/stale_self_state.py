@@ -65,6 +65,7 @@ class StaleSelfStateRead(GraphRule):
     """
 
     nodes = (ast.Call,)
+    callee = (ast.Attribute,)  # `self.m(...)` / `self.h.m(...)` only
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: only `self.m(...)` / `self.h.m(...)` go further
