@@ -750,9 +750,11 @@ class _Walker:
         walked = self.walked
         attribute, name, call = ast.Attribute, ast.Name, ast.Call
         func_types, restore = _FUNC_TYPE_SET, tuple
-        # (node type -> the entries that run at the level of the scope in force, the same
-        # for calls by (callee type, called name): `_for_call`)
-        here, here_calls = levels[_level(scope)]
+        # node type -> the (rule, check) pairs that run at the level of the scope in force;
+        # the same for calls by (callee type, called name) (`_for_call`), and the entries
+        # of the calls' rules at that level
+        level = levels[_level(scope)]
+        here, here_calls, call_entries = level
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         # It holds nodes, plus one (scope, function, entries) tuple under the children of
         # each function definition: popping it restores what was in force around that
@@ -763,16 +765,18 @@ class _Walker:
             node = pop()
             nt = type(node)
             if nt is restore:
-                scope, func, here, here_calls = node
+                scope, func, level = node
+                here, here_calls, call_entries = level
                 continue
             is_func = nt in func_types
             if is_func:
                 # a compiled function's own definition belongs to its scope
-                push((scope, func, here, here_calls))
+                push((scope, func, level))
                 inner = scope_for(node)
                 if inner is not None:
                     scope = inner
-                    here, here_calls = levels[_level(inner)]
+                    level = levels[_level(inner)]
+                    here, here_calls, call_entries = level
             # the rules that run at this scope's level (graph-only ones need a scope,
             # STRICT-only ones a STRICT scope), filtered once per table and level
             entries = here.get(nt)
@@ -791,11 +795,11 @@ class _Walker:
                 key = (ft, called)
                 hit = here_calls.get(key)
                 if hit is None:
-                    hit = here_calls[key] = _for_call(entries, ft, called)
+                    hit = here_calls[key] = _for_call(call_entries, ft, called)
                 entries = hit
             if entries:
                 ctx.scope, ctx.function = scope, func
-                for r, check, _calls, _callee in entries:
+                for r, check in entries:
                     # `run` inlined: ~40k rule calls on a 5,000-line file, most finding nothing
                     try:
                         found = check(node, ctx)
@@ -849,13 +853,14 @@ def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
     ]
 
 
-def _for_call(entries: list[_LevelEntry], callee: type, called: str) -> list[_LevelEntry]:
-    """The entries of a call's rules that run for a call of a `callee` expression type whose
-    called name (`_called_name`) is `called` (`Rule.calls`, `Rule.callee`), in order."""
+def _for_call(entries: list[_LevelEntry], callee: type, called: str) -> list[_Run]:
+    """The (rule, check) pairs of a call's rules that run for a call of a `callee`
+    expression type whose called name (`_called_name`) is `called` (`Rule.calls`,
+    `Rule.callee`), in order."""
     return [
-        e
-        for e in entries
-        if (e[2] is None or called in e[2]) and (e[3] is None or callee in e[3])
+        (r, check)
+        for r, check, calls, types in entries
+        if (calls is None or called in calls) and (types is None or callee in types)
     ]
 
 
@@ -898,11 +903,18 @@ _LevelEntry = tuple[
     frozenset[str] | None,
     tuple[type[ast.AST], ...] | None,
 ]
-#: Per level (`_level`): node type -> the entries that run there (types without any left
-#: out), and (callee type, called name) -> the entries for such a call (`_for_call`, filled
-#: by the walk as it meets the names)
+#: What the walk calls: the rule (named if it crashes) and its bound `check`.
+_Run = tuple[Rule, Callable[..., Iterable[Diagnostic]]]
+#: Per level (`_level`): node type -> the rules that run there (types without any left
+#: out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
+#: the walk as it meets the names), and the entries of the call rules to pick them from
 _Levels = tuple[
-    tuple[dict[type, list[_LevelEntry]], dict[tuple[type, str], list[_LevelEntry]]], ...
+    tuple[
+        dict[type, list[_Run]],
+        dict[tuple[type, str], list[_Run]],
+        list[_LevelEntry],
+    ],
+    ...,
 ]
 
 
@@ -918,11 +930,12 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
     levels: _Levels = tuple(
         (
             {
-                t: entries
+                t: [(r, check) for r, check, _calls, _callee in entries]
                 for t, rules in table.items()
                 if t is not ast.Module and (entries := _at_level(rules, level))
             },
             {},
+            _at_level(table.get(ast.Call, []), level),
         )
         for level in (0, 1, 2)
     )
