@@ -428,9 +428,12 @@ def node_span(node: ast.AST, columns: LineColumns | None = None) -> Span:
 _FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _FUNC_TYPE_SET = frozenset(_FUNC_TYPES)
 _dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
+#: What decides whether a rule runs in a file: (family, keeps the family's triggers,
+#: triggers, required imports, `Rule.words`).
+_Group = tuple[str, bool, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 _enabled_cache: dict[
     tuple[Any, ...],
-    tuple[list[tuple[str, bool, tuple[str, ...], tuple[str, ...]]], list[tuple[str, int]]],
+    tuple[list[_Group], list[tuple[str, int]]],
 ] = {}
 
 
@@ -458,7 +461,7 @@ def _dispatch_table(
     present: dict[str, bool] = {}  # one scan of the text per distinct trigger word
     imported: dict[tuple[str, ...], bool] = {}
     runs: list[bool] = []
-    for family, family_triggers, own_triggers, required in groups:
+    for family, family_triggers, own_triggers, required, words in groups:
         # A forced family drops its default trigger, never a rule's own (a substring the
         # rule cannot fire without, e.g. "classmethod").
         triggers = () if family_triggers and family in forced else own_triggers
@@ -470,6 +473,15 @@ def _dispatch_table(
             if hit:
                 ok = True
                 break
+        if ok and words:  # `Rule.words`: one of them too, forced or not
+            ok = False
+            for word in words:
+                hit = present.get(word)
+                if hit is None:
+                    hit = present[word] = word in text
+                if hit:
+                    ok = True
+                    break
         if ok and required and tree is not None:
             if required not in imported:
                 imported[required] = imports_any(tree, text, required)
@@ -490,17 +502,23 @@ def _dispatch_table(
 
 def _enabled_groups(
     config: Config, ignored: tuple[str, ...]
-) -> tuple[list[tuple[str, bool, tuple[str, ...], tuple[str, ...]]], list[tuple[str, int]]]:
+) -> tuple[list[_Group], list[tuple[str, int]]]:
     """The enabled rules with node types, as (groups, [(code, group index)] in code order):
     a group is what decides whether a rule runs in a file (family, whether it keeps the
-    family's triggers, its triggers, its required imports)."""
+    family's triggers, its triggers, its required imports, its words)."""
     from npu_lsp.registry import matches
 
-    groups: dict[tuple[str, bool, tuple[str, ...], tuple[str, ...]], int] = {}
+    groups: dict[_Group, int] = {}
     codes: list[tuple[str, int]] = []
     for code, cls in sorted(RULES.items()):
         if cls.nodes and config.enabled(code, cls.group) and not matches(code, ignored):
-            g = (cls.family, cls.triggers is None, cls.active_triggers(), cls.active_imports())
+            g = (
+                cls.family,
+                cls.triggers is None,
+                cls.active_triggers(),
+                cls.active_imports(),
+                cls.words,
+            )
             codes.append((code, groups.setdefault(g, len(groups))))
     return list(groups), codes
 
@@ -668,13 +686,12 @@ class _Walker:
     def __init__(self, ctx: Context, table: dict[type[ast.AST], list[Rule]]) -> None:
         self.ctx = ctx
         self.table = table
-        self.compiled = _compile_table(table)
+        #: per level (`_level`), node type -> the entries that run there
+        self.levels, self.walked = _compile_table(table)
         self.out: list[Diagnostic] = []
         self.crashed: set[str] = set()
         self.echoed: set[tuple[str, int, int]] = set()
         self.parents = ctx._parents
-        #: (node type, level) -> the entries that run there (`_at_level`), for every walk
-        self.by_level: dict[tuple[type, int], list[_LevelEntry]] = {}
 
     def run(self, r: Rule, node: ast.AST) -> None:
         try:
@@ -724,46 +741,66 @@ class _Walker:
         return out
 
     def walk(self, root: ast.AST, scope: GraphScope | None, func: ast.AST | None) -> None:
-        ctx, get_rules, parents = self.ctx, self.compiled.get, self.parents
+        ctx, parents, levels = self.ctx, self.parents, self.levels
         get_fields = _REVERSED_FIELDS.get
         scope_for = ctx.scopes.scope_for
-        # leaves, and parameters (`arg`: a name plus an annotation no rule reads)
-        skip = (LEAVES | {ast.arg, type(None)}) - self.table.keys()
-        attribute, name, call, ast_type = ast.Attribute, ast.Name, ast.Call, ast.AST
-        skip_attr = ast.Attribute not in self.table and ast.Name not in self.table
+        qualname = ctx.qualname
+        # the node types visited (no leaf or `arg` no rule asked for, no string or None);
+        # without a rule on `Attribute` or `Name`, `a.b` is not visited either
+        walked = self.walked
+        attribute, name, call = ast.Attribute, ast.Name, ast.Call
         func_types, restore = _FUNC_TYPE_SET, tuple
-        by_level = self.by_level
+        # node type -> the (rule, check) pairs that run at the level of the scope in force;
+        # the same for calls by (callee type, called name) (`_for_call`), and the entries
+        # of the calls' rules at that level
+        level = levels[_level(scope)]
+        here, here_calls, call_entries = level
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
-        # It holds nodes, plus one (scope, function) pair under the children of each
-        # function definition: popping it restores what was in force around that function
-        # (no tuple per node).
+        # It holds nodes, plus one (scope, function, entries) tuple under the children of
+        # each function definition: popping it restores what was in force around that
+        # function (no tuple per node).
         stack: list[Any] = [root]
         pop, push = stack.pop, stack.append
         while stack:
             node = pop()
             nt = type(node)
             if nt is restore:
-                scope, func = node
+                scope, func, level = node
+                here, here_calls, call_entries = level
                 continue
             is_func = nt in func_types
             if is_func:
                 # a compiled function's own definition belongs to its scope
-                push((scope, func))
-                scope = scope_for(node) or scope
-            rules = get_rules(nt)
-            if rules:
+                push((scope, func, level))
+                inner = scope_for(node)
+                if inner is not None:
+                    scope = inner
+                    level = levels[_level(inner)]
+                    here, here_calls, call_entries = level
+            # the rules that run at this scope's level (graph-only ones need a scope,
+            # STRICT-only ones a STRICT scope), filtered once per table and level
+            entries = here.get(nt)
+            if entries is not None and nt is call:
+                # and of those, the ones for this callee (`Rule.callee`) and called name
+                # (`Rule.calls`; `_called_name` inlined), once per table, level and name
+                f = node.func
+                ft = type(f)
+                if ft is attribute:
+                    called = f.attr
+                elif ft is name:
+                    q = qualname(f)
+                    called = q[q.rfind(".") + 1 :] if q else f.id
+                else:
+                    called = ""
+                key = (ft, called)
+                hit = here_calls.get(key)
+                if hit is None:
+                    hit = here_calls[key] = _for_call(call_entries, ft, called)
+                entries = hit
+            if entries:
                 ctx.scope, ctx.function = scope, func
-                called = _called_name(node, ctx) if nt is call else ""
-                # the rules that run at this scope's level (graph-only ones need a scope,
-                # STRICT-only ones a STRICT scope), filtered once per node type and level
-                level = 0 if scope is None else 2 if scope.level == "strict" else 1
-                entries = by_level.get((nt, level))
-                if entries is None:
-                    entries = by_level[(nt, level)] = _at_level(rules, level)
-                for r, check, calls in entries:
-                    if calls is not None and called not in calls:
-                        continue
-                    # `run` inlined: ~45k rule calls on a 5,000-line file, most finding nothing
+                for r, check in entries:
+                    # `run` inlined: ~40k rule calls on a 5,000-line file, most finding nothing
                     try:
                         found = check(node, ctx)
                         if found is _NOTHING:
@@ -785,22 +822,14 @@ class _Walker:
                 if type(value) is list:
                     for child in reversed(value):
                         ct = type(child)
-                        if ct in skip or (
-                            ct is attribute and skip_attr and type(child.value) is name
-                        ):
-                            continue  # a leaf (or `a.b`) no rule asked for
-                        if not isinstance(child, ast_type):
-                            continue  # a name string in `global a, b`
+                        if ct not in walked and (ct is not attribute or type(child.value) is name):
+                            continue  # a leaf (or `a.b`) no rule asked for, a string
                         parents[id(child)] = node
                         push(child)
                 else:
                     ct = type(value)
-                    if ct in skip or (
-                        ct is attribute and skip_attr and type(value.value) is name  # type: ignore[union-attr]
-                    ):
+                    if ct not in walked and (ct is not attribute or type(value.value) is name):  # type: ignore[union-attr]
                         continue
-                    if not isinstance(value, ast_type):
-                        continue  # a string (a definition's name)
                     parents[id(value)] = node
                     push(value)
 
@@ -809,14 +838,44 @@ class _Walker:
 _NOTHING: tuple[()] = ()
 
 
-def _at_level(rules: list[_Entry], level: int) -> list[_LevelEntry]:
-    """The entries that run at a level: 0 outside compiled code (no graph-only rule), 1 in
-    a LAX scope (no STRICT-only rule), 2 in a STRICT scope (every rule)."""
+def _level(scope: GraphScope | None) -> int:
+    """0 outside compiled code (no graph-only rule runs), 1 in a LAX scope (no STRICT-only
+    rule), 2 in a STRICT scope (every rule)."""
+    return 0 if scope is None else 2 if scope.level == "strict" else 1
+
+
+def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
+    """The entries of `rules` that run at `level` (`_level`), in order."""
     return [
-        (r, check, calls)
-        for r, check, graph_only, strict_only, calls in rules
-        if not (graph_only if level == 0 else strict_only and level == 1)
+        (r, r.check, r.calls, r.callee)
+        for r in rules
+        if not (r.graph_only if level == 0 else r.strict_only and level == 1)
     ]
+
+
+def _for_call(entries: list[_LevelEntry], callee: type, called: str) -> list[_Run]:
+    """The (rule, check) pairs of a call's rules that run for a call of a `callee`
+    expression type whose called name (`_called_name`) is `called` (`Rule.calls`,
+    `Rule.callee`), in order."""
+    return [
+        (r, check)
+        for r, check, calls, types in entries
+        if (calls is None or called in calls) and (types is None or callee in types)
+    ]
+
+
+def _ast_types() -> frozenset[type]:
+    """Every node class of `ast` (what `type(node)` of a parsed node can be)."""
+    found: set[type] = set()
+    todo: list[type] = [ast.AST]
+    while todo:
+        t = todo.pop()
+        found.add(t)
+        todo.extend(t.__subclasses__())
+    return frozenset(found)
+
+
+_AST_TYPES = _ast_types()
 
 
 #: node type -> its child-holding fields, last first (the walk pushes children in reverse)
@@ -825,7 +884,8 @@ _REVERSED_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _called_name(node: ast.AST, ctx: Context) -> str:
     """The name `Rule.calls` is matched against: the last part of the callee's resolved
-    dotted name (an import alias resolves to the real name), else of the expression."""
+    dotted name (an import alias resolves to the real name), else of the expression.
+    (The walk inlines this.)"""
     f = node.func  # type: ignore[attr-defined]
     ft = type(f)
     if ft is ast.Attribute:
@@ -836,24 +896,53 @@ def _called_name(node: ast.AST, ctx: Context) -> str:
     return ""
 
 
-#: One dispatch entry: the rule, its bound `check`, graph_only, strict_only, calls.
-_Entry = tuple[Rule, Callable[..., Iterable[Diagnostic]], bool, bool, frozenset[str] | None]
-#: The same at one level (`_at_level`): the rule, its bound `check`, calls.
-_LevelEntry = tuple[Rule, Callable[..., Iterable[Diagnostic]], frozenset[str] | None]
+#: One dispatch entry at a level (`_at_level`): the rule, its bound `check`, calls, callee.
+_LevelEntry = tuple[
+    Rule,
+    Callable[..., Iterable[Diagnostic]],
+    frozenset[str] | None,
+    tuple[type[ast.AST], ...] | None,
+]
+#: What the walk calls: the rule (named if it crashes) and its bound `check`.
+_Run = tuple[Rule, Callable[..., Iterable[Diagnostic]]]
+#: Per level (`_level`): node type -> the rules that run there (types without any left
+#: out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
+#: the walk as it meets the names), and the entries of the call rules to pick them from
+_Levels = tuple[
+    tuple[
+        dict[type, list[_Run]],
+        dict[tuple[type, str], list[_Run]],
+        list[_LevelEntry],
+    ],
+    ...,
+]
 
 
-def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> dict[type[ast.AST], list[_Entry]]:
-    """Per node type, the rules as plain tuples (no attribute lookups per node in the walk);
-    the module node is left out (module rules run once, before the walk). Once per table
+def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, frozenset[type]]:
+    """The walk's form of a dispatch table: per level, node type -> the rules as plain
+    tuples (no attribute lookups per node in the walk; the module node is left out: module
+    rules run once, before the walk), and the node types the walk visits (leaves, `arg`
+    and `Attribute` only when a rule asks for them or for `Name`). Once per table
     (`_dispatch_table` hands the same table to every file with the same rules)."""
     hit = _compiled_tables.get(id(table))
     if hit is not None and hit[0] is table:
         return hit[1]
-    compiled = {
-        t: [(r, r.check, r.graph_only, r.strict_only, r.calls) for r in rules]
-        for t, rules in table.items()
-        if t is not ast.Module
-    }
+    levels: _Levels = tuple(
+        (
+            {
+                t: [(r, check) for r, check, _calls, _callee in entries]
+                for t, rules in table.items()
+                if t is not ast.Module and (entries := _at_level(rules, level))
+            },
+            {},
+            _at_level(table.get(ast.Call, []), level),
+        )
+        for level in (0, 1, 2)
+    )
+    skipped = (LEAVES | {ast.arg}) - table.keys()
+    if ast.Attribute not in table and ast.Name not in table:
+        skipped |= {ast.Attribute}  # still visited when its value is not a name (`f(x).y`)
+    compiled = (levels, _AST_TYPES - skipped)
     if any(table is t for t in _dispatch_cache.values()):
         _compiled_tables[id(table)] = (table, compiled)  # kept alive by the cache: id stays
     return compiled
@@ -861,7 +950,7 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> dict[type[ast.AST]
 
 #: id(dispatch table) -> (the table, its compiled form), for tables `_dispatch_cache` holds
 _compiled_tables: dict[
-    int, tuple[dict[type[ast.AST], list[Rule]], dict[type[ast.AST], list[_Entry]]]
+    int, tuple[dict[type[ast.AST], list[Rule]], tuple[_Levels, frozenset[type]]]
 ] = {}
 
 

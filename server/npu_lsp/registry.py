@@ -86,8 +86,13 @@ class Rule:
     #: For rules on `ast.Call`: the called names that can trigger the rule (the last part of
     #: the call's resolved dotted name, or of the expression itself when it does not resolve:
     #: `ops.Parameter(...)` and `P(...)` after `from mindspore import Parameter as P` are both
-    #: "Parameter"). The walk skips the rule for any other call; None = every call.
+    #: "Parameter"). The walk skips the rule for any other call; None = every call. (Only
+    #: calls are filtered: a rule's other node types reach it whatever this says.)
     calls: ClassVar[frozenset[str] | None] = None
+    #: For rules on `ast.Call`: the types of callee expression the rule can flag, e.g.
+    #: `(ast.Attribute,)` for `x.m(...)` calls only; the walk skips the rule for calls of
+    #: any other callee (`f(...)`). None = every callee. (Only calls are filtered.)
+    callee: ClassVar[tuple[type[ast.AST], ...] | None] = None
     #: Substrings the file must contain for this rule to run; None = the family's default
     #: (`FAMILY_TRIGGERS`), () = always. A rule's own triggers hold even where the engine
     #: lifts the family default (graph rules for Cells whose base class is defined elsewhere).
@@ -95,6 +100,11 @@ class Rule:
     #: Packages the module must import for this rule to run; None = the family's default
     #: (`FAMILY_IMPORTS`), () = no requirement.
     requires_imports: ClassVar[tuple[str, ...] | None] = None
+    #: Substrings of which the file must contain one for this rule to run, on top of its
+    #: `triggers` (which a forced family lifts; these hold always): a rule that finds
+    #: nothing in a file without, e.g., "lambda" says so here, and the engine leaves it out
+    #: of the file's walk (one test per file instead of one call per node). () = no test.
+    words: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def active_triggers(cls) -> tuple[str, ...]:

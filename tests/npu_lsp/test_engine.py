@@ -85,6 +85,48 @@ def test_a_crashing_rule_becomes_al003_and_others_still_run(crashing_rule: str) 
     assert internal.severity == "warning"
 
 
+class _Seen(registry.Rule):
+    """## What it does\nRecords.\n\n## Why is this bad?\nTest.\n\n## Example\nx\n\n## Fix safety\nNone."""
+
+    nodes = (ast.Call, ast.Subscript)
+    calls = frozenset({"grow"})
+    callee = (ast.Attribute,)
+    words = ("grow", "absent-word")
+    seen: list[str] = []
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        self.seen.append(ast.unparse(node))
+        return ()
+
+
+@pytest.fixture
+def recording_rule() -> Iterator[type[_Seen]]:
+    registry.rule(code="AL098", name="test-seen", severity="error", family="internal")(_Seen)
+    # the enabled rules are cached by the number of rules: another test's rule gone, this
+    # one added, would hit that test's entry
+    engine._enabled_cache.clear()
+    engine._dispatch_cache.clear()
+    _Seen.seen = []
+    try:
+        yield _Seen
+    finally:
+        registry.RULES.pop("AL098", None)
+        registry._NAMES.pop("test-seen", None)
+        engine._enabled_cache.clear()
+        engine._dispatch_cache.clear()
+
+
+def test_call_filters_and_word_gates(recording_rule: type[_Seen]) -> None:
+    """`calls` and `callee` filter calls only (the rule's subscripts all reach it), by the
+    called name and the callee's type; `words` leaves the rule out of a file without one."""
+    text = "def f(xs, grow):\n    xs.grow(1)\n    grow(2)\n    xs.shrink(3)\n    return xs[0]\n"
+    check_source(text, "a.py")
+    assert recording_rule.seen == ["xs.grow(1)", "xs[0]"]
+    recording_rule.seen = []
+    check_source(text.replace("grow", "more"), "a.py")
+    assert recording_rule.seen == []
+
+
 def test_select_ignore_and_per_file_ignores(tmp_path: Path) -> None:
     assert [d.code for d in check_source(TRY, "a.py", Config(select=("MS1",)))] == ["MS101"]
     assert check_source(TRY, "a.py", Config(select=("NPU",))) == []

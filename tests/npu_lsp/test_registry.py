@@ -100,8 +100,18 @@ def test_strict_only_rules_are_graph_rules() -> None:
             assert cls.graph_only and "STRICT" in (cls.__doc__ or ""), code
 
 
-@pytest.mark.parametrize("code", sorted(c for c, cls in RULES.items() if cls.calls is not None))
-def test_call_name_filters_are_only_declared_on_call_rules(code: str) -> None:
+@pytest.mark.parametrize(
+    "code", sorted(c for c, cls in RULES.items() if cls.calls is not None or cls.callee is not None)
+)
+def test_call_filters_are_only_declared_on_call_rules(code: str) -> None:
     cls = RULES[code]
-    assert cls.nodes == (ast.Call,), f"{code}: `calls` only filters ast.Call nodes"
-    assert cls.calls and all(isinstance(n, str) and "." not in n for n in cls.calls)
+    assert ast.Call in cls.nodes, f"{code}: `calls` and `callee` filter ast.Call nodes"
+    assert cls.calls is None or (
+        cls.calls and all(isinstance(n, str) and "." not in n for n in cls.calls)
+    )
+    assert cls.callee is None or (cls.callee and all(issubclass(t, ast.expr) for t in cls.callee))
+
+
+@pytest.mark.parametrize("code", sorted(c for c, cls in RULES.items() if cls.words))
+def test_word_gates_are_words(code: str) -> None:
+    assert all(isinstance(w, str) and w for w in RULES[code].words)

@@ -56,6 +56,7 @@ class ClassmethodInGraph(GraphRule):
     """
 
     nodes = (ast.Call,)
+    callee = (ast.Attribute,)  # `name.method(...)` only
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: every call of compiled code comes here, most are not

@@ -68,13 +68,19 @@ class ContainerMutatedInHelper(GraphRule):
     nodes = (ast.Expr,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: every expression statement of compiled code comes here
         assert isinstance(node, ast.Expr)
         call = node.value
         if not isinstance(call, ast.Call) or ctx.function is None:
-            return
+            return ()
         helper, offset = _helper(call.func, ctx)
         if helper is None:
-            return
+            return ()
+        return self._check(node, call, helper, offset, ctx)
+
+    def _check(
+        self, node: ast.Expr, call: ast.Call, helper: ast.FunctionDef, offset: int, ctx: Context
+    ) -> Iterable[Diagnostic]:
         params = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][offset:]
         mutated = _mutated_params(helper)
         for param, arg in zip(params, call.args, strict=False):

@@ -72,30 +72,25 @@ class DefaultdictMissingKey(GraphRule):
             or not isinstance(node.value, (ast.Dict, ast.Call))
         ):
             return ()  # a name bound to a dict display or a `defaultdict(...)` only
-        return self._check(node, ctx)
-
-    def _check(self, node: ast.Assign, ctx: Context) -> Iterable[Diagnostic]:
         func = ctx.function
+        if isinstance(node.value, ast.Dict):
+            if (
+                ctx.scope is None
+                or ctx.scope.strict  # under STRICT, MS144 refuses `setdefault` itself
+                or not _calls_setdefault(func, ctx)
+            ):
+                return ()
+            return self._setdefault(node, node.targets[0].id, func, ctx)
         if (
-            func is not None
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Dict)
-            and ctx.scope is not None
-            and not ctx.scope.strict  # under STRICT, MS144 refuses `setdefault` itself
-            and _calls_setdefault(func, ctx)
-        ):
-            yield from self._setdefault(node, node.targets[0].id, func, ctx)
-            return
-        if (
-            func is None
-            or len(node.targets) != 1
-            or not isinstance(node.targets[0], ast.Name)
-            or not isinstance(node.value, ast.Call)
-            or _last_name(node.value.func) != "defaultdict"  # cheap test before resolving
+            _last_name(node.value.func) != "defaultdict"  # cheap test before resolving
             or ctx.qualname(node.value.func) != _DEFAULTDICT
         ):
-            return
+            return ()
+        return self._defaultdict(node, func, ctx)
+
+    def _defaultdict(self, node: ast.Assign, func: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        """`name = defaultdict(...)` read at a key before one is assigned."""
+        assert isinstance(node.targets[0], ast.Name)
         name = node.targets[0].id
         read = _first_missing_read(func, node, name)
         if read is not None:

@@ -73,11 +73,18 @@ class DictUnpackMerge(GraphRule):
     nodes = (ast.Dict, ast.BinOp)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: every binary operation of compiled code comes here
         if isinstance(node, ast.BinOp):
-            yield from _dict_union(self, node, ctx)
-            return
+            if not isinstance(node.op, ast.BitOr):
+                return ()
+            return _dict_union(self, node, ctx)
         assert isinstance(node, ast.Dict)
-        if any(k is None for k in node.keys) and not _all_constant(node, ctx):
+        if not any(k is None for k in node.keys):
+            return ()
+        return self._unpacked(node, ctx)
+
+    def _unpacked(self, node: ast.Dict, ctx: Context) -> Iterable[Diagnostic]:
+        if not _all_constant(node, ctx):
             read = _unpacked_value_computed_on(node, ctx)
             if read is not None:
                 yield ctx.diagnostic(

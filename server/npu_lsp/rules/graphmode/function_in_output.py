@@ -51,16 +51,17 @@ class FunctionInOutput(GraphRule):
     nodes = (ast.Return,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # a list or `()`, not a generator: every `return` of compiled code comes here
         scope = ctx.scope
         if (
             scope is None
             or scope.kind not in ("construct", "jit")
             or ctx.function is not scope.function
         ):
-            return
+            return ()
         value = getattr(node, "value", None)
         if value is None:
-            return
+            return ()
         items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
         a = analyzer(ctx)
         for item in items:
@@ -74,12 +75,14 @@ class FunctionInOutput(GraphRule):
                 or _self_callable_object(item, ctx)
                 or self._module_callable_object(item, ctx)
             ):
-                yield ctx.diagnostic(
-                    self,
-                    node,
-                    "a graph cannot return a function (Function in output is not supported)",
-                )
-                return
+                return [
+                    ctx.diagnostic(
+                        self,
+                        node,
+                        "a graph cannot return a function (Function in output is not supported)",
+                    )
+                ]
+        return ()
 
     @staticmethod
     def _module_function(item: ast.expr, ctx: Context) -> bool:

@@ -74,15 +74,9 @@ class Int32ItemAsIndex(GraphRule):
     """
 
     nodes = (ast.Subscript, ast.Call)
+    words = (".item()",)  # a file that never calls `.item()` has no Int32 scalar to follow
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        # not a generator itself: most nodes stop at these tests, for the cost of a call
-        # rather than of a generator each
-        if not _mentions_item(ctx):
-            return ()
-        return self._check(node, ctx)
-
-    def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if isinstance(node, ast.Subscript):
             if not isinstance(node.ctx, ast.Load):
                 return
@@ -181,10 +175,3 @@ class Int32ItemAsIndex(GraphRule):
             f"`{ctx.segment(e)}` is an Int32 scalar known only at run time; MindSpore cannot use it as {where} (it needs int64): use `int(...)`",
         )
 
-
-def _mentions_item(ctx: Context) -> bool:
-    """Does the file's text call `.item()` at all? (searched once per file)"""
-    hit: bool | None = ctx.cache.get("ms169-mentions-item")
-    if hit is None:
-        hit = ctx.cache["ms169-mentions-item"] = ".item()" in ctx.text
-    return hit

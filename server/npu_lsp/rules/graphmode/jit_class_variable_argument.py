@@ -63,6 +63,7 @@ class JitClassVariableArgument(GraphRule):
     """
 
     nodes = (ast.Call,)
+    callee = (ast.Name,)  # `Config(...)`: the module's own class by name
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)

@@ -10,7 +10,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
+from npu_lsp.rules.graphmode.helpers import GraphRule
 
 # statements whose source, re-parsed from the lambda's first line, yields the lambda itself
 _OWN_LINE = (ast.Assign, ast.AnnAssign, ast.Expr)
@@ -72,14 +72,13 @@ class LambdaSourceLine(GraphRule):
     """
 
     nodes = (ast.Call, ast.Module)
+    words = ("lambda",)  # no lambda in the file: nothing to resolve (the engine tests it once)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
         if isinstance(node, ast.Module):
             return self._jit_of_lambda(node, ctx)
-        if not file_mentions(ctx, "lambda"):
-            return ()  # no lambda in the file: nothing to resolve
         return self._check(node, ctx)
 
     def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:

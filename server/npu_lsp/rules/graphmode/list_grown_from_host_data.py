@@ -77,6 +77,8 @@ class ListGrownFromHostData(GraphRule):
     """
 
     nodes = (ast.Call,)
+    #: no host method (or `reversed`) named anywhere: no host data to follow
+    words = ("reversed(", *(f".{m}(" for m in sorted(_HOST_METHODS)))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -86,8 +88,6 @@ class ListGrownFromHostData(GraphRule):
             return ()
         if not ctx.scope or ctx.scope.level != "lax":
             return ()  # STRICT refuses the host call itself (MS130)
-        if not _mentions_host_data(ctx):
-            return ()  # no `tolist` / `asnumpy` / `numpy` anywhere: no host data to follow
         return self._check(node, ctx)
 
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
@@ -192,12 +192,4 @@ def _host_list(e: ast.expr, ctx: Context) -> bool:
         return _host_iterable(e.args[0], ctx, 0)
     return False
 
-
-def _mentions_host_data(ctx: Context) -> bool:
-    """Does the file's text name a host method at all (once per file)?"""
-    hit: bool | None = ctx.cache.get("ms175-host-text")
-    if hit is None:
-        text = ctx.text
-        hit = ctx.cache["ms175-host-text"] = "reversed(" in text or any(f".{m}(" in text for m in _HOST_METHODS)
-    return hit
 

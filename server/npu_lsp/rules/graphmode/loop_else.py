@@ -56,16 +56,19 @@ class LoopElse(GraphRule):
     nodes = (ast.For, ast.While, ast.AsyncFor)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # a list or `()`, not a generator: every loop of compiled code comes here
         orelse = getattr(node, "orelse", None)
         if not orelse:
-            return
+            return ()
         kind = "while" if isinstance(node, ast.While) else "for"
         first = orelse[0]
         span = ctx.span(first)
         if span.end_line != span.line:
             span = ctx.head_span(first)
-        yield ctx.diagnostic(
-            self,
-            Span(span.line, span.column, span.end_line, span.end_column),
-            f"`{kind} ... else` is not supported in graph mode",
-        )
+        return [
+            ctx.diagnostic(
+                self,
+                Span(span.line, span.column, span.end_line, span.end_column),
+                f"`{kind} ... else` is not supported in graph mode",
+            )
+        ]

@@ -53,15 +53,18 @@ class PositionalOnlyConstruct(GraphRule):
     nodes = (ast.FunctionDef,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # a list or `()`, not a generator: every compiled function comes here
         assert isinstance(node, ast.FunctionDef)
         if not node.args.posonlyargs or ctx.scope is None:
-            return
+            return ()
         from npu_lsp.rules.graphmode.fixes import remove_posonly_marker
 
         what = "`construct`" if node.name == "construct" else "a compiled function"
-        yield ctx.diagnostic(
-            self,
-            ctx.head_span(node),
-            f"{what} must not declare positional-only parameters (graph mode ignores them)",
-            fix=remove_posonly_marker(node, ctx),
-        )
+        return [
+            ctx.diagnostic(
+                self,
+                ctx.head_span(node),
+                f"{what} must not declare positional-only parameters (graph mode ignores them)",
+                fix=remove_posonly_marker(node, ctx),
+            )
+        ]

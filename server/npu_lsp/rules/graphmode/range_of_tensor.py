@@ -54,17 +54,20 @@ class RangeOfTensor(GraphRule):
     calls = frozenset({"range"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # a list or `()`, not a generator: every `range(...)` of compiled code comes here
         assert isinstance(node, ast.Call)
         if not isinstance(node.func, ast.Name) or node.func.id != "range":
-            return
+            return ()
         if ctx.qualname(node.func) != "builtins.range":
-            return
+            return ()
         a = analyzer(ctx)
         for arg in node.args:
             if a.kind(arg) == Kind.TENSOR:
-                yield ctx.diagnostic(
-                    self,
-                    node,
-                    f"`range` needs Python ints while compiling, but `{ctx.segment(arg)}` is a tensor",
-                )
-                return
+                return [
+                    ctx.diagnostic(
+                        self,
+                        node,
+                        f"`range` needs Python ints while compiling, but `{ctx.segment(arg)}` is a tensor",
+                    )
+                ]
+        return ()

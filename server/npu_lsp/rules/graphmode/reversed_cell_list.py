@@ -73,8 +73,13 @@ class ReversedCellList(GraphRule):
         # not a generator itself: of the attribute calls (most calls of compiled code) only
         # `functools.reduce` is followed (a resolved name keeps the last attribute)
         f = node.func
-        if isinstance(f, ast.Attribute) and f.attr != "reduce":
-            return ()
+        if isinstance(f, ast.Attribute):
+            if f.attr != "reduce":
+                return ()
+        elif not isinstance(f, ast.Name):
+            return ()  # `f(x)(y)`, `fs[0](x)`: nothing to follow
+        elif f.id != "zip" and f.id != "reversed" and _interpreted_name(f, ctx) is None:
+            return ()  # a call the graph compiles (`range`, a helper)
         return self._check(node, ctx)
 
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:

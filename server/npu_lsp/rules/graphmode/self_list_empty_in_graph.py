@@ -76,6 +76,8 @@ class SelfListEmptyInGraph(GraphRule):
     """
 
     nodes = (ast.Call, ast.Subscript)
+    calls = frozenset(_NEEDS_ITEMS)  # of the calls, `<x>.pop(...)`, `<x>.index(...)`...
+    callee = (ast.Attribute,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # cheap tests first, and no generator: the rule sees every call and subscript of

@@ -65,6 +65,7 @@ class StaleSelfStateRead(GraphRule):
     """
 
     nodes = (ast.Call,)
+    callee = (ast.Attribute,)  # `self.m(...)` / `self.h.m(...)` only
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: only `self.m(...)` / `self.h.m(...)` go further
@@ -83,26 +84,40 @@ class StaleSelfStateRead(GraphRule):
 
 def _set_by_method(rule: StaleSelfStateRead, call: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
     """`self.m(...)` / `self.h.m(...)` where method `m` sets `self.A` that `__init__` leaves
-    None, and the compiled function then iterates, measures or indexes `<obj>.A`."""
+    None, and the compiled function then iterates, measures or indexes `<obj>.A`. (`()` on
+    the early exits, not a generator: every `self.m(...)` of compiled code comes here.)"""
     obj = f.value
     func = ctx.function
     if func is None:
-        return
+        return ()
     a = analyzer(ctx)
     owner = a.owner_class(func)
     if owner is None:
-        return
+        return ()
     if isinstance(obj, ast.Name) and obj.id == "self":
         cls: ast.ClassDef | None = owner
     elif isinstance(obj, ast.Attribute) and isinstance(obj.value, ast.Name) and obj.value.id == "self":
         cls = _held_class(owner, obj.attr, ctx)
     else:
-        return
+        return ()
     if cls is None:
-        return
+        return ()
     method = _methods(cls, ctx).get(f.attr)
     if method is None or method is func:
-        return
+        return ()
+    return _reads_after(rule, call, f, obj, cls, method, func, ctx)
+
+
+def _reads_after(
+    rule: StaleSelfStateRead,
+    call: ast.Call,
+    f: ast.Attribute,
+    obj: ast.expr,
+    cls: ast.ClassDef,
+    method: ast.FunctionDef,
+    func: ast.AST,
+    ctx: Context,
+) -> Iterable[Diagnostic]:
     for attr in _none_attrs_set(cls, method, ctx):
         read = _consumed_after(obj, attr, call, func)
         if read is not None:

@@ -57,6 +57,8 @@ class TensorDictKey(GraphRule):
     """
 
     nodes = (ast.Dict, ast.Subscript, ast.Call)
+    calls = _KEYED_METHODS  # of the calls, `d.get(k)`, `d.pop(k)`, `d.setdefault(k, v)`
+    callee = (ast.Attribute,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most nodes stop at these tests, for the cost of a call

@@ -80,6 +80,7 @@ class UnboundedMethodRecursion(GraphRule):
     """
 
     nodes = (ast.Call, ast.While)
+    callee = (ast.Attribute,)  # of the calls, `self.<method>(...)` only
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most nodes stop at these tests, for the cost of a call
