@@ -792,8 +792,30 @@ def _wrapped_names(value: ast.Call, info: ModuleInfo) -> list[str]:
     if last in _GRAD_BUILDERS or last in _JIT_NAMES:
         return [a.id for a in value.args[:1] if isinstance(a, ast.Name)]
     if _is_mindspore_cell(name):  # WithLossCell(net, loss_fn), TrainOneStepCell(wrapped, opt)
-        return [a.id for a in value.args if isinstance(a, ast.Name)]
+        args = [*value.args, *(k.value for k in value.keywords)]
+        return [n for a in args for n in _wrapper_argument(a, info)]
     return []
+
+
+#: prefix of a wrapped "name" that is a user Cell built in the wrapper's own arguments
+#: (`TrainOneStepCell(LossNet(net), MySGD(params))`): `_BUILT + qualified class name`
+_BUILT = "()"
+
+
+def _wrapper_argument(arg: ast.expr, info: ModuleInfo) -> list[str]:
+    """What one argument of a MindSpore cell wrapper makes it run: a name, a user Cell
+    built in place (`MySGD(params)`, as `_BUILT` + its class), or what a wrapper built in
+    place wraps (`nn.WithLossCell(net, loss)` inside `TrainOneStepCell(...)`)."""
+    if isinstance(arg, ast.Name):
+        return [arg.id]
+    if not isinstance(arg, ast.Call) or isinstance(arg.func, ast.Call):
+        return []
+    q = info.resolve(arg.func)
+    if not q:
+        return []
+    if q.split(".")[0] == "mindspore":
+        return _wrapped_names(arg, info)
+    return [_BUILT + q]
 
 
 def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> None:
@@ -1762,7 +1784,7 @@ class ScopeResolver:
         if name in info.functions:
             yield info, f"{info.module}.{name}", info.functions[name], None
             return
-        cls_q = info.instances.get(name)
+        cls_q = name[len(_BUILT) :] if name.startswith(_BUILT) else info.instances.get(name)
         if cls_q and self._class(cls_q) and self.is_cell_class(cls_q):
             m = self._method(cls_q, "construct")
             if m is not None:

@@ -23,6 +23,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     del_statement,
     dict_output_strict,
     dict_unpack_merge,
+    differentiated_function_called_again,
     duplicate_parameter_names,
     function_in_output,
     generator_over_tolist,

@@ -20,8 +20,7 @@ class MapClosureFreeVariable(GraphRule):
     """## What it does
     Flags a `lambda` written in compiled code and given as the function of an
     `ops.HyperMap()` or `ops.Map()` call (or of Python's `map`, which the graph compiles as
-    its Map operator: there for arguments and locals of the compiled function only) when
-    its body reads a name it does not bind: a
+    its Map operator) when its body reads a name it does not bind: a
     module-level name (a constant, an imported module such as `ops` or `math`), a builtin
     such as `abs`, or a local of the enclosing function holding a graph variable (a
     parameter, a value computed from tensors). A local bound to such a lambda
@@ -70,7 +69,11 @@ class MapClosureFreeVariable(GraphRule):
       rejected; `self.scale`, a local float constant, a lambda without free names and a
       module-level lambda reading globals compile. The written set `zoo`
       (`ema_python_float_decay_schedule`: a decay computed from the step tensor) found the
-      same rule independently.
+      same rule independently. Python's `map` the same way (written set `trainsteps`,
+      `map_builtin_over_grads`: `map(lambda g: ops.clip_by_value(g, -1.0, 1.0), grads)`,
+      and its probes: a lambda reading `ops`, a module-level int, `math.pi` or `abs` is
+      rejected in `construct` and in a jit function; a module-level function reading `ops`,
+      `ops.relu` itself and a lambda calling only a method of its argument compile).
     """
 
     nodes = (ast.Call,)
@@ -86,26 +89,20 @@ class MapClosureFreeVariable(GraphRule):
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         # `()` on the early exits (most calls with a name argument are no map): no generator
         mapper = _mapper_of(node.func, ctx)
-        builtin = mapper is None and _builtin_map(node.func, ctx)
-        if builtin:
+        if mapper is None and _builtin_map(node.func, ctx):
             mapper = "Map"
         if mapper is None:
             return ()
         fn = _local_function(node.args[0], ctx)
         if fn is None:
             return ()
-        return self._report(node, ctx, mapper, builtin, fn)
+        return self._report(node, ctx, mapper, fn)
 
     def _report(
-        self, node: ast.Call, ctx: Context, mapper: str, builtin: bool, fn: ast.Lambda | ast.FunctionDef
+        self, node: ast.Call, ctx: Context, mapper: str, fn: ast.Lambda | ast.FunctionDef
     ) -> Iterator[Diagnostic]:
         free = _free_names(fn)
         func = ctx.function
-        if builtin and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            # measured for the builtin only with locals and arguments of the compiled
-            # function: module-level names stay out
-            own = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
-            free = {n: use for n, use in free.items() if n in own or n in _bindings(ctx)}
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # a local of the compiled function folds into the closure while it holds a
             # Python constant (`k = 0.25`, `k = self.scale`: compile); a graph variable, a
