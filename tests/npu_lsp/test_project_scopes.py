@@ -293,10 +293,9 @@ def test_per_file_resolution_along_the_project_edges_is_exact(
     compared = followed = 0
     for key, text, tree, kept in parsed:
         module = index.module_for(key)
-        if made and index.module(module) is kept:
-            info = kept
-        else:  # (a module of two files: the index holds the other one's)
-            info = summarize(tree, key, module, text)
+        # the summary the index holds (for a module of two files, the other one's)
+        held = made and index.module(module) is kept
+        info = kept if held else summarize(tree, key, module, text)
         lsp = ScopeResolver(tree, key, level, index, info=info, text=text)  # type: ignore[arg-type]
         cli = ScopeResolver(tree, key, level, index, info=info, text=text, key=key)  # type: ignore[arg-type]
         assert _resolver_shape(cli) == _resolver_shape(lsp), key
