@@ -63,6 +63,17 @@ class Resolution:
     computed_roots: int = 0
     computed_edges: int = 0
     walked: bool = False
+    #: (function, owner) -> (the function's node, the call nodes of its edges, in order)
+    #: for the edges this run computed: a per-file resolver of the same summary follows
+    #: them without finding those calls in its tree again (`EdgeTable.nodes`); not pickled
+    nodes: dict[tuple[FnKey, str | None], tuple[FuncDef, list[ast.Call]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["nodes"] = {}  # tree nodes: this run's only
+        return state
 
 
 def _fn_key(info: ModuleInfo, fn: FuncDef) -> FnKey:
@@ -173,7 +184,7 @@ class _Run:
 
     def edges(self, fk: FnKey, owner: str | None, key: str) -> tuple[str, str, list[Edge]]:
         self.new.computed_edges += 1
-        return _edges(self.resolver, self.finder, self.objects, fk, owner, key)
+        return _edges(self.resolver, self.finder, self.objects, fk, owner, key, self.new.nodes)
 
     def refresh(self, order: Sequence[str]) -> Resolution | None:
         """`previous` under the current digests, its stale roots and edges computed again,
@@ -264,14 +275,17 @@ def _edges(
     fk: FnKey,
     owner: str | None,
     key: str,
+    nodes: dict[tuple[FnKey, str | None], tuple[FuncDef, list[ast.Call]]] | None = None,
 ) -> tuple[str, str, list[Edge]]:
     """The resolved callees of the function `fk` (as `ScopeResolver._resolve` follows them),
-    with the call positions as its call sites record them."""
+    with the call positions as its call sites record them; `nodes` gets the function and
+    the call nodes of those edges."""
     found = objects.get(fk) or finder.find(fk)
     if found is None:  # the module or function is gone: nothing to follow
         return key, "", []
     info, fn = found
     out: list[Edge] = []
+    calls: list[ast.Call] = []
     for call, (t_info, t_qual, t_fn, t_owner) in resolver._callees(info, fn, owner):
         how = callee_treatment(t_fn, t_info)
         if how == "skip":
@@ -279,6 +293,9 @@ def _edges(
         t_fk = _fn_key(t_info, t_fn)
         objects.setdefault(t_fk, (t_info, t_fn))
         out.append((*call_position(call, info), t_fk, t_qual, t_owner, how == "constexpr"))
+        calls.append(call)
+    if nodes is not None:
+        nodes[(fk, owner)] = (fn, calls)
     return key, info.path, out
 
 
@@ -347,6 +364,9 @@ class Scopes(Mapping[str, GraphScope]):
 
     def __contains__(self, qualname: object) -> bool:
         return qualname in self._packed
+
+    def get(self, qualname: str, default: Any = None) -> Any:  # (Mapping's raises KeyError inside)
+        return self[qualname] if qualname in self._packed else default
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._packed)

@@ -1113,10 +1113,16 @@ class EdgeTable:
         self,
         edges: dict[tuple[FnKey, str | None], tuple[str, str, list[Edge]]],
         roots: dict[str, tuple[str, list[Root]]] | None = None,
+        nodes: dict[tuple[FnKey, str | None], tuple[FuncDef, list[ast.Call]]] | None = None,
     ) -> None:
         self.edges = edges
         #: module -> (its closure digest, its roots, as resolved with no configured level)
         self.roots = roots or {}
+        #: (function, owner) -> (the function node, the call nodes of its edges in order),
+        #: for edges resolved in this process (`project_scopes.Resolution.nodes`): when a
+        #: file's resolver has the very summary they were resolved on (one process or its
+        #: forks, no cache copy), its calls are these nodes, not found again by position
+        self.nodes = nodes or {}
         self._tables: dict[str, tuple[dict[tuple[int, int], FuncDef], bool]] = {}
 
     def calls(self, fk: FnKey, owner: str | None) -> list[Edge] | None:
@@ -1669,18 +1675,28 @@ class ScopeResolver:
         if not calls:
             return []
         local = info is self.info
-        nodes = self._calls_at(fn, calls) if local else None
-        if local and nodes is None:
-            return None
+        nodes: dict[tuple[int, int, int, int], ast.Call] | None = None
+        made: list[ast.Call] | None = None
+        if local:
+            hit = self._edges.nodes.get(((info.module, fn.lineno, fn.col_offset), owner))
+            if hit is not None and hit[0] is fn:  # resolved on this very summary
+                made = hit[1]
+            else:
+                nodes = self._calls_at(fn, calls)
+                if nodes is None:
+                    return None
         out: list[Any] = []
-        for line, col, end_line, end_col, t_fk, t_qual, t_owner, constexpr in calls:
+        for n, (line, col, end_line, end_col, t_fk, t_qual, t_owner, constexpr) in enumerate(calls):
             pos = (line, col, end_line, end_col)
             target = self._local_function(t_fk) if t_fk[0] == self.info.module else (
                 self._edges.function(self.workspace, t_fk)
             )
             if target is None:
                 return None
-            call = nodes.get(pos) if nodes is not None else None
+            if made is not None:
+                call: ast.Call | None = made[n]
+            else:
+                call = nodes.get(pos) if nodes is not None else None
             if local and call is None:
                 return None
             how = "constexpr" if constexpr else "follow"

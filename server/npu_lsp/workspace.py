@@ -346,7 +346,9 @@ def _check_files(
                 stats.resolved = resolution.computed_roots + resolution.computed_edges
             _attach(scopes, passed)
             edges = (
-                EdgeTable(resolution.edges, resolution.roots) if resolution is not None else None
+                EdgeTable(resolution.edges, resolution.roots, getattr(resolution, "nodes", None))
+                if resolution is not None
+                else None
             )
             index.set_graph_scopes(scopes, edges)
             t = stats.lap("resolve", t)

@@ -244,17 +244,23 @@ def _files_of_a_mixed_workspace(tmp_path: Path) -> list[Path]:
     return files
 
 
+@pytest.mark.parametrize("made", [False, True], ids=["pickled", "as-made"])
 @pytest.mark.parametrize("level", [None, "strict"])
-def test_per_file_resolution_along_the_project_edges_is_exact(tmp_path: Path, level: str | None) -> None:
+def test_per_file_resolution_along_the_project_edges_is_exact(
+    tmp_path: Path, level: str | None, made: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A file's resolver following the project-wide roots and edges (what `check` does)
     finds exactly what it finds resolving every call itself (what the language server
     does): the same scopes in the same order, the same function objects, call sites and
     call nodes, for rule fixtures, the generated zoo and random cross-module packages in
-    one workspace; with and without a configured level."""
+    one workspace; with and without a configured level. With the summaries indexed as
+    made (`check` in one process without a cache, and its forks), the resolution's call
+    nodes are the file's own and the resolver takes them (`EdgeTable.nodes`) instead of
+    finding the calls again by position: never once here."""
     from npu_lsp.scope import EdgeTable, ScopeResolver
 
     index = WorkspaceIndex(tmp_path)
-    parsed: list[tuple[str, str, ast.Module]] = []
+    parsed: list[tuple[str, str, ast.Module, object]] = []
     order: list[str] = []
     for f in _files_of_a_mixed_workspace(tmp_path):
         text = f.read_text(encoding="utf-8")
@@ -265,22 +271,38 @@ def test_per_file_resolution_along_the_project_edges_is_exact(tmp_path: Path, le
         key = index.key(str(f))
         module = index.module_for(str(f))
         info = summarize(tree, key, module, text)
-        index.add_summary(key, pickle.dumps(portable_summary(info, text)), module)
+        if made:
+            index.add_summary(key, info, module)
+        else:
+            index.add_summary(key, pickle.dumps(portable_summary(info, text)), module)
         if module not in order:
             order.append(module)
-        parsed.append((key, text, tree))
+        parsed.append((key, text, tree, info))
     scopes, resolution = resolve(index, order, {m: "" for m in order})
-    index.set_graph_scopes(scopes, EdgeTable(resolution.edges, resolution.roots))
+    assert bool(resolution.nodes) and not pickle.loads(pickle.dumps(resolution)).nodes
+    index.set_graph_scopes(scopes, EdgeTable(resolution.edges, resolution.roots, resolution.nodes))
+    found_again = 0
+    calls_at = ScopeResolver._calls_at
+
+    def counted(self: ScopeResolver, *args: object) -> object:
+        nonlocal found_again
+        found_again += 1
+        return calls_at(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ScopeResolver, "_calls_at", counted)
     compared = followed = 0
-    for key, text, tree in parsed:
+    for key, text, tree, kept in parsed:
         module = index.module_for(key)
-        info = summarize(tree, key, module, text)
+        # the summary the index holds (for a module of two files, the other one's)
+        held = made and index.module(module) is kept
+        info = kept if held else summarize(tree, key, module, text)
         lsp = ScopeResolver(tree, key, level, index, info=info, text=text)  # type: ignore[arg-type]
         cli = ScopeResolver(tree, key, level, index, info=info, text=text, key=key)  # type: ignore[arg-type]
         assert _resolver_shape(cli) == _resolver_shape(lsp), key
         compared += 1
         followed += cli._edges is not None
     assert compared > 2000 and followed > 0.9 * compared
+    assert (found_again == 0) if made else (found_again > 1000)
 
 
 def test_a_base_method_reached_through_two_subclasses_resolves_for_each(tmp_path: Path) -> None:

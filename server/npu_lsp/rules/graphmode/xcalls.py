@@ -34,7 +34,7 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import TYPE_CHECKING, Any
 
-from npu_lsp.astutil import STATEMENT_BLOCKS, self_attr, walk_list
+from npu_lsp.astutil import STATEMENT_BLOCKS, branch_list, self_attr
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _SHAPE_PRIMITIVES
 from npu_lsp.rules.graphmode.result_kinds import HOST_METHODS as _HOST_METHODS
@@ -91,7 +91,7 @@ def outgoing(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> tup
     env: _Env | None = None
     for st in tree.body:
         if not isinstance(st, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            for node in walk_list(st):
+            for node in branch_list(st):
                 if type(node) is ast.Call:
                     target = _target(node, imports, {}, {}, module_instances, {})
                     if target is not None:
@@ -237,7 +237,7 @@ def _scan(
             for item in part if isinstance(part, list) else [part]:
                 if lines is not None and not lines.mentions(item, found):
                     continue
-                calls.extend(n for n in walk_list(item) if type(n) is ast.Call)
+                calls.extend(n for n in branch_list(item) if type(n) is ast.Call)
     env: _Env | None = None
     for call in calls:
         target = _target(call, imports, held, listed, local, loop_vars)
