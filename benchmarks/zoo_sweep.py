@@ -45,9 +45,69 @@ class Zoo:
     parents: list[str] | None = None
     #: with `parents`: keep every `every`-th project (in sorted order), to sample big zoos
     every: int = 1
+    #: with `every`: keep the other projects instead (the ones `every` leaves out)
+    rest: bool = False
+    #: folders of the repository to check (None: all of it)
+    only: list[str] | None = None
+    #: more repositories (mirror names), each checked as one project in a folder of its own
+    #: named after it; with them `mirror` is only the first
+    mirrors: list[str] = field(default_factory=list)
     git_dir: Path | None = None
     folders: list[str] = field(default_factory=list)
 
+
+#: Other people's MindSpore projects from the code index (course work, paper reproductions,
+#: competition code), fetched with the index's `fetch` into `--mirrors`: `<mirror>` is one
+#: project, `<mirror>/*` has one project per top-level folder, `<mirror>/*/*` one per folder
+#: below those (collections of several people's projects).
+OTHERS = [
+    "2023-MindSpore-4+Code12/*/*",
+    "2023-MindSpore-4+Code4/*",
+    "2024-MindSpore-1+Code10/*",
+    "2024-MindSpore-1+Code2/*/*",
+    "2024-MindSpore-1+Code3/*",
+    "2024-MindSpore-1+Code7/*",
+    "Blues-star+pointRCNN_mindspore",
+    "ElcarimQAQ+HDN_mindspore",
+    "EliwiiKeeya+RWKV7_Mindspore",
+    "GCKt+GSCNN_mindspore",
+    "JoegameZhou+F-Conv_MindSpore",
+    "Kahsolt+MindSpore-2024-AI-model-develop-challenge",
+    "KimJisso0610+ConvLSTM_MindSpore",
+    "LeVoyageur1222+FEDformer_MindSpore",
+    "MindSpore-paper-code-2+code3/*",
+    "MysticFace-0+st_gcn_mindspore",
+    "Rogersiy+bisenetv2_mindspore",
+    "Tangzl7+tracktor_for_mindspore",
+    "TianTianSuper+MaskTextSpotter-MindSpore",
+    "Winfred666+Mindspore-BERT-NER",
+    "ZJUT-ERCISS+fairmot_mindspore",
+    "ZJUT-ERCISS+r2plus1d_mindspore",
+    "dmcv-ecnu+MindSpore_ModelZoo/*",
+    "eaginilir+SparseTSF_mindspore",
+    "hyliu-nlp+LUKE_mindspore",
+    "jerry-njucs+nanoGPT_MindSpore",
+    "jiamny+Deep_learning_with_MindSpore",
+    "kill2013110+YOLOv1_mindspore",
+    "liu0haha123+HW_mindspore",
+    "lvyufeng+DuConv_mindspore",
+    "lvyufeng+elmo_mindspore",
+    "mindspore-courses+External-Attention-MindSpore",
+    "mindspore-courses+MindSpore-GAN",
+    "spencerr221+svtr_mindspore",
+    "tyolm+groupfree3d_mindspore",
+    "viewsetting+MindSpore-GPT2",
+    "wuyongfa-genius+SSVOS_mindspore",
+    "yanan0122+DBnetpp_mindspore",
+    "yym68686+ACL-DGReID-mindspore",
+    "zhangzw12319+DDAG_mindspore",
+    "zhanghuiyao+yolov7_mindspore",
+]
+#: folders of those left out: copies of a model zoo swept above
+OTHERS_SKIP = {
+    "dmcv-ecnu+MindSpore_ModelZoo/few-shot-meta-baseline_mindspore",  # all of mindspore-ai/models
+    "2023-MindSpore-4+Code12/MindFormers",
+}
 
 ZOOS = [
     Zoo("mindcv", "mindspore-lab+mindcv"),
@@ -60,6 +120,13 @@ ZOOS = [
         ["official/cv", "official/nlp", "official/audio", "official/recommend"],
     ),
     Zoo("models/research (every 6th)", "mindspore-ai+models", ["research/cv", "research/nlp"], 6),
+    Zoo(
+        "models/research (the other 5/6)", "mindspore-ai+models", ["research/cv", "research/nlp"], 6,
+        rest=True,
+    ),
+    Zoo("mindnlp", "mindspore-lab+mindnlp"),
+    Zoo("mindaudio", "mindspore-lab+mindaudio"),
+    Zoo("other projects", "", mirrors=OTHERS),
 ]
 
 
@@ -88,15 +155,47 @@ def export(zoo: Zoo, dest: Path) -> str:
     commit = git(zoo.git_dir, "rev-parse", "HEAD").decode().strip()
     if zoo.parents:
         found = git(zoo.git_dir, "ls-tree", "-d", "--name-only", "HEAD", *(f"{p}/" for p in zoo.parents))
-        zoo.folders = sorted(found.decode().splitlines())[zoo.every - 1 :: zoo.every]
-    names = git(zoo.git_dir, "ls-tree", "-r", "--name-only", "HEAD", *zoo.folders)
+        every = sorted(found.decode().splitlines())
+        picked = every[zoo.every - 1 :: zoo.every]
+        zoo.folders = [f for f in every if f not in picked] if zoo.rest else picked
+    export_tree(zoo.git_dir, zoo.folders or zoo.only or [], dest)
+    return commit
+
+
+def export_tree(git_dir: Path, folders: list[str], dest: Path) -> None:
+    names = git(git_dir, "ls-tree", "-r", "--name-only", "HEAD", *folders)
     paths = [
         p for p in names.decode().splitlines() if p.endswith(".py") or p.endswith("pyproject.toml")
     ]
+    dest.mkdir(parents=True, exist_ok=True)
     for start in range(0, len(paths), 500):  # keep the argument list short
-        archive = git(zoo.git_dir, "archive", "HEAD", *paths[start : start + 500])
+        archive = git(git_dir, "archive", "HEAD", *paths[start : start + 500])
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return commit
+
+
+def export_many(zoo: Zoo, mirrors: Path, dest: Path) -> str:
+    """Each of `zoo.mirrors` into `dest/<mirror>`; sets `zoo.folders` to the projects found."""
+    zoo.folders = []
+    fetched = 0
+    for spec in zoo.mirrors:
+        name, _, pattern = spec.partition("/")
+        git_dir = mirrors / name / "repo"
+        if not git_dir.exists():
+            print(f"skipped {name}: no git directory at {git_dir}", file=sys.stderr)
+            continue
+        fetched += 1
+        projects = [""]
+        for _ in pattern.split("/") if pattern else ():
+            below = [
+                line
+                for p in projects
+                for line in git(git_dir, "ls-tree", "-d", "--name-only", "HEAD", *([f"{p}/"] if p else []))
+                .decode().splitlines()
+            ]
+            projects = sorted(p for p in below if f"{name}/{p}" not in OTHERS_SKIP)
+        export_tree(git_dir, [p for p in projects if p], dest / name)
+        zoo.folders += [f"{name}/{p}" if p else name for p in projects]
+    return f"{fetched} repositories"
 
 
 def check(root: Path, level: str, env: dict[str, str]) -> list[dict[str, object]]:
@@ -111,14 +210,15 @@ def check(root: Path, level: str, env: dict[str, str]) -> list[dict[str, object]
     return found
 
 
-def sweep(zoo: Zoo, env: dict[str, str]) -> Result:
+def sweep(zoo: Zoo, env: dict[str, str], mirrors: Path) -> Result:
     with tempfile.TemporaryDirectory(prefix="zoo-") as tmp:
         root = Path(tmp)
-        res = Result(zoo.name, export(zoo, root))
+        res = Result(zoo.name, export_many(zoo, mirrors, root) if zoo.mirrors else export(zoo, root))
         files = list(root.rglob("*.py"))
         res.files = len(files)
         res.lines = sum(len(f.read_bytes().splitlines()) for f in files)
-        roots = [root / p for p in zoo.folders if (root / p).is_dir()] if zoo.parents else [root]
+        by_project = zoo.parents or zoo.mirrors
+        roots = [root / p for p in zoo.folders if (root / p).is_dir()] if by_project else [root]
         res.projects = len(roots)
         for level in ("lax", "strict"):
             errors = 0
@@ -149,7 +249,7 @@ def section(label: str, found: list[Result]) -> list[str]:
         return ", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "-"
 
     rows = [
-        (r.zoo, r.commit[:12], r.projects, f"{r.files:,}", f"{r.lines:,}", r.errors["lax"],
+        (r.zoo, r.commit[:12] if len(r.commit) == 40 else r.commit, r.projects, f"{r.files:,}", f"{r.lines:,}", r.errors["lax"],
          r.errors["strict"], by_code(r.warnings["lax"]), by_code(r.warnings["strict"]))
         for r in found
     ]
@@ -220,11 +320,12 @@ def main() -> int:
     for zoo in ZOOS:
         if args.only and zoo.name not in args.only:
             continue
-        zoo.git_dir = Path(overrides.get(zoo.name, args.mirrors / zoo.mirror / "repo"))
-        if not zoo.git_dir.exists():
-            print(f"skipped {zoo.name}: no git directory at {zoo.git_dir}", file=sys.stderr)
-            continue
-        found.append(sweep(zoo, env))
+        if not zoo.mirrors:
+            zoo.git_dir = Path(overrides.get(zoo.name, args.mirrors / zoo.mirror / "repo"))
+            if not zoo.git_dir.exists():
+                print(f"skipped {zoo.name}: no git directory at {zoo.git_dir}", file=sys.stderr)
+                continue
+        found.append(sweep(zoo, env, args.mirrors))
         print(f"{zoo.name}: errors {found[-1].errors}", file=sys.stderr)
     out = HERE / "zoo_sweep.md"
     return results.write(__file__, merge(out, args.label, section(args.label, found)))

@@ -170,10 +170,19 @@ class UnsupportedPythonCall(GraphRule):
                     f"`{name}()` of the run-time scalar `{ctx.segment(node.args[0])}` fails to compile in graph mode; apply `{tensor_op}` to the tensor before converting it",
                 )
                 return
-            if name == "round" and len(node.args) == 1 and not node.keywords and _float_constant(node.args[0], ctx):
+            if (
+                name == "round"
+                and len(node.args) == 1
+                and not node.keywords
+                and _float_constant(node.args[0], ctx)
+                and not _inside_int(node, ctx)
+            ):
                 # measured on 2.10: `round(2.75)`, `round(x.shape[0] / 2)` fail at both levels
-                # ("Cast failed, original value: 3, type: Int64Imm"); `round(3)`, `round(2.75, 1)`
-                # and round of a run-time scalar compile
+                # ("Cast failed, original value: 3, type: Int64Imm"; as a slice bound "The type
+                # of input of the MakeSlice operator must be int64 bot got ... Float32"): the
+                # folded round keeps a float; `round(3)`, `round(2.75, 1)`, round of a run-time
+                # scalar, and a round whose float goes on into `int(...)` compile
+                # (mindspore-ai/models AdderQuant: `int((round(len(t) * r) - 1) * r)`)
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -567,6 +576,21 @@ def _params_of(func: ast.AST) -> set[str]:
         return set()
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
     return {a.arg for a in every if a is not None}
+
+
+def _inside_int(node: ast.expr, ctx: Context) -> bool:
+    """Is `node` part of the argument of an `int(...)` call in the same expression?"""
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while isinstance(parent, ast.expr):
+        if (
+            isinstance(parent, ast.Call)
+            and child in parent.args
+            and ctx.qualname(parent.func) == "builtins.int"
+        ):
+            return True
+        child, parent = parent, ctx.parent(parent)
+    return False
 
 
 def _float_constant(arg: ast.expr, ctx: Context) -> bool:

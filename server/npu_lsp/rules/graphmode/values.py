@@ -92,6 +92,7 @@ class Instances:
         self._bind_memo: dict[int, dict[str, list[ast.AST]]] = {}
         self._attr_memo: dict[tuple[str, str], Any] = {}
         self._dead: dict[int, list[Span]] = {}
+        self._sets: dict[str, list[ast.AST]] | None = None
 
     # ---------------------------------------------------------------- instances
     def _instantiations(self, cls: str) -> list[ast.Call]:
@@ -139,8 +140,11 @@ class Instances:
         return value
 
     def _self_attr(self, cls: ast.ClassDef, attr: str, depth: int) -> Any:
-        if depth > _DEPTH or self._subclasses_overriding(cls):
+        if depth > _DEPTH:
             return UNKNOWN
+        literal = self._literal_attr(cls, attr, depth)
+        if literal is not UNKNOWN or self._subclasses_overriding(cls):
+            return literal
         found = self._init_of(cls)
         if found is None:
             return UNKNOWN
@@ -175,6 +179,57 @@ class Instances:
         if len(values) != 1:
             return UNKNOWN
         return values.pop()
+
+    def _literal_attr(self, cls: ast.ClassDef, attr: str, depth: int) -> Any:
+        """`self.<attr>` when `__init__` sets it to a literal (`self.speaker_emb = None`) and
+        nothing else in the file ever sets an attribute of that name (no subclass, no method,
+        no `net.<attr> = ...`): then every instance holds it, wherever the class is built and
+        whichever subclass `self` is (mindaudio's FastSpeech2, built in another file and
+        subclassed by FastSpeech2WithLoss, folds `if self.speaker_emb is not None:`)."""
+        found = self._init_of(cls)
+        if found is None:
+            return UNKNOWN
+        sets = self._attr_sets().get(attr, [])
+        if len(sets) != 1 or not isinstance(sets[0], ast.Assign) or sets[0] not in found[1].body:
+            return UNKNOWN
+        st = sets[0]
+        target = st.targets[0] if len(st.targets) == 1 else None
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            return UNKNOWN
+        value = self._eval(st.value, lambda _n: UNKNOWN, lambda _a: UNKNOWN, depth + 1)
+        return value if isinstance(value, _CONST_TYPES) else UNKNOWN
+
+    def _attr_sets(self) -> dict[str, list[ast.AST]]:
+        """Every statement of the file that sets an attribute, by attribute name (an
+        assignment target `<x>.<name>`, or `setattr(<x>, "<name>", ...)`)."""
+        if self._sets is None:
+            self._sets = {}
+            for node in ast.walk(self.tree):
+                targets: list[ast.expr] = []
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension)):
+                    targets = [node.target]
+                elif isinstance(node, (ast.With, ast.AsyncWith)):
+                    targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id in ("setattr", "delattr")
+                ):
+                    name = node.args[1] if len(node.args) > 1 else None
+                    key = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else "*"
+                    self._sets.setdefault(key, []).append(node)
+                    continue
+                elif isinstance(node, ast.Delete):
+                    targets = node.targets
+                for t in targets:
+                    for sub in ast.walk(t):
+                        if isinstance(sub, ast.Attribute):
+                            self._sets.setdefault(sub.attr, []).append(node)
+            if "*" in self._sets:  # setattr with a computed name may set anything
+                self._sets = {}
+        return self._sets
 
     def _eval_init(self, expr: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, site: ast.Call, depth: int) -> Any:
         """`expr` in `__init__` of the instance built by `site`."""
