@@ -75,7 +75,6 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     tensor_expand_sizes,
     tensor_filtered_comprehension,
     tensor_method_under_strict,
-    tensor_size_argument,
     tensor_to_host,
     torch_style_transpose,
     try_statement,
