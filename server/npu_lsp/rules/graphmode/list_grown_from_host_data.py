@@ -45,10 +45,11 @@ class ListGrownFromHostData(GraphRule):
     the host list itself in place fails whatever follows (`'NoneType' object has no attribute
     '__len__'`, `Resize failed for kernel: Default/PyExecute`), while a new list
     (`vals + [9.0]`), an item store (`vals[0] = 9.0`), slicing and `sorted(vals)` compile.
-    STRICT refuses `tolist` / `asnumpy` themselves (MS130). `reversed` of a `range` (even a
-    constant one) or of a list of tensors is run the same way under LAX, so a list filled in
-    a `for` over it is empty too; `reversed` of a constant list or tuple, `range(T - 1, -1,
-    -1)`, and a list that holds an element before the loop compile.
+    STRICT refuses `tolist` / `asnumpy` themselves (MS130). `reversed` of a `range` (even one of a
+    static size, `range(x.shape[0])`) or of a list of tensors is run the same way under LAX,
+    so a list filled in a `for` over it is empty too; `reversed` of a constant list or tuple,
+    of a `range` of literal ints (`reversed(range(4))`), `range(T - 1, -1, -1)`, and a list
+    that holds an element before the loop compile.
 
     ## Example
     ```python
@@ -73,7 +74,8 @@ class ListGrownFromHostData(GraphRule):
       `lp_m`, `lp_n`, `lp_f` compile; `ct_a`, `th_f`, `th_h`, `th_i`, `th_j` grow a host list
       in place and are rejected, `th_e`, `th_g`, `th_k` compile) and the written sets `heads`
       (`set_of_unique_labels_python`) and `ported` (`tolist_lengths_loop`); `reversed`: the
-      written set `domains` (`rl_gae_list_insert_front`) and its `reversed_*` probes.
+      written set `domains` (`rl_gae_list_insert_front`) and its `reversed_*` probes; the
+      written set `algorithms` probes `rev_range_*` (`reversed(range(4))` compiles).
     """
 
     nodes = (ast.Call,)
@@ -160,9 +162,14 @@ def _host_iterable(e: ast.expr, ctx: Context, depth: int) -> bool:
             # LAX runs `reversed` of a `range` (even a constant one) or of graph values by JIT
             # Fallback (measured: `for t in reversed(range(x.shape[0]))` and `for h in
             # reversed(hs)` over a list of tensors add nothing to a list); of a constant
-            # list or tuple (`reversed(self.scales)`) it is folded and compiles
+            # list or tuple (`reversed(self.scales)`) it is folded and compiles, and so is
+            # `reversed(range(4))` of literal ints (written/algorithms probes `rev_range_*`:
+            # `reversed(range(4))` compiles indexing a tensor or a list of tensors,
+            # `reversed(range(x.shape[0]))` over the same list fails)
             arg = e.args[0]
-            return (isinstance(arg, ast.Call) and ctx.qualname(arg.func) == "builtins.range") or analyzer(ctx).kind(arg).dynamic
+            if isinstance(arg, ast.Call) and ctx.qualname(arg.func) == "builtins.range":
+                return not all(_literal_int(b) for b in arg.args)
+            return analyzer(ctx).kind(arg).dynamic
         if q[9:] in _WRAPPERS and q.startswith("builtins."):
             return any(_host_iterable(a, ctx, depth + 1) for a in e.args)
         if q == "builtins.range" and len(e.args) == 1:
@@ -174,6 +181,13 @@ def _host_iterable(e: ast.expr, ctx: Context, depth: int) -> bool:
                 and _host_iterable(n.args[0], ctx, depth + 1)
             )
     return False
+
+
+def _literal_int(e: ast.expr) -> bool:
+    """`4` or `-1` written in the source."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) is int
 
 
 def _is_reversed(e: ast.expr, ctx: Context) -> bool:

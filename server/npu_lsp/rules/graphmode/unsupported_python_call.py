@@ -66,6 +66,8 @@ class UnsupportedPythonCall(GraphRule):
       fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it; under LAX,
       over a graph variable the function computes (the gradients a grad function returns),
       it cannot see module-level names either (`any(ops.isnan(g).any() for g in grads)`);
+      likewise a `lambda` given to such a builtin that reads a local of the compiled function,
+      `self` included (`sorted(range(n), key=lambda i: scores[i])`);
     - the same builtins given `d.keys()` (or `sorted(d)`) of a dict built by a comprehension
       holding graph variables (`outs = {n: head(x) for n, head in self.heads.items()}`,
       then `sorted(outs.keys())`): the dict reaches the script as a tuple of its values;
@@ -101,6 +103,9 @@ class UnsupportedPythonCall(GraphRule):
     - RULES.md, section 0 (what compiled code reaches) and section 2 (JIT Fallback at LAX).
     - MindSpore 2.10 `mindspore/graph/_parse/resources.py` (`convert_object_map`) and
       `parser.py` (`_unsupported_python_builtin_type`); measured tables in `ms_calls.json`.
+    - Written set `algorithms` (`topk_python_sorted`) and its probes `sortkey_lambda_*`: a
+      `sorted` key lambda reading a parameter, a tensor local, a local list or `self` fails
+      at both levels; one reading only its arguments or module-level names compiles.
     """
 
     nodes = (ast.Call,)
@@ -220,9 +225,26 @@ class UnsupportedPythonCall(GraphRule):
         "NameError: name 'fs' is not defined"; `all([f.shape[1] == 3 for f in fs])`, whose
         only local is the iterable of the first `for`, compiles)."""
         comps = [a for a in node.args if isinstance(a, _COMPREHENSIONS)]
-        if not comps or ctx.function is None or _under_unknown_constant_branch(node, ctx):
+        lambdas = [a for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Lambda)]
+        if not (comps or lambdas) or ctx.function is None or _under_unknown_constant_branch(node, ctx):
             return
         local = _locals_of(ctx.function)
+        for fn in lambdas:
+            # measured (written set `algorithms`, probes `sortkey_lambda_*`): a lambda given to
+            # the script (`sorted(range(n), key=lambda i: scores[i])`) runs in the script's
+            # scope too, at both levels: "name 'scores' is not defined" for a parameter, a
+            # tensor local, a local list of constants and `self`; a lambda reading only its own
+            # arguments or module-level names compiles
+            own_args = fn.args
+            own = {a.arg for a in [*own_args.posonlyargs, *own_args.args, *own_args.kwonlyargs, own_args.vararg, own_args.kwarg] if a is not None}
+            for sub in ast.walk(fn.body):
+                if isinstance(sub, ast.Name) and sub.id in local and sub.id not in own:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{name}()` is run as a Python script in graph mode, and the lambda given to it cannot see `{sub.id}`, a local of the compiled function (MindSpore: name '{sub.id}' is not defined); sort indices with `ops.sort` / `ops.argsort`, or read only the lambda's arguments",
+                    )
+                    return
         for comp in comps:
             own = {n.id for g in comp.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
             inner: list[ast.AST] = [comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt]
