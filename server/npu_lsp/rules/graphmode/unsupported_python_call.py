@@ -66,6 +66,8 @@ class UnsupportedPythonCall(GraphRule):
       fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it; under LAX,
       over a graph variable the function computes (the gradients a grad function returns),
       it cannot see module-level names either (`any(ops.isnan(g).any() for g in grads)`);
+    - the same builtins given a lambda that reads a local of the compiled function or
+      `self` (`sorted(range(n), key=lambda i: self.order[i])`): the script cannot see it;
     - the same builtins given `d.keys()` (or `sorted(d)`) of a dict built by a comprehension
       holding graph variables (`outs = {n: head(x) for n, head in self.heads.items()}`,
       then `sorted(outs.keys())`): the dict reaches the script as a tuple of its values;
@@ -209,11 +211,24 @@ class UnsupportedPythonCall(GraphRule):
         in its own scope, which sees the module's globals but not the function's locals
         (measured at both levels: `all([f.shape[1] == fs[0].shape[1] for f in fs])` gives
         "NameError: name 'fs' is not defined"; `all([f.shape[1] == 3 for f in fs])`, whose
-        only local is the iterable of the first `for`, compiles)."""
+        only local is the iterable of the first `for`, compiles). A lambda given to it is the
+        same (written/everyday: `sorted(range(n), key=lambda i: self.order[i])` gives "name
+        'self' is not defined"; `sorted(self.names, key=lambda n: len(n))` compiles)."""
         comps = [a for a in node.args if isinstance(a, _COMPREHENSIONS)]
-        if not comps or ctx.function is None or _under_unknown_constant_branch(node, ctx):
+        lambdas = [a for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Lambda)]
+        if not (comps or lambdas) or ctx.function is None or _under_unknown_constant_branch(node, ctx):
             return
         local = _locals_of(ctx.function)
+        for lam in lambdas:
+            params = {a.arg for a in (*lam.args.posonlyargs, *lam.args.args, *lam.args.kwonlyargs, lam.args.vararg, lam.args.kwarg) if a is not None}
+            for sub in ast.walk(lam.body):
+                if isinstance(sub, ast.Name) and sub.id in local and sub.id not in params:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{name}()` is run as a Python script in graph mode, and the lambda given to it cannot see `{sub.id}`, a local of the compiled function (MindSpore: name '{sub.id}' is not defined); compute it with a loop or a list built first",
+                    )
+                    return
         for comp in comps:
             own = {n.id for g in comp.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
             inner: list[ast.AST] = [comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt]
