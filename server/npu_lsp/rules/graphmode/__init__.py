@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     classmethod_in_graph,
     compile_time_frozen_call,
     complex_literal,
+    construct_wrapped_star_args,
     container_mutated_in_helper,
     defaultdict_missing_key,
     del_statement,

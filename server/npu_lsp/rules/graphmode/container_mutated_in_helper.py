@@ -22,6 +22,9 @@ class ContainerMutatedInHelper(GraphRule):
     Flags a call in compiled code, used as a statement, of a helper (a function of the module
     or a method of the cell) that fills one of its list or dict arguments in place
     (`lst.append(t)`, `d[k] = v`) instead of returning it.
+    Also a call of a function defined inside the compiled one that fills a list or dict of
+    the enclosing function (`def hook(h): feats.append(h)`) when the enclosing function
+    bound it empty, never fills it itself and later stacks or subscripts it.
 
     ## Why is this bad?
     In a graph, lists and dicts are values: the helper changes its own copy and the caller's
@@ -65,13 +68,19 @@ class ContainerMutatedInHelper(GraphRule):
       outside, as with a list held on `self`).
     """
 
-    nodes = (ast.Expr,)
+    nodes = (ast.Expr, ast.Assign)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: every expression statement of compiled code comes here
-        assert isinstance(node, ast.Expr)
+        assert isinstance(node, (ast.Expr, ast.Assign))
         call = node.value
         if not isinstance(call, ast.Call) or ctx.function is None:
+            return ()
+        if isinstance(call.func, ast.Name):
+            nested = _nested_defs(ctx).get(call.func.id)
+            if nested is not None:
+                return self._closure(node, nested, ctx)
+        if isinstance(node, ast.Assign):
             return ()
         helper, offset = _helper(call.func, ctx)
         if helper is None:
@@ -102,6 +111,66 @@ class ContainerMutatedInHelper(GraphRule):
                     severity="warning",
                 )
             return
+
+
+    def _closure(self, stmt: ast.stmt, nested: ast.FunctionDef, ctx: Context) -> Iterable[Diagnostic]:
+        """A function defined inside the compiled one that fills a list or dict of the
+        enclosing function in place (`def hook(h): feats.append(h)`), called here while the
+        enclosing function later reads what it should have put there (measured, written
+        set `everyday` `deco_closure_list_append_outer`: "For 'Stack', the 'len of input_x'
+        must be int and must >= 1, but got '0'")."""
+        own = _locals_of(nested)
+        for name, what in _mutated_names(nested).items():
+            if name in own:
+                continue
+            read = _read_expecting_content(name, stmt, ctx, skip=nested)
+            if read is not None:
+                yield ctx.diagnostic(
+                    self,
+                    stmt,
+                    f"`{nested.name}` fills the enclosing {what} `{name}` in place, but in a graph that change is not seen here, and line {read.lineno} reads it (`{ctx.segment(read)}`); have `{nested.name}` return what it adds and append it here",
+                )
+                return
+
+
+def _nested_defs(ctx: Context) -> dict[str, ast.FunctionDef]:
+    """Functions defined in the body of the compiled function (not the function itself)."""
+    fn = ctx.function
+    key = ("MS151-nested", id(fn))
+    hit: dict[str, ast.FunctionDef] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = {}
+        for n in ast.walk(fn) if fn is not None else ():
+            if isinstance(n, ast.FunctionDef) and n is not fn:
+                hit[n.name] = n
+        ctx.cache[key] = hit
+    return hit
+
+
+def _locals_of(fn: ast.FunctionDef) -> set[str]:
+    """Parameters and names `fn` binds itself."""
+    a = fn.args
+    out = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+    nonlocal_names = {x for n in ast.walk(fn) if isinstance(n, (ast.Nonlocal, ast.Global)) for x in n.names}
+    return out - nonlocal_names
+
+
+def _mutated_names(fn: ast.FunctionDef) -> dict[str, str]:
+    """Names `fn` changes in place: name -> "list" or "dict" (as far as the mutation tells)."""
+    out: dict[str, str] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            if n.func.attr in _MUTATORS:
+                out.setdefault(n.func.value.id, "dict" if n.func.attr in ("update", "setdefault") else "list")
+        elif isinstance(n, (ast.Assign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                    out.setdefault(t.value.id, "dict")
+    return out
 
 
 def _helper(func: ast.expr, ctx: Context) -> tuple[ast.FunctionDef | None, int]:
@@ -147,15 +216,18 @@ def _mutated_params(helper: ast.FunctionDef) -> dict[str, str]:
     return {k: v for k, v in out.items() if k not in rebound}
 
 
-def _read_expecting_content(name: str, call_stmt: ast.stmt, ctx: Context) -> ast.expr | None:
+def _read_expecting_content(
+    name: str, call_stmt: ast.stmt, ctx: Context, skip: ast.AST | None = None
+) -> ast.expr | None:
     """Where the caller reads what only the helper put in `name`: `name` was bound to an
     empty `[]` / `{}` literal, the caller never fills it itself, and a later statement
-    subscripts it or stacks it. None when that cannot be told."""
+    subscripts it or stacks it. None when that cannot be told. `skip`: a nested function
+    whose body is the helper's, not the caller's."""
     func = ctx.function
     if func is None:
         return None
     empty = False
-    for n in ast.walk(func):
+    for n in _walk_skipping(func, skip):
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
             if isinstance(n.value, (ast.List, ast.Dict)) and not (
                 n.value.elts if isinstance(n.value, ast.List) else n.value.keys
@@ -173,7 +245,7 @@ def _read_expecting_content(name: str, call_stmt: ast.stmt, ctx: Context) -> ast
     if not empty:
         return None
     after = call_stmt.end_lineno or call_stmt.lineno
-    for n in ast.walk(func):
+    for n in _walk_skipping(func, skip):
         if getattr(n, "lineno", 0) <= after:
             continue
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name and isinstance(n.ctx, ast.Load):
@@ -187,3 +259,15 @@ def _read_expecting_content(name: str, call_stmt: ast.stmt, ctx: Context) -> ast
                 if inner.startswith("mindspore.") and inner.rsplit(".", 1)[-1] in _NEEDS_ELEMENTS:
                     return n
     return None
+
+
+def _walk_skipping(root: ast.AST, skip: ast.AST | None) -> Iterable[ast.AST]:
+    """`ast.walk(root)` without the subtree of `skip`."""
+    if skip is None:
+        yield from ast.walk(root)
+        return
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for c in ast.iter_child_nodes(n) if c is not skip)

@@ -63,6 +63,10 @@ class PythonCallOnTensor(GraphRule):
     of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
     `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
     parser) are never run while compiling, so they are flagged even with constant inputs.
+    A method of an object the standard library or a package built at module level is
+    called as Python too (`logger.debug("out %s", y)` with `logger =
+    logging.getLogger(__name__)`), and an f-string formatting a graph variable counts as
+    one (`warnings.warn(f"mean {y.mean()}")`; `f"{x.shape[0]}"` folds).
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
     (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
@@ -181,7 +185,7 @@ class PythonCallOnTensor(GraphRule):
         else:
             shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else _shown(node.func, q, ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
-            if a.kind(arg).dynamic or _list_of_variables(arg, ctx):
+            if a.kind(arg).dynamic or _list_of_variables(arg, ctx) or _formats_variable(arg, a):
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -566,6 +570,15 @@ def _dict_of_variables(name: str, ctx: Context) -> bool:
     return isinstance(bound, ast.Dict) and any(a.kind(v).dynamic for v in bound.values)
 
 
+def _formats_variable(arg: ast.expr, a: Analyzer) -> bool:
+    """An f-string formatting a graph variable (`warnings.warn(f"mean {y.mean()}")`): the
+    call gets a string built at run time (written/everyday `stdlib_warnings_fstring_tensor`:
+    "the inputs should be constant"); `f"{x.shape[0]}"` folds and compiles."""
+    return isinstance(arg, ast.JoinedStr) and any(
+        isinstance(v, ast.FormattedValue) and a.kind(v.value).dynamic for v in arg.values
+    )
+
+
 def _named(func: ast.expr, q: str, ctx: Context) -> str:
     """`js.loads` (`json.loads`) for an alias, `json.loads` otherwise."""
     seg = ctx.segment(func)
@@ -584,18 +597,21 @@ def _module_built(func: ast.expr, ctx: Context) -> str | None:
     """`Output(...)` where the module binds `Output = namedtuple(...)` (or
     `act = functools.partial(...)`): an object the standard library or a package built,
     called as Python like the function that built it (measured: a namedtuple class called
-    with graph variables is rejected under STRICT, "the inputs should be constant")."""
-    if not isinstance(func, ast.Name):
+    with graph variables is rejected under STRICT, "the inputs should be constant").
+    Likewise a method of such an object (`logger.debug(...)` with `logger =
+    logging.getLogger(__name__)`; written/everyday probe `logging_debug_tensor_strict`)."""
+    holder = func.value if isinstance(func, ast.Attribute) else func
+    if not isinstance(holder, ast.Name):
         return None
-    q = ctx.scopes.info.instances.get(func.id)
+    q = ctx.scopes.info.instances.get(holder.id)
     if q is None or q.startswith("builtins.") or not calls_table.outside_project(q):
         return None
     fn = ctx.function
     if fn is not None and any(
-        isinstance(n, ast.Name) and n.id == func.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(fn)
+        isinstance(n, ast.Name) and n.id == holder.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(fn)
     ):
         return None  # a local of the same name
-    return q
+    return f"{q}(...).{func.attr}" if isinstance(func, ast.Attribute) else q
 
 
 @functools.cache

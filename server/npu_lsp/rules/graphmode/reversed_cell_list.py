@@ -25,7 +25,10 @@ class ReversedCellList(GraphRule):
     holds for any builtin the graph does not implement and for `functools.reduce` given the
     CellList itself or a generator expression over it (`any(isinstance(m, nn.Dropout)
     for m in self.body)`, `functools.reduce(lambda h, f: f(h), self.layers, x)`); a list
-    comprehension is compiled first and hands over its items, not the cells.
+    comprehension is compiled first and hands over its items, not the cells. Also such a
+    builtin (or a builtin type the parser refuses, such as `type`) given the loop variable
+    of a `for` over the CellList (`type(layer).__name__` for `layer` in `self.layers`: "name
+    'layer' is not defined"; `isinstance(layer, ...)` compiles).
 
     ## Why is this bad?
     The graph has no `reversed`: MindSpore interprets the call as Python and gets back
@@ -133,6 +136,19 @@ class ReversedCellList(GraphRule):
             return
         for arg in node.args:
             held = _cell_list_attr(arg, ctx)
+            looped = _cell_list_loop_target(arg, node, ctx) if held is None else None
+            if looped is not None:
+                target, attr = looped
+                # measured (written/everyday `inherit_type_name_dispatch`, probe
+                # `type_name_of_celllist_loop_var`): `type(layer).__name__` for `layer` in
+                # `self.layers` fails at both levels with "name 'layer' is not defined";
+                # `type(self.fc)` and `isinstance(layer, nn.LayerNorm)` compile
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{name}` is interpreted, not compiled, and cannot be given `{target}`, a cell of the CellList `self.{attr}` the loop unrolls (MindSpore: name '{target}' is not defined); use `isinstance`, or a flag set on the cell in `__init__`",
+                )
+                return
             # a generator hands the cells themselves to the interpreter; a list comprehension
             # is compiled first and passes its items (measured: `reduce(f, [h(x) for h in
             # self.heads])` compiles at LAX)
@@ -165,16 +181,41 @@ class ReversedCellList(GraphRule):
 
 def _interpreted_name(f: ast.expr, ctx: Context) -> str | None:
     """`all`, `any`, `sorted`...: a builtin function the graph compiler does not implement,
-    or `functools.reduce`; None for the rest."""
+    a builtin type its parser refuses to build (`type`, `dict`, `set`...), or
+    `functools.reduce`; None for the rest."""
     q = ctx.qualname(f)
     if q == "functools.reduce":
         return "functools.reduce"
     if not isinstance(f, ast.Name) or q not in (None, f"builtins.{f.id}", f.id):
         return None
     obj = getattr(builtins, f.id, None)
-    if obj is None or isinstance(obj, type) or f.id in calls_table.graph_builtins():
+    if obj is None or f.id in calls_table.graph_builtins():
+        return None
+    if isinstance(obj, type) and f.id not in calls_table.refused_builtin_types():
         return None
     return f.id
+
+
+def _loop_of(arg: ast.expr, node: ast.AST, ctx: Context) -> ast.For | None:
+    """The `for` enclosing `node` whose target is the name `arg`."""
+    if not isinstance(arg, ast.Name):
+        return None
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        if isinstance(p, ast.For) and isinstance(p.target, ast.Name) and p.target.id == arg.id:
+            return p
+        p = ctx.parent(p)
+    return None
+
+
+def _cell_list_loop_target(arg: ast.expr, node: ast.AST, ctx: Context) -> tuple[str, str] | None:
+    """(`layer`, `layers`) when `arg` is the name `layer` bound by an enclosing `for layer in
+    self.layers` over a CellList (the loop is unrolled and `layer` is a cell, not a graph value)."""
+    loop = _loop_of(arg, node, ctx)
+    attr = _cell_list_attr(loop.iter, ctx) if loop is not None else None
+    if attr is None or not isinstance(arg, ast.Name):
+        return None
+    return arg.id, attr
 
 
 #: builtins that wrap their arguments in a new Python container
