@@ -950,7 +950,9 @@ def _call_candidates(ctx: Context) -> tuple[set[int], set[str]]:
                 continue
             if not scope.call_sites and not (scope.kind == "jit" and ctx.parent(func) is ctx.tree):
                 continue
-            if not any(type(st) is ast.If and _may_join(st, func, ctx) for st in statements(func.body)):
+            # structure alone: the values before an `if` (`_may_join`) would ask for the
+            # parents of functions the walk has not reached, a map of the whole file
+            if not any(type(st) is ast.If and (returns_in(st.body) or _assigned(st.body)) for st in statements(func.body)):
                 continue
             if scope.call_sites:
                 sites.update(id(c.call) for c in scope.call_sites if c.path == ctx.path and c.call is not None)

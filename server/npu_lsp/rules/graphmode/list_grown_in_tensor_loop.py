@@ -119,6 +119,10 @@ def _needs_elements(func: ast.expr, ctx: Context) -> bool:
     """`ops.stack`, `P.Stack()`, or `self.concat` built in `__init__` as `P.Concat(...)`."""
     if isinstance(func, ast.Call):
         func = func.func
+    elif type(func) is ast.Attribute and func.attr not in _NEEDS_ELEMENTS and not (
+        type(func.value) is ast.Name and func.value.id == "self"  # type: ignore[attr-defined]
+    ):
+        return False  # an attribute chain's dotted name ends with its attribute
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         # once per held attribute of the function's class: most are sub-cells
         key = ("ms152-held", id(ctx.function))
@@ -298,17 +302,18 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
         queue = deque([func])
         while queue:
             n = queue.popleft()
-            if type(n) is ast.For or type(n) is ast.AsyncFor:
+            t = type(n)
+            if t is ast.For or t is ast.AsyncFor:
                 fors += 1
-            if type(n) is ast.For and (
-                (
-                    isinstance(n.iter, ast.Call)
-                    and isinstance(n.iter.func, ast.Name)
-                    and ctx.qualname(n.iter.func) == "builtins.range"
-                )
-                or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
-            ):
-                hit.append(n)
+                if t is ast.For and (
+                    (
+                        isinstance(n.iter, ast.Call)
+                        and isinstance(n.iter.func, ast.Name)
+                        and ctx.qualname(n.iter.func) == "builtins.range"
+                    )
+                    or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
+                ):
+                    hit.append(n)
             for field_name in n._fields:
                 value = getattr(n, field_name, None)
                 if type(value) is list:
