@@ -120,7 +120,7 @@ def _needs_elements(func: ast.expr, ctx: Context) -> bool:
     if isinstance(func, ast.Call):
         func = func.func
     elif type(func) is ast.Attribute and func.attr not in _NEEDS_ELEMENTS and not (
-        type(func.value) is ast.Name and func.value.id == "self"  # type: ignore[attr-defined]
+        type(func.value) is ast.Name and func.value.id == "self"
     ):
         return False  # an attribute chain's dotted name ends with its attribute
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
@@ -305,7 +305,7 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
             t = type(n)
             if t is ast.For or t is ast.AsyncFor:
                 fors += 1
-                if t is ast.For and (
+                if isinstance(n, ast.For) and (
                     (
                         isinstance(n.iter, ast.Call)
                         and isinstance(n.iter.func, ast.Name)
