@@ -72,7 +72,7 @@ class BranchOnlyBinding(GraphRule):
             body = bindings(node.body)
             other = bindings(node.orelse) if node.orelse else set()
             only = body ^ other
-            if not only or not only - param_names(func) or folded_by_parser(node.test, func):
+            if not only or not only - _params(func, ctx) or folded_by_parser(node.test, func):
                 return ()
             if not only - _assigned_before(node, ctx):  # `h = ...` then `if c: h = ...`
                 return ()
@@ -112,6 +112,15 @@ class BranchOnlyBinding(GraphRule):
             else:
                 msg = f"`{name}` is first bound inside the {where} and cannot be used after the loop in graph mode"
             yield ctx.diagnostic(self, use, msg)
+
+
+def _params(func: ast.AST, ctx: Context) -> set[str]:
+    """`param_names` of `func`, once per function (every `if` in it asks)."""
+    key = ("MS118.params", id(func))
+    hit: set[str] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = param_names(func)
+    return hit
 
 
 def folded_by_parser(test: ast.expr, func: ast.AST) -> bool:

@@ -103,11 +103,28 @@ def _augmented(block: list[ast.stmt]) -> dict[str, ast.expr]:
     return out
 
 
-def preceding_values(node: ast.stmt, ctx: Context, names: set[str]) -> dict[str, ast.expr]:
+def _false_path_values(node: ast.If, ctx: Context, func: ast.AST | None) -> dict[str, ast.expr]:
+    """`preceding_values` of the names an `if` without `else` binds in its body, in `func`
+    (the function holding it), once per `if`: the rule's walk and its per-call
+    specialisation both ask."""
+    key = ("MS119.before", id(node))
+    hit: dict[str, ast.expr] | None = ctx.cache.get(key)
+    if hit is None:
+        assigned = _assigned(node.body)
+        hit = ctx.cache[key] = preceding_values(node, ctx, set(assigned), func) if assigned else {}
+    return hit
+
+
+def preceding_values(
+    node: ast.stmt, ctx: Context, names: set[str], func: ast.AST | None = None
+) -> dict[str, ast.expr]:
     """Those of `names` last bound by a plain `name = value` before `node` (in its block, then
     before the loops and branches around it): the value the false path carries. A name
     rebound any other way in between (unpacking, a loop, `+=`) is left out; a parameter
-    bound nowhere before carries the Python number every call in the file passes for it."""
+    bound nowhere before carries the Python number every call in the file passes for it.
+    `func` is the function holding `node` (default: the one being checked)."""
+    if func is None:
+        func = ctx.function
     out: dict[str, ast.expr] = {}
     wanted = set(names)
     current: ast.AST = node
@@ -135,7 +152,7 @@ def preceding_values(node: ast.stmt, ctx: Context, names: set[str]) -> dict[str,
                 break
         out.update(found)
         wanted -= found.keys() | settled
-        if parent is not None and parent is ctx.function:
+        if parent is not None and parent is func:
             # bound nowhere before: a parameter holds what the calls pass (a Python number)
             for name in sorted(wanted):
                 arg = python_number_argument(parent, name, ctx)
@@ -203,8 +220,16 @@ def _ancestors(node: ast.AST, ctx: Context) -> list[ast.AST]:
 
 
 def _nested(ctx: Context) -> bool:
+    """Is the function being checked nested in another function? (Once per function: every
+    `if` asks.)"""
     func = ctx.function
-    return func is not None and any(is_function(p) for p in _ancestors(func, ctx))
+    if func is None:
+        return False
+    key = ("MS119.nested", id(func))
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = any(is_function(p) for p in _ancestors(func, ctx))
+    return bool(hit)
 
 
 def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: Context) -> av.JoinError | None:
@@ -656,10 +681,7 @@ class BranchTypeMismatch(GraphRule):
             node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
         ):
             # `y = 0` then `if t: y = x`: the value bound before is the false path's
-            assigned = {} if node.orelse else _assigned(node.body)
-            if not assigned:
-                return None
-            before = preceding_values(node, ctx, set(assigned))  # cheap: no data flow
+            before = {} if node.orelse else _false_path_values(node, ctx, ctx.function)  # no data flow
             if not before:
                 return None
             a = analyzer(ctx)
@@ -928,7 +950,9 @@ def _call_candidates(ctx: Context) -> tuple[set[int], set[str]]:
                 continue
             if not scope.call_sites and not (scope.kind == "jit" and ctx.parent(func) is ctx.tree):
                 continue
-            if not any(type(st) is ast.If and _may_join(st) for st in statements(func.body)):
+            # structure alone: the values before an `if` (`_may_join`) would ask for the
+            # parents of functions the walk has not reached, a map of the whole file
+            if not any(type(st) is ast.If and (returns_in(st.body) or _assigned(st.body)) for st in statements(func.body)):
                 continue
             if scope.call_sites:
                 sites.update(id(c.call) for c in scope.call_sites if c.path == ctx.path and c.call is not None)
@@ -938,9 +962,15 @@ def _call_candidates(ctx: Context) -> tuple[set[int], set[str]]:
     return hit
 
 
-def _may_join(st: ast.If) -> bool:
-    """Structure alone: returns in the true branch, or names bound in it."""
-    return bool(returns_in(st.body) or _assigned(st.body))
+def _may_join(st: ast.If, func: ast.AST, ctx: Context) -> bool:
+    """Structure alone (no data flow), as `_joining_ifs` asks it: returns in the true branch,
+    a name bound on both paths, or (without `else`) a name bound in the body whose value
+    before the `if` is known."""
+    if returns_in(st.body):
+        return True
+    if st.orelse:
+        return bool(_assigned(st.body).keys() & _assigned(st.orelse).keys())
+    return bool(_false_path_values(st, ctx, func))
 
 
 def _joining_ifs(func: ast.FunctionDef, ctx: Context) -> list[ast.If]:
@@ -953,14 +983,7 @@ def _joining_ifs(func: ast.FunctionDef, ctx: Context) -> list[ast.If]:
         a = analyzer(ctx)
         hit = []
         for st in statements(func.body):
-            if type(st) is not ast.If:
-                continue
-            assigned = _assigned(st.body)
-            if not (
-                returns_in(st.body)
-                or (st.orelse and assigned.keys() & _assigned(st.orelse).keys())
-                or (not st.orelse and assigned and preceding_values(st, ctx, set(assigned)))
-            ):
+            if type(st) is not ast.If or not _may_join(st, func, ctx):
                 continue
             if a.kind(st.test, func).dynamic:
                 hit.append(st)

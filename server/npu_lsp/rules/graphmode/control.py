@@ -6,7 +6,7 @@ import ast
 import bisect
 from collections.abc import Iterator
 
-from npu_lsp.astutil import statements, store_names, walk
+from npu_lsp.astutil import _NO_BLOCKS, store_names, walk
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.helpers import FUNCS, returns_in, terminates
 
@@ -50,19 +50,37 @@ def bindings(stmts: list[ast.stmt]) -> set[str]:
     Only statements are scanned: a `:=` inside an expression is rejected in graph code on
     its own (MS110), so it need not count here."""
     out: set[str] = set()
-    for st in statements(stmts):
+    # the statements `astutil.statements` yields, in any order (a set is built), without a
+    # generator: most blocks asked about are one or two simple statements
+    stack = list(stmts)
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        st = pop()
         t = type(st)
         if t is ast.Assign:
             for target in st.targets:  # type: ignore[attr-defined]
                 store_names(target, out)
-        elif t in _TARGET_STATEMENTS:
+            continue
+        if t in _NO_BLOCKS:
+            if t is ast.AugAssign or t is ast.AnnAssign:
+                store_names(st.target, out)  # type: ignore[attr-defined]
+            elif t in _DEFINITIONS:
+                out.add(st.name)  # type: ignore[attr-defined]
+            continue
+        if t in _TARGET_STATEMENTS:
             store_names(st.target, out)  # type: ignore[attr-defined]
         elif t is ast.With or t is ast.AsyncWith:
             for item in st.items:  # type: ignore[attr-defined]
                 if item.optional_vars is not None:
                     store_names(item.optional_vars, out)
-        elif t in _DEFINITIONS:
-            out.add(st.name)  # type: ignore[attr-defined]
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(st, name, None)
+            if block:
+                extend(block)
+        for h in getattr(st, "handlers", None) or ():
+            extend(h.body)
+        for case in getattr(st, "cases", None) or ():
+            extend(case.body)
     return out
 
 

@@ -185,8 +185,8 @@ class JitForbiddenApi(GraphRule):
                     )
                 ]
             return ()
-        if not isinstance(func, ast.Attribute):
-            return ()
+        if not isinstance(func, ast.Attribute) or func.attr not in _METHOD_ATTRS:
+            return ()  # (no generator for the sub-cell and tensor method calls of compiled code)
         return self._method_call(node, func, ctx)
 
     def _method_call(self, node: ast.Call, func: ast.Attribute, ctx: Context) -> Iterator[Diagnostic]:
@@ -338,6 +338,8 @@ def _refused_pattern() -> re.Pattern[str]:
 
 #: Cell methods returning the sub-cells as a Python container built at run time
 _CELL_CONTAINERS = frozenset({"cells", "name_cells"})
+#: every method name `_method_call` may report
+_METHOD_ATTRS = _CELL_CONTAINERS | _CELL_METHODS | _CELL_ONLY_METHODS | {"assign_value", "set_data", "init_data"}
 
 
 def _iterated(call: ast.Call, ctx: Context) -> bool:

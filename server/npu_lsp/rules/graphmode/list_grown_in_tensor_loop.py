@@ -6,6 +6,7 @@ import ast
 from collections import deque
 from collections.abc import Iterable
 
+from npu_lsp.astutil import ascii_words
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -118,13 +119,31 @@ def _needs_elements(func: ast.expr, ctx: Context) -> bool:
     """`ops.stack`, `P.Stack()`, or `self.concat` built in `__init__` as `P.Concat(...)`."""
     if isinstance(func, ast.Call):
         func = func.func
+    elif type(func) is ast.Attribute and func.attr not in _NEEDS_ELEMENTS and not (
+        type(func.value) is ast.Name and func.value.id == "self"
+    ):
+        return False  # an attribute chain's dotted name ends with its attribute
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-        a = analyzer(ctx)
-        cls = a.owner_class(ctx.function)
-        values = a._self_values(cls).get(func.attr, []) if cls is not None else []
-        if len(values) != 1 or not isinstance(values[0], ast.Call):
-            return False
-        func = values[0].func
+        # once per held attribute of the function's class: most are sub-cells
+        key = ("ms152-held", id(ctx.function))
+        held: dict[str, bool] | None = ctx.cache.get(key)
+        if held is None:
+            held = ctx.cache[key] = {}
+        hit = held.get(func.attr)
+        if hit is None:
+            a = analyzer(ctx)
+            cls = a.owner_class(ctx.function)
+            values = a._self_values(cls).get(func.attr, []) if cls is not None else []
+            hit = held[func.attr] = (
+                len(values) == 1 and isinstance(values[0], ast.Call) and _needs_elements_name(values[0].func, ctx)
+            )
+        return hit
+    return _needs_elements_name(func, ctx)
+
+
+def _needs_elements_name(func: ast.expr, ctx: Context) -> bool:
+    if type(func) is ast.Attribute and func.attr not in _NEEDS_ELEMENTS:
+        return False  # an attribute chain's dotted name ends with its attribute
     q = ctx.qualname(func) or ""
     return q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in _NEEDS_ELEMENTS
 
@@ -179,14 +198,20 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
     func = ctx.function
     if func is None:
         return None
+    # loops over `range` of literals have a known trip count: when every loop before the
+    # call is one, the name's binding (the function's binding index) is never needed
+    loops = [
+        n for n in _range_loops(func, ctx) if (n.end_lineno or n.lineno) < call.lineno and not _literal_range(n.iter, ctx)
+    ]
+    if not loops:
+        return None
     a = analyzer(ctx)
     start = a.single_assignment(name, func)
     if not (isinstance(start, ast.List) and not start.elts):
         return None
-    for n in _range_loops(func, ctx):
+    for n in loops:
         if (
-            (n.end_lineno or n.lineno) < call.lineno
-            and _unknown_trip_count(n.iter, ctx, a)
+            _unknown_trip_count(n.iter, ctx, a)
             and name in set(_grown_names(n.body))
         ):
             everywhere = list(_grown_names(getattr(func, "body", [])))
@@ -204,7 +229,9 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
     a = analyzer(ctx)
     if isinstance(arg, ast.Name):
         func = ctx.function
-        value = a.single_assignment(arg.id, func) if func is not None else None
+        if func is None or not _may_comprehend(func, ctx):
+            return None
+        value = a.single_assignment(arg.id, func)
         arg = value if isinstance(value, ast.ListComp) else arg
     if not isinstance(arg, ast.ListComp) or len(arg.generators) != 1:
         return None
@@ -219,6 +246,36 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
     if any(a.kind(b) == Kind.VAR or dynamic_shape_read(b, ctx) for b in it.args):
         return arg
     return None
+
+
+def _literal_range(it: ast.expr, ctx: Context) -> bool:
+    """`range(3)`, `range(0, 8, 2)`: a `range` of literals (`_unknown_trip_count` says no)."""
+    return (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and all(type(x) is ast.Constant for x in it.args)
+        and not it.keywords
+        and ctx.qualname(it.func) == "builtins.range"
+    )
+
+
+def _may_comprehend(func: ast.AST, ctx: Context) -> bool:
+    """May `func` hold a comprehension? Its text has more `for` words than it has `for`
+    statements (every comprehension adds one; a `for` in a string or a comment only makes
+    the answer a cautious yes). Once per function, from its text and `_range_loops`' walk."""
+    key = ("ms152-comprehends", id(func))
+    hit: bool | None = ctx.cache.get(key)
+    if hit is None:
+        first, last = getattr(func, "lineno", None), getattr(func, "end_lineno", None)
+        if first is None or last is None or not ctx.text.isascii():
+            hit = True
+        else:
+            first = min((d.lineno for d in getattr(func, "decorator_list", ())), default=first)
+            _range_loops(func, ctx)
+            words = ascii_words("\n".join(ctx.lines[first - 1 : last]))
+            hit = words.count("for") > ctx.cache[("ms152-for-statements", id(func))]
+        ctx.cache[key] = hit
+    return hit
 
 
 def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
@@ -241,23 +298,28 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
     hit: list[ast.For] | None = ctx.cache.get(key)
     if hit is None:
         hit = []
+        fors = 0  # every `for` / `async for` statement (`_may_comprehend`)
         queue = deque([func])
         while queue:
             n = queue.popleft()
-            if type(n) is ast.For and (
-                (
-                    isinstance(n.iter, ast.Call)
-                    and isinstance(n.iter.func, ast.Name)
-                    and ctx.qualname(n.iter.func) == "builtins.range"
-                )
-                or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
-            ):
-                hit.append(n)
+            t = type(n)
+            if t is ast.For or t is ast.AsyncFor:
+                fors += 1
+                if isinstance(n, ast.For) and (
+                    (
+                        isinstance(n.iter, ast.Call)
+                        and isinstance(n.iter.func, ast.Name)
+                        and ctx.qualname(n.iter.func) == "builtins.range"
+                    )
+                    or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
+                ):
+                    hit.append(n)
             for field_name in n._fields:
                 value = getattr(n, field_name, None)
                 if type(value) is list:
                     queue.extend(v for v in value if isinstance(v, _SKELETON))
         ctx.cache[key] = hit
+        ctx.cache[("ms152-for-statements", id(func))] = fors
     return hit
 
 
