@@ -743,10 +743,16 @@ def _place(rng: random.Random, prog: Program, frag: Frag, k: int, cell_root: boo
 V2_FROM = 9_500_000
 #: the first seed of generator version 3 (`gen_v3.py`: idioms of human-written code)
 V3_FROM = 9_800_000
+#: the first seed of generator version 4 (`gen_v4.py`: train-step and jit roots, continue joins, random draws)
+V4_FROM = 9_900_000
 
 
 def generate(seed: int) -> str:
     """One whole program for `seed` (same seed, same text)."""
+    if seed >= V4_FROM:  # its own composition; the seeds below take version 1-3's path exactly
+        from gen_v4 import generate_v4
+
+        return generate_v4(seed)
     rng = random.Random(seed)
     v2 = seed >= V2_FROM
     v3 = seed >= V3_FROM
