@@ -644,12 +644,12 @@ def _note_local_bindings(tree: ast.Module, info: ModuleInfo, text: str | None, m
                     jits[a0.value.id if a0.attr == "construct" else f"{a0.value.id}.{a0.attr}"] = kws
             if type(st) is not ast.Assign or type(value) is not ast.Call:
                 continue
-            names = [x.id for x in st.targets if isinstance(x, ast.Name)]  # type: ignore[attr-defined]
-            wrapped = _wrapped_names(value, info)
-            callee = None if wrapped else info.resolve(value.func)
+            names = [x.id for x in st.targets if isinstance(x, ast.Name)]
+            inner = _wrapped_names(value, info)
+            callee = None if inner else info.resolve(value.func)
             for n in names:
-                if wrapped and wrapped != [n]:  # `step = ms.jit(step)` keeps what `step` is
-                    wraps[n] = wrapped
+                if inner and inner != [n]:  # `step = ms.jit(step)` keeps what `step` is
+                    wraps[n] = inner
                     instances.pop(n, None)
                 elif callee:
                     instances[n] = callee

@@ -530,13 +530,12 @@ def folded_away(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
 def _names_base(call: ast.Call | None) -> bool:
     """`super().construct(x)` / `Base.construct(self, x)`: a call naming the base's method
     itself, which compiles it whatever the subclasses override."""
-    f = call.func if call is not None else None
-    if not isinstance(f, ast.Attribute):
+    if call is None or not isinstance(f := call.func, ast.Attribute):
         return False
     recv = f.value
     if isinstance(recv, ast.Call):
         return isinstance(recv.func, ast.Name) and recv.func.id == "super"
-    return isinstance(recv, ast.Name) and bool(call and call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
+    return isinstance(recv, ast.Name) and bool(call.args) and isinstance(a0 := call.args[0], ast.Name) and a0.id == "self"
 
 
 def _unused_result(ctx: Context, site: CallSite) -> bool:
