@@ -1284,13 +1284,33 @@ class Analyzer:
         """Plain-Python `name = Something(...)` -> the last part of `Something`."""
         if self._instances is None:
             self._instances = {}
-            for name, value in self._module_assignments().items():
+            assignments = self._module_assignments()
+            for name, value in assignments.items():
                 if isinstance(value, ast.Call) and isinstance(
                     value.func, (ast.Name, ast.Attribute)
                 ):
                     q = self.ctx.qualname(value.func)
-                    self._instances[name] = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
+                    last = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
+                    if q and q.startswith("mindspore.") and last in ("jit", "ms_function") and value.args:
+                        last = self._jit_wrapped_class(name, value.args[0], assignments) or last
+                    self._instances[name] = last
         return self._instances
+
+    def _jit_wrapped_class(self, name: str, arg: ast.expr, assignments: dict[str, ast.expr]) -> str | None:
+        """`fn = ms.jit(net)` / `ms.jit(net.construct)` / `net = ms.jit(net)`: calling `fn`
+        runs the network `net` is (the last part of its class name); `fast = ms.jit(step)`
+        of a function runs `step`."""
+        if isinstance(arg, ast.Attribute) and arg.attr == "construct":
+            arg = arg.value
+        if not isinstance(arg, ast.Name):
+            return None
+        if arg.id == name:  # rebound: what the module-level name was before
+            held = self.ctx.scopes.info.instances.get(name)
+            return held.rsplit(".", 1)[-1] if held else None
+        inner = assignments.get(arg.id)
+        if isinstance(inner, ast.Call) and isinstance(inner.func, (ast.Name, ast.Attribute)):
+            return (self.ctx.qualname(inner.func) or dotted_last(inner.func)).rsplit(".", 1)[-1]
+        return arg.id if inner is None else None
 
     def _scan_module_calls(self) -> dict[str, list[ast.Call]]:
         """Calls in plain-Python code by callee: `net(x)` under the class of `net = Net()`,
