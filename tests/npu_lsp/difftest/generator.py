@@ -16,7 +16,10 @@ Version 2 (seeds from `V2_FROM` on, see `gen_v2.py`) adds fragment families aime
 checker misses, other outputs of the compiled entry and jit train steps with gradients and an
 optimizer. Seeds below `V2_FROM` take exactly version 1's path (no extra random draws), so every
 stored program is still what its seed generates. Version 3 (seeds from `V3_FROM` on, see
-`gen_v3.py`) adds idioms of human-written code, the same way.
+`gen_v3.py`) adds idioms of human-written code, the same way. Version 4 (seeds from `V4_FROM`
+on, `gen_v4.py`) composes its own programs from all the families: train-step Cells and
+`ms.jit` roots built inside functions, joins through `continue`, random draws passed to
+sub-cells, `jit_class` objects, `ms.mutable` inputs, `super().construct`.
 """
 
 from __future__ import annotations

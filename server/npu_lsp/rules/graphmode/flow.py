@@ -840,10 +840,10 @@ class Analyzer:
     def _site_args(self, fn: _Fn, name: str, spec: _Param) -> list[tuple[ast.expr, _Fn | None]]:
         """The argument given for parameter `name` at each place `fn` is called: module-level
         calls of a Cell instance / jit function, or call sites in compiled code for helpers."""
-        index = spec[1]
         out: list[tuple[ast.expr, _Fn | None]] = []
         for call, caller in self._call_sites(fn):
             args = call.args
+            index = spec[1] + 1 if spec[0] == "pos" and _passes_self(call) else spec[1]
             if index < len(args) and not any(isinstance(a, ast.Starred) for a in args[: index + 1]):
                 out.append((args[index], caller))
             for kw in call.keywords:
@@ -2215,3 +2215,17 @@ def _cell_list_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Ca
     ):
         return [(node, listed[node.func.value.attr])]
     return []
+
+
+def _passes_self(call: ast.Call) -> bool:
+    """`Base.construct(self, x)`: a method called through its class, `self` passed as the
+    first argument (the method's parameters after `self` take the arguments after it)."""
+    f = call.func
+    return (
+        type(f) is ast.Attribute
+        and type(f.value) is ast.Name
+        and f.value.id != "self"
+        and bool(call.args)
+        and type(a0 := call.args[0]) is ast.Name
+        and a0.id == "self"
+    )
