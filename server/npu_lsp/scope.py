@@ -154,6 +154,11 @@ class ModuleInfo:
     #: module-level `Trainer(Net())` / `t = Trainer(net)` of a class of this file -> the
     #: classes of its arguments (index or keyword -> class qualname); the last call wins
     ctor_args: dict[str, dict[int | str, str]] = field(default_factory=dict)
+    #: (line, col) of a function or method -> its names bound to a grad builder or `ms.jit`
+    #: of `self.<attr>` or a name (`grad_fn = ms.value_and_grad(self.forward, ...)` in a
+    #: train step's construct -> {"grad_fn": "self.forward"}), the last binding winning:
+    #: calling one there compiles what it wraps (`ScopeResolver._local_grad`)
+    local_grads: dict[tuple[int, int], dict[str, str]] = field(default_factory=dict)
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -541,7 +546,9 @@ def _summarize(
                 _note_init_bindings(info, init, cls, held)
     _scan_module_calls(tree, info, text)
     _note_closure_scopes(tree, info, def_lines)
+    module_level = set(info.ctor_args)
     _note_nested_ctor_args(tree, info, text)
+    _note_local_bindings(tree, info, text, module_level)
     return info, def_lines
 
 
@@ -568,6 +575,93 @@ def _note_nested_ctor_args(tree: ast.Module, info: ModuleInfo, text: str | None)
         ):
             _note_ctor_args(node, info)
 
+
+
+#: the words `_note_local_bindings` looks for: jit and grad builders by their last name
+#: ("grad" also ends "value_and_grad")
+_LOCAL_WORDS = ("grad", "jit", "ms_function", "GradOperation")
+
+
+def _note_local_bindings(tree: ast.Module, info: ModuleInfo, text: str | None, module_level: set[str]) -> None:
+    """Networks built and compiled inside a function (`def train(): net = Net(); step =
+    TrainStep(net, opt); step = ms.jit(step); step(x, y)`, `nn.TrainOneStepCell(
+    nn.WithLossCell(net, loss_fn), opt)`, `ms.jit(net.construct)`): the function's own
+    `net = Net()` / wrapper bindings (`local_instances` / `local_wraps`, as closures see
+    them), `ms.jit` of such a name as a root (`jit_wrapped["name@line:col"]`, resolved in
+    that function), the classes of its local instances passed to constructors of this file's
+    classes (`ctor_args`; calls made at module level win), and the names bound to a grad
+    builder or `ms.jit` in any function or method (`local_grads`)."""
+    # constructors that may keep an argument on `self` (`self.net = net`)
+    held = tuple(c.name for c in info.classes.values() if c.attr_params)
+    lines = _word_lines(text, (*_LOCAL_WORDS, *held), _CALLABLE) if text is not None else None
+    if lines is not None and not lines:
+        return
+    methods = [m for c in info.classes.values() for n, m in c.methods.items() if n != "__init__"]
+    for fn in itertools.chain(info.functions.values(), methods):
+        if lines is not None and not _touches(lines, fn.lineno, fn.end_lineno or fn.lineno):
+            continue
+        grads: dict[str, str] = {}
+        for st in _statements(fn.body):
+            if (
+                type(st) is ast.Assign
+                and len(st.targets) == 1
+                and type(t := st.targets[0]) is ast.Name
+                and type(v := st.value) is ast.Call
+                and v.args
+                and _is_mindspore(info.resolve(v.func), _HELD_WRAPPERS)
+            ):
+                a0 = v.args[0]
+                attr = self_attr(a0)
+                wrapped = f"self.{attr}" if attr is not None else a0.id if type(a0) is ast.Name else None
+                if wrapped is not None:
+                    grads[t.id] = wrapped
+                else:
+                    grads.pop(t.id, None)
+        if grads:
+            info.local_grads[(fn.lineno, fn.col_offset)] = grads
+    for fn in info.functions.values():
+        if lines is not None and not _touches(lines, fn.lineno, fn.end_lineno or fn.lineno):
+            continue
+        key = (fn.lineno, fn.col_offset)
+        instances: dict[str, str] = {}
+        wraps: dict[str, list[str]] = {}
+        jits: dict[str, dict[str, ast.expr]] = {}
+        for st in _statements(fn.body):
+            if type(st) not in (ast.Assign, ast.Expr):
+                continue
+            value = st.value  # type: ignore[attr-defined]
+            for call in find_branches(value, _CALL_KIND):
+                assert isinstance(call, ast.Call)
+                if isinstance(call.func, ast.Name) and call.func.id in info.classes and call.func.id not in module_level:
+                    _note_ctor_args(call, info, instances)
+                if not (call.args and _is_mindspore(info.resolve(call.func), _JIT_NAMES)):
+                    continue
+                a0 = call.args[0]
+                kws = {k.arg: k.value for k in call.keywords if k.arg}
+                if isinstance(a0, ast.Name) and (a0.id in instances or a0.id in wraps):
+                    jits[a0.id] = kws
+                elif isinstance(a0, ast.Attribute) and isinstance(a0.value, ast.Name) and a0.value.id in instances:
+                    jits[a0.value.id if a0.attr == "construct" else f"{a0.value.id}.{a0.attr}"] = kws
+            if type(st) is not ast.Assign or type(value) is not ast.Call:
+                continue
+            names = [x.id for x in st.targets if isinstance(x, ast.Name)]
+            inner = _wrapped_names(value, info)
+            callee = None if inner else info.resolve(value.func)
+            for n in names:
+                if inner and inner != [n]:  # `step = ms.jit(step)` keeps what `step` is
+                    wraps[n] = inner
+                    instances.pop(n, None)
+                elif callee:
+                    instances[n] = callee
+                    wraps.pop(n, None)
+        if not jits:
+            continue
+        if wraps:
+            info.local_wraps.setdefault(key, {}).update(wraps)
+        if instances:
+            info.local_instances.setdefault(key, {}).update(instances)
+        for name, kws in jits.items():
+            info.jit_wrapped[f"{name}@{key[0]}:{key[1]}"] = kws
 
 
 def _note_init_bindings(info: ModuleInfo, init: FuncDef, cls: ClassInfo, held: list[ast.Assign]) -> None:
@@ -844,15 +938,15 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
             _note_ctor_args(value, info)
         if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
             callee = info.resolve(st.value.func)
+            wrapped = _wrapped_names(st.value, info)
             for t in st.targets:
+                if isinstance(t, ast.Name) and wrapped == [t.id]:
+                    continue  # `step = ms.jit(step)` keeps what `step` is
                 if isinstance(t, ast.Name) and callee:
                     var_types[t.id] = callee
                     info.instances[t.id] = callee
-            wrapped = _wrapped_names(st.value, info)
-            if wrapped:
-                for t in st.targets:
-                    if isinstance(t, ast.Name):
-                        info.wraps[t.id] = wrapped
+                if isinstance(t, ast.Name) and wrapped:
+                    info.wraps[t.id] = wrapped
         if not isinstance(st, _DEFINITIONS):
             modes.note_statement(st, info)
     # `fast = ms.jit(fn)` whose name is never read again compiles nothing (MindSpore
@@ -971,9 +1065,10 @@ def _mentions(text: str, name: str) -> int:
     return len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", text))
 
 
-def _note_ctor_args(call: ast.Call, info: ModuleInfo) -> None:
-    """`Trainer(Net(), opt=...)` / `Trainer(net)` (net a module-level instance): the classes
-    of the arguments, for `self.net = net` in the class's `__init__`."""
+def _note_ctor_args(call: ast.Call, info: ModuleInfo, local: dict[str, str] | None = None) -> None:
+    """`Trainer(Net(), opt=...)` / `Trainer(net)` (net a module-level instance, or one of
+    `local`, the instances bound in the function making the call): the classes of the
+    arguments, for `self.net = net` in the class's `__init__`."""
     args: dict[int | str, str] = {}
     items: list[tuple[int | str, ast.expr]] = list(enumerate(call.args))
     items.extend((k.arg, k.value) for k in call.keywords if k.arg)
@@ -981,7 +1076,7 @@ def _note_ctor_args(call: ast.Call, info: ModuleInfo) -> None:
         if isinstance(arg, ast.Call):
             q = info.resolve(arg.func)
         elif isinstance(arg, ast.Name):
-            q = info.instances.get(arg.id)
+            q = (local.get(arg.id) if local else None) or info.instances.get(arg.id)
         else:
             q = None
         if q:
@@ -1384,6 +1479,8 @@ class ScopeResolver:
             # `net(x)`, `grad_fn(x)`: a Cell instance or grad builder made at module level,
             # or in a function that defines closures
             names.update(info.wraps)
+            for grads in info.local_grads.values():
+                names.update(grads)
             for local in info.local_wraps.values():
                 names.update(local)
             for held in info.local_instances.values():
@@ -1581,7 +1678,19 @@ class ScopeResolver:
         """What `ms.jit(...)` compiles, by its `info.jit_wrapped` key: `name` (an instance or
         grad builder, `_compiled_through`), `inst.method` (a method of the instance's class)
         or `pkg.Net()` (the construct of the Cell made in the call)."""
-        if wname.endswith("()"):
+        if "@" in wname:  # `ms.jit(net)` of a name bound in the function at line:col
+            name, _, at = wname.partition("@")
+            line, _, col = at.partition(":")
+            key = (int(line), int(col))
+            inst, dot, method = name.partition(".")
+            if not dot:
+                yield from self._scoped_through(info, key, name, set())
+                return
+            found = info.local_instances.get(key, {}).get(inst)
+            if found is None:
+                return
+            cls_q = found
+        elif wname.endswith("()"):
             cls_q = wname[:-2]
             method = "construct"
             if not (self._class(cls_q) and self.is_cell_class(cls_q)):
@@ -1836,6 +1945,30 @@ class ScopeResolver:
                 return
             at = info.enclosing.get(at)
 
+    def _local_grad(
+        self, info: ModuleInfo, fn: FuncDef, name: str, owner: str | None
+    ) -> Iterator[tuple[ModuleInfo, str, FuncDef, str | None]]:
+        """What calling `name` in `fn` compiles when `fn` binds it to a grad builder or `ms.jit`
+        of a method, a Cell held on `self` or a function (`grad_fn = ms.value_and_grad(
+        self.forward, None, self.weights)`, `info.local_grads`)."""
+        wrapped = info.local_grads[(fn.lineno, fn.col_offset)][name]
+        attr = wrapped[5:] if wrapped.startswith("self.") else None
+        if attr is not None and owner:
+            m = self._method(owner, attr)
+            if m is not None:
+                yield m[0], f"{m[0].module}.{m[1].name}.{attr}", m[2], owner
+                return
+            held = list(self._held_on_self(owner, attr))
+            if held:
+                yield from held
+                return
+            owner_cls = self._owner_class(owner)
+            sub_q = owner_cls.attr_types.get(attr) if owner_cls else None
+            if sub_q and self.is_cell_class(sub_q) and (m := self._method(sub_q, "construct")) is not None:
+                yield m[0], f"{m[0].module}.{m[1].name}.construct", m[2], f"{m[0].module}.{m[1].name}"
+        elif attr is None and not _is_parameter(fn, wrapped):
+            yield from self._compiled_through(info, wrapped, set())
+
     def _held_on_self(
         self, owner: str, attr: str
     ) -> Iterator[tuple[ModuleInfo, str, FuncDef, str | None]]:
@@ -1902,6 +2035,16 @@ class ScopeResolver:
                     for hit3 in found:
                         yield node, hit3
                     continue
+            if (
+                isinstance(f, ast.Name)
+                and info.local_grads
+                and f.id in info.local_grads.get((fn.lineno, fn.col_offset), ())
+            ):
+                found = list(self._local_grad(info, fn, f.id, owner))
+                if found:  # `grad_fn = ms.value_and_grad(self.forward, ...)` ... `grad_fn(x, y)`
+                    for hit3 in found:
+                        yield node, hit3
+                    continue
             if isinstance(f, ast.Name):
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
@@ -1936,7 +2079,9 @@ class ScopeResolver:
                 ):
                     for base in owner_cls.bases:
                         m = self._method(base, f.attr)
-                        if m and f.attr != "construct":
+                        # a base's construct is a root of its own unless the file compiles
+                        # Cells only through `ms.jit` (PYNATIVE_MODE): then it is reached here
+                        if m and (f.attr != "construct" or m[0].graph_mode is False):
                             yield node, (m[0], f"{base}.{f.attr}", m[2], base)
                             break
                     continue

@@ -16,7 +16,10 @@ Version 2 (seeds from `V2_FROM` on, see `gen_v2.py`) adds fragment families aime
 checker misses, other outputs of the compiled entry and jit train steps with gradients and an
 optimizer. Seeds below `V2_FROM` take exactly version 1's path (no extra random draws), so every
 stored program is still what its seed generates. Version 3 (seeds from `V3_FROM` on, see
-`gen_v3.py`) adds idioms of human-written code, the same way.
+`gen_v3.py`) adds idioms of human-written code, the same way. Version 4 (seeds from `V4_FROM`
+on, `gen_v4.py`) composes its own programs from all the families: train-step Cells and
+`ms.jit` roots built inside functions, joins through `continue`, random draws passed to
+sub-cells, `jit_class` objects, `ms.mutable` inputs, `super().construct`.
 """
 
 from __future__ import annotations
@@ -743,10 +746,16 @@ def _place(rng: random.Random, prog: Program, frag: Frag, k: int, cell_root: boo
 V2_FROM = 9_500_000
 #: the first seed of generator version 3 (`gen_v3.py`: idioms of human-written code)
 V3_FROM = 9_800_000
+#: the first seed of generator version 4 (`gen_v4.py`: train-step and jit roots, continue joins, random draws)
+V4_FROM = 9_900_000
 
 
 def generate(seed: int) -> str:
     """One whole program for `seed` (same seed, same text)."""
+    if seed >= V4_FROM:  # its own composition; the seeds below take version 1-3's path exactly
+        from gen_v4 import generate_v4
+
+        return generate_v4(seed)
     rng = random.Random(seed)
     v2 = seed >= V2_FROM
     v3 = seed >= V3_FROM

@@ -840,10 +840,10 @@ class Analyzer:
     def _site_args(self, fn: _Fn, name: str, spec: _Param) -> list[tuple[ast.expr, _Fn | None]]:
         """The argument given for parameter `name` at each place `fn` is called: module-level
         calls of a Cell instance / jit function, or call sites in compiled code for helpers."""
-        index = spec[1]
         out: list[tuple[ast.expr, _Fn | None]] = []
         for call, caller in self._call_sites(fn):
             args = call.args
+            index = spec[1] + 1 if spec[0] == "pos" and _passes_self(call) else spec[1]
             if index < len(args) and not any(isinstance(a, ast.Starred) for a in args[: index + 1]):
                 out.append((args[index], caller))
             for kw in call.keywords:
@@ -1284,13 +1284,33 @@ class Analyzer:
         """Plain-Python `name = Something(...)` -> the last part of `Something`."""
         if self._instances is None:
             self._instances = {}
-            for name, value in self._module_assignments().items():
+            assignments = self._module_assignments()
+            for name, value in assignments.items():
                 if isinstance(value, ast.Call) and isinstance(
                     value.func, (ast.Name, ast.Attribute)
                 ):
                     q = self.ctx.qualname(value.func)
-                    self._instances[name] = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
+                    last = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
+                    if q and q.startswith("mindspore.") and last in ("jit", "ms_function") and value.args:
+                        last = self._jit_wrapped_class(name, value.args[0], assignments) or last
+                    self._instances[name] = last
         return self._instances
+
+    def _jit_wrapped_class(self, name: str, arg: ast.expr, assignments: dict[str, ast.expr]) -> str | None:
+        """`fn = ms.jit(net)` / `ms.jit(net.construct)` / `net = ms.jit(net)`: calling `fn`
+        runs the network `net` is (the last part of its class name); `fast = ms.jit(step)`
+        of a function runs `step`."""
+        if isinstance(arg, ast.Attribute) and arg.attr == "construct":
+            arg = arg.value
+        if not isinstance(arg, ast.Name):
+            return None
+        if arg.id == name:  # rebound: what the module-level name was before
+            held = self.ctx.scopes.info.instances.get(name)
+            return held.rsplit(".", 1)[-1] if held else None
+        inner = assignments.get(arg.id)
+        if isinstance(inner, ast.Call) and isinstance(inner.func, (ast.Name, ast.Attribute)):
+            return (self.ctx.qualname(inner.func) or dotted_last(inner.func)).rsplit(".", 1)[-1]
+        return arg.id if inner is None else None
 
     def _scan_module_calls(self) -> dict[str, list[ast.Call]]:
         """Calls in plain-Python code by callee: `net(x)` under the class of `net = Net()`,
@@ -1431,6 +1451,10 @@ class Analyzer:
             if q.startswith("mindspore."):
                 if last in _SHAPE_FUNCS or last == "dtype":
                     return Kind.CONST
+                if q in ("mindspore.mutable", "mindspore.common.mutable"):
+                    # `ms.mutable(2)` in compiled code: what it wraps (measured, difftest v4
+                    # seed 9900001: `range(ms.mutable(2))` in a closure compiles at both levels)
+                    return self._arg_kind(e, fn)
                 if (
                     last[:1].isupper()
                     and q.startswith("mindspore.ops.")
@@ -2191,3 +2215,17 @@ def _cell_list_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Ca
     ):
         return [(node, listed[node.func.value.attr])]
     return []
+
+
+def _passes_self(call: ast.Call) -> bool:
+    """`Base.construct(self, x)`: a method called through its class, `self` passed as the
+    first argument (the method's parameters after `self` take the arguments after it)."""
+    f = call.func
+    return (
+        type(f) is ast.Attribute
+        and type(f.value) is ast.Name
+        and f.value.id != "self"
+        and bool(call.args)
+        and type(a0 := call.args[0]) is ast.Name
+        and a0.id == "self"
+    )

@@ -564,7 +564,11 @@ def folded_away(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     """Engine filter: an inference-time finding in a branch MindSpore never infers."""
     if not d.code.startswith("MS"):
         return False
-    if scope.kind == "helper" and instances(ctx).overridden_everywhere(scope.function):
+    if (
+        scope.kind == "helper"
+        and instances(ctx).overridden_everywhere(scope.function)
+        and not any(_names_base(site.call) for site in scope.call_sites)
+    ):
         return True  # never compiled: every instance built here overrides this method
     sites = scope.call_sites if scope.kind in ECHOED_KINDS else []
     if d.code in PARSE_TIME:
@@ -576,6 +580,17 @@ def folded_away(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
         return True
     # a helper called only from folded-away branches is never inferred at all
     return bool(sites) and all(_dead_site(ctx, site) or _unused_result(ctx, site) for site in sites)
+
+
+def _names_base(call: ast.Call | None) -> bool:
+    """`super().construct(x)` / `Base.construct(self, x)`: a call naming the base's method
+    itself, which compiles it whatever the subclasses override."""
+    if call is None or not isinstance(f := call.func, ast.Attribute):
+        return False
+    recv = f.value
+    if isinstance(recv, ast.Call):
+        return isinstance(recv.func, ast.Name) and recv.func.id == "super"
+    return isinstance(recv, ast.Name) and bool(call.args) and isinstance(a0 := call.args[0], ast.Name) and a0.id == "self"
 
 
 def _unused_result(ctx: Context, site: CallSite) -> bool:
