@@ -21,7 +21,9 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
     function differentiates (`loss_fn` of `ms.value_and_grad(loss_fn, ...)` or `ms.grad`,
     `self.forward`) when the call comes after the gradient was taken there: the gradient
     built in place (`ms.value_and_grad(loss_fn, None, params)(x, y)`), through a local
-    (`grad_fn = ...` then `grad_fn(x, y)`) or through a module-level `grad_fn`. Typically
+    (`grad_fn = ...` then `grad_fn(x, y)`) or through a module-level `grad_fn`, with the
+    parameters' gradient (`weights` given), and called again with the very arguments the
+    gradient was taken on (none of them rebound in between). Typically
     "the loss after the step": `opt(grads)` then `return loss, loss_fn(x, y)`.
 
     ## Why is this bad?
@@ -62,7 +64,10 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
       `ops.clip_by_global_norm` or nothing in between, with a module-level `grad_fn`, and
       `self.forward` in a `construct` are rejected; calling the network directly after the
       gradient, calling the function before the gradient (also between building `grad_fn`
-      and calling it) and an `ops.assign` loop without a gradient compile.
+      and calling it) and an `ops.assign` loop without a gradient compile; so do a
+      gradient over inputs only (`ms.grad(f)(w, x)` then `f(w, x)`) and the function called
+      again on other arguments (`loss_fn(x * 2, y)`) or after an argument was rebound
+      (probes `cycle_lead_*`).
     """
 
     nodes = (ast.Call,)
@@ -83,7 +88,10 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
             wrapped = info.wraps.get(f.id)
             if not wrapped or f.id in _local_names(func, ctx):
                 return ()
-            return self._again(node, ("", wrapped[0]), node.lineno, func, ctx)
+            builder = _module_builder(f.id, ctx)
+            if builder is None or not _with_weights(builder):
+                return ()
+            return self._again(node, ("", wrapped[0]), node, func, ctx)
         last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
         if last not in _BUILDERS or not node.args:
             return ()
@@ -91,27 +99,36 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         if q.split(".")[0] != "mindspore" or q.rsplit(".", 1)[-1] not in _BUILDERS:
             return ()
         key = _callee_key(node.args[0])
-        if key is None:
+        if key is None or not _with_weights(node):
             return ()
         applied = _applied_at(node, func, ctx)
         return () if applied is None else self._again(node, key, applied, func, ctx)
 
     def _again(
-        self, node: ast.Call, key: tuple[str, str], after: int, func: ast.AST, ctx: Context
+        self, node: ast.Call, key: tuple[str, str], applied: ast.Call, func: ast.AST, ctx: Context
     ) -> list[Diagnostic]:
+        # measured (probes `cycle_*`, written/trainsteps): the cycle needs the very call the
+        # gradient made: `loss_fn(x * 2, y)`, or `x` rebound in between, compiles
+        after = applied.lineno
+        same = _arguments(applied)
+        rebound = _stores_from(func, after)
         calls = sorted(
             (n for n in own_nodes(func) if isinstance(n, ast.Call) and n.lineno > after),
             key=lambda c: (c.lineno, c.col_offset),
         )
         for c in calls:
-            if _callee_key(c.func) == key:
-                return [
-                    ctx.diagnostic(
-                        self,
-                        c,
-                        f"`{ctx.segment(c.func)}` is differentiated in this graph and called again after its gradient: MindSpore stops with 'Graph cycle exists'; call the network directly, or take this loss before the gradient",
-                    )
-                ]
+            if _callee_key(c.func) != key or _arguments(c) != same:
+                continue
+            used = {n.id for a in [*c.args, *(k.value for k in c.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name)}
+            if any(after <= line < c.lineno for name in used for line in rebound.get(name, ())):
+                continue
+            return [
+                ctx.diagnostic(
+                    self,
+                    c,
+                    f"`{ctx.segment(c.func)}` is differentiated in this graph and called again after its gradient: MindSpore stops with 'Graph cycle exists'; call the network directly, or take this loss before the gradient",
+                )
+            ]
         return []
 
 
@@ -124,22 +141,53 @@ def _callee_key(e: ast.expr) -> tuple[str, str] | None:
     return None
 
 
-def _applied_at(builder: ast.Call, func: ast.AST, ctx: Context) -> int | None:
-    """The line where the gradient `builder` makes is taken: its own line when it is called
-    in place (`ms.grad(fn)(x)`), else the first call of a local bound to it
-    (`grad_fn = ms.value_and_grad(fn)` ... `grad_fn(x, y)`); None when it is never taken."""
+def _applied_at(builder: ast.Call, func: ast.AST, ctx: Context) -> ast.Call | None:
+    """The call that takes the gradient `builder` makes: the builder called in place
+    (`ms.grad(fn, None, params)(x)`), else the first call of a local bound to it
+    (`grad_fn = ms.value_and_grad(fn, None, params)` ... `grad_fn(x, y)`); None when the
+    gradient is never taken."""
     parent = ctx.parent(builder)
     if isinstance(parent, ast.Call) and parent.func is builder:
-        return builder.lineno
+        return parent
     if not isinstance(parent, ast.Assign) or parent.value is not builder:
         return None
     bound = {t.id for t in parent.targets if isinstance(t, ast.Name)}
-    lines = [
-        n.lineno
+    calls = [
+        n
         for n in own_nodes(func)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in bound and n.lineno > builder.lineno
     ]
-    return min(lines) if lines else None
+    return min(calls, key=lambda c: (c.lineno, c.col_offset)) if calls else None
+
+
+def _with_weights(builder: ast.Call) -> bool:
+    """`ms.grad` / `ms.value_and_grad` given `weights` (third argument or keyword), not
+    None. Measured: a gradient over inputs only (`ms.grad(f)(w, x)` then `f(w, x)`)
+    compiles; the cycle comes with the parameters' gradient."""
+    weights = builder.args[2] if len(builder.args) > 2 else next((k.value for k in builder.keywords if k.arg == "weights"), None)
+    return weights is not None and not (isinstance(weights, ast.Constant) and weights.value is None)
+
+
+def _module_builder(name: str, ctx: Context) -> ast.Call | None:
+    """The builder call of a module-level `name = ms.value_and_grad(...)`."""
+    for st in ctx.tree.body:
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
+            return st.value
+    return None
+
+
+def _arguments(call: ast.Call) -> tuple[str, ...]:
+    """The call's arguments as text-independent dumps, to compare two calls."""
+    return (*(ast.dump(a) for a in call.args), *(f"{k.arg}={ast.dump(k.value)}" for k in call.keywords))
+
+
+def _stores_from(func: ast.AST, line: int) -> dict[str, list[int]]:
+    """Lines at or after `line` where the function binds each name."""
+    out: dict[str, list[int]] = {}
+    for n in own_nodes(func):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno >= line:
+            out.setdefault(n.id, []).append(n.lineno)
+    return out
 
 
 def _local_names(func: ast.AST, ctx: Context) -> set[str]:
