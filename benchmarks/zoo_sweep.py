@@ -16,7 +16,9 @@ models' `src.utils` never resolve into each other.
 `fetch` writes); `--zoo NAME=GITDIR` adds or overrides one. The results go to zoo_sweep.md
 beside this script, as a section named by `--label`; sections with other labels are kept,
 so a `before` and an `after` sweep sit side by side. Every error and graph-mode warning is
-listed below the table, to be judged.
+listed below the table, to be judged. Progress goes to stderr as each project is checked (both
+levels), with every error and graph-mode warning as it is found, so a long sweep that is
+stopped early still shows what it found.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,24 +224,36 @@ def sweep(zoo: Zoo, env: dict[str, str], mirrors: Path) -> Result:
         roots = [root / p for p in zoo.folders if (root / p).is_dir()] if by_project else [root]
         res.projects = len(roots)
         for level in ("lax", "strict"):
-            errors = 0
-            warnings: Counter[str] = Counter()
-            listed: list[str] = []
-            for proj in roots:
+            res.errors[level] = 0
+            res.warnings[level] = Counter()
+            res.listed[level] = []
+        started = time.monotonic()
+        # project by project, both levels, so a long sweep shows what it found as it goes
+        for n, proj in enumerate(roots, 1):
+            counts: dict[str, int] = {}
+            for level in ("lax", "strict"):
+                before = len(res.listed[level])
                 for d in check(proj, level, env):
                     code = str(d["code"])
+                    where = (proj / str(d["path"])).relative_to(root)
+                    entry = f"{where}:{d['line']}:{d['column']} {code} {d['message']}"
                     if d["severity"] == "error":
-                        errors += 1
-                        where = (proj / str(d["path"])).relative_to(root)
-                        listed.append(f"{where}:{d['line']}:{d['column']} {code} {d['message']}")
+                        res.errors[level] += 1
+                        res.listed[level].append(entry)
                     else:
-                        warnings[code] += 1
+                        res.warnings[level][code] += 1
                         if code.startswith("MS"):  # graph-mode warnings are listed to be judged
-                            where = (proj / str(d["path"])).relative_to(root)
-                            listed.append(f"{where}:{d['line']}:{d['column']} {code} {d['message']}")
-            res.errors[level] = errors
-            res.warnings[level] = warnings
-            res.listed[level] = listed
+                            res.listed[level].append(entry)
+                new = res.listed[level][before:]
+                counts[level] = len(new)
+                for entry in new:
+                    print(f"  {level}: {entry}", file=sys.stderr, flush=True)
+            name = proj.relative_to(root).as_posix() if proj != root else zoo.name
+            print(
+                f"[{zoo.name} {n}/{len(roots)} {time.monotonic() - started:.0f}s] {name}: "
+                f"listed lax {counts['lax']}, strict {counts['strict']}",
+                file=sys.stderr, flush=True,
+            )
         return res
 
 
