@@ -39,8 +39,35 @@ def held_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None
         return held_by_default(ctx, cls, value)
     if not isinstance(value, ast.Call):
         return None
-    q = ctx.qualname(value.func)
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    q = _builder(value, ctx, init)
     return q if q and calls_table.outside_project(q) and not q.startswith("builtins.") else None
+
+
+#: calls whose result is an object of their argument's class
+_COPIES = frozenset({"copy.copy", "copy.deepcopy"})
+
+
+def _builder(value: ast.Call, ctx: Context, init: ast.FunctionDef | None) -> str | None:
+    """What built the object `value` makes: the callee, or for `copy.deepcopy(reduction)`
+    what built `reduction` (a copy has its original's class: a copied Cell is compiled as a
+    Cell, measured on MindSpore 2.10 with `self.r0 = copy.deepcopy(nn.SequentialCell(...))`
+    called on graph variables at LAX and STRICT; mindspore-ai/models MGN). None when the
+    original is not known."""
+    for _ in range(8):  # copies of copies, bounded
+        q = ctx.qualname(value.func)
+        if q not in _COPIES:
+            return q
+        if len(value.args) != 1 or value.keywords:
+            return None
+        arg = value.args[0]
+        if isinstance(arg, ast.Name) and init is not None:
+            bound = analyzer(ctx).single_assignment(arg.id, init)
+            arg = bound if bound is not None else arg
+        if not isinstance(arg, ast.Call):
+            return None
+        value = arg
+    return None
 
 
 def held_from_constructor(ctx: Context, cls: ast.ClassDef, attr: str) -> str | None:
