@@ -223,6 +223,10 @@ class WorkspaceIndex:
         self._by_module[name] = found
         return found
 
+    def has_package(self, name: str) -> bool:
+        """Is `name` a module or package of this workspace (a file or a folder of files)?"""
+        return name in self._by_module or name in self._under
+
     def modules(self) -> Iterable[ModuleInfo]:
         return [m for name in list(self._by_module) if (m := self.module(name)) is not None]
 

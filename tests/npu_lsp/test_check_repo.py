@@ -761,3 +761,62 @@ def test_a_rank_table_is_found_and_cached_without_the_rules(
     warm = run("--timings", ".", cwd=repo, env=env)
     assert warm.stdout == cold.stdout and timings(warm)["reused"] == 46
     assert cold.stdout == run("--no-cache", ".", cwd=repo, env=env).stdout
+
+
+PROJECT_PACKAGE_NAMED_LIKE_STDLIB = {
+    "code/__init__.py": "",
+    "code/densenet.py": """\
+import mindspore.nn as nn
+import mindspore.ops as ops
+
+
+class GlobalAvgPooling(nn.Cell):
+    def construct(self, x):
+        return ops.mean(x, (2, 3))
+
+
+def conv1x1(cin, cout):
+    return nn.Conv2d(cin, cout, 1)
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = conv1x1(4, 2)
+        self.pool = GlobalAvgPooling()
+
+    def construct(self, x):
+        return self.pool(self.conv(x))
+""",
+    "main.py": """\
+import mindspore as ms
+import mindspore.nn as nn
+from code.densenet import GlobalAvgPooling, conv1x1
+
+ms.set_context(mode=ms.GRAPH_MODE)
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = conv1x1(4, 2)
+        self.pool = GlobalAvgPooling()
+
+    def construct(self, x):
+        return self.pool(self.conv(x))
+""",
+}
+
+
+@pytest.mark.parametrize("target", [".", "main.py", "code/densenet.py"])
+def test_a_project_package_named_like_a_standard_module_is_compiled(tmp_path: Path, target: str) -> None:
+    """A project's own package named `code` (liumanhua/BrainStatTrans-GAN-MindSpore) is the
+    project's code, compiled by MindSpore (it looks at where a module's file is), not the
+    standard library's `code` called as Python: measured on MindSpore 2.10, the cells it
+    builds compile at STRICT; `check` gave MS131 on every call of them."""
+    for name, text in PROJECT_PACKAGE_NAMED_LIKE_STDLIB.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    proc = run("--no-cache", "--no-config", "--syntax-level", "strict", "--format", "json", target, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout) == []

@@ -13,10 +13,14 @@ import ast
 import builtins
 import functools
 import json
+import os
 import sys
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_lsp.engine import Context
 
 CONTAINER_TYPES = ("list", "tuple", "dict", "str")
 
@@ -206,12 +210,37 @@ _THIRD_PARTY = frozenset(
 )
 
 
-def outside_project(qualname: str) -> bool:
+def outside_project(qualname: str, ctx: Context | None = None) -> bool:
     """Is `qualname` code MindSpore runs as a Python call rather than compiling: the standard
     library or an installed third-party package? Functions of the user's own project are
-    compiled (MindSpore's ThirdPartyLibraryChecker), so they never count here."""
+    compiled (MindSpore's ThirdPartyLibraryChecker, which looks at where the module's file
+    is, not at its name), so they never count here: with `ctx`, a package of the project
+    named like a standard module (`code/densenet.py`, `test/`, `types/`) is the project's."""
     top = qualname.split(".", 1)[0]
-    return top in sys.stdlib_module_names or top in _THIRD_PARTY
+    if top not in sys.stdlib_module_names and top not in _THIRD_PARTY:
+        return False
+    return ctx is None or not _in_project(top, ctx)
+
+
+def _in_project(top: str, ctx: Context) -> bool:
+    """Is `top` the top package of the checked file's own module, a package or module of the
+    workspace, or a folder or module beside the file or at the workspace root (where Python
+    finds it first when the file is run or imported from there)?"""
+    scopes = ctx.scopes
+    if scopes.info.module.split(".", 1)[0] == top:
+        return True
+    workspace = scopes.workspace
+    if workspace is not None and workspace.has_package(top):
+        return True
+    roots = {os.path.dirname(os.path.abspath(scopes.path))}
+    if workspace is not None and workspace.root:
+        roots.add(workspace.root)
+    return any(_found_in(root, top) for root in roots)
+
+
+@functools.lru_cache(maxsize=256)
+def _found_in(root: str, top: str) -> bool:
+    return os.path.isdir(os.path.join(root, top)) or os.path.isfile(os.path.join(root, f"{top}.py"))
 
 
 @functools.cache

@@ -41,7 +41,7 @@ def held_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None
         return None
     init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
     q = _builder(value, ctx, init)
-    return q if q and calls_table.outside_project(q) and not q.startswith("builtins.") else None
+    return q if q and calls_table.outside_project(q, ctx) and not q.startswith("builtins.") else None
 
 
 #: calls whose result is an object of their argument's class

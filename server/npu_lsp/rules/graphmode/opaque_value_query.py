@@ -324,7 +324,7 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
                         ).startswith("mindspore"):
                             continue  # MindSpore's own classes, the user's, builtins
                         q = ctx.qualname(st.value.func) or ""
-                        if calls_table.outside_project(q):
+                        if calls_table.outside_project(q, ctx):
                             names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
         names.update(held_attrs(ctx))  # bound from a constructor argument
         hit = ctx.cache["opaque.held"] = frozenset(names)

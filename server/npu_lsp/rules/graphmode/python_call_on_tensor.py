@@ -150,7 +150,7 @@ class PythonCallOnTensor(GraphRule):
         # a plain class of the user's is called as Python too (its `__init__` is not compiled)
         built = "dataclasses.dataclass" if factory == _PLAIN_CLASS else factory
         q = built or q or held_callable(node.func, ctx, ctx.function) or _module_built(node.func, ctx)
-        if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q)):
+        if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q, ctx)):
             return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
         if q == "builtins.exec":
@@ -375,7 +375,7 @@ def _numpy_made(e: ast.expr, ctx: Context) -> bool:
     if not isinstance(e, ast.Call):
         return False
     q = ctx.qualname(e.func)
-    return q is not None and not q.startswith(("builtins.", "mindspore")) and calls_table.outside_project(q)
+    return q is not None and not q.startswith(("builtins.", "mindspore")) and calls_table.outside_project(q, ctx)
 
 
 def _is_number(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
@@ -604,7 +604,7 @@ def _module_built(func: ast.expr, ctx: Context) -> str | None:
     if not isinstance(holder, ast.Name):
         return None
     q = ctx.scopes.info.instances.get(holder.id)
-    if q is None or q.startswith("builtins.") or not calls_table.outside_project(q):
+    if q is None or q.startswith("builtins.") or not calls_table.outside_project(q, ctx):
         return None
     fn = ctx.function
     if fn is not None and any(

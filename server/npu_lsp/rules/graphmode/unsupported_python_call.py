@@ -123,7 +123,7 @@ class UnsupportedPythonCall(GraphRule):
             recv = f.value
             if type(recv) is ast.Name and recv.id in ctx.scopes.info.imports:
                 q = ctx.qualname(f)
-                if q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q):
+                if q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q, ctx):
                     yield from self._function_argument(node, q, ctx)
                 return
             if f.attr in _DICT_STATEMENT_FAILS and level == "lax" and _statement_on_dict_of_tensors(node, recv, ctx):
@@ -141,7 +141,7 @@ class UnsupportedPythonCall(GraphRule):
                 yield from self._on_receiver(node, recv, f.attr, f"{f.attr}()", level, ctx)
             return
         q = ctx.qualname(f)
-        if q and not q.startswith("builtins.") and calls_table.outside_project(q):
+        if q and not q.startswith("builtins.") and calls_table.outside_project(q, ctx):
             if q.rsplit(".", 1)[-1] in calls_table.HIGHER_ORDER:
                 yield from self._function_argument(node, q, ctx)
             return

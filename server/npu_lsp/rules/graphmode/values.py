@@ -709,7 +709,7 @@ def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         # STRICT rejects it, "the inputs should be constant"; LAX runs it as Python)
         args = [*call.args, *(k.value for k in call.keywords)]
         return any(isinstance(n, ast.Name) and a.kind(n, func).dynamic for arg in args for n in ast.walk(arg))
-    if q and calls_table.outside_project(q) and not q.startswith(("mindspore", "numpy.random")):
+    if q and calls_table.outside_project(q, ctx) and not q.startswith(("mindspore", "numpy.random")):
         # the standard library or a package, called with a graph variable: run as Python at
         # LAX (STRICT rejects it: "the inputs should be constant"), its result is opaque
         args = [*call.args, *(k.value for k in call.keywords)]
