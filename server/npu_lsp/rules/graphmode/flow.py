@@ -766,11 +766,11 @@ class Analyzer:
         for passed in self._passed(fn, name, spec) or ():
             k = Kind(passed[0])
             observed = k if observed is None else max(observed, k)
-        for arg, caller in self._forwarded_args(fn, name, spec):
+        for given, at in self._forwarded_args(fn, name, spec):
             k = (
-                Kind.UNKNOWN if arg is None
-                else self._module_kind(arg) if caller is None
-                else self._kind(arg, caller)
+                Kind.UNKNOWN if given is None
+                else self._module_kind(given) if at is None
+                else self._kind(given, at)
             )
             observed = k if observed is None else max(observed, k)
         if observed is not None:
@@ -1336,7 +1336,8 @@ class Analyzer:
                 return True
             bound = self._indexed(fn).bindings.get(e.id)
             return (
-                bool(bound)
+                bound is not None
+                and bool(bound)
                 and e.id not in fn.params
                 and all(how == _ASSIGN and v is not None and self._from_constant_input(v, fn, depth + 1) for how, v in bound)
             )
