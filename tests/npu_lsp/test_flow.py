@@ -438,3 +438,109 @@ def test_helper_dtypes_pass_through_chains_of_helpers_and_methods() -> None:
         for name in ("inner", "outer", "pick")
     }
     assert got == {"inner": "float16", "outer": "float16", "pick": "int32"}
+
+
+def test_helper_return_kind_is_specialised_per_call() -> None:
+    """A call of the file's own helper has the join of the kinds its `return`s take with the
+    call's argument kinds (MindSpore specialises per signature): a shape item is a constant,
+    a tensor computed from the argument stays a tensor (probes realcode/helper_returns_*)."""
+    got = kinds(
+        """
+        import mindspore as ms
+        from mindspore import nn, ops
+
+
+        def shp(w):
+            return w.shape
+
+
+        def twice(a):
+            return a * 2
+
+
+        def items(w):
+            return [sz for sz in w.shape]
+
+
+        def pick(f):
+            if f is None:
+                return 1, 1
+            return f.shape[0], f.shape[1]
+
+
+        def total(t):
+            return t.sum()
+
+
+        def loop(t, n):
+            return loop(t, n - 1) if n else t.shape[0]
+
+
+        class Net(nn.Cell):
+            def _dims(self, t):
+                return t.shape[2], t.shape[3]
+
+            def construct(self, x):
+                a = shp(x)[3]
+                b = twice(x.shape[0])
+                c = twice(x)
+                d = items(x)[0]
+                e, f = pick(x)
+                g = total(x)
+                h, w = self._dims(x)
+                r = loop(x, 3)
+                return a, b, c, d, e, g, h, r
+
+
+        net = Net()
+        net(ms.Tensor([1.0]))
+        """
+    )
+    assert got == {
+        "a": Kind.CONST, "b": Kind.CONST, "c": Kind.TENSOR, "d": Kind.CONST, "e": Kind.CONST,
+        "g": Kind.TENSOR, "h": Kind.CONST, "r": Kind.UNKNOWN,
+    }
+
+
+def test_forwarded_star_args_reach_the_helper() -> None:
+    """`construct(self, *args, **kwargs)` forwarding to a method: the method's parameters take
+    the kinds of the arguments at construct's call sites, by position or keyword."""
+    src = """
+        import mindspore as ms
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def inner(self, x, n, flag=False):
+                return x, n, flag
+
+            def construct(self, *args, **kwargs):
+                return self.inner(*args, **kwargs)
+
+
+        Net()(ms.Tensor([1.0]), 3, flag=True)
+        """
+    assert kinds(src, "inner") == {"x": Kind.TENSOR, "n": Kind.CONST, "flag": Kind.CONST}
+
+
+def test_constant_list_input_and_mutable() -> None:
+    """The tensors of a list given to the top-level construct are constants MindSpore folds
+    through `ops.stack` (unknown here, not a variable); `ms.mutable` makes them variables."""
+    src = """
+        import mindspore as ms
+        from mindspore import nn, ops
+
+
+        class Net(nn.Cell):
+            def construct(self, xs, x):
+                s = ops.stack(xs)
+                r = ops.relu(xs[0])
+                return s, r, xs
+
+
+        a = ms.Tensor([1.0])
+        Net()([a, a], a)
+        """
+    assert kinds(src) == {"s": Kind.UNKNOWN, "r": Kind.TENSOR, "xs": Kind.UNKNOWN}
+    mutable = src.replace("Net()([a, a], a)", "Net()(ms.mutable([a, a]), a)")
+    assert kinds(mutable) == {"s": Kind.TENSOR, "r": Kind.TENSOR, "xs": Kind.TENSOR}

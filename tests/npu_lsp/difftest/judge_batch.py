@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -60,19 +61,25 @@ for case in cases:
 
 
 def run_level(py: str, root: Path, cases: list[str], env_extra: dict[str, str], tmp: Path) -> dict[str, dict[str, object]]:
+    """Verdicts of `cases` (paths relative to `root`) at one level. MindSpore runs in a fresh
+    temporary working directory, deleted afterwards: it writes `rank_0/` and `*.ir` files into
+    the current directory, which must never land in the repository."""
     env = {**os.environ, **env_extra, "GLOG_v": "3", "PYTHONWARNINGS": "ignore"}
     results: dict[str, dict[str, object]] = {}
+    by_path = {str((root / c).resolve()): c for c in cases}
     todo = list(cases)
     while todo:
         tmp.unlink(missing_ok=True)
         # errors="replace": a run-time str MindSpore prints from C++ can be bytes that are not UTF-8
-        p = subprocess.run(
-            [py, "-c", RUNNER, str(tmp), *todo], cwd=root, env=env, capture_output=True, text=True, errors="replace"
-        )
+        with tempfile.TemporaryDirectory(prefix="ms210-cwd-") as cwd:
+            p = subprocess.run(
+                [py, "-c", RUNNER, str(tmp), *(str((root / c).resolve()) for c in todo)],
+                cwd=cwd, env=env, capture_output=True, text=True, errors="replace",
+            )
         done = {}
         if tmp.is_file():
             for line in tmp.read_text().splitlines():
-                done.update(json.loads(line))
+                done.update({by_path.get(k, k): v for k, v in json.loads(line).items()})
         results.update(done)
         rest = [c for c in todo if c not in done]
         if rest and p.returncode != 0:  # the first unfinished case killed the process

@@ -5,8 +5,9 @@ never run in CI): one MindSpore process per level, as judge_batch.py does for ge
 Usage: judge_files.py [--python PY] --root SET_DIR --jsonl OUT.jsonl CASE...   (CASE relative to
 SET_DIR, e.g. cases/x.py or probes/y.py). Appends one JSON line per case to OUT.jsonl with the
 fields judge.py writes (the `# category:` header of the case as its category); merge the lines
-into the set's labels.json by hand. Run it from outside the repository or delete the rank_0/
-folder MindSpore leaves in SET_DIR.
+into the set's labels.json by hand. MindSpore runs in a temporary working directory that is
+deleted afterwards (judge_batch.run_level), so the `rank_0/` folder and `*.ir` files it writes
+never land in the repository, wherever this is started from.
 """
 
 from __future__ import annotations

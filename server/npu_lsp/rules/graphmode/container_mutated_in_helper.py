@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
 
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault"})
 # mindspore.ops functions that need at least one element
@@ -119,7 +119,7 @@ class ContainerMutatedInHelper(GraphRule):
         enclosing function later reads what it should have put there (measured, written
         set `everyday` `deco_closure_list_append_outer`: "For 'Stack', the 'len of input_x'
         must be int and must >= 1, but got '0'")."""
-        own = _locals_of(nested)
+        own = bound_names(nested, ctx, nested=True)
         for name, what in _mutated_names(nested).items():
             if name in own:
                 continue
@@ -145,17 +145,6 @@ def _nested_defs(ctx: Context) -> dict[str, ast.FunctionDef]:
                 hit[n.name] = n
         ctx.cache[key] = hit
     return hit
-
-
-def _locals_of(fn: ast.FunctionDef) -> set[str]:
-    """Parameters and names `fn` binds itself."""
-    a = fn.args
-    out = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-    nonlocal_names = {x for n in ast.walk(fn) if isinstance(n, (ast.Nonlocal, ast.Global)) for x in n.names}
-    return out - nonlocal_names
 
 
 def _mutated_names(fn: ast.FunctionDef) -> dict[str, str]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names, own_nodes, store_lines
 
 #: the grad builders, by their last name (`ms.grad`, `ms.value_and_grad`, `ops.grad`, ...)
 _BUILDERS = frozenset({"grad", "value_and_grad"})
@@ -86,7 +86,7 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
             if not built or built.split(".")[0] != "mindspore" or built.rsplit(".", 1)[-1] not in _BUILDERS:
                 return ()
             wrapped = info.wraps.get(f.id)
-            if not wrapped or f.id in _local_names(func, ctx):
+            if not wrapped or f.id in bound_names(func, ctx):
                 return ()
             builder = _module_builder(f.id, ctx)
             if builder is None or not _with_weights(builder):
@@ -111,7 +111,7 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         # gradient made: `loss_fn(x * 2, y)`, or `x` rebound in between, compiles
         after = applied.lineno
         same = _arguments(applied)
-        rebound = _stores_from(func, after)
+        rebound = _stores_from(func, after, ctx)
         calls = sorted(
             (n for n in own_nodes(func) if isinstance(n, ast.Call) and n.lineno > after),
             key=lambda c: (c.lineno, c.col_offset),
@@ -169,11 +169,21 @@ def _with_weights(builder: ast.Call) -> bool:
 
 
 def _module_builder(name: str, ctx: Context) -> ast.Call | None:
-    """The builder call of a module-level `name = ms.value_and_grad(...)`."""
-    for st in ctx.tree.body:
-        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
-            return st.value
-    return None
+    """The builder call of a module-level `name = ms.value_and_grad(...)` (the first one),
+    from one table of the module's `name = call(...)` statements per file."""
+    table: dict[str, ast.Call] | None = ctx.cache.get(_BUILDERS_KEY)
+    if table is None:
+        table = {}
+        for st in ctx.tree.body:
+            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+                for t in st.targets:
+                    if isinstance(t, ast.Name):
+                        table.setdefault(t.id, st.value)
+        ctx.cache[_BUILDERS_KEY] = table
+    return table.get(name)
+
+
+_BUILDERS_KEY = "MS188-module-builders"
 
 
 def _arguments(call: ast.Call) -> tuple[str, ...]:
@@ -181,26 +191,10 @@ def _arguments(call: ast.Call) -> tuple[str, ...]:
     return (*(ast.dump(a) for a in call.args), *(f"{k.arg}={ast.dump(k.value)}" for k in call.keywords))
 
 
-def _stores_from(func: ast.AST, line: int) -> dict[str, list[int]]:
+def _stores_from(func: ast.AST, line: int, ctx: Context) -> dict[str, list[int]]:
     """Lines at or after `line` where the function binds each name."""
-    out: dict[str, list[int]] = {}
-    for n in own_nodes(func):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno >= line:
-            out.setdefault(n.id, []).append(n.lineno)
-    return out
-
-
-def _local_names(func: ast.AST, ctx: Context) -> set[str]:
-    """Names the compiled function binds (its parameters and assignment targets)."""
-    key = ("ms188-locals", id(func))
-    hit: set[str] | None = ctx.cache.get(key)
-    if hit is None:
-        hit = set()
-        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            a = func.args
-            hit.update(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs))
-        for n in own_nodes(func):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                hit.add(n.id)
-        ctx.cache[key] = hit
-    return hit
+    return {
+        name: after
+        for name, lines in store_lines(func, ctx).items()
+        if (after := [n for n in lines if n >= line])
+    }

@@ -11,6 +11,10 @@ from its own bindings (indexed by name once per function, statements only) and m
 (function, name). Names that depend on each other (`h = layer(h)` in a loop, `a = b` / `b = a`)
 are solved together to their fixpoint, strongly connected component by component, so a name
 still in progress never leaves an under-approximation behind.
+
+A call of the file's own helper (a module-level function, or a method through `self`) has
+the kind its `return`s take with the call's argument kinds, one specialisation per helper
+and argument kinds (`_return_kind`), as MindSpore specialises a graph per call signature.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from npu_lsp.rules.graphmode.abstract import ops_function_dtype
 from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
 from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _CONST_PRIMITIVES
+from npu_lsp.rules.graphmode.result_kinds import FOLDING_FUNCTIONS as _FOLDING_FUNCTIONS
 from npu_lsp.rules.graphmode.result_kinds import HOST_METHODS as _HOST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import STATIC_ATTRS as _STATIC_ATTRS
 from npu_lsp.scope import dotted
@@ -100,7 +105,7 @@ class _Fn:
     `Analyzer._index` on the first question about a name), and the answers already solved
     (per fact, name -> final value)."""
 
-    __slots__ = ("func", "indexed", "parent", "params", "bindings", "functions", "done", "known")
+    __slots__ = ("func", "indexed", "parent", "params", "bindings", "functions", "done", "known", "pinned")
 
     def __init__(self, func: ast.AST | None, indexed: bool = False) -> None:
         self.func = func
@@ -113,6 +118,9 @@ class _Fn:
         self.done: tuple[dict[str, Any], ...] = ({}, {}, {}, {})
         #: name -> bound here or in an enclosing function (a local of the analysis)
         self.known: dict[str, bool] = {}
+        #: parameter -> kind, for a helper specialised to one call's argument kinds
+        #: (`Analyzer._return_kind`); None for the function as its call sites join them
+        self.pinned: dict[str, Kind] | None = None
 
 
 class Flow:
@@ -224,6 +232,12 @@ class Analyzer:
         #: such a name -> (the frame it was evaluated under, that frame's position)
         self._seen: dict[tuple[int, _Fn, str], tuple[list[Any], int]] = {}
         self._bumps = 0
+        #: (helper, argument kinds) -> the join of its returns' kinds (see _return_kind)
+        self._returns: dict[tuple[int, tuple[Kind, ...]], Kind] = {}
+        self._returning: set[tuple[int, tuple[Kind, ...]]] = set()
+        self._spec_fns: dict[tuple[int, tuple[Kind, ...]], _Fn] = {}
+        self._module_defs: dict[str, ast.FunctionDef | None] | None = None
+        self._const_inputs: dict[int, frozenset[str]] = {}
 
     # ------------------------------------------------------------------ entry points
     def flow(self, func: ast.AST | None) -> Flow:
@@ -738,6 +752,8 @@ class Analyzer:
 
     # ------------------------------------------------------------------ parameters
     def _param_kind(self, fn: _Fn, name: str, spec: _Param) -> Kind:
+        if fn.pinned is not None:
+            return fn.pinned.get(name, Kind.UNKNOWN)
         how, _, default = spec
         if how == "var":
             return Kind.UNKNOWN
@@ -749,6 +765,13 @@ class Analyzer:
             observed = k if observed is None else max(observed, k)
         for passed in self._passed(fn, name, spec) or ():
             k = Kind(passed[0])
+            observed = k if observed is None else max(observed, k)
+        for given, at in self._forwarded_args(fn, name, spec):
+            k = (
+                Kind.UNKNOWN if given is None
+                else self._module_kind(given) if at is None
+                else self._kind(given, at)
+            )
             observed = k if observed is None else max(observed, k)
         if observed is not None:
             return observed
@@ -832,6 +855,68 @@ class Analyzer:
             if p[0] == xcalls.UNKNOWN:
                 return None
             out.append(p)
+        return out
+
+    def _forwarded_args(
+        self, fn: _Fn, name: str, spec: _Param
+    ) -> list[tuple[ast.expr | None, _Fn | None]]:
+        """What reaches parameter `name` through a caller that forwards its own `*args` /
+        `**kwargs` (`def construct(self, *args, **kwargs): return self.inner(*args,
+        **kwargs)`): the argument at that position (or keyword) at each call site of the
+        caller. An argument that cannot be placed exactly (a starred argument at the
+        caller's site) is given as None, an unknown."""
+        out: list[tuple[ast.expr | None, _Fn | None]] = []
+        for call, caller in self._call_sites(fn):
+            if caller is None or not isinstance(caller.func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            outer = caller.func.args
+            starred = [a for a in call.args if isinstance(a, ast.Starred)]
+            by_kwargs = [k for k in call.keywords if k.arg is None]
+            if not starred and not by_kwargs:
+                continue
+            if _passes_self(call):
+                out.append((None, caller))
+                continue
+            plain = len(call.args) - len(starred)
+            if any(k.arg == name for k in call.keywords):
+                continue  # given by name at this site (`_site_args`)
+            if spec[0] == "pos" and spec[1] < plain and not isinstance(call.args[spec[1]], ast.Starred):
+                continue  # given before the starred argument (`_site_args`)
+            forwards_args = (
+                len(starred) == 1
+                and call.args[-1] is starred[0]
+                and outer.vararg is not None
+                and isinstance(starred[0].value, ast.Name)
+                and starred[0].value.id == outer.vararg.arg
+            )
+            forwards_kwargs = (
+                len(by_kwargs) <= 1
+                and all(
+                    isinstance(k.value, ast.Name) and outer.kwarg is not None and k.value.id == outer.kwarg.arg
+                    for k in by_kwargs
+                )
+            )
+            if (starred and not forwards_args) or not forwards_kwargs:
+                out.append((None, caller))
+                continue
+            named = [*outer.posonlyargs, *outer.args]
+            if named and self.owner_class(caller.func) is not None and named[0].arg in ("self", "cls"):
+                named = named[1:]
+            at = len(named) + spec[1] - plain if spec[0] == "pos" and starred else None
+            for call2, caller2 in self._call_sites(caller):
+                args2 = call2.args
+                index = None if at is None else at + 1 if _passes_self(call2) else at
+                if index is not None and any(isinstance(a, ast.Starred) for a in args2[: index + 1]):
+                    out.append((None, caller2))
+                elif index is not None and index < len(args2):
+                    out.append((args2[index], caller2))
+                else:
+                    given = next((k.value for k in call2.keywords if k.arg == name), None)
+                    if given is not None and by_kwargs and name not in {a.arg for a in [*named, *outer.kwonlyargs]}:
+                        out.append((given, caller2))
+                    elif any(k.arg is None for k in call2.keywords):
+                        out.append((None, caller2))
+                    # else nothing reaches it here: its default, if any
         return out
 
     def _scope_kind(self, fn: _Fn) -> str | None:
@@ -1161,12 +1246,108 @@ class Analyzer:
             q = self.ctx.qualname(arg.func) or ""
             if q.rsplit(".", 1)[-1] in ("Tensor", "Parameter") or q.startswith("mindspore.ops."):
                 return Kind.TENSOR
+            if q in ("mindspore.mutable", "mindspore.common.mutable") and len(arg.args) == 1:
+                return self._mutable_input_kind(arg.args[0])
             return self._made_by_helper(arg.func)
         if isinstance(arg, ast.Name):
             value = self._module_assignments().get(arg.id)
             if value is not None and value is not arg:
                 return self._module_kind(value)
         return Kind.UNKNOWN
+
+    def _mutable_input_kind(self, wrapped: ast.expr) -> Kind:
+        """`net(ms.mutable([a, b]), ...)` at module level: the tensors of a list, tuple or
+        dict given to the top-level `construct` or an `@ms.jit` function are constants
+        MindSpore folds (measured on 2.10 at both levels, probes `everyday/probes/
+        const_input_*`: a Python `if` on `xs[0].sum()` with an int and a tensor branch
+        compiles for a list, a tuple, a dict, nested lists, a list in a tuple), but
+        `ms.mutable` around the container makes them graph variables (the same `if` is
+        rejected, and `copy.copy(xs[0])` under STRICT): a tensor here. Anything else
+        `mutable` wraps keeps what is known of it (nothing)."""
+        if self._module_kind(wrapped) == Kind.TENSOR or (
+            isinstance(wrapped, (ast.Tuple, ast.List, ast.Dict))
+            and any(
+                self._module_kind(e) == Kind.TENSOR
+                for e in ast.walk(wrapped)
+                if isinstance(e, ast.expr) and e is not wrapped
+            )
+        ):
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _constant_inputs(self, fn: _Fn) -> frozenset[str]:
+        """Parameters of a top-level `construct` / `@ms.jit` function given, at every call
+        (all at module level), a list, tuple or dict display holding tensors (not wrapped in
+        `ms.mutable`), and never rebound: MindSpore 2.10 treats those tensors as constants
+        (probes `everyday/probes/const_input_*`, see `_mutable_input_kind`)."""
+        func = fn.func
+        if func is None:
+            return _NO_NAMES
+        hit = self._const_inputs.get(id(func))
+        if hit is not None:
+            return hit
+        out: set[str] = set()
+        if self._scope_kind(fn) in ("construct", "jit"):
+            self._indexed(fn)
+            sites = self._call_sites(fn)
+            if sites and all(caller is None for _, caller in sites):
+                for name, spec in fn.params.items():
+                    if spec[0] != "pos" or name in fn.bindings:
+                        continue
+                    args = self._site_args(fn, name, spec)
+                    if len(args) == len(sites) and all(self._tensor_display(a) for a, _ in args):
+                        out.add(name)
+        hit = self._const_inputs[id(func)] = frozenset(out)
+        return hit
+
+    def _tensor_display(self, arg: ast.expr) -> bool:
+        """Is the module-level `arg` a list, tuple or dict display (or a name bound once to
+        one) with a tensor among its items?"""
+        if isinstance(arg, ast.Name):
+            bound = self._module_assignments().get(arg.id)
+            arg = bound if bound is not None else arg
+        return isinstance(arg, (ast.List, ast.Tuple, ast.Dict)) and any(
+            self._module_kind(e) == Kind.TENSOR
+            for e in ast.walk(arg)
+            if isinstance(e, ast.expr) and e is not arg
+        )
+
+    def _folds_inputs(self, call: ast.Call, fn: _Fn) -> bool:
+        """Are the arguments of this `mindspore.ops` call constants, at least one of them
+        from a constant input (`ops.stack(xs)`, `ops.concat((xs[0], xs[1]))`)?"""
+        if not self._constant_inputs(fn):
+            return False
+        args = [*call.args, *(k.value for k in call.keywords)]
+        folded = False
+        for a in args:
+            if self._from_constant_input(a, fn, 0):
+                folded = True
+            elif self._kind(a, fn) != Kind.CONST:
+                return False
+        return folded
+
+    def _from_constant_input(self, e: ast.AST, fn: _Fn, depth: int) -> bool:
+        """Is `e` a constant input, an item of one (constant subscripts), a display of
+        such, or a name bound only to such?"""
+        if depth > 8:
+            return False
+        if isinstance(e, ast.Name):
+            if e.id in self._constant_inputs(fn):
+                return True
+            bound = self._indexed(fn).bindings.get(e.id)
+            return (
+                bound is not None
+                and bool(bound)
+                and e.id not in fn.params
+                and all(how == _ASSIGN and v is not None and self._from_constant_input(v, fn, depth + 1) for how, v in bound)
+            )
+        if isinstance(e, ast.Subscript):
+            return self._kind(e.slice, fn) == Kind.CONST and self._from_constant_input(e.value, fn, depth + 1)
+        if isinstance(e, (ast.Tuple, ast.List)):
+            return bool(e.elts) and all(
+                self._from_constant_input(x, fn, depth + 1) or self._kind(x, fn) == Kind.CONST for x in e.elts
+            ) and any(self._from_constant_input(x, fn, depth + 1) for x in e.elts)
+        return False
 
     def _made_by_helper(self, func: ast.expr) -> Kind:
         """`rand(2, 3)` where the module defines `rand` (a `def` or `rand = lambda ...`) and
@@ -1411,7 +1592,18 @@ class Analyzer:
             for n in ast.walk(g.target)
         ):
             return Kind.UNKNOWN  # a comprehension variable shadows a local of `fn`
-        return Kind.TENSOR if self._kind(e.elt, fn) == Kind.TENSOR else Kind.UNKNOWN
+        elt = self._kind(e.elt, fn)
+        if elt == Kind.TENSOR:
+            return elt
+        if elt == Kind.CONST and all(
+            self._element_kind(g.iter, fn) == Kind.CONST
+            and all(self._kind(c, fn) == Kind.CONST for c in g.ifs)
+            for g in e.generators
+        ):
+            # `[sz for sz in w.shape]`: its variables hold constants (read as such above,
+            # being unknown to `fn`), so the list is one MindSpore builds while compiling
+            return Kind.CONST
+        return Kind.UNKNOWN
 
     def _kind_const(self, e: ast.AST, fn: _Fn) -> Kind:
         return Kind.CONST
@@ -1463,11 +1655,17 @@ class Analyzer:
                     return Kind.CONST  # creating a Primitive: a callable constant
                 if q.startswith("mindspore.nn."):
                     return Kind.CONST  # creating a Cell
+                if last in _FOLDING_FUNCTIONS and self._folds_inputs(e, fn):
+                    return Kind.UNKNOWN  # a constant tensor MindSpore folds (not a variable)
                 return Kind.TENSOR
             if q.startswith("numpy."):
                 return Kind.VAR if self._arg_kind(e, fn).dynamic else Kind.CONST
             if self.ctx.scopes.is_constexpr_function(q):
                 return Kind.CONST  # run as Python while compiling: its result is a constant
+            if type(e.func) is ast.Name and not self._knows(fn, e.func.id):
+                returned = self._return_kind(e, fn, self._module_def(e.func.id))
+                if returned is not None:
+                    return returned
             return self._arg_kind(e, fn)
         f = e.func
         if isinstance(f, ast.Attribute):
@@ -1478,7 +1676,8 @@ class Analyzer:
             if method in _HOST_METHODS:
                 return Kind.VAR if recv.dynamic else recv
             if isinstance(f.value, ast.Name) and f.value.id == "self":
-                return self._arg_kind(e, fn)
+                returned = self._return_kind(e, fn, self._own_method(fn, method))
+                return returned if returned is not None else self._arg_kind(e, fn)
             if (
                 isinstance(f.value, ast.Attribute)
                 and isinstance(f.value.value, ast.Name)
@@ -1497,6 +1696,134 @@ class Analyzer:
             k = self._call_kind(f, fn)
             return k if k == Kind.TENSOR else max(k, self._arg_kind(e, fn))
         return self._arg_kind(e, fn)
+
+    # ------------------------------------------------------------------ helper returns
+    def _module_def(self, name: str) -> ast.FunctionDef | None:
+        """The module-level `def name` of this file, when the module binds `name` once."""
+        defs = self._module_defs
+        if defs is None:
+            defs = self._module_defs = {}
+            for st in self.ctx.tree.body:
+                if isinstance(st, ast.FunctionDef):
+                    defs[st.name] = st if st.name not in defs else None
+                elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AsyncFunctionDef, ast.ClassDef)):
+                    targets = (
+                        st.targets if isinstance(st, ast.Assign)
+                        else [st.target] if isinstance(st, ast.AnnAssign) else []
+                    )
+                    for t in targets:
+                        for n in ast.walk(t):
+                            if isinstance(n, ast.Name) and n.id in defs:
+                                defs[n.id] = None
+                    if isinstance(st, (ast.AsyncFunctionDef, ast.ClassDef)) and st.name in defs:
+                        defs[st.name] = None
+        return defs.get(name)
+
+    def _own_method(self, fn: _Fn, name: str) -> ast.FunctionDef | None:
+        """The method `name` of the class whose method `fn` is, when no class of the file
+        deriving from it by name defines `name` again (`self.name` would dispatch there)."""
+        cls = self.owner_class(fn.func)
+        if cls is None:
+            return None
+        found = next(
+            (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == name), None
+        )
+        if found is None:
+            return None
+        for other in self.ctx.tree.body:
+            if (
+                isinstance(other, ast.ClassDef)
+                and other is not cls
+                and any(dotted_last(b) == cls.name for b in other.bases)
+                and any(isinstance(m, ast.FunctionDef) and m.name == name for m in other.body)
+            ):
+                return None
+        return found
+
+    def _return_kind(self, call: ast.Call, fn: _Fn, func: ast.FunctionDef | None) -> Kind | None:
+        """Kind of what the file's own helper `func` returns for this call: the join of the
+        kinds of its `return` expressions, its parameters given this call's argument kinds,
+        as MindSpore specialises a function per call signature (`kw = shp(w)[3]` with
+        `shp` returning `w.shape` is an int while compiling; measured on 2.10, probes
+        `realcode/probes/helper_returns_*`). None when the call or the helper is not one
+        this follows (decorated, a generator, starred arguments, too deep or too many):
+        the caller then keeps the most dynamic argument's kind."""
+        if func is None or func.decorator_list and not _static_only(func):
+            return None
+        pinned = self._pinned_args(call, fn, func)
+        if pinned is None:
+            return None
+        if self._constant_inputs(fn) and any(
+            self._from_constant_input(a, fn, 0) for a in [*call.args, *(k.value for k in call.keywords)]
+        ):
+            return None  # constant tensors (`helper(xs)` of a constant input): what ops fold
+        key = (id(func), tuple(pinned.values()))
+        hit = self._returns.get(key)
+        if hit is not None:
+            return hit
+        if key in self._returning:
+            return Kind.UNKNOWN  # recursion: what it returns is not known yet
+        if len(self._returning) >= _RETURN_DEPTH or len(self._spec_fns) >= _RETURN_SPECS:
+            return None
+        returns = _returns_of(func)
+        if returns is None:
+            return None
+        spec = self._spec_fns.get(key)
+        if spec is None:
+            spec = self._spec_fns[key] = _Fn(func)
+            spec.pinned = pinned
+        frame = self._frames[-1] if self._frames else None
+        clean = frame is None or not frame[1]
+        self._returning.add(key)
+        try:
+            out = self._max_kind(returns, spec) if returns else Kind.CONST
+        finally:
+            self._returning.discard(key)
+        if clean and (frame is None or not frame[1]):
+            self._returns[key] = out  # read nothing unfinished: final for the run
+        return out
+
+    def _pinned_args(
+        self, call: ast.Call, fn: _Fn, func: ast.FunctionDef
+    ) -> dict[str, Kind] | None:
+        """Parameter -> kind of what `call` passes (a default: its kind where the function
+        is defined); None when a parameter cannot be matched exactly."""
+        args = func.args
+        if args.vararg is not None or args.kwarg is not None:
+            return None
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return None
+        positional = [*args.posonlyargs, *args.args]
+        if self.owner_class(func) is not None and not _is_static(func):
+            if not positional:
+                return None
+            positional = positional[1:]  # self / cls
+        if len(call.args) > len(positional):
+            return None
+        defaults = dict(
+            zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults, strict=False)
+        )
+        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False):
+            if d is not None:
+                defaults[a.arg] = d
+        given: dict[str, ast.expr] = {a.arg: v for a, v in zip(positional, call.args, strict=False)}
+        names = {a.arg for a in positional} | {a.arg for a in args.kwonlyargs}
+        for k in call.keywords:
+            if k.arg not in names or k.arg in given:
+                return None
+            given[k.arg] = k.value
+        out: dict[str, Kind] = {}
+        for a in [*positional, *args.kwonlyargs]:
+            v = given.get(a.arg)
+            if v is not None:
+                out[a.arg] = self._kind(v, fn)
+            elif a.arg in defaults:
+                out[a.arg] = self._kind(defaults[a.arg], self._bare_fn(func))
+            else:
+                return None
+        return out
 
     def _constant_primitive(self, f: ast.expr, fn: _Fn) -> bool:
         """Is `f` an instance of a primitive whose output is a compile-time value: created
@@ -1872,6 +2199,41 @@ def _calls_init(st: ast.stmt) -> bool:
         and type(st.value.func) is ast.Attribute
         and st.value.func.attr == "__init__"
     )
+
+
+#: how many helper summaries may be open at once (a chain of helpers calling helpers), and
+#: how many specialisations one file may build: past either, a call keeps its arguments' kind
+_RETURN_DEPTH = 8
+_RETURN_SPECS = 400
+
+
+def _is_static(func: ast.FunctionDef) -> bool:
+    return any(dotted_last(d) == "staticmethod" for d in func.decorator_list)
+
+
+def _static_only(func: ast.FunctionDef) -> bool:
+    """Is `@staticmethod` the only decorator of `func`?"""
+    return len(func.decorator_list) == 1 and _is_static(func)
+
+
+def _returns_of(func: ast.FunctionDef) -> list[ast.expr] | None:
+    """The expressions `func` returns (a bare `return`: None, a constant), not those of
+    nested functions or classes; None for a generator (its call returns the generator)."""
+    out: list[ast.expr] = []
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Return:
+            value = node.value  # type: ignore[attr-defined]
+            out.append(value if value is not None else ast.Constant(value=None))
+            continue
+        if t in (ast.Yield, ast.YieldFrom):
+            return None
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        stack.extend(child_nodes(node))
+    return out
 
 
 def dotted_last(expr: ast.AST) -> str:

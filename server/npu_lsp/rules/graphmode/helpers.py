@@ -74,6 +74,66 @@ def own_nodes(func: ast.AST) -> list[ast.AST]:
     return out
 
 
+_SCOPES = (*FUNCS, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def bound_names(func: ast.AST, ctx: Context, *, nested: bool = False) -> frozenset[str]:
+    """The names `func` binds: its parameters (`*args`, `**kwargs` included), the targets
+    it stores to, the functions and classes it defines, less the names it declares
+    `global` or `nonlocal`. Nested functions, lambdas, classes and comprehensions bind
+    their own names, so they are left out unless `nested` (then every store below `func`
+    counts, and every such declaration). Once per function and run (`ctx.cache`)."""
+    key = ("bound-names", id(func), nested)
+    hit: frozenset[str] | None = ctx.cache.get(key)
+    if hit is not None:
+        return hit
+    names: set[str] = set()
+    declared: set[str] = set()
+    args = getattr(func, "args", None)
+    if isinstance(args, ast.arguments):
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        names.update(a.arg for a in every if a is not None)
+    body = getattr(func, "body", [])
+    stack: list[ast.AST] = list(body) if isinstance(body, list) else [body]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Name:
+            if type(n.ctx) is ast.Store:  # type: ignore[attr-defined]
+                names.add(n.id)  # type: ignore[attr-defined]
+            continue
+        if t is ast.Global or t is ast.Nonlocal:
+            declared.update(n.names)  # type: ignore[attr-defined]
+            continue
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            names.add(n.name)  # type: ignore[attr-defined]
+        if nested or not isinstance(n, _SCOPES):
+            stack.extend(ast.iter_child_nodes(n))
+    hit = ctx.cache[key] = frozenset(names - declared)
+    return hit
+
+
+def store_lines(func: ast.AST, ctx: Context) -> dict[str, list[int]]:
+    """Name -> the lines where `func` itself stores to it (assignment and loop targets,
+    not those of nested scopes; see `bound_names`), in no particular order. Cached."""
+    key = ("store-lines", id(func))
+    hit: dict[str, list[int]] | None = ctx.cache.get(key)
+    if hit is not None:
+        return hit
+    hit = {}
+    body = getattr(func, "body", [])
+    stack: list[ast.AST] = list(body) if isinstance(body, list) else [body]
+    while stack:
+        n = stack.pop()
+        if type(n) is ast.Name:
+            if type(n.ctx) is ast.Store:
+                hit.setdefault(n.id, []).append(n.lineno)
+        elif not isinstance(n, _SCOPES):
+            stack.extend(ast.iter_child_nodes(n))
+    ctx.cache[key] = hit
+    return hit
+
+
 def file_mentions(ctx: Context, word: str) -> bool:
     """Does the file's text contain `word` (once per file and word)? A cheap test before
     resolving anything for a rule that needs the word to be written somewhere."""

@@ -25,6 +25,9 @@ CONST_PRIMITIVES = frozenset(_DATA["constant_primitives"])
 TUPLE_RESULTS = frozenset(_DATA["tuple_results"])
 #: other lowercase `mindspore.ops` functions that give no tensor (`ops.grad`, `ops.partial`)
 NOT_TENSOR_FUNCTIONS = frozenset(_DATA["not_tensor_functions"])
+#: `mindspore.ops` functions folded while compiling on constant tensors (`ops.stack(xs)` of
+#: the tensors of a list given to the top-level `construct`)
+FOLDING_FUNCTIONS = frozenset(_DATA["folding_ops_functions"])
 
 
 def gives_tensor(qualname: str) -> bool:

@@ -12,7 +12,7 @@ from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 # builtins whose result is a str (so `len(hex(n))` is `len` of a string)
@@ -228,7 +228,7 @@ class UnsupportedPythonCall(GraphRule):
         lambdas = [a for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Lambda)]
         if not (comps or lambdas) or ctx.function is None or _under_unknown_constant_branch(node, ctx):
             return
-        local = _locals_of(ctx.function)
+        local = bound_names(ctx.function, ctx)
         for fn in lambdas:
             # measured (written set `algorithms`, probes `sortkey_lambda_*`): a lambda given to
             # the script (`sorted(range(n), key=lambda i: scores[i])`) runs in the script's
@@ -481,25 +481,6 @@ def _module_names(ctx: Context) -> frozenset[str]:
                 names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
         hit = ctx.cache[key] = frozenset(names)
     return hit
-
-
-def _locals_of(function: ast.AST) -> frozenset[str]:
-    """Parameters and names the function itself binds (not its nested scopes')."""
-    args = getattr(function, "args", None)
-    names: set[str] = set()
-    if isinstance(args, ast.arguments):
-        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-        names.update(a.arg for a in every if a is not None)
-    stack: list[ast.AST] = list(getattr(function, "body", []))
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            names.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(n.name)
-        elif not isinstance(n, (ast.Lambda, *_COMPREHENSIONS)):
-            stack.extend(ast.iter_child_nodes(n))
-    return frozenset(names)
 
 
 def _is_none(e: ast.expr) -> bool:
