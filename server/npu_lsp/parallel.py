@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 # `multiprocessing` is imported when a pool forks workers (with its `socket`, `selectors`
 # and `subprocess`, about 10 ms of a run's start): `check` imports this module for
 # `default_jobs` and `WorkerFailed` even when the cache answers and no pool is made, and
-# a pool of one job (a warm run, an edit, a small project, `--jobs 1`) forks nothing.
+# a pool of one job (an edit, a small project, `check FILE`, `--jobs 1`) forks nothing.
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 

@@ -68,7 +68,7 @@ def _wmem_max() -> int:
 
 
 def test_one_job_imports_no_multiprocessing() -> None:
-    """A pool of one job (warm runs, edits, small projects, `--jobs 1`) runs everything
+    """A pool of one job (edits, small projects, `check FILE`, `--jobs 1`) runs everything
     here: `multiprocessing` (with `socket`, `selectors`, `subprocess`) is not imported."""
     import subprocess
     import sys
