@@ -19,8 +19,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-# `multiprocessing` is imported when a pool starts: `check` imports this module for
-# `default_jobs` and `WorkerFailed` even when the cache answers and no pool is made.
+# `multiprocessing` is imported when a pool forks workers (with its `socket`, `selectors`
+# and `subprocess`, about 10 ms of a run's start): `check` imports this module for
+# `default_jobs` and `WorkerFailed` even when the cache answers and no pool is made, and
+# a pool of one job (an edit, a small project, `check FILE`, `--jobs 1`) forks nothing.
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
@@ -57,7 +59,8 @@ class Pool:
 
     def __init__(self, jobs: int, handler: Handler) -> None:
         self.handler = handler
-        self.jobs = max(1, jobs) if can_fork() else 1
+        # (one job forks nothing: `multiprocessing` is not even imported)
+        self.jobs = max(1, jobs) if jobs > 1 and can_fork() else 1
         #: the forked workers 1.. (index w - 1 for worker w)
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
@@ -103,13 +106,13 @@ class Pool:
         """Run `command` over `items`, `batch` items per message, each batch on whichever
         worker is free first (this process included); `done` gets each batch's result
         list as it arrives (in this process)."""
-        from multiprocessing.connection import wait
-
         batches = deque(list(items[i : i + batch]) for i in range(0, len(items), batch))
         if self.jobs == 1:
             while batches:
                 done(self.handler(command, batches.popleft()))
             return
+        from multiprocessing.connection import wait
+
         # Each forked worker has up to `_AHEAD` batches queued: its next batch is waiting
         # when it finishes one, instead of waiting for this process to finish a batch of
         # its own and answer.

@@ -65,3 +65,24 @@ def _wmem_max() -> int:
     except OSError:
         pytest.skip("no /proc/sys/net/core/wmem_max")
     raise AssertionError  # unreachable: for mypy's return check
+
+
+def test_one_job_imports_no_multiprocessing() -> None:
+    """A pool of one job (edits, small projects, `check FILE`, `--jobs 1`) runs everything
+    here: `multiprocessing` (with `socket`, `selectors`, `subprocess`) is not imported."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from npu_lsp import parallel\n"
+        "got = []\n"
+        "with parallel.Pool(1, lambda c, p: [x * 2 for x in p]) as pool:\n"
+        "    pool.share('double', list(range(40)), 16, got.append)\n"
+        "assert [x for b in got for x in b] == [x * 2 for x in range(40)], got\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('multiprocessing', 'socket')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ.copy()
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
