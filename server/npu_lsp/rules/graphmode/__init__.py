@@ -26,6 +26,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     dict_unpack_merge,
     differentiated_function_called_again,
     duplicate_parameter_names,
+    empty_deque_grown,
     function_in_output,
     generator_over_tolist,
     getattr_runtime_name,
