@@ -26,7 +26,8 @@ class Int32ItemAsIndex(GraphRule):
     Flags `t.item()` of an int32 tensor computed at run time (an input built with
     `Tensor(2, ms.int32)`, a cast to int32) used where MindSpore needs an int64 index or
     size: as the index of a tuple (`SCALES[i.item()]`, also through a name `k = i.item()`),
-    as the index of a list under STRICT, as an index of a tensor (`probs[0, a]` with
+    as the index of a list under STRICT, as the index of a store into a list
+    (`counts[i.item()] += 1.0`, every level), as an index of a tensor (`probs[0, a]` with
     `a = ops.multinomial(probs, 1)[0, 0].item()`), as a slice bound (`x[:, :n.item()]`), in
     the sizes of `reshape` / `view` / `tile` and
     in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`.
@@ -79,6 +80,11 @@ class Int32ItemAsIndex(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if isinstance(node, ast.Subscript):
             if not isinstance(node.ctx, ast.Load):
+                # measured (written/trainsteps probes `setitem_item_*`): a store into a list
+                # (`counts[i.item()] += 1.0`) fails at every level, "list_setitem evaluator
+                # index should be an int64 number, but got a Int32 number"
+                if self._int32_item(node.slice, ctx) and self._is_sequence(node.value, ctx, (ast.List, ast.ListComp), "list"):
+                    yield self._report(node.slice, f"the index of a store into the list `{ctx.segment(node.value)}`", ctx)
                 return
             index = node.slice
             if isinstance(index, ast.Slice) or (isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts)):

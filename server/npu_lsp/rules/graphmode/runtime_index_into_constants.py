@@ -23,7 +23,11 @@ class RuntimeIndexIntoConstants(GraphRule):
     - a run-time integer (`int(t)`, `t.item()`) into strings (`CLASS_NAMES[int(idx)]`).
     A run-time integer into numbers (`SCALES[int(t)]`) compiles. A table stored on `self`
     from an `__init__` argument counts when every instance in the file passes the same
-    literal (`Predictor(["cat", "dog"])`) or keeps a literal default.
+    literal (`Predictor(["cat", "dog"])`) or keeps a literal default. Also flags a Python
+    list local to the compiled function (a display or a comprehension, whatever it holds,
+    even when grown by `append`) or a local tuple of constants read with a Tensor index, and
+    a numpy array (made in `__init__` or at module level, `np.linspace(...)`) read with a
+    Tensor index or a run-time integer (`self.table[int(t)]`).
 
     ## Why is this bad?
     A STRICT graph has no run-time string, and reads a tuple with a Tensor index only when
@@ -55,6 +59,11 @@ class RuntimeIndexIntoConstants(GraphRule):
 
     ## References
     - RULES.md, section 2 (STRICT only: what LAX hands to JIT Fallback).
+    - Lists and numpy arrays: measured on MindSpore 2.10 with the written set `runtime`
+      (`jit_tensor_index_python_list`, `np_array_indexed_by_tensor`) and its probes `tix_*`
+      (`When handling script '__py_exec_index0_getitem__(...)' in graph mode, the inputs
+      should be constant`; a local list of floats read with `int(t)` and a numpy array read
+      with a constant compile).
     """
 
     nodes = (ast.Subscript,)
@@ -66,6 +75,16 @@ class RuntimeIndexIntoConstants(GraphRule):
             return
         if isinstance(node.slice, (ast.Constant, ast.Slice)):
             return  # the common case, answered without any lookup
+        held = _python_container(node.value, ctx)
+        if held is not None:
+            kind = analyzer(ctx).kind(node.slice)
+            if kind == Kind.TENSOR or kind == Kind.VAR and held == "numpy array":
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT a {held} (`{ctx.segment(node.value)}`) cannot be read with the run-time index `{ctx.segment(node.slice)}`: MindSpore hands the read to the Python interpreter, which STRICT refuses; use a tensor (`ms.Tensor(...)`) or a tuple of tensors",
+                )
+            return
         table = _constant_table(node.value, ctx)
         if table is None:
             return
@@ -77,7 +96,7 @@ class RuntimeIndexIntoConstants(GraphRule):
                 node,
                 f"under STRICT a Tensor index (`{index}`) can read a tuple only when every element is a Tensor; `{ctx.segment(node.value)}` holds constants",
             )
-        elif kind == Kind.VAR and any(isinstance(e.value, str) for e in table):
+        elif kind == Kind.VAR and any(isinstance(e.value, str) for e in table) and not _from_local(node.value, ctx):
             yield ctx.diagnostic(
                 self,
                 node,
@@ -92,6 +111,8 @@ def _constant_table(e: ast.expr, ctx: Context) -> list[ast.Constant] | None:
         value = _module_literal(e.id, ctx)
         if isinstance(value, (ast.Tuple, ast.List)) and _bound_locally(e.id, ctx):
             value = None  # a local of that name shadows the module's table
+        if value is None:
+            value = _local_literal(e.id, ctx)
     elif isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)
@@ -163,6 +184,68 @@ def _module_literal(name: str, ctx: Context) -> ast.expr | None:
                         table[t.id] = st.value if t.id not in table else None
         ctx.cache[key] = table
     return table.get(name)
+
+
+def _python_container(e: ast.expr, ctx: Context) -> str | None:
+    """"Python list" for a local of the compiled function bound once to a list display or
+    comprehension (whatever it holds, however it grows), "numpy array" for a numpy value."""
+    if isinstance(e, ast.Name) and ctx.function is not None:
+        value = analyzer(ctx).single_assignment(e.id, ctx.function)
+        if isinstance(value, (ast.List, ast.ListComp)):
+            return "Python list"
+    a = analyzer(ctx)
+    made: ast.expr | None = None
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        cls = a.owner_class(ctx.function)
+        values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        made = values[0] if len(values) == 1 else None
+    elif isinstance(e, ast.Name) and not _bound_locally(e.id, ctx):
+        made = _module_literal(e.id, ctx)
+    return "numpy array" if made is not None and _numpy_made(made, ctx) else None
+
+
+def _numpy_made(e: ast.expr, ctx: Context) -> bool:
+    """`np.linspace(...)`, `np.array(...).astype(np.float32)`: a numpy array."""
+    while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("astype", "reshape", "copy"):
+        if (ctx.qualname(e.func) or "").startswith("numpy."):
+            break
+        e = e.func.value
+    return isinstance(e, ast.Call) and (ctx.qualname(e.func) or "").startswith("numpy.") and (ctx.qualname(e.func) or "").rpartition(".")[2] in _NUMPY_MAKERS
+
+
+#: numpy functions that make an array
+_NUMPY_MAKERS = frozenset(
+    {"array", "asarray", "linspace", "arange", "zeros", "ones", "full", "empty", "eye", "logspace", "cumsum", "load"}
+)
+
+
+#: list methods that change a list in place
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+
+
+def _from_local(e: ast.expr, ctx: Context) -> bool:
+    """The table is a local tuple (measured with a Tensor index only)."""
+    if not isinstance(e, ast.Name):
+        return False
+    module = _module_literal(e.id, ctx)
+    return not isinstance(module, (ast.Tuple, ast.List)) or _bound_locally(e.id, ctx)
+
+
+def _local_literal(name: str, ctx: Context) -> ast.expr | None:
+    """The literal tuple / list a local of the compiled function is bound to once
+    (`scales = (0.5, 1.0, 2.0)`) and never changed in place."""
+    func = ctx.function
+    if func is None:
+        return None
+    value = analyzer(ctx).single_assignment(name, func)
+    if not isinstance(value, (ast.Tuple, ast.List)):
+        return None
+    for n in ast.walk(func):
+        if isinstance(n, ast.Attribute) and n.attr in _MUTATORS and isinstance(n.value, ast.Name) and n.value.id == name:
+            return None
+        if isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == name:
+            return None
+    return value
 
 
 def _bound_locally(name: str, ctx: Context) -> bool:

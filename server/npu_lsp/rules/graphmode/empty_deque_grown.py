@@ -1,0 +1,84 @@
+"""MS195: an empty `collections.deque` made in compiled code and grown in place."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+#: deque methods that grow it in place
+_GROW = frozenset({"append", "appendleft", "extend", "extendleft", "insert"})
+
+
+@rule(code="MS195", name="empty-deque-grown", severity="error", family="graphmode")
+class EmptyDequeGrown(GraphRule):
+    """## What it does
+    Flags `dq.append(...)` (also `appendleft`, `extend`, `extendleft`, `insert`) in compiled
+    code (`construct`, a method it calls, an `@ms.jit` function) when `dq` is bound there to
+    an empty `collections.deque()` (`deque()`, `deque(maxlen=n)`, `deque([])`).
+
+    ## Why is this bad?
+    MindSpore 2.10 has no graph type for a deque: an empty one made in compiled code becomes
+    `None` in the graph, and growing it stops the compile at every syntax level with
+    `AttributeError: 'NoneType' object has no attribute 'append'`, whatever it holds
+    (tensors or Python floats) and however it is read afterwards. A deque made from data
+    (`deque([x])`) is run by JIT Fallback under LAX and compiles there; one made in
+    `__init__` and only read compiles.
+
+    ## Example
+    ```python
+    class Smooth(nn.Cell):
+        def construct(self, frames):
+            window = deque(maxlen=2)
+            outs = []
+            for i in range(frames.shape[0]):
+                window.append(frames[i])
+                outs.append(sum(window) / len(window))
+            return ops.stack(outs)
+    ```
+
+    ## Use instead
+    Keep a Python list and slice it (`window = window[-1:] + [frames[i]]`), or stay in
+    tensors.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level).
+    - Measured on MindSpore 2.10 with the written sets `algorithms` (`lbfgs_history_deque`)
+      and `everyday` (`closure_deque_history`) and the `algorithms` probes `dq_*`: `deque()`
+      and `deque(maxlen=2)` grown with `append` in `construct` or an `@ms.jit` function are
+      rejected at LAX and STRICT (then stacked, measured with `len`, indexed or iterated);
+      `deque([x])` grown with `appendleft` and a deque only read compile under LAX.
+    """
+
+    nodes = (ast.Call,)
+    words = ("deque(",)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        f = node.func
+        if type(f) is not ast.Attribute or f.attr not in _GROW or type(f.value) is not ast.Name:
+            return ()
+        return self._check(node, f, ctx)
+
+    def _check(self, node: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
+        name = f.value.id  # type: ignore[attr-defined]
+        made = analyzer(ctx).single_assignment(name, ctx.function)
+        if not isinstance(made, ast.Call) or ctx.qualname(made.func) != "collections.deque":
+            return
+        if made.args and not (isinstance(made.args[0], (ast.List, ast.Tuple)) and not made.args[0].elts):
+            return  # made from data: LAX runs it by JIT Fallback
+        if any(k.arg not in ("maxlen",) for k in made.keywords):
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{name}` is `{ctx.segment(made)}`, an empty deque made in compiled code: MindSpore has no graph deque, it is None here, and `{f.attr}` fails to compile at every level ('NoneType' object has no attribute '{f.attr}'); use a Python list",
+        )

@@ -1,0 +1,457 @@
+"""MS193: (LAX) a list comprehension, `filter` or appending `for` over a run-time tensor's values
+turned into a Python list of 3 or more items."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from math import prod
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.entries import entry_callers
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.list_grown_from_host_data import _host_iterable
+
+Shape = tuple[int | None, ...]
+
+#: fewest items of a host list MindSpore 2.10 cannot iterate this way (2 compile, 3 fail)
+_LEAST = 3
+#: tensor methods whose result is host data JIT Fallback computes at run time
+_HOST = frozenset({"tolist", "asnumpy", "numpy"})
+#: tensor / numpy methods that keep the shape
+_SAME = frozenset(
+    {"astype", "float", "int", "half", "double", "long", "bool", "to", "copy", "clone", "abs", "exp", "sigmoid", "round"}
+)
+#: reductions over one axis (`axis=` / `dim=` or the first positional argument)
+_REDUCE = frozenset({"argmax", "argmin", "max", "min", "sum", "mean", "prod", "any", "all", "amax", "amin"})
+#: builtins that keep a host list's length
+_KEEP_LEN = frozenset({"list", "tuple", "sorted", "reversed", "enumerate"})
+#: `ops` functions whose result has their first argument's shape
+_SAME_OPS = frozenset({"softmax", "log_softmax", "relu", "sigmoid", "tanh", "exp", "abs", "cast", "gelu", "silu"})
+#: nn cells that keep their input's shape
+_SAME_CELLS = frozenset({"ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "Dropout", "Identity", "SiLU"})
+#: list methods that grow a list in place
+_GROW = frozenset({"append", "extend", "insert"})
+
+
+@rule(code="MS193", name="host-list-iterated", severity="error", family="graphmode")
+class HostListIterated(GraphRule):
+    """## What it does
+    Under the default LAX syntax level, flags a list comprehension, a `filter(...)`, or a
+    `for` loop that appends to a list, over the values of a tensor computed at run time turned
+    into Python data (`x.tolist()`, `x.asnumpy()`, `list(...)`, `zip(...)`, `enumerate(...)`
+    of them, or a name bound to one), in a network's `construct` or an `@ms.jit` function,
+    when that list has 3 or more items: its length is read from the tensor every module-level
+    call passes (`net(Tensor(np.random.randn(4, 10)))`) through indexing, one-axis reductions
+    (`argmax(axis=-1)`), `flatten`, `reshape` and `nn.Dense`.
+
+    ## Why is this bad?
+    Under LAX, `tolist()` / `asnumpy()` of a run-time tensor is run by JIT Fallback, and
+    MindSpore 2.10 cannot build a comprehension (or a `filter`, or a loop appending to a list)
+    over the Python list it gives when the list has 3 or more items: compiling stops with
+    `TypeError: unsupported operand type(s) for +: 'float' and 'list'`, `For Tensor, the
+    input_data is ('c',) that contain unsupported element`, `'float' object has no attribute
+    'append'` or `The pointer[seq_abs] is null`, whatever the loop does with the items. The
+    same code over 1 or 2 items compiles, and so do `map(...)`, `sum(...)` and indexing the
+    list. STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+
+    ## Example
+    ```python
+    NAMES = ["cat", "dog", "bird", "fish"]
+
+    class Predict(nn.Cell):
+        def construct(self, x):
+            idx = self.fc(x).argmax(axis=-1)
+            return idx, [NAMES[i] for i in idx.tolist()]
+
+    net = Predict()
+    net(Tensor(np.random.randn(8, 16).astype(np.float32)))
+    ```
+
+    ## Use instead
+    Return the tensor and turn it into Python data outside the network:
+    ```python
+    idx = net(x)
+    names = [NAMES[i] for i in idx.asnumpy().tolist()]
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (JIT Fallback makes LAX run `tolist` / `asnumpy` as Python).
+    - Measured on MindSpore 2.10 with the written set `lax` probes `tl_*`, `io_m`, `io_s`,
+      `lp_c`, `lp_l`, `ob_k` (3 items: rejected; 2 items: `tl_j`, `tl_l`, `tl_p_*axis1`,
+      `tl_p_comp_over_column_getitem`, `lp_k` compile) and `tn_*` (lengths 1 and 2 compile,
+      3, 4, 5 and 8 are rejected, in `construct` and in `@ms.jit` functions, for
+      comprehensions, `filter`, `enumerate`, rows of a 2-D `tolist()` and appending loops),
+      and the cases `heads/tolist_labels_to_names`, `inference/vocab_decode_asnumpy_join`,
+      `algorithms/sort_by_key_tuple_list`.
+    """
+
+    nodes = (ast.ListComp, ast.Call, ast.For)
+    words = tuple(f".{m}(" for m in sorted(_HOST))
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        scope = ctx.scope
+        if scope is None or scope.level != "lax" or scope.kind not in ("construct", "jit"):
+            return ()
+        t = type(node)
+        if t is ast.Call:
+            f = node.func  # type: ignore[attr-defined]
+            if type(f) is not ast.Name or f.id != "filter" or len(node.args) != 2:  # type: ignore[attr-defined]
+                return ()
+            it, what = node.args[1], "`filter`"  # type: ignore[attr-defined]
+        elif t is ast.For:
+            if not _grows_list(node.body, ctx):  # type: ignore[attr-defined]
+                return ()
+            it, what = node.iter, "a `for` appending to a list"  # type: ignore[attr-defined]
+        else:
+            if _tensor_items(node.elt, ctx):  # type: ignore[attr-defined]
+                return ()  # a list of tensors (`[x[i] for i in idx.tolist()]`) compiles
+            it = node.generators[0].iter  # type: ignore[attr-defined]
+            what = "a list comprehension"  # generators: MS173
+        return self._check(node, it, what, ctx)
+
+    def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context) -> Iterable[Diagnostic]:
+        if not _host_iterable(it, ctx, 0):
+            return
+        n = _host_len(it, ctx, 0)
+        if n is None or n < _LEAST:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over 3 or more such items; return the tensor and convert it outside the graph, or stay in tensor ops",
+        )
+
+
+def _tensor_items(e: ast.expr, ctx: Context) -> bool:
+    """Items that may be tensors: only Python values (numbers, strings, host items) fail."""
+    return analyzer(ctx).kind(e) in (Kind.TENSOR, Kind.UNKNOWN)
+
+
+def _grows_list(body: list[ast.stmt], ctx: Context) -> bool:
+    """A statement of the loop body (not nested loops' or functions') calls
+    `name.append(<a Python value>)`."""
+    for st in body:
+        if type(st) is ast.Expr and type(st.value) is ast.Call:
+            call = st.value
+            f = call.func
+            if type(f) is ast.Attribute and f.attr in _GROW and type(f.value) is ast.Name and call.args:
+                return not _tensor_items(call.args[-1], ctx)
+        elif type(st) is ast.If and (_grows_list(st.body, ctx) or _grows_list(st.orelse, ctx)):
+            return True
+    return False
+
+
+def _host_len(e: ast.expr, ctx: Context, depth: int) -> int | None:
+    """How many items iterating the host value `e` gives, when known."""
+    s = _host_shape(e, ctx, depth)
+    return s[0] if s else None
+
+
+def _host_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
+    if depth > 8:
+        return None
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return _host_shape(bound, ctx, depth + 1) if bound is not None else None
+    if not isinstance(e, ast.Call):
+        return None
+    f = e.func
+    if isinstance(f, ast.Attribute):
+        if f.attr in _HOST and not e.args and analyzer(ctx).kind(f.value) == Kind.TENSOR:
+            return _shape(f.value, ctx, 0)
+        if f.attr in _HOST or f.attr in ("astype", "copy"):
+            return _host_shape(f.value, ctx, depth + 1)
+        if f.attr in ("flatten", "ravel") and not e.args:
+            return _flat(_host_shape(f.value, ctx, depth + 1))
+        if f.attr == "reshape":
+            return _reshaped(_host_shape(f.value, ctx, depth + 1), e.args)
+        return None
+    if not isinstance(f, ast.Name) or not e.args:
+        return None
+    q = ctx.qualname(f) or ""
+    if not q.startswith("builtins."):
+        return None
+    name = q[9:]
+    if name in _KEEP_LEN and len(e.args) == 1:
+        s = _host_shape(e.args[0], ctx, depth + 1)
+        return s[:1] if s else None
+    if name == "zip":
+        lens = [_host_len(a, ctx, depth + 1) for a in e.args]
+        return (min(lens),) if all(n is not None for n in lens) else None  # type: ignore[type-var]
+    return None
+
+
+def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
+    """The shape of the tensor `e` in the compiled function being checked, when known."""
+    if depth > 10:
+        return None
+    if isinstance(e, ast.Name):
+        s = param_shape(e.id, ctx)
+        if s is not None:
+            return None if analyzer(ctx).rebinds(e.id, ctx.function) else s
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return _shape(bound, ctx, depth + 1) if bound is not None else None
+    if isinstance(e, ast.Subscript):
+        return _indexed(_shape(e.value, ctx, depth + 1), e.slice)
+    if isinstance(e, ast.BinOp):
+        left, right = e.left, e.right
+        if _number(right):
+            return _shape(left, ctx, depth + 1)
+        if _number(left):
+            return _shape(right, ctx, depth + 1)
+        return None
+    if not isinstance(e, ast.Call):
+        return None
+    f = e.func
+    q = ctx.qualname(f) or ""
+    if q.startswith("mindspore.ops.") and e.args:
+        last = q.rpartition(".")[2]
+        if last in ("argmax", "argmin"):
+            axis = e.args[1] if len(e.args) > 1 else _keyword(e, ("dim", "axis"))
+            return _reduced(_shape(e.args[0], ctx, depth + 1), axis, e)
+        return _shape(e.args[0], ctx, depth + 1) if last in _SAME_OPS else None
+    if not isinstance(f, ast.Attribute):
+        return None
+    recv = f.value
+    if isinstance(recv, ast.Name) and recv.id == "self":
+        return _cell_output(f.attr, e, ctx, depth)
+    if f.attr in _SAME:
+        return _shape(recv, ctx, depth + 1)
+    if f.attr in _REDUCE:
+        axis = e.args[0] if e.args else _keyword(e, ("axis", "dim"))
+        return _reduced(_shape(recv, ctx, depth + 1), axis, e)
+    if f.attr == "flatten" and not e.args and not e.keywords:
+        return _flat(_shape(recv, ctx, depth + 1))
+    if f.attr in ("reshape", "view"):
+        return _reshaped(_shape(recv, ctx, depth + 1), e.args)
+    return None
+
+
+def _cell_output(attr: str, call: ast.Call, ctx: Context, depth: int) -> Shape | None:
+    """`self.fc(x)` with `self.fc = nn.Dense(...)` (the last axis changes) or a shape-keeping
+    activation cell, assigned once in `__init__`."""
+    if len(call.args) != 1 or call.keywords:
+        return None
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    held = a._self_values(cls).get(attr, []) if cls is not None else []
+    if len(held) != 1 or not isinstance(held[0], ast.Call):
+        return None
+    q = ctx.qualname(held[0].func) or ""
+    if not q.startswith("mindspore.nn."):
+        return None
+    last = q.rpartition(".")[2]
+    s = _shape(call.args[0], ctx, depth + 1)
+    if s is None:
+        return None
+    if last == "Dense":
+        return s[:-1] + (None,) if s else None
+    return s if last in _SAME_CELLS else None
+
+
+def _keyword(e: ast.Call, names: tuple[str, ...]) -> ast.expr | None:
+    return next((k.value for k in e.keywords if k.arg in names), None)
+
+
+def _number(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and type(e.value) in (int, float)
+
+
+def _int(e: ast.expr | None) -> int | None:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        v = _int(e.operand)
+        return -v if v is not None else None
+    return e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
+
+
+def _reduced(s: Shape | None, axis: ast.expr | None, call: ast.Call) -> Shape | None:
+    """A one-axis reduction without `keepdims`: that axis goes."""
+    k = _int(axis)
+    if s is None or k is None or not s or any(w.arg in ("keepdims", "keepdim") for w in call.keywords):
+        return None
+    if not -len(s) <= k < len(s):
+        return None
+    k %= len(s)
+    return s[:k] + s[k + 1 :]
+
+
+def _indexed(s: Shape | None, index: ast.expr) -> Shape | None:
+    """`t[0]`, `t[:, 0]`, `t[0, :]`: integers drop an axis, a bare `:` keeps it."""
+    if s is None:
+        return None
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    if len(items) > len(s):
+        return None
+    out: list[int | None] = []
+    for i, item in enumerate(items):
+        if isinstance(item, ast.Slice):
+            if item.lower or item.upper or item.step:
+                return None
+            out.append(s[i])
+        elif _int(item) is None:
+            return None
+    return (*out, *s[len(items) :])
+
+
+def _flat(s: Shape | None) -> Shape | None:
+    if s is None or any(d is None for d in s):
+        return None
+    return (prod(d for d in s if d is not None),)
+
+
+def _reshaped(s: Shape | None, args: list[ast.expr]) -> Shape | None:
+    """`reshape(6)`, `reshape(2, -1)`, `reshape((2, 3))` of a fully known shape."""
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        args = list(args[0].elts)
+    dims = [_int(a) for a in args]
+    if s is None or any(d is None for d in s) or not dims or any(d is None for d in dims):
+        return None
+    total = prod(d for d in s if d is not None)
+    known = prod(d for d in dims if d is not None and d != -1)
+    if dims.count(-1) > 1 or known == 0:
+        return None
+    out = tuple(total // known if d == -1 else d for d in dims)
+    return out if prod(d for d in out if d is not None) == total else None
+
+
+# ---------------------------------------------------------------- entry inputs
+
+
+def param_shape(name: str, ctx: Context) -> Shape | None:
+    """The shape of a parameter of the compiled entry being checked when every module-level
+    call passes a tensor of that one shape built there."""
+    func = ctx.function
+    scope = ctx.scope
+    if scope is None or func is None or scope.function is not func or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    key = ("ms193-param-shapes", id(func))
+    shapes: dict[str, Shape] | None = ctx.cache.get(key)
+    if shapes is None:
+        shapes = _entry_shapes(func, scope.kind, ctx)
+        ctx.cache[key] = shapes
+    return shapes.get(name)
+
+
+def _entry_shapes(func: ast.FunctionDef | ast.AsyncFunctionDef, kind: str, ctx: Context) -> dict[str, Shape]:
+    names = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if kind == "construct":
+        names = names[1:]
+    callers = entry_callers(func, kind, ctx)
+    if callers is None or not names:
+        return {}
+    found: dict[str, set[Shape | None]] = {}
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call) or not callers.calls(node):
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
+            return {}
+        for i, name in enumerate(names):
+            arg = node.args[i] if i < len(node.args) else None
+            ok = arg is not None and _module_tensor(arg, ctx, 0)
+            found.setdefault(name, set()).add(_module_shape(arg, ctx, 0) if ok else None)  # type: ignore[arg-type]
+    out: dict[str, Shape] = {}
+    for name, shapes in found.items():
+        if len(shapes) == 1:
+            s = next(iter(shapes))
+            if s is not None:
+                out[name] = s
+    return out
+
+
+_TENSOR = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor"})
+
+
+def _module_tensor(e: ast.expr, ctx: Context, depth: int) -> bool:
+    """A MindSpore tensor built by module-level code (`Tensor(...)`, `ops.ones(...)`, a
+    method of one, a name bound once to one), not a numpy array or a Python number."""
+    if depth > 8:
+        return False
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx)._module_assignments().get(e.id)
+        return bound is not None and _module_tensor(bound, ctx, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.qualname(e.func) or ""
+    if q in _TENSOR or q.startswith(("mindspore.ops.", "mindspore.numpy.")):
+        return True
+    f = e.func
+    return isinstance(f, ast.Attribute) and f.attr in ("astype", "reshape", "to", "float") and not q and _module_tensor(f.value, ctx, depth + 1)
+_MAKERS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
+
+
+def _module_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
+    """The shape of a tensor (or numpy array) built by module-level code: `Tensor(a, dtype)`,
+    `np.arange(6).reshape(2, 3)`, `np.random.randn(4, 8)`, `np.zeros((2, 3))`, `np.array([...])`,
+    `ops.ones((2, 3))`, `.astype(...)`, a name bound once at module level."""
+    if depth > 8:
+        return None
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx)._module_assignments().get(e.id)
+        return _module_shape(bound, ctx, depth + 1) if bound is not None else None
+    if not isinstance(e, ast.Call):
+        return None
+    f = e.func
+    if isinstance(f, ast.Attribute) and not (ctx.qualname(f) or "").startswith(("numpy.", "mindspore.")):
+        if f.attr in ("astype", "copy", "float", "to"):
+            return _module_shape(f.value, ctx, depth + 1)
+        if f.attr == "reshape":
+            return _reshaped(_module_shape(f.value, ctx, depth + 1), e.args)
+        return None
+    q = ctx.qualname(f) or ""
+    last = q.rpartition(".")[2]
+    if q in _TENSOR:
+        data = e.args[0] if e.args else _keyword(e, ("input_data",))
+        if isinstance(data, (ast.List, ast.Tuple)):
+            return _literal_shape(data)
+        if isinstance(data, ast.Constant) and type(data.value) in (int, float, bool):
+            return ()
+        return _module_shape(data, ctx, depth + 1) if data is not None else None
+    if not q.startswith(("numpy.", "mindspore.ops.", "mindspore.numpy.")):
+        return None
+    if last in ("array", "asarray") and e.args and isinstance(e.args[0], (ast.List, ast.Tuple)):
+        return _literal_shape(e.args[0])
+    if last == "arange" and e.args and all(k.arg == "dtype" for k in e.keywords):
+        bounds = [_int(a) for a in e.args]
+        if not bounds or any(b is None for b in bounds) or len(bounds) > 3:
+            return None
+        start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+        if step == 0:
+            return None
+        return (len(range(start, stop, step)),)  # type: ignore[arg-type]
+    if q.startswith("numpy.random.") and last in ("randn", "rand"):
+        dims = [_int(a) for a in e.args]
+        return tuple(dims) if dims and all(d is not None and d >= 0 for d in dims) else None
+    if q.startswith("numpy.random.") and last in ("randint", "normal", "uniform", "random"):
+        size = _keyword(e, ("size",))
+        return _dims(size) if size is not None else None
+    if last in _MAKERS and e.args:
+        return _dims(e.args[0])
+    return None
+
+
+def _dims(e: ast.expr) -> Shape | None:
+    if isinstance(e, (ast.Tuple, ast.List)):
+        dims = [_int(x) for x in e.elts]
+        return tuple(dims) if all(d is not None and d >= 0 for d in dims) else None
+    d = _int(e)
+    return (d,) if d is not None and d >= 0 else None
+
+
+def _literal_shape(e: ast.expr) -> Shape | None:
+    """`[[1, 2], [3, 4]]` -> (2, 2); ragged or starred lists -> None."""
+    if not isinstance(e, (ast.List, ast.Tuple)):
+        return ()
+    if any(isinstance(x, ast.Starred) for x in e.elts):
+        return None
+    inner = {_literal_shape(x) for x in e.elts}
+    if len(inner) > 1 or None in inner:
+        return None
+    rest = next(iter(inner)) if inner else ()
+    return (len(e.elts), *rest) if rest is not None else None
