@@ -500,6 +500,54 @@ def _dispatch_table(
     return table
 
 
+def _gated_table(
+    table: dict[type[ast.AST], list[Rule]], ctx: Context
+) -> dict[type[ast.AST], list[Rule]]:
+    """`table` without the rules whose `Rule.applies` says False for this file (a rule
+    whose test raises stays in: its checks report the error as before). The table left is
+    one per (table, rules left out), kept with the dispatch tables, so what is compiled
+    from a table once serves every file that leaves out the same rules."""
+    gated = _gated_rules.get(id(table))
+    if gated is None or gated[0] is not table:
+        seen: dict[int, Rule] = {}
+        for rules in table.values():
+            for r in rules:
+                if type(r).applies is not Rule.applies:
+                    seen.setdefault(id(r), r)
+        gated = (table, list(seen.values()))
+        if any(table is t for t in _dispatch_cache.values()):
+            _gated_rules[id(table)] = gated  # kept alive by the cache: id stays
+    if not gated[1]:
+        return table
+    off: list[Rule] = []
+    for r in gated[1]:
+        try:
+            if not r.applies(ctx):
+                off.append(r)
+        except Exception:
+            continue
+    if not off:
+        return table
+    key = ("gated", id(table), tuple(id(r) for r in off))
+    hit = _dispatch_cache.get(key)
+    if hit is None or _gated_from.get(id(hit)) is not table:
+        dropped = {id(r) for r in off}
+        hit = {}
+        for t, rules in table.items():
+            kept = [r for r in rules if id(r) not in dropped]
+            if kept:
+                hit[t] = kept
+        _dispatch_cache[key] = hit
+        _gated_from[id(hit)] = table
+    return hit
+
+
+#: id(dispatch table) -> (the table, its rules that override `Rule.applies`)
+_gated_rules: dict[int, tuple[dict[type[ast.AST], list[Rule]], list[Rule]]] = {}
+#: id(gated table) -> the dispatch table it was made from (`_gated_table`'s cache check)
+_gated_from: dict[int, dict[type[ast.AST], list[Rule]]] = {}
+
+
 def _enabled_groups(
     config: Config, ignored: tuple[str, ...]
 ) -> tuple[list[_Group], list[tuple[str, int]]]:
@@ -597,6 +645,7 @@ def _check_tree(
     forced = frozenset({"graphmode"}) if roots else frozenset()
     table = _dispatch_table(config, path, text, forced, tree)
     ctx = Context(path, text, tree, config, resolver)
+    table = _gated_table(table, ctx)
     walker = _Walker(ctx, table)
     try:
         _run_rules(ctx, walker, table, roots, tree)
@@ -847,7 +896,7 @@ def _level(scope: GraphScope | None) -> int:
 def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
     """The entries of `rules` that run at `level` (`_level`), in order."""
     return [
-        (r, r.check, r.calls, r.callee)
+        (r, r.check, r.calls, r.callee, r.wants_call if type(r).wants_call is not Rule.wants_call else None)
         for r in rules
         if not (r.graph_only if level == 0 else r.strict_only and level == 1)
     ]
@@ -856,11 +905,13 @@ def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
 def _for_call(entries: list[_LevelEntry], callee: type, called: str) -> list[_Run]:
     """The (rule, check) pairs of a call's rules that run for a call of a `callee`
     expression type whose called name (`_called_name`) is `called` (`Rule.calls`,
-    `Rule.callee`), in order."""
+    `Rule.callee`, `Rule.wants_call`), in order."""
     return [
         (r, check)
-        for r, check, calls, types in entries
-        if (calls is None or called in calls) and (types is None or callee in types)
+        for r, check, calls, types, wants in entries
+        if (calls is None or called in calls)
+        and (types is None or callee in types)
+        and (wants is None or wants(callee, called))
     ]
 
 
@@ -896,12 +947,14 @@ def _called_name(node: ast.AST, ctx: Context) -> str:
     return ""
 
 
-#: One dispatch entry at a level (`_at_level`): the rule, its bound `check`, calls, callee.
+#: One dispatch entry at a level (`_at_level`): the rule, its bound `check`, calls, callee,
+#: its bound `wants_call` when it has its own.
 _LevelEntry = tuple[
     Rule,
     Callable[..., Iterable[Diagnostic]],
     frozenset[str] | None,
     tuple[type[ast.AST], ...] | None,
+    Callable[[type[ast.AST], str], bool] | None,
 ]
 #: What the walk calls: the rule (named if it crashes) and its bound `check`.
 _Run = tuple[Rule, Callable[..., Iterable[Diagnostic]]]
@@ -930,7 +983,7 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
     levels: _Levels = tuple(
         (
             {
-                t: [(r, check) for r, check, _calls, _callee in entries]
+                t: [(r, check) for r, check, _calls, _callee, _wants in entries]
                 for t, rules in table.items()
                 if t is not ast.Module and (entries := _at_level(rules, level))
             },
