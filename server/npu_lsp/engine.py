@@ -797,13 +797,13 @@ class _Walker:
         # the node types visited (no leaf or `arg` no rule asked for, no string or None);
         # without a rule on `Attribute` or `Name`, `a.b` is not visited either
         walked = self.walked
-        attribute, name, call = ast.Attribute, ast.Name, ast.Call
+        attribute, name, call, assign = ast.Attribute, ast.Name, ast.Call, ast.Assign
         func_types, restore = _FUNC_TYPE_SET, tuple
         # node type -> the (rule, check) pairs that run at the level of the scope in force;
         # the same for calls by (callee type, called name) (`_for_call`), and the entries
         # of the calls' rules at that level
         level = levels[_level(scope)]
-        here, here_calls, call_entries = level
+        here, here_calls, call_entries, here_assigns, assign_entries = level
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         # It holds nodes, plus one (scope, function, entries) tuple under the children of
         # each function definition: popping it restores what was in force around that
@@ -815,7 +815,7 @@ class _Walker:
             nt = type(node)
             if nt is restore:
                 scope, func, level = node
-                here, here_calls, call_entries = level
+                here, here_calls, call_entries, here_assigns, assign_entries = level
                 continue
             is_func = nt in func_types
             if is_func:
@@ -825,7 +825,7 @@ class _Walker:
                 if inner is not None:
                     scope = inner
                     level = levels[_level(inner)]
-                    here, here_calls, call_entries = level
+                    here, here_calls, call_entries, here_assigns, assign_entries = level
             # the rules that run at this scope's level (graph-only ones need a scope,
             # STRICT-only ones a STRICT scope), filtered once per table and level
             entries = here.get(nt)
@@ -845,6 +845,15 @@ class _Walker:
                 hit = here_calls.get(key)
                 if hit is None:
                     hit = here_calls[key] = _for_call(call_entries, ft, called)
+                entries = hit
+            elif entries is not None and nt is assign:
+                # and of those, the ones for this shape (`Rule.wants_assign`): one target's
+                # type (None for several) and the value's type, once per table and level
+                targets = node.targets
+                akey = (type(targets[0]) if len(targets) == 1 else None, type(node.value))
+                hit = here_assigns.get(akey)
+                if hit is None:
+                    hit = here_assigns[akey] = _for_assign(assign_entries, *akey)
                 entries = hit
             if entries:
                 ctx.scope, ctx.function = scope, func
@@ -915,6 +924,22 @@ def _for_call(entries: list[_LevelEntry], callee: type, called: str) -> list[_Ru
     ]
 
 
+def _assign_level(rules: list[Rule], level: int) -> list[_AssignEntry]:
+    """The assignment rules of `rules` that run at `level`, with their bound
+    `Rule.wants_assign` when they have their own, in order."""
+    return [
+        (r, r.check, r.wants_assign if type(r).wants_assign is not Rule.wants_assign else None)
+        for r in rules
+        if not (r.graph_only if level == 0 else r.strict_only and level == 1)
+    ]
+
+
+def _for_assign(entries: list[_AssignEntry], target: type | None, value: type) -> list[_Run]:
+    """The (rule, check) pairs of the assignment rules that run for an assignment of this
+    shape (`Rule.wants_assign`), in order."""
+    return [(r, check) for r, check, wants in entries if wants is None or wants(target, value)]
+
+
 def _ast_types() -> frozenset[type]:
     """Every node class of `ast` (what `type(node)` of a parsed node can be)."""
     found: set[type] = set()
@@ -956,16 +981,25 @@ _LevelEntry = tuple[
     tuple[type[ast.AST], ...] | None,
     Callable[[type[ast.AST], str], bool] | None,
 ]
+#: An assignment rule at a level (`_assign_level`): the rule, `check`, its `wants_assign`.
+_AssignEntry = tuple[
+    Rule,
+    Callable[..., Iterable[Diagnostic]],
+    Callable[[type[ast.AST] | None, type[ast.AST]], bool] | None,
+]
 #: What the walk calls: the rule (named if it crashes) and its bound `check`.
 _Run = tuple[Rule, Callable[..., Iterable[Diagnostic]]]
 #: Per level (`_level`): node type -> the rules that run there (types without any left
 #: out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
-#: the walk as it meets the names), and the entries of the call rules to pick them from
+#: the walk as it meets the names), and the entries of the call rules to pick them from;
+#: the same for assignments by (target type, value type) (`_for_assign`)
 _Levels = tuple[
     tuple[
         dict[type, list[_Run]],
         dict[tuple[type, str], list[_Run]],
         list[_LevelEntry],
+        dict[tuple[type | None, type], list[_Run]],
+        list[_AssignEntry],
     ],
     ...,
 ]
@@ -989,6 +1023,8 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
             },
             {},
             _at_level(table.get(ast.Call, []), level),
+            {},
+            _assign_level(table.get(ast.Assign, []), level),
         )
         for level in (0, 1, 2)
     )

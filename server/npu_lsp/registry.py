@@ -114,6 +114,14 @@ class Rule:
         call. The default (not overridden) is never called: every call."""
         return True
 
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        """For rules on `ast.Assign`: can an assignment whose one target is of type `target`
+        (None: several targets) and whose value is of type `value` trigger the rule? Asked
+        once per dispatch table, level and pair of types (the walk keeps the answer); the
+        rule's other node types reach it whatever this says. The default (not overridden)
+        is never called: every assignment."""
+        return True
+
     def applies(self, ctx: Context) -> bool:
         """A test of the whole file, asked once after scope resolution and before the walk
         (with no node, scope or function in `ctx`): False when every `check` of this file

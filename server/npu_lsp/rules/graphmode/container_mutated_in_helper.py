@@ -87,6 +87,9 @@ class ContainerMutatedInHelper(GraphRule):
             return ()
         return self._check(node, call, helper, offset, ctx)
 
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        return value is ast.Call  # `check`'s first test
+
     def _check(
         self, node: ast.Expr, call: ast.Call, helper: ast.FunctionDef, offset: int, ctx: Context
     ) -> Iterable[Diagnostic]:
