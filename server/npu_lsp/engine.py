@@ -834,17 +834,24 @@ class _Walker:
                 # (`Rule.calls`; `_called_name` inlined), once per table, level and name
                 f = node.func
                 ft = type(f)
+                receiver = ""
                 if ft is attribute:
                     called = f.attr
+                    v = f.value  # the receiver's shape (`Rule.wants_call`)
+                    vt = type(v)
+                    if vt is name:
+                        receiver = "self" if v.id == "self" else "name"
+                    elif vt is attribute and type(v.value) is name and v.value.id == "self":
+                        receiver = "self."
                 elif ft is name:
                     q = qualname(f)
                     called = q[q.rfind(".") + 1 :] if q else f.id
                 else:
                     called = ""
-                key = (ft, called)
+                key = (ft, called, receiver)
                 hit = here_calls.get(key)
                 if hit is None:
-                    hit = here_calls[key] = _for_call(call_entries, ft, called)
+                    hit = here_calls[key] = _for_call(call_entries, ft, called, receiver)
                 entries = hit
             elif entries is not None and nt is assign:
                 # and of those, the ones for this shape (`Rule.wants_assign`): one target's
@@ -911,7 +918,7 @@ def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
     ]
 
 
-def _for_call(entries: list[_LevelEntry], callee: type, called: str) -> list[_Run]:
+def _for_call(entries: list[_LevelEntry], callee: type, called: str, receiver: str = "") -> list[_Run]:
     """The (rule, check) pairs of a call's rules that run for a call of a `callee`
     expression type whose called name (`_called_name`) is `called` (`Rule.calls`,
     `Rule.callee`, `Rule.wants_call`), in order."""
@@ -920,7 +927,7 @@ def _for_call(entries: list[_LevelEntry], callee: type, called: str) -> list[_Ru
         for r, check, calls, types, wants in entries
         if (calls is None or called in calls)
         and (types is None or callee in types)
-        and (wants is None or wants(callee, called))
+        and (wants is None or wants(callee, called, receiver))
     ]
 
 
@@ -979,7 +986,7 @@ _LevelEntry = tuple[
     Callable[..., Iterable[Diagnostic]],
     frozenset[str] | None,
     tuple[type[ast.AST], ...] | None,
-    Callable[[type[ast.AST], str], bool] | None,
+    Callable[[type[ast.AST], str, str], bool] | None,
 ]
 #: An assignment rule at a level (`_assign_level`): the rule, `check`, its `wants_assign`.
 _AssignEntry = tuple[
@@ -996,7 +1003,7 @@ _Run = tuple[Rule, Callable[..., Iterable[Diagnostic]]]
 _Levels = tuple[
     tuple[
         dict[type, list[_Run]],
-        dict[tuple[type, str], list[_Run]],
+        dict[tuple[type, str, str], list[_Run]],
         list[_LevelEntry],
         dict[tuple[type | None, type], list[_Run]],
         list[_AssignEntry],

@@ -106,12 +106,14 @@ class Rule:
     #: of the file's walk (one test per file instead of one call per node). () = no test.
     words: ClassVar[tuple[str, ...]] = ()
 
-    def wants_call(self, callee: type[ast.AST], called: str) -> bool:
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
         """For rules on `ast.Call`, beyond `calls` and `callee`: can a call of this callee
         expression type whose called name (as for `calls`) is `called` trigger the rule?
-        Asked once per dispatch table, level, callee type and name (the walk keeps the
-        answer), so a test on the name (e.g. "starts with a capital") costs nothing per
-        call. The default (not overridden) is never called: every call."""
+        `receiver` is the shape of an attribute callee's object: "self" (`self.m(...)`),
+        "name" (`x.m(...)`), "self." (`self.h.m(...)`), "" for anything else and for other
+        callees. Asked once per dispatch table, level and (callee type, name, receiver)
+        (the walk keeps the answer), so a test on the name (e.g. "starts with a capital")
+        costs nothing per call. The default (not overridden) is never called: every call."""
         return True
 
     def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:

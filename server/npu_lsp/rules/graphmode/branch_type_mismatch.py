@@ -806,7 +806,7 @@ def _same_sub_cell_call(a: ast.expr, b: ast.expr, node: ast.If, vals: Values, ct
             for x in v if type(v) is list else (v,):
                 xt = type(x)
                 if xt is name_t:
-                    if type(x.ctx) is not load_t and x.id in names:
+                    if type(x.ctx) is not load_t and x.id in names:  # type: ignore[union-attr]
                         return False
                 elif xt is not leaf_t and isinstance(x, node_t):
                     push(x)

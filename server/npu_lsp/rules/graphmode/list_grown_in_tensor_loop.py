@@ -81,6 +81,15 @@ class ListGrownInTensorLoop(GraphRule):
             return ()
         return self._check(node, node.args[0], ctx)
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `_needs_elements`' name tests: `P.Stack()(...)`, a name resolving to a stacking op,
+        # `x.stack(...)`, or any `self.<attr>(...)` (what `__init__` built decides)
+        if callee is ast.Call:
+            return True
+        if callee is ast.Attribute:
+            return called in _NEEDS_ELEMENTS or receiver == "self"
+        return callee is ast.Name and called in _NEEDS_ELEMENTS
+
     def _check(self, node: ast.Call, arg: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
         comp = _scalar_range_comprehension(arg, ctx)
         if comp is not None:
