@@ -504,6 +504,54 @@ def _dispatch_table(
     return table
 
 
+def _gated_table(
+    table: dict[type[ast.AST], list[Rule]], ctx: Context
+) -> dict[type[ast.AST], list[Rule]]:
+    """`table` without the rules whose `Rule.applies` says False for this file (a rule
+    whose test raises stays in: its checks report the error as before). The table left is
+    one per (table, rules left out), kept with the dispatch tables, so what is compiled
+    from a table once serves every file that leaves out the same rules."""
+    gated = _gated_rules.get(id(table))
+    if gated is None or gated[0] is not table:
+        seen: dict[int, Rule] = {}
+        for rules in table.values():
+            for r in rules:
+                if type(r).applies is not Rule.applies:
+                    seen.setdefault(id(r), r)
+        gated = (table, list(seen.values()))
+        if any(table is t for t in _dispatch_cache.values()):
+            _gated_rules[id(table)] = gated  # kept alive by the cache: id stays
+    if not gated[1]:
+        return table
+    off: list[Rule] = []
+    for r in gated[1]:
+        try:
+            if not r.applies(ctx):
+                off.append(r)
+        except Exception:
+            continue
+    if not off:
+        return table
+    key = ("gated", id(table), tuple(id(r) for r in off))
+    hit = _dispatch_cache.get(key)
+    if hit is None or _gated_from.get(id(hit)) is not table:
+        dropped = {id(r) for r in off}
+        hit = {}
+        for t, rules in table.items():
+            kept = [r for r in rules if id(r) not in dropped]
+            if kept:
+                hit[t] = kept
+        _dispatch_cache[key] = hit
+        _gated_from[id(hit)] = table
+    return hit
+
+
+#: id(dispatch table) -> (the table, its rules that override `Rule.applies`)
+_gated_rules: dict[int, tuple[dict[type[ast.AST], list[Rule]], list[Rule]]] = {}
+#: id(gated table) -> the dispatch table it was made from (`_gated_table`'s cache check)
+_gated_from: dict[int, dict[type[ast.AST], list[Rule]]] = {}
+
+
 def _enabled_groups(
     config: Config, ignored: tuple[str, ...]
 ) -> tuple[list[_Group], list[tuple[str, int]]]:
@@ -601,6 +649,7 @@ def _check_tree(
     forced = frozenset({"graphmode"}) if roots else frozenset()
     table = _dispatch_table(config, path, text, forced, tree)
     ctx = Context(path, text, tree, config, resolver)
+    table = _gated_table(table, ctx)
     walker = _Walker(ctx, table)
     try:
         _run_rules(ctx, walker, table, roots, tree)
@@ -752,13 +801,13 @@ class _Walker:
         # the node types visited (no leaf or `arg` no rule asked for, no string or None);
         # without a rule on `Attribute` or `Name`, `a.b` is not visited either
         walked = self.walked
-        attribute, name, call = ast.Attribute, ast.Name, ast.Call
+        attribute, name, call, assign = ast.Attribute, ast.Name, ast.Call, ast.Assign
         func_types, restore = _FUNC_TYPE_SET, tuple
         # node type -> the (rule, check) pairs that run at the level of the scope in force;
         # the same for calls by (callee type, called name) (`_for_call`), and the entries
         # of the calls' rules at that level
         level = levels[_level(scope)]
-        here, here_calls, call_entries = level
+        here, here_calls, call_entries, here_assigns, assign_entries = level
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         # It holds nodes, plus one (scope, function, entries) tuple under the children of
         # each function definition: popping it restores what was in force around that
@@ -770,7 +819,7 @@ class _Walker:
             nt = type(node)
             if nt is restore:
                 scope, func, level = node
-                here, here_calls, call_entries = level
+                here, here_calls, call_entries, here_assigns, assign_entries = level
                 continue
             is_func = nt in func_types
             if is_func:
@@ -780,7 +829,7 @@ class _Walker:
                 if inner is not None:
                     scope = inner
                     level = levels[_level(inner)]
-                    here, here_calls, call_entries = level
+                    here, here_calls, call_entries, here_assigns, assign_entries = level
             # the rules that run at this scope's level (graph-only ones need a scope,
             # STRICT-only ones a STRICT scope), filtered once per table and level
             entries = here.get(nt)
@@ -789,17 +838,33 @@ class _Walker:
                 # (`Rule.calls`; `_called_name` inlined), once per table, level and name
                 f = node.func
                 ft = type(f)
+                receiver = ""
                 if ft is attribute:
                     called = f.attr
+                    v = f.value  # the receiver's shape (`Rule.wants_call`)
+                    vt = type(v)
+                    if vt is name:
+                        receiver = "self" if v.id == "self" else "name"
+                    elif vt is attribute and type(v.value) is name and v.value.id == "self":
+                        receiver = "self."
                 elif ft is name:
                     q = qualname(f)
                     called = q[q.rfind(".") + 1 :] if q else f.id
                 else:
                     called = ""
-                key = (ft, called)
+                key = (ft, called, receiver)
                 hit = here_calls.get(key)
                 if hit is None:
-                    hit = here_calls[key] = _for_call(call_entries, ft, called)
+                    hit = here_calls[key] = _for_call(call_entries, ft, called, receiver)
+                entries = hit
+            elif entries is not None and nt is assign:
+                # and of those, the ones for this shape (`Rule.wants_assign`): one target's
+                # type (None for several) and the value's type, once per table and level
+                targets = node.targets
+                akey = (type(targets[0]) if len(targets) == 1 else None, type(node.value))
+                hit = here_assigns.get(akey)
+                if hit is None:
+                    hit = here_assigns[akey] = _for_assign(assign_entries, *akey)
                 entries = hit
             if entries:
                 ctx.scope, ctx.function = scope, func
@@ -851,21 +916,39 @@ def _level(scope: GraphScope | None) -> int:
 def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
     """The entries of `rules` that run at `level` (`_level`), in order."""
     return [
-        (r, r.check, r.calls, r.callee)
+        (r, r.check, r.calls, r.callee, r.wants_call if type(r).wants_call is not Rule.wants_call else None)
         for r in rules
         if not (r.graph_only if level == 0 else r.strict_only and level == 1)
     ]
 
 
-def _for_call(entries: list[_LevelEntry], callee: type, called: str) -> list[_Run]:
+def _for_call(entries: list[_LevelEntry], callee: type, called: str, receiver: str = "") -> list[_Run]:
     """The (rule, check) pairs of a call's rules that run for a call of a `callee`
     expression type whose called name (`_called_name`) is `called` (`Rule.calls`,
-    `Rule.callee`), in order."""
+    `Rule.callee`, `Rule.wants_call`), in order."""
     return [
         (r, check)
-        for r, check, calls, types in entries
-        if (calls is None or called in calls) and (types is None or callee in types)
+        for r, check, calls, types, wants in entries
+        if (calls is None or called in calls)
+        and (types is None or callee in types)
+        and (wants is None or wants(callee, called, receiver))
     ]
+
+
+def _assign_level(rules: list[Rule], level: int) -> list[_AssignEntry]:
+    """The assignment rules of `rules` that run at `level`, with their bound
+    `Rule.wants_assign` when they have their own, in order."""
+    return [
+        (r, r.check, r.wants_assign if type(r).wants_assign is not Rule.wants_assign else None)
+        for r in rules
+        if not (r.graph_only if level == 0 else r.strict_only and level == 1)
+    ]
+
+
+def _for_assign(entries: list[_AssignEntry], target: type | None, value: type) -> list[_Run]:
+    """The (rule, check) pairs of the assignment rules that run for an assignment of this
+    shape (`Rule.wants_assign`), in order."""
+    return [(r, check) for r, check, wants in entries if wants is None or wants(target, value)]
 
 
 def _ast_types() -> frozenset[type]:
@@ -900,23 +983,34 @@ def _called_name(node: ast.AST, ctx: Context) -> str:
     return ""
 
 
-#: One dispatch entry at a level (`_at_level`): the rule, its bound `check`, calls, callee.
+#: One dispatch entry at a level (`_at_level`): the rule, its bound `check`, calls, callee,
+#: its bound `wants_call` when it has its own.
 _LevelEntry = tuple[
     Rule,
     Callable[..., Iterable[Diagnostic]],
     frozenset[str] | None,
     tuple[type[ast.AST], ...] | None,
+    Callable[[type[ast.AST], str, str], bool] | None,
+]
+#: An assignment rule at a level (`_assign_level`): the rule, `check`, its `wants_assign`.
+_AssignEntry = tuple[
+    Rule,
+    Callable[..., Iterable[Diagnostic]],
+    Callable[[type[ast.AST] | None, type[ast.AST]], bool] | None,
 ]
 #: What the walk calls: the rule (named if it crashes) and its bound `check`.
 _Run = tuple[Rule, Callable[..., Iterable[Diagnostic]]]
 #: Per level (`_level`): node type -> the rules that run there (types without any left
 #: out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
-#: the walk as it meets the names), and the entries of the call rules to pick them from
+#: the walk as it meets the names), and the entries of the call rules to pick them from;
+#: the same for assignments by (target type, value type) (`_for_assign`)
 _Levels = tuple[
     tuple[
         dict[type, list[_Run]],
-        dict[tuple[type, str], list[_Run]],
+        dict[tuple[type, str, str], list[_Run]],
         list[_LevelEntry],
+        dict[tuple[type | None, type], list[_Run]],
+        list[_AssignEntry],
     ],
     ...,
 ]
@@ -934,12 +1028,14 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
     levels: _Levels = tuple(
         (
             {
-                t: [(r, check) for r, check, _calls, _callee in entries]
+                t: [(r, check) for r, check, _calls, _callee, _wants in entries]
                 for t, rules in table.items()
                 if t is not ast.Module and (entries := _at_level(rules, level))
             },
             {},
             _at_level(table.get(ast.Call, []), level),
+            {},
+            _assign_level(table.get(ast.Assign, []), level),
         )
         for level in (0, 1, 2)
     )

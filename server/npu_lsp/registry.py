@@ -106,6 +106,33 @@ class Rule:
     #: of the file's walk (one test per file instead of one call per node). () = no test.
     words: ClassVar[tuple[str, ...]] = ()
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        """For rules on `ast.Call`, beyond `calls` and `callee`: can a call of this callee
+        expression type whose called name (as for `calls`) is `called` trigger the rule?
+        `receiver` is the shape of an attribute callee's object: "self" (`self.m(...)`),
+        "name" (`x.m(...)`), "self." (`self.h.m(...)`), "" for anything else and for other
+        callees. Asked once per dispatch table, level and (callee type, name, receiver)
+        (the walk keeps the answer), so a test on the name (e.g. "starts with a capital")
+        costs nothing per call. The default (not overridden) is never called: every call."""
+        return True
+
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        """For rules on `ast.Assign`: can an assignment whose one target is of type `target`
+        (None: several targets) and whose value is of type `value` trigger the rule? Asked
+        once per dispatch table, level and pair of types (the walk keeps the answer); the
+        rule's other node types reach it whatever this says. The default (not overridden)
+        is never called: every assignment."""
+        return True
+
+    def applies(self, ctx: Context) -> bool:
+        """A test of the whole file, asked once after scope resolution and before the walk
+        (with no node, scope or function in `ctx`): False when every `check` of this file
+        would find nothing (a rule whose checks all start with the same per-file test, e.g.
+        "does compiled code of this file call a fallback at all?"). The engine then leaves
+        the rule out of the file's walk. Override it only with the very test `check` makes;
+        the default (not overridden) is never called."""
+        return True
+
     @classmethod
     def active_triggers(cls) -> tuple[str, ...]:
         return cls.triggers if cls.triggers is not None else FAMILY_TRIGGERS.get(cls.family, ())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from npu_lsp.astutil import statements
+from npu_lsp.astutil import FIELDS, fields, statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -788,24 +788,28 @@ def _same_sub_cell_call(a: ast.expr, b: ast.expr, node: ast.If, vals: Values, ct
     ):
         return False
     names = {x.id for x in core_a.args if type(x) is ast.Name}
-    # every node of both paths (as `ast.walk`, without its generators): no store to an
-    # argument's name or to the held attribute
+    # every node of both paths (as `ast.walk`, without its generators, names tested where
+    # they are found and constants skipped): no store to an argument's name or to the held
+    # attribute
+    attr = f.attr
+    name_t, attr_t, load_t, leaf_t = ast.Name, ast.Attribute, ast.Load, ast.Constant
+    get_fields, node_t = FIELDS.get, ast.AST
     stack: list[ast.AST] = [*node.body, *node.orelse]
+    pop, push = stack.pop, stack.append
     while stack:
-        n = stack.pop()
+        n = pop()
         t = type(n)
-        if t is ast.Name:
-            if type(n.ctx) is not ast.Load and n.id in names:  # type: ignore[attr-defined]
-                return False
-            continue
-        if t is ast.Attribute and type(n.ctx) is not ast.Load and n.attr == f.attr:  # type: ignore[attr-defined]
+        if t is attr_t and type(n.ctx) is not load_t and n.attr == attr:  # type: ignore[attr-defined]
             return False
-        for field in n._fields:
+        for field in get_fields(t) or fields(t):
             v = getattr(n, field, None)
-            if type(v) is list:
-                stack.extend(x for x in v if isinstance(x, ast.AST))
-            elif isinstance(v, ast.AST):
-                stack.append(v)
+            for x in v if type(v) is list else (v,):
+                xt = type(x)
+                if xt is name_t:
+                    if type(x.ctx) is not load_t and x.id in names:  # type: ignore[union-attr]
+                        return False
+                elif xt is not leaf_t and isinstance(x, node_t):
+                    push(x)
     # a user function is inlined per call context: keep to calls that are not
     return vals.callee(core_a, ctx.function) is None
 

@@ -83,3 +83,8 @@ class CellBuiltFromRuntimeValue(GraphRule):
                     )
                 ]
         return ()
+
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `check`'s name test: a class of `mindspore.nn` (its resolved name, whose last part
+        # is the called name, starts with a capital)
+        return (callee is ast.Name or callee is ast.Attribute) and called[:1].isupper()

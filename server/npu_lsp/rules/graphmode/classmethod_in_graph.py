@@ -67,6 +67,9 @@ class ClassmethodInGraph(GraphRule):
             return ()
         return self._check(node, f, ctx)
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        return callee is ast.Attribute and (receiver == "self" or receiver == "name")  # `name.method(...)`
+
     def _check(self, node: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
         # a list or `()`, not a generator: every `self.x(...)` of compiled code comes here
         assert isinstance(f.value, ast.Name)

@@ -87,6 +87,9 @@ class ContainerMutatedInHelper(GraphRule):
             return ()
         return self._check(node, call, helper, offset, ctx)
 
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        return value is ast.Call  # `check`'s first test
+
     def _check(
         self, node: ast.Expr, call: ast.Call, helper: ast.FunctionDef, offset: int, ctx: Context
     ) -> Iterable[Diagnostic]:
@@ -140,9 +143,13 @@ def _nested_defs(ctx: Context) -> dict[str, ast.FunctionDef]:
     hit: dict[str, ast.FunctionDef] | None = ctx.cache.get(key)
     if hit is None:
         hit = {}
-        for n in ast.walk(fn) if fn is not None else ():
-            if isinstance(n, ast.FunctionDef) and n is not fn:
-                hit[n.name] = n
+        # a nested `def` starts on a line after the function's own (a compound statement
+        # cannot follow `def f():` on its line): no "def" in those lines, no walk
+        end = getattr(fn, "end_lineno", None)
+        if fn is not None and (end is None or "def" in "\n".join(ctx.lines[fn.lineno : end])):  # type: ignore[attr-defined]
+            for n in ast.walk(fn):
+                if isinstance(n, ast.FunctionDef) and n is not fn:
+                    hit[n.name] = n
         ctx.cache[key] = hit
     return hit
 

@@ -88,6 +88,10 @@ class DefaultdictMissingKey(GraphRule):
             return ()
         return self._defaultdict(node, func, ctx)
 
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        # `check`'s shape test: one name bound to a dict display or a call
+        return target is ast.Name and (value is ast.Dict or value is ast.Call)
+
     def _defaultdict(self, node: ast.Assign, func: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         """`name = defaultdict(...)` read at a key before one is assigned."""
         assert isinstance(node.targets[0], ast.Name)

@@ -104,6 +104,11 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         applied = _applied_at(node, func, ctx)
         return () if applied is None else self._again(node, key, applied, func, ctx)
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `check`'s first tests: any call by name, of the attribute calls `x.grad(...)` and
+        # `x.value_and_grad(...)` only
+        return callee is ast.Name or (callee is ast.Attribute and called in _BUILDERS)
+
     def _again(
         self, node: ast.Call, key: tuple[str, str], applied: ast.Call, func: ast.AST, ctx: Context
     ) -> list[Diagnostic]:

@@ -83,6 +83,9 @@ class ListGradientsToOptimizer(GraphRule):
             return ()  # most files build no built-in optimizer
         return self._check(node, ctx)
 
+    def applies(self, ctx: Context) -> bool:
+        return builds_optimizer(ctx, _refusing())  # `check`'s per-file test, once
+
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         name = _optimizer_class(node.func, ctx)
         if name is None:

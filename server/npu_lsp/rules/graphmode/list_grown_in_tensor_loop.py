@@ -81,6 +81,15 @@ class ListGrownInTensorLoop(GraphRule):
             return ()
         return self._check(node, node.args[0], ctx)
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `_needs_elements`' name tests: `P.Stack()(...)`, a name resolving to a stacking op,
+        # `x.stack(...)`, or any `self.<attr>(...)` (what `__init__` built decides)
+        if callee is ast.Call:
+            return True
+        if callee is ast.Attribute:
+            return called in _NEEDS_ELEMENTS or receiver == "self"
+        return callee is ast.Name and called in _NEEDS_ELEMENTS
+
     def _check(self, node: ast.Call, arg: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
         comp = _scalar_range_comprehension(arg, ctx)
         if comp is not None:
@@ -314,17 +323,22 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
                     or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
                 ):
                     hit.append(n)
-            for field_name in n._fields:
+            blocks = _BLOCK_FIELDS.get(t)
+            if blocks is None:
+                blocks = _BLOCK_FIELDS[t] = tuple(f for f in t._fields if f in _BLOCK_NAMES)
+            for field_name in blocks:
                 value = getattr(n, field_name, None)
                 if type(value) is list:
-                    queue.extend(v for v in value if isinstance(v, _SKELETON))
+                    queue.extend(value)
         ctx.cache[key] = hit
         ctx.cache[("ms152-for-statements", id(func))] = fors
     return hit
 
 
-#: the nodes that hold statements: statements, `except` handlers and `case` blocks
-_SKELETON = (ast.stmt, ast.excepthandler, ast.match_case)
+#: the fields that hold statements, `except` handlers and `case` blocks (lists of nothing
+#: else), per node type in the type's field order (so the breadth-first order is kept)
+_BLOCK_NAMES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:

@@ -54,6 +54,9 @@ class ListSetitemTensorIndex(GraphRule):
         stores = [t for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)]
         return self._check(stores, ctx) if stores else ()
 
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        return target is ast.Subscript or target is None  # a subscript among the targets
+
     def _check(self, stores: list[ast.Subscript], ctx: Context) -> Iterable[Diagnostic]:
         for t in stores:
             assert isinstance(t.value, ast.Name)

@@ -86,6 +86,10 @@ class MapClosureFreeVariable(GraphRule):
             return ()
         return self._check(node, ctx)
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `_mapper_of` and `_builtin_map`: a mapper built inline, a name, or `self.<attr>`
+        return callee is ast.Call or callee is ast.Name or (callee is ast.Attribute and receiver == "self")
+
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         # `()` on the early exits (most calls with a name argument are no map): no generator
         mapper = _mapper_of(node.func, ctx)

@@ -112,6 +112,10 @@ class FallbackValueShapeQuery(GraphRule):
             return ()
         return self._check(node, ctx, func)
 
+    def applies(self, ctx: Context) -> bool:
+        # `check`'s first test, once per file: a LAX scope and a fallback call somewhere
+        return any(s.level == "lax" for s in ctx.scopes.scopes.values()) and _has_fallback(ctx)
+
     def _check(self, node: ast.AST, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
         o = _Opaque(ctx)
         if isinstance(node, ast.Attribute):

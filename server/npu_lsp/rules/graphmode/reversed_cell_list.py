@@ -85,6 +85,10 @@ class ReversedCellList(GraphRule):
             return ()  # a call the graph compiles (`range`, a helper)
         return self._check(node, ctx)
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `check`'s first tests: `functools.reduce` of the attribute calls, any call by name
+        return callee is ast.Name or (callee is ast.Attribute and called == "reduce")
+
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         f = node.func
         if isinstance(f, ast.Name) and f.id == "zip" and ctx.qualname(f) in (None, "builtins.zip", "zip"):

@@ -83,6 +83,10 @@ class RuntimeStr(GraphRule):
             return ()
         return self._check(node, ctx)
 
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        # `_candidate`'s shape: one name bound to a conditional expression or a call
+        return target is ast.Name and (value is ast.IfExp or value is ast.Call)
+
     def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         if isinstance(node, ast.BinOp):

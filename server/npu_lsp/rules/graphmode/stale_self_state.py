@@ -80,6 +80,8 @@ class StaleSelfStateRead(GraphRule):
             return ()
         return _set_by_method(self, node, f, ctx)
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        return receiver == "self" or receiver == "self."  # `self.m(...)` / `self.h.m(...)` only
 
 
 def _set_by_method(rule: StaleSelfStateRead, call: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:

@@ -61,6 +61,9 @@ class SubcellAttributeAssignment(GraphRule):
         ]
         return self._check(stores, ctx) if stores else ()
 
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        return target is ast.Attribute or target is None  # an attribute among the targets
+
     def _check(self, stores: list[ast.Attribute], ctx: Context) -> Iterable[Diagnostic]:
         for t in stores:
             assert isinstance(t.value, ast.Attribute)

@@ -76,6 +76,9 @@ class TensorAttributeAssignment(GraphRule):
         ]
         return self._check(stores, isinstance(node, ast.Assign), ctx) if stores else ()
 
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        return target is ast.Attribute or target is None  # an attribute among the targets
+
     def _check(self, stores: list[ast.Attribute], assign: bool, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         for t in stores:

@@ -92,6 +92,10 @@ class UnboundedMethodRecursion(GraphRule):
             return ()
         return self._check(node, ctx)
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `_is_self_call`'s shape: `<name>.<method>(...)` (the name is the first parameter)
+        return callee is ast.Attribute and (receiver == "self" or receiver == "name")
+
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         func = ctx.function
         assert isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
