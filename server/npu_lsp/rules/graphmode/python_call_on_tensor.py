@@ -146,6 +146,10 @@ class PythonCallOnTensor(GraphRule):
                     f"from each array and pick with `ops.select`)",
                 )
             return
+        if q in calls_table.graph_functions():
+            # converted to the graph's own (`functools.partial` -> its Partial): compiled,
+            # measured with tensors at STRICT (written/apisurface `partial__functools_in_construct`)
+            return
         factory = _stdlib_factory_class(node.func, q, ctx)
         # a plain class of the user's is called as Python too (its `__init__` is not compiled)
         built = "dataclasses.dataclass" if factory == _PLAIN_CLASS else factory
