@@ -285,6 +285,8 @@ class JitForbiddenApi(GraphRule):
         parent = ctx.parent(node)
         if isinstance(parent, ast.Call) and parent.func is node and attr in _CALL_HANDLED:
             return  # reported by the call branch
+        if _unread_value(node, parent, fn):
+            return
         a = analyzer(ctx)
         info = a.self_info(a.owner_class(fn))
         recv = node.value
@@ -327,6 +329,20 @@ class JitForbiddenApi(GraphRule):
                 node,
                 f"setting `.{node.attr}` of a Parameter in compiled code fails (MindSpore: Do not support to set attribute for a parameter); set it before compiling",
             )
+
+
+def _unread_value(node: ast.expr, parent: ast.AST | None, fn: ast.AST) -> bool:
+    """`n = self.w.name` with `n` never read: MindSpore compiles only what the graph's output
+    depends on, so the read is never resolved (measured, written/apisurface probe
+    `av_param_name_in_construct_neighbour` compiles at both levels; reading `n` fails)."""
+    if not (isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0]
+    if not isinstance(target, ast.Name):
+        return False
+    return not any(
+        isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id == target.id for n in ast.walk(fn)
+    )
 
 
 @functools.cache
