@@ -99,7 +99,10 @@ class JitForbiddenApi(GraphRule):
     `mindspore.log`, and the Cell/Parameter methods registered as JIT-forbidden
     (`self.trainable_params()`, `get_parameters`, `untrainable_params`, the forward/backward
     and state-dict hook registration methods, `state_dict`, the buffer methods,
-    `get_sub_cell`, `Cell.to`, `Parameter.set_data`, `Tensor.assign_value`). Also flags
+    `get_sub_cell`, `Cell.to`, `Parameter.set_data`, `Tensor.assign_value`), and the Python
+    methods of a Primitive (`self.op.add_prim_attr(...)`, `op.shard(...)`, `op.recompute()`
+    on `self.op = ops.ReLU()` or a local `op = ops.ReLU()`: measured, "'Function' object has
+    no attribute"). Also flags
     reading the Parameter attributes MindSpore refuses in compiled code (`self.w.name`,
     `self.fc.weight.requires_grad`, `.key`, `.sliced`, ...) and the Cell generator methods
     (`self.cells_and_names()`); that list is measured from MindSpore 2.10 itself
@@ -185,8 +188,20 @@ class JitForbiddenApi(GraphRule):
                     )
                 ]
             return ()
-        if not isinstance(func, ast.Attribute) or func.attr not in _METHOD_ATTRS:
-            return ()  # (no generator for the sub-cell and tensor method calls of compiled code)
+        if not isinstance(func, ast.Attribute):
+            return ()
+        if func.attr not in _METHOD_ATTRS:
+            # (no generator for the sub-cell and tensor method calls of compiled code)
+            made = _primitive_made(func.value, ctx)
+            if made is None:
+                return ()
+            return [
+                ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(func)}(...)`: a Primitive (`{made}`) in compiled code is only callable on its inputs, its Python methods are not available there (MindSpore: 'Function' object has no attribute '{func.attr}'); call it in `__init__`",
+                )
+            ]
         return self._method_call(node, func, ctx)
 
     def _method_call(self, node: ast.Call, func: ast.Attribute, ctx: Context) -> Iterator[Diagnostic]:
@@ -329,6 +344,45 @@ class JitForbiddenApi(GraphRule):
                 node,
                 f"setting `.{node.attr}` of a Parameter in compiled code fails (MindSpore: Do not support to set attribute for a parameter); set it before compiling",
             )
+
+
+#: capitalised names of mindspore.ops that are not Primitive classes (MindSpore 2.10:
+#: `issubclass(getattr(ops, n), Primitive)` is false for exactly these)
+_NOT_PRIMITIVES = frozenset(
+    {
+        "AiCPURegOp", "AkgAscendRegOp", "AkgGpuRegOp", "CpuRegOp", "CustomOpBuilder", "CustomRegOp",
+        "DataType", "GradOperation", "HyperMap", "J", "Map", "MultitypeFuncGraph", "P", "P2POp",
+        "ReduceOp", "SliceGetItem", "TBERegOp", "TCPStore", "Tensor", "Primitive",
+        "PrimitiveWithInfer", "PrimitiveWithCheck", "Partial", "Custom",
+    }
+)
+
+
+def _primitive_made(recv: ast.expr, ctx: Context) -> str | None:
+    """The Primitive class `recv` holds (`self.op` bound to `ops.ReLU()` in `__init__`, a
+    local `op = ops.ReLU()`), or None. Measured (written/apisurface probes `av_prim_*`):
+    calling a Primitive's methods in compiled code (`add_prim_attr`, `del_prim_attr`,
+    `set_prim_instance_name`, `shard`, `recompute`) fails at both levels with "'Function'
+    object has no attribute ..."; in `__init__` they are fine."""
+    fn = ctx.function
+    if fn is None:
+        return None
+    made: str | None = None
+    if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(fn)
+        if cls is None:
+            return None
+        scopes = ctx.scopes
+        made = scopes.attribute_class(f"{scopes.info.module}.{cls.name}", recv.attr)
+    elif isinstance(recv, ast.Name) and recv.id not in ctx.scopes.info.imports:
+        bound = analyzer(ctx).single_assignment(recv.id, fn)
+        if isinstance(bound, ast.Call):
+            made = ctx.qualname(bound.func)
+    if made is None or not made.startswith("mindspore.ops."):
+        return None
+    last = made.rsplit(".", 1)[-1]
+    return made if last[:1].isupper() and last not in _NOT_PRIMITIVES else None
 
 
 def _unread_value(node: ast.expr, parent: ast.AST | None, fn: ast.AST) -> bool:
