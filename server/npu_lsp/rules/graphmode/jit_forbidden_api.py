@@ -34,6 +34,17 @@ def _logging_functions() -> frozenset[str]:
     return frozenset(data["logging_functions"])
 
 
+@functools.cache
+def _unsupported_statement_functions() -> dict[str, list[str]]:
+    """MindSpore functions whose body holds `import` / `del` (derived from its sources by
+    tests/npu_lsp/difftest/derive_input_queries.py): compiled with their caller, refused."""
+    data = json.loads(
+        resources.files(__package__).joinpath("ms_input_queries.json").read_text("utf-8")
+    )
+    out: dict[str, list[str]] = data["unsupported_statement_functions"]
+    return out
+
+
 # Every function of these modules is forbidden (graph/_utils/check_jit_forbidden_api.py).
 _FORBIDDEN_MODULES = ("mindspore.common.initializer.", "mindspore.context.", "mindspore.log.")
 # Re-exports of mindspore.context at the package top level.
@@ -115,7 +126,8 @@ class JitForbiddenApi(GraphRule):
     measured, "Do not support to set attribute for a parameter" at both levels. MindSpore functions that log through
     `mindspore.log` on every call (deprecated ones such as `ms.dtype_to_nptype`; the list in
     `ms_input_queries.json` is derived from MindSpore 2.10's sources) are compiled with their
-    caller, so they are flagged too. The receiver may also be a Parameter taken out of a
+    caller, so they are flagged too, and so are those whose body holds an `import` or `del`
+    statement (`ms.set_seed`, `ms.save_checkpoint`: "Unsupported statement 'Import'"). The receiver may also be a Parameter taken out of a
     container of Parameters (`for p in self.params: p.name`, `for p, g in zip(opt.parameters,
     grads): p.set_data(...)`, `self.params[0].requires_grad`, a module-level
     `params = net.trainable_params()` looped over in a jit function) or a Cell built at
@@ -177,6 +189,18 @@ class JitForbiddenApi(GraphRule):
             if top or q.startswith(_FORBIDDEN_MODULES):
                 return [
                     ctx.diagnostic(self, node, f"`{q}` cannot be called in compiled code (JIT-forbidden API)")
+                ]
+            stmts = _unsupported_statement_functions().get(q)
+            if stmts:
+                # measured (written/apisurface `set_seed__in_construct`, probes
+                # `av_set_seed_*`, `av_save_checkpoint_in_construct`): in construct, a helper
+                # or a jit function; called in `__init__` it is fine
+                return [
+                    ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{q}` is compiled with its caller and its body holds a `{stmts[-1].lower()}` statement, which graph mode does not support (MindSpore: Unsupported statement '{stmts[-1]}'); call it outside the compiled code",
+                    )
                 ]
             if q in _logging_functions():
                 # compiled with the caller, its own `logger.warning(...)` is refused
