@@ -199,7 +199,7 @@ class JitForbiddenApi(GraphRule):
                     ctx.diagnostic(
                         self,
                         node,
-                        f"`{q}` is compiled with its caller and its body holds a `{stmts[-1].lower()}` statement, which graph mode does not support (MindSpore: Unsupported statement '{stmts[-1]}'); call it outside the compiled code",
+                        f"`{q}` is compiled with its caller and its body holds {'an `import`' if stmts[-1] == 'Import' else 'a `del`'} statement, which graph mode does not support (MindSpore: Unsupported statement '{stmts[-1]}'); call it outside the compiled code",
                     )
                 ]
             if q in _logging_functions():
@@ -326,6 +326,16 @@ class JitForbiddenApi(GraphRule):
             return  # reported by the call branch
         if _unread_value(node, parent, fn):
             return
+        made = _primitive_made(node.value, ctx, fn)
+        if made is not None:
+            # measured (probes `av_prim_name_read`, `av_prim_local_name_read`): `self.op.name`
+            # of a Primitive fails at both levels ("'Function' object has no attribute 'name'")
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{ctx.segment(node)}`: a Primitive (`{made}`) in compiled code is only callable on its inputs, its Python attributes are not available there (MindSpore: 'Function' object has no attribute '{attr}'); read it in `__init__`",
+            )
+            return
         a = analyzer(ctx)
         info = a.self_info(a.owner_class(fn))
         recv = node.value
@@ -382,13 +392,13 @@ _NOT_PRIMITIVES = frozenset(
 )
 
 
-def _primitive_made(recv: ast.expr, ctx: Context) -> str | None:
+def _primitive_made(recv: ast.expr, ctx: Context, fn: ast.AST | None = None) -> str | None:
     """The Primitive class `recv` holds (`self.op` bound to `ops.ReLU()` in `__init__`, a
     local `op = ops.ReLU()`), or None. Measured (written/apisurface probes `av_prim_*`):
     calling a Primitive's methods in compiled code (`add_prim_attr`, `del_prim_attr`,
     `set_prim_instance_name`, `shard`, `recompute`) fails at both levels with "'Function'
     object has no attribute ..."; in `__init__` they are fine."""
-    fn = ctx.function
+    fn = fn or ctx.function
     if fn is None:
         return None
     made: str | None = None
