@@ -215,14 +215,9 @@ def attribute_tables(py: str) -> dict[str, dict[str, str]]:
             raise SystemExit(f"attribute probe failed: {p.stderr[-500:]}")
         said: dict[str, str] = json.loads(line[2:])
         # keep what MindSpore refuses by name (forbidden APIs, generator methods), not probe
-        # artefacts (attributes this probe's cell never set); a Parameter attribute Python
-        # has but the graph's Parameter lacks (`has_init`, `init_mode`) is refused as well
+        # artefacts (attributes this probe's cell never set)
         out[f"{which}_attributes"] = {
-            n: m
-            for n, m in said.items()
-            if "Failed to compile in GRAPH_MODE" in m
-            or "'Yield'" in m
-            or (which == "parameter" and f"'Parameter' object has no attribute '{n}'" in m)
+            n: m for n, m in said.items() if "Failed to compile in GRAPH_MODE" in m or "'Yield'" in m
         }
     return out
 
