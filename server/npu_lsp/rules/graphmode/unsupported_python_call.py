@@ -290,7 +290,8 @@ class UnsupportedPythonCall(GraphRule):
             fn = node.args[0] if node.args else None
             fq = ctx.qualname(fn) if isinstance(fn, (ast.Name, ast.Attribute)) else None
             if (
-                fq is not None
+                fn is not None
+                and fq is not None
                 and calls_table.outside_project(fq)
                 and not fq.startswith(("builtins.", "operator."))
                 and fq not in calls_table.graph_functions()
