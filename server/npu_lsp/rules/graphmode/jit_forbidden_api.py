@@ -216,6 +216,8 @@ class JitForbiddenApi(GraphRule):
             return ()
         if func.attr not in _METHOD_ATTRS:
             # (no generator for the sub-cell and tensor method calls of compiled code)
+            if func.attr not in _PRIMITIVE_METHODS:
+                return ()
             made = _primitive_made(func.value, ctx)
             if made is None:
                 return ()
@@ -388,6 +390,18 @@ _NOT_PRIMITIVES = frozenset(
         "DataType", "GradOperation", "HyperMap", "J", "Map", "MultitypeFuncGraph", "P", "P2POp",
         "ReduceOp", "SliceGetItem", "TBERegOp", "TCPStore", "Tensor", "Primitive",
         "PrimitiveWithInfer", "PrimitiveWithCheck", "Partial", "Custom",
+    }
+)
+
+
+#: the public methods of `mindspore.ops.Primitive` (MindSpore 2.10: `dir(Primitive)`)
+_PRIMITIVE_METHODS = frozenset(
+    {
+        "add_attr", "add_prim_attr", "check_elim", "del_attr", "del_prim_attr", "get_attr_dict",
+        "get_user_data", "init_prim_io_names", "place", "recompute", "set_const_input_indexes",
+        "set_const_prim", "set_device", "set_hook_fn", "set_inplace_prim", "set_instance_name",
+        "set_prim_instance_name", "set_prim_type", "set_signatures", "set_stage", "set_user_data",
+        "shard", "update_parameter",
     }
 )
 
