@@ -156,6 +156,37 @@ def _logging_functions() -> list[str]:
     return sorted(out)
 
 
+def _unsupported_statement_functions() -> dict[str, list[str]]:
+    """Public MindSpore functions whose own body holds a statement graph mode does not
+    support (`import`, `del`): compiled code that calls them compiles them too, and
+    MindSpore stops ("Unsupported statement 'Import'"; measured with `ms.set_seed` and
+    `ms.save_checkpoint`, written/apisurface probes). Nested functions and classes are not
+    part of the body."""
+    out: dict[str, list[str]] = {}
+    for prefix, module in (("mindspore", mindspore), ("mindspore.ops", ops), ("mindspore.nn", nn)):
+        for name in dir(module):
+            obj = getattr(module, name)
+            if name.startswith("_") or not inspect.isfunction(obj):
+                continue
+            fn = _function_ast(obj)
+            if fn is None:
+                continue
+            found: set[str] = set()
+            stack: list[ast.stmt] = list(fn.body)
+            while stack:
+                st = stack.pop()
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                if isinstance(st, (ast.Import, ast.ImportFrom)):
+                    found.add("Import")
+                elif isinstance(st, ast.Delete):
+                    found.add("Delete")
+                stack.extend(c for c in ast.iter_child_nodes(st) if isinstance(c, ast.stmt))
+            if found:
+                out[f"{prefix}.{name}"] = sorted(found)
+    return out
+
+
 def main() -> None:
     cells: list[str] = []
     for name in sorted(dir(nn)):
@@ -179,6 +210,7 @@ def main() -> None:
             functions.append(f"mindspore.ops.{name}")
     data = {
         "logging_functions": _logging_functions(),
+        "unsupported_statement_functions": _unsupported_statement_functions(),
         "_source": f"derived by tests/npu_lsp/difftest/derive_input_queries.py from MindSpore {mindspore.__version__}",
         "cells": cells,
         "functions": functions,

@@ -232,6 +232,12 @@ def bname(o):
 print(json.dumps({
   "graph_builtins": sorted(n for n in (bname(k) for k in R.convert_object_map) if n),
   "class_functions": sorted(k.split("'")[1] for k in R.convert_class_to_function_map),
+  # functions of the standard library the graph converts to its own (`functools.partial`,
+  # `operator.add`): compiled, not interpreted
+  "graph_functions": sorted(
+      f"{k.__module__.lstrip('_')}.{k.__name__}" for k in R.convert_object_map
+      if getattr(k, "__module__", None) in ("functools", "_operator", "operator") and bname(k) is None
+  ),
   "constant_fold": sorted(n for n in (bname(k) for k in R.constant_fold_functions) if n),
   "unsupported_builtin_types": sorted(t.__name__ for t in P._unsupported_python_builtin_type),
   "expression_statement_methods": list(P.parse_expr_statement_white_list),

@@ -59,6 +59,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     python_call_on_tensor,
     python_object_in_strict_output,
     range_of_tensor,
+    reduction_axis_tensor,
     reversed_cell_list,
     runtime_index_into_constants,
     runtime_str,

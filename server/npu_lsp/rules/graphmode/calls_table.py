@@ -184,6 +184,14 @@ def refused_attributes() -> dict[str, dict[str, str]]:
 
 
 @functools.cache
+def graph_functions() -> frozenset[str]:
+    """Functions of the standard library the graph compiler converts to its own
+    (`convert_object_map`: `functools.partial`, `operator.add`...): compiled with graph
+    variables at every level, never interpreted."""
+    return frozenset(_data()["graph_functions"])
+
+
+@functools.cache
 def graph_builtins() -> frozenset[str]:
     """Builtins the graph compiler implements itself (no JIT Fallback needed): its convert
     table, the classes it converts to functions, and builtin classes it builds or resolves

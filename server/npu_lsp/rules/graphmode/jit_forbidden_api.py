@@ -34,6 +34,17 @@ def _logging_functions() -> frozenset[str]:
     return frozenset(data["logging_functions"])
 
 
+@functools.cache
+def _unsupported_statement_functions() -> dict[str, list[str]]:
+    """MindSpore functions whose body holds `import` / `del` (derived from its sources by
+    tests/npu_lsp/difftest/derive_input_queries.py): compiled with their caller, refused."""
+    data = json.loads(
+        resources.files(__package__).joinpath("ms_input_queries.json").read_text("utf-8")
+    )
+    out: dict[str, list[str]] = data["unsupported_statement_functions"]
+    return out
+
+
 # Every function of these modules is forbidden (graph/_utils/check_jit_forbidden_api.py).
 _FORBIDDEN_MODULES = ("mindspore.common.initializer.", "mindspore.context.", "mindspore.log.")
 # Re-exports of mindspore.context at the package top level.
@@ -99,7 +110,10 @@ class JitForbiddenApi(GraphRule):
     `mindspore.log`, and the Cell/Parameter methods registered as JIT-forbidden
     (`self.trainable_params()`, `get_parameters`, `untrainable_params`, the forward/backward
     and state-dict hook registration methods, `state_dict`, the buffer methods,
-    `get_sub_cell`, `Cell.to`, `Parameter.set_data`, `Tensor.assign_value`). Also flags
+    `get_sub_cell`, `Cell.to`, `Parameter.set_data`, `Tensor.assign_value`), and the Python
+    methods of a Primitive (`self.op.add_prim_attr(...)`, `op.shard(...)`, `op.recompute()`
+    on `self.op = ops.ReLU()` or a local `op = ops.ReLU()`: measured, "'Function' object has
+    no attribute"). Also flags
     reading the Parameter attributes MindSpore refuses in compiled code (`self.w.name`,
     `self.fc.weight.requires_grad`, `.key`, `.sliced`, ...) and the Cell generator methods
     (`self.cells_and_names()`); that list is measured from MindSpore 2.10 itself
@@ -112,7 +126,8 @@ class JitForbiddenApi(GraphRule):
     measured, "Do not support to set attribute for a parameter" at both levels. MindSpore functions that log through
     `mindspore.log` on every call (deprecated ones such as `ms.dtype_to_nptype`; the list in
     `ms_input_queries.json` is derived from MindSpore 2.10's sources) are compiled with their
-    caller, so they are flagged too. The receiver may also be a Parameter taken out of a
+    caller, so they are flagged too, and so are those whose body holds an `import` or `del`
+    statement (`ms.set_seed`, `ms.save_checkpoint`: "Unsupported statement 'Import'"). The receiver may also be a Parameter taken out of a
     container of Parameters (`for p in self.params: p.name`, `for p, g in zip(opt.parameters,
     grads): p.set_data(...)`, `self.params[0].requires_grad`, a module-level
     `params = net.trainable_params()` looped over in a jit function) or a Cell built at
@@ -175,6 +190,18 @@ class JitForbiddenApi(GraphRule):
                 return [
                     ctx.diagnostic(self, node, f"`{q}` cannot be called in compiled code (JIT-forbidden API)")
                 ]
+            stmts = _unsupported_statement_functions().get(q)
+            if stmts:
+                # measured (written/apisurface `set_seed__in_construct`, probes
+                # `av_set_seed_*`, `av_save_checkpoint_in_construct`): in construct, a helper
+                # or a jit function; called in `__init__` it is fine
+                return [
+                    ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{q}` is compiled with its caller and its body holds {'an `import`' if stmts[-1] == 'Import' else 'a `del`'} statement, which graph mode does not support (MindSpore: Unsupported statement '{stmts[-1]}'); call it outside the compiled code",
+                    )
+                ]
             if q in _logging_functions():
                 # compiled with the caller, its own `logger.warning(...)` is refused
                 return [
@@ -185,8 +212,22 @@ class JitForbiddenApi(GraphRule):
                     )
                 ]
             return ()
-        if not isinstance(func, ast.Attribute) or func.attr not in _METHOD_ATTRS:
-            return ()  # (no generator for the sub-cell and tensor method calls of compiled code)
+        if not isinstance(func, ast.Attribute):
+            return ()
+        if func.attr not in _METHOD_ATTRS:
+            # (no generator for the sub-cell and tensor method calls of compiled code)
+            if func.attr not in _PRIMITIVE_METHODS:
+                return ()
+            made = _primitive_made(func.value, ctx)
+            if made is None:
+                return ()
+            return [
+                ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(func)}(...)`: a Primitive (`{made}`) in compiled code is only callable on its inputs, its Python methods are not available there (MindSpore: 'Function' object has no attribute '{func.attr}'); call it in `__init__`",
+                )
+            ]
         return self._method_call(node, func, ctx)
 
     def _method_call(self, node: ast.Call, func: ast.Attribute, ctx: Context) -> Iterator[Diagnostic]:
@@ -285,6 +326,18 @@ class JitForbiddenApi(GraphRule):
         parent = ctx.parent(node)
         if isinstance(parent, ast.Call) and parent.func is node and attr in _CALL_HANDLED:
             return  # reported by the call branch
+        if _unread_value(node, parent, fn):
+            return
+        made = _primitive_made(node.value, ctx, fn)
+        if made is not None:
+            # measured (probes `av_prim_name_read`, `av_prim_local_name_read`): `self.op.name`
+            # of a Primitive fails at both levels ("'Function' object has no attribute 'name'")
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{ctx.segment(node)}`: a Primitive (`{made}`) in compiled code is only callable on its inputs, its Python attributes are not available there (MindSpore: 'Function' object has no attribute '{attr}'); read it in `__init__`",
+            )
+            return
         a = analyzer(ctx)
         info = a.self_info(a.owner_class(fn))
         recv = node.value
@@ -327,6 +380,71 @@ class JitForbiddenApi(GraphRule):
                 node,
                 f"setting `.{node.attr}` of a Parameter in compiled code fails (MindSpore: Do not support to set attribute for a parameter); set it before compiling",
             )
+
+
+#: capitalised names of mindspore.ops that are not Primitive classes (MindSpore 2.10:
+#: `issubclass(getattr(ops, n), Primitive)` is false for exactly these)
+_NOT_PRIMITIVES = frozenset(
+    {
+        "AiCPURegOp", "AkgAscendRegOp", "AkgGpuRegOp", "CpuRegOp", "CustomOpBuilder", "CustomRegOp",
+        "DataType", "GradOperation", "HyperMap", "J", "Map", "MultitypeFuncGraph", "P", "P2POp",
+        "ReduceOp", "SliceGetItem", "TBERegOp", "TCPStore", "Tensor", "Primitive",
+        "PrimitiveWithInfer", "PrimitiveWithCheck", "Partial", "Custom",
+    }
+)
+
+
+#: the public methods of `mindspore.ops.Primitive` (MindSpore 2.10: `dir(Primitive)`)
+_PRIMITIVE_METHODS = frozenset(
+    {
+        "add_attr", "add_prim_attr", "check_elim", "del_attr", "del_prim_attr", "get_attr_dict",
+        "get_user_data", "init_prim_io_names", "place", "recompute", "set_const_input_indexes",
+        "set_const_prim", "set_device", "set_hook_fn", "set_inplace_prim", "set_instance_name",
+        "set_prim_instance_name", "set_prim_type", "set_signatures", "set_stage", "set_user_data",
+        "shard", "update_parameter",
+    }
+)
+
+
+def _primitive_made(recv: ast.expr, ctx: Context, fn: ast.AST | None = None) -> str | None:
+    """The Primitive class `recv` holds (`self.op` bound to `ops.ReLU()` in `__init__`, a
+    local `op = ops.ReLU()`), or None. Measured (written/apisurface probes `av_prim_*`):
+    calling a Primitive's methods in compiled code (`add_prim_attr`, `del_prim_attr`,
+    `set_prim_instance_name`, `shard`, `recompute`) fails at both levels with "'Function'
+    object has no attribute ..."; in `__init__` they are fine."""
+    fn = fn or ctx.function
+    if fn is None:
+        return None
+    made: str | None = None
+    if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(fn)
+        if cls is None:
+            return None
+        scopes = ctx.scopes
+        made = scopes.attribute_class(f"{scopes.info.module}.{cls.name}", recv.attr)
+    elif isinstance(recv, ast.Name) and recv.id not in ctx.scopes.info.imports:
+        bound = analyzer(ctx).single_assignment(recv.id, fn)
+        if isinstance(bound, ast.Call):
+            made = ctx.qualname(bound.func)
+    if made is None or not made.startswith("mindspore.ops."):
+        return None
+    last = made.rsplit(".", 1)[-1]
+    return made if last[:1].isupper() and last not in _NOT_PRIMITIVES else None
+
+
+def _unread_value(node: ast.expr, parent: ast.AST | None, fn: ast.AST) -> bool:
+    """`n = self.w.name` with `n` never read: MindSpore compiles only what the graph's output
+    depends on, so the read is never resolved (measured, written/apisurface probe
+    `av_param_name_in_construct_neighbour` compiles at both levels; reading `n` fails)."""
+    if not (isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0]
+    if not isinstance(target, ast.Name):
+        return False
+    return not any(
+        isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id == target.id for n in ast.walk(fn)
+    )
 
 
 @functools.cache

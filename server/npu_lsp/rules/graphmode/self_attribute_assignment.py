@@ -12,8 +12,11 @@ from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 #: Cell methods that set plain attributes of the cell (measured: `set_train` in compiled
-#: code fails under STRICT, "modify a member attribute of a class with self._phase")
-_SETTING_METHODS = frozenset({"set_train"})
+#: code fails under STRICT, "modify a member attribute of a class with self._phase"; so do
+#: `set_grad` (`self.requires_grad`), `to_float` (`self._cell_init_args`), `add_flags`
+#: (`self._func_graph_flags`) and `insert_child_to_cell` (`self._cells`): written/apisurface
+#: probes `av_*` of category cell_mutator, on `self` and on a sub-cell)
+_SETTING_METHODS = frozenset({"set_train", "set_grad", "to_float", "add_flags", "insert_child_to_cell"})
 
 
 def _on_self(e: ast.expr) -> bool:
@@ -58,7 +61,8 @@ class SelfAttributeAssignment(GraphRule):
     in compiled code when `self.m` is not a `Parameter`, item assignments into such an
     attribute (`self.grid[i] = ...`, `self.cache["k"] = ...`), whatever it holds (a list, a
     dict, a Tensor), and calls of Cell methods that set such attributes
-    (`self.backbone.set_train(False)` sets `training` and `_phase`), also on a module-level
+    (`self.backbone.set_train(False)` sets `training` and `_phase`; `set_grad`, `to_float`,
+    `add_flags` and `insert_child_to_cell` likewise), also on a module-level
     network the compiled function reads (`net.set_train(False)` inside an `@ms.jit` eval step),
     and `setattr(self, "m", v)` (measured: "The third argument should be a dictionary" for a
     constant `v`, the graph-variable error for a tensor).

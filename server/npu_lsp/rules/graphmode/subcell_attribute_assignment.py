@@ -17,6 +17,10 @@ class SubcellAttributeAssignment(GraphRule):
     """## What it does
     Flags assignments to an attribute of a sub-cell in compiled code: `self.dropout.p = 0.0`,
     `self.scaler.scale = 2.0`, where `__init__` made `self.dropout` / `self.scaler` a Cell.
+    Also storing a Cell on `self` in compiled code (`self.act = nn.Tanh()`, `self.act =
+    self.other`) when `self.act` is a sub-cell already or is called afterwards: measured, it
+    fails at both levels ("Sub cell 'act' already exists in network, can not assign this
+    type"; a new attribute: "'int' object is not callable").
 
     ## Why is this bad?
     MindSpore cannot update another cell's attributes from a graph: at both syntax levels
@@ -51,6 +55,8 @@ class SubcellAttributeAssignment(GraphRule):
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        if isinstance(node, ast.Assign) and _is_self_attr(targets[0]) and isinstance(node.value, (ast.Call, ast.Attribute)):
+            return self._cell_stored(node, ctx)
         stores = [
             t
             for t in targets
@@ -64,6 +70,23 @@ class SubcellAttributeAssignment(GraphRule):
     def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
         return target is ast.Attribute or target is None  # an attribute among the targets
 
+    def _cell_stored(self, node: ast.Assign, ctx: Context) -> Iterable[Diagnostic]:
+        """`self.act = nn.Tanh()` / `self.act = self.other` in compiled code: measured
+        (written/apisurface probes `av_self_assign_cell_*`), replacing a sub-cell fails at
+        both levels ("Sub cell 'act' already exists in network, can not assign this type"),
+        called or not, also in a helper method or an `@ms.jit` method; a Cell stored in a
+        new attribute and called fails too ("'int' object is not callable")."""
+        t = node.targets[0]
+        assert isinstance(t, ast.Attribute)
+        if not _cell_value(node.value, ctx):
+            return
+        if _holds_cell(t.attr, ctx) or _called_on_self(t.attr, ctx.function):
+            yield ctx.diagnostic(
+                self,
+                t,
+                f"`{ctx.segment(t)} = {ctx.segment(node.value)}` stores a Cell on `self` in compiled code, which MindSpore cannot do (Sub cell already exists ... can not assign); build the sub-cells in `__init__` and choose between them",
+            )
+
     def _check(self, stores: list[ast.Attribute], ctx: Context) -> Iterable[Diagnostic]:
         for t in stores:
             assert isinstance(t.value, ast.Attribute)
@@ -73,6 +96,26 @@ class SubcellAttributeAssignment(GraphRule):
                     t,
                     f"`{ctx.segment(t)}` sets an attribute of the sub-cell `{ctx.segment(t.value)}`, which compiled code cannot do",
                 )
+
+
+def _is_self_attr(t: ast.expr) -> bool:
+    return isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+
+
+def _cell_value(value: ast.expr, ctx: Context) -> bool:
+    """A Cell: a new instance of a Cell class (`nn.Tanh()`) or a sub-cell (`self.other`)."""
+    if isinstance(value, ast.Call):
+        q = ctx.qualname(value.func)
+        return q is not None and ctx.scopes.is_cell_class(q)
+    return _is_self_attr(value) and _holds_cell(value.attr, ctx)  # type: ignore[attr-defined]
+
+
+def _called_on_self(attr: str, func: ast.AST | None) -> bool:
+    """Does `func` call `self.<attr>(...)`?"""
+    return func is not None and any(
+        isinstance(n, ast.Call) and _is_self_attr(n.func) and n.func.attr == attr  # type: ignore[attr-defined]
+        for n in ast.walk(func)
+    )
 
 
 def _holds_cell(attr: str, ctx: Context) -> bool:

@@ -72,7 +72,10 @@ class UnsupportedPythonCall(GraphRule):
       holding graph variables (`outs = {n: head(x) for n, head in self.heads.items()}`,
       then `sorted(outs.keys())`): the dict reaches the script as a tuple of its values;
     - a standard-library higher-order function given a builtin / `operator` function and
-      graph variables (`functools.reduce(operator.add, [x, y])`).
+      graph variables (`functools.reduce(operator.add, [x, y])`); `functools.partial` is
+      MindSpore's own Partial there, flagged under LAX only when given a function the graph
+      cannot compile (`functools.partial(np.multiply, x)`: "input[0] should be Function, but
+      got External"; `functools.partial(ops.mul, x)` compiles at both levels).
 
     ## Why is this bad?
     MindSpore stops compiling: `RuntimeError: Got an unexpected keyword argument 'key'`,
@@ -279,7 +282,30 @@ class UnsupportedPythonCall(GraphRule):
         """A standard-library or third-party call (run as Python from graph mode) given a
         function object and a graph variable: measured, `functools.reduce(operator.mul,
         x.shape, 1)` fails at both levels with "name '__input_0__' is not defined" (the
-        interpreted call cannot rebuild its inputs); `np.prod(x.shape)` compiles."""
+        interpreted call cannot rebuild its inputs); `np.prod(x.shape)` compiles.
+        `functools.partial` is not run as Python: MindSpore converts it to its own Partial
+        (`graph_functions` in `ms_calls.json`), which compiles with graph variables under LAX
+        but takes only functions the graph compiles."""
+        if q in calls_table.graph_functions():
+            fn = node.args[0] if node.args else None
+            fq = ctx.qualname(fn) if isinstance(fn, (ast.Name, ast.Attribute)) else None
+            if (
+                fn is not None
+                and fq is not None
+                and calls_table.outside_project(fq)
+                and not fq.startswith(("builtins.", "operator."))
+                and fq not in calls_table.graph_functions()
+            ):
+                # measured (written/apisurface probes `av_partial_*`): `functools.partial(np.multiply,
+                # x)` fails at both levels; a MindSpore op, the user's function or a builtin compiles
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{q}` in compiled code is MindSpore's own Partial, which takes only functions the graph compiles, not the Python function `{ctx.segment(fn)}` (MindSpore: For 'partial', input[0] should be Function, but got External)",
+                )
+                return
+            if ctx.scope is None or ctx.scope.level != "strict":
+                return
         args = [*node.args, *(k.value for k in node.keywords)]
         func_arg = next((a for a in args if _is_function_object(a, ctx)), None)
         if func_arg is None:
