@@ -73,7 +73,7 @@ class RuntimeIndexIntoConstants(GraphRule):
             return  # the common case, answered without any lookup
         table = _constant_table(node.value, ctx)
         if table is None:
-            if analyzer(ctx).kind(node.slice) == Kind.TENSOR and _tensor_display(node.value, ctx):
+            if _tensor_display(node.value, ctx) and analyzer(ctx).kind(node.slice) == Kind.TENSOR:
                 yield ctx.diagnostic(
                     self,
                     node,
