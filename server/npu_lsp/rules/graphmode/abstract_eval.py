@@ -33,6 +33,10 @@ _BOOL_TENSOR_METHODS = frozenset(
      "greater", "less", "greater_equal", "less_equal", "gt", "lt", "ge", "le", "eq", "ne", "all", "any"}
 )
 _DEPTH = 30
+# builtins whose result is a str whatever they are given (`hex(255)`, `repr(x)`, `format(v, "d")`;
+# MindSpore 2.10 holds a `bytes(3)` as a String too: `len(bytes(3))` under STRICT fails with
+# "cannot get attributes __len__ or the String object")
+_STR_BUILTINS = frozenset({"str", "repr", "hex", "oct", "bin", "chr", "format", "ascii", "bytes"})
 # standard-library functions whose result is a str (MindSpore runs them while compiling and
 # keeps the str: `os.path.join(self.root, "a")` is a constant string of the graph)
 _STR_CALLS = frozenset(
@@ -444,7 +448,7 @@ class Values:
             return av.Sequence(name)
         if name == "dict":
             return av.Dict()
-        if name == "str":
+        if name in _STR_BUILTINS:
             return av.Str()
         py = _SCALAR_BUILTINS.get(name)
         if py is None:

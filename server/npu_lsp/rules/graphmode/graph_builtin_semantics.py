@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 _REDUCERS = frozenset({"sum", "max", "min"})
@@ -21,9 +23,13 @@ class GraphBuiltinSemantics(GraphRule):
     - `next(it)` is MindSpore's `ms_next`, which returns the pair (element, remaining
       elements), and takes exactly one argument: `x + next(iter(sizes))`,
       `next(it, default)` and calling the result (`stem = next(iter(self.layers))` then
-      `stem(x)`: "The object is not callable") fail;
+      `stem(x)`: "The object is not callable") fail; the pair times an int literal
+      (`first * 2`) repeats the tuple and compiles;
     - a `bytes` value becomes a string in compiled code, so its elements are strings:
-      `sum(bytes(...))`, `max(b)`, `min(b)` fail (`bytearray` is unaffected).
+      `sum(bytes(...))`, `max(b)`, `min(b)` fail (`bytearray` is unaffected), and so does
+      `.decode()` of one (`b"ab".decode()`, `bytes([97]).decode()`, `s.encode().decode()`:
+      "'String' object has no attribute 'decode'", at both levels; written set `langref`,
+      probes `bytes_*`).
 
     ## Why is this bad?
     MindSpore stops compiling: `For 'Stack', the len of x_shape[1] should be = len of
@@ -55,11 +61,20 @@ class GraphBuiltinSemantics(GraphRule):
     """
 
     nodes = (ast.Call,)
-    calls = frozenset({"next", *_REDUCERS})
+    calls = frozenset({"next", "decode", *_REDUCERS})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
-        q = ctx.qualname(node.func) or ""
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "decode":
+            if _is_bytes(f.value, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    "`.decode()` of a bytes value fails in graph mode: MindSpore compiles bytes as a string, which has no `decode` (MindSpore: 'String' object has no attribute 'decode'); use the str itself",
+                )
+            return
+        q = ctx.qualname(f) or ""
         if not q.startswith("builtins."):
             return
         name = q[9:]
@@ -89,7 +104,9 @@ def _used_as_element(call: ast.Call, ctx: Context) -> bool:
     self.layers))` then `stem(x)`: measured, "The object is not callable"), directly or
     through the name it is assigned to (`v, rest = next(it)` unpacks the pair and is fine)?"""
     parent = ctx.parent(call)
-    if isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+    if isinstance(parent, ast.BinOp):
+        return not _repeated(parent, call)
+    if isinstance(parent, ast.UnaryOp):
         return True
     if isinstance(parent, ast.Call) and parent.func is call:
         return True
@@ -114,9 +131,18 @@ def _used_as_element(call: ast.Call, ctx: Context) -> bool:
             return True
         if isinstance(node, (ast.BinOp, ast.AugAssign)) and node.lineno > parent.lineno:
             operands = (node.left, node.right) if isinstance(node, ast.BinOp) else (node.value,)
-            if any(isinstance(o, ast.Name) and o.id == name for o in operands):
+            hit = next((o for o in operands if isinstance(o, ast.Name) and o.id == name), None)
+            if hit is not None and not (isinstance(node, ast.BinOp) and _repeated(node, hit)):
                 return not _rebound_between(func, name, parent.lineno, node.lineno)
     return False
+
+
+def _repeated(op: ast.BinOp, pair: ast.expr) -> bool:
+    """Is `op` the pair times an int literal (`first * 2`, `3 * first`)? That repeats the
+    tuple and compiles (measured: `first = next(iter(m))`, `first * 2`, written set
+    `langref` case `builtin_iter__tensor`; probes `next_pair_*`)."""
+    other = op.right if op.left is pair else op.left
+    return isinstance(op.op, ast.Mult) and isinstance(other, ast.Constant) and type(other.value) is int
 
 
 def _rebound_between(func: ast.AST, name: str, start: int, end: int) -> bool:
@@ -133,7 +159,10 @@ def _is_bytes(e: ast.expr, ctx: Context) -> bool:
     if isinstance(e, ast.Constant):
         return isinstance(e.value, bytes)
     if isinstance(e, ast.Call):
-        return ctx.qualname(e.func) == "builtins.bytes"
+        f = e.func
+        if isinstance(f, ast.Attribute) and f.attr == "encode":
+            return _is_str(f.value, ctx)
+        return ctx.qualname(f) == "builtins.bytes"
     if isinstance(e, ast.Name) and ctx.function is not None:
         values = [
             st.value
@@ -145,3 +174,10 @@ def _is_bytes(e: ast.expr, ctx: Context) -> bool:
             len(values) == 1 and not isinstance(values[0], ast.Name) and _is_bytes(values[0], ctx)
         )
     return False
+
+
+def _is_str(e: ast.expr, ctx: Context) -> bool:
+    """A str literal or f-string, or a str value of the shared value model."""
+    if isinstance(e, ast.JoinedStr) or (isinstance(e, ast.Constant) and isinstance(e.value, str)):
+        return True
+    return isinstance(e, (ast.Name, ast.Attribute, ast.Call, ast.BinOp)) and isinstance(values(ctx).of(e), av.Str)

@@ -20,6 +20,10 @@ class RuntimeIndexIntoConstants(GraphRule):
     module-level table such as `CLASS_NAMES`, a literal, or one stored on `self` in
     `__init__`) with an index known only at run time:
     - a Tensor index (`SCALES[x.argmax()]`), whatever the constants are;
+    - a Tensor index into a tuple or list display of tensors built in the function
+      (`feats = (x, x * 2)`, then `feats[i]` with a Tensor `i`): measured, only a tuple of
+      functions can be indexed by a Tensor under STRICT (written set `langref`, probes
+      `tupidx_*`);
     - a run-time integer (`int(t)`, `t.item()`) into strings (`CLASS_NAMES[int(idx)]`).
     A run-time integer into numbers (`SCALES[int(t)]`) compiles. A table stored on `self`
     from an `__init__` argument counts when every instance in the file passes the same
@@ -31,8 +35,9 @@ class RuntimeIndexIntoConstants(GraphRule):
 
     ## Why is this bad?
     A STRICT graph has no run-time string, and reads a tuple with a Tensor index only when
-    every element is a Tensor: `TypeError: When JIT_SYNTAX_LEVEL is STRICT, using Tensor index
-    to get value from tuple requires that all elements in tuple should be Tensor`, or a bare
+    every element is a function (a layer switch): `TypeError: When JIT_SYNTAX_LEVEL is STRICT,
+    using Tensor index to get value from tuple requires that all elements in tuple should be
+    function` (a list of tensors fails as a Python script on a variable), or a bare
     `TypeError` for the strings. The default LAX level falls back to Python for both.
 
     ## Example
@@ -87,6 +92,12 @@ class RuntimeIndexIntoConstants(GraphRule):
             return
         table = _constant_table(node.value, ctx)
         if table is None:
+            if _tensor_display(node.value, ctx) and analyzer(ctx).kind(node.slice) == Kind.TENSOR:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT a Tensor index (`{ctx.segment(node.slice)}`) can read a tuple or list only when every element is a function; `{ctx.segment(node.value)}` holds tensors (MindSpore: using Tensor index to get value from tuple requires that all elements in tuple should be function)",
+                )
             return
         kind = analyzer(ctx).kind(node.slice)
         index = ctx.segment(node.slice)
@@ -94,7 +105,7 @@ class RuntimeIndexIntoConstants(GraphRule):
             yield ctx.diagnostic(
                 self,
                 node,
-                f"under STRICT a Tensor index (`{index}`) can read a tuple only when every element is a Tensor; `{ctx.segment(node.value)}` holds constants",
+                f"under STRICT a Tensor index (`{index}`) can read a tuple only when every element is a function; `{ctx.segment(node.value)}` holds constants",
             )
         elif kind == Kind.VAR and any(isinstance(e.value, str) for e in table) and not _from_local(node.value, ctx):
             yield ctx.diagnostic(
@@ -125,6 +136,22 @@ def _constant_table(e: ast.expr, ctx: Context) -> list[ast.Constant] | None:
     if not all(isinstance(x, ast.Constant) for x in value.elts):
         return None
     return [x for x in value.elts if isinstance(x, ast.Constant)]
+
+
+def _tensor_display(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` a tuple / list display of tensors and constants, with one tensor at least, or
+    a local of the compiled function bound only to one (`feats = (x, x * 2)`)?"""
+    if isinstance(e, ast.Name):
+        a = analyzer(ctx)
+        bound = a.single_assignment(e.id, ctx.function) if ctx.function is not None else None
+        if bound is None:
+            return False
+        e = bound
+    if not isinstance(e, (ast.Tuple, ast.List)) or not e.elts:
+        return False
+    a = analyzer(ctx)
+    tensors = [x for x in e.elts if not isinstance(x, ast.Constant)]
+    return bool(tensors) and all(a.kind(x) == Kind.TENSOR for x in tensors)
 
 
 def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context) -> ast.expr | None:

@@ -64,8 +64,10 @@ class SelfAttributeAssignment(GraphRule):
     (`self.backbone.set_train(False)` sets `training` and `_phase`; `set_grad`, `to_float`,
     `add_flags` and `insert_child_to_cell` likewise), also on a module-level
     network the compiled function reads (`net.set_train(False)` inside an `@ms.jit` eval step),
-    and `setattr(self, "m", v)` (measured: "The third argument should be a dictionary" for a
-    constant `v`, the graph-variable error for a tensor).
+    and `setattr(obj, "m", v)` on `self`, a sub-cell, or a plain object held on `self` or made
+    in the function (measured: "The third argument should be a dictionary" for a constant `v`
+    on `self` or a sub-cell, the graph-variable error for a tensor, "The pointer
+    [local_dict_cnode] is null" on a plain object; written set `langref`, probes `setattr_*`).
     Also an attribute of one of the module's classes set by its class name and used by the
     same function (`WarmupScale.step += 1`, or `Cls.mode = 3` then `x * Cls.mode`): STRICT
     then handles it as a Python object and refuses the expressions that read it.
@@ -133,17 +135,18 @@ class SelfAttributeAssignment(GraphRule):
             elif (
                 isinstance(f, ast.Name)
                 and f.id == "setattr"
-                and node.args
-                and isinstance(node.args[0], ast.Name)
-                and node.args[0].id == "self"
+                and len(node.args) == 3
                 and ctx.qualname(f) == "builtins.setattr"
             ):
                 # measured: `setattr(self, "scale", 2)` fails under STRICT ("The third argument
-                # should be a dictionary"), as does a graph variable given as the value; LAX runs it
+                # should be a dictionary"), as does a graph variable given as the value, and so
+                # does it on a sub-cell (`setattr(self.sub, "k", 2)`) and on a plain object held
+                # on `self` or made in the function ("The pointer[local_dict_cnode] is null"); LAX
+                # runs it
                 yield ctx.diagnostic(
                     self,
                     node,
-                    "under STRICT, `setattr(self, ...)` cannot run in compiled code (MindSpore: The third argument should be a dictionary)",
+                    f"under STRICT, `setattr({ctx.segment(node.args[0])}, ...)` cannot run in compiled code (MindSpore: The third argument should be a dictionary / The pointer[local_dict_cnode] is null)",
                 )
             return
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]

@@ -516,7 +516,9 @@ def _is_none(e: ast.expr) -> bool:
 def _container_type(e: ast.expr, ctx: Context) -> str | None:
     """list / tuple / dict / str / slice when the receiver's type is known exactly, else None."""
     if isinstance(e, ast.Constant):
-        return "str" if isinstance(e.value, str) else None
+        # a bytes literal is a String of the graph too (`len(b"abc")` under STRICT: "cannot
+        # get attributes __len__ or the String object")
+        return "str" if isinstance(e.value, (str, bytes)) else None
     if isinstance(e, ast.JoinedStr):
         return "str"
     if isinstance(e, ast.Name):

@@ -11,6 +11,7 @@ from importlib import resources
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 _THIRD_PARTY = frozenset({"torch", "numpy", "tensorflow", "jax", "scipy", "tqdm"})
@@ -30,7 +31,9 @@ class WithNonJitClass(GraphRule):
     which is a jit class (`ms._no_grad()`, `ms.saved_tensors_hooks(...)`, `ms.Profiler()`,
     `ms.runtime.StreamCtx(...)`; the list, read from MindSpore 2.10, is
     `ms_context_managers.json`). Managers imported from code it cannot see are given the
-    benefit of the doubt.
+    benefit of the doubt. The manager may be made on the `with` line or be an instance made
+    before it: `self.ctx` bound to `Ctx()` in `__init__`, a local bound only to `Ctx()`, or
+    a module-level `CTX = Ctx()` bound once (written set `langref`, probes `with_*`).
 
     ## Why is this bad?
     The graph compiler can only run `__enter__`/`__exit__` of jit classes. Anything else stops
@@ -79,10 +82,8 @@ class WithNonJitClass(GraphRule):
         info = ctx.scopes.info
         for item in node.items:
             expr = item.context_expr
-            target = expr.func if isinstance(expr, ast.Call) else None
-            if target is None:
-                continue
-            q = ctx.qualname(target)
+            target = expr.func if isinstance(expr, ast.Call) else expr
+            q = ctx.qualname(target) if target is not expr else _instance_class(expr, ctx)
             if q is None or (q.startswith("mindspore.") and q not in _MS_NOT_JIT_CLASS):
                 continue
             mod, _, name = q.rpartition(".")
@@ -97,6 +98,39 @@ class WithNonJitClass(GraphRule):
             yield ctx.diagnostic(
                 self,
                 ctx.head_span(node),
-                f"`{ctx.segment(target)}` is not a @jit_class; graph mode only supports `with` on jit_class instances",
+                f"`{ctx.segment(target)}` is not a @jit_class"
+                + ("" if target is not expr else f" instance (it holds a `{q.rpartition('.')[2]}`)")
+                + "; graph mode only supports `with` on jit_class instances",
             )
             return
+
+
+def _instance_class(expr: ast.expr, ctx: Context) -> str | None:
+    """The class (dotted) of the instance a `with` statement's manager expression holds when
+    it is made before the statement: `self.<attr>` bound to `SomeClass(...)` in `__init__`
+    (or a base's), a local bound only to `SomeClass(...)` in the function, or a name bound
+    once at module level to `SomeClass(...)`; None when unknown."""
+    func = ctx.function
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        cls = analyzer(ctx).owner_class(func)
+        if cls is None or cls.name not in ctx.scopes.info.classes:
+            return None
+        return ctx.scopes.attribute_class(f"{ctx.scopes.info.module}.{cls.name}", expr.attr)
+    if not isinstance(expr, ast.Name):
+        return None
+    a = analyzer(ctx)
+    if func is not None and a.rebinds(expr.id, func):
+        bound = a.single_assignment(expr.id, func)
+        return ctx.qualname(bound.func) if isinstance(bound, ast.Call) else None
+    params = getattr(func, "args", None)
+    if params is not None and any(p.arg == expr.id for p in ast.walk(params) if isinstance(p, ast.arg)):
+        return None
+    made = ctx.scopes.info.instances.get(expr.id)
+    if made is None:
+        return None
+    binds = 0
+    for st in getattr(ctx.tree, "body", []):
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            binds += sum(1 for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and n.id == expr.id)
+    return made if binds == 1 else None
