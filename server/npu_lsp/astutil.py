@@ -226,13 +226,17 @@ _NO_BLOCKS = frozenset(
 )
 
 
-def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """Every statement in `body` and in the blocks of compound statements (no expressions,
-    no nested function or class bodies)."""
+    no nested function or class bodies), depth first. A list, not a generator: most callers
+    read every statement, and a generator's resumption per statement cost more than the
+    list."""
+    out: list[ast.stmt] = []
+    keep = out.append
     stack = list(reversed(body))
     while stack:
         st = stack.pop()
-        yield st
+        keep(st)
         if type(st) in _NO_BLOCKS:
             continue
         blocks: list[ast.stmt] = []
@@ -243,6 +247,7 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         for case in getattr(st, "cases", None) or []:
             blocks.extend(case.body)
         stack.extend(reversed(blocks))
+    return out
 
 
 def _import_line_re(packages: tuple[str, ...]) -> re.Pattern[str]:
