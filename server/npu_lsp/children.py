@@ -23,8 +23,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from npu_lsp.astutil import fields
-
 #: (node, push, parents, walked) -> None
 Pusher = Callable[[Any, Callable[[Any], None], dict[int, Any], frozenset[type]], None]
 
@@ -69,10 +67,51 @@ _PUSH_ONE = """\
         push({v})"""
 
 
-def _source(node_type: type) -> str:
+def scanner(node_type: type) -> Scanner:
+    """The scanner of `node_type` (compiled once per type): `push(child)` for the children
+    `astutil.find_branches` visits (type in `walked`, or an `Attribute` whose value is not
+    a `Name`), in field order, no parents recorded."""
+    hit = SCANNERS.get(node_type)
+    if hit is None:
+        hit = SCANNERS[node_type] = _compile(node_type, forward=True)
+    return hit
+
+
+#: (node, push, walked) -> None
+Scanner = Callable[[Any, Callable[[Any], None], frozenset[type]], None]
+#: node type -> its scanner (read directly by `astutil.find_branches`)
+SCANNERS: dict[type, Scanner] = {}
+
+
+def _ast_types() -> frozenset[type]:
+    found: set[type] = set()
+    todo: list[type] = [ast.AST]
+    while todo:
+        t = todo.pop()
+        found.add(t)
+        todo.extend(t.__subclasses__())
+    return frozenset(found)
+
+
+#: the node types `find_branches` looks into: every node type but names, constants and
+#: attributes (an attribute is looked into when its value is not a name)
+SCANNED: frozenset[type] = _ast_types() - {ast.Name, ast.Constant, ast.Attribute}
+
+
+def _source(node_type: type, forward: bool = False) -> str:
+    from npu_lsp.astutil import fields  # (astutil imports this module)
+
     shapes = _shapes(node_type)
-    lines = ["def push_children(node, push, parents, walked):"]
-    for name in reversed(fields(node_type)):
+    if forward:
+        lines = ["def push_children(node, push, walked):"]
+        names = fields(node_type)
+        one = _SCAN_ONE
+    else:
+        lines = ["def push_children(node, push, parents, walked):"]
+        names = tuple(reversed(fields(node_type)))
+        one = _PUSH_ONE
+    order = "" if forward else "reversed"
+    for name in names:
         shape = shapes.get(name) if shapes is not None else None
         if shapes is not None and shape is None:
             shape = "generic"  # a field the signature does not name: test at run time
@@ -80,20 +119,26 @@ def _source(node_type: type) -> str:
             continue
         lines.append(f"    v = getattr(node, {name!r}, None)" if shape in (None, "generic") else f"    v = node.{name}")
         if shape == "list":
-            lines += ["    if v:", "        for c in reversed(v):", _indent(_PUSH_ONE.format(v="c"), 2)]
+            lines += ["    if v:", f"        for c in {order}(v):", _indent(one.format(v="c"), 2)]
         elif shape == "one":
-            lines.append(_PUSH_ONE.format(v="v"))
+            lines.append(one.format(v="v"))
         else:
             lines += [
                 "    if type(v) is list:",
-                "        for c in reversed(v):",
-                _indent(_PUSH_ONE.format(v="c"), 2),
+                f"        for c in {order}(v):",
+                _indent(one.format(v="c"), 2),
                 "    else:",
-                _indent(_PUSH_ONE.format(v="v"), 1),
+                _indent(one.format(v="v"), 1),
             ]
     if len(lines) == 1:
         lines.append("    return")
     return "\n".join(lines) + "\n"
+
+
+_SCAN_ONE = """\
+    ct = type({v})
+    if ct in walked or (ct is _Attribute and type({v}.value) is not _Name):
+        push({v})"""
 
 
 def _indent(block: str, levels: int) -> str:
@@ -101,8 +146,8 @@ def _indent(block: str, levels: int) -> str:
     return "\n".join(pad + line for line in block.splitlines())
 
 
-def _compile(node_type: type) -> Pusher:
+def _compile(node_type: type, forward: bool = False) -> Any:
     namespace: dict[str, Any] = {"_Attribute": ast.Attribute, "_Name": ast.Name}
-    exec(compile(_source(node_type), f"<children of {node_type.__name__}>", "exec"), namespace)
-    fn: Pusher = namespace["push_children"]
-    return fn
+    where = f"<{'scan' if forward else 'children'} of {node_type.__name__}>"
+    exec(compile(_source(node_type, forward), where, "exec"), namespace)
+    return namespace["push_children"]
