@@ -11,7 +11,8 @@ same text, and the ratio engine / parse printed (issue 14's bar: at most 2x).
 Run: PYTHONPATH=$PWD/server:$PWD/kernel:$PWD .venv/bin/python benchmarks/engine_callgrind.py
          [--what engine|parse|both] [--keep DIR]
 `--keep DIR` leaves the callgrind.out files there (for `callgrind_annotate`). Each run takes
-about a minute of CPU under valgrind. `--opcodes` instead counts Python opcodes per function
+about a minute of CPU under valgrind. The child runs with PYTHONHASHSEED=0 (or the one set):
+with random string hashing the same code measured 843.5 M and 849.6 M. `--opcodes` instead counts Python opcodes per function
 (`sys.settrace` with `f_trace_opcodes`, one warm engine run, no valgrind) and prints the top.
 """
 
@@ -73,7 +74,10 @@ def _callgrind(what: str, keep: Path | None) -> int:
         "valgrind", "--tool=callgrind", "--toggle-collect=functools_reduce",
         f"--callgrind-out-file={out}", sys.executable, __file__, "--child", what,
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    # string hashing is randomised per process: set and dict orders, and so the work of
+    # some scans, differ from run to run (several M instructions); one seed for every run
+    env = {**os.environ, "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         raise SystemExit(f"valgrind run for {what} failed ({proc.returncode})")
