@@ -14,6 +14,9 @@ last field first, each list field's items last first, push every child whose typ
 no rule asks for it), after recording the node as its parent. Whether a field holds a list
 is read from the ASDL signature (`expr* args`); a type without a readable signature gets
 the generic form (a list test per field, as before).
+
+`scanner` is the same code in field order and without parents, for `astutil.find_branches`
+and `astutil.branch_list`.
 """
 
 from __future__ import annotations
