@@ -8,6 +8,8 @@ import re
 import sys
 from collections.abc import Iterator
 
+from npu_lsp.children import SCANNED, SCANNERS, scanner
+
 _AST = ast.AST
 # Fields that never hold child nodes worth visiting (contexts and scalars).
 _SKIP_FIELDS = frozenset(
@@ -86,28 +88,27 @@ def walk_list(node: ast.AST) -> list[ast.AST]:
     return todo
 
 
-_NAME_OR_CONSTANT = frozenset({ast.Name, ast.Constant})
-
-
 def branch_list(node: ast.AST) -> list[ast.AST]:
     """`walk_list` without the nodes that hold no others (names, constants, expression
     contexts, operators): every other node, in the same breadth-first order (dropping
     leaves leaves the order of the rest as it was). For scans looking for calls,
-    assignments, loops or definitions; about twice as fast as `walk_list`."""
+    assignments, loops or definitions; about twice as fast as `walk_list`. (Each node's
+    children are pushed by its type's `children.scanner`, in field order.)"""
     todo: list[ast.AST] = [node]
     push = todo.append
-    get_fields = FIELDS.get
-    leaves = _NAME_OR_CONSTANT
+    get_scanner = SCANNERS.get
+    branched = _BRANCHED
     for n in todo:  # grows while iterated
-        for name in get_fields(type(n)) or fields(type(n)):
-            value = getattr(n, name, None)
-            if type(value) is list:
-                for child in value:
-                    if type(child) not in leaves and isinstance(child, _AST):
-                        push(child)
-            elif type(value) not in leaves and isinstance(value, _AST):
-                push(value)
+        t = type(n)
+        scan = get_scanner(t)
+        if scan is None:
+            scan = scanner(t)
+        scan(n, push, branched)
     return todo
+
+
+#: the node types `branch_list` keeps: every node type but names and constants
+_BRANCHED: frozenset[type] = SCANNED | {ast.Attribute}
 
 
 def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
@@ -226,13 +227,17 @@ _NO_BLOCKS = frozenset(
 )
 
 
-def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """Every statement in `body` and in the blocks of compound statements (no expressions,
-    no nested function or class bodies)."""
+    no nested function or class bodies), depth first. A list, not a generator: most callers
+    read every statement, and a generator's resumption per statement cost more than the
+    list."""
+    out: list[ast.stmt] = []
+    keep = out.append
     stack = list(reversed(body))
     while stack:
         st = stack.pop()
-        yield st
+        keep(st)
         if type(st) in _NO_BLOCKS:
             continue
         blocks: list[ast.stmt] = []
@@ -243,6 +248,7 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         for case in getattr(st, "cases", None) or []:
             blocks.extend(case.body)
         stack.extend(reversed(blocks))
+    return out
 
 
 def _import_line_re(packages: tuple[str, ...]) -> re.Pattern[str]:
@@ -318,38 +324,22 @@ def _all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 def find_branches(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
     """The nodes of type `kinds` under `node` (itself included), never looking into names,
     constants or plain `a.b` attribute chains: for scans that look for calls, assignments
-    and definitions only. One loop with no generator, in a fixed depth-first order."""
+    and definitions only. One loop with no generator, in a fixed depth-first order (the
+    children of a node pushed in field order, by its type's `children.scanner`)."""
     out: list[ast.AST] = []
     stack = [node]
     pop, append, keep = stack.pop, stack.append, out.append
-    get_fields = FIELDS.get
-    name_t, const_t, attr_t, list_t = ast.Name, ast.Constant, ast.Attribute, list
+    get_scanner = SCANNERS.get
+    scanned = SCANNED
     while stack:
         n = pop()
         t = type(n)
         if t in kinds:
             keep(n)
-        for field_name in get_fields(t) or fields(t):
-            value = getattr(n, field_name, None)
-            if type(value) is list_t:
-                for v in value:
-                    vt = type(v)
-                    if vt is name_t or vt is const_t:
-                        continue
-                    if vt is attr_t:
-                        if type(v.value) is not name_t:
-                            append(v)
-                    elif isinstance(v, _AST):
-                        append(v)
-            elif value is not None:
-                vt = type(value)
-                if vt is name_t or vt is const_t:
-                    continue
-                if vt is attr_t:
-                    if type(value.value) is not name_t:
-                        append(value)
-                elif isinstance(value, _AST):
-                    append(value)
+        scan = get_scanner(t)
+        if scan is None:
+            scan = scanner(t)
+        scan(n, append, scanned)
     return out
 
 

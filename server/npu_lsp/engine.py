@@ -38,7 +38,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import LEAVES, fields, imports_any, parent_map, statement_parents
+from npu_lsp.astutil import LEAVES, imports_any, parent_map, statement_parents
+from npu_lsp.children import PUSHERS, pusher
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -795,7 +796,7 @@ class _Walker:
 
     def walk(self, root: ast.AST, scope: GraphScope | None, func: ast.AST | None) -> None:
         ctx, parents, levels = self.ctx, self.parents, self.levels
-        get_fields = _REVERSED_FIELDS.get
+        get_pusher = PUSHERS.get
         scope_for = ctx.scopes.scope_for
         qualname = ctx.qualname
         # the node types visited (no leaf or `arg` no rule asked for, no string or None);
@@ -881,26 +882,13 @@ class _Walker:
                         self._crashed(r, node, exc)
             if is_func:
                 func = node
-            # Children pushed in reverse so they are visited in source order (`child_nodes`
-            # inlined: this loop runs for every node of every compiled function).
-            names = get_fields(nt)
-            if names is None:
-                names = _REVERSED_FIELDS[nt] = tuple(reversed(fields(nt)))
-            for field_name in names:
-                value = getattr(node, field_name, None)
-                if type(value) is list:
-                    for child in reversed(value):
-                        ct = type(child)
-                        if ct not in walked and (ct is not attribute or type(child.value) is name):
-                            continue  # a leaf (or `a.b`) no rule asked for, a string
-                        parents[id(child)] = node
-                        push(child)
-                else:
-                    ct = type(value)
-                    if ct not in walked and (ct is not attribute or type(value.value) is name):  # type: ignore[union-attr]
-                        continue
-                    parents[id(value)] = node
-                    push(value)
+            # Children pushed in reverse so they are visited in source order, each recorded
+            # with its parent; leaves (or `a.b`) no rule asked for are left out. The loop
+            # over the type's fields is written out per type (`children.pusher`).
+            push_children = get_pusher(nt)
+            if push_children is None:
+                push_children = pusher(nt)
+            push_children(node, push, parents, walked)
 
 
 #: what a rule returns when it finds nothing without a generator (`return ()`)
@@ -963,10 +951,6 @@ def _ast_types() -> frozenset[type]:
 
 
 _AST_TYPES = _ast_types()
-
-
-#: node type -> its child-holding fields, last first (the walk pushes children in reverse)
-_REVERSED_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _called_name(node: ast.AST, ctx: Context) -> str:

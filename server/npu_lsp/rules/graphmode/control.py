@@ -18,10 +18,9 @@ def block_of(node: ast.stmt, ctx: Context) -> tuple[ast.AST | None, list[ast.stm
         return None, [], -1
     for name in ("body", "orelse", "finalbody"):
         block = getattr(parent, name, None)
-        if isinstance(block, list):
-            for i, st in enumerate(block):
-                if st is node:
-                    return parent, block, i
+        if isinstance(block, list) and node in block:
+            # an AST node equals only itself: `index` finds it by identity, at C speed
+            return parent, block, block.index(node)
     for h in getattr(parent, "handlers", []) or []:
         for i, st in enumerate(h.body):
             if st is node:

@@ -20,6 +20,7 @@ import re
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import file_mentions
 
 #: calls whose result is a tuple/list of the network's Parameter objects
 _PARAM_LIST_METHODS = frozenset(
@@ -219,8 +220,17 @@ def builds_optimizer(ctx: Context, classes: frozenset[str] | set[str]) -> bool:
     if hit is None:
         # the pattern has no literal prefix (it is tried at every position of the text):
         # only the names the text spells out can match, and most files spell none
+        # a name holding an absent one (`LazyAdam` holds `Adam`) is absent too: shortest
+        # first, and each scan's answer kept for the run (two rules ask, with two sets)
+        absent: list[str] = []
+        found: list[str] = []
+        for c in sorted(classes, key=len):
+            if any(a in c for a in absent) or not file_mentions(ctx, c):
+                absent.append(c)
+            else:
+                found.append(c)
+        present = tuple(sorted(found))
         text = ctx.text
-        present = tuple(sorted(c for c in classes if c in text))
         hit = ctx.cache[key] = bool(present) and _optimizer_call(present).search(text) is not None
     return bool(hit)
 
