@@ -728,11 +728,7 @@ class Analyzer:
         for how, value in fn.bindings.get(name, ()):
             t: str | None = None
             if how == _ASSIGN:
-                # a binding of unknown type (`j = self.stack(j)` after `j = []`) leaves the
-                # name's type unknown: it is not the list the other binding made (measured
-                # on 2.10, probes `written/zoo/probes/list_*`: `j.copy()` there compiles
-                # under STRICT, on the list it is refused)
-                t = self._type_class(value, fn) or "?"  # type: ignore[arg-type]
+                t = self._type_class(value, fn)  # type: ignore[arg-type]
             elif how == _ITER:
                 t = "tensor" if self._element_kind(value, fn) == Kind.TENSOR else None  # type: ignore[arg-type]
             elif how == _ENUM:
