@@ -233,8 +233,8 @@ class Analyzer:
         self._seen: dict[tuple[int, _Fn, str], tuple[list[Any], int]] = {}
         self._bumps = 0
         #: (helper, argument kinds) -> the join of its returns' kinds (see _return_kind)
-        self._returns: dict[tuple[int, tuple[Kind, ...]], Kind] = {}
-        self._returning: set[tuple[int, tuple[Kind, ...]]] = set()
+        self._returns: dict[tuple[int, tuple[Kind, ...], tuple[int, ...]], Kind] = {}
+        self._returning: set[tuple[int, tuple[Kind, ...], tuple[int, ...]]] = set()
         self._spec_fns: dict[tuple[int, tuple[Kind, ...]], _Fn] = {}
         self._module_defs: dict[str, ast.FunctionDef | None] | None = None
         self._const_inputs: dict[int, frozenset[str]] = {}
@@ -667,6 +667,13 @@ class Analyzer:
         call, path = at
         found = self._returned_elements(call, path)
         if found is None:
+            # a helper of this file returning a tuple display: MindSpore specialises it and
+            # keeps each element's own abstract value (`labels, logits, shape = flat(y, x)`
+            # with `shape` a tuple of ints is no tensor; measured on 2.10, probes
+            # `written/zoo/probes/unpack_helper_*`)
+            returned = self._return_kind(call, fn, self._helper_def(call, fn), path)
+            if returned is not None:
+                return returned
             return self._kind(call, fn) if len(path) == 1 else Kind.CONST
         elts, callee = found
         return self._max_kind(elts, callee)
@@ -997,12 +1004,14 @@ class Analyzer:
                 words.discard(holder.name)
                 if words.isdisjoint(candidates):
                     continue
+            if local is None:
+                local = _LocalClasses(self.ctx.tree, candidates)
+            for call, m, cls_name in _local_instance_calls(holder, local):
+                out.setdefault(cls_name, []).append((call, self._fn(m)))
             built = _holder_cells(holder)
             if built is None:
                 continue
             held_all, listed_all, methods = built
-            if local is None:
-                local = _LocalClasses(self.ctx.tree, candidates)
             held = {attr: c for attr, c in held_all.items() if local.has(c)}
             listed = {attr: c for attr, c in listed_all.items() if local.has(c)}
             if not held and not listed:
@@ -1740,14 +1749,38 @@ class Analyzer:
                 return None
         return found
 
-    def _return_kind(self, call: ast.Call, fn: _Fn, func: ast.FunctionDef | None) -> Kind | None:
+    def _helper_def(self, call: ast.Call, fn: _Fn) -> ast.FunctionDef | None:
+        """The file's own helper `call` runs, as `_call_kind` follows it: a module-level
+        `def` called by its bare name, or a method of the caller's class called on `self`."""
+        f = call.func
+        if type(f) is ast.Name:
+            q = self.ctx.qualname(f)
+            if (
+                not q
+                or q.startswith(("builtins.", "mindspore.", "numpy."))
+                or self._knows(fn, f.id)
+                or self.ctx.scopes.is_constexpr_function(q)
+            ):
+                return None
+            return self._module_def(f.id)
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+            if f.attr in _CONST_METHODS or f.attr in _HOST_METHODS:
+                return None
+            return self._own_method(fn, f.attr)
+        return None
+
+    def _return_kind(
+        self, call: ast.Call, fn: _Fn, func: ast.FunctionDef | None, path: tuple[int, ...] = ()
+    ) -> Kind | None:
         """Kind of what the file's own helper `func` returns for this call: the join of the
         kinds of its `return` expressions, its parameters given this call's argument kinds,
         as MindSpore specialises a function per call signature (`kw = shp(w)[3]` with
         `shp` returning `w.shape` is an int while compiling; measured on 2.10, probes
         `realcode/probes/helper_returns_*`). None when the call or the helper is not one
         this follows (decorated, a generator, starred arguments, too deep or too many):
-        the caller then keeps the most dynamic argument's kind."""
+        the caller then keeps the most dynamic argument's kind. With `path`, the kind of
+        that element of the result (`a, b = helper(x)`): None unless every `return` is a
+        tuple or list display holding it."""
         if func is None or func.decorator_list and not _static_only(func):
             return None
         pinned = self._pinned_args(call, fn, func)
@@ -1757,7 +1790,14 @@ class Analyzer:
             self._from_constant_input(a, fn, 0) for a in [*call.args, *(k.value for k in call.keywords)]
         ):
             return None  # constant tensors (`helper(xs)` of a constant input): what ops fold
-        key = (id(func), tuple(pinned.values()))
+        returns = _returns_of(func)
+        if returns is None:
+            return None
+        if path:
+            returns = _elements_at(returns, path)
+            if returns is None:
+                return None
+        key = (id(func), tuple(pinned.values()), path)
         hit = self._returns.get(key)
         if hit is not None:
             return hit
@@ -1765,12 +1805,10 @@ class Analyzer:
             return Kind.UNKNOWN  # recursion: what it returns is not known yet
         if len(self._returning) >= _RETURN_DEPTH or len(self._spec_fns) >= _RETURN_SPECS:
             return None
-        returns = _returns_of(func)
-        if returns is None:
-            return None
-        spec = self._spec_fns.get(key)
+        spec_key = key[:2]
+        spec = self._spec_fns.get(spec_key)
         if spec is None:
-            spec = self._spec_fns[key] = _Fn(func)
+            spec = self._spec_fns[spec_key] = _Fn(func)
             spec.pinned = pinned
         frame = self._frames[-1] if self._frames else None
         clean = frame is None or not frame[1]
@@ -2236,6 +2274,23 @@ def _returns_of(func: ast.FunctionDef) -> list[ast.expr] | None:
     return out
 
 
+def _elements_at(returns: list[ast.expr], path: tuple[int, ...]) -> list[ast.expr] | None:
+    """The element at `path` of each returned expression, when every one is a tuple or list
+    display (no starred item) deep enough; None otherwise."""
+    out: list[ast.expr] = []
+    for e in returns:
+        for i in path:
+            if (
+                not isinstance(e, (ast.Tuple, ast.List))
+                or i >= len(e.elts)
+                or any(isinstance(x, ast.Starred) for x in e.elts)
+            ):
+                return None
+            e = e.elts[i]
+        out.append(e)
+    return out
+
+
 def dotted_last(expr: ast.AST) -> str:
     parts = dotted(expr)
     return parts[-1] if parts else ""
@@ -2441,6 +2496,52 @@ def _holder_calls(
                 for call, cls_name in _cell_list_calls(node, listed):
                     out.append((call, m, cls_name))
     setattr(holder, _CALLS_MEMO, (held, listed, out))
+    return out
+
+
+def _local_instance_calls(holder: ast.ClassDef, local: _LocalClasses) -> list[tuple[ast.Call, ast.FunctionDef, str]]:
+    """Calls of cells a method of `holder` builds into a local name bound once
+    (`bq = BallQuery()` then `bq(self.radius, ...)` in `construct`): MindSpore builds the
+    cell while compiling and specialises its `construct` on these arguments, as for a
+    sub-cell held on `self` (measured on 2.10, probe `written/zoo/probes/subcell_*`)."""
+    out: list[tuple[ast.Call, ast.FunctionDef, str]] = []
+    for m in holder.body:
+        if not isinstance(m, ast.FunctionDef) or m.name == "__init__":
+            continue
+        nodes = walk_list(m)
+        bound: dict[str, str | None] = {}
+        for node in nodes:
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.comprehension)):
+                targets = [node.target]
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+            elif isinstance(node, ast.NamedExpr):
+                targets = [node.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        cls_name = None
+                        if (
+                            isinstance(node, ast.Assign)
+                            and t is n
+                            and isinstance(node.value, ast.Call)
+                            and isinstance(node.value.func, ast.Name)
+                        ):
+                            cls_name = node.value.func.id
+                        bound[n.id] = cls_name if n.id not in bound else None
+        names = {
+            n: c for n, c in bound.items()
+            if c is not None and c != holder.name and local.has(c)
+            and n not in {a.arg for a in (*m.args.posonlyargs, *m.args.args, *m.args.kwonlyargs)}
+        }
+        if not names:
+            continue
+        for node in nodes:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+                out.append((node, m, names[node.func.id]))
     return out
 
 

@@ -669,9 +669,29 @@ def _used_as_mapping(e: ast.expr, func: ast.AST | None) -> bool:
     return False
 
 
-def _has_method_call(e: ast.expr) -> bool:
-    """Does `e` call a method (`t.max()`, `.item()`)?"""
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) for n in ast.walk(e))
+def _has_method_call(e: ast.expr, ctx: Context) -> bool:
+    """Does `e` call a method of a value (`t.max()`, `.item()`)? A function of a module
+    reached through its attribute (`mnp.arange(n)`, `ops.ones((n,), ms.int32)`) is no
+    method: given constants it is folded while compiling (measured on 2.10, probes
+    `written/zoo/probes/tensor_of_*`: `Tensor(mnp.arange(batch_size), dtype=ms.int32)` with
+    `batch_size` from a shape compiles under STRICT); its arguments are still looked at."""
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and not _module_function(n.func, ctx)
+        for n in ast.walk(e)
+    )
+
+
+def _module_function(f: ast.Attribute, ctx: Context) -> bool:
+    """Is `f` a function of an imported module (`mnp.arange`, `ops.ones`), not an attribute
+    of a value?"""
+    base: ast.expr = f
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    if not isinstance(base, ast.Name) or ctx.qualname(base) is None:
+        return False
+    return (ctx.qualname(f) or "").startswith("mindspore.")
 
 
 def _entry_input(e: ast.expr, ctx: Context) -> bool:
@@ -701,5 +721,5 @@ def _by_method(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
     (`m = x.max().item()`)?"""
     if isinstance(e, ast.Name):
         bound = a.single_assignment(e.id, ctx.function)
-        return bound is not None and _has_method_call(bound)
-    return _has_method_call(e)
+        return bound is not None and _has_method_call(bound, ctx)
+    return _has_method_call(e, ctx)
