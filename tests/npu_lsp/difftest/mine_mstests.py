@@ -477,7 +477,11 @@ def cmd_judge(args: argparse.Namespace) -> None:
     labels: dict[str, dict[str, object]] = (
         json.loads(labels_path.read_text()) if labels_path.is_file() else {}
     )
-    names = [n for n in sorted(manifest["sample"]) if not (args.only_missing and n in labels)]
+    def judged(n: str) -> bool:
+        # a case a batch never reached (the process ended early) is judged again
+        return n in labels and "missing" not in (labels[n]["pynative"], labels[n]["lax"], labels[n]["strict"])
+
+    names = [n for n in sorted(manifest["sample"]) if not (args.only_missing and judged(n))]
     random.Random(manifest["seed"]).shuffle(names)  # every batch is a sample of every stratum
     for start in range(0, len(names), args.batch):
         batch = names[start : start + args.batch]
@@ -592,7 +596,7 @@ def main() -> None:
     j.add_argument("--python", default=str(DEFAULT_PY))
     j.add_argument("--batch", type=int, default=100)
     j.add_argument("--jobs", type=int, default=2)
-    j.add_argument("--only-missing", action="store_true")
+    j.add_argument("--only-missing", action="store_true", help="skip cases judged at every level")
     s = sub.add_parser("score")
     s.add_argument("--json", default="")
     args = ap.parse_args()

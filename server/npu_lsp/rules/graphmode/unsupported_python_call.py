@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.abstract_eval import values
+from npu_lsp.rules.graphmode.const_tensor import constant_tensor, scalar_shaped
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
@@ -331,6 +332,8 @@ class UnsupportedPythonCall(GraphRule):
             return
         kind = Kind.CONST if type_name == "str" else analyzer(ctx).kind(recv)
         holds_tensors = kind.dynamic
+        if holds_tensors and name == "index" and _scalar_tensor_search(node, recv, ctx):
+            return
         verdict = calls_table.method(type_name, name, holds_tensors, level)
         if verdict is None or verdict.accepted:
             return
@@ -650,3 +653,22 @@ def _host_value(e: ast.expr, ctx: Context) -> bool:
             return True
     return False
 
+
+def _scalar_tensor_search(node: ast.expr, recv: ast.expr, ctx: Context) -> bool:
+    """`lst.index(t)` on a list / tuple literal of constant tensors of shape () or (1,), for
+    such a tensor: the comparisons reduce one-element tensors to scalars, which compiles
+    (MindSpore's test_list_index_3: `[Tensor([1]), ..., Tensor([4])].index(Tensor([3]))` gives
+    2 at LAX and STRICT; a two-element tensor fails, "the input tensor's shape must be empty or
+    {1}"; written/mstests probes `p144_*`)."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1):
+        return False
+    seq: ast.expr | None = recv
+    if isinstance(recv, ast.Name):
+        seq = analyzer(ctx).single_assignment(recv.id, ctx.function)
+    if not isinstance(seq, (ast.List, ast.Tuple)) or not seq.elts:
+        return False
+    items = [*seq.elts, node.args[0]]
+    calls = [constant_tensor(e, ctx) if not isinstance(e, ast.Constant) else None for e in items]
+    return all(
+        isinstance(e, ast.Constant) or (c is not None and scalar_shaped(c)) for e, c in zip(items, calls, strict=True)
+    )
