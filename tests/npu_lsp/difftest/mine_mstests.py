@@ -509,6 +509,9 @@ def family(message: str) -> str:
     first = next(
         (ln.strip() for ln in message.splitlines() if ln.strip() and not ln.startswith("-")), ""
     )
+    first = first.strip("'\"")  # a message that is one quoted sentence
+    if "already exists" in first:
+        return "The parameter …, its name '…' already exists"
     first = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", first)
     first = re.sub(r"\b\d+(\.\d+)?\b", "N", first)
     first = re.sub(r"In file \S+", "In file …", first)
