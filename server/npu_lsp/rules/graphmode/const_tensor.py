@@ -20,6 +20,9 @@ def constant_data(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
         return False
     if isinstance(e, ast.Constant):
         return True
+    if isinstance(e, ast.Name):  # bound once, in the function, to constant data
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return bound is not None and constant_data(bound, ctx, depth + 1)
     if isinstance(e, (ast.List, ast.Tuple)):
         return all(constant_data(x, ctx, depth + 1) for x in e.elts)
     if isinstance(e, ast.UnaryOp):

@@ -148,6 +148,10 @@ def _scalar_read(key: ast.expr, ctx: Context) -> bool:
 
 def _constant_key(key: ast.expr, ctx: Context) -> bool:
     """A tensor built from constants, or a tuple of those and constants (`(1, (t, "3"))`)."""
+    if isinstance(key, ast.Name):
+        bound = analyzer(ctx).single_assignment(key.id, ctx.function)
+        if isinstance(bound, ast.Tuple):
+            key = bound
     if isinstance(key, ast.Tuple):
         return all(_constant_key(x, ctx) for x in key.elts)
     return constant_tensor(key, ctx) is not None or analyzer(ctx).kind(key) == Kind.CONST
