@@ -405,7 +405,9 @@ class BranchTypeMismatch(GraphRule):
     value on one path and a literal or a tensor of another dtype on the other: a closure's
     branches keep such names, and MindSpore cannot join them. Under LAX a side holding a
     Python object (a JIT Fallback result, also one a call passes in) joins with anything and
-    is not reported.
+    is not reported. An `else` that returns while the body falls through counts too: its
+    return meets the returns after the `if` (`if t: a = x * 2 else: return 0` then
+    `return a`).
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -673,11 +675,11 @@ class BranchTypeMismatch(GraphRule):
         yield ctx.diagnostic(self, node, message)
 
     def _if(self, node: ast.If, ctx: Context, env: Env | None) -> tuple[str, ast.AST] | None:
-        # Structure first: only returns in the true branch or a name bound on both paths can
+        # Structure first: only returns in a branch or a name bound on both paths can
         # disagree, and the tensor-dependence test below needs the function's data flow,
         # the dearest step of the analysis.
         before: dict[str, ast.expr] = {}
-        if not returns_in(node.body) and not (
+        if not returns_in(node.body) and not returns_in(node.orelse) and not (
             node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
         ):
             # `y = 0` then `if t: y = x`: the value bound before is the false path's
@@ -697,11 +699,22 @@ class BranchTypeMismatch(GraphRule):
     @staticmethod
     def _returns(node: ast.If, ctx: Context, env: Env | None) -> tuple[str, ast.AST] | None:
         body = returns_in(node.body)
+        where: ast.AST
         if not body:
-            return None
-        if node.orelse:
+            # `if c: a = t  else: return 0` then `return a`: the body falls through to the
+            # returns after the `if`, which meet the `else`'s (MindSpore's test_join_failed
+            # `test_if_branch_has_one_return`: "Cannot join the return values of different
+            # branches" at both levels; written/mstests probes `p119_*`)
             other = returns_in(node.orelse)
-            where: ast.AST = min(other, key=lambda r: r.lineno) if other else node
+            if not other or not terminates(node.orelse) or terminates(node.body):
+                return None
+            cont = false_path(node, ctx)
+            if cont is None or not cont[0] or cont[1]:
+                return None
+            body, where = cont[0], min(other, key=lambda r: r.lineno)
+        elif node.orelse:
+            other = returns_in(node.orelse)
+            where = min(other, key=lambda r: r.lineno) if other else node
         else:
             cont = false_path(node, ctx)
             if cont is None:

@@ -99,7 +99,11 @@ class DuplicateParameterNames(GraphRule):
     `self.student`, or a new instance of the class made in its own `construct`
     (`self.__class__(...)`, `type(self)(...)`) when it owns parameters. And two
     `mindspore.nn` layers built inside one compiled function whose parameters share a bare
-    name (`nn.Dense(...)` twice in a `construct`: both own a `weight`).
+    name (`nn.Dense(...)` twice in a `construct`: both own a `weight`). And Parameters given
+    the same literal `name=` that meet in one graph: both read by a jit function, both passed
+    to a jit function or a Cell instance, or one passed to a Cell whose `__init__` makes a
+    Parameter of that name (`net(Parameter(t, name="bias"))` with `self.bias =
+    Parameter(..., name="bias")`).
 
     ## Why is this bad?
     A parameter is named after the attribute path that holds it inside its top-level Cell
@@ -157,6 +161,8 @@ class DuplicateParameterNames(GraphRule):
         if "deepcopy(" in ctx.text or "__class__(" in ctx.text or "type(self)(" in ctx.text:
             yield from self._copies_in_graph(ctx)
         yield from self._layers_built_in_graph(ctx)
+        if "Parameter(" in ctx.text and "name=" in ctx.text:
+            yield from self._named_parameters_clash(ctx)
         if len(_module_networks(ctx)) < 2:
             return  # most files: nothing that could clash
         for fn in ast.walk(node):
@@ -199,6 +205,46 @@ class DuplicateParameterNames(GraphRule):
                     return
             seen[name] = names
 
+
+    def _named_parameters_clash(self, ctx: Context) -> Iterable[Diagnostic]:
+        """Parameters given the same `name=` reaching one graph: read as free variables by a
+        jit function, passed together to a jit function or a Cell instance, or passed to a
+        Cell whose own Parameter carries that name. Measured (MindSpore's tests
+        test_parameter_ms_function_1, test_parameter_out_of_cell_2,
+        test_parameter_in_and_out_cell_with_same_name; written/mstests probes `p154_*`):
+        "The parameter ... its name 'name_a' already exists" at LAX and STRICT."""
+        scopes: list[ast.AST] = [ctx.tree, *(n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+        named = {id(sc): _named_parameters(sc, ctx) for sc in scopes}
+        for sc in scopes:
+            for fn in _own_functions(sc):
+                scope = ctx.scopes.scope_for(fn)
+                if scope is None or scope.kind != "jit" or fn.name == "construct":
+                    continue
+                clash = _clash(_free_parameters(fn, sc, named, ctx))
+                if clash:
+                    yield ctx.diagnostic(
+                        self,
+                        fn,
+                        f"`{fn.name}` reads {clash[1]} and {clash[2]}, Parameters both named '{clash[0]}': a graph takes each Parameter as an input named after it (MindSpore: its name '{clash[0]}' already exists); give them unique names",
+                    )
+            for call in _own_calls_of(sc):
+                if not isinstance(call.func, ast.Name) or not call.args or not _graph_callee(call.func.id, sc, ctx):
+                    continue
+                given: list[tuple[str, str]] = []
+                for arg in call.args:
+                    pname = _named_value(arg, sc, named, ctx)
+                    if pname is not None:
+                        given.append((pname, f"`{ctx.segment(arg)}`"))
+                if not given:
+                    continue
+                held = _cell_instance_parameters(call.func.id, sc, ctx)
+                clash = _clash(given + [(n, f"`{call.func.id}`'s own Parameter") for n in held])
+                if clash:
+                    yield ctx.diagnostic(
+                        self,
+                        call,
+                        f"{clash[1]} and {clash[2]} are Parameters both named '{clash[0]}' in one graph (MindSpore: its name '{clash[0]}' already exists); give them unique names",
+                    )
 
     def _layers_built_in_graph(self, ctx: Context) -> Iterable[Diagnostic]:
         """Two `mindspore.nn` layers built inside one compiled function: a layer built there
@@ -693,3 +739,143 @@ def _own_class_call(call: ast.Call, cls_name: str, ctx: Context) -> bool:
         None,
         f"{ctx.scopes.info.module}.{cls_name}",
     )
+
+
+def _parameter_name(value: ast.expr | None, ctx: Context) -> str | None:
+    """The literal `name` of a `Parameter(data, name="...")` call."""
+    if not (isinstance(value, ast.Call) and (ctx.qualname(value.func) or "").rpartition(".")[2] == "Parameter"):
+        return None
+    given = next((k.value for k in value.keywords if k.arg == "name"), value.args[1] if len(value.args) > 1 else None)
+    return given.value if isinstance(given, ast.Constant) and isinstance(given.value, str) else None
+
+
+def _own_statements(scope: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of `scope`'s own body (not inside nested functions, lambdas or classes)."""
+    stack: list[ast.AST] = list(getattr(scope, "body", []))
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _own_functions(scope: ast.AST) -> Iterator[ast.FunctionDef]:
+    return (n for n in _own_statements(scope) if isinstance(n, ast.FunctionDef))
+
+
+def _own_calls_of(scope: ast.AST) -> Iterator[ast.Call]:
+    return (n for n in _own_statements(scope) if isinstance(n, ast.Call))
+
+
+def _named_parameters(scope: ast.AST, ctx: Context) -> dict[str, str | None]:
+    """Names `scope` binds -> the literal Parameter name when its only binding is a named
+    `Parameter(...)`, else None."""
+    out: dict[str, str | None] = {}
+    for n in _own_statements(scope):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            parent = ctx.parent(n)
+            value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [n] else None
+            out[n.id] = _parameter_name(value, ctx) if n.id not in out else None
+    return out
+
+
+def _enclosing(node: ast.AST, ctx: Context) -> Iterator[ast.AST]:
+    parent = ctx.parent(node)
+    while parent is not None:
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield parent
+        parent = ctx.parent(parent)
+    yield ctx.tree
+
+
+def _lookup(name: str, scope: ast.AST, named: dict[int, dict[str, str | None]], ctx: Context) -> str | None:
+    """The Parameter name a variable read in `scope` holds (looked up outwards)."""
+    for sc in (scope, *(_enclosing(scope, ctx) if scope is not ctx.tree else ())):
+        table = named.get(id(sc), {})
+        if name in table:
+            return table[name]
+    return None
+
+
+def _named_value(e: ast.expr, scope: ast.AST, named: dict[int, dict[str, str | None]], ctx: Context) -> str | None:
+    if isinstance(e, ast.Name):
+        return _lookup(e.id, scope, named, ctx)
+    return _parameter_name(e, ctx)
+
+
+def _free_parameters(
+    fn: ast.FunctionDef, scope: ast.AST, named: dict[int, dict[str, str | None]], ctx: Context
+) -> list[tuple[str, str]]:
+    local = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    local |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    out: list[tuple[str, str]] = []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local:
+            pname = _lookup(n.id, scope, named, ctx)
+            if pname is not None and (pname, f"`{n.id}`") not in out:
+                out.append((pname, f"`{n.id}`"))
+    return out
+
+
+def _clash(items: list[tuple[str, str]]) -> tuple[str, str, str] | None:
+    """The first Parameter name two different holders share: (name, first, second)."""
+    seen: dict[str, str] = {}
+    for pname, shown in items:
+        if pname in seen and seen[pname] != shown:
+            return pname, seen[pname], shown
+        seen.setdefault(pname, shown)
+    return None
+
+
+def _cell_instance_parameters(name: str, scope: ast.AST, ctx: Context) -> list[str]:
+    """Literal names of the Parameters `__init__` puts on the Cell `name` is bound to
+    (`net = ParamNet()` in the same scope): a top-level instance keeps them unprefixed."""
+    value = next(
+        (
+            n.value
+            for n in _own_statements(scope)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name
+        ),
+        None,
+    )
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return []
+    cls = next((c for c in ast.walk(ctx.tree) if isinstance(c, ast.ClassDef) and c.name == value.func.id), None)
+    if cls is None:
+        return []
+    out: list[str] = []
+    for item in cls.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+            for n in ast.walk(item):
+                if (
+                    isinstance(n, ast.Assign)
+                    and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" for t in n.targets)
+                ):
+                    pname = _parameter_name(n.value, ctx)
+                    if pname is not None:
+                        out.append(pname)
+    return out
+
+
+def _graph_callee(name: str, scope: ast.AST, ctx: Context) -> bool:
+    """Does `name(...)` in `scope` call a jit function or an instance of one of the file's
+    Cell classes (so that its arguments become inputs of one graph)?"""
+    for sc in (scope, *(_enclosing(scope, ctx) if scope is not ctx.tree else ())):
+        for n in _own_statements(sc):
+            if isinstance(n, ast.FunctionDef) and n.name == name:
+                found = ctx.scopes.scope_for(n)
+                return found is not None and found.kind == "jit"
+            if (
+                isinstance(n, ast.Assign)
+                and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name)
+                and n.targets[0].id == name
+            ):
+                value = n.value
+                if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                    return False
+                q = ctx.qualname(value.func)
+                cls = next((c for c in ast.walk(ctx.tree) if isinstance(c, ast.ClassDef) and c.name == value.func.id), None)
+                return cls is not None and any("Cell" in ast.unparse(b) for b in cls.bases) or bool(q and ctx.scopes.is_cell_class(q))
+    return False

@@ -1567,6 +1567,16 @@ class Analyzer:
             # `x in (0, 1)`: MindSpore 2.10 folds membership in a tuple or list while
             # compiling, even for a tensor `x` (always False: probed at lax and strict)
             return Kind.CONST
+        if (
+            len(e.ops) == 1
+            and isinstance(e.ops[0], (ast.In, ast.NotIn))
+            and self._kind(e.left, fn) == Kind.CONST
+            and (isinstance(e.comparators[0], ast.Dict) or self._type_class(e.comparators[0], fn) == "dict")
+        ):
+            # `"a" in d`: graph dict keys are constants, so membership of a constant is
+            # folded however the values vary (MindSpore's test_operator test_in_dict: `if
+            # self.key in d:` over a dict of tensors compiles; written/mstests `p119_*`)
+            return Kind.CONST
         return self._max_kind([e.left, *e.comparators], fn)
 
     def _kind_binop(self, e: ast.BinOp, fn: _Fn) -> Kind:

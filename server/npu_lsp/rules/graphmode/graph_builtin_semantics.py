@@ -10,6 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 _REDUCERS = frozenset({"sum", "max", "min"})
@@ -29,7 +30,11 @@ class GraphBuiltinSemantics(GraphRule):
       `sum(bytes(...))`, `max(b)`, `min(b)` fail (`bytearray` is unaffected), and so does
       `.decode()` of one (`b"ab".decode()`, `bytes([97]).decode()`, `s.encode().decode()`:
       "'String' object has no attribute 'decode'", at both levels; written set `langref`,
-      probes `bytes_*`).
+      probes `bytes_*`);
+    - `max(seq)` / `min(seq)` of a list or tuple whose tensors sit only in nested lists or
+      tuples (`max(((t1, t2),))`): MindSpore interprets a sequence with tensors at its top
+      level but refuses nested ones ("max() cannot support tensor in list or tuple nested
+      now.", both levels).
 
     ## Why is this bad?
     MindSpore stops compiling: `For 'Stack', the len of x_shape[1] should be = len of
@@ -91,6 +96,12 @@ class GraphBuiltinSemantics(GraphRule):
                     node,
                     "graph-mode `next()` returns the pair (element, remaining elements), not the element; index the sequence instead",
                 )
+        elif name in ("max", "min") and len(node.args) == 1 and not node.keywords and _nested_tensors(node.args[0], ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{name}()` of a sequence whose tensors sit in nested lists / tuples fails in graph mode (MindSpore: {name}() cannot support tensor in list or tuple nested now); compare the tensors themselves, e.g. `{name}(seq[0])` or `ops.stack` and a reduction",
+            )
         elif name in _REDUCERS and len(node.args) == 1 and _is_bytes(node.args[0], ctx):
             yield ctx.diagnostic(
                 self,
@@ -181,3 +192,34 @@ def _is_str(e: ast.expr, ctx: Context) -> bool:
     if isinstance(e, ast.JoinedStr) or (isinstance(e, ast.Constant) and isinstance(e.value, str)):
         return True
     return isinstance(e, (ast.Name, ast.Attribute, ast.Call, ast.BinOp)) and isinstance(values(ctx).of(e), av.Str)
+
+
+def _display(e: ast.expr, ctx: Context) -> ast.List | ast.Tuple | None:
+    """The list / tuple display `e` is, or that a name `e` is bound to once in the function."""
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        e = bound if bound is not None else e
+    return e if isinstance(e, (ast.List, ast.Tuple)) else None
+
+
+def _nested_tensors(arg: ast.expr, ctx: Context) -> bool:
+    """`max(seq)` / `min(seq)` where no element of `seq` is a tensor but a list / tuple element
+    holds one (`max(((t1, t2),))`, `min([[t1, t2]])`). MindSpore's `ms_max_one_element`
+    (graph/_parse/standard_method.py) interprets a sequence with tensors at its top level,
+    and raises "max() cannot support tensor in list or tuple nested now." when the tensors
+    are only nested, at both levels (its test_max_min `..._tuple_tuple_tensor`,
+    `..._list_list_tensor_out`; written/mstests probes `p146_*`)."""
+    seq = _display(arg, ctx)
+    if seq is None or not seq.elts or any(isinstance(x, ast.Starred) for x in seq.elts):
+        return False
+    a = analyzer(ctx)
+    if any(a.type_class(x) == "tensor" for x in seq.elts):
+        return False
+    return any(_holds_tensor(x, ctx, 0) for x in seq.elts)
+
+
+def _holds_tensor(e: ast.expr, ctx: Context, depth: int) -> bool:
+    seq = _display(e, ctx) if depth < 4 else None
+    if seq is None:
+        return False
+    return any(analyzer(ctx).type_class(x) == "tensor" or _holds_tensor(x, ctx, depth + 1) for x in seq.elts)

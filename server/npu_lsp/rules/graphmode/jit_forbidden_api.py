@@ -132,7 +132,8 @@ class JitForbiddenApi(GraphRule):
     grads): p.set_data(...)`, `self.params[0].requires_grad`, a module-level
     `params = net.trainable_params()` looped over in a jit function) or a Cell built at
     module level and read by a jit function (`net.trainable_params()`,
-    `net.cells_and_names()`, `fc.weight.requires_grad`). A Parameter bound directly to a
+    `net.cells_and_names()`, `fc.weight.requires_grad`), or a Cell built in place in compiled
+    code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`). A Parameter bound directly to a
     module-level name is not flagged: measured, its attribute reads compile.
 
     ## Why is this bad?
@@ -250,7 +251,7 @@ class JitForbiddenApi(GraphRule):
         )
         fn = ctx.function
         if func.attr in _CELL_METHODS and (
-            on_self or on_sub or (fn is not None and module_cell(recv, ctx, fn))
+            on_self or on_sub or (fn is not None and module_cell(recv, ctx, fn)) or _new_cell(recv, ctx)
         ):
             yield ctx.diagnostic(
                 self,
@@ -547,3 +548,21 @@ def _self_alias(name: str, func: ast.AST) -> str | None:
             ):
                 attr = v.attr
     return attr if stores == 1 else None
+
+
+def _new_cell(recv: ast.expr, ctx: Context) -> bool:
+    """A Cell built in place (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`):
+    measured in MindSpore's test_jit_forbidden_api (`..._get_parameters2`,
+    `..._untrainable_params2`), refused as on `self`; written/mstests probes `p116_*`."""
+    if not isinstance(recv, ast.Call):
+        return False
+    q = ctx.qualname(recv.func)
+    if q is not None:
+        return q.startswith("mindspore.nn.") and q.rpartition(".")[2][:1].isupper() or ctx.scopes.is_cell_class(q)
+    if not isinstance(recv.func, ast.Name):
+        return False
+    name = recv.func.id
+    return any(
+        isinstance(c, ast.ClassDef) and c.name == name and any("Cell" in ast.unparse(b) for b in c.bases)
+        for c in ast.walk(ctx.tree)
+    )

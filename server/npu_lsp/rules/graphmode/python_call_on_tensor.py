@@ -12,6 +12,7 @@ from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.const_tensor import constant_data, constant_tensor
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape_read
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
@@ -37,6 +38,9 @@ class PythonCallOnTensor(GraphRule):
     Under the STRICT syntax level, flags calls into numpy, the standard library or Python
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
     `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
+    (A tensor the function builds from constants, `Tensor(np.array([0, 1]))`, is folded to a
+    constant first and does not count; nor does a constant `d.get(k, default)` /
+    `lst.count(v)` answered while compiling.)
     Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`, and the size of a tensor
     whose shape is known only at run time: `min(idx.numel(), k)` with `idx = m.nonzero()`,
     `max(len(x[x > 0]), 1)`, `min(kept.shape[0], 3)`) and of a tensor beside a
@@ -174,8 +178,13 @@ class PythonCallOnTensor(GraphRule):
             # instead: `np.prod(x.shape)` compiles)
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for sub in ast.walk(arg):
+                    # a tensor built from constants is folded to a constant before the script
+                    # runs (MindSpore's test_all_any `..._tensor_constant`: `all(x)` of
+                    # `x = Tensor(np.array([0, 1]))` compiles under STRICT; probes `p131_*`)
                     if isinstance(sub, ast.Name) and (
-                        a.kind(sub).dynamic or _grown_with_variables(sub.id, ctx) or _dict_of_variables(sub.id, ctx)
+                        (a.kind(sub).dynamic and constant_tensor(sub, ctx) is None)
+                        or _grown_with_variables(sub.id, ctx)
+                        or _dict_of_variables(sub.id, ctx)
                     ):
                         yield ctx.diagnostic(
                             self,
@@ -189,7 +198,11 @@ class PythonCallOnTensor(GraphRule):
         else:
             shown = f"`{ctx.segment(node.func)}` (a `{factory}` class)" if factory else _shown(node.func, q, ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
-            if a.kind(arg).dynamic or _list_of_variables(arg, ctx) or _formats_variable(arg, a):
+            if (
+                (a.kind(arg).dynamic and constant_tensor(arg, ctx) is None)
+                or _list_of_variables(arg, ctx)
+                or _formats_variable(arg, a)
+            ):
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -721,5 +734,73 @@ def _by_method(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
     (`m = x.max().item()`)?"""
     if isinstance(e, ast.Name):
         bound = a.single_assignment(e.id, ctx.function)
-        return bound is not None and _has_method_call(bound, ctx)
+        if bound is None:
+            return False
+        if _constant_sequence_query(bound, a, ctx):
+            return False
+        picked = _constant_dict_get(bound, a, ctx)
+        return _has_method_call(bound if picked is None else picked, ctx)
     return _has_method_call(e, ctx)
+
+
+def _constant_dict_get(e: ast.expr, a: Analyzer, ctx: Context) -> ast.expr | None:
+    """What `d.get(k[, default])` gives when `d` is bound once to a dict display with constant
+    keys and `k` is a constant: the value stored under `k`, else the default. MindSpore picks
+    it while compiling (its test_dict_get_7: `{'1': Tensor(1), '2': (1, 2)}.get('3', (3, 4))`
+    is the constant `(3, 4)`, and `Tensor` of it compiles under STRICT; written/mstests
+    probes `p131_*`)."""
+    if not (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and e.func.attr == "get"
+        and isinstance(e.func.value, ast.Name)
+        and 1 <= len(e.args) <= 2
+        and not e.keywords
+    ):
+        return None
+    key = _constant_of(e.args[0], a, ctx)
+    if key is None:
+        return None
+    d = a.single_assignment(e.func.value.id, ctx.function)
+    if not isinstance(d, ast.Dict) or not all(isinstance(k, ast.Constant) for k in d.keys):
+        return None
+    for k, v in zip(d.keys, d.values, strict=True):
+        if isinstance(k, ast.Constant) and k.value == key.value and type(k.value) is type(key.value):
+            return v
+    return e.args[1] if len(e.args) == 2 else ast.Constant(None)
+
+
+def _constant_of(e: ast.expr, a: Analyzer, ctx: Context) -> ast.Constant | None:
+    """A literal, or the literal a name is bound to once in the function (`key = "c"`)."""
+    if isinstance(e, ast.Name):
+        bound = a.single_assignment(e.id, ctx.function)
+        e = bound if bound is not None else e
+    return e if isinstance(e, ast.Constant) else None
+
+
+def _constant_sequence_query(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """`seq.count(v)` / `seq.index(v)` where `seq` is bound once to a list / tuple display of
+    constants and tensors built from constants, and `v` is one of those: MindSpore answers it
+    while compiling (its test_list_count_7: `Tensor(x.count(bb))` with `bb = Tensor(1)`
+    compiles under STRICT; written/mstests probes `p131_*`)."""
+    if not (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and e.func.attr in ("count", "index")
+        and isinstance(e.func.value, ast.Name)
+        and len(e.args) == 1
+        and not e.keywords
+    ):
+        return False
+    seq = a.single_assignment(e.func.value.id, ctx.function)
+    if not isinstance(seq, (ast.List, ast.Tuple)):
+        return False
+
+    def constant(x: ast.expr) -> bool:
+        if isinstance(x, ast.Name):
+            bound = a.single_assignment(x.id, ctx.function)
+            if bound is not None and constant_data(bound, ctx):
+                return True
+        return constant_data(x, ctx) or constant_tensor(x, ctx) is not None
+
+    return all(constant(x) for x in [*seq.elts, e.args[0]])

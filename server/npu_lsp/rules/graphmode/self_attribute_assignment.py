@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 #: Cell methods that set plain attributes of the cell (measured: `set_train` in compiled
@@ -80,7 +80,11 @@ class SelfAttributeAssignment(GraphRule):
     'Parameter' in the '__init__' function to perform assign subscript`. The default LAX level
     accepts both. MindSpore refuses them before shapes are known, so also under a condition
     on an input's shape that the input makes false (`if x.shape[0] > 100:`); a branch folded
-    away on a constant (`if self.use_cache:` with False) is not compiled.
+    away on a constant (`if self.use_cache:` with False) is not compiled. MindSpore asks what
+    the attribute holds, not how `__init__` spells it: an attribute `__init__` takes from a
+    sub-cell's Parameter (`self.w = self.dense.weight`, `self.p = self.net.p`) or from a
+    constructor argument the file gives a Parameter (`Net(Parameter(...))`) is one, and
+    assigning it compiles.
 
     ## Example
     ```python
@@ -162,10 +166,10 @@ class SelfAttributeAssignment(GraphRule):
                 )
                 continue
             if (
-                isinstance(t, ast.Attribute)
-                and isinstance(t.value, ast.Name)
-                and t.value.id == "self"
-            ) and t.attr not in params:
+                (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self")
+                and t.attr not in params
+                and not _may_hold_parameter(a.owner_class(ctx.function), t.attr, ctx, set())
+            ):
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -249,3 +253,143 @@ def _self_item_target(t: ast.expr) -> str | None:
     if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
         return base.attr
     return None
+
+
+#: Attributes of MindSpore's own cells that hold Parameters (`self.w = self.dense.weight`).
+_CELL_PARAMETER_ATTRS = frozenset(
+    {"weight", "bias", "gamma", "beta", "moving_mean", "moving_variance", "embedding_table"}
+)
+
+
+def _may_hold_parameter(
+    cls: ast.ClassDef | None, attr: str, ctx: Context, seen: set[tuple[int, str]]
+) -> bool:
+    """Can `self.<attr>` hold a Parameter made elsewhere? MindSpore decides on the object the
+    attribute holds when the graph is built, not on how `__init__` spells it: measured under
+    STRICT, `self.p = self.p * 2` compiles when `__init__` took `self.p` from a sub-cell
+    (`self.p = self.net.p`, `self.w = self.dense.weight`) or from a constructor argument that
+    the file's instantiations give a Parameter (`Net(Parameter(...))`, or a name bound to
+    one); it fails for a number given the same ways (written/mstests probes `p132_*`). So the
+    attribute counts as a possible Parameter when some `__init__` value is such a reference:
+    an attribute of a held object whose class's value may hold one (unknown classes: may),
+    another `self` attribute that may, or an `__init__` argument some instantiation gives a
+    Parameter or an attribute of an object."""
+    if cls is None or (id(cls), attr) in seen:
+        return False
+    seen.add((id(cls), attr))
+    a = analyzer(ctx)
+    if attr in a.self_info(cls).parameters:
+        return True
+    init = next(
+        (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None
+    )
+    args = (
+        [x.arg for x in (*init.args.posonlyargs, *init.args.args)][1:] if init is not None else []
+    )
+    kwonly = {x.arg for x in init.args.kwonlyargs} if init is not None else set()
+    for value in a._self_values(cls).get(attr, []):
+        if value is None:
+            continue
+        for v in (value.body, value.orelse) if isinstance(value, ast.IfExp) else (value,):
+            if isinstance(v, ast.Attribute) and _held_attribute_may_be_parameter(
+                v, cls, a, ctx, seen
+            ):
+                return True
+            if isinstance(v, ast.Name) and (v.id in args or v.id in kwonly):
+                index = args.index(v.id) if v.id in args else None
+                if any(
+                    _site_value_may_be_parameter(e, ctx)
+                    for e in _instantiation_args(cls.name, index, v.id, ctx)
+                ):
+                    return True
+    return False
+
+
+def _held_attribute_may_be_parameter(
+    v: ast.Attribute, cls: ast.ClassDef, a: Analyzer, ctx: Context, seen: set[tuple[int, str]]
+) -> bool:
+    """`self.y` (when `self.y` may), `self.sub.w` (when the sub-cell's class may hold one in
+    `w`), `obj.w` of another object (may)."""
+    base = v.value
+    if isinstance(base, ast.Name) and base.id == "self":
+        return _may_hold_parameter(cls, v.attr, ctx, seen)
+    if (
+        isinstance(base, ast.Attribute)
+        and isinstance(base.value, ast.Name)
+        and base.value.id == "self"
+    ):
+        built = [x for x in a._self_values(cls).get(base.attr, []) if isinstance(x, ast.Call)]
+        for call in built:
+            q = ctx.qualname(call.func) or ""
+            local = next(
+                (
+                    c
+                    for c in ctx.tree.body
+                    if isinstance(c, ast.ClassDef) and q.endswith("." + c.name)
+                ),
+                None,
+            )
+            if local is not None:
+                if _may_hold_parameter(local, v.attr, ctx, seen):
+                    return True
+            elif q.startswith("mindspore.nn.") and v.attr not in _CELL_PARAMETER_ATTRS:
+                continue
+            else:
+                return True
+        return not built
+    root = base
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    # an attribute of an imported module (`np.pi`, `ms.float32`) holds no Parameter
+    return not _imported_root(root, ctx)
+
+
+def _imported_root(root: ast.expr, ctx: Context) -> bool:
+    """Is `root` an imported name (a module, a library object), not a variable of the file?"""
+    if not isinstance(root, ast.Name):
+        return False
+    q = ctx.qualname(root) or ""
+    return bool(q) and not q.startswith((ctx.scopes.info.module + ".", "builtins."))
+
+
+def _instantiation_args(
+    cls_name: str, index: int | None, name: str, ctx: Context
+) -> list[ast.expr]:
+    """What the file's calls `ClassName(...)` give the `__init__` argument at `index` / `name`."""
+    out: list[ast.expr] = []
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        called = (
+            f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        )
+        if called != cls_name:
+            continue
+        if (
+            index is not None
+            and index < len(node.args)
+            and not any(isinstance(x, ast.Starred) for x in node.args[: index + 1])
+        ):
+            out.append(node.args[index])
+        out.extend(k.value for k in node.keywords if k.arg == name)
+    return out
+
+
+def _site_value_may_be_parameter(e: ast.expr, ctx: Context) -> bool:
+    """A `Parameter(...)` call, a name the file binds to one, or an attribute of an object."""
+    if isinstance(e, ast.Call):
+        return (ctx.qualname(e.func) or "").rsplit(".", 1)[-1] in ("Parameter", "ParameterTuple")
+    if isinstance(e, ast.Name):
+        return any(
+            isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == e.id for t in n.targets)
+            and _site_value_may_be_parameter(n.value, ctx)
+            for n in ast.walk(ctx.tree)
+        )
+    if isinstance(e, ast.Attribute):
+        root = e.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return not _imported_root(root, ctx)
+    return False

@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.abstract_eval import values
+from npu_lsp.rules.graphmode.const_tensor import constant_tensor, scalar_shaped
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
@@ -184,17 +185,22 @@ class UnsupportedPythonCall(GraphRule):
                 and not node.keywords
                 and _float_constant(node.args[0], ctx)
                 and not _inside_int(node, ctx)
+                and _used_as_index(node, ctx)
             ):
                 # measured on 2.10: `round(2.75)`, `round(x.shape[0] / 2)` fail at both levels
                 # ("Cast failed, original value: 3, type: Int64Imm"; as a slice bound "The type
                 # of input of the MakeSlice operator must be int64 bot got ... Float32"): the
                 # folded round keeps a float; `round(3)`, `round(2.75, 1)`, round of a run-time
                 # scalar, and a round whose float goes on into `int(...)` compile
-                # (mindspore-ai/models AdderQuant: `int((round(len(t) * r) - 1) * r)`)
+                # (mindspore-ai/models AdderQuant: `int((round(len(t) * r) - 1) * r)`); it
+                # fails where an int64 is required, as a slice bound or an index, and added to
+                # or subtracted from a tensor: returned, put in an output tuple, added to an
+                # int or multiplying a tensor it compiles
+                # (MindSpore's test_round `..._x_float_n_default`; written/mstests `p144_round_*`)
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`round()` of the compile-time float `{ctx.segment(node.args[0])}` fails to compile in graph mode (MindSpore: Cast failed ... Int64Imm); round it outside the compiled code or use `int()`",
+                    f"`round()` of the compile-time float `{ctx.segment(node.args[0])}` stays a float in graph mode and fails as a slice bound or index, or added to a tensor (MindSpore: the MakeSlice operator must be int64 / Cast failed ... Int64Imm); round it outside the compiled code or use `int()`",
                 )
                 return
             refused = calls_table.rejected_keywords().get(name)
@@ -331,6 +337,8 @@ class UnsupportedPythonCall(GraphRule):
             return
         kind = Kind.CONST if type_name == "str" else analyzer(ctx).kind(recv)
         holds_tensors = kind.dynamic
+        if holds_tensors and name == "index" and _scalar_tensor_search(node, recv, ctx):
+            return
         verdict = calls_table.method(type_name, name, holds_tensors, level)
         if verdict is None or verdict.accepted:
             return
@@ -650,3 +658,55 @@ def _host_value(e: ast.expr, ctx: Context) -> bool:
             return True
     return False
 
+
+def _scalar_tensor_search(node: ast.expr, recv: ast.expr, ctx: Context) -> bool:
+    """`lst.index(t)` on a list / tuple literal of constant tensors of shape () or (1,), for
+    such a tensor: the comparisons reduce one-element tensors to scalars, which compiles
+    (MindSpore's test_list_index_3: `[Tensor([1]), ..., Tensor([4])].index(Tensor([3]))` gives
+    2 at LAX and STRICT; a two-element tensor fails, "the input tensor's shape must be empty or
+    {1}"; written/mstests probes `p144_*`)."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1):
+        return False
+    seq: ast.expr | None = recv
+    if isinstance(recv, ast.Name):
+        seq = analyzer(ctx).single_assignment(recv.id, ctx.function)
+    if not isinstance(seq, (ast.List, ast.Tuple)) or not seq.elts:
+        return False
+    items = [*seq.elts, node.args[0]]
+    calls = [constant_tensor(e, ctx) if not isinstance(e, ast.Constant) else None for e in items]
+    return all(
+        isinstance(e, ast.Constant) or (c is not None and scalar_shaped(c)) for e, c in zip(items, calls, strict=True)
+    )
+
+
+def _used_as_index(node: ast.expr, ctx: Context, follow: bool = True) -> bool:
+    """Does the value of `node` (through arithmetic, or a name bound once to it) reach a
+    slice bound, a subscript index or `range(...)`, or get added to or subtracted from a
+    tensor? (A name is followed one step, from the `round` call itself.)"""
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)):
+        # added to / subtracted from a tensor (measured: `x + round(2.75)`, `c = round(1.6)`
+        # then `x - c` fail with "Cast failed ... Int64Imm"; `x * round(2.75)` compiles)
+        other = parent.right if parent.left is node else parent.left
+        if analyzer(ctx).kind(other) == Kind.TENSOR:
+            return True
+    while isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+        child, parent = parent, ctx.parent(parent)
+    if isinstance(parent, ast.Slice) or (isinstance(parent, ast.Subscript) and parent.slice is child):
+        return True
+    if isinstance(parent, ast.Call) and child in parent.args and ctx.qualname(parent.func) == "builtins.range":
+        return True
+    if (
+        follow
+        and isinstance(parent, ast.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+        and ctx.function is not None
+    ):
+        name = parent.targets[0].id
+        return any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and _used_as_index(n, ctx, False)
+            for n in ast.walk(ctx.function)
+        )
+    return False
