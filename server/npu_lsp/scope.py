@@ -159,6 +159,9 @@ class ModuleInfo:
     #: train step's construct -> {"grad_fn": "self.forward"}), the last binding winning:
     #: calling one there compiles what it wraps (`ScopeResolver._local_grad`)
     local_grads: dict[tuple[int, int], dict[str, str]] = field(default_factory=dict)
+    #: module-level function name -> its return kind as a formula of its parameters' kinds
+    #: (`rules/graphmode/returns.py`), for calls from other modules
+    returns: dict[str, Any] = field(default_factory=dict)
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -499,6 +502,9 @@ def summarize(
     from npu_lsp.rules.graphmode.xcalls import outgoing
 
     info.xcalls = outgoing(tree, info, text)
+    from npu_lsp.rules.graphmode.returns import summarise
+
+    info.returns = summarise(tree, info)
     if text is not None:
         from npu_lsp.rules.migration.project import module_facts, pending_facts
 

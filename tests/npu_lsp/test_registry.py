@@ -19,7 +19,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules"
 SUPPORT_MODULES = {
     "helpers", "flow", "control", "fixes", "values", "calls_table", "shape_folded", "abstract",
     "abstract_eval", "held_callables", "xcalls", "entries", "parameter_receivers", "optimizer_facts",
-    "parameter_arguments", "dynamic_shape", "result_kinds", "none_join",
+    "parameter_arguments", "dynamic_shape", "result_kinds", "none_join", "returns",
 }
 
 
