@@ -77,19 +77,31 @@ def _formulas(src: str, module: str = "m") -> dict[str, returns.Entry]:
 def test_formulas_state_shape_items_as_constants_of_their_arguments() -> None:
     got = _formulas(SHAPES)
     # `x.shape` / `x.shape[d]`: the kind of `d` only (an int while compiling when `d` is)
-    assert got["size"] == (("x", "d"), 2, (None, (returns.CONST_, 0)), (returns.PARAM, 1))
+    assert got["size"] == (("x", "d"), 2, (None, (returns.CONST_, 0)), (returns.PARAM, 1), 0)
     assert got["numel"][3] == (returns.CONST_, 0)  # a product of shape items, in a loop
     assert got["total"][3] == (returns.CONST_, 3)  # a mindspore op: a tensor
     assert got["scaled"][3] == (returns.PARAM, 1)
-    assert got["rows"][3] == (returns.CALL, "m.size", ((returns.PARAM, 0), (returns.CONST_, 0)), ())
+    assert got["rows"][3] == (returns.CALL, "m.size", ((returns.PARAM, 0), (returns.CONST_, 0)), (), 0)
+
+
+def test_forwarded_star_arguments_and_decorators() -> None:
+    got = _formulas(
+        "import functools\n\n\ndef size(t, dim=None):\n    return t.shape[dim]\n\n\n"
+        "@functools.lru_cache\ndef x_size(obj, *args, **kwargs):\n    return size(obj, *args, **kwargs)\n\n\n"
+        "def x_sum(*args, **kwargs):\n    def _sum(t, dim=None):\n        return t.sum(dim)\n\n"
+        "    return _sum(*args, **kwargs)\n"
+    )
+    forwarded = (returns.CALL, "m.size", ((returns.PARAM, 0),), (), returns.STAR_ARGS | returns.STAR_KWARGS)
+    # decorated: what the body returns, joined with unknown
+    assert got["x_size"][3] == (returns.MAX, forwarded, (returns.CONST_, 1))
+    assert got["x_size"][4] == returns.STAR_ARGS | returns.STAR_KWARGS
+    assert got["x_sum"][3] == (returns.MAX, (returns.EXTRA_POS,), (returns.EXTRA_KW,))
+    assert returns.evaluate(got["x_sum"][3], ([], [3], {"dim": 0}), None) == 3
 
 
 @pytest.mark.parametrize(
     "src",
     [
-        "def f(x, *args):\n    return x.shape\n",
-        "def f(x, **kw):\n    return x.shape\n",
-        "@deco\ndef f(x):\n    return x.shape\n",
         "def f(x):\n    yield x.shape\n",
         "async def f(x):\n    return x.shape\n",
         "def f(x):\n    return 1\n\n\ndef f(x):\n    return x\n",
@@ -107,10 +119,10 @@ def test_evaluation_follows_calls_and_bounds() -> None:
         return max([0, *pos])
 
     f = _formulas(SHAPES)["rows"][3]
-    assert returns.evaluate(f, [3], call) == 3 and seen == ["m.size"]
-    assert returns.evaluate((returns.SCALAR, (returns.PARAM, 0)), [3], call) == 1
-    assert returns.evaluate((returns.HOST, (returns.PARAM, 0)), [3], call) == 2
-    assert returns.evaluate((returns.NUMPY, (returns.PARAM, 0)), [1], call) == 0
+    assert returns.evaluate(f, ([3], [], {}), call) == 3 and seen == ["m.size"]
+    assert returns.evaluate((returns.SCALAR, (returns.PARAM, 0)), ([3], [], {}), call) == 1
+    assert returns.evaluate((returns.HOST, (returns.PARAM, 0)), ([3], [], {}), call) == 2
+    assert returns.evaluate((returns.NUMPY, (returns.PARAM, 0)), ([1], [], {}), call) == 0
 
 
 def run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

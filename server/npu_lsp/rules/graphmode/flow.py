@@ -1857,12 +1857,18 @@ class Analyzer:
             return hit
         if depth > _RETURN_DEPTH:
             return int(Kind.UNKNOWN)
-        names, n_positional, defaults, body = entry
-        if len(positional) > n_positional:
+        names, n_positional, defaults, body, stars = entry
+        extra_pos = positional[n_positional:]
+        extra_kw: dict[str, int] = {}
+        if extra_pos and not stars & returns.STAR_ARGS:
             return int(Kind.UNKNOWN)
-        kinds: list[int | None] = [*positional, *[None] * (len(names) - len(positional))]
+        given = positional[:n_positional]
+        kinds: list[int | None] = [*given, *[None] * (len(names) - len(given))]
         for name, k in keywords.items():
             i = names.index(name) if name in names else -1
+            if i < 0 and stars & returns.STAR_KWARGS:
+                extra_kw[name] = k
+                continue
             if i < 0 or kinds[i] is not None:
                 return int(Kind.UNKNOWN)
             kinds[i] = k
@@ -1877,15 +1883,17 @@ class Analyzer:
             return max([int(Kind.CONST), *pos, *kw.values()])  # as `_arg_kind`
 
         args: list[int] = []
-        for i, given in enumerate(kinds):
-            if given is None:
+        for i, k_given in enumerate(kinds):
+            if k_given is None:
                 default = defaults[i]
                 if default is None:
                     del memo[key]
                     return int(Kind.UNKNOWN)
-                given = returns.evaluate(default, [], called)
-            args.append(given)
-        out = memo[key] = returns.evaluate(body, args, called)
+                given_kind = returns.evaluate(default, ([], [], {}), called)
+            else:
+                given_kind = k_given
+            args.append(given_kind)
+        out = memo[key] = returns.evaluate(body, (args, extra_pos, extra_kw), called)
         return out
 
     def _pinned_args(

@@ -18,11 +18,17 @@ process, and compare equal when the source does):
 - `(SCALAR, f)`: `int(f)` and friends: a constant of a constant, else unknown;
 - `(NUMPY, f)`: a numpy call: run-time value (VAR) of a dynamic `f`, else a constant;
 - `(HOST, f)`: `f.item()` and friends: VAR of a dynamic `f`, else `f`'s kind;
-- `(CALL, qualname, (f, ...), ((keyword, f), ...))`: what the project's function
-  `qualname` returns for those argument kinds (resolved by the caller, which has the index).
+- `(EXTRA_POS,)`, `(EXTRA_KW,)`: the most dynamic of what the function's `*args` /
+  `**kwargs` receive;
+- `(CALL, qualname, (f, ...), ((keyword, f), ...), splice)`: what the project's function
+  `qualname` returns for those argument kinds (resolved by the caller, which has the
+  index); `splice` bit 1 / 2: the call forwards the function's own `*args` / `**kwargs`
+  (`return tensor_size(obj, *args, **kwargs)`).
 
-A function gets no entry (callers then take its result as unknown) when what it returns is
-not its body's: decorated, a generator, `async`, `*args`/`**kwargs`, or a formula too big.
+A decorated function returns what its decorator's wrapper does, usually what the body
+returns: its formula is the body's joined with unknown (a tensor stays a tensor, a shape
+item becomes unknown). A generator or an `async` function gets no entry, nor does a name
+bound twice at module level; callers take their results as unknown.
 """
 
 from __future__ import annotations
@@ -41,12 +47,15 @@ if TYPE_CHECKING:
 
 # Kinds as flow.Kind numbers them (flow imports this module, not the reverse).
 K_CONST, K_UNKNOWN, K_VAR, K_TENSOR = 0, 1, 2, 3
-CONST_, PARAM, MAX, SCALAR, NUMPY, HOST, CALL = range(7)
+CONST_, PARAM, MAX, SCALAR, NUMPY, HOST, CALL, EXTRA_POS, EXTRA_KW = range(9)
+#: `Entry` and `CALL` bits: `*args`, `**kwargs`
+STAR_ARGS, STAR_KWARGS = 1, 2
 
 Formula = tuple[Any, ...]
 #: (parameter names, positional ones first; how many are positional; per parameter the
-#: formula of its default or None; the formula of what the function returns)
-Entry = tuple[tuple[str, ...], int, tuple[Formula | None, ...], Formula]
+#: formula of its default or None; the formula of what the function returns; STAR_ARGS |
+#: STAR_KWARGS when it takes `*args` / `**kwargs`)
+Entry = tuple[tuple[str, ...], int, tuple[Formula | None, ...], Formula, int]
 
 _UNKNOWN_F: Formula = (CONST_, K_UNKNOWN)
 _CONST_F: Formula = (CONST_, K_CONST)
@@ -97,21 +106,22 @@ def _module_bindings(tree: ast.Module) -> dict[str, bool]:
 
 def _entry(func: ast.FunctionDef, info: ModuleInfo, globals_: dict[str, bool]) -> Entry | None:
     args = func.args
-    if func.decorator_list or args.vararg is not None or args.kwarg is not None:
-        return None
     positional = [*args.posonlyargs, *args.args]
     names = tuple(a.arg for a in [*positional, *args.kwonlyargs])
     defaults: list[Formula | None] = [None] * (len(positional) - len(args.defaults))
     module_level = _Body(None, (), info, globals_)
     defaults.extend(module_level.formula(d) for d in args.defaults)
     defaults.extend(None if d is None else module_level.formula(d) for d in args.kw_defaults)
-    body = _Body(func, names, info, globals_)
+    stars = (STAR_ARGS if args.vararg else 0) | (STAR_KWARGS if args.kwarg else 0)
+    body = _Body(func, names, info, globals_, args.vararg, args.kwarg)
     if body.generator:
         return None
     returned = body.returned()
+    if func.decorator_list:
+        returned = _max([returned, _UNKNOWN_F])
     if _size(returned) > _MAX_NODES:
         returned = _UNKNOWN_F
-    return names, len(positional), tuple(defaults), returned
+    return names, len(positional), tuple(defaults), returned, stars
 
 
 class _Body:
@@ -119,11 +129,14 @@ class _Body:
 
     def __init__(
         self, func: ast.FunctionDef | None, params: tuple[str, ...], info: ModuleInfo,
-        globals_: dict[str, bool],
+        globals_: dict[str, bool], vararg: ast.arg | None = None, kwarg: ast.arg | None = None,
     ) -> None:
         self.info = info
         self.globals = globals_
         self.params = {n: i for i, n in enumerate(params)}
+        #: the names of `*args` and `**kwargs` (never rebound: see `_name`)
+        self.vararg = vararg.arg if vararg is not None else None
+        self.kwarg = kwarg.arg if kwarg is not None else None
         #: local name -> the expressions bound to it (None: a binding of unknown kind)
         self.bindings: dict[str, list[ast.expr | None]] = {}
         self.returns: list[ast.expr] = []
@@ -253,6 +266,9 @@ class _Body:
     def _name(self, name: str) -> Formula:
         i = self.params.get(name)
         bound = self.bindings.get(name)
+        if name == self.vararg or name == self.kwarg:
+            extra: Formula = (EXTRA_POS,) if name == self.vararg else (EXTRA_KW,)
+            return extra if bound is None else _UNKNOWN_F
         if i is None and bound is None:
             if name in self.globals:  # a module-level name: a literal is a constant
                 return _CONST_F if self.globals[name] else _UNKNOWN_F
@@ -328,14 +344,28 @@ class _Body:
             return _TENSOR_F
         if q.startswith("numpy."):
             return (NUMPY, _max(self._args(e)))
-        if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
-            return _UNKNOWN_F
-        return (
-            CALL,
-            q,
-            tuple(self.formula(a) for a in e.args),
-            tuple((k.arg, self.formula(k.value)) for k in e.keywords),
-        )
+        splice = 0
+        positional: list[Formula] = []
+        for i, a in enumerate(e.args):
+            if isinstance(a, ast.Starred):
+                if i != len(e.args) - 1 or not self._own(a.value, self.vararg):
+                    return _UNKNOWN_F
+                splice |= STAR_ARGS  # `f(x, *args)`: what this function's `*args` received
+            else:
+                positional.append(self.formula(a))
+        keywords: list[tuple[str, Formula]] = []
+        for k in e.keywords:
+            if k.arg is None:
+                if not self._own(k.value, self.kwarg):
+                    return _UNKNOWN_F
+                splice |= STAR_KWARGS
+            else:
+                keywords.append((k.arg, self.formula(k.value)))
+        return (CALL, q, tuple(positional), tuple(keywords), splice)
+
+    def _own(self, e: ast.expr, name: str | None) -> bool:
+        """Is `e` this function's own `*args` / `**kwargs` (`name`), never rebound?"""
+        return name is not None and isinstance(e, ast.Name) and e.id == name and name not in self.bindings
 
 
 def _max(parts: list[Formula]) -> Formula:
@@ -362,30 +392,45 @@ def _size(f: Any) -> int:
     return 1 + sum(_size(x) for x in f)
 
 
-def evaluate(f: Formula, args: list[int], call: Any) -> int:
-    """The kind `f` gives with parameter kinds `args`; `call(qualname, positional kinds,
-    keyword kinds)` answers a `CALL` node (the caller's index resolves it)."""
+#: what a formula is evaluated with: (parameter kinds, kinds `*args` received, kinds
+#: `**kwargs` received by name)
+Env = tuple[list[int], list[int], dict[str, int]]
+_NO_EXTRA: tuple[list[int], dict[str, int]] = ([], {})
+
+
+def evaluate(f: Formula, env: Env, call: Any) -> int:
+    """The kind `f` gives in `env`; `call(qualname, positional kinds, keyword kinds)`
+    answers a `CALL` node (the caller's index resolves it)."""
     tag = f[0]
     if tag == CONST_:
         return int(f[1])
     if tag == PARAM:
-        return args[f[1]]
+        return env[0][f[1]]
     if tag == MAX:
         out = K_CONST
         for x in f[1:]:
-            k = evaluate(x, args, call)
+            k = evaluate(x, env, call)
             if k > out:
                 out = k
                 if k == K_TENSOR:
                     break
         return out
+    if tag == EXTRA_POS:
+        return max([K_CONST, *env[1]])
+    if tag == EXTRA_KW:
+        return max([K_CONST, *env[2].values()])
     if tag == CALL:
-        return int(call(
-            f[1],
-            [evaluate(x, args, call) for x in f[2]],
-            {name: evaluate(x, args, call) for name, x in f[3]},
-        ))
-    k = evaluate(f[1], args, call)
+        positional = [evaluate(x, env, call) for x in f[2]]
+        keywords = {name: evaluate(x, env, call) for name, x in f[3]}
+        if f[4] & STAR_ARGS:
+            positional.extend(env[1])
+        if f[4] & STAR_KWARGS:
+            for name, k in env[2].items():
+                if name in keywords:
+                    return K_UNKNOWN  # given twice: a TypeError
+                keywords[name] = k
+        return int(call(f[1], positional, keywords))
+    k = evaluate(f[1], env, call)
     if tag == SCALAR:
         return K_CONST if k == K_CONST else K_UNKNOWN
     if tag == NUMPY:
