@@ -504,7 +504,7 @@ def summarize(
     info.xcalls = outgoing(tree, info, text)
     from npu_lsp.rules.graphmode.returns import summarise
 
-    info.returns = summarise(tree, info)
+    info.returns = summarise(tree, info, text)
     if text is not None:
         from npu_lsp.rules.migration.project import module_facts, pending_facts
 

@@ -183,3 +183,21 @@ def test_editing_what_a_helper_returns_rechecks_its_callers(tmp_path: Path, env:
 def test_a_function_rebound_at_module_level_has_no_formula() -> None:
     assert "f" not in _formulas("def f(x):\n    return x.shape\n\n\nf = wrap(f)\n")
     assert "f" not in _formulas("def f(x):\n    return x.shape\n\n\nclass f:\n    pass\n")
+
+
+def test_formulas_are_the_same_with_and_without_the_text() -> None:
+    """With the text and no `yield`/`await`/`:=` in it, only statements are visited."""
+    from engine_support import FIXTURES
+
+    files = sorted((FIXTURES / "written").glob("*/cases/*.py"))[:400]
+    files += sorted((FIXTURES / "written" / "crossmod").rglob("*.py"))
+    for path in files:
+        text = path.read_text()
+        tree = ast.parse(text)
+        info = summarize(tree, str(path), "m", text)
+        assert returns.summarise(tree, info, text) == returns.summarise(tree, info), path
+
+
+def test_match_captures_are_unknown() -> None:
+    src = "def f(x):\n    match x.shape:\n        case [n, *_]:\n            return n\n    return 0\n"
+    assert _formulas(src)["f"][3] == (returns.CONST_, 1)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from npu_lsp.astutil import STATEMENT_BLOCKS
 from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
 from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _CONST_PRIMITIVES
@@ -68,15 +69,18 @@ _SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex", "str"})
 _MAX_NODES = 200
 
 
-def summarise(tree: ast.Module, info: ModuleInfo) -> dict[str, Entry]:
+def summarise(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> dict[str, Entry]:
     """Function name -> its return formula, for the module-level functions of `tree` that
-    have one (see the module docstring), in source order."""
+    have one (see the module docstring), in source order. With the module's `text`, and
+    when it holds no `yield`, `await` or `:=` (most modules), only statements are visited:
+    no expression can then make a generator or bind a name."""
     out: dict[str, Entry] = {}
     functions = [st for st in tree.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if not functions:
         return out
     seen: set[str] = set()
     globals_ = _module_bindings(tree)
+    exprs = text is None or "yield" in text or "await" in text or ":=" in text
     for st in functions:
         if st.name in seen:
             out.pop(st.name, None)  # defined twice: which one a caller gets is not known
@@ -84,7 +88,7 @@ def summarise(tree: ast.Module, info: ModuleInfo) -> dict[str, Entry]:
         seen.add(st.name)
         if st.name in globals_ or st.name in info.classes and info.classes[st.name].node in tree.body:
             continue  # rebound at module level: the name may not be this function
-        entry = _entry(st, info, globals_) if isinstance(st, ast.FunctionDef) else None
+        entry = _entry(st, info, globals_, exprs) if isinstance(st, ast.FunctionDef) else None
         if entry is not None:
             out[st.name] = entry
     return out
@@ -104,7 +108,9 @@ def _module_bindings(tree: ast.Module) -> dict[str, bool]:
     return out
 
 
-def _entry(func: ast.FunctionDef, info: ModuleInfo, globals_: dict[str, bool]) -> Entry | None:
+def _entry(
+    func: ast.FunctionDef, info: ModuleInfo, globals_: dict[str, bool], exprs: bool = True
+) -> Entry | None:
     args = func.args
     positional = [*args.posonlyargs, *args.args]
     names = tuple(a.arg for a in [*positional, *args.kwonlyargs])
@@ -113,7 +119,7 @@ def _entry(func: ast.FunctionDef, info: ModuleInfo, globals_: dict[str, bool]) -
     defaults.extend(module_level.formula(d) for d in args.defaults)
     defaults.extend(None if d is None else module_level.formula(d) for d in args.kw_defaults)
     stars = (STAR_ARGS if args.vararg else 0) | (STAR_KWARGS if args.kwarg else 0)
-    body = _Body(func, names, info, globals_, args.vararg, args.kwarg)
+    body = _Body(func, names, info, globals_, args.vararg, args.kwarg, exprs)
     if body.generator:
         return None
     returned = body.returned()
@@ -130,6 +136,7 @@ class _Body:
     def __init__(
         self, func: ast.FunctionDef | None, params: tuple[str, ...], info: ModuleInfo,
         globals_: dict[str, bool], vararg: ast.arg | None = None, kwarg: ast.arg | None = None,
+        exprs: bool = True,
     ) -> None:
         self.info = info
         self.globals = globals_
@@ -145,7 +152,7 @@ class _Body:
         self.active: set[str] = set()
         self.cyclic = False
         if func is not None:
-            self._scan(func.body)
+            self._scan(func.body, exprs)
 
     # ---- bindings
     def _bind(self, target: ast.expr, value: ast.expr | None) -> None:
@@ -157,11 +164,15 @@ class _Body:
                 self._bind(t.value if isinstance(t, ast.Starred) else t, value)
         # attributes and subscripts bind no local name
 
-    def _scan(self, body: list[ast.stmt]) -> None:
+    def _scan(self, body: list[ast.stmt], exprs: bool) -> None:
+        """Bindings and `return`s of the body, nested definitions left out; with `exprs`
+        False, statements only (see `summarise`)."""
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             node = stack.pop()
             t = type(node)
+            if t is ast.Expr and not exprs:
+                continue
             if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
                 self.bindings.setdefault(node.name, []).append(ast.Constant(value=None))  # type: ignore[attr-defined]
                 continue
@@ -200,12 +211,20 @@ class _Body:
                     self.bindings.setdefault(name, []).append(None)
             elif t is ast.ExceptHandler and node.name:  # type: ignore[attr-defined]
                 self.bindings.setdefault(node.name, []).append(None)  # type: ignore[attr-defined]
+            elif t is ast.match_case:
+                for n in ast.walk(node.pattern):  # type: ignore[attr-defined]
+                    bound = getattr(n, "name", None) or getattr(n, "rest", None)
+                    if isinstance(bound, str):  # `case [a, *rest]`: captured, kind unknown
+                        self.bindings.setdefault(bound, []).append(None)
             elif t in (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
                 continue  # its variables are its own; its walrus targets are rare
             elif t is ast.Delete:
                 continue
-            for child in reversed(list(ast.iter_child_nodes(node))):
-                stack.append(child)
+            if exprs:
+                stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            else:
+                for name in reversed(STATEMENT_BLOCKS.get(t, ())):
+                    stack.extend(reversed(getattr(node, name)))
 
     def _unknown(self, target: ast.expr) -> None:
         for n in ast.walk(target):
