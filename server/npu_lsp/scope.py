@@ -159,6 +159,9 @@ class ModuleInfo:
     #: train step's construct -> {"grad_fn": "self.forward"}), the last binding winning:
     #: calling one there compiles what it wraps (`ScopeResolver._local_grad`)
     local_grads: dict[tuple[int, int], dict[str, str]] = field(default_factory=dict)
+    #: module-level function name -> its return kind as a formula of its parameters' kinds
+    #: (`rules/graphmode/returns.py`), for calls from other modules
+    returns: dict[str, Any] = field(default_factory=dict)
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -270,9 +273,12 @@ def _is_mindspore(name: str | None, last: frozenset[str]) -> bool:
     return bool(name) and name.split(".")[0] == "mindspore" and name.rsplit(".", 1)[-1] in last  # type: ignore[union-attr]
 
 
-def _collect_imports(tree: ast.Module, module: str) -> dict[str, str]:
+def _collect_imports(tree: ast.Module, module: str, package: bool = False) -> dict[str, str]:
+    """Local name -> dotted name of what it imports. A relative import is relative to the
+    module's package: the module itself when it is a package's `__init__` (`package`), so
+    `from .shapes import size` there is `<module>.shapes.size`."""
     imports: dict[str, str] = {}
-    pkg = module.rsplit(".", 1)[0] if "." in module else ""
+    pkg = module if package and module != "__main__" else module.rsplit(".", 1)[0] if "." in module else ""
 
     # A stack, not a nested recursive function: a closure that refers to itself is a
     # reference cycle, left for the cyclic collector on every run.
@@ -496,6 +502,9 @@ def summarize(
     from npu_lsp.rules.graphmode.xcalls import outgoing
 
     info.xcalls = outgoing(tree, info, text)
+    from npu_lsp.rules.graphmode.returns import summarise
+
+    info.returns = summarise(tree, info, text)
     if text is not None:
         from npu_lsp.rules.migration.project import module_facts, pending_facts
 
@@ -507,7 +516,7 @@ def _summarize(
     tree: ast.Module, path: str, module: str, text: str | None
 ) -> tuple[ModuleInfo, list[int] | None]:
     """`summarize`, plus the lines that can start a definition (None without the text)."""
-    imports = _collect_imports(tree, module)
+    imports = _collect_imports(tree, module, PurePath(path).name == "__init__.py")
     info = ModuleInfo(path, module, imports, {}, {}, {}, None, None, {})
     if text is not None:
         info.columns = LineColumns(text)

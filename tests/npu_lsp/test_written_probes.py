@@ -4,6 +4,11 @@ Each probe varies one idiom the set's misses showed (another spelling, position,
 neighbour); `probe_labels.json` holds the judge's verdicts. `check` must agree at LAX and
 STRICT, except for the disagreements listed in `probe_known_misses.json` with MindSpore's
 words, which must still disagree. The probes are not part of the held-out score.
+
+A set whose `probes/` holds packages (folders of modules, as `written/crossmod/` does) is
+a multi-module program per probe: each probe is checked with the index of its folder, as
+`check` of that folder would, and judged with the folder on `sys.path`
+(`judge_files.py --pythonpath probes`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import pytest
 from engine_support import FIXTURES
 
 from npu_lsp.config import Config
-from npu_lsp.engine import check_path
+from npu_lsp.engine import WorkspaceIndex, check_path
 
 LEVELS = ("lax", "strict")
 FOLDERS = sorted(p.parent for p in (FIXTURES / "written").glob("*/probe_labels.json"))
@@ -26,9 +31,16 @@ def _load(path: Path) -> dict[str, dict[str, object]]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+def _workspace(probes: Path) -> WorkspaceIndex | None:
+    """The index of a probe folder holding packages (None: single-file probes)."""
+    if not any(p.is_dir() and any(p.glob("*.py")) for p in probes.iterdir()):
+        return None
+    return WorkspaceIndex.from_paths([probes], root=str(probes))
+
+
 def _verdict(path: Path, level: str) -> str:
     config = Config() if level == "lax" else replace(Config(), syntax_level="strict")
-    diags = check_path(path, config)
+    diags = check_path(path, config, _workspace(path.parent))
     return "reject" if any(d.severity == "error" and d.code.startswith("MS") for d in diags) else "accept"
 
 

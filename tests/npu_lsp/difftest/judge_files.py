@@ -7,7 +7,10 @@ SET_DIR, e.g. cases/x.py or probes/y.py). Appends one JSON line per case to OUT.
 fields judge.py writes (the `# category:` header of the case as its category); merge the lines
 into the set's labels.json by hand. MindSpore runs in a temporary working directory that is
 deleted afterwards (judge_batch.run_level), so the `rank_0/` folder and `*.ir` files it writes
-never land in the repository, wherever this is started from.
+never land in the repository, wherever this is started from. With `--pythonpath DIR` (relative
+to SET_DIR), DIR goes on MindSpore's `sys.path`: the modules a multi-module case imports
+(`written/crossmod/probes/xmhelp/`) are found there. One process runs a level's whole batch,
+so modules of the same name must be the same files for every case of the batch.
 """
 
 from __future__ import annotations
@@ -32,13 +35,15 @@ def main() -> None:
     ap.add_argument("--python", default=str(DEFAULT_PY))
     ap.add_argument("--root", type=Path, required=True)
     ap.add_argument("--jsonl", type=Path, required=True)
+    ap.add_argument("--pythonpath", help="folder (relative to --root) put on sys.path")
     ap.add_argument("cases", nargs="+")
     args = ap.parse_args()
     root: Path = args.root.resolve()
+    extra = {"PYTHONPATH": str(root / args.pythonpath)} if args.pythonpath else {}
     by_level = {}
     with tempfile.TemporaryDirectory() as tmp:
         for level, env in LEVELS.items():
-            by_level[level] = run_level(args.python, root, args.cases, env, Path(tmp) / f"{level}.jsonl")
+            by_level[level] = run_level(args.python, root, args.cases, {**env, **extra}, Path(tmp) / f"{level}.jsonl")
     with args.jsonl.open("a") as fh:
         for name in args.cases:
             case = root / name

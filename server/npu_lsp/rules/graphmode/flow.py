@@ -15,6 +15,8 @@ still in progress never leaves an under-approximation behind.
 A call of the file's own helper (a module-level function, or a method through `self`) has
 the kind its `return`s take with the call's argument kinds, one specialisation per helper
 and argument kinds (`_return_kind`), as MindSpore specialises a graph per call signature.
+A function imported from another module of the project has the kind its summary's return
+formula gives for the call's argument kinds (`_imported_return_kind`, returns.py).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from npu_lsp.astutil import (
     self_attr,
     walk_list,
 )
-from npu_lsp.rules.graphmode import xcalls
+from npu_lsp.rules.graphmode import returns, xcalls
 from npu_lsp.rules.graphmode.abstract import ops_function_dtype
 from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
 from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
@@ -238,6 +240,9 @@ class Analyzer:
         self._spec_fns: dict[tuple[int, tuple[Kind, ...]], _Fn] = {}
         self._module_defs: dict[str, ast.FunctionDef | None] | None = None
         self._const_inputs: dict[int, frozenset[str]] = {}
+        #: (function of another module, argument kinds) -> its return kind (see
+        #: _imported_return_kind)
+        self._imported_returns: dict[tuple[str, tuple[int, ...], tuple[tuple[str, int], ...]], int] = {}
 
     # ------------------------------------------------------------------ entry points
     def flow(self, func: ast.AST | None) -> Flow:
@@ -1685,6 +1690,9 @@ class Analyzer:
                 returned = self._return_kind(e, fn, self._module_def(e.func.id))
                 if returned is not None:
                     return returned
+            imported = self._imported_return_kind(e, fn, q)
+            if imported is not None:
+                return imported
             return self._arg_kind(e, fn)
         f = e.func
         if isinstance(f, ast.Attribute):
@@ -1829,6 +1837,111 @@ class Analyzer:
             self._returning.discard(key)
         if clean and (frame is None or not frame[1]):
             self._returns[key] = out  # read nothing unfinished: final for the run
+        return out
+
+    def _imported_return_kind(self, call: ast.Call, fn: _Fn, q: str) -> Kind | None:
+        """Kind of what a function of another module of the project returns for this call
+        (`q`: its qualified name as this file imports it, through re-exports): its summary's
+        return formula (returns.py) evaluated with this call's argument kinds. Unknown when
+        the function has no formula (decorated, `*args`...) or the call cannot be matched:
+        never a tensor when unsure (`x2ms_size(memory, 0)` of a decorated adapter is a
+        shape item). None when `q` is not a function of another module of the project."""
+        head = call.func
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not isinstance(head, ast.Name) or self._knows(fn, head.id):
+            return None
+        found = self._project_entry(q)
+        if found is None:
+            return None
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return Kind.UNKNOWN
+        if self._constant_inputs(fn) and any(
+            self._from_constant_input(a, fn, 0) for a in [*call.args, *(k.value for k in call.keywords)]
+        ):
+            return Kind.UNKNOWN  # constant tensors (of a constant input): what ops fold
+        positional = [int(self._kind(a, fn)) for a in call.args]
+        keywords = {k.arg: int(self._kind(k.value, fn)) for k in call.keywords if k.arg is not None}
+        return Kind(self._entry_kind(found, positional, keywords, 0))
+
+    def _project_entry(self, q: str) -> tuple[str, Any] | None:
+        """(qualified name where defined, its return entry or None) of the project function
+        `q` of another module, following re-exports (`from .shapes import size` in a
+        package's `__init__`); None when `q` is not one."""
+        scopes = self.ctx.scopes
+        workspace = scopes.workspace
+        if workspace is None:
+            return None
+        for _ in range(_REEXPORT_HOPS):
+            mod, _, name = q.rpartition(".")
+            if not mod or mod == scopes.info.module:
+                return None  # this file's own functions: `_return_kind` follows them
+            info = workspace.module(mod)
+            if info is None:
+                return None
+            if name in info.functions:
+                return q, info.returns.get(name)
+            target = info.imports.get(name)
+            if target is None or target == q:
+                return None
+            q = target
+        return None
+
+    def _entry_kind(
+        self, found: tuple[str, Any], positional: list[int], keywords: dict[str, int], depth: int
+    ) -> int:
+        """The kind the return entry `found` gives for these argument kinds, memoised per
+        (function, argument kinds); unknown for a call it cannot match, past
+        `_RETURN_DEPTH` nested calls and on recursion."""
+        qual, entry = found
+        if entry is None:
+            return int(Kind.UNKNOWN)
+        key = (qual, tuple(positional), tuple(sorted(keywords.items())))
+        memo = self._imported_returns
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if depth > _RETURN_DEPTH:
+            return int(Kind.UNKNOWN)
+        names, n_positional, defaults, body, stars = entry
+        extra_pos = positional[n_positional:]
+        extra_kw: dict[str, int] = {}
+        if extra_pos and not stars & returns.STAR_ARGS:
+            return int(Kind.UNKNOWN)
+        given = positional[:n_positional]
+        kinds: list[int | None] = [*given, *[None] * (len(names) - len(given))]
+        for name, k in keywords.items():
+            i = names.index(name) if name in names else -1
+            if i < 0 and stars & returns.STAR_KWARGS:
+                extra_kw[name] = k
+                continue
+            if i < 0 or kinds[i] is not None:
+                return int(Kind.UNKNOWN)
+            kinds[i] = k
+        memo[key] = int(Kind.UNKNOWN)  # while evaluating: a recursive call is not known yet
+
+        def called(target: str, pos: list[int], kw: dict[str, int]) -> int:
+            nested = self._project_entry(target)
+            if nested is not None:
+                return self._entry_kind(nested, pos, kw, depth + 1)
+            if self.ctx.scopes.is_constexpr_function(target):
+                return int(Kind.CONST)
+            return max([int(Kind.CONST), *pos, *kw.values()])  # as `_arg_kind`
+
+        args: list[int] = []
+        for i, k_given in enumerate(kinds):
+            if k_given is None:
+                default = defaults[i]
+                if default is None:
+                    del memo[key]
+                    return int(Kind.UNKNOWN)
+                given_kind = returns.evaluate(default, ([], [], {}), called)
+            else:
+                given_kind = k_given
+            args.append(given_kind)
+        out = memo[key] = returns.evaluate(body, (args, extra_pos, extra_kw), called)
         return out
 
     def _pinned_args(
@@ -2252,6 +2365,8 @@ def _calls_init(st: ast.stmt) -> bool:
 #: how many helper summaries may be open at once (a chain of helpers calling helpers), and
 #: how many specialisations one file may build: past either, a call keeps its arguments' kind
 _RETURN_DEPTH = 8
+#: how many re-exports (`from .shapes import size` in `__init__`) a call is followed through
+_REEXPORT_HOPS = 8
 _RETURN_SPECS = 400
 
 
