@@ -173,6 +173,14 @@ class JitForbiddenApi(GraphRule):
     # any refused attribute through `self` at all (rare), so ordinary files pay nothing.
     nodes = (ast.Call, ast.Module)
 
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `self.m(...)` / `self.h.m(...)` (most calls of a Cell's `construct`) resolve to no
+        # dotted name (`self` is no import, class or function of the module), so `check`
+        # only looks at them when the method is a refused one
+        if receiver == "self" or receiver == "self.":
+            return called in _METHOD_ATTRS or called in _PRIMITIVE_METHODS
+        return True
+
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: every call of compiled code comes here, and most resolve
         # to a name that is neither forbidden nor a logging function
