@@ -58,6 +58,30 @@ def constant_tensor(e: ast.expr, ctx: Context) -> ast.Call | None:
     return e if args and all(constant_data(a, ctx) for a in args) else None
 
 
+#: Builtins that turn their inputs into a string: of constants (constant tensors included,
+#: which MindSpore folds first) the result is a constant string.
+_STRING_MAKERS = frozenset({"builtins.str", "builtins.repr", "builtins.format", "builtins.ascii"})
+
+
+def constant_string(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+    """Is `e` a string made by `str` / `repr` / `format` / `ascii` of constant data and
+    constant tensors only (or a name bound once, in the function, to one)? MindSpore folds
+    it while compiling: `format(format(Tensor([1])), "4")` compiles under STRICT
+    (MindSpore's test_str_format `test_fallback_str_format_input`; probes `p131_format_*`)."""
+    if depth > 8:
+        return False
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return bound is not None and constant_string(bound, ctx, depth + 1)
+    if not isinstance(e, ast.Call) or (ctx.qualname(e.func) or "") not in _STRING_MAKERS:
+        return False
+    args = [*e.args, *(k.value for k in e.keywords)]
+    return all(
+        constant_data(a, ctx) or constant_tensor(a, ctx) is not None or constant_string(a, ctx, depth + 1)
+        for a in args
+    )
+
+
 def scalar_shaped(call: ast.Call) -> bool:
     """Does the constant `Tensor(...)` call make a tensor of shape () or (1,)? (Its data is a
     number or a one-element list / tuple.)"""

@@ -1489,7 +1489,42 @@ class Analyzer:
                     if q and q.startswith("mindspore.") and last in ("jit", "ms_function") and value.args:
                         last = self._jit_wrapped_class(name, value.args[0], assignments) or last
                     self._instances[name] = last
+            self._add_aliases(assignments)
         return self._instances
+
+    def _add_aliases(self, assignments: dict[str, ast.expr]) -> None:
+        """`fn = step` / `g = net` / `h = fn` in plain-Python code: calling the alias calls
+        what it names, so its call sites are the target's (MindSpore's test_contains calls a
+        jit function as `jit_fn = jit_in; jit_fn(a, ms.mutable(b))`). Only names bound once
+        (by a plain `=`) anywhere in plain-Python code are followed, so that a name reused
+        for different targets in different tests gives no call sites rather than wrong ones.
+        An alias of a class builds a cell when called: not a call of its `construct`."""
+        assert self._instances is not None
+        counts: dict[str, int] = {}
+        for st in self._eager_statements():
+            for t in getattr(st, "targets", ()) if isinstance(st, ast.Assign) else ():
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        counts[n.id] = counts.get(n.id, 0) + 1
+        classes = self.ctx.scopes.info.classes
+        for name, value in assignments.items():
+            if not isinstance(value, ast.Name) or name in self._instances or counts.get(name) != 1:
+                continue
+            target: str | None = value.id
+            seen = {name}
+            while target is not None and target not in self._instances and target in assignments:
+                nxt = assignments[target]
+                if target in seen or counts.get(target) != 1 or not isinstance(nxt, ast.Name):
+                    target = None
+                    break
+                seen.add(target)
+                target = nxt.id
+            if target is None:
+                continue
+            if target in self._instances:
+                self._instances[name] = self._instances[target]
+            elif target not in classes and target not in counts:
+                self._instances[name] = target  # a function of the module (or unknown: no sites)
 
     def _jit_wrapped_class(self, name: str, arg: ast.expr, assignments: dict[str, ast.expr]) -> str | None:
         """`fn = ms.jit(net)` / `ms.jit(net.construct)` / `net = ms.jit(net)`: calling `fn`

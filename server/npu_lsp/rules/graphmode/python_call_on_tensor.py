@@ -12,7 +12,7 @@ from npu_lsp.diagnostics import Diagnostic, Fix
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
-from npu_lsp.rules.graphmode.const_tensor import constant_data, constant_tensor
+from npu_lsp.rules.graphmode.const_tensor import constant_data, constant_string, constant_tensor
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape_read
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
@@ -182,7 +182,11 @@ class PythonCallOnTensor(GraphRule):
                     # runs (MindSpore's test_all_any `..._tensor_constant`: `all(x)` of
                     # `x = Tensor(np.array([0, 1]))` compiles under STRICT; probes `p131_*`)
                     if isinstance(sub, ast.Name) and (
-                        (a.kind(sub).dynamic and constant_tensor(sub, ctx) is None)
+                        (
+                            a.kind(sub).dynamic
+                            and constant_tensor(sub, ctx) is None
+                            and not constant_string(sub, ctx)
+                        )
                         or _grown_with_variables(sub.id, ctx)
                         or _dict_of_variables(sub.id, ctx)
                     ):
