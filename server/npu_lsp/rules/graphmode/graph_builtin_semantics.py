@@ -1,4 +1,5 @@
-"""MS146: builtins whose graph-mode implementation differs from Python's (`next`, bytes)."""
+"""MS146: builtins and operators whose graph-mode implementation differs from Python's
+(`next`, bytes, nested `max`/`min`, ordering comparisons of tuples / lists)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,15 @@ class GraphBuiltinSemantics(GraphRule):
     - `max(seq)` / `min(seq)` of a list or tuple whose tensors sit only in nested lists or
       tuples (`max(((t1, t2),))`): MindSpore interprets a sequence with tensors at its top
       level but refuses nested ones ("max() cannot support tensor in list or tuple nested
-      now.", both levels).
+      now.", both levels);
+    - `<`, `<=`, `>`, `>=` between two tuples (or two lists) are MindSpore's `tuple_lt` /
+      `list_greater_than`..., which compare element pairs in order and take only scalars:
+      a pair reached with a tensor fails ("the input element must be scalar, but got
+      AbstractTensor"), and so does a pair of constant nested tuples ("input must be
+      [int32, int64, float32, float64, bool], but got (1, 2)") or of strings, at both levels. A pair of
+      different constants decides the result before later elements are looked at, and a
+      variable scalar leaves it open (no error): `(1, t) < (2, u)` compiles; `==` is another
+      primitive and compiles.
 
     ## Why is this bad?
     MindSpore stops compiling: `For 'Stack', the len of x_shape[1] should be = len of
@@ -65,10 +74,13 @@ class GraphBuiltinSemantics(GraphRule):
       res elements for input").
     """
 
-    nodes = (ast.Call,)
+    nodes = (ast.Call, ast.Compare)
     calls = frozenset({"next", "decode", *_REDUCERS})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if isinstance(node, ast.Compare):
+            yield from self._ordering(node, ctx)
+            return
         assert isinstance(node, ast.Call)
         f = node.func
         if isinstance(f, ast.Attribute) and f.attr == "decode":
@@ -108,6 +120,71 @@ class GraphBuiltinSemantics(GraphRule):
                 node,
                 f"`{name}()` of a bytes value fails in graph mode: MindSpore compiles bytes as a string, so its elements are strings (use a list of ints or `bytearray`)",
             )
+
+    def _ordering(self, node: ast.Compare, ctx: Context) -> Iterable[Diagnostic]:
+        operands = [node.left, *node.comparators]
+        for i, op in enumerate(node.ops):
+            if not isinstance(op, _ORDERING):
+                continue
+            failing = _failing_pair(operands[i], operands[i + 1], ctx)
+            if failing is None:
+                continue
+            kind = "a tensor" if failing == "tensor" else "constant tuples, lists or strings"
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"ordering comparison of two sequences fails in graph mode when it reaches {kind}: MindSpore's sequence comparison takes scalar elements only (MindSpore: For primitive 'tuple_lt', the input element must be scalar / input must be [int32, int64, float32, float64, bool]); compare the tensors themselves",
+            )
+            return
+
+
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _failing_pair(left: ast.expr, right: ast.expr, ctx: Context) -> str | None:
+    """Returns "tensor" or "constant" when comparing the sequences `left` and `right` (two tuple or two
+    list displays, or names bound once to them) reaches a pair MindSpore's sequence
+    comparison refuses, else None. It walks the pairs like `LessImpl` / `SequenceIsGreater`
+    (ops/infer/sequence_less.cc, sequence_greater.cc): a pair with a tensor raises; a pair
+    whose value is not known (anything but literals) ends the walk with an unknown result;
+    a pair of literals with a nested display or a string raises ("input must be [int32,
+    ...], but got (1, 2)"); two
+    different scalar literals end the walk, equal ones go on (mined MindSpore test
+    test_sequence_compare_with_operation_6/_7; written/mstests probes `ra_cmp_*`)."""
+    xs, ys = _display(left, ctx), _display(right, ctx)
+    if xs is None or ys is None or type(xs) is not type(ys):
+        return None
+    if any(isinstance(e, ast.Starred) for e in (*xs.elts, *ys.elts)):
+        return None
+    a = analyzer(ctx)
+    # the shorter sequence ends the walk (its length decides)
+    for x, y in zip(xs.elts, ys.elts, strict=False):
+        if a.type_class(x) == "tensor" or a.type_class(y) == "tensor":
+            return "tensor"
+        cx, cy = _literal(x), _literal(y)
+        if cx is None or cy is None:
+            return None
+        if not isinstance(cx, float) or not isinstance(cy, float):
+            return "constant"
+        if cx != cy:
+            return None
+    return None
+
+
+def _literal(e: ast.expr) -> float | str | tuple[object, ...] | None:
+    """The number an int / float / bool literal is, a string literal itself, a tuple for a
+    tuple or list display of such literals (nested too), else None (a variable, anything
+    else)."""
+    if isinstance(e, ast.Constant):
+        v = e.value
+        return float(v) if isinstance(v, (int, float)) else v if isinstance(v, str) else None
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _literal(e.operand)
+        return -inner if isinstance(inner, float) else None
+    if isinstance(e, (ast.Tuple, ast.List)):
+        items = [_literal(x) for x in e.elts]
+        return tuple(items) if all(i is not None for i in items) else None
+    return None
 
 
 def _used_as_element(call: ast.Call, ctx: Context) -> bool:
