@@ -131,9 +131,10 @@ def _may_cycle(tree: ast.Module) -> bool:
 
 
 def _names_in_nested_bodies(statements: list[ast.stmt]) -> set[str]:
-    """Names a function, lambda or class defined in the block may reach outside itself:
-    calling such a function later may change a container behind this block's back. A
-    function's parameters and the names it binds (without `global` / `nonlocal`) are its own."""
+    """Names a function or lambda defined in the block (methods of its classes too) may
+    reach outside itself: calling it later may change a container behind this block's back.
+    A function's parameters and the names it binds (without `global` / `nonlocal`) are its
+    own. (A class body runs where the class is defined, a statement the block sees.)"""
     out: set[str] = set()
     for st in statements:
         for sub in walk(st):
@@ -151,8 +152,6 @@ def _names_in_nested_bodies(statements: list[ast.stmt]) -> set[str]:
                 own |= {n.id for n in names if isinstance(n.ctx, ast.Store)}
                 own -= declared
                 out |= {n.id for n in names if n.id not in own}
-            elif isinstance(sub, ast.ClassDef):
-                out |= {n.id for n in walk(sub) if isinstance(n, ast.Name)}
     return out
 
 
