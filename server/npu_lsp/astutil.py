@@ -283,7 +283,7 @@ def imports_any(tree: ast.Module, text: str, packages: tuple[str, ...]) -> bool:
     if not lines:
         return False
     last = max(lines)
-    for node in _all_statements(tree.body):
+    for node in all_statements(tree.body):
         if node.lineno > last:
             break  # statements come in source order: no candidate line is left
         if node.lineno not in lines:
@@ -301,10 +301,10 @@ def imports_any(tree: ast.Module, text: str, packages: tuple[str, ...]) -> bool:
 
 def class_names(tree: ast.Module) -> set[str]:
     """The names of every class defined in the module, nested ones included."""
-    return {st.name for st in _all_statements(tree.body) if type(st) is ast.ClassDef}
+    return {st.name for st in all_statements(tree.body) if type(st) is ast.ClassDef}
 
 
-def _all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement, nested function and class bodies included (no expressions), in
     source order (by starting line)."""
     stack = list(reversed(body))

@@ -7,6 +7,7 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_lsp.astutil import is_name_char
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -161,7 +162,7 @@ class DuplicateParameterNames(GraphRule):
         if "deepcopy(" in ctx.text or "__class__(" in ctx.text or "type(self)(" in ctx.text:
             yield from self._copies_in_graph(ctx)
         yield from self._layers_built_in_graph(ctx)
-        if "Parameter(" in ctx.text and "name=" in ctx.text:
+        if "name=" in ctx.text and _may_bind_named_parameters(ctx.text):
             yield from self._named_parameters_clash(ctx)
         if len(_module_networks(ctx)) < 2:
             return  # most files: nothing that could clash
@@ -213,31 +214,38 @@ class DuplicateParameterNames(GraphRule):
         test_parameter_ms_function_1, test_parameter_out_of_cell_2,
         test_parameter_in_and_out_cell_with_same_name; written/mstests probes `p154_*`):
         "The parameter ... its name 'name_a' already exists" at LAX and STRICT."""
-        scopes: list[ast.AST] = [ctx.tree, *(n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
-        named = {id(sc): _named_parameters(sc, ctx) for sc in scopes}
-        for sc in scopes:
-            for fn in _own_functions(sc):
+        index = _ScopeIndex(ctx)
+        for sc in index.scopes:
+            own = index.own(sc)
+            for fn in own:
+                if not isinstance(fn, ast.FunctionDef):
+                    continue
                 scope = ctx.scopes.scope_for(fn)
                 if scope is None or scope.kind != "jit" or fn.name == "construct":
                     continue
-                clash = _clash(_free_parameters(fn, sc, named, ctx))
+                clash = _clash(_free_parameters(fn, sc, index))
                 if clash:
                     yield ctx.diagnostic(
                         self,
                         fn,
                         f"`{fn.name}` reads {clash[1]} and {clash[2]}, Parameters both named '{clash[0]}': a graph takes each Parameter as an input named after it (MindSpore: its name '{clash[0]}' already exists); give them unique names",
                     )
-            for call in _own_calls_of(sc):
-                if not isinstance(call.func, ast.Name) or not call.args or not _graph_callee(call.func.id, sc, ctx):
+            for call in own:
+                if (
+                    not isinstance(call, ast.Call)
+                    or not isinstance(call.func, ast.Name)
+                    or not call.args
+                    or not index.graph_callee(call.func.id, sc)
+                ):
                     continue
                 given: list[tuple[str, str]] = []
                 for arg in call.args:
-                    pname = _named_value(arg, sc, named, ctx)
+                    pname = _named_value(arg, sc, index)
                     if pname is not None:
                         given.append((pname, f"`{ctx.segment(arg)}`"))
                 if not given:
                     continue
-                held = _cell_instance_parameters(call.func.id, sc, ctx)
+                held = _cell_instance_parameters(call.func.id, sc, index)
                 clash = _clash(given + [(n, f"`{call.func.id}`'s own Parameter") for n in held])
                 if clash:
                     yield ctx.diagnostic(
@@ -749,6 +757,48 @@ def _parameter_name(value: ast.expr | None, ctx: Context) -> str | None:
     return given.value if isinstance(given, ast.Constant) and isinstance(given.value, str) else None
 
 
+def _may_bind_named_parameters(text: str) -> bool:
+    """Can `_named_parameters_clash` find anything: is a `Parameter(...)` (or an alias imported
+    for it) bound to a plain name or written as an argument? A clash needs one of those (a
+    Parameter stored on `self.` alone is never one), and most files with Parameters only
+    store them on `self.`, so this text test spares them the scope index. Each occurrence is
+    looked at backwards (a regex tried at every `(` and `,` cost a sixth of a parse)."""
+    names = {"Parameter"}
+    if "Parameter as" in text:
+        names.update(re.findall(r"\bParameter\s+as\s+([A-Za-z_]\w*)", text))
+    for name in names:
+        needle = name + "("
+        at = text.find(needle)
+        while at >= 0:
+            i, at = at, text.find(needle, at + 1)
+            if i > 0 and is_name_char(text[i - 1]):
+                continue  # `MyParameter(`
+            while True:  # skip qualifiers: `ms.`, `mindspore.common.parameter.`
+                j = i
+                while j > 0 and text[j - 1] in " \t":
+                    j -= 1
+                if j > 0 and text[j - 1] == ".":
+                    k = j - 1
+                    while k > 0 and is_name_char(text[k - 1]):
+                        k -= 1
+                    if k == j - 1:
+                        break
+                    i = k
+                    continue
+                break
+            j = i
+            while j > 0 and text[j - 1] in " \t\r\n":
+                j -= 1
+            before = text[j - 1] if j > 0 else ""
+            if before and before in "(,":
+                return True
+            if before == "=":
+                line = text[text.rfind("\n", 0, j - 1) + 1 : j - 1]
+                if line.strip().isidentifier():
+                    return True
+    return False
+
+
 def _own_statements(scope: ast.AST) -> Iterator[ast.AST]:
     """Nodes of `scope`'s own body (not inside nested functions, lambdas or classes)."""
     stack: list[ast.AST] = list(getattr(scope, "body", []))
@@ -760,59 +810,128 @@ def _own_statements(scope: ast.AST) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(n))
 
 
-def _own_functions(scope: ast.AST) -> Iterator[ast.FunctionDef]:
-    return (n for n in _own_statements(scope) if isinstance(n, ast.FunctionDef))
+class _ScopeIndex:
+    """The file's module and function scopes, each scope's own nodes, the variables it binds
+    to a named `Parameter(...)`, and the first binding of each name, built once per check so
+    that every call and every free variable is looked up, not searched for (the search per
+    call made this rule quadratic in the size of a scope)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        tree = ctx.tree
+        self.scopes: list[ast.AST] = [
+            tree,
+            *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+        ]
+        # each function's enclosing functions, innermost first, then the module
+        self._chains: dict[int, tuple[ast.AST, ...]] = {id(tree): ()}
+        stack: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(tree, (tree,))]
+        while stack:
+            node, chain = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self._chains[id(child)] = chain
+                    stack.append((child, (child, *chain)))
+                else:
+                    stack.append((child, chain))
+        self._own: dict[int, list[ast.AST]] = {}
+        self.named: dict[int, dict[str, str | None]] = {}
+        self._first: dict[int, dict[str, ast.AST]] = {}
+        for sc in self.scopes:
+            own = self._own[id(sc)] = list(_own_statements(sc))
+            self.named[id(sc)] = _named_parameters(own, ctx)
+            first: dict[str, ast.AST] = {}
+            for n in own:
+                if isinstance(n, ast.FunctionDef):
+                    first.setdefault(n.name, n)
+                elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                    first.setdefault(n.targets[0].id, n)
+            self._first[id(sc)] = first
+        self._classes: dict[str, ast.ClassDef] | None = None
+        self._callee: dict[tuple[int, str], bool] = {}
+
+    def own(self, scope: ast.AST) -> list[ast.AST]:
+        return self._own[id(scope)]
+
+    def chain(self, scope: ast.AST) -> tuple[ast.AST, ...]:
+        """`scope`, then the scopes a name read in it is looked up in, outwards."""
+        return (scope, *self._chains.get(id(scope), ()))
+
+    def first_binding(self, scope: ast.AST, name: str) -> ast.AST | None:
+        return self._first.get(id(scope), {}).get(name)
+
+    def class_named(self, name: str) -> ast.ClassDef | None:
+        if self._classes is None:
+            self._classes = {}
+            for c in ast.walk(self.ctx.tree):
+                if isinstance(c, ast.ClassDef):
+                    self._classes.setdefault(c.name, c)
+        return self._classes.get(name)
+
+    def graph_callee(self, name: str, scope: ast.AST) -> bool:
+        """Does `name(...)` in `scope` call a jit function or an instance of one of the file's
+        Cell classes (so that its arguments become inputs of one graph)?"""
+        key = (id(scope), name)
+        hit = self._callee.get(key)
+        if hit is None:
+            hit = self._callee[key] = self._graph_callee(name, scope)
+        return hit
+
+    def _graph_callee(self, name: str, scope: ast.AST) -> bool:
+        ctx = self.ctx
+        for sc in self.chain(scope):
+            n = self.first_binding(sc, name)
+            if n is None:
+                continue
+            if isinstance(n, ast.FunctionDef):
+                found = ctx.scopes.scope_for(n)
+                return found is not None and found.kind == "jit"
+            assert isinstance(n, ast.Assign)
+            value = n.value
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                return False
+            q = ctx.qualname(value.func)
+            cls = self.class_named(value.func.id)
+            return cls is not None and any("Cell" in ast.unparse(b) for b in cls.bases) or bool(q and ctx.scopes.is_cell_class(q))
+        return False
 
 
-def _own_calls_of(scope: ast.AST) -> Iterator[ast.Call]:
-    return (n for n in _own_statements(scope) if isinstance(n, ast.Call))
-
-
-def _named_parameters(scope: ast.AST, ctx: Context) -> dict[str, str | None]:
-    """Names `scope` binds -> the literal Parameter name when its only binding is a named
-    `Parameter(...)`, else None."""
+def _named_parameters(own: list[ast.AST], ctx: Context) -> dict[str, str | None]:
+    """Names a scope binds (`own`: its own nodes) -> the literal Parameter name when its only
+    binding is a named `Parameter(...)`, else None."""
+    sole: dict[int, ast.expr] = {}
+    for n in own:
+        if isinstance(n, ast.Assign) and len(n.targets) == 1:
+            sole[id(n.targets[0])] = n.value
     out: dict[str, str | None] = {}
-    for n in _own_statements(scope):
+    for n in own:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            parent = ctx.parent(n)
-            value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [n] else None
-            out[n.id] = _parameter_name(value, ctx) if n.id not in out else None
+            out[n.id] = _parameter_name(sole.get(id(n)), ctx) if n.id not in out else None
     return out
 
 
-def _enclosing(node: ast.AST, ctx: Context) -> Iterator[ast.AST]:
-    parent = ctx.parent(node)
-    while parent is not None:
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield parent
-        parent = ctx.parent(parent)
-    yield ctx.tree
-
-
-def _lookup(name: str, scope: ast.AST, named: dict[int, dict[str, str | None]], ctx: Context) -> str | None:
+def _lookup(name: str, scope: ast.AST, index: _ScopeIndex) -> str | None:
     """The Parameter name a variable read in `scope` holds (looked up outwards)."""
-    for sc in (scope, *(_enclosing(scope, ctx) if scope is not ctx.tree else ())):
-        table = named.get(id(sc), {})
+    for sc in index.chain(scope):
+        table = index.named.get(id(sc), {})
         if name in table:
             return table[name]
     return None
 
 
-def _named_value(e: ast.expr, scope: ast.AST, named: dict[int, dict[str, str | None]], ctx: Context) -> str | None:
+def _named_value(e: ast.expr, scope: ast.AST, index: _ScopeIndex) -> str | None:
     if isinstance(e, ast.Name):
-        return _lookup(e.id, scope, named, ctx)
-    return _parameter_name(e, ctx)
+        return _lookup(e.id, scope, index)
+    return _parameter_name(e, index.ctx)
 
 
-def _free_parameters(
-    fn: ast.FunctionDef, scope: ast.AST, named: dict[int, dict[str, str | None]], ctx: Context
-) -> list[tuple[str, str]]:
+def _free_parameters(fn: ast.FunctionDef, scope: ast.AST, index: _ScopeIndex) -> list[tuple[str, str]]:
     local = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
     local |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     out: list[tuple[str, str]] = []
     for n in ast.walk(fn):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local:
-            pname = _lookup(n.id, scope, named, ctx)
+            pname = _lookup(n.id, scope, index)
             if pname is not None and (pname, f"`{n.id}`") not in out:
                 out.append((pname, f"`{n.id}`"))
     return out
@@ -828,22 +947,23 @@ def _clash(items: list[tuple[str, str]]) -> tuple[str, str, str] | None:
     return None
 
 
-def _cell_instance_parameters(name: str, scope: ast.AST, ctx: Context) -> list[str]:
+def _cell_instance_parameters(name: str, scope: ast.AST, index: _ScopeIndex) -> list[str]:
     """Literal names of the Parameters `__init__` puts on the Cell `name` is bound to
     (`net = ParamNet()` in the same scope): a top-level instance keeps them unprefixed."""
     value = next(
         (
             n.value
-            for n in _own_statements(scope)
+            for n in index.own(scope)
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name
         ),
         None,
     )
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
         return []
-    cls = next((c for c in ast.walk(ctx.tree) if isinstance(c, ast.ClassDef) and c.name == value.func.id), None)
+    cls = index.class_named(value.func.id)
     if cls is None:
         return []
+    ctx = index.ctx
     out: list[str] = []
     for item in cls.body:
         if isinstance(item, ast.FunctionDef) and item.name == "__init__":
@@ -856,26 +976,3 @@ def _cell_instance_parameters(name: str, scope: ast.AST, ctx: Context) -> list[s
                     if pname is not None:
                         out.append(pname)
     return out
-
-
-def _graph_callee(name: str, scope: ast.AST, ctx: Context) -> bool:
-    """Does `name(...)` in `scope` call a jit function or an instance of one of the file's
-    Cell classes (so that its arguments become inputs of one graph)?"""
-    for sc in (scope, *(_enclosing(scope, ctx) if scope is not ctx.tree else ())):
-        for n in _own_statements(sc):
-            if isinstance(n, ast.FunctionDef) and n.name == name:
-                found = ctx.scopes.scope_for(n)
-                return found is not None and found.kind == "jit"
-            if (
-                isinstance(n, ast.Assign)
-                and len(n.targets) == 1
-                and isinstance(n.targets[0], ast.Name)
-                and n.targets[0].id == name
-            ):
-                value = n.value
-                if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
-                    return False
-                q = ctx.qualname(value.func)
-                cls = next((c for c in ast.walk(ctx.tree) if isinstance(c, ast.ClassDef) and c.name == value.func.id), None)
-                return cls is not None and any("Cell" in ast.unparse(b) for b in cls.bases) or bool(q and ctx.scopes.is_cell_class(q))
-    return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from npu_lsp.astutil import walk
+from npu_lsp.astutil import all_statements, walk
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
@@ -126,8 +126,18 @@ class SelfReferencingInput(Rule):
 
 
 def _may_cycle(tree: ast.Module) -> bool:
-    """Cheap pre-filter: some statement makes a container hold a name at all."""
-    return any(_edge(st) is not None for st in walk(tree) if isinstance(st, ast.stmt))
+    """Cheap pre-filter: can any block's edges close a cycle? Every name on a cycle both holds
+    a name and is held by one, and a block's edges are some of the statements' edges seen
+    here; most files that grow containers (`outs.append(y)`) have no such name, and the
+    per-block analysis (several walks of every class) is left out for them."""
+    holders: set[str] = set()
+    held: set[str] = set()
+    for st in all_statements(tree.body):  # statements only: no expression is visited
+        edge = _edge(st)
+        if edge is not None:
+            holders.add(edge[0])
+            held |= edge[1]
+    return not holders.isdisjoint(held)
 
 
 def _names_in_nested_bodies(statements: list[ast.stmt]) -> set[str]:
