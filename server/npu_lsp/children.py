@@ -87,6 +87,7 @@ SCANNERS: dict[type, Scanner] = {}
 
 
 def _ast_types() -> frozenset[type]:
+    """Every node class of `ast` (what `type(node)` of a parsed node can be)."""
     found: set[type] = set()
     todo: list[type] = [ast.AST]
     while todo:
@@ -96,9 +97,13 @@ def _ast_types() -> frozenset[type]:
     return frozenset(found)
 
 
+#: every node class of `ast`
+AST_TYPES: frozenset[type] = _ast_types()
+
+
 #: the node types `find_branches` looks into: every node type but names, constants and
 #: attributes (an attribute is looked into when its value is not a name)
-SCANNED: frozenset[type] = _ast_types() - {ast.Name, ast.Constant, ast.Attribute}
+SCANNED: frozenset[type] = AST_TYPES - {ast.Name, ast.Constant, ast.Attribute}
 
 
 def _source(node_type: type, forward: bool = False) -> str:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_lsp.astutil import LEAVES, imports_any, parent_map, statement_parents
-from npu_lsp.children import PUSHERS, pusher
+from npu_lsp.children import AST_TYPES, PUSHERS, pusher
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -939,20 +939,6 @@ def _for_assign(entries: list[_AssignEntry], target: type | None, value: type) -
     return [(r, check) for r, check, wants in entries if wants is None or wants(target, value)]
 
 
-def _ast_types() -> frozenset[type]:
-    """Every node class of `ast` (what `type(node)` of a parsed node can be)."""
-    found: set[type] = set()
-    todo: list[type] = [ast.AST]
-    while todo:
-        t = todo.pop()
-        found.add(t)
-        todo.extend(t.__subclasses__())
-    return frozenset(found)
-
-
-_AST_TYPES = _ast_types()
-
-
 def _called_name(node: ast.AST, ctx: Context) -> str:
     """The name `Rule.calls` is matched against: the last part of the callee's resolved
     dotted name (an import alias resolves to the real name), else of the expression.
@@ -1026,7 +1012,7 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
     skipped = (LEAVES | {ast.arg}) - table.keys()
     if ast.Attribute not in table and ast.Name not in table:
         skipped |= {ast.Attribute}  # still visited when its value is not a name (`f(x).y`)
-    compiled = (levels, _AST_TYPES - skipped)
+    compiled = (levels, AST_TYPES - skipped)
     if any(table is t for t in _dispatch_cache.values()):
         _compiled_tables[id(table)] = (table, compiled)  # kept alive by the cache: id stays
     return compiled
