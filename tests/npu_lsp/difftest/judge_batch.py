@@ -35,15 +35,15 @@ PER_CASE_TIMEOUT = 120
 LEVELS = {"pynative": {"MS_JIT": "0"}, "lax": {}, "strict": {"MS_DEV_JIT_SYNTAX_LEVEL": "0"}}
 
 # Runs the cases named in argv[2:] one after another, appending one JSON line per case to argv[1].
-RUNNER = r"""
+_RUNNER_TEMPLATE = r"""
 import contextlib, io, json, runpy, signal, sys, traceback
-out_path, cases = sys.argv[1], sys.argv[2:]
+@SETUP@out_path, cases = sys.argv[1], sys.argv[2:]
 keep = []
 def alarm(signum, frame):
     raise TimeoutError("case timed out")
 signal.signal(signal.SIGALRM, alarm)
 for case in cases:
-    res = {"verdict": "accept"}
+@BEFORE_CASE@    res = {"verdict": "accept"}
     buf = io.StringIO()
     signal.alarm(@TIMEOUT@)
     try:
@@ -57,11 +57,27 @@ for case in cases:
     res["stdout"] = buf.getvalue().strip()[-300:]
     with open(out_path, "a") as fh:
         fh.write(json.dumps({case: res}) + "\n")
-""".replace("@TIMEOUT@", str(PER_CASE_TIMEOUT))
+"""
 
 
-def run_level(py: str, root: Path, cases: list[str], env_extra: dict[str, str], tmp: Path) -> dict[str, dict[str, object]]:
-    """Verdicts of `cases` (paths relative to `root`) at one level. MindSpore runs in a fresh
+def runner(timeout: int, *, setup: str = "", before_case: str = "") -> str:
+    """The batch script `run_level` starts. `setup` (lines, at module level) runs once after
+    the imports; `before_case` (lines indented by four spaces) runs before every case."""
+    return (
+        _RUNNER_TEMPLATE.replace("@SETUP@", setup)
+        .replace("@BEFORE_CASE@", before_case)
+        .replace("@TIMEOUT@", str(timeout))
+    )
+
+
+RUNNER = runner(PER_CASE_TIMEOUT)
+
+
+def run_level(
+    py: str, root: Path, cases: list[str], env_extra: dict[str, str], tmp: Path, *, script: str = RUNNER
+) -> dict[str, dict[str, object]]:
+    """Verdicts of `cases` (paths relative to `root`) at one level, run by `script` (`runner`);
+    a case that kills the process is a crash. MindSpore runs in a fresh
     temporary working directory, deleted afterwards: it writes `rank_0/` and `*.ir` files into
     the current directory, which must never land in the repository."""
     env = {**os.environ, **env_extra, "GLOG_v": "3", "PYTHONWARNINGS": "ignore"}
@@ -73,7 +89,7 @@ def run_level(py: str, root: Path, cases: list[str], env_extra: dict[str, str], 
         # errors="replace": a run-time str MindSpore prints from C++ can be bytes that are not UTF-8
         with tempfile.TemporaryDirectory(prefix="ms210-cwd-") as cwd:
             p = subprocess.run(
-                [py, "-c", RUNNER, str(tmp), *(str((root / c).resolve()) for c in todo)],
+                [py, "-c", script, str(tmp), *(str((root / c).resolve()) for c in todo)],
                 cwd=cwd, env=env, capture_output=True, text=True, errors="replace",
             )
         done = {}

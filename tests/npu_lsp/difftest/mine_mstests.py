@@ -23,7 +23,7 @@ tests that set MS_DEV_* environment variables are not mined (counted in manifest
 The sample is stratified by folder with a fixed seed (default 14).
 
 Judging: one MindSpore process per level (PyNative MS_JIT=0, LAX, STRICT
-MS_DEV_JIT_SYNTAX_LEVEL=0) runs a batch, as judge_batch.run_level does, but the context
+MS_DEV_JIT_SYNTAX_LEVEL=0) runs a batch through judge_batch.run_level, with a script where the context
 (mode, syntax level) and os.environ are restored before each case so that no test's
 `set_context` leaks into the next program.
 """
@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import random
 import re
 import subprocess
@@ -48,9 +47,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "fixtures" / "ms210"))
 
+from judge import DEFAULT_PY  # noqa: E402
+from judge_batch import LEVELS, label_for, run_level, runner  # noqa: E402
+
 STORE = Path.home() / ".cache" / "ascend-lens" / "mstests"
 GIT = Path("/work/.mirror/mindspore-ai+mindspore_test/repo")
-DEFAULT_PY = Path.home() / ".cache" / "ms210" / "bin" / "python"
 FOLDERS = (
     "tests/ut/python/graph_syntax",
     "tests/ut/python/fallback",
@@ -81,43 +82,25 @@ SKIP_TEXT = re.compile(
 )
 CPU_MARKS = ("cpu_linux", "platform_x86_cpu", "cpu")
 SETUP_CALLS = {"set_context", "set_device"}
-LEVELS = {"pynative": {"MS_JIT": "0"}, "lax": {}, "strict": {"MS_DEV_JIT_SYNTAX_LEVEL": "0"}}
 PER_CASE_TIMEOUT = 60
 
-# Runs the cases named in argv[2:] one after another, appending one JSON line per case to
-# argv[1]; restores the context and the environment before each case (a fresh process would).
-RUNNER = r"""
-import contextlib, io, json, os, runpy, signal, sys, traceback
+# judge_batch's batch script, restoring the context and the environment before each case (a
+# fresh process would).
+RUNNER = runner(
+    PER_CASE_TIMEOUT,
+    setup="""import os
 import mindspore as ms
-out_path, cases = sys.argv[1], sys.argv[2:]
-keep = []
 env0 = dict(os.environ)
 ctx0 = {k: ms.get_context(k) for k in ("mode", "jit_syntax_level")}
-def alarm(signum, frame):
-    raise TimeoutError("case timed out")
-signal.signal(signal.SIGALRM, alarm)
-for case in cases:
-    os.environ.clear(); os.environ.update(env0)
+""",
+    before_case="""    os.environ.clear(); os.environ.update(env0)
     for k, v in ctx0.items():
         try:
             ms.set_context(**{k: v})
         except Exception:
             pass
-    res = {"verdict": "accept"}
-    buf = io.StringIO()
-    signal.alarm(@TIMEOUT@)
-    try:
-        with contextlib.redirect_stdout(buf):
-            keep.append(runpy.run_path(case, run_name="__main__"))
-    except BaseException as e:  # the case's own failure is the measurement
-        frames = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename.endswith(case.split("/")[-1])]
-        res = {"verdict": "timeout" if isinstance(e, TimeoutError) else "reject", "error_type": type(e).__name__,
-               "message": str(e), "call_line": frames[-1] if frames else None}
-    signal.alarm(0)
-    res["stdout"] = buf.getvalue().strip()[-300:]
-    with open(out_path, "a") as fh:
-        fh.write(json.dumps({case: res}) + "\n")
-""".replace("@TIMEOUT@", str(PER_CASE_TIMEOUT))
+""",
+)
 
 
 # ---------------------------------------------------------------- mining
@@ -431,47 +414,7 @@ def cmd_mine(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------- judging
 
 
-def run_level(
-    py: str, cases: list[Path], env_extra: dict[str, str], tmp: Path
-) -> dict[str, dict[str, object]]:
-    """Verdicts of `cases` at one level; a case that kills the process is a crash."""
-    env = {**os.environ, **env_extra, "GLOG_v": "3", "PYTHONWARNINGS": "ignore"}
-    results: dict[str, dict[str, object]] = {}
-    todo = [str(c) for c in cases]
-    while todo:
-        tmp.unlink(missing_ok=True)
-        with tempfile.TemporaryDirectory(prefix="ms210-cwd-") as cwd:
-            p = subprocess.run(
-                [py, "-c", RUNNER, str(tmp), *todo],
-                cwd=cwd,
-                env=env,
-                capture_output=True,
-                text=True,
-                errors="replace",
-            )
-        done: dict[str, dict[str, object]] = {}
-        if tmp.is_file():
-            for line in tmp.read_text().splitlines():
-                done.update(json.loads(line))
-        results.update(done)
-        rest = [c for c in todo if c not in done]
-        if rest and p.returncode != 0:
-            results[rest[0]] = {
-                "verdict": "crash",
-                "error_type": f"exit {p.returncode}",
-                "message": p.stderr[-300:],
-                "call_line": None,
-            }
-            rest = rest[1:]
-        elif rest:
-            break
-        todo = rest
-    return results
-
-
 def cmd_judge(args: argparse.Namespace) -> None:
-    from judge_batch import label_for
-
     manifest = json.loads((STORE / "manifest.json").read_text())
     labels_path = STORE / "labels.json"
     labels: dict[str, dict[str, object]] = (
@@ -488,12 +431,14 @@ def cmd_judge(args: argparse.Namespace) -> None:
         paths = [STORE / "cases" / n for n in batch]
         with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
             futures = {
-                lv: pool.submit(run_level, args.python, paths, env, Path(tmp) / f"{lv}.jsonl")
+                lv: pool.submit(
+                    run_level, args.python, STORE / "cases", batch, env, Path(tmp) / f"{lv}.jsonl", script=RUNNER
+                )
                 for lv, env in LEVELS.items()
             }
             by_level = {lv: f.result() for lv, f in futures.items()}
         for n, p in zip(batch, paths, strict=True):
-            got = {lv: by_level[lv].get(str(p), {"verdict": "missing"}) for lv in LEVELS}
+            got = {lv: by_level[lv].get(n, {"verdict": "missing"}) for lv in LEVELS}
             label = label_for(p, got)
             label["category"] = manifest["sample"][n]
             labels[n] = label
