@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import json
 import re
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from npu_lsp.astutil import is_name_char
 from npu_lsp.diagnostics import Diagnostic
@@ -16,28 +18,14 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.optimizer_facts import optimizer_facts
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
 
-# mindspore.nn layers that own parameters, with the name their first parameter gets when the
-# layer is not held by another Cell (Cell.__setattr__ prefixes names only for sub-cells).
-_NN_LAYER_PARAM = {
-    **dict.fromkeys(
-        (
-            "Dense",
-            "BiDense",
-            "Conv1d",
-            "Conv2d",
-            "Conv3d",
-            "Conv1dTranspose",
-            "Conv2dTranspose",
-            "Conv3dTranspose",
-            "Embedding",
-        ),
-        "weight",
-    ),
-    **dict.fromkeys(
-        ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"), "gamma"
-    ),
-    **dict.fromkeys(("LSTM", "GRU", "RNN"), "w_ih_list.0"),
-    **dict.fromkeys(("LSTMCell", "GRUCell", "RNNCell"), "weight_ih"),
+# mindspore.nn layers that own parameters, with the names (first dotted part) their parameters
+# get when the layer is not held by another Cell (Cell.__setattr__ prefixes names only for
+# sub-cells); derived from MindSpore 2.10 by tests/npu_lsp/difftest/derive_layer_parameters.py.
+_NN_LAYER_PARAM: dict[str, tuple[str, ...]] = {
+    layer: tuple(names)
+    for layer, names in json.loads(
+        (Path(__file__).with_name("ms_layer_parameters.json")).read_text(encoding="utf-8")
+    )["layers"].items()
 }
 _NN_CONTAINERS = frozenset({"SequentialCell", "CellList"})
 # Builders whose result is a function of the given function (its globals are reached).
@@ -283,13 +271,13 @@ class DuplicateParameterNames(GraphRule):
                 q = ctx.qualname(call.func) or ""
                 if not q.startswith("mindspore.nn."):
                     continue
-                name = _NN_LAYER_PARAM.get(q.rsplit(".", 1)[-1])
+                names = _NN_LAYER_PARAM.get(q.rsplit(".", 1)[-1], ())
+                name = next((n for n in names if n in seen), None)
                 if name is None:
+                    seen.update(dict.fromkeys(names, call))
                     continue
-                first = seen.get(name)
-                if first is None:
-                    seen[name] = call
-                elif not _exclusive(first, call, fn, ctx):
+                first = seen[name]
+                if not _exclusive(first, call, fn, ctx):
                     yield ctx.diagnostic(
                         self,
                         call,
@@ -626,7 +614,7 @@ def _param_prefixes(call: ast.Call, ctx: Context, depth: int) -> set[str]:
     last = qual.rpartition(".")[2]
     if qual.startswith("mindspore."):
         if last in _NN_LAYER_PARAM and ".nn" in qual:
-            return {_NN_LAYER_PARAM[last]}
+            return set(_NN_LAYER_PARAM[last])
         if last in _NN_CONTAINERS and ".nn" in qual:
             return _container_prefixes(call, ctx, depth)
         return set()
