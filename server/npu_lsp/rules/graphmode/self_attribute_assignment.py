@@ -19,6 +19,15 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 _SETTING_METHODS = frozenset({"set_train", "set_grad", "to_float", "add_flags", "insert_child_to_cell"})
 
 
+#: Methods whose call as a statement MindSpore's parser rewrites into an assignment of the
+#: receiver (`T.append(v)` -> `T = T.append(v)`; `parse_expr_statement_white_list` of 2.10's
+#: `graph/_parse/parser.py`). With `T` an item of a `self` attribute (`self.d["k"]`) that
+#: assignment is an assign subscript of `self.d`, refused under STRICT unless it is a Parameter.
+_EXPANDED_METHODS = frozenset(
+    {"append", "insert", "clear", "reverse", "extend", "update", "register_hook"}
+)
+
+
 def _on_self(e: ast.expr) -> bool:
     """`self` or an attribute chain on it (`self.backbone`)."""
     while isinstance(e, ast.Attribute):
@@ -78,9 +87,11 @@ class SelfAttributeAssignment(GraphRule):
     Parameter type.` (a new attribute gives `AttributeError`); an item assignment gives
     `TypeError: When JIT_SYNTAX_LEVEL is not set to LAX self.grid should be initialized as a
     'Parameter' in the '__init__' function to perform assign subscript`. The default LAX level
-    accepts both. MindSpore refuses them before shapes are known, so also under a condition
-    on an input's shape that the input makes false (`if x.shape[0] > 100:`); a branch folded
-    away on a constant (`if self.use_cache:` with False) is not compiled. MindSpore asks what
+    accepts both. A list or dict method that changes its receiver, called as a statement on an
+    item of a `self` attribute (`self.history["loss"].append(x)`, `self.ls[0].extend(...)`), is
+    such an item assignment: MindSpore rewrites `T.append(v)` into `T = T.append(v)`.
+    MindSpore refuses them before shapes are known, so also under a condition on an input's
+    shape that the input makes false (`if x.shape[0] > 100:`); a branch folded away on a constant (`if self.use_cache:` with False) is not compiled. MindSpore asks what
     the attribute holds, not how `__init__` spells it: an attribute `__init__` takes from a
     sub-cell's Parameter (`self.w = self.dense.weight`, `self.p = self.net.p`) or from a
     constructor argument the file gives a Parameter (`Net(Parameter(...))`) is one, and
@@ -135,6 +146,22 @@ class SelfAttributeAssignment(GraphRule):
                     self,
                     node,
                     f"under STRICT, `{ctx.segment(f)}()` cannot run in compiled code: it sets plain (non-Parameter) attributes of the cell",
+                )
+            elif (
+                isinstance(f, ast.Attribute)
+                and f.attr in _EXPANDED_METHODS
+                and isinstance(ctx.parent(node), ast.Expr)
+                and (held := _self_item_target(f.value)) is not None
+                and held not in analyzer(ctx).self_info(analyzer(ctx).owner_class(ctx.function)).parameters
+            ):
+                # measured (MindSpore 2.10): `self.d["k"].append(x)`, `.extend`, `self.ls[0].append`,
+                # `self.t[0].append` (a tuple of lists), `self.cfg["h"]["k"].append` fail under
+                # STRICT with the assign-subscript message; `self.lst.append(x)` and
+                # `d = self.d; d["k"].append(x)` compile; LAX runs them all
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT, `{ctx.segment(node)}` stores back into `self.{held}` (MindSpore turns `{f.attr}` on an item into an item assignment: self.{held} should be initialized as a 'Parameter' in the '__init__' function to perform assign subscript)",
                 )
             elif (
                 isinstance(f, ast.Name)
