@@ -24,7 +24,9 @@ class DictOutputUnderStrict(Rule):
     `out.items()`, `out.get("loss")`) when the compiled function returns a dict, also a dict
     inside a returned tuple or list (`total, losses = net(x)` then `losses["cls"]`,
     `out[1]["feat"]`), and the dicts of a returned list grown by appends (per-image results,
-    `results.append({"boxes": b, ...})`, read as `res[0]["boxes"]`).
+    `results.append({"boxes": b, ...})`, read as `res[0]["boxes"]`). Also such an output given
+    back to a STRICT graph that reads it by key (a KV cache or a state dict passed to the next
+    call: `y, past = dec(x)` then `dec(x, past)` with `past["k0"]` in `construct`).
 
     ## Why is this bad?
     Under STRICT, MindSpore hands a dict output of the top graph back to Python as a tuple
@@ -56,6 +58,10 @@ class DictOutputUnderStrict(Rule):
       STRICT; reading only `out[0]`, and a nested dict used inside the graph, compile.
       So is a list of dicts appended in a loop and read as `res[1]["feat"]` (a Cell and a jit
       function alike); `len(res)` and `res[0]` compile.
+    - MindSpore 2.10, measured: a dict output passed back as an argument (positional or by
+      keyword, to the same or another network or jit function) and read there with a string
+      key (`"k%d" % i`, an f-string) or `.values()` is rejected under STRICT; passing it on
+      without reading it by key, or passing a fresh dict literal, compiles.
     - RULES.md has no row for it (found by the independently written sets `nlp` and `zoo`).
     """
 
@@ -73,18 +79,47 @@ class DictOutputUnderStrict(Rule):
                     fn = self._dict_source(sub.value, held, memo, ctx)
                     if fn is not None:
                         yield self._report(sub, fn, ctx)
-                elif (
-                    isinstance(sub, ast.Call)
-                    and isinstance(sub.func, ast.Attribute)
-                    and sub.func.attr in _DICT_METHODS
-                ):
-                    fn = self._dict_source(sub.func.value, held, memo, ctx)
-                    if fn is not None:
-                        yield self._report(sub, fn, ctx)
+                elif isinstance(sub, ast.Call):
+                    if isinstance(sub.func, ast.Attribute) and sub.func.attr in _DICT_METHODS:
+                        fn = self._dict_source(sub.func.value, held, memo, ctx)
+                        if fn is not None:
+                            yield self._report(sub, fn, ctx)
+                    if held and (sub.args or sub.keywords):
+                        yield from self._passed_back(sub, held, memo, ctx)
             if isinstance(st, ast.Assign):
                 out = self._output(st.value, held, memo, ctx)
                 for t in st.targets:
                     _bind(t, out, held)
+
+    def _passed_back(
+        self, call: ast.Call, held: dict[str, _Output], memo: dict[str, _Output | None], ctx: Context
+    ) -> Iterable[Diagnostic]:
+        """A dict output given back to a STRICT graph as an argument (a KV cache, a state
+        dict) and read there by key: it arrives as the tuple Python holds (measured:
+        `y, past = dec(x)` then `dec(x, past)` with `past["k%d" % i]` in `construct` fails
+        under STRICT, "tuple indices must be integers or slices, not str"; LAX compiles)."""
+        key, callee = self._callee(call.func, ctx)
+        scope = ctx.scopes.scope_for(callee) if callee is not None else None
+        if callee is None or scope is None or not scope.strict or scope.kind not in ("construct", "jit"):
+            return
+        params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
+        if scope.kind == "construct" and params:
+            params = params[1:]  # `self`
+        given: list[tuple[str, ast.expr]] = []
+        for i, arg in enumerate(call.args):
+            if i >= len(params) or isinstance(arg, ast.Starred):
+                break
+            given.append((params[i], arg))
+        given.extend((kw.arg, kw.value) for kw in call.keywords if kw.arg in params)
+        for param, arg in given:
+            source = self._dict_source(arg, held, memo, ctx)
+            read = _read_by_key(param, callee) if source is not None else None
+            if source is not None and read is not None:
+                yield ctx.diagnostic(
+                    self,
+                    arg,
+                    f"`{source.name}` returns a dict, which STRICT graph mode hands back as a tuple of its values; given back to `{callee.name}` as `{param}`, `{ctx.segment(read)}` fails on it there",
+                )
 
     def _report(self, node: ast.expr, fn: FuncDef, ctx: Context) -> Diagnostic:
         listed = any(_ANY in p for p in _dict_paths(fn, ctx))
@@ -226,6 +261,46 @@ def _appends_dicts(name: str, fn: FuncDef, a: Analyzer) -> bool:
 
 def _str_key(e: ast.expr) -> bool:
     return isinstance(e, ast.Constant) and isinstance(e.value, str)
+
+
+def _str_valued(e: ast.expr) -> bool:
+    """A key that is a string in the graph: a literal, an f-string, `"k%d" % i`, `"k{}".format(i)`."""
+    if _str_key(e) or isinstance(e, ast.JoinedStr):
+        return True
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Mod, ast.Add)):
+        return _str_key(e.left)
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and e.func.attr == "format"
+        and _str_key(e.func.value)
+    )
+
+
+def _read_by_key(param: str, fn: FuncDef) -> ast.expr | None:
+    """The first read of parameter `param` of `fn` by a string key or a dict method, unless
+    `fn` binds the name again."""
+    found: ast.expr | None = None
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Store):
+            return None
+        if found is not None:
+            continue
+        if (
+            isinstance(n, ast.Subscript)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == param
+            and isinstance(n.ctx, ast.Load)
+            and _str_valued(n.slice)
+        ) or (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in _DICT_METHODS
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == param
+        ):
+            found = n
+    return found
 
 
 def _module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
