@@ -449,7 +449,9 @@ def _data_joined_under_tensor_if(name: ast.Name, a: Analyzer, ctx: Context) -> b
     which the graph specialises per path, such data is joined into a graph variable, so a
     `Tensor` built from it is a script STRICT refuses (measured, written/lax probes
     `gf_pa_b_*`: "When handling script 'Tensor(input_data, ...) in graph mode', the inputs
-    should be constant"; the same `if` on `x.ndim == 2`, one binding, and two floats compile)."""
+    should be constant"; the same `if` on `x.ndim == 2`, one binding, and two floats compile).
+    Also when `name` is bound once to a call of a helper of this module returning such data
+    (`_helper_returns_joined_data`)."""
     func = ctx.function
     if func is None:
         return False
@@ -459,6 +461,8 @@ def _data_joined_under_tensor_if(name: ast.Name, a: Analyzer, ctx: Context) -> b
         if isinstance(st, ast.Assign)
         and any(isinstance(t, ast.Name) and t.id == name.id for t in st.targets)
     ]
+    if len(binds) == 1 and isinstance(binds[0].value, ast.Call) and binds[0].lineno < name.lineno:
+        return _helper_returns_joined_data(binds[0].value, a, ctx)
     if len(binds) < 2 or any(b.lineno >= name.lineno for b in binds):
         return False
     if not all(_constant_data(b.value, a) for b in binds):
@@ -470,6 +474,45 @@ def _data_joined_under_tensor_if(name: ast.Name, a: Analyzer, ctx: Context) -> b
         for p in _ancestors(b, ctx):
             if isinstance(p, ast.If) and id(p) not in read_ifs and a.kind(p.test, func).dynamic:
                 return True
+    return False
+
+
+def _helper_returns_joined_data(call: ast.Call, a: Analyzer, ctx: Context) -> bool:
+    """`mk(x)` where `mk` is an undecorated module-level function of this file whose
+    `return`s give different constant data (`np.ones(3)` / `np.zeros(3)`, number lists), one
+    of them under an `if` on a tensor: a tensor given by the caller (measured, written/lax
+    probe `gf_pa_b_np_if_tensor_helper` and set `famc` probes `hp_*`: the graph joins the
+    returns into a variable, as it does for one function's branches; a condition on a shape,
+    or a Python number given, compile)."""
+    if not isinstance(call.func, ast.Name) or call.keywords or any(isinstance(x, ast.Starred) for x in call.args):
+        return False
+    helper = next(
+        (f for f in ctx.tree.body if isinstance(f, ast.FunctionDef) and f.name == call.func.id and not f.decorator_list),
+        None,
+    )
+    if helper is None or _bound_in(ctx.function, call.func.id):
+        return False
+    params = [p.arg for p in (*helper.args.posonlyargs, *helper.args.args)]
+    given = {p: arg for p, arg in zip(params, call.args, strict=False)}
+    returns = [r for r in ast.walk(helper) if isinstance(r, ast.Return)]
+    if len(returns) < 2 or any(r.value is None or not _constant_data(r.value, a) for r in returns):
+        return False
+    if len({ast.dump(r.value) for r in returns if r.value is not None}) < 2:
+        return False
+    for r in returns:
+        p = ctx.parent(r)
+        while p is not None and p is not helper:
+            if isinstance(p, ast.If):
+                names = {n.id for n in ast.walk(p.test) if isinstance(n, ast.Name)}
+                # the condition reads the helper's parameters only, each a tensor at this call
+                if (
+                    names
+                    and names <= set(given)
+                    and all(a.kind(given[n]) == Kind.TENSOR for n in names)
+                    and a.kind(p.test, helper) == Kind.TENSOR
+                ):
+                    return True
+            p = ctx.parent(p)
     return False
 
 
