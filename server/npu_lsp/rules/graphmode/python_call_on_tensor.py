@@ -65,9 +65,9 @@ class PythonCallOnTensor(GraphRule):
     `Tensor([t.sum(), t.mean()])`, elements of a tensor `Tensor([x[0, 0], x[1, 1]])`, a list of
     `.item()`s appended in a loop or built by a comprehension (`[x[i, i].item() for i in
     range(n)]`, `[float(x[i]) for ...]`, `[v.item() for v in t]`), a numpy array or
-    list of numbers bound to different constants on the paths of an `if` on a tensor (also
-    given to `Tensor.from_numpy`, and for numpy arrays any method call on them,
-    `float(w.max())`, `w.astype(np.float32)`);
+    list of numbers bound to different constants on the paths of an `if` on a tensor, or
+    returned so by a module helper given the tensor (also given to `Tensor.from_numpy`, and
+    for numpy arrays any method call on them, `float(w.max())`, `w.astype(np.float32)`);
     constants, `x.shape[0]` and the same `if` on `x.ndim` compile). Calls MindSpore's parser marks as side effects
     of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
     `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
