@@ -60,6 +60,8 @@ class PythonCallOnTensor(GraphRule):
     interpreted builtin (`sorted(d.keys())`); a list the function builds from graph variables
     (appended in a loop, or a comprehension over sub-cell outputs or a tensor) given to the
     standard library (`functools.reduce(lambda a, b: a + b, outs)`, `Counter(preds)`); and
+    `Cls.items.append(v)` / `.extend(...)` on a list bound in the body of a class of the module
+    (a Cell or a plain class; through `self.items`, on a module-level list, and reads compile);
     `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
     there compiles); `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
     `Tensor([t.sum(), t.mean()])`, elements of a tensor `Tensor([x[0, 0], x[1, 1]])`, a list of
@@ -156,6 +158,15 @@ class PythonCallOnTensor(GraphRule):
                 f"`{owner.id}` holds different numpy arrays on the paths of a branch on a tensor, so the graph joins it "
                 f"into a run-time object; under STRICT its method `{method.attr}` cannot be called (make a tensor of "
                 f"each array and pick with `ops.select`)",
+            )
+            return
+        held = _class_level_list(method, ctx) if method is not None and method.attr in _CLASS_LIST_METHODS else None
+        if held is not None and method is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{held}` is a list held by a class, not by the instance: MindSpore runs `.{method.attr}(...)` on it as "
+                f"Python, which STRICT refuses (inputs should be constant); keep the list on `self` (or in a module-level list)",
             )
             return
         if q in _TENSOR_CLASS:
@@ -514,6 +525,37 @@ def _helper_returns_joined_data(call: ast.Call, a: Analyzer, ctx: Context) -> bo
                     return True
             p = ctx.parent(p)
     return False
+
+
+#: list methods measured on a class-level list (written set `famc`, probes `ca_*`)
+_CLASS_LIST_METHODS = frozenset({"append", "extend"})
+
+
+def _class_level_list(method: ast.Attribute, ctx: Context) -> str | None:
+    """`Net.seen` in `Net.seen.append(3)`, where `Net` is a class of this module (a Cell or a
+    plain class) whose body binds `seen` to a list display: the text of the list's
+    expression, else None. Measured (written set `famc`, probes `ca_*`): under STRICT
+    "When handling script 'getattr(__py_exec_index1_getattr__, ...)' in graph mode, the
+    inputs should be constant"; the same call through `self.seen`, on a module-level list,
+    and reading `len(Net.seen)` or `Net.seen[1]` compile."""
+    owner = method.value
+    if not (isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name)):
+        return None
+    name = owner.value.id
+    if _bound_in(ctx.function, name):
+        return None
+    cls = next((c for c in ctx.tree.body if isinstance(c, ast.ClassDef) and c.name == name), None)
+    if cls is None:
+        return None
+    binds = [
+        st
+        for st in cls.body
+        if isinstance(st, (ast.Assign, ast.AnnAssign))
+        and any(isinstance(t, ast.Name) and t.id == owner.attr for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+    ]
+    if len(binds) != 1 or not isinstance(binds[0].value, ast.List):
+        return None
+    return f"{name}.{owner.attr}"
 
 
 def _numpy_joined_under_tensor_if(name: ast.Name, ctx: Context) -> bool:
