@@ -43,7 +43,9 @@ class PythonCallOnTensor(GraphRule):
     `lst.count(v)` answered while compiling.)
     Also `min` / `max` of run-time scalars (`min(int(t.sum()), 3)`, and the size of a tensor
     whose shape is known only at run time: `min(idx.numel(), k)` with `idx = m.nonzero()`,
-    `max(len(x[x > 0]), 1)`, `min(kept.shape[0], 3)`) and of a tensor beside a
+    `max(len(x[x > 0]), 1)`, `min(kept.shape[0], 3)`; a number picked by a condition on a
+    tensor, `cost = 0 if a[0] == b[0] else 1`, also through arithmetic on it or a list item
+    stored from it, `dp[1][1] = min(dp[0][1] + 1, dp[0][0] + cost)`) and of a tensor beside a
     Python number (`min(1.0, t)`, `max(t * 2, 0)`, `min(self.decay, t)` with a number
     stored on `self` in `__init__`; tensors alone and constants alone
     compile), calls of classes built by `collections.namedtuple` (also one the compiled
@@ -58,11 +60,16 @@ class PythonCallOnTensor(GraphRule):
     interpreted builtin (`sorted(d.keys())`); a list the function builds from graph variables
     (appended in a loop, or a comprehension over sub-cell outputs or a tensor) given to the
     standard library (`functools.reduce(lambda a, b: a + b, outs)`, `Counter(preds)`); and
+    `Cls.items.append(v)` / `.extend(...)` on a list bound in the body of a class of the module
+    (a Cell or a plain class; through `self.items`, on a module-level list, and reads compile);
     `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
     there compiles); `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
-    `Tensor([t.sum(), t.mean()])`, elements of a tensor `Tensor([x[0, 0], x[1, 1]])`, a list of `.item()`s appended in a loop, a numpy array or
-    list of numbers bound to different constants on the paths of an `if` on a tensor (also
-    given to `Tensor.from_numpy`);
+    `Tensor([t.sum(), t.mean()])`, elements of a tensor `Tensor([x[0, 0], x[1, 1]])`, a list of
+    `.item()`s appended in a loop or built by a comprehension (`[x[i, i].item() for i in
+    range(n)]`, `[float(x[i]) for ...]`, `[v.item() for v in t]`), a numpy array or
+    list of numbers bound to different constants on the paths of an `if` on a tensor, or
+    returned so by a module helper given the tensor (also given to `Tensor.from_numpy`, and
+    for numpy arrays any method call on them, `float(w.max())`, `w.astype(np.float32)`);
     constants, `x.shape[0]` and the same `if` on `x.ndim` compile). Calls MindSpore's parser marks as side effects
     of a third-party module (`json.loads`, `json.dumps`, `os.listdir`, `np.load`,
     `pickle.load`...; the table is `side_effect_calls` in `ms_calls.json`, read from the
@@ -70,7 +77,12 @@ class PythonCallOnTensor(GraphRule):
     A method of an object the standard library or a package built at module level is
     called as Python too (`logger.debug("out %s", y)` with `logger =
     logging.getLogger(__name__)`), and an f-string formatting a graph variable counts as
-    one (`warnings.warn(f"mean {y.mean()}")`; `f"{x.shape[0]}"` folds).
+    one (`warnings.warn(f"mean {y.mean()}")`; `f"{x.shape[0]}"` folds), and so does `str(v)`
+    of a graph variable (`str(x.max().item())`, `str(int(t))`, `str(x)`; `str(x.shape[0])`
+    folds). A numpy call given
+    the size of a tensor whose shape is known only at run time (`np.zeros(kept.shape[0])`
+    with `kept = ops.masked_select(x, x > 0)` or `x[x > 0]`, `np.arange(idx.shape[0])` with
+    `idx = ops.nonzero(m)`) is flagged too; the size of an input folds.
     Which builtins the graph compiles itself comes from MindSpore's own parser tables
     (`ms_calls.json`). Any other builtin is interpreted as a script, so every graph variable
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
@@ -134,6 +146,29 @@ class PythonCallOnTensor(GraphRule):
                 f"{_named(node.func, effect, ctx)} has side effects, so MindSpore does not run it while compiling and it cannot be called in compiled code under STRICT; call it outside (in `__init__` or before the call) and pass the result in",
             )
             return
+        method = node.func if isinstance(node.func, ast.Attribute) else None
+        owner = method.value if method is not None else None
+        if method is not None and isinstance(owner, ast.Name) and _numpy_joined_under_tensor_if(owner, ctx):
+            # measured (written set `famc`, probes `jn_*`; written/lax `gf_pa_b_np_if_tensor_sum`):
+            # "When handling script 'getattr(__py_exec_index1_getattr__, ...)' in graph mode,
+            # the inputs should be constant"; a list joined the same way compiles
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{owner.id}` holds different numpy arrays on the paths of a branch on a tensor, so the graph joins it "
+                f"into a run-time object; under STRICT its method `{method.attr}` cannot be called (make a tensor of "
+                f"each array and pick with `ops.select`)",
+            )
+            return
+        held = _class_level_list(method, ctx) if method is not None and method.attr in _CLASS_LIST_METHODS else None
+        if held is not None and method is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{held}` is a list held by a class, not by the instance: MindSpore runs `.{method.attr}(...)` on it as "
+                f"Python, which STRICT refuses (inputs should be constant); keep the list on `self` (or in a module-level list)",
+            )
+            return
         if q in _TENSOR_CLASS:
             yield from self._tensor_of_variables(node, ctx)
             return
@@ -167,6 +202,19 @@ class PythonCallOnTensor(GraphRule):
             )
             return
         a = analyzer(ctx)
+        if q == "builtins.str" and len(node.args) == 1 and not node.keywords:
+            arg = node.args[0]
+            if a.kind(arg).dynamic and constant_tensor(arg, ctx) is None:
+                # measured (written set `famc`, probes `st_*`): `str(x.max().item())`,
+                # `str(float(t))`, `str(int(t))` (even unused) and `str(x)` of a tensor stop
+                # STRICT with "In JIT strict mode, cannot get attributes __str__ or the
+                # Float32 object has no attribute: '__str__'"; `str(x.shape[0])` compiles
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`str` of the graph variable `{ctx.segment(arg)}` is not available under the STRICT syntax level (MindSpore: cannot get attributes __str__); format it outside compiled code, or print it (`print(\"max\", v)`)",
+                )
+            return
         if q.startswith("builtins.") and name in calls_table.graph_builtins():
             if name in _SCALAR_FOLDED:
                 yield from self._run_time_scalars(node, name, a, ctx)
@@ -206,6 +254,7 @@ class PythonCallOnTensor(GraphRule):
                 (a.kind(arg).dynamic and constant_tensor(arg, ctx) is None)
                 or _list_of_variables(arg, ctx)
                 or _formats_variable(arg, a)
+                or (q.startswith("numpy.") and _dynamic_size_in(arg, a, ctx))
             ):
                 yield ctx.diagnostic(
                     self,
@@ -244,6 +293,8 @@ class PythonCallOnTensor(GraphRule):
             bound = a.single_assignment(data.id, ctx.function)
             if isinstance(bound, (ast.List, ast.Tuple)):
                 found = next((i for i in bound.elts if a.kind(i).dynamic and _by_method(i, a, ctx)), None)
+        if found is None:
+            found = _comprehension_of_variables(data, a, ctx)
         if found is None and isinstance(data, ast.Name) and _data_joined_under_tensor_if(data, a, ctx):
             yield ctx.diagnostic(
                 self,
@@ -318,7 +369,7 @@ class PythonCallOnTensor(GraphRule):
         for arg in node.args:
             items.extend(arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg])
         # a shape read of a tensor whose shape is only known at run time is a run-time scalar
-        kinds = [Kind.VAR if dynamic_shape_read(i, ctx) else a.kind(i) for i in items]
+        kinds = [Kind.VAR if dynamic_shape_read(i, ctx) else _scalar_kind(i, a, ctx, 0) for i in items]
         if Kind.UNKNOWN in kinds:
             return
         if Kind.TENSOR in kinds and Kind.VAR not in kinds:
@@ -344,13 +395,74 @@ class PythonCallOnTensor(GraphRule):
         )
 
 
+#: how deep `_scalar_kind` follows names and stored list items
+_SCALAR_DEPTH = 6
+
+
+def _scalar_kind(e: ast.expr, a: Analyzer, ctx: Context, depth: int) -> Kind:
+    """The kind of `e`, with a number picked by a tensor condition (`0 if a[0] == b[0] else
+    1`, also through a name bound once to it, arithmetic on it, or a list item stored from
+    it under the same index: `row[0] = 1 if t > 0 else 2`, then `row[0]`) read as a
+    run-time scalar (VAR), which is what MindSpore makes of it; the flow's kinds call it a
+    tensor. Measured (written set `famc`, probes `mm_*`): `min` / `max` of such scalars,
+    alone or beside constants, are refused under STRICT ("When handling script 'min(data)'
+    ... found variable 'data'"); a condition on a shape folds and compiles."""
+    kind = a.kind(e)
+    if (kind != Kind.TENSOR and not isinstance(e, ast.Subscript)) or depth > _SCALAR_DEPTH:
+        return kind
+    if isinstance(e, ast.IfExp):
+        if a.kind(e.test) == Kind.TENSOR and all(a.kind(b) == Kind.CONST and _is_number(b, a, ctx) for b in (e.body, e.orelse)):
+            return Kind.VAR
+        return kind
+    if isinstance(e, ast.Name) and ctx.function is not None:
+        bound = a.single_assignment(e.id, ctx.function)
+        return _scalar_kind(bound, a, ctx, depth + 1) if isinstance(bound, ast.IfExp) else kind
+    if isinstance(e, ast.BinOp):
+        return max(_scalar_kind(e.left, a, ctx, depth + 1), _scalar_kind(e.right, a, ctx, depth + 1))
+    if isinstance(e, ast.UnaryOp):
+        return _scalar_kind(e.operand, a, ctx, depth + 1)
+    if isinstance(e, ast.Subscript) and kind == Kind.CONST:
+        stored = _stored_item(e, ctx)
+        if stored is not None and _scalar_kind(stored, a, ctx, depth + 1) == Kind.VAR:
+            return Kind.VAR
+    return kind
+
+
+def _stored_item(e: ast.Subscript, ctx: Context) -> ast.expr | None:
+    """The value the function stores in `row[0]` (the same spelling) on one line before
+    `e` reads it, when `row` is a local list it builds (the only such store)."""
+    func = ctx.function
+    base = e.value
+    while isinstance(base, ast.Subscript):
+        base = base.value
+    if func is None or not isinstance(base, ast.Name):
+        return None
+    bound = analyzer(ctx).single_assignment(base.id, func)
+    if not isinstance(bound, (ast.List, ast.ListComp)):
+        return None
+    key = ast.dump(e)
+    found: list[ast.expr] = []
+    for n in ast.walk(func):
+        if (
+            isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Subscript)
+            and ast.dump(n.targets[0]).replace("ctx=Store()", "ctx=Load()") == key
+            and n.lineno < e.lineno
+        ):
+            found.append(n.value)
+    return found[0] if len(found) == 1 else None
+
+
 def _data_joined_under_tensor_if(name: ast.Name, a: Analyzer, ctx: Context) -> bool:
     """Is `name` bound to different constant arrays or lists (`np.ones(3)`, `[0.0, 1.0]`) on
     the paths of an `if` whose condition is a tensor, before it is read? Unlike two numbers,
     which the graph specialises per path, such data is joined into a graph variable, so a
     `Tensor` built from it is a script STRICT refuses (measured, written/lax probes
     `gf_pa_b_*`: "When handling script 'Tensor(input_data, ...) in graph mode', the inputs
-    should be constant"; the same `if` on `x.ndim == 2`, one binding, and two floats compile)."""
+    should be constant"; the same `if` on `x.ndim == 2`, one binding, and two floats compile).
+    Also when `name` is bound once to a call of a helper of this module returning such data
+    (`_helper_returns_joined_data`)."""
     func = ctx.function
     if func is None:
         return False
@@ -360,6 +472,8 @@ def _data_joined_under_tensor_if(name: ast.Name, a: Analyzer, ctx: Context) -> b
         if isinstance(st, ast.Assign)
         and any(isinstance(t, ast.Name) and t.id == name.id for t in st.targets)
     ]
+    if len(binds) == 1 and isinstance(binds[0].value, ast.Call) and binds[0].lineno < name.lineno:
+        return _helper_returns_joined_data(binds[0].value, a, ctx)
     if len(binds) < 2 or any(b.lineno >= name.lineno for b in binds):
         return False
     if not all(_constant_data(b.value, a) for b in binds):
@@ -372,6 +486,90 @@ def _data_joined_under_tensor_if(name: ast.Name, a: Analyzer, ctx: Context) -> b
             if isinstance(p, ast.If) and id(p) not in read_ifs and a.kind(p.test, func).dynamic:
                 return True
     return False
+
+
+def _helper_returns_joined_data(call: ast.Call, a: Analyzer, ctx: Context) -> bool:
+    """`mk(x)` where `mk` is an undecorated module-level function of this file whose
+    `return`s give different constant data (`np.ones(3)` / `np.zeros(3)`, number lists), one
+    of them under an `if` on a tensor: a tensor given by the caller (measured, written/lax
+    probe `gf_pa_b_np_if_tensor_helper` and set `famc` probes `hp_*`: the graph joins the
+    returns into a variable, as it does for one function's branches; a condition on a shape,
+    or a Python number given, compile)."""
+    if not isinstance(call.func, ast.Name) or call.keywords or any(isinstance(x, ast.Starred) for x in call.args):
+        return False
+    helper = next(
+        (f for f in ctx.tree.body if isinstance(f, ast.FunctionDef) and f.name == call.func.id and not f.decorator_list),
+        None,
+    )
+    if helper is None or _bound_in(ctx.function, call.func.id):
+        return False
+    params = [p.arg for p in (*helper.args.posonlyargs, *helper.args.args)]
+    given = {p: arg for p, arg in zip(params, call.args, strict=False)}
+    returns = [r for r in ast.walk(helper) if isinstance(r, ast.Return)]
+    if len(returns) < 2 or any(r.value is None or not _constant_data(r.value, a) for r in returns):
+        return False
+    if len({ast.dump(r.value) for r in returns if r.value is not None}) < 2:
+        return False
+    for r in returns:
+        p = ctx.parent(r)
+        while p is not None and p is not helper:
+            if isinstance(p, ast.If):
+                names = {n.id for n in ast.walk(p.test) if isinstance(n, ast.Name)}
+                # the condition reads the helper's parameters only, each a tensor at this call
+                if (
+                    names
+                    and names <= set(given)
+                    and all(a.kind(given[n]) == Kind.TENSOR for n in names)
+                    and a.kind(p.test, helper) == Kind.TENSOR
+                ):
+                    return True
+            p = ctx.parent(p)
+    return False
+
+
+#: list methods measured on a class-level list (written set `famc`, probes `ca_*`)
+_CLASS_LIST_METHODS = frozenset({"append", "extend"})
+
+
+def _class_level_list(method: ast.Attribute, ctx: Context) -> str | None:
+    """`Net.seen` in `Net.seen.append(3)`, where `Net` is a class of this module (a Cell or a
+    plain class) whose body binds `seen` to a list display: the text of the list's
+    expression, else None. Measured (written set `famc`, probes `ca_*`): under STRICT
+    "When handling script 'getattr(__py_exec_index1_getattr__, ...)' in graph mode, the
+    inputs should be constant"; the same call through `self.seen`, on a module-level list,
+    and reading `len(Net.seen)` or `Net.seen[1]` compile."""
+    owner = method.value
+    if not (isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name)):
+        return None
+    name = owner.value.id
+    if _bound_in(ctx.function, name):
+        return None
+    cls = next((c for c in ctx.tree.body if isinstance(c, ast.ClassDef) and c.name == name), None)
+    if cls is None:
+        return None
+    binds = [
+        st
+        for st in cls.body
+        if isinstance(st, (ast.Assign, ast.AnnAssign))
+        and any(isinstance(t, ast.Name) and t.id == owner.attr for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+    ]
+    if len(binds) != 1 or not isinstance(binds[0].value, ast.List):
+        return None
+    return f"{name}.{owner.attr}"
+
+
+def _numpy_joined_under_tensor_if(name: ast.Name, ctx: Context) -> bool:
+    """`_data_joined_under_tensor_if` for a name every binding of which is a numpy array."""
+    func = ctx.function
+    if func is None:
+        return False
+    a = analyzer(ctx)
+    binds = [
+        st.value
+        for st in ast.walk(func)
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name.id for t in st.targets)
+    ]
+    return bool(binds) and all(isinstance(b, ast.Call) and a.is_numpy(b) for b in binds) and _data_joined_under_tensor_if(name, a, ctx)
 
 
 def _constant_data(e: ast.expr, a: Analyzer) -> bool:
@@ -505,6 +703,73 @@ def _bound_in(function: ast.AST | None, name: str) -> bool:
         ):
             return True
     return False
+
+
+def _comprehension_of_variables(data: ast.expr, a: Analyzer, ctx: Context) -> ast.expr | None:
+    """The item of `[x[i, i].item() for i in range(n)]` (the data itself, or the one value a
+    name is bound to) when it is a graph variable read from a tensor: a tensor method's
+    result or a tensor's element (measured, written set `famc` probes `tc_*`: `Tensor(vals)`
+    of `[x[i].item() * 2 for ...]` and of `[float(x[i]) for ...]` fail under STRICT like a
+    display of such items; `[float(i) * 2 for i in range(4)]` compiles)."""
+    comp: ast.expr | None = data
+    if isinstance(data, ast.Name):
+        comp = a.single_assignment(data.id, ctx.function)
+    if not isinstance(comp, ast.ListComp):
+        return None
+    if any(
+        isinstance(n, ast.Name) and (a.rebinds(n.id, ctx.function) or _param_of(ctx.function, n.id))
+        for g in comp.generators
+        for n in ast.walk(g.target)
+    ):
+        return None  # a comprehension variable shadows a local: its kind here is not known
+    elt = comp.elt
+    targets = {n.id for g in comp.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    # only a tensor iterated directly: over `zip(user, item)` of tensors MindSpore 2.10
+    # builds a dynamic-length list and reaches the kernels at both levels (written/domains
+    # `rec_hash_bucket_python_hash`: a CPU kernel gap, not this script error)
+    direct = (ast.Name, ast.Attribute, ast.Subscript)
+    if any(isinstance(g.iter, direct) and a.kind(g.iter) == Kind.TENSOR for g in comp.generators) and any(
+        isinstance(n, ast.Name) and n.id in targets for n in ast.walk(elt)
+    ):
+        # `[v.item() for v in t]`: its variable runs over the rows of a tensor (measured,
+        # probe `tc_comp_item_over_tensor_iter`), so an item read from it by a method or
+        # `float` / `int` is a graph variable too
+        by_call = any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("float", "int")
+            for n in ast.walk(elt)
+        )
+        if _has_method_call(elt, ctx) or by_call:
+            return elt
+    if not a.kind(elt).dynamic:
+        return None
+    if _has_method_call(elt, ctx) or any(isinstance(n, ast.Subscript) and _tensor_element(n, a, ctx) for n in ast.walk(elt)):
+        return elt
+    return None
+
+
+def _dynamic_size_in(arg: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """Does `arg` read the size of a tensor whose shape is known only at run time (also
+    through a name bound once to such a read)? MindSpore folds a numpy call's shape inputs
+    while compiling, but such a size is a run-time scalar (measured, written set `famc`
+    probes `np_*`: `np.ones(kept.shape[0])` with `kept = ops.masked_select(...)` and
+    `np.arange(idx.shape[0])` with `idx = ops.nonzero(...)` fail under STRICT, "When handling
+    script '__call_func_str__(...)' ... the inputs should be constant"; `np.zeros(x.shape[0])`
+    of an input compiles)."""
+    for sub in ast.walk(arg):
+        if isinstance(sub, ast.Name) and ctx.function is not None:
+            bound = a.single_assignment(sub.id, ctx.function)
+            if bound is not None and dynamic_shape_read(bound, ctx):
+                return True
+        elif isinstance(sub, ast.expr) and dynamic_shape_read(sub, ctx):
+            return True
+    return False
+
+
+def _param_of(function: ast.AST | None, name: str) -> bool:
+    args = getattr(function, "args", None)
+    return isinstance(args, ast.arguments) and any(
+        p.arg == name for p in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if p is not None
+    )
 
 
 def _grown_with_variables(name: str, ctx: Context) -> bool:

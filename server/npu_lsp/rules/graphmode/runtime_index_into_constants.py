@@ -25,13 +25,19 @@ class RuntimeIndexIntoConstants(GraphRule):
       functions can be indexed by a Tensor under STRICT (written set `langref`, probes
       `tupidx_*`);
     - a run-time integer (`int(t)`, `t.item()`) into strings (`CLASS_NAMES[int(idx)]`).
-    A run-time integer into numbers (`SCALES[int(t)]`) compiles. A table stored on `self`
+    A run-time integer into numbers (`SCALES[int(t)]`) compiles. A list or tuple of numbers or
+    strings that `__init__` builds and stores on `self` (`self.lrs = lrs` after `lrs = []` and
+    `lrs.append(0.1 * i)` in a loop, `[0.5 * k for k in range(5)]`, `list(range(6))`,
+    `tuple(vals)`) read with a Tensor index counts too. A table stored on `self`
     from an `__init__` argument counts when every instance in the file passes the same
     literal (`Predictor(["cat", "dog"])`) or keeps a literal default. Also flags a Python
     list local to the compiled function (a display or a comprehension, whatever it holds,
     even when grown by `append`) or a local tuple of constants read with a Tensor index, and
     a numpy array (made in `__init__` or at module level, `np.linspace(...)`) read with a
-    Tensor index or a run-time integer (`self.table[int(t)]`).
+    Tensor index or a run-time integer (`self.table[int(t)]`), and a local list or tuple of
+    rows of floats (`m = [[0.0] * 2 for _ in range(2)]`, `((1.0, 2.0), (3.0, 4.0))`) read
+    with a run-time integer (`m[int(t[0])][1]`, also as the target of a store; rows of ints
+    compile).
 
     ## Why is this bad?
     A STRICT graph has no run-time string, and reads a tuple with a Tensor index only when
@@ -80,6 +86,13 @@ class RuntimeIndexIntoConstants(GraphRule):
             return
         if isinstance(node.slice, (ast.Constant, ast.Slice)):
             return  # the common case, answered without any lookup
+        if _local_rows(node.value, ctx) and analyzer(ctx).kind(node.slice) == Kind.VAR:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"under STRICT `{ctx.segment(node.value)}` (a Python list or tuple of rows) cannot be read with the run-time index `{ctx.segment(node.slice)}`: MindSpore hands the read to the Python interpreter, which STRICT refuses; use a tensor (`ms.Tensor(...)`)",
+            )
+            return
         held = _python_container(node.value, ctx)
         if held is not None:
             kind = analyzer(ctx).kind(node.slice)
@@ -91,6 +104,13 @@ class RuntimeIndexIntoConstants(GraphRule):
                 )
             return
         table = _constant_table(node.value, ctx)
+        if table is None and _init_built_numbers(node.value, ctx) and analyzer(ctx).kind(node.slice) == Kind.TENSOR:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"under STRICT a Tensor index (`{ctx.segment(node.slice)}`) cannot read `{ctx.segment(node.value)}`, a Python list of constants `__init__` built: MindSpore hands the read to the Python interpreter, which STRICT refuses; keep the table as a tensor (`ms.Tensor(...)`) and index that",
+            )
+            return
         if table is None:
             if _tensor_display(node.value, ctx) and analyzer(ctx).kind(node.slice) == Kind.TENSOR:
                 yield ctx.diagnostic(
@@ -287,4 +307,163 @@ def _bound_locally(name: str, ctx: Context) -> bool:
     return any(
         isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
         for n in ast.walk(func)
+    )
+
+
+#: builtins and `math` functions whose result is a number when their arguments are
+_NUMBER_CALLS = frozenset(
+    {"builtins.float", "builtins.int", "builtins.round", "builtins.abs", "builtins.min", "builtins.max", "builtins.sum", "builtins.pow", "builtins.str"}
+)
+#: how deep `_numeric` follows names bound to other numeric expressions
+_NUMERIC_DEPTH = 10
+
+
+def _init_built_numbers(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` `self.<attr>`, stored once in the file, in `__init__`, as a list or tuple of
+    numbers or strings that `__init__` builds: a comprehension (`[0.5 * k for k in range(5)]`),
+    `list(range(n))`, `tuple(vals)`, or a local list grown by `append` in a loop
+    (`lrs = []`, `lrs.append(0.1 * i)`, `lrs.append(values[k])` with `values` a literal
+    table every construction passes)? Its elements are then constants, never functions, so
+    a Tensor index is a Python script under STRICT (measured: written set `famc`, probes
+    `sl_*`, also a one-item list and `x.argmax()` as the index; a constant index, `int(t)`
+    and `len(self.<attr>)` compile)."""
+    if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    if cls is None or len(instances(ctx)._attr_sets().get(e.attr, [])) != 1:
+        return False
+    values = a._self_values(cls).get(e.attr, [])
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if len(values) != 1 or values[0] is None or init is None:
+        return False
+    return _number_list(values[0], cls, init, ctx, 0)
+
+
+def _number_list(v: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context, depth: int) -> bool:
+    """Does `v`, in `init`, build a list or tuple holding numbers only?"""
+    if depth > _NUMERIC_DEPTH:
+        return False
+    if isinstance(v, (ast.List, ast.Tuple)):
+        return all(_numeric(x, frozenset(), cls, init, ctx, depth + 1) for x in v.elts)
+    if isinstance(v, (ast.ListComp, ast.GeneratorExp)):
+        names: set[str] = set()
+        for g in v.generators:
+            if not _number_source(g.iter, cls, init, ctx, depth + 1) or not isinstance(g.target, ast.Name):
+                return False
+            names.add(g.target.id)
+        return _numeric(v.elt, frozenset(names), cls, init, ctx, depth + 1)
+    if isinstance(v, ast.Call):
+        return _number_source(v, cls, init, ctx, depth + 1)
+    if isinstance(v, ast.Name):
+        return _grown_numbers(v.id, cls, init, ctx, depth + 1)
+    return False
+
+
+def _number_source(v: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context, depth: int) -> bool:
+    """`range(...)`, `list(<numbers>)`, `tuple(<numbers>)`, or a list of numbers."""
+    if isinstance(v, ast.Call) and not v.keywords:
+        q = ctx.qualname(v.func)
+        if q == "builtins.range":
+            return True
+        if q in ("builtins.list", "builtins.tuple") and len(v.args) == 1:
+            return _number_source(v.args[0], cls, init, ctx, depth + 1)
+        return False
+    return _number_list(v, cls, init, ctx, depth + 1)
+
+
+def _grown_numbers(name: str, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context, depth: int) -> bool:
+    """A local of `init` bound once to a list display of numbers (often `[]`) and changed
+    only by `name.append(<number>)` (the loops' `range` variables count as numbers)."""
+    bound = analyzer(ctx).single_assignment(name, init)
+    if not isinstance(bound, ast.List) or not _number_list(bound, cls, init, ctx, depth + 1):
+        return False
+    for n in ast.walk(init):
+        if isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == name:
+            return False
+        if not (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name):
+            continue
+        call = ctx.parent(n)
+        if n.attr not in _MUTATORS:
+            continue
+        if n.attr != "append" or not isinstance(call, ast.Call) or len(call.args) != 1:
+            return False
+        if not _numeric(call.args[0], _range_loop_names(call, init, ctx), cls, init, ctx, depth + 1):
+            return False
+    return True
+
+
+def _range_loop_names(node: ast.AST, init: ast.FunctionDef, ctx: Context) -> frozenset[str]:
+    """The variables of the `for ... in range(...)` loops around `node` in `init`."""
+    names: set[str] = set()
+    cur = ctx.parent(node)
+    while cur is not None and cur is not init:
+        if isinstance(cur, ast.For) and isinstance(cur.target, ast.Name) and isinstance(cur.iter, ast.Call) and ctx.qualname(cur.iter.func) == "builtins.range":
+            names.add(cur.target.id)
+        cur = ctx.parent(cur)
+    return frozenset(names)
+
+
+def _numeric(e: ast.expr, names: frozenset[str], cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context, depth: int) -> bool:
+    """Is `e` a number or a string in `init`: a literal, one of `names`, arithmetic of those,
+    `float`/`int`/`round`/`str`/`math.*` of those, or an item of a literal table of numbers
+    that every construction passes for an `__init__` parameter (`values[k]`)?"""
+    if depth > _NUMERIC_DEPTH:
+        return False
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, (int, float, str)) and not isinstance(e.value, bool)
+    if isinstance(e, ast.Name):
+        if e.id in names:
+            return True
+        bound = analyzer(ctx).single_assignment(e.id, init)
+        return bound is not None and _numeric(bound, names, cls, init, ctx, depth + 1)
+    if isinstance(e, ast.BinOp):
+        return _numeric(e.left, names, cls, init, ctx, depth + 1) and _numeric(e.right, names, cls, init, ctx, depth + 1)
+    if isinstance(e, ast.UnaryOp):
+        return _numeric(e.operand, names, cls, init, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        q = ctx.qualname(e.func) or ""
+        if q not in _NUMBER_CALLS and not q.startswith("math."):
+            return False
+        if q == "builtins.sum":
+            return True  # sum of anything that is not a number fails in Python already
+        return not e.keywords and all(_numeric(x, names, cls, init, ctx, depth + 1) for x in e.args)
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name):
+        table = _constructor_table(cls, e.value.id, ctx)
+        return isinstance(table, (ast.List, ast.Tuple)) and bool(table.elts) and all(
+            isinstance(x, ast.Constant) and isinstance(x.value, (int, float)) and not isinstance(x.value, bool)
+            for x in table.elts
+        )
+    return False
+
+
+def _local_rows(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` a local of the compiled function bound once to a list or tuple of rows (a
+    display of list / tuple displays, or a comprehension making one list per item:
+    `[[0.0] * 2 for _ in range(2)]`)? Measured (written set `famc`, probes `nl_*`): read
+    with a run-time integer (`int(t[0])`, `t[0].item()`), also as the target of a store,
+    such a table is a Python script under STRICT ("When handling script
+    '__py_exec_index0_getitem__(...)' ... the inputs should be constant"); a list of floats
+    read with `int(t)`, and a constant index, compile."""
+    if not isinstance(e, ast.Name) or ctx.function is None:
+        return False
+    bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+    if isinstance(bound, (ast.List, ast.Tuple)):
+        return bool(bound.elts) and all(_float_row(x) for x in bound.elts)
+    if isinstance(bound, ast.ListComp):
+        row = bound.elt
+        if isinstance(row, ast.BinOp) and isinstance(row.op, ast.Mult):
+            row = row.left if isinstance(row.left, ast.List) else row.right
+        return _float_row(row)
+    return False
+
+
+def _float_row(e: ast.expr) -> bool:
+    """A list / tuple display of float constants (`[0.0, 1.5]`). Rows of ints are left out:
+    measured (written/trainsteps probe `setitem_nested_loop_item_case_like`), `m[int(t)][j]
+    += 1` on `[[0] * 3 for _ in range(3)]` compiles under STRICT."""
+    return (
+        isinstance(e, (ast.List, ast.Tuple))
+        and bool(e.elts)
+        and all(isinstance(x, ast.Constant) and type(x.value) is float for x in e.elts)
     )

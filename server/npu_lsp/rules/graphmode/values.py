@@ -427,6 +427,62 @@ class Instances:
         cls = next((c for c in self.ctx.tree.body if isinstance(c, ast.ClassDef) and q.endswith("." + c.name)), None)
         return UNKNOWN if cls is None or depth > _DEPTH else _Obj(cls, call)
 
+    def plain_object_class(self, expr: ast.expr, func: ast.AST | None) -> ast.ClassDef | None:
+        """The class of the object `expr` holds inside `func` when it is an instance of a
+        plain class of this file (built once, no base but `object`, undecorated or a bare
+        `@dataclass`: neither a Cell nor a jit_class), e.g. `m` after `m = Meter()`, `self.cfg` after
+        `self.cfg = Cfg()` in `__init__`, or a module-level `STATE = State()`; else None."""
+        obj = self._held_by_self(expr, func) if func is not None else None
+        if obj is None:
+            obj = self.evaluate(expr, func)
+        if not isinstance(obj, _Obj):
+            return None
+        cls = obj.cls
+        decorators = {self.ctx.qualname(d) for d in cls.decorator_list}
+        if cls.keywords or not decorators <= {"dataclasses.dataclass"}:
+            return None
+        if any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases):
+            return None
+        return cls
+
+    def _held_by_self(self, expr: ast.expr, func: ast.AST) -> _Obj | None:
+        """`self.cfg` bound once in the class family, directly in `__init__`'s body, to
+        `Cfg(...)` (one instance of the cell built in the file): the object it holds. Unlike
+        `self_attr`, a store into the object's own attribute (`self.cfg.scale = 3.0`) does
+        not count as rebinding `self.cfg`."""
+        if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"):
+            return None
+        cls = self._owner(func)
+        found = self._init_of(cls) if cls is not None else None
+        if cls is None or found is None or self._subclasses_overriding(cls) or expr.attr not in self._attr_sets():
+            return None
+        owner, init = found
+        binds: list[ast.stmt] = []
+        for c in self._family(cls):
+            for st in ast.walk(c):
+                if isinstance(st, ast.Assign):
+                    targets = list(st.targets)
+                elif isinstance(st, (ast.AugAssign, ast.AnnAssign, ast.For)):
+                    targets = [st.target]
+                else:
+                    continue
+                while targets:
+                    t = targets.pop()
+                    if isinstance(t, (ast.Tuple, ast.List)):
+                        targets.extend(t.elts)
+                    elif isinstance(t, ast.Starred):
+                        targets.append(t.value)
+                    elif isinstance(t, ast.Attribute) and t.attr == expr.attr and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        binds.append(st)
+        if len(binds) != 1 or not isinstance(binds[0], ast.Assign) or binds[0] not in init.body or len(binds[0].targets) != 1:
+            return None
+        value = binds[0].value
+        sites = self._instantiations(cls.name)
+        if len(sites) != 1 or not isinstance(value, ast.Call):
+            return None
+        obj = self._eval_init(value, owner, init, sites[0], 1)
+        return obj if isinstance(obj, _Obj) else None
+
     def _obj_attr(self, obj: _Obj, attr: str, depth: int) -> Any:
         found = self._init_of(obj.cls)
         if found is None or depth > _DEPTH:
