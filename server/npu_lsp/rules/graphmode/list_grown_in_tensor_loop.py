@@ -31,7 +31,8 @@ class ListGrownInTensorLoop(GraphRule):
     `lst` starts empty and is grown only in a `for i in range(n)` whose bound is a run-time
     scalar read from a tensor (`n = int((scores > t).sum())`), or in a `for` directly over a
     tensor whose length is known only at run time (`for g in ops.unique(batch)[0]`,
-    `for i in ops.nonzero(mask)`): that loop is unrolled while compiling, with no iterations.
+    `for i in ops.nonzero(mask)`): that loop is unrolled while compiling, with no iterations
+    (a list holding elements before such a loop cannot be stacked either).
     The same for a list comprehension over such a `range` (`[v[i] for i in
     range(v.shape[0])]` after `masked_select`).
 
@@ -117,11 +118,12 @@ class ListGrownInTensorLoop(GraphRule):
                 if isinstance(scalar_loop.iter, ast.Call) and ctx.qualname(scalar_loop.iter.func) == "builtins.range"
                 else f"over `{ctx.segment(scalar_loop.iter)}`, a tensor whose length is known only at run time"
             )
-            yield ctx.diagnostic(
-                self,
-                node,
-                f"`{name}` starts empty and is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph unrolls that loop while compiling, when its length is not known, so `{name}` is still empty here",
-            )
+            start = analyzer(ctx).single_assignment(name, ctx.function)
+            if isinstance(start, ast.List) and start.elts:
+                message = f"`{name}` is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph cannot unroll that loop while compiling, when its length is not known, so `{name}` cannot be stacked here (its length is known only at run time)"
+            else:
+                message = f"`{name}` starts empty and is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph unrolls that loop while compiling, when its length is not known, so `{name}` is still empty here"
+            yield ctx.diagnostic(self, node, message)
 
 
 def _needs_elements(func: ast.expr, ctx: Context) -> bool:
@@ -203,7 +205,11 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
     same loop accumulating a tensor or counting with `len(kept)` compiles (silently
     running no iterations). A size read of a tensor whose shape is known only at run time
     (`range(v.shape[0])` after `masked_select`, `unique`, `argwhere`, a boolean mask) is
-    such a bound too (measured: the `shapes` probes rl_*)."""
+    such a bound too (measured: the `shapes` probes rl_*). A list holding elements before
+    such a loop is no better: stacking or concatenating it fails at both levels ("'TensorType'
+    object is not subscriptable", "For 'Stack', the 'len of input_x' ... got '0'"), while
+    `len`, `[0]` and returning it compile (measured: the `famb` probes ra_*, the `shapes`
+    probe rl_masked_select_prefilled_stack)."""
     func = ctx.function
     if func is None:
         return None
@@ -216,7 +222,7 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
         return None
     a = analyzer(ctx)
     start = a.single_assignment(name, func)
-    if not (isinstance(start, ast.List) and not start.elts):
+    if not isinstance(start, ast.List):
         return None
     for n in loops:
         if (
