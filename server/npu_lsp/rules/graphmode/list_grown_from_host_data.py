@@ -36,8 +36,8 @@ class ListGrownFromHostData(GraphRule):
     `vals = x.tolist()`, or a name bound to one of these; also a `for` directly over
     `reversed(range(...))` or `reversed` of graph values (`for h in reversed(hs)`). A list
     bound before a `for` over `reversed` of a local list of tensors (`hs = []` grown with
-    tensors, or `[x[0], x[1] * 2]`), grown in that loop and read after it, is flagged where
-    the loop grows it, whatever the read.
+    tensors, or `[x[0], x[1] * 2]`) and grown in that loop is flagged where the loop grows
+    it.
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a tensor computed at run time is run by JIT
@@ -55,7 +55,8 @@ class ListGrownFromHostData(GraphRule):
     that holds an element before the loop compile. After a `for` over `reversed` of a local
     list of tensors, any read of a list the loop grew fails under LAX, even when it held an
     element before the loop (`'Tensor' object has no attribute 'append'`, "Can not get size
-    for dynamic length sequence", "cannot get item by index from an empty sequence"); a
+    for dynamic length sequence", "cannot get item by index from an empty sequence"), and
+    so does the loop when the list is never read again; a
     tensor accumulated over it, a list of Python ints reversed, a list given as an input
     and `hs[::-1]` compile.
 
@@ -113,15 +114,14 @@ class ListGrownFromHostData(GraphRule):
                     f"`{f.value.id}` is `{ctx.segment(bound)}`, a list JIT Fallback makes from a tensor at run time: growing it in place with `{f.attr}` fails under LAX; build a new list (`{f.value.id} + [...]`) or stay in tensors",
                 )
                 return
-            found = _grown_over_reversed_graph_list(node, f.value.id, ctx)
-            if found is not None:
-                loop, use = found
+            loop = _grown_over_reversed_graph_list(node, f.value.id, ctx)
+            if loop is not None:
                 it = loop.iter
                 reversed_list = it.args[0] if isinstance(it, ast.Call) and it.args else it
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{f.value.id}` is grown inside the `for` over `{ctx.segment(loop.iter)}` (line {loop.lineno}), a list of tensors built in the graph: LAX runs `reversed` of it by JIT Fallback, so the loop is not unrolled over known items and `{f.value.id}` is lost after it (read on line {use.lineno}: an empty list, or \"'Tensor' object has no attribute 'append'\"); loop over `{ctx.segment(reversed_list)}[::-1]` instead",
+                    f"`{f.value.id}` is grown inside the `for` over `{ctx.segment(it)}` (line {loop.lineno}), a list of tensors built in the graph: LAX runs `reversed` of it by JIT Fallback, so the loop is not unrolled over known items and growing `{f.value.id}` there fails (\"'Tensor' object has no attribute 'append'\", or an empty list after the loop); loop over `{ctx.segment(reversed_list)}[::-1]` instead",
                 )
             return
         if not isinstance(node.args[0], ast.Name) or not _needs_elements(f, ctx):
@@ -238,33 +238,21 @@ def _graph_list(e: ast.expr, ctx: Context) -> bool:
     return False
 
 
-def _grown_over_reversed_graph_list(call: ast.Call, name: str, ctx: Context) -> tuple[ast.For, ast.Name] | None:
+def _grown_over_reversed_graph_list(call: ast.Call, name: str, ctx: Context) -> ast.For | None:
     """The `for` over `reversed(<list of tensors>)` (`_graph_list`) around `call`, which grows
-    `name`, a list bound before that loop and read after it (the read: the first load of
-    `name` after the loop, before `name` is bound again). A list only grown and never read
-    again is left alone (not measured)."""
+    `name`, a list bound before that loop. Measured under LAX (written/famb probes `rv_*`):
+    growing it fails whatever follows, even when the list is never read again (`rv_q`:
+    "'Tensor' object has no attribute 'append'")."""
     func = ctx.function
     loop: ast.AST | None = ctx.parent(call)
     while loop is not None and loop is not func and not isinstance(loop, ast.For):
         loop = ctx.parent(loop)
     if not isinstance(loop, ast.For) or not _reversed_graph_list(loop.iter, ctx):
         return None
-    start, end = loop.lineno, loop.end_lineno or loop.lineno
     first = analyzer(ctx).first_binding_line(name, func)
-    if first is None or first >= start:
+    if first is None or first >= loop.lineno:
         return None  # bound inside the loop (or not in this function): not carried out of it
-    loads: list[ast.Name] = []
-    stores: list[int] = []
-    for n in ast.walk(func):  # type: ignore[arg-type]
-        if isinstance(n, ast.Name) and n.id == name and n.lineno > end:
-            if isinstance(n.ctx, ast.Load):
-                loads.append(n)
-            else:
-                stores.append(n.lineno)
-    use = min(loads, key=lambda n: (n.lineno, n.col_offset), default=None)
-    if use is None or (stores and min(stores) <= use.lineno):
-        return None
-    return loop, use
+    return loop
 
 
 def _reversed_graph_list(e: ast.expr, ctx: Context) -> bool:
