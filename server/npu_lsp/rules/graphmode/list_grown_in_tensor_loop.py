@@ -11,6 +11,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, dynamic_shape_read, shape_read_of
+from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
 
@@ -34,7 +35,9 @@ class ListGrownInTensorLoop(GraphRule):
     `for i in ops.nonzero(mask)`): that loop is unrolled while compiling, with no iterations
     (a list holding elements before such a loop cannot be stacked either).
     The same for a list comprehension over such a `range` (`[v[i] for i in
-    range(v.shape[0])]` after `masked_select`).
+    range(v.shape[0])]` after `masked_select`). A `for` (or a comprehension) over a parameter
+    every module-level call gives `ms.mutable([...], True)`, a sequence of dynamic length, is
+    such a loop too.
 
     ## Why is this bad?
     A tensor-conditioned `while` is compiled once, not unrolled, so the list seen after the
@@ -100,6 +103,14 @@ class ListGrownInTensorLoop(GraphRule):
                 f"the list comprehension on line {comp.lineno} runs over a `range` whose bound is a run-time scalar read from a tensor: the graph unrolls it while compiling, when the bound is not known, so the list is empty here",
             )
             return
+        comp = _dynamic_len_comprehension(arg, ctx)
+        if comp is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the list comprehension on line {comp.lineno} runs over `{ctx.segment(comp.generators[0].iter)}`, a sequence of dynamic length (`ms.mutable(..., True)`): the graph cannot unroll it over known items, so the list cannot be stacked here",
+            )
+            return
         if not isinstance(arg, ast.Name):
             return
         name = arg.id
@@ -113,11 +124,13 @@ class ListGrownInTensorLoop(GraphRule):
             return
         scalar_loop = _growing_scalar_range_loop(name, node, ctx)
         if scalar_loop is not None:
-            over = (
-                "whose `range` bound is a run-time scalar read from a tensor"
-                if isinstance(scalar_loop.iter, ast.Call) and ctx.qualname(scalar_loop.iter.func) == "builtins.range"
-                else f"over `{ctx.segment(scalar_loop.iter)}`, a tensor whose length is known only at run time"
-            )
+            it = scalar_loop.iter
+            if isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range":
+                over = "whose `range` bound is a run-time scalar read from a tensor"
+            elif isinstance(it, ast.Name):
+                over = f"over `{it.id}`, a sequence of dynamic length (`ms.mutable(..., True)`) whose length is known only at run time"
+            else:
+                over = f"over `{ctx.segment(it)}`, a tensor whose length is known only at run time"
             start = analyzer(ctx).single_assignment(name, ctx.function)
             if isinstance(start, ast.List) and start.elts:
                 message = f"`{name}` is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph cannot unroll that loop while compiling, when its length is not known, so `{name}` cannot be stacked here (its length is known only at run time)"
@@ -263,6 +276,19 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
     return None
 
 
+def _dynamic_len_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | None:
+    """`[... for t in items]` (inline, or a name bound once to it) with `items` a parameter
+    given a sequence of dynamic length (`_dynamic_len_params`; measured: the famb probe
+    `mu_h`, rejected at both levels once stacked)."""
+    if isinstance(arg, ast.Name) and ctx.function is not None:
+        value = analyzer(ctx).single_assignment(arg.id, ctx.function)
+        arg = value if isinstance(value, ast.ListComp) else arg
+    if not isinstance(arg, ast.ListComp) or len(arg.generators) != 1:
+        return None
+    it = arg.generators[0].iter
+    return arg if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx) else None
+
+
 def _literal_range(it: ast.expr, ctx: Context) -> bool:
     """`range(3)`, `range(0, 8, 2)`: a `range` of literals (`_unknown_trip_count` says no)."""
     return (
@@ -300,7 +326,57 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
     stacking what it appended fails; iterating an input tensor compiles)."""
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and ctx.qualname(it.func) == "builtins.range":
         return any(a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) for arg in it.args)
+    if isinstance(it, ast.Name):
+        return it.id in _dynamic_len_params(ctx)
     return dynamic_shape(it, ctx)
+
+
+def _dynamic_len_params(ctx: Context) -> frozenset[str]:
+    """The parameters of the compiled entry being checked (a jit function or a `construct`)
+    that every module-level call gives a sequence of dynamic length: `ms.mutable([...], True)`
+    or `ms.mutable(seq, dynamic_len=True)`, inline or a name bound once at module level to
+    it. A `for` over one has a length known only at run time: measured at both levels (the
+    written/famb probes `mu_*`, the `functional` case `mutable_list_append_in_jit`), a list
+    grown in it is empty after it (`ops.stack` / `ops.concat` fail), while accumulating a
+    tensor over it, `ms.mutable(seq)` of a fixed length and a plain list compile."""
+    func = ctx.function
+    scope = ctx.scope
+    if scope is None or func is None or scope.function is not func or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    key = ("ms152-dynamic-len-params", id(func))
+    hit: frozenset[str] | None = ctx.cache.get(key)
+    if hit is not None:
+        return hit
+    names = [p.arg for p in (*func.args.posonlyargs, *func.args.args)]
+    if scope.kind == "construct":
+        names = names[1:]
+    callers = entry_callers(func, scope.kind, ctx) if names else None
+    seen: dict[str, bool] = {}
+    if callers is not None and "mutable" in ctx.text:
+        for node in ast.walk(ctx.tree):
+            if not isinstance(node, ast.Call) or not callers.calls(node):
+                continue
+            if any(isinstance(v, ast.Starred) for v in node.args):
+                seen.clear()
+                break
+            given = {k.arg: k.value for k in node.keywords if k.arg is not None}
+            for i, name in enumerate(names):
+                arg = node.args[i] if i < len(node.args) else given.get(name)
+                seen[name] = seen.get(name, True) and arg is not None and _dynamic_len_sequence(arg, ctx)
+    hit = frozenset(n for n, ok in seen.items() if ok)
+    ctx.cache[key] = hit
+    return hit
+
+
+def _dynamic_len_sequence(e: ast.expr, ctx: Context) -> bool:
+    """`ms.mutable(seq, True)` / `ms.mutable(seq, dynamic_len=True)`, or a name bound once at
+    module level to it."""
+    if isinstance(e, ast.Name):
+        e = analyzer(ctx)._module_assignments().get(e.id)  # type: ignore[assignment]
+    if not isinstance(e, ast.Call) or not (ctx.qualname(e.func) or "").startswith("mindspore.") or not (ctx.qualname(e.func) or "").endswith(".mutable"):
+        return False
+    flag = e.args[1] if len(e.args) > 1 else next((k.value for k in e.keywords if k.arg == "dynamic_len"), None)
+    return isinstance(flag, ast.Constant) and flag.value is True
 
 
 def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
