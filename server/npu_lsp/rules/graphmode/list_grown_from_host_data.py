@@ -37,7 +37,8 @@ class ListGrownFromHostData(GraphRule):
     `reversed(range(...))` or `reversed` of graph values (`for h in reversed(hs)`). A list
     bound before a `for` over `reversed` of a local list of tensors (`hs = []` grown with
     tensors, or `[x[0], x[1] * 2]`) and grown in that loop is flagged where the loop grows
-    it.
+    it; so is growing a copy of such a list (`v.copy()`, `copy.copy(v)`) read by index,
+    `len` or a `for` afterwards.
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a tensor computed at run time is run by JIT
@@ -58,7 +59,10 @@ class ListGrownFromHostData(GraphRule):
     for dynamic length sequence", "cannot get item by index from an empty sequence"), and
     so does the loop when the list is never read again; a
     tensor accumulated over it, a list of Python ints reversed, a list given as an input
-    and `hs[::-1]` compile.
+    and `hs[::-1]` compile. A copy of a local list of tensors (`w = v.copy()`,
+    `copy.copy(v)`) grown in place is None in the graph afterwards: indexing it, `len` or a
+    `for` over it fail under LAX; returning or concatenating it, `v[:]` and `list(v)`
+    compile.
 
     ## Example
     ```python
@@ -91,7 +95,7 @@ class ListGrownFromHostData(GraphRule):
 
     nodes = (ast.Call,)
     #: no host method (or `reversed`) named anywhere: no host data to follow
-    words = ("reversed(", *(f".{m}(" for m in sorted(_HOST_METHODS)))
+    words = ("reversed(", ".copy(", *(f".{m}(" for m in sorted(_HOST_METHODS)))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -113,6 +117,19 @@ class ListGrownFromHostData(GraphRule):
                     node,
                     f"`{f.value.id}` is `{ctx.segment(bound)}`, a list JIT Fallback makes from a tensor at run time: growing it in place with `{f.attr}` fails under LAX; build a new list (`{f.value.id} + [...]`) or stay in tensors",
                 )
+                return
+            if bound is not None and _fallback_copy(bound, ctx):
+                read = _read_after(node, f.value.id, ctx)
+                if read is not None:
+                    assert isinstance(bound, ast.Call)
+                    source = bound.args[0] if bound.args else bound.func
+                    if isinstance(source, ast.Attribute):
+                        source = source.value  # `lst.copy` -> `lst`
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{f.value.id}` is `{ctx.segment(bound)}`, a copy of a list of tensors that LAX makes by JIT Fallback: growing it in place with `{f.attr}` leaves None in the graph, so `{ctx.segment(read)}` on line {read.lineno} fails ('NoneType' object ...); copy with a slice (`{ctx.segment(source)}[:]`) or `list({ctx.segment(source)})` instead",
+                    )
                 return
             loop = _grown_over_reversed_graph_list(node, f.value.id, ctx)
             if loop is not None:
@@ -236,6 +253,49 @@ def _graph_list(e: ast.expr, ctx: Context) -> bool:
         ):
             return True
     return False
+
+
+def _fallback_copy(e: ast.expr, ctx: Context) -> bool:
+    """`lst.copy()` or `copy.copy(lst)` of a local list of tensors (`_graph_list`): LAX makes
+    the copy by JIT Fallback. Measured (written/famb probes `cy_*`, written/spec probes
+    `me_list_copy`, `lc_a` / `lc_g`, `cp_g`): grown in place (`append`, `extend`, `insert`),
+    the copy is None afterwards, so indexing it, `len` of it or a `for` over it fail under LAX
+    ('NoneType' object is not subscriptable / has no attribute '__len__' / is not
+    iterable), while returning it, `ops.concat` / `ops.stack` of it, a copy never grown, a
+    copy of a list of Python ints, `lst[:]` and `list(lst)` compile. STRICT refuses
+    `lst.copy` itself."""
+    if not isinstance(e, ast.Call) or e.keywords:
+        return False
+    f = e.func
+    if isinstance(f, ast.Attribute) and f.attr == "copy" and not e.args:
+        return _graph_list(f.value, ctx)
+    return len(e.args) == 1 and ctx.qualname(f) == "copy.copy" and _graph_list(e.args[0], ctx)
+
+
+def _read_after(call: ast.Call, name: str, ctx: Context) -> ast.expr | None:
+    """The first read of `name` after `call` that needs the list's items: `name[i]`,
+    `len(name)`, a `for` (or comprehension) over it; None when `name` is bound again first."""
+    func = ctx.function
+    line = call.end_lineno or call.lineno
+    reads: list[ast.expr] = []
+    stores: list[int] = []
+    for n in ast.walk(func):  # type: ignore[arg-type]
+        if not isinstance(n, ast.Name) or n.id != name or n.lineno <= line:
+            continue
+        if not isinstance(n.ctx, ast.Load):
+            stores.append(n.lineno)
+            continue
+        parent = ctx.parent(n)
+        indexed = isinstance(parent, ast.Subscript) and parent.value is n
+        measured = isinstance(parent, ast.Call) and parent.args == [n] and ctx.qualname(parent.func) == "builtins.len"
+        if indexed or measured:
+            reads.append(parent)  # type: ignore[arg-type]
+        elif isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is n:
+            reads.append(n)
+    read = min(reads, key=lambda r: (r.lineno, r.col_offset), default=None)
+    if read is None or (stores and min(stores) <= read.lineno):
+        return None
+    return read
 
 
 def _grown_over_reversed_graph_list(call: ast.Call, name: str, ctx: Context) -> ast.For | None:
