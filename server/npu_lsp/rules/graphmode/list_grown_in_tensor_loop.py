@@ -37,7 +37,8 @@ class ListGrownInTensorLoop(GraphRule):
     The same for a list comprehension over such a `range` (`[v[i] for i in
     range(v.shape[0])]` after `masked_select`). A `for` (or a comprehension) over a parameter
     every module-level call gives `ms.mutable([...], True)`, a sequence of dynamic length, is
-    such a loop too.
+    such a loop too. A constant index (`lst[0]`, `lst[-1]`) of a list left empty by such a
+    loop is flagged as well, unless it sits under a test reading the list (`if len(lst) > 0:`).
 
     ## Why is this bad?
     A tensor-conditioned `while` is compiled once, not unrolled, so the list seen after the
@@ -71,9 +72,11 @@ class ListGrownInTensorLoop(GraphRule):
       a `masked_select` result accumulated without a list, compile).
     """
 
-    nodes = (ast.Call,)
+    nodes = (ast.Call, ast.Subscript)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if isinstance(node, ast.Subscript):
+            return self._indexed(node, ctx)
         assert isinstance(node, ast.Call)
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
@@ -93,6 +96,32 @@ class ListGrownInTensorLoop(GraphRule):
         if callee is ast.Attribute:
             return called in _NEEDS_ELEMENTS or receiver == "self"
         return callee is ast.Name and called in _NEEDS_ELEMENTS
+
+    def _indexed(self, node: ast.Subscript, ctx: Context) -> Iterable[Diagnostic]:
+        """`lst[0]` / `lst[-1]` of a list that starts empty and is grown only in a loop of
+        unknown trip count: still empty here. Measured at both levels (written/famb probes
+        `ix_*`, `mu_i`: "cannot get item by index from an empty sequence"); a list holding
+        an element before the loop indexed (`ra_d`) and `len` of it (`ix_e`) compile."""
+        if (
+            type(node.value) is not ast.Name
+            or not isinstance(node.ctx, ast.Load)
+            or ctx.function is None
+            or not _constant_index(node.slice)
+        ):
+            return
+        name = node.value.id
+        start = analyzer(ctx).single_assignment(name, ctx.function)
+        if not (isinstance(start, ast.List) and not start.elts):
+            return
+        if _guarded(node, name, ctx):
+            return  # `if kept:` / `if len(kept) > 0:` folds to False: the read is not compiled
+        loop = _growing_scalar_range_loop(name, node, ctx)
+        if loop is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{name}` starts empty and is grown only inside the `for` on line {loop.lineno}, whose length is known only at run time: the graph does not unroll that loop over known items, so `{name}` is still empty here and `{ctx.segment(node)}` fails (\"cannot get item by index from an empty sequence\")",
+            )
 
     def _check(self, node: ast.Call, arg: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
         comp = _scalar_range_comprehension(arg, ctx)
@@ -209,7 +238,32 @@ def _shape_made_dynamic(loop: ast.While, ctx: Context) -> bool:
     return False
 
 
-def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.For | None:
+def _guarded(node: ast.Subscript, name: str, ctx: Context) -> bool:
+    """Is `node` under a test that reads `name` (`if kept:`, `if len(kept) > 0:`, `kept[0] if
+    kept else x`, `kept and kept[0]`)?"""
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None and parent is not ctx.function:
+        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
+            tests: list[ast.AST] = [parent.test]
+        elif isinstance(parent, ast.BoolOp):
+            tests = [v for v in parent.values if v is not child]
+        else:
+            tests = []
+        if any(isinstance(n, ast.Name) and n.id == name for t in tests for n in ast.walk(t)):
+            return True
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _constant_index(e: ast.expr) -> bool:
+    """`0`, `-1`: an int written in the source."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) is int
+
+
+def _growing_scalar_range_loop(name: str, call: ast.expr, ctx: Context) -> ast.For | None:
     """A `for ... in range(n)` with `n` a run-time scalar (`int(t.sum())`, `t.item()`) that
     grows `name`, a list bound once to `[]`, and ends before `call`. Measured at both levels:
     `for i in range(int((s > t).sum())): kept.append(x[i])` then `ops.stack(kept)` fails
