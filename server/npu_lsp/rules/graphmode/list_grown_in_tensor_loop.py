@@ -156,7 +156,7 @@ class ListGrownInTensorLoop(GraphRule):
             it = scalar_loop.iter
             if isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range":
                 over = "whose `range` bound is a run-time scalar read from a tensor"
-            elif isinstance(it, ast.Name):
+            elif isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
                 over = f"over `{it.id}`, a sequence of dynamic length (`ms.mutable(..., True)`) whose length is known only at run time"
             else:
                 over = f"over `{ctx.segment(it)}`, a tensor whose length is known only at run time"
@@ -265,7 +265,8 @@ def _constant_index(e: ast.expr) -> bool:
 
 def _growing_scalar_range_loop(name: str, call: ast.expr, ctx: Context) -> ast.For | None:
     """A `for ... in range(n)` with `n` a run-time scalar (`int(t.sum())`, `t.item()`) that
-    grows `name`, a list bound once to `[]`, and ends before `call`. Measured at both levels:
+    grows `name`, a list bound once to a list display (`[]` or one holding elements), and
+    ends before `call`. Measured at both levels:
     `for i in range(int((s > t).sum())): kept.append(x[i])` then `ops.stack(kept)` fails
     ("For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'"), and
     `ops.stack(kept) if kept else ...` with "'TensorType' object is not subscriptable"; the
@@ -380,8 +381,8 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
     stacking what it appended fails; iterating an input tensor compiles)."""
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and ctx.qualname(it.func) == "builtins.range":
         return any(a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) for arg in it.args)
-    if isinstance(it, ast.Name):
-        return it.id in _dynamic_len_params(ctx)
+    if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
+        return True
     return dynamic_shape(it, ctx)
 
 
