@@ -34,7 +34,11 @@ class ListGrownFromHostData(GraphRule):
     values turned into Python data: `for v in x.tolist()`, `for row in x.asnumpy()`,
     `for c in sorted(set(t.asnumpy().flatten().tolist()))`, `for i in range(len(vals))` with
     `vals = x.tolist()`, or a name bound to one of these; also a `for` directly over
-    `reversed(range(...))` or `reversed` of graph values (`for h in reversed(hs)`).
+    `reversed(range(...))` or `reversed` of graph values (`for h in reversed(hs)`). A list
+    bound before a `for` over `reversed` of a local list of tensors (`hs = []` grown with
+    tensors, or `[x[0], x[1] * 2]`) and grown in that loop is flagged where the loop grows
+    it; so is growing a copy of such a list (`v.copy()`, `copy.copy(v)`) read by index,
+    `len` or a `for` afterwards.
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a tensor computed at run time is run by JIT
@@ -49,7 +53,16 @@ class ListGrownFromHostData(GraphRule):
     static size, `range(x.shape[0])`) or of a list of tensors is run the same way under LAX,
     so a list filled in a `for` over it is empty too; `reversed` of a constant list or tuple,
     of a `range` of literal ints (`reversed(range(4))`), `range(T - 1, -1, -1)`, and a list
-    that holds an element before the loop compile.
+    that holds an element before the loop compile. After a `for` over `reversed` of a local
+    list of tensors, any read of a list the loop grew fails under LAX, even when it held an
+    element before the loop (`'Tensor' object has no attribute 'append'`, "Can not get size
+    for dynamic length sequence", "cannot get item by index from an empty sequence"), and
+    so does the loop when the list is never read again; a
+    tensor accumulated over it, a list of Python ints reversed, a list given as an input
+    and `hs[::-1]` compile. A copy of a local list of tensors (`w = v.copy()`,
+    `copy.copy(v)`) grown in place is None in the graph afterwards: indexing it, `len` or a
+    `for` over it fail under LAX; returning or concatenating it, `v[:]` and `list(v)`
+    compile.
 
     ## Example
     ```python
@@ -75,12 +88,14 @@ class ListGrownFromHostData(GraphRule):
       in place and are rejected, `th_e`, `th_g`, `th_k` compile) and the written sets `heads`
       (`set_of_unique_labels_python`) and `ported` (`tolist_lengths_loop`); `reversed`: the
       written set `domains` (`rl_gae_list_insert_front`) and its `reversed_*` probes; the
-      written set `algorithms` probes `rev_range_*` (`reversed(range(4))` compiles).
+      written set `algorithms` probes `rev_range_*` (`reversed(range(4))` compiles); a local
+      list of tensors reversed: the written set `famb` probes `rv_*` and `algorithms`
+      (`viterbi_crf_cell`, probes `rev_list_tensors_*`).
     """
 
     nodes = (ast.Call,)
     #: no host method (or `reversed`) named anywhere: no host data to follow
-    words = ("reversed(", *(f".{m}(" for m in sorted(_HOST_METHODS)))
+    words = ("reversed(", ".copy(", *(f".{m}(" for m in sorted(_HOST_METHODS)))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -102,6 +117,29 @@ class ListGrownFromHostData(GraphRule):
                     node,
                     f"`{f.value.id}` is `{ctx.segment(bound)}`, a list JIT Fallback makes from a tensor at run time: growing it in place with `{f.attr}` fails under LAX; build a new list (`{f.value.id} + [...]`) or stay in tensors",
                 )
+                return
+            if bound is not None and _fallback_copy(bound, ctx):
+                read = _read_after(node, f.value.id, ctx)
+                if read is not None:
+                    assert isinstance(bound, ast.Call)
+                    source = bound.args[0] if bound.args else bound.func
+                    if isinstance(source, ast.Attribute):
+                        source = source.value  # `lst.copy` -> `lst`
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{f.value.id}` is `{ctx.segment(bound)}`, a copy of a list of tensors that LAX makes by JIT Fallback: growing it in place with `{f.attr}` leaves None in the graph, so `{ctx.segment(read)}` on line {read.lineno} fails ('NoneType' object ...); copy with a slice (`{ctx.segment(source)}[:]`) or `list({ctx.segment(source)})` instead",
+                    )
+                return
+            loop = _grown_over_reversed_graph_list(node, f.value.id, ctx)
+            if loop is not None:
+                it = loop.iter
+                reversed_list = it.args[0] if isinstance(it, ast.Call) and it.args else it
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{f.value.id}` is grown inside the `for` over `{ctx.segment(it)}` (line {loop.lineno}), a list of tensors built in the graph: LAX runs `reversed` of it by JIT Fallback, so the loop is not unrolled over known items and growing `{f.value.id}` there fails (\"'Tensor' object has no attribute 'append'\", or an empty list after the loop); loop over `{ctx.segment(reversed_list)}[::-1]` instead",
+                )
             return
         if not isinstance(node.args[0], ast.Name) or not _needs_elements(f, ctx):
             return
@@ -110,6 +148,8 @@ class ListGrownFromHostData(GraphRule):
         if isinstance(start, (ast.List, ast.Tuple)) and start.elts:
             return  # it holds elements before any loop: stacking it compiles
         for loop in _host_loops(ctx):
+            if _reversed_graph_list(loop.iter, ctx):
+                continue  # reported where the loop grows the list
             if (loop.end_lineno or loop.lineno) < node.lineno and name in set(_grown_names(loop.body)):
                 what = "run by JIT Fallback" if _is_reversed(loop.iter, ctx) else "a tensor's values run by JIT Fallback"
                 yield ctx.diagnostic(
@@ -181,6 +221,108 @@ def _host_iterable(e: ast.expr, ctx: Context, depth: int) -> bool:
                 and _host_iterable(n.args[0], ctx, depth + 1)
             )
     return False
+
+
+def _graph_list(e: ast.expr, ctx: Context) -> bool:
+    """A local list of tensors computed in the graph: a name bound once, to a list display
+    holding a run-time value or to `[]` grown (`append` / `insert`) with one. Measured under
+    LAX (written/famb probes `rv_*`, written/algorithms probes `rev_list_tensors_*`, the
+    `viterbi_crf_cell` case): a list filled in a `for` over `reversed` of it is empty after
+    the loop (`ops.stack` / `ops.concat` fail with no elements, `[0]` / `[-1]` with "cannot
+    get item by index from an empty sequence"), and one holding an element before the loop
+    is broken too (`'Tensor' object has no attribute 'append'`, "Can not get size for dynamic
+    length sequence"), while a tensor accumulated over it compiles. A list of Python ints
+    grown the same way, a list given as an input and a slice `feats[::-1]` compile."""
+    if not isinstance(e, ast.Name) or ctx.function is None:
+        return False
+    a = analyzer(ctx)
+    bound = a.single_assignment(e.id, ctx.function)
+    if not isinstance(bound, ast.List):
+        return False
+    if any(not isinstance(v, ast.Starred) and a.kind(v) == Kind.TENSOR for v in bound.elts):
+        return True
+    for n in ast.walk(ctx.function):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("append", "insert")
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == e.id
+            and n.args
+            and a.kind(n.args[-1]) == Kind.TENSOR
+        ):
+            return True
+    return False
+
+
+def _fallback_copy(e: ast.expr, ctx: Context) -> bool:
+    """`lst.copy()` or `copy.copy(lst)` of a local list of tensors (`_graph_list`): LAX makes
+    the copy by JIT Fallback. Measured (written/famb probes `cy_*`, written/spec probes
+    `me_list_copy`, `lc_a` / `lc_g`, `cp_g`): grown in place (`append`, `extend`, `insert`),
+    the copy is None afterwards, so indexing it, `len` of it or a `for` over it fail under LAX
+    ('NoneType' object is not subscriptable / has no attribute '__len__' / is not
+    iterable), while returning it, `ops.concat` / `ops.stack` of it, a copy never grown, a
+    copy of a list of Python ints, `lst[:]` and `list(lst)` compile. STRICT refuses
+    `lst.copy` itself."""
+    if not isinstance(e, ast.Call) or e.keywords:
+        return False
+    f = e.func
+    if isinstance(f, ast.Attribute) and f.attr == "copy" and not e.args:
+        return _graph_list(f.value, ctx)
+    return len(e.args) == 1 and ctx.qualname(f) == "copy.copy" and _graph_list(e.args[0], ctx)
+
+
+def _read_after(call: ast.Call, name: str, ctx: Context) -> ast.expr | None:
+    """The first read of `name` after `call` that needs the list's items: `name[i]`,
+    `len(name)`, a `for` (or comprehension) over it; None when `name` is bound again first."""
+    func = ctx.function
+    line = call.end_lineno or call.lineno
+    reads: list[ast.expr] = []
+    stores: list[int] = []
+    for n in ast.walk(func):  # type: ignore[arg-type]
+        if not isinstance(n, ast.Name) or n.id != name or n.lineno <= line:
+            continue
+        if not isinstance(n.ctx, ast.Load):
+            stores.append(n.lineno)
+            continue
+        parent = ctx.parent(n)
+        indexed = isinstance(parent, ast.Subscript) and parent.value is n
+        measured = isinstance(parent, ast.Call) and parent.args == [n] and ctx.qualname(parent.func) == "builtins.len"
+        if indexed or measured:
+            reads.append(parent)  # type: ignore[arg-type]
+        elif isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is n:
+            reads.append(n)
+    read = min(reads, key=lambda r: (r.lineno, r.col_offset), default=None)
+    if read is None or (stores and min(stores) <= read.lineno):
+        return None
+    return read
+
+
+def _grown_over_reversed_graph_list(call: ast.Call, name: str, ctx: Context) -> ast.For | None:
+    """The `for` over `reversed(<list of tensors>)` (`_graph_list`) around `call`, which grows
+    `name`, a list bound before that loop. Measured under LAX (written/famb probes `rv_*`):
+    growing it fails whatever follows, even when the list is never read again (`rv_q`:
+    "'Tensor' object has no attribute 'append'")."""
+    func = ctx.function
+    loop: ast.AST | None = ctx.parent(call)
+    while loop is not None and loop is not func and not isinstance(loop, ast.For):
+        loop = ctx.parent(loop)
+    if not isinstance(loop, ast.For) or not _reversed_graph_list(loop.iter, ctx):
+        return None
+    first = analyzer(ctx).first_binding_line(name, func)
+    if first is None or first >= loop.lineno:
+        return None  # bound inside the loop (or not in this function): not carried out of it
+    return loop
+
+
+def _reversed_graph_list(e: ast.expr, ctx: Context) -> bool:
+    """`reversed(lst)` with `lst` a local list of tensors (`_graph_list`)."""
+    return (
+        isinstance(e, ast.Call)
+        and len(e.args) == 1
+        and ctx.qualname(e.func) == "builtins.reversed"
+        and _graph_list(e.args[0], ctx)
+    )
 
 
 def _literal_int(e: ast.expr) -> bool:

@@ -11,6 +11,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, dynamic_shape_read, shape_read_of
+from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
 
@@ -31,9 +32,13 @@ class ListGrownInTensorLoop(GraphRule):
     `lst` starts empty and is grown only in a `for i in range(n)` whose bound is a run-time
     scalar read from a tensor (`n = int((scores > t).sum())`), or in a `for` directly over a
     tensor whose length is known only at run time (`for g in ops.unique(batch)[0]`,
-    `for i in ops.nonzero(mask)`): that loop is unrolled while compiling, with no iterations.
+    `for i in ops.nonzero(mask)`): that loop is unrolled while compiling, with no iterations
+    (a list holding elements before such a loop cannot be stacked either).
     The same for a list comprehension over such a `range` (`[v[i] for i in
-    range(v.shape[0])]` after `masked_select`).
+    range(v.shape[0])]` after `masked_select`). A `for` (or a comprehension) over a parameter
+    every module-level call gives `ms.mutable([...], True)`, a sequence of dynamic length, is
+    such a loop too. A constant index (`lst[0]`, `lst[-1]`) of a list left empty by such a
+    loop is flagged as well, unless it sits under a test reading the list (`if len(lst) > 0:`).
 
     ## Why is this bad?
     A tensor-conditioned `while` is compiled once, not unrolled, so the list seen after the
@@ -67,9 +72,11 @@ class ListGrownInTensorLoop(GraphRule):
       a `masked_select` result accumulated without a list, compile).
     """
 
-    nodes = (ast.Call,)
+    nodes = (ast.Call, ast.Subscript)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if isinstance(node, ast.Subscript):
+            return self._indexed(node, ctx)
         assert isinstance(node, ast.Call)
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
@@ -90,6 +97,32 @@ class ListGrownInTensorLoop(GraphRule):
             return called in _NEEDS_ELEMENTS or receiver == "self"
         return callee is ast.Name and called in _NEEDS_ELEMENTS
 
+    def _indexed(self, node: ast.Subscript, ctx: Context) -> Iterable[Diagnostic]:
+        """`lst[0]` / `lst[-1]` of a list that starts empty and is grown only in a loop of
+        unknown trip count: still empty here. Measured at both levels (written/famb probes
+        `ix_*`, `mu_i`: "cannot get item by index from an empty sequence"); a list holding
+        an element before the loop indexed (`ra_d`) and `len` of it (`ix_e`) compile."""
+        if (
+            type(node.value) is not ast.Name
+            or not isinstance(node.ctx, ast.Load)
+            or ctx.function is None
+            or not _constant_index(node.slice)
+        ):
+            return
+        name = node.value.id
+        start = analyzer(ctx).single_assignment(name, ctx.function)
+        if not (isinstance(start, ast.List) and not start.elts):
+            return
+        if _guarded(node, name, ctx):
+            return  # `if kept:` / `if len(kept) > 0:` folds to False: the read is not compiled
+        loop = _growing_scalar_range_loop(name, node, ctx)
+        if loop is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{name}` starts empty and is grown only inside the `for` on line {loop.lineno}, whose length is known only at run time: the graph does not unroll that loop over known items, so `{name}` is still empty here and `{ctx.segment(node)}` fails (\"cannot get item by index from an empty sequence\")",
+            )
+
     def _check(self, node: ast.Call, arg: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
         comp = _scalar_range_comprehension(arg, ctx)
         if comp is not None:
@@ -97,6 +130,14 @@ class ListGrownInTensorLoop(GraphRule):
                 self,
                 node,
                 f"the list comprehension on line {comp.lineno} runs over a `range` whose bound is a run-time scalar read from a tensor: the graph unrolls it while compiling, when the bound is not known, so the list is empty here",
+            )
+            return
+        comp = _dynamic_len_comprehension(arg, ctx)
+        if comp is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the list comprehension on line {comp.lineno} runs over `{ctx.segment(comp.generators[0].iter)}`, a sequence of dynamic length (`ms.mutable(..., True)`): the graph cannot unroll it over known items, so the list cannot be stacked here",
             )
             return
         if not isinstance(arg, ast.Name):
@@ -112,16 +153,19 @@ class ListGrownInTensorLoop(GraphRule):
             return
         scalar_loop = _growing_scalar_range_loop(name, node, ctx)
         if scalar_loop is not None:
-            over = (
-                "whose `range` bound is a run-time scalar read from a tensor"
-                if isinstance(scalar_loop.iter, ast.Call) and ctx.qualname(scalar_loop.iter.func) == "builtins.range"
-                else f"over `{ctx.segment(scalar_loop.iter)}`, a tensor whose length is known only at run time"
-            )
-            yield ctx.diagnostic(
-                self,
-                node,
-                f"`{name}` starts empty and is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph unrolls that loop while compiling, when its length is not known, so `{name}` is still empty here",
-            )
+            it = scalar_loop.iter
+            if isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range":
+                over = "whose `range` bound is a run-time scalar read from a tensor"
+            elif isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
+                over = f"over `{it.id}`, a sequence of dynamic length (`ms.mutable(..., True)`) whose length is known only at run time"
+            else:
+                over = f"over `{ctx.segment(it)}`, a tensor whose length is known only at run time"
+            start = analyzer(ctx).single_assignment(name, ctx.function)
+            if isinstance(start, ast.List) and start.elts:
+                message = f"`{name}` is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph cannot unroll that loop while compiling, when its length is not known, so `{name}` cannot be stacked here (its length is known only at run time)"
+            else:
+                message = f"`{name}` starts empty and is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph unrolls that loop while compiling, when its length is not known, so `{name}` is still empty here"
+            yield ctx.diagnostic(self, node, message)
 
 
 def _needs_elements(func: ast.expr, ctx: Context) -> bool:
@@ -194,16 +238,46 @@ def _shape_made_dynamic(loop: ast.While, ctx: Context) -> bool:
     return False
 
 
-def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.For | None:
+def _guarded(node: ast.Subscript, name: str, ctx: Context) -> bool:
+    """Is `node` under a test that reads `name` (`if kept:`, `if len(kept) > 0:`, `kept[0] if
+    kept else x`, `kept and kept[0]`)?"""
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None and parent is not ctx.function:
+        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
+            tests: list[ast.AST] = [parent.test]
+        elif isinstance(parent, ast.BoolOp):
+            tests = [v for v in parent.values if v is not child]
+        else:
+            tests = []
+        if any(isinstance(n, ast.Name) and n.id == name for t in tests for n in ast.walk(t)):
+            return True
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _constant_index(e: ast.expr) -> bool:
+    """`0`, `-1`: an int written in the source."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) is int
+
+
+def _growing_scalar_range_loop(name: str, call: ast.expr, ctx: Context) -> ast.For | None:
     """A `for ... in range(n)` with `n` a run-time scalar (`int(t.sum())`, `t.item()`) that
-    grows `name`, a list bound once to `[]`, and ends before `call`. Measured at both levels:
+    grows `name`, a list bound once to a list display (`[]` or one holding elements), and
+    ends before `call`. Measured at both levels:
     `for i in range(int((s > t).sum())): kept.append(x[i])` then `ops.stack(kept)` fails
     ("For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'"), and
     `ops.stack(kept) if kept else ...` with "'TensorType' object is not subscriptable"; the
     same loop accumulating a tensor or counting with `len(kept)` compiles (silently
     running no iterations). A size read of a tensor whose shape is known only at run time
     (`range(v.shape[0])` after `masked_select`, `unique`, `argwhere`, a boolean mask) is
-    such a bound too (measured: the `shapes` probes rl_*)."""
+    such a bound too (measured: the `shapes` probes rl_*). A list holding elements before
+    such a loop is no better: stacking or concatenating it fails at both levels ("'TensorType'
+    object is not subscriptable", "For 'Stack', the 'len of input_x' ... got '0'"), while
+    `len`, `[0]` and returning it compile (measured: the `famb` probes ra_*, the `shapes`
+    probe rl_masked_select_prefilled_stack)."""
     func = ctx.function
     if func is None:
         return None
@@ -216,7 +290,7 @@ def _growing_scalar_range_loop(name: str, call: ast.Call, ctx: Context) -> ast.F
         return None
     a = analyzer(ctx)
     start = a.single_assignment(name, func)
-    if not (isinstance(start, ast.List) and not start.elts):
+    if not isinstance(start, ast.List):
         return None
     for n in loops:
         if (
@@ -257,6 +331,19 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
     return None
 
 
+def _dynamic_len_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | None:
+    """`[... for t in items]` (inline, or a name bound once to it) with `items` a parameter
+    given a sequence of dynamic length (`_dynamic_len_params`; measured: the famb probe
+    `mu_h`, rejected at both levels once stacked)."""
+    if isinstance(arg, ast.Name) and ctx.function is not None:
+        value = analyzer(ctx).single_assignment(arg.id, ctx.function)
+        arg = value if isinstance(value, ast.ListComp) else arg
+    if not isinstance(arg, ast.ListComp) or len(arg.generators) != 1:
+        return None
+    it = arg.generators[0].iter
+    return arg if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx) else None
+
+
 def _literal_range(it: ast.expr, ctx: Context) -> bool:
     """`range(3)`, `range(0, 8, 2)`: a `range` of literals (`_unknown_trip_count` says no)."""
     return (
@@ -294,7 +381,57 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
     stacking what it appended fails; iterating an input tensor compiles)."""
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and ctx.qualname(it.func) == "builtins.range":
         return any(a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) for arg in it.args)
+    if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
+        return True
     return dynamic_shape(it, ctx)
+
+
+def _dynamic_len_params(ctx: Context) -> frozenset[str]:
+    """The parameters of the compiled entry being checked (a jit function or a `construct`)
+    that every module-level call gives a sequence of dynamic length: `ms.mutable([...], True)`
+    or `ms.mutable(seq, dynamic_len=True)`, inline or a name bound once at module level to
+    it. A `for` over one has a length known only at run time: measured at both levels (the
+    written/famb probes `mu_*`, the `functional` case `mutable_list_append_in_jit`), a list
+    grown in it is empty after it (`ops.stack` / `ops.concat` fail), while accumulating a
+    tensor over it, `ms.mutable(seq)` of a fixed length and a plain list compile."""
+    func = ctx.function
+    scope = ctx.scope
+    if scope is None or func is None or scope.function is not func or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    key = ("ms152-dynamic-len-params", id(func))
+    hit: frozenset[str] | None = ctx.cache.get(key)
+    if hit is not None:
+        return hit
+    names = [p.arg for p in (*func.args.posonlyargs, *func.args.args)]
+    if scope.kind == "construct":
+        names = names[1:]
+    callers = entry_callers(func, scope.kind, ctx) if names else None
+    seen: dict[str, bool] = {}
+    if callers is not None and "mutable" in ctx.text:
+        for node in ast.walk(ctx.tree):
+            if not isinstance(node, ast.Call) or not callers.calls(node):
+                continue
+            if any(isinstance(v, ast.Starred) for v in node.args):
+                seen.clear()
+                break
+            given = {k.arg: k.value for k in node.keywords if k.arg is not None}
+            for i, name in enumerate(names):
+                arg = node.args[i] if i < len(node.args) else given.get(name)
+                seen[name] = seen.get(name, True) and arg is not None and _dynamic_len_sequence(arg, ctx)
+    hit = frozenset(n for n, ok in seen.items() if ok)
+    ctx.cache[key] = hit
+    return hit
+
+
+def _dynamic_len_sequence(e: ast.expr, ctx: Context) -> bool:
+    """`ms.mutable(seq, True)` / `ms.mutable(seq, dynamic_len=True)`, or a name bound once at
+    module level to it."""
+    if isinstance(e, ast.Name):
+        e = analyzer(ctx)._module_assignments().get(e.id)  # type: ignore[assignment]
+    if not isinstance(e, ast.Call) or not (ctx.qualname(e.func) or "").startswith("mindspore.") or not (ctx.qualname(e.func) or "").endswith(".mutable"):
+        return False
+    flag = e.args[1] if len(e.args) > 1 else next((k.value for k in e.keywords if k.arg == "dynamic_len"), None)
+    return isinstance(flag, ast.Constant) and flag.value is True
 
 
 def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:

@@ -16,6 +16,7 @@ from npu_lsp.rules.graphmode.helpers import (
     module_function,
     own_nodes,
 )
+from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _scalar_range_comprehension
 
 #: calls that measure a list (what MindSpore 2.10 cannot do with a joined length under LAX)
 _MEASURES = frozenset({"builtins.len", "builtins.sum"})
@@ -29,7 +30,10 @@ class ListLengthJoined(GraphRule):
     Flags a list of Python constants that has one length on one side of a tensor condition
     and another length on the other (an `if`/`else` or a lone `if` binding or growing it, a
     conditional expression, or a helper returning lists of different lengths from a tensor
-    `if`), when the list is then measured with `len` or `sum` or iterated by a `for` (LAX).
+    `if`), when the list is then measured with `len` or `sum` or iterated by a `for` (LAX),
+    there or in a module-level helper it is given to. Also a list comprehension over a
+    `range` whose bound is known only at run time (`int(t)` of a tensor, a size read of
+    `masked_select` / `argwhere` / `unique` results) measured the same way.
 
     ## Why is this bad?
     A tensor condition is compiled as a branch, so MindSpore joins the list of each side into
@@ -38,7 +42,10 @@ class ListLengthJoined(GraphRule):
     pointer[seq_abs] is null`, "Framework Unexpected Exception Raised"). STRICT compiles the
     same code. Indexing the joined list (`y[0]`), testing `v in y`, comparing it, printing it
     or returning it compile at both levels, as do lists of the same length on both sides,
-    lists of tensors, tuples, and conditions known while compiling (shapes, flags).
+    lists of tensors, tuples, and conditions known while compiling (shapes, flags). A
+    comprehension over a run-time `range` has a length known only at run time too: `len`,
+    `sum` and a `for` over it fail the same way under LAX, while indexing or returning it,
+    and comprehensions over an input's shape or a `range` of a Python int, compile.
 
     ## Example
     ```python
@@ -62,7 +69,8 @@ class ListLengthJoined(GraphRule):
       lengths (if/else, lone if, conditional expression, helper returns, an `if` in an
       unrolled `for`, a lone `append`) measured by `len`, `sum` and `for`, beside accepted
       neighbours (index, `in`, `==`, `max`, `print`, returned, equal lengths, tuples, lists of
-      tensors, a shape condition).
+      tensors, a shape condition); helpers measuring the list and comprehensions over a
+      run-time `range`: the written set `famb` (probes `hj_*`, `lc_*`).
     """
 
     nodes = (ast.If, ast.Assign)
@@ -75,11 +83,15 @@ class ListLengthJoined(GraphRule):
         return self._check(node, ctx)
 
     def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
-        # `_candidate`'s shape: one name bound to a conditional expression or a call
-        return target is ast.Name and (value is ast.IfExp or value is ast.Call)
+        # `_candidate`'s shape: one name bound to a conditional expression, a call or a
+        # list comprehension
+        return target is ast.Name and (value is ast.IfExp or value is ast.Call or value is ast.ListComp)
 
     def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.ListComp):
+            yield from self._comprehension(node, node.value, ctx)
+            return
         if isinstance(node, ast.If):
             found = _if_join(node, ctx, a)
         else:
@@ -101,6 +113,31 @@ class ListLengthJoined(GraphRule):
         )
 
 
+    def _comprehension(self, node: ast.Assign, comp: ast.ListComp, ctx: Context) -> Iterable[Diagnostic]:
+        """`items = [... for i in range(n)]` with `n` a run-time scalar or a size read of a
+        tensor whose shape is known only at run time (MS152's `_scalar_range_comprehension`),
+        then measured: LAX builds the list with a length known only at run time and cannot
+        measure it. Measured on MindSpore 2.10 (written/famb probes `lc_*`, written/reach2
+        `lc_range_shape_sum`, written/runtime `jit_list_len_from_tensor`): `len`, `sum` and a
+        `for` over it fail under LAX with "The pointer[seq_abs] is null" and compile under
+        STRICT; `items[0]`, returning it, a comprehension over an input's shape or a `range`
+        of literals or of a Python int compile at both levels (stacking it is MS152's)."""
+        target = node.targets[0]
+        assert isinstance(target, ast.Name)
+        if _scalar_range_comprehension(comp, ctx) is None:
+            return
+        use = _measured(target.id, node, ctx)
+        if use is None:
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{target.id}` is built by a comprehension over `{ctx.segment(comp.generators[0].iter)}`, whose bound is known only at run time, so its length is too; under LAX, "
+            f"MindSpore 2.10 cannot measure it: `{ctx.segment(use)}` on line {getattr(use, 'lineno', 0)} fails "
+            '("The pointer[seq_abs] is null")',
+        )
+
+
 def _candidate(node: ast.AST) -> bool:
     """Could `node` be flagged, judged on its shape alone (no data flow)? An `if` that sets a
     list's length on a side, a name bound to a conditional expression of two list displays
@@ -114,6 +151,10 @@ def _candidate(node: ast.AST) -> bool:
     v = node.value
     if isinstance(v, ast.IfExp):
         return isinstance(v.body, ast.List) and isinstance(v.orelse, ast.List)
+    if isinstance(v, ast.ListComp):
+        # over `range(...)`: the only comprehensions `_comprehension` follows
+        it = v.generators[0].iter
+        return len(v.generators) == 1 and isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
 
 
@@ -375,8 +416,59 @@ def _measured(name: str, after: ast.stmt, ctx: Context) -> ast.AST | None:
             and n.args[0].id == name
             and ctx.qualname(n.func) in _MEASURES
         ) or (isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id == name)
+        measures = measures or (isinstance(n, ast.Call) and _measured_in_helper(n, name, ctx))
         if measures and (best is None or line < getattr(best, "lineno", 0)):
             best = n
     if isinstance(best, ast.For):
         return best.iter
     return best
+
+
+def _measured_in_helper(call: ast.Call, name: str, ctx: Context) -> bool:
+    """Is `name` given (positionally) to a module-level helper that measures that parameter
+    (`len(seq)`, `sum(seq)`, `for v in seq`) without binding it again? Measured on MindSpore
+    2.10 (written/famb probes `hj_*`, written/listjoin `helper_len`): the helper is inlined,
+    so it fails under LAX as the same measure in the caller does; a helper indexing it
+    (`seq[0]`) compiles."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    positions = [i for i, v in enumerate(call.args) if isinstance(v, ast.Name) and v.id == name]
+    if not positions or any(isinstance(v, ast.Starred) for v in call.args[: positions[0]]):
+        return False
+    fdef = module_function(call.func.id, ctx)
+    if fdef is None:
+        return False
+    params = [p.arg for p in (*fdef.args.posonlyargs, *fdef.args.args)]
+    measured = _helper_measured_params(fdef, ctx)
+    return any(i < len(params) and params[i] in measured for i in positions)
+
+
+def _helper_measured_params(fdef: ast.FunctionDef, ctx: Context) -> frozenset[str]:
+    """The parameters of `fdef` it measures and never rebinds (once per helper)."""
+    key = ("MS178.measured-params", id(fdef))
+    hit: frozenset[str] | None = ctx.cache.get(key)
+    if hit is None:
+        params = {p.arg for p in (*fdef.args.posonlyargs, *fdef.args.args)}
+        measured: set[str] = set()
+        rebound: set[str] = set()
+        for n in own_nodes(fdef):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                rebound.add(n.id)
+            elif (
+                isinstance(n, ast.Call)
+                and len(n.args) == 1
+                and isinstance(n.args[0], ast.Name)
+                and ctx.qualname(n.func) in _MEASURES
+            ):
+                measured.add(n.args[0].id)
+            elif isinstance(n, ast.For) and isinstance(n.iter, ast.Name):
+                measured.add(n.iter.id)
+            elif (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name)
+                and n.func.attr not in ("index", "count", "copy")
+            ):
+                rebound.add(n.func.value.id)  # grown or changed in place: not followed
+        hit = ctx.cache[key] = frozenset((measured & params) - rebound)
+    return hit
