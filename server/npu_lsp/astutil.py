@@ -234,11 +234,18 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     list."""
     out: list[ast.stmt] = []
     keep = out.append
-    stack = list(reversed(body))
+    stack = body[::-1]
+    pop, extend = stack.pop, stack.extend
+    no_blocks, body_else = _NO_BLOCKS, _BODY_ELSE
     while stack:
-        st = stack.pop()
+        st = pop()
         keep(st)
-        if type(st) in _NO_BLOCKS:
+        t = type(st)
+        if t in no_blocks:
+            continue
+        if t in body_else:
+            extend(st.orelse[::-1])  # type: ignore[attr-defined]
+            extend(st.body[::-1])  # type: ignore[attr-defined]
             continue
         blocks: list[ast.stmt] = []
         for name in ("body", "orelse", "finalbody"):
@@ -247,7 +254,7 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
             blocks.extend(h.body)
         for case in getattr(st, "cases", None) or []:
             blocks.extend(case.body)
-        stack.extend(reversed(blocks))
+        extend(reversed(blocks))
     return out
 
 
@@ -304,13 +311,29 @@ def class_names(tree: ast.Module) -> set[str]:
     return {st.name for st in all_statements(tree.body) if type(st) is ast.ClassDef}
 
 
-def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def all_statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """Every statement, nested function and class bodies included (no expressions), in
-    source order (by starting line)."""
-    stack = list(reversed(body))
+    source order (by starting line). A list, not a generator (a resumption per statement
+    cost more than the list); simple statements are told apart by type before any field
+    is read (most statements are simple)."""
+    out: list[ast.stmt] = []
+    keep = out.append
+    stack = body[::-1]
+    pop, extend = stack.pop, stack.extend
+    simple, one_body, body_else = _SIMPLE_STATEMENTS, _ONE_BODY, _BODY_ELSE
     while stack:
-        st = stack.pop()
-        yield st
+        st = pop()
+        keep(st)
+        t = type(st)
+        if t in simple:
+            continue
+        if t in one_body:
+            extend(st.body[::-1])  # type: ignore[attr-defined]
+            continue
+        if t in body_else:
+            extend(st.orelse[::-1])  # type: ignore[attr-defined]
+            extend(st.body[::-1])  # type: ignore[attr-defined]
+            continue
         blocks: list[ast.stmt] = list(getattr(st, "body", None) or ())
         for h in getattr(st, "handlers", None) or ():  # handlers come before `else:`
             blocks.extend(h.body)
@@ -318,7 +341,15 @@ def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             blocks.extend(case.body)
         for name in ("orelse", "finalbody"):
             blocks.extend(getattr(st, name, None) or ())
-        stack.extend(reversed(blocks))
+        extend(reversed(blocks))
+    return out
+
+
+#: Statements with no blocks (`_NO_BLOCKS` without the definitions)
+_SIMPLE_STATEMENTS = _NO_BLOCKS - {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+#: Statements whose only block is `body`, and those with `body` and `orelse`
+_ONE_BODY = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith})
+_BODY_ELSE = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While})
 
 
 def find_branches(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
