@@ -163,8 +163,13 @@ def _blocks_of(t: type) -> tuple[str, ...]:
     return names
 
 
-#: ASCII characters outside words -> a space (a text split on spaces into its words)
-_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
+#: ASCII characters outside words -> a space (a text split on spaces into its words), and
+#: word characters to themselves: `str.translate` caches each ASCII character's answer per
+#: call, and a character the table lacks costs a raised and cleared KeyError first (most of
+#: the time of a translate of a few hundred characters)
+_NON_WORD: dict[int, int] = {
+    c: c if (chr(c).isalnum() or chr(c) == "_") else ord(" ") for c in range(128)
+}
 
 
 def self_attr(e: ast.AST) -> str | None:
