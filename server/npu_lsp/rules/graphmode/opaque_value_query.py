@@ -305,27 +305,31 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
     if hit is None:
         names: set[str] = set()
         imports = ctx.scopes.info.imports
+        # the names a call's root must be for the test below to go on (imported from
+        # outside MindSpore): most files import few, and most calls are then passed by a
+        # set lookup
+        outside = {name for name, target in imports.items() if not target.startswith("mindspore")}
         for cls in ctx.tree.body:
-            if not isinstance(cls, ast.ClassDef):
+            if type(cls) is not ast.ClassDef:
                 continue
             for item in cls.body:
-                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                if type(item) is ast.FunctionDef and item.name == "__init__":
                     for st in item.body:
-                        if isinstance(st, ast.Assign) and isinstance(st.value, (ast.BoolOp, ast.IfExp)):
+                        if type(st) is not ast.Assign:
+                            continue
+                        if isinstance(st.value, (ast.BoolOp, ast.IfExp)):
                             # `self.act = act or functools.partial(...)`, every construction
                             # leaving `act` None (measured: its result fed to a `nn.Dense` fails
                             # under LAX, "'int' object has no attribute '__len__'")
                             if held_by_default(ctx, cls, st.value):
                                 names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
                             continue
-                        if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
+                        if type(st.value) is not ast.Call:
                             continue
                         root = st.value.func
-                        while isinstance(root, ast.Attribute):
-                            root = root.value
-                        if not isinstance(root, ast.Name) or imports.get(
-                            root.id, "mindspore"
-                        ).startswith("mindspore"):
+                        while type(root) is ast.Attribute:
+                            root = root.value  # type: ignore[attr-defined]
+                        if type(root) is not ast.Name or root.id not in outside:  # type: ignore[attr-defined]
                             continue  # MindSpore's own classes, the user's, builtins
                         q = ctx.qualname(st.value.func) or ""
                         if calls_table.outside_project(q, ctx):
