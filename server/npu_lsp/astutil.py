@@ -263,6 +263,37 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+def statements_of(body: list[ast.stmt], kind: type[ast.stmt]) -> list[ast.stmt]:
+    """The statements of type `kind` among `statements(body)`, in the same order, without
+    building the list of every statement (`helpers.returns_in` asks for every `if` of
+    compiled code, most of whose blocks are a statement or two)."""
+    out: list[ast.stmt] = []
+    keep = out.append
+    stack = body[::-1]
+    pop, extend = stack.pop, stack.extend
+    no_blocks, body_else = _NO_BLOCKS, _BODY_ELSE
+    while stack:
+        st = pop()
+        t = type(st)
+        if t is kind:
+            keep(st)
+        if t in no_blocks:
+            continue
+        if t in body_else:
+            extend(st.orelse[::-1])  # type: ignore[attr-defined]
+            extend(st.body[::-1])  # type: ignore[attr-defined]
+            continue
+        blocks: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            blocks.extend(getattr(st, name, None) or [])
+        for h in getattr(st, "handlers", None) or []:
+            blocks.extend(h.body)
+        for case in getattr(st, "cases", None) or []:
+            blocks.extend(case.body)
+        extend(reversed(blocks))
+    return out
+
+
 def _import_line_re(packages: tuple[str, ...]) -> re.Pattern[str]:
     names = "|".join(re.escape(p) for p in packages)
     return re.compile(

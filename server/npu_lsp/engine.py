@@ -467,6 +467,24 @@ def _dispatch_table(
     imported: dict[tuple[str, ...], bool] = {}
     runs: list[bool] = []
     for family, family_triggers, own_triggers, required, words in groups:
+        # Required imports first: the answer is shared by the groups requiring the same
+        # packages, and a file importing none of them (most MindSpore files for the torch
+        # groups) then scans for no trigger of theirs. A package spelled nowhere in the
+        # text is imported nowhere (`imports_any`'s own first test, with the scans shared).
+        if required and tree is not None:
+            if required not in imported:
+                spelled = False
+                for word in required:
+                    hit = present.get(word)
+                    if hit is None:
+                        hit = present[word] = word in text
+                    if hit:
+                        spelled = True
+                        break
+                imported[required] = spelled and imports_any(tree, text, required)
+            if not imported[required]:
+                runs.append(False)
+                continue
         # A forced family drops its default trigger, never a rule's own (a substring the
         # rule cannot fire without, e.g. "classmethod").
         triggers = () if family_triggers and family in forced else own_triggers
@@ -487,10 +505,6 @@ def _dispatch_table(
                 if hit:
                     ok = True
                     break
-        if ok and required and tree is not None:
-            if required not in imported:
-                imported[required] = imports_any(tree, text, required)
-            ok = imported[required]
         runs.append(ok)
     key = (settings, tuple(runs))
     table = _dispatch_cache.get(key)

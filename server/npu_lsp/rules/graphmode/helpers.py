@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, ClassVar
 
-from npu_lsp.astutil import statements
+from npu_lsp.astutil import statements_of
 from npu_lsp.registry import Rule
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def terminates(body: list[ast.stmt]) -> bool:
 def returns_in(body: list[ast.stmt]) -> list[ast.Return]:
     """Return statements in `body`, not looking into nested functions or classes (in source
     order). `return` is a statement, so expressions are never scanned."""
-    return [st for st in statements(body) if type(st) is ast.Return]
+    return statements_of(body, ast.Return)  # type: ignore[return-value]
 
 
 def is_root_body(node: ast.AST, ctx: object) -> bool:
