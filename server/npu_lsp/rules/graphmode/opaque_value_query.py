@@ -328,8 +328,8 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
                             continue
                         root = st.value.func
                         while type(root) is ast.Attribute:
-                            root = root.value  # type: ignore[attr-defined]
-                        if type(root) is not ast.Name or root.id not in outside:  # type: ignore[attr-defined]
+                            root = root.value
+                        if type(root) is not ast.Name or root.id not in outside:
                             continue  # MindSpore's own classes, the user's, builtins
                         q = ctx.qualname(st.value.func) or ""
                         if calls_table.outside_project(q, ctx):
