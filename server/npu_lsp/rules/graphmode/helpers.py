@@ -174,4 +174,5 @@ def quoted(node: ast.AST, ctx: Context) -> bool:
     """Does the text of `node`'s lines hold a quote? Without one it holds no str literal,
     so no str constant: a test on its text, before any walk of its nodes."""
     lines = ctx.lines[getattr(node, "lineno", 1) - 1 : getattr(node, "end_lineno", None) or len(ctx.lines)]
-    return any("'" in line or '"' in line for line in lines)
+    text = "\n".join(lines)  # two searches in C, not a generator stepping through the lines
+    return "'" in text or '"' in text

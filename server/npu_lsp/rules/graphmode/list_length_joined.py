@@ -108,7 +108,11 @@ def _candidate(node: ast.AST) -> bool:
     if isinstance(node, ast.If):
         # no length set on either side: both leave every list as it was or unknown, so no
         # name has two known lengths
-        return any(_sizes_a_list(st) for st in (*node.body, *node.orelse))
+        for block in (node.body, node.orelse):  # (a loop, not a generator: every `if` asks)
+            for st in block:
+                if _sizes_a_list(st):
+                    return True
+        return False
     if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
         return False
     v = node.value
