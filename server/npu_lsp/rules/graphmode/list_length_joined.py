@@ -70,6 +70,10 @@ class ListLengthJoined(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most nodes are dismissed on their shape alone, for the
         # cost of a call rather than of a generator each
+        if type(node) is ast.Assign:
+            v = node.value
+            if type(v) is ast.Call and type(v.func) is not ast.Name:
+                return ()  # `_candidate`'s test for `x = self.f(...)`, most calls, without a call
         if ctx.scope is None or ctx.function is None or ctx.scope.strict or not _candidate(node):
             return ()
         return self._check(node, ctx)
