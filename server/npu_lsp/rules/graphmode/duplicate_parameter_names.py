@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.astutil import is_name_char
 from npu_lsp.diagnostics import Diagnostic
@@ -48,29 +48,17 @@ _GRAD_BUILDERS = frozenset({"value_and_grad", "grad", "vjp", "jvp", "jacfwd", "j
 _LAYER_CALL = re.compile(r"([A-Z][A-Za-z0-9]*)\(")
 
 
-def _two_layer_calls_in(ctx: Context) -> Callable[[int, int], bool] | None:
-    """A test of a line range (first, last; the text's `\n` lines): does the text there
-    call a layer of `_NN_LAYER_PARAM` (`_LAYER_CALL`, strings and comments included) at
-    least twice? None when no range can (fewer than two in the file).
+def _layer_calls(ctx: Context) -> tuple[list[str] | None, list[int]]:
+    """What `_two_layer_calls` reads: with no `\r` in the text, its lines (`ctx.lines` are
+    then its `\n` lines) and no hits, the ranges asked about being searched then; else no
+    lines and the (`\n`-numbered) lines of every layer call of the whole text.
 
-    A match never spans lines, so the lines of a range hold the same matches as the whole
-    text there: with no `\r` in the text (`ctx.lines` are then its `\n` lines) only the
-    ranges asked about are searched, most of a file never. (The whole text was searched
-    first: 13 M instructions, a fifth of a parse, on a 5,000-line file.)"""
+    A match of `_LAYER_CALL` never spans lines, so the lines of a range hold the same
+    matches as the whole text there, and most of a file is never searched. (The whole text
+    was searched first: 13 M instructions, a fifth of a parse, on a 5,000-line file.)"""
     text = ctx.text
     if "\r" not in text:
-        lines = ctx.lines
-
-        def enough(first: int, last: int) -> bool:
-            found = 0
-            for m in _LAYER_CALL.finditer("\n".join(lines[first - 1 : last])):
-                if m.group(1) in _NN_LAYER_PARAM:
-                    found += 1
-                    if found == 2:
-                        return True
-            return False
-
-        return enough
+        return ctx.lines, []
     hits: list[int] = []
     line, pos = 1, 0
     for m in _LAYER_CALL.finditer(text):
@@ -79,9 +67,22 @@ def _two_layer_calls_in(ctx: Context) -> Callable[[int, int], bool] | None:
         line += text.count("\n", pos, m.start())
         pos = m.start()
         hits.append(line)
-    if len(hits) < 2:
-        return None
-    return lambda first, last: bisect.bisect_right(hits, last) - bisect.bisect_left(hits, first) >= 2
+    return None, hits
+
+
+def _two_layer_calls(found: tuple[list[str] | None, list[int]], first: int, last: int) -> bool:
+    """Does the text call a layer of `_NN_LAYER_PARAM` (`_LAYER_CALL`, strings and comments
+    included) at least twice on lines first..last (`_layer_calls`)?"""
+    lines, hits = found
+    if lines is None:
+        return bisect.bisect_right(hits, last) - bisect.bisect_left(hits, first) >= 2
+    count = 0
+    for m in _LAYER_CALL.finditer("\n".join(lines[first - 1 : last])):
+        if m.group(1) in _NN_LAYER_PARAM:
+            count += 1
+            if count == 2:
+                return True
+    return False
 
 
 def _own_calls(fn: ast.FunctionDef) -> Iterator[ast.Call]:
@@ -296,15 +297,15 @@ class DuplicateParameterNames(GraphRule):
         2.10: two `nn.Dense` built in a `@jit` function or a `construct` fail at both levels
         ("its name 'weight' already exists"); one `nn.Dense`, or `nn.LayerNorm` (`gamma`)
         beside `nn.Dense` (`weight`), or `nn.Dense` beside `self.fc` (`fc.weight`) compile."""
-        enough = _two_layer_calls_in(ctx)
-        if enough is None:
-            return
+        found = _layer_calls(ctx)
+        if found[0] is None and len(found[1]) < 2:
+            return  # fewer than two in the whole text
         for scope in list(ctx.scopes.scopes.values()):
             fn = scope.function
             if scope.kind not in ("jit", "construct") or not isinstance(fn, ast.FunctionDef):
                 continue
             end = fn.end_lineno or fn.lineno
-            if not enough(fn.lineno, end):
+            if not _two_layer_calls(found, fn.lineno, end):
                 continue  # cheap: fewer than two layer calls in its lines
             seen: dict[str, ast.Call] = {}
             for call in _own_calls(fn):
