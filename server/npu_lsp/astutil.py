@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.children import SCANNED, SCANNERS, scanner
 
@@ -163,8 +163,13 @@ def _blocks_of(t: type) -> tuple[str, ...]:
     return names
 
 
-#: ASCII characters outside words -> a space (a text split on spaces into its words)
-_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
+#: ASCII characters outside words -> a space (a text split on spaces into its words), and
+#: word characters to themselves: `str.translate` caches each ASCII character's answer per
+#: call, and a character the table lacks costs a raised and cleared KeyError first (most of
+#: the time of a translate of a few hundred characters)
+_NON_WORD: dict[int, int] = {
+    c: c if (chr(c).isalnum() or chr(c) == "_") else ord(" ") for c in range(128)
+}
 
 
 def self_attr(e: ast.AST) -> str | None:
@@ -178,6 +183,30 @@ def ascii_words(text: str) -> list[str]:
     """The words (`\\w+`) of an ASCII text, its identifiers among them: a translate and a
     split, about 4x a `\\w+` search. (Not for other text: `ast` normalises identifiers.)"""
     return text.translate(_NON_WORD).split()
+
+
+def literal_alternation(words: Iterable[str]) -> str:
+    """A regex matching exactly the strings `words` (escaped), as a trie: `sre` tries the
+    alternatives of a group one after another, so at each position `a|ab|b` tests every
+    word, while `(?:ab?|b)` tests each first character once. The same strings, so the
+    same matches, as `"|".join(map(re.escape, words))`."""
+    trie: dict[str, dict] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:  # a word ends here: what follows is optional
+            return body + "?" if len(alts) == 1 and len(alts[0]) == 1 else "(?:" + body + ")?"
+        return body
+
+    return emit(trie)
 
 
 def is_name_char(c: str) -> bool:
@@ -234,11 +263,18 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     list."""
     out: list[ast.stmt] = []
     keep = out.append
-    stack = list(reversed(body))
+    stack = body[::-1]
+    pop, extend = stack.pop, stack.extend
+    no_blocks, body_else = _NO_BLOCKS, _BODY_ELSE
     while stack:
-        st = stack.pop()
+        st = pop()
         keep(st)
-        if type(st) in _NO_BLOCKS:
+        t = type(st)
+        if t in no_blocks:
+            continue
+        if t in body_else:
+            extend(st.orelse[::-1])  # type: ignore[attr-defined]
+            extend(st.body[::-1])  # type: ignore[attr-defined]
             continue
         blocks: list[ast.stmt] = []
         for name in ("body", "orelse", "finalbody"):
@@ -247,7 +283,38 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
             blocks.extend(h.body)
         for case in getattr(st, "cases", None) or []:
             blocks.extend(case.body)
-        stack.extend(reversed(blocks))
+        extend(reversed(blocks))
+    return out
+
+
+def statements_of(body: list[ast.stmt], kind: type[ast.stmt]) -> list[ast.stmt]:
+    """The statements of type `kind` among `statements(body)`, in the same order, without
+    building the list of every statement (`helpers.returns_in` asks for every `if` of
+    compiled code, most of whose blocks are a statement or two)."""
+    out: list[ast.stmt] = []
+    keep = out.append
+    stack = body[::-1]
+    pop, extend = stack.pop, stack.extend
+    no_blocks, body_else = _NO_BLOCKS, _BODY_ELSE
+    while stack:
+        st = pop()
+        t = type(st)
+        if t is kind:
+            keep(st)
+        if t in no_blocks:
+            continue
+        if t in body_else:
+            extend(st.orelse[::-1])  # type: ignore[attr-defined]
+            extend(st.body[::-1])  # type: ignore[attr-defined]
+            continue
+        blocks: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            blocks.extend(getattr(st, name, None) or [])
+        for h in getattr(st, "handlers", None) or []:
+            blocks.extend(h.body)
+        for case in getattr(st, "cases", None) or []:
+            blocks.extend(case.body)
+        extend(reversed(blocks))
     return out
 
 
@@ -304,13 +371,29 @@ def class_names(tree: ast.Module) -> set[str]:
     return {st.name for st in all_statements(tree.body) if type(st) is ast.ClassDef}
 
 
-def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def all_statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """Every statement, nested function and class bodies included (no expressions), in
-    source order (by starting line)."""
-    stack = list(reversed(body))
+    source order (by starting line). A list, not a generator (a resumption per statement
+    cost more than the list); simple statements are told apart by type before any field
+    is read (most statements are simple)."""
+    out: list[ast.stmt] = []
+    keep = out.append
+    stack = body[::-1]
+    pop, extend = stack.pop, stack.extend
+    simple, one_body, body_else = _SIMPLE_STATEMENTS, _ONE_BODY, _BODY_ELSE
     while stack:
-        st = stack.pop()
-        yield st
+        st = pop()
+        keep(st)
+        t = type(st)
+        if t in simple:
+            continue
+        if t in one_body:
+            extend(st.body[::-1])  # type: ignore[attr-defined]
+            continue
+        if t in body_else:
+            extend(st.orelse[::-1])  # type: ignore[attr-defined]
+            extend(st.body[::-1])  # type: ignore[attr-defined]
+            continue
         blocks: list[ast.stmt] = list(getattr(st, "body", None) or ())
         for h in getattr(st, "handlers", None) or ():  # handlers come before `else:`
             blocks.extend(h.body)
@@ -318,7 +401,15 @@ def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             blocks.extend(case.body)
         for name in ("orelse", "finalbody"):
             blocks.extend(getattr(st, name, None) or ())
-        stack.extend(reversed(blocks))
+        extend(reversed(blocks))
+    return out
+
+
+#: Statements with no blocks (`_NO_BLOCKS` without the definitions)
+_SIMPLE_STATEMENTS = _NO_BLOCKS - {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+#: Statements whose only block is `body`, and those with `body` and `orelse`
+_ONE_BODY = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith})
+_BODY_ELSE = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While})
 
 
 def find_branches(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:

@@ -467,6 +467,24 @@ def _dispatch_table(
     imported: dict[tuple[str, ...], bool] = {}
     runs: list[bool] = []
     for family, family_triggers, own_triggers, required, words in groups:
+        # Required imports first: the answer is shared by the groups requiring the same
+        # packages, and a file importing none of them (most MindSpore files for the torch
+        # groups) then scans for no trigger of theirs. A package spelled nowhere in the
+        # text is imported nowhere (`imports_any`'s own first test, with the scans shared).
+        if required and tree is not None:
+            if required not in imported:
+                spelled = False
+                for word in required:
+                    hit = present.get(word)
+                    if hit is None:
+                        hit = present[word] = word in text
+                    if hit:
+                        spelled = True
+                        break
+                imported[required] = spelled and imports_any(tree, text, required)
+            if not imported[required]:
+                runs.append(False)
+                continue
         # A forced family drops its default trigger, never a rule's own (a substring the
         # rule cannot fire without, e.g. "classmethod").
         triggers = () if family_triggers and family in forced else own_triggers
@@ -487,10 +505,6 @@ def _dispatch_table(
                 if hit:
                     ok = True
                     break
-        if ok and required and tree is not None:
-            if required not in imported:
-                imported[required] = imports_any(tree, text, required)
-            ok = imported[required]
         runs.append(ok)
     key = (settings, tuple(runs))
     table = _dispatch_cache.get(key)
@@ -804,7 +818,7 @@ class _Walker:
         walked = self.walked
         attribute, name, call, assign = ast.Attribute, ast.Name, ast.Call, ast.Assign
         func_types, restore = _FUNC_TYPE_SET, tuple
-        # node type -> the (rule, check) pairs that run at the level of the scope in force;
+        # node type -> the bound `check`s of the rules that run at the level of the scope in force;
         # the same for calls by (callee type, called name) (`_for_call`), and the entries
         # of the calls' rules at that level
         level = levels[_level(scope)]
@@ -869,8 +883,8 @@ class _Walker:
                 entries = hit
             if entries:
                 ctx.scope, ctx.function = scope, func
-                for r, check in entries:
-                    # `run` inlined: ~40k rule calls on a 5,000-line file, most finding nothing
+                for check in entries:
+                    # `run` inlined: ~20k rule calls on a 5,000-line file, most finding nothing
                     try:
                         found = check(node, ctx)
                         if found is _NOTHING:
@@ -879,7 +893,7 @@ class _Walker:
                         if found:
                             self._emit(found)
                     except Exception as exc:  # a broken rule must never take the run down
-                        self._crashed(r, node, exc)
+                        self._crashed(_rule_of(check), node, exc)
             if is_func:
                 func = node
             # Children pushed in reverse so they are visited in source order, each recorded
@@ -889,6 +903,13 @@ class _Walker:
             if push_children is None:
                 push_children = pusher(nt)
             push_children(node, push, parents, walked)
+
+
+def _rule_of(check: _Run) -> Rule:
+    """The rule whose bound `check` the walk called (to name it when it crashed)."""
+    owner = getattr(check, "__self__", None)
+    assert isinstance(owner, Rule), "a rule's check is a method of the rule"
+    return owner
 
 
 #: what a rule returns when it finds nothing without a generator (`return ()`)
@@ -911,12 +932,12 @@ def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
 
 
 def _for_call(entries: list[_LevelEntry], callee: type, called: str, receiver: str = "") -> list[_Run]:
-    """The (rule, check) pairs of a call's rules that run for a call of a `callee`
+    """The bound `check`s of a call's rules that run for a call of a `callee`
     expression type whose called name (`_called_name`) is `called` (`Rule.calls`,
     `Rule.callee`, `Rule.wants_call`), in order."""
     return [
-        (r, check)
-        for r, check, calls, types, wants in entries
+        check
+        for _r, check, calls, types, wants in entries
         if (calls is None or called in calls)
         and (types is None or callee in types)
         and (wants is None or wants(callee, called, receiver))
@@ -934,9 +955,9 @@ def _assign_level(rules: list[Rule], level: int) -> list[_AssignEntry]:
 
 
 def _for_assign(entries: list[_AssignEntry], target: type | None, value: type) -> list[_Run]:
-    """The (rule, check) pairs of the assignment rules that run for an assignment of this
+    """The bound `check`s of the assignment rules that run for an assignment of this
     shape (`Rule.wants_assign`), in order."""
-    return [(r, check) for r, check, wants in entries if wants is None or wants(target, value)]
+    return [check for _r, check, wants in entries if wants is None or wants(target, value)]
 
 
 def _called_name(node: ast.AST, ctx: Context) -> str:
@@ -968,8 +989,9 @@ _AssignEntry = tuple[
     Callable[..., Iterable[Diagnostic]],
     Callable[[type[ast.AST] | None, type[ast.AST]], bool] | None,
 ]
-#: What the walk calls: the rule (named if it crashes) and its bound `check`.
-_Run = tuple[Rule, Callable[..., Iterable[Diagnostic]]]
+#: What the walk calls: a rule's bound `check` (its `__self__` is the rule, named if it
+#: crashes; no (rule, check) pair to unpack per call)
+_Run = Callable[..., Iterable[Diagnostic]]
 #: Per level (`_level`): node type -> the rules that run there (types without any left
 #: out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
 #: the walk as it meets the names), and the entries of the call rules to pick them from;
@@ -998,7 +1020,7 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
     levels: _Levels = tuple(
         (
             {
-                t: [(r, check) for r, check, _calls, _callee, _wants in entries]
+                t: [check for _r, check, _calls, _callee, _wants in entries]
                 for t, rules in table.items()
                 if t is not ast.Module and (entries := _at_level(rules, level))
             },

@@ -212,7 +212,9 @@ def _assigned_before(node: ast.stmt, ctx: Context) -> set[str]:
     out: set[str] = set()
     for st in block[:index]:
         if isinstance(st, ast.Assign):
-            out.update(t.id for t in st.targets if isinstance(t, ast.Name))
+            for t in st.targets:  # (a loop, not a generator: every `if` and `for` asks)
+                if isinstance(t, ast.Name):
+                    out.add(t.id)
         elif isinstance(st, (ast.AugAssign, ast.AnnAssign)) and isinstance(st.target, ast.Name):
             out.add(st.target.id)
     return out

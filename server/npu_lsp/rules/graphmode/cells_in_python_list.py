@@ -287,7 +287,10 @@ _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
 def _assigns_containers(body: list[ast.stmt]) -> bool:
     """Does `__init__` assign a list, tuple or dict display (or comprehension) anywhere at its
     top level? Every finding starts at such an assignment (`self.x = []` for appends)."""
-    return any(isinstance(st, ast.Assign) and isinstance(st.value, _CONTAINER_VALUES) for st in body)
+    for st in body:  # (a loop, not a generator)
+        if isinstance(st, ast.Assign) and isinstance(st.value, _CONTAINER_VALUES):
+            return True
+    return False
 
 
 def _wrapped_later(body: list[ast.stmt]) -> dict[int, set[str]]:

@@ -60,6 +60,9 @@ class DefaultdictMissingKey(GraphRule):
     """
 
     nodes = (ast.Assign,)
+    # `defaultdict(...)` is called by that name, `.setdefault(` by its attribute: a file
+    # spelling neither has nothing for either branch
+    words = ("defaultdict", "setdefault")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Assign)

@@ -71,6 +71,7 @@ class DictUnpackMerge(GraphRule):
     """
 
     nodes = (ast.Dict, ast.BinOp)
+    words = ("|", "**")  # `a | b` (BitOr) or `{**a}` (a dict display unpacking)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: every binary operation of compiled code comes here

@@ -64,6 +64,7 @@ class JitClassVariableArgument(GraphRule):
 
     nodes = (ast.Call,)
     callee = (ast.Name,)  # `Config(...)`: the module's own class by name
+    words = ("jit_class",)  # the decorator (or its import) that makes a class one
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)

@@ -68,6 +68,10 @@ class ListAppendedUnderTensorIf(GraphRule):
         assert isinstance(node, ast.For)
         if ctx.scope is None or ctx.function is None:
             return
+        # only an `if` statement is followed, and its keyword is on the loop's lines: most
+        # loops hold none, and are then not walked
+        if "if" not in "\n".join(ctx.lines[node.lineno - 1 : node.end_lineno or node.lineno]):
+            return
         strict = ctx.scope.strict
         a = analyzer(ctx)
         reported: set[str] = set()

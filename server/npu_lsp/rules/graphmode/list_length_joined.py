@@ -79,6 +79,10 @@ class ListLengthJoined(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most nodes are dismissed on their shape alone, for the
         # cost of a call rather than of a generator each
+        if type(node) is ast.Assign:
+            v = node.value
+            if type(v) is ast.Call and type(v.func) is not ast.Name:
+                return ()  # `_candidate`'s test for `x = self.f(...)`, most calls, without a call
         if ctx.scope is None or ctx.function is None or ctx.scope.strict or not _candidate(node):
             return ()
         return self._check(node, ctx)
@@ -187,7 +191,11 @@ def _candidate(node: ast.AST) -> bool:
     if isinstance(node, ast.If):
         # no length set on either side: both leave every list as it was or unknown, so no
         # name has two known lengths
-        return any(_sizes_a_list(st) for st in (*node.body, *node.orelse))
+        for block in (node.body, node.orelse):  # (a loop, not a generator: every `if` asks)
+            for st in block:
+                if _sizes_a_list(st):
+                    return True
+        return False
     if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
         return False
     v = node.value

@@ -84,6 +84,14 @@ class MapClosureFreeVariable(GraphRule):
         # rather than of a generator each
         if not node.args or not isinstance(node.args[0], (ast.Lambda, ast.Name)):
             return ()
+        mentions = ctx.cache.get("ms157-mentions-map")  # (`_mentions_map`, its memo read here)
+        if mentions is None:
+            mentions = _mentions_map(ctx)
+        if type(node.func) is not ast.Name and not mentions:
+            # an inline mapper (`HyperMap()(...)`) or a `self.<attr>` one built in this
+            # file's `__init__` resolves through this file's imports: its class ("HyperMap",
+            # "Map") is in the text (`_mapper_of`)
+            return ()
         return self._check(node, ctx)
 
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:

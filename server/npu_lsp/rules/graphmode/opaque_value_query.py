@@ -305,27 +305,33 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
     if hit is None:
         names: set[str] = set()
         imports = ctx.scopes.info.imports
+        # the names a call's root must be for the test below to go on (imported from
+        # outside MindSpore): most files import few, and most calls are then passed by a
+        # set lookup
+        outside = {name for name, target in imports.items() if not target.startswith("mindspore")}
+        class_t, def_t, assign_t, call_t = ast.ClassDef, ast.FunctionDef, ast.Assign, ast.Call
+        attr_t, name_t, either = ast.Attribute, ast.Name, (ast.BoolOp, ast.IfExp)
         for cls in ctx.tree.body:
-            if not isinstance(cls, ast.ClassDef):
+            if type(cls) is not class_t:
                 continue
             for item in cls.body:
-                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                if type(item) is def_t and item.name == "__init__":
                     for st in item.body:
-                        if isinstance(st, ast.Assign) and isinstance(st.value, (ast.BoolOp, ast.IfExp)):
+                        if type(st) is not assign_t:
+                            continue
+                        if isinstance(st.value, either):
                             # `self.act = act or functools.partial(...)`, every construction
                             # leaving `act` None (measured: its result fed to a `nn.Dense` fails
                             # under LAX, "'int' object has no attribute '__len__'")
                             if held_by_default(ctx, cls, st.value):
                                 names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
                             continue
-                        if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
+                        if type(st.value) is not call_t:
                             continue
                         root = st.value.func
-                        while isinstance(root, ast.Attribute):
+                        while type(root) is attr_t:
                             root = root.value
-                        if not isinstance(root, ast.Name) or imports.get(
-                            root.id, "mindspore"
-                        ).startswith("mindspore"):
+                        if type(root) is not name_t or root.id not in outside:
                             continue  # MindSpore's own classes, the user's, builtins
                         q = ctx.qualname(st.value.func) or ""
                         if calls_table.outside_project(q, ctx):

@@ -51,6 +51,7 @@ class PositionalOnlyConstruct(GraphRule):
     """
 
     nodes = (ast.FunctionDef,)
+    words = ("/",)  # a positional-only marker is written as one
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # a list or `()`, not a generator: every compiled function comes here

@@ -236,13 +236,26 @@ def _assign_join(node: ast.Assign, ctx: Context, a: Analyzer) -> tuple[str, tupl
         and f.value.id == "self"
         and (cls := a.owner_class(ctx.function)) is not None
     ):
-        method = next((d for d in cls.body if isinstance(d, ast.FunctionDef) and d.name == f.attr), None)
-        left, right = _helper_returns(method, ctx, a)
+        left, right = _helper_returns(_methods(cls, ctx).get(f.attr), ctx, a)
     else:
         return None
     if left is None or right is None or left == right:
         return None
     return target.id, (left, right)
+
+
+def _methods(cls: ast.ClassDef, ctx: Context) -> dict[str, ast.FunctionDef]:
+    """The first `def` of each name in `cls`'s body, once per class and run (every
+    `x = self.m(...)` of its compiled methods asks)."""
+    key = (_methods, id(cls))
+    hit: dict[str, ast.FunctionDef] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = {}
+        for d in cls.body:
+            if isinstance(d, ast.FunctionDef):
+                hit.setdefault(d.name, d)
+        ctx.cache[key] = hit
+    return hit
 
 
 def _helper_returns(fdef: ast.FunctionDef | None, ctx: Context, a: Analyzer) -> tuple[str | None, str | None]:

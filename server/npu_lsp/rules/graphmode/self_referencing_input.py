@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from npu_lsp.astutil import all_statements, walk
+from npu_lsp.astutil import walk
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
@@ -52,11 +52,14 @@ class SelfReferencingInput(Rule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
         info = ctx.scopes.info
-        if not _may_cycle(node):
+        module = list(module_statements(node))
+        # the blocks `_block` may be given: the module's, and every function's body (the
+        # compiled ones are left out below, after the cheap test)
+        if not _may_cycle([module, *(fn.body for fn in info.functions.values())]):
             return
         compiled = {n for n, q in info.instances.items() if ctx.scopes.is_cell_class(q)}
         compiled |= {n for n, f in info.functions.items() if ctx.scopes.scope_for(f) is not None}
-        yield from self._block(list(module_statements(node)), compiled, ctx)
+        yield from self._block(module, compiled, ctx)
         # test-style code: `def test_x(): net = Net(); a = [1]; a.append(a); net(a)`
         for fn in info.functions.values():
             if ctx.scopes.scope_for(fn) is not None:
@@ -125,19 +128,39 @@ class SelfReferencingInput(Rule):
                 containers.add(bound)
 
 
-def _may_cycle(tree: ast.Module) -> bool:
-    """Cheap pre-filter: can any block's edges close a cycle? Every name on a cycle both holds
-    a name and is held by one, and a block's edges are some of the statements' edges seen
-    here; most files that grow containers (`outs.append(y)`) have no such name, and the
-    per-block analysis (several walks of every class) is left out for them."""
+def _may_cycle(blocks: list[list[ast.stmt]]) -> bool:
+    """Cheap pre-filter: can the edges of one of `blocks` close a cycle? Every name on a
+    cycle both holds a name and is held by one, and a block's edges are statements directly
+    in it (`_block` looks into no nested statement), all seen here; most files that grow
+    containers (`outs.append(y)`) have no such name, and the per-block analysis (several
+    walks of every class) is left out for them. Methods and nested blocks are no block, so
+    most of a file's statements are never looked at."""
     holders: set[str] = set()
     held: set[str] = set()
-    for st in all_statements(tree.body):  # statements only: no expression is visited
+    expr, call, attribute, assign = ast.Expr, ast.Call, ast.Attribute, ast.Assign
+    methods = _EDGE_METHODS
+    for st in [st for block in blocks for st in block]:
+        # `_edge`'s first tests inlined: most statements are calls of other methods,
+        # plain assignments or compound statements, none of them an edge
+        t = type(st)
+        if t is expr:
+            v = st.value  # type: ignore[attr-defined]
+            if type(v) is not call or type(v.func) is not attribute or v.func.attr not in methods:
+                continue
+        elif t is assign:
+            if type(st.targets[0]) is not ast.Subscript:  # type: ignore[attr-defined]
+                continue
+        elif t is not ast.AugAssign:
+            continue
         edge = _edge(st)
         if edge is not None:
             holders.add(edge[0])
             held |= edge[1]
     return not holders.isdisjoint(held)
+
+
+#: the list methods `_edge` reads as making a container hold a name
+_EDGE_METHODS = frozenset({"append", "insert", "extend"})
 
 
 def _names_in_nested_bodies(statements: list[ast.stmt]) -> set[str]:

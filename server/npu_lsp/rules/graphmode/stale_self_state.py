@@ -92,12 +92,21 @@ def _set_by_method(rule: StaleSelfStateRead, call: ast.Call, f: ast.Attribute, c
     func = ctx.function
     if func is None:
         return ()
-    a = analyzer(ctx)
-    owner = a.owner_class(func)
+    # the owning class and its methods once per function: every `self.m(...)` asks, and
+    # most name a sub-cell, no method
+    key = ("MS182.owner", id(func))
+    hit: tuple[ast.ClassDef | None, dict[str, ast.FunctionDef]] | None = ctx.cache.get(key)
+    if hit is None:
+        found = analyzer(ctx).owner_class(func)
+        hit = ctx.cache[key] = (found, _methods(found, ctx) if found is not None else {})
+    owner, own_methods = hit
     if owner is None:
         return ()
     if isinstance(obj, ast.Name) and obj.id == "self":
-        cls: ast.ClassDef | None = owner
+        method = own_methods.get(f.attr)
+        if method is None or method is func:
+            return ()
+        return _reads_after(rule, call, f, obj, owner, method, func, ctx)
     elif isinstance(obj, ast.Attribute) and isinstance(obj.value, ast.Name) and obj.value.id == "self":
         cls = _held_class(owner, obj.attr, ctx)
     else:

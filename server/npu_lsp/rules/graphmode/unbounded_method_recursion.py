@@ -88,7 +88,14 @@ class UnboundedMethodRecursion(GraphRule):
         if type(node) is ast.While:
             return self._endless_loop(node, ctx)
         assert isinstance(node, ast.Call)
-        if not _is_self_call(node, ctx.function, ctx):
+        f, func = node.func, ctx.function
+        if (
+            type(f) is not ast.Attribute
+            or not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
+            or f.attr != func.name
+        ):
+            return ()  # `_is_self_call`'s first tests, without a call per call
+        if not _is_self_call(node, func, ctx):
             return ()
         return self._check(node, ctx)
 
