@@ -308,17 +308,36 @@ def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement, nested function and class bodies included (no expressions), in
     source order (by starting line)."""
     stack = list(reversed(body))
+    fields_of = _BLOCK_FIELDS.get
     while stack:
         st = stack.pop()
         yield st
-        blocks: list[ast.stmt] = list(getattr(st, "body", None) or ())
-        for h in getattr(st, "handlers", None) or ():  # handlers come before `else:`
-            blocks.extend(h.body)
-        for case in getattr(st, "cases", None) or ():
-            blocks.extend(case.body)
-        for name in ("orelse", "finalbody"):
-            blocks.extend(getattr(st, name, None) or ())
+        t = type(st)
+        fields = fields_of(t)
+        if fields is None:
+            fields = _block_fields(t)
+        if not fields:  # most statements hold no block: no lists made for them
+            continue
+        blocks: list[ast.stmt] = []
+        for name in fields:
+            held = getattr(st, name, None) or ()
+            if name == "handlers" or name == "cases":  # handlers come before `else:`
+                for h in held:
+                    blocks.extend(h.body)
+            else:
+                blocks.extend(held)
         stack.extend(reversed(blocks))
+
+
+#: statement type -> its fields holding blocks, in the order `all_statements` visits them
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _block_fields(t: type) -> tuple[str, ...]:
+    own = getattr(t, "_fields", ())
+    fields = tuple(f for f in ("body", "handlers", "cases", "orelse", "finalbody") if f in own)
+    _BLOCK_FIELDS[t] = fields
+    return fields
 
 
 def find_branches(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
