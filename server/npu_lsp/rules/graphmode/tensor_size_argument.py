@@ -66,10 +66,6 @@ class TensorSizeArgument(GraphRule):
         scope = ctx.scope
         if scope is None or scope.kind not in ("construct", "jit") or scope.function is not ctx.function:
             return ()
-        if not _may_be_tensor(node.args):
-            # no size can be proven a tensor (`reshape(-1, 1)`): spare the receiver's kind,
-            # whose first query in a file scans all its plain-Python code for call sites
-            return ()
         if analyzer(ctx).kind(f.value) != Kind.TENSOR:
             return ()  # `ops.reshape(x, (n, -1))`: the function form takes a tuple
         return self._check(node, f, ctx)
@@ -85,18 +81,6 @@ class TensorSizeArgument(GraphRule):
                     f"`{ctx.segment(arg)}` is a tensor: `{f.attr}` with separate sizes takes Python ints (MindSpore: \"{f.attr}(): argument 'shape' (position {i + 1}) must be tuple of int, not Tensor\"); pass a tuple (`{f.attr}(({', '.join(ctx.segment(a) for a in node.args)}))`) or `int(...)`",
                 )
                 return
-
-
-def _may_be_tensor(args: list[ast.expr]) -> bool:
-    """Can `_check` flag one of `args`? Only a name or arithmetic before any starred
-    argument (`_tensor` proves nothing else a tensor; `_check` stops at a starred one)."""
-    for arg in args:
-        t = type(arg)
-        if t is ast.Starred:
-            return False
-        if t is ast.Name or t is ast.BinOp:
-            return True
-    return False
 
 
 def _tensor(e: ast.expr, ctx: Context, depth: int) -> bool:
