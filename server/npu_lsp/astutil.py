@@ -412,6 +412,7 @@ _ONE_BODY = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.
 _BODY_ELSE = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While})
 
 
+
 def find_branches(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
     """The nodes of type `kinds` under `node` (itself included), never looking into names,
     constants or plain `a.b` attribute chains: for scans that look for calls, assignments

@@ -64,14 +64,32 @@ def strict_output_items(node: ast.AST, ctx: object) -> list[ast.expr] | None:
 def own_nodes(func: ast.AST) -> list[ast.AST]:
     """The nodes of `func`, not those of functions, lambdas and classes nested in it (their
     names are their own); the nested definitions themselves are included."""
+    # `ast.iter_child_nodes` written out (two generator layers per node otherwise): the
+    # same children in the same order, contexts and operators included
     out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(func))
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        if not isinstance(n, (*FUNCS, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(n))
-    return out
+    stack: list[ast.AST] = []
+    node_t, list_t, stop = ast.AST, list, _OWN_STOP
+    n = func
+    while True:
+        for name in n._fields:
+            try:
+                v = getattr(n, name)
+            except AttributeError:
+                continue
+            if isinstance(v, node_t):
+                stack.append(v)
+            elif isinstance(v, list_t):
+                stack.extend([x for x in v if isinstance(x, node_t)])
+        while stack:
+            n = stack.pop()
+            out.append(n)
+            if not isinstance(n, stop):
+                break
+        else:
+            return out
+
+
+_OWN_STOP = (*FUNCS, ast.ClassDef)
 
 
 _SCOPES = (*FUNCS, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
