@@ -194,3 +194,51 @@ def quoted(node: ast.AST, ctx: Context) -> bool:
     lines = ctx.lines[getattr(node, "lineno", 1) - 1 : getattr(node, "end_lineno", None) or len(ctx.lines)]
     text = "\n".join(lines)  # two searches in C, not a generator stepping through the lines
     return "'" in text or '"' in text
+
+
+#: classes whose instances are tensors in compiled code (last dotted part of the name)
+_TENSOR_CLASSES = frozenset({"Tensor", "Parameter", "StubTensor", "COOTensor", "CSRTensor", "RowTensor"})
+
+
+def _isinstance_of(test: ast.expr, name: str) -> tuple[bool, bool] | None:
+    """For `isinstance(name, T)` (possibly under `not`): (negated, T names a tensor class);
+    None for any other test."""
+    negated = False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        negated, test = True, test.operand
+    if not (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+        and test.args[0].id == name
+    ):
+        return None
+    kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    names = [k.attr if isinstance(k, ast.Attribute) else k.id if isinstance(k, ast.Name) else None for k in kinds]
+    if None in names:
+        return None
+    return negated, any(n in _TENSOR_CLASSES for n in names)
+
+
+def narrowed_off_tensor(name: str, node: ast.AST, ctx: Context) -> bool:
+    """Is `node` on a side of an `isinstance` test that rules out a tensor in `name`? The
+    body of `if isinstance(k, int):` (or `(int, float)`, `not isinstance(k, Tensor)`), the
+    `else` of `if isinstance(k, Tensor):`. MindSpore folds `isinstance` while compiling, per
+    call signature: when `k` is a tensor that side is not compiled at all, and when it is
+    compiled `k` is not a tensor (measured: `if isinstance(k, int): k = ms.Tensor(k,
+    ms.float32)` in a `construct` called with an int and with a Tensor compiles under STRICT;
+    without the test, a Tensor argument is refused)."""
+    child, parent = node, ctx.parent(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+            found = _isinstance_of(parent.test, name)
+            if found is not None:
+                negated, tensor_class = found
+                in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
+                # the side where `name` cannot be a tensor
+                if in_body == (negated == tensor_class):
+                    return True
+        child, parent = parent, ctx.parent(parent)
+    return False

@@ -16,7 +16,7 @@ from npu_lsp.rules.graphmode.const_tensor import constant_data, constant_string,
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape_read
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, narrowed_off_tensor
 from npu_lsp.rules.graphmode.values import instances
 
 _TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
@@ -306,6 +306,8 @@ class PythonCallOnTensor(GraphRule):
             return
         if found is None or _numpy_made(found, ctx):
             return  # `Tensor(np.square(x))`: the numpy call is reported itself
+        if isinstance(found, ast.Name) and narrowed_off_tensor(found.id, node, ctx):
+            return  # `if isinstance(k, int): k = Tensor(k)`: compiled only for a Python number
         yield ctx.diagnostic(
             self,
             node,
