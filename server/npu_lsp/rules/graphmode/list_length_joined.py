@@ -33,8 +33,7 @@ class ListLengthJoined(GraphRule):
     `if`), when the list is then measured with `len` or `sum` or iterated by a `for` (LAX),
     there or in a module-level helper it is given to. Also a list comprehension over a
     `range` whose bound is known only at run time (`int(t)` of a tensor, a size read of
-    `masked_select` / `argwhere` / `unique` results), or one filtered by a tensor condition
-    (`[f for f in feats if f.mean() > 0]` over a graph input), measured the same way.
+    `masked_select` / `argwhere` / `unique` results) measured the same way.
 
     ## Why is this bad?
     A tensor condition is compiled as a branch, so MindSpore joins the list of each side into
@@ -129,59 +128,18 @@ class ListLengthJoined(GraphRule):
         of literals or of a Python int compile at both levels (stacking it is MS152's)."""
         target = node.targets[0]
         assert isinstance(target, ast.Name)
-        a = analyzer(ctx)
-        test = next(
-            (t for g in comp.generators for t in g.ifs if _tensor_test(t, g, a, ctx)), None
-        )
-        if test is None and _scalar_range_comprehension(comp, ctx) is None:
+        if _scalar_range_comprehension(comp, ctx) is None:
             return
         use = _measured(target.id, node, ctx)
         if use is None:
             return
-        why = (
-            f"filtered by the tensor condition `{ctx.segment(test)}`, so its length is known only at run time"
-            if test is not None
-            else f"over `{ctx.segment(comp.generators[0].iter)}`, whose bound is known only at run time, so its length is too"
-        )
         yield ctx.diagnostic(
             self,
             node,
-            f"`{target.id}` is built by a comprehension {why}; under LAX, "
+            f"`{target.id}` is built by a comprehension over `{ctx.segment(comp.generators[0].iter)}`, whose bound is known only at run time, so its length is too; under LAX, "
             f"MindSpore 2.10 cannot measure it: `{ctx.segment(use)}` on line {getattr(use, 'lineno', 0)} fails "
             '("The pointer[seq_abs] is null")',
         )
-
-
-#: Tensor reductions: on an element of a graph input they can only be a tensor's (numbers,
-#: strings and None have none of them), so a test made of one is a tensor condition
-_REDUCTIONS = frozenset({"mean", "sum", "max", "min", "any", "all", "norm", "prod", "std", "var"})
-
-
-def _tensor_test(test: ast.expr, gen: ast.comprehension, a: Analyzer, ctx: Context) -> bool:
-    """Is the `if` clause `test` of comprehension `gen` a tensor condition? Either the flow
-    analysis says so, or it compares (or is) a tensor reduction of the loop variable
-    (`f.mean() > 0`) over a tensor or a parameter of the compiled function (a graph input:
-    a tensor or a sequence of them). `.item()` / `float(...)` of the reduction make it a
-    Python number (measured: `[f for f in feats if f.mean().item() > 0]` then `len`
-    compiles at both levels)."""
-    if a.kind(test) == Kind.TENSOR:
-        return True
-    if not isinstance(gen.target, ast.Name):
-        return False
-    fn = ctx.function
-    params = {x.arg for x in fn.args.posonlyargs + fn.args.args} if isinstance(fn, ast.FunctionDef) else set()
-    it = gen.iter
-    if not ((isinstance(it, ast.Name) and it.id in params) or a.kind(it) == Kind.TENSOR):
-        return False
-    parts = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
-    return any(
-        isinstance(p, ast.Call)
-        and isinstance(p.func, ast.Attribute)
-        and p.func.attr in _REDUCTIONS
-        and isinstance(p.func.value, ast.Name)
-        and p.func.value.id == gen.target.id
-        for p in parts
-    )
 
 
 def _candidate(node: ast.AST) -> bool:
@@ -202,15 +160,9 @@ def _candidate(node: ast.AST) -> bool:
     if isinstance(v, ast.IfExp):
         return isinstance(v.body, ast.List) and isinstance(v.orelse, ast.List)
     if isinstance(v, ast.ListComp):
-        # over `range(...)`, or filtered by an `if`: the only comprehensions `_comprehension`
-        # follows
+        # over `range(...)`: the only comprehensions `_comprehension` follows
         it = v.generators[0].iter
-        return any(g.ifs for g in v.generators) or (
-            len(v.generators) == 1
-            and isinstance(it, ast.Call)
-            and isinstance(it.func, ast.Name)
-            and it.func.id == "range"
-        )
+        return len(v.generators) == 1 and isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
 
 

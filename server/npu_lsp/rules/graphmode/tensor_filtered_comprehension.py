@@ -80,7 +80,38 @@ def _depends_on_tensor(cond: ast.expr, gen: ast.comprehension, ctx: Context) -> 
     if a.kind(cond) == Kind.TENSOR:
         return True
     tensors = _tensor_targets(gen, ctx)
-    return bool(tensors) and _reads_values(cond, tensors, ctx)
+    if tensors:
+        return _reads_values(cond, tensors, ctx)
+    return _reduction_of_input(cond, gen, ctx)
+
+
+#: Tensor reductions: on an element of a graph input they can only be a tensor's (numbers,
+#: strings and None have none of them), so a test made of one is a tensor condition
+_REDUCTIONS = frozenset({"mean", "sum", "max", "min", "any", "all", "norm", "prod", "std", "var"})
+
+
+def _reduction_of_input(cond: ast.expr, gen: ast.comprehension, ctx: Context) -> bool:
+    """A filter comparing (or being) a tensor reduction of the loop variable (`f.mean() > 0`)
+    over a parameter of the compiled function, whose elements the flow analysis cannot type
+    (a tuple of tensors given to `construct`). Measured: `[f for f in feats if f.mean() > 0]`
+    then `len`, a `for`, `ops.addn` or `ops.stack` fails under LAX; `f.mean().item() > 0`, a
+    tuple of Python floats filtered with `w > 0.5`, and filters on `f.shape` / `f.ndim`
+    compile (written/heldout13 probes `cf_*`)."""
+    fn = ctx.function
+    if not isinstance(gen.target, ast.Name) or not isinstance(fn, ast.FunctionDef):
+        return False
+    params = {x.arg for x in fn.args.posonlyargs + fn.args.args}
+    if not (isinstance(gen.iter, ast.Name) and gen.iter.id in params):
+        return False
+    parts = [cond.left, *cond.comparators] if isinstance(cond, ast.Compare) else [cond]
+    return any(
+        isinstance(p, ast.Call)
+        and isinstance(p.func, ast.Attribute)
+        and p.func.attr in _REDUCTIONS
+        and isinstance(p.func.value, ast.Name)
+        and p.func.value.id == gen.target.id
+        for p in parts
+    )
 
 
 def _reads_values(e: ast.expr, tensors: set[str], ctx: Context) -> bool:
