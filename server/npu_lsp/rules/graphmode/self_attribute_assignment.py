@@ -91,7 +91,8 @@ class SelfAttributeAssignment(GraphRule):
     item of a `self` attribute (`self.history["loss"].append(x)`, `self.ls[0].extend(...)`), is
     such an item assignment: MindSpore rewrites `T.append(v)` into `T = T.append(v)`.
     MindSpore refuses them before shapes are known, so also under a condition on an input's
-    shape that the input makes false (`if x.shape[0] > 100:`); a branch folded away on a constant (`if self.use_cache:` with False) is not compiled. MindSpore asks what
+    shape that the input makes false (`if x.shape[0] > 100:`); a branch folded away on a
+    constant (`if self.use_cache:` with False) is not compiled. MindSpore asks what
     the attribute holds, not how `__init__` spells it: an attribute `__init__` takes from a
     sub-cell's Parameter (`self.w = self.dense.weight`, `self.p = self.net.p`) or from a
     constructor argument the file gives a Parameter (`Net(Parameter(...))`) is one, and
@@ -152,7 +153,7 @@ class SelfAttributeAssignment(GraphRule):
                 and f.attr in _EXPANDED_METHODS
                 and isinstance(ctx.parent(node), ast.Expr)
                 and (held := _self_item_target(f.value)) is not None
-                and held not in analyzer(ctx).self_info(analyzer(ctx).owner_class(ctx.function)).parameters
+                and held not in _self_parameters(ctx)
             ):
                 # measured (MindSpore 2.10): `self.d["k"].append(x)`, `.extend`, `self.ls[0].append`,
                 # `self.t[0].append` (a tuple of lists), `self.cfg["h"]["k"].append` fail under
@@ -182,7 +183,7 @@ class SelfAttributeAssignment(GraphRule):
             return
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
         a = analyzer(ctx)
-        params = a.self_info(a.owner_class(ctx.function)).parameters
+        params = _self_parameters(ctx)
         for t in targets:
             if isinstance(t, ast.Attribute) and self._on_jit_class_member(t, ctx):
                 member = ctx.segment(t.value)
@@ -268,6 +269,12 @@ def _class_attribute_target(t: ast.expr, node: ast.AST, ctx: Context) -> str | N
         ):
             read = True
     return f"{name}.{t.attr}" if read else None
+
+
+def _self_parameters(ctx: Context) -> set[str]:
+    """The `self` attributes that hold Parameters in the class owning the checked function."""
+    a = analyzer(ctx)
+    return a.self_info(a.owner_class(ctx.function)).parameters
 
 
 def _self_item_target(t: ast.expr) -> str | None:
