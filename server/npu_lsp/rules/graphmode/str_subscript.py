@@ -36,7 +36,8 @@ class StrSubscript(GraphRule):
       variable, a tensor;
     - at both levels, any other str (a literal, a local, `self.chars`, a class attribute, a
       dict value, a `jit` argument) indexed by a Python int known only at run time:
-      `int(t)`, `t.item()`, the variable of a `range(int(t))` loop;
+      `int(t)`, `t.item()`, the variable of a `range(int(t))` loop (not in a function that
+      handles host data, `asnumpy`/`tolist`/numpy: LAX interprets such an index);
     - under STRICT, such a str indexed by a Tensor (`s[idx[1]]`) or sliced with a run-time
       bound (`self.chars[:int(t)]`).
 
@@ -84,7 +85,8 @@ class StrSubscript(GraphRule):
       closure and helper-read strs under STRICT beside accepted neighbours (an alias, a module
       attribute, a default argument, a class attribute, a dict value, a tuple of strs, a dead
       branch); `int(t)`, `.item()` and `range(int(t))` indexes at both levels; a Tensor index
-      and a run-time slice bound under STRICT.
+      and a run-time slice bound under STRICT; `int(t.asnumpy()[0])` and `t.tolist()[0]`
+      indexes compile under LAX.
     """
 
     nodes = (ast.Subscript,)
@@ -105,8 +107,8 @@ class StrSubscript(GraphRule):
                 )
             return
         index = node.slice
-        if isinstance(index, ast.Constant):
-            return  # the common case, answered without any lookup
+        if isinstance(index, (ast.Constant, ast.Tuple)):
+            return  # the common cases (a str takes no tuple), answered without any lookup
         if isinstance(index, ast.Slice):
             if scope.strict and _dynamic_bound(index, ctx) and _is_str(value, ctx):
                 yield ctx.diagnostic(
@@ -116,7 +118,7 @@ class StrSubscript(GraphRule):
                 )
             return
         kind = analyzer(ctx).kind(index)
-        if kind == Kind.VAR and _is_str(value, ctx):
+        if kind == Kind.VAR and not _host_data(ctx) and _is_str(value, ctx):
             yield ctx.diagnostic(
                 self,
                 node,
@@ -128,6 +130,24 @@ class StrSubscript(GraphRule):
                 node,
                 f"under STRICT the str `{ctx.segment(value)}` cannot be indexed by the Tensor `{ctx.segment(index)}`: MindSpore hands the read to the Python interpreter, which STRICT refuses; return the index and look the character up in Python",
             )
+
+
+#: words of host data in a compiled function: an index computed from numpy values is a
+#: Python object LAX hands to the interpreter with the read (`s[int(t.asnumpy()[0])]`,
+#: `s[t.tolist()[0]]` compile there; STRICT refuses the host call itself)
+_HOST_WORDS = ("asnumpy", "tolist", "numpy", "np.")
+
+
+def _host_data(ctx: Context) -> bool:
+    """Does the compiled function's text mention host data (once per function)?"""
+    func = ctx.function
+    key = ("ms184-host", id(func))
+    hit: bool | None = ctx.cache.get(key)
+    if hit is None:
+        start, end = getattr(func, "lineno", 1), getattr(func, "end_lineno", None)
+        text = "\n".join(ctx.lines[start - 1 : end])
+        hit = ctx.cache[key] = any(w in text for w in _HOST_WORDS)
+    return hit
 
 
 def _dynamic_bound(index: ast.Slice, ctx: Context) -> bool:
@@ -202,14 +222,34 @@ def _stores(target: ast.expr, st: ast.AST, out: dict[str, list[ast.AST]]) -> Non
 
 
 def _enclosing(ctx: Context) -> list[ast.AST]:
-    """The functions the compiled function is nested in, innermost first."""
-    out: list[ast.AST] = []
-    cur = ctx.parent(ctx.function) if ctx.function is not None else None
-    while cur is not None:
-        if isinstance(cur, FUNCS):
-            out.append(cur)
-        cur = ctx.parent(cur)
-    return out
+    """The functions the compiled function is nested in (by position), innermost first;
+    once per function (`ctx.cache`)."""
+    func = ctx.function
+    if func is None:
+        return []
+    key = ("ms184-enclosing", id(func))
+    hit: list[ast.AST] | None = ctx.cache.get(key)
+    if hit is None and _top_level(func, ctx):
+        hit = ctx.cache[key] = []
+    if hit is None:
+        line, end = func.lineno, func.end_lineno or func.lineno  # type: ignore[attr-defined]
+        hit = [
+            f
+            for f in ast.walk(ctx.tree)
+            if isinstance(f, FUNCS) and f is not func and f.lineno <= line and end <= (f.end_lineno or 0)
+        ]
+        hit.sort(key=lambda f: -f.lineno)  # type: ignore[attr-defined]
+        ctx.cache[key] = hit
+    return hit
+
+
+def _top_level(func: ast.AST, ctx: Context) -> bool:
+    """Is `func` a module-level function or a method of a module-level class (nothing
+    encloses it), told from the columns without a walk of the module?"""
+    if getattr(func, "col_offset", 0) == 0:
+        return True
+    owner = ctx.parent(func)
+    return isinstance(owner, ast.ClassDef) and owner.col_offset == 0
 
 
 def _namespace_name(name: str, ctx: Context) -> bool:
