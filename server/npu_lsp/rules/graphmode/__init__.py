@@ -75,6 +75,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     shape_grown_in_tensor_loop,
     stale_self_state,
     str_iterated_under_strict,
+    str_subscript,
     string_format_of_tensor,
     subcell_attribute_assignment,
     super_from_instance_class,
