@@ -19,8 +19,8 @@ class StringFormatOfTensor(GraphRule):
     Under the STRICT syntax level, flags `"...".format(...)` given a tensor or a run-time
     scalar read from one (`float(loss)`, `loss.item()`), and f-strings
     whose replacement fields hold both a tensor and a tuple (`f"{y.shape} {y.max()}"`).
-    A field that is `str(v)` / `repr(v)` of a graph variable is left to MS130 / MS131: STRICT
-    stops at that call, before the format.
+    A `.format` with a field `str(v)` / `repr(v)` of a graph variable is left to MS130 / MS131:
+    STRICT stops at that call, before the format.
 
     ## Why is this bad?
     STRICT graphs build such strings with a string-formatting operator that has no kernel
@@ -70,13 +70,14 @@ class StringFormatOfTensor(GraphRule):
             f = node.func
             if not (isinstance(f, ast.Attribute) and f.attr == "format" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str)):
                 return
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
+            fields = [*node.args, *(k.value for k in node.keywords)]
+            if any(_string_call(arg, ctx) and a.kind(arg).dynamic for arg in fields):
+                # `str(t)` / `repr(t)` of a graph variable stops STRICT in the front end
+                # ("cannot get attributes __str__", written/zoo14 `str_of_tensor_input_in_format`),
+                # so the format is never reached: MS130 / MS131 report that call
+                return
+            for arg in fields:
                 kind = a.kind(arg)
-                if _string_call(arg, ctx):
-                    # `str(t)` / `repr(t)` of a graph variable stops STRICT itself, before the
-                    # format ("cannot get attributes __str__", written/zoo14
-                    # `str_of_tensor_input_in_format`): MS130 / MS131 report it there
-                    continue
                 if kind.dynamic and constant_tensor(arg, ctx) is None:
                     # a run-time scalar read from a tensor (`float(loss)`, `t.item()`) goes
                     # through the same Format operator (measured on 2.10: `"loss={:.4f}"
