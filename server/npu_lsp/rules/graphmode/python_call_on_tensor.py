@@ -17,6 +17,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape_read
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
 from npu_lsp.rules.graphmode.helpers import GraphRule, narrowed_off_tensor
+from npu_lsp.rules.graphmode.tensor_to_host import string_of_tensor
 from npu_lsp.rules.graphmode.values import instances
 
 _TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
@@ -37,7 +38,8 @@ class PythonCallOnTensor(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags calls into numpy, the standard library or Python
     builtins that MindSpore cannot compile (`np.square(x)`, `np.array([x[0]])`, `id(x)`,
-    `sorted(x)`, `repr(x)`) when an argument is a graph variable, and `exec(...)` always.
+    `sorted(x)`, `repr(int(t))`) when an argument is a graph variable, and `exec(...)` always
+    (`str(t)` / `repr(t)` of a tensor itself is MS130's).
     (A tensor the function builds from constants, `Tensor(np.array([0, 1]))`, is folded to a
     constant first and does not count; nor does a constant `d.get(k, default)` /
     `lst.count(v)` answered while compiling.)
@@ -78,8 +80,8 @@ class PythonCallOnTensor(GraphRule):
     called as Python too (`logger.debug("out %s", y)` with `logger =
     logging.getLogger(__name__)`), and an f-string formatting a graph variable counts as
     one (`warnings.warn(f"mean {y.mean()}")`; `f"{x.shape[0]}"` folds), and so does `str(v)`
-    of a graph variable (`str(x.max().item())`, `str(int(t))`, `str(x)`; `str(x.shape[0])`
-    folds). A numpy call given
+    of a graph variable (`str(x.max().item())`, `str(int(t))`; `str(x.shape[0])` folds;
+    `str(x)` of a tensor is MS130's). A numpy call given
     the size of a tensor whose shape is known only at run time (`np.zeros(kept.shape[0])`
     with `kept = ops.masked_select(x, x > 0)` or `x[x > 0]`, `np.arange(idx.shape[0])` with
     `idx = ops.nonzero(m)`) is flagged too; the size of an input folds.
@@ -196,6 +198,8 @@ class PythonCallOnTensor(GraphRule):
         if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q, ctx)):
             return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
+        if string_of_tensor(node, ctx):
+            return  # `str(t)` / `repr(t)` of a tensor: MS130's error, not a second one here
         if q == "builtins.exec":
             yield ctx.diagnostic(
                 self, node, "`exec` cannot be compiled under the STRICT syntax level"

@@ -19,6 +19,8 @@ class StringFormatOfTensor(GraphRule):
     Under the STRICT syntax level, flags `"...".format(...)` given a tensor or a run-time
     scalar read from one (`float(loss)`, `loss.item()`), and f-strings
     whose replacement fields hold both a tensor and a tuple (`f"{y.shape} {y.max()}"`).
+    A `.format` with a field `str(v)` / `repr(v)` of a graph variable is left to MS130 / MS131:
+    STRICT stops at that call, before the format.
 
     ## Why is this bad?
     STRICT graphs build such strings with a string-formatting operator that has no kernel
@@ -68,7 +70,13 @@ class StringFormatOfTensor(GraphRule):
             f = node.func
             if not (isinstance(f, ast.Attribute) and f.attr == "format" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str)):
                 return
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
+            fields = [*node.args, *(k.value for k in node.keywords)]
+            if any(_string_call(arg, ctx) and a.kind(arg).dynamic for arg in fields):
+                # `str(t)` / `repr(t)` of a graph variable stops STRICT in the front end
+                # ("cannot get attributes __str__", written/zoo14 `str_of_tensor_input_in_format`),
+                # so the format is never reached: MS130 / MS131 report that call
+                return
+            for arg in fields:
                 kind = a.kind(arg)
                 if kind.dynamic and constant_tensor(arg, ctx) is None:
                     # a run-time scalar read from a tensor (`float(loss)`, `t.item()`) goes
@@ -95,6 +103,15 @@ class StringFormatOfTensor(GraphRule):
                 node,
                 f"under STRICT, an f-string holding the tensor `{ctx.segment(tensor)}` and the tuple `{ctx.segment(tup)}` fails to compile (MindSpore: Tuple to TupleUnfold pattern ... JoinedStr); format them in separate strings",
             )
+
+
+def _string_call(e: ast.expr, ctx: Context) -> bool:
+    """`str(...)` or `repr(...)` (the builtins)."""
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and ctx.qualname(e.func) in ("builtins.str", "builtins.repr")
+    )
 
 
 def _is_tuple(e: ast.expr, a: Analyzer) -> bool:

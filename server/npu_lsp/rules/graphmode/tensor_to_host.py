@@ -16,7 +16,7 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 @rule(code="MS130", name="tensor-to-host", severity="error", family="graphmode")
 class TensorToHost(GraphRule):
     """## What it does
-    Under the STRICT syntax level, flags `t.asnumpy()`, `t.numpy()`, `t.tolist()` and `str(t)` on tensors
+    Under the STRICT syntax level, flags `t.asnumpy()`, `t.numpy()`, `t.tolist()`, `str(t)` and `repr(t)` on tensors
     inside compiled code (including methods of custom classes that `construct` calls).
 
     ## Why is this bad?
@@ -73,20 +73,30 @@ class TensorToHost(GraphRule):
                     node,
                     f"`{f.attr}()` on a tensor is not available under the STRICT syntax level",
                 )
-        elif (
-            (
-                isinstance(f, ast.Name)
-                and f.id in ("str", "repr")
-                and ctx.qualname(f) == f"builtins.{f.id}"
-            )
-            and node.args
-            and a.kind(node.args[0]) == Kind.TENSOR
-            # a tensor built from constants is folded (MindSpore's test_str
-            # `..._with_input_tensor_2`: `str(Tensor([10]))` compiles under STRICT; probes `p130_*`)
-            and constant_tensor(node.args[0], ctx) is None
-        ):
+        elif isinstance(f, ast.Name) and string_of_tensor(node, ctx):
             yield ctx.diagnostic(
                 self,
                 node,
-                f"`{f.id}()` of a tensor is not available under the STRICT syntax level",
+                f"`{f.id}()` of a tensor is not available under the STRICT syntax level (MindSpore: "
+                f"{_STRING_ERROR[f.id]}); format it outside compiled code, or print it (`print(\"x\", x)`)",
             )
+
+
+#: what MindSpore 2.10 says at STRICT (written/zoo14 `str_of_tensor_input_in_format`, `repr_of_tensor`)
+_STRING_ERROR = {"str": "cannot get attributes __str__", "repr": "the inputs of script 'repr(x)' should be constant"}
+
+
+def string_of_tensor(node: ast.Call, ctx: Context) -> bool:
+    """`str(t)` / `repr(t)` of a run-time tensor: MS130 reports it (MS131, which flags `str` and
+    `repr` of any graph variable, leaves this case here, so one call gets one error)."""
+    f = node.func
+    return (
+        isinstance(f, ast.Name)
+        and f.id in ("str", "repr")
+        and ctx.qualname(f) == f"builtins.{f.id}"
+        and bool(node.args)
+        and analyzer(ctx).kind(node.args[0]) == Kind.TENSOR
+        # a tensor built from constants is folded (MindSpore's test_str
+        # `..._with_input_tensor_2`: `str(Tensor([10]))` compiles under STRICT; probes `p130_*`)
+        and constant_tensor(node.args[0], ctx) is None
+    )
