@@ -12,7 +12,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 _REDUCERS = frozenset({"sum", "max", "min"})
@@ -82,17 +82,23 @@ class GraphBuiltinSemantics(GraphRule):
       probes `lx_cd_*` (a `SimpleNamespace`, a plain class, `.get(...)` and indexing compile).
     """
 
-    nodes = (ast.Call, ast.Compare, ast.Attribute)
+    nodes = (ast.Call, ast.Compare, ast.FunctionDef, ast.AsyncFunctionDef)
     calls = frozenset({"next", "decode", *_REDUCERS})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        if type(node) is ast.Attribute:
-            # most files define no attribute-access dict: one test per file, then nothing
-            if _attr_dicts(ctx) and type(node.ctx) is ast.Load:
-                yield from self._nested_dict_attr(node, ctx)
-            return
-        if isinstance(node, ast.Compare):
-            yield from self._ordering(node, ctx)
+        if type(node) is not ast.Call:  # calls first: they are most of the nodes seen
+            if type(node) is ast.Compare:
+                yield from self._ordering(node, ctx)
+                return
+            # a function definition: most files define no attribute-access dict (one cached
+            # test per file), and then a compiled function's attributes are not walked
+            dicts = ctx.cache.get(_ATTR_DICTS_KEY)
+            if dicts is None:
+                dicts = _attr_dicts(ctx)
+            if dicts and ctx.scopes.scope_for(node) is not None:
+                for n in own_nodes(node):
+                    if type(n) is ast.Attribute and type(n.ctx) is ast.Load:
+                        yield from self._nested_dict_attr(n, node, ctx)
             return
         assert isinstance(node, ast.Call)
         f = node.func
@@ -134,16 +140,17 @@ class GraphBuiltinSemantics(GraphRule):
                 f"`{name}()` of a bytes value fails in graph mode: MindSpore compiles bytes as a string, so its elements are strings (use a list of ints or `bytearray`)",
             )
 
-    def _nested_dict_attr(self, node: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
+    def _nested_dict_attr(self, node: ast.Attribute, fn: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        """`node` read in the compiled function `fn`."""
         if node.attr in _DICT_METHODS:
             return
         inner = node.value
-        if type(inner) is ast.Name and ctx.function is not None:
-            bound = analyzer(ctx).single_assignment(inner.id, ctx.function)
+        if type(inner) is ast.Name:
+            bound = analyzer(ctx).single_assignment(inner.id, fn)
             inner = bound if bound is not None else inner  # `head = self.cfg.head; head.scale`
         if type(inner) is not ast.Attribute or inner.attr in _DICT_METHODS:
             return
-        cls = _attr_dict_instance(inner.value, ctx)
+        cls = _attr_dict_instance(inner.value, fn, ctx)
         if cls is None or _declares(cls, inner.attr):
             return
         yield ctx.diagnostic(
@@ -175,11 +182,14 @@ _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _DICT_METHODS = frozenset({"get", "keys", "values", "items", "pop", "setdefault", "update", "copy", "clear", "fromkeys", "has_key"})
 
 
+_ATTR_DICTS_KEY = "ms146-attr-dicts"
+
+
 def _attr_dicts(ctx: Context) -> dict[str, ast.ClassDef]:
     """Classes of this module deriving from `dict` (directly or through another of them)
     that give keys as attributes (`def __getattr__` or `__getattr__ = dict.__getitem__`):
     name -> class, once per file."""
-    hit: dict[str, ast.ClassDef] | None = ctx.cache.get("ms146-attr-dicts")
+    hit: dict[str, ast.ClassDef] | None = ctx.cache.get(_ATTR_DICTS_KEY)
     if hit is None:
         hit = {}
         if "__getattr__" in ctx.text:
@@ -190,7 +200,7 @@ def _attr_dicts(ctx: Context) -> dict[str, ast.ClassDef]:
                     dicts.add(c.name)
                     if _declares(c, "__getattr__") or any(b.id in hit for b in c.bases if isinstance(b, ast.Name)):
                         hit[c.name] = c
-        ctx.cache["ms146-attr-dicts"] = hit
+        ctx.cache[_ATTR_DICTS_KEY] = hit
     return hit
 
 
@@ -204,7 +214,7 @@ def _declares(cls: ast.ClassDef, name: str) -> bool:
     return False
 
 
-def _attr_dict_instance(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
+def _attr_dict_instance(e: ast.expr, fn: ast.AST, ctx: Context) -> ast.ClassDef | None:
     """The attribute-access dict class (`_attr_dicts`) of the object `e` holds while
     compiling: `self.cfg` set in `__init__` from `Config(...)` (also through a parameter given
     one at module level), or a module-level `CFG = Config(...)`. Measured (written/heldout14
@@ -214,8 +224,8 @@ def _attr_dict_instance(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
     `self.cfg.head["scale"]` and a `SimpleNamespace` compile."""
     dicts = _attr_dicts(ctx)
     inst = instances(ctx)
-    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self" and ctx.function is not None:
-        owner = inst._owner(ctx.function)
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        owner = inst._owner(fn)
         value = inst.self_attr(owner, e.attr) if owner is not None else UNKNOWN
     elif isinstance(e, ast.Name):
         value = inst.evaluate(e, None)

@@ -107,9 +107,9 @@ class ListGrownFromHostData(GraphRule):
         assert isinstance(node, ast.Call)
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
-        if ctx.function is None:
-            return ()
         if not node.args and not (type(node.func) is ast.Attribute and node.func.attr in _NO_ARGS):
+            return ()
+        if ctx.function is None:
             return ()
         if not ctx.scope or ctx.scope.level != "lax":
             return ()  # STRICT refuses the host call itself (MS130)

@@ -88,15 +88,16 @@ class SelfListEmptyInGraph(GraphRule):
         # cheap tests first, and no generator: the rule sees every call and subscript of
         # compiled code
         if type(node) is ast.Subscript:
-            read = node.value
+            held = read = node.value
         elif node.args and type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
             read = node.args[0]  # type: ignore[attr-defined]
+            # `ops.stack(list(self.outs))` reads the same empty list
+            held = _copied(read, ctx) if type(read) is ast.Call else read
         else:
             return ()
         fn = ctx.function
         if fn is None:
             return ()
-        held = _copied(read, ctx)  # `ops.stack(list(self.outs))` reads the same empty list
         attr = self_attr(held) if type(held) is not ast.Name else _aliases(fn, ctx).get(held.id)
         if attr is None:
             return ()
