@@ -52,7 +52,10 @@ class HostListIterated(GraphRule):
     `[int(r) for r in row]`), and over `sorted(lst, ...)` (maybe sliced, or a name bound to
     it, also later in a loop holding both) of a local list holding Python values computed
     from tensors and no tensor (`cands.append((i, float(x[i])))`), where the appending `for`
-    may append in a nested loop (beam search).
+    may append in a nested loop (beam search). An appended item the flow analysis cannot
+    type counts as Python data when it is a list display or comprehension, or reads the
+    loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
+    in ids.asnumpy().tolist()`).
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a run-time tensor is run by JIT Fallback, and
@@ -99,7 +102,8 @@ class HostListIterated(GraphRule):
       (`rec_topk_recall_item_list`, `s2s_detokenize_strip_special`,
       `s2s_beam_search_python_lists`) and its probes `lx_tr_*` (rows of 2 and 5 items
       rejected; `sum(row)`, `row[0]` and tensor items compile) and `lx_sb_*` (`len`, an index
-      and a `for` that accumulates a number over the sorted list compile).
+      and a `for` that accumulates a number over the sorted list compile); appended lists and
+      host values: `stdlib_collections_counter_vocab` and the probes `lx_ct_*`.
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
@@ -116,7 +120,8 @@ class HostListIterated(GraphRule):
                 return ()
             it, what = node.args[1], "`filter`"  # type: ignore[attr-defined]
         elif t is ast.For:
-            if not _grows_list(node.body, ctx):  # type: ignore[attr-defined]
+            targets = {n.id for n in ast.walk(node.target) if type(n) is ast.Name}  # type: ignore[attr-defined]
+            if not _grows_list(node.body, ctx, targets=targets):  # type: ignore[attr-defined]
                 if _grows_list(node.body, ctx, nested=True) and _sorted_at_run_time(node.iter, node, ctx) is not None:  # type: ignore[attr-defined]
                     return self._check(node, node.iter, "a `for` appending to a list", ctx)  # type: ignore[attr-defined]
                 return ()
@@ -180,21 +185,37 @@ def _tensor_items(e: ast.expr, ctx: Context) -> bool:
     return analyzer(ctx).kind(e) in (Kind.TENSOR, Kind.UNKNOWN)
 
 
-def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False) -> bool:
+def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False, targets: frozenset[str] | set[str] = frozenset()) -> bool:
     """A statement of the loop body (not nested functions', nor nested loops' unless `nested`)
-    calls `name.append(<a Python value>)`."""
+    calls `name.append(<a Python value>)`; with `targets`, the loop's variables over host
+    data, also an item the flow analysis cannot type that is a list built there or reads them
+    (`rows.append([c.get(i, 0) for i in range(v)])`)."""
     for st in body:
         if type(st) is ast.Expr and type(st.value) is ast.Call:
             call = st.value
             f = call.func
             if type(f) is ast.Attribute and f.attr in _GROW and type(f.value) is ast.Name and call.args:
-                return not _tensor_items(call.args[-1], ctx)
+                item = call.args[-1]
+                return not _tensor_items(item, ctx) or (bool(targets) and _host_item(item, targets, ctx))
         elif type(st) is ast.If:
-            if _grows_list(st.body, ctx, nested) or _grows_list(st.orelse, ctx, nested):
+            if _grows_list(st.body, ctx, nested, targets) or _grows_list(st.orelse, ctx, nested, targets):
                 return True
         elif nested and type(st) is ast.For and _grows_list(st.body, ctx, nested):
             return True
     return False
+
+
+def _host_item(e: ast.expr, targets: frozenset[str] | set[str], ctx: Context) -> bool:
+    """Not a tensor: a list display or comprehension, or a value reading the host loop's
+    variables `targets` (items of host data are Python values), unless the flow analysis
+    says tensor (`x[r]`). Measured (written/heldout14 probes `lx_ct_*`): appending such
+    items over 3 host rows fails under LAX ("The prim 'ListAppend' ... target must be scalar
+    or tensor", "'int' object has no attribute 'append'")."""
+    if analyzer(ctx).kind(e) == Kind.TENSOR:
+        return False
+    if type(e) in (ast.List, ast.ListComp):
+        return True
+    return any(type(n) is ast.Name and n.id in targets for n in ast.walk(e))
 
 
 def _sorted_at_run_time(it: ast.expr, node: ast.AST, ctx: Context) -> ast.Call | None:
@@ -544,6 +565,8 @@ def _module_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
         return tuple(dims) if dims and all(d is not None and d >= 0 for d in dims) else None
     if q.startswith("numpy.random.") and last in ("randint", "normal", "uniform", "random"):
         size = _keyword(e, ("size",))
+        if size is None and last != "random" and len(e.args) == 3:
+            size = e.args[2]  # `randint(0, 10, (3, 7))`: (low, high, size), (loc, scale, size)
         return _dims(size) if size is not None else None
     if last in _MAKERS and e.args:
         return _dims(e.args[0])
