@@ -12,7 +12,8 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 _REDUCERS = frozenset({"sum", "max", "min"})
 
@@ -43,7 +44,12 @@ class GraphBuiltinSemantics(GraphRule):
       [int32, int64, float32, float64, bool], but got (1, 2)") or of strings, at both levels. A pair of
       different constants decides the result before later elements are looked at, and a
       variable scalar leaves it open (no error): `(1, t) < (2, u)` compiles; `==` is another
-      primitive and compiles.
+      primitive and compiles;
+    - a `dict` subclass giving its keys as attributes (`__getattr__`, EasyDict-style
+      configs) held on `self` or at module level: `self.cfg.pool` is read by Python and
+      compiles, but a dict it gives back (`self.cfg.head`) becomes MindSpore's plain
+      Dictionary, so `self.cfg.head.pool` (also through a local name) fails at both levels
+      ("'Dictionary' object has no attribute 'pool'"); `self.cfg.head["pool"]` compiles.
 
     ## Why is this bad?
     MindSpore stops compiling: `For 'Stack', the len of x_shape[1] should be = len of
@@ -72,14 +78,27 @@ class GraphBuiltinSemantics(GraphRule):
     - MindSpore 2.10 `mindspore/graph/_parse/resources.py` (`T.next: C.ms_next`,
       `T.sum: M.ms_sum`) and `ops/composite/base.py` (`ms_next` "will get next element and
       res elements for input").
+    - `dict` subclasses: the written set `heldout14` (`cfg_yaml_like_nested_dict`) and its
+      probes `lx_cd_*` (a `SimpleNamespace`, a plain class, `.get(...)` and indexing compile).
     """
 
-    nodes = (ast.Call, ast.Compare)
+    nodes = (ast.Call, ast.Compare, ast.FunctionDef, ast.AsyncFunctionDef)
     calls = frozenset({"next", "decode", *_REDUCERS})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        if isinstance(node, ast.Compare):
-            yield from self._ordering(node, ctx)
+        if type(node) is not ast.Call:  # calls first: they are most of the nodes seen
+            if type(node) is ast.Compare:
+                yield from self._ordering(node, ctx)
+                return
+            # a function definition: most files define no attribute-access dict (one cached
+            # test per file), and then a compiled function's attributes are not walked
+            dicts = ctx.cache.get(_ATTR_DICTS_KEY)
+            if dicts is None:
+                dicts = _attr_dicts(ctx)
+            if dicts and ctx.scopes.scope_for(node) is not None:
+                for n in own_nodes(node):
+                    if type(n) is ast.Attribute and type(n.ctx) is ast.Load:
+                        yield from self._nested_dict_attr(n, node, ctx)
             return
         assert isinstance(node, ast.Call)
         f = node.func
@@ -121,6 +140,25 @@ class GraphBuiltinSemantics(GraphRule):
                 f"`{name}()` of a bytes value fails in graph mode: MindSpore compiles bytes as a string, so its elements are strings (use a list of ints or `bytearray`)",
             )
 
+    def _nested_dict_attr(self, node: ast.Attribute, fn: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        """`node` read in the compiled function `fn`."""
+        if node.attr in _DICT_METHODS:
+            return
+        inner = node.value
+        if type(inner) is ast.Name:
+            bound = analyzer(ctx).single_assignment(inner.id, fn)
+            inner = bound if bound is not None else inner  # `head = self.cfg.head; head.scale`
+        if type(inner) is not ast.Attribute or inner.attr in _DICT_METHODS:
+            return
+        cls = _attr_dict_instance(inner.value, fn, ctx)
+        if cls is None or _declares(cls, inner.attr):
+            return
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{ctx.segment(inner)}` is read through `{cls.name}.__getattr__`, a `dict` subclass: in compiled code the dict it gives becomes MindSpore's plain Dictionary, which has no attribute `{node.attr}` (MindSpore: 'Dictionary' object has no attribute '{node.attr}', at both levels); index it (`{ctx.segment(inner)}[\"{node.attr}\"]`) or read the value in `__init__`",
+        )
+
     def _ordering(self, node: ast.Compare, ctx: Context) -> Iterable[Diagnostic]:
         operands = [node.left, *node.comparators]
         for i, op in enumerate(node.ops):
@@ -139,6 +177,62 @@ class GraphBuiltinSemantics(GraphRule):
 
 
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+#: methods of a graph Dictionary (reading them is no attribute lookup of a key)
+_DICT_METHODS = frozenset({"get", "keys", "values", "items", "pop", "setdefault", "update", "copy", "clear", "fromkeys", "has_key"})
+
+
+_ATTR_DICTS_KEY = "ms146-attr-dicts"
+
+
+def _attr_dicts(ctx: Context) -> dict[str, ast.ClassDef]:
+    """Classes of this module deriving from `dict` (directly or through another of them)
+    that give keys as attributes (`def __getattr__` or `__getattr__ = dict.__getitem__`):
+    name -> class, once per file."""
+    hit: dict[str, ast.ClassDef] | None = ctx.cache.get(_ATTR_DICTS_KEY)
+    if hit is None:
+        hit = {}
+        if "__getattr__" in ctx.text:
+            classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
+            dicts: set[str] = set()
+            for c in classes:  # in source order: a base is defined before its subclasses
+                if any((ctx.qualname(b) == "builtins.dict") or (isinstance(b, ast.Name) and b.id in dicts) for b in c.bases):
+                    dicts.add(c.name)
+                    if _declares(c, "__getattr__") or any(b.id in hit for b in c.bases if isinstance(b, ast.Name)):
+                        hit[c.name] = c
+        ctx.cache[_ATTR_DICTS_KEY] = hit
+    return hit
+
+
+def _declares(cls: ast.ClassDef, name: str) -> bool:
+    """Does the class body define `name` (a method, or a class attribute assigned)?"""
+    for st in cls.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and st.name == name:
+            return True
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
+            return True
+    return False
+
+
+def _attr_dict_instance(e: ast.expr, fn: ast.AST, ctx: Context) -> ast.ClassDef | None:
+    """The attribute-access dict class (`_attr_dicts`) of the object `e` holds while
+    compiling: `self.cfg` set in `__init__` from `Config(...)` (also through a parameter given
+    one at module level), or a module-level `CFG = Config(...)`. Measured (written/heldout14
+    probes `lx_cd_*`): reading a key of it as an attribute (`self.cfg.pool`) compiles, as
+    MindSpore reads the object by Python; the dict that gives (`self.cfg.head`) is turned
+    into a graph Dictionary, and an attribute of that fails at LAX and STRICT, while
+    `self.cfg.head["scale"]` and a `SimpleNamespace` compile."""
+    dicts = _attr_dicts(ctx)
+    inst = instances(ctx)
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        owner = inst._owner(fn)
+        value = inst.self_attr(owner, e.attr) if owner is not None else UNKNOWN
+    elif isinstance(e, ast.Name):
+        value = inst.evaluate(e, None)
+    else:
+        return None
+    cls = getattr(value, "cls", None)
+    return cls if isinstance(cls, ast.ClassDef) and dicts.get(cls.name) is cls else None
 
 
 def _failing_pair(left: ast.expr, right: ast.expr, ctx: Context) -> str | None:

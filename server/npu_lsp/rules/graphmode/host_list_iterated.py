@@ -14,6 +14,7 @@ from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.list_grown_from_host_data import _host_iterable
+from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
 Shape = tuple[int | None, ...]
 
@@ -46,7 +47,15 @@ class HostListIterated(GraphRule):
     of them, or a name bound to one), in a network's `construct` or an `@ms.jit` function,
     when that list has 3 or more items: its length is read from the tensor every module-level
     call passes (`net(Tensor(np.random.randn(4, 10)))`) through indexing, one-axis reductions
-    (`argmax(axis=-1)`), `flatten`, `reshape` and `nn.Dense`.
+    (`argmax(axis=-1)`), `flatten`, `reshape` and `nn.Dense`. Whatever the length, it also
+    flags them over an item of such host data (`for row in idx.asnumpy().tolist():` then
+    `[int(r) for r in row]`), and over `sorted(lst, ...)` (maybe sliced, or a name bound to
+    it, also later in a loop holding both) of a local list holding Python values computed
+    from tensors and no tensor (`cands.append((i, float(x[i])))`), where the appending `for`
+    may append in a nested loop (beam search). An appended item the flow analysis cannot
+    type counts as Python data when it is a list display or comprehension, or reads the
+    loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
+    in ids.asnumpy().tolist()`).
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a run-time tensor is run by JIT Fallback, and
@@ -89,11 +98,16 @@ class HostListIterated(GraphRule):
       3, 4, 5 and 8 are rejected, in `construct` and in `@ms.jit` functions, for
       comprehensions, `filter`, `enumerate`, rows of a 2-D `tolist()` and appending loops),
       and the cases `heads/tolist_labels_to_names`, `inference/vocab_decode_asnumpy_join`,
-      `algorithms/sort_by_key_tuple_list`.
+      `algorithms/sort_by_key_tuple_list`; rows and `sorted`: the written set `heldout14`
+      (`rec_topk_recall_item_list`, `s2s_detokenize_strip_special`,
+      `s2s_beam_search_python_lists`) and its probes `lx_tr_*` (rows of 2 and 5 items
+      rejected; `sum(row)`, `row[0]` and tensor items compile) and `lx_sb_*` (`len`, an index
+      and a `for` that accumulates a number over the sorted list compile); appended lists and
+      host values: `stdlib_collections_counter_vocab` and the probes `lx_ct_*`.
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
-    words = tuple(f".{m}(" for m in sorted(_HOST))
+    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope
@@ -106,7 +120,10 @@ class HostListIterated(GraphRule):
                 return ()
             it, what = node.args[1], "`filter`"  # type: ignore[attr-defined]
         elif t is ast.For:
-            if not _grows_list(node.body, ctx):  # type: ignore[attr-defined]
+            targets = {n.id for n in ast.walk(node.target) if type(n) is ast.Name}  # type: ignore[attr-defined]
+            if not _grows_list(node.body, ctx, targets=targets):  # type: ignore[attr-defined]
+                if _grows_list(node.body, ctx, nested=True) and _sorted_at_run_time(node.iter, node, ctx) is not None:  # type: ignore[attr-defined]
+                    return self._check(node, node.iter, "a `for` appending to a list", ctx)  # type: ignore[attr-defined]
                 return ()
             it, what = node.iter, "a `for` appending to a list"  # type: ignore[attr-defined]
         else:
@@ -118,6 +135,21 @@ class HostListIterated(GraphRule):
 
     def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context) -> Iterable[Diagnostic]:
         if not _host_iterable(it, ctx, 0):
+            made = _sorted_at_run_time(it, node, ctx)
+            if made is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"{what} over `{ctx.segment(it)}`, which is `{ctx.segment(made)}` of a list holding values known only at run time: LAX runs that `sorted` by JIT Fallback, and MindSpore cannot build this over its result, whatever its length; keep scores in a tensor (`ops.topk`, `ops.sort`) or sort outside the graph",
+                )
+                return
+            loop = _host_item_loop(node, it, ctx)
+            if loop is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"{what} over `{ctx.segment(it)}`, an item of `{ctx.segment(loop.iter)}` (line {loop.lineno}), which JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over such an item, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
+                )
             return
         n = _host_len(it, ctx, 0)
         if n is None or n < _LEAST:
@@ -129,23 +161,126 @@ class HostListIterated(GraphRule):
         )
 
 
+def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None:
+    """The enclosing `for` whose variable `it` is, when that `for` runs over host data of a
+    run-time tensor (`for row in idx.asnumpy().tolist()`) and `it` is not bound elsewhere.
+    Measured (written/heldout14 probes `lx_tr_*`): a comprehension or an appending `for` over
+    such a row fails under LAX for rows of 2 and of 5 items ("unsupported operand type(s)
+    for +: 'int' and 'list'", "'int' object has no attribute 'append'"), while `sum(row)`
+    compiles."""
+    if type(it) is not ast.Name or ctx.function is None:
+        return None
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        if type(p) is ast.For and type(p.target) is ast.Name and p.target.id == it.id:
+            if _host_iterable(p.iter, ctx, 0) and analyzer(ctx).single_assignment(it.id, ctx.function) is None:
+                return p
+            return None
+        p = ctx.parent(p)
+    return None
+
+
 def _tensor_items(e: ast.expr, ctx: Context) -> bool:
     """Items that may be tensors: only Python values (numbers, strings, host items) fail."""
     return analyzer(ctx).kind(e) in (Kind.TENSOR, Kind.UNKNOWN)
 
 
-def _grows_list(body: list[ast.stmt], ctx: Context) -> bool:
-    """A statement of the loop body (not nested loops' or functions') calls
-    `name.append(<a Python value>)`."""
+def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False, targets: frozenset[str] | set[str] = frozenset()) -> bool:
+    """A statement of the loop body (not nested functions', nor nested loops' unless `nested`)
+    calls `name.append(<a Python value>)`; with `targets`, the loop's variables over host
+    data, also an item the flow analysis cannot type that is a list built there or reads them
+    (`rows.append([c.get(i, 0) for i in range(v)])`)."""
     for st in body:
         if type(st) is ast.Expr and type(st.value) is ast.Call:
             call = st.value
             f = call.func
             if type(f) is ast.Attribute and f.attr in _GROW and type(f.value) is ast.Name and call.args:
-                return not _tensor_items(call.args[-1], ctx)
-        elif type(st) is ast.If and (_grows_list(st.body, ctx) or _grows_list(st.orelse, ctx)):
+                item = call.args[-1]
+                return not _tensor_items(item, ctx) or (bool(targets) and _host_item(item, targets, ctx))
+        elif type(st) is ast.If:
+            if _grows_list(st.body, ctx, nested, targets) or _grows_list(st.orelse, ctx, nested, targets):
+                return True
+        elif nested and type(st) is ast.For and _grows_list(st.body, ctx, nested):
             return True
     return False
+
+
+def _host_item(e: ast.expr, targets: frozenset[str] | set[str], ctx: Context) -> bool:
+    """Not a tensor: a list display or comprehension, or a value reading the host loop's
+    variables `targets` (items of host data are Python values), unless the flow analysis
+    says tensor (`x[r]`). Measured (written/heldout14 probes `lx_ct_*`): appending such
+    items over 3 host rows fails under LAX ("The prim 'ListAppend' ... target must be scalar
+    or tensor", "'int' object has no attribute 'append'")."""
+    if analyzer(ctx).kind(e) == Kind.TENSOR:
+        return False
+    if type(e) in (ast.List, ast.ListComp):
+        return True
+    return any(type(n) is ast.Name and n.id in targets for n in ast.walk(e))
+
+
+def _sorted_at_run_time(it: ast.expr, node: ast.AST, ctx: Context) -> ast.Call | None:
+    """The `sorted(lst, ...)` call `it` is (maybe sliced, `sorted(...)[:k]`), or a name is
+    bound to reaching `node` (before it, or later in a loop holding both), when `lst` holds
+    values known only at run time (`_runtime_items`). Measured (written/heldout14 probes
+    `lx_sb_*`): LAX runs such a `sorted` by JIT Fallback; a comprehension or an appending
+    `for` over its result fails whatever its length ("The pointer[seq_abs] is null",
+    "cannot get item by index from an empty sequence"), while indexing it, `len` of it and a
+    `for` that only accumulates a number compile."""
+    fn = ctx.function
+    if fn is None:
+        return None
+    if type(it) is not ast.Name:
+        return _runtime_sorted(it, ctx)
+    loops = _enclosing_loops(node, ctx)
+    for st in ast.walk(fn):
+        if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name and st.targets[0].id == it.id:
+            made = _runtime_sorted(st.value, ctx)
+            if made is not None and (st.lineno < node.lineno or any(loop in loops for loop in _enclosing_loops(st, ctx))):  # type: ignore[attr-defined]
+                return made
+    return None
+
+
+def _enclosing_loops(node: ast.AST, ctx: Context) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    p = ctx.parent(node)
+    while p is not None and p is not ctx.function:
+        if type(p) in (ast.For, ast.While):
+            out.append(p)
+        p = ctx.parent(p)
+    return out
+
+
+def _runtime_sorted(e: ast.expr, ctx: Context) -> ast.Call | None:
+    if type(e) is ast.Subscript and type(e.slice) is ast.Slice:
+        e = e.value
+    if type(e) is not ast.Call or not e.args or ctx.qualname(e.func) != "builtins.sorted":
+        return None
+    return e if _runtime_items(e.args[0], ctx) else None
+
+
+def _runtime_items(e: ast.expr, ctx: Context) -> bool:
+    """A local list holding Python values known only at run time and no tensor: bound once,
+    to `[]` grown with `append((i, float(x[i])))`, or to a list of run-time scalars
+    (`_runtime_scalars`)."""
+    if type(e) is not ast.Name or ctx.function is None:
+        return False
+    if _runtime_scalars(e, ctx):
+        return True
+    a = analyzer(ctx)
+    bound = a.single_assignment(e.id, ctx.function)
+    if not (type(bound) is ast.List and not bound.elts):
+        return False
+    kinds = [
+        a.kind(n.args[0])
+        for n in ast.walk(ctx.function)
+        if type(n) is ast.Call
+        and type(n.func) is ast.Attribute
+        and n.func.attr == "append"
+        and type(n.func.value) is ast.Name
+        and n.func.value.id == e.id
+        and len(n.args) == 1
+    ]
+    return bool(kinds) and Kind.VAR in kinds and Kind.TENSOR not in kinds
 
 
 def _host_len(e: ast.expr, ctx: Context, depth: int) -> int | None:
@@ -430,6 +565,8 @@ def _module_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
         return tuple(dims) if dims and all(d is not None and d >= 0 for d in dims) else None
     if q.startswith("numpy.random.") and last in ("randint", "normal", "uniform", "random"):
         size = _keyword(e, ("size",))
+        if size is None and last != "random" and len(e.args) == 3:
+            size = e.args[2]  # `randint(0, 10, (3, 7))`: (low, high, size), (loc, scale, size)
         return _dims(size) if size is not None else None
     if last in _MAKERS and e.args:
         return _dims(e.args[0])

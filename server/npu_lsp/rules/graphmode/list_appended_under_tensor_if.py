@@ -11,6 +11,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
 _GROW = frozenset({"append", "extend", "insert"})
 
@@ -36,6 +37,8 @@ class ListAppendedUnderTensorIf(GraphRule):
     the input_data must be list and target must be scalar or tensor`). A
     single `if` outside a loop, an `if`/`else` that appends on both sides, or an `if` whose
     body ends in `continue` (`if n == 0: out.append(zero); continue`), compiles at both levels.
+    Under LAX an `if` reading an item of a local list of Python scalars computed from tensors
+    (`areas = [int(m.sum()) for m in masks]`, `if areas[i] >= 2:`) is such a condition too.
 
     ## Example
     ```python
@@ -59,7 +62,8 @@ class ListAppendedUnderTensorIf(GraphRule):
       MindSpore 2.10 with probes of a list appended under a tensor `if` (alone, in an
       unrolled loop, with an `else` that appends, returned, measured with `len`, an `if`
       ending in `continue` with and without an append after it); tuples appended: the
-      written set `domains` (`sci_particles_neighbor_list_python`) and its `append*` probes.
+      written set `domains` (`sci_particles_neighbor_list_python`) and its `append*` probes;
+      run-time scalars: the written set `heldout14` probe `lx_fa_int_areas_for_loop`.
     """
 
     nodes = (ast.For,)
@@ -77,7 +81,9 @@ class ListAppendedUnderTensorIf(GraphRule):
         reported: set[str] = set()
         # `if`s, calls and assignments in `ast.walk`'s order; names and constants left out
         for sub in branch_list(node):
-            if not isinstance(sub, ast.If) or not a.kind(sub.test).dynamic:
+            if not isinstance(sub, ast.If):
+                continue
+            if not a.kind(sub.test).dynamic and (strict or not _reads_runtime_scalar_item(sub.test, ctx)):
                 continue
             if isinstance(sub.body[-1], ast.Continue):
                 # measured: an append under a tensor `if` that ends in `continue` compiles at
@@ -124,6 +130,16 @@ class ListAppendedUnderTensorIf(GraphRule):
                         f"unrolled loop on line {node.lineno}; under LAX, MindSpore crashes when "
                         f'`{name}` is used after the loop ("The pointer[data_abs] is null")',
                     )
+
+
+def _reads_runtime_scalar_item(test: ast.expr, ctx: Context) -> bool:
+    """Does the test read an item (`areas[i]`) of a local list of Python scalars known only at
+    run time (`areas = [int(m.sum()) for m in masks]`)? Measured under LAX (written/heldout14
+    probe `lx_fa_int_areas_for_loop`): it is a run-time condition like a tensor's."""
+    return any(
+        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and _runtime_scalars(n.value, ctx)
+        for n in ast.walk(test)
+    )
 
 
 def _grown(body: list[ast.stmt]) -> set[str]:

@@ -15,8 +15,11 @@ from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names, _nee
 
 #: tensor methods whose result is host data JIT Fallback computes at run time
 _HOST_METHODS = frozenset({"asnumpy", "tolist", "numpy"})
-#: list methods that grow a list in place
-_IN_PLACE = frozenset({"append", "extend", "insert"})
+#: list methods that change a list in place (measured: `pop` and `reverse` of a host list fail
+#: under LAX as `append` does, `sort` and `remove` compile)
+_IN_PLACE = frozenset({"append", "extend", "insert", "pop", "reverse"})
+#: of them, those called without arguments
+_NO_ARGS = frozenset({"pop", "reverse"})
 #: builtins that keep a host iterable a host iterable
 _WRAPPERS = frozenset({"set", "sorted", "list", "tuple", "enumerate", "reversed", "zip", "frozenset"})
 #: numpy / list methods chained on a host value (`x.asnumpy().flatten().tolist()`)
@@ -27,8 +30,8 @@ _CHAINED = frozenset({"flatten", "ravel", "reshape", "tolist", "astype", "squeez
 class ListGrownFromHostData(GraphRule):
     """## What it does
     Under the default LAX syntax level, flags a list made from a tensor's values by JIT
-    Fallback (`vals = x.tolist()`, `list(x.asnumpy())`) grown in place (`vals.append(v)`,
-    `extend`, `insert`), and `ops.stack(lst)` / `ops.concat(lst)` /
+    Fallback (`vals = x.tolist()`, `list(x.asnumpy())`) changed in place (`vals.append(v)`,
+    `extend`, `insert`, `pop`, `reverse`), and `ops.stack(lst)` / `ops.concat(lst)` /
     `ops.cat(lst)` (and the `Stack` / `Concat` primitives) in compiled code when `lst` is
     filled (`append`, `extend`, `insert`, `lst += [...]`) inside a `for` loop over a tensor's
     values turned into Python data: `for v in x.tolist()`, `for row in x.asnumpy()`,
@@ -47,8 +50,10 @@ class ListGrownFromHostData(GraphRule):
     must be int and must >= 1, but got '0'` (or `For primitive[Concat], the elements size
     must be greater than 0`). Loops that only accumulate a number or count compile. Growing
     the host list itself in place fails whatever follows (`'NoneType' object has no attribute
-    '__len__'`, `Resize failed for kernel: Default/PyExecute`), while a new list
-    (`vals + [9.0]`), an item store (`vals[0] = 9.0`), slicing and `sorted(vals)` compile.
+    '__len__'`, `Resize failed for kernel: Default/PyExecute`), and so does `pop` or
+    `reverse` of it (`'float' object is not subscriptable`, `'NoneType' object is not
+    subscriptable`), while a new list (`vals + [9.0]`), an item store (`vals[0] = 9.0`),
+    slicing, `sorted(vals)`, `vals.sort()` and `vals.remove(v)` compile.
     STRICT refuses `tolist` / `asnumpy` themselves (MS130). `reversed` of a `range` (even one of a
     static size, `range(x.shape[0])`) or of a list of tensors is run the same way under LAX,
     so a list filled in a `for` over it is empty too; `reversed` of a constant list or tuple,
@@ -90,7 +95,8 @@ class ListGrownFromHostData(GraphRule):
       written set `domains` (`rl_gae_list_insert_front`) and its `reversed_*` probes; the
       written set `algorithms` probes `rev_range_*` (`reversed(range(4))` compiles); a local
       list of tensors reversed: the written set `famb` probes `rv_*` and `algorithms`
-      (`viterbi_crf_cell`, probes `rev_list_tensors_*`).
+      (`viterbi_crf_cell`, probes `rev_list_tensors_*`); `pop` / `reverse`: the written set
+      `heldout14` probes `lx_fb_*` (`sort`, `remove`, slices compile).
     """
 
     nodes = (ast.Call,)
@@ -101,7 +107,9 @@ class ListGrownFromHostData(GraphRule):
         assert isinstance(node, ast.Call)
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
-        if not node.args or ctx.function is None:
+        if not node.args and not (type(node.func) is ast.Attribute and node.func.attr in _NO_ARGS):
+            return ()
+        if ctx.function is None:
             return ()
         if not ctx.scope or ctx.scope.level != "lax":
             return ()  # STRICT refuses the host call itself (MS130)
@@ -115,9 +123,11 @@ class ListGrownFromHostData(GraphRule):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{f.value.id}` is `{ctx.segment(bound)}`, a list JIT Fallback makes from a tensor at run time: growing it in place with `{f.attr}` fails under LAX; build a new list (`{f.value.id} + [...]`) or stay in tensors",
+                    f"`{f.value.id}` is `{ctx.segment(bound)}`, a list JIT Fallback makes from a tensor at run time: changing it in place with `{f.attr}` fails under LAX; build a new list (`{f.value.id} + [...]`, `{f.value.id}[1:]`, `{f.value.id}[::-1]`) or stay in tensors",
                 )
                 return
+            if f.attr in _NO_ARGS:
+                return  # measured on host lists only
             if bound is not None and _fallback_copy(bound, ctx):
                 read = _read_after(node, f.value.id, ctx)
                 if read is not None:
@@ -141,7 +151,7 @@ class ListGrownFromHostData(GraphRule):
                     f"`{f.value.id}` is grown inside the `for` over `{ctx.segment(it)}` (line {loop.lineno}), a list of tensors built in the graph: LAX runs `reversed` of it by JIT Fallback, so the loop is not unrolled over known items and growing `{f.value.id}` there fails (\"'Tensor' object has no attribute 'append'\", or an empty list after the loop); loop over `{ctx.segment(reversed_list)}[::-1]` instead",
                 )
             return
-        if not isinstance(node.args[0], ast.Name) or not _needs_elements(f, ctx):
+        if not node.args or not isinstance(node.args[0], ast.Name) or not _needs_elements(f, ctx):
             return
         name = node.args[0].id
         start = analyzer(ctx).single_assignment(name, ctx.function)

@@ -25,11 +25,12 @@ _INDEX = "For primitive:'list_getitem', cannot get item by index from an empty s
 @rule(code="MS185", name="self-list-empty-in-graph", severity="error", family="graphmode")
 class SelfListEmptyInGraph(GraphRule):
     """## What it does
-    Flags `ops.concat(self.outs)`, `ops.stack(self.outs)` and `self.outs[0]` (also through a
-    local name bound to `self.outs`) in compiled code when compiled code also appends to
-    `self.outs` (`self.outs.append(...)` in `construct` or a method it calls; `extend` under
-    STRICT), `self.outs` is bound to `[]` in `__init__` and nothing outside compiled code
-    fills it.
+    Flags `ops.concat(self.outs)`, `ops.stack(self.outs)` (also of `list(self.outs)`) and
+    `self.outs[0]` (also through a local name bound to `self.outs`) in compiled code when
+    compiled code also appends to `self.outs` (`self.outs.append(...)` in `construct` or a
+    method it calls; `extend` under STRICT), `self.outs` is bound to `[]` or to an empty
+    `collections.deque` (`deque()`, `deque(maxlen=n)`) in `__init__` and nothing outside
+    compiled code fills it.
 
     ## Why is this bad?
     Compiled code reads `self.outs` as the constant it holds when the graph is built (an empty
@@ -72,7 +73,11 @@ class SelfListEmptyInGraph(GraphRule):
       `__init__`, by a Python method or at module level before the call), a local list and
       `list(self.outs)` compile. `extend` then `concat` compiled at LAX and failed at STRICT
       (flagged under STRICT). Also `written/generative/probes/self_list_*` (a local name
-      bound to the list then indexed: rejected at both levels).
+      bound to the list then indexed: rejected at both levels). A copy and a deque: the
+      written set `heldout14` (`r2_rec_session_history_deque`) and its probes `lx_dq_*`,
+      `lx_sl_stack_list_copy` (`ops.stack(list(self.hist))`, `ops.concat`, `self.hist[-1]`
+      rejected at both levels: "deque index out of range"; `len`, an append never read and a
+      deque holding an element compile under LAX).
     """
 
     nodes = (ast.Call, ast.Subscript)
@@ -83,15 +88,17 @@ class SelfListEmptyInGraph(GraphRule):
         # cheap tests first, and no generator: the rule sees every call and subscript of
         # compiled code
         if type(node) is ast.Subscript:
-            read = node.value
+            held = read = node.value
         elif node.args and type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
             read = node.args[0]  # type: ignore[attr-defined]
+            # `ops.stack(list(self.outs))` reads the same empty list
+            held = _copied(read, ctx) if type(read) is ast.Call else read
         else:
             return ()
         fn = ctx.function
         if fn is None:
             return ()
-        attr = self_attr(read) if type(read) is not ast.Name else _aliases(fn, ctx).get(read.id)
+        attr = self_attr(held) if type(held) is not ast.Name else _aliases(fn, ctx).get(held.id)
         if attr is None:
             return ()
         why = _needs_items(node, read, ctx)
@@ -109,7 +116,7 @@ class SelfListEmptyInGraph(GraphRule):
             ctx.diagnostic(
                 self,
                 node,
-                f"`self.{attr}` is `[]` when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
+                f"`self.{attr}` is empty when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
             )
         ]
 
@@ -142,6 +149,34 @@ def _guarded(node: ast.AST, attr: str, ctx: Context) -> bool:
         child, p = p, ctx.parent(p)
     return False
 
+
+
+def _copied(read: ast.expr, ctx: Context) -> ast.expr:
+    """`list(x)` / `tuple(x)` -> `x`; anything else as it is. Measured (written/heldout14
+    probes `lx_sl_stack_list_copy`, `lx_dq_stack_list`): stacking a copy of the empty held
+    container fails as stacking it does."""
+    if (
+        type(read) is ast.Call
+        and len(read.args) == 1
+        and not read.keywords
+        and ctx.qualname(read.func) in ("builtins.list", "builtins.tuple")
+    ):
+        return read.args[0]
+    return read
+
+
+def _empty_container(value: ast.expr, ctx: Context) -> bool:
+    """`[]`, or an empty `collections.deque` (`deque()`, `deque(maxlen=n)`, `deque([])`):
+    MindSpore 2.10 reads both as the empty sequence they hold when the graph is built
+    (measured: written/heldout14 probes `lx_dq_*`, "deque index out of range")."""
+    if isinstance(value, ast.List):
+        return not value.elts
+    return (
+        isinstance(value, ast.Call)
+        and ctx.qualname(value.func) == "collections.deque"
+        and all(k.arg == "maxlen" for k in value.keywords)
+        and (not value.args or (len(value.args) == 1 and isinstance(value.args[0], ast.List) and not value.args[0].elts))
+    )
 
 
 def _pos(n: ast.AST) -> tuple[int, int]:
@@ -226,8 +261,7 @@ def _check_empty(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
     ]
     if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
         return False
-    value = bindings[0].value
-    if not (isinstance(value, ast.List) and not value.elts):
+    if not _empty_container(bindings[0].value, ctx):
         return False
     allowed = {id(t) for t in bindings[0].targets}
     for fn in ast.walk(ctx.tree):

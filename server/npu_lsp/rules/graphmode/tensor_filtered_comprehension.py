@@ -10,6 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.list_grown_from_host_data import _host_iterable
 from npu_lsp.rules.graphmode.result_kinds import (
     STATIC_ATTRS as _STATIC_ATTRS,  # a filter on them is a constant
 )
@@ -24,7 +25,11 @@ class TensorFilteredComprehension(GraphRule):
     Under the default LAX syntax level, flags a list comprehension (or generator expression)
     in compiled code whose `if` clause depends on tensor values, such as
     `[b for b in boxes if b[4] > thresh]` or `[f for f in feats if f.mean() > 0]`, when its
-    result is used. Filters on static facts (`if f.shape[1] > 2`) are constants and fine.
+    result is used; also on Python scalars computed from tensors at run time:
+    `[i for i in range(n) if int(x[i]) > 0]` (`float(...)`, `.item()`, host data of
+    `.asnumpy()` / `.tolist()`), or items of a local list of them
+    (`areas = [int(m.sum()) for m in masks]` then `[i for i, a in enumerate(areas) if a >= k]`).
+    Filters on static facts (`if f.shape[1] > 2`) are constants and fine.
 
     ## Why is this bad?
     The number of elements then depends on run-time data, which a graph list cannot have.
@@ -54,6 +59,13 @@ class TensorFilteredComprehension(GraphRule):
     ## References
     - RULES.md, section 3 (dynamic shapes on CPU are fine through tensor ops such as
       `masked_select`, not through Python containers).
+    - Run-time scalar filters: the written set `heldout14` (`post_mask_threshold_to_polygons`)
+      and its probes `lx_fa_*`: `int(...)`, `float(...)`, `.item()` filters over `range`, a
+      tensor's rows or a local tuple of tensors, items of a list of `int(m.sum())`, a host
+      list, a generator given to `sum`, also in a method `construct` calls: rejected under
+      LAX; the same list unfiltered, a filter on a constant, on a Python float argument or on
+      a `self` list, and the result unused compile. Over a tuple of tensors given to
+      `construct` (`feats`) an `.item()` / `int()` filter compiles, and is not flagged.
     """
 
     nodes = (ast.ListComp, ast.GeneratorExp)
@@ -79,9 +91,14 @@ def _depends_on_tensor(cond: ast.expr, gen: ast.comprehension, ctx: Context) -> 
     a = analyzer(ctx)
     if a.kind(cond) == Kind.TENSOR:
         return True
+    if a.kind(cond) == Kind.VAR:
+        return True  # `int(x[i]) > 0`, `x[i].item() > 0`, a host value: known at run time
     tensors = _tensor_targets(gen, ctx)
-    if tensors:
-        return _reads_values(cond, tensors, ctx)
+    if tensors and _reads_values(cond, tensors, ctx):
+        return True
+    scalars = _scalar_targets(gen, ctx)
+    if scalars and _reads_values(cond, scalars, ctx):
+        return True
     return _reduction_of_input(cond, gen, ctx)
 
 
@@ -163,6 +180,70 @@ def _tensor_targets(gen: ast.comprehension, ctx: Context) -> set[str]:
         for elt, src in zip(target.elts, sources, strict=True)
         if isinstance(elt, ast.Name) and src is not None and a.kind(src) == Kind.TENSOR
     }
+
+
+#: conversions JIT Fallback / the graph run on a tensor, giving a Python scalar at run time
+_TO_SCALAR = frozenset({"int", "float", "bool"})
+_SCALAR_METHODS = frozenset({"item", "tolist"})
+
+
+def _scalar_targets(gen: ast.comprehension, ctx: Context) -> set[str]:
+    """Loop variables of `gen` that hold Python scalars computed at run time: `a` in `for a in
+    areas` (or `for i, a in enumerate(areas)`) with `areas` a local list of run-time scalars
+    (`_runtime_scalars`). Measured (written/heldout14 probes `lx_fa_*`): a filter on them makes
+    the list's length known only at run time, as a tensor filter does."""
+    target, it = gen.target, gen.iter
+    if isinstance(target, ast.Name):
+        return {target.id} if _runtime_scalars(it, ctx) else set()
+    if not (isinstance(target, ast.Tuple) and isinstance(it, ast.Call) and not it.keywords):
+        return set()
+    q = ctx.qualname(it.func)
+    sources: list[ast.expr | None]
+    if q == "builtins.zip":
+        sources = list(it.args)
+    elif q == "builtins.enumerate" and len(it.args) == 1:
+        sources = [None, it.args[0]]
+    else:
+        return set()
+    if len(sources) != len(target.elts):
+        return set()
+    return {
+        elt.id
+        for elt, src in zip(target.elts, sources, strict=True)
+        if isinstance(elt, ast.Name) and src is not None and _runtime_scalars(src, ctx)
+    }
+
+
+def _runtime_scalars(e: ast.expr, ctx: Context) -> bool:
+    """A list of Python scalars known only at run time: a name bound once to a list display
+    holding one (`[int(x[0]), int(x[1])]`), to a comprehension of them (`[int(m.sum()) for
+    m in masks]` over a tensor), or host data of a tensor (`x.asnumpy().tolist()`)."""
+    if not isinstance(e, ast.Name) or ctx.function is None:
+        return False
+    a = analyzer(ctx)
+    bound = a.single_assignment(e.id, ctx.function)
+    if isinstance(bound, (ast.List, ast.Tuple)):
+        return any(not isinstance(v, ast.Starred) and a.kind(v) == Kind.VAR for v in bound.elts)
+    if isinstance(bound, ast.ListComp) and len(bound.generators) == 1:
+        return _runtime_scalar(bound.elt, _tensor_targets(bound.generators[0], ctx), ctx)
+    return _host_iterable(e, ctx, 0)  # `x.asnumpy().tolist()`: JIT Fallback's host values
+
+
+def _runtime_scalar(e: ast.expr, tensors: set[str], ctx: Context) -> bool:
+    """`int(t)`, `float(t)`, `bool(t)`, `t.item()` of a run-time tensor `t` (a tensor of the
+    function, or one of the comprehension's loop variables `tensors`)."""
+    if analyzer(ctx).kind(e) == Kind.VAR:
+        return True
+    if not isinstance(e, ast.Call) or e.keywords:
+        return False
+    f = e.func
+    if isinstance(f, ast.Attribute) and f.attr in _SCALAR_METHODS and not e.args:
+        arg: ast.expr = f.value
+    elif isinstance(f, ast.Name) and len(e.args) == 1 and (ctx.qualname(f) or "").removeprefix("builtins.") in _TO_SCALAR:
+        arg = e.args[0]
+    else:
+        return False
+    return analyzer(ctx).kind(arg) == Kind.TENSOR or bool(tensors and _reads_values(arg, tensors, ctx))
 
 
 def _unused(node: ast.expr, ctx: Context) -> bool:
