@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import LEAVES, imports_any, parent_map, statement_parents
+from npu_lsp.astutil import LEAVES, TextWords, imports_any, parent_map, statement_parents
 from npu_lsp.children import AST_TYPES, PUSHERS, pusher
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
@@ -303,8 +303,16 @@ class Context:
     _lines: list[str] | None = None
     _parents_complete: bool = False
     _stmt_parents: dict[int, ast.AST] | None = None
-    _qualnames: dict[int, str | None] = field(default_factory=dict)
+    _qualnames: dict[object, str | None] = field(default_factory=dict)
     _columns: LineColumns | None = None
+    _words: TextWords | None = None
+
+    def mentions(self, s: str) -> bool:
+        """`s in self.text`, answered from the text's distinct words when they decide it
+        (`TextWords`, built once per file and shared with the dispatch's trigger tests)."""
+        if self._words is None:
+            self._words = TextWords(self.text)
+        return s in self._words
 
     # ---- scope and names
     @property
@@ -323,7 +331,16 @@ class Context:
         Names defined at module level resolve to "<module>.<name>", unshadowed builtins to
         "builtins.<name>"; local variables and anything else give None.
         """
-        key = id(expr)
+        # The answer depends on the spelling only (imports and module-level names, no
+        # local scopes): a name or `name.attr` is resolved once per file, whichever node
+        # spells it; other expressions once per node.
+        t = type(expr)
+        if t is ast.Name:
+            key: object = expr.id  # type: ignore[attr-defined]
+        elif t is ast.Attribute and type(expr.value) is ast.Name:  # type: ignore[attr-defined]
+            key = (expr.value.id, expr.attr)  # type: ignore[attr-defined]
+        else:
+            key = id(expr)
         memo = self._qualnames
         if key in memo:
             return memo[key]
@@ -448,12 +465,14 @@ def _dispatch_table(
     text: str = "",
     forced: frozenset[str] = frozenset(),
     tree: ast.Module | None = None,
+    index: TextWords | None = None,
 ) -> dict[type[ast.AST], list[Rule]]:
     """{node type: enabled rule instances}, built once per (config, per-file ignores, triggers).
 
     Families in `forced` run even when the text lacks their trigger substrings (e.g. graph
     rules for a file whose Cells derive from a base class defined elsewhere). Rules that
-    require imports (`Rule.active_imports`) run only when `tree` imports one of them."""
+    require imports (`Rule.active_imports`) run only when `tree` imports one of them.
+    `index` answers the substring tests (`TextWords` of `text`, shared with the rules)."""
     _ensure_rules_loaded()
     ignored = config.ignored_for(path)
     # the rules these settings enable, once per settings (a repository run asks per file),
@@ -463,7 +482,9 @@ def _dispatch_table(
     if enabled is None:
         enabled = _enabled_cache[settings] = _enabled_groups(config, ignored)
     groups, codes = enabled
-    present: dict[str, bool] = {}  # one scan of the text per distinct trigger word
+    if index is None:
+        index = TextWords(text)
+    present: dict[str, bool] = {}  # one test per distinct trigger word
     imported: dict[tuple[str, ...], bool] = {}
     runs: list[bool] = []
     for family, family_triggers, own_triggers, required, words in groups:
@@ -477,7 +498,7 @@ def _dispatch_table(
                 for word in required:
                     hit = present.get(word)
                     if hit is None:
-                        hit = present[word] = word in text
+                        hit = present[word] = word in index
                     if hit:
                         spelled = True
                         break
@@ -492,7 +513,7 @@ def _dispatch_table(
         for word in triggers:  # once per word (an absent one scans the whole text)
             hit = present.get(word)
             if hit is None:
-                hit = present[word] = word in text
+                hit = present[word] = word in index
             if hit:
                 ok = True
                 break
@@ -501,7 +522,7 @@ def _dispatch_table(
             for word in words:
                 hit = present.get(word)
                 if hit is None:
-                    hit = present[word] = word in text
+                    hit = present[word] = word in index
                 if hit:
                     ok = True
                     break
@@ -662,8 +683,9 @@ def _check_tree(
         ]
     roots = resolver.local_roots()
     forced = frozenset({"graphmode"}) if roots else frozenset()
-    table = _dispatch_table(config, path, text, forced, tree)
-    ctx = Context(path, text, tree, config, resolver)
+    words = TextWords(text)
+    table = _dispatch_table(config, path, text, forced, tree, words)
+    ctx = Context(path, text, tree, config, resolver, _words=words)
     table = _gated_table(table, ctx)
     walker = _Walker(ctx, table)
     try:
@@ -754,7 +776,8 @@ class _Walker:
     def __init__(self, ctx: Context, table: dict[type[ast.AST], list[Rule]]) -> None:
         self.ctx = ctx
         self.table = table
-        #: per level (`_level`), node type -> the entries that run there
+        #: per level (`_level`), node type -> the entries that run there, and the node
+        #: types visited there; the types any level visits
         self.levels, self.walked = _compile_table(table)
         self.out: list[Diagnostic] = []
         self.crashed: set[str] = set()
@@ -813,16 +836,16 @@ class _Walker:
         get_pusher = PUSHERS.get
         scope_for = ctx.scopes.scope_for
         qualname = ctx.qualname
-        # the node types visited (no leaf or `arg` no rule asked for, no string or None);
-        # without a rule on `Attribute` or `Name`, `a.b` is not visited either
-        walked = self.walked
+        # the node types visited at the level in force (no leaf or `arg` no rule there asks
+        # for, no string or None; without a rule on `Attribute` or `Name`, `a.b` is not
+        # visited either): part of `level`, set with it below
         attribute, name, call, assign = ast.Attribute, ast.Name, ast.Call, ast.Assign
         func_types, restore = _FUNC_TYPE_SET, tuple
         # node type -> the bound `check`s of the rules that run at the level of the scope in force;
         # the same for calls by (callee type, called name) (`_for_call`), and the entries
         # of the calls' rules at that level
         level = levels[_level(scope)]
-        here, here_calls, call_entries, here_assigns, assign_entries = level
+        here, here_calls, call_entries, here_assigns, assign_entries, walked = level
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         # It holds nodes, plus one (scope, function, entries) tuple under the children of
         # each function definition: popping it restores what was in force around that
@@ -834,7 +857,7 @@ class _Walker:
             nt = type(node)
             if nt is restore:
                 scope, func, level = node
-                here, here_calls, call_entries, here_assigns, assign_entries = level
+                here, here_calls, call_entries, here_assigns, assign_entries, walked = level
                 continue
             is_func = nt in func_types
             if is_func:
@@ -844,7 +867,7 @@ class _Walker:
                 if inner is not None:
                     scope = inner
                     level = levels[_level(inner)]
-                    here, here_calls, call_entries, here_assigns, assign_entries = level
+                    here, here_calls, call_entries, here_assigns, assign_entries, walked = level
             # the rules that run at this scope's level (graph-only ones need a scope,
             # STRICT-only ones a STRICT scope), filtered once per table and level
             entries = here.get(nt)
@@ -996,16 +1019,16 @@ _Run = Callable[..., Iterable[Diagnostic]]
 #: out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
 #: the walk as it meets the names), and the entries of the call rules to pick them from;
 #: the same for assignments by (target type, value type) (`_for_assign`)
-_Levels = tuple[
-    tuple[
-        dict[type, list[_Run]],
-        dict[tuple[type, str, str], list[_Run]],
-        list[_LevelEntry],
-        dict[tuple[type | None, type], list[_Run]],
-        list[_AssignEntry],
-    ],
-    ...,
+#: and the node types the walk visits at that level (`_walked`)
+_Level = tuple[
+    dict[type, list[_Run]],
+    dict[tuple[type, str, str], list[_Run]],
+    list[_LevelEntry],
+    dict[tuple[type | None, type], list[_Run]],
+    list[_AssignEntry],
+    frozenset[type],
 ]
+_Levels = tuple[_Level, ...]
 
 
 def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, frozenset[type]]:
@@ -1017,27 +1040,38 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
     hit = _compiled_tables.get(id(table))
     if hit is not None and hit[0] is table:
         return hit[1]
-    levels: _Levels = tuple(
-        (
-            {
-                t: [check for _r, check, _calls, _callee, _wants in entries]
-                for t, rules in table.items()
-                if t is not ast.Module and (entries := _at_level(rules, level))
-            },
-            {},
-            _at_level(table.get(ast.Call, []), level),
-            {},
-            _assign_level(table.get(ast.Assign, []), level),
+    levels: list[_Level] = []
+    for level in (0, 1, 2):
+        here = {
+            t: [check for _r, check, _calls, _callee, _wants in entries]
+            for t, rules in table.items()
+            if t is not ast.Module and (entries := _at_level(rules, level))
+        }
+        levels.append(
+            (
+                here,
+                {},
+                _at_level(table.get(ast.Call, []), level),
+                {},
+                _assign_level(table.get(ast.Assign, []), level),
+                _walked(here.keys()),
+            )
         )
-        for level in (0, 1, 2)
-    )
-    skipped = (LEAVES | {ast.arg}) - table.keys()
-    if ast.Attribute not in table and ast.Name not in table:
-        skipped |= {ast.Attribute}  # still visited when its value is not a name (`f(x).y`)
-    compiled = (levels, AST_TYPES - skipped)
+    compiled = (tuple(levels), _walked(table.keys()))
     if any(table is t for t in _dispatch_cache.values()):
         _compiled_tables[id(table)] = (table, compiled)  # kept alive by the cache: id stays
     return compiled
+
+
+def _walked(types: Iterable[type]) -> frozenset[type]:
+    """The node types a walk visits when rules ask for `types`: every type but leaves, `arg`
+    and `Attribute` no rule asks for (nor for `Name`). Per level, so that a leaf only rules
+    of another level ask for (`x.y` for a STRICT-only rule, in LAX code) is not visited."""
+    asked = set(types)
+    skipped = (LEAVES | {ast.arg}) - asked
+    if ast.Attribute not in asked and ast.Name not in asked:
+        skipped |= {ast.Attribute}  # still visited when its value is not a name (`f(x).y`)
+    return AST_TYPES - skipped
 
 
 #: id(dispatch table) -> (the table, its compiled form), for tables `_dispatch_cache` holds

@@ -619,7 +619,7 @@ class Analyzer:
         if hit is None:
             counts: dict[str, int] = {}
             params: set[str] = set()
-            if "Parameter" in self.ctx.text:
+            if self.ctx.mentions("Parameter"):
                 for st in getattr(self.ctx.tree, "body", []):
                     if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                         targets = st.targets if isinstance(st, ast.Assign) else [st.target]

@@ -312,10 +312,14 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
     a = analyzer(ctx)
     if isinstance(arg, ast.Name):
         func = ctx.function
-        if func is None or not _may_comprehend(func, ctx):
+        if func is None:
             return None
+        # the name's binding first: the function's binding index is built for the other
+        # tests of this call anyway, while `_may_comprehend` reads the function's text
         value = a.single_assignment(arg.id, func)
-        arg = value if isinstance(value, ast.ListComp) else arg
+        if not isinstance(value, ast.ListComp) or not _may_comprehend(func, ctx):
+            return None
+        arg = value
     if not isinstance(arg, ast.ListComp) or len(arg.generators) != 1:
         return None
     it = arg.generators[0].iter
@@ -335,6 +339,8 @@ def _dynamic_len_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | No
     """`[... for t in items]` (inline, or a name bound once to it) with `items` a parameter
     given a sequence of dynamic length (`_dynamic_len_params`; measured: the famb probe
     `mu_h`, rejected at both levels once stacked)."""
+    if not file_mentions(ctx, "mutable"):
+        return None  # `_dynamic_len_params` finds none without an `ms.mutable` call
     if isinstance(arg, ast.Name) and ctx.function is not None:
         value = analyzer(ctx).single_assignment(arg.id, ctx.function)
         arg = value if isinstance(value, ast.ListComp) else arg
@@ -407,7 +413,7 @@ def _dynamic_len_params(ctx: Context) -> frozenset[str]:
         names = names[1:]
     callers = entry_callers(func, scope.kind, ctx) if names else None
     seen: dict[str, bool] = {}
-    if callers is not None and "mutable" in ctx.text:
+    if callers is not None and ctx.mentions("mutable"):
         for node in ast.walk(ctx.tree):
             if not isinstance(node, ast.Call) or not callers.calls(node):
                 continue

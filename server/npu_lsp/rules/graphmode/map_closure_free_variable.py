@@ -184,7 +184,7 @@ def _mentions_map(ctx: Context) -> bool:
     made the rule quadratic in the file's length)"""
     hit: bool | None = ctx.cache.get("ms157-mentions-map")
     if hit is None:
-        hit = ctx.cache["ms157-mentions-map"] = "Map" in ctx.text
+        hit = ctx.cache["ms157-mentions-map"] = ctx.mentions("Map")
     return hit
 
 
