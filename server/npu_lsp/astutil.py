@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from npu_lsp.children import SCANNED, SCANNERS, scanner
@@ -196,8 +197,16 @@ class TextWords:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self._counts: Counter[str] | None = None
         self._words: str | None = None  # the distinct words, joined by spaces (built once)
         self._ascii = text.isascii()
+
+    def counts(self) -> Counter[str] | None:
+        """How often each word (`ascii_words`) occurs in the text; None for a text that is
+        not ASCII."""
+        if self._counts is None and self._ascii:
+            self._counts = Counter(ascii_words(self.text))
+        return self._counts
 
     def __contains__(self, s: str) -> bool:
         if not self._ascii or not s.isascii():
@@ -207,7 +216,7 @@ class TextWords:
             return s in self.text  # `|`, `**`: no word to look up
         words = self._words
         if words is None:
-            words = self._words = " ".join(set(ascii_words(self.text)))
+            words = self._words = " ".join(self.counts() or ())
         if len(runs) == 1 and runs[0] == s:
             return s in words
         return all(r in words for r in runs) and s in self.text

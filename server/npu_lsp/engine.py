@@ -314,6 +314,13 @@ class Context:
             self._words = TextWords(self.text)
         return s in self._words
 
+    def text_words(self) -> Mapping[str, int] | None:
+        """How often each word (`astutil.ascii_words`) occurs in the file's text, counted
+        once per file; None for a text that is not ASCII."""
+        if self._words is None:
+            self._words = TextWords(self.text)
+        return self._words.counts()
+
     # ---- scope and names
     @property
     def in_graph(self) -> bool:
@@ -711,12 +718,15 @@ def _run_rules(
         walker.run(r, tree)
     # When every node rule is graph-only, only compiled functions need visiting.
     if _walks_everywhere(table):
+        walker.narrow_calls()
         walker.walk(tree, None, None)
     elif any(t is not ast.Module for t in table):
         for fn, owner in roots:  # parents first: rules ask about callers walked later
             walker.parents[id(fn)] = owner or tree
             if owner is not None:
                 walker.parents.setdefault(id(owner), tree)
+        if roots:
+            walker.narrow_calls()
         for fn, _owner in roots:
             walker.walk(fn, None, None)
 
@@ -784,6 +794,24 @@ class _Walker:
         self.echoed: set[tuple[str, int, int]] = set()
         self.parents = ctx._parents
 
+    def narrow_calls(self) -> None:
+        """This file's `Rule.file_calls`: the call rules that name the calls they can
+        report on here get those names as their `calls` in this walker's levels (with call
+        tables of its own, filled as the walk meets the names); the shared levels stay as
+        they are. A rule whose test raises keeps every call (its checks report the error)."""
+        narrowed: dict[int, frozenset[str]] = {}
+        for r in self.table.get(ast.Call, ()):
+            if type(r).file_calls is Rule.file_calls:
+                continue
+            try:
+                names = r.file_calls(self.ctx)
+            except Exception:
+                continue
+            if names is not None:
+                narrowed[id(r)] = names
+        if narrowed:
+            self.levels = tuple(_narrowed_level(level, narrowed) for level in self.levels)
+
     def run(self, r: Rule, node: ast.AST) -> None:
         try:
             found = list(r.check(node, self.ctx))
@@ -840,7 +868,7 @@ class _Walker:
         # for, no string or None; without a rule on `Attribute` or `Name`, `a.b` is not
         # visited either): part of `level`, set with it below
         attribute, name, call, assign = ast.Attribute, ast.Name, ast.Call, ast.Assign
-        func_types, restore = _FUNC_TYPE_SET, tuple
+        func_types, restore, nothing = _FUNC_TYPE_SET, tuple, _NOTHING
         # node type -> the bound `check`s of the rules that run at the level of the scope in force;
         # the same for calls by (callee type, called name) (`_for_call`), and the entries
         # of the calls' rules at that level
@@ -852,12 +880,17 @@ class _Walker:
         # function (no tuple per node).
         stack: list[Any] = [root]
         pop, push = stack.pop, stack.append
+        # The rules read the scope and function in force from `ctx`: set when they change
+        # (entering a function, leaving it), not per node. A rule that changes them for a
+        # while puts them back (MS119's per-call specialisation).
+        ctx.scope, ctx.function = scope, func
         while stack:
             node = pop()
             nt = type(node)
             if nt is restore:
                 scope, func, level = node
                 here, here_calls, call_entries, here_assigns, assign_entries, walked = level
+                ctx.scope, ctx.function = scope, func
                 continue
             is_func = nt in func_types
             if is_func:
@@ -865,7 +898,7 @@ class _Walker:
                 push((scope, func, level))
                 inner = scope_for(node)
                 if inner is not None:
-                    scope = inner
+                    ctx.scope = scope = inner
                     level = levels[_level(inner)]
                     here, here_calls, call_entries, here_assigns, assign_entries, walked = level
             # the rules that run at this scope's level (graph-only ones need a scope,
@@ -873,7 +906,7 @@ class _Walker:
             entries = here.get(nt)
             if entries is not None and nt is call:
                 # and of those, the ones for this callee (`Rule.callee`) and called name
-                # (`Rule.calls`; `_called_name` inlined), once per table, level and name
+                # (`Rule.calls`; `called_name` inlined), once per table, level and name
                 f = node.func
                 ft = type(f)
                 receiver = ""
@@ -905,12 +938,11 @@ class _Walker:
                     hit = here_assigns[akey] = _for_assign(assign_entries, *akey)
                 entries = hit
             if entries:
-                ctx.scope, ctx.function = scope, func
                 for check in entries:
                     # `run` inlined: ~20k rule calls on a 5,000-line file, most finding nothing
                     try:
                         found = check(node, ctx)
-                        if found is _NOTHING:
+                        if found is nothing:
                             continue  # `return ()`: no list to build
                         found = list(found)
                         if found:
@@ -918,7 +950,7 @@ class _Walker:
                     except Exception as exc:  # a broken rule must never take the run down
                         self._crashed(_rule_of(check), node, exc)
             if is_func:
-                func = node
+                ctx.function = func = node
             # Children pushed in reverse so they are visited in source order, each recorded
             # with its parent; leaves (or `a.b`) no rule asked for are left out. The loop
             # over the type's fields is written out per type (`children.pusher`).
@@ -954,9 +986,22 @@ def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
     ]
 
 
+def _narrowed_level(level: _Level, narrowed: dict[int, frozenset[str]]) -> _Level:
+    """`level` with the `calls` of the rules in `narrowed` (by id) cut down to the names
+    given, and an empty table of call entries by name (`_Walker.narrow_calls`)."""
+    here, _calls, call_entries, here_assigns, assign_entries, walked = level
+    entries: list[_LevelEntry] = []
+    for r, check, calls, callee, wants in call_entries:
+        names = narrowed.get(id(r))
+        if names is not None:
+            calls = names if calls is None else calls & names
+        entries.append((r, check, calls, callee, wants))
+    return here, {}, entries, here_assigns, assign_entries, walked
+
+
 def _for_call(entries: list[_LevelEntry], callee: type, called: str, receiver: str = "") -> list[_Run]:
     """The bound `check`s of a call's rules that run for a call of a `callee`
-    expression type whose called name (`_called_name`) is `called` (`Rule.calls`,
+    expression type whose called name (`called_name`) is `called` (`Rule.calls`,
     `Rule.callee`, `Rule.wants_call`), in order."""
     return [
         check
@@ -983,7 +1028,7 @@ def _for_assign(entries: list[_AssignEntry], target: type | None, value: type) -
     return [check for _r, check, wants in entries if wants is None or wants(target, value)]
 
 
-def _called_name(node: ast.AST, ctx: Context) -> str:
+def called_name(node: ast.AST, ctx: Context) -> str:
     """The name `Rule.calls` is matched against: the last part of the callee's resolved
     dotted name (an import alias resolves to the real name), else of the expression.
     (The walk inlines this.)"""

@@ -452,10 +452,12 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
         hit = []
         fors = 0  # every `for` / `async for` statement (`_may_comprehend`)
         queue = deque([func])
+        popleft, extend, block_fields = queue.popleft, queue.extend, _BLOCK_FIELDS.get
+        for_t, async_for_t = ast.For, ast.AsyncFor
         while queue:
-            n = queue.popleft()
+            n = popleft()
             t = type(n)
-            if t is ast.For or t is ast.AsyncFor:
+            if t is for_t or t is async_for_t:
                 fors += 1
                 if isinstance(n, ast.For) and (
                     (
@@ -466,13 +468,13 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
                     or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
                 ):
                     hit.append(n)
-            blocks = _BLOCK_FIELDS.get(t)
+            blocks = block_fields(t)
             if blocks is None:
                 blocks = _BLOCK_FIELDS[t] = tuple(f for f in t._fields if f in _BLOCK_NAMES)
             for field_name in blocks:
                 value = getattr(n, field_name, None)
                 if type(value) is list:
-                    queue.extend(value)
+                    extend(value)
         ctx.cache[key] = hit
         ctx.cache[("ms152-for-statements", id(func))] = fors
     return hit

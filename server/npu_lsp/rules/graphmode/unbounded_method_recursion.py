@@ -18,6 +18,9 @@ from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 #: whether the recursive call runs.
 _Guard = ast.If | ast.While | ast.IfExp
 
+#: what `check` compares a call's name with (a method of the class)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
 
 @rule(code="MS143", name="unbounded-method-recursion", severity="error", family="graphmode")
 class UnboundedMethodRecursion(GraphRule):
@@ -91,8 +94,8 @@ class UnboundedMethodRecursion(GraphRule):
         f, func = node.func, ctx.function
         if (
             type(f) is not ast.Attribute
-            or not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
-            or f.attr != func.name
+            or f.attr != getattr(func, "name", None)  # (a class has a name: tested next)
+            or not isinstance(func, _DEFS)
         ):
             return ()  # `_is_self_call`'s first tests, without a call per call
         if not _is_self_call(node, func, ctx):
