@@ -930,9 +930,12 @@ class _Walker:
                 entries = hit
             elif entries is not None and nt is assign:
                 # and of those, the ones for this shape (`Rule.wants_assign`): one target's
-                # type (None for several) and the value's type, once per table and level
+                # type (None for several), the value's type and, for a call, its callee's
+                # (`Rule.wants_assigned_call`), once per table and level
                 targets = node.targets
-                akey = (type(targets[0]) if len(targets) == 1 else None, type(node.value))
+                value = node.value
+                vt = type(value)
+                akey = (type(targets[0]) if len(targets) == 1 else None, vt, type(value.func) if vt is call else None)
                 hit = here_assigns.get(akey)
                 if hit is None:
                     hit = here_assigns[akey] = _for_assign(assign_entries, *akey)
@@ -1014,18 +1017,31 @@ def _for_call(entries: list[_LevelEntry], callee: type, called: str, receiver: s
 
 def _assign_level(rules: list[Rule], level: int) -> list[_AssignEntry]:
     """The assignment rules of `rules` that run at `level`, with their bound
-    `Rule.wants_assign` when they have their own, in order."""
+    `Rule.wants_assign` and `Rule.wants_assigned_call` when they have their own, in order."""
     return [
-        (r, r.check, r.wants_assign if type(r).wants_assign is not Rule.wants_assign else None)
+        (
+            r,
+            r.check,
+            r.wants_assign if type(r).wants_assign is not Rule.wants_assign else None,
+            r.wants_assigned_call if type(r).wants_assigned_call is not Rule.wants_assigned_call else None,
+        )
         for r in rules
         if not (r.graph_only if level == 0 else r.strict_only and level == 1)
     ]
 
 
-def _for_assign(entries: list[_AssignEntry], target: type | None, value: type) -> list[_Run]:
+def _for_assign(
+    entries: list[_AssignEntry], target: type | None, value: type, callee: type | None = None
+) -> list[_Run]:
     """The bound `check`s of the assignment rules that run for an assignment of this
-    shape (`Rule.wants_assign`), in order."""
-    return [check for _r, check, wants in entries if wants is None or wants(target, value)]
+    shape (`Rule.wants_assign`; for a call, `Rule.wants_assigned_call` of its callee's
+    type), in order."""
+    return [
+        check
+        for _r, check, wants, wants_call in entries
+        if (wants is None or wants(target, value))
+        and (callee is None or wants_call is None or wants_call(target, callee))
+    ]
 
 
 def called_name(node: ast.AST, ctx: Context) -> str:
@@ -1051,10 +1067,12 @@ _LevelEntry = tuple[
     tuple[type[ast.AST], ...] | None,
     Callable[[type[ast.AST], str, str], bool] | None,
 ]
-#: An assignment rule at a level (`_assign_level`): the rule, `check`, its `wants_assign`.
+#: An assignment rule at a level (`_assign_level`): the rule, `check`, its `wants_assign`,
+#: its `wants_assigned_call`.
 _AssignEntry = tuple[
     Rule,
     Callable[..., Iterable[Diagnostic]],
+    Callable[[type[ast.AST] | None, type[ast.AST]], bool] | None,
     Callable[[type[ast.AST] | None, type[ast.AST]], bool] | None,
 ]
 #: What the walk calls: a rule's bound `check` (its `__self__` is the rule, named if it
@@ -1063,13 +1081,13 @@ _Run = Callable[..., Iterable[Diagnostic]]
 #: Per level (`_level`): node type -> the rules that run there (types without any left
 #: out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
 #: the walk as it meets the names), and the entries of the call rules to pick them from;
-#: the same for assignments by (target type, value type) (`_for_assign`)
+#: the same for assignments by (target type, value type, callee type) (`_for_assign`)
 #: and the node types the walk visits at that level (`_walked`)
 _Level = tuple[
     dict[type, list[_Run]],
     dict[tuple[type, str, str], list[_Run]],
     list[_LevelEntry],
-    dict[tuple[type | None, type], list[_Run]],
+    dict[tuple[type | None, type, type | None], list[_Run]],
     list[_AssignEntry],
     frozenset[type],
 ]

@@ -124,6 +124,13 @@ class Rule:
         is never called: every assignment."""
         return True
 
+    def wants_assigned_call(self, target: type[ast.AST] | None, callee: type[ast.AST]) -> bool:
+        """For rules on `ast.Assign`, beyond `wants_assign`: can an assignment of a call
+        whose callee expression is of type `callee` (`x = self.f(...)`: `ast.Attribute`)
+        trigger the rule? Asked as `wants_assign` is (once per dispatch table, level and
+        shape); the default (not overridden) is never called: every call."""
+        return True
+
     def file_calls(self, ctx: Context) -> frozenset[str] | None:
         """For rules on `ast.Call`, a narrowing of `calls` for one file: the called names (as
         for `calls`) of this file's calls that can trigger the rule (e.g. the calls of the

@@ -106,6 +106,21 @@ class UnboundedMethodRecursion(GraphRule):
         # `_is_self_call`'s shape: `<name>.<method>(...)` (the name is the first parameter)
         return callee is ast.Attribute and (receiver == "self" or receiver == "name")
 
+    def file_calls(self, ctx: Context) -> frozenset[str] | None:
+        # a call of the function it is in: the names of the module's functions and of its
+        # classes' methods, when no other `def` is written anywhere (every `def` word of
+        # the text is one of theirs)
+        names: list[str] = []
+        for st in ctx.tree.body:
+            if isinstance(st, _DEFS):
+                names.append(st.name)
+            elif isinstance(st, ast.ClassDef):
+                names.extend(m.name for m in st.body if isinstance(m, _DEFS))
+        counts = ctx.text_words()
+        if counts is None or counts.get("def", 0) != len(names):
+            return None
+        return frozenset(names)
+
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         func = ctx.function
         assert isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
