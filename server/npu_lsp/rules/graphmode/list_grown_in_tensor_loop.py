@@ -97,6 +97,22 @@ class ListGrownInTensorLoop(GraphRule):
             return called in _NEEDS_ELEMENTS or receiver == "self"
         return callee is ast.Name and called in _NEEDS_ELEMENTS
 
+    def file_calls(self, ctx: Context) -> frozenset[str] | None:
+        # `_needs_elements`' names: a stacking op's, a call of a call's (""), or an
+        # attribute a class of the module holds on `self` as one (the class of any
+        # compiled function's `self`, when no other class is written anywhere)
+        classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
+        counts = ctx.text_words()
+        if counts is None or counts.get("class", 0) != len(classes):
+            return None
+        names = set(_NEEDS_ELEMENTS) | {""}
+        a = analyzer(ctx)
+        for cls in classes:
+            for attr, values in a._self_values(cls).items():
+                if len(values) == 1 and isinstance(values[0], ast.Call) and _needs_elements_name(values[0].func, ctx):
+                    names.add(attr)
+        return frozenset(names)
+
     def _indexed(self, node: ast.Subscript, ctx: Context) -> Iterable[Diagnostic]:
         """`lst[0]` / `lst[-1]` of a list that starts empty and is grown only in a loop of
         unknown trip count: still empty here. Measured at both levels (written/famb probes
