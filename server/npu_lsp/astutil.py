@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from npu_lsp.children import SCANNED, SCANNERS, scanner
@@ -183,6 +184,42 @@ def ascii_words(text: str) -> list[str]:
     """The words (`\\w+`) of an ASCII text, its identifiers among them: a translate and a
     split, about 4x a `\\w+` search. (Not for other text: `ast` normalises identifiers.)"""
     return text.translate(_NON_WORD).split()
+
+
+class TextWords:
+    """`s in text` for many `s` and one file's text, with the text read once: a substring
+    made of word characters (`ascii_words`) occurs in an ASCII text exactly when it occurs
+    in one of the text's distinct words (an occurrence cannot cross a non-word character),
+    so it is looked for in those words joined by spaces, a small fraction of a source file.
+    A substring with other characters is absent when one of its word runs is; only when
+    every run is present is the text itself searched. Non-ASCII text is always searched
+    (the answers are those of `s in text` either way)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._counts: Counter[str] | None = None
+        self._words: str | None = None  # the distinct words, joined by spaces (built once)
+        self._ascii = text.isascii()
+
+    def counts(self) -> Counter[str] | None:
+        """How often each word (`ascii_words`) occurs in the text; None for a text that is
+        not ASCII."""
+        if self._counts is None and self._ascii:
+            self._counts = Counter(ascii_words(self.text))
+        return self._counts
+
+    def __contains__(self, s: str) -> bool:
+        if not self._ascii or not s.isascii():
+            return s in self.text
+        runs = ascii_words(s)
+        if not runs:
+            return s in self.text  # `|`, `**`: no word to look up
+        words = self._words
+        if words is None:
+            words = self._words = " ".join(self.counts() or ())
+        if len(runs) == 1 and runs[0] == s:
+            return s in words
+        return all(r in words for r in runs) and s in self.text
 
 
 def literal_alternation(words: Iterable[str]) -> str:

@@ -63,6 +63,16 @@ def _shapes(node_type: type) -> dict[str, str] | None:
     return out
 
 
+def _arg_fields(node_type: type) -> frozenset[str]:
+    """The fields of `node_type` whose ASDL type is `arg` (`arg* args`, `arg? vararg`)."""
+    doc = (node_type.__doc__ or "").strip().splitlines()
+    m = _SIGNATURE.match(doc[0]) if doc else None
+    if m is None:
+        return frozenset()
+    words = [part.split() for part in m.group(1).split(",")]
+    return frozenset(w[1] for w in words if len(w) == 2 and w[0].rstrip("*?") == "arg")
+
+
 _PUSH_ONE = """\
     ct = type({v})
     if ct in walked or (ct is _Attribute and type({v}.value) is not _Name):
@@ -119,25 +129,32 @@ def _source(node_type: type, forward: bool = False) -> str:
         names = tuple(reversed(fields(node_type)))
         one = _PUSH_ONE
     order = "" if forward else "reversed"
+    params = _arg_fields(node_type)
     for name in names:
         shape = shapes.get(name) if shapes is not None else None
         if shapes is not None and shape is None:
             shape = "generic"  # a field the signature does not name: test at run time
         if shape == "scalar":
             continue
-        lines.append(f"    v = getattr(node, {name!r}, None)" if shape in (None, "generic") else f"    v = node.{name}")
+        field: list[str] = []
+        field.append(f"    v = getattr(node, {name!r}, None)" if shape in (None, "generic") else f"    v = node.{name}")
         if shape == "list":
-            lines += ["    if v:", f"        for c in {order}(v):", _indent(one.format(v="c"), 2)]
+            field += ["    if v:", f"        for c in {order}(v):", _indent(one.format(v="c"), 2)]
         elif shape == "one":
-            lines.append(one.format(v="v"))
+            field.append(one.format(v="v"))
         else:
-            lines += [
+            field += [
                 "    if type(v) is list:",
                 f"        for c in {order}(v):",
                 _indent(one.format(v="c"), 2),
                 "    else:",
                 _indent(one.format(v="v"), 1),
             ]
+        if name in params and shape in ("list", "one"):
+            # parameters (`arg* args`, `arg? vararg`) hold `arg` nodes only: one test of the
+            # type for the field, not one per parameter (the same children are pushed)
+            field = ["    if _arg in walked:", *("    " + line for line in "\n".join(field).splitlines())]
+        lines += field
     if len(lines) == 1:
         lines.append("    return")
     return "\n".join(lines) + "\n"
@@ -155,7 +172,7 @@ def _indent(block: str, levels: int) -> str:
 
 
 def _compile(node_type: type, forward: bool = False) -> Any:
-    namespace: dict[str, Any] = {"_Attribute": ast.Attribute, "_Name": ast.Name}
+    namespace: dict[str, Any] = {"_Attribute": ast.Attribute, "_Name": ast.Name, "_arg": ast.arg}
     where = f"<{'scan' if forward else 'children'} of {node_type.__name__}>"
     exec(compile(_source(node_type, forward), where, "exec"), namespace)
     return namespace["push_children"]

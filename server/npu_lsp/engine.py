@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import LEAVES, imports_any, parent_map, statement_parents
+from npu_lsp.astutil import LEAVES, TextWords, imports_any, parent_map, statement_parents
 from npu_lsp.children import AST_TYPES, PUSHERS, pusher
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
@@ -303,8 +303,23 @@ class Context:
     _lines: list[str] | None = None
     _parents_complete: bool = False
     _stmt_parents: dict[int, ast.AST] | None = None
-    _qualnames: dict[int, str | None] = field(default_factory=dict)
+    _qualnames: dict[object, str | None] = field(default_factory=dict)
     _columns: LineColumns | None = None
+    _words: TextWords | None = None
+
+    def mentions(self, s: str) -> bool:
+        """`s in self.text`, answered from the text's distinct words when they decide it
+        (`TextWords`, built once per file and shared with the dispatch's trigger tests)."""
+        if self._words is None:
+            self._words = TextWords(self.text)
+        return s in self._words
+
+    def text_words(self) -> Mapping[str, int] | None:
+        """How often each word (`astutil.ascii_words`) occurs in the file's text, counted
+        once per file; None for a text that is not ASCII."""
+        if self._words is None:
+            self._words = TextWords(self.text)
+        return self._words.counts()
 
     # ---- scope and names
     @property
@@ -323,7 +338,16 @@ class Context:
         Names defined at module level resolve to "<module>.<name>", unshadowed builtins to
         "builtins.<name>"; local variables and anything else give None.
         """
-        key = id(expr)
+        # The answer depends on the spelling only (imports and module-level names, no
+        # local scopes): a name or `name.attr` is resolved once per file, whichever node
+        # spells it; other expressions once per node.
+        t = type(expr)
+        if t is ast.Name:
+            key: object = expr.id  # type: ignore[attr-defined]
+        elif t is ast.Attribute and type(expr.value) is ast.Name:  # type: ignore[attr-defined]
+            key = (expr.value.id, expr.attr)  # type: ignore[attr-defined]
+        else:
+            key = id(expr)
         memo = self._qualnames
         if key in memo:
             return memo[key]
@@ -448,12 +472,14 @@ def _dispatch_table(
     text: str = "",
     forced: frozenset[str] = frozenset(),
     tree: ast.Module | None = None,
+    index: TextWords | None = None,
 ) -> dict[type[ast.AST], list[Rule]]:
     """{node type: enabled rule instances}, built once per (config, per-file ignores, triggers).
 
     Families in `forced` run even when the text lacks their trigger substrings (e.g. graph
     rules for a file whose Cells derive from a base class defined elsewhere). Rules that
-    require imports (`Rule.active_imports`) run only when `tree` imports one of them."""
+    require imports (`Rule.active_imports`) run only when `tree` imports one of them.
+    `index` answers the substring tests (`TextWords` of `text`, shared with the rules)."""
     _ensure_rules_loaded()
     ignored = config.ignored_for(path)
     # the rules these settings enable, once per settings (a repository run asks per file),
@@ -463,7 +489,9 @@ def _dispatch_table(
     if enabled is None:
         enabled = _enabled_cache[settings] = _enabled_groups(config, ignored)
     groups, codes = enabled
-    present: dict[str, bool] = {}  # one scan of the text per distinct trigger word
+    if index is None:
+        index = TextWords(text)
+    present: dict[str, bool] = {}  # one test per distinct trigger word
     imported: dict[tuple[str, ...], bool] = {}
     runs: list[bool] = []
     for family, family_triggers, own_triggers, required, words in groups:
@@ -477,7 +505,7 @@ def _dispatch_table(
                 for word in required:
                     hit = present.get(word)
                     if hit is None:
-                        hit = present[word] = word in text
+                        hit = present[word] = word in index
                     if hit:
                         spelled = True
                         break
@@ -492,7 +520,7 @@ def _dispatch_table(
         for word in triggers:  # once per word (an absent one scans the whole text)
             hit = present.get(word)
             if hit is None:
-                hit = present[word] = word in text
+                hit = present[word] = word in index
             if hit:
                 ok = True
                 break
@@ -501,7 +529,7 @@ def _dispatch_table(
             for word in words:
                 hit = present.get(word)
                 if hit is None:
-                    hit = present[word] = word in text
+                    hit = present[word] = word in index
                 if hit:
                     ok = True
                     break
@@ -662,8 +690,9 @@ def _check_tree(
         ]
     roots = resolver.local_roots()
     forced = frozenset({"graphmode"}) if roots else frozenset()
-    table = _dispatch_table(config, path, text, forced, tree)
-    ctx = Context(path, text, tree, config, resolver)
+    words = TextWords(text)
+    table = _dispatch_table(config, path, text, forced, tree, words)
+    ctx = Context(path, text, tree, config, resolver, _words=words)
     table = _gated_table(table, ctx)
     walker = _Walker(ctx, table)
     try:
@@ -689,12 +718,15 @@ def _run_rules(
         walker.run(r, tree)
     # When every node rule is graph-only, only compiled functions need visiting.
     if _walks_everywhere(table):
+        walker.narrow_calls()
         walker.walk(tree, None, None)
     elif any(t is not ast.Module for t in table):
         for fn, owner in roots:  # parents first: rules ask about callers walked later
             walker.parents[id(fn)] = owner or tree
             if owner is not None:
                 walker.parents.setdefault(id(owner), tree)
+        if roots:
+            walker.narrow_calls()
         for fn, _owner in roots:
             walker.walk(fn, None, None)
 
@@ -754,12 +786,31 @@ class _Walker:
     def __init__(self, ctx: Context, table: dict[type[ast.AST], list[Rule]]) -> None:
         self.ctx = ctx
         self.table = table
-        #: per level (`_level`), node type -> the entries that run there
+        #: per level (`_level`), node type -> the entries that run there, and the node
+        #: types visited there; the types any level visits
         self.levels, self.walked = _compile_table(table)
         self.out: list[Diagnostic] = []
         self.crashed: set[str] = set()
         self.echoed: set[tuple[str, int, int]] = set()
         self.parents = ctx._parents
+
+    def narrow_calls(self) -> None:
+        """This file's `Rule.file_calls`: the call rules that name the calls they can
+        report on here get those names as their `calls` in this walker's levels (with call
+        tables of its own, filled as the walk meets the names); the shared levels stay as
+        they are. A rule whose test raises keeps every call (its checks report the error)."""
+        narrowed: dict[int, frozenset[str]] = {}
+        for r in self.table.get(ast.Call, ()):
+            if type(r).file_calls is Rule.file_calls:
+                continue
+            try:
+                names = r.file_calls(self.ctx)
+            except Exception:
+                continue
+            if names is not None:
+                narrowed[id(r)] = names
+        if narrowed:
+            self.levels = tuple(_narrowed_level(level, narrowed) for level in self.levels)
 
     def run(self, r: Rule, node: ast.AST) -> None:
         try:
@@ -813,28 +864,33 @@ class _Walker:
         get_pusher = PUSHERS.get
         scope_for = ctx.scopes.scope_for
         qualname = ctx.qualname
-        # the node types visited (no leaf or `arg` no rule asked for, no string or None);
-        # without a rule on `Attribute` or `Name`, `a.b` is not visited either
-        walked = self.walked
+        # the node types visited at the level in force (no leaf or `arg` no rule there asks
+        # for, no string or None; without a rule on `Attribute` or `Name`, `a.b` is not
+        # visited either): part of `level`, set with it below
         attribute, name, call, assign = ast.Attribute, ast.Name, ast.Call, ast.Assign
-        func_types, restore = _FUNC_TYPE_SET, tuple
+        func_types, restore, nothing = _FUNC_TYPE_SET, tuple, _NOTHING
         # node type -> the bound `check`s of the rules that run at the level of the scope in force;
         # the same for calls by (callee type, called name) (`_for_call`), and the entries
         # of the calls' rules at that level
         level = levels[_level(scope)]
-        here, here_calls, call_entries, here_assigns, assign_entries = level
+        here, here_calls, call_entries, here_assigns, assign_entries, walked = level
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
         # It holds nodes, plus one (scope, function, entries) tuple under the children of
         # each function definition: popping it restores what was in force around that
         # function (no tuple per node).
         stack: list[Any] = [root]
         pop, push = stack.pop, stack.append
+        # The rules read the scope and function in force from `ctx`: set when they change
+        # (entering a function, leaving it), not per node. A rule that changes them for a
+        # while puts them back (MS119's per-call specialisation).
+        ctx.scope, ctx.function = scope, func
         while stack:
             node = pop()
             nt = type(node)
             if nt is restore:
                 scope, func, level = node
-                here, here_calls, call_entries, here_assigns, assign_entries = level
+                here, here_calls, call_entries, here_assigns, assign_entries, walked = level
+                ctx.scope, ctx.function = scope, func
                 continue
             is_func = nt in func_types
             if is_func:
@@ -842,15 +898,15 @@ class _Walker:
                 push((scope, func, level))
                 inner = scope_for(node)
                 if inner is not None:
-                    scope = inner
+                    ctx.scope = scope = inner
                     level = levels[_level(inner)]
-                    here, here_calls, call_entries, here_assigns, assign_entries = level
+                    here, here_calls, call_entries, here_assigns, assign_entries, walked = level
             # the rules that run at this scope's level (graph-only ones need a scope,
             # STRICT-only ones a STRICT scope), filtered once per table and level
             entries = here.get(nt)
             if entries is not None and nt is call:
                 # and of those, the ones for this callee (`Rule.callee`) and called name
-                # (`Rule.calls`; `_called_name` inlined), once per table, level and name
+                # (`Rule.calls`; `called_name` inlined), once per table, level and name
                 f = node.func
                 ft = type(f)
                 receiver = ""
@@ -874,20 +930,22 @@ class _Walker:
                 entries = hit
             elif entries is not None and nt is assign:
                 # and of those, the ones for this shape (`Rule.wants_assign`): one target's
-                # type (None for several) and the value's type, once per table and level
+                # type (None for several), the value's type and, for a call, its callee's
+                # (`Rule.wants_assigned_call`), once per table and level
                 targets = node.targets
-                akey = (type(targets[0]) if len(targets) == 1 else None, type(node.value))
+                value = node.value
+                vt = type(value)
+                akey = (type(targets[0]) if len(targets) == 1 else None, vt, type(value.func) if vt is call else None)
                 hit = here_assigns.get(akey)
                 if hit is None:
                     hit = here_assigns[akey] = _for_assign(assign_entries, *akey)
                 entries = hit
             if entries:
-                ctx.scope, ctx.function = scope, func
                 for check in entries:
                     # `run` inlined: ~20k rule calls on a 5,000-line file, most finding nothing
                     try:
                         found = check(node, ctx)
-                        if found is _NOTHING:
+                        if found is nothing:
                             continue  # `return ()`: no list to build
                         found = list(found)
                         if found:
@@ -895,7 +953,7 @@ class _Walker:
                     except Exception as exc:  # a broken rule must never take the run down
                         self._crashed(_rule_of(check), node, exc)
             if is_func:
-                func = node
+                ctx.function = func = node
             # Children pushed in reverse so they are visited in source order, each recorded
             # with its parent; leaves (or `a.b`) no rule asked for are left out. The loop
             # over the type's fields is written out per type (`children.pusher`).
@@ -931,9 +989,22 @@ def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
     ]
 
 
+def _narrowed_level(level: _Level, narrowed: dict[int, frozenset[str]]) -> _Level:
+    """`level` with the `calls` of the rules in `narrowed` (by id) cut down to the names
+    given, and an empty table of call entries by name (`_Walker.narrow_calls`)."""
+    here, _calls, call_entries, here_assigns, assign_entries, walked = level
+    entries: list[_LevelEntry] = []
+    for r, check, calls, callee, wants in call_entries:
+        names = narrowed.get(id(r))
+        if names is not None:
+            calls = names if calls is None else calls & names
+        entries.append((r, check, calls, callee, wants))
+    return here, {}, entries, here_assigns, assign_entries, walked
+
+
 def _for_call(entries: list[_LevelEntry], callee: type, called: str, receiver: str = "") -> list[_Run]:
     """The bound `check`s of a call's rules that run for a call of a `callee`
-    expression type whose called name (`_called_name`) is `called` (`Rule.calls`,
+    expression type whose called name (`called_name`) is `called` (`Rule.calls`,
     `Rule.callee`, `Rule.wants_call`), in order."""
     return [
         check
@@ -946,21 +1017,34 @@ def _for_call(entries: list[_LevelEntry], callee: type, called: str, receiver: s
 
 def _assign_level(rules: list[Rule], level: int) -> list[_AssignEntry]:
     """The assignment rules of `rules` that run at `level`, with their bound
-    `Rule.wants_assign` when they have their own, in order."""
+    `Rule.wants_assign` and `Rule.wants_assigned_call` when they have their own, in order."""
     return [
-        (r, r.check, r.wants_assign if type(r).wants_assign is not Rule.wants_assign else None)
+        (
+            r,
+            r.check,
+            r.wants_assign if type(r).wants_assign is not Rule.wants_assign else None,
+            r.wants_assigned_call if type(r).wants_assigned_call is not Rule.wants_assigned_call else None,
+        )
         for r in rules
         if not (r.graph_only if level == 0 else r.strict_only and level == 1)
     ]
 
 
-def _for_assign(entries: list[_AssignEntry], target: type | None, value: type) -> list[_Run]:
+def _for_assign(
+    entries: list[_AssignEntry], target: type | None, value: type, callee: type | None = None
+) -> list[_Run]:
     """The bound `check`s of the assignment rules that run for an assignment of this
-    shape (`Rule.wants_assign`), in order."""
-    return [check for _r, check, wants in entries if wants is None or wants(target, value)]
+    shape (`Rule.wants_assign`; for a call, `Rule.wants_assigned_call` of its callee's
+    type), in order."""
+    return [
+        check
+        for _r, check, wants, wants_call in entries
+        if (wants is None or wants(target, value))
+        and (callee is None or wants_call is None or wants_call(target, callee))
+    ]
 
 
-def _called_name(node: ast.AST, ctx: Context) -> str:
+def called_name(node: ast.AST, ctx: Context) -> str:
     """The name `Rule.calls` is matched against: the last part of the callee's resolved
     dotted name (an import alias resolves to the real name), else of the expression.
     (The walk inlines this.)"""
@@ -983,10 +1067,12 @@ _LevelEntry = tuple[
     tuple[type[ast.AST], ...] | None,
     Callable[[type[ast.AST], str, str], bool] | None,
 ]
-#: An assignment rule at a level (`_assign_level`): the rule, `check`, its `wants_assign`.
+#: An assignment rule at a level (`_assign_level`): the rule, `check`, its `wants_assign`,
+#: its `wants_assigned_call`.
 _AssignEntry = tuple[
     Rule,
     Callable[..., Iterable[Diagnostic]],
+    Callable[[type[ast.AST] | None, type[ast.AST]], bool] | None,
     Callable[[type[ast.AST] | None, type[ast.AST]], bool] | None,
 ]
 #: What the walk calls: a rule's bound `check` (its `__self__` is the rule, named if it
@@ -995,17 +1081,17 @@ _Run = Callable[..., Iterable[Diagnostic]]
 #: Per level (`_level`): node type -> the rules that run there (types without any left
 #: out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
 #: the walk as it meets the names), and the entries of the call rules to pick them from;
-#: the same for assignments by (target type, value type) (`_for_assign`)
-_Levels = tuple[
-    tuple[
-        dict[type, list[_Run]],
-        dict[tuple[type, str, str], list[_Run]],
-        list[_LevelEntry],
-        dict[tuple[type | None, type], list[_Run]],
-        list[_AssignEntry],
-    ],
-    ...,
+#: the same for assignments by (target type, value type, callee type) (`_for_assign`)
+#: and the node types the walk visits at that level (`_walked`)
+_Level = tuple[
+    dict[type, list[_Run]],
+    dict[tuple[type, str, str], list[_Run]],
+    list[_LevelEntry],
+    dict[tuple[type | None, type, type | None], list[_Run]],
+    list[_AssignEntry],
+    frozenset[type],
 ]
+_Levels = tuple[_Level, ...]
 
 
 def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, frozenset[type]]:
@@ -1017,27 +1103,38 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
     hit = _compiled_tables.get(id(table))
     if hit is not None and hit[0] is table:
         return hit[1]
-    levels: _Levels = tuple(
-        (
-            {
-                t: [check for _r, check, _calls, _callee, _wants in entries]
-                for t, rules in table.items()
-                if t is not ast.Module and (entries := _at_level(rules, level))
-            },
-            {},
-            _at_level(table.get(ast.Call, []), level),
-            {},
-            _assign_level(table.get(ast.Assign, []), level),
+    levels: list[_Level] = []
+    for level in (0, 1, 2):
+        here = {
+            t: [check for _r, check, _calls, _callee, _wants in entries]
+            for t, rules in table.items()
+            if t is not ast.Module and (entries := _at_level(rules, level))
+        }
+        levels.append(
+            (
+                here,
+                {},
+                _at_level(table.get(ast.Call, []), level),
+                {},
+                _assign_level(table.get(ast.Assign, []), level),
+                _walked(here.keys()),
+            )
         )
-        for level in (0, 1, 2)
-    )
-    skipped = (LEAVES | {ast.arg}) - table.keys()
-    if ast.Attribute not in table and ast.Name not in table:
-        skipped |= {ast.Attribute}  # still visited when its value is not a name (`f(x).y`)
-    compiled = (levels, AST_TYPES - skipped)
+    compiled = (tuple(levels), _walked(table.keys()))
     if any(table is t for t in _dispatch_cache.values()):
         _compiled_tables[id(table)] = (table, compiled)  # kept alive by the cache: id stays
     return compiled
+
+
+def _walked(types: Iterable[type]) -> frozenset[type]:
+    """The node types a walk visits when rules ask for `types`: every type but leaves, `arg`
+    and `Attribute` no rule asks for (nor for `Name`). Per level, so that a leaf only rules
+    of another level ask for (`x.y` for a STRICT-only rule, in LAX code) is not visited."""
+    asked = set(types)
+    skipped = (LEAVES | {ast.arg}) - asked
+    if ast.Attribute not in asked and ast.Name not in asked:
+        skipped |= {ast.Attribute}  # still visited when its value is not a name (`f(x).y`)
+    return AST_TYPES - skipped
 
 
 #: id(dispatch table) -> (the table, its compiled form), for tables `_dispatch_cache` holds

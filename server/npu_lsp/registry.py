@@ -124,6 +124,22 @@ class Rule:
         is never called: every assignment."""
         return True
 
+    def wants_assigned_call(self, target: type[ast.AST] | None, callee: type[ast.AST]) -> bool:
+        """For rules on `ast.Assign`, beyond `wants_assign`: can an assignment of a call
+        whose callee expression is of type `callee` (`x = self.f(...)`: `ast.Attribute`)
+        trigger the rule? Asked as `wants_assign` is (once per dispatch table, level and
+        shape); the default (not overridden) is never called: every call."""
+        return True
+
+    def file_calls(self, ctx: Context) -> frozenset[str] | None:
+        """For rules on `ast.Call`, a narrowing of `calls` for one file: the called names (as
+        for `calls`) of this file's calls that can trigger the rule (e.g. the calls of the
+        file's own compiled helpers), or None for every call `calls`, `callee` and
+        `wants_call` admit. Asked once per file before the walk, after scope resolution (no
+        node, scope or function in `ctx`). Override it only with a superset of the names
+        `check` can report on; the default (not overridden) is never called."""
+        return None
+
     def applies(self, ctx: Context) -> bool:
         """A test of the whole file, asked once after scope resolution and before the walk
         (with no node, scope or function in `ctx`): False when every `check` of this file

@@ -64,7 +64,7 @@ class BpropOutputNotTuple(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if "def bprop" not in ctx.text or not any(w in ctx.text for w in _GRAD_WORDS):
+        if not ctx.mentions("def bprop") or not any(ctx.mentions(w) for w in _GRAD_WORDS):
             return
         for cls in ast.walk(node):
             if not isinstance(cls, ast.ClassDef):

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from npu_lsp.astutil import FIELDS, fields, statements
 from npu_lsp.diagnostics import Diagnostic
-from npu_lsp.engine import Context
+from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import Env, Values, values
@@ -228,7 +228,15 @@ def _nested(ctx: Context) -> bool:
     key = ("MS119.nested", id(func))
     hit = ctx.cache.get(key)
     if hit is None:
-        hit = ctx.cache[key] = any(is_function(p) for p in _ancestors(func, ctx))
+        # `_ancestors` of the function, read as they are found (no list, no generator)
+        hit = False
+        p = ctx.parent(func)
+        while p is not None and p is not func:
+            if is_function(p):
+                hit = True
+                break
+            p = ctx.parent(p)
+        ctx.cache[key] = hit
     return bool(hit)
 
 
@@ -600,7 +608,7 @@ class BranchTypeMismatch(GraphRule):
         # function of ours cost one lookup, not a generator each
         if type(node) is ast.Call:
             hit = ctx.cache.get("MS119.calls")
-            sites, jit_names = hit if hit is not None else _call_candidates(ctx)
+            sites, jit_names, _called = hit if hit is not None else _call_candidates(ctx)
             f = node.func
             if id(node) in sites or (type(f) is ast.Name and f.id in jit_names):
                 return self._call(node, ctx)
@@ -612,6 +620,10 @@ class BranchTypeMismatch(GraphRule):
         if isinstance(node, ast.While):
             return self._while(node, ctx)
         return self._if_node(node, ctx)
+
+    def file_calls(self, ctx: Context) -> frozenset[str] | None:
+        # `check`'s test on a call, by the names of the calls it accepts
+        return frozenset(_call_candidates(ctx)[2])
 
     def _if_node(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.If)
@@ -968,14 +980,16 @@ def _carried_out_of_loop(node: ast.If, name: str, ctx: Context) -> bool:
     return isinstance(loop, (ast.For, ast.While)) and not _returned_directly(node, name, ctx)
 
 
-def _call_candidates(ctx: Context) -> tuple[set[int], set[str]]:
+def _call_candidates(ctx: Context) -> tuple[set[int], set[str], set[str]]:
     """Calls in this file's compiled code of a compiled function with an `if` where values
     may meet (by call node), and the names of such module-level `@ms.jit` functions (their
-    calls are not recorded as sites): the only calls worth specialising."""
+    calls are not recorded as sites): the only calls worth specialising; and the called
+    names (`called_name`) of both (`Rule.file_calls`)."""
     hit = ctx.cache.get("MS119.calls")
     if hit is None:
         sites: set[int] = set()
         names: set[str] = set()
+        called: set[str] = set()
         for scope in ctx.scopes.scopes.values():
             func = scope.function
             if not isinstance(func, ast.FunctionDef) or ctx.parent(func) is None:
@@ -987,10 +1001,15 @@ def _call_candidates(ctx: Context) -> tuple[set[int], set[str]]:
             if not any(type(st) is ast.If and (returns_in(st.body) or _assigned(st.body)) for st in statements(func.body)):
                 continue
             if scope.call_sites:
-                sites.update(id(c.call) for c in scope.call_sites if c.path == ctx.path and c.call is not None)
+                for c in scope.call_sites:
+                    if c.path == ctx.path and c.call is not None:
+                        sites.add(id(c.call))
+                        called.add(called_name(c.call, ctx))
             else:
                 names.add(func.name)
-        hit = ctx.cache["MS119.calls"] = (sites, names)
+        for name in names:  # what a call `name(...)` is called (an import may rename it)
+            called.add(called_name(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[]), ctx))
+        hit = ctx.cache["MS119.calls"] = (sites, names, called)
     return hit
 
 

@@ -90,6 +90,9 @@ class ContainerMutatedInHelper(GraphRule):
     def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
         return value is ast.Call  # `check`'s first test
 
+    def wants_assigned_call(self, target: type[ast.AST] | None, callee: type[ast.AST]) -> bool:
+        return callee is ast.Name  # an assigned call is looked at for a nested def's name only
+
     def _check(
         self, node: ast.Expr, call: ast.Call, helper: ast.FunctionDef, offset: int, ctx: Context
     ) -> Iterable[Diagnostic]:

@@ -178,16 +178,16 @@ class DuplicateParameterNames(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if ("clone(" in ctx.text or "Parameter(" in ctx.text) and builds_optimizer(
+        if (ctx.mentions("clone(") or ctx.mentions("Parameter(")) and builds_optimizer(
             ctx, set(optimizer_facts())
         ):
             for fn in ast.walk(node):
                 if isinstance(fn, ast.FunctionDef):
                     yield from self._optimizer_state_clash(fn, ctx)
-        if "deepcopy(" in ctx.text or "__class__(" in ctx.text or "type(self)(" in ctx.text:
+        if ctx.mentions("deepcopy(") or ctx.mentions("__class__(") or ctx.mentions("type(self)("):
             yield from self._copies_in_graph(ctx)
         yield from self._layers_built_in_graph(ctx)
-        if "name=" in ctx.text and _may_bind_named_parameters(ctx.text):
+        if ctx.mentions("name=") and _may_bind_named_parameters(ctx.text):
             yield from self._named_parameters_clash(ctx)
         if len(_module_networks(ctx)) < 2:
             return  # most files: nothing that could clash

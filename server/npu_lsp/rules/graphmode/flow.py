@@ -624,7 +624,7 @@ class Analyzer:
         if hit is None:
             counts: dict[str, int] = {}
             params: set[str] = set()
-            if "Parameter" in self.ctx.text:
+            if self.ctx.mentions("Parameter"):
                 for st in getattr(self.ctx.tree, "body", []):
                     if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                         targets = st.targets if isinstance(st, ast.Assign) else [st.target]
@@ -1009,17 +1009,27 @@ class Analyzer:
         candidates = _class_words(self.ctx.text)
         if candidates is not None and not candidates:
             return out
+        # A name written once in the whole file that some holder defines is written only in
+        # that holder's own `class` line: no other holder names it. Only the other names
+        # ("wanted") are looked for in the holders' text.
+        wanted = candidates
+        counts = self.ctx.text_words() if candidates is not None else None
+        if candidates is not None and counts is not None:
+            holders = {h.name for h in self.ctx.tree.body if isinstance(h, ast.ClassDef)}
+            wanted = {c for c in candidates if c not in holders or counts.get(c) != 1}
         for holder in self.ctx.tree.body:
             if not isinstance(holder, ast.ClassDef):
                 continue
             end = holder.end_lineno
-            if candidates is not None and end is not None:
+            if wanted is not None and end is not None:
+                if not wanted or wanted == {holder.name}:
+                    continue
                 # whole words: `Block1` is no substring match inside `Block10`, and one
                 # set of the holder's words, not a search per class name (quadratic)
                 segment = "\n".join(self.ctx.lines[holder.lineno - 1 : end])
                 words = set(ascii_words(segment))  # (`candidates` is None for other text)
                 words.discard(holder.name)
-                if words.isdisjoint(candidates):
+                if words.isdisjoint(wanted):
                     continue
             if local is None:
                 local = _LocalClasses(self.ctx.tree, candidates)

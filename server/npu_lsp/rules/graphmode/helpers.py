@@ -158,7 +158,7 @@ def file_mentions(ctx: Context, word: str) -> bool:
     key = ("file-mentions", word)
     hit: bool | None = ctx.cache.get(key)
     if hit is None:
-        hit = ctx.cache[key] = word in ctx.text
+        hit = ctx.cache[key] = ctx.mentions(word)
     return hit
 
 

@@ -110,7 +110,7 @@ class LambdaSourceLine(GraphRule):
         Measured: rejected at both levels unless the lambda starts a line of its own and
         ends it (`ms.jit(\n    lambda x: x * 2\n)` compiles)."""
         text = ctx.text
-        if "lambda" not in text or "jit" not in text:
+        if not ctx.mentions("lambda") or not ctx.mentions("jit"):
             return  # one substring test per file: most files never get here
         lines = text.splitlines()
         for n in ast.walk(tree):

@@ -97,6 +97,22 @@ class ListGrownInTensorLoop(GraphRule):
             return called in _NEEDS_ELEMENTS or receiver == "self"
         return callee is ast.Name and called in _NEEDS_ELEMENTS
 
+    def file_calls(self, ctx: Context) -> frozenset[str] | None:
+        # `_needs_elements`' names: a stacking op's, a call of a call's (""), or an
+        # attribute a class of the module holds on `self` as one (the class of any
+        # compiled function's `self`, when no other class is written anywhere)
+        classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
+        counts = ctx.text_words()
+        if counts is None or counts.get("class", 0) != len(classes):
+            return None
+        names = set(_NEEDS_ELEMENTS) | {""}
+        a = analyzer(ctx)
+        for cls in classes:
+            for attr, values in a._self_values(cls).items():
+                if len(values) == 1 and isinstance(values[0], ast.Call) and _needs_elements_name(values[0].func, ctx):
+                    names.add(attr)
+        return frozenset(names)
+
     def _indexed(self, node: ast.Subscript, ctx: Context) -> Iterable[Diagnostic]:
         """`lst[0]` / `lst[-1]` of a list that starts empty and is grown only in a loop of
         unknown trip count: still empty here. Measured at both levels (written/famb probes
@@ -312,10 +328,14 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
     a = analyzer(ctx)
     if isinstance(arg, ast.Name):
         func = ctx.function
-        if func is None or not _may_comprehend(func, ctx):
+        if func is None:
             return None
+        # the name's binding first: the function's binding index is built for the other
+        # tests of this call anyway, while `_may_comprehend` reads the function's text
         value = a.single_assignment(arg.id, func)
-        arg = value if isinstance(value, ast.ListComp) else arg
+        if not isinstance(value, ast.ListComp) or not _may_comprehend(func, ctx):
+            return None
+        arg = value
     if not isinstance(arg, ast.ListComp) or len(arg.generators) != 1:
         return None
     it = arg.generators[0].iter
@@ -335,6 +355,8 @@ def _dynamic_len_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | No
     """`[... for t in items]` (inline, or a name bound once to it) with `items` a parameter
     given a sequence of dynamic length (`_dynamic_len_params`; measured: the famb probe
     `mu_h`, rejected at both levels once stacked)."""
+    if not file_mentions(ctx, "mutable"):
+        return None  # `_dynamic_len_params` finds none without an `ms.mutable` call
     if isinstance(arg, ast.Name) and ctx.function is not None:
         value = analyzer(ctx).single_assignment(arg.id, ctx.function)
         arg = value if isinstance(value, ast.ListComp) else arg
@@ -407,7 +429,7 @@ def _dynamic_len_params(ctx: Context) -> frozenset[str]:
         names = names[1:]
     callers = entry_callers(func, scope.kind, ctx) if names else None
     seen: dict[str, bool] = {}
-    if callers is not None and "mutable" in ctx.text:
+    if callers is not None and ctx.mentions("mutable"):
         for node in ast.walk(ctx.tree):
             if not isinstance(node, ast.Call) or not callers.calls(node):
                 continue
@@ -446,10 +468,12 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
         hit = []
         fors = 0  # every `for` / `async for` statement (`_may_comprehend`)
         queue = deque([func])
+        popleft, extend, block_fields = queue.popleft, queue.extend, _BLOCK_FIELDS.get
+        for_t, async_for_t = ast.For, ast.AsyncFor
         while queue:
-            n = queue.popleft()
+            n = popleft()
             t = type(n)
-            if t is ast.For or t is ast.AsyncFor:
+            if t is for_t or t is async_for_t:
                 fors += 1
                 if isinstance(n, ast.For) and (
                     (
@@ -460,13 +484,13 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
                     or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
                 ):
                     hit.append(n)
-            blocks = _BLOCK_FIELDS.get(t)
+            blocks = block_fields(t)
             if blocks is None:
                 blocks = _BLOCK_FIELDS[t] = tuple(f for f in t._fields if f in _BLOCK_NAMES)
             for field_name in blocks:
                 value = getattr(n, field_name, None)
                 if type(value) is list:
-                    queue.extend(value)
+                    extend(value)
         ctx.cache[key] = hit
         ctx.cache[("ms152-for-statements", id(func))] = fors
     return hit

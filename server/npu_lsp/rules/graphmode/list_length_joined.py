@@ -91,6 +91,9 @@ class ListLengthJoined(GraphRule):
         # list comprehension
         return target is ast.Name and (value is ast.IfExp or value is ast.Call or value is ast.ListComp)
 
+    def wants_assigned_call(self, target: type[ast.AST] | None, callee: type[ast.AST]) -> bool:
+        return callee is ast.Name  # `check`'s first test of `x = f(...)`
+
     def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.ListComp):

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
-from npu_lsp.engine import Context
+from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
@@ -93,6 +93,15 @@ class MapClosureFreeVariable(GraphRule):
             # "Map") is in the text (`_mapper_of`)
             return ()
         return self._check(node, ctx)
+
+    def file_calls(self, ctx: Context) -> frozenset[str] | None:
+        # `check`'s tests per file: without "Map" in the text only a name's call can be one,
+        # of Python's `map` or of a module-level mapper instance (`_mapper_of`)
+        if _mentions_map(ctx):
+            return None
+        names = [n for n, q in ctx.scopes.info.instances.items() if _mapper_class(q) is not None]
+        calls = (ast.Call(func=ast.Name(id=n, ctx=ast.Load()), args=[], keywords=[]) for n in [*names, "map"])
+        return frozenset(called_name(c, ctx) for c in calls)
 
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
         # `_mapper_of` and `_builtin_map`: a mapper built inline, a name, or `self.<attr>`
@@ -184,7 +193,7 @@ def _mentions_map(ctx: Context) -> bool:
     made the rule quadratic in the file's length)"""
     hit: bool | None = ctx.cache.get("ms157-mentions-map")
     if hit is None:
-        hit = ctx.cache["ms157-mentions-map"] = "Map" in ctx.text
+        hit = ctx.cache["ms157-mentions-map"] = ctx.mentions("Map")
     return hit
 
 

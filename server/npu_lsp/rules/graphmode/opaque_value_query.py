@@ -10,7 +10,7 @@ import keyword
 from collections.abc import Iterable
 from importlib import resources
 
-from npu_lsp.astutil import ascii_words, find_branches
+from npu_lsp.astutil import find_branches
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -198,6 +198,10 @@ def _has_fallback(ctx: Context) -> bool:
     if hit is None:
         prefix = ctx.scopes.info.module + "."
         words = _trigger_words(ctx)
+        present = ctx.text_words() if words is not None else None
+        if words is not None and present is not None:
+            # a function's text holds only words of the file's text: look for those alone
+            words = frozenset(w for w in words if w in present)
         lax = [s for s in ctx.scopes.scopes.values() if s.level == "lax" and s.qualname.startswith(prefix)]
         hit = any(
             _may_fall_back(n, ctx) and _runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
@@ -233,12 +237,28 @@ def _mentions(func: ast.AST, words: frozenset[str] | None, ctx: Context) -> bool
     none of its calls may fall back, and its calls need not be collected."""
     if words is None:
         return True
+    if not words:
+        return False  # (its text is part of the file's, which holds none of them)
     first = min((d.lineno for d in getattr(func, "decorator_list", ())), default=getattr(func, "lineno", None))
     last = getattr(func, "end_lineno", None)
     if first is None or last is None:
         return True
     text = "\n".join(ctx.lines[first - 1 : last])
-    return not words.isdisjoint(ascii_words(text))
+    # `words` are those of the file's words: a few, each found (at C speed) and tested for
+    # being a whole word where it occurs, instead of a split of the text into its words
+    for word in words:
+        size = len(word)
+        i = text.find(word)
+        while i >= 0:
+            j = i + size
+            if (i == 0 or text[i - 1] not in _WORD_CHARS) and text[j : j + 1] not in _WORD_CHARS:
+                return True
+            i = text.find(word, i + 1)
+    return False
+
+
+#: the characters of a word of an ASCII text (`ascii_words`); "" (past the end) is not one
+_WORD_CHARS = frozenset(chr(c) for c in range(128) if chr(c).isalnum() or chr(c) == "_")
 
 
 def _namedtuple_classes(ctx: Context) -> frozenset[str]:

@@ -144,10 +144,17 @@ def _candidate(node: ast.AST, ctx: Context) -> bool:
     if isinstance(v, ast.IfExp):
         left, right = _str_const(v.body), _str_const(v.orelse)
         return left is not None and right is not None and left != right
-    return isinstance(v, ast.Call) and (
-        isinstance(f := v.func, ast.Name)
-        or (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self")
-    )
+    if not isinstance(v, ast.Call):
+        return False
+    # a call joins strs only through a helper of this file (`_assign_join`): a compiled
+    # module function, or a method of the cell (most `x = self.f(...)` call a sub-cell)
+    f = v.func
+    if isinstance(f, ast.Name):
+        return module_function(f.id, ctx) is not None
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
+        return False
+    cls = analyzer(ctx).owner_class(ctx.function)
+    return cls is not None and f.attr in _methods(cls, ctx)
 
 
 def _str_const(e: ast.AST | None) -> str | None:

@@ -83,6 +83,16 @@ class StaleSelfStateRead(GraphRule):
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
         return receiver == "self" or receiver == "self."  # `self.m(...)` / `self.h.m(...)` only
 
+    def file_calls(self, ctx: Context) -> frozenset[str] | None:
+        # `m` is a method of the owning class or of a module-level class held on `self`:
+        # the methods of the module's classes, when no other class is written anywhere
+        # (every `class` word of the text is one of theirs)
+        classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
+        counts = ctx.text_words()
+        if counts is None or counts.get("class", 0) != len(classes):
+            return None
+        return frozenset(name for c in classes for name in _methods(c, ctx))
+
 
 def _set_by_method(rule: StaleSelfStateRead, call: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
     """`self.m(...)` / `self.h.m(...)` where method `m` sets `self.A` that `__init__` leaves

@@ -18,6 +18,9 @@ from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 #: whether the recursive call runs.
 _Guard = ast.If | ast.While | ast.IfExp
 
+#: what `check` compares a call's name with (a method of the class)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
 
 @rule(code="MS143", name="unbounded-method-recursion", severity="error", family="graphmode")
 class UnboundedMethodRecursion(GraphRule):
@@ -91,8 +94,8 @@ class UnboundedMethodRecursion(GraphRule):
         f, func = node.func, ctx.function
         if (
             type(f) is not ast.Attribute
-            or not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
-            or f.attr != func.name
+            or f.attr != getattr(func, "name", None)  # (a class has a name: tested next)
+            or not isinstance(func, _DEFS)
         ):
             return ()  # `_is_self_call`'s first tests, without a call per call
         if not _is_self_call(node, func, ctx):
@@ -102,6 +105,21 @@ class UnboundedMethodRecursion(GraphRule):
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
         # `_is_self_call`'s shape: `<name>.<method>(...)` (the name is the first parameter)
         return callee is ast.Attribute and (receiver == "self" or receiver == "name")
+
+    def file_calls(self, ctx: Context) -> frozenset[str] | None:
+        # a call of the function it is in: the names of the module's functions and of its
+        # classes' methods, when no other `def` is written anywhere (every `def` word of
+        # the text is one of theirs)
+        names: list[str] = []
+        for st in ctx.tree.body:
+            if isinstance(st, _DEFS):
+                names.append(st.name)
+            elif isinstance(st, ast.ClassDef):
+                names.extend(m.name for m in st.body if isinstance(m, _DEFS))
+        counts = ctx.text_words()
+        if counts is None or counts.get("def", 0) != len(names):
+            return None
+        return frozenset(names)
 
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         func = ctx.function
