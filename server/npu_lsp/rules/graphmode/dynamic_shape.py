@@ -16,8 +16,12 @@ from importlib import resources
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import FUNCS
 
 _MAX_DEPTH = 5
+_BLOCKS = ("body", "orelse", "finalbody")
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SHAPE_ATTRS = frozenset({"shape", "size"})
 
 
@@ -65,7 +69,8 @@ def dynamic_shape(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
             call, path = unpacked
             hit, items = _operator_items(call, ctx)
             return hit and len(path) == 1 and (items is None or path[0] in items)
-        return False
+        reaching = reaching_assignment(e, ctx)
+        return reaching is not None and dynamic_shape(reaching, ctx, depth + 1)
     if isinstance(e, ast.Call):
         hit, items = _operator_items(e, ctx)
         if hit:
@@ -124,3 +129,69 @@ def dynamic_shape_read(e: ast.expr, ctx: Context) -> bool:
     compiles)."""
     t = shape_read_of(e)
     return t is not None and dynamic_shape(t, ctx)
+
+
+def reaching_assignment(name: ast.Name, ctx: Context) -> ast.expr | None:
+    """The value of the `name = value` statement that every path reaching the read `name`
+    last went through, in straight-line code: the nearest earlier statement of its block (or
+    of a block around it, up to the function) that binds the name, when that is a plain
+    assignment. So a rebound parameter (`target = target[valid]`, then `len(target)`) has a
+    value. None when a loop around the read rebinds the name after it (a later iteration
+    reads that binding), or the name is a comprehension's or lambda's own variable."""
+    child: ast.AST = name
+    parent = ctx.parent(name)
+    while parent is not None and parent is not ctx.function:
+        if isinstance(parent, (*FUNCS, ast.ClassDef)):
+            return None
+        if isinstance(parent, _COMPREHENSIONS) and any(
+            _binds(g.target, name.id) for g in parent.generators
+        ):
+            return None
+        found, value = _in_block_before(parent, child, name.id)
+        if found:
+            return value
+        if isinstance(parent, _LOOPS) and _binds(parent, name.id):
+            return None  # a later iteration sees the loop's own later binding
+        if isinstance(parent, ast.Try) and child not in parent.body and _binds(parent, name.id):
+            return None  # a handler or `finally` may follow any part of the `try` body
+        child, parent = parent, ctx.parent(parent)
+    if parent is ctx.function and parent is not None:
+        return _in_block_before(parent, child, name.id)[1]
+    return None
+
+
+def _in_block_before(parent: ast.AST, child: ast.AST, name: str) -> tuple[bool, ast.expr | None]:
+    """(a statement before `child` in `parent`'s block binds `name`, the value when the last
+    such statement is `name = value`)."""
+    for field in _BLOCKS:
+        block = getattr(parent, field, None)
+        if not (isinstance(block, list) and child in block):
+            continue
+        for st in reversed(block[: block.index(child)]):
+            if not _binds(st, name):
+                continue
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
+                and st.targets[0].id == name
+            ):
+                return True, st.value
+            return True, None
+    return False, None
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Does `node` (a statement, a target) bind `name` anywhere, nested blocks included?"""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name:
+            return True
+        if isinstance(n, ast.ExceptHandler) and n.name == name:
+            return True
+        if isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+            (al.asname or al.name.split(".")[0]) == name for al in n.names
+        ):
+            return True
+    return False
