@@ -47,6 +47,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     list_setitem_tensor_index,
     loop_else,
     map_closure_free_variable,
+    mask_setitem_runtime_length_value,
     match_statement,
     missing_return_on_tensor_branch,
     namespace_dict_subscript,

@@ -111,10 +111,11 @@ def _exclusive(a: ast.AST, b: ast.AST, fn: ast.AST, ctx: Context) -> bool:
 class DuplicateParameterNames(GraphRule):
     """## What it does
     Flags a `@jit` function or a `construct` that uses two networks built at module level
-    (directly, through the functions it calls and the functions given to
-    `value_and_grad`/`grad`, or through `ParameterTuple(net.trainable_params())` gathered in
-    `__init__`) whose parameters carry the same names, such as two instances of one Cell
-    class. Also flags a Parameter of the user's named like the state a built-in optimizer
+    (directly, through the functions it calls, the functions given to
+    `value_and_grad`/`grad` and the `construct` of module-level instances of its Cells, or
+    through `ParameterTuple(net.trainable_params())` gathered in `__init__`) whose parameters
+    carry the same names, such as two instances of one Cell class or two networks from one
+    factory function (`teacher = mlp(64)`, `student = mlp(8)`). Also flags a Parameter of the user's named like the state a built-in optimizer
     creates for itself (`name="global_step"`, `"momentum"`, `"beta1_power"`, or
     `params.clone(prefix="accum")` beside `nn.SGD`, whose own state is `accum.*`; the names
     per optimizer are measured from MindSpore 2.10 in `ms_optimizer_state.json`), compiled
@@ -641,6 +642,9 @@ def _param_prefixes(call: ast.Call, ctx: Context, depth: int) -> set[str]:
     if qual is None or depth > 3:
         return set()
     last = qual.rpartition(".")[2]
+    factory = _module_factory(call, ctx)
+    if factory is not None:
+        return _factory_prefixes(factory, ctx, depth)
     if qual.startswith("mindspore."):
         if last in _NN_LAYER_PARAM and ".nn" in qual:
             return set(_NN_LAYER_PARAM[last])
@@ -673,6 +677,62 @@ def _param_prefixes(call: ast.Call, ctx: Context, depth: int) -> set[str]:
                     sub = ctx.qualname(st.value.func) or ""
                     out.add(t.attr if sub.endswith(".Parameter") else t.attr + ".")
     return out
+
+
+def _module_factory(call: ast.Call, ctx: Context) -> ast.FunctionDef | None:
+    """The module-level `def` (written once in this file) that `call` calls by name."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    factories = ctx.cache.get("MS154-factories")
+    if not isinstance(factories, dict):
+        defs: dict[str, list[ast.stmt]] = {}
+        for st in ctx.tree.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defs.setdefault(st.name, []).append(st)
+        factories = {k: v[0] for k, v in defs.items() if len(v) == 1 and isinstance(v[0], ast.FunctionDef)}
+        ctx.cache["MS154-factories"] = factories
+    return factories.get(call.func.id)
+
+
+def _factory_prefixes(fn: ast.FunctionDef, ctx: Context, depth: int) -> set[str]:
+    """The names every network a factory function (`def mlp(h): return
+    nn.SequentialCell(...)`) returns surely starts its parameters with: what all its
+    `return` values, each a network built there (directly or through a local name bound once
+    to it), have in common. A network built outside any Cell keeps unprefixed names, so two
+    networks from one factory clash (measured, heldout14b `kd_soft_target_kl_train` and probe
+    `hb_dup_factory_seq_jit`: "its name '0.weight' already exists")."""
+    returns = [n for n in _own_nodes(fn) if isinstance(n, ast.Return)]
+    if not returns:
+        return set()
+    common: set[str] | None = None
+    for r in returns:
+        value = r.value
+        if isinstance(value, ast.Name):
+            binds = [
+                n
+                for n in _own_nodes(fn)
+                if isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
+            ]
+            bound = ctx.parent(binds[0]) if len(binds) == 1 else None
+            value = bound.value if isinstance(bound, ast.Assign) and len(bound.targets) == 1 else None
+        if not isinstance(value, ast.Call):
+            return set()
+        names = _param_prefixes(value, ctx, depth + 1)
+        common = names if common is None else common & names
+        if not common:
+            return set()
+    return common or set()
+
+
+def _own_nodes(fn: ast.FunctionDef) -> Iterator[ast.AST]:
+    """Nodes of `fn`'s body, not of functions, lambdas or classes nested in it."""
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        yield n
+        stack.extend(ast.iter_child_nodes(n))
 
 
 def _class_chain(cls: ast.ClassDef, ctx: Context) -> Iterator[ast.ClassDef]:
@@ -720,14 +780,15 @@ def _reached_globals(fn: ast.FunctionDef, ctx: Context) -> list[str]:
                     for t in st.targets:
                         if isinstance(t, ast.Name):
                             builders[t.id] = [first.id]
+    constructs = _module_instance_constructs(ctx)
     out: list[str] = []
     todo = [fn]
-    done: set[str] = set()
+    done: set[int] = set()
     while todo:
         f = todo.pop(0)
-        if f.name in done:
+        if id(f) in done:
             continue
-        done.add(f.name)
+        done.add(id(f))
         local = {a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)}
         local |= {
             n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
@@ -740,6 +801,40 @@ def _reached_globals(fn: ast.FunctionDef, ctx: Context) -> list[str]:
                     todo.append(functions[name])
                 elif name not in out:
                     out.append(name)
+                    if name in constructs:
+                        todo.append(constructs[name])
+    return out
+
+
+def _module_instance_constructs(ctx: Context) -> dict[str, ast.FunctionDef]:
+    """Module-level `name = CellClass(...)` (bound once, the class written in this file) ->
+    the class's `construct`: the globals it reads join the graph of whoever calls `name`
+    (measured, heldout14b probe `hb_dup_two_seq_cell_graph`: a Cell whose `construct` reads
+    two module-level SequentialCells, called from a jit function, fails with "its name
+    '0.weight' already exists")."""
+    cached = ctx.cache.get("MS154-constructs")
+    if isinstance(cached, dict):
+        return cached
+    bound: dict[str, list[ast.expr | None]] = {}
+    for st in ctx.tree.body:
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        bound.setdefault(n.id, []).append(st.value if t is n else None)
+    classes = {s.name: s for s in ctx.tree.body if isinstance(s, ast.ClassDef)}
+    out: dict[str, ast.FunctionDef] = {}
+    for name, values in bound.items():
+        v = values[0]
+        if len(values) != 1 or not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name)):
+            continue
+        cls = classes.get(v.func.id)
+        construct = next(
+            (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "construct"), None
+        ) if cls is not None else None
+        if construct is not None:
+            out[name] = construct
+    ctx.cache["MS154-constructs"] = out
     return out
 
 

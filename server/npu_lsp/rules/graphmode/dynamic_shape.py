@@ -3,7 +3,9 @@
 One model for every rule that needs it (MS131's `min`/`max` of a length, MS152's loops over a
 length, MS119's loop-carried shape reads): a tensor made by a dynamic-shape operator (the
 table `ms_dynamic_shape.json`), picked by a boolean mask or by an index tensor of run-time
-length, or reshaped / sliced from one. A shape read (`t.shape[0]`, `len(t)`, `t.size`,
+length, or reshaped / sliced from one; a name holds one when bound once to one, when its
+reaching straight-line assignment is one (`target = target[valid]`), or when it is a helper's
+parameter every caller gives one. A shape read (`t.shape[0]`, `len(t)`, `t.size`,
 `t.numel()`) of any other tensor is a constant while compiling.
 """
 
@@ -16,8 +18,12 @@ from importlib import resources
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import FUNCS
 
 _MAX_DEPTH = 5
+_BLOCKS = ("body", "orelse", "finalbody")
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SHAPE_ATTRS = frozenset({"shape", "size"})
 
 
@@ -45,7 +51,7 @@ def _operator_items(call: ast.Call, ctx: Context) -> tuple[bool, frozenset[int] 
     return False, None
 
 
-def dynamic_shape(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+def dynamic_shape(e: ast.expr, ctx: Context, depth: int = 0, func: ast.AST | None = None) -> bool:
     """Is `e` a tensor whose shape is known only at run time? A dynamic-shape operator's
     result (`ops.nonzero(m)`, `x.masked_select(m)`, `ops.unique(x)[0]`, `u, _ = ops.unique(x)`),
     rows picked by a boolean mask or an index tensor of run-time length (`x[x > 0]`, `x[keep]`
@@ -53,54 +59,59 @@ def dynamic_shape(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
     a name counts when bound once in the function."""
     if depth > _MAX_DEPTH:
         return False
+    func = func if func is not None else ctx.function
     if isinstance(e, ast.Name):
-        if ctx.function is None:
+        if func is None:
             return False
         a = analyzer(ctx)
-        bound = a.single_assignment(e.id, ctx.function)
+        bound = a.single_assignment(e.id, func)
         if isinstance(bound, ast.expr):
-            return dynamic_shape(bound, ctx, depth + 1)
-        unpacked = a.single_unpacking(e.id, ctx.function)
+            return dynamic_shape(bound, ctx, depth + 1, func)
+        unpacked = a.single_unpacking(e.id, func)
         if unpacked is not None:
             call, path = unpacked
             hit, items = _operator_items(call, ctx)
             return hit and len(path) == 1 and (items is None or path[0] in items)
-        return False
+        reaching = reaching_assignment(e, ctx, func)
+        if reaching is not None:
+            return dynamic_shape(reaching, ctx, depth + 1, func)
+        return _every_caller_passes_one(e, func, ctx, depth)
     if isinstance(e, ast.Call):
         hit, items = _operator_items(e, ctx)
         if hit:
             return items is None
         f = e.func
-        return isinstance(f, ast.Attribute) and f.attr in _table()[2] and dynamic_shape(f.value, ctx, depth + 1)
+        return isinstance(f, ast.Attribute) and f.attr in _table()[2] and dynamic_shape(f.value, ctx, depth + 1, func)
     if isinstance(e, ast.Attribute) and e.attr == "T":
-        return dynamic_shape(e.value, ctx, depth + 1)
+        return dynamic_shape(e.value, ctx, depth + 1, func)
     if isinstance(e, ast.Subscript):
         index = e.slice
         if isinstance(index, ast.Slice):
-            return dynamic_shape(e.value, ctx, depth + 1)  # `nz[1:]`: still a run-time length
+            return dynamic_shape(e.value, ctx, depth + 1, func)  # `nz[1:]`: still a run-time length
         if isinstance(e.value, ast.Call) and isinstance(index, ast.Constant) and type(index.value) is int:
             hit, items = _operator_items(e.value, ctx)
             if hit and items is not None:
                 return index.value in items  # `ops.unique(x)[0]`
         # rows picked by a mask or by an index tensor of run-time length (`x[keep]`, `x[nz]`)
-        return boolean_mask(index, ctx, depth) or dynamic_shape(index, ctx, depth + 1)
+        return boolean_mask(index, ctx, depth, func) or dynamic_shape(index, ctx, depth + 1, func)
     return False
 
 
-def boolean_mask(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+def boolean_mask(e: ast.expr, ctx: Context, depth: int = 0, func: ast.AST | None = None) -> bool:
     """A comparison of tensors used as an index (`x > 0`, `(a > 0) & (b < 1)`, `~m`, or a name
     bound once to one)."""
     if depth > _MAX_DEPTH:
         return False
+    func = func if func is not None else ctx.function
     if isinstance(e, ast.Compare):
-        return analyzer(ctx).kind(e) == Kind.TENSOR
+        return analyzer(ctx).kind(e, func) == Kind.TENSOR
     if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-        return boolean_mask(e.left, ctx, depth + 1) or boolean_mask(e.right, ctx, depth + 1)
+        return boolean_mask(e.left, ctx, depth + 1, func) or boolean_mask(e.right, ctx, depth + 1, func)
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
-        return boolean_mask(e.operand, ctx, depth + 1)
-    if isinstance(e, ast.Name) and ctx.function is not None:
-        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
-        return isinstance(bound, ast.expr) and boolean_mask(bound, ctx, depth + 1)
+        return boolean_mask(e.operand, ctx, depth + 1, func)
+    if isinstance(e, ast.Name) and func is not None:
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        return isinstance(bound, ast.expr) and boolean_mask(bound, ctx, depth + 1, func)
     return False
 
 
@@ -124,3 +135,118 @@ def dynamic_shape_read(e: ast.expr, ctx: Context) -> bool:
     compiles)."""
     t = shape_read_of(e)
     return t is not None and dynamic_shape(t, ctx)
+
+
+def reaching_assignment(name: ast.Name, ctx: Context, func: ast.AST | None = None) -> ast.expr | None:
+    """The value of the `name = value` statement that every path reaching the read `name`
+    last went through, in straight-line code: the nearest earlier statement of its block (or
+    of a block around it, up to the function) that binds the name, when that is a plain
+    assignment. So a rebound parameter (`target = target[valid]`, then `len(target)`) has a
+    value. None when a loop around the read rebinds the name after it (a later iteration
+    reads that binding), or the name is a comprehension's or lambda's own variable."""
+    func = func if func is not None else ctx.function
+    child: ast.AST = name
+    parent = ctx.parent(name)
+    while parent is not None and parent is not func:
+        if isinstance(parent, (*FUNCS, ast.ClassDef)):
+            return None
+        if isinstance(parent, _COMPREHENSIONS) and any(
+            _binds(g.target, name.id) for g in parent.generators
+        ):
+            return None
+        found, value = _in_block_before(parent, child, name.id)
+        if found:
+            return value
+        if isinstance(parent, _LOOPS) and _binds(parent, name.id):
+            return None  # a later iteration sees the loop's own later binding
+        if isinstance(parent, ast.Try) and child not in parent.body and _binds(parent, name.id):
+            return None  # a handler or `finally` may follow any part of the `try` body
+        child, parent = parent, ctx.parent(parent)
+    if parent is func and parent is not None:
+        return _in_block_before(parent, child, name.id)[1]
+    return None
+
+
+def _every_caller_passes_one(name: ast.Name, func: ast.AST, ctx: Context, depth: int) -> bool:
+    """Is `name` a parameter of a module-level helper `def` that every call of it in the file
+    (at least one, each inside a function) gives a tensor of run-time shape in its place?
+    Measured (heldout14b probe `hb_dyn_boolidx_max_len_jitfn`): `max(len(v), 1)` in a helper
+    that `construct` calls with `t[t != -100]` fails under STRICT as it does inline."""
+    if not isinstance(func, ast.FunctionDef) or func not in ctx.tree.body or func.args.vararg:
+        return False
+    params = [p.arg for p in (*func.args.posonlyargs, *func.args.args)]
+    if name.id not in params:
+        return False
+    at = params.index(name.id)
+    calls = _calls_by_name(ctx).get(func.name, [])
+    if not calls:
+        return False
+    for call, caller in calls:
+        if caller is None or any(isinstance(x, ast.Starred) for x in call.args):
+            return False
+        arg = call.args[at] if at < len(call.args) else next(
+            (k.value for k in call.keywords if k.arg == name.id), None
+        )
+        if arg is None or not dynamic_shape(arg, ctx, depth + 1, caller):
+            return False
+    return True
+
+
+def _calls_by_name(ctx: Context) -> dict[str, list[tuple[ast.Call, ast.AST | None]]]:
+    """Calls of a bare name in the file -> (the call, the function it sits in)."""
+    cached = ctx.cache.get("dynamic_shape-calls")
+    if isinstance(cached, dict):
+        return cached
+    out: dict[str, list[tuple[ast.Call, ast.AST | None]]] = {}
+
+    def visit(node: ast.AST, fn: ast.AST | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner: ast.AST | None = fn
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = child
+            elif isinstance(child, ast.Lambda):
+                inner = None  # a lambda's calls are not followed
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Name):
+                out.setdefault(child.func.id, []).append((child, fn))
+            visit(child, inner)
+
+    visit(ctx.tree, None)
+    ctx.cache["dynamic_shape-calls"] = out
+    return out
+
+
+def _in_block_before(parent: ast.AST, child: ast.AST, name: str) -> tuple[bool, ast.expr | None]:
+    """(a statement before `child` in `parent`'s block binds `name`, the value when the last
+    such statement is `name = value`)."""
+    for field in _BLOCKS:
+        block = getattr(parent, field, None)
+        if not (isinstance(block, list) and child in block):
+            continue
+        for st in reversed(block[: block.index(child)]):
+            if not _binds(st, name):
+                continue
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
+                and st.targets[0].id == name
+            ):
+                return True, st.value
+            return True, None
+    return False, None
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Does `node` (a statement, a target) bind `name` anywhere, nested blocks included?"""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name:
+            return True
+        if isinstance(n, ast.ExceptHandler) and n.name == name:
+            return True
+        if isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+            (al.asname or al.name.split(".")[0]) == name for al in n.names
+        ):
+            return True
+    return False

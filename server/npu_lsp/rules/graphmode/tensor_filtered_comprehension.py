@@ -1,4 +1,4 @@
-"""MS149: (LAX) a comprehension filtered by a tensor condition in compiled code."""
+"""MS149: a comprehension filtered by a tensor condition in compiled code (LAX; STRICT when stacked or summed)."""
 
 from __future__ import annotations
 
@@ -29,14 +29,17 @@ class TensorFilteredComprehension(GraphRule):
     `[i for i in range(n) if int(x[i]) > 0]` (`float(...)`, `.item()`, host data of
     `.asnumpy()` / `.tolist()`), or items of a local list of them
     (`areas = [int(m.sum()) for m in masks]` then `[i for i, a in enumerate(areas) if a >= k]`).
-    Filters on static facts (`if f.shape[1] > 2`) are constants and fine.
+    Under STRICT, flags it when its result is given to `ops.stack` (also through `tuple(...)`
+    or a name) or to `sum`. Filters on static facts (`if f.shape[1] > 2`) are constants and fine.
 
     ## Why is this bad?
     The number of elements then depends on run-time data, which a graph list cannot have.
     Under LAX, MindSpore 2.10 fails while compiling with an internal error (`RuntimeError:
     The pointer[seq_abs] is null.` or `The pointer[input_1] is null.`), whether the list is
-    returned, iterated or measured with `len`. (STRICT compiles the comprehension itself, but
-    stacking its result fails there too.)
+    returned, iterated or measured with `len`. STRICT compiles the comprehension itself, but
+    `ops.stack` of its result fails there too (`TypeError: 'TensorType' object is not
+    subscriptable`), and so does `sum` of it ('The pointer[seq_abs] is null'); `len`, a
+    `for`, `return` and `ops.addn` compile (written heldout13 `cf_*`, heldout14b `hb_cfr_*`).
 
     ## Example
     ```python
@@ -72,13 +75,24 @@ class TensorFilteredComprehension(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, (ast.ListComp, ast.GeneratorExp))
-        if not ctx.scope or ctx.scope.level != "lax" or len(node.generators) != 1:
-            return  # measured: STRICT compiles it; two `for` clauses are MS112's
+        if not ctx.scope or len(node.generators) != 1:
+            return  # two `for` clauses are MS112's
+        strict = ctx.scope.level != "lax"
         gen = node.generators[0]
         if not gen.ifs or _unused(node, ctx):
             return
+        consumer = _stacked_or_summed(node, ctx) if strict else None
+        if strict and consumer is None:
+            return  # measured: STRICT compiles it when it is returned, measured, iterated...
         cond = next((c for c in gen.ifs if _depends_on_tensor(c, gen, ctx)), None)
         if cond is None:
+            return
+        if consumer is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the filter `if {ctx.segment(cond)}` depends on tensor values, so the list's length is known only at run time; `{ctx.segment(consumer.func)}` cannot take a sequence of run-time length and MindSpore fails to compile it: keep a fixed size and use a mask",
+            )
             return
         yield ctx.diagnostic(
             self,
@@ -244,6 +258,37 @@ def _runtime_scalar(e: ast.expr, tensors: set[str], ctx: Context) -> bool:
     else:
         return False
     return analyzer(ctx).kind(arg) == Kind.TENSOR or bool(tensors and _reads_values(arg, tensors, ctx))
+
+
+def _is_sink(call: ast.Call, ctx: Context) -> bool:
+    """`ops.stack(...)` or the builtin `sum(...)`: measured under STRICT (written heldout13
+    `cf_stack` / `cf_sum_gen`, heldout14b `hb_cfr_*`), they fail on a list of run-time length
+    ('TensorType' object is not subscriptable in Stack's infer, 'The pointer[seq_abs] is
+    null'), while `len`, a `for`, `return`, `ops.addn` and `ops.concat` of a range-filtered
+    list compile."""
+    q = ctx.qualname(call.func) or ""
+    return q == "builtins.sum" or (q.startswith("mindspore.") and q.rsplit(".", 1)[-1] == "stack")
+
+
+def _stacked_or_summed(node: ast.expr, ctx: Context) -> ast.Call | None:
+    """The `ops.stack` / `sum` call the comprehension's list reaches as its first argument:
+    directly, through `tuple(...)` / `list(...)`, or through a name it is bound to."""
+    reads: list[ast.expr] = [node]
+    parent = ctx.parent(node)
+    func = ctx.function
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        if func is None:
+            return None
+        name = parent.targets[0].id
+        reads = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    for read in reads:
+        holder = ctx.parent(read)
+        if isinstance(holder, ast.Call) and holder.args and holder.args[0] is read:
+            if ctx.qualname(holder.func) in ("builtins.tuple", "builtins.list") and len(holder.args) == 1:
+                read, holder = holder, ctx.parent(holder)
+            if isinstance(holder, ast.Call) and holder.args and holder.args[0] is read and _is_sink(holder, ctx):
+                return holder
+    return None
 
 
 def _unused(node: ast.expr, ctx: Context) -> bool:
