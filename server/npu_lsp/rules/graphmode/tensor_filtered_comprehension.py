@@ -9,6 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.generator_over_tolist import _tolist_of_tensor
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.list_grown_from_host_data import _host_iterable
 from npu_lsp.rules.graphmode.result_kinds import (
@@ -81,6 +82,8 @@ class TensorFilteredComprehension(GraphRule):
         gen = node.generators[0]
         if not gen.ifs or _unused(node, ctx):
             return
+        if not strict and isinstance(node, ast.GeneratorExp) and _tolist_of_tensor(gen.iter, ctx):
+            return  # MS173 reports a generator over `x.tolist()` at LAX: one error per mistake
         consumer = _stacked_or_summed(node, ctx) if strict else None
         if consumer is not None and _sums_python_ints(consumer, node, ctx):
             consumer = None
