@@ -651,6 +651,15 @@ def _note_local_bindings(tree: ast.Module, info: ModuleInfo, text: str | None, m
                     jits[a0.id] = kws
                 elif isinstance(a0, ast.Attribute) and isinstance(a0.value, ast.Name) and a0.value.id in instances:
                     jits[a0.value.id if a0.attr == "construct" else f"{a0.value.id}.{a0.attr}"] = kws
+                elif (
+                    isinstance(a0, ast.Attribute)
+                    and a0.attr == "construct"
+                    and isinstance(a0.value, ast.Name)
+                    and a0.value.id in wraps
+                ):
+                    # `step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt);
+                    # ms.jit(step.construct)`: compiles what `step` wraps, as `ms.jit(step)`
+                    jits[a0.value.id] = kws
             if type(st) is not ast.Assign or type(value) is not ast.Call:
                 continue
             names = [x.id for x in st.targets if isinstance(x, ast.Name)]
