@@ -80,11 +80,14 @@ class TensorFilteredComprehension(GraphRule):
             return  # two `for` clauses are MS112's
         strict = ctx.scope.level != "lax"
         gen = node.generators[0]
-        if not gen.ifs or _unused(node, ctx):
+        if not gen.ifs:
             return
+        reads = _assigned_reads(node, ctx)
+        if reads == []:
+            return  # `name = [...]` never read again in the function (measured: compiles)
         if not strict and isinstance(node, ast.GeneratorExp) and _tolist_of_tensor(gen.iter, ctx):
             return  # MS173 reports a generator over `x.tolist()` at LAX: one error per mistake
-        consumer = _stacked_or_summed(node, ctx) if strict else None
+        consumer = _stacked_or_summed(node, reads, ctx) if strict else None
         if consumer is not None and _sums_python_ints(consumer, node, ctx):
             consumer = None
         if strict and consumer is None:
@@ -294,18 +297,11 @@ def _sums_python_ints(consumer: ast.Call, node: ast.ListComp | ast.GeneratorExp,
     )
 
 
-def _stacked_or_summed(node: ast.expr, ctx: Context) -> ast.Call | None:
+def _stacked_or_summed(node: ast.expr, reads: list[ast.Name] | None, ctx: Context) -> ast.Call | None:
     """The `ops.stack` / `sum` call the comprehension's list reaches as its first argument:
-    directly, through `tuple(...)` / `list(...)`, or through a name it is bound to."""
-    reads: list[ast.expr] = [node]
-    parent = ctx.parent(node)
-    func = ctx.function
-    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
-        if func is None:
-            return None
-        name = parent.targets[0].id
-        reads = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-    for read in reads:
+    directly, through `tuple(...)` / `list(...)`, or through the name it is bound to (whose
+    loads are `reads`, from `_assigned_reads`)."""
+    for read in [node] if reads is None else reads:
         holder = ctx.parent(read)
         if isinstance(holder, ast.Call) and holder.args and holder.args[0] is read:
             if ctx.qualname(holder.func) in ("builtins.tuple", "builtins.list") and len(holder.args) == 1:
@@ -315,17 +311,18 @@ def _stacked_or_summed(node: ast.expr, ctx: Context) -> ast.Call | None:
     return None
 
 
-def _unused(node: ast.expr, ctx: Context) -> bool:
-    """`name = [...]` with `name` never read again in the function (measured: compiles)."""
+def _assigned_reads(node: ast.expr, ctx: Context) -> list[ast.Name] | None:
+    """`name = [...]`: the loads of `name` in the function (one walk, shared by the unused
+    test and the stack/sum search); None when `node` is not assigned to one name (a graph
+    scope is always inside a function)."""
     parent = ctx.parent(node)
+    func = ctx.function
     if not (
         isinstance(parent, ast.Assign)
         and len(parent.targets) == 1
         and isinstance(parent.targets[0], ast.Name)
+        and func is not None
     ):
-        return False
+        return None
     name = parent.targets[0].id
-    func = ctx.function
-    if func is None:
-        return False
-    return not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(func))
+    return [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
