@@ -551,8 +551,41 @@ def _module_networks(ctx: Context) -> dict[str, set[str]]:
         names = _param_prefixes(values[0], ctx, 0)
         if names:
             table[name] = names
+    _apply_renames(table, ctx)
     ctx.cache["MS154"] = table
     return table
+
+
+def _apply_renames(table: dict[str, set[str]], ctx: Context) -> None:
+    """`net.update_parameters_name(P)` sets every parameter's name to P + its name in `net`
+    (MindSpore's `Cell.update_parameters_name`): a constant P in a module-level statement
+    prefixes the known names; any other call on the network (in a function, a run-time P,
+    on a sub-cell) leaves its names unknown."""
+    if "update_parameters_name" not in ctx.text:
+        return
+    top = {id(st.value) for st in ctx.tree.body if isinstance(st, ast.Expr)}
+    for call in ast.walk(ctx.tree):
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "update_parameters_name"
+        ):
+            continue
+        root = call.func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id not in table:
+            continue
+        prefix = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "prefix"), None)
+        if (
+            id(call) in top
+            and root is call.func.value
+            and isinstance(prefix, ast.Constant)
+            and isinstance(prefix.value, str)
+        ):
+            table[root.id] = {prefix.value + n for n in table[root.id]}
+        else:
+            del table[root.id]
 
 
 def _unpacked(target: ast.expr, value: ast.expr | None) -> dict[int, ast.expr]:

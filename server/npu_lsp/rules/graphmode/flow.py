@@ -46,6 +46,8 @@ from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _CONST_PRIMITIVES
 from npu_lsp.rules.graphmode.result_kinds import FOLDING_FUNCTIONS as _FOLDING_FUNCTIONS
 from npu_lsp.rules.graphmode.result_kinds import HOST_METHODS as _HOST_METHODS
+from npu_lsp.rules.graphmode.result_kinds import NUMPY_REDUCTIONS as _NUMPY_REDUCTIONS
+from npu_lsp.rules.graphmode.result_kinds import NUMPY_UFUNCS as _NUMPY_UFUNCS
 from npu_lsp.rules.graphmode.result_kinds import STATIC_ATTRS as _STATIC_ATTRS
 from npu_lsp.scope import dotted
 
@@ -2173,7 +2175,7 @@ class Analyzer:
         if isinstance(value, ast.Call):
             q = self.ctx.qualname(value.func)
             if q and q.startswith("numpy.") and not q.startswith("numpy.random"):
-                return True
+                return not self._numpy_scalar_call(q[6:], value, fn)
             if isinstance(value.func, ast.Attribute) and value.func.attr == "asnumpy":
                 return True
         if isinstance(value, ast.BinOp):
@@ -2181,6 +2183,20 @@ class Analyzer:
                 return False  # `x + np.sqrt(4.0)`: a tensor operand makes the result a tensor
             return self._is_numpy_value(value.left, fn) or self._is_numpy_value(value.right, fn)
         return False
+
+    def _numpy_scalar_call(self, name: str, call: ast.Call, fn: _Fn) -> bool:
+        """Does `numpy.<name>(...)` give a numpy scalar (a number to MindSpore), not an array: a
+        ufunc none of whose inputs is a container, array or tensor, or a whole-array reduction?"""
+        if name in _NUMPY_REDUCTIONS:
+            return len(call.args) == 1 and not call.keywords
+        if name not in _NUMPY_UFUNCS or any(k.arg == "out" for k in call.keywords):
+            return False
+        return not any(
+            isinstance(a, (ast.List, ast.Tuple, ast.ListComp, ast.Starred))
+            or self._kind(a, fn) == Kind.TENSOR
+            or self._is_numpy_value(a, fn)
+            for a in call.args
+        )
 
     def _type_class(self, e: ast.AST, fn: _Fn) -> str | None:
         if isinstance(e, ast.Constant):

@@ -29,6 +29,14 @@ NOT_TENSOR_FUNCTIONS = frozenset(_DATA["not_tensor_functions"])
 #: the tensors of a list given to the top-level `construct`)
 FOLDING_FUNCTIONS = frozenset(_DATA["folding_ops_functions"])
 
+_NUMPY: dict[str, list[str]] = json.loads(
+    Path(__file__).with_name("numpy_scalar_results.json").read_text(encoding="utf-8")
+)
+#: numpy ufuncs: on scalar inputs they give a numpy scalar, which graphs treat as a number
+NUMPY_UFUNCS = frozenset(_NUMPY["ufuncs"])
+#: numpy reductions giving a numpy scalar over a whole array (`np.sum(a)`, no axis)
+NUMPY_REDUCTIONS = frozenset(_NUMPY["reductions"])
+
 
 def gives_tensor(qualname: str) -> bool:
     """Does calling the `mindspore.ops` function `qualname` (dotted) give one tensor?"""
