@@ -57,7 +57,8 @@ class FallbackValueShapeQuery(GraphRule):
     runs as Python: `x.asnumpy()`, a builtin it does not compile applied to a tensor, a
     standard-library or `functools.partial` callable, a container method only LAX allows),
     or computed from one, when it reaches MindSpore code that reads its shape or dtype: its
-    `.dtype`, `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
+    `.dtype` given to an operator (`ops.cast(v, v.dtype)`, `x.astype(d)` after `d = v.dtype`;
+    printed, formatted or compared it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
     from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells and
@@ -122,12 +123,13 @@ class FallbackValueShapeQuery(GraphRule):
             if (
                 node.attr == "dtype"
                 and isinstance(node.ctx, ast.Load)
+                and _dtype_given_to_op(node, func, ctx)
                 and o.value(node.value, func, frozenset())
             ):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{ctx.segment(node.value)}` comes from a JIT Fallback call; MindSpore cannot read the dtype of such a value",
+                    f"`{ctx.segment(node.value)}` comes from a JIT Fallback call; MindSpore cannot give the dtype of such a value to an operator (DtypeToEnum)",
                 )
             return
         if isinstance(node, ast.Subscript):
@@ -832,10 +834,11 @@ class _Opaque:
                 isinstance(inner, ast.Attribute)
                 and inner.attr == "dtype"
                 and isinstance(inner.ctx, ast.Load)
+                and _dtype_given_to_op(inner, callee, self.ctx)
                 and self.value(inner.value, callee, bound)
                 and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
             ):
-                return f"this call passes a JIT Fallback value to `{callee.name}`, which reads its dtype (line {inner.lineno})"
+                return f"this call passes a JIT Fallback value to `{callee.name}`, which gives its dtype to an operator (line {inner.lineno})"
             if (
                 isinstance(inner, ast.Subscript)
                 and self.failed_index(inner, callee, bound)
@@ -863,3 +866,44 @@ def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
         return False
     o = _Opaque(ctx)
     return o.value(e, func, o.opaque_params(func))
+
+
+#: calls that run on the host with the Python object itself: a dtype given to them is never
+#: converted for an operator
+_HOST_CALLS = frozenset(
+    {"builtins.print", "builtins.str", "builtins.repr", "builtins.format", "builtins.isinstance",
+     "builtins.type", "builtins.id", "builtins.hash", "builtins.bool"}
+)
+
+
+def _dtype_given_to_op(read: ast.expr, func: ast.AST, ctx: Context, depth: int = 0) -> bool:
+    """Does the dtype `read` (`v.dtype`) reach an operator's input (`ops.cast(v, v.dtype)`,
+    `x.astype(d)` after `d = v.dtype`)? Only there does MindSpore convert it (primitive
+    DtypeToEnum), which fails for a JIT Fallback value; printed, formatted or compared, the
+    fallback object's own dtype is read (measured: written/famc probes dt_*: `print(v.dtype)`,
+    `f"{v.dtype}"`, `v.dtype == ms.float32` compile under LAX, `ops.cast(v, v.dtype)` fails)."""
+    e: ast.AST = read
+    parent = ctx.parent(e)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, (ast.JoinedStr, ast.Compare)):
+            return False
+        if isinstance(parent, ast.Call):
+            return e is not parent.func and ctx.qualname(parent.func) not in _HOST_CALLS
+        e, parent = parent, ctx.parent(parent)
+    if not (
+        depth < 2
+        and isinstance(parent, ast.Assign)
+        and e is parent.value
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+    ):
+        return False
+    name = parent.targets[0].id
+    return any(
+        isinstance(n, ast.Name)
+        and n.id == name
+        and isinstance(n.ctx, ast.Load)
+        and _dtype_given_to_op(n, func, ctx, depth + 1)
+        for n in own_nodes(func)
+    )
+
