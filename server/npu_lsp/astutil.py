@@ -50,6 +50,10 @@ STATEMENT_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
 }
 if sys.version_info >= (3, 11):  # `try ... except*` (no ast.TryStar on 3.10)
     STATEMENT_BLOCKS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
+#: every field name of `STATEMENT_BLOCKS`: the fields holding statements, `except` clauses
+#: or `case`s whatever the node type (a definition's `body` among them); the one list
+#: scans that tell a statement's blocks from its expressions by field name read
+BLOCK_FIELDS: frozenset[str] = frozenset(f for names in STATEMENT_BLOCKS.values() for f in names)
 
 
 def fields(node_type: type) -> tuple[str, ...]:
@@ -133,9 +137,6 @@ def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
     return out
 
 
-_STMT_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
 def statement_parents(tree: ast.AST) -> dict[int, ast.AST]:
     """id(node) -> parent for every statement, `except` handler and `case` under `tree`
     (the only places statements live): `parent_map` restricted to them, without visiting
@@ -143,24 +144,27 @@ def statement_parents(tree: ast.AST) -> dict[int, ast.AST]:
     out: dict[int, ast.AST] = {}
     todo: list[ast.AST] = [tree]
     push = todo.append
-    blocks_of = _BLOCKS_OF.get
+    get_blocks = BLOCKS_OF.get
     for node in todo:
-        for name in blocks_of(type(node)) or _blocks_of(type(node)):
+        for name in get_blocks(type(node)) or blocks_of(type(node)):
             block = getattr(node, name, None)
             if type(block) is list:
                 for child in block:
                     out[id(child)] = node
-                    if blocks_of(type(child)) != ():  # most statements hold no block
+                    if get_blocks(type(child)) != ():  # most statements hold no block
                         push(child)
     return out
 
 
-#: node type -> the fields of `_STMT_BLOCKS` it has (filled by `_blocks_of`)
-_BLOCKS_OF: dict[type, tuple[str, ...]] = {}
+#: node type -> its fields of `BLOCK_FIELDS`, in field order (filled by `blocks_of`; hot
+#: loops read it first)
+BLOCKS_OF: dict[type, tuple[str, ...]] = {}
 
 
-def _blocks_of(t: type) -> tuple[str, ...]:
-    names = _BLOCKS_OF[t] = tuple(n for n in _STMT_BLOCKS if n in getattr(t, "_fields", ()))
+def blocks_of(t: type) -> tuple[str, ...]:
+    """The fields of node type `t` holding statements, `except` clauses or `case`s, in field
+    order (empty for a simple statement or an expression)."""
+    names = BLOCKS_OF[t] = tuple(n for n in getattr(t, "_fields", ()) if n in BLOCK_FIELDS)
     return names
 
 
@@ -482,3 +486,4 @@ def store_names(target: ast.AST, out: set[str]) -> None:
             store_names(elt, out)
     elif t is ast.Starred:
         store_names(target.value, out)  # type: ignore[attr-defined]
+

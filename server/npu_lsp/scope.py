@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
-from npu_lsp.astutil import child_nodes, fields, find_branches, is_name_char, self_attr
+from npu_lsp.astutil import (
+    BLOCK_FIELDS,
+    child_nodes,
+    fields,
+    find_branches,
+    is_name_char,
+    self_attr,
+)
 from npu_lsp.columns import LineColumns
 
 if TYPE_CHECKING:
@@ -2234,7 +2241,6 @@ def _is_container(node: ast.AST) -> bool:
     return isinstance(node, (ast.stmt, ast.ExceptHandler, ast.match_case))
 
 
-_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 _PARTS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
@@ -2245,8 +2251,8 @@ def _parts(node_type: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if parts is None:
         names = fields(node_type)
         parts = _PARTS[node_type] = (
-            tuple(n for n in names if n not in _BLOCK_FIELDS),
-            tuple(n for n in names if n in _BLOCK_FIELDS),
+            tuple(n for n in names if n not in BLOCK_FIELDS),
+            tuple(n for n in names if n in BLOCK_FIELDS),
         )
     return parts
 
