@@ -487,3 +487,114 @@ def store_names(target: ast.AST, out: set[str]) -> None:
     elif t is ast.Starred:
         store_names(target.value, out)  # type: ignore[attr-defined]
 
+
+#: what a module-level name can be bound by without an assignment: a definition or an import
+#: (`module_bindings`' nodes of these types bind a compile-time object, not a value)
+DEFINITIONS_AND_IMPORTS: frozenset[type] = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom}
+)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def module_bindings(body: list[ast.stmt], walrus: bool = True) -> dict[str, list[ast.AST]]:
+    """Name -> the nodes that bind it in the module namespace, statements in source order
+    (a statement's `:=` before its own targets, a compound statement's header before its
+    blocks). What binds, and the node recorded:
+
+    - `def` / `async def` / `class`: the definition (its body is another scope);
+    - `import a.b` / `import a.b as c` / `from m import x as y`: the import statement
+      (`a`, `c`, `y`); `from m import *` binds names not known here and is left out;
+    - `=`, `+=`, `x: T = v` (an annotation without a value binds nothing), `for` / `async
+      for` targets, `with ... as` targets: the statement; only plain names of a target
+      (`a, (b, *c)`), not the names read in `a[i]` or `a.b`;
+    - `except ... as e`: the handler; `case` capture patterns: the `case`;
+    - `:=` in module-level expressions (comprehensions included, where `:=` binds in the
+      module; not in lambda, function or class bodies): the `NamedExpr` (with `walrus`:
+      callers pass False for a text without ":=", saving the walk of the expressions).
+
+    Blocks of `if` / `for` / `while` / `with` / `try` / `match` at module level are
+    searched; comprehension variables are not module names (Python 3), nor names a
+    function declares `global` and assigns (not followed into function bodies)."""
+    out: dict[str, list[ast.AST]] = {}
+    stack: list[ast.AST] = list(reversed(body))
+    pop, push = stack.pop, stack.extend
+    while stack:
+        st = pop()
+        t = type(st)
+        if walrus:
+            for ne in _walruses(st, t):
+                _bind(out, ne.target, ne)  # type: ignore[attr-defined]
+        if t in _DEFS:
+            out.setdefault(st.name, []).append(st)  # type: ignore[attr-defined]
+            continue
+        if t is ast.Import or t is ast.ImportFrom:
+            for alias in st.names:  # type: ignore[attr-defined]
+                if alias.name != "*":
+                    out.setdefault(alias.asname or alias.name.partition(".")[0], []).append(st)
+            continue
+        if t is ast.Assign:
+            for target in st.targets:  # type: ignore[attr-defined]
+                _bind(out, target, st)
+            continue
+        if t is ast.AugAssign or (t is ast.AnnAssign and st.value is not None):  # type: ignore[attr-defined]
+            _bind(out, st.target, st)  # type: ignore[attr-defined]
+            continue
+        if t is ast.For or t is ast.AsyncFor:
+            _bind(out, st.target, st)  # type: ignore[attr-defined]
+        elif t is ast.With or t is ast.AsyncWith:
+            for item in st.items:  # type: ignore[attr-defined]
+                if item.optional_vars is not None:
+                    _bind(out, item.optional_vars, st)
+        elif t is ast.ExceptHandler:
+            if st.name:  # type: ignore[attr-defined]
+                out.setdefault(st.name, []).append(st)  # type: ignore[attr-defined]
+        elif t is ast.match_case:
+            for p in ast.walk(st.pattern):  # type: ignore[attr-defined]
+                name = getattr(p, "name", None) or getattr(p, "rest", None)
+                if name:
+                    out.setdefault(name, []).append(st)
+        blocks = STATEMENT_BLOCKS.get(t)
+        if blocks:
+            inner: list[ast.AST] = []
+            for name in blocks:
+                inner.extend(getattr(st, name))
+            push(reversed(inner))
+    return out
+
+
+def _bind(out: dict[str, list[ast.AST]], target: ast.AST, node: ast.AST) -> None:
+    """Record `node` under each plain name the binding target assigns (source order)."""
+    t = type(target)
+    if t is ast.Name:
+        out.setdefault(target.id, []).append(node)  # type: ignore[attr-defined]
+    elif t is ast.Tuple or t is ast.List:
+        for elt in target.elts:  # type: ignore[attr-defined]
+            _bind(out, elt, node)
+    elif t is ast.Starred:
+        _bind(out, target.value, node)  # type: ignore[attr-defined]
+
+
+def _walruses(st: ast.AST, t: type) -> list[ast.AST]:
+    """The `:=` expressions a module-level statement (or `except` / `case`) evaluates in the
+    module's scope: its own expressions, not its blocks, nor a definition's body, nor a
+    lambda's body."""
+    roots: list[ast.AST] = []
+    for name in FIELDS.get(t) or fields(t):
+        if name in BLOCK_FIELDS:
+            continue  # statements (searched in turn), or a definition's body
+        value = getattr(st, name, None)
+        if type(value) is list:
+            roots.extend(v for v in value if isinstance(v, _AST))
+        elif isinstance(value, _AST):
+            roots.append(value)
+    found: list[ast.AST] = []
+    while roots:
+        n = roots.pop()
+        if type(n) is ast.NamedExpr:
+            found.append(n)
+        for child in child_nodes(n):
+            if type(n) is ast.Lambda and child is n.body:
+                continue
+            roots.append(child)
+    found.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+    return found

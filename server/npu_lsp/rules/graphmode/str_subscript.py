@@ -22,7 +22,6 @@ from npu_lsp.rules.graphmode.values import instances
 _STR_CONSTANTS: frozenset[str] = frozenset(
     json.loads(Path(__file__).with_name("ms_str_constants.json").read_text(encoding="utf-8"))["strs"]
 )
-_MODULE_NAMES_KEY = "ms184-module-names"
 
 
 @rule(code="MS184", name="str-subscript", severity="error", family="graphmode")
@@ -179,48 +178,6 @@ def _class_str(e: ast.expr, ctx: Context) -> bool:
     return len(binds) == 1 and isinstance(binds[0], ast.Constant) and isinstance(binds[0].value, str)
 
 
-def _module_names(ctx: Context) -> dict[str, list[ast.AST]]:
-    """Names of the module namespace -> the module-level statements binding them
-    (assignments, imports, definitions; `if`/`try` blocks at module level included)."""
-    hit: dict[str, list[ast.AST]] | None = ctx.cache.get(_MODULE_NAMES_KEY)
-    if hit is not None:
-        return hit
-    hit = {}
-    stack: list[ast.AST] = list(ctx.tree.body)
-    while stack:
-        st = stack.pop()
-        if isinstance(st, (*FUNCS, ast.ClassDef)):
-            hit.setdefault(st.name, []).append(st)  # type: ignore[union-attr]
-        elif isinstance(st, (ast.Import, ast.ImportFrom)):
-            for alias in st.names:
-                name = alias.asname or alias.name.partition(".")[0]
-                hit.setdefault(name, []).append(st)
-        elif isinstance(st, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                stack.extend(getattr(st, field, []))
-            if isinstance(st, ast.For):
-                _stores(st.target, st, hit)
-            if isinstance(st, ast.With):
-                for item in st.items:
-                    if item.optional_vars is not None:
-                        _stores(item.optional_vars, st, hit)
-        elif isinstance(st, ast.ExceptHandler):
-            stack.extend(st.body)
-        elif isinstance(st, ast.Assign):
-            for t in st.targets:
-                _stores(t, st, hit)
-        elif isinstance(st, (ast.AnnAssign, ast.AugAssign)) and (not isinstance(st, ast.AnnAssign) or st.value is not None):
-            _stores(st.target, st, hit)
-    ctx.cache[_MODULE_NAMES_KEY] = hit
-    return hit
-
-
-def _stores(target: ast.expr, st: ast.AST, out: dict[str, list[ast.AST]]) -> None:
-    for n in ast.walk(target):
-        if isinstance(n, ast.Name):
-            out.setdefault(n.id, []).append(st)
-
-
 def _enclosing(ctx: Context) -> list[ast.AST]:
     """The functions the compiled function is nested in (by position), innermost first;
     once per function (`ctx.cache`)."""
@@ -256,7 +213,7 @@ def _namespace_name(name: str, ctx: Context) -> bool:
     """Is `name` one MindSpore looks up in the function's global or closure namespace
     (a module-level name, whether or not a local shadows it, or a variable of an enclosing
     function the compiled function does not bind itself)?"""
-    if name in _module_names(ctx):
+    if name in ctx.module_bindings():
         return True
     func = ctx.function
     if func is None or name in bound_names(func, ctx):
@@ -272,7 +229,7 @@ def _namespace_str(e: ast.Name, ctx: Context) -> bool:
     for f in _enclosing(ctx):
         if e.id in bound_names(f, ctx):
             return _bound_to_str(e.id, f, ctx)
-    binds = _module_names(ctx).get(e.id, [])
+    binds = ctx.module_bindings().get(e.id, [])
     if len(binds) != 1:
         return False
     st = binds[0]
