@@ -389,6 +389,16 @@ class Context:
             hit = self._parents.get(id(node))
         return hit
 
+    def statement_parent(self, node: ast.AST) -> ast.AST | None:
+        """The parent of a statement, `except` clause or `case` in the file's statement
+        skeleton (a statement, a clause or the module; None for a node of no statement
+        block of this tree). Unlike `parent`, right for a compiled function the walk starts
+        at too: the walk of compiled functions only records the module (or the class) as
+        the parent of such a root, also when it is nested in a function."""
+        if self._stmt_parents is None:
+            self._stmt_parents = statement_parents(self.tree)
+        return self._stmt_parents.get(id(node))
+
     # ---- text and spans
     @property
     def lines(self) -> list[str]:

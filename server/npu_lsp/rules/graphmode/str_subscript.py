@@ -14,7 +14,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule, bound_names
+from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
 from npu_lsp.rules.graphmode.unsupported_python_call import _container_type
 from npu_lsp.rules.graphmode.values import instances
 
@@ -179,25 +179,40 @@ def _class_str(e: ast.expr, ctx: Context) -> bool:
 
 
 def _enclosing(ctx: Context) -> list[ast.AST]:
-    """The functions the compiled function is nested in (by position), innermost first;
-    once per function (`ctx.cache`)."""
+    """The functions whose variables the compiled function sees as closure variables,
+    innermost first: the functions above it (`ctx.parent`) whose body holds it, through
+    classes (a method of a class defined in a function sees that function's variables); a
+    function whose defaults, decorators or annotations hold it is not one (they are
+    evaluated outside it). Once per function (`ctx.cache`)."""
     func = ctx.function
     if func is None:
         return []
     key = ("ms184-enclosing", id(func))
     hit: list[ast.AST] | None = ctx.cache.get(key)
-    if hit is None and _top_level(func, ctx):
-        hit = ctx.cache[key] = []
     if hit is None:
-        line, end = func.lineno, func.end_lineno or func.lineno  # type: ignore[attr-defined]
-        hit = [
-            f
-            for f in ast.walk(ctx.tree)
-            if isinstance(f, FUNCS) and f is not func and f.lineno <= line and end <= (f.end_lineno or 0)
-        ]
-        hit.sort(key=lambda f: -f.lineno)  # type: ignore[attr-defined]
-        ctx.cache[key] = hit
+        hit = ctx.cache[key] = [] if _top_level(func, ctx) else _closures_of(func, ctx)
     return hit
+
+
+def _closures_of(func: ast.AST, ctx: Context) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    node: ast.AST | None = func
+    # a lambda: up through expressions (lambdas whose body holds it) to its statement
+    while node is not None and not isinstance(node, _STATEMENT_LIKE):
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.Lambda) and node is parent.body:
+            out.append(parent)
+        node = parent
+    # then through the statement skeleton: every function above is one whose body holds it
+    # (a `def` reached from a lambda in its defaults or decorators is not: not appended)
+    while node is not None:
+        node = ctx.statement_parent(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(node)
+    return out
+
+
+_STATEMENT_LIKE = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _top_level(func: ast.AST, ctx: Context) -> bool:
@@ -265,14 +280,27 @@ def _bound_to_str(name: str, func: ast.AST, ctx: Context) -> bool:
     if name not in params:
         return False
     pos = params.index(name)
-    calls = [
-        n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == fname
-    ]
     given: list[ast.expr] = []
-    for call in calls:
+    for call in _calls_named(fname, ctx):
         kw = next((k.value for k in call.keywords if k.arg == name), None)
         arg = kw if kw is not None else call.args[pos] if pos < len(call.args) else None
         if arg is None:
             return False
         given.append(arg)
     return bool(given) and all(isinstance(g, ast.Constant) and isinstance(g.value, str) for g in given)
+
+
+def _calls_named(name: str, ctx: Context) -> list[ast.Call]:
+    """The calls `name(...)` of the file. A name its text spells once (the `def` line) is
+    called nowhere; else every such call, from one walk of the file for all names
+    (`ctx.cache`), not one per question."""
+    counts = ctx.text_words()
+    if counts is not None and counts.get(name, 0) <= 1:
+        return []
+    index: dict[str, list[ast.Call]] | None = ctx.cache.get("ms184-calls-by-name")
+    if index is None:
+        index = ctx.cache["ms184-calls-by-name"] = {}
+        for n in ast.walk(ctx.tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+                index.setdefault(n.func.id, []).append(n)
+    return index.get(name, [])
