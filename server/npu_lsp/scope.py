@@ -338,7 +338,10 @@ def _definition_lines(tree: ast.Module, text: str) -> list[int]:
 
     Counting first: when the text holds no more `def` (`class`) words than there are
     definitions outside function bodies, no function holds one, and the words need not be
-    looked for line by line ("default" and "classmethod" are not keywords).
+    looked for line by line ("default" and "classmethod" are not keywords). This relies on
+    every definition statement of `tree` spelling its keyword in `text` (the text it was
+    parsed from), as the call narrowing of MS143 / MS152 / MS182 does
+    (test_definition_word_counts.py).
     """
     outer_defs, outer_classes = _outer_definitions(tree)
     words: tuple[str, ...] = ()

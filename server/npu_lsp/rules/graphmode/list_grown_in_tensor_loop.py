@@ -102,6 +102,9 @@ class ListGrownInTensorLoop(GraphRule):
         # attribute a class of the module holds on `self` as one (the class of any
         # compiled function's `self`, when no other class is written anywhere)
         classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
+        # invariant: every `class` statement of the tree is spelled by a `class` word of
+        # `ctx.text`, so the count is at least the file's classes, and equals the
+        # module-level ones only when no class is nested (test_definition_word_counts.py)
         counts = ctx.text_words()
         if counts is None or counts.get("class", 0) != len(classes):
             return None
