@@ -50,6 +50,10 @@ STATEMENT_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {
 }
 if sys.version_info >= (3, 11):  # `try ... except*` (no ast.TryStar on 3.10)
     STATEMENT_BLOCKS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
+#: every field name of `STATEMENT_BLOCKS`: the fields holding statements, `except` clauses
+#: or `case`s whatever the node type (a definition's `body` among them); the one list
+#: scans that tell a statement's blocks from its expressions by field name read
+BLOCK_FIELDS: frozenset[str] = frozenset(f for names in STATEMENT_BLOCKS.values() for f in names)
 
 
 def fields(node_type: type) -> tuple[str, ...]:
@@ -133,9 +137,6 @@ def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
     return out
 
 
-_STMT_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
 def statement_parents(tree: ast.AST) -> dict[int, ast.AST]:
     """id(node) -> parent for every statement, `except` handler and `case` under `tree`
     (the only places statements live): `parent_map` restricted to them, without visiting
@@ -143,24 +144,27 @@ def statement_parents(tree: ast.AST) -> dict[int, ast.AST]:
     out: dict[int, ast.AST] = {}
     todo: list[ast.AST] = [tree]
     push = todo.append
-    blocks_of = _BLOCKS_OF.get
+    get_blocks = BLOCKS_OF.get
     for node in todo:
-        for name in blocks_of(type(node)) or _blocks_of(type(node)):
+        for name in get_blocks(type(node)) or blocks_of(type(node)):
             block = getattr(node, name, None)
             if type(block) is list:
                 for child in block:
                     out[id(child)] = node
-                    if blocks_of(type(child)) != ():  # most statements hold no block
+                    if get_blocks(type(child)) != ():  # most statements hold no block
                         push(child)
     return out
 
 
-#: node type -> the fields of `_STMT_BLOCKS` it has (filled by `_blocks_of`)
-_BLOCKS_OF: dict[type, tuple[str, ...]] = {}
+#: node type -> its fields of `BLOCK_FIELDS`, in field order (filled by `blocks_of`; hot
+#: loops read it first)
+BLOCKS_OF: dict[type, tuple[str, ...]] = {}
 
 
-def _blocks_of(t: type) -> tuple[str, ...]:
-    names = _BLOCKS_OF[t] = tuple(n for n in _STMT_BLOCKS if n in getattr(t, "_fields", ()))
+def blocks_of(t: type) -> tuple[str, ...]:
+    """The fields of node type `t` holding statements, `except` clauses or `case`s, in field
+    order (empty for a simple statement or an expression)."""
+    names = BLOCKS_OF[t] = tuple(n for n in getattr(t, "_fields", ()) if n in BLOCK_FIELDS)
     return names
 
 
@@ -482,3 +486,115 @@ def store_names(target: ast.AST, out: set[str]) -> None:
             store_names(elt, out)
     elif t is ast.Starred:
         store_names(target.value, out)  # type: ignore[attr-defined]
+
+
+#: what a module-level name can be bound by without an assignment: a definition or an import
+#: (`module_bindings`' nodes of these types bind a compile-time object, not a value)
+DEFINITIONS_AND_IMPORTS: frozenset[type] = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom}
+)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def module_bindings(body: list[ast.stmt], walrus: bool = True) -> dict[str, list[ast.AST]]:
+    """Name -> the nodes that bind it in the module namespace, statements in source order
+    (a statement's `:=` before its own targets, a compound statement's header before its
+    blocks). What binds, and the node recorded:
+
+    - `def` / `async def` / `class`: the definition (its body is another scope);
+    - `import a.b` / `import a.b as c` / `from m import x as y`: the import statement
+      (`a`, `c`, `y`); `from m import *` binds names not known here and is left out;
+    - `=`, `+=`, `x: T = v` (an annotation without a value binds nothing), `for` / `async
+      for` targets, `with ... as` targets: the statement; only plain names of a target
+      (`a, (b, *c)`), not the names read in `a[i]` or `a.b`;
+    - `except ... as e`: the handler; `case` capture patterns: the `case`;
+    - `:=` in module-level expressions (comprehensions included, where `:=` binds in the
+      module; not in lambda, function or class bodies): the `NamedExpr` (with `walrus`:
+      callers pass False for a text without ":=", saving the walk of the expressions).
+
+    Blocks of `if` / `for` / `while` / `with` / `try` / `match` at module level are
+    searched; comprehension variables are not module names (Python 3), nor names a
+    function declares `global` and assigns (not followed into function bodies)."""
+    out: dict[str, list[ast.AST]] = {}
+    stack: list[ast.AST] = list(reversed(body))
+    pop, push = stack.pop, stack.extend
+    while stack:
+        st = pop()
+        t = type(st)
+        if walrus:
+            for ne in _walruses(st, t):
+                _bind(out, ne.target, ne)  # type: ignore[attr-defined]
+        if t in _DEFS:
+            out.setdefault(st.name, []).append(st)  # type: ignore[attr-defined]
+            continue
+        if t is ast.Import or t is ast.ImportFrom:
+            for alias in st.names:  # type: ignore[attr-defined]
+                if alias.name != "*":
+                    out.setdefault(alias.asname or alias.name.partition(".")[0], []).append(st)
+            continue
+        if t is ast.Assign:
+            for target in st.targets:  # type: ignore[attr-defined]
+                _bind(out, target, st)
+            continue
+        if t is ast.AugAssign or (t is ast.AnnAssign and st.value is not None):  # type: ignore[attr-defined]
+            _bind(out, st.target, st)  # type: ignore[attr-defined]
+            continue
+        if t is ast.For or t is ast.AsyncFor:
+            _bind(out, st.target, st)  # type: ignore[attr-defined]
+        elif t is ast.With or t is ast.AsyncWith:
+            for item in st.items:  # type: ignore[attr-defined]
+                if item.optional_vars is not None:
+                    _bind(out, item.optional_vars, st)
+        elif t is ast.ExceptHandler:
+            if st.name:  # type: ignore[attr-defined]
+                out.setdefault(st.name, []).append(st)  # type: ignore[attr-defined]
+        elif t is ast.match_case:
+            for p in ast.walk(st.pattern):  # type: ignore[attr-defined]
+                name = getattr(p, "name", None) or getattr(p, "rest", None)
+                if name:
+                    out.setdefault(name, []).append(st)
+        blocks = STATEMENT_BLOCKS.get(t)
+        if blocks:
+            inner: list[ast.AST] = []
+            for name in blocks:
+                inner.extend(getattr(st, name))
+            push(reversed(inner))
+    return out
+
+
+def _bind(out: dict[str, list[ast.AST]], target: ast.AST, node: ast.AST) -> None:
+    """Record `node` under each plain name the binding target assigns (source order)."""
+    t = type(target)
+    if t is ast.Name:
+        out.setdefault(target.id, []).append(node)  # type: ignore[attr-defined]
+    elif t is ast.Tuple or t is ast.List:
+        for elt in target.elts:  # type: ignore[attr-defined]
+            _bind(out, elt, node)
+    elif t is ast.Starred:
+        _bind(out, target.value, node)  # type: ignore[attr-defined]
+
+
+def _walruses(st: ast.AST, t: type) -> list[ast.AST]:
+    """The `:=` expressions a module-level statement (or `except` / `case`) evaluates in the
+    module's scope: its own expressions, not its blocks, nor a definition's body, nor a
+    lambda's body."""
+    roots: list[ast.AST] = []
+    for name in FIELDS.get(t) or fields(t):
+        if name in BLOCK_FIELDS:
+            continue  # statements (searched in turn), or a definition's body
+        value = getattr(st, name, None)
+        if type(value) is list:
+            roots.extend(v for v in value if isinstance(v, _AST))
+        elif isinstance(value, _AST):
+            roots.append(value)
+    found: list[ast.AST] = []
+    while roots:
+        n = roots.pop()
+        if type(n) is ast.NamedExpr:
+            found.append(n)
+        for child in child_nodes(n):
+            if type(n) is ast.Lambda and child is n.body:
+                continue
+            roots.append(child)
+    found.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+    return found

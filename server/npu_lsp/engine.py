@@ -38,7 +38,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from npu_lsp.astutil import LEAVES, TextWords, imports_any, parent_map, statement_parents
+from npu_lsp.astutil import (
+    LEAVES,
+    TextWords,
+    imports_any,
+    module_bindings,
+    parent_map,
+    statement_parents,
+)
 from npu_lsp.children import AST_TYPES, PUSHERS, pusher
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
@@ -306,6 +313,7 @@ class Context:
     _qualnames: dict[object, str | None] = field(default_factory=dict)
     _columns: LineColumns | None = None
     _words: TextWords | None = None
+    _bindings: dict[str, list[ast.AST]] | None = None
 
     def mentions(self, s: str) -> bool:
         """`s in self.text`, answered from the text's distinct words when they decide it
@@ -320,6 +328,14 @@ class Context:
         if self._words is None:
             self._words = TextWords(self.text)
         return self._words.counts()
+
+    def module_bindings(self) -> Mapping[str, list[ast.AST]]:
+        """The module namespace: name -> the nodes binding it at module level, in source
+        order (`astutil.module_bindings`: definitions, imports, assignments, loop / `with`
+        / `except` / `case` targets, `:=`), built once per file. Read-only."""
+        if self._bindings is None:
+            self._bindings = module_bindings(self.tree.body, walrus=":=" in self.text)
+        return self._bindings
 
     # ---- scope and names
     @property
@@ -372,6 +388,16 @@ class Context:
             self._parents.update(parent_map(self.tree))
             hit = self._parents.get(id(node))
         return hit
+
+    def statement_parent(self, node: ast.AST) -> ast.AST | None:
+        """The parent of a statement, `except` clause or `case` in the file's statement
+        skeleton (a statement, a clause or the module; None for a node of no statement
+        block of this tree). Unlike `parent`, right for a compiled function the walk starts
+        at too: the walk of compiled functions only records the module (or the class) as
+        the parent of such a root, also when it is nested in a function."""
+        if self._stmt_parents is None:
+            self._stmt_parents = statement_parents(self.tree)
+        return self._stmt_parents.get(id(node))
 
     # ---- text and spans
     @property

@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
-from npu_lsp.astutil import child_nodes, fields, find_branches, is_name_char, self_attr
+from npu_lsp.astutil import (
+    BLOCK_FIELDS,
+    child_nodes,
+    fields,
+    find_branches,
+    is_name_char,
+    self_attr,
+)
 from npu_lsp.columns import LineColumns
 
 if TYPE_CHECKING:
@@ -331,7 +338,10 @@ def _definition_lines(tree: ast.Module, text: str) -> list[int]:
 
     Counting first: when the text holds no more `def` (`class`) words than there are
     definitions outside function bodies, no function holds one, and the words need not be
-    looked for line by line ("default" and "classmethod" are not keywords).
+    looked for line by line ("default" and "classmethod" are not keywords). This relies on
+    every definition statement of `tree` spelling its keyword in `text` (the text it was
+    parsed from), as the call narrowing of MS143 / MS152 / MS182 does
+    (test_definition_word_counts.py).
     """
     outer_defs, outer_classes = _outer_definitions(tree)
     words: tuple[str, ...] = ()
@@ -2234,7 +2244,6 @@ def _is_container(node: ast.AST) -> bool:
     return isinstance(node, (ast.stmt, ast.ExceptHandler, ast.match_case))
 
 
-_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 _PARTS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
@@ -2245,8 +2254,8 @@ def _parts(node_type: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if parts is None:
         names = fields(node_type)
         parts = _PARTS[node_type] = (
-            tuple(n for n in names if n not in _BLOCK_FIELDS),
-            tuple(n for n in names if n in _BLOCK_FIELDS),
+            tuple(n for n in names if n not in BLOCK_FIELDS),
+            tuple(n for n in names if n in BLOCK_FIELDS),
         )
     return parts
 

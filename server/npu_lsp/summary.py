@@ -21,13 +21,12 @@ import ast
 from dataclasses import replace
 from typing import Any
 
-from npu_lsp.astutil import FIELDS, fields
+from npu_lsp.astutil import BLOCK_FIELDS, FIELDS, fields
 from npu_lsp.columns import LineColumns
 from npu_lsp.scope import ClassInfo, FuncDef, ModuleInfo
 
 _FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _DEFINITIONS = _FUNCTIONS | {ast.ClassDef}
-_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 _SKIP = (ast.Name, ast.Constant)
 _LOAD = ast.Load()
 _EXPR, _TUPLE, _CALL = ast.Expr, ast.Tuple, ast.Call
@@ -219,7 +218,7 @@ _CHILDREN: dict[type, tuple[str, ...]] = {}
 
 def _spec(t: type) -> tuple[bool, tuple[tuple[str, int], ...]]:
     names = FIELDS.get(t) or fields(t)
-    pairs = tuple((n, _BLOCK if n in _BLOCK_FIELDS else _OTHER) for n in names)
+    pairs = tuple((n, _BLOCK if n in BLOCK_FIELDS else _OTHER) for n in names)
     spec = _SPECS[t] = (all(k != _BLOCK for _n, k in pairs), pairs)
     return spec
 

@@ -6,7 +6,7 @@ import ast
 from collections import deque
 from collections.abc import Iterable
 
-from npu_lsp.astutil import ascii_words
+from npu_lsp.astutil import BLOCKS_OF, ascii_words, blocks_of
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -102,6 +102,9 @@ class ListGrownInTensorLoop(GraphRule):
         # attribute a class of the module holds on `self` as one (the class of any
         # compiled function's `self`, when no other class is written anywhere)
         classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
+        # invariant: every `class` statement of the tree is spelled by a `class` word of
+        # `ctx.text`, so the count is at least the file's classes, and equals the
+        # module-level ones only when no class is nested (test_definition_word_counts.py)
         counts = ctx.text_words()
         if counts is None or counts.get("class", 0) != len(classes):
             return None
@@ -468,7 +471,7 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
         hit = []
         fors = 0  # every `for` / `async for` statement (`_may_comprehend`)
         queue = deque([func])
-        popleft, extend, block_fields = queue.popleft, queue.extend, _BLOCK_FIELDS.get
+        popleft, extend, block_fields = queue.popleft, queue.extend, BLOCKS_OF.get
         for_t, async_for_t = ast.For, ast.AsyncFor
         while queue:
             n = popleft()
@@ -486,7 +489,7 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
                     hit.append(n)
             blocks = block_fields(t)
             if blocks is None:
-                blocks = _BLOCK_FIELDS[t] = tuple(f for f in t._fields if f in _BLOCK_NAMES)
+                blocks = blocks_of(t)  # in field order: the breadth-first order is kept
             for field_name in blocks:
                 value = getattr(n, field_name, None)
                 if type(value) is list:
@@ -495,11 +498,6 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
         ctx.cache[("ms152-for-statements", id(func))] = fors
     return hit
 
-
-#: the fields that hold statements, `except` handlers and `case` blocks (lists of nothing
-#: else), per node type in the type's field order (so the breadth-first order is kept)
-_BLOCK_NAMES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
-_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from npu_lsp.astutil import STATEMENT_BLOCKS
+from npu_lsp.astutil import DEFINITIONS_AND_IMPORTS, STATEMENT_BLOCKS, module_bindings
 from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
 from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _CONST_PRIMITIVES
@@ -78,33 +78,29 @@ def summarise(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> di
     functions = [st for st in tree.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if not functions:
         return out
-    seen: set[str] = set()
-    globals_ = _module_bindings(tree)
-    exprs = text is None or "yield" in text or "await" in text or ":=" in text
+    walrus = text is None or ":=" in text
+    bindings = module_bindings(tree.body, walrus)
+    globals_ = _module_values(bindings)
+    exprs = walrus or "yield" in text or "await" in text  # type: ignore[operator]
     for st in functions:
-        if st.name in seen:
-            out.pop(st.name, None)  # defined twice: which one a caller gets is not known
+        if len(bindings[st.name]) > 1:
+            # defined twice, or rebound at module level (an assignment, an import, a class,
+            # under an `if` too): which object a caller gets by the name is not known
             continue
-        seen.add(st.name)
-        if st.name in globals_ or st.name in info.classes and info.classes[st.name].node in tree.body:
-            continue  # rebound at module level: the name may not be this function
         entry = _entry(st, info, globals_, exprs) if isinstance(st, ast.FunctionDef) else None
         if entry is not None:
             out[st.name] = entry
     return out
 
 
-def _module_bindings(tree: ast.Module) -> dict[str, bool]:
-    """Names the module binds by assignment -> is every binding a literal constant?"""
+def _module_values(bindings: dict[str, list[ast.AST]]) -> dict[str, bool]:
+    """Module-level names bound to a value (not only by definitions and imports, which bind
+    compile-time objects) -> is every binding an assignment of a literal constant?"""
     out: dict[str, bool] = {}
-    for st in tree.body:
-        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-            literal = isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant)
-            for t in targets:
-                for n in ast.walk(t) if type(t) is not ast.Name else (t,):
-                    if isinstance(n, ast.Name):
-                        out[n.id] = out.get(n.id, True) and literal
+    for name, binds in bindings.items():
+        if all(type(b) in DEFINITIONS_AND_IMPORTS for b in binds):
+            continue
+        out[name] = all(isinstance(b, ast.Assign) and type(b.value) is ast.Constant for b in binds)
     return out
 
 

@@ -88,6 +88,9 @@ class StaleSelfStateRead(GraphRule):
         # the methods of the module's classes, when no other class is written anywhere
         # (every `class` word of the text is one of theirs)
         classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
+        # invariant: every `class` statement of the tree is spelled by a `class` word of
+        # `ctx.text`, so the count is at least the file's classes, and equals the
+        # module-level ones only when no class is nested (test_definition_word_counts.py)
         counts = ctx.text_words()
         if counts is None or counts.get("class", 0) != len(classes):
             return None

@@ -14,7 +14,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule, bound_names
+from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
 from npu_lsp.rules.graphmode.unsupported_python_call import _container_type
 from npu_lsp.rules.graphmode.values import instances
 
@@ -22,7 +22,6 @@ from npu_lsp.rules.graphmode.values import instances
 _STR_CONSTANTS: frozenset[str] = frozenset(
     json.loads(Path(__file__).with_name("ms_str_constants.json").read_text(encoding="utf-8"))["strs"]
 )
-_MODULE_NAMES_KEY = "ms184-module-names"
 
 
 @rule(code="MS184", name="str-subscript", severity="error", family="graphmode")
@@ -179,68 +178,41 @@ def _class_str(e: ast.expr, ctx: Context) -> bool:
     return len(binds) == 1 and isinstance(binds[0], ast.Constant) and isinstance(binds[0].value, str)
 
 
-def _module_names(ctx: Context) -> dict[str, list[ast.AST]]:
-    """Names of the module namespace -> the module-level statements binding them
-    (assignments, imports, definitions; `if`/`try` blocks at module level included)."""
-    hit: dict[str, list[ast.AST]] | None = ctx.cache.get(_MODULE_NAMES_KEY)
-    if hit is not None:
-        return hit
-    hit = {}
-    stack: list[ast.AST] = list(ctx.tree.body)
-    while stack:
-        st = stack.pop()
-        if isinstance(st, (*FUNCS, ast.ClassDef)):
-            hit.setdefault(st.name, []).append(st)  # type: ignore[union-attr]
-        elif isinstance(st, (ast.Import, ast.ImportFrom)):
-            for alias in st.names:
-                name = alias.asname or alias.name.partition(".")[0]
-                hit.setdefault(name, []).append(st)
-        elif isinstance(st, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                stack.extend(getattr(st, field, []))
-            if isinstance(st, ast.For):
-                _stores(st.target, st, hit)
-            if isinstance(st, ast.With):
-                for item in st.items:
-                    if item.optional_vars is not None:
-                        _stores(item.optional_vars, st, hit)
-        elif isinstance(st, ast.ExceptHandler):
-            stack.extend(st.body)
-        elif isinstance(st, ast.Assign):
-            for t in st.targets:
-                _stores(t, st, hit)
-        elif isinstance(st, (ast.AnnAssign, ast.AugAssign)) and (not isinstance(st, ast.AnnAssign) or st.value is not None):
-            _stores(st.target, st, hit)
-    ctx.cache[_MODULE_NAMES_KEY] = hit
-    return hit
-
-
-def _stores(target: ast.expr, st: ast.AST, out: dict[str, list[ast.AST]]) -> None:
-    for n in ast.walk(target):
-        if isinstance(n, ast.Name):
-            out.setdefault(n.id, []).append(st)
-
-
 def _enclosing(ctx: Context) -> list[ast.AST]:
-    """The functions the compiled function is nested in (by position), innermost first;
-    once per function (`ctx.cache`)."""
+    """The functions whose variables the compiled function sees as closure variables,
+    innermost first: the functions above it (`ctx.parent`) whose body holds it, through
+    classes (a method of a class defined in a function sees that function's variables); a
+    function whose defaults, decorators or annotations hold it is not one (they are
+    evaluated outside it). Once per function (`ctx.cache`)."""
     func = ctx.function
     if func is None:
         return []
     key = ("ms184-enclosing", id(func))
     hit: list[ast.AST] | None = ctx.cache.get(key)
-    if hit is None and _top_level(func, ctx):
-        hit = ctx.cache[key] = []
     if hit is None:
-        line, end = func.lineno, func.end_lineno or func.lineno  # type: ignore[attr-defined]
-        hit = [
-            f
-            for f in ast.walk(ctx.tree)
-            if isinstance(f, FUNCS) and f is not func and f.lineno <= line and end <= (f.end_lineno or 0)
-        ]
-        hit.sort(key=lambda f: -f.lineno)  # type: ignore[attr-defined]
-        ctx.cache[key] = hit
+        hit = ctx.cache[key] = [] if _top_level(func, ctx) else _closures_of(func, ctx)
     return hit
+
+
+def _closures_of(func: ast.AST, ctx: Context) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    node: ast.AST | None = func
+    # a lambda: up through expressions (lambdas whose body holds it) to its statement
+    while node is not None and not isinstance(node, _STATEMENT_LIKE):
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.Lambda) and node is parent.body:
+            out.append(parent)
+        node = parent
+    # then through the statement skeleton: every function above is one whose body holds it
+    # (a `def` reached from a lambda in its defaults or decorators is not: not appended)
+    while node is not None:
+        node = ctx.statement_parent(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(node)
+    return out
+
+
+_STATEMENT_LIKE = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _top_level(func: ast.AST, ctx: Context) -> bool:
@@ -256,7 +228,7 @@ def _namespace_name(name: str, ctx: Context) -> bool:
     """Is `name` one MindSpore looks up in the function's global or closure namespace
     (a module-level name, whether or not a local shadows it, or a variable of an enclosing
     function the compiled function does not bind itself)?"""
-    if name in _module_names(ctx):
+    if name in ctx.module_bindings():
         return True
     func = ctx.function
     if func is None or name in bound_names(func, ctx):
@@ -272,7 +244,7 @@ def _namespace_str(e: ast.Name, ctx: Context) -> bool:
     for f in _enclosing(ctx):
         if e.id in bound_names(f, ctx):
             return _bound_to_str(e.id, f, ctx)
-    binds = _module_names(ctx).get(e.id, [])
+    binds = ctx.module_bindings().get(e.id, [])
     if len(binds) != 1:
         return False
     st = binds[0]
@@ -308,14 +280,27 @@ def _bound_to_str(name: str, func: ast.AST, ctx: Context) -> bool:
     if name not in params:
         return False
     pos = params.index(name)
-    calls = [
-        n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == fname
-    ]
     given: list[ast.expr] = []
-    for call in calls:
+    for call in _calls_named(fname, ctx):
         kw = next((k.value for k in call.keywords if k.arg == name), None)
         arg = kw if kw is not None else call.args[pos] if pos < len(call.args) else None
         if arg is None:
             return False
         given.append(arg)
     return bool(given) and all(isinstance(g, ast.Constant) and isinstance(g.value, str) for g in given)
+
+
+def _calls_named(name: str, ctx: Context) -> list[ast.Call]:
+    """The calls `name(...)` of the file. A name its text spells once (the `def` line) is
+    called nowhere; else every such call, from one walk of the file for all names
+    (`ctx.cache`), not one per question."""
+    counts = ctx.text_words()
+    if counts is not None and counts.get(name, 0) <= 1:
+        return []
+    index: dict[str, list[ast.Call]] | None = ctx.cache.get("ms184-calls-by-name")
+    if index is None:
+        index = ctx.cache["ms184-calls-by-name"] = {}
+        for n in ast.walk(ctx.tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+                index.setdefault(n.func.id, []).append(n)
+    return index.get(name, [])

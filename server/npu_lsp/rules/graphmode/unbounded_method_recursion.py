@@ -116,6 +116,10 @@ class UnboundedMethodRecursion(GraphRule):
                 names.append(st.name)
             elif isinstance(st, ast.ClassDef):
                 names.extend(m.name for m in st.body if isinstance(m, _DEFS))
+        # invariant: every `def` / `async def` statement of the tree is spelled by a `def`
+        # word of `ctx.text`, so the count is at least the file's functions, and equals the
+        # module-level functions and methods only when nothing deeper is defined
+        # (test_definition_word_counts.py)
         counts = ctx.text_words()
         if counts is None or counts.get("def", 0) != len(names):
             return None

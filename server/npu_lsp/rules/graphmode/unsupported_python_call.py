@@ -498,23 +498,9 @@ def _global_in_variable_comprehension(
         for sub in ast.walk(part):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in hidden:
                 q = ctx.qualname(sub)
-                if (q is not None and not q.startswith("builtins.")) or sub.id in _module_names(ctx):
+                if (q is not None and not q.startswith("builtins.")) or sub.id in ctx.module_bindings():
                     return sub.id
     return None
-
-
-def _module_names(ctx: Context) -> frozenset[str]:
-    """Names module-level assignments bind (cached for the run)."""
-    key = "unsupported-python-call:module-names"
-    hit = ctx.cache.get(key)
-    if hit is None:
-        names: set[str] = set()
-        for st in ctx.tree.body:
-            targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, (ast.AnnAssign, ast.AugAssign)) else []
-            for t in targets:
-                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
-        hit = ctx.cache[key] = frozenset(names)
-    return hit
 
 
 def _is_none(e: ast.expr) -> bool:

@@ -56,8 +56,8 @@ _CONST_TYPES = (bool, int, float, str, type(None))
 
 
 def _bindings(func: ast.AST) -> dict[str, list[ast.AST]]:
-    """Every binding of a local name in `func` (its own body, not nested functions); for a
-    module, its module-level names."""
+    """Every binding of a local name in `func` (its own body, not nested functions). (The
+    module's names are `Context.module_bindings`.)"""
     out: dict[str, list[ast.AST]] = {}
     args = getattr(func, "args", None)
     if isinstance(args, ast.arguments):
@@ -87,7 +87,6 @@ class Instances:
         self._classes: dict[str, ast.ClassDef] = {
             n.name: n for n in ctx.tree.body if isinstance(n, ast.ClassDef)
         }
-        self._module_names = _bindings(ctx.tree)
         self._sites: dict[str, list[ast.Call]] | None = None
         self._bind_memo: dict[int, dict[str, list[ast.AST]]] = {}
         self._attr_memo: dict[tuple[str, str], Any] = {}
@@ -270,11 +269,8 @@ class Instances:
     def _name_value(self, name: str, func: ast.AST | None, depth: int) -> Any:
         """A local (or, without `func`, module-level) name bound exactly once to a value."""
         binds = self._bindings_of(func).get(name, []) if func is not None else []
-        if func is not None and not binds:
-            binds = self._module_names.get(name, [])
-            func = None
-        elif func is None:
-            binds = self._module_names.get(name, [])
+        if func is None or not binds:
+            return self._module_value(name, depth)
         if len(binds) != 1 or not isinstance(binds[0], ast.Name):
             return UNKNOWN
         parent = self._assignment(binds[0], func)
@@ -282,8 +278,18 @@ class Instances:
             return UNKNOWN
         return self.evaluate(parent.value, func, depth + 1)
 
-    def _assignment(self, target: ast.Name, func: ast.AST | None) -> ast.Assign | None:
-        body = self.tree.body if func is None else getattr(func, "body", [])
+    def _module_value(self, name: str, depth: int) -> Any:
+        """A module-level name whose only binding is `name = <value>`: the value."""
+        binds = self.ctx.module_bindings().get(name, ())
+        if len(binds) != 1:
+            return UNKNOWN
+        st = binds[0]
+        if type(st) is not ast.Assign or len(st.targets) != 1 or type(st.targets[0]) is not ast.Name:
+            return UNKNOWN
+        return self.evaluate(st.value, None, depth + 1)
+
+    def _assignment(self, target: ast.Name, func: ast.AST) -> ast.Assign | None:
+        body = getattr(func, "body", [])
         stack: list[ast.AST] = list(body)
         while stack:
             node = stack.pop()
