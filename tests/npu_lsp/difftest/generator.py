@@ -19,7 +19,10 @@ stored program is still what its seed generates. Version 3 (seeds from `V3_FROM`
 `gen_v3.py`) adds idioms of human-written code, the same way. Version 4 (seeds from `V4_FROM`
 on, `gen_v4.py`) composes its own programs from all the families: train-step Cells and
 `ms.jit` roots built inside functions, joins through `continue`, random draws passed to
-sub-cells, `jit_class` objects, `ms.mutable` inputs, `super().construct`.
+sub-cells, `jit_class` objects, `ms.mutable` inputs, `super().construct`. Version 5 (seeds from
+`V5_FROM` on, `gen_v5.py`) composes the Python habits of PyTorch users: host values of tensors
+used as Python state, state on `self`, checks and exceptions, config objects, closures and
+lambdas, loops over tensors, `math` on tensors, in-place updates, and their on-device neighbours.
 """
 
 from __future__ import annotations
@@ -748,10 +751,16 @@ V2_FROM = 9_500_000
 V3_FROM = 9_800_000
 #: the first seed of generator version 4 (`gen_v4.py`: train-step and jit roots, continue joins, random draws)
 V4_FROM = 9_900_000
+#: the first seed of generator version 5 (`gen_v5.py`: the Python habits of PyTorch users in compiled code)
+V5_FROM = 10_000_000
 
 
 def generate(seed: int) -> str:
     """One whole program for `seed` (same seed, same text)."""
+    if seed >= V5_FROM:
+        from gen_v5 import generate_v5
+
+        return generate_v5(seed)
     if seed >= V4_FROM:  # its own composition; the seeds below take version 1-3's path exactly
         from gen_v4 import generate_v4
 
