@@ -10,6 +10,12 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.host_values import host_data
+
+#: consumers that take a generator over host data under LAX (measured, written/heldout14b
+#: probes `hv_gen_any_*`, `hv_gen_all_asnumpy`: compile; `join`, `sum`, `max`, `min`,
+#: `tuple`, `list` of one fail)
+_TAKES_GENERATOR = frozenset({"builtins.any", "builtins.all"})
 
 
 @rule(code="MS173", name="generator-over-tolist", severity="error", family="graphmode")
@@ -62,15 +68,28 @@ class GeneratorOverTolist(GraphRule):
         assert isinstance(node, ast.GeneratorExp)
         if not ctx.scope or ctx.scope.level != "lax":
             return  # STRICT refuses the `tolist` call itself (MS130)
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.Call) and ctx.qualname(parent.func) in _TAKES_GENERATOR:
+            return
         for gen in node.generators:
             made = _tolist_of_tensor(gen.iter, ctx)
-            if made is not None:
+            if made is None and host_data(gen.iter, ctx):
+                made = gen.iter
+            if made is not None and not _one_item(gen.iter, ctx):
                 yield ctx.diagnostic(
                     self,
                     node,
                     f"under LAX a generator over `{ctx.segment(made)}` (a Python list made at run time) fails to compile; compute it with tensor ops instead",
                 )
                 return
+
+
+def _one_item(it: ast.expr, ctx: Context) -> bool:
+    """Host data of one item (measured: `"-".join(... for i in ids)` over one id compiles)."""
+    from npu_lsp.rules.graphmode.host_list_iterated import _host_len
+
+    n = _host_len(it, ctx, 0)
+    return n is not None and n < 2
 
 
 def _tolist_of_tensor(it: ast.expr, ctx: Context) -> ast.Call | None:

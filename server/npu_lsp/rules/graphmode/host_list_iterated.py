@@ -13,7 +13,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.list_grown_from_host_data import _host_iterable
+from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
 Shape = tuple[int | None, ...]
@@ -36,6 +36,9 @@ _SAME_OPS = frozenset({"softmax", "log_softmax", "relu", "sigmoid", "tanh", "exp
 _SAME_CELLS = frozenset({"ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "Dropout", "Identity", "SiLU"})
 #: list methods that grow a list in place
 _GROW = frozenset({"append", "extend", "insert"})
+#: functions LAX runs by JIT Fallback on a list of run-time values, giving a sorted list
+#: (the position of the list among their arguments)
+_SORTING = {"builtins.sorted": 0, "heapq.nlargest": 1, "heapq.nsmallest": 1}
 
 
 @rule(code="MS193", name="host-list-iterated", severity="error", family="graphmode")
@@ -106,14 +109,18 @@ class HostListIterated(GraphRule):
       host values: `stdlib_collections_counter_vocab` and the probes `lx_ct_*`.
     """
 
-    nodes = (ast.ListComp, ast.Call, ast.For)
-    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(")
+    nodes = (ast.ListComp, ast.Call, ast.For, ast.While)
+    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(")  # `while`: `.asnumpy(`
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope
-        if scope is None or scope.level != "lax" or scope.kind not in ("construct", "jit"):
+        if scope is None or scope.level != "lax":
             return ()
         t = type(node)
+        if t is ast.While and scope.kind in ("construct", "jit", "helper"):
+            return self._while(node, ctx)  # type: ignore[arg-type]
+        if scope.kind not in ("construct", "jit"):
+            return ()
         if t is ast.Call:
             f = node.func  # type: ignore[attr-defined]
             if type(f) is not ast.Name or f.id != "filter" or len(node.args) != 2:  # type: ignore[attr-defined]
@@ -126,6 +133,8 @@ class HostListIterated(GraphRule):
                     return self._check(node, node.iter, "a `for` appending to a list", ctx)  # type: ignore[attr-defined]
                 return ()
             it, what = node.iter, "a `for` appending to a list"  # type: ignore[attr-defined]
+            if _appends_host_tuple(node.body, targets):  # type: ignore[attr-defined]
+                return self._check(node, it, what, ctx, least=2)
         else:
             if _tensor_items(node.elt, ctx):  # type: ignore[attr-defined]
                 return ()  # a list of tensors (`[x[i] for i in idx.tolist()]`) compiles
@@ -133,10 +142,34 @@ class HostListIterated(GraphRule):
             what = "a list comprehension"  # generators: MS173
         return self._check(node, it, what, ctx)
 
-    def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context) -> Iterable[Diagnostic]:
+    def _while(self, node: ast.While, ctx: Context) -> Iterable[Diagnostic]:
+        """A `while` whose test reads host data the loop itself replaces (`while order.size >
+        0:` ... `order = order[1:]`, numpy NMS) and that appends to a list. Measured (written/
+        heldout14b probes `hv_while_numpy_*`): LAX fails whatever follows ("'int' object has
+        no attribute 'append'", "'Tensor' object has no attribute 'append'"), while the same
+        loop counting a number, a test on `len(a)` of host data the loop keeps, or one on
+        `t[i].item()` compile."""
+        if not _grows_list(node.body, ctx, nested=True):
+            return
+        rebound = {
+            n.id
+            for st in node.body
+            for n in ast.walk(st)
+            if type(n) is ast.Name and type(n.ctx) is ast.Store
+        }
+        for n in ast.walk(node.test):
+            if type(n) is ast.Name and n.id in rebound and _holds_host_array(n, node, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"a `while` on `{ctx.segment(node.test)}`, where `{n.id}` is numpy data JIT Fallback makes from a tensor at run time and the loop replaces, appending to a list: under LAX MindSpore cannot build this loop; run the NMS-style loop outside construct, or stay in tensor ops (`ops.nms`, masks, `ops.topk`)",
+                )
+                return
+
+    def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context, least: int = _LEAST) -> Iterable[Diagnostic]:
         if not _host_iterable(it, ctx, 0):
             made = _sorted_at_run_time(it, node, ctx)
-            if made is not None:
+            if made is not None and _result_read(node, ctx):
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -152,12 +185,13 @@ class HostListIterated(GraphRule):
                 )
             return
         n = _host_len(it, ctx, 0)
-        if n is None or n < _LEAST:
+        if n is None or n < least:
             return
+        many = "3 or more such items" if least == _LEAST else "2 or more such items when it appends tuples or lists of them"
         yield ctx.diagnostic(
             self,
             node,
-            f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over 3 or more such items; return the tensor and convert it outside the graph, or stay in tensor ops",
+            f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
         )
 
 
@@ -202,6 +236,51 @@ def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False, target
                 return True
         elif nested and type(st) is ast.For and _grows_list(st.body, ctx, nested):
             return True
+    return False
+
+
+def _holds_host_array(name: ast.Name, loop: ast.While, ctx: Context) -> bool:
+    """`name` is bound before `loop` to host data of a run-time tensor: numpy steps on
+    `t.asnumpy()` (`order = s.argsort()[::-1]` with `s = scores.asnumpy()`), also in a helper
+    given such data (the flow analysis's host kind, `Kind.VAR`)."""
+    fn = ctx.function
+    if fn is None:
+        return False
+    a = analyzer(ctx)
+    for st in ast.walk(fn):
+        if type(st) is not ast.Assign or st.lineno >= loop.lineno or not any(type(t) is ast.Name and t.id == name.id for t in st.targets):
+            continue
+        kind = a.kind(st.value)
+        if kind == Kind.VAR and isinstance(st.value, (ast.Call, ast.Subscript, ast.Attribute)):
+            return True  # numpy steps on host data a helper is given (`scores.argsort()`)
+        if kind == Kind.TENSOR:
+            continue
+        for n in ast.walk(st.value):
+            if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _HOST and a.kind(n.func.value) == Kind.TENSOR:
+                return True
+            if type(n) is ast.Name and a.is_numpy(n):
+                return True
+    return False
+
+
+def _appends_host_tuple(body: list[ast.stmt], targets: set[str]) -> bool:
+    """The loop body appends a tuple or list display holding the loop's own variables
+    (`out.append((i, v))` in `for v, i in zip(vals.tolist(), idx.tolist())`). Measured
+    (written/heldout14b probes `hv_tolist_append_tuple_k*`, `hv_tolist_append_list_k*`,
+    `hv_topk_selfk_zip_k*`): over 2 host items LAX fails already ("The prim 'ListAppend',
+    the input_data must be list and target must be scalar or tensor"), over 1 it compiles,
+    and appending the scalars themselves over 2 compiles (`hv_zip_tolist_append_scalar_k2`)."""
+    for st in body:
+        for n in ast.walk(st):
+            if (
+                type(n) is ast.Call
+                and type(n.func) is ast.Attribute
+                and n.func.attr == "append"
+                and len(n.args) == 1
+                and type(n.args[0]) in (ast.Tuple, ast.List)
+                and any(type(x) is ast.Name and x.id in targets for x in ast.walk(n.args[0]))
+            ):
+                return True
     return False
 
 
@@ -253,9 +332,41 @@ def _enclosing_loops(node: ast.AST, ctx: Context) -> list[ast.AST]:
 def _runtime_sorted(e: ast.expr, ctx: Context) -> ast.Call | None:
     if type(e) is ast.Subscript and type(e.slice) is ast.Slice:
         e = e.value
-    if type(e) is not ast.Call or not e.args or ctx.qualname(e.func) != "builtins.sorted":
+    if type(e) is not ast.Call or not e.args:
         return None
-    return e if _runtime_items(e.args[0], ctx) else None
+    at = _SORTING.get(ctx.qualname(e.func) or "")
+    if at is None or len(e.args) <= at:
+        return None
+    return e if _runtime_items(e.args[at], ctx) else None
+
+
+def _result_read(node: ast.AST, ctx: Context) -> bool:
+    """What a comprehension or an appending `for` over a JIT Fallback `sorted` builds is read
+    by more than a `return` of it as it is. Measured (written/heldout14b probes
+    `hv_sorted_for_append_*`, `hv_nlargest_for_append_*`, `hv_heap_nlargest_comp`): the list
+    returned as it is compiles under LAX, while `len(out)`, `out[0]`, or a later `sorted` /
+    `heapq.nlargest` of it (beam search) fail."""
+    if isinstance(node, ast.ListComp):
+        return not _returned_as_is(node, ctx)
+    if not isinstance(node, ast.For) or ctx.function is None:
+        return True
+    grown = {
+        n.func.value.id
+        for n in ast.walk(node)
+        if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _GROW and type(n.func.value) is ast.Name
+    }
+    inside = {id(n) for n in ast.walk(node)}
+    for n in ast.walk(ctx.function):
+        if type(n) is ast.Name and n.id in grown and type(n.ctx) is ast.Load and id(n) not in inside and not _returned_as_is(n, ctx):
+            return True
+    return False
+
+
+def _returned_as_is(e: ast.AST, ctx: Context) -> bool:
+    p = ctx.parent(e)
+    if type(p) is ast.Tuple:
+        p = ctx.parent(p)
+    return type(p) is ast.Return
 
 
 def _runtime_items(e: ast.expr, ctx: Context) -> bool:
@@ -332,7 +443,12 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
         if s is not None:
             return None if analyzer(ctx).rebinds(e.id, ctx.function) else s
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
-        return _shape(bound, ctx, depth + 1) if bound is not None else None
+        if bound is not None:
+            return _shape(bound, ctx, depth + 1)
+        unpacked = analyzer(ctx).single_unpacking(e.id, ctx.function)
+        if unpacked is not None and len(unpacked[1]) == 1 and unpacked[1][0] in (0, 1):
+            return _topk_shape(unpacked[0], ctx, depth)  # `vals, idx = ops.topk(x, k)`
+        return None
     if isinstance(e, ast.Subscript):
         return _indexed(_shape(e.value, ctx, depth + 1), e.slice)
     if isinstance(e, ast.BinOp):
@@ -346,6 +462,8 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
         return None
     f = e.func
     q = ctx.qualname(f) or ""
+    if q in _TENSOR and e.args and isinstance(e.args[0], (ast.List, ast.Tuple)):
+        return _literal_shape(e.args[0])  # `ms.Tensor([tokens[-1]], ms.int32)`
     if q.startswith("mindspore.ops.") and e.args:
         last = q.rpartition(".")[2]
         if last in ("argmax", "argmin"):
@@ -388,7 +506,76 @@ def _cell_output(attr: str, call: ast.Call, ctx: Context, depth: int) -> Shape |
         return None
     if last == "Dense":
         return s[:-1] + (None,) if s else None
+    if last == "Embedding":
+        return (*s, None)
     return s if last in _SAME_CELLS else None
+
+
+def _topk_shape(call: ast.Call, ctx: Context, depth: int) -> Shape | None:
+    """Each result of `ops.topk(x, k)` / `x.topk(k)` along the last axis: `x`'s shape with
+    its last axis `k` (`k` a literal, a constant on `self`, or a parameter every call gives
+    one literal)."""
+    f = call.func
+    q = ctx.qualname(f) or ""
+    if q.startswith("mindspore.ops.") and q.endswith(".topk") and call.args:
+        x, rest = call.args[0], call.args[1:]
+    elif isinstance(f, ast.Attribute) and f.attr == "topk" and not q:
+        x, rest = f.value, call.args
+    else:
+        return None
+    if any(k.arg not in ("k", "sorted", "largest") for k in call.keywords) or len(rest) > 1:
+        return None
+    k = rest[0] if rest else _keyword(call, ("k",))
+    n = _const_int(k, ctx) if k is not None else None
+    s = _shape(x, ctx, depth + 1)
+    if n is None or not s:
+        return None
+    return (*s[:-1], n)
+
+
+def _const_int(e: ast.expr, ctx: Context) -> int | None:
+    """An int known while compiling: a literal, `self.k` assigned one literal in `__init__`,
+    or a parameter of the entry whose default and every module-level call give one literal."""
+    v = _int(e)
+    if v is not None:
+        return v
+    a = analyzer(ctx)
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        cls = a.owner_class(ctx.function)
+        held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        if len(held) != 1 or held[0] is None:
+            return None
+        v = _int(held[0])
+        if v is None and cls is not None and isinstance(held[0], ast.Name):
+            v = _init_int(cls, held[0].id, ctx)  # `self.beam = beam`, `beam=3` in `__init__`
+        return v
+    if isinstance(e, ast.Name) and not a.rebinds(e.id, ctx.function):
+        return param_int(e.id, ctx)
+    return None
+
+
+def _init_int(cls: ast.ClassDef, name: str, ctx: Context) -> int | None:
+    """The one literal int the parameter `name` of `cls.__init__` gets from every call
+    `Cls(...)` in the file (its default when a call leaves it out)."""
+    init = next((st for st in cls.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None)
+    if init is None:
+        return None
+    params = [p.arg for p in (*init.args.posonlyargs, *init.args.args)][1:]
+    if name not in params:
+        return None
+    i = params.index(name)
+    defaults = init.args.defaults
+    first = len(params) - len(defaults)
+    default = _int(defaults[i - first]) if i >= first else None
+    found: set[int | None] = set()
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == cls.name:
+            if any(isinstance(x, ast.Starred) for x in node.args) or any(k.arg is None for k in node.keywords):
+                return None
+            kw = next((k.value for k in node.keywords if k.arg == name), None)
+            arg = node.args[i] if i < len(node.args) else kw
+            found.add(_int(arg) if arg is not None else default)
+    return found.pop() if len(found) == 1 else None
 
 
 def _keyword(e: ast.Call, names: tuple[str, ...]) -> ast.expr | None:
@@ -472,6 +659,37 @@ def param_shape(name: str, ctx: Context) -> Shape | None:
         shapes = _entry_shapes(func, scope.kind, ctx)
         ctx.cache[key] = shapes
     return shapes.get(name)
+
+
+def param_int(name: str, ctx: Context) -> int | None:
+    """The one literal int every module-level call of the entry gives its parameter `name`
+    (a positional argument, or the default when the call leaves it out)."""
+    func = ctx.function
+    scope = ctx.scope
+    if scope is None or func is None or scope.function is not func or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    params = [*func.args.posonlyargs, *func.args.args]
+    names = [p.arg for p in params]
+    if scope.kind == "construct":
+        names = names[1:]
+    if name not in names:
+        return None
+    i = names.index(name)
+    defaults = func.args.defaults
+    first_default = len(params) - len(defaults)
+    pos = i + (1 if scope.kind == "construct" else 0)
+    default = _int(defaults[pos - first_default]) if pos >= first_default else None
+    callers = entry_callers(func, scope.kind, ctx)
+    if callers is None:
+        return None
+    found: set[int | None] = set()
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call) or not callers.calls(node):
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
+            return None
+        found.add(_int(node.args[i]) if i < len(node.args) else default)
+    return found.pop() if len(found) == 1 else None
 
 
 def _entry_shapes(func: ast.FunctionDef | ast.AsyncFunctionDef, kind: str, ctx: Context) -> dict[str, Shape]:
