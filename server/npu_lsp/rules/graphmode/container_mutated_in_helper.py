@@ -29,7 +29,9 @@ class ContainerMutatedInHelper(GraphRule):
     (`lst.append(t)`, `d[k] = v`) instead of returning it.
     Also a call of a function defined inside the compiled one that fills a list or dict of
     the enclosing function (`def hook(h): feats.append(h)`) when the enclosing function
-    bound it empty, never fills it itself and later stacks or subscripts it.
+    bound it empty, never fills it itself and later stacks or subscripts it. Also
+    `heapq.heappush(h, item)` on a list compiled code bound empty and later reads with
+    `heapq.heappop(h)` (`heapreplace`, `heappushpop`) or an index.
 
     ## Why is this bad?
     In a graph, lists and dicts are values: the helper changes its own copy and the caller's
@@ -37,7 +39,10 @@ class ContainerMutatedInHelper(GraphRule):
     there, compiling fails: `ValueError: For 'Stack', the 'len of input_x' must be int and
     must >= 1, but got '0'` for a list that stayed empty, `ValueError: The key a does not
     exist in the dict:{}` for a dict (an error). Otherwise the result is silently different
-    from PyNative (a warning).
+    from PyNative (a warning). `heapq.heappush` is such a function: the heap stays empty
+    and `heapq.heappop(h)` fails with `IndexError: index out of range` at LAX and STRICT,
+    even for constant items (written heldout14b probes `hv_heap_push_pop`,
+    `hv_heappush_const_pop`; `len(h)` compiles under LAX and gives 0).
 
     ## Example
     ```python

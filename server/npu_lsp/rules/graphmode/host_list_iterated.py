@@ -50,12 +50,17 @@ class HostListIterated(GraphRule):
     of them, or a name bound to one), in a network's `construct` or an `@ms.jit` function,
     when that list has 3 or more items: its length is read from the tensor every module-level
     call passes (`net(Tensor(np.random.randn(4, 10)))`) through indexing, one-axis reductions
-    (`argmax(axis=-1)`), `flatten`, `reshape` and `nn.Dense`. Whatever the length, it also
+    (`argmax(axis=-1)`), `flatten`, `reshape`, `nn.Dense`, `nn.Embedding` and `ops.topk` /
+    `Tensor.topk` (`k` a literal, a constant on `self`, an `__init__` argument or a
+    parameter every call gives one literal). A `for` appending tuples or lists of its own
+    variables (`out.append((i, v))`) is flagged from 2 items. Whatever the length, it also
     flags them over an item of such host data (`for row in idx.asnumpy().tolist():` then
-    `[int(r) for r in row]`), and over `sorted(lst, ...)` (maybe sliced, or a name bound to
-    it, also later in a loop holding both) of a local list holding Python values computed
-    from tensors and no tensor (`cands.append((i, float(x[i])))`), where the appending `for`
-    may append in a nested loop (beam search). An appended item the flow analysis cannot
+    `[int(r) for r in row]`, also `for j, c in enumerate(seq)` in `for seq, ps in zip(...)`),
+    and over `sorted(lst, ...)`, `heapq.nlargest(k, lst, ...)` or `heapq.nsmallest` (maybe
+    sliced, or a name bound to it, also later in a loop holding both) of a local list
+    holding Python values computed from tensors and no tensor (`cands.append((i,
+    float(x[i])))`), where the appending `for` may append in a nested loop (beam search),
+    when what it builds is read afterwards other than by returning it as it is. An appended item the flow analysis cannot
     type counts as Python data when it is a list display or comprehension, or reads the
     loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
     in ids.asnumpy().tolist()`).
@@ -68,7 +73,11 @@ class HostListIterated(GraphRule):
     input_data is ('c',) that contain unsupported element`, `'float' object has no attribute
     'append'` or `The pointer[seq_abs] is null`, whatever the loop does with the items. The
     same code over 1 or 2 items compiles, and so do `map(...)`, `sum(...)` and indexing the
-    list. STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+    list; appending tuples of the items fails over 2 already ("The prim 'ListAppend', the
+    input_data must be list and target must be scalar or tensor"). A list built over a
+    JIT Fallback `sorted` / `heapq.nlargest` result can be returned as it is, but `len`,
+    an index or a later sort of it fail ("'int' object has no attribute '__len__'",
+    "cannot get item by index from an empty sequence"). STRICT refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -106,21 +115,21 @@ class HostListIterated(GraphRule):
       `s2s_beam_search_python_lists`) and its probes `lx_tr_*` (rows of 2 and 5 items
       rejected; `sum(row)`, `row[0]` and tensor items compile) and `lx_sb_*` (`len`, an index
       and a `for` that accumulates a number over the sorted list compile); appended lists and
-      host values: `stdlib_collections_counter_vocab` and the probes `lx_ct_*`.
+      host values: `stdlib_collections_counter_vocab` and the probes `lx_ct_*`; the written
+      heldout14b probes `hv_topk_*` (k = 2 compiles, 3 and 4 are rejected, k from a literal,
+      `self`, `__init__` or a call argument), `hv_tolist_append_{tuple,list}_k*` (1 item
+      compiles, 2 are rejected), `hv_sorted_for_append_*` / `hv_nlargest_for_append_*` /
+      `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail).
     """
 
-    nodes = (ast.ListComp, ast.Call, ast.For, ast.While)
-    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(")  # `while`: `.asnumpy(`
+    nodes = (ast.ListComp, ast.Call, ast.For)
+    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope
-        if scope is None or scope.level != "lax":
+        if scope is None or scope.level != "lax" or scope.kind not in ("construct", "jit"):
             return ()
         t = type(node)
-        if t is ast.While and scope.kind in ("construct", "jit", "helper"):
-            return self._while(node, ctx)  # type: ignore[arg-type]
-        if scope.kind not in ("construct", "jit"):
-            return ()
         if t is ast.Call:
             f = node.func  # type: ignore[attr-defined]
             if type(f) is not ast.Name or f.id != "filter" or len(node.args) != 2:  # type: ignore[attr-defined]
@@ -141,30 +150,6 @@ class HostListIterated(GraphRule):
             it = node.generators[0].iter  # type: ignore[attr-defined]
             what = "a list comprehension"  # generators: MS173
         return self._check(node, it, what, ctx)
-
-    def _while(self, node: ast.While, ctx: Context) -> Iterable[Diagnostic]:
-        """A `while` whose test reads host data the loop itself replaces (`while order.size >
-        0:` ... `order = order[1:]`, numpy NMS) and that appends to a list. Measured (written/
-        heldout14b probes `hv_while_numpy_*`): LAX fails whatever follows ("'int' object has
-        no attribute 'append'", "'Tensor' object has no attribute 'append'"), while the same
-        loop counting a number, a test on `len(a)` of host data the loop keeps, or one on
-        `t[i].item()` compile."""
-        if not _grows_list(node.body, ctx, nested=True):
-            return
-        rebound = {
-            n.id
-            for st in node.body
-            for n in ast.walk(st)
-            if type(n) is ast.Name and type(n.ctx) is ast.Store
-        }
-        for n in ast.walk(node.test):
-            if type(n) is ast.Name and n.id in rebound and _holds_host_array(n, node, ctx):
-                yield ctx.diagnostic(
-                    self,
-                    node,
-                    f"a `while` on `{ctx.segment(node.test)}`, where `{n.id}` is numpy data JIT Fallback makes from a tensor at run time and the loop replaces, appending to a list: under LAX MindSpore cannot build this loop; run the NMS-style loop outside construct, or stay in tensor ops (`ops.nms`, masks, `ops.topk`)",
-                )
-                return
 
     def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context, least: int = _LEAST) -> Iterable[Diagnostic]:
         if not _host_iterable(it, ctx, 0):
@@ -202,16 +187,23 @@ def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None
     such a row fails under LAX for rows of 2 and of 5 items ("unsupported operand type(s)
     for +: 'int' and 'list'", "'int' object has no attribute 'append'"), while `sum(row)`
     compiles."""
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id in ("enumerate", "zip") and len(it.args) == 1:
+        it = it.args[0]  # `for j, c in enumerate(seq)` over a row `seq`
     if type(it) is not ast.Name or ctx.function is None:
         return None
     p = ctx.parent(node)
     while p is not None and p is not ctx.function:
-        if type(p) is ast.For and type(p.target) is ast.Name and p.target.id == it.id:
+        if type(p) is ast.For and any(type(t) is ast.Name and t.id == it.id for t in _target_names(p.target)):
             if _host_iterable(p.iter, ctx, 0) and analyzer(ctx).single_assignment(it.id, ctx.function) is None:
                 return p
             return None
         p = ctx.parent(p)
     return None
+
+
+def _target_names(target: ast.expr) -> list[ast.expr]:
+    """`seq` of `for seq in ...` and of `for seq, ps in zip(...)`."""
+    return list(target.elts) if type(target) is ast.Tuple else [target]
 
 
 def _tensor_items(e: ast.expr, ctx: Context) -> bool:
@@ -236,30 +228,6 @@ def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False, target
                 return True
         elif nested and type(st) is ast.For and _grows_list(st.body, ctx, nested):
             return True
-    return False
-
-
-def _holds_host_array(name: ast.Name, loop: ast.While, ctx: Context) -> bool:
-    """`name` is bound before `loop` to host data of a run-time tensor: numpy steps on
-    `t.asnumpy()` (`order = s.argsort()[::-1]` with `s = scores.asnumpy()`), also in a helper
-    given such data (the flow analysis's host kind, `Kind.VAR`)."""
-    fn = ctx.function
-    if fn is None:
-        return False
-    a = analyzer(ctx)
-    for st in ast.walk(fn):
-        if type(st) is not ast.Assign or st.lineno >= loop.lineno or not any(type(t) is ast.Name and t.id == name.id for t in st.targets):
-            continue
-        kind = a.kind(st.value)
-        if kind == Kind.VAR and isinstance(st.value, (ast.Call, ast.Subscript, ast.Attribute)):
-            return True  # numpy steps on host data a helper is given (`scores.argsort()`)
-        if kind == Kind.TENSOR:
-            continue
-        for n in ast.walk(st.value):
-            if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _HOST and a.kind(n.func.value) == Kind.TENSOR:
-                return True
-            if type(n) is ast.Name and a.is_numpy(n):
-                return True
     return False
 
 

@@ -25,8 +25,12 @@ class TensorDictKey(GraphRule):
     of `d.get(x)`, `d.pop(x)` and `d.setdefault(x)` on a dict (`for idx in indices:
     counts[idx] = counts.get(idx, 0) + 1`, with `indices` a tensor); also a Python number
     read from a run-time tensor as the key of a lookup or a store (`self.weights[int(label)]`,
-    `table[step.item()]`, `d.get(float(t), 1.0)`, `d[int(t)] = v`), on a local dict or one
-    `__init__` stores on `self`.
+    `table[step.item()]`, `d.get(float(t), 1.0)`, `d[int(t)] = v`), on a local dict, one
+    `__init__` stores on `self` or a module-level dict (`PALETTE[int(t.argmax())]`). Under
+    either level also the key of a dict display that is such a number or an item of a
+    tensor's host data (`{t.item(): "top"}`, `{ids[0]: 1}` with `ids = t.tolist()`), and
+    the key of a dict comprehension over host data (`{PALETTE[k]: v for k, v in
+    Counter(t.asnumpy().tolist()).items()}`, `{NAMES[i]: v for i, v in enumerate(t.tolist())}`).
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,
@@ -36,7 +40,10 @@ class TensorDictKey(GraphRule):
     `dict_setitem evaluator` for lookups and stores). `int(t)` and `t.item()` do not help:
     their value is still unknown while compiling (`ValueAny`). A tensor the function builds
     from constants (`k = Tensor([1, 2])`, `Tensor(np.arange(6).reshape(2, 3))`) is a constant
-    tensor and a valid key, also inside a tuple key.
+    tensor and a valid key, also inside a tuple key. Keys made from host data (`tolist()`,
+    `asnumpy()`, a `Counter` of them) in a comprehension are `ValueAny` too, even an
+    `enumerate` index; a constant key with host values (`{NAMES[i]: vals[i] for i in
+    range(3)}`) and a plain `for` over `t.tolist()` storing `d[i] = 1` compile under LAX.
 
     ## Example
     ```python
@@ -58,6 +65,9 @@ class TensorDictKey(GraphRule):
 
     ## References
     - RULES.md, section 1: dict key that is a variable tensor.
+    - Host-value keys measured on MindSpore 2.10 with the written heldout14b probes
+      `hv_dict_*` (displays, comprehensions, lookups and stores: rejected at LAX and STRICT;
+      host values as dict values and `for` stores: compile under LAX).
     """
 
     nodes = (ast.Dict, ast.DictComp, ast.Subscript, ast.Call)
@@ -118,10 +128,11 @@ class TensorDictKey(GraphRule):
         compiling (`dict_getitem` / `dict_setitem` evaluators), so a run-time tensor key
         fails as in a display."""
         a = analyzer(ctx)
-        if a.type_class(receiver) != "dict" and not _self_dict(receiver, ctx) and not _module_dict(receiver, ctx):
+        local = a.type_class(receiver) == "dict" or _self_dict(receiver, ctx)
+        if not local and not _module_dict(receiver, ctx):
             return
         kind = a.kind(key)
-        if kind == Kind.TENSOR and not _constant_key(key, ctx):
+        if kind == Kind.TENSOR and local and not _constant_key(key, ctx):
             yield ctx.diagnostic(
                 self,
                 key,
