@@ -66,6 +66,7 @@ class InterpretedMinMaxStored(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 2 (JIT Fallback runs `max` / `min` of a run-time scalar as Python).
     - Measured on MindSpore 2.10 with the written heldout14 case `r2_metric_per_class_report_dict`
       and the heldout14b probes `hv_dict_nested_*`, `hv_dict_setitem_loop_nested_*`,
       `hv_dict_display_max_item`, `hv_list_nested_max_item_loop`, `hv_max_one_item*`;
