@@ -82,8 +82,8 @@ class GeneratorOverTolist(GraphRule):
         if isinstance(parent, ast.Call) and ctx.qualname(parent.func) in _TAKES_GENERATOR:
             return
         for gen in node.generators:
-            made = _tolist_of_tensor(gen.iter, ctx)
-            if made is None and host_data(gen.iter, ctx):
+            made: ast.expr | None = _tolist_of_tensor(gen.iter, ctx)
+            if made is None and not _is_range(gen.iter, ctx) and host_data(gen.iter, ctx):
                 made = gen.iter
             if made is not None and not _one_item(gen.iter, ctx):
                 yield ctx.diagnostic(
@@ -92,6 +92,11 @@ class GeneratorOverTolist(GraphRule):
                     f"under LAX a generator over `{ctx.segment(made)}` (Python data JIT Fallback makes from a tensor at run time) fails to compile; compute it with tensor ops (ops.* / Tensor methods), or return the tensor and do this Python post-processing outside construct",
                 )
                 return
+
+
+def _is_range(it: ast.expr, ctx: Context) -> bool:
+    """`range(len(vals))`: the items are ints of a range, not host data (not measured)."""
+    return isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range"
 
 
 def _one_item(it: ast.expr, ctx: Context) -> bool:
