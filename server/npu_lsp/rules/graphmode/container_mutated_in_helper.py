@@ -14,6 +14,11 @@ from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault"})
 # mindspore.ops functions that need at least one element
 _NEEDS_ELEMENTS = frozenset({"stack", "concat", "cat", "hstack", "vstack", "Stack", "Concat"})
+#: library functions that fill their first (list) argument in place: compiled code runs them
+#: as Python on a copy of a graph list
+_LIBRARY_FILLERS = frozenset({"heapq.heappush"})
+#: library functions that take an item out of their first (list) argument
+_LIBRARY_TAKERS = frozenset({"heapq.heappop", "heapq.heapreplace", "heapq.heappushpop"})
 
 
 @rule(code="MS151", name="container-mutated-in-helper", severity="error", family="graphmode")
@@ -24,7 +29,9 @@ class ContainerMutatedInHelper(GraphRule):
     (`lst.append(t)`, `d[k] = v`) instead of returning it.
     Also a call of a function defined inside the compiled one that fills a list or dict of
     the enclosing function (`def hook(h): feats.append(h)`) when the enclosing function
-    bound it empty, never fills it itself and later stacks or subscripts it.
+    bound it empty, never fills it itself and later stacks or subscripts it. Also
+    `heapq.heappush(h, item)` on a list compiled code bound empty and later reads with
+    `heapq.heappop(h)` (`heapreplace`, `heappushpop`) or an index.
 
     ## Why is this bad?
     In a graph, lists and dicts are values: the helper changes its own copy and the caller's
@@ -32,7 +39,10 @@ class ContainerMutatedInHelper(GraphRule):
     there, compiling fails: `ValueError: For 'Stack', the 'len of input_x' must be int and
     must >= 1, but got '0'` for a list that stayed empty, `ValueError: The key a does not
     exist in the dict:{}` for a dict (an error). Otherwise the result is silently different
-    from PyNative (a warning).
+    from PyNative (a warning). `heapq.heappush` is such a function: the heap stays empty
+    and `heapq.heappop(h)` fails with `IndexError: index out of range` at LAX and STRICT,
+    even for constant items (written heldout14b probes `hv_heap_push_pop`,
+    `hv_heappush_const_pop`; `len(h)` compiles under LAX and gives 0).
 
     ## Example
     ```python
@@ -82,6 +92,8 @@ class ContainerMutatedInHelper(GraphRule):
                 return self._closure(node, nested, ctx)
         if isinstance(node, ast.Assign):
             return ()
+        if call.args and isinstance(call.args[0], ast.Name) and ctx.qualname(call.func) in _LIBRARY_FILLERS:
+            return self._library(node, call, call.args[0], ctx)
         helper, offset = _helper(call.func, ctx)
         if helper is None:
             return ()
@@ -118,6 +130,20 @@ class ContainerMutatedInHelper(GraphRule):
                 )
             return
 
+
+    def _library(self, node: ast.Expr, call: ast.Call, arg: ast.Name, ctx: Context) -> Iterable[Diagnostic]:
+        """`heapq.heappush(h, item)` on a list bound empty in compiled code, later read:
+        the push changes a copy and `h` stays empty (measured, written/heldout14b probes
+        `hv_heap_push_pop`, `hv_heappush_const_pop`: `heapq.heappop(h)` fails with "index
+        out of range" at LAX and STRICT, also for constant items; `len(h)` compiles under
+        LAX, giving 0)."""
+        read = _read_expecting_content(arg.id, node, ctx)
+        if read is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{ctx.segment(call.func)}` fills `{arg.id}` in place, but in a graph it runs on a copy and `{arg.id}` stays empty, and line {read.lineno} reads it (`{ctx.segment(read)}`); keep the scores in a tensor and use `ops.topk` / `ops.sort`, or run the heap outside construct",
+            )
 
     def _closure(self, stmt: ast.stmt, nested: ast.FunctionDef, ctx: Context) -> Iterable[Diagnostic]:
         """A function defined inside the compiled one that fills a list or dict of the
@@ -251,6 +277,8 @@ def _read_expecting_content(
             return n
         if isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in n.args):
             q = ctx.qualname(n.func) or ""
+            if q in _LIBRARY_TAKERS and isinstance(n.args[0], ast.Name) and n.args[0].id == name:
+                return n
             if q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in _NEEDS_ELEMENTS:
                 return n
             if isinstance(n.func, ast.Call):  # ops.Stack()(feats)

@@ -10,20 +10,33 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.host_values import host_data
+
+#: consumers that take a generator over host data under LAX (measured, written/heldout14b
+#: probes `hv_gen_any_*`, `hv_gen_all_asnumpy`: compile; `join`, `sum`, `max`, `min`,
+#: `tuple`, `list` of one fail)
+_TAKES_GENERATOR = frozenset({"builtins.any", "builtins.all"})
 
 
 @rule(code="MS173", name="generator-over-tolist", severity="error", family="graphmode")
 class GeneratorOverTolist(GraphRule):
     """## What it does
     Under the default LAX syntax level, flags a generator expression in compiled code that
-    iterates over a tensor's values as a Python list: `sum(v for v in x.tolist())`,
-    `sum(1 for v in x.tolist() if v > 0)`.
+    iterates over a tensor's values as Python data: `sum(v for v in x.tolist())`,
+    `sum(1 for v in x.tolist() if v > 0)`, `"".join(NAMES[int(i)] for i in ids)` with
+    `ids = x.argmax(-1).asnumpy()` (any host data: `asnumpy()`, numpy steps, `zip` /
+    `enumerate` / `Counter` of them), unless it is given to `any` or `all`, or the data
+    is known to hold one item.
 
     ## Why is this bad?
     Under LAX, `x.tolist()` runs as Python (JIT Fallback) and gives a value the graph knows
     only at run time; MindSpore 2.10 cannot build a generator over it and stops with
     `TypeError: unsupported operand type(s) for +: 'float' and 'list'` or `RuntimeError: The
-    pointer[seq_abs] is null`. A plain `for` loop over the same list, `len(x.tolist())` and
+    pointer[seq_abs] is null`; `join` of one stops with `For Tensor, the input_data is ('b',)
+    that contain unsupported element` (3 or more items) or `sequence item 0: expected str
+    instance, Tensor found` (2), and `max`, `min`, `tuple`, `list` of one fail as `sum`
+    does. `any(...)` and `all(...)` of such a generator, and a `join` over one item,
+    compile. A plain `for` loop over the same list, `len(x.tolist())` and
     `sum(x.tolist())` compile under LAX. List comprehensions over it are not flagged: one
     (`[v * 2 for v in x.tolist()]`) is rejected, another (`[NAMES[i] for i in ids]`) compiles
     and runs differently, and what separates them is not measured. STRICT refuses `tolist`
@@ -54,6 +67,9 @@ class GeneratorOverTolist(GraphRule):
       written set `vision`'s `[CLASS_NAMES[i] for i in ids]` compiles); a `for` loop over
       `x.tolist()` counting positives, `len(x.tolist())` and `sum(x.tolist())` compile under
       LAX (and are rejected under STRICT, where `tolist` is refused).
+    - The written heldout14b probes `hv_gen_*`: generators over `asnumpy()` / `tolist()`
+      data given to `join`, `sum`, `max`, `min`, `tuple`, `list` are rejected under LAX
+      (2 and 5 items), `any` / `all` and `join` over one item compile.
     """
 
     nodes = (ast.GeneratorExp,)
@@ -62,15 +78,33 @@ class GeneratorOverTolist(GraphRule):
         assert isinstance(node, ast.GeneratorExp)
         if not ctx.scope or ctx.scope.level != "lax":
             return  # STRICT refuses the `tolist` call itself (MS130)
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.Call) and ctx.qualname(parent.func) in _TAKES_GENERATOR:
+            return
         for gen in node.generators:
-            made = _tolist_of_tensor(gen.iter, ctx)
-            if made is not None:
+            made: ast.expr | None = _tolist_of_tensor(gen.iter, ctx)
+            if made is None and not _is_range(gen.iter, ctx) and host_data(gen.iter, ctx):
+                made = gen.iter
+            if made is not None and not _one_item(gen.iter, ctx):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"under LAX a generator over `{ctx.segment(made)}` (a Python list made at run time) fails to compile; compute it with tensor ops instead",
+                    f"under LAX a generator over `{ctx.segment(made)}` (Python data JIT Fallback makes from a tensor at run time) fails to compile; compute it with tensor ops (ops.* / Tensor methods), or return the tensor and do this Python post-processing outside construct",
                 )
                 return
+
+
+def _is_range(it: ast.expr, ctx: Context) -> bool:
+    """`range(len(vals))`: the items are ints of a range, not host data (not measured)."""
+    return isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range"
+
+
+def _one_item(it: ast.expr, ctx: Context) -> bool:
+    """Host data of one item (measured: `"-".join(... for i in ids)` over one id compiles)."""
+    from npu_lsp.rules.graphmode.host_list_iterated import _host_len
+
+    n = _host_len(it, ctx, 0)
+    return n is not None and n < 2
 
 
 def _tolist_of_tensor(it: ast.expr, ctx: Context) -> ast.Call | None:

@@ -13,7 +13,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.list_grown_from_host_data import _host_iterable
+from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
 Shape = tuple[int | None, ...]
@@ -36,6 +36,9 @@ _SAME_OPS = frozenset({"softmax", "log_softmax", "relu", "sigmoid", "tanh", "exp
 _SAME_CELLS = frozenset({"ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "Dropout", "Identity", "SiLU"})
 #: list methods that grow a list in place
 _GROW = frozenset({"append", "extend", "insert"})
+#: functions LAX runs by JIT Fallback on a list of run-time values, giving a sorted list
+#: (the position of the list among their arguments)
+_SORTING = {"builtins.sorted": 0, "heapq.nlargest": 1, "heapq.nsmallest": 1}
 
 
 @rule(code="MS193", name="host-list-iterated", severity="error", family="graphmode")
@@ -47,12 +50,17 @@ class HostListIterated(GraphRule):
     of them, or a name bound to one), in a network's `construct` or an `@ms.jit` function,
     when that list has 3 or more items: its length is read from the tensor every module-level
     call passes (`net(Tensor(np.random.randn(4, 10)))`) through indexing, one-axis reductions
-    (`argmax(axis=-1)`), `flatten`, `reshape` and `nn.Dense`. Whatever the length, it also
+    (`argmax(axis=-1)`), `flatten`, `reshape`, `nn.Dense`, `nn.Embedding` and `ops.topk` /
+    `Tensor.topk` (`k` a literal, a constant on `self`, an `__init__` argument or a
+    parameter every call gives one literal). A `for` appending tuples or lists of its own
+    variables (`out.append((i, v))`) is flagged from 2 items. Whatever the length, it also
     flags them over an item of such host data (`for row in idx.asnumpy().tolist():` then
-    `[int(r) for r in row]`), and over `sorted(lst, ...)` (maybe sliced, or a name bound to
-    it, also later in a loop holding both) of a local list holding Python values computed
-    from tensors and no tensor (`cands.append((i, float(x[i])))`), where the appending `for`
-    may append in a nested loop (beam search). An appended item the flow analysis cannot
+    `[int(r) for r in row]`, also `for j, c in enumerate(seq)` in `for seq, ps in zip(...)`),
+    and over `sorted(lst, ...)`, `heapq.nlargest(k, lst, ...)` or `heapq.nsmallest` (maybe
+    sliced, or a name bound to it, also later in a loop holding both) of a local list
+    holding Python values computed from tensors and no tensor (`cands.append((i,
+    float(x[i])))`), where the appending `for` may append in a nested loop (beam search),
+    when what it builds is read afterwards other than by returning it as it is. An appended item the flow analysis cannot
     type counts as Python data when it is a list display or comprehension, or reads the
     loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
     in ids.asnumpy().tolist()`).
@@ -65,7 +73,11 @@ class HostListIterated(GraphRule):
     input_data is ('c',) that contain unsupported element`, `'float' object has no attribute
     'append'` or `The pointer[seq_abs] is null`, whatever the loop does with the items. The
     same code over 1 or 2 items compiles, and so do `map(...)`, `sum(...)` and indexing the
-    list. STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+    list; appending tuples of the items fails over 2 already ("The prim 'ListAppend', the
+    input_data must be list and target must be scalar or tensor"). A list built over a
+    JIT Fallback `sorted` / `heapq.nlargest` result can be returned as it is, but `len`,
+    an index or a later sort of it fail ("'int' object has no attribute '__len__'",
+    "cannot get item by index from an empty sequence"). STRICT refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -103,11 +115,15 @@ class HostListIterated(GraphRule):
       `s2s_beam_search_python_lists`) and its probes `lx_tr_*` (rows of 2 and 5 items
       rejected; `sum(row)`, `row[0]` and tensor items compile) and `lx_sb_*` (`len`, an index
       and a `for` that accumulates a number over the sorted list compile); appended lists and
-      host values: `stdlib_collections_counter_vocab` and the probes `lx_ct_*`.
+      host values: `stdlib_collections_counter_vocab` and the probes `lx_ct_*`; the written
+      heldout14b probes `hv_topk_*` (k = 2 compiles, 3 and 4 are rejected, k from a literal,
+      `self`, `__init__` or a call argument), `hv_tolist_append_{tuple,list}_k*` (1 item
+      compiles, 2 are rejected), `hv_sorted_for_append_*` / `hv_nlargest_for_append_*` /
+      `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail).
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
-    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(")
+    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope
@@ -126,6 +142,8 @@ class HostListIterated(GraphRule):
                     return self._check(node, node.iter, "a `for` appending to a list", ctx)  # type: ignore[attr-defined]
                 return ()
             it, what = node.iter, "a `for` appending to a list"  # type: ignore[attr-defined]
+            if _appends_host_tuple(node.body, targets):  # type: ignore[attr-defined]
+                return self._check(node, it, what, ctx, least=2)
         else:
             if _tensor_items(node.elt, ctx):  # type: ignore[attr-defined]
                 return ()  # a list of tensors (`[x[i] for i in idx.tolist()]`) compiles
@@ -133,10 +151,10 @@ class HostListIterated(GraphRule):
             what = "a list comprehension"  # generators: MS173
         return self._check(node, it, what, ctx)
 
-    def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context) -> Iterable[Diagnostic]:
+    def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context, least: int = _LEAST) -> Iterable[Diagnostic]:
         if not _host_iterable(it, ctx, 0):
             made = _sorted_at_run_time(it, node, ctx)
-            if made is not None:
+            if made is not None and _result_read(node, ctx):
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -152,12 +170,13 @@ class HostListIterated(GraphRule):
                 )
             return
         n = _host_len(it, ctx, 0)
-        if n is None or n < _LEAST:
+        if n is None or n < least:
             return
+        many = "3 or more such items" if least == _LEAST else "2 or more such items when it appends tuples or lists of them"
         yield ctx.diagnostic(
             self,
             node,
-            f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over 3 or more such items; return the tensor and convert it outside the graph, or stay in tensor ops",
+            f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
         )
 
 
@@ -168,16 +187,23 @@ def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None
     such a row fails under LAX for rows of 2 and of 5 items ("unsupported operand type(s)
     for +: 'int' and 'list'", "'int' object has no attribute 'append'"), while `sum(row)`
     compiles."""
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id in ("enumerate", "zip") and len(it.args) == 1:
+        it = it.args[0]  # `for j, c in enumerate(seq)` over a row `seq`
     if type(it) is not ast.Name or ctx.function is None:
         return None
     p = ctx.parent(node)
     while p is not None and p is not ctx.function:
-        if type(p) is ast.For and type(p.target) is ast.Name and p.target.id == it.id:
+        if type(p) is ast.For and any(type(t) is ast.Name and t.id == it.id for t in _target_names(p.target)):
             if _host_iterable(p.iter, ctx, 0) and analyzer(ctx).single_assignment(it.id, ctx.function) is None:
                 return p
             return None
         p = ctx.parent(p)
     return None
+
+
+def _target_names(target: ast.expr) -> list[ast.expr]:
+    """`seq` of `for seq in ...` and of `for seq, ps in zip(...)`."""
+    return list(target.elts) if type(target) is ast.Tuple else [target]
 
 
 def _tensor_items(e: ast.expr, ctx: Context) -> bool:
@@ -202,6 +228,27 @@ def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False, target
                 return True
         elif nested and type(st) is ast.For and _grows_list(st.body, ctx, nested):
             return True
+    return False
+
+
+def _appends_host_tuple(body: list[ast.stmt], targets: set[str]) -> bool:
+    """The loop body appends a tuple or list display holding the loop's own variables
+    (`out.append((i, v))` in `for v, i in zip(vals.tolist(), idx.tolist())`). Measured
+    (written/heldout14b probes `hv_tolist_append_tuple_k*`, `hv_tolist_append_list_k*`,
+    `hv_topk_selfk_zip_k*`): over 2 host items LAX fails already ("The prim 'ListAppend',
+    the input_data must be list and target must be scalar or tensor"), over 1 it compiles,
+    and appending the scalars themselves over 2 compiles (`hv_zip_tolist_append_scalar_k2`)."""
+    for st in body:
+        for n in ast.walk(st):
+            if (
+                type(n) is ast.Call
+                and type(n.func) is ast.Attribute
+                and n.func.attr == "append"
+                and len(n.args) == 1
+                and type(n.args[0]) in (ast.Tuple, ast.List)
+                and any(type(x) is ast.Name and x.id in targets for x in ast.walk(n.args[0]))
+            ):
+                return True
     return False
 
 
@@ -253,9 +300,41 @@ def _enclosing_loops(node: ast.AST, ctx: Context) -> list[ast.AST]:
 def _runtime_sorted(e: ast.expr, ctx: Context) -> ast.Call | None:
     if type(e) is ast.Subscript and type(e.slice) is ast.Slice:
         e = e.value
-    if type(e) is not ast.Call or not e.args or ctx.qualname(e.func) != "builtins.sorted":
+    if type(e) is not ast.Call or not e.args:
         return None
-    return e if _runtime_items(e.args[0], ctx) else None
+    at = _SORTING.get(ctx.qualname(e.func) or "")
+    if at is None or len(e.args) <= at:
+        return None
+    return e if _runtime_items(e.args[at], ctx) else None
+
+
+def _result_read(node: ast.AST, ctx: Context) -> bool:
+    """What a comprehension or an appending `for` over a JIT Fallback `sorted` builds is read
+    by more than a `return` of it as it is. Measured (written/heldout14b probes
+    `hv_sorted_for_append_*`, `hv_nlargest_for_append_*`, `hv_heap_nlargest_comp`): the list
+    returned as it is compiles under LAX, while `len(out)`, `out[0]`, or a later `sorted` /
+    `heapq.nlargest` of it (beam search) fail."""
+    if isinstance(node, ast.ListComp):
+        return not _returned_as_is(node, ctx)
+    if not isinstance(node, ast.For) or ctx.function is None:
+        return True
+    grown = {
+        n.func.value.id
+        for n in ast.walk(node)
+        if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _GROW and type(n.func.value) is ast.Name
+    }
+    inside = {id(n) for n in ast.walk(node)}
+    for n in ast.walk(ctx.function):
+        if type(n) is ast.Name and n.id in grown and type(n.ctx) is ast.Load and id(n) not in inside and not _returned_as_is(n, ctx):
+            return True
+    return False
+
+
+def _returned_as_is(e: ast.AST, ctx: Context) -> bool:
+    p = ctx.parent(e)
+    if type(p) is ast.Tuple:
+        p = ctx.parent(p)
+    return type(p) is ast.Return
 
 
 def _runtime_items(e: ast.expr, ctx: Context) -> bool:
@@ -332,7 +411,12 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
         if s is not None:
             return None if analyzer(ctx).rebinds(e.id, ctx.function) else s
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
-        return _shape(bound, ctx, depth + 1) if bound is not None else None
+        if bound is not None:
+            return _shape(bound, ctx, depth + 1)
+        unpacked = analyzer(ctx).single_unpacking(e.id, ctx.function)
+        if unpacked is not None and len(unpacked[1]) == 1 and unpacked[1][0] in (0, 1):
+            return _topk_shape(unpacked[0], ctx, depth)  # `vals, idx = ops.topk(x, k)`
+        return None
     if isinstance(e, ast.Subscript):
         return _indexed(_shape(e.value, ctx, depth + 1), e.slice)
     if isinstance(e, ast.BinOp):
@@ -346,6 +430,8 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
         return None
     f = e.func
     q = ctx.qualname(f) or ""
+    if q in _TENSOR and e.args and isinstance(e.args[0], (ast.List, ast.Tuple)):
+        return _literal_shape(e.args[0])  # `ms.Tensor([tokens[-1]], ms.int32)`
     if q.startswith("mindspore.ops.") and e.args:
         last = q.rpartition(".")[2]
         if last in ("argmax", "argmin"):
@@ -388,7 +474,76 @@ def _cell_output(attr: str, call: ast.Call, ctx: Context, depth: int) -> Shape |
         return None
     if last == "Dense":
         return s[:-1] + (None,) if s else None
+    if last == "Embedding":
+        return (*s, None)
     return s if last in _SAME_CELLS else None
+
+
+def _topk_shape(call: ast.Call, ctx: Context, depth: int) -> Shape | None:
+    """Each result of `ops.topk(x, k)` / `x.topk(k)` along the last axis: `x`'s shape with
+    its last axis `k` (`k` a literal, a constant on `self`, or a parameter every call gives
+    one literal)."""
+    f = call.func
+    q = ctx.qualname(f) or ""
+    if q.startswith("mindspore.ops.") and q.endswith(".topk") and call.args:
+        x, rest = call.args[0], call.args[1:]
+    elif isinstance(f, ast.Attribute) and f.attr == "topk" and not q:
+        x, rest = f.value, call.args
+    else:
+        return None
+    if any(k.arg not in ("k", "sorted", "largest") for k in call.keywords) or len(rest) > 1:
+        return None
+    k = rest[0] if rest else _keyword(call, ("k",))
+    n = _const_int(k, ctx) if k is not None else None
+    s = _shape(x, ctx, depth + 1)
+    if n is None or not s:
+        return None
+    return (*s[:-1], n)
+
+
+def _const_int(e: ast.expr, ctx: Context) -> int | None:
+    """An int known while compiling: a literal, `self.k` assigned one literal in `__init__`,
+    or a parameter of the entry whose default and every module-level call give one literal."""
+    v = _int(e)
+    if v is not None:
+        return v
+    a = analyzer(ctx)
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        cls = a.owner_class(ctx.function)
+        held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        if len(held) != 1 or held[0] is None:
+            return None
+        v = _int(held[0])
+        if v is None and cls is not None and isinstance(held[0], ast.Name):
+            v = _init_int(cls, held[0].id, ctx)  # `self.beam = beam`, `beam=3` in `__init__`
+        return v
+    if isinstance(e, ast.Name) and not a.rebinds(e.id, ctx.function):
+        return param_int(e.id, ctx)
+    return None
+
+
+def _init_int(cls: ast.ClassDef, name: str, ctx: Context) -> int | None:
+    """The one literal int the parameter `name` of `cls.__init__` gets from every call
+    `Cls(...)` in the file (its default when a call leaves it out)."""
+    init = next((st for st in cls.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None)
+    if init is None:
+        return None
+    params = [p.arg for p in (*init.args.posonlyargs, *init.args.args)][1:]
+    if name not in params:
+        return None
+    i = params.index(name)
+    defaults = init.args.defaults
+    first = len(params) - len(defaults)
+    default = _int(defaults[i - first]) if i >= first else None
+    found: set[int | None] = set()
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == cls.name:
+            if any(isinstance(x, ast.Starred) for x in node.args) or any(k.arg is None for k in node.keywords):
+                return None
+            kw = next((k.value for k in node.keywords if k.arg == name), None)
+            arg = node.args[i] if i < len(node.args) else kw
+            found.add(_int(arg) if arg is not None else default)
+    return found.pop() if len(found) == 1 else None
 
 
 def _keyword(e: ast.Call, names: tuple[str, ...]) -> ast.expr | None:
@@ -472,6 +627,37 @@ def param_shape(name: str, ctx: Context) -> Shape | None:
         shapes = _entry_shapes(func, scope.kind, ctx)
         ctx.cache[key] = shapes
     return shapes.get(name)
+
+
+def param_int(name: str, ctx: Context) -> int | None:
+    """The one literal int every module-level call of the entry gives its parameter `name`
+    (a positional argument, or the default when the call leaves it out)."""
+    func = ctx.function
+    scope = ctx.scope
+    if scope is None or func is None or scope.function is not func or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    params = [*func.args.posonlyargs, *func.args.args]
+    names = [p.arg for p in params]
+    if scope.kind == "construct":
+        names = names[1:]
+    if name not in names:
+        return None
+    i = names.index(name)
+    defaults = func.args.defaults
+    first_default = len(params) - len(defaults)
+    pos = i + (1 if scope.kind == "construct" else 0)
+    default = _int(defaults[pos - first_default]) if pos >= first_default else None
+    callers = entry_callers(func, scope.kind, ctx)
+    if callers is None:
+        return None
+    found: set[int | None] = set()
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call) or not callers.calls(node):
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
+            return None
+        found.add(_int(node.args[i]) if i < len(node.args) else default)
+    return found.pop() if len(found) == 1 else None
 
 
 def _entry_shapes(func: ast.FunctionDef | ast.AsyncFunctionDef, kind: str, ctx: Context) -> dict[str, Shape]:

@@ -11,19 +11,15 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.host_values import HOST_METHODS as _HOST_METHODS
+from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names, _needs_elements
 
-#: tensor methods whose result is host data JIT Fallback computes at run time
-_HOST_METHODS = frozenset({"asnumpy", "tolist", "numpy"})
 #: list methods that change a list in place (measured: `pop` and `reverse` of a host list fail
 #: under LAX as `append` does, `sort` and `remove` compile)
 _IN_PLACE = frozenset({"append", "extend", "insert", "pop", "reverse"})
 #: of them, those called without arguments
 _NO_ARGS = frozenset({"pop", "reverse"})
-#: builtins that keep a host iterable a host iterable
-_WRAPPERS = frozenset({"set", "sorted", "list", "tuple", "enumerate", "reversed", "zip", "frozenset"})
-#: numpy / list methods chained on a host value (`x.asnumpy().flatten().tolist()`)
-_CHAINED = frozenset({"flatten", "ravel", "reshape", "tolist", "astype", "squeeze", "copy", "transpose", "T"})
 
 
 @rule(code="MS175", name="list-grown-from-host-data", severity="error", family="graphmode")
@@ -191,48 +187,6 @@ def _host_loops(ctx: Context) -> list[ast.For]:
     return hit
 
 
-def _host_iterable(e: ast.expr, ctx: Context, depth: int) -> bool:
-    if depth > 8:
-        return False
-    if isinstance(e, ast.Name):
-        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
-        return bound is not None and _host_iterable(bound, ctx, depth + 1)
-    if not isinstance(e, ast.Call):
-        return False
-    f = e.func
-    if isinstance(f, ast.Attribute):
-        if f.attr in _HOST_METHODS and not e.args and analyzer(ctx).kind(f.value) == Kind.TENSOR:
-            return True
-        if f.attr in _CHAINED or f.attr in _HOST_METHODS:
-            return _host_iterable(f.value, ctx, depth + 1)
-        return False
-    if isinstance(f, ast.Name) and e.args:
-        q = ctx.qualname(f) or ""
-        if q == "builtins.reversed" and depth == 0:
-            # LAX runs `reversed` of a `range` (even a constant one) or of graph values by JIT
-            # Fallback (measured: `for t in reversed(range(x.shape[0]))` and `for h in
-            # reversed(hs)` over a list of tensors add nothing to a list); of a constant
-            # list or tuple (`reversed(self.scales)`) it is folded and compiles, and so is
-            # `reversed(range(4))` of literal ints (written/algorithms probes `rev_range_*`:
-            # `reversed(range(4))` compiles indexing a tensor or a list of tensors,
-            # `reversed(range(x.shape[0]))` over the same list fails)
-            arg = e.args[0]
-            if isinstance(arg, ast.Call) and ctx.qualname(arg.func) == "builtins.range":
-                return not all(_literal_int(b) for b in arg.args)
-            return analyzer(ctx).kind(arg).dynamic
-        if q[9:] in _WRAPPERS and q.startswith("builtins."):
-            return any(_host_iterable(a, ctx, depth + 1) for a in e.args)
-        if q == "builtins.range" and len(e.args) == 1:
-            n = e.args[0]
-            return (
-                isinstance(n, ast.Call)
-                and ctx.qualname(n.func) == "builtins.len"
-                and len(n.args) == 1
-                and _host_iterable(n.args[0], ctx, depth + 1)
-            )
-    return False
-
-
 def _graph_list(e: ast.expr, ctx: Context) -> bool:
     """A local list of tensors computed in the graph: a name bound once, to a list display
     holding a run-time value or to `[]` grown (`append` / `insert`) with one. Measured under
@@ -333,13 +287,6 @@ def _reversed_graph_list(e: ast.expr, ctx: Context) -> bool:
         and ctx.qualname(e.func) == "builtins.reversed"
         and _graph_list(e.args[0], ctx)
     )
-
-
-def _literal_int(e: ast.expr) -> bool:
-    """`4` or `-1` written in the source."""
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
-        e = e.operand
-    return isinstance(e, ast.Constant) and type(e.value) is int
 
 
 def _is_reversed(e: ast.expr, ctx: Context) -> bool:

@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.host_values import host_item, host_names, host_scalar, reads
 
 #: dict methods whose first argument is a key
 _KEYED_METHODS = frozenset({"get", "pop", "setdefault"})
@@ -24,8 +25,12 @@ class TensorDictKey(GraphRule):
     of `d.get(x)`, `d.pop(x)` and `d.setdefault(x)` on a dict (`for idx in indices:
     counts[idx] = counts.get(idx, 0) + 1`, with `indices` a tensor); also a Python number
     read from a run-time tensor as the key of a lookup or a store (`self.weights[int(label)]`,
-    `table[step.item()]`, `d.get(float(t), 1.0)`, `d[int(t)] = v`), on a local dict or one
-    `__init__` stores on `self`.
+    `table[step.item()]`, `d.get(float(t), 1.0)`, `d[int(t)] = v`), on a local dict, one
+    `__init__` stores on `self` or a module-level dict (`PALETTE[int(t.argmax())]`). Under
+    either level also the key of a dict display that is such a number or an item of a
+    tensor's host data (`{t.item(): "top"}`, `{ids[0]: 1}` with `ids = t.tolist()`), and
+    the key of a dict comprehension over host data (`{PALETTE[k]: v for k, v in
+    Counter(t.asnumpy().tolist()).items()}`, `{NAMES[i]: v for i, v in enumerate(t.tolist())}`).
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,
@@ -35,7 +40,10 @@ class TensorDictKey(GraphRule):
     `dict_setitem evaluator` for lookups and stores). `int(t)` and `t.item()` do not help:
     their value is still unknown while compiling (`ValueAny`). A tensor the function builds
     from constants (`k = Tensor([1, 2])`, `Tensor(np.arange(6).reshape(2, 3))`) is a constant
-    tensor and a valid key, also inside a tuple key.
+    tensor and a valid key, also inside a tuple key. Keys made from host data (`tolist()`,
+    `asnumpy()`, a `Counter` of them) in a comprehension are `ValueAny` too, even an
+    `enumerate` index; a constant key with host values (`{NAMES[i]: vals[i] for i in
+    range(3)}`) and a plain `for` over `t.tolist()` storing `d[i] = 1` compile under LAX.
 
     ## Example
     ```python
@@ -57,9 +65,12 @@ class TensorDictKey(GraphRule):
 
     ## References
     - RULES.md, section 1: dict key that is a variable tensor.
+    - Host-value keys measured on MindSpore 2.10 with the written heldout14b probes
+      `hv_dict_*` (displays, comprehensions, lookups and stores: rejected at LAX and STRICT;
+      host values as dict values and `for` stores: compile under LAX).
     """
 
-    nodes = (ast.Dict, ast.Subscript, ast.Call)
+    nodes = (ast.Dict, ast.DictComp, ast.Subscript, ast.Call)
     calls = _KEYED_METHODS  # of the calls, `d.get(k)`, `d.pop(k)`, `d.setdefault(k, v)`
     callee = (ast.Attribute,)
 
@@ -77,6 +88,8 @@ class TensorDictKey(GraphRule):
             if isinstance(f, ast.Attribute) and f.attr in _KEYED_METHODS and node.args:
                 return self._keyed(f.value, node.args[0], ctx)
             return ()
+        if isinstance(node, ast.DictComp):
+            return self._comprehension(node, ctx)
         assert isinstance(node, ast.Dict)
         return self._display(node, ctx)
 
@@ -93,22 +106,39 @@ class TensorDictKey(GraphRule):
                     f"dict key `{ctx.segment(key)}` is a run-time tensor; graph dict keys must be constants",
                 )
                 return
+            if key is not None and host_item(key, ctx):
+                # `{int(t.argmax()): 1}`, `{t.item(): "top"}`, `{ids[0]: 1}` with `ids =
+                # t.tolist()` (measured, written/heldout14b probes `hv_dict_display_key_*`:
+                # `make_dict evaluator key only supports ... but got ValueAny` at LAX and STRICT)
+                yield ctx.diagnostic(self, key, _host_key_message(key, ctx))
+                return
+
+    def _comprehension(self, node: ast.DictComp, ctx: Context) -> Iterable[Diagnostic]:
+        """`{PALETTE[k]: v for k, v in Counter(t.tolist()).items()}`, `{i: 1 for i in
+        t.tolist()}`: keys made from items of host data are `ValueAny` in the graph's
+        `make_dict` (measured, written/heldout14b probes `hv_dict_comp_key_*`, rejected at
+        LAX and STRICT; a constant key with host values, `{NAMES[i]: vals[i] for i in
+        range(3)}`, compiles under LAX)."""
+        key = node.key
+        if host_item(key, ctx) or reads(key, host_names(node, ctx)):
+            yield ctx.diagnostic(self, key, _host_key_message(key, ctx))
 
     def _keyed(self, receiver: ast.expr, key: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
         """`d[key]`, `d.get(key)`...: MindSpore resolves dict lookups and stores while
         compiling (`dict_getitem` / `dict_setitem` evaluators), so a run-time tensor key
         fails as in a display."""
         a = analyzer(ctx)
-        if a.type_class(receiver) != "dict" and not _self_dict(receiver, ctx):
+        local = a.type_class(receiver) == "dict" or _self_dict(receiver, ctx)
+        if not local and not _module_dict(receiver, ctx):
             return
         kind = a.kind(key)
-        if kind == Kind.TENSOR and not _constant_key(key, ctx):
+        if kind == Kind.TENSOR and local and not _constant_key(key, ctx):
             yield ctx.diagnostic(
                 self,
                 key,
                 f"dict key `{ctx.segment(key)}` is a run-time tensor; graph dict lookups and stores need constant keys",
             )
-        elif kind == Kind.VAR and _scalar_read(key, ctx):
+        elif kind == Kind.VAR and host_scalar(key, ctx):
             # `d[int(t)]`, `d[t.item()]`: a Python number read from a run-time tensor is
             # still unknown while compiling (measured: `dict_getitem evaluator ... but got
             # ValueAny` at LAX and STRICT, for a dict literal and one held on `self`)
@@ -129,23 +159,30 @@ def _self_dict(receiver: ast.expr, ctx: Context) -> bool:
     return bool(values) and all(isinstance(v, ast.Dict) for v in values)
 
 
-def _scalar_read(key: ast.expr, ctx: Context) -> bool:
-    """`int(t)`, `float(t)`, `t.item()` (or a name bound once to one): a graph scalar of a
-    run-time tensor. A loop variable over `t.tolist()` is not one: LAX runs that loop in
-    Python and its keys are real numbers (measured: compiles)."""
-    if isinstance(key, ast.Name):
-        bound = analyzer(ctx).single_assignment(key.id, ctx.function)
-        if bound is None:
-            return False
-        key = bound
-    if not isinstance(key, ast.Call) or len(key.args) + len(key.keywords) > 1:
+def _module_dict(receiver: ast.expr, ctx: Context) -> bool:
+    """A module-level name bound to a dict display (`PALETTE = {0: "road"}`) that the
+    function does not bind (measured, written/heldout14b probe `hv_dict_getitem_host_key`:
+    `PALETTE[int(t.argmax())]` fails with `dict_getitem evaluator key only supports ...`)."""
+    if not isinstance(receiver, ast.Name) or ctx.function is None:
         return False
-    f = key.func
-    if isinstance(f, ast.Name):
-        return f.id in ("int", "float") and len(key.args) == 1
-    return isinstance(f, ast.Attribute) and f.attr == "item" and not key.args
+    a = analyzer(ctx)
+    if a.first_binding_line(receiver.id, ctx.function) is not None:
+        return False
+    bound = [
+        st.value
+        for st in ctx.tree.body
+        if isinstance(st, (ast.Assign, ast.AnnAssign))
+        and any(isinstance(t, ast.Name) and t.id == receiver.id for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+    ]
+    return len(bound) == 1 and isinstance(bound[0], ast.Dict)
 
 
+def _host_key_message(key: ast.expr, ctx: Context) -> str:
+    return (
+        f"dict key `{ctx.segment(key)}` is a Python value read from a run-time tensor, unknown while compiling;"
+        " graph dicts need constant keys: keep the counts or scores in a tensor indexed by class (ops.* /"
+        " Tensor methods), or build the dict outside construct"
+    )
 def _constant_key(key: ast.expr, ctx: Context) -> bool:
     """A tensor built from constants, or a tuple of those and constants (`(1, (t, "3"))`)."""
     if isinstance(key, ast.Name):

