@@ -50,6 +50,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     map_closure_free_variable,
     mask_setitem_runtime_length_value,
     match_statement,
+    method_statement_on_call,
     missing_return_on_tensor_branch,
     namespace_dict_subscript,
     nested_comprehension,

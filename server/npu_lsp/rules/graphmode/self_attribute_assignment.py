@@ -23,7 +23,7 @@ _SETTING_METHODS = frozenset({"set_train", "set_grad", "to_float", "add_flags", 
 #: receiver (`T.append(v)` -> `T = T.append(v)`; `parse_expr_statement_white_list` of 2.10's
 #: `graph/_parse/parser.py`). With `T` an item of a `self` attribute (`self.d["k"]`) that
 #: assignment is an assign subscript of `self.d`, refused under STRICT unless it is a Parameter.
-_EXPANDED_METHODS = frozenset(
+EXPANDED_METHODS = frozenset(
     {"append", "insert", "clear", "reverse", "extend", "update", "register_hook"}
 )
 
@@ -150,7 +150,7 @@ class SelfAttributeAssignment(GraphRule):
                 )
             elif (
                 isinstance(f, ast.Attribute)
-                and f.attr in _EXPANDED_METHODS
+                and f.attr in EXPANDED_METHODS
                 and isinstance(ctx.parent(node), ast.Expr)
                 and (held := _self_item_target(f.value)) is not None
                 and held not in _self_parameters(ctx)
