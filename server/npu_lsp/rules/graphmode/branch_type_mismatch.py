@@ -110,8 +110,8 @@ def _false_path_values(node: ast.If, ctx: Context, func: ast.AST | None) -> dict
     key = ("MS119.before", id(node))
     hit: dict[str, ast.expr] | None = ctx.cache.get(key)
     if hit is None:
-        assigned = _assigned(node.body)
-        hit = ctx.cache[key] = preceding_values(node, ctx, set(assigned), func) if assigned else {}
+        names = set(_assigned(node.body)) | set(_augmented(node.body))
+        hit = ctx.cache[key] = preceding_values(node, ctx, names, func) if names else {}
     return hit
 
 
@@ -761,10 +761,20 @@ class BranchTypeMismatch(GraphRule):
     ) -> tuple[str, ast.AST] | None:
         left = _assigned(node.body)
         right, where = (_assigned(node.orelse), node.orelse[0]) if node.orelse else (before, node)
+        # `total += t` under the `if` with `total = 0.0` before it: a Python number plus a
+        # tensor leaves a tensor, joined with the number the false path keeps (measured:
+        # "Type Join Failed: Abstract type AbstractTensor cannot join with AbstractScalar", as
+        # for `total = total + t`); any other augmented value is left alone
+        grown = {} if node.orelse else {n: v for n, v in _augmented(node.body).items() if n not in left}
         vals = values(ctx)
         strict = bool(ctx.scope and ctx.scope.strict)
-        for name in sorted(left.keys() & right.keys()):
-            if _same_sub_cell_call(left[name], right[name], node, vals, ctx):
+        for name in sorted((left.keys() | grown.keys()) & right.keys()):
+            if name in grown:
+                x = vals.of(grown[name], None, env)
+                if not (isinstance(x, av.Tensor) and isinstance(vals.of(right[name], None, env), av.Scalar)):
+                    continue
+                left[name] = grown[name]
+            elif _same_sub_cell_call(left[name], right[name], node, vals, ctx):
                 continue  # one value on both paths: it joins, and its dtype (a solve) is never asked
             # the other side is asked only when this one is known (a dtype costs a solve)
             x = vals.of(left[name], None, env)
