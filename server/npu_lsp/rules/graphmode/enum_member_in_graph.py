@@ -1,0 +1,171 @@
+"""MS192: enum members in compiled code: an int enum's member is a plain int there, and a
+plain enum's member cannot be the right side of `is`."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.helpers import GraphRule
+
+#: enum bases whose members MindSpore converts to an Int (`int` itself as a mixin counts too)
+_INT_ENUMS = frozenset({"enum.IntEnum", "enum.IntFlag"})
+#: enum bases whose members stay Python objects in a graph
+_OBJECT_ENUMS = frozenset({"enum.Enum", "enum.Flag"})
+#: member attributes measured to fail on the Int a member becomes
+_MEMBER_ATTRS = frozenset({"value", "name"})
+
+
+@rule(code="MS192", name="enum-member-in-graph", severity="error", family="graphmode")
+class EnumMemberInGraph(GraphRule):
+    """## What it does
+    Flags two uses of `enum` members in compiled code: `.value` or `.name` of a member of an
+    `IntEnum` / `IntFlag` (`Tok.BOS.value`, `self.pad_id.value` after `self.pad_id =
+    Tok.PAD`), and `is` / `is not` with a member of a plain `Enum` on the right
+    (`if self.mode is Mode.EVAL:`).
+
+    ## Why is this bad?
+    MindSpore 2.10 converts an int enum's member to the integer it is, so the member has no
+    attributes left: `AttributeError: 'Int' object has no attribute 'value'`. A plain
+    enum's member stays a Python object, and the graph's `is` takes only Int, Bool, String,
+    None and Type on its right: `TypeError: For syntax like 'a is b', b supports Int, Bool,
+    String, None and Type, but got PythonObject`. Both at every syntax level; PyNative runs
+    the code. The member itself (`x + Tok.BOS`, `x[Tok.BOS]`), `==` between members, and
+    `.value` / `.name` of a plain enum's member compile.
+
+    ## Example
+    ```python
+    def construct(self, ids):
+        if self.mode is Mode.EVAL:
+            return ids
+        return ops.fill(ids.dtype, ids.shape, Tok.PAD.value)
+    ```
+
+    ## Use instead
+    ```python
+    def construct(self, ids):
+        if self.mode == Mode.EVAL:
+            return ids
+        return ops.fill(ids.dtype, ids.shape, int(Tok.PAD))
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level). Measured on MindSpore 2.10 with
+      written/famc probes `en_*` (IntEnum `.value` / `.name` on the class and through
+      `self`, `is` / `is not` against an `Enum` member rejected at LAX and STRICT; `==`,
+      indexing with an IntEnum member and a plain member's `.value` / `.name` compile).
+    """
+
+    nodes = (ast.Attribute, ast.Compare)
+
+    def applies(self, ctx: Context) -> bool:
+        return bool(_enum_classes(ctx))
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        classes = _enum_classes(ctx)
+        if not classes:
+            return
+        if isinstance(node, ast.Attribute):
+            if node.attr in _MEMBER_ATTRS and isinstance(node.ctx, ast.Load):
+                member = _member(node.value, classes, ctx)
+                if member is not None and classes[member[0]] == "int":
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{ctx.segment(node.value)}` is a member of the int enum `{member[0]}`, which compiled code sees as a "
+                        f"plain int: it has no `.{node.attr}` (use the member itself, or `int(...)` of it)",
+                    )
+            return
+        assert isinstance(node, ast.Compare)
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                member = _member(right, classes, ctx)
+                if member is not None and classes[member[0]] == "object":
+                    spelled = "is not" if isinstance(op, ast.IsNot) else "is"
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{spelled}` with the enum member `{ctx.segment(right)}` on its right: compiled code compares "
+                        f"with `is` only Int, Bool, String, None and Type; use `==`",
+                    )
+                    return
+
+
+def _enum_classes(ctx: Context) -> dict[str, str]:
+    """Module-level enum classes of the file: name -> "int" (members become ints in a
+    graph) or "object"."""
+    hit = ctx.cache.get("MS192")
+    if isinstance(hit, dict):
+        return hit
+    out: dict[str, str] = {}
+    if "Enum" in ctx.text or "Flag" in ctx.text:
+        for st in ctx.tree.body:
+            if isinstance(st, ast.ClassDef):
+                bases = {ctx.qualname(b) or "" for b in st.bases}
+                if bases & _INT_ENUMS or ("builtins.int" in bases and bases & _OBJECT_ENUMS):
+                    out[st.name] = "int"
+                elif bases & _OBJECT_ENUMS and not any(b.startswith("builtins.") for b in bases):
+                    out[st.name] = "object"
+    ctx.cache["MS192"] = out
+    return out
+
+
+def _member(e: ast.expr, classes: dict[str, str], ctx: Context) -> tuple[str, str] | None:
+    """(enum class, member) for `Cls.MEMBER`, or `self.attr` that `__init__` binds only to one."""
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id in classes:
+        if e.value.id == "self":
+            return None
+        cls = _class_named(e.value.id, ctx)
+        if cls is not None and e.attr in _members(cls):
+            return e.value.id, e.attr
+        return None
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        values = _self_values(e.attr, ctx)
+        if len(values) == 1:
+            return _member(values[0], classes, ctx)
+    return None
+
+
+def _class_named(name: str, ctx: Context) -> ast.ClassDef | None:
+    binds = ctx.module_bindings().get(name, [])
+    return binds[0] if len(binds) == 1 and isinstance(binds[0], ast.ClassDef) else None
+
+
+def _members(cls: ast.ClassDef) -> set[str]:
+    return {
+        t.id
+        for st in cls.body
+        if isinstance(st, ast.Assign)
+        for t in st.targets
+        if isinstance(t, ast.Name) and not t.id.startswith("_")
+    }
+
+
+def _self_values(attr: str, ctx: Context) -> list[ast.expr]:
+    """The values the enclosing class's methods assign to `self.<attr>` (any method: one
+    binding only counts)."""
+    func = ctx.function
+    cls: ast.AST | None = func
+    while cls is not None and not isinstance(cls, ast.ClassDef):
+        cls = ctx.parent(cls)
+    if cls is None:
+        return []
+    out: list[ast.expr] = []
+    for n in ast.walk(cls):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and t.attr == attr
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"
+                ):
+                    out.append(n.value if n.value is not None and not isinstance(n, ast.AugAssign) else t)
+    return out
