@@ -11,7 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import Env, values
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.mappers import mapper_of
+from npu_lsp.rules.graphmode.mappers import mapper_class, mapper_of
 
 _KIND = {"AbstractTuple": "a tuple", "AbstractList": "a list", "AbstractDictionary": "a dict"}
 
@@ -90,6 +90,16 @@ class MapArgumentTypes(GraphRule):
 
     nodes = (ast.Call,)
 
+    def applies(self, ctx: Context) -> bool:
+        return bool(_candidates(ctx))  # `file_calls`: no mapper, no MultitypeFuncGraph here
+
+    def file_calls(self, ctx: Context) -> frozenset[str] | None:
+        return _candidates(ctx)
+
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        # `mapper_of`: a mapper built inline, a name, or `self.<attr>`
+        return callee is ast.Call or callee is ast.Name or (callee is ast.Attribute and receiver == "self")
+
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
         if not node.args or ctx.function is None or node.keywords:
@@ -99,8 +109,6 @@ class MapArgumentTypes(GraphRule):
             return ()
         if isinstance(f, ast.Name) and f.id in _overloads(ctx):
             return self._check(node, node.args, None, (f.id, []), ctx)  # `_add(x, y)` itself
-        if not (isinstance(f, ast.Name) and f.id == "map") and not _mentions_map(ctx):
-            return ()
         found = mapper_of(f, ctx.function, ctx)
         if found is None:
             return ()
@@ -273,10 +281,26 @@ def _sig_fits(sig: tuple[str, ...], given: list[av.Value]) -> bool | None:
     return out
 
 
-def _mentions_map(ctx: Context) -> bool:
-    hit: bool | None = ctx.cache.get("ms157-mentions-map")
+def _candidates(ctx: Context) -> frozenset[str]:
+    """The called names (`engine.called_name`) of the calls that may run a mapper or a
+    MultitypeFuncGraph in this file: Python's `map`, the MultitypeFuncGraphs, the names and
+    attributes bound to `HyperMap(...)` / `Map(...)`, and "" for one built inline."""
+    key = "ms187-candidates"
+    hit: frozenset[str] | None = ctx.cache.get(key)
     if hit is None:
-        hit = ctx.cache["ms157-mentions-map"] = ctx.mentions("Map")
+        names: set[str] = set(_overloads(ctx))
+        if ctx.mentions("map"):
+            names.add("map")
+        if ctx.mentions("Map"):
+            names.add("")
+            for n in ast.walk(ctx.tree):
+                if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and mapper_class(ctx.qualname(n.value.func)):
+                    for t in n.targets:
+                        if isinstance(t, ast.Name):
+                            names.add(t.id)
+                        elif isinstance(t, ast.Attribute):
+                            names.add(t.attr)
+        hit = ctx.cache[key] = frozenset(names)
     return hit
 
 
