@@ -566,7 +566,23 @@ class Values:
                 if not isinstance(mapped, ast.expr):
                     return av.UNKNOWN
                 return _same_kind(self.reaching(mapped, func, env, depth + 1))
+            if not self._answers_call(e, func, q):
+                # a held sub-cell or object (`self.grad_reducer(grads)`, which gives back a
+                # tuple): `of` takes its result for a tensor when its dtype follows, a guess
+                return av.UNKNOWN
         return self.of(e, func, env)
+
+    def _answers_call(self, e: ast.Call, func: ast.AST | None, q: str) -> bool:
+        """Does `of` know what this call returns (not guess it): a function of MindSpore or
+        a builtin, the user's own function it inlines, a tensor's method?"""
+        if q.startswith(("mindspore.", "builtins.")) or self.callee(e, func) is not None:
+            return True
+        f = e.func
+        return (
+            isinstance(f, ast.Attribute)
+            and not (isinstance(f.value, ast.Name) and f.value.id == "self")
+            and isinstance(self.of(f.value, func), av.Tensor)
+        )
 
     def _reaching_binding(self, name: ast.Name, func: ast.AST | None) -> tuple[bool, list[ast.expr] | None]:
         """(some statement before the read binds `name`, the values the last bindings on the
