@@ -14,6 +14,8 @@ import ast
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode import constructed
+from npu_lsp.rules.graphmode.dynamic_shape import _COMPREHENSIONS, _binds
 from npu_lsp.rules.graphmode.flow import (
     Analyzer,
     Kind,
@@ -23,6 +25,8 @@ from npu_lsp.rules.graphmode.flow import (
     grad_of_loop_lambda,
 )
 from npu_lsp.rules.graphmode.helpers import returns_in
+from npu_lsp.rules.graphmode.mappers import mapper_of
+from npu_lsp.rules.graphmode.parameter_receivers import is_parameter_container
 from npu_lsp.rules.graphmode.values import _callees, instances
 
 _SHAPE_CALLS = frozenset({"mindspore.ops.shape", "mindspore.ops.function.array_func.shape"})
@@ -57,6 +61,9 @@ class Values:
         self._context: tuple[ast.AST, Env] | None = None
         self._inlining: list[ast.AST] = []
         self._contexts: dict[int, list[tuple[ast.Call, Env]]] = {}
+        self._held: dict[tuple[int, str], av.Value] = {}
+        #: does the file name a gradient transform at all (most files don't)?
+        self._grads_here = any(ctx.mentions(w) for w in _GRAD_TRANSFORMS)
 
     def of(self, e: ast.AST, func: ast.AST | None = None, env: Env | None = None) -> av.Value:
         """The value of `e` inside `func`; with `env`, in the call context where `func`'s
@@ -113,6 +120,33 @@ class Values:
                         hit.append((site.call, env))
             self._contexts[key] = hit
         return hit
+
+    def reaching_contexts(self, func: ast.AST | None) -> list[Env]:
+        """`contexts`, with each argument's value where the call reads it (`reaching`): the
+        values each call of `func` in this file's compiled code gives its parameters."""
+        if not isinstance(func, ast.FunctionDef):
+            return []
+        out: list[Env] = []
+        scope = self.ctx.scopes.scope_for(func)
+        args = func.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args]]
+        if params and params[0] in ("self", "cls") and not _is_static(func):
+            params = params[1:]
+        for site in getattr(scope, "call_sites", ())[:_CONTEXTS]:
+            call = site.call
+            if site.path != self.ctx.path or call is None or site.caller_node is None:
+                continue
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                continue
+            env: Env = {}
+            for name, arg in zip(params, call.args, strict=False):
+                env[name] = self.reaching(arg, site.caller_node)
+            for kw in call.keywords:
+                if kw.arg is not None:
+                    env[kw.arg] = self.reaching(kw.value, site.caller_node)
+            if any(v.known for v in env.values()):
+                out.append(env)
+        return out
 
     def callee(self, call: ast.Call, func: ast.AST | None) -> ast.FunctionDef | None:
         """The user function a call in compiled code compiles (helper, method, sub-cell
@@ -300,6 +334,9 @@ class Values:
     # ------------------------------------------------------------------ attributes and items
     def _attribute(self, e: ast.Attribute, func: ast.AST | None, d: int) -> av.Value:
         if isinstance(e.value, ast.Name) and e.value.id == "self":
+            held = self._parameter_container(e.attr, func)
+            if held.known:
+                return held
             if self.a.kind(e, func) == Kind.TENSOR:
                 return av.Tensor()
             # a number or str `__init__` stored from a constant or a constructor argument
@@ -325,6 +362,67 @@ class Values:
         if e.attr in ("T", "mT"):
             return av.Tensor(recv.dtype, recv.rank)
         return av.UNKNOWN
+
+    def _parameter_container(self, attr: str, func: ast.AST | None) -> av.Value:
+        """`self.<attr>` holding Parameters: a `ParameterTuple`, `net.trainable_params()`,
+        an optimizer's `parameters`, their `clone(...)`, given to `__init__` or built there.
+        The compiled Cell holds each as a tuple (measured, trainsteps probes `mh_hm_*`: a
+        list of Parameters kept on `self` maps together with a tuple, not with a list); a
+        tuple or list display of constants stays what it is."""
+        cls = self.a.owner_class(func)
+        if cls is None or not self.a._self_values(cls).get(attr):
+            return av.UNKNOWN
+        key = (id(cls), attr)
+        hit = self._held.get(key)
+        if hit is None:
+            hit = self._held[key] = self._held_parameters(cls, attr)
+        return hit
+
+    def _set_elsewhere(self, cls: ast.ClassDef, attr: str) -> bool:
+        """Is `<x>.<attr>` set anywhere but by one statement of `cls` (another method, a
+        subclass, `net.<attr> = ...`, `setattr`)? Another class's own `self.<attr>` is not."""
+        sets = instances(self.ctx)._attr_sets()
+        if not sets:
+            return True  # none recorded: `setattr` with a computed name may set anything
+        mine = 0
+        for st in sets.get(attr, ()):
+            owner = self.a.owner_class(st)
+            targets = getattr(st, "targets", None) or [getattr(st, "target", None)]
+            own = all(
+                isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets
+            )
+            if owner is cls:
+                mine += 1
+            elif not own or owner is None or owner.name in {b.id for b in cls.bases if isinstance(b, ast.Name)}:
+                return True
+            elif any(isinstance(b, ast.Name) and b.id == cls.name for b in owner.bases):
+                return True  # a subclass sets it
+        return mine != 1
+
+    def _held_parameters(self, cls: ast.ClassDef, attr: str) -> av.Value:
+        if self._set_elsewhere(cls, attr):
+            return av.UNKNOWN
+        found = constructed.sources(cls, attr, self.ctx)
+        if not found:
+            return av.UNKNOWN
+        held: av.Value | None = None
+        for e, where in found:
+            value = constructed.built(e, where, self.ctx)
+            where = where if where is not None else self.ctx.tree  # module level
+            if value is None:
+                return av.UNKNOWN
+            if is_parameter_container(value, self.ctx, where):
+                v: av.Value = av.Sequence("tuple")
+            elif isinstance(value, (ast.Tuple, ast.List)) and all(isinstance(x, ast.Constant) for x in value.elts):
+                # a display of constants keeps its kind (measured, `mh_hm_float_list_attr_*`);
+                # its length is left open (`append` in a method may grow it)
+                v = av.Sequence("tuple" if isinstance(value, ast.Tuple) else "list")
+            else:
+                return av.UNKNOWN
+            if held is not None and v != held:
+                return av.UNKNOWN
+            held = v
+        return held if held is not None else av.UNKNOWN
 
     def _subscript(self, e: ast.Subscript, func: ast.AST | None, d: int) -> av.Value:
         if isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and not isinstance(e.slice, ast.Slice):
@@ -357,8 +455,13 @@ class Values:
             return self._builtin(last, e, func, d)
         if isinstance(f, ast.Call) and grad_of_loop_lambda(f, self.ctx):
             return av.UNKNOWN
+        if self._grads_here and self._differentiates(f, func, 0):
+            return av.UNKNOWN  # the gradients: a tuple, or a tensor, as the transform was built
         if q in _STR_CALLS:
             return av.Str()
+        kept = self._kept_sequence(e, func, q, last, d)
+        if kept is not None:
+            return kept
         if last.lower() == "cast" and len(e.args) >= 2 and q.startswith("mindspore."):
             target = self._value(e.args[1], func, d)
             src = self._value(e.args[0], func, d)
@@ -367,6 +470,9 @@ class Values:
         fixed = av.ops_function_dtype(q)
         if fixed is not None:
             return av.Tensor(fixed)
+        if q.startswith("mindspore.") and last in _FOLDED_CREATORS and self.a.folded_tensor(e, func):
+            dtype = explicit_dtype(e, self.ctx) or self.a.dtype_of(e, func) or _FOLDED_CREATORS[last]
+            return av.Tensor(dtype, folded=True)
         if isinstance(f, ast.Attribute) and f.attr in ("astype", "to") and e.args:
             target = self._value(e.args[0], func, d)
             recv = self._value(f.value, func, d)
@@ -389,6 +495,154 @@ class Values:
             if t == "tensor" or dtype is not None:
                 return av.Tensor(dtype)
         return av.UNKNOWN
+
+    def _differentiates(self, f: ast.expr, func: ast.AST | None, depth: int) -> bool:
+        """Is `f(...)` a call of what a gradient transform built: `ms.value_and_grad(...)`,
+        `ms.grad(...)`, `ops.GradOperation(...)(net, weights)`, directly or through a local,
+        a module-level name or `self.<attr>` bound to one?"""
+        if depth > 3:
+            return False
+        if isinstance(f, ast.Call):
+            q = self.ctx.qualname(f.func) or ""
+            if q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in _GRAD_TRANSFORMS:
+                return True
+            return self._differentiates(f.func, func, depth + 1)
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+            cls = self.a.owner_class(func)
+            held = self.a._self_values(cls).get(f.attr, []) if cls is not None else []
+            return any(v is not None and self._differentiates(v, func, depth + 1) for v in held)
+        if isinstance(f, ast.Name):
+            bound = constructed.built(f, func, self.ctx)
+            return bound is not None and self._differentiates(bound, func, depth + 1)
+        return False
+
+    def _kept_sequence(self, e: ast.Call, func: ast.AST | None, q: str, last: str, d: int) -> av.Value | None:
+        """The result of a call mapping over a sequence (`_mapped`); None: not such a call."""
+        mapped = self._mapped(e, func, q, last)
+        if mapped is None:
+            return None
+        return _same_kind(self._value(mapped, func, d)) if isinstance(mapped, ast.expr) else av.UNKNOWN
+
+    def _mapped(self, e: ast.Call, func: ast.AST | None, q: str, last: str) -> ast.expr | bool | None:
+        """The sequence a call maps over, when its result is a sequence of that kind and
+        length: HyperMap and Map build their result with the kind of what they map, and
+        `ops.clip_by_global_norm` hyper-maps over its first argument (measured, trainsteps
+        probes `mh_step_fn_clip_*`: a list stays a list). False: such a call, but which
+        sequence is not known; None: not such a call."""
+        if last == "clip_by_global_norm" and q.startswith("mindspore."):
+            return e.args[0] if e.args else False
+        mapper = mapper_of(e.func, func, self.ctx) if not q.startswith("builtins.") else None
+        if mapper is None:
+            return None
+        args = e.args if mapper[1] else e.args[1:]
+        return args[0] if args and not any(isinstance(a, ast.Starred) for a in args) else False
+
+    # ------------------------------------------------------------------ values where read
+    def reaching(self, e: ast.expr, func: ast.AST | None, env: Env | None = None, depth: int = 0) -> av.Value:
+        """The value `e` has where it is read. A name holds what its last binding on the way
+        to the read gave it (straight-line code, and the side of an `if` MindSpore folds that
+        it compiles); a parameter not rebound before the read holds what the call context
+        `env` gives it. Unlike `of`, which knows a name only when all its bindings agree."""
+        if depth > _INLINE_DEPTH * 4:
+            return av.UNKNOWN
+        if isinstance(e, ast.Name):
+            found, bound = self._reaching_binding(e, func)
+            if not found:
+                params = _params(func)
+                return env.get(e.id, av.UNKNOWN) if env and e.id in params else av.UNKNOWN
+            if bound is None:
+                return av.UNKNOWN
+            out = self.reaching(bound[0], func, env, depth + 1)
+            for other in bound[1:]:  # the sides of an `if` on a tensor meet after it
+                j = av.join(out, self.reaching(other, func, env, depth + 1), av.Site.PHI)
+                if j.error is not None:
+                    return av.UNKNOWN
+                out = j.value
+            return out
+        if isinstance(e, ast.Call):
+            q = self.ctx.qualname(e.func) or ""
+            mapped = self._mapped(e, func, q, q.rsplit(".", 1)[-1] if q else "")
+            if mapped is not None:
+                if not isinstance(mapped, ast.expr):
+                    return av.UNKNOWN
+                return _same_kind(self.reaching(mapped, func, env, depth + 1))
+            if not self._answers_call(e, func, q):
+                # a held sub-cell or object (`self.grad_reducer(grads)`, which gives back a
+                # tuple): `of` takes its result for a tensor when its dtype follows, a guess
+                return av.UNKNOWN
+        return self.of(e, func, env)
+
+    def _answers_call(self, e: ast.Call, func: ast.AST | None, q: str) -> bool:
+        """Does `of` know what this call returns (not guess it): a function of MindSpore or
+        a builtin, the user's own function it inlines, a tensor's method?"""
+        if q.startswith(("mindspore.", "builtins.")) or self.callee(e, func) is not None:
+            return True
+        f = e.func
+        return (
+            isinstance(f, ast.Attribute)
+            and not (isinstance(f.value, ast.Name) and f.value.id == "self")
+            and isinstance(self.of(f.value, func), av.Tensor)
+        )
+
+    def _reaching_binding(self, name: ast.Name, func: ast.AST | None) -> tuple[bool, list[ast.expr] | None]:
+        """(some statement before the read binds `name`, the values the last bindings on the
+        way gave it when each is a plain `name = value`: one, or one per side of an `if`
+        that MindSpore compiles both sides of)."""
+        child: ast.AST = name
+        parent = self.ctx.parent(name)
+        while parent is not None and parent is not func:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return True, None
+            if isinstance(parent, _COMPREHENSIONS) and any(_binds(g.target, name.id) for g in parent.generators):
+                return True, None
+            found, value = self._block_before(parent, child, name.id, func)
+            if found:
+                return found, value
+            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.Try)) and _binds(parent, name.id):
+                return True, None  # a later iteration, or a handler, may see another binding
+            child, parent = parent, self.ctx.parent(parent)
+        if parent is None:
+            return True, None
+        return self._block_before(parent, child, name.id, func)
+
+    def _block_before(
+        self, parent: ast.AST, child: ast.AST, name: str, func: ast.AST | None
+    ) -> tuple[bool, list[ast.expr] | None]:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and child in block:
+                return self._last_binding(block[: block.index(child)], name, func)
+        return False, None
+
+    def _last_binding(self, block: list[ast.stmt], name: str, func: ast.AST | None) -> tuple[bool, list[ast.expr] | None]:
+        for i in range(len(block) - 1, -1, -1):
+            st = block[i]
+            if not _binds(st, name):
+                continue
+            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                t = st.targets[0]
+                return True, [st.value] if isinstance(t, ast.Name) and t.id == name else None
+            if not isinstance(st, ast.If):
+                return True, None
+            live = self._folded(st.test, func)
+            sides = [st.body if live else st.orelse] if live is not None else [st.body, st.orelse]
+            out: list[ast.expr] = []
+            for side in sides:
+                found, value = self._last_binding(side, name, func)
+                if not found:  # this side leaves the name as it was before the `if`
+                    found, value = self._last_binding(block[:i], name, func)
+                if not found or value is None:
+                    return True, None
+                out.extend(value)
+            return True, out
+        return False, None
+
+    def _folded(self, test: ast.expr, func: ast.AST | None) -> bool | None:
+        """The truth of an `if` test MindSpore evaluates while compiling (`if self.clip:`)."""
+        if self.a.kind(test, func).dynamic:
+            return None
+        v = instances(self.ctx).evaluate(test, func)
+        return bool(v) if isinstance(v, (bool, int, float, str, type(None))) else None
 
     def _inline(self, call: ast.Call, func: ast.AST | None) -> av.Value:
         """What a call of the user's own function returns in this call context: its returns
@@ -460,6 +714,21 @@ class Values:
         return av.Scalar(py)
 
 
+def _same_kind(inner: av.Value) -> av.Value:
+    """What mapping over `inner` gives: a sequence of its kind and length."""
+    if not isinstance(inner, av.Sequence):
+        return av.UNKNOWN
+    n = inner.elements
+    return av.Sequence(inner.kind, tuple(av.UNKNOWN for _ in n) if n is not None else None)
+
+
+def _params(func: ast.AST | None) -> set[str]:
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return set()
+    return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+
+
 def _item(seq: av.Sequence, index: ast.expr) -> av.Value | None:
     """`seq[i]` for a constant `i`, or any item when all are alike."""
     elements = seq.elements
@@ -489,6 +758,11 @@ def _python_result(a: str, b: str, div: bool) -> str:
 Env = dict[str, av.Value]
 EnvKey = tuple[tuple[str, av.Value], ...] | None
 _INLINE_DEPTH = 3
+#: tensor creators MindSpore folds on constant inputs -> their dtype when none is given
+#: (MindSpore 2.10: `ops.zeros`/`ops.ones` default to float32; None: it follows the data)
+_FOLDED_CREATORS: dict[str, str | None] = {"zeros": "float32", "ones": "float32", "Tensor": None, "full": None, "eye": None}
+#: mindspore functions and classes whose result, called, returns gradients
+_GRAD_TRANSFORMS = frozenset({"grad", "value_and_grad", "GradOperation", "jacfwd", "jacrev", "vjp", "jvp"})
 _CONTEXTS = 8
 
 

@@ -210,6 +210,35 @@ def _returned_directly(node: ast.stmt, name: str, ctx: Context) -> bool:
     )
 
 
+def _graph_output(ctx: Context) -> bool:
+    """Is the function being checked a compiled entry (`construct`, `@ms.jit`) that no
+    compiled code calls, whose return is the graph's output?"""
+    scope = ctx.scope
+    return (
+        scope is not None
+        and scope.kind in ("construct", "jit")
+        and ctx.function is scope.function
+        and not scope.call_sites
+    )
+
+
+def _only_returned_in_display(node: ast.stmt, name: str, ctx: Context) -> bool:
+    """Is every read of `name` after `node` an item of a returned tuple or list display
+    (`return x, name`)?"""
+    func = ctx.function
+    if func is None:
+        return False
+    end = node.end_lineno or node.lineno
+    reads = [
+        n for n in ast.walk(func) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load and n.lineno > end
+    ]
+    for n in reads:
+        display = ctx.parent(n)
+        if not (isinstance(display, (ast.Tuple, ast.List)) and isinstance(ctx.parent(display), ast.Return)):
+            return False
+    return bool(reads)
+
+
 def _ancestors(node: ast.AST, ctx: Context) -> list[ast.AST]:
     out: list[ast.AST] = []
     p = ctx.parent(node)
@@ -258,6 +287,27 @@ def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: C
         pair = {type(left), type(right)}
         if not (pair == {av.Sequence, av.Tensor} and _nested(ctx)):
             return None
+    if (
+        isinstance(left, av.Tensor)
+        and isinstance(right, av.Tensor)
+        and left.folded
+        and right.folded
+        and _returned_directly(node, name, ctx)
+        and _graph_output(ctx)
+    ):
+        # constant tensors of two dtypes: the graph's output as they are, they fail at both
+        # levels (measured, `mh_join_dtype_E`); read otherwise, under STRICT only (the PHI
+        # join), except handed out inside a returned tuple, as two constants are (`_N`)
+        error = av.join(left, right, av.Site.PHI).error
+        return av.folded_output_error(left, right, error) if error is not None else None
+    if (
+        isinstance(left, av.Tensor)
+        and left.folded
+        and isinstance(right, av.Tensor)
+        and right.folded
+        and _only_returned_in_display(node, name, ctx)
+    ):
+        return None
     return av.join(left, right, av.Site.PHI).error or dtype_cast_error(node, name, left, right, ctx)
 
 
@@ -402,7 +452,9 @@ class BranchTypeMismatch(GraphRule):
     `.int()`, `.long()`, `.float()`, `.half()`, `.bool()`...), from an index-returning
     `ops` function (`ops.argmax` gives Int64, `ops.multinomial`, `ops.argsort`,
     `ops.argmin` give Int32: a sampled token against a greedy one) or from MindSpore's type
-    promotion; a tuple
+    promotion (two tensors MindSpore computes from constants, `ops.zeros((2, 3))` against
+    `ops.zeros((2, 3), ms.int32)`, join into a Python object at LAX: the STRICT level refuses
+    the interpreted arithmetic on it, and only the graph's own output fails at both); a tuple
     against a list; returned Python numbers of different types; a tensor, number or str in a
     tuple or list against None there on the second path (`return probs, loss` in the `if`,
     `return probs, None` after it: `dtype1 = Float32, dtype2 = Float64`); a dtype joined
@@ -742,6 +794,8 @@ class BranchTypeMismatch(GraphRule):
         error = av.join(x, y, av.Site.RETURN).error or _none_out_of_branch(x, y)
         if error is None:
             return None
+        if _graph_output(ctx):
+            error = av.folded_output_error(x, y, error)
         if not (ctx.scope and ctx.scope.strict) and any(
             r.value is not None and opaque_at_lax(r.value, ctx.function, ctx) for r in (*body, *other)
         ):

@@ -281,6 +281,12 @@ class Analyzer:
         fn = self._fn(func if func is not None else self.ctx.function)
         return self._answer(fn, lambda: self._dtype(expr, fn), None)
 
+    def folded_tensor(self, expr: ast.AST, func: ast.AST | None = None) -> bool:
+        """Is `expr` a tensor MindSpore computes from constants alone while compiling
+        (`ops.zeros((2, 3))`, `Tensor([1, 2])`, `ops.ones(x.shape, ms.int32)`)?"""
+        fn = self._fn(func if func is not None else self.ctx.function)
+        return self._answer(fn, lambda: self._folded_tensor(expr, fn, 0), False)
+
     def rebinds(self, name: str, func: ast.AST | None) -> bool:
         """Does `func`'s body bind `name` (beyond a parameter of that name)?"""
         return name in self._indexed(self._fn(func)).bindings

@@ -9,6 +9,9 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode import constructed
+from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.optimizer_facts import optimizer_facts
@@ -30,10 +33,14 @@ class ListGradientsToOptimizer(GraphRule):
     """## What it does
     Flags a call of a built-in optimizer of `mindspore.nn` (`nn.SGD`, `nn.Adam`,
     `nn.Momentum`, `nn.AdamWeightDecay`, ...) inside compiled code whose gradients are a
-    Python list: a list display, a list comprehension, `list(grads)`, or a name that was
-    last bound to one of these. The optimizer is found where it is built: a module-level
-    `opt = nn.Adam(...)`, `self.opt = nn.SGD(...)` in `__init__`, or `self.optimizer` of a
-    `TrainOneStepCell` subclass built at module level with a built-in optimizer.
+    Python list: a list display, a list comprehension, `list(grads)`, or a name whose
+    last binding before the call is one of these (also through an `if` MindSpore folds,
+    `if self.clip:`, and through `ops.clip_by_global_norm`, which keeps a list a list).
+    The optimizer is found where it is built: a module-level `opt = nn.Adam(...)`,
+    `self.opt = nn.SGD(...)` in `__init__`, or `self.optimizer` given to the Cell's
+    constructor where the Cell is built (`TrainStep(net, loss_fn, opt)` with
+    `opt = nn.Momentum(...)`, at module level or in a function such as `run()`, also as
+    `optimizer=...`, and the second argument of a `TrainOneStepCell` subclass).
 
     ## Why is this bad?
     A built-in optimizer maps its update over the gradients and its parameters (a
@@ -68,7 +75,9 @@ class ListGradientsToOptimizer(GraphRule):
     - RULES.md, section 0 (what compiled code reaches: the optimizer's own `construct`).
     - Measured on MindSpore 2.10 (written set `train`: `clip_by_value_list_comprehension`
       and the `optimizer_*` probes; a hand-written optimizer that zips its parameters with a
-      list compiles, and so does `tuple(...)` of the list).
+      list compiles, and so does `tuple(...)` of the list; written set `trainsteps`, probes
+      `mh_step_*`: optimizers given to a train step's constructor, clipped lists).
+    - A user optimizer mapping over its parameters and a list: MS187.
     """
 
     nodes = (ast.Call,)
@@ -91,7 +100,11 @@ class ListGradientsToOptimizer(GraphRule):
         if name is None:
             return
         arg = node.args[0]
-        if _is_list(arg, ctx) or (isinstance(arg, ast.Name) and _last_bound_to_list(arg.id, node, ctx)):
+        if (
+            _is_list(arg, ctx)
+            or (isinstance(arg, ast.Name) and _last_bound_to_list(arg.id, node, ctx))
+            or _list_value(arg, ctx)
+        ):
             yield ctx.diagnostic(
                 self,
                 arg,
@@ -108,6 +121,13 @@ def _is_list(e: ast.expr, ctx: Context) -> bool:
         and e.func.id == "list"
         and ctx.qualname(e.func) == "builtins.list"
     )
+
+
+def _list_value(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` a list in the shared value model (a name bound to a list on every path that
+    reaches it, `ops.clip_by_global_norm` of a list, which maps over it and keeps its kind)?"""
+    v = values(ctx).reaching(e, ctx.function)
+    return isinstance(v, av.Sequence) and v.kind == "list"
 
 
 def _optimizer_name(value: ast.expr | None, ctx: Context) -> str | None:
@@ -144,13 +164,22 @@ def _optimizer_class(func: ast.expr, ctx: Context) -> str | None:
     cls = a.owner_class(fn)
     if cls is None:
         return None
-    values = a._self_values(cls).get(func.attr)
-    if values:
-        names = {_optimizer_name(v, ctx) for v in values}
-        return names.pop() if len(names) == 1 else None
+    if a._self_values(cls).get(func.attr):
+        # `self.opt = nn.SGD(...)`, or `self.optimizer = optimizer` given where the Cell is
+        # built (`TrainStep(net, loss_fn, opt)` with `opt = nn.Momentum(...)` in `run()`)
+        return _one_optimizer(constructed.sources(cls, func.attr, ctx), ctx)
     if func.attr != "optimizer" or not _is_step_cell(cls, ctx):
         return None
-    return _built_with(cls.name, ctx)
+    # a TrainOneStepCell subclass keeping `__init__`'s second argument as `self.optimizer`
+    return _one_optimizer(constructed.argument(cls, 1, "optimizer", ctx), ctx)
+
+
+def _one_optimizer(found: list[constructed.Source] | None, ctx: Context) -> str | None:
+    """The built-in optimizer every one of these expressions builds, or None."""
+    if not found:
+        return None
+    names = {_optimizer_name(constructed.built(e, where, ctx), ctx) for e, where in found}
+    return names.pop() if len(names) == 1 else None
 
 
 def _is_step_cell(cls: ast.ClassDef, ctx: Context) -> bool:
@@ -159,25 +188,6 @@ def _is_step_cell(cls: ast.ClassDef, ctx: Context) -> bool:
         if q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in _STEP_CELLS:
             return True
     return False
-
-
-def _built_with(cls_name: str, ctx: Context) -> str | None:
-    """The built-in optimizer every module-level `Step(network, optimizer)` gives, or None."""
-    found: set[str | None] = set()
-    for st in ctx.tree.body:
-        if not isinstance(st, ast.Assign) or not isinstance(st.value, ast.Call):
-            continue
-        call = st.value
-        if not (isinstance(call.func, ast.Name) and call.func.id == cls_name):
-            continue
-        opt: ast.expr | None = call.args[1] if len(call.args) > 1 else None
-        for kw in call.keywords:
-            if kw.arg == "optimizer":
-                opt = kw.value
-        if isinstance(opt, ast.Name):
-            opt = _module_value(opt.id, ctx)
-        found.add(_optimizer_name(opt, ctx))
-    return found.pop() if len(found) == 1 else None
 
 
 def _last_bound_to_list(name: str, call: ast.Call, ctx: Context) -> bool:

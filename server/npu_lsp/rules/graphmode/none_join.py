@@ -21,6 +21,10 @@ from npu_lsp.rules.graphmode.helpers import FUNCS, own_nodes
 
 _KEY = "none_join.bindings"
 _LINES_KEY = "none_join.lines"
+_IFEXP_KEY = "none_join.ifexp-lines"
+#: around a "None" of the text: a conditional expression with a None side
+_NONE_IF = re.compile(r"None[ \t]+if\b")
+_ELSE_BEFORE = re.compile(r"\belse[ \t]+$")
 #: a line that may bind or return None (`y = None`, `return None`, a bare `return`)
 _NONE_LINE = re.compile(r"^[ \t]*(?:[A-Za-z_]\w*[ \t]*=[ \t]*None|return(?:[ \t]+None)?)[ \t]*(?:#.*)?$", re.M)
 #: the words a line `_NONE_LINE` matches spells (one of them)
@@ -127,8 +131,43 @@ def returns_none_joined(func: ast.FunctionDef, ctx: Context) -> bool:
     return any(_under_tensor_if(r, func, ctx, set()) for r in rets)
 
 
+def _ifexp_none_lines(ctx: Context) -> list[int]:
+    """The numbers of the lines holding `None if` or `else None` (once per file)."""
+    hit: list[int] | None = ctx.cache.get(_IFEXP_KEY)
+    if hit is None:
+        # each "None" of the text (`str.find` runs at C speed) is tried in place
+        text, hit, line, pos = ctx.text, [], 1, 0
+        i = text.find("None")
+        while i >= 0:
+            if _NONE_IF.match(text, i) or _ELSE_BEFORE.search(text, max(0, i - 12), i):
+                line += text.count("\n", pos, i)
+                pos = i
+                if not hit or hit[-1] != line:
+                    hit.append(line)
+            i = text.find("None", i + 4)
+        ctx.cache[_IFEXP_KEY] = hit
+    return hit
+
+
+def _ifexp_none_join(func: ast.AST, ctx: Context) -> bool:
+    """Does `func` hold `None if <tensor test> else v` (or the other way round)?"""
+    lines = _ifexp_none_lines(ctx)
+    start, end = getattr(func, "lineno", 0), getattr(func, "end_lineno", None) or 0
+    i = bisect.bisect_left(lines, start)
+    if not (i < len(lines) and lines[i] <= end):
+        return False
+    a = analyzer(ctx)
+    for n in own_nodes(func):
+        if isinstance(n, ast.IfExp) and _is_none(n.body) != _is_none(n.orelse) and a.kind(n.test, func).dynamic:
+            return True
+    return False
+
+
 def has_none_join(func: ast.AST, ctx: Context) -> bool:
-    """Does `func` hold a name or a return that may join None under a tensor condition?"""
+    """Does `func` hold a name, a return or a conditional expression that may join None
+    under a tensor condition?"""
+    if _ifexp_none_join(func, ctx):
+        return True
     if not _may_hold_none(func, ctx):
         return False
     if any(

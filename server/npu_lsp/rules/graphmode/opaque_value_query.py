@@ -66,7 +66,8 @@ class FallbackValueShapeQuery(GraphRule):
     a namedtuple's fields); an instance of a module's `collections.namedtuple` class, built as
     Python under LAX even from tensors, counts as one; LAX makes a name bound to `None` on
     one path of a branch on a tensor and to a value on the other (`y = None; if x.sum() > 0:
-    y = x`), or a helper returning `None` on such a path, the same kind of Python object; and the shape of such a value given as a target shape
+    y = x`), a conditional expression `None if <tensor test> else v`, or a helper returning
+    `None` on such a path, the same kind of Python object; and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`); `min` / `max` of such a value's shape; and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
@@ -383,6 +384,16 @@ def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
 _CLS = "@cls="
 
 
+def _none_against_value(e: ast.IfExp, func: ast.AST, ctx: Context) -> bool:
+    """`None if <tensor test> else v` (or the other way round): LAX joins None with the
+    value into a Python object, as it does a name bound to both under a tensor `if`
+    (measured, trainsteps probes `mh_ifexp_none_*`: `s = None if x.sum() > 0 else 0.5`,
+    then `x * s` in a helper and `nn.Dense(x)`, fails with "'int' object has no attribute
+    '__len__'"; under `x.ndim == 3`, or with two floats, it compiles)."""
+    sides = [isinstance(x, ast.Constant) and x.value is None for x in (e.body, e.orelse)]
+    return sides[0] != sides[1] and analyzer(ctx).kind(e.test, func).dynamic
+
+
 class _Opaque:
     """Which expressions hold a JIT Fallback object, following names backwards in source order
     and parameters bound at a call."""
@@ -438,6 +449,8 @@ class _Opaque:
         if isinstance(e, ast.UnaryOp):
             return self.value(e.operand, func, env, depth)
         if isinstance(e, ast.IfExp):
+            if self.none_joins and _none_against_value(e, func, self.ctx):
+                return True
             # a side MindSpore folds away (`v.asnumpy() if False else v`) gives nothing
             return any(
                 self.value(side, func, env, depth)

@@ -238,3 +238,16 @@ def builds_optimizer(ctx: Context, classes: frozenset[str] | set[str]) -> bool:
 @functools.lru_cache(maxsize=64)
 def _optimizer_call(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(names) + r")\s*\(")
+
+
+def is_parameter_container(value: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Does `value`, evaluated in `fn`, build a tuple or list of Parameter objects: a
+    `ParameterTuple`, `net.trainable_params()`, an optimizer's `parameters`, a display of
+    the Cell's own Parameters, or the `clone(...)` of one? (`get_parameters()` is a
+    generator: not one.)"""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr == "get_parameters":
+            return False
+        if value.func.attr == "clone" and isinstance(value.func.value, ast.Call):
+            return _container_value(value.func.value, ctx, fn)
+    return _container_value(value, ctx, fn)

@@ -1,0 +1,165 @@
+"""What `self.<attr>` of a compiled Cell was built from, followed through its constructor.
+
+`self.optimizer = optimizer` in `__init__` holds whatever the code building the Cell passed:
+`step = TrainStep(net, loss_fn, opt)` in `run()` with `opt = nn.Momentum(...)` a line above,
+`TrainStep(net, loss_fn, nn.SGD(...))`, `TrainStep(..., optimizer=opt)` at module level.
+MindSpore compiles `construct` for that instance, so the expression that built the object is
+what the compiled code calls. `sources(cls, attr)` answers those expressions, each with the
+function it is evaluated in (None: module level); None when any route is unknown (a starred
+argument, a parameter rebound in `__init__`, no place in this file that builds the Cell).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.values import _bindings
+
+#: how many names a value is followed through (`opt = base; base = nn.SGD(...)`)
+_DEPTH = 4
+#: at most this many places building the Cell are followed
+_SITES = 8
+
+Source = tuple[ast.expr, ast.AST | None]
+
+
+def _enclosing_function(node: ast.AST, ctx: Context) -> ast.AST | None:
+    p = ctx.parent(node)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        p = ctx.parent(p)
+    return p
+
+
+def _sites(cls: ast.ClassDef, ctx: Context) -> list[ast.Call]:
+    """The calls `Cls(...)` of this file (cached per run)."""
+    key = "constructed:sites"
+    table: dict[str, list[ast.Call]] | None = ctx.cache.get(key)
+    if table is None:
+        names = {n.name for n in ctx.tree.body if isinstance(n, ast.ClassDef)}
+        table = {}
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+                table.setdefault(node.func.id, []).append(node)
+        ctx.cache[key] = table
+    return table.get(cls.name, [])
+
+
+def _subclassed(cls: ast.ClassDef, ctx: Context) -> bool:
+    """Is `cls` a base of another class of this file (then `self` may be that subclass)?"""
+    return any(
+        isinstance(n, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == cls.name for b in n.bases)
+        for n in ctx.tree.body
+    )
+
+
+def argument(cls: ast.ClassDef, index: int, keyword: str, ctx: Context) -> list[Source] | None:
+    """The argument each place building `cls` gives its constructor's parameter at `index`
+    (after `self`) or named `keyword`, with the function it is written in."""
+    sites = _sites(cls, ctx)
+    if not sites or len(sites) > _SITES or _subclassed(cls, ctx):
+        return None
+    out: list[Source] = []
+    for site in sites:
+        if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+            return None
+        given = [k.value for k in site.keywords if k.arg == keyword]
+        if given:
+            out.append((given[0], _enclosing_function(site, ctx)))
+        elif index < len(site.args):
+            out.append((site.args[index], _enclosing_function(site, ctx)))
+        else:
+            return None  # the default: not followed
+    return out
+
+
+def _init(cls: ast.ClassDef) -> ast.FunctionDef | None:
+    for item in cls.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+            return item
+    return None
+
+
+def sources(cls: ast.ClassDef, attr: str, ctx: Context) -> list[Source] | None:
+    """The expressions `self.<attr>` of `cls` was built from, each where it is evaluated."""
+    values = analyzer(ctx)._self_values(cls).get(attr)
+    init = _init(cls)
+    if not values or init is None:
+        return None
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    out: list[Source] = []
+    for v in values:
+        if v is None:
+            return None
+        if isinstance(v, ast.Name) and v.id in params:
+            if len(_local_bindings(init, ctx).get(v.id, [])) != 1:
+                return None  # the parameter is rebound in `__init__`
+            passed = argument(cls, params.index(v.id), v.id, ctx)
+            if passed is None:
+                return None
+            out.extend(passed)
+        else:
+            out.append((v, init))
+    return out
+
+
+def built(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -> ast.expr | None:
+    """`e` with the names it reads followed to the expression they were bound to: a local
+    bound once in `where` (`opt = nn.SGD(...)` in `run()`), else a module-level name."""
+    while isinstance(e, ast.Name) and depth < _DEPTH:
+        depth += 1
+        value: ast.expr | None = None
+        binds = _local_bindings(where, ctx).get(e.id) if where is not None else None
+        if binds and where is not None:
+            value = _assigned_cached(binds, where, ctx)
+        else:
+            binds = _local_bindings(ctx.tree, ctx).get(e.id)
+            value = _assigned_cached(binds, ctx.tree, ctx) if binds else None
+            where = None
+        if value is None:
+            return None
+        e = value
+    return None if isinstance(e, ast.Name) else e
+
+
+def _local_bindings(where: ast.AST, ctx: Context) -> dict[str, list[ast.AST]]:
+    key = ("constructed:bindings", id(where))
+    hit: dict[str, list[ast.AST]] | None = ctx.cache.get(key)
+    if hit is None:
+        if isinstance(where, ast.Lambda):  # its body is an expression: only its parameters
+            hit = {a.arg: [a] for a in (*where.args.posonlyargs, *where.args.args, *where.args.kwonlyargs)}
+        else:
+            hit = _bindings(where)
+        ctx.cache[key] = hit
+    return hit
+
+
+def _assigned_cached(binds: list[ast.AST], where: ast.AST, ctx: Context) -> ast.expr | None:
+    key = ("constructed:assigned", id(binds[0]) if len(binds) == 1 else 0, id(where))
+    if key[1] == 0:
+        return None
+    if key not in ctx.cache:
+        ctx.cache[key] = _assigned(binds, where)
+    hit: ast.expr | None = ctx.cache[key]
+    return hit
+
+
+def _assigned(binds: list[ast.AST], where: ast.AST) -> ast.expr | None:
+    """The value of a name's only binding when it is a plain `name = value`."""
+    if len(binds) != 1 or not isinstance(binds[0], ast.Name):
+        return None
+    target = binds[0]
+    body = getattr(where, "body", None)
+    stack: list[ast.AST] = list(body) if isinstance(body, list) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Assign):
+            if len(node.targets) == 1 and node.targets[0] is target:
+                return node.value
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.stmt):
+            stack.extend(ast.iter_child_nodes(node))
+    return None
