@@ -535,6 +535,12 @@ class BranchTypeMismatch(GraphRule):
         variable: tuple[ast.expr, str] | None = None
         op = "and" if isinstance(node.op, ast.And) else "or"
         for operand in node.values:
+            if isinstance(operand, ast.BoolOp) and any(a.kind(v) == Kind.CONST for v in operand.values[:-1]):
+                # `(len(x) == 3) and x.max() or 0`: MindSpore folds the constant, so the inner
+                # operation gives either it or the tensor, which depends on values (an input's
+                # shape) not known here (measured: famc probes bo_*, accepted for a (2, 3) input,
+                # "Cannot join" for (3, 3))
+                return
             kind = a.kind(operand)
             if kind == Kind.TENSOR:
                 if seen_tensor is None and variable is not None:
