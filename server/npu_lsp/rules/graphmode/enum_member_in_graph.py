@@ -119,8 +119,6 @@ def _enum_classes(ctx: Context) -> dict[str, str]:
 def _member(e: ast.expr, classes: dict[str, str], ctx: Context) -> tuple[str, str] | None:
     """(enum class, member) for `Cls.MEMBER`, or `self.attr` that `__init__` binds only to one."""
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id in classes:
-        if e.value.id == "self":
-            return None
         cls = _class_named(e.value.id, ctx)
         if cls is not None and e.attr in _members(cls):
             return e.value.id, e.attr
