@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 #: enum bases whose members MindSpore converts to an Int (`int` itself as a mixin counts too)
@@ -148,10 +149,7 @@ def _members(cls: ast.ClassDef) -> set[str]:
 def _self_values(attr: str, ctx: Context) -> list[ast.expr]:
     """The values the enclosing class's methods assign to `self.<attr>` (any method: one
     binding only counts)."""
-    func = ctx.function
-    cls: ast.AST | None = func
-    while cls is not None and not isinstance(cls, ast.ClassDef):
-        cls = ctx.parent(cls)
+    cls = analyzer(ctx).owner_class(ctx.function)
     if cls is None:
         return []
     out: list[ast.expr] = []

@@ -13,7 +13,7 @@ from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor, scalar_shaped
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names, own_nodes
+from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 # builtins whose result is a str (so `len(hex(n))` is `len` of a string)
@@ -446,15 +446,8 @@ def _statement_on_dict_of_tensors(node: ast.Call, recv: ast.expr, ctx: Context) 
         return False
     # a dict never read afterwards is dead code MindSpore does not compile (measured: famc
     # probes sp_*: `d.setdefault("c", x)` alone compiles under LAX, then `d["c"]` fails)
-    after, func = (node.lineno, node.col_offset), ctx.function
-    return func is not None and any(
-        isinstance(n, ast.Name)
-        and n.id == recv.id
-        and isinstance(n.ctx, ast.Load)
-        and n is not recv
-        and (n.lineno, n.col_offset) > after
-        for n in own_nodes(func)
-    )
+    func, end = ctx.function, (node.end_lineno or node.lineno, node.end_col_offset or 0)
+    return func is not None and _read_after(recv.id, end, func)
 
 
 def _is_function_object(e: ast.expr, ctx: Context) -> bool:
