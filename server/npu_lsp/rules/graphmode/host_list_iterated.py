@@ -12,7 +12,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
@@ -170,6 +170,19 @@ class HostListIterated(GraphRule):
                 )
             return
         n = _host_len(it, ctx, 0)
+        if isinstance(node, ast.ListComp):
+            use = _comprehension_use(node, ctx)
+            if use == "len":
+                # its length read by compiled code, it fails whatever its length
+                size = f"a Python list of {n} items" if n is not None else "a Python list"
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"{what} over `{ctx.segment(it)}`, {size} JIT Fallback makes from a tensor at run time, whose `len` compiled code reads: under LAX MindSpore cannot build it, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
+                )
+                return
+            if use not in ("read", "returned"):
+                return  # dropped unread, or run as Python inside a fallback call
         if n is None or n < least:
             return
         many = "3 or more such items" if least == _LEAST else "2 or more such items when it appends tuples or lists of them"
@@ -328,6 +341,61 @@ def _result_read(node: ast.AST, ctx: Context) -> bool:
         if type(n) is ast.Name and n.id in grown and type(n.ctx) is ast.Load and id(n) not in inside and not _returned_as_is(n, ctx):
             return True
     return False
+
+
+def _comprehension_use(comp: ast.ListComp, ctx: Context) -> str:
+    """How compiled code uses a list comprehension's result: "python" (it sits in a call LAX
+    runs as Python as a whole, `sorted([...])`), "unread" (dropped), "returned" (only returned
+    as it is), or "read" (`len`, an index, `ms.Tensor(...)`, arithmetic, a loop, `print`, a
+    helper's argument...), or "len" (read, and once by `len`). Measured (written/famc probes
+    `lc_*`): with its `len` read it fails under LAX over 1, 2 or 3 items ("The
+    pointer[seq_abs] is null"); read otherwise it fails over 3 ("unsupported operand
+    type(s) for +: 'float' and 'list'") while 2 ints given to `Tensor(...)` compile
+    (written/lax `th_c_*`); unread or inside `sorted(...)` it compiles; returned as it is,
+    2 items compile and 3 fail (written/lax probes `tn_*`)."""
+    from npu_lsp.rules.graphmode.values import _lax_fallback
+
+    func = ctx.function
+    node: ast.AST = comp
+    parent = ctx.parent(comp)
+    while isinstance(parent, ast.expr):
+        if (
+            isinstance(parent, ast.Call)
+            and func is not None
+            and (ctx.qualname(parent.func) or "").startswith("builtins.")
+            and _lax_fallback(parent, ctx, func)
+        ):
+            return "python"  # a builtin LAX runs as Python (`sorted`), not a method (`"".join`)
+        node, parent = parent, ctx.parent(parent)
+    if _returned_as_is(comp, ctx):
+        return "returned"
+    if isinstance(parent, ast.Expr) and node is comp:
+        return "unread"
+    if not (
+        isinstance(parent, ast.Assign)
+        and node is comp
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+        and func is not None
+    ):
+        return "len" if _len_of(comp, ctx) else "read"
+    name, end = parent.targets[0].id, (parent.end_lineno or parent.lineno, parent.end_col_offset or 0)
+    loads = [
+        n
+        for n in own_nodes(func)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > end
+    ]
+    if not loads:
+        return "unread"
+    if any(_len_of(n, ctx) for n in loads):
+        return "len"
+    return "returned" if all(_returned_as_is(n, ctx) for n in loads) else "read"
+
+
+def _len_of(e: ast.AST, ctx: Context) -> bool:
+    """Is `e` the argument of a `len(...)` call?"""
+    p = ctx.parent(e)
+    return isinstance(p, ast.Call) and p.args == [e] and ctx.qualname(p.func) == "builtins.len"
 
 
 def _returned_as_is(e: ast.AST, ctx: Context) -> bool:
