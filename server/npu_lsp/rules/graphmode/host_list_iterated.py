@@ -63,7 +63,9 @@ class HostListIterated(GraphRule):
     when what it builds is read afterwards other than by returning it as it is. An appended item the flow analysis cannot
     type counts as Python data when it is a list display or comprehension, or reads the
     loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
-    in ids.asnumpy().tolist()`).
+    in ids.asnumpy().tolist()`). A list comprehension whose `len` compiled code reads is
+    flagged whatever its length; one never read, or written inside a builtin LAX runs as
+    Python (`sorted([...])`), is not.
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a run-time tensor is run by JIT Fallback, and
@@ -120,6 +122,8 @@ class HostListIterated(GraphRule):
       `self`, `__init__` or a call argument), `hv_tolist_append_{tuple,list}_k*` (1 item
       compiles, 2 are rejected), `hv_sorted_for_append_*` / `hv_nlargest_for_append_*` /
       `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail).
+    - The written famc probes `lc_*`: comprehensions over 1, 2 and 3 host items whose `len`
+      is read fail; unread, or inside `sorted(...)`, they compile.
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
