@@ -79,7 +79,12 @@ class HostListIterated(GraphRule):
     input_data must be list and target must be scalar or tensor"). A list built over a
     JIT Fallback `sorted` / `heapq.nlargest` result can be returned as it is, but `len`,
     an index or a later sort of it fail ("'int' object has no attribute '__len__'",
-    "cannot get item by index from an empty sequence"). STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+    "cannot get item by index from an empty sequence"). An appending `for` that leaves early
+    (`break` or `return`) under a test known only at run time (`if t == eos_id: break`) builds
+    a list LAX can return (`return lst`, `return [lst]`), whatever the length; reading that
+    list afterwards (`len`, `sum`, `Tensor(...)`, or returning it in a tuple) fails as
+    without the `break`, and so does a `break` under a test known while compiling or nested
+    in a second `if`. STRICT refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -121,7 +126,10 @@ class HostListIterated(GraphRule):
       heldout14b probes `hv_topk_*` (k = 2 compiles, 3 and 4 are rejected, k from a literal,
       `self`, `__init__` or a call argument), `hv_tolist_append_{tuple,list}_k*` (1 item
       compiles, 2 are rejected), `hv_sorted_for_append_*` / `hv_nlargest_for_append_*` /
-      `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail).
+      `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail);
+      early exits: the written heldout16b probes `fe_br_*` (a `break` or `return` under a
+      run-time test, the list returned as it is: compiles over 10 items; the list read by
+      `len`, `sum` or `Tensor`, or a `break` under a constant test: rejected).
     - The written famc probes `lc_*`: comprehensions over 1, 2 and 3 host items whose `len`
       is read fail; unread, or inside `sorted(...)`, they compile.
     """
@@ -189,12 +197,54 @@ class HostListIterated(GraphRule):
                 return  # dropped unread, or run as Python inside a fallback call
         if n is None or n < least:
             return
+        if isinstance(node, ast.For) and _leaves_at_run_time(node, ctx) and _only_returned(node, ctx):
+            return
         many = "3 or more such items" if least == _LEAST else "2 or more such items when it appends tuples or lists of them"
         yield ctx.diagnostic(
             self,
             node,
             f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
         )
+
+
+def _leaves_at_run_time(loop: ast.For, ctx: Context) -> bool:
+    """Does the loop body hold an `if` whose test is known only at run time and that
+    `break`s or `return`s directly (`if t == self.eos_id: break` over `ids.tolist()`)?
+    Measured (written/heldout16b probes `fe_br_*`): over 10 host items such a loop compiles
+    under LAX when the list it builds is only returned, and fails when the list is read
+    afterwards (`len`, `sum`, `Tensor(...)`: "'int' object has no attribute 'append'"), as
+    without the `break`; so does a `break` under a test known while compiling, or in an `if`
+    nested in another `if`."""
+    a = analyzer(ctx)
+    return any(
+        type(st) is ast.If
+        and a.kind(st.test) != Kind.CONST
+        and any(type(s) in (ast.Break, ast.Return) for s in (*st.body, *st.orelse))
+        for st in loop.body
+    )
+
+
+def _only_returned(loop: ast.For, ctx: Context) -> bool:
+    """Is every list the loop grows read after it only by `return lst` (or `return [lst]`)?
+    Measured (written/heldout16b probes `fe_br_*`): returned so, a list built by a loop that
+    leaves at run time compiles under LAX; returned in a tuple (`return x, lst`), measured by
+    `len`, summed or given to `Tensor` it fails."""
+    if ctx.function is None:
+        return False
+    grown = {
+        n.func.value.id
+        for n in ast.walk(loop)
+        if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _GROW and type(n.func.value) is ast.Name
+    }
+    inside = {id(n) for n in ast.walk(loop)}
+    for n in ast.walk(ctx.function):
+        if type(n) is ast.Name and n.id in grown and type(n.ctx) is ast.Load and id(n) not in inside:
+            p = ctx.parent(n)
+            if type(p) is ast.List:
+                p = ctx.parent(p)
+            if type(p) is not ast.Return:
+                return False
+    return True
 
 
 def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None:

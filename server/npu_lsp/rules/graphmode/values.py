@@ -829,6 +829,25 @@ def _callers(ctx: Context, scope: GraphScope) -> list[tuple[ast.Call, ast.AST]]:
     return out
 
 
+def module_built_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None:
+    """What built the module-level object a call `f(...)` calls (`clip = functools.partial(
+    ops.clip_by_value, ...)`, then `clip(x)`), when the standard library or a package built it
+    and `func` does not bind the name: the object is called as Python, like the function that
+    built it (measured, written/heldout16b probes `fe_sm_seed*`: its result is opaque to LAX)."""
+    from npu_lsp.rules.graphmode import calls_table
+
+    if not isinstance(f, ast.Name):
+        return None
+    q = ctx.scopes.info.instances.get(f.id)
+    if q is None or q.startswith(("builtins.", "mindspore")) or not calls_table.outside_project(q, ctx):
+        return None  # MindSpore's cells and functions are compiled
+    if func is not None and any(
+        isinstance(n, ast.Name) and n.id == f.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(func)
+    ):
+        return None  # a local of the same name
+    return q
+
+
 def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     from npu_lsp.rules.graphmode import calls_table
     from npu_lsp.rules.graphmode.flow import analyzer
@@ -838,7 +857,7 @@ def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     a = analyzer(ctx)
     q = ctx.qualname(f) if isinstance(f, (ast.Name, ast.Attribute)) else None
     if q is None:
-        q = held_callable(f, ctx, func)
+        q = held_callable(f, ctx, func) or module_built_callable(f, ctx, func)
     if q and q.startswith("builtins."):
         if q[9:] in calls_table.graph_builtins():
             return False
