@@ -137,6 +137,47 @@ def program(kind: str, use: str, place: str) -> str:
     return "".join(parts)
 
 
+# a dict display read with a key computed at run time: from a tensor in the graph, from
+# shapes (a constant), from a JIT Fallback value (here, in a helper it is given, or returned
+# by a helper), under a Cell, `@ms.jit` and `@ms.jit(fullgraph=False)`
+DK_KEYS = {
+    "int": ["k = int(x.sum())"],
+    "cmp": ["k = int(x.max() >= x.min())"],
+    "shape": ["k = x.shape[0] - 2"],
+    "fbnp": ["k = int(x.asnumpy().sum())"],
+    "fbnt": ["v, s = Out(x, 2.0)", "k = int(v.sum())"],
+    "fbret": ["y0 = make(x)", "k = int(y0.sum())"],
+}
+# host arithmetic on such keys (under a Cell only: the root made no difference above)
+DK_ARITH = {
+    "intadd": ["k = int(x.sum()) + 1"],
+    "itemsub": ["k = 1 - int(x.sum().item())"],
+    "fbntadd": ["v, s = Out(x, 2.0)", "k = int(v.sum()) + 1"],
+}
+DK_READS = {
+    "display": ["y = x + {0: 0.5, 1: 1.0}[k]"],
+    "local": ["d = {0: 0.5, 1: 1.0}", "y = x + d[k]"],
+}
+DK_ROOTS = ("cell", "jit", "jitfg")
+MAKE_FN = "\n\ndef make(x):\n    v, s = Out(x, 2.0)\n    return v * s\n"
+
+
+def _dict_key(key: str, read: str, root: str) -> str:
+    parts = [HEAD]
+    body = {**DK_KEYS, **DK_ARITH}[key] + DK_READS[read]
+    if key == "fbret":
+        parts.append(MAKE_FN)
+    if root == "cell":
+        parts.append(f"\n\nclass Net(nn.Cell):\n    def construct(self, x):\n{_body(body, 8)}        return y\n")
+        call = "Net()(x)"
+    else:
+        deco = "@ms.jit" if root == "jit" else "@ms.jit(fullgraph=False)"
+        parts.append(f"\n\n{deco}\ndef step(x):\n{_body(body, 4)}    return y\n")
+        call = "step(x)"
+    parts.append(f"\n\nx = Tensor(np.arange(6).reshape(2, 3).astype(np.float32) - 2.5)\nprint({call})\n")
+    return "".join(parts)
+
+
 def _mixed(body: list[str], helper: list[str] | None) -> str:
     """A MIX probe: `body` in construct, `helper` the body of `use(x, c)` it calls."""
     parts = [HEAD.replace("import typing\n", "import math\nimport typing\n")]
@@ -155,6 +196,13 @@ def main() -> None:
         for use in USE:
             for place in PLACES:
                 (OUT / f"fb_{kind}_{use}_{place}.py").write_text(program(kind, use, place))
+    for key in DK_KEYS:
+        for read in DK_READS:
+            for root in DK_ROOTS:
+                (OUT / f"fb_dk_{key}_{read}_{root}.py").write_text(_dict_key(key, read, root))
+    for key in DK_ARITH:
+        for read in DK_READS:
+            (OUT / f"fb_dk_{key}_{read}_cell.py").write_text(_dict_key(key, read, "cell"))
     for src, made in MIX_SOURCES.items():
         for use, used in MIX_USES.items():
             (OUT / f"fb_mix_{src}_{use}_same.py").write_text(_mixed(made + used, None))
