@@ -19,6 +19,7 @@ from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.none_join import has_none_join, none_joined, returns_none_joined
+from npu_lsp.rules.graphmode.python_call_on_tensor import python_built_classes
 from npu_lsp.rules.graphmode.values import (
     _callees,
     _lax_fallback,
@@ -68,8 +69,12 @@ class FallbackValueShapeQuery(GraphRule):
     `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
     from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells and
     `CellList` blocks, lists holding it (also grown by `.append`), its attributes (`.shape`,
-    a namedtuple's fields); an instance of a module's `collections.namedtuple` class, built as
-    Python under LAX even from tensors, counts as one; LAX makes a name bound to `None` on
+    a namedtuple's fields, also unpacked: `v, s = Out(x, 2.0)`); an instance of a module's
+    `collections.namedtuple` class, built as Python under LAX even from tensors, counts as
+    one, and so does an instance of its `typing.NamedTuple` classes, dataclasses and plain
+    classes built from a graph variable (`Box(x, 2.0)`; from constants it is a constant),
+    wherever it travels: into a sub-cell or helper it is given to, and back out of one that
+    returns it; LAX makes a name bound to `None` on
     one path of a branch on a tensor and to a value on the other (`y = None; if x.sum() > 0:
     y = x`), a conditional expression `None if <tensor test> else v`, or a helper returning
     `None` on such a path, the same kind of Python object; and the shape of such a value given as a target shape
@@ -239,6 +244,7 @@ def _trigger_words(ctx: Context) -> frozenset[str] | None:
         | outside
         | _held_package_attrs(ctx)
         | _module_built_names(ctx)
+        | _built_classes(ctx)
     )
     return frozenset(words | {"asnumpy", "tolist"}) - _KEYWORDS
 
@@ -290,6 +296,34 @@ def _namedtuple_classes(ctx: Context) -> frozenset[str]:
     return hit
 
 
+def _built_classes(ctx: Context) -> frozenset[str]:
+    """Names of the module's `typing.NamedTuple` classes, dataclasses and plain classes
+    (MS131's `python_built_classes`; `collections.namedtuple` ones are `_namedtuple_classes`)."""
+    hit: frozenset[str] | None = ctx.cache.get("opaque.classes")
+    if hit is None:
+        hit = ctx.cache["opaque.classes"] = frozenset(
+            name for name, made in python_built_classes(ctx).items() if made != "collections.namedtuple"
+        )
+    return hit
+
+
+def _class_instance(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """`Out(x, 2.0)` of a module's `typing.NamedTuple` class, dataclass or plain class, given a
+    graph variable: LAX builds the instance as Python (PyExecute), and what is read from it
+    is a JIT Fallback value, also in the sub-cells and helpers it reaches and in the callers
+    of the ones that return it (measured, written/famc probes `fb_*`: its dtype given to
+    `ops.cast` or it given to `ops.zeros_like` fails, "Failed to infer for
+    primitive:DtypeToEnum", wherever the instance was built; built from constants it is a
+    constant and compiles)."""
+    f = call.func
+    if not (isinstance(f, ast.Name) and f.id in _built_classes(ctx)):
+        return False
+    if any(isinstance(n, ast.Name) and n.id == f.id and isinstance(n.ctx, ast.Store) for n in own_nodes(func)):
+        return False  # a local of that name
+    a = analyzer(ctx)
+    return any(a.kind(v, func).dynamic for v in [*call.args, *(k.value for k in call.keywords)])
+
+
 #: attribute of a function's node holding its calls (`_calls_in`)
 _CALLS_MEMO = "_ascend_lens_calls"
 
@@ -323,6 +357,7 @@ def _may_fall_back(call: ast.AST, ctx: Context) -> bool:
             f.id in _NOT_GRAPH_BUILTINS
             or not imports.get(f.id, "mindspore").startswith("mindspore")
             or f.id in _module_built_names(ctx)
+            or f.id in _built_classes(ctx)
         )
     if not isinstance(f, ast.Attribute):
         return False
@@ -386,6 +421,8 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
 def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     """A LAX fallback call that runs at run time: one on constants only (`[3.5, 1.0].copy()`)
     is run while compiling and gives a constant (measured)."""
+    if _class_instance(call, ctx, func):
+        return True
     if not _lax_fallback(call, ctx, func):
         return False
     f = call.func
@@ -454,7 +491,7 @@ class _Opaque:
                     depth,
                 )
             # `for k, v in d.items()`: every loop variable holds a piece of the iterable
-            value = st.iter if isinstance(st, ast.For) else getattr(st, "value", None)
+            value = _bound_value(st, e.id)
             if value is not None and self.value(value, func, env, depth):
                 return True
             # a list grown with one (`outs = []` then `outs.append(v)` in a loop)
@@ -571,7 +608,8 @@ class _Opaque:
         where = (name.lineno, name.col_offset)
         for st in own_nodes(func):
             if isinstance(st, ast.Assign):
-                targets = st.targets
+                # `v, s = Out(x, 2.0)` binds `v` too
+                targets: list[ast.expr] = [n for t in st.targets for n in _target_names(t)]
             elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
                 targets = [st.target]
             elif isinstance(st, ast.For):
@@ -785,7 +823,8 @@ class _Opaque:
         name = node.value
         if not isinstance(name, ast.Name):
             return None
-        built = getattr(self._last_assignment(name, func), "value", None)
+        last = self._last_assignment(name, func)
+        built = _bound_value(last, name.id) if last is not None else None
         if isinstance(built, ast.ListComp) and built.generators:
             it = built.generators[0].iter
             if isinstance(it, ast.Attribute) and it.attr == "shape" and self.value(it.value, func, env):
@@ -805,7 +844,8 @@ class _Opaque:
                 bound = self._bind(built, callee, func, env, 0)
                 for r in ast.walk(callee):
                     if isinstance(r, ast.Return) and isinstance(r.value, ast.Name):
-                        made = getattr(self._last_assignment(r.value, callee), "value", None)
+                        last = self._last_assignment(r.value, callee)
+                        made = _bound_value(last, r.value.id) if last is not None else None
                         if isinstance(made, ast.Call) and self._appended_list_copy(r.value, made, callee, bound):
                             return _APPENDED_MESSAGE
         return None
@@ -886,6 +926,52 @@ class _Opaque:
                 if why:
                     return f"this call passes a JIT Fallback value on to line {inner.lineno}: {why}"
         return None
+
+
+def _target_names(t: ast.expr) -> list[ast.Name]:
+    """The names an assignment target binds (`v`, `s` of `v, s = ...`; not `a` of `a[0] = ...`)."""
+    if isinstance(t, ast.Name):
+        return [t]
+    if isinstance(t, ast.Starred):
+        return _target_names(t.value)
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [n for e in t.elts for n in _target_names(e)]
+    return []
+
+
+def _bound_value(st: ast.stmt, name: str) -> ast.expr | None:
+    """What `st` binds to `name`: the matching item when a display is unpacked (`a, b = v, 1`),
+    else its whole value (an unpacked call or object: each name holds a piece of it), the
+    iterable of a `for`."""
+    if isinstance(st, ast.For):
+        return st.iter
+    value: ast.expr | None = getattr(st, "value", None)
+    if not isinstance(st, ast.Assign) or value is None:
+        return value
+    for target in st.targets:
+        if isinstance(target, ast.Name):
+            if target.id == name:
+                return value
+            continue
+        item = _unpacked(target, value, name)
+        if item is not None:
+            return item
+    return value
+
+
+def _unpacked(target: ast.expr, value: ast.expr, name: str) -> ast.expr | None:
+    """The item of display `value` that `target` (a tuple or list of names) binds to `name`."""
+    if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))):
+        return None
+    if len(target.elts) != len(value.elts) or any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
+        return None
+    for t, v in zip(target.elts, value.elts, strict=True):
+        if isinstance(t, ast.Name) and t.id == name:
+            return v
+        item = _unpacked(t, v, name)
+        if item is not None:
+            return item
+    return None
 
 
 def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:

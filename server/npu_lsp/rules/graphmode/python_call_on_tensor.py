@@ -641,6 +641,22 @@ def _stdlib_factory_class(func: ast.expr, q: str | None, ctx: Context) -> str | 
     with constants, and under LAX, it compiles)."""
     if not isinstance(func, ast.Name) or (q is not None and q.startswith("builtins.")):
         return None
+    classes = python_built_classes(ctx)
+    if _bound_in(ctx.function, func.id):
+        # a local of that name shadows the module's class; it is itself one when the
+        # function makes it (`P = namedtuple("P", "s t")` in construct; measured: called
+        # with graph variables STRICT refuses it as it does a module-level one)
+        local = analyzer(ctx).single_assignment(func.id, ctx.function)
+        if isinstance(local, ast.Call) and ctx.qualname(local.func) in _CLASS_FACTORIES:
+            return ctx.qualname(local.func)
+        return None
+    return classes.get(func.id)
+
+
+def python_built_classes(ctx: Context) -> dict[str, str]:
+    """The module's classes MindSpore calls as Python, not compiles, by name: the factory or
+    kind that makes each (`collections.namedtuple`, `typing.NamedTuple`,
+    `dataclasses.dataclass`, a plain class)."""
     key = "ms131-factory-classes"
     classes: dict[str, str] | None = ctx.cache.get(key)
     if classes is None:
@@ -656,15 +672,7 @@ def _stdlib_factory_class(func: ast.expr, q: str | None, ctx: Context) -> str | 
                 if made_by is not None:
                     classes[st.name] = made_by
         ctx.cache[key] = classes
-    if _bound_in(ctx.function, func.id):
-        # a local of that name shadows the module's class; it is itself one when the
-        # function makes it (`P = namedtuple("P", "s t")` in construct; measured: called
-        # with graph variables STRICT refuses it as it does a module-level one)
-        local = analyzer(ctx).single_assignment(func.id, ctx.function)
-        if isinstance(local, ast.Call) and ctx.qualname(local.func) in _CLASS_FACTORIES:
-            return ctx.qualname(local.func)
-        return None
-    return classes.get(func.id)
+    return classes
 
 
 def _named_tuple_class(cls: ast.ClassDef, ctx: Context) -> str | None:

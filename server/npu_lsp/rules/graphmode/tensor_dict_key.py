@@ -12,6 +12,7 @@ from npu_lsp.rules.graphmode.const_tensor import constant_tensor
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import host_item, host_names, host_scalar, reads
+from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 
 #: dict methods whose first argument is a key
 _KEYED_METHODS = frozenset({"get", "pop", "setdefault"})
@@ -25,8 +26,12 @@ class TensorDictKey(GraphRule):
     of `d.get(x)`, `d.pop(x)` and `d.setdefault(x)` on a dict (`for idx in indices:
     counts[idx] = counts.get(idx, 0) + 1`, with `indices` a tensor); also a Python number
     read from a run-time tensor as the key of a lookup or a store (`self.weights[int(label)]`,
-    `table[step.item()]`, `d.get(float(t), 1.0)`, `d[int(t)] = v`), on a local dict, one
-    `__init__` stores on `self` or a module-level dict (`PALETTE[int(t.argmax())]`). Under
+    `table[step.item()]`, `d.get(float(t), 1.0)`, `d[int(t)] = v`, also through arithmetic
+    with constants, `{1: 0.5, 2: 1.0}[int(t) + 1]`), on a local dict, a display read at once,
+    one `__init__` stores on `self` or a module-level dict (`PALETTE[int(t.argmax())]`);
+    under LAX not a number computed from a JIT Fallback value (`int(x.asnumpy().sum())`,
+    `int(p.value.sum())` of a namedtuple built from a tensor, also in a helper given it or
+    returned by one), which Python looks up. Under
     either level also the key of a dict display that is such a number or an item of a
     tensor's host data (`{t.item(): "top"}`, `{ids[0]: 1}` with `ids = t.tolist()`), and
     the key of a dict comprehension over host data (`{PALETTE[k]: v for k, v in
@@ -80,7 +85,7 @@ class TensorDictKey(GraphRule):
         if isinstance(node, ast.Subscript):
             # a tensor key is a name (`counts[idx]`); slices, constants and tuples never are,
             # and most subscripts in compiled code index tensors: skip them before any flow
-            if type(node.slice) in (ast.Name, ast.Call) and type(node.value) in (ast.Name, ast.Attribute):
+            if type(node.slice) in _KEY_NODES and type(node.value) in (ast.Name, ast.Attribute, ast.Dict):
                 return self._keyed(node.value, node.slice, ctx)
             return ()
         if isinstance(node, ast.Call):
@@ -128,7 +133,7 @@ class TensorDictKey(GraphRule):
         compiling (`dict_getitem` / `dict_setitem` evaluators), so a run-time tensor key
         fails as in a display."""
         a = analyzer(ctx)
-        local = a.type_class(receiver) == "dict" or _self_dict(receiver, ctx)
+        local = isinstance(receiver, ast.Dict) or a.type_class(receiver) == "dict" or _self_dict(receiver, ctx)
         if not local and not _module_dict(receiver, ctx):
             return
         kind = a.kind(key)
@@ -138,15 +143,47 @@ class TensorDictKey(GraphRule):
                 key,
                 f"dict key `{ctx.segment(key)}` is a run-time tensor; graph dict lookups and stores need constant keys",
             )
-        elif kind == Kind.VAR and host_scalar(key, ctx):
-            # `d[int(t)]`, `d[t.item()]`: a Python number read from a run-time tensor is
-            # still unknown while compiling (measured: `dict_getitem evaluator ... but got
-            # ValueAny` at LAX and STRICT, for a dict literal and one held on `self`)
+        elif kind == Kind.VAR and _host_number(key, ctx, 0) and not _fallback_key(key, ctx):
+            # `d[int(t)]`, `d[t.item()]`, `{0: a, 1: b}[int(t) + 1]`: a Python number read
+            # from a run-time tensor is still unknown while compiling (measured: `dict_getitem
+            # evaluator ... but got ValueAny` at LAX and STRICT, for a dict literal, a display
+            # read at once and one held on `self`; written/famc probes `fb_dk_*`)
             yield ctx.diagnostic(
                 self,
                 key,
                 f"dict key `{ctx.segment(key)}` is read from a run-time tensor; graph dict lookups and stores need keys known while compiling",
             )
+
+
+#: key nodes `_keyed` looks at (a name, a call, host arithmetic); slices, constants and tuples never
+_KEY_NODES = (ast.Name, ast.Call, ast.BinOp, ast.UnaryOp)
+
+
+def _host_number(key: ast.expr, ctx: Context, depth: int) -> bool:
+    """A host scalar (`int(t)`, `t.item()`), or arithmetic on one with constants (`int(t) + 1`,
+    `1 - k`), or a name bound once to such arithmetic."""
+    if host_scalar(key, ctx):
+        return True
+    if isinstance(key, ast.Name) and depth < 3:
+        bound = analyzer(ctx).single_assignment(key.id, ctx.function)
+        return isinstance(bound, (ast.BinOp, ast.UnaryOp)) and _host_number(bound, ctx, depth + 1)
+    if isinstance(key, ast.UnaryOp):
+        return _host_number(key.operand, ctx, depth)
+    if isinstance(key, ast.BinOp):
+        sides = (key.left, key.right)
+        return all(isinstance(x, ast.Constant) or _host_number(x, ctx, depth) for x in sides) and not all(
+            isinstance(x, ast.Constant) for x in sides
+        )
+    return False
+
+
+def _fallback_key(key: ast.expr, ctx: Context) -> bool:
+    """Under LAX, a key computed from a JIT Fallback value (`int(x.asnumpy().sum())`,
+    `int(p.value.sum())` of a namedtuple built from a tensor, also one a helper returns or is
+    given) is a Python object: Python reads the dict (measured, written/famc probes
+    `fb_dk_fb*`; difftest seed 9600025)."""
+    scope = ctx.scope
+    return scope is not None and scope.level == "lax" and opaque_at_lax(key, ctx.function, ctx)
 
 
 def _self_dict(receiver: ast.expr, ctx: Context) -> bool:

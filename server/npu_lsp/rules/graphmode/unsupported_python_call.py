@@ -14,6 +14,7 @@ from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor, scalar_shaped
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
+from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 # builtins whose result is a str (so `len(hex(n))` is `len` of a string)
@@ -61,7 +62,9 @@ class UnsupportedPythonCall(GraphRule):
       on a dict of tensors the function builds), keyword arguments of those methods
       (`d.update(c=1.0)`);
     - `round()` and `abs()` of a run-time scalar (`round(float(t))`, `abs(int(t))`), which
-      the graph hands to the tensor operator;
+      the graph hands to the tensor operator (under LAX, not of a scalar computed from a JIT
+      Fallback value, `float(p.value.mean())` of a namedtuple or dataclass instance built
+      from a tensor, also one a sub-cell or helper returns or is given: Python rounds it);
     - a builtin MindSpore runs as a Python script (`all`, `any`, `sorted`...) given a
       comprehension that reads a local of the compiled function (`all([f.shape[1] ==
       fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it; under LAX,
@@ -166,12 +169,16 @@ class UnsupportedPythonCall(GraphRule):
                 and 1 <= len(node.args) <= _TENSOR_ONLY_ON_VARS[name]
                 and analyzer(ctx).kind(node.args[0]) == Kind.VAR
                 and not _host_value(node.args[0], ctx)
+                and not (level == "lax" and opaque_at_lax(node.args[0], ctx.function, ctx))
             ):
                 # measured: `round(float(x.sum()), 2)` fails at both levels ("type NoneType
                 # doesn't define __round__ method"), and so do `round(float(t))` and
                 # `abs(int(t))` ("For Operator[Abs], input's type 'Int64' does not match
                 # expected type 'Tensor'"): on a run-time scalar the graph uses the tensor
-                # operator; on a tensor or a constant they compile
+                # operator; on a tensor or a constant they compile. At LAX a scalar computed
+                # from a JIT Fallback value (a namedtuple, dataclass or `asnumpy()` result, also
+                # one a sub-cell or helper returns or is given) is a Python object, which
+                # Python rounds (written/famc probes `fb_*_round_*`, `fb_*_absint_*`)
                 tensor_op = "ops.round" if name == "round" else "ops.abs"
                 yield ctx.diagnostic(
                     self,
