@@ -531,6 +531,13 @@ class BranchTypeMismatch(GraphRule):
     """
 
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
+        for d in self._bool_op_join(node, ctx):
+            if not (ctx.scope and ctx.scope.strict) and any(opaque_at_lax(v, ctx.function, ctx) for v in node.values):
+                return  # LAX joins a Python object (a JIT Fallback value) with anything
+            yield d
+            return
+
+    def _bool_op_join(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
         vals = values(ctx)
         seen_tensor: ast.expr | None = None
