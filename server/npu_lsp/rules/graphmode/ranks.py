@@ -19,7 +19,8 @@ follows shapes far enough to tell:
 A shape is a tuple of dims (None: a size not known here); None is an unknown value (say
 nothing); `NUM` is a Python number. Loops keep a name's shape only when no pass changes it.
 A shape found here is a lower bound of the graph's: an operand of unknown shape in
-arithmetic (`x + self.bias`) is taken to broadcast into the known one, and broadcasting only
+arithmetic that is a graph value (`x + self.bias`) is taken to broadcast into the known one
+(a JIT Fallback value makes the result a Python object: unknown), and broadcasting only
 adds or widens axes; every op followed maps a wider input to a result at least as wide
 (reductions, indexing, reshapes with -1, transposes), so a tensor with more than one element
 here has more than one in the graph, while one found single may be wider (nothing said).
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import json
+import operator
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -37,14 +39,17 @@ from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.helpers import terminates
-from npu_lsp.rules.graphmode.values import instances
+from npu_lsp.rules.graphmode.shape_folded import _shape_condition
 
 Shape = tuple[int | None, ...]
 #: a Python number (or bool); other non-tensor values are None (unknown)
 NUM: Final = "num"
 #: the constant None (an empty slot on `self`, a `None` default)
 NONE: Final = "none"
-Val = Shape | str | None
+#: a list or tuple of Python numbers (`[float(v) for v in t]`, `[0.5, 1.0]`)
+NUMS: Final = "nums"
+#: an int is a Python int the graph knows while compiling (`x.shape[0]`, `x.ndim`, a loop index)
+Val = Shape | str | int | None
 Env = dict[str, Val]
 
 _DATA = json.loads(Path(__file__).with_name("ms_shapes.json").read_text(encoding="utf-8"))
@@ -57,6 +62,14 @@ _SHAPED_MAKERS: Final = frozenset({"zeros", "ones", "empty", "full", "randn", "r
 _SIZED_RANDOM: Final = frozenset({"uniform", "normal", "randint", "random", "standard_normal", "random_sample"})
 _SAME_NUMPY_METHODS: Final = frozenset({"astype", "copy", "float", "to", "contiguous"})
 _NUMBER_BUILTINS: Final = frozenset({"int", "float", "bool", "len", "round"})
+_COMPARE: Final = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
+_INT_OPS: Final = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
 _DEPTH: Final = 4
 _CONTEXTS: Final = 8
 #: a `for` over `range(n)` or a tuple MindSpore unrolls; followed pass by pass up to this
@@ -65,6 +78,10 @@ _UNROLL: Final = 8
 
 def is_tensor(v: Val) -> bool:
     return isinstance(v, tuple)
+
+
+def _num(v: Val) -> bool:
+    return v == NUM or isinstance(v, int)
 
 
 def multi_element(v: Val) -> bool:
@@ -240,6 +257,8 @@ def apply(spec: dict[str, object], src: Shape, args: list[ast.expr], kws: dict[s
     if kind == "broadcast":
         out = src
         for v in others:
+            if v is None:
+                return None
             if isinstance(v, tuple):
                 out = broadcast(out, v)
         return out
@@ -348,9 +367,13 @@ class _Host:
         self.ctx = ctx
         self._bindings: dict[int, dict[str, list[ast.expr | None]]] = {}
 
-    def only_binding(self, name: str, where: ast.AST, defs: bool = False) -> tuple[ast.expr, ast.AST] | None:
+    def only_binding(
+        self, name: str, where: ast.AST, defs: bool = False, line: int | None = None
+    ) -> tuple[ast.expr, ast.AST] | None:
         """The value of the one `name = value` in the function `where` (not in nested
         functions), or else at module level; None when bound otherwise or more than once.
+        With `line`, of a read in `where`: the last of several `name = value` statements of
+        the body's top level before that line (`net = Net(); net = ms.jit(net)`).
         With `defs`: the module, where the one binding is a definition (`def f`)."""
         for scope in (where, self.ctx.tree) if where is not self.ctx.tree else (self.ctx.tree,):
             index = self._bindings.get(id(scope))
@@ -362,8 +385,22 @@ class _Host:
             value = found[0]
             if defs:
                 return (ast.Constant(None), scope) if len(found) == 1 and value is None else None
+            if len(found) > 1 and line is not None and scope is where and None not in found:
+                return self._last_before(name, scope, line)
             return (value, scope) if len(found) == 1 and value is not None else None
         return None
+
+    @staticmethod
+    def _last_before(name: str, scope: ast.AST, line: int) -> tuple[ast.expr, ast.AST] | None:
+        top = [
+            st
+            for st in getattr(scope, "body", [])
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets)
+        ]
+        if len(top) != len(_scope_bindings(scope).get(name, ())):
+            return None  # some binding sits in a branch or loop
+        before = [st for st in top if st.end_lineno is not None and st.end_lineno < line]
+        return (before[-1].value, scope) if before else None
 
     def of(self, e: ast.expr, where: ast.AST, depth: int = 0) -> Val:
         if depth > 8:
@@ -372,7 +409,7 @@ class _Host:
         if isinstance(e, ast.Constant):
             return NUM if isinstance(e.value, (int, float)) else None
         if isinstance(e, ast.Name):
-            bound = self.only_binding(e.id, where)
+            bound = self.only_binding(e.id, where, line=e.lineno)
             if bound is None:
                 return None
             value, scope = bound
@@ -543,7 +580,10 @@ class Ranks:
         while node is not None and not isinstance(node, ast.stmt):
             if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                 return None
-            node = self.ctx.parent(node)
+            parent = self.ctx.parent(node)
+            if isinstance(parent, ast.IfExp) and node is not parent.test and _shape_condition(parent.test, func, self.ctx):
+                return None
+            node = parent
         return node if isinstance(node, ast.stmt) and node is not func else None
 
     # ------------------------------------------------------------------ roots and inputs
@@ -580,7 +620,7 @@ class Ranks:
         if depth > 4:
             return None
         if isinstance(f, ast.Name):
-            bound = self.host.only_binding(f.id, where)
+            bound = self.host.only_binding(f.id, where, line=f.lineno)
             if bound is not None:
                 return self._target(bound[0], bound[1], depth + 1, jitted)
             if where is not self.ctx.tree and self.host.only_binding(f.id, self.ctx.tree, defs=True) is None:
@@ -623,8 +663,8 @@ class Ranks:
                 env[p.arg] = None
         defaults = args.defaults
         for name, default in zip(params[len(params) - len(defaults) :], defaults, strict=True):
-            if isinstance(default, ast.Constant) and isinstance(default.value, (int, float)):
-                env[name] = NUM
+            if isinstance(default, ast.Constant) and (default.value is None or isinstance(default.value, (int, float))):
+                env[name] = NONE if default.value is None else NUM
         assert callable(value)
         for name, arg in zip(params, call.args, strict=False):
             env[name] = value(arg)
@@ -679,14 +719,20 @@ class Ranks:
             return env
         if isinstance(st, ast.AugAssign):
             if isinstance(st.target, ast.Name):
-                env[st.target.id] = self._arith(env.get(st.target.id), self.ev(st.value, env, func, depth), st.op)
+                env[st.target.id] = self._binary(st.target, st.value, st.op, env, func, depth)
             return env
         if isinstance(st, ast.If):
             live = self._fold(st.test, env, func)
             if live is not None:
                 return self._block(st.body if live else st.orelse, env, func, run, depth)
-            a = self._block(st.body, dict(env), func, run, depth)
-            b = self._block(st.orelse, dict(env), func, run, depth)
+            recording = run.recording
+            # a condition on shapes not known here: which side compiles is not known
+            run.recording = recording and not _shape_condition(st.test, func, self.ctx)
+            try:
+                a = self._block(st.body, dict(env), func, run, depth)
+                b = self._block(st.orelse, dict(env), func, run, depth)
+            finally:
+                run.recording = recording
             if terminates(st.body):
                 return b
             if terminates(st.orelse):
@@ -753,7 +799,7 @@ class Ranks:
             bounds = [_int(a) for a in it.args]
             if not bounds or len(bounds) > 3 or any(b is None for b in bounds):
                 return None
-            items = [NUM] * len(range(*[b for b in bounds if b is not None]))
+            items = list(range(*[b for b in bounds if b is not None]))
         elif isinstance(it, ast.Tuple) and not any(isinstance(x, ast.Starred) for x in it.elts):
             items = [self.ev(x, env, func, depth) for x in it.elts]
         else:
@@ -775,6 +821,9 @@ class Ranks:
                     return None
                 return (v == NONE) == isinstance(test.ops[0], ast.Is)
             return None
+        v = self.ev(test, env, func, 0)
+        if isinstance(v, int):
+            return bool(v)
         if any(isinstance(n, ast.Name) and n.id in env for n in ast.walk(test)):
             return None
         folded = values(self.ctx)._folded(test, func)
@@ -807,49 +856,130 @@ class Ranks:
         if isinstance(e, ast.Constant):
             if e.value is None:
                 return NONE
-            return NUM if isinstance(e.value, (int, float)) else None
+            if isinstance(e.value, int):
+                return e.value
+            return NUM if isinstance(e.value, float) else None
         if isinstance(e, ast.Name):
             if e.id in env:
                 return env[e.id]
             return self._fallback(e, func)
         if isinstance(e, ast.BinOp):
-            left, right = self.ev(e.left, env, func, depth), self.ev(e.right, env, func, depth)
-            return self._arith(left, right, e.op)
+            return self._binary(e.left, e.right, e.op, env, func, depth)
         if isinstance(e, ast.UnaryOp):
+            v = self.ev(e.operand, env, func, depth)
             if isinstance(e.op, ast.Not):
+                return (not v) if isinstance(v, int) else None
+            if isinstance(e.op, ast.USub) and isinstance(v, int):
+                return -v
+            return NUM if isinstance(v, int) else v
+        if isinstance(e, ast.BoolOp):
+            got = [self.ev(x, env, func, depth) for x in e.values]
+            if not all(isinstance(v, int) for v in got):
                 return None
-            return self.ev(e.operand, env, func, depth)
+            return all(got) if isinstance(e.op, ast.And) else any(got)
         if isinstance(e, ast.Compare):
             if len(e.ops) != 1 or isinstance(e.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
                 return None
-            return self._arith(self.ev(e.left, env, func, depth), self.ev(e.comparators[0], env, func, depth), ast.Add())
+            left, right = self.ev(e.left, env, func, depth), self.ev(e.comparators[0], env, func, depth)
+            if isinstance(left, int) and isinstance(right, int):
+                return _COMPARE[type(e.ops[0])](left, right)
+            return self._binary(e.left, e.comparators[0], ast.Add(), env, func, depth)
         if isinstance(e, ast.IfExp):
             a, b = self.ev(e.body, env, func, depth), self.ev(e.orelse, env, func, depth)
             return a if a == b else None
         if isinstance(e, ast.Subscript):
+            if isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+                dims = self.ev(e.value.value, env, func, depth)
+                i = _int(e.slice)
+                if not isinstance(dims, tuple) or i is None or not -len(dims) <= i < len(dims):
+                    return None
+                dim = dims[i]
+                return dim if dim is not None else NUM
             base = self.ev(e.value, env, func, depth)
+            if base == NUMS:
+                return NUMS if isinstance(e.slice, ast.Slice) else NUM
             return index(base, e.slice) if isinstance(base, tuple) else None
+        if isinstance(e, (ast.List, ast.Tuple)):
+            numbers = e.elts and all(_num(self.ev(x, env, func, depth)) for x in e.elts)
+            return NUMS if numbers else None
+        if isinstance(e, ast.ListComp):
+            elt = e.elt
+            numbers = (isinstance(elt, ast.Constant) and isinstance(elt.value, (int, float))) or (
+                isinstance(elt, ast.Call)
+                and (self.ctx.qualname(elt.func) or "").partition(".")[2] in _NUMBER_BUILTINS
+                and (self.ctx.qualname(elt.func) or "").startswith("builtins.")
+            )
+            return NUMS if numbers else None
         if isinstance(e, ast.Attribute):
             if e.attr in ("T", "mT"):
                 base = self.ev(e.value, env, func, depth)
                 if not isinstance(base, tuple) or len(base) < 2:
                     return None
                 return base[::-1] if e.attr == "T" else base[:-2] + (base[-1], base[-2])
+            if e.attr in ("ndim", "size") and not _self_attr(e.value):
+                base = self.ev(e.value, env, func, depth)
+                if isinstance(base, tuple):
+                    n = len(base) if e.attr == "ndim" else _numel(base)
+                    return n if n is not None else NUM
             if _self_attr(e):
                 key = "self." + e.attr
                 if key in env:
                     return env[key]
-                if instances(self.ctx).evaluate(e, func) is None:
+                if self._empty_slot(e.attr, func):
                     return NONE  # `self.slot = None` in `__init__`: the graph's constant
             return self._fallback(e, func)
         if isinstance(e, ast.Call):
             return self._call(e, env, func, depth)
         return None
 
+    def _empty_slot(self, attr: str, func: ast.AST) -> bool:
+        """Does `self.<attr>` read in `construct` hold the `None` `__init__` gave it? Yes when
+        `__init__` binds it once, to `None`, and no method but `construct` binds it."""
+        if not isinstance(func, ast.FunctionDef) or func.name != "construct":
+            return False
+        cls = self.ctx.parent(func)
+        if not isinstance(cls, ast.ClassDef):
+            return False
+        init_values: list[ast.expr] = []
+        for m in cls.body:
+            if not isinstance(m, ast.FunctionDef) or m is func:
+                continue
+            for n in ast.walk(m):
+                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    if any(_self_attr(t) and t.attr == attr for t in targets):  # type: ignore[attr-defined]
+                        if m.name != "__init__" or not isinstance(n, ast.Assign) or n.value is None:
+                            return False
+                        init_values.append(n.value)
+        return len(init_values) == 1 and isinstance(init_values[0], ast.Constant) and init_values[0].value is None
+
     def _fallback(self, e: ast.expr, func: ast.AST) -> Val:
         """A Python number the graph knows as one (a module constant, `self.scale`)."""
         v = values(self.ctx).of(e, func)
         return NUM if isinstance(v, av.Scalar) else None
+
+    def _binary(self, a: ast.expr, b: ast.expr, op: ast.operator, env: Env, func: ast.AST, depth: int) -> Val:
+        left, right = self.ev(a, env, func, depth), self.ev(b, env, func, depth)
+        if isinstance(left, tuple) and right is None and self._graph_value(b, env, func):
+            return left
+        if isinstance(right, tuple) and left is None and self._graph_value(a, env, func):
+            return right
+        return self._arith(left, right, op)
+
+    def _graph_value(self, e: ast.expr, env: Env, func: ast.AST) -> bool:
+        """Is `e`, of unknown shape, a tensor or number of the graph (a Parameter or a
+        number held on `self`, arithmetic on them)? Then it only broadcasts a known operand
+        wider. A value computed by JIT Fallback (`math.floor(t)`, a helper's result) is a
+        Python object: arithmetic with it runs as Python, where shapes follow other rules."""
+        if isinstance(e, ast.BinOp):
+            return all(
+                self.ev(x, env, func, 0) is not None or self._graph_value(x, env, func) for x in (e.left, e.right)
+            )
+        if isinstance(e, ast.UnaryOp) and not isinstance(e.op, ast.Not):
+            return self._graph_value(e.operand, env, func)
+        if _self_attr(e) and "self." + e.attr not in env:  # type: ignore[attr-defined]
+            return isinstance(values(self.ctx).of(e, func), (av.Tensor, av.Scalar))
+        return False
 
     @staticmethod
     def _arith(left: Val, right: Val, op: ast.operator) -> Val:
@@ -857,19 +987,30 @@ class Ranks:
             if left is None or right is None:
                 return None
             return _matmul(left, right) if isinstance(left, tuple) and isinstance(right, tuple) else None
+        if left is None or right is None:
+            return None
         if isinstance(left, tuple) and isinstance(right, tuple):
             return broadcast(left, right)
         if isinstance(left, tuple):
-            return left  # with a number, or an unknown operand (see the module's docstring)
+            return left if _num(right) else None
         if isinstance(right, tuple):
-            return right
-        return NUM if left == NUM and right == NUM else None
+            return right if _num(left) else None
+        if isinstance(left, int) and isinstance(right, int) and type(op) in _INT_OPS:
+            try:
+                return _INT_OPS[type(op)](left, right)
+            except ZeroDivisionError:
+                return None
+        return NUM if _num(left) and _num(right) else None
 
     def _call(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         f = e.func
         q = self.ctx.qualname(f) or ""
         last = q.rpartition(".")[2]
         if q.startswith("builtins."):
+            if last == "len" and len(e.args) == 1:
+                got = self.ev(e.args[0], env, func, depth)
+                if isinstance(got, tuple) and got and got[0] is not None:
+                    return got[0]
             return NUM if last in _NUMBER_BUILTINS else None
         if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             return None
