@@ -376,10 +376,7 @@ class _Host:
         the body's top level before that line (`net = Net(); net = ms.jit(net)`).
         With `defs`: the module, where the one binding is a definition (`def f`)."""
         for scope in (where, self.ctx.tree) if where is not self.ctx.tree else (self.ctx.tree,):
-            index = self._bindings.get(id(scope))
-            if index is None:
-                index = self._bindings[id(scope)] = _scope_bindings(scope)
-            found = index.get(name)
+            found = self.bindings(scope).get(name)
             if found is None:
                 continue
             value = found[0]
@@ -389,6 +386,28 @@ class _Host:
                 return self._last_before(name, scope, line)
             return (value, scope) if len(found) == 1 and value is not None else None
         return None
+
+    def _argument(self, func: ast.FunctionDef, param: str, depth: int) -> Val:
+        """The value a host function's parameter holds when every module-level call of it
+        (`main(x)`) passes the same shape."""
+        params = _param_names(func)
+        i = params.index(param)
+        got: set[Val] = set()
+        for n in _own_nodes(self.ctx.tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == func.name:
+                if any(isinstance(a, ast.Starred) for a in n.args):
+                    return None
+                arg = n.args[i] if i < len(n.args) else next((k.value for k in n.keywords if k.arg == param), None)
+                if arg is None:
+                    return None
+                got.add(self.of(arg, self.ctx.tree, depth))
+        return got.pop() if len(got) == 1 else None
+
+    def bindings(self, scope: ast.AST) -> dict[str, list[ast.expr | None]]:
+        index = self._bindings.get(id(scope))
+        if index is None:
+            index = self._bindings[id(scope)] = _scope_bindings(scope)
+        return index
 
     @staticmethod
     def _last_before(name: str, scope: ast.AST, line: int) -> tuple[ast.expr, ast.AST] | None:
@@ -409,6 +428,8 @@ class _Host:
         if isinstance(e, ast.Constant):
             return NUM if isinstance(e.value, (int, float)) else None
         if isinstance(e, ast.Name):
+            if isinstance(where, ast.FunctionDef) and e.id in _param_names(where):
+                return self._argument(where, e.id, d) if not self.bindings(where).get(e.id, [None])[1:] else None
             bound = self.only_binding(e.id, where, line=e.lineno)
             if bound is None:
                 return None
@@ -438,7 +459,8 @@ class _Host:
         last = q.rpartition(".")[2]
         if q in _TENSOR_CTORS or q == "mindspore.Parameter":
             if e.args:
-                return self.of(e.args[0], where, d)
+                data = self.of(e.args[0], where, d)
+                return () if _num(data) else data
             shape = next((k.value for k in e.keywords if k.arg == "shape"), None)
             dims = _ints([shape]) if shape is not None else None
             return tuple(dims) if dims is not None else None
@@ -932,6 +954,17 @@ class Ranks:
             return self._call(e, env, func, depth)
         return None
 
+    def _closure(self, name: str, func: ast.AST) -> ast.FunctionDef | None:
+        """The function `def name` nested in `func` (a closure `construct` defines and calls),
+        when that is the name's one binding there."""
+        index = self.host.bindings(func)
+        if len(index.get(name, ())) != 1:
+            return None
+        for st in _own_nodes(func):
+            if isinstance(st, ast.FunctionDef) and st.name == name and self.ctx.parent(st) is not None:
+                return st
+        return None
+
     def _empty_slot(self, attr: str, func: ast.AST) -> bool:
         """Does `self.<attr>` read in `construct` hold the `None` `__init__` gave it? Yes when
         `__init__` binds it once, to `None`, and no method but `construct` binds it."""
@@ -1030,6 +1063,8 @@ class Ranks:
                 return apply(_METHODS[f.attr], src, list(e.args), kws, others)
             return None
         callee = values(self.ctx).callee(e, func)
+        if callee is None and isinstance(f, ast.Name):
+            callee = self._closure(f.id, func)
         if callee is None or not isinstance(callee, ast.FunctionDef):
             return None
         inner = self._bind(callee, e, lambda a: self.ev(a, env, func, depth))
@@ -1054,6 +1089,10 @@ def _self_stores(st: ast.stmt) -> set[str]:
     }
 
 
+def _param_names(func: ast.FunctionDef) -> list[str]:
+    return [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+
+
 def _merge(a: Env, b: Env) -> Env:
     return {n: a.get(n) if a.get(n) == b.get(n) else None for n in a.keys() | b.keys()}
 
@@ -1064,6 +1103,8 @@ def _names(t: ast.AST) -> list[str]:
 
 def _names_bound(st: ast.stmt) -> list[str]:
     """Names any statement in `st` binds (not in nested functions' bodies)."""
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [st.name]
     out: list[str] = []
     for n in _own_nodes_of(st):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
