@@ -54,7 +54,7 @@ class MultiElementTensorToScalar(GraphRule):
     No automatic fix.
 
     ## References
-    - `int_func` / `float_func` in mindspore/_extends/parse/standard_method.py (2.10): only a
+    - `int_func` / `float_func` in mindspore/graph/_parse/standard_method.py (2.10): only a
       shape of length 0, or of length 1 with size 1, converts. Measured on MindSpore 2.10 CPU
       with the probes `rk_*` (tests/npu_lsp/fixtures/written/famc/probes).
     """

@@ -3,7 +3,7 @@
 MindSpore compiles a network once per input signature, and every shape in that graph is known
 while compiling: `int(t)`, `float(t)`, `bool(t)`, `t.item()` and `if t:` compile only for a
 tensor of shape `()` or `(1,)` (`int_func` / `float_func` in
-mindspore/_extends/parse/standard_method.py; "Can not convert Tensor with more than one element
+mindspore/graph/_parse/standard_method.py; "Can not convert Tensor with more than one element
 to Scalar", "Only tensor which shape is () or (1,) can be converted to bool"). This module
 follows shapes far enough to tell:
 
