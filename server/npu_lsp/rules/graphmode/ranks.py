@@ -426,7 +426,9 @@ class _Host:
             return None
         d = depth + 1
         if isinstance(e, ast.Constant):
-            return NUM if isinstance(e.value, (int, float)) else None
+            if isinstance(e.value, int):
+                return e.value  # a constant of the graph it is passed to
+            return NUM if isinstance(e.value, float) else None
         if isinstance(e, ast.Name):
             if isinstance(where, ast.FunctionDef) and e.id in _param_names(where):
                 return self._argument(where, e.id, d) if not self.bindings(where).get(e.id, [None])[1:] else None
@@ -441,6 +443,8 @@ class _Host:
                 return None
             if isinstance(a, tuple) and isinstance(b, tuple):
                 return broadcast(a, b)
+            if not isinstance(a, tuple) and not isinstance(b, tuple):
+                return NUM if _num(a) and _num(b) else None
             return a if isinstance(a, tuple) else b
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
             return self.of(e.operand, where, d)
@@ -991,6 +995,14 @@ class Ranks:
         v = values(self.ctx).of(e, func)
         return NUM if isinstance(v, av.Scalar) else None
 
+    def _constant(self, e: ast.expr, env: Env, func: ast.AST, depth: int) -> ast.expr:
+        """`e`, or the int constant a name holds (`x.sum(axis)` with `axis` given 0)."""
+        if isinstance(e, ast.Name):
+            v = self.ev(e, env, func, depth)
+            if isinstance(v, int):
+                return ast.Constant(v)
+        return e
+
     def _binary(self, a: ast.expr, b: ast.expr, op: ast.operator, env: Env, func: ast.AST, depth: int) -> Val:
         left, right = self.ev(a, env, func, depth), self.ev(b, env, func, depth)
         if isinstance(left, tuple) and right is None and self._graph_value(b, env, func):
@@ -1047,20 +1059,21 @@ class Ranks:
             return NUM if last in _NUMBER_BUILTINS else None
         if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             return None
-        kws = {k.arg: k.value for k in e.keywords if k.arg is not None}
+        kws = {k.arg: self._constant(k.value, env, func, depth) for k in e.keywords if k.arg is not None}
+        call_args = [self._constant(a, env, func, depth) for a in e.args]
         if q.startswith("mindspore.ops.") and q.count(".") == 2 and last in _FUNCS and e.args:
             src = self.ev(e.args[0], env, func, depth)
             if not isinstance(src, tuple):
                 return None
             others = [self.ev(a, env, func, depth) for a in (*e.args[1:], *kws.values())]
-            return apply(_FUNCS[last], src, list(e.args[1:]), kws, others)
+            return apply(_FUNCS[last], src, call_args[1:], kws, others)
         if q in _TENSOR_CTORS or (q.startswith("mindspore.ops.") and last in _SHAPED_MAKERS):
             return self.host.of(e, func)
         if isinstance(f, ast.Attribute) and f.attr in _METHODS and not (isinstance(f.value, ast.Name) and f.value.id == "self"):
             src = self.ev(f.value, env, func, depth)
             if isinstance(src, tuple):
                 others = [self.ev(a, env, func, depth) for a in (*e.args, *kws.values())]
-                return apply(_METHODS[f.attr], src, list(e.args), kws, others)
+                return apply(_METHODS[f.attr], src, call_args, kws, others)
             return None
         callee = values(self.ctx).callee(e, func)
         if callee is None and isinstance(f, ast.Name):
