@@ -54,6 +54,7 @@ class MultiElementTensorToScalar(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level), measured on MindSpore 2.10 CPU.
     - `int_func` / `float_func` in mindspore/graph/_parse/standard_method.py (2.10): only a
       shape of length 0, or of length 1 with size 1, converts. Measured on MindSpore 2.10 CPU
       with the probes `rk_*` (tests/npu_lsp/fixtures/written/famc/probes).

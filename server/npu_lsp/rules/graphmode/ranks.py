@@ -38,7 +38,7 @@ from typing import Final
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
-from npu_lsp.rules.graphmode.helpers import terminates
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.shape_folded import _shape_condition
 
 Shape = tuple[int | None, ...]
@@ -48,6 +48,8 @@ NUM: Final = "num"
 NONE: Final = "none"
 #: a list or tuple of Python numbers (`[float(v) for v in t]`, `[0.5, 1.0]`)
 NUMS: Final = "nums"
+#: an env key: the code from here on does not run (after `return`, `raise`, `break`...)
+_DEAD: Final = "<dead>"
 #: an int is a Python int the graph knows while compiling (`x.shape[0]`, `x.ndim`, a loop index)
 Val = Shape | str | int | None
 Env = dict[str, Val]
@@ -601,13 +603,17 @@ class Ranks:
                 out.append(self.ev(e, before, func, 0))
         return out
 
+    def _dynamic(self, test: ast.expr, func: ast.AST) -> bool:
+        """A condition on a tensor (both sides compile), not one decided while compiling."""
+        return analyzer(self.ctx).kind(test, func).dynamic and not _shape_condition(test, func, self.ctx)
+
     def _statement(self, e: ast.AST, func: ast.AST) -> ast.stmt | None:
         node: ast.AST | None = e
         while node is not None and not isinstance(node, ast.stmt):
             if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                 return None
             parent = self.ctx.parent(node)
-            if isinstance(parent, ast.IfExp) and node is not parent.test and _shape_condition(parent.test, func, self.ctx):
+            if isinstance(parent, ast.IfExp) and node is not parent.test and not self._dynamic(parent.test, func):
                 return None
             node = parent
         return node if isinstance(node, ast.stmt) and node is not func else None
@@ -727,6 +733,10 @@ class Ranks:
             if run.seen is not None:
                 run.seen.append(dict(env))
             env = self._statement_effect(st, env, func, run, depth)
+            if isinstance(st, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+                env[_DEAD] = NONE
+            if _DEAD in env:
+                break  # the rest of the block never runs (in this compiled path)
         if run.seen is not None:
             run.seen.append(dict(env))
         return env
@@ -752,16 +762,17 @@ class Ranks:
             if live is not None:
                 return self._block(st.body if live else st.orelse, env, func, run, depth)
             recording = run.recording
-            # a condition on shapes not known here: which side compiles is not known
-            run.recording = recording and not _shape_condition(st.test, func, self.ctx)
+            # a condition MindSpore decides while compiling that we cannot (on shapes, types
+            # or state not known here): which side compiles is not known
+            run.recording = recording and self._both_sides(st.test, env, func)
             try:
                 a = self._block(st.body, dict(env), func, run, depth)
                 b = self._block(st.orelse, dict(env), func, run, depth)
             finally:
                 run.recording = recording
-            if terminates(st.body):
+            if _DEAD in a:
                 return b
-            if terminates(st.orelse):
+            if _DEAD in b:
                 return a
             return _merge(a, b)
         if isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
@@ -770,6 +781,8 @@ class Ranks:
                 for value in items:
                     self._assign(st.target, value, st.target, env, func, depth)  # type: ignore[union-attr]
                     env = self._block(st.body, env, func, run, depth)
+                    if _DEAD in env:
+                        return env  # a `raise` on this pass
                 return self._block(st.orelse, env, func, run, depth)
             out = self._loop(st, env, func, run, depth)
             return self._block(st.orelse, out, func, run, depth)
@@ -814,6 +827,22 @@ class Ranks:
         self._block(st.body, dict(entry), func, run, depth)
         return entry
 
+    def _isinstance(self, v: Val, cls: ast.expr) -> bool | None:
+        """`isinstance(v, cls)` for a tensor or None we know (MindSpore folds it)."""
+        names = cls.elts if isinstance(cls, ast.Tuple) else [cls]
+        quals = [self.ctx.qualname(n) or "" for n in names]
+        if is_tensor(v):
+            return any(q in _TENSOR_CTORS or q == "mindspore.common.Tensor" for q in quals) or None
+        if v == NONE:
+            return False if all(q and q != "builtins.type" for q in quals) else None
+        return None
+
+    def _both_sides(self, test: ast.expr, env: Env, func: ast.AST) -> bool:
+        """Does MindSpore compile both sides of an `if` on `test` (a tensor condition)?"""
+        if is_tensor(self.ev(test, env, func, 0)):
+            return True
+        return analyzer(self.ctx).kind(test, func).dynamic and not _shape_condition(test, func, self.ctx)
+
     def _unrolled(self, st: ast.stmt, env: Env, func: ast.AST, depth: int) -> list[Val] | None:
         """The items of a `for` MindSpore unrolls (`range(n)` with a constant n, a tuple
         display), when the body never leaves early; None: follow it as a loop."""
@@ -850,6 +879,8 @@ class Ranks:
         v = self.ev(test, env, func, 0)
         if isinstance(v, int):
             return bool(v)
+        if isinstance(test, ast.Call) and self.ctx.qualname(test.func) == "builtins.isinstance" and len(test.args) == 2:
+            return self._isinstance(self.ev(test.args[0], env, func, 0), test.args[1])
         if any(isinstance(n, ast.Name) and n.id in env for n in ast.walk(test)):
             return None
         folded = values(self.ctx)._folded(test, func)
