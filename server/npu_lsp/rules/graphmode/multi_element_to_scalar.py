@@ -61,6 +61,7 @@ class MultiElementTensorToScalar(GraphRule):
     """
 
     nodes = (ast.Call, ast.If, ast.While, ast.IfExp)
+    calls = frozenset({"int", "float", "bool", "item"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         func = ctx.function

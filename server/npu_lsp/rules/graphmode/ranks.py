@@ -629,20 +629,40 @@ class Ranks:
                 self.analyse(target, env, 0)
 
     def _entry_calls(self) -> list[tuple[ast.Call, ast.AST, ast.FunctionDef]]:
-        out: list[tuple[ast.Call, ast.AST, ast.FunctionDef]] = []
+        """Calls of module-level code and of plain functions (not methods, not compiled
+        code) that run a compiled entry, with the function (or module) they are made in."""
+        calls: list[tuple[ast.Call, ast.AST]] = []
+        bound: set[str] = {f.name for f, scope in self._jit_functions()}  # names a call may run an entry through
         stack: list[tuple[ast.AST, ast.AST]] = [(st, self.ctx.tree) for st in self.ctx.tree.body]
         while stack:
             node, where = stack.pop()
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if self.ctx.scopes.scope_for(node) is not None:
-                    continue  # compiled code: its calls are followed as the graph's own
-                stack.extend((st, node) for st in node.body)
+                if self.ctx.scopes.scope_for(node) is None:
+                    stack.extend((st, node) for st in node.body)
+                continue  # compiled code: its calls are followed as the graph's own
+            if isinstance(node, (ast.ClassDef, ast.Lambda, ast.Import, ast.ImportFrom)):
                 continue
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                bound.update(t.id for t in node.targets if isinstance(t, ast.Name))
             if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Call)):
-                target = self._target(node.func, where, 0)
-                if target is not None:
-                    out.append((node, where, target))
+                calls.append((node, where))
             stack.extend((c, where) for c in ast.iter_child_nodes(node))
+        out: list[tuple[ast.Call, ast.AST, ast.FunctionDef]] = []
+        for call, where in calls:
+            f = call.func
+            if isinstance(f, ast.Name) and f.id not in bound:
+                continue
+            target = self._target(f, where, 0)
+            if target is not None:
+                out.append((call, where, target))
+        return out
+
+    def _jit_functions(self) -> list[tuple[ast.FunctionDef, object]]:
+        out: list[tuple[ast.FunctionDef, object]] = []
+        for fn in self.ctx.scopes.info.functions.values():
+            scope = self.ctx.scopes.scope_for(fn) if isinstance(fn, ast.FunctionDef) else None
+            if isinstance(fn, ast.FunctionDef) and scope is not None and scope.kind == "jit":
+                out.append((fn, scope))
         return out
 
     def _target(self, f: ast.expr, where: ast.AST, depth: int, jitted: bool = False) -> ast.FunctionDef | None:
