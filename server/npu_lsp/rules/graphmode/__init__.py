@@ -96,6 +96,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     torch_style_transpose,
     try_statement,
     unbounded_method_recursion,
+    unrolled_loop_depth,
     unsupported_exception_type,
     unsupported_python_call,
     values,

@@ -19,6 +19,7 @@ from npu_lsp.rules.graphmode.control import (
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, shape_read_of
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, returns_in, terminates
+from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import python_number_argument
 
@@ -524,8 +525,9 @@ class BranchTypeMismatch(GraphRule):
     - Measured on MindSpore 2.10 with the `reach2` probes bk_*: under STRICT, `idx = None`
       then `if x[i] < 0: idx = i` in an unrolled `for i in range(4)` (the loop variable is
       a constant int) fails when `idx` is returned or used after the loop; with `break`
-      after the binding and an `idx is None` test as the first read after the loop, it
-      compiles.
+      (or `continue`) after the binding and the first statement reading `idx` after the
+      loop reading it only under a None test (`is`, `is not`, `==`, `!=`; either side of a
+      conditional expression, famc probes `nj_*`), it compiles.
     """
 
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
@@ -851,7 +853,7 @@ class BranchTypeMismatch(GraphRule):
                 and lax_random_scalar_join(node, name, (x, y), drawn, ctx)
             ):
                 continue
-            if error is not None and error.strict_only and _break_then_none_test(node, name, ctx):
+            if error is not None and error.strict_only and none_tested_after_loop(node, name, ctx):
                 continue
             if error is not None and not error.strict_only and _carried_out_of_loop(node, name, ctx):
                 continue
@@ -1003,37 +1005,6 @@ def _range_loop_variable(e: ast.expr, node: ast.AST, ctx: Context) -> bool:
         ):
             return True
         p = ctx.parent(p)
-    return False
-
-
-def _break_then_none_test(node: ast.If, name: str, ctx: Context) -> bool:
-    """`if t: name = value; break` inside a loop, `name` None before it, and the first read
-    of `name` after the loop an `is None` / `is not None` test. Measured at STRICT (the
-    `reach2` probes bk_*): that compiles (the loop with `break` carries `name`, and the test
-    tells its two types apart), while returning `name` or using it without the test after
-    the same loop, or the same test after a loop without `break`, fails."""
-    if not node.body or not isinstance(node.body[-1], (ast.Break, ast.Continue)) or node.orelse:
-        return False
-    loop = ctx.parent(node)
-    while loop is not None and isinstance(loop, ast.If):
-        loop = ctx.parent(loop)
-    if not isinstance(loop, (ast.For, ast.While)):
-        return False
-    _parent, block, index = block_of(loop, ctx)
-    for st in block[index + 1 :] if index >= 0 else ():
-        reads = sorted(
-            (n for n in ast.walk(st) if isinstance(n, ast.Name) and n.id == name),
-            key=lambda n: (n.lineno, n.col_offset),
-        )
-        if reads:
-            compare = ctx.parent(reads[0])
-            return (
-                isinstance(compare, ast.Compare)
-                and len(compare.ops) == 1
-                and isinstance(compare.ops[0], (ast.Is, ast.IsNot))
-                and isinstance(compare.comparators[0], ast.Constant)
-                and compare.comparators[0].value is None
-            )
     return False
 
 

@@ -29,8 +29,9 @@ class CellsInPythonList(Rule):
     Cells without parameters (`nn.ReLU()`, `nn.Dropout()`, pooling...) cannot clash, and
     neither can one entry read alone: `self.heads["cls"](x)`, `self.paths[1](x)`, or
     `self.branches[modality](x)` with `modality` an argument of `construct` (the graph holds
-    a string or int argument as a constant) bring a single cell into the graph (measured: all
-    compile; two such reads, or a loop over the keys, clash).
+    a string or int argument as a constant) bring a single cell into the graph, and so does
+    `self.adapters.get(tenant)` (with or without a default), while `tenant in self.adapters`
+    brings none (measured: all compile; two such reads, or a loop over the keys, clash).
     Otherwise the code runs, but the parameters are missing from `trainable_params()`,
     optimizers and checkpoints (a warning).
 
@@ -60,6 +61,9 @@ class CellsInPythonList(Rule):
 
     ## References
     - RULES.md, section 1: sub-cells held in a plain Python list.
+    - `.get` and `in` measured on MindSpore 2.10 with the written heldout16b probes
+      `fe_cd_*` (one `.get` by a constant or an argument compiles; two, or one in a loop,
+      clash).
     """
 
     nodes = (ast.Module,)
@@ -402,9 +406,15 @@ def _entries_of(reads: Sequence[tuple[ast.expr, ast.AST]], ctx: Context) -> tupl
     variable = 0
     for n, fn in reads:
         up = ctx.parent(n)
-        if not (isinstance(up, ast.Subscript) and up.value is n):
-            return None
-        key = _folded_key(up.slice)
+        if _membership_test(n, up):
+            continue  # `tenant in self.adapters` reads the keys, brings no cell in
+        if isinstance(up, ast.Subscript) and up.value is n:
+            key = _folded_key(up.slice)
+        else:
+            got = _get_key(n, up, ctx)
+            if got is None:
+                return None
+            up, key = got
         if isinstance(key, ast.Constant) and not isinstance(key.value, bool):
             keys.add(key.value)
         elif _argument_key(key, fn, up, ctx):
@@ -412,6 +422,27 @@ def _entries_of(reads: Sequence[tuple[ast.expr, ast.AST]], ctx: Context) -> tupl
         else:
             return None
     return keys, variable
+
+
+def _membership_test(n: ast.expr, up: ast.AST | None) -> bool:
+    """`key in d` / `key not in d`: the graph tests the constant keys only."""
+    return (
+        isinstance(up, ast.Compare)
+        and len(up.ops) == 1
+        and isinstance(up.ops[0], (ast.In, ast.NotIn))
+        and up.comparators[0] is n
+    )
+
+
+def _get_key(n: ast.expr, up: ast.AST | None, ctx: Context) -> tuple[ast.Call, ast.expr] | None:
+    """`d.get(key)` / `d.get(key, default)`: one entry, as `d[key]` (the call and its key);
+    measured (written/heldout16b probes `fe_cd_get_*`) like the subscripts."""
+    if not (isinstance(up, ast.Attribute) and up.attr == "get"):
+        return None
+    call = ctx.parent(up)
+    if not (isinstance(call, ast.Call) and call.func is up and 1 <= len(call.args) <= 2 and not call.keywords):
+        return None
+    return call, call.args[0]
 
 
 def _folded_key(key: ast.expr) -> ast.expr:

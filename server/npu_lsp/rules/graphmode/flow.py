@@ -1172,6 +1172,15 @@ class Analyzer:
                 for t, a in zip(target.elts, it.args, strict=False):
                     self._index_iter(t, a, out)
                 return
+            f = it.func
+            if isinstance(f, ast.Attribute) and f.attr == "items" and not it.args and len(target.elts) == 2:
+                # `for name, loss in losses.items()`: the key is what iterating the dict gives
+                # (graph dict keys are constants), the value keeps the items' kind
+                if isinstance(target.elts[0], ast.Name):
+                    out.append((target.elts[0].id, (_ITER, f.value)))
+                if isinstance(target.elts[1], ast.Name):
+                    out.append((target.elts[1].id, (_ITER_ELT, it)))
+                return
         if isinstance(target, (ast.Tuple, ast.List)):
             out.extend((t.id, (_ITER_ELT, it)) for t in target.elts if isinstance(t, ast.Name))
         elif isinstance(target, ast.Name):

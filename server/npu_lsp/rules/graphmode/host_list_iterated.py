@@ -12,7 +12,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
@@ -63,7 +63,9 @@ class HostListIterated(GraphRule):
     when what it builds is read afterwards other than by returning it as it is. An appended item the flow analysis cannot
     type counts as Python data when it is a list display or comprehension, or reads the
     loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
-    in ids.asnumpy().tolist()`).
+    in ids.asnumpy().tolist()`). A list comprehension whose `len` compiled code reads is
+    flagged whatever its length; one never read, or written inside a builtin LAX runs as
+    Python (`sorted([...])`), is not.
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a run-time tensor is run by JIT Fallback, and
@@ -77,7 +79,12 @@ class HostListIterated(GraphRule):
     input_data must be list and target must be scalar or tensor"). A list built over a
     JIT Fallback `sorted` / `heapq.nlargest` result can be returned as it is, but `len`,
     an index or a later sort of it fail ("'int' object has no attribute '__len__'",
-    "cannot get item by index from an empty sequence"). STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+    "cannot get item by index from an empty sequence"). An appending `for` that leaves early
+    (`break` or `return`) under a test known only at run time (`if t == eos_id: break`) builds
+    a list LAX can return (`return lst`, `return [lst]`), whatever the length; reading that
+    list afterwards (`len`, `sum`, `Tensor(...)`, or returning it in a tuple) fails as
+    without the `break`, and so does a `break` under a test known while compiling or nested
+    in a second `if`. STRICT refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -119,7 +126,12 @@ class HostListIterated(GraphRule):
       heldout14b probes `hv_topk_*` (k = 2 compiles, 3 and 4 are rejected, k from a literal,
       `self`, `__init__` or a call argument), `hv_tolist_append_{tuple,list}_k*` (1 item
       compiles, 2 are rejected), `hv_sorted_for_append_*` / `hv_nlargest_for_append_*` /
-      `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail).
+      `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail);
+      early exits: the written heldout16b probes `fe_br_*` (a `break` or `return` under a
+      run-time test, the list returned as it is: compiles over 10 items; the list read by
+      `len`, `sum` or `Tensor`, or a `break` under a constant test: rejected).
+    - The written famc probes `lc_*`: comprehensions over 1, 2 and 3 host items whose `len`
+      is read fail; unread, or inside `sorted(...)`, they compile.
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
@@ -170,7 +182,22 @@ class HostListIterated(GraphRule):
                 )
             return
         n = _host_len(it, ctx, 0)
+        if isinstance(node, ast.ListComp):
+            use = _comprehension_use(node, ctx)
+            if use == "len":
+                # its length read by compiled code, it fails whatever its length
+                size = f"a Python list of {n} items" if n is not None else "a Python list"
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"{what} over `{ctx.segment(it)}`, {size} JIT Fallback makes from a tensor at run time, whose `len` compiled code reads: under LAX MindSpore cannot build it, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
+                )
+                return
+            if use not in ("read", "returned"):
+                return  # dropped unread, or run as Python inside a fallback call
         if n is None or n < least:
+            return
+        if isinstance(node, ast.For) and _leaves_at_run_time(node, ctx) and _only_returned(node, ctx):
             return
         many = "3 or more such items" if least == _LEAST else "2 or more such items when it appends tuples or lists of them"
         yield ctx.diagnostic(
@@ -178,6 +205,46 @@ class HostListIterated(GraphRule):
             node,
             f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
         )
+
+
+def _leaves_at_run_time(loop: ast.For, ctx: Context) -> bool:
+    """Does the loop body hold an `if` whose test is known only at run time and that
+    `break`s or `return`s directly (`if t == self.eos_id: break` over `ids.tolist()`)?
+    Measured (written/heldout16b probes `fe_br_*`): over 10 host items such a loop compiles
+    under LAX when the list it builds is only returned, and fails when the list is read
+    afterwards (`len`, `sum`, `Tensor(...)`: "'int' object has no attribute 'append'"), as
+    without the `break`; so does a `break` under a test known while compiling, or in an `if`
+    nested in another `if`."""
+    a = analyzer(ctx)
+    return any(
+        type(st) is ast.If
+        and a.kind(st.test) != Kind.CONST
+        and any(type(s) in (ast.Break, ast.Return) for s in (*st.body, *st.orelse))
+        for st in loop.body
+    )
+
+
+def _only_returned(loop: ast.For, ctx: Context) -> bool:
+    """Is every list the loop grows read after it only by `return lst` (or `return [lst]`)?
+    Measured (written/heldout16b probes `fe_br_*`): returned so, a list built by a loop that
+    leaves at run time compiles under LAX; returned in a tuple (`return x, lst`), measured by
+    `len`, summed or given to `Tensor` it fails."""
+    if ctx.function is None:
+        return False
+    grown = {
+        n.func.value.id
+        for n in ast.walk(loop)
+        if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _GROW and type(n.func.value) is ast.Name
+    }
+    inside = {id(n) for n in ast.walk(loop)}
+    for n in ast.walk(ctx.function):
+        if type(n) is ast.Name and n.id in grown and type(n.ctx) is ast.Load and id(n) not in inside:
+            p = ctx.parent(n)
+            if type(p) is ast.List:
+                p = ctx.parent(p)
+            if type(p) is not ast.Return:
+                return False
+    return True
 
 
 def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None:
@@ -328,6 +395,61 @@ def _result_read(node: ast.AST, ctx: Context) -> bool:
         if type(n) is ast.Name and n.id in grown and type(n.ctx) is ast.Load and id(n) not in inside and not _returned_as_is(n, ctx):
             return True
     return False
+
+
+def _comprehension_use(comp: ast.ListComp, ctx: Context) -> str:
+    """How compiled code uses a list comprehension's result: "python" (it sits in a call LAX
+    runs as Python as a whole, `sorted([...])`), "unread" (dropped), "returned" (only returned
+    as it is), or "read" (`len`, an index, `ms.Tensor(...)`, arithmetic, a loop, `print`, a
+    helper's argument...), or "len" (read, and once by `len`). Measured (written/famc probes
+    `lc_*`): with its `len` read it fails under LAX over 1, 2 or 3 items ("The
+    pointer[seq_abs] is null"); read otherwise it fails over 3 ("unsupported operand
+    type(s) for +: 'float' and 'list'") while 2 ints given to `Tensor(...)` compile
+    (written/lax `th_c_*`); unread or inside `sorted(...)` it compiles; returned as it is,
+    2 items compile and 3 fail (written/lax probes `tn_*`)."""
+    from npu_lsp.rules.graphmode.values import _lax_fallback
+
+    func = ctx.function
+    node: ast.AST = comp
+    parent = ctx.parent(comp)
+    while isinstance(parent, ast.expr):
+        if (
+            isinstance(parent, ast.Call)
+            and func is not None
+            and (ctx.qualname(parent.func) or "").startswith("builtins.")
+            and _lax_fallback(parent, ctx, func)
+        ):
+            return "python"  # a builtin LAX runs as Python (`sorted`), not a method (`"".join`)
+        node, parent = parent, ctx.parent(parent)
+    if _returned_as_is(comp, ctx):
+        return "returned"
+    if isinstance(parent, ast.Expr) and node is comp:
+        return "unread"
+    if not (
+        isinstance(parent, ast.Assign)
+        and node is comp
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+        and func is not None
+    ):
+        return "len" if _len_of(comp, ctx) else "read"
+    name, end = parent.targets[0].id, (parent.end_lineno or parent.lineno, parent.end_col_offset or 0)
+    loads = [
+        n
+        for n in own_nodes(func)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > end
+    ]
+    if not loads:
+        return "unread"
+    if any(_len_of(n, ctx) for n in loads):
+        return "len"
+    return "returned" if all(_returned_as_is(n, ctx) for n in loads) else "read"
+
+
+def _len_of(e: ast.AST, ctx: Context) -> bool:
+    """Is `e` the argument of a `len(...)` call?"""
+    p = ctx.parent(e)
+    return isinstance(p, ast.Call) and p.args == [e] and ctx.qualname(p.func) == "builtins.len"
 
 
 def _returned_as_is(e: ast.AST, ctx: Context) -> bool:

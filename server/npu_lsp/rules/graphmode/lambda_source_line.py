@@ -21,7 +21,8 @@ class LambdaSourceLine(GraphRule):
     """## What it does
     Flags calls in compiled code that reach a lambda defined in plain-Python code (module
     level, `__init__`) where the lambda is not the whole value of its own statement: an
-    entry of a dict, list or tuple literal (`ACTS = {"mish": lambda x: ...}`), a default
+    entry of a dict, list or tuple literal (`ACTS = {"mish": lambda x: ...}`, also one
+    `__init__` keeps on `self` and `construct` indexes: `self.acts[self.act](x)`), a default
     argument (`def __init__(self, fn=lambda x: x)`), or part of a larger expression, such
     as the function a grad builder differentiates (`grad_fn = ms.value_and_grad(lambda x, y:
     ..., None, weights)` at module level or `self.vg = ...` in `__init__`). Also
@@ -68,7 +69,10 @@ class LambdaSourceLine(GraphRule):
       and its probes: `ms.jit(lambda ...)` bound at module level, called inline, returned by
       a factory and held on `self` are rejected at LAX and STRICT (`Parse Lambda Function
       Fail. Node type must be Lambda, but got Call`); `f = lambda ...` then `ms.jit(f)`, and
-      a lambda alone on its own line inside `ms.jit(...)`, compile.
+      a lambda alone on its own line inside `ms.jit(...)`, compile. Tables on `self`: the
+      written heldout16b case `r2_route_activation_lambda_table` and probes `fe_lt_*` (dict
+      and list literals of lambdas indexed in `construct`: rejected; of `def` functions, or
+      never indexed: compile).
     """
 
     nodes = (ast.Call, ast.Module)
@@ -190,10 +194,16 @@ def _grad_of_lambda(value: ast.expr | None, ctx: Context) -> list[ast.Lambda]:
 
 
 def _picked(sub: ast.Subscript, ctx: Context) -> list[ast.Lambda]:
-    """Lambdas `TABLE[key]` can give, for a dict / list / tuple literal bound at module level."""
-    if not isinstance(sub.value, ast.Name):
+    """Lambdas `TABLE[key]` can give, for a dict / list / tuple literal bound at module level
+    or held on `self` (`self.acts = {"relu": lambda t: ...}` in `__init__`, then
+    `self.acts[self.act](x)`: re-parsed the same way, written/heldout16b
+    `r2_route_activation_lambda_table` and probes `fe_lt_*`)."""
+    if isinstance(sub.value, ast.Name):
+        table = _module_value(sub.value.id, ctx)
+    elif isinstance(sub.value, ast.Attribute) and isinstance(sub.value.value, ast.Name) and sub.value.value.id == "self":
+        table = _self_table(sub.value.attr, ctx)
+    else:
         return []
-    table = _module_value(sub.value.id, ctx)
     key = sub.slice
     if isinstance(table, ast.Dict):
         if isinstance(key, ast.Constant):
@@ -208,6 +218,14 @@ def _picked(sub: ast.Subscript, ctx: Context) -> list[ast.Lambda]:
     else:
         return []
     return [v for v in values if isinstance(v, ast.Lambda)]
+
+
+def _self_table(attr: str, ctx: Context) -> ast.expr | None:
+    """The one value the class binds `self.<attr>` to."""
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    values = a._self_values(cls).get(attr, []) if cls is not None else []
+    return values[0] if len(values) == 1 else None
 
 
 def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:

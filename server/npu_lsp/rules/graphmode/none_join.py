@@ -16,6 +16,7 @@ import bisect
 import re
 
 from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import FUNCS, own_nodes
 
@@ -119,7 +120,65 @@ def none_joined(name: ast.Name, func: ast.AST, ctx: Context) -> bool:
     if not any(_is_none(b.value) for b in before) or not any(not _is_none(b.value) for b in before):
         return False
     outside = _enclosing(name, func, ctx)
-    return any(_under_tensor_if(b, func, ctx, outside) for b in before)
+    return any(
+        _under_tensor_if(b, func, ctx, outside) and not _jumps_to_none_test(b, name.id, ctx) for b in before
+    )
+
+
+def _jumps_to_none_test(binding: ast.stmt, name: str, ctx: Context) -> bool:
+    """Is `binding` the body of `if t: name = v; continue` (or `break`) whose loop is followed
+    by a None test of `name` (`none_tested_after_loop`)? The jump carries the value past the
+    `if`'s join, and MindSpore compiles what follows the loop once per value it carries."""
+    node = ctx.parent(binding)
+    return isinstance(node, ast.If) and binding in node.body and none_tested_after_loop(node, name, ctx)
+
+
+def none_tested_after_loop(node: ast.If, name: str, ctx: Context) -> bool:
+    """`if t: name = value; break` (or `continue`) inside a loop, and the first statement
+    reading `name` after the loop reads it only under a None test (`name is None`,
+    `is not None`, `== None`, `!= None`): `v if name is None else name`, `if name is None: ...`.
+    Measured on 2.10 (written/famc probes `nj_*`, reach2 `bk_*`): the loop carries the name's
+    value out along each path, the test tells the None path from the other, and it compiles
+    at both levels, whichever side of the conditional expression holds the name; the same
+    read without the jump, or without the test, fails (LAX: the name is a Python object,
+    "'int' object has no attribute '__len__'"; STRICT: None cannot join the value)."""
+    if not node.body or not isinstance(node.body[-1], (ast.Break, ast.Continue)) or node.orelse:
+        return False
+    loop = ctx.parent(node)
+    while loop is not None and isinstance(loop, ast.If):
+        loop = ctx.parent(loop)
+    if not isinstance(loop, (ast.For, ast.While)):
+        return False
+    _parent, block, index = block_of(loop, ctx)
+    for st in block[index + 1 :] if index >= 0 else ():
+        reads = [n for n in ast.walk(st) if isinstance(n, ast.Name) and n.id == name]
+        if reads:
+            return all(_under_none_test(r, name, st, ctx) for r in reads)
+    return False
+
+
+def _is_none_test(e: ast.AST, name: str) -> bool:
+    """`name is None`, `name is not None`, `name == None`, `name != None` (either side)."""
+    if not (isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))):
+        return False
+    sides = (e.left, e.comparators[0])
+    return any(_is_none(s) for s in sides) and any(isinstance(s, ast.Name) and s.id == name for s in sides)
+
+
+def _under_none_test(read: ast.Name, name: str, stop: ast.AST, ctx: Context) -> bool:
+    """Is `read` a None test of `name`, or inside a conditional expression or `if` (within
+    `stop`) whose test is one?"""
+    child: ast.AST = read
+    node = ctx.parent(read)
+    while node is not None:
+        if _is_none_test(node, name):
+            return True
+        if isinstance(node, (ast.IfExp, ast.If)) and child is not node.test and _is_none_test(node.test, name):
+            return True
+        if node is stop:
+            return False
+        child, node = node, ctx.parent(node)
+    return False
 
 
 def returns_none_joined(func: ast.FunctionDef, ctx: Context) -> bool:

@@ -19,7 +19,12 @@ from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.none_join import has_none_join, none_joined, returns_none_joined
-from npu_lsp.rules.graphmode.values import _callees, _lax_fallback, in_dead_branch
+from npu_lsp.rules.graphmode.values import (
+    _callees,
+    _lax_fallback,
+    in_dead_branch,
+    module_built_callable,
+)
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"})
@@ -228,7 +233,13 @@ def _trigger_words(ctx: Context) -> frozenset[str] | None:
         _NOT_GRAPH_BUILTINS = frozenset(dir(builtins)) - calls_table.graph_builtins()
     imports = ctx.scopes.info.imports
     outside = {name for name, target in imports.items() if not target.startswith("mindspore")}
-    words = _NOT_GRAPH_BUILTINS | calls_table.rejectable_names() | outside | _held_package_attrs(ctx)
+    words = (
+        _NOT_GRAPH_BUILTINS
+        | calls_table.rejectable_names()
+        | outside
+        | _held_package_attrs(ctx)
+        | _module_built_names(ctx)
+    )
     return frozenset(words | {"asnumpy", "tolist"}) - _KEYWORDS
 
 
@@ -308,8 +319,10 @@ def _may_fall_back(call: ast.AST, ctx: Context) -> bool:
     f = call.func  # type: ignore[attr-defined]
     imports = ctx.scopes.info.imports
     if isinstance(f, ast.Name):
-        return f.id in _NOT_GRAPH_BUILTINS or not imports.get(f.id, "mindspore").startswith(
-            "mindspore"
+        return (
+            f.id in _NOT_GRAPH_BUILTINS
+            or not imports.get(f.id, "mindspore").startswith("mindspore")
+            or f.id in _module_built_names(ctx)
         )
     if not isinstance(f, ast.Attribute):
         return False
@@ -320,6 +333,12 @@ def _may_fall_back(call: ast.AST, ctx: Context) -> bool:
         if recv.id in imports:
             return not imports[recv.id].startswith("mindspore")
     return f.attr in ("asnumpy", "tolist") or calls_table.rejectable(f.attr)
+
+
+def _module_built_names(ctx: Context) -> frozenset[str]:
+    """Module-level names bound to an object a package built (`clip = functools.partial(...)`)."""
+    instances = ctx.scopes.info.instances
+    return frozenset(n for n in instances if module_built_callable(ast.Name(id=n, ctx=ast.Load()), ctx, None))
 
 
 def _held_package_attrs(ctx: Context) -> frozenset[str]:

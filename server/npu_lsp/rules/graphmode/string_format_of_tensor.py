@@ -18,7 +18,8 @@ class StringFormatOfTensor(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags `"...".format(...)` given a tensor or a run-time
     scalar read from one (`float(loss)`, `loss.item()`), and f-strings
-    whose replacement fields hold both a tensor and a tuple (`f"{y.shape} {y.max()}"`).
+    whose replacement fields hold both a tensor (or such a scalar) and a tuple
+    (`f"{y.shape} {y.max()}"`, `f"m={float(y.mean()):.3f} shape={y.shape}"`).
     A `.format` with a field `str(v)` / `repr(v)` of a graph variable is left to MS130 / MS131:
     STRICT stops at that call, before the format.
 
@@ -56,7 +57,9 @@ class StringFormatOfTensor(GraphRule):
     - RULES.md, section 2 (STRICT only); measured on MindSpore 2.10 with the probes of the
       `python` written set (tests/npu_lsp/fixtures/written/python/README.md); `.format` of
       `float(loss)` with the written set `pyfeat` (`format_loss_value_two_decimals`) and the
-      probes `lax` (`ex_k`).
+      probes `lax` (`ex_k`); a run-time scalar beside a tuple in an f-string with the
+      written heldout16b probes `fe_fs_*` (`float(t)` alone, or beside `x.shape[0]`,
+      compiles).
     """
 
     nodes = (ast.Call, ast.JoinedStr)
@@ -95,13 +98,16 @@ class StringFormatOfTensor(GraphRule):
         # tensors built from constants are folded into the string (MindSpore's
         # test_graph_joinedstr `..._inner_tensor`, test_str_format `..._constant_tensor_input`
         # compile under STRICT; written/mstests probes `p167_*`)
-        tensor = next((e for e in fields if a.kind(e) == Kind.TENSOR and constant_tensor(e, ctx) is None), None)
+        # a run-time scalar read from a tensor (`float(t.mean())`) joins a tuple the same way
+        # (written/heldout16b `prep_batch_stats_fstring_print`, probes `fe_fs_*`)
+        tensor = next((e for e in fields if a.kind(e).dynamic and constant_tensor(e, ctx) is None), None)
         tup = next((e for e in fields if _is_tuple(e, a)), None)
         if tensor is not None and tup is not None:
+            what = "tensor" if a.kind(tensor) == Kind.TENSOR else "run-time scalar"
             yield ctx.diagnostic(
                 self,
                 node,
-                f"under STRICT, an f-string holding the tensor `{ctx.segment(tensor)}` and the tuple `{ctx.segment(tup)}` fails to compile (MindSpore: Tuple to TupleUnfold pattern ... JoinedStr); format them in separate strings",
+                f"under STRICT, an f-string holding the {what} `{ctx.segment(tensor)}` and the tuple `{ctx.segment(tup)}` fails to compile (MindSpore: Tuple to TupleUnfold pattern ... JoinedStr); format them in separate strings",
             )
 
 

@@ -142,14 +142,18 @@ class Instances:
         if depth > _DEPTH:
             return UNKNOWN
         literal = self._literal_attr(cls, attr, depth)
-        if literal is not UNKNOWN or self._subclasses_overriding(cls):
+        if literal is not UNKNOWN:
             return literal
-        found = self._init_of(cls)
-        if found is None:
-            return UNKNOWN
-        owner, init = found
+        # `self` is an instance of `cls` or of any subclass built here: the attribute must be
+        # set once in the whole hierarchy, directly in the body of an `__init__` that every
+        # instance's constructor reaches (its own, or a base's through `super().__init__`)
+        built = [cls, *self._subclasses(cls)]
+        hierarchy: dict[int, ast.ClassDef] = {}
+        for c in built:
+            for member in self._family(c):
+                hierarchy.setdefault(id(member), member)
         assigned: list[ast.stmt] = []
-        for c in self._family(cls):
+        for c in hierarchy.values():
             for item in ast.walk(c):
                 targets: list[ast.expr] = []
                 if isinstance(item, ast.Assign):
@@ -165,19 +169,77 @@ class Instances:
                             and sub.value.id == "self"
                         ):
                             assigned.append(item)  # type: ignore[arg-type]
-        # exactly one plain assignment, directly in __init__'s body (not under if/for/with)
-        if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign) or assigned[0] not in init.body:
+        if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign):
             return UNKNOWN
         st = assigned[0]
         if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Attribute):
             return UNKNOWN
-        sites = self._instantiations(cls.name)
-        if not sites:
-            return UNKNOWN
-        values = {self._eval_init(st.value, owner, init, site, depth + 1) for site in sites[:8]}
-        if len(values) != 1:
-            return UNKNOWN
-        return values.pop()
+        holder = next(
+            (
+                item
+                for c in hierarchy.values()
+                for item in c.body
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__" and st in item.body
+            ),
+            None,
+        )
+        if holder is None:
+            return UNKNOWN  # under if/for/with, or outside __init__
+        values: set[Any] = set()
+        for c in built:
+            for site in self._instantiations(c.name)[:8]:
+                values.add(self._eval_for_instance(st.value, c, site, holder, depth + 1))
+                if len(values) > 1:
+                    return UNKNOWN
+        return values.pop() if values else UNKNOWN
+
+    def _eval_for_instance(
+        self, expr: ast.expr, cls: ast.ClassDef, site: ast.Call, holder: ast.FunctionDef, depth: int
+    ) -> Any:
+        """`expr` (in the `__init__` `holder`) for the instance of `cls` built by `site`:
+        follow the constructor from `cls`'s own `__init__` through `super().__init__(...)`
+        calls to `holder`, binding each one's arguments in the caller's frame."""
+        found = self._init_of(cls)
+        arg_eval: Callable[[ast.expr], Any] | None = None  # `site`'s arguments: module level
+        for _ in range(_DEPTH):
+            if found is None:
+                return UNKNOWN
+            owner, init = found
+            if init is holder:
+                return self._eval_init(expr, owner, init, site, depth, arg_eval)
+            step = self._super_init(owner, init)
+            if step is None:
+                return UNKNOWN
+            call, base = step
+
+            def arg_eval(
+                e: ast.expr, o: ast.ClassDef = owner, i: ast.FunctionDef = init, s: ast.Call = site,
+                ev: Callable[[ast.expr], Any] | None = arg_eval,
+            ) -> Any:
+                return self._eval_init(e, o, i, s, depth + 1, ev)
+
+            found, site = self._init_of(base), call
+        return UNKNOWN
+
+    def _super_init(self, owner: ast.ClassDef, init: ast.FunctionDef) -> tuple[ast.Call, ast.ClassDef] | None:
+        """The one call of the next `__init__` directly in `init`'s body: `super().__init__(...)`,
+        `super(Owner, self).__init__(...)` or `Base.__init__(self, ...)` (its arguments as
+        the base's `__init__` receives them), with the base class of this file it reaches."""
+        found: list[tuple[ast.Call, ast.ClassDef]] = []
+        for st in init.body:
+            call = st.value if isinstance(st, ast.Expr) else None
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"):
+                continue
+            target = call.func.value
+            if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "super":
+                bases = [b for b in owner.bases if not (isinstance(b, ast.Name) and b.id == "object")]
+                first = bases[0] if bases else None
+                if not (isinstance(first, ast.Name) and first.id in self._classes):
+                    return None
+                found.append((call, self._classes[first.id]))
+            elif isinstance(target, ast.Name) and target.id in self._classes and call.args:
+                found.append((ast.Call(func=call.func, args=call.args[1:], keywords=call.keywords), self._classes[target.id]))
+        return found[0] if len(found) == 1 else None
 
     def _literal_attr(self, cls: ast.ClassDef, attr: str, depth: int) -> Any:
         """`self.<attr>` when `__init__` sets it to a literal (`self.speaker_emb = None`) and
@@ -230,8 +292,17 @@ class Instances:
                 self._sets = {}
         return self._sets
 
-    def _eval_init(self, expr: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, site: ast.Call, depth: int) -> Any:
-        """`expr` in `__init__` of the instance built by `site`."""
+    def _eval_init(
+        self,
+        expr: ast.expr,
+        cls: ast.ClassDef,
+        init: ast.FunctionDef,
+        site: ast.Call,
+        depth: int,
+        arg_eval: Callable[[ast.expr], Any] | None = None,
+    ) -> Any:
+        """`expr` in `__init__` of the instance built by `site`; `arg_eval` evaluates the
+        site's arguments where it is written (default: module level)."""
         params = init.args
         names = [a.arg for a in (*params.posonlyargs, *params.args)][1:]
         defaults = dict(zip(names[len(names) - len(params.defaults) :], params.defaults, strict=True))
@@ -253,8 +324,12 @@ class Instances:
             if any(isinstance(b, ast.arg) for b in binds):
                 if len(binds) != 1:
                     return UNKNOWN  # a parameter rebound in __init__
-                given = bound.get(name, defaults.get(name))
-                # the argument is evaluated where the instance is built (module level)
+                given = bound.get(name)
+                if given is not None and arg_eval is not None:
+                    return arg_eval(given)  # an argument of a `super().__init__(...)` call
+                given = given if given is not None else defaults.get(name)
+                # the argument is evaluated where the instance is built (module level), a
+                # default where the function is defined (module level too)
                 return UNKNOWN if given is None else self.evaluate(given, None, depth + 1)
             return self._name_value(name, init, depth)
 
@@ -754,6 +829,25 @@ def _callers(ctx: Context, scope: GraphScope) -> list[tuple[ast.Call, ast.AST]]:
     return out
 
 
+def module_built_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None:
+    """What built the module-level object a call `f(...)` calls (`clip = functools.partial(
+    ops.clip_by_value, ...)`, then `clip(x)`), when the standard library or a package built it
+    and `func` does not bind the name: the object is called as Python, like the function that
+    built it (measured, written/heldout16b probes `fe_sm_seed*`: its result is opaque to LAX)."""
+    from npu_lsp.rules.graphmode import calls_table
+
+    if not isinstance(f, ast.Name):
+        return None
+    q = ctx.scopes.info.instances.get(f.id)
+    if q is None or q.startswith(("builtins.", "mindspore")) or not calls_table.outside_project(q, ctx):
+        return None  # MindSpore's cells and functions are compiled
+    if func is not None and any(
+        isinstance(n, ast.Name) and n.id == f.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(func)
+    ):
+        return None  # a local of the same name
+    return q
+
+
 def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     from npu_lsp.rules.graphmode import calls_table
     from npu_lsp.rules.graphmode.flow import analyzer
@@ -763,7 +857,7 @@ def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     a = analyzer(ctx)
     q = ctx.qualname(f) if isinstance(f, (ast.Name, ast.Attribute)) else None
     if q is None:
-        q = held_callable(f, ctx, func)
+        q = held_callable(f, ctx, func) or module_built_callable(f, ctx, func)
     if q and q.startswith("builtins."):
         if q[9:] in calls_table.graph_builtins():
             return False

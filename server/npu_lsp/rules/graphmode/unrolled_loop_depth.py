@@ -1,0 +1,288 @@
+"""MS137: constant loops that MindSpore unrolls past its call-depth limit."""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.abstract_eval import values
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule
+from npu_lsp.rules.graphmode.values import in_dead_branch
+
+#: MindSpore 2.10's default `max_call_depth`
+_DEFAULT_LIMIT = 1000
+#: call levels each unrolled turn, and each unrolled loop, costs (fitted to the `lp_*`
+#: probes: one loop of 495 turns compiles, 500 fail; 250 + 249 turns in two loops fail,
+#: 200 + 200 compile; 2 x 248 nested fail, 2 x 240 and 21 x 21 compile)
+_PER_TURN = 2
+_PER_LOOP = 2
+
+
+@dataclass
+class _Cost:
+    """What a block of statements unrolls, along its longest path."""
+
+    turns: int = 0
+    loops: int = 0
+    #: the loop MindSpore names when the limit is hit (the first one unrolled)
+    first: ast.stmt | None = None
+
+    @property
+    def depth(self) -> int:
+        return _PER_TURN * self.turns + _PER_LOOP * self.loops
+
+    def then(self, other: _Cost) -> _Cost:
+        return _Cost(self.turns + other.turns, self.loops + other.loops, self.first or other.first)
+
+
+@rule(code="MS137", name="unrolled-loop-call-depth", severity="error", family="graphmode")
+class UnrolledLoopCallDepth(GraphRule):
+    """## What it does
+    Flags a compiled function whose loops over compile-time constants run, all together,
+    more turns than MindSpore's call-depth limit allows: a `for` over `range(...)` with
+    constant bounds (also from `self` attributes and arguments' defaults) or over a tuple or
+    list of known length, a `while` stepping a Python int counter to a constant bound, and
+    such loops nested in one another or one after the other; a comprehension over such a
+    range counts as a loop.
+
+    ## Why is this bad?
+    MindSpore compiles a loop whose condition it can evaluate while compiling by unrolling
+    it: each turn is a call of the loop's graph from the turn before, about two call levels
+    per turn, and the code after the loop is called from the last turn, so the turns of
+    loops one after another and of nested loops add up. Past `max_call_depth` (1000 unless
+    `ms.set_context(max_call_depth=...)` says otherwise) MindSpore 2.10 stops with
+    `RuntimeError: Exceed function call depth limit 1000`, at every syntax level. One loop
+    of 495 turns compiles and one of 500 does not; two loops of 250 and 249 turns do not.
+    A loop on a tensor counter is a real loop and is not unrolled; a helper's loops count
+    for the helper alone (its calls return); a loop left by a Python `break` or `return`
+    stops unrolling there.
+
+    ## Example
+    ```python
+    class Decay(nn.Cell):
+        def construct(self, x):
+            for _ in range(1000):
+                x = x * 0.999
+            return x
+    ```
+
+    ## Use instead
+    Count with a tensor, so the loop stays a loop:
+    ```python
+    class Decay(nn.Cell):
+        def construct(self, x):
+            i = ms.Tensor(0, ms.int32)
+            while i < 1000:
+                x = x * 0.999
+                i += 1
+            return x
+    ```
+    or raise the limit (`ms.set_context(max_call_depth=3000)`; compiling still takes
+    time in proportion to the turns).
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level); section 3 accepts recursion of
+      constant depth, which holds only below the call-depth limit.
+    - Measured on MindSpore 2.10 with the written famc probes `lp_*`: `for` over `range`,
+      a tuple or a list attribute, `while i < n`, loops in a helper or an `@ms.jit`
+      function, with a tensor-dependent `if` or `break` in the body, nested and sequential
+      loops, and `max_call_depth` set to 800, 1100, 2000 and 3000.
+    """
+
+    nodes = (ast.FunctionDef,)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.FunctionDef)
+        if ctx.scope is None or ctx.scope.function is not node:
+            return
+        if not any(ctx.mentions(w) for w in ("for", "while")):
+            return
+        limit = _call_depth_limit(ctx)
+        if limit is None:
+            return
+        cost = _Walker(node, ctx).block(node.body)
+        if cost.depth <= limit or cost.first is None:
+            return
+        yield ctx.diagnostic(
+            self,
+            ctx.head_span(cost.first),
+            f"MindSpore unrolls the constant loops of `{node.name}` while compiling ({cost.turns} turns in "
+            f"{cost.loops} loop{'s' if cost.loops > 1 else ''}, about {cost.depth} call levels), past its call-depth "
+            f"limit {limit} (Exceed function call depth limit); count with a tensor (`i = ms.Tensor(0); while i < n:`) "
+            "or raise `max_call_depth`",
+        )
+
+
+def _call_depth_limit(ctx: Context) -> int | None:
+    """`max_call_depth` as the module sets it (the last `set_context(max_call_depth=...)` at
+    module level), MindSpore's default without one; None when it is not a constant."""
+    limit = _DEFAULT_LIMIT
+    if not ctx.mentions("max_call_depth"):
+        return limit
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call) and (ctx.qualname(node.func) or "").endswith("set_context"):
+            for kw in node.keywords:
+                if kw.arg == "max_call_depth":
+                    if not (isinstance(kw.value, ast.Constant) and type(kw.value.value) is int):
+                        return None
+                    limit = kw.value.value
+    return limit
+
+
+class _Walker:
+    """The unrolled turns of one compiled function's blocks."""
+
+    def __init__(self, func: ast.FunctionDef, ctx: Context) -> None:
+        self.func, self.ctx = func, ctx
+        self.vals = values(ctx)
+
+    def block(self, body: list[ast.stmt]) -> _Cost:
+        total = _Cost()
+        for st in body:
+            total = total.then(self.statement(st))
+        return total
+
+    def statement(self, st: ast.stmt) -> _Cost:
+        if isinstance(st, (*FUNCS, ast.ClassDef)):
+            return _Cost()
+        if isinstance(st, ast.If):
+            sides = [self.block(b) for b in (st.body, st.orelse) if b and not self._dead(b)]
+            return max(sides, key=lambda c: c.depth, default=_Cost())
+        if isinstance(st, (ast.For, ast.While)):
+            turns = self._turns(st)
+            inner = self.block(st.body)
+            if turns is None:  # a real loop, or one we cannot count: its body once
+                return inner
+            first = inner.first or st
+            return _Cost(turns * (1 + inner.turns), 1 + turns * inner.loops, first)
+        if isinstance(st, (ast.With, ast.Try)):
+            return self.block(st.body)
+        return self._comprehensions(st)
+
+    def _comprehensions(self, st: ast.stmt) -> _Cost:
+        """A comprehension over a constant range is unrolled as a loop is (measured:
+        `[i % 3 for i in range(600)]` fails like the loop)."""
+        total = _Cost()
+        for n in ast.walk(st):
+            if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) and len(n.generators) == 1:
+                turns = self._for_turns(n.generators[0].iter)
+                if turns is not None:
+                    total = total.then(_Cost(turns, 1, st))
+        return total
+
+    def _dead(self, body: list[ast.stmt]) -> bool:
+        return in_dead_branch(self.ctx, self.func, self.ctx.span(body[0]))
+
+    def _turns(self, loop: ast.For | ast.While) -> int | None:
+        """How many times MindSpore unrolls `loop`, when it is a constant loop with no Python
+        exit (a `break` or `return` not under a tensor-dependent `if`)."""
+        if loop.orelse or not self._exits_only_on_tensors(loop):
+            return None
+        if isinstance(loop, ast.For):
+            return self._for_turns(loop.iter)
+        return self._while_turns(loop)
+
+    def _for_turns(self, it: ast.expr) -> int | None:
+        if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range" and not it.keywords:
+            bounds: list[int] = []
+            for a in it.args:
+                v = self.vals.of(a, self.func)
+                if not (isinstance(v, av.Scalar) and v.constant and type(v.value) is int):
+                    return None
+                bounds.append(v.value)
+            if not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
+                return None
+            return len(range(*bounds))
+        if isinstance(it, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in it.elts):
+            return len(it.elts)
+        v = self.vals.of(it, self.func)
+        if isinstance(v, av.Sequence) and v.elements is not None:
+            return len(v.elements)
+        return None
+
+    def _while_turns(self, loop: ast.While) -> int | None:
+        """`while i < n:` (`<=`, `>`, `>=`) with `i` a Python int set just before the loop
+        and stepped once per turn by a constant (`i += 1`) directly in its body."""
+        test = loop.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+            return None
+        name, op = test.left.id, test.ops[0]
+        bound = self.vals.of(test.comparators[0], self.func)
+        if not (isinstance(bound, av.Scalar) and bound.constant and type(bound.value) is int):
+            return None
+        start = self._start(loop, name)
+        step = self._step(loop, name)
+        if start is None or step is None:
+            return None
+        n = bound.value
+        assert isinstance(n, int)
+        if isinstance(op, (ast.Lt, ast.LtE)) and step > 0:
+            span = n - start + (1 if isinstance(op, ast.LtE) else 0)
+            return max(0, math.ceil(span / step))
+        if isinstance(op, (ast.Gt, ast.GtE)) and step < 0:
+            span = start - n + (1 if isinstance(op, ast.GtE) else 0)
+            return max(0, math.ceil(span / -step))
+        return None
+
+    def _start(self, loop: ast.While, name: str) -> int | None:
+        parent = self.ctx.parent(loop)
+        block = next((b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(parent, f, None), list) and loop in b), None)
+        if block is None:
+            return None
+        for st in reversed(block[: block.index(loop)]):
+            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(st)):
+                if (
+                    isinstance(st, ast.Assign)
+                    and len(st.targets) == 1
+                    and isinstance(st.targets[0], ast.Name)
+                    and isinstance(st.value, ast.Constant)
+                    and type(st.value.value) is int
+                ):
+                    return st.value.value
+                return None
+        return None
+
+    def _step(self, loop: ast.While, name: str) -> int | None:
+        steps: list[int] = []
+        for st in loop.body:
+            if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) and st.target.id == name:
+                c = st.value
+                if isinstance(st.op, (ast.Add, ast.Sub)) and isinstance(c, ast.Constant) and type(c.value) is int:
+                    steps.append(c.value if isinstance(st.op, ast.Add) else -c.value)
+                    continue
+                return None
+        stores = [
+            n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        ]
+        if len(steps) != 1 or len(stores) != 1 or steps[0] == 0:
+            return None
+        return steps[0]
+
+    def _exits_only_on_tensors(self, loop: ast.For | ast.While) -> bool:
+        """Is every `break` / `return` of `loop` under an `if` on a tensor (both sides of such
+        an `if` are compiled, so the unrolling goes on)?"""
+        a = analyzer(self.ctx)
+        todo: list[ast.AST] = list(loop.body)
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (ast.Break, ast.Return)):
+                p = self.ctx.parent(n)
+                while p is not None and p is not loop and not (isinstance(p, ast.If) and a.kind(p.test, self.func).dynamic):
+                    p = self.ctx.parent(p)
+                if p is None or p is loop:
+                    return False
+            elif isinstance(n, (ast.For, ast.While)):
+                todo.extend(r for r in ast.walk(n) if isinstance(r, ast.Return))
+            elif not isinstance(n, (*FUNCS, ast.Lambda, ast.ClassDef)):
+                todo.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
+        return True
