@@ -32,12 +32,14 @@ _DEPTH = 3
 #: `n = x.shape[0]` (3) are refused under STRICT, while under `if self.use_cache:` (False)
 #: they compile
 _BEFORE_SHAPES = frozenset({"MS132"})
+#: rules that follow the input's shapes themselves (ranks.py), folding such conditions
+_OWN_SHAPES = frozenset({"MS136"})
 
 
 def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     """Drop an inference-time error under an `if` / conditional expression whose condition
     depends only on input shapes (a constant MindSpore knows and we do not)."""
-    if d.severity != "error" or not d.code.startswith("MS") or d.code in PARSE_TIME or d.code in _BEFORE_SHAPES:
+    if d.severity != "error" or not d.code.startswith("MS") or d.code in PARSE_TIME or d.code in _BEFORE_SHAPES | _OWN_SHAPES:
         return False
     func = scope.function
     return any(_shape_condition(test, func, ctx) for test in _enclosing_tests(func, d.span, ctx))

@@ -1,0 +1,113 @@
+"""MS136: `int(t)`, `float(t)`, `bool(t)`, `t.item()`, `if t:` on a tensor with more than one element."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.ranks import describe, multi_element, ranks
+
+_CONVERSIONS = frozenset({"int", "float", "bool"})
+_SCALAR = "Can not convert Tensor with more than one element to Scalar"
+_BOOL = "Only tensor which shape is () or (1,) can be converted to bool"
+
+
+@rule(code="MS136", name="multi-element-tensor-to-scalar", severity="error", family="graphmode")
+class MultiElementTensorToScalar(GraphRule):
+    """## What it does
+    Flags `int(t)`, `float(t)`, `bool(t)`, `t.item()` and a tensor used as a condition (`if t:`,
+    `while t:`, `a if t else b`) in compiled code when `t` has more than one element in the
+    graph MindSpore compiles: shapes are followed from the tensors the program passes to the
+    network or `@ms.jit` function (`net(Tensor(np.random.randn(2, 3), ms.float32))`,
+    `ms.jit(net)(x)`), through helpers, methods and sub-cells (one compilation per call
+    signature), broadcasting, indexing and the ops of the table `ms_shapes.json`. Notably
+    `t.argmax()` without an axis reduces only the last axis in a graph (a 2-D `t` gives a
+    1-D result), unlike PyNative and PyTorch. A shape of `()` or `(1,)` converts; any other,
+    even `(1, 1)`, does not. Where a shape is not known, nothing is said.
+
+    ## Why is this bad?
+    MindSpore 2.10 stops at every syntax level: `int` / `float` with "Can not convert Tensor
+    with more than one element to Scalar, while the data's shape is : (2)", `bool` and
+    conditions with "Only tensor which shape is () or (1,) can be converted to bool" (or "The
+    truth value of an array with more than one element is ambiguous"), `.item()` with "The
+    tensor should have only one element".
+
+    ## Example
+    ```python
+    class Net(nn.Cell):
+        def construct(self, x):
+            k = int(x.argmax())  # x is (2, 3): argmax() gives a (2,) tensor
+            return x * k
+
+    Net()(Tensor(np.random.randn(2, 3), ms.float32))
+    ```
+
+    ## Use instead
+    Reduce to one element first (`x.argmax(None)`, `ops.argmax(x)`, `x.sum()`, `x[0, 0]`), or
+    stay in tensor operations (`ops.where(t > 0, a, b)` instead of `if t > 0:`).
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level), measured on MindSpore 2.10 CPU.
+    - `int_func` / `float_func` in mindspore/graph/_parse/standard_method.py (2.10): only a
+      shape of length 0, or of length 1 with size 1, converts. Measured on MindSpore 2.10 CPU
+      with the probes `rk_*` (tests/npu_lsp/fixtures/written/famc/probes).
+    """
+
+    nodes = (ast.Call, ast.If, ast.While, ast.IfExp)
+    calls = frozenset({"int", "float", "bool", "item"})
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        func = ctx.function
+        if func is None:
+            return
+        target, how = _converted(node, ctx)
+        if target is None:
+            return
+        shapes = [v for v in ranks(ctx).value_at(target, func) if multi_element(v)]
+        if not shapes:
+            return
+        shape = describe(shapes[0])
+        hint = ""
+        if (
+            isinstance(target, ast.Call)
+            and isinstance(target.func, ast.Attribute)
+            and target.func.attr == "argmax"
+            and not target.args
+            and not target.keywords
+        ):
+            hint = "; in a graph `t.argmax()` reduces the last axis only (`t.argmax(None)` or `ops.argmax(t)` reduce all)"
+        if how == "condition":
+            msg = f"a tensor of shape {shape} used as a condition: MindSpore: \"{_BOOL}\"{hint}"
+        elif how == "bool":
+            msg = f"`bool()` of a tensor of shape {shape}: MindSpore: \"{_BOOL}\"{hint}"
+        elif how == "item":
+            msg = f"`.item()` of a tensor of shape {shape}: MindSpore: \"The tensor should have only one element\"{hint}"
+        else:
+            msg = f"`{how}()` of a tensor of shape {shape}: MindSpore: \"{_SCALAR}\"{hint}"
+        yield ctx.diagnostic(self, node if how != "condition" else target, msg)
+
+
+def _converted(node: ast.AST, ctx: Context) -> tuple[ast.expr | None, str]:
+    """The expression `node` turns into a Python scalar, and how."""
+    if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+        return node.test, "condition"
+    assert isinstance(node, ast.Call)
+    f = node.func
+    if (
+        isinstance(f, ast.Name)
+        and f.id in _CONVERSIONS
+        and len(node.args) == 1
+        and not node.keywords
+        and ctx.qualname(f) == f"builtins.{f.id}"
+    ):
+        return node.args[0], f.id
+    if isinstance(f, ast.Attribute) and f.attr == "item" and not node.args and not node.keywords:
+        return f.value, "item"
+    return None, ""

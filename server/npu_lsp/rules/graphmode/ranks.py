@@ -1,0 +1,1196 @@
+"""Tensor shapes in compiled code, from the inputs a program builds to the ops it applies.
+
+MindSpore compiles a network once per input signature, and every shape in that graph is known
+while compiling: `int(t)`, `float(t)`, `bool(t)`, `t.item()` and `if t:` compile only for a
+tensor of shape `()` or `(1,)` (`int_func` / `float_func` in
+mindspore/graph/_parse/standard_method.py; "Can not convert Tensor with more than one element
+to Scalar", "Only tensor which shape is () or (1,) can be converted to bool"). This module
+follows shapes far enough to tell:
+
+- the inputs: the calls that run a compiled entry (`net(x)`, `ms.jit(net)(x)`, `fn(x)` for an
+  `@ms.jit` function, at module level or in a function) and the tensors they pass, built by
+  host code (`Tensor(np.random.randn(2, 3), ms.float32)`, `ops.ones((4, 8))`, numpy arrays);
+- the calls compiled code makes of the user's functions, methods and sub-cells (their
+  parameters hold what each call passes: one specialisation per call);
+- inside a function, statement by statement: arithmetic broadcasts, indexing drops or keeps
+  axes, and tensor methods and `mindspore.ops` functions follow the table ms_shapes.json
+  (measured: `x.argmax()` reduces the last axis in a graph, not the flattened tensor).
+
+A shape is a tuple of dims (None: a size not known here); None is an unknown value (say
+nothing); `NUM` is a Python number. Loops keep a name's shape only when no pass changes it.
+A shape found here is a lower bound of the graph's: an operand of unknown shape in
+arithmetic that is a graph value (`x + self.bias`) is taken to broadcast into the known one
+(a JIT Fallback value makes the result a Python object: unknown), and broadcasting only
+adds or widens axes; every op followed maps a wider input to a result at least as wide
+(reductions, indexing, reshapes with -1, transposes), so a tensor with more than one element
+here has more than one in the graph, while one found single may be wider (nothing said).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import operator
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode import abstract as av
+from npu_lsp.rules.graphmode.abstract_eval import values
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.shape_folded import _shape_condition
+
+Shape = tuple[int | None, ...]
+#: a Python number (or bool); other non-tensor values are None (unknown)
+NUM: Final = "num"
+#: the constant None (an empty slot on `self`, a `None` default)
+NONE: Final = "none"
+#: a list or tuple of Python numbers (`[float(v) for v in t]`, `[0.5, 1.0]`)
+NUMS: Final = "nums"
+#: an env key: the code from here on does not run (after `return`, `raise`, `break`...)
+_DEAD: Final = "<dead>"
+#: an int is a Python int the graph knows while compiling (`x.shape[0]`, `x.ndim`, a loop index)
+Val = Shape | str | int | None
+Env = dict[str, Val]
+
+_DATA = json.loads(Path(__file__).with_name("ms_shapes.json").read_text(encoding="utf-8"))
+_METHODS: Final[dict[str, dict[str, object]]] = _DATA["tensor_methods"]
+_FUNCS: Final[dict[str, dict[str, object]]] = _DATA["ops_functions"]
+_AXIS_KW: Final = frozenset(_DATA["axis_keywords"])
+_KEEP_KW: Final = frozenset(_DATA["keepdims_keywords"])
+_TENSOR_CTORS: Final = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.tensor"})
+_SHAPED_MAKERS: Final = frozenset({"zeros", "ones", "empty", "full", "randn", "rand", "standard_normal", "random"})
+_SIZED_RANDOM: Final = frozenset({"uniform", "normal", "randint", "random", "standard_normal", "random_sample"})
+_SAME_NUMPY_METHODS: Final = frozenset({"astype", "copy", "float", "to", "contiguous"})
+_NUMBER_BUILTINS: Final = frozenset({"int", "float", "bool", "len", "round"})
+_COMPARE: Final = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
+_INT_OPS: Final = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_DEPTH: Final = 4
+_CONTEXTS: Final = 8
+#: a `for` over `range(n)` or a tuple MindSpore unrolls; followed pass by pass up to this
+_UNROLL: Final = 8
+
+
+def is_tensor(v: Val) -> bool:
+    return isinstance(v, tuple)
+
+
+def _num(v: Val) -> bool:
+    return v == NUM or isinstance(v, int)
+
+
+def multi_element(v: Val) -> bool:
+    """Does MindSpore refuse to turn this tensor into a scalar (not `()`, not `(1,)`)?"""
+    if not isinstance(v, tuple):
+        return False
+    return len(v) >= 2 or (len(v) == 1 and v[0] is not None and v[0] != 1)
+
+
+def describe(v: Val) -> str:
+    assert isinstance(v, tuple)
+    return "(" + ", ".join("?" if d is None else str(d) for d in v) + ("," if len(v) == 1 else "") + ")"
+
+
+# ---------------------------------------------------------------------------- shape algebra
+
+
+def broadcast(a: Shape, b: Shape) -> Shape:
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out: list[int | None] = []
+    for x, y in zip(pa, pb, strict=True):
+        if x == 1:
+            out.append(y)
+        elif y == 1 or y is None:
+            out.append(x)
+        else:
+            out.append(y if x is None else x)
+    return tuple(out)
+
+
+def _matmul(a: Shape, b: Shape) -> Shape | None:
+    if not a or not b:
+        return None
+    if len(a) == 1 and len(b) == 1:
+        return ()
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    if len(b) == 1:
+        return a[:-1]
+    batch = broadcast(a[:-2], b[:-2])
+    return batch + (a[-2], b[-1])
+
+
+def _numel(s: Shape) -> int | None:
+    n = 1
+    for d in s:
+        if d is None:
+            return None
+        n *= d
+    return n
+
+
+def _int(e: ast.expr | None) -> int | None:
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _int(e.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+def _ints(args: list[ast.expr]) -> list[int] | None:
+    """Constant ints given as `f(2, 3)` or `f((2, 3))` / `f([2, 3])`."""
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        args = list(args[0].elts)
+    out = [_int(a) for a in args]
+    return None if any(x is None for x in out) else [x for x in out if x is not None]
+
+
+def _reshaped(src: Shape, dims: list[int]) -> Shape | None:
+    if dims.count(-1) > 1 or any(d < -1 for d in dims):
+        return None
+    if -1 not in dims:
+        return tuple(dims)
+    total, known = _numel(src), _numel(tuple(d for d in dims if d != -1))
+    if total is None or not known:
+        return None
+    return tuple(total // known if d == -1 else d for d in dims)
+
+
+def _axes(e: ast.expr | None, rank: int) -> list[int] | None:
+    if e is None:
+        return None
+    raw = [_int(x) for x in e.elts] if isinstance(e, (ast.Tuple, ast.List)) else [_int(e)]
+    if any(a is None or not -rank <= a < rank for a in raw):
+        return None
+    return sorted({a % rank for a in raw if a is not None})
+
+
+def _reduce(src: Shape, spec: dict[str, object], axis: ast.expr | None, keep: bool | None) -> Val:
+    """Shape of a reduction of `src`; `axis` None: not given; `keep` None: not constant."""
+    if keep is None:
+        return None
+    default = spec.get("default")
+    if axis is None or (isinstance(axis, ast.Constant) and axis.value is None):
+        explicit_none = axis is not None
+        if default == "required":
+            return None
+        if isinstance(default, int) and not explicit_none:
+            axis_list = _axes(ast.Constant(default), len(src)) if src else []
+        else:
+            if keep:
+                how = spec.get("keepdims_without_axis")
+                if how == "ignored":
+                    return ()
+                if how == "ones":
+                    return (1,) * len(src)
+                if how == "default_axis" and isinstance(default, int) and src and not explicit_none:
+                    return src[:-1] + (1,)
+                return None
+            return ()
+        if axis_list is None:
+            return None
+        keep_axes = axis_list
+    else:
+        got = _axes(axis, len(src)) if src else None
+        if got is None:
+            return None
+        keep_axes = got
+    if keep:
+        return tuple(1 if i in keep_axes else d for i, d in enumerate(src))
+    return tuple(d for i, d in enumerate(src) if i not in keep_axes)
+
+
+def _squeeze(src: Shape, args: list[ast.expr]) -> Shape | None:
+    if not args:
+        return None if None in src else tuple(d for d in src if d != 1)
+    axes = _axes(args[0], len(src)) if len(args) == 1 and src else None
+    if axes is None:
+        return None
+    if any(src[a] is None for a in axes):
+        return None
+    return tuple(d for i, d in enumerate(src) if not (i in axes and d == 1))
+
+
+def _unsqueeze(src: Shape, args: list[ast.expr]) -> Shape | None:
+    a = _int(args[0]) if len(args) == 1 else None
+    if a is None or not -len(src) - 1 <= a <= len(src):
+        return None
+    a %= len(src) + 1
+    return src[:a] + (1,) + src[a:]
+
+
+def _transpose(src: Shape, args: list[ast.expr]) -> Shape | None:
+    if not args:
+        return src[::-1]
+    perm = _ints(args)
+    if perm is None:
+        return None
+    if len(perm) == 2 and len(src) != 2:  # `x.transpose(a, b)` swaps two axes (torch style)
+        a, b = (p % len(src) for p in perm)
+        out = list(src)
+        out[a], out[b] = out[b], out[a]
+        return tuple(out)
+    if sorted(p % len(src) for p in perm) != list(range(len(src))):
+        return None
+    return tuple(src[p % len(src)] for p in perm)
+
+
+def _keep(e: ast.expr | None) -> bool | None:
+    if e is None:
+        return False
+    return e.value if isinstance(e, ast.Constant) and isinstance(e.value, bool) else None
+
+
+def apply(spec: dict[str, object], src: Shape, args: list[ast.expr], kws: dict[str, ast.expr], others: list[Val]) -> Val:
+    """The result shape of an op of the table on `src` (the tensor it works on): `args` are
+    the arguments after that tensor, `others` their values (for broadcasting and matmul)."""
+    kind = spec.get("kind")
+    if kind == "same":
+        return src
+    if kind == "broadcast":
+        out = src
+        for v in others:
+            if v is None:
+                return None
+            if isinstance(v, tuple):
+                out = broadcast(out, v)
+        return out
+    if kind == "reduce":
+        axis = next((kws[k] for k in kws if k in _AXIS_KW), args[0] if args else None)
+        keep = next((kws[k] for k in kws if k in _KEEP_KW), args[1] if len(args) > 1 else None)
+        if set(kws) - _AXIS_KW - _KEEP_KW or len(args) > 2:
+            return None
+        return _reduce(src, spec, axis, _keep(keep))
+    if kws:
+        return None
+    if kind == "reshape":
+        dims = _ints(args)
+        return _reshaped(src, dims) if dims is not None else None
+    if kind == "flatten":
+        if args:
+            return None
+        if spec.get("keep_first"):
+            return (src[0], _numel(src[1:])) if src else None
+        return (_numel(src),)
+    if kind == "squeeze":
+        return _squeeze(src, args)
+    if kind == "unsqueeze":
+        return _unsqueeze(src, args)
+    if kind == "transpose":
+        return _transpose(src, args)
+    if kind == "matmul":
+        other = others[0] if len(others) == 1 else None
+        return _matmul(src, other) if isinstance(other, tuple) else None
+    return None  # "tuple" and anything else: not a tensor we follow
+
+
+# ---------------------------------------------------------------------------- indexing
+
+
+def index(src: Shape, idx: ast.expr, ev: object = None) -> Shape | None:
+    """`src[idx]` for constant ints, constant slices, `None` and `...`."""
+    items = list(idx.elts) if isinstance(idx, ast.Tuple) else [idx]
+    if sum(1 for i in items if isinstance(i, ast.Constant) and i.value is Ellipsis) > 1:
+        return None
+    used = sum(1 for i in items if not (isinstance(i, ast.Constant) and i.value in (None, Ellipsis)))
+    if used > len(src):
+        return None
+    out: list[int | None] = []
+    dims = list(src)
+    pos = 0
+    for it in items:
+        if isinstance(it, ast.Constant) and it.value is None:
+            out.append(1)
+            continue
+        if isinstance(it, ast.Constant) and it.value is Ellipsis:
+            skip = len(src) - used
+            out.extend(dims[pos : pos + skip])
+            pos += skip
+            continue
+        d = dims[pos]
+        pos += 1
+        if _int(it) is not None:
+            continue
+        if isinstance(it, ast.Slice):
+            size = _slice_size(it, d)
+            if size is False:
+                return None
+            out.append(size if isinstance(size, int) else None)
+            continue
+        return None  # a tensor or run-time index
+    out.extend(dims[pos:])
+    return tuple(out)
+
+
+def _slice_size(s: ast.Slice, d: int | None) -> int | None | bool:
+    lo = _int(s.lower) if s.lower is not None else 0
+    hi = _int(s.upper) if s.upper is not None else None
+    step = _int(s.step) if s.step is not None else 1
+    if (s.lower is not None and lo is None) or (s.upper is not None and hi is None) or step is None or step <= 0:
+        return False
+    assert lo is not None
+    if d is None:
+        if lo >= 0 and hi is not None and hi >= 0:
+            return max(0, (hi - lo + step - 1) // step)
+        return None
+    return len(range(d)[slice(lo, hi, step)])
+
+
+# ---------------------------------------------------------------------------- host code
+
+
+def _literal_shape(e: ast.expr) -> Shape | None:
+    """Shape of nested list/tuple displays of numbers (`[[1, 2], [3, 4]]` -> (2, 2))."""
+    if isinstance(e, ast.Constant) and isinstance(e.value, (int, float, bool)):
+        return ()
+    if isinstance(e, ast.UnaryOp) and isinstance(e.operand, ast.Constant):
+        return _literal_shape(e.operand)
+    if isinstance(e, (ast.List, ast.Tuple)) and e.elts:
+        inner = [_literal_shape(x) for x in e.elts]
+        if inner[0] is None or any(s != inner[0] for s in inner):
+            return None
+        return (len(e.elts), *inner[0])
+    return None
+
+
+class _Host:
+    """Shapes of tensors and arrays host code builds (`np.random.randn(2, 3)`...)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._bindings: dict[int, dict[str, list[ast.expr | None]]] = {}
+
+    def only_binding(
+        self, name: str, where: ast.AST, defs: bool = False, line: int | None = None
+    ) -> tuple[ast.expr, ast.AST] | None:
+        """The value of the one `name = value` in the function `where` (not in nested
+        functions), or else at module level; None when bound otherwise or more than once.
+        With `line`, of a read in `where`: the last of several `name = value` statements of
+        the body's top level before that line (`net = Net(); net = ms.jit(net)`).
+        With `defs`: the module, where the one binding is a definition (`def f`)."""
+        for scope in (where, self.ctx.tree) if where is not self.ctx.tree else (self.ctx.tree,):
+            found = self.bindings(scope).get(name)
+            if found is None:
+                continue
+            value = found[0]
+            if defs:
+                return (ast.Constant(None), scope) if len(found) == 1 and value is None else None
+            if len(found) > 1 and line is not None and scope is where and None not in found:
+                return self._last_before(name, scope, line)
+            return (value, scope) if len(found) == 1 and value is not None else None
+        return None
+
+    def _argument(self, func: ast.FunctionDef, param: str, depth: int) -> Val:
+        """The value a host function's parameter holds when every module-level call of it
+        (`main(x)`) passes the same shape."""
+        params = _param_names(func)
+        i = params.index(param)
+        got: set[Val] = set()
+        for n in _own_nodes(self.ctx.tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == func.name:
+                if any(isinstance(a, ast.Starred) for a in n.args):
+                    return None
+                arg = n.args[i] if i < len(n.args) else next((k.value for k in n.keywords if k.arg == param), None)
+                if arg is None:
+                    return None
+                got.add(self.of(arg, self.ctx.tree, depth))
+        return got.pop() if len(got) == 1 else None
+
+    def bindings(self, scope: ast.AST) -> dict[str, list[ast.expr | None]]:
+        index = self._bindings.get(id(scope))
+        if index is None:
+            index = self._bindings[id(scope)] = _scope_bindings(scope)
+        return index
+
+    @staticmethod
+    def _last_before(name: str, scope: ast.AST, line: int) -> tuple[ast.expr, ast.AST] | None:
+        top = [
+            st
+            for st in getattr(scope, "body", [])
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets)
+        ]
+        if len(top) != len(_scope_bindings(scope).get(name, ())):
+            return None  # some binding sits in a branch or loop
+        before = [st for st in top if st.end_lineno is not None and st.end_lineno < line]
+        return (before[-1].value, scope) if before else None
+
+    def of(self, e: ast.expr, where: ast.AST, depth: int = 0) -> Val:
+        if depth > 8:
+            return None
+        d = depth + 1
+        if isinstance(e, ast.Constant):
+            if isinstance(e.value, int):
+                return e.value  # a constant of the graph it is passed to
+            return NUM if isinstance(e.value, float) else None
+        if isinstance(e, ast.Name):
+            if isinstance(where, ast.FunctionDef) and e.id in _param_names(where):
+                return self._argument(where, e.id, d) if not self.bindings(where).get(e.id, [None])[1:] else None
+            bound = self.only_binding(e.id, where, line=e.lineno)
+            if bound is None:
+                return None
+            value, scope = bound
+            return self.of(value, scope, d)
+        if isinstance(e, ast.BinOp) and not isinstance(e.op, ast.MatMult):
+            a, b = self.of(e.left, where, d), self.of(e.right, where, d)
+            if a is None or b is None:
+                return None
+            if isinstance(a, tuple) and isinstance(b, tuple):
+                return broadcast(a, b)
+            if not isinstance(a, tuple) and not isinstance(b, tuple):
+                return NUM if _num(a) and _num(b) else None
+            return a if isinstance(a, tuple) else b
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            return self.of(e.operand, where, d)
+        if isinstance(e, ast.Attribute) and e.attr == "T":
+            inner = self.of(e.value, where, d)
+            return inner[::-1] if isinstance(inner, tuple) else None
+        if isinstance(e, (ast.List, ast.Tuple)):
+            return _literal_shape(e)
+        if isinstance(e, ast.Call):
+            return self._call(e, where, d)
+        return None
+
+    def _call(self, e: ast.Call, where: ast.AST, d: int) -> Val:
+        f = e.func
+        q = self.ctx.qualname(f) or ""
+        last = q.rpartition(".")[2]
+        if q in _TENSOR_CTORS or q == "mindspore.Parameter":
+            if e.args:
+                data = self.of(e.args[0], where, d)
+                return () if _num(data) else data
+            shape = next((k.value for k in e.keywords if k.arg == "shape"), None)
+            dims = _ints([shape]) if shape is not None else None
+            return tuple(dims) if dims is not None else None
+        if q in ("numpy.array", "numpy.asarray") and e.args:
+            return self.of(e.args[0], where, d)
+        if q == "numpy.arange" and e.args and not e.keywords:
+            bounds = [_int(a) for a in e.args]
+            if any(b is None for b in bounds) or len(bounds) > 3:
+                return None
+            return (len(range(*[b for b in bounds if b is not None])),)
+        if q == "numpy.eye" and e.args:
+            n = _int(e.args[0])
+            m = _int(e.args[1]) if len(e.args) > 1 else n
+            return (n, m) if n is not None and m is not None else None
+        if q == "numpy.linspace" and len(e.args) >= 3:
+            n = _int(e.args[2])
+            return (n,) if n is not None else None
+        if q.startswith(("numpy.", "mindspore.ops.")) and q.count(".") <= 2 and last in _SHAPED_MAKERS and e.args:
+            if q.startswith("numpy.random.") and last in ("rand", "randn"):
+                dims = _ints(list(e.args)) if not e.keywords else None
+            elif q.startswith("mindspore.ops.") and last in ("randn", "rand", "zeros", "ones") and len(e.args) > 1:
+                dims = _ints(list(e.args))
+            else:
+                dims = _ints([e.args[0]])
+            return tuple(dims) if dims is not None else None
+        if q.startswith("numpy.random.") and last in _SIZED_RANDOM:
+            pos = {"uniform": 2, "normal": 2, "randint": 2, "random": 0, "standard_normal": 0, "random_sample": 0}[last]
+            size = next((k.value for k in e.keywords if k.arg == "size"), e.args[pos] if len(e.args) > pos else None)
+            if size is None:
+                return None
+            dims = _ints([size])
+            return tuple(dims) if dims is not None else None
+        if q.startswith("mindspore.ops.") and last in ("ones_like", "zeros_like") and e.args:
+            return self.of(e.args[0], where, d)
+        if isinstance(f, ast.Attribute) and not q.startswith(("numpy.", "mindspore.")):
+            recv = self.of(f.value, where, d)
+            if not isinstance(recv, tuple):
+                return None
+            if f.attr in _SAME_NUMPY_METHODS:
+                return recv
+            if f.attr == "reshape" and not e.keywords:
+                dims = _ints(list(e.args))
+                return _reshaped(recv, dims) if dims is not None else None
+        return None
+
+
+def _scope_bindings(scope: ast.AST) -> dict[str, list[ast.expr | None]]:
+    """name -> the values `name = value` gives it in a function or module body (None for
+    any other binding: unpacking, a loop, an import, a definition, a parameter)."""
+    out: dict[str, list[ast.expr | None]] = {}
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = scope.args
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if a is not None:
+                out.setdefault(a.arg, []).append(None)
+    plain: set[int] = set()
+    stores: list[ast.Name] = []
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).append(node.value)
+                    plain.add(id(t))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(node.name, []).append(None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                out.setdefault(alias.asname or alias.name.split(".")[0], []).append(None)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores.append(node)
+    for n in stores:
+        if id(n) not in plain:
+            out.setdefault(n.id, []).append(None)
+    return out
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of a function or module body, not those of nested functions or classes."""
+    stack = list(getattr(scope, "body", []))
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+# ---------------------------------------------------------------------------- compiled code
+
+
+def env_key(env: Env) -> tuple[tuple[str, Val], ...]:
+    return tuple(sorted(env.items(), key=lambda kv: kv[0]))
+
+
+class _Run:
+    """One function analysed in one call context: the names' values before each statement
+    and the values its `return`s give."""
+
+    def __init__(self) -> None:
+        self.before: dict[int, list[Env]] = {}
+        self.returns: list[Val] = []
+        #: the envs a trial pass through a loop body goes through
+        self.seen: list[Env] | None = None
+        #: False during the trial passes of a loop (their envs are not final)
+        self.recording = True
+
+
+class Ranks:
+    """Shapes of one file's compiled code, per call context (stored in `ctx.cache`)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.host = _Host(ctx)
+        self._runs: dict[tuple[int, tuple[tuple[str, Val], ...]], _Run | None] = {}
+        self._contexts: dict[int, list[Env]] = {}
+        self._active: list[ast.AST] = []
+        self._started = False
+
+    # ------------------------------------------------------------------ public
+    def value_at(self, e: ast.expr, func: ast.AST) -> list[Val]:
+        """The values `e` (in `func`, outside comprehensions and lambdas) has in each known
+        call context of `func`."""
+        self._start()
+        envs = self._contexts.get(id(func))
+        if not envs:
+            return []
+        st = self._statement(e, func)
+        if st is None:
+            return []
+        out: list[Val] = []
+        for env in envs:
+            run = self._runs.get((id(func), env_key(env)))
+            for before in run.before.get(id(st), ()) if run is not None else ():
+                out.append(self.ev(e, before, func, 0))
+        return out
+
+    def _dynamic(self, test: ast.expr, func: ast.AST) -> bool:
+        """A condition on a tensor (both sides compile), not one decided while compiling."""
+        return analyzer(self.ctx).kind(test, func).dynamic and not _shape_condition(test, func, self.ctx)
+
+    def _statement(self, e: ast.AST, func: ast.AST) -> ast.stmt | None:
+        node: ast.AST | None = e
+        while node is not None and not isinstance(node, ast.stmt):
+            if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                return None
+            parent = self.ctx.parent(node)
+            if isinstance(parent, ast.IfExp) and node is not parent.test and not self._dynamic(parent.test, func):
+                return None
+            node = parent
+        return node if isinstance(node, ast.stmt) and node is not func else None
+
+    # ------------------------------------------------------------------ roots and inputs
+    def _start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        for call, where, target in self._entry_calls():
+            env = self._bind(target, call, lambda a, w=where: self.host.of(a, w))
+            if env is not None and any(is_tensor(v) for v in env.values()):
+                self.analyse(target, env, 0)
+
+    def _entry_calls(self) -> list[tuple[ast.Call, ast.AST, ast.FunctionDef]]:
+        """Calls of module-level code and of plain functions (not methods, not compiled
+        code) that run a compiled entry, with the function (or module) they are made in."""
+        calls: list[tuple[ast.Call, ast.AST]] = []
+        bound: set[str] = {f.name for f, scope in self._jit_functions()}  # names a call may run an entry through
+        stack: list[tuple[ast.AST, ast.AST]] = [(st, self.ctx.tree) for st in self.ctx.tree.body]
+        while stack:
+            node, where = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if self.ctx.scopes.scope_for(node) is None:
+                    stack.extend((st, node) for st in node.body)
+                continue  # compiled code: its calls are followed as the graph's own
+            if isinstance(node, (ast.ClassDef, ast.Lambda, ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                bound.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Call)):
+                calls.append((node, where))
+            stack.extend((c, where) for c in ast.iter_child_nodes(node))
+        out: list[tuple[ast.Call, ast.AST, ast.FunctionDef]] = []
+        for call, where in calls:
+            f = call.func
+            if isinstance(f, ast.Name) and f.id not in bound:
+                continue
+            target = self._target(f, where, 0)
+            if target is not None:
+                out.append((call, where, target))
+        return out
+
+    def _jit_functions(self) -> list[tuple[ast.FunctionDef, object]]:
+        out: list[tuple[ast.FunctionDef, object]] = []
+        for fn in self.ctx.scopes.info.functions.values():
+            scope = self.ctx.scopes.scope_for(fn) if isinstance(fn, ast.FunctionDef) else None
+            if isinstance(fn, ast.FunctionDef) and scope is not None and scope.kind == "jit":
+                out.append((fn, scope))
+        return out
+
+    def _target(self, f: ast.expr, where: ast.AST, depth: int, jitted: bool = False) -> ast.FunctionDef | None:
+        """The compiled entry calling `f` runs: a network's `construct`, an `@ms.jit`
+        function, through `ms.jit(...)` and names bound once to them (a network called
+        as it is runs eagerly in a PYNATIVE_MODE file)."""
+        if depth > 4:
+            return None
+        if isinstance(f, ast.Name):
+            bound = self.host.only_binding(f.id, where, line=f.lineno)
+            if bound is not None:
+                return self._target(bound[0], bound[1], depth + 1, jitted)
+            if where is not self.ctx.tree and self.host.only_binding(f.id, self.ctx.tree, defs=True) is None:
+                return None  # bound in the function otherwise
+            fn = self.ctx.scopes.info.functions.get(f.id)
+            scope = self.ctx.scopes.scope_for(fn) if isinstance(fn, ast.FunctionDef) else None
+            return fn if scope is not None and scope.kind == "jit" and isinstance(fn, ast.FunctionDef) else None
+        if isinstance(f, ast.Attribute) and f.attr == "construct":
+            return self._target(f.value, where, depth + 1, jitted)
+        if isinstance(f, ast.Call):
+            q = self.ctx.qualname(f.func) or ""
+            if q in ("mindspore.jit", "mindspore.common.api.jit") and f.args:
+                return self._target(f.args[0], where, depth + 1, True)
+            if not jitted and self.ctx.scopes.info.graph_mode is False:
+                return None
+            info = self.ctx.scopes.info
+            name = q.rpartition(".")[2]
+            cls = info.classes.get(name) if q == f"{info.module}.{name}" else None
+            if cls is not None and isinstance(f.func, ast.Name):
+                construct = cls.methods.get("construct")
+                scope = self.ctx.scopes.scope_for(construct) if construct is not None else None
+                if isinstance(construct, ast.FunctionDef) and scope is not None and scope.kind in ("construct", "jit"):
+                    return construct
+        return None
+
+    def _bind(self, callee: ast.FunctionDef, call: ast.Call, value: object) -> Env | None:
+        """The values `call` gives `callee`'s parameters (`value(arg)` for each argument)."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        args = callee.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args]]
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in callee.decorator_list)
+        if params and params[0] in ("self", "cls") and not static:
+            params = params[1:]
+        if len(call.args) > len(params):
+            return None
+        env: Env = {p: None for p in params}
+        for p in (*args.kwonlyargs, args.vararg, args.kwarg):
+            if p is not None:
+                env[p.arg] = None
+        defaults = args.defaults
+        for name, default in zip(params[len(params) - len(defaults) :], defaults, strict=True):
+            if isinstance(default, ast.Constant) and (default.value is None or isinstance(default.value, (int, float))):
+                env[name] = NONE if default.value is None else NUM
+        assert callable(value)
+        for name, arg in zip(params, call.args, strict=False):
+            env[name] = value(arg)
+        for kw in call.keywords:
+            if kw.arg is not None and kw.arg in env:
+                env[kw.arg] = value(kw.value)
+        return env
+
+    # ------------------------------------------------------------------ functions
+    def analyse(self, func: ast.FunctionDef, env: Env, depth: int) -> _Run | None:
+        key = (id(func), env_key(env))
+        if key in self._runs:
+            return self._runs[key]
+        if depth > _DEPTH or func in self._active:
+            return None
+        known = self._contexts.setdefault(id(func), [])
+        if len(known) >= _CONTEXTS:
+            return None
+        self._runs[key] = None
+        known.append(env)
+        run = _Run()
+        self._active.append(func)
+        try:
+            self._block(func.body, dict(env), func, run, depth)
+        finally:
+            self._active.pop()
+        self._runs[key] = run
+        return run
+
+    def _block(self, body: list[ast.stmt], env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
+        for st in body:
+            if run.recording:
+                run.before.setdefault(id(st), []).append(dict(env))
+            if run.seen is not None:
+                run.seen.append(dict(env))
+            env = self._statement_effect(st, env, func, run, depth)
+            if isinstance(st, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+                env[_DEAD] = NONE
+            if _DEAD in env:
+                break  # the rest of the block never runs (in this compiled path)
+        if run.seen is not None:
+            run.seen.append(dict(env))
+        return env
+
+    def _statement_effect(self, st: ast.stmt, env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
+        if isinstance(st, (ast.Assign, ast.AnnAssign)):
+            if st.value is None:
+                return env
+            v = self.ev(st.value, env, func, depth)
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            for t in targets:
+                self._assign(t, v, st.value, env, func, depth)
+            return env
+        if isinstance(st, ast.Return) and run.recording:
+            run.returns.append(self.ev(st.value, env, func, depth) if st.value is not None else NONE)
+            return env
+        if isinstance(st, ast.AugAssign):
+            if isinstance(st.target, ast.Name):
+                env[st.target.id] = self._binary(st.target, st.value, st.op, env, func, depth)
+            return env
+        if isinstance(st, ast.If):
+            live = self._fold(st.test, env, func)
+            if live is not None:
+                return self._block(st.body if live else st.orelse, env, func, run, depth)
+            recording = run.recording
+            # a condition MindSpore decides while compiling that we cannot (on shapes, types
+            # or state not known here): which side compiles is not known
+            run.recording = recording and self._both_sides(st.test, env, func)
+            try:
+                a = self._block(st.body, dict(env), func, run, depth)
+                b = self._block(st.orelse, dict(env), func, run, depth)
+            finally:
+                run.recording = recording
+            if _DEAD in a:
+                return b
+            if _DEAD in b:
+                return a
+            return _merge(a, b)
+        if isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
+            items = self._unrolled(st, env, func, depth)
+            if items is not None:
+                for value in items:
+                    self._assign(st.target, value, st.target, env, func, depth)  # type: ignore[union-attr]
+                    env = self._block(st.body, env, func, run, depth)
+                    if _DEAD in env:
+                        return env  # a `raise` on this pass
+                return self._block(st.orelse, env, func, run, depth)
+            out = self._loop(st, env, func, run, depth)
+            return self._block(st.orelse, out, func, run, depth)
+        if isinstance(st, (ast.With, ast.AsyncWith)):
+            for item in st.items:
+                if item.optional_vars is not None:
+                    for n in _names(item.optional_vars):
+                        env[n] = None
+            return self._block(st.body, env, func, run, depth)
+        bound = [n for n in _names_bound(st)]
+        if isinstance(st, ast.Try):
+            for block in (st.body, *(h.body for h in st.handlers), st.orelse, st.finalbody):
+                self._block(block, dict(env), func, run, depth)
+        for n in bound:
+            env[n] = None
+        return env
+
+    def _loop(self, st: ast.For | ast.AsyncFor | ast.While, env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
+        """A name keeps its value through a loop only when no statement of a pass changes it."""
+        entry = dict(env)
+        if isinstance(st, (ast.For, ast.AsyncFor)):
+            for n in _names(st.target):
+                entry[n] = None
+        bound = set(_names_bound(st)) | _self_stores(st)
+        recording = run.recording
+        run.recording = False
+        try:
+            for _ in range(3):
+                outer, run.seen = run.seen, []
+                self._block(st.body, dict(entry), func, run, depth)
+                seen, run.seen = run.seen, outer
+                changed = {n for n in bound if any(s.get(n) != entry.get(n) for s in seen)}
+                if not changed:
+                    break
+                for n in changed:
+                    entry[n] = None
+            else:
+                for n in bound:
+                    entry[n] = None
+        finally:
+            run.recording = recording
+        self._block(st.body, dict(entry), func, run, depth)
+        return entry
+
+    def _isinstance(self, v: Val, cls: ast.expr) -> bool | None:
+        """`isinstance(v, cls)` for a tensor or None we know (MindSpore folds it)."""
+        names = cls.elts if isinstance(cls, ast.Tuple) else [cls]
+        quals = [self.ctx.qualname(n) or "" for n in names]
+        if is_tensor(v):
+            return any(q in _TENSOR_CTORS or q == "mindspore.common.Tensor" for q in quals) or None
+        if v == NONE:
+            return False if all(q and q != "builtins.type" for q in quals) else None
+        return None
+
+    def _both_sides(self, test: ast.expr, env: Env, func: ast.AST) -> bool:
+        """Does MindSpore compile both sides of an `if` on `test` (a tensor condition)?"""
+        if is_tensor(self.ev(test, env, func, 0)):
+            return True
+        return analyzer(self.ctx).kind(test, func).dynamic and not _shape_condition(test, func, self.ctx)
+
+    def _unrolled(self, st: ast.stmt, env: Env, func: ast.AST, depth: int) -> list[Val] | None:
+        """The items of a `for` MindSpore unrolls (`range(n)` with a constant n, a tuple
+        display), when the body never leaves early; None: follow it as a loop."""
+        if not isinstance(st, ast.For) or st.orelse:
+            return None
+        it = st.iter
+        items: list[Val]
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords:
+            bounds = [_int(a) for a in it.args]
+            if not bounds or len(bounds) > 3 or any(b is None for b in bounds):
+                return None
+            items = list(range(*[b for b in bounds if b is not None]))
+        elif isinstance(it, ast.Tuple) and not any(isinstance(x, ast.Starred) for x in it.elts):
+            items = [self.ev(x, env, func, depth) for x in it.elts]
+        else:
+            return None
+        if len(items) > _UNROLL:
+            return None
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in _own_nodes_of(st)):
+            return None
+        return items
+
+    def _fold(self, test: ast.expr, env: Env, func: ast.AST) -> bool | None:
+        """The truth of an `if` test MindSpore decides while compiling: `v is None` /
+        `v is not None` of a value known here, or a constant condition (`if self.flag:`)."""
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+            right = test.comparators[0]
+            if isinstance(right, ast.Constant) and right.value is None:
+                v = self.ev(test.left, env, func, 0)
+                if v is None:
+                    return None
+                return (v == NONE) == isinstance(test.ops[0], ast.Is)
+            return None
+        v = self.ev(test, env, func, 0)
+        if isinstance(v, int):
+            return bool(v)
+        if isinstance(test, ast.Call) and self.ctx.qualname(test.func) == "builtins.isinstance" and len(test.args) == 2:
+            return self._isinstance(self.ev(test.args[0], env, func, 0), test.args[1])
+        if any(isinstance(n, ast.Name) and n.id in env for n in ast.walk(test)):
+            return None
+        folded = values(self.ctx)._folded(test, func)
+        return folded
+
+    def _assign(self, t: ast.expr, v: Val, value: ast.expr, env: Env, func: ast.AST, depth: int) -> None:
+        if isinstance(t, ast.Name):
+            env[t.id] = v
+        elif _self_attr(t):
+            assert isinstance(t, ast.Attribute)
+            env["self." + t.attr] = v
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            if (
+                isinstance(value, (ast.Tuple, ast.List))
+                and len(value.elts) == len(t.elts)
+                and not any(isinstance(x, ast.Starred) for x in (*t.elts, *value.elts))
+            ):
+                for x, y in zip(t.elts, value.elts, strict=True):
+                    self._assign(x, self.ev(y, env, func, depth), y, env, func, depth)
+                return
+            for n in _names(t):
+                env[n] = None
+        elif isinstance(t, ast.Starred):
+            for n in _names(t):
+                env[n] = None
+        # `x[i] = v` keeps x's shape
+
+    # ------------------------------------------------------------------ expressions
+    def ev(self, e: ast.expr, env: Env, func: ast.AST, depth: int) -> Val:
+        if isinstance(e, ast.Constant):
+            if e.value is None:
+                return NONE
+            if isinstance(e.value, int):
+                return e.value
+            return NUM if isinstance(e.value, float) else None
+        if isinstance(e, ast.Name):
+            if e.id in env:
+                return env[e.id]
+            return self._fallback(e, func)
+        if isinstance(e, ast.BinOp):
+            return self._binary(e.left, e.right, e.op, env, func, depth)
+        if isinstance(e, ast.UnaryOp):
+            v = self.ev(e.operand, env, func, depth)
+            if isinstance(e.op, ast.Not):
+                return (not v) if isinstance(v, int) else None
+            if isinstance(e.op, ast.USub) and isinstance(v, int):
+                return -v
+            return NUM if isinstance(v, int) else v
+        if isinstance(e, ast.BoolOp):
+            got = [self.ev(x, env, func, depth) for x in e.values]
+            if not all(isinstance(v, int) for v in got):
+                return None
+            return all(got) if isinstance(e.op, ast.And) else any(got)
+        if isinstance(e, ast.Compare):
+            if len(e.ops) != 1 or isinstance(e.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                return None
+            left, right = self.ev(e.left, env, func, depth), self.ev(e.comparators[0], env, func, depth)
+            if isinstance(left, int) and isinstance(right, int):
+                return _COMPARE[type(e.ops[0])](left, right)
+            return self._binary(e.left, e.comparators[0], ast.Add(), env, func, depth)
+        if isinstance(e, ast.IfExp):
+            a, b = self.ev(e.body, env, func, depth), self.ev(e.orelse, env, func, depth)
+            return a if a == b else None
+        if isinstance(e, ast.Subscript):
+            if isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+                dims = self.ev(e.value.value, env, func, depth)
+                i = _int(e.slice)
+                if not isinstance(dims, tuple) or i is None or not -len(dims) <= i < len(dims):
+                    return None
+                dim = dims[i]
+                return dim if dim is not None else NUM
+            base = self.ev(e.value, env, func, depth)
+            if base == NUMS:
+                return NUMS if isinstance(e.slice, ast.Slice) else NUM
+            return index(base, e.slice) if isinstance(base, tuple) else None
+        if isinstance(e, (ast.List, ast.Tuple)):
+            numbers = e.elts and all(_num(self.ev(x, env, func, depth)) for x in e.elts)
+            return NUMS if numbers else None
+        if isinstance(e, ast.ListComp):
+            elt = e.elt
+            numbers = (isinstance(elt, ast.Constant) and isinstance(elt.value, (int, float))) or (
+                isinstance(elt, ast.Call)
+                and (self.ctx.qualname(elt.func) or "").partition(".")[2] in _NUMBER_BUILTINS
+                and (self.ctx.qualname(elt.func) or "").startswith("builtins.")
+            )
+            return NUMS if numbers else None
+        if isinstance(e, ast.Attribute):
+            if e.attr in ("T", "mT"):
+                base = self.ev(e.value, env, func, depth)
+                if not isinstance(base, tuple) or len(base) < 2:
+                    return None
+                return base[::-1] if e.attr == "T" else base[:-2] + (base[-1], base[-2])
+            if e.attr in ("ndim", "size") and not _self_attr(e.value):
+                base = self.ev(e.value, env, func, depth)
+                if isinstance(base, tuple):
+                    n = len(base) if e.attr == "ndim" else _numel(base)
+                    return n if n is not None else NUM
+            if _self_attr(e):
+                key = "self." + e.attr
+                if key in env:
+                    return env[key]
+                if self._empty_slot(e.attr, func):
+                    return NONE  # `self.slot = None` in `__init__`: the graph's constant
+            return self._fallback(e, func)
+        if isinstance(e, ast.Call):
+            return self._call(e, env, func, depth)
+        return None
+
+    def _closure(self, name: str, func: ast.AST) -> ast.FunctionDef | None:
+        """The function `def name` nested in `func` (a closure `construct` defines and calls),
+        when that is the name's one binding there."""
+        index = self.host.bindings(func)
+        if len(index.get(name, ())) != 1:
+            return None
+        for st in _own_nodes(func):
+            if isinstance(st, ast.FunctionDef) and st.name == name and self.ctx.parent(st) is not None:
+                return st
+        return None
+
+    def _empty_slot(self, attr: str, func: ast.AST) -> bool:
+        """Does `self.<attr>` read in `construct` hold the `None` `__init__` gave it? Yes when
+        `__init__` binds it once, to `None`, and no method but `construct` binds it."""
+        if not isinstance(func, ast.FunctionDef) or func.name != "construct":
+            return False
+        cls = self.ctx.parent(func)
+        if not isinstance(cls, ast.ClassDef):
+            return False
+        init_values: list[ast.expr] = []
+        for m in cls.body:
+            if not isinstance(m, ast.FunctionDef) or m is func:
+                continue
+            for n in ast.walk(m):
+                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    if any(_self_attr(t) and t.attr == attr for t in targets):  # type: ignore[attr-defined]
+                        if m.name != "__init__" or not isinstance(n, ast.Assign) or n.value is None:
+                            return False
+                        init_values.append(n.value)
+        return len(init_values) == 1 and isinstance(init_values[0], ast.Constant) and init_values[0].value is None
+
+    def _fallback(self, e: ast.expr, func: ast.AST) -> Val:
+        """A Python number the graph knows as one (a module constant, `self.scale`)."""
+        v = values(self.ctx).of(e, func)
+        return NUM if isinstance(v, av.Scalar) else None
+
+    def _constant(self, e: ast.expr, env: Env, func: ast.AST, depth: int) -> ast.expr:
+        """`e`, or the int constant a name holds (`x.sum(axis)` with `axis` given 0)."""
+        if isinstance(e, ast.Name):
+            v = self.ev(e, env, func, depth)
+            if isinstance(v, int):
+                return ast.Constant(v)
+        return e
+
+    def _binary(self, a: ast.expr, b: ast.expr, op: ast.operator, env: Env, func: ast.AST, depth: int) -> Val:
+        left, right = self.ev(a, env, func, depth), self.ev(b, env, func, depth)
+        if isinstance(left, tuple) and right is None and self._graph_value(b, env, func):
+            return left
+        if isinstance(right, tuple) and left is None and self._graph_value(a, env, func):
+            return right
+        return self._arith(left, right, op)
+
+    def _graph_value(self, e: ast.expr, env: Env, func: ast.AST) -> bool:
+        """Is `e`, of unknown shape, a tensor or number of the graph (a Parameter or a
+        number held on `self`, arithmetic on them)? Then it only broadcasts a known operand
+        wider. A value computed by JIT Fallback (`math.floor(t)`, a helper's result) is a
+        Python object: arithmetic with it runs as Python, where shapes follow other rules."""
+        if isinstance(e, ast.BinOp):
+            return all(
+                self.ev(x, env, func, 0) is not None or self._graph_value(x, env, func) for x in (e.left, e.right)
+            )
+        if isinstance(e, ast.UnaryOp) and not isinstance(e.op, ast.Not):
+            return self._graph_value(e.operand, env, func)
+        if _self_attr(e) and "self." + e.attr not in env:  # type: ignore[attr-defined]
+            return isinstance(values(self.ctx).of(e, func), (av.Tensor, av.Scalar))
+        return False
+
+    @staticmethod
+    def _arith(left: Val, right: Val, op: ast.operator) -> Val:
+        if isinstance(op, ast.MatMult):
+            if left is None or right is None:
+                return None
+            return _matmul(left, right) if isinstance(left, tuple) and isinstance(right, tuple) else None
+        if left is None or right is None:
+            return None
+        if isinstance(left, tuple) and isinstance(right, tuple):
+            return broadcast(left, right)
+        if isinstance(left, tuple):
+            return left if _num(right) else None
+        if isinstance(right, tuple):
+            return right if _num(left) else None
+        if isinstance(left, int) and isinstance(right, int) and type(op) in _INT_OPS:
+            try:
+                return _INT_OPS[type(op)](left, right)
+            except ZeroDivisionError:
+                return None
+        return NUM if _num(left) and _num(right) else None
+
+    def _call(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        f = e.func
+        q = self.ctx.qualname(f) or ""
+        last = q.rpartition(".")[2]
+        if q.startswith("builtins."):
+            if last == "len" and len(e.args) == 1:
+                got = self.ev(e.args[0], env, func, depth)
+                if isinstance(got, tuple) and got and got[0] is not None:
+                    return got[0]
+            return NUM if last in _NUMBER_BUILTINS else None
+        if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+            return None
+        kws = {k.arg: self._constant(k.value, env, func, depth) for k in e.keywords if k.arg is not None}
+        call_args = [self._constant(a, env, func, depth) for a in e.args]
+        if q.startswith("mindspore.ops.") and q.count(".") == 2 and last in _FUNCS and e.args:
+            src = self.ev(e.args[0], env, func, depth)
+            if not isinstance(src, tuple):
+                return None
+            others = [self.ev(a, env, func, depth) for a in (*e.args[1:], *kws.values())]
+            return apply(_FUNCS[last], src, call_args[1:], kws, others)
+        if q in _TENSOR_CTORS or (q.startswith("mindspore.ops.") and last in _SHAPED_MAKERS):
+            return self.host.of(e, func)
+        if isinstance(f, ast.Attribute) and f.attr in _METHODS and not (isinstance(f.value, ast.Name) and f.value.id == "self"):
+            src = self.ev(f.value, env, func, depth)
+            if isinstance(src, tuple):
+                others = [self.ev(a, env, func, depth) for a in (*e.args, *kws.values())]
+                return apply(_METHODS[f.attr], src, call_args, kws, others)
+            return None
+        callee = values(self.ctx).callee(e, func)
+        if callee is None and isinstance(f, ast.Name):
+            callee = self._closure(f.id, func)
+        if callee is None or not isinstance(callee, ast.FunctionDef):
+            return None
+        inner = self._bind(callee, e, lambda a: self.ev(a, env, func, depth))
+        if inner is None:
+            return None
+        run = self.analyse(callee, inner, depth + 1)
+        if run is None or not run.returns:
+            return None
+        first = run.returns[0]
+        return first if all(r == first for r in run.returns) else None
+
+
+def _self_attr(t: ast.AST) -> bool:
+    return isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+
+
+def _self_stores(st: ast.stmt) -> set[str]:
+    return {
+        "self." + n.attr
+        for n in _own_nodes_of(st)
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and _self_attr(n)
+    }
+
+
+def _param_names(func: ast.FunctionDef) -> list[str]:
+    return [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+
+
+def _merge(a: Env, b: Env) -> Env:
+    return {n: a.get(n) if a.get(n) == b.get(n) else None for n in a.keys() | b.keys()}
+
+
+def _names(t: ast.AST) -> list[str]:
+    return [x.id for x in ast.walk(t) if isinstance(x, ast.Name)]
+
+
+def _names_bound(st: ast.stmt) -> list[str]:
+    """Names any statement in `st` binds (not in nested functions' bodies)."""
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [st.name]
+    out: list[str] = []
+    for n in _own_nodes_of(st):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.append(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append(n.name)
+    return out
+
+
+def _own_nodes_of(st: ast.stmt) -> Iterator[ast.AST]:
+    stack: list[ast.AST] = [st]
+    while stack:
+        n = stack.pop()
+        yield n
+        if n is not st and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def ranks(ctx: Context) -> Ranks:
+    """The per-run Ranks (created on first use)."""
+    r = ctx.cache.get(Ranks)
+    if r is None:
+        r = ctx.cache[Ranks] = Ranks(ctx)
+    return r
