@@ -14,6 +14,7 @@ from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor, scalar_shaped
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
+from npu_lsp.rules.graphmode.host_values import scalar_list_item
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 # builtins whose result is a str (so `len(hex(n))` is `len` of a string)
@@ -177,6 +178,18 @@ class UnsupportedPythonCall(GraphRule):
                     self,
                     node,
                     f"`{name}()` of the run-time scalar `{ctx.segment(node.args[0])}` fails to compile in graph mode; apply `{tensor_op}` to the tensor before converting it",
+                )
+                return
+            listed = scalar_list_item(node.args[0], ctx) if name == "round" and 1 <= len(node.args) <= 2 else None
+            if listed is not None:
+                # measured (written/heldout15b probes `ls_rd_*`): `round(l, 3)` over a list
+                # grown with `float(t)` / `t.item()` (a comprehension, a `for`, `losses[0]`)
+                # fails at LAX and STRICT as on the scalar itself ("type NoneType doesn't
+                # define __round__ method"); over constants, or `print(losses)`, it compiles
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`round()` of `{ctx.segment(node.args[0])}`, an item of `{ctx.segment(listed)}` that holds numbers read from run-time tensors, fails to compile in graph mode (type NoneType doesn't define __round__ method); round the tensors with `ops.round` before converting them, or round outside the graph",
                 )
                 return
             if (
