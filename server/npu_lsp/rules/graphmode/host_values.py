@@ -183,7 +183,7 @@ def _runtime_scalar_list(name: str, ctx: Context) -> bool:
     bound = analyzer(ctx).single_assignment(name, ctx.function)
     if type(bound) in (ast.List, ast.Tuple) and bound.elts:  # type: ignore[union-attr]
         items = list(bound.elts)  # type: ignore[union-attr]
-    elif type(bound) is ast.List and not bound.elts:  # type: ignore[union-attr]
+    elif type(bound) is ast.List and not bound.elts:
         items = []
         for n in ast.walk(ctx.function):  # type: ignore[arg-type]
             if type(n) is not ast.Call or type(n.func) is not ast.Attribute:

@@ -11,7 +11,13 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.host_values import host_item, host_loop_target, host_names, host_scalar, reads
+from npu_lsp.rules.graphmode.host_values import (
+    host_item,
+    host_loop_target,
+    host_names,
+    host_scalar,
+    reads,
+)
 
 #: dict methods whose first argument is a key
 _KEYED_METHODS = frozenset({"get", "pop", "setdefault"})
@@ -133,7 +139,7 @@ class TensorDictKey(GraphRule):
         fails as in a display."""
         a = analyzer(ctx)
         call = ctx.parent(key)
-        getter = type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "get"  # type: ignore[attr-defined]
+        getter = type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "get"
         if getter and a.kind(receiver) != Kind.TENSOR:
             yield from self._getter(call, receiver, key, ctx)  # type: ignore[arg-type]
         local = a.type_class(receiver) == "dict" or _self_dict(receiver, ctx)
