@@ -20,6 +20,25 @@ _NEEDS_ITEMS = {
     "stack": "For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'",
 }
 _INDEX = "For primitive:'list_getitem', cannot get item by index from an empty sequence"
+#: builtins that fail on an empty sequence, with MindSpore 2.10's words
+_EMPTY_SEQUENCE = {"min": "min() arg is an empty sequence", "max": "max() arg is an empty sequence"}
+_MEAN = "The divisor could not be zero. But the divisor is zero now"
+
+
+def _mean_divisor(node: ast.BinOp) -> ast.expr | None:
+    """`sum(lst) / len(lst)` -> `lst` (`lst` the same name or `self` attribute on both
+    sides). On an empty list both are the constant 0, and MindSpore folds 0 / 0 while
+    compiling; a tensor divided by `len(lst)` compiles (measured, written/heldout15b probes
+    `ls_sl_append_div_len*`)."""
+    if type(node.op) is not ast.Div:
+        return None
+    right, left = node.right, node.left
+    if not (type(right) is ast.Call and type(right.func) is ast.Name and right.func.id == "len" and len(right.args) == 1):
+        return None
+    if not (type(left) is ast.Call and type(left.func) is ast.Name and left.func.id == "sum" and len(left.args) == 1):
+        return None
+    lst = right.args[0]
+    return lst if ast.dump(lst) == ast.dump(left.args[0]) else None
 
 
 @rule(code="MS185", name="self-list-empty-in-graph", severity="error", family="graphmode")
@@ -80,21 +99,35 @@ class SelfListEmptyInGraph(GraphRule):
       deque holding an element compile under LAX).
     """
 
-    nodes = (ast.Call, ast.Subscript)
-    calls = frozenset(_NEEDS_ITEMS)  # of the calls, `<x>.pop(...)`, `<x>.index(...)`...
-    callee = (ast.Attribute,)
+    nodes = (ast.Call, ast.Subscript, ast.BinOp)
+    calls = frozenset({*_NEEDS_ITEMS, *_EMPTY_SEQUENCE})  # of the calls, `ops.stack(...)`, `min(...)`
+    callee = (ast.Attribute, ast.Name)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # cheap tests first, and no generator: the rule sees every call and subscript of
         # compiled code
-        if type(node) is ast.Subscript:
-            held = read = node.value
-        elif node.args and type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
+        t = type(node)
+        if t is ast.Subscript:
+            held = read = node.value  # type: ignore[attr-defined]
+        elif t is ast.BinOp:
+            read = _mean_divisor(node)  # type: ignore[arg-type]
+            if read is None:
+                return ()
+            held = read
+        elif not node.args:  # type: ignore[attr-defined]
+            return ()
+        elif type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
             read = node.args[0]  # type: ignore[attr-defined]
             # `ops.stack(list(self.outs))` reads the same empty list
             held = _copied(read, ctx) if type(read) is ast.Call else read
+        elif type(node.func) is ast.Name and node.func.id in _EMPTY_SEQUENCE and len(node.args) == 1:  # type: ignore[attr-defined]
+            read = node.args[0]  # type: ignore[attr-defined]
+            # `min(s for s, _ in self.beams)` iterates the same empty list
+            held = read.generators[0].iter if type(read) in (ast.GeneratorExp, ast.ListComp) else read  # type: ignore[attr-defined]
         else:
             return ()
+        if type(held) is ast.Subscript and type(held.slice) is ast.Slice:
+            held = held.value  # `self.outs[-3:]` is empty too
         fn = ctx.function
         if fn is None:
             return ()
@@ -208,6 +241,8 @@ def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
         for st in stmts:
             if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
                 v = st.value  # `self_attr` inlined: one call less per assignment
+                if type(v) is ast.Subscript and type(v.slice) is ast.Slice:
+                    v = v.value  # `recent = self.history[-3:]`
                 if type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == "self":
                     hit[st.targets[0].id] = v.attr
         if hit:
@@ -222,6 +257,10 @@ def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
 
 def _needs_items(n: ast.AST, read: ast.expr, ctx: Context) -> str | None:
     """MindSpore's words when `n` reads the list `read` in a way an empty list fails."""
+    if isinstance(n, ast.BinOp):
+        return _MEAN
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _EMPTY_SEQUENCE:
+        return _EMPTY_SEQUENCE[n.func.id] if ctx.qualname(n.func) == f"builtins.{n.func.id}" else None
     if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and n.value is read:
         idx = n.slice
         if isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub):
@@ -267,12 +306,46 @@ def _check_empty(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
     for fn in ast.walk(ctx.tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.scopes.scope_for(fn) is not None:
             continue
+        if not _maybe_run(fn, ctx):
+            continue
         for n in own_nodes(fn):
-            if isinstance(n, ast.Attribute) and n.attr == attr and id(n) not in allowed:
+            if isinstance(n, ast.Attribute) and n.attr == attr and id(n) not in allowed and _fills(n, ctx):
                 return False
     return all(
-        not (isinstance(n, ast.Attribute) and n.attr == attr)
+        not (isinstance(n, ast.Attribute) and n.attr == attr and _fills(n, ctx))
         for st in ctx.tree.body
         if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for n in ast.walk(st)
     )
+
+
+#: methods that put items into a list or deque
+_FILLERS = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "__setitem__", "__iadd__"})
+
+
+def _fills(n: ast.Attribute, ctx: Context) -> bool:
+    """Can this mention of `<x>.<attr>` put items into it: a store (`x.outs = [...]`,
+    `x.outs += [...]`), an item store, a method that grows it, or handing it to a call
+    (which may grow it)? Reads (`len(x.outs)`, a `for` over it, an index) cannot."""
+    if isinstance(n.ctx, ast.Store):
+        return True
+    p = ctx.parent(n)
+    if isinstance(p, ast.Attribute):
+        return p.attr in _FILLERS
+    if isinstance(p, ast.Subscript):
+        return isinstance(p.ctx, ast.Store)
+    if isinstance(p, ast.Call):
+        return n in p.args and not (isinstance(p.func, ast.Name) and p.func.id in _READERS)
+    return not isinstance(p, (ast.Compare, ast.For, ast.comprehension, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.If, ast.Return))
+
+
+#: builtins that only read the sequence they are given
+_READERS = frozenset({"len", "min", "max", "sum", "sorted", "list", "tuple", "print", "any", "all", "enumerate", "zip", "reversed"})
+
+
+def _maybe_run(fn: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> bool:
+    """Can Python code run `fn` before the graph is built? A method whose name the file
+    mentions nowhere but in its `def` never runs (dunder methods may run implicitly)."""
+    if fn.name.startswith("__") or not isinstance(ctx.parent(fn), ast.ClassDef):
+        return True
+    return ctx.text.count(fn.name) > 1
