@@ -123,7 +123,7 @@ class SelfListEmptyInGraph(GraphRule):
         elif type(node.func) is ast.Name and node.func.id in _EMPTY_SEQUENCE and len(node.args) == 1:  # type: ignore[attr-defined]
             read = node.args[0]  # type: ignore[attr-defined]
             # `min(s for s, _ in self.beams)` iterates the same empty list
-            held = read.generators[0].iter if type(read) in (ast.GeneratorExp, ast.ListComp) else read  # type: ignore[attr-defined]
+            held = read.generators[0].iter if type(read) in (ast.GeneratorExp, ast.ListComp) else read
         else:
             return ()
         if type(held) is ast.Subscript and type(held.slice) is ast.Slice:
