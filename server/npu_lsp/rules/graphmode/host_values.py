@@ -34,8 +34,13 @@ WRAPPERS = frozenset({"set", "sorted", "list", "tuple", "enumerate", "reversed",
 CHAINED = frozenset(
     {"flatten", "ravel", "reshape", "tolist", "astype", "squeeze", "copy", "transpose", "T", "items", "keys", "values"}
 )
-#: `collections` containers built from an iterable (`Counter(ids.tolist())`)
-_COLLECTIONS = frozenset({"collections.Counter", "collections.OrderedDict", "collections.deque"})
+#: `collections` containers built from an iterable (`Counter(ids.tolist())`), and `random`
+#: draws from one (`random.sample(ids.tolist(), 3)`: measured, written/heldout15b probes
+#: `ls_rnd_sample_tolist_*`, `ls_rnd_sample_range_len_host`, a list filled in a `for` over
+#: it is empty under LAX)
+_COLLECTIONS = frozenset(
+    {"collections.Counter", "collections.OrderedDict", "collections.deque", "random.sample", "random.choices"}
+)
 
 
 def host_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
