@@ -172,15 +172,72 @@ def _compiled_nodes(cls: ast.ClassDef, ctx: Context) -> list[ast.AST]:
 
 def _guarded(node: ast.AST, attr: str, ctx: Context) -> bool:
     """Is `node` under an `if` / `while` / conditional expression whose test reads
-    `self.<attr>` (`if len(self.outs) > 0:`, `... if self.outs else ...`)? The test folds
-    to false while compiling, so the read is never compiled."""
+    `self.<attr>` (`if len(self.outs) > 0:`, `... if self.outs else ...`) and, with the
+    list empty, folds so that `node`'s branch is not compiled? A test that folds the other
+    way (`if len(self.items) < 2:`, `if not self.items:`, `len(self.items) < self.n or
+    ...`) compiles the branch (measured, written/heldout15b probes `ls_so_guard_*`); one
+    that cannot be folded here counts as a guard."""
     child, p = node, ctx.parent(node)
     while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         test = getattr(p, "test", None) if isinstance(p, (ast.If, ast.IfExp, ast.While)) else None
         if test is not None and child is not test and any(self_attr(n) == attr for n in ast.walk(test)):
-            return True
+            value = _fold_empty(test, attr)
+            in_body = child in p.body if isinstance(p.body, list) else child is p.body  # type: ignore[attr-defined]
+            if value is None or value != in_body:
+                return True
         child, p = p, ctx.parent(p)
     return False
+
+
+#: `0 <op> n` for a length compared with a count `n` that is not a literal (taken as
+#: positive: `len(self.beams) < self.num_beams`)
+_ZERO_VS_COUNT = {ast.Lt: True, ast.LtE: True, ast.Gt: False, ast.GtE: False, ast.Eq: False, ast.NotEq: True}
+_COMPARE = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+}
+
+
+def _fold_empty(test: ast.expr, attr: str) -> bool | None:
+    """The value of `test` while compiling, `self.<attr>` being empty; None when unknown."""
+    if self_attr(test) == attr:
+        return False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _fold_empty(test.operand, attr)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_fold_empty(v, attr) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)  # `or`: one True decides; `and`: one False
+        if decisive in parts:
+            return decisive
+        return (not decisive) if all(v is not None for v in parts) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right, op = test.left, test.comparators[0], type(test.ops[0])
+        if _len_of(right, attr):  # `2 > len(self.items)`: swap the sides
+            left, right = right, left
+            op = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}.get(op, op)
+        if not _len_of(left, attr) or op not in _COMPARE:
+            return None
+        if isinstance(right, ast.Constant) and type(right.value) is int:
+            return bool(_COMPARE[op](0, right.value))
+        if _len_of(right, attr) or any(isinstance(n, ast.Constant) for n in ast.walk(right)):
+            return None
+        return _ZERO_VS_COUNT[op]
+    return None
+
+
+def _len_of(e: ast.expr, attr: str) -> bool:
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "len"
+        and len(e.args) == 1
+        and self_attr(e.args[0]) == attr
+    )
 
 
 
