@@ -14,6 +14,7 @@ from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
+from npu_lsp.rules.graphmode.host_values import host_names
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
 Shape = tuple[int | None, ...]
@@ -145,7 +146,7 @@ class HostListIterated(GraphRule):
             if _appends_host_tuple(node.body, targets):  # type: ignore[attr-defined]
                 return self._check(node, it, what, ctx, least=2)
         else:
-            if _tensor_items(node.elt, ctx):  # type: ignore[attr-defined]
+            if _tensor_items(node.elt, ctx) and not _own_host_item(node, ctx):  # type: ignore[attr-defined,arg-type]
                 return ()  # a list of tensors (`[x[i] for i in idx.tolist()]`) compiles
             it = node.generators[0].iter  # type: ignore[attr-defined]
             what = "a list comprehension"  # generators: MS173
@@ -178,6 +179,12 @@ class HostListIterated(GraphRule):
             node,
             f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
         )
+
+
+def _own_host_item(comp: ast.ListComp, ctx: Context) -> bool:
+    """The comprehension's element is one of its own variables over host data (`[i for i, _
+    in ranked]` with `ranked = sorted(enumerate(x.tolist()), ...)[:3]`): a Python value."""
+    return type(comp.elt) is ast.Name and comp.elt.id in host_names(comp, ctx)
 
 
 def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None:
@@ -374,6 +381,8 @@ def _host_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if isinstance(e, ast.Name):
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         return _host_shape(bound, ctx, depth + 1) if bound is not None else None
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+        return _sliced(_host_shape(e.value, ctx, depth + 1), e.slice, ctx)
     if not isinstance(e, ast.Call):
         return None
     f = e.func
@@ -456,8 +465,8 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
 
 
 def _cell_output(attr: str, call: ast.Call, ctx: Context, depth: int) -> Shape | None:
-    """`self.fc(x)` with `self.fc = nn.Dense(...)` (the last axis changes) or a shape-keeping
-    activation cell, assigned once in `__init__`."""
+    """`self.fc(x)` with `self.fc = nn.Dense(...)` (the last axis changes), a shape-keeping
+    activation cell, or an `nn.SequentialCell` of those, assigned once in `__init__`."""
     if len(call.args) != 1 or call.keywords:
         return None
     a = analyzer(ctx)
@@ -465,15 +474,35 @@ def _cell_output(attr: str, call: ast.Call, ctx: Context, depth: int) -> Shape |
     held = a._self_values(cls).get(attr, []) if cls is not None else []
     if len(held) != 1 or not isinstance(held[0], ast.Call):
         return None
-    q = ctx.qualname(held[0].func) or ""
-    if not q.startswith("mindspore.nn."):
+    s = _shape(call.args[0], ctx, depth + 1)
+    layer = held[0]
+    q = ctx.qualname(layer.func) or ""
+    if q.rpartition(".")[2] == "SequentialCell":
+        # `nn.SequentialCell(nn.Dense(4, 16), nn.ReLU(), nn.Dense(16, 3))` or of a list
+        layers = layer.args[0].elts if len(layer.args) == 1 and isinstance(layer.args[0], ast.List) else layer.args
+        for sub in layers:
+            s = _layer_shape(sub, s, ctx) if isinstance(sub, ast.Call) else None
+        return s
+    return _layer_shape(layer, s, ctx)
+
+
+def _sliced(s: Shape | None, sl: ast.Slice, ctx: Context) -> Shape | None:
+    """`s` sliced by `[:k]` (`k` known while compiling, not negative) on its first axis."""
+    if not s or s[0] is None or sl.lower is not None or sl.step is not None or sl.upper is None:
+        return None
+    k = _const_int(sl.upper, ctx)
+    return None if k is None or k < 0 else (min(k, s[0]), *s[1:])
+
+
+def _layer_shape(layer: ast.Call, s: Shape | None, ctx: Context) -> Shape | None:
+    """The output shape of the `mindspore.nn` cell `layer` builds on an input of shape `s`."""
+    q = ctx.qualname(layer.func) or ""
+    if s is None or not q.startswith("mindspore.nn."):
         return None
     last = q.rpartition(".")[2]
-    s = _shape(call.args[0], ctx, depth + 1)
-    if s is None:
-        return None
     if last == "Dense":
-        return s[:-1] + (None,) if s else None
+        out = layer.args[1] if len(layer.args) > 1 else _keyword(layer, ("out_channels",))
+        return s[:-1] + (_int(out) if out is not None else None,) if s else None
     if last == "Embedding":
         return (*s, None)
     return s if last in _SAME_CELLS else None
@@ -495,10 +524,26 @@ def _topk_shape(call: ast.Call, ctx: Context, depth: int) -> Shape | None:
         return None
     k = rest[0] if rest else _keyword(call, ("k",))
     n = _const_int(k, ctx) if k is not None else None
+    if n is not None and _flattened(x):
+        return (n,)  # `ops.topk(amap.reshape(-1), k)`: whatever `amap`'s shape, k items
     s = _shape(x, ctx, depth + 1)
     if n is None or not s:
         return None
     return (*s[:-1], n)
+
+
+def _flattened(e: ast.expr) -> bool:
+    """`t.reshape(-1)`, `t.view(-1)`, `t.flatten()`, `t.ravel()`: a 1-D tensor."""
+    if not isinstance(e, ast.Call) or not isinstance(e.func, ast.Attribute) or e.keywords:
+        return False
+    if e.func.attr in ("flatten", "ravel"):
+        return not e.args
+    if e.func.attr not in ("reshape", "view") or len(e.args) != 1:
+        return False
+    arg = e.args[0]
+    if isinstance(arg, ast.Tuple) and len(arg.elts) == 1:
+        arg = arg.elts[0]
+    return isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub) and isinstance(arg.operand, ast.Constant) and arg.operand.value == 1
 
 
 def _const_int(e: ast.expr, ctx: Context) -> int | None:

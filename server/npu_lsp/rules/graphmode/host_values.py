@@ -45,7 +45,7 @@ _COLLECTIONS = frozenset(
 
 def host_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
     """`e` iterates host data of a run-time tensor: `t.tolist()`, `t.asnumpy()` (and numpy or
-    dict steps chained on them), builtins and `collections` containers wrapping one, a name
+    dict steps chained on them, slices of them), builtins and `collections` containers wrapping one, a name
     bound once to one, `range(len(<host data>))`; at depth 0 also `reversed(...)` of a
     non-literal `range` or of graph values, which LAX runs the same way."""
     if depth > 8:
@@ -53,6 +53,8 @@ def host_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
     if isinstance(e, ast.Name):
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         return bound is not None and host_iterable(bound, ctx, depth + 1)
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+        return host_iterable(e.value, ctx, depth + 1)  # `sorted(vals)[:k]`: a slice of host data
     if not isinstance(e, ast.Call):
         return False
     f = e.func
