@@ -51,9 +51,13 @@ class HostListIterated(GraphRule):
     of them, or a name bound to one), in a network's `construct` or an `@ms.jit` function,
     when that list has 3 or more items: its length is read from the tensor every module-level
     call passes (`net(Tensor(np.random.randn(4, 10)))`) through indexing, one-axis reductions
-    (`argmax(axis=-1)`), `flatten`, `reshape`, `nn.Dense`, `nn.Embedding` and `ops.topk` /
-    `Tensor.topk` (`k` a literal, a constant on `self`, an `__init__` argument or a
-    parameter every call gives one literal). A `for` appending tuples or lists of its own
+    (`argmax(axis=-1)`), `flatten`, `reshape`, `nn.Dense` (its literal output size),
+    `nn.Embedding`, an `nn.SequentialCell` of those and shape-keeping cells, `[:k]` slices
+    (also of a JIT Fallback `sorted(...)`) and `ops.topk` / `Tensor.topk` (`k` a literal, a
+    constant on `self`, an `__init__` argument or a parameter every call gives one literal;
+    of a flattened tensor, `topk(m.reshape(-1), k)`, k items whatever `m`'s shape). A
+    comprehension's element that is its own variable over such data (`[i for i, _ in
+    ranked]`) is Python data. A `for` appending tuples or lists of its own
     variables (`out.append((i, v))`) is flagged from 2 items. Whatever the length, it also
     flags them over an item of such host data (`for row in idx.asnumpy().tolist():` then
     `[int(r) for r in row]`, also `for j, c in enumerate(seq)` in `for seq, ps in zip(...)`),
@@ -120,7 +124,12 @@ class HostListIterated(GraphRule):
       heldout14b probes `hv_topk_*` (k = 2 compiles, 3 and 4 are rejected, k from a literal,
       `self`, `__init__` or a call argument), `hv_tolist_append_{tuple,list}_k*` (1 item
       compiles, 2 are rejected), `hv_sorted_for_append_*` / `hv_nlargest_for_append_*` /
-      `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail).
+      `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail);
+      the written heldout15b probes `ls_tk_*` (flattened topk: k = 1 compiles, 2 and 3 fail
+      appending tuples), `ls_sq_*` (SequentialCell rows: 2 compile, 3 fail), `ls_so_*`
+      (`sorted(...)[:2]` compiles, `[:3]` fails; `nn.Dense(4, 2)` rows compile, `(4, 5)`
+      fail) and cases `r2_anom_topk_regions_list`, `r2_rl_categorical_sample_python_random`,
+      heldout15a `r2_gen_sorted_lambda_topk_python`.
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)

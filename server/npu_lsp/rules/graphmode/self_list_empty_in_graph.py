@@ -44,20 +44,36 @@ def _mean_divisor(node: ast.BinOp) -> ast.expr | None:
 @rule(code="MS185", name="self-list-empty-in-graph", severity="error", family="graphmode")
 class SelfListEmptyInGraph(GraphRule):
     """## What it does
-    Flags `ops.concat(self.outs)`, `ops.stack(self.outs)` (also of `list(self.outs)`) and
-    `self.outs[0]` (also through a local name bound to `self.outs`) in compiled code when
-    compiled code also appends to `self.outs` (`self.outs.append(...)` in `construct` or a
-    method it calls; `extend` under STRICT), `self.outs` is bound to `[]` or to an empty
-    `collections.deque` (`deque()`, `deque(maxlen=n)`) in `__init__` and nothing outside
-    compiled code fills it.
+    Flags `ops.concat(self.outs)`, `ops.stack(self.outs)` (also of `list(self.outs)` or of a
+    slice `self.outs[-3:]`), `self.outs[0]`, `min(self.outs)` / `max(...)` (also of a
+    generator over it: `min(s for s, _ in self.beams)`) and `sum(r) / len(r)` (with `r`
+    the list or a slice of it), also through a local name bound to `self.outs` or to a
+    slice of it, in compiled code when compiled code also appends to `self.outs`
+    (`self.outs.append(...)` in `construct` or a method it calls, also a method of a plain
+    Python object held on `self` or made in the function; `extend` under STRICT),
+    `self.outs` is bound to `[]` or to an empty `collections.deque` (`deque()`,
+    `deque(maxlen=n)`) in `__init__` and nothing Python runs fills it. A condition on the
+    list above the read counts when it is false on an empty list (`if self.outs:`, `if
+    len(self.outs) > 0:`); `if len(self.outs) < self.n:` or `if not self.outs:` compile
+    their branch.
+    Also a key read from a dict held on `self` (`self.router.aux["z_loss"]`, `self.aux["z"]`)
+    in one compiled function, when `__init__` binds the dict to a display without that key
+    and only another compiled function of the holder's class stores it (`self.aux["z"] =
+    ...` in a sub-cell's `construct`, a helper method, or a plain object's method).
 
     ## Why is this bad?
     Compiled code reads `self.outs` as the constant it holds when the graph is built (an empty
     list) and `append` works on a copy (MS142): the read after the append still sees `[]`.
     MindSpore 2.10 fails at LAX and STRICT (`For primitive[Concat], the elements size must be
     greater than 0, but got 0`, `For 'Stack', the 'len of input_x' ... but got '0'`, `cannot
-    get item by index from an empty sequence`). `len(self.outs)` is 0 and a loop over it runs
-    no turn: both compile, with a value that is not what the code meant.
+    get item by index from an empty sequence`, `min() arg is an empty sequence`, `The divisor
+    could not be zero`: `sum` and `len` of the empty list are both 0). `len(self.outs)` is 0
+    and a loop over it runs no turn: both compile, with a value that is not what the code
+    meant; a tensor divided by `len(self.outs)` compiles too. A dict held on `self` is read
+    the same way: each compiled function sees the dict `__init__` built, and a store is seen
+    only by the rest of the function that makes it, so the read fails under LAX with `The
+    key z does not exist in the dict:{}` (STRICT refuses the store itself, MS132); `.get`,
+    `len` and keys `__init__` put there compile.
 
     ## Example
     ```python
@@ -85,6 +101,11 @@ class SelfListEmptyInGraph(GraphRule):
 
     ## References
     - RULES.md, section 4: mutating a list held on `self` is silently lost (MS142).
+    - The written set heldout15b probes `ls_sl_*`, `ls_so_*` (min/max, slices, `sum / len`,
+      plain objects, guards) and `ls_sd_*` (dict keys; the read in the storing function,
+      `.get`, `len`, a key `__init__` holds compile), and its cases
+      `beam_hypotheses_class_state`; heldout15a `r2_accum_loss_history_append_self`,
+      `moe_router_aux_dict_on_self`.
     - Measured on MindSpore 2.10 with the probes `written/reach2/probes/sl_*`: `append` then
       `ops.concat` / `ops.cat` / `ops.stack` / `[0]` / `[-1]`, also in a loop, under a tensor
       `if`, in a helper method, in an `@ms.jit` construct, rejected at LAX and STRICT;

@@ -37,6 +37,10 @@ class TensorDictKey(GraphRule):
     tensor's host data (`{t.item(): "top"}`, `{ids[0]: 1}` with `ids = t.tolist()`), and
     the key of a dict comprehension over host data (`{PALETTE[k]: v for k, v in
     Counter(t.asnumpy().tolist()).items()}`, `{NAMES[i]: v for i, v in enumerate(t.tolist())}`).
+    Also a tuple key holding such a number (`self.known.get((int(h[i]), int(r[i])), set())`,
+    `d[(t.item(), 1)] = v`), at both levels, and under LAX the key of `d.get(k, ...)` when
+    `k` is the variable of a `for` over a tensor's host data (`for d in dst.asnumpy().tolist():
+    deg[d] = deg.get(d, 0) + 1`).
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,
@@ -50,6 +54,11 @@ class TensorDictKey(GraphRule):
     `asnumpy()`, a `Counter` of them) in a comprehension are `ValueAny` too, even an
     `enumerate` index; a constant key with host values (`{NAMES[i]: vals[i] for i in
     range(3)}`) and a plain `for` over `t.tolist()` storing `d[i] = 1` compile under LAX.
+    A tuple holding such a number is no constant either ("dict_getitem evaluator key should
+    not be tuple that contains variables, but got ValueAny"). In a `for` over host data, LAX
+    compiles `d[k]`, `d[k] = v`, `k in d` and `d.setdefault(k, v)` with the loop's variable
+    `k`, but not `d.get(k, default)` ("TupleGetItem evaluator index should be in range[-3,
+    3), but got 3", "cannot get item by index from an empty sequence").
 
     ## Example
     ```python
@@ -73,7 +82,9 @@ class TensorDictKey(GraphRule):
     - RULES.md, section 1: dict key that is a variable tensor.
     - Host-value keys measured on MindSpore 2.10 with the written heldout14b probes
       `hv_dict_*` (displays, comprehensions, lookups and stores: rejected at LAX and STRICT;
-      host values as dict values and `for` stores: compile under LAX).
+      host values as dict values and `for` stores: compile under LAX); tuple keys and `.get`
+      in host loops: the written heldout15b probes `ls_dk_*`, `ls_hl_dict_*` and cases
+      `kge_distmult_filtered_rank`, `r2_gnn_node_degree_python_dict`.
     """
 
     nodes = (ast.Dict, ast.DictComp, ast.Subscript, ast.Call)

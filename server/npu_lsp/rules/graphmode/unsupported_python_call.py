@@ -62,7 +62,9 @@ class UnsupportedPythonCall(GraphRule):
       on a dict of tensors the function builds), keyword arguments of those methods
       (`d.update(c=1.0)`);
     - `round()` and `abs()` of a run-time scalar (`round(float(t))`, `abs(int(t))`), which
-      the graph hands to the tensor operator;
+      the graph hands to the tensor operator; `round()` also of an item of a local list
+      holding only such scalars (`[round(l, 3) for l in losses]`, `round(losses[0])` after
+      `losses.append(float(loss))`; measured, written/heldout15b probes `ls_rd_*`);
     - a builtin MindSpore runs as a Python script (`all`, `any`, `sorted`...) given a
       comprehension that reads a local of the compiled function (`all([f.shape[1] ==
       fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it; under LAX,
