@@ -448,7 +448,16 @@ def _check_empty(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
 
 def _init_value(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.expr | None:
     """What `cls.__init__` binds `self.<attr>` to, when it binds it once (plainly) and no
-    Python code of the file that may run fills it (see `_fills`)."""
+    Python code of the file that may run fills it (see `_fills`). Cached per class and
+    attribute."""
+    key = ("self_list_empty_in_graph.init", id(cls), attr)
+    if key not in ctx.cache:
+        ctx.cache[key] = _find_init_value(cls, attr, ctx)
+    hit: ast.expr | None = ctx.cache[key]
+    return hit
+
+
+def _find_init_value(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.expr | None:
     init = next(
         (st for st in cls.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None
     )
@@ -462,7 +471,10 @@ def _init_value(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.expr | None:
     ]
     if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
         return None
-    return bindings[0].value if _unfilled(bindings[0], attr, ctx) else None
+    value = bindings[0].value
+    if not isinstance(value, (ast.List, ast.Dict, ast.Call)):
+        return None  # neither an empty list or deque nor a dict display: nothing to check
+    return value if _unfilled(bindings[0], attr, ctx) else None
 
 
 def _unfilled(binding: ast.Assign, attr: str, ctx: Context) -> bool:
