@@ -66,6 +66,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     positional_only_construct,
     python_call_on_tensor,
     python_object_in_strict_output,
+    python_random,
     range_of_tensor,
     reduction_axis_tensor,
     reversed_cell_list,

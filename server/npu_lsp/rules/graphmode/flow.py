@@ -1683,8 +1683,11 @@ class Analyzer:
             )
         ):
             # `x in (0, 1)`: MindSpore 2.10 folds membership in a tuple or list while
-            # compiling, even for a tensor `x` (always False: probed at lax and strict)
-            return Kind.CONST
+            # compiling, even for a tensor `x` (always False: probed at lax and strict);
+            # a Python number read from a tensor (`int(t) in (4, 5)`, `t.asnumpy()[0] in
+            # self.stop_ids`) is looked up at run time (written/heldout15b probes `ls_in_*`:
+            # a `while True:` left by `... or len(out) >= n` then unrolls without end)
+            return Kind.VAR if self._kind(e.left, fn) == Kind.VAR else Kind.CONST
         if (
             len(e.ops) == 1
             and isinstance(e.ops[0], (ast.In, ast.NotIn))

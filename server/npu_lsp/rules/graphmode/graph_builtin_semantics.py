@@ -49,7 +49,12 @@ class GraphBuiltinSemantics(GraphRule):
       configs) held on `self` or at module level: `self.cfg.pool` is read by Python and
       compiles, but a dict it gives back (`self.cfg.head`) becomes MindSpore's plain
       Dictionary, so `self.cfg.head.pool` (also through a local name) fails at both levels
-      ("'Dictionary' object has no attribute 'pool'"); `self.cfg.head["pool"]` compiles.
+      ("'Dictionary' object has no attribute 'pool'"); `self.cfg.head["pool"]` compiles;
+    - an instance of a `list` or `tuple` subclass held on `self` (a `LogitsProcessorList`
+      with `__call__`) becomes a plain List / Tuple of its items: calling it ("The object
+      is not callable") or a method the subclass adds ("'List' object has no attribute
+      'total'") fails at both levels, while indexing it, `len` and a `for` over it compile
+      (written/heldout15b probes `ls_cs_*`).
 
     ## Why is this bad?
     MindSpore stops compiling: `For 'Stack', the len of x_shape[1] should be = len of
@@ -99,6 +104,10 @@ class GraphBuiltinSemantics(GraphRule):
                 for n in own_nodes(node):
                     if type(n) is ast.Attribute and type(n.ctx) is ast.Load:
                         yield from self._nested_dict_attr(n, node, ctx)
+            if _sequence_classes(ctx) and ctx.scopes.scope_for(node) is not None:
+                for n in own_nodes(node):
+                    if type(n) is ast.Call:
+                        yield from self._sequence_object_call(n, node, ctx)
             return
         assert isinstance(node, ast.Call)
         f = node.func
@@ -159,6 +168,37 @@ class GraphBuiltinSemantics(GraphRule):
             f"`{ctx.segment(inner)}` is read through `{cls.name}.__getattr__`, a `dict` subclass: in compiled code the dict it gives becomes MindSpore's plain Dictionary, which has no attribute `{node.attr}` (MindSpore: 'Dictionary' object has no attribute '{node.attr}', at both levels); index it (`{ctx.segment(inner)}[\"{node.attr}\"]`) or read the value in `__init__`",
         )
 
+    def _sequence_object_call(self, call: ast.Call, fn: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        """`self.procs(x)` / `self.procs.total()` in the compiled function `fn`, where
+        `self.procs` holds an instance of a class of the file deriving from `list` or
+        `tuple`. MindSpore converts such an object to its plain List / Tuple, which keeps the
+        items but not the class: calling it fails ("The object is not callable") and so does
+        a method the class adds ("'List' object has no attribute 'total'"), at LAX and
+        STRICT; indexing it, `len` and a `for` over it compile (measured, written/heldout15b
+        probes `ls_cs_*`, heldout15a case `gen_logits_processor_list_objects`)."""
+        f = call.func
+        method = None
+        if type(f) is ast.Attribute and type(f.value) is ast.Attribute:
+            method, f = f.attr, f.value
+        if not (type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self"):
+            return
+        cls = _sequence_instance(f, fn, ctx)
+        if cls is None:
+            return
+        base = _sequence_classes(ctx)[cls.name]
+        if method is None:
+            yield ctx.diagnostic(
+                self,
+                call,
+                f"`{ctx.segment(f)}` is a `{cls.name}`, a `{base}` subclass: compiled code sees it as a plain {base} of its items, which cannot be called (MindSpore: The object is not callable); loop over its items in `construct` or keep the steps in an `nn.Cell`",
+            )
+        elif _declares(cls, method) and not hasattr(list if base == "list" else tuple, method):
+            yield ctx.diagnostic(
+                self,
+                call,
+                f"`{ctx.segment(f)}` is a `{cls.name}`, a `{base}` subclass: compiled code sees it as a plain {base}, without the method `{method}` (MindSpore: '{base.capitalize()}' object has no attribute '{method}'); compute it in `__init__` or keep the steps in an `nn.Cell`",
+            )
+
     def _ordering(self, node: ast.Compare, ctx: Context) -> Iterable[Diagnostic]:
         operands = [node.left, *node.comparators]
         for i, op in enumerate(node.ops):
@@ -202,6 +242,38 @@ def _attr_dicts(ctx: Context) -> dict[str, ast.ClassDef]:
                         hit[c.name] = c
         ctx.cache[_ATTR_DICTS_KEY] = hit
     return hit
+
+
+_SEQUENCE_CLASSES_KEY = "ms146-sequence-classes"
+
+
+def _sequence_classes(ctx: Context) -> dict[str, str]:
+    """Classes of this module deriving from `list` or `tuple` (directly or through another
+    of them): name -> "list" / "tuple", once per file."""
+    hit: dict[str, str] | None = ctx.cache.get(_SEQUENCE_CLASSES_KEY)
+    if hit is None:
+        hit = {}
+        if "(list)" in ctx.text or "(tuple)" in ctx.text or "list):" in ctx.text or "tuple):" in ctx.text:
+            for c in ctx.tree.body:  # in source order: a base is defined before its subclasses
+                if not isinstance(c, ast.ClassDef):
+                    continue
+                for b in c.bases:
+                    q = ctx.qualname(b) or ""
+                    base = q[9:] if q in ("builtins.list", "builtins.tuple") else hit.get(b.id) if isinstance(b, ast.Name) else None
+                    if base:
+                        hit[c.name] = base
+                        break
+        ctx.cache[_SEQUENCE_CLASSES_KEY] = hit
+    return hit
+
+
+def _sequence_instance(e: ast.Attribute, fn: ast.AST, ctx: Context) -> ast.ClassDef | None:
+    """The `list` / `tuple` subclass of the file whose instance `self.<attr>` holds."""
+    inst = instances(ctx)
+    owner = inst._owner(fn)
+    value = inst.self_attr(owner, e.attr) if owner is not None else UNKNOWN
+    cls = getattr(value, "cls", None)
+    return cls if isinstance(cls, ast.ClassDef) and cls.name in _sequence_classes(ctx) else None
 
 
 def _declares(cls: ast.ClassDef, name: str) -> bool:

@@ -14,6 +14,7 @@ from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
+from npu_lsp.rules.graphmode.host_values import host_names
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
 Shape = tuple[int | None, ...]
@@ -50,9 +51,13 @@ class HostListIterated(GraphRule):
     of them, or a name bound to one), in a network's `construct` or an `@ms.jit` function,
     when that list has 3 or more items: its length is read from the tensor every module-level
     call passes (`net(Tensor(np.random.randn(4, 10)))`) through indexing, one-axis reductions
-    (`argmax(axis=-1)`), `flatten`, `reshape`, `nn.Dense`, `nn.Embedding` and `ops.topk` /
-    `Tensor.topk` (`k` a literal, a constant on `self`, an `__init__` argument or a
-    parameter every call gives one literal). A `for` appending tuples or lists of its own
+    (`argmax(axis=-1)`), `flatten`, `reshape`, `nn.Dense` (its literal output size),
+    `nn.Embedding`, an `nn.SequentialCell` of those and shape-keeping cells, `[:k]` slices
+    (also of a JIT Fallback `sorted(...)`) and `ops.topk` / `Tensor.topk` (`k` a literal, a
+    constant on `self`, an `__init__` argument or a parameter every call gives one literal;
+    of a flattened tensor, `topk(m.reshape(-1), k)`, k items whatever `m`'s shape). A
+    comprehension's element that is its own variable over such data (`[i for i, _ in
+    ranked]`) is Python data. A `for` appending tuples or lists of its own
     variables (`out.append((i, v))`) is flagged from 2 items. Whatever the length, it also
     flags them over an item of such host data (`for row in idx.asnumpy().tolist():` then
     `[int(r) for r in row]`, also `for j, c in enumerate(seq)` in `for seq, ps in zip(...)`),
@@ -129,7 +134,12 @@ class HostListIterated(GraphRule):
       `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail);
       early exits: the written heldout16b probes `fe_br_*` (a `break` or `return` under a
       run-time test, the list returned as it is: compiles over 10 items; the list read by
-      `len`, `sum` or `Tensor`, or a `break` under a constant test: rejected).
+      `len`, `sum` or `Tensor`, or a `break` under a constant test: rejected);
+      the written heldout15b probes `ls_tk_*` (flattened topk: k = 1 compiles, 2 and 3 fail
+      appending tuples), `ls_sq_*` (SequentialCell rows: 2 compile, 3 fail), `ls_so_*`
+      (`sorted(...)[:2]` compiles, `[:3]` fails; `nn.Dense(4, 2)` rows compile, `(4, 5)`
+      fail) and cases `r2_anom_topk_regions_list`, `r2_rl_categorical_sample_python_random`,
+      heldout15a `r2_gen_sorted_lambda_topk_python`.
     - The written famc probes `lc_*`: comprehensions over 1, 2 and 3 host items whose `len`
       is read fail; unread, or inside `sorted(...)`, they compile.
     """
@@ -157,7 +167,7 @@ class HostListIterated(GraphRule):
             if _appends_host_tuple(node.body, targets):  # type: ignore[attr-defined]
                 return self._check(node, it, what, ctx, least=2)
         else:
-            if _tensor_items(node.elt, ctx):  # type: ignore[attr-defined]
+            if _tensor_items(node.elt, ctx) and not _own_host_item(node, ctx):  # type: ignore[attr-defined,arg-type]
                 return ()  # a list of tensors (`[x[i] for i in idx.tolist()]`) compiles
             it = node.generators[0].iter  # type: ignore[attr-defined]
             what = "a list comprehension"  # generators: MS173
@@ -245,6 +255,12 @@ def _only_returned(loop: ast.For, ctx: Context) -> bool:
             if type(p) is not ast.Return:
                 return False
     return True
+
+
+def _own_host_item(comp: ast.ListComp, ctx: Context) -> bool:
+    """The comprehension's element is one of its own variables over host data (`[i for i, _
+    in ranked]` with `ranked = sorted(enumerate(x.tolist()), ...)[:3]`): a Python value."""
+    return type(comp.elt) is ast.Name and comp.elt.id in host_names(comp, ctx)
 
 
 def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None:
@@ -496,6 +512,8 @@ def _host_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if isinstance(e, ast.Name):
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         return _host_shape(bound, ctx, depth + 1) if bound is not None else None
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+        return _sliced(_host_shape(e.value, ctx, depth + 1), e.slice, ctx)
     if not isinstance(e, ast.Call):
         return None
     f = e.func
@@ -578,8 +596,8 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
 
 
 def _cell_output(attr: str, call: ast.Call, ctx: Context, depth: int) -> Shape | None:
-    """`self.fc(x)` with `self.fc = nn.Dense(...)` (the last axis changes) or a shape-keeping
-    activation cell, assigned once in `__init__`."""
+    """`self.fc(x)` with `self.fc = nn.Dense(...)` (the last axis changes), a shape-keeping
+    activation cell, or an `nn.SequentialCell` of those, assigned once in `__init__`."""
     if len(call.args) != 1 or call.keywords:
         return None
     a = analyzer(ctx)
@@ -587,15 +605,35 @@ def _cell_output(attr: str, call: ast.Call, ctx: Context, depth: int) -> Shape |
     held = a._self_values(cls).get(attr, []) if cls is not None else []
     if len(held) != 1 or not isinstance(held[0], ast.Call):
         return None
-    q = ctx.qualname(held[0].func) or ""
-    if not q.startswith("mindspore.nn."):
+    s = _shape(call.args[0], ctx, depth + 1)
+    layer = held[0]
+    q = ctx.qualname(layer.func) or ""
+    if q.rpartition(".")[2] == "SequentialCell":
+        # `nn.SequentialCell(nn.Dense(4, 16), nn.ReLU(), nn.Dense(16, 3))` or of a list
+        layers = layer.args[0].elts if len(layer.args) == 1 and isinstance(layer.args[0], ast.List) else layer.args
+        for sub in layers:
+            s = _layer_shape(sub, s, ctx) if isinstance(sub, ast.Call) else None
+        return s
+    return _layer_shape(layer, s, ctx)
+
+
+def _sliced(s: Shape | None, sl: ast.Slice, ctx: Context) -> Shape | None:
+    """`s` sliced by `[:k]` (`k` known while compiling, not negative) on its first axis."""
+    if not s or s[0] is None or sl.lower is not None or sl.step is not None or sl.upper is None:
+        return None
+    k = _const_int(sl.upper, ctx)
+    return None if k is None or k < 0 else (min(k, s[0]), *s[1:])
+
+
+def _layer_shape(layer: ast.Call, s: Shape | None, ctx: Context) -> Shape | None:
+    """The output shape of the `mindspore.nn` cell `layer` builds on an input of shape `s`."""
+    q = ctx.qualname(layer.func) or ""
+    if s is None or not q.startswith("mindspore.nn."):
         return None
     last = q.rpartition(".")[2]
-    s = _shape(call.args[0], ctx, depth + 1)
-    if s is None:
-        return None
     if last == "Dense":
-        return s[:-1] + (None,) if s else None
+        out = layer.args[1] if len(layer.args) > 1 else _keyword(layer, ("out_channels",))
+        return s[:-1] + (_int(out) if out is not None else None,) if s else None
     if last == "Embedding":
         return (*s, None)
     return s if last in _SAME_CELLS else None
@@ -617,10 +655,26 @@ def _topk_shape(call: ast.Call, ctx: Context, depth: int) -> Shape | None:
         return None
     k = rest[0] if rest else _keyword(call, ("k",))
     n = _const_int(k, ctx) if k is not None else None
+    if n is not None and _flattened(x):
+        return (n,)  # `ops.topk(amap.reshape(-1), k)`: whatever `amap`'s shape, k items
     s = _shape(x, ctx, depth + 1)
     if n is None or not s:
         return None
     return (*s[:-1], n)
+
+
+def _flattened(e: ast.expr) -> bool:
+    """`t.reshape(-1)`, `t.view(-1)`, `t.flatten()`, `t.ravel()`: a 1-D tensor."""
+    if not isinstance(e, ast.Call) or not isinstance(e.func, ast.Attribute) or e.keywords:
+        return False
+    if e.func.attr in ("flatten", "ravel"):
+        return not e.args
+    if e.func.attr not in ("reshape", "view") or len(e.args) != 1:
+        return False
+    arg = e.args[0]
+    if isinstance(arg, ast.Tuple) and len(arg.elts) == 1:
+        arg = arg.elts[0]
+    return isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub) and isinstance(arg.operand, ast.Constant) and arg.operand.value == 1
 
 
 def _const_int(e: ast.expr, ctx: Context) -> int | None:

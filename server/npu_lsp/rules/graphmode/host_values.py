@@ -23,6 +23,7 @@ import ast
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.helpers import store_lines
 
 #: tensor methods whose result is host data JIT Fallback computes at run time
 HOST_METHODS = frozenset({"asnumpy", "tolist", "numpy"})
@@ -33,13 +34,18 @@ WRAPPERS = frozenset({"set", "sorted", "list", "tuple", "enumerate", "reversed",
 CHAINED = frozenset(
     {"flatten", "ravel", "reshape", "tolist", "astype", "squeeze", "copy", "transpose", "T", "items", "keys", "values"}
 )
-#: `collections` containers built from an iterable (`Counter(ids.tolist())`)
-_COLLECTIONS = frozenset({"collections.Counter", "collections.OrderedDict", "collections.deque"})
+#: `collections` containers built from an iterable (`Counter(ids.tolist())`), and `random`
+#: draws from one (`random.sample(ids.tolist(), 3)`: measured, written/heldout15b probes
+#: `ls_rnd_sample_tolist_*`, `ls_rnd_sample_range_len_host`, a list filled in a `for` over
+#: it is empty under LAX)
+_COLLECTIONS = frozenset(
+    {"collections.Counter", "collections.OrderedDict", "collections.deque", "random.sample", "random.choices"}
+)
 
 
 def host_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
     """`e` iterates host data of a run-time tensor: `t.tolist()`, `t.asnumpy()` (and numpy or
-    dict steps chained on them), builtins and `collections` containers wrapping one, a name
+    dict steps chained on them, slices of them), builtins and `collections` containers wrapping one, a name
     bound once to one, `range(len(<host data>))`; at depth 0 also `reversed(...)` of a
     non-literal `range` or of graph values, which LAX runs the same way."""
     if depth > 8:
@@ -47,6 +53,8 @@ def host_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
     if isinstance(e, ast.Name):
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         return bound is not None and host_iterable(bound, ctx, depth + 1)
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+        return host_iterable(e.value, ctx, depth + 1)  # `sorted(vals)[:k]`: a slice of host data
     if not isinstance(e, ast.Call):
         return False
     f = e.func
@@ -126,6 +134,83 @@ def host_item(e: ast.expr, ctx: Context) -> bool:
     if host_scalar(e, ctx):
         return True
     return isinstance(e, ast.Subscript) and not isinstance(e.slice, ast.Slice) and host_data(e.value, ctx)
+
+
+def host_loop_target(e: ast.expr, ctx: Context) -> ast.For | None:
+    """The enclosing `for` of the compiled function whose target binds the name `e` while
+    iterating host data of a run-time tensor (`for k in t.tolist()`, `for a, b in
+    zip(t.tolist(), ...)`), when the function binds that name nowhere else. LAX runs such a
+    loop by JIT Fallback: `k` is a Python value the graph knows only at run time."""
+    if type(e) is not ast.Name or ctx.function is None:
+        return None
+    p = ctx.parent(e)
+    while p is not None and p is not ctx.function:
+        if type(p) is ast.For and any(type(n) is ast.Name and n.id == e.id for n in ast.walk(p.target)):
+            if host_iterable(p.iter, ctx, 0) and len(store_lines(ctx.function, ctx).get(e.id, ())) == 1:
+                return p
+            return None
+        p = ctx.parent(p)
+    return None
+
+
+def scalar_list_item(e: ast.expr, ctx: Context) -> ast.expr | None:
+    """The list `e` is an item of (`losses[0]`, or the variable of a `for` / comprehension
+    over `losses`), when that list holds only numbers read from run-time tensors (see
+    `runtime_scalar_list`)."""
+    if type(e) is ast.Subscript:
+        if type(e.slice) is not ast.Slice and runtime_scalar_list(e.value, ctx):
+            return e.value
+        return None
+    if type(e) is not ast.Name or ctx.function is None:
+        return None
+    p = ctx.parent(e)
+    while p is not None and p is not ctx.function:
+        gens = [p] if type(p) is ast.For else getattr(p, "generators", None) if isinstance(p, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)) else None
+        for g in gens or ():
+            if type(g.target) is ast.Name and g.target.id == e.id:
+                return g.iter if runtime_scalar_list(g.iter, ctx) else None
+        p = ctx.parent(p)
+    return None
+
+
+def runtime_scalar_list(e: ast.expr, ctx: Context) -> bool:
+    """A local list that holds only numbers read from run-time tensors (`float(t)`, `int(t)`,
+    `t.item()`, not through host data): bound once, to a display of them or to `[]` grown
+    only by `append` of them."""
+    if type(e) is not ast.Name or ctx.function is None:
+        return False
+    key = ("runtime-scalar-list", id(ctx.function), e.id)
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _runtime_scalar_list(e.id, ctx)
+    return bool(hit)
+
+
+def _runtime_scalar_list(name: str, ctx: Context) -> bool:
+    bound = analyzer(ctx).single_assignment(name, ctx.function)
+    if type(bound) in (ast.List, ast.Tuple) and bound.elts:  # type: ignore[union-attr]
+        items = list(bound.elts)  # type: ignore[union-attr]
+    elif type(bound) is ast.List and not bound.elts:
+        items = []
+        for n in ast.walk(ctx.function):  # type: ignore[arg-type]
+            if type(n) is not ast.Call or type(n.func) is not ast.Attribute:
+                continue
+            f = n.func
+            if type(f.value) is ast.Name and f.value.id == name:
+                if f.attr != "append" or len(n.args) != 1:
+                    return False  # extended, inserted...: not followed
+                items.append(n.args[0])
+    else:
+        return False
+    return bool(items) and all(_read_scalar(v, ctx) for v in items)
+
+
+def _read_scalar(v: ast.expr, ctx: Context) -> bool:
+    """`float(t)`, `int(t)`, `t.item()` of a run-time tensor, not computed from host data
+    (LAX runs `round(float(x.asnumpy()))` in Python)."""
+    return host_scalar(v, ctx) and not any(
+        type(n) is ast.Attribute and n.attr in HOST_METHODS for n in ast.walk(v)
+    )
 
 
 def reads(e: ast.AST, names: set[str]) -> bool:

@@ -27,7 +27,9 @@ class LambdaSourceLine(GraphRule):
     as the function a grad builder differentiates (`grad_fn = ms.value_and_grad(lambda x, y:
     ..., None, weights)` at module level or `self.vg = ...` in `__init__`). Also
     `ms.jit(lambda x: ...)` anywhere (module level, a factory function, `__init__`): the
-    lambda is then the compiled function itself.
+    lambda is then the compiled function itself. Also a lambda written inline among the
+    arguments of a plain-Python call of a network or a jit function (`opt(grads, lambda:
+    net(x).sum())`), called in compiled code or not.
 
     ## Why is this bad?
     MindSpore compiles a lambda it reaches by reading the lambda's source lines again
@@ -82,7 +84,7 @@ class LambdaSourceLine(GraphRule):
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
         if isinstance(node, ast.Module):
-            return self._jit_of_lambda(node, ctx)
+            return [*self._jit_of_lambda(node, ctx), *self._passed_inline(ctx)]
         return self._check(node, ctx)
 
     def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
@@ -107,6 +109,33 @@ class LambdaSourceLine(GraphRule):
                     f"this calls the lambda on line {lam.lineno}, which is {why}; MindSpore re-parses a lambda from its own source line and fails (write it on a line of its own, `name = lambda ...`, or use a `def`)",
                 )
                 return
+
+    def _passed_inline(self, ctx: Context) -> Iterable[Diagnostic]:
+        """A lambda written inline in the arguments of a plain-Python call of a network or a
+        jit function (`opt(grads, lambda: net(x).sum())`): MindSpore re-parses it from its
+        source line as an input of the graph, called or not. Measured (written/heldout15a
+        case `r2_optim_step_with_closure_lambda`, heldout15b probes `ls_lm_*`): "Parse Lambda
+        Function Fail. Node type must be Lambda, but got Call" at LAX and STRICT, also when
+        `construct` never calls it; a lambda bound to a name first, a `def`, or a lambda
+        alone on its own line compile."""
+        lines: list[str] | None = None
+        a = analyzer(ctx)
+        for scope in ctx.scopes.scopes.values():
+            func = scope.function
+            if scope.kind not in ("construct", "jit") or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for call in a._module_level_calls(func):
+                for arg in (*call.args, *(k.value for k in call.keywords)):
+                    if not isinstance(arg, ast.Lambda):
+                        continue
+                    lines = lines if lines is not None else ctx.text.splitlines()
+                    if _alone_on_its_line(arg, lines):
+                        continue
+                    yield ctx.diagnostic(
+                        self,
+                        arg,
+                        f"this lambda is given to `{ctx.segment(call.func)}`, which compiles it by re-parsing its source line; the line holds more than the lambda, so MindSpore fails (`Parse Lambda Function Fail. Node type must be Lambda, but got Call`): bind it first (`closure = lambda ...`) or use a `def`",
+                    )
 
     def _jit_of_lambda(self, tree: ast.Module, ctx: Context) -> Iterable[Diagnostic]:
         """`ms.jit(lambda x: ...)` anywhere in the file (module level, a factory function,

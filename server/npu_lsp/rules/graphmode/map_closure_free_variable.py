@@ -10,6 +10,7 @@ from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.optimizer_facts import optimizer_mappers
 
 #: the multitype mappers and MindSpore's words when the mapped function is a closure
 _MAPPERS = {"HyperMap": "HyperMap", "Map": "The Map operator"}
@@ -19,8 +20,9 @@ _MAPPERS = {"HyperMap": "HyperMap", "Map": "The Map operator"}
 class MapClosureFreeVariable(GraphRule):
     """## What it does
     Flags a `lambda` written in compiled code and given as the function of an
-    `ops.HyperMap()` or `ops.Map()` call (or of Python's `map`, which the graph compiles as
-    its Map operator) when its body reads a name it does not bind: a
+    `ops.HyperMap()` or `ops.Map()` call (also `self.hyper_map` / `self.map_` of an
+    `nn.Optimizer` subclass, which the base class binds; or of Python's `map`, which the
+    graph compiles as its Map operator) when its body reads a name it does not bind: a
     module-level name (a constant, an imported module such as `ops` or `math`), a builtin
     such as `abs`, or a local of the enclosing function holding a graph variable (a
     parameter, a value computed from tensors). A local bound to such a lambda
@@ -74,6 +76,10 @@ class MapClosureFreeVariable(GraphRule):
       and its probes: a lambda reading `ops`, a module-level int, `math.pi` or `abs` is
       rejected in `construct` and in a jit function; a module-level function reading `ops`,
       `ops.relu` itself and a lambda calling only a method of its argument compile).
+    - The mappers `nn.Optimizer` binds for its subclasses (`self.hyper_map`, `self.map_`):
+      written/heldout15b probes `ls_om_*` (a nested `def` or a lambda reading `lr` or
+      `self` rejected at both levels; `ops.partial` of a module-level function and a plain
+      loop compile) and heldout15a case `optim_lion_sign_update`.
     """
 
     nodes = (ast.Call,)
@@ -173,7 +179,28 @@ def _mapper_of(f: ast.expr, ctx: Context) -> str | None:
         values = a._self_values(cls).get(f.attr, [])
         if len(values) == 1 and isinstance(values[0], ast.Call) and not values[0].args:
             return _mapper_class(ctx.qualname(values[0].func))
+        if not values and f.attr in optimizer_mappers() and _optimizer_class(cls, ctx):
+            # `self.hyper_map` of an `nn.Optimizer` subclass: bound by the base's `__init__`
+            # (written/heldout15a case `optim_lion_sign_update`, probes `ls_om_*`)
+            return optimizer_mappers()[f.attr]
     return None
+
+
+def _optimizer_class(cls: ast.ClassDef, ctx: Context) -> bool:
+    """Does `cls` derive from `mindspore.nn.Optimizer` (through classes of this file)?"""
+    info = ctx.scopes.info
+    seen: set[str] = set()
+    todo = [cls.name]
+    while todo:
+        c = info.classes.get(todo.pop())
+        if c is None or c.name in seen:
+            continue
+        seen.add(c.name)
+        for base in c.bases:
+            if base.startswith("mindspore.") and base.rsplit(".", 1)[-1] == "Optimizer":
+                return True
+            todo.append(base.rsplit(".", 1)[-1])
+    return False
 
 
 def _builtin_map(f: ast.expr, ctx: Context) -> bool:
@@ -189,11 +216,12 @@ def _builtin_map(f: ast.expr, ctx: Context) -> bool:
 
 
 def _mentions_map(ctx: Context) -> bool:
-    """Does the file's text say "Map" at all? (searched once per file: a search per call
+    """Does the file's text say "Map" (or `hyper_map`, `map_`) at all? (searched once per file: a search per call
     made the rule quadratic in the file's length)"""
     hit: bool | None = ctx.cache.get("ms157-mentions-map")
     if hit is None:
-        hit = ctx.cache["ms157-mentions-map"] = ctx.mentions("Map")
+        # also `hyper_map` / `map_`: the mappers an `nn.Optimizer` binds for its subclasses
+        hit = ctx.cache["ms157-mentions-map"] = ctx.mentions("Map") or any(ctx.mentions(m) for m in optimizer_mappers())
     return hit
 
 

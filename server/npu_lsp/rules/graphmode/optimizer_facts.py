@@ -30,3 +30,11 @@ def optimizer_facts() -> dict[str, OptimizerFacts]:
         )
         for name, entry in json.loads(text)["optimizers"].items()
     }
+
+
+@functools.cache
+def optimizer_mappers() -> dict[str, str]:
+    """`self.<attr>` -> mapper class ("HyperMap" / "Map") that `nn.Optimizer.__init__` binds."""
+    text = resources.files(__package__).joinpath("ms_optimizer_state.json").read_text("utf-8")
+    mappers: dict[str, str] = json.loads(text)["base_mappers"]
+    return mappers

@@ -90,7 +90,10 @@ class PythonCallOnTensor(GraphRule):
     it mentions counts, even through `x.shape` (`sorted(x.shape)`, `reversed(x.shape)`,
     `type(x)`, `dict(a=x)`); numpy and the standard library get constant-folded inputs
     instead (`np.prod(x.shape)` compiles). Functions of the user's own project are compiled,
-    not called, and are never flagged here.
+    not called, and are never flagged here. A method of a `collections.deque` held on `self`
+    called with a graph variable (`self.buffer.append((obs, action))`) is such a script too
+    (measured: written/heldout14 probes `lx_dq_ok_*`, heldout15b case
+    `rl_replay_buffer_in_cell`; LAX compiles it).
 
     ## Why is this bad?
     STRICT only runs such calls while compiling, so their inputs must be constants:
@@ -160,6 +163,18 @@ class PythonCallOnTensor(GraphRule):
                 f"`{owner.id}` holds different numpy arrays on the paths of a branch on a tensor, so the graph joins it "
                 f"into a run-time object; under STRICT its method `{method.attr}` cannot be called (make a tensor of "
                 f"each array and pick with `ops.select`)",
+            )
+            return
+        if method is not None and node.args and _self_deque(owner, ctx) and any(analyzer(ctx).kind(a).dynamic for a in node.args):
+            # measured (written/heldout14 probes `lx_dq_ok_*`, heldout15b case
+            # `rl_replay_buffer_in_cell`): `self.buffer.append(x)` on a `collections.deque`
+            # held on `self` is a Python object's method, a script STRICT refuses ("When
+            # handling script '__call_func_str__(__input_0__,)' ... should be constant");
+            # LAX runs it (a list attribute's `append` is the graph's own ListAppend)
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{ctx.segment(method.value)}` is a `collections.deque`, a Python object: under STRICT its method `{method.attr}` cannot be called with the run-time value `{ctx.segment(node.args[0])}` (inputs should be constant); keep a list, a tensor ring buffer, or collect the values outside the network",
             )
             return
         held = _class_level_list(method, ctx) if method is not None and method.attr in _CLASS_LIST_METHODS else None
@@ -535,6 +550,16 @@ def _helper_returns_joined_data(call: ast.Call, a: Analyzer, ctx: Context) -> bo
 
 #: list methods measured on a class-level list (written set `famc`, probes `ca_*`)
 _CLASS_LIST_METHODS = frozenset({"append", "extend"})
+
+
+def _self_deque(e: ast.expr | None, ctx: Context) -> bool:
+    """`self.<attr>` bound once, in `__init__`, to `collections.deque(...)`."""
+    if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    return len(values) == 1 and isinstance(values[0], ast.Call) and ctx.qualname(values[0].func) == "collections.deque"
 
 
 def _class_level_list(method: ast.Attribute, ctx: Context) -> str | None:

@@ -30,7 +30,9 @@ class RuntimeIndexIntoConstants(GraphRule):
     `lrs.append(0.1 * i)` in a loop, `[0.5 * k for k in range(5)]`, `list(range(6))`,
     `tuple(vals)`) read with a Tensor index counts too. A table stored on `self`
     from an `__init__` argument counts when every instance in the file passes the same
-    literal (`Predictor(["cat", "dog"])`) or keeps a literal default. Also flags a Python
+    literal (`Predictor(["cat", "dog"])`) or keeps a literal default, or passes one
+    module-level comprehension of numbers (`lrs = [0.1 * 0.9 ** i for i in range(10)]`,
+    then `ListLR(lrs)`; written/heldout15b probes `ls_lr_*`). Also flags a Python
     list local to the compiled function (a display or a comprehension, whatever it holds,
     even when grown by `append`) or a local tuple of constants read with a Tensor index, and
     a numpy array (made in `__init__` or at module level, `np.linspace(...)`) read with a
@@ -174,10 +176,11 @@ def _tensor_display(e: ast.expr, ctx: Context) -> bool:
     return bool(tensors) and all(a.kind(x) == Kind.TENSOR for x in tensors)
 
 
-def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context) -> ast.expr | None:
+def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context, comprehensions: bool = False) -> ast.expr | None:
     """The literal table an `__init__` parameter holds (`self.labels = labels`) when every
     instance built in this file passes the same literal (or module-level literal), or leaves
-    a literal default: `Predictor(["cat", "dog"])`."""
+    a literal default: `Predictor(["cat", "dog"])`; with `comprehensions`, also a list
+    comprehension bound at module level."""
     init = next(
         (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None
     )
@@ -209,7 +212,7 @@ def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context) -> ast.expr 
                 given = kw.value
         if isinstance(given, ast.Name):
             given = _module_literal(given.id, ctx)
-        if not isinstance(given, (ast.Tuple, ast.List)):
+        if not isinstance(given, (ast.Tuple, ast.List)) and not (comprehensions and isinstance(given, ast.ListComp)):
             return None
         key = ast.dump(given)
         if found is not None and key != found:
@@ -356,7 +359,13 @@ def _number_list(v: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Con
     if isinstance(v, ast.Call):
         return _number_source(v, cls, init, ctx, depth + 1)
     if isinstance(v, ast.Name):
-        return _grown_numbers(v.id, cls, init, ctx, depth + 1)
+        if _grown_numbers(v.id, cls, init, ctx, depth + 1):
+            return True
+        # `self.lrs = lrs`, every construction passing one module-level list of numbers
+        # (`lrs = [0.1 * 0.9 ** i for i in range(10)]`; written/heldout15a case
+        # `r2_lr_list_indexed_by_step`)
+        given = _constructor_table(cls, v.id, ctx, comprehensions=True)
+        return isinstance(given, ast.ListComp) and _number_list(given, cls, init, ctx, depth + 1)
     return False
 
 

@@ -20,25 +20,60 @@ _NEEDS_ITEMS = {
     "stack": "For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'",
 }
 _INDEX = "For primitive:'list_getitem', cannot get item by index from an empty sequence"
+#: builtins that fail on an empty sequence, with MindSpore 2.10's words
+_EMPTY_SEQUENCE = {"min": "min() arg is an empty sequence", "max": "max() arg is an empty sequence"}
+_MEAN = "The divisor could not be zero. But the divisor is zero now"
+
+
+def _mean_divisor(node: ast.BinOp) -> ast.expr | None:
+    """`sum(lst) / len(lst)` -> `lst` (`lst` the same name or `self` attribute on both
+    sides). On an empty list both are the constant 0, and MindSpore folds 0 / 0 while
+    compiling; a tensor divided by `len(lst)` compiles (measured, written/heldout15b probes
+    `ls_sl_append_div_len*`)."""
+    if type(node.op) is not ast.Div:
+        return None
+    right, left = node.right, node.left
+    if not (type(right) is ast.Call and type(right.func) is ast.Name and right.func.id == "len" and len(right.args) == 1):
+        return None
+    if not (type(left) is ast.Call and type(left.func) is ast.Name and left.func.id == "sum" and len(left.args) == 1):
+        return None
+    lst = right.args[0]
+    return lst if ast.dump(lst) == ast.dump(left.args[0]) else None
 
 
 @rule(code="MS185", name="self-list-empty-in-graph", severity="error", family="graphmode")
 class SelfListEmptyInGraph(GraphRule):
     """## What it does
-    Flags `ops.concat(self.outs)`, `ops.stack(self.outs)` (also of `list(self.outs)`) and
-    `self.outs[0]` (also through a local name bound to `self.outs`) in compiled code when
-    compiled code also appends to `self.outs` (`self.outs.append(...)` in `construct` or a
-    method it calls; `extend` under STRICT), `self.outs` is bound to `[]` or to an empty
-    `collections.deque` (`deque()`, `deque(maxlen=n)`) in `__init__` and nothing outside
-    compiled code fills it.
+    Flags `ops.concat(self.outs)`, `ops.stack(self.outs)` (also of `list(self.outs)` or of a
+    slice `self.outs[-3:]`), `self.outs[0]`, `min(self.outs)` / `max(...)` (also of a
+    generator over it: `min(s for s, _ in self.beams)`) and `sum(r) / len(r)` (with `r`
+    the list or a slice of it), also through a local name bound to `self.outs` or to a
+    slice of it, in compiled code when compiled code also appends to `self.outs`
+    (`self.outs.append(...)` in `construct` or a method it calls, also a method of a plain
+    Python object held on `self` or made in the function; `extend` under STRICT),
+    `self.outs` is bound to `[]` or to an empty `collections.deque` (`deque()`,
+    `deque(maxlen=n)`) in `__init__` and nothing Python runs fills it. A condition on the
+    list above the read counts when it is false on an empty list (`if self.outs:`, `if
+    len(self.outs) > 0:`); `if len(self.outs) < self.n:` or `if not self.outs:` compile
+    their branch.
+    Also a key read from a dict held on `self` (`self.router.aux["z_loss"]`, `self.aux["z"]`)
+    in one compiled function, when `__init__` binds the dict to a display without that key
+    and only another compiled function of the holder's class stores it (`self.aux["z"] =
+    ...` in a sub-cell's `construct`, a helper method, or a plain object's method).
 
     ## Why is this bad?
     Compiled code reads `self.outs` as the constant it holds when the graph is built (an empty
     list) and `append` works on a copy (MS142): the read after the append still sees `[]`.
     MindSpore 2.10 fails at LAX and STRICT (`For primitive[Concat], the elements size must be
     greater than 0, but got 0`, `For 'Stack', the 'len of input_x' ... but got '0'`, `cannot
-    get item by index from an empty sequence`). `len(self.outs)` is 0 and a loop over it runs
-    no turn: both compile, with a value that is not what the code meant.
+    get item by index from an empty sequence`, `min() arg is an empty sequence`, `The divisor
+    could not be zero`: `sum` and `len` of the empty list are both 0). `len(self.outs)` is 0
+    and a loop over it runs no turn: both compile, with a value that is not what the code
+    meant; a tensor divided by `len(self.outs)` compiles too. A dict held on `self` is read
+    the same way: each compiled function sees the dict `__init__` built, and a store is seen
+    only by the rest of the function that makes it, so the read fails under LAX with `The
+    key z does not exist in the dict:{}` (STRICT refuses the store itself, MS132); `.get`,
+    `len` and keys `__init__` put there compile.
 
     ## Example
     ```python
@@ -66,6 +101,11 @@ class SelfListEmptyInGraph(GraphRule):
 
     ## References
     - RULES.md, section 4: mutating a list held on `self` is silently lost (MS142).
+    - The written set heldout15b probes `ls_sl_*`, `ls_so_*` (min/max, slices, `sum / len`,
+      plain objects, guards) and `ls_sd_*` (dict keys; the read in the storing function,
+      `.get`, `len`, a key `__init__` holds compile), and its cases
+      `beam_hypotheses_class_state`; heldout15a `r2_accum_loss_history_append_self`,
+      `moe_router_aux_dict_on_self`.
     - Measured on MindSpore 2.10 with the probes `written/reach2/probes/sl_*`: `append` then
       `ops.concat` / `ops.cat` / `ops.stack` / `[0]` / `[-1]`, also in a loop, under a tensor
       `if`, in a helper method, in an `@ms.jit` construct, rejected at LAX and STRICT;
@@ -80,21 +120,39 @@ class SelfListEmptyInGraph(GraphRule):
       deque holding an element compile under LAX).
     """
 
-    nodes = (ast.Call, ast.Subscript)
-    calls = frozenset(_NEEDS_ITEMS)  # of the calls, `<x>.pop(...)`, `<x>.index(...)`...
-    callee = (ast.Attribute,)
+    nodes = (ast.Call, ast.Subscript, ast.BinOp)
+    calls = frozenset({*_NEEDS_ITEMS, *_EMPTY_SEQUENCE})  # of the calls, `ops.stack(...)`, `min(...)`
+    callee = (ast.Attribute, ast.Name)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # cheap tests first, and no generator: the rule sees every call and subscript of
         # compiled code
-        if type(node) is ast.Subscript:
-            held = read = node.value
-        elif node.args and type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
+        t = type(node)
+        if t is ast.Subscript:
+            if type(node.slice) is ast.Constant and type(node.value) is ast.Attribute:  # type: ignore[attr-defined]
+                missing = _missing_key(node, ctx)  # type: ignore[arg-type]
+                if missing is not None:
+                    return [ctx.diagnostic(self, node, missing)]
+            held = read = node.value  # type: ignore[attr-defined]
+        elif t is ast.BinOp:
+            read = _mean_divisor(node)  # type: ignore[arg-type]
+            if read is None:
+                return ()
+            held = read
+        elif not node.args:  # type: ignore[attr-defined]
+            return ()
+        elif type(node.func) is ast.Attribute and node.func.attr in _NEEDS_ITEMS:  # type: ignore[attr-defined]
             read = node.args[0]  # type: ignore[attr-defined]
             # `ops.stack(list(self.outs))` reads the same empty list
             held = _copied(read, ctx) if type(read) is ast.Call else read
+        elif type(node.func) is ast.Name and node.func.id in _EMPTY_SEQUENCE and len(node.args) == 1:  # type: ignore[attr-defined]
+            read = node.args[0]  # type: ignore[attr-defined]
+            # `min(s for s, _ in self.beams)` iterates the same empty list
+            held = read.generators[0].iter if type(read) in (ast.GeneratorExp, ast.ListComp) else read
         else:
             return ()
+        if type(held) is ast.Subscript and type(held.slice) is ast.Slice:
+            held = held.value  # `self.outs[-3:]` is empty too
         fn = ctx.function
         if fn is None:
             return ()
@@ -121,6 +179,79 @@ class SelfListEmptyInGraph(GraphRule):
         ]
 
 
+def _missing_key(node: ast.Subscript, ctx: Context) -> str | None:
+    """`self.aux["z"]` / `self.router.aux["z"]` read in compiled code, where the holder's
+    `__init__` binds `aux` to a dict display without the key `"z"` and only another compiled
+    function of the holder's class stores it (`self.aux["z"] = v`, or `self.aux = {...}`).
+    Each compiled function reads the dict as the constant it holds when the graph is built;
+    a store is seen by the rest of its own function only. Measured (written/heldout15b
+    probes `ls_sd_*`, case `moe_router_aux_dict_on_self`): "The key z does not exist in the
+    dict:{}" at LAX (STRICT refuses the store, MS132) for a sub-cell's `construct`, a helper
+    method and a plain object's method storing it; the read in the storing function, `.get`,
+    `len` and a key `__init__` put there compile."""
+    fn = ctx.function
+    if fn is None or not isinstance(node.ctx, ast.Load):
+        return None
+    key = node.slice.value  # type: ignore[attr-defined]
+    holder = node.value
+    assert isinstance(holder, ast.Attribute)
+    cls = _holder_class(holder.value, ctx)
+    if cls is None:
+        return None
+    value = _init_value(cls, holder.attr, ctx)
+    if not isinstance(value, ast.Dict) or any(isinstance(k, ast.Constant) and k.value == key for k in value.keys):
+        return None
+    if None in value.keys or not all(isinstance(k, ast.Constant) for k in value.keys):
+        return None
+    stores = _key_stores(cls, holder.attr, key, ctx)
+    if not stores or any(f is fn for f, _line in stores):
+        return None
+    where, line = stores[0]
+    return (
+        f"`{ctx.segment(holder)}` is the dict `__init__` built ({ctx.segment(value)}) when this function is compiled: "
+        f"the key {key!r} stored by `{getattr(where, 'name', '?')}` (line {line}) is not in it, and the read fails "
+        f"(MindSpore: The key {key} does not exist in the dict); return the value from `{getattr(where, 'name', '?')}`, "
+        "or read it with `.get(...)` in the same function that stores it"
+    )
+
+
+def _holder_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
+    """The class of the file `self` (the method's own) or `self.<sub>` (one instance of a
+    class of the file bound in `__init__`) is."""
+    a = analyzer(ctx)
+    own = a.owner_class(ctx.function)
+    if own is None:
+        return None
+    if isinstance(e, ast.Name) and e.id == "self":
+        return own
+    sub = self_attr(e)
+    if sub is None:
+        return None
+    values = a._self_values(own).get(sub, [])
+    if len(values) != 1 or not isinstance(values[0], ast.Call) or not isinstance(values[0].func, ast.Name):
+        return None
+    name = values[0].func.id
+    return next((st for st in ctx.tree.body if isinstance(st, ast.ClassDef) and st.name == name), None)
+
+
+def _key_stores(cls: ast.ClassDef, attr: str, key: object, ctx: Context) -> list[tuple[ast.AST, int]]:
+    """(method, line) of the compiled methods of `cls` that store `self.<attr>[key]` (or
+    an item under a key that is not a constant) or rebind `self.<attr>`."""
+    out: list[tuple[ast.AST, int]] = []
+    for m in cls.body:
+        if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) or m.name == "__init__":
+            continue
+        if ctx.scopes.scope_for(m) is None:
+            continue
+        for n in own_nodes(m):
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and self_attr(n.value) == attr:
+                if not isinstance(n.slice, ast.Constant) or n.slice.value == key:
+                    out.append((m, n.lineno))  # that key, or a key given at run time (`self.vals[k] = v`)
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and self_attr(n) == attr:
+                out.append((m, n.lineno))
+    return out
+
+
 def _compiled_nodes(cls: ast.ClassDef, ctx: Context) -> list[ast.AST]:
     """The calls of the compiled methods of `cls` (not of functions nested in them)."""
     key = ("self_list_empty_in_graph.nodes", id(cls))
@@ -139,15 +270,72 @@ def _compiled_nodes(cls: ast.ClassDef, ctx: Context) -> list[ast.AST]:
 
 def _guarded(node: ast.AST, attr: str, ctx: Context) -> bool:
     """Is `node` under an `if` / `while` / conditional expression whose test reads
-    `self.<attr>` (`if len(self.outs) > 0:`, `... if self.outs else ...`)? The test folds
-    to false while compiling, so the read is never compiled."""
+    `self.<attr>` (`if len(self.outs) > 0:`, `... if self.outs else ...`) and, with the
+    list empty, folds so that `node`'s branch is not compiled? A test that folds the other
+    way (`if len(self.items) < 2:`, `if not self.items:`, `len(self.items) < self.n or
+    ...`) compiles the branch (measured, written/heldout15b probes `ls_so_guard_*`); one
+    that cannot be folded here counts as a guard."""
     child, p = node, ctx.parent(node)
     while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         test = getattr(p, "test", None) if isinstance(p, (ast.If, ast.IfExp, ast.While)) else None
         if test is not None and child is not test and any(self_attr(n) == attr for n in ast.walk(test)):
-            return True
+            value = _fold_empty(test, attr)
+            in_body = child in p.body if isinstance(p.body, list) else child is p.body  # type: ignore[attr-defined]
+            if value is None or value != in_body:
+                return True
         child, p = p, ctx.parent(p)
     return False
+
+
+#: `0 <op> n` for a length compared with a count `n` that is not a literal (taken as
+#: positive: `len(self.beams) < self.num_beams`)
+_ZERO_VS_COUNT = {ast.Lt: True, ast.LtE: True, ast.Gt: False, ast.GtE: False, ast.Eq: False, ast.NotEq: True}
+_COMPARE = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+}
+
+
+def _fold_empty(test: ast.expr, attr: str) -> bool | None:
+    """The value of `test` while compiling, `self.<attr>` being empty; None when unknown."""
+    if self_attr(test) == attr:
+        return False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _fold_empty(test.operand, attr)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_fold_empty(v, attr) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)  # `or`: one True decides; `and`: one False
+        if decisive in parts:
+            return decisive
+        return (not decisive) if all(v is not None for v in parts) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right, op = test.left, test.comparators[0], type(test.ops[0])
+        if _len_of(right, attr):  # `2 > len(self.items)`: swap the sides
+            left, right = right, left
+            op = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}.get(op, op)
+        if not _len_of(left, attr) or op not in _COMPARE:
+            return None
+        if isinstance(right, ast.Constant) and type(right.value) is int:
+            return bool(_COMPARE[op](0, right.value))
+        if _len_of(right, attr) or any(isinstance(n, ast.Constant) for n in ast.walk(right)):
+            return None
+        return _ZERO_VS_COUNT[op]
+    return None
+
+
+def _len_of(e: ast.expr, attr: str) -> bool:
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "len"
+        and len(e.args) == 1
+        and self_attr(e.args[0]) == attr
+    )
 
 
 
@@ -208,6 +396,8 @@ def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
         for st in stmts:
             if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
                 v = st.value  # `self_attr` inlined: one call less per assignment
+                if type(v) is ast.Subscript and type(v.slice) is ast.Slice:
+                    v = v.value  # `recent = self.history[-3:]`
                 if type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == "self":
                     hit[st.targets[0].id] = v.attr
         if hit:
@@ -222,6 +412,10 @@ def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
 
 def _needs_items(n: ast.AST, read: ast.expr, ctx: Context) -> str | None:
     """MindSpore's words when `n` reads the list `read` in a way an empty list fails."""
+    if isinstance(n, ast.BinOp):
+        return _MEAN
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _EMPTY_SEQUENCE:
+        return _EMPTY_SEQUENCE[n.func.id] if ctx.qualname(n.func) == f"builtins.{n.func.id}" else None
     if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and n.value is read:
         idx = n.slice
         if isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub):
@@ -248,11 +442,27 @@ def _empty_when_compiled(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
 
 
 def _check_empty(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    value = _init_value(cls, attr, ctx)
+    return value is not None and _empty_container(value, ctx)
+
+
+def _init_value(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.expr | None:
+    """What `cls.__init__` binds `self.<attr>` to, when it binds it once (plainly) and no
+    Python code of the file that may run fills it (see `_fills`). Cached per class and
+    attribute."""
+    key = ("self_list_empty_in_graph.init", id(cls), attr)
+    if key not in ctx.cache:
+        ctx.cache[key] = _find_init_value(cls, attr, ctx)
+    hit: ast.expr | None = ctx.cache[key]
+    return hit
+
+
+def _find_init_value(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.expr | None:
     init = next(
         (st for st in cls.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None
     )
     if init is None:
-        return False
+        return None
     bindings = [
         st
         for st in ast.walk(init)
@@ -260,19 +470,58 @@ def _check_empty(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
         and any(self_attr(t) == attr for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
     ]
     if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
-        return False
-    if not _empty_container(bindings[0].value, ctx):
-        return False
-    allowed = {id(t) for t in bindings[0].targets}
+        return None
+    value = bindings[0].value
+    if not isinstance(value, (ast.List, ast.Dict, ast.Call)):
+        return None  # neither an empty list or deque nor a dict display: nothing to check
+    return value if _unfilled(bindings[0], attr, ctx) else None
+
+
+def _unfilled(binding: ast.Assign, attr: str, ctx: Context) -> bool:
+    allowed = {id(t) for t in binding.targets}
     for fn in ast.walk(ctx.tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.scopes.scope_for(fn) is not None:
             continue
+        if not _maybe_run(fn, ctx):
+            continue
         for n in own_nodes(fn):
-            if isinstance(n, ast.Attribute) and n.attr == attr and id(n) not in allowed:
+            if isinstance(n, ast.Attribute) and n.attr == attr and id(n) not in allowed and _fills(n, ctx):
                 return False
     return all(
-        not (isinstance(n, ast.Attribute) and n.attr == attr)
+        not (isinstance(n, ast.Attribute) and n.attr == attr and _fills(n, ctx))
         for st in ctx.tree.body
         if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for n in ast.walk(st)
     )
+
+
+#: methods that put items into a list or deque
+_FILLERS = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "__setitem__", "__iadd__"})
+
+
+def _fills(n: ast.Attribute, ctx: Context) -> bool:
+    """Can this mention of `<x>.<attr>` put items into it: a store (`x.outs = [...]`,
+    `x.outs += [...]`), an item store, a method that grows it, or handing it to a call
+    (which may grow it)? Reads (`len(x.outs)`, a `for` over it, an index) cannot."""
+    if isinstance(n.ctx, ast.Store):
+        return True
+    p = ctx.parent(n)
+    if isinstance(p, ast.Attribute):
+        return p.attr in _FILLERS
+    if isinstance(p, ast.Subscript):
+        return isinstance(p.ctx, ast.Store)
+    if isinstance(p, ast.Call):
+        return n in p.args and not (isinstance(p.func, ast.Name) and p.func.id in _READERS)
+    return not isinstance(p, (ast.Compare, ast.For, ast.comprehension, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.If, ast.Return))
+
+
+#: builtins that only read the sequence they are given
+_READERS = frozenset({"len", "min", "max", "sum", "sorted", "list", "tuple", "print", "any", "all", "enumerate", "zip", "reversed"})
+
+
+def _maybe_run(fn: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> bool:
+    """Can Python code run `fn` before the graph is built? A method whose name the file
+    mentions nowhere but in its `def` never runs (dunder methods may run implicitly)."""
+    if fn.name.startswith("__") or not isinstance(ctx.parent(fn), ast.ClassDef):
+        return True
+    return ctx.text.count(fn.name) > 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from npu_lsp.astutil import store_names
+from npu_lsp.astutil import self_attr, store_names
 from npu_lsp.diagnostics import Diagnostic, Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
@@ -34,6 +34,9 @@ _DEPTH = 3
 _BEFORE_SHAPES = frozenset({"MS132"})
 #: rules that follow the input's shapes themselves (ranks.py), folding such conditions
 _OWN_SHAPES = frozenset({"MS136"})
+#: rules that fold `len(self.<list>)` in the conditions above their findings themselves
+#: (MS185 knows the list is empty while compiling: `if len(self.items) < 2:` is true)
+_FOLDS_SELF_LEN = frozenset({"MS185"})
 
 
 def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
@@ -42,7 +45,8 @@ def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     if d.severity != "error" or not d.code.startswith("MS") or d.code in PARSE_TIME or d.code in _BEFORE_SHAPES | _OWN_SHAPES:
         return False
     func = scope.function
-    return any(_shape_condition(test, func, ctx) for test in _enclosing_tests(func, d.span, ctx))
+    own = d.code in _FOLDS_SELF_LEN
+    return any(_shape_condition(test, func, ctx, own) for test in _enclosing_tests(func, d.span, ctx))
 
 
 def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[ast.expr]:
@@ -68,17 +72,20 @@ def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[ast.expr]
     return out
 
 
-def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context) -> bool:
-    """A compile-time condition we cannot evaluate, built from input shapes."""
+def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = False) -> bool:
+    """A compile-time condition we cannot evaluate, built from input shapes (with `own`,
+    `len(self.<attr>)` does not count: the rule folded it itself)."""
     if analyzer(ctx).kind(test, func) != Kind.CONST:
         return False
     if instances(ctx).evaluate(test, func) is not UNKNOWN:
         return False
-    return _from_shape(test, func, ctx, _DEPTH)
+    return _from_shape(test, func, ctx, _DEPTH, own)
 
 
-def _from_shape(e: ast.AST, func: ast.AST, ctx: Context, depth: int) -> bool:
+def _from_shape(e: ast.AST, func: ast.AST, ctx: Context, depth: int, own: bool = False) -> bool:
     for sub in ast.walk(e):
+        if own and isinstance(sub, ast.Call) and len(sub.args) == 1 and self_attr(sub.args[0]) is not None:
+            continue  # `len(self.items)`: folded by the rule (MS185's `_guarded`)
         if isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_ATTRS:
             on_self = isinstance(sub.value, ast.Name) and sub.value.id == "self"
             if not on_self:
@@ -87,7 +94,7 @@ def _from_shape(e: ast.AST, func: ast.AST, ctx: Context, depth: int) -> bool:
             isinstance(sub, ast.Name)
             and isinstance(sub.ctx, ast.Load)
             and depth > 0
-            and any(_from_shape(v, func, ctx, depth - 1) for v in _assigned(func, sub.id))
+            and any(_from_shape(v, func, ctx, depth - 1, own) for v in _assigned(func, sub.id))
         ):
             return True
     return False

@@ -11,7 +11,13 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.host_values import host_item, host_names, host_scalar, reads
+from npu_lsp.rules.graphmode.host_values import (
+    host_item,
+    host_loop_target,
+    host_names,
+    host_scalar,
+    reads,
+)
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 
 #: dict methods whose first argument is a key
@@ -36,6 +42,10 @@ class TensorDictKey(GraphRule):
     tensor's host data (`{t.item(): "top"}`, `{ids[0]: 1}` with `ids = t.tolist()`), and
     the key of a dict comprehension over host data (`{PALETTE[k]: v for k, v in
     Counter(t.asnumpy().tolist()).items()}`, `{NAMES[i]: v for i, v in enumerate(t.tolist())}`).
+    Also a tuple key holding such a number (`self.known.get((int(h[i]), int(r[i])), set())`,
+    `d[(t.item(), 1)] = v`), at both levels, and under LAX the key of `d.get(k, ...)` when
+    `k` is the variable of a `for` over a tensor's host data (`for d in dst.asnumpy().tolist():
+    deg[d] = deg.get(d, 0) + 1`).
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,
@@ -49,6 +59,11 @@ class TensorDictKey(GraphRule):
     `asnumpy()`, a `Counter` of them) in a comprehension are `ValueAny` too, even an
     `enumerate` index; a constant key with host values (`{NAMES[i]: vals[i] for i in
     range(3)}`) and a plain `for` over `t.tolist()` storing `d[i] = 1` compile under LAX.
+    A tuple holding such a number is no constant either ("dict_getitem evaluator key should
+    not be tuple that contains variables, but got ValueAny"). In a `for` over host data, LAX
+    compiles `d[k]`, `d[k] = v`, `k in d` and `d.setdefault(k, v)` with the loop's variable
+    `k`, but not `d.get(k, default)` ("TupleGetItem evaluator index should be in range[-3,
+    3), but got 3", "cannot get item by index from an empty sequence").
 
     ## Example
     ```python
@@ -72,7 +87,9 @@ class TensorDictKey(GraphRule):
     - RULES.md, section 1: dict key that is a variable tensor.
     - Host-value keys measured on MindSpore 2.10 with the written heldout14b probes
       `hv_dict_*` (displays, comprehensions, lookups and stores: rejected at LAX and STRICT;
-      host values as dict values and `for` stores: compile under LAX).
+      host values as dict values and `for` stores: compile under LAX); tuple keys and `.get`
+      in host loops: the written heldout15b probes `ls_dk_*`, `ls_hl_dict_*` and cases
+      `kge_distmult_filtered_rank`, `r2_gnn_node_degree_python_dict`.
     """
 
     nodes = (ast.Dict, ast.DictComp, ast.Subscript, ast.Call)
@@ -85,8 +102,12 @@ class TensorDictKey(GraphRule):
         if isinstance(node, ast.Subscript):
             # a tensor key is a name (`counts[idx]`); slices, constants and tuples never are,
             # and most subscripts in compiled code index tensors: skip them before any flow
-            if type(node.slice) in _KEY_NODES and type(node.value) in (ast.Name, ast.Attribute, ast.Dict):
+            if type(node.value) not in (ast.Name, ast.Attribute, ast.Dict):
+                return ()
+            if type(node.slice) in _KEY_NODES:
                 return self._keyed(node.value, node.slice, ctx)
+            if type(node.slice) is ast.Tuple and any(type(x) is ast.Call for x in node.slice.elts):
+                return self._keyed(node.value, node.slice, ctx)  # `d[(int(h), 1)]`
             return ()
         if isinstance(node, ast.Call):
             f = node.func
@@ -133,7 +154,25 @@ class TensorDictKey(GraphRule):
         compiling (`dict_getitem` / `dict_setitem` evaluators), so a run-time tensor key
         fails as in a display."""
         a = analyzer(ctx)
+        call = ctx.parent(key)
+        getter = type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "get"
+        if getter and a.kind(receiver) != Kind.TENSOR:
+            yield from self._getter(call, receiver, key, ctx)  # type: ignore[arg-type]
         local = isinstance(receiver, ast.Dict) or a.type_class(receiver) == "dict" or _self_dict(receiver, ctx)
+        if not local and not _module_dict(receiver, ctx) and not getter:
+            return
+        scalar = _runtime_tuple_item(key, ctx)
+        if scalar is not None:
+            # `d[(int(h), 1)]`, `d.get((t.item(), 1))`, `d[(int(h), 1)] = v` (measured,
+            # written/heldout15b probes `ls_dk_tuple_*`: "dict_getitem / dict_setitem evaluator
+            # key should not be tuple that contains variables, but got ValueAny" at LAX and
+            # STRICT; a tuple of constants or shapes compiles)
+            yield ctx.diagnostic(
+                self,
+                key,
+                f"dict key `{ctx.segment(key)}` is a tuple holding `{ctx.segment(scalar)}`, a number read from a run-time tensor: graph dict keys must be known while compiling; keep the table in a tensor (`ops.gather` / a mask) or look it up outside the graph",
+            )
+            return
         if not local and not _module_dict(receiver, ctx):
             return
         kind = a.kind(key)
@@ -153,6 +192,35 @@ class TensorDictKey(GraphRule):
                 key,
                 f"dict key `{ctx.segment(key)}` is read from a run-time tensor; graph dict lookups and stores need keys known while compiling",
             )
+
+    def _getter(self, call: ast.Call, receiver: ast.expr, key: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
+        """`d.get(k, v)` with `k` the variable of a `for` over host data: LAX fails
+        ("TupleGetItem evaluator index should be in range[-3, 3), but got 3", "cannot get
+        item by index from an empty sequence"; measured, written/heldout15b probes
+        `ls_dk_loopvar_get_*`, `ls_hl_dict_count_*`) while `d[k]`, `d[k] = v`, `k in d` and
+        `d.setdefault(k, v)` compile; STRICT refuses the host data itself (MS130)."""
+        if not ctx.scope or ctx.scope.level != "lax":
+            return
+        loop = host_loop_target(key, ctx)
+        if loop is None:
+            return
+        yield ctx.diagnostic(
+            self,
+            call,
+            f"`{ctx.segment(call)}` looks up `{ctx.segment(key)}`, a variable of the `for` over `{ctx.segment(loop.iter)}` (line {loop.lineno}) that JIT Fallback runs on a tensor's values: under LAX MindSpore cannot compile `.get` with such a key; count with tensors (`ops.bincount`, `(t == k).sum()`) or index with `d[{ctx.segment(key)}]`",
+        )
+
+
+def _runtime_tuple_item(key: ast.expr, ctx: Context) -> ast.expr | None:
+    """The item of a tuple key (a display, or a name bound once to one) that is a number
+    read from a run-time tensor (`int(t[0])`, `t.item()`)."""
+    if type(key) is ast.Name:
+        bound = analyzer(ctx).single_assignment(key.id, ctx.function)
+        if type(bound) is ast.Tuple:
+            key = bound
+    if type(key) is not ast.Tuple:
+        return None
+    return next((x for x in key.elts if host_scalar(x, ctx)), None)
 
 
 #: key nodes `_keyed` looks at (a name, a call, host arithmetic); slices, constants and tuples never

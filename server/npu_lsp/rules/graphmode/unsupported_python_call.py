@@ -14,6 +14,7 @@ from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor, scalar_shaped
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
+from npu_lsp.rules.graphmode.host_values import scalar_list_item
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
@@ -65,6 +66,9 @@ class UnsupportedPythonCall(GraphRule):
       the graph hands to the tensor operator (under LAX, not of a scalar computed from a JIT
       Fallback value, `float(p.value.mean())` of a namedtuple or dataclass instance built
       from a tensor, also one a sub-cell or helper returns or is given: Python rounds it);
+      `round()` also of an item of a local list holding only such scalars (`[round(l, 3) for
+      l in losses]`, `round(losses[0])` after `losses.append(float(loss))`; measured,
+      written/heldout15b probes `ls_rd_*`);
     - a builtin MindSpore runs as a Python script (`all`, `any`, `sorted`...) given a
       comprehension that reads a local of the compiled function (`all([f.shape[1] ==
       fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it; under LAX,
@@ -184,6 +188,18 @@ class UnsupportedPythonCall(GraphRule):
                     self,
                     node,
                     f"`{name}()` of the run-time scalar `{ctx.segment(node.args[0])}` fails to compile in graph mode; apply `{tensor_op}` to the tensor before converting it",
+                )
+                return
+            listed = scalar_list_item(node.args[0], ctx) if name == "round" and 1 <= len(node.args) <= 2 else None
+            if listed is not None:
+                # measured (written/heldout15b probes `ls_rd_*`): `round(l, 3)` over a list
+                # grown with `float(t)` / `t.item()` (a comprehension, a `for`, `losses[0]`)
+                # fails at LAX and STRICT as on the scalar itself ("type NoneType doesn't
+                # define __round__ method"); over constants, or `print(losses)`, it compiles
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`round()` of `{ctx.segment(node.args[0])}`, an item of `{ctx.segment(listed)}` that holds numbers read from run-time tensors, fails to compile in graph mode (type NoneType doesn't define __round__ method); round the tensors with `ops.round` before converting them, or round outside the graph",
                 )
                 return
             if (
