@@ -190,10 +190,15 @@ def _grad_of_lambda(value: ast.expr | None, ctx: Context) -> list[ast.Lambda]:
 
 
 def _picked(sub: ast.Subscript, ctx: Context) -> list[ast.Lambda]:
-    """Lambdas `TABLE[key]` can give, for a dict / list / tuple literal bound at module level."""
-    if not isinstance(sub.value, ast.Name):
+    """Lambdas `TABLE[key]` can give, for a dict / list / tuple literal bound at module level,
+    or held on `self` from `__init__` (`self.terms[name](r)`: measured, heldout16a
+    `r2_mol_force_field_terms_lambda_dict` and probes `fb16_ld_*`, the same re-parse failure)."""
+    if isinstance(sub.value, ast.Name):
+        table = _module_value(sub.value.id, ctx)
+    elif isinstance(sub.value, ast.Attribute) and isinstance(sub.value.value, ast.Name) and sub.value.value.id == "self":
+        table = _self_value(sub.value.attr, ctx)
+    else:
         return []
-    table = _module_value(sub.value.id, ctx)
     key = sub.slice
     if isinstance(table, ast.Dict):
         if isinstance(key, ast.Constant):
@@ -208,6 +213,14 @@ def _picked(sub: ast.Subscript, ctx: Context) -> list[ast.Lambda]:
     else:
         return []
     return [v for v in values if isinstance(v, ast.Lambda)]
+
+
+def _self_value(attr: str, ctx: Context) -> ast.expr | None:
+    """The one value `__init__` (or another method) gives `self.<attr>`, or None."""
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    values = a._self_values(cls).get(attr, []) if cls is not None else []
+    return values[0] if len(values) == 1 else None
 
 
 def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
