@@ -134,7 +134,9 @@ class JitForbiddenApi(GraphRule):
     `params = net.trainable_params()` looped over in a jit function) or a Cell built at
     module level and read by a jit function (`net.trainable_params()`,
     `net.cells_and_names()`, `fc.weight.requires_grad`), or a Cell built in place in compiled
-    code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`). A Parameter bound directly to a
+    code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`), or the parameter of
+    a helper method every call of which passes such a Parameter or sub-cell
+    (`def masked(self, layer): ... layer.weight.name` with `self.masked(self.l1)`). A Parameter bound directly to a
     module-level name is not flagged: measured, its attribute reads compile.
 
     ## Why is this bad?

@@ -21,7 +21,8 @@ class LambdaSourceLine(GraphRule):
     """## What it does
     Flags calls in compiled code that reach a lambda defined in plain-Python code (module
     level, `__init__`) where the lambda is not the whole value of its own statement: an
-    entry of a dict, list or tuple literal (`ACTS = {"mish": lambda x: ...}`), a default
+    entry of a dict, list or tuple literal (`ACTS = {"mish": lambda x: ...}`, or one held on
+    `self` from `__init__` and called as `self.terms[name](r)`), a default
     argument (`def __init__(self, fn=lambda x: x)`), or part of a larger expression, such
     as the function a grad builder differentiates (`grad_fn = ms.value_and_grad(lambda x, y:
     ..., None, weights)` at module level or `self.vg = ...` in `__init__`). Also

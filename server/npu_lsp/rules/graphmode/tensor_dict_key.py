@@ -44,6 +44,9 @@ class TensorDictKey(GraphRule):
     `asnumpy()`, a `Counter` of them) in a comprehension are `ValueAny` too, even an
     `enumerate` index; a constant key with host values (`{NAMES[i]: vals[i] for i in
     range(3)}`) and a plain `for` over `t.tolist()` storing `d[i] = 1` compile under LAX.
+    The key `k` of `for k, v in d.items()` is a constant even when the values are tensors
+    (a dict a sub-cell returns included): graph dicts hold constant keys only (measured,
+    heldout16a probes `fb16_dk_*`: `results[k].append(v)` compiles at LAX and STRICT).
 
     ## Example
     ```python
