@@ -67,7 +67,27 @@ def _literal_mapping(value: ast.expr, ctx: Context) -> ast.Dict | None:
             if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in st.targets)
         ]
         bound = module[0] if len(module) == 1 else None
-    return bound if isinstance(bound, ast.Dict) and None not in bound.keys else None
+    if not isinstance(bound, ast.Dict) or None in bound.keys or _mutated(value.id, ctx):
+        return None
+    return bound
+
+
+_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear"})
+
+
+def _mutated(name: str, ctx: Context) -> bool:
+    """Does the function store into `name[...]` or call a mutating dict method on it? Its
+    display then no longer says which keys it holds."""
+    for n in ast.walk(ctx.function) if ctx.function is not None else ():
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            target = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS:
+            target = n.func.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == name:
+            return True
+    return False
 
 
 def _constant_served(node: ast.Dict, ctx: Context) -> dict[object, bool]:
