@@ -24,11 +24,127 @@ def _dict_union(rule: GraphRule, node: ast.BinOp, ctx: Context) -> Iterable[Diag
         )
 
 
+def _kwargs_param(value: ast.expr, ctx: Context) -> bool:
+    """Is `value` the function's own `**kwargs` parameter, never rebound?"""
+    func = ctx.function
+    args = getattr(func, "args", None)
+    return (
+        isinstance(value, ast.Name)
+        and isinstance(args, ast.arguments)
+        and args.kwarg is not None
+        and value.id == args.kwarg.arg
+        and not analyzer(ctx).rebinds(value.id, func)
+    )
+
+
+def _entry_kind(key: ast.expr | None, value: ast.expr, ctx: Context) -> Kind:
+    """Kind of the values one entry of the display brings in: `**kwargs` brings what its
+    call sites pass by keyword (`r(o, d, n_samples=16)`: constants)."""
+    if key is None and _kwargs_param(value, ctx):
+        return analyzer(ctx).keywords_kind(ctx.function)
+    return analyzer(ctx).kind(value)
+
+
 def _all_constant(node: ast.Dict, ctx: Context) -> bool:
     """Merging dicts of compile-time constants is folded correctly (measured on 2.10:
-    `{**d, "f": 1.0}` with float values compiles); only run-time values are mis-evaluated."""
+    `{**d, "f": 1.0}` with float values compiles; `{**DEFAULTS, **kwargs}` with constant
+    keyword arguments, heldout16a `r2_nerf_render_kwargs_merge`); only run-time values are
+    mis-evaluated."""
+    return all(_entry_kind(k, v, ctx) == Kind.CONST for k, v in zip(node.keys, node.values, strict=True))
+
+
+def _literal_mapping(value: ast.expr, ctx: Context) -> ast.Dict | None:
+    """The dict display a name unpacked with `**` stands for: a local bound once, or a
+    module-level name the function does not bind (`DEFAULTS = {...}`)."""
+    if not isinstance(value, ast.Name):
+        return None
     a = analyzer(ctx)
-    return all(a.kind(v) == Kind.CONST for v in node.values)
+    bound = a.single_assignment(value.id, ctx.function)
+    if bound is None and a.first_binding_line(value.id, ctx.function) is None:
+        module = [
+            st.value
+            for st in getattr(ctx.tree, "body", [])
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in st.targets)
+        ]
+        bound = module[0] if len(module) == 1 else None
+    if not isinstance(bound, ast.Dict) or None in bound.keys or _mutated(value.id, ctx):
+        return None
+    return bound
+
+
+_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear"})
+
+
+def _mutated(name: str, ctx: Context) -> bool:
+    """Does the function store into `name[...]` or call a mutating dict method on it? Its
+    display then no longer says which keys it holds."""
+    for n in ast.walk(ctx.function) if ctx.function is not None else ():
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            target = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS:
+            target = n.func.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == name:
+            return True
+    return False
+
+
+def _constant_served(node: ast.Dict, ctx: Context) -> dict[object, bool]:
+    """For each key the display is known to hold, does the value MindSpore gives `d[key]`
+    come from a constant? MindSpore keeps the *first* value of a repeated key (measured,
+    heldout16a probes `fb16_du_*`: `{**DEFAULTS, **kw}` reads DEFAULTS' values whatever `kw`
+    passes), and a constant so served can be computed with even when later entries hold
+    tensors (`{**DEFAULTS, **kw}` with a tensor keyword compiles). Keys past an unpacked
+    mapping of unknown keys are not placed; `**kwargs` given only constants serves
+    constants for every key not placed before it. Constants of a literal mapping are not
+    trusted when the display's own values are run-time values (measured:
+    `{**DEFAULTS, "t": x * 2}` then `cfg["t"] * cfg["scale"]` fails, "TupleGetItem evaluator
+    index should be in range[-2, 2), but got 2"; `{**kwargs, "t": x * 2}` compiles)."""
+    a = analyzer(ctx)
+    own_dynamic = any(k is not None and a.kind(v) != Kind.CONST for k, v in zip(node.keys, node.values, strict=True))
+    served: dict[object, bool] = {}
+    for key, value in zip(node.keys, node.values, strict=True):
+        if key is not None:
+            if isinstance(key, ast.Constant):
+                served.setdefault(key.value, a.kind(value) == Kind.CONST)
+            continue
+        shown = _literal_mapping(value, ctx)
+        if shown is not None:
+            for k, v in zip(shown.keys, shown.values, strict=True):
+                if isinstance(k, ast.Constant):
+                    served.setdefault(k.value, not own_dynamic and a.kind(v) == Kind.CONST)
+            continue
+        if _kwargs_param(value, ctx) and a.keywords_kind(ctx.function) == Kind.CONST:
+            served.setdefault(_ANY_KEY, True)
+        break
+    return served
+
+
+#: stands for every key not placed before a `**kwargs` of constants
+_ANY_KEY = object()
+
+
+def _unpacked_self_dict(node: ast.Dict, ctx: Context) -> ast.expr | None:
+    """`**self.cfg` with `self.cfg` a dict display of `__init__`: measured (heldout16a probes
+    `fb16_du_self_dict_*`), "The input of dict which need unpack must be dict, but got 10"
+    at LAX and STRICT, even when nothing is computed with the result; `base = self.cfg`
+    then `{**base}` compiles."""
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    if cls is None:
+        return None
+    for key, value in zip(node.keys, node.values, strict=True):
+        if (
+            key is None
+            and isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and value.value.id == "self"
+        ):
+            bound = a._self_values(cls).get(value.attr, [])
+            if bound and all(isinstance(b, ast.Dict) for b in bound):
+                return value
+    return None
 
 
 @rule(code="MS123", name="dict-unpack-merge", severity="error", family="graphmode")
@@ -37,7 +153,13 @@ class DictUnpackMerge(GraphRule):
     Flags dict displays that unpack another mapping with `**` inside compiled code, when the
     merged values are computed at run time (tensors) and an unpacked value is then computed
     with (`d["a"] + d["b"]`, `d["a"] * 2`); dicts of constants merge correctly, and returning
-    the dict or an unpacked value as it is compiles.
+    the dict or an unpacked value as it is compiles. A read is not flagged when the value
+    MindSpore gives it is a constant: MindSpore keeps the *first* value of a repeated key, so
+    in `{**DEFAULTS, **kwargs}` every key of a module-level `DEFAULTS` of constants reads
+    DEFAULTS' value, and `**kwargs` brings the keyword arguments its call sites pass
+    (constants in `net(x, n_samples=16)`). Also flags `{**self.cfg}`, a dict held on the Cell
+    unpacked straight into a display, refused at both levels ("The input of dict which need
+    unpack must be dict"); `base = self.cfg` then `{**base}` compiles.
     Also flags merging dicts with `|`, which MindSpore 2.10 rejects at every level (measured,
     `ms_calls.json`: "For operation 'bitwise_or' ... 'Dictionary' is not supported").
 
@@ -62,12 +184,15 @@ class DictUnpackMerge(GraphRule):
         return d["a"] + d["b"]
     ```
     or build the merged dict with `d = d1.copy()` followed by `d.update(d2)`.
+    Note that `{**DEFAULTS, **kwargs}` compiles but does not let `kwargs` override `DEFAULTS`
+    in graph mode (measured: the first value of a key wins), so read overrides explicitly.
 
     ## Fix safety
     No automatic fix.
 
     ## References
     - RULES.md, section 1: `{**d1, **d2}` (mis-evaluated).
+    - Measured on MindSpore 2.10: written/spec probes `du_*`, heldout16a probes `fb16_du_*`.
     """
 
     nodes = (ast.Dict, ast.BinOp)
@@ -85,6 +210,14 @@ class DictUnpackMerge(GraphRule):
         return self._unpacked(node, ctx)
 
     def _unpacked(self, node: ast.Dict, ctx: Context) -> Iterable[Diagnostic]:
+        held = _unpacked_self_dict(node, ctx)
+        if held is not None:
+            yield ctx.diagnostic(
+                self,
+                held,
+                f"`**{ctx.segment(held)}` unpacks a dict held on the Cell straight into a dict display, which graph mode refuses (MindSpore: The input of dict which need unpack must be dict); bind it to a local first (`base = {ctx.segment(held)}`)",
+            )
+            return
         if not _all_constant(node, ctx):
             read = _unpacked_value_computed_on(node, ctx)
             if read is not None:
@@ -115,6 +248,7 @@ def _unpacked_value_computed_on(node: ast.Dict, ctx: Context) -> ast.Subscript |
         return None
     name = parent.targets[0].id
     own = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+    served = _constant_served(node, ctx)
     for n in ast.walk(func):
         if (
             isinstance(n, ast.Subscript)
@@ -122,6 +256,7 @@ def _unpacked_value_computed_on(node: ast.Dict, ctx: Context) -> ast.Subscript |
             and isinstance(n.value, ast.Name)
             and n.value.id == name
             and not (isinstance(n.slice, ast.Constant) and n.slice.value in own)
+            and not (isinstance(n.slice, ast.Constant) and served.get(n.slice.value, served.get(_ANY_KEY, False)))
         ):
             outer = ctx.parent(n)
             if isinstance(outer, _COMPUTING) and not (isinstance(outer, ast.Call) and outer.func is n):

@@ -15,7 +15,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.optimizer_facts import optimizer_facts
+from npu_lsp.rules.graphmode.optimizer_facts import OptimizerFacts, optimizer_facts
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
 
 # mindspore.nn layers that own parameters, with the names (first dotted part) their parameters
@@ -121,7 +121,9 @@ class DuplicateParameterNames(GraphRule):
     per optimizer are measured from MindSpore 2.10 in `ms_optimizer_state.json`), compiled
     into one graph with a call of that optimizer: a jit function reading both at module
     level, or a `construct` of a Cell that keeps its names unprefixed
-    (`auto_prefix=False`, `TrainOneStepCell` subclasses). And copies made in compiled code of
+    (`auto_prefix=False`, `TrainOneStepCell` subclasses). And two module-level optimizers
+    called in one jit function (`nn.Momentum` on the weights and `nn.Adam` on architecture
+    parameters in a DARTS step): each owns an unprefixed `global_step`. And copies made in compiled code of
     parameters the graph already holds: `copy.deepcopy(self.student)` beside a call of
     `self.student`, or a new instance of the class made in its own `construct`
     (`self.__class__(...)`, `type(self)(...)`) when it owns parameters. And two
@@ -179,7 +181,7 @@ class DuplicateParameterNames(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if (ctx.mentions("clone(") or ctx.mentions("Parameter(")) and builds_optimizer(
+        if (ctx.mentions("clone(") or ctx.mentions("Parameter(") or ctx.mentions("jit")) and builds_optimizer(
             ctx, set(optimizer_facts())
         ):
             for fn in ast.walk(node):
@@ -372,6 +374,7 @@ class DuplicateParameterNames(GraphRule):
         } - {None}
         states: list[tuple[str, str]] = []  # (what, shown)
         optimizers: list[str] = []
+        instances: dict[str, str] = {}  # module-level optimizer called here -> its class
         if scope.kind == "jit" and fn in ctx.tree.body:
             module = _module_values(ctx)
             for name in _reached_globals(fn, ctx):
@@ -379,6 +382,7 @@ class DuplicateParameterNames(GraphRule):
                 opt = _optimizer_class(value, ctx)
                 if opt is not None and name in called:
                     optimizers.append(opt)
+                    instances[name] = opt
                 state = _state_name(value, ctx)
                 if state is not None:
                     states.append(state)
@@ -409,6 +413,17 @@ class DuplicateParameterNames(GraphRule):
                 if opt is not None:
                     optimizers.append(opt)
         table = optimizer_facts()
+        shared = _shared_state(instances, table)
+        if shared is not None:
+            first, second, owned = shared
+            yield ctx.diagnostic(
+                self,
+                ctx.head_span(fn),
+                f"`{first}` (`nn.{instances[first]}`) and `{second}` (`nn.{instances[second]}`) each own a "
+                f"Parameter named '{owned}'; called in one graph, `{fn.name}` fails with \"The parameter ... its "
+                f"name '{owned}' already exists\": step them in separate jit functions or hold both in one Cell",
+            )
+            return
         for opt in optimizers:
             own = table[opt]
             for what, shown in states:
@@ -424,6 +439,21 @@ class DuplicateParameterNames(GraphRule):
                         "choose another name",
                     )
                     return
+
+
+def _shared_state(instances: dict[str, str], table: dict[str, OptimizerFacts]) -> tuple[str, str, str] | None:
+    """Two optimizer instances called in one jit function whose own state Parameters share a
+    name (every built-in optimizer owns an unprefixed `global_step`). Measured (heldout16a
+    `darts_bilevel_arch_step_train`, probes `fb16_gs_*`): `nn.SGD` + `nn.Adam` and two
+    `nn.SGD` in one `@ms.jit` step fail at LAX and STRICT ("its name 'global_step' already
+    exists"); the same two in separate jit functions, or one alone, compile."""
+    names = sorted(instances)
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            common = sorted(set(table[instances[first]].names) & set(table[instances[second]].names))
+            if common:
+                return first, second, common[0]
+    return None
 
 
 def _callee_key(func: ast.expr) -> str | None:

@@ -97,6 +97,7 @@ _ENUM = 4  # for name, _ in enumerate(...): a constant int
 _DEF = 5  # def name(...)
 #: a, (b, c) = call(...): the expression is (call, where the name sits in the result)
 _UNPACK_AT = 6
+_KEY = 7  # for k, v in d.items(): a key of d (the expression is d)
 
 _Binding = tuple[int, ast.AST | None]
 #: parameter name -> ("pos", index among the call arguments, default) / ("kwonly", -1, default)
@@ -320,6 +321,48 @@ class Analyzer:
             return None
         call, path = binds[0][1]  # type: ignore[misc]
         return call, path
+
+    def passed_arguments(self, name: str, func: ast.AST | None) -> list[ast.expr] | None:
+        """What every call site of the helper `func` passes for its positional parameter
+        `name` (`self.masked(self.l1)` gives `[self.l1]`), or None when `func` has no known
+        call site or a site leaves it to its default or hides it in `*args`."""
+        fn = self._indexed(self._fn(func))
+        spec = fn.params.get(name)
+        if spec is None or spec[0] != "pos" or fn.pinned is not None:
+            return None
+        sites = self._call_sites(fn)
+        args = self._site_args(fn, name, spec)
+        if not sites or len(args) != len(sites):
+            return None
+        return [arg for arg, _ in args]
+
+    def keywords_kind(self, func: ast.AST | None) -> Kind:
+        """Kind of the values `func`'s `**kwargs` parameter collects: the most dynamic of the
+        keyword arguments its call sites pass beyond its named parameters (`r(o, d,
+        n_samples=16)` at module level: CONST); UNKNOWN when a site forwards `**other` or no
+        call site is known. (The parameter's own kind stays UNKNOWN for the other rules.)"""
+        fn = self._indexed(self._fn(func))
+        args = getattr(func, "args", None)
+        if not isinstance(args, ast.arguments) or args.kwarg is None or fn.pinned is not None:
+            return Kind.UNKNOWN
+        named = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+        sites = self._call_sites(fn)
+        if not sites:
+            return Kind.UNKNOWN
+        out = Kind.CONST
+        for call, caller in sites:
+            for kw in call.keywords:
+                if kw.arg is None:
+                    return Kind.UNKNOWN
+                if kw.arg not in named:
+                    value = kw.value
+                    k = (
+                        self._module_kind(value)
+                        if caller is None
+                        else self._answer(caller, lambda v=value, c=caller: self._kind(v, c), Kind.UNKNOWN)  # type: ignore[misc]
+                    )
+                    out = max(out, k)
+        return out
 
     def is_numpy(self, expr: ast.AST, func: ast.AST | None = None) -> bool:
         fn = self._fn(func if func is not None else self.ctx.function)
@@ -671,6 +714,8 @@ class Analyzer:
                 b = self._unpacked_kind(value, fn)  # type: ignore[arg-type]
             elif how in (_ITER, _ITER_ELT):
                 b = self._element_kind(value, fn)  # type: ignore[arg-type]
+            elif how == _KEY:
+                b = self._key_kind(value, fn)  # type: ignore[arg-type]
             else:
                 b = Kind.CONST
             if b > k:
@@ -1172,14 +1217,12 @@ class Analyzer:
                 for t, a in zip(target.elts, it.args, strict=False):
                     self._index_iter(t, a, out)
                 return
-            f = it.func
-            if isinstance(f, ast.Attribute) and f.attr == "items" and not it.args and len(target.elts) == 2:
-                # `for name, loss in losses.items()`: the key is what iterating the dict gives
-                # (graph dict keys are constants), the value keeps the items' kind
-                if isinstance(target.elts[0], ast.Name):
-                    out.append((target.elts[0].id, (_ITER, f.value)))
-                if isinstance(target.elts[1], ast.Name):
-                    out.append((target.elts[1].id, (_ITER_ELT, it)))
+            if _items_call(it) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name):
+                # `for k, v in d.items()`: `k` is a key of `d` (`_key_kind`); `v` keeps
+                # the element's kind
+                assert isinstance(it.func, ast.Attribute)
+                out.append((target.elts[0].id, (_KEY, it.func.value)))
+                self._index_iter(ast.Tuple(elts=[target.elts[1]]), it, out)
                 return
         if isinstance(target, (ast.Tuple, ast.List)):
             out.extend((t.id, (_ITER_ELT, it)) for t in target.elts if isinstance(t, ast.Name))
@@ -2187,6 +2230,15 @@ class Analyzer:
             return Kind.CONST  # CellList, tuples of layers
         return self._kind(it, fn)
 
+    def _key_kind(self, mapping: ast.AST, fn: _Fn) -> Kind:
+        """Kind of a key of `mapping` (`k` of `for k, v in mapping.items()`). Graph dicts
+        hold constant keys only (`make_dict` refuses others), whatever their values: a dict
+        of tensors, even one a sub-cell returns, still yields constant keys (measured,
+        heldout16a probes `fb16_dk_items_*`: storing and looking up by such a key compiles).
+        A host object (`Counter(t.tolist())` under LAX) keeps run-time keys."""
+        k = self._kind(mapping, fn)
+        return Kind.CONST if k == Kind.TENSOR else k
+
     def _is_numpy_value(self, value: ast.AST, fn: _Fn) -> bool:
         if isinstance(value, ast.Name):
             return self._knows(fn, value.id) and bool(self._get(_NUMPY, fn, value.id))
@@ -3051,4 +3103,15 @@ def _passes_self(call: ast.Call) -> bool:
         and bool(call.args)
         and type(a0 := call.args[0]) is ast.Name
         and a0.id == "self"
+    )
+
+
+def _items_call(it: ast.AST) -> bool:
+    """`d.items()` (no arguments)."""
+    return (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Attribute)
+        and it.func.attr == "items"
+        and not it.args
+        and not it.keywords
     )

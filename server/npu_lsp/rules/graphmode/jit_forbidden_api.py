@@ -134,7 +134,9 @@ class JitForbiddenApi(GraphRule):
     `params = net.trainable_params()` looped over in a jit function) or a Cell built at
     module level and read by a jit function (`net.trainable_params()`,
     `net.cells_and_names()`, `fc.weight.requires_grad`), or a Cell built in place in compiled
-    code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`). A Parameter bound directly to a
+    code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`), or the parameter of
+    a helper method every call of which passes such a Parameter or sub-cell
+    (`def masked(self, layer): ... layer.weight.name` with `self.masked(self.l1)`). A Parameter bound directly to a
     module-level name is not flagged: measured, its attribute reads compile.
 
     ## Why is this bad?
@@ -361,6 +363,7 @@ class JitForbiddenApi(GraphRule):
             _is_parameter(recv, info)
             or parameter_element(recv, ctx, fn)
             or module_cell_parameter(recv, ctx, fn)
+            or _passed_parameter(recv, fn, ctx, info)
         ):
             what = f"Parameter.{attr}"
             said = refused["parameter_attributes"][attr]
@@ -516,6 +519,24 @@ def _is_parameter(recv: ast.expr, info: SelfInfo) -> bool:
         and inner.attr in info.cells
         and recv.attr in _LAYER_PARAMETERS
     )
+
+
+def _passed_parameter(recv: ast.expr, fn: ast.AST, ctx: Context, info: SelfInfo) -> bool:
+    """`p` or `layer.weight` in a helper method whose parameter `p` / `layer` every call
+    site fills with `self.w` / `self.l1` (`self.masked(self.l1)`): the same Parameter as
+    `self.w` / `self.l1.weight` (measured, heldout16a `prune_lottery_masks_by_name_dict` and
+    probes `fb16_pn_*`: `layer.weight.name` fails as `self.l1.weight.name` does)."""
+    base = recv.value if isinstance(recv, ast.Attribute) else recv
+    if not isinstance(base, ast.Name) or base.id == "self":
+        return False
+    passed = analyzer(ctx).passed_arguments(base.id, fn)
+    if not passed:
+        return False
+    for arg in passed:
+        same = ast.Attribute(value=arg, attr=recv.attr, ctx=ast.Load()) if isinstance(recv, ast.Attribute) else arg
+        if not _is_parameter(same, info):
+            return False
+    return True
 
 
 def _local_cell_parameter(recv: ast.expr, ctx: Context, info: SelfInfo) -> bool:
