@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -107,10 +108,21 @@ class UnrolledLoopCallDepth(GraphRule):
             return
         if not any(ctx.mentions(w) for w in ("for", "while")):
             return
+        all_lines = _looping_lines(ctx)
+        lo = bisect.bisect_left(all_lines, node.lineno)
+        hi = bisect.bisect_right(all_lines, node.end_lineno or node.lineno)
+        looping = all_lines[lo:hi]
+        if not looping:
+            return  # no loop and no comprehension: nothing is unrolled (most functions)
         limit = _call_depth_limit(ctx)
         if limit is None:
             return
-        cost = _Walker(node, ctx).block(node.body)
+        # an upper bound first (both sides of every `if`), then, only past the limit, the
+        # branches MindSpore folds away taken out: most functions stop at the bound
+        cost = _Walker(node, ctx, looping, fold=False).block(node.body)
+        if cost.depth <= limit or cost.first is None:
+            return
+        cost = _Walker(node, ctx, looping, fold=True).block(node.body)
         if cost.depth <= limit or cost.first is None:
             return
         yield ctx.diagnostic(
@@ -121,6 +133,16 @@ class UnrolledLoopCallDepth(GraphRule):
             f"limit {limit} (Exceed function call depth limit); count with a tensor (`i = ms.Tensor(0); while i < n:`) "
             "or raise `max_call_depth`",
         )
+
+
+def _looping_lines(ctx: Context) -> list[int]:
+    """The numbers of the file's lines spelling `for ` or `while ` (once per file)."""
+    hit: list[int] | None = ctx.cache.get("MS137.lines")
+    if hit is None:
+        hit = ctx.cache["MS137.lines"] = [
+            i for i, line in enumerate(ctx.lines, 1) if "for " in line or "while " in line
+        ]
+    return hit
 
 
 def _call_depth_limit(ctx: Context) -> int | None:
@@ -142,9 +164,15 @@ def _call_depth_limit(ctx: Context) -> int | None:
 class _Walker:
     """The unrolled turns of one compiled function's blocks."""
 
-    def __init__(self, func: ast.FunctionDef, ctx: Context) -> None:
-        self.func, self.ctx = func, ctx
-        self.vals = values(ctx)
+    def __init__(self, func: ast.FunctionDef, ctx: Context, looping: list[int], fold: bool) -> None:
+        self.func, self.ctx, self.fold = func, ctx, fold
+        #: the function's lines that spell `for ` or `while ` (where loops and comprehensions
+        #: are), in order
+        self.looping = looping
+
+    def _loops_in(self, st: ast.stmt) -> bool:
+        i = bisect.bisect_left(self.looping, st.lineno)
+        return i < len(self.looping) and self.looping[i] <= (st.end_lineno or st.lineno)
 
     def block(self, body: list[ast.stmt]) -> _Cost:
         total = _Cost()
@@ -153,10 +181,12 @@ class _Walker:
         return total
 
     def statement(self, st: ast.stmt) -> _Cost:
+        if not self._loops_in(st):
+            return _Cost()  # no loop or comprehension inside (most statements)
         if isinstance(st, (*FUNCS, ast.ClassDef)):
             return _Cost()
         if isinstance(st, ast.If):
-            sides = [self.block(b) for b in (st.body, st.orelse) if b and not self._dead(b)]
+            sides = [self.block(b) for b in (st.body, st.orelse) if b and not (self.fold and self._dead(b))]
             return max(sides, key=lambda c: c.depth, default=_Cost())
         if isinstance(st, (ast.For, ast.While)):
             turns = self._turns(st)
@@ -173,6 +203,8 @@ class _Walker:
         """A comprehension over a constant range is unrolled as a loop is (measured:
         `[i % 3 for i in range(600)]` fails like the loop)."""
         total = _Cost()
+        if not self._loops_in(st):
+            return total  # no comprehension on its lines (most statements): no walk
         for n in ast.walk(st):
             if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) and len(n.generators) == 1:
                 turns = self._for_turns(n.generators[0].iter)
@@ -186,28 +218,48 @@ class _Walker:
     def _turns(self, loop: ast.For | ast.While) -> int | None:
         """How many times MindSpore unrolls `loop`, when it is a constant loop with no Python
         exit (a `break` or `return` not under a tensor-dependent `if`)."""
-        if loop.orelse or not self._exits_only_on_tensors(loop):
+        if loop.orelse:
             return None
-        if isinstance(loop, ast.For):
-            return self._for_turns(loop.iter)
-        return self._while_turns(loop)
+        turns = self._for_turns(loop.iter) if isinstance(loop, ast.For) else self._while_turns(loop)
+        if turns is None or not self._exits_only_on_tensors(loop):
+            return None
+        return turns
 
     def _for_turns(self, it: ast.expr) -> int | None:
         if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range" and not it.keywords:
             bounds: list[int] = []
             for a in it.args:
-                v = self.vals.of(a, self.func)
-                if not (isinstance(v, av.Scalar) and v.constant and type(v.value) is int):
+                n = self._int(a)
+                if n is None:
                     return None
-                bounds.append(v.value)
+                bounds.append(n)
             if not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
                 return None
             return len(range(*bounds))
         if isinstance(it, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in it.elts):
             return len(it.elts)
-        v = self.vals.of(it, self.func)
-        if isinstance(v, av.Sequence) and v.elements is not None:
-            return len(v.elements)
+        return None
+
+    def _int(self, e: ast.expr, depth: int = 0) -> int | None:
+        """A constant int: a literal (`-1` too), a module-level name or a local bound once to
+        one, or `self.<attr>` every instance built here holds. (Literals first: most loops of
+        compiled code never ask the per-instance values, the dearest question here.)"""
+        if isinstance(e, ast.Constant):
+            return e.value if type(e.value) is int else None
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant):
+            return -e.operand.value if type(e.operand.value) is int else None
+        if isinstance(e, ast.Name) and depth < 3:
+            bound = analyzer(self.ctx).single_assignment(e.id, self.func)
+            if bound is not None:
+                return self._int(bound, depth + 1)
+            binds = self.ctx.module_bindings().get(e.id, ())
+            if len(binds) == 1 and type(binds[0]) is ast.Assign and len(binds[0].targets) == 1:
+                return self._int(binds[0].value, depth + 1)
+            return None
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+            v = values(self.ctx).of(e, self.func)
+            if isinstance(v, av.Scalar) and v.constant and type(v.value) is int:
+                return v.value
         return None
 
     def _while_turns(self, loop: ast.While) -> int | None:
@@ -217,15 +269,13 @@ class _Walker:
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
             return None
         name, op = test.left.id, test.ops[0]
-        bound = self.vals.of(test.comparators[0], self.func)
-        if not (isinstance(bound, av.Scalar) and bound.constant and type(bound.value) is int):
-            return None
         start = self._start(loop, name)
         step = self._step(loop, name)
         if start is None or step is None:
             return None
-        n = bound.value
-        assert isinstance(n, int)
+        n = self._int(test.comparators[0])
+        if n is None:
+            return None
         if isinstance(op, (ast.Lt, ast.LtE)) and step > 0:
             span = n - start + (1 if isinstance(op, ast.LtE) else 0)
             return max(0, math.ceil(span / step))

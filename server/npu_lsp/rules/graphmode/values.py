@@ -92,6 +92,8 @@ class Instances:
         self._attr_memo: dict[tuple[str, str], Any] = {}
         self._dead: dict[int, list[Span]] = {}
         self._sets: dict[str, list[ast.AST]] | None = None
+        #: subclasses by base name (`_subclasses`)
+        self._children: dict[str, list[ast.ClassDef]] | None = None
 
     # ---------------------------------------------------------------- instances
     def _instantiations(self, cls: str) -> list[ast.Call]:
@@ -147,28 +149,38 @@ class Instances:
         # `self` is an instance of `cls` or of any subclass built here: the attribute must be
         # set once in the whole hierarchy, directly in the body of an `__init__` that every
         # instance's constructor reaches (its own, or a base's through `super().__init__`)
+        sets = self._attr_sets().get(attr)
+        if not sets:
+            return UNKNOWN  # never set (or a computed `setattr` may set anything)
         built = [cls, *self._subclasses(cls)]
         hierarchy: dict[int, ast.ClassDef] = {}
         for c in built:
             for member in self._family(c):
                 hierarchy.setdefault(id(member), member)
+        # the file's statements setting `<x>.<attr>` (one index for the file), those of the
+        # hierarchy's classes that set `self.<attr>`
+        spans = [(c.lineno, c.end_lineno or c.lineno) for c in hierarchy.values()]
         assigned: list[ast.stmt] = []
-        for c in hierarchy.values():
-            for item in ast.walk(c):
-                targets: list[ast.expr] = []
-                if isinstance(item, ast.Assign):
-                    targets = item.targets
-                elif isinstance(item, (ast.AugAssign, ast.AnnAssign)):
-                    targets = [item.target]
-                for t in targets:
-                    for sub in ast.walk(t):
-                        if (
-                            isinstance(sub, ast.Attribute)
-                            and sub.attr == attr
-                            and isinstance(sub.value, ast.Name)
-                            and sub.value.id == "self"
-                        ):
-                            assigned.append(item)  # type: ignore[arg-type]
+        for item in sets:
+            line = getattr(item, "lineno", 0)
+            if not any(a <= line <= b for a, b in spans):
+                continue
+            targets: list[ast.expr] = []
+            if isinstance(item, ast.Assign):
+                targets = item.targets
+            elif isinstance(item, (ast.AugAssign, ast.AnnAssign)):
+                targets = [item.target]
+            else:
+                return UNKNOWN  # bound by a loop, `with`, `setattr`...: not one value
+            if any(
+                isinstance(sub, ast.Attribute)
+                and sub.attr == attr
+                and isinstance(sub.value, ast.Name)
+                and sub.value.id == "self"
+                for t in targets
+                for sub in ast.walk(t)
+            ):
+                assigned.append(item)
         if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign):
             return UNKNOWN
         st = assigned[0]
@@ -602,13 +614,19 @@ class Instances:
         return all(self._defines(c, func.name) or self._inherits_override(c, cls, func.name) for c in subs)
 
     def _subclasses(self, cls: ast.ClassDef, depth: int = 0) -> list[ast.ClassDef]:
+        """The classes of this file deriving from `cls`, at any distance."""
+        if self._children is None:
+            self._children = {}
+            for other in self._classes.values():
+                for b in other.bases:
+                    if isinstance(b, ast.Name):
+                        self._children.setdefault(b.id, []).append(other)
         out: list[ast.ClassDef] = []
         if depth > _DEPTH:
             return out
-        for other in self._classes.values():
-            if any(isinstance(b, ast.Name) and b.id == cls.name for b in other.bases):
-                out.append(other)
-                out.extend(self._subclasses(other, depth + 1))
+        for other in self._children.get(cls.name, ()):
+            out.append(other)
+            out.extend(self._subclasses(other, depth + 1))
         return out
 
     @staticmethod
