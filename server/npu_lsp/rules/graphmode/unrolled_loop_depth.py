@@ -13,6 +13,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
+from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule
 from npu_lsp.rules.graphmode.values import in_dead_branch
@@ -285,11 +286,8 @@ class _Walker:
         return None
 
     def _start(self, loop: ast.While, name: str) -> int | None:
-        parent = self.ctx.parent(loop)
-        block = next((b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(parent, f, None), list) and loop in b), None)
-        if block is None:
-            return None
-        for st in reversed(block[: block.index(loop)]):
+        _parent, block, index = block_of(loop, self.ctx)
+        for st in reversed(block[:index] if index >= 0 else []):
             if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(st)):
                 if (
                     isinstance(st, ast.Assign)
