@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from npu_lsp.rules.graphmode.values import in_dead_branch
 
 #: MindSpore 2.10's default `max_call_depth`
 _DEFAULT_LIMIT = 1000
+_LOOPING = re.compile("for |while ")
 #: call levels each unrolled turn, and each unrolled loop, costs (fitted to the `lp_*`
 #: probes: one loop of 495 turns compiles, 500 fail; 250 + 249 turns in two loops fail,
 #: 200 + 200 compile; 2 x 248 nested fail, 2 x 240 and 21 x 21 compile)
@@ -140,9 +142,19 @@ def _looping_lines(ctx: Context) -> list[int]:
     """The numbers of the file's lines spelling `for ` or `while ` (once per file)."""
     hit: list[int] | None = ctx.cache.get("MS137.lines")
     if hit is None:
-        hit = ctx.cache["MS137.lines"] = [
-            i for i, line in enumerate(ctx.lines, 1) if "for " in line or "while " in line
-        ]
+        text = ctx.text
+        if "\r" in text:  # other line breaks: as `ast` numbers the lines
+            hit = [i for i, line in enumerate(ctx.lines, 1) if "for " in line or "while " in line]
+        else:  # one step per match, not per line: most lines have no loop
+            hit, line, prev = [], 1, 0
+            count = text.count
+            for match in _LOOPING.finditer(text):
+                pos = match.start()
+                line += count("\n", prev, pos)
+                prev = pos
+                if not hit or hit[-1] != line:
+                    hit.append(line)
+        ctx.cache["MS137.lines"] = hit
     return hit
 
 
