@@ -70,7 +70,18 @@ def runner(timeout: int, *, setup: str = "", before_case: str = "") -> str:
     )
 
 
-RUNNER = runner(PER_CASE_TIMEOUT)
+#: MindSpore context options a case can set that outlive it (`ms.set_context(max_call_depth=...)`,
+#: the mode, the syntax level, `jit_config`'s level): put back before every case, so each case is
+#: judged as if run on its own (`python case.py`) whatever the cases before it set
+_CONTEXT_OPTIONS = ("mode", "max_call_depth", "jit_syntax_level", "jit_level")
+_SAVE_CONTEXT = f"""import mindspore as _ms
+_context = {{k: _ms.get_context(k) for k in {_CONTEXT_OPTIONS!r}}}
+"""
+_RESTORE_CONTEXT = """    for _k, _v in _context.items():
+        if _ms.get_context(_k) != _v:
+            _ms.set_context(**{_k: _v})
+"""
+RUNNER = runner(PER_CASE_TIMEOUT, setup=_SAVE_CONTEXT, before_case=_RESTORE_CONTEXT)
 
 
 def run_level(

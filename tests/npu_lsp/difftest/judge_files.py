@@ -10,10 +10,10 @@ deleted afterwards (judge_batch.run_level), so the `rank_0/` folder and `*.ir` f
 never land in the repository, wherever this is started from. With `--pythonpath DIR` (relative
 to SET_DIR), DIR goes on MindSpore's `sys.path`: the modules a multi-module case imports
 (`written/crossmod/probes/xmhelp/`) are found there. One process runs a level's whole batch,
-so modules of the same name must be the same files for every case of the batch. For the same
-reason MindSpore's context carries over from one case to the next: a case that sets a lasting
-option (`ms.set_context(max_call_depth=...)`, `jit_syntax_level`, `jit_config`) changes the
-verdicts of the cases after it; judge such a case on its own.
+so modules of the same name must be the same files for every case of the batch. The context options
+a case can set that would outlive it (`ms.set_context(max_call_depth=...)`, the mode, the
+syntax level, `jit_config`'s level) are put back before every case (judge_batch.RUNNER), so a
+case's verdict does not depend on the cases before it.
 """
 
 from __future__ import annotations
