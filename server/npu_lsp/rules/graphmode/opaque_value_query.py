@@ -67,8 +67,9 @@ class FallbackValueShapeQuery(GraphRule):
     printed, formatted or compared it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
-    from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells and
-    `CellList` blocks, lists holding it (also grown by `.append`), its attributes (`.shape`,
+    from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells,
+    `CellList` blocks and the blocks of an `nn.SequentialCell` (past blocks that do not
+    query it: `nn.ReLU`, `nn.Dropout`), lists holding it (also grown by `.append`), its attributes (`.shape`,
     a namedtuple's fields, also unpacked: `v, s = Out(x, 2.0)`); an instance of a module's
     `collections.namedtuple` class, built as Python under LAX even from tensors, counts as
     one, and so does an instance of its `typing.NamedTuple` classes, dataclasses and plain
@@ -77,7 +78,10 @@ class FallbackValueShapeQuery(GraphRule):
     returns it; LAX makes a name bound to `None` on
     one path of a branch on a tensor and to a value on the other (`y = None; if x.sum() > 0:
     y = x`), a conditional expression `None if <tensor test> else v`, or a helper returning
-    `None` on such a path, the same kind of Python object; and the shape of such a value given as a target shape
+    `None` on such a path, the same kind of Python object, and so does an attribute of
+    `self` stored inside an `if` of compiled code and read after it (`if self.memory is
+    None: self.memory = ...`, `if new_mask: self.mask = ...` in a sub-cell; a store outside
+    any `if`, or in a branch MindSpore folds away, is read back as the value); and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`); `min` / `max` of such a value's shape; and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
@@ -352,7 +356,7 @@ def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
     kept = getattr(func, "__dict__", None)
     found = kept.get(_BRANCH_MEMO) if kept is not None else None
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return found
     found = {}
     stack: list[tuple[ast.AST, tuple[ast.If, ...]]] = [(st, ()) for st in getattr(func, "body", ())]
     while stack:
@@ -360,7 +364,7 @@ def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
         t = type(node)
         blocks = STATEMENT_BLOCKS.get(t)
         if blocks is not None:
-            inner = (*ifs, node) if t is ast.If else ifs
+            inner: tuple[ast.If, ...] = (*ifs, node) if isinstance(node, ast.If) else ifs
             for block in blocks:
                 stack.extend((st, inner) for st in getattr(node, block))
             continue
@@ -374,7 +378,7 @@ def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
             continue
         for target in targets:
             if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                found.setdefault(target.attr, []).extend((i, node) for i in ifs)  # type: ignore[misc]
+                found.setdefault(target.attr, []).extend((i, node) for i in ifs)
     if kept is not None:
         kept[_BRANCH_MEMO] = found
     return found
@@ -739,7 +743,7 @@ class _Opaque:
             return self._cell_of(self._loop_element(f, func), func)
         if isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
             held = self._held(f.attr, func)
-            if self._is_sequential(held):
+            if isinstance(held, ast.Call) and self._is_sequential(held):
                 return self._sequential_sink(held, func)
             first = self._element(held)
             return self._cell_of(first if first is not None else held, func)
