@@ -213,13 +213,10 @@ def _repeated_by_scalar(arg: ast.expr, call: ast.Call, ctx: Context) -> ast.BinO
     for st in own_nodes(ctx.function):
         if not isinstance(st, (ast.Assign, ast.AugAssign)) or (st.lineno, st.col_offset) >= at:
             continue
-        value: ast.expr | None = None
-        if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) and st.target.id == arg.id:
-            value = st.value
-        elif isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == arg.id for t in st.targets):
-            value = st.value
-        if isinstance(value, ast.BinOp) and _display_times_scalar(value, ctx):
-            return value
+        targets = [st.target] if isinstance(st, ast.AugAssign) else st.targets
+        binds = any(isinstance(t, ast.Name) and t.id == arg.id for t in targets)
+        if binds and isinstance(st.value, ast.BinOp) and _display_times_scalar(st.value, ctx):
+            return st.value
     return None
 
 
