@@ -76,10 +76,12 @@ class CompiledStoreReadByPython(Rule):
     graph_only = False
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        held = _held_empty(ctx)
-        if not held:
+        # cheapest first: most files build no instance of their own cells at module level
+        instances = _instances(ctx)
+        if not instances:
             return ()
-        instances = _instances(ctx, held)
+        held = _held_empty(ctx, {c.name for c in instances.values()})
+        instances = {n: c for n, c in instances.items() if c.name in held}
         if not instances:
             return ()
         out: list[Diagnostic] = []
@@ -183,12 +185,12 @@ def _on_self(e: ast.expr, attr: str) -> bool:
     return isinstance(e, ast.Attribute) and e.attr == attr and isinstance(e.value, ast.Name) and e.value.id == "self"
 
 
-def _held_empty(ctx: Context) -> dict[str, dict[str, ast.expr]]:
+def _held_empty(ctx: Context, names: set[str]) -> dict[str, dict[str, ast.expr]]:
     """Class name -> {attr: value} for the `self.<attr> = {...}` / `= []` statements of its
-    `__init__` (displays only), for the module's classes with a `construct`."""
+    `__init__` (displays only), for the module's classes `names`."""
     out: dict[str, dict[str, ast.expr]] = {}
     for cls in ctx.tree.body:
-        if not isinstance(cls, ast.ClassDef) or _construct(cls) is None:
+        if not isinstance(cls, ast.ClassDef) or cls.name not in names:
             continue
         init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
         if init is None:
@@ -208,12 +210,15 @@ def _construct(cls: ast.ClassDef) -> ast.FunctionDef | None:
     return next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "construct"), None)
 
 
-def _instances(ctx: Context, held: dict[str, dict[str, ast.expr]]) -> dict[str, ast.ClassDef]:
-    """Module-level names bound once to an instance of such a class whose `construct` is
-    compiled (`ssm = RecurrentSSM()`)."""
-    classes = {c.name: c for c in ctx.tree.body if isinstance(c, ast.ClassDef) and c.name in held}
+def _instances(ctx: Context) -> dict[str, ast.ClassDef]:
+    """Module-level names bound once to an instance of a class of the module whose
+    `construct` is compiled (`ssm = RecurrentSSM()`)."""
+    body = ctx.tree.body
+    classes = {c.name: c for c in body if type(c) is ast.ClassDef}
+    if not classes:
+        return {}
     bound: dict[str, list[ast.expr]] = {}
-    for st in _module_statements(ctx.tree.body):
+    for st in _module_statements(body):
         if isinstance(st, ast.Assign):
             for t in st.targets:
                 if isinstance(t, ast.Name):

@@ -13,7 +13,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, dynamic_shape_read, shape_read_of
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions, own_nodes
+from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
 from npu_lsp.rules.graphmode.host_values import host_scalar
 
 _GROW = frozenset({"append", "extend", "insert"})
@@ -205,19 +205,34 @@ def _repeated_by_scalar(arg: ast.expr, call: ast.Call, ctx: Context) -> ast.BinO
     `ops.stack` of such a list fails at LAX and STRICT ("'TensorType' object is not
     subscriptable"); times a constant or a shape it compiles, and `[1.0] * int(n)` (constants)
     given to `len` compiles."""
+    if not _may_repeat_display(ctx):
+        return None
     if isinstance(arg, ast.BinOp):
         return arg if _display_times_scalar(arg, ctx) else None
     if not isinstance(arg, ast.Name) or ctx.function is None:
         return None
     at = (call.lineno, call.col_offset)
-    for st in own_nodes(ctx.function):
-        if not isinstance(st, (ast.Assign, ast.AugAssign)) or (st.lineno, st.col_offset) >= at:
+    for value in analyzer(ctx).assigned_values(arg.id, ctx.function):
+        if not isinstance(value, ast.BinOp):
             continue
-        targets = [st.target] if isinstance(st, ast.AugAssign) else st.targets
-        binds = any(isinstance(t, ast.Name) and t.id == arg.id for t in targets)
-        if binds and isinstance(st.value, ast.BinOp) and _display_times_scalar(st.value, ctx):
-            return st.value
+        if isinstance(value.op, ast.Add) and isinstance(value.right, ast.BinOp):
+            value = value.right  # `frames += [t] * n`, indexed as `frames + [t] * n`
+        if (value.lineno, value.col_offset) < at and _display_times_scalar(value, ctx):
+            return value
     return None
+
+
+#: how `[t] * n` / `(t,) * n` / `n * [t]` are spelled: without one in the text, no display
+#: is repeated (a substring test, once per file)
+_REPEAT_SPELLINGS = ("] *", "]*", ",) *", ",)*", "* [", "*[")
+
+
+def _may_repeat_display(ctx: Context) -> bool:
+    hit = ctx.cache.get("ms152.repeats")
+    if hit is None:
+        text = ctx.text
+        hit = ctx.cache["ms152.repeats"] = any(s in text for s in _REPEAT_SPELLINGS)
+    return bool(hit)
 
 
 def _repeat_message(repeat: ast.BinOp, ctx: Context) -> str:

@@ -225,7 +225,8 @@ def _has_fallback(ctx: Context) -> bool:
             for s in lax
             if _mentions(s.function, words, ctx)
             for n in _calls_in(s.function)
-        ) or any(has_none_join(s.function, ctx) or branch_stores(s.function) for s in lax)
+        ) or any(has_none_join(s.function, ctx) for s in lax)
+        hit = hit or (_nested_self_lines(ctx.text) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
@@ -348,6 +349,13 @@ def _calls_in(func: ast.AST) -> list[ast.AST]:
 
 #: attribute of a function's node holding its `branch_stores`
 _BRANCH_MEMO = "_ascend_lens_branch_stores"
+
+
+def _nested_self_lines(text: str) -> bool:
+    """Does a line of the text start with `self.` indented three levels or more (a store in
+    a block of a method)? Without one no method stores `self.<attr>` inside an `if` (spaces
+    or tabs; a plain substring search, cheaper than a walk of every compiled function)."""
+    return " " * 12 + "self." in text or "\t\t\tself." in text
 
 
 def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
@@ -623,7 +631,7 @@ class _Opaque:
         sub-cell whose product the caller uses; given to `nn.Dense` it fails, "'int' object has
         no attribute '__len__'"; a store outside any `if`, or in a branch MindSpore folds away
         (`if self.m is None` with `self.m` a tensor), compiles)."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self"):
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _nested_self_lines(self.ctx.text):
             return False
         stores = branch_stores(func).get(e.attr)
         if not stores:
