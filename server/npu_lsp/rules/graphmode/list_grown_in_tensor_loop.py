@@ -217,7 +217,8 @@ def _repeated_by_scalar(arg: ast.expr, call: ast.Call, ctx: Context) -> ast.BinO
             continue
         if isinstance(value.op, ast.Add) and isinstance(value.right, ast.BinOp):
             value = value.right  # `frames += [t] * n`, indexed as `frames + [t] * n`
-        if (value.lineno, value.col_offset) < at and _display_times_scalar(value, ctx):
+        line: int | None = getattr(value, "lineno", None)  # None: `x += v` indexed as a new `x + v`
+        if line is not None and (line, value.col_offset) < at and _display_times_scalar(value, ctx):
             return value
     return None
 
