@@ -65,6 +65,7 @@ class CompiledStoreReadByPython(Rule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 4: mutating a list or dict held on `self` is lost (MS142, MS185).
     - Measured on MindSpore 2.10 with the written set heldout16a (`ssm_recurrent_cache_dict_step`)
       and heldout16b probes `ls17_ds_*`: a key stored in `construct` read by Python after the
       call fails at LAX (`KeyError`), a list appended in `construct` read by index fails at LAX
