@@ -1,6 +1,7 @@
 """MindSpore GRAPH_MODE rules (MS1xx), following ../shared/reference/graphmode/RULES.md.
 
-Every rule here (except MS126, which looks at `__init__`) is a `GraphRule`: the engine calls
+Every rule here (except MS126, which looks at `__init__`, and MS138, which reads module-level
+code after a call) is a `GraphRule`: the engine calls
 it only for nodes inside graph scopes resolved by `npu_lsp.scope`. Error severity is reserved
 for what MindSpore 2.10 rejects at the scope's syntax level; patterns that compile but
 behave differently from Python are warnings.
@@ -17,6 +18,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     class_definition_in_graph,
     classmethod_in_graph,
     compile_time_frozen_call,
+    compiled_store_read_by_python,
     complex_literal,
     construct_wrapped_star_args,
     container_mutated_in_helper,

@@ -310,6 +310,12 @@ class Analyzer:
         value = binds[0][1]
         return value if isinstance(value, ast.expr) else None
 
+    def assigned_values(self, name: str, func: ast.AST | None) -> list[ast.expr]:
+        """The values plain assignments of `func` give `name` (`x += v` as `x + v`), from the
+        function's binding index (no walk of its nodes)."""
+        binds = self._indexed(self._fn(func)).bindings.get(name, ())
+        return [v for k, v in binds if k == _ASSIGN and isinstance(v, ast.expr)]
+
     def single_unpacking(self, name: str, func: ast.AST | None) -> tuple[ast.Call, tuple[int, ...]] | None:
         """`(call, where the name sits in its result)` when `a, b = call(...)` is the name's
         only binding in `func`."""

@@ -14,6 +14,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, dynamic_shape_r
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
+from npu_lsp.rules.graphmode.host_values import host_scalar
 
 _GROW = frozenset({"append", "extend", "insert"})
 # mindspore.ops functions and primitives that need at least one element
@@ -39,6 +40,8 @@ class ListGrownInTensorLoop(GraphRule):
     every module-level call gives `ms.mutable([...], True)`, a sequence of dynamic length, is
     such a loop too. A constant index (`lst[0]`, `lst[-1]`) of a list left empty by such a
     loop is flagged as well, unless it sits under a test reading the list (`if len(lst) > 0:`).
+    Also a list of tensors repeated by a count read from a tensor at run time and stacked
+    (`frames += [enc[i]] * int(durations[i])`, `[t] * n.item()`, also a tuple).
 
     ## Why is this bad?
     A tensor-conditioned `while` is compiled once, not unrolled, so the list seen after the
@@ -80,10 +83,14 @@ class ListGrownInTensorLoop(GraphRule):
         assert isinstance(node, ast.Call)
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
-        if not node.args or not isinstance(node.args[0], (ast.Name, ast.ListComp)) or ctx.function is None:
+        if not node.args or not isinstance(node.args[0], (ast.Name, ast.ListComp, ast.BinOp)) or ctx.function is None:
             return ()
         if not file_mentions(ctx, "while") and not file_mentions(ctx, "range") and not file_mentions(ctx, "for "):
-            return ()  # no loop anywhere: nothing to resolve
+            # no loop anywhere: only a list repeated by a run-time count to look for
+            if "*" not in ctx.text or not _needs_elements(node.func, ctx):
+                return ()
+            repeat = _repeated_by_scalar(node.args[0], node, ctx)
+            return [ctx.diagnostic(self, node, _repeat_message(repeat, ctx))] if repeat is not None else ()
         if not _needs_elements(node.func, ctx):
             return ()
         return self._check(node, node.args[0], ctx)
@@ -159,6 +166,10 @@ class ListGrownInTensorLoop(GraphRule):
                 f"the list comprehension on line {comp.lineno} runs over `{ctx.segment(comp.generators[0].iter)}`, a sequence of dynamic length (`ms.mutable(..., True)`): the graph cannot unroll it over known items, so the list cannot be stacked here",
             )
             return
+        repeat = _repeated_by_scalar(arg, node, ctx)
+        if repeat is not None:
+            yield ctx.diagnostic(self, node, _repeat_message(repeat, ctx))
+            return
         if not isinstance(arg, ast.Name):
             return
         name = arg.id
@@ -185,6 +196,65 @@ class ListGrownInTensorLoop(GraphRule):
             else:
                 message = f"`{name}` starts empty and is grown only inside the `for` on line {scalar_loop.lineno}, {over}: the graph unrolls that loop while compiling, when its length is not known, so `{name}` is still empty here"
             yield ctx.diagnostic(self, node, message)
+
+
+def _repeated_by_scalar(arg: ast.expr, call: ast.Call, ctx: Context) -> ast.BinOp | None:
+    """`[t] * int(n)` (`(t,) * x.item()`) given to the call, or bound to / added into the name
+    given to it before the call (`frames += [enc[i]] * int(durations[i])`): a display holding
+    a graph variable times a run-time scalar. Measured (written/heldout16b probes `ls17_lm_*`):
+    `ops.stack` of such a list fails at LAX and STRICT ("'TensorType' object is not
+    subscriptable"); times a constant or a shape it compiles, and `[1.0] * int(n)` (constants)
+    given to `len` compiles."""
+    if not _may_repeat_display(ctx):
+        return None
+    if isinstance(arg, ast.BinOp):
+        return arg if _display_times_scalar(arg, ctx) else None
+    if not isinstance(arg, ast.Name) or ctx.function is None:
+        return None
+    at = (call.lineno, call.col_offset)
+    for value in analyzer(ctx).assigned_values(arg.id, ctx.function):
+        if not isinstance(value, ast.BinOp):
+            continue
+        if isinstance(value.op, ast.Add) and isinstance(value.right, ast.BinOp):
+            value = value.right  # `frames += [t] * n`, indexed as `frames + [t] * n`
+        line: int | None = getattr(value, "lineno", None)  # None: `x += v` indexed as a new `x + v`
+        if line is not None and (line, value.col_offset) < at and _display_times_scalar(value, ctx):
+            return value
+    return None
+
+
+#: how `[t] * n` / `(t,) * n` / `n * [t]` are spelled: without one in the text, no display
+#: is repeated (a substring test, once per file)
+_REPEAT_SPELLINGS = ("] *", "]*", ",) *", ",)*", "* [", "*[")
+
+
+def _may_repeat_display(ctx: Context) -> bool:
+    hit = ctx.cache.get("ms152.repeats")
+    if hit is None:
+        text = ctx.text
+        hit = ctx.cache["ms152.repeats"] = any(s in text for s in _REPEAT_SPELLINGS)
+    return bool(hit)
+
+
+def _repeat_message(repeat: ast.BinOp, ctx: Context) -> str:
+    return (
+        f"`{ctx.segment(repeat)}` repeats a list of tensors a number of times read from a tensor at run time:"
+        " the graph cannot build a list whose length is unknown while compiling, so it cannot be stacked here;"
+        " repeat with tensors instead (`ops.gather` of repeated indices)"
+    )
+
+
+def _display_times_scalar(e: ast.BinOp, ctx: Context) -> bool:
+    if not isinstance(e.op, ast.Mult):
+        return False
+    for seq, n in ((e.left, e.right), (e.right, e.left)):
+        if (
+            isinstance(seq, (ast.List, ast.Tuple))
+            and host_scalar(n, ctx)
+            and any(analyzer(ctx).kind(v) == Kind.TENSOR for v in seq.elts)
+        ):
+            return True
+    return False
 
 
 def _needs_elements(func: ast.expr, ctx: Context) -> bool:

@@ -10,7 +10,7 @@ import keyword
 from collections.abc import Iterable
 from importlib import resources
 
-from npu_lsp.astutil import find_branches
+from npu_lsp.astutil import STATEMENT_BLOCKS, find_branches
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -67,8 +67,9 @@ class FallbackValueShapeQuery(GraphRule):
     printed, formatted or compared it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
-    from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells and
-    `CellList` blocks, lists holding it (also grown by `.append`), its attributes (`.shape`,
+    from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells,
+    `CellList` blocks and the blocks of an `nn.SequentialCell` (past blocks that do not
+    query it: `nn.ReLU`, `nn.Dropout`), lists holding it (also grown by `.append`), its attributes (`.shape`,
     a namedtuple's fields, also unpacked: `v, s = Out(x, 2.0)`); an instance of a module's
     `collections.namedtuple` class, built as Python under LAX even from tensors, counts as
     one, and so does an instance of its `typing.NamedTuple` classes, dataclasses and plain
@@ -77,7 +78,10 @@ class FallbackValueShapeQuery(GraphRule):
     returns it; LAX makes a name bound to `None` on
     one path of a branch on a tensor and to a value on the other (`y = None; if x.sum() > 0:
     y = x`), a conditional expression `None if <tensor test> else v`, or a helper returning
-    `None` on such a path, the same kind of Python object; and the shape of such a value given as a target shape
+    `None` on such a path, the same kind of Python object, and so does an attribute of
+    `self` stored inside an `if` of compiled code and read after it (`if self.memory is
+    None: self.memory = ...`, `if new_mask: self.mask = ...` in a sub-cell; a store outside
+    any `if`, or in a branch MindSpore folds away, is read back as the value); and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`); `min` / `max` of such a value's shape; and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
@@ -221,7 +225,9 @@ def _has_fallback(ctx: Context) -> bool:
             for s in lax
             if _mentions(s.function, words, ctx)
             for n in _calls_in(s.function)
-        ) or any(has_none_join(s.function, ctx) for s in lax) or bool(_namedtuple_classes(ctx))
+        ) or any(has_none_join(s.function, ctx) for s in lax)
+        hit = hit or (_nested_self_lines(ctx.text) and any(branch_stores(s.function) for s in lax))
+        hit = hit or bool(_namedtuple_classes(ctx))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
 
@@ -338,6 +344,51 @@ def _calls_in(func: ast.AST) -> list[ast.AST]:
         found = find_branches(func, _CALL)
         if kept is not None:
             kept[_CALLS_MEMO] = found
+    return found
+
+
+#: attribute of a function's node holding its `branch_stores`
+_BRANCH_MEMO = "_ascend_lens_branch_stores"
+
+
+def _nested_self_lines(text: str) -> bool:
+    """Does a line of the text start with `self.` indented three levels or more (a store in
+    a block of a method)? Without one no method stores `self.<attr>` inside an `if` (spaces
+    or tabs; a plain substring search, cheaper than a walk of every compiled function)."""
+    return " " * 12 + "self." in text or "\t\t\tself." in text
+
+
+def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
+    """`self.<attr>` -> (the `if`, the store) for each store of `self.<attr>` inside an `if`
+    statement of `func` (every enclosing `if`), kept on its node. Statements only: cheap."""
+    kept = getattr(func, "__dict__", None)
+    found = kept.get(_BRANCH_MEMO) if kept is not None else None
+    if found is not None:
+        return found
+    found = {}
+    stack: list[tuple[ast.AST, tuple[ast.If, ...]]] = [(st, ()) for st in getattr(func, "body", ())]
+    while stack:
+        node, ifs = stack.pop()
+        t = type(node)
+        blocks = STATEMENT_BLOCKS.get(t)
+        if blocks is not None:
+            inner: tuple[ast.If, ...] = (*ifs, node) if isinstance(node, ast.If) else ifs
+            for block in blocks:
+                stack.extend((st, inner) for st in getattr(node, block))
+            continue
+        if not ifs:
+            continue
+        if t is ast.Assign:
+            targets = node.targets  # type: ignore[attr-defined]
+        elif t is ast.AugAssign or t is ast.AnnAssign:
+            targets = [node.target]  # type: ignore[attr-defined]
+        else:
+            continue
+        for target in targets:
+            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                found.setdefault(target.attr, []).extend((i, node) for i in ifs)
+    if kept is not None:
+        kept[_BRANCH_MEMO] = found
     return found
 
 
@@ -520,6 +571,8 @@ class _Opaque:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
             return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
+            if self._branch_stored(e, func):
+                return True
             # an attribute of a fallback object is read by Python too (measured, written/lax
             # probes `gf_pd_*`: `int(x.asnumpy().shape[0])` added to `x` before an `nn.Dense` fails
             # under LAX, "'int' object has no attribute '__len__'"; `x.shape[0]` compiles); so is
@@ -568,6 +621,27 @@ class _Opaque:
                 self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
             )
         return False
+
+    def _branch_stored(self, e: ast.Attribute, func: ast.AST) -> bool:
+        """`self.m` read after an `if` of the same function that stores `self.m`: LAX runs
+        the store as a JIT Fallback `setattr`, and after the branches join the attribute is
+        a Python object, whatever the test is (measured, written/heldout16b probes
+        `ls17_sa_*`, `ls17_sb_*`, `ls17_sc_*`: `if self.m is None: self.m = ...`, `if
+        self.flag:`, `if new:` with `new` a constant argument, both branches storing, in a
+        sub-cell whose product the caller uses; given to `nn.Dense` it fails, "'int' object has
+        no attribute '__len__'"; a store outside any `if`, or in a branch MindSpore folds away
+        (`if self.m is None` with `self.m` a tensor), compiles)."""
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _nested_self_lines(self.ctx.text):
+            return False
+        stores = branch_stores(func).get(e.attr)
+        if not stores:
+            return False
+        at = (e.lineno, e.col_offset)
+        return any(
+            (i.end_lineno or 0, i.end_col_offset or 0) <= at
+            and not in_dead_branch(self.ctx, func, self.ctx.span(st))
+            for i, st in stores
+        )
 
     def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
         """Parameters of `func` some call of it in this file gives a fallback value."""
@@ -677,8 +751,9 @@ class _Opaque:
             return self._cell_of(self._loop_element(f, func), func)
         if isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
             held = self._held(f.attr, func)
+            if isinstance(held, ast.Call) and self._is_sequential(held):
+                return self._sequential_sink(held, func)
             first = self._element(held)
-            # `self.seq(x)` of an `nn.SequentialCell`: its first block gets the value
             return self._cell_of(first if first is not None else held, func)
         if (
             isinstance(f, ast.Subscript)
@@ -700,6 +775,31 @@ class _Opaque:
         values = a._self_values(cls).get(attr, [])
         return values[0] if len(values) == 1 else None
 
+    def _is_sequential(self, held: ast.expr | None) -> bool:
+        return isinstance(held, ast.Call) and self.ctx.qualname(held.func) == "mindspore.nn.SequentialCell"
+
+    def _sequential_sink(self, held: ast.Call, func: ast.AST) -> ast.FunctionDef | str | None:
+        """What gets the value `self.seq(x)` gives an `nn.SequentialCell`: its first block
+        that reads its input's shape or dtype, past MindSpore blocks that do not (a fallback
+        value stays one through them: measured, written/heldout16b probes `ls17_sq_*`:
+        `nn.SequentialCell(nn.ReLU(), nn.Dense(4, 1))` and `(nn.Dropout(p=0.1), nn.Dense(4, 1))`
+        fail under LAX as `nn.Dense` alone does), or its first block of the user's."""
+        cells = _queries()[0]
+        for block in self._blocks(held):
+            made = self._cell_of(block, func)
+            if made is None or not isinstance(made, str) or made in cells:
+                return made
+        return None
+
+    def _blocks(self, held: ast.Call) -> list[ast.expr]:
+        """The blocks of `nn.SequentialCell(a, b)` / `nn.SequentialCell([a, b])` in order."""
+        if len(held.args) != 1 or isinstance(held.args[0], ast.Call):
+            return [a for a in held.args if not isinstance(a, ast.Starred)]
+        seq: ast.expr | None = held.args[0]
+        if isinstance(seq, ast.Name):
+            seq = self._local_list(seq, held)
+        return list(seq.elts) if isinstance(seq, (ast.List, ast.Tuple)) else []
+
     def _element(self, held: ast.expr | None) -> ast.expr | None:
         """An element of `nn.CellList([...])` / `nn.SequentialCell([...])`."""
         if not (
@@ -707,6 +807,8 @@ class _Opaque:
         ):
             return None
         seq: ast.expr | None = held.args[0]
+        if isinstance(seq, ast.Call) and self._is_sequential(held):
+            return seq  # `nn.SequentialCell(nn.Dense(4, 8), nn.ReLU())`: blocks as arguments
         if isinstance(seq, ast.Name):  # `layers = [...]` then `nn.SequentialCell(layers)`
             seq = self._local_list(seq, held)
         if isinstance(seq, (ast.List, ast.Tuple)) and seq.elts:

@@ -23,6 +23,9 @@ _INDEX = "For primitive:'list_getitem', cannot get item by index from an empty s
 #: builtins that fail on an empty sequence, with MindSpore 2.10's words
 _EMPTY_SEQUENCE = {"min": "min() arg is an empty sequence", "max": "max() arg is an empty sequence"}
 _MEAN = "The divisor could not be zero. But the divisor is zero now"
+#: `statistics` functions LAX runs as Python on the list, which fail on an empty one
+#: (measured, written/heldout16b probes `ls17_st_*`: "mean requires at least one data point")
+_STATISTICS = frozenset({"mean", "fmean", "median", "median_low", "median_high", "mode", "geometric_mean", "harmonic_mean"})
 
 
 def _mean_divisor(node: ast.BinOp) -> ast.expr | None:
@@ -46,8 +49,8 @@ class SelfListEmptyInGraph(GraphRule):
     """## What it does
     Flags `ops.concat(self.outs)`, `ops.stack(self.outs)` (also of `list(self.outs)` or of a
     slice `self.outs[-3:]`), `self.outs[0]`, `min(self.outs)` / `max(...)` (also of a
-    generator over it: `min(s for s, _ in self.beams)`) and `sum(r) / len(r)` (with `r`
-    the list or a slice of it), also through a local name bound to `self.outs` or to a
+    generator over it: `min(s for s, _ in self.beams)`), `statistics.mean(self.outs)` (and
+    `median`, `fmean`...) and `sum(r) / len(r)` (with `r` the list or a slice of it), also through a local name bound to `self.outs` or to a
     slice of it, in compiled code when compiled code also appends to `self.outs`
     (`self.outs.append(...)` in `construct` or a method it calls, also a method of a plain
     Python object held on `self` or made in the function; `extend` under STRICT),
@@ -121,7 +124,7 @@ class SelfListEmptyInGraph(GraphRule):
     """
 
     nodes = (ast.Call, ast.Subscript, ast.BinOp)
-    calls = frozenset({*_NEEDS_ITEMS, *_EMPTY_SEQUENCE})  # of the calls, `ops.stack(...)`, `min(...)`
+    calls = frozenset({*_NEEDS_ITEMS, *_EMPTY_SEQUENCE, *_STATISTICS})  # of the calls, `ops.stack(...)`, `min(...)`
     callee = (ast.Attribute, ast.Name)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
@@ -145,6 +148,9 @@ class SelfListEmptyInGraph(GraphRule):
             read = node.args[0]  # type: ignore[attr-defined]
             # `ops.stack(list(self.outs))` reads the same empty list
             held = _copied(read, ctx) if type(read) is ast.Call else read
+        elif type(node.func) is ast.Attribute and node.func.attr in _STATISTICS:  # type: ignore[attr-defined]
+            read = node.args[0]  # type: ignore[attr-defined]
+            held = read
         elif type(node.func) is ast.Name and node.func.id in _EMPTY_SEQUENCE and len(node.args) == 1:  # type: ignore[attr-defined]
             read = node.args[0]  # type: ignore[attr-defined]
             # `min(s for s, _ in self.beams)` iterates the same empty list
@@ -426,6 +432,8 @@ def _needs_items(n: ast.AST, read: ast.expr, ctx: Context) -> str | None:
     if not isinstance(n, ast.Call) or not n.args or n.args[0] is not read:
         return None
     name = ctx.qualname(n.func) or ""
+    if name.startswith("statistics.") and name[11:] in _STATISTICS:
+        return f"StatisticsError: {name[11:]} of an empty list"
     if not name.startswith("mindspore."):
         return None
     return _NEEDS_ITEMS.get(name.rpartition(".")[2])
