@@ -59,19 +59,21 @@ class FallbackValuesUnpacked(GraphRule):
       `r2_meta_inner_loop_param_dict`.
     """
 
-    nodes = (ast.Starred,)
+    nodes = (ast.Call,)
     words = ("values",)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Starred)
-        if ctx.scope is None or ctx.scope.level != "lax" or ctx.function is None:
+        assert isinstance(node, ast.Call)
+        args = node.args
+        # unpacked last (`f(x, *d.values())`) compiles: only a star before another argument
+        last = len(args) - (0 if node.keywords else 1)
+        star = next((a for a in args[:last] if type(a) is ast.Starred), None)
+        if star is None or ctx.scope is None or ctx.scope.level != "lax" or ctx.function is None:
             return
-        call = ctx.parent(node)
-        if not isinstance(call, ast.Call) or node not in call.args:
-            return
-        if call.args[-1] is node and not call.keywords:
-            return  # unpacked last: compiles
-        value = node.value
+        yield from self._star(star, node, ctx)
+
+    def _star(self, star: ast.Starred, call: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        value = star.value
         if (
             isinstance(value, ast.Call)
             and len(value.args) == 1
@@ -88,13 +90,14 @@ class FallbackValuesUnpacked(GraphRule):
         ):
             return
         name = value.func.value.id
+        assert ctx.function is not None
         found = interpreted_binding(name, call, ctx.function, ctx)
         if found is None:
             return
         built = found[0]
         yield ctx.diagnostic(
             self,
-            node,
+            star,
             f"`{name}` is a Python object under LAX (`{ctx.segment(built.func)}(...)` of graph values runs by JIT "
             f"Fallback): its values cannot be unpacked before other arguments (MindSpore: Invalid input args for "
             f"unpack call); pass the values themselves, or unpack them last",

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
 from npu_lsp.rules.graphmode.self_attribute_assignment import EXPANDED_METHODS
 
 #: the statement forms MindSpore also turns into an assignment of the receiver: `lst.pop()`
@@ -124,7 +124,7 @@ class MethodStatementOnCallResult(GraphRule):
             # (measured, probe `ls17b_params_only_dict_update_read`)
             return
         if not (
-            _read_after(root.id, st, func, ctx) or (_returns(root.id, func) and _caller_reads_result(func, ctx))
+            _read_after(root.id, st, func) or (_returns(root.id, func) and _caller_reads_result(func, ctx))
         ):
             return
         yield ctx.diagnostic(
@@ -147,25 +147,52 @@ _NONE_RETURNING = EXPANDED_METHODS - {"register_hook"}
 _INTERPRETED_CONTAINERS = frozenset({"builtins.dict", "collections.OrderedDict"})
 
 
+def _container_names(func: ast.AST, ctx: Context) -> dict[str, list[tuple[tuple[int, int], ast.expr | None]]]:
+    """For a function that binds some name to `dict(...)` / `OrderedDict(...)`: every store
+    of such a name, (position, the value a single-target `=` gives it, else None). Empty
+    for any other function; once per function, only in files that spell such a call."""
+    key = ("ms189-containers", id(func))
+    found: dict[str, list[tuple[tuple[int, int], ast.expr | None]]] | None = ctx.cache.get(key)
+    if found is not None:
+        return found
+    found = {}
+    if file_mentions(ctx, "dict(") or file_mentions(ctx, "OrderedDict"):
+        stores: dict[str, list[tuple[tuple[int, int], ast.expr | None]]] = {}
+        wanted: set[str] = set()
+        for n in ast.walk(func):
+            if type(n) is ast.Assign:
+                single = len(n.targets) == 1 and type(n.targets[0]) is ast.Name
+                v = n.value
+                if single and type(v) is ast.Call and ctx.qualname(v.func) in _INTERPRETED_CONTAINERS:
+                    wanted.add(n.targets[0].id)  # type: ignore[attr-defined]
+                for t in n.targets:
+                    for x in ast.walk(t):
+                        if type(x) is ast.Name:
+                            stores.setdefault(x.id, []).append(((x.lineno, x.col_offset), v if single else None))
+            elif type(n) in (ast.AugAssign, ast.AnnAssign, ast.For, ast.comprehension, ast.NamedExpr):
+                for x in ast.walk(n.target):  # type: ignore[attr-defined]
+                    if type(x) is ast.Name:
+                        stores.setdefault(x.id, []).append(((x.lineno, x.col_offset), None))
+        found = {k: stores[k] for k in wanted}
+    ctx.cache[key] = found
+    return found
+
+
 def interpreted_binding(
     name: str, st: ast.stmt | ast.expr, func: ast.AST, ctx: Context
 ) -> tuple[ast.Call, bool] | None:
     """The call `name = dict(...)` / `OrderedDict(...)` with graph values that binds `name`
     last before `st` in `func` (None when the last binding before it is anything else), and
     whether a graph variable is among them (else only Parameters of the cell are)."""
-    at = (st.lineno, st.col_offset)
-    last: tuple[tuple[int, int], ast.expr | None] | None = None
-    for n in ast.walk(func):
-        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
-            pos = (n.lineno, n.col_offset)
-            if pos < at and (last is None or pos > last[0]):
-                parent = ctx.parent(n)
-                value = parent.value if isinstance(parent, ast.Assign) and len(parent.targets) == 1 else None
-                last = (pos, value)
-    if last is None or not isinstance(last[1], ast.Call):
+    stores = _container_names(func, ctx).get(name)
+    if not stores:
         return None
-    value = last[1]
-    if ctx.qualname(value.func) not in _INTERPRETED_CONTAINERS:
+    at = (st.lineno, st.col_offset)
+    before = [x for x in stores if x[0] < at]
+    if not before:
+        return None
+    value = max(before, key=lambda x: x[0])[1]
+    if not isinstance(value, ast.Call) or ctx.qualname(value.func) not in _INTERPRETED_CONTAINERS:
         return None
     a = analyzer(ctx)
     params: set[str] | None = None
@@ -182,7 +209,7 @@ def interpreted_binding(
     return (value, False) if held else None
 
 
-def _read_after(name: str, st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
+def _read_after(name: str, st: ast.stmt, func: ast.AST) -> bool:
     """Is `name` used as a container after `st` in `func` before a statement rebinds it
     (`name[k]`, `name.keys()`, `len(name)`, `for k in name`)? Binding it to another name or
     returning it reads the None without failing (measured, probe
@@ -191,25 +218,28 @@ def _read_after(name: str, st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     rebound: tuple[int, int] | None = None
     reads: list[tuple[int, int]] = []
     for n in ast.walk(func):
-        if isinstance(n, ast.Name) and n.id == name and (n.lineno, n.col_offset) > end:
-            if not isinstance(n.ctx, ast.Load):
-                if rebound is None or (n.lineno, n.col_offset) < rebound:
-                    rebound = (n.lineno, n.col_offset)
-            elif _used_as_container(n, ctx):
-                reads.append((n.lineno, n.col_offset))
+        if type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load:
+            pos = (n.lineno, n.col_offset)
+            if pos > end and (rebound is None or pos < rebound):
+                rebound = pos
+            continue
+        for used in _container_uses(n):
+            if type(used) is ast.Name and used.id == name and (used.lineno, used.col_offset) > end:
+                reads.append((used.lineno, used.col_offset))
     # `d = f(d)` reads before it rebinds: the value is read on the rebinding line too
     return any(rebound is None or r[0] <= rebound[0] for r in reads)
 
 
-def _used_as_container(n: ast.Name, ctx: Context) -> bool:
-    parent = ctx.parent(n)
-    if isinstance(parent, (ast.Subscript, ast.Attribute)):
-        return parent.value is n
-    if isinstance(parent, ast.Call):
-        return n in parent.args
-    if isinstance(parent, (ast.For, ast.comprehension)):
-        return parent.iter is n
-    return isinstance(parent, ast.Starred)
+def _container_uses(n: ast.AST) -> list[ast.expr]:
+    """The expressions `n` uses as a container: `v[k]`, `v.attr`, `f(v)`, `for _ in v`, `*v`."""
+    t = type(n)
+    if t is ast.Subscript or t is ast.Attribute or t is ast.Starred:
+        return [n.value]  # type: ignore[attr-defined]
+    if t is ast.Call:
+        return list(n.args)  # type: ignore[attr-defined]
+    if t is ast.For or t is ast.comprehension:
+        return [n.iter]  # type: ignore[attr-defined]
+    return []
 
 
 def _returns(name: str, func: ast.AST) -> bool:
@@ -239,22 +269,21 @@ def _caller_reads_result(func: ast.AST, ctx: Context) -> bool:
         built = cls.name
     elif any(st is func for st in ctx.tree.body):
         callees = {func.name}
+    def called(c: ast.expr) -> bool:
+        if type(c) is not ast.Call:
+            return False
+        f = c.func
+        return (type(f) is ast.Name and f.id in callees) or (
+            type(f) is ast.Call and type(f.func) is ast.Name and f.func.id == built
+        )
+
     held: set[str] = set()
     for st in ctx.tree.body:
         for n in ast.walk(st):
-            if not isinstance(n, ast.Call):
-                continue
-            f = n.func
-            if not (
-                (isinstance(f, ast.Name) and f.id in callees)
-                or (isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == built)
-            ):
-                continue
-            parent = ctx.parent(n)
-            if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is n:
+            if type(n) is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name and called(n.value):
+                held.add(n.targets[0].id)
+            elif any(called(u) for u in _container_uses(n) if type(n) is not ast.Call):
                 return True
-            if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
-                held.add(parent.targets[0].id)
     return bool(held) and any(
         isinstance(n, (ast.Attribute, ast.Subscript))
         and isinstance(n.value, ast.Name)
