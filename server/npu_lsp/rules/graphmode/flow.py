@@ -1778,7 +1778,10 @@ class Analyzer:
         elt = self._kind(e.elt, fn)
         if elt == Kind.TENSOR:
             return elt
-        if self._host_scalars_of_elements(e, fn):
+        if type(e) is ast.GeneratorExp and self._host_scalars_of_elements(e, fn):
+            # a generator only (`sum(float(g) for g in gs)`): a list comprehension of such
+            # scalars is one the graph builds itself, and `max(norms)` / `vals.index(v)` of
+            # it compile (difftest seeds 10000083, 10100053)
             return Kind.VAR
         if elt == Kind.CONST and all(
             self._element_kind(g.iter, fn) == Kind.CONST
@@ -1790,7 +1793,7 @@ class Analyzer:
             return Kind.CONST
         return Kind.UNKNOWN
 
-    def _host_scalars_of_elements(self, e: ast.ListComp, fn: _Fn) -> bool:
+    def _host_scalars_of_elements(self, e: ast.ListComp | ast.GeneratorExp, fn: _Fn) -> bool:
         """Does the element convert an item of a tensor sequence to a Python scalar
         (`sum(float(g.norm()) ** 2 for g in grads)`, `[v.item() for v in outs]`)? Such a
         comprehension holds run-time scalars: measured, `math.sqrt` of that `sum` is refused
@@ -1858,6 +1861,15 @@ class Analyzer:
                         # under STRICT where `np.arange` needs a constant); not said CONST
                         return Kind.UNKNOWN
                     return Kind.VAR if self._arg_kind(e, fn).dynamic else Kind.CONST
+                if (
+                    last == "sum"
+                    and e.args
+                    and type(e.args[0]) is ast.ListComp
+                    and self._host_scalars_of_elements(e.args[0], fn)
+                ):
+                    # `sum([g.sum().item() for g in grads])`: a run-time scalar, as the sum of
+                    # such a generator is (the list itself stays unknown, see below)
+                    return Kind.VAR
                 return self._arg_kind(e, fn)
             if q.startswith("mindspore."):
                 if last in _SHAPE_FUNCS or last == "dtype":
