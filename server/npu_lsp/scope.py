@@ -2014,19 +2014,31 @@ class ScopeResolver:
                     yield m[0], f"{m[0].module}.{m[1].name}.{wrapped[5:]}", m[2], owner
             else:
                 yield from self._compiled_through(info, wrapped, set())
-        param = cls.attr_params.get(attr)
-        init = cls.methods.get("__init__")
-        arg_q = None
-        if param is not None and init is not None:
-            given = info.ctor_args.get(cls.name, {})
-            positional = _init_parameters(init)[0]
-            arg_q = given.get(param)
-            if arg_q is None and param in positional:
-                arg_q = given.get(positional.index(param))
+        arg_q = self._argument_class(owner, attr)
         if arg_q and self._class(arg_q) and self.is_cell_class(arg_q):
             m = self._method(arg_q, "construct")
             if m is not None:
                 yield m[0], f"{m[0].module}.{m[1].name}.construct", m[2], arg_q
+
+    def _argument_class(self, owner: str | None, attr: str) -> str | None:
+        """The class of the object the module's construction of `owner` gives the `__init__`
+        argument kept as `self.<attr>` (`self.scheduler = scheduler` with
+        `Opt(params, CosineScheduler(0.1, 10))`): calling its methods compiles them as
+        methods of that class (measured, written/heldout15b probes `ls17b_obj_*`)."""
+        found = self._class(owner) if owner else None
+        if found is None:
+            return None
+        info, cls = found
+        param = cls.attr_params.get(attr)
+        init = cls.methods.get("__init__")
+        if param is None or init is None:
+            return None
+        given = info.ctor_args.get(cls.name, {})
+        arg_q = given.get(param)
+        positional = _init_parameters(init)[0]
+        if arg_q is None and param in positional:
+            arg_q = given.get(positional.index(param))
+        return arg_q
 
     def _imported_held(self, info: ModuleInfo, qual: str) -> ModuleInfo | None:
         """The workspace module whose module-level Cell instance or grad builder `qual`
@@ -2125,7 +2137,7 @@ class ScopeResolver:
                     and recv.value.id == "self"
                     and (owner_cls := self._owner_class(owner)) is not None
                 ):
-                    cls_q = owner_cls.attr_types.get(recv.attr)
+                    cls_q = owner_cls.attr_types.get(recv.attr) or self._argument_class(owner, recv.attr)
                 if cls_q is not None:
                     m = self._method(cls_q, f.attr)
                     if m is None and cls_q == owner:

@@ -152,6 +152,9 @@ def operation_probes() -> dict[str, tuple[str, str, str, str]]:
     for (tname, meth), arg in METHOD_KWARGS.items():
         text = ("'{a}'" if meth == "format" else RECEIVERS[tname][0])
         probes[f"k_{tname}_{meth}"] = (tname, f"{meth}(kw)", "const", f"    v = {text}\n    r = v.{meth}({arg})\n    return x, r\n")
+        if RECEIVERS[tname][1] is not None:  # `d.update(c=x)` on a dict of tensors too
+            held = RECEIVERS[tname][1]
+            probes[f"k_{tname}_{meth}_tensor"] = (tname, f"{meth}(kw)", "tensor", f"    v = {held}\n    r = v.{meth}({arg})\n    return x, r\n")
     return probes
 
 

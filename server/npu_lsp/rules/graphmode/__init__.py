@@ -30,6 +30,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     duplicate_parameter_names,
     empty_deque_grown,
     enum_member_in_graph,
+    fallback_value_unpacked,
     function_in_output,
     generator_over_tolist,
     getattr_runtime_name,

@@ -80,6 +80,12 @@ class SelfAttributeAssignment(GraphRule):
     Also an attribute of one of the module's classes set by its class name and used by the
     same function (`WarmupScale.step += 1`, or `Cls.mode = 3` then `x * Cls.mode`): STRICT
     then handles it as a Python object and refuses the expressions that read it.
+    A method of a plain object the cell holds is compiled with the object as its `self`, so
+    `self.last_step += 1` in `Sched.step` is flagged when `construct` calls
+    `self.scheduler.step()`, also when the cell receives the object through its constructor
+    (`Opt(params, Sched(0.1))`, `self.scheduler = scheduler`); assigning `self.sched.x`
+    directly in `construct` compiles (measured, written/heldout15b probes `ls17b_obj_*`,
+    `ls17b_ctor_obj_*`).
 
     ## Why is this bad?
     STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to
