@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 
 #: deque methods that grow it in place
 _GROW = frozenset({"append", "appendleft", "extend", "extendleft", "insert"})
@@ -73,12 +73,34 @@ class EmptyDequeGrown(GraphRule):
         made = analyzer(ctx).single_assignment(name, ctx.function)
         if not isinstance(made, ast.Call) or ctx.qualname(made.func) != "collections.deque":
             return
-        if made.args and not (isinstance(made.args[0], (ast.List, ast.Tuple)) and not made.args[0].elts):
-            return  # made from data: LAX runs it by JIT Fallback
         if any(k.arg not in ("maxlen",) for k in made.keywords):
+            return
+        if made.args and not (isinstance(made.args[0], (ast.List, ast.Tuple)) and not made.args[0].elts):
+            # made from data: LAX runs it by JIT Fallback, and `append` leaves None behind
+            # (measured, written/famc probes `g17_dq_*`; `appendleft` compiles, `dq_g_*`)
+            if f.attr == "append" and _read_after(name, node, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{name}` is `{ctx.segment(made)}`, a deque made in compiled code: JIT Fallback builds it as Python, but after `append` the graph holds None for it, and reading it fails to compile ('NoneType' object is not subscriptable / has no attribute '__len__'); use a Python list (`{name} = {name}[1:] + [item]`)",
+                )
             return
         yield ctx.diagnostic(
             self,
             node,
             f"`{name}` is `{ctx.segment(made)}`, an empty deque made in compiled code: MindSpore has no graph deque, it is None here, and `{f.attr}` fails to compile at every level ('NoneType' object has no attribute '{f.attr}'); use a Python list",
         )
+
+
+def _read_after(name: str, call: ast.Call, ctx: Context) -> bool:
+    """Is `name` read in the function after the line of `call` (other than growing it)?"""
+    func = ctx.function
+    if func is None:
+        return False
+    end = call.end_lineno or call.lineno
+    for n in own_nodes(func):
+        if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load and n.lineno > end:
+            p = ctx.parent(n)
+            if not (type(p) is ast.Attribute and p.attr in _GROW):
+                return True
+    return False

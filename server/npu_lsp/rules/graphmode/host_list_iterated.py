@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.host_values import host_names
+from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
 Shape = tuple[int | None, ...]
@@ -40,6 +41,8 @@ _GROW = frozenset({"append", "extend", "insert"})
 #: functions LAX runs by JIT Fallback on a list of run-time values, giving a sorted list
 #: (the position of the list among their arguments)
 _SORTING = {"builtins.sorted": 0, "heapq.nlargest": 1, "heapq.nsmallest": 1}
+#: scope kinds checked: entries, and (over an item of host data only) what they call
+_KINDS = frozenset({"construct", "jit", "helper", "jit_class"})
 
 
 @rule(code="MS193", name="host-list-iterated", severity="error", family="graphmode")
@@ -145,11 +148,12 @@ class HostListIterated(GraphRule):
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
-    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(")
+    # the calls making host data, or a value JIT Fallback makes (`interpreted`)
+    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(", "str(", ".format(", "math.", "np.", "NamedTuple", "f'", 'f"')
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope
-        if scope is None or scope.level != "lax" or scope.kind not in ("construct", "jit"):
+        if scope is None or scope.level != "lax" or scope.kind not in _KINDS:
             return ()
         t = type(node)
         if t is ast.Call:
@@ -174,8 +178,9 @@ class HostListIterated(GraphRule):
         return self._check(node, it, what, ctx)
 
     def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context, least: int = _LEAST) -> Iterable[Diagnostic]:
+        entry = ctx.scope is not None and ctx.scope.kind in ("construct", "jit")
         if not _host_iterable(it, ctx, 0):
-            made = _sorted_at_run_time(it, node, ctx)
+            made = _sorted_at_run_time(it, node, ctx) if entry else None
             if made is not None and _result_read(node, ctx):
                 yield ctx.diagnostic(
                     self,
@@ -183,14 +188,23 @@ class HostListIterated(GraphRule):
                     f"{what} over `{ctx.segment(it)}`, which is `{ctx.segment(made)}` of a list holding values known only at run time: LAX runs that `sorted` by JIT Fallback, and MindSpore cannot build this over its result, whatever its length; keep scores in a tensor (`ops.topk`, `ops.sort`) or sort outside the graph",
                 )
                 return
+            if isinstance(node, ast.ListComp) and _interpreted_items(it, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"{what} over `{ctx.segment(it)}`, values of a tensor LAX holds as a Python object (it went through JIT Fallback: `str`, `math`, numpy, an f-string, `asnumpy()` of run-time values, here or in the function that made it): MindSpore cannot build it over such values; keep that arithmetic in tensor ops, or read shapes before the fallback",
+                )
+                return
             loop = _host_item_loop(node, it, ctx)
             if loop is not None:
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"{what} over `{ctx.segment(it)}`, an item of `{ctx.segment(loop.iter)}` (line {loop.lineno}), which JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over such an item, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
+                    f"{what} over `{ctx.segment(it)}`, an item of `{ctx.segment(loop.iter)}` (line {loop.iter.lineno}), which JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over such an item, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
                 )
             return
+        if not entry:
+            return  # lengths are known only from the calls of an entry
         n = _host_len(it, ctx, 0)
         if isinstance(node, ast.ListComp):
             use = _comprehension_use(node, ctx)
@@ -263,7 +277,7 @@ def _own_host_item(comp: ast.ListComp, ctx: Context) -> bool:
     return type(comp.elt) is ast.Name and comp.elt.id in host_names(comp, ctx)
 
 
-def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None:
+def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | ast.comprehension | None:
     """The enclosing `for` whose variable `it` is, when that `for` runs over host data of a
     run-time tensor (`for row in idx.asnumpy().tolist()`) and `it` is not bound elsewhere.
     Measured (written/heldout14 probes `lx_tr_*`): a comprehension or an appending `for` over
@@ -280,8 +294,34 @@ def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None
             if _host_iterable(p.iter, ctx, 0) and analyzer(ctx).single_assignment(it.id, ctx.function) is None:
                 return p
             return None
+        if type(p) in _COMPS:
+            # `[[v * 2 for v in row] for row in x.tolist()]`: the outer comprehension's
+            # variable is such a row too (written/famc probes `g17_ct_*`)
+            gen = next((g for g in p.generators if any(type(t) is ast.Name and t.id == it.id for t in _target_names(g.target))), None)  # type: ignore[attr-defined]
+            if gen is not None:
+                return gen if _host_iterable(gen.iter, ctx, 0) else None
         p = ctx.parent(p)
     return None
+
+
+_COMPS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def _interpreted_items(it: ast.expr, ctx: Context) -> bool:
+    """`(x.shape[0], x.shape[1], x.ndim)` or `x[0]` of a tensor `x` LAX holds as a Python
+    object after JIT Fallback (`interpreted`). Measured (written/famc probes `g17_an_*`): a
+    comprehension over 2 or 3 such values fails ("unsupported operand type(s) for +: 'float'
+    and 'list'", "'float' object is not subscriptable"); a `for` summing them compiles."""
+    func = ctx.function
+    if func is None:
+        return False
+    t = type(it)
+    if t in (ast.Tuple, ast.List):
+        elts = it.elts  # type: ignore[attr-defined]
+        return len(elts) >= 2 and all(interpreted(x, ctx, func) for x in elts)
+    if t is ast.Subscript and type(it.slice) is not ast.Slice:  # type: ignore[attr-defined]
+        return analyzer(ctx).kind(it.value) == Kind.TENSOR and interpreted(it.value, ctx, func)  # type: ignore[attr-defined]
+    return False
 
 
 def _target_names(target: ast.expr) -> list[ast.expr]:
@@ -549,7 +589,10 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if isinstance(e, ast.Name):
         s = param_shape(e.id, ctx)
         if s is not None:
-            return None if analyzer(ctx).rebinds(e.id, ctx.function) else s
+            # read before the body first rebinds it (`x = Tensor([... x.tolist()])`, also in a
+            # loop: the first pass fails), it is still the argument
+            first = analyzer(ctx).first_binding_line(e.id, ctx.function)
+            return s if first is None or e.lineno <= first else None
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         if bound is not None:
             return _shape(bound, ctx, depth + 1)
@@ -892,6 +935,8 @@ def _module_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if isinstance(e, ast.Name):
         bound = analyzer(ctx)._module_assignments().get(e.id)
         return _module_shape(bound, ctx, depth + 1) if bound is not None else None
+    if isinstance(e, ast.BinOp):
+        return _scalar_broadcast(e, ctx, depth)
     if not isinstance(e, ast.Call):
         return None
     f = e.func
@@ -933,6 +978,20 @@ def _module_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if last in _MAKERS and e.args:
         return _dims(e.args[0])
     return None
+
+
+def _scalar_broadcast(e: ast.BinOp, ctx: Context, depth: int) -> Shape | None:
+    """`np.arange(6).reshape(2, 3) - 2.5`, `2 * np.ones(4)`: an array and a number keep the
+    array's shape (numpy broadcasts the number); two arrays of one known shape keep it."""
+    if isinstance(e.op, ast.MatMult):
+        return None
+    sides = [e.left, e.right]
+    numbers = [s for s in sides if _number(s)]
+    arrays = [s for s in sides if not _number(s)]
+    shapes = {_module_shape(a, ctx, depth + 1) for a in arrays}
+    if not arrays or len(shapes) != 1 or len(numbers) + len(arrays) != 2:
+        return None
+    return next(iter(shapes))
 
 
 def _dims(e: ast.expr) -> Shape | None:

@@ -16,6 +16,7 @@ from npu_lsp.astutil import self_attr, store_names
 from npu_lsp.diagnostics import Diagnostic, Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.values import PARSE_TIME, UNKNOWN, instances
 from npu_lsp.scope import GraphScope
 
@@ -79,7 +80,18 @@ def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = Fa
         return False
     if instances(ctx).evaluate(test, func) is not UNKNOWN:
         return False
+    if _interpreted_shape(test, func, ctx):
+        return False  # the shape of a tensor LAX holds as a Python object: known at run time
     return _from_shape(test, func, ctx, _DEPTH, own)
+
+
+def _interpreted_shape(test: ast.expr, func: ast.AST, ctx: Context) -> bool:
+    """`x.ndim == 2` with `x` a value JIT Fallback made (`interpreted`): MindSpore compiles
+    both sides (measured, written/famc probes `g17_an_*_under_ndim_if`)."""
+    return any(
+        isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_ATTRS and interpreted(sub.value, ctx, func)
+        for sub in ast.walk(test)
+    )
 
 
 def _from_shape(e: ast.AST, func: ast.AST, ctx: Context, depth: int, own: bool = False) -> bool:
