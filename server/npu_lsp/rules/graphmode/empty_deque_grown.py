@@ -76,13 +76,14 @@ class EmptyDequeGrown(GraphRule):
         if any(k.arg not in ("maxlen",) for k in made.keywords):
             return
         if made.args and not (isinstance(made.args[0], (ast.List, ast.Tuple)) and not made.args[0].elts):
-            # made from data: LAX runs it by JIT Fallback, and `append` leaves None behind
-            # (measured, written/famc probes `g17_dq_*`; `appendleft` compiles, `dq_g_*`)
-            if f.attr == "append" and _read_after(name, node, ctx):
+            # made from data: LAX runs it by JIT Fallback, and `append` / `extend` leave None
+            # behind (measured, written/famc probes `g17_dq_*`; `appendleft` compiles,
+            # `dq_g_*`, `g17_dq_appendleft_len`; unread afterwards it compiles)
+            if f.attr in ("append", "extend") and _read_after(name, node, ctx):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{name}` is `{ctx.segment(made)}`, a deque made in compiled code: JIT Fallback builds it as Python, but after `append` the graph holds None for it, and reading it fails to compile ('NoneType' object is not subscriptable / has no attribute '__len__'); use a Python list (`{name} = {name}[1:] + [item]`)",
+                    f"`{name}` is `{ctx.segment(made)}`, a deque made in compiled code: JIT Fallback builds it as Python, but after `{f.attr}` the graph holds None for it, and reading it fails to compile ('NoneType' object is not subscriptable / has no attribute '__len__'); use a Python list (`{name} = {name}[1:] + [item]`)",
                 )
             return
         yield ctx.diagnostic(

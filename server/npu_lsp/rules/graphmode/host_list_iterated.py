@@ -310,7 +310,7 @@ _COMPS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 def _interpreted_items(it: ast.expr, ctx: Context) -> bool:
     """`(x.shape[0], x.shape[1], x.ndim)` or `x[0]` of a tensor `x` LAX holds as a Python
     object after JIT Fallback (`interpreted`). Measured (written/famc probes `g17_an_*`): a
-    comprehension over 2 or 3 such values fails ("unsupported operand type(s) for +: 'float'
+    comprehension over 1, 2 or 3 such values fails ("unsupported operand type(s) for +: 'float'
     and 'list'", "'float' object is not subscriptable"); a `for` summing them compiles."""
     func = ctx.function
     if func is None:
@@ -318,7 +318,7 @@ def _interpreted_items(it: ast.expr, ctx: Context) -> bool:
     t = type(it)
     if t in (ast.Tuple, ast.List):
         elts = it.elts  # type: ignore[attr-defined]
-        return len(elts) >= 2 and all(interpreted(x, ctx, func) for x in elts)
+        return bool(elts) and all(interpreted(x, ctx, func) for x in elts)
     if t is ast.Subscript and type(it.slice) is not ast.Slice:  # type: ignore[attr-defined]
         return analyzer(ctx).kind(it.value) == Kind.TENSOR and interpreted(it.value, ctx, func)  # type: ignore[attr-defined]
     return False

@@ -24,7 +24,10 @@ from npu_lsp.rules.graphmode.flow import analyzer
 #: names and calls followed from one read (a chain of stages passing `x` along)
 _DEPTH = 12
 #: builtins and constructors whose result is interpreted when an argument is
-_CARRIERS = frozenset({"len", "float", "int", "round", "abs", "sum", "max", "min", "mindspore.Tensor", "mindspore.common.tensor.Tensor"})
+_CARRIERS = frozenset(
+    {"len", "float", "int", "round", "abs", "sum", "max", "min", "enumerate", "zip", "list", "tuple", "sorted", "reversed"}
+    | {"mindspore.Tensor", "mindspore.common.tensor.Tensor"}
+)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: builtins making text; MindSpore knows them (`calls_table.graph_builtins`) but runs them by
 #: JIT Fallback on a run-time value
@@ -63,6 +66,8 @@ def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> boo
         return any(type(v) is ast.FormattedValue and a.kind(v.value, func).dynamic for v in e.values)  # type: ignore[attr-defined]
     if t is ast.Call:
         return _call(e, ctx, func, depth)  # type: ignore[arg-type]
+    if t is ast.ListComp:
+        return interpreted(e.elt, ctx, func, depth)  # type: ignore[attr-defined]
     return False
 
 
@@ -82,6 +87,8 @@ def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
         return True  # LAX builds a NamedTuple instance as Python (PyExecute)
     if name in _CARRIERS:
         return any(interpreted(a, ctx, func, depth) for a in call.args)
+    if type(f) is ast.Attribute and interpreted(f.value, ctx, func, depth):
+        return True  # a method of a Python object runs as Python
     callee = _callee(call, ctx, func)
     return callee is not None and _returns(callee, ctx, depth + 1)
 
@@ -149,19 +156,25 @@ def _name(e: ast.Name, ctx: Context, func: ast.AST, depth: int) -> bool:
     """The value of the last assignment of `e.id` that always runs before the read, or of
     the parameter when no assignment comes first."""
     stmt = _statement_of(e, ctx)
-    if stmt is None:
+    return stmt is not None and _before(e.id, stmt, ctx, func, depth)
+
+
+def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """Is `name` interpreted when `stmt` starts? A binding under a branch counts only when
+    the value it replaces is interpreted too."""
+    if depth > _DEPTH:
         return False
     last: ast.stmt | None = None
     for s in _own_statements(func):
-        if s.lineno >= stmt.lineno or not _assigns(s, e.id):
+        if s.lineno >= stmt.lineno or not _assigns(s, name):
             continue
         if last is None or s.lineno > last.lineno:
             last = s
-    if last is not None:
-        if type(last) is ast.For or not _always_runs(last, stmt, ctx, func):
-            return False
-        return interpreted(last.value, ctx, func, depth + 1)  # type: ignore[attr-defined]
-    return _param(e.id, ctx, func, depth)
+    if last is None:
+        return _param(name, ctx, func, depth)
+    if type(last) is ast.For or not interpreted(last.value, ctx, func, depth + 1):  # type: ignore[attr-defined]
+        return False
+    return _always_runs(last, stmt, ctx, func) or _before(name, last, ctx, func, depth + 1)
 
 
 def _assigns(s: ast.stmt, name: str) -> bool:

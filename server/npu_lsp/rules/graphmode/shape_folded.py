@@ -47,7 +47,8 @@ def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
         return False
     func = scope.function
     own = d.code in _FOLDS_SELF_LEN
-    return any(_shape_condition(test, func, ctx, own) for test in _enclosing_tests(func, d.span, ctx))
+    lax = scope.level == "lax"
+    return any(_shape_condition(test, func, ctx, own, lax) for test in _enclosing_tests(func, d.span, ctx))
 
 
 def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[ast.expr]:
@@ -73,14 +74,14 @@ def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[ast.expr]
     return out
 
 
-def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = False) -> bool:
+def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = False, lax: bool = False) -> bool:
     """A compile-time condition we cannot evaluate, built from input shapes (with `own`,
     `len(self.<attr>)` does not count: the rule folded it itself)."""
     if analyzer(ctx).kind(test, func) != Kind.CONST:
         return False
     if instances(ctx).evaluate(test, func) is not UNKNOWN:
         return False
-    if _interpreted_shape(test, func, ctx):
+    if lax and _interpreted_shape(test, func, ctx):
         return False  # the shape of a tensor LAX holds as a Python object: known at run time
     return _from_shape(test, func, ctx, _DEPTH, own)
 
