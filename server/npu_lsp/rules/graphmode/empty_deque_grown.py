@@ -20,15 +20,19 @@ class EmptyDequeGrown(GraphRule):
     """## What it does
     Flags `dq.append(...)` (also `appendleft`, `extend`, `extendleft`, `insert`) in compiled
     code (`construct`, a method it calls, an `@ms.jit` function) when `dq` is bound there to
-    an empty `collections.deque()` (`deque()`, `deque(maxlen=n)`, `deque([])`).
+    an empty `collections.deque()` (`deque()`, `deque(maxlen=n)`, `deque([])`); and
+    `dq.append(...)` / `dq.extend(...)` of a deque made there from data (`deque(vals,
+    maxlen=2)`, `deque([x])`) when `dq` is read afterwards.
 
     ## Why is this bad?
     MindSpore 2.10 has no graph type for a deque: an empty one made in compiled code becomes
     `None` in the graph, and growing it stops the compile at every syntax level with
     `AttributeError: 'NoneType' object has no attribute 'append'`, whatever it holds
     (tensors or Python floats) and however it is read afterwards. A deque made from data
-    (`deque([x])`) is run by JIT Fallback under LAX and compiles there; one made in
-    `__init__` and only read compiles.
+    (`deque([x])`) is run by JIT Fallback under LAX and compiles there while it is only
+    read, or grown with `appendleft`; after `append` or `extend` the graph holds None for
+    it, and reading it (`dq[0]`, `len(dq)`) fails at every level ("'NoneType' object is not
+    subscriptable"). One made in `__init__` and only read compiles.
 
     ## Example
     ```python
@@ -55,7 +59,10 @@ class EmptyDequeGrown(GraphRule):
       and `everyday` (`closure_deque_history`) and the `algorithms` probes `dq_*`: `deque()`
       and `deque(maxlen=2)` grown with `append` in `construct` or an `@ms.jit` function are
       rejected at LAX and STRICT (then stacked, measured with `len`, indexed or iterated);
-      `deque([x])` grown with `appendleft` and a deque only read compile under LAX.
+      `deque([x])` grown with `appendleft` and a deque only read compile under LAX; the
+      famc probes `g17_dq_*`: `deque(data)` (floats of a tensor, constants, tensors,
+      `x.tolist()`, with or without `maxlen`) grown by `append` or `extend` and then indexed
+      or measured with `len` fail at LAX and STRICT, unread afterwards it compiles at LAX.
     """
 
     nodes = (ast.Call,)

@@ -73,7 +73,12 @@ class HostListIterated(GraphRule):
     loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
     in ids.asnumpy().tolist()`). A list comprehension whose `len` compiled code reads is
     flagged whatever its length; one never read, or written inside a builtin LAX runs as
-    Python (`sorted([...])`), is not.
+    Python (`sorted([...])`), is not. Also, whatever the length, a comprehension over an
+    item of an outer comprehension's host data (`[[v * 2 for v in row] for row in
+    x.tolist()]`, in helpers too), and one over values of a tensor LAX holds as a Python
+    object after JIT Fallback (`x = x + len(str(s)) * 0`, `x + math.tanh(s)`, `x +
+    ms.Tensor(host_list)`, a namedtuple's field, a helper or `@ms.jit` function returning
+    one: `[float(d) for d in (x.shape[0], x.shape[1], x.ndim)]`, `[float(v) for v in x[0]]`).
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a run-time tensor is run by JIT Fallback, and
@@ -145,6 +150,12 @@ class HostListIterated(GraphRule):
       heldout15a `r2_gen_sorted_lambda_topk_python`.
     - The written famc probes `lc_*`: comprehensions over 1, 2 and 3 host items whose `len`
       is read fail; unread, or inside `sorted(...)`, they compile.
+    - The written famc probes `g17_ct_*` (nested comprehensions over rows of 2 and 3 items
+      fail, `sum(row)` compiles; a parameter read before its first rebinding keeps the
+      call's shape) and `g17_an_*` (comprehensions over 1, 2 or 3 shape values or a row of
+      a tensor made by `str`, an f-string, `math.tanh`, `ms.Tensor(host list)`, a
+      NamedTuple, a conditional expression on host data or an `@ms.jit` function doing so
+      fail; after `float(t)`, `t.item()` or a rebinding to a graph op they compile).
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
