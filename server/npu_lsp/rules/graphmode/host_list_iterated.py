@@ -41,6 +41,8 @@ _GROW = frozenset({"append", "extend", "insert"})
 #: functions LAX runs by JIT Fallback on a list of run-time values, giving a sorted list
 #: (the position of the list among their arguments)
 _SORTING = {"builtins.sorted": 0, "heapq.nlargest": 1, "heapq.nsmallest": 1}
+#: what a file must say for host data to be made in it
+_HOST_WORDS = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(")
 #: scope kinds checked: entries, and (over an item of host data only) what they call
 _KINDS = frozenset({"construct", "jit", "helper", "jit_class"})
 
@@ -159,14 +161,19 @@ class HostListIterated(GraphRule):
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
-    # the calls making host data, or a value JIT Fallback makes (`interpreted`)
-    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(", "str(", ".format(", "math.", "np.", "NamedTuple", "f'", 'f"')
+    # the calls making host data, or a value JIT Fallback makes (`interpreted`; numpy calls
+    # left out: `np.` is in most files, and numpy on run-time values mostly starts from host
+    # data)
+    words = (*_HOST_WORDS, "str(", ".format(", "math.", "NamedTuple", "f'", 'f"')
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope
         if scope is None or scope.level != "lax" or scope.kind not in _KINDS:
             return ()
         t = type(node)
+        if not _host_file(ctx):
+            # no host data in the file: only comprehensions over interpreted values
+            return self._interpreted(node, ctx) if t is ast.ListComp else ()  # type: ignore[arg-type]
         if t is ast.Call:
             f = node.func  # type: ignore[attr-defined]
             if type(f) is not ast.Name or f.id != "filter" or len(node.args) != 2:  # type: ignore[attr-defined]
@@ -188,6 +195,15 @@ class HostListIterated(GraphRule):
             what = "a list comprehension"  # generators: MS173
         return self._check(node, it, what, ctx)
 
+    def _interpreted(self, node: ast.ListComp, ctx: Context) -> Iterable[Diagnostic]:
+        it = node.generators[0].iter
+        if type(it) in (ast.Tuple, ast.List, ast.Subscript) and _interpreted_items(it, ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"a list comprehension over `{ctx.segment(it)}`, values of a tensor LAX holds as a Python object (it went through JIT Fallback: `str`, `math`, numpy, an f-string, `asnumpy()` of run-time values, here or in the function that made it): MindSpore cannot build it over such values; keep that arithmetic in tensor ops, or read shapes before the fallback",
+            )
+
     def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context, least: int = _LEAST) -> Iterable[Diagnostic]:
         entry = ctx.scope is not None and ctx.scope.kind in ("construct", "jit")
         if not _host_iterable(it, ctx, 0):
@@ -199,13 +215,11 @@ class HostListIterated(GraphRule):
                     f"{what} over `{ctx.segment(it)}`, which is `{ctx.segment(made)}` of a list holding values known only at run time: LAX runs that `sorted` by JIT Fallback, and MindSpore cannot build this over its result, whatever its length; keep scores in a tensor (`ops.topk`, `ops.sort`) or sort outside the graph",
                 )
                 return
-            if isinstance(node, ast.ListComp) and _interpreted_items(it, ctx):
-                yield ctx.diagnostic(
-                    self,
-                    node,
-                    f"{what} over `{ctx.segment(it)}`, values of a tensor LAX holds as a Python object (it went through JIT Fallback: `str`, `math`, numpy, an f-string, `asnumpy()` of run-time values, here or in the function that made it): MindSpore cannot build it over such values; keep that arithmetic in tensor ops, or read shapes before the fallback",
-                )
-                return
+            if isinstance(node, ast.ListComp):
+                found = list(self._interpreted(node, ctx))
+                if found:
+                    yield from found
+                    return
             loop = _host_item_loop(node, it, ctx)
             if loop is not None:
                 yield ctx.diagnostic(
@@ -240,6 +254,13 @@ class HostListIterated(GraphRule):
             node,
             f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
         )
+
+
+def _host_file(ctx: Context) -> bool:
+    hit = ctx.cache.get("ms193.host-file")
+    if hit is None:
+        hit = ctx.cache["ms193.host-file"] = any(ctx.mentions(w) for w in _HOST_WORDS)
+    return bool(hit)
 
 
 def _leaves_at_run_time(loop: ast.For, ctx: Context) -> bool:
