@@ -25,7 +25,7 @@ from npu_lsp.rules.graphmode.flow import analyzer
 _DEPTH = 12
 #: builtins and constructors whose result is interpreted when an argument is
 _CARRIERS = frozenset(
-    {"len", "float", "int", "round", "abs", "sum", "max", "min", "enumerate", "zip", "list", "tuple", "sorted", "reversed"}
+    {"len", "float", "int", "round", "abs", "sum", "max", "min", "enumerate", "zip", "list", "tuple", "sorted", "reversed", "range"}
     | {"mindspore.Tensor", "mindspore.common.tensor.Tensor"}
 )
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -180,9 +180,24 @@ def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) 
             last = s
     if last is None:
         return _param(name, ctx, func, depth)
-    if type(last) is ast.For or not interpreted(last.value, ctx, func, depth + 1):  # type: ignore[attr-defined]
+    if type(last) is ast.For:
+        # a loop variable: an item of what the loop runs over
+        return interpreted(last.iter, ctx, func, depth + 1)  # type: ignore[attr-defined]
+    if not interpreted(last.value, ctx, func, depth + 1):  # type: ignore[attr-defined]
         return False
-    return _always_runs(last, stmt, ctx, func) or _before(name, last, ctx, func, depth + 1)
+    return _always_runs(last, stmt, ctx, func) or _python_loop(last, ctx, func, depth) or _before(name, last, ctx, func, depth + 1)
+
+
+def _python_loop(s: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """Is `s` in a `for` over interpreted values (`for i in range(int(s0) % 3)` with `s0 =
+    x.max().asnumpy()`)? Python runs that loop, and what it binds stays interpreted after it
+    (measured, fresh v5 seed 10200180 and written/famc probes `g17_an_loop_*`)."""
+    p = ctx.parent(s)
+    while p is not None and p is not func:
+        if type(p) is ast.For and interpreted(p.iter, ctx, func, depth + 1):  # type: ignore[attr-defined]
+            return True
+        p = ctx.parent(p)
+    return False
 
 
 def _assigns(s: ast.stmt, name: str) -> bool:
