@@ -182,7 +182,7 @@ def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) 
         return _param(name, ctx, func, depth)
     if type(last) is ast.For:
         # a loop variable: an item of what the loop runs over
-        return interpreted(last.iter, ctx, func, depth + 1)  # type: ignore[attr-defined]
+        return interpreted(last.iter, ctx, func, depth + 1)
     if not interpreted(last.value, ctx, func, depth + 1):  # type: ignore[attr-defined]
         return False
     return _always_runs(last, stmt, ctx, func) or _python_loop(last, ctx, func, depth) or _before(name, last, ctx, func, depth + 1)
@@ -194,7 +194,7 @@ def _python_loop(s: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
     (measured, fresh v5 seed 10200180 and written/famc probes `g17_an_loop_*`)."""
     p = ctx.parent(s)
     while p is not None and p is not func:
-        if type(p) is ast.For and interpreted(p.iter, ctx, func, depth + 1):  # type: ignore[attr-defined]
+        if type(p) is ast.For and interpreted(p.iter, ctx, func, depth + 1):
             return True
         p = ctx.parent(p)
     return False
