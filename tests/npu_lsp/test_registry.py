@@ -20,7 +20,7 @@ SUPPORT_MODULES = {
     "helpers", "flow", "control", "fixes", "values", "calls_table", "shape_folded", "abstract",
     "abstract_eval", "held_callables", "xcalls", "entries", "parameter_receivers", "optimizer_facts",
     "parameter_arguments", "dynamic_shape", "result_kinds", "none_join", "const_tensor",
-    "returns", "host_values", "constructed", "mappers", "ranks",
+    "returns", "host_values", "constructed", "mappers", "ranks", "interpreted", "loop_lambda",
 }
 
 

@@ -51,6 +51,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     list_pop_in_expression,
     list_setitem_tensor_index,
     loop_else,
+    loop_lambda,
     map_argument_types,
     map_closure_free_variable,
     mask_setitem_runtime_length_value,

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 
 #: deque methods that grow it in place
 _GROW = frozenset({"append", "appendleft", "extend", "extendleft", "insert"})
@@ -20,15 +20,19 @@ class EmptyDequeGrown(GraphRule):
     """## What it does
     Flags `dq.append(...)` (also `appendleft`, `extend`, `extendleft`, `insert`) in compiled
     code (`construct`, a method it calls, an `@ms.jit` function) when `dq` is bound there to
-    an empty `collections.deque()` (`deque()`, `deque(maxlen=n)`, `deque([])`).
+    an empty `collections.deque()` (`deque()`, `deque(maxlen=n)`, `deque([])`); and
+    `dq.append(...)` / `dq.extend(...)` of a deque made there from data (`deque(vals,
+    maxlen=2)`, `deque([x])`) when `dq` is read afterwards.
 
     ## Why is this bad?
     MindSpore 2.10 has no graph type for a deque: an empty one made in compiled code becomes
     `None` in the graph, and growing it stops the compile at every syntax level with
     `AttributeError: 'NoneType' object has no attribute 'append'`, whatever it holds
     (tensors or Python floats) and however it is read afterwards. A deque made from data
-    (`deque([x])`) is run by JIT Fallback under LAX and compiles there; one made in
-    `__init__` and only read compiles.
+    (`deque([x])`) is run by JIT Fallback under LAX and compiles there while it is only
+    read, or grown with `appendleft`; after `append` or `extend` the graph holds None for
+    it, and reading it (`dq[0]`, `len(dq)`) fails at every level ("'NoneType' object is not
+    subscriptable"). One made in `__init__` and only read compiles.
 
     ## Example
     ```python
@@ -55,7 +59,10 @@ class EmptyDequeGrown(GraphRule):
       and `everyday` (`closure_deque_history`) and the `algorithms` probes `dq_*`: `deque()`
       and `deque(maxlen=2)` grown with `append` in `construct` or an `@ms.jit` function are
       rejected at LAX and STRICT (then stacked, measured with `len`, indexed or iterated);
-      `deque([x])` grown with `appendleft` and a deque only read compile under LAX.
+      `deque([x])` grown with `appendleft` and a deque only read compile under LAX; the
+      famc probes `g17_dq_*`: `deque(data)` (floats of a tensor, constants, tensors,
+      `x.tolist()`, with or without `maxlen`) grown by `append` or `extend` and then indexed
+      or measured with `len` fail at LAX and STRICT, unread afterwards it compiles at LAX.
     """
 
     nodes = (ast.Call,)
@@ -73,12 +80,35 @@ class EmptyDequeGrown(GraphRule):
         made = analyzer(ctx).single_assignment(name, ctx.function)
         if not isinstance(made, ast.Call) or ctx.qualname(made.func) != "collections.deque":
             return
-        if made.args and not (isinstance(made.args[0], (ast.List, ast.Tuple)) and not made.args[0].elts):
-            return  # made from data: LAX runs it by JIT Fallback
         if any(k.arg not in ("maxlen",) for k in made.keywords):
+            return
+        if made.args and not (isinstance(made.args[0], (ast.List, ast.Tuple)) and not made.args[0].elts):
+            # made from data: LAX runs it by JIT Fallback, and `append` / `extend` leave None
+            # behind (measured, written/famc probes `g17_dq_*`; `appendleft` compiles,
+            # `dq_g_*`, `g17_dq_appendleft_len`; unread afterwards it compiles)
+            if f.attr in ("append", "extend") and _read_after(name, node, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{name}` is `{ctx.segment(made)}`, a deque made in compiled code: JIT Fallback builds it as Python, but after `{f.attr}` the graph holds None for it, and reading it fails to compile ('NoneType' object is not subscriptable / has no attribute '__len__'); use a Python list (`{name} = {name}[1:] + [item]`)",
+                )
             return
         yield ctx.diagnostic(
             self,
             node,
             f"`{name}` is `{ctx.segment(made)}`, an empty deque made in compiled code: MindSpore has no graph deque, it is None here, and `{f.attr}` fails to compile at every level ('NoneType' object has no attribute '{f.attr}'); use a Python list",
         )
+
+
+def _read_after(name: str, call: ast.Call, ctx: Context) -> bool:
+    """Is `name` read in the function after the line of `call` (other than growing it)?"""
+    func = ctx.function
+    if func is None:
+        return False
+    end = call.end_lineno or call.lineno
+    for n in own_nodes(func):
+        if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load and n.lineno > end:
+            p = ctx.parent(n)
+            if not (type(p) is ast.Attribute and p.attr in _GROW):
+                return True
+    return False

@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.host_values import host_names
+from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
 Shape = tuple[int | None, ...]
@@ -40,6 +41,10 @@ _GROW = frozenset({"append", "extend", "insert"})
 #: functions LAX runs by JIT Fallback on a list of run-time values, giving a sorted list
 #: (the position of the list among their arguments)
 _SORTING = {"builtins.sorted": 0, "heapq.nlargest": 1, "heapq.nsmallest": 1}
+#: what a file must say for host data to be made in it
+_HOST_WORDS = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(")
+#: scope kinds checked: entries, and (over an item of host data only) what they call
+_KINDS = frozenset({"construct", "jit", "helper", "jit_class"})
 
 
 @rule(code="MS193", name="host-list-iterated", severity="error", family="graphmode")
@@ -70,7 +75,12 @@ class HostListIterated(GraphRule):
     loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
     in ids.asnumpy().tolist()`). A list comprehension whose `len` compiled code reads is
     flagged whatever its length; one never read, or written inside a builtin LAX runs as
-    Python (`sorted([...])`), is not.
+    Python (`sorted([...])`), is not. Also, whatever the length, a comprehension over an
+    item of an outer comprehension's host data (`[[v * 2 for v in row] for row in
+    x.tolist()]`, in helpers too), and one over values of a tensor LAX holds as a Python
+    object after JIT Fallback (`x = x + len(str(s)) * 0`, `x + math.tanh(s)`, `x +
+    ms.Tensor(host_list)`, a namedtuple's field, a helper or `@ms.jit` function returning
+    one: `[float(d) for d in (x.shape[0], x.shape[1], x.ndim)]`, `[float(v) for v in x[0]]`).
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a run-time tensor is run by JIT Fallback, and
@@ -142,16 +152,28 @@ class HostListIterated(GraphRule):
       heldout15a `r2_gen_sorted_lambda_topk_python`.
     - The written famc probes `lc_*`: comprehensions over 1, 2 and 3 host items whose `len`
       is read fail; unread, or inside `sorted(...)`, they compile.
+    - The written famc probes `g17_ct_*` (nested comprehensions over rows of 2 and 3 items
+      fail, `sum(row)` compiles; a parameter read before its first rebinding keeps the
+      call's shape) and `g17_an_*` (comprehensions over 1, 2 or 3 shape values or a row of
+      a tensor made by `str`, an f-string, `math.tanh`, `ms.Tensor(host list)`, a
+      NamedTuple, a conditional expression on host data or an `@ms.jit` function doing so
+      fail; after `float(t)`, `t.item()` or a rebinding to a graph op they compile).
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
-    words = (*(f".{m}(" for m in sorted(_HOST)), "sorted(", "nlargest(", "nsmallest(")
+    # the calls making host data, or a value JIT Fallback makes (`interpreted`; numpy calls
+    # left out: `np.` is in most files, and numpy on run-time values mostly starts from host
+    # data)
+    words = (*_HOST_WORDS, "str(", ".format(", "math.", "NamedTuple", "f'", 'f"')
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope
-        if scope is None or scope.level != "lax" or scope.kind not in ("construct", "jit"):
+        if scope is None or scope.level != "lax" or scope.kind not in _KINDS:
             return ()
         t = type(node)
+        if not _host_file(ctx):
+            # no host data in the file: only comprehensions over interpreted values
+            return self._interpreted(node, ctx) if t is ast.ListComp else ()  # type: ignore[arg-type]
         if t is ast.Call:
             f = node.func  # type: ignore[attr-defined]
             if type(f) is not ast.Name or f.id != "filter" or len(node.args) != 2:  # type: ignore[attr-defined]
@@ -173,9 +195,19 @@ class HostListIterated(GraphRule):
             what = "a list comprehension"  # generators: MS173
         return self._check(node, it, what, ctx)
 
+    def _interpreted(self, node: ast.ListComp, ctx: Context) -> Iterable[Diagnostic]:
+        it = node.generators[0].iter
+        if type(it) in (ast.Tuple, ast.List, ast.Subscript) and _interpreted_items(it, ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"a list comprehension over `{ctx.segment(it)}`, values of a tensor LAX holds as a Python object (it went through JIT Fallback: `str`, `math`, numpy, an f-string, `asnumpy()` of run-time values, here or in the function that made it): MindSpore cannot build it over such values; keep that arithmetic in tensor ops, or read shapes before the fallback",
+            )
+
     def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context, least: int = _LEAST) -> Iterable[Diagnostic]:
+        entry = ctx.scope is not None and ctx.scope.kind in ("construct", "jit")
         if not _host_iterable(it, ctx, 0):
-            made = _sorted_at_run_time(it, node, ctx)
+            made = _sorted_at_run_time(it, node, ctx) if entry else None
             if made is not None and _result_read(node, ctx):
                 yield ctx.diagnostic(
                     self,
@@ -183,14 +215,21 @@ class HostListIterated(GraphRule):
                     f"{what} over `{ctx.segment(it)}`, which is `{ctx.segment(made)}` of a list holding values known only at run time: LAX runs that `sorted` by JIT Fallback, and MindSpore cannot build this over its result, whatever its length; keep scores in a tensor (`ops.topk`, `ops.sort`) or sort outside the graph",
                 )
                 return
+            if isinstance(node, ast.ListComp):
+                found = list(self._interpreted(node, ctx))
+                if found:
+                    yield from found
+                    return
             loop = _host_item_loop(node, it, ctx)
             if loop is not None:
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"{what} over `{ctx.segment(it)}`, an item of `{ctx.segment(loop.iter)}` (line {loop.lineno}), which JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over such an item, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
+                    f"{what} over `{ctx.segment(it)}`, an item of `{ctx.segment(loop.iter)}` (line {loop.iter.lineno}), which JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over such an item, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
                 )
             return
+        if not entry:
+            return  # lengths are known only from the calls of an entry
         n = _host_len(it, ctx, 0)
         if isinstance(node, ast.ListComp):
             use = _comprehension_use(node, ctx)
@@ -215,6 +254,13 @@ class HostListIterated(GraphRule):
             node,
             f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
         )
+
+
+def _host_file(ctx: Context) -> bool:
+    hit = ctx.cache.get("ms193.host-file")
+    if hit is None:
+        hit = ctx.cache["ms193.host-file"] = any(ctx.mentions(w) for w in _HOST_WORDS)
+    return bool(hit)
 
 
 def _leaves_at_run_time(loop: ast.For, ctx: Context) -> bool:
@@ -263,7 +309,7 @@ def _own_host_item(comp: ast.ListComp, ctx: Context) -> bool:
     return type(comp.elt) is ast.Name and comp.elt.id in host_names(comp, ctx)
 
 
-def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None:
+def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | ast.comprehension | None:
     """The enclosing `for` whose variable `it` is, when that `for` runs over host data of a
     run-time tensor (`for row in idx.asnumpy().tolist()`) and `it` is not bound elsewhere.
     Measured (written/heldout14 probes `lx_tr_*`): a comprehension or an appending `for` over
@@ -280,8 +326,34 @@ def _host_item_loop(node: ast.AST, it: ast.expr, ctx: Context) -> ast.For | None
             if _host_iterable(p.iter, ctx, 0) and analyzer(ctx).single_assignment(it.id, ctx.function) is None:
                 return p
             return None
+        if type(p) in _COMPS:
+            # `[[v * 2 for v in row] for row in x.tolist()]`: the outer comprehension's
+            # variable is such a row too (written/famc probes `g17_ct_*`)
+            gen = next((g for g in p.generators if any(type(t) is ast.Name and t.id == it.id for t in _target_names(g.target))), None)  # type: ignore[attr-defined]
+            if gen is not None:
+                return gen if _host_iterable(gen.iter, ctx, 0) else None
         p = ctx.parent(p)
     return None
+
+
+_COMPS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def _interpreted_items(it: ast.expr, ctx: Context) -> bool:
+    """`(x.shape[0], x.shape[1], x.ndim)` or `x[0]` of a tensor `x` LAX holds as a Python
+    object after JIT Fallback (`interpreted`). Measured (written/famc probes `g17_an_*`): a
+    comprehension over 1, 2 or 3 such values fails ("unsupported operand type(s) for +: 'float'
+    and 'list'", "'float' object is not subscriptable"); a `for` summing them compiles."""
+    func = ctx.function
+    if func is None:
+        return False
+    t = type(it)
+    if t in (ast.Tuple, ast.List):
+        elts = it.elts  # type: ignore[attr-defined]
+        return bool(elts) and all(interpreted(x, ctx, func) for x in elts)
+    if t is ast.Subscript and type(it.slice) is not ast.Slice:  # type: ignore[attr-defined]
+        return analyzer(ctx).kind(it.value) == Kind.TENSOR and interpreted(it.value, ctx, func)  # type: ignore[attr-defined]
+    return False
 
 
 def _target_names(target: ast.expr) -> list[ast.expr]:
@@ -549,7 +621,10 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if isinstance(e, ast.Name):
         s = param_shape(e.id, ctx)
         if s is not None:
-            return None if analyzer(ctx).rebinds(e.id, ctx.function) else s
+            # read before the body first rebinds it (`x = Tensor([... x.tolist()])`, also in a
+            # loop: the first pass fails), it is still the argument
+            first = analyzer(ctx).first_binding_line(e.id, ctx.function)
+            return s if first is None or e.lineno <= first else None
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         if bound is not None:
             return _shape(bound, ctx, depth + 1)
@@ -892,6 +967,8 @@ def _module_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if isinstance(e, ast.Name):
         bound = analyzer(ctx)._module_assignments().get(e.id)
         return _module_shape(bound, ctx, depth + 1) if bound is not None else None
+    if isinstance(e, ast.BinOp):
+        return _scalar_broadcast(e, ctx, depth)
     if not isinstance(e, ast.Call):
         return None
     f = e.func
@@ -933,6 +1010,20 @@ def _module_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if last in _MAKERS and e.args:
         return _dims(e.args[0])
     return None
+
+
+def _scalar_broadcast(e: ast.BinOp, ctx: Context, depth: int) -> Shape | None:
+    """`np.arange(6).reshape(2, 3) - 2.5`, `2 * np.ones(4)`: an array and a number keep the
+    array's shape (numpy broadcasts the number); two arrays of one known shape keep it."""
+    if isinstance(e.op, ast.MatMult):
+        return None
+    sides = [e.left, e.right]
+    numbers = [s for s in sides if _number(s)]
+    arrays = [s for s in sides if not _number(s)]
+    shapes = {_module_shape(a, ctx, depth + 1) for a in arrays}
+    if not arrays or len(shapes) != 1 or len(numbers) + len(arrays) != 2:
+        return None
+    return next(iter(shapes))
 
 
 def _dims(e: ast.expr) -> Shape | None:

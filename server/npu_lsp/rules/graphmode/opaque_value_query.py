@@ -83,7 +83,8 @@ class FallbackValueShapeQuery(GraphRule):
     None: self.memory = ...`, `if new_mask: self.mask = ...` in a sub-cell; a store outside
     any `if`, or in a branch MindSpore folds away, is read back as the value); and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
-    with `a = x.asnumpy()`); `min` / `max` of such a value's shape; and indexing a
+    with `a = x.asnumpy()`); such a value given as the fill value of `ops.full` /
+    `ops.fill`; `min` / `max` of such a value's shape; and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
     holds the None `append` returned).
 
@@ -189,6 +190,11 @@ _SHAPE_ARGUMENTS = {
     "mindspore.ops.fill": 1,
 }
 _SHAPE_METHODS = frozenset({"reshape", "view", "broadcast_to"})
+#: MindSpore functions whose fill value (at this index) becomes the FillV2 primitive's tensor
+#: input: a Python number is converted while compiling, a fallback object is not (measured,
+#: written/famc probes `g17_an_full_*`: a value from `x.asnumpy()` or from the shape of a
+#: fallback tensor fails under LAX, `float(x.mean())` compiles; `ops.full` calls `ops.fill`)
+_FILL_VALUES = {"mindspore.ops.full": 1, "mindspore.ops.fill": 2}
 
 
 def _shape_argument(call: ast.Call, ctx: Context) -> ast.Attribute | None:
@@ -991,6 +997,9 @@ class _Opaque:
             # under LAX ("Kernel select failed: Unsupported op [IsDimUnKnown]"); `v.shape[0]`,
             # `len(v.shape)` and `v.ndim` compile
             return f"`{q.removeprefix('builtins.')}` of the shape of a JIT Fallback value cannot be compiled (MindSpore: Unsupported op [IsDimUnKnown]); take the shape of a tensor the graph computes"
+        at = _FILL_VALUES.get(q or "")
+        if at is not None and len(call.args) > at and self.value(call.args[at], func, env):
+            return f"`{q.removeprefix('mindspore.')}` is given a fill value from a JIT Fallback call; its FillV2 takes a tensor, and MindSpore converts only numbers it knows while compiling (\"the type of input argument[y] must be Tensor but got Float32\")"  # type: ignore[union-attr]
         if q in functions:
             return f"`{q.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
         callee = self._callee(call, func)

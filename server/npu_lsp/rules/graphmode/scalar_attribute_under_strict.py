@@ -10,13 +10,17 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, store_lines
 
 #: the public attributes of int and float (`dir(int) | dir(float)` without dunders)
 _SCALAR_ATTRIBUTES = frozenset(
     {"as_integer_ratio", "bit_count", "bit_length", "conjugate", "denominator", "from_bytes", "fromhex",
      "hex", "imag", "is_integer", "numerator", "real", "to_bytes"}
 )
+#: attributes of a function object STRICT refuses (measured, written/famc probes
+#: `g17_fn_*`: a module function, a lambda, a decorator's closure variable, a parameter given
+#: a function; `type(self).__name__` of a class compiles)
+_FUNCTION_ATTRIBUTES = frozenset({"__name__", "__qualname__"})
 #: MindSpore's name of the scalar's type in its message
 _MS_TYPE = {"int": "Int64", "float": "Float32"}
 
@@ -27,7 +31,8 @@ class ScalarAttributeUnderStrict(GraphRule):
     Under the STRICT syntax level, flags an attribute or method of a Python int or float in
     compiled code (`n.bit_length()`, `r.is_integer()`, `n.real`, `(0.5).as_integer_ratio()`),
     the number being a literal, a constant kept on `self`, a shape entry, `len(...)`, an int
-    argument of a jit function, or arithmetic of those.
+    argument of a jit function, or arithmetic of those; and `__name__` / `__qualname__` of
+    a function (a module-level `def`, a lambda, a parameter every call gives a `def`).
 
     ## Why is this bad?
     Under STRICT a number of the graph is a scalar with no Python attributes: MindSpore 2.10
@@ -35,7 +40,9 @@ class ScalarAttributeUnderStrict(GraphRule):
     Int64 object has no attribute: 'bit_length'` (every public attribute of int and float was
     measured refused, on literals, names, `self` constants, shape entries and arguments). The
     default LAX level runs the attribute through JIT Fallback. Attributes of a tensor
-    (`x.sum().real`) are Tensor methods and not this rule's.
+    (`x.sum().real`) are Tensor methods and not this rule's. A function is a `Func` object
+    without Python attributes there too ("cannot get attributes __name__ or the Func object
+    has no attribute: '__name__'"); `type(self).__name__` of a class compiles.
 
     ## Example
     ```python
@@ -59,20 +66,29 @@ class ScalarAttributeUnderStrict(GraphRule):
 
     ## References
     - RULES.md, section 2 (rejected only under STRICT); written set `langref` (cases
-      `int_method__*`, `float_method__is_integer`) and its probes `scalar_*`.
+      `int_method__*`, `float_method__is_integer`) and its probes `scalar_*`; functions:
+      the written famc probes `g17_fn_*`.
     """
 
     nodes = (ast.Attribute,)
     strict_only = True
-    words = tuple(f".{name}" for name in sorted(_SCALAR_ATTRIBUTES))
+    words = tuple(f".{name}" for name in sorted(_SCALAR_ATTRIBUTES | _FUNCTION_ATTRIBUTES))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Attribute)
-        if node.attr not in _SCALAR_ATTRIBUTES or not ctx.scope or not ctx.scope.strict:
+        if node.attr not in _SCALAR_ATTRIBUTES and node.attr not in _FUNCTION_ATTRIBUTES or not ctx.scope or not ctx.scope.strict:
             return
         if isinstance(node.ctx, ast.Store):
             return
         v = values(ctx).of(node.value, ctx.function)
+        if node.attr in _FUNCTION_ATTRIBUTES:
+            if isinstance(v, av.Opaque) and v.kind == "function" or _names_function(node.value, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`.{node.attr}` of the function `{ctx.segment(node.value)}` is not available under the STRICT syntax level (MindSpore: In JIT strict mode, cannot get attributes {node.attr} or the Func object has no attribute: '{node.attr}')",
+                )
+            return
         if not isinstance(v, av.Scalar) or v.py not in _MS_TYPE:
             return
         yield ctx.diagnostic(
@@ -80,3 +96,60 @@ class ScalarAttributeUnderStrict(GraphRule):
             node,
             f"`.{node.attr}` of the {v.py} `{ctx.segment(node.value)}` is not available under the STRICT syntax level (MindSpore: In JIT strict mode, cannot get attributes {node.attr} or the {_MS_TYPE[v.py]} object has no attribute: '{node.attr}')",
         )
+
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _names_function(e: ast.expr, ctx: Context) -> bool:
+    """A name holding a function of the file: a module-level `def` not bound otherwise in
+    the compiled function, the parameter of a decorator around it (`def counted(fn): def
+    wrapper(t): ... fn.__name__`), or a parameter every call gives a module-level `def`."""
+    func = ctx.function
+    if type(e) is not ast.Name or func is None or e.id in store_lines(func, ctx):
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)] if type(func) in _FUNCS else []  # type: ignore[attr-defined]
+    if e.id in params:
+        return _every_call_passes_def(params.index(e.id), ctx)
+    outer = ctx.parent(func)
+    while outer is not None and type(outer) not in _FUNCS:
+        outer = ctx.parent(outer)
+    if outer is not None and e.id in [a.arg for a in outer.args.args]:  # type: ignore[attr-defined]
+        return outer.name in _decorator_names(ctx)  # type: ignore[attr-defined]
+    return outer is None and e.id in _module_defs(ctx)
+
+
+def _module_defs(ctx: Context) -> frozenset[str]:
+    """Names the module binds only by `def`."""
+    key = "ms166.module-defs"
+    hit: frozenset[str] | None = ctx.cache.get(key)
+    if hit is None:
+        defs = {n.name for n in ctx.tree.body if type(n) in _FUNCS}  # type: ignore[attr-defined]
+        other = {t.id for n in ctx.tree.body if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign)
+                 for t in ast.walk(n) if type(t) is ast.Name and type(t.ctx) is ast.Store}
+        hit = ctx.cache[key] = frozenset(defs - other)
+    return hit
+
+
+def _decorator_names(ctx: Context) -> frozenset[str]:
+    key = "ms166.decorators"
+    hit: frozenset[str] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = frozenset(
+            d.id for n in ast.walk(ctx.tree) if type(n) in _FUNCS for d in n.decorator_list if type(d) is ast.Name  # type: ignore[attr-defined]
+        )
+    return hit
+
+
+def _every_call_passes_def(i: int, ctx: Context) -> bool:
+    from npu_lsp.rules.graphmode.values import _callers
+
+    scope = ctx.scope
+    if scope is None:
+        return False
+    sites = _callers(ctx, scope)
+    defs = _module_defs(ctx)
+    return bool(sites) and all(
+        i < len(call.args) and type(call.args[i]) is ast.Name and call.args[i].id in defs  # type: ignore[attr-defined]
+        for call, _ in sites
+    )

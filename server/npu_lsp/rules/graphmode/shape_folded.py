@@ -16,6 +16,7 @@ from npu_lsp.astutil import self_attr, store_names
 from npu_lsp.diagnostics import Diagnostic, Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.values import PARSE_TIME, UNKNOWN, instances
 from npu_lsp.scope import GraphScope
 
@@ -46,7 +47,8 @@ def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
         return False
     func = scope.function
     own = d.code in _FOLDS_SELF_LEN
-    return any(_shape_condition(test, func, ctx, own) for test in _enclosing_tests(func, d.span, ctx))
+    lax = scope.level == "lax"
+    return any(_shape_condition(test, func, ctx, own, lax) for test in _enclosing_tests(func, d.span, ctx))
 
 
 def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[ast.expr]:
@@ -72,14 +74,25 @@ def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[ast.expr]
     return out
 
 
-def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = False) -> bool:
+def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = False, lax: bool = False) -> bool:
     """A compile-time condition we cannot evaluate, built from input shapes (with `own`,
     `len(self.<attr>)` does not count: the rule folded it itself)."""
     if analyzer(ctx).kind(test, func) != Kind.CONST:
         return False
     if instances(ctx).evaluate(test, func) is not UNKNOWN:
         return False
+    if lax and _interpreted_shape(test, func, ctx):
+        return False  # the shape of a tensor LAX holds as a Python object: known at run time
     return _from_shape(test, func, ctx, _DEPTH, own)
+
+
+def _interpreted_shape(test: ast.expr, func: ast.AST, ctx: Context) -> bool:
+    """`x.ndim == 2` with `x` a value JIT Fallback made (`interpreted`): MindSpore compiles
+    both sides (measured, written/famc probes `g17_an_*_under_ndim_if`)."""
+    return any(
+        isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_ATTRS and interpreted(sub.value, ctx, func)
+        for sub in ast.walk(test)
+    )
 
 
 def _from_shape(e: ast.AST, func: ast.AST, ctx: Context, depth: int, own: bool = False) -> bool:

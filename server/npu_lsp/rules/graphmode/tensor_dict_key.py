@@ -93,6 +93,10 @@ class TensorDictKey(GraphRule):
       host values as dict values and `for` stores: compile under LAX); tuple keys and `.get`
       in host loops: the written heldout15b probes `ls_dk_*`, `ls_hl_dict_*` and cases
       `kge_distmult_filtered_rank`, `r2_gnn_node_degree_python_dict`.
+    - Comprehension keys over values JIT Fallback made (`{i: r for i, r in enumerate(x)}`
+      after `x = x * math.exp(...)`; `{f'c{i}': v for i, v in enumerate(x.tolist()[0])}`):
+      the written famc probes `g17_an_dictcomp_*` (rejected at LAX and STRICT; over a
+      tensor the graph computes it compiles).
     """
 
     nodes = (ast.Dict, ast.DictComp, ast.Subscript, ast.Call)
@@ -149,7 +153,7 @@ class TensorDictKey(GraphRule):
         LAX and STRICT; a constant key with host values, `{NAMES[i]: vals[i] for i in
         range(3)}`, compiles under LAX)."""
         key = node.key
-        if host_item(key, ctx) or reads(key, host_names(node, ctx)):
+        if host_item(key, ctx) or reads(key, host_names(node, ctx)) or reads(key, _interpreted_names(node, ctx)):
             yield ctx.diagnostic(self, key, _host_key_message(key, ctx))
 
     def _keyed(self, receiver: ast.expr, key: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
@@ -311,3 +315,21 @@ def _constant_key(key: ast.expr, ctx: Context) -> bool:
     if isinstance(key, ast.Tuple):
         return all(_constant_key(x, ctx) for x in key.elts)
     return constant_tensor(key, ctx) is not None or analyzer(ctx).kind(key) == Kind.CONST
+
+
+def _interpreted_names(node: ast.DictComp, ctx: Context) -> set[str]:
+    """Names the comprehension binds over values LAX holds as Python objects
+    (`{i: r for i, r in enumerate(x)}` after `x = x * math.exp(...)`): its keys are `ValueAny`
+    too (measured, written/famc probes `g17_an_dictcomp_*`)."""
+    from npu_lsp.rules.graphmode.interpreted import interpreted
+
+    scope, func = ctx.scope, ctx.function
+    if scope is None or scope.level != "lax" or func is None:
+        return set()
+    return {
+        t.id
+        for g in node.generators
+        if interpreted(g.iter, ctx, func)
+        for t in ast.walk(g.target)
+        if type(t) is ast.Name
+    }

@@ -1,0 +1,275 @@
+"""Interpreted values: what LAX holds as a Python object after JIT Fallback (`ValueAny`).
+
+Under LAX, MindSpore 2.10 runs a call it cannot compile on a run-time value by JIT Fallback
+(PyExecute, `values._lax_fallback`: `str(t)`, `math.floor(t.max())`, `np.mean(...)`, an
+f-string of run-time values, `x.asnumpy()`). Its result is an opaque Python object, and so is
+arithmetic with it: `x = x + len(str(s)) * 0` leaves `x` a `ValueAny`, not a tensor the graph
+knows, and so are its `shape`, `ndim` and items; it travels through returns into callers and
+through arguments into callees. Graph scalars read from a tensor (`float(t)`, `t.item()`,
+`t.mean()`) are not interpreted (measured, written/famc probes `g17_an_*`).
+
+`interpreted(e, ctx, func)` answers for an expression of a compiled function; the answer is
+flow-insensitive beyond "the last binding of a name before the read that always runs", and
+callee parameters are interpreted only when every call in this file passes an interpreted
+argument.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode.flow import analyzer
+
+#: names and calls followed from one read (a chain of stages passing `x` along)
+_DEPTH = 12
+#: builtins and constructors whose result is interpreted when an argument is
+_CARRIERS = frozenset(
+    {"len", "float", "int", "round", "abs", "sum", "max", "min", "enumerate", "zip", "list", "tuple", "sorted", "reversed", "range"}
+    | {"mindspore.Tensor", "mindspore.common.tensor.Tensor"}
+)
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: builtins making text; MindSpore knows them (`calls_table.graph_builtins`) but runs them by
+#: JIT Fallback on a run-time value
+_TEXT = frozenset({"str", "repr", "format"})
+
+
+def _named_tuples(ctx: Context) -> frozenset[str]:
+    """Classes of the file deriving from `typing.NamedTuple`."""
+    key = "interpreted.namedtuples"
+    hit: frozenset[str] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = frozenset(
+            n.name
+            for n in ctx.tree.body
+            if type(n) is ast.ClassDef and any(ctx.qualname(b) == "typing.NamedTuple" for b in n.bases)
+        )
+        ctx.cache[key] = hit
+    return hit
+
+
+def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> bool:
+    """Is `e`, evaluated in the compiled function `func`, a Python object JIT Fallback made?"""
+    if depth > _DEPTH:
+        return False
+    t = type(e)
+    if t is ast.Name:
+        return _name(e, ctx, func, depth)  # type: ignore[arg-type]
+    if t is ast.BinOp:
+        return interpreted(e.left, ctx, func, depth) or interpreted(e.right, ctx, func, depth)  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return interpreted(e.operand, ctx, func, depth)  # type: ignore[attr-defined]
+    if t in (ast.Subscript, ast.Attribute):
+        return interpreted(e.value, ctx, func, depth)  # type: ignore[attr-defined]
+    if t is ast.JoinedStr:
+        a = analyzer(ctx)
+        return any(type(v) is ast.FormattedValue and a.kind(v.value, func).dynamic for v in e.values)  # type: ignore[attr-defined]
+    if t is ast.Call:
+        return _call(e, ctx, func, depth)  # type: ignore[arg-type]
+    if t is ast.IfExp:
+        # `x * (1.0 if max(vals) > 0 else 0.5)` with `vals` host data: chosen by Python at
+        # run time (measured, `g17_an_ifexp_*`; a test on `t.item()` is a graph value)
+        return any(interpreted(v, ctx, func, depth) for v in (e.test, e.body, e.orelse))  # type: ignore[attr-defined]
+    if t is ast.Compare:
+        return any(interpreted(v, ctx, func, depth) for v in (e.left, *e.comparators))  # type: ignore[attr-defined]
+    if t is ast.BoolOp:
+        return any(interpreted(v, ctx, func, depth) for v in e.values)  # type: ignore[attr-defined]
+    if t is ast.ListComp:
+        return interpreted(e.elt, ctx, func, depth)  # type: ignore[attr-defined]
+    return False
+
+
+def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
+    from npu_lsp.rules.graphmode.values import _lax_fallback
+
+    if _lax_fallback(call, ctx, func):
+        return True
+    q = ctx.qualname(call.func) or ""
+    name = q[9:] if q.startswith("builtins.") else q
+    f = call.func
+    if name in _TEXT or (type(f) is ast.Attribute and f.attr == "format" and type(f.value) is ast.Constant):
+        # `str(t)`, `'{:.3f}'.format(v)` of a run-time value: text JIT Fallback makes
+        a = analyzer(ctx)
+        return any(a.kind(x, func).dynamic for x in [*call.args, *(k.value for k in call.keywords)])
+    if type(f) is ast.Name and f.id in _named_tuples(ctx):
+        return True  # LAX builds a NamedTuple instance as Python (PyExecute)
+    if name in _CARRIERS:
+        return any(interpreted(a, ctx, func, depth) for a in call.args)
+    if type(f) is ast.Attribute and interpreted(f.value, ctx, func, depth):
+        return True  # a method of a Python object runs as Python
+    callee = _callee(call, ctx, func)
+    return callee is not None and _returns(callee, ctx, depth + 1)
+
+
+def _callee(call: ast.Call, ctx: Context, func: ast.AST) -> ast.AST | None:
+    """The compiled function of this file `call` runs (a helper, a closure, an `@ms.jit`
+    function, a `@jit_class` method, a sub-cell's `construct`)."""
+    from npu_lsp.rules.graphmode.values import _callees
+
+    hit = _callees(ctx).get(id(call))
+    if hit:
+        return hit[0]
+    f = call.func
+    if type(f) is not ast.Name:
+        return None
+    found = _defs(ctx).get(f.id)
+    if found is None or ctx.scopes.scopes.get(id(found)) is None:
+        return None
+    return found
+
+
+def _defs(ctx: Context) -> dict[str, ast.AST]:
+    """Function definitions of the file by name, only names defined once."""
+    key = "interpreted.defs"
+    hit: dict[str, ast.AST] | None = ctx.cache.get(key)
+    if hit is None:
+        seen: dict[str, list[ast.AST]] = {}
+        for n in ast.walk(ctx.tree):
+            if type(n) in _FUNCS:
+                seen.setdefault(n.name, []).append(n)  # type: ignore[attr-defined]
+        hit = {k: v[0] for k, v in seen.items() if len(v) == 1}
+        ctx.cache[key] = hit
+    return hit
+
+
+def _returns(func: ast.AST, ctx: Context, depth: int) -> bool:
+    """Does every `return` of `func` give an interpreted value (cached; a cycle is False)?"""
+    key = ("interpreted.returns", id(func))
+    hit = ctx.cache.get(key)
+    if hit is not None:
+        return bool(hit)
+    ctx.cache[key] = False
+    rets = [n for n in _own_statements(func) if type(n) is ast.Return and n.value is not None]
+    ok = bool(rets) and all(interpreted(r.value, ctx, func, depth) for r in rets)  # type: ignore[arg-type]
+    ctx.cache[key] = ok
+    return ok
+
+
+def _own_statements(func: ast.AST) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    stack: list[ast.stmt] = list(getattr(func, "body", []))
+    while stack:
+        s = stack.pop()
+        out.append(s)
+        if type(s) in (*_FUNCS, ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(s, field, []))
+        for h in getattr(s, "handlers", []):
+            stack.extend(h.body)
+    return out
+
+
+def _name(e: ast.Name, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """The value of the last assignment of `e.id` that always runs before the read, or of
+    the parameter when no assignment comes first."""
+    stmt = _statement_of(e, ctx)
+    return stmt is not None and _before(e.id, stmt, ctx, func, depth)
+
+
+def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """Is `name` interpreted when `stmt` starts? A binding under a branch counts only when
+    the value it replaces is interpreted too."""
+    if depth > _DEPTH:
+        return False
+    last: ast.stmt | None = None
+    for s in _own_statements(func):
+        if s.lineno >= stmt.lineno or not _assigns(s, name):
+            continue
+        if last is None or s.lineno > last.lineno:
+            last = s
+    if last is None:
+        return _param(name, ctx, func, depth)
+    if type(last) is ast.For:
+        # a loop variable: an item of what the loop runs over
+        return interpreted(last.iter, ctx, func, depth + 1)
+    if not interpreted(last.value, ctx, func, depth + 1):  # type: ignore[attr-defined]
+        return False
+    return _always_runs(last, stmt, ctx, func) or _python_loop(last, ctx, func, depth) or _before(name, last, ctx, func, depth + 1)
+
+
+def _python_loop(s: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """Is `s` in a `for` over interpreted values (`for i in range(int(s0) % 3)` with `s0 =
+    x.max().asnumpy()`)? Python runs that loop, and what it binds stays interpreted after it
+    (measured, fresh v5 seed 10200180 and written/famc probes `g17_an_loop_*`)."""
+    p = ctx.parent(s)
+    while p is not None and p is not func:
+        if type(p) is ast.For and interpreted(p.iter, ctx, func, depth + 1):
+            return True
+        p = ctx.parent(p)
+    return False
+
+
+def _assigns(s: ast.stmt, name: str) -> bool:
+    t = type(s)
+    if t is ast.Assign:
+        return any(type(x) is ast.Name and x.id == name for x in s.targets)  # type: ignore[attr-defined]
+    if t in (ast.AugAssign, ast.AnnAssign):
+        return type(s.target) is ast.Name and s.target.id == name  # type: ignore[attr-defined]
+    if t is ast.For:
+        return any(type(x) is ast.Name and x.id == name for x in ast.walk(s.target))  # type: ignore[attr-defined]
+    return False
+
+
+def _statement_of(e: ast.AST, ctx: Context) -> ast.stmt | None:
+    p: ast.AST | None = e
+    while p is not None and not isinstance(p, ast.stmt):
+        p = ctx.parent(p)
+    return p
+
+
+def _always_runs(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) -> bool:
+    """Does `s` run whenever `use` does: its enclosing blocks are `func`'s body, blocks
+    holding `use`, or loops over a literal `range` (unrolled, run at least once)?"""
+    holders = set()
+    p = ctx.parent(use)
+    while p is not None and p is not func:
+        holders.add(id(p))
+        p = ctx.parent(p)
+    p = ctx.parent(s)
+    while p is not None and p is not func:
+        if id(p) not in holders and not _literal_range_loop(p):
+            return False
+        p = ctx.parent(p)
+    return p is func
+
+
+def _literal_range_loop(n: ast.AST) -> bool:
+    if type(n) is not ast.For:
+        return False
+    it = n.iter
+    return (
+        type(it) is ast.Call
+        and type(it.func) is ast.Name
+        and it.func.id == "range"
+        and len(it.args) == 1
+        and type(it.args[0]) is ast.Constant
+        and type(it.args[0].value) is int
+        and it.args[0].value > 0
+    )
+
+
+def _param(name: str, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """A parameter every call of `func` in compiled code of this file gives an interpreted
+    value (positionally); False when some call passes something else or none is known."""
+    from npu_lsp.rules.graphmode.values import _callers
+
+    if type(func) not in _FUNCS:
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
+    if name not in params:
+        return False
+    scope = ctx.scopes.scopes.get(id(func))
+    if scope is None:
+        return False
+    i = params.index(name)
+    sites = _callers(ctx, scope)
+    if not sites:
+        return False
+    for call, caller in sites:
+        j = i - (1 if params and params[0] == "self" else 0)
+        if any(type(a) is ast.Starred for a in call.args) or not 0 <= j < len(call.args):
+            return False
+        if not interpreted(call.args[j], ctx, caller, depth + 1):
+            return False
+    return True
