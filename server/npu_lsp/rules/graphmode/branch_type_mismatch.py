@@ -79,16 +79,31 @@ def _endless(loop: ast.While) -> bool:
 
 
 def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
-    """`name = value` statements directly in `block` (the last one per name wins)."""
+    """`name = value` statements directly in `block` (the last one per name wins), also
+    each name of `a, b = x, y`."""
     out: dict[str, ast.expr] = {}
     for st in block:
-        if (
-            isinstance(st, ast.Assign)
-            and len(st.targets) == 1
-            and isinstance(st.targets[0], ast.Name)
-        ):
-            out[st.targets[0].id] = st.value
+        if type(st) is ast.Assign:
+            out.update(plain_pairs(st))
     return out
+
+
+def plain_pairs(st: ast.Assign) -> list[tuple[str, ast.expr]]:
+    """(name, value) of `name = value`, and of each name of `a, b = x, y` (a tuple or list
+    display of names given a display of as many values: `best_t, best = 0.5, -1.0`)."""
+    if len(st.targets) != 1:
+        return []
+    target, value = st.targets[0], st.value
+    if type(target) is ast.Name:
+        return [(target.id, value)]
+    if type(target) not in (ast.Tuple, ast.List) or type(value) not in (ast.Tuple, ast.List):
+        return []
+    names, items = target.elts, value.elts  # type: ignore[attr-defined]
+    if len(names) != len(items) or not all(type(n) is ast.Name for n in names):
+        return []
+    if any(type(v) is ast.Starred for v in items):
+        return []
+    return [(n.id, v) for n, v in zip(names, items, strict=True)]
 
 
 def _augmented(block: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -140,11 +155,12 @@ def preceding_values(
         open_names = set(wanted)
         for st in reversed(block[:index]):
             t = type(st)
-            if t is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-                name = st.targets[0].id  # type: ignore[attr-defined]
-                if name in open_names:
-                    found[name] = st.value  # type: ignore[attr-defined]
-                    open_names.discard(name)
+            pairs = plain_pairs(st) if t is ast.Assign else None  # type: ignore[arg-type]
+            if pairs:
+                for name, value in pairs:
+                    if name in open_names:
+                        found[name] = value
+                        open_names.discard(name)
             elif t not in _NO_BINDINGS:
                 hit = bindings([st]) & open_names
                 settled |= hit
@@ -509,6 +525,9 @@ class BranchTypeMismatch(GraphRule):
     A size read of a carried tensor is not (`while seq.shape[0] < 4 and seq.sum() < t`,
     `len(seq)`, `seq.size`): the loop is specialised on its shapes, so the read folds, unless
     the body gives the tensor a shape known only at run time (a boolean mask, `nonzero`...).
+    Under LAX a tensor operand whose names enter the loop as constants (`se = Tensor(1.0)`)
+    and that the body last rebinds to a JIT Fallback value (`se = (t / np.sqrt(n)).max()`)
+    is not reported: the entry test folds, the body's test is a Python object.
 
     ## Fix safety
     No automatic fix.
@@ -522,6 +541,12 @@ class BranchTypeMismatch(GraphRule):
       `while x.sum() < 30 and i < 5` are rejected with `Cannot join the return values of
       different branches ... dtype1 = Bool, dtype2 = Any`; two tensor operands are accepted;
       `x.sum() > 0 and "a" or "b"` likewise (`dtype1 = String, dtype2 = Any`), even unused.
+    - Measured on MindSpore 2.10 with the written/heldout17b probes `fe17_wh_*` (case
+      `r2_bayes_mc_samples_while_converge`): `while se > tol and n < m` (either order)
+      compiles under LAX when `se` enters as `Tensor(1.0)` / `ops.ones(())` /
+      `Tensor(np.array(1.0))` and the body ends with `se = ...np.sqrt(n)...` or
+      `Tensor(t.asnumpy())...`; `se = x.sum()` before the loop, `n ** 0.5` in the body or
+      a constant-only `np.sqrt(2.0)` fail ("dtype1 = Bool, dtype2 = Any").
     - Measured on MindSpore 2.10 with the `reach2` probes bk_*: under STRICT, `idx = None`
       then `if x[i] < 0: idx = i` in an unrolled `for i in range(4)` (the loop variable is
       a constant int) fails when `idx` is returned or used after the loop; with `break`
@@ -532,7 +557,9 @@ class BranchTypeMismatch(GraphRule):
 
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
         for d in self._bool_op_join(node, ctx):
-            if not (ctx.scope and ctx.scope.strict) and any(opaque_at_lax(v, ctx.function, ctx) for v in node.values):
+            if not (ctx.scope and ctx.scope.strict) and (
+                any(opaque_at_lax(v, ctx.function, ctx) for v in node.values) or _folds_then_opaque(node, ctx)
+            ):
                 return  # LAX joins a Python object (a JIT Fallback value) with anything
             yield d
             return
@@ -1121,6 +1148,65 @@ def _loop_carried(e: ast.expr, node: ast.AST, ctx: Context) -> str | None:
                 return min(hit)
         p = ctx.parent(p)
     return None
+
+
+def _folds_then_opaque(node: ast.BoolOp, ctx: Context) -> bool:
+    """`while se > tol and n < m:` with every tensor operand reading names that enter the loop
+    as constants (`se = Tensor(1.0)`, `ops.ones(())`) and that the body last rebinds to a JIT
+    Fallback value (`se = (t / np.sqrt(n)).max()`). LAX evaluates the test twice: with the
+    entry values the tensor comparison folds to a constant, and with the body's values the
+    operand is a Python object, which joins with anything (measured, written/heldout17b
+    probes `fe17_wh_*`: accepted; a plain tensor in the body or a variable entry value
+    (`se = x.sum()`) fails with "Type Join Failed: dtype1 = Bool, dtype2 = Any")."""
+    loop = ctx.parent(node)
+    func = ctx.function
+    if type(loop) is not ast.While or loop.test is not node or func is None:
+        return False
+    a = analyzer(ctx)
+    tensors = [v for v in node.values if a.kind(v) == Kind.TENSOR]
+    if not tensors:
+        return False
+    carried = bindings(loop.body)
+    for operand in tensors:
+        names = {n.id for n in ast.walk(operand) if type(n) is ast.Name} - {"self"}  # `self.tol`: a constant
+        if not names or not names <= carried:
+            return False  # a name read but not rebound keeps its (maybe variable) value
+        for name in names:
+            entry, last = _entry_binding(name, loop, ctx), _last_top_binding(name, loop.body)
+            if entry is None or last is None or not _constant_tensor(entry, func, ctx):
+                return False
+            if not opaque_at_lax(last, func, ctx):
+                return False
+    return True
+
+
+def _entry_binding(name: str, loop: ast.While, ctx: Context) -> ast.expr | None:
+    """The value of the last plain `name = ...` in the block holding `loop`, before it."""
+    _parent, block, i = block_of(loop, ctx)
+    out: ast.expr | None = None
+    for st in block[:max(i, 0)]:
+        if bindings([st]) & {name}:
+            single = type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name
+            out = st.value if single else None  # type: ignore[attr-defined]
+    return out
+
+
+def _last_top_binding(name: str, body: list[ast.stmt]) -> ast.expr | None:
+    """The value of the last statement of `body` binding `name`, when it is a plain `name = ...`."""
+    for st in reversed(body):
+        if bindings([st]) & {name}:
+            single = type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name
+            return st.value if single else None  # type: ignore[attr-defined]
+    return None
+
+
+def _constant_tensor(e: ast.expr, func: ast.AST, ctx: Context) -> bool:
+    """A tensor built from constants only (`Tensor(1.0, ms.float32)`, `ops.ones((), ms.float32)`,
+    `Tensor(np.array(1.0))`): no local name, parameter or `self` read, so MindSpore folds it."""
+    if type(e) is not ast.Call or analyzer(ctx).kind(e) != Kind.TENSOR:
+        return False
+    local = bindings(getattr(func, "body", [])) | {arg.arg for arg in ast.walk(func) if type(arg) is ast.arg}
+    return all(not (type(n) is ast.Name and (n.id in local or n.id == "self")) for n in ast.walk(e))
 
 
 def _size_read_only(e: ast.expr, names: set[str]) -> set[str]:

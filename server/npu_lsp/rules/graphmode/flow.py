@@ -51,6 +51,16 @@ from npu_lsp.rules.graphmode.result_kinds import NUMPY_UFUNCS as _NUMPY_UFUNCS
 from npu_lsp.rules.graphmode.result_kinds import STATIC_ATTRS as _STATIC_ATTRS
 from npu_lsp.scope import dotted
 
+#: attributes of `mindspore.nn` layers that hold Parameters (Dense / Conv `weight`, `bias`,
+#: BatchNorm / LayerNorm `gamma`, `beta`, `moving_mean`, `moving_variance`, Embedding
+#: `embedding_table`): tensors in compiled code (measured, written/heldout17b probes
+#: `fe17_pw_*` and case `risk_factor_exposure_names`: `w = self.fc.weight` then
+#: `w[:, 0].mean().asnumpy()` fails under STRICT, `scale = 1.0` joined with
+#: `self.fc.bias.sum()` under a tensor `if` fails at both levels)
+_LAYER_PARAMETERS = frozenset(
+    {"weight", "bias", "gamma", "beta", "moving_mean", "moving_variance", "embedding_table"}
+)
+
 if TYPE_CHECKING:
     from npu_lsp.engine import Context
 
@@ -1710,9 +1720,23 @@ class Analyzer:
     def _kind_attribute(self, e: ast.Attribute, fn: _Fn) -> Kind:
         if e.attr in _STATIC_ATTRS:
             return Kind.CONST
-        if isinstance(e.value, ast.Name) and e.value.id == "self":
+        v = e.value
+        if type(v) is ast.Name and v.id == "self":
             return Kind.TENSOR if self._self_tensor(fn.func, e.attr) else Kind.CONST
-        return self._kind(e.value, fn)
+        if e.attr in _LAYER_PARAMETERS and type(v) is ast.Attribute and self._held_layer(fn.func, v):
+            return Kind.TENSOR  # `self.fc.weight`: a Parameter of a `mindspore.nn` layer held on `self`
+        return self._kind(v, fn)
+
+    def _held_layer(self, func: ast.AST | None, e: ast.Attribute) -> bool:
+        """Is `e` `self.<attr>`, bound only to a `mindspore.nn` layer built in the class
+        (`self.fc = nn.Dense(4, 8)`)?"""
+        if not (type(e.value) is ast.Name and e.value.id == "self"):
+            return False
+        cls = self.owner_class(func)
+        values = self._self_values(cls).get(e.attr, ()) if cls is not None else ()
+        return bool(values) and all(
+            isinstance(x, ast.Call) and (self.ctx.qualname(x.func) or "").startswith("mindspore.nn.") for x in values
+        )
 
     def _kind_subscript(self, e: ast.Subscript, fn: _Fn) -> Kind:
         base = self._kind(e.value, fn)

@@ -9,7 +9,7 @@ from npu_lsp.astutil import branch_list
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
@@ -25,6 +25,11 @@ class ListAppendedUnderTensorIf(GraphRule):
     or given to `sum`, `max` or `ops.stack` after the loop (at STRICT too: the mean-IoU loop
     `if union > 0: ious.append(inter / union)` then `sum(ious) / len(ious)`). Under STRICT
     also when what is appended is a tuple or list (`pairs.append((i, j))`), whatever follows.
+
+    Also, in such a loop, a list or counter grown only after `if <tensor>: continue` (the
+    rest of the body appends, the `if` does not), when it was `[]` or `0` before the loop and
+    is read after it by `ops.stack` / `ops.concat` / `sum` / a constant index (a list) or
+    as the divisor of a Python number (a counter), at both levels.
 
     ## Why is this bad?
     The `for` is unrolled, and each tensor `if` joins a list of one length with a list of
@@ -64,6 +69,14 @@ class ListAppendedUnderTensorIf(GraphRule):
       ending in `continue` with and without an append after it); tuples appended: the
       written set `domains` (`sci_particles_neighbor_list_python`) and its `append*` probes;
       run-time scalars: the written set `heldout14` probe `lx_fa_int_areas_for_loop`.
+    - The written set heldout17b probes `fe17_ct_*` (cases `imb_per_class_recall_report`,
+      `r2_causal_propensity_bins_strata`, `r2_sig_beat_segments_list_shrink`,
+      `r2_surv_cindex_in_construct`): after `if n == 0: continue`, the list and counter hold
+      the right values at run time (returned, `len`, a tensor divided by them compile), but
+      `ops.stack` / `ops.concat` ("got '0'"), `lst[0]`, `sum(lst)` and `k / m` of counters
+      that started at 0 ("The divisor could not be zero") are folded with the values from
+      before the loop; a list holding an element before the loop, or grown again after it,
+      and a counter that started at 1 compile.
     """
 
     nodes = (ast.For,)
@@ -87,7 +100,12 @@ class ListAppendedUnderTensorIf(GraphRule):
                 continue
             if isinstance(sub.body[-1], ast.Continue):
                 # measured: an append under a tensor `if` that ends in `continue` compiles at
-                # both levels (whether or not the rest of the body appends too)
+                # both levels (whether or not the rest of the body appends too); what only
+                # the rest of the body grows is folded as it was before the loop
+                for name, d in _skipped_growth(self, sub, node, ctx):
+                    if name not in reported:
+                        reported.add(name)
+                        yield d
                 continue
             grown = _grown(sub.body) - _grown(sub.orelse)
             for name in sorted(grown - reported):
@@ -219,3 +237,132 @@ def _measured_after(name: str, loop: ast.For, func: ast.AST, ctx: Context) -> tu
             if q in _MEASURES:
                 return ctx.segment(n.func), _MEASURES[q]
     return None
+
+
+#: reads after the loop that MindSpore folds with a list's value from before it, with its
+#: words for an empty list
+_FOLDED_READS = {
+    "mindspore.ops.stack": "For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'",
+    "mindspore.ops.concat": "For primitive[Concat], the elements size must be greater than 0, but got 0",
+    "mindspore.ops.cat": "For primitive[Concat], the elements size must be greater than 0, but got 0",
+    "builtins.sum": "Cannot join the return values of different branches",
+}
+_EMPTY_INDEX = "For primitive:'list_getitem', cannot get item by index from an empty sequence"
+_ZERO_DIVISOR = "The divisor could not be zero. But the divisor is zero now"
+
+
+def _skipped_growth(rule: GraphRule, sub: ast.If, loop: ast.For, ctx: Context) -> Iterable[tuple[str, Diagnostic]]:
+    """`if <tensor>: continue` in an unrolled `for`, then `lst.append(v)` / `k += 1` in the rest
+    of the loop's body (not in the `if`): at run time the list and the counter are right, but
+    MindSpore folds some reads after the loop with the value from before it. Measured
+    (written/heldout17b probes `fe17_ct_*`, cases `imb_per_class_recall_report`,
+    `r2_causal_propensity_bins_strata`, `r2_surv_cindex_in_construct`): with `lst = []`,
+    `ops.stack(lst)`, `lst[0]`, `sum(lst)` and `sum(lst) / len(lst)` fail at LAX and STRICT;
+    with `k = 0`, a Python number divided by `k` fails ("The divisor could not be zero");
+    returning them, `len(lst)`, a tensor divided by `len(lst)` or `k`, or a list holding an
+    element before the loop compile."""
+    func = ctx.function
+    if func is None or sub not in loop.body:
+        return
+    rest = loop.body[loop.body.index(sub) + 1 :]
+    lists = _grown(rest) - _grown(sub.body)
+    counters = _counted(rest) - _counted(sub.body)
+    if not lists and not counters:
+        return
+    end = loop.end_lineno or loop.lineno
+    for n in ast.walk(func):
+        if getattr(n, "lineno", 0) <= end:
+            continue
+        name, why = _folded_read(n, lists, counters, ctx)
+        if name is None or not _before_loop(name, loop, func, empty=name in lists):
+            continue
+        if _changed_between(name, end, n.lineno, func):  # type: ignore[attr-defined]
+            continue  # grown again after the loop: measured, `ops.stack` then compiles
+        yield name, ctx.diagnostic(
+            rule,
+            n,
+            f"`{name}` is grown only after the tensor-dependent `continue` on line {sub.lineno}, inside the "
+            f"unrolled loop on line {loop.lineno}: MindSpore folds `{ctx.segment(n)}` with the value `{name}` "
+            f'had before the loop, and it fails ("{why}"); return `{name}` or keep the values in tensors '
+            "(a mask and a masked sum) instead",
+        )
+
+
+def _folded_read(n: ast.AST, lists: set[str], counters: set[str], ctx: Context) -> tuple[str | None, str]:
+    """(name, MindSpore's words) when `n` is a read `_skipped_growth` reports."""
+    if isinstance(n, ast.Call) and len(n.args) == 1 and isinstance(n.args[0], ast.Name) and n.args[0].id in lists:
+        why = _FOLDED_READS.get(ctx.qualname(n.func) or "")
+        return (n.args[0].id, why) if why else (None, "")
+    if (
+        isinstance(n, ast.Subscript)
+        and isinstance(n.ctx, ast.Load)
+        and isinstance(n.value, ast.Name)
+        and n.value.id in lists
+        and isinstance(n.slice, ast.Constant)
+        and type(n.slice.value) is int
+    ):
+        return n.value.id, _EMPTY_INDEX
+    if (
+        isinstance(n, ast.BinOp)
+        and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod))
+        and isinstance(n.right, ast.Name)
+        and n.right.id in counters
+        and analyzer(ctx).kind(n.left) in (Kind.CONST, Kind.VAR)
+    ):
+        return n.right.id, _ZERO_DIVISOR
+    return None, ""
+
+
+def _counted(body: list[ast.stmt]) -> set[str]:
+    """Names `body` grows by a positive literal (`k += 1`)."""
+    out: set[str] = set()
+    for st in body:
+        for n in branch_list(st):
+            if (
+                isinstance(n, ast.AugAssign)
+                and isinstance(n.op, ast.Add)
+                and isinstance(n.target, ast.Name)
+                and isinstance(n.value, ast.Constant)
+                and isinstance(n.value.value, (int, float))
+                and not isinstance(n.value.value, bool)
+                and n.value.value > 0
+            ):
+                out.add(n.target.id)
+    return out
+
+
+def _before_loop(name: str, loop: ast.For, func: ast.AST, empty: bool) -> bool:
+    """Is `name` last bound before the loop (outside it) to `[]` (`empty`) or to the literal 0
+    (also as an item of `a, b = 0, 0`), and bound nowhere else but in the loop?"""
+    value: ast.expr | None = None
+    for n in branch_list(func):
+        if not isinstance(n, ast.Assign) or not (n.lineno < loop.lineno or n.lineno > (loop.end_lineno or 0)):
+            continue
+        for t in n.targets:
+            if isinstance(t, ast.Name) and t.id == name:
+                value = n.value
+            elif isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple) and len(t.elts) == len(n.value.elts):
+                for x, v in zip(t.elts, n.value.elts, strict=True):
+                    if isinstance(x, ast.Name) and x.id == name:
+                        value = v
+        if value is not None and n.lineno > loop.lineno:
+            return False  # rebound after the loop
+    if empty:
+        return isinstance(value, ast.List) and not value.elts
+    return isinstance(value, ast.Constant) and value.value == 0 and type(value.value) is not bool
+
+
+def _changed_between(name: str, start: int, stop: int, func: ast.AST) -> bool:
+    """Is `name` grown or rebound on a line after `start` and before `stop`?"""
+    for n in branch_list(func):
+        line = getattr(n, "lineno", 0)
+        if not start < line < stop:
+            continue
+        f = n.func if isinstance(n, ast.Call) else None
+        if isinstance(f, ast.Attribute) and f.attr in _GROW and isinstance(f.value, ast.Name) and f.value.id == name:
+            return True
+        if isinstance(n, (ast.Assign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(isinstance(x, ast.Name) and x.id == name for t in targets for x in ast.walk(t)):
+                return True
+    return False

@@ -9,8 +9,9 @@ from npu_lsp.astutil import self_attr, statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, terminates
 
 #: Operators that fail on an empty list of tensors, with MindSpore 2.10's words.
 _NEEDS_ITEMS = {
@@ -58,7 +59,10 @@ class SelfListEmptyInGraph(GraphRule):
     `deque(maxlen=n)`) in `__init__` and nothing Python runs fills it. A condition on the
     list above the read counts when it is false on an empty list (`if self.outs:`, `if
     len(self.outs) > 0:`); `if len(self.outs) < self.n:` or `if not self.outs:` compile
-    their branch.
+    their branch. So does an earlier `if` of the read's block that folds to a branch that
+    returns (`if len(self.buf) < self.n: return zeros` before `ops.cat(list(self.buf))`):
+    only that branch is compiled, and the read never is (LAX then returns the zeros on
+    every call: MS142 warns about the append).
     Also a key read from a dict held on `self` (`self.router.aux["z_loss"]`, `self.aux["z"]`)
     in one compiled function, when `__init__` binds the dict to a display without that key
     and only another compiled function of the holder's class stores it (`self.aux["z"] =
@@ -104,6 +108,10 @@ class SelfListEmptyInGraph(GraphRule):
 
     ## References
     - RULES.md, section 4: mutating a list held on `self` is silently lost (MS142).
+    - The written set heldout17b probes `fe17_dq_*` / `fe17_ls_*` and case
+      `r2_anom_window_deque_buffer`: an early `return` under `if len(self.buf) < self.n`,
+      `< 2`, `== 0` or `if not self.buf` compiles (list or deque); `>= self.n`, `> 0`, a
+      branch that only assigns, or the guard nested in a tensor `if` fail.
     - The written set heldout15b probes `ls_sl_*`, `ls_so_*` (min/max, slices, `sum / len`,
       plain objects, guards) and `ls_sd_*` (dict keys; the read in the storing function,
       `.get`, `len`, a key `__init__` holds compile), and its cases
@@ -283,6 +291,8 @@ def _guarded(node: ast.AST, attr: str, ctx: Context) -> bool:
     that cannot be folded here counts as a guard."""
     child, p = node, ctx.parent(node)
     while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(child, ast.stmt) and _left_before(child, attr, ctx):
+            return True
         test = getattr(p, "test", None) if isinstance(p, (ast.If, ast.IfExp, ast.While)) else None
         if test is not None and child is not test and any(self_attr(n) == attr for n in ast.walk(test)):
             value = _fold_empty(test, attr)
@@ -290,7 +300,30 @@ def _guarded(node: ast.AST, attr: str, ctx: Context) -> bool:
             if value is None or value != in_body:
                 return True
         child, p = p, ctx.parent(p)
+    return isinstance(child, ast.stmt) and p is not None and _left_before(child, attr, ctx)
+
+
+def _left_before(st: ast.stmt, attr: str, ctx: Context) -> bool:
+    """Does an earlier statement of `st`'s block leave it on every compiled path: an `if`
+    on `self.<attr>` that folds, the list being empty, to a branch that returns (`if
+    len(self.buf) < self.n: return zeros`, `if not self.buf: return x`)? MindSpore compiles
+    only that branch, so `st` is never compiled (measured, written/heldout17b probes
+    `fe17_dq_return_*`, `fe17_ls_return_*`: accepted at LAX; a test folding the other way
+    (`>= self.n`, `> 0`) or a branch that does not leave fails)."""
+    _parent, block, i = block_of(st, ctx)
+    for prev in block[: max(i, 0)]:
+        if type(prev) is not ast.If or not any(self_attr(n) == attr for n in ast.walk(prev.test)):
+            continue
+        value = _fold_empty(prev.test, attr)
+        taken = prev.body if value else prev.orelse
+        if value is not None and _leaves(taken):
+            return True
     return False
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    """Does `body` always return, break or continue (a `raise` fails the compile itself)?"""
+    return terminates(body) and not any(isinstance(n, ast.Raise) for n in statements(body))
 
 
 #: `0 <op> n` for a length compared with a count `n` that is not a literal (taken as

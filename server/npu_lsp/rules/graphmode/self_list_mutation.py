@@ -12,17 +12,24 @@ from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort"})
+#: what a `collections.deque` adds to them
+_DEQUE_MUTATORS = frozenset({"appendleft", "extendleft", "popleft", "rotate"})
 
 
 @rule(code="MS142", name="self-list-mutation", severity="warning", family="graphmode")
 class SelfListMutation(GraphRule):
     """## What it does
     Warns about in-place list methods (`append`, `extend`, `insert`, `pop`, ...) called in
-    compiled code on a list stored on `self` in `__init__`.
+    compiled code on a list stored on `self` in `__init__`; also on a `collections.deque`
+    stored there (`append`, `appendleft`, `popleft`, ...).
 
     ## Why is this bad?
     The graph works on a copy: after `self.history.append(x)` in `construct`,
-    `net.history` is still `[]`. Local lists are fine.
+    `net.history` is still `[]`. Local lists are fine. A deque held on `self` is read the
+    same way: each call sees the deque `__init__` built, so a window that should fill over
+    calls stays empty, and `if len(self.buf) < self.n: return zeros` returns zeros on every
+    call (measured, written/heldout17b case `r2_anom_window_deque_buffer` and probes
+    `fe17_dq_return_*`: MindSpore LAX prints `[[0. 0.]]` where PyNative prints the window).
 
     ## Example
     ```python
@@ -52,12 +59,12 @@ class SelfListMutation(GraphRule):
     """
 
     nodes = (ast.Call,)
-    calls = _MUTATORS
+    calls = _MUTATORS | _DEQUE_MUTATORS
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
         f = node.func
-        if not (isinstance(f, ast.Attribute) and f.attr in _MUTATORS):
+        if not (isinstance(f, ast.Attribute) and f.attr in self.calls):
             return
         recv = f.value
         if not (
@@ -67,9 +74,24 @@ class SelfListMutation(GraphRule):
         ):
             return
         a = analyzer(ctx)
-        if recv.attr in a.self_info(a.owner_class(ctx.function)).lists:
+        cls = a.owner_class(ctx.function)
+        if f.attr in _MUTATORS and recv.attr in a.self_info(cls).lists:
             yield ctx.diagnostic(
                 self,
                 node,
                 f"`self.{recv.attr}.{f.attr}(...)` in a graph does not change the list seen from Python",
             )
+        elif cls is not None and _holds_deque(cls, recv.attr, ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`self.{recv.attr}.{f.attr}(...)` in a graph does not change the deque seen from Python: each call reads the deque `__init__` built",
+            )
+
+
+def _holds_deque(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    """Is `self.<attr>` bound to a `collections.deque(...)` (and nothing else) in `cls`?"""
+    bound = analyzer(ctx)._self_values(cls).get(attr, [])
+    return bool(bound) and all(
+        isinstance(v, ast.Call) and ctx.qualname(v.func) == "collections.deque" for v in bound
+    )
