@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.none_join import has_none_join, none_joined, returns_none_joined
 from npu_lsp.rules.graphmode.python_call_on_tensor import python_built_classes
 from npu_lsp.rules.graphmode.values import (
@@ -1008,7 +1009,9 @@ class _Opaque:
             # `len(v.shape)` and `v.ndim` compile
             return f"`{q.removeprefix('builtins.')}` of the shape of a JIT Fallback value cannot be compiled (MindSpore: Unsupported op [IsDimUnKnown]); take the shape of a tensor the graph computes"
         at = _FILL_VALUES.get(q or "")
-        if at is not None and len(call.args) > at and self.value(call.args[at], func, env):
+        if at is not None and len(call.args) > at and interpreted(call.args[at], self.ctx, func):
+            # `interpreted`, not `value`: a MindSpore op (`ops.concat(outs)`) gives a graph
+            # tensor back, whose `len` is a number the graph knows (difftest seed 10100021)
             return f"`{q.removeprefix('mindspore.')}` is given a fill value from a JIT Fallback call; its FillV2 takes a tensor, and MindSpore converts only numbers it knows while compiling (\"the type of input argument[y] must be Tensor but got Float32\")"  # type: ignore[union-attr]
         if q in functions:
             return f"`{q.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
