@@ -179,6 +179,9 @@ class LambdaSourceLine(GraphRule):
         `enumerate`, `zip` of two module lists, `f, g = self.pairs[1]`; tables of `def`
         functions or of lambdas bound to names first compile. A call `TABLE[key](x)` is
         left to `_picked` (the lambda that key picks)."""
+        names, attrs = _table_names(ctx)
+        if not names and not attrs:
+            return  # most files: no lambda sits in a container literal
         a = analyzer(ctx)
         for scope in ctx.scopes.scopes.values():
             fn = scope.function
@@ -188,10 +191,10 @@ class LambdaSourceLine(GraphRule):
             seen: set[str] = set()
             for n in own_nodes(fn):
                 t = type(n)
-                if t is ast.Attribute and type(n.value) is ast.Name and n.value.id == "self" and cls is not None:  # type: ignore[attr-defined]
+                if t is ast.Attribute and n.attr in attrs and type(n.value) is ast.Name and n.value.id == "self" and cls is not None:  # type: ignore[attr-defined]
                     values = a._self_values(cls).get(n.attr, [])  # type: ignore[attr-defined]
                     table = values[0] if len(values) == 1 else None
-                elif t is ast.Name and n.id not in seen and not a.rebinds(n.id, fn):  # type: ignore[attr-defined]
+                elif t is ast.Name and n.id in names and not a.rebinds(n.id, fn):  # type: ignore[attr-defined]
                     table = _module_value(n.id, ctx)  # type: ignore[attr-defined]
                 else:
                     continue
@@ -207,6 +210,32 @@ class LambdaSourceLine(GraphRule):
                     n,
                     f"`{key}` holds the lambda on line {lam.lineno}, {_misplaced(lam, ctx)}; reading the table in compiled code makes MindSpore re-parse each lambda from its source line, which fails (`Parse Lambda Function Fail`): bind each lambda to a name first (`f = lambda ...`) or use `def` functions",
                 )
+
+
+def _table_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
+    """The names bound to a container literal holding a lambda: module-level `X = [...]`
+    (plain names) and `self.X = [...]` in a class's `__init__` (attribute names). Only
+    those literals are walked, so the walk of compiled code runs only when there are some."""
+    names = {
+        t.id
+        for st in ctx.tree.body
+        if type(st) is ast.Assign and type(st.value) in (ast.List, ast.Tuple, ast.Dict) and _holds_lambda(st.value)
+        for t in st.targets
+        if type(t) is ast.Name
+    }
+    a = analyzer(ctx)
+    attrs = {
+        attr
+        for st in ctx.tree.body
+        if type(st) is ast.ClassDef
+        for attr, values in a._self_values(st).items()
+        if any(type(v) in (ast.List, ast.Tuple, ast.Dict) and _holds_lambda(v) for v in values)  # type: ignore[arg-type]
+    }
+    return frozenset(names), frozenset(attrs)
+
+
+def _holds_lambda(e: ast.expr) -> bool:
+    return any(type(n) is ast.Lambda for n in ast.walk(e))
 
 
 def _table_lambda(table: ast.List | ast.Tuple | ast.Dict, ctx: Context) -> ast.Lambda | None:
