@@ -248,7 +248,7 @@ def _sub_cell_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.exp
     ]
 
 
-_APPENDED = re.compile(r"\bself\.(\w+)\.(?:append|extend)\(")
+_APPENDED = re.compile(r"self\.(\w+)\.(?:append|extend)\(")  # a literal prefix: a fast scan
 
 
 def _appended_attrs(ctx: Context) -> frozenset[str]:
