@@ -179,6 +179,8 @@ class LambdaSourceLine(GraphRule):
         `enumerate`, `zip` of two module lists, `f, g = self.pairs[1]`; tables of `def`
         functions or of lambdas bound to names first compile. A call `TABLE[key](x)` is
         left to `_picked` (the lambda that key picks)."""
+        if not _lambda_in_literal_text(ctx.text):
+            return  # no `lambda` right after `[`, `(`, `{`, `,` or `:`: no table of lambdas
         names, attrs = _table_names(ctx)
         if not names and not attrs:
             return  # most files: no lambda sits in a container literal
@@ -210,6 +212,20 @@ class LambdaSourceLine(GraphRule):
                     n,
                     f"`{key}` holds the lambda on line {lam.lineno}, {_misplaced(lam, ctx)}; reading the table in compiled code makes MindSpore re-parse each lambda from its source line, which fails (`Parse Lambda Function Fail`): bind each lambda to a name first (`f = lambda ...`) or use `def` functions",
                 )
+
+
+def _lambda_in_literal_text(text: str) -> bool:
+    """Does some `lambda` of the text follow `[`, `(`, `{`, `,` or `:` (blanks between)?
+    A cheap text test before any walk: `key=lambda` and `f = lambda` do not."""
+    i = text.find("lambda")
+    while i >= 0:
+        j = i - 1
+        while j >= 0 and text[j] in " \t\r\n":
+            j -= 1
+        if j >= 0 and text[j] in "[({,:":
+            return True
+        i = text.find("lambda", i + 6)
+    return False
 
 
 def _table_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
