@@ -22,7 +22,8 @@ class DictOutputUnderStrict(Rule):
     Under the STRICT syntax level, flags Python code that reads the result of a network
     (a Cell's `construct`) or an `@ms.jit` function as a dict (`out["logits"]`,
     `out.items()`, `out.get("loss")`) when the compiled function returns a dict, also a dict
-    inside a returned tuple or list (`total, losses = net(x)` then `losses["cls"]`,
+    inside a returned tuple or list (`total, losses = net(x)` then `losses["cls"]`, also a
+    sub-cell's dict the network returns, `return self.head(x)`,
     `out[1]["feat"]`), and the dicts of a returned list grown by appends (per-image results,
     `results.append({"boxes": b, ...})`, read as `res[0]["boxes"]`). Also such an output given
     back to a STRICT graph that reads it by key (a KV cache or a state dict passed to the next
@@ -214,15 +215,21 @@ def _construct(cls_qual: str, ctx: Context) -> FuncDef | None:
     return found[2] if found is not None else None
 
 
-def _dict_paths(fn: FuncDef, ctx: Context) -> frozenset[tuple[int, ...]]:
+def _dict_paths(fn: FuncDef, ctx: Context, depth: int = 0) -> frozenset[tuple[int, ...]]:
     """Where `fn`'s returned values hold dicts: the output itself, or items of a returned
-    tuple or list literal (`return total, losses`)."""
+    tuple or list literal (`return total, losses`), also the output of a sub-cell `fn`
+    returns (`return self.head(x)`, the head's `construct` returning a dict: measured,
+    written/heldout17a probes `fe17a_dc_sub_*`, case `r2_seg_class_names_dict_comprehension`)."""
     a = analyzer(ctx)
     found: set[tuple[int, ...]] = set()
 
     def walk(v: ast.expr, path: tuple[int, ...]) -> None:
         if isinstance(v, (ast.Dict, ast.DictComp)) or a.type_class(v, fn) == "dict":
             found.add(path)
+        elif isinstance(v, ast.Call) and depth < 3:
+            sub = _sub_cell_construct(v, fn, a, ctx)
+            if sub is not None:
+                found.update((*path, *p) for p in _dict_paths(sub, ctx, depth + 1))
         elif isinstance(v, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in v.elts):
             for i, e in enumerate(v.elts):
                 walk(e, (*path, i))
@@ -238,6 +245,23 @@ def _dict_paths(fn: FuncDef, ctx: Context) -> frozenset[tuple[int, ...]]:
 
 #: an item of a list grown by appends: any index of it
 _ANY = -1
+
+
+def _sub_cell_construct(call: ast.Call, fn: FuncDef, a: Analyzer, ctx: Context) -> FuncDef | None:
+    """The `construct` of the file's Cell class `self.<sub>(...)` calls, `self.<sub>` bound
+    once in `__init__` to an instance of it."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
+        return None
+    cls = a.owner_class(fn)
+    values = a._self_values(cls).get(f.attr, []) if cls is not None else []
+    if len(values) != 1 or not isinstance(values[0], ast.Call) or not isinstance(values[0].func, ast.Name):
+        return None
+    name = values[0].func.id
+    sub = next((st for st in ctx.tree.body if isinstance(st, ast.ClassDef) and st.name == name), None)
+    if sub is None or sub is cls:
+        return None
+    return next((m for m in sub.body if isinstance(m, ast.FunctionDef) and m.name == "construct"), None)
 
 
 def _appends_dicts(name: str, fn: FuncDef, a: Analyzer) -> bool:

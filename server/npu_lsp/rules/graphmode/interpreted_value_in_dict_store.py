@@ -1,4 +1,4 @@
-"""MS186: (LAX) `max` / `min` run by JIT Fallback, stored where the graph cannot take it: in a
+"""MS186: (LAX) `max` / `min` run by JIT Fallback (or a dict comprehension), stored where the graph cannot take it: in a
 dict display stored into a dict item, or on `self` of a sub-cell."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 
+#: methods that read a dict as a dict (a tuple has none of them)
+_DICT_READS = frozenset({"values", "items", "keys", "get"})
 #: builtins LAX runs by JIT Fallback (PyExecute) when given a run-time scalar
 _INTERPRETED = frozenset({"builtins.max", "builtins.min"})
 
@@ -25,7 +27,10 @@ class InterpretedMinMaxStored(GraphRule):
     `report[name] = {"precision": tp.item() / max(1, (tp + fp).item())}`. Also
     `self.lo = min(self.lo, ...)` (or `max`) in the `construct` of a cell that another
     cell of the file holds as a sub-cell next to layers with parameters (a min/max
-    observer for calibration).
+    observer for calibration). Also `self.d = {k: ... for k in ...}` (a dict
+    comprehension, directly or through a local bound to one) read afterwards in the same
+    function as a dict (`self.d["a"]`, `d[k]`, `.values()`, `.items()`, `.get`): LAX
+    builds the comprehension by JIT Fallback and the stored object becomes a tuple.
 
     ## Why is this bad?
     Under LAX, `max` / `min` of a run-time scalar is run by JIT Fallback (PyExecute), and a
@@ -72,12 +77,18 @@ class InterpretedMinMaxStored(GraphRule):
       `hv_dict_display_max_item`, `hv_list_nested_max_item_loop`, `hv_max_one_item*`;
       on `self`: the heldout14b case `quant_observer_minmax_state` and the probes
       `hv_self_min_*`, `hv_selfsub_*`, `hv_self_top_min_const_param`.
+    - A dict comprehension stored on `self`: the written heldout17a case
+      `r2_ema_shadow_dict_by_name` and probes `fe17a_sd_*` (read by key or `.values()`
+      afterwards, also through the local it was built in: rejected under LAX; a dict
+      display, a list or tuple, or no read back compile).
     """
 
     nodes = (ast.Assign,)
 
     def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
-        return (target is ast.Subscript and value is ast.Dict) or (target is ast.Attribute and value is ast.Call)
+        return (target is ast.Subscript and value is ast.Dict) or (
+            target is ast.Attribute and value in (ast.Call, ast.DictComp, ast.Name)
+        )
 
     def wants_assigned_call(self, target: type[ast.AST] | None, callee: type[ast.AST]) -> bool:
         return callee is ast.Name
@@ -91,6 +102,9 @@ class InterpretedMinMaxStored(GraphRule):
         if isinstance(target, ast.Attribute) and isinstance(value, ast.Call):
             yield from self._self_min_max(node, target, value, ctx)
             return
+        if isinstance(target, ast.Attribute) and isinstance(value, (ast.DictComp, ast.Name)):
+            yield from self._self_dict_comp(node, target, value, ctx)
+            return
         if not isinstance(target, ast.Subscript) or not isinstance(value, ast.Dict):
             return
         for v in value.values:
@@ -103,6 +117,43 @@ class InterpretedMinMaxStored(GraphRule):
                 )
                 return
 
+
+    def _self_dict_comp(self, node: ast.Assign, target: ast.Attribute, value: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
+        """`self.d = {k: ... for k in ...}` (or `self.d = d`, `d` bound once to one) in
+        compiled code, then a read of it as a dict below: by key, `.values()`, `.items()`,
+        `.keys()`, `.get`. LAX builds a dict comprehension by JIT Fallback, and storing that
+        object on `self` leaves a tuple in `self.d` and in `d` (measured, written/heldout17a
+        probes `fe17a_sd_*`, case `r2_ema_shadow_dict_by_name`: "tuple indices must be
+        integers or slices, not str", "'tuple' object has no attribute 'values'"); a dict
+        display stored the same way, a comprehension never read back, and lists and tuples
+        compile."""
+        fn = ctx.function
+        if not (isinstance(target.value, ast.Name) and target.value.id == "self") or fn is None:
+            return
+        local = value.id if isinstance(value, ast.Name) else None
+        if local is not None and not isinstance(analyzer(ctx).single_assignment(local, fn), ast.DictComp):
+            return
+        end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+        for n in own_nodes(fn):
+            if (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) <= end:
+                continue
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+                held = n.value
+                if isinstance(n.slice, ast.Constant) and type(n.slice.value) is int:
+                    continue
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _DICT_READS:
+                held = n.func.value
+            else:
+                continue
+            if (local is not None and isinstance(held, ast.Name) and held.id == local) or (
+                isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name) and held.value.id == "self" and held.attr == target.attr
+            ):
+                yield ctx.diagnostic(
+                    self,
+                    n,
+                    f"`{ctx.segment(target)}` holds a dict comprehension built by JIT Fallback under LAX (line {node.lineno}); stored on `self`, it becomes a tuple, and reading it as a dict fails ('tuple indices must be integers or slices, not str'); keep the dict in a local (or build it as a dict display) and store it on `self` outside construct",
+                )
+                return
 
     def _self_min_max(self, node: ast.Assign, target: ast.Attribute, call: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         if not (isinstance(target.value, ast.Name) and target.value.id == "self") or ctx.qualname(call.func) not in _INTERPRETED:

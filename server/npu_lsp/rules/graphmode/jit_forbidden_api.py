@@ -131,7 +131,10 @@ class JitForbiddenApi(GraphRule):
     statement (`ms.set_seed`, `ms.save_checkpoint`: "Unsupported statement 'Import'"). The receiver may also be a Parameter taken out of a
     container of Parameters (`for p in self.params: p.name`, `for p, g in zip(opt.parameters,
     grads): p.set_data(...)`, `self.params[0].requires_grad`, a module-level
-    `params = net.trainable_params()` looped over in a jit function) or a Cell built at
+    `params = net.trainable_params()` looped over in a jit function), or a value of a dict
+    of Parameters held on `self` (`{p.name: p for p in net.get_parameters()}`,
+    `net.parameters_dict()`: `for k, p in self.state.items(): p.set_data(...)`,
+    `self.state["w"].set_data(...)`; measured, written/heldout17a probes `fe17a_pd_*`) or a Cell built at
     module level and read by a jit function (`net.trainable_params()`,
     `net.cells_and_names()`, `fc.weight.requires_grad`), or a Cell built in place in compiled
     code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`), or the parameter of

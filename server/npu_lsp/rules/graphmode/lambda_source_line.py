@@ -10,7 +10,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 
 # statements whose source, re-parsed from the lambda's first line, yields the lambda itself
 _OWN_LINE = (ast.Assign, ast.AnnAssign, ast.Expr)
@@ -29,9 +29,12 @@ class LambdaSourceLine(GraphRule):
     `ms.jit(lambda x: ...)` anywhere (module level, a factory function, `__init__`): the
     lambda is then the compiled function itself. Also a lambda written inline among the
     arguments of a plain-Python call of a network or a jit function (`opt(grads, lambda:
-    net(x).sum())`), called in compiled code or not. Also a loop variable called in compiled
-    code that takes a lambda from such a literal (`for f in self.fns: f(x)`, `[inv(fwd(x))
-    for fwd, inv in self.augs]`; written/heldout17b probes `fe17_lm_*`).
+    net(x).sum())`), called in compiled code or not. Also any read in compiled code of a
+    list, tuple or dict literal holding such lambdas, nested too (`for fwd, inv in
+    self.pairs` with `self.pairs = [(lambda x: ..., lambda y: ...), ...]`, `len(TABLE)`),
+    called or not, and a loop variable called in compiled code that takes a lambda from such
+    a literal (`for f in self.fns: f(x)`, `[inv(fwd(x)) for fwd, inv in self.augs]`;
+    written/heldout17b probes `fe17_lm_*`).
 
     ## Why is this bad?
     MindSpore compiles a lambda it reaches by reading the lambda's source lines again
@@ -76,7 +79,10 @@ class LambdaSourceLine(GraphRule):
       a lambda alone on its own line inside `ms.jit(...)`, compile. Tables on `self`: the
       written heldout16b case `r2_route_activation_lambda_table` and probes `fe_lt_*` (dict
       and list literals of lambdas indexed in `construct`: rejected; of `def` functions, or
-      never indexed: compile).
+      never indexed: compile). Tables read whole: the written heldout17a case
+      `tta_transform_lambdas_list` and probes `fe17a_lt_*` (a loop over a list of lambda
+      pairs, `len`, `enumerate`, `zip`, unpacking an element: rejected at both levels; tables
+      of `def` functions or of lambdas bound to names first compile).
     """
 
     nodes = (ast.Call, ast.Module)
@@ -86,7 +92,7 @@ class LambdaSourceLine(GraphRule):
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
         if isinstance(node, ast.Module):
-            return [*self._jit_of_lambda(node, ctx), *self._passed_inline(ctx)]
+            return [*self._jit_of_lambda(node, ctx), *self._passed_inline(ctx), *self._tables_read(ctx)]
         return self._check(node, ctx)
 
     def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
@@ -162,6 +168,117 @@ class LambdaSourceLine(GraphRule):
                 n,
                 "`jit` compiles this lambda by re-parsing its source line, which holds more than the lambda; MindSpore fails (`Parse Lambda Function Fail. Node type must be Lambda, but got Call`): bind it first (`f = lambda ...`) or use a `def`",
             )
+
+
+    def _tables_read(self, ctx: Context) -> Iterable[Diagnostic]:
+        """A read in compiled code (a loop over it, `len`, unpacking an element) of a list,
+        tuple or dict literal holding lambdas, nested too (`self.pairs = [(lambda x: ...,
+        lambda y: ...), ...]` in `__init__`, or a module-level table): MindSpore turns the
+        table into a graph constant and re-parses each lambda from its source line, called
+        or not. Measured (written/heldout17a probes `fe17a_lt_*`, case
+        `tta_transform_lambdas_list`): "Parse Lambda Function Fail. Node type must be Lambda,
+        but got Tuple" at LAX and STRICT for `for f, g in self.pairs`, `len(self.pairs)`,
+        `enumerate`, `zip` of two module lists, `f, g = self.pairs[1]`; tables of `def`
+        functions or of lambdas bound to names first compile. A call `TABLE[key](x)` is
+        left to `_picked` (the lambda that key picks)."""
+        if not _lambda_in_literal_text(ctx.text):
+            return  # no `lambda` right after `[`, `(`, `{`, `,` or `:`: no table of lambdas
+        names, attrs = _table_names(ctx)
+        if not names and not attrs:
+            return  # most files: no lambda sits in a container literal
+        a = analyzer(ctx)
+        for scope in ctx.scopes.scopes.values():
+            fn = scope.function
+            if scope.kind == "constexpr" or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            cls = a.owner_class(fn)
+            seen: set[str] = set()
+            for n in own_nodes(fn):
+                t = type(n)
+                if t is ast.Attribute and n.attr in attrs and type(n.value) is ast.Name and n.value.id == "self" and cls is not None:  # type: ignore[attr-defined]
+                    values = a._self_values(cls).get(n.attr, [])  # type: ignore[attr-defined]
+                    table = values[0] if len(values) == 1 else None
+                elif t is ast.Name and n.id in names and not a.rebinds(n.id, fn):  # type: ignore[attr-defined]
+                    table = _module_value(n.id, ctx)  # type: ignore[attr-defined]
+                else:
+                    continue
+                if type(table) not in (ast.List, ast.Tuple, ast.Dict) or not isinstance(getattr(n, "ctx", None), ast.Load):
+                    continue
+                lam = _table_lambda(table, ctx)  # type: ignore[arg-type]
+                key = ctx.segment(n)
+                if lam is None or key in seen or _called_entry(n, ctx):
+                    continue
+                seen.add(key)
+                yield ctx.diagnostic(
+                    self,
+                    n,
+                    f"`{key}` holds the lambda on line {lam.lineno}, {_misplaced(lam, ctx)}; reading the table in compiled code makes MindSpore re-parse each lambda from its source line, which fails (`Parse Lambda Function Fail`): bind each lambda to a name first (`f = lambda ...`) or use `def` functions",
+                )
+
+
+def _lambda_in_literal_text(text: str) -> bool:
+    """Does some `lambda` of the text follow `[`, `(`, `{`, `,` or `:` (blanks between)?
+    A cheap text test before any walk: `key=lambda` and `f = lambda` do not."""
+    i = text.find("lambda")
+    while i >= 0:
+        j = i - 1
+        while j >= 0 and text[j] in " \t\r\n":
+            j -= 1
+        if j >= 0 and text[j] in "[({,:":
+            return True
+        i = text.find("lambda", i + 6)
+    return False
+
+
+def _table_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
+    """The names bound to a container literal holding a lambda: module-level `X = [...]`
+    (plain names) and `self.X = [...]` in a class's `__init__` (attribute names). Only
+    those literals are walked, so the walk of compiled code runs only when there are some."""
+    names = {
+        t.id
+        for st in ctx.tree.body
+        if type(st) is ast.Assign and type(st.value) in (ast.List, ast.Tuple, ast.Dict) and _holds_lambda(st.value)
+        for t in st.targets
+        if type(t) is ast.Name
+    }
+    a = analyzer(ctx)
+    attrs = {
+        attr
+        for st in ctx.tree.body
+        if type(st) is ast.ClassDef
+        for attr, values in a._self_values(st).items()
+        if any(type(v) in (ast.List, ast.Tuple, ast.Dict) and _holds_lambda(v) for v in values)  # type: ignore[arg-type]
+    }
+    return frozenset(names), frozenset(attrs)
+
+
+def _holds_lambda(e: ast.expr) -> bool:
+    return any(type(n) is ast.Lambda for n in ast.walk(e))
+
+
+def _table_lambda(table: ast.List | ast.Tuple | ast.Dict, ctx: Context) -> ast.Lambda | None:
+    """The first lambda a list / tuple / dict literal holds (nested in such literals too)
+    that MindSpore cannot re-parse from its source line."""
+    stack: list[ast.expr | None] = list(table.values if isinstance(table, ast.Dict) else table.elts)
+    while stack:
+        e = stack.pop(0)
+        if isinstance(e, ast.Lambda):
+            if _misplaced(e, ctx) is not None:
+                return e
+        elif isinstance(e, (ast.List, ast.Tuple)):
+            stack.extend(e.elts)
+        elif isinstance(e, ast.Dict):
+            stack.extend(e.values)
+    return None
+
+
+def _called_entry(n: ast.AST, ctx: Context) -> bool:
+    """Is `n` the table of a call `n[key](...)` (left to the call check)?"""
+    sub = ctx.parent(n)
+    if not isinstance(sub, ast.Subscript) or sub.value is not n:
+        return False
+    call = ctx.parent(sub)
+    return isinstance(call, ast.Call) and call.func is sub
 
 
 def _alone_on_its_line(lam: ast.Lambda, lines: list[str]) -> bool:

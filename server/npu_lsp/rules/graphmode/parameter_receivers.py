@@ -148,26 +148,76 @@ def _element_of(target: ast.expr, name: str, it: ast.expr) -> ast.expr | None:
     return None
 
 
+def _dict_value_of(target: ast.expr, name: str, it: ast.expr) -> ast.expr | None:
+    """The dict whose values `name` takes in `for target in it`: `for k, name in
+    d.items()` or `for name in d.values()` -> `d`."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args):
+        return None
+    if it.func.attr == "values" and isinstance(target, ast.Name) and target.id == name:
+        return it.func.value
+    if it.func.attr == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        t = target.elts[1]
+        return it.func.value if isinstance(t, ast.Name) and t.id == name else None
+    return None
+
+
+def _dict_of_parameters(value: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Does `value` (evaluated in `__init__`) build a dict whose values are Parameter objects:
+    `{p.name: p for p in net.get_parameters()}` (over any container of Parameters),
+    `net.parameters_dict()`, or a display of a Cell's Parameters (`{"w": net.fc.weight}`)?"""
+    if isinstance(value, ast.DictComp):
+        if not isinstance(value.value, ast.Name) or len(value.generators) != 1:
+            return False
+        gen = value.generators[0]
+        return _container_value(_element_of(gen.target, value.value.id, gen.iter), ctx, fn)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        return value.func.attr == "parameters_dict" and not value.args
+    if isinstance(value, ast.Dict) and value.values and None not in value.keys:
+        return all(
+            _own_parameter(v, ctx, fn)
+            or (isinstance(v, ast.Attribute) and v.attr in LAYER_PARAMETERS and isinstance(v.value, ast.Attribute))
+            for v in value.values
+        )
+    return False
+
+
+def is_parameter_dict(e: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Is `e`, read in compiled function `fn`, `self.<attr>` bound in the class to a dict of
+    Parameter objects (see `_dict_of_parameters`)? Measured (written/heldout17a probes
+    `fe17a_pd_*`, case `ema_parameters_dict_lookup`): its values are the Parameter objects,
+    and `set_data` / `requires_grad` on them are refused as on `self.w`."""
+    if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self"):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(fn)
+    values = a._self_values(cls).get(e.attr, []) if cls is not None else []
+    return bool(values) and all(v is not None and _dict_of_parameters(v, ctx, fn) for v in values)
+
+
 def parameter_element(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
     """Is `recv` one Parameter taken out of a container of Parameters: `params[i]`, the
     target of the loop (or comprehension) around it over such a container and not rebound
-    in that loop, or a name whose only binding in `fn` is `x = params[i]`?"""
+    in that loop, or a name whose only binding in `fn` is `x = params[i]`? A dict of
+    Parameters held on `self` counts: `d[k]`, `for k, p in d.items()`, `d.values()`."""
     if isinstance(recv, ast.Subscript):
-        return is_container(recv.value, ctx, fn)
+        return is_container(recv.value, ctx, fn) or is_parameter_dict(recv.value, ctx, fn)
     if not isinstance(recv, ast.Name) or _is_param(recv.id, fn):
         return False
     name = recv.id
     node: ast.AST | None = ctx.parent(recv)
     while node is not None and node is not fn:
         if isinstance(node, ast.For):
-            src = _element_of(node.target, name, node.iter)
-            if src is not None:
+            held = _dict_value_of(node.target, name, node.iter)
+            src = _element_of(node.target, name, node.iter) if held is None else None
+            if src is not None or held is not None:
                 stores = sum(
                     isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
                     for st in node.body
                     for n in ast.walk(st)
                 )
-                return stores == 0 and is_container(src, ctx, fn)
+                if stores:
+                    return False
+                return is_container(src, ctx, fn) if src is not None else is_parameter_dict(held, ctx, fn)  # type: ignore[arg-type]
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             for g in node.generators:
                 src = _element_of(g.target, name, g.iter)
@@ -183,7 +233,7 @@ def parameter_element(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
             t, v = n.targets[0], n.value
             if isinstance(t, ast.Name) and t.id == name and isinstance(v, ast.Subscript):
                 source = v.value
-    return stores == 1 and source is not None and is_container(source, ctx, fn)
+    return stores == 1 and source is not None and (is_container(source, ctx, fn) or is_parameter_dict(source, ctx, fn))
 
 
 def module_cell(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from npu_lsp.astutil import self_attr, statements
@@ -67,6 +68,12 @@ class SelfListEmptyInGraph(GraphRule):
     in one compiled function, when `__init__` binds the dict to a display without that key
     and only another compiled function of the holder's class stores it (`self.aux["z"] =
     ...` in a sub-cell's `construct`, a helper method, or a plain object's method).
+    Also the same reads of a sub-cell's list from its parent (`blk.maps[-1]` over
+    `self.blocks = nn.CellList([Block() ...])`, `ops.stack(self.block.maps)`), when the
+    sub-cell's class binds it to `[]` in `__init__` and appends to it in its own compiled code.
+    Not flagged: a read below `self.outs = []` in the same function, which also appends to
+    it; from that assignment on, `self.outs` is a variable of the function, and LAX compiles
+    it (STRICT refuses the assignment, MS132).
 
     ## Why is this bad?
     Compiled code reads `self.outs` as the constant it holds when the graph is built (an empty
@@ -129,6 +136,14 @@ class SelfListEmptyInGraph(GraphRule):
       `lx_sl_stack_list_copy` (`ops.stack(list(self.hist))`, `ops.concat`, `self.hist[-1]`
       rejected at both levels: "deque index out of range"; `len`, an append never read and a
       deque holding an element compile under LAX).
+    - The written set heldout17a probes `fe17a_sl_*` and its case
+      `r2_cap_attention_weights_self_list`: `self.alphas = []` at the top of `construct`
+      (also under an `if`, in a loop, or `list()`), then `append` and the read in the same
+      function compile at LAX; the read in another method, the assignment after the read or
+      in a helper method, and `clear()` fail. Sub-cells: its case
+      `vit_store_attention_maps_self_list` and probes `fe17a_sc_*` (`blk.maps[-1]` in a loop
+      over a CellList, `self.blocks[0].maps[0]`, `ops.stack` / `ops.concat` of it: rejected
+      at both levels; `len` and a list `__init__` fills compile).
     """
 
     nodes = (ast.Call, ast.Subscript, ast.BinOp)
@@ -172,12 +187,14 @@ class SelfListEmptyInGraph(GraphRule):
             return ()
         attr = self_attr(held) if type(held) is not ast.Name else _aliases(fn, ctx).get(held.id)
         if attr is None:
+            if type(held) is ast.Attribute and not (type(held.value) is ast.Name and held.value.id == "self"):
+                return _sub_cell_read(self, node, read, held, ctx)  # `blk.maps[-1]`
             return ()
         why = _needs_items(node, read, ctx)
         if why is None:
             return ()
         cls = analyzer(ctx).owner_class(fn)
-        if cls is None or _guarded(node, attr, ctx):
+        if cls is None or _guarded(node, attr, ctx) or _rebound_before(fn, attr, node, ctx):
             return ()
         strict = bool(ctx.scope and ctx.scope.strict)
         if not any(isinstance(n, ast.Call) and _is_append(n, attr, strict) for n in _compiled_nodes(cls, ctx)):
@@ -191,6 +208,117 @@ class SelfListEmptyInGraph(GraphRule):
                 f"`self.{attr}` is empty when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
             )
         ]
+
+
+def _rebound_before(fn: ast.AST, attr: str, node: ast.AST, ctx: Context) -> bool:
+    """Does `fn` bind `self.<attr> = ...` above the read and grow it itself? MindSpore's
+    parser makes `self.<attr>` a variable of `fn` from its first assignment there on (as a
+    local name; also under an `if`, a tensor `if` or in a loop): the reads below see that
+    value and `fn`'s own appends grow it. Measured (written/heldout17a probes
+    `fe17a_sl_*`): `self.alphas = []` then `append` and `ops.stack` / `[0]` / `[-1]` /
+    `sum / len` in the same function compile at LAX; the read in another method, an
+    assignment after the read or in a helper method, `clear()` and appends only in a
+    helper method still fail."""
+    key = ("self_list_empty_in_graph.rebound", id(fn), attr)
+    hit: tuple[tuple[int, int] | None, bool] | None = ctx.cache.get(key)
+    if hit is None:
+        first: tuple[int, int] | None = None
+        grows = False
+        for n in own_nodes(fn):
+            if type(n) is ast.Attribute and isinstance(n.ctx, ast.Store) and self_attr(n) == attr:
+                first = _pos(n) if first is None else min(first, _pos(n))
+            elif type(n) is ast.Call and _is_append(n, attr, True):
+                grows = True
+        hit = ctx.cache[key] = (first, grows)
+    first, grows = hit
+    return first is not None and grows and first < _pos(node)
+
+
+def _sub_cell_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.expr, ctx: Context) -> list[Diagnostic]:
+    """`blk.maps[-1]`, `ops.stack(self.block.maps)`: a list held by a sub-cell of a class of
+    the file (`self.block`, `self.blocks[0]`, a loop or comprehension variable over
+    `self.blocks = nn.CellList([Block() ...])`) that the sub-cell's `__init__` binds to
+    `[]` and its own compiled code appends to. The parent's graph reads the list as the
+    sub-cell holds it when the graph is built: empty. Measured (written/heldout17a probes
+    `fe17a_sc_*`, case `vit_store_attention_maps_self_list`): rejected at LAX and STRICT
+    (also when the sub-cell resets `self.maps = []` in its `construct`); `len` and a
+    list `__init__` fills compile."""
+    if type(held) is not ast.Attribute or held.attr not in _appended_attrs(ctx):
+        return []  # most reads (`x.shape[0]`) stop here: one set lookup
+    why = _needs_items(node, read, ctx)
+    if why is None:
+        return []
+    cls = _sub_cell_class(held.value, ctx)
+    if cls is None or not any(isinstance(n, ast.Call) and _is_append(n, held.attr, bool(ctx.scope and ctx.scope.strict)) for n in _compiled_nodes(cls, ctx)):
+        return []
+    if not _empty_when_compiled(cls, held.attr, ctx):
+        return []
+    return [
+        ctx.diagnostic(
+            rule,
+            node,
+            f"`{ctx.segment(held)}` is the list the `{cls.name}` sub-cell holds when the graph is built (empty): the `append` in its compiled code does not change it, and this read fails ({why}); return the values from the sub-cell's `construct`",
+        )
+    ]
+
+
+_APPENDED = re.compile(r"self\.(\w+)\.(?:append|extend)\(")  # a literal prefix: a fast scan
+
+
+def _appended_attrs(ctx: Context) -> frozenset[str]:
+    """The names `X` of the file's `self.X.append(` / `self.X.extend(`, once per file."""
+    hit: frozenset[str] | None = ctx.cache.get("self_list_empty_in_graph.appended")
+    if hit is None:
+        hit = ctx.cache["self_list_empty_in_graph.appended"] = frozenset(_APPENDED.findall(ctx.text)) if ctx.mentions("append") or ctx.mentions("extend") else frozenset()
+    return hit
+
+
+def _sub_cell_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
+    """The class of the file a sub-cell reference is an instance of: `self.<sub>`, or an
+    element of `self.<cells>` (a CellList / SequentialCell built of that one class):
+    `self.<cells>[i]`, or a `for` / comprehension variable over it."""
+    if type(e) is ast.Attribute:
+        return _holder_class(e, ctx)
+    if type(e) is ast.Subscript:
+        return _cells_class(e.value, ctx)
+    if type(e) is not ast.Name:
+        return None
+    p = ctx.parent(e)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        gens = [p] if type(p) is ast.For else getattr(p, "generators", None) if isinstance(p, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)) else None
+        for g in gens or ():
+            it, target = g.iter, g.target
+            if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate" and len(it.args) == 1:
+                it = it.args[0]
+                target = target.elts[1] if type(target) is ast.Tuple and len(target.elts) == 2 else target
+            if type(target) is ast.Name and target.id == e.id:
+                return _cells_class(it, ctx)
+        p = ctx.parent(p)
+    return None
+
+
+def _cells_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
+    """`self.<cells>` bound once in `__init__` to `nn.CellList([...])` /
+    `nn.SequentialCell([...])` of calls of one class of the file -> that class."""
+    fn = ctx.function
+    attr = self_attr(e)
+    if attr is None or fn is None:
+        return None
+    a = analyzer(ctx)
+    own = a.owner_class(fn)
+    values = a._self_values(own).get(attr, []) if own is not None else []
+    cells = values[0] if len(values) == 1 else None
+    if not isinstance(cells, ast.Call) or not cells.args:
+        return None
+    if (ctx.qualname(cells.func) or "").rpartition(".")[2] not in ("CellList", "SequentialCell"):
+        return None
+    seq = cells.args[0]
+    elts = [seq.elt] if isinstance(seq, ast.ListComp) else list(seq.elts) if isinstance(seq, (ast.List, ast.Tuple)) else []
+    names = {c.func.id for c in elts if type(c) is ast.Call and type(c.func) is ast.Name}
+    if not elts or len(names) != 1 or len(elts) != sum(type(c) is ast.Call and type(c.func) is ast.Name for c in elts):
+        return None
+    name = names.pop()
+    return next((st for st in ctx.tree.body if isinstance(st, ast.ClassDef) and st.name == name), None)
 
 
 def _missing_key(node: ast.Subscript, ctx: Context) -> str | None:
