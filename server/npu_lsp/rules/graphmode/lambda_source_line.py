@@ -375,7 +375,7 @@ def _iterated(name: str, ctx: Context) -> list[ast.Lambda]:
     Measured (written/heldout17b case `r2_seg_tta_flips_lambda_list`): "Parse Lambda Function
     Fail. Node type must be Lambda, but got Tuple" at LAX and STRICT."""
     func = ctx.function
-    if func is None or "lambda" not in ctx.text:
+    if func is None or not ctx.mentions("lambda"):  # the word index: not a scan per call
         return []
     key = ("MS147.loops", id(func))
     loops: list[tuple[ast.expr, ast.expr]] | None = ctx.cache.get(key)

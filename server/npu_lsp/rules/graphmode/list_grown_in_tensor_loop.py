@@ -87,7 +87,7 @@ class ListGrownInTensorLoop(GraphRule):
             return ()
         if not file_mentions(ctx, "while") and not file_mentions(ctx, "range") and not file_mentions(ctx, "for "):
             # no loop anywhere: only a list repeated by a run-time count to look for
-            if "*" not in ctx.text or not _needs_elements(node.func, ctx):
+            if not _has_star(ctx) or not _needs_elements(node.func, ctx):
                 return ()
             repeat = _repeated_by_scalar(node.args[0], node, ctx)
             return [ctx.diagnostic(self, node, _repeat_message(repeat, ctx))] if repeat is not None else ()
@@ -527,6 +527,14 @@ def _dynamic_len_sequence(e: ast.expr, ctx: Context) -> bool:
         return False
     flag = e.args[1] if len(e.args) > 1 else next((k.value for k in e.keywords if k.arg == "dynamic_len"), None)
     return isinstance(flag, ast.Constant) and flag.value is True
+
+
+def _has_star(ctx: Context) -> bool:
+    """Does the text spell `*` at all (once per file: every call of compiled code asks)?"""
+    hit: bool | None = ctx.cache.get("ms152.star")
+    if hit is None:
+        hit = ctx.cache["ms152.star"] = "*" in ctx.text
+    return hit
 
 
 def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:

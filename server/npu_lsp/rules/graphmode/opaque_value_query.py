@@ -237,7 +237,7 @@ def _has_fallback(ctx: Context) -> bool:
             if _mentions(s.function, words, ctx)
             for n in _calls_in(s.function)
         ) or any(has_none_join(s.function, ctx) for s in lax)
-        hit = hit or (_nested_self_lines(ctx.text) and any(branch_stores(s.function) for s in lax))
+        hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
@@ -382,11 +382,16 @@ def _calls_in(func: ast.AST) -> list[ast.AST]:
 _BRANCH_MEMO = "_ascend_lens_branch_stores"
 
 
-def _nested_self_lines(text: str) -> bool:
+def _nested_self_lines(ctx: Context) -> bool:
     """Does a line of the text start with `self.` indented three levels or more (a store in
     a block of a method)? Without one no method stores `self.<attr>` inside an `if` (spaces
-    or tabs; a plain substring search, cheaper than a walk of every compiled function)."""
-    return " " * 12 + "self." in text or "\t\t\tself." in text
+    or tabs; a plain substring search, cheaper than a walk of every compiled function, once
+    per file: every attribute read asks)."""
+    hit: bool | None = ctx.cache.get("opaque.nested_self")
+    if hit is None:
+        text = ctx.text
+        hit = ctx.cache["opaque.nested_self"] = " " * 12 + "self." in text or "\t\t\tself." in text
+    return hit
 
 
 def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
@@ -675,7 +680,7 @@ class _Opaque:
         sub-cell whose product the caller uses; given to `nn.Dense` it fails, "'int' object has
         no attribute '__len__'"; a store outside any `if`, or in a branch MindSpore folds away
         (`if self.m is None` with `self.m` a tensor), compiles)."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _nested_self_lines(self.ctx.text):
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _nested_self_lines(self.ctx):
             return False
         stores = branch_stores(func).get(e.attr)
         if not stores:
