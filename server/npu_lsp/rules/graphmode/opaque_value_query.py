@@ -196,10 +196,6 @@ _SHAPE_METHODS = frozenset({"reshape", "view", "broadcast_to"})
 #: written/famc probes `g17_an_full_*`: a value from `x.asnumpy()` or from the shape of a
 #: fallback tensor fails under LAX, `float(x.mean())` compiles; `ops.full` calls `ops.fill`)
 _FILL_VALUES = {"mindspore.ops.full": 1, "mindspore.ops.fill": 2}
-#: MindSpore functions that join a sequence of tensors into one graph tensor
-_SEQUENCE_OPS = frozenset(
-    {"mindspore.ops.concat", "mindspore.ops.cat", "mindspore.ops.stack", "mindspore.ops.hstack", "mindspore.ops.vstack"}
-)
 
 
 def _shape_argument(call: ast.Call, ctx: Context) -> ast.Attribute | None:
@@ -653,19 +649,6 @@ class _Opaque:
                 )
             if isinstance(e.func, ast.Attribute) and self.value(e.func.value, func, env, depth):
                 return True  # a method of a fallback object: run as Python too
-            if (
-                self.ctx.qualname(e.func) in _SEQUENCE_OPS
-                and e.args
-                and isinstance(e.args[0], (ast.List, ast.Tuple))
-            ):
-                # measured (written/famc probes `fl5_*`): `ops.concat([v, v + 1], 0)[:2]`,
-                # `ops.stack((v, w)).mean(0)` of values JIT Fallback made, given as a display,
-                # are graph tensors: `len()` of the result is a constant an `ops.full` fill
-                # value takes, where `len(v)`, `len(v * 1)` and `len(v[:2])` fail (FillV2,
-                # probes `fl4_*`); a list grown by `append` stays a Python list and its
-                # stack a fallback value (`nn.Dense` of it fails, written/lax probe
-                # `gf_pi_append_stack_dense`)
-                return False
             return any(
                 self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
             )
