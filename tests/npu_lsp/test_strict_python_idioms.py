@@ -308,9 +308,9 @@ def test_interpreted_builtin_given_a_dict_comprehension_of_graph_variables() -> 
             assert _errors(_heads(body), config) == set(), body
     said = [d.message for d in check_source(HEADER + _heads(bad[0]), "case.py", LAX)]
     assert said == [
-        "`sorted()` is run as a Python script in graph mode, and the dict `outs`, built by a comprehension "
-        "holding graph variables, reaches it as a tuple of its values (MindSpore: 'tuple' object has no "
-        "attribute 'keys'); use `list(outs.keys())`, or build `outs` with a loop"
+        "`sorted()` is run as a Python script in graph mode, and the dict `outs`, holding graph variables, "
+        "reaches it as a tuple of its values (MindSpore: 'tuple' object has no attribute 'keys'); iterate "
+        "`list(outs.keys())` in the graph, or rank the values with `ops.stack` and `ops.argsort`"
     ]
 
 
