@@ -27,6 +27,7 @@ from npu_lsp.rules.graphmode.values import (
     in_dead_branch,
     module_built_callable,
 )
+from npu_lsp.scope import GraphScope
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"})
@@ -215,18 +216,28 @@ def _shape_argument(call: ast.Call, ctx: Context) -> ast.Attribute | None:
     return None
 
 
+def _lax_scopes(ctx: Context) -> list[GraphScope]:
+    """The compiled LAX functions of this file (not those of modules it imports)."""
+    hit: list[GraphScope] | None = ctx.cache.get("opaque.lax_scopes")
+    if hit is None:
+        prefix = ctx.scopes.info.module + "."
+        hit = ctx.cache["opaque.lax_scopes"] = [
+            s for s in ctx.scopes.scopes.values() if s.level == "lax" and s.qualname.startswith(prefix)
+        ]
+    return hit
+
+
 def _has_fallback(ctx: Context) -> bool:
     """Does compiled LAX code of this file make any run-time fallback call (else no value is
     opaque and the rule has nothing to follow)?"""
     hit = ctx.cache.get("opaque.any")
     if hit is None:
-        prefix = ctx.scopes.info.module + "."
         words = _trigger_words(ctx)
         present = ctx.text_words() if words is not None else None
         if words is not None and present is not None:
             # a function's text holds only words of the file's text: look for those alone
             words = frozenset(w for w in words if w in present)
-        lax = [s for s in ctx.scopes.scopes.values() if s.level == "lax" and s.qualname.startswith(prefix)]
+        lax = _lax_scopes(ctx)
         hit = any(
             _may_fall_back(n, ctx) and _runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
             for s in lax
@@ -318,11 +329,9 @@ def _builds_python_instances(ctx: Context) -> bool:
     hit: bool | None = ctx.cache.get("opaque.instances")
     if hit is None:
         classes = _namedtuple_classes(ctx) | _built_classes(ctx)
-        prefix = ctx.scopes.info.module + "."
         hit = bool(classes) and any(
             isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in classes
-            for sc in ctx.scopes.scopes.values()
-            if sc.level == "lax" and sc.qualname.startswith(prefix)
+            for sc in _lax_scopes(ctx)
             for n in _calls_in(sc.function)
         )
         ctx.cache["opaque.instances"] = hit
