@@ -9,7 +9,7 @@ Keys (pyproject uses kebab-case; editor settings may use camelCase or snake_case
     exclude = ["build/**"]          # globs skipped when `check` walks folders
     max-file-size = 2000000         # bytes; larger files are skipped (0: no limit)
     [tool.ascend-lens.per-file-ignores]
-    "tests/**" = ["MS1"]
+    "tests/**" = ["MS"]
 
 Bad values never raise: they are reported in `Config.problems` and replaced by defaults.
 """

@@ -33,14 +33,15 @@ if TYPE_CHECKING:
 FixAvailability = Literal["always", "sometimes", "none"]
 Group = Literal["stable", "preview", "deprecated", "removed"]
 
-# family -> (code prefix, code pattern, description). Codes are never reused.
+# family -> (code prefix, code pattern, description). Codes are never reused. Graph-mode codes
+# filled MS101-MS199, so new ones go on at MS201: select "MS" (not "MS1") for all of them.
 FAMILIES: dict[str, tuple[str, str, str]] = {
     "internal": (
         "AL",
         r"AL0\d\d",
         "Ascend Lens itself: syntax errors, unreadable files, rule crashes",
     ),
-    "graphmode": ("MS", r"MS1\d\d", "MindSpore GRAPH_MODE / @jit compile rules"),
+    "graphmode": ("MS", r"MS[12]\d\d", "MindSpore GRAPH_MODE / @jit compile rules"),
     "migration": ("NPU", r"NPU2\d\d", "CUDA/torch to Ascend (torch_npu, MindSpore) migration"),
     "hccl": ("HCCL", r"HCCL3\d\d", "HCCL rank-table files"),
 }

@@ -7,7 +7,7 @@ Shape (every key optional; camelCase, snake_case and kebab-case are all accepted
       "hover": true,              # false: no hover answers
       "debounceMs": 150,          # quiet time after a keystroke before analysing
       "select": ["MS", "NPU"], "ignore": ["NPU208"], "syntaxLevel": "strict",
-      "perFileIgnores": {"tests/**": ["MS1"]}, "preview": false
+      "perFileIgnores": {"tests/**": ["MS"]}, "preview": false
     }
 
 The lint keys go to `Config.merged` on top of `[tool.ascend-lens]` (editor wins key by key).
