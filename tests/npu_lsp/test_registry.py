@@ -67,7 +67,7 @@ def test_duplicate_codes_and_names_are_refused() -> None:
 @pytest.mark.parametrize(
     ("code", "name", "family", "match"),
     [
-        ("MS201", "fine-name", "graphmode", "does not fit family"),
+        ("MS301", "fine-name", "graphmode", "does not fit family"),
         ("MS198", "no-tries", "graphmode", "must be kebab-case"),
         ("MS198", "Bad_Name", "graphmode", "must be kebab-case"),
         ("XX001", "fine-name", "nope", "unknown family"),
