@@ -232,7 +232,7 @@ def _attr_dicts(ctx: Context) -> dict[str, ast.ClassDef]:
     hit: dict[str, ast.ClassDef] | None = ctx.cache.get(_ATTR_DICTS_KEY)
     if hit is None:
         hit = {}
-        if "__getattr__" in ctx.text:
+        if ctx.mentions("__getattr__"):  # (from the word index: no scan of the text)
             classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
             dicts: set[str] = set()
             for c in classes:  # in source order: a base is defined before its subclasses
@@ -253,7 +253,8 @@ def _sequence_classes(ctx: Context) -> dict[str, str]:
     hit: dict[str, str] | None = ctx.cache.get(_SEQUENCE_CLASSES_KEY)
     if hit is None:
         hit = {}
-        if "(list)" in ctx.text or "(tuple)" in ctx.text or "list):" in ctx.text or "tuple):" in ctx.text:
+        # (`ctx.mentions`: no scan of the text without the words `list` / `tuple`)
+        if ctx.mentions("(list)") or ctx.mentions("(tuple)") or ctx.mentions("list):") or ctx.mentions("tuple):"):
             for c in ctx.tree.body:  # in source order: a base is defined before its subclasses
                 if not isinstance(c, ast.ClassDef):
                     continue

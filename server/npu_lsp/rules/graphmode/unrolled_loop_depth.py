@@ -146,6 +146,8 @@ def _looping_lines(ctx: Context) -> list[int]:
             # position of the text, measured dearer than the per-line scan)
             found: list[int] = []
             for word in ("for ", "while "):
+                if not ctx.mentions(word):
+                    continue  # (from the word index: an absent word costs no scan of the text)
                 i = text.find(word)
                 while i >= 0:
                     found.append(i)
