@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -91,6 +91,23 @@ class GraphBuiltinSemantics(GraphRule):
     calls = frozenset({"next", "decode", *_REDUCERS})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: `_check`'s first tests, which most nodes stop at, for the
+        # cost of a call rather than of a generator each
+        if type(node) is ast.Compare:
+            return self._ordering(node, ctx)
+        if type(node) is not ast.Call:
+            dicts = ctx.cache.get(_ATTR_DICTS_KEY)
+            if dicts is None:
+                dicts = _attr_dicts(ctx)
+            if not dicts and not _sequence_classes(ctx):
+                return ()
+        else:
+            f = node.func
+            if not (isinstance(f, ast.Attribute) and f.attr == "decode") and not (ctx.qualname(f) or "").startswith("builtins."):
+                return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         if type(node) is not ast.Call:  # calls first: they are most of the nodes seen
             if type(node) is ast.Compare:
                 yield from self._ordering(node, ctx)
