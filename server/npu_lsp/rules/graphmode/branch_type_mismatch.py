@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from npu_lsp.astutil import FIELDS, fields, statements
+from npu_lsp.astutil import FIELDS, fields
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
@@ -18,7 +18,13 @@ from npu_lsp.rules.graphmode.control import (
 )
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, shape_read_of
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, returns_in, terminates
+from npu_lsp.rules.graphmode.helpers import (
+    GraphRule,
+    body_statements,
+    own_nodes,
+    returns_in,
+    terminates,
+)
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import python_number_argument
@@ -1113,7 +1119,7 @@ def _call_candidates(ctx: Context) -> tuple[set[int], set[str], set[str]]:
                 continue
             # structure alone: the values before an `if` (`_may_join`) would ask for the
             # parents of functions the walk has not reached, a map of the whole file
-            if not any(type(st) is ast.If and (returns_in(st.body) or _assigned(st.body)) for st in statements(func.body)):
+            if not any(type(st) is ast.If and (returns_in(st.body) or _assigned(st.body)) for st in body_statements(func.body, ctx)):
                 continue
             if scope.call_sites:
                 for c in scope.call_sites:
@@ -1148,7 +1154,7 @@ def _joining_ifs(func: ast.FunctionDef, ctx: Context) -> list[ast.If]:
     if hit is None:
         a = analyzer(ctx)
         hit = []
-        for st in statements(func.body):
+        for st in body_statements(func.body, ctx):
             if type(st) is not ast.If or not _may_join(st, func, ctx):
                 continue
             if a.kind(st.test, func).dynamic:
