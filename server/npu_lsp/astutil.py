@@ -202,7 +202,10 @@ class TextWords:
     def __init__(self, text: str) -> None:
         self.text = text
         self._counts: Counter[str] | None = None
-        self._words: str | None = None  # the distinct words, joined by spaces (built once)
+        # the distinct words, joined by spaces, with a space before the first and after the
+        # last (built once): `" " + w` in it is a word starting with `w`, `w + " "` one
+        # ending with it
+        self._words: str | None = None
         self._ascii = text.isascii()
 
     def counts(self) -> Counter[str] | None:
@@ -220,10 +223,43 @@ class TextWords:
             return s in self.text  # `|`, `**`: no word to look up
         words = self._words
         if words is None:
-            words = self._words = " ".join(self.counts() or ())
+            words = self._words = " " + " ".join(self.counts() or ()) + " "
         if len(runs) == 1 and runs[0] == s:
             return s in words
-        return all(r in words for r in runs) and s in self.text
+        # Where `s` occurs, each of its runs lies in one word of the text, and a run with a
+        # non-word character of `s` before it starts that word, one with such a character
+        # after it ends the word (`"str("`: a word ending in "str"; `".init"`: one starting
+        # with "init"; `"type(self)("`: "self" a whole word). Without such a word `s` is
+        # absent: the text is searched only when every run has one.
+        last = len(runs) - 1
+        starts = s[0] != runs[0][0]  # `s` starts with a non-word character
+        ends = s[-1] != runs[last][-1]
+        for k, r in enumerate(runs):
+            if k or starts:
+                r = " " + r
+            if k < last or ends:
+                r += " "
+            if r not in words:
+                return False
+        return s in self.text
+
+
+#: The `TextWords` of the file `engine` is checking (set around its analysis, None between
+#: files), for the word searches of scope resolution (`scope._word_lines`), which get only
+#: the text: a word the text lacks is skipped without a scan of the text of its own.
+_checked_words: TextWords | None = None
+
+
+def set_checked_words(words: TextWords | None) -> None:
+    global _checked_words
+    _checked_words = words
+
+
+def checked_words(text: str) -> TextWords | None:
+    """The `TextWords` of `text` when it is the text being checked (the very object), else
+    None (another thread's file, or no check under way: the caller scans)."""
+    w = _checked_words
+    return w if w is not None and w.text is text else None
 
 
 def literal_alternation(words: Iterable[str]) -> str:

@@ -44,6 +44,7 @@ from npu_lsp.astutil import (
     imports_any,
     module_bindings,
     parent_map,
+    set_checked_words,
     statement_parents,
 )
 from npu_lsp.children import AST_TYPES, PUSHERS, pusher
@@ -704,6 +705,10 @@ def _check_tree(
     info: ModuleInfo | None,
     key: str | None = None,
 ) -> list[Diagnostic]:
+    # the text's word index, built once (lazily) and shared: scope resolution's word
+    # searches, the dispatch's trigger tests, the rules' `ctx.mentions`
+    words = TextWords(text)
+    set_checked_words(words)
     try:
         resolver = ScopeResolver(
             tree, path, config.syntax_level, workspace, info=info, text=text, key=key
@@ -714,9 +719,10 @@ def _check_tree(
                 INTERNAL_ERROR, "file too deeply nested to analyse", Span(1, 1, 1, 2), "warning"
             )
         ]
+    finally:
+        set_checked_words(None)
     roots = resolver.local_roots()
     forced = frozenset({"graphmode"}) if roots else frozenset()
-    words = TextWords(text)
     table = _dispatch_table(config, path, text, forced, tree, words)
     ctx = Context(path, text, tree, config, resolver, _words=words)
     table = _gated_table(table, ctx)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from npu_lsp.astutil import (
     BLOCK_FIELDS,
+    checked_words,
     child_nodes,
     fields,
     find_branches,
@@ -379,12 +380,15 @@ def _word_lines(text: str, words: tuple[str, ...], only: int = 0) -> list[int]:
     with `only=_LINE_START`, as its line's first word; with `only=_CALLABLE`, not followed by
     a name character nor the name a `def` gives (`def helper(` calls nothing). Filters err
     towards keeping. `str.find` runs at C speed: much cheaper than a regex over the whole text."""
+    present = checked_words(text)  # (asked before `text` is replaced below)
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # ast ends lines at lone \r too
     found: list[int] = []
     keep = found.append
     find, rfind = text.find, text.rfind
     for word in words:
+        if present is not None and word not in present and "\r" not in word and "\n" not in word:
+            continue  # absent (the word index says so without a scan of the text)
         size = len(word)
         i = find(word)
         while i >= 0:

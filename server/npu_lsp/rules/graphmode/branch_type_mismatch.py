@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from npu_lsp.astutil import FIELDS, fields, statements
+from npu_lsp.astutil import FIELDS, fields
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
@@ -18,7 +18,13 @@ from npu_lsp.rules.graphmode.control import (
 )
 from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, shape_read_of
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, returns_in, terminates
+from npu_lsp.rules.graphmode.helpers import (
+    GraphRule,
+    body_statements,
+    own_nodes,
+    returns_in,
+    terminates,
+)
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import python_number_argument
@@ -919,30 +925,70 @@ def _same_sub_cell_call(a: ast.expr, b: ast.expr, node: ast.If, vals: Values, ct
     ):
         return False
     names = {x.id for x in core_a.args if type(x) is ast.Name}
-    # every node of both paths (as `ast.walk`, without its generators, names tested where
-    # they are found and constants skipped): no store to an argument's name or to the held
-    # attribute
-    attr = f.attr
+    # no store to an argument's name or to the held attribute on either path
+    if _stores_to(node, names, f.attr, ctx):
+        return False
+    # a user function is inlined per call context: keep to calls that are not
+    return vals.callee(core_a, ctx.function) is None
+
+
+def _stores_to(node: ast.If, names: set[str], attr: str, ctx: Context) -> bool:
+    """Does a path of `node` store to (or delete) one of `names`, or an attribute `attr`?
+
+    A name or attribute is stored to only as the target of an assignment, `for`, `with`,
+    `del`, comprehension or `:=`. Without "for" and ":=" on the `if`'s lines (no `for`
+    loop, no comprehension, no `:=`), the targets of the statements of its paths (nested
+    ones too) are the only places to look; else every node of both paths is."""
+    text = "\n".join(ctx.lines[node.lineno - 1 : node.end_lineno or node.lineno])
+    if "for" in text or ":=" in text:
+        return _stores_in(node.body + node.orelse, names, attr)
+    stack: list[ast.AST] = [*node.body, *node.orelse]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        st = pop()
+        t = type(st)
+        if t is ast.Assign or t is ast.Delete:
+            targets = st.targets  # type: ignore[attr-defined]
+        elif t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor:
+            targets = [st.target]  # type: ignore[attr-defined]
+        elif t is ast.With or t is ast.AsyncWith:
+            targets = [i.optional_vars for i in st.items if i.optional_vars is not None]  # type: ignore[attr-defined]
+        else:
+            targets = ()
+        if targets and _stores_in(targets, names, attr):
+            return True
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+            extend(getattr(st, block, None) or ())
+    return False
+
+
+def _stores_in(nodes: Iterable[ast.AST], names: set[str], attr: str) -> bool:
+    """Is one of `nodes`, or a node under them (as `ast.walk` finds them, names tested
+    where they are found and constants skipped), a store to one of `names` or to an
+    attribute `attr`?"""
     name_t, attr_t, load_t, leaf_t = ast.Name, ast.Attribute, ast.Load, ast.Constant
     get_fields, node_t = FIELDS.get, ast.AST
-    stack: list[ast.AST] = [*node.body, *node.orelse]
+    stack: list[ast.AST] = list(nodes)
     pop, push = stack.pop, stack.append
     while stack:
         n = pop()
         t = type(n)
+        if t is name_t:
+            if type(n.ctx) is not load_t and n.id in names:  # type: ignore[attr-defined]
+                return True
+            continue
         if t is attr_t and type(n.ctx) is not load_t and n.attr == attr:  # type: ignore[attr-defined]
-            return False
+            return True
         for field in get_fields(t) or fields(t):
             v = getattr(n, field, None)
             for x in v if type(v) is list else (v,):
                 xt = type(x)
                 if xt is name_t:
                     if type(x.ctx) is not load_t and x.id in names:  # type: ignore[union-attr]
-                        return False
+                        return True
                 elif xt is not leaf_t and isinstance(x, node_t):
                     push(x)
-    # a user function is inlined per call context: keep to calls that are not
-    return vals.callee(core_a, ctx.function) is None
+    return False
 
 
 def _same_leaf(x: ast.expr, y: ast.expr) -> bool:
@@ -1073,7 +1119,7 @@ def _call_candidates(ctx: Context) -> tuple[set[int], set[str], set[str]]:
                 continue
             # structure alone: the values before an `if` (`_may_join`) would ask for the
             # parents of functions the walk has not reached, a map of the whole file
-            if not any(type(st) is ast.If and (returns_in(st.body) or _assigned(st.body)) for st in statements(func.body)):
+            if not any(type(st) is ast.If and (returns_in(st.body) or _assigned(st.body)) for st in body_statements(func.body, ctx)):
                 continue
             if scope.call_sites:
                 for c in scope.call_sites:
@@ -1108,7 +1154,7 @@ def _joining_ifs(func: ast.FunctionDef, ctx: Context) -> list[ast.If]:
     if hit is None:
         a = analyzer(ctx)
         hit = []
-        for st in statements(func.body):
+        for st in body_statements(func.body, ctx):
             if type(st) is not ast.If or not _may_join(st, func, ctx):
                 continue
             if a.kind(st.test, func).dynamic:

@@ -75,6 +75,13 @@ class ClassmethodInGraph(GraphRule):
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
         return callee is ast.Attribute and (receiver == "self" or receiver == "name")  # `name.method(...)`
 
+    def applies(self, ctx: Context) -> bool:
+        # Every finding is a method whose decorator list names `classmethod` (`_classmethods`,
+        # `scope.is_classmethod`); without a workspace the classes looked at are this file's
+        # (`ScopeResolver._find_class`), so its text spells the word (most files do not: no
+        # call of theirs comes here then)
+        return ctx.scopes.workspace is not None or ctx.mentions("classmethod")
+
     def _check(self, node: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
         # a list or `()`, not a generator; `check` has left out calls through `self` or the
         # owning class's name

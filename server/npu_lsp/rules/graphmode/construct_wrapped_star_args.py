@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -61,9 +61,13 @@ class ConstructWrappedStarArgs(GraphRule):
     nodes = (ast.FunctionDef,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most compiled functions are no decorated `construct`
         assert isinstance(node, ast.FunctionDef)
         if node.name != "construct" or not node.decorator_list or ctx.scope is None:
-            return
+            return ()
+        return self._wrapped(node, ctx)
+
+    def _wrapped(self, node: ast.FunctionDef, ctx: Context) -> Iterator[Diagnostic]:
         for deco in node.decorator_list:
             wrapper = _star_wrapper(deco, ctx)
             if wrapper is not None:

@@ -591,7 +591,7 @@ def _apply_renames(table: dict[str, set[str]], ctx: Context) -> None:
     (MindSpore's `Cell.update_parameters_name`): a constant P in a module-level statement
     prefixes the known names; any other call on the network (in a function, a run-time P,
     on a sub-cell) leaves its names unknown."""
-    if "update_parameters_name" not in ctx.text:
+    if not ctx.mentions("update_parameters_name"):
         return
     top = {id(st.value) for st in ctx.tree.body if isinstance(st, ast.Expr)}
     for call in ast.walk(ctx.tree):

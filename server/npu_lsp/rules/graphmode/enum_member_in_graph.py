@@ -105,7 +105,7 @@ def _enum_classes(ctx: Context) -> dict[str, str]:
     if isinstance(hit, dict):
         return hit
     out: dict[str, str] = {}
-    if "Enum" in ctx.text or "Flag" in ctx.text:
+    if ctx.mentions("Enum") or ctx.mentions("Flag"):  # (from the word index: no scan of the text)
         for st in ctx.tree.body:
             if isinstance(st, ast.ClassDef):
                 bases = {ctx.qualname(b) or "" for b in st.bases}

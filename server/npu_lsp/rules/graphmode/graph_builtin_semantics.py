@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -91,6 +91,23 @@ class GraphBuiltinSemantics(GraphRule):
     calls = frozenset({"next", "decode", *_REDUCERS})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: `_check`'s first tests, which most nodes stop at, for the
+        # cost of a call rather than of a generator each
+        if type(node) is ast.Compare:
+            return self._ordering(node, ctx)
+        if type(node) is not ast.Call:
+            dicts = ctx.cache.get(_ATTR_DICTS_KEY)
+            if dicts is None:
+                dicts = _attr_dicts(ctx)
+            if not dicts and not _sequence_classes(ctx):
+                return ()
+        else:
+            f = node.func
+            if not (isinstance(f, ast.Attribute) and f.attr == "decode") and not (ctx.qualname(f) or "").startswith("builtins."):
+                return ()
+        return self._check(node, ctx)
+
+    def _check(self, node: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         if type(node) is not ast.Call:  # calls first: they are most of the nodes seen
             if type(node) is ast.Compare:
                 yield from self._ordering(node, ctx)
@@ -232,7 +249,7 @@ def _attr_dicts(ctx: Context) -> dict[str, ast.ClassDef]:
     hit: dict[str, ast.ClassDef] | None = ctx.cache.get(_ATTR_DICTS_KEY)
     if hit is None:
         hit = {}
-        if "__getattr__" in ctx.text:
+        if ctx.mentions("__getattr__"):  # (from the word index: no scan of the text)
             classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
             dicts: set[str] = set()
             for c in classes:  # in source order: a base is defined before its subclasses
@@ -253,7 +270,8 @@ def _sequence_classes(ctx: Context) -> dict[str, str]:
     hit: dict[str, str] | None = ctx.cache.get(_SEQUENCE_CLASSES_KEY)
     if hit is None:
         hit = {}
-        if "(list)" in ctx.text or "(tuple)" in ctx.text or "list):" in ctx.text or "tuple):" in ctx.text:
+        # (`ctx.mentions`: no scan of the text without the words `list` / `tuple`)
+        if ctx.mentions("(list)") or ctx.mentions("(tuple)") or ctx.mentions("list):") or ctx.mentions("tuple):"):
             for c in ctx.tree.body:  # in source order: a base is defined before its subclasses
                 if not isinstance(c, ast.ClassDef):
                     continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, ClassVar
 
-from npu_lsp.astutil import statements_of
+from npu_lsp.astutil import statements, statements_of
 from npu_lsp.registry import Rule
 
 if TYPE_CHECKING:
@@ -29,6 +29,17 @@ def terminates(body: list[ast.stmt]) -> bool:
         if isinstance(st, ast.If) and st.orelse and terminates(st.body) and terminates(st.orelse):
             return True
     return False
+
+
+def body_statements(body: list[ast.stmt], ctx: Context) -> list[ast.stmt]:
+    """`astutil.statements(body)` once per block and run: MS119 (its call candidates and
+    joining `if`s) and MS185 (its aliases) read the statements of the same compiled
+    functions. The list is shared: read it, never change it."""
+    key = ("helpers.body_statements", id(body))
+    hit: list[ast.stmt] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = statements(body)
+    return hit
 
 
 def returns_in(body: list[ast.stmt]) -> list[ast.Return]:

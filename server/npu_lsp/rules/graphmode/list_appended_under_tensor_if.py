@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.astutil import branch_list
 from npu_lsp.diagnostics import Diagnostic
@@ -82,13 +82,18 @@ class ListAppendedUnderTensorIf(GraphRule):
     nodes = (ast.For,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most loops stop at these tests
         assert isinstance(node, ast.For)
         if ctx.scope is None or ctx.function is None:
-            return
+            return ()
         # only an `if` statement is followed, and its keyword is on the loop's lines: most
         # loops hold none, and are then not walked
         if "if" not in "\n".join(ctx.lines[node.lineno - 1 : node.end_lineno or node.lineno]):
-            return
+            return ()
+        return self._loop(node, ctx)
+
+    def _loop(self, node: ast.For, ctx: Context) -> Iterator[Diagnostic]:
+        assert ctx.scope is not None and ctx.function is not None
         strict = ctx.scope.strict
         a = analyzer(ctx)
         reported: set[str] = set()

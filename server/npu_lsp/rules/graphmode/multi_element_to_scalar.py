@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.ranks import describe, multi_element, ranks
+from npu_lsp.rules.graphmode.ranks import Val, describe, multi_element, ranks
 
 _CONVERSIONS = frozenset({"int", "float", "bool"})
 _SCALAR = "Can not convert Tensor with more than one element to Scalar"
@@ -64,15 +64,22 @@ class MultiElementTensorToScalar(GraphRule):
     calls = frozenset({"int", "float", "bool", "item"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most conditions and conversions hold no multi-element
+        # tensor, for the cost of a call rather than of a generator each
         func = ctx.function
         if func is None:
-            return
+            return ()
         target, how = _converted(node, ctx)
         if target is None:
-            return
+            return ()
         shapes = [v for v in ranks(ctx).value_at(target, func) if multi_element(v)]
         if not shapes:
-            return
+            return ()
+        return self._report(node, ctx, target, how, shapes)
+
+    def _report(
+        self, node: ast.AST, ctx: Context, target: ast.expr, how: str, shapes: list[Val]
+    ) -> Iterator[Diagnostic]:
         shape = describe(shapes[0])
         hint = ""
         if (

@@ -12,7 +12,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes, terminates
+from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes, terminates
 
 #: Operators that fail on an empty list of tensors, with MindSpore 2.10's words.
 _NEEDS_ITEMS = {
@@ -559,7 +559,7 @@ def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
         body = getattr(fn, "body", None)
         # the candidates from the statements alone (an `Assign` is never inside an
         # expression); most functions have none, and then no walk of every node
-        stmts = statements(body) if isinstance(body, list) else (n for n in own_nodes(fn) if isinstance(n, ast.stmt))
+        stmts = body_statements(body, ctx) if isinstance(body, list) else (n for n in own_nodes(fn) if isinstance(n, ast.stmt))
         for st in stmts:
             if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
                 v = st.value  # `self_attr` inlined: one call less per assignment

@@ -41,7 +41,17 @@ class _Cost:
         return _PER_TURN * self.turns + _PER_LOOP * self.loops
 
     def then(self, other: _Cost) -> _Cost:
+        # a new object only when both sides unroll something (most statements unroll
+        # nothing: `_NOTHING`; a `_Cost` is never changed once made)
+        if other is _NOTHING:
+            return self
+        if self is _NOTHING:
+            return other
         return _Cost(self.turns + other.turns, self.loops + other.loops, self.first or other.first)
+
+
+#: the cost of a block that unrolls nothing (shared: `_Cost.then`)
+_NOTHING = _Cost()
 
 
 @rule(code="MS137", name="unrolled-loop-call-depth", severity="error", family="graphmode")
@@ -104,34 +114,37 @@ class UnrolledLoopCallDepth(GraphRule):
     nodes = (ast.FunctionDef,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # not a generator itself: most compiled functions stop at the first tests
         assert isinstance(node, ast.FunctionDef)
         if ctx.scope is None or ctx.scope.function is not node:
-            return
+            return ()
         all_lines = _looping_lines(ctx)  # once per file
         lo = bisect.bisect_left(all_lines, node.lineno)
         hi = bisect.bisect_right(all_lines, node.end_lineno or node.lineno)
         looping = all_lines[lo:hi]
         if not looping:
-            return  # no loop and no comprehension: nothing is unrolled (most functions)
+            return ()  # no loop and no comprehension: nothing is unrolled (most functions)
         limit = _call_depth_limit(ctx)
         if limit is None:
-            return
+            return ()
         # an upper bound first (both sides of every `if`), then, only past the limit, the
         # branches MindSpore folds away taken out: most functions stop at the bound
         cost = _Walker(node, ctx, looping, fold=False).block(node.body)
         if cost.depth <= limit or cost.first is None:
-            return
+            return ()
         cost = _Walker(node, ctx, looping, fold=True).block(node.body)
         if cost.depth <= limit or cost.first is None:
-            return
-        yield ctx.diagnostic(
-            self,
-            ctx.head_span(cost.first),
-            f"MindSpore unrolls the constant loops of `{node.name}` while compiling ({cost.turns} turns in "
-            f"{cost.loops} loop{'s' if cost.loops > 1 else ''}, about {cost.depth} call levels), past its call-depth "
-            f"limit {limit} (Exceed function call depth limit); count with a tensor (`i = ms.Tensor(0); while i < n:`) "
-            "or raise `max_call_depth`",
-        )
+            return ()
+        return [
+            ctx.diagnostic(
+                self,
+                ctx.head_span(cost.first),
+                f"MindSpore unrolls the constant loops of `{node.name}` while compiling ({cost.turns} turns in "
+                f"{cost.loops} loop{'s' if cost.loops > 1 else ''}, about {cost.depth} call levels), past its call-depth "
+                f"limit {limit} (Exceed function call depth limit); count with a tensor (`i = ms.Tensor(0); while i < n:`) "
+                "or raise `max_call_depth`",
+            )
+        ]
 
 
 def _looping_lines(ctx: Context) -> list[int]:
@@ -146,6 +159,8 @@ def _looping_lines(ctx: Context) -> list[int]:
             # position of the text, measured dearer than the per-line scan)
             found: list[int] = []
             for word in ("for ", "while "):
+                if not ctx.mentions(word):
+                    continue  # (from the word index: an absent word costs no scan of the text)
                 i = text.find(word)
                 while i >= 0:
                     found.append(i)
@@ -200,16 +215,16 @@ class _Walker:
         return i < len(self.looping) and self.looping[i] <= (st.end_lineno or st.lineno)
 
     def block(self, body: list[ast.stmt]) -> _Cost:
-        total = _Cost()
+        total = _NOTHING
         for st in body:
             total = total.then(self.statement(st))
         return total
 
     def statement(self, st: ast.stmt) -> _Cost:
         if not self._loops_in(st):
-            return _Cost()  # no loop or comprehension inside (most statements)
+            return _NOTHING  # no loop or comprehension inside (most statements)
         if isinstance(st, (*FUNCS, ast.ClassDef)):
-            return _Cost()
+            return _NOTHING
         if isinstance(st, ast.If):
             sides = [self.block(b) for b in (st.body, st.orelse) if b and not (self.fold and self._dead(b))]
             return max(sides, key=lambda c: c.depth, default=_Cost())
@@ -227,7 +242,7 @@ class _Walker:
     def _comprehensions(self, st: ast.stmt) -> _Cost:
         """A comprehension over a constant range is unrolled as a loop is (measured:
         `[i % 3 for i in range(600)]` fails like the loop)."""
-        total = _Cost()
+        total = _NOTHING
         if not self._loops_in(st):
             return total  # no comprehension on its lines (most statements): no walk
         for n in ast.walk(st):
