@@ -66,7 +66,8 @@ class FallbackValueShapeQuery(GraphRule):
     standard-library or `functools.partial` callable, a container method only LAX allows),
     or computed from one, when it reaches MindSpore code that reads its shape or dtype: its
     `.dtype` given to an operator (`ops.cast(v, v.dtype)`, `x.astype(d)` after `d = v.dtype`;
-    printed, formatted or compared it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
+    printed, formatted, compared or given to the tensor constructor (`ms.tensor(2.0,
+    v.dtype)`, which LAX then runs as Python) it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
     from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells,
@@ -86,7 +87,9 @@ class FallbackValueShapeQuery(GraphRule):
     any `if`, or in a branch MindSpore folds away, is read back as the value); and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`); such a value given as the fill value of `ops.full` /
-    `ops.fill`; `min` / `max` of such a value's shape; and indexing a
+    `ops.fill`; `min` / `max` of such a value's shape, or of one host list of a tensor's values
+    (`max(x.tolist()[0])`, `min(list(x.asnumpy().max(axis=0)))`: "Unsupported op
+    [IsDimUnKnown]"; `max(a, b)` of two host numbers compiles); and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
     holds the None `append` returned).
 
