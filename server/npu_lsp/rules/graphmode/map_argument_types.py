@@ -354,7 +354,7 @@ def _tuple_call(e: ast.expr, ctx: Context) -> bool:
     (`ops.unstack(x)`, `ops.split(x, 1)`), or a tensor method giving one (`x.split(1)`)."""
     if type(e) is not ast.Call:
         return False
-    f = e.func  # type: ignore[attr-defined]
+    f = e.func
     q = ctx.qualname(f) or ""
     if q.startswith("mindspore.") and q.rpartition(".")[2] in TUPLE_RESULTS:
         return True
@@ -371,7 +371,7 @@ def _fed_tensor(e: ast.expr, ctx: Context) -> bool:
 
     assert ctx.function is not None
     while type(e) is ast.Subscript:
-        e = e.value  # type: ignore[attr-defined]
+        e = e.value
     if type(e) is not ast.Name:
         return False  # what a call returns (`ops.unstack(x)`: a tuple) is the values model's
     got = ranks(ctx).value_at(e, ctx.function)

@@ -141,7 +141,7 @@ def _function_attribute_read(st: ast.stmt, param: str) -> ast.Attribute | None:
             type(n) is ast.Attribute
             and n.attr in _FUNCTION_ATTRIBUTES
             and type(n.value) is ast.Name
-            and n.value.id == param  # type: ignore[attr-defined]
+            and n.value.id == param
             and type(n.ctx) is ast.Load
         ):
             return n
@@ -158,7 +158,7 @@ def _has_effect(st: ast.stmt, rest: list[ast.stmt]) -> bool:
     targets = st.targets if type(st) is ast.Assign else [st.target]  # type: ignore[attr-defined]
     if any(type(t) is not ast.Name for t in targets):
         return True
-    names = {t.id for t in targets}  # type: ignore[attr-defined]
+    names = {t.id for t in targets if isinstance(t, ast.Name)}
     return any(type(n) is ast.Name and n.id in names and type(n.ctx) is ast.Load for r in rest for n in ast.walk(r))
 
 
