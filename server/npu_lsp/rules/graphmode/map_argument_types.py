@@ -12,6 +12,7 @@ from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import Env, values
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.mappers import mapper_class, mapper_of
+from npu_lsp.rules.graphmode.result_kinds import TUPLE_RESULTS
 
 _KIND = {"AbstractTuple": "a tuple", "AbstractList": "a list", "AbstractDictionary": "a dict"}
 
@@ -29,7 +30,11 @@ class MapArgumentTypes(GraphRule):
     Parameters a Cell keeps (`ParameterTuple(...)`, `net.trainable_params()`, an optimizer's
     `parameters` and their `clone(...)`: a tuple in compiled code), results of HyperMap, Map
     and `ops.clip_by_global_norm` (the kind of what they map), and the arguments a user
-    optimizer's `construct` is given by the train step that calls it.
+    optimizer's `construct` is given by the train step that calls it. Python's `map` over a
+    tensor is flagged also when the tensor is a parameter of compiled code known only from
+    the tensors the program's module-level calls pass (`map(lambda r: r * 2, x)` in an
+    `@ms.jit` function or a helper it calls); `map` over `ops.unstack(x)` / `ops.split(...)`
+    (tuples) is not.
 
     Under the STRICT syntax level it also flags a call of a `MultitypeFuncGraph` of this
     file (directly, or as what a HyperMap / Map applies, with `ops.partial` arguments)
@@ -137,6 +142,11 @@ class MapArgumentTypes(GraphRule):
             problem = None
             if mapper is not None:
                 problem = _hypermap(args) if mapper == "HyperMap" else _map(args)
+            if mapper == "Map" and len(seqs) == 1:
+                if problem is not None and _tuple_call(seqs[0], ctx):
+                    problem = None  # `map(f, ops.unstack(x))` maps over a tuple (written/gen18 `mp_net_unstack`)
+                elif problem is None and not args[0].known and _fed_tensor(seqs[0], ctx):
+                    problem = _map([av.Tensor()])
             if problem is None and mapped is not None and ctx.scope is not None and ctx.scope.strict:
                 bound = [v.reaching(b, func, env) for b in mapped[1]]
                 problem = _unmatched(mapped[0], bound, args, mapper, ctx)
@@ -333,6 +343,39 @@ def _hypermap(args: list[av.Value], depth: int = 0) -> str | None:
         if inner is not None:
             return inner
     return None
+
+
+#: tensor methods giving a tuple of tensors
+_TUPLE_METHODS = frozenset({"split", "chunk", "tensor_split", "unbind"})
+
+
+def _tuple_call(e: ast.expr, ctx: Context) -> bool:
+    """A call of a `mindspore.ops` function `ms_result_kinds.json` lists as giving a tuple
+    (`ops.unstack(x)`, `ops.split(x, 1)`), or a tensor method giving one (`x.split(1)`)."""
+    if type(e) is not ast.Call:
+        return False
+    f = e.func
+    q = ctx.qualname(f) or ""
+    if q.startswith("mindspore.") and q.rpartition(".")[2] in TUPLE_RESULTS:
+        return True
+    return not q and type(f) is ast.Attribute and f.attr in _TUPLE_METHODS
+
+
+def _fed_tensor(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` a tensor in every call context the shapes model (ranks.py) follows from the
+    program's module-level calls (a jit function's parameter the values model leaves
+    unknown: `map(lambda r: r * 2, x)` with `step(Tensor(...))`, fresh v5 seeds
+    `lambda_map`, "Map can only be applied to list, tuple, but got Tensor[Float32]" at both
+    levels)?"""
+    from npu_lsp.rules.graphmode.ranks import is_tensor, ranks
+
+    assert ctx.function is not None
+    while type(e) is ast.Subscript:
+        e = e.value
+    if type(e) is not ast.Name:
+        return False  # what a call returns (`ops.unstack(x)`: a tuple) is the values model's
+    got = ranks(ctx).value_at(e, ctx.function)
+    return bool(got) and all(is_tensor(v) for v in got)
 
 
 def _map(args: list[av.Value]) -> str | None:

@@ -66,7 +66,8 @@ class FallbackValueShapeQuery(GraphRule):
     standard-library or `functools.partial` callable, a container method only LAX allows),
     or computed from one, when it reaches MindSpore code that reads its shape or dtype: its
     `.dtype` given to an operator (`ops.cast(v, v.dtype)`, `x.astype(d)` after `d = v.dtype`;
-    printed, formatted or compared it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
+    printed, formatted, compared or given to the tensor constructor (`ms.tensor(2.0,
+    v.dtype)`, which LAX then runs as Python) it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
     from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells,
@@ -86,7 +87,9 @@ class FallbackValueShapeQuery(GraphRule):
     any `if`, or in a branch MindSpore folds away, is read back as the value); and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`); such a value given as the fill value of `ops.full` /
-    `ops.fill`; `min` / `max` of such a value's shape; and indexing a
+    `ops.fill`; `min` / `max` of such a value's shape, or of one host list of a tensor's values
+    (`max(x.tolist()[0])`, `min(list(x.asnumpy().max(axis=0)))`: "Unsupported op
+    [IsDimUnKnown]"; `max(a, b)` of two host numbers compiles); and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
     holds the None `append` returned).
 
@@ -720,6 +723,30 @@ class _Opaque:
             for c in own_nodes(func)
         )
 
+    def _host_list(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
+        """Is `e` a Python list of a tensor's values made at run time (`x.tolist()`, a row of
+        it, `list(x.asnumpy()...)`, `.tolist()` of a numpy value, or a name bound to one)?"""
+        if depth > 3:
+            return False
+        if isinstance(e, ast.Name):
+            st = self._last_assignment(e, func)
+            if not isinstance(st, ast.Assign) or len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
+                return False
+            return self._host_list(st.value, func, depth + 1)
+        if isinstance(e, ast.Subscript):
+            return self._host_list(e.value, func, depth + 1)
+        if not isinstance(e, ast.Call) or not self.value(e, func, frozenset()):
+            return False
+        f = e.func
+        if isinstance(f, ast.Attribute):
+            return f.attr == "tolist" and not e.args
+        return (
+            isinstance(f, ast.Name)
+            and self.ctx.qualname(f) in ("builtins.list", "builtins.tuple")
+            and len(e.args) == 1
+            and not isinstance(e.args[0], (ast.GeneratorExp, ast.ListComp))
+        )
+
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:
         """The statement that last assigned `name` before it is read (source order) in `func`
         (branches MindSpore folds away left out)."""
@@ -1036,6 +1063,19 @@ class _Opaque:
             # under LAX ("Kernel select failed: Unsupported op [IsDimUnKnown]"); `v.shape[0]`,
             # `len(v.shape)` and `v.ndim` compile
             return f"`{q.removeprefix('builtins.')}` of the shape of a JIT Fallback value cannot be compiled (MindSpore: Unsupported op [IsDimUnKnown]); take the shape of a tensor the graph computes"
+        if (
+            q in ("builtins.min", "builtins.max")
+            and len(call.args) == 1
+            and not call.keywords
+            and self._host_list(call.args[0], func, 0)
+        ):
+            # measured (written/gen18 probes `mm_*`): `max(v)` / `min(v)` of one host list of
+            # a tensor's values (`v = x.tolist()[0]`, `x.asnumpy()[1].tolist()`,
+            # `list(x.asnumpy().max(axis=0))`) fails under LAX, "Kernel select failed:
+            # Unsupported op [IsDimUnKnown]", as `min(v.shape)` does; `max(v[0], v[1])`,
+            # `max(s, 0.1)`, `np.max(v)`, `sorted(v)[0]`, `sum(v)` and lists of `float(t)` /
+            # `t.item()` over the tensor's elements compile
+            return f"`{q.removeprefix('builtins.')}` of a list JIT Fallback makes from a tensor's values is compiled as a sequence of unknown length, which MindSpore cannot run (Unsupported op [IsDimUnKnown]); reduce the tensor itself (`x.max()`, `ops.max`)"
         at = _FILL_VALUES.get(q or "")
         if (
             at is not None
@@ -1144,10 +1184,18 @@ def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
 
 
 #: calls that run on the host with the Python object itself: a dtype given to them is never
-#: converted for an operator
+#: converted for an operator. The tensor constructor is one: given a dtype that is not a
+#: constant, LAX runs `ms.tensor(v, d)` / `Tensor(v, dtype=d)` as JIT Fallback (STRICT says
+#: "When handling script '__call_func_str__(...)' ... the inputs should be constant"), so a
+#: fallback value's dtype reaches it as the Python dtype (measured, written/gen18 probes
+#: `dt_*`: `x * ms.tensor(2.0, y.dtype)` compiles under LAX with `y` read from a NamedTuple
+#: built from `x`, from `Tensor(x.asnumpy())` or `x + x.tolist()[0][0]`; `ops.ones((2, 3),
+#: y.dtype)`, `ops.zeros(..., dtype=y.dtype)`, `ops.cast`, `ops.scalar_to_tensor` fail with
+#: DtypeToEnum; fresh v5 seed 10600043 was a false error)
 _HOST_CALLS = frozenset(
     {"builtins.print", "builtins.str", "builtins.repr", "builtins.format", "builtins.isinstance",
-     "builtins.type", "builtins.id", "builtins.hash", "builtins.bool"}
+     "builtins.type", "builtins.id", "builtins.hash", "builtins.bool",
+     "mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"}
 )
 
 

@@ -32,7 +32,11 @@ class ScalarAttributeUnderStrict(GraphRule):
     compiled code (`n.bit_length()`, `r.is_integer()`, `n.real`, `(0.5).as_integer_ratio()`),
     the number being a literal, a constant kept on `self`, a shape entry, `len(...)`, an int
     argument of a jit function, or arithmetic of those; and `__name__` / `__qualname__` of
-    a function (a module-level `def`, a lambda, a parameter every call gives a `def`).
+    a function (a module-level `def`, a lambda, a parameter every call gives a `def`),
+    also in the wrapper a plain decorator returns (`def logged(fn): def wrapper(t):
+    print(fn.__name__) ...`), reported at the compiled call of the decorated function: the
+    wrapper runs in its place (a wrapper under `functools.wraps(fn)`, a read under an `if`
+    MindSpore folds away, or one whose value is never used, compiles).
 
     ## Why is this bad?
     Under STRICT a number of the graph is a scalar with no Python attributes: MindSpore 2.10
@@ -70,11 +74,14 @@ class ScalarAttributeUnderStrict(GraphRule):
       the written famc probes `g17_fn_*`.
     """
 
-    nodes = (ast.Attribute,)
+    nodes = (ast.Attribute, ast.Call)
     strict_only = True
     words = tuple(f".{name}" for name in sorted(_SCALAR_ATTRIBUTES | _FUNCTION_ATTRIBUTES))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        if type(node) is ast.Call:
+            yield from self._wrapped_call(node, ctx)
+            return
         assert isinstance(node, ast.Attribute)
         if node.attr not in _SCALAR_ATTRIBUTES and node.attr not in _FUNCTION_ATTRIBUTES or not ctx.scope or not ctx.scope.strict:
             return
@@ -98,7 +105,93 @@ class ScalarAttributeUnderStrict(GraphRule):
         )
 
 
+    def _wrapped_call(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """A call of a module-level function a user decorator wraps, when the wrapper the
+        decorator returns reads `fn.__name__` (or `__qualname__`) of the function it wraps:
+        compiled code runs the wrapper in place of the function, and under STRICT that read
+        fails (measured, written/famc probe `g17_fn_name_decorator_wrapper`, written/gen18
+        probes `dw_*`; fresh v5 seeds `decorator_counted` / `decorator_logged`). The scopes
+        do not follow a decorator to its wrapper, so the wrapper's own line is never
+        checked: the finding is made at the call."""
+        f = node.func
+        if type(f) is not ast.Name or not ctx.scope or not ctx.scope.strict or ctx.function is None:
+            return
+        hit = _wrapped_reads(ctx).get(f.id)
+        if hit is None or f.id in store_lines(ctx.function, ctx):
+            return
+        deco, attr, line = hit
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{f.id}` is wrapped by the decorator `{deco}`, whose wrapper reads `.{attr}` of the function (line {line}); compiled code runs the wrapper, and under the STRICT syntax level a function has no `{attr}` (MindSpore: In JIT strict mode, cannot get attributes {attr} or the Func object has no attribute: '{attr}')",
+        )
+
+
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _function_attribute_read(st: ast.stmt, param: str) -> ast.Attribute | None:
+    """`param.__name__` / `param.__qualname__` read in `st`, a statement of the wrapper's
+    own body (not under an `if`: `if DEBUG: print(fn.__name__)` with `DEBUG = False` is
+    folded away and compiles, written/gen18 `dw_dead_jit`)."""
+    if type(st) not in (ast.Expr, ast.Assign, ast.AugAssign, ast.Return):
+        return None
+    for n in ast.walk(st):
+        if (
+            type(n) is ast.Attribute
+            and n.attr in _FUNCTION_ATTRIBUTES
+            and type(n.value) is ast.Name
+            and n.value.id == param
+            and type(n.ctx) is ast.Load
+        ):
+            return n
+    return None
+
+
+def _has_effect(st: ast.stmt, rest: list[ast.stmt]) -> bool:
+    """Is what `st` computes used: a call statement (`print(...)`), a store into a container
+    or attribute, a return, or a name read by a later statement (`tag = fn.__qualname__`
+    never read compiles, written/gen18 `dw_qual_jit`; read afterwards it fails, famc
+    `g17_fn_qualname_wrapper`)?"""
+    if type(st) in (ast.Expr, ast.Return):
+        return True
+    targets = st.targets if type(st) is ast.Assign else [st.target]  # type: ignore[attr-defined]
+    if any(type(t) is not ast.Name for t in targets):
+        return True
+    names = {t.id for t in targets if isinstance(t, ast.Name)}
+    return any(type(n) is ast.Name and n.id in names and type(n.ctx) is ast.Load for r in rest for n in ast.walk(r))
+
+
+def _wrapped_reads(ctx: Context) -> dict[str, tuple[str, str, int]]:
+    """Module-level functions decorated by a module-level decorator `def deco(fn)` whose
+    returned inner function reads `fn.__name__` / `fn.__qualname__`: name -> (decorator,
+    attribute, line of the read)."""
+    key = "ms166.wrapped"
+    hit: dict[str, tuple[str, str, int]] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = {}
+        defs = _module_defs(ctx)
+        reads: dict[str, tuple[str, int]] = {}
+        for d in ctx.tree.body:
+            if type(d) is not ast.FunctionDef or d.name not in defs or len(d.args.args) != 1:
+                continue
+            param = d.args.args[0].arg
+            returned = {r.value.id for r in d.body if type(r) is ast.Return and type(r.value) is ast.Name}
+            for inner in d.body:
+                # a wrapper under `functools.wraps(fn)` compiles (written/gen18 `dw_wraps_jit`)
+                if type(inner) is not ast.FunctionDef or inner.name not in returned or inner.decorator_list:
+                    continue
+                for i, st in enumerate(inner.body):
+                    read = _function_attribute_read(st, param)
+                    if read is not None and _has_effect(st, inner.body[i + 1 :]):
+                        reads.setdefault(d.name, (read.attr, read.lineno))
+        if reads:
+            for d in ctx.tree.body:
+                if type(d) is ast.FunctionDef and d.name in defs:
+                    for deco in d.decorator_list:
+                        if type(deco) is ast.Name and deco.id in reads:
+                            hit[d.name] = (deco.id, *reads[deco.id])
+    return hit
 
 
 def _names_function(e: ast.expr, ctx: Context) -> bool:

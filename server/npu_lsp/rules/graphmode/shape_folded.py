@@ -53,13 +53,28 @@ def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     # others there depend on what MindSpore joins with the Python object (MS119 compiles,
     # fresh v5 seed 10300186)
     lax = scope.level == "lax" and d.code in _INTERPRETED_SHAPES
-    return any(_shape_condition(test, func, ctx, own, lax) for test in _enclosing_tests(func, d.span, ctx))
+    return any(
+        _shape_condition(test, func, ctx, own, lax) and not _taken(test, side, func, ctx)
+        for test, side in _enclosing_tests(func, d.span, ctx)
+    )
 
 
-def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[ast.expr]:
+def _taken(test: ast.expr, side: bool, func: ast.AST, ctx: Context) -> bool:
+    """Do the shapes the program feeds in (ranks.py, from the tensors its module-level calls
+    pass) decide `test` to select `side` (True: the body) in every call context of `func`
+    known? Then the finding's side is the one MindSpore compiles (fresh v5 seeds: a finding
+    under `if x.shape[0] > 1:` with `x` of shape (2, 3) is MindSpore's error)."""
+    from npu_lsp.rules.graphmode.ranks import ranks
+
+    got = ranks(ctx).value_at(test, func)
+    return bool(got) and all(type(v) in (int, bool) and bool(v) == side for v in got)
+
+
+def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[tuple[ast.expr, bool]]:
     """Conditions of the `if`s and conditional expressions of `func` whose body or else
-    side holds `where` (nested functions are left to their own scope)."""
-    out: list[ast.expr] = []
+    side holds `where` (nested functions are left to their own scope), each with the side
+    (True: the body)."""
+    out: list[tuple[ast.expr, bool]] = []
     start, end = (where.line, where.column), (where.end_line, where.end_column)
 
     def holds(nodes: list[ast.AST]) -> bool:
@@ -73,8 +88,10 @@ def _enclosing_tests(func: ast.AST, where: Span, ctx: Context) -> list[ast.expr]
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        if isinstance(node, ast.If) and (holds(list(node.body)) or holds(list(node.orelse))) or isinstance(node, ast.IfExp) and (holds([node.body]) or holds([node.orelse])):
-            out.append(node.test)
+        if isinstance(node, ast.If) and (holds(list(node.body)) or holds(list(node.orelse))):
+            out.append((node.test, holds(list(node.body))))
+        elif isinstance(node, ast.IfExp) and (holds([node.body]) or holds([node.orelse])):
+            out.append((node.test, holds([node.body])))
         stack.extend(ast.iter_child_nodes(node))
     return out
 
