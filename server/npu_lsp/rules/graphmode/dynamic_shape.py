@@ -150,12 +150,12 @@ def _first_dim_read(e: ast.AST) -> ast.expr | None:
     """The tensor whose first dimension (the one a mask, `nonzero` or `unique` leaves
     unknown) `e` reads: `t.shape[0]`, `len(t)`, `t.size`, `t.numel()`."""
     if type(e) is ast.Subscript:
-        s = e.slice  # type: ignore[attr-defined]
-        return shape_read_of(e) if type(s) is ast.Constant and s.value == 0 else None  # type: ignore[arg-type]
+        s = e.slice
+        return shape_read_of(e) if type(s) is ast.Constant and s.value == 0 else None
     if type(e) is ast.Attribute:
-        return e.value if e.attr == "size" else None  # type: ignore[attr-defined]
+        return e.value if e.attr == "size" else None
     if type(e) is ast.Call:
-        return shape_read_of(e)  # type: ignore[arg-type]
+        return shape_read_of(e)
     return None
 
 

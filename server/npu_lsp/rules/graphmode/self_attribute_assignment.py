@@ -489,7 +489,7 @@ def _still_init_none(attr: str, at: ast.If, ctx: Context) -> bool:
     if "*" in sets:
         return False  # a computed setattr may set anything
     lo, hi = cls.lineno, cls.end_lineno or cls.lineno
-    f_lo, f_hi = getattr(func, "lineno", 0), getattr(func, "end_lineno", 0) or 0
+    f_lo = getattr(func, "lineno", 0)
     for st in sets.get(attr, ()):
         line = getattr(st, "lineno", 0)
         if not lo <= line <= hi:
