@@ -85,7 +85,9 @@ class FallbackValueShapeQuery(GraphRule):
     None: self.memory = ...`, `if new_mask: self.mask = ...` in a sub-cell; a store outside
     any `if`, or in a branch MindSpore folds away, is read back as the value); and the shape of such a value given as a target shape
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
-    with `a = x.asnumpy()`); such a value given as the fill value of `ops.full` /
+    with `a = x.asnumpy()`; not the shape of a `self` attribute stored under an `if`, a
+    Tensor whose shape MindSpore reads: written/heldout17a probe `st18_memo_ifnone_shape`);
+    such a value given as the fill value of `ops.full` /
     `ops.fill`; `min` / `max` of such a value's shape; and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
     holds the None `append` returned).
