@@ -143,7 +143,25 @@ def run_time_size_test(test: ast.expr, ctx: Context, func: ast.AST | None = None
     x[mask]`)? Then MindSpore does not fold it: both sides are compiled and joined
     (measured on 2.10, written/heldout17b probes `st18_dyn_*`). Another dimension is static
     and folds (`sel.shape[1] == 3`: probe `st18_dyn_mask_dim1_none` compiles under STRICT)."""
-    return any((t := _first_dim_read(n)) is not None and dynamic_shape(t, ctx, 0, func) for n in ast.walk(test))
+    stack = [test]
+    while stack:
+        e = stack.pop()
+        k = type(e)
+        if k is ast.Compare:
+            stack.append(e.left)  # type: ignore[attr-defined]
+            stack.extend(e.comparators)  # type: ignore[attr-defined]
+        elif k is ast.BoolOp:
+            stack.extend(e.values)  # type: ignore[attr-defined]
+        elif k is ast.UnaryOp:
+            stack.append(e.operand)  # type: ignore[attr-defined]
+        elif k is ast.BinOp:
+            stack.append(e.left)  # type: ignore[attr-defined]
+            stack.append(e.right)  # type: ignore[attr-defined]
+        else:
+            t = _first_dim_read(e)
+            if t is not None and dynamic_shape(t, ctx, 0, func):
+                return True
+    return False
 
 
 def _first_dim_read(e: ast.AST) -> ast.expr | None:

@@ -339,6 +339,19 @@ def _missing_loop_key(node: ast.Subscript, name: ast.Name, ctx: Context) -> str 
     fn = ctx.function
     if fn is None or not isinstance(node.ctx, ast.Load):
         return None
+    # cheap tests first (`self.layers[i]` in a loop is common): the holder is `self` or a
+    # sub-object of it, and its class binds the attribute to a dict display only
+    holder = node.value
+    assert isinstance(holder, ast.Attribute)
+    v = holder.value
+    if not (type(v) is ast.Name or (type(v) is ast.Attribute and type(v.value) is ast.Name)):
+        return None
+    cls = _holder_class(v, ctx)
+    if cls is None:
+        return None
+    bound = analyzer(ctx)._self_values(cls).get(holder.attr) or []
+    if len(bound) != 1 or type(bound[0]) is not ast.Dict:
+        return None
     it: ast.expr | None = None
     child: ast.AST = node
     parent = ctx.parent(node)
