@@ -16,7 +16,7 @@ from npu_lsp.rules.graphmode.control import (
     block_of,
     is_function,
 )
-from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, shape_read_of
+from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, run_time_size_test, shape_read_of
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import (
     GraphRule,
@@ -334,6 +334,16 @@ def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: C
     return av.join(left, right, av.Site.PHI).error or dtype_cast_error(node, name, left, right, ctx)
 
 
+def _run_time_test(test: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """Is the `if` on `test` a branch of the graph rather than folded while compiling: a
+    tensor or run-time value, or a size read of a tensor whose shape is known only at run
+    time (`sel.shape[0] == 0`, `len(sel)`, `sel.size` with `sel = x[mask]`: measured on 2.10,
+    written/heldout17b probes `st18_dyn_*`, "Cannot join the return values of different
+    branches" for `return main, None` beside `return main, aux` under STRICT, and for a
+    Python float beside a tensor under both levels; a static slice there folds)."""
+    return a.kind(test).dynamic or run_time_size_test(test, ctx)
+
+
 def closure_dead_binding(node: ast.If, ctx: Context) -> tuple[str, ast.stmt, str] | None:
     """A name a tensor-dependent `if` of a nested function binds on one path and nobody reads
     afterwards: (name, binding statement, why the paths differ), or None.
@@ -490,7 +500,12 @@ class BranchTypeMismatch(GraphRule):
     Python object (a JIT Fallback result, also one a call passes in) joins with anything and
     is not reported. An `else` that returns while the body falls through counts too: its
     return meets the returns after the `if` (`if t: a = x * 2 else: return 0` then
-    `return a`).
+    `return a`). A condition on the first dimension of a tensor whose shape is known only
+    at run time is a branch of the graph too, not folded: `sel.shape[0] == 0`, `len(sel)`,
+    `sel.size` with `sel = x[mask]`, `ops.nonzero(m)`, `ops.masked_select(...)` (measured,
+    written/heldout17b probes `st18_dyn_*`: `return main, None` beside `return main, aux`
+    fails under STRICT, a Python float beside a tensor under both levels; `sel.shape[1]`,
+    a static dimension, folds).
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -799,14 +814,14 @@ class BranchTypeMismatch(GraphRule):
             if not before:
                 return None
             a = analyzer(ctx)
-            if not a.kind(node.test).dynamic:
+            if not _run_time_test(node.test, a, ctx):
                 return None
         else:
             a = analyzer(ctx)
         # what the paths produce first: when they agree (the usual case) the condition's
         # kind, which can take solving every name it reads, is never needed
         found = self._returns(node, ctx, env) or self._assigns(node, ctx, before, env)
-        return found if found and a.kind(node.test).dynamic else None
+        return found if found and _run_time_test(node.test, a, ctx) else None
 
     @staticmethod
     def _returns(node: ast.If, ctx: Context, env: Env | None) -> tuple[str, ast.AST] | None:

@@ -137,6 +137,46 @@ def dynamic_shape_read(e: ast.expr, ctx: Context) -> bool:
     return t is not None and dynamic_shape(t, ctx)
 
 
+def run_time_size_test(test: ast.expr, ctx: Context, func: ast.AST | None = None) -> bool:
+    """Does the condition `test` read the first dimension of a tensor whose shape is known
+    only at run time (`sel.shape[0] == 0`, `len(sel)`, `sel.size`, `sel.numel()` with `sel =
+    x[mask]`)? Then MindSpore does not fold it: both sides are compiled and joined
+    (measured on 2.10, written/heldout17b probes `st18_dyn_*`). Another dimension is static
+    and folds (`sel.shape[1] == 3`: probe `st18_dyn_mask_dim1_none` compiles under STRICT)."""
+    stack = [test]
+    while stack:
+        e = stack.pop()
+        k = type(e)
+        if k is ast.Compare:
+            stack.append(e.left)  # type: ignore[attr-defined]
+            stack.extend(e.comparators)  # type: ignore[attr-defined]
+        elif k is ast.BoolOp:
+            stack.extend(e.values)  # type: ignore[attr-defined]
+        elif k is ast.UnaryOp:
+            stack.append(e.operand)  # type: ignore[attr-defined]
+        elif k is ast.BinOp:
+            stack.append(e.left)  # type: ignore[attr-defined]
+            stack.append(e.right)  # type: ignore[attr-defined]
+        else:
+            t = _first_dim_read(e)
+            if t is not None and dynamic_shape(t, ctx, 0, func):
+                return True
+    return False
+
+
+def _first_dim_read(e: ast.AST) -> ast.expr | None:
+    """The tensor whose first dimension (the one a mask, `nonzero` or `unique` leaves
+    unknown) `e` reads: `t.shape[0]`, `len(t)`, `t.size`, `t.numel()`."""
+    if type(e) is ast.Subscript:
+        s = e.slice
+        return shape_read_of(e) if type(s) is ast.Constant and s.value == 0 else None
+    if type(e) is ast.Attribute:
+        return e.value if e.attr == "size" else None
+    if type(e) is ast.Call:
+        return shape_read_of(e)
+    return None
+
+
 def reaching_assignment(name: ast.Name, ctx: Context, func: ast.AST | None = None) -> ast.expr | None:
     """The value of the `name = value` statement that every path reaching the read `name`
     last went through, in straight-line code: the nearest earlier statement of its block (or

@@ -10,6 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.values import instances
 
 #: Cell methods that set plain attributes of the cell (measured: `set_train` in compiled
 #: code fails under STRICT, "modify a member attribute of a class with self._phase"; so do
@@ -98,7 +99,10 @@ class SelfAttributeAssignment(GraphRule):
     such an item assignment: MindSpore rewrites `T.append(v)` into `T = T.append(v)`.
     MindSpore refuses them before shapes are known, so also under a condition on an input's
     shape that the input makes false (`if x.shape[0] > 100:`); a branch folded away on a
-    constant (`if self.use_cache:` with False) is not compiled. MindSpore asks what
+    constant (`if self.use_cache:` with False) is not compiled, nor is the body of `if
+    self.m is not None:` (the `else` of `if self.m is None:`) when `self.m` is still the
+    None `__init__` gave it (no store of `m` outside the class, none earlier in the function:
+    written/heldout17a probe `st18_memo_ifnotnone_read` compiles under STRICT). MindSpore asks what
     the attribute holds, not how `__init__` spells it: an attribute `__init__` takes from a
     sub-cell's Parameter (`self.w = self.dense.weight`, `self.p = self.net.p`) or from a
     constructor argument the file gives a Parameter (`Net(Parameter(...))`) is one, and
@@ -203,6 +207,7 @@ class SelfAttributeAssignment(GraphRule):
                 (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self")
                 and t.attr not in params
                 and not _may_hold_parameter(a.owner_class(ctx.function), t.attr, ctx, set())
+                and not _under_false_none_test(node, ctx)
             ):
                 yield ctx.diagnostic(
                     self,
@@ -433,3 +438,63 @@ def _site_value_may_be_parameter(e: ast.expr, ctx: Context) -> bool:
             root = root.value
         return not _imported_root(root, ctx)
     return False
+
+
+def _under_false_none_test(node: ast.AST, ctx: Context) -> bool:
+    """Is `node` on the side of an `if self.a is not None:` (the body) or `if self.a is
+    None:` (the `else`) that MindSpore folds away because `self.a` is still the None that
+    `__init__` gave it? It reads the attribute off the object while compiling, so when
+    nothing Python runs sets `a` (every store of an attribute `a` in the file is in the
+    cell's class) and the function stores none before the test, the side is never
+    inferred, and a store there is never refused (measured on 2.10, written/heldout17a
+    probe `st18_memo_ifnotnone_read`: `if self.target is not None: self.target = ...`
+    compiles under STRICT; `st18_memo_ifnone_*`, the store under `is None`, is refused)."""
+    func = ctx.function
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None and parent is not func:
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False  # a loop's earlier turn may have stored it
+        if isinstance(parent, ast.If) and child is not parent.test:
+            test = parent.test
+            if (
+                isinstance(test, ast.Compare)
+                and len(test.ops) == 1
+                and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+                and isinstance(test.comparators[0], ast.Constant)
+                and test.comparators[0].value is None
+                and isinstance(left := test.left, ast.Attribute)
+                and isinstance(left.value, ast.Name)
+                and left.value.id == "self"
+                and (child in parent.body) == isinstance(test.ops[0], ast.IsNot)
+                and _still_init_none(left.attr, parent, ctx)
+            ):
+                return True
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _still_init_none(attr: str, at: ast.If, ctx: Context) -> bool:
+    """`self.<attr>` holds `__init__`'s None at the test `at`: `__init__` binds it to None
+    only, every store of an attribute `attr` in the file is in the owning class, and none
+    of them is in the compiled function before `at`."""
+    func = ctx.function
+    cls = analyzer(ctx).owner_class(func)
+    if cls is None or func is None:
+        return False
+    init = analyzer(ctx)._self_values(cls).get(attr) or []
+    if not init or not all(isinstance(v, ast.Constant) and v.value is None for v in init):
+        return False
+    sets = instances(ctx)._attr_sets()
+    if "*" in sets:
+        return False  # a computed setattr may set anything
+    lo, hi = cls.lineno, cls.end_lineno or cls.lineno
+    f_lo = getattr(func, "lineno", 0)
+    for st in sets.get(attr, ()):
+        line = getattr(st, "lineno", 0)
+        if not lo <= line <= hi:
+            return False  # set by Python code outside the class (before the call, maybe)
+        if f_lo <= line < at.lineno:
+            return False  # stored earlier in the function itself
+    return True
+

@@ -13,6 +13,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes, terminates
+from npu_lsp.rules.graphmode.values import instances
 
 #: Operators that fail on an empty list of tensors, with MindSpore 2.10's words.
 _NEEDS_ITEMS = {
@@ -67,7 +68,10 @@ class SelfListEmptyInGraph(GraphRule):
     Also a key read from a dict held on `self` (`self.router.aux["z_loss"]`, `self.aux["z"]`)
     in one compiled function, when `__init__` binds the dict to a display without that key
     and only another compiled function of the holder's class stores it (`self.aux["z"] =
-    ...` in a sub-cell's `construct`, a helper method, or a plain object's method).
+    ...` in a sub-cell's `construct`, a helper method, a plain object's method, or a
+    closure such a method makes: `def save(self, name): def hook(out): self.features[name]
+    = out`), also read under a key that a comprehension or `for` takes from constants
+    (`[self.features[n] for n in self.layer_names]`, written/heldout14b probes `st18_hk_*`).
     Also the same reads of a sub-cell's list from its parent (`blk.maps[-1]` over
     `self.blocks = nn.CellList([Block() ...])`, `ops.stack(self.block.maps)`), when the
     sub-cell's class binds it to `[]` in `__init__` and appends to it in its own compiled code.
@@ -155,8 +159,14 @@ class SelfListEmptyInGraph(GraphRule):
         # compiled code
         t = type(node)
         if t is ast.Subscript:
-            if type(node.slice) is ast.Constant and type(node.value) is ast.Attribute:  # type: ignore[attr-defined]
-                missing = _missing_key(node, ctx)  # type: ignore[arg-type]
+            if type(node.value) is ast.Attribute:  # type: ignore[attr-defined]
+                key = node.slice  # type: ignore[attr-defined]
+                if type(key) is ast.Constant:
+                    missing = _missing_key(node, ctx, key.value)  # type: ignore[arg-type]
+                elif type(key) is ast.Name:
+                    missing = _missing_loop_key(node, key, ctx)  # type: ignore[arg-type]
+                else:
+                    missing = None
                 if missing is not None:
                     return [ctx.diagnostic(self, node, missing)]
             held = read = node.value  # type: ignore[attr-defined]
@@ -321,7 +331,54 @@ def _cells_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
     return next((st for st in ctx.tree.body if isinstance(st, ast.ClassDef) and st.name == name), None)
 
 
-def _missing_key(node: ast.Subscript, ctx: Context) -> str | None:
+def _missing_loop_key(node: ast.Subscript, name: ast.Name, ctx: Context) -> str | None:
+    """`self.aux[n]` with `n` the variable of a comprehension or `for` (around the read, in
+    this function) over a sequence of constants known while compiling (`for n in
+    self.layer_names`, a tuple `__init__` stores): MindSpore unrolls it and reads each key,
+    so the first key missing from the dict is `_missing_key`'s."""
+    fn = ctx.function
+    if fn is None or not isinstance(node.ctx, ast.Load):
+        return None
+    # cheap tests first (`self.layers[i]` in a loop is common): the holder is `self` or a
+    # sub-object of it, and its class binds the attribute to a dict display only
+    holder = node.value
+    assert isinstance(holder, ast.Attribute)
+    v = holder.value
+    if not (type(v) is ast.Name or (type(v) is ast.Attribute and type(v.value) is ast.Name)):
+        return None
+    cls = _holder_class(v, ctx)
+    if cls is None:
+        return None
+    bound = analyzer(ctx)._self_values(cls).get(holder.attr) or []
+    if len(bound) != 1 or type(bound[0]) is not ast.Dict:
+        return None
+    it: ast.expr | None = None
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None and parent is not fn and it is None:
+        if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            it = next((g.iter for g in parent.generators if isinstance(g.target, ast.Name) and g.target.id == name.id), None)
+            if it is None and any(name.id in {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)} for g in parent.generators):
+                return None
+        elif isinstance(parent, (ast.For, ast.AsyncFor)) and child in parent.body:
+            if isinstance(parent.target, ast.Name) and parent.target.id == name.id:
+                it = parent.iter
+        elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return None
+        child, parent = parent, ctx.parent(parent)
+    if it is None:
+        return None
+    keys = instances(ctx).evaluate(it, fn)
+    if not isinstance(keys, (tuple, list)) or not keys or not all(isinstance(k, (str, int)) for k in keys):
+        return None
+    for k in keys:
+        missing = _missing_key(node, ctx, k)
+        if missing is not None:
+            return missing
+    return None
+
+
+def _missing_key(node: ast.Subscript, ctx: Context, key: object) -> str | None:
     """`self.aux["z"]` / `self.router.aux["z"]` read in compiled code, where the holder's
     `__init__` binds `aux` to a dict display without the key `"z"` and only another compiled
     function of the holder's class stores it (`self.aux["z"] = v`, or `self.aux = {...}`).
@@ -334,7 +391,6 @@ def _missing_key(node: ast.Subscript, ctx: Context) -> str | None:
     fn = ctx.function
     if fn is None or not isinstance(node.ctx, ast.Load):
         return None
-    key = node.slice.value  # type: ignore[attr-defined]
     holder = node.value
     assert isinstance(holder, ast.Attribute)
     cls = _holder_class(holder.value, ctx)
@@ -385,7 +441,9 @@ def _key_stores(cls: ast.ClassDef, attr: str, key: object, ctx: Context) -> list
             continue
         if ctx.scopes.scope_for(m) is None:
             continue
-        for n in own_nodes(m):
+        # also in a closure the method makes (`def save(self, name): def hook(out):
+        # self.features[name] = out`), compiled where construct calls what it returns
+        for n in ast.walk(m):
             if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and self_attr(n.value) == attr:
                 if not isinstance(n.slice, ast.Constant) or n.slice.value == key:
                     out.append((m, n.lineno))  # that key, or a key given at run time (`self.vals[k] = v`)
@@ -651,7 +709,7 @@ def _unfilled(binding: ast.Assign, attr: str, ctx: Context) -> bool:
     for fn in ast.walk(ctx.tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.scopes.scope_for(fn) is not None:
             continue
-        if not _maybe_run(fn, ctx):
+        if not _maybe_run(fn, ctx) or _closure_of_compiled(fn, ctx):
             continue
         for n in own_nodes(fn):
             if isinstance(n, ast.Attribute) and n.attr == attr and id(n) not in allowed and _fills(n, ctx):
@@ -686,6 +744,17 @@ def _fills(n: ast.Attribute, ctx: Context) -> bool:
 
 #: builtins that only read the sequence they are given
 _READERS = frozenset({"len", "min", "max", "sum", "sorted", "list", "tuple", "print", "any", "all", "enumerate", "zip", "reversed"})
+
+
+def _closure_of_compiled(fn: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> bool:
+    """Is `fn` defined inside a compiled method (`def save(self, name): def hook(out): ...`)?
+    It exists only when that method runs, in the graph, which compiles it where it is called
+    (measured, written/heldout14b probes `st18_hk_closure_*`: its store into a dict on
+    `self` is not seen by `construct`, "The key l1 does not exist in the dict:{}")."""
+    p = ctx.parent(fn)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+        p = ctx.parent(p)
+    return isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scopes.scope_for(p) is not None
 
 
 def _maybe_run(fn: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> bool:

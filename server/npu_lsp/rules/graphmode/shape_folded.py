@@ -15,6 +15,7 @@ import ast
 from npu_lsp.astutil import self_attr, store_names
 from npu_lsp.diagnostics import Diagnostic, Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
+from npu_lsp.rules.graphmode.dynamic_shape import run_time_size_test
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.values import PARSE_TIME, UNKNOWN, instances
@@ -103,6 +104,8 @@ def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = Fa
         return False
     if instances(ctx).evaluate(test, func) is not UNKNOWN:
         return False
+    if run_time_size_test(test, ctx, func):
+        return False  # `sel.shape[0]` of `sel = x[mask]`: not folded, both sides compiled
     if lax and _interpreted_shape(test, func, ctx):
         return False  # the shape of a tensor LAX holds as a Python object: known at run time
     return _from_shape(test, func, ctx, _DEPTH, own)

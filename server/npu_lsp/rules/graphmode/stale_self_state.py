@@ -16,8 +16,12 @@ from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 class StaleSelfStateRead(GraphRule):
     """## What it does
     Flags an attribute that is `None` in `__init__` and set by a method the compiled code
-    calls (`self.scheduler.set_timesteps(n)`, `self.reset(n)`), then iterated, given to `len`
-    or indexed later in the same function (`for t in self.scheduler.timesteps`). (A list on
+    calls (`self.scheduler.set_timesteps(n)`, `self.reset(n)`), then iterated, given to `len`,
+    indexed, used in arithmetic (`x - self.data_min`, `-self.lo`) or asked for an attribute
+    (`self.lo.mean()`, `self.lo.shape`) later in the same function (`for t in
+    self.scheduler.timesteps`; `if self.data_min is None: self.fit(x)` then `(x -
+    self.data_min) * scale`). A read under an `is None` / `is not None` test of the
+    attribute is not flagged: MindSpore folds the test on the stale None. (A list on
     `self` appended in compiled code and read back is MS185.)
 
     ## Why is this bad?
@@ -61,7 +65,12 @@ class StaleSelfStateRead(GraphRule):
       tests/npu_lsp/fixtures/written/generative/probes (a `None` attribute set by a method of
       the cell or of a cell or plain object it holds, then iterated or given to `len`:
       rejected at both levels; a list there, or the attribute set in `construct` itself or
-      before the call, compiles under LAX).
+      before the call, compiles under LAX); probes `st18_fit_*` in
+      tests/npu_lsp/fixtures/written/heldout17b/probes (arithmetic on either side, unary
+      `-`, `.mean()`, `.shape` of the stale None fail at both levels, "Failed calling sub
+      with sub(None)", "bad operand type for unary -"; an `__init__` value of 0.0, a read
+      before the call, the method's returned value, and a read guarded by `if self.lo is
+      not None:` compile under LAX).
     """
 
     nodes = (ast.Call,)
@@ -194,14 +203,24 @@ def _assigned_attrs(method: ast.FunctionDef) -> set[str]:
 
 
 def _consumed_after(obj: ast.expr, attr: str, call: ast.Call, func: ast.AST) -> ast.AST | None:
-    """The first iteration, `len` or index of `<obj>.<attr>` after `call` in `func`."""
+    """The first iteration, `len`, index, arithmetic operand or attribute read of
+    `<obj>.<attr>` after `call` in `func` (an `is None` test, a comparison or a call argument
+    is not one), outside a branch guarded by an `is None` / `is not None` test of it (which
+    MindSpore folds on the stale None, compiling only the side that does not read it)."""
     want = ast.dump(obj)
 
     def same(e: ast.expr) -> bool:
         return isinstance(e, ast.Attribute) and e.attr == attr and ast.dump(e.value) == want
 
-    found: ast.AST | None = None
+    found: list[ast.AST] = []
+    guarded: list[tuple[int, int]] = []
     for n in own_nodes(func):
+        if isinstance(n, (ast.If, ast.IfExp, ast.While)) and any(
+            isinstance(c, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in c.ops)
+            and any(same(x) for x in (c.left, *c.comparators))
+            for c in ast.walk(n.test)
+        ):
+            guarded.append((n.lineno, n.end_lineno or n.lineno))
         if (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) <= (call.lineno, call.col_offset):
             continue
         if isinstance(n, ast.For):
@@ -210,8 +229,18 @@ def _consumed_after(obj: ast.expr, attr: str, call: ast.Call, func: ast.AST) -> 
             hit = n if same(n.args[0]) else None
         elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
             hit = n if same(n.value) else None
+        elif isinstance(n, ast.BinOp):
+            # `x - self.lo`, `self.hi * x`: arithmetic on None (measured: "Failed calling sub
+            # with sub(None)", "mul(None)"); `"%s" % self.lo` formats None and is left out
+            fmt = isinstance(n.op, ast.Mod) and isinstance(n.left, (ast.Constant, ast.JoinedStr))
+            hit = n if not fmt and (same(n.left) or same(n.right)) else None
+        elif isinstance(n, ast.UnaryOp) and not isinstance(n.op, ast.Not):
+            hit = n if same(n.operand) else None  # `-self.lo`: "bad operand type for unary -"
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            hit = n if same(n.value) else None  # `self.lo.mean()`, `self.lo.shape`
         else:
             hit = None
-        if hit is not None and (found is None or (hit.lineno, hit.col_offset) < (found.lineno, found.col_offset)):  # type: ignore[attr-defined]
-            found = hit
-    return found
+        if hit is not None:
+            found.append(hit)
+    found = [h for h in found if not any(a <= h.lineno <= b for a, b in guarded)]  # type: ignore[attr-defined]
+    return min(found, key=lambda h: (h.lineno, h.col_offset), default=None)  # type: ignore[attr-defined]
