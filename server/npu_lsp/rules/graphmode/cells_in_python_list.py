@@ -355,9 +355,10 @@ _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
 
 def _assigns_containers(body: list[ast.stmt]) -> bool:
     """Does `__init__` assign a list, tuple or dict display (or comprehension) anywhere at its
-    top level? Every finding starts at such an assignment (`self.x = []` for appends)."""
+    top level, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
+    appends, `self.x = {}` / `dict()` for item stores)."""
     for st in body:  # (a loop, not a generator)
-        if isinstance(st, ast.Assign) and isinstance(st.value, _CONTAINER_VALUES):
+        if isinstance(st, ast.Assign) and (isinstance(st.value, _CONTAINER_VALUES) or _empty_dict(st.value)):
             return True
     return False
 
