@@ -86,6 +86,7 @@ class CellsInPythonList(Rule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
         yield from self._module_level(node, ctx)
+        may_register = _MayRegister()
         for cls in ctx.scopes.info.classes.values():
             init = cls.methods.get("__init__")
             if init is None or not _assigns_containers(init.body):
@@ -96,7 +97,7 @@ class CellsInPythonList(Rule):
             used = _LazyUsed(cls.methods.values(), ctx)
             wrapped = _wrapped_later(init.body)
             # entries registered one by one as child cells are named uniquely when compiled
-            registered = _registered_entries(init) if _may_register(ctx) else set()
+            registered = _registered_entries(init) if may_register(ctx) else set()
             empty_lists: set[str] = set()
             empty_dicts: set[str] = set()
             stores: dict[str, list[ast.expr]] = {}
@@ -107,7 +108,7 @@ class CellsInPythonList(Rule):
                         yield from self._check_assign(st, used, ctx)
                     if isinstance(st.value, ast.List) and not st.value.elts:
                         empty_lists.update(attrs - wrapped.get(i, set()))
-                    elif _empty_dict(st.value):
+                    elif isinstance(st.value, (ast.Dict, ast.Call)) and _empty_dict(st.value):
                         empty_dicts.update(attrs - wrapped.get(i, set()))
                 if empty_lists and not isinstance(st, ast.Assign):
                     yield from self._check_appends(st, empty_lists, used, ctx)
@@ -358,15 +359,26 @@ def _assigns_containers(body: list[ast.stmt]) -> bool:
     top level, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
     appends, `self.x = {}` / `dict()` for item stores)."""
     for st in body:  # (a loop, not a generator)
-        if isinstance(st, ast.Assign) and (isinstance(st.value, _CONTAINER_VALUES) or _empty_dict(st.value)):
-            return True
+        if isinstance(st, ast.Assign):
+            v = st.value
+            if isinstance(v, _CONTAINER_VALUES):
+                return True
+            if type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "dict" and not v.args:
+                return True  # `dict()` (keywords ruled out by `_empty_dict` later)
     return False
 
 
-def _may_register(ctx: Context) -> bool:
-    """Cheap text test: can the file register a child cell by name at all?"""
-    src = ctx.text
-    return "insert_child_to_cell" in src or "setattr" in src or "_cells" in src
+class _MayRegister:
+    """Cheap text test, once per file: can it register a child cell by name at all?"""
+
+    def __init__(self) -> None:
+        self._value: bool | None = None
+
+    def __call__(self, ctx: Context) -> bool:
+        if self._value is None:
+            src = ctx.text
+            self._value = "setattr" in src or "_cells" in src or "insert_child_to_cell" in src
+        return self._value
 
 
 def _empty_dict(e: ast.expr) -> bool:

@@ -1162,15 +1162,13 @@ class Ranks:
                 others = [self.ev(a, env, func, depth) for a in (*e.args, *kws.values())]
                 return apply(_METHODS[f.attr], src, call_args, kws, others)
             return None
-        if _self_attr(f) and e.args and not e.keywords:
-            assert isinstance(f, ast.Attribute)
-            layer = self._layer_call(f.attr, e, env, func, depth)
-            if layer is not None:
-                return layer
         callee = values(self.ctx).callee(e, func)
         if callee is None and isinstance(f, ast.Name):
             callee = self._closure(f.id, func)
         if callee is None or not isinstance(callee, ast.FunctionDef):
+            if callee is None and e.args and not e.keywords and _self_attr(f):
+                assert isinstance(f, ast.Attribute)
+                return self._layer_call(f.attr, e, env, func, depth)
             return None
         inner = self._bind(callee, e, lambda a: self.ev(a, env, func, depth))
         if inner is None:
