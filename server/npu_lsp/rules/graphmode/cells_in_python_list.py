@@ -87,9 +87,10 @@ class CellsInPythonList(Rule):
         assert isinstance(node, ast.Module)
         yield from self._module_level(node, ctx)
         may_register = _MayRegister()
+        dict_calls = ctx.mentions("dict")  # `self.d = dict()` (a word lookup, once per file)
         for cls in ctx.scopes.info.classes.values():
             init = cls.methods.get("__init__")
-            if init is None or not _assigns_containers(init.body):
+            if init is None or not _assigns_containers(init.body, dict_calls):
                 continue  # nothing below can report (the common case: no resolution asked)
             if not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
                 continue
@@ -354,7 +355,7 @@ class CellsInPythonList(Rule):
 _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
 
 
-def _assigns_containers(body: list[ast.stmt]) -> bool:
+def _assigns_containers(body: list[ast.stmt], dict_calls: bool) -> bool:
     """Does `__init__` assign a list, tuple or dict display (or comprehension) anywhere at its
     top level, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
     appends, `self.x = {}` / `dict()` for item stores)."""
@@ -363,7 +364,7 @@ def _assigns_containers(body: list[ast.stmt]) -> bool:
             v = st.value
             if isinstance(v, _CONTAINER_VALUES):
                 return True
-            if type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "dict" and not v.args:
+            if dict_calls and type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "dict" and not v.args:
                 return True  # `dict()` (keywords ruled out by `_empty_dict` later)
     return False
 
@@ -376,8 +377,7 @@ class _MayRegister:
 
     def __call__(self, ctx: Context) -> bool:
         if self._value is None:
-            src = ctx.text
-            self._value = "setattr" in src or "_cells" in src or "insert_child_to_cell" in src
+            self._value = ctx.mentions("setattr") or ctx.mentions("_cells") or ctx.mentions("insert_child_to_cell")
         return self._value
 
 
