@@ -37,6 +37,17 @@ class CellsInPythonList(Rule):
 
     A plain list or tuple of cells at module level, read by an `@ms.jit` function or a
     `construct`, clashes the same way (an error when several of its cells reach the graph).
+    So does a plain dict filled by item stores (`self.tables = {}` then
+    `self.tables[name] = nn.Embedding(...)` in a loop: `its name 'embedding_table' already
+    exists`).
+
+    Entries registered one by one as child cells do not clash: a loop over the list (or dict)
+    calling `self.insert_child_to_cell(name, cell)`, `setattr(self, name, cell)`,
+    `self.__setattr__(name, cell)` or storing `self._cells[name] = cell` (pyGAT's `add_module`
+    loop) puts every cell in `self._cells`, and before compiling
+    `Cell.check_names_and_refresh_name` renames the parameters of all registered cells uniquely
+    (measured: all compile). Registering only some entries, or `object.__setattr__` (which
+    bypasses `Cell.__setattr__`), still clashes.
 
     ## Example
     ```python
@@ -64,6 +75,10 @@ class CellsInPythonList(Rule):
     - `.get` and `in` measured on MindSpore 2.10 with the written heldout16b probes
       `fe_cd_*` (one `.get` by a constant or an argument compiles; two, or one in a loop,
       clash).
+    - Registration and dicts filled by item stores: the written set heldout18a
+      (`r2_gnn_gat_multihead_concat_list_heads` compiles; `ctr_field_embedding_dict_of_dense`,
+      `r2_ctr_embedding_tables_plain_dict_self` clash) and its probes `fe18a_rg_*`,
+      `fe18a_ed_*`; `check_names_and_refresh_name` in mindspore/nn/cell.py (2.10).
     """
 
     nodes = (ast.Module,)
@@ -71,24 +86,35 @@ class CellsInPythonList(Rule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
         yield from self._module_level(node, ctx)
+        may_register = _MayRegister()
+        dict_calls = ctx.mentions("dict")  # `self.d = dict()` (a word lookup, once per file)
         for cls in ctx.scopes.info.classes.values():
             init = cls.methods.get("__init__")
-            if init is None or not _assigns_containers(init.body):
+            if init is None or not _assigns_containers(init.body, dict_calls):
                 continue  # nothing below can report (the common case: no resolution asked)
             if not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
                 continue
             # only a finding needs it (for its severity): most classes have none
             used = _LazyUsed(cls.methods.values(), ctx)
             wrapped = _wrapped_later(init.body)
+            # entries registered one by one as child cells are named uniquely when compiled
+            registered = _registered_entries(init) if may_register(ctx) else set()
             empty_lists: set[str] = set()
+            empty_dicts: set[str] = set()
+            stores: dict[str, list[ast.expr]] = {}
             for i, st in enumerate(init.body):
                 if isinstance(st, ast.Assign):
-                    if not _self_attrs(st.targets) & wrapped.get(i, set()):
+                    attrs = _self_attrs(st.targets) - registered
+                    if attrs and not attrs & wrapped.get(i, set()):
                         yield from self._check_assign(st, used, ctx)
                     if isinstance(st.value, ast.List) and not st.value.elts:
-                        empty_lists.update(_self_attrs(st.targets) - wrapped.get(i, set()))
-                elif empty_lists:
+                        empty_lists.update(attrs - wrapped.get(i, set()))
+                    elif isinstance(st.value, (ast.Dict, ast.Call)) and _empty_dict(st.value):
+                        empty_dicts.update(attrs - wrapped.get(i, set()))
+                if empty_lists and not isinstance(st, ast.Assign):
                     yield from self._check_appends(st, empty_lists, used, ctx)
+                if empty_dicts:
+                    yield from self._check_stores(st, empty_dicts, stores, used, ctx)
 
     def _module_level(self, tree: ast.Module, ctx: Context) -> Iterable[Diagnostic]:
         """`layers = [nn.Dense(4, 4), nn.Dense(4, 4)]` at module level, read by a jit function
@@ -169,6 +195,47 @@ class CellsInPythonList(Rule):
                 )
                 if severity == "error":
                     yield from self._use_site(attr, call, used, ctx)
+
+    def _check_stores(
+        self,
+        st: ast.stmt,
+        dicts: set[str],
+        seen: dict[str, list[ast.expr]],
+        used: _LazyUsed,
+        ctx: Context,
+    ) -> Iterable[Diagnostic]:
+        """`self.tables = {}` then `self.tables[name] = nn.Embedding(...)`, in a loop or several
+        times: measured (written/heldout18a, probes `fe18a_ed_*`), a plain dict filled by item
+        stores clashes like a dict display (`its name 'embedding_table' already exists`)
+        when compiled code reads several of its entries."""
+        loop = isinstance(st, (ast.For, ast.While))
+        for s in [st, *(st.body if loop else [])]:  # type: ignore[attr-defined]
+            if not (isinstance(s, ast.Assign) and len(s.targets) == 1):
+                continue
+            t = s.targets[0]
+            if not (isinstance(t, ast.Subscript) and isinstance(t.ctx, ast.Store)):
+                continue
+            attrs = _self_attrs([t.value]) & dicts
+            if not attrs or not self._is_cell_call(s.value, ctx):
+                continue
+            attr = next(iter(attrs))
+            if not _may_own_parameters(s.value, ctx):
+                continue  # parameter-free cells cannot clash; nothing left unregistered
+            stores = seen.setdefault(attr, [])
+            stores.append(s.value)
+            read = _entries_read_in_graph(attr, used.methods, ctx)
+            reached = 2 if read is None else len(read[0]) + read[1]
+            several = (loop or len(stores) > 1) and reached > 1
+            if not several or attr not in used:
+                continue
+            yield ctx.diagnostic(
+                self,
+                s.value,
+                f"sub-cells stored in the plain dict `self.{attr}` are not registered: their parameter names clash when compiled; make it an `nn.CellDict`",
+            )
+            yield from self._use_site(attr, s.value, used, ctx)
+            dicts.discard(attr)
+            return
 
     def _check_assign(
         self, node: ast.Assign, used: _LazyUsed, ctx: Context
@@ -288,13 +355,119 @@ class CellsInPythonList(Rule):
 _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
 
 
-def _assigns_containers(body: list[ast.stmt]) -> bool:
+def _assigns_containers(body: list[ast.stmt], dict_calls: bool) -> bool:
     """Does `__init__` assign a list, tuple or dict display (or comprehension) anywhere at its
-    top level? Every finding starts at such an assignment (`self.x = []` for appends)."""
+    top level, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
+    appends, `self.x = {}` / `dict()` for item stores)."""
     for st in body:  # (a loop, not a generator)
-        if isinstance(st, ast.Assign) and isinstance(st.value, _CONTAINER_VALUES):
-            return True
+        if isinstance(st, ast.Assign):
+            v = st.value
+            if isinstance(v, _CONTAINER_VALUES):
+                return True
+            if dict_calls and type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "dict" and not v.args:
+                return True  # `dict()` (keywords ruled out by `_empty_dict` later)
     return False
+
+
+class _MayRegister:
+    """Cheap text test, once per file: can it register a child cell by name at all?"""
+
+    def __init__(self) -> None:
+        self._value: bool | None = None
+
+    def __call__(self, ctx: Context) -> bool:
+        if self._value is None:
+            self._value = ctx.mentions("setattr") or ctx.mentions("_cells") or ctx.mentions("insert_child_to_cell")
+        return self._value
+
+
+def _empty_dict(e: ast.expr) -> bool:
+    """`{}` or `dict()`."""
+    if isinstance(e, ast.Dict):
+        return not e.keys
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "dict"
+        and not e.args
+        and not e.keywords
+    )
+
+
+def _registration_value(call: ast.AST) -> ast.expr | None:
+    """The cell a statement registers as a named child of `self`:
+    `self.insert_child_to_cell(name, cell)`, `setattr(self, name, cell)`,
+    `self.__setattr__(name, cell)` (each goes through `Cell.__setattr__` /
+    `insert_child_to_cell` into `self._cells`); `self._cells[name] = cell` is handled by
+    the caller. `object.__setattr__` bypasses the registration and does not count."""
+    if not isinstance(call, ast.Call) or call.keywords:
+        return None
+    f = call.func
+    if isinstance(f, ast.Name) and f.id == "setattr" and len(call.args) == 3:
+        target = call.args[0]
+        if isinstance(target, ast.Name) and target.id == "self":
+            return call.args[2]
+        return None
+    if (
+        isinstance(f, ast.Attribute)
+        and f.attr in ("insert_child_to_cell", "__setattr__")
+        and isinstance(f.value, ast.Name)
+        and f.value.id == "self"
+        and len(call.args) == 2
+    ):
+        return call.args[1]
+    return None
+
+
+def _registered_entries(init: ast.AST) -> set[str]:
+    """`self` attributes of `__init__` whose entries are registered one by one as child cells
+    inside a loop (or comprehension) over them: `for i, h in enumerate(self.heads):
+    self.insert_child_to_cell(f"h{i}", h)` (pyGAT's `add_module` loop), `setattr(self, name,
+    h)`, `self._cells[name] = h`, `...(name, self.heads[i])`. `Cell.check_names_and_refresh_name`
+    renames the parameters of every registered child uniquely before compiling, so the list
+    compiles (measured: written/heldout18a `r2_gnn_gat_multihead_concat_list_heads` and probes
+    `fe18a_rg_*`)."""
+    out: set[str] = set()
+    for loop in ast.walk(init):
+        body: list[ast.AST]
+        if isinstance(loop, ast.For):
+            over = {a.attr for a in ast.walk(loop.iter) if _is_self_attr(a)}  # type: ignore[attr-defined]
+            loop_vars = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+            body = list(loop.body)
+        elif isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            over = {a.attr for g in loop.generators for a in ast.walk(g.iter) if _is_self_attr(a)}  # type: ignore[attr-defined]
+            loop_vars = {n.id for g in loop.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+            body = [loop.elt]
+        else:
+            continue
+        for top in body:
+            for n in ast.walk(top):
+                value = _registration_value(n)
+                if (
+                    value is None
+                    and isinstance(n, ast.Assign)
+                    and len(n.targets) == 1
+                    and isinstance(n.targets[0], ast.Subscript)
+                    and _is_self_attr(n.targets[0].value, "_cells")
+                ):
+                    value = n.value
+                if value is None:
+                    continue
+                for m in ast.walk(value):
+                    if _is_self_attr(m):
+                        out.add(m.attr)  # type: ignore[attr-defined]
+                    elif isinstance(m, ast.Name) and m.id in loop_vars:
+                        out.update(over)
+    return out
+
+
+def _is_self_attr(n: ast.AST, attr: str | None = None) -> bool:
+    return (
+        isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+        and (attr is None or n.attr == attr)
+    )
 
 
 def _wrapped_later(body: list[ast.stmt]) -> dict[int, set[str]]:

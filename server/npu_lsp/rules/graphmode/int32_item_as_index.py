@@ -30,7 +30,8 @@ class Int32ItemAsIndex(GraphRule):
     (`counts[i.item()] += 1.0`, every level), as an index of a tensor (`probs[0, a]` with
     `a = ops.multinomial(probs, 1)[0, 0].item()`), as a slice bound (`x[:, :n.item()]`), in
     the sizes of `reshape` / `view` / `tile` and
-    in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`.
+    in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`; and `int(t.item())` /
+    `float(t.item())` of such a tensor, wherever the result goes.
 
     ## Why is this bad?
     In compiled code `.item()` of an int32 tensor is an Int32 scalar known only at run time.
@@ -41,6 +42,10 @@ class Int32ItemAsIndex(GraphRule):
     not support this kernel data type: (Int32, Int64)`. `int(t)` in the same places compiles,
     and so does `.item()` of an int64 tensor (`x.argmax(1)`), or an index into a list under
     LAX (STRICT has the same kernel failure for a list: `self.betas[t.item()]`).
+    Converting the Int32 item itself, `int(lengths.max().item())` (espnet's `make_pad_mask`)
+    or `float(...)`, needs a `ScalarCast` the CPU backend has no kernel for: `Select CPU
+    operator[ScalarCast] fail! Unsupported data type!` at every level, even when the result
+    is only multiplied; `int(lengths.max())` of the tensor and an int64 item compile.
 
     ## Example
     ```python
@@ -71,7 +76,9 @@ class Int32ItemAsIndex(GraphRule):
       (tests/npu_lsp/fixtures/written/runtime/README.md, Phase 2); a tensor indexed by one:
       the written set `domains` (`rl_policy_sample_item_python_list`) and its `item_*`
       probes (Int32 from an input, a cast or `ops.multinomial` rejected at both levels with
-      `Select CPU operator[ScalarCast]`; int64 items and `int(...)` compile).
+      `Select CPU operator[ScalarCast]`; int64 items and `int(...)` compile); `int()` /
+      `float()` of an Int32 item: the written set `heldout18a`
+      (`asr_length_mask_from_max_item`) and its probes `fe18a_it_*`.
     """
 
     nodes = (ast.Subscript, ast.Call)
@@ -116,6 +123,26 @@ class Int32ItemAsIndex(GraphRule):
                     return
             return
         assert isinstance(node, ast.Call)
+        f = node.func
+        if (
+            isinstance(f, ast.Name)
+            and f.id in ("int", "float")
+            and len(node.args) == 1
+            and not node.keywords
+            and self._int32_item(node.args[0], ctx)
+            and ctx.qualname(f) == f"builtins.{f.id}"
+        ):
+            # measured (written/heldout18a `asr_length_mask_from_max_item`, probes `fe18a_it_*`):
+            # converting the Int32 scalar needs a `ScalarCast` kernel the CPU backend lacks for
+            # it ("Select CPU operator[ScalarCast] fail! Unsupported data type!"), at every
+            # level and whatever the result is used for; `int(t)` of the tensor compiles
+            arg = node.args[0]
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{ctx.segment(arg)}` is an Int32 scalar known only at run time; `{f.id}()` of it needs a ScalarCast MindSpore has no kernel for (\"Select CPU operator[ScalarCast] fail\"): convert the tensor itself, `{f.id}({ctx.segment(arg.func.value) if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) else ctx.segment(arg)})`",  # noqa: E501
+            )
+            return
         for size in self._shape_args(node, ctx):
             if self._int32_item(size, ctx):
                 yield self._report(size, "a size of a shape", ctx)

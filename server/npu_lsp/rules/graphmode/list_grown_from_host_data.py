@@ -49,7 +49,9 @@ class ListGrownFromHostData(GraphRule):
     '__len__'`, `Resize failed for kernel: Default/PyExecute`), and so does `pop` or
     `reverse` of it (`'float' object is not subscriptable`, `'NoneType' object is not
     subscriptable`), while a new list (`vals + [9.0]`), an item store (`vals[0] = 9.0`),
-    slicing, `sorted(vals)`, `vals.sort()` and `vals.remove(v)` compile.
+    slicing, `sorted(vals)`, `vals.sort()` and `vals.remove(v)` compile. The in-place change
+    fails only when it runs: under an `if` or in a `while` body (`while len(idx) < n:
+    idx.append(idx[0])`, padding that real data may never need) it is a warning.
     STRICT refuses `tolist` / `asnumpy` themselves (MS130). `reversed` of a `range` (even one of a
     static size, `range(x.shape[0])`) or of a list of tensors is run the same way under LAX,
     so a list filled in a `for` over it is empty too; `reversed` of a constant list or tuple,
@@ -92,7 +94,10 @@ class ListGrownFromHostData(GraphRule):
       written set `algorithms` probes `rev_range_*` (`reversed(range(4))` compiles); a local
       list of tensors reversed: the written set `famb` probes `rv_*` and `algorithms`
       (`viterbi_crf_cell`, probes `rev_list_tensors_*`); `pop` / `reverse`: the written set
-      `heldout14` probes `lx_fb_*` (`sort`, `remove`, slices compile).
+      `heldout14` probes `lx_fb_*` (`sort`, `remove`, slices compile); guarded changes: the
+      written set `heldout18a` (`r2_pc_ball_query_per_center_loop_list`) and its probes
+      `fe18a_hl_*` (an `append` / `extend` under `if` or `while` compiles when it never runs,
+      is rejected when it does).
     """
 
     nodes = (ast.Call,)
@@ -116,10 +121,12 @@ class ListGrownFromHostData(GraphRule):
         if isinstance(f, ast.Attribute) and f.attr in _IN_PLACE and isinstance(f.value, ast.Name):
             bound = analyzer(ctx).single_assignment(f.value.id, ctx.function)
             if bound is not None and _host_list(bound, ctx):
+                guarded = _under_condition(node, ctx)
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"`{f.value.id}` is `{ctx.segment(bound)}`, a list JIT Fallback makes from a tensor at run time: changing it in place with `{f.attr}` fails under LAX; build a new list (`{f.value.id} + [...]`, `{f.value.id}[1:]`, `{f.value.id}[::-1]`) or stay in tensors",
+                    f"`{f.value.id}` is `{ctx.segment(bound)}`, a list JIT Fallback makes from a tensor at run time: changing it in place with `{f.attr}` fails under LAX{' when it runs' if guarded else ''}; build a new list (`{f.value.id} + [...]`, `{f.value.id}[1:]`, `{f.value.id}[::-1]`) or stay in tensors",
+                    severity="warning" if guarded else None,
                 )
                 return
             if f.attr in _NO_ARGS:
@@ -306,3 +313,21 @@ def _host_list(e: ast.expr, ctx: Context) -> bool:
     return False
 
 
+
+
+def _under_condition(node: ast.AST, ctx: Context) -> bool:
+    """Is `node` inside an `if` / `while` body (or a conditional expression) of the function
+    being checked? Measured under LAX (written/heldout18a `r2_pc_ball_query_per_center_loop_list`
+    and probes `fe18a_hl_*`): growing a host list in place fails only when the statement runs
+    (`while len(idx) < n: idx.append(...)` compiles and runs when every list is already long
+    enough, and is rejected when the loop body runs), so a guarded change is only a warning."""
+    func = ctx.function
+    child: ast.AST = node
+    up = ctx.parent(node)
+    while up is not None and up is not func:
+        if isinstance(up, (ast.If, ast.While)) and child is not up.test:
+            return True
+        if isinstance(up, ast.IfExp) and child is not up.test:
+            return True
+        child, up = up, ctx.parent(up)
+    return False

@@ -24,7 +24,9 @@ class MultiElementTensorToScalar(GraphRule):
     graph MindSpore compiles: shapes are followed from the tensors the program passes to the
     network or `@ms.jit` function (`net(Tensor(np.random.randn(2, 3), ms.float32))`,
     `ms.jit(net)(x)`), through helpers, methods and sub-cells (one compilation per call
-    signature), broadcasting, indexing and the ops of the table `ms_shapes.json`. Notably
+    signature), `nn.Dense` / `nn.GRUCell` / `nn.RNNCell` sub-cells set once in `__init__`
+    (`self.gate = nn.Dense(d, 1)` makes `self.gate(h)` of a `(1, d)` `h` a `(1, 1)` tensor),
+    broadcasting, indexing and the ops of the table `ms_shapes.json`. Notably
     `t.argmax()` without an axis reduces only the last axis in a graph (a 2-D `t` gives a
     1-D result), unlike PyNative and PyTorch. A shape of `()` or `(1,)` converts; any other,
     even `(1, 1)`, does not. Where a shape is not known, nothing is said.
@@ -58,6 +60,9 @@ class MultiElementTensorToScalar(GraphRule):
     - `int_func` / `float_func` in mindspore/graph/_parse/standard_method.py (2.10): only a
       shape of length 0, or of length 1 with size 1, converts. Measured on MindSpore 2.10 CPU
       with the probes `rk_*` (tests/npu_lsp/fixtures/written/famc/probes).
+    - `tensor_item` in mindspore/ops/composite/multitype_ops/_compile_utils.py (2.10): `.item()`
+      takes only `()` and `(1,)`; a `(1, 1)` Dense output in a decoder loop: the written set
+      `heldout18a` (`tts_tacotron_inference_stop_token_loop`) and its probes `fe18a_ti_*`.
     """
 
     nodes = (ast.Call, ast.If, ast.While, ast.IfExp)

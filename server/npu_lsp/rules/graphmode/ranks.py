@@ -1046,6 +1046,30 @@ class Ranks:
         v = values(self.ctx).of(e, func)
         return NUM if isinstance(v, av.Scalar) else None
 
+    def _layer_call(self, attr: str, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`self.fc(x)` with `self.fc = nn.Dense(d, k)` set once in `__init__`: the shape of `x`
+        with its last dim `k` (unknown when `k` is not a literal); `self.cell(x, h)` with an
+        `nn.GRUCell` / `nn.RNNCell`: the shape of `h` (the new hidden state)."""
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        held = a._self_values(cls).get(attr, []) if cls is not None else []
+        if len(held) != 1 or not isinstance(held[0], ast.Call):
+            return None
+        q = self.ctx.qualname(held[0].func) or ""
+        if q in ("mindspore.nn.GRUCell", "mindspore.nn.RNNCell"):
+            return self.ev(e.args[1], env, func, depth) if len(e.args) == 2 else None
+        if q != "mindspore.nn.Dense" or len(e.args) != 1:
+            return None
+        src = self.ev(e.args[0], env, func, depth)
+        if not isinstance(src, tuple) or not src:
+            return None
+        ctor = held[0]
+        out = ctor.args[1] if len(ctor.args) >= 2 else next(
+            (k.value for k in ctor.keywords if k.arg == "out_channels"), None
+        )
+        k = out.value if isinstance(out, ast.Constant) and type(out.value) is int else None
+        return (*src[:-1], k)
+
     def _constant(self, e: ast.expr, env: Env, func: ast.AST, depth: int) -> ast.expr:
         """`e`, or the int constant a name holds (`x.sum(axis)` with `axis` given 0)."""
         if isinstance(e, ast.Name):
@@ -1119,7 +1143,19 @@ class Ranks:
             others = [self.ev(a, env, func, depth) for a in (*e.args[1:], *kws.values())]
             return apply(_FUNCS[last], src, call_args[1:], kws, others)
         if q in _TENSOR_CTORS or (q.startswith("mindspore.ops.") and last in _SHAPED_MAKERS):
-            return self.host.of(e, func)
+            got = self.host.of(e, func)
+            shape = e.args[0] if e.args else None
+            if (
+                got is None
+                and last in ("zeros", "ones", "full")
+                and isinstance(shape, (ast.Tuple, ast.List))
+                and not any(isinstance(d, ast.Starred) for d in shape.elts)
+            ):
+                # `ops.zeros((1, x.shape[-1]), ms.float32)`: the rank of a shape display, its
+                # dims where they are known in the graph
+                dims = [self.ev(d, env, func, depth) for d in shape.elts]
+                return tuple(d if type(d) is int else None for d in dims)
+            return got
         if isinstance(f, ast.Attribute) and f.attr in _METHODS and not (isinstance(f.value, ast.Name) and f.value.id == "self"):
             src = self.ev(f.value, env, func, depth)
             if isinstance(src, tuple):
@@ -1130,6 +1166,9 @@ class Ranks:
         if callee is None and isinstance(f, ast.Name):
             callee = self._closure(f.id, func)
         if callee is None or not isinstance(callee, ast.FunctionDef):
+            if callee is None and e.args and not e.keywords and _self_attr(f):
+                assert isinstance(f, ast.Attribute)
+                return self._layer_call(f.attr, e, env, func, depth)
             return None
         inner = self._bind(callee, e, lambda a: self.ev(a, env, func, depth))
         if inner is None:
