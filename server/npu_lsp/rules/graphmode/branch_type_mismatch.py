@@ -214,6 +214,84 @@ def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
         current = parent
 
 
+def _number_skipped_by_exit(node: ast.If, ctx: Context) -> tuple[str, ast.expr, ast.stmt] | None:
+    """`total = 0.0` before a `for`, `if <tensor>: ...; break` (or `continue`) in its body,
+    then `total += t` (a tensor) after that `if`, and `return total` right after the loop:
+    the path that leaves on the first turn keeps the Python number, and MindSpore 2.10 cannot
+    join it with the Tensor of the other paths at both levels ("Cannot join the return values
+    of different branches"; written/heldout18b case `rl_ppo_kl_early_stop_item` with a
+    `.item()` test, written/reach2 probe `ct_float_total_continue_return`, heldout18b probes
+    `fe18b_ex_*`). A name that becomes a tensor before the `if`, or that is combined with a
+    tensor before it is returned (`return total / count` with a tensor `count`), compiles."""
+    body = node.body
+    if node.orelse or not body or type(body[-1]) not in (ast.Break, ast.Continue):
+        return None
+    loop = ctx.parent(node)
+    if type(loop) is not ast.For or node not in loop.body or loop.orelse:
+        return None
+    block = ctx.parent(loop)
+    stmts = getattr(block, "body", None)
+    if not isinstance(stmts, list) or loop not in stmts:
+        return None
+    at = stmts.index(loop)
+    after = stmts[at + 1] if at + 1 < len(stmts) else None
+    if type(after) is not ast.Return:
+        return None
+    out = after.value
+    # `return total, x`: an item of the returned tuple meets the same way (probe
+    # `fe18b_ex_break_return_tuple`)
+    outs = out.elts if type(out) is ast.Tuple else [out]
+    for e in outs:
+        if type(e) is ast.Name:
+            found = _number_skipped_for(node, loop, stmts[:at], e.id, ctx)
+            if found is not None:
+                return found
+    return None
+
+
+def _number_skipped_for(
+    node: ast.If, loop: ast.For, before: list[ast.stmt], name: str, ctx: Context
+) -> tuple[str, ast.expr, ast.stmt] | None:
+    body = node.body
+    start: ast.expr | None = None
+    for st in before:
+        if type(st) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in st.targets):
+            start = st.value if len(st.targets) == 1 else None
+        elif any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in ast.walk(st)):
+            start = None
+    if not (
+        isinstance(start, ast.Constant) and type(start.value) in (int, float)
+    ):
+        return None
+    i = loop.body.index(node)
+
+    def stores(sts: list[ast.stmt]) -> list[ast.Name]:
+        return [
+            n for st in sts for n in ast.walk(st) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store
+        ]
+
+    if stores(loop.body[:i]) or stores(body):
+        return None
+    a = analyzer(ctx)
+    later: ast.stmt | None = None
+    for st in loop.body[i + 1 :]:
+        if type(st) is ast.AugAssign and type(st.target) is ast.Name and st.target.id == name:
+            value = st.value
+        elif type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name and st.targets[0].id == name:
+            value = st.value
+        else:
+            if stores([st]):
+                return None  # bound in a nested block or by unpacking: not followed
+            continue
+        if later is None:
+            if a.kind(value) != Kind.TENSOR:
+                return None
+            later = st
+    if later is None or not a.kind(node.test).dynamic:
+        return None
+    return name, start, later
+
+
 def _returned_directly(node: ast.stmt, name: str, ctx: Context) -> bool:
     """Does a later `return name` hand the name out as is? (Measured: returned inside a
     tuple, `return x, name`, two constants of different types are accepted.)"""
@@ -736,6 +814,15 @@ class BranchTypeMismatch(GraphRule):
                     "cannot join with AbstractTensor); drop the unused binding",
                 )
                 return
+        skipped = _number_skipped_by_exit(node, ctx)
+        if skipped is not None:
+            name, bound, later = skipped
+            yield ctx.diagnostic(
+                self,
+                ctx.head_span(node),
+                f"this tensor-dependent `if` leaves the loop (`{type(node.body[-1]).__name__.lower()}`) before `{name}` becomes a tensor (line {later.lineno}), so `{name}` returned after the loop is the Python number `{ctx.segment(bound)}` on one path and a Tensor on the other; MindSpore cannot join them (Cannot join the return values of different branches); start it as a tensor (`ops.zeros((), ms.float32)`)",
+            )
+            return
         found = self._if(node, ctx, None)
         if found:
             reason, where = found

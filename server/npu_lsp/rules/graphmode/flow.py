@@ -352,6 +352,35 @@ class Analyzer:
             return None
         return [arg for arg, _ in args]
 
+    def str_sequence_param(self, name: str, func: ast.AST | None, depth: int = 0) -> bool:
+        """Is `name` a positional parameter of `func`, never rebound, that every call passes a
+        list or tuple display of str constants (`net(x, ["abc", "de"])`, also through a
+        module-level name bound once to one, or a caller's parameter that is one itself)?"""
+        if depth > 4 or func is None:
+            return False
+        fn = self._indexed(self._fn(func))
+        spec = fn.params.get(name)
+        if spec is None or spec[0] != "pos" or name in fn.bindings or fn.pinned is not None:
+            return False
+        sites = self._call_sites(fn)
+        args = self._site_args(fn, name, spec)
+        if not sites or len(args) != len(sites):
+            return False
+        for arg, caller in args:
+            if isinstance(arg, ast.Name):
+                if caller is not None:
+                    if not self.str_sequence_param(arg.id, caller.func, depth + 1):
+                        return False
+                    continue
+                arg = self._module_assignments().get(arg.id, arg)
+            if not (
+                isinstance(arg, (ast.List, ast.Tuple))
+                and arg.elts
+                and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in arg.elts)
+            ):
+                return False
+        return True
+
     def keywords_kind(self, func: ast.AST | None) -> Kind:
         """Kind of the values `func`'s `**kwargs` parameter collects: the most dynamic of the
         keyword arguments its call sites pass beyond its named parameters (`r(o, d,
