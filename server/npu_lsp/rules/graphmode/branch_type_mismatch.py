@@ -275,10 +275,9 @@ def _number_skipped_for(
     a = analyzer(ctx)
     later: ast.stmt | None = None
     for st in loop.body[i + 1 :]:
-        if type(st) is ast.AugAssign and type(st.target) is ast.Name and st.target.id == name:
-            value = st.value
-        elif type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name and st.targets[0].id == name:
-            value = st.value
+        target = st.target if type(st) is ast.AugAssign else st.targets[0] if type(st) is ast.Assign and len(st.targets) == 1 else None
+        if type(target) is ast.Name and target.id == name:
+            value = st.value  # type: ignore[attr-defined]
         else:
             if stores([st]):
                 return None  # bound in a nested block or by unpacking: not followed
@@ -562,7 +561,12 @@ class BranchTypeMismatch(GraphRule):
     Python object (a JIT Fallback result, also one a call passes in) joins with anything and
     is not reported. An `else` that returns while the body falls through counts too: its
     return meets the returns after the `if` (`if t: a = x * 2 else: return 0` then
-    `return a`).
+    `return a`). A loop left early counts as well: a Python number bound before a `for`
+    (`total = 0.0`), a tensor-dependent `if ...: break` (or `continue`, also on `.item()`)
+    before the loop makes it a tensor (`total += loss`), and the number returned right
+    after the loop (alone or in a returned tuple): the path that leaves on the first turn
+    keeps the number (measured, written/heldout18b probes `fe18b_ex_*`; accumulating
+    before the `if`, or combining the result with a tensor before returning it, compiles).
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -612,6 +616,12 @@ class BranchTypeMismatch(GraphRule):
 
     ## References
     - RULES.md, section 1: tensor-dependent branches yielding different dtype, or Tensor vs tuple.
+    - Measured on MindSpore 2.10: a str (or a list / tuple of str) indexed by a tensor is a
+      Python str under LAX (JIT Fallback), which joins with a str (written/heldout18b case
+      `r2_ocr_charset_index_tensor_str`, probes `fe18b_stj_*`); a loop left early by a
+      tensor-dependent `break` / `continue` with a Python-number accumulator returned after
+      it (case `rl_ppo_kl_early_stop_item`, probes `fe18b_ex_*`, written/reach2 probe
+      `ct_float_total_continue_return`).
     - The join table: `mindspore/core/abstract/abstract_value.cc` (`AbstractBase::Join` and
       its overrides), measured per join kind at LAX and STRICT in
       tests/npu_lsp/fixtures/joins/joins.py.
