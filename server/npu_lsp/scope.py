@@ -1533,7 +1533,11 @@ class ScopeResolver:
                 a for a, t in cls.attr_types.items() if self._class(t) and self.is_cell_class(t)
             )
             # `self.stopper(v)` reaches `__call__` of the plain object held there
-            names.update(a for a, t in cls.attr_types.items() if self._method(t, "__call__") is not None)
+            names.update(
+                a
+                for a, t in cls.attr_types.items()
+                if self._class(t) and not self.is_cell_class(t) and self._method(t, "__call__") is not None
+            )
             pending.extend(found for base in cls.bases if (found := self._class(base)))
         names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
         return names if len(names) <= _MAX_TARGET_NAMES else None

@@ -633,14 +633,17 @@ def _iterates_strs(name: str, ctx: Context) -> bool:
     tuple or list display of str constants (`for n in ("a", "b"):`, unrolled: `n` is a str;
     measured, `len(n)` there is refused under STRICT)?"""
     func = ctx.function
-    if func is None or name in _params_of(func):
+    if func is None:
+        return False
+    params = _params_of(func)
+    if name in params:
         return False
     stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
     if not stores:
         return False
     targets = set()
     for n in ast.walk(func):
-        if not isinstance(n, (ast.For, ast.comprehension)):
+        if type(n) is not ast.For and type(n) is not ast.comprehension:
             continue
         it, target = n.iter, n.target
         if (
@@ -662,7 +665,7 @@ def _iterates_strs(name: str, ctx: Context) -> bool:
             # (written/heldout18b cases `ocr_label_*`: `len(t)` and `for ch in t.lower()`
             # are refused under STRICT, "the String object has no attribute: '__len__'")
             isinstance(it, ast.Name)
-            and it.id in _params_of(func)
+            and it.id in params
             and analyzer(ctx).str_sequence_param(it.id, func)
         ):
             targets.add(id(target))
