@@ -1529,15 +1529,11 @@ class ScopeResolver:
             names.update(cls.attr_wraps)  # `self.grad_fn(x)`, `self.net(x)` held on self
             names.update(cls.attr_params)
             # `self.inner(x)` reaches the construct of the sub-cell held there
-            names.update(
-                a for a, t in cls.attr_types.items() if self._class(t) and self.is_cell_class(t)
-            )
-            # `self.stopper(v)` reaches `__call__` of the plain object held there
-            names.update(
-                a
-                for a, t in cls.attr_types.items()
-                if self._class(t) and not self.is_cell_class(t) and self._method(t, "__call__") is not None
-            )
+            # (and `self.stopper(v)` reaches `__call__` of the plain object held there)
+            for a, t in cls.attr_types.items():
+                found = self._class(t)
+                if found and (self.is_cell_class(t) or "__call__" in found[1].methods):
+                    names.add(a)
             pending.extend(found for base in cls.bases if (found := self._class(base)))
         names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
         return names if len(names) <= _MAX_TARGET_NAMES else None

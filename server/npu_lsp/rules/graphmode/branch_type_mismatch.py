@@ -214,6 +214,9 @@ def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
         current = parent
 
 
+_EXITS = (ast.Break, ast.Continue)
+
+
 def _number_skipped_by_exit(node: ast.If, ctx: Context) -> tuple[str, ast.expr, ast.stmt] | None:
     """`total = 0.0` before a `for`, `if <tensor>: ...; break` (or `continue`) in its body,
     then `total += t` (a tensor) after that `if`, and `return total` right after the loop:
@@ -824,7 +827,7 @@ class BranchTypeMismatch(GraphRule):
                     "cannot join with AbstractTensor); drop the unused binding",
                 )
                 return
-        skipped = _number_skipped_by_exit(node, ctx)
+        skipped = _number_skipped_by_exit(node, ctx) if type(node.body[-1]) in _EXITS and not node.orelse else None
         if skipped is not None:
             name, bound, later = skipped
             yield ctx.diagnostic(
