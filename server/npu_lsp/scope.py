@@ -1533,9 +1533,11 @@ class ScopeResolver:
             names.update(cls.attr_wraps)  # `self.grad_fn(x)`, `self.net(x)` held on self
             names.update(cls.attr_params)
             # `self.inner(x)` reaches the construct of the sub-cell held there
-            names.update(
-                a for a, t in cls.attr_types.items() if self._class(t) and self.is_cell_class(t)
-            )
+            # (and `self.stopper(v)` reaches `__call__` of the plain object held there)
+            for a, t in cls.attr_types.items():
+                found = self._class(t)
+                if found and (self.is_cell_class(t) or "__call__" in found[1].methods):
+                    names.add(a)
             pending.extend(found for base in cls.bases if (found := self._class(base)))
         names.update(a for a, q in self.info.imports.items() if q.rpartition(".")[2] in names)
         return names if len(names) <= _MAX_TARGET_NAMES else None
@@ -2166,6 +2168,23 @@ class ScopeResolver:
                                 node,
                                 (m_info, f"{m_info.module}.{m_cls.name}.construct", m_fn, f"{m_info.module}.{m_cls.name}"),
                             )
+                        continue
+                    if (
+                        m is None
+                        and cls_q == owner
+                        and (owner_cls := self._owner_class(owner)) is not None
+                        and (sub_q := owner_cls.attr_types.get(f.attr))
+                        and (m := self._method(sub_q, "__call__")) is not None
+                    ):
+                        # `self.stopper(v)`, `self.stopper` a plain object of this workspace
+                        # with `__call__`: MindSpore compiles that method (written/heldout18b
+                        # case `r2_train_callback_object_in_cell`: its `self.best = val` is
+                        # refused under STRICT at the call)
+                        m_info, m_cls, m_fn = m
+                        yield (
+                            node,
+                            (m_info, f"{m_info.module}.{m_cls.name}.__call__", m_fn, f"{m_info.module}.{m_cls.name}"),
+                        )
                         continue
                     if m is not None:
                         m_info, m_cls, m_fn = m

@@ -220,6 +220,86 @@ def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
         current = parent
 
 
+_EXITS = (ast.Break, ast.Continue)
+
+
+def _number_skipped_by_exit(node: ast.If, ctx: Context) -> tuple[str, ast.expr, ast.stmt] | None:
+    """`total = 0.0` before a `for`, `if <tensor>: ...; break` (or `continue`) in its body,
+    then `total += t` (a tensor) after that `if`, and `return total` right after the loop:
+    the path that leaves on the first turn keeps the Python number, and MindSpore 2.10 cannot
+    join it with the Tensor of the other paths at both levels ("Cannot join the return values
+    of different branches"; written/heldout18b case `rl_ppo_kl_early_stop_item` with a
+    `.item()` test, written/reach2 probe `ct_float_total_continue_return`, heldout18b probes
+    `fe18b_ex_*`). A name that becomes a tensor before the `if`, or that is combined with a
+    tensor before it is returned (`return total / count` with a tensor `count`), compiles."""
+    body = node.body
+    if node.orelse or not body or type(body[-1]) not in (ast.Break, ast.Continue):
+        return None
+    loop = ctx.parent(node)
+    if type(loop) is not ast.For or node not in loop.body or loop.orelse:
+        return None
+    block = ctx.parent(loop)
+    stmts = getattr(block, "body", None)
+    if not isinstance(stmts, list) or loop not in stmts:
+        return None
+    at = stmts.index(loop)
+    after = stmts[at + 1] if at + 1 < len(stmts) else None
+    if type(after) is not ast.Return:
+        return None
+    out = after.value
+    # `return total, x`: an item of the returned tuple meets the same way (probe
+    # `fe18b_ex_break_return_tuple`)
+    outs = out.elts if type(out) is ast.Tuple else [out]
+    for e in outs:
+        if type(e) is ast.Name:
+            found = _number_skipped_for(node, loop, stmts[:at], e.id, ctx)
+            if found is not None:
+                return found
+    return None
+
+
+def _number_skipped_for(
+    node: ast.If, loop: ast.For, before: list[ast.stmt], name: str, ctx: Context
+) -> tuple[str, ast.expr, ast.stmt] | None:
+    body = node.body
+    start: ast.expr | None = None
+    for st in before:
+        if type(st) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in st.targets):
+            start = st.value if len(st.targets) == 1 else None
+        elif any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in ast.walk(st)):
+            start = None
+    if not (
+        isinstance(start, ast.Constant) and type(start.value) in (int, float)
+    ):
+        return None
+    i = loop.body.index(node)
+
+    def stores(sts: list[ast.stmt]) -> list[ast.Name]:
+        return [
+            n for st in sts for n in ast.walk(st) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store
+        ]
+
+    if stores(loop.body[:i]) or stores(body):
+        return None
+    a = analyzer(ctx)
+    later: ast.stmt | None = None
+    for st in loop.body[i + 1 :]:
+        target = st.target if type(st) is ast.AugAssign else st.targets[0] if type(st) is ast.Assign and len(st.targets) == 1 else None
+        if type(target) is ast.Name and target.id == name:
+            value = st.value  # type: ignore[attr-defined]
+        else:
+            if stores([st]):
+                return None  # bound in a nested block or by unpacking: not followed
+            continue
+        if later is None:
+            if a.kind(value) != Kind.TENSOR:
+                return None
+            later = st
+    if later is None or not a.kind(node.test).dynamic:
+        return None
+    return name, start, later
+
+
 def _returned_directly(node: ast.stmt, name: str, ctx: Context) -> bool:
     """Does a later `return name` hand the name out as is? (Measured: returned inside a
     tuple, `return x, name`, two constants of different types are accepted.)"""
@@ -506,6 +586,12 @@ class BranchTypeMismatch(GraphRule):
     written/heldout17b probes `st18_dyn_*`: `return main, None` beside `return main, aux`
     fails under STRICT, a Python float beside a tensor under both levels; `sel.shape[1]`,
     a static dimension, folds).
+    A loop left early counts as well: a Python number bound before a `for`
+    (`total = 0.0`), a tensor-dependent `if ...: break` (or `continue`, also on `.item()`)
+    before the loop makes it a tensor (`total += loss`), and the number returned right
+    after the loop (alone or in a returned tuple): the path that leaves on the first turn
+    keeps the number (measured, written/heldout18b probes `fe18b_ex_*`; accumulating
+    before the `if`, or combining the result with a tensor before returning it, compiles).
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -555,6 +641,12 @@ class BranchTypeMismatch(GraphRule):
 
     ## References
     - RULES.md, section 1: tensor-dependent branches yielding different dtype, or Tensor vs tuple.
+    - Measured on MindSpore 2.10: a str (or a list / tuple of str) indexed by a tensor is a
+      Python str under LAX (JIT Fallback), which joins with a str (written/heldout18b case
+      `r2_ocr_charset_index_tensor_str`, probes `fe18b_stj_*`); a loop left early by a
+      tensor-dependent `break` / `continue` with a Python-number accumulator returned after
+      it (case `rl_ppo_kl_early_stop_item`, probes `fe18b_ex_*`, written/reach2 probe
+      `ct_float_total_continue_return`).
     - The join table: `mindspore/core/abstract/abstract_value.cc` (`AbstractBase::Join` and
       its overrides), measured per join kind at LAX and STRICT in
       tests/npu_lsp/fixtures/joins/joins.py.
@@ -757,6 +849,15 @@ class BranchTypeMismatch(GraphRule):
                     "cannot join with AbstractTensor); drop the unused binding",
                 )
                 return
+        skipped = _number_skipped_by_exit(node, ctx) if type(node.body[-1]) in _EXITS and not node.orelse else None
+        if skipped is not None:
+            name, bound, later = skipped
+            yield ctx.diagnostic(
+                self,
+                ctx.head_span(node),
+                f"this tensor-dependent `if` leaves the loop (`{type(node.body[-1]).__name__.lower()}`) before `{name}` becomes a tensor (line {later.lineno}), so `{name}` returned after the loop is the Python number `{ctx.segment(bound)}` on one path and a Tensor on the other; MindSpore cannot join them (Cannot join the return values of different branches); start it as a tensor (`ops.zeros((), ms.float32)`)",
+            )
+            return
         found = self._if(node, ctx, None)
         if found:
             reason, where = found

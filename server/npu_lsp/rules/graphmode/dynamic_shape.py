@@ -84,6 +84,14 @@ def dynamic_shape(e: ast.expr, ctx: Context, depth: int = 0, func: ast.AST | Non
         return isinstance(f, ast.Attribute) and f.attr in _table()[2] and dynamic_shape(f.value, ctx, depth + 1, func)
     if isinstance(e, ast.Attribute) and e.attr == "T":
         return dynamic_shape(e.value, ctx, depth + 1, func)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        # `inds + 1` of `inds = ops.nonzero(m).reshape(-1)`: elementwise arithmetic with a
+        # number keeps the run-time length (written/heldout18b case `det_nms_python_while`,
+        # `order = order[inds + 1]` in the NMS `while`; probes `fe18b_dw_*`)
+        for side, other in ((e.left, e.right), (e.right, e.left)):
+            if isinstance(other, ast.Constant) and type(other.value) in (int, float):
+                return dynamic_shape(side, ctx, depth + 1, func)
+        return False
     if isinstance(e, ast.Subscript):
         index = e.slice
         if isinstance(index, ast.Slice):

@@ -352,6 +352,35 @@ class Analyzer:
             return None
         return [arg for arg, _ in args]
 
+    def str_sequence_param(self, name: str, func: ast.AST | None, depth: int = 0) -> bool:
+        """Is `name` a positional parameter of `func`, never rebound, that every call passes a
+        list or tuple display of str constants (`net(x, ["abc", "de"])`, also through a
+        module-level name bound once to one, or a caller's parameter that is one itself)?"""
+        if depth > 4 or func is None:
+            return False
+        fn = self._indexed(self._fn(func))
+        spec = fn.params.get(name)
+        if spec is None or spec[0] != "pos" or name in fn.bindings or fn.pinned is not None:
+            return False
+        sites = self._call_sites(fn)
+        args = self._site_args(fn, name, spec)
+        if not sites or len(args) != len(sites):
+            return False
+        for arg, caller in args:
+            if isinstance(arg, ast.Name):
+                if caller is not None:
+                    if not self.str_sequence_param(arg.id, caller.func, depth + 1):
+                        return False
+                    continue
+                arg = self._module_assignments().get(arg.id, arg)
+            if not (
+                isinstance(arg, (ast.List, ast.Tuple))
+                and arg.elts
+                and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in arg.elts)
+            ):
+                return False
+        return True
+
     def keywords_kind(self, func: ast.AST | None) -> Kind:
         """Kind of the values `func`'s `**kwargs` parameter collects: the most dynamic of the
         keyword arguments its call sites pass beyond its named parameters (`r(o, d,
@@ -1419,6 +1448,28 @@ class Analyzer:
         hit = self._const_inputs[id(func)] = frozenset(out)
         return hit
 
+    def sequence_input(self, name: str, func: ast.AST | None) -> bool:
+        """Is `name` a parameter of a top-level `construct` / `@ms.jit` function `func`, never
+        rebound, given a list or tuple (a display, a comprehension, or a module-level name
+        bound once to one) at every call, all at module level? Its length is then a constant
+        while compiling (`len(xs)`; written/heldout18b probes `rvc_len_*_arg_*`)."""
+        fn = self._indexed(self._fn(func))
+        spec = fn.params.get(name)
+        if spec is None or spec[0] != "pos" or name in fn.bindings or self._scope_kind(fn) not in ("construct", "jit"):
+            return False
+        sites = self._call_sites(fn)
+        if not sites or any(caller is not None for _, caller in sites):
+            return False
+        args = self._site_args(fn, name, spec)
+        if len(args) != len(sites):
+            return False
+        for arg, _ in args:
+            if isinstance(arg, ast.Name):
+                arg = self._module_assignments().get(arg.id, arg)
+            if not isinstance(arg, (ast.List, ast.Tuple, ast.ListComp)):
+                return False
+        return True
+
     def _tensor_display(self, arg: ast.expr) -> bool:
         """Is the module-level `arg` a list, tuple or dict display (or a name bound once to
         one) with a tensor among its items?"""
@@ -1742,7 +1793,36 @@ class Analyzer:
         base = self._kind(e.value, fn)
         if base == Kind.TENSOR:
             return Kind.TENSOR
-        return max(base, self._kind(e.slice, fn))
+        index = self._kind(e.slice, fn)
+        if index == Kind.TENSOR and base == Kind.CONST and self._str_items(e.value, fn):
+            # a str (or a list / tuple of str) indexed by a tensor: LAX runs the getitem by JIT
+            # Fallback and gets a Python str, which joins with anything (STRICT refuses it:
+            # "When handling script '__py_exec_index0_getitem__(...)' ..., the inputs should be
+            # constant"; written/heldout18b probes `stj_*`)
+            return Kind.VAR
+        return max(base, index)
+
+    def _str_items(self, e: ast.expr, fn: _Fn, depth: int = 0) -> bool:
+        """Is `e` a str constant, or a list / tuple display of str constants: written, bound
+        once to a name (locally or at module level), or on `self` in `__init__`?"""
+        if depth > 4:
+            return False
+        if isinstance(e, ast.Constant):
+            return isinstance(e.value, str)
+        if isinstance(e, (ast.List, ast.Tuple)):
+            return bool(e.elts) and all(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in e.elts)
+        if isinstance(e, ast.Name):
+            bound = self.single_assignment(e.id, fn.func) if fn.func is not None else None
+            if bound is None and fn.func is not None and self.first_binding_line(e.id, fn.func) is not None:
+                return False
+            if bound is None:
+                bound = self._module_assignments().get(e.id)
+            return bound is not None and self._str_items(bound, fn, depth + 1)
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+            cls = self.owner_class(fn.func)
+            values = self._self_values(cls).get(e.attr, ()) if cls is not None else ()
+            return bool(values) and all(v is not None and self._str_items(v, fn, depth + 1) for v in values)
+        return False
 
     def _kind_compare(self, e: ast.Compare, fn: _Fn) -> Kind:
         if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):

@@ -197,15 +197,20 @@ def _sequence_appended(name: str, body: list[ast.stmt]) -> ast.expr | None:
 
 
 def _bound_before(name: str, loop: ast.For, func: ast.AST) -> bool:
-    """`name = []` (a list display) before the loop, outside it."""
+    """`name = []` (a list display) before the loop, outside it; also unpacked from a tuple
+    of displays (`tcls, tbox, indices = [], [], []`: written/heldout18b case
+    `det_yolo_build_targets_lists`, probes `fe18b_tu_*`)."""
     for n in branch_list(func):
-        if (
-            isinstance(n, ast.Assign)
-            and n.lineno < loop.lineno
-            and isinstance(n.value, ast.List)
-            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
-        ):
+        if not isinstance(n, ast.Assign) or n.lineno >= loop.lineno:
+            continue
+        if isinstance(n.value, ast.List) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
             return True
+        if isinstance(n.value, ast.Tuple):
+            for t in n.targets:
+                if isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == len(n.value.elts):
+                    for target, value in zip(t.elts, n.value.elts, strict=True):
+                        if isinstance(target, ast.Name) and target.id == name and isinstance(value, ast.List):
+                            return True
     return False
 
 

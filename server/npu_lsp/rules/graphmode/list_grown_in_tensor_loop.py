@@ -30,7 +30,8 @@ class ListGrownInTensorLoop(GraphRule):
     whose condition depends on tensor values, such as the greedy NMS loop
     `while i < max_det: keep.append(...)` with a tensor `i`, or a condition on the length of
     a tensor the body shrinks by a boolean mask (`while order.shape[0] > 0:` ...
-    `order = order[1:][iou < thresh]`), whose shape is then known only at run time; or when
+    `order = order[1:][iou < thresh]`, or `order = order[inds + 1]` with `inds =
+    ops.nonzero(...).reshape(-1)`), whose shape is then known only at run time; or when
     `lst` starts empty and is grown only in a `for i in range(n)` whose bound is a run-time
     scalar read from a tensor (`n = int((scores > t).sum())`), or in a `for` directly over a
     tensor whose length is known only at run time (`for g in ops.unique(batch)[0]`,

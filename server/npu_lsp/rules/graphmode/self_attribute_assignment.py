@@ -86,7 +86,8 @@ class SelfAttributeAssignment(GraphRule):
     `self.scheduler.step()`, also when the cell receives the object through its constructor
     (`Opt(params, Sched(0.1))`, `self.scheduler = scheduler`); assigning `self.sched.x`
     directly in `construct` compiles (measured, written/heldout15b probes `ls17b_obj_*`,
-    `ls17b_ctor_obj_*`).
+    `ls17b_ctor_obj_*`). Calling such an object itself (`self.stopper(v)`) compiles its
+    `__call__` the same way (written/heldout18b probes `fe18b_oc_*`).
 
     ## Why is this bad?
     STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to

@@ -27,7 +27,10 @@ class StrIteratedUnderStrict(GraphRule):
     Under the STRICT syntax level, flags a `for` loop or a comprehension over a str in
     compiled code (`for c in self.mode:`, `[c for c in "ab"]`, `for i, c in
     enumerate("ab")`), the str being a literal, a str kept on `self`, or one built from
-    strs (`"-" * 3`, `os.path.join(...)`, a str method's result). `zip` over a str is
+    strs (`"-" * 3`, `os.path.join(...)`, a str method's result), or a loop variable over
+    an input that every call gives a list or tuple of str constants (`for t in texts`, `for
+    i, t in enumerate(texts)` with `net(x, ["ab", "cd"])`; measured, written/heldout18b
+    probes `fe18b_sl_*`: `len(t)` (MS144) and iterating `t` are refused). `zip` over a str is
     flagged only when another input is a tuple or list display of run-time values
     (`zip("+*", (x, y))`): on constants MindSpore runs it while compiling.
 

