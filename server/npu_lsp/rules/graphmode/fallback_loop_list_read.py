@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.fallback_list_max import fallback_iterable
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.fallback_list_max import fallback_iterable
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names
 
 
