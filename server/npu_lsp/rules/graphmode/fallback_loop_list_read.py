@@ -105,7 +105,7 @@ class FallbackLoopListRead(GraphRule):
         a = analyzer(ctx)
         for name in sorted(grown):
             start = a.single_assignment(name, ctx.function)
-            if type(start) is not ast.List or start.elts or start.lineno >= node.lineno:  # type: ignore[attr-defined]
+            if type(start) is not ast.List or start.elts or start.lineno >= node.lineno:
                 continue
             read = first_read_after(node, name, ctx)
             if read is None:
@@ -141,7 +141,7 @@ def _dict_read_after(loop: ast.For, name: str, ctx: Context) -> ast.Name | None:
         if type(n.ctx) is not ast.Load:
             return None
         parent = ctx.parent(n)
-        indexed = type(parent) is ast.Subscript and parent.value is n and type(parent.ctx) is ast.Load  # type: ignore[attr-defined]
+        indexed = type(parent) is ast.Subscript and parent.value is n and type(parent.ctx) is ast.Load
         if (indexed or _shown(n, ctx)) and (first is None or (n.lineno, n.col_offset) < (first.lineno, first.col_offset)):
             first = n
     return first
@@ -204,7 +204,7 @@ class FallbackLoopDictRead(GraphRule):
         a = analyzer(ctx)
         for name in sorted(stored):
             start = a.single_assignment(name, ctx.function)
-            if type(start) is not ast.Dict or start.lineno >= node.lineno:  # type: ignore[attr-defined]
+            if type(start) is not ast.Dict or start.lineno >= node.lineno:
                 continue
             read = _dict_read_after(node, name, ctx)
             if read is None:
