@@ -193,6 +193,37 @@ EXTRA3: dict[str, list[str]] = {
     "full_float_numpy": ["s = float(np.sum(x.asnumpy()))", "return ops.full((2,), s, dtype=ms.float32)"],
 }
 
+# Fourth round: a `tolist()` list of 6 items (the grid's lists have 2) read the ways that
+# compile at 2 items.
+EXTRA4: dict[str, list[str]] = {
+    "len6_getitem0": ["v = x.tolist()", "return x * v[0]"],
+    "len6_getitem_range3": ["v = x.tolist()", "y = x", "for i in range(3):", "    y = y + v[i]", "return y"],
+    "len6_iterate": ["v = x.tolist()", "y = x", "for e in v:", "    y = y + e", "return y"],
+    "len6_len_slice": ["v = x.tolist()", "return x[:len(v) - 3]"],
+    "len6_sum_mul": ["v = x.tolist()", "return x * sum(v)"],
+    "len6_list_tensor": ["v = x.tolist()", "return x + ms.Tensor(v, ms.float32)"],
+    "len6_enumerate": ["v = x.tolist()", "y = x", "for i, e in enumerate(v):", "    y = y + e * i", "return y"],
+    "len6_return": ["v = x.tolist()", "return x, v"],
+    "len3_getitem_range": ["v = x[:3].tolist()", "y = x", "for i in range(3):", "    y = y + v[i]", "return y"],
+    "linspace_tolist_getitem": ["v = ops.linspace(ms.Tensor(0.0, ms.float32), ms.Tensor(0.2, ms.float32), 3).tolist()", "y = x", "for i in range(3):", "    y = y * (1.0 - v[i])", "return y"],
+    "linspace_tolist_sum": ["v = ops.linspace(ms.Tensor(0.0, ms.float32), ms.Tensor(0.2, ms.float32), 3).tolist()", "return x * sum(v)"],
+    "len6_comp_return": ["v = [e * 2.0 for e in x.tolist()]", "return x, v"],
+}
+
+# Fifth round: `while` loops driven by host data (greedy NMS, flood fill, queues).
+EXTRA5: dict[str, list[str]] = {
+    "while_pop_keep_return": ["order = x.tolist()", "keep = []", "while order:", "    keep.append(order.pop(0))", "return x, keep"],
+    "while_pop_keep_len": ["order = x.tolist()", "keep = []", "while order:", "    keep.append(order.pop(0))", "return x * len(keep)"],
+    "while_slice_keep_tensor": ["order = np.argsort(x.asnumpy())", "keep = []", "while order.size > 0:", "    keep.append(int(order[0]))", "    order = order[1:]", "return x[ms.Tensor(keep, ms.int32)]"],
+    "while_slice_keep_return": ["order = np.argsort(x.asnumpy())", "keep = []", "while order.size > 0:", "    keep.append(int(order[0]))", "    order = order[1:]", "return x, keep"],
+    "while_slice_no_list": ["order = np.argsort(x.asnumpy())", "k = 0", "while order.size > 0:", "    k = k + 1", "    order = order[1:]", "return x * k"],
+    "while_comp_filter": ["order = x.tolist()", "kept = 0", "while order:", "    i = order[0]", "    order = [j for j in order[1:] if j < i]", "    kept = kept + 1", "return x * kept"],
+    "while_float_acc": ["t = 0.0", "while t < float(x.asnumpy().sum()):", "    t = t + 5.0", "return x * t"],
+    "while_graph_counter_ok": ["i = 0", "while i < 3:", "    i = i + 1", "return x * i"],
+    "while_stack_pop_unpack": ["m = x.asnumpy() > 1.0", "stack = [(0, 0)]", "seen = 0", "while stack:", "    a, b = stack.pop()", "    seen = seen + 1", "return x * seen"],
+    "while_len_keep_sum": ["order = x.tolist()", "keep = []", "while len(order) > 0:", "    keep.append(order[0])", "    order = order[1:]", "return x * sum(keep)"],
+}
+
 
 def programs() -> dict[str, str]:
     out = {}
@@ -203,7 +234,7 @@ def programs() -> dict[str, str]:
             body = "".join(f"        {ln}\n" for ln in [*slines, *clines])
             doc = f"{sname} -> {cname}"
             out[f"ff_{sname}__{cname}.py"] = HEADER.format(doc=doc) + body + FOOTER
-    for prefix, table in (("ff2", EXTRA), ("ff3", EXTRA3)):
+    for prefix, table in (("ff2", EXTRA), ("ff3", EXTRA3), ("ff4", EXTRA4), ("ff5", EXTRA5)):
         for name, lines in table.items():
             body = "".join(f"        {ln}\n" for ln in lines)
             out[f"{prefix}_{name}.py"] = HEADER.format(doc=name.replace("_", " ")) + body + FOOTER
