@@ -224,6 +224,23 @@ EXTRA5: dict[str, list[str]] = {
     "while_len_keep_sum": ["order = x.tolist()", "keep = []", "while len(order) > 0:", "    keep.append(order[0])", "    order = order[1:]", "return x * sum(keep)"],
 }
 
+# Sixth round: `tolist()` of tensors MindSpore knows while compiling (a constant built in
+# `construct`, a tensor attribute set in `__init__`).
+EXTRA6: dict[str, list[str]] = {
+    "const_tensor_max_tolist": ["m = max(ms.Tensor(np.array([1, 2], np.int32)).tolist())", "return x[:m]"],
+    "attr_tensor_max_tolist": ["m = max(self.c.tolist())", "return x[:m]"],
+    "attr_tensor_loop_append_len": ["v = []", "for e in self.c.tolist():", "    v.append(e)", "return x[:len(v)]"],
+    "attr_tensor_dict_fill": ["d = {}", "for e in self.c.tolist():", "    d[e] = 1.0", "return x, d"],
+    "attr_tensor_while_append": ["order = self.c.tolist()", "keep = []", "while order:", "    keep.append(order.pop(0))", "return x, keep"],
+}
+
+#: the sixth round's tensor attribute
+INIT_C = """    def __init__(self):
+        super().__init__()
+        self.c = ms.Tensor(np.array([1, 2], np.int32))
+
+"""
+
 
 def programs() -> dict[str, str]:
     out = {}
@@ -234,10 +251,13 @@ def programs() -> dict[str, str]:
             body = "".join(f"        {ln}\n" for ln in [*slines, *clines])
             doc = f"{sname} -> {cname}"
             out[f"ff_{sname}__{cname}.py"] = HEADER.format(doc=doc) + body + FOOTER
-    for prefix, table in (("ff2", EXTRA), ("ff3", EXTRA3), ("ff4", EXTRA4), ("ff5", EXTRA5)):
+    for prefix, table in (("ff2", EXTRA), ("ff3", EXTRA3), ("ff4", EXTRA4), ("ff5", EXTRA5), ("ff6", EXTRA6)):
         for name, lines in table.items():
             body = "".join(f"        {ln}\n" for ln in lines)
-            out[f"{prefix}_{name}.py"] = HEADER.format(doc=name.replace("_", " ")) + body + FOOTER
+            head = HEADER.format(doc=name.replace("_", " "))
+            if prefix == "ff6":
+                head = head.replace("    def construct", INIT_C + "    def construct")
+            out[f"{prefix}_{name}.py"] = head + body + FOOTER
     return out
 
 

@@ -14,7 +14,35 @@ from npu_lsp.rules.graphmode.host_values import host_iterable
 from npu_lsp.rules.graphmode.interpreted import interpreted
 
 _DEPTH = 6
+_HOST_READS = frozenset({"tolist", "asnumpy", "numpy"})
 _WRAPPERS = frozenset({"builtins.enumerate", "builtins.zip", "builtins.sorted", "builtins.list", "builtins.reversed"})
+
+
+def maybe_constant(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+    """Could the tensor some `.tolist()` / `.asnumpy()` in `e` reads be known while
+    compiling? True when it is an attribute of `self` (`self.c.tolist()`) or a tensor
+    MindSpore folds from constants (`ms.Tensor(np.array(...)).tolist()`), also through names
+    bound once: LAX folds such a call while compiling, and `max(self.c.tolist())`, a loop or
+    a dict over it compile (measured, written/fallbackflows probes `ff6_*`). A rule of this
+    family leaves such data alone."""
+    if depth > 4:
+        return True
+    a = analyzer(ctx)
+    for n in ast.walk(e):
+        t = type(n)
+        if t is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _HOST_READS and not n.args:  # type: ignore[attr-defined]
+            recv = n.func.value  # type: ignore[attr-defined]
+            while type(recv) is ast.Subscript:
+                recv = recv.value
+            if type(recv) is ast.Attribute and type(recv.value) is ast.Name and recv.value.id == "self":
+                return True
+            if a.folded_tensor(recv, ctx.function):
+                return True
+        elif t is ast.Name and type(n.ctx) is ast.Load:  # type: ignore[attr-defined]
+            bound = a.single_assignment(n.id, ctx.function)  # type: ignore[attr-defined]
+            if bound is not None and maybe_constant(bound, ctx, depth + 1):
+                return True
+    return False
 
 
 def fallback_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
@@ -99,7 +127,9 @@ class MaxOfFallbackList(GraphRule):
     comprehension with `The object is not iterable`. `max(a, b)` of two numbers (also two
     items of such a list), `max` of a numpy array (`max(t.asnumpy())`), `np.max(lst)`,
     `int(t.max())`, `max(len(lst), 1)` and `max` of a list of tensors or of constants
-    compile. STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+    compile, and so does `tolist()` of a tensor MindSpore knows while compiling (an
+    attribute of `self`, `ms.Tensor` of constants), which LAX folds: not flagged. STRICT
+    refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -145,7 +175,7 @@ class MaxOfFallbackList(GraphRule):
         if q not in ("builtins.max", "builtins.min"):
             return
         arg = node.args[0]
-        if isinstance(arg, ast.Starred) or not fallback_list(arg, ctx):
+        if isinstance(arg, ast.Starred) or not fallback_list(arg, ctx) or maybe_constant(arg, ctx):
             return
         name = q[9:]
         yield ctx.diagnostic(

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.fallback_list_max import fallback_iterable
+from npu_lsp.rules.graphmode.fallback_list_max import fallback_iterable, maybe_constant
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.interpreted import interpreted
@@ -93,8 +93,9 @@ class FallbackLoopListRead(GraphRule):
     tensor, but got <class 'int'>`, a broadcast error for `Tensor(out)`. Returning the list
     as it is, or printing it, compiles; so does a loop that accumulates a number or a tensor
     (`s = s + v`), and a list grown in a `for` over a literal `range`. MS193 flags such
-    loops over 3 or more items whatever follows; STRICT refuses `tolist` / `asnumpy`
-    themselves (MS130).
+    loops over 3 or more items whatever follows. Data of a tensor MindSpore knows while
+    compiling (`self.c.tolist()` of a tensor attribute, `ms.Tensor` of constants) is folded
+    and compiles: not flagged. STRICT refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -131,7 +132,7 @@ class FallbackLoopListRead(GraphRule):
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
             return
         grown = set(_grown_names(node.body))
-        if not grown or not fallback_iterable(node.iter, ctx):
+        if not grown or not fallback_iterable(node.iter, ctx) or maybe_constant(node.iter, ctx):
             return
         a = analyzer(ctx)
         for name in sorted(grown):
@@ -195,8 +196,9 @@ class FallbackLoopDictRead(GraphRule):
     support item assignment`, and indexing it with `The key 1 does not exist in the
     dict:{}` (the graph's dict is still empty), whatever the number of items (1 already) and
     whatever the keys (numbers or strings). A dict never read after the loop, or only
-    measured (`len(d)`), compiles, and so does one filled in a `for` over a literal `range`.
-    STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+    measured (`len(d)`), compiles, and so does one filled in a `for` over a literal `range`
+    or over `self.c.tolist()` of a tensor attribute (folded while compiling). STRICT
+    refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -232,7 +234,7 @@ class FallbackLoopDictRead(GraphRule):
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
             return
         stored = _dict_stores(node.body)
-        if not stored or not fallback_iterable(node.iter, ctx):
+        if not stored or not fallback_iterable(node.iter, ctx) or maybe_constant(node.iter, ctx):
             return
         a = analyzer(ctx)
         for name in sorted(stored):
@@ -323,7 +325,7 @@ class FallbackWhileList(GraphRule):
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
             return
         grown = _grown_in(node.body)
-        if grown is None or not interpreted(node.test, ctx, ctx.function):
+        if grown is None or not interpreted(node.test, ctx, ctx.function) or maybe_constant(node.test, ctx):
             return
         yield ctx.diagnostic(
             self,

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.fallback_list_max import maybe_constant
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.interpreted import interpreted
@@ -99,6 +100,7 @@ class FallbackTensorToLoss(GraphRule):
                 and ctx.qualname(built.func) in _TENSOR
                 and built.args
                 and interpreted(built.args[0], ctx, ctx.function)
+                and not maybe_constant(built.args[0], ctx)
             ):
                 continue
             name = (ctx.qualname(node.func) or "").removeprefix("mindspore.")
