@@ -14,16 +14,29 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names
 
+_TENSOR = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor"})
+
 
 def _shown(n: ast.Name, ctx: Context) -> bool:
     """Is this read of a list the list returned as it is (`return lst`, `return x, lst`) or
     printed (`print(lst)`)?"""
     parent = ctx.parent(n)
-    if type(parent) is ast.Tuple:
-        return type(ctx.parent(parent)) is ast.Return
+    while parent is not None and type(parent) in (ast.Tuple, ast.List):
+        parent = ctx.parent(parent)  # `return x, lst`, `return [lst]`
+        if type(parent) not in (ast.Tuple, ast.List, ast.Return):
+            return False
     if type(parent) is ast.Call:
         return ctx.qualname(parent.func) == "builtins.print" and n in parent.args
     return type(parent) is ast.Return
+
+
+def _to_tensor(n: ast.Name, ctx: Context) -> bool:
+    """Is this read `ms.Tensor(lst, ...)`? Such a tensor compiles (written/heldout15b probes
+    `ls_hl_items1_append_tensor`, `ls_hl_zip2_append_float_tensor_mean`,
+    `ls_sq_seqcell_rows_append_n2`); what fails after it is a shape that differs from the
+    list's (fallbackflows `ff_looplist__list_tensor`), not told from here."""
+    parent = ctx.parent(n)
+    return type(parent) is ast.Call and bool(parent.args) and parent.args[0] is n and ctx.qualname(parent.func) in _TENSOR
 
 
 def first_read_after(loop: ast.For, name: str, ctx: Context) -> ast.Name | None:
@@ -37,7 +50,7 @@ def first_read_after(loop: ast.For, name: str, ctx: Context) -> ast.Name | None:
             continue
         if type(n.ctx) is not ast.Load:
             return None  # bound again: what is read may be another list
-        if not _shown(n, ctx) and (first is None or (n.lineno, n.col_offset) < (first.lineno, first.col_offset)):
+        if not _shown(n, ctx) and not _to_tensor(n, ctx) and (first is None or (n.lineno, n.col_offset) < (first.lineno, first.col_offset)):
             first = n
     return first
 
@@ -78,8 +91,10 @@ class FallbackLoopListRead(GraphRule):
     tensor's values turned into Python data (`for v in t.tolist()`, `for v in t.asnumpy()`,
     `for i, v in enumerate(np.nonzero(a)[0].tolist())`, `for i in range(len(t.tolist()))`,
     or a name bound to one), when the list is read after the loop other than by returning it
-    as it is or printing it: `len(out)`, `out[0]`, a `for` or comprehension over it,
-    `sum(out)`, `max(out)`, `ms.Tensor(out)`, `ops.stack(out)`, growing it again. A loop
+    as it is (also inside a tuple or list display) or printing it: `len(out)`, `out[0]`, a
+    `for` or comprehension over it, `sum(out)`, `max(out)`, `ops.stack(out)`, growing it
+    again. `ms.Tensor(out)` is left alone (it compiles; what fails after it is a shape
+    other than the list's, measured `ls_hl_*_tensor*`, `ff_looplist__list_tensor`). A loop
     appending lists of tensors (`recs.append([x[r] for r in row])`) is left alone: its
     `len` compiles (measured, written/heldout14 probe `lx_tr_row_comp_tensor_items`).
 
@@ -151,15 +166,22 @@ class FallbackLoopListRead(GraphRule):
             )
 
 
-def _dict_stores(body: list[ast.stmt]) -> set[str]:
-    """Names a loop body stores an item into: `d[k] = v`, `d[k] += v`."""
+def _dict_stores(loop: ast.For) -> set[str]:
+    """Names a loop body stores an item into under a key that reads the loop's own
+    variables (`d[c] = v`, `d[i] += v`, `d['k' + str(i)] = v`). A constant key (`m['n'] =
+    m['n'] + v`) compiles (written/heldout15b probe `ls_hl_dict_const_key_accum`)."""
+    own = {n.id for n in ast.walk(loop.target) if type(n) is ast.Name}
     out: set[str] = set()
-    for st in body:
+    for st in loop.body:
         for s in ast.walk(st):
             t = type(s)
             targets = s.targets if t is ast.Assign else [s.target] if t is ast.AugAssign else ()  # type: ignore[attr-defined]
             for tg in targets:
-                if type(tg) is ast.Subscript and type(tg.value) is ast.Name:
+                if (
+                    type(tg) is ast.Subscript
+                    and type(tg.value) is ast.Name
+                    and any(type(k) is ast.Name and k.id in own for k in ast.walk(tg.slice))
+                ):
                     out.add(tg.value.id)
     return out
 
@@ -188,7 +210,9 @@ class FallbackLoopDictRead(GraphRule):
     display with items) that compiled code fills (`d[k] = v`, `d[k] += v`) in a `for` over a
     tensor's values turned into Python data (`for c in labels.tolist()`, `for i, v in
     enumerate(t.asnumpy())`, a name bound to one), when the dict is then returned (as it is
-    or in a tuple), printed or indexed (`d[k]`).
+    or in a tuple), printed or indexed (`d[k]`), when the key stored reads the loop's own
+    variables (`d[c] = v`); a constant key (`m['n'] = m['n'] + v`) compiles (written/heldout15b
+    probe `ls_hl_dict_const_key_accum`).
 
     ## Why is this bad?
     Under LAX MindSpore 2.10 runs such a loop by JIT Fallback, and the dict it fills is not
@@ -233,7 +257,7 @@ class FallbackLoopDictRead(GraphRule):
         assert isinstance(node, ast.For)
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
             return
-        stored = _dict_stores(node.body)
+        stored = _dict_stores(node)
         if not stored or not fallback_iterable(node.iter, ctx) or maybe_constant(node.iter, ctx):
             return
         a = analyzer(ctx)
@@ -269,6 +293,29 @@ def _grown_in(body: list[ast.stmt]) -> ast.AST | None:
     return None
 
 
+def _changes_tested(loop: ast.While, ctx: Context) -> bool:
+    """Does the loop body rebind or change in place (`pop`, `remove`, `del`) a name its test
+    reads (`while order:` ... `order = order[1:]`)? A `while i < len(a)` over host data `a`
+    the loop leaves alone compiles (written/heldout14b probe `hv_while_numpy_len_cond_append`)."""
+    tested = {n.id for n in ast.walk(loop.test) if type(n) is ast.Name and interpreted(n, ctx, ctx.function)}  # type: ignore[arg-type]
+    if not tested:
+        return False
+    for st in loop.body:
+        for s in ast.walk(st):
+            t = type(s)
+            if t is ast.Name and type(s.ctx) in (ast.Store, ast.Del) and s.id in tested:  # type: ignore[attr-defined]
+                return True
+            if (
+                t is ast.Call
+                and type(s.func) is ast.Attribute  # type: ignore[attr-defined]
+                and s.func.attr in ("pop", "remove", "clear")  # type: ignore[attr-defined]
+                and type(s.func.value) is ast.Name  # type: ignore[attr-defined]
+                and s.func.value.id in tested  # type: ignore[attr-defined]
+            ):
+                return True
+    return False
+
+
 @rule(code="MS205", name="fallback-while-list", severity="error", family="graphmode")
 class FallbackWhileList(GraphRule):
     """## What it does
@@ -277,8 +324,10 @@ class FallbackWhileList(GraphRule):
     `order = scores.asnumpy().argsort().tolist()`, `while order.size > 0:` with a numpy
     array from `asnumpy()`, also in a helper every call of which passes such data) and whose
     body grows a list (`keep.append(i)`, `extend`, `insert`, `+= [...]`) or rebinds the tested
-    list to a comprehension over it (`order = [j for j in order[1:] if ...]`): the greedy
-    NMS loop written in numpy.
+    list to a comprehension over it (`order = [j for j in order[1:] if ...]`), when the body
+    also changes the tested host data (rebinds it, `pop`, `remove`): the greedy NMS loop
+    written in numpy. `while i < len(a)` with a graph counter `i` and `a` left alone
+    compiles (written/heldout14b probe `hv_while_numpy_len_cond_append`).
 
     ## Why is this bad?
     Under LAX MindSpore 2.10 cannot unroll a `while` loop whose test is known only at run
@@ -325,7 +374,7 @@ class FallbackWhileList(GraphRule):
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
             return
         grown = _grown_in(node.body)
-        if grown is None or not interpreted(node.test, ctx, ctx.function) or maybe_constant(node.test, ctx):
+        if grown is None or not _changes_tested(node, ctx) or not interpreted(node.test, ctx, ctx.function) or maybe_constant(node.test, ctx):
             return
         yield ctx.diagnostic(
             self,
