@@ -2551,7 +2551,8 @@ class Analyzer:
             )
             if not is_self_obj:
                 # a tensor method: x.sum(), x.reshape(...)
-                return self._dtype(recv, fn, depth + 1)
+                d = self._dtype(recv, fn, depth + 1)
+                return _promoted(name, d)
         q = self.ctx.qualname(f) or ""
         foreign = q and not q.startswith(("mindspore.", self.ctx.scopes.info.module + "."))
         if foreign and not (
@@ -2562,8 +2563,20 @@ class Analyzer:
         for arg in e.args:
             d = self._dtype(arg, fn, depth + 1)
             if d is not None:
-                return d
+                return _promoted(name, d) if q in _PROMOTING_FUNCTIONS else d
         return None
+
+
+#: `Tensor.sum` / `Tensor.prod` / `ops.sum` of a bool or integer tensor give Int64 (measured on
+#: 2.10 CPU: Int32, Int16, Int8, UInt8 and Bool inputs; `ops.ReduceSum()` and `cumsum` keep the
+#: input's dtype; written/fallbackflows probes `ff2_*sum*_i32_item*`)
+_PROMOTING = frozenset({"sum", "prod"})
+_PROMOTING_FUNCTIONS = frozenset({"mindspore.ops.sum", "mindspore.ops.function.sum", "mindspore.ops.prod"})
+_SMALL_INTS = frozenset({"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32"})
+
+
+def _promoted(name: str, dtype: str | None) -> str | None:
+    return "int64" if name in _PROMOTING and dtype in _SMALL_INTS else dtype
 
 
 _DTYPE_CHANGING = frozenset(

@@ -45,8 +45,9 @@ class ListGrownFromHostData(GraphRule):
     element, and MindSpore 2.10 stops with `ValueError: For 'Stack', the 'len of input_x'
     must be int and must >= 1, but got '0'` (or `For primitive[Concat], the elements size
     must be greater than 0`). Loops that only accumulate a number or count compile. Growing
-    the host list itself in place fails whatever follows (`'NoneType' object has no attribute
-    '__len__'`, `Resize failed for kernel: Default/PyExecute`), and so does `pop` or
+    the host list itself in place fails when it is read afterwards (`'NoneType' object has no
+    attribute '__len__'`, `Resize failed for kernel: Default/PyExecute`); returned as it is or
+    printed, it compiles (not flagged), and so does `pop` or
     `reverse` of it (`'float' object is not subscriptable`, `'NoneType' object is not
     subscriptable`), while a new list (`vals + [9.0]`), an item store (`vals[0] = 9.0`),
     slicing, `sorted(vals)`, `vals.sort()` and `vals.remove(v)` compile. The in-place change
@@ -125,6 +126,8 @@ class ListGrownFromHostData(GraphRule):
         if isinstance(f, ast.Attribute) and f.attr in _IN_PLACE and isinstance(f.value, ast.Name):
             bound = analyzer(ctx).single_assignment(f.value.id, ctx.function)
             if bound is not None and _host_list(bound, ctx):
+                if _only_shown_after(node, f.value.id, ctx):
+                    return  # returned as it is or printed: compiles (fallbackflows `ff2_*_tolist_*`)
                 guarded = _under_condition(node, ctx)
                 yield ctx.diagnostic(
                     self,
@@ -245,6 +248,33 @@ def _fallback_copy(e: ast.expr, ctx: Context) -> bool:
     if isinstance(f, ast.Attribute) and f.attr == "copy" and not e.args:
         return _graph_list(f.value, ctx)
     return len(e.args) == 1 and ctx.qualname(f) == "copy.copy" and _graph_list(e.args[0], ctx)
+
+
+def _only_shown_after(call: ast.Call, name: str, ctx: Context) -> bool:
+    """Is every read of `name` after `call` (and there is one) the list returned as it is
+    (`return lst`, `return x, lst`) or printed (`print(lst)`)? Measured (written/fallbackflows
+    probes `ff2_append_tolist_{return,print}`, `ff2_extend_tolist`, `ff2_list_of_tolist_append`):
+    a host list grown in place and only returned or printed compiles under LAX; `len`, an
+    index, `Tensor(lst)` (lax probes `th_*`, `ct_a`) fail."""
+    line = call.end_lineno or call.lineno
+    seen = False
+    for n in ast.walk(ctx.function):  # type: ignore[arg-type]
+        if type(n) is not ast.Name or n.id != name or n.lineno <= line:
+            continue
+        if type(n.ctx) is not ast.Load:
+            return False
+        parent = ctx.parent(n)
+        if type(parent) is ast.Tuple:
+            parent = ctx.parent(parent)
+            if type(parent) is not ast.Return:
+                return False
+        elif type(parent) is ast.Call:
+            if ctx.qualname(parent.func) != "builtins.print" or n not in parent.args:
+                return False
+        elif type(parent) is not ast.Return:
+            return False
+        seen = True
+    return seen
 
 
 def _read_after(call: ast.Call, name: str, ctx: Context) -> ast.expr | None:

@@ -203,12 +203,27 @@ _SHAPE_ARGUMENTS = {
     "mindspore.ops.full": 0,
     "mindspore.ops.fill": 1,
 }
-_SHAPE_METHODS = frozenset({"reshape", "view", "broadcast_to"})
+#: (not `reshape`: measured, written/fallbackflows probes `ff_*__nd_shape`,
+#: `ff3_reshape_method_2d_shape`, `t.reshape(a.shape)` with `a = t.asnumpy()` compiles under
+#: LAX at ranks 1 and 2, while `ops.reshape(t, a.shape)` and `ops.zeros(a.shape)` fail)
+_SHAPE_METHODS = frozenset({"view", "broadcast_to"})
 #: MindSpore functions whose fill value (at this index) becomes the FillV2 primitive's tensor
 #: input: a Python number is converted while compiling, a fallback object is not (measured,
 #: written/famc probes `g17_an_full_*`: a value from `x.asnumpy()` or from the shape of a
 #: fallback tensor fails under LAX, `float(x.mean())` compiles; `ops.full` calls `ops.fill`)
 _FILL_VALUES = {"mindspore.ops.full": 1, "mindspore.ops.fill": 2}
+
+
+def _numpy_result(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
+    """Is `e` the result of a numpy function (`np.sum(a)`), or a name bound once to one? As a
+    fill value it compiles under LAX (measured, written/fallbackflows probes `ff_npsum__fill`,
+    `ff3_full_numpy_scalar`), where `float(...)` of it fails (famc `g17_an_full_host_scalar`)."""
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        if bound is None:
+            return False
+        e = bound
+    return isinstance(e, ast.Call) and (ctx.qualname(e.func) or "").startswith("numpy.")
 
 
 def _shape_argument(call: ast.Call, ctx: Context) -> ast.Attribute | None:
@@ -1090,6 +1105,7 @@ class _Opaque:
             at is not None
             and len(call.args) > at
             and interpreted(call.args[at], self.ctx, func)
+            and not _numpy_result(call.args[at], self.ctx, func)
             and not _builds_python_instances(self.ctx)
         ):
             # `interpreted`, not `value`: a MindSpore op (`ops.concat(outs)`) gives a graph

@@ -1,0 +1,185 @@
+"""MS201: (LAX) `max(...)` / `min(...)` of a Python list JIT Fallback made from a tensor at run time."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.host_values import host_iterable
+from npu_lsp.rules.graphmode.interpreted import interpreted
+
+_DEPTH = 6
+_HOST_READS = frozenset({"tolist", "asnumpy", "numpy"})
+_WRAPPERS = frozenset({"builtins.enumerate", "builtins.zip", "builtins.sorted", "builtins.list", "builtins.reversed"})
+
+
+def maybe_constant(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+    """Could the tensor some `.tolist()` / `.asnumpy()` in `e` reads be known while
+    compiling? True when it is an attribute of `self` (`self.c.tolist()`) or a tensor
+    MindSpore folds from constants (`ms.Tensor(np.array(...)).tolist()`), also through names
+    bound once: LAX folds such a call while compiling, and `max(self.c.tolist())`, a loop or
+    a dict over it compile (measured, written/fallbackflows probes `ff6_*`). A rule of this
+    family leaves such data alone."""
+    if depth > 4:
+        return True
+    a = analyzer(ctx)
+    for n in ast.walk(e):
+        t = type(n)
+        if t is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _HOST_READS and not n.args:  # type: ignore[attr-defined]
+            recv = n.func.value  # type: ignore[attr-defined]
+            while type(recv) is ast.Subscript:
+                recv = recv.value
+            if type(recv) is ast.Attribute and type(recv.value) is ast.Name and recv.value.id == "self":
+                return True
+            if a.folded_tensor(recv, ctx.function):
+                return True
+        elif t is ast.Name and type(n.ctx) is ast.Load:  # type: ignore[attr-defined]
+            bound = a.single_assignment(n.id, ctx.function)  # type: ignore[attr-defined]
+            if bound is not None and maybe_constant(bound, ctx, depth + 1):
+                return True
+    return False
+
+
+def fallback_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+    """`host_iterable`, and also `.tolist()` of a numpy result on host data
+    (`np.nonzero(t.asnumpy())[0].tolist()`, which `interpreted` follows), the builtins
+    wrapping one (`enumerate`, `zip`, `sorted`, `list`, `reversed`) and a name bound once
+    to one."""
+    if depth > _DEPTH:
+        return False
+    if host_iterable(e, ctx):
+        return True
+    t = type(e)
+    if t is ast.Name:
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)  # type: ignore[attr-defined]
+        return bound is not None and fallback_iterable(bound, ctx, depth + 1)
+    if t is not ast.Call:
+        return False
+    f = e.func  # type: ignore[attr-defined]
+    if type(f) is ast.Attribute:
+        return f.attr == "tolist" and not e.args and interpreted(f.value, ctx, ctx.function)  # type: ignore[attr-defined,arg-type]
+    return ctx.qualname(f) in _WRAPPERS and any(fallback_iterable(a, ctx, depth + 1) for a in e.args)  # type: ignore[attr-defined]
+
+
+def fallback_list(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
+    """Is `e` a Python list JIT Fallback makes from a tensor at run time under LAX: `.tolist()`
+    of a tensor or of host data (`x.asnumpy().tolist()`, `np.nonzero(...)[0].tolist()`),
+    `sorted` / `list` / `reversed` of one, a comprehension over host data, a list display
+    of items of one, or a name bound once to one of these? A numpy array (`x.asnumpy()`) is
+    not one: measured, `max(n.asnumpy())` compiles."""
+    if depth > _DEPTH:
+        return False
+    t = type(e)
+    if t is ast.Name:
+        bound = analyzer(ctx).single_assignment(e.id, ctx.function)  # type: ignore[attr-defined]
+        return bound is not None and fallback_list(bound, ctx, depth + 1)
+    if t is ast.Call:
+        f = e.func  # type: ignore[attr-defined]
+        if type(f) is ast.Attribute:
+            if f.attr != "tolist" or e.args:  # type: ignore[attr-defined]
+                return False
+            # `t.tolist()`, `x.asnumpy().tolist()`, or of a numpy result on host data
+            # (`np.nonzero(a)[0].tolist()`, which `interpreted` follows)
+            return host_iterable(e, ctx) or interpreted(f.value, ctx, ctx.function)  # type: ignore[arg-type]
+        args = e.args  # type: ignore[attr-defined]
+        if len(args) != 1:
+            return False
+        q = ctx.qualname(f)
+        if q in ("builtins.list", "builtins.sorted"):
+            # `list(t.asnumpy())`: a list of numpy scalars (measured, `ff3_max_helper_list`)
+            return fallback_iterable(args[0], ctx, depth + 1)
+        return q == "builtins.reversed" and fallback_list(args[0], ctx, depth + 1)
+    if t is ast.Subscript:
+        # a row of a 2-D list (`t.tolist()[0]`, measured `ff3_max_2d_row`) or a slice of one
+        return fallback_list(e.value, ctx, depth + 1)  # type: ignore[attr-defined]
+    if t in (ast.ListComp, ast.GeneratorExp):
+        gens = e.generators  # type: ignore[attr-defined]
+        return len(gens) == 1 and fallback_iterable(gens[0].iter, ctx)
+    if t is ast.List:
+        elts = e.elts  # type: ignore[attr-defined]
+        return bool(elts) and all(
+            type(x) is ast.Subscript and not isinstance(x.slice, ast.Slice) and fallback_list(x.value, ctx, depth + 1)
+            for x in elts
+        )
+    return False
+
+
+@rule(code="MS201", name="max-of-fallback-list", severity="error", family="graphmode")
+class MaxOfFallbackList(GraphRule):
+    """## What it does
+    Under the default LAX syntax level, flags `max(lst)` / `min(lst)` in compiled code when
+    `lst` is a Python list JIT Fallback makes from a tensor at run time: `t.tolist()`,
+    `t.asnumpy().tolist()`, `np.nonzero(t.asnumpy())[0].tolist()`, `sorted(...)` or `list(...)`
+    of one, a comprehension or generator over one, a list display of its items
+    (`[v[0], v[1]]`), or a name bound to one of these.
+
+    ## Why is this bad?
+    Under LAX such a list is a sequence whose length the graph does not know, and MindSpore
+    2.10 compiles `max` / `min` of it to a dynamic-length reduction it cannot run on the CPU
+    backend: `Kernel select failed: Unsupported op [IsDimUnKnown] on CPU`, whatever the
+    result is used for (a slice bound, a shape, a product, or only printed or returned);
+    with `key=` it fails with `Got an unexpected keyword argument 'key'`, and over a
+    comprehension with `The object is not iterable`. `max(a, b)` of two numbers (also two
+    items of such a list), `max` of a numpy array (`max(t.asnumpy())`), `np.max(lst)`,
+    `int(t.max())`, `max(len(lst), 1)` and `max` of a list of tensors or of constants
+    compile, and so does `tolist()` of a tensor MindSpore knows while compiling (an
+    attribute of `self`, `ms.Tensor` of constants), which LAX folds: not flagged. STRICT
+    refuses `tolist` / `asnumpy` themselves (MS130).
+
+    ## Example
+    ```python
+    class Trim(nn.Cell):
+        def construct(self, tokens, lengths):
+            max_len = max(lengths.tolist())
+            return tokens[:, :max_len]
+    ```
+
+    ## Use instead
+    Reduce the tensor, and read one number from it:
+    ```python
+    class Trim(nn.Cell):
+        def construct(self, tokens, lengths):
+            max_len = int(lengths.max())
+            return tokens[:, :max_len]
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 2 (JIT Fallback makes LAX run `tolist` / `asnumpy` as Python).
+    - Measured on MindSpore 2.10 CPU with the written set `fallbackflows` (generated by
+      tests/npu_lsp/difftest/gen_fallback_flows.py): `ff_maxtolist__*` (`max(n.tolist())`
+      then 14 uses, every one rejected), `ff2_max_*` / `ff2_min_*` / `ff3_max_*` /
+      `ff3_min_*` (float and int lists, lengths 1 to 6, `asnumpy().tolist()`, `np.nonzero`
+      lists, comprehensions, `key=`: rejected; two items, numpy arrays, `np.max`, `len`,
+      tensors and constants: compile), and the held-out cases
+      `heldout17a/cap_sort_by_length_tolist` and `heldout16b/r2_bucket_pad_to_max_tolist`.
+    """
+
+    nodes = (ast.Call,)
+    calls = frozenset({"max", "min"})
+    callee = (ast.Name,)
+    words = ("tolist", "asnumpy")  # every list this rule follows is made by one of them
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        if len(node.args) != 1 or ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
+            return
+        q = ctx.qualname(node.func)
+        if q not in ("builtins.max", "builtins.min"):
+            return
+        arg = node.args[0]
+        if isinstance(arg, ast.Starred) or not fallback_list(arg, ctx) or maybe_constant(arg, ctx):
+            return
+        name = q[9:]
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"`{ctx.segment(arg)}` is a Python list JIT Fallback makes from a tensor at run time; MindSpore compiles `{name}` of it to a dynamic-length reduction the CPU backend cannot run (\"Unsupported op [IsDimUnKnown]\"): take `{name}` of the tensor (`int(t.{name}())`)",
+        )
