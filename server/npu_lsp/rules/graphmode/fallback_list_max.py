@@ -91,8 +91,13 @@ def fallback_list(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
             return False
         q = ctx.qualname(f)
         if q in ("builtins.list", "builtins.sorted"):
-            # `list(t.asnumpy())`: a list of numpy scalars (measured, `ff3_max_helper_list`)
-            return fallback_iterable(args[0], ctx, depth + 1)
+            # `list(t.asnumpy())`: a list of numpy scalars (measured, `ff3_max_helper_list`);
+            # also of a numpy result on host data (`list(x.asnumpy().max(axis=0))`, measured
+            # written/gen18 `mm_nplist_max`)
+            arg = args[0]
+            return fallback_iterable(arg, ctx, depth + 1) or (
+                type(arg) is ast.Call and interpreted(arg, ctx, ctx.function)  # type: ignore[arg-type]
+            )
         return q == "builtins.reversed" and fallback_list(args[0], ctx, depth + 1)
     if t is ast.Subscript:
         # a row of a 2-D list (`t.tolist()[0]`, measured `ff3_max_2d_row`) or a slice of one

@@ -89,9 +89,8 @@ class FallbackValueShapeQuery(GraphRule):
     with `a = x.asnumpy()`; not the shape of a `self` attribute stored under an `if`, a
     Tensor whose shape MindSpore reads: written/heldout17a probe `st18_memo_ifnone_shape`);
     such a value given as the fill value of `ops.full` /
-    `ops.fill`; `min` / `max` of such a value's shape, or of one host list of a tensor's values
-    (`max(x.tolist()[0])`, `min(list(x.asnumpy().max(axis=0)))`: "Unsupported op
-    [IsDimUnKnown]"; `max(a, b)` of two host numbers compiles); and indexing a
+    `ops.fill`; `min` / `max` of such a value's shape (`max` / `min` of a host list of a tensor's
+    values is MS201); and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
     holds the None `append` returned).
 
@@ -747,30 +746,6 @@ class _Opaque:
             for c in own_nodes(func)
         )
 
-    def _host_list(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
-        """Is `e` a Python list of a tensor's values made at run time (`x.tolist()`, a row of
-        it, `list(x.asnumpy()...)`, `.tolist()` of a numpy value, or a name bound to one)?"""
-        if depth > 3:
-            return False
-        if isinstance(e, ast.Name):
-            st = self._last_assignment(e, func)
-            if not isinstance(st, ast.Assign) or len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
-                return False
-            return self._host_list(st.value, func, depth + 1)
-        if isinstance(e, ast.Subscript):
-            return self._host_list(e.value, func, depth + 1)
-        if not isinstance(e, ast.Call) or not self.value(e, func, frozenset()):
-            return False
-        f = e.func
-        if isinstance(f, ast.Attribute):
-            return f.attr == "tolist" and not e.args
-        return (
-            isinstance(f, ast.Name)
-            and self.ctx.qualname(f) in ("builtins.list", "builtins.tuple")
-            and len(e.args) == 1
-            and not isinstance(e.args[0], (ast.GeneratorExp, ast.ListComp))
-        )
-
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:
         """The statement that last assigned `name` before it is read (source order) in `func`
         (branches MindSpore folds away left out)."""
@@ -1087,19 +1062,6 @@ class _Opaque:
             # under LAX ("Kernel select failed: Unsupported op [IsDimUnKnown]"); `v.shape[0]`,
             # `len(v.shape)` and `v.ndim` compile
             return f"`{q.removeprefix('builtins.')}` of the shape of a JIT Fallback value cannot be compiled (MindSpore: Unsupported op [IsDimUnKnown]); take the shape of a tensor the graph computes"
-        if (
-            q in ("builtins.min", "builtins.max")
-            and len(call.args) == 1
-            and not call.keywords
-            and self._host_list(call.args[0], func, 0)
-        ):
-            # measured (written/gen18 probes `mm_*`): `max(v)` / `min(v)` of one host list of
-            # a tensor's values (`v = x.tolist()[0]`, `x.asnumpy()[1].tolist()`,
-            # `list(x.asnumpy().max(axis=0))`) fails under LAX, "Kernel select failed:
-            # Unsupported op [IsDimUnKnown]", as `min(v.shape)` does; `max(v[0], v[1])`,
-            # `max(s, 0.1)`, `np.max(v)`, `sorted(v)[0]`, `sum(v)` and lists of `float(t)` /
-            # `t.item()` over the tensor's elements compile
-            return f"`{q.removeprefix('builtins.')}` of a list JIT Fallback makes from a tensor's values is compiled as a sequence of unknown length, which MindSpore cannot run (Unsupported op [IsDimUnKnown]); reduce the tensor itself (`x.max()`, `ops.max`)"
         at = _FILL_VALUES.get(q or "")
         if (
             at is not None
