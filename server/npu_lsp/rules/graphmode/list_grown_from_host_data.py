@@ -128,7 +128,7 @@ class ListGrownFromHostData(GraphRule):
             if bound is not None and _host_list(bound, ctx):
                 if _only_shown_after(node, f.value.id, ctx):
                     return  # returned as it is or printed: compiles (fallbackflows `ff2_*_tolist_*`)
-                guarded = _under_condition(node, ctx)
+                guarded = _under_condition(node, ctx, f.value.id, f.attr)
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -349,16 +349,24 @@ def _host_list(e: ast.expr, ctx: Context) -> bool:
 
 
 
-def _under_condition(node: ast.AST, ctx: Context) -> bool:
+def _under_condition(node: ast.AST, ctx: Context, name: str = "", method: str = "") -> bool:
     """Is `node` inside an `if` / `while` body (or a conditional expression) of the function
     being checked? Measured under LAX (written/heldout18a `r2_pc_ball_query_per_center_loop_list`
     and probes `fe18a_hl_*`): growing a host list in place fails only when the statement runs
     (`while len(idx) < n: idx.append(...)` compiles and runs when every list is already long
-    enough, and is rejected when the loop body runs), so a guarded change is only a warning."""
+    enough, and is rejected when the loop body runs), so a guarded change is only a warning.
+    Not a guard: a `while` that tests the list `pop` shrinks (`while order: order.pop(0)`,
+    `while len(dets) > 0`): its body runs whenever the list starts non-empty (measured,
+    written/fallbackflows `ff6_attr_tensor_while_append`, heldout14 `lx_fb_while_pop_tolist`)."""
     func = ctx.function
     child: ast.AST = node
     up = ctx.parent(node)
     while up is not None and up is not func:
+        if isinstance(up, ast.While) and child is not up.test and method == "pop" and any(
+            type(n) is ast.Name and n.id == name for n in ast.walk(up.test)
+        ):
+            child, up = up, ctx.parent(up)
+            continue
         if isinstance(up, (ast.If, ast.While)) and child is not up.test:
             return True
         if isinstance(up, ast.IfExp) and child is not up.test:
