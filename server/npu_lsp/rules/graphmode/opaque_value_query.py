@@ -272,6 +272,9 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx))
+        hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
+            _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
+        ))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
 
@@ -558,6 +561,19 @@ def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     return True
 
 
+#: builtins whose result is the text of their argument
+_TEXT_OF_VALUE = frozenset({"builtins.str", "builtins.repr"})
+
+def _text_of_value(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """`str(v)` / `repr(v)` of a value known only at run time."""
+    return (
+        isinstance(call.func, ast.Name)
+        and bool(call.args)
+        and ctx.qualname(call.func) in _TEXT_OF_VALUE
+        and analyzer(ctx).kind(call.args[0], func).dynamic
+    )
+
+
 #: marks, among a call's opaque parameter names, the class of the instance it runs on
 _CLS = "@cls="
 
@@ -651,6 +667,13 @@ class _Opaque:
             return self.value(e.value, func, env, depth)
         if isinstance(e, ast.Call):
             if _runtime_fallback(e, self.ctx, func):
+                return True
+            if _text_of_value(e, self.ctx, func):
+                # the text of a run-time value: STRICT refuses it ("cannot get attributes
+                # __str__ or the Float32 object"), LAX makes it a Python object, and so is
+                # what is computed from it (`x + len(str(s)) * 0` joins with a Python bool
+                # under a tensor `and`; measured, fresh v5 seed 10500163, written/gen18 probes
+                # `jn_and_*`: printing `str(s)` beside a plain `x` still fails)
                 return True
             if (
                 isinstance(e.func, ast.Name)
