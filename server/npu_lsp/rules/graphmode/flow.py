@@ -931,17 +931,20 @@ class Analyzer:
                     parent = self.ctx.parent(n)
                     if not (
                         type(parent) is ast.Assign
-                        and len(parent.targets) == 1  # type: ignore[attr-defined]
-                        and parent.targets[0] is n  # type: ignore[attr-defined]
+                        and len(parent.targets) == 1
+                        and parent.targets[0] is n
                     ):
                         return Kind.UNKNOWN
-                    values.append(parent.value)  # type: ignore[attr-defined]
+                    values.append(parent.value)
             elif t in (ast.Global, ast.Nonlocal):
                 if name in n.names:  # type: ignore[attr-defined]
                     return Kind.UNKNOWN
-            elif n is not node and t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
-                if t is not ast.Lambda and n.name == name:  # type: ignore[attr-defined]
-                    return Kind.UNKNOWN
+            elif (
+                n is not node
+                and t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+                and n.name == name  # type: ignore[attr-defined]
+            ):
+                return Kind.UNKNOWN
         if not values:
             return Kind.UNKNOWN
         for v in values:
