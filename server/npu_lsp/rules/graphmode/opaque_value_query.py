@@ -88,7 +88,9 @@ class FallbackValueShapeQuery(GraphRule):
     (`ops.reshape(x, a.shape)`, `ops.zeros(a.shape, ...)`, `ops.broadcast_to(y, a.shape)`
     with `a = x.asnumpy()`; not the shape of a `self` attribute stored under an `if`, a
     Tensor whose shape MindSpore reads: written/heldout17a probe `st18_memo_ifnone_shape`);
-    such a value given as the fill value of `ops.full` /
+    a tensor indexed by a tensor JIT Fallback builds (`x[ms.Tensor(idx)]` with `idx` from
+    numpy on `x.asnumpy()`, scipy, a `tolist()`), given to such a cell or function (its
+    `.shape` as a target shape compiles); such a value given as the fill value of `ops.full` /
     `ops.fill`; `min` / `max` of such a value's shape (`max` / `min` of a host list of a tensor's
     values is MS201); and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
@@ -188,7 +190,7 @@ class FallbackValueShapeQuery(GraphRule):
                 f"the shape `{ctx.segment(shape)}` is read from a JIT Fallback value, unknown while compiling; MindSpore cannot build the tensor from it (use `ops.shape` of the tensor itself)",
             )
             return
-        why = o.sink(node, func, frozenset(), 0)
+        why = _Opaque(ctx, tensor_index=True).sink(node, func, frozenset(), 0)
         if why:
             yield ctx.diagnostic(self, node, why)
 
@@ -592,13 +594,17 @@ class _Opaque:
     """Which expressions hold a JIT Fallback object, following names backwards in source order
     and parameters bound at a call."""
 
-    def __init__(self, ctx: Context, none_joins: bool = True) -> None:
+    def __init__(self, ctx: Context, none_joins: bool = True, tensor_index: bool = False) -> None:
         self.ctx = ctx
         #: does a name joined with None under a tensor condition count (LAX makes it a Python
         #: object too, but `ops.shape(v)[0]` of one compiles: measured, written/lax probes `gf_pc_*`)
         self.none_joins = none_joins
+        #: does a tensor indexed by a fallback tensor count (`x[ms.Tensor(v)]`)? Only for the
+        #: sinks (`nn.Dense` fails on it); its `.shape` as a target shape compiles (measured,
+        #: written/heldout18a probe `fti_shape_broadcast_to`)
+        self.tensor_index = tensor_index
         self.memo: dict[tuple[int, int, frozenset[str]], bool] = ctx.cache.setdefault(
-            "opaque.memo" if none_joins else "opaque.memo.calls", {}
+            ("opaque.memo" if none_joins else "opaque.memo.calls") + (".index" if tensor_index else ""), {}
         )
 
     def value(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int = 0) -> bool:
@@ -652,7 +658,9 @@ class _Opaque:
                 if not in_dead_branch(self.ctx, func, self.ctx.span(side))
             )
         if isinstance(e, ast.Subscript):
-            return self.value(e.value, func, env, depth)
+            return self.value(e.value, func, env, depth) or (
+                self.tensor_index and self._fallback_tensor_index(e.slice, func, env, depth)
+            )
         if isinstance(e, (ast.List, ast.Tuple)):
             # a list holding one: what `pop()`, `sum()` or an index take out of it (measured:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
@@ -715,6 +723,27 @@ class _Opaque:
                 self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
             )
         return False
+
+    def _fallback_tensor_index(self, index: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
+        """Is `index` a tensor LAX builds by JIT Fallback (`ms.Tensor(v)` of a fallback value
+        `v`, or a name bound once to one)? A tensor indexed by it is a Python object too: its
+        shape is unknown while compiling (measured, written/heldout18a probes `fti_*`:
+        `x[ms.Tensor(np.argsort(x.asnumpy()[:, 0]))]` given to `nn.Dense` fails under LAX,
+        "'int' object has no attribute '__len__'" at rank 2, "'int' object is not subscriptable"
+        at rank 3; the same tensor in arithmetic or returned compiles, and so does an index
+        `ms.Tensor(np.array([1, 0, 2]))` of constants)."""
+        if isinstance(index, ast.Name):
+            bound = analyzer(self.ctx).single_assignment(index.id, func)
+            if bound is None:
+                return False
+            index = bound
+        return (
+            isinstance(index, ast.Call)
+            and self.ctx.qualname(index.func) in _TENSOR_CONSTRUCTORS
+            and bool(index.args)
+            and not isinstance(index.args[0], ast.Starred)
+            and self.value(index.args[0], func, env, depth)
+        )
 
     def _branch_stored(self, e: ast.Attribute, func: ast.AST) -> bool:
         """`self.m` read after an `if` of the same function that stores `self.m`: LAX runs
@@ -1192,6 +1221,11 @@ def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
     o = _Opaque(ctx)
     return o.value(e, func, o.opaque_params(func))
 
+
+#: the tensor constructors (`ms.Tensor(v)` of a fallback value is made by Python at run time)
+_TENSOR_CONSTRUCTORS = frozenset(
+    {"mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"}
+)
 
 #: calls that run on the host with the Python object itself: a dtype given to them is never
 #: converted for an operator. The tensor constructor is one: given a dtype that is not a
