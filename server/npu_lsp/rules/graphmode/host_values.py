@@ -211,14 +211,14 @@ def _runtime_scalar_list(name: str, ctx: Context) -> bool:
                     return False  # extended, inserted...: not followed
                 items.append(n.args[0])
     elif type(bound) is ast.ListComp and not any(
-        type(n) is ast.Attribute and n.attr in HOST_METHODS for n in ast.walk(bound)  # type: ignore[arg-type]
+        type(n) is ast.Attribute and n.attr in HOST_METHODS for n in ast.walk(bound)
     ):
         # `[x[0, j].item() for j in range(3)]`, `[float(x[0, j]) for j in range(n)]`: a list
         # comprehension the graph builds of run-time scalars (measured, written/gen18 probes
         # `cg_item_comp_*`, `cg_float_comp_counter`: `round` of its items fails at both levels
         # with "For Operator[Round], input's type 'Float32' does not match expected type
         # 'Tensor'"; over `x.shape` it compiles, `sum` of its items compiles)
-        items = [bound.elt]  # type: ignore[union-attr]
+        items = [bound.elt]
     else:
         return False
     return bool(items) and all(_read_scalar(v, ctx) for v in items)
