@@ -25,8 +25,9 @@ class GeneratorOverTolist(GraphRule):
     iterates over a tensor's values as Python data: `sum(v for v in x.tolist())`,
     `sum(1 for v in x.tolist() if v > 0)`, `"".join(NAMES[int(i)] for i in ids)` with
     `ids = x.argmax(-1).asnumpy()` (any host data: `asnumpy()`, numpy steps, `zip` /
-    `enumerate` / `Counter` of them), unless it is given to `any` or `all`, or the data
-    is known to hold one item.
+    `enumerate` / `Counter` of them, a row of them such as `x.tolist()[0]` or
+    `x.asnumpy()[1].tolist()`), unless it is given to `any` or `all`, or the data is known
+    to hold one item.
 
     ## Why is this bad?
     Under LAX, `x.tolist()` runs as Python (JIT Fallback) and gives a value the graph knows
@@ -70,6 +71,10 @@ class GeneratorOverTolist(GraphRule):
     - The written heldout14b probes `hv_gen_*`: generators over `asnumpy()` / `tolist()`
       data given to `join`, `sum`, `max`, `min`, `tuple`, `list` are rejected under LAX
       (2 and 5 items), `any` / `all` and `join` over one item compile.
+    - The written gen18 probes `cg_idx_*`, `cg_row_*`, `mm_tolist_gen`: over a row of host
+      data (`x.tolist()[0]`, `x.asnumpy()[1]`, `x.asnumpy()[1].tolist()`) `sum`, `max`,
+      `tuple` and `collections.Counter` of a generator are rejected under LAX as over the
+      whole list; `any`, a `for` loop and `len` compile.
     """
 
     nodes = (ast.GeneratorExp,)
@@ -83,7 +88,7 @@ class GeneratorOverTolist(GraphRule):
             return
         for gen in node.generators:
             made: ast.expr | None = _tolist_of_tensor(gen.iter, ctx)
-            if made is None and not _is_range(gen.iter, ctx) and host_data(gen.iter, ctx):
+            if made is None and not _is_range(gen.iter, ctx) and (host_data(gen.iter, ctx) or _host_row(gen.iter, ctx)):
                 made = gen.iter
             if made is not None and not _one_item(gen.iter, ctx):
                 yield ctx.diagnostic(
@@ -92,6 +97,24 @@ class GeneratorOverTolist(GraphRule):
                     f"under LAX a generator over `{ctx.segment(made)}` (Python data JIT Fallback makes from a tensor at run time) fails to compile; compute it with tensor ops (ops.* / Tensor methods), or return the tensor and do this Python post-processing outside construct",
                 )
                 return
+
+
+def _host_row(it: ast.expr, ctx: Context) -> bool:
+    """`x.tolist()[0]`, `x.asnumpy()[i]` (written in place or bound once to the name
+    iterated): a row of host data read straight from a tensor (measured, written/gen18 probe
+    `mm_tolist_gen`: `max(a * 2 for a in x.tolist()[0])` fails under LAX with "unsupported
+    operand type(s) for +: 'float' and 'list'", as over the whole list)."""
+    if type(it) is ast.Name:
+        bound = analyzer(ctx).single_assignment(it.id, ctx.function)
+        if bound is None:
+            return False
+        it = bound
+    return (
+        type(it) is ast.Subscript
+        and type(it.slice) is not ast.Slice
+        and type(it.value) is ast.Call
+        and host_data(it.value, ctx)
+    )
 
 
 def _is_range(it: ast.expr, ctx: Context) -> bool:

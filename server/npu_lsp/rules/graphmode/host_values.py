@@ -34,6 +34,8 @@ WRAPPERS = frozenset({"set", "sorted", "list", "tuple", "enumerate", "reversed",
 CHAINED = frozenset(
     {"flatten", "ravel", "reshape", "tolist", "astype", "squeeze", "copy", "transpose", "T", "items", "keys", "values"}
 )
+#: numpy methods that give an array or a list again when chained on an indexed host array
+_ARRAY_METHODS = frozenset({"flatten", "ravel", "reshape", "tolist", "astype", "squeeze", "copy", "transpose"})
 #: `collections` containers built from an iterable (`Counter(ids.tolist())`), and `random`
 #: draws from one (`random.sample(ids.tolist(), 3)`: measured, written/heldout15b probes
 #: `ls_rnd_sample_tolist_*`, `ls_rnd_sample_range_len_host`, a list filled in a `for` over
@@ -62,7 +64,12 @@ def host_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
         if f.attr in HOST_METHODS and not e.args and analyzer(ctx).kind(f.value) == Kind.TENSOR:
             return True
         if f.attr in CHAINED or f.attr in HOST_METHODS:
-            return host_iterable(f.value, ctx, depth + 1)
+            base = f.value
+            if type(base) is ast.Subscript and f.attr in _ARRAY_METHODS:
+                # `x.asnumpy()[1].tolist()`: a row of a host array is a host array (measured,
+                # written/gen18 probes `cg_idx_*`)
+                base = base.value
+            return host_iterable(base, ctx, depth + 1)
         if ctx.qualname(f) in _COLLECTIONS and e.args:
             return host_iterable(e.args[0], ctx, depth + 1)
         return False
@@ -203,6 +210,15 @@ def _runtime_scalar_list(name: str, ctx: Context) -> bool:
                 if f.attr != "append" or len(n.args) != 1:
                     return False  # extended, inserted...: not followed
                 items.append(n.args[0])
+    elif type(bound) is ast.ListComp and not any(
+        type(n) is ast.Attribute and n.attr in HOST_METHODS for n in ast.walk(bound)
+    ):
+        # `[x[0, j].item() for j in range(3)]`, `[float(x[0, j]) for j in range(n)]`: a list
+        # comprehension the graph builds of run-time scalars (measured, written/gen18 probes
+        # `cg_item_comp_*`, `cg_float_comp_counter`: `round` of its items fails at both levels
+        # with "For Operator[Round], input's type 'Float32' does not match expected type
+        # 'Tensor'"; over `x.shape` it compiles, `sum` of its items compiles)
+        items = [bound.elt]
     else:
         return False
     return bool(items) and all(_read_scalar(v, ctx) for v in items)

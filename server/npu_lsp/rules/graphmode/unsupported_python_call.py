@@ -68,8 +68,10 @@ class UnsupportedPythonCall(GraphRule):
       Fallback value, `float(p.value.mean())` of a namedtuple or dataclass instance built
       from a tensor, also one a sub-cell or helper returns or is given: Python rounds it);
       `round()` also of an item of a local list holding only such scalars (`[round(l, 3) for
-      l in losses]`, `round(losses[0])` after `losses.append(float(loss))`; measured,
-      written/heldout15b probes `ls_rd_*`);
+      l in losses]`, `round(losses[0])` after `losses.append(float(loss))`, or a list
+      comprehension of them such as `[x[0, j].item() for j in range(3)]`; measured,
+      written/heldout15b probes `ls_rd_*`, written/gen18 probes `cg_item_*`: "For
+      Operator[Round], input's type 'Float32' does not match expected type 'Tensor'");
     - a builtin MindSpore runs as a Python script (`all`, `any`, `sorted`...) given a
       comprehension that reads a local of the compiled function (`all([f.shape[1] ==
       fs[0].shape[1] for f in fs])`): the script's comprehension cannot see it; under LAX,
