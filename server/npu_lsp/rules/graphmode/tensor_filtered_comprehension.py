@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -182,9 +182,16 @@ def _tensor_targets(gen: ast.comprehension, ctx: Context) -> set[str]:
     """Loop variables of `gen` that hold tensors: `f` in `for f in feats`, and through
     `zip(...)` / `enumerate(...)` the positions whose source holds tensors."""
     a = analyzer(ctx)
+    return _targets_over(gen, lambda src: a.kind(src) == Kind.TENSOR, ctx)
+
+
+def _targets_over(gen: ast.comprehension, holds: Callable[[ast.expr], bool], ctx: Context) -> set[str]:
+    """Loop variables of `gen` bound to items of an iterable `holds` accepts: the target of
+    `for v in src`, or through `zip(...)` / `enumerate(...)` the positions whose source it
+    accepts."""
     target, it = gen.target, gen.iter
     if isinstance(target, ast.Name):
-        return {target.id} if a.kind(it) == Kind.TENSOR else set()
+        return {target.id} if holds(it) else set()
     if not (isinstance(target, ast.Tuple) and isinstance(it, ast.Call) and not it.keywords):
         return set()
     q = ctx.qualname(it.func)
@@ -200,7 +207,7 @@ def _tensor_targets(gen: ast.comprehension, ctx: Context) -> set[str]:
     return {
         elt.id
         for elt, src in zip(target.elts, sources, strict=True)
-        if isinstance(elt, ast.Name) and src is not None and a.kind(src) == Kind.TENSOR
+        if isinstance(elt, ast.Name) and src is not None and holds(src)
     }
 
 
@@ -214,26 +221,7 @@ def _scalar_targets(gen: ast.comprehension, ctx: Context) -> set[str]:
     areas` (or `for i, a in enumerate(areas)`) with `areas` a local list of run-time scalars
     (`_runtime_scalars`). Measured (written/heldout14 probes `lx_fa_*`): a filter on them makes
     the list's length known only at run time, as a tensor filter does."""
-    target, it = gen.target, gen.iter
-    if isinstance(target, ast.Name):
-        return {target.id} if _runtime_scalars(it, ctx) else set()
-    if not (isinstance(target, ast.Tuple) and isinstance(it, ast.Call) and not it.keywords):
-        return set()
-    q = ctx.qualname(it.func)
-    sources: list[ast.expr | None]
-    if q == "builtins.zip":
-        sources = list(it.args)
-    elif q == "builtins.enumerate" and len(it.args) == 1:
-        sources = [None, it.args[0]]
-    else:
-        return set()
-    if len(sources) != len(target.elts):
-        return set()
-    return {
-        elt.id
-        for elt, src in zip(target.elts, sources, strict=True)
-        if isinstance(elt, ast.Name) and src is not None and _runtime_scalars(src, ctx)
-    }
+    return _targets_over(gen, lambda src: _runtime_scalars(src, ctx), ctx)
 
 
 def _runtime_scalars(e: ast.expr, ctx: Context) -> bool:
