@@ -69,7 +69,9 @@ class FallbackValueShapeQuery(GraphRule):
     printed, formatted, compared or given to the tensor constructor (`ms.tensor(2.0,
     v.dtype)`, which LAX then runs as Python) it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
-    `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
+    `ops.clip_by_value`, `ops.zeros_like`, the losses that reduce a tensor computed from
+    their inputs through `_get_axis` (`ops.mse_loss`, `ops.l1_loss`, `ops.huber_loss`: "The
+    pointer[seq_abs] is null")...; the table `ms_input_queries.json` is derived
     from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells,
     `CellList` blocks and the blocks of an `nn.SequentialCell` (past blocks that do not
     query it: `nn.ReLU`, `nn.Dropout`), lists holding it (also grown by `.append`), its attributes (`.shape`,
