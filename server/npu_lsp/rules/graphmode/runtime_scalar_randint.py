@@ -33,7 +33,7 @@ def _runtime_scalar(e: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | Non
     `int(x.asnumpy().sum())` in Python)."""
     for n in ast.walk(e):
         if type(n) is ast.Call or type(n) is ast.Name:
-            if host_scalar(n, ctx) and not any(  # type: ignore[arg-type]
+            if host_scalar(n, ctx) and not any(
                 type(m) is ast.Attribute and m.attr in HOST_METHODS for m in ast.walk(n)
             ):
                 if type(n) is ast.Name:
@@ -42,7 +42,7 @@ def _runtime_scalar(e: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | Non
                         type(m) is ast.Attribute and m.attr in HOST_METHODS for m in ast.walk(bound)
                     ):
                         continue
-                return n  # type: ignore[return-value]
+                return n
             if type(n) is ast.Name and depth < _DEPTH:
                 bound = analyzer(ctx).single_assignment(n.id, ctx.function)
                 if bound is not None and bound is not e:
