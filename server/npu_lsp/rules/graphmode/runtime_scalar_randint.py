@@ -86,6 +86,7 @@ class RuntimeScalarRandintBound(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 2 (JIT Fallback: LAX builds `Tensor(<run-time value>)` as Python).
     - Measured on MindSpore 2.10 CPU, written/heldout18a probes `fe19a_ri_*`: `.item()`,
       `int(t)`, `int(float(t))`, `t.sum().item()`, `max(1, int(t)) + 1`, `L - 2 + 1` as
       `high`, `.item()` as `low` (rejected); a constant, `x.shape[0]`, `ops.rand((1,)) * L`
