@@ -15,7 +15,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
@@ -69,8 +69,12 @@ class FallbackValueShapeQuery(GraphRule):
     printed, formatted, compared or given to the tensor constructor (`ms.tensor(2.0,
     v.dtype)`, which LAX then runs as Python) it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
-    `ops.clip_by_value`, `ops.zeros_like`...; the table `ms_input_queries.json` is derived
-    from MindSpore 2.10's sources), directly or through the user's helpers, sub-cells,
+    `ops.clip_by_value`, `ops.zeros_like`, the losses that reduce a tensor computed from
+    their inputs through `_get_axis` (`ops.mse_loss`, `ops.l1_loss`, `ops.huber_loss`: "The
+    pointer[seq_abs] is null")...; the table `ms_input_queries.json` is derived
+    from MindSpore 2.10's sources), also a tensor computed from `max(a, b)` / `min(a, b)` of a number
+    read from a run-time tensor (`x / max(x.std().item(), 1e-5)`: LAX runs the builtin by JIT
+    Fallback), directly or through the user's helpers, sub-cells,
     `CellList` blocks and the blocks of an `nn.SequentialCell` (past blocks that do not
     query it: `nn.ReLU`, `nn.Dropout`), lists holding it (also grown by `.append`), its attributes (`.shape`,
     a namedtuple's fields, also unpacked: `v, s = Out(x, 2.0)`); an instance of a module's
@@ -276,6 +280,9 @@ def _has_fallback(ctx: Context) -> bool:
         hit = hit or bool(_namedtuple_classes(ctx))
         hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
+        ))
+        hit = hit or (("max(" in ctx.text or "min(" in ctx.text) and any(
+            _scalar_max_min(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
@@ -563,6 +570,29 @@ def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     return True
 
 
+_MAX_MIN = frozenset({"builtins.max", "builtins.min"})
+
+
+def _scalar_max_min(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """`max(a, b)` / `min(a, b)` with a number read from a run-time tensor among its arguments
+    (`max(x.std().item(), 1e-5)`, `max(int(t), 1)`): LAX runs the builtin by JIT Fallback, and
+    its result is a Python object (measured, written/heldout18a probes `fe19a_mx_*`: `x /
+    max(x.std().item(), 1e-5)`, `x * min(...)`, `max(float(t), ...)`, `max(int(t), 1)` given
+    to `nn.Dense` fail, "'int' object has no attribute '__len__'", and so does a masked store
+    of it; the same tensor returned or given to `ops.relu`, the scalar multiplying a Dense's
+    output, `max(x.shape[0], 1)` compile)."""
+    return (
+        isinstance(call.func, ast.Name)
+        and len(call.args) >= 2
+        and not call.keywords
+        and ctx.qualname(call.func) in _MAX_MIN
+        and any(
+            not isinstance(a, ast.Starred) and analyzer(ctx).kind(a, func) == Kind.VAR
+            for a in call.args
+        )
+    )
+
+
 #: builtins whose result is the text of their argument
 _TEXT_OF_VALUE = frozenset({"builtins.str", "builtins.repr"})
 
@@ -674,7 +704,7 @@ class _Opaque:
             # a field of a namedtuple holding one (`p = Pair(v, 1); p.a`)
             return self.value(e.value, func, env, depth)
         if isinstance(e, ast.Call):
-            if _runtime_fallback(e, self.ctx, func):
+            if _runtime_fallback(e, self.ctx, func) or _scalar_max_min(e, self.ctx, func):
                 return True
             if _text_of_value(e, self.ctx, func):
                 # the text of a run-time value: STRICT refuses it ("cannot get attributes
