@@ -39,6 +39,7 @@ from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.host_values import HOST_METHODS
 from npu_lsp.rules.graphmode.shape_folded import _shape_condition
 
 Shape = tuple[int | None, ...]
@@ -1203,13 +1204,41 @@ class Ranks:
         if name == "abs":
             return got[0] if len(got) == 1 and (is_tensor(got[0]) or _num(got[0])) else None
         if name == "sum":
-            return NUM if len(got) == 1 and got[0] == NUMS else None
+            if len(got) != 1 or got[0] != NUMS:
+                return None
+            return None if self._host_built(e.args[0], func) else NUM
         # `min` / `max` of numbers known while compiling fold to a constant; of a run-time
         # scalar (`max(float(x[0, 0]), 0.5)`) they run by JIT Fallback under LAX, and the
         # result is a Python object (measured: probes vl19_max_float_argmax, minmax_len_argmax)
-        if len(got) < 2 or not all(_num(v) for v in got):
+        if len(got) == 1:
+            # of one list of numbers: SequenceMax / SequenceMin when they are run-time scalars,
+            # folded when constants; a list of a JIT Fallback's host values runs as Python
+            if got[0] != NUMS:
+                return None
+            from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+
+            arg = e.args[0]
+            if opaque_at_lax(arg, func, self.ctx) or self._host_built(arg, func):
+                return None
+            return NUM
+        if not all(_num(v) for v in got):
             return None
         return NUM if all(self._static(a, func, 0) for a in e.args) else None
+
+    def _host_built(self, e: ast.expr, func: ast.AST) -> bool:
+        """Is the list `e` (or the one expression a name is bound to) read from host data
+        (`x.asnumpy()`, `.tolist()`, numpy)? Its items are then JIT Fallback's Python values."""
+        if isinstance(e, ast.Name):
+            found = self.host.bindings(func).get(e.id)
+            if found is None or len(found) != 1 or found[0] is None:
+                return True
+            e = found[0]
+        for n in ast.walk(e):
+            if isinstance(n, ast.Attribute) and n.attr in HOST_METHODS:
+                return True
+            if isinstance(n, (ast.Name, ast.Attribute)) and (self.ctx.qualname(n) or "").startswith("numpy"):
+                return True
+        return False
 
     def _static(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
         """Is `e` a number MindSpore knows while compiling: constants, shapes and lengths of
