@@ -902,7 +902,15 @@ class _Opaque:
             and isinstance(f.value, ast.Attribute)
             and self._self_attr(f.value) is not None
         ):
-            return self._cell_of(self._element(self._held(f.value.attr, func)), func)
+            held = self._held(f.value.attr, func)
+            if isinstance(held, (ast.List, ast.Tuple)):
+                # `self.blocks = [nn.Dense(3, 3), nn.ReLU()]` then `self.blocks[0](x)`: the
+                # element a constant index names (fresh v5 seed 10800008)
+                i = f.slice.value if isinstance(f.slice, ast.Constant) else None
+                if type(i) is int and -len(held.elts) <= i < len(held.elts):
+                    return self._cell_of(held.elts[i], func)
+                return None
+            return self._cell_of(self._element(held), func)
         return None
 
     @staticmethod
