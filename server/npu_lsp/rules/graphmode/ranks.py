@@ -1174,11 +1174,14 @@ class Ranks:
         axis = 0 if axis_e is None else _int(self._constant(axis_e, env, func, depth))
         if axis is None:
             return None
-        shapes = [self.ev(x, env, func, depth) for x in seq.elts]
-        if not all(isinstance(v, tuple) for v in shapes):
-            return None
-        rank = len(shapes[0])  # type: ignore[arg-type]
-        if any(len(v) != rank for v in shapes):  # type: ignore[arg-type]
+        shapes: list[Shape] = []
+        for x in seq.elts:
+            v = self.ev(x, env, func, depth)
+            if not isinstance(v, tuple):
+                return None
+            shapes.append(v)
+        rank = len(shapes[0])
+        if any(len(v) != rank for v in shapes):
             return None
         out_rank = rank + 1 if name == "stack" else rank
         if not -out_rank <= axis < out_rank:
@@ -1186,11 +1189,11 @@ class Ranks:
         axis %= out_rank
         dims: list[int | None] = []
         for i in range(rank):
-            col = {v[i] for v in shapes} - {None}  # type: ignore[index]
+            col = {v[i] for v in shapes} - {None}
             dims.append(col.pop() if len(col) == 1 else None)
         if name == "stack":
             return (*dims[:axis], len(shapes), *dims[axis:])
-        along = [v[axis] for v in shapes]  # type: ignore[index]
+        along = [v[axis] for v in shapes]
         dims[axis] = None if None in along else sum(d for d in along if d is not None)
         return tuple(dims)
 
