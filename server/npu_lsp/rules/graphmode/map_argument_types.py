@@ -136,6 +136,14 @@ class MapArgumentTypes(GraphRule):
     ) -> Iterable[Diagnostic]:
         v = values(ctx)
         func = ctx.function
+        if mapper == "Map" and ctx.scope is not None and not ctx.scope.strict:
+            from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+
+            if any(opaque_at_lax(s, func, ctx) for s in seqs):
+                # a Python object under LAX (a NamedTuple's field, a JIT Fallback result):
+                # `map` over it runs as Python (measured, fresh v5 seed 10800050:
+                # `map(lambda r: r * 2, o.value)` with `o` a NamedTuple built from `x` compiles)
+                return
         envs: list[Env | None] = [*v.reaching_contexts(func)] or [None]
         for env in envs:
             args = [v.reaching(a, func, env) for a in seqs]

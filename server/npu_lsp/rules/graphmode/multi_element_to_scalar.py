@@ -26,7 +26,13 @@ class MultiElementTensorToScalar(GraphRule):
     `ms.jit(net)(x)`), through helpers, methods and sub-cells (one compilation per call
     signature), `nn.Dense` / `nn.GRUCell` / `nn.RNNCell` sub-cells set once in `__init__`
     (`self.gate = nn.Dense(d, 1)` makes `self.gate(h)` of a `(1, d)` `h` a `(1, 1)` tensor),
-    broadcasting, indexing and the ops of the table `ms_shapes.json`. Notably
+    broadcasting, indexing and the ops of the table `ms_shapes.json`, `functools.partial` of a
+    helper or an op (`functools.partial(scale, factor=2.0)(x)` compiles as `scale(x,
+    factor=2.0)`), `ops.concat` / `ops.cat` / `ops.stack` of a display of tensors, loops over
+    `range` and lists of numbers, dicts of numbers, and `min` / `max` / `math` functions of
+    numbers known while compiling (of a run-time scalar, such as `max(float(x[0, 0]), 0.5)`,
+    they run by JIT Fallback under LAX: what they touch becomes a Python object whose
+    `argmax()` runs as in PyNative, and nothing is said). Notably
     `t.argmax()` without an axis reduces only the last axis in a graph (a 2-D `t` gives a
     1-D result), unlike PyNative and PyTorch. A shape of `()` or `(1,)` converts; any other,
     even `(1, 1)`, does not. Where a shape is not known, nothing is said.
@@ -63,6 +69,10 @@ class MultiElementTensorToScalar(GraphRule):
     - `tensor_item` in mindspore/ops/composite/multitype_ops/_compile_utils.py (2.10): `.item()`
       takes only `()` and `(1,)`; a `(1, 1)` Dense output in a decoder loop: the written set
       `heldout18a` (`tts_tacotron_inference_stop_token_loop`) and its probes `fe18a_ti_*`.
+    - Shapes through `functools.partial`, joins, number loops and dicts, and constant
+      `min` / `max` / `math` calls: probes `vl19_*` (tests/npu_lsp/fixtures/written/gen18/probes),
+      measured on MindSpore 2.10 CPU (`max(float(x[0, 0]), 0.5)` compiles under LAX as JIT
+      Fallback, and the tensor it scales then converts).
     """
 
     nodes = (ast.Call, ast.If, ast.While, ast.IfExp)

@@ -39,6 +39,7 @@ from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.host_values import HOST_METHODS
 from npu_lsp.rules.graphmode.shape_folded import _shape_condition
 
 Shape = tuple[int | None, ...]
@@ -48,6 +49,8 @@ NUM: Final = "num"
 NONE: Final = "none"
 #: a list or tuple of Python numbers (`[float(v) for v in t]`, `[0.5, 1.0]`)
 NUMS: Final = "nums"
+#: a dict display with string keys whose values are all Python numbers (`{'mean': m, 'n': 3}`)
+NUM_DICT: Final = "num_dict"
 #: an env key: the code from here on does not run (after `return`, `raise`, `break`...)
 _DEAD: Final = "<dead>"
 #: an int is a Python int the graph knows while compiling (`x.shape[0]`, `x.ndim`, a loop index)
@@ -72,6 +75,11 @@ _INT_OPS: Final = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
 }
+#: `mindspore.ops` functions joining a display of tensors (`_joined`)
+_JOINS: Final = frozenset({"concat", "cat", "stack"})
+_STATIC_BUILTINS: Final = frozenset(
+    {"builtins.min", "builtins.max", "builtins.abs", "builtins.int", "builtins.float", "builtins.round"}
+)
 _DEPTH: Final = 4
 _CONTEXTS: Final = 8
 #: a `for` over `range(n)` or a tuple MindSpore unrolls; followed pass by pass up to this
@@ -584,6 +592,8 @@ class Ranks:
         self._contexts: dict[int, list[Env]] = {}
         self._active: list[ast.AST] = []
         self._started = False
+        #: does the file use `functools.partial` (else no call is looked up as one)?
+        self._partials = "partial" in ctx.text
 
     # ------------------------------------------------------------------ public
     def value_at(self, e: ast.expr, func: ast.AST) -> list[Val]:
@@ -824,8 +834,9 @@ class Ranks:
         """A name keeps its value through a loop only when no statement of a pass changes it."""
         entry = dict(env)
         if isinstance(st, (ast.For, ast.AsyncFor)):
+            number = self._number_items(st, env, func)
             for n in _names(st.target):
-                entry[n] = None
+                entry[n] = NUM if number else None
         bound = set(_names_bound(st)) | _self_stores(st)
         recording = run.recording
         run.recording = False
@@ -846,6 +857,20 @@ class Ranks:
             run.recording = recording
         self._block(st.body, dict(entry), func, run, depth)
         return entry
+
+    def _number_items(self, st: ast.For | ast.AsyncFor, env: Env, func: ast.AST) -> bool:
+        """Does every name the `for` binds hold a Python number on each pass (`for i in
+        range(n)`, `for v in vals` of a list of numbers, `for i, v in enumerate(vals)`)?"""
+        it, target = st.iter, st.target
+        if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.enumerate" and len(it.args) == 1 and not it.keywords:
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(isinstance(t, ast.Name) for t in target.elts)):
+                return False
+            it = it.args[0]
+        elif not isinstance(target, ast.Name):
+            return False
+        if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range" and not it.keywords:
+            return all(_num(self.ev(a, env, func, 0)) for a in it.args)
+        return self.ev(it, env, func, 0) == NUMS
 
     def _isinstance(self, v: Val, cls: ast.expr) -> bool | None:
         """`isinstance(v, cls)` for a tensor or None we know (MindSpore folds it)."""
@@ -975,10 +1000,17 @@ class Ranks:
             base = self.ev(e.value, env, func, depth)
             if base == NUMS:
                 return NUMS if isinstance(e.slice, ast.Slice) else NUM
+            if base == NUM_DICT:
+                return NUM if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) else None
             return index(base, e.slice) if isinstance(base, tuple) else None
         if isinstance(e, (ast.List, ast.Tuple)):
             numbers = e.elts and all(_num(self.ev(x, env, func, depth)) for x in e.elts)
             return NUMS if numbers else None
+        if isinstance(e, ast.Dict):
+            numbers = e.values and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in e.keys
+            ) and all(_num(self.ev(x, env, func, depth)) for x in e.values)
+            return NUM_DICT if numbers else None
         if isinstance(e, ast.ListComp):
             elt = e.elt
             numbers = (isinstance(elt, ast.Constant) and isinstance(elt.value, (int, float))) or (
@@ -986,6 +1018,13 @@ class Ranks:
                 and (self.ctx.qualname(elt.func) or "").partition(".")[2] in _NUMBER_BUILTINS
                 and (self.ctx.qualname(elt.func) or "").startswith("builtins.")
             )
+            if not numbers and isinstance(elt, ast.BinOp) and len(e.generators) == 1:
+                # `[i * 0.5 for i in range(3)]`: arithmetic on the numbers a range or a
+                # list of numbers gives
+                gen = e.generators[0]
+                loop = ast.For(target=gen.target, iter=gen.iter, body=[], orelse=[])
+                if not gen.is_async and isinstance(gen.target, ast.Name) and self._number_items(loop, env, func):
+                    numbers = _num(self.ev(elt, {**env, gen.target.id: NUM}, func, depth))
             return NUMS if numbers else None
         if isinstance(e, ast.Attribute):
             if e.attr in ("T", "mT"):
@@ -1122,6 +1161,161 @@ class Ranks:
                 return None
         return NUM if _num(left) and _num(right) else None
 
+    def _joined(self, name: str, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`ops.concat` / `ops.cat` / `ops.stack` of a tuple or list display of tensors of
+        known shapes: the sizes along `axis` (default 0) add up, or a new axis of the
+        display's length is inserted."""
+        seq = e.args[0]
+        if not isinstance(seq, (ast.Tuple, ast.List)) or not seq.elts or any(isinstance(x, ast.Starred) for x in seq.elts):
+            return None
+        axis_e = e.args[1] if len(e.args) == 2 else next((k.value for k in e.keywords if k.arg in ("axis", "dim")), None)
+        if len(e.args) > 2 or len(e.keywords) > (0 if len(e.args) == 2 else 1):
+            return None
+        axis = 0 if axis_e is None else _int(self._constant(axis_e, env, func, depth))
+        if axis is None:
+            return None
+        shapes: list[Shape] = []
+        for x in seq.elts:
+            v = self.ev(x, env, func, depth)
+            if not isinstance(v, tuple):
+                return None
+            shapes.append(v)
+        rank = len(shapes[0])
+        if any(len(v) != rank for v in shapes):
+            return None
+        out_rank = rank + 1 if name == "stack" else rank
+        if not -out_rank <= axis < out_rank:
+            return None
+        axis %= out_rank
+        dims: list[int | None] = []
+        for i in range(rank):
+            col = {v[i] for v in shapes} - {None}
+            dims.append(col.pop() if len(col) == 1 else None)
+        if name == "stack":
+            return (*dims[:axis], len(shapes), *dims[axis:])
+        along = [v[axis] for v in shapes]
+        dims[axis] = None if None in along else sum(d for d in along if d is not None)
+        return tuple(dims)
+
+    def _number_builtin(self, name: str, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`min` / `max` / `abs` / `sum` of Python numbers: a number (MindSpore's graph has
+        them, resources.py maps them to `ms_min`, `ms_max`, `inner_abs`, `ms_sum`); `abs` of
+        a tensor keeps its shape."""
+        if e.keywords or not e.args or name not in ("min", "max", "abs", "sum"):
+            return None
+        got = [self.ev(a, env, func, depth) for a in e.args]
+        if name == "abs":
+            return got[0] if len(got) == 1 and (is_tensor(got[0]) or _num(got[0])) else None
+        if name == "sum":
+            if len(got) != 1 or got[0] != NUMS:
+                return None
+            return None if self._host_built(e.args[0], func) else NUM
+        # `min` / `max` of numbers known while compiling fold to a constant; of a run-time
+        # scalar (`max(float(x[0, 0]), 0.5)`) they run by JIT Fallback under LAX, and the
+        # result is a Python object (measured: probes vl19_max_float_argmax, minmax_len_argmax)
+        if len(got) == 1:
+            # of one list of numbers: SequenceMax / SequenceMin when they are run-time scalars,
+            # folded when constants; a list of a JIT Fallback's host values runs as Python
+            if got[0] != NUMS:
+                return None
+            from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+
+            arg = e.args[0]
+            if opaque_at_lax(arg, func, self.ctx) or self._host_built(arg, func):
+                return None
+            return NUM
+        if not all(_num(v) for v in got):
+            return None
+        return NUM if all(self._static(a, func, 0) for a in e.args) else None
+
+    def _host_built(self, e: ast.expr, func: ast.AST) -> bool:
+        """Is the list `e` (or the one expression a name is bound to) read from host data
+        (`x.asnumpy()`, `.tolist()`, numpy)? Its items are then JIT Fallback's Python values."""
+        if isinstance(e, ast.Name):
+            found = self.host.bindings(func).get(e.id)
+            if found is None or len(found) != 1 or found[0] is None:
+                return True
+            e = found[0]
+        for n in ast.walk(e):
+            if isinstance(n, ast.Attribute) and n.attr in HOST_METHODS:
+                return True
+            if isinstance(n, (ast.Name, ast.Attribute)) and (self.ctx.qualname(n) or "").startswith("numpy"):
+                return True
+        return False
+
+    def _static(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
+        """Is `e` a number MindSpore knows while compiling: constants, shapes and lengths of
+        tensors, module constants and numbers held on `self`, arithmetic on them, and names
+        bound once (in `func`) to such an expression?"""
+        if depth > 4:
+            return False
+        d = depth + 1
+        if isinstance(e, ast.Constant):
+            return isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
+        if isinstance(e, ast.BinOp):
+            return self._static(e.left, func, d) and self._static(e.right, func, d)
+        if isinstance(e, ast.UnaryOp):
+            return self._static(e.operand, func, d)
+        if isinstance(e, ast.Subscript):
+            return isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and _int(e.slice) is not None
+        if isinstance(e, ast.Attribute):
+            return e.attr == "ndim" or (_self_attr(e) and self._fallback(e, func) == NUM)
+        if isinstance(e, ast.Call):
+            q = self.ctx.qualname(e.func)
+            if q == "builtins.len":
+                return len(e.args) == 1
+            return (
+                (q in _STATIC_BUILTINS or (q is not None and q.startswith("math.") and q.count(".") == 1))
+                and bool(e.args)
+                and not e.keywords
+                and all(self._static(a, func, d) for a in e.args)
+            )
+        if isinstance(e, ast.Name):
+            found = self.host.bindings(func).get(e.id)
+            if found is None:
+                return not (isinstance(func, ast.FunctionDef) and e.id in _param_names(func)) and self._fallback(e, func) == NUM
+            return len(found) == 1 and found[0] is not None and self._static(found[0], func, d)
+        return False
+
+    def _partial(self, f: ast.expr, func: ast.AST) -> tuple[ast.expr, list[ast.expr], list[ast.keyword]] | None:
+        """The function and bound arguments of a `functools.partial(g, ...)` called here,
+        given inline or through a name bound once to it in this function or the module."""
+        p: ast.expr | None = f
+        if isinstance(f, ast.Name):
+            found = self.host.bindings(func).get(f.id)
+            if found is None and not (isinstance(func, ast.FunctionDef) and f.id in _param_names(func)):
+                found = self.host.bindings(self.ctx.tree).get(f.id)
+            p = found[0] if found is not None and len(found) == 1 else None
+        if p is None or not _is_partial(p, self.ctx):
+            return None
+        assert isinstance(p, ast.Call)
+        return p.args[0], list(p.args[1:]), list(p.keywords)
+
+    def _partial_call(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`functools.partial(g, *a, **k)(*b, **l)` compiles as `g(*a, *b, **k, **l)`: `g` a
+        function of the user's (followed) or a `mindspore.ops` function of the table."""
+        g = e.func
+        q = self.ctx.qualname(g) or ""
+        last = q.rpartition(".")[2]
+        if q.startswith("mindspore.ops.") and q.count(".") == 2 and last in _FUNCS:
+            return self._call(e, env, func, depth)
+        if not isinstance(g, ast.Name):
+            return None
+        callee = self._closure(g.id, func)
+        if callee is None and g.id not in self.host.bindings(func):
+            top = self.ctx.scopes.info.functions.get(g.id)
+            callee = top if isinstance(top, ast.FunctionDef) and isinstance(self.ctx.parent(top), ast.Module) else None
+        if callee is None:
+            return None
+        inner = self._bind(callee, e, lambda a: self.ev(a, env, func, depth))
+        if inner is None:
+            return None
+        run = self.analyse(callee, inner, depth + 1)
+        if run is None or not run.returns:
+            return None
+        first = run.returns[0]
+        return first if all(r == first for r in run.returns) else None
+
     def _call(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         f = e.func
         q = self.ctx.qualname(f) or ""
@@ -1131,11 +1325,26 @@ class Ranks:
                 got = self.ev(e.args[0], env, func, depth)
                 if isinstance(got, tuple) and got and got[0] is not None:
                     return got[0]
-            return NUM if last in _NUMBER_BUILTINS else None
+            if last in _NUMBER_BUILTINS:
+                return NUM
+            return self._number_builtin(last, e, env, func, depth)
+        if q.startswith("math.") and q.count(".") == 1 and e.args and not e.keywords:
+            # a `math` function of numbers known while compiling is a constant of the graph;
+            # of a run-time scalar it runs by JIT Fallback (a Python object: unknown)
+            return NUM if all(self._static(a, func, 0) for a in e.args) else None
+        partial = self._partial(f, func) if self._partials else None
+        if partial is not None:
+            target, pargs, pkws = partial
+            if any(k.arg is None for k in pkws) or any(isinstance(a, ast.Starred) for a in pargs):
+                return None
+            merged = ast.Call(func=target, args=[*pargs, *e.args], keywords=[*pkws, *e.keywords])
+            return self._partial_call(merged, env, func, depth)
         if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             return None
         kws = {k.arg: self._constant(k.value, env, func, depth) for k in e.keywords if k.arg is not None}
         call_args = [self._constant(a, env, func, depth) for a in e.args]
+        if last in _JOINS and q == "mindspore.ops." + last and e.args:
+            return self._joined(last, e, env, func, depth)
         if q.startswith("mindspore.ops.") and q.count(".") == 2 and last in _FUNCS and e.args:
             src = self.ev(e.args[0], env, func, depth)
             if not isinstance(src, tuple):
@@ -1178,6 +1387,10 @@ class Ranks:
             return None
         first = run.returns[0]
         return first if all(r == first for r in run.returns) else None
+
+
+def _is_partial(e: ast.expr, ctx: Context) -> bool:
+    return isinstance(e, ast.Call) and bool(e.args) and ctx.qualname(e.func) == "functools.partial"
 
 
 def _self_attr(t: ast.AST) -> bool:
