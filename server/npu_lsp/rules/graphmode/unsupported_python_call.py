@@ -54,8 +54,10 @@ class UnsupportedPythonCall(GraphRule):
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, also on a dict `__init__` keeps on `self` (`self.vocab.setdefault(c, n)`),
       `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held
-      on `self`, returned by a str method, the `__name__` of a class or function, or a
-      name from `dir(...)`: `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
+      on `self`, returned by a str method, the `__name__` of a class or function, a
+      name from `dir(...)`, a key of a dict display whose keys are str constants
+      (`len(name)` in `for name, w in self.weights.items()`, `for k in d`), or the `.name`
+      of an `enum.Enum` member (its `.value` too when that is a str): `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
       `n.startswith("_")` in `for n in dir(cfg)`...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants whose result or dict is
       read afterwards: `v = d.pop(k)` with neither read again is dead code MindSpore never
