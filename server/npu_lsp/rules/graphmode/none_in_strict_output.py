@@ -173,9 +173,10 @@ def _is_top(fn: ast.FunctionDef, kind: str, ctx: Context) -> bool:
                 up = ctx.parent(st)
                 # `net = Net()`, `Net()(x)`, `ms.jit(Net())`: not an item of a container or
                 # the argument of a builder (`Seq(Block())` makes a sub-cell)
-                if isinstance(up, ast.Assign) or (isinstance(up, ast.Call) and up.func is st):
-                    made = True
-                elif isinstance(up, ast.Call) and (ctx.qualname(up.func) or "") in ("mindspore.jit", "mindspore.common.api.jit"):
+                if isinstance(up, ast.Assign) or (
+                    isinstance(up, ast.Call)
+                    and (up.func is st or (ctx.qualname(up.func) or "") in ("mindspore.jit", "mindspore.common.api.jit"))
+                ):
                     made = True
             elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 scope = ctx.scopes.scope_for(st) if not isinstance(st, ast.Lambda) else None
