@@ -9,7 +9,8 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.entries import entry_callers
-from npu_lsp.rules.graphmode.helpers import GraphRule, is_root_body
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule, is_root_body, own_nodes
 from npu_lsp.scope import module_statements
 
 
@@ -20,10 +21,19 @@ class NoneInStrictOutput(GraphRule):
     (`return out, None`) in a jit function or a `construct` that Python calls directly, when
     the module unpacks that call into as many names (`out, weights = attn(x)`).
 
+    Also, without such an unpacking, a `return` of the top compiled function (the
+    `construct` of a network plain code builds and calls, or a jit function no other
+    function of the file calls) whose tuple or list holds the literal `None`, nested too
+    (`return x, None`, `return None, x`, `return x, (None, x)`), when that function itself
+    branches or loops on a value known only at run time (`if x.sum() > 0:`, a `while` on a
+    tensor, `if row.sum() > 0:` in `for row in x`).
+
     ## Why is this bad?
     A STRICT graph's output drops its `None` elements: `(out, None)` comes back to Python as a
     tuple of one, and the unpacking fails with `ValueError: not enough values to unpack
-    (expected 2, got 1)`. The default LAX level returns `(out, None)` as written. A sub-cell
+    (expected 2, got 1)`. And once the graph has a branch it does not fold while
+    compiling, the `None` element has no device value and compiling stops: `RuntimeError:
+    Invalid abstract;AbstractNone(Value: None) for node:ValueNode<None> None`. The default LAX level returns `(out, None)` as written. A sub-cell
     returning `(y, None)` to another `construct` is not affected, nor is indexing the result
     (`net(x)[0]`).
 
@@ -59,6 +69,14 @@ class NoneInStrictOutput(GraphRule):
       `(None, x)` from a Cell, `(x, None, y)` into three names, a jit function's `(x, None)`
       and a `None` left in a variable are rejected under STRICT; `net(x)[0]`, `len(...)` and a
       sub-cell's `(y, None)` unpacked in `construct` compile.
+    - MindSpore 2.10, measured (written/heldout18b probes `st19n_*`): `return x, None`,
+      `return None, x` and `return x, (None, x)` after `if x.sum() > 0:`, after a `while`
+      breaking on a tensor, after `if row.sum() > 0:` in `for row in x`, and after a helper
+      with a tensor `if`, are rejected under STRICT ("Invalid abstract;AbstractNone") and
+      compile under LAX; `return x, None` after `if x.shape[0] > 1:` or with no branch, and
+      `return None` after a tensor `if`, compile. Difftest store seeds 9900173, 9970107,
+      9990184, 10600046. Only the top function's own branches are looked at (a helper's is a
+      miss, not a guess).
     """
 
     nodes = (ast.Return,)
@@ -67,9 +85,7 @@ class NoneInStrictOutput(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Return)
         value = node.value
-        if not isinstance(value, ast.Tuple) or not any(
-            isinstance(e, ast.Constant) and e.value is None for e in value.elts
-        ):
+        if not isinstance(value, (ast.Tuple, ast.List)) or not _holds_none(value):
             return
         scope = ctx.scope
         if scope is None or scope.kind not in ("jit", "construct") or not is_root_body(node, ctx):
@@ -77,8 +93,20 @@ class NoneInStrictOutput(GraphRule):
         func = ctx.function
         if not isinstance(func, ast.FunctionDef):
             return
-        site = _unpacked_call(func, scope.kind, len(value.elts), ctx)
+        site = None
+        if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Constant) and e.value is None for e in value.elts):
+            site = _unpacked_call(func, scope.kind, len(value.elts), ctx)
         if site is None:
+            flow = _runtime_branch(func, ctx) if _is_top(func, scope.kind, ctx) else None
+            if flow is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"under STRICT, `{func.name}` is the top graph and branches on a run-time value "
+                    f"(line {flow.lineno}), so the `None` in its output has no value "
+                    f"(MindSpore: Invalid abstract;AbstractNone(Value: None) for node:ValueNode<None>); "
+                    f"return only tensors, or a placeholder tensor",
+                )
             return
         n_none = sum(isinstance(e, ast.Constant) and e.value is None for e in value.elts)
         yield ctx.diagnostic(
@@ -105,3 +133,62 @@ def _unpacked_call(func: ast.FunctionDef, kind: str, size: int, ctx: Context) ->
         if callers.calls(st.value):
             return st
     return None
+
+
+def _runtime_branch(fn: ast.FunctionDef, ctx: Context) -> ast.If | ast.While | None:
+    """The first `if` / `while` of `fn` itself (not of what it calls) whose test is known only at run time."""
+    a = analyzer(ctx)
+    for n in own_nodes(fn):
+        if isinstance(n, (ast.If, ast.While)) and a.kind(n.test, fn).dynamic:
+            return n
+    return None
+
+
+def _holds_none(e: ast.expr) -> bool:
+    for elt in e.elts:  # type: ignore[attr-defined]
+        if isinstance(elt, ast.Constant) and elt.value is None:
+            return True
+        if isinstance(elt, (ast.Tuple, ast.List)) and _holds_none(elt):
+            return True
+    return False
+
+
+def _is_top(fn: ast.FunctionDef, kind: str, ctx: Context) -> bool:
+    """Is `fn` the outermost compiled function? A `construct` counts when its class is
+    named nowhere in another class (no sub-cell, no base) and plain code binds or calls an
+    instance directly (`net = Net()`, `Net()(x)`); a jit function when no other function of
+    the file calls it."""
+    tree = ctx.tree
+    if kind == "construct":
+        owner = analyzer(ctx).owner_class(fn)
+        if owner is None or not isinstance(ctx.parent(owner), ast.Module):
+            return False
+        name = owner.name
+        made = False
+        for st in ast.walk(tree):
+            if isinstance(st, ast.ClassDef) and st is not owner:
+                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(st)):
+                    return False
+            elif isinstance(st, ast.Call) and isinstance(st.func, ast.Name) and st.func.id == name:
+                up = ctx.parent(st)
+                # `net = Net()`, `Net()(x)`, `ms.jit(Net())`: not an item of a container or
+                # the argument of a builder (`Seq(Block())` makes a sub-cell)
+                if isinstance(up, ast.Assign) or (
+                    isinstance(up, ast.Call)
+                    and (up.func is st or (ctx.qualname(up.func) or "") in ("mindspore.jit", "mindspore.common.api.jit"))
+                ):
+                    made = True
+            elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                scope = ctx.scopes.scope_for(st) if not isinstance(st, ast.Lambda) else None
+                if scope is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(st)):
+                    return False  # built or named inside compiled code
+        return made
+    if not isinstance(ctx.parent(fn), ast.Module):
+        return False
+    for other in ast.walk(tree):
+        if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not fn:
+            if ctx.scopes.scope_for(other) is None:
+                continue
+            if any(isinstance(n, ast.Name) and n.id == fn.name for n in ast.walk(other)):
+                return False
+    return True

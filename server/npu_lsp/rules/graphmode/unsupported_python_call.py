@@ -54,8 +54,10 @@ class UnsupportedPythonCall(GraphRule):
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, also on a dict `__init__` keeps on `self` (`self.vocab.setdefault(c, n)`),
       `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held
-      on `self`, returned by a str method, the `__name__` of a class or function, or a
-      name from `dir(...)`: `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
+      on `self`, returned by a str method, the `__name__` of a class or function, a
+      name from `dir(...)`, a key of a dict display whose keys are str constants
+      (`len(name)` in `for name, w in self.weights.items()`, `for k in d`), or the `.name`
+      of an `enum.Enum` member (its `.value` too when that is a str): `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
       `n.startswith("_")` in `for n in dir(cfg)`...), and the ones
       that fail even under LAX (`d.pop(k)` on a dict of constants whose result or dict is
       read afterwards: `v = d.pop(k)` with neither read again is dead code MindSpore never
@@ -589,6 +591,8 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
             and _container_type(bound, ctx) == "str"
         ):
             return "str"  # `m = self.mode.lower()`: a str method's result
+    if isinstance(e, ast.Attribute) and _enum_str_attribute(e, ctx):
+        return "str"  # `self.mode.name` of an `enum.Enum` member
     if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult) and any(
         isinstance(v, ast.Constant) and isinstance(v.value, str) for v in (e.left, e.right)
     ):
@@ -656,6 +660,10 @@ def _iterates_strs(name: str, ctx: Context) -> bool:
             and len(target.elts) == 2
         ):
             it, target = it.args[0], target.elts[1]  # `for i, t in enumerate(texts)`
+        keys = _str_keyed_dict_iteration(it, target, ctx)
+        if keys is not None:
+            targets.add(id(keys))
+            continue
         if not isinstance(target, ast.Name):
             continue
         if (
@@ -672,6 +680,73 @@ def _iterates_strs(name: str, ctx: Context) -> bool:
         ):
             targets.add(id(target))
     return all(id(n) in targets for n in stores)
+
+
+def _str_keyed_dict_iteration(it: ast.expr, target: ast.expr, ctx: Context) -> ast.expr | None:
+    """The target bound to the keys in `for k, v in d.items()`, `for k in d.keys()` or
+    `for k in d`, `d` a dict display whose keys are all str constants (a local bound once to
+    it, or `self.<attr>` bound only to such displays in `__init__`); else None. Measured
+    (difftest store seeds 10000134, 10100195, 10700010 and 9 more: `len(name)` in `for name,
+    w in self.weights.items()` over `{'a': 0.5, 'b': 2.0}` is refused under STRICT, "cannot
+    get attributes __len__ or the String object"; LAX compiles it)."""
+    if not (isinstance(target, (ast.Name, ast.Tuple))):
+        return None
+    d = it
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args and not it.keywords:
+        if it.func.attr == "items":
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name)):
+                return None
+            d, target = it.func.value, target.elts[0]
+        elif it.func.attr == "keys":
+            d = it.func.value
+        else:
+            return None
+    if not isinstance(target, ast.Name):
+        return None
+    if isinstance(d, ast.Name):
+        if d.id in _params_of(ctx.function) if ctx.function is not None else True:
+            return None
+        bound = analyzer(ctx).single_assignment(d.id, ctx.function)
+        held: list[ast.expr | None] = [bound]
+    elif isinstance(d, ast.Attribute) and isinstance(d.value, ast.Name) and d.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(ctx.function) if ctx.function is not None else None
+        held = list(a._self_values(cls).get(d.attr, [])) if cls is not None else []
+    else:
+        return None
+    ok = bool(held) and all(
+        isinstance(v, ast.Dict)
+        and v.keys
+        and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in v.keys)
+        for v in held
+    )
+    return target if ok else None
+
+
+def _enum_str_attribute(e: ast.expr, ctx: Context) -> bool:
+    """`.name` of a member of a plain (not int) enum class of the module, or its `.value`
+    when the member is assigned a str constant, spelled `Cls.MEMBER` or through `self.<attr>`
+    bound to one: a String in the graph (measured, difftest store seeds 10000006, 10700144
+    and 4 more: `len(self.mode.name)` with `self.mode = Mode.TRAIN` is refused under STRICT,
+    "cannot get attributes __len__ or the String object"; LAX compiles it)."""
+    if not (isinstance(e, ast.Attribute) and e.attr in ("name", "value") and ctx.mentions("Enum")):
+        return False
+    from npu_lsp.rules.graphmode.enum_member_in_graph import _class_named, _enum_classes, _member
+
+    classes = _enum_classes(ctx)
+    member = _member(e.value, classes, ctx) if classes else None
+    if member is None or classes[member[0]] != "object":
+        return False
+    if e.attr == "name":
+        return True
+    cls = _class_named(member[0], ctx)
+    for st in cls.body if cls is not None else []:
+        if (
+            isinstance(st, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == member[1] for t in st.targets)
+        ):
+            return isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)
+    return False
 
 
 def _iterates_dir(name: str, ctx: Context) -> bool:
