@@ -15,7 +15,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
@@ -91,7 +91,10 @@ class FallbackValueShapeQuery(GraphRule):
     a tensor indexed by a tensor JIT Fallback builds (`x[ms.Tensor(idx)]` with `idx` from
     numpy on `x.asnumpy()`, scipy, a `tolist()`), given to such a cell or function (its
     `.shape` as a target shape compiles); such a value given as the fill value of `ops.full` /
-    `ops.fill`; `min` / `max` of such a value's shape (`max` / `min` of a host list of a tensor's
+    `ops.fill`; the result of `min` / `max` that MindSpore interprets rather than compiles
+    (one argument a run-time scalar, `t.item()`, `float(t)`, `int(t)`, and none a tensor, or
+    a tensor beside a Python number: `x / max(x.std().item(), 1e-5)` before an `nn.Dense`;
+    `max` of tensors alone, or of constants and shapes, compiles); `min` / `max` of such a value's shape (`max` / `min` of a host list of a tensor's
     values is MS201); and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
     holds the None `append` returned).
@@ -274,6 +277,10 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx))
+        hit = hit or (("max(" in ctx.text or "min(" in ctx.text) and any(
+            _interpreted_min_max(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
+            if isinstance(n, ast.Call)
+        ))
         hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
@@ -563,6 +570,46 @@ def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     return True
 
 
+#: the graph builtins LAX hands to the interpreter when given a run-time scalar
+_MIN_MAX = frozenset({"builtins.min", "builtins.max"})
+
+
+def _interpreted_min_max(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """`min` / `max` of two or more values, one a run-time scalar (`t.item()`, `float(t)`,
+    `int(t)`) and none a tensor, or a tensor beside a Python number: the graph's own
+    `min` / `max` compare tensors (or fold constants), so MindSpore hands these to the
+    interpreter (STRICT refuses them, MS131) and LAX makes the result a JIT Fallback object
+    (measured, /work/scratch/fe18c_maxprobes and written/heldout18a probes `mx_*`:
+    `x / max(x.std().item(), 1e-5)`, `max(float(x.std()), 1e-5)`, `max(int(x.sum()), 1)`,
+    `min(x.mean().item(), 2.0)`, `max(x.std(), 0.5)` then `nn.Dense` fail under LAX with
+    "'int' object has no attribute '__len__'"; returned directly they compile, and
+    `max(x.shape[0], 1)` folds and compiles)."""
+    if (
+        not isinstance(call.func, ast.Name)
+        or call.func.id not in ("min", "max")
+        or len(call.args) < 2
+        or call.keywords
+        or ctx.qualname(call.func) not in _MIN_MAX
+    ):
+        return False
+    items = call.args
+    if any(isinstance(i, (ast.Starred, ast.ListComp, ast.GeneratorExp)) for i in items):
+        return False
+    a = analyzer(ctx)
+    kinds = [a.kind(i, func) for i in items]
+    if Kind.UNKNOWN in kinds:
+        return False
+    if Kind.VAR in kinds:
+        return Kind.TENSOR not in kinds
+    return Kind.TENSOR in kinds and any(_number_literal(i) for i in items)
+
+
+def _number_literal(e: ast.expr) -> bool:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) in (int, float)
+
+
 #: builtins whose result is the text of their argument
 _TEXT_OF_VALUE = frozenset({"builtins.str", "builtins.repr"})
 
@@ -674,7 +721,7 @@ class _Opaque:
             # a field of a namedtuple holding one (`p = Pair(v, 1); p.a`)
             return self.value(e.value, func, env, depth)
         if isinstance(e, ast.Call):
-            if _runtime_fallback(e, self.ctx, func):
+            if _runtime_fallback(e, self.ctx, func) or _interpreted_min_max(e, self.ctx, func):
                 return True
             if _text_of_value(e, self.ctx, func):
                 # the text of a run-time value: STRICT refuses it ("cannot get attributes
