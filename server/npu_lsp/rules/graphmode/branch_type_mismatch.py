@@ -791,7 +791,7 @@ class BranchTypeMismatch(GraphRule):
         before = preceding_values(node, ctx, set(assigned) | set(grown))
         if not before:
             return
-        if type(node) is ast.While:
+        if isinstance(node, ast.While):
             if not analyzer(ctx).kind(node.test).dynamic:
                 return
         elif not dynamic_shape(node.iter, ctx):

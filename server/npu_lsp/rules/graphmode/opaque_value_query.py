@@ -280,7 +280,7 @@ def _has_fallback(ctx: Context) -> bool:
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx))
         hit = hit or (("max(" in ctx.text or "min(" in ctx.text) and any(
-            _interpreted_min_max(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
+            _interpreted_min_max(n, ctx, s.function) for s in lax for n in _calls_in(s.function)
             if isinstance(n, ast.Call)
         ))
         hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
