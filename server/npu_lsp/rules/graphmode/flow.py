@@ -3102,6 +3102,13 @@ def _holder_cells(holder: ast.ClassDef) -> _Held | None:
     return found
 
 
+def cell_list_classes(holder: ast.ClassDef) -> dict[str, str]:
+    """`self.<attr>` -> the one class of the cells `holder`'s builders put in the cell list
+    `self.<attr>` (`nn.CellList([Block(d) for _ in range(n)])`: "Block")."""
+    held = _holder_cells(holder)
+    return held[1] if held is not None else {}
+
+
 def _holder_calls(
     holder: ast.ClassDef,
     methods: list[ast.FunctionDef],

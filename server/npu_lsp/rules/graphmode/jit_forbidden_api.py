@@ -14,7 +14,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
-from npu_lsp.rules.graphmode.flow import SelfInfo, analyzer
+from npu_lsp.rules.graphmode.flow import SelfInfo, analyzer, cell_list_classes
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.parameter_receivers import (
     LAYER_PARAMETERS,
@@ -134,7 +134,9 @@ class JitForbiddenApi(GraphRule):
     `params = net.trainable_params()` looped over in a jit function), or a value of a dict
     of Parameters held on `self` (`{p.name: p for p in net.get_parameters()}`,
     `net.parameters_dict()`: `for k, p in self.state.items(): p.set_data(...)`,
-    `self.state["w"].set_data(...)`; measured, written/heldout17a probes `fe17a_pd_*`) or a Cell built at
+    `self.state["w"].set_data(...)`; measured, written/heldout17a probes `fe17a_pd_*`), or a
+    Parameter of a cell of a cell list (`for layer in self.layers: layer.weight.set_data(...)`,
+    `self.layers[0].weight.set_data(...)`; measured, written/heldout19a probes `sd19_*`) or a Cell built at
     module level and read by a jit function (`net.trainable_params()`,
     `net.cells_and_names()`, `fc.weight.requires_grad`), or a Cell built in place in compiled
     code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`), or the parameter of
@@ -296,6 +298,7 @@ class JitForbiddenApi(GraphRule):
                 (attr is not None and attr in info.parameters)
                 or _is_parameter(recv, info)
                 or _local_cell_parameter(recv, ctx, info)
+                or _listed_cell_parameter(recv, ctx)
                 or (
                     fn is not None
                     and (parameter_element(recv, ctx, fn) or module_cell_parameter(recv, ctx, fn))
@@ -566,6 +569,65 @@ def _local_cell_parameter(recv: ast.expr, ctx: Context, info: SelfInfo) -> bool:
         if recv.attr not in a.self_info(classes[v.func.id]).parameters:
             return False
     return bool(values)
+
+
+def _listed_cell_parameter(recv: ast.expr, ctx: Context) -> bool:
+    """`layer.w` in `for layer in self.layers:` (also over `enumerate(self.layers)`) or
+    `self.layers[i].w`, where `self.layers` is a cell list of one class whose `w` is a
+    Parameter (its `__init__` makes it one, or a built-in layer's `weight` / `bias`...):
+    the element is the cell itself (measured, written/heldout19a probes `sd19_*`:
+    `layer.weight.set_data(...)` fails at LAX and STRICT, "the 'Parameter' object's method
+    'set_data' is not supported"; reading `layer.weight` and `ops.assign` compile)."""
+    func = ctx.function
+    if not isinstance(recv, ast.Attribute) or func is None:
+        return False
+    cell = recv.value
+    a = analyzer(ctx)
+    owner = a.owner_class(func)
+    if owner is None:
+        return False
+    listed = cell_list_classes(owner)
+    attr: str | None = None
+    if isinstance(cell, ast.Subscript):
+        attr = _self_attr_name(cell.value)
+    elif isinstance(cell, ast.Name) and a.first_binding_line(cell.id, func) is not None:
+        loops = [
+            n
+            for n in ast.walk(func)
+            if isinstance(n, ast.For)
+            and any(isinstance(t, ast.Name) and t.id == cell.id for t in ast.walk(n.target))
+        ]
+        stores = sum(
+            1 for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == cell.id and isinstance(n.ctx, ast.Store)
+        )
+        if len(loops) == 1 and stores == 1:
+            target, it = loops[0].target, loops[0].iter
+            if isinstance(target, ast.Name):
+                attr = _self_attr_name(it)
+            elif (
+                isinstance(target, ast.Tuple)
+                and len(target.elts) == 2
+                and isinstance(target.elts[1], ast.Name)
+                and target.elts[1].id == cell.id
+                and isinstance(it, ast.Call)
+                and ctx.qualname(it.func) == "builtins.enumerate"
+                and len(it.args) == 1
+            ):
+                attr = _self_attr_name(it.args[0])
+    cls_name = listed.get(attr) if attr is not None else None
+    if cls_name is None:
+        return False
+    classes = {st.name: st for st in ctx.tree.body if isinstance(st, ast.ClassDef)}
+    if cls_name in classes:
+        return recv.attr in a.self_info(classes[cls_name]).parameters
+    return recv.attr in LAYER_PARAMETERS
+
+
+def _self_attr_name(e: ast.expr) -> str | None:
+    """`attr` of `self.attr`."""
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        return e.attr
+    return None
 
 
 def _self_alias(name: str, func: ast.AST) -> str | None:
