@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from npu_lsp.astutil import walk
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -98,7 +98,7 @@ class CellsInPythonList(Rule):
             used = _LazyUsed(cls.methods.values(), ctx)
             wrapped = _wrapped_later(init.body)
             # entries registered one by one as child cells are named uniquely when compiled
-            registered = _registered_entries(init) if may_register(ctx) else set()
+            registered = _registered_entries(init, cls.methods) if may_register(ctx) else set()
             empty_lists: set[str] = set()
             empty_dicts: set[str] = set()
             stores: dict[str, list[ast.expr]] = {}
@@ -419,19 +419,50 @@ def _registration_value(call: ast.AST) -> ast.expr | None:
     return None
 
 
-def _registered_entries(init: ast.AST) -> set[str]:
+def _registered_entries(init: ast.AST, methods: Mapping[str, ast.AST] | None = None) -> set[str]:
     """`self` attributes of `__init__` whose entries are registered one by one as child cells
     inside a loop (or comprehension) over them: `for i, h in enumerate(self.heads):
     self.insert_child_to_cell(f"h{i}", h)` (pyGAT's `add_module` loop), `setattr(self, name,
     h)`, `self._cells[name] = h`, `...(name, self.heads[i])`. `Cell.check_names_and_refresh_name`
     renames the parameters of every registered child uniquely before compiling, so the list
     compiles (measured: written/heldout18a `r2_gnn_gat_multihead_concat_list_heads` and probes
-    `fe18a_rg_*`)."""
+    `fe18a_rg_*`). Also such a loop in a method of the class `__init__` calls on `self`
+    (`self._init_network()` looping `for name, layer in self.layers.items():
+    self.insert_child_to_cell(name, layer)`: mindspore-ai/models I3D, written/zoo14 probes
+    `z19_reg_*`)."""
+    out: set[str] = set()
+    # each body with its parameters that name a `self` attribute (`self._reg(self.layers)`)
+    bodies: list[tuple[ast.AST, dict[str, str]]] = [(init, {})]
+    if methods:
+        for c in ast.walk(init):
+            if (
+                isinstance(c, ast.Call)
+                and isinstance(c.func, ast.Attribute)
+                and _is_self_attr(c.func)
+                and c.func.attr != "__init__"
+            ):
+                m = methods.get(c.func.attr)
+                if isinstance(m, ast.FunctionDef) and m is not init:
+                    params = [a.arg for a in m.args.args[1:]]
+                    given = {
+                        p: a.attr
+                        for p, a in zip(params, c.args, strict=False)
+                        if isinstance(a, ast.Attribute) and _is_self_attr(a)
+                    }
+                    bodies.append((m, given))
+    for body_of, given in bodies:
+        out |= _registered_in(body_of, given)
+    return out
+
+
+def _registered_in(init: ast.AST, given: dict[str, str]) -> set[str]:
+    """`_registered_entries` of one body; `given`: its parameters holding `self` attributes."""
     out: set[str] = set()
     for loop in ast.walk(init):
         body: list[ast.AST]
         if isinstance(loop, ast.For):
             over = {a.attr for a in ast.walk(loop.iter) if _is_self_attr(a)}  # type: ignore[attr-defined]
+            over |= {given[n.id] for n in ast.walk(loop.iter) if isinstance(n, ast.Name) and n.id in given}
             loop_vars = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
             body = list(loop.body)
         elif isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):

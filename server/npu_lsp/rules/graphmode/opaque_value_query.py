@@ -103,7 +103,10 @@ class FallbackValueShapeQuery(GraphRule):
     `min` / `max` of such a value's shape (`max` / `min` of a host list of a tensor's
     values is MS201); and indexing a
     `list(...)` of such a value after `.append` grew it, also one a helper returns (the name
-    holds the None `append` returned).
+    holds the None `append` returned). Of a tuple a helper, method or sub-cell returns
+    (every `return` a tuple display of one length), only the items holding such a value
+    are Python objects: `out, tbl = self.lookup(ids)` or `self.lookup(ids)[0]` takes
+    one item, and MindSpore keeps the others graph values.
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -672,6 +675,11 @@ class _Opaque:
                 )
             # `for k, v in d.items()`: every loop variable holds a piece of the iterable
             value = _bound_value(st, e.id)
+            if isinstance(value, ast.Call) and isinstance(st, ast.Assign):
+                k = _unpacked_position(st, e.id)
+                item = self._call_item(value, k, func, env, depth) if k is not None else None
+                if item is not None:
+                    return item
             if value is not None and self.value(value, func, env, depth):
                 return True
             # a list grown with one (`outs = []` then `outs.append(v)` in a loop)
@@ -694,6 +702,14 @@ class _Opaque:
                 if not in_dead_branch(self.ctx, func, self.ctx.span(side))
             )
         if isinstance(e, ast.Subscript):
+            if (
+                isinstance(e.value, ast.Call)
+                and isinstance(e.slice, ast.Constant)
+                and type(e.slice.value) is int
+            ):
+                item = self._call_item(e.value, e.slice.value, func, env, depth)
+                if item is not None:
+                    return item
             return self.value(e.value, func, env, depth) or (
                 self.tensor_index and self._fallback_tensor_index(e.slice, func, env, depth)
             )
@@ -732,22 +748,7 @@ class _Opaque:
             if self.none_joins and isinstance(callee, ast.FunctionDef) and returns_none_joined(callee, self.ctx):
                 return True
             if isinstance(callee, ast.FunctionDef) and depth < _DEPTH:
-                # which class's instance runs the callee, as a marker in `env`: a base
-                # class's `construct` calling `self.act(t)` runs the override of the held
-                # subclass (`self.blk = Child()`), not the base's own `act`
-                inst = next((m for m in env if m.startswith(_CLS)), None)
-                f = e.func
-                if isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
-                    if callee.name == f.attr:  # a method of the same instance
-                        if inst is not None:
-                            callee = self._method_of(inst.removeprefix(_CLS), f.attr) or callee
-                    else:  # a held cell: its class, when built here by name
-                        held = self._held(f.attr, func)
-                        made = held.func if isinstance(held, ast.Call) else None
-                        inst = _CLS + made.id if isinstance(made, ast.Name) else None
-                bound = self._bind(e, callee, func, env, depth)
-                if inst is not None:
-                    bound = bound | {inst}
+                callee, bound = self._entered(e, callee, func, env, depth)
                 return any(
                     r.value is not None and self.value(r.value, callee, bound, depth + 1)
                     for r in ast.walk(callee)
@@ -759,6 +760,61 @@ class _Opaque:
                 self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
             )
         return False
+
+    def _entered(
+        self, e: ast.Call, callee: ast.FunctionDef, func: ast.AST, env: frozenset[str], depth: int
+    ) -> tuple[ast.FunctionDef, frozenset[str]]:
+        """The function `e` runs and what its parameters hold (`env` of the callee)."""
+        # which class's instance runs the callee, as a marker in `env`: a base
+        # class's `construct` calling `self.act(t)` runs the override of the held
+        # subclass (`self.blk = Child()`), not the base's own `act`
+        inst = next((m for m in env if m.startswith(_CLS)), None)
+        f = e.func
+        if isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
+            if callee.name == f.attr:  # a method of the same instance
+                if inst is not None:
+                    callee = self._method_of(inst.removeprefix(_CLS), f.attr) or callee
+            else:  # a held cell: its class, when built here by name
+                held = self._held(f.attr, func)
+                made = held.func if isinstance(held, ast.Call) else None
+                inst = _CLS + made.id if isinstance(made, ast.Name) else None
+        bound = self._bind(e, callee, func, env, depth)
+        if inst is not None:
+            bound = bound | {inst}
+        return callee, bound
+
+    def _call_item(self, e: ast.expr, k: int, func: ast.AST, env: frozenset[str], depth: int) -> bool | None:
+        """Is item `k` of what call `e` returns a fallback value, when every `return` of the
+        callee (a helper, method or sub-cell `construct` of this file) is a tuple display of
+        one length: `out, tbl = self.lookup(ids)` or `self.lookup(ids)[0]` takes one item,
+        and MindSpore keeps each item of a returned tuple apart (measured, written/zoo14
+        probes `z19_*`: `return out, self.table` with `self.table` stored under an `if`, the
+        caller giving `out` to `nn.LayerNorm`, compiles under LAX). None: not such a call."""
+        if not isinstance(e, ast.Call) or depth >= _DEPTH:
+            return None
+        if _runtime_fallback(e, self.ctx, func) or _text_of_value(e, self.ctx, func):
+            return None
+        callee = self._callee(e, func)
+        if not isinstance(callee, ast.FunctionDef):
+            return None
+        if self.none_joins and returns_none_joined(callee, self.ctx):
+            return None
+        callee, bound = self._entered(e, callee, func, env, depth)
+        items: list[ast.expr] = []
+        size = -1
+        for r in ast.walk(callee):
+            if not isinstance(r, ast.Return):
+                continue
+            v = r.value
+            if not isinstance(v, ast.Tuple) or any(isinstance(x, ast.Starred) for x in v.elts):
+                return None
+            if size not in (-1, len(v.elts)) or not 0 <= k < len(v.elts):
+                return None
+            size = len(v.elts)
+            items.append(v.elts[k])
+        if not items:
+            return None
+        return any(self.value(x, callee, bound, depth + 1) for x in items)
 
     def _fallback_tensor_index(self, index: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
         """Is `index` a tensor LAX builds by JIT Fallback (`ms.Tensor(v)` of a fallback value
@@ -1268,6 +1324,21 @@ def _bound_value(st: ast.stmt, name: str) -> ast.expr | None:
         if item is not None:
             return item
     return value
+
+
+def _unpacked_position(st: ast.Assign, name: str) -> int | None:
+    """Where `name` stands in a flat tuple target of `st` (`a, b = call()`: 1 for `b`)."""
+    if len(st.targets) != 1:
+        return None
+    target = st.targets[0]
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return None
+    for i, t in enumerate(target.elts):
+        if isinstance(t, ast.Starred):
+            return None
+        if isinstance(t, ast.Name) and t.id == name:
+            return i
+    return None
 
 
 def _unpacked(target: ast.expr, value: ast.expr, name: str) -> ast.expr | None:
