@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Iterator
 from importlib import resources
 
-from npu_lsp.astutil import literal_alternation
+from npu_lsp.astutil import literal_alternation, self_attr
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -589,7 +589,7 @@ def _listed_cell_parameter(recv: ast.expr, ctx: Context) -> bool:
     listed = cell_list_classes(owner)
     attr: str | None = None
     if isinstance(cell, ast.Subscript):
-        attr = _self_attr_name(cell.value)
+        attr = self_attr(cell.value)
     elif isinstance(cell, ast.Name) and a.first_binding_line(cell.id, func) is not None:
         loops = [
             n
@@ -603,7 +603,7 @@ def _listed_cell_parameter(recv: ast.expr, ctx: Context) -> bool:
         if len(loops) == 1 and stores == 1:
             target, it = loops[0].target, loops[0].iter
             if isinstance(target, ast.Name):
-                attr = _self_attr_name(it)
+                attr = self_attr(it)
             elif (
                 isinstance(target, ast.Tuple)
                 and len(target.elts) == 2
@@ -613,7 +613,7 @@ def _listed_cell_parameter(recv: ast.expr, ctx: Context) -> bool:
                 and ctx.qualname(it.func) == "builtins.enumerate"
                 and len(it.args) == 1
             ):
-                attr = _self_attr_name(it.args[0])
+                attr = self_attr(it.args[0])
     cls_name = listed.get(attr) if attr is not None else None
     if cls_name is None:
         return False
@@ -621,13 +621,6 @@ def _listed_cell_parameter(recv: ast.expr, ctx: Context) -> bool:
     if cls_name in classes:
         return recv.attr in a.self_info(classes[cls_name]).parameters
     return recv.attr in LAYER_PARAMETERS
-
-
-def _self_attr_name(e: ast.expr) -> str | None:
-    """`attr` of `self.attr`."""
-    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
-        return e.attr
-    return None
 
 
 def _self_alias(name: str, func: ast.AST) -> str | None:

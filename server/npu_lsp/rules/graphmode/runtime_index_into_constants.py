@@ -196,7 +196,7 @@ def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context, comprehensio
     for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         if d is not None:
             defaults[a.arg] = d
-    sites = instances(ctx)._instantiations(cls.name)
+    sites = instances(ctx).instantiations(cls.name)
     if not sites:
         return None
     found: str | None = None

@@ -19,6 +19,7 @@ from npu_lsp.rules.graphmode.host_values import (
     reads,
 )
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+from npu_lsp.rules.graphmode.values import instances
 
 #: dict methods whose first argument is a key
 _KEYED_METHODS = frozenset({"get", "pop", "setdefault"})
@@ -336,15 +337,8 @@ def _construction_args(param: str, cls: ast.ClassDef, init: ast.FunctionDef, ctx
         return []
     defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True))
     defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
-    sites = ctx.cache.get("tensor_dict_key.sites")
-    if sites is None:
-        sites = ctx.cache["tensor_dict_key.sites"] = [
-            n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-        ]
     out: list[ast.expr] = []
-    for call in sites:
-        if call.func.id != cls.name:
-            continue
+    for call in instances(ctx).instantiations(cls.name):
         if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
             return []
         given: ast.expr | None = next((k.value for k in call.keywords if k.arg == param), None)
@@ -363,11 +357,7 @@ def _module_dict_value(e: ast.expr, ctx: Context) -> bool:
         return True
     if not isinstance(e, ast.Name):
         return False
-    bound = [
-        st.value
-        for st in ctx.tree.body
-        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets)
-    ]
+    bound = _module_bindings(e.id, ctx)
     return len(bound) == 1 and isinstance(bound[0], (ast.Dict, ast.DictComp))
 
 
@@ -377,16 +367,20 @@ def _module_dict(receiver: ast.expr, ctx: Context) -> bool:
     `PALETTE[int(t.argmax())]` fails with `dict_getitem evaluator key only supports ...`)."""
     if not isinstance(receiver, ast.Name) or ctx.function is None:
         return False
-    a = analyzer(ctx)
-    if a.first_binding_line(receiver.id, ctx.function) is not None:
+    if analyzer(ctx).first_binding_line(receiver.id, ctx.function) is not None:
         return False
-    bound = [
+    bound = _module_bindings(receiver.id, ctx)
+    return len(bound) == 1 and isinstance(bound[0], ast.Dict)
+
+
+def _module_bindings(name: str, ctx: Context) -> list[ast.expr | None]:
+    """The values module-level statements bind to `name` (None for a bare annotation)."""
+    return [
         st.value
         for st in ctx.tree.body
         if isinstance(st, (ast.Assign, ast.AnnAssign))
-        and any(isinstance(t, ast.Name) and t.id == receiver.id for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+        and any(isinstance(t, ast.Name) and t.id == name for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
     ]
-    return len(bound) == 1 and isinstance(bound[0], ast.Dict)
 
 
 def _host_key_message(key: ast.expr, ctx: Context) -> str:

@@ -96,7 +96,8 @@ class Instances:
         self._children: dict[str, list[ast.ClassDef]] | None = None
 
     # ---------------------------------------------------------------- instances
-    def _instantiations(self, cls: str) -> list[ast.Call]:
+    def instantiations(self, cls: str) -> list[ast.Call]:
+        """The calls `Cls(...)` of the file that build `cls` (by its plain name)."""
         if self._sites is None:
             self._sites = {}
             for node in ast.walk(self.tree):
@@ -199,7 +200,7 @@ class Instances:
             return UNKNOWN  # under if/for/with, or outside __init__
         values: set[Any] = set()
         for c in built:
-            for site in self._instantiations(c.name)[:8]:
+            for site in self.instantiations(c.name)[:8]:
                 values.add(self._eval_for_instance(st.value, c, site, holder, depth + 1))
                 if len(values) > 1:
                     return UNKNOWN
@@ -597,7 +598,7 @@ class Instances:
         if len(binds) != 1 or not isinstance(binds[0], ast.Assign) or binds[0] not in init.body or len(binds[0].targets) != 1:
             return None
         value = binds[0].value
-        sites = self._instantiations(cls.name)
+        sites = self.instantiations(cls.name)
         if len(sites) != 1 or not isinstance(value, ast.Call):
             return None
         obj = self._eval_init(value, owner, init, sites[0], 1)
@@ -633,10 +634,10 @@ class Instances:
         cls = self.ctx.parent(func)
         if not isinstance(cls, ast.ClassDef) or self._classes.get(cls.name) is not cls:
             return False
-        if self._instantiations(cls.name):
+        if self.instantiations(cls.name):
             return False
         subs = self._subclasses(cls)
-        if not subs or not any(self._instantiations(c.name) for c in subs):
+        if not subs or not any(self.instantiations(c.name) for c in subs):
             return False
         return all(self._defines(c, func.name) or self._inherits_override(c, cls, func.name) for c in subs)
 
