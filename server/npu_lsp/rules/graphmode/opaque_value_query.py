@@ -1382,10 +1382,9 @@ _TENSOR_CONSTRUCTORS = frozenset(
 #: built from `x`, from `Tensor(x.asnumpy())` or `x + x.tolist()[0][0]`; `ops.ones((2, 3),
 #: y.dtype)`, `ops.zeros(..., dtype=y.dtype)`, `ops.cast`, `ops.scalar_to_tensor` fail with
 #: DtypeToEnum; fresh v5 seed 10600043 was a false error)
-_HOST_CALLS = frozenset(
+_HOST_CALLS = _TENSOR_CONSTRUCTORS | frozenset(
     {"builtins.print", "builtins.str", "builtins.repr", "builtins.format", "builtins.isinstance",
-     "builtins.type", "builtins.id", "builtins.hash", "builtins.bool",
-     "mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"}
+     "builtins.type", "builtins.id", "builtins.hash", "builtins.bool"}
 )
 
 
