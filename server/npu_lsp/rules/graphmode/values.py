@@ -53,6 +53,19 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.NotIn: lambda a, b: a not in b,
 }
 _CONST_TYPES = (bool, int, float, str, type(None))
+#: arithmetic MindSpore folds on constant numbers while compiling (`if step % 10 == 0:`)
+_ARITH: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+#: dict methods that change the dict they are called on
+_DICT_MUTATORS = frozenset({"update", "pop", "popitem", "clear", "setdefault", "__setitem__", "__delitem__"})
+#: builtins a dict may be passed to without being changed
+_DICT_READERS = frozenset({"builtins.print", "builtins.len", "builtins.str", "builtins.repr"})
 
 
 def _bindings(func: ast.AST) -> dict[str, list[ast.AST]]:
@@ -91,6 +104,7 @@ class Instances:
         self._bind_memo: dict[int, dict[str, list[ast.AST]]] = {}
         self._attr_memo: dict[tuple[str, str], Any] = {}
         self._dead: dict[int, list[Span]] = {}
+        self._dict_writes: dict[str, dict[object, list[ast.stmt]] | None] = {}
         self._sets: dict[str, list[ast.AST]] | None = None
         #: subclasses by base name (`_subclasses`)
         self._children: dict[str, list[ast.ClassDef]] | None = None
@@ -486,7 +500,103 @@ class Instances:
         if t is ast.Tuple:
             items = tuple(self._eval(x, name, attr, depth + 1, func) for x in e.elts)  # type: ignore[attr-defined]
             return UNKNOWN if any(i is UNKNOWN for i in items) else items
+        if t is ast.BinOp:
+            fn = _ARITH.get(type(e.op))  # type: ignore[attr-defined]
+            if fn is None:
+                return UNKNOWN
+            left = self._eval(e.left, name, attr, depth + 1, func)  # type: ignore[attr-defined]
+            right = self._eval(e.right, name, attr, depth + 1, func) if left is not UNKNOWN else UNKNOWN  # type: ignore[attr-defined]
+            return _arith(fn, left, right)
+        if t is ast.Subscript and func is not None:
+            return self._module_dict_item(e, func, depth)  # type: ignore[arg-type]
         return UNKNOWN
+
+    def _module_dict_item(self, e: ast.Subscript, func: ast.AST, depth: int) -> Any:
+        """`LOG["step"]` in compiled `func`, where `LOG` is a module-level dict literal:
+        MindSpore reads the global dict's value while compiling, and a store into that key
+        earlier in the same function (`LOG["step"] += 1`) changes the value the rest of the
+        graph sees (measured, written/heldout20a probes `gd20_*`: `if LOG["step"] % 10 == 0:`
+        folds at LAX and STRICT, with and without the increment), as does a store in the
+        module's statements before the definition (`CFG["verbose"] = False`). UNKNOWN when
+        the key is stored anywhere else, or the dict is changed or handed out as a whole."""
+        base, key = e.value, e.slice
+        if not (
+            type(base) is ast.Name
+            and type(key) is ast.Constant
+            and isinstance(key.value, (str, int))
+            and base.id not in self._bindings_of(func)
+        ):
+            return UNKNOWN
+        binds = self.ctx.module_bindings().get(base.id, ())
+        if len(binds) != 1:
+            return UNKNOWN
+        st = binds[0]
+        if type(st) is not ast.Assign or len(st.targets) != 1 or type(st.value) is not ast.Dict:
+            return UNKNOWN
+        literal = st.value
+        items = [v for k, v in zip(literal.keys, literal.values, strict=True) if isinstance(k, ast.Constant) and k.value == key.value]
+        if len(items) != 1 or any(k is None for k in literal.keys):
+            return UNKNOWN
+        value = self.evaluate(items[0], None, depth + 1)
+        stores = self._dict_stores(base.id)
+        if stores is None:
+            return UNKNOWN
+        body = getattr(func, "body", [])
+        module = self.ctx.tree.body
+        defined = next((st.lineno for st in module if st.lineno <= e.lineno <= (st.end_lineno or st.lineno)), 0)
+        for store in stores.get(key.value, ()):
+            # a store in the module's own statements before the definition holding `func`
+            # has run before `func` can be called; one in the function's own statements
+            # before the read changes what the rest of the graph sees
+            if store in module:
+                if store.lineno >= defined:
+                    return UNKNOWN
+            elif store not in body:
+                return UNKNOWN
+            elif store.lineno >= e.lineno:
+                continue
+            if isinstance(store, ast.Assign):
+                value = self.evaluate(store.value, func, depth + 1)
+            elif isinstance(store, ast.AugAssign) and (fn := _ARITH.get(type(store.op))) is not None:
+                value = _arith(fn, value, self.evaluate(store.value, func, depth + 1))
+            else:
+                return UNKNOWN
+        return value if isinstance(value, _CONST_TYPES) else UNKNOWN
+
+    def _dict_stores(self, name: str) -> dict[object, list[ast.stmt]] | None:
+        """The statements of the file storing into `name[<constant key>]`, by key; None when
+        the dict `name` may change otherwise (a store or `del` with another key, a mutating
+        method, `global name`, the dict passed to a call or bound to another name)."""
+        memo = self._dict_writes
+        if name in memo:
+            return memo[name]
+        out: dict[object, list[ast.stmt]] | None = {}
+        for node in ast.walk(self.ctx.tree):
+            t = type(node)
+            if t is ast.Assign or t is ast.AugAssign or t is ast.AnnAssign or t is ast.Delete:
+                targets = node.targets if t is ast.Assign or t is ast.Delete else [node.target]  # type: ignore[attr-defined]
+                for tg in targets:
+                    if type(tg) is ast.Subscript and type(tg.value) is ast.Name and tg.value.id == name:
+                        k = tg.slice
+                        if t is ast.Delete or type(k) is not ast.Constant:
+                            out = None
+                            break
+                        out.setdefault(k.value, []).append(node)  # type: ignore[union-attr]
+                if t is ast.Assign and type(node.value) is ast.Name and node.value.id == name:  # type: ignore[attr-defined]
+                    out = None
+            elif t is ast.Global:
+                if name in node.names:  # type: ignore[attr-defined]
+                    out = None
+            elif t is ast.Call:
+                f = node.func  # type: ignore[attr-defined]
+                if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == name and f.attr in _DICT_MUTATORS:
+                    out = None
+                elif any(type(a) is ast.Name and a.id == name for a in (*node.args, *(k.value for k in node.keywords))):  # type: ignore[attr-defined]
+                    out = None if self.ctx.qualname(f) not in _DICT_READERS else out
+            if out is None:
+                break
+        memo[name] = out
+        return out
 
     def _tensor_attr_is_none(self, test: ast.Compare, func: ast.AST | None) -> Any:
         """`self.m is None` (`is not None`) with `__init__` binding `self.m` only to a tensor
@@ -729,6 +839,17 @@ class Instances:
         from npu_lsp.rules.graphmode.flow import Kind, analyzer  # flow imports this module
 
         return analyzer(self.ctx).kind(test, func) == Kind.CONST
+
+
+def _arith(fn: Callable[[Any, Any], Any], left: Any, right: Any) -> Any:
+    """`fn(left, right)` on two constant numbers (not bools) or two strings, else UNKNOWN."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right))
+    if not (numbers or (fn is operator.add and isinstance(left, str) and isinstance(right, str))):
+        return UNKNOWN
+    try:
+        return fn(left, right)
+    except (ArithmeticError, ValueError):
+        return UNKNOWN
 
 
 def _is_tensor_class(q: str | None) -> bool:
