@@ -137,7 +137,7 @@ class JitForbiddenApi(GraphRule):
     `self.state["w"].set_data(...)`; measured, written/heldout17a probes `fe17a_pd_*`), or a
     Parameter of a cell of a cell list (`for layer in self.layers: layer.weight.set_data(...)`,
     `self.layers[0].weight.set_data(...)`; measured, written/heldout19a probes `sd19_*`) or a Cell built at
-    module level and read by a jit function (`net.trainable_params()`,
+    module level (or of a sub-cell of it, `net.encoder.weight`) and read by a jit function (`net.trainable_params()`,
     `net.cells_and_names()`, `fc.weight.requires_grad`), or a Cell built in place in compiled
     code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`), or the parameter of
     a helper method every call of which passes such a Parameter or sub-cell

@@ -283,12 +283,16 @@ def module_cell(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
 
 
 def module_cell_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
-    """`fc.weight` of a module-level Cell `fc` (the Parameter names built-in layers use)."""
-    return (
-        isinstance(recv, ast.Attribute)
-        and recv.attr in LAYER_PARAMETERS
-        and module_cell(recv.value, ctx, fn)
-    )
+    """`fc.weight` of a module-level Cell `fc` (the Parameter names built-in layers use),
+    also of a sub-cell of it (`net.encoder.weight`, `net.blocks.proj.bias`)."""
+    if not (isinstance(recv, ast.Attribute) and recv.attr in LAYER_PARAMETERS):
+        return False
+    base = recv.value
+    for _ in range(3):
+        if not isinstance(base, ast.Attribute):
+            break
+        base = base.value
+    return module_cell(base, ctx, fn)
 
 
 def builds_optimizer(ctx: Context, classes: frozenset[str] | set[str]) -> bool:
