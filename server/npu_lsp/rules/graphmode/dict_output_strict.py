@@ -27,7 +27,10 @@ class DictOutputUnderStrict(Rule):
     `out[1]["feat"]`), and the dicts of a returned list grown by appends (per-image results,
     `results.append({"boxes": b, ...})`, read as `res[0]["boxes"]`). Also such an output given
     back to a STRICT graph that reads it by key (a KV cache or a state dict passed to the next
-    call: `y, past = dec(x)` then `dec(x, past)` with `past["k0"]` in `construct`).
+    call: `y, past = dec(x)` then `dec(x, past)` with `past["k0"]` in `construct`). The key
+    may be a literal, an f-string or a `%`-formatted string, or a module-level name that
+    only ever holds strings (`for name in TASKS: preds[name]` with `TASKS` a list of
+    literals); a read under `if isinstance(out, dict):` is left alone.
 
     ## Why is this bad?
     Under STRICT, MindSpore hands a dict output of the top graph back to Python as a tuple
@@ -76,14 +79,14 @@ class DictOutputUnderStrict(Rule):
         held: dict[str, _Output] = {}  # module-level name -> the compiled output it holds
         for st in _module_statements(node):
             for sub in ast.walk(st):
-                if isinstance(sub, ast.Subscript) and _str_key(sub.slice):
+                if isinstance(sub, ast.Subscript) and (_str_valued(sub.slice) or _module_str_name(sub.slice, ctx)):
                     fn = self._dict_source(sub.value, held, memo, ctx)
-                    if fn is not None:
+                    if fn is not None and not _dict_guarded(sub, sub.value, ctx):
                         yield self._report(sub, fn, ctx)
                 elif isinstance(sub, ast.Call):
                     if isinstance(sub.func, ast.Attribute) and sub.func.attr in _DICT_METHODS:
                         fn = self._dict_source(sub.func.value, held, memo, ctx)
-                        if fn is not None:
+                        if fn is not None and not _dict_guarded(sub, sub.func.value, ctx):
                             yield self._report(sub, fn, ctx)
                     if held and (sub.args or sub.keywords):
                         yield from self._passed_back(sub, held, memo, ctx)
@@ -298,6 +301,55 @@ def _str_valued(e: ast.expr) -> bool:
         and isinstance(e.func, ast.Attribute)
         and e.func.attr == "format"
         and _str_key(e.func.value)
+    )
+
+
+def _dict_guarded(node: ast.AST, value: ast.expr, ctx: Context) -> bool:
+    """Is `node` on the true side of an `if` or conditional expression testing
+    `isinstance(<value>, dict)`? Code written for both levels reads the output by key only
+    when it is a dict (measured, written/heldout21a probe `mo20_loop_over_output_ok`)."""
+    if not isinstance(value, ast.Name):
+        return False
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None and not isinstance(parent, ast.Module):
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+            t = parent.test
+            on_body = child is parent.body or (isinstance(parent, ast.If) and child in parent.body)
+            if (
+                on_body
+                and isinstance(t, ast.Call)
+                and isinstance(t.func, ast.Name)
+                and t.func.id == "isinstance"
+                and len(t.args) == 2
+                and isinstance(t.args[0], ast.Name)
+                and t.args[0].id == value.id
+                and isinstance(t.args[1], ast.Name)
+                and t.args[1].id == "dict"
+            ):
+                return True
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _module_str_name(e: ast.expr, ctx: Context) -> bool:
+    """A module-level name every binding of which gives it a string: `name = "click"`, or the
+    target of a `for` over a list or tuple of string literals, spelled out or bound once to
+    a module-level name (`for name in TASKS:` with `TASKS = ["click", "like"]`)."""
+    if not isinstance(e, ast.Name):
+        return False
+    binds = ctx.module_bindings().get(e.id, ())
+
+    def strings(v: ast.expr | None, depth: int = 0) -> bool:
+        if isinstance(v, ast.Name) and depth == 0:
+            src = ctx.module_bindings().get(v.id, ())
+            return len(src) == 1 and isinstance(src[0], ast.Assign) and strings(src[0].value, 1)
+        return isinstance(v, (ast.List, ast.Tuple)) and bool(v.elts) and all(_str_key(x) for x in v.elts)
+
+    return bool(binds) and all(
+        (isinstance(b, ast.Assign) and _str_key(b.value))
+        or (isinstance(b, ast.For) and isinstance(b.target, ast.Name) and b.target.id == e.id and strings(b.iter))
+        for b in binds
     )
 
 
