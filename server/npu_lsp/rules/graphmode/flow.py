@@ -802,17 +802,19 @@ class Analyzer:
         f = call.func
         value: ast.expr | None = None
         if type(f) is ast.Name:
+            binds: list[ast.Assign]
             if self._knows(fn, f.id):
                 binds = [
-                    st for st in walk_list(fn.func.body)  # type: ignore[attr-defined]
+                    st for st in walk_list(fn.func)
                     if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == f.id for t in st.targets)
                 ] if isinstance(fn.func, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
             else:
-                binds = [b for b in self.ctx.module_bindings().get(f.id, ()) if isinstance(b, ast.Assign)]
-                if len(binds) != len(self.ctx.module_bindings().get(f.id, ())):
+                module = self.ctx.module_bindings().get(f.id, ())
+                binds = [b for b in module if isinstance(b, ast.Assign)]
+                if len(binds) != len(module):
                     return None
-            if len(binds) == 1 and len(binds[0].targets) == 1:  # type: ignore[attr-defined]
-                value = binds[0].value  # type: ignore[attr-defined]
+            if len(binds) == 1 and len(binds[0].targets) == 1:
+                value = binds[0].value
         elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
             cls = self.owner_class(fn.func)
             values = self._self_values(cls).get(f.attr, []) if cls is not None else []

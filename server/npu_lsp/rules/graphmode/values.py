@@ -581,7 +581,7 @@ class Instances:
                         if t is ast.Delete or type(k) is not ast.Constant:
                             out = None
                             break
-                        out.setdefault(k.value, []).append(node)  # type: ignore[union-attr]
+                        out.setdefault(k.value, []).append(node)  # type: ignore[union-attr, arg-type]
                 if t is ast.Assign and type(node.value) is ast.Name and node.value.id == name:  # type: ignore[attr-defined]
                     out = None
             elif t is ast.Global:
