@@ -120,14 +120,14 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
             return self._again(node, ("", wrapped[0]), node, func, ctx)
         if not node.args:
             return ()
-        operation = _grad_operation(f, func, ctx)
+        operation = grad_operation(f, func, ctx)
         if operation is not None:
             # `self.grad(self.net)` of `self.grad = ops.GradOperation(...)`,
             # `ops.GradOperation()(net)`: a gradient over inputs (or `get_by_list`)
             key = _callee_key(node.args[0])
             if key is None or not reads_parameters(key, func, ctx):
                 return ()
-            applied = _applied_at(node, func, ctx)
+            applied = applied_at(node, func, ctx)
             sens = any(k.arg == "sens_param" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in operation.keywords)
             return () if applied is None else self._again(node, key, applied, func, ctx, sens)
         last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -139,7 +139,7 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         key = _callee_key(node.args[0])
         if key is None or not (_with_weights(node) or reads_parameters(key, func, ctx)):
             return ()
-        applied = _applied_at(node, func, ctx)
+        applied = applied_at(node, func, ctx)
         return () if applied is None else self._again(node, key, applied, func, ctx)
 
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
@@ -189,7 +189,7 @@ def _callee_key(e: ast.expr) -> tuple[str, str] | None:
     return None
 
 
-def _applied_at(builder: ast.Call, func: ast.AST, ctx: Context) -> ast.Call | None:
+def applied_at(builder: ast.Call, func: ast.AST, ctx: Context) -> ast.Call | None:
     """The call that takes the gradient `builder` makes: the builder called in place
     (`ms.grad(fn, None, params)(x)`), else the first call of a local bound to it
     (`grad_fn = ms.value_and_grad(fn, None, params)` ... `grad_fn(x, y)`); None when the
@@ -252,7 +252,7 @@ def _stores_from(func: ast.AST, line: int, ctx: Context) -> dict[str, list[int]]
 _OPERATIONS = frozenset({"GradOperation"})
 
 
-def _grad_operation(f: ast.expr, func: ast.AST, ctx: Context) -> ast.Call | None:
+def grad_operation(f: ast.expr, func: ast.AST, ctx: Context) -> ast.Call | None:
     """The `ops.GradOperation(...)` call that built the callee `f` of `f(fn)`: built in place
     (`ops.GradOperation()(fn)`), held on `self` (`self.grad = ops.GradOperation()` in
     `__init__`) or bound to a local; None for anything else."""
