@@ -82,6 +82,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     reversed_cell_list,
     runtime_index_into_constants,
     runtime_scalar_randint,
+    runtime_scalar_size_argument,
     runtime_str,
     scalar_attribute_under_strict,
     self_attribute_assignment,
