@@ -60,6 +60,7 @@ class GradientOfConstantInput(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 (CPU), LAX and STRICT: written set `heldout20a`
       (`pinn_poisson_collocation_numpy_sample`) and its probes `cgrad_*`: the gradient of a
       `SequentialCell` with respect to `ms.Tensor(np.random.rand(...))`,

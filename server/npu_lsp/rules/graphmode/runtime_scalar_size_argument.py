@@ -60,6 +60,7 @@ class RuntimeScalarSizeArgument(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 CPU, LAX and STRICT, written set `heldout20a`
       (`gnn_graph_readout_batch_vector_unique`, `r2_fno_super_resolution_interp_scale_float`)
       and its probes `rtarg_*`: `int(batch.max()) + 1`, `int(batch.max())`,
