@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Iterable
+from pathlib import Path
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import constructed
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names, own_nodes, store_lines
 
 #: the grad builders, by their last name (`ms.grad`, `ms.value_and_grad`, `ops.grad`, ...)
@@ -25,12 +29,21 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
     parameters' gradient (`weights` given), and called again with the very arguments the
     gradient was taken on (none of them rebound in between). Typically
     "the loss after the step": `opt(grads)` then `return loss, loss_fn(x, y)`.
+    A gradient over inputs only counts when what it differentiates reads Parameters: the
+    PINN residual `du = self.grad(self.net)(x)` then `u = self.net(x)`, with `self.grad` an
+    `ops.GradOperation(...)` (any of `get_all`, `get_by_list`, `sens_param`) or with
+    `ops.grad` / `ms.grad` / `ms.value_and_grad`, of a cell built from weighted layers
+    (`nn.Dense`, a `SequentialCell` of them, a Cell of this file building one), or of a
+    method or function calling such a cell. The same call made once before the gradient
+    too (`u = self.net(x)` first) compiles.
 
     ## Why is this bad?
     MindSpore 2.10 compiles the differentiated function as one graph shared by the gradient
     and by the later call, and the later call's order after the gradient makes it a cycle:
     compiling stops at every syntax level with `RuntimeError: Graph cycle exists, size: ...`,
-    with or without a parameter update in between.
+    with or without a parameter update in between. The rule: in one compiled graph, a call
+    of a Parameter-reading function or cell with the very arguments of a gradient of it
+    taken earlier, and not made before that gradient, is a cycle.
 
     ## Example
     ```python
@@ -68,11 +81,22 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
       gradient over inputs only (`ms.grad(f)(w, x)` then `f(w, x)`) and the function called
       again on other arguments (`loss_fn(x * 2, y)`) or after an argument was rebound
       (probes `cycle_lead_*`).
+    - Written set `heldout20a` (PINN residuals `pinn_causal_weights_cumsum_clean`,
+      `pinn_inverse_param_print_every`, `pinn_rar_resample_argsort`) and its probes `cyc_*`:
+      `GradOperation()` (plain, `get_all`, `get_by_list`, `sens_param`), `ops.grad`,
+      `ms.grad`, `ms.value_and_grad` and a module-level `ms.grad(net)` of a cell (in
+      `construct` called from `@ms.jit`, in `construct` under GRAPH_MODE, in a helper
+      method, in an `@ms.jit` function, in one expression, result unused) and of a method
+      calling the cell are rejected; the cell called first (also before and after the
+      gradient), on another input, on `x * 1.0`, after `x` is rebound, a sub-cell of it, a
+      weightless cell (`nn.Tanh()`), and another function differentiated (a lambda, a method
+      around the cell, a second-order helper) compile.
     """
 
     nodes = (ast.Call,)
-    # every builder (`_BUILDERS`) is spelled with "grad" where it is called or imported
-    words = ("grad",)
+    # every builder (`_BUILDERS`) is spelled with "grad" where it is called or imported, and
+    # `GradOperation` with its own name
+    words = ("grad", "GradOperation")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # a list or `()`, not a generator: every call of compiled code comes here
@@ -91,41 +115,58 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
             if not wrapped or f.id in bound_names(func, ctx):
                 return ()
             builder = _module_builder(f.id, ctx)
-            if builder is None or not _with_weights(builder):
+            if builder is None or not (_with_weights(builder) or reads_parameters(("", wrapped[0]), func, ctx)):
                 return ()
             return self._again(node, ("", wrapped[0]), node, func, ctx)
+        if not node.args:
+            return ()
+        operation = grad_operation(f, func, ctx)
+        if operation is not None:
+            # `self.grad(self.net)` of `self.grad = ops.GradOperation(...)`,
+            # `ops.GradOperation()(net)`: a gradient over inputs (or `get_by_list`)
+            key = _callee_key(node.args[0])
+            if key is None or not reads_parameters(key, func, ctx):
+                return ()
+            applied = applied_at(node, func, ctx)
+            sens = any(k.arg == "sens_param" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in operation.keywords)
+            return () if applied is None else self._again(node, key, applied, func, ctx, sens)
         last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        if last not in _BUILDERS or not node.args:
+        if last not in _BUILDERS:
             return ()
         q = ctx.qualname(f) or ""
         if q.split(".")[0] != "mindspore" or q.rsplit(".", 1)[-1] not in _BUILDERS:
             return ()
         key = _callee_key(node.args[0])
-        if key is None or not _with_weights(node):
+        if key is None or not (_with_weights(node) or reads_parameters(key, func, ctx)):
             return ()
-        applied = _applied_at(node, func, ctx)
+        applied = applied_at(node, func, ctx)
         return () if applied is None else self._again(node, key, applied, func, ctx)
 
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
-        # `check`'s first tests: any call by name, of the attribute calls `x.grad(...)` and
-        # `x.value_and_grad(...)` only
-        return callee is ast.Name or (callee is ast.Attribute and called in _BUILDERS)
+        # `check`'s first tests: any call by name, of the attribute calls `x.grad(...)`,
+        # `x.value_and_grad(...)` and `self.<attr>(...)` (a held GradOperation), and
+        # `ops.GradOperation()(net)`
+        return callee is ast.Name or callee is ast.Call or (callee is ast.Attribute and (called in _BUILDERS or receiver == "self"))
 
     def _again(
-        self, node: ast.Call, key: tuple[str, str], applied: ast.Call, func: ast.AST, ctx: Context
+        self, node: ast.Call, key: tuple[str, str], applied: ast.Call, func: ast.AST, ctx: Context, sens: bool = False
     ) -> list[Diagnostic]:
-        # measured (probes `cycle_*`, written/trainsteps): the cycle needs the very call the
-        # gradient made: `loss_fn(x * 2, y)`, or `x` rebound in between, compiles
+        # measured (probes `cycle_*`, written/trainsteps; `cyc_*`, written/heldout20a): the
+        # cycle needs the very call the gradient made: `loss_fn(x * 2, y)`, or `x` rebound in
+        # between, compiles, and so does the same call made once before the gradient too
+        # (`u = net(x)`, `grad(net)(x)`, `net(x)`). With `sens_param=True` the gradient is
+        # given one more argument (the sensitivity) than the network.
         after = applied.lineno
+        end = (applied.end_lineno or after, applied.end_col_offset or 0)
         same = _arguments(applied)
+        sames = (same, same[:-1]) if sens and same else (same,)
         rebound = _stores_from(func, after, ctx)
-        calls = sorted(
-            (n for n in own_nodes(func) if isinstance(n, ast.Call) and n.lineno > after),
-            key=lambda c: (c.lineno, c.col_offset),
-        )
+        mine = [n for n in own_nodes(func) if isinstance(n, ast.Call) and _callee_key(n.func) == key and _arguments(n) in sames]
+        start = (applied.lineno, applied.col_offset)
+        if any((c.lineno, c.col_offset) < start for c in mine):
+            return []
+        calls = sorted((c for c in mine if (c.lineno, c.col_offset) > end), key=lambda c: (c.lineno, c.col_offset))
         for c in calls:
-            if _callee_key(c.func) != key or _arguments(c) != same:
-                continue
             used = {n.id for a in [*c.args, *(k.value for k in c.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name)}
             if any(after <= line < c.lineno for name in used for line in rebound.get(name, ())):
                 continue
@@ -133,7 +174,7 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
                 ctx.diagnostic(
                     self,
                     c,
-                    f"`{ctx.segment(c.func)}` is differentiated in this graph and called again after its gradient: MindSpore stops with 'Graph cycle exists'; call the network directly, or take this loss before the gradient",
+                    f"`{ctx.segment(c.func)}` is differentiated in this graph and called again after its gradient: MindSpore stops with 'Graph cycle exists'; make this call before the gradient, or call the network directly instead of the differentiated function",
                 )
             ]
         return []
@@ -148,7 +189,7 @@ def _callee_key(e: ast.expr) -> tuple[str, str] | None:
     return None
 
 
-def _applied_at(builder: ast.Call, func: ast.AST, ctx: Context) -> ast.Call | None:
+def applied_at(builder: ast.Call, func: ast.AST, ctx: Context) -> ast.Call | None:
     """The call that takes the gradient `builder` makes: the builder called in place
     (`ms.grad(fn, None, params)(x)`), else the first call of a local bound to it
     (`grad_fn = ms.value_and_grad(fn, None, params)` ... `grad_fn(x, y)`); None when the
@@ -205,3 +246,112 @@ def _stores_from(func: ast.AST, line: int, ctx: Context) -> dict[str, list[int]]
         for name, lines in store_lines(func, ctx).items()
         if (after := [n for n in lines if n >= line])
     }
+
+
+#: the grad operation classes: `ops.GradOperation(...)` built, then called on the function
+_OPERATIONS = frozenset({"GradOperation"})
+
+
+def grad_operation(f: ast.expr, func: ast.AST, ctx: Context) -> ast.Call | None:
+    """The `ops.GradOperation(...)` call that built the callee `f` of `f(fn)`: built in place
+    (`ops.GradOperation()(fn)`), held on `self` (`self.grad = ops.GradOperation()` in
+    `__init__`) or bound to a local; None for anything else."""
+    if not ctx.mentions("GradOperation"):
+        return None
+    built: ast.expr | None = None
+    if isinstance(f, ast.Call):
+        built = f
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(func)
+        held = a._self_values(cls).get(f.attr, []) if cls is not None else []
+        built = held[0] if len(held) == 1 else None
+    elif isinstance(f, ast.Name):
+        built = constructed.built(f, func, ctx)
+    if not isinstance(built, ast.Call):
+        return None
+    q = ctx.qualname(built.func) or ""
+    return built if q.split(".")[0] == "mindspore" and q.rsplit(".", 1)[-1] in _OPERATIONS else None
+
+
+def _layers_with_parameters() -> frozenset[str]:
+    data = json.loads(Path(__file__).with_name("ms_layer_parameters.json").read_text(encoding="utf-8"))
+    return frozenset(data["layers"])
+
+
+#: MindSpore's layers that own Parameters (`nn.Dense`, `nn.Conv2d`, ...), from its 2.10 tables
+_PARAMETER_LAYERS = _layers_with_parameters()
+#: cell containers: they own the Parameters of the cells they are given
+_CONTAINERS = frozenset({"SequentialCell", "CellList", "CellDict"})
+_DEPTH = 4
+
+
+def reads_parameters(key: tuple[str, str], func: ast.AST, ctx: Context, depth: int = 0) -> bool:
+    """Does the callable `key` (`_callee_key`) of compiled `func` read Parameters: a cell
+    built (in `__init__`, at module level, or by every place building this Cell) from a
+    MindSpore layer that owns weights (`nn.Dense`, a `SequentialCell` of them), a Cell of
+    this file whose `__init__` builds one or a `Parameter`, or a method / module function
+    calling such a cell? False when not known."""
+    if depth > _DEPTH:
+        return False
+    scope, name = key
+    if scope == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(func)
+        if cls is None:
+            return False
+        method = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == name), None)
+        if method is not None:
+            return _calls_parameters(method, method, ctx, depth + 1)
+        srcs = constructed.sources(cls, name, ctx) or []
+        return any(_holds_parameters(e, where, ctx, depth + 1) for e, where in srcs)
+    fn = next((m for m in ctx.tree.body if isinstance(m, ast.FunctionDef) and m.name == name), None)
+    if fn is not None:
+        return _calls_parameters(fn, fn, ctx, depth + 1)
+    value = constructed.built(ast.Name(id=name, ctx=ast.Load()), None, ctx)
+    return value is not None and _holds_parameters(value, None, ctx, depth + 1)
+
+
+def _calls_parameters(body: ast.AST, func: ast.AST, ctx: Context, depth: int) -> bool:
+    """Does a method or function call a cell (`self.net(x)`, `net(x)`) that reads Parameters?"""
+    for n in ast.walk(body):
+        if isinstance(n, ast.Call):
+            key = _callee_key(n.func)
+            if key is not None and key != ("", "print") and reads_parameters(key, func, ctx, depth):
+                return True
+    return False
+
+
+def _holds_parameters(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int) -> bool:
+    """Does the object `e` builds own Parameters (see `reads_parameters`)?"""
+    if depth > _DEPTH:
+        return False
+    if isinstance(e, ast.Name):
+        value = constructed.built(e, where, ctx)
+        return value is not None and _holds_parameters(value, where, ctx, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.qualname(e.func) or ""
+    last = q.rsplit(".", 1)[-1]
+    if q.split(".")[0] == "mindspore":
+        if last == "Parameter" or last in _PARAMETER_LAYERS:
+            return True
+        if last in _CONTAINERS:
+            given = [*e.args, *(k.value for k in e.keywords)]
+            inside = [n for a in given for n in ast.walk(a) if isinstance(n, ast.Call)]
+            if any(_holds_parameters(n, where, ctx, depth + 1) for n in inside):
+                return True
+            # `nn.SequentialCell(layers)` with `layers` grown in `__init__`
+            if where is not None and any(isinstance(a, ast.Name) for a in given):
+                return any(
+                    _holds_parameters(n, where, ctx, depth + 1)
+                    for n in ast.walk(where)
+                    if isinstance(n, ast.Call) and n is not e and (ctx.qualname(n.func) or "").rsplit(".", 1)[-1] in _PARAMETER_LAYERS
+                )
+        return False
+    if isinstance(e.func, ast.Name):
+        cls = next((c for c in ctx.tree.body if isinstance(c, ast.ClassDef) and c.name == e.func.id), None)
+        init = constructed._init(cls) if cls is not None else None
+        if init is not None:
+            return any(isinstance(n, ast.Call) and _holds_parameters(n, init, ctx, depth + 1) for n in ast.walk(init))
+    return False

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 
@@ -22,7 +23,9 @@ class LambdaSourceLine(GraphRule):
     Flags calls in compiled code that reach a lambda defined in plain-Python code (module
     level, `__init__`) where the lambda is not the whole value of its own statement: an
     entry of a dict, list or tuple literal (`ACTS = {"mish": lambda x: ...}`, also one
-    `__init__` keeps on `self` and `construct` indexes: `self.acts[self.act](x)`), a default
+    `__init__` keeps on `self` and `construct` indexes: `self.acts[self.act](x)`, or one
+    `__init__` picks from a local table for the key the Cell is built with:
+    `self.act = acts[activation]`), a default
     argument (`def __init__(self, fn=lambda x: x)`), or part of a larger expression, such
     as the function a grad builder differentiates (`grad_fn = ms.value_and_grad(lambda x, y:
     ..., None, weights)` at module level or `self.vg = ...` in `__init__`). Also
@@ -82,7 +85,11 @@ class LambdaSourceLine(GraphRule):
       never indexed: compile). Tables read whole: the written heldout17a case
       `tta_transform_lambdas_list` and probes `fe17a_lt_*` (a loop over a list of lambda
       pairs, `len`, `enumerate`, `zip`, unpacking an element: rejected at both levels; tables
-      of `def` functions or of lambdas bound to names first compile).
+      of `def` functions or of lambdas bound to names first compile). Picked in `__init__`
+      from a local table: the written heldout20a case `ode_surrogate_input_normalization_lambda`
+      and probes `lamdict_*` (`self.act = acts[activation]` with `acts` a dict literal local
+      to `__init__`: rejected when the key the Cell is built with, or a literal key, picks
+      the lambda; the default or a given key picking `ops.tanh` / `ops.relu` compiles).
     """
 
     nodes = (ast.Call, ast.Module)
@@ -446,7 +453,7 @@ def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
         # `self.vg = ms.value_and_grad(lambda x, y: ..., None, weights)` in `__init__`
         return _grad_of_lambda(value, ctx)
     if isinstance(value, ast.Subscript):
-        return _picked(value, ctx)
+        return _picked(value, ctx) or _picked_in_init(value, cls, ctx)
     if isinstance(value, ast.Name):
         init = next((i for i in cls.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
         if init is None:
@@ -459,6 +466,66 @@ def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
         if isinstance(default, ast.Lambda) and not _module_passes(cls.name, ctx):
             return [default]
     return []
+
+
+def _picked_in_init(sub: ast.Subscript, cls: ast.ClassDef, ctx: Context) -> list[ast.Lambda]:
+    """Lambdas `self.<attr> = table[key]` picks in `__init__` from a dict / list / tuple
+    literal bound to a local there (`acts = {"tanh": ops.tanh, "sin": lambda x: ...}`,
+    `self.act = acts[activation]`), for the keys it is built with: a literal key, or the
+    literal every place building the Cell gives the `__init__` parameter (or its literal
+    default). None of those known: []. Measured (written/heldout20a case
+    `ode_surrogate_input_normalization_lambda`, probes `lamdict_*`): the lambda picked is
+    rejected at both levels ("Parse Lambda Function Fail. Node type must be Lambda, but got
+    Dict"); a function picked from the same table compiles."""
+    init = next((i for i in cls.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
+    if init is None or not isinstance(sub.value, ast.Name):
+        return []
+    table = analyzer(ctx).single_assignment(sub.value.id, init)
+    if not isinstance(table, (ast.Dict, ast.List, ast.Tuple)):
+        return []
+    keys = _init_keys(sub.slice, cls, init, ctx)
+    out: list[ast.Lambda] = []
+    for key in keys:
+        if isinstance(table, ast.Dict):
+            values = [v for k, v in zip(table.keys, table.values, strict=True) if isinstance(k, ast.Constant) and k.value == key]
+        elif isinstance(key, int) and not isinstance(key, bool) and -len(table.elts) <= key < len(table.elts):
+            values = [table.elts[key]]
+        else:
+            values = []
+        out += [v for v in values if isinstance(v, ast.Lambda) and v not in out]
+    return out
+
+
+def _init_keys(key: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context) -> list[object]:
+    """The literal values `key` takes in `__init__`: itself, or what each construction of the
+    Cell in this file gives the parameter it names (a literal, or the literal default)."""
+    if isinstance(key, ast.Constant):
+        return [key.value]
+    if not isinstance(key, ast.Name):
+        return []
+    args = init.args
+    positional = [p.arg for p in [*args.posonlyargs, *args.args]][1:]
+    kwonly = [p.arg for p in args.kwonlyargs]
+    if key.id not in positional and key.id not in kwonly:
+        return []
+    if any(isinstance(n, ast.Name) and n.id == key.id and isinstance(n.ctx, ast.Store) for n in ast.walk(init)):
+        return []  # rebound in `__init__`
+    names = [p.arg for p in [*args.posonlyargs, *args.args]]
+    defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True))
+    defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    out: list[object] = []
+    for site in constructed._sites(cls, ctx):
+        if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+            return []
+        given = next((k.value for k in site.keywords if k.arg == key.id), None)
+        if given is None and key.id in positional and positional.index(key.id) < len(site.args):
+            given = site.args[positional.index(key.id)]
+        if given is None:
+            given = defaults.get(key.id)
+        if not isinstance(given, ast.Constant):
+            return []
+        out.append(given.value)
+    return out
 
 
 def _module_passes(cls_name: str, ctx: Context) -> bool:

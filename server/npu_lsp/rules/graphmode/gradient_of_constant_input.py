@@ -1,0 +1,272 @@
+"""MS207: the gradient with respect to a constant tensor, used as a tensor."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import constructed
+from npu_lsp.rules.graphmode.differentiated_function_called_again import applied_at, grad_operation
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+
+#: the builders whose gradient is the first input's by default (`ms.grad`, `ops.grad`)
+_BUILDERS = frozenset({"grad"})
+#: tensor constructors from host data, and creators MindSpore folds on constant arguments
+_TENSORS = frozenset({"Tensor", "tensor"})
+_CREATORS = frozenset({"ones", "zeros", "full", "eye", "ones_like", "zeros_like"})
+_DEPTH = 12
+
+
+@rule(code="MS207", name="gradient-of-constant-input", severity="error", family="graphmode")
+class GradientOfConstantInput(GraphRule):
+    """## What it does
+    Flags the gradient of a function or cell with respect to an input that is a constant of
+    the graph, when it is then used as a tensor (a method or attribute of it, arithmetic
+    with it): `du = self.grad(self.net)(x)` with `x = ms.Tensor(np.random.rand(64, 2))`
+    sampled in `construct`, a tensor held on `self` (`self.pts = Tensor(...)` in
+    `__init__`), a module-level tensor, or `ops.ones(...)`, then `du.sum(axis=1)`,
+    `x - 0.1 * du` or `du[:, 0:1]`. The gradient is taken by `ops.GradOperation()` (without `get_all` /
+    `get_by_list`), `ms.grad(fn)` or `ops.grad(fn)` (first input, no weights).
+
+    ## Why is this bad?
+    MindSpore 2.10 differentiates only graph variables: a tensor known while compiling is a
+    constant of the graph, its gradient is not a tensor but a tuple, and using it as one
+    stops compiling at every syntax level (`AttributeError: 'Tuple' object has no attribute
+    'sum'`, `TypeError: can't multiply sequence by non-int of type float`, `tuple indices
+    must be integers or slices, not tuple`). The rule: the
+    gradient with respect to a compile-time constant input is a tuple.
+
+    ## Example
+    ```python
+    def construct(self, scale):
+        x = ms.Tensor(np.random.rand(64, 2).astype(np.float32))
+        du = self.grad(self.net)(x)
+        return du.sum(axis=1).mean() * scale
+    ```
+
+    ## Use instead
+    Sample the points outside the network and pass them in as an input:
+    ```python
+    def construct(self, x, scale):
+        du = self.grad(self.net)(x)
+        return du.sum(axis=1).mean() * scale
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level).
+    - Measured on MindSpore 2.10 (CPU), LAX and STRICT: written set `heldout20a`
+      (`pinn_poisson_collocation_numpy_sample`) and its probes `cgrad_*`: the gradient of a
+      `SequentialCell` with respect to `ms.Tensor(np.random.rand(...))`,
+      `ms.Tensor(np.ones(...))`, `ops.ones(...)`, a tensor attribute of `self`, a
+      module-level tensor (`GradOperation()`, `ms.grad`, `ops.grad` in an `@ms.jit`
+      function; of a method; with respect to the first of two inputs) is rejected once
+      `.sum()`, `0.1 * g` or `g[:, 0:1]` uses it; returning it compiles, and so do the
+      gradient with respect to `x + ms.Tensor(np.ones(...))` for a graph input `x` and with
+      respect to a `Parameter` held on `self` (`requires_grad=False`).
+    """
+
+    nodes = (ast.Call,)
+    words = ("grad", "GradOperation")
+
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        return callee is ast.Call or callee is ast.Name or (callee is ast.Attribute and (called in _BUILDERS or receiver == "self"))
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        func = ctx.function
+        if func is None or isinstance(func, ast.Lambda) or not node.args:
+            return ()
+        f = node.func
+        operation = grad_operation(f, func, ctx)
+        if operation is not None:
+            if any(k.arg in ("get_all", "get_by_list") for k in operation.keywords) or operation.args:
+                return ()
+        else:
+            q = ctx.qualname(f) or ""
+            if q.split(".")[0] != "mindspore" or q.rsplit(".", 1)[-1] not in _BUILDERS:
+                return ()
+            if len(node.args) > 1 or any(k.arg not in ("has_aux",) for k in node.keywords):
+                return ()  # a grad position or weights given
+        applied = applied_at(node, func, ctx)
+        if applied is None or not applied.args or isinstance(applied.args[0], ast.Starred):
+            return ()
+        if not _constant_tensor(applied.args[0], func, ctx, 0):
+            return ()
+        use = _tensor_use(applied, func, ctx)
+        if use is None:
+            return ()
+        return [
+            ctx.diagnostic(
+                self,
+                use,
+                f"`{ctx.segment(applied.args[0])}` is a constant of the graph (a tensor known while compiling), so its gradient is a tuple, not a tensor: using it as one fails to compile ('Tuple' object has no attribute ...); pass the points into the network as an input",
+            )
+        ]
+
+
+def _tensor_use(applied: ast.Call, func: ast.AST, ctx: Context) -> ast.expr | None:
+    """Where the gradient `applied` returns is used as a tensor: an attribute of it, or
+    arithmetic with it (not with an int, which repeats a tuple), an index of several axes,
+    directly or through a local bound once to it."""
+    used = _as_tensor(applied, ctx)
+    if used is not None:
+        return used
+    parent = ctx.parent(applied)
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return None
+    name = parent.targets[0].id
+    if analyzer(ctx).single_assignment(name, func) is not applied:
+        return None
+    for n in own_nodes(func):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+            used = _as_tensor(n, ctx)
+            if used is not None:
+                return used
+    return None
+
+
+def _as_tensor(e: ast.expr, ctx: Context) -> ast.expr | None:
+    parent = ctx.parent(e)
+    if isinstance(parent, ast.Attribute) and parent.value is e and parent.attr not in ("count", "index"):
+        return parent
+    if isinstance(parent, ast.Subscript) and parent.value is e and isinstance(parent.slice, ast.Tuple):
+        return parent  # `du[:, 0:1]`: "tuple indices must be integers or slices, not tuple"
+    if isinstance(parent, ast.BinOp):
+        other = parent.right if parent.left is e else parent.left
+        if isinstance(other, ast.Constant) and isinstance(other.value, int):
+            return None
+        return parent
+    return None
+
+
+def _constant_tensor(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> bool:
+    """Is `e` a tensor known while compiling: built from host data (`ms.Tensor(np...)`),
+    folded (`ops.ones((8, 2))`), a tensor held on `self` or at module level, or what a
+    method without arguments returns of those?"""
+    if depth > _DEPTH:
+        return False
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        if bound is not None:
+            return _constant_tensor(bound, func, ctx, depth + 1)
+        if e.id in _params(func) or e.id in _bound_here(func):
+            return False
+        value = constructed.built(e, None, ctx)
+        return value is not None and _tensor_call(value, None, ctx, depth + 1)
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(func)
+        held = a._self_values(cls).get(e.attr, []) if cls is not None else []
+        init = constructed._init(cls) if cls is not None else None
+        return len(held) == 1 and held[0] is not None and init is not None and _tensor_call(held[0], init, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        f = e.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" and not e.args and not e.keywords:
+            cls = analyzer(ctx).owner_class(func)
+            method = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == f.attr), None) if cls else None
+            if method is None:
+                return False
+            rets = [r.value for r in ast.walk(method) if isinstance(r, ast.Return)]
+            return bool(rets) and all(r is not None and _constant_tensor(r, method, ctx, depth + 1) for r in rets)
+        return _tensor_call(e, func, ctx, depth + 1)
+    return False
+
+
+def _tensor_call(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int) -> bool:
+    """`ms.Tensor(<host data>)` or a folded creator on host arguments."""
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.qualname(e.func) or ""
+    if q.split(".")[0] != "mindspore":
+        return False
+    last = q.rsplit(".", 1)[-1]
+    if last not in _TENSORS and last not in _CREATORS:
+        return False
+    if last in _TENSORS and q not in ("mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor"):
+        return False
+    args = [*e.args, *(k.value for k in e.keywords)]
+    return bool(args) and all(_host(a, where, ctx, depth + 1) for a in args)
+
+
+def _host(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int) -> bool:
+    """Is `e` host data known while compiling: literals, numpy (random sampling included:
+    JIT Fallback runs it while compiling), static shapes, host attributes of `self`?"""
+    if depth > _DEPTH:
+        return False
+    if isinstance(e, ast.Constant):
+        return True
+    if isinstance(e, (ast.List, ast.Tuple)):
+        return all(_host(x, where, ctx, depth + 1) for x in e.elts)
+    if isinstance(e, ast.UnaryOp):
+        return _host(e.operand, where, ctx, depth + 1)
+    if isinstance(e, ast.BinOp):
+        return _host(e.left, where, ctx, depth + 1) and _host(e.right, where, ctx, depth + 1)
+    if isinstance(e, ast.Name):
+        if where is None:
+            value = constructed.built(e, None, ctx)
+            return value is not None and _host(value, None, ctx, depth + 1)
+        bound = analyzer(ctx).single_assignment(e.id, where)
+        return bound is not None and _host(bound, where, ctx, depth + 1)
+    if isinstance(e, ast.Attribute):
+        q = ctx.qualname(e) or ""
+        if q.startswith(("numpy.", "mindspore.")):
+            return True  # np.pi, np.float32, ms.float32
+        if e.attr in ("shape", "ndim", "dtype"):
+            return True  # static shapes are constants
+        if isinstance(e.value, ast.Name) and e.value.id == "self" and where is not None:
+            return _host_attribute(e.attr, where, ctx)
+        return _host(e.value, where, ctx, depth + 1) if isinstance(e.value, ast.Call) else False
+    if isinstance(e, ast.Subscript):
+        return _host(e.value, where, ctx, depth + 1) and _host(e.slice, where, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        args = [*e.args, *(k.value for k in e.keywords)]
+        q = ctx.qualname(e.func) or ""
+        if q.startswith("numpy."):
+            return all(_host(a, where, ctx, depth + 1) for a in args)
+        f = e.func
+        if isinstance(f, ast.Attribute) and q == "" and isinstance(f.value, (ast.Call, ast.Name, ast.Subscript)):
+            # `.astype(np.float32)`, `.reshape(-1, 1)` on host data
+            return _host(f.value, where, ctx, depth + 1) and all(_host(a, where, ctx, depth + 1) for a in args)
+        return False
+    return False
+
+
+def _params(func: ast.AST) -> set[str]:
+    a = getattr(func, "args", None)
+    if a is None:
+        return set()
+    return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)} | {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+
+
+def _bound_here(func: ast.AST) -> set[str]:
+    return {n.id for n in own_nodes(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _host_attribute(attr: str, where: ast.AST, ctx: Context) -> bool:
+    """`self.<attr>` a Python number of the cell: `__init__` binds it only to literals or to
+    parameters whose default is a literal (`self.n = n` with `n=64`)."""
+    a = analyzer(ctx)
+    cls = a.owner_class(where)
+    init = constructed._init(cls) if cls is not None else None
+    held = a._self_values(cls).get(attr, []) if cls is not None else []
+    if init is None or not held:
+        return False
+    args = init.args
+    names = [p.arg for p in (*args.posonlyargs, *args.args)]
+    defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True))
+    return all(
+        isinstance(v, ast.Constant)
+        or (isinstance(v, ast.Name) and isinstance(defaults.get(v.id), ast.Constant) and not _rebound(v.id, init))
+        for v in held
+    )
+
+
+def _rebound(name: str, init: ast.FunctionDef) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(init))

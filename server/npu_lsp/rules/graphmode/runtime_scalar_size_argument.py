@@ -1,0 +1,98 @@
+"""MS208: a segment count or padding read from a run-time tensor (`int(t.max()) + 1`)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.runtime_scalar_randint import _argument, _runtime_scalar
+
+#: the MindSpore functions, by last name, whose argument (position, keyword) must be known
+#: while compiling or be a tensor: the segment count of the unsorted segment reductions
+#: (their kernels take it as a tensor input) and the padding widths of `ops.pad` (PadV3)
+_SIZED: dict[str, tuple[int, str]] = {
+    "unsorted_segment_sum": (2, "num_segments"),
+    "unsorted_segment_max": (2, "num_segments"),
+    "unsorted_segment_min": (2, "num_segments"),
+    "unsorted_segment_prod": (2, "num_segments"),
+    "pad": (1, "padding"),
+}
+
+
+@rule(code="MS208", name="runtime-scalar-size-argument", severity="error", family="graphmode")
+class RuntimeScalarSizeArgument(GraphRule):
+    """## What it does
+    Flags, in compiled code (at both syntax levels), the segment count of
+    `ops.unsorted_segment_sum` / `_max` / `_min` / `_prod` and the padding of `ops.pad`
+    computed from a number read from a run-time tensor: `int(t)`, `t.item()`, `float(t)`,
+    also through arithmetic and names bound once (`num_graphs = int(batch.max()) + 1`,
+    `pad = int(n * factor) // 2` with `factor` a tensor input).
+
+    ## Why is this bad?
+    The rule: a primitive's size argument may be a constant or a tensor, not a graph scalar
+    whose value is only known at run time. MindSpore 2.10 stops compiling: the segment
+    reductions with `Invalid kernel object type, a tensor type is required but the actual
+    is scalar, input node: ... ScalarAdd ... UnsortedSegmentSum` (or `num_segments value
+    must be greater than 0, but got: -1`), `ops.pad` with `For primitive[PadV3], there are
+    unknown values in the paddings value`.
+
+    ## Example
+    ```python
+    def construct(self, h, batch):
+        num_graphs = int(batch.max()) + 1
+        return ops.unsorted_segment_sum(h, batch, num_graphs)
+    ```
+
+    ## Use instead
+    Pass the count as a tensor (`batch.max() + 1`), or as a constant known while compiling
+    (the number of graphs of the batch, given to the Cell):
+    ```python
+    def construct(self, h, batch):
+        return ops.unsorted_segment_sum(h, batch, batch.max() + 1)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level).
+    - Measured on MindSpore 2.10 CPU, LAX and STRICT, written set `heldout20a`
+      (`gnn_graph_readout_batch_vector_unique`, `r2_fno_super_resolution_interp_scale_float`)
+      and its probes `rtarg_*`: `int(batch.max()) + 1`, `int(batch.max())`,
+      `batch.max().item() + 1`, the keyword `num_segments=`, `unsorted_segment_max`, and
+      `int(...)` of a tensor as `ops.pad`'s width are rejected; `batch.max() + 1` (a tensor),
+      `h.shape[0]`, `h.shape[-1] // 2` compile, and so does `int(np.max(batch.asnumpy()))`
+      under LAX (host data).
+    """
+
+    nodes = (ast.Call,)
+    calls = frozenset(_SIZED)
+    words = ("unsorted_segment_", "pad(")
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        assert isinstance(node, ast.Call)
+        if ctx.function is None or not ctx.scope:
+            return
+        q = ctx.qualname(node.func) or ""
+        last = q.rsplit(".", 1)[-1]
+        if q.split(".")[0] != "mindspore" or ".ops." not in f"{q}." or last not in _SIZED:
+            return
+        at, key = _SIZED[last]
+        arg = _argument(node, at, key)
+        if arg is None:
+            return
+        src = _runtime_scalar(arg, ctx)
+        if src is None:
+            return
+        if type(src) is ast.Name:
+            src = analyzer(ctx).single_assignment(src.id, ctx.function) or src
+        yield ctx.diagnostic(
+            self,
+            arg,
+            f"`{ctx.segment(arg)}` is computed from `{ctx.segment(src)}`, a number read from a run-time tensor; `{last}` needs its `{key}` known while compiling or as a tensor, and MindSpore stops compiling: keep it a tensor, or pass a constant",
+        )
