@@ -62,7 +62,9 @@ class HostListIterated(GraphRule):
     of them, or a name bound to one), in a network's `construct` or an `@ms.jit` function,
     when that list has 3 or more items: its length is read from the tensor every module-level
     call passes (`net(Tensor(np.random.randn(4, 10)))`) through indexing, one-axis reductions
-    (`argmax(axis=-1)`), `flatten`, `reshape`, `nn.Dense` (its literal output size),
+    (`argmax(axis=-1)`), `flatten`, `reshape`, `squeeze`, elementwise arithmetic of two
+    tensors (broadcast), `nn.Dense` (its output size a literal, a module constant,
+    `len(MODULE_LIST)` or an `__init__` argument),
     `nn.Embedding`, an `nn.SequentialCell` of those and shape-keeping cells, `[:k]` slices
     (also of a JIT Fallback `sorted(...)`) and `ops.topk` / `Tensor.topk` (`k` a literal, a
     constant on `self`, an `__init__` argument or a parameter every call gives one literal;
@@ -80,7 +82,9 @@ class HostListIterated(GraphRule):
     type counts as Python data when it is a list display or comprehension, or reads the
     loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
     in ids.asnumpy().tolist()`). A list comprehension whose `len` compiled code reads is
-    flagged whatever its length; one never read, or written inside a builtin LAX runs as
+    flagged whatever its length, and so is one over 1-D host data (numbers, or `zip` /
+    `enumerate` / `sorted` of such lists) that compiled code sums (`sum(vals)`, `sum(vals,
+    0.0)`), takes the `max` / `min` of, indexes or slices; one never read, or written inside a builtin LAX runs as
     Python (`sorted([...])`), is not. Also, whatever the length, a comprehension over an
     item of an outer comprehension's host data (`[[v * 2 for v in row] for row in
     x.tolist()]`, in helpers too), and one over values of a tensor LAX holds as a Python
@@ -105,7 +109,10 @@ class HostListIterated(GraphRule):
     a list LAX can return (`return lst`, `return [lst]`), whatever the length; reading that
     list afterwards (`len`, `sum`, `Tensor(...)`, or returning it in a tuple) fails as
     without the `break`, and so does a `break` under a test known while compiling or nested
-    in a second `if`. STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+    in a second `if`. A comprehension over 1 or 2 host numbers is not safe either once it
+    is summed, `max`-ed, indexed or sliced ("Failed to infer for primitive:typeof",
+    "'float' object is not subscriptable", "The object is not iterable"; written/heldout19b
+    probes `lx20_*`). STRICT refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -252,7 +259,7 @@ class HostListIterated(GraphRule):
                     f"{what} over `{ctx.segment(shown)}`, {size} JIT Fallback makes from a tensor at run time, whose `len` compiled code reads: under LAX MindSpore cannot build it, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
                 )
                 return
-            if use == "reduced":
+            if use == "reduced" and _scalar_items(it, ctx):
                 # summed, `max`/`min`-ed or indexed, it fails whatever its length
                 size = f"a Python list of {n} items" if n is not None else "a Python list"
                 yield ctx.diagnostic(
@@ -557,6 +564,23 @@ def _comprehension_use(comp: ast.ListComp, ctx: Context) -> str:
 
 #: builtins that fold a list into one value
 _FOLDS = frozenset({"builtins.sum", "builtins.max", "builtins.min"})
+
+
+def _scalar_items(it: ast.expr, ctx: Context) -> bool:
+    """Iterating the host value `it` gives Python numbers (or tuples of them, from `zip` /
+    `enumerate`): its shape is known and has one axis. Over rows (`x.tolist()` of a 2-D
+    tensor) a comprehension indexed afterwards compiles (written/famc probe
+    `g17_ct_rows_sum_ok`)."""
+    if type(it) is ast.Name:
+        bound = analyzer(ctx).single_assignment(it.id, ctx.function)
+        it = bound if bound is not None else it
+    if type(it) is ast.Call and type(it.func) is ast.Name and ctx.qualname(it.func) in ("builtins.zip", "builtins.enumerate", "builtins.sorted", "builtins.list"):
+        parts = it.args if ctx.qualname(it.func) == "builtins.zip" else it.args[:1]
+        return bool(parts) and all(_scalar_items(a, ctx) for a in parts)
+    if type(it) is ast.Subscript and type(it.slice) is ast.Slice:
+        return _scalar_items(it.value, ctx)
+    s = _host_shape(it, ctx, 0)
+    return s is not None and len(s) == 1
 
 
 def _reduced_by(e: ast.AST, ctx: Context) -> bool:

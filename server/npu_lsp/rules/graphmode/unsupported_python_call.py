@@ -63,7 +63,9 @@ class UnsupportedPythonCall(GraphRule):
       read afterwards: `v = d.pop(k)` with neither read again is dead code MindSpore never
       compiles, and so is the statement `d.pop(k)` under LAX; `lst.index(t)` /
       `lst.remove(t)` with tensor elements, `d.setdefault(k, v)` / `d.pop(k)` as a statement
-      on a dict of tensors the function builds), keyword arguments of those methods
+      on a dict of tensors the function builds; `kwargs.pop(k, d)` on the `**kwargs` of a
+      compiled function whose result is read, whatever the caller passes, where
+      `kwargs.get(k, d)` and `kwargs[k]` compile), keyword arguments of those methods
       (`d.update(c=1.0)`);
     - `round()` and `abs()` of a run-time scalar (`round(float(t))`, `abs(int(t))`), which
       the graph hands to the tensor operator (under LAX, not of a scalar computed from a JIT
@@ -154,6 +156,13 @@ class UnsupportedPythonCall(GraphRule):
             if node.keywords and calls_table.method_measured(f"{f.attr}(kw)"):
                 yield from self._on_receiver(node, recv, f"{f.attr}(kw)", f"{f.attr}(key=...)", level, ctx)
             elif calls_table.rejectable(f.attr):
+                if f.attr == "pop" and _keywords_param(recv, ctx) and type(ctx.parent(node)) is not ast.Expr:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{recv.id}.pop(...)` on the `**{recv.id}` of compiled code fails to compile in graph mode, whatever the caller passes (a tensor, a number, a tuple, or nothing): MindSpore reads the result of `dict.pop` as a (dict, value) pair (For 'TupleGetItem', input[0] should be Sequence); read it with `{recv.id}.get(...)` instead",  # type: ignore[attr-defined]
+                    )
+                    return
                 if f.attr == "pop" and _dead_dict_pop(node, recv, level, ctx):
                     return
                 yield from self._on_receiver(node, recv, f.attr, f"{f.attr}()", level, ctx)
@@ -392,6 +401,20 @@ class UnsupportedPythonCall(GraphRule):
             what = f"`{shown}` on a {type_name}" if shown.endswith("(...)") or shown == "|" else f"`{type_name}.{shown}`"
             msg = f"{what} of {content} fails to compile in graph mode (MindSpore: {verdict.message})"
         yield ctx.diagnostic(self, node, msg)
+
+
+def _keywords_param(recv: ast.expr, ctx: Context) -> bool:
+    """Is `recv` the `**kwargs` parameter of the compiled function being checked, never
+    rebound there? Measured (written/heldout19a probes `lx20_kw_*`): `kwargs.pop(k, d)` on
+    it fails at both levels whether the call passes a tensor (of 1 or 2 rows), a float, a
+    tuple or nothing ("For 'TupleGetItem', input[0] should be Sequence, but got Float32",
+    "index 1 is out of bounds", "Kernel select failed"), in a sub-cell's `construct` or the
+    network's own; `kwargs.get(k, d)` and `kwargs[k]` compile."""
+    func = ctx.function
+    if type(recv) is not ast.Name or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    kw = func.args.kwarg
+    return kw is not None and kw.arg == recv.id and not analyzer(ctx).rebinds(recv.id, func)
 
 
 def _dead_dict_pop(call: ast.Call, recv: ast.expr, level: str, ctx: Context) -> bool:
