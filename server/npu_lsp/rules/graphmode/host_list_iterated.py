@@ -592,11 +592,11 @@ def _reduced_by(e: ast.AST, ctx: Context) -> bool:
     iterable"), while one returned as it is, or 2 ints given to `Tensor(...)`, compile."""
     p = ctx.parent(e)
     if type(p) is ast.Subscript:
-        return p.value is e and type(p.ctx) is ast.Load  # type: ignore[attr-defined]
-    if type(p) is not ast.Call or not p.args or p.args[0] is not e or ctx.qualname(p.func) not in _FOLDS:  # type: ignore[attr-defined]
+        return p.value is e and type(p.ctx) is ast.Load
+    if type(p) is not ast.Call or not p.args or p.args[0] is not e or ctx.qualname(p.func) not in _FOLDS:
         return False
     # `sum(vals)`, `sum(vals, 0.0)`, `max(vals)`; not `max(vals, key=...)` or `max(a, b)`
-    return not p.keywords and (len(p.args) == 1 or (len(p.args) == 2 and ctx.qualname(p.func) == "builtins.sum"))  # type: ignore[attr-defined]
+    return not p.keywords and (len(p.args) == 1 or (len(p.args) == 2 and ctx.qualname(p.func) == "builtins.sum"))
 
 
 def _len_of(e: ast.AST, ctx: Context) -> bool:
@@ -1062,15 +1062,15 @@ def _straight_line_binding(use: ast.Name, ctx: Context) -> ast.expr | None:
     binds = [
         n
         for n in own_nodes(func)
-        if type(n) is ast.Name and n.id == use.id and type(n.ctx) is not ast.Load  # type: ignore[attr-defined]
+        if type(n) is ast.Name and n.id == use.id and type(n.ctx) is not ast.Load
     ]
-    at = func.body.index(top)  # type: ignore[arg-type]
+    at = func.body.index(top)
     best = -1
     for n in binds:
         st = ctx.parent(n)
         if not (type(st) is ast.Assign and st.targets == [n] and st in func.body):
             return None
-        i = func.body.index(st)  # type: ignore[arg-type]
+        i = func.body.index(st)
         if best < i < at:
             best = i  # the last binding before the read
     return func.body[best].value if best >= 0 else None  # type: ignore[attr-defined]
