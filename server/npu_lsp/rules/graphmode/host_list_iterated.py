@@ -33,7 +33,13 @@ _REDUCE = frozenset({"argmax", "argmin", "max", "min", "sum", "mean", "prod", "a
 #: builtins that keep a host list's length
 _KEEP_LEN = frozenset({"list", "tuple", "sorted", "reversed", "enumerate"})
 #: `ops` functions whose result has their first argument's shape
-_SAME_OPS = frozenset({"softmax", "log_softmax", "relu", "sigmoid", "tanh", "exp", "abs", "cast", "gelu", "silu"})
+_SAME_OPS = frozenset(
+    {"softmax", "log_softmax", "relu", "sigmoid", "tanh", "exp", "abs", "cast", "gelu", "silu", "sqrt", "square", "neg", "log"}
+)
+#: tensor methods that keep the shape besides `_SAME` (elementwise, or along one axis)
+_SAME_METHODS = frozenset({"sqrt", "square", "neg", "log", "relu", "sigmoid", "tanh", "softmax", "log_softmax"})
+#: binary operators numpy / MindSpore broadcast elementwise
+_ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 #: nn cells that keep their input's shape
 _SAME_CELLS = frozenset({"ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "Dropout", "Identity", "SiLU"})
 #: list methods that grow a list in place
@@ -56,7 +62,9 @@ class HostListIterated(GraphRule):
     of them, or a name bound to one), in a network's `construct` or an `@ms.jit` function,
     when that list has 3 or more items: its length is read from the tensor every module-level
     call passes (`net(Tensor(np.random.randn(4, 10)))`) through indexing, one-axis reductions
-    (`argmax(axis=-1)`), `flatten`, `reshape`, `nn.Dense` (its literal output size),
+    (`argmax(axis=-1)`), `flatten`, `reshape`, `squeeze`, elementwise arithmetic of two
+    tensors (broadcast), `nn.Dense` (its output size a literal, a module constant,
+    `len(MODULE_LIST)` or an `__init__` argument),
     `nn.Embedding`, an `nn.SequentialCell` of those and shape-keeping cells, `[:k]` slices
     (also of a JIT Fallback `sorted(...)`) and `ops.topk` / `Tensor.topk` (`k` a literal, a
     constant on `self`, an `__init__` argument or a parameter every call gives one literal;
@@ -74,7 +82,9 @@ class HostListIterated(GraphRule):
     type counts as Python data when it is a list display or comprehension, or reads the
     loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
     in ids.asnumpy().tolist()`). A list comprehension whose `len` compiled code reads is
-    flagged whatever its length; one never read, or written inside a builtin LAX runs as
+    flagged whatever its length, and so is one over 1-D host data (numbers, or `zip` /
+    `enumerate` / `sorted` of such lists) that compiled code sums (`sum(vals)`, `sum(vals,
+    0.0)`), takes the `max` / `min` of, indexes or slices; one never read, or written inside a builtin LAX runs as
     Python (`sorted([...])`), is not. Also, whatever the length, a comprehension over an
     item of an outer comprehension's host data (`[[v * 2 for v in row] for row in
     x.tolist()]`, in helpers too), and one over values of a tensor LAX holds as a Python
@@ -99,7 +109,10 @@ class HostListIterated(GraphRule):
     a list LAX can return (`return lst`, `return [lst]`), whatever the length; reading that
     list afterwards (`len`, `sum`, `Tensor(...)`, or returning it in a tuple) fails as
     without the `break`, and so does a `break` under a test known while compiling or nested
-    in a second `if`. STRICT refuses `tolist` / `asnumpy` themselves (MS130).
+    in a second `if`. A comprehension over 1 or 2 host numbers is not safe either once it
+    is summed, `max`-ed, indexed or sliced ("Failed to infer for primitive:typeof",
+    "'float' object is not subscriptable", "The object is not iterable"; written/heldout19b
+    probes `lx20_*`). STRICT refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example
     ```python
@@ -206,13 +219,17 @@ class HostListIterated(GraphRule):
 
     def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context, least: int = _LEAST) -> Iterable[Diagnostic]:
         entry = ctx.scope is not None and ctx.scope.kind in ("construct", "jit")
+        shown = it
+        if type(it) is ast.Name:
+            # `w = x.tolist()` then `w = [v / total for v in w]`: the binding in effect
+            it = _straight_line_binding(it, ctx) or it
         if not _host_iterable(it, ctx, 0):
             made = _sorted_at_run_time(it, node, ctx) if entry else None
             if made is not None and _result_read(node, ctx):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"{what} over `{ctx.segment(it)}`, which is `{ctx.segment(made)}` of a list holding values known only at run time: LAX runs that `sorted` by JIT Fallback, and MindSpore cannot build this over its result, whatever its length; keep scores in a tensor (`ops.topk`, `ops.sort`) or sort outside the graph",
+                    f"{what} over `{ctx.segment(shown)}`, which is `{ctx.segment(made)}` of a list holding values known only at run time: LAX runs that `sorted` by JIT Fallback, and MindSpore cannot build this over its result, whatever its length; keep scores in a tensor (`ops.topk`, `ops.sort`) or sort outside the graph",
                 )
                 return
             if isinstance(node, ast.ListComp):
@@ -225,7 +242,7 @@ class HostListIterated(GraphRule):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"{what} over `{ctx.segment(it)}`, an item of `{ctx.segment(loop.iter)}` (line {loop.iter.lineno}), which JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over such an item, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
+                    f"{what} over `{ctx.segment(shown)}`, an item of `{ctx.segment(loop.iter)}` (line {loop.iter.lineno}), which JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over such an item, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
                 )
             return
         if not entry:
@@ -239,7 +256,16 @@ class HostListIterated(GraphRule):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"{what} over `{ctx.segment(it)}`, {size} JIT Fallback makes from a tensor at run time, whose `len` compiled code reads: under LAX MindSpore cannot build it, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
+                    f"{what} over `{ctx.segment(shown)}`, {size} JIT Fallback makes from a tensor at run time, whose `len` compiled code reads: under LAX MindSpore cannot build it, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops",
+                )
+                return
+            if use == "reduced" and _scalar_items(it, ctx):
+                # summed, `max`/`min`-ed or indexed, it fails whatever its length
+                size = f"a Python list of {n} items" if n is not None else "a Python list"
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"{what} over `{ctx.segment(shown)}`, {size} JIT Fallback makes from a tensor at run time, which compiled code then sums, takes the `max`/`min` of, indexes or slices: under LAX MindSpore cannot build it, whatever its length; return the tensor and convert it outside the graph, or stay in tensor ops (`x.sum()`, `x.max()`)",
                 )
                 return
             if use not in ("read", "returned"):
@@ -252,7 +278,7 @@ class HostListIterated(GraphRule):
         yield ctx.diagnostic(
             self,
             node,
-            f"{what} over `{ctx.segment(it)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
+            f"{what} over `{ctx.segment(shown)}`, a Python list of {n} items JIT Fallback makes from a tensor at run time: under LAX MindSpore cannot build it over {many}; return the tensor and convert it outside the graph, or stay in tensor ops",
         )
 
 
@@ -520,7 +546,7 @@ def _comprehension_use(comp: ast.ListComp, ctx: Context) -> str:
         and isinstance(parent.targets[0], ast.Name)
         and func is not None
     ):
-        return "len" if _len_of(comp, ctx) else "read"
+        return "len" if _len_of(comp, ctx) else "reduced" if _reduced_by(comp, ctx) else "read"
     name, end = parent.targets[0].id, (parent.end_lineno or parent.lineno, parent.end_col_offset or 0)
     loads = [
         n
@@ -531,7 +557,46 @@ def _comprehension_use(comp: ast.ListComp, ctx: Context) -> str:
         return "unread"
     if any(_len_of(n, ctx) for n in loads):
         return "len"
+    if _reduced_by(loads[0], ctx):
+        return "reduced"
     return "returned" if all(_returned_as_is(n, ctx) for n in loads) else "read"
+
+
+#: builtins that fold a list into one value
+_FOLDS = frozenset({"builtins.sum", "builtins.max", "builtins.min"})
+
+
+def _scalar_items(it: ast.expr, ctx: Context) -> bool:
+    """Iterating the host value `it` gives Python numbers (or tuples of them, from `zip` /
+    `enumerate`): its shape is known and has one axis. Over rows (`x.tolist()` of a 2-D
+    tensor) a comprehension indexed afterwards compiles (written/famc probe
+    `g17_ct_rows_sum_ok`)."""
+    if type(it) is ast.Name:
+        bound = analyzer(ctx).single_assignment(it.id, ctx.function)
+        it = bound if bound is not None else it
+    if type(it) is ast.Call and type(it.func) is ast.Name and ctx.qualname(it.func) in ("builtins.zip", "builtins.enumerate", "builtins.sorted", "builtins.list"):
+        parts = it.args if ctx.qualname(it.func) == "builtins.zip" else it.args[:1]
+        return bool(parts) and all(_scalar_items(a, ctx) for a in parts)
+    if type(it) is ast.Subscript and type(it.slice) is ast.Slice:
+        return _scalar_items(it.value, ctx)
+    s = _host_shape(it, ctx, 0)
+    return s is not None and len(s) == 1
+
+
+def _reduced_by(e: ast.AST, ctx: Context) -> bool:
+    """Is `e` summed (`sum(e)`, `sum(e, start)`), `max`-ed or `min`-ed (its only argument),
+    indexed or sliced (`e[0]`, `e[:1]`)? Measured (written/heldout19b probes `lx20_sum_*`,
+    `lx20_max_*`, `lx20_min_*`, `lx20_index_*`, `lx20_slice_*`): a comprehension over host
+    data read this way fails under LAX over 1 or 2 items too ("Failed to infer for
+    primitive:typeof", "'float' object is not subscriptable", "The object is not
+    iterable"), while one returned as it is, or 2 ints given to `Tensor(...)`, compile."""
+    p = ctx.parent(e)
+    if type(p) is ast.Subscript:
+        return p.value is e and type(p.ctx) is ast.Load
+    if type(p) is not ast.Call or not p.args or p.args[0] is not e or ctx.qualname(p.func) not in _FOLDS:
+        return False
+    # `sum(vals)`, `sum(vals, 0.0)`, `max(vals)`; not `max(vals, key=...)` or `max(a, b)`
+    return not p.keywords and (len(p.args) == 1 or (len(p.args) == 2 and ctx.qualname(p.func) == "builtins.sum"))
 
 
 def _len_of(e: ast.AST, ctx: Context) -> bool:
@@ -640,11 +705,16 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
             return _shape(left, ctx, depth + 1)
         if _number(left):
             return _shape(right, ctx, depth + 1)
+        if isinstance(e.op, _ELEMENTWISE):
+            return _broadcast(_shape(left, ctx, depth + 1), _shape(right, ctx, depth + 1))
         return None
     if not isinstance(e, ast.Call):
         return None
     f = e.func
     q = ctx.qualname(f) or ""
+    if q == "mindspore.ops.squeeze" and e.args:
+        axis = e.args[1] if len(e.args) > 1 else _keyword(e, ("axis", "dim"))
+        return _squeezed(_shape(e.args[0], ctx, depth + 1), axis)
     if q in _TENSOR and e.args and isinstance(e.args[0], (ast.List, ast.Tuple)):
         return _literal_shape(e.args[0])  # `ms.Tensor([tokens[-1]], ms.int32)`
     if q.startswith("mindspore.ops.") and e.args:
@@ -658,8 +728,10 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     recv = f.value
     if isinstance(recv, ast.Name) and recv.id == "self":
         return _cell_output(f.attr, e, ctx, depth)
-    if f.attr in _SAME:
+    if f.attr in _SAME or f.attr in _SAME_METHODS:
         return _shape(recv, ctx, depth + 1)
+    if f.attr == "squeeze" and len(e.args) <= 1:
+        return _squeezed(_shape(recv, ctx, depth + 1), e.args[0] if e.args else _keyword(e, ("axis", "dim")))
     if f.attr in _REDUCE:
         axis = e.args[0] if e.args else _keyword(e, ("axis", "dim"))
         return _reduced(_shape(recv, ctx, depth + 1), axis, e)
@@ -708,7 +780,7 @@ def _layer_shape(layer: ast.Call, s: Shape | None, ctx: Context) -> Shape | None
     last = q.rpartition(".")[2]
     if last == "Dense":
         out = layer.args[1] if len(layer.args) > 1 else _keyword(layer, ("out_channels",))
-        return s[:-1] + (_int(out) if out is not None else None,) if s else None
+        return s[:-1] + (_layer_int(out, layer, ctx) if out is not None else None,) if s else None
     if last == "Embedding":
         return (*s, None)
     return s if last in _SAME_CELLS else None
@@ -812,6 +884,16 @@ def _int(e: ast.expr | None) -> int | None:
     return e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
 
 
+def _folded(e: ast.expr) -> int | None:
+    """An int literal, or `+ - *` of int literals (`np.arange(1, 5 + 1)`)."""
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult)):
+        x, y = _folded(e.left), _folded(e.right)
+        if x is None or y is None:
+            return None
+        return x + y if isinstance(e.op, ast.Add) else x - y if isinstance(e.op, ast.Sub) else x * y
+    return _int(e)
+
+
 def _reduced(s: Shape | None, axis: ast.expr | None, call: ast.Call) -> Shape | None:
     """A one-axis reduction without `keepdims`: that axis goes."""
     k = _int(axis)
@@ -860,6 +942,138 @@ def _reshaped(s: Shape | None, args: list[ast.expr]) -> Shape | None:
         return None
     out = tuple(total // known if d == -1 else d for d in dims)
     return out if prod(d for d in out if d is not None) == total else None
+
+
+def _broadcast(a: Shape | None, b: Shape | None) -> Shape | None:
+    """Two fully known shapes broadcast elementwise (numpy's rule); None when one is unknown
+    or they do not broadcast."""
+    if a is None or b is None or None in a or None in b:
+        return None
+    out: list[int | None] = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(y if x == 1 else x)
+    return tuple(reversed(out))
+
+
+def _squeezed(s: Shape | None, axis: ast.expr | None) -> Shape | None:
+    """`t.squeeze()` / `t.squeeze(k)` of a fully known shape (axis `k` of size 1)."""
+    if s is None or None in s:
+        return None
+    if axis is None:
+        return tuple(d for d in s if d != 1)
+    k = _int(axis)
+    if k is None or not -len(s) <= k < len(s) or s[k] != 1:
+        return None
+    k %= len(s)
+    return s[:k] + s[k + 1 :]
+
+
+def _layer_int(e: ast.expr, layer: ast.Call, ctx: Context, depth: int = 0) -> int | None:
+    """A size given to a cell built in `__init__`: a literal, a module-level int constant,
+    `len(...)` of a module-level list or tuple literal, a parameter of that `__init__`
+    every construction gives one literal, and `+ - * //` of these."""
+    if depth > 6:
+        return None
+    v = _int(e)
+    if v is not None:
+        return v
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        x, y = _layer_int(e.left, layer, ctx, depth + 1), _layer_int(e.right, layer, ctx, depth + 1)
+        if x is None or y is None or (isinstance(e.op, ast.FloorDiv) and y == 0):
+            return None
+        op = e.op
+        return x + y if isinstance(op, ast.Add) else x - y if isinstance(op, ast.Sub) else x * y if isinstance(op, ast.Mult) else x // y
+    init = ctx.parent(layer)
+    while init is not None and not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)):
+        init = ctx.parent(init)
+    if isinstance(e, ast.Name):
+        if isinstance(init, ast.FunctionDef) and any(p.arg == e.id for p in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)):
+            cls = ctx.parent(init)
+            return _init_int(cls, e.id, ctx) if init.name == "__init__" and isinstance(cls, ast.ClassDef) else None
+        if isinstance(init, ast.FunctionDef) and any(
+            isinstance(n, ast.Name) and n.id == e.id and not isinstance(n.ctx, ast.Load) for n in own_nodes(init)
+        ):
+            return None  # a local of `__init__`
+        bound = _module_constant(e.id, ctx)
+        return _layer_int(bound, layer, ctx, depth + 1) if bound is not None else None
+    if (
+        isinstance(e, ast.Call)
+        and len(e.args) == 1
+        and not e.keywords
+        and isinstance(e.args[0], ast.Name)
+        and ctx.qualname(e.func) == "builtins.len"
+    ):
+        seq = _module_constant(e.args[0].id, ctx)
+        if isinstance(seq, (ast.List, ast.Tuple)) and not any(isinstance(x, ast.Starred) for x in seq.elts):
+            return len(seq.elts)
+    return None
+
+
+def _module_constant(name: str, ctx: Context) -> ast.expr | None:
+    """The value of `name` bound exactly once in the file, by a module-level `name = value`,
+    and never changed in place (`name.append(...)`, `name[i] = ...`, `name += ...`)."""
+    key = "ms193.module-constants"
+    table: dict[str, ast.expr | None] | None = ctx.cache.get(key)
+    if table is None:
+        table = {}
+        stores: dict[str, int] = {}
+        for n in ast.walk(ctx.tree):
+            t = type(n)
+            if t is ast.Name and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                stores[n.id] = stores.get(n.id, 0) + 1  # type: ignore[attr-defined]
+            elif t is ast.Attribute and type(n.value) is ast.Name:  # type: ignore[attr-defined]
+                stores[n.value.id] = stores.get(n.value.id, 0) + 2  # type: ignore[attr-defined]  # `NAMES.append(...)`: not a constant
+            elif t is ast.Subscript and type(n.ctx) is not ast.Load and type(n.value) is ast.Name:  # type: ignore[attr-defined]
+                stores[n.value.id] = stores.get(n.value.id, 0) + 2  # type: ignore[attr-defined]
+            elif t in (ast.Global, ast.Nonlocal):
+                for g in n.names:  # type: ignore[attr-defined]
+                    stores[g] = stores.get(g, 0) + 2
+        for st in ctx.tree.body:
+            if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
+                table[st.targets[0].id] = st.value if stores.get(st.targets[0].id) == 1 else None
+        ctx.cache[key] = table
+    return table.get(name)
+
+
+def _straight_line_binding(use: ast.Name, ctx: Context) -> ast.expr | None:
+    """The value bound to the local `use` names where it is read, when the name is bound
+    only by plain `name = value` statements at the top of the function body (no branch or
+    loop around them) and the read sits in a later top-level statement, or in the value of
+    the statement rebinding it (`w = [v / t for v in w]` reads the earlier `w`)."""
+    func = ctx.function
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or type(use.ctx) is not ast.Load:
+        return None
+    a = func.args
+    if any(p.arg == use.id for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)) or use.id in (
+        getattr(a.vararg, "arg", None),
+        getattr(a.kwarg, "arg", None),
+    ):
+        return None
+    top: ast.AST = use
+    parent = ctx.parent(top)
+    while parent is not None and parent is not func:
+        top, parent = parent, ctx.parent(parent)
+    if parent is not func or top not in func.body:
+        return None
+    binds = [
+        n
+        for n in own_nodes(func)
+        if type(n) is ast.Name and n.id == use.id and type(n.ctx) is not ast.Load
+    ]
+    at = func.body.index(top)
+    best = -1
+    for n in binds:
+        st = ctx.parent(n)
+        if not (type(st) is ast.Assign and st.targets == [n] and st in func.body):
+            return None
+        i = func.body.index(st)
+        if best < i < at:
+            best = i  # the last binding before the read
+    return func.body[best].value if best >= 0 else None  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------- entry inputs
@@ -992,7 +1206,7 @@ def _module_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if last in ("array", "asarray") and e.args and isinstance(e.args[0], (ast.List, ast.Tuple)):
         return _literal_shape(e.args[0])
     if last == "arange" and e.args and all(k.arg == "dtype" for k in e.keywords):
-        bounds = [_int(a) for a in e.args]
+        bounds = [_folded(a) for a in e.args]
         if not bounds or any(b is None for b in bounds) or len(bounds) > 3:
             return None
         start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)

@@ -63,8 +63,16 @@ class UnsupportedPythonCall(GraphRule):
       read afterwards: `v = d.pop(k)` with neither read again is dead code MindSpore never
       compiles, and so is the statement `d.pop(k)` under LAX; `lst.index(t)` /
       `lst.remove(t)` with tensor elements, `d.setdefault(k, v)` / `d.pop(k)` as a statement
-      on a dict of tensors the function builds), keyword arguments of those methods
+      on a dict of tensors the function builds; `kwargs.pop(k, d)` on the `**kwargs` of a
+      compiled function whose result is read, whatever the caller passes, where
+      `kwargs.get(k, d)` and `kwargs[k]` compile), keyword arguments of those methods
       (`d.update(c=1.0)`);
+    - under LAX, `lst.sort(key=lambda h: h["score"])` / `sorted(lst, key=...)` of a local
+      list grown only with dict displays holding graph variables (`hyps.append({"tokens":
+      seq, "score": float(s)})`), the key reading its argument by a str index or a dict
+      method: LAX runs the sort as Python and each dict reaches it as the tuple of its
+      values ("tuple indices must be integers or slices, not str"; tuples sorted by `h[0]`
+      compile);
     - `round()` and `abs()` of a run-time scalar (`round(float(t))`, `abs(int(t))`), which
       the graph hands to the tensor operator (under LAX, not of a scalar computed from a JIT
       Fallback value, `float(p.value.mean())` of a namedtuple or dataclass instance built
@@ -144,6 +152,11 @@ class UnsupportedPythonCall(GraphRule):
                 if q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q, ctx):
                     yield from self._function_argument(node, q, ctx)
                 return
+            if f.attr == "sort" and node.keywords and level == "lax":
+                said = _dicts_sorted_by_key(node, recv, ctx)
+                if said is not None:
+                    yield ctx.diagnostic(self, node, said)
+                    return
             if f.attr in _DICT_STATEMENT_FAILS and level == "lax" and _statement_on_dict_of_tensors(node, recv, ctx):
                 yield ctx.diagnostic(
                     self,
@@ -154,6 +167,13 @@ class UnsupportedPythonCall(GraphRule):
             if node.keywords and calls_table.method_measured(f"{f.attr}(kw)"):
                 yield from self._on_receiver(node, recv, f"{f.attr}(kw)", f"{f.attr}(key=...)", level, ctx)
             elif calls_table.rejectable(f.attr):
+                if f.attr == "pop" and _keywords_param(recv, ctx) and type(ctx.parent(node)) is not ast.Expr:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"`{recv.id}.pop(...)` on the `**{recv.id}` of compiled code fails to compile in graph mode, whatever the caller passes (a tensor, a number, a tuple, or nothing): MindSpore reads the result of `dict.pop` as a (dict, value) pair (For 'TupleGetItem', input[0] should be Sequence); read it with `{recv.id}.get(...)` instead",  # type: ignore[attr-defined]
+                    )
+                    return
                 if f.attr == "pop" and _dead_dict_pop(node, recv, level, ctx):
                     return
                 yield from self._on_receiver(node, recv, f.attr, f"{f.attr}()", level, ctx)
@@ -244,6 +264,11 @@ class UnsupportedPythonCall(GraphRule):
                             f" (MindSpore: {refused[kw.arg] or 'unexpected keyword argument'})",
                         )
                         return
+            if name == "sorted" and node.args and node.keywords and level == "lax":
+                said = _dicts_sorted_by_key(node, node.args[0], ctx)
+                if said is not None:
+                    yield ctx.diagnostic(self, node, said)
+                    return
             if name in calls_table.interpreted_builtins():
                 said_dict = _comprehension_dict_given(node, name, ctx)
                 if said_dict is not None:
@@ -394,6 +419,20 @@ class UnsupportedPythonCall(GraphRule):
         yield ctx.diagnostic(self, node, msg)
 
 
+def _keywords_param(recv: ast.expr, ctx: Context) -> bool:
+    """Is `recv` the `**kwargs` parameter of the compiled function being checked, never
+    rebound there? Measured (written/heldout19a probes `lx20_kw_*`): `kwargs.pop(k, d)` on
+    it fails at both levels whether the call passes a tensor (of 1 or 2 rows), a float, a
+    tuple or nothing ("For 'TupleGetItem', input[0] should be Sequence, but got Float32",
+    "index 1 is out of bounds", "Kernel select failed"), in a sub-cell's `construct` or the
+    network's own; `kwargs.get(k, d)` and `kwargs[k]` compile."""
+    func = ctx.function
+    if type(recv) is not ast.Name or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    kw = func.args.kwarg
+    return kw is not None and kw.arg == recv.id and not analyzer(ctx).rebinds(recv.id, func)
+
+
 def _dead_dict_pop(call: ast.Call, recv: ast.expr, level: str, ctx: Context) -> bool:
     """Is this `d.pop(...)` on a dict dead code MindSpore never evaluates: neither its result
     nor the dict is read afterwards (the dict rebound first, or never read again)? Measured
@@ -470,8 +509,74 @@ def _comprehension_dict_given(node: ast.Call, name: str, ctx: Context) -> str | 
     return None
 
 
+#: dict methods a sort key may read its argument with
+_DICT_READS = frozenset({"get", "keys", "items", "values"})
+
 #: dict views a builtin MindSpore interprets may be given
 _DICT_VIEWS = frozenset({"keys", "items", "values"})
+
+
+def _dicts_sorted_by_key(node: ast.Call, lst: ast.expr, ctx: Context) -> str | None:
+    """`hyps.sort(key=lambda h: h["score"])` / `sorted(hyps, key=...)` under LAX, `hyps` a
+    local list bound once to `[]` that compiled code grows only with dict displays holding
+    a graph variable (`hyps.append({"tokens": seq, "score": float(s)})`), the key lambda
+    indexing its argument with a str: LAX runs the sort as Python, each dict reaches it as
+    the tuple of its values, and the str index (or `h.get(...)`) fails (measured,
+    written/heldout19a probes `lx20_dsort_*`: "tuple indices must be integers or slices,
+    not str", "'tuple' object has no attribute 'get'"; a list of tuples sorted by `h[0]`
+    compiles)."""
+    func = ctx.function
+    key = next((k.value for k in node.keywords if k.arg == "key"), None)
+    if func is None or not isinstance(key, ast.Lambda) or type(lst) is not ast.Name:
+        return None
+    params = {a.arg for a in key.args.args}
+    index = next(
+        (
+            n
+            for n in ast.walk(key.body)
+            if (
+                type(n) is ast.Subscript
+                and type(n.value) is ast.Name
+                and n.value.id in params
+                and type(n.slice) is ast.Constant
+                and isinstance(n.slice.value, str)
+            )
+            or (
+                type(n) is ast.Call
+                and type(n.func) is ast.Attribute
+                and n.func.attr in _DICT_READS
+                and type(n.func.value) is ast.Name
+                and n.func.value.id in params
+            )
+        ),
+        None,
+    )
+    if index is None:
+        return None
+    a = analyzer(ctx)
+    bound = a.single_assignment(lst.id, func)
+    if not (type(bound) is ast.List and not bound.elts):
+        return None
+    grown = [
+        n.args[0]
+        for n in own_nodes(func)
+        if type(n) is ast.Call
+        and type(n.func) is ast.Attribute
+        and type(n.func.value) is ast.Name
+        and n.func.value.id == lst.id
+        and n.func.attr in ("append", "extend", "insert")
+        and n.args
+    ]
+    if not grown or not all(
+        type(g) is ast.Dict and None not in g.keys and any(a.kind(v).dynamic for v in g.values) for g in grown
+    ):
+        return None
+    return (
+        f"under LAX the sort of `{lst.id}` runs as Python, and each dict in it, holding graph "
+        f"variables, reaches it as the tuple of its values: the key `{ctx.segment(index)}` fails "
+        f"(MindSpore: tuple indices must be integers or slices, not str / 'tuple' object has no attribute 'get'); keep the scores in a "
+        f"tensor and rank them with `ops.sort` / `ops.argsort`, or store tuples and sort by `h[0]`"
+    )
 
 
 def _filled_with_variables(d: str, bound: ast.expr | None, ctx: Context) -> bool:
