@@ -11,6 +11,7 @@ models' `src.utils` never resolve into each other.
     .venv/bin/python benchmarks/zoo_sweep.py --mirrors /work/.mirror --label after
     git archive OLD_COMMIT server ascend_lens | tar -x -C /tmp/old
     .venv/bin/python benchmarks/zoo_sweep.py --checker /tmp/old --label "before (OLD_COMMIT)"
+    .venv/bin/python benchmarks/zoo_sweep.py --only "other projects" --other 2024-MindSpore-1+Code2
 
 `--mirrors DIR` holds `<owner>+<name>/repo` git directories (the layout the code index's
 `fetch` writes); `--zoo NAME=GITDIR` adds or overrides one. The results go to zoo_sweep.md
@@ -320,6 +321,11 @@ def main() -> int:
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     ap.add_argument("--zoo", action="append", default=[], metavar="NAME=GITDIR")
     ap.add_argument("--only", action="append", default=[], metavar="NAME")
+    ap.add_argument(
+        "--other", action="append", default=[], metavar="MIRROR",
+        help="with `--only 'other projects'`: sweep only these repositories of OTHERS (mirror "
+        "names such as 2024-MindSpore-1+Code2); the zoo is then named after them",
+    )
     ap.add_argument("--label", default="latest")
     ap.add_argument(
         "--checker", type=Path, metavar="DIR",
@@ -335,6 +341,9 @@ def main() -> int:
     for zoo in ZOOS:
         if args.only and zoo.name not in args.only:
             continue
+        if zoo.mirrors and args.other:
+            zoo.mirrors = [m for m in zoo.mirrors if m.partition("/")[0] in args.other]
+            zoo.name = f"other projects ({', '.join(args.other)})"
         if not zoo.mirrors:
             zoo.git_dir = Path(overrides.get(zoo.name, args.mirrors / zoo.mirror / "repo"))
             if not zoo.git_dir.exists():
