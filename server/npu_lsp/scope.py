@@ -203,7 +203,9 @@ def qualname(
     """
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):  # `nn.Dense`
         base = _head(expr.value.id, imports, module, classes, functions)
-        return None if base is None else f"{base}.{expr.attr}"
+        if base is None or (base.startswith("builtins.") and not _builtin_has(expr.value.id, expr.attr)):
+            return None
+        return f"{base}.{expr.attr}"
     attrs: list[str] = []  # the chain's attributes, last first
     while isinstance(expr, ast.Attribute):
         attrs.append(expr.attr)
@@ -213,9 +215,18 @@ def qualname(
     base = _head(expr.id, imports, module, classes, functions)
     if base is None or not attrs:
         return base
+    if base.startswith("builtins.") and not _builtin_has(expr.id, attrs[-1]):
+        return None
     attrs.append(base)
     attrs.reverse()
     return ".".join(attrs)
+
+
+def _builtin_has(name: str, attr: str) -> bool:
+    """Is `attr` an attribute of the builtin `name` (`str.join`, `dict.fromkeys`)? When it is
+    not, `name.attr` reads a local that shadows the builtin: a parameter named `input`, `type`
+    or `filter` holding a tensor (`input.masked_fill(...)` in PyTorch ports) is no builtin."""
+    return hasattr(getattr(builtins, name, None), attr)
 
 
 def _head(
