@@ -67,7 +67,7 @@ class FallbackValueShapeQuery(GraphRule):
     or computed from one, when it reaches MindSpore code that reads its shape or dtype: its
     `.dtype` given to an operator (`ops.cast(v, v.dtype)`, `x.astype(d)` after `d = v.dtype`;
     printed, formatted, compared or given to the tensor constructor (`ms.tensor(2.0,
-    v.dtype)`, which LAX then runs as Python) it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
+    v.dtype)`, which LAX then runs as Python) or to numpy (`np.finfo(v.dtype)`) it is read on the host and compiles), `ops.shape(v)[i]`, a `mindspore.nn` cell or `mindspore.ops` function whose
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`, the losses that reduce a tensor computed from
     their inputs through `_get_axis` (`ops.mse_loss`, `ops.l1_loss`, `ops.huber_loss`: "The
@@ -1393,14 +1393,25 @@ def _dtype_given_to_op(read: ast.expr, func: ast.AST, ctx: Context, depth: int =
     `x.astype(d)` after `d = v.dtype`)? Only there does MindSpore convert it (primitive
     DtypeToEnum), which fails for a JIT Fallback value; printed, formatted or compared, the
     fallback object's own dtype is read (measured: written/famc probes dt_*: `print(v.dtype)`,
-    `f"{v.dtype}"`, `v.dtype == ms.float32` compile under LAX, `ops.cast(v, v.dtype)` fails)."""
+    `f"{v.dtype}"`, `v.dtype == ms.float32` compile under LAX, `ops.cast(v, v.dtype)` fails),
+    and so is a dtype given to numpy or another package (`np.finfo(v.dtype)`)."""
     e: ast.AST = read
     parent = ctx.parent(e)
     while parent is not None and not isinstance(parent, ast.stmt):
         if isinstance(parent, (ast.JoinedStr, ast.Compare)):
             return False
         if isinstance(parent, ast.Call):
-            return e is not parent.func and ctx.qualname(parent.func) not in _HOST_CALLS
+            if e is parent.func:
+                return False
+            q = ctx.qualname(parent.func)
+            # numpy or another package runs on the host with the Python dtype itself
+            # (measured, written/zoo14 probe `z20_np_finfo_of_asnumpy`:
+            # `np.finfo(w.asnumpy().dtype).min` compiles under LAX)
+            return q not in _HOST_CALLS and not (
+                q is not None
+                and not q.startswith(("mindspore", "builtins."))
+                and calls_table.outside_project(q, ctx)
+            )
         e, parent = parent, ctx.parent(parent)
     if not (
         depth < 2
