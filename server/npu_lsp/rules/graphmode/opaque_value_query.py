@@ -1017,6 +1017,24 @@ class _Opaque:
             return self._cell_of(self._element(held), func)
         return None
 
+    def _partial_of(self, f: ast.expr, func: ast.AST) -> str | None:
+        """The qualified name of the function `functools.partial(fn, ...)` wraps, when `f`
+        (a local or module-level name bound once, or `self.<attr>` held once) is one."""
+        made: ast.expr | None = None
+        if isinstance(f, ast.Name):
+            made = analyzer(self.ctx).single_assignment(f.id, func)
+            if made is None and f.id in self.ctx.scopes.info.instances:
+                made = analyzer(self.ctx).single_assignment(f.id, None)
+        elif isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
+            made = self._held(f.attr, func)
+        if (
+            isinstance(made, ast.Call)
+            and made.args
+            and self.ctx.qualname(made.func) == "functools.partial"
+        ):
+            return self.ctx.qualname(made.args[0])
+        return None
+
     @staticmethod
     def _self_attr(f: ast.Attribute) -> str | None:
         return f.attr if isinstance(f.value, ast.Name) and f.value.id == "self" else None
@@ -1258,6 +1276,14 @@ class _Opaque:
             return f"`{q.removeprefix('mindspore.')}` is given a fill value from a JIT Fallback call; its FillV2 takes a tensor, and MindSpore converts only numbers it knows while compiling (\"the type of input argument[y] must be Tensor but got Float32\")"  # type: ignore[union-attr]
         if q in functions:
             return f"`{q.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
+        wrapped = self._partial_of(call.func, func)
+        if wrapped in functions:
+            # `act = functools.partial(ops.leaky_relu, alpha=0.1)` then `act(v)`: MindSpore
+            # folds the partial of constants while compiling and compiles the wrapped
+            # function on `v`, which reads its dtype as it does when called directly
+            # (measured: v5 seeds 10000061, 10000066, 10500183, "Failed to infer for
+            # primitive:DtypeToEnum"; written/gen18 probes `v20_pt_*`)
+            return f"`{wrapped.removeprefix('mindspore.')}` (through `functools.partial`) reads the shape or dtype of its input, which here comes from a JIT Fallback call"
         callee = self._callee(call, func)
         if isinstance(callee, str):
             if callee in cells:
