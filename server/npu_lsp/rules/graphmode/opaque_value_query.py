@@ -289,6 +289,14 @@ def _has_fallback(ctx: Context) -> bool:
         hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
+        hit = hit or (("f'" in ctx.text or 'f"' in ctx.text) and any(
+            type(n) is ast.JoinedStr and _formats_value(n, ctx, s.function)  # type: ignore[arg-type]
+            for s in lax
+            for n in ast.walk(s.function)
+        ))
+        hit = hit or (("ensor(" in ctx.text) and any(
+            _built_tensor(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
+        ))
         hit = hit or (("max(" in ctx.text or "min(" in ctx.text) and any(
             _mixed_min_max(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
@@ -613,6 +621,36 @@ def _text_of_value(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     )
 
 
+def _formats_value(e: ast.JoinedStr, ctx: Context, func: ast.AST) -> bool:
+    """An f-string formatting a value known only at run time."""
+    a = analyzer(ctx)
+    return any(type(v) is ast.FormattedValue and a.kind(v.value, func).dynamic for v in e.values)
+
+
+def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """`ms.Tensor(v)` / `ms.tensor(v, dtype)` of a run-time value that is not a tensor (a
+    number read from a tensor, a list of them): LAX builds it by JIT Fallback (STRICT: "When
+    handling script '__call_func_str__(...)' ... the inputs should be constant"), and the
+    tensor is a Python object whose dtype MindSpore cannot give to an operator (measured,
+    written/gen18 probes `v20_tl_*`: `x + ms.Tensor([x[0, j].item() for j in range(3)],
+    mstype.float32)` or `ms.Tensor(float(x.sum()), ...)`, then `ops.zeros_like(x)` /
+    `ops.scalar_to_tensor(1.0, x.dtype)` fail, "DtypeToEnum"; of a constant list it compiles;
+    fresh v5 seed 10500026)."""
+    if not call.args or isinstance(call.args[0], ast.Starred) or ctx.qualname(call.func) not in _TENSOR_CONSTRUCTORS:
+        return False
+    a = analyzer(ctx)
+    v = call.args[0]
+    if isinstance(v, ast.Name):
+        v = a.single_assignment(v.id, func) or v
+    if isinstance(v, ast.ListComp):
+        v = v.elt  # a list of numbers read from a tensor, one per item
+    elif isinstance(v, (ast.List, ast.Tuple)):
+        return any(
+            not isinstance(x, ast.Starred) and a.kind(x, func) == Kind.VAR for x in v.elts
+        ) and all(not isinstance(x, ast.Starred) and a.kind(x, func) != Kind.TENSOR for x in v.elts)
+    return a.kind(v, func) == Kind.VAR
+
+
 #: marks, among a call's opaque parameter names, the class of the instance it runs on
 _CLS = "@cls="
 
@@ -725,8 +763,17 @@ class _Opaque:
             # under LAX, "'int' object has no attribute '__len__'"; `x.shape[0]` compiles); so is
             # a field of a namedtuple holding one (`p = Pair(v, 1); p.a`)
             return self.value(e.value, func, env, depth)
+        if isinstance(e, ast.JoinedStr):
+            # an f-string of a run-time value: LAX formats it by JIT Fallback, as it does
+            # `str(v)` (measured, written/gen18 probes `v20_fs_*`: `x + len(f"{float(x.mean())}")
+            # * 0` then `ops.zeros_like(x)` / `ops.cast(x, x.dtype)` fail, "DtypeToEnum"; the
+            # same f-string only printed, or of `x.shape[0]`, compiles; fresh v5 seeds
+            # 10500090 and 10900075, where `map` over such an `x` compiles)
+            return _formats_value(e, self.ctx, func)
         if isinstance(e, ast.Call):
             if _runtime_fallback(e, self.ctx, func):
+                return True
+            if _built_tensor(e, self.ctx, func):
                 return True
             if _text_of_value(e, self.ctx, func):
                 # the text of a run-time value: STRICT refuses it ("cannot get attributes
@@ -872,6 +919,17 @@ class _Opaque:
                 if site.path == self.ctx.path and site.call is not None and site.caller_node is not None:
                     outer = self.opaque_params(site.caller_node, depth + 1)
                     out |= self._bind(site.call, func, site.caller_node, outer, 0)
+            if scope is not None and scope.kind == "jit" and self.ctx.scopes.info.functions.get(func.name) is func:
+                # a module-level `@ms.jit` function called from other compiled code of this
+                # file: MindSpore compiles it inside the caller's graph, given the caller's
+                # value (fresh v5 seed 10900075: `map` over such an `x` compiles)
+                for s in _lax_scopes(self.ctx):
+                    if s.function is func:
+                        continue
+                    for c in _calls_in(s.function):
+                        if type(c.func) is ast.Name and c.func.id == func.name:  # type: ignore[attr-defined]
+                            outer = self.opaque_params(s.function, depth + 1)
+                            out |= self._bind(c, func, s.function, outer, 0)  # type: ignore[arg-type]
         hit = memo[id(func)] = frozenset(out)
         return hit
 
@@ -1018,15 +1076,12 @@ class _Opaque:
         return None
 
     def _partial_of(self, f: ast.expr, func: ast.AST) -> str | None:
-        """The qualified name of the function `functools.partial(fn, ...)` wraps, when `f`
-        (a local or module-level name bound once, or `self.<attr>` held once) is one."""
-        made: ast.expr | None = None
-        if isinstance(f, ast.Name):
-            made = analyzer(self.ctx).single_assignment(f.id, func)
-            if made is None and f.id in self.ctx.scopes.info.instances:
-                made = analyzer(self.ctx).single_assignment(f.id, None)
-        elif isinstance(f, ast.Attribute) and self._self_attr(f) is not None:
-            made = self._held(f.attr, func)
+        """The qualified name of the function `functools.partial(fn, ...)` wraps, when `f` is
+        a name bound once to it in the compiled function itself. Not one built outside
+        compiled code: a module-level partial or one held on `self` is a Python callable LAX
+        calls by JIT Fallback, and the wrapped function then runs as Python (measured,
+        written/gen18 probes `v20_pt_module_zeros_like`, `v20_pt_self_leaky` compile)."""
+        made = analyzer(self.ctx).single_assignment(f.id, func) if isinstance(f, ast.Name) else None
         if (
             isinstance(made, ast.Call)
             and made.args
