@@ -285,7 +285,7 @@ def _has_fallback(ctx: Context) -> bool:
             for n in _calls_in(s.function)
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
-        hit = hit or bool(_namedtuple_classes(ctx))
+        hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx)
         hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
@@ -489,6 +489,71 @@ def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
     if kept is not None:
         kept[_BRANCH_MEMO] = found
     return found
+
+
+_SELF_STORES_MEMO = "_ascend_lens_self_stores"
+
+
+def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
+    """`self.<attr>` -> the statements of `func` (nested blocks included, nested functions
+    not) that store it (`self.n = v`, `self.n += v`), kept on its node. Statements only."""
+    kept = getattr(func, "__dict__", None)
+    found = kept.get(_SELF_STORES_MEMO) if kept is not None else None
+    if found is not None:
+        return found
+    found = {}
+    stack: list[ast.AST] = list(getattr(func, "body", ()))
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        blocks = STATEMENT_BLOCKS.get(t)
+        if blocks is not None:
+            for block in blocks:
+                stack.extend(getattr(node, block))
+            continue
+        if t is ast.Assign:
+            targets = node.targets  # type: ignore[attr-defined]
+        elif t is ast.AugAssign:
+            targets = [node.target]  # type: ignore[attr-defined]
+        else:
+            continue
+        for target in targets:
+            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                found.setdefault(target.attr, []).append(node)  # type: ignore[arg-type]
+    if kept is not None:
+        kept[_SELF_STORES_MEMO] = found
+    return found
+
+
+#: builtins whose result is a Python number
+_NUMBER_BUILTINS = frozenset({"builtins.int", "builtins.float", "builtins.round", "builtins.abs", "builtins.len", "builtins.bool"})
+
+
+def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
+    """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
+    `self.scale = 2.0`, `self.best = float(t)`)? A tensor, a container, None, a call of
+    anything but a number builtin are not numbers here."""
+    v = st.value  # type: ignore[attr-defined]
+    if isinstance(v, ast.Constant):
+        return type(v.value) in (int, float, bool)
+    if isinstance(v, ast.Call) and ctx.qualname(v.func) not in _NUMBER_BUILTINS:
+        return False
+    if not isinstance(v, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.Name)):
+        return False
+    k = analyzer(ctx).kind(v, func)
+    return k in (Kind.CONST, Kind.VAR) and not any(
+        isinstance(n, ast.Constant) and not isinstance(n.value, (int, float, bool)) for n in ast.walk(v)
+    )
+
+
+def _stores_numbers(ctx: Context) -> bool:
+    """Does compiled LAX code of this file store a Python number on `self`?"""
+    return "self." in ctx.text and any(
+        _number_store(st, s.function, ctx)
+        for s in _lax_scopes(ctx)
+        for sts in self_stores(s.function).values()
+        for st in sts
+    )
 
 
 _NOT_GRAPH_BUILTINS: frozenset[str] | None = None
@@ -756,7 +821,7 @@ class _Opaque:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
             return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
-            if self._branch_stored(e, func):
+            if self._branch_stored(e, func) or self._number_stored(e, func):
                 return True
             # an attribute of a fallback object is read by Python too (measured, written/lax
             # probes `gf_pd_*`: `int(x.asnumpy().shape[0])` added to `x` before an `nn.Dense` fails
@@ -903,6 +968,25 @@ class _Opaque:
             (i.end_lineno or 0, i.end_col_offset or 0) <= at
             and not in_dead_branch(self.ctx, func, self.ctx.span(st))
             for i, st in stores
+        )
+
+    def _number_stored(self, e: ast.Attribute, func: ast.AST) -> bool:
+        """`self.n` read in a compiled function that stores a Python number to it
+        (`self.calls += 1`, `self.calls = 3`), before or after the store: LAX runs the store
+        as a JIT Fallback `setattr`, and reads the attribute as a Python object (measured,
+        written/gen18 probes `v20_ct_*`: `x + self.calls * 0`, also read before `self.calls
+        += 1`, then `ops.zeros_like(x)`, `ops.cast(y, y.dtype)` or `nn.Dense` fail,
+        "DtypeToEnum", "'int' object has no attribute '__len__'"; never read, or only
+        printed, it compiles; a tensor stored is read back as the tensor, written/heldout16b
+        probes `ls17_sc_plain_*`; fresh v5 seeds 10000089, 10600082)."""
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self"):
+            return False
+        stores = self_stores(func).get(e.attr)
+        if not stores:
+            return False
+        return any(
+            not in_dead_branch(self.ctx, func, self.ctx.span(st)) and _number_store(st, func, self.ctx)
+            for st in stores
         )
 
     def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
