@@ -106,7 +106,15 @@ class FallbackValueShapeQuery(GraphRule):
     holds the None `append` returned). Of a tuple a helper, method or sub-cell returns
     (every `return` a tuple display of one length), only the items holding such a value
     are Python objects: `out, tbl = self.lookup(ids)` or `self.lookup(ids)[0]` takes
-    one item, and MindSpore keeps the others graph values.
+    one item, and MindSpore keeps the others graph values. Also JIT Fallback objects: an
+    f-string of a run-time value (`x + len(f"{float(x.mean()):.3f}") * 0`), a tensor built
+    from run-time numbers that are not a tensor (`ms.Tensor([x[0, j].item() for j in
+    range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`), and `self.<attr>` read in a
+    compiled function that stores a Python number to it (`self.calls += 1`, before or after
+    the store; a tensor stored is read back as the tensor); and a sink: a
+    `functools.partial` of such a function built in the compiled function itself (`act =
+    functools.partial(ops.leaky_relu, alpha=0.1); act(v)`; a module-level partial or one
+    held on `self` is called as Python and compiles).
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
