@@ -298,9 +298,9 @@ def _has_fallback(ctx: Context) -> bool:
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
         hit = hit or (("f'" in ctx.text or 'f"' in ctx.text) and any(
-            type(n) is ast.JoinedStr and _formats_value(n, ctx, s.function)  # type: ignore[arg-type]
+            _formats_value(n, ctx, s.function)  # type: ignore[arg-type]
             for s in lax
-            for n in ast.walk(s.function)
+            for n in _fstrings_in(s.function)
         ))
         hit = hit or (("ensor(" in ctx.text) and any(
             _built_tensor(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
@@ -439,9 +439,32 @@ def _calls_in(func: ast.AST) -> list[ast.AST]:
     kept = getattr(func, "__dict__", None)
     found = kept.get(_CALLS_MEMO) if kept is not None else None
     if found is None:
-        found = find_branches(func, _CALL)
+        both = find_branches(func, _CALL_OR_FSTRING)
+        call_t = ast.Call
+        found = [n for n in both if type(n) is call_t]
+        fstrings = [n for n in both if type(n) is not call_t] if len(found) < len(both) else []
         if kept is not None:
             kept[_CALLS_MEMO] = found
+            kept[_FSTRINGS_MEMO] = fstrings
+        else:
+            _last_fstrings[:] = fstrings
+    return found
+
+
+_FSTRINGS_MEMO = "_ascend_lens_fstrings"
+_CALL_OR_FSTRING = frozenset({ast.Call, ast.JoinedStr})
+_last_fstrings: list[ast.AST] = []
+
+
+def _fstrings_in(func: ast.AST) -> list[ast.AST]:
+    """The f-strings in `func`, found by the walk of `_calls_in`."""
+    kept = getattr(func, "__dict__", None)
+    found = kept.get(_FSTRINGS_MEMO) if kept is not None else None
+    if found is None:
+        _calls_in(func)
+        found = kept.get(_FSTRINGS_MEMO) if kept is not None else None
+        if found is None:
+            found = list(_last_fstrings)
     return found
 
 
@@ -541,16 +564,28 @@ def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
     `self.scale = 2.0`, `self.best = float(t)`)? A tensor, a container, None, a call of
     anything but a number builtin are not numbers here."""
-    v = st.value  # type: ignore[attr-defined]
-    if isinstance(v, ast.Constant):
-        return type(v.value) in (int, float, bool)
-    if isinstance(v, ast.Call) and ctx.qualname(v.func) not in _NUMBER_BUILTINS:
-        return False
-    if not isinstance(v, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.Name)):
-        return False
-    k = analyzer(ctx).kind(v, func)
-    return k in (Kind.CONST, Kind.VAR) and not any(
-        isinstance(n, ast.Constant) and not isinstance(n.value, (int, float, bool)) for n in ast.walk(v)
+    target = st.target if type(st) is ast.AugAssign else st.targets[0]  # type: ignore[attr-defined]
+    return _number(st.value, target.attr if type(target) is ast.Attribute else None, ctx)  # type: ignore[attr-defined]
+
+
+def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
+    """Is `v` a Python number by its syntax alone: a number literal, a number builtin's
+    result, `self.<attr>` of the stored attribute itself (`target`, for `self.n = self.n +
+    1`), and arithmetic on these?"""
+    t = type(v)
+    if t is ast.Constant:
+        return type(v.value) in (int, float, bool)  # type: ignore[attr-defined]
+    if t is ast.Call:
+        return ctx.qualname(v.func) in _NUMBER_BUILTINS  # type: ignore[attr-defined]
+    if t is ast.BinOp:
+        return _number(v.left, target, ctx) and _number(v.right, target, ctx)  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return _number(v.operand, target, ctx)  # type: ignore[attr-defined]
+    return (
+        t is ast.Attribute
+        and v.attr == target  # type: ignore[attr-defined]
+        and type(v.value) is ast.Name  # type: ignore[attr-defined]
+        and v.value.id == "self"  # type: ignore[attr-defined]
     )
 
 
@@ -709,7 +744,11 @@ def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     mstype.float32)` or `ms.Tensor(float(x.sum()), ...)`, then `ops.zeros_like(x)` /
     `ops.scalar_to_tensor(1.0, x.dtype)` fail, "DtypeToEnum"; of a constant list it compiles;
     fresh v5 seed 10500026)."""
-    if not call.args or isinstance(call.args[0], ast.Starred) or ctx.qualname(call.func) not in _TENSOR_CONSTRUCTORS:
+    f = call.func
+    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None  # type: ignore[attr-defined]
+    if name not in ("Tensor", "tensor") or not call.args or isinstance(call.args[0], ast.Starred):
+        return False
+    if ctx.qualname(f) not in _TENSOR_CONSTRUCTORS:
         return False
     a = analyzer(ctx)
     v = call.args[0]
