@@ -550,7 +550,7 @@ def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
             continue
         for target in targets:
             if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                found.setdefault(target.attr, []).append(node)  # type: ignore[arg-type]
+                found.setdefault(target.attr, []).append(node)
     if kept is not None:
         kept[_SELF_STORES_MEMO] = found
     return found
@@ -576,7 +576,7 @@ def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
     if t is ast.Constant:
         return type(v.value) in (int, float, bool)  # type: ignore[attr-defined]
     if t is ast.Call:
-        return ctx.qualname(v.func) in _NUMBER_BUILTINS  # type: ignore[attr-defined]
+        return (ctx.qualname(v.func) or "") in _NUMBER_BUILTINS  # type: ignore[attr-defined]
     if t is ast.BinOp:
         return _number(v.left, target, ctx) and _number(v.right, target, ctx)  # type: ignore[attr-defined]
     if t is ast.UnaryOp:
@@ -745,7 +745,7 @@ def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     `ops.scalar_to_tensor(1.0, x.dtype)` fail, "DtypeToEnum"; of a constant list it compiles;
     fresh v5 seed 10500026)."""
     f = call.func
-    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None  # type: ignore[attr-defined]
+    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
     if name not in ("Tensor", "tensor") or not call.args or isinstance(call.args[0], ast.Starred):
         return False
     if ctx.qualname(f) not in _TENSOR_CONSTRUCTORS:
