@@ -7,6 +7,7 @@ import builtins
 import functools
 import json
 import keyword
+import re
 from collections.abc import Iterable
 from importlib import resources
 
@@ -110,8 +111,9 @@ class FallbackValueShapeQuery(GraphRule):
     f-string of a run-time value (`x + len(f"{float(x.mean()):.3f}") * 0`), a tensor built
     from run-time numbers that are not a tensor (`ms.Tensor([x[0, j].item() for j in
     range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`), and `self.<attr>` read in a
-    compiled function that stores a Python number to it (`self.calls += 1`, before or after
-    the store; a tensor stored is read back as the tensor); and a sink: a
+    compiled function that updates a Python number on it (`self.calls += 1`, `self.n =
+    self.n + 1`; read before or after the update; a tensor stored is read back as the
+    tensor); and a sink: a
     `functools.partial` of such a function built in the compiled function itself (`act =
     functools.partial(ops.leaky_relu, alpha=0.1); act(v)`; a module-level partial or one
     held on `self` is called as Python and compiles).
@@ -564,8 +566,19 @@ def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
     `self.scale = 2.0`, `self.best = float(t)`)? A tensor, a container, None, a call of
     anything but a number builtin are not numbers here."""
-    target = st.target if type(st) is ast.AugAssign else st.targets[0]  # type: ignore[attr-defined]
-    return _number(st.value, target.attr if type(target) is ast.Attribute else None, ctx)  # type: ignore[attr-defined]
+    if type(st) is ast.AugAssign:
+        target = st.target
+        return type(target) is ast.Attribute and _number(st.value, target.attr, ctx)
+    target = st.targets[0]  # type: ignore[attr-defined]
+    if type(target) is not ast.Attribute or type(st.value) is not ast.BinOp:  # type: ignore[attr-defined]
+        return False
+    # `self.n = self.n + 1` (a store of a constant alone, `self.n = 3`, fails the same way,
+    # written/gen18 probe `v20_ct_const_store_zeros_like`, but is not followed: no text test
+    # tells it from the stores of `__init__`, and every attribute read would pay for it)
+    value: ast.expr = st.value  # type: ignore[attr-defined]
+    return _number(value, target.attr, ctx) and any(
+        type(n) is ast.Attribute and n.attr == target.attr for n in ast.walk(value)
+    )
 
 
 def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
@@ -589,9 +602,21 @@ def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
     )
 
 
+#: a counter-like store on `self` in the text (`self.n += 1`, `self.n = self.n + 1`)
+_SELF_UPDATE = re.compile(r"self\.(\w+)\s*(?:[-+*/%]|//|\*\*)=|self\.(\w+)\s*=\s*self\.\2\s*[-+*/%]")
+
+
+def _updates_self(ctx: Context) -> bool:
+    """The text test before `self_stores` is asked: a counter-like store on `self`."""
+    hit = ctx.cache.get("opaque.self_update")
+    if hit is None:
+        hit = ctx.cache["opaque.self_update"] = _SELF_UPDATE.search(ctx.text) is not None
+    return bool(hit)
+
+
 def _stores_numbers(ctx: Context) -> bool:
-    """Does compiled LAX code of this file store a Python number on `self`?"""
-    return "self." in ctx.text and any(
+    """Does compiled LAX code of this file update a Python number on `self`?"""
+    return _updates_self(ctx) and any(
         _number_store(st, s.function, ctx)
         for s in _lax_scopes(ctx)
         for sts in self_stores(s.function).values()
@@ -1018,15 +1043,15 @@ class _Opaque:
         )
 
     def _number_stored(self, e: ast.Attribute, func: ast.AST) -> bool:
-        """`self.n` read in a compiled function that stores a Python number to it
-        (`self.calls += 1`, `self.calls = 3`), before or after the store: LAX runs the store
+        """`self.n` read in a compiled function that updates a Python number on it
+        (`self.calls += 1`, `self.n = self.n + 1`), before or after the store: LAX runs the store
         as a JIT Fallback `setattr`, and reads the attribute as a Python object (measured,
         written/gen18 probes `v20_ct_*`: `x + self.calls * 0`, also read before `self.calls
         += 1`, then `ops.zeros_like(x)`, `ops.cast(y, y.dtype)` or `nn.Dense` fail,
         "DtypeToEnum", "'int' object has no attribute '__len__'"; never read, or only
         printed, it compiles; a tensor stored is read back as the tensor, written/heldout16b
         probes `ls17_sc_plain_*`; fresh v5 seeds 10000089, 10600082)."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self"):
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _updates_self(self.ctx):
             return False
         stores = self_stores(func).get(e.attr)
         if not stores:
