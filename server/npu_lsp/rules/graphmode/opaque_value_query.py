@@ -302,10 +302,14 @@ def _has_fallback(ctx: Context) -> bool:
         hit = hit or (("f'" in ctx.text or 'f"' in ctx.text) and any(
             _formats_value(n, ctx, s.function)  # type: ignore[arg-type]
             for s in lax
+            if _holds(s.function, ("f'", 'f"'), ctx)
             for n in _fstrings_in(s.function)
         ))
         hit = hit or (("ensor(" in ctx.text) and any(
-            _built_tensor(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
+            _built_tensor(n, ctx, s.function)  # type: ignore[arg-type]
+            for s in lax
+            if _holds(s.function, ("ensor(",), ctx)
+            for n in _calls_in(s.function)
         ))
         hit = hit or (("max(" in ctx.text or "min(" in ctx.text) and any(
             _mixed_min_max(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
@@ -363,6 +367,15 @@ def _mentions(func: ast.AST, words: frozenset[str] | None, ctx: Context) -> bool
                 return True
             i = text.find(word, i + 1)
     return False
+
+
+def _holds(func: ast.AST, needles: tuple[str, ...], ctx: Context) -> bool:
+    """Does the text of `func` hold one of `needles` (before its calls are collected)?"""
+    first, last = getattr(func, "lineno", None), getattr(func, "end_lineno", None)
+    if first is None or last is None:
+        return True
+    text = "\n".join(ctx.lines[first - 1 : last])
+    return any(n in text for n in needles)
 
 
 #: the characters of a word of an ASCII text (`ascii_words`); "" (past the end) is not one
@@ -568,9 +581,15 @@ def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     anything but a number builtin are not numbers here."""
     if type(st) is ast.AugAssign:
         target = st.target
-        return type(target) is ast.Attribute and _number(st.value, target.attr, ctx)
+        return (
+            type(target) is ast.Attribute
+            and _number(st.value, target.attr, ctx)
+            and _number_attribute(target.attr, func, ctx)
+        )
     target = st.targets[0]  # type: ignore[attr-defined]
     if type(target) is not ast.Attribute or type(st.value) is not ast.BinOp:  # type: ignore[attr-defined]
+        return False
+    if not _number_attribute(target.attr, func, ctx):
         return False
     # `self.n = self.n + 1` (a store of a constant alone, `self.n = 3`, fails the same way,
     # written/gen18 probe `v20_ct_const_store_zeros_like`, but is not followed: no text test
@@ -578,6 +597,20 @@ def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     value: ast.expr = st.value  # type: ignore[attr-defined]
     return _number(value, target.attr, ctx) and any(
         type(n) is ast.Attribute and n.attr == target.attr for n in ast.walk(value)
+    )
+
+
+def _number_attribute(attr: str, func: ast.AST, ctx: Context) -> bool:
+    """Does every `__init__` of the class `func` belongs to set `self.<attr>` to a number
+    literal (`self.calls = 0`)? A Parameter or tensor updated in place (`self.table =
+    self.table * 2.0`) is a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`)."""
+    a = analyzer(ctx)
+    cls = a.owner_class(func)
+    if cls is None:
+        return False
+    values = a._self_values(cls).get(attr) or []
+    return bool(values) and all(
+        isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in values
     )
 
 
@@ -603,7 +636,7 @@ def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
 
 
 #: a counter-like store on `self` in the text (`self.n += 1`, `self.n = self.n + 1`)
-_SELF_UPDATE = re.compile(r"self\.(\w+)\s*(?:[-+*/%]|//|\*\*)=|self\.(\w+)\s*=\s*self\.\2\s*[-+*/%]")
+_SELF_UPDATE = re.compile(r"^[ \t]+self\.(?:\w+[ \t]*(?:[-+*/%]|//|\*\*)=|(\w+)[ \t]*=[ \t]*self\.\1[ \t]*[-+*/%])", re.M)
 
 
 def _updates_self(ctx: Context) -> bool:
