@@ -13,6 +13,7 @@ from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS as _HOST_METHODS
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
+from npu_lsp.rules.graphmode.host_values import numpy_of_host
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names, _needs_elements
 
 #: list methods that change a list in place (measured: `pop` and `reverse` of a host list fail
@@ -26,7 +27,8 @@ _NO_ARGS = frozenset({"pop", "reverse"})
 class ListGrownFromHostData(GraphRule):
     """## What it does
     Under the default LAX syntax level, flags a list made from a tensor's values by JIT
-    Fallback (`vals = x.tolist()`, `list(x.asnumpy())`) changed in place (`vals.append(v)`,
+    Fallback (`vals = x.tolist()`, a row of it `x.tolist()[0]`, `list(x.asnumpy())`,
+    `list(x.asnumpy().max(axis=0))`) changed in place (`vals.append(v)`,
     `extend`, `insert`, `pop`, `reverse`), and `ops.stack(lst)` / `ops.concat(lst)` /
     `ops.cat(lst)` (and the `Stack` / `Concat` primitives) in compiled code when `lst` is
     filled (`append`, `extend`, `insert`, `lst += [...]`) inside a `for` loop over a tensor's
@@ -337,14 +339,27 @@ def _is_reversed(e: ast.expr, ctx: Context) -> bool:
 def _host_list(e: ast.expr, ctx: Context) -> bool:
     """A list JIT Fallback makes from a run-time tensor: `t.tolist()` (also after numpy
     steps, `t.asnumpy().flatten().tolist()`) or `list(<host data>)`."""
+    if (
+        isinstance(e, ast.Subscript)
+        and isinstance(e.slice, (ast.Constant, ast.UnaryOp))
+        and isinstance(e.value, ast.Call)
+        and isinstance(e.value.func, ast.Attribute)
+        and e.value.func.attr == "tolist"
+    ):
+        # `x.tolist()[0]`, a row of the host list (it is changed in place: a list); measured,
+        # fresh v5 seeds 10100034 (`append` then `len`: "'NoneType' object has no attribute
+        # '__len__'"), 10800060 (`insert` then `pop`: "'NoneType' object has no attribute 'pop'")
+        e = e.value
     if not isinstance(e, ast.Call):
         return False
     f = e.func
     if isinstance(f, ast.Attribute) and f.attr == "tolist" and not e.args:
         return _host_iterable(e, ctx, 0)
     if isinstance(f, ast.Name) and ctx.qualname(f) == "builtins.list" and len(e.args) == 1:
-        return _host_iterable(e.args[0], ctx, 0)
+        # (also `list(x.asnumpy().max(axis=0))`: host_values.numpy_of_host)
+        return _host_iterable(e.args[0], ctx, 0) or numpy_of_host(e.args[0], ctx)
     return False
+
 
 
 

@@ -7,6 +7,7 @@ import builtins
 import functools
 import json
 import keyword
+import re
 from collections.abc import Iterable
 from importlib import resources
 
@@ -106,7 +107,16 @@ class FallbackValueShapeQuery(GraphRule):
     holds the None `append` returned). Of a tuple a helper, method or sub-cell returns
     (every `return` a tuple display of one length), only the items holding such a value
     are Python objects: `out, tbl = self.lookup(ids)` or `self.lookup(ids)[0]` takes
-    one item, and MindSpore keeps the others graph values.
+    one item, and MindSpore keeps the others graph values. Also JIT Fallback objects: an
+    f-string of a run-time value (`x + len(f"{float(x.mean()):.3f}") * 0`), a tensor built
+    from run-time numbers that are not a tensor (`ms.Tensor([x[0, j].item() for j in
+    range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`), and `self.<attr>` read in a
+    compiled function that updates a Python number on it (`self.calls += 1`, `self.n =
+    self.n + 1`; read before or after the update; a tensor stored is read back as the
+    tensor); and a sink: a
+    `functools.partial` of such a function built in the compiled function itself (`act =
+    functools.partial(ops.leaky_relu, alpha=0.1); act(v)`; a module-level partial or one
+    held on `self` is called as Python and compiles).
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -285,9 +295,21 @@ def _has_fallback(ctx: Context) -> bool:
             for n in _calls_in(s.function)
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
-        hit = hit or bool(_namedtuple_classes(ctx))
+        hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx)
         hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
+        ))
+        hit = hit or (("f'" in ctx.text or 'f"' in ctx.text) and any(
+            _formats_value(n, ctx, s.function)  # type: ignore[arg-type]
+            for s in lax
+            if _holds(s.function, ("f'", 'f"'), ctx)
+            for n in _fstrings_in(s.function)
+        ))
+        hit = hit or (("ensor(" in ctx.text) and any(
+            _built_tensor(n, ctx, s.function)  # type: ignore[arg-type]
+            for s in lax
+            if _holds(s.function, ("ensor(",), ctx)
+            for n in _calls_in(s.function)
         ))
         hit = hit or (("max(" in ctx.text or "min(" in ctx.text) and any(
             _mixed_min_max(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
@@ -345,6 +367,15 @@ def _mentions(func: ast.AST, words: frozenset[str] | None, ctx: Context) -> bool
                 return True
             i = text.find(word, i + 1)
     return False
+
+
+def _holds(func: ast.AST, needles: tuple[str, ...], ctx: Context) -> bool:
+    """Does the text of `func` hold one of `needles` (before its calls are collected)?"""
+    first, last = getattr(func, "lineno", None), getattr(func, "end_lineno", None)
+    if first is None or last is None:
+        return True
+    text = "\n".join(ctx.lines[first - 1 : last])
+    return any(n in text for n in needles)
 
 
 #: the characters of a word of an ASCII text (`ascii_words`); "" (past the end) is not one
@@ -423,9 +454,32 @@ def _calls_in(func: ast.AST) -> list[ast.AST]:
     kept = getattr(func, "__dict__", None)
     found = kept.get(_CALLS_MEMO) if kept is not None else None
     if found is None:
-        found = find_branches(func, _CALL)
+        both = find_branches(func, _CALL_OR_FSTRING)
+        call_t = ast.Call
+        found = [n for n in both if type(n) is call_t]
+        fstrings = [n for n in both if type(n) is not call_t] if len(found) < len(both) else []
         if kept is not None:
             kept[_CALLS_MEMO] = found
+            kept[_FSTRINGS_MEMO] = fstrings
+        else:
+            _last_fstrings[:] = fstrings
+    return found
+
+
+_FSTRINGS_MEMO = "_ascend_lens_fstrings"
+_CALL_OR_FSTRING = frozenset({ast.Call, ast.JoinedStr})
+_last_fstrings: list[ast.AST] = []
+
+
+def _fstrings_in(func: ast.AST) -> list[ast.AST]:
+    """The f-strings in `func`, found by the walk of `_calls_in`."""
+    kept = getattr(func, "__dict__", None)
+    found = kept.get(_FSTRINGS_MEMO) if kept is not None else None
+    if found is None:
+        _calls_in(func)
+        found = kept.get(_FSTRINGS_MEMO) if kept is not None else None
+        if found is None:
+            found = list(_last_fstrings)
     return found
 
 
@@ -481,6 +535,126 @@ def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
     if kept is not None:
         kept[_BRANCH_MEMO] = found
     return found
+
+
+_SELF_STORES_MEMO = "_ascend_lens_self_stores"
+
+
+def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
+    """`self.<attr>` -> the statements of `func` (nested blocks included, nested functions
+    not) that store it (`self.n = v`, `self.n += v`), kept on its node. Statements only."""
+    kept = getattr(func, "__dict__", None)
+    found = kept.get(_SELF_STORES_MEMO) if kept is not None else None
+    if found is not None:
+        return found
+    found = {}
+    stack: list[ast.AST] = list(getattr(func, "body", ()))
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        blocks = STATEMENT_BLOCKS.get(t)
+        if blocks is not None:
+            for block in blocks:
+                stack.extend(getattr(node, block))
+            continue
+        if t is ast.Assign:
+            targets = node.targets  # type: ignore[attr-defined]
+        elif t is ast.AugAssign:
+            targets = [node.target]  # type: ignore[attr-defined]
+        else:
+            continue
+        for target in targets:
+            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                found.setdefault(target.attr, []).append(node)
+    if kept is not None:
+        kept[_SELF_STORES_MEMO] = found
+    return found
+
+
+#: builtins whose result is a Python number
+_NUMBER_BUILTINS = frozenset({"builtins.int", "builtins.float", "builtins.round", "builtins.abs", "builtins.len", "builtins.bool"})
+
+
+def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
+    """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
+    `self.scale = 2.0`, `self.best = float(t)`)? A tensor, a container, None, a call of
+    anything but a number builtin are not numbers here."""
+    if type(st) is ast.AugAssign:
+        target = st.target
+        return (
+            type(target) is ast.Attribute
+            and _number(st.value, target.attr, ctx)
+            and _number_attribute(target.attr, func, ctx)
+        )
+    target = st.targets[0]  # type: ignore[attr-defined]
+    if type(target) is not ast.Attribute or type(st.value) is not ast.BinOp:  # type: ignore[attr-defined]
+        return False
+    if not _number_attribute(target.attr, func, ctx):
+        return False
+    # `self.n = self.n + 1` (a store of a constant alone, `self.n = 3`, fails the same way,
+    # written/gen18 probe `v20_ct_const_store_zeros_like`, but is not followed: no text test
+    # tells it from the stores of `__init__`, and every attribute read would pay for it)
+    value: ast.expr = st.value  # type: ignore[attr-defined]
+    return _number(value, target.attr, ctx) and any(
+        type(n) is ast.Attribute and n.attr == target.attr for n in ast.walk(value)
+    )
+
+
+def _number_attribute(attr: str, func: ast.AST, ctx: Context) -> bool:
+    """Does every `__init__` of the class `func` belongs to set `self.<attr>` to a number
+    literal (`self.calls = 0`)? A Parameter or tensor updated in place (`self.table =
+    self.table * 2.0`) is a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`)."""
+    a = analyzer(ctx)
+    cls = a.owner_class(func)
+    if cls is None:
+        return False
+    values = a._self_values(cls).get(attr) or []
+    return bool(values) and all(
+        isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in values
+    )
+
+
+def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
+    """Is `v` a Python number by its syntax alone: a number literal, a number builtin's
+    result, `self.<attr>` of the stored attribute itself (`target`, for `self.n = self.n +
+    1`), and arithmetic on these?"""
+    t = type(v)
+    if t is ast.Constant:
+        return type(v.value) in (int, float, bool)  # type: ignore[attr-defined]
+    if t is ast.Call:
+        return (ctx.qualname(v.func) or "") in _NUMBER_BUILTINS  # type: ignore[attr-defined]
+    if t is ast.BinOp:
+        return _number(v.left, target, ctx) and _number(v.right, target, ctx)  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return _number(v.operand, target, ctx)  # type: ignore[attr-defined]
+    return (
+        t is ast.Attribute
+        and v.attr == target  # type: ignore[attr-defined]
+        and type(v.value) is ast.Name  # type: ignore[attr-defined]
+        and v.value.id == "self"  # type: ignore[attr-defined]
+    )
+
+
+#: a counter-like store on `self` in the text (`self.n += 1`, `self.n = self.n + 1`)
+_SELF_UPDATE = re.compile(r"^[ \t]+self\.(?:\w+[ \t]*(?:[-+*/%]|//|\*\*)=|(\w+)[ \t]*=[ \t]*self\.\1[ \t]*[-+*/%])", re.M)
+
+
+def _updates_self(ctx: Context) -> bool:
+    """The text test before `self_stores` is asked: a counter-like store on `self`."""
+    hit = ctx.cache.get("opaque.self_update")
+    if hit is None:
+        hit = ctx.cache["opaque.self_update"] = _SELF_UPDATE.search(ctx.text) is not None
+    return bool(hit)
+
+
+def _stores_numbers(ctx: Context) -> bool:
+    """Does compiled LAX code of this file update a Python number on `self`?"""
+    return _updates_self(ctx) and any(
+        _number_store(st, s.function, ctx)
+        for s in _lax_scopes(ctx)
+        for sts in self_stores(s.function).values()
+        for st in sts
+    )
 
 
 _NOT_GRAPH_BUILTINS: frozenset[str] | None = None
@@ -613,6 +787,40 @@ def _text_of_value(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     )
 
 
+def _formats_value(e: ast.JoinedStr, ctx: Context, func: ast.AST) -> bool:
+    """An f-string formatting a value known only at run time."""
+    a = analyzer(ctx)
+    return any(type(v) is ast.FormattedValue and a.kind(v.value, func).dynamic for v in e.values)
+
+
+def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """`ms.Tensor(v)` / `ms.tensor(v, dtype)` of a run-time value that is not a tensor (a
+    number read from a tensor, a list of them): LAX builds it by JIT Fallback (STRICT: "When
+    handling script '__call_func_str__(...)' ... the inputs should be constant"), and the
+    tensor is a Python object whose dtype MindSpore cannot give to an operator (measured,
+    written/gen18 probes `v20_tl_*`: `x + ms.Tensor([x[0, j].item() for j in range(3)],
+    mstype.float32)` or `ms.Tensor(float(x.sum()), ...)`, then `ops.zeros_like(x)` /
+    `ops.scalar_to_tensor(1.0, x.dtype)` fail, "DtypeToEnum"; of a constant list it compiles;
+    fresh v5 seed 10500026)."""
+    f = call.func
+    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
+    if name not in ("Tensor", "tensor") or not call.args or isinstance(call.args[0], ast.Starred):
+        return False
+    if ctx.qualname(f) not in _TENSOR_CONSTRUCTORS:
+        return False
+    a = analyzer(ctx)
+    v = call.args[0]
+    if isinstance(v, ast.Name):
+        v = a.single_assignment(v.id, func) or v
+    if isinstance(v, ast.ListComp):
+        v = v.elt  # a list of numbers read from a tensor, one per item
+    elif isinstance(v, (ast.List, ast.Tuple)):
+        return any(
+            not isinstance(x, ast.Starred) and a.kind(x, func) == Kind.VAR for x in v.elts
+        ) and all(not isinstance(x, ast.Starred) and a.kind(x, func) != Kind.TENSOR for x in v.elts)
+    return a.kind(v, func) == Kind.VAR
+
+
 #: marks, among a call's opaque parameter names, the class of the instance it runs on
 _CLS = "@cls="
 
@@ -718,15 +926,24 @@ class _Opaque:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
             return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
-            if self._branch_stored(e, func):
+            if self._branch_stored(e, func) or self._number_stored(e, func):
                 return True
             # an attribute of a fallback object is read by Python too (measured, written/lax
             # probes `gf_pd_*`: `int(x.asnumpy().shape[0])` added to `x` before an `nn.Dense` fails
             # under LAX, "'int' object has no attribute '__len__'"; `x.shape[0]` compiles); so is
             # a field of a namedtuple holding one (`p = Pair(v, 1); p.a`)
             return self.value(e.value, func, env, depth)
+        if isinstance(e, ast.JoinedStr):
+            # an f-string of a run-time value: LAX formats it by JIT Fallback, as it does
+            # `str(v)` (measured, written/gen18 probes `v20_fs_*`: `x + len(f"{float(x.mean())}")
+            # * 0` then `ops.zeros_like(x)` / `ops.cast(x, x.dtype)` fail, "DtypeToEnum"; the
+            # same f-string only printed, or of `x.shape[0]`, compiles; fresh v5 seeds
+            # 10500090 and 10900075, where `map` over such an `x` compiles)
+            return _formats_value(e, self.ctx, func)
         if isinstance(e, ast.Call):
             if _runtime_fallback(e, self.ctx, func):
+                return True
+            if _built_tensor(e, self.ctx, func):
                 return True
             if _text_of_value(e, self.ctx, func):
                 # the text of a run-time value: STRICT refuses it ("cannot get attributes
@@ -858,6 +1075,25 @@ class _Opaque:
             for i, st in stores
         )
 
+    def _number_stored(self, e: ast.Attribute, func: ast.AST) -> bool:
+        """`self.n` read in a compiled function that updates a Python number on it
+        (`self.calls += 1`, `self.n = self.n + 1`), before or after the store: LAX runs the store
+        as a JIT Fallback `setattr`, and reads the attribute as a Python object (measured,
+        written/gen18 probes `v20_ct_*`: `x + self.calls * 0`, also read before `self.calls
+        += 1`, then `ops.zeros_like(x)`, `ops.cast(y, y.dtype)` or `nn.Dense` fail,
+        "DtypeToEnum", "'int' object has no attribute '__len__'"; never read, or only
+        printed, it compiles; a tensor stored is read back as the tensor, written/heldout16b
+        probes `ls17_sc_plain_*`; fresh v5 seeds 10000089, 10600082)."""
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _updates_self(self.ctx):
+            return False
+        stores = self_stores(func).get(e.attr)
+        if not stores:
+            return False
+        return any(
+            not in_dead_branch(self.ctx, func, self.ctx.span(st)) and _number_store(st, func, self.ctx)
+            for st in stores
+        )
+
     def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
         """Parameters of `func` some call of it in this file gives a fallback value."""
         memo: dict[int, frozenset[str]] = self.ctx.cache.setdefault("opaque.params", {})
@@ -872,6 +1108,17 @@ class _Opaque:
                 if site.path == self.ctx.path and site.call is not None and site.caller_node is not None:
                     outer = self.opaque_params(site.caller_node, depth + 1)
                     out |= self._bind(site.call, func, site.caller_node, outer, 0)
+            if scope is not None and scope.kind == "jit" and self.ctx.scopes.info.functions.get(func.name) is func:
+                # a module-level `@ms.jit` function called from other compiled code of this
+                # file: MindSpore compiles it inside the caller's graph, given the caller's
+                # value (fresh v5 seed 10900075: `map` over such an `x` compiles)
+                for s in _lax_scopes(self.ctx):
+                    if s.function is func:
+                        continue
+                    for c in _calls_in(s.function):
+                        if type(c.func) is ast.Name and c.func.id == func.name:  # type: ignore[attr-defined]
+                            outer = self.opaque_params(s.function, depth + 1)
+                            out |= self._bind(c, func, s.function, outer, 0)  # type: ignore[arg-type]
         hit = memo[id(func)] = frozenset(out)
         return hit
 
@@ -1015,6 +1262,21 @@ class _Opaque:
                     return self._cell_of(held.elts[i], func)
                 return None
             return self._cell_of(self._element(held), func)
+        return None
+
+    def _partial_of(self, f: ast.expr, func: ast.AST) -> str | None:
+        """The qualified name of the function `functools.partial(fn, ...)` wraps, when `f` is
+        a name bound once to it in the compiled function itself. Not one built outside
+        compiled code: a module-level partial or one held on `self` is a Python callable LAX
+        calls by JIT Fallback, and the wrapped function then runs as Python (measured,
+        written/gen18 probes `v20_pt_module_zeros_like`, `v20_pt_self_leaky` compile)."""
+        made = analyzer(self.ctx).single_assignment(f.id, func) if isinstance(f, ast.Name) else None
+        if (
+            isinstance(made, ast.Call)
+            and made.args
+            and self.ctx.qualname(made.func) == "functools.partial"
+        ):
+            return self.ctx.qualname(made.args[0])
         return None
 
     @staticmethod
@@ -1258,6 +1520,14 @@ class _Opaque:
             return f"`{q.removeprefix('mindspore.')}` is given a fill value from a JIT Fallback call; its FillV2 takes a tensor, and MindSpore converts only numbers it knows while compiling (\"the type of input argument[y] must be Tensor but got Float32\")"  # type: ignore[union-attr]
         if q in functions:
             return f"`{q.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
+        wrapped = self._partial_of(call.func, func)
+        if wrapped in functions:
+            # `act = functools.partial(ops.leaky_relu, alpha=0.1)` then `act(v)`: MindSpore
+            # folds the partial of constants while compiling and compiles the wrapped
+            # function on `v`, which reads its dtype as it does when called directly
+            # (measured: v5 seeds 10000061, 10000066, 10500183, "Failed to infer for
+            # primitive:DtypeToEnum"; written/gen18 probes `v20_pt_*`)
+            return f"`{wrapped.removeprefix('mindspore.')}` (through `functools.partial`) reads the shape or dtype of its input, which here comes from a JIT Fallback call"
         callee = self._callee(call, func)
         if isinstance(callee, str):
             if callee in cells:

@@ -40,7 +40,7 @@ _OWN_SHAPES = frozenset({"MS136"})
 #: (MS185 knows the list is empty while compiling: `if len(self.items) < 2:` is true)
 _FOLDS_SELF_LEN = frozenset({"MS185"})
 #: findings kept under a condition on the shape of a value JIT Fallback made (`interpreted`)
-_INTERPRETED_SHAPES = frozenset({"MS193"})
+_INTERPRETED_SHAPES = frozenset({"MS193", "MS145"})
 
 
 def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
