@@ -1954,13 +1954,13 @@ class Analyzer:
                 for name, b in found:
                     visible[name] = [b]
                 for n in walk_list(g.target):
-                    if type(n) is ast.Name and n.id not in visible:  # type: ignore[attr-defined]
-                        visible[n.id] = [(_ENUM, None)]  # type: ignore[attr-defined]  # a nested target: unknown to the index, read as before
+                    if type(n) is ast.Name and n.id not in visible:
+                        visible[n.id] = [(_ENUM, None)]  # a nested target: unknown to the index, read as before
                 for cond in g.ifs:
                     self._map_reads(cond, visible, out)
             if type(comp) is ast.DictComp:
-                self._map_reads(comp.key, visible, out)  # type: ignore[attr-defined]
-                self._map_reads(comp.value, visible, out)  # type: ignore[attr-defined]
+                self._map_reads(comp.key, visible, out)
+                self._map_reads(comp.value, visible, out)
             else:
                 self._map_reads(comp.elt, visible, out)  # type: ignore[attr-defined]
         return out
@@ -1969,7 +1969,7 @@ class Analyzer:
     def _map_reads(e: ast.AST, visible: dict[str, list[_Binding]], out: dict[int, list[_Binding]]) -> None:
         for n in walk_list(e):
             if type(n) is ast.Name:
-                binds = visible.get(n.id)  # type: ignore[attr-defined]
+                binds = visible.get(n.id)
                 if binds is not None:
                     out[id(n)] = binds
 
