@@ -31,7 +31,8 @@ class ScalarAttributeUnderStrict(GraphRule):
     Under the STRICT syntax level, flags an attribute or method of a Python int or float in
     compiled code (`n.bit_length()`, `r.is_integer()`, `n.real`, `(0.5).as_integer_ratio()`),
     the number being a literal, a constant kept on `self`, a shape entry, `len(...)`, an int
-    argument of a jit function, or arithmetic of those; and `__name__` / `__qualname__` of
+    argument of a jit function, the result of a `math` function of constants
+    (`math.log2(n).is_integer()`, `math.floor(n / 4).bit_length()`), or arithmetic of those; and `__name__` / `__qualname__` of
     a function (a module-level `def`, a lambda, a parameter every call gives a `def`),
     also in the wrapper a plain decorator returns (`def logged(fn): def wrapper(t):
     print(fn.__name__) ...`), reported at the compiled call of the decorated function: the
@@ -70,7 +71,8 @@ class ScalarAttributeUnderStrict(GraphRule):
 
     ## References
     - RULES.md, section 2 (rejected only under STRICT); written set `langref` (cases
-      `int_method__*`, `float_method__is_integer`) and its probes `scalar_*`; functions:
+      `int_method__*`, `float_method__is_integer`) and its probes `scalar_*`; `math`
+      results: written/heldout19a case `alibi_slopes_math_log2` and probes `s20_math_*`; functions:
       the written famc probes `g17_fn_*`.
     """
 

@@ -50,6 +50,11 @@ class TensorDictKey(GraphRule):
     `d[(t.item(), 1)] = v`), at both levels, and under LAX the key of `d.get(k, ...)` when
     `k` is the variable of a `for` over a tensor's host data (`for d in dst.asnumpy().tolist():
     deg[d] = deg.get(d, 0) + 1`).
+    A comprehension over a tensor counts as a `for` over it: MindSpore unrolls it along the
+    first axis, each item a tensor, so `[self.idx_to_class[int(i)] for i in idx]` (`idx`
+    from `argmax` / `topk`, also through `zip`, `enumerate` or a nested comprehension over
+    its rows) looks up a run-time key; an `enumerate` index, `range(len(idx))` and
+    `r.shape[0]` of an item stay constants.
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,
@@ -101,6 +106,10 @@ class TensorDictKey(GraphRule):
       from a constant list with a run-time number: the written heldout19b probes `dk19_*`
       (rejected at LAX and STRICT; a constant key, `int(t) in self.d` and a list indexed by
       `int(t)` compile).
+    - Comprehensions over a tensor (a dict, `.get`, a nested or `zip` / `enumerate`
+      comprehension, a generator given to `sum`): the written heldout19b probes `cv20_*`
+      and case `vis_predict_class_names_strings` (rejected at LAX and STRICT; an
+      `enumerate` index, `range(len(idx))`, `r.shape[0]` of an item compile).
     - Comprehension keys over values JIT Fallback made (`{i: r for i, r in enumerate(x)}`
       after `x = x * math.exp(...)`; `{f'c{i}': v for i, v in enumerate(x.tolist()[0])}`):
       the written famc probes `g17_an_dictcomp_*` (rejected at LAX and STRICT; over a

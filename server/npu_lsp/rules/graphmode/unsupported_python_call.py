@@ -54,7 +54,10 @@ class UnsupportedPythonCall(GraphRule):
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, also on a dict `__init__` keeps on `self` (`self.vocab.setdefault(c, n)`),
       `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held
-      on `self`, returned by a str method, the `__name__` of a class or function, a
+      on `self`, returned by a str method, looked up by a constant key in a dict display
+      whose entry (or `.get` default) is a str (a dict `__init__` keeps on `self`, one every
+      construction passes, a module-level dict, never stored into:
+      `self.config.get("hidden_act", "SiLU").strip()`; written/heldout19a probes `s20_*`), the `__name__` of a class or function, a
       name from `dir(...)`, a key of a dict display whose keys are str constants
       (`len(name)` in `for name, w in self.weights.items()`, `for k in d`), or the `.name`
       of an `enum.Enum` member (its `.value` too when that is a str): `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
@@ -724,7 +727,7 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
         # (measured, written/heldout16b case `r2_feat_vocab_setdefault_strings`: "cannot get
         # attributes setdefault or the Dictionary[[],[]] object" under STRICT)
         return "dict"
-    if isinstance(e, (ast.Name, ast.BinOp, ast.Attribute, ast.Call)) and isinstance(values(ctx).of(e), av.Str):
+    if isinstance(e, (ast.Name, ast.BinOp, ast.Attribute, ast.Call, ast.Subscript)) and isinstance(values(ctx).of(e), av.Str):
         return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
     return None
 
