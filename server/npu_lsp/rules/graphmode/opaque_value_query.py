@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import functools
 import json
@@ -370,12 +371,26 @@ def _mentions(func: ast.AST, words: frozenset[str] | None, ctx: Context) -> bool
 
 
 def _holds(func: ast.AST, needles: tuple[str, ...], ctx: Context) -> bool:
-    """Does the text of `func` hold one of `needles` (before its calls are collected)?"""
+    """Does the text of `func` hold one of `needles` (before its calls are collected)? The
+    lines holding them are found once per file; a function asks for the first at or after
+    its own first line."""
     first, last = getattr(func, "lineno", None), getattr(func, "end_lineno", None)
     if first is None or last is None:
         return True
-    text = "\n".join(ctx.lines[first - 1 : last])
-    return any(n in text for n in needles)
+    key = ("opaque.lines_holding", needles)
+    lines = ctx.cache.get(key)
+    if lines is None:
+        text, lines = ctx.text, []
+        for needle in needles:
+            line, prev, pos = 1, 0, text.find(needle)
+            while pos != -1:
+                line += text.count("\n", prev, pos)
+                lines.append(line)
+                prev, pos = pos, text.find(needle, pos + 1)
+        lines.sort()
+        ctx.cache[key] = lines
+    at = bisect.bisect_left(lines, first)
+    return at < len(lines) and lines[at] <= last
 
 
 #: the characters of a word of an ASCII text (`ascii_words`); "" (past the end) is not one
@@ -636,7 +651,8 @@ def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
 
 
 #: a counter-like store on `self` in the text (`self.n += 1`, `self.n = self.n + 1`)
-_SELF_UPDATE = re.compile(r"^[ \t]+self\.(?:\w+[ \t]*(?:[-+*/%]|//|\*\*)=|(\w+)[ \t]*=[ \t]*self\.\1[ \t]*[-+*/%])", re.M)
+#: led by a literal: a pattern led by `^` (multi-line) or `\b` is tried at every position
+_SELF_UPDATE = re.compile(r"self\.(?:\w+[ \t]*(?:[-+*/%]|//|\*\*)=|(\w+)[ \t]*=[ \t]*self\.\1[ \t]*[-+*/%])")
 
 
 def _updates_self(ctx: Context) -> bool:
