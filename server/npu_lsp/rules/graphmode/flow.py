@@ -2575,15 +2575,7 @@ class Analyzer:
         # iterating a dict yields its keys, which graph dicts hold as constants
         if isinstance(it, ast.Dict) and None not in it.keys:
             return self._max_kind([k for k in it.keys if k is not None], fn)
-        keys_of = it
-        if (
-            isinstance(it, ast.Call)
-            and isinstance(it.func, ast.Attribute)
-            and it.func.attr == "keys"
-            and not it.args
-        ):
-            keys_of = it.func.value
-        if isinstance(keys_of, ast.Name) and self._type_class(keys_of, fn) == "dict":
+        if self._dict_keys(it, fn):
             return Kind.CONST
         if (
             isinstance(it, ast.Attribute)
@@ -2592,6 +2584,31 @@ class Analyzer:
         ):
             return Kind.CONST  # CellList, tuples of layers
         return self._kind(it, fn)
+
+    def _dict_keys(self, it: ast.AST, fn: _Fn, depth: int = 0) -> bool:
+        """Does iterating `it` give the keys of a dict: the dict itself, `d.keys()`, either
+        one through `sorted` / `list` / `tuple` / `reversed`, or a name bound once to such a
+        value (`ks = sorted(d.keys())`; `for k in ks`)? Graph dicts hold constant keys."""
+        if depth > 2:
+            return False
+        if isinstance(it, ast.Call) and len(it.args) == 1 and not it.keywords:
+            if isinstance(it.func, ast.Attribute) and it.func.attr == "keys":
+                return False
+            q = self.ctx.qualname(it.func)
+            if q in ("builtins.sorted", "builtins.list", "builtins.tuple", "builtins.reversed"):
+                return self._dict_keys(it.args[0], fn, depth + 1)
+            return False
+        keys_of = it
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "keys" and not it.args:
+            keys_of = it.func.value
+        if not isinstance(keys_of, ast.Name):
+            return False
+        if self._type_class(keys_of, fn) == "dict":
+            return True
+        if keys_of is it:
+            value = self.single_assignment(it.id, fn.func)
+            return value is not None and self._dict_keys(value, fn, depth + 1)
+        return False
 
     def _key_kind(self, mapping: ast.AST, fn: _Fn) -> Kind:
         """Kind of a key of `mapping` (`k` of `for k, v in mapping.items()`). Graph dicts
