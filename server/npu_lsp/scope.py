@@ -689,7 +689,7 @@ def _note_local_bindings(tree: ast.Module, info: ModuleInfo, text: str | None, m
                 continue
             names = [x.id for x in st.targets if isinstance(x, ast.Name)]
             inner = _wrapped_names(value, info)
-            callee = None if inner else info.resolve(value.func)
+            callee = None if inner else _copied_builder(info.resolve(value.func), value, instances)
             for n in names:
                 if inner and inner != [n]:  # `step = ms.jit(step)` keeps what `step` is
                     wraps[n] = inner
@@ -791,7 +791,7 @@ def _note_closure_scopes(tree: ast.Module, info: ModuleInfo, def_lines: list[int
             elif isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
                 names = [x.id for x in sub.targets if isinstance(x, ast.Name)]
                 wrapped = _wrapped_names(sub.value, info)
-                callee = None if wrapped else info.resolve(sub.value.func)
+                callee = None if wrapped else _copied_builder(info.resolve(sub.value.func), sub.value, instances)
                 for n in names:
                     if wrapped:
                         wraps[n] = wrapped
@@ -908,6 +908,22 @@ _GRAD_OPERATIONS = frozenset({"GradOperation", "_Grad"})
 _HELD_WRAPPERS = _GRAD_BUILDERS | _JIT_NAMES
 
 
+#: calls whose result is an object of their argument's class
+_COPIES = frozenset({"copy.copy", "copy.deepcopy"})
+
+
+def _copied_builder(callee: str | None, value: ast.Call, instances: dict[str, str]) -> str | None:
+    """What built the object `value` makes: for `copy.deepcopy(net)` (or `copy.copy`) of a
+    name the same scope bound to a call, what built `net` (a copy has its original's class: a
+    deep-copied Cell is a Cell, and compiled as one; written/heldout22a
+    `r2_dqn_deepcopy_target_global`), else `callee`."""
+    if callee in _COPIES and len(value.args) == 1 and not value.keywords:
+        arg = value.args[0]
+        if isinstance(arg, ast.Name) and arg.id in instances:
+            return instances[arg.id]
+    return callee
+
+
 def _wrapped_names(value: ast.Call, info: ModuleInfo) -> list[str]:
     """The names a grad builder or a MindSpore cell wrapper call takes as what it runs
     (`ms.value_and_grad(forward, ...)`, `ops.GradOperation()(net)`, `nn.WithLossCell(net,
@@ -980,7 +996,7 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in info.classes:
             _note_ctor_args(value, info)
         if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
-            callee = info.resolve(st.value.func)
+            callee = _copied_builder(info.resolve(st.value.func), st.value, info.instances)
             wrapped = _wrapped_names(st.value, info)
             for t in st.targets:
                 if isinstance(t, ast.Name) and wrapped == [t.id]:

@@ -578,7 +578,17 @@ def _module_networks(ctx: Context) -> dict[str, set[str]]:
     for name, values in built.items():
         if len(values) != 1 or not isinstance(values[0], ast.Call):
             continue
-        names = _param_prefixes(values[0], ctx, 0)
+        value = values[0]
+        # `target = copy.deepcopy(online)`: new Parameters with the original's names
+        # (written/heldout22a probe `dc22_module_deepcopy_same_jit`)
+        for _ in range(4):
+            copied = _deepcopied_name(value, ctx)
+            if copied is None or len(built.get(copied, ())) != 1:
+                break
+            value = built[copied][0]
+        if not isinstance(value, ast.Call) or _deepcopied_name(value, ctx) is not None:
+            continue
+        names = _param_prefixes(value, ctx, 0)
         if names:
             table[name] = names
     _apply_renames(table, ctx)
@@ -638,7 +648,8 @@ def _passed_by_name(ctx: Context) -> dict[str, list[ast.Call]]:
         return cached
     passed: dict[str, list[ast.Call]] = {}
     for call in ast.walk(ctx.tree):
-        if isinstance(call, ast.Call):
+        if isinstance(call, ast.Call) and _deepcopied_name(call, ctx) is None:
+            # a deep copy takes nothing of its original's: `target = copy.deepcopy(online)`
             for a in [*call.args, *(k.value for k in call.keywords)]:
                 if isinstance(a, ast.Name):
                     passed.setdefault(a.id, []).append(call)
@@ -899,6 +910,18 @@ def _module_instance_constructs(ctx: Context) -> dict[str, ast.FunctionDef]:
             out[name] = construct
     ctx.cache["MS154-constructs"] = out
     return out
+
+
+def _deepcopied_name(value: ast.expr, ctx: Context) -> str | None:
+    """`name` of `copy.deepcopy(name)`."""
+    if (
+        isinstance(value, ast.Call)
+        and len(value.args) == 1
+        and isinstance(value.args[0], ast.Name)
+        and ctx.qualname(value.func) == "copy.deepcopy"
+    ):
+        return value.args[0].id
+    return None
 
 
 def _deepcopied_attr(call: ast.Call, ctx: Context) -> str | None:

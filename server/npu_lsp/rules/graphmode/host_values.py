@@ -271,7 +271,9 @@ def folded_int(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
         an = analyzer(ctx)
         bound = an.single_assignment(e.id, ctx.function)
         if bound is not None:
-            return folded_int(bound, ctx, depth + 1)
+            return folded_int(bound, ctx, depth + 1) or _graph_int(bound, ctx, depth + 1)
+        if _single_shape_unpacking(e.id, ctx):
+            return True
         if an.first_binding_line(e.id, ctx.function) is not None:
             return False  # bound locally more than once, or as a parameter / loop variable
         return _module_int(e.id, ctx)
@@ -291,6 +293,46 @@ def folded_int(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
     ):
         return _input_sequence(e.args[0].id, ctx)
     return False
+
+
+def _graph_int(e: ast.expr, ctx: Context, depth: int) -> bool:
+    """An int the graph knows while compiling, once a local name holds it: `x.shape[0]`,
+    `x.ndim`, `len(x)` of a tensor or a list (even a local list of tensors), and `+ - * //`
+    of these and of folded ints. MindSpore hands the interpreted `reversed(range(n))` the
+    name's value, a constant, and folds it; written inline (`range(x.shape[0])`, `range(len(hs))`)
+    the call's inputs are the tensor or list themselves, which are not, and LAX runs it at run
+    time. Measured (written/heldout22a `gae_reversed_loop_insert`, probes `rv22_*`): with
+    `T = rewards.shape[0]`, `T = len(rewards)`, `T = h.shape[0]` of a computed tensor,
+    `T = len(hs)` of a local list of tensors, `T = rewards.shape[0] - 1`, `T, = x.shape`, a
+    list grown over `reversed(range(T))` (or `range(1, T)`) is full after the loop."""
+    if depth > 6:
+        return False
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        return all(folded_int(s, ctx, depth + 1) or _graph_int(s, ctx, depth + 1) for s in (e.left, e.right))
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+        return literal_int(e.slice)
+    if isinstance(e, ast.Attribute) and e.attr == "ndim":
+        return True
+    return (
+        isinstance(e, ast.Call)
+        and len(e.args) == 1
+        and not e.keywords
+        and ctx.qualname(e.func) == "builtins.len"
+    )
+
+
+def _single_shape_unpacking(name: str, ctx: Context) -> bool:
+    """`name` is bound once, by unpacking a shape (`B, T = x.shape`, `T, = x.shape[:1]`)."""
+    an = analyzer(ctx)
+    binds = an._indexed(an._fn(ctx.function)).bindings.get(name)
+    if binds is None or len(binds) != 1 or name in _param_names(ctx):
+        return False
+    value = binds[0][1]
+    if isinstance(value, tuple):
+        value = value[0]
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+        value = value.value
+    return isinstance(value, ast.Attribute) and value.attr == "shape"
 
 
 def _module_int(name: str, ctx: Context) -> bool:

@@ -55,13 +55,16 @@ class ListGrownFromHostData(GraphRule):
     slicing, `sorted(vals)`, `vals.sort()` and `vals.remove(v)` compile. The in-place change
     fails only when it runs: under an `if` or in a `while` body (`while len(idx) < n:
     idx.append(idx[0])`, padding that real data may never need) it is a warning.
-    STRICT refuses `tolist` / `asnumpy` themselves (MS130). `reversed` of a `range` (even one of a
-    static size, `range(x.shape[0])`) or of a list of tensors is run the same way under LAX,
+    STRICT refuses `tolist` / `asnumpy` themselves (MS130). `reversed` of a `range` whose bound reads a tensor or
+    list inline (even one of a static size, `range(x.shape[0])`) or of a list of tensors is
+    run the same way under LAX,
     so a list filled in a `for` over it is empty too; `reversed` of a constant list or tuple,
     of a `range` whose bounds are Python ints (`reversed(range(4))`, `range(self.n)` with
     `self.n = 4`, `range(n)` with `n = 4` or a module-level `T = 4`, `range(len(xs))` of a
-    list or tuple given as an input, and arithmetic on these: MindSpore folds the
-    interpreted call while compiling; written/heldout18b probes `fe18b_rvc_*`),
+    list or tuple given as an input, a name bound once to `x.shape[0]`, `len(x)` or `x.ndim`
+    (`T = rewards.shape[0]`, `B, T = x.shape`), and arithmetic on these: MindSpore folds the
+    interpreted call while compiling; written/heldout18b probes `fe18b_rvc_*`, heldout22a
+    probes `rv22_*`),
     `range(T - 1, -1, -1)`, and a list
     that holds an element before the loop compile. After a `for` over `reversed` of a local
     list of tensors, any read of a list the loop grew fails under LAX, even when it held an
