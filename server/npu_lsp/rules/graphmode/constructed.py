@@ -179,24 +179,32 @@ def elements(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -
     if isinstance(e, (ast.List, ast.Tuple)):
         return None if any(isinstance(x, ast.Starred) for x in e.elts) else list(e.elts)
     if isinstance(e, ast.Call):
-        if len(e.args) == 1 and not e.keywords and isinstance(e.func, ast.Name) and e.func.id in ("list", "tuple", "sorted"):
-            if ctx.qualname(e.func) == f"builtins.{e.func.id}":
-                return elements(e.args[0], where, ctx, d)
+        f = e.func
+        if (
+            len(e.args) == 1
+            and not e.keywords
+            and isinstance(f, ast.Name)
+            and f.id in ("list", "tuple", "sorted")
+            and ctx.qualname(f) == f"builtins.{f.id}"
+        ):
+            return elements(e.args[0], where, ctx, d)
         return None
     if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
         if len(e.generators) != 1 or not isinstance(e.generators[0].target, ast.Name):
             return None
         gen = e.generators[0]
+        target = gen.target
+        assert isinstance(target, ast.Name)
         base = elements(gen.iter, where, ctx, d)
         if base is None:
             return None
         elt = e.elt
-        if isinstance(elt, ast.Name) and elt.id == gen.target.id:
+        if isinstance(elt, ast.Name) and elt.id == target.id:
             return base
         if (
             isinstance(elt, ast.Subscript)
             and isinstance(elt.value, ast.Name)
-            and elt.value.id == gen.target.id
+            and elt.value.id == target.id
             and isinstance(elt.slice, ast.Constant)
             and type(elt.slice.value) is int
         ):
@@ -245,5 +253,5 @@ def elements(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -
 
 def str_elements(e: ast.expr, where: ast.AST | None, ctx: Context) -> bool:
     """Does the list or tuple `e` hold only str constants (and at least one)?"""
-    items = elements(e, where, ctx)
+    items = elements(e, where, ctx) or []
     return bool(items) and all(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in items)

@@ -92,10 +92,10 @@ def _container_value(value: ast.expr | None, ctx: Context, fn: ast.AST, depth: i
     if isinstance(value, ast.Name):
         # `self.params = list(params)` with `params` an argument of `__init__`: what every
         # place building the Cell passes (`GroupSGD(net.trainable_params())`)
-        passed = _init_arguments(value, ctx, fn)
+        passed = _init_arguments(value, ctx, fn) or []
         return bool(passed) and all(
             _container_value(constructed.built(e, w, ctx) if isinstance(e, ast.Name) else e, ctx, fn, depth + 1)
-            for e, w in passed  # type: ignore[misc]
+            for e, w in passed
         )
     return False
 
