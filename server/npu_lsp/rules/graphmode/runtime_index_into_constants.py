@@ -212,8 +212,9 @@ def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context, comprehensio
                 given = kw.value
         if isinstance(given, ast.Name):
             given = _module_literal(given.id, ctx)
-        if not isinstance(given, (ast.Tuple, ast.List)) and not (
-            comprehensions and (isinstance(given, ast.ListComp) or _concatenation(given))
+        if given is None or (
+            not isinstance(given, (ast.Tuple, ast.List))
+            and not (comprehensions and (isinstance(given, ast.ListComp) or _concatenation(given)))
         ):
             return None
         key = ast.dump(given)
