@@ -90,6 +90,8 @@ class CellsInPythonList(Rule):
         dict_calls = ctx.mentions("dict")  # `self.d = dict()` (a word lookup, once per file)
         for cls in ctx.scopes.info.classes.values():
             init = cls.methods.get("__init__")
+            if init is not None and cls.attr_params:
+                yield from self._passed_in(cls.node, init, cls.attr_params, cls.methods, may_register, ctx)
             if init is None or not _assigns_containers(init.body, dict_calls):
                 continue  # nothing below can report (the common case: no resolution asked)
             if not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
@@ -303,6 +305,74 @@ class CellsInPythonList(Rule):
         )
         if severity == "error":
             yield from self._use_site(attr, value, used, ctx)
+
+    def _passed_in(
+        self,
+        cls: ast.ClassDef,
+        init: ast.AST,
+        attr_params: Mapping[str, str],
+        methods: Mapping[str, ast.AST],
+        may_register: _MayRegister,
+        ctx: Context,
+    ) -> Iterable[Diagnostic]:
+        """`self.models = models` in `__init__`, where the place building the Cell passes a
+        plain list or tuple of cells (`Ensemble([make_cnn(4), make_cnn(6)])`, a name bound to
+        one, a comprehension): the Cell holds the same plain container, and compiling a
+        `construct` that calls several of its cells clashes as a display written in
+        `__init__` does (measured, written/heldout19b case `r2_vis_ensemble_models_python_list`
+        and probes `st22_ens_*`: "its name '0.weight' already exists"; `nn.CellList(models)`,
+        one entry read by a constant index, a single cell, or cells without parameters
+        compile). Only the error is reported here: the warning about unregistered
+        parameters belongs to the code that builds the list."""
+        if not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+            return
+        from npu_lsp.rules.graphmode import constructed
+
+        used: _LazyUsed | None = None
+        registered: set[str] | None = None
+        for attr in attr_params:
+            found = constructed.sources(cls, attr, ctx)
+            if not found:
+                continue
+            for src, where in found:
+                value = constructed.built(src, where, ctx) if isinstance(src, ast.Name) else src
+                if isinstance(value, (ast.List, ast.Tuple)):
+                    items, comprehension = list(value.elts), False
+                elif isinstance(value, ast.ListComp):
+                    items, comprehension = [value.elt], True
+                else:
+                    continue
+                cells = [_cell_built(e, ctx) for e in items]
+                if not cells or any(c is None for c in cells):
+                    continue
+                if used is None:
+                    used = _LazyUsed(methods.values(), ctx)
+                    registered = _registered_entries(init, methods) if may_register(ctx) else set()
+                if attr not in used or attr in (registered or ()):
+                    break
+                elements = [c for c in cells if c is not None]
+                read = _entries_read_in_graph(attr, used.methods, ctx)
+                if read is not None:
+                    keys, variable = read
+                    n = len(elements)
+                    if comprehension:
+                        picked = [elements[0]] * len(keys)
+                    else:
+                        picked = [e for i, e in enumerate(elements) if i in keys or i - n in keys]
+                    worst = next((e for e in elements if _may_own_parameters(e, ctx)), elements[0])
+                    elements = picked + [worst] * variable
+                    comprehension = False
+                owners = [e for e in elements if _may_own_parameters(e, ctx)]
+                if not owners or not (comprehension or len(owners) > 1):
+                    continue
+                kind = "tuple" if isinstance(value, ast.Tuple) else "list"
+                yield ctx.diagnostic(
+                    self,
+                    value,
+                    f"sub-cells in a plain {kind} kept as `self.{attr}` of `{cls.name}` are not registered; their parameter names clash when compiled: pass `nn.CellList(...)` or wrap it in `__init__`",
+                )
+                yield from self._use_site(attr, value, used, ctx)
+                break
 
     def _use_site(
         self, attr: str, where: ast.AST, used: _LazyUsed, ctx: Context
@@ -695,6 +765,24 @@ _PARAMETER_FREE = frozenset(
         "Unflatten", "Unfold", "Upsample", "ZeroPad2d",
     }
 )  # fmt: skip
+
+
+def _cell_built(e: ast.expr, ctx: Context) -> ast.expr | None:
+    """The cell constructor call `e` stands for: `e` itself, or the only value returned by a
+    module-level function `e` calls (`make_cnn(4)` with `return nn.SequentialCell(...)`)."""
+    if CellsInPythonList._is_cell_call(e, ctx):
+        return e
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name)):
+        return None
+    fn = next(
+        (st for st in ctx.tree.body if isinstance(st, ast.FunctionDef) and st.name == e.func.id), None
+    )
+    if fn is None:
+        return None
+    rets = [n for n in walk(fn) if isinstance(n, ast.Return)]
+    if len(rets) != 1 or rets[0].value is None or not CellsInPythonList._is_cell_call(rets[0].value, ctx):
+        return None
+    return rets[0].value
 
 
 def _may_own_parameters(e: ast.expr, ctx: Context) -> bool:

@@ -163,3 +163,95 @@ def _assigned(binds: list[ast.AST], where: ast.AST) -> ast.expr | None:
         if isinstance(node, ast.stmt):
             stack.extend(ast.iter_child_nodes(node))
     return None
+
+
+def elements(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -> list[ast.expr] | None:
+    """The expressions of the items a list or tuple holds, followed to where it was built:
+    a display, `list(...)` / `tuple(...)` / `sorted(...)` of one, a name bound once to one, a
+    parameter of a Cell's `__init__` (every place building the Cell, by `argument`),
+    `self.<attr>` of a method (its `__init__` sources), and a comprehension `[s for s in
+    xs]` or `[s[0] for s in specs]` over one of those displays (its items, or their k-th
+    items). None when any route is unknown. The graph holds such a sequence as a constant
+    whose items keep their Python types (a str item is a String of the graph)."""
+    if depth > _DEPTH:
+        return None
+    d = depth + 1
+    if isinstance(e, (ast.List, ast.Tuple)):
+        return None if any(isinstance(x, ast.Starred) for x in e.elts) else list(e.elts)
+    if isinstance(e, ast.Call):
+        f = e.func
+        if (
+            len(e.args) == 1
+            and not e.keywords
+            and isinstance(f, ast.Name)
+            and f.id in ("list", "tuple", "sorted")
+            and ctx.qualname(f) == f"builtins.{f.id}"
+        ):
+            return elements(e.args[0], where, ctx, d)
+        return None
+    if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
+        if len(e.generators) != 1 or not isinstance(e.generators[0].target, ast.Name):
+            return None
+        gen = e.generators[0]
+        target = gen.target
+        assert isinstance(target, ast.Name)
+        base = elements(gen.iter, where, ctx, d)
+        if base is None:
+            return None
+        elt = e.elt
+        if isinstance(elt, ast.Name) and elt.id == target.id:
+            return base
+        if (
+            isinstance(elt, ast.Subscript)
+            and isinstance(elt.value, ast.Name)
+            and elt.value.id == target.id
+            and isinstance(elt.slice, ast.Constant)
+            and type(elt.slice.value) is int
+        ):
+            k = elt.slice.value
+            out: list[ast.expr] = []
+            for item in base:
+                if not isinstance(item, (ast.Tuple, ast.List)) or not -len(item.elts) <= k < len(item.elts):
+                    return None
+                out.append(item.elts[k])
+            return out
+        return None
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        cls = analyzer(ctx).owner_class(where)
+        found = sources(cls, e.attr, ctx) if cls is not None else None
+        if not found:
+            return None
+        out = []
+        for src, at in found:
+            items = elements(src, at, ctx, d)
+            if items is None:
+                return None
+            out.extend(items)
+        return out
+    if isinstance(e, ast.Name):
+        init = where if isinstance(where, ast.FunctionDef) and where.name == "__init__" else None
+        cls = analyzer(ctx).owner_class(init) if init is not None else None
+        if init is not None and cls is not None:
+            params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+            if e.id in params:
+                if len(_local_bindings(init, ctx).get(e.id, [])) != 1:
+                    return None  # the parameter is rebound in `__init__`
+                passed = argument(cls, params.index(e.id), e.id, ctx)
+                if not passed:
+                    return None
+                out = []
+                for src, at in passed:
+                    items = elements(src, at, ctx, d)
+                    if items is None:
+                        return None
+                    out.extend(items)
+                return out
+        value = built(e, where, ctx)
+        return None if value is None else elements(value, where, ctx, d)
+    return None
+
+
+def str_elements(e: ast.expr, where: ast.AST | None, ctx: Context) -> bool:
+    """Does the list or tuple `e` hold only str constants (and at least one)?"""
+    items = elements(e, where, ctx) or []
+    return bool(items) and all(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in items)

@@ -363,6 +363,30 @@ class Analyzer:
             return None
         return [arg for arg, _ in args]
 
+    def passed_container(self, name: str, func: ast.AST | None) -> str | None:
+        """"dict", "list" or "tuple" when the positional parameter `name` of the helper
+        `func`, never rebound, is given a container of that type at every call site (a
+        display, or a name of the caller bound to one), also through a grad or jit wrapper
+        of it (`grad_fn(batch)` with `grad_fn = ms.value_and_grad(compute_loss, ...)`); else
+        None. The compiled helper then holds that container type."""
+        if func is None:
+            return None
+        fn = self._indexed(self._fn(func))
+        spec = fn.params.get(name)
+        if spec is None or spec[0] != "pos" or name in fn.bindings or fn.pinned is not None:
+            return None
+        sites = self._call_sites(fn)
+        args = self._site_args(fn, name, spec)
+        if not sites or len(args) != len(sites):
+            return None
+        kinds = {
+            self.type_class(arg, caller.func) if caller is not None else None for arg, caller in args
+        }
+        if len(kinds) != 1:
+            return None
+        kind = kinds.pop()
+        return kind if kind in ("dict", "list", "tuple") else None
+
     def str_sequence_param(self, name: str, func: ast.AST | None, depth: int = 0) -> bool:
         """Is `name` a positional parameter of `func`, never rebound, that every call passes a
         list or tuple display of str constants (`net(x, ["abc", "de"])`, also through a

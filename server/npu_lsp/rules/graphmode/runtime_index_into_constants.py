@@ -212,7 +212,10 @@ def _constructor_table(cls: ast.ClassDef, param: str, ctx: Context, comprehensio
                 given = kw.value
         if isinstance(given, ast.Name):
             given = _module_literal(given.id, ctx)
-        if not isinstance(given, (ast.Tuple, ast.List)) and not (comprehensions and isinstance(given, ast.ListComp)):
+        if given is None or (
+            not isinstance(given, (ast.Tuple, ast.List))
+            and not (comprehensions and (isinstance(given, ast.ListComp) or _concatenation(given)))
+        ):
             return None
         key = ast.dump(given)
         if found is not None and key != found:
@@ -365,8 +368,33 @@ def _number_list(v: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Con
         # (`lrs = [0.1 * 0.9 ** i for i in range(10)]`; written/heldout15a case
         # `r2_lr_list_indexed_by_step`)
         given = _constructor_table(cls, v.id, ctx, comprehensions=True)
-        return isinstance(given, ast.ListComp) and _number_list(given, cls, init, ctx, depth + 1)
+        if given is None and not _bound_in_init(v.id, init):
+            given = _module_literal(v.id, ctx)  # a module-level list (`warmup` of `warmup + decay`)
+        return isinstance(given, (ast.ListComp, ast.BinOp, ast.List, ast.Tuple)) and _number_list(
+            given, cls, init, ctx, depth + 1
+        )
+    if _concatenation(v):
+        # `warmup + decay` of two module-level lists of numbers (written/heldout21b case
+        # `r2_lr_python_table_tensor_index`: `self.lr_table[self.step]` is refused under STRICT)
+        assert isinstance(v, ast.BinOp)
+        return _number_list(v.left, cls, init, ctx, depth + 1) and _number_list(v.right, cls, init, ctx, depth + 1)
     return False
+
+
+def _concatenation(e: ast.expr | None) -> bool:
+    """`a + b` of names, list displays or comprehensions (a list concatenation)."""
+    if not (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add)):
+        return False
+    return all(
+        isinstance(side, (ast.Name, ast.List, ast.ListComp)) or _concatenation(side) for side in (e.left, e.right)
+    )
+
+
+def _bound_in_init(name: str, init: ast.FunctionDef) -> bool:
+    args = init.args
+    if any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+        return True
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(init))
 
 
 def _number_source(v: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context, depth: int) -> bool:
