@@ -241,6 +241,7 @@ class Analyzer:
         self._self_info: dict[int, SelfInfo] = {}
         self._self_assigned: dict[int, dict[str, list[ast.expr | None]]] = {}
         self._self_tensors: dict[tuple[int, str], bool] = {}
+        self._number_updates: dict[int, frozenset[str]] = {}
         self._module_calls: dict[str, list[ast.Call]] | None = None
         self._instances: dict[str, str] | None = None
         self._instance_classes: set[str] | None = None
@@ -581,6 +582,52 @@ class Analyzer:
                 for v in self._self_values(cls).get(attr, ())
             )
         return hit
+
+    def _numbers_updated(self, func: ast.AST | None) -> frozenset[str]:
+        """The attributes `func` updates as Python numbers on `self` (`self.n += 1`,
+        `self.n = self.n * 0.5`), each set to a number literal by `__init__`. Under LAX the
+        update is run by JIT Fallback, and `self.<attr>` read anywhere in `func` is a
+        run-time value, not a constant: `if self.n > 3:` (or on `math.exp(-self.n / k)`) is
+        a run-time `if` whose branches MindSpore joins (written/heldout22a
+        `dqn_epsilon_math_exp_random`: "Type Join Failed: dtype1 = Int64, dtype2 = Int32";
+        probes `nu22_*`)."""
+        if func is None or "self." not in self.ctx.text:
+            return _NO_NAMES
+        key = id(func)
+        hit = self._number_updates.get(key)
+        if hit is None:
+            hit = self._number_updates[key] = self._find_number_updates(func)
+        return hit
+
+    def _find_number_updates(self, func: ast.AST) -> frozenset[str]:
+        found: set[str] = set()
+        for st in ast.walk(func):
+            if type(st) is ast.AugAssign:
+                t = st.target
+                value: ast.expr = st.value
+            elif type(st) is ast.Assign and len(st.targets) == 1 and type(st.value) is ast.BinOp:
+                t = st.targets[0]
+                value = st.value
+                if not any(type(n) is ast.Attribute and n.attr == getattr(t, "attr", None) for n in ast.walk(value)):
+                    continue
+            else:
+                continue
+            if type(t) is not ast.Attribute or type(t.value) is not ast.Name or t.value.id != "self":
+                continue
+            if _number_expr(value, t.attr):
+                found.add(t.attr)
+        if not found:
+            return _NO_NAMES
+        cls = self.owner_class(func)
+        if cls is None:
+            return _NO_NAMES
+        values = self._self_values(cls)
+        return frozenset(
+            a
+            for a in found
+            if values.get(a)
+            and all(isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in values[a])
+        )
 
     def _is_local_cell(self, q: str) -> bool:
         try:
@@ -2002,7 +2049,9 @@ class Analyzer:
             return Kind.CONST
         v = e.value
         if type(v) is ast.Name and v.id == "self":
-            return Kind.TENSOR if self._self_tensor(fn.func, e.attr) else Kind.CONST
+            if self._self_tensor(fn.func, e.attr):
+                return Kind.TENSOR
+            return Kind.VAR if e.attr in self._numbers_updated(fn.func) else Kind.CONST
         if e.attr in _LAYER_PARAMETERS and type(v) is ast.Attribute and self._held_layer(fn.func, v):
             return Kind.TENSOR  # `self.fc.weight`: a Parameter of a `mindspore.nn` layer held on `self`
         return self._kind(v, fn)
@@ -3473,6 +3522,24 @@ def _cell_lists_built(holder: str, builders: dict[str, list[ast.AST]]) -> dict[s
             out[attr] = next(iter(classes))
     return out
 
+
+
+def _number_expr(v: ast.expr, attr: str) -> bool:
+    """A Python number by its syntax alone: a number literal, `self.<attr>` itself, and
+    arithmetic on these (`self.n + 1`, `self.decay * 0.99`)."""
+    t = type(v)
+    if t is ast.Constant:
+        return type(v.value) in (int, float)  # type: ignore[attr-defined]
+    if t is ast.BinOp:
+        return _number_expr(v.left, attr) and _number_expr(v.right, attr)  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return _number_expr(v.operand, attr)  # type: ignore[attr-defined]
+    return (
+        t is ast.Attribute
+        and v.attr == attr  # type: ignore[attr-defined]
+        and type(v.value) is ast.Name  # type: ignore[attr-defined]
+        and v.value.id == "self"  # type: ignore[attr-defined]
+    )
 
 
 def _instances_in(e: ast.expr, grown: dict[str, set[str]]) -> set[str]:

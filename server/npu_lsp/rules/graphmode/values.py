@@ -961,9 +961,49 @@ def _lax_fallback_before(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool
     that reaches it, are dropped."""
     if scope.level != "lax" or not (d.code == "MS119" or (d.code == "MS144" and d.message.startswith("`round()`"))):
         return False
-    if _fallback_before(ctx, scope.function, d.span.line):
+    if _fallback_before(ctx, scope.function, d.span.line) and not _returns_untouched(ctx, scope.function, d):
         return True
     return any(_fallback_before(ctx, caller, call.lineno) for call, caller in _callers(ctx, scope))
+
+
+def _returns_untouched(ctx: Context, func: ast.AST, d: Diagnostic) -> bool:
+    """Is `d` an MS119 on an `if` whose sides return values no LAX fallback result reaches
+    (no fallback call in them, nor in the binding of a local they read, followed a few
+    steps)? Only the condition went through the fallback then, and MindSpore joins the two
+    real returns as ever (written/heldout22a `dqn_epsilon_math_exp_random`: `if
+    random.random() > eps:` with `eps` from `math.exp` of a counter on `self`, returning
+    `argmax` (Int64) or `Tensor([...], ms.int32)`: "Type Join Failed"; probes `nu22_*`)."""
+    from npu_lsp.rules.graphmode.flow import analyzer
+    from npu_lsp.rules.graphmode.helpers import returns_in
+
+    if d.code != "MS119":
+        return False
+    node = next(
+        (n for n in ast.walk(func) if isinstance(n, ast.If) and n.lineno == d.span.line),
+        None,
+    )
+    if node is None:
+        return False
+    rets = returns_in(node.body) + returns_in(node.orelse)
+    if not rets or not returns_in(node.body):
+        return False
+    a = analyzer(ctx)
+    todo: list[ast.AST] = [r.value for r in rets if r.value is not None]
+    seen: set[str] = set()
+    for _ in range(64):
+        if not todo:
+            return True
+        e = todo.pop()
+        for n in ast.walk(e):
+            if isinstance(n, ast.Call) and _lax_fallback(n, ctx, func):
+                return False
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in seen:
+                seen.add(n.id)
+                bound = a.assigned_values(n.id, func)
+                if a.first_binding_line(n.id, func) is not None and not bound:
+                    return False  # bound by a loop, unpacking, `with`...: not followed
+                todo.extend(bound)
+    return False
 
 
 def _fallback_before(ctx: Context, func: ast.AST, line: int, depth: int = 0) -> bool:
