@@ -82,7 +82,6 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     reduction_axis_tensor,
     reversed_cell_list,
     runtime_index_into_constants,
-    runtime_max_slice_bound,
     runtime_scalar_randint,
     runtime_scalar_size_argument,
     runtime_str,

@@ -14,7 +14,11 @@ from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule
 #: what reads the whole list item by item, with MindSpore 2.10's words; `all` / `any` fail
 #: at both levels, the others under LAX only (measured)
 _BOTH = {"builtins.all": "'bool' object is not iterable", "builtins.any": "'bool' object is not iterable"}
-_LAX = {"builtins.sum": "'bool' object is not subscriptable"}
+_LAX = {
+    "builtins.sum": "'bool' object is not subscriptable",
+    "builtins.max": "For 'tuple_setitem', input[0] should be Tuple, but got Int64",
+    "builtins.min": "For 'tuple_setitem', input[0] should be Tuple, but got Int64",
+}
 _INDEX = "'bool' object is not subscriptable"
 
 
@@ -24,14 +28,17 @@ class ListItemStoredUnderTensorIf(GraphRule):
     Flags a list of Python constants (`done = [False] * n`, `[False for _ in range(n)]`)
     whose item is stored (`done[b] = True`) only on one side of an `if` whose test is known
     only at run time (a tensor or a number read from one), when the list is then given to
-    `all` or `any` (both levels), or, under LAX, to `sum` or indexed.
+    `all` or `any` (both levels), or, under LAX, to `sum`, `max` or `min`, or indexed at
+    the stored item (any item when the stored index is not a literal).
 
     ## Why is this bad?
     The tensor `if` is compiled as a branch, and MindSpore 2.10 joins the list the store
     changed with the list the other side left alone into a value it can no longer read item
     by item: `TypeError: 'bool' object is not iterable` for `all(done)` / `any(done)` at
     every syntax level, `'bool' object is not subscriptable` for `done[0]` or `sum(done)`
-    under LAX. `len(done)` and returning the list compile, and so do a store on both sides
+    under LAX, `max(vals)` stops with `For 'tuple_setitem', input[0] should be Tuple, but got
+    Int64`. Reading another item (`vals[0]` after `vals[1] = 5`), `len(done)` and returning
+    the list compile, and so do a store on both sides
     (`else: done[b] = False`; under STRICT `all` of that list still needs constant inputs),
     a store under a condition known while compiling, and a store made unconditionally.
 
@@ -58,7 +65,8 @@ class ListItemStoredUnderTensorIf(GraphRule):
       stores in an unrolled `for` and outside a loop, read by `all`, `any` (rejected at both
       levels), `sum` and `done[0]` (rejected under LAX); `len`, the list returned, an
       `if`/`else` storing on both sides, a constant condition and an unconditional store
-      compile at LAX.
+      compile at LAX; written set `famc` probes `mx_list_store_tensor_if_*` (the stored item
+      read, `min` of it, `sum`, `max` of the list rejected under LAX; another item compiles).
     """
 
     nodes = (ast.If,)
@@ -68,7 +76,7 @@ class ListItemStoredUnderTensorIf(GraphRule):
         assert isinstance(node, ast.If)
         if ctx.scope is None or ctx.function is None:
             return ()
-        stored = _stored(node.body) - _stored(node.orelse)
+        stored = set(_stored(node.body)) - set(_stored(node.orelse))
         if not stored:
             return ()
         return self._check(node, stored, ctx)
@@ -84,7 +92,7 @@ class ListItemStoredUnderTensorIf(GraphRule):
             start = a.single_assignment(name, ctx.function)
             if start is None or not _constant_list(start, a, ctx) or start.lineno >= node.lineno:
                 continue
-            read = _first_read(name, end, ctx.function, strict, ctx)
+            read = _first_read(name, end, ctx.function, strict, ctx, _stored(node.body)[name])
             if read is None:
                 continue
             use, why = read
@@ -97,16 +105,24 @@ class ListItemStoredUnderTensorIf(GraphRule):
             )
 
 
-def _stored(body: list[ast.stmt]) -> set[str]:
+def _stored(body: list[ast.stmt]) -> dict[str, set[object]]:
     """Names of lists an item of which the top-level statements of `body` store into
-    (`done[b] = v`)."""
-    out: set[str] = set()
+    (`done[b] = v`), with the indexes stored: an int written in the source, or None for
+    any other index."""
+    out: dict[str, set[object]] = {}
     for st in body:
         if type(st) is ast.Assign:
             for t in st.targets:
                 if type(t) is ast.Subscript and type(t.value) is ast.Name:
-                    out.add(t.value.id)
+                    out.setdefault(t.value.id, set()).add(_literal_index(t.slice))
     return out
+
+
+def _literal_index(e: ast.expr) -> int | None:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant):
+        v = e.operand.value
+        return -v if type(v) is int else None
+    return e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
 
 
 def _inside_while(node: ast.AST, ctx: Context) -> bool:
@@ -143,9 +159,13 @@ def _constant_list(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
     return False
 
 
-def _first_read(name: str, end: int, func: ast.AST, strict: bool, ctx: Context) -> tuple[ast.expr, str] | None:
+def _first_read(
+    name: str, end: int, func: ast.AST, strict: bool, ctx: Context, stored: set[object]
+) -> tuple[ast.expr, str] | None:
     """The first read of `name` after line `end` MindSpore cannot make of the joined list,
-    with its words, before `name` is bound again."""
+    with its words, before `name` is bound again. An item read by a literal index no store
+    used (`vals[0]` after `vals[1] = 5`) compiles (measured, written/famc probe
+    `mx_list_store_tensor_if_other_item_ok`)."""
     nodes = [n for n in ast.walk(func) if getattr(n, "lineno", 0) > end]
     rebound = min(
         (n.lineno for n in nodes if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)),
@@ -167,6 +187,7 @@ def _first_read(name: str, end: int, func: ast.AST, strict: bool, ctx: Context) 
             and isinstance(n.ctx, ast.Load)
             and isinstance(n.value, ast.Name)
             and n.value.id == name
+            and (None in stored or _literal_index(n.slice) in stored or _literal_index(n.slice) is None)
         ):
             best = (n, _INDEX)
     return best
