@@ -2908,12 +2908,12 @@ def _unpacked(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
         items = value.elts  # type: ignore[attr-defined]
         if len(items) != len(names) or any(type(v) is ast.Starred for v in items):
             return []
-        return [(t.id, v) for t, v in zip(names, items, strict=True)]  # type: ignore[attr-defined]
+        return [(t.id, v) for t, v in zip(names, items, strict=True)]
     if type(value) in (ast.GeneratorExp, ast.ListComp):
         elt = value.elt  # type: ignore[attr-defined]
         bound = {n.id for g in value.generators for n in ast.walk(g.target) if type(n) is ast.Name}  # type: ignore[attr-defined]
         if type(elt) is ast.Call and not any(type(n) is ast.Name and n.id in bound for n in ast.walk(elt)):
-            return [(t.id, elt) for t in names]  # type: ignore[attr-defined]
+            return [(t.id, elt) for t in names]
     return []
 
 

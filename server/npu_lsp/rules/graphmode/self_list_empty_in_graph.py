@@ -232,8 +232,8 @@ def _comprehended(held: ast.expr, fn: ast.AST, ctx: Context) -> ast.expr:
         if type(bound) is not ast.ListComp:
             return held
         held = bound
-    if type(held) is ast.ListComp and len(held.generators) == 1:  # type: ignore[attr-defined]
-        return held.generators[0].iter  # type: ignore[attr-defined]
+    if type(held) is ast.ListComp and len(held.generators) == 1:
+        return held.generators[0].iter
     return held
 
 
