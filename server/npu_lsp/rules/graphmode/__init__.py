@@ -45,6 +45,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     host_list_iterated,
     import_in_graph,
     int32_item_as_index,
+    item_stored_at_runtime_index,
     interpreted_value_in_dict_store,
     jit_class_variable_argument,
     jit_forbidden_api,
