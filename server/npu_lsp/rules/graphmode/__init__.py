@@ -97,6 +97,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     str_iterated_under_strict,
     str_subscript,
     string_format_of_tensor,
+    string_tuple_runtime_pick,
     subcell_attribute_assignment,
     super_from_instance_class,
     tensor_attribute_assignment,

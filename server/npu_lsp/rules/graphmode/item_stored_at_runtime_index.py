@@ -51,6 +51,34 @@ def _container(e: ast.expr) -> bool:
     return type(e) is ast.Name or (type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self")
 
 
+def _same(e: ast.AST, base: ast.expr) -> bool:
+    if type(base) is ast.Name:
+        return type(e) is ast.Name and e.id == base.id
+    return type(e) is ast.Attribute and e.attr == base.attr and type(e.value) is ast.Name and e.value.id == "self"  # type: ignore[attr-defined]
+
+
+def _read(base: ast.expr, ctx: Context) -> bool:
+    """Is the container `base` read anywhere in the compiled function other than by the
+    stores into its items (`c[k] += 1`, `c[k] = v`, `c[k].append(v)` as statements) and its
+    own binding? A list only stored into compiles (measured, written/heldout17a probe
+    `lx20_selflist_item_key_unread`: `self.counts[int(t[i])] += 1` in a loop, never read)."""
+    for n in ast.walk(ctx.function):  # type: ignore[arg-type]
+        if not _same(n, base) or type(getattr(n, "ctx", None)) is not ast.Load:
+            continue
+        top: ast.AST = n
+        p = ctx.parent(n)
+        while type(p) is ast.Subscript and p.value is top:
+            top, p = p, ctx.parent(p)
+        if top is n:
+            return True  # the container itself: `len(c)`, `return c`, `for v in c`
+        if type(p) in (ast.Assign, ast.AugAssign) and top in (p.targets if type(p) is ast.Assign else [p.target]):  # type: ignore[attr-defined]
+            continue
+        if type(p) is ast.Attribute and p.attr in _GROW and type(ctx.parent(ctx.parent(p))) is ast.Expr:
+            continue
+        return True
+    return False
+
+
 def _int_of_tensor(k: ast.expr, ctx: Context) -> bool:
     """`int(t)` of a run-time tensor, or a name bound once to one (`j = int(assign[i])`):
     a graph Int64 whose value is unknown while compiling. (`t.item()` is left out for
@@ -103,7 +131,11 @@ class ItemStoredAtRuntimeIndex(GraphRule):
       LAX also the variable of a `for` over a tensor's host data (`for s, d in
       zip(src.tolist(), dst.tolist())`);
     - under LAX, `counts[j] += 1`, `counts[j] = v` or `m[i][j] += 1` on a list (local, or held
-      on `self`) where an index is `int(t)` of a run-time tensor.
+      on `self`) where the index of the item replaced (`j`) is `int(t)` of a run-time tensor.
+
+    Only a container read elsewhere in the function is flagged (one only stored into
+    compiles), and `m[int(t)][0] += 1.0`, which replaces an item at a constant index of a
+    row, compiles.
 
     The same store outside a loop, or at an index the loop knows while compiling (`nb[k %
     n].append(v)`, `m[i][j] += 1` over `range`s), compiles; so does `counts[t] += 1` in a
@@ -178,7 +210,7 @@ class ItemStoredAtRuntimeIndex(GraphRule):
         if not _runtime_index(item.slice, ctx, level):
             return
         kind = _list_kind(item.value, ctx)
-        if kind not in ("list", "dict", None):
+        if kind not in ("list", "dict", None) or not _read(item.value, ctx):
             return
         name = ctx.segment(item.value)
         yield ctx.diagnostic(
@@ -191,18 +223,18 @@ class ItemStoredAtRuntimeIndex(GraphRule):
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
             return
         for s in stores:
-            index: ast.expr | None = None
-            base: ast.expr = s
-            while type(base) is ast.Subscript:
-                if type(base.slice) is ast.Slice:
-                    index = None
-                    break
-                if _int_of_tensor(base.slice, ctx):
-                    index = base.slice
-                base = base.value
-            if index is None or not _container(base) or not _in_loop(s, ctx):
+            # the index of the item replaced: `m[int(a)][0] += 1.0` replaces `m[int(a)]`'s
+            # item 0, a constant index, and compiles (measured, written/famc probe
+            # `nl_rows_floats_loop_store`); `m[i][int(b)] += 1` and `c[int(b)] += 1` fail
+            index = s.slice
+            if not _int_of_tensor(index, ctx):
                 continue
-            if _list_kind(base, ctx) != "list":
+            base: ast.expr = s.value
+            while type(base) is ast.Subscript:
+                base = base.value
+            if not _container(base) or not _in_loop(s, ctx):
+                continue
+            if _list_kind(base, ctx) != "list" or not _read(base, ctx):
                 continue
             name = ctx.segment(base)
             yield ctx.diagnostic(
