@@ -38,7 +38,7 @@ def _list_kind(e: ast.expr, ctx: Context) -> str | None:
             return "list"
         values = a._self_values(cls).get(e.attr, ()) if cls is not None else ()
         # `self.counts = [0] * k`: a list repeated
-        return "list" if values and all(_repeated_list(v) for v in values) else None
+        return "list" if values and all(v is not None and _repeated_list(v) for v in values) else None
     return a.type_class(e)
 
 
@@ -71,10 +71,12 @@ def _read(base: ast.expr, ctx: Context) -> bool:
             top, p = p, ctx.parent(p)
         if top is n:
             return True  # the container itself: `len(c)`, `return c`, `for v in c`
-        if type(p) in (ast.Assign, ast.AugAssign) and top in (p.targets if type(p) is ast.Assign else [p.target]):  # type: ignore[attr-defined]
+        if isinstance(p, ast.Assign) and top in p.targets or isinstance(p, ast.AugAssign) and top is p.target:
             continue
-        if type(p) is ast.Attribute and p.attr in _GROW and type(ctx.parent(ctx.parent(p))) is ast.Expr:
-            continue
+        if isinstance(p, ast.Attribute) and p.attr in _GROW:
+            call = ctx.parent(p)
+            if call is not None and type(ctx.parent(call)) is ast.Expr:
+                continue
         return True
     return False
 

@@ -85,7 +85,7 @@ class StringTupleRuntimePick(GraphRule):
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
             return
         table = constant_table_display(node.value, ctx)
-        if type(table) is not ast.Tuple or not all(type(e) is ast.Constant and type(e.value) is str for e in table.elts):  # type: ignore[attr-defined]
+        if type(table) is not ast.Tuple or not all(type(e) is ast.Constant and type(e.value) is str for e in table.elts):
             return
         if not host_scalar(node.slice, ctx) or _in_print(node, ctx):
             return
