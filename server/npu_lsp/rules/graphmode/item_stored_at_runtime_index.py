@@ -186,6 +186,9 @@ class ItemStoredAtRuntimeIndex(GraphRule):
 
     nodes = (ast.Assign, ast.AugAssign, ast.Call)
     calls = _GROW
+    #: the index is `int(t)` / `t.item()` (or a name bound to one), or the variable of a
+    #: `for` over `tolist()` / `asnumpy()` data
+    words = ("int", "item", "tolist", "asnumpy", "numpy")
     callee = (ast.Attribute,)
 
     def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:

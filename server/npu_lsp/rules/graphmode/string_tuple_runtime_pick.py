@@ -72,22 +72,23 @@ class StringTupleRuntimePick(GraphRule):
     """
 
     nodes = (ast.Subscript,)
+    words = ("int", "item")  # the index is `int(t)` / `t.item()`, or a name bound to one
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Subscript)
-        if type(node.slice) in (ast.Constant, ast.Slice) or type(node.ctx) is not ast.Load:
+        if type(node.slice) not in (ast.Name, ast.Call) or type(node.ctx) is not ast.Load:
             return ()
         if type(node.value) not in (ast.Name, ast.Attribute):
             return ()
         return self._check(node, ctx)
 
     def _check(self, node: ast.Subscript, ctx: Context) -> Iterable[Diagnostic]:
-        if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
+        if ctx.function is None or not ctx.scope or ctx.scope.level != "lax" or not host_scalar(node.slice, ctx):
             return
         table = constant_table_display(node.value, ctx)
         if type(table) is not ast.Tuple or not all(type(e) is ast.Constant and type(e.value) is str for e in table.elts):
             return
-        if not host_scalar(node.slice, ctx) or _in_print(node, ctx):
+        if _in_print(node, ctx):
             return
         yield ctx.diagnostic(
             self,
