@@ -89,6 +89,9 @@ def rejectable_names() -> frozenset[str]:
 
 #: Higher-order functions of the standard library (called with a function object).
 HIGHER_ORDER = frozenset({"reduce", "accumulate", "starmap", "partial", "cmp_to_key"})
+#: standard-library functions that take a `key=` function and that LAX runs as a Python
+#: script from compiled code (JIT Fallback): a lambda given to them runs in the script's scope
+KEYED_SCRIPTS = frozenset({"nlargest", "nsmallest", "merge", "groupby"})
 
 
 @functools.cache
@@ -96,7 +99,7 @@ def trigger_names() -> frozenset[str]:
     """Every called name a rule driven by these tables can act on (the engine skips the
     rule for other calls): measured methods and operations, builtins with measured calls,
     higher-order stdlib functions, and "" (operators such as `d1 | d2`, computed callees)."""
-    names: set[str] = {"", *HIGHER_ORDER}
+    names: set[str] = {"", *HIGHER_ORDER, *KEYED_SCRIPTS}
     for by_name in _data()["methods"].values():
         for name in by_name:
             names.add(name.removesuffix("(kw)"))

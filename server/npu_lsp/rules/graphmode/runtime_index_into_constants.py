@@ -139,6 +139,14 @@ class RuntimeIndexIntoConstants(GraphRule):
 
 def _constant_table(e: ast.expr, ctx: Context) -> list[ast.Constant] | None:
     """The constant elements of the tuple / list `e` stands for, or None."""
+    value = constant_table_display(e, ctx)
+    return None if value is None else [x for x in value.elts if isinstance(x, ast.Constant)]
+
+
+def constant_table_display(e: ast.expr, ctx: Context) -> ast.Tuple | ast.List | None:
+    """The tuple / list display of constants `e` stands for (a module-level table, a local
+    bound once, `self.x` set from one in `__init__` or from a constructor argument every
+    instance gives the same literal), or None."""
     value: ast.expr | None = e
     if isinstance(e, ast.Name):
         value = _module_literal(e.id, ctx)
@@ -157,7 +165,7 @@ def _constant_table(e: ast.expr, ctx: Context) -> list[ast.Constant] | None:
         return None
     if not all(isinstance(x, ast.Constant) for x in value.elts):
         return None
-    return [x for x in value.elts if isinstance(x, ast.Constant)]
+    return value
 
 
 def _tensor_display(e: ast.expr, ctx: Context) -> bool:
