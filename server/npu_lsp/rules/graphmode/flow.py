@@ -591,8 +591,10 @@ class Analyzer:
         a run-time `if` whose branches MindSpore joins (written/heldout22a
         `dqn_epsilon_math_exp_random`: "Type Join Failed: dtype1 = Int64, dtype2 = Int32";
         probes `nu22_*`)."""
-        if func is None or "self." not in self.ctx.text:
-            return _NO_NAMES
+        from npu_lsp.rules.graphmode.opaque_value_query import updates_self  # imports this module
+
+        if func is None or not updates_self(self.ctx):
+            return _NO_NAMES  # the file's text has no counter-like store on `self`
         key = id(func)
         hit = self._number_updates.get(key)
         if hit is None:

@@ -655,7 +655,7 @@ def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
 _SELF_UPDATE = re.compile(r"self\.(?:\w+[ \t]*(?:[-+*/%]|//|\*\*)=|(\w+)[ \t]*=[ \t]*self\.\1[ \t]*[-+*/%])")
 
 
-def _updates_self(ctx: Context) -> bool:
+def updates_self(ctx: Context) -> bool:
     """The text test before `self_stores` is asked: a counter-like store on `self`."""
     hit = ctx.cache.get("opaque.self_update")
     if hit is None:
@@ -665,7 +665,7 @@ def _updates_self(ctx: Context) -> bool:
 
 def _stores_numbers(ctx: Context) -> bool:
     """Does compiled LAX code of this file update a Python number on `self`?"""
-    return _updates_self(ctx) and any(
+    return updates_self(ctx) and any(
         _number_store(st, s.function, ctx)
         for s in _lax_scopes(ctx)
         for sts in self_stores(s.function).values()
@@ -1112,7 +1112,7 @@ class _Opaque:
         "DtypeToEnum", "'int' object has no attribute '__len__'"; never read, or only
         printed, it compiles; a tensor stored is read back as the tensor, written/heldout16b
         probes `ls17_sc_plain_*`; fresh v5 seeds 10000089, 10600082)."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _updates_self(self.ctx):
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not updates_self(self.ctx):
             return False
         stores = self_stores(func).get(e.attr)
         if not stores:
