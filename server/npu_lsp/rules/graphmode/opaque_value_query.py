@@ -238,6 +238,21 @@ _SHAPE_METHODS = frozenset({"view", "broadcast_to"})
 _FILL_VALUES = {"mindspore.ops.full": 1, "mindspore.ops.fill": 2}
 
 
+#: builtins that iterate a sequence and raise "Cannot iterate over a scalar tensor" when given a
+#: tensor of shape () (mindspore/graph/_parse/standard_method.py `ms_sum`,
+#: `ms_max_one_element`, `ms_min_one_element`)
+_SCALAR_ITERATORS = frozenset({"builtins.sum", "builtins.max", "builtins.min"})
+#: builtins that hand a comprehension the items of their argument
+_ITERABLE_WRAPPERS = frozenset(
+    {"builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.list", "builtins.tuple"}
+)
+_ITERATED_MESSAGE = (
+    "`{fn}` of a comprehension over `{over}`, a JIT Fallback value: LAX builds the comprehension"
+    " as a Python object, which `{fn}` takes for a tensor of shape () (MindSpore: \"Cannot iterate"
+    " over a scalar tensor\"); loop with `for` and add up, or reduce with tensor ops (`v.sum()`)"
+)
+
+
 def _numpy_result(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
     """Is `e` the result of a numpy function (`np.sum(a)`), or a name bound once to one? As a
     fill value it compiles under LAX (measured, written/fallbackflows probes `ff_npsum__fill`,
@@ -1445,6 +1460,26 @@ class _Opaque:
                 return self._construct(parent, depth + 1)
         return None
 
+    def _comprehension_over_fallback(
+        self, comp: ast.ListComp | ast.GeneratorExp, func: ast.AST, env: frozenset[str]
+    ) -> ast.expr | None:
+        """The fallback value a comprehension iterates (`r for r in v`, also through
+        `enumerate` / `zip` / `reversed` / `list` / `tuple` of it), if it iterates one."""
+        for gen in comp.generators:
+            it = gen.iter
+            if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range":
+                continue  # numbers (`range(len(v))`: not measured)
+            while isinstance(it, ast.Call) and self.ctx.qualname(it.func) in _ITERABLE_WRAPPERS and it.args:
+                inner = [a for a in it.args if not isinstance(a, ast.Starred) and self.value(a, func, env)]
+                if not inner:
+                    break
+                it = inner[0]
+            if isinstance(it, ast.Call) and self.ctx.qualname(it.func) in _ITERABLE_WRAPPERS:
+                continue
+            if isinstance(it, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call)) and self.value(it, func, env):
+                return it
+        return None
+
     def failed_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
         """Why indexing a local built from a fallback value fails, if it does (a message with
         `{name}` for the indexed name). Measured on 2.10 at LAX:
@@ -1512,6 +1547,14 @@ class _Opaque:
     def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
         """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""
         args = [a for a in call.args if not isinstance(a, ast.Starred)]
+        if (
+            len(args) in (1, 2)
+            and isinstance(args[0], (ast.ListComp, ast.GeneratorExp))
+            and self.ctx.qualname(call.func) in _SCALAR_ITERATORS
+        ):
+            over = self._comprehension_over_fallback(args[0], func, env)
+            if over is not None:
+                return _ITERATED_MESSAGE.format(fn=self.ctx.qualname(call.func).removeprefix("builtins."), over=ast.unparse(over))  # type: ignore[union-attr]
         if not args or not any(self.value(a, func, env) for a in args):
             return None
         cells, functions = _queries()
