@@ -1517,6 +1517,38 @@ class _Opaque:
             child, node = node, self.ctx.parent(node)
         return None
 
+    def _item_of_fallback(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
+        """Is `e` a Python number read from a fallback value by `.item()` (maybe through
+        `float` / `int` and names bound once: `s = x.sum().item()` then `float(s)`)? The
+        conversion runs as Python too (measured, fresh v5 seed 11000045: `x` made a Python
+        object by `self.calls += 1` in a sub-cell, `ops.full((2, 3), float(s))` fails with
+        FillV2's "must be Tensor but got Float32", as of `x.asnumpy()`)."""
+        if depth > 4:
+            return False
+        if isinstance(e, ast.Name):
+            bound = analyzer(self.ctx).single_assignment(e.id, func)
+            return bound is not None and self._item_of_fallback(bound, func, env, depth + 1)
+        if not isinstance(e, ast.Call):
+            return False
+        f = e.func
+        if isinstance(f, ast.Attribute) and f.attr == "item" and not e.args:
+            return self.value(f.value, func, env)
+        if self.ctx.qualname(f) in ("builtins.float", "builtins.int") and len(e.args) == 1:
+            arg = e.args[0]
+            if self._item_of_fallback(arg, func, env, depth + 1):
+                return True
+            # `float(s)` with `s = x.sum()` of such an `x`: a method of the Python object
+            while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
+                arg = arg.func.value
+            if isinstance(arg, ast.Name):
+                bound = analyzer(self.ctx).single_assignment(arg.id, func)
+                if isinstance(bound, ast.Call) and isinstance(bound.func, ast.Attribute):
+                    arg = bound.func.value
+                    while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
+                        arg = arg.func.value
+            return isinstance(arg, ast.Name) and self.value(arg, func, env)
+        return False
+
     def _filled_over_fallback(self, name: ast.Name, func: ast.AST, env: frozenset[str]) -> ast.For | None:
         """The `for` over a JIT Fallback value that alone grows the list `name` (bound to `[]`,
         then `.append`-ed only inside that loop) before it is read here: MindSpore runs no pass
@@ -1684,7 +1716,7 @@ class _Opaque:
         if (
             at is not None
             and len(call.args) > at
-            and interpreted(call.args[at], self.ctx, func)
+            and (interpreted(call.args[at], self.ctx, func) or self._item_of_fallback(call.args[at], func, env, 0))
             and not _numpy_result(call.args[at], self.ctx, func)
             and not _builds_python_instances(self.ctx)
         ):
