@@ -1506,6 +1506,11 @@ class _Opaque:
         child: ast.AST = comp
         while node is not None and node is not func and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             if isinstance(node, ast.For) and child is not node.iter and child is not node.target:
+                if self.value(node.iter, func, env) and self._runtime(node.iter, func, env):
+                    # a loop over a fallback value runs no pass while compiling: its body,
+                    # the comprehension too, is never compiled (measured, written/heldout14
+                    # probe `lx_tr_row_comp_tensor_items` compiles)
+                    return None
                 over = self._comprehension_over_fallback(comp, func, env)
                 if over is None:
                     return None
@@ -1538,16 +1543,27 @@ class _Opaque:
             if self._item_of_fallback(arg, func, env, depth + 1):
                 return True
             # `float(s)` with `s = x.sum()` of such an `x`: a method of the Python object
-            while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
-                arg = arg.func.value
+            # (not any expression computed from one: `len(ops.concat(outs))` is a number the
+            # graph knows, famc probes `fl*`)
             if isinstance(arg, ast.Name):
                 bound = analyzer(self.ctx).single_assignment(arg.id, func)
-                if isinstance(bound, ast.Call) and isinstance(bound.func, ast.Attribute):
-                    arg = bound.func.value
-                    while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
-                        arg = arg.func.value
+                if bound is None:
+                    return False
+                arg = bound
+            if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute)):
+                return False
+            while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
+                arg = arg.func.value
             return isinstance(arg, ast.Name) and self.value(arg, func, env)
         return False
+
+    def _runtime(self, e: ast.expr, func: ast.AST, env: frozenset[str]) -> bool:
+        """Is `e` known only at run time (a parameter holding a fallback value, or a value the
+        flow analysis calls dynamic)? JIT Fallback on constants (`np.arange(3).tolist()`) is
+        folded while compiling (written/lax probe `lp_n_loop_over_numpy_const_append_ok`)."""
+        if isinstance(e, ast.Name) and e.id in env:
+            return True
+        return analyzer(self.ctx).kind(e, func).dynamic
 
     def _filled_over_fallback(self, name: ast.Name, func: ast.AST, env: frozenset[str]) -> ast.For | None:
         """The `for` over a JIT Fallback value that alone grows the list `name` (bound to `[]`,
@@ -1578,7 +1594,7 @@ class _Opaque:
             if loop is not None and node is not loop:
                 return None
             loop = node
-        if loop is None or not self.value(loop.iter, func, env):
+        if loop is None or not self.value(loop.iter, func, env) or not self._runtime(loop.iter, func, env):
             return None
         if isinstance(loop.iter, ast.Call) and self.ctx.qualname(loop.iter.func) == "builtins.range":
             return None
@@ -1600,7 +1616,11 @@ class _Opaque:
                 it = inner[0]
             if isinstance(it, ast.Call) and self.ctx.qualname(it.func) in _ITERABLE_WRAPPERS:
                 continue
-            if isinstance(it, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call)) and self.value(it, func, env):
+            if (
+                isinstance(it, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call))
+                and self.value(it, func, env)
+                and self._runtime(it, func, env)
+            ):
                 return it
         return None
 

@@ -32,6 +32,7 @@ import ast
 import json
 import operator
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -53,8 +54,18 @@ NUMS: Final = "nums"
 NUM_DICT: Final = "num_dict"
 #: an env key: the code from here on does not run (after `return`, `raise`, `break`...)
 _DEAD: Final = "<dead>"
+
+
+@dataclass(frozen=True)
+class Items:
+    """A tuple of values of known length: the `*args` a call gives (`def construct(self,
+    *inputs)` called as `self.head(x, x * 2)`), indexed, sliced, measured and iterated."""
+
+    values: tuple[Val, ...]
+
+
 #: an int is a Python int the graph knows while compiling (`x.shape[0]`, `x.ndim`, a loop index)
-Val = Shape | str | int | None
+Val = Shape | str | int | Items | None
 Env = dict[str, Val]
 
 _DATA = json.loads(Path(__file__).with_name("ms_shapes.json").read_text(encoding="utf-8"))
@@ -719,12 +730,16 @@ class Ranks:
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in callee.decorator_list)
         if params and params[0] in ("self", "cls") and not static:
             params = params[1:]
-        if len(call.args) > len(params):
+        extra = call.args[len(params):]
+        if extra and args.vararg is None:
             return None
         env: Env = {p: None for p in params}
         for p in (*args.kwonlyargs, args.vararg, args.kwarg):
             if p is not None:
                 env[p.arg] = None
+        if args.vararg is not None:
+            assert callable(value)
+            env[args.vararg.arg] = Items(tuple(value(a) for a in extra))
         defaults = args.defaults
         for name, default in zip(params[len(params) - len(defaults) :], defaults, strict=True):
             if isinstance(default, ast.Constant) and (default.value is None or isinstance(default.value, (int, float))):
@@ -905,7 +920,10 @@ class Ranks:
         elif isinstance(it, ast.Tuple) and not any(isinstance(x, ast.Starred) for x in it.elts):
             items = [self.ev(x, env, func, depth) for x in it.elts]
         else:
-            return None
+            got = self.ev(it, env, func, depth)
+            if not isinstance(got, Items):
+                return None
+            items = list(got.values)  # `for extra in inputs[1:]` over `*inputs`
         if len(items) > _UNROLL:
             return None
         if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in _own_nodes_of(st)):
@@ -1003,6 +1021,15 @@ class Ranks:
                 dim = dims[i]
                 return dim if dim is not None else NUM
             base = self.ev(e.value, env, func, depth)
+            if isinstance(base, Items):
+                i = _int(e.slice)
+                if i is not None:
+                    return base.values[i] if -len(base.values) <= i < len(base.values) else None
+                if isinstance(e.slice, ast.Slice) and e.slice.step is None:
+                    lo = _int(e.slice.lower) if e.slice.lower is not None else 0
+                    hi = _int(e.slice.upper) if e.slice.upper is not None else len(base.values)
+                    return Items(base.values[lo:hi]) if lo is not None and hi is not None else None
+                return None
             if base == NUMS:
                 return NUMS if isinstance(e.slice, ast.Slice) else NUM
             if base == NUM_DICT:
@@ -1010,8 +1037,9 @@ class Ranks:
             if not isinstance(base, tuple):
                 return None
             idx = e.slice
-            if isinstance(idx, ast.Name) and type(env.get(idx.id)) is int:
-                idx = ast.Constant(env[idx.id])  # a loop's constant on an unrolled pass
+            at = env.get(idx.id) if isinstance(idx, ast.Name) else None
+            if isinstance(at, int) and not isinstance(at, bool):
+                idx = ast.Constant(at)  # a loop's constant on an unrolled pass
             return index(base, idx)
         if isinstance(e, (ast.List, ast.Tuple)):
             numbers = e.elts and all(_num(self.ev(x, env, func, depth)) for x in e.elts)
@@ -1107,7 +1135,7 @@ class Ranks:
         if isinstance(owner, ast.Name):
             bound = self.host.only_binding(owner.id, func)
             built = bound[0] if bound is not None else None
-        elif _self_attr(owner):
+        elif isinstance(owner, ast.Attribute) and _self_attr(owner):
             a = analyzer(self.ctx)
             cls = a.owner_class(func)
             held = a._self_values(cls).get(owner.attr, []) if cls is not None else []
@@ -1439,6 +1467,8 @@ class Ranks:
         if q.startswith("builtins."):
             if last == "len" and len(e.args) == 1:
                 got = self.ev(e.args[0], env, func, depth)
+                if isinstance(got, Items):
+                    return len(got.values)
                 if isinstance(got, tuple) and got and got[0] is not None:
                     return got[0]
             if last in ("sorted", "list", "tuple", "reversed") and e.args and self._constant_list(e.args[0], func, 0):
