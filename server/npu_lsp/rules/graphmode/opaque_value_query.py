@@ -117,7 +117,14 @@ class FallbackValueShapeQuery(GraphRule):
     tensor); and a sink: a
     `functools.partial` of such a function built in the compiled function itself (`act =
     functools.partial(ops.leaky_relu, alpha=0.1); act(v)`; a module-level partial or one
-    held on `self` is called as Python and compiles).
+    held on `self` is called as Python and compiles). Also, over a value known only at run
+    time: `sum` / `max` / `min` / `len` of a list comprehension or generator iterating such a
+    value (inline or through a name; LAX builds it as a Python object, not a sequence), such a
+    comprehension inside the body of a `for` loop (not one over the fallback value itself,
+    whose body MindSpore compiles no pass of), `ops.stack` / `max` / `min` of a list grown only
+    in a `for` over such a value (empty while compiling), `max` / `min` of a comprehension of
+    items read from one (`[v[0, j].item() for j in range(3)]`), and a fill value read from one
+    by `.item()` or a method (`float(s)` with `s = v.sum()`).
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -145,6 +152,11 @@ class FallbackValueShapeQuery(GraphRule):
     No automatic fix.
 
     ## References
+    - Comprehensions and loops over such values: written/gen18 probes `v22_it_*`, `v22_ab_*`,
+      `v22_hl_*`, `v22_fl_*` ("Cannot iterate over a scalar tensor", "The object is not
+      iterable", "The pointer[seq_abs] is null", "The pointer[abs_base] is null", "max() arg
+      is an empty sequence", IsDimUnKnown, FillV2); `ms_sum` / `ms_max_one_element` in
+      mindspore/graph/_parse/standard_method.py (2.10).
     - RULES.md, section 2 (JIT Fallback at LAX); target shapes measured with the written
       probes `lax` (`sh_a`, `sh_b`, `sh_n` rejected under LAX; `int(t)` in a shape, an axis,
       `tile` multiples or a `one_hot` depth compiles: `sh_c`...`sh_m`).
