@@ -117,7 +117,14 @@ class FallbackValueShapeQuery(GraphRule):
     tensor); and a sink: a
     `functools.partial` of such a function built in the compiled function itself (`act =
     functools.partial(ops.leaky_relu, alpha=0.1); act(v)`; a module-level partial or one
-    held on `self` is called as Python and compiles).
+    held on `self` is called as Python and compiles). Also, over a value known only at run
+    time: `sum` / `max` / `min` / `len` of a list comprehension or generator iterating such a
+    value (inline or through a name; LAX builds it as a Python object, not a sequence), such a
+    comprehension inside the body of a `for` loop (not one over the fallback value itself,
+    whose body MindSpore compiles no pass of), `ops.stack` / `max` / `min` of a list grown only
+    in a `for` over such a value (empty while compiling), `max` / `min` of a comprehension of
+    items read from one (`[v[0, j].item() for j in range(3)]`), and a fill value read from one
+    by `.item()` or a method (`float(s)` with `s = v.sum()`).
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -145,12 +152,17 @@ class FallbackValueShapeQuery(GraphRule):
     No automatic fix.
 
     ## References
+    - Comprehensions and loops over such values: written/gen18 probes `v22_it_*`, `v22_ab_*`,
+      `v22_hl_*`, `v22_fl_*` ("Cannot iterate over a scalar tensor", "The object is not
+      iterable", "The pointer[seq_abs] is null", "The pointer[abs_base] is null", "max() arg
+      is an empty sequence", IsDimUnKnown, FillV2); `ms_sum` / `ms_max_one_element` in
+      mindspore/graph/_parse/standard_method.py (2.10).
     - RULES.md, section 2 (JIT Fallback at LAX); target shapes measured with the written
       probes `lax` (`sh_a`, `sh_b`, `sh_n` rejected under LAX; `int(t)` in a shape, an axis,
       `tile` multiples or a `one_hot` depth compiles: `sh_c`...`sh_m`).
     """
 
-    nodes = (ast.Call, ast.Attribute, ast.Subscript)
+    nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most files have no fallback call, and every call,
@@ -166,6 +178,11 @@ class FallbackValueShapeQuery(GraphRule):
 
     def _check(self, node: ast.AST, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
         o = _Opaque(ctx)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            why = o.looped_comprehension(node, func, frozenset())
+            if why:
+                yield ctx.diagnostic(self, node, why)
+            return
         if isinstance(node, ast.Attribute):
             if (
                 node.attr == "dtype"
@@ -236,6 +253,52 @@ _SHAPE_METHODS = frozenset({"view", "broadcast_to"})
 #: written/famc probes `g17_an_full_*`: a value from `x.asnumpy()` or from the shape of a
 #: fallback tensor fails under LAX, `float(x.mean())` compiles; `ops.full` calls `ops.fill`)
 _FILL_VALUES = {"mindspore.ops.full": 1, "mindspore.ops.fill": 2}
+
+
+#: builtins that fail on a comprehension over a JIT Fallback value (LAX builds it as a Python
+#: object, not a sequence), with what MindSpore 2.10 says: `sum`, `max`, `min` iterate it and
+#: raise when given a tensor of shape () (mindspore/graph/_parse/standard_method.py `ms_sum`,
+#: `ms_max_one_element`, `ms_min_one_element`; over a name bound to one, `max` / `min` say
+#: "The object is not iterable"); `len` of a name bound to one fails too (measured, written/gen18
+#: probes `v22_it_*`: over `functools.partial(ops.clip_by_value, ...)(x)`, an f-string's
+#: `len`, `math.log1p` of a tensor, a namedtuple's field, `ms.Tensor` of `.item()`s; the same
+#: comprehension over a graph tensor, given to `ops.stack` or `tuple`, or a `for` loop adding
+#: up, compile)
+_COMPREHENSION_READERS = {
+    "builtins.sum": "Cannot iterate over a scalar tensor",
+    "builtins.max": "Cannot iterate over a scalar tensor; through a name: The object is not iterable",
+    "builtins.min": "Cannot iterate over a scalar tensor; through a name: The object is not iterable",
+    "builtins.len": "The pointer[seq_abs] is null",
+}
+#: builtins that hand a comprehension the items of their argument
+_ITERABLE_WRAPPERS = frozenset(
+    {"builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.list", "builtins.tuple"}
+)
+_ITERATED_MESSAGE = (
+    "`{fn}` of a comprehension over `{over}`, a JIT Fallback value: LAX builds the comprehension"
+    " as a Python object, not a sequence (MindSpore: \"{said}\"); loop with `for` and add up,"
+    " or reduce with tensor ops (`v.sum()`, `v.shape[0]`)"
+)
+
+
+#: calls that fail on an empty list, with what MindSpore 2.10 says (measured, written/gen18
+#: probes `v22_it_for_append_*`: a list appended only in a `for` over a JIT Fallback value is
+#: empty while compiling; its `len` compiles, and the same loop over a graph tensor fills it)
+_EMPTY_READERS = {
+    "builtins.max": "max() arg is an empty sequence",
+    "builtins.min": "min() arg is an empty sequence",
+    "mindspore.ops.stack": "For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'",
+}
+_EMPTY_MESSAGE = (
+    "`{name}` is grown only in a `for` over `{over}`, a JIT Fallback value, of which MindSpore"
+    " runs no pass while compiling: the list is empty here (MindSpore: \"{said}\"); build it with"
+    " tensor ops on a tensor the graph computes"
+)
+_ITEMS_MESSAGE = (
+    "`{fn}` of a list of `{elt}`, Python values JIT Fallback reads at run time: MindSpore compiles"
+    " it to a dynamic-length reduction the CPU backend cannot run (\"Unsupported op [IsDimUnKnown]\");"
+    " take `{fn}` of the tensor"
+)
 
 
 def _numpy_result(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
@@ -1457,6 +1520,134 @@ class _Opaque:
                 return self._construct(parent, depth + 1)
         return None
 
+    def looped_comprehension(self, comp: ast.ListComp | ast.GeneratorExp, func: ast.AST, env: frozenset[str]) -> str | None:
+        """Why a comprehension over a JIT Fallback value in the body of a `for` loop fails, if
+        it is one (measured, written/gen18 probes `v22_ab_*`: `for _ in range(2):` around
+        `ops.stack([r * 2 for r in v])` or `[ms.Tensor(v) for v in list(x.asnumpy()...)]`
+        fails, "The pointer[abs_base] is null"; the same comprehension outside a loop, a
+        comprehension over constants in the loop, and one over a graph tensor compile)."""
+        node: ast.AST | None = self.ctx.parent(comp)
+        child: ast.AST = comp
+        while node is not None and node is not func and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            if isinstance(node, ast.For) and child is not node.iter and child is not node.target:
+                if self.value(node.iter, func, env) and self._runtime(node.iter, func, env):
+                    # a loop over a fallback value runs no pass while compiling: its body,
+                    # the comprehension too, is never compiled (measured, written/heldout14
+                    # probe `lx_tr_row_comp_tensor_items` compiles)
+                    return None
+                over = self._comprehension_over_fallback(comp, func, env)
+                if over is None:
+                    return None
+                return (
+                    f"a comprehension over `{ast.unparse(over)}`, a JIT Fallback value, inside a `for` loop:"
+                    " MindSpore 2.10 cannot compile it (\"The pointer[abs_base] is null\"); build it once"
+                    " before the loop, or with tensor ops"
+                )
+            child, node = node, self.ctx.parent(node)
+        return None
+
+    def _item_of_fallback(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
+        """Is `e` a Python number read from a fallback value by `.item()` (maybe through
+        `float` / `int` and names bound once: `s = x.sum().item()` then `float(s)`)? The
+        conversion runs as Python too (measured, fresh v5 seed 11000045: `x` made a Python
+        object by `self.calls += 1` in a sub-cell, `ops.full((2, 3), float(s))` fails with
+        FillV2's "must be Tensor but got Float32", as of `x.asnumpy()`)."""
+        if depth > 4:
+            return False
+        if isinstance(e, ast.Name):
+            bound = analyzer(self.ctx).single_assignment(e.id, func)
+            return bound is not None and self._item_of_fallback(bound, func, env, depth + 1)
+        if not isinstance(e, ast.Call):
+            return False
+        f = e.func
+        if isinstance(f, ast.Attribute) and f.attr == "item" and not e.args:
+            return self.value(f.value, func, env)
+        if self.ctx.qualname(f) in ("builtins.float", "builtins.int") and len(e.args) == 1:
+            arg = e.args[0]
+            if self._item_of_fallback(arg, func, env, depth + 1):
+                return True
+            # `float(s)` with `s = x.sum()` of such an `x`: a method of the Python object
+            # (not any expression computed from one: `len(ops.concat(outs))` is a number the
+            # graph knows, famc probes `fl*`)
+            if isinstance(arg, ast.Name):
+                bound = analyzer(self.ctx).single_assignment(arg.id, func)
+                if bound is None:
+                    return False
+                arg = bound
+            if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute)):
+                return False
+            while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
+                arg = arg.func.value
+            return isinstance(arg, ast.Name) and self.value(arg, func, env)
+        return False
+
+    def _runtime(self, e: ast.expr, func: ast.AST, env: frozenset[str]) -> bool:
+        """Is `e` known only at run time (a parameter holding a fallback value, or a value the
+        flow analysis calls dynamic)? JIT Fallback on constants (`np.arange(3).tolist()`) is
+        folded while compiling (written/lax probe `lp_n_loop_over_numpy_const_append_ok`)."""
+        if isinstance(e, ast.Name) and e.id in env:
+            return True
+        return analyzer(self.ctx).kind(e, func).dynamic
+
+    def _filled_over_fallback(self, name: ast.Name, func: ast.AST, env: frozenset[str]) -> ast.For | None:
+        """The `for` over a JIT Fallback value that alone grows the list `name` (bound to `[]`,
+        then `.append`-ed only inside that loop) before it is read here: MindSpore runs no pass
+        of such a loop while compiling, and the list it gives on is empty."""
+        last = self._last_assignment(name, func)
+        if not (isinstance(last, ast.Assign) and isinstance(last.value, ast.List) and not last.value.elts):
+            return None
+        bound_at = (last.lineno, last.col_offset)
+        read_at = (name.lineno, name.col_offset)
+        loop: ast.For | None = None
+        for c in own_nodes(func):
+            if not (
+                isinstance(c, ast.Call)
+                and isinstance(c.func, ast.Attribute)
+                and isinstance(c.func.value, ast.Name)
+                and c.func.value.id == name.id
+                and bound_at < (c.lineno, c.col_offset) < read_at
+            ):
+                continue
+            if c.func.attr not in ("append", "extend", "insert"):
+                continue
+            node: ast.AST | None = self.ctx.parent(c)
+            while node is not None and not isinstance(node, (ast.For, ast.While, ast.FunctionDef)):
+                node = self.ctx.parent(node)
+            if not isinstance(node, ast.For) or (node.lineno, node.col_offset) < bound_at:
+                return None
+            if loop is not None and node is not loop:
+                return None
+            loop = node
+        if loop is None or not self.value(loop.iter, func, env) or not self._runtime(loop.iter, func, env):
+            return None
+        if isinstance(loop.iter, ast.Call) and self.ctx.qualname(loop.iter.func) == "builtins.range":
+            return None
+        return loop
+
+    def _comprehension_over_fallback(
+        self, comp: ast.ListComp | ast.GeneratorExp, func: ast.AST, env: frozenset[str]
+    ) -> ast.expr | None:
+        """The fallback value a comprehension iterates (`r for r in v`, also through
+        `enumerate` / `zip` / `reversed` / `list` / `tuple` of it), if it iterates one."""
+        for gen in comp.generators:
+            it = gen.iter
+            if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range":
+                continue  # numbers (`range(len(v))`: not measured)
+            while isinstance(it, ast.Call) and self.ctx.qualname(it.func) in _ITERABLE_WRAPPERS and it.args:
+                inner = [a for a in it.args if not isinstance(a, ast.Starred) and self.value(a, func, env)]
+                if not inner:
+                    break
+                it = inner[0]
+            if isinstance(it, ast.Call) and self.ctx.qualname(it.func) in _ITERABLE_WRAPPERS:
+                continue
+            if (
+                isinstance(it, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call))
+                and self.value(it, func, env)
+                and self._runtime(it, func, env)
+            ):
+                return it
+        return None
+
     def failed_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
         """Why indexing a local built from a fallback value fails, if it does (a message with
         `{name}` for the indexed name). Measured on 2.10 at LAX:
@@ -1524,6 +1715,48 @@ class _Opaque:
     def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
         """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""
         args = [a for a in call.args if not isinstance(a, ast.Starred)]
+        if args and isinstance(args[0], ast.Name) and self.ctx.qualname(call.func) in _EMPTY_READERS:
+            loop = self._filled_over_fallback(args[0], func, env)
+            if loop is not None:
+                return _EMPTY_MESSAGE.format(
+                    name=args[0].id, over=ast.unparse(loop.iter), said=_EMPTY_READERS[self.ctx.qualname(call.func) or ""]
+                )
+        if len(args) in (1, 2) and self.ctx.qualname(call.func) in _COMPREHENSION_READERS:
+            comp: ast.expr | None = args[0]
+            if isinstance(comp, ast.Name):  # `norms = [float(r.norm()) for r in x]` then `max(norms)`
+                last = self._last_assignment(comp, func)
+                comp = _bound_value(last, comp.id) if isinstance(last, ast.Assign) else None
+            over = (
+                self._comprehension_over_fallback(comp, func, env)
+                if isinstance(comp, (ast.ListComp, ast.GeneratorExp))
+                else None
+            )
+            if over is not None and func is self.ctx.function:
+                from npu_lsp.rules.graphmode.fallback_list_max import fallback_iterable
+                from npu_lsp.rules.graphmode.host_list_iterated import _tensor_items
+
+                assert isinstance(comp, (ast.ListComp, ast.GeneratorExp))
+                if fallback_iterable(over, self.ctx) and (
+                    isinstance(comp, ast.GeneratorExp) or not _tensor_items(comp.elt, self.ctx)
+                ):
+                    # over host data (`x.tolist()`), a generator is MS173's and a list of
+                    # Python values MS193's; a list of tensor items stays here (heldout19b
+                    # probe `lx20_sum_tensor_items_plain_len2`: "Cannot iterate over a scalar tensor")
+                    over = None
+            fn = (self.ctx.qualname(call.func) or "").removeprefix("builtins.")
+            if (
+                over is None
+                and fn in ("max", "min")
+                and isinstance(comp, (ast.ListComp, ast.GeneratorExp))
+                and self.value(comp.elt, func, env)
+            ):
+                # `vals = [v[0, j].item() for j in range(3)]`: the items are Python numbers
+                # JIT Fallback reads from such a value, and `max` / `min` of them compile to a
+                # dynamic-length reduction as of a `tolist()` (MS201); `sum` compiles
+                return _ITEMS_MESSAGE.format(fn=fn, elt=ast.unparse(comp.elt))
+            if over is not None:
+                said = _COMPREHENSION_READERS[f"builtins.{fn}"]
+                return _ITERATED_MESSAGE.format(fn=fn, over=ast.unparse(over), said=said)
         if not args or not any(self.value(a, func, env) for a in args):
             return None
         cells, functions = _queries()
@@ -1539,7 +1772,7 @@ class _Opaque:
         if (
             at is not None
             and len(call.args) > at
-            and interpreted(call.args[at], self.ctx, func)
+            and (interpreted(call.args[at], self.ctx, func) or self._item_of_fallback(call.args[at], func, env, 0))
             and not _numpy_result(call.args[at], self.ctx, func)
             and not _builds_python_instances(self.ctx)
         ):
@@ -1582,6 +1815,12 @@ class _Opaque:
                 and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
             ):
                 return f"this call passes a JIT Fallback value to `{callee.name}`, where indexing `{ast.unparse(inner.value)}` built from it fails (line {inner.lineno})"
+            if (
+                isinstance(inner, (ast.ListComp, ast.GeneratorExp))
+                and self.looped_comprehension(inner, callee, bound)
+                and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
+            ):
+                return f"this call passes a JIT Fallback value to `{callee.name}`, where a comprehension over it inside a `for` loop fails (line {inner.lineno}; MindSpore: \"The pointer[abs_base] is null\")"
             if (
                 isinstance(inner, ast.Call)
                 and inner is not call

@@ -32,6 +32,7 @@ import ast
 import json
 import operator
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -53,8 +54,18 @@ NUMS: Final = "nums"
 NUM_DICT: Final = "num_dict"
 #: an env key: the code from here on does not run (after `return`, `raise`, `break`...)
 _DEAD: Final = "<dead>"
+
+
+@dataclass(frozen=True)
+class Items:
+    """A tuple of values of known length: the `*args` a call gives (`def construct(self,
+    *inputs)` called as `self.head(x, x * 2)`), indexed, sliced, measured and iterated."""
+
+    values: tuple[Val, ...]
+
+
 #: an int is a Python int the graph knows while compiling (`x.shape[0]`, `x.ndim`, a loop index)
-Val = Shape | str | int | None
+Val = Shape | str | int | Items | None
 Env = dict[str, Val]
 
 _DATA = json.loads(Path(__file__).with_name("ms_shapes.json").read_text(encoding="utf-8"))
@@ -436,6 +447,8 @@ class _Host:
             return None
         d = depth + 1
         if isinstance(e, ast.Constant):
+            if e.value is None:
+                return NONE  # `net(x, None)`: the graph's None
             if isinstance(e.value, int):
                 return e.value  # a constant of the graph it is passed to
             return NUM if isinstance(e.value, float) else None
@@ -717,12 +730,16 @@ class Ranks:
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in callee.decorator_list)
         if params and params[0] in ("self", "cls") and not static:
             params = params[1:]
-        if len(call.args) > len(params):
+        extra = call.args[len(params):]
+        if extra and args.vararg is None:
             return None
         env: Env = {p: None for p in params}
         for p in (*args.kwonlyargs, args.vararg, args.kwarg):
             if p is not None:
                 env[p.arg] = None
+        if args.vararg is not None:
+            assert callable(value)
+            env[args.vararg.arg] = Items(tuple(value(a) for a in extra))
         defaults = args.defaults
         for name, default in zip(params[len(params) - len(defaults) :], defaults, strict=True):
             if isinstance(default, ast.Constant) and (default.value is None or isinstance(default.value, (int, float))):
@@ -903,7 +920,10 @@ class Ranks:
         elif isinstance(it, ast.Tuple) and not any(isinstance(x, ast.Starred) for x in it.elts):
             items = [self.ev(x, env, func, depth) for x in it.elts]
         else:
-            return None
+            got = self.ev(it, env, func, depth)
+            if not isinstance(got, Items):
+                return None
+            items = list(got.values)  # `for extra in inputs[1:]` over `*inputs`
         if len(items) > _UNROLL:
             return None
         if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in _own_nodes_of(st)):
@@ -987,6 +1007,9 @@ class Ranks:
                 return _COMPARE[type(e.ops[0])](left, right)
             return self._binary(e.left, e.comparators[0], ast.Add(), env, func, depth)
         if isinstance(e, ast.IfExp):
+            live = self._fold(e.test, env, func)
+            if live is not None:  # decided while compiling (`x if bias is None else x + bias`)
+                return self.ev(e.body if live else e.orelse, env, func, depth)
             a, b = self.ev(e.body, env, func, depth), self.ev(e.orelse, env, func, depth)
             return a if a == b else None
         if isinstance(e, ast.Subscript):
@@ -998,11 +1021,26 @@ class Ranks:
                 dim = dims[i]
                 return dim if dim is not None else NUM
             base = self.ev(e.value, env, func, depth)
+            if isinstance(base, Items):
+                i = _int(e.slice)
+                if i is not None:
+                    return base.values[i] if -len(base.values) <= i < len(base.values) else None
+                if isinstance(e.slice, ast.Slice) and e.slice.step is None:
+                    lo = _int(e.slice.lower) if e.slice.lower is not None else 0
+                    hi = _int(e.slice.upper) if e.slice.upper is not None else len(base.values)
+                    return Items(base.values[lo:hi]) if lo is not None and hi is not None else None
+                return None
             if base == NUMS:
                 return NUMS if isinstance(e.slice, ast.Slice) else NUM
             if base == NUM_DICT:
                 return NUM if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) else None
-            return index(base, e.slice) if isinstance(base, tuple) else None
+            if not isinstance(base, tuple):
+                return None
+            idx = e.slice
+            at = env.get(idx.id) if isinstance(idx, ast.Name) else None
+            if isinstance(at, int) and not isinstance(at, bool):
+                idx = ast.Constant(at)  # a loop's constant on an unrolled pass
+            return index(base, idx)
         if isinstance(e, (ast.List, ast.Tuple)):
             numbers = e.elts and all(_num(self.ev(x, env, func, depth)) for x in e.elts)
             return NUMS if numbers else None
@@ -1083,7 +1121,44 @@ class Ranks:
     def _fallback(self, e: ast.expr, func: ast.AST) -> Val:
         """A Python number the graph knows as one (a module constant, `self.scale`)."""
         v = values(self.ctx).of(e, func)
-        return NUM if isinstance(v, av.Scalar) else None
+        if isinstance(v, av.Scalar):
+            return NUM
+        return NUM if isinstance(e, ast.Attribute) and self._number_field(e, func) else None
+
+    def _number_field(self, e: ast.Attribute, func: ast.AST) -> bool:
+        """`CFG.scale` of a module-level object (`CFG = Cfg(scale=0.5)`) or `self.cfg.scale` of
+        one set once in `__init__`, whose class (a dataclass, a NamedTuple) annotates the
+        field `int` / `float` and the call gives it a number or nothing: a Python number,
+        a constant of the graph."""
+        owner = e.value
+        built: ast.expr | None = None
+        if isinstance(owner, ast.Name):
+            bound = self.host.only_binding(owner.id, func)
+            built = bound[0] if bound is not None else None
+        elif isinstance(owner, ast.Attribute) and _self_attr(owner):
+            a = analyzer(self.ctx)
+            cls = a.owner_class(func)
+            held = a._self_values(cls).get(owner.attr, []) if cls is not None else []
+            built = held[0] if len(held) == 1 else None
+        if not isinstance(built, ast.Call) or not isinstance(built.func, ast.Name):
+            return False
+        info = self.ctx.scopes.info.classes.get(built.func.id)
+        if info is None:
+            return False
+        fields = [st for st in info.node.body if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)]
+        names = [st.target.id for st in fields]  # type: ignore[union-attr]
+        if e.attr not in names:
+            return False
+        ann = fields[names.index(e.attr)].annotation
+        if not (isinstance(ann, ast.Name) and ann.id in ("int", "float")):
+            return False
+        pos = names.index(e.attr)
+        given = built.args[pos] if pos < len(built.args) else next((k.value for k in built.keywords if k.arg == e.attr), None)
+        if any(isinstance(a, ast.Starred) for a in built.args) or any(k.arg is None for k in built.keywords):
+            return False
+        if isinstance(given, ast.UnaryOp):
+            given = given.operand
+        return given is None or (isinstance(given, ast.Constant) and type(given.value) in (int, float))
 
     def _layer_call(self, attr: str, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         """`self.fc(x)` with `self.fc = nn.Dense(d, k)` set once in `__init__`: the shape of `x`
@@ -1166,7 +1241,8 @@ class Ranks:
         known shapes: the sizes along `axis` (default 0) add up, or a new axis of the
         display's length is inserted."""
         seq = e.args[0]
-        if not isinstance(seq, (ast.Tuple, ast.List)) or not seq.elts or any(isinstance(x, ast.Starred) for x in seq.elts):
+        items = self._items(seq, env, func, depth)
+        if not items:
             return None
         axis_e = e.args[1] if len(e.args) == 2 else next((k.value for k in e.keywords if k.arg in ("axis", "dim")), None)
         if len(e.args) > 2 or len(e.keywords) > (0 if len(e.args) == 2 else 1):
@@ -1175,8 +1251,7 @@ class Ranks:
         if axis is None:
             return None
         shapes: list[Shape] = []
-        for x in seq.elts:
-            v = self.ev(x, env, func, depth)
+        for v in items:
             if not isinstance(v, tuple):
                 return None
             shapes.append(v)
@@ -1197,6 +1272,36 @@ class Ranks:
         dims[axis] = None if None in along else sum(d for d in along if d is not None)
         return tuple(dims)
 
+    def _items(self, seq: ast.expr, env: Env, func: ast.AST, depth: int) -> list[Val] | None:
+        """The values of a tuple or list display, or of a list comprehension MindSpore
+        unrolls while compiling (`[x[i] * i for i in range(len(x))]`: one generator over
+        `range` of ints the graph knows, each pass with its own constant `i`)."""
+        if isinstance(seq, (ast.Tuple, ast.List)):
+            if any(isinstance(x, ast.Starred) for x in seq.elts):
+                return None
+            return [self.ev(x, env, func, depth) for x in seq.elts]
+        if not isinstance(seq, (ast.ListComp, ast.GeneratorExp)) or len(seq.generators) != 1:
+            return None
+        gen = seq.generators[0]
+        it = gen.iter
+        if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name):
+            return None
+        if not isinstance(it, ast.Call):
+            # over a tensor: one pass per row, each row the shape without the first axis
+            src = self.ev(it, env, func, depth)
+            if not isinstance(src, tuple) or not src or type(src[0]) is not int or not 0 < src[0] <= _UNROLL:
+                return None
+            return [self.ev(seq.elt, {**env, gen.target.id: src[1:]}, func, depth)] * src[0]
+        if self.ctx.qualname(it.func) != "builtins.range" or it.keywords or not 1 <= len(it.args) <= 3:
+            return None
+        bounds = [self.ev(a, env, func, depth) for a in it.args]
+        if not all(type(b) is int for b in bounds):
+            return None
+        passes = range(*bounds)  # type: ignore[arg-type]
+        if not passes or len(passes) > _UNROLL:
+            return None
+        return [self.ev(seq.elt, {**env, gen.target.id: i}, func, depth) for i in passes]
+
     def _number_builtin(self, name: str, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         """`min` / `max` / `abs` / `sum` of Python numbers: a number (MindSpore's graph has
         them, resources.py maps them to `ms_min`, `ms_max`, `inner_abs`, `ms_sum`); `abs` of
@@ -1207,6 +1312,14 @@ class Ranks:
         if name == "abs":
             return got[0] if len(got) == 1 and (is_tensor(got[0]) or _num(got[0])) else None
         if name == "sum":
+            if len(got) == 1 and isinstance(e.args[0], (ast.ListComp, ast.GeneratorExp)):
+                # `sum(r.sum() for r in x)` unrolled: `0 + t0 + t1 + ...` of tensors of known shapes
+                items = self._items(e.args[0], env, func, depth)
+                if items and all(isinstance(v, tuple) for v in items):
+                    out: Val = items[0]
+                    for v in items[1:]:
+                        out = self._arith(out, v, ast.Add())
+                    return out
             if len(got) != 1 or got[0] != NUMS:
                 return None
             return None if self._host_built(e.args[0], func) else NUM
@@ -1227,6 +1340,37 @@ class Ranks:
         if not all(_num(v) for v in got):
             return None
         return NUM if all(self._static(a, func, 0) for a in e.args) else None
+
+    def _constant_list(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
+        """Is `e` a list of numbers MindSpore knows while compiling: a display of such
+        numbers, a comprehension over `range` of them computing from its own variable and
+        constants (`[i * 0.5 for i in range(3)]`), a slice or `sorted` of one, or a name
+        bound once to one?"""
+        if depth > 4:
+            return False
+        d = depth + 1
+        if isinstance(e, ast.Name):
+            found = self.host.bindings(func).get(e.id)
+            return found is not None and len(found) == 1 and found[0] is not None and self._constant_list(found[0], func, d)
+        if isinstance(e, (ast.List, ast.Tuple)):
+            return bool(e.elts) and all(self._static(x, func, d) for x in e.elts)
+        if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+            return self._constant_list(e.value, func, d)
+        if isinstance(e, ast.Call) and e.args and self.ctx.qualname(e.func) in ("builtins.sorted", "builtins.list", "builtins.tuple"):
+            return all(isinstance(k.value, ast.Constant) for k in e.keywords) and self._constant_list(e.args[0], func, d)
+        if isinstance(e, ast.ListComp) and len(e.generators) == 1:
+            gen = e.generators[0]
+            it = gen.iter
+            if gen.ifs or not isinstance(gen.target, ast.Name) or not isinstance(it, ast.Call):
+                return False
+            if self.ctx.qualname(it.func) != "builtins.range" or it.keywords or not all(self._static(a, func, d) for a in it.args):
+                return False
+            own = gen.target.id
+            return all(
+                not isinstance(n, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) or (isinstance(n, ast.Name) and n.id == own)
+                for n in ast.walk(e.elt)
+            )
+        return False
 
     def _host_built(self, e: ast.expr, func: ast.AST) -> bool:
         """Is the list `e` (or the one expression a name is bound to) read from host data
@@ -1323,9 +1467,22 @@ class Ranks:
         if q.startswith("builtins."):
             if last == "len" and len(e.args) == 1:
                 got = self.ev(e.args[0], env, func, depth)
+                if isinstance(got, Items):
+                    return len(got.values)
                 if isinstance(got, tuple) and got and got[0] is not None:
                     return got[0]
+            if last in ("sorted", "list", "tuple", "reversed") and e.args and self._constant_list(e.args[0], func, 0):
+                # of numbers known while compiling: a constant list (folded, even under STRICT)
+                return NUMS
             if last in _NUMBER_BUILTINS:
+                if len(e.args) == 1 and not isinstance(e.args[0], ast.Constant):
+                    from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+
+                    if opaque_at_lax(e.args[0], func, self.ctx):
+                        # `len(f"{float(s):.3f}")`: of a JIT Fallback object, LAX runs it as
+                        # Python and the result is a Python object too (what it touches,
+                        # `x + len(log) * 0`, is one, and its shape is not the graph's)
+                        return None
                 return NUM
             return self._number_builtin(last, e, env, func, depth)
         if q.startswith("math.") and q.count(".") == 1 and e.args and not e.keywords:
@@ -1364,6 +1521,10 @@ class Ranks:
                 # dims where they are known in the graph
                 dims = [self.ev(d, env, func, depth) for d in shape.elts]
                 return tuple(d if type(d) is int else None for d in dims)
+            if got is None and q in _TENSOR_CTORS and e.args and self._static(e.args[0], func, 0):
+                # `ms.Tensor(x.shape[-1], ms.float32)`: a number the graph knows while
+                # compiling (a shape, a length, a constant) makes a 0-d tensor
+                return ()
             return got
         if isinstance(f, ast.Attribute) and f.attr in _METHODS and not (isinstance(f.value, ast.Name) and f.value.id == "self"):
             src = self.ev(f.value, env, func, depth)
