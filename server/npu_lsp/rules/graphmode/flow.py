@@ -2134,17 +2134,7 @@ class Analyzer:
         return self._max_kind(e.values, fn)
 
     def _kind_ifexp(self, e: ast.IfExp, fn: _Fn) -> Kind:
-        """The join of the two branches; a test known only at run time makes a choice between
-        Python values a run-time Python value (VAR), not a tensor: `True if t < p else False`
-        with a tensor test is a Bool scalar, which `or` / `and` join with a Python bool
-        (measured, written/zoo probes `z22_layerdrop_skip_or_synced_*`: m2m_100's LayerDrop
-        `skip = True if self.training and (dropout_probability < self.layerdrop) else False`,
-        then `if not skip or synced_gpus:`, compiles at LAX and STRICT in training)."""
-        branches = self._max_kind((e.body, e.orelse), fn)
-        test = self._kind(e.test, fn)
-        if branches == Kind.CONST and test == Kind.TENSOR:
-            return Kind.VAR
-        return max(branches, test)
+        return self._max_kind((e.test, e.body, e.orelse), fn)
 
     def _kind_elts(self, e: ast.Tuple, fn: _Fn) -> Kind:
         return self._max_kind(e.elts, fn)

@@ -307,12 +307,6 @@ _CELL_PARAMETER_ATTRS = frozenset(
 )
 
 
-def may_hold_parameter(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
-    """Can `self.<attr>` of `cls` hold a Parameter (made in `__init__`, taken from a sub-cell,
-    or given to the constructor)? See `_may_hold_parameter`."""
-    return _may_hold_parameter(cls, attr, ctx, set())
-
-
 def _may_hold_parameter(
     cls: ast.ClassDef | None, attr: str, ctx: Context, seen: set[tuple[int, str]]
 ) -> bool:
