@@ -130,6 +130,11 @@ ZOOS = [
     ),
     Zoo("mindnlp", "mindspore-lab+mindnlp"),
     Zoo("mindaudio", "mindspore-lab+mindaudio"),
+    # mindspore-lab/mindone's snapshot is too large for the index's fetch; a fork of it
+    # (zhtmike/mindone, Nov 2025) is not. The library package is one project; the examples
+    # are projects of their own.
+    Zoo("mindone", "zhtmike+mindone", only=["mindone"]),
+    Zoo("mindone/examples", "zhtmike+mindone", ["examples"]),
     Zoo("other projects", "", mirrors=OTHERS),
 ]
 

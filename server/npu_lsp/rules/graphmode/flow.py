@@ -332,6 +332,71 @@ class Analyzer:
         value = binds[0][1]
         return value if isinstance(value, ast.expr) else None
 
+    def dominating_assignment(self, name: ast.Name, func: ast.AST | None) -> ast.Assign | None:
+        """The plain assignment `name = value` that every path to this read of `name` runs
+        last (an earlier statement of the read's own block, or of an enclosing `if` / `with` /
+        `try` body, with no other binding of the name in between and no loop that rebinds it
+        around the read), or None when that is not so plain. What the name holds at the read
+        is that value, whatever its other bindings in the function hold (a list rebound to
+        `ops.stack(...)` of itself is a tensor after the rebinding). Statements only, and only
+        asked for a finding already in hand."""
+        fn = func if func is not None else self.ctx.function
+        if fn is None:
+            return None
+        block = getattr(fn, "body", None)
+        if not isinstance(block, list):
+            return None
+        at = (name.lineno, name.col_offset)
+        path: list[tuple[list[ast.stmt], int, ast.AST]] = []
+        owner: ast.AST = fn
+        while block:
+            i = next(
+                (
+                    k
+                    for k, st in enumerate(block)
+                    if (st.lineno, st.col_offset) <= at <= (st.end_lineno or 0, st.end_col_offset or 0)
+                ),
+                None,
+            )
+            if i is None:
+                return None
+            st = block[i]
+            path.append((block, i, owner))
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                return None  # a nested scope
+            inner: list[ast.stmt] | None = None
+            fields_in: tuple[str, ...]
+            if isinstance(st, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+                fields_in = ("body", "orelse") if isinstance(st, ast.If) else ("body",)
+            elif isinstance(st, (ast.With, ast.AsyncWith)) or type(st) is ast.Try:
+                fields_in = ("body",)
+            else:
+                fields_in = ()
+            for f in fields_in:
+                b = getattr(st, f)
+                if b and (b[0].lineno, b[0].col_offset) <= at <= (b[-1].end_lineno or 0, b[-1].end_col_offset or 0):
+                    inner = b
+            if inner is None:
+                if type(st) in STATEMENT_BLOCKS and not _in_header(st, at):
+                    return None  # an `except`, `finally`, `else` of a loop or `case` block
+                if isinstance(st, ast.While) and _binds(st, name.id):
+                    return None  # the test runs again after the body rebinds the name
+                break
+            block, owner = inner, st
+        for block, i, owner in reversed(path):
+            for st in reversed(block[:i]):
+                if _binds(st, name.id):
+                    return st if type(st) is ast.Assign and _assigns_only(st, name.id) else None
+            if owner is fn:
+                return None
+            if isinstance(owner, (ast.For, ast.AsyncFor, ast.While)) and _binds(owner, name.id):
+                return None  # a later statement of the loop (or its target) reaches the read too
+            if isinstance(owner, (ast.With, ast.AsyncWith)) and any(
+                _binds(item.optional_vars, name.id) for item in owner.items if item.optional_vars is not None
+            ):
+                return None
+        return None
+
     def assigned_values(self, name: str, func: ast.AST | None) -> list[ast.expr]:
         """The values plain assignments of `func` give `name` (`x += v` as `x + v`), from the
         function's binding index (no walk of its nodes)."""
@@ -3634,3 +3699,43 @@ def _items_call(it: ast.AST) -> bool:
         and not it.args
         and not it.keywords
     )
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Does `node` (a statement or target, nested blocks included) bind or delete `name`?"""
+    for n in ast.walk(node):
+        t = type(n)
+        if t is ast.Name:
+            if n.id == name and type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                return True
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            if n.name == name:  # type: ignore[attr-defined]
+                return True
+        elif t is ast.alias:
+            if (n.asname or n.name.split(".")[0]) == name:  # type: ignore[attr-defined]
+                return True
+        elif t is ast.ExceptHandler:
+            if n.name == name:  # type: ignore[attr-defined]
+                return True
+        elif t in (ast.Global, ast.Nonlocal):
+            if name in n.names:  # type: ignore[attr-defined]
+                return True
+        elif t in (ast.MatchAs, ast.MatchStar) and getattr(n, "name", None) == name:
+            return True
+    return False
+
+
+def _assigns_only(st: ast.Assign, name: str) -> bool:
+    """`name = value` (one plain target, the value not binding it again)."""
+    return (
+        len(st.targets) == 1
+        and type(st.targets[0]) is ast.Name
+        and st.targets[0].id == name
+        and not _binds(st.value, name)
+    )
+
+
+def _in_header(st: ast.stmt, at: tuple[int, int]) -> bool:
+    """Is position `at` in the header of compound statement `st` (before its first block)?"""
+    first = next((getattr(st, f)[0] for f in STATEMENT_BLOCKS.get(type(st), ()) if getattr(st, f, None)), None)
+    return first is None or at < (first.lineno, first.col_offset)

@@ -1153,11 +1153,25 @@ class _Opaque:
         self.flag:`, `if new:` with `new` a constant argument, both branches storing, in a
         sub-cell whose product the caller uses; given to `nn.Dense` it fails, "'int' object has
         no attribute '__len__'"; a store outside any `if`, or in a branch MindSpore folds away
-        (`if self.m is None` with `self.m` a tensor), compiles)."""
+        (`if self.m is None` with `self.m` a tensor), compiles).
+
+        Not when `__init__` makes `self.m` a Parameter: MindSpore's parser turns a store to a Parameter attribute
+        into a graph `Assign`, not a Python `setattr`, and the read after the join is the
+        Parameter (measured, written/zoo14 probes `z19_param_*` and written/zoo probes
+        `z22_param_*`: stored under a constant flag, a constant argument, a tensor condition or
+        in both branches, then given to `nn.Dense` / `nn.LayerNorm`, compiles at LAX and STRICT;
+        the Tensor twins `z19_tensor_attr_cast_store_branch_on_table_read`,
+        `z22_tensor_ctor_arg_store_then_dense` fail). A Parameter given to the constructor
+        (`z22_param_ctor_arg_store_then_dense`) is not seen: "may hold a Parameter" counts any
+        attribute of another object (`config.max_position_embeddings`), which turned mindone's
+        dynamic-RoPE `self.max_seq_len_cached` stores into false MS119 at LAX."""
         if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _nested_self_lines(self.ctx):
             return False
         stores = branch_stores(func).get(e.attr)
         if not stores:
+            return False
+        a = analyzer(self.ctx)
+        if e.attr in a.self_info(a.owner_class(func)).parameters:
             return False
         at = (e.lineno, e.col_offset)
         return any(

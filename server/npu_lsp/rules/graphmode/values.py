@@ -196,6 +196,17 @@ class Instances:
                 for sub in ast.walk(t)
             ):
                 assigned.append(item)
+        lazy = False
+        if len(assigned) > 1:
+            # `if self.m is None: self.m = v` (a lazy default, in `construct` or elsewhere):
+            # with the one other binding giving a value that is not None, that store is never
+            # run and the attribute keeps it (measured, written/zoo probe
+            # `z22_isnone_number_attr_store_dead`: diffusers' LoRACompatibleLinear, `if
+            # self.lora_scale is None: self.lora_scale = 1.0` with `lora_scale=1` from
+            # `__init__`, compiles under STRICT)
+            kept = [a for a in assigned if not self._lazy_default(a, attr)]
+            if len(kept) == 1:
+                assigned, lazy = kept, True
         if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign):
             return UNKNOWN
         st = assigned[0]
@@ -218,7 +229,26 @@ class Instances:
                 values.add(self._eval_for_instance(st.value, c, site, holder, depth + 1))
                 if len(values) > 1:
                     return UNKNOWN
-        return values.pop() if values else UNKNOWN
+        value = values.pop() if values else UNKNOWN
+        return UNKNOWN if lazy and value is None else value
+
+    def _lazy_default(self, st: ast.stmt, attr: str) -> bool:
+        """Is `st` in the body of an `if self.<attr> is None:` (the store a lazy default makes)?"""
+        parent = self.ctx.parent(st)
+        if not (isinstance(parent, ast.If) and any(b is st for b in parent.body)):
+            return False
+        test = parent.test
+        return (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+            and isinstance(test.left, ast.Attribute)
+            and test.left.attr == attr
+            and isinstance(test.left.value, ast.Name)
+            and test.left.value.id == "self"
+        )
 
     def _eval_for_instance(
         self, expr: ast.expr, cls: ast.ClassDef, site: ast.Call, holder: ast.FunctionDef, depth: int
