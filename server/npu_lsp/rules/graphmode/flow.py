@@ -668,6 +668,7 @@ class Analyzer:
 
     def _find_number_updates(self, func: ast.AST) -> frozenset[str]:
         found: set[str] = set()
+        t: ast.expr
         for st in ast.walk(func):
             if type(st) is ast.AugAssign:
                 t = st.target
