@@ -175,6 +175,8 @@ class ItemStoredAtRuntimeIndex(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 2 (JIT Fallback: values LAX takes from `int(t)` / `.item()` / `tolist()`
+      are known only at run time, so a store at such an index is a variable-index store).
     - Measured on MindSpore 2.10 CPU: written/heldout21a probes `hc22_*` (in a loop over
       `range(idx.shape[1])`: nested, flat, `append` and tensor-item stores at `int(t)`
       rejected at LAX; a single or two stores outside a loop, a store at `k % n`, an `append`

@@ -63,6 +63,8 @@ class StringTupleRuntimePick(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 2 (JIT Fallback: an index from `int(t)` / `.item()` is a run-time
+      scalar, so the tuple read is compiled as a graph op).
     - Measured on MindSpore 2.10 CPU: written/heldout21a probes `hc22_fmt_*` (a tuple on
       `self` read with `int(row.argmax())`, returned, formatted or appended: rejected at LAX;
       numbers formatted alone compile), case heldout19a `r2_decode_batch_format_strings`;
