@@ -908,8 +908,8 @@ _GRAD_OPERATIONS = frozenset({"GradOperation", "_Grad"})
 _HELD_WRAPPERS = _GRAD_BUILDERS | _JIT_NAMES
 
 
-#: calls whose result is an object of their argument's class
-_COPIES = frozenset({"copy.copy", "copy.deepcopy"})
+#: calls whose result is an object of their argument's class (shared by the graph rules)
+COPY_CALLS = frozenset({"copy.copy", "copy.deepcopy"})
 
 
 def _copied_builder(callee: str | None, value: ast.Call, instances: dict[str, str]) -> str | None:
@@ -917,7 +917,7 @@ def _copied_builder(callee: str | None, value: ast.Call, instances: dict[str, st
     name the same scope bound to a call, what built `net` (a copy has its original's class: a
     deep-copied Cell is a Cell, and compiled as one; written/heldout22a
     `r2_dqn_deepcopy_target_global`), else `callee`."""
-    if callee in _COPIES and len(value.args) == 1 and not value.keywords:
+    if callee in COPY_CALLS and len(value.args) == 1 and not value.keywords:
         arg = value.args[0]
         if isinstance(arg, ast.Name) and arg.id in instances:
             return instances[arg.id]

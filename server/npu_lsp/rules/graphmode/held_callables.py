@@ -13,6 +13,7 @@ import ast
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.scope import COPY_CALLS
 
 
 def held_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None:
@@ -44,8 +45,6 @@ def held_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None
     return q if q and calls_table.outside_project(q, ctx) and not q.startswith("builtins.") else None
 
 
-#: calls whose result is an object of their argument's class
-_COPIES = frozenset({"copy.copy", "copy.deepcopy"})
 
 
 def _builder(value: ast.Call, ctx: Context, init: ast.FunctionDef | None) -> str | None:
@@ -56,7 +55,7 @@ def _builder(value: ast.Call, ctx: Context, init: ast.FunctionDef | None) -> str
     original is not known."""
     for _ in range(8):  # copies of copies, bounded
         q = ctx.qualname(value.func)
-        if q not in _COPIES:
+        if q not in COPY_CALLS:
             return q
         if len(value.args) != 1 or value.keywords:
             return None

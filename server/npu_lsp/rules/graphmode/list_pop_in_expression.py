@@ -10,6 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.scope import COPY_CALLS
 
 # Where the graph parser takes `lst.pop()` apart into the list and the item.
 _OWN_STATEMENT = (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)
@@ -78,10 +79,6 @@ class ListPopInExpression(GraphRule):
         )
 
 
-#: calls giving a shallow or deep copy of the list they are given
-_COPY_CALLS = frozenset({"copy.copy", "copy.deepcopy"})
-
-
 def _copied_list(name: ast.Name, ctx: Context) -> bool:
     """`name` bound once to a copy of a list: `copy.copy(lst)`, `copy.deepcopy(lst)`,
     `lst.copy()` or `lst[:]` (measured: `w = copy.copy(self.weights)` then
@@ -91,7 +88,7 @@ def _copied_list(name: ast.Name, ctx: Context) -> bool:
     bound = a.single_assignment(name.id, ctx.function)
     source: ast.expr | None = None
     if isinstance(bound, ast.Call):
-        if len(bound.args) == 1 and not bound.keywords and (ctx.qualname(bound.func) or "") in _COPY_CALLS:
+        if len(bound.args) == 1 and not bound.keywords and (ctx.qualname(bound.func) or "") in COPY_CALLS:
             source = bound.args[0]
         elif isinstance(bound.func, ast.Attribute) and bound.func.attr == "copy" and not bound.args:
             source = bound.func.value
