@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.abstract_eval import values
+from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, is_root_body, own_nodes
 from npu_lsp.scope import module_statements
