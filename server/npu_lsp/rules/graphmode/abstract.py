@@ -166,10 +166,13 @@ class Tensor(Value):
 
 @dataclass(frozen=True)
 class Sequence(Value):
-    """A tuple or list; `elements` when its length is known (shape tuples, literals)."""
+    """A tuple or list; `elements` when its length is known (shape tuples, literals);
+    `item`, when it is not, the value every element has when that is known (the Parameters
+    a Cell keeps are tensors, `tuple(zip(...))` of them pairs of tensors)."""
 
     kind: str  # "tuple" | "list"
     elements: tuple[Value, ...] | None = None
+    item: Value | None = None
 
     @property
     def abstract(self) -> str:

@@ -423,7 +423,7 @@ class Values:
             if value is None:
                 return av.UNKNOWN
             if is_parameter_container(value, self.ctx, where):
-                v: av.Value = av.Sequence("tuple")
+                v: av.Value = av.Sequence("tuple", item=av.Tensor())
             elif isinstance(value, (ast.Tuple, ast.List)) and all(isinstance(x, ast.Constant) for x in value.elts):
                 # a display of constants keeps its kind (measured, `mh_hm_float_list_attr_*`);
                 # its length is left open (`append` in a method may grow it)
@@ -780,12 +780,33 @@ class Values:
         t = self._value(e.args[0], func, d)
         return av.shape_of(t) if isinstance(t, av.Tensor) else av.Sequence("tuple")
 
+    def _zip(self, e: ast.Call, func: ast.AST | None, d: int) -> av.Value:
+        """`zip(a, b, ...)` as `tuple(...)` / `list(...)` reads it: a tuple of tuples, one per
+        position, each holding the sequences' elements there (their `item` when the lengths are
+        not known). UNKNOWN unless every argument is a sequence whose elements are known."""
+        if e.keywords or not e.args or any(type(x) is ast.Starred for x in e.args):
+            return av.UNKNOWN
+        seqs = [self._value(x, func, d) for x in e.args]
+        if not all(isinstance(s, av.Sequence) for s in seqs):
+            return av.UNKNOWN
+        got = [s for s in seqs if isinstance(s, av.Sequence)]
+        if all(s.elements is not None for s in got):
+            rows = zip(*(s.elements or () for s in got), strict=False)
+            return av.Sequence("tuple", tuple(av.Sequence("tuple", tuple(r)) for r in rows))
+        if all(s.item is not None for s in got):
+            return av.Sequence("tuple", item=av.Sequence("tuple", tuple(s.item for s in got if s.item is not None)))
+        return av.UNKNOWN
+
     def _builtin(self, name: str, e: ast.Call, func: ast.AST | None, d: int) -> av.Value:
         if name in ("tuple", "list"):
             if e.args:
-                inner = self._value(e.args[0], func, d)
+                arg = e.args[0]
+                if type(arg) is ast.Call and type(arg.func) is ast.Name and arg.func.id == "zip":
+                    inner: av.Value = self._zip(arg, func, d)
+                else:
+                    inner = self._value(arg, func, d)
                 if isinstance(inner, av.Sequence):
-                    return av.Sequence(name, inner.elements)
+                    return av.Sequence(name, inner.elements, inner.item)
             return av.Sequence(name)
         if name == "dict":
             return av.Dict()

@@ -247,9 +247,16 @@ def _leaf_calls(args: list[av.Value], mapper: str | None, depth: int = 0) -> lis
     seqs = [a for a in args if isinstance(a, av.Sequence)]
     if len(seqs) != len(args):
         return [args] if mapper == "HyperMap" else None  # HyperMap's leaf situation
-    if depth > 4 or any(a.elements is None for a in seqs):
+    if depth > 4:
         return None
-    rows = list(zip(*(a.elements or () for a in seqs), strict=False))
+    if any(a.elements is None for a in seqs):
+        # lengths not known: every position gives the sequences' items (`tuple(zip(ps, qs))`
+        # of Parameter tuples is a tuple of (tensor, tensor) pairs)
+        if any(a.item is None for a in seqs):
+            return None
+        rows = [tuple(a.item for a in seqs if a.item is not None)]
+    else:
+        rows = list(zip(*(a.elements or () for a in seqs), strict=False))
     if mapper == "Map":
         return [list(r) for r in rows]
     out: list[list[av.Value]] = []
@@ -267,6 +274,8 @@ def _unmatched(name: str, bound: list[av.Value], args: list[av.Value], mapper: s
     for inputs that are not constants (measured, probes `mh_mtf_*`, `mh_hm_tensor_tuple`)."""
     sigs = _overloads(ctx).get(name)
     calls = _leaf_calls(args, mapper)
+    if calls is None and mapper is not None and not all(a.known for a in args):
+        calls = _partly_known_calls(bound, args, mapper, sigs or [])
     if not sigs or calls is None:
         return None
     for call in calls:
@@ -283,6 +292,37 @@ def _unmatched(name: str, bound: list[av.Value], args: list[av.Value], mapper: s
             f"({listed}): MindSpore runs it as interpreted Python, which the STRICT syntax level refuses "
             "for inputs that are not constants; register the types it is given"
         )
+    return None
+
+
+def _partly_known_calls(
+    bound: list[av.Value], args: list[av.Value], mapper: str, sigs: list[tuple[str, ...]]
+) -> list[list[av.Value]] | None:
+    """The calls to judge when some mapped arguments are not known (`grads` given by the
+    caller) but the others are sequences whose elements are: an unknown one may be a sequence
+    (the function is called per element, the unknown one's element unknown) or, for HyperMap,
+    a leaf (called with the arguments whole). Only when the per-element call and the
+    arguments-whole call both fit no registered types is one returned; None otherwise."""
+    known = [a for a in args if a.known]
+    if not known or not all(isinstance(a, av.Sequence) for a in known):
+        return None
+    per_elem: list[av.Value] = []
+    for a in args:
+        if not a.known:
+            per_elem.append(av.UNKNOWN)
+            continue
+        assert isinstance(a, av.Sequence)
+        if a.elements is not None:
+            if not a.elements or len({e for e in a.elements}) != 1:
+                return None
+            per_elem.append(a.elements[0])
+        elif a.item is not None:
+            per_elem.append(a.item)
+        else:
+            return None
+    alternatives = [per_elem] + ([list(args)] if mapper == "HyperMap" else [])
+    if sigs and all(not any(_sig_fits(sig, bound + alt) is not False for sig in sigs) for alt in alternatives):
+        return [per_elem]
     return None
 
 

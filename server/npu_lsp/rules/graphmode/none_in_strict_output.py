@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, is_root_body, own_nodes
@@ -26,7 +27,8 @@ class NoneInStrictOutput(GraphRule):
     function of the file calls) whose tuple or list holds the literal `None`, nested too
     (`return x, None`, `return None, x`, `return x, (None, x)`), when that function itself
     branches or loops on a value known only at run time (`if x.sum() > 0:`, a `while` on a
-    tensor, `if row.sum() > 0:` in `for row in x`).
+    tensor, `if row.sum() > 0:` in `for row in x`, a conditional expression on a tensor), there
+    or in a sub-cell, method or helper it calls.
 
     ## Why is this bad?
     A STRICT graph's output drops its `None` elements: `(out, None)` comes back to Python as a
@@ -75,8 +77,9 @@ class NoneInStrictOutput(GraphRule):
       with a tensor `if`, are rejected under STRICT ("Invalid abstract;AbstractNone") and
       compile under LAX; `return x, None` after `if x.shape[0] > 1:` or with no branch, and
       `return None` after a tensor `if`, compile. Difftest store seeds 9900173, 9970107,
-      9990184, 10600046. Only the top function's own branches are looked at (a helper's is a
-      miss, not a guess).
+      9990184, 10600046; v5 seed 11000163 and written/heldout18b probes `st23_nn_*`: the
+      branch may sit in a sub-cell, method or helper the top function calls, and may be a
+      conditional expression.
     """
 
     nodes = (ast.Return,)
@@ -102,7 +105,7 @@ class NoneInStrictOutput(GraphRule):
                 yield ctx.diagnostic(
                     self,
                     node,
-                    f"under STRICT, `{func.name}` is the top graph and branches on a run-time value "
+                    f"under STRICT, `{func.name}` is the top graph and compiles a branch on a run-time value "
                     f"(line {flow.lineno}), so the `None` in its output has no value "
                     f"(MindSpore: Invalid abstract;AbstractNone(Value: None) for node:ValueNode<None>); "
                     f"return only tensors, or a placeholder tensor",
@@ -135,13 +138,56 @@ def _unpacked_call(func: ast.FunctionDef, kind: str, size: int, ctx: Context) ->
     return None
 
 
-def _runtime_branch(fn: ast.FunctionDef, ctx: Context) -> ast.If | ast.While | None:
-    """The first `if` / `while` of `fn` itself (not of what it calls) whose test is known only at run time."""
+def _runtime_branch(fn: ast.FunctionDef, ctx: Context) -> ast.stmt | ast.expr | None:
+    """The first `if` / `while` / conditional expression whose test is known only at run time,
+    in `fn` or in what it compiles with it (a sub-cell's `construct`, a method, a helper,
+    followed a few calls deep): MindSpore inlines them into the top graph, whose output then
+    passes a switch (measured, difftest seed 11000163 and written/heldout18b probes
+    `st23_nn_*`: `x * (1.0 if x.sum() > 0 else 0.5)` or `if x.sum() > 0:` in a sub-cell, then
+    `return x, None`, "Invalid abstract;AbstractNone"; a test on a shape compiles)."""
     a = analyzer(ctx)
-    for n in own_nodes(fn):
-        if isinstance(n, (ast.If, ast.While)) and a.kind(n.test, fn).dynamic:
-            return n
+    vals = values(ctx)
+    todo: list[tuple[ast.FunctionDef, int]] = [(fn, 0)]
+    seen = {id(fn)}
+    while todo:
+        f, depth = todo.pop(0)
+        calls: list[ast.Call] = []
+        for n in own_nodes(f):
+            t = type(n)
+            if (t is ast.If or t is ast.While or t is ast.IfExp) and (
+                a.kind(n.test, f).dynamic or _reduces_host_scalars(n.test, f, ctx)  # type: ignore[attr-defined]
+            ):
+                return n  # type: ignore[return-value]
+            if t is ast.Call and depth < 3:
+                calls.append(n)  # type: ignore[arg-type]
+        for c in calls:
+            callee = vals.callee(c, f)
+            if callee is not None and id(callee) not in seen:
+                seen.add(id(callee))
+                todo.append((callee, depth + 1))
     return None
+
+
+def _reduces_host_scalars(test: ast.expr, fn: ast.FunctionDef, ctx: Context) -> bool:
+    """Does `test` read `max` / `min` / `sum` of a comprehension converting a tensor's items
+    to Python scalars (`vals = [float(v) for v in x[0]]`, then `max(vals) > 0`), inline or
+    through a name bound once? Its items are run-time scalars under STRICT, so the test is
+    decided at run time (difftest seed 11000163); the flow model leaves such a list unknown."""
+    a = analyzer(ctx)
+    for c in ast.walk(test):
+        if not (type(c) is ast.Call and type(c.func) is ast.Name and c.func.id in ("max", "min", "sum") and len(c.args) == 1):
+            continue
+        if ctx.qualname(c.func) != f"builtins.{c.func.id}":
+            continue
+        arg: ast.expr | None = c.args[0]
+        if type(arg) is ast.Name:
+            arg = a.single_assignment(arg.id, fn)
+        if type(arg) in (ast.ListComp, ast.GeneratorExp) and a._host_scalars_of_elements(
+            arg,  # type: ignore[arg-type]
+            a._indexed(a._fn(fn)),
+        ):
+            return True
+    return False
 
 
 def _holds_none(e: ast.expr) -> bool:

@@ -480,17 +480,51 @@ def _builds_python_instances(ctx: Context) -> bool:
     dataclass or plain classes? Measured (written/famc probes `fa_*`, fresh difftest seed
     10400103): with such an instance in the graph, `ops.full(shape, float(s))` of a host
     scalar `s` compiles under LAX; without one it fails (FillV2). Why is not known; the
-    FillV2 finding is left out of such files rather than guessed."""
+    FillV2 finding is left out of such files rather than guessed.
+
+    Narrowed by written/gen18 probes `v22_fa_nt_*` and `st23_nt_*` (v5 seed 11000084): the
+    instance must be built from graph variables only (`Out0(x, x.mean())`; one constant,
+    `Out0(x, 0.5)` or `Out0(x * 2, 0.5)`, and FillV2 fails again) and a field read from it
+    must be what a name is bound to, alone or as the left operand (`x = o0.value`,
+    `x = o0.value + o0.scale`; `x = x + o0.scale` and an unrelated instance fail): Python
+    operators dispatch on the left operand, so only then is the name a Python object."""
     hit: bool | None = ctx.cache.get("opaque.instances")
     if hit is None:
         classes = _namedtuple_classes(ctx) | _built_classes(ctx)
         hit = bool(classes) and any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in classes
+            _field_bound_from_instance(sc.function, n, ctx)
             for sc in _lax_scopes(ctx)
             for n in _calls_in(sc.function)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in classes
         )
         ctx.cache["opaque.instances"] = hit
     return hit
+
+
+def _field_bound_from_instance(func: ast.AST, call: ast.Call, ctx: Context) -> bool:
+    """`inst = Cls(a, b)` (every argument a graph variable) in `func`, and a later
+    `name = inst.<field>` or `name = inst.<field> <op> ...` there."""
+    st = ctx.parent(call)
+    if not (
+        isinstance(st, ast.Assign)
+        and st.value is call
+        and len(st.targets) == 1
+        and isinstance(st.targets[0], ast.Name)
+        and (call.args or call.keywords)
+    ):
+        return False
+    a = analyzer(ctx)
+    if not all(a.kind(v, func).dynamic for v in [*call.args, *(k.value for k in call.keywords)]):
+        return False
+    inst = st.targets[0].id
+    for n in ast.walk(func):
+        if type(n) is ast.Assign and n.lineno > st.lineno:
+            v = n.value
+            if type(v) is ast.BinOp:
+                v = v.left
+            if type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == inst:
+                return True
+    return False
 
 
 def _built_classes(ctx: Context) -> frozenset[str]:

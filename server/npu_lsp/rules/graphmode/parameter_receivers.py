@@ -81,7 +81,12 @@ def _container_value(value: ast.expr | None, ctx: Context, fn: ast.AST, depth: i
         if isinstance(f, ast.Attribute) and f.attr in _PARAM_LIST_METHODS:
             if f.attr == "trainable_params" and _may_be_frozen(f.value, ctx, fn):
                 return False
-            return f.attr != "clone" or is_container(f.value, ctx, fn, depth + 1)
+            if f.attr != "clone":
+                return True
+            # `params.clone(...)` of an `__init__` argument: what the constructions pass
+            return is_container(f.value, ctx, fn, depth + 1) or (
+                isinstance(f.value, ast.Name) and _container_value(f.value, ctx, fn, depth + 1)
+            )
         return False
     if isinstance(value, ast.Attribute):
         # an optimizer's `parameters` (a ParameterTuple); Cells have no such attribute

@@ -305,7 +305,13 @@ class PythonCallOnTensor(GraphRule):
             (
                 i
                 for i in items
-                if a.kind(i).dynamic and (_by_method(i, a, ctx) or _entry_input(i, ctx) or _tensor_element(i, a, ctx))
+                if a.kind(i).dynamic
+                and (
+                    _by_method(i, a, ctx)
+                    or _entry_input(i, ctx)
+                    or _tensor_element(i, a, ctx)
+                    or _converts_tensor(i, a, ctx)
+                )
             ),
             None,
         )
@@ -1042,6 +1048,33 @@ def _tensor_element(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
     while isinstance(base, ast.Subscript):
         base = base.value
     return _entry_input(base, ctx) or _by_method(base, a, ctx)
+
+
+def _converts_tensor(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
+    """Is `e` computed from `float(t)` / `int(t)` / `bool(t)` of a run-time tensor, itself or
+    as the one value its name is bound to (`sx = float(ori_shape[1]) / float(cur_shape[1])`)?
+    Under STRICT the conversion is a ScalarCast of a graph tensor: a variable scalar, so a
+    `Tensor` built from it is a script STRICT refuses (measured, written/heldout22b case
+    `box_rescale_scale_factor_float` and probes `st23_tf_*`: "When handling script
+    'Tensor(input_data, ...) in graph mode', the inputs should be constant"); `float` of a
+    shape entry is a constant and compiles."""
+    if isinstance(e, ast.Name):
+        bound = a.single_assignment(e.id, ctx.function)
+        if bound is None:
+            return False
+        e = bound
+    return any(
+        type(n) is ast.Call
+        and type(n.func) is ast.Name
+        and n.func.id in _SCALAR_CASTS
+        and len(n.args) == 1
+        and not n.keywords
+        and a.kind(n.args[0]) == Kind.TENSOR
+        for n in ast.walk(e)
+    )
+
+
+_SCALAR_CASTS = frozenset({"float", "int", "bool"})
 
 
 def _by_method(e: ast.expr, a: Analyzer, ctx: Context) -> bool:
