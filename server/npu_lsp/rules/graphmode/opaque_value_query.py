@@ -360,7 +360,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx)
-        hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
+        hit = hit or (("str(" in ctx.text or "repr(" in ctx.text or ".format(" in ctx.text) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
         hit = hit or (("f'" in ctx.text or 'f"' in ctx.text) and any(
@@ -858,18 +858,26 @@ _TEXT_OF_VALUE = frozenset({"builtins.str", "builtins.repr"})
 
 def _text_of_value(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     """`str(v)` / `repr(v)` of a value known only at run time."""
+    from npu_lsp.rules.graphmode.interpreted import _run_time
+
+    f = call.func
+    if type(f) is ast.Attribute and f.attr == "format" and type(f.value) is ast.Constant and type(f.value.value) is str:
+        # `'{:.3f}'.format(v)`: formatted by JIT Fallback as an f-string is (measured, fresh v5
+        # seed 11100046; written/gen18 probes `v23_fm_*`)
+        return any(_run_time(a, ctx, func) for a in [*call.args, *(k.value for k in call.keywords)])
     return (
-        isinstance(call.func, ast.Name)
+        isinstance(f, ast.Name)
         and bool(call.args)
-        and ctx.qualname(call.func) in _TEXT_OF_VALUE
-        and analyzer(ctx).kind(call.args[0], func).dynamic
+        and ctx.qualname(f) in _TEXT_OF_VALUE
+        and _run_time(call.args[0], ctx, func)
     )
 
 
 def _formats_value(e: ast.JoinedStr, ctx: Context, func: ast.AST) -> bool:
     """An f-string formatting a value known only at run time."""
-    a = analyzer(ctx)
-    return any(type(v) is ast.FormattedValue and a.kind(v.value, func).dynamic for v in e.values)
+    from npu_lsp.rules.graphmode.interpreted import _run_time
+
+    return any(type(v) is ast.FormattedValue and _run_time(v.value, ctx, func) for v in e.values)
 
 
 def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
