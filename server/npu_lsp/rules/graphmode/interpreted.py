@@ -245,15 +245,24 @@ def _carried(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int)
     p = ctx.parent(stmt)
     while p is not None and p is not func:
         if _literal_range_loop(p) and p.iter.args[0].value >= 2:  # type: ignore[attr-defined]
-            for s in _own_statements(p):
-                if (
-                    s.lineno >= stmt.lineno
-                    and type(s) in (ast.Assign, ast.AugAssign)
-                    and _assigns(s, name)
-                    and _always_runs(s, stmt, ctx, p)
-                    and interpreted(s.value, ctx, func, depth + 1)  # type: ignore[attr-defined]
-                ):
-                    return True
+            # the value a later statement assigns is judged without this loop's carry (a
+            # cycle otherwise: `x = x + len(msg) * 0.0` reads the `x` it carries)
+            guard = ("interpreted.carry", name, id(p))
+            if ctx.cache.get(guard):
+                return False
+            ctx.cache[guard] = True
+            try:
+                for s in _own_statements(p):
+                    if (
+                        s.lineno >= stmt.lineno
+                        and type(s) in (ast.Assign, ast.AugAssign)
+                        and _assigns(s, name)
+                        and _always_runs(s, stmt, ctx, p)
+                        and interpreted(s.value, ctx, func, depth)  # type: ignore[attr-defined]
+                    ):
+                        return True
+            finally:
+                ctx.cache[guard] = False
         p = ctx.parent(p)
     return False
 
