@@ -88,7 +88,9 @@ class GeneratorOverTolist(GraphRule):
             return
         for gen in node.generators:
             made: ast.expr | None = _tolist_of_tensor(gen.iter, ctx)
-            if made is None and not _is_range(gen.iter, ctx) and (host_data(gen.iter, ctx) or _host_row(gen.iter, ctx)):
+            if made is None and not _is_range(gen.iter, ctx) and (
+                host_data(gen.iter, ctx) or _host_row(gen.iter, ctx) or _items_of_interpreted(gen.iter, ctx)
+            ):
                 made = gen.iter
             if made is not None and not _one_item(gen.iter, ctx):
                 yield ctx.diagnostic(
@@ -115,6 +117,23 @@ def _host_row(it: ast.expr, ctx: Context) -> bool:
         and type(it.value) is ast.Call
         and host_data(it.value, ctx)
     )
+
+
+def _items_of_interpreted(it: ast.expr, ctx: Context) -> bool:
+    """`vals`, bound once to a list comprehension reading items of a value JIT Fallback made
+    (`[x[0, j].item() for j in range(3)]` with `x = x + len(f"{s:.2f}") * 0.0` before it,
+    or in an earlier pass of an unrolled loop): Python data as `x.tolist()` is (measured,
+    fresh v5 seed 11100106; written/gen18 probes `v23_jn_*`: `', '.join(f'{v:.2f}' for v in
+    vals)` fails, "For Tensor, the input_data is ('-0.5',) that contain unsupported element";
+    over the items of a plain `x` it compiles)."""
+    if type(it) is not ast.Name or ctx.function is None:
+        return False
+    bound = analyzer(ctx).single_assignment(it.id, ctx.function)
+    if type(bound) is not ast.ListComp:
+        return False
+    from npu_lsp.rules.graphmode.interpreted import interpreted
+
+    return interpreted(bound, ctx, ctx.function)
 
 
 def _is_range(it: ast.expr, ctx: Context) -> bool:

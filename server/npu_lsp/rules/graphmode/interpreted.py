@@ -77,8 +77,7 @@ def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> boo
     if t is ast.Attribute:
         return interpreted(e.value, ctx, func, depth)  # type: ignore[attr-defined]
     if t is ast.JoinedStr:
-        a = analyzer(ctx)
-        return any(type(v) is ast.FormattedValue and a.kind(v.value, func).dynamic for v in e.values)  # type: ignore[attr-defined]
+        return any(type(v) is ast.FormattedValue and _run_time(v.value, ctx, func) for v in e.values)  # type: ignore[attr-defined]
     if t is ast.Call:
         return _call(e, ctx, func, depth)  # type: ignore[arg-type]
     if t is ast.IfExp:
@@ -89,7 +88,7 @@ def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> boo
         return any(interpreted(v, ctx, func, depth) for v in (e.left, *e.comparators))  # type: ignore[attr-defined]
     if t is ast.BoolOp:
         return any(interpreted(v, ctx, func, depth) for v in e.values)  # type: ignore[attr-defined]
-    if t is ast.ListComp:
+    if t is ast.ListComp or t is ast.GeneratorExp:
         return interpreted(e.elt, ctx, func, depth)  # type: ignore[attr-defined]
     return False
 
@@ -104,16 +103,47 @@ def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
     f = call.func
     if name in _TEXT or (type(f) is ast.Attribute and f.attr == "format" and type(f.value) is ast.Constant):
         # `str(t)`, `'{:.3f}'.format(v)` of a run-time value: text JIT Fallback makes
-        a = analyzer(ctx)
-        return any(a.kind(x, func).dynamic for x in [*call.args, *(k.value for k in call.keywords)])
+        return any(_run_time(x, ctx, func) for x in [*call.args, *(k.value for k in call.keywords)])
     if type(f) is ast.Name and f.id in _named_tuples(ctx):
         return True  # LAX builds a NamedTuple instance as Python (PyExecute)
     if name in _CARRIERS:
         return any(interpreted(a, ctx, func, depth) for a in call.args)
     if type(f) is ast.Attribute and interpreted(f.value, ctx, func, depth):
         return True  # a method of a Python object runs as Python
+    if type(f) is ast.Attribute and type(f.value) is ast.Constant and type(f.value.value) is str:
+        # `', '.join(f'{v:.2f}' for v in vals)` of interpreted text: run as Python too
+        # (measured, written/gen18 probes `v23_jn_*`)
+        return any(interpreted(a, ctx, func, depth + 1) for a in call.args)
     callee = _callee(call, ctx, func)
     return callee is not None and _returns(callee, ctx, depth + 1)
+
+
+def _run_time(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
+    """Is `e` a value known only at run time: a graph variable, or an item of a list a
+    comprehension builds of them (`vals[1]` of `vals = [x[0, j].item() for j in range(3)]`,
+    whose kind the flow leaves unknown)? Text made of one is made by JIT Fallback (measured,
+    fresh v5 seed 11100046; written/gen18 probes `v23_fm_*`: `x + len('{:.3f}'.format(vals[1]))
+    * 0.0` then `ops.gelu(x)` fails, "Unsupported op [DType]")."""
+    if analyzer(ctx).kind(e, func).dynamic:
+        return True
+    if type(e) is ast.Name:
+        # a comprehension's variable over such a list (`f'{v:.2f}' for v in vals`)
+        p = ctx.parent(e)
+        while p is not None and not isinstance(p, (ast.stmt, ast.Lambda)):
+            for g in getattr(p, "generators", ()) if type(p) in (ast.ListComp, ast.GeneratorExp, ast.SetComp) else ():
+                if type(g.target) is ast.Name and g.target.id == e.id:
+                    if type(g.iter) is not ast.Name:
+                        return False
+                    from npu_lsp.rules.graphmode.python_call_on_tensor import _list_of_variables
+
+                    return _list_of_variables(g.iter, ctx, func)
+            p = ctx.parent(p)
+        return False
+    if type(e) is ast.Subscript and type(e.value) is ast.Name and type(e.slice) is not ast.Slice:
+        from npu_lsp.rules.graphmode.python_call_on_tensor import _list_of_variables
+
+        return _list_of_variables(e.value, ctx, func)
+    return False
 
 
 def _callee(call: ast.Call, ctx: Context, func: ast.AST) -> ast.AST | None:
@@ -193,6 +223,8 @@ def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) 
             continue
         if last is None or s.lineno > last.lineno:
             last = s
+    if _carried(name, stmt, ctx, func, depth):
+        return True
     if last is None:
         return _param(name, ctx, func, depth)
     if type(last) is ast.For:
@@ -201,6 +233,38 @@ def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) 
     if not interpreted(last.value, ctx, func, depth + 1):  # type: ignore[attr-defined]
         return False
     return _always_runs(last, stmt, ctx, func) or _python_loop(last, ctx, func, depth) or _before(name, last, ctx, func, depth + 1)
+
+
+def _carried(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """Is `stmt` in a `for` over a literal `range` of two or more passes whose body, at or
+    after `stmt`, always binds `name` to an interpreted value? MindSpore unrolls the loop,
+    and from the second pass on `stmt` reads that value (measured, fresh v5 seed 11100106;
+    written/gen18 probes `v23_jn_item_join_loop`, `v23_jn_item_sum_gen_loop`: a generator
+    over `.item()`s of `x` fails in a loop that makes `x` a Python object, and compiles
+    once)."""
+    p = ctx.parent(stmt)
+    while p is not None and p is not func:
+        if _literal_range_loop(p) and p.iter.args[0].value >= 2:  # type: ignore[attr-defined]
+            # the value a later statement assigns is judged without this loop's carry (a
+            # cycle otherwise: `x = x + len(msg) * 0.0` reads the `x` it carries)
+            guard = ("interpreted.carry", name, id(p))
+            if ctx.cache.get(guard):
+                return False
+            ctx.cache[guard] = True
+            try:
+                for s in _own_statements(p):
+                    if (
+                        s.lineno >= stmt.lineno
+                        and type(s) in (ast.Assign, ast.AugAssign)
+                        and _assigns(s, name)
+                        and _always_runs(s, stmt, ctx, p)
+                        and interpreted(s.value, ctx, func, depth)  # type: ignore[attr-defined]
+                    ):
+                        return True
+            finally:
+                ctx.cache[guard] = False
+        p = ctx.parent(p)
+    return False
 
 
 def _python_loop(s: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:

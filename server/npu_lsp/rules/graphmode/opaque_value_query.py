@@ -360,7 +360,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx)
-        hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
+        hit = hit or (("str(" in ctx.text or "repr(" in ctx.text or ".format(" in ctx.text) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
         hit = hit or (("f'" in ctx.text or 'f"' in ctx.text) and any(
@@ -524,6 +524,80 @@ def _field_bound_from_instance(func: ast.AST, call: ast.Call, ctx: Context) -> b
                 v = v.left
             if type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == inst:
                 return True
+    return False
+
+
+def _from_instance_fields(e: ast.expr, func: ast.AST, ctx: Context, depth: int = 0) -> bool:
+    """Can `e` hold a value read from an instance of a module class built in compiled code
+    (`s = np.abs(x.asnumpy()).max()` after `x = o0.value + o0.scale`, `o0 = Out0(x, m)`)?
+    Followed through the assignments of `func` and, from a parameter, the arguments its
+    callers in this file give; anything not followed counts as yes. Measured (written/famc
+    probes `fa_namedtuple_x_*`, gen18 `v22_fa_*`): a fill value computed from the fields'
+    sum compiles under LAX, one read from a tensor the instance does not feed fails (FillV2)
+    whatever else the function builds (`v22_fa_nt_unrelated_full`; fresh v5 seed 11100158:
+    a NamedTuple built after the call)."""
+    if depth > 8:
+        return True
+    classes = _namedtuple_classes(ctx) | _built_classes(ctx)
+    names: set[str] = set()
+    for n in ast.walk(e):
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in classes:
+            return True
+        if type(n) is ast.Name and type(n.ctx) is ast.Load:
+            names.add(n.id)
+    line = getattr(e, "lineno", 1 << 30)
+    for name in names:
+        bound = [
+            st for st in own_nodes(func)
+            if type(st) in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
+            and st.lineno < line  # type: ignore[attr-defined]
+            and any(type(t) is ast.Name and t.id == name for tgt in _targets(st) for t in ast.walk(tgt))
+        ]
+        if not bound:
+            if not _param_from_instance(name, func, ctx, depth):
+                continue
+            return True
+        for st in bound:
+            value = st.iter if type(st) is ast.For else st.value  # type: ignore[attr-defined]
+            if value is None or _from_instance_fields(value, func, ctx, depth + 1):
+                return True
+    return False
+
+
+def _targets(st: ast.AST) -> list[ast.expr]:
+    if type(st) is ast.Assign:
+        return st.targets
+    return [st.target]  # type: ignore[attr-defined]
+
+
+def _param_from_instance(name: str, func: ast.AST, ctx: Context, depth: int) -> bool:
+    """A parameter of `func` whose argument, at some call in this file, may come from an
+    instance's fields (see `_from_instance_fields`); a name that is no parameter (a
+    global, a builtin) does not."""
+    from npu_lsp.rules.graphmode.values import _callers
+
+    if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
+    if name not in params:
+        return name in {a.arg for a in func.args.kwonlyargs} or name in (  # type: ignore[attr-defined]
+            getattr(func.args.vararg, "arg", None), getattr(func.args.kwarg, "arg", None)  # type: ignore[attr-defined]
+        )
+    scope = ctx.scopes.scopes.get(id(func))
+    if scope is None:
+        return True
+    sites = _callers(ctx, scope)
+    if not sites:
+        # called from Python only (a `construct`, an `@ms.jit` function): its inputs are
+        # what Python passes, not fields the graph reads; called from compiled code not
+        # followed here: may be
+        return bool(scope.call_sites) and any(s.caller_node is not None for s in scope.call_sites)
+    j = params.index(name) - (1 if params[0] == "self" else 0)
+    for call, caller in sites:
+        if any(type(a) is ast.Starred for a in call.args) or not 0 <= j < len(call.args):
+            return True
+        if _from_instance_fields(call.args[j], caller, ctx, depth + 1):
+            return True
     return False
 
 
@@ -892,18 +966,26 @@ _TEXT_OF_VALUE = frozenset({"builtins.str", "builtins.repr"})
 
 def _text_of_value(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     """`str(v)` / `repr(v)` of a value known only at run time."""
+    from npu_lsp.rules.graphmode.interpreted import _run_time
+
+    f = call.func
+    if type(f) is ast.Attribute and f.attr == "format" and type(f.value) is ast.Constant and type(f.value.value) is str:
+        # `'{:.3f}'.format(v)`: formatted by JIT Fallback as an f-string is (measured, fresh v5
+        # seed 11100046; written/gen18 probes `v23_fm_*`)
+        return any(_run_time(a, ctx, func) for a in [*call.args, *(k.value for k in call.keywords)])
     return (
-        isinstance(call.func, ast.Name)
+        isinstance(f, ast.Name)
         and bool(call.args)
-        and ctx.qualname(call.func) in _TEXT_OF_VALUE
-        and analyzer(ctx).kind(call.args[0], func).dynamic
+        and ctx.qualname(f) in _TEXT_OF_VALUE
+        and _run_time(call.args[0], ctx, func)
     )
 
 
 def _formats_value(e: ast.JoinedStr, ctx: Context, func: ast.AST) -> bool:
     """An f-string formatting a value known only at run time."""
-    a = analyzer(ctx)
-    return any(type(v) is ast.FormattedValue and a.kind(v.value, func).dynamic for v in e.values)
+    from npu_lsp.rules.graphmode.interpreted import _run_time
+
+    return any(type(v) is ast.FormattedValue and _run_time(v.value, ctx, func) for v in e.values)
 
 
 def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
@@ -1822,7 +1904,7 @@ class _Opaque:
             and len(call.args) > at
             and (interpreted(call.args[at], self.ctx, func) or self._item_of_fallback(call.args[at], func, env, 0))
             and not _numpy_result(call.args[at], self.ctx, func)
-            and not _builds_python_instances(self.ctx)
+            and not (_builds_python_instances(self.ctx) and _from_instance_fields(call.args[at], func, self.ctx))
         ):
             # `interpreted`, not `value`: a MindSpore op (`ops.concat(outs)`) gives a graph
             # tensor back, whose `len` is a number the graph knows (difftest seed 10100021)

@@ -259,6 +259,9 @@ class PythonCallOnTensor(GraphRule):
                         )
                         or _grown_with_variables(sub.id, ctx)
                         or _dict_of_variables(sub.id, ctx)
+                        # `dict(zip(keys, vals))` with `vals = [x[0, j].item() for j in
+                        # range(3)]` (fresh v5 seed 11100054; written/gen18 probes `v23_dz_*`)
+                        or _list_of_variables(sub, ctx)
                     ):
                         yield ctx.diagnostic(
                             self,
@@ -846,23 +849,28 @@ def _grown_with_variables(name: str, ctx: Context) -> bool:
     return False
 
 
-def _list_of_variables(arg: ast.expr, ctx: Context) -> bool:
+def _list_of_variables(arg: ast.expr, ctx: Context, func: ast.AST | None = None) -> bool:
     """A list the compiled function builds from graph variables, by a comprehension or by
     appending, given whole to a standard-library call (measured: `functools.reduce(lambda a,
     b: a + b, outs)` with `outs` appended in a loop or `[h(x) for h in self.heads]`, and
     `Counter([int(v) for v in t])`, are refused under STRICT, "the inputs should be
     constant, but found variable 'outs'"; a list of constants compiles)."""
+    fn = ctx.function if func is None else func
     if isinstance(arg, ast.Name):
-        if _grown_with_variables(arg.id, ctx):
+        if fn is ctx.function and _grown_with_variables(arg.id, ctx):
             return True
-        bound = analyzer(ctx).single_assignment(arg.id, ctx.function)
-        return isinstance(bound, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and _list_of_variables(bound, ctx)
+        bound = analyzer(ctx).single_assignment(arg.id, fn)
+        return isinstance(bound, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and _list_of_variables(bound, ctx, fn)
     if isinstance(arg, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         a = analyzer(ctx)
         # its items are graph variables when its expression is one, or when it iterates
         # over graph variables (a tensor, a tuple of tensors, `zip(self.projs, xs)`)
         iters = [i for g in arg.generators for i in _iterated(g.iter)]
-        return a.kind(arg.elt).dynamic or any(a.kind(i).dynamic for i in iters) or _calls_held_cell(arg, ctx)
+        return (
+            a.kind(arg.elt, fn).dynamic
+            or any(a.kind(i, fn).dynamic for i in iters)
+            or (fn is ctx.function and _calls_held_cell(arg, ctx))
+        )
     return False
 
 

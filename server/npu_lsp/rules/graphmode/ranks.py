@@ -50,6 +50,8 @@ NUM: Final = "num"
 NONE: Final = "none"
 #: a list or tuple of Python numbers (`[float(v) for v in t]`, `[0.5, 1.0]`)
 NUMS: Final = "nums"
+#: a list or tuple of tuples of Python numbers (`list(zip(range(3), vals))` of number lists)
+NUM_ROWS: Final = "num_rows"
 #: a dict display with string keys whose values are all Python numbers (`{'mean': m, 'n': 3}`)
 NUM_DICT: Final = "num_dict"
 #: an env key: the code from here on does not run (after `return`, `raise`, `break`...)
@@ -1032,6 +1034,8 @@ class Ranks:
                 return None
             if base == NUMS:
                 return NUMS if isinstance(e.slice, ast.Slice) else NUM
+            if base == NUM_ROWS:
+                return NUM_ROWS if isinstance(e.slice, ast.Slice) else NUMS
             if base == NUM_DICT:
                 return NUM if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) else None
             if not isinstance(base, tuple):
@@ -1286,6 +1290,16 @@ class Ranks:
         it = gen.iter
         if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name):
             return None
+        if type(it) is ast.Name:
+            # over a list bound once to a display or to a comprehension MindSpore unrolls
+            # (`vals = [x[0, j].item() for j in range(3)]` then `ops.stack([ms.Tensor(v) for
+            # v in vals])`): one pass per item, as over the display itself (fresh v5 seed
+            # 11100111; written/gen18 probes `v23_rk_*`)
+            bound = analyzer(self.ctx).single_assignment(it.id, func)
+            if type(bound) in (ast.List, ast.Tuple, ast.ListComp) and depth < _DEPTH:
+                inner = self._items(bound, env, func, depth + 1)  # type: ignore[arg-type]
+                if inner is not None:
+                    return [self.ev(seq.elt, {**env, gen.target.id: v}, func, depth) for v in inner]
         if not isinstance(it, ast.Call):
             # over a tensor: one pass per row, each row the shape without the first axis
             src = self.ev(it, env, func, depth)
@@ -1301,6 +1315,19 @@ class Ranks:
         if not passes or len(passes) > _UNROLL:
             return None
         return [self.ev(seq.elt, {**env, gen.target.id: i}, func, depth) for i in passes]
+
+    def _number_zip(self, e: ast.expr, env: Env, func: ast.AST, depth: int) -> bool:
+        """`zip(a, b, ...)` of `range(...)`s and lists of numbers: its items are tuples of
+        numbers."""
+        if not (isinstance(e, ast.Call) and self.ctx.qualname(e.func) == "builtins.zip" and e.args and not e.keywords):
+            return False
+        for a in e.args:
+            if isinstance(a, ast.Call) and self.ctx.qualname(a.func) == "builtins.range" and not a.keywords:
+                if not all(_num(self.ev(b, env, func, depth)) for b in a.args):
+                    return False
+            elif self.ev(a, env, func, depth) != NUMS:
+                return False
+        return True
 
     def _number_builtin(self, name: str, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         """`min` / `max` / `abs` / `sum` of Python numbers: a number (MindSpore's graph has
@@ -1474,6 +1501,10 @@ class Ranks:
             if last in ("sorted", "list", "tuple", "reversed") and e.args and self._constant_list(e.args[0], func, 0):
                 # of numbers known while compiling: a constant list (folded, even under STRICT)
                 return NUMS
+            if last in ("list", "tuple") and len(e.args) == 1 and self._number_zip(e.args[0], env, func, depth):
+                # `pairs = list(zip(range(3), vals))`: `pairs[-1][1]` is a number (fresh v5
+                # seed 11100150: a tensor plus it keeps its shape for MS136)
+                return NUM_ROWS
             if last in _NUMBER_BUILTINS:
                 if len(e.args) == 1 and not isinstance(e.args[0], ast.Constant):
                     from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax

@@ -39,8 +39,14 @@ _OWN_SHAPES = frozenset({"MS136"})
 #: rules that fold `len(self.<list>)` in the conditions above their findings themselves
 #: (MS185 knows the list is empty while compiling: `if len(self.items) < 2:` is true)
 _FOLDS_SELF_LEN = frozenset({"MS185"})
-#: findings kept under a condition on the shape of a value JIT Fallback made (`interpreted`)
-_INTERPRETED_SHAPES = frozenset({"MS193", "MS145"})
+#: findings about how MindSpore joins the two sides of a branch: under a condition on the
+#: shape of a value JIT Fallback made (`interpreted`) both sides are compiled, but the join
+#: is with a Python object, which MindSpore takes (MS119 compiles there: fresh v5 seed
+#: 10300186); every other finding under such a condition is made while inferring a side
+#: that is compiled (fresh v5 seeds 11100100, 11100111; written/gen18 probes
+#: `v23_sf_hist_fb_*`: `self.history[-1]` after `append` under `if x.shape[0] > 5:` fails
+#: for `x` built by `ms.Tensor(np.where(...))`, and compiles for `x * 1.0`)
+_JOIN_FINDINGS = frozenset({"MS118", "MS119", "MS133", "MS155", "MS178", "MS211"})
 
 
 def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
@@ -50,10 +56,8 @@ def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
         return False
     func = scope.function
     own = d.code in _FOLDS_SELF_LEN
-    # only for the findings measured under such a condition (`g17_an_str_len_under_ndim_if`):
-    # others there depend on what MindSpore joins with the Python object (MS119 compiles,
-    # fresh v5 seed 10300186)
-    lax = scope.level == "lax" and d.code in _INTERPRETED_SHAPES
+    # measured under such a condition: `g17_an_str_len_under_ndim_if`, `v23_sf_hist_fb_*`
+    lax = scope.level == "lax" and d.code not in _JOIN_FINDINGS
     return any(
         _shape_condition(test, func, ctx, own, lax) and not _taken(test, side, func, ctx)
         for test, side in _enclosing_tests(func, d.span, ctx)

@@ -1120,7 +1120,15 @@ def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         # `dict(a=x)` too: keyword arguments are the script's inputs as well (measured:
         # STRICT rejects it, "the inputs should be constant"; LAX runs it as Python)
         args = [*call.args, *(k.value for k in call.keywords)]
-        return any(isinstance(n, ast.Name) and a.kind(n, func).dynamic for arg in args for n in ast.walk(arg))
+        names = [n for arg in args for n in ast.walk(arg) if type(n) is ast.Name]
+        if any(a.kind(n, func).dynamic for n in names):
+            return True
+        # a list a comprehension builds of run-time scalars (`dict(zip(keys, vals))`, `vals =
+        # [x[0, j].item() for j in range(3)]`): the script gets it as a run-time value too
+        # (fresh v5 seed 11100133; written/gen18 probes `v23_dz_*`)
+        from npu_lsp.rules.graphmode.python_call_on_tensor import _list_of_variables
+
+        return any(_list_of_variables(n, ctx, func) for n in names)
     if q and calls_table.outside_project(q, ctx) and not q.startswith(("mindspore", "numpy.random")):
         # the standard library or a package, called with a graph variable: run as Python at
         # LAX (STRICT rejects it: "the inputs should be constant"), its result is opaque
