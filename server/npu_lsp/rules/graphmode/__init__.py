@@ -81,6 +81,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     python_random,
     range_of_tensor,
     reduction_axis_tensor,
+    repeat_interleave_runtime_repeats,
     reversed_cell_list,
     runtime_index_into_constants,
     runtime_scalar_randint,

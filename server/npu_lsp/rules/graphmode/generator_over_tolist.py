@@ -75,6 +75,11 @@ class GeneratorOverTolist(GraphRule):
       data (`x.tolist()[0]`, `x.asnumpy()[1]`, `x.asnumpy()[1].tolist()`) `sum`, `max`,
       `tuple` and `collections.Counter` of a generator are rejected under LAX as over the
       whole list; `any`, a `for` loop and `len` compile.
+    - Over `range(len(a) - 1)` of host data `a` (`host_values.host_len_bound`): the written
+      heldout21a probes `lb23_rl_gen_sum_range_len`, `lb23_rl_gen_tuple_range_len` and
+      `hc22_counter_ngrams_host` (`sum`, `tuple`, `Counter` of it) are rejected under LAX as
+      over `a` itself ("unsupported operand type(s) for +: 'int' and 'list'", "Expected
+      SequenceShape for SetShape, but got: TensorShape").
     """
 
     nodes = (ast.GeneratorExp,)
@@ -88,7 +93,7 @@ class GeneratorOverTolist(GraphRule):
             return
         for gen in node.generators:
             made: ast.expr | None = _tolist_of_tensor(gen.iter, ctx)
-            if made is None and not _is_range(gen.iter, ctx) and (
+            if made is None and (
                 host_data(gen.iter, ctx) or _host_row(gen.iter, ctx) or _items_of_interpreted(gen.iter, ctx)
             ):
                 made = gen.iter
@@ -134,11 +139,6 @@ def _items_of_interpreted(it: ast.expr, ctx: Context) -> bool:
     from npu_lsp.rules.graphmode.interpreted import interpreted
 
     return interpreted(bound, ctx, ctx.function)
-
-
-def _is_range(it: ast.expr, ctx: Context) -> bool:
-    """`range(len(vals))`: the items are ints of a range, not host data (not measured)."""
-    return isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range"
 
 
 def _one_item(it: ast.expr, ctx: Context) -> bool:

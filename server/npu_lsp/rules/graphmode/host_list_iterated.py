@@ -676,6 +676,27 @@ def _host_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if name == "zip":
         lens = [_host_len(a, ctx, depth + 1) for a in e.args]
         return (min(lens),) if all(n is not None for n in lens) else None  # type: ignore[type-var]
+    if name == "range" and len(e.args) <= 3:
+        # `range(len(a) - 1)`, `range(1, len(a) + 1)` over host data `a` (`host_len_bound`)
+        bounds = [_bound_value(a, ctx, depth + 1) for a in e.args]
+        if None in bounds or (len(bounds) == 3 and bounds[2] == 0):
+            return None
+        return (len(range(*bounds)),)  # type: ignore[arg-type]
+    return None
+
+
+def _bound_value(e: ast.expr, ctx: Context, depth: int) -> int | None:
+    """A literal int, or `len(a)` of host data `a` of known length give or take a literal."""
+    v = _int(e)
+    if v is not None:
+        return v
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+        x, y = _bound_value(e.left, ctx, depth + 1), _bound_value(e.right, ctx, depth + 1)
+        if x is None or y is None:
+            return None
+        return x + y if isinstance(e.op, ast.Add) else x - y
+    if isinstance(e, ast.Call) and len(e.args) == 1 and ctx.qualname(e.func) == "builtins.len":
+        return _host_len(e.args[0], ctx, depth + 1) if _host_iterable(e.args[0], ctx, 1) else None
     return None
 
 
