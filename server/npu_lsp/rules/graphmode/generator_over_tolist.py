@@ -77,15 +77,28 @@ class GeneratorOverTolist(GraphRule):
       whole list; `any`, a `for` loop and `len` compile.
     """
 
-    nodes = (ast.GeneratorExp,)
+    nodes = (ast.GeneratorExp, ast.ListComp)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.GeneratorExp)
+        assert isinstance(node, (ast.GeneratorExp, ast.ListComp))
         if not ctx.scope or ctx.scope.level != "lax":
             return  # STRICT refuses the `tolist` call itself (MS130)
         parent = ctx.parent(node)
         if isinstance(parent, ast.Call) and ctx.qualname(parent.func) in _TAKES_GENERATOR:
             return
+        for gen in node.generators:
+            it = gen.iter
+            if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range" and it.args:
+                measured = _host_len_read(it, ctx)
+                if measured is not None:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"under LAX `{ctx.segment(it)}` counts up to `len({ctx.segment(measured)})`, the length of Python data JIT Fallback makes from a tensor at run time: the graph cannot unroll a comprehension over a range whose length it does not know, and this fails to compile; loop with a `for` statement, or compute it with tensor ops",
+                    )
+                    return
+        if type(node) is ast.ListComp:
+            return  # a list comprehension directly over host data: not measured (see above)
         for gen in node.generators:
             made: ast.expr | None = _tolist_of_tensor(gen.iter, ctx)
             if made is None and not _is_range(gen.iter, ctx) and (host_data(gen.iter, ctx) or _host_row(gen.iter, ctx)):
@@ -115,6 +128,61 @@ def _host_row(it: ast.expr, ctx: Context) -> bool:
         and type(it.value) is ast.Call
         and host_data(it.value, ctx)
     )
+
+
+def _host_len_read(rng: ast.Call, ctx: Context) -> ast.expr | None:
+    """The host data whose `len(...)` a `range(...)`'s arguments read (`range(len(a) - 1)`
+    with `a = idx[0].tolist()`, also a helper's parameter every call site gives such data).
+    Measured (written/fallbackflows probes `la23_gr_*`, written/heldout21a probe
+    `hc22_counter_ngrams_host`, heldout15a/17a BLEU cases): `sum`, `tuple`, `Counter` of a
+    generator and a list comprehension over such a range fail under LAX ("unsupported
+    operand type(s) for +: 'int' and 'list'", "Expected SequenceShape for SetShape"); a
+    `for` statement over it, a range over a tensor's or a constant list's length compile."""
+    if ctx.qualname(rng.func) != "builtins.range":
+        return None
+    for arg in rng.args:
+        for n in ast.walk(arg):
+            if (
+                type(n) is ast.Call
+                and type(n.func) is ast.Name
+                and n.func.id == "len"
+                and len(n.args) == 1
+                and type(n.args[0]) in (ast.Name, ast.Call, ast.Subscript)
+            ):
+                measured = n.args[0]
+                if _host(measured, ctx) or _host_parameter(measured, ctx):
+                    return measured
+    return None
+
+
+def _host(e: ast.expr, ctx: Context) -> bool:
+    return _tolist_of_tensor(e, ctx) is not None or host_data(e, ctx) or _host_row(e, ctx)
+
+
+def _host_parameter(e: ast.expr, ctx: Context) -> bool:
+    """A parameter of the helper being checked that every call site gives host data
+    (`self.grams(hyp, n)` with `hyp = ops.argmax(x, -1).tolist()` in `construct`), read
+    where each argument is written."""
+    fn = ctx.function
+    if type(e) is not ast.Name or fn is None:
+        return False
+    a = analyzer(ctx)
+    if a.rebinds(e.id, fn):
+        return False
+    sites = a.passed_arguments_in(e.id, fn)
+    if not sites:
+        return False
+    saved = ctx.scope, ctx.function
+    try:
+        for arg, caller in sites:
+            if caller is None:
+                return False
+            ctx.scope, ctx.function = ctx.scopes.scope_for(caller) or saved[0], caller
+            if not _host(arg, ctx):
+                return False
+    finally:
+        ctx.scope, ctx.function = saved
+    return True
 
 
 def _is_range(it: ast.expr, ctx: Context) -> bool:
