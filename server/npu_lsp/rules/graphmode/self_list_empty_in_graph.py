@@ -148,6 +148,13 @@ class SelfListEmptyInGraph(GraphRule):
       `vit_store_attention_maps_self_list` and probes `fe17a_sc_*` (`blk.maps[-1]` in a loop
       over a CellList, `self.blocks[0].maps[0]`, `ops.stack` / `ops.concat` of it: rejected
       at both levels; `len` and a list `__init__` fills compile).
+    - The written set heldout22a probes `la23_rs_*` / `la23_zl_*` and its cases
+      `buffer_list_append_random_sample`, `r2_reinforce_saved_log_probs_sum_same_call`: a
+      copy or sample of the list (`random.sample(self.memory, k)`, `list(reversed(...))`,
+      inline or bound to a name) and a local list grown only in a `for` over the list
+      (`zip(self.logps, rets)`, `enumerate(...)`) are empty too: stacking or indexing them
+      fails at both levels, also below `self.logps = []` in the same function; `len` and a
+      local list holding an item before the loop compile.
     """
 
     nodes = (ast.Call, ast.Subscript, ast.BinOp)

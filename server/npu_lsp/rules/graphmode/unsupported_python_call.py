@@ -136,6 +136,9 @@ class UnsupportedPythonCall(GraphRule):
     - Written set `algorithms` (`topk_python_sorted`) and its probes `sortkey_lambda_*`: a
       `sorted` key lambda reading a parameter, a tensor local, a local list or `self` fails
       at both levels; one reading only its arguments or module-level names compiles.
+    - The written fallbackflows probes `la23_rd_*`: under LAX `round()` inside a call of a
+      builtin the graph interprets whole (`set(round(v) for v in vals)`, `sorted(...)`,
+      `dict(...)`) runs as Python and compiles; `list(...)` of the same generator fails.
     """
 
     nodes = (ast.Call,)
