@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import host_data
+from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 
 #: consumers that take a generator over host data under LAX (measured, written/heldout14b
 #: probes `hv_gen_any_*`, `hv_gen_all_asnumpy`: compile; `join`, `sum`, `max`, `min`,
@@ -29,7 +30,9 @@ class GeneratorOverTolist(GraphRule):
     `x.asnumpy()[1].tolist()`), unless it is given to `any` or `all`, or the data is known
     to hold one item. Also a generator or list comprehension over `range(...)` whose bound
     reads the `len` of such data (`range(len(a) - 1)` with `a = idx[0].tolist()`, or a
-    helper's parameter every call gives such data: n-gram counting).
+    helper's parameter every call gives such data: n-gram counting), and a generator over
+    a list of scalars read from a tensor LAX holds as a Python object (`[x[0, j].item() for
+    j in range(3)]` below `x = ms.Tensor(np.stack(...))`).
 
     ## Why is this bad?
     Under LAX, `x.tolist()` runs as Python (JIT Fallback) and gives a value the graph knows
@@ -107,7 +110,9 @@ class GeneratorOverTolist(GraphRule):
             return  # a list comprehension directly over host data: not measured (see above)
         for gen in node.generators:
             made: ast.expr | None = _tolist_of_tensor(gen.iter, ctx)
-            if made is None and not _is_range(gen.iter, ctx) and (host_data(gen.iter, ctx) or _host_row(gen.iter, ctx)):
+            if made is None and not _is_range(gen.iter, ctx) and (
+                host_data(gen.iter, ctx) or _host_row(gen.iter, ctx) or _fallback_items(gen.iter, ctx)
+            ):
                 made = gen.iter
             if made is not None and not _one_item(gen.iter, ctx):
                 yield ctx.diagnostic(
@@ -159,6 +164,35 @@ def _host_len_read(rng: ast.Call, ctx: Context) -> ast.expr | None:
                 if _host(measured, ctx) or _host_parameter(measured, ctx):
                     return measured
     return None
+
+
+def _fallback_items(it: ast.expr, ctx: Context) -> bool:
+    """A name bound once to a list of scalars read from a tensor LAX holds as a Python object
+    (`vals = [x[0, j].item() for j in range(3)]` below `x = ms.Tensor(np.stack(...))`):
+    the items are Python objects, as host data is. Measured (written/fallbackflows probes
+    `la23_fi_*`, difftest seed 11000022): `sum`, `max` and `Counter` of a generator over it
+    fail under LAX ("unsupported operand type(s) for +: 'float' and 'list'"); `Counter(vals)`
+    and a `for` statement compile; over a plain tensor's items the generator compiles
+    (written/gen18 probe `cg_item_comp_sum`)."""
+    if type(it) is not ast.Name or ctx.function is None:
+        return False
+    bound = analyzer(ctx).single_assignment(it.id, ctx.function)
+    if type(bound) is not ast.ListComp:
+        return False
+    e = bound.elt
+    if type(e) is not ast.Call:
+        return False
+    if type(e.func) is ast.Attribute and e.func.attr == "item" and not e.args:
+        base = e.func.value
+    elif type(e.func) is ast.Name and e.func.id in ("float", "int") and len(e.args) == 1:
+        base = e.args[0]
+    else:
+        return False
+    while type(base) is ast.Subscript:
+        base = base.value
+    if type(base) is not ast.Name:
+        return False
+    return opaque_at_lax(base, ctx.function, ctx)
 
 
 def _host(e: ast.expr, ctx: Context) -> bool:
