@@ -147,7 +147,7 @@ def _read_after(name: str, call: ast.Call, ctx: Context, items: bool = False) ->
             continue
         if items and (
             (type(p) is ast.Call and type(p.func) is ast.Name and p.func.id == "len")
-            or (type(p) in (ast.For, ast.comprehension) and p.iter is n)  # type: ignore[attr-defined]
+            or (isinstance(p, (ast.For, ast.comprehension)) and p.iter is n)
         ):
             continue
         return n
