@@ -71,7 +71,9 @@ class HostListIterated(GraphRule):
     of a flattened tensor, `topk(m.reshape(-1), k)`, k items whatever `m`'s shape). A
     comprehension's element that is its own variable over such data (`[i for i, _ in
     ranked]`) is Python data. A `for` appending tuples or lists of its own
-    variables (`out.append((i, v))`) is flagged from 2 items. Whatever the length, it also
+    variables (`out.append((i, v))`) is flagged from 2 items, one appending a dict display
+    (`segs.append({"id": i})`) from 1 ("DynamicSequence does not support dictionary type
+    as element type now"). Whatever the length, it also
     flags them over an item of such host data (`for row in idx.asnumpy().tolist():` then
     `[int(r) for r in row]`, also `for j, c in enumerate(seq)` in `for seq, ps in zip(...)`),
     and over `sorted(lst, ...)`, `heapq.nlargest(k, lst, ...)` or `heapq.nsmallest` (maybe
