@@ -22,7 +22,9 @@ class EmptyDequeGrown(GraphRule):
     code (`construct`, a method it calls, an `@ms.jit` function) when `dq` is bound there to
     an empty `collections.deque()` (`deque()`, `deque(maxlen=n)`, `deque([])`); and
     `dq.append(...)` / `dq.extend(...)` of a deque made there from data (`deque(vals,
-    maxlen=2)`, `deque([x])`) when `dq` is read afterwards.
+    maxlen=2)`, `deque([x])`) when `dq` is read afterwards. Under LAX, `appendleft` /
+    `extendleft` / `insert` on an empty deque only when a read that needs its items follows
+    (not `len(dq)`, not a `for` over it).
 
     ## Why is this bad?
     MindSpore 2.10 has no graph type for a deque: an empty one made in compiled code becomes
@@ -63,6 +65,11 @@ class EmptyDequeGrown(GraphRule):
       famc probes `g17_dq_*`: `deque(data)` (floats of a tensor, constants, tensors,
       `x.tolist()`, with or without `maxlen`) grown by `append` or `extend` and then indexed
       or measured with `len` fail at LAX and STRICT, unread afterwards it compiles at LAX.
+    - The written set heldout22a (`reinforce_returns_deque_numpy`,
+      `r2_reinforce_deque_appendleft_range`) and its probes `la23_dq_*`: `deque()` grown by
+      `appendleft` compiles under LAX unread (STRICT rejects it), and fails when its items
+      are then needed (`ops.stack(list(dq))`: "For 'Stack', the 'len of input_x' ... got
+      '0'"), also when the name is rebound to the stacked result afterwards.
     """
 
     nodes = (ast.Call,)
@@ -77,7 +84,14 @@ class EmptyDequeGrown(GraphRule):
 
     def _check(self, node: ast.Call, f: ast.Attribute, ctx: Context) -> Iterable[Diagnostic]:
         name = f.value.id  # type: ignore[attr-defined]
-        made = analyzer(ctx).single_assignment(name, ctx.function)
+        a = analyzer(ctx)
+        made = a.single_assignment(name, ctx.function)
+        if made is None and a.rebinds(name, ctx.function):
+            # rebound later (`returns = ops.stack(list(returns))` after the loop that grows
+            # the deque): the binding every path to this call runs last decides (measured,
+            # written/heldout22a case `reinforce_returns_deque_numpy`, probes `la23_dq_*`)
+            last = a.dominating_assignment(f.value, ctx.function)  # type: ignore[arg-type]
+            made = last.value if last is not None else None
         if not isinstance(made, ast.Call) or ctx.qualname(made.func) != "collections.deque":
             return
         if any(k.arg not in ("maxlen",) for k in made.keywords):
@@ -93,6 +107,19 @@ class EmptyDequeGrown(GraphRule):
                     f"`{name}` is `{ctx.segment(made)}`, a deque made in compiled code: JIT Fallback builds it as Python, but after `{f.attr}` the graph holds None for it, and reading it fails to compile ('NoneType' object is not subscriptable / has no attribute '__len__'); use a Python list (`{name} = {name}[1:] + [item]`)",
                 )
             return
+        if f.attr not in ("append", "extend") and not (ctx.scope and ctx.scope.strict):
+            # `appendleft` leaves the empty deque as it was under LAX: it compiles unless
+            # something then needs its items (measured, written/heldout22a probes `la23_dq_*`:
+            # unread it compiles, `ops.stack(list(dq))` fails "For 'Stack', the 'len of
+            # input_x' ... got '0'"; STRICT rejects the deque either way)
+            read = _read_after(name, node, ctx, items=True)
+            if read is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{name}` is `{ctx.segment(made)}`, an empty deque made in compiled code: MindSpore has no graph deque, `{f.attr}` leaves it empty in the graph, and `{ctx.segment(ctx.parent(read) or read)}` on line {read.lineno} fails on an empty sequence (\"For 'Stack', the 'len of input_x' ... got '0'\"); use a Python list (`{name}.insert(0, item)`)",
+                )
+            return
         yield ctx.diagnostic(
             self,
             node,
@@ -100,15 +127,28 @@ class EmptyDequeGrown(GraphRule):
         )
 
 
-def _read_after(name: str, call: ast.Call, ctx: Context) -> bool:
-    """Is `name` read in the function after the line of `call` (other than growing it)?"""
+def _read_after(name: str, call: ast.Call, ctx: Context, items: bool = False) -> ast.Name | None:
+    """A read of `name` in the function after the line of `call` (other than growing it);
+    with `items`, only one that needs its items (not `len(name)`, not a `for` over it,
+    which runs no turn)."""
     func = ctx.function
     if func is None:
-        return False
+        return None
     end = call.end_lineno or call.lineno
-    for n in own_nodes(func):
-        if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load and n.lineno > end:
-            p = ctx.parent(n)
-            if not (type(p) is ast.Attribute and p.attr in _GROW):
-                return True
-    return False
+    names = [n for n in own_nodes(func) if type(n) is ast.Name and n.id == name and n.lineno > end]
+    # reads after the next binding of the name read another value (`out = ops.stack(...)`)
+    until = min((n.lineno for n in names if type(n.ctx) is not ast.Load), default=None)
+    reads = sorted((n for n in names if type(n.ctx) is ast.Load), key=lambda n: (n.lineno, n.col_offset))
+    for n in reads:
+        if until is not None and n.lineno > until:
+            break
+        p = ctx.parent(n)
+        if type(p) is ast.Attribute and p.attr in _GROW:
+            continue
+        if items and (
+            (type(p) is ast.Call and type(p.func) is ast.Name and p.func.id == "len")
+            or (isinstance(p, (ast.For, ast.comprehension)) and p.iter is n)
+        ):
+            continue
+        return n
+    return None

@@ -429,6 +429,19 @@ class Analyzer:
             return None
         return [arg for arg, _ in args]
 
+    def passed_arguments_in(self, name: str, func: ast.AST | None) -> list[tuple[ast.expr, ast.AST | None]] | None:
+        """`passed_arguments` with the function each argument is written in (None at module
+        level), to read it there."""
+        fn = self._indexed(self._fn(func))
+        spec = fn.params.get(name)
+        if spec is None or spec[0] != "pos" or fn.pinned is not None:
+            return None
+        sites = self._call_sites(fn)
+        args = self._site_args(fn, name, spec)
+        if not sites or len(args) != len(sites):
+            return None
+        return [(arg, caller.func if caller is not None else None) for arg, caller in args]
+
     def passed_container(self, name: str, func: ast.AST | None) -> str | None:
         """"dict", "list" or "tuple" when the positional parameter `name` of the helper
         `func`, never rebound, is given a container of that type at every call site (a

@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import host_data
+from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 
 #: consumers that take a generator over host data under LAX (measured, written/heldout14b
 #: probes `hv_gen_any_*`, `hv_gen_all_asnumpy`: compile; `join`, `sum`, `max`, `min`,
@@ -27,7 +28,11 @@ class GeneratorOverTolist(GraphRule):
     `ids = x.argmax(-1).asnumpy()` (any host data: `asnumpy()`, numpy steps, `zip` /
     `enumerate` / `Counter` of them, a row of them such as `x.tolist()[0]` or
     `x.asnumpy()[1].tolist()`), unless it is given to `any` or `all`, or the data is known
-    to hold one item.
+    to hold one item. Also a generator or list comprehension over `range(...)` whose bound
+    reads the `len` of such data (`range(len(a) - 1)` with `a = idx[0].tolist()`, or a
+    helper's parameter every call gives such data: n-gram counting), and a generator over
+    a list of scalars read from a tensor LAX holds as a Python object (`[x[0, j].item() for
+    j in range(3)]` below `x = ms.Tensor(np.stack(...))`).
 
     ## Why is this bad?
     Under LAX, `x.tolist()` runs as Python (JIT Fallback) and gives a value the graph knows
@@ -80,21 +85,41 @@ class GeneratorOverTolist(GraphRule):
       `hc22_counter_ngrams_host` (`sum`, `tuple`, `Counter` of it) are rejected under LAX as
       over `a` itself ("unsupported operand type(s) for +: 'int' and 'list'", "Expected
       SequenceShape for SetShape, but got: TensorShape").
+    - The written fallbackflows probes `la23_gr_*` (and heldout21a `hc22_counter_ngrams_host`,
+      heldout15a/17a/19a BLEU cases): over `range(len(host data))` `sum`, `tuple`,
+      `Counter` of a generator and a list comprehension fail under LAX; a `for` statement, a
+      range over a tensor's or a constant list's length compile.
     """
 
-    nodes = (ast.GeneratorExp,)
+    nodes = (ast.GeneratorExp, ast.ListComp)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.GeneratorExp)
+        assert isinstance(node, (ast.GeneratorExp, ast.ListComp))
         if not ctx.scope or ctx.scope.level != "lax":
             return  # STRICT refuses the `tolist` call itself (MS130)
         parent = ctx.parent(node)
         if isinstance(parent, ast.Call) and ctx.qualname(parent.func) in _TAKES_GENERATOR:
             return
         for gen in node.generators:
+            it = gen.iter
+            if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range" and it.args:
+                measured = _host_len_read(it, ctx)
+                if measured is not None:
+                    yield ctx.diagnostic(
+                        self,
+                        node,
+                        f"under LAX `{ctx.segment(it)}` counts up to `len({ctx.segment(measured)})`, the length of Python data JIT Fallback makes from a tensor at run time: the graph cannot unroll a comprehension over a range whose length it does not know, and this fails to compile; loop with a `for` statement, or compute it with tensor ops",
+                    )
+                    return
+        if type(node) is ast.ListComp:
+            return  # a list comprehension directly over host data: not measured (see above)
+        for gen in node.generators:
             made: ast.expr | None = _tolist_of_tensor(gen.iter, ctx)
             if made is None and (
-                host_data(gen.iter, ctx) or _host_row(gen.iter, ctx) or _items_of_interpreted(gen.iter, ctx)
+                host_data(gen.iter, ctx)
+                or _host_row(gen.iter, ctx)
+                or _fallback_items(gen.iter, ctx)
+                or _items_of_interpreted(gen.iter, ctx)
             ):
                 made = gen.iter
             if made is not None and not _one_item(gen.iter, ctx):
@@ -122,6 +147,90 @@ def _host_row(it: ast.expr, ctx: Context) -> bool:
         and type(it.value) is ast.Call
         and host_data(it.value, ctx)
     )
+
+
+def _host_len_read(rng: ast.Call, ctx: Context) -> ast.expr | None:
+    """The host data whose `len(...)` a `range(...)`'s arguments read (`range(len(a) - 1)`
+    with `a = idx[0].tolist()`, also a helper's parameter every call site gives such data).
+    Measured (written/fallbackflows probes `la23_gr_*`, written/heldout21a probe
+    `hc22_counter_ngrams_host`, heldout15a/17a BLEU cases): `sum`, `tuple`, `Counter` of a
+    generator and a list comprehension over such a range fail under LAX ("unsupported
+    operand type(s) for +: 'int' and 'list'", "Expected SequenceShape for SetShape"); a
+    `for` statement over it, a range over a tensor's or a constant list's length compile."""
+    if ctx.qualname(rng.func) != "builtins.range":
+        return None
+    for arg in rng.args:
+        for n in ast.walk(arg):
+            if (
+                type(n) is ast.Call
+                and type(n.func) is ast.Name
+                and n.func.id == "len"
+                and len(n.args) == 1
+                and type(n.args[0]) in (ast.Name, ast.Call, ast.Subscript)
+            ):
+                measured = n.args[0]
+                if _host(measured, ctx) or _host_parameter(measured, ctx):
+                    return measured
+    return None
+
+
+def _fallback_items(it: ast.expr, ctx: Context) -> bool:
+    """A name bound once to a list of scalars read from a tensor LAX holds as a Python object
+    (`vals = [x[0, j].item() for j in range(3)]` below `x = ms.Tensor(np.stack(...))`):
+    the items are Python objects, as host data is. Measured (written/fallbackflows probes
+    `la23_fi_*`, difftest seed 11000022): `sum`, `max` and `Counter` of a generator over it
+    fail under LAX ("unsupported operand type(s) for +: 'float' and 'list'"); `Counter(vals)`
+    and a `for` statement compile; over a plain tensor's items the generator compiles
+    (written/gen18 probe `cg_item_comp_sum`)."""
+    if type(it) is not ast.Name or ctx.function is None:
+        return False
+    bound = analyzer(ctx).single_assignment(it.id, ctx.function)
+    if type(bound) is not ast.ListComp:
+        return False
+    e = bound.elt
+    if type(e) is not ast.Call:
+        return False
+    if type(e.func) is ast.Attribute and e.func.attr == "item" and not e.args:
+        base = e.func.value
+    elif type(e.func) is ast.Name and e.func.id in ("float", "int") and len(e.args) == 1:
+        base = e.args[0]
+    else:
+        return False
+    while type(base) is ast.Subscript:
+        base = base.value
+    if type(base) is not ast.Name:
+        return False
+    return opaque_at_lax(base, ctx.function, ctx)
+
+
+def _host(e: ast.expr, ctx: Context) -> bool:
+    return _tolist_of_tensor(e, ctx) is not None or host_data(e, ctx) or _host_row(e, ctx)
+
+
+def _host_parameter(e: ast.expr, ctx: Context) -> bool:
+    """A parameter of the helper being checked that every call site gives host data
+    (`self.grams(hyp, n)` with `hyp = ops.argmax(x, -1).tolist()` in `construct`), read
+    where each argument is written."""
+    fn = ctx.function
+    if type(e) is not ast.Name or fn is None:
+        return False
+    a = analyzer(ctx)
+    if a.rebinds(e.id, fn):
+        return False
+    sites = a.passed_arguments_in(e.id, fn)
+    if not sites:
+        return False
+    saved = ctx.scope, ctx.function
+    try:
+        for arg, caller in sites:
+            if caller is None:
+                return False
+            ctx.scope, ctx.function = ctx.scopes.scope_for(caller) or saved[0], caller
+            if not _host(arg, ctx):
+                return False
+    finally:
+        ctx.scope, ctx.function = saved
+    return True
 
 
 def _items_of_interpreted(it: ast.expr, ctx: Context) -> bool:

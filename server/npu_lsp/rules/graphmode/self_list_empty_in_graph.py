@@ -148,6 +148,13 @@ class SelfListEmptyInGraph(GraphRule):
       `vit_store_attention_maps_self_list` and probes `fe17a_sc_*` (`blk.maps[-1]` in a loop
       over a CellList, `self.blocks[0].maps[0]`, `ops.stack` / `ops.concat` of it: rejected
       at both levels; `len` and a list `__init__` fills compile).
+    - The written set heldout22a probes `la23_rs_*` / `la23_zl_*` and its cases
+      `buffer_list_append_random_sample`, `r2_reinforce_saved_log_probs_sum_same_call`: a
+      copy or sample of the list (`random.sample(self.memory, k)`, `list(reversed(...))`,
+      inline or bound to a name) and a local list grown only in a `for` over the list
+      (`zip(self.logps, rets)`, `enumerate(...)`) are empty too: stacking or indexing them
+      fails at both levels, also below `self.logps = []` in the same function; `len` and a
+      local list holding an item before the loop compile.
     """
 
     nodes = (ast.Call, ast.Subscript, ast.BinOp)
@@ -198,21 +205,42 @@ class SelfListEmptyInGraph(GraphRule):
         if t is not ast.BinOp:
             held = _comprehended(held, fn, ctx)
         attr = self_attr(held) if type(held) is not ast.Name else _aliases(fn, ctx).get(held.id)
+        loop: ast.For | None = None
         if attr is None:
             if type(held) is ast.Attribute and not (type(held.value) is ast.Name and held.value.id == "self"):
                 return _sub_cell_read(self, node, read, held, ctx)  # `blk.maps[-1]`
-            return ()
+            if type(held) is not ast.Name or not _appended_attrs(ctx):
+                return ()
+            loop = _drained_by_loop(held.id, fn, node, ctx)
+            if loop is None:
+                return ()
+            attr = _iterated_attr(loop.iter, fn, ctx)
+            if attr is None:
+                return ()
         why = _needs_items(node, read, ctx)
         if why is None:
             return ()
         cls = analyzer(ctx).owner_class(fn)
-        if cls is None or _guarded(node, attr, ctx) or _rebound_before(fn, attr, node, ctx):
+        if cls is None or _guarded(node, attr, ctx):
+            return ()
+        if loop is None and _rebound_before(fn, attr, node, ctx):
+            # a `for` over the list still runs over the empty list `__init__` made, even
+            # below `self.logps = []` in the same function (measured, written/heldout22a
+            # probe `la23_zl_rebound_first_ok`: rejected at LAX and STRICT)
             return ()
         strict = bool(ctx.scope and ctx.scope.strict)
         if not any(isinstance(n, ast.Call) and _is_append(n, attr, strict) for n in _compiled_nodes(cls, ctx)):
             return ()
         if not _empty_when_compiled(cls, attr, ctx):
             return ()
+        if loop is not None:
+            return [
+                ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(held)}` starts empty and is grown only in the `for` on line {loop.lineno} over `self.{attr}`, which is empty when the graph is built (`append` in compiled code does not change it): the loop runs no turn, and this read fails ({why}); collect the values in a local list",
+                )
+            ]
         return [
             ctx.diagnostic(
                 self,
@@ -220,6 +248,81 @@ class SelfListEmptyInGraph(GraphRule):
                 f"`self.{attr}` is empty when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
             )
         ]
+
+
+#: builtins whose result holds the items of their first argument (empty when it is)
+_COPIES = frozenset({"list", "tuple", "sorted", "reversed"})
+#: builtins a `for` iterates its arguments' items through, in step (`zip`) or one by one
+_ITERATES = frozenset({"zip", "enumerate", *_COPIES})
+
+
+def _drained_by_loop(name: str, fn: ast.AST, node: ast.AST, ctx: Context) -> ast.For | None:
+    """The `for` above `node` that alone grows `name`, a local list bound once to `[]`
+    (`terms = []` ... `for lp, r in zip(self.logps, rets): terms.append(...)`), when every
+    growth of `name` in `fn` is inside it. Cached per function and name."""
+    key = ("self_list_empty_in_graph.drained", id(fn), name)
+    if key in ctx.cache:
+        hit: ast.For | None = ctx.cache[key]
+    else:
+        hit = ctx.cache[key] = _find_draining_loop(name, fn, ctx)
+    if hit is None or (hit.end_lineno or hit.lineno) >= getattr(node, "lineno", 0):
+        return None
+    return hit
+
+
+def _find_draining_loop(name: str, fn: ast.AST, ctx: Context) -> ast.For | None:
+    bound = analyzer(ctx).single_assignment(name, fn)
+    if type(bound) is not ast.List or bound.elts:
+        return None
+    body = getattr(fn, "body", None)
+    if not isinstance(body, list):
+        return None
+    grows: list[ast.stmt] = []
+    loops: list[ast.For] = []
+    for st in body_statements(body, ctx):
+        t = type(st)
+        if t is ast.For and type(st.iter) in (ast.Call, ast.Attribute, ast.Name, ast.Subscript):  # type: ignore[attr-defined]
+            loops.append(st)  # type: ignore[arg-type]
+        elif t is ast.Expr:
+            v = st.value  # type: ignore[attr-defined]
+            if (
+                type(v) is ast.Call
+                and type(v.func) is ast.Attribute
+                and v.func.attr in ("append", "extend", "insert")
+                and type(v.func.value) is ast.Name
+                and v.func.value.id == name
+            ):
+                grows.append(st)
+        elif t is ast.AugAssign and type(st.target) is ast.Name and st.target.id == name:  # type: ignore[attr-defined]
+            grows.append(st)
+    if not loops or not grows:
+        return None
+    for loop in loops:  # outermost first: `statements` is depth first
+        start, end = _pos(loop), (loop.end_lineno or loop.lineno, loop.end_col_offset or 0)
+        if all(start < _pos(g) <= end for g in grows) and _iterated_attr(loop.iter, fn, ctx) is not None:
+            return loop
+    return None
+
+
+def _iterated_attr(it: ast.expr, fn: ast.AST, ctx: Context) -> str | None:
+    """The `self.<attr>` a `for` runs over: `self.logps`, `zip(self.logps, rets)`,
+    `enumerate(self.logps)`, `reversed(...)`, `list(...)`, a slice of it, or a local name
+    bound once to it. A loop over an empty list runs no turn (and `zip` stops at its
+    shortest argument)."""
+    if type(it) is ast.Subscript and type(it.slice) is ast.Slice:
+        it = it.value
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id in _ITERATES and not it.keywords:
+        if ctx.qualname(it.func) != f"builtins.{it.func.id}":
+            return None
+        args = it.args if it.func.id == "zip" else it.args[:1]
+        for a in args:
+            found = _iterated_attr(a, fn, ctx)
+            if found is not None:
+                return found
+        return None
+    if type(it) is ast.Name:
+        return _aliases(fn, ctx).get(it.id)
+    return self_attr(it)
 
 
 def _comprehended(held: ast.expr, fn: ast.AST, ctx: Context) -> ast.expr:
@@ -611,16 +714,23 @@ def _len_of(e: ast.expr, attr: str) -> bool:
 
 
 def _copied(read: ast.expr, ctx: Context) -> ast.expr:
-    """`list(x)` / `tuple(x)` -> `x`; anything else as it is. Measured (written/heldout14
+    """`list(x)` / `tuple(x)` / `sorted(x)` / `reversed(x)` / `random.sample(x, k)` -> `x`
+    (also nested: `list(reversed(x))`); anything else as it is. Measured (written/heldout14
     probes `lx_sl_stack_list_copy`, `lx_dq_stack_list`): stacking a copy of the empty held
-    container fails as stacking it does."""
-    if (
-        type(read) is ast.Call
-        and len(read.args) == 1
-        and not read.keywords
-        and ctx.qualname(read.func) in ("builtins.list", "builtins.tuple")
-    ):
-        return read.args[0]
+    container fails as stacking it does; a sample of it is empty too (`random.sample([],
+    0)`), or fails itself ("Sample larger than population"): written/heldout22a case
+    `buffer_list_append_random_sample`, probes `la23_rs_*`."""
+    while type(read) is ast.Call and read.args and type(read.args[0]) in (ast.Attribute, ast.Name, ast.Call, ast.Subscript):
+        f = read.func
+        if type(f) is ast.Name and f.id in _COPIES and len(read.args) == 1:
+            if ctx.qualname(f) != f"builtins.{f.id}":
+                break
+        elif type(f) is ast.Attribute and f.attr == "sample" and len(read.args) == 2:
+            if ctx.qualname(f) != "random.sample":
+                break
+        else:
+            break
+        read = read.args[0]
     return read
 
 
@@ -669,6 +779,8 @@ def _aliases(fn: ast.AST, ctx: Context) -> dict[str, str]:
                 v = st.value  # `self_attr` inlined: one call less per assignment
                 if type(v) is ast.Subscript and type(v.slice) is ast.Slice:
                     v = v.value  # `recent = self.history[-3:]`
+                elif type(v) is ast.Call and v.args and type(v.args[0]) in (ast.Attribute, ast.Call):
+                    v = _copied(v, ctx)  # `batch = random.sample(self.memory, k)`
                 if type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == "self":
                     hit[st.targets[0].id] = v.attr
         if hit:
