@@ -259,6 +259,8 @@ class CellsInPythonList(Rule):
             elements = value.values  # measured: a dict of cells clashes the same way
         elif isinstance(value, ast.DictComp):
             elements = [value.value]
+        elif (built := _sequence_of_generator(value, ctx)) is not None:
+            elements = [built.elt]  # `tuple(Block(d) for _ in range(n))`: clashes as a list does
         else:
             return
         if not elements or not all(self._is_cell_call(e, ctx) for e in elements):
@@ -273,7 +275,7 @@ class CellsInPythonList(Rule):
         if not targets:
             return
         attr = targets[0].attr
-        comprehension = isinstance(value, (ast.ListComp, ast.DictComp))
+        comprehension = isinstance(value, (ast.ListComp, ast.DictComp, ast.Call))  # `tuple(<gen>)` too
         # `self.heads["cls"](x)`, `self.paths[1](x)`, `self.branches[modality](x)` bring one
         # entry each into the graph (measured: a dict, list or tuple of two Dense cells
         # compiles when construct reads one entry, by a constant or by a string or int argument
@@ -302,7 +304,10 @@ class CellsInPythonList(Rule):
         if isinstance(value, (ast.Dict, ast.DictComp)):
             kind, wrapper = "dict", "nn.CellDict"
         else:
-            kind, wrapper = ("tuple" if isinstance(value, ast.Tuple) else "list"), "nn.CellList"
+            tuple_made = isinstance(value, ast.Tuple) or (
+                isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "tuple"
+            )
+            kind, wrapper = ("tuple" if tuple_made else "list"), "nn.CellList"
         yield ctx.diagnostic(
             self,
             value,
@@ -434,15 +439,18 @@ _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
 
 def _assigns_containers(body: list[ast.stmt], dict_calls: bool) -> bool:
     """Does `__init__` assign a list, tuple or dict display (or comprehension) anywhere at its
-    top level, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
+    top level, `tuple(<generator>)`, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
     appends, `self.x = {}` / `dict()` for item stores)."""
     for st in body:  # (a loop, not a generator)
         if isinstance(st, ast.Assign):
             v = st.value
             if isinstance(v, _CONTAINER_VALUES):
                 return True
-            if dict_calls and type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "dict" and not v.args:
-                return True  # `dict()` (keywords ruled out by `_empty_dict` later)
+            if type(v) is ast.Call and type(v.func) is ast.Name:
+                if dict_calls and v.func.id == "dict" and not v.args:
+                    return True  # `dict()` (keywords ruled out by `_empty_dict` later)
+                if v.func.id in ("tuple", "list") and len(v.args) == 1 and type(v.args[0]) is ast.GeneratorExp:
+                    return True  # `tuple(Block() for _ in range(n))`
     return False
 
 
@@ -806,6 +814,21 @@ def _may_own_parameters(e: ast.expr, ctx: Context) -> bool:
         return True
     name = q.rsplit(".", 1)[-1]
     return not (name in _PARAMETER_FREE or name.endswith("Loss"))  # nn losses own no Parameter
+
+
+def _sequence_of_generator(value: ast.expr, ctx: Context) -> ast.GeneratorExp | ast.ListComp | None:
+    """The comprehension of `tuple(<gen>)` / `list(<gen>)` (the builtins), else None."""
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("tuple", "list")
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], (ast.GeneratorExp, ast.ListComp))
+        and ctx.qualname(value.func) == f"builtins.{value.func.id}"
+    ):
+        return None
+    return value.args[0]
 
 
 def _may_clash(owners: list[ast.expr], ctx: Context) -> bool:
