@@ -6,6 +6,8 @@ A layer that no Cell holds keeps these bare names, so two of them reached by one
 ("its name 'weight' already exists", MS154). Only the names a layer has under every
 constructor variant tried here are kept (`Dense(has_bias=False)` has no `bias`), and only their
 first dotted part (`BatchNorm3d`'s `bn2d.gamma` is `bn2d`), which is what a clash needs.
+`possible` lists every name some variant creates: layers whose possible names are disjoint
+(`LayerNorm`'s gamma / beta, `Dense`'s weight / bias) can never clash (MS126).
 Run with the MindSpore interpreter: `~/.cache/ms210/bin/python
 tests/npu_lsp/difftest/derive_layer_parameters.py` (never in CI).
 """
@@ -85,11 +87,17 @@ def _names(make: Callable[[], nn.Cell]) -> list[str]:
 
 def main() -> None:
     table: dict[str, list[str]] = {}
+    possible: dict[str, list[str]] = {}
     for layer, makers in VARIANTS.items():
-        first = _names(makers[0])
-        always = set(first).intersection(*(_names(m) for m in makers[1:]))
-        table[layer] = [n for n in dict.fromkeys(first) if n in always]
-    out = {"mindspore": mindspore.__version__, "layers": dict(sorted(table.items()))}
+        variants = [_names(m) for m in makers]
+        always = set(variants[0]).intersection(*variants[1:])
+        table[layer] = [n for n in dict.fromkeys(variants[0]) if n in always]
+        possible[layer] = list(dict.fromkeys(n for names in variants for n in names))
+    out = {
+        "mindspore": mindspore.__version__,
+        "layers": dict(sorted(table.items())),
+        "possible": dict(sorted(possible.items())),
+    }
     OUT.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{len(table)} layers -> {OUT}")
 

@@ -220,6 +220,29 @@ def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
         current = parent
 
 
+def _only_returned(node: ast.IfExp, ctx: Context) -> bool:
+    """Is the value of the conditional expression `node` only handed out by `return` (itself,
+    in a returned tuple, or through the one name it is bound to)? Two Python numbers of two
+    types joined under a tensor test make a value STRICT can output but not compute with
+    (measured, written/zoo probes `ld23_ifexp_int_float_*`: `return x, k` compiles, `x * k`
+    is refused, "When handling script ... the inputs should be constant")."""
+
+    def returned(e: ast.AST) -> bool:
+        p = ctx.parent(e)
+        if isinstance(p, ast.Tuple):
+            p = ctx.parent(p)
+        return isinstance(p, ast.Return)
+
+    parent = ctx.parent(node)
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return returned(node)
+    name, func = parent.targets[0].id, ctx.function
+    if func is None:
+        return False
+    reads = [n for n in ast.walk(func) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
+    return bool(reads) and all(returned(n) for n in reads)
+
+
 _EXITS = (ast.Break, ast.Continue)
 
 
@@ -652,6 +675,12 @@ class BranchTypeMismatch(GraphRule):
     - The join table: `mindspore/core/abstract/abstract_value.cc` (`AbstractBase::Join` and
       its overrides), measured per join kind at LAX and STRICT in
       tests/npu_lsp/fixtures/joins/joins.py.
+    - Measured on MindSpore 2.10 with the written/zoo probes `ld23_ifexp_*` and `z22_layerdrop_*`
+      (Hugging Face LayerDrop): `skip = True if p < self.layerdrop else False` is a Python
+      bool known only at run time, so `not skip or synced` (a Python bool) compiles and `skip
+      or big` (a tensor) fails ("Cannot join ..."); `k = 2 if t > 0 else 0.5` compiles under
+      STRICT when only returned, and is refused in arithmetic ("the inputs should be
+      constant").
     - Measured on MindSpore 2.10: `x.sum() > 0 and n > 2` (n a constant) and
       `while x.sum() < 30 and i < 5` are rejected with `Cannot join the return values of
       different branches ... dtype1 = Bool, dtype2 = Any`; two tensor operands are accepted;
@@ -698,10 +727,15 @@ class BranchTypeMismatch(GraphRule):
                     # `b if a else a` with `a` a Python bool that is not a constant: not
                     # folded, so the tensor `b` meets the bool `a` (AbstractTensor vs AbstractScalar)
                     first, name = variable
+                    why = (
+                        f"`{name}` changes around the tensor-dependent `while`, so the Python value is a variable"
+                        if name
+                        else "the Python value is known only at run time"
+                    )
                     yield ctx.diagnostic(
                         self,
                         node,
-                        f"`{op}` joins the Python value `{ctx.segment(first)}` with the tensor `{ctx.segment(operand)}`; `{name}` changes around the tensor-dependent `while`, so the Python value is a variable and graph mode cannot join it with a Tensor (make it a tensor and use `&`/`|`, or test it separately)",
+                        f"`{op}` joins the Python value `{ctx.segment(first)}` with the tensor `{ctx.segment(operand)}`; {why} and graph mode cannot join it with a Tensor (make it a tensor and use `&`/`|`, or test it separately)",
                     )
                     return
                 if seen_tensor is not None:
@@ -719,6 +753,9 @@ class BranchTypeMismatch(GraphRule):
                 carried = _loop_carried(operand, node, ctx)
                 if carried is not None:
                     variable = operand, carried
+                elif kind == Kind.VAR:
+                    # `use = True if t > p else False`: a bool known only at run time
+                    variable = operand, ""
             elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and (
                 _python_scalar(operand, a) or _str_constant(operand)
             ):
@@ -770,6 +807,8 @@ class BranchTypeMismatch(GraphRule):
             and not _read_after(parent, parent.targets[0].id, ctx)
         ):
             return  # `y = a if t else b` with `y` never read: the join is dropped
+        if strict and error.strict_only and isinstance(left, av.Scalar) and _only_returned(node, ctx):
+            return
         yield ctx.diagnostic(
             self,
             node,

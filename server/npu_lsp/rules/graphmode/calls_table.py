@@ -118,6 +118,14 @@ def interpreted_builtins() -> frozenset[str]:
 
 
 @functools.cache
+def str_only_methods() -> frozenset[str]:
+    """str methods that neither a MindSpore Tensor nor list, tuple or dict has
+    (`ms_str_only_methods.json`): called in compiled code, the receiver is a str."""
+    text = resources.files(__package__).joinpath("ms_str_only_methods.json").read_text("utf-8")
+    return frozenset(json.loads(text)["methods"])
+
+
+@functools.cache
 def strict_methods(type_name: str) -> tuple[str, ...]:
     """The public methods of `type_name` STRICT graph code may call on constants."""
     methods: dict[str, dict[str, dict[str, dict[str, object]]]] = _data()["methods"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 from npu_lsp.astutil import walk
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -26,7 +28,9 @@ class CellsInPythonList(Rule):
     registered under unique names, so compiling a `construct` that uses several cells with
     parameters fails with `RuntimeError: The parameter ..., its name 'weight' already
     exists.` (an error, reported where compiled code reads the attribute, as MindSpore does).
-    Cells without parameters (`nn.ReLU()`, `nn.Dropout()`, pooling...) cannot clash, and
+    Cells without parameters (`nn.ReLU()`, `nn.Dropout()`, pooling...) cannot clash, nor can
+    `mindspore.nn` layers whose Parameter names differ (a `LayerNorm`'s gamma / beta beside
+    a `Dense`'s weight / bias; a `BatchNorm1d` beside a `LayerNorm` clashes on gamma), and
     neither can one entry read alone: `self.heads["cls"](x)`, `self.paths[1](x)`, or
     `self.branches[modality](x)` with `modality` an argument of `construct` (the graph holds
     a string or int argument as a constant) bring a single cell into the graph, and so does
@@ -72,6 +76,9 @@ class CellsInPythonList(Rule):
 
     ## References
     - RULES.md, section 1: sub-cells held in a plain Python list.
+    - Layers with disjoint Parameter names (every name each may create, derived from
+      MindSpore 2.10 by tests/npu_lsp/difftest/derive_layer_parameters.py): written/heldout23b
+      `r2_plain_dict_distinct_params` and written/zoo probes `ld23_plain_*`.
     - `.get` and `in` measured on MindSpore 2.10 with the written heldout16b probes
       `fe_cd_*` (one `.get` by a constant or an argument compiles; two, or one in a loop,
       clash).
@@ -154,7 +161,7 @@ class CellsInPythonList(Rule):
                     n = len(elements)
                     reached = [e for i, e in enumerate(elements) if i in keys or i - n in keys]
                     reached += [elements[0]] * variable
-            if len([e for e in reached if _may_own_parameters(e, ctx)]) < 2:
+            if not _may_clash([e for e in reached if _may_own_parameters(e, ctx)], ctx):
                 continue
             s = ctx.span(value)
             yield ctx.diagnostic(
@@ -252,6 +259,8 @@ class CellsInPythonList(Rule):
             elements = value.values  # measured: a dict of cells clashes the same way
         elif isinstance(value, ast.DictComp):
             elements = [value.value]
+        elif (built := _sequence_of_generator(value, ctx)) is not None:
+            elements = [built.elt]  # `tuple(Block(d) for _ in range(n))`: clashes as a list does
         else:
             return
         if not elements or not all(self._is_cell_call(e, ctx) for e in elements):
@@ -266,7 +275,7 @@ class CellsInPythonList(Rule):
         if not targets:
             return
         attr = targets[0].attr
-        comprehension = isinstance(value, (ast.ListComp, ast.DictComp))
+        comprehension = isinstance(value, (ast.ListComp, ast.DictComp, ast.Call))  # `tuple(<gen>)` too
         # `self.heads["cls"](x)`, `self.paths[1](x)`, `self.branches[modality](x)` bring one
         # entry each into the graph (measured: a dict, list or tuple of two Dense cells
         # compiles when construct reads one entry, by a constant or by a string or int argument
@@ -290,12 +299,15 @@ class CellsInPythonList(Rule):
             elements = picked + [worst] * variable
             comprehension = False
         owners = [e for e in elements if _may_own_parameters(e, ctx)]
-        several = bool(owners) and (comprehension or len(owners) > 1)
+        several = bool(owners) and (comprehension or _may_clash(owners, ctx))
         severity = _severity(attr, used, several)
         if isinstance(value, (ast.Dict, ast.DictComp)):
             kind, wrapper = "dict", "nn.CellDict"
         else:
-            kind, wrapper = ("tuple" if isinstance(value, ast.Tuple) else "list"), "nn.CellList"
+            tuple_made = isinstance(value, ast.Tuple) or (
+                isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "tuple"
+            )
+            kind, wrapper = ("tuple" if tuple_made else "list"), "nn.CellList"
         yield ctx.diagnostic(
             self,
             value,
@@ -363,7 +375,7 @@ class CellsInPythonList(Rule):
                     elements = picked + [worst] * variable
                     comprehension = False
                 owners = [e for e in elements if _may_own_parameters(e, ctx)]
-                if not owners or not (comprehension or len(owners) > 1):
+                if not owners or not (comprehension or _may_clash(owners, ctx)):
                     continue
                 kind = "tuple" if isinstance(value, ast.Tuple) else "list"
                 yield ctx.diagnostic(
@@ -427,15 +439,18 @@ _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
 
 def _assigns_containers(body: list[ast.stmt], dict_calls: bool) -> bool:
     """Does `__init__` assign a list, tuple or dict display (or comprehension) anywhere at its
-    top level, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
+    top level, `tuple(<generator>)`, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
     appends, `self.x = {}` / `dict()` for item stores)."""
     for st in body:  # (a loop, not a generator)
         if isinstance(st, ast.Assign):
             v = st.value
             if isinstance(v, _CONTAINER_VALUES):
                 return True
-            if dict_calls and type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "dict" and not v.args:
-                return True  # `dict()` (keywords ruled out by `_empty_dict` later)
+            if type(v) is ast.Call and type(v.func) is ast.Name:
+                if dict_calls and v.func.id == "dict" and not v.args:
+                    return True  # `dict()` (keywords ruled out by `_empty_dict` later)
+                if v.func.id in ("tuple", "list") and len(v.args) == 1 and type(v.args[0]) is ast.GeneratorExp:
+                    return True  # `tuple(Block() for _ in range(n))`
     return False
 
 
@@ -751,6 +766,13 @@ def _argument_key(key: ast.expr, method: ast.AST, read: ast.AST, ctx: Context) -
 
 
 #: `mindspore.nn` cells that own no Parameter: several of them in a list cannot clash
+#: every Parameter name (first dotted part) a `mindspore.nn` layer may create, by layer
+_POSSIBLE_NAMES: dict[str, frozenset[str]] = {
+    layer: frozenset(names)
+    for layer, names in json.loads(
+        Path(__file__).with_name("ms_layer_parameters.json").read_text(encoding="utf-8")
+    )["possible"].items()
+}
 _PARAMETER_FREE = frozenset(
     {
         "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
@@ -792,6 +814,39 @@ def _may_own_parameters(e: ast.expr, ctx: Context) -> bool:
         return True
     name = q.rsplit(".", 1)[-1]
     return not (name in _PARAMETER_FREE or name.endswith("Loss"))  # nn losses own no Parameter
+
+
+def _sequence_of_generator(value: ast.expr, ctx: Context) -> ast.GeneratorExp | ast.ListComp | None:
+    """The comprehension of `tuple(<gen>)` / `list(<gen>)` (the builtins), else None."""
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("tuple", "list")
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], (ast.GeneratorExp, ast.ListComp))
+        and ctx.qualname(value.func) == f"builtins.{value.func.id}"
+    ):
+        return None
+    return value.args[0]
+
+
+def _may_clash(owners: list[ast.expr], ctx: Context) -> bool:
+    """May two of these cells give their Parameters one name? Unregistered, each keeps its
+    bare names, so `mindspore.nn` layers whose possible names are disjoint never clash
+    (measured, written/heldout23b `r2_plain_dict_distinct_params`: a plain dict of a
+    LayerNorm (gamma, beta) and a Dense (weight, bias) compiles; two Dense clash on
+    'weight'). Cells of the file's own classes, or layers not in the table, may."""
+    if len(owners) < 2:
+        return False
+    seen: set[str] = set()
+    for e in owners:
+        q = ctx.qualname(e.func) if isinstance(e, ast.Call) else None
+        names = _POSSIBLE_NAMES.get(q.rsplit(".", 1)[-1]) if q and q.startswith("mindspore.nn.") else None
+        if names is None or not seen.isdisjoint(names):
+            return True
+        seen.update(names)
+    return False
 
 
 def _severity(attr: str, used: _LazyUsed, several: bool) -> Severity:

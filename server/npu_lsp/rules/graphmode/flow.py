@@ -67,6 +67,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+def _shape_item(e: ast.expr) -> bool:
+    """`x.shape[0]`, `len(x)`: an int while compiling, never None."""
+    if isinstance(e, ast.Subscript):
+        return isinstance(e.value, ast.Attribute) and e.value.attr == "shape"
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len"
+
+
 class Kind(IntEnum):
     """How much is known at compile time; larger = more dynamic."""
 
@@ -492,6 +499,36 @@ class Analyzer:
                 and arg.elts
                 and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in arg.elts)
             ):
+                return False
+        return True
+
+    def param_never_none(self, name: str, func: ast.AST | None) -> bool:
+        """Is `name` a parameter of `func`, never rebound, that every call site gives a value
+        that cannot be None: a tensor, a run-time scalar, an item of a shape, a `len`, or a
+        constant other than None (`degree(ei[1], x.shape[0])` for `num_nodes=None`)?"""
+        if func is None:
+            return False
+        fn = self._indexed(self._fn(func))
+        spec = fn.params.get(name)
+        if spec is None or name in fn.bindings or fn.pinned is not None:
+            return False
+        sites = self._call_sites(fn)
+        args = self._site_args(fn, name, spec)
+        if not sites or len(args) != len(sites):
+            return False  # a site leaves the default (or passes `*args`)
+        for arg, caller in args:
+            if isinstance(arg, ast.Constant):
+                if arg.value is None:
+                    return False
+                continue
+            if _shape_item(arg):
+                continue
+            kind = (
+                self._module_kind(arg)
+                if caller is None
+                else self._answer(caller, lambda v=arg, c=caller: self._kind(v, c), Kind.UNKNOWN)  # type: ignore[misc]
+            )
+            if not kind.dynamic:
                 return False
         return True
 
@@ -2224,6 +2261,14 @@ class Analyzer:
         return self._max_kind(e.values, fn)
 
     def _kind_ifexp(self, e: ast.IfExp, fn: _Fn) -> Kind:
+        test = self._kind(e.test, fn)
+        if test == Kind.TENSOR and all(
+            self._kind(b, fn) == Kind.CONST and self._type_class(b, fn) == "scalar"
+            for b in (e.body, e.orelse)
+        ):
+            # `True if p < self.layerdrop else False`: the switch joins two Python numbers
+            # into a run-time scalar, not a tensor (`not skip or synced` then compiles)
+            return Kind.VAR
         return self._max_kind((e.test, e.body, e.orelse), fn)
 
     def _kind_elts(self, e: ast.Tuple, fn: _Fn) -> Kind:
@@ -2820,6 +2865,9 @@ class Analyzer:
             return "dict"
         if isinstance(e, ast.Lambda):
             return "function"
+        if isinstance(e, ast.IfExp):
+            body = self._type_class(e.body, fn)
+            return body if body == "scalar" and self._type_class(e.orelse, fn) == body else None
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
             builtin = {"list": "list", "tuple": "tuple", "dict": "dict"}.get(e.func.id)
             if builtin and self.ctx.qualname(e.func) == f"builtins.{e.func.id}":

@@ -16,7 +16,7 @@ from npu_lsp.astutil import STATEMENT_BLOCKS, find_branches
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode import calls_table, constructed
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
@@ -780,6 +780,21 @@ def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
 _NUMBER_BUILTINS = frozenset({"builtins.int", "builtins.float", "builtins.round", "builtins.abs", "builtins.len", "builtins.bool"})
 
 
+def _given_parameters(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
+    """Does `__init__` set `self.<attr>` only from what every place building `cls` gives it,
+    each a `Parameter(...)` (inline or through the name bound to it)?"""
+    if cls is None:
+        return False
+    given = constructed.sources(cls, attr, ctx)
+    if not given:
+        return False
+    for e, where in given:
+        made = constructed.built(e, where, ctx) if isinstance(e, ast.Name) else e
+        if not (isinstance(made, ast.Call) and (ctx.qualname(made.func) or "").rsplit(".", 1)[-1] == "Parameter"):
+            return False
+    return True
+
+
 def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
     `self.scale = 2.0`, `self.best = float(t)`)? A tensor, a container, None, a call of
@@ -1015,7 +1030,7 @@ def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     written/gen18 probes `v20_tl_*`: `x + ms.Tensor([x[0, j].item() for j in range(3)],
     mstype.float32)` or `ms.Tensor(float(x.sum()), ...)`, then `ops.zeros_like(x)` /
     `ops.scalar_to_tensor(1.0, x.dtype)` fail, "DtypeToEnum"; of a constant list it compiles;
-    fresh v5 seed 10500026)."""
+    fresh v5 seed 10500026); not `Tensor(v, dtype)` by its bare name (`_typed_tensor_call`)."""
     f = call.func
     name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
     if name not in ("Tensor", "tensor") or not call.args or isinstance(call.args[0], ast.Starred):
@@ -1024,6 +1039,8 @@ def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         return False
     a = analyzer(ctx)
     v = call.args[0]
+    if _typed_tensor_call(call, ctx):
+        return False
     if isinstance(v, ast.Name):
         v = a.single_assignment(v.id, func) or v
     if isinstance(v, ast.ListComp):
@@ -1033,6 +1050,23 @@ def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
             not isinstance(x, ast.Starred) and a.kind(x, func) == Kind.VAR for x in v.elts
         ) and all(not isinstance(x, ast.Starred) and a.kind(x, func) != Kind.TENSOR for x in v.elts)
     return a.kind(v, func) == Kind.VAR
+
+
+def _typed_tensor_call(call: ast.Call, ctx: Context) -> bool:
+    """`Tensor(v, ms.float32)`: MindSpore's class called by a bare name with a constant dtype.
+    The parser types what it builds (STRICT names it: "When handling script 'Tensor(input_data,
+    dtype, ...)'"), so the tensor is no Python object, whatever `v` is: `nn.Dense`,
+    `ops.zeros_like`, `ops.cast(t, t.dtype)` and arithmetic on it compile under LAX, of host
+    data (`asnumpy()`, `tolist()`, numpy) and of graph scalars (`float(x.sum())`, a list of
+    `.item()`). Spelt `ms.Tensor(...)`, or without the dtype, it is one, and `nn.Dense` fails
+    ("'int' object has no attribute '__len__'"; measured, written/fallbackflows probes
+    `ld23_bt_*`, written/heldout23a `window_numpy_stride_tricks_in_construct`)."""
+    if type(call.func) is not ast.Name or call.func.id != "Tensor" or not call.args:
+        return False
+    if ctx.qualname(call.func) not in _TENSOR_CONSTRUCTORS:
+        return False
+    dtype = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "dtype"), None)
+    return isinstance(dtype, ast.Attribute) and analyzer(ctx).kind(dtype, ctx.function) == Kind.CONST
 
 
 #: marks, among a call's opaque parameter names, the class of the instance it runs on
@@ -1159,6 +1193,8 @@ class _Opaque:
                 return True
             if _built_tensor(e, self.ctx, func):
                 return True
+            if _typed_tensor_call(e, self.ctx):
+                return False
             if _text_of_value(e, self.ctx, func):
                 # the text of a run-time value: STRICT refuses it ("cannot get attributes
                 # __str__ or the Float32 object"), LAX makes it a Python object, and so is
@@ -1308,16 +1344,18 @@ class _Opaque:
         in both branches, then given to `nn.Dense` / `nn.LayerNorm`, compiles at LAX and STRICT;
         the Tensor twins `z19_tensor_attr_cast_store_branch_on_table_read`,
         `z22_tensor_ctor_arg_store_then_dense` fail). A Parameter given to the constructor
-        (`z22_param_ctor_arg_store_then_dense`) is not seen: "may hold a Parameter" counts any
-        attribute of another object (`config.max_position_embeddings`), which turned mindone's
-        dynamic-RoPE `self.max_seq_len_cached` stores into false MS119 at LAX."""
+        (`z22_param_ctor_arg_store_then_dense`) counts when every place building the Cell
+        passes one (`_given_parameters`); "may hold a Parameter" for any attribute of another
+        object (`config.max_position_embeddings`) turned mindone's dynamic-RoPE
+        `self.max_seq_len_cached` stores into false MS119 at LAX."""
         if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _nested_self_lines(self.ctx):
             return False
         stores = branch_stores(func).get(e.attr)
         if not stores:
             return False
         a = analyzer(self.ctx)
-        if e.attr in a.self_info(a.owner_class(func)).parameters:
+        owner = a.owner_class(func)
+        if e.attr in a.self_info(owner).parameters or _given_parameters(owner, e.attr, self.ctx):
             return False
         at = (e.lineno, e.col_offset)
         return any(

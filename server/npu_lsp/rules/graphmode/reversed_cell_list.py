@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
@@ -12,6 +13,9 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+
+#: the functions of `itertools` (`itertools.chain(self.stem, self.body)`), by name
+_ITERTOOLS = frozenset(n for n in dir(itertools) if not n.startswith("_"))
 
 
 @rule(code="MS160", name="reversed-cell-list", severity="error", family="graphmode")
@@ -22,7 +26,8 @@ class ReversedCellList(GraphRule):
     whose body picks `self.layers[i]`; also `reversed()` of a Python container holding the
     CellList (`reversed(list(zip(feats, self.lateral)))`, `reversed(list(self.up))`) and a
     `zip` of the CellList with a `reversed()` list (`zip(self.up, reversed(skips))`). The same
-    holds for any builtin the graph does not implement and for `functools.reduce` given the
+    holds for any builtin the graph does not implement, for the functions of `itertools`
+    (`itertools.chain(self.stem, self.body)`, `islice(self.body, 1)`) and for `functools.reduce` given the
     CellList itself or a generator expression over it (`any(isinstance(m, nn.Dropout)
     for m in self.body)`, `functools.reduce(lambda h, f: f(h), self.layers, x)`); a list
     comprehension is compiled first and hands over its items, not the cells. Also such a
@@ -63,7 +68,8 @@ class ReversedCellList(GraphRule):
       in a `for`, inside `zip` and in a list comprehension, and `self.layers[i]` for `i` in
       `reversed(range(len(self.layers)))`, are rejected at both levels; `self.layers[::-1]`
       and `reversed(self.body)` of a SequentialCell compile. Written set `structure`
-      (`any_isinstance_generator_in_construct`, `functools_reduce_over_layers`) and its
+      (`any_isinstance_generator_in_construct`, `functools_reduce_over_layers`), written/heldout23b
+      `cnn_itertools_chain_construct` and written/zoo probes `ld23_chain_*`, and its
       probes: `all`/`any` of a generator over a CellList and `functools.reduce` over it (with
       a lambda or a module-level function) are rejected at both levels; `sum` of a generator
       over it and `list(self.layers)` compile.
@@ -77,7 +83,7 @@ class ReversedCellList(GraphRule):
         # `functools.reduce` is followed (a resolved name keeps the last attribute)
         f = node.func
         if isinstance(f, ast.Attribute):
-            if f.attr != "reduce":
+            if f.attr != "reduce" and f.attr not in _ITERTOOLS:
                 return ()
         elif not isinstance(f, ast.Name):
             return ()  # `f(x)(y)`, `fs[0](x)`: nothing to follow
@@ -86,8 +92,9 @@ class ReversedCellList(GraphRule):
         return self._check(node, ctx)
 
     def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
-        # `check`'s first tests: `functools.reduce` of the attribute calls, any call by name
-        return callee is ast.Name or (callee is ast.Attribute and called == "reduce")
+        # `check`'s first tests: `functools.reduce` / `itertools.*` of the attribute calls,
+        # any call by name
+        return callee is ast.Name or (callee is ast.Attribute and (called == "reduce" or called in _ITERTOOLS))
 
     def _check(self, node: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
         f = node.func
@@ -185,11 +192,13 @@ class ReversedCellList(GraphRule):
 
 def _interpreted_name(f: ast.expr, ctx: Context) -> str | None:
     """`all`, `any`, `sorted`...: a builtin function the graph compiler does not implement,
-    a builtin type its parser refuses to build (`type`, `dict`, `set`...), or
-    `functools.reduce`; None for the rest."""
+    a builtin type its parser refuses to build (`type`, `dict`, `set`...), `functools.reduce`
+    or an `itertools` function; None for the rest."""
     q = ctx.qualname(f)
     if q == "functools.reduce":
         return "functools.reduce"
+    if q is not None and q.startswith("itertools."):
+        return q  # `itertools.chain(self.stem, self.body)`: run by JIT Fallback
     if not isinstance(f, ast.Name) or q not in (None, f"builtins.{f.id}", f.id):
         return None
     obj = getattr(builtins, f.id, None)

@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS, host_scalar
+from npu_lsp.rules.graphmode.values import in_dead_branch
 
 _RANDINT = frozenset({"mindspore.ops.randint", "mindspore.ops.function.random_func.randint"})
 #: (position, keyword) of the bounds `ops.randint` turns into `Tensor(bound, int32)`
@@ -42,6 +43,8 @@ def _runtime_scalar(e: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | Non
                         type(m) is ast.Attribute and m.attr in HOST_METHODS for m in ast.walk(bound)
                     ):
                         continue
+                if in_dead_branch(ctx, ctx.function, ctx.span(n)):
+                    continue  # the side of `a if num is None else num` never inferred
                 return n
             if type(n) is ast.Name and depth < _DEPTH:
                 bound = analyzer(ctx).single_assignment(n.id, ctx.function)

@@ -103,7 +103,10 @@ class SelfAttributeAssignment(GraphRule):
     constant (`if self.use_cache:` with False) is not compiled, nor is the body of `if
     self.m is not None:` (the `else` of `if self.m is None:`) when `self.m` is still the
     None `__init__` gave it (no store of `m` outside the class, none earlier in the function:
-    written/heldout17a probe `st18_memo_ifnotnone_read` compiles under STRICT). MindSpore asks what
+    written/heldout17a probe `st18_memo_ifnotnone_read` compiles under STRICT), nor the
+    store of a lazy default `if self.m is None: self.m = v` when nothing in the file makes
+    `self.m` None (every store gives a constant or a parameter defaulting to one, and no call
+    passes None there: diffusers' LoRA layers, written/zoo probes `ld23_lazy_*`). MindSpore asks what
     the attribute holds, not how `__init__` spells it: an attribute `__init__` takes from a
     sub-cell's Parameter (`self.w = self.dense.weight`, `self.p = self.net.p`) or from a
     constructor argument the file gives a Parameter (`Net(Parameter(...))`) is one, and
@@ -209,6 +212,7 @@ class SelfAttributeAssignment(GraphRule):
                 and t.attr not in params
                 and not _may_hold_parameter(a.owner_class(ctx.function), t.attr, ctx, set())
                 and not _under_false_none_test(node, ctx)
+                and not _lazy_default_never_run(node, ctx)
             ):
                 yield ctx.diagnostic(
                     self,
@@ -473,6 +477,77 @@ def _under_false_none_test(node: ast.AST, ctx: Context) -> bool:
                 return True
         child, parent = parent, ctx.parent(parent)
     return False
+
+
+def _lazy_default_never_run(node: ast.AST, ctx: Context) -> bool:
+    """Is `node` the store of a lazy default, `if self.a is None: self.a = v`, where nothing
+    in the file ever makes `self.a` None? MindSpore folds the test on the attribute's value
+    while compiling, so the store is compiled only when the object holds None (measured,
+    written/zoo probes `z22_isnone_*` and `ld23_lazy_*`: `lora_scale=1` from the
+    constructor, also set again by a Python method, compiles under STRICT; None from
+    `__init__` is refused). Every store of `a` in the file (`__init__`'s included) must give
+    a constant other than None or a parameter whose default is one."""
+    parent = ctx.parent(node)
+    if not (isinstance(parent, ast.If) and any(b is node for b in parent.body)):
+        return False
+    test = parent.test
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and isinstance(left := test.left, ast.Attribute)
+        and isinstance(left.value, ast.Name)
+        and left.value.id == "self"
+    ):
+        return False
+    sets = instances(ctx)._attr_sets()
+    if "*" in sets:
+        return False  # a computed setattr may set anything
+    stores = [st for st in sets.get(left.attr, ()) if st is not node]
+    return bool(stores) and all(_never_none(st, ctx) for st in stores)
+
+
+def _never_none(st: ast.AST, ctx: Context) -> bool:
+    """Does the store `st` give a constant other than None, or a parameter of its function
+    whose default is one (the argument's own value is not followed)?"""
+    value = getattr(st, "value", None)
+    if isinstance(value, ast.Constant):
+        return value.value is not None
+    if not isinstance(value, ast.Name):
+        return False
+    func = ctx.parent(st)
+    while func is not None and not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        func = ctx.parent(func)
+    if func is None:
+        return False
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+    if not any(a.arg == value.id and isinstance(d, ast.Constant) and d.value is not None for a, d in pairs):
+        return False
+    # a call passing None there (`net.set_scale(None)`, `Proj(None)`): the method's own
+    # calls, by name (the class's name for `__init__`), self not counted
+    called = func.name
+    if called == "__init__":
+        owner = ctx.parent(func)
+        called = owner.name if isinstance(owner, ast.ClassDef) else called
+    names = [a.arg for a in positional][1:]
+    index = names.index(value.id) if value.id in names else None
+    for call in ast.walk(ctx.tree):
+        if not isinstance(call, ast.Call):
+            continue
+        f = call.func
+        if (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None) != called:
+            continue
+        given = [k.value for k in call.keywords if k.arg == value.id]
+        if index is not None and index < len(call.args):
+            given.append(call.args[index])
+        if any(isinstance(g, ast.Constant) and g.value is None for g in given):
+            return False
+    return True
 
 
 def _still_init_none(attr: str, at: ast.If, ctx: Context) -> bool:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import ast
+import functools
+import json
 from collections.abc import Iterable
+from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.values import instances
 
 
 @rule(code="MS182", name="stale-self-state-read", severity="error", family="graphmode")
@@ -28,7 +32,9 @@ class StaleSelfStateRead(GraphRule):
     The graph does not see state that a called method sets on an object held by `self`: the
     compiled function reads the attribute back as its `__init__` value, so compiling fails:
     `'none' object is not iterable`, `'NoneType' object has no attribute '__len__'`. (Set
-    directly in `construct`, LAX reads the new value.)
+    directly in `construct`, LAX reads the new value.) An attribute that `__init__` never
+    sets at all, set only by the called method, fails the same way: `ClassMember: ... object
+    has no attribute 'mean'` (RevIN's `_get_statistics`).
 
     ## Example
     ```python
@@ -71,6 +77,10 @@ class StaleSelfStateRead(GraphRule):
       with sub(None)", "bad operand type for unary -"; an `__init__` value of 0.0, a read
       before the call, the method's returned value, and a read guarded by `if self.lo is
       not None:` compile under LAX).
+    - Attributes `__init__` never sets: written/zoo probes `ld23_na_*` and written/heldout23a
+      `norm_revin_stats_stored_on_self` (read after the setting method: rejected at both
+      levels; stored and read in `construct` itself, or set first by a Python call of the
+      method: compiled under LAX).
     """
 
     nodes = (ast.Call,)
@@ -161,6 +171,16 @@ def _reads_after(
                 f" {call.lineno}) sets it from compiled code, which the graph does not see; set it before"
                 " calling the network, or return the value from the method",
             )
+    for attr in _new_attrs_set(cls, method, func, ctx):
+        read = _consumed_after(obj, attr, call, func)
+        if read is not None:
+            yield ctx.diagnostic(
+                rule,
+                read,
+                f"`{ast.unparse(obj)}.{attr}` does not exist when the graph is built: only `{f.attr}(...)` (line"
+                f" {call.lineno}) sets it, from compiled code, which the graph does not see (MindSpore: object"
+                f" has no attribute '{attr}'); set it in `__init__`, or return the value from the method",
+            )
 
 
 def _methods(cls: ast.ClassDef, ctx: Context) -> dict[str, ast.FunctionDef]:
@@ -180,6 +200,55 @@ def _none_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) ->
         nones = {a for a, vs in init.items() if vs and all(isinstance(v, ast.Constant) and v.value is None for v in vs)}
         hit = memo[id(method)] = sorted(_assigned_attrs(method) & nones) if nones else []
     return hit
+
+
+def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ctx: Context) -> list[str]:
+    """The attributes `method` sets on `self` that nothing else gives the object: not
+    `__init__` (nor a base's in this file), not the class body, not a Cell's own attributes,
+    and no store of the name anywhere else in the file (`func`, the caller, stores none
+    either). A base class from another module may set anything: then none."""
+    if not all(
+        (ctx.qualname(b) or "") in _CELL_BASES or (isinstance(b, ast.Name) and b.id in ctx.scopes.info.classes)
+        for b in cls.bases
+    ):
+        return []
+    init = analyzer(ctx)._self_values(cls)
+    body = {
+        t.id
+        for st in cls.body
+        if isinstance(st, (ast.Assign, ast.AnnAssign))
+        for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+        if isinstance(t, ast.Name)
+    }
+    sets = instances(ctx)._attr_sets()
+    if "*" in sets:
+        return []  # a computed setattr may set anything
+    lo, hi = cls.lineno, cls.end_lineno or cls.lineno
+    called = f".{method.name}("
+    if any(called in line for i, line in enumerate(ctx.lines, 1) if not lo <= i <= hi):
+        return []  # Python may run the method before the network is called (`net.fit(x)`)
+    out = []
+    for attr in sorted(_assigned_attrs(method)):
+        if attr in init or attr in body or attr in _cell_attributes():
+            continue
+        if all(_inside(st, method) for st in sets.get(attr, ())):
+            out.append(attr)
+    return out
+
+
+def _inside(node: ast.AST, func: ast.FunctionDef) -> bool:
+    line = getattr(node, "lineno", 0)
+    return func.lineno <= line <= (func.end_lineno or func.lineno)
+
+
+#: the bases whose instances hold nothing but a Cell's own attributes before `__init__`
+_CELL_BASES = frozenset({"mindspore.nn.Cell", "mindspore.nn.cell.Cell"})
+
+
+@functools.cache
+def _cell_attributes() -> frozenset[str]:
+    text = resources.files(__package__).joinpath("ms_cell_attributes.json").read_text("utf-8")
+    return frozenset(json.loads(text)["attributes"])
 
 
 def _held_class(owner: ast.ClassDef, attr: str, ctx: Context) -> ast.ClassDef | None:

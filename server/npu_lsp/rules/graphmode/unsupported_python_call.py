@@ -424,6 +424,19 @@ class UnsupportedPythonCall(GraphRule):
         if not calls_table.rejectable(name):
             return  # no type question for calls MindSpore accepts on every container
         type_name = _container_type(recv, ctx)
+        if (
+            type_name is None
+            and level == "strict"
+            and name in calls_table.str_only_methods()
+            and analyzer(ctx).kind(recv) != Kind.TENSOR
+            and not _own_object(recv, ctx)
+        ):
+            # `name.endswith("_j")` over names from `inspect.signature(...)`, or the names of
+            # `parameters_and_names()`: only a str has the method, so it is a str method call
+            # (measured, written/heldout23a `mp_propagate_kwargs_inspect`: "cannot get
+            # attributes endswith or the String object"), unless the receiver is a tensor or
+            # an object of the file's own classes, which may define it
+            type_name = "str"
         if type_name is None:
             return
         if isinstance(recv, ast.Name) and type_name != "str":
@@ -821,6 +834,15 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
     if isinstance(e, (ast.Name, ast.BinOp, ast.Attribute, ast.Call, ast.Subscript)) and isinstance(values(ctx).of(e), av.Str):
         return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
     return None
+
+
+def _own_object(e: ast.expr, ctx: Context) -> bool:
+    """May `e` be an instance of a class the file defines (which may have any method)?"""
+    if not ctx.scopes.info.classes:
+        return False
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        return True  # an attribute of the cell: anything `__init__` stored
+    return isinstance(e, ast.Name) and instances(ctx).plain_object_class(e, ctx.function) is not None
 
 
 def _self_dict_display(e: ast.expr, ctx: Context) -> bool:
