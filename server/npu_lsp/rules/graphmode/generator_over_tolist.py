@@ -100,7 +100,9 @@ class GeneratorOverTolist(GraphRule):
         parent = ctx.parent(node)
         if isinstance(parent, ast.Call) and ctx.qualname(parent.func) in _TAKES_GENERATOR:
             return
-        for gen in node.generators:
+        for gen in node.generators if type(node) is ast.GeneratorExp else ():
+            # a list comprehension over such a range is MS193's, which knows when its length
+            # matters (written/heldout21a probes `lb23_rl_comp_*`: two items returned compile)
             it = gen.iter
             if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range" and it.args:
                 measured = _host_len_read(it, ctx)
