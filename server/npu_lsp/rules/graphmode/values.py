@@ -650,9 +650,14 @@ class Instances:
             return UNKNOWN
         from npu_lsp.rules.graphmode.flow import analyzer
 
-        if not analyzer(self.ctx).param_never_none(left.id, func):
-            return UNKNOWN
-        return isinstance(test.ops[0], ast.IsNot)
+        a = analyzer(self.ctx)
+        if a.param_never_none(left.id, func, test):
+            return isinstance(test.ops[0], ast.IsNot)
+        if a.param_default_none_used(left.id, func, test):
+            # torch_scatter's `if dim_size is None: dim_size = int(index.max()) + 1` with the
+            # default left at every call: the side computing it is the one compiled
+            return isinstance(test.ops[0], ast.Is)
+        return UNKNOWN
 
     def _tensor_attr_is_none(self, test: ast.Compare, func: ast.AST | None) -> Any:
         """`self.m is None` (`is not None`) with `__init__` binding `self.m` only to a tensor
