@@ -226,8 +226,8 @@ def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ct
     # Python may run the method before the graph is built: called outside the class
     # (`net.fit(x)`) or by `__init__` (`self._set_cos_sin_cache(n)`, HF RoPE)
     lo, hi = cls.lineno, cls.end_lineno or cls.lineno
-    init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
-    i_lo, i_hi = (init.lineno, init.end_lineno or init.lineno) if init is not None else (0, -1)
+    init_fn = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+    i_lo, i_hi = (init_fn.lineno, init_fn.end_lineno or init_fn.lineno) if init_fn is not None else (0, -1)
     called = f".{method.name}("
     if any(called in line for i, line in enumerate(ctx.lines, 1) if not lo <= i <= hi or i_lo <= i <= i_hi):
         return []
