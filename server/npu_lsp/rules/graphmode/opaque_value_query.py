@@ -360,10 +360,10 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx)
-        hit = hit or (("str(" in ctx.text or "repr(" in ctx.text) and any(
+        hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(")) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
-        hit = hit or (("f'" in ctx.text or 'f"' in ctx.text) and any(
+        hit = hit or ((ctx.mentions("f'") or ctx.mentions('f"')) and any(
             _formats_value(n, ctx, s.function)  # type: ignore[arg-type]
             for s in lax
             if _holds(s.function, ("f'", 'f"'), ctx)
@@ -375,7 +375,7 @@ def _has_fallback(ctx: Context) -> bool:
             if _holds(s.function, ("ensor(",), ctx)
             for n in _calls_in(s.function)
         ))
-        hit = hit or (("max(" in ctx.text or "min(" in ctx.text) and any(
+        hit = hit or ((ctx.mentions("max(") or ctx.mentions("min(")) and any(
             _mixed_min_max(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
         ctx.cache["opaque.any"] = hit
