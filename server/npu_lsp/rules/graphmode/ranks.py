@@ -608,7 +608,7 @@ class Ranks:
         self._active: list[ast.AST] = []
         self._started = False
         #: does the file use `functools.partial` (else no call is looked up as one)?
-        self._partials = "partial" in ctx.text
+        self._partials = ctx.mentions("partial")
 
     # ------------------------------------------------------------------ public
     def value_at(self, e: ast.expr, func: ast.AST) -> list[Val]:

@@ -392,14 +392,31 @@ def _sub_cell_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.exp
     ]
 
 
-_APPENDED = re.compile(r"self\.(\w+)\.(?:append|extend)\(")  # a literal prefix: a fast scan
+#: `self.X` ending where a `.append(` / `.extend(` of the text starts
+_APPENDED_TO = re.compile(r"self\.(\w+)\Z")
 
 
 def _appended_attrs(ctx: Context) -> frozenset[str]:
-    """The names `X` of the file's `self.X.append(` / `self.X.extend(`, once per file."""
+    """The names `X` of the file's `self.X.append(` / `self.X.extend(`, once per file.
+    Each `.append(` / `.extend(` of the text (`str.find`) is looked at on its own line (a
+    name never spans lines): the names the old regex (`self.`, a word, `.append(` or
+    `.extend(`) found over the whole text, trying its word at each of the thousands of
+    `self.` of a file (3.9 M instructions on bench_lsp_engine's 5,015-line file)."""
     hit: frozenset[str] | None = ctx.cache.get("self_list_empty_in_graph.appended")
     if hit is None:
-        hit = ctx.cache["self_list_empty_in_graph.appended"] = frozenset(_APPENDED.findall(ctx.text)) if ctx.mentions("append") or ctx.mentions("extend") else frozenset()
+        names: set[str] = set()
+        text = ctx.text
+        find, rfind, before = text.find, text.rfind, _APPENDED_TO.search
+        for call, word in ((".append(", "append"), (".extend(", "extend")):
+            if not ctx.mentions(word):
+                continue
+            i = find(call)
+            while i >= 0:
+                m = before(text, rfind("\n", 0, i) + 1, i)
+                if m is not None:
+                    names.add(m.group(1))
+                i = find(call, i + 1)
+        hit = ctx.cache["self_list_empty_in_graph.appended"] = frozenset(names)
     return hit
 
 
