@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import re
 from collections.abc import Iterable
 from importlib import resources
 
@@ -206,12 +207,13 @@ def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ct
     """The attributes `method` sets on `self` that nothing else gives the object: not
     `__init__` (nor a base's in this file), not the class body, not a Cell's own attributes,
     and no store of the name anywhere else in the file (`func`, the caller, stores none
-    either). A base class from another module may set anything: then none."""
-    if not all(
-        (ctx.qualname(b) or "") in _CELL_BASES or (isinstance(b, ast.Name) and b.id in ctx.scopes.info.classes)
-        for b in cls.bases
-    ):
-        return []
+    either). A base class from another module may set anything: then none. Once per method;
+    the whole-file questions only for a method that sets such an attribute at all."""
+    memo: dict[int, list[str]] = ctx.cache.setdefault("MS182.new-set", {})
+    hit = memo.get(id(method))
+    if hit is not None:
+        return hit
+    memo[id(method)] = []
     init = analyzer(ctx)._self_values(cls)
     body = {
         t.id
@@ -220,9 +222,17 @@ def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ct
         for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
         if isinstance(t, ast.Name)
     }
-    sets = instances(ctx)._attr_sets()
-    if "*" in sets:
-        return []  # a computed setattr may set anything
+    # the method's text first (literal-led, a few lines): most set nothing new on `self`
+    text = "\n".join(ctx.lines[method.lineno - 1 : method.end_lineno or method.lineno])
+    stored = {m.group(1) for m in _SELF_STORE.finditer(text)}
+    if not any(a not in init and a not in body for a in stored):
+        return []
+    candidates = sorted(a for a in _assigned_attrs(method) if a not in init and a not in body and a not in _cell_attributes())
+    if not candidates or not all(
+        (ctx.qualname(b) or "") in _CELL_BASES or (isinstance(b, ast.Name) and b.id in ctx.scopes.info.classes)
+        for b in cls.bases
+    ):
+        return []
     # Python may run the method before the graph is built: called outside the class
     # (`net.fit(x)`) or by `__init__` (`self._set_cos_sin_cache(n)`, HF RoPE)
     lo, hi = cls.lineno, cls.end_lineno or cls.lineno
@@ -231,19 +241,20 @@ def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ct
     called = f".{method.name}("
     if any(called in line for i, line in enumerate(ctx.lines, 1) if not lo <= i <= hi or i_lo <= i <= i_hi):
         return []
-    out = []
-    for attr in sorted(_assigned_attrs(method)):
-        if attr in init or attr in body or attr in _cell_attributes():
-            continue
-        if all(_inside(st, method) for st in sets.get(attr, ())):
-            out.append(attr)
-    return out
+    sets = instances(ctx)._attr_sets()
+    if "*" in sets:
+        return []  # a computed setattr may set anything
+    hit = memo[id(method)] = [a for a in candidates if all(_inside(st, method) for st in sets.get(a, ()))]
+    return hit
 
 
 def _inside(node: ast.AST, func: ast.FunctionDef) -> bool:
     line = getattr(node, "lineno", 0)
     return func.lineno <= line <= (func.end_lineno or func.lineno)
 
+
+#: `self.<name> =` (also `self.a, self.b = ...` for its first name): a superset of the stores
+_SELF_STORE = re.compile(r"self\.(\w+)[ \t]*[,=]")
 
 #: the bases whose instances hold nothing but a Cell's own attributes before `__init__`
 _CELL_BASES = frozenset({"mindspore.nn.Cell", "mindspore.nn.cell.Cell"})
