@@ -378,7 +378,7 @@ def _has_fallback(ctx: Context) -> bool:
             for n in _calls_in(s.function)
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
-        hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx)
+        hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx) or _stores_tensor_attrs(ctx, lax)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
@@ -399,6 +399,54 @@ def _has_fallback(ctx: Context) -> bool:
         ))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
+
+
+#: called names that make a tensor in `__init__` (`Tensor(...)`, `ops.zeros(...)`)
+_TENSOR_MAKERS = frozenset({"Tensor", "tensor", "zeros", "ones", "zeros_like", "ones_like", "full", "randn", "rand"})
+
+
+def _called_name(call: ast.Call) -> str | None:
+    f = call.func
+    return f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
+
+
+def _stores_tensor_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
+    """Does compiled LAX code store a plain Tensor attribute `__init__` builds (see
+    `_Opaque._tensor_attr_stored`)? The classes' `__init__` facts first: most hold none."""
+    restored = _restored_tensor_attrs(ctx)
+    if not restored:
+        return False
+    a = analyzer(ctx)
+    for s in lax:
+        owner = a.owner_class(s.function)
+        if owner is None:
+            continue
+        tensors = a.self_info(owner).tensors & restored
+        if tensors and any(attr in tensors for attr in self_stores(s.function)):
+            return True
+    return False
+
+
+def _restored_tensor_attrs(ctx: Context) -> frozenset[str]:
+    """The plain Tensor attributes some `__init__` of the file builds whose name the text
+    stores more than once (`self.m = ...` / `self.m, ... =` / `, self.m =`): the only ones a
+    compiled function can store again. Once per file, from the classes' `__init__` facts."""
+    hit: frozenset[str] | None = ctx.cache.get("opaque.restored_tensors")
+    if hit is None:
+        a = analyzer(ctx)
+        text = ctx.text
+        # the names first (`__init__`'s values, already indexed), by the called name alone;
+        # `self_info` (qualified names) decides later, for the few that pass
+        names = {
+            attr
+            for c in ctx.scopes.info.classes.values()
+            for attr, values in a._self_values(c.node).items()
+            if any(type(v) is ast.Call and _called_name(v) in _TENSOR_MAKERS for v in values)
+        }
+        hit = ctx.cache["opaque.restored_tensors"] = frozenset(
+            n for n in names if text.count(f"self.{n} =") + text.count(f"self.{n},") + text.count(f", self.{n}") >= 2
+        )
+    return hit
 
 
 def _trigger_words(ctx: Context) -> frozenset[str] | None:
@@ -1179,6 +1227,9 @@ class _Opaque:
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
             if self._branch_stored(e, func) or self._number_stored(e, func):
                 return True
+            stored = self._tensor_attr_stored(e, func, env, depth)
+            if stored is not None:
+                return stored
             # an attribute of a fallback object is read by Python too (measured, written/lax
             # probes `gf_pd_*`: `int(x.asnumpy().shape[0])` added to `x` before an `nn.Dense` fails
             # under LAX, "'int' object has no attribute '__len__'"; `x.shape[0]` compiles); so is
@@ -1366,6 +1417,36 @@ class _Opaque:
             and not in_dead_branch(self.ctx, func, self.ctx.span(st))
             for i, st in stores
         )
+
+    def _tensor_attr_stored(self, e: ast.Attribute, func: ast.AST, env: frozenset[str], depth: int) -> bool | None:
+        """`self.m`, a plain Tensor `__init__` builds, read in a function that stores it: LAX
+        runs the store as a JIT Fallback `setattr`, and a read before it (also in the store's
+        own value) gets the attribute as a Python object; after the store the read is the
+        value stored (measured, written/zoo probes `ld23_ta_*`: `self.m = 0.9 * self.m +
+        0.1 * x.mean(0)`, or `m = 0.9 * self.m + ...; self.m = m`, then `nn.Dense` of `x -
+        self.m` / `x - m` fails, "'int' object has no attribute '__len__'"; `self.m =
+        x.mean(0)` then the same read compiles; written/heldout23b `r2_tensor_attr_running_update`,
+        heldout23a `r2_rnn_hidden_zero_tensor_in_init_reassigned`). None when not such a read."""
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or e.attr not in _restored_tensor_attrs(self.ctx):
+            return None
+        a = analyzer(self.ctx)
+        owner = a.owner_class(func)
+        info = a.self_info(owner)
+        if e.attr not in info.tensors or e.attr in info.parameters:
+            return None
+        stores = [
+            st for st in self_stores(func).get(e.attr, ())
+            if not in_dead_branch(self.ctx, func, self.ctx.span(st))
+        ]
+        if not stores:
+            return None
+        at = (e.lineno, e.col_offset)
+        before = [st for st in stores if (st.end_lineno or 0, st.end_col_offset or 0) <= at]
+        if not before:
+            return True  # read before the first store (or in its own value)
+        last = max(before, key=lambda st: (st.lineno, st.col_offset))
+        value = getattr(last, "value", None)
+        return value is not None and self.value(value, func, env, depth)
 
     def _number_stored(self, e: ast.Attribute, func: ast.AST) -> bool:
         """`self.n` read in a compiled function that updates a Python number on it
