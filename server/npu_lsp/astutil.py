@@ -184,6 +184,16 @@ def self_attr(e: ast.AST) -> str | None:
     return None
 
 
+def none_compared(test: ast.AST) -> tuple[ast.expr, bool] | None:
+    """`x is None` -> (`x`, False), `x is not None` -> (`x`, True); anything else -> None."""
+    if not (type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Is, ast.IsNot)):
+        return None
+    right = test.comparators[0]
+    if type(right) is not ast.Constant or right.value is not None:
+        return None
+    return test.left, type(test.ops[0]) is ast.IsNot
+
+
 def ascii_words(text: str) -> list[str]:
     """The words (`\\w+`) of an ASCII text, its identifiers among them: a translate and a
     split, about 4x a `\\w+` search. (Not for other text: `ast` normalises identifiers.)"""

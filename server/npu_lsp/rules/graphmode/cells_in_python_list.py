@@ -11,6 +11,7 @@ from npu_lsp.astutil import walk
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
+from npu_lsp.rules.graphmode.helpers import builtin_sequence_call
 
 
 @rule(
@@ -818,17 +819,9 @@ def _may_own_parameters(e: ast.expr, ctx: Context) -> bool:
 
 def _sequence_of_generator(value: ast.expr, ctx: Context) -> ast.GeneratorExp | ast.ListComp | None:
     """The comprehension of `tuple(<gen>)` / `list(<gen>)` (the builtins), else None."""
-    if not (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id in ("tuple", "list")
-        and len(value.args) == 1
-        and not value.keywords
-        and isinstance(value.args[0], (ast.GeneratorExp, ast.ListComp))
-        and ctx.qualname(value.func) == f"builtins.{value.func.id}"
-    ):
-        return None
-    return value.args[0]
+    call = builtin_sequence_call(value, ctx)
+    arg = call.args[0] if call is not None else None
+    return arg if isinstance(arg, (ast.GeneratorExp, ast.ListComp)) else None
 
 
 def _may_clash(owners: list[ast.expr], ctx: Context) -> bool:

@@ -253,3 +253,17 @@ def narrowed_off_tensor(name: str, node: ast.AST, ctx: Context) -> bool:
                     return True
         child, parent = parent, ctx.parent(parent)
     return False
+
+
+def builtin_sequence_call(e: ast.expr | None, ctx: Context) -> ast.Call | None:
+    """`tuple(v)` / `list(v)` (the builtins) of one positional argument, else None."""
+    if (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id in ("tuple", "list")
+        and len(e.args) == 1
+        and not e.keywords
+        and ctx.qualname(e.func) == f"builtins.{e.func.id}"
+    ):
+        return e
+    return None

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, builtin_sequence_call
 from npu_lsp.rules.graphmode.values import instances
 
 
@@ -159,7 +159,7 @@ def constant_table_display(e: ast.expr, ctx: Context) -> ast.Tuple | ast.List | 
         cls = a.owner_class(ctx.function)
         values = a._self_values(cls).get(e.attr, []) if cls is not None else []
         value = values[0] if len(values) == 1 else None
-        converted = _sequence_call(value, ctx)
+        converted = builtin_sequence_call(value, ctx)
         if converted is not None:
             value = converted.args[0]  # `self.names = tuple(names)`: the table it copies
         if isinstance(value, ast.Name) and cls is not None:
@@ -172,20 +172,6 @@ def constant_table_display(e: ast.expr, ctx: Context) -> ast.Tuple | ast.List | 
     if not all(isinstance(x, ast.Constant) for x in value.elts):
         return None
     return value
-
-
-def _sequence_call(e: ast.expr | None, ctx: Context) -> ast.Call | None:
-    """`tuple(v)` / `list(v)` (the builtins) of one positional argument, else None."""
-    if (
-        isinstance(e, ast.Call)
-        and isinstance(e.func, ast.Name)
-        and e.func.id in ("tuple", "list")
-        and len(e.args) == 1
-        and not e.keywords
-        and ctx.qualname(e.func) == f"builtins.{e.func.id}"
-    ):
-        return e
-    return None
 
 
 def _tensor_display(e: ast.expr, ctx: Context) -> bool:

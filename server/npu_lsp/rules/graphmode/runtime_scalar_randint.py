@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import none_compared
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -87,15 +88,8 @@ def _binds(st: ast.Assign, name: str) -> bool:
 
 def _is_none(test: ast.expr, name: str) -> bool:
     """`name is None`."""
-    return (
-        type(test) is ast.Compare
-        and len(test.ops) == 1
-        and type(test.ops[0]) is ast.Is
-        and type(test.left) is ast.Name
-        and test.left.id == name
-        and type(test.comparators[0]) is ast.Constant
-        and test.comparators[0].value is None
-    )
+    compared = none_compared(test)
+    return compared is not None and not compared[1] and type(compared[0]) is ast.Name and compared[0].id == name
 
 
 @rule(code="MS206", name="runtime-scalar-randint-bound", severity="error", family="graphmode")

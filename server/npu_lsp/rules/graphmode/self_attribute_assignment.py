@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_lsp.astutil import none_compared, self_attr
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -461,18 +462,13 @@ def _under_false_none_test(node: ast.AST, ctx: Context) -> bool:
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return False  # a loop's earlier turn may have stored it
         if isinstance(parent, ast.If) and child is not parent.test:
-            test = parent.test
+            compared = none_compared(parent.test)
+            attr = self_attr(compared[0]) if compared is not None else None
             if (
-                isinstance(test, ast.Compare)
-                and len(test.ops) == 1
-                and isinstance(test.ops[0], (ast.Is, ast.IsNot))
-                and isinstance(test.comparators[0], ast.Constant)
-                and test.comparators[0].value is None
-                and isinstance(left := test.left, ast.Attribute)
-                and isinstance(left.value, ast.Name)
-                and left.value.id == "self"
-                and (child in parent.body) == isinstance(test.ops[0], ast.IsNot)
-                and _still_init_none(left.attr, parent, ctx)
+                compared is not None
+                and attr is not None
+                and (child in parent.body) == compared[1]
+                and _still_init_none(attr, parent, ctx)
             ):
                 return True
         child, parent = parent, ctx.parent(parent)
@@ -488,24 +484,14 @@ def _lazy_default_never_run(node: ast.AST, ctx: Context) -> bool:
     `__init__` is refused). Every store of `a` in the file (`__init__`'s included) must give
     a constant other than None or a parameter whose default is one."""
     parent = ctx.parent(node)
-    if not (isinstance(parent, ast.If) and any(b is node for b in parent.body)):
-        return False
-    test = parent.test
-    if not (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-        and isinstance(left := test.left, ast.Attribute)
-        and isinstance(left.value, ast.Name)
-        and left.value.id == "self"
-    ):
+    compared = none_compared(parent.test) if isinstance(parent, ast.If) else None
+    attr = self_attr(compared[0]) if compared is not None else None
+    if attr is None or not instances(ctx)._lazy_default(node, attr):  # type: ignore[arg-type]
         return False
     sets = instances(ctx)._attr_sets()
     if "*" in sets:
         return False  # a computed setattr may set anything
-    stores = [st for st in sets.get(left.attr, ()) if st is not node]
+    stores = [st for st in sets.get(attr, ()) if st is not node]
     return bool(stores) and all(_never_none(st, ctx) for st in stores)
 
 

@@ -19,6 +19,7 @@ import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from npu_lsp.astutil import none_compared, self_attr
 from npu_lsp.diagnostics import Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS
 from npu_lsp.scope import ECHOED_KINDS
@@ -237,18 +238,8 @@ class Instances:
         parent = self.ctx.parent(st)
         if not (isinstance(parent, ast.If) and any(b is st for b in parent.body)):
             return False
-        test = parent.test
-        return (
-            isinstance(test, ast.Compare)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Is)
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value is None
-            and isinstance(test.left, ast.Attribute)
-            and test.left.attr == attr
-            and isinstance(test.left.value, ast.Name)
-            and test.left.value.id == "self"
-        )
+        compared = none_compared(parent.test)
+        return compared is not None and not compared[1] and self_attr(compared[0]) == attr
 
     def _eval_for_instance(
         self, expr: ast.expr, cls: ast.ClassDef, site: ast.Call, holder: ast.FunctionDef, depth: int
@@ -638,25 +629,19 @@ class Instances:
         hit = self._tensor_attr_is_none(test, func)
         if hit is not UNKNOWN:
             return hit
-        left = test.left
-        if not (
-            func is not None
-            and isinstance(left, ast.Name)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value is None
-        ):
+        compared = none_compared(test)
+        if func is None or compared is None or not isinstance(compared[0], ast.Name):
             return UNKNOWN
         from npu_lsp.rules.graphmode.flow import analyzer
 
+        name, is_not = compared[0].id, compared[1]
         a = analyzer(self.ctx)
-        if a.param_never_none(left.id, func, test):
-            return isinstance(test.ops[0], ast.IsNot)
-        if a.param_default_none_used(left.id, func, test):
+        if a.param_never_none(name, func, test):
+            return is_not
+        if a.param_default_none_used(name, func, test):
             # torch_scatter's `if dim_size is None: dim_size = int(index.max()) + 1` with the
             # default left at every call: the side computing it is the one compiled
-            return isinstance(test.ops[0], ast.Is)
+            return not is_not
         return UNKNOWN
 
     def _tensor_attr_is_none(self, test: ast.Compare, func: ast.AST | None) -> Any:
@@ -667,24 +652,16 @@ class Instances:
         `if self.m is None:` is never compiled, at LAX and STRICT). UNKNOWN otherwise."""
         from npu_lsp.rules.graphmode.flow import analyzer
 
-        left = test.left
-        if not (
-            func is not None
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value is None
-            and isinstance(left, ast.Attribute)
-            and isinstance(left.value, ast.Name)
-            and left.value.id == "self"
-        ):
+        compared = none_compared(test)
+        attr = self_attr(compared[0]) if compared is not None else None
+        if func is None or compared is None or attr is None:
             return UNKNOWN
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
-        values = a._self_values(cls).get(left.attr, []) if cls is not None else []
+        values = a._self_values(cls).get(attr, []) if cls is not None else []
         if not values or not all(isinstance(v, ast.Call) and _is_tensor_class(self.ctx.qualname(v.func)) for v in values):
             return UNKNOWN
-        return isinstance(test.ops[0], ast.IsNot)
+        return compared[1]
 
     def _isinstance_tensor(self, call: ast.Call, func: ast.AST) -> bool | None:
         """`isinstance(v, Tensor)` where the flow analysis holds `v` for a tensor: True.
