@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Agreement of `check` with MindSpore 2.10 on judged difftest programs, per syntax level.
 
-Usage: agreement.py [--dir DIR] [--show N]   (DIR: cases/ + labels.json; default
-tests/npu_lsp/fixtures/difftest)
+Usage: agreement.py [--dir DIR] [--labels FILE --cases SUBDIR] [--prefix P] [--show N]
+(DIR: cases/ + labels.json; default tests/npu_lsp/fixtures/difftest). A written set's probes:
+`--dir SET --labels SET/probe_labels.json --cases probes`. `--prefix r2_` scores only the cases
+whose name starts with `r2_`, `--prefix '!r2_'` only the others (a blind set's first round).
 
 A case counts at a level when PyNative accepts it and MindSpore gave a verdict (accept or
 reject) at that level; `check` agrees when it reports an error-severity MS diagnostic exactly
@@ -44,6 +46,9 @@ def counted(label: dict[str, object], level: str) -> bool:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", type=Path, default=HERE.parent / "fixtures" / "difftest")
+    ap.add_argument("--labels", type=Path, help="verdicts file (default DIR/labels.json)")
+    ap.add_argument("--cases", default="cases", help="programs folder under DIR (default cases)")
+    ap.add_argument("--prefix", default="", help="only names starting with P; '!P': only the others")
     ap.add_argument("--show", type=int, default=50)
     ap.add_argument(
         "--write-known",
@@ -51,14 +56,16 @@ def main() -> None:
         help="record every disagreement in DIR/known_misses.json with what MindSpore said",
     )
     args = ap.parse_args()
-    labels: dict[str, dict[str, object]] = json.loads((args.dir / "labels.json").read_text())
+    labels: dict[str, dict[str, object]] = json.loads((args.labels or args.dir / "labels.json").read_text())
+    negate, prefix = args.prefix.startswith("!"), args.prefix.lstrip("!")
+    labels = {k: v for k, v in labels.items() if k.startswith(prefix) != negate}
     agree = dict.fromkeys(LEVELS, 0)
     total = dict.fromkeys(LEVELS, 0)
     false_errors = dict.fromkeys(LEVELS, 0)
     misses: list[str] = []
     known: dict[str, dict[str, str]] = {}
     for name, label in labels.items():
-        ours = our_verdicts(args.dir / "cases" / name)
+        ours = our_verdicts(args.dir / args.cases / name)
         for level in LEVELS:
             if not counted(label, level):
                 continue

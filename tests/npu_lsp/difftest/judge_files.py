@@ -4,8 +4,9 @@ never run in CI): one MindSpore process per level, as judge_batch.py does for ge
 
 Usage: judge_files.py [--python PY] --root SET_DIR --jsonl OUT.jsonl CASE...   (CASE relative to
 SET_DIR, e.g. cases/x.py or probes/y.py). Appends one JSON line per case to OUT.jsonl with the
-fields judge.py writes (the `# category:` header of the case as its category); merge the lines
-into the set's labels.json by hand. MindSpore runs in a temporary working directory that is
+fields judge.py writes (the `# category:` header of the case as its category); `--merge
+LABELS.json` also merges the verdicts (without `stdout`) into that file, replacing a case's
+earlier verdict. MindSpore runs in a temporary working directory that is
 deleted afterwards (judge_batch.run_level), so the `rank_0/` folder and `*.ir` files it writes
 never land in the repository, wherever this is started from. With `--pythonpath DIR` (relative
 to SET_DIR), DIR goes on MindSpore's `sys.path`: the modules a multi-module case imports
@@ -39,6 +40,7 @@ def main() -> None:
     ap.add_argument("--root", type=Path, required=True)
     ap.add_argument("--jsonl", type=Path, required=True)
     ap.add_argument("--pythonpath", help="folder (relative to --root) put on sys.path")
+    ap.add_argument("--merge", type=Path, help="labels.json to merge the verdicts into")
     ap.add_argument("cases", nargs="+")
     args = ap.parse_args()
     root: Path = args.root.resolve()
@@ -47,6 +49,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for level, env in LEVELS.items():
             by_level[level] = run_level(args.python, root, args.cases, {**env, **extra}, Path(tmp) / f"{level}.jsonl")
+    judged: dict[str, dict[str, object]] = {}
     with args.jsonl.open("a") as fh:
         for name in args.cases:
             case = root / name
@@ -56,7 +59,12 @@ def main() -> None:
             label["category"] = m.group(1) if m else root.name
             label["stdout"] = {lv: str(got[lv].get("stdout", ""))[:200] for lv in LEVELS}
             fh.write(json.dumps({case.name: label}) + "\n")
+            judged[case.name] = {k: v for k, v in label.items() if k != "stdout"}
             print(case.name, label["pynative"], label["lax"], label["strict"], str(label["message_head"] or "")[:100], flush=True)
+    if args.merge:
+        merged = json.loads(args.merge.read_text()) if args.merge.exists() else {}
+        merged.update(judged)
+        args.merge.write_text(json.dumps(dict(sorted(merged.items())), indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
