@@ -235,6 +235,9 @@ class ItemStoredAtRuntimeIndex(GraphRule):
     def _stored(self, stores: list[ast.Subscript], value: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
         if ctx.function is None or not ctx.scope:
             return
+        # only `c[j]` / `c[int(t)]` can be such a store: the value's kind (a solve) is asked after
+        if not any(type(s.slice) is ast.Name or (type(s.slice) is ast.Call and type(s.slice.func) is ast.Name) for s in stores):
+            return
         if analyzer(ctx).kind(value) == Kind.TENSOR:
             yield from self._tensor_stored(stores, ctx)
             return
