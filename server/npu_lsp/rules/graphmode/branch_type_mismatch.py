@@ -95,14 +95,18 @@ def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
 
 
 def _item_stores(block: list[ast.stmt]) -> dict[tuple[str, str], tuple[ast.expr, ast.stmt]]:
-    """`d[key] = value` statements directly in `block`: (container name, the key's text) ->
-    (value, statement); the last one per item wins."""
+    """`d[key] = value` statements directly in `block`, `key` a name or a constant: (container
+    name, the key's text) -> (value, statement); the last one per item wins."""
     out: dict[tuple[str, str], tuple[ast.expr, ast.stmt]] = {}
     for st in block:
         if type(st) is ast.Assign and len(st.targets) == 1:
             t = st.targets[0]
-            if type(t) is ast.Subscript and type(t.value) is ast.Name and type(t.slice) is not ast.Slice:
-                out[(t.value.id, ast.dump(t.slice))] = (st.value, st)
+            if type(t) is ast.Subscript and type(t.value) is ast.Name:
+                # a name or a constant key (`ast.dump` would leave a reference cycle per call)
+                key = t.slice
+                text = key.id if type(key) is ast.Name else repr(key.value) if type(key) is ast.Constant else None
+                if text is not None:
+                    out[(t.value.id, text)] = (st.value, st)
     return out
 
 
