@@ -764,6 +764,8 @@ class Values:
             return av.constant(recv.rank) if recv.rank is not None else av.Scalar("int")
         if method in ("numel", "nelement"):
             return av.Scalar("int")
+        if method == "item" and not e.args:
+            return av.item_scalar(recv.dtype)
         if method in ("asnumpy", "tolist", "item", "numpy"):
             return av.UNKNOWN
         if method in _BOOL_TENSOR_METHODS:

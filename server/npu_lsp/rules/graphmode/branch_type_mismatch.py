@@ -94,6 +94,68 @@ def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
     return out
 
 
+def _item_stores(block: list[ast.stmt]) -> dict[tuple[str, str], tuple[ast.expr, ast.stmt]]:
+    """`d[key] = value` statements directly in `block`, `key` a name or a constant: (container
+    name, the key's text) -> (value, statement); the last one per item wins."""
+    out: dict[tuple[str, str], tuple[ast.expr, ast.stmt]] = {}
+    for st in block:
+        if type(st) is ast.Assign and len(st.targets) == 1:
+            t = st.targets[0]
+            if type(t) is ast.Subscript and type(t.value) is ast.Name:
+                # a name or a constant key (`ast.dump` would leave a reference cycle per call)
+                key = t.slice
+                text = key.id if type(key) is ast.Name else repr(key.value) if type(key) is ast.Constant else None
+                if text is not None:
+                    out[(t.value.id, text)] = (st.value, st)
+    return out
+
+
+def _dict_item_join(
+    node: ast.If, stored: list[tuple[str, str]], ctx: Context, env: Env | None
+) -> tuple[str, ast.AST] | None:
+    """An item of a dict stored on both paths of `node` (`results[name] = 0.0` / `results[name]
+    = acc.item()`), the dict read afterwards: the two dicts are joined value by value, as
+    returned values are (measured, written/heldout21b probes `st22_mc_*`: a Python float
+    against an Int64 `.item()`, a `//` of two, or a tensor fails at both levels, against
+    `.item() / n` (Float32) LAX compiles; `0` against an Int64 `.item()` compiles). Two
+    constants are left alone (not measured). STRICT also refuses some joins of equal dtypes
+    here (`0.0` against a Float32 `.item()` computed from a sub-cell's output, the heldout21b
+    case `metric_per_class_acc_loop_item`), not modelled: its verdicts vary with where the
+    value comes from."""
+    body, other = _item_stores(node.body), _item_stores(node.orelse)
+    vals = values(ctx)
+    for key in stored:
+        name = key[0]
+        (left, _), (right, where) = body[key], other[key]
+        x = vals.of(left, None, env)
+        y = vals.of(right, None, env) if x.known else av.UNKNOWN
+        if av.is_constant(x) and av.is_constant(y):
+            continue
+        error = av.join(x, y, av.Site.RETURN).error
+        if error is None or error.strict_only or not isinstance(x, (av.Scalar, av.Tensor)):
+            continue
+        if not _dict_bound(name, ctx) or not _read_after(node, name, ctx):
+            continue
+        if not (ctx.scope and ctx.scope.strict) and any(opaque_at_lax(v, ctx.function, ctx) for v in (left, right)):
+            continue  # LAX joins a Python object with anything
+        target = where.targets[0]  # type: ignore[attr-defined]
+        return f"`{ctx.segment(target)}`: {error.reason}", where
+    return None
+
+
+def _dict_bound(name: str, ctx: Context) -> bool:
+    """Is `name` bound in the compiled function only to dict displays (`results = {}`)?"""
+    func = ctx.function
+    if func is None:
+        return False
+    binds = [
+        st.value
+        for st in ast.walk(func)
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets)
+    ]
+    return bool(binds) and all(isinstance(v, ast.Dict) for v in binds)
+
+
 def plain_pairs(st: ast.Assign) -> list[tuple[str, ast.expr]]:
     """(name, value) of `name = value`, and of each name of `a, b = x, y` (a tuple or list
     display of names given a display of as many values: `best_t, best = 0.5, -1.0`)."""
@@ -593,7 +655,12 @@ class BranchTypeMismatch(GraphRule):
     promotion (two tensors MindSpore computes from constants, `ops.zeros((2, 3))` against
     `ops.zeros((2, 3), ms.int32)`, join into a Python object at LAX: the STRICT level refuses
     the interpreted arithmetic on it, and only the graph's own output fails at both); a tuple
-    against a list; returned Python numbers of different types; a tensor, number or str in a
+    against a list; returned Python numbers of different types, also a Python number
+    bound to a name on one path and a number of another type known only at run time on the
+    other (`acc = 0.0` / `acc = (p == y).sum().item()`, an Int64 `.item()`; `.item()` of a
+    float32 tensor, or `... .item() / n`, is Float32 and joins with `0.0`); an item of a
+    dict stored on both paths (`results[name] = 0.0` / `results[name] = k.item()`, the
+    dict read afterwards), joined as returned values are; a tensor, number or str in a
     tuple or list against None there on the second path (`return probs, loss` in the `if`,
     `return probs, None` after it: `dtype1 = Float32, dtype2 = Float64`); a dtype joined
     from two paths and then given to `ops.cast` / `astype` (`DtypeToEnum`); and, under
@@ -965,6 +1032,10 @@ class BranchTypeMismatch(GraphRule):
         # disagree, and the tensor-dependence test below needs the function's data flow,
         # the dearest step of the analysis.
         before: dict[str, ast.expr] = {}
+        if node.orelse and (stored := _item_stores(node.body).keys() & _item_stores(node.orelse).keys()):
+            found = _dict_item_join(node, sorted(stored), ctx, env)
+            if found is not None and _run_time_test(node.test, analyzer(ctx), ctx):
+                return found
         if not returns_in(node.body) and not returns_in(node.orelse) and not (
             node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
         ):

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, store_lines
 from npu_lsp.rules.graphmode.host_values import host_iterable, host_scalar
 
@@ -135,6 +135,11 @@ class ItemStoredAtRuntimeIndex(GraphRule):
     - under LAX, `counts[j] += 1`, `counts[j] = v` or `m[i][j] += 1` on a list (local, or held
       on `self`) where the index of the item replaced (`j`) is `int(t)` of a run-time tensor.
 
+    At both levels, in a loop or not, a tensor stored into a list at `int(t)` (`rows[j] =
+    rows[j] + x`, `j = int(idx[0, k])`) when `ops.stack` is later given that list (reading
+    an item back, `ops.concat` and returning the list compile; a list of numbers stored at
+    `int(t)` under STRICT is MS131's when it becomes a `Tensor`).
+
     Only a container read elsewhere in the function is flagged (one only stored into
     compiles), and `m[int(t)][0] += 1.0`, which replaces an item at a constant index of a
     row, compiles.
@@ -183,7 +188,8 @@ class ItemStoredAtRuntimeIndex(GraphRule):
       at a constant index and an aug-store in a `for` over `tolist()` compile); written
       trainsteps probes `setitem_*`; cases heldout20a `gnn_adjacency_list_python_loop`,
       heldout19b `ml_minibatch_kmeans_counts_list_self`, heldout19a
-      `r2_moe_dispatch_token_lists`.
+      `r2_moe_dispatch_token_lists`; probes `strict24_ix_rows_*` (tensor rows: stacked
+      fails at both levels, read, concatenated compile).
     """
 
     nodes = (ast.Assign, ast.AugAssign, ast.Call)
@@ -208,7 +214,7 @@ class ItemStoredAtRuntimeIndex(GraphRule):
             return self._grown(node, item, ctx)  # type: ignore[arg-type]
         targets = node.targets if t is ast.Assign else [node.target]  # type: ignore[attr-defined]
         stores = [s for s in targets if type(s) is ast.Subscript and type(s.slice) is not ast.Slice]
-        return self._stored(stores, ctx) if stores else ()
+        return self._stored(stores, node.value, ctx) if stores else ()  # type: ignore[attr-defined]
 
     def _grown(self, call: ast.Call, item: ast.Subscript, ctx: Context) -> Iterable[Diagnostic]:
         if ctx.function is None or not ctx.scope or not _in_loop(call, ctx):
@@ -226,8 +232,16 @@ class ItemStoredAtRuntimeIndex(GraphRule):
             f"`{name}[{ctx.segment(item.slice)}].{call.func.attr}(...)` grows an item of `{name}` at an index known only at run time, in a loop: MindSpore stores it back with a variable-index `list_setitem`, which fails once the items differ; build it with tensor ops (`ops.tensor_scatter_add`, a dense matrix) or outside the network",  # type: ignore[attr-defined]
         )
 
-    def _stored(self, stores: list[ast.Subscript], ctx: Context) -> Iterable[Diagnostic]:
-        if ctx.function is None or not ctx.scope or ctx.scope.level != "lax":
+    def _stored(self, stores: list[ast.Subscript], value: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
+        if ctx.function is None or not ctx.scope:
+            return
+        # only `c[j]` / `c[int(t)]` can be such a store: the value's kind (a solve) is asked after
+        if not any(type(s.slice) is ast.Name or (type(s.slice) is ast.Call and type(s.slice.func) is ast.Name) for s in stores):
+            return
+        if analyzer(ctx).kind(value) == Kind.TENSOR:
+            yield from self._tensor_stored(stores, ctx)
+            return
+        if ctx.scope.level != "lax":
             return
         for s in stores:
             # the index of the item replaced: `m[int(a)][0] += 1.0` replaces `m[int(a)]`'s
@@ -250,3 +264,41 @@ class ItemStoredAtRuntimeIndex(GraphRule):
                 f"`{ctx.segment(s)}` stores into list `{name}` at `{ctx.segment(index)}`, a number read from a run-time tensor, in a loop: under LAX MindSpore's variable-index `list_setitem` fails on the next iteration; count with tensor ops (`ops.tensor_scatter_add`) or outside the network",
             )
             return
+
+    def _tensor_stored(self, stores: list[ast.Subscript], ctx: Context) -> Iterable[Diagnostic]:
+        """A tensor stored into a list at `int(t)`: the list then holds a variable-index item,
+        which both levels read back (`rows[1]`), concatenate and return, but `ops.stack`
+        of the list fails in the back end, in a loop or not (measured, written/heldout21a
+        probes `hc22_tensor_rows_loop_int_store`, `strict24_ix_rows_*`: "Tuple to TupleUnfold
+        pattern should have TupleGetItem as user node, but got Default/Stack-op0")."""
+        for s in stores:
+            if type(s.value) is not ast.Name or not _int_of_tensor(s.slice, ctx):
+                continue
+            stacked = _stacked(s.value.id, s, ctx)
+            if stacked is None:
+                continue
+            yield ctx.diagnostic(
+                self,
+                s,
+                f"`{ctx.segment(s)}` stores a tensor into list `{s.value.id}` at `{ctx.segment(s.slice)}`, a number read from a run-time tensor, and `{ctx.segment(stacked)}` (line {stacked.lineno}) stacks that list: MindSpore's back end cannot stack a list with a variable-index item (Tuple to TupleUnfold pattern ... Stack); accumulate into a tensor (`ops.tensor_scatter_add`) or pick rows with a one-hot mask",
+            )
+            return
+
+
+def _stacked(name: str, after: ast.AST, ctx: Context) -> ast.Call | None:
+    """`ops.stack(name)` after `after` in the compiled function."""
+    line = getattr(after, "lineno", 0)
+    for n in ast.walk(ctx.function):  # type: ignore[arg-type]
+        if (
+            type(n) is ast.Call
+            and n.lineno > line
+            and n.args
+            and type(n.args[0]) is ast.Name
+            and n.args[0].id == name
+            and ctx.qualname(n.func) in _STACKS
+        ):
+            return n
+    return None
+
+
+_STACKS = frozenset({"mindspore.ops.stack", "mindspore.ops.function.stack", "mindspore.mint.stack"})

@@ -46,6 +46,9 @@ class TensorDictKey(GraphRule):
     tensor's host data (`{t.item(): "top"}`, `{ids[0]: 1}` with `ids = t.tolist()`), and
     the key of a dict comprehension over host data (`{PALETTE[k]: v for k, v in
     Counter(t.asnumpy().tolist()).items()}`, `{NAMES[i]: v for i, v in enumerate(t.tolist())}`).
+    An f-string formatting such a value as a key (`d[f"{int(pred)}"]`, `d[f"p{k.item()}"] =
+    v`, at both levels; `d.get(f"{int(pred)}", "?")` under STRICT, LAX's is below;
+    `f"{x.shape[0]}"` folds and compiles).
     Also a tuple key holding such a number (`self.known.get((int(h[i]), int(r[i])), set())`,
     `d[(t.item(), 1)] = v`), at both levels, and under LAX the key of `d.get(k, ...)` when
     `k` is the variable of a `for` over a tensor's host data (`for d in dst.asnumpy().tolist():
@@ -130,12 +133,16 @@ class TensorDictKey(GraphRule):
                 return ()
             if type(node.slice) in _KEY_NODES:
                 return self._keyed(node.value, node.slice, ctx)
+            if type(node.slice) is ast.JoinedStr:
+                return self._formatted_key(node.value, node.slice, ctx)
             if type(node.slice) is ast.Tuple and any(type(x) is ast.Call for x in node.slice.elts):
                 return self._keyed(node.value, node.slice, ctx)  # `d[(int(h), 1)]`
             return ()
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in _KEYED_METHODS and node.args:
+                if f.attr == "get" and type(node.args[0]) is ast.JoinedStr and ctx.scope and ctx.scope.strict:
+                    return self._formatted_key(f.value, node.args[0], ctx)  # (LAX: `_getter`)
                 return self._keyed(f.value, node.args[0], ctx)
             return ()
         if isinstance(node, ast.DictComp):
@@ -219,6 +226,23 @@ class TensorDictKey(GraphRule):
                 key,
                 f"dict key `{ctx.segment(key)}` is read from a run-time tensor; graph dict lookups and stores need keys known while compiling",
             )
+
+    def _formatted_key(self, receiver: ast.expr, key: ast.JoinedStr, ctx: Context) -> Iterable[Diagnostic]:
+        """`d[f"{int(pred)}"]`, `d[f"p{int(pred)}"] = v` (both levels) and `d.get(f"{int(pred)}")`
+        (STRICT; LAX: `_getter`): an f-string formatting a value known only at run time is a
+        `ValueAny` key (measured, written/zoo probes `ld23_dg_fstr_get`, `strict24_dg_fstr_*`:
+        "dict_getitem / dict_setitem evaluator key only supports string, number, ... but got
+        ValueAny"; `f"{x.shape[0]}"` folds and compiles)."""
+        a = analyzer(ctx)
+        if not (isinstance(receiver, ast.Dict) or a.type_class(receiver) == "dict" or _self_dict(receiver, ctx) or _module_dict(receiver, ctx)):
+            return
+        if not _runtime_text(key, ctx):
+            return
+        yield ctx.diagnostic(
+            self,
+            key,
+            f"dict key `{ctx.segment(key)}` formats a value known only at run time: graph dict lookups and stores need keys known while compiling; keep the table in a tensor, or look it up outside the graph",
+        )
 
     def _getter(self, call: ast.Call, receiver: ast.expr, key: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
         """`d.get(k, v)` with `k` the variable of a `for` over host data: LAX fails

@@ -59,7 +59,8 @@ class UnsupportedPythonCall(GraphRule):
       whose entry (or `.get` default) is a str (a dict `__init__` keeps on `self`, one every
       construction passes, a module-level dict, never stored into:
       `self.config.get("hidden_act", "SiLU").strip()`; written/heldout19a probes `s20_*`), the `__name__` of a class or function, a
-      name from `dir(...)`, a key of a dict display whose keys are str constants
+      name from `dir(...)`, the variable of a `for` over a module-level list or tuple of str
+      constants (`name.split("_")` in `for name in AGENTS:`), a key of a dict display whose keys are str constants
       (`len(name)` in `for name, w in self.weights.items()`, `for k in d`), or the `.name`
       of an `enum.Enum` member (its `.value` too when that is a str): `self.mode.strip()`, `type(self).__name__.endswith("Block")`,
       `n.startswith("_")` in `for n in dir(cfg)`...), and the ones
@@ -900,9 +901,53 @@ def _iterates_strs(name: str, ctx: Context) -> bool:
             isinstance(it, ast.Name)
             and it.id in params
             and analyzer(ctx).str_sequence_param(it.id, func)
-        ) or _held_strs(it, ctx):
+        ) or _held_strs(it, ctx) or _module_strs(it, params, func, ctx):
             targets.add(id(target))
     return all(id(n) in targets for n in stores)
+
+
+def _module_strs(it: ast.expr, params: set[str] | frozenset[str], func: ast.AST, ctx: Context) -> bool:
+    """A module-level name bound once, to a tuple or list display of str constants, that the
+    compiled function neither binds nor takes: `for name in AGENTS:` with `AGENTS =
+    ["agent_0", "agent_1"]`. The graph holds the global as a constant of Strings, so the loop
+    binds a str (measured, written/heldout22a `marl_obs_dict_agent_names`, probes
+    `strict24_ms_*`: `name.split("_")` is refused under STRICT, "cannot get attributes split
+    or the String object")."""
+    if not isinstance(it, ast.Name) or it.id in params:
+        return False
+    binds = ctx.module_bindings().get(it.id, ())
+    if len(binds) != 1 or not isinstance(binds[0], ast.Assign):
+        return False
+    v = binds[0].value
+    if not (
+        isinstance(v, (ast.Tuple, ast.List))
+        and v.elts
+        and all(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in v.elts)
+    ):
+        return False
+    # a local of the same name, or the global changed in place, is not that constant
+    return not any(
+        isinstance(n, ast.Name) and n.id == it.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(func)
+    ) and not _changed_in_place(it.id, ctx)
+
+
+def _changed_in_place(name: str, ctx: Context) -> bool:
+    """`name.append(...)`, `name[i] = ...`, `name += ...` anywhere in the file (the names
+    so changed are found once per file)."""
+    key = "ms144.changed-in-place"
+    changed: set[str] | None = ctx.cache.get(key)
+    if changed is None:
+        changed = set()
+        for n in ast.walk(ctx.tree):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.attr in _IN_PLACE or isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name):
+                changed.add(n.value.id)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                changed.add(n.target.id)
+        ctx.cache[key] = changed
+    return name in changed
+
+
+_IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse"})
 
 
 def _held_strs(it: ast.expr, ctx: Context) -> bool:
