@@ -633,10 +633,9 @@ class Analyzer:
                     info.lists.add(attr)
                 if isinstance(value, ast.Call):
                     q = self.ctx.qualname(value.func) or ""
-                    last = q.rsplit(".", 1)[-1]
-                    if last in ("Parameter", "ParameterTuple"):
+                    if makes_parameter(q):
                         info.parameters.add(attr)
-                    elif last == "Tensor" or q.startswith("mindspore.ops."):
+                    elif makes_tensor(q):
                         info.tensors.add(attr)
                     elif q.startswith("mindspore.nn.") or self._is_local_cell(q):
                         info.cells.add(attr)
@@ -3366,10 +3365,23 @@ def analyzer(ctx: Context) -> Analyzer:
     return a
 
 
+def makes_parameter(q: str) -> bool:
+    """A call (by qualified name) creating a Parameter or a ParameterTuple in `__init__`."""
+    return q.rsplit(".", 1)[-1] in ("Parameter", "ParameterTuple")
+
+
+def makes_tensor(q: str) -> bool:
+    """A call (by qualified name) creating a plain tensor in `__init__`: `Tensor(...)`,
+    `ms.tensor(...)` or any `mindspore.ops` function (`ops.zeros`, `ops.arange`,
+    `ops.linspace`). `self_info`'s `tensors`, and every prefilter of them, use this one
+    notion (measured, written/zoo probes `dv24_ta_*`: `self.m` made by `ops.linspace` or
+    `ms.tensor` and updated in `construct` fails under LAX as one made by `Tensor` does)."""
+    return q.rsplit(".", 1)[-1] == "Tensor" or q == "mindspore.tensor" or q.startswith("mindspore.ops.")
+
+
 def _makes_tensor(q: str) -> bool:
     """A call (by qualified name) creating a Parameter or tensor in `__init__`."""
-    last = q.rsplit(".", 1)[-1]
-    return last in ("Parameter", "ParameterTuple", "Tensor") or q.startswith("mindspore.ops.")
+    return makes_parameter(q) or makes_tensor(q)
 
 
 _STMT_LIKE = (ast.stmt, ast.excepthandler)

@@ -17,7 +17,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table, constructed
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
@@ -401,15 +401,6 @@ def _has_fallback(ctx: Context) -> bool:
     return bool(hit)
 
 
-#: called names that make a tensor in `__init__` (`Tensor(...)`, `ops.zeros(...)`)
-_TENSOR_MAKERS = frozenset({"Tensor", "tensor", "zeros", "ones", "zeros_like", "ones_like", "full", "randn", "rand"})
-
-
-def _called_name(call: ast.Call) -> str | None:
-    f = call.func
-    return f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
-
-
 def _stores_tensor_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
     """Does compiled LAX code store a plain Tensor attribute `__init__` builds (see
     `_Opaque._tensor_attr_stored`)? The classes' `__init__` facts first: most hold none."""
@@ -435,13 +426,14 @@ def _restored_tensor_attrs(ctx: Context) -> frozenset[str]:
     if hit is None:
         a = analyzer(ctx)
         text = ctx.text
-        # the names first (`__init__`'s values, already indexed), by the called name alone;
-        # `self_info` (qualified names) decides later, for the few that pass
+        # the names first (`__init__`'s values, already indexed), by flow's notion of a
+        # tensor maker (`Tensor(...)`, any `ops.*`: `ops.arange`, `ops.linspace`); `self_info`
+        # decides later, for the few that pass, per class
         names = {
             attr
             for c in ctx.scopes.info.classes.values()
             for attr, values in a._self_values(c.node).items()
-            if any(type(v) is ast.Call and _called_name(v) in _TENSOR_MAKERS for v in values)
+            if any(type(v) is ast.Call and makes_tensor(ctx.qualname(v.func) or "") for v in values)
         }
         hit = ctx.cache["opaque.restored_tensors"] = frozenset(
             n for n in names if text.count(f"self.{n} =") + text.count(f"self.{n},") + text.count(f", self.{n}") >= 2
