@@ -6,6 +6,7 @@ import ast
 import builtins
 from collections.abc import Iterable
 
+from npu_lsp.astutil import is_none_literal
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -200,7 +201,7 @@ class UnsupportedPythonCall(GraphRule):
                 return
             name = q[9:]
             said = (
-                calls_table.rejected_positional(name, tuple(_is_none(a) for a in node.args))
+                calls_table.rejected_positional(name, tuple(is_none_literal(a) for a in node.args))
                 if name in calls_table.positional_names() and not node.keywords
                 else None
             )
@@ -731,10 +732,6 @@ def _global_in_variable_comprehension(
                 if (q is not None and not q.startswith("builtins.")) or sub.id in ctx.module_bindings():
                     return sub.id
     return None
-
-
-def _is_none(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant) and e.value is None
 
 
 def _operator_result(e: ast.expr, ctx: Context) -> bool:
