@@ -317,6 +317,12 @@ class Analyzer:
         fn = self._fn(func if func is not None else self.ctx.function)
         return self._answer(fn, lambda: self._folded_tensor(expr, fn, 0), False)
 
+    def bindings_of(self, name: str, func: ast.AST | None) -> list[_Binding]:
+        """Every binding of `name` in `func`'s body (parameters aside) as (how, value) pairs,
+        from the function's binding index: how is `_ASSIGN`, `_UNPACK`, `_ITER`...; value the
+        bound expression (for `_UNPACK_AT`, (call, where the name sits in its result))."""
+        return self._indexed(self._fn(func)).bindings.get(name, [])
+
     def rebinds(self, name: str, func: ast.AST | None) -> bool:
         """Does `func`'s body bind `name` (beyond a parameter of that name)?"""
         return name in self._indexed(self._fn(func)).bindings
