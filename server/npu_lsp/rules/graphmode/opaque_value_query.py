@@ -17,7 +17,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table, constructed
-from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor
+from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor, self_update
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
@@ -837,41 +837,20 @@ def _given_parameters(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool
 
 def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
-    `self.scale = 2.0`, `self.best = float(t)`)? A tensor, a container, None, a call of
-    anything but a number builtin are not numbers here."""
-    if type(st) is ast.AugAssign:
-        target = st.target
-        return (
-            type(target) is ast.Attribute
-            and _number(st.value, target.attr, ctx)
-            and _number_attribute(target.attr, func, ctx)
-        )
-    target = st.targets[0]  # type: ignore[attr-defined]
-    if type(target) is not ast.Attribute or type(st.value) is not ast.BinOp:  # type: ignore[attr-defined]
+    `self.best = self.best * float(t)`) over an attribute every `__init__` sets to a number
+    literal? A tensor, a container, None, a call of anything but a number builtin are not
+    numbers here. A Parameter or tensor updated in place (`self.table = self.table * 2.0`) is
+    a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`). A store of a constant
+    alone (`self.n = 3`) fails the same way (written/gen18 probe
+    `v20_ct_const_store_zeros_like`) but is not followed: no text test tells it from the
+    stores of `__init__`, and every attribute read would pay for it."""
+    update = self_update(st)
+    if update is None:
         return False
-    if not _number_attribute(target.attr, func, ctx):
-        return False
-    # `self.n = self.n + 1` (a store of a constant alone, `self.n = 3`, fails the same way,
-    # written/gen18 probe `v20_ct_const_store_zeros_like`, but is not followed: no text test
-    # tells it from the stores of `__init__`, and every attribute read would pay for it)
-    value: ast.expr = st.value  # type: ignore[attr-defined]
-    return _number(value, target.attr, ctx) and any(
-        type(n) is ast.Attribute and n.attr == target.attr for n in ast.walk(value)
-    )
-
-
-def _number_attribute(attr: str, func: ast.AST, ctx: Context) -> bool:
-    """Does every `__init__` of the class `func` belongs to set `self.<attr>` to a number
-    literal (`self.calls = 0`)? A Parameter or tensor updated in place (`self.table =
-    self.table * 2.0`) is a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`)."""
+    attr, value = update
     a = analyzer(ctx)
     cls = a.owner_class(func)
-    if cls is None:
-        return False
-    values = a._self_values(cls).get(attr) or []
-    return bool(values) and all(
-        isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in values
-    )
+    return cls is not None and _number(value, attr, ctx) and a.number_attribute(cls, attr)
 
 
 def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
