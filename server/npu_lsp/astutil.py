@@ -184,14 +184,30 @@ def self_attr(e: ast.AST) -> str | None:
     return None
 
 
-def none_compared(test: ast.AST) -> tuple[ast.expr, bool] | None:
-    """`x is None` -> (`x`, False), `x is not None` -> (`x`, True); anything else -> None."""
-    if not (type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Is, ast.IsNot)):
+def is_none_literal(e: ast.AST | None) -> bool:
+    """Is `e` the literal `None`?"""
+    return isinstance(e, ast.Constant) and e.value is None
+
+
+_IDENTITY_OPS = (ast.Is, ast.IsNot)
+_LOOSE_OPS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
+_NEGATED_OPS = (ast.IsNot, ast.NotEq)
+
+
+def none_compared(test: ast.AST, loose: bool = False) -> tuple[ast.expr, bool] | None:
+    """`x is None` -> (`x`, False), `x is not None` -> (`x`, True); anything else -> None.
+    `loose` also takes `x == None` / `x != None` and `None` on the left (`None is x`)."""
+    if not (type(test) is ast.Compare and len(test.ops) == 1):
         return None
-    right = test.comparators[0]
-    if type(right) is not ast.Constant or right.value is not None:
+    op = type(test.ops[0])
+    if op not in (_LOOSE_OPS if loose else _IDENTITY_OPS):
         return None
-    return test.left, type(test.ops[0]) is ast.IsNot
+    left, right = test.left, test.comparators[0]
+    if is_none_literal(right):
+        return left, op in _NEGATED_OPS
+    if loose and is_none_literal(left):
+        return right, op in _NEGATED_OPS
+    return None
 
 
 def ascii_words(text: str) -> list[str]:

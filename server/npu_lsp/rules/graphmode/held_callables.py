@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from npu_lsp.astutil import is_none_literal, none_compared
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import analyzer
@@ -183,7 +184,7 @@ def held_by_default(ctx: Context, cls: ast.ClassDef, value: ast.expr) -> str | N
     args = init.args
     names = [p.arg for p in [*args.posonlyargs, *args.args][1:]]
     defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults, strict=True))
-    if param not in names or not _is_none(defaults.get(param)):
+    if param not in names or not is_none_literal(defaults.get(param)):
         return None
     calls = [
         n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == cls.name
@@ -193,7 +194,7 @@ def held_by_default(ctx: Context, cls: ast.ClassDef, value: ast.expr) -> str | N
     for call in calls:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None
-        if not _is_none(_argument(call, names, param, defaults)):
+        if not is_none_literal(_argument(call, names, param, defaults)):
             return None
     return "functools.partial"
 
@@ -204,17 +205,14 @@ def _default_choice(value: ast.expr) -> tuple[str, ast.expr] | None:
     if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2:
         first, made = value.values
         return (first.id, made) if isinstance(first, ast.Name) else None
-    if isinstance(value, ast.IfExp) and isinstance(value.test, ast.Compare) and len(value.test.ops) == 1:
-        t = value.test
-        if not (isinstance(t.left, ast.Name) and _is_none(t.comparators[0])):
-            return None
-        name = t.left.id
-        if isinstance(t.ops[0], ast.Is) and isinstance(value.orelse, ast.Name) and value.orelse.id == name:
-            return name, value.body
-        if isinstance(t.ops[0], ast.IsNot) and isinstance(value.body, ast.Name) and value.body.id == name:
-            return name, value.orelse
+    if not isinstance(value, ast.IfExp):
+        return None
+    compared = none_compared(value.test)
+    if compared is None or not isinstance(compared[0], ast.Name):
+        return None
+    name, negated = compared[0].id, compared[1]
+    if not negated and isinstance(value.orelse, ast.Name) and value.orelse.id == name:
+        return name, value.body
+    if negated and isinstance(value.body, ast.Name) and value.body.id == name:
+        return name, value.orelse
     return None
-
-
-def _is_none(e: ast.expr | None) -> bool:
-    return isinstance(e, ast.Constant) and e.value is None

@@ -349,8 +349,8 @@ def _graph_int(e: ast.expr, ctx: Context, depth: int) -> bool:
 def _single_shape_unpacking(name: str, ctx: Context) -> bool:
     """`name` is bound once, by unpacking a shape (`B, T = x.shape`, `T, = x.shape[:1]`)."""
     an = analyzer(ctx)
-    binds = an._indexed(an._fn(ctx.function)).bindings.get(name)
-    if binds is None or len(binds) != 1 or name in _param_names(ctx):
+    binds = an.bindings_of(name, ctx.function)
+    if len(binds) != 1 or name in _param_names(ctx):
         return False
     value = binds[0][1]
     if isinstance(value, tuple):

@@ -15,6 +15,7 @@ import ast
 import bisect
 import re
 
+from npu_lsp.astutil import is_none_literal, none_compared
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import analyzer
@@ -67,7 +68,8 @@ def _may_hold_none(func: ast.AST, ctx: Context) -> bool:
 
 
 def _is_none(e: ast.expr | None) -> bool:
-    return e is None or (isinstance(e, ast.Constant) and e.value is None)
+    """No value (a bare `return`) or the literal `None`."""
+    return e is None or is_none_literal(e)
 
 
 def _bindings(func: ast.AST, ctx: Context) -> dict[str, list[ast.Assign]]:
@@ -159,10 +161,8 @@ def none_tested_after_loop(node: ast.If, name: str, ctx: Context) -> bool:
 
 def _is_none_test(e: ast.AST, name: str) -> bool:
     """`name is None`, `name is not None`, `name == None`, `name != None` (either side)."""
-    if not (isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))):
-        return False
-    sides = (e.left, e.comparators[0])
-    return any(_is_none(s) for s in sides) and any(isinstance(s, ast.Name) and s.id == name for s in sides)
+    compared = none_compared(e, loose=True)
+    return compared is not None and type(compared[0]) is ast.Name and compared[0].id == name
 
 
 def _under_none_test(read: ast.Name, name: str, stop: ast.AST, ctx: Context) -> bool:

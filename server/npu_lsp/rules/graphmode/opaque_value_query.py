@@ -17,7 +17,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table, constructed
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor, self_update
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
@@ -401,15 +401,6 @@ def _has_fallback(ctx: Context) -> bool:
     return bool(hit)
 
 
-#: called names that make a tensor in `__init__` (`Tensor(...)`, `ops.zeros(...)`)
-_TENSOR_MAKERS = frozenset({"Tensor", "tensor", "zeros", "ones", "zeros_like", "ones_like", "full", "randn", "rand"})
-
-
-def _called_name(call: ast.Call) -> str | None:
-    f = call.func
-    return f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
-
-
 def _stores_tensor_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
     """Does compiled LAX code store a plain Tensor attribute `__init__` builds (see
     `_Opaque._tensor_attr_stored`)? The classes' `__init__` facts first: most hold none."""
@@ -435,13 +426,14 @@ def _restored_tensor_attrs(ctx: Context) -> frozenset[str]:
     if hit is None:
         a = analyzer(ctx)
         text = ctx.text
-        # the names first (`__init__`'s values, already indexed), by the called name alone;
-        # `self_info` (qualified names) decides later, for the few that pass
+        # the names first (`__init__`'s values, already indexed), by flow's notion of a
+        # tensor maker (`Tensor(...)`, any `ops.*`: `ops.arange`, `ops.linspace`); `self_info`
+        # decides later, for the few that pass, per class
         names = {
             attr
             for c in ctx.scopes.info.classes.values()
             for attr, values in a._self_values(c.node).items()
-            if any(type(v) is ast.Call and _called_name(v) in _TENSOR_MAKERS for v in values)
+            if any(type(v) is ast.Call and makes_tensor(ctx.qualname(v.func) or "") for v in values)
         }
         hit = ctx.cache["opaque.restored_tensors"] = frozenset(
             n for n in names if text.count(f"self.{n} =") + text.count(f"self.{n},") + text.count(f", self.{n}") >= 2
@@ -845,41 +837,20 @@ def _given_parameters(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool
 
 def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
-    `self.scale = 2.0`, `self.best = float(t)`)? A tensor, a container, None, a call of
-    anything but a number builtin are not numbers here."""
-    if type(st) is ast.AugAssign:
-        target = st.target
-        return (
-            type(target) is ast.Attribute
-            and _number(st.value, target.attr, ctx)
-            and _number_attribute(target.attr, func, ctx)
-        )
-    target = st.targets[0]  # type: ignore[attr-defined]
-    if type(target) is not ast.Attribute or type(st.value) is not ast.BinOp:  # type: ignore[attr-defined]
+    `self.best = self.best * float(t)`) over an attribute every `__init__` sets to a number
+    literal? A tensor, a container, None, a call of anything but a number builtin are not
+    numbers here. A Parameter or tensor updated in place (`self.table = self.table * 2.0`) is
+    a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`). A store of a constant
+    alone (`self.n = 3`) fails the same way (written/gen18 probe
+    `v20_ct_const_store_zeros_like`) but is not followed: no text test tells it from the
+    stores of `__init__`, and every attribute read would pay for it."""
+    update = self_update(st)
+    if update is None:
         return False
-    if not _number_attribute(target.attr, func, ctx):
-        return False
-    # `self.n = self.n + 1` (a store of a constant alone, `self.n = 3`, fails the same way,
-    # written/gen18 probe `v20_ct_const_store_zeros_like`, but is not followed: no text test
-    # tells it from the stores of `__init__`, and every attribute read would pay for it)
-    value: ast.expr = st.value  # type: ignore[attr-defined]
-    return _number(value, target.attr, ctx) and any(
-        type(n) is ast.Attribute and n.attr == target.attr for n in ast.walk(value)
-    )
-
-
-def _number_attribute(attr: str, func: ast.AST, ctx: Context) -> bool:
-    """Does every `__init__` of the class `func` belongs to set `self.<attr>` to a number
-    literal (`self.calls = 0`)? A Parameter or tensor updated in place (`self.table =
-    self.table * 2.0`) is a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`)."""
+    attr, value = update
     a = analyzer(ctx)
     cls = a.owner_class(func)
-    if cls is None:
-        return False
-    values = a._self_values(cls).get(attr) or []
-    return bool(values) and all(
-        isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in values
-    )
+    return cls is not None and _number(value, attr, ctx) and a.number_attribute(cls, attr)
 
 
 def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:

@@ -268,7 +268,7 @@ def _group_dicts(g: ast.expr, ctx: Context, fn: ast.AST) -> list[ast.Dict] | Non
             if isinstance(node, ast.For):
                 holder = _element_of(node.target, g.id, node.iter)
             node = ctx.parent(node)
-        binds = analyzer(ctx)._indexed(analyzer(ctx)._fn(fn)).bindings.get(g.id, [])
+        binds = analyzer(ctx).bindings_of(g.id, fn)
         if holder is None or len(binds) != 1:
             return None  # bound again besides the loop
     if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == "self"):
