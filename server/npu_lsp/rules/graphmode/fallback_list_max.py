@@ -9,13 +9,25 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.host_values import host_iterable
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.host_values import host_iterable, host_len_bound
 from npu_lsp.rules.graphmode.interpreted import interpreted
 
 _DEPTH = 6
 _HOST_READS = frozenset({"tolist", "asnumpy", "numpy"})
 _WRAPPERS = frozenset({"builtins.enumerate", "builtins.zip", "builtins.sorted", "builtins.list", "builtins.reversed"})
+#: `itertools` functions whose result iterates its arguments' items
+_ITERTOOLS = frozenset(
+    {
+        "itertools.permutations",
+        "itertools.combinations",
+        "itertools.combinations_with_replacement",
+        "itertools.product",
+        "itertools.chain",
+        "itertools.islice",
+        "itertools.pairwise",
+    }
+)
 
 
 def maybe_constant(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
@@ -61,9 +73,38 @@ def fallback_iterable(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
     if t is not ast.Call:
         return False
     f = e.func  # type: ignore[attr-defined]
+    q = ctx.qualname(f)
+    if q in _ITERTOOLS or q == "builtins.range":
+        # `itertools.permutations(range(n), k)` with `n = len(c)`, `c` host data: LAX runs
+        # it by JIT Fallback as it does `c` (measured, written/heldout22b probes
+        # `lax24b_perm_*`, `lax24b_combinations_*`; over a literal `range` it is folded)
+        return any(fallback_iterable(a, ctx, depth + 1) or _host_len_name(a, ctx) for a in e.args)  # type: ignore[attr-defined]
     if type(f) is ast.Attribute:
         return f.attr == "tolist" and not e.args and interpreted(f.value, ctx, ctx.function)  # type: ignore[attr-defined,arg-type]
-    return ctx.qualname(f) in _WRAPPERS and any(fallback_iterable(a, ctx, depth + 1) for a in e.args)  # type: ignore[attr-defined]
+    return q in _WRAPPERS and any(fallback_iterable(a, ctx, depth + 1) for a in e.args)  # type: ignore[attr-defined]
+
+
+def _host_len_name(e: ast.expr, ctx: Context) -> bool:
+    """A name bound once, before anything else binds it, to the `len` of host data (`n =
+    len(c)`, `n_q, n_t = len(c), len(c[0])` with `c = x.asnumpy().tolist()`)."""
+    if type(e) is not ast.Name or ctx.function is None:
+        return False
+    stores = [
+        n for n in own_nodes(ctx.function) if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
+    ]
+    value: ast.expr | None = None
+    for st in stores:
+        for tg in st.targets if type(st) is ast.Assign else [st.target]:  # type: ignore[attr-defined]
+            if type(tg) is ast.Name and tg.id == e.id:
+                if value is not None or type(st) is not ast.Assign:
+                    return False
+                value = st.value
+            elif type(tg) is ast.Tuple and any(type(x) is ast.Name and x.id == e.id for x in tg.elts):
+                v = st.value if type(st) is ast.Assign else None
+                if value is not None or type(v) is not ast.Tuple or len(v.elts) != len(tg.elts):
+                    return False
+                value = v.elts[[type(x) is ast.Name and x.id == e.id for x in tg.elts].index(True)]
+    return value is not None and host_len_bound(value, ctx) is not None
 
 
 def fallback_list(e: ast.expr, ctx: Context, depth: int = 0) -> bool:

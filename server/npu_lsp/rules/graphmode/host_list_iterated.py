@@ -78,8 +78,9 @@ class HostListIterated(GraphRule):
     `[int(r) for r in row]`, also `for j, c in enumerate(seq)` in `for seq, ps in zip(...)`),
     and over `sorted(lst, ...)`, `heapq.nlargest(k, lst, ...)` or `heapq.nsmallest` (maybe
     sliced, or a name bound to it, also later in a loop holding both) of a local list
-    holding Python values computed from tensors and no tensor (`cands.append((i,
-    float(x[i])))`), where the appending `for` may append in a nested loop (beam search),
+    holding Python values computed from tensors (`cands.append((i, float(x[i])))`), or
+    tensors (`cands.append((seq + [idx[k]], score + vals[k]))`, `[x[i].sum() for i in
+    ...]`), where the appending `for` may append in a nested loop (beam search),
     when what it builds is read afterwards other than by returning it as it is. An appended item the flow analysis cannot
     type counts as Python data when it is a list display or comprehension, or reads the
     loop's own variables (`rows.append([counts.get(i, 0) for i in range(v)])` in a `for seq
@@ -157,6 +158,8 @@ class HostListIterated(GraphRule):
       `self`, `__init__` or a call argument), `hv_tolist_append_{tuple,list}_k*` (1 item
       compiles, 2 are rejected), `hv_sorted_for_append_*` / `hv_nlargest_for_append_*` /
       `hv_heap_*` (the list returned as it is compiles; `len`, `[0]`, a beam loop fail);
+      lists of tensors sorted: the written heldout22b probes `lax24b_sorted_tensor_*` and
+      heldout21a `ctc_beam_sorted_lambda_tuples`, `tc22_sorted_lambda_tensor_tuples_loop`;
       early exits: the written heldout16b probes `fe_br_*` (a `break` or `return` under a
       run-time test, the list returned as it is: compiles over 10 items; the list read by
       `len`, `sum` or `Tensor`, or a `break` under a constant test: rejected);
@@ -197,7 +200,7 @@ class HostListIterated(GraphRule):
         elif t is ast.For:
             targets = {n.id for n in ast.walk(node.target) if type(n) is ast.Name}  # type: ignore[attr-defined]
             if not _grows_list(node.body, ctx, targets=targets):  # type: ignore[attr-defined]
-                if _grows_list(node.body, ctx, nested=True) and _sorted_at_run_time(node.iter, node, ctx) is not None:  # type: ignore[attr-defined]
+                if _appends(node.body) and _sorted_at_run_time(node.iter, node, ctx) is not None:  # type: ignore[attr-defined]
                     return self._check(node, node.iter, "a `for` appending to a list", ctx)  # type: ignore[attr-defined]
                 return ()
             it, what = node.iter, "a `for` appending to a list"  # type: ignore[attr-defined]
@@ -421,6 +424,20 @@ def _grows_list(body: list[ast.stmt], ctx: Context, nested: bool = False, target
     return False
 
 
+def _appends(body: list[ast.stmt]) -> bool:
+    """A statement of the loop body, also in nested `if`s and loops, appends to a list: over
+    a JIT Fallback `sorted` result whatever it appends, tensors too (written/heldout22b probe
+    `lax24b_sorted_tensor_tuples_for_append_index`)."""
+    for st in body:
+        if type(st) is ast.Expr and type(st.value) is ast.Call:
+            f = st.value.func
+            if type(f) is ast.Attribute and f.attr in _GROW and type(f.value) is ast.Name and st.value.args:
+                return True
+        elif type(st) in (ast.If, ast.For) and (_appends(st.body) or _appends(st.orelse)):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
 def _appends_host_tuple(body: list[ast.stmt], targets: set[str]) -> int:
     """The loop body appends a tuple or list display holding the loop's own variables
     (`out.append((i, v))` in `for v, i in zip(vals.tolist(), idx.tolist())`). Measured
@@ -504,7 +521,41 @@ def _runtime_sorted(e: ast.expr, ctx: Context) -> ast.Call | None:
     at = _SORTING.get(ctx.qualname(e.func) or "")
     if at is None or len(e.args) <= at:
         return None
-    return e if _runtime_items(e.args[at], ctx) else None
+    lst = e.args[at]
+    return e if _runtime_items(lst, ctx) or _runtime_tensors(lst, ctx) else None
+
+
+def _runtime_tensors(e: ast.expr, ctx: Context) -> bool:
+    """A local list holding tensors computed at run time (or tuples holding some), bound
+    once: `[]` grown with `append((seq + [idx[k]], score + vals[k]))`, or a comprehension
+    `[(x[i], x[i].sum()) for i in ...]`, `[x[i].sum() for i in ...]`. LAX runs a `sorted`
+    of it by JIT Fallback as of Python numbers (measured, written/heldout22b probes
+    `lax24b_sorted_tensor_*`, heldout21a case `ctc_beam_sorted_lambda_tuples` and probe
+    `tc22_sorted_lambda_tensor_tuples_loop`: a `for` appending over the result, then an
+    index of what it built, "cannot get item by index from an empty sequence", with a `key`
+    or without; indexing the sorted list itself, or a `for` adding up tensors, compiles)."""
+    if type(e) is not ast.Name or ctx.function is None:
+        return False
+    a = analyzer(ctx)
+    bound = a.single_assignment(e.id, ctx.function)
+    if type(bound) is ast.ListComp:
+        items = [bound.elt]
+    elif type(bound) is ast.List and not bound.elts:
+        items = [
+            n.args[0]
+            for n in ast.walk(ctx.function)
+            if type(n) is ast.Call
+            and type(n.func) is ast.Attribute
+            and n.func.attr == "append"
+            and type(n.func.value) is ast.Name
+            and n.func.value.id == e.id
+            and len(n.args) == 1
+        ]
+    else:
+        return False
+    return bool(items) and all(
+        any(a.kind(v).dynamic for v in i.elts) if type(i) is ast.Tuple else a.kind(i) == Kind.TENSOR for i in items
+    )
 
 
 def _result_read(node: ast.AST, ctx: Context) -> bool:
