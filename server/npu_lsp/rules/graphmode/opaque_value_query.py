@@ -1109,8 +1109,14 @@ class _Opaque:
     """Which expressions hold a JIT Fallback object, following names backwards in source order
     and parameters bound at a call."""
 
-    def __init__(self, ctx: Context, none_joins: bool = True, tensor_index: bool = False) -> None:
+    def __init__(
+        self, ctx: Context, none_joins: bool = True, tensor_index: bool = False, graph_calls: bool = False
+    ) -> None:
         self.ctx = ctx
+        #: does a call of a function holding a loop MindSpore cannot unroll give a graph value
+        #: (`_runtime_loop`)? Only for the numbers read from it (`float(v.mean())` as a fill
+        #: value); its shape is still unknown to the caller
+        self.graph_calls = graph_calls
         #: does a name joined with None under a tensor condition count (LAX makes it a Python
         #: object too, but `ops.shape(v)[0]` of one compiles: measured, written/lax probes `gf_pc_*`)
         self.none_joins = none_joins
@@ -1119,7 +1125,10 @@ class _Opaque:
         #: written/heldout18a probe `fti_shape_broadcast_to`)
         self.tensor_index = tensor_index
         self.memo: dict[tuple[int, int, frozenset[str]], bool] = ctx.cache.setdefault(
-            ("opaque.memo" if none_joins else "opaque.memo.calls") + (".index" if tensor_index else ""), {}
+            ("opaque.memo" if none_joins else "opaque.memo.calls")
+            + (".index" if tensor_index else "")
+            + (".loops" if graph_calls else ""),
+            {},
         )
 
     def value(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int = 0) -> bool:
@@ -1253,6 +1262,8 @@ class _Opaque:
                 return True
             if isinstance(callee, ast.FunctionDef) and depth < _DEPTH:
                 callee, bound = self._entered(e, callee, func, env, depth)
+                if self.graph_calls and self._runtime_loop(callee, bound):
+                    return False
                 return any(
                     r.value is not None and self.value(r.value, callee, bound, depth + 1)
                     for r in ast.walk(callee)
@@ -1263,6 +1274,33 @@ class _Opaque:
             return any(
                 self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
             )
+        return False
+
+    def _runtime_loop(self, callee: ast.FunctionDef, env: frozenset[str]) -> bool:
+        """Does `callee` hold a loop MindSpore cannot unroll while compiling (a `while`, a `for`
+        over `range(n)` with `n` known only at run time)? Such a function stays a graph call,
+        and what it returns reaches the caller as a graph value, a JIT Fallback value made in it
+        too (measured, written/gen18 probes `genfresh24_full_*`: a sub-cell or helper running
+        `for i in range(int(x.max().asnumpy()) % 3)` or `while x.sum() < 0`, also before `x = x
+        + Tensor(x.asnumpy())`, returns an `x` whose `float(x.mean())` fills `ops.full` under LAX;
+        without the loop, with `range(2)`, or with the loop and the fill in the same function,
+        FillV2 fails; fresh v5 seed 11200029). Its shape stays unknown: `nn.Dense` of what
+        such a sub-cell returns still fails (written/heldout21a case
+        `specaug_time_warp_numpy_interp`, "'int' object is not subscriptable")."""
+        a = analyzer(self.ctx)
+        for n in own_nodes(callee):
+            if isinstance(n, ast.While) and not isinstance(n.test, ast.Constant):
+                return True
+            if (
+                isinstance(n, ast.For)
+                and isinstance(n.iter, ast.Call)
+                and self.ctx.qualname(n.iter.func) == "builtins.range"
+                and any(
+                    not isinstance(arg, ast.Starred) and (a.kind(arg, callee).dynamic or self.value(arg, callee, env))
+                    for arg in n.iter.args
+                )
+            ):
+                return True
         return False
 
     def _entered(
@@ -1814,7 +1852,7 @@ class _Opaque:
             return False
         f = e.func
         if isinstance(f, ast.Attribute) and f.attr == "item" and not e.args:
-            return self.value(f.value, func, env)
+            return self._numbers().value(f.value, func, env)
         if self.ctx.qualname(f) in ("builtins.float", "builtins.int") and len(e.args) == 1:
             arg = e.args[0]
             if self._item_of_fallback(arg, func, env, depth + 1):
@@ -1831,8 +1869,13 @@ class _Opaque:
                 return False
             while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
                 arg = arg.func.value
-            return isinstance(arg, ast.Name) and self.value(arg, func, env)
+            return isinstance(arg, ast.Name) and self._numbers().value(arg, func, env)
         return False
+
+    def _numbers(self) -> _Opaque:
+        """This model for a number read from a value (`graph_calls`: a call of a function
+        holding a loop MindSpore cannot unroll gives a graph value)."""
+        return _Opaque(self.ctx, self.none_joins, self.tensor_index, graph_calls=True)
 
     def _runtime(self, e: ast.expr, func: ast.AST, env: frozenset[str]) -> bool:
         """Is `e` known only at run time (a parameter holding a fallback value, or a value the
@@ -1909,7 +1952,7 @@ class _Opaque:
           s[0]` and `len(v.shape)` compile);
         - `d = {"a": v}` then `d["a"]`: the dict becomes a tuple of its values (`tuple indices
           must be integers or slices, not str`; `d.get("a")` and tuples or lists of `v`
-          compile)."""
+          compile), unless the top graph returns a dict (`_top_outputs_dict`)."""
         name = node.value
         if not isinstance(name, ast.Name):
             return None
@@ -1924,6 +1967,7 @@ class _Opaque:
             and isinstance(node.slice, ast.Constant)
             and isinstance(node.slice.value, str)
             and any(v is not None and self.value(v, func, env) for v in built.values)
+            and not _top_outputs_dict(func, self.ctx)
         ):
             return _DICT_MESSAGE
         if isinstance(built, ast.Call) and self._appended_list_copy(name, built, func, env):
@@ -2026,6 +2070,9 @@ class _Opaque:
             at is not None
             and len(call.args) > at
             and (interpreted(call.args[at], self.ctx, func) or self._item_of_fallback(call.args[at], func, env, 0))
+            # a number read from what a call holding a run-time loop returns is the graph's
+            # (`_runtime_loop`)
+            and self._numbers().value(call.args[at], func, env)
             and not _numpy_result(call.args[at], self.ctx, func)
             and not (_builds_python_instances(self.ctx) and _from_instance_fields(call.args[at], func, self.ctx))
         ):
@@ -2144,6 +2191,35 @@ def _unpacked(target: ast.expr, value: ast.expr, name: str) -> ast.expr | None:
         if item is not None:
             return item
     return None
+
+
+def _top_outputs_dict(func: ast.AST, ctx: Context, depth: int = 0) -> bool:
+    """Is `func` the top graph (or a helper only such graphs call) and does it return a dict
+    display, alone or inside its output? MindSpore then keeps the graph's dicts as dicts
+    rather than tuples of their values, and indexing one holding a JIT Fallback value by key
+    compiles (measured, written/gen18 probes `genfresh24_dict_*`: `feats = {'a': x}` with `x`
+    from `Tensor(x.asnumpy())` or an interpreted `min(max(s, 0.1), 2.0)`, then `feats['a']`,
+    compiles under LAX when `construct` / the `@ms.jit` function returns `{'out': x}`, `{'out':
+    1}` or `x, {'out': x}`, and fails when it returns `x`, or when only a sub-cell returns a
+    dict; fresh v5 seed 11200191)."""
+    from npu_lsp.rules.graphmode.helpers import returns_in
+    from npu_lsp.rules.graphmode.none_in_strict_output import _is_top
+
+    scope = ctx.scopes.scope_for(func) if isinstance(func, ast.FunctionDef) else None
+    if scope is None or depth > 3:
+        return False
+    if scope.kind == "helper":
+        sites = [s.caller_node for s in scope.call_sites if s.path == ctx.path and s.caller_node is not None]
+        return bool(sites) and all(_top_outputs_dict(c, ctx, depth + 1) for c in sites)
+    assert isinstance(func, ast.FunctionDef)
+    return (
+        scope.kind in ("construct", "jit")
+        and any(
+            r.value is not None and any(isinstance(n, ast.Dict) for n in ast.walk(r.value))
+            for r in returns_in(func.body)
+        )
+        and _is_top(func, scope.kind, ctx)
+    )
 
 
 def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:

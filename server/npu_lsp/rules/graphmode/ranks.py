@@ -1329,6 +1329,18 @@ class Ranks:
                 return False
         return True
 
+    def _str_number_zip(self, e: ast.expr, env: Env, func: ast.AST, depth: int) -> bool:
+        """`zip(['a', 'b'], vals)`: constant str keys beside a list of numbers."""
+        if not (isinstance(e, ast.Call) and self.ctx.qualname(e.func) == "builtins.zip" and len(e.args) == 2):
+            return False
+        keys, vals = e.args
+        return (
+            isinstance(keys, (ast.List, ast.Tuple))
+            and bool(keys.elts)
+            and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys.elts)
+            and self.ev(vals, env, func, depth) == NUMS
+        )
+
     def _number_builtin(self, name: str, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         """`min` / `max` / `abs` / `sum` of Python numbers: a number (MindSpore's graph has
         them, resources.py maps them to `ms_min`, `ms_max`, `inner_abs`, `ms_sum`); `abs` of
@@ -1491,6 +1503,12 @@ class Ranks:
         f = e.func
         q = self.ctx.qualname(f) or ""
         last = q.rpartition(".")[2]
+        if isinstance(f, ast.Attribute) and f.attr == "values" and not e.args and not e.keywords:
+            # `d.values()` of a dict of numbers: numbers (`x + sum(d.values())` keeps x's
+            # shape; fresh v5 seed 11200017, where the rank of `x` decides `if x.ndim == 2:`)
+            return NUMS if self.ev(f.value, env, func, depth) == NUM_DICT else None
+        if q == "builtins.dict" and len(e.args) == 1 and not e.keywords and self._str_number_zip(e.args[0], env, func, depth):
+            return NUM_DICT  # `dict(zip(['a', 'b'], vals))` of numbers
         if q.startswith("builtins."):
             if last == "len" and len(e.args) == 1:
                 got = self.ev(e.args[0], env, func, depth)

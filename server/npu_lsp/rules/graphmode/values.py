@@ -1044,22 +1044,49 @@ def _returns_untouched(ctx: Context, func: ast.AST, d: Diagnostic) -> bool:
     return False
 
 
-def _fallback_before(ctx: Context, func: ast.AST, line: int, depth: int = 0) -> bool:
+def _fallback_before(ctx: Context, func: ast.AST, line: int, depth: int = 0, run_time: bool = False) -> bool:
     """Does `func` make a LAX fallback call before `line`, itself or inside a compiled
     function (helper, method, sub-cell `construct`) it calls before `line`? The opaque
     result travels back through the callee's return (measured: a sub-cell whose `construct`
-    calls a `functools.partial` held on `self`)."""
+    calls a `functools.partial` held on `self`). With `run_time`, only a fallback call on
+    values known at run time counts (`'3'.isdigit()` is folded while compiling: fresh v1
+    seeds 777015, 777185, 6070061 keep their Bool/Any join failure after such a call in an
+    `@ms.jit` function they call)."""
     callees = _callees(ctx)
     for node in ast.walk(func):
         if not isinstance(node, ast.Call) or node.lineno >= line or in_dead_branch(ctx, func, ctx.span(node)):
             continue
-        if _lax_fallback(node, ctx, func):
+        if _lax_fallback(node, ctx, func) and not (run_time and _folded(node, ctx, func)):
             return True
         if depth < 4:
-            for callee in callees.get(id(node), ()):
-                if callee is not func and _fallback_before(ctx, callee, 1 << 30, depth + 1):
+            sites = callees.get(id(node), ())
+            for callee in sites or _jit_function_called(ctx, node):
+                if callee is not func and _fallback_before(ctx, callee, 1 << 30, depth + 1, run_time or not sites):
                     return True
     return False
+
+
+def _folded(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """Is `call` made on values known while compiling only (MindSpore runs it then)?"""
+    from npu_lsp.rules.graphmode.flow import analyzer
+
+    return not analyzer(ctx).kind(call, func).dynamic
+
+
+def _jit_function_called(ctx: Context, call: ast.Call) -> tuple[ast.AST, ...]:
+    """The module-level `@ms.jit` function a call by name compiles (`x = stage1(x)` in another
+    `@ms.jit` function): MindSpore inlines it, so its fallback result reaches the caller, but
+    it is a root of its own and records no call site (measured, written/gen18 probes
+    `genfresh24_round_*_jit_argsort`: `round(float(s))` after such a call compiles under LAX;
+    fresh v5 seed 11200027)."""
+    f = call.func
+    if not isinstance(f, ast.Name):
+        return ()
+    top = ctx.scopes.info.functions.get(f.id)
+    if not isinstance(top, ast.FunctionDef):
+        return ()
+    scope = ctx.scopes.scope_for(top)
+    return (top,) if scope is not None and scope.kind == "jit" else ()
 
 
 def _callees(ctx: Context) -> dict[int, list[ast.AST]]:
