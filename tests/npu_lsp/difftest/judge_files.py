@@ -6,7 +6,7 @@ Usage: judge_files.py [--python PY] --root SET_DIR --jsonl OUT.jsonl CASE...   (
 SET_DIR, e.g. cases/x.py or probes/y.py). Appends one JSON line per case to OUT.jsonl with the
 fields judge.py writes (the `# category:` header of the case as its category); `--merge
 LABELS.json` also merges the verdicts (without `stdout`) into that file, replacing a case's
-earlier verdict. MindSpore runs in a temporary working directory that is
+earlier verdict in place and adding new cases at the end. MindSpore runs in a temporary working directory that is
 deleted afterwards (judge_batch.run_level), so the `rank_0/` folder and `*.ir` files it writes
 never land in the repository, wherever this is started from. With `--pythonpath DIR` (relative
 to SET_DIR), DIR goes on MindSpore's `sys.path`: the modules a multi-module case imports
@@ -64,7 +64,8 @@ def main() -> None:
     if args.merge:
         merged = json.loads(args.merge.read_text()) if args.merge.exists() else {}
         merged.update(judged)
-        args.merge.write_text(json.dumps(dict(sorted(merged.items())), indent=1, ensure_ascii=False) + "\n")
+        # in place, new cases at the end: the file's order is kept, so its diff shows only the change
+        args.merge.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
