@@ -30,6 +30,18 @@ def _argument(call: ast.Call, at: int, key: str) -> ast.expr | None:
     return None
 
 
+def _dtype_known(call: ast.Call) -> bool:
+    """`Tensor(v, ms.float32)` (or `dtype=`) through the bare name `Tensor` (`from mindspore
+    import Tensor`): the graph knows the dtype of that tensor, and the loss compiles
+    (measured, written/heldout24b case `loss_class_weights_np_histogram_in_construct` and
+    probes `fe24_ce_*`: compiles with 2-D and 4-D logits, for `cross_entropy` and
+    `nll_loss`). The same call through the module, `ms.Tensor(v, ms.float32)`, or the bare
+    name without a dtype, fails (`DtypeToEnum`)."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    return len(call.args) >= 2 or any(k.arg == "dtype" for k in call.keywords)
+
+
 @rule(code="MS203", name="fallback-tensor-to-loss", severity="error", family="graphmode")
 class FallbackTensorToLoss(GraphRule):
     """## What it does
@@ -99,6 +111,7 @@ class FallbackTensorToLoss(GraphRule):
                 isinstance(built, ast.Call)
                 and ctx.qualname(built.func) in _TENSOR
                 and built.args
+                and not _dtype_known(built)
                 and interpreted(built.args[0], ctx, ctx.function)
                 and not maybe_constant(built.args[0], ctx)
             ):
