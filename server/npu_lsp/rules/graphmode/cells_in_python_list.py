@@ -38,6 +38,9 @@ class CellsInPythonList(Rule):
     a string or int argument as a constant) bring a single cell into the graph, and so does
     `self.adapters.get(tenant)` (with or without a default), while `tenant in self.adapters`
     brings none (measured: all compile; two such reads, or a loop over the keys, clash).
+    A single cell cannot clash either: a display of one, or a comprehension whose count is
+    one for every instance built in the file (`[nn.Conv2d(chs[i], chs[i + 1], 3) for i in
+    range(len(chs) - 1)]` with `chs=(3, 8)`; written/heldout24b probes `fe24_celllist_*`).
     Otherwise the code runs, but the parameters are missing from `trainable_params()`,
     optimizers and checkpoints (a warning).
 

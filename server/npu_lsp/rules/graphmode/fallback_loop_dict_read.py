@@ -99,7 +99,10 @@ class FallbackLoopDictRead(GraphRule):
     dict:{}` (the graph's dict is still empty), whatever the number of items (1 already) and
     whatever the keys (numbers or strings). A dict never read after the loop, or only
     measured (`len(d)`), compiles, and so does one filled in a `for` over a literal `range`
-    or over `self.c.tolist()` of a tensor attribute (folded while compiling). STRICT
+    or over `self.c.tolist()` of a tensor attribute (folded while compiling). When the loop
+    holds its own `continue` or `break` (`if lab == 0: continue`), the dict returned alone or
+    printed compiles too (it comes back as an empty tuple: silently wrong), while indexing it
+    or returning it in a tuple still fails (written/heldout24b probes `fe24_dict_*`). STRICT
     refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example

@@ -57,8 +57,10 @@ class FallbackTensorToLoss(GraphRule):
     `Failed to infer for primitive:DtypeToEnum`. The same tensor compiles in arithmetic
     (`x + ms.Tensor(v)`, `ops.mul`), returned, reduced (`w.sum()`), and as the `weight` of
     `ops.binary_cross_entropy` or `ops.binary_cross_entropy_with_logits`; a weight computed
-    by tensor operations compiles in `ops.cross_entropy`. STRICT refuses `asnumpy` / `tolist`
-    themselves (MS130).
+    by tensor operations compiles in `ops.cross_entropy`, and so does `Tensor(v, ms.float32)`
+    through the bare name (`from mindspore import Tensor`) with a dtype, whose dtype the
+    graph knows (measured: the same call as `ms.Tensor(v, ms.float32)` fails). STRICT
+    refuses `asnumpy` / `tolist` themselves (MS130).
 
     ## Example
     ```python
@@ -84,6 +86,8 @@ class FallbackTensorToLoss(GraphRule):
       `ff3_bce_weight_numpy`, `ff3_bce_logits_weight_numpy`, `ff3_ce_cell_numpy_weight_mul`,
       `ff_*__nd_tensor_prim` (compile); the held-out cases
       `heldout17a/balance_batch_bincount_weights_numpy`, `heldout17b/imb_class_weights_from_counts`.
+    - The bare name with a dtype: written/heldout24b `loss_class_weights_np_histogram_in_construct`
+      and probes `fe24_ce_*`.
     """
 
     nodes = (ast.Call,)

