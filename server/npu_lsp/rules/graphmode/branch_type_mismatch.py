@@ -40,6 +40,24 @@ def side_value(rets: list[ast.Return], vals: Values, env: Env | None = None) -> 
     return out if out is not None else av.UNKNOWN
 
 
+def _returned_where_read(rets: list[ast.Return], vals: Values, env: Env | None, ctx: Context) -> av.Value:
+    """`side_value`, with a returned name read as the assignment every path to its `return`
+    runs last (`analyzer.dominating_assignment`) when there is one. `logits = None` before a
+    `for i in range(3):` whose body binds `logits = self.exits[i](x)` before `if <tensor>:
+    return logits`: that return reads the tensor, never the None (measured, written/heldout24a
+    case `r2_exit_logits_none_before_loop_return` and probes `fe24_exit_*`: compiles under
+    STRICT)."""
+    a = analyzer(ctx)
+    out: av.Value | None = None
+    for r in rets:
+        e = r.value
+        if isinstance(e, ast.Name) and (bound := a.dominating_assignment(e, ctx.function)) is not None:
+            e = bound.value
+        v = vals.of(e, None, env) if e is not None else av.NONE
+        out = v if out is None else av.join(out, v, av.Site.RETURN).value
+    return out if out is not None else av.UNKNOWN
+
+
 def false_path(node: ast.stmt, ctx: Context, depth: int = 0) -> tuple[list[ast.Return], bool] | None:
     """The returns reached when `node` (an `if` without `else`) is left by its false path, and
     whether that path can fall off the end of the function (an implicit `return None`);
@@ -1084,6 +1102,13 @@ class BranchTypeMismatch(GraphRule):
         vals = values(ctx)
         x = side_value(body, vals, env)
         y = side_value(other, vals, env) if x.known else av.UNKNOWN
+        error = av.join(x, y, av.Site.RETURN).error or _none_out_of_branch(x, y)
+        if error is None:
+            return None
+        # a finding in hand: read each returned name where it is returned (the values above
+        # join all of the name's bindings in the function)
+        x = _returned_where_read(body, vals, env, ctx)
+        y = _returned_where_read(other, vals, env, ctx) if x.known else av.UNKNOWN
         error = av.join(x, y, av.Site.RETURN).error or _none_out_of_branch(x, y)
         if error is None:
             return None

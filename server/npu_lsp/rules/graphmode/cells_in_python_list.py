@@ -12,6 +12,7 @@ from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.graphmode.helpers import builtin_sequence_call
+from npu_lsp.rules.graphmode.values import instances
 
 
 @rule(
@@ -37,6 +38,9 @@ class CellsInPythonList(Rule):
     a string or int argument as a constant) bring a single cell into the graph, and so does
     `self.adapters.get(tenant)` (with or without a default), while `tenant in self.adapters`
     brings none (measured: all compile; two such reads, or a loop over the keys, clash).
+    A single cell cannot clash either: a display of one, or a comprehension whose count is
+    one for every instance built in the file (`[nn.Conv2d(chs[i], chs[i + 1], 3) for i in
+    range(len(chs) - 1)]` with `chs=(3, 8)`; written/heldout24b probes `fe24_celllist_*`).
     Otherwise the code runs, but the parameters are missing from `trainable_params()`,
     optimizers and checkpoints (a warning).
 
@@ -116,7 +120,7 @@ class CellsInPythonList(Rule):
                 if isinstance(st, ast.Assign):
                     attrs = _self_attrs(st.targets) - registered
                     if attrs and not attrs & wrapped.get(i, set()):
-                        yield from self._check_assign(st, used, ctx)
+                        yield from self._check_assign(st, used, ctx, (cls.node, init))
                     if isinstance(st.value, ast.List) and not st.value.elts:
                         empty_lists.update(attrs - wrapped.get(i, set()))
                     elif isinstance(st.value, (ast.Dict, ast.Call)) and _empty_dict(st.value):
@@ -248,7 +252,7 @@ class CellsInPythonList(Rule):
             return
 
     def _check_assign(
-        self, node: ast.Assign, used: _LazyUsed, ctx: Context
+        self, node: ast.Assign, used: _LazyUsed, ctx: Context, owner: tuple[ast.ClassDef, ast.AST]
     ) -> Iterable[Diagnostic]:
         value = node.value
         elements: list[ast.expr]
@@ -277,6 +281,15 @@ class CellsInPythonList(Rule):
             return
         attr = targets[0].attr
         comprehension = isinstance(value, (ast.ListComp, ast.DictComp, ast.Call))  # `tuple(<gen>)` too
+        if isinstance(value, ast.ListComp) and (count := _comprehension_count(value, owner, ctx)) is not None:
+            if count == 0:
+                return  # no cell at all
+            if count == 1:
+                # one cell: nothing to clash with (measured, written/heldout24b case
+                # `r2_unet_blocks_python_list_single` and probes `fe24_celllist_*`: `[Conv2d(chs[i],
+                # chs[i + 1], 3) for i in range(len(chs) - 1)]` with `chs=(3, 8)` compiles; with
+                # `(3, 8, 8)` it clashes)
+                comprehension = False
         # `self.heads["cls"](x)`, `self.paths[1](x)`, `self.branches[modality](x)` bring one
         # entry each into the graph (measured: a dict, list or tuple of two Dense cells
         # compiles when construct reads one entry, by a constant or by a string or int argument
@@ -436,6 +449,45 @@ class CellsInPythonList(Rule):
 
 
 _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
+
+
+def _comprehension_count(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST], ctx: Context) -> int | None:
+    """How many items `[<cell> for i in range(n)]` (or over a tuple) in `__init__` makes, when
+    every instance built in this file gives the same count (the constructor's arguments or
+    their defaults: `range(len(chs) - 1)` with `chs=(3, 8)` is one); None when unknown."""
+    cls, init = owner
+    if len(value.generators) != 1 or value.generators[0].ifs or not isinstance(init, ast.FunctionDef):
+        return None
+    it = value.generators[0].iter
+    inst = instances(ctx)
+
+    def number(e: ast.expr) -> object:
+        if (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Name)
+            and e.func.id == "len"
+            and len(e.args) == 1
+            and not e.keywords
+            and ctx.qualname(e.func) == "builtins.len"
+        ):
+            seq = inst.init_value(e.args[0], cls, init)
+            return len(seq) if isinstance(seq, tuple) else None
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+            left, right = number(e.left), number(e.right)
+            if type(left) is int and type(right) is int:
+                return left + right if isinstance(e.op, ast.Add) else left - right
+            return None
+        return inst.init_value(e, cls, init)
+
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords:
+        if ctx.qualname(it.func) != "builtins.range" or not 1 <= len(it.args) <= 3:
+            return None
+        bounds = [b for b in (number(a) for a in it.args) if type(b) is int]
+        if len(bounds) != len(it.args) or (len(bounds) == 3 and bounds[2] == 0):
+            return None
+        return len(range(*bounds))
+    seq = inst.init_value(it, cls, init)
+    return len(seq) if isinstance(seq, tuple) else None
 
 
 def _assigns_containers(body: list[ast.stmt], dict_calls: bool) -> bool:

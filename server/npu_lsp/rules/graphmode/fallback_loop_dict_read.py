@@ -37,9 +37,34 @@ def _dict_stores(loop: ast.For) -> set[str]:
     return out
 
 
+def _jumps(loop: ast.For) -> bool:
+    """Does the loop's own body hold a `continue` or `break` (not one of a nested loop)?"""
+    todo: list[ast.AST] = list(loop.body)
+    while todo:
+        n = todo.pop()
+        if type(n) in (ast.Continue, ast.Break):
+            return True
+        if not isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _whole(n: ast.Name, ctx: Context) -> bool:
+    """Is this read the dict returned alone (`return d`) or printed (`print(d)`)?"""
+    parent = ctx.parent(n)
+    if type(parent) is ast.Return:
+        return True
+    return type(parent) is ast.Call and ctx.qualname(parent.func) == "builtins.print" and n in parent.args
+
+
 def _dict_read_after(loop: ast.For, name: str, ctx: Context) -> ast.Name | None:
     """The first read of `name` after `loop` that returns it (as it is or in a tuple), prints
-    it or indexes it; None when there is none or `name` is bound again after the loop."""
+    it or indexes it; None when there is none or `name` is bound again after the loop.
+    When the loop's body holds a `continue` or `break` (`if lab == 0: continue`), the dict
+    returned alone or printed compiles (measured, written/heldout24b case
+    `metric_volume_stats_tolist_keys` and probes `fe24_dict_*`: it comes back as an empty
+    tuple, silently wrong), while indexing it or returning it in a tuple still fails."""
+    whole_ok = _jumps(loop)
     end = loop.end_lineno or loop.lineno
     first: ast.Name | None = None
     for n in ast.walk(ctx.function):  # type: ignore[arg-type]
@@ -49,6 +74,8 @@ def _dict_read_after(loop: ast.For, name: str, ctx: Context) -> ast.Name | None:
             return None
         parent = ctx.parent(n)
         indexed = type(parent) is ast.Subscript and parent.value is n and type(parent.ctx) is ast.Load
+        if not indexed and whole_ok and _whole(n, ctx):
+            continue
         if (indexed or _shown(n, ctx)) and (first is None or (n.lineno, n.col_offset) < (first.lineno, first.col_offset)):
             first = n
     return first
@@ -72,7 +99,10 @@ class FallbackLoopDictRead(GraphRule):
     dict:{}` (the graph's dict is still empty), whatever the number of items (1 already) and
     whatever the keys (numbers or strings). A dict never read after the loop, or only
     measured (`len(d)`), compiles, and so does one filled in a `for` over a literal `range`
-    or over `self.c.tolist()` of a tensor attribute (folded while compiling). STRICT
+    or over `self.c.tolist()` of a tensor attribute (folded while compiling). When the loop
+    holds its own `continue` or `break` (`if lab == 0: continue`), the dict returned alone or
+    printed compiles too (it comes back as an empty tuple: silently wrong), while indexing it
+    or returning it in a tuple still fails (written/heldout24b probes `fe24_dict_*`). STRICT
     refuses `tolist` / `asnumpy` themselves (MS130).
 
     ## Example

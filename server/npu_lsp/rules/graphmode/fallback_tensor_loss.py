@@ -30,6 +30,18 @@ def _argument(call: ast.Call, at: int, key: str) -> ast.expr | None:
     return None
 
 
+def _dtype_known(call: ast.Call) -> bool:
+    """`Tensor(v, ms.float32)` (or `dtype=`) through the bare name `Tensor` (`from mindspore
+    import Tensor`): the graph knows the dtype of that tensor, and the loss compiles
+    (measured, written/heldout24b case `loss_class_weights_np_histogram_in_construct` and
+    probes `fe24_ce_*`: compiles with 2-D and 4-D logits, for `cross_entropy` and
+    `nll_loss`). The same call through the module, `ms.Tensor(v, ms.float32)`, or the bare
+    name without a dtype, fails (`DtypeToEnum`)."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    return len(call.args) >= 2 or any(k.arg == "dtype" for k in call.keywords)
+
+
 @rule(code="MS203", name="fallback-tensor-to-loss", severity="error", family="graphmode")
 class FallbackTensorToLoss(GraphRule):
     """## What it does
@@ -45,8 +57,10 @@ class FallbackTensorToLoss(GraphRule):
     `Failed to infer for primitive:DtypeToEnum`. The same tensor compiles in arithmetic
     (`x + ms.Tensor(v)`, `ops.mul`), returned, reduced (`w.sum()`), and as the `weight` of
     `ops.binary_cross_entropy` or `ops.binary_cross_entropy_with_logits`; a weight computed
-    by tensor operations compiles in `ops.cross_entropy`. STRICT refuses `asnumpy` / `tolist`
-    themselves (MS130).
+    by tensor operations compiles in `ops.cross_entropy`, and so does `Tensor(v, ms.float32)`
+    through the bare name (`from mindspore import Tensor`) with a dtype, whose dtype the
+    graph knows (measured: the same call as `ms.Tensor(v, ms.float32)` fails). STRICT
+    refuses `asnumpy` / `tolist` themselves (MS130).
 
     ## Example
     ```python
@@ -72,6 +86,8 @@ class FallbackTensorToLoss(GraphRule):
       `ff3_bce_weight_numpy`, `ff3_bce_logits_weight_numpy`, `ff3_ce_cell_numpy_weight_mul`,
       `ff_*__nd_tensor_prim` (compile); the held-out cases
       `heldout17a/balance_batch_bincount_weights_numpy`, `heldout17b/imb_class_weights_from_counts`.
+    - The bare name with a dtype: written/heldout24b `loss_class_weights_np_histogram_in_construct`
+      and probes `fe24_ce_*`.
     """
 
     nodes = (ast.Call,)
@@ -99,6 +115,7 @@ class FallbackTensorToLoss(GraphRule):
                 isinstance(built, ast.Call)
                 and ctx.qualname(built.func) in _TENSOR
                 and built.args
+                and not _dtype_known(built)
                 and interpreted(built.args[0], ctx, ctx.function)
                 and not maybe_constant(built.args[0], ctx)
             ):

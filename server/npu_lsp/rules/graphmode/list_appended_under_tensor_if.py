@@ -10,7 +10,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, terminates
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
 
 _GROW = frozenset({"append", "extend", "insert"})
@@ -77,6 +77,10 @@ class ListAppendedUnderTensorIf(GraphRule):
       that started at 0 ("The divisor could not be zero") are folded with the values from
       before the loop; a list holding an element before the loop, or grown again after it,
       and a counter that started at 1 compile.
+    - The written set heldout24b probes `fe24_iou_break_*` (case
+      `r2_metric_iou_break_on_first_empty`): such a read reached only when the list is not
+      empty (`if len(l) == 0: return ...` before it, `if not l:` / `else`, `if len(l) > 0:`)
+      compiles and gives the right value; a guard on another length does not help.
     """
 
     nodes = (ast.For, ast.While)
@@ -324,6 +328,8 @@ def _skipped_growth(rule: GraphRule, sub: ast.If, loop: ast.For | ast.While, ctx
             continue
         if _changed_between(name, end, n.lineno, func):  # type: ignore[attr-defined]
             continue  # grown again after the loop: measured, `ops.stack` then compiles
+        if name in lists and _guarded_nonempty(name, n, func, ctx):
+            continue
         jump = "break" if isinstance(sub.body[-1], ast.Break) else "continue"
         yield name, ctx.diagnostic(
             rule,
@@ -333,6 +339,71 @@ def _skipped_growth(rule: GraphRule, sub: ast.If, loop: ast.For | ast.While, ctx
             f'had before the loop, and it fails ("{why}"); return `{name}` or keep the values in tensors '
             "(a mask and a masked sum) instead",
         )
+
+
+def _emptiness(test: ast.expr, name: str) -> bool | None:
+    """True when `test` says the list `name` is empty (`len(l) == 0`, `not l`, `len(l) < 1`),
+    False when it says it is not (`l`, `len(l)`, `len(l) > 0`, `len(l) != 0`, `len(l) >= 1`),
+    None otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _emptiness(test.operand, name)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name):
+        return False if test.id == name else None
+    if _is_len_of(test, name):
+        return False
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if _is_len_of(right, name) and isinstance(left, ast.Constant):
+            left, right = right, left
+            flipped = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+            op = flipped.get(type(op), type(op))()
+        if not (_is_len_of(left, name) and isinstance(right, ast.Constant) and type(right.value) is int):
+            return None
+        k, t = right.value, type(op)
+        if (t is ast.Eq and k == 0) or (t is ast.Lt and k == 1) or (t is ast.LtE and k == 0):
+            return True
+        if (t is ast.NotEq and k == 0) or (t is ast.Gt and k == 0) or (t is ast.GtE and k == 1):
+            return False
+    return None
+
+
+def _is_len_of(e: ast.expr, name: str) -> bool:
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "len"
+        and len(e.args) == 1
+        and isinstance(e.args[0], ast.Name)
+        and e.args[0].id == name
+    )
+
+
+def _guarded_nonempty(name: str, read: ast.AST, func: ast.AST, ctx: Context) -> bool:
+    """Is `read` reached only when the list `name` is not empty: in the body of `if
+    len(name) > 0:` / `if name:`, in the `else` of `if len(name) == 0:` / `if not name:`, or
+    after such an `if` whose body leaves (`return`)? Measured (written/heldout24b case
+    `r2_metric_iou_break_on_first_empty` and probes `fe24_iou_break_*`): with such a guard
+    `ops.stack(lst)` of the list grown after a tensor-dependent `break` compiles and returns
+    the right mean at LAX and STRICT; a guard on another length (`len(lst) == 5`) does not
+    help."""
+    child: ast.AST = read
+    parent = ctx.parent(read)
+    while parent is not None and child is not func:
+        if isinstance(parent, ast.If) and child is not parent.test:
+            says = _emptiness(parent.test, name)
+            if says is not None and (says is False) == (child in parent.body):
+                return True
+        body = next(
+            (b for f in ("body", "orelse") if isinstance(b := getattr(parent, f, None), list) and child in b),
+            None,
+        )
+        if body is not None:
+            for st in body[: body.index(child)]:
+                if isinstance(st, ast.If) and _emptiness(st.test, name) is True and terminates(st.body):
+                    return True
+        child, parent = parent, ctx.parent(parent)
+    return False
 
 
 def _folded_read(n: ast.AST, lists: set[str], counters: set[str], ctx: Context) -> tuple[str | None, str]:

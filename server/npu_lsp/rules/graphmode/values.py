@@ -233,6 +233,18 @@ class Instances:
         value = values.pop() if values else UNKNOWN
         return UNKNOWN if lazy and value is None else value
 
+    def init_value(self, expr: ast.expr, cls: ast.ClassDef, holder: ast.FunctionDef) -> Any:
+        """`expr` (in the `__init__` `holder` of `cls`) when every instance of `cls` built in
+        this file gives it the same value (the constructor's arguments, or their defaults);
+        UNKNOWN otherwise, or when none is built here."""
+        values: set[Any] = set()
+        for c in [cls, *self._subclasses(cls)]:
+            for site in self.instantiations(c.name)[:8]:
+                values.add(self._eval_for_instance(expr, c, site, holder, 1))
+                if len(values) > 1:
+                    return UNKNOWN
+        return values.pop() if values else UNKNOWN
+
     def _lazy_default(self, st: ast.stmt, attr: str) -> bool:
         """Is `st` in the body of an `if self.<attr> is None:` (the store a lazy default makes)?"""
         parent = self.ctx.parent(st)
