@@ -795,7 +795,8 @@ _SELF_STORES_MEMO = "_ascend_lens_self_stores"
 
 def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
     """`self.<attr>` -> the statements of `func` (nested blocks included, nested functions
-    not) that store it (`self.n = v`, `self.n += v`), kept on its node. Statements only."""
+    not) that store it (`self.n = v`, `self.n += v`, also as an item of a tuple or list
+    target: `out, self.h = self.gru(x, self.h)`), kept on its node. Statements only."""
     kept = getattr(func, "__dict__", None)
     found = kept.get(_SELF_STORES_MEMO) if kept is not None else None
     if found is not None:
@@ -811,13 +812,17 @@ def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
                 stack.extend(getattr(node, block))
             continue
         if t is ast.Assign:
-            targets = node.targets  # type: ignore[attr-defined]
+            targets = list(node.targets)  # type: ignore[attr-defined]  # (a copy: items of tuples join it)
         elif t is ast.AugAssign:
             targets = [node.target]  # type: ignore[attr-defined]
         else:
             continue
         for target in targets:
-            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+            if type(target) is ast.Tuple or type(target) is ast.List:
+                # measured (written/heldout23a probes `lax24a_hid_*`): an item of a tuple or
+                # list target is stored as a plain target is, at LAX and STRICT
+                targets.extend(e.value if type(e) is ast.Starred else e for e in target.elts)  # type: ignore[attr-defined]
+            elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
                 found.setdefault(target.attr, []).append(node)
     if kept is not None:
         kept[_SELF_STORES_MEMO] = found
