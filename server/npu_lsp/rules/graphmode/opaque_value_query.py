@@ -23,6 +23,7 @@ from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.none_join import has_none_join, none_joined, returns_none_joined
 from npu_lsp.rules.graphmode.python_call_on_tensor import python_built_classes
+from npu_lsp.rules.graphmode.runtime_index_into_constants import tensor_read_of_numbers
 from npu_lsp.rules.graphmode.values import (
     _callees,
     _lax_fallback,
@@ -234,9 +235,48 @@ class FallbackValueShapeQuery(GraphRule):
                 f"the shape `{ctx.segment(shape)}` is read from a JIT Fallback value, unknown while compiling; MindSpore cannot build the tensor from it (use `ops.shape` of the tensor itself)",
             )
             return
+        if (
+            ctx.qualname(node.func) in _IN_PLACE
+            and len(node.args) >= 2
+            and _reads_tables(ctx)
+            and _from_float_table(node.args[1], func, ctx, 0)
+        ):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{ctx.segment(node.args[1])}` is computed from a Python float read from a table with a Tensor index: LAX reads it at run time as a float64 value, and an in-place update of a float32 Parameter cannot take it (MindSpore: Data type conversion is not supported for a 'Parameter' ... Float64); keep the table as a float32 tensor (`ms.Tensor(table, ms.float32)`) and index that",
+            )
+            return
         why = _Opaque(ctx, tensor_index=True).sink(node, func, frozenset(), 0)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+#: in-place updates of a Parameter whose value must have the Parameter's dtype (measured,
+#: written/heldout21b probes `st22_lr_*`, `lax24a_lr_*`: `ops.assign_sub(p, lr * g)` and
+#: `ops.assign_sub(p, ops.cast(lr * g, p.dtype))` fail with a float64 `lr`; `ops.assign(p,
+#: p - lr * g)` compiles)
+_IN_PLACE = frozenset({"mindspore.ops.assign_sub", "mindspore.ops.assign_add"})
+
+
+def _from_float_table(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> bool:
+    """Is `e` computed from a float a Tensor index reads from a Python table
+    (`tensor_read_of_numbers`): the read itself, arithmetic or a call on it, a name bound
+    to one in the same function?"""
+    if depth > _DEPTH:
+        return False
+    if isinstance(e, ast.Subscript):
+        return tensor_read_of_numbers(e, ctx, floats=True)
+    if isinstance(e, ast.BinOp):
+        return _from_float_table(e.left, func, ctx, depth + 1) or _from_float_table(e.right, func, ctx, depth + 1)
+    if isinstance(e, ast.UnaryOp):
+        return _from_float_table(e.operand, func, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        return any(_from_float_table(a, func, ctx, depth + 1) for a in e.args if not isinstance(a, ast.Starred))
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        return bound is not None and _from_float_table(bound, func, ctx, depth + 1)
+    return False
 
 
 #: MindSpore functions and tensor methods taking a target shape as their argument at this index
@@ -379,6 +419,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx) or _stores_tensor_attrs(ctx, lax)
+        hit = hit or _reads_tables(ctx)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
@@ -403,6 +444,35 @@ def _has_fallback(ctx: Context) -> bool:
 
 #: called names that make a tensor in `__init__` (`Tensor(...)`, `ops.zeros(...)`)
 _TENSOR_MAKERS = frozenset({"Tensor", "tensor", "zeros", "ones", "zeros_like", "ones_like", "full", "randn", "rand"})
+
+
+_SUBSCRIPT = frozenset({ast.Subscript})
+
+
+def _reads_tables(ctx: Context) -> bool:
+    """Does compiled LAX code of this file read a tuple or list of Python numbers with a
+    Tensor index (`tensor_read_of_numbers`)? Once per file; each LAX function is asked as
+    the function being checked (the table's owner class and the index's kind depend on it)."""
+    hit = ctx.cache.get("opaque.tables")
+    if hit is None:
+        hit = False
+        saved = ctx.function
+        try:
+            for s in _lax_scopes(ctx):
+                reads = [
+                    n for n in find_branches(s.function, _SUBSCRIPT)
+                    if type(n.slice) is not ast.Constant and type(n.slice) is not ast.Slice  # type: ignore[attr-defined]
+                ]
+                if not reads:
+                    continue
+                ctx.function = s.function
+                if any(tensor_read_of_numbers(n, ctx) for n in reads):  # type: ignore[arg-type]
+                    hit = True
+                    break
+        finally:
+            ctx.function = saved
+        ctx.cache["opaque.tables"] = hit
+    return bool(hit)
 
 
 def _called_name(call: ast.Call) -> str | None:
@@ -1214,6 +1284,8 @@ class _Opaque:
                 if not in_dead_branch(self.ctx, func, self.ctx.span(side))
             )
         if isinstance(e, ast.Subscript):
+            if func is self.ctx.function and _reads_tables(self.ctx) and tensor_read_of_numbers(e, self.ctx):
+                return True
             if (
                 isinstance(e.value, ast.Call)
                 and isinstance(e.slice, ast.Constant)
