@@ -113,9 +113,20 @@ class FallbackValueShapeQuery(GraphRule):
     f-string of a run-time value (`x + len(f"{float(x.mean()):.3f}") * 0`), a tensor built
     from run-time numbers that are not a tensor (`ms.Tensor([x[0, j].item() for j in
     range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`), and `self.<attr>` read in a
-    compiled function that updates a Python number on it (`self.calls += 1`, `self.n =
-    self.n + 1`; read before or after the update; a tensor stored is read back as the
-    tensor); and a sink: a
+    compiled function that stores a Python number on it (`self.calls += 1`, `self.n =
+    self.n + 1`, `self.ratio = 0.5`, `self.ratio = 1.0 - 0.1 * self.calls`, `self.alpha =
+    min(1.0, self.step / k)`; read before or after the store; a tensor stored is read back as
+    the tensor), or on an object held on `self` (`self.cfg.ratio = 0.5`, then
+    `self.cfg.ratio` read); a plain Tensor attribute read before the function stores it
+    again, also as an item of a tuple target (`out, self.hidden = self.gru(x,
+    self.hidden)`); an item of a tuple or list of Python numbers read with a Tensor index
+    (`TABLE[self.step]`, `self.lr_table[step]`: LAX reads it at run time, a float64 value of
+    unknown shape), and such a float given to `ops.assign_sub` / `ops.assign_add` of a
+    Parameter (`ops.assign_sub(p, lr * g)`: "Data type conversion is not supported for a
+    Parameter ... Float64"); `min` / `max` of an item of a module-level dict the function
+    stores into (`STATE["calls"] += 1`, then `max(0.0, 1.0 - 0.1 * STATE["calls"])`). A
+    name read in a loop body holds what the body binds to it after the read, too (from the
+    second pass on: `h = self.cell(x, h)` then `x = ...` of such a value). And a sink: a
     `functools.partial` of such a function built in the compiled function itself (`act =
     functools.partial(ops.leaky_relu, alpha=0.1); act(v)`; a module-level partial or one
     held on `self` is called as Python and compiles). Also, over a value known only at run
@@ -419,7 +430,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx) or _stores_tensor_attrs(ctx, lax)
-        hit = hit or _reads_tables(ctx)
+        hit = hit or _reads_tables(ctx) or _stores_held_numbers(ctx)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
@@ -444,6 +455,24 @@ def _has_fallback(ctx: Context) -> bool:
 
 #: called names that make a tensor in `__init__` (`Tensor(...)`, `ops.zeros(...)`)
 _TENSOR_MAKERS = frozenset({"Tensor", "tensor", "zeros", "ones", "zeros_like", "ones_like", "full", "randn", "rand"})
+
+
+def _stores_held_numbers(ctx: Context) -> bool:
+    """Does compiled LAX code of this file store a number into an attribute of an object
+    held on `self` and read it (`_held_number_stored`)?"""
+    if _HELD_STORE.search(ctx.text) is None:
+        return False
+    for s in _lax_scopes(ctx):
+        stored = _held_number_stores(s.function, ctx)
+        if stored and any(
+            type(n) is ast.Attribute
+            and isinstance(n.ctx, ast.Load)
+            and type(n.value) is ast.Attribute
+            and (n.value.attr, n.attr) in stored
+            for n in own_nodes(s.function)
+        ):
+            return True
+    return False
 
 
 _SUBSCRIPT = frozenset({ast.Subscript})
@@ -891,7 +920,7 @@ def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
             if type(target) is ast.Tuple or type(target) is ast.List:
                 # measured (written/heldout23a probes `lax24a_hid_*`): an item of a tuple or
                 # list target is stored as a plain target is, at LAX and STRICT
-                targets.extend(e.value if type(e) is ast.Starred else e for e in target.elts)  # type: ignore[attr-defined]
+                targets.extend(e.value if type(e) is ast.Starred else e for e in target.elts)
             elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
                 found.setdefault(target.attr, []).append(node)
     if kept is not None:
@@ -920,26 +949,17 @@ def _given_parameters(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool
 
 def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
-    `self.scale = 2.0`, `self.best = float(t)`)? A tensor, a container, None, a call of
-    anything but a number builtin are not numbers here."""
-    if type(st) is ast.AugAssign:
-        target = st.target
-        return (
-            type(target) is ast.Attribute
-            and _number(st.value, target.attr, ctx)
-            and _number_attribute(target.attr, func, ctx)
-        )
-    target = st.targets[0]  # type: ignore[attr-defined]
-    if type(target) is not ast.Attribute or type(st.value) is not ast.BinOp:  # type: ignore[attr-defined]
-        return False
-    if not _number_attribute(target.attr, func, ctx):
-        return False
-    # `self.n = self.n + 1` (a store of a constant alone, `self.n = 3`, fails the same way,
-    # written/gen18 probe `v20_ct_const_store_zeros_like`, but is not followed: no text test
-    # tells it from the stores of `__init__`, and every attribute read would pay for it)
-    value: ast.expr = st.value  # type: ignore[attr-defined]
-    return _number(value, target.attr, ctx) and any(
-        type(n) is ast.Attribute and n.attr == target.attr for n in ast.walk(value)
+    `self.scale = 2.0`, `self.ratio = 1.0 - 0.1 * self.calls`, `self.alpha = min(1.0,
+    self.step / self.fade_steps)`), an attribute `__init__` sets to a number literal? A
+    tensor, a container, None, a call of anything but a number builtin are not numbers here.
+    Measured (written/heldout23a probes `lax24a_f64_self_*`): a constant stored alone, or a
+    number computed from another number attribute the function never updates, makes the
+    attribute a Python object as a counter update does."""
+    target = st.target if type(st) is ast.AugAssign else st.targets[0]  # type: ignore[attr-defined]
+    return (
+        type(target) is ast.Attribute
+        and _number(st.value, target.attr, ctx, func)  # type: ignore[attr-defined]
+        and _number_attribute(target.attr, func, ctx)
     )
 
 
@@ -957,24 +977,29 @@ def _number_attribute(attr: str, func: ast.AST, ctx: Context) -> bool:
     )
 
 
-def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
+def _number(v: ast.expr, target: str | None, ctx: Context, func: ast.AST | None = None) -> bool:
     """Is `v` a Python number by its syntax alone: a number literal, a number builtin's
-    result, `self.<attr>` of the stored attribute itself (`target`, for `self.n = self.n +
-    1`), and arithmetic on these?"""
+    result, `min` / `max` of numbers, `self.<attr>` of the stored attribute itself
+    (`target`, for `self.n = self.n + 1`) or (given `func`) of another attribute `__init__`
+    sets to a number literal, and arithmetic on these?"""
     t = type(v)
     if t is ast.Constant:
         return type(v.value) in (int, float, bool)  # type: ignore[attr-defined]
     if t is ast.Call:
-        return (ctx.qualname(v.func) or "") in _NUMBER_BUILTINS  # type: ignore[attr-defined]
+        q = ctx.qualname(v.func) or ""  # type: ignore[attr-defined]
+        if q in ("builtins.min", "builtins.max"):
+            args = v.args  # type: ignore[attr-defined]
+            return bool(args) and all(_number(a, target, ctx, func) for a in args)
+        return q in _NUMBER_BUILTINS
     if t is ast.BinOp:
-        return _number(v.left, target, ctx) and _number(v.right, target, ctx)  # type: ignore[attr-defined]
+        return _number(v.left, target, ctx, func) and _number(v.right, target, ctx, func)  # type: ignore[attr-defined]
     if t is ast.UnaryOp:
-        return _number(v.operand, target, ctx)  # type: ignore[attr-defined]
+        return _number(v.operand, target, ctx, func)  # type: ignore[attr-defined]
     return (
         t is ast.Attribute
-        and v.attr == target  # type: ignore[attr-defined]
         and type(v.value) is ast.Name  # type: ignore[attr-defined]
         and v.value.id == "self"  # type: ignore[attr-defined]
+        and (v.attr == target or (func is not None and _number_attribute(v.attr, func, ctx)))  # type: ignore[attr-defined]
     )
 
 
@@ -986,6 +1011,12 @@ def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
 _SELF_UPDATE = re.compile(r"self\.(\w++)[ \t]*+(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*+self\.\1[ \t]*[-+*/%])")
 
 
+#: a store on `self` of what may be a number (`self.n = 0.5`, `self.r = 1.0 - ...`,
+#: `self.a = min(...)`, `self.s = self.k / 2`): `__init__`'s own stores match too, the
+#: statements decide (`_number_store`)
+_SELF_NUMBER = re.compile(r"self\.\w++[ \t]*+=[ \t]*+(?:[-(.\d]|self\.|min\(|max\(|float\(|int\()")
+
+
 def updates_self(ctx: Context) -> bool:
     """The text test before `self_stores` is asked: a counter-like store on `self`."""
     hit = ctx.cache.get("opaque.self_update")
@@ -994,9 +1025,93 @@ def updates_self(ctx: Context) -> bool:
     return bool(hit)
 
 
+def _stores_self_numbers_text(ctx: Context) -> bool:
+    """The text test before `_number_store` is asked: a counter-like store on `self`, or a
+    store of what may be a number."""
+    hit = ctx.cache.get("opaque.self_number")
+    if hit is None:
+        hit = ctx.cache["opaque.self_number"] = updates_self(ctx) or _SELF_NUMBER.search(ctx.text) is not None
+    return bool(hit)
+
+
+#: a store into an attribute of an object held on `self` (`self.cfg.ratio = ...`, `+=`)
+_HELD_STORE = re.compile(r"self\.\w++\.\w++[ \t]*+(?:[-+*/%]|//|\*\*)?=[^=]")
+
+
+def _held_number_stored(e: ast.Attribute, func: ast.AST, ctx: Context) -> bool:
+    """`self.<obj>.<attr>` read in a compiled function that stores a Python number there
+    (`self.cfg.ratio = 0.5`, `self.cfg.ratio = self.cfg.ratio * 0.9`): LAX runs the store as
+    a JIT Fallback `setattr` and reads the attribute back as a Python object, before or after
+    the store (measured, written/heldout23a probes `lax24a_f64_cfg_*`: times `x`, given to
+    `nn.GRUCell`, it fails, "got 'Tensor(shape=[-2], dtype=Float32)'"; storing another
+    attribute of the object and reading this one compiles)."""
+    inner = e.value
+    if not (
+        type(inner) is ast.Attribute
+        and type(inner.value) is ast.Name
+        and inner.value.id == "self"
+    ):
+        return False
+    hit = ctx.cache.get("opaque.held_store")
+    if hit is None:
+        hit = ctx.cache["opaque.held_store"] = _HELD_STORE.search(ctx.text) is not None
+    if not hit:
+        return False
+    return (inner.attr, e.attr) in _held_number_stores(func, ctx)
+
+
+def _held_number_stores(func: ast.AST, ctx: Context) -> frozenset[tuple[str, str]]:
+    """(obj, attr) of each `self.<obj>.<attr>` that `func` stores a number into (outside
+    branches MindSpore folds away), once per function."""
+    key = ("opaque.held_stores", id(func))
+    found: frozenset[tuple[str, str]] | None = ctx.cache.get(key)
+    if found is not None:
+        return found
+    pairs: set[tuple[str, str]] = set()
+    for st in own_nodes(func):
+        targets: list[ast.expr]
+        if type(st) is ast.AugAssign:
+            targets = [st.target]
+        elif type(st) is ast.Assign:
+            targets = st.targets
+        else:
+            continue
+        for t in targets:
+            if (
+                type(t) is ast.Attribute
+                and type(t.value) is ast.Attribute
+                and type(t.value.value) is ast.Name
+                and t.value.value.id == "self"
+                and _held_number(st.value, t)
+                and not in_dead_branch(ctx, func, ctx.span(st))
+            ):
+                pairs.add((t.value.attr, t.attr))
+    found = ctx.cache[key] = frozenset(pairs)
+    return found
+
+
+def _held_number(v: ast.expr, read: ast.Attribute) -> bool:
+    """Is `v` a number literal, the held attribute `read` itself, or arithmetic on these?"""
+    if isinstance(v, ast.Constant):
+        return type(v.value) in (int, float)
+    if isinstance(v, ast.BinOp):
+        return _held_number(v.left, read) and _held_number(v.right, read)
+    if isinstance(v, ast.UnaryOp):
+        return _held_number(v.operand, read)
+    return (
+        isinstance(v, ast.Attribute)
+        and v.attr == read.attr
+        and isinstance(v.value, ast.Attribute)
+        and isinstance(read.value, ast.Attribute)
+        and v.value.attr == read.value.attr
+        and isinstance(v.value.value, ast.Name)
+        and v.value.value.id == "self"
+    )
+
+
 def _stores_numbers(ctx: Context) -> bool:
     """Does compiled LAX code of this file update a Python number on `self`?"""
-    return updates_self(ctx) and any(
+    return _stores_self_numbers_text(ctx) and any(
         _number_store(st, s.function, ctx)
         for s in _lax_scopes(ctx)
         for sts in self_stores(s.function).values()
@@ -1118,7 +1233,47 @@ def _mixed_min_max(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     if ctx.qualname(call.func) not in ("builtins.min", "builtins.max"):
         return False
     kinds = [analyzer(ctx).kind(a, func) for a in call.args]
-    return any(k.dynamic for k in kinds) and not all(k == Kind.TENSOR for k in kinds)
+    if any(k.dynamic for k in kinds) and not all(k == Kind.TENSOR for k in kinds):
+        return True
+    return Kind.TENSOR not in kinds and any(_reads_stored_module_dict(a, func, ctx) for a in call.args)
+
+
+def _reads_stored_module_dict(e: ast.expr, func: ast.AST, ctx: Context) -> bool:
+    """Does `e` read an item of a module-level dict display that `func` stores items into
+    (`STATE["calls"] += 1`, `STATE["r"] = ...`)? Such an item is a run-time number in the
+    graph: arithmetic on it compiles, but `max` / `min` of it is interpreted (measured,
+    written/heldout23a probes `lax24a_f64_gdict_*`: `max(0.0, 1.0 - 0.1 * STATE["calls"])`
+    after `STATE["calls"] += 1`, times `x`, given to `nn.GRUCell` fails under LAX; without
+    the store, or without `max`, it compiles; STRICT compiles it)."""
+    names = {
+        n.value.id
+        for n in ast.walk(e)
+        if type(n) is ast.Subscript and type(n.value) is ast.Name and isinstance(n.ctx, ast.Load)
+    }
+    if not names:
+        return False
+    stored = _stored_module_dicts(func, ctx)
+    return any(n in stored for n in names)
+
+
+def _stored_module_dicts(func: ast.AST, ctx: Context) -> frozenset[str]:
+    """The module-level dict displays `func` stores items into (and never binds itself)."""
+    key = ("opaque.stored_dicts", id(func))
+    hit: frozenset[str] | None = ctx.cache.get(key)
+    if hit is None:
+        from npu_lsp.rules.graphmode.runtime_index_into_constants import _module_literal
+
+        stored: set[str] = set()
+        local: set[str] = set()
+        for n in ast.walk(func):
+            if type(n) is ast.Subscript and isinstance(n.ctx, ast.Store) and type(n.value) is ast.Name:
+                stored.add(n.value.id)
+            elif type(n) is ast.Name and isinstance(n.ctx, ast.Store):
+                local.add(n.id)
+        hit = ctx.cache[key] = frozenset(
+            d for d in stored - local if isinstance(_module_literal(d, ctx), ast.Dict)
+        )
+    return hit
 
 
 #: builtins whose result is the text of their argument
@@ -1241,6 +1396,8 @@ class _Opaque:
             st = self._last_assignment(e, func)
             if self._item_stored(e, st, func, env, depth):
                 return True
+            if self._loop_carried(e, func, env, depth):
+                return True
             if st is None:
                 return e.id in env
             if isinstance(st, ast.AugAssign):
@@ -1302,7 +1459,7 @@ class _Opaque:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
             return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
-            if self._branch_stored(e, func) or self._number_stored(e, func):
+            if self._branch_stored(e, func) or self._number_stored(e, func) or _held_number_stored(e, func, self.ctx):
                 return True
             stored = self._tensor_attr_stored(e, func, env, depth)
             if stored is not None:
@@ -1534,7 +1691,7 @@ class _Opaque:
         "DtypeToEnum", "'int' object has no attribute '__len__'"; never read, or only
         printed, it compiles; a tensor stored is read back as the tensor, written/heldout16b
         probes `ls17_sc_plain_*`; fresh v5 seeds 10000089, 10600082)."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not updates_self(self.ctx):
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _stores_self_numbers_text(self.ctx):
             return False
         stores = self_stores(func).get(e.attr)
         if not stores:
@@ -1616,6 +1773,33 @@ class _Opaque:
                 continue
             if self.value(st.value, func, env, depth):
                 return True
+        return False
+
+    def _loop_carried(self, name: ast.Name, func: ast.AST, env: frozenset[str], depth: int) -> bool:
+        """Is `name`, read inside a `for` or `while` body, bound after the read in that body
+        to a fallback value? From the second pass on the read gets it (written/heldout23a
+        case `rnn_step_counter_global_dict`: `h = self.cell(x, h)` first, `x = tgt[:, t] *
+        STATE["tf_ratio"] + ...` after it, with `STATE["tf_ratio"]` set from an interpreted
+        `max`: "For 'GRUCell', the 'x' should be one of [float32, float16], but got
+        'Tensor(shape=[-2], dtype=Float64)'")."""
+        where = (name.lineno, name.col_offset)
+        for loop in own_nodes(func):
+            if type(loop) is not ast.For and type(loop) is not ast.While:
+                continue
+            body = loop.body
+            if not body or not (body[0].lineno, body[0].col_offset) <= where <= (body[-1].end_lineno or 0, body[-1].end_col_offset or 0):
+                continue
+            for st in body:
+                for n in ast.walk(st):
+                    if type(n) is not ast.Assign or (n.lineno, n.col_offset) <= where:
+                        continue
+                    if not any(t.id == name.id for t in n.targets for t in _target_names(t)):
+                        continue
+                    if in_dead_branch(self.ctx, func, self.ctx.span(n)):
+                        continue
+                    value = _bound_value(n, name.id)
+                    if value is not None and self.value(value, func, env, depth):
+                        return True
         return False
 
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:

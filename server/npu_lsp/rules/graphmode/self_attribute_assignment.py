@@ -69,6 +69,7 @@ def _on_module_cell(e: ast.expr, ctx: Context) -> bool:
 class SelfAttributeAssignment(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags `self.m = ...`, `self.m += ...` and `self.m: T = ...`
+    (also `out, self.m = ...`, an item of a tuple or list target)
     in compiled code when `self.m` is not a `Parameter`, item assignments into such an
     attribute (`self.grid[i] = ...`, `self.cache["k"] = ...`), whatever it holds (a list, a
     dict, a Tensor), and calls of Cell methods that set such attributes
