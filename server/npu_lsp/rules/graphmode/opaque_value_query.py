@@ -246,6 +246,15 @@ class FallbackValueShapeQuery(GraphRule):
                 f"the shape `{ctx.segment(shape)}` is read from a JIT Fallback value, unknown while compiling; MindSpore cannot build the tensor from it (use `ops.shape` of the tensor itself)",
             )
             return
+        if ctx.qualname(node.func) == "mindspore.ops.interpolate" and _recomputed_scale(node):
+            at = _min_max_of_stored_number(func, o)
+            if at is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`ops.interpolate(..., recompute_scale_factor=True)` in a function whose `{ctx.segment(at.func)}` (line {at.lineno}) takes a number attribute it stores on `self`: LAX interprets that `{ctx.segment(at.func)}`, and MindSpore then fails inside interpolate's size computation (\"'int' object is not iterable\"); keep the counter in a Parameter, or pass `size=` instead of `scale_factor`",
+                )
+                return
         if (
             ctx.qualname(node.func) in _IN_PLACE
             and len(node.args) >= 2
@@ -261,6 +270,41 @@ class FallbackValueShapeQuery(GraphRule):
         why = _Opaque(ctx, tensor_index=True).sink(node, func, frozenset(), 0)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+def _recomputed_scale(call: ast.Call) -> bool:
+    """`ops.interpolate(x, scale_factor=..., recompute_scale_factor=True)`."""
+    kw = {k.arg: k.value for k in call.keywords}
+    flag = kw.get("recompute_scale_factor")
+    return (
+        isinstance(flag, ast.Constant)
+        and flag.value is True
+        and "size" not in kw
+        and ("scale_factor" in kw or len(call.args) >= 3)
+    )
+
+
+def _min_max_of_stored_number(func: ast.AST, o: _Opaque) -> ast.Call | None:
+    """A `min(...)` / `max(...)` of `func` one argument of which reads a number attribute
+    `func` stores on `self` (`_Opaque._number_stored`). Measured (written/heldout20a case
+    `r2_gan_progressive_alpha_fade_attr`, probes `lax24a_gan_*`): with `self.step += 1` and
+    `min(1.0, self.step / k)` or `max(...)` (stored on `self` or not), an
+    `ops.interpolate(x, scale_factor=2.0, recompute_scale_factor=True)` anywhere in the
+    function fails under LAX, "'int' object is not iterable"; without the `min`, with `size=`,
+    with `min` of `x.mean().item()` or of constants, it compiles."""
+    for n in _calls_in(func):
+        if (
+            type(n) is ast.Call
+            and type(n.func) is ast.Name
+            and n.func.id in ("min", "max")
+            and any(
+                type(a) is ast.Attribute and isinstance(a.ctx, ast.Load) and o._number_stored(a, func)
+                for arg in n.args
+                for a in ast.walk(arg)
+            )
+        ):
+            return n
+    return None
 
 
 #: in-place updates of a Parameter whose value must have the Parameter's dtype (measured,
