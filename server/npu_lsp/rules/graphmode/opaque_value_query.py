@@ -126,7 +126,10 @@ class FallbackValueShapeQuery(GraphRule):
     Parameter ... Float64"); `min` / `max` of an item of a module-level dict the function
     stores into (`STATE["calls"] += 1`, then `max(0.0, 1.0 - 0.1 * STATE["calls"])`). A
     name read in a loop body holds what the body binds to it after the read, too (from the
-    second pass on: `h = self.cell(x, h)` then `x = ...` of such a value). And a sink: a
+    second pass on: `h = self.cell(x, h)` then `x = ...` of such a value). Also
+    `ops.interpolate(x, scale_factor=..., recompute_scale_factor=True)` in a function where
+    `min` / `max` takes a number attribute the function stores on `self` (`self.step += 1`,
+    `min(1.0, self.step / k)`: "'int' object is not iterable"). And a sink: a
     `functools.partial` of such a function built in the compiled function itself (`act =
     functools.partial(ops.leaky_relu, alpha=0.1); act(v)`; a module-level partial or one
     held on `self` is called as Python and compiles). Also, over a value known only at run
