@@ -522,6 +522,49 @@ def _stores_held_numbers(ctx: Context) -> bool:
     return False
 
 
+#: what a Python table may be built as (`[0.1, 0.2]`, `[... for ...]`, `list(...)`,
+#: `warmup + decay`, a constructor argument)
+_TABLE_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Call, ast.BinOp, ast.Name)
+
+
+def _table_candidates_read(ctx: Context) -> bool:
+    """The text test before `_reads_tables` walks the compiled functions: some module-level
+    list or tuple display, or some `self` attribute an `__init__` may set to a table, is
+    subscripted in the text (`SCALES[`, `self.lr_table[`)."""
+    read = _subscripted_names(ctx.text)
+    if not read:
+        return False
+    for st in ctx.tree.body:
+        if type(st) is ast.Assign and type(st.value) in (ast.List, ast.Tuple):
+            for t in st.targets:
+                if type(t) is ast.Name and t.id in read:
+                    return True
+    a = analyzer(ctx)
+    for c in ctx.scopes.info.classes.values():
+        for attr, values in a._self_values(c.node).items():
+            if attr in read and any(isinstance(v, _TABLE_VALUES) for v in values):
+                return True
+    return False
+
+
+#: a subscript in the text whose index does not start with a number, a slice or a string
+#: (`SCALES[i`, `self.lr_table[self.step`); led by the literal `[`: a pattern led by `\w`
+#: is tried at every position (200 times slower on bench_lsp_engine's file)
+_SUBSCRIPT_OPEN = re.compile(r"\[(?![\d:\]'\"-])")
+
+
+def _subscripted_names(text: str) -> set[str]:
+    """The names right before each `_SUBSCRIPT_OPEN` of the text (`SCALES`, `lr_table`)."""
+    names: set[str] = set()
+    for m in _SUBSCRIPT_OPEN.finditer(text):
+        end = j = m.start()
+        while j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
+            j -= 1
+        if j < end:
+            names.add(text[j:end])
+    return names
+
+
 _SUBSCRIPT = frozenset({ast.Subscript})
 
 
@@ -530,6 +573,8 @@ def _reads_tables(ctx: Context) -> bool:
     Tensor index (`tensor_read_of_numbers`)? Once per file; each LAX function is asked as
     the function being checked (the table's owner class and the index's kind depend on it)."""
     hit = ctx.cache.get("opaque.tables")
+    if hit is None and not _table_candidates_read(ctx):
+        hit = ctx.cache["opaque.tables"] = False
     if hit is None:
         hit = False
         saved = ctx.function
