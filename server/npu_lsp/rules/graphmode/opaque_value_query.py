@@ -17,12 +17,13 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table, constructed
-from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor, self_update
+from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.none_join import has_none_join, none_joined, returns_none_joined
 from npu_lsp.rules.graphmode.python_call_on_tensor import python_built_classes
+from npu_lsp.rules.graphmode.runtime_index_into_constants import tensor_read_of_numbers
 from npu_lsp.rules.graphmode.values import (
     _callees,
     _lax_fallback,
@@ -112,9 +113,23 @@ class FallbackValueShapeQuery(GraphRule):
     f-string of a run-time value (`x + len(f"{float(x.mean()):.3f}") * 0`), a tensor built
     from run-time numbers that are not a tensor (`ms.Tensor([x[0, j].item() for j in
     range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`), and `self.<attr>` read in a
-    compiled function that updates a Python number on it (`self.calls += 1`, `self.n =
-    self.n + 1`; read before or after the update; a tensor stored is read back as the
-    tensor); and a sink: a
+    compiled function that stores a Python number on it (`self.calls += 1`, `self.n =
+    self.n + 1`, `self.ratio = 0.5`, `self.ratio = 1.0 - 0.1 * self.calls`, `self.alpha =
+    min(1.0, self.step / k)`; read before or after the store; a tensor stored is read back as
+    the tensor), or on an object held on `self` (`self.cfg.ratio = 0.5`, then
+    `self.cfg.ratio` read); a plain Tensor attribute read before the function stores it
+    again, also as an item of a tuple target (`out, self.hidden = self.gru(x,
+    self.hidden)`); an item of a tuple or list of Python numbers read with a Tensor index
+    (`TABLE[self.step]`, `self.lr_table[step]`: LAX reads it at run time, a float64 value of
+    unknown shape), and such a float given to `ops.assign_sub` / `ops.assign_add` of a
+    Parameter (`ops.assign_sub(p, lr * g)`: "Data type conversion is not supported for a
+    Parameter ... Float64"); `min` / `max` of an item of a module-level dict the function
+    stores into (`STATE["calls"] += 1`, then `max(0.0, 1.0 - 0.1 * STATE["calls"])`). A
+    name read in a loop body holds what the body binds to it after the read, too (from the
+    second pass on: `h = self.cell(x, h)` then `x = ...` of such a value). Also
+    `ops.interpolate(x, scale_factor=..., recompute_scale_factor=True)` in a function where
+    `min` / `max` takes a number attribute the function stores on `self` (`self.step += 1`,
+    `min(1.0, self.step / k)`: "'int' object is not iterable"). And a sink: a
     `functools.partial` of such a function built in the compiled function itself (`act =
     functools.partial(ops.leaky_relu, alpha=0.1); act(v)`; a module-level partial or one
     held on `self` is called as Python and compiles). Also, over a value known only at run
@@ -234,9 +249,92 @@ class FallbackValueShapeQuery(GraphRule):
                 f"the shape `{ctx.segment(shape)}` is read from a JIT Fallback value, unknown while compiling; MindSpore cannot build the tensor from it (use `ops.shape` of the tensor itself)",
             )
             return
+        if ctx.qualname(node.func) == "mindspore.ops.interpolate" and _recomputed_scale(node):
+            at = _min_max_of_stored_number(func, o)
+            if at is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`ops.interpolate(..., recompute_scale_factor=True)` in a function whose `{ctx.segment(at.func)}` (line {at.lineno}) takes a number attribute it stores on `self`: LAX interprets that `{ctx.segment(at.func)}`, and MindSpore then fails inside interpolate's size computation (\"'int' object is not iterable\"); keep the counter in a Parameter, or pass `size=` instead of `scale_factor`",
+                )
+                return
+        if (
+            ctx.qualname(node.func) in _IN_PLACE
+            and len(node.args) >= 2
+            and _reads_tables(ctx)
+            and _from_float_table(node.args[1], func, ctx, 0)
+        ):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{ctx.segment(node.args[1])}` is computed from a Python float read from a table with a Tensor index: LAX reads it at run time as a float64 value, and an in-place update of a float32 Parameter cannot take it (MindSpore: Data type conversion is not supported for a 'Parameter' ... Float64); keep the table as a float32 tensor (`ms.Tensor(table, ms.float32)`) and index that",
+            )
+            return
         why = _Opaque(ctx, tensor_index=True).sink(node, func, frozenset(), 0)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+def _recomputed_scale(call: ast.Call) -> bool:
+    """`ops.interpolate(x, scale_factor=..., recompute_scale_factor=True)`."""
+    kw = {k.arg: k.value for k in call.keywords}
+    flag = kw.get("recompute_scale_factor")
+    return (
+        isinstance(flag, ast.Constant)
+        and flag.value is True
+        and "size" not in kw
+        and ("scale_factor" in kw or len(call.args) >= 3)
+    )
+
+
+def _min_max_of_stored_number(func: ast.AST, o: _Opaque) -> ast.Call | None:
+    """A `min(...)` / `max(...)` of `func` one argument of which reads a number attribute
+    `func` stores on `self` (`_Opaque._number_stored`). Measured (written/heldout20a case
+    `r2_gan_progressive_alpha_fade_attr`, probes `lax24a_gan_*`): with `self.step += 1` and
+    `min(1.0, self.step / k)` or `max(...)` (stored on `self` or not), an
+    `ops.interpolate(x, scale_factor=2.0, recompute_scale_factor=True)` anywhere in the
+    function fails under LAX, "'int' object is not iterable"; without the `min`, with `size=`,
+    with `min` of `x.mean().item()` or of constants, it compiles."""
+    for n in _calls_in(func):
+        if (
+            type(n) is ast.Call
+            and type(n.func) is ast.Name
+            and n.func.id in ("min", "max")
+            and any(
+                type(a) is ast.Attribute and isinstance(a.ctx, ast.Load) and o._number_stored(a, func)
+                for arg in n.args
+                for a in ast.walk(arg)
+            )
+        ):
+            return n
+    return None
+
+
+#: in-place updates of a Parameter whose value must have the Parameter's dtype (measured,
+#: written/heldout21b probes `st22_lr_*`, `lax24a_lr_*`: `ops.assign_sub(p, lr * g)` and
+#: `ops.assign_sub(p, ops.cast(lr * g, p.dtype))` fail with a float64 `lr`; `ops.assign(p,
+#: p - lr * g)` compiles)
+_IN_PLACE = frozenset({"mindspore.ops.assign_sub", "mindspore.ops.assign_add"})
+
+
+def _from_float_table(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> bool:
+    """Is `e` computed from a float a Tensor index reads from a Python table
+    (`tensor_read_of_numbers`): the read itself, arithmetic or a call on it, a name bound
+    to one in the same function?"""
+    if depth > _DEPTH:
+        return False
+    if isinstance(e, ast.Subscript):
+        return tensor_read_of_numbers(e, ctx, floats=True)
+    if isinstance(e, ast.BinOp):
+        return _from_float_table(e.left, func, ctx, depth + 1) or _from_float_table(e.right, func, ctx, depth + 1)
+    if isinstance(e, ast.UnaryOp):
+        return _from_float_table(e.operand, func, ctx, depth + 1)
+    if isinstance(e, ast.Call):
+        return any(_from_float_table(a, func, ctx, depth + 1) for a in e.args if not isinstance(a, ast.Starred))
+    if isinstance(e, ast.Name):
+        bound = analyzer(ctx).single_assignment(e.id, func)
+        return bound is not None and _from_float_table(bound, func, ctx, depth + 1)
+    return False
 
 
 #: MindSpore functions and tensor methods taking a target shape as their argument at this index
@@ -379,6 +477,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx) or _stores_tensor_attrs(ctx, lax)
+        hit = hit or _reads_tables(ctx) or _stores_held_numbers(ctx)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
@@ -398,6 +497,98 @@ def _has_fallback(ctx: Context) -> bool:
             _mixed_min_max(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
         ))
         ctx.cache["opaque.any"] = hit
+    return bool(hit)
+
+
+def _stores_held_numbers(ctx: Context) -> bool:
+    """Does compiled LAX code of this file store a number into an attribute of an object
+    held on `self` and read it (`_held_number_stored`)?"""
+    if _HELD_STORE.search(ctx.text) is None:
+        return False
+    for s in _lax_scopes(ctx):
+        stored = _held_number_stores(s.function, ctx)
+        if stored and any(
+            type(n) is ast.Attribute
+            and isinstance(n.ctx, ast.Load)
+            and type(n.value) is ast.Attribute
+            and (n.value.attr, n.attr) in stored
+            for n in own_nodes(s.function)
+        ):
+            return True
+    return False
+
+
+#: what a Python table may be built as (`[0.1, 0.2]`, `[... for ...]`, `list(...)`,
+#: `warmup + decay`, a constructor argument)
+_TABLE_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Call, ast.BinOp, ast.Name)
+
+
+def _table_candidates_read(ctx: Context) -> bool:
+    """The text test before `_reads_tables` walks the compiled functions: some module-level
+    list or tuple display, or some `self` attribute an `__init__` may set to a table, is
+    subscripted in the text (`SCALES[`, `self.lr_table[`)."""
+    read = _subscripted_names(ctx.text)
+    if not read:
+        return False
+    for st in ctx.tree.body:
+        if type(st) is ast.Assign and type(st.value) in (ast.List, ast.Tuple):
+            for t in st.targets:
+                if type(t) is ast.Name and t.id in read:
+                    return True
+    a = analyzer(ctx)
+    for c in ctx.scopes.info.classes.values():
+        for attr, values in a._self_values(c.node).items():
+            if attr in read and any(isinstance(v, _TABLE_VALUES) for v in values):
+                return True
+    return False
+
+
+#: a subscript in the text whose index does not start with a number, a slice or a string
+#: (`SCALES[i`, `self.lr_table[self.step`); led by the literal `[`: a pattern led by `\w`
+#: is tried at every position (200 times slower on bench_lsp_engine's file)
+_SUBSCRIPT_OPEN = re.compile(r"\[(?![\d:\]'\"-])")
+
+
+def _subscripted_names(text: str) -> set[str]:
+    """The names right before each `_SUBSCRIPT_OPEN` of the text (`SCALES`, `lr_table`)."""
+    names: set[str] = set()
+    for m in _SUBSCRIPT_OPEN.finditer(text):
+        end = j = m.start()
+        while j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
+            j -= 1
+        if j < end:
+            names.add(text[j:end])
+    return names
+
+
+_SUBSCRIPT = frozenset({ast.Subscript})
+
+
+def _reads_tables(ctx: Context) -> bool:
+    """Does compiled LAX code of this file read a tuple or list of Python numbers with a
+    Tensor index (`tensor_read_of_numbers`)? Once per file; each LAX function is asked as
+    the function being checked (the table's owner class and the index's kind depend on it)."""
+    hit = ctx.cache.get("opaque.tables")
+    if hit is None and not _table_candidates_read(ctx):
+        hit = ctx.cache["opaque.tables"] = False
+    if hit is None:
+        hit = False
+        saved = ctx.function
+        try:
+            for s in _lax_scopes(ctx):
+                reads = [
+                    n for n in find_branches(s.function, _SUBSCRIPT)
+                    if type(n.slice) is not ast.Constant and type(n.slice) is not ast.Slice  # type: ignore[attr-defined]
+                ]
+                if not reads:
+                    continue
+                ctx.function = s.function
+                if any(tensor_read_of_numbers(n, ctx) for n in reads):  # type: ignore[arg-type]
+                    hit = True
+                    break
+        finally:
+            ctx.function = saved
+        ctx.cache["opaque.tables"] = hit
     return bool(hit)
 
 
@@ -787,7 +978,8 @@ _SELF_STORES_MEMO = "_ascend_lens_self_stores"
 
 def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
     """`self.<attr>` -> the statements of `func` (nested blocks included, nested functions
-    not) that store it (`self.n = v`, `self.n += v`), kept on its node. Statements only."""
+    not) that store it (`self.n = v`, `self.n += v`, also as an item of a tuple or list
+    target: `out, self.h = self.gru(x, self.h)`), kept on its node. Statements only."""
     kept = getattr(func, "__dict__", None)
     found = kept.get(_SELF_STORES_MEMO) if kept is not None else None
     if found is not None:
@@ -803,13 +995,17 @@ def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
                 stack.extend(getattr(node, block))
             continue
         if t is ast.Assign:
-            targets = node.targets  # type: ignore[attr-defined]
+            targets = list(node.targets)  # type: ignore[attr-defined]  # (a copy: items of tuples join it)
         elif t is ast.AugAssign:
             targets = [node.target]  # type: ignore[attr-defined]
         else:
             continue
         for target in targets:
-            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+            if type(target) is ast.Tuple or type(target) is ast.List:
+                # measured (written/heldout23a probes `lax24a_hid_*`): an item of a tuple or
+                # list target is stored as a plain target is, at LAX and STRICT
+                targets.extend(e.value if type(e) is ast.Starred else e for e in target.elts)
+            elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
                 found.setdefault(target.attr, []).append(node)
     if kept is not None:
         kept[_SELF_STORES_MEMO] = found
@@ -837,40 +1033,52 @@ def _given_parameters(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool
 
 def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
     """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
-    `self.best = self.best * float(t)`) over an attribute every `__init__` sets to a number
-    literal? A tensor, a container, None, a call of anything but a number builtin are not
-    numbers here. A Parameter or tensor updated in place (`self.table = self.table * 2.0`) is
-    a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`). A store of a constant
-    alone (`self.n = 3`) fails the same way (written/gen18 probe
-    `v20_ct_const_store_zeros_like`) but is not followed: no text test tells it from the
-    stores of `__init__`, and every attribute read would pay for it."""
-    update = self_update(st)
-    if update is None:
-        return False
-    attr, value = update
+    `self.scale = 2.0`, `self.ratio = 1.0 - 0.1 * self.calls`, `self.alpha = min(1.0,
+    self.step / self.fade_steps)`), an attribute `__init__` sets to a number literal? A
+    tensor, a container, None, a call of anything but a number builtin are not numbers here.
+    Measured (written/heldout23a probes `lax24a_f64_self_*`): a constant stored alone, or a
+    number computed from another number attribute the function never updates, makes the
+    attribute a Python object as a counter update does."""
+    target = st.target if type(st) is ast.AugAssign else st.targets[0]  # type: ignore[attr-defined]
+    return (
+        type(target) is ast.Attribute
+        and _number(st.value, target.attr, ctx, func)  # type: ignore[attr-defined]
+        and _number_attribute(target.attr, func, ctx)
+    )
+
+
+def _number_attribute(attr: str, func: ast.AST, ctx: Context) -> bool:
+    """Does every `__init__` of the class `func` belongs to set `self.<attr>` to a number
+    literal (`self.calls = 0`)? A Parameter or tensor updated in place (`self.table =
+    self.table * 2.0`) is a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`)."""
     a = analyzer(ctx)
     cls = a.owner_class(func)
-    return cls is not None and _number(value, attr, ctx) and a.number_attribute(cls, attr)
+    return cls is not None and a.number_attribute(cls, attr)
 
 
-def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
+def _number(v: ast.expr, target: str | None, ctx: Context, func: ast.AST | None = None) -> bool:
     """Is `v` a Python number by its syntax alone: a number literal, a number builtin's
-    result, `self.<attr>` of the stored attribute itself (`target`, for `self.n = self.n +
-    1`), and arithmetic on these?"""
+    result, `min` / `max` of numbers, `self.<attr>` of the stored attribute itself
+    (`target`, for `self.n = self.n + 1`) or (given `func`) of another attribute `__init__`
+    sets to a number literal, and arithmetic on these?"""
     t = type(v)
     if t is ast.Constant:
         return type(v.value) in (int, float, bool)  # type: ignore[attr-defined]
     if t is ast.Call:
-        return (ctx.qualname(v.func) or "") in _NUMBER_BUILTINS  # type: ignore[attr-defined]
+        q = ctx.qualname(v.func) or ""  # type: ignore[attr-defined]
+        if q in ("builtins.min", "builtins.max"):
+            args = v.args  # type: ignore[attr-defined]
+            return bool(args) and all(_number(a, target, ctx, func) for a in args)
+        return q in _NUMBER_BUILTINS
     if t is ast.BinOp:
-        return _number(v.left, target, ctx) and _number(v.right, target, ctx)  # type: ignore[attr-defined]
+        return _number(v.left, target, ctx, func) and _number(v.right, target, ctx, func)  # type: ignore[attr-defined]
     if t is ast.UnaryOp:
-        return _number(v.operand, target, ctx)  # type: ignore[attr-defined]
+        return _number(v.operand, target, ctx, func)  # type: ignore[attr-defined]
     return (
         t is ast.Attribute
-        and v.attr == target  # type: ignore[attr-defined]
         and type(v.value) is ast.Name  # type: ignore[attr-defined]
         and v.value.id == "self"  # type: ignore[attr-defined]
+        and (v.attr == target or (func is not None and _number_attribute(v.attr, func, ctx)))  # type: ignore[attr-defined]
     )
 
 
@@ -882,6 +1090,12 @@ def _number(v: ast.expr, target: str | None, ctx: Context) -> bool:
 _SELF_UPDATE = re.compile(r"self\.(\w++)[ \t]*+(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*+self\.\1[ \t]*[-+*/%])")
 
 
+#: a store on `self` of what may be a number (`self.n = 0.5`, `self.r = 1.0 - ...`,
+#: `self.a = min(...)`, `self.s = self.k / 2`): `__init__`'s own stores match too, the
+#: statements decide (`_number_store`)
+_SELF_NUMBER = re.compile(r"self\.\w++[ \t]*+=[ \t]*+(?:[-(.\d]|self\.|min\(|max\(|float\(|int\()")
+
+
 def updates_self(ctx: Context) -> bool:
     """The text test before `self_stores` is asked: a counter-like store on `self`."""
     hit = ctx.cache.get("opaque.self_update")
@@ -890,9 +1104,93 @@ def updates_self(ctx: Context) -> bool:
     return bool(hit)
 
 
+def _stores_self_numbers_text(ctx: Context) -> bool:
+    """The text test before `_number_store` is asked: a counter-like store on `self`, or a
+    store of what may be a number."""
+    hit = ctx.cache.get("opaque.self_number")
+    if hit is None:
+        hit = ctx.cache["opaque.self_number"] = updates_self(ctx) or _SELF_NUMBER.search(ctx.text) is not None
+    return bool(hit)
+
+
+#: a store into an attribute of an object held on `self` (`self.cfg.ratio = ...`, `+=`)
+_HELD_STORE = re.compile(r"self\.\w++\.\w++[ \t]*+(?:[-+*/%]|//|\*\*)?=[^=]")
+
+
+def _held_number_stored(e: ast.Attribute, func: ast.AST, ctx: Context) -> bool:
+    """`self.<obj>.<attr>` read in a compiled function that stores a Python number there
+    (`self.cfg.ratio = 0.5`, `self.cfg.ratio = self.cfg.ratio * 0.9`): LAX runs the store as
+    a JIT Fallback `setattr` and reads the attribute back as a Python object, before or after
+    the store (measured, written/heldout23a probes `lax24a_f64_cfg_*`: times `x`, given to
+    `nn.GRUCell`, it fails, "got 'Tensor(shape=[-2], dtype=Float32)'"; storing another
+    attribute of the object and reading this one compiles)."""
+    inner = e.value
+    if not (
+        type(inner) is ast.Attribute
+        and type(inner.value) is ast.Name
+        and inner.value.id == "self"
+    ):
+        return False
+    hit = ctx.cache.get("opaque.held_store")
+    if hit is None:
+        hit = ctx.cache["opaque.held_store"] = _HELD_STORE.search(ctx.text) is not None
+    if not hit:
+        return False
+    return (inner.attr, e.attr) in _held_number_stores(func, ctx)
+
+
+def _held_number_stores(func: ast.AST, ctx: Context) -> frozenset[tuple[str, str]]:
+    """(obj, attr) of each `self.<obj>.<attr>` that `func` stores a number into (outside
+    branches MindSpore folds away), once per function."""
+    key = ("opaque.held_stores", id(func))
+    found: frozenset[tuple[str, str]] | None = ctx.cache.get(key)
+    if found is not None:
+        return found
+    pairs: set[tuple[str, str]] = set()
+    for st in own_nodes(func):
+        targets: list[ast.expr]
+        if type(st) is ast.AugAssign:
+            targets = [st.target]
+        elif type(st) is ast.Assign:
+            targets = st.targets
+        else:
+            continue
+        for t in targets:
+            if (
+                type(t) is ast.Attribute
+                and type(t.value) is ast.Attribute
+                and type(t.value.value) is ast.Name
+                and t.value.value.id == "self"
+                and _held_number(st.value, t)
+                and not in_dead_branch(ctx, func, ctx.span(st))
+            ):
+                pairs.add((t.value.attr, t.attr))
+    found = ctx.cache[key] = frozenset(pairs)
+    return found
+
+
+def _held_number(v: ast.expr, read: ast.Attribute) -> bool:
+    """Is `v` a number literal, the held attribute `read` itself, or arithmetic on these?"""
+    if isinstance(v, ast.Constant):
+        return type(v.value) in (int, float)
+    if isinstance(v, ast.BinOp):
+        return _held_number(v.left, read) and _held_number(v.right, read)
+    if isinstance(v, ast.UnaryOp):
+        return _held_number(v.operand, read)
+    return (
+        isinstance(v, ast.Attribute)
+        and v.attr == read.attr
+        and isinstance(v.value, ast.Attribute)
+        and isinstance(read.value, ast.Attribute)
+        and v.value.attr == read.value.attr
+        and isinstance(v.value.value, ast.Name)
+        and v.value.value.id == "self"
+    )
+
+
 def _stores_numbers(ctx: Context) -> bool:
     """Does compiled LAX code of this file update a Python number on `self`?"""
-    return updates_self(ctx) and any(
+    return _stores_self_numbers_text(ctx) and any(
         _number_store(st, s.function, ctx)
         for s in _lax_scopes(ctx)
         for sts in self_stores(s.function).values()
@@ -1014,7 +1312,47 @@ def _mixed_min_max(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     if ctx.qualname(call.func) not in ("builtins.min", "builtins.max"):
         return False
     kinds = [analyzer(ctx).kind(a, func) for a in call.args]
-    return any(k.dynamic for k in kinds) and not all(k == Kind.TENSOR for k in kinds)
+    if any(k.dynamic for k in kinds) and not all(k == Kind.TENSOR for k in kinds):
+        return True
+    return Kind.TENSOR not in kinds and any(_reads_stored_module_dict(a, func, ctx) for a in call.args)
+
+
+def _reads_stored_module_dict(e: ast.expr, func: ast.AST, ctx: Context) -> bool:
+    """Does `e` read an item of a module-level dict display that `func` stores items into
+    (`STATE["calls"] += 1`, `STATE["r"] = ...`)? Such an item is a run-time number in the
+    graph: arithmetic on it compiles, but `max` / `min` of it is interpreted (measured,
+    written/heldout23a probes `lax24a_f64_gdict_*`: `max(0.0, 1.0 - 0.1 * STATE["calls"])`
+    after `STATE["calls"] += 1`, times `x`, given to `nn.GRUCell` fails under LAX; without
+    the store, or without `max`, it compiles; STRICT compiles it)."""
+    names = {
+        n.value.id
+        for n in ast.walk(e)
+        if type(n) is ast.Subscript and type(n.value) is ast.Name and isinstance(n.ctx, ast.Load)
+    }
+    if not names:
+        return False
+    stored = _stored_module_dicts(func, ctx)
+    return any(n in stored for n in names)
+
+
+def _stored_module_dicts(func: ast.AST, ctx: Context) -> frozenset[str]:
+    """The module-level dict displays `func` stores items into (and never binds itself)."""
+    key = ("opaque.stored_dicts", id(func))
+    hit: frozenset[str] | None = ctx.cache.get(key)
+    if hit is None:
+        from npu_lsp.rules.graphmode.runtime_index_into_constants import _module_literal
+
+        stored: set[str] = set()
+        local: set[str] = set()
+        for n in ast.walk(func):
+            if type(n) is ast.Subscript and isinstance(n.ctx, ast.Store) and type(n.value) is ast.Name:
+                stored.add(n.value.id)
+            elif type(n) is ast.Name and isinstance(n.ctx, ast.Store):
+                local.add(n.id)
+        hit = ctx.cache[key] = frozenset(
+            d for d in stored - local if isinstance(_module_literal(d, ctx), ast.Dict)
+        )
+    return hit
 
 
 #: builtins whose result is the text of their argument
@@ -1146,6 +1484,8 @@ class _Opaque:
             st = self._last_assignment(e, func)
             if self._item_stored(e, st, func, env, depth):
                 return True
+            if self._loop_carried(e, func, env, depth):
+                return True
             if st is None:
                 return e.id in env
             if isinstance(st, ast.AugAssign):
@@ -1189,6 +1529,8 @@ class _Opaque:
                 if not in_dead_branch(self.ctx, func, self.ctx.span(side))
             )
         if isinstance(e, ast.Subscript):
+            if func is self.ctx.function and _reads_tables(self.ctx) and tensor_read_of_numbers(e, self.ctx):
+                return True
             if (
                 isinstance(e.value, ast.Call)
                 and isinstance(e.slice, ast.Constant)
@@ -1205,7 +1547,7 @@ class _Opaque:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
             return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
-            if self._branch_stored(e, func) or self._number_stored(e, func):
+            if self._branch_stored(e, func) or self._number_stored(e, func) or _held_number_stored(e, func, self.ctx):
                 return True
             stored = self._tensor_attr_stored(e, func, env, depth)
             if stored is not None:
@@ -1466,7 +1808,7 @@ class _Opaque:
         "DtypeToEnum", "'int' object has no attribute '__len__'"; never read, or only
         printed, it compiles; a tensor stored is read back as the tensor, written/heldout16b
         probes `ls17_sc_plain_*`; fresh v5 seeds 10000089, 10600082)."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not updates_self(self.ctx):
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _stores_self_numbers_text(self.ctx):
             return False
         stores = self_stores(func).get(e.attr)
         if not stores:
@@ -1548,6 +1890,33 @@ class _Opaque:
                 continue
             if self.value(st.value, func, env, depth):
                 return True
+        return False
+
+    def _loop_carried(self, name: ast.Name, func: ast.AST, env: frozenset[str], depth: int) -> bool:
+        """Is `name`, read inside a `for` or `while` body, bound after the read in that body
+        to a fallback value? From the second pass on the read gets it (written/heldout23a
+        case `rnn_step_counter_global_dict`: `h = self.cell(x, h)` first, `x = tgt[:, t] *
+        STATE["tf_ratio"] + ...` after it, with `STATE["tf_ratio"]` set from an interpreted
+        `max`: "For 'GRUCell', the 'x' should be one of [float32, float16], but got
+        'Tensor(shape=[-2], dtype=Float64)'")."""
+        where = (name.lineno, name.col_offset)
+        for loop in own_nodes(func):
+            if type(loop) is not ast.For and type(loop) is not ast.While:
+                continue
+            body = loop.body
+            if not body or not (body[0].lineno, body[0].col_offset) <= where <= (body[-1].end_lineno or 0, body[-1].end_col_offset or 0):
+                continue
+            for st in body:
+                for n in ast.walk(st):
+                    if type(n) is not ast.Assign or (n.lineno, n.col_offset) <= where:
+                        continue
+                    if not any(t.id == name.id for t in n.targets for t in _target_names(t)):
+                        continue
+                    if in_dead_branch(self.ctx, func, self.ctx.span(n)):
+                        continue
+                    value = _bound_value(n, name.id)
+                    if value is not None and self.value(value, func, env, depth):
+                        return True
         return False
 
     def _last_assignment(self, name: ast.Name, func: ast.AST) -> ast.stmt | None:

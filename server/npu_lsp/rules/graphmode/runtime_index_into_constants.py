@@ -518,3 +518,23 @@ def _float_row(e: ast.expr) -> bool:
         and bool(e.elts)
         and all(isinstance(x, ast.Constant) and type(x.value) is float for x in e.elts)
     )
+
+
+def tensor_read_of_numbers(node: ast.Subscript, ctx: Context, floats: bool = False) -> bool:
+    """Is `node` (in `ctx.function`) a tuple or list of Python numbers (a module-level table,
+    a literal, one `__init__` stores on `self` or builds) read with a Tensor index? LAX hands
+    the read to the Python interpreter (`__py_exec_index0_getitem__`), and the number it gives
+    back is a run-time float64 value of unknown shape (measured, written/heldout21b probes
+    `lax24a_lr_*`, heldout23a `lax24a_f64_g*_tensor_index_*`: `TABLE[self.step] * x` given to
+    `nn.GRUCell` fails, "got 'Tensor(shape=[-2], dtype=Float64)'"; `ops.assign_sub(p, lr *
+    g)` fails, "Data type conversion is not supported for a Parameter ... Float64"; a
+    constant index compiles). With `floats`, a literal table holds a float at least."""
+    if not isinstance(node.ctx, ast.Load) or isinstance(node.slice, (ast.Constant, ast.Slice)):
+        return False
+    table = _constant_table(node.value, ctx)
+    if table is not None:
+        numbers = bool(table) and all(type(c.value) in (int, float) for c in table)
+        numbers = numbers and (not floats or any(type(c.value) is float for c in table))
+    else:
+        numbers = _init_built_numbers(node.value, ctx)
+    return numbers and analyzer(ctx).kind(node.slice) == Kind.TENSOR
