@@ -62,6 +62,7 @@ class ParameterListEntryArgument(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 with the written set `heldout24a`
       (`ema_jit_function_parametertuple_args`, `r2_ema_jit_param_list_args_python_decay`)
       and its probes `miss24_jp_*`: a list from `trainable_params()` or a `ParameterTuple`
