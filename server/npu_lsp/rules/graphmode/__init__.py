@@ -75,6 +75,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     object_attribute_read_after_store,
     opaque_value_query,
     parameter_created_in_graph,
+    parameter_list_entry_argument,
     positional_only_construct,
     python_call_on_tensor,
     python_object_in_strict_output,

@@ -99,6 +99,11 @@ _CONTEXTS: Final = 8
 _UNROLL: Final = 8
 
 
+def shape_kinds() -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]]]:
+    """ms_shapes.json's (tensor methods, mindspore.ops functions) -> their shape spec."""
+    return _METHODS, _FUNCS
+
+
 def is_tensor(v: Val) -> bool:
     return isinstance(v, tuple)
 

@@ -26,7 +26,8 @@ class StrIteratedUnderStrict(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags a `for` loop or a comprehension over a str in
     compiled code (`for c in self.mode:`, `[c for c in "ab"]`, `for i, c in
-    enumerate("ab")`), the str being a literal, a str kept on `self`, or one built from
+    enumerate("ab")`), and `len` of a str (`len(self.mode)`, `len(t)`: the same `__len__`,
+    measured with written/heldout24b probes `miss24_sl_*`, a literal too), the str being a literal, a str kept on `self`, or one built from
     strs (`"-" * 3`, `os.path.join(...)`, a str method's result), or a loop variable over
     an input that every call gives a list or tuple of str constants (`for t in texts`, `for
     i, t in enumerate(texts)` with `net(x, ["ab", "cd"])`; measured, written/heldout18b
@@ -71,11 +72,14 @@ class StrIteratedUnderStrict(GraphRule):
       `ms_calls.json` ("for" on a str) and the `spec` probes fs_* (tests/npu_lsp/fixtures/written/spec).
     """
 
-    nodes = (ast.For, ast.comprehension)
+    nodes = (ast.For, ast.comprehension, ast.Call)
     strict_only = True
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if not ctx.scope or not ctx.scope.strict:
+            return
+        if isinstance(node, ast.Call):
+            yield from self._len(node, ctx)
             return
         assert isinstance(node, (ast.For, ast.comprehension))
         it = node.iter
@@ -100,6 +104,22 @@ class StrIteratedUnderStrict(GraphRule):
             self,
             it,
             f"iterating over the str `{shown}` is not available under the STRICT syntax level (MindSpore: In JIT strict mode, cannot get attributes __len__ or the String object has no attribute: '__len__'); iterate over a tuple of strs",
+        )
+
+    def _len(self, call: ast.Call, ctx: Context) -> Iterable[Diagnostic]:
+        """`len(s)` of a str asks for the same `__len__` (measured, written/heldout24b case
+        `ocr_encode_text_in_construct` and probes `miss24_sl_*`: a literal, `self.word`, a str
+        argument, an item of a list of strs given to construct, refused under STRICT; `len`
+        of the list compiles)."""
+        f = call.func
+        if not (isinstance(f, ast.Name) and f.id == "len" and len(call.args) == 1):
+            return
+        if ctx.qualname(f) != "builtins.len" or _container_type(call.args[0], ctx) != "str":
+            return
+        yield ctx.diagnostic(
+            self,
+            call,
+            f"`len` of the str `{ctx.segment(call.args[0])}` is not available under the STRICT syntax level (MindSpore: In JIT strict mode, cannot get attributes __len__ or the String object has no attribute: '__len__'); use a tuple of strs or compute lengths outside the network",
         )
 
     def _zip(self, call: ast.Call, s: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
