@@ -1050,7 +1050,8 @@ class BranchTypeMismatch(GraphRule):
         # disagree, and the tensor-dependence test below needs the function's data flow,
         # the dearest step of the analysis.
         before: dict[str, ast.expr] = {}
-        if node.orelse and (stored := _item_stores(node.body).keys() & _item_stores(node.orelse).keys()):
+        # the `else` side first: most have no item store, and then the body is not scanned
+        if node.orelse and (other := _item_stores(node.orelse)) and (stored := _item_stores(node.body).keys() & other.keys()):
             found = _dict_item_join(node, sorted(stored), ctx, env)
             if found is not None and _run_time_test(node.test, analyzer(ctx), ctx):
                 return found

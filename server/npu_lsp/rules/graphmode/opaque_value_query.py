@@ -620,12 +620,20 @@ def _restored_tensor_attrs(ctx: Context) -> frozenset[str]:
         # the names first (`__init__`'s values, already indexed), by flow's notion of a
         # tensor maker (`Tensor(...)`, any `ops.*`: `ops.arange`, `ops.linspace`); `self_info`
         # decides later, for the few that pass, per class
-        names = {
-            attr
-            for c in ctx.scopes.info.classes.values()
-            for attr, values in a._self_values(c.node).items()
-            if any(type(v) is ast.Call and makes_tensor(ctx.qualname(v.func) or "") for v in values)
-        }
+        names: set[str] = set()
+        for c in ctx.scopes.info.classes.values():
+            for attr, values in a._self_values(c.node).items():
+                for v in values:
+                    if type(v) is not ast.Call:
+                        continue
+                    # the spelling first: `Tensor(...)` or a lower-case function (`ops.zeros`,
+                    # `ms.tensor`); cells and primitives (`nn.Dense(...)`, `ops.ReduceSum()`),
+                    # most `__init__` calls, are capitalised and never resolved here
+                    f = v.func
+                    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+                    if (name == "Tensor" or name[:1].islower()) and makes_tensor(ctx.qualname(f) or ""):
+                        names.add(attr)
+                        break
         hit = ctx.cache["opaque.restored_tensors"] = frozenset(
             n for n in names if text.count(f"self.{n} =") + text.count(f"self.{n},") + text.count(f", self.{n}") >= 2
         )
