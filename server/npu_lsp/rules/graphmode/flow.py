@@ -762,6 +762,20 @@ class Analyzer:
             return _NO_NAMES
         return frozenset(a for a in found if self.number_attribute(cls, a))
 
+    def holds_jit_class(self, func: ast.AST | None, attr: str) -> bool:
+        """Does `self.<attr>`, in the class `func` is a method of, hold an instance of one of
+        the module's `@jit_class` classes (by its `__init__`'s value)? Stores into such an
+        object's attributes are compiled, not run as Python."""
+        cls = self.owner_class(func)
+        info = self.ctx.scopes.info
+        owner = info.classes.get(cls.name) if cls is not None else None
+        target = owner.attr_types.get(attr) if owner else None
+        if target is None:
+            return False
+        mod, _, name = target.rpartition(".")
+        held = info.classes.get(name) if mod == info.module else None
+        return bool(held and held.jit_class)
+
     def number_attribute(self, cls: ast.ClassDef, attr: str) -> bool:
         """Does every `__init__` value of `cls` set `self.<attr>` to a number literal
         (`self.calls = 0`)? A Parameter or tensor updated in place is not a number."""

@@ -1171,6 +1171,9 @@ def _held_number_stores(func: ast.AST, ctx: Context) -> frozenset[tuple[str, str
                 and t.value.value.id == "self"
                 and _held_number(st.value, t)
                 and not in_dead_branch(ctx, func, ctx.span(st))
+                # a `@jit_class` object's attributes are compiled (v4 seeds 9940187, 9960172,
+                # 9980040: `self.cfg.scale = 3.0` then `x * self.cfg.scale` compile at LAX)
+                and not analyzer(ctx).holds_jit_class(func, t.value.attr)
             ):
                 pairs.add((t.value.attr, t.attr))
     found = ctx.cache[key] = frozenset(pairs)

@@ -243,22 +243,13 @@ class SelfAttributeAssignment(GraphRule):
     @staticmethod
     def _on_jit_class_member(t: ast.expr, ctx: Context) -> bool:
         """`self.inner.x = ...` where `self.inner` holds a `@jit_class` instance."""
-        if not (
+        return (
             isinstance(t, ast.Attribute)
             and isinstance(t.value, ast.Attribute)
             and isinstance(t.value.value, ast.Name)
             and t.value.value.id == "self"
-        ):
-            return False
-        cls = analyzer(ctx).owner_class(ctx.function)
-        info = ctx.scopes.info
-        owner = info.classes.get(cls.name) if cls is not None else None
-        target = owner.attr_types.get(t.value.attr) if owner else None
-        if target is None:
-            return False
-        mod, _, name = target.rpartition(".")
-        held = info.classes.get(name) if mod == info.module else None
-        return bool(held and held.jit_class)
+            and analyzer(ctx).holds_jit_class(ctx.function, t.value.attr)
+        )
 
 
 def _flat_targets(targets: list[ast.expr]) -> list[ast.expr]:
