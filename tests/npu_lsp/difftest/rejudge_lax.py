@@ -37,6 +37,8 @@ def relabel(label: dict[str, object], res: dict[str, object], case: Path) -> Non
     if label["strict"] == "reject":  # same verdict at both levels: label_for keeps LAX's line only
         label.pop("strict_message_head", None)
         label["strict_error_line"] = label["error_line"]
+    if isinstance(label.get("stdout"), dict):  # judge_files' jsonl fields, when a label keeps them
+        label["stdout"]["lax"] = str(res.get("stdout", ""))[:200]
 
 
 def main() -> None:
