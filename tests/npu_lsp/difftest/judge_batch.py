@@ -81,7 +81,23 @@ _RESTORE_CONTEXT = """    for _k, _v in _context.items():
         if _ms.get_context(_k) != _v:
             _ms.set_context(**{_k: _v})
 """
-RUNNER = runner(PER_CASE_TIMEOUT, setup=_SAVE_CONTEXT, before_case=_RESTORE_CONTEXT)
+
+#: MindSpore's LAX run-time fallback (PyExecute) runs scripts such as
+#: `__import__('mindspore').graph._utils.jit_fallback_utils.dict_setitem(...)`, which assume the
+#: submodule is already an attribute of `mindspore.graph._utils`; `import mindspore` does not
+#: import it, and only some fallback paths import it themselves (list `insert`/`extend`/... via
+#: `set_local_variable`). Alone (`python case.py`) a program can so fail with "module
+#: 'mindspore.graph._utils' has no attribute 'jit_fallback_utils'" where, in a batch, it passes
+#: because an earlier case imported the submodule. Forget it (and its deprecated alias
+#: `mindspore.common._jit_fallback_utils`, which imports and copies it) before every case, so
+#: each case finds the same modules a fresh process has.
+_FORGET_FALLBACK_UTILS = """    for _mod, _parent, _attr in (("mindspore.graph._utils.jit_fallback_utils", "mindspore.graph._utils", "jit_fallback_utils"),
+                                 ("mindspore.common._jit_fallback_utils", "mindspore.common", "_jit_fallback_utils")):
+        sys.modules.pop(_mod, None)
+        if _parent in sys.modules and hasattr(sys.modules[_parent], _attr):
+            delattr(sys.modules[_parent], _attr)
+"""
+RUNNER = runner(PER_CASE_TIMEOUT, setup=_SAVE_CONTEXT, before_case=_RESTORE_CONTEXT + _FORGET_FALLBACK_UTILS)
 
 
 def run_level(
