@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -23,10 +24,12 @@ LEVELS = ("lax", "strict")
 SETS = sorted(p.parent for p in WRITTEN.glob("*/labels.json"))
 
 
+@cache  # once per set, not per test (read-only here)
 def _labels(folder: Path) -> dict[str, dict[str, object]]:
     return json.loads((folder / "labels.json").read_text())
 
 
+@cache
 def _known(folder: Path) -> dict[str, dict[str, str]]:
     path = folder / "known_misses.json"
     return json.loads(path.read_text()) if path.is_file() else {}

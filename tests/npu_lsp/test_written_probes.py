@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -27,13 +28,19 @@ LEVELS = ("lax", "strict")
 FOLDERS = sorted(p.parent for p in (FIXTURES / "written").glob("*/probe_labels.json"))
 
 
+@cache  # once per file, not per test: the label stores are large (read-only here)
 def _load(path: Path) -> dict[str, dict[str, object]]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+@cache
+def _holds_packages(probes: Path) -> bool:
+    return any(p.is_dir() and any(p.glob("*.py")) for p in probes.iterdir())
+
+
 def _workspace(probes: Path) -> WorkspaceIndex | None:
     """The index of a probe folder holding packages (None: single-file probes)."""
-    if not any(p.is_dir() and any(p.glob("*.py")) for p in probes.iterdir()):
+    if not _holds_packages(probes):
         return None
     return WorkspaceIndex.from_paths([probes], root=str(probes))
 
