@@ -17,7 +17,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table, constructed
-from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor
+from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor, python_number
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
@@ -1064,30 +1064,30 @@ def _number_attribute(attr: str, func: ast.AST, ctx: Context) -> bool:
     return cls is not None and a.number_attribute(cls, attr)
 
 
-def _number(v: ast.expr, target: str | None, ctx: Context, func: ast.AST | None = None) -> bool:
-    """Is `v` a Python number by its syntax alone: a number literal, a number builtin's
-    result, `min` / `max` of numbers, `self.<attr>` of the stored attribute itself
-    (`target`, for `self.n = self.n + 1`) or (given `func`) of another attribute `__init__`
-    sets to a number literal, and arithmetic on these?"""
-    t = type(v)
-    if t is ast.Constant:
-        return type(v.value) in (int, float, bool)  # type: ignore[attr-defined]
-    if t is ast.Call:
-        q = ctx.qualname(v.func) or ""  # type: ignore[attr-defined]
-        if q in ("builtins.min", "builtins.max"):
-            args = v.args  # type: ignore[attr-defined]
-            return bool(args) and all(_number(a, target, ctx, func) for a in args)
-        return q in _NUMBER_BUILTINS
-    if t is ast.BinOp:
-        return _number(v.left, target, ctx, func) and _number(v.right, target, ctx, func)  # type: ignore[attr-defined]
-    if t is ast.UnaryOp:
-        return _number(v.operand, target, ctx, func)  # type: ignore[attr-defined]
-    return (
-        t is ast.Attribute
-        and type(v.value) is ast.Name  # type: ignore[attr-defined]
-        and v.value.id == "self"  # type: ignore[attr-defined]
-        and (v.attr == target or (func is not None and _number_attribute(v.attr, func, ctx)))  # type: ignore[attr-defined]
-    )
+def _number(v: ast.expr, target: str, ctx: Context, func: ast.AST) -> bool:
+    """Is `v` a Python number by its syntax alone (`python_number`), where a number is also
+    True / False, a number builtin's result, `min` / `max` of numbers, `self.<attr>` of the
+    stored attribute itself (`target`, for `self.n = self.n + 1`) or of another attribute
+    `__init__` sets to a number literal?"""
+
+    def leaf(e: ast.expr) -> bool:
+        t = type(e)
+        if t is ast.Constant:
+            return type(e.value) is bool  # type: ignore[attr-defined]
+        if t is ast.Call:
+            q = ctx.qualname(e.func) or ""  # type: ignore[attr-defined]
+            if q in ("builtins.min", "builtins.max"):
+                args = e.args  # type: ignore[attr-defined]
+                return bool(args) and all(python_number(a, leaf) for a in args)
+            return q in _NUMBER_BUILTINS
+        return (
+            t is ast.Attribute
+            and type(e.value) is ast.Name  # type: ignore[attr-defined]
+            and e.value.id == "self"  # type: ignore[attr-defined]
+            and (e.attr == target or _number_attribute(e.attr, func, ctx))  # type: ignore[attr-defined]
+        )
+
+    return python_number(v, leaf)
 
 
 #: a counter-like store on `self` in the text (`self.n += 1`, `self.n = self.n + 1`)
@@ -1181,22 +1181,21 @@ def _held_number_stores(func: ast.AST, ctx: Context) -> frozenset[tuple[str, str
 
 
 def _held_number(v: ast.expr, read: ast.Attribute) -> bool:
-    """Is `v` a number literal, the held attribute `read` itself, or arithmetic on these?"""
-    if isinstance(v, ast.Constant):
-        return type(v.value) in (int, float)
-    if isinstance(v, ast.BinOp):
-        return _held_number(v.left, read) and _held_number(v.right, read)
-    if isinstance(v, ast.UnaryOp):
-        return _held_number(v.operand, read)
-    return (
-        isinstance(v, ast.Attribute)
-        and v.attr == read.attr
-        and isinstance(v.value, ast.Attribute)
-        and isinstance(read.value, ast.Attribute)
-        and v.value.attr == read.value.attr
-        and isinstance(v.value.value, ast.Name)
-        and v.value.value.id == "self"
-    )
+    """Is `v` a Python number by its syntax alone (`python_number`), where the held
+    attribute `read` (`self.<obj>.<attr>`) itself is a number too?"""
+    obj = read.value.attr  # type: ignore[attr-defined]
+
+    def leaf(e: ast.expr) -> bool:
+        return (
+            type(e) is ast.Attribute
+            and e.attr == read.attr
+            and type(e.value) is ast.Attribute
+            and e.value.attr == obj
+            and type(e.value.value) is ast.Name
+            and e.value.value.id == "self"
+        )
+
+    return python_number(v, leaf)
 
 
 def _stores_numbers(ctx: Context) -> bool:
