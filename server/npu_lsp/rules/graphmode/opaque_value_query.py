@@ -17,7 +17,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table, constructed
-from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor, python_number
+from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor, python_number, updates_self
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
@@ -1090,26 +1090,10 @@ def _number(v: ast.expr, target: str, ctx: Context, func: ast.AST) -> bool:
     return python_number(v, leaf)
 
 
-#: a counter-like store on `self` in the text (`self.n += 1`, `self.n = self.n + 1`)
-#: led by a literal: a pattern led by `^` (multi-line) or `\b` is tried at every position.
-#: The name after `self.` is read once, possessively (`\w++`, `[ \t]*+`): what follows it
-#: is never a word character, so giving one back cannot make a match (the backtracking
-#: version cost 12.9 M instructions on bench_lsp_engine's 5,015-line file, this one 3.4 M)
-_SELF_UPDATE = re.compile(r"self\.(\w++)[ \t]*+(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*+self\.\1[ \t]*[-+*/%])")
-
-
 #: a store on `self` of what may be a number (`self.n = 0.5`, `self.r = 1.0 - ...`,
 #: `self.a = min(...)`, `self.s = self.k / 2`): `__init__`'s own stores match too, the
 #: statements decide (`_number_store`)
 _SELF_NUMBER = re.compile(r"self\.\w++[ \t]*+=[ \t]*+(?:[-(.\d]|self\.|min\(|max\(|float\(|int\()")
-
-
-def updates_self(ctx: Context) -> bool:
-    """The text test before `self_stores` is asked: a counter-like store on `self`."""
-    hit = ctx.cache.get("opaque.self_update")
-    if hit is None:
-        hit = ctx.cache["opaque.self_update"] = _SELF_UPDATE.search(ctx.text) is not None
-    return bool(hit)
 
 
 def _stores_self_numbers_text(ctx: Context) -> bool:
