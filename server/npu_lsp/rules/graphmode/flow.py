@@ -3774,7 +3774,7 @@ def python_number(v: ast.expr | None, leaf: Callable[[ast.expr], bool] | None = 
     - `_loop_joins` (flow): any name or attribute, since it asks whether a binding may
       carry a number, not whether it surely does;
     - a counter update (`Analyzer._numbers_updated`): `self.<attr>` itself;
-    - MS145's stores on `self` (`self_stores.number_store`): `self.<attr>` itself or another
+    - MS145's stores on `self` (`number_stores.number_store`): `self.<attr>` itself or another
       number attribute, a number builtin's result, `min` / `max` of numbers, and True /
       False (a bool is an int to Python; MS145 has always counted it, the others model
       arithmetic values and never did);
