@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import python_number
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 from npu_lsp.rules.graphmode.result_kinds import TUPLE_RESULTS, gives_tensor
 
@@ -124,7 +125,7 @@ def _tensor(e: ast.expr, params: set[str], bprop: ast.FunctionDef, ctx: Context,
     if isinstance(e, ast.BinOp):
         sides = (e.left, e.right)
         return any(_tensor(s, params, bprop, ctx, depth + 1) for s in sides) and all(
-            _tensor(s, params, bprop, ctx, depth + 1) or _number(s) for s in sides
+            _tensor(s, params, bprop, ctx, depth + 1) or python_number(s) for s in sides
         )
     if not isinstance(e, ast.Call):
         return False
@@ -137,10 +138,6 @@ def _tensor(e: ast.expr, params: set[str], bprop: ast.FunctionDef, ctx: Context,
     if isinstance(e.func, ast.Attribute) and e.func.attr not in TUPLE_RESULTS:
         return _tensor(e.func.value, params, bprop, ctx, depth + 1)  # `dout.clip(-1, 1)`
     return False
-
-
-def _number(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant) and type(e.value) in (int, float)
 
 
 def _stores(name: str, fn: ast.FunctionDef) -> list[ast.AST]:

@@ -739,8 +739,6 @@ class Analyzer:
         a run-time `if` whose branches MindSpore joins (written/heldout22a
         `dqn_epsilon_math_exp_random`: "Type Join Failed: dtype1 = Int64, dtype2 = Int32";
         probes `nu22_*`)."""
-        from npu_lsp.rules.graphmode.opaque_value_query import updates_self  # imports this module
-
         if func is None or not updates_self(self.ctx):
             return _NO_NAMES  # the file's text has no counter-like store on `self`
         key = id(func)
@@ -753,8 +751,15 @@ class Analyzer:
         found: set[str] = set()
         for st in ast.walk(func):
             update = self_update(st)
-            if update is not None and _number_expr(update[1], update[0]):
-                found.add(update[0])
+            if update is None:
+                continue
+            attr, value = update
+
+            def itself(e: ast.expr, attr: str = attr) -> bool:
+                return is_self_attr(e, attr)
+
+            if python_number(value, itself):
+                found.add(attr)
         if not found:
             return _NO_NAMES
         cls = self.owner_class(func)
@@ -778,11 +783,10 @@ class Analyzer:
 
     def number_attribute(self, cls: ast.ClassDef, attr: str) -> bool:
         """Does every `__init__` value of `cls` set `self.<attr>` to a number literal
-        (`self.calls = 0`)? A Parameter or tensor updated in place is not a number."""
+        (`self.calls = 0`, `self.best = -1.0`, `python_number`)? A Parameter or tensor
+        updated in place is not a number."""
         values = self._self_values(cls).get(attr)
-        return bool(values) and all(
-            isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in values  # type: ignore[union-attr]
-        )
+        return values is not None and bool(values) and all(python_number(v) for v in values)
 
     def _is_local_cell(self, q: str) -> bool:
         try:
@@ -1761,7 +1765,7 @@ class Analyzer:
         it compiles). Anything else `mutable` wraps keeps what is known of it (nothing)."""
         if isinstance(wrapped, ast.Name):
             wrapped = self._module_assignments().get(wrapped.id, wrapped)
-        if _numeric(wrapped) and isinstance(wrapped, (ast.Constant, ast.UnaryOp)):
+        if isinstance(wrapped, (ast.Constant, ast.UnaryOp)) and python_number(wrapped, _name_or_attribute):
             return Kind.VAR
         if self._module_kind(wrapped) == Kind.TENSOR or (
             isinstance(wrapped, (ast.Tuple, ast.List, ast.Dict))
@@ -3233,7 +3237,7 @@ def _loop_joins(body: list[ast.stmt], params: Mapping[str, Any]) -> dict[str, li
         outside.setdefault(name, []).append(frames)
     out: dict[str, list[ast.expr]] = {}
     for name, value, frames in sites:
-        if not _numeric(value):
+        if not python_number(value, _name_or_attribute):
             continue
 
         def carried(loop: ast.stmt, name: str = name) -> bool:
@@ -3296,16 +3300,11 @@ def _binding_sites(body: list[ast.stmt], frames: tuple[tuple[ast.stmt, str], ...
                         _binding_sites(getattr(child, "body", []), inner, out)
 
 
-def _numeric(value: ast.expr | None) -> bool:
-    """Does `value` look like a number (a numeric constant, arithmetic, a name), not a
-    sequence, string or call result?"""
-    if isinstance(value, ast.Constant):
-        return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
-    if isinstance(value, ast.BinOp):
-        return _numeric(value.left) and _numeric(value.right)
-    if isinstance(value, ast.UnaryOp):
-        return _numeric(value.operand)
-    return isinstance(value, (ast.Name, ast.Attribute))
+def _name_or_attribute(e: ast.expr) -> bool:
+    """`_loop_joins` takes any name or attribute for a number: what it asks is whether a
+    binding may carry one, not whether it surely does."""
+    t = type(e)
+    return t is ast.Name or t is ast.Attribute
 
 
 def _leaves(block: list[ast.stmt]) -> bool:
@@ -3747,22 +3746,59 @@ def self_update(st: ast.AST) -> tuple[str, ast.expr] | None:
     return t.attr, value
 
 
-def _number_expr(v: ast.expr, attr: str) -> bool:
-    """A Python number by its syntax alone: a number literal, `self.<attr>` itself, and
-    arithmetic on these (`self.n + 1`, `self.decay * 0.99`)."""
+#: a counter-like store on `self` in the text (`self.n += 1`, `self.n = self.n + 1`)
+#: led by a literal: a pattern led by `^` (multi-line) or `\b` is tried at every position.
+#: The name after `self.` is read once, possessively (`\w++`, `[ \t]*+`): what follows it
+#: is never a word character, so giving one back cannot make a match (the backtracking
+#: version cost 12.9 M instructions on bench_lsp_engine's 5,015-line file, this one 3.4 M)
+_SELF_UPDATE = re.compile(r"self\.(\w++)[ \t]*+(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*+self\.\1[ \t]*[-+*/%])")
+
+
+def updates_self(ctx: Context) -> bool:
+    """Does the file's text hold a counter-like store on `self` (`_SELF_UPDATE`)? The test
+    before `Analyzer._numbers_updated` and MS145's number stores walk any function."""
+    hit = ctx.cache.get("opaque.self_update")
+    if hit is None:
+        hit = ctx.cache["opaque.self_update"] = _SELF_UPDATE.search(ctx.text) is not None
+    return bool(hit)
+
+
+def python_number(v: ast.expr | None, leaf: Callable[[ast.expr], bool] | None = None) -> bool:
+    """Is `v` a Python number by its syntax alone: an int or float literal (not a bool), a
+    unary operator on a number (`-1`, `+k`, `~k`, `not n`), or a binary operator on two
+    numbers (`1.0 - 0.1 * self.calls`)? The one syntactic number test of the graph rules.
+
+    Callers differ only in what else stands for a number, which syntax alone cannot tell;
+    `leaf` answers for every other operand (a name, an attribute, a call, a bool or other
+    literal), and without it they are not numbers:
+    - `_loop_joins` (flow): any name or attribute, since it asks whether a binding may
+      carry a number, not whether it surely does;
+    - a counter update (`Analyzer._numbers_updated`): `self.<attr>` itself;
+    - MS145's stores on `self` (`number_stores.number_store`): `self.<attr>` itself or another
+      number attribute, a number builtin's result, `min` / `max` of numbers, and True /
+      False (a bool is an int to Python; MS145 has always counted it, the others model
+      arithmetic values and never did);
+    - MS145's stores into an object held on `self`: `self.<obj>.<attr>` itself;
+    - a compiled entry's number argument (`parameter_arguments`): `float(<literal>)` /
+      `int(<literal>)`, known while compiling where `float(t)` of a tensor is not.
+    Shapes of numpy arithmetic, bprop outputs, loop steps and `__init__`'s number
+    attributes ask without `leaf`: literals and arithmetic of literals."""
     t = type(v)
     if t is ast.Constant:
-        return type(v.value) in (int, float)  # type: ignore[attr-defined]
-    if t is ast.BinOp:
-        return _number_expr(v.left, attr) and _number_expr(v.right, attr)  # type: ignore[attr-defined]
-    if t is ast.UnaryOp:
-        return _number_expr(v.operand, attr)  # type: ignore[attr-defined]
-    return (
-        t is ast.Attribute
-        and v.attr == attr  # type: ignore[attr-defined]
-        and type(v.value) is ast.Name  # type: ignore[attr-defined]
-        and v.value.id == "self"  # type: ignore[attr-defined]
-    )
+        if type(v.value) in (int, float):  # type: ignore[union-attr]
+            return True
+    elif t is ast.UnaryOp:
+        return python_number(v.operand, leaf)  # type: ignore[union-attr]
+    elif t is ast.BinOp:
+        return python_number(v.left, leaf) and python_number(v.right, leaf)  # type: ignore[union-attr]
+    elif v is None:
+        return False
+    return leaf is not None and leaf(v)  # type: ignore[arg-type]
+
+
+def is_self_attr(e: ast.expr, attr: str) -> bool:
+    """Is `e` `self.<attr>`?"""
+    return type(e) is ast.Attribute and e.attr == attr and type(e.value) is ast.Name and e.value.id == "self"
 
 
 def _instances_in(e: ast.expr, grown: dict[str, set[str]]) -> set[str]:

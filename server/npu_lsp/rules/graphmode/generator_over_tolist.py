@@ -120,8 +120,7 @@ class GeneratorOverTolist(GraphRule):
             if made is None and (
                 host_data(gen.iter, ctx)
                 or _host_row(gen.iter, ctx)
-                or _fallback_items(gen.iter, ctx)
-                or _items_of_interpreted(gen.iter, ctx)
+                or _python_items(gen.iter, ctx)
             ):
                 made = gen.iter
             if made is not None and not _one_item(gen.iter, ctx):
@@ -176,20 +175,31 @@ def _host_len_read(rng: ast.Call, ctx: Context) -> ast.expr | None:
     return None
 
 
-def _fallback_items(it: ast.expr, ctx: Context) -> bool:
-    """A name bound once to a list of scalars read from a tensor LAX holds as a Python object
-    (`vals = [x[0, j].item() for j in range(3)]` below `x = ms.Tensor(np.stack(...))`):
-    the items are Python objects, as host data is. Measured (written/fallbackflows probes
-    `la23_fi_*`, difftest seed 11000022): `sum`, `max` and `Counter` of a generator over it
-    fail under LAX ("unsupported operand type(s) for +: 'float' and 'list'"); `Counter(vals)`
-    and a `for` statement compile; over a plain tensor's items the generator compiles
-    (written/gen18 probe `cg_item_comp_sum`)."""
+def _python_items(it: ast.expr, ctx: Context) -> bool:
+    """A name bound once to a list comprehension whose items are Python objects, as host data
+    is: scalars read (`.item()`, `float` / `int`) from a tensor LAX holds as a Python object
+    (`vals = [x[0, j].item() for j in range(3)]` below `x = ms.Tensor(np.stack(...))`), or
+    items of a value JIT Fallback made (`interpreted`: the same comprehension with `x = x +
+    len(f"{s:.2f}") * 0.0` before it, or in an earlier pass of an unrolled loop). Measured
+    (written/fallbackflows probes `la23_fi_*`, difftest seed 11000022): `sum`, `max` and
+    `Counter` of a generator over it fail under LAX ("unsupported operand type(s) for +:
+    'float' and 'list'"); `Counter(vals)` and a `for` statement compile; (fresh v5 seed
+    11100106; written/gen18 probes `v23_jn_*`) `', '.join(f'{v:.2f}' for v in vals)` fails,
+    "For Tensor, the input_data is ('-0.5',) that contain unsupported element"; over a plain
+    tensor's items the generator compiles (written/gen18 probe `cg_item_comp_sum`)."""
     if type(it) is not ast.Name or ctx.function is None:
         return False
     bound = analyzer(ctx).single_assignment(it.id, ctx.function)
     if type(bound) is not ast.ListComp:
         return False
-    e = bound.elt
+    from npu_lsp.rules.graphmode.interpreted import interpreted
+
+    return _item_of_opaque(bound.elt, ctx) or interpreted(bound, ctx, ctx.function)
+
+
+def _item_of_opaque(e: ast.expr, ctx: Context) -> bool:
+    """`v[...].item()`, `float(v[...])` / `int(v[...])` of a name `v` LAX holds as a Python
+    object (`opaque_at_lax`)."""
     if type(e) is not ast.Call:
         return False
     if type(e.func) is ast.Attribute and e.func.attr == "item" and not e.args:
@@ -233,23 +243,6 @@ def _host_parameter(e: ast.expr, ctx: Context) -> bool:
     finally:
         ctx.scope, ctx.function = saved
     return True
-
-
-def _items_of_interpreted(it: ast.expr, ctx: Context) -> bool:
-    """`vals`, bound once to a list comprehension reading items of a value JIT Fallback made
-    (`[x[0, j].item() for j in range(3)]` with `x = x + len(f"{s:.2f}") * 0.0` before it,
-    or in an earlier pass of an unrolled loop): Python data as `x.tolist()` is (measured,
-    fresh v5 seed 11100106; written/gen18 probes `v23_jn_*`: `', '.join(f'{v:.2f}' for v in
-    vals)` fails, "For Tensor, the input_data is ('-0.5',) that contain unsupported element";
-    over the items of a plain `x` it compiles)."""
-    if type(it) is not ast.Name or ctx.function is None:
-        return False
-    bound = analyzer(ctx).single_assignment(it.id, ctx.function)
-    if type(bound) is not ast.ListComp:
-        return False
-    from npu_lsp.rules.graphmode.interpreted import interpreted
-
-    return interpreted(bound, ctx, ctx.function)
 
 
 def _one_item(it: ast.expr, ctx: Context) -> bool:

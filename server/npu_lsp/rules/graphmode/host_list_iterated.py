@@ -11,7 +11,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.entries import entry_callers
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer, python_number
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.host_values import host_names
@@ -791,9 +791,9 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
         return _indexed(_shape(e.value, ctx, depth + 1), e.slice)
     if isinstance(e, ast.BinOp):
         left, right = e.left, e.right
-        if _number(right):
+        if python_number(right):
             return _shape(left, ctx, depth + 1)
-        if _number(left):
+        if python_number(left):
             return _shape(right, ctx, depth + 1)
         if isinstance(e.op, _ELEMENTWISE):
             return _broadcast(_shape(left, ctx, depth + 1), _shape(right, ctx, depth + 1))
@@ -961,10 +961,6 @@ def _init_int(cls: ast.ClassDef, name: str, ctx: Context) -> int | None:
 
 def _keyword(e: ast.Call, names: tuple[str, ...]) -> ast.expr | None:
     return next((k.value for k in e.keywords if k.arg in names), None)
-
-
-def _number(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant) and type(e.value) in (int, float)
 
 
 def _int(e: ast.expr | None) -> int | None:
@@ -1322,8 +1318,8 @@ def _scalar_broadcast(e: ast.BinOp, ctx: Context, depth: int) -> Shape | None:
     if isinstance(e.op, ast.MatMult):
         return None
     sides = [e.left, e.right]
-    numbers = [s for s in sides if _number(s)]
-    arrays = [s for s in sides if not _number(s)]
+    numbers = [s for s in sides if python_number(s)]
+    arrays = [s for s in sides if not python_number(s)]
     shapes = {_module_shape(a, ctx, depth + 1) for a in arrays}
     if not arrays or len(shapes) != 1 or len(numbers) + len(arrays) != 2:
         return None

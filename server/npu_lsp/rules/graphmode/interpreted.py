@@ -1,7 +1,7 @@
 """Interpreted values: what LAX holds as a Python object after JIT Fallback (`ValueAny`).
 
 Under LAX, MindSpore 2.10 runs a call it cannot compile on a run-time value by JIT Fallback
-(PyExecute, `opaque_value_query._runtime_fallback`: `str(t)`, `math.floor(t.max())`, `np.mean(...)`, an
+(PyExecute, `fallback_calls.runtime_fallback`: `str(t)`, `math.floor(t.max())`, `np.mean(...)`, an
 f-string of run-time values, `x.asnumpy()`). Its result is an opaque Python object, and so is
 arithmetic with it: `x = x + len(str(s)) * 0` leaves `x` a `ValueAny`, not a tensor the graph
 knows, and so are its `shape`, `ndim` and items; it travels through returns into callers and
@@ -94,9 +94,9 @@ def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> boo
 
 
 def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
-    from npu_lsp.rules.graphmode.opaque_value_query import _runtime_fallback
+    from npu_lsp.rules.graphmode.fallback_calls import runtime_fallback
 
-    if _runtime_fallback(call, ctx, func):
+    if runtime_fallback(call, ctx, func):
         return True  # a fallback on constants only (`d.copy()` of a literal dict) is folded
     q = ctx.qualname(call.func) or ""
     name = q[9:] if q.startswith("builtins.") else q

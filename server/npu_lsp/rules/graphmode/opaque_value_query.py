@@ -3,34 +3,59 @@
 from __future__ import annotations
 
 import ast
-import bisect
-import builtins
 import functools
 import json
-import keyword
-import re
 from collections.abc import Iterable
 from importlib import resources
 
-from npu_lsp.astutil import STATEMENT_BLOCKS, find_branches
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode import calls_table, constructed
-from npu_lsp.rules.graphmode.flow import Kind, analyzer, makes_tensor
-from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
+from npu_lsp.rules.graphmode import calls_table
+from npu_lsp.rules.graphmode.attribute_stores import (
+    branch_stored,
+    branch_stores,
+    nested_self_lines,
+    restored_tensor_attrs,
+    self_stores,
+    stores_tensor_attrs,
+)
+from npu_lsp.rules.graphmode.fallback_calls import (
+    TENSOR_CONSTRUCTORS,
+    built_tensor,
+    formats_value,
+    may_fall_back,
+    mixed_min_max,
+    runtime_fallback,
+    text_of_value,
+    trigger_words,
+    typed_tensor_call,
+)
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
-from npu_lsp.rules.graphmode.none_join import has_none_join, none_joined, returns_none_joined
-from npu_lsp.rules.graphmode.python_call_on_tensor import python_built_classes
-from npu_lsp.rules.graphmode.runtime_index_into_constants import tensor_read_of_numbers
-from npu_lsp.rules.graphmode.values import (
-    _callees,
-    _lax_fallback,
-    in_dead_branch,
-    module_built_callable,
+from npu_lsp.rules.graphmode.lax_functions import (
+    calls_in,
+    fstrings_in,
+    function_holds,
+    function_mentions,
+    lax_scopes,
 )
-from npu_lsp.scope import GraphScope
+from npu_lsp.rules.graphmode.none_join import has_none_join, none_joined, returns_none_joined
+from npu_lsp.rules.graphmode.number_stores import (
+    held_number_stored,
+    number_stored,
+    stores_held_numbers,
+    stores_numbers,
+)
+from npu_lsp.rules.graphmode.python_instances import (
+    builds_python_instances,
+    from_instance_fields,
+    namedtuple_classes,
+)
+from npu_lsp.rules.graphmode.runtime_index_into_constants import tensor_read_of_numbers
+from npu_lsp.rules.graphmode.table_reads import from_float_table, reads_tables
+from npu_lsp.rules.graphmode.values import _callees, in_dead_branch
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"})
@@ -236,7 +261,7 @@ class FallbackValueShapeQuery(GraphRule):
             # `gen.reshape(self.m.shape)` with `self.m` stored under an `if` (a Python object
             # after the join) compiles: the object is a Tensor whose shape MindSpore reads
             # (measured, written/heldout17a probe `st18_memo_ifnone_shape`)
-            and not (isinstance(shape.value, ast.Attribute) and o._branch_stored(shape.value, func))
+            and not (isinstance(shape.value, ast.Attribute) and branch_stored(shape.value, func, ctx))
             and (
                 o.value(shape.value, func, frozenset())
                 # a tensor sliced by a bound JIT Fallback computes has an unknown rank too
@@ -250,7 +275,7 @@ class FallbackValueShapeQuery(GraphRule):
             )
             return
         if ctx.qualname(node.func) == "mindspore.ops.interpolate" and _recomputed_scale(node):
-            at = _min_max_of_stored_number(func, o)
+            at = _min_max_of_stored_number(func, ctx)
             if at is not None:
                 yield ctx.diagnostic(
                     self,
@@ -261,8 +286,8 @@ class FallbackValueShapeQuery(GraphRule):
         if (
             ctx.qualname(node.func) in _IN_PLACE
             and len(node.args) >= 2
-            and _reads_tables(ctx)
-            and _from_float_table(node.args[1], func, ctx, 0)
+            and reads_tables(ctx)
+            and from_float_table(node.args[1], func, ctx, 0)
         ):
             yield ctx.diagnostic(
                 self,
@@ -287,21 +312,21 @@ def _recomputed_scale(call: ast.Call) -> bool:
     )
 
 
-def _min_max_of_stored_number(func: ast.AST, o: _Opaque) -> ast.Call | None:
+def _min_max_of_stored_number(func: ast.AST, ctx: Context) -> ast.Call | None:
     """A `min(...)` / `max(...)` of `func` one argument of which reads a number attribute
-    `func` stores on `self` (`_Opaque._number_stored`). Measured (written/heldout20a case
+    `func` stores on `self` (`number_stored`). Measured (written/heldout20a case
     `r2_gan_progressive_alpha_fade_attr`, probes `lax24a_gan_*`): with `self.step += 1` and
     `min(1.0, self.step / k)` or `max(...)` (stored on `self` or not), an
     `ops.interpolate(x, scale_factor=2.0, recompute_scale_factor=True)` anywhere in the
     function fails under LAX, "'int' object is not iterable"; without the `min`, with `size=`,
     with `min` of `x.mean().item()` or of constants, it compiles."""
-    for n in _calls_in(func):
+    for n in calls_in(func):
         if (
             type(n) is ast.Call
             and type(n.func) is ast.Name
             and n.func.id in ("min", "max")
             and any(
-                type(a) is ast.Attribute and isinstance(a.ctx, ast.Load) and o._number_stored(a, func)
+                type(a) is ast.Attribute and isinstance(a.ctx, ast.Load) and number_stored(a, func, ctx)
                 for arg in n.args
                 for a in ast.walk(arg)
             )
@@ -315,26 +340,6 @@ def _min_max_of_stored_number(func: ast.AST, o: _Opaque) -> ast.Call | None:
 #: `ops.assign_sub(p, ops.cast(lr * g, p.dtype))` fail with a float64 `lr`; `ops.assign(p,
 #: p - lr * g)` compiles)
 _IN_PLACE = frozenset({"mindspore.ops.assign_sub", "mindspore.ops.assign_add"})
-
-
-def _from_float_table(e: ast.expr, func: ast.AST, ctx: Context, depth: int) -> bool:
-    """Is `e` computed from a float a Tensor index reads from a Python table
-    (`tensor_read_of_numbers`): the read itself, arithmetic or a call on it, a name bound
-    to one in the same function?"""
-    if depth > _DEPTH:
-        return False
-    if isinstance(e, ast.Subscript):
-        return tensor_read_of_numbers(e, ctx, floats=True)
-    if isinstance(e, ast.BinOp):
-        return _from_float_table(e.left, func, ctx, depth + 1) or _from_float_table(e.right, func, ctx, depth + 1)
-    if isinstance(e, ast.UnaryOp):
-        return _from_float_table(e.operand, func, ctx, depth + 1)
-    if isinstance(e, ast.Call):
-        return any(_from_float_table(a, func, ctx, depth + 1) for a in e.args if not isinstance(a, ast.Starred))
-    if isinstance(e, ast.Name):
-        bound = analyzer(ctx).single_assignment(e.id, func)
-        return bound is not None and _from_float_table(bound, func, ctx, depth + 1)
-    return False
 
 
 #: MindSpore functions and tensor methods taking a target shape as their argument at this index
@@ -447,997 +452,46 @@ def _shape_joined(arg: ast.expr | None) -> ast.Attribute | None:
     return None
 
 
-def _lax_scopes(ctx: Context) -> list[GraphScope]:
-    """The compiled LAX functions of this file (not those of modules it imports)."""
-    hit: list[GraphScope] | None = ctx.cache.get("opaque.lax_scopes")
-    if hit is None:
-        prefix = ctx.scopes.info.module + "."
-        hit = ctx.cache["opaque.lax_scopes"] = [
-            s for s in ctx.scopes.scopes.values() if s.level == "lax" and s.qualname.startswith(prefix)
-        ]
-    return hit
-
-
 def _has_fallback(ctx: Context) -> bool:
     """Does compiled LAX code of this file make any run-time fallback call (else no value is
     opaque and the rule has nothing to follow)?"""
     hit = ctx.cache.get("opaque.any")
     if hit is None:
-        words = _trigger_words(ctx)
+        words = trigger_words(ctx)
         present = ctx.text_words() if words is not None else None
         if words is not None and present is not None:
             # a function's text holds only words of the file's text: look for those alone
             words = frozenset(w for w in words if w in present)
-        lax = _lax_scopes(ctx)
+        lax = lax_scopes(ctx)
         hit = any(
-            _may_fall_back(n, ctx) and _runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
+            may_fall_back(n, ctx) and runtime_fallback(n, ctx, s.function)  # type: ignore[arg-type]
             for s in lax
-            if _mentions(s.function, words, ctx)
-            for n in _calls_in(s.function)
+            if function_mentions(s.function, words, ctx)
+            for n in calls_in(s.function)
         ) or any(has_none_join(s.function, ctx) for s in lax)
-        hit = hit or (_nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
-        hit = hit or bool(_namedtuple_classes(ctx)) or _stores_numbers(ctx) or _stores_tensor_attrs(ctx, lax)
-        hit = hit or _reads_tables(ctx) or _stores_held_numbers(ctx)
+        hit = hit or (nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
+        hit = hit or bool(namedtuple_classes(ctx)) or stores_numbers(ctx) or stores_tensor_attrs(ctx, lax)
+        hit = hit or reads_tables(ctx) or stores_held_numbers(ctx)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
-            _text_of_value(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
+            text_of_value(n, ctx, s.function) for s in lax for n in calls_in(s.function)  # type: ignore[arg-type]
         ))
         hit = hit or ((ctx.mentions("f'") or ctx.mentions('f"')) and any(
-            _formats_value(n, ctx, s.function)  # type: ignore[arg-type]
+            formats_value(n, ctx, s.function)  # type: ignore[arg-type]
             for s in lax
-            if _holds(s.function, ("f'", 'f"'), ctx)
-            for n in _fstrings_in(s.function)
+            if function_holds(s.function, ("f'", 'f"'), ctx)
+            for n in fstrings_in(s.function)
         ))
         hit = hit or (("ensor(" in ctx.text) and any(
-            _built_tensor(n, ctx, s.function)  # type: ignore[arg-type]
+            built_tensor(n, ctx, s.function)  # type: ignore[arg-type]
             for s in lax
-            if _holds(s.function, ("ensor(",), ctx)
-            for n in _calls_in(s.function)
+            if function_holds(s.function, ("ensor(",), ctx)
+            for n in calls_in(s.function)
         ))
         hit = hit or ((ctx.mentions("max(") or ctx.mentions("min(")) and any(
-            _mixed_min_max(n, ctx, s.function) for s in lax for n in _calls_in(s.function)  # type: ignore[arg-type]
+            mixed_min_max(n, ctx, s.function) for s in lax for n in calls_in(s.function)  # type: ignore[arg-type]
         ))
         ctx.cache["opaque.any"] = hit
     return bool(hit)
-
-
-def _stores_held_numbers(ctx: Context) -> bool:
-    """Does compiled LAX code of this file store a number into an attribute of an object
-    held on `self` and read it (`_held_number_stored`)?"""
-    if _HELD_STORE.search(ctx.text) is None:
-        return False
-    for s in _lax_scopes(ctx):
-        stored = _held_number_stores(s.function, ctx)
-        if stored and any(
-            type(n) is ast.Attribute
-            and isinstance(n.ctx, ast.Load)
-            and type(n.value) is ast.Attribute
-            and (n.value.attr, n.attr) in stored
-            for n in own_nodes(s.function)
-        ):
-            return True
-    return False
-
-
-#: what a Python table may be built as (`[0.1, 0.2]`, `[... for ...]`, `list(...)`,
-#: `warmup + decay`, a constructor argument)
-_TABLE_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Call, ast.BinOp, ast.Name)
-
-
-def _table_candidates_read(ctx: Context) -> bool:
-    """The text test before `_reads_tables` walks the compiled functions: some module-level
-    list or tuple display, or some `self` attribute an `__init__` may set to a table, is
-    subscripted in the text (`SCALES[`, `self.lr_table[`)."""
-    read = _subscripted_names(ctx.text)
-    if not read:
-        return False
-    for st in ctx.tree.body:
-        if type(st) is ast.Assign and type(st.value) in (ast.List, ast.Tuple):
-            for t in st.targets:
-                if type(t) is ast.Name and t.id in read:
-                    return True
-    a = analyzer(ctx)
-    for c in ctx.scopes.info.classes.values():
-        for attr, values in a._self_values(c.node).items():
-            if attr in read and any(isinstance(v, _TABLE_VALUES) for v in values):
-                return True
-    return False
-
-
-#: a subscript in the text whose index does not start with a number, a slice or a string
-#: (`SCALES[i`, `self.lr_table[self.step`); led by the literal `[`: a pattern led by `\w`
-#: is tried at every position (200 times slower on bench_lsp_engine's file)
-_SUBSCRIPT_OPEN = re.compile(r"\[(?![\d:\]'\"-])")
-
-
-def _subscripted_names(text: str) -> set[str]:
-    """The names right before each `_SUBSCRIPT_OPEN` of the text (`SCALES`, `lr_table`)."""
-    names: set[str] = set()
-    for m in _SUBSCRIPT_OPEN.finditer(text):
-        end = j = m.start()
-        while j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
-            j -= 1
-        if j < end:
-            names.add(text[j:end])
-    return names
-
-
-_SUBSCRIPT = frozenset({ast.Subscript})
-
-
-def _reads_tables(ctx: Context) -> bool:
-    """Does compiled LAX code of this file read a tuple or list of Python numbers with a
-    Tensor index (`tensor_read_of_numbers`)? Once per file; each LAX function is asked as
-    the function being checked (the table's owner class and the index's kind depend on it)."""
-    hit = ctx.cache.get("opaque.tables")
-    if hit is None and not _table_candidates_read(ctx):
-        hit = ctx.cache["opaque.tables"] = False
-    if hit is None:
-        hit = False
-        saved = ctx.function
-        try:
-            for s in _lax_scopes(ctx):
-                reads = [
-                    n for n in find_branches(s.function, _SUBSCRIPT)
-                    if type(n.slice) is not ast.Constant and type(n.slice) is not ast.Slice  # type: ignore[attr-defined]
-                ]
-                if not reads:
-                    continue
-                ctx.function = s.function
-                if any(tensor_read_of_numbers(n, ctx) for n in reads):  # type: ignore[arg-type]
-                    hit = True
-                    break
-        finally:
-            ctx.function = saved
-        ctx.cache["opaque.tables"] = hit
-    return bool(hit)
-
-
-def _stores_tensor_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
-    """Does compiled LAX code store a plain Tensor attribute `__init__` builds (see
-    `_Opaque._tensor_attr_stored`)? The classes' `__init__` facts first: most hold none."""
-    restored = _restored_tensor_attrs(ctx)
-    if not restored:
-        return False
-    a = analyzer(ctx)
-    for s in lax:
-        owner = a.owner_class(s.function)
-        if owner is None:
-            continue
-        tensors = a.self_info(owner).tensors & restored
-        if tensors and any(attr in tensors for attr in self_stores(s.function)):
-            return True
-    return False
-
-
-def _restored_tensor_attrs(ctx: Context) -> frozenset[str]:
-    """The plain Tensor attributes some `__init__` of the file builds whose name the text
-    stores more than once (`self.m = ...` / `self.m, ... =` / `, self.m =`): the only ones a
-    compiled function can store again. Once per file, from the classes' `__init__` facts."""
-    hit: frozenset[str] | None = ctx.cache.get("opaque.restored_tensors")
-    if hit is None:
-        a = analyzer(ctx)
-        text = ctx.text
-        # the names first (`__init__`'s values, already indexed), by flow's notion of a
-        # tensor maker (`Tensor(...)`, any `ops.*`: `ops.arange`, `ops.linspace`); `self_info`
-        # decides later, for the few that pass, per class
-        names: set[str] = set()
-        for c in ctx.scopes.info.classes.values():
-            for attr, values in a._self_values(c.node).items():
-                for v in values:
-                    if type(v) is not ast.Call:
-                        continue
-                    # the spelling first: `Tensor(...)` or a lower-case function (`ops.zeros`,
-                    # `ms.tensor`); cells and primitives (`nn.Dense(...)`, `ops.ReduceSum()`),
-                    # most `__init__` calls, are capitalised and never resolved here
-                    f = v.func
-                    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
-                    if (name == "Tensor" or name[:1].islower()) and makes_tensor(ctx.qualname(f) or ""):
-                        names.add(attr)
-                        break
-        hit = ctx.cache["opaque.restored_tensors"] = frozenset(
-            n for n in names if text.count(f"self.{n} =") + text.count(f"self.{n},") + text.count(f", self.{n}") >= 2
-        )
-    return hit
-
-
-def _trigger_words(ctx: Context) -> frozenset[str] | None:
-    """Every name a call needs in its text for `_may_fall_back` to say yes: a builtin the
-    graph does not implement, a name imported from outside MindSpore, a package callable
-    held on `self`, `asnumpy` / `tolist`, a method refused somewhere (keywords left out: no
-    call names them). None for a text that is not ASCII (`ast` normalises identifiers)."""
-    if not ctx.text.isascii():
-        return None
-    global _NOT_GRAPH_BUILTINS
-    if _NOT_GRAPH_BUILTINS is None:
-        _NOT_GRAPH_BUILTINS = frozenset(dir(builtins)) - calls_table.graph_builtins()
-    imports = ctx.scopes.info.imports
-    outside = {name for name, target in imports.items() if not target.startswith("mindspore")}
-    words = (
-        _NOT_GRAPH_BUILTINS
-        | calls_table.rejectable_names()
-        | outside
-        | _held_package_attrs(ctx)
-        | _module_built_names(ctx)
-        | _built_classes(ctx)
-    )
-    return frozenset(words | {"asnumpy", "tolist", "min", "max"}) - _KEYWORDS
-
-
-_KEYWORDS = frozenset(keyword.kwlist)
-
-
-def _mentions(func: ast.AST, words: frozenset[str] | None, ctx: Context) -> bool:
-    """Does the text of `func` (its decorators included) hold one of `words`? Without one,
-    none of its calls may fall back, and its calls need not be collected."""
-    if words is None:
-        return True
-    if not words:
-        return False  # (its text is part of the file's, which holds none of them)
-    first = min((d.lineno for d in getattr(func, "decorator_list", ())), default=getattr(func, "lineno", None))
-    last = getattr(func, "end_lineno", None)
-    if first is None or last is None:
-        return True
-    text = "\n".join(ctx.lines[first - 1 : last])
-    # `words` are those of the file's words: a few, each found (at C speed) and tested for
-    # being a whole word where it occurs, instead of a split of the text into its words
-    for word in words:
-        size = len(word)
-        i = text.find(word)
-        while i >= 0:
-            j = i + size
-            if (i == 0 or text[i - 1] not in _WORD_CHARS) and text[j : j + 1] not in _WORD_CHARS:
-                return True
-            i = text.find(word, i + 1)
-    return False
-
-
-def _holds(func: ast.AST, needles: tuple[str, ...], ctx: Context) -> bool:
-    """Does the text of `func` hold one of `needles` (before its calls are collected)? The
-    lines holding them are found once per file; a function asks for the first at or after
-    its own first line."""
-    first, last = getattr(func, "lineno", None), getattr(func, "end_lineno", None)
-    if first is None or last is None:
-        return True
-    key = ("opaque.lines_holding", needles)
-    lines = ctx.cache.get(key)
-    if lines is None:
-        text, lines = ctx.text, []
-        for needle in needles:
-            line, prev, pos = 1, 0, text.find(needle)
-            while pos != -1:
-                line += text.count("\n", prev, pos)
-                lines.append(line)
-                prev, pos = pos, text.find(needle, pos + 1)
-        lines.sort()
-        ctx.cache[key] = lines
-    at = bisect.bisect_left(lines, first)
-    return at < len(lines) and lines[at] <= last
-
-
-#: the characters of a word of an ASCII text (`ascii_words`); "" (past the end) is not one
-_WORD_CHARS = frozenset(chr(c) for c in range(128) if chr(c).isalnum() or chr(c) == "_")
-
-
-def _namedtuple_classes(ctx: Context) -> frozenset[str]:
-    """Names the module binds to `collections.namedtuple(...)` classes."""
-    hit: frozenset[str] | None = ctx.cache.get("opaque.namedtuples")
-    if hit is None:
-        hit = ctx.cache["opaque.namedtuples"] = frozenset(
-            t.id
-            for st in ctx.tree.body
-            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
-            and ctx.qualname(st.value.func) == "collections.namedtuple"
-            for t in st.targets
-            if isinstance(t, ast.Name)
-        )
-    return hit
-
-
-def _builds_python_instances(ctx: Context) -> bool:
-    """Does compiled code of this file build an instance of one of the module's namedtuple,
-    dataclass or plain classes? Measured (written/famc probes `fa_*`, fresh difftest seed
-    10400103): with such an instance in the graph, `ops.full(shape, float(s))` of a host
-    scalar `s` compiles under LAX; without one it fails (FillV2). Why is not known; the
-    FillV2 finding is left out of such files rather than guessed.
-
-    Narrowed by written/gen18 probes `v22_fa_nt_*` and `st23_nt_*` (v5 seed 11000084): the
-    instance must be built from graph variables only (`Out0(x, x.mean())`; one constant,
-    `Out0(x, 0.5)` or `Out0(x * 2, 0.5)`, and FillV2 fails again) and a field read from it
-    must be what a name is bound to, alone or as the left operand (`x = o0.value`,
-    `x = o0.value + o0.scale`; `x = x + o0.scale` and an unrelated instance fail): Python
-    operators dispatch on the left operand, so only then is the name a Python object."""
-    hit: bool | None = ctx.cache.get("opaque.instances")
-    if hit is None:
-        classes = _namedtuple_classes(ctx) | _built_classes(ctx)
-        hit = bool(classes) and any(
-            _field_bound_from_instance(sc.function, n, ctx)
-            for sc in _lax_scopes(ctx)
-            for n in _calls_in(sc.function)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in classes
-        )
-        ctx.cache["opaque.instances"] = hit
-    return hit
-
-
-def _field_bound_from_instance(func: ast.AST, call: ast.Call, ctx: Context) -> bool:
-    """`inst = Cls(a, b)` (every argument a graph variable) in `func`, and a later
-    `name = inst.<field>` or `name = inst.<field> <op> ...` there."""
-    st = ctx.parent(call)
-    if not (
-        isinstance(st, ast.Assign)
-        and st.value is call
-        and len(st.targets) == 1
-        and isinstance(st.targets[0], ast.Name)
-        and (call.args or call.keywords)
-    ):
-        return False
-    a = analyzer(ctx)
-    if not all(a.kind(v, func).dynamic for v in [*call.args, *(k.value for k in call.keywords)]):
-        return False
-    inst = st.targets[0].id
-    for n in ast.walk(func):
-        if type(n) is ast.Assign and n.lineno > st.lineno:
-            v = n.value
-            if type(v) is ast.BinOp:
-                v = v.left
-            if type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == inst:
-                return True
-    return False
-
-
-def _from_instance_fields(e: ast.expr, func: ast.AST, ctx: Context, depth: int = 0) -> bool:
-    """Can `e` hold a value read from an instance of a module class built in compiled code
-    (`s = np.abs(x.asnumpy()).max()` after `x = o0.value + o0.scale`, `o0 = Out0(x, m)`)?
-    Followed through the assignments of `func` and, from a parameter, the arguments its
-    callers in this file give; anything not followed counts as yes. Measured (written/famc
-    probes `fa_namedtuple_x_*`, gen18 `v22_fa_*`): a fill value computed from the fields'
-    sum compiles under LAX, one read from a tensor the instance does not feed fails (FillV2)
-    whatever else the function builds (`v22_fa_nt_unrelated_full`; fresh v5 seed 11100158:
-    a NamedTuple built after the call)."""
-    if depth > 8:
-        return True
-    classes = _namedtuple_classes(ctx) | _built_classes(ctx)
-    names: set[str] = set()
-    for n in ast.walk(e):
-        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in classes:
-            return True
-        if type(n) is ast.Name and type(n.ctx) is ast.Load:
-            names.add(n.id)
-    line = getattr(e, "lineno", 1 << 30)
-    for name in names:
-        bound = [
-            st for st in own_nodes(func)
-            if type(st) in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
-            and st.lineno < line  # type: ignore[attr-defined]
-            and any(type(t) is ast.Name and t.id == name for tgt in _targets(st) for t in ast.walk(tgt))
-        ]
-        if not bound:
-            if not _param_from_instance(name, func, ctx, depth):
-                continue
-            return True
-        for st in bound:
-            value = st.iter if type(st) is ast.For else st.value  # type: ignore[attr-defined]
-            if value is None or _from_instance_fields(value, func, ctx, depth + 1):
-                return True
-    return False
-
-
-def _targets(st: ast.AST) -> list[ast.expr]:
-    if type(st) is ast.Assign:
-        return st.targets
-    return [st.target]  # type: ignore[attr-defined]
-
-
-def _param_from_instance(name: str, func: ast.AST, ctx: Context, depth: int) -> bool:
-    """A parameter of `func` whose argument, at some call in this file, may come from an
-    instance's fields (see `_from_instance_fields`); a name that is no parameter (a
-    global, a builtin) does not."""
-    from npu_lsp.rules.graphmode.values import _callers
-
-    if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
-        return False
-    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
-    if name not in params:
-        return name in {a.arg for a in func.args.kwonlyargs} or name in (  # type: ignore[attr-defined]
-            getattr(func.args.vararg, "arg", None), getattr(func.args.kwarg, "arg", None)  # type: ignore[attr-defined]
-        )
-    scope = ctx.scopes.scopes.get(id(func))
-    if scope is None:
-        return True
-    sites = _callers(ctx, scope)
-    if not sites:
-        # called from Python only (a `construct`, an `@ms.jit` function): its inputs are
-        # what Python passes, not fields the graph reads; called from compiled code not
-        # followed here: may be
-        return bool(scope.call_sites) and any(s.caller_node is not None for s in scope.call_sites)
-    j = params.index(name) - (1 if params[0] == "self" else 0)
-    for call, caller in sites:
-        if any(type(a) is ast.Starred for a in call.args) or not 0 <= j < len(call.args):
-            return True
-        if _from_instance_fields(call.args[j], caller, ctx, depth + 1):
-            return True
-    return False
-
-
-def _built_classes(ctx: Context) -> frozenset[str]:
-    """Names of the module's `typing.NamedTuple` classes, dataclasses and plain classes
-    (MS131's `python_built_classes`; `collections.namedtuple` ones are `_namedtuple_classes`)."""
-    hit: frozenset[str] | None = ctx.cache.get("opaque.classes")
-    if hit is None:
-        hit = ctx.cache["opaque.classes"] = frozenset(
-            name for name, made in python_built_classes(ctx).items() if made != "collections.namedtuple"
-        )
-    return hit
-
-
-def _class_instance(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
-    """`Out(x, 2.0)` of a module's `typing.NamedTuple` class, dataclass or plain class, given a
-    graph variable: LAX builds the instance as Python (PyExecute), and what is read from it
-    is a JIT Fallback value, also in the sub-cells and helpers it reaches and in the callers
-    of the ones that return it (measured, written/famc probes `fb_*`: its dtype given to
-    `ops.cast` or it given to `ops.zeros_like` fails, "Failed to infer for
-    primitive:DtypeToEnum", wherever the instance was built; built from constants it is a
-    constant and compiles)."""
-    f = call.func
-    if not (isinstance(f, ast.Name) and f.id in _built_classes(ctx)):
-        return False
-    if any(isinstance(n, ast.Name) and n.id == f.id and isinstance(n.ctx, ast.Store) for n in own_nodes(func)):
-        return False  # a local of that name
-    a = analyzer(ctx)
-    return any(a.kind(v, func).dynamic for v in [*call.args, *(k.value for k in call.keywords)])
-
-
-#: attribute of a function's node holding its calls (`_calls_in`)
-_CALLS_MEMO = "_ascend_lens_calls"
-
-
-def _calls_in(func: ast.AST) -> list[ast.AST]:
-    """The calls in `func` (`find_branches`), kept on its node: they depend on its subtree
-    only, and the language server's incremental analysis keeps the trees of the
-    definitions an edit left alone (every edit asks again for every compiled function)."""
-    kept = getattr(func, "__dict__", None)
-    found = kept.get(_CALLS_MEMO) if kept is not None else None
-    if found is None:
-        both = find_branches(func, _CALL_OR_FSTRING)
-        call_t = ast.Call
-        found = [n for n in both if type(n) is call_t]
-        fstrings = [n for n in both if type(n) is not call_t] if len(found) < len(both) else []
-        if kept is not None:
-            kept[_CALLS_MEMO] = found
-            kept[_FSTRINGS_MEMO] = fstrings
-        else:
-            _last_fstrings[:] = fstrings
-    return found
-
-
-_FSTRINGS_MEMO = "_ascend_lens_fstrings"
-_CALL_OR_FSTRING = frozenset({ast.Call, ast.JoinedStr})
-_last_fstrings: list[ast.AST] = []
-
-
-def _fstrings_in(func: ast.AST) -> list[ast.AST]:
-    """The f-strings in `func`, found by the walk of `_calls_in`."""
-    kept = getattr(func, "__dict__", None)
-    found = kept.get(_FSTRINGS_MEMO) if kept is not None else None
-    if found is None:
-        _calls_in(func)
-        found = kept.get(_FSTRINGS_MEMO) if kept is not None else None
-        if found is None:
-            found = list(_last_fstrings)
-    return found
-
-
-#: attribute of a function's node holding its `branch_stores`
-_BRANCH_MEMO = "_ascend_lens_branch_stores"
-
-
-def _nested_self_lines(ctx: Context) -> bool:
-    """Does a line of the text start with `self.` indented three levels or more (a store in
-    a block of a method)? Without one no method stores `self.<attr>` inside an `if` (spaces
-    or tabs; a plain substring search, cheaper than a walk of every compiled function, once
-    per file: every attribute read asks)."""
-    hit: bool | None = ctx.cache.get("opaque.nested_self")
-    if hit is None:
-        text = ctx.text
-        # (a tab looked for first: a one-character search is a `memchr`, several times
-        # cheaper than one for a longer string, and most texts have no tab)
-        hit = ctx.cache["opaque.nested_self"] = " " * 12 + "self." in text or (
-            "\t" in text and "\t\t\tself." in text
-        )
-    return hit
-
-
-def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
-    """`self.<attr>` -> (the `if`, the store) for each store of `self.<attr>` inside an `if`
-    statement of `func` (every enclosing `if`), kept on its node. Statements only: cheap."""
-    kept = getattr(func, "__dict__", None)
-    found = kept.get(_BRANCH_MEMO) if kept is not None else None
-    if found is not None:
-        return found
-    found = {}
-    stack: list[tuple[ast.AST, tuple[ast.If, ...]]] = [(st, ()) for st in getattr(func, "body", ())]
-    while stack:
-        node, ifs = stack.pop()
-        t = type(node)
-        blocks = STATEMENT_BLOCKS.get(t)
-        if blocks is not None:
-            inner: tuple[ast.If, ...] = (*ifs, node) if isinstance(node, ast.If) else ifs
-            for block in blocks:
-                stack.extend((st, inner) for st in getattr(node, block))
-            continue
-        if not ifs:
-            continue
-        if t is ast.Assign:
-            targets = node.targets  # type: ignore[attr-defined]
-        elif t is ast.AugAssign or t is ast.AnnAssign:
-            targets = [node.target]  # type: ignore[attr-defined]
-        else:
-            continue
-        for target in targets:
-            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                found.setdefault(target.attr, []).extend((i, node) for i in ifs)
-    if kept is not None:
-        kept[_BRANCH_MEMO] = found
-    return found
-
-
-_SELF_STORES_MEMO = "_ascend_lens_self_stores"
-
-
-def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
-    """`self.<attr>` -> the statements of `func` (nested blocks included, nested functions
-    not) that store it (`self.n = v`, `self.n += v`, also as an item of a tuple or list
-    target: `out, self.h = self.gru(x, self.h)`), kept on its node. Statements only."""
-    kept = getattr(func, "__dict__", None)
-    found = kept.get(_SELF_STORES_MEMO) if kept is not None else None
-    if found is not None:
-        return found
-    found = {}
-    stack: list[ast.AST] = list(getattr(func, "body", ()))
-    while stack:
-        node = stack.pop()
-        t = type(node)
-        blocks = STATEMENT_BLOCKS.get(t)
-        if blocks is not None:
-            for block in blocks:
-                stack.extend(getattr(node, block))
-            continue
-        if t is ast.Assign:
-            targets = list(node.targets)  # type: ignore[attr-defined]  # (a copy: items of tuples join it)
-        elif t is ast.AugAssign:
-            targets = [node.target]  # type: ignore[attr-defined]
-        else:
-            continue
-        for target in targets:
-            if type(target) is ast.Tuple or type(target) is ast.List:
-                # measured (written/heldout23a probes `lax24a_hid_*`): an item of a tuple or
-                # list target is stored as a plain target is, at LAX and STRICT
-                targets.extend(e.value if type(e) is ast.Starred else e for e in target.elts)
-            elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                found.setdefault(target.attr, []).append(node)
-    if kept is not None:
-        kept[_SELF_STORES_MEMO] = found
-    return found
-
-
-#: builtins whose result is a Python number
-_NUMBER_BUILTINS = frozenset({"builtins.int", "builtins.float", "builtins.round", "builtins.abs", "builtins.len", "builtins.bool"})
-
-
-def _given_parameters(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
-    """Does `__init__` set `self.<attr>` only from what every place building `cls` gives it,
-    each a `Parameter(...)` (inline or through the name bound to it)?"""
-    if cls is None:
-        return False
-    given = constructed.sources(cls, attr, ctx)
-    if not given:
-        return False
-    for e, where in given:
-        made = constructed.built(e, where, ctx) if isinstance(e, ast.Name) else e
-        if not (isinstance(made, ast.Call) and (ctx.qualname(made.func) or "").rsplit(".", 1)[-1] == "Parameter"):
-            return False
-    return True
-
-
-def _number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
-    """Does `st` store a Python number on `self` (`self.n += 1`, `self.n = self.n + 1`,
-    `self.scale = 2.0`, `self.ratio = 1.0 - 0.1 * self.calls`, `self.alpha = min(1.0,
-    self.step / self.fade_steps)`), an attribute `__init__` sets to a number literal? A
-    tensor, a container, None, a call of anything but a number builtin are not numbers here.
-    Measured (written/heldout23a probes `lax24a_f64_self_*`): a constant stored alone, or a
-    number computed from another number attribute the function never updates, makes the
-    attribute a Python object as a counter update does."""
-    target = st.target if type(st) is ast.AugAssign else st.targets[0]  # type: ignore[attr-defined]
-    return (
-        type(target) is ast.Attribute
-        and _number(st.value, target.attr, ctx, func)  # type: ignore[attr-defined]
-        and _number_attribute(target.attr, func, ctx)
-    )
-
-
-def _number_attribute(attr: str, func: ast.AST, ctx: Context) -> bool:
-    """Does every `__init__` of the class `func` belongs to set `self.<attr>` to a number
-    literal (`self.calls = 0`)? A Parameter or tensor updated in place (`self.table =
-    self.table * 2.0`) is a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`)."""
-    a = analyzer(ctx)
-    cls = a.owner_class(func)
-    return cls is not None and a.number_attribute(cls, attr)
-
-
-def _number(v: ast.expr, target: str | None, ctx: Context, func: ast.AST | None = None) -> bool:
-    """Is `v` a Python number by its syntax alone: a number literal, a number builtin's
-    result, `min` / `max` of numbers, `self.<attr>` of the stored attribute itself
-    (`target`, for `self.n = self.n + 1`) or (given `func`) of another attribute `__init__`
-    sets to a number literal, and arithmetic on these?"""
-    t = type(v)
-    if t is ast.Constant:
-        return type(v.value) in (int, float, bool)  # type: ignore[attr-defined]
-    if t is ast.Call:
-        q = ctx.qualname(v.func) or ""  # type: ignore[attr-defined]
-        if q in ("builtins.min", "builtins.max"):
-            args = v.args  # type: ignore[attr-defined]
-            return bool(args) and all(_number(a, target, ctx, func) for a in args)
-        return q in _NUMBER_BUILTINS
-    if t is ast.BinOp:
-        return _number(v.left, target, ctx, func) and _number(v.right, target, ctx, func)  # type: ignore[attr-defined]
-    if t is ast.UnaryOp:
-        return _number(v.operand, target, ctx, func)  # type: ignore[attr-defined]
-    return (
-        t is ast.Attribute
-        and type(v.value) is ast.Name  # type: ignore[attr-defined]
-        and v.value.id == "self"  # type: ignore[attr-defined]
-        and (v.attr == target or (func is not None and _number_attribute(v.attr, func, ctx)))  # type: ignore[attr-defined]
-    )
-
-
-#: a counter-like store on `self` in the text (`self.n += 1`, `self.n = self.n + 1`)
-#: led by a literal: a pattern led by `^` (multi-line) or `\b` is tried at every position.
-#: The name after `self.` is read once, possessively (`\w++`, `[ \t]*+`): what follows it
-#: is never a word character, so giving one back cannot make a match (the backtracking
-#: version cost 12.9 M instructions on bench_lsp_engine's 5,015-line file, this one 3.4 M)
-_SELF_UPDATE = re.compile(r"self\.(\w++)[ \t]*+(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*+self\.\1[ \t]*[-+*/%])")
-
-
-#: a store on `self` of what may be a number (`self.n = 0.5`, `self.r = 1.0 - ...`,
-#: `self.a = min(...)`, `self.s = self.k / 2`): `__init__`'s own stores match too, the
-#: statements decide (`_number_store`)
-_SELF_NUMBER = re.compile(r"self\.\w++[ \t]*+=[ \t]*+(?:[-(.\d]|self\.|min\(|max\(|float\(|int\()")
-
-
-def updates_self(ctx: Context) -> bool:
-    """The text test before `self_stores` is asked: a counter-like store on `self`."""
-    hit = ctx.cache.get("opaque.self_update")
-    if hit is None:
-        hit = ctx.cache["opaque.self_update"] = _SELF_UPDATE.search(ctx.text) is not None
-    return bool(hit)
-
-
-def _stores_self_numbers_text(ctx: Context) -> bool:
-    """The text test before `_number_store` is asked: a counter-like store on `self`, or a
-    store of what may be a number."""
-    hit = ctx.cache.get("opaque.self_number")
-    if hit is None:
-        hit = ctx.cache["opaque.self_number"] = updates_self(ctx) or _SELF_NUMBER.search(ctx.text) is not None
-    return bool(hit)
-
-
-#: a store into an attribute of an object held on `self` (`self.cfg.ratio = ...`, `+=`)
-_HELD_STORE = re.compile(r"self\.\w++\.\w++[ \t]*+(?:[-+*/%]|//|\*\*)?=[^=]")
-
-
-def _held_number_stored(e: ast.Attribute, func: ast.AST, ctx: Context) -> bool:
-    """`self.<obj>.<attr>` read in a compiled function that stores a Python number there
-    (`self.cfg.ratio = 0.5`, `self.cfg.ratio = self.cfg.ratio * 0.9`): LAX runs the store as
-    a JIT Fallback `setattr` and reads the attribute back as a Python object, before or after
-    the store (measured, written/heldout23a probes `lax24a_f64_cfg_*`: times `x`, given to
-    `nn.GRUCell`, it fails, "got 'Tensor(shape=[-2], dtype=Float32)'"; storing another
-    attribute of the object and reading this one compiles)."""
-    inner = e.value
-    if not (
-        type(inner) is ast.Attribute
-        and type(inner.value) is ast.Name
-        and inner.value.id == "self"
-    ):
-        return False
-    hit = ctx.cache.get("opaque.held_store")
-    if hit is None:
-        hit = ctx.cache["opaque.held_store"] = _HELD_STORE.search(ctx.text) is not None
-    if not hit:
-        return False
-    return (inner.attr, e.attr) in _held_number_stores(func, ctx)
-
-
-def _held_number_stores(func: ast.AST, ctx: Context) -> frozenset[tuple[str, str]]:
-    """(obj, attr) of each `self.<obj>.<attr>` that `func` stores a number into (outside
-    branches MindSpore folds away), once per function."""
-    key = ("opaque.held_stores", id(func))
-    found: frozenset[tuple[str, str]] | None = ctx.cache.get(key)
-    if found is not None:
-        return found
-    pairs: set[tuple[str, str]] = set()
-    for st in own_nodes(func):
-        targets: list[ast.expr]
-        if type(st) is ast.AugAssign:
-            targets = [st.target]
-        elif type(st) is ast.Assign:
-            targets = st.targets
-        else:
-            continue
-        for t in targets:
-            if (
-                type(t) is ast.Attribute
-                and type(t.value) is ast.Attribute
-                and type(t.value.value) is ast.Name
-                and t.value.value.id == "self"
-                and _held_number(st.value, t)
-                and not in_dead_branch(ctx, func, ctx.span(st))
-                # a `@jit_class` object's attributes are compiled (v4 seeds 9940187, 9960172,
-                # 9980040: `self.cfg.scale = 3.0` then `x * self.cfg.scale` compile at LAX)
-                and not analyzer(ctx).holds_jit_class(func, t.value.attr)
-            ):
-                pairs.add((t.value.attr, t.attr))
-    found = ctx.cache[key] = frozenset(pairs)
-    return found
-
-
-def _held_number(v: ast.expr, read: ast.Attribute) -> bool:
-    """Is `v` a number literal, the held attribute `read` itself, or arithmetic on these?"""
-    if isinstance(v, ast.Constant):
-        return type(v.value) in (int, float)
-    if isinstance(v, ast.BinOp):
-        return _held_number(v.left, read) and _held_number(v.right, read)
-    if isinstance(v, ast.UnaryOp):
-        return _held_number(v.operand, read)
-    return (
-        isinstance(v, ast.Attribute)
-        and v.attr == read.attr
-        and isinstance(v.value, ast.Attribute)
-        and isinstance(read.value, ast.Attribute)
-        and v.value.attr == read.value.attr
-        and isinstance(v.value.value, ast.Name)
-        and v.value.value.id == "self"
-    )
-
-
-def _stores_numbers(ctx: Context) -> bool:
-    """Does compiled LAX code of this file update a Python number on `self`?"""
-    return _stores_self_numbers_text(ctx) and any(
-        _number_store(st, s.function, ctx)
-        for s in _lax_scopes(ctx)
-        for sts in self_stores(s.function).values()
-        for st in sts
-    )
-
-
-_NOT_GRAPH_BUILTINS: frozenset[str] | None = None
-
-
-def _may_fall_back(call: ast.AST, ctx: Context) -> bool:
-    """A cheap look at the callee's name before `_runtime_fallback` resolves anything: most
-    calls in compiled code are ops, sub-cells and tensor methods."""
-    global _NOT_GRAPH_BUILTINS
-    if _NOT_GRAPH_BUILTINS is None:
-        _NOT_GRAPH_BUILTINS = frozenset(dir(builtins)) - calls_table.graph_builtins()
-    f = call.func  # type: ignore[attr-defined]
-    imports = ctx.scopes.info.imports
-    if isinstance(f, ast.Name):
-        return (
-            f.id in _NOT_GRAPH_BUILTINS
-            or (f.id in ("min", "max") and len(call.args) >= 2)  # type: ignore[attr-defined]
-            or not imports.get(f.id, "mindspore").startswith("mindspore")
-            or f.id in _module_built_names(ctx)
-            or f.id in _built_classes(ctx)
-        )
-    if not isinstance(f, ast.Attribute):
-        return False
-    recv = f.value
-    if isinstance(recv, ast.Name):
-        if recv.id == "self":
-            return f.attr in _held_package_attrs(ctx)  # a package callable held on self
-        if recv.id in imports:
-            return not imports[recv.id].startswith("mindspore")
-    return f.attr in ("asnumpy", "tolist") or calls_table.rejectable(f.attr)
-
-
-def _module_built_names(ctx: Context) -> frozenset[str]:
-    """Module-level names bound to an object a package built (`clip = functools.partial(...)`)."""
-    instances = ctx.scopes.info.instances
-    return frozenset(n for n in instances if module_built_callable(ast.Name(id=n, ctx=ast.Load()), ctx, None))
-
-
-def _held_package_attrs(ctx: Context) -> frozenset[str]:
-    """`self.<a>` names some `__init__` of this file binds to an object a package built."""
-    hit = ctx.cache.get("opaque.held")
-    if hit is None:
-        names: set[str] = set()
-        imports = ctx.scopes.info.imports
-        # the names a call's root must be for the test below to go on (imported from
-        # outside MindSpore): most files import few, and most calls are then passed by a
-        # set lookup
-        outside = {name for name, target in imports.items() if not target.startswith("mindspore")}
-        class_t, def_t, assign_t, call_t = ast.ClassDef, ast.FunctionDef, ast.Assign, ast.Call
-        attr_t, name_t, either = ast.Attribute, ast.Name, (ast.BoolOp, ast.IfExp)
-        for cls in ctx.tree.body:
-            if type(cls) is not class_t:
-                continue
-            for item in cls.body:
-                if type(item) is def_t and item.name == "__init__":
-                    for st in item.body:
-                        if type(st) is not assign_t:
-                            continue
-                        if isinstance(st.value, either):
-                            # `self.act = act or functools.partial(...)`, every construction
-                            # leaving `act` None (measured: its result fed to a `nn.Dense` fails
-                            # under LAX, "'int' object has no attribute '__len__'")
-                            if held_by_default(ctx, cls, st.value):
-                                names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
-                            continue
-                        if type(st.value) is not call_t:
-                            continue
-                        root = st.value.func
-                        while type(root) is attr_t:
-                            root = root.value
-                        if type(root) is not name_t or root.id not in outside:
-                            continue  # MindSpore's own classes, the user's, builtins
-                        q = ctx.qualname(st.value.func) or ""
-                        if calls_table.outside_project(q, ctx):
-                            names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
-        names.update(held_attrs(ctx))  # bound from a constructor argument
-        hit = ctx.cache["opaque.held"] = frozenset(names)
-    return hit
-
-
-def _runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
-    """A LAX fallback call that runs at run time: one on constants only (`[3.5, 1.0].copy()`)
-    is run while compiling and gives a constant (measured)."""
-    if _class_instance(call, ctx, func):
-        return True
-    if type(call.func) is ast.Name and call.func.id in ("min", "max"):
-        return _mixed_min_max(call, ctx, func)
-    if not _lax_fallback(call, ctx, func):
-        return False
-    f = call.func
-    if (
-        isinstance(f, ast.Attribute)
-        and f.attr not in ("asnumpy", "tolist")
-        and ctx.qualname(f) is None
-        and analyzer(ctx).type_class(f.value, func) in calls_table.CONTAINER_TYPES
-    ):
-        return analyzer(ctx).kind(f.value, func).dynamic  # a container method
-    return True
-
-
-def _mixed_min_max(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
-    """`min(a, b, ...)` / `max(a, b, ...)` of run-time values that are not all tensors:
-    `ms_max` / `ms_min` (mindspore/graph/_parse/standard_method.py) take the graph's
-    Maximum / Minimum only when every argument is a tensor, and otherwise run
-    `_py_interpret("max(data)")`, at run time when an argument is a run-time value (measured,
-    written/gen18 probes `vl19_max_float_argmax`, `vl19_min_runtime_argmax`: STRICT says
-    "When handling script 'max(data) in graph mode', the inputs should be constant", LAX
-    compiles and the tensor it scales is a Python object; fresh v5 seed 10800165; written/
-    heldout18a probes `fe19a_mx_*`, `fe19b_mx_*`: `x / max(x.std().item(), 1e-5)`, `max(int(t),
-    1)`, `max(x.std(), 0.5)` given to `nn.Dense` / `nn.LayerNorm` fail, "'int' object has no
-    attribute '__len__'"; returned directly they compile, and `max(x.shape[0], 1)` folds)."""
-    if len(call.args) < 2 or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
-        return False
-    if ctx.qualname(call.func) not in ("builtins.min", "builtins.max"):
-        return False
-    kinds = [analyzer(ctx).kind(a, func) for a in call.args]
-    if any(k.dynamic for k in kinds) and not all(k == Kind.TENSOR for k in kinds):
-        return True
-    return Kind.TENSOR not in kinds and any(_reads_stored_module_dict(a, func, ctx) for a in call.args)
-
-
-def _reads_stored_module_dict(e: ast.expr, func: ast.AST, ctx: Context) -> bool:
-    """Does `e` read an item of a module-level dict display that `func` stores items into
-    (`STATE["calls"] += 1`, `STATE["r"] = ...`)? Such an item is a run-time number in the
-    graph: arithmetic on it compiles, but `max` / `min` of it is interpreted (measured,
-    written/heldout23a probes `lax24a_f64_gdict_*`: `max(0.0, 1.0 - 0.1 * STATE["calls"])`
-    after `STATE["calls"] += 1`, times `x`, given to `nn.GRUCell` fails under LAX; without
-    the store, or without `max`, it compiles; STRICT compiles it)."""
-    names = {
-        n.value.id
-        for n in ast.walk(e)
-        if type(n) is ast.Subscript and type(n.value) is ast.Name and isinstance(n.ctx, ast.Load)
-    }
-    if not names:
-        return False
-    stored = _stored_module_dicts(func, ctx)
-    return any(n in stored for n in names)
-
-
-def _stored_module_dicts(func: ast.AST, ctx: Context) -> frozenset[str]:
-    """The module-level dict displays `func` stores items into (and never binds itself)."""
-    key = ("opaque.stored_dicts", id(func))
-    hit: frozenset[str] | None = ctx.cache.get(key)
-    if hit is None:
-        from npu_lsp.rules.graphmode.runtime_index_into_constants import _module_literal
-
-        stored: set[str] = set()
-        local: set[str] = set()
-        for n in ast.walk(func):
-            if type(n) is ast.Subscript and isinstance(n.ctx, ast.Store) and type(n.value) is ast.Name:
-                stored.add(n.value.id)
-            elif type(n) is ast.Name and isinstance(n.ctx, ast.Store):
-                local.add(n.id)
-        hit = ctx.cache[key] = frozenset(
-            d for d in stored - local if isinstance(_module_literal(d, ctx), ast.Dict)
-        )
-    return hit
-
-
-#: builtins whose result is the text of their argument
-_TEXT_OF_VALUE = frozenset({"builtins.str", "builtins.repr"})
-
-def _text_of_value(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
-    """`str(v)` / `repr(v)` of a value known only at run time."""
-    from npu_lsp.rules.graphmode.interpreted import _run_time
-
-    f = call.func
-    if type(f) is ast.Attribute and f.attr == "format" and type(f.value) is ast.Constant and type(f.value.value) is str:
-        # `'{:.3f}'.format(v)`: formatted by JIT Fallback as an f-string is (measured, fresh v5
-        # seed 11100046; written/gen18 probes `v23_fm_*`)
-        return any(_run_time(a, ctx, func) for a in [*call.args, *(k.value for k in call.keywords)])
-    return (
-        isinstance(f, ast.Name)
-        and bool(call.args)
-        and ctx.qualname(f) in _TEXT_OF_VALUE
-        and _run_time(call.args[0], ctx, func)
-    )
-
-
-def _formats_value(e: ast.JoinedStr, ctx: Context, func: ast.AST) -> bool:
-    """An f-string formatting a value known only at run time."""
-    from npu_lsp.rules.graphmode.interpreted import _run_time
-
-    return any(type(v) is ast.FormattedValue and _run_time(v.value, ctx, func) for v in e.values)
-
-
-def _built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
-    """`ms.Tensor(v)` / `ms.tensor(v, dtype)` of a run-time value that is not a tensor (a
-    number read from a tensor, a list of them): LAX builds it by JIT Fallback (STRICT: "When
-    handling script '__call_func_str__(...)' ... the inputs should be constant"), and the
-    tensor is a Python object whose dtype MindSpore cannot give to an operator (measured,
-    written/gen18 probes `v20_tl_*`: `x + ms.Tensor([x[0, j].item() for j in range(3)],
-    mstype.float32)` or `ms.Tensor(float(x.sum()), ...)`, then `ops.zeros_like(x)` /
-    `ops.scalar_to_tensor(1.0, x.dtype)` fail, "DtypeToEnum"; of a constant list it compiles;
-    fresh v5 seed 10500026); not `Tensor(v, dtype)` by its bare name (`_typed_tensor_call`)."""
-    f = call.func
-    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
-    if name not in ("Tensor", "tensor") or not call.args or isinstance(call.args[0], ast.Starred):
-        return False
-    if ctx.qualname(f) not in _TENSOR_CONSTRUCTORS:
-        return False
-    a = analyzer(ctx)
-    v = call.args[0]
-    if _typed_tensor_call(call, ctx):
-        return False
-    if isinstance(v, ast.Name):
-        v = a.single_assignment(v.id, func) or v
-    if isinstance(v, ast.ListComp):
-        v = v.elt  # a list of numbers read from a tensor, one per item
-    elif isinstance(v, (ast.List, ast.Tuple)):
-        return any(
-            not isinstance(x, ast.Starred) and a.kind(x, func) == Kind.VAR for x in v.elts
-        ) and all(not isinstance(x, ast.Starred) and a.kind(x, func) != Kind.TENSOR for x in v.elts)
-    return a.kind(v, func) == Kind.VAR
-
-
-def _typed_tensor_call(call: ast.Call, ctx: Context) -> bool:
-    """`Tensor(v, ms.float32)`: MindSpore's class called by a bare name with a constant dtype.
-    The parser types what it builds (STRICT names it: "When handling script 'Tensor(input_data,
-    dtype, ...)'"), so the tensor is no Python object, whatever `v` is: `nn.Dense`,
-    `ops.zeros_like`, `ops.cast(t, t.dtype)` and arithmetic on it compile under LAX, of host
-    data (`asnumpy()`, `tolist()`, numpy) and of graph scalars (`float(x.sum())`, a list of
-    `.item()`). Spelt `ms.Tensor(...)`, or without the dtype, it is one, and `nn.Dense` fails
-    ("'int' object has no attribute '__len__'"; measured, written/fallbackflows probes
-    `ld23_bt_*`, written/heldout23a `window_numpy_stride_tricks_in_construct`)."""
-    if type(call.func) is not ast.Name or call.func.id != "Tensor" or not call.args:
-        return False
-    if ctx.qualname(call.func) not in _TENSOR_CONSTRUCTORS:
-        return False
-    dtype = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "dtype"), None)
-    return isinstance(dtype, ast.Attribute) and analyzer(ctx).kind(dtype, ctx.function) == Kind.CONST
 
 
 #: marks, among a call's opaque parameter names, the class of the instance it runs on
@@ -1540,7 +594,7 @@ class _Opaque:
                 if not in_dead_branch(self.ctx, func, self.ctx.span(side))
             )
         if isinstance(e, ast.Subscript):
-            if func is self.ctx.function and _reads_tables(self.ctx) and tensor_read_of_numbers(e, self.ctx):
+            if func is self.ctx.function and reads_tables(self.ctx) and tensor_read_of_numbers(e, self.ctx):
                 return True
             if (
                 isinstance(e.value, ast.Call)
@@ -1558,7 +612,7 @@ class _Opaque:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
             return any(self.value(v, func, env, depth) for v in e.elts if not isinstance(v, ast.Starred))
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
-            if self._branch_stored(e, func) or self._number_stored(e, func) or _held_number_stored(e, func, self.ctx):
+            if branch_stored(e, func, self.ctx) or number_stored(e, func, self.ctx) or held_number_stored(e, func, self.ctx):
                 return True
             stored = self._tensor_attr_stored(e, func, env, depth)
             if stored is not None:
@@ -1574,15 +628,15 @@ class _Opaque:
             # * 0` then `ops.zeros_like(x)` / `ops.cast(x, x.dtype)` fail, "DtypeToEnum"; the
             # same f-string only printed, or of `x.shape[0]`, compiles; fresh v5 seeds
             # 10500090 and 10900075, where `map` over such an `x` compiles)
-            return _formats_value(e, self.ctx, func)
+            return formats_value(e, self.ctx, func)
         if isinstance(e, ast.Call):
-            if _runtime_fallback(e, self.ctx, func):
+            if runtime_fallback(e, self.ctx, func):
                 return True
-            if _built_tensor(e, self.ctx, func):
+            if built_tensor(e, self.ctx, func):
                 return True
-            if _typed_tensor_call(e, self.ctx):
+            if typed_tensor_call(e, self.ctx):
                 return False
-            if _text_of_value(e, self.ctx, func):
+            if text_of_value(e, self.ctx, func):
                 # the text of a run-time value: STRICT refuses it ("cannot get attributes
                 # __str__ or the Float32 object"), LAX makes it a Python object, and so is
                 # what is computed from it (`x + len(str(s)) * 0` joins with a Python bool
@@ -1591,7 +645,7 @@ class _Opaque:
                 return True
             if (
                 isinstance(e.func, ast.Name)
-                and e.func.id in _namedtuple_classes(self.ctx)
+                and e.func.id in namedtuple_classes(self.ctx)
                 and self._last_assignment(e.func, func) is None
             ):
                 # measured (written/lax probes `gf_pi_nt_*`): LAX builds an instance of a
@@ -1687,7 +741,7 @@ class _Opaque:
         caller giving `out` to `nn.LayerNorm`, compiles under LAX). None: not such a call."""
         if not isinstance(e, ast.Call) or depth >= _DEPTH:
             return None
-        if _runtime_fallback(e, self.ctx, func) or _text_of_value(e, self.ctx, func):
+        if runtime_fallback(e, self.ctx, func) or text_of_value(e, self.ctx, func):
             return None
         callee = self._callee(e, func)
         if not isinstance(callee, ast.FunctionDef):
@@ -1737,47 +791,10 @@ class _Opaque:
             index = bound
         return (
             isinstance(index, ast.Call)
-            and self.ctx.qualname(index.func) in _TENSOR_CONSTRUCTORS
+            and self.ctx.qualname(index.func) in TENSOR_CONSTRUCTORS
             and bool(index.args)
             and not isinstance(index.args[0], ast.Starred)
             and self.value(index.args[0], func, env, depth)
-        )
-
-    def _branch_stored(self, e: ast.Attribute, func: ast.AST) -> bool:
-        """`self.m` read after an `if` of the same function that stores `self.m`: LAX runs
-        the store as a JIT Fallback `setattr`, and after the branches join the attribute is
-        a Python object, whatever the test is (measured, written/heldout16b probes
-        `ls17_sa_*`, `ls17_sb_*`, `ls17_sc_*`: `if self.m is None: self.m = ...`, `if
-        self.flag:`, `if new:` with `new` a constant argument, both branches storing, in a
-        sub-cell whose product the caller uses; given to `nn.Dense` it fails, "'int' object has
-        no attribute '__len__'"; a store outside any `if`, or in a branch MindSpore folds away
-        (`if self.m is None` with `self.m` a tensor), compiles).
-
-        Not when `__init__` makes `self.m` a Parameter: MindSpore's parser turns a store to a Parameter attribute
-        into a graph `Assign`, not a Python `setattr`, and the read after the join is the
-        Parameter (measured, written/zoo14 probes `z19_param_*` and written/zoo probes
-        `z22_param_*`: stored under a constant flag, a constant argument, a tensor condition or
-        in both branches, then given to `nn.Dense` / `nn.LayerNorm`, compiles at LAX and STRICT;
-        the Tensor twins `z19_tensor_attr_cast_store_branch_on_table_read`,
-        `z22_tensor_ctor_arg_store_then_dense` fail). A Parameter given to the constructor
-        (`z22_param_ctor_arg_store_then_dense`) counts when every place building the Cell
-        passes one (`_given_parameters`); "may hold a Parameter" for any attribute of another
-        object (`config.max_position_embeddings`) turned mindone's dynamic-RoPE
-        `self.max_seq_len_cached` stores into false MS119 at LAX."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _nested_self_lines(self.ctx):
-            return False
-        stores = branch_stores(func).get(e.attr)
-        if not stores:
-            return False
-        a = analyzer(self.ctx)
-        owner = a.owner_class(func)
-        if e.attr in a.self_info(owner).parameters or _given_parameters(owner, e.attr, self.ctx):
-            return False
-        at = (e.lineno, e.col_offset)
-        return any(
-            (i.end_lineno or 0, i.end_col_offset or 0) <= at
-            and not in_dead_branch(self.ctx, func, self.ctx.span(st))
-            for i, st in stores
         )
 
     def _tensor_attr_stored(self, e: ast.Attribute, func: ast.AST, env: frozenset[str], depth: int) -> bool | None:
@@ -1789,7 +806,7 @@ class _Opaque:
         self.m` / `x - m` fails, "'int' object has no attribute '__len__'"; `self.m =
         x.mean(0)` then the same read compiles; written/heldout23b `r2_tensor_attr_running_update`,
         heldout23a `r2_rnn_hidden_zero_tensor_in_init_reassigned`). None when not such a read."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or e.attr not in _restored_tensor_attrs(self.ctx):
+        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or e.attr not in restored_tensor_attrs(self.ctx):
             return None
         a = analyzer(self.ctx)
         owner = a.owner_class(func)
@@ -1810,25 +827,6 @@ class _Opaque:
         value = getattr(last, "value", None)
         return value is not None and self.value(value, func, env, depth)
 
-    def _number_stored(self, e: ast.Attribute, func: ast.AST) -> bool:
-        """`self.n` read in a compiled function that updates a Python number on it
-        (`self.calls += 1`, `self.n = self.n + 1`), before or after the store: LAX runs the store
-        as a JIT Fallback `setattr`, and reads the attribute as a Python object (measured,
-        written/gen18 probes `v20_ct_*`: `x + self.calls * 0`, also read before `self.calls
-        += 1`, then `ops.zeros_like(x)`, `ops.cast(y, y.dtype)` or `nn.Dense` fail,
-        "DtypeToEnum", "'int' object has no attribute '__len__'"; never read, or only
-        printed, it compiles; a tensor stored is read back as the tensor, written/heldout16b
-        probes `ls17_sc_plain_*`; fresh v5 seeds 10000089, 10600082)."""
-        if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not _stores_self_numbers_text(self.ctx):
-            return False
-        stores = self_stores(func).get(e.attr)
-        if not stores:
-            return False
-        return any(
-            not in_dead_branch(self.ctx, func, self.ctx.span(st)) and _number_store(st, func, self.ctx)
-            for st in stores
-        )
-
     def opaque_params(self, func: ast.AST, depth: int = 0) -> frozenset[str]:
         """Parameters of `func` some call of it in this file gives a fallback value."""
         memo: dict[int, frozenset[str]] = self.ctx.cache.setdefault("opaque.params", {})
@@ -1847,10 +845,10 @@ class _Opaque:
                 # a module-level `@ms.jit` function called from other compiled code of this
                 # file: MindSpore compiles it inside the caller's graph, given the caller's
                 # value (fresh v5 seed 10900075: `map` over such an `x` compiles)
-                for s in _lax_scopes(self.ctx):
+                for s in lax_scopes(self.ctx):
                     if s.function is func:
                         continue
-                    for c in _calls_in(s.function):
+                    for c in calls_in(s.function):
                         if type(c.func) is ast.Name and c.func.id == func.name:  # type: ignore[attr-defined]
                             outer = self.opaque_params(s.function, depth + 1)
                             out |= self._bind(c, func, s.function, outer, 0)  # type: ignore[arg-type]
@@ -2454,7 +1452,7 @@ class _Opaque:
             # (`_runtime_loop`)
             and self._numbers().value(call.args[at], func, env)
             and not _numpy_result(call.args[at], self.ctx, func)
-            and not (_builds_python_instances(self.ctx) and _from_instance_fields(call.args[at], func, self.ctx))
+            and not (builds_python_instances(self.ctx) and from_instance_fields(call.args[at], func, self.ctx))
         ):
             # `interpreted`, not `value`: a MindSpore op (`ops.concat(outs)`) gives a graph
             # tensor back, whose `len` is a number the graph knows (difftest seed 10100021)
@@ -2614,11 +1612,6 @@ def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
     return o.value(e, func, o.opaque_params(func))
 
 
-#: the tensor constructors (`ms.Tensor(v)` of a fallback value is made by Python at run time)
-_TENSOR_CONSTRUCTORS = frozenset(
-    {"mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"}
-)
-
 #: calls that run on the host with the Python object itself: a dtype given to them is never
 #: converted for an operator. The tensor constructor is one: given a dtype that is not a
 #: constant, LAX runs `ms.tensor(v, d)` / `Tensor(v, dtype=d)` as JIT Fallback (STRICT says
@@ -2628,7 +1621,7 @@ _TENSOR_CONSTRUCTORS = frozenset(
 #: built from `x`, from `Tensor(x.asnumpy())` or `x + x.tolist()[0][0]`; `ops.ones((2, 3),
 #: y.dtype)`, `ops.zeros(..., dtype=y.dtype)`, `ops.cast`, `ops.scalar_to_tensor` fail with
 #: DtypeToEnum; fresh v5 seed 10600043 was a false error)
-_HOST_CALLS = _TENSOR_CONSTRUCTORS | frozenset(
+_HOST_CALLS = TENSOR_CONSTRUCTORS | frozenset(
     {"builtins.print", "builtins.str", "builtins.repr", "builtins.format", "builtins.isinstance",
      "builtins.type", "builtins.id", "builtins.hash", "builtins.bool"}
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode.flow import python_number
 
 
 def python_number_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
@@ -37,18 +38,15 @@ def python_number_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | N
             value: ast.expr | None = call.args[index]
         else:
             value = next((k.value for k in call.keywords if k.arg == name), defaults.get(name))
-        if value is None or not _number(value):
+        if not python_number(value, _constant_conversion):
             return None
         found = found or value
     return found
 
 
-def _number(e: ast.expr) -> bool:
-    """An int/float literal (not a bool), `-1.0`, or `float("inf")` / `float(2)`."""
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
-        e = e.operand
-    if isinstance(e, ast.Constant):
-        return type(e.value) in (int, float)
+def _constant_conversion(e: ast.expr) -> bool:
+    """`float("inf")` / `int(2)`: a number known while compiling (`float(t)` of a tensor, in
+    a compiled caller, is not)."""
     return (
         isinstance(e, ast.Call)
         and isinstance(e.func, ast.Name)

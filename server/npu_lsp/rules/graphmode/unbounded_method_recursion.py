@@ -11,7 +11,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.control import block_of
-from npu_lsp.rules.graphmode.flow import Analyzer, analyzer
+from npu_lsp.rules.graphmode.flow import Analyzer, analyzer, python_number
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
 #: A guard is the branch statement (or expression) whose tensor-dependent test decides
@@ -203,7 +203,7 @@ def _stepped_constant(loop: ast.While, ctx: Context) -> str | None:
         if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
             name, step = st.target.id, st.value
             kind = before.get(name)
-            if kind == "number" and _constant_number(step):
+            if kind == "number" and python_number(step):
                 return name
             if kind == "tuple" and isinstance(st.op, ast.Add) and isinstance(step, ast.Tuple):
                 return name
@@ -217,7 +217,7 @@ def _stepped_constant(loop: ast.While, ctx: Context) -> str | None:
         ):
             name, step = st.targets[0].id, st.value.right
             kind = before.get(name)
-            if kind == "number" and _constant_number(step):
+            if kind == "number" and python_number(step):
                 return name
             if kind == "tuple" and isinstance(st.value.op, ast.Add) and isinstance(step, ast.Tuple):
                 return name
@@ -233,10 +233,6 @@ def _stepped_constant(loop: ast.While, ctx: Context) -> str | None:
     return None
 
 
-def _constant_number(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant) and type(e.value) in (int, float)
-
-
 def _bound_before(loop: ast.While, ctx: Context) -> dict[str, str]:
     """Names bound right before `loop` in its own block to a number, a list or a tuple
     literal (the last binding wins; any other binding forgets the name)."""
@@ -246,7 +242,7 @@ def _bound_before(loop: ast.While, ctx: Context) -> dict[str, str]:
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
             v = st.value
             name = st.targets[0].id
-            if _constant_number(v) and not isinstance(v.value, bool):  # type: ignore[attr-defined]
+            if python_number(v):
                 out[name] = "number"
             elif isinstance(v, ast.List) or (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "list" and not v.args):
                 out[name] = "list"

@@ -1,0 +1,209 @@
+"""Stores on `self` in compiled LAX code that make the attribute a Python object: LAX runs such
+a store as a JIT Fallback `setattr`, and reads the attribute back as what Python holds. Here:
+the indexes of a function's stores on `self` (all, and those under an `if`), a read after a
+store under an `if`, and a plain Tensor attribute `__init__` builds and the function stores
+again. Numbers stored on `self` are `number_stores`'."""
+
+from __future__ import annotations
+
+import ast
+
+from npu_lsp.astutil import STATEMENT_BLOCKS
+from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode import constructed
+from npu_lsp.rules.graphmode.flow import analyzer, makes_tensor
+from npu_lsp.rules.graphmode.values import in_dead_branch
+from npu_lsp.scope import GraphScope
+
+_SELF_STORES_MEMO = "_ascend_lens_self_stores"
+
+
+def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
+    """`self.<attr>` -> the statements of `func` (nested blocks included, nested functions
+    not) that store it (`self.n = v`, `self.n += v`, also as an item of a tuple or list
+    target: `out, self.h = self.gru(x, self.h)`), kept on its node. Statements only."""
+    kept = getattr(func, "__dict__", None)
+    found = kept.get(_SELF_STORES_MEMO) if kept is not None else None
+    if found is not None:
+        return found
+    found = {}
+    stack: list[ast.AST] = list(getattr(func, "body", ()))
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        blocks = STATEMENT_BLOCKS.get(t)
+        if blocks is not None:
+            for block in blocks:
+                stack.extend(getattr(node, block))
+            continue
+        if t is ast.Assign:
+            targets = list(node.targets)  # type: ignore[attr-defined]  # (a copy: items of tuples join it)
+        elif t is ast.AugAssign:
+            targets = [node.target]  # type: ignore[attr-defined]
+        else:
+            continue
+        for target in targets:
+            if type(target) is ast.Tuple or type(target) is ast.List:
+                # measured (written/heldout23a probes `lax24a_hid_*`): an item of a tuple or
+                # list target is stored as a plain target is, at LAX and STRICT
+                targets.extend(e.value if type(e) is ast.Starred else e for e in target.elts)
+            elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                found.setdefault(target.attr, []).append(node)
+    if kept is not None:
+        kept[_SELF_STORES_MEMO] = found
+    return found
+
+
+#: attribute of a function's node holding its `branch_stores`
+_BRANCH_MEMO = "_ascend_lens_branch_stores"
+
+
+def nested_self_lines(ctx: Context) -> bool:
+    """Does a line of the text start with `self.` indented three levels or more (a store in
+    a block of a method)? Without one no method stores `self.<attr>` inside an `if` (spaces
+    or tabs; a plain substring search, cheaper than a walk of every compiled function, once
+    per file: every attribute read asks)."""
+    hit: bool | None = ctx.cache.get("opaque.nested_self")
+    if hit is None:
+        text = ctx.text
+        # (a tab looked for first: a one-character search is a `memchr`, several times
+        # cheaper than one for a longer string, and most texts have no tab)
+        hit = ctx.cache["opaque.nested_self"] = " " * 12 + "self." in text or (
+            "\t" in text and "\t\t\tself." in text
+        )
+    return hit
+
+
+def branch_stores(func: ast.AST) -> dict[str, list[tuple[ast.If, ast.stmt]]]:
+    """`self.<attr>` -> (the `if`, the store) for each store of `self.<attr>` inside an `if`
+    statement of `func` (every enclosing `if`), kept on its node. Statements only: cheap."""
+    kept = getattr(func, "__dict__", None)
+    found = kept.get(_BRANCH_MEMO) if kept is not None else None
+    if found is not None:
+        return found
+    found = {}
+    stack: list[tuple[ast.AST, tuple[ast.If, ...]]] = [(st, ()) for st in getattr(func, "body", ())]
+    while stack:
+        node, ifs = stack.pop()
+        t = type(node)
+        blocks = STATEMENT_BLOCKS.get(t)
+        if blocks is not None:
+            inner: tuple[ast.If, ...] = (*ifs, node) if isinstance(node, ast.If) else ifs
+            for block in blocks:
+                stack.extend((st, inner) for st in getattr(node, block))
+            continue
+        if not ifs:
+            continue
+        if t is ast.Assign:
+            targets = node.targets  # type: ignore[attr-defined]
+        elif t is ast.AugAssign or t is ast.AnnAssign:
+            targets = [node.target]  # type: ignore[attr-defined]
+        else:
+            continue
+        for target in targets:
+            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                found.setdefault(target.attr, []).extend((i, node) for i in ifs)
+    if kept is not None:
+        kept[_BRANCH_MEMO] = found
+    return found
+
+
+def branch_stored(e: ast.Attribute, func: ast.AST, ctx: Context) -> bool:
+    """`self.m` read after an `if` of the same function that stores `self.m`: LAX runs
+    the store as a JIT Fallback `setattr`, and after the branches join the attribute is
+    a Python object, whatever the test is (measured, written/heldout16b probes
+    `ls17_sa_*`, `ls17_sb_*`, `ls17_sc_*`: `if self.m is None: self.m = ...`, `if
+    self.flag:`, `if new:` with `new` a constant argument, both branches storing, in a
+    sub-cell whose product the caller uses; given to `nn.Dense` it fails, "'int' object has
+    no attribute '__len__'"; a store outside any `if`, or in a branch MindSpore folds away
+    (`if self.m is None` with `self.m` a tensor), compiles).
+
+    Not when `__init__` makes `self.m` a Parameter: MindSpore's parser turns a store to a Parameter attribute
+    into a graph `Assign`, not a Python `setattr`, and the read after the join is the
+    Parameter (measured, written/zoo14 probes `z19_param_*` and written/zoo probes
+    `z22_param_*`: stored under a constant flag, a constant argument, a tensor condition or
+    in both branches, then given to `nn.Dense` / `nn.LayerNorm`, compiles at LAX and STRICT;
+    the Tensor twins `z19_tensor_attr_cast_store_branch_on_table_read`,
+    `z22_tensor_ctor_arg_store_then_dense` fail). A Parameter given to the constructor
+    (`z22_param_ctor_arg_store_then_dense`) counts when every place building the Cell
+    passes one (`_given_parameters`); "may hold a Parameter" for any attribute of another
+    object (`config.max_position_embeddings`) turned mindone's dynamic-RoPE
+    `self.max_seq_len_cached` stores into false MS119 at LAX."""
+    if not (isinstance(e.value, ast.Name) and e.value.id == "self") or not nested_self_lines(ctx):
+        return False
+    stores = branch_stores(func).get(e.attr)
+    if not stores:
+        return False
+    a = analyzer(ctx)
+    owner = a.owner_class(func)
+    if e.attr in a.self_info(owner).parameters or _given_parameters(owner, e.attr, ctx):
+        return False
+    at = (e.lineno, e.col_offset)
+    return any(
+        (i.end_lineno or 0, i.end_col_offset or 0) <= at
+        and not in_dead_branch(ctx, func, ctx.span(st))
+        for i, st in stores
+    )
+
+
+def _given_parameters(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
+    """Does `__init__` set `self.<attr>` only from what every place building `cls` gives it,
+    each a `Parameter(...)` (inline or through the name bound to it)?"""
+    if cls is None:
+        return False
+    given = constructed.sources(cls, attr, ctx)
+    if not given:
+        return False
+    for e, where in given:
+        made = constructed.built(e, where, ctx) if isinstance(e, ast.Name) else e
+        if not (isinstance(made, ast.Call) and (ctx.qualname(made.func) or "").rsplit(".", 1)[-1] == "Parameter"):
+            return False
+    return True
+
+
+def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
+    """The plain Tensor attributes some `__init__` of the file builds whose name the text
+    stores more than once (`self.m = ...` / `self.m, ... =` / `, self.m =`): the only ones a
+    compiled function can store again. Once per file, from the classes' `__init__` facts."""
+    hit: frozenset[str] | None = ctx.cache.get("opaque.restored_tensors")
+    if hit is None:
+        a = analyzer(ctx)
+        text = ctx.text
+        # the names first (`__init__`'s values, already indexed), by flow's notion of a
+        # tensor maker (`Tensor(...)`, any `ops.*`: `ops.arange`, `ops.linspace`); `self_info`
+        # decides later, for the few that pass, per class
+        names: set[str] = set()
+        for c in ctx.scopes.info.classes.values():
+            for attr, values in a._self_values(c.node).items():
+                for v in values:
+                    if type(v) is not ast.Call:
+                        continue
+                    # the spelling first: `Tensor(...)` or a lower-case function (`ops.zeros`,
+                    # `ms.tensor`); cells and primitives (`nn.Dense(...)`, `ops.ReduceSum()`),
+                    # most `__init__` calls, are capitalised and never resolved here
+                    f = v.func
+                    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+                    if (name == "Tensor" or name[:1].islower()) and makes_tensor(ctx.qualname(f) or ""):
+                        names.add(attr)
+                        break
+        hit = ctx.cache["opaque.restored_tensors"] = frozenset(
+            n for n in names if text.count(f"self.{n} =") + text.count(f"self.{n},") + text.count(f", self.{n}") >= 2
+        )
+    return hit
+
+
+def stores_tensor_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
+    """Does compiled LAX code store a plain Tensor attribute `__init__` builds (see
+    `opaque_value_query._Opaque._tensor_attr_stored`)? The classes' `__init__` facts first: most hold none."""
+    restored = restored_tensor_attrs(ctx)
+    if not restored:
+        return False
+    a = analyzer(ctx)
+    for s in lax:
+        owner = a.owner_class(s.function)
+        if owner is None:
+            continue
+        tensors = a.self_info(owner).tensors & restored
+        if tensors and any(attr in tensors for attr in self_stores(s.function)):
+            return True
+    return False
