@@ -245,8 +245,8 @@ def _files_of_a_mixed_workspace(tmp_path: Path) -> list[Path]:
     # growing: all of them made this the slowest test of the suite; 1 in 8 is still 2,500
     # whole programs of every set, spread over the sorted names)
     judged = [p.relative_to(fixtures).parts[0] in ("written", "difftest") for p in kept]
-    files += [p for p, j in zip(kept, judged) if not j]
-    files += [p for p, j in zip(kept, judged) if j][::8]
+    files += [p for p, j in zip(kept, judged, strict=True) if not j]
+    files += [p for p, j in zip(kept, judged, strict=True) if j][::8]
     return files
 
 
