@@ -59,6 +59,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     list_pop_in_expression,
     list_setitem_tensor_index,
     loop_else,
+    loop_function_made_in_graph,
     loop_lambda,
     map_argument_types,
     map_closure_free_variable,

@@ -1,15 +1,20 @@
-"""MS183: an `nn` Cell created in compiled code from a value known only at run time."""
+"""MS183: a Cell or primitive created in compiled code from an argument that is not a constant."""
 
 from __future__ import annotations
 
 import ast
+import functools
+import json
 from collections.abc import Iterable
+from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.jit_class_variable_argument import jit_class_called
+from npu_lsp.rules.graphmode.map_closure_free_variable import local_function
 
 
 @rule(code="MS183", name="cell-built-from-runtime-value", severity="error", family="graphmode")
@@ -22,6 +27,13 @@ class CellBuiltFromRuntimeValue(GraphRule):
     a container Cell there (`nn.SequentialCell([self.a, self.b])`, `nn.CellList([nn.ReLU()])`,
     a local or `self` list of cells): measured, "input 0 is a variable, which is
     AbstractList{...}" at both levels (the cells given one by one compile).
+    The same for the hand-written primitive classes of `mindspore.ops` (`ops.Stack(axis=int(k))`,
+    `ops.Pad(((0, 0), (n, n)))` with `n = int(k)`, `ops.TopK(sorted=bool(k > 0))`). And, for any
+    class MindSpore builds while compiling (`ops.Custom`, a primitive, an `nn` Cell, a Cell or
+    `@ms.jit_class` class of the project): a function given by keyword
+    (`ops.Custom(fn, out_shape=lambda s: s, ...)`, `Act(fn=double)`, `out_shape=self.infer`,
+    `fn=ops.relu`), and a lambda or `def` made inside compiled code given by position to
+    `ops.Custom` or to a class of the project (`Act(lambda t: t * 2)`).
 
     ## Why is this bad?
     MindSpore builds the Cell while compiling, so every constructor argument must be a
@@ -29,7 +41,14 @@ class CellBuiltFromRuntimeValue(GraphRule):
     run-time value in the graph, and compiling stops at every syntax level with `TypeError:
     When creating an instance of 'AvgPool1d', all arguments are required to be constants,
     but input 0 is a variable`. Constants, attributes set in `__init__` (`self.k`) and
-    shapes (`x.shape[-1] // 2`) compile.
+    shapes (`x.shape[-1] // 2`) compile. A function given by keyword is a variable there too
+    ("input 1 is a variable, which is AbstractKeywordArg(key: out_shape, value:
+    FuncGraphAbstractClosure ...)"); given by position, a module-level function or lambda
+    and a method reach the instance, but one made inside compiled code reaches it as None
+    (`ops.Custom`: "'out_shape' must be one of [tuple, list, function], but got NoneType";
+    a Cell calling it: "The object is not callable"). The generated primitive classes
+    (`ops.Softmax`, `ops.ReduceSum`) become calls of their functional op and take run-time
+    values.
 
     ## Example
     ```python
@@ -67,6 +86,19 @@ class CellBuiltFromRuntimeValue(GraphRule):
       distribution Cell built in a helper of `construct` from `Tensor(0.0, dtype=x.dtype)` /
       `Tensor(1.0, ms.float32)` compiles at both levels (a tensor made from constants is a
       constant while compiling); from `x.mean()` or `Tensor(x.max(), ...)` it is rejected.
+    - Measured on MindSpore 2.10 with the written set `heldout25a` (cases
+      `custom_pyfunc_created_in_construct`, `r2_custom_made_by_helper_in_construct`) and its
+      probes `fix25a_cu_*`, `fix25a_pi_*`: `ops.Custom` built in `construct`, in an `@ms.jit`
+      function or in a helper they call, with `out_shape=` / `out_dtype=` / `func=` given a
+      lambda (inline, module-level, made in the graph), a module-level `def`, a nested `def`
+      or a method, is rejected at both levels, and so are a Cell and a jit_class of the file
+      given `fn=double` or `fn=ops.relu`; `ops.Custom(np_fn, (2, 3), ms.float32, "pyfunc")`,
+      `out_shape=x.shape` of a static shape, module-level functions given by position, and a
+      Cell given a module-level function, lambda or a method by position compile. A lambda
+      made in `construct` given by position: `ops.Custom` and a Cell or jit_class calling it
+      are rejected, `ops.InsertGradientOf(lambda g: ...)` compiles when no gradient is taken.
+      `ops.Stack(axis=int(k))` and `ops.Pad` from `int(k)` are rejected, from `x.ndim - 1` and
+      `x.shape[1] // 3` they compile. The hand-written classes: `ms_instantiated_primitives.json`.
     """
 
     nodes = (ast.Call,)
@@ -77,11 +109,18 @@ class CellBuiltFromRuntimeValue(GraphRule):
         if not node.args and not node.keywords:
             return ()
         q = ctx.qualname(node.func) or ""
-        if not q.startswith("mindspore.nn.") or not q.rsplit(".", 1)[-1][:1].isupper():
+        made = _instantiated(node, q, ctx)
+        if made is None:
             return ()
+        name = q.rsplit(".", 1)[-1] if q else ctx.segment(node.func)
+        said = _function_argument(node, made, ctx)
+        if said is not None:
+            return [ctx.diagnostic(self, node, f"`{name}` is built while compiling and needs constant arguments, but {said}")]
+        if made not in ("nn", "primitive"):
+            return ()  # run-time values given to the file's own classes: MS162 (jit_class)
         a = analyzer(ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
-            if _list_of_cells(arg, ctx):
+            if made == "nn" and _list_of_cells(arg, ctx):
                 # measured (written/apisurface probes `av_seq_*`, `av_celllist_*`):
                 # `nn.SequentialCell([self.a, self.b])`, `nn.CellList([nn.ReLU()])`, a local
                 # or `self` list of cells given as the argument fail at both levels ("input 0
@@ -91,7 +130,7 @@ class CellBuiltFromRuntimeValue(GraphRule):
                     ctx.diagnostic(
                         self,
                         node,
-                        f"`{q.rsplit('.', 1)[-1]}` is built while compiling and needs constant arguments, but the list of cells `{ctx.segment(arg)}` is a graph variable there; build it in `__init__`",
+                        f"`{name}` is built while compiling and needs constant arguments, but the list of cells `{ctx.segment(arg)}` is a graph variable there; build it in `__init__`",
                     )
                 ]
             if a.kind(arg).dynamic and not _constant_tensor(arg, ctx):
@@ -99,7 +138,7 @@ class CellBuiltFromRuntimeValue(GraphRule):
                     ctx.diagnostic(
                         self,
                         node,
-                        f"`{q.rsplit('.', 1)[-1]}` is built while compiling and needs constant arguments, but `{ctx.segment(arg)}` is known only at run time; build it in `__init__`",
+                        f"`{name}` is built while compiling and needs constant arguments, but `{ctx.segment(arg)}` is known only at run time; build it in `__init__`",
                     )
                 ]
         return ()
@@ -108,6 +147,97 @@ class CellBuiltFromRuntimeValue(GraphRule):
         # `check`'s name test: a class of `mindspore.nn` (its resolved name, whose last part
         # is the called name, starts with a capital)
         return (callee is ast.Name or callee is ast.Attribute) and called[:1].isupper()
+
+
+@functools.cache
+def _instantiated_primitives() -> frozenset[str]:
+    """Hand-written primitive classes of `mindspore.ops` (`ms_instantiated_primitives.json`):
+    compiled code calling one builds the instance while compiling."""
+    text = resources.files(__package__).joinpath("ms_instantiated_primitives.json").read_text("utf-8")
+    return frozenset(json.loads(text)["classes"])
+
+
+def _instantiated(node: ast.Call, q: str, ctx: Context) -> str | None:
+    """What MindSpore builds while compiling when compiled code makes `node`: "nn" (a class
+    of `mindspore.nn`), "primitive" (a hand-written primitive class of `mindspore.ops`),
+    "cell" (a Cell class of the project) or "jit_class" (a `@ms.jit_class` class of the
+    file); None for any other call (the graph/_parse/parser.py `create_instance` types)."""
+    last = q.rsplit(".", 1)[-1]
+    if not last[:1].isupper():
+        return None
+    if q.startswith("mindspore.nn."):
+        return "nn"
+    if q.startswith("mindspore.ops."):
+        return "primitive" if last in _instantiated_primitives() else None
+    if q.startswith("mindspore."):
+        return None
+    if jit_class_called(node, ctx) is not None:
+        return "jit_class"
+    return "cell" if ctx.scopes.is_cell_class(q) else None
+
+
+def _function_argument(node: ast.Call, made: str, ctx: Context) -> str | None:
+    """Why a function given to the class MindSpore builds while compiling fails, or None.
+    Measured on 2.10 (written/heldout25a cases `custom_pyfunc_created_in_construct`,
+    `r2_custom_made_by_helper_in_construct` and probes `fix25a_cu_*`, `fix25a_pi_*`), at
+    both levels: given by keyword, any function (a module-level `def` or lambda, one made in
+    the graph, a method `self.f`, `ops.relu`) is a variable there ("all arguments are required
+    to be constants, but input 1 is a variable, which is AbstractKeywordArg(key: out_shape,
+    value: FuncGraphAbstractClosure ...)"), for `ops.Custom`, the project's Cells and
+    jit_classes alike; given by position, a module-level function or lambda and a method
+    reach the instance, but a lambda or `def` made inside compiled code reaches it as None
+    (`ops.Custom`: "'out_shape' must be one of [tuple, list, function], but got NoneType";
+    a Cell or jit_class calling it: "The object is not callable"). `ops.InsertGradientOf(lambda
+    g: ...)` built in `construct` compiles when no gradient is taken, so positional functions
+    are judged for `Custom` and the project's classes only."""
+    for kw in node.keywords:
+        if kw.arg is not None:
+            what = _function_value(kw.value, ctx)
+            if what is not None:
+                return f"{what}, given as `{kw.arg}=`, is a graph variable there (a keyword argument holding a function is not a constant); build the instance in `__init__`, or pass a module-level function by position"
+    if made in ("cell", "jit_class") or (made == "primitive" and ctx.qualname(node.func) in _CUSTOM):
+        for arg in node.args:
+            if local_function(arg, ctx) is not None:
+                return f"`{ctx.segment(arg)}`, a function made inside compiled code, reaches it as None (MindSpore keeps no Python object for it); define the function at module level, or build the instance in `__init__`"
+    return None
+
+
+_CUSTOM = frozenset({"mindspore.ops.Custom", "mindspore.ops.operations.Custom", "mindspore.ops.operations.custom_ops.Custom"})
+
+
+def _function_value(e: ast.expr, ctx: Context) -> str | None:
+    """How to name `e` when it is a function object: a lambda, a `def` of the compiled
+    function or of the module, a module-level name bound to a lambda, a method of the class
+    (`self.f`), or a function of `mindspore.ops` (`ops.relu`); None otherwise."""
+    if isinstance(e, ast.Lambda):
+        return "the lambda"
+    if local_function(e, ctx) is not None:
+        return f"the function `{ctx.segment(e)}`"
+    a = analyzer(ctx)
+    if isinstance(e, ast.Name):
+        func = ctx.function
+        if func is not None and (a.rebinds(e.id, func) or e.id in _parameters(func)):
+            return None  # a local of its own, or whatever the caller passes
+        if e.id in ctx.scopes.info.functions:
+            return f"the function `{e.id}`"
+        if isinstance(a._module_assignments().get(e.id), ast.Lambda):
+            return f"the lambda `{e.id}`"
+    elif isinstance(e, ast.Attribute):
+        if isinstance(e.value, ast.Name) and e.value.id == "self":
+            cls = a.owner_class(ctx.function)
+            info = ctx.scopes.info.classes.get(cls.name) if cls is not None else None
+            return f"the method `self.{e.attr}`" if info is not None and e.attr in info.methods else None
+        q = ctx.qualname(e) or ""
+        if q.startswith("mindspore.ops.") and q.count(".") == 2 and e.attr[:1].islower():
+            return f"the function `{ctx.segment(e)}`"
+    return None
+
+
+def _parameters(func: ast.AST) -> set[str]:
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return set()
+    return {p.arg for p in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if p is not None}
 
 
 _TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})

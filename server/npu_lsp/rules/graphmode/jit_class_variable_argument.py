@@ -70,7 +70,7 @@ class JitClassVariableArgument(GraphRule):
         assert isinstance(node, ast.Call)
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
-        name = _jit_class_called(node, ctx)
+        name = jit_class_called(node, ctx)
         if name is None:
             return ()
         return self._check(node, name, ctx)
@@ -87,7 +87,7 @@ class JitClassVariableArgument(GraphRule):
                 return
 
 
-def _jit_class_called(node: ast.Call, ctx: Context) -> str | None:
+def jit_class_called(node: ast.Call, ctx: Context) -> str | None:
     """The name of the module's own `@jit_class` class that `node` calls, if it is one."""
     f = node.func
     if not isinstance(f, ast.Name):

@@ -40,7 +40,8 @@ class ListGrownInTensorLoop(GraphRule):
     The same for a list comprehension over such a `range` (`[v[i] for i in
     range(v.shape[0])]` after `masked_select`). A `for` (or a comprehension) over a parameter
     every module-level call gives `ms.mutable([...], True)`, a sequence of dynamic length, is
-    such a loop too. A constant index (`lst[0]`, `lst[-1]`) of a list left empty by such a
+    such a loop too, and such a parameter given to `ops.stack` itself (also `list(p)`), or to
+    a concatenating op once the function grows it (`p.append(x)`). A constant index (`lst[0]`, `lst[-1]`) of a list left empty by such a
     loop is flagged as well, unless it sits under a test reading the list (`if len(lst) > 0:`).
     Also a list of tensors repeated by a count read from a tensor at run time and stacked
     (`frames += [enc[i]] * int(durations[i])`, `[t] * n.item()`, also a tuple).
@@ -72,6 +73,13 @@ class ListGrownInTensorLoop(GraphRule):
     ## References
     - RULES.md, section 3 (tensor-dependent `while` is compiled, as long as the values it
       carries keep their types).
+    - A sequence of dynamic length given whole: the written set `heldout25a` (case
+      `mut_list_dynamic_len_append`, probes `fix25a_mu_*`): `ops.stack(feats)` of
+      `ms.mutable([...], True)` (a list or a tuple, copied or not) rejected at both levels
+      ("'TensorType' object is not subscriptable"), and `ops.concat(feats)` after
+      `feats.append(x)`; `ops.concat(feats)` of it as given, `ops.addn`, `len`, indexing,
+      appending then accumulating, and a fixed-length `ms.mutable([...])` appended to then
+      stacked compile.
     - Direct iteration of a dynamic-shape tensor: the written set `domains`
       (`gnn_readout_python_split`) and its `iterate_*` probes (an input tensor iterated, and
       a `masked_select` result accumulated without a list, compile).
@@ -85,13 +93,21 @@ class ListGrownInTensorLoop(GraphRule):
         assert isinstance(node, ast.Call)
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
-        if not node.args or not isinstance(node.args[0], (ast.Name, ast.ListComp, ast.BinOp)) or ctx.function is None:
+        if not node.args or ctx.function is None:
+            return ()
+        a0 = node.args[0]
+        if not isinstance(a0, (ast.Name, ast.ListComp, ast.BinOp)) and not _sequence_copy(a0):
             return ()
         if not file_mentions(ctx, "while") and not file_mentions(ctx, "range") and not file_mentions(ctx, "for "):
-            # no loop anywhere: only a list repeated by a run-time count to look for
-            if not _has_star(ctx) or not _needs_elements(node.func, ctx):
+            # no loop anywhere: only a list repeated by a run-time count, or a sequence of
+            # dynamic length given whole, to look for
+            star = _has_star(ctx)
+            if not (star or file_mentions(ctx, "mutable")) or not _needs_elements(node.func, ctx):
                 return ()
-            repeat = _repeated_by_scalar(node.args[0], node, ctx)
+            given = _dynamic_len_given(node.args[0], node, ctx)
+            if given is not None:
+                return [ctx.diagnostic(self, node, given)]
+            repeat = _repeated_by_scalar(node.args[0], node, ctx) if star else None
             return [ctx.diagnostic(self, node, _repeat_message(repeat, ctx))] if repeat is not None else ()
         if not _needs_elements(node.func, ctx):
             return ()
@@ -171,6 +187,10 @@ class ListGrownInTensorLoop(GraphRule):
         repeat = _repeated_by_scalar(arg, node, ctx)
         if repeat is not None:
             yield ctx.diagnostic(self, node, _repeat_message(repeat, ctx))
+            return
+        given = _dynamic_len_given(arg, node, ctx)
+        if given is not None:
+            yield ctx.diagnostic(self, node, given)
             return
         if not isinstance(arg, ast.Name):
             return
@@ -522,6 +542,56 @@ def _dynamic_len_params(ctx: Context) -> frozenset[str]:
     hit = frozenset(n for n, ok in seen.items() if ok)
     ctx.cache[key] = hit
     return hit
+
+
+def _dynamic_len_given(arg: ast.expr, call: ast.Call, ctx: Context) -> str | None:
+    """The message when `arg` is a parameter given a sequence of dynamic length
+    (`_dynamic_len_params`, never rebound; also `list(p)` / `tuple(p)` of one) and the call
+    cannot take it: `ops.stack` at all, the concatenating ops once the function grows it.
+    Measured at both levels (written/heldout25a probes `fix25a_mu_*`, case
+    `mut_list_dynamic_len_append`): `ops.stack(feats)` of `ms.mutable([...], True)` (a list
+    or a tuple, also copied with `list(feats)`) fails ("'TensorType' object is not
+    subscriptable"); `ops.concat(feats)` of it compiles, but not after `feats.append(x)`
+    ("Shapes number and types number must be equal"); `ops.addn`, `len`, indexing and a
+    `for` accumulating a tensor over it compile."""
+    if not file_mentions(ctx, "mutable") or ctx.function is None:
+        return None
+    if _sequence_copy(arg):
+        arg = arg.args[0]  # type: ignore[attr-defined]
+    if not isinstance(arg, ast.Name) or arg.id not in _dynamic_len_params(ctx):
+        return None
+    func = ctx.function
+    if analyzer(ctx).rebinds(arg.id, func):
+        return None
+    grown = arg.id in set(_grown_names(getattr(func, "body", [])))
+    if not grown and not _stacks(call.func, ctx):
+        return None
+    how = "grown in this function " if grown else ""
+    return (
+        f"`{arg.id}` is a sequence of dynamic length (`ms.mutable(..., True)`) {how}whose length is known only at run time:"
+        " the graph cannot stack or concatenate it (\"'TensorType' object is not subscriptable\"); give `ms.mutable` a"
+        " list of fixed length (no `dynamic_len`), or stack the tensors before the call"
+    )
+
+
+def _sequence_copy(e: ast.expr) -> bool:
+    """`list(x)` / `tuple(x)`: a copy of one sequence."""
+    return type(e) is ast.Call and type(e.func) is ast.Name and e.func.id in ("list", "tuple") and len(e.args) == 1
+
+
+def _stacks(func: ast.expr, ctx: Context) -> bool:
+    """Is the stacking op `ops.stack` / `P.Stack()` (not a concatenating one)?"""
+    if isinstance(func, ast.Call):
+        func = func.func
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        a = analyzer(ctx)
+        cls = a.owner_class(ctx.function)
+        values = a._self_values(cls).get(func.attr, []) if cls is not None else []
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            return False
+        func = values[0].func
+    q = ctx.qualname(func) or ""
+    return q.startswith("mindspore.") and q.rsplit(".", 1)[-1] in ("stack", "Stack")
 
 
 def _dynamic_len_sequence(e: ast.expr, ctx: Context) -> bool:

@@ -120,7 +120,7 @@ class MapClosureFreeVariable(GraphRule):
             mapper = "Map"
         if mapper is None:
             return ()
-        fn = _local_function(node.args[0], ctx)
+        fn = local_function(node.args[0], ctx)
         if fn is None:
             return ()
         return self._report(node, ctx, mapper, fn)
@@ -245,7 +245,7 @@ def _bindings(ctx: Context) -> dict[str, list[ast.AST]]:
     return hit
 
 
-def _local_function(e: ast.expr, ctx: Context) -> ast.Lambda | ast.FunctionDef | None:
+def local_function(e: ast.expr, ctx: Context) -> ast.Lambda | ast.FunctionDef | None:
     """The function `e` is when the compiled function defines it: a lambda written inline,
     a local bound to one lambda (`fn = lambda p: ...`) or a nested `def` (measured: both
     closures as well)."""

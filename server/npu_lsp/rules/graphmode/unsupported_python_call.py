@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import json
 from collections.abc import Iterable
+from importlib import resources
 
 from npu_lsp.astutil import is_none_literal
 from npu_lsp.diagnostics import Diagnostic
@@ -39,6 +42,18 @@ _TENSOR_ONLY_ON_VARS = {"round": 2, "abs": 1}
 # over a scalar tensor")
 _DICT_STATEMENT_FAILS = frozenset({"setdefault", "pop"})
 # builtins applied to a receiver that MindSpore measures as operations on it
+
+
+@functools.cache
+def _primitive_functions() -> dict[str, str]:
+    """MindSpore function name -> MindSpore's message when compiled code gives it a keyword
+    argument (`ms_primitive_functions.json`: functions the parser turns into a primitive,
+    which takes positional inputs only)."""
+    text = resources.files(__package__).joinpath("ms_primitive_functions.json").read_text("utf-8")
+    out: dict[str, str] = json.loads(text)["functions"]
+    return out
+
+
 _OPERATIONS = {"len": "len()", "list": "list()", "tuple": "tuple()", "str": "str()", "bool": "bool()"}
 
 
@@ -52,6 +67,11 @@ class UnsupportedPythonCall(GraphRule):
       `min(..., default=0)`, `sum(..., start=1)`, `print(..., sep="-")`,
       `print(..., file=sys.stderr)`, `int(s, base=2)`, `zip(..., strict=True)`,
       `round(x, ndigits=1)`), rejected at every level;
+    - keyword arguments of a MindSpore function the graph turns into a primitive
+      (`ms.mutable(seq, dynamic_len=True)` in compiled code: "For 'mutable', the second
+      input should be bool, but got: AbstractKeywordArg(...)", at both levels;
+      `ms_primitive_functions.json`, measured with written/heldout25a case
+      `mut_called_inside_jit` and probes `fix25a_mu_*`; `ms.mutable(seq, True)` compiles);
     - methods of list, tuple, dict and str that STRICT graph code cannot call
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, also on a dict `__init__` keeps on `self` (`self.vocab.setdefault(c, n)`),
@@ -144,7 +164,7 @@ class UnsupportedPythonCall(GraphRule):
     """
 
     nodes = (ast.Call,)
-    calls = calls_table.trigger_names()
+    calls = calls_table.trigger_names() | frozenset(_primitive_functions())
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         if ctx.scope is None:
@@ -158,7 +178,9 @@ class UnsupportedPythonCall(GraphRule):
             recv = f.value
             if type(recv) is ast.Name and recv.id in ctx.scopes.info.imports:
                 q = ctx.qualname(f)
-                if q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q, ctx):
+                if node.keywords and f.attr in _primitive_functions():
+                    yield from self._primitive_keywords(node, q, f.attr, ctx)
+                elif q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q, ctx):
                     yield from self._function_argument(node, q, ctx)
                 elif q and f.attr in calls_table.KEYED_SCRIPTS and calls_table.outside_project(q, ctx):
                     yield from self._script_lambda(node, q, ctx)
@@ -192,7 +214,9 @@ class UnsupportedPythonCall(GraphRule):
         q = ctx.qualname(f)
         if q and not q.startswith("builtins.") and calls_table.outside_project(q, ctx):
             last = q.rsplit(".", 1)[-1]
-            if last in calls_table.HIGHER_ORDER:
+            if node.keywords and last in _primitive_functions():
+                yield from self._primitive_keywords(node, q, last, ctx)
+            elif last in calls_table.HIGHER_ORDER:
                 yield from self._function_argument(node, q, ctx)
             elif last in calls_table.KEYED_SCRIPTS:
                 yield from self._script_lambda(node, q, ctx)
@@ -376,6 +400,20 @@ class UnsupportedPythonCall(GraphRule):
                         f"`{q}()` is run as a Python script in graph mode, and the lambda given to it sees only its own arguments and builtins, not `{sub.id}` (MindSpore: name '{sub.id}' is not defined); pick with `ops.topk` / `ops.argsort`, or read only the lambda's arguments",
                     )
                     return
+
+    def _primitive_keywords(self, node: ast.Call, q: str | None, name: str, ctx: Context) -> Iterable[Diagnostic]:
+        """`ms.mutable(seq, dynamic_len=True)` in compiled code: the parser makes the call a
+        primitive's, which takes no keyword arguments (`ms_primitive_functions.json`)."""
+        if not q or not q.startswith("mindspore.") or q.rsplit(".", 1)[-1] != name:
+            return
+        kw = next((k for k in node.keywords if k.arg is not None), None)
+        if kw is None:
+            return
+        yield ctx.diagnostic(
+            self,
+            kw,
+            f"`{name}()` in compiled code is a graph primitive that takes its arguments by position only, not the keyword argument `{kw.arg}` (MindSpore: {_primitive_functions()[name]}); pass it positionally or call `{name}` outside the graph",
+        )
 
     def _function_argument(self, node: ast.Call, q: str, ctx: Context) -> Iterable[Diagnostic]:
         """A standard-library or third-party call (run as Python from graph mode) given a
