@@ -40,6 +40,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     generator_over_tolist,
     getattr_runtime_name,
     global_statement_in_graph,
+    grad_function_keyword,
     gradient_of_constant_input,
     graph_builtin_semantics,
     host_list_iterated,
