@@ -19,6 +19,7 @@ from importlib import resources
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import FUNCS
+from npu_lsp.scope import module_statements
 
 _MAX_DEPTH = 5
 _BLOCKS = ("body", "orelse", "finalbody")
@@ -296,5 +297,206 @@ def _binds(node: ast.AST, name: str) -> bool:
         if isinstance(n, (ast.Import, ast.ImportFrom)) and any(
             (al.asname or al.name.split(".")[0]) == name for al in n.names
         ):
+            return True
+    return False
+
+
+# ------------------------------------------------------------------ declared dynamic inputs
+#: a size read of every dimension at once (`x.shape`, `x.size`, `x.numel()`)
+_ANY_DIM = "any"
+#: how far a run-time size is followed through names and helper parameters
+_SIZE_DEPTH = 4
+
+
+def declared_dynamic_read(e: ast.expr, ctx: Context, func: ast.AST | None = None) -> bool:
+    """Is `e` a size read (`x.shape[0]`, `x.shape[-1]`, `len(x)`, `x.shape`, `x.size`,
+    `x.numel()`) of an input of `construct` at a dimension the file declares unknown with
+    `net.set_inputs(Tensor(shape=[None, 4], dtype=...))`, the network being called from
+    Python (not from a compiled function, where `set_inputs` is not used)? Such a size is a
+    run-time scalar: measured on 2.10 (written/heldout25a `dyn_numpy_zeros_shape`,
+    `r2_dyn_numpy_ones_from_batch`, probes `fix25c_dyn_*`), `np.zeros((x.shape[0], 4))`,
+    `np.arange`, `math.sqrt`, `Tensor(x.shape[0])` of it are refused under STRICT ("the
+    inputs should be constant, but found variable '__input_0__'"); a declared dimension
+    (`x.shape[1]` of `[None, 4]`), the same network called inside `@ms.jit`, `ops.zeros`
+    and Python arithmetic on the size compile."""
+    if not ctx.mentions("set_inputs"):
+        return False
+    read = _size_read(e)
+    if read is None:
+        return False
+    t, dim = read
+    func = func if func is not None else ctx.function
+    if not (isinstance(t, ast.Name) and isinstance(func, ast.FunctionDef) and func.name == "construct"):
+        return False
+    cls = analyzer(ctx).owner_class(func)
+    declared = _declared_inputs(ctx).get(cls.name) if cls is not None else None
+    if not declared:
+        return False
+    params = [p.arg for p in (*func.args.posonlyargs, *func.args.args)][1:]
+    if t.id not in params or _rebound(t.id, func, ctx):
+        return False
+    at = params.index(t.id)
+    shape = declared[at] if at < len(declared) else None
+    if shape is None:
+        return False
+    if dim == _ANY_DIM:
+        return None in shape
+    assert isinstance(dim, int)
+    return -len(shape) <= dim < len(shape) and shape[dim] is None
+
+
+def run_time_size(e: ast.expr, ctx: Context, func: ast.AST | None = None, depth: int = 0) -> bool:
+    """Does `e` mention the size of a tensor known only at run time (`dynamic_shape_read`,
+    `declared_dynamic_read`), directly, through names bound once to an expression that does
+    (`n = x.shape[-1]`, `pad = (4 - n % 4) % 4`), or through a parameter of a method of the
+    cell or a module function that every call in the file gives one (`self._pad(x.shape[0])`;
+    measured, probe `fix25c_dyn_np_in_helper_method`)?"""
+    func = func if func is not None else ctx.function
+    if depth > _SIZE_DEPTH or func is None:
+        return False
+    a = analyzer(ctx)
+    stack: list[ast.AST] = [e]
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, ast.Name):
+            bound = a.single_assignment(sub.id, func)
+            if isinstance(bound, ast.expr):
+                if run_time_size(bound, ctx, func, depth + 1):
+                    return True
+            elif _every_call_gives_size(sub.id, func, ctx, depth):
+                return True
+            continue
+        if isinstance(sub, ast.expr) and _size_read(sub) is not None:
+            # the read as a whole: `x.shape[1]` is not the whole `x.shape` it contains
+            if dynamic_shape_read(sub, ctx) or declared_dynamic_read(sub, ctx, func):
+                return True
+            continue
+        stack.extend(ast.iter_child_nodes(sub))
+    return False
+
+
+def _size_read(e: ast.expr) -> tuple[ast.expr, int | str] | None:
+    """(the tensor, the dimension read or `_ANY_DIM`) of a size read."""
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+        i = _int_constant(e.slice)
+        return (e.value.value, i) if i is not None else None
+    if isinstance(e, ast.Attribute) and e.attr in _SHAPE_ATTRS:
+        return e.value, _ANY_DIM
+    if isinstance(e, ast.Call) and not e.args and isinstance(e.func, ast.Attribute) and e.func.attr == "numel":
+        return e.func.value, _ANY_DIM
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len" and len(e.args) == 1:
+        return e.args[0], 0
+    return None
+
+
+def _int_constant(e: ast.expr) -> int | None:
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _int_constant(e.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+def _rebound(name: str, func: ast.FunctionDef, ctx: Context) -> bool:
+    return analyzer(ctx).first_binding_line(name, func) is not None
+
+
+def _every_call_gives_size(name: str, func: ast.AST, ctx: Context, depth: int) -> bool:
+    """Is `name` a parameter of `func`, a method called as `self.<func>(...)` in its class or
+    a module function called by name, that every such call (at least one) gives an argument
+    mentioning a run-time size?"""
+    if not isinstance(func, ast.FunctionDef) or func.args.vararg:
+        return False
+    params = [p.arg for p in (*func.args.posonlyargs, *func.args.args)]
+    if name not in params:
+        return False
+    cls = analyzer(ctx).owner_class(func)
+    sites: list[tuple[ast.Call, ast.AST | None]]
+    if cls is not None:
+        params = params[1:]
+        if name not in params:
+            return False
+        sites = list(_self_calls(cls, ctx).get(func.name, ()))
+    elif func in ctx.tree.body:
+        sites = _calls_by_name(ctx).get(func.name, [])
+    else:
+        return False
+    if not sites:
+        return False
+    at = params.index(name)
+    for call, caller in sites:
+        if caller is None or any(isinstance(x, ast.Starred) for x in call.args):
+            return False
+        arg = call.args[at] if at < len(call.args) else next((k.value for k in call.keywords if k.arg == name), None)
+        if arg is None or not run_time_size(arg, ctx, caller, depth + 1):
+            return False
+    return True
+
+
+def _self_calls(cls: ast.ClassDef, ctx: Context) -> dict[str, list[tuple[ast.Call, ast.AST]]]:
+    """`self.<method>(...)` calls in the methods of `cls` -> (the call, the method it sits in)."""
+    key = ("dynamic_shape-self-calls", id(cls))
+    cached = ctx.cache.get(key)
+    if isinstance(cached, dict):
+        return cached
+    out: dict[str, list[tuple[ast.Call, ast.AST]]] = {}
+    for method in cls.body:
+        if not isinstance(method, ast.FunctionDef):
+            continue
+        for n in ast.walk(method):
+            f = n.func if isinstance(n, ast.Call) else None
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+                out.setdefault(f.attr, []).append((n, method))  # type: ignore[arg-type]
+    ctx.cache[key] = out
+    return out
+
+
+def _declared_inputs(ctx: Context) -> dict[str, list[tuple[int | None, ...] | None]]:
+    """Class name -> the shapes its instances' `set_inputs(...)` declare, one per input of
+    `construct` (None where not a `Tensor(shape=...)` display), for instances the file calls
+    only from Python. Measured (probe `fix25c_dyn_set_inputs_jit_wrapped`): a network given
+    `set_inputs` but called inside an `@ms.jit` function is compiled for the shapes it is
+    called with, and `np.zeros((x.shape[0], 4))` compiles under STRICT."""
+    cached = ctx.cache.get("dynamic_shape-declared")
+    if isinstance(cached, dict):
+        return cached
+    out: dict[str, list[tuple[int | None, ...] | None]] = {}
+    info = ctx.scopes.info
+    for st in module_statements(ctx.tree):
+        call = st.value if isinstance(st, ast.Expr) else None
+        f = call.func if isinstance(call, ast.Call) else None
+        if not (isinstance(call, ast.Call) and isinstance(f, ast.Attribute) and f.attr == "set_inputs"):
+            continue
+        if not isinstance(f.value, ast.Name) or any(isinstance(x, ast.Starred) for x in call.args):
+            continue
+        cls = (info.instances.get(f.value.id) or "").rsplit(".", 1)[-1]
+        if cls not in info.classes or _called_in_graph(f.value.id, ctx):
+            continue
+        out[cls] = [_declared_shape(x, ctx) for x in call.args]
+    ctx.cache["dynamic_shape-declared"] = out
+    return out
+
+
+def _declared_shape(e: ast.expr, ctx: Context) -> tuple[int | None, ...] | None:
+    """`Tensor(shape=[None, 4], dtype=ms.float32)` -> (None, 4)."""
+    if not isinstance(e, ast.Call) or (ctx.qualname(e.func) or "").rsplit(".", 1)[-1] not in ("Tensor", "tensor"):
+        return None
+    shape = next((k.value for k in e.keywords if k.arg == "shape"), None)
+    if not isinstance(shape, (ast.List, ast.Tuple)):
+        return None
+    dims: list[int | None] = []
+    for d in shape.elts:
+        if isinstance(d, ast.Constant) and (d.value is None or type(d.value) is int):
+            dims.append(d.value)
+        else:
+            return None
+    return tuple(dims)
+
+
+def _called_in_graph(name: str, ctx: Context) -> bool:
+    """Does a compiled function of the file read the module-level `name`?"""
+    for scope in ctx.scopes.scopes.values():
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(scope.function)):
             return True
     return False

@@ -13,7 +13,11 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.const_tensor import constant_data, constant_string, constant_tensor
-from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape_read
+from npu_lsp.rules.graphmode.dynamic_shape import (
+    declared_dynamic_read,
+    dynamic_shape_read,
+    run_time_size,
+)
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
 from npu_lsp.rules.graphmode.helpers import GraphRule, narrowed_off_tensor
@@ -87,7 +91,15 @@ class PythonCallOnTensor(GraphRule):
     `str(x)` of a tensor is MS130's). A numpy call given
     the size of a tensor whose shape is known only at run time (`np.zeros(kept.shape[0])`
     with `kept = ops.masked_select(x, x > 0)` or `x[x > 0]`, `np.arange(idx.shape[0])` with
-    `idx = ops.nonzero(m)`) is flagged too; the size of an input folds.
+    `idx = ops.nonzero(m)`) is flagged too, and so is the size of a `construct` input at a
+    dimension `net.set_inputs(Tensor(shape=[None, 4], ...))` declares unknown, for a network
+    called from Python (`np.zeros((x.shape[0], 4))`, `np.arange(len(x))`, `math.sqrt(n)`
+    with `n = x.shape[0]`, `Tensor(x.shape[0])`, `Tensor([1.0] * x.shape[0])`, also through
+    a helper method given `x.shape[0]`; measured, written/heldout25a
+    `dyn_numpy_zeros_shape` and probes `fix25c_dyn_*`); the size of any other input folds,
+    and so do a declared dimension (`x.shape[1]` of `[None, 4]`), `ops.zeros(...)` and
+    Python arithmetic on the size, and a network given `set_inputs` but called inside
+    `@ms.jit` (compiled for the shapes it is called with).
     A sum or list of Python scalars converted from the items of a tensor sequence
     (`math.sqrt(sum(float(g.norm()) ** 2 for g in grads))`, `[g.item() for g in outs]`) is
     a run-time value too (measured, written/heldout15b probes `ls17b_math_*`, `ls17b_gen_*`).
@@ -282,7 +294,7 @@ class PythonCallOnTensor(GraphRule):
                 (a.kind(arg).dynamic and constant_tensor(arg, ctx) is None)
                 or _list_of_variables(arg, ctx)
                 or _formats_variable(arg, a)
-                or (q.startswith("numpy.") and _dynamic_size_in(arg, a, ctx))
+                or _dynamic_size_in(arg, a, ctx)
             ):
                 yield ctx.diagnostic(
                     self,
@@ -329,6 +341,11 @@ class PythonCallOnTensor(GraphRule):
                 found = next((i for i in bound.elts if a.kind(i).dynamic and _by_method(i, a, ctx)), None)
         if found is None:
             found = _comprehension_of_variables(data, a, ctx)
+        if found is None:
+            # a size known only at run time (`Tensor(x.shape[0])`, `Tensor([1.0] * x.shape[0])`
+            # with that dimension declared `None` by `set_inputs`: measured, probes
+            # `fix25c_dyn_tensor_of_batch`, `fix25c_dyn_list_mul_batch`)
+            found = next((i for i in items if _dynamic_size_in(i, a, ctx)), None)
         if found is None and isinstance(data, ast.Name) and _data_joined_under_tensor_if(data, a, ctx):
             yield ctx.diagnostic(
                 self,
@@ -405,7 +422,10 @@ class PythonCallOnTensor(GraphRule):
         for arg in node.args:
             items.extend(arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg])
         # a shape read of a tensor whose shape is only known at run time is a run-time scalar
-        kinds = [Kind.VAR if dynamic_shape_read(i, ctx) else _scalar_kind(i, a, ctx, 0) for i in items]
+        kinds = [
+            Kind.VAR if dynamic_shape_read(i, ctx) or declared_dynamic_read(i, ctx) else _scalar_kind(i, a, ctx, 0)
+            for i in items
+        ]
         if Kind.UNKNOWN in kinds:
             return
         if any(isinstance(i, (ast.ListComp, ast.GeneratorExp)) for i in items):
@@ -807,20 +827,15 @@ def _comprehension_of_variables(data: ast.expr, a: Analyzer, ctx: Context) -> as
 
 def _dynamic_size_in(arg: ast.expr, a: Analyzer, ctx: Context) -> bool:
     """Does `arg` read the size of a tensor whose shape is known only at run time (also
-    through a name bound once to such a read)? MindSpore folds a numpy call's shape inputs
+    through names bound once to an expression reading one, and parameters every call gives
+    one: `dynamic_shape.run_time_size`)? MindSpore folds a numpy call's shape inputs
     while compiling, but such a size is a run-time scalar (measured, written set `famc`
     probes `np_*`: `np.ones(kept.shape[0])` with `kept = ops.masked_select(...)` and
     `np.arange(idx.shape[0])` with `idx = ops.nonzero(...)` fail under STRICT, "When handling
     script '__call_func_str__(...)' ... the inputs should be constant"; `np.zeros(x.shape[0])`
-    of an input compiles)."""
-    for sub in ast.walk(arg):
-        if isinstance(sub, ast.Name) and ctx.function is not None:
-            bound = a.single_assignment(sub.id, ctx.function)
-            if bound is not None and dynamic_shape_read(bound, ctx):
-                return True
-        elif isinstance(sub, ast.expr) and dynamic_shape_read(sub, ctx):
-            return True
-    return False
+    of an input compiles, unless `set_inputs` declares that dimension `None`: written/
+    heldout25a probes `fix25c_dyn_*`, also `math.sqrt` / `math.ceil` of it)."""
+    return run_time_size(arg, ctx)
 
 
 def _param_of(function: ast.AST | None, name: str) -> bool:
