@@ -1036,6 +1036,11 @@ class Analyzer:
         elts, callee = found
         return self._max_kind(elts, callee)
 
+    def grad_builder(self, call: ast.Call, func: ast.AST | None) -> ast.Call | None:
+        """The `ms.value_and_grad(f, ...)` / `ms.grad(f, ...)` call that built the function
+        `call` (in `func`) runs (`_grad_builder`)."""
+        return self._grad_builder(call, self._fn(func))
+
     def _grad_builder(self, call: ast.Call, fn: _Fn) -> ast.Call | None:
         """The `ms.value_and_grad(f, ...)` / `ms.grad(f, ...)` call that built the function
         `call` runs, when its name is bound once to one: at module level, in the caller, or
