@@ -21,6 +21,7 @@ from npu_lsp.rules.graphmode.parameter_receivers import (
     module_cell,
     module_cell_parameter,
     parameter_element,
+    step_parameter,
 )
 from npu_lsp.rules.graphmode.values import in_dead_branch
 
@@ -141,7 +142,12 @@ class JitForbiddenApi(GraphRule):
     `net.cells_and_names()`, `fc.weight.requires_grad`), or a Cell built in place in compiled
     code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`), or the parameter of
     a helper method every call of which passes such a Parameter or sub-cell
-    (`def masked(self, layer): ... layer.weight.name` with `self.masked(self.l1)`). A Parameter bound directly to a
+    (`def masked(self, layer): ... layer.weight.name` with `self.masked(self.l1)`), or the
+    optimizer's step counter: `self.global_step` in a subclass of `nn.Optimizer`, and the
+    step a `LearningRateSchedule` subclass's `construct` is given when an instance of it is
+    given to an optimizer (`global_step.asnumpy()`; measured, written/heldout25a
+    `lr_numpy_schedule_in_construct` and probes `fix25c_lr_*`: refused at LAX as on `self.w`;
+    the schedule called directly with a tensor step compiles). A Parameter bound directly to a
     module-level name is not flagged: measured, its attribute reads compile. Nor is a loop
     over a list `trainable_params()` returned in a file that freezes Parameters
     (`p.requires_grad = False`): that list leaves frozen Parameters out, and a loop over the
@@ -383,6 +389,7 @@ class JitForbiddenApi(GraphRule):
             or parameter_element(recv, ctx, fn)
             or module_cell_parameter(recv, ctx, fn)
             or _passed_parameter(recv, fn, ctx, info)
+            or step_parameter(recv, ctx, fn)
         ):
             what = f"Parameter.{attr}"
             said = refused["parameter_attributes"][attr]

@@ -472,3 +472,77 @@ def is_parameter_container(value: ast.expr, ctx: Context, fn: ast.AST) -> bool:
         if value.func.attr == "clone" and isinstance(value.func.value, ast.Call):
             return _container_value(value.func.value, ctx, fn)
     return _container_value(value, ctx, fn)
+
+
+#: the `global_step` Parameter every `mindspore.nn` optimizer makes for itself
+_STEP = "global_step"
+
+
+def step_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """Is `recv` the optimizer's step counter, a Parameter: `self.global_step` in a subclass
+    of `nn.Optimizer`, or the step a `LearningRateSchedule` subclass's `construct` is given
+    (not rebound there) when an instance of it is given to an optimizer (or to any
+    `mindspore.nn` call), which calls it with its `global_step`? Measured on 2.10
+    (written/heldout25a `lr_numpy_schedule_in_construct`, probes `fix25c_lr_*`):
+    `global_step.asnumpy()` there fails under LAX as `self.w.asnumpy()` does ("the
+    'Parameter' object's method 'asnumpy' is not supported"); the same schedule called
+    directly with a tensor step in `@ms.jit` compiles under LAX."""
+    if not ctx.mentions(_STEP) and not ctx.mentions("LearningRateSchedule"):
+        return False
+    cls = analyzer(ctx).owner_class(fn)
+    if cls is None:
+        return False
+    bases = _bases(cls, ctx)
+    if isinstance(recv, ast.Attribute):
+        return (
+            recv.attr == _STEP
+            and isinstance(recv.value, ast.Name)
+            and recv.value.id == "self"
+            and "Optimizer" in bases
+            and _STEP not in analyzer(ctx).self_info(cls).assigned
+        )
+    if not (isinstance(recv, ast.Name) and "LearningRateSchedule" in bases):
+        return False
+    if not (isinstance(fn, ast.FunctionDef) and fn.name == "construct" and len(fn.args.args) == 2):
+        return False
+    if recv.id != fn.args.args[1].arg or analyzer(ctx).first_binding_line(recv.id, fn) is not None:
+        return False
+    return cls.name in _given_to_optimizers(ctx)
+
+
+def _bases(cls: ast.ClassDef, ctx: Context) -> frozenset[str]:
+    """The last names of the `mindspore` classes `cls` derives from (directly)."""
+    info = ctx.scopes.info.classes.get(cls.name)
+    return frozenset(b.rsplit(".", 1)[-1] for b in (info.bases if info is not None else ()) if b.startswith("mindspore."))
+
+
+def _given_to_optimizers(ctx: Context) -> frozenset[str]:
+    """The classes of this file an instance of which (built in place or bound to a name at
+    module level) is an argument of a `mindspore.nn` call (`nn.Adam(params, learning_rate=
+    Sched(...))`) or of any call's `learning_rate=` keyword."""
+    key = "parameter-receivers:schedules"
+    hit = ctx.cache.get(key)
+    if isinstance(hit, frozenset):
+        return hit
+    classes = ctx.scopes.info.classes
+    module = _module_values(ctx)
+
+    def built(e: ast.expr) -> str | None:
+        if isinstance(e, ast.Name) and e.id in module:
+            e = module[e.id]
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in classes:
+            return e.func.id
+        return None
+
+    found: set[str] = set()
+    for n in ast.walk(ctx.tree):
+        if not isinstance(n, ast.Call):
+            continue
+        to_nn = (ctx.qualname(n.func) or "").startswith("mindspore.nn.")
+        given = [*n.args, *(k.value for k in n.keywords)] if to_nn else [k.value for k in n.keywords if k.arg == "learning_rate"]
+        for arg in given:
+            name = built(arg)
+            if name is not None:
+                found.add(name)
+    hit = ctx.cache[key] = frozenset(found)
+    return hit
