@@ -13,7 +13,7 @@ from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 from npu_lsp.rules.graphmode.result_kinds import TUPLE_RESULTS, gives_tensor
 
 #: what a file must spell for a gradient to be taken at all (a bprop runs only under one)
-_GRAD_WORDS = ("grad", "Grad", "TrainOneStep")
+GRAD_WORDS = ("grad", "Grad", "TrainOneStep")
 
 
 @rule(code="MS181", name="bprop-output-not-tuple", severity="error", family="graphmode")
@@ -65,7 +65,7 @@ class BpropOutputNotTuple(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if not ctx.mentions("def bprop") or not any(ctx.mentions(w) for w in _GRAD_WORDS):
+        if not ctx.mentions("def bprop") or not any(ctx.mentions(w) for w in GRAD_WORDS):
             return
         for cls in ast.walk(node):
             if not isinstance(cls, ast.ClassDef):
