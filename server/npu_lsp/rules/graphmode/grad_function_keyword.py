@@ -9,7 +9,10 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import constructed
-from npu_lsp.rules.graphmode.differentiated_function_called_again import grad_operation, reads_parameters
+from npu_lsp.rules.graphmode.differentiated_function_called_again import (
+    grad_operation,
+    reads_parameters,
+)
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
