@@ -206,15 +206,33 @@ def _augmented(block: list[ast.stmt]) -> dict[str, ast.expr]:
 
 
 def _false_path_values(node: ast.If, ctx: Context, func: ast.AST | None) -> dict[str, ast.expr]:
-    """`preceding_values` of the names an `if` without `else` binds in its body, in `func`
+    """`preceding_values` of the names an `if` without `else` binds in its body (with an
+    `else`: of the names one path binds and the other leaves alone, `_one_sided`), in `func`
     (the function holding it), once per `if`: the rule's walk and its per-call
     specialisation both ask."""
     key = ("MS119.before", id(node))
     hit: dict[str, ast.expr] | None = ctx.cache.get(key)
     if hit is None:
-        names = set(_assigned(node.body)) | set(_augmented(node.body))
+        names = _one_sided(node) if node.orelse else set(_assigned(node.body)) | set(_augmented(node.body))
         hit = ctx.cache[key] = preceding_values(node, ctx, names, func) if names else {}
     return hit
+
+
+def _one_sided(node: ast.If) -> set[str]:
+    """The names one path of an `if` with an `else` binds directly (`name = ...`, `name +=
+    ...`) and the other path does not bind at all: that path carries the value bound
+    before the `if`, and the two meet after it as for an `if` without `else` (measured,
+    written/heldout25b case `r2_pid_antiwindup_if_clamp_short` and probes `fix25b_j_*`:
+    `if u > lim: u = lim elif u < -lim: u = -lim else: integ = integ + e`, "Type Join
+    Failed" at both levels). A path that leaves (`return`, `continue`...) meets nothing."""
+    body, other = node.body, node.orelse
+    mine = set(_assigned(body)) | set(_augmented(body))
+    theirs = set(_assigned(other)) | set(_augmented(other))
+    if not mine and not theirs:
+        return set()
+    if terminates(body) or terminates(other):
+        return set()
+    return (mine - bindings(other)) | (theirs - bindings(body))
 
 
 def preceding_values(
@@ -292,12 +310,48 @@ def _read_after(node: ast.stmt, name: str, ctx: Context) -> bool:
                 return first[1] == 0
         if parent is None or parent is func or isinstance(parent, ast.Module):
             return False
-        if isinstance(parent, (ast.For, ast.While)) and any(
-            type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load and n.lineno < node.lineno
-            for n in ast.walk(parent)
+        if isinstance(parent, (ast.For, ast.While)) and (
+            any(
+                type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load and n.lineno < node.lineno
+                for n in ast.walk(parent)
+            )
+            or _read_first_in(node, name)
         ):
             return True  # read again on the loop's next turn
         current = parent
+
+
+def _read_first_in(node: ast.stmt, name: str) -> bool:
+    """Is the first occurrence of `name` in `node` (an `if`, its test included) a read? On a
+    loop's next turn that read sees the value the previous turn's branches joined: `if c <
+    best: best = c` in an unrolled `for` joins `best = 1e9` with the tensor `c` even when
+    nothing after the loop reads `best` (measured, written/heldout25b case
+    `r2_mpc_best_cost_inf_float` and probes `fix25b_j_*`: "Type Join Failed: dtype1 =
+    Float32, dtype2 = Float64" at both levels)."""
+    if type(node) is not ast.If or _none_tested(node.test, name):
+        return False
+    first: tuple[int, int, int] | None = None
+    for n in ast.walk(node):
+        if type(n) is ast.Name and n.id == name:
+            key = (n.lineno, 1 if type(n.ctx) is not ast.Load else 0, n.col_offset)
+            first = key if first is None or key < first else first
+    return first is not None and first[1] == 0
+
+
+def _none_tested(test: ast.expr, name: str) -> bool:
+    """Does `test` compare `name` by identity or with None (`best is None or s > best`)? With
+    the value the loop starts from (`best = None`) such a test folds on the first turn, so
+    that turn's paths never meet (written/algorithms case `enumerate_zip_scores` compiles under
+    STRICT)."""
+    for n in ast.walk(test):
+        if type(n) is ast.Compare:
+            operands = [n.left, *n.comparators]
+            if any(type(o) is ast.Name and o.id == name for o in operands) and (
+                any(type(op) in (ast.Is, ast.IsNot) for op in n.ops)
+                or any(type(o) is ast.Constant and o.value is None for o in operands)
+            ):
+                return True
+    return False
 
 
 def _only_returned(node: ast.IfExp, ctx: Context) -> bool:
@@ -1055,18 +1109,16 @@ class BranchTypeMismatch(GraphRule):
             found = _dict_item_join(node, sorted(stored), ctx, env)
             if found is not None and _run_time_test(node.test, analyzer(ctx), ctx):
                 return found
-        if not returns_in(node.body) and not returns_in(node.orelse) and not (
-            node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()
-        ):
-            # `y = 0` then `if t: y = x`: the value bound before is the false path's
-            before = {} if node.orelse else _false_path_values(node, ctx, ctx.function)  # no data flow
-            if not before:
-                return None
-            a = analyzer(ctx)
-            if not _run_time_test(node.test, a, ctx):
-                return None
-        else:
-            a = analyzer(ctx)
+        if not returns_in(node.body) and not returns_in(node.orelse):
+            # `y = 0` then `if t: y = x`: the value bound before is the false path's (with
+            # an `else`, the value of a path that leaves `y` alone)
+            before = _false_path_values(node, ctx, ctx.function)  # no data flow
+            if not (node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()):
+                if not before:
+                    return None
+                if not _run_time_test(node.test, analyzer(ctx), ctx):
+                    return None
+        a = analyzer(ctx)
         # what the paths produce first: when they agree (the usual case) the condition's
         # kind, which can take solving every name it reads, is never needed
         found = self._returns(node, ctx, env) or self._assigns(node, ctx, before, env)
@@ -1139,14 +1191,26 @@ class BranchTypeMismatch(GraphRule):
         # "Type Join Failed: Abstract type AbstractTensor cannot join with AbstractScalar", as
         # for `total = total + t`); any other augmented value is left alone
         grown = {} if node.orelse else {n: v for n, v in _augmented(node.body).items() if n not in left}
+        grown_right: dict[str, ast.expr] = {}
+        kept: set[str] = set(before) if not node.orelse else set()  # values bound before the `if`
+        if node.orelse and before:
+            # a name one path binds and the other leaves alone: that path keeps `before`
+            for block, mine, plus in ((node.body, left, grown), (node.orelse, right, grown_right)):
+                for n, v in _augmented(block).items():
+                    if n in before and n not in mine:
+                        plus[n] = v
+                for n in before.keys() - bindings(block):
+                    mine[n] = before[n]
+                    kept.add(n)
         vals = values(ctx)
         strict = bool(ctx.scope and ctx.scope.strict)
-        for name in sorted((left.keys() | grown.keys()) & right.keys()):
-            if name in grown:
-                x = vals.of(grown[name], None, env)
-                if not (isinstance(x, av.Tensor) and isinstance(vals.of(right[name], None, env), av.Scalar)):
+        for name in sorted((left.keys() | grown.keys()) & (right.keys() | grown_right.keys())):
+            if name in grown or name in grown_right:
+                side, added = (left, grown[name]) if name in grown else (right, grown_right[name])
+                x = vals.of(added, None, env)
+                if not (isinstance(x, av.Tensor) and isinstance(vals.of(before.get(name) or right[name], None, env), av.Scalar)):
                     continue
-                left[name] = grown[name]
+                side[name] = added
             elif _same_sub_cell_call(left[name], right[name], node, vals, ctx):
                 continue  # one value on both paths: it joins, and its dtype (a solve) is never asked
             # the other side is asked only when this one is known (a dtype costs a solve)
@@ -1157,7 +1221,9 @@ class BranchTypeMismatch(GraphRule):
             error = phi_error(node, name, x, y, ctx)
             if error is None and (none := _none_out_of_branch(x, y)) is not None and _returned_directly(node, name, ctx):
                 error = none  # (the cheap test first: the other walks the function)
-            drawn = (left[name], right[name]) if node.orelse else (left[name],)
+            drawn = tuple(side[name] for side, bound in ((left, node.body), (right, node.orelse)) if bound and not (
+                name in kept and side[name] is before.get(name)
+            ))
             if (
                 error is not None
                 and (not strict or _strict_passes_on(node, name, ctx))
@@ -1171,7 +1237,7 @@ class BranchTypeMismatch(GraphRule):
             if error is not None and error.applies(strict):
                 if not strict and any(opaque_at_lax(v, ctx.function, ctx) for v in (left[name], right[name])):
                     continue  # LAX joins a Python object with anything
-                return f"`{name}`: {error.reason}", where
+                return f"`{name}`: {error.reason}", node if name in kept else where
         return None
 
 
