@@ -21,6 +21,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     compile_time_frozen_call,
     compiled_store_read_by_python,
     complex_literal,
+    constant_forked_by_continue,
     construct_wrapped_star_args,
     container_mutated_in_helper,
     defaultdict_missing_key,

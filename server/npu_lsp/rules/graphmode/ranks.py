@@ -79,6 +79,12 @@ _TENSOR_CTORS: Final = frozenset({"mindspore.Tensor", "mindspore.common.tensor.T
 _SHAPED_MAKERS: Final = frozenset({"zeros", "ones", "empty", "full", "randn", "rand", "standard_normal", "random"})
 _SIZED_RANDOM: Final = frozenset({"uniform", "normal", "randint", "random", "standard_normal", "random_sample"})
 _SAME_NUMPY_METHODS: Final = frozenset({"astype", "copy", "float", "to", "contiguous"})
+#: numpy functions of one array that keep its shape (elementwise: `np.sin(np.linspace(0, 3, 10))`)
+_ELEMENTWISE_NUMPY: Final = frozenset({
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp", "expm1", "log",
+    "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute", "sign", "floor", "ceil", "rint",
+    "negative",
+})
 _NUMBER_BUILTINS: Final = frozenset({"int", "float", "bool", "len", "round"})
 _COMPARE: Final = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
@@ -509,6 +515,8 @@ class _Host:
             n = _int(e.args[0])
             m = _int(e.args[1]) if len(e.args) > 1 else n
             return (n, m) if n is not None and m is not None else None
+        if q.startswith("numpy.") and q.count(".") == 1 and last in _ELEMENTWISE_NUMPY and len(e.args) == 1 and not e.keywords:
+            return self.of(e.args[0], where, d)
         if q == "numpy.linspace" and len(e.args) >= 3:
             n = _int(e.args[2])
             return (n,) if n is not None else None

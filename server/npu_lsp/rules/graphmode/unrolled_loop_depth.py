@@ -328,14 +328,8 @@ class _Walker:
         _parent, block, index = block_of(loop, self.ctx)
         for st in reversed(block[:index] if index >= 0 else []):
             if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(st)):
-                if (
-                    isinstance(st, ast.Assign)
-                    and len(st.targets) == 1
-                    and isinstance(st.targets[0], ast.Name)
-                    and isinstance(st.value, ast.Constant)
-                    and type(st.value.value) is int
-                ):
-                    return st.value.value
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                    return self._int(st.value)  # `i = 0`, `i = -1`, `i = START`
                 return None
         return None
 
