@@ -30,6 +30,12 @@ QUERIES = frozenset(
 
 
 _CONST_DECORATORS = frozenset({"_primexpr", "primexpr", "constexpr"})
+#: functions that fail on such a value only while one argument is left None, measured (not
+#: derived): `ops.norm(v)` and `ops.norm(v, 2)` of a JIT Fallback value fail under LAX
+#: ("Graph cycle exists ... _norm_immediate", "When creating an instance of 'LpNorm', all
+#: arguments are required to be constants"), `ops.norm(v, dim=0)` and `v.norm()` compile
+#: (written/heldout25b probes `fix25b_m_*`). `position` counts the positional arguments.
+MEASURED_UNLESS_GIVEN = {"mindspore.ops.norm": {"argument": "dim", "position": 2}}
 #: primitives whose instance, bound at module level (`dtype_ = P.DType()` in
 #: ops/function/nn_func.py), a function calls on its input: `dtype_(input)` of `ops.gelu`
 #: reads the dtype as `P.DType()(input)` does (measured, fresh v5 seed 11100046; written/gen18
@@ -80,6 +86,7 @@ def _feeds_const_function(fn: ast.FunctionDef, name: str, consts: frozenset[str]
     """Does `fn` pass `<name>.ndim` / `<name>.shape` to a compile-time (`@_primexpr`)
     function? Measured: `ops.split`, `ops.chunk` fed a fallback value fail with "name 'axis'
     is not defined"."""
+    sizes = _size_names(fn, name)
     for node in ast.walk(fn):
         if (
             isinstance(node, ast.Call)
@@ -92,9 +99,28 @@ def _feeds_const_function(fn: ast.FunctionDef, name: str, consts: frozenset[str]
                     and arg.attr in ("ndim", "shape")
                     and isinstance(arg.value, ast.Name)
                     and arg.value.id == name
-                ):
+                ) or (isinstance(arg, ast.Name) and arg.id in sizes):
                     return True
     return False
+
+
+def _size_names(fn: ast.FunctionDef, name: str) -> frozenset[str]:
+    """Names `fn` binds to `<name>.shape` (`shape_x = input.shape` in `ops.unique`, then
+    `get_x_shape(shape_x)`: measured, written/heldout25b probe `fix25b_m_sqrt_unique`, "The
+    input of IsShapeUnKnown should be tuple or list but got AbstractAny"). Not `.ndim`:
+    `ops.matrix_norm` passes `ndim = A.ndim` to `_check_matrix_norm_axis` and compiles for
+    such a value (probe `fix25b_m_sqrt_matrix_norm`)."""
+    out = set()
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "shape"
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == name
+        ):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(out)
 
 
 @functools.cache
@@ -325,6 +351,7 @@ def main() -> None:
         "_source": f"derived by tests/npu_lsp/difftest/derive_input_queries.py from MindSpore {mindspore.__version__}",
         "cells": cells,
         "functions": functions,
+        "functions_unless_given": MEASURED_UNLESS_GIVEN,
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n")
     print(len(cells), "cells,", len(functions), "functions ->", OUT)

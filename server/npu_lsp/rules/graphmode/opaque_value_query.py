@@ -86,6 +86,26 @@ def _queries() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(data["cells"]), frozenset(data["functions"])
 
 
+@functools.cache
+def _guarded_queries() -> dict[str, tuple[str, int]]:
+    """MindSpore functions that read their input's size only while one argument is left None
+    (`ops.norm` without `dim`): qualified name -> (the argument, its position)."""
+    data = json.loads(
+        resources.files(__package__).joinpath("ms_input_queries.json").read_text("utf-8")
+    )
+    return {q: (g["argument"], g["position"]) for q, g in data.get("functions_unless_given", {}).items()}
+
+
+def _left_none(call: ast.Call, argument: str, position: int) -> bool:
+    """Is `argument` (keyword, or positional at `position`) absent from `call` or None?"""
+    given: ast.expr | None = next((k.value for k in call.keywords if k.arg == argument), None)
+    if given is None and 0 <= position < len(call.args):
+        given = call.args[position]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    return given is None or (isinstance(given, ast.Constant) and given.value is None)
+
+
 @rule(code="MS145", name="fallback-value-shape-query", severity="error", family="graphmode")
 class FallbackValueShapeQuery(GraphRule):
     """## What it does
@@ -99,7 +119,9 @@ class FallbackValueShapeQuery(GraphRule):
     own source queries its input (`nn.Dense`, `nn.BatchNorm1d`, `nn.LayerNorm`,
     `ops.clip_by_value`, `ops.zeros_like`, the losses that reduce a tensor computed from
     their inputs through `_get_axis` (`ops.mse_loss`, `ops.l1_loss`, `ops.huber_loss`: "The
-    pointer[seq_abs] is null")...; the table `ms_input_queries.json` is derived
+    pointer[seq_abs] is null"), `ops.norm` without `dim`, whose compile-time axis check reads
+    the input's rank only then ("Graph cycle exists ... _norm_immediate"; `ops.norm(v, dim=0)`
+    and `v.norm()` compile)...; the table `ms_input_queries.json` is derived
     from MindSpore 2.10's sources), also a tensor computed from `max(a, b)` / `min(a, b)` of a number
     read from a run-time tensor (`x / max(x.std().item(), 1e-5)`: LAX runs the builtin by JIT
     Fallback), directly or through the user's helpers, sub-cells,
@@ -197,6 +219,9 @@ class FallbackValueShapeQuery(GraphRule):
       iterable", "The pointer[seq_abs] is null", "The pointer[abs_base] is null", "max() arg
       is an empty sequence", IsDimUnKnown, FillV2); `ms_sum` / `ms_max_one_element` in
       mindspore/graph/_parse/standard_method.py (2.10).
+    - `ops.norm` of a value computed from `math.sqrt` / `math.cos` of a tensor or from
+      `x.asnumpy()`: written/heldout25b cases `fuse_madgwick_imu_update`,
+      `r2_fuse_mahony_math_sqrt_augassign` and probes `fix25b_m_*`.
     - RULES.md, section 2 (JIT Fallback at LAX); target shapes measured with the written
       probes `lax` (`sh_a`, `sh_b`, `sh_n` rejected under LAX; `int(t)` in a shape, an axis,
       `tile` multiples or a `one_hot` depth compiles: `sh_c`...`sh_m`).
@@ -1459,6 +1484,13 @@ class _Opaque:
             return f"`{q.removeprefix('mindspore.')}` is given a fill value from a JIT Fallback call; its FillV2 takes a tensor, and MindSpore converts only numbers it knows while compiling (\"the type of input argument[y] must be Tensor but got Float32\")"  # type: ignore[union-attr]
         if q in functions:
             return f"`{q.removeprefix('mindspore.')}` reads the shape or dtype of its input, which here comes from a JIT Fallback call"
+        guard = _guarded_queries().get(q or "")
+        if guard is not None and call.args and self.value(call.args[0], func, env) and _left_none(call, *guard):
+            # `ops.norm(q)`: without `dim` it reads `q.ndim` in a compile-time check, and for a
+            # JIT Fallback value the result is a graph cycle (measured, written/heldout25b
+            # probes `fix25b_m_*`: "Graph cycle exists ... _norm_immediate"; `ops.norm(q,
+            # dim=0)` and `q.norm()` compile)
+            return f"`{q.removeprefix('mindspore.')}` without `{guard[0]}` reads the rank of its input, which here comes from a JIT Fallback call (give `{guard[0]}`)"  # type: ignore[union-attr]
         wrapped = self._partial_of(call.func, func)
         if wrapped in functions:
             # `act = functools.partial(ops.leaky_relu, alpha=0.1)` then `act(v)`: MindSpore
