@@ -43,6 +43,8 @@ class _Fresh:
 
 
 _VAR = _Var()
+#: loops longer than this are left to MS137 (their turns alone pass the limit)
+_MAX_TURNS = 2000
 #: a value: a Python number (`float`), a foldable constant tensor that merges by value
 #: (`("t", v)`), a `_Fresh` tensor, or `_VAR`
 Value = object
@@ -211,6 +213,7 @@ class ConstantForkedByContinue(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level); MS137 counts the turns of such loops.
     - Measured on MindSpore 2.10 with the written/heldout25b probes `fix25b_c_*` (cases
       `r2_kf_continue_on_tensor_list_out`, `kf_gain_clamp_and_skip_nan`): `p / (p + 0.1)`
       fails from 9 turns on and compiles at 8; `p * 0.5`, `p + 0.1`, `-p`, `ops.sqrt(p)`
@@ -254,7 +257,7 @@ class ConstantForkedByContinue(GraphRule):
         skipped = gate.body[:-1]
         target = loop.target.id if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) else None
         states: dict[object, dict[str, Value]] = {_key(entry): entry}
-        total = 1
+        total = widest = 1
         forked: set[str] = set()
         for turn in turns:
             following: dict[object, dict[str, Value]] = {}
@@ -275,9 +278,12 @@ class ConstantForkedByContinue(GraphRule):
                 forked.update(n for n in entry if len({_key({n: s[n]}) for s in following.values()}) > 1)
             states = following
             total += len(states)
+            widest = max(widest, len(states))
             if total > limit:
                 break
-        if total <= limit:
+        # only a doubling fork is measured (2^k specialisations at turn k); a loop long enough
+        # to pass the limit with few of them per turn is MS137's (its depth is the turns')
+        if total <= limit or widest * 4 <= limit:
             return
         names = ", ".join(f"`{n}`" for n in sorted(forked)) or "the carried constants"
         yield ctx.diagnostic(
@@ -328,7 +334,7 @@ def _turn_values(loop: ast.For | ast.While, walker: _Walker, ctx: Context) -> li
     None when MindSpore does not unroll the loop or the count is unknown."""
     if isinstance(loop, ast.While):
         n = walker._turns(loop)
-        return [_VAR] * n if n is not None else None
+        return [_VAR] * n if n is not None and n <= _MAX_TURNS else None
     it = loop.iter
     if isinstance(it, (ast.Tuple, ast.List)):
         if any(isinstance(e, ast.Starred) for e in it.elts):
@@ -343,7 +349,8 @@ def _turn_values(loop: ast.For | ast.While, walker: _Walker, ctx: Context) -> li
             bounds = [_static_size(it.args[0], ctx)]
         if any(b is None for b in bounds) or not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
             return None
-        return [float(i) for i in range(*bounds)]  # type: ignore[arg-type]
+        span = range(*bounds)  # type: ignore[arg-type]
+        return [float(i) for i in span] if len(span) <= _MAX_TURNS else None
     return None
 
 
