@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 from npu_lsp.astutil import FIELDS, fields
 from npu_lsp.diagnostics import Diagnostic
@@ -218,6 +219,10 @@ def _false_path_values(node: ast.If, ctx: Context, func: ast.AST | None) -> dict
     return hit
 
 
+#: the values before an `if`/`else` both of whose paths bind the same names (read only)
+_NOTHING_BEFORE: dict[str, ast.expr] = {}
+
+
 def _one_sided(node: ast.If) -> set[str]:
     """The names one path of an `if` with an `else` binds directly (`name = ...`, `name +=
     ...`) and the other path does not bind at all: that path carries the value bound
@@ -226,13 +231,36 @@ def _one_sided(node: ast.If) -> set[str]:
     `if u > lim: u = lim elif u < -lim: u = -lim else: integ = integ + e`, "Type Join
     Failed" at both levels). A path that leaves (`return`, `continue`...) meets nothing."""
     body, other = node.body, node.orelse
-    mine = set(_assigned(body)) | set(_augmented(body))
-    theirs = set(_assigned(other)) | set(_augmented(other))
-    if not mine and not theirs:
+    mine, theirs = _direct_names(body), _direct_names(other)
+    if mine == theirs:  # (also both empty: most `if`/`else`s) each name is bound on both paths
         return set()
     if terminates(body) or terminates(other):
         return set()
     return (mine - bindings(other)) | (theirs - bindings(body))
+
+
+def _direct_names(block: list[ast.stmt]) -> set[str]:
+    """The names `name = ...`, `a, b = ...` and `name += ...` (`-=`, `*=`, `/=`) directly in
+    `block` bind: those of `_assigned` and `_augmented`, and a few more unpacked."""
+    out: set[str] = set()
+    name_t = ast.Name
+    for st in block:
+        t = type(st)
+        if t is ast.Assign:
+            for target in st.targets:  # type: ignore[attr-defined]
+                tt = type(target)
+                if tt is name_t:
+                    out.add(target.id)
+                elif tt is ast.Tuple or tt is ast.List:
+                    for e in target.elts:
+                        if type(e) is name_t:
+                            out.add(e.id)
+        elif t is ast.AugAssign and type(st.target) is name_t and type(st.op) in _GROWING:  # type: ignore[attr-defined]
+            out.add(st.target.id)  # type: ignore[attr-defined]
+    return out
+
+
+_GROWING = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 
 def preceding_values(
@@ -1111,9 +1139,16 @@ class BranchTypeMismatch(GraphRule):
                 return found
         if not returns_in(node.body) and not returns_in(node.orelse):
             # `y = 0` then `if t: y = x`: the value bound before is the false path's (with
-            # an `else`, the value of a path that leaves `y` alone)
-            before = _false_path_values(node, ctx, ctx.function)  # no data flow
-            if not (node.orelse and _assigned(node.body).keys() & _assigned(node.orelse).keys()):
+            # an `else`, the value of a path that leaves `y` alone); no data flow yet
+            if node.orelse:
+                # (the plain bindings first, as the join below needs them: when both paths
+                # bind the same names, as most do, no name is left alone by one of them)
+                mine, theirs = _assigned(node.body).keys(), _assigned(node.orelse).keys()
+                before = _false_path_values(node, ctx, ctx.function) if mine != theirs else _NOTHING_BEFORE
+                both = bool(mine & theirs)
+            else:
+                before, both = _false_path_values(node, ctx, ctx.function), False
+            if not both:
                 if not before:
                     return None
                 if not _run_time_test(node.test, analyzer(ctx), ctx):
@@ -1192,19 +1227,22 @@ class BranchTypeMismatch(GraphRule):
         # for `total = total + t`); any other augmented value is left alone
         grown = {} if node.orelse else {n: v for n, v in _augmented(node.body).items() if n not in left}
         grown_right: dict[str, ast.expr] = {}
-        kept: set[str] = set(before) if not node.orelse else set()  # values bound before the `if`
+        kept: AbstractSet[str] = before.keys()  # the names whose value bound before the `if` meets
         if node.orelse and before:
             # a name one path binds and the other leaves alone: that path keeps `before`
+            left_alone: set[str] = set()
             for block, mine, plus in ((node.body, left, grown), (node.orelse, right, grown_right)):
                 for n, v in _augmented(block).items():
                     if n in before and n not in mine:
                         plus[n] = v
                 for n in before.keys() - bindings(block):
                     mine[n] = before[n]
-                    kept.add(n)
+                    left_alone.add(n)
+            kept = left_alone
         vals = values(ctx)
         strict = bool(ctx.scope and ctx.scope.strict)
-        for name in sorted((left.keys() | grown.keys()) & (right.keys() | grown_right.keys())):
+        both = (left.keys() | grown.keys()) & (right.keys() | grown_right.keys() if grown_right else right.keys())
+        for name in sorted(both):
             if name in grown or name in grown_right:
                 side, added = (left, grown[name]) if name in grown else (right, grown_right[name])
                 x = vals.of(added, None, env)
@@ -1221,9 +1259,13 @@ class BranchTypeMismatch(GraphRule):
             error = phi_error(node, name, x, y, ctx)
             if error is None and (none := _none_out_of_branch(x, y)) is not None and _returned_directly(node, name, ctx):
                 error = none  # (the cheap test first: the other walks the function)
-            drawn = tuple(side[name] for side, bound in ((left, node.body), (right, node.orelse)) if bound and not (
-                name in kept and side[name] is before.get(name)
-            ))
+            # the values bound in the branches (not one kept from before the `if`)
+            if not node.orelse:
+                drawn: tuple[ast.expr, ...] = (left[name],)
+            elif name in kept:
+                drawn = (left[name],) if right[name] is before[name] else (right[name],)
+            else:
+                drawn = (left[name], right[name])
             if (
                 error is not None
                 and (not strict or _strict_passes_on(node, name, ctx))

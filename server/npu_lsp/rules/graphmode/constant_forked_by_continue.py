@@ -224,9 +224,13 @@ class ConstantForkedByContinue(GraphRule):
 
     nodes = (ast.For, ast.While)
 
+    def applies(self, ctx: Context) -> bool:
+        # once per file: a file without `continue` has nothing to fork
+        return ctx.mentions("continue")
+
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most loops have no `continue`
-        if not ctx.mentions("continue") or ctx.function is None or ctx.scope is None:
+        if ctx.function is None or ctx.scope is None:
             return ()
         assert isinstance(node, (ast.For, ast.While))
         found = _forking_continue(node, ctx)
