@@ -51,6 +51,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     interpreted_value_in_dict_store,
     item_stored_at_runtime_index,
     jit_class_variable_argument,
+    jit_first_argument_owner,
     jit_forbidden_api,
     lambda_source_line,
     list_appended_under_tensor_if,
