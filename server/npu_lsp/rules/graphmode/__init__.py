@@ -67,6 +67,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     loop_lambda,
     map_argument_types,
     map_closure_free_variable,
+    mask_int_setitem_strict,
     mask_setitem_runtime_length_value,
     match_statement,
     method_statement_on_call,

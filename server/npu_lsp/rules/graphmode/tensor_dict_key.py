@@ -346,12 +346,17 @@ def _fallback_key(key: ast.expr, ctx: Context) -> bool:
 #: `dict()`, then `self.cache[int(t)] = v` or `.get(int(t), v)` fails at LAX and STRICT,
 #: "dict_setitem / dict_getitem evaluator key only supports ..."; `int(t) in self.cache`
 #: compiles)
-_DICT_CALLS = frozenset({"builtins.dict", "collections.OrderedDict"})
+#: `nn.CellDict` too: MindSpore compiles its lookups as dict lookups (written/heldout25a
+#: `cells_celldict_runtime_key` and probes `fix26a_celldict_*`: `self.experts[TASKS[int(t)]]`
+#: fails with "dict_getitem evaluator key only supports ... but got ValueAny")
+_DICT_CALLS = frozenset(
+    {"builtins.dict", "collections.OrderedDict", "mindspore.nn.CellDict", "mindspore.nn.layer.container.CellDict"}
+)
 
 
 def _self_dict(receiver: ast.expr, ctx: Context) -> bool:
     """`self.table` bound only to a dict in the class: a display, a dict comprehension,
-    `dict(...)` or `OrderedDict(...)` (`self.w = {0: 1.0}`, `self.cache = OrderedDict()`,
+    `dict(...)`, `OrderedDict(...)` or `nn.CellDict(...)` (`self.w = {0: 1.0}`, `self.cache = OrderedDict()`,
     `self.index_of = {h: i for i, h in enumerate(horizons)}`), or a parameter of `__init__`
     every construction in the file gives such a dict (`self.encoding = encoding` with
     `Net(ENC)`, `ENC = {0: 0.2}`; `self.s = s if s is not None else {...}`)."""
