@@ -3914,4 +3914,6 @@ def _assigns_only(st: ast.Assign, name: str) -> bool:
 def _in_header(st: ast.stmt, at: tuple[int, int]) -> bool:
     """Is position `at` in the header of compound statement `st` (before its first block)?"""
     first = next((getattr(st, f)[0] for f in STATEMENT_BLOCKS.get(type(st), ()) if getattr(st, f, None)), None)
+    if type(first) is ast.match_case:
+        first = first.pattern  # a `case` has no position of its own: its pattern has
     return first is None or at < (first.lineno, first.col_offset)
