@@ -61,6 +61,11 @@ TOKENS = [
     "\\",
     "nonlocal x\n",
     "ms.set_context(jit_syntax_level=ms.STRICT)\n",
+    "match x:\n    ",
+    "case {'k': v, **rest}:",
+    "case [a, *rest] as w:",
+    "case C(p=q) | None:",
+    "case _:",
 ]
 STRICT = Config(syntax_level="strict")
 

@@ -170,3 +170,43 @@ def test_values_through_jit_fallback_at_lax_join_with_anything() -> None:
     assert _errors(body, Config()) == []
     direct = body.replace("            x = feats.setdefault('a', x)\n", "")
     assert [code for _, code in _errors(direct, Config())] == ["MS119"]
+
+
+DATACLASS_NET = """
+from dataclasses import dataclass
+
+
+@dataclass
+class Cfg:
+    dim: int = 3
+    use_host: bool = {default}
+
+
+class Net(nn.Cell):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.use_host = cfg.use_host
+
+    def construct(self, x):
+        if self.use_host:
+            x = Tensor(np.square(x.asnumpy()))
+        return x
+{extra}
+
+net = Net({build})
+print(net(Tensor(np.ones((2, 3), np.float32))))
+"""
+
+
+def test_dataclass_field_default_and_argument_fold() -> None:
+    """A bare `@dataclass` built where the network is built: its field is the argument the
+    construction gives, else the field's default (MindSpore reads it while compiling)."""
+    line = 19  # `x = Tensor(np.square(x.asnumpy()))`
+    assert _errors(DATACLASS_NET.format(default="False", extra="", build="Cfg()")) == []
+    assert _errors(DATACLASS_NET.format(default="True", extra="", build="Cfg(use_host=False)")) == []
+    assert _errors(DATACLASS_NET.format(default="True", extra="", build="Cfg(3, False)")) == []
+    assert (line, "MS131") in _errors(DATACLASS_NET.format(default="False", extra="", build="Cfg(use_host=True)"))
+    # stored into elsewhere: not known
+    stored = "\n\ndef flip(c):\n    c.use_host = True\n"
+    assert (line, "MS131") in _errors(DATACLASS_NET.format(default="False", extra=stored, build="Cfg()"))

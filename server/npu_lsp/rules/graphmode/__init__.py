@@ -73,6 +73,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     method_statement_on_call,
     missing_return_on_tensor_branch,
     multi_element_to_scalar,
+    namedtuple_method_in_graph,
     namespace_dict_subscript,
     nested_comprehension,
     none_in_strict_output,

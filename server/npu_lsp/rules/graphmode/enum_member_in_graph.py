@@ -1,5 +1,5 @@
-"""MS192: enum members in compiled code: an int enum's member is a plain int there, and a
-plain enum's member cannot be the right side of `is`."""
+"""MS192: enum members in compiled code: an int enum's member is a plain int there, a
+plain enum's member cannot be the right side of `is`, and an enum class cannot be iterated."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 #: enum bases whose members MindSpore converts to an Int (`int` itself as a mixin counts too)
@@ -23,18 +23,22 @@ _MEMBER_ATTRS = frozenset({"value", "name"})
 @rule(code="MS192", name="enum-member-in-graph", severity="error", family="graphmode")
 class EnumMemberInGraph(GraphRule):
     """## What it does
-    Flags two uses of `enum` members in compiled code: `.value` or `.name` of a member of an
+    Flags three uses of `enum` members in compiled code: `.value` or `.name` of a member of an
     `IntEnum` / `IntFlag` (`Tok.BOS.value`, `self.pad_id.value` after `self.pad_id =
-    Tok.PAD`), and `is` / `is not` with a member of a plain `Enum` on the right
-    (`if self.mode is Mode.EVAL:`).
+    Tok.PAD`), `is` / `is not` with a member of a plain `Enum` on the right
+    (`if self.mode is Mode.EVAL:`), and iterating an enum class itself (`for s in Scale:`,
+    `[s.value for s in Scale]`, `list(Scale)`; any enum kind).
 
     ## Why is this bad?
     MindSpore 2.10 converts an int enum's member to the integer it is, so the member has no
     attributes left: `AttributeError: 'Int' object has no attribute 'value'`. A plain
     enum's member stays a Python object, and the graph's `is` takes only Int, Bool, String,
     None and Type on its right: `TypeError: For syntax like 'a is b', b supports Int, Bool,
-    String, None and Type, but got PythonObject`. Both at every syntax level; PyNative runs
-    the code. The member itself (`x + Tok.BOS`, `x[Tok.BOS]`), `==` between members, and
+    String, None and Type, but got PythonObject`. An enum class is a type to the graph, which
+    cannot iterate it: `TypeError: 'typetype' object is not iterable`. All at every syntax
+    level; PyNative runs the code. `enumerate(Scale)`, `len(Scale)`,
+    `Scale.__members__.values()`, a tuple of members, or `list(Scale)` built in `__init__`
+    and iterated from `self` compile. The member itself (`x + Tok.BOS`, `x[Tok.BOS]`), `==` between members, and
     `.value` / `.name` of a plain enum's member compile.
 
     ## Example
@@ -61,14 +65,22 @@ class EnumMemberInGraph(GraphRule):
       written/famc probes `en_*` (IntEnum `.value` / `.name` on the class and through
       `self`, `is` / `is not` against an `Enum` member rejected at LAX and STRICT; `==`,
       indexing with an IntEnum member and a plain member's `.value` / `.name` compile).
+    - Iterating the class: written/heldout26b case `cfg_enum_members_loop_construct` and
+      probes `fix26b_en_*` (`for` over an Enum / IntEnum class in `construct` and in a helper
+      it calls, a comprehension over it, `list(Scale)`: rejected at LAX and STRICT; the
+      forms listed above compile).
     """
 
-    nodes = (ast.Attribute, ast.Compare)
+    nodes = (ast.Attribute, ast.Compare, ast.For, ast.comprehension, ast.Call)
 
     def applies(self, ctx: Context) -> bool:
-        return bool(_enum_classes(ctx))
+        return bool(_enum_classes(ctx)) or bool(_all_enum_classes(ctx))
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        t = type(node)
+        if t is ast.For or t is ast.comprehension or t is ast.Call:
+            yield from self._iterated_class(node, ctx)
+            return
         classes = _enum_classes(ctx)
         if not classes:
             return
@@ -96,6 +108,41 @@ class EnumMemberInGraph(GraphRule):
                         f"with `is` only Int, Bool, String, None and Type; use `==`",
                     )
                     return
+
+
+    def _iterated_class(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        """`for s in Scale:`, a comprehension over `Scale`, `list(Scale)`: Scale an enum class."""
+        if isinstance(node, ast.Call):
+            if len(node.args) != 1 or node.keywords or ctx.qualname(node.func) != "builtins.list":
+                return
+            it = node.args[0]
+        else:
+            it = node.iter  # type: ignore[attr-defined]
+        if not (type(it) is ast.Name and it.id in _all_enum_classes(ctx)):
+            return
+        if _class_named(it.id, ctx) is None or analyzer(ctx).kind(it) != Kind.CONST:
+            return  # rebound, or a local of that name
+        yield ctx.diagnostic(
+            self,
+            node if isinstance(node, ast.Call) else it,
+            f"`{it.id}` is an enum class, which compiled code cannot iterate (MindSpore: 'typetype' object is not "
+            f"iterable); iterate a tuple of its members or values built in `__init__` (`self.scales = tuple({it.id})`) "
+            f"or written out (`({it.id}.A, {it.id}.B)`)",
+        )
+
+
+def _all_enum_classes(ctx: Context) -> frozenset[str]:
+    """Module-level classes of the file with an `enum` base of any kind (StrEnum, Flag...)."""
+    hit = ctx.cache.get("MS192.all")
+    if isinstance(hit, frozenset):
+        return hit
+    out: set[str] = set()
+    if ctx.mentions("Enum") or ctx.mentions("Flag"):
+        for st in ctx.tree.body:
+            if isinstance(st, ast.ClassDef) and any((ctx.qualname(b) or "").startswith("enum.") for b in st.bases):
+                out.add(st.name)
+    found = ctx.cache["MS192.all"] = frozenset(out)
+    return found
 
 
 def _enum_classes(ctx: Context) -> dict[str, str]:

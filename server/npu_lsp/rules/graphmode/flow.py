@@ -3898,6 +3898,8 @@ def _binds(node: ast.AST, name: str) -> bool:
                 return True
         elif t in (ast.MatchAs, ast.MatchStar) and getattr(n, "name", None) == name:
             return True
+        elif t is ast.MatchMapping and n.rest == name:  # type: ignore[attr-defined]
+            return True  # `case {"k": v, **rest}`
     return False
 
 
@@ -3914,6 +3916,6 @@ def _assigns_only(st: ast.Assign, name: str) -> bool:
 def _in_header(st: ast.stmt, at: tuple[int, int]) -> bool:
     """Is position `at` in the header of compound statement `st` (before its first block)?"""
     first = next((getattr(st, f)[0] for f in STATEMENT_BLOCKS.get(type(st), ()) if getattr(st, f, None)), None)
-    if type(first) is ast.match_case:
-        first = first.pattern  # a `case` has no position of its own: its pattern has
+    if isinstance(first, ast.match_case):
+        first = first.pattern  # a `case` has no position of its own: its pattern starts it
     return first is None or at < (first.lineno, first.col_offset)

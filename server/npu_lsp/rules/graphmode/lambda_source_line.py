@@ -12,6 +12,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
 # statements whose source, re-parsed from the lambda's first line, yields the lambda itself
 _OWN_LINE = (ast.Assign, ast.AnnAssign, ast.Expr)
@@ -24,8 +25,9 @@ class LambdaSourceLine(GraphRule):
     level, `__init__`) where the lambda is not the whole value of its own statement: an
     entry of a dict, list or tuple literal (`ACTS = {"mish": lambda x: ...}`, also one
     `__init__` keeps on `self` and `construct` indexes: `self.acts[self.act](x)`, or one
-    `__init__` picks from a local table for the key the Cell is built with:
-    `self.act = acts[activation]`), a default
+    `__init__` picks from a local or module-level table for the key the Cell is built with:
+    `self.act = acts[activation]`, `ACTS.get(name, ops.relu)`; only the entry that key picks
+    reaches the graph, so a table whose lambda is not picked compiles), a default
     argument (`def __init__(self, fn=lambda x: x)`), or part of a larger expression, such
     as the function a grad builder differentiates (`grad_fn = ms.value_and_grad(lambda x, y:
     ..., None, weights)` at module level or `self.vg = ...` in `__init__`). Also
@@ -450,10 +452,14 @@ def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
     if isinstance(value, ast.Lambda):
         return [value]
     if isinstance(value, ast.Call):
+        if isinstance(value.func, ast.Attribute) and value.func.attr == "get" and value.args:
+            # `self.act = ACTS.get(act, ops.relu)`: the entry picked, or the default
+            default = value.args[1] if len(value.args) > 1 else None
+            return _picked_in_init(value.func.value, value.args[0], default, cls, ctx)
         # `self.vg = ms.value_and_grad(lambda x, y: ..., None, weights)` in `__init__`
         return _grad_of_lambda(value, ctx)
     if isinstance(value, ast.Subscript):
-        return _picked(value, ctx) or _picked_in_init(value, cls, ctx)
+        return _picked_in_init(value.value, value.slice, None, cls, ctx)
     if isinstance(value, ast.Name):
         init = next((i for i in cls.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
         if init is None:
@@ -488,32 +494,56 @@ def _default_used(cls: ast.ClassDef, init: ast.FunctionDef, param: str, ctx: Con
     return True
 
 
-def _picked_in_init(sub: ast.Subscript, cls: ast.ClassDef, ctx: Context) -> list[ast.Lambda]:
-    """Lambdas `self.<attr> = table[key]` picks in `__init__` from a dict / list / tuple
-    literal bound to a local there (`acts = {"tanh": ops.tanh, "sin": lambda x: ...}`,
-    `self.act = acts[activation]`), for the keys it is built with: a literal key, or the
+def _picked_in_init(
+    table_e: ast.expr, key_e: ast.expr, default: ast.expr | None, cls: ast.ClassDef, ctx: Context
+) -> list[ast.Lambda]:
+    """Lambdas `self.<attr> = table[key]` (or `table.get(key, default)`) picks in `__init__`
+    from a dict / list / tuple literal bound to a local there or at module level (`acts =
+    {"tanh": ops.tanh, "sin": lambda x: ...}`, `self.act = acts[activation]`): `__init__`
+    runs as Python, so only the entry picked reaches the graph. The keys are a literal, the
     literal every place building the Cell gives the `__init__` parameter (or its literal
-    default). None of those known: []. Measured (written/heldout20a case
-    `ode_surrogate_input_normalization_lambda`, probes `lamdict_*`): the lambda picked is
-    rejected at both levels ("Parse Lambda Function Fail. Node type must be Lambda, but got
-    Dict"); a function picked from the same table compiles."""
+    default), or a value the instance model knows (`cfg.act` of a dataclass built at the
+    site). With the key unknown, only a table of nothing but lambdas surely gives one.
+    Measured (written/heldout20a case `ode_surrogate_input_normalization_lambda`, probes
+    `lamdict_*`; heldout26b case `r2_activation_fn_resolved_in_init`, probes `fix26b_act_*`):
+    the lambda picked is rejected at both levels ("Parse Lambda Function Fail. Node type must
+    be Lambda, but got Dict", "illegal target for annotation"); a function picked from the
+    same table compiles."""
     init = next((i for i in cls.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
-    if init is None or not isinstance(sub.value, ast.Name):
+    if init is None or not isinstance(table_e, ast.Name):
         return []
-    table = analyzer(ctx).single_assignment(sub.value.id, init)
+    table = analyzer(ctx).single_assignment(table_e.id, init)
+    if table is None and not _binds_in(init, table_e.id):
+        table = _module_value(table_e.id, ctx)
     if not isinstance(table, (ast.Dict, ast.List, ast.Tuple)):
         return []
-    keys = _init_keys(sub.slice, cls, init, ctx)
+    keys = _init_keys(key_e, cls, init, ctx)
+    if not keys:
+        known = instances(ctx).init_value(key_e, cls, init)
+        keys = [] if known is UNKNOWN else [known]
+    if not keys:
+        every = [*(table.values if isinstance(table, ast.Dict) else table.elts), *([default] if default else [])]
+        return [v for v in every if isinstance(v, ast.Lambda)] if every and all(isinstance(v, ast.Lambda) for v in every) else []
     out: list[ast.Lambda] = []
     for key in keys:
         if isinstance(table, ast.Dict):
             values = [v for k, v in zip(table.keys, table.values, strict=True) if isinstance(k, ast.Constant) and k.value == key]
+            if not values and default is not None:
+                values = [default]
         elif isinstance(key, int) and not isinstance(key, bool) and -len(table.elts) <= key < len(table.elts):
             values = [table.elts[key]]
         else:
             values = []
         out += [v for v in values if isinstance(v, ast.Lambda) and v not in out]
     return out
+
+
+def _binds_in(func: ast.FunctionDef, name: str) -> bool:
+    """Does `func` bind `name` anywhere (a parameter, an assignment, a loop target...)?"""
+    args = func.args
+    if any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None):
+        return True
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(func))
 
 
 def _init_keys(key: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context) -> list[object]:

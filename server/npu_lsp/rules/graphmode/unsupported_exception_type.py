@@ -4,29 +4,40 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import json
 from collections.abc import Iterable
+from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
-# Standard exceptions the graph compiler refuses (everything else in builtins is accepted).
-_REFUSED_BUILTINS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+@functools.cache
+def _supported() -> frozenset[str]:
+    """The builtin exception types MindSpore raises from a graph (`ms_exception_types.json`,
+    MindSpore's own list): every other one is refused."""
+    text = resources.files(__package__).joinpath("ms_exception_types.json").read_text("utf-8")
+    return frozenset(json.loads(text)["supported"])
 
 
 @rule(code="MS115", name="unsupported-exception-type", severity="error", family="graphmode")
 class UnsupportedExceptionType(GraphRule):
     """## What it does
-    Flags `raise` in compiled code of an exception type outside MindSpore's whitelist:
-    user-defined exception classes, `ImportError`/`ModuleNotFoundError` and warnings
-    (`UserWarning` and other `Warning` subclasses).
+    Flags `raise` in compiled code of an exception type outside MindSpore's whitelist
+    (`ms_exception_types.json`, the list MindSpore prints): user-defined exception classes,
+    and the standard ones it does not name, such as `FloatingPointError`, `ArithmeticError`,
+    `LookupError`, `ImportError`/`ModuleNotFoundError` and warnings (`UserWarning`; of the
+    `Warning` subclasses only `RuntimeWarning` is on the list).
 
     ## Why is this bad?
     MindSpore only raises a fixed set of standard exception types from a graph. Anything
     else stops compilation with `RuntimeError: Unsupported exception type: X.` at every
-    syntax level, **even when the branch is never taken**, because the check happens while
-    compiling, not when the `raise` runs.
+    syntax level, **even when the branch is never taken** (`if x.ndim > 3:`), because the
+    check happens while compiling, not when the `raise` runs; only a branch MindSpore folds
+    away on a constant (`if self.check:` with `check=False`) is left out.
 
     ## Example
     ```python
@@ -54,6 +65,9 @@ class UnsupportedExceptionType(GraphRule):
 
     ## References
     - RULES.md, section 1: `raise` of an exception type outside MindSpore's whitelist.
+    - MindSpore 2.10's message, "Raise only support some Python standard exception types:
+      AssertionError, AttributeError, ...", copied whole into `ms_exception_types.json`;
+      written/heldout26b case `ctl_raise_on_nan_tensor_condition` (`FloatingPointError`).
     """
 
     nodes = (ast.Raise,)
@@ -69,9 +83,7 @@ class UnsupportedExceptionType(GraphRule):
         name = q.rsplit(".", 1)[-1]
         if q.startswith("builtins."):
             obj = getattr(builtins, name, None)
-            refused = name in _REFUSED_BUILTINS or (
-                isinstance(obj, type) and issubclass(obj, Warning)
-            )
+            refused = isinstance(obj, type) and issubclass(obj, BaseException) and name not in _supported()
         else:
             # A class defined in this file (or the workspace) deriving from an exception.
             refused = self._user_exception(q, ctx)

@@ -121,7 +121,10 @@ class UnsupportedPythonCall(GraphRule):
       variables (`losses[name] = ...` in a loop, then `sorted(losses.items(), key=lambda kv:
       kv[1].item())`): the dict reaches the script as a tuple of its values;
     - a standard-library higher-order function given a builtin / `operator` function and
-      graph variables (`functools.reduce(operator.add, [x, y])`); `functools.partial` is
+      graph variables (`functools.reduce(operator.add, [x, y])`): under LAX only when read as
+      an attribute of its module, or folding a shape with an initial value
+      (`reduce(operator.mul, x.shape[1:], 1)`): `reduce(operator.add, outs)` after `from
+      functools import reduce` compiles on tensors under LAX; `functools.partial` is
       MindSpore's own Partial there, flagged under LAX only when given a function the graph
       cannot compile (`functools.partial(np.multiply, x)`: "input[0] should be Function, but
       got External"; `functools.partial(ops.mul, x)` compiles at both levels).
@@ -181,7 +184,7 @@ class UnsupportedPythonCall(GraphRule):
                 if node.keywords and f.attr in _primitive_functions():
                     yield from self._primitive_keywords(node, q, f.attr, ctx)
                 elif q and f.attr in calls_table.HIGHER_ORDER and calls_table.outside_project(q, ctx):
-                    yield from self._function_argument(node, q, ctx)
+                    yield from self._function_argument(node, q, ctx, via_module=True)
                 elif q and f.attr in calls_table.KEYED_SCRIPTS and calls_table.outside_project(q, ctx):
                     yield from self._script_lambda(node, q, ctx)
                 return
@@ -217,7 +220,7 @@ class UnsupportedPythonCall(GraphRule):
             if node.keywords and last in _primitive_functions():
                 yield from self._primitive_keywords(node, q, last, ctx)
             elif last in calls_table.HIGHER_ORDER:
-                yield from self._function_argument(node, q, ctx)
+                yield from self._function_argument(node, q, ctx, via_module=False)
             elif last in calls_table.KEYED_SCRIPTS:
                 yield from self._script_lambda(node, q, ctx)
             return
@@ -415,11 +418,18 @@ class UnsupportedPythonCall(GraphRule):
             f"`{name}()` in compiled code is a graph primitive that takes its arguments by position only, not the keyword argument `{kw.arg}` (MindSpore: {_primitive_functions()[name]}); pass it positionally or call `{name}` outside the graph",
         )
 
-    def _function_argument(self, node: ast.Call, q: str, ctx: Context) -> Iterable[Diagnostic]:
+    def _function_argument(self, node: ast.Call, q: str, ctx: Context, via_module: bool) -> Iterable[Diagnostic]:
         """A standard-library or third-party call (run as Python from graph mode) given a
         function object and a graph variable: measured, `functools.reduce(operator.mul,
         x.shape, 1)` fails at both levels with "name '__input_0__' is not defined" (the
         interpreted call cannot rebuild its inputs); `np.prod(x.shape)` compiles.
+        Under LAX only when the callee is read as an attribute of its module (`via_module`):
+        `functools.reduce(operator.add, outs)` on a list of tensors fails ("'int' object is
+        not callable"), while `reduce(operator.add, outs)` after `from functools import
+        reduce` compiles, with any function and initial value (written/heldout26b case
+        `ft_reduce_residual_sum`, probes `fix26b_rd_*`); the imported name fails under LAX
+        only folding a shape with an initial value (`reduce(operator.mul, x.shape[1:], 1)`:
+        "'int' object has no attribute '__len__'", heldout26b `ft_reduce_mul_shape_numel`).
         `functools.partial` is not run as Python: MindSpore converts it to its own Partial
         (`graph_functions` in `ms_calls.json`), which compiles with graph variables under LAX
         but takes only functions the graph compiles."""
@@ -443,6 +453,16 @@ class UnsupportedPythonCall(GraphRule):
                 return
             if ctx.scope is None or ctx.scope.level != "strict":
                 return
+        if (
+            not via_module
+            and q == "functools.reduce"
+            and ctx.scope is not None
+            and ctx.scope.level != "strict"
+            and not _folds_shape(node, q, ctx)
+        ):
+            # (not `starmap(operator.add, pairs)` by name: "'int' object is not callable"
+            # under LAX, heldout26b probe `fix26b_sm_operator_add`)
+            return
         args = [*node.args, *(k.value for k in node.keywords)]
         func_arg = next((a for a in args if _is_function_object(a, ctx)), None)
         if func_arg is None:
@@ -713,6 +733,19 @@ def _statement_on_dict_of_tensors(node: ast.Call, recv: ast.expr, ctx: Context) 
     # probes sp_*: `d.setdefault("c", x)` alone compiles under LAX, then `d["c"]` fails)
     func, end = ctx.function, (node.end_lineno or node.lineno, node.end_col_offset or 0)
     return func is not None and _read_after(recv.id, end, func)
+
+
+def _folds_shape(node: ast.Call, q: str, ctx: Context) -> bool:
+    """`functools.reduce(fn, <a shape>, initial)`: the function surely runs on the shape's
+    ints (with an initial value it is called even for one dimension), which fails under LAX
+    where the same fold over tensors compiles."""
+    if len(node.args) != 3:
+        return False
+    seq = node.args[1]
+    if isinstance(seq, ast.Name) and ctx.function is not None:
+        bound = analyzer(ctx).single_assignment(seq.id, ctx.function)
+        seq = bound if isinstance(bound, ast.expr) else seq
+    return any(isinstance(n, ast.Attribute) and n.attr == "shape" for n in ast.walk(seq))
 
 
 def _is_function_object(e: ast.expr, ctx: Context) -> bool:
