@@ -31,7 +31,7 @@ from npu_lsp.rules.graphmode.fallback_calls import (
     trigger_words,
     typed_tensor_call,
 )
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.lax_functions import (
@@ -1275,6 +1275,177 @@ class _Opaque:
             return isinstance(arg, ast.Name) and self._numbers().value(arg, func, env)
         return False
 
+    # ---------------------------------------------- the dtype LAX guesses for a fallback value
+    # Each JIT Fallback step compiles to a PyInterpret / PyExecute node whose output is an
+    # `AbstractAny` (MindSpore 2.10 ccsrc/pipeline/jit/ps/static_analysis/prim.cc,
+    # `GetLocalArgsUniqueDtype`): given the dtype of its one tensor input (a graph tensor, or
+    # an Any that got one: "supposed"), else the default Float64. The inputs' dtypes are
+    # compared as objects (`res != dtype` on `TypePtr`), so two float32 tensors of different
+    # origins (`x` and `x.sum(axis=0)`) may or may not count as one dtype, depending on how
+    # MindSpore built their abstracts. `ops.fill` casts its fill value to float32 before FillV2,
+    # and the cast is dropped only when the value's guessed dtype is already Float32: then a
+    # Python float reaches FillV2 at run time and fails. Measured (written/gen18 probes
+    # `genfresh26_fl_*`, `fix26d_*`, save_graphs): `x + float(np.mean(x.asnumpy()))` (one
+    # origin) fills into a failure; `x + float(np.mean(x.sum(axis=0).asnumpy().tolist()))`
+    # (two) gives Float64 and runs, unless `x` itself came from a sub-cell's `x * 1`.
+    def _dtype_undecided(self, e: ast.expr, func: ast.AST, env: frozenset[str]) -> bool:
+        """Does the JIT Fallback chain computing `e` hold a step that joins tensor dtypes of
+        more than one origin (`x + float(np.mean(x.sum(axis=0).asnumpy().tolist()))`)? Then
+        MindSpore's guess of its dtype cannot be told from the source, and the rule keeps
+        silent (a miss rather than a false error)."""
+        seen: set[int] = set()
+        return self._chain_mixes(e, func, env, 0, seen)
+
+    def _chain_mixes(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int, seen: set[int]) -> bool:
+        if depth > _DEPTH or len(seen) > 400:
+            return False
+        stack: list[ast.expr] = [e]
+        while stack:
+            n = stack.pop()
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            if not self.value(n, func, env):
+                # a graph value or a constant: not part of the fallback chain, but a graph
+                # tensor it reads gives the chain its dtype
+                if isinstance(n, ast.Attribute):
+                    stack.append(n.value)  # `x.asnumpy`: the receiver is read
+                elif self._not_float32(n, func):
+                    return True
+                continue
+            if isinstance(n, ast.BinOp) and len(self._origins(n, func, env, 0)) > 1:
+                return True
+            if isinstance(n, ast.Name):
+                st = self._last_assignment(n, func)
+                if st is None:
+                    if n.id in env and any(
+                        self._chain_mixes(a, caller, cenv, depth + 1, seen)
+                        for a, caller, cenv in self._arguments_of(n.id, func)
+                    ):
+                        return True
+                    continue
+                # `x += v`: a step joining `x` and `v`, as `x + v` is
+                if (
+                    isinstance(st, ast.AugAssign)
+                    and isinstance(st.target, ast.Name)
+                    and len(self._origins(st.value, func, env, 0) | self._name_origins(st.target, st, func)) > 1
+                ):
+                    return True
+                value = _bound_value(st, n.id)
+                if value is not None:
+                    stack.append(value)
+                continue
+            if isinstance(n, ast.Call):
+                callee = self._callee(n, func)
+                if isinstance(callee, ast.FunctionDef) and depth < _DEPTH:
+                    inner, bound = self._entered(n, callee, func, env, depth)
+                    if any(
+                        self._chain_mixes(r.value, inner, bound, depth + 1, seen)
+                        for r in ast.walk(inner)
+                        if isinstance(r, ast.Return) and r.value is not None
+                    ):
+                        return True
+                    continue
+            stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.expr))
+        return False
+
+    def _not_float32(self, e: ast.expr, func: ast.AST) -> bool:
+        """Is `e` a graph tensor of a dtype other than float32 (measured, written/gen18 probes
+        `fix26d_float64_input`, `fix26d_int32_input`, `fix26d_astype64_origin`: a fallback value
+        taking a float64 or int32 dtype keeps the cast `ops.fill` adds, and runs)?"""
+        flow = analyzer(self.ctx)
+        if flow.kind(e, func) is not Kind.TENSOR:
+            return False
+        dtype = flow.dtype_of(e, func)
+        if dtype is None and isinstance(e, ast.Name):
+            # `x = x.astype(ms.float64)`: the cast's dtype, when the flow model has none
+            st = self._last_assignment(e, func)
+            bound = _bound_value(st, e.id) if isinstance(st, ast.Assign) else None
+            if isinstance(bound, ast.Call) and isinstance(bound.func, ast.Attribute) and bound.func.attr in ("astype", "to"):
+                d = bound.args[0] if bound.args else None
+                dtype = d.attr if isinstance(d, ast.Attribute) else None
+            elif isinstance(bound, ast.Call) and self.ctx.qualname(bound.func) == "mindspore.ops.cast" and len(bound.args) == 2:
+                d = bound.args[1]
+                dtype = d.attr if isinstance(d, ast.Attribute) else None
+        return dtype is not None and dtype not in ("float32", "Float32")
+
+    def _origins(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> frozenset[object]:
+        """Where the tensor dtypes reaching the fallback value `e` come from: each graph tensor
+        JIT Fallback reads (a name's binding, or the expression itself), and each parameter
+        given a fallback value by a caller."""
+        if depth > 40:
+            return frozenset({id(e)})  # too long to follow: taken as an origin of its own
+        if not self.value(e, func, env):
+            if analyzer(self.ctx).kind(e, func) is not Kind.TENSOR:
+                return frozenset()  # a number or constant: no dtype of its own
+            e = _same_dtype_source(e)
+            if isinstance(e, ast.Name):
+                return self._name_origins(e, None, func)
+            return frozenset({id(e)})
+        if isinstance(e, ast.Name):
+            st = self._last_assignment(e, func)
+            if st is None:
+                return frozenset({("param", id(func), e.id)})
+            value = _bound_value(st, e.id)
+            if value is None:
+                return frozenset({id(st)})
+            bound = self._origins(value, func, env, depth + 1)
+            if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
+                bound |= self._name_origins(st.target, st, func)
+            return bound
+        if isinstance(e, ast.Call) and isinstance(self._callee(e, func), ast.FunctionDef):
+            return frozenset({id(e)})  # what a user function returns: its own chain
+        out: frozenset[object] = frozenset()
+        children: list[ast.expr] = [c for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)]
+        if isinstance(e, ast.Call):
+            # the function called is no input; a method's receiver is (`x.asnumpy()`)
+            children.remove(e.func)
+            if isinstance(e.func, ast.Attribute):
+                children.append(e.func.value)
+        for c in children:
+            out |= self._origins(c, func, env, depth + 1)
+        return out
+
+    def _name_origins(self, name: ast.Name, at: ast.stmt | None, func: ast.AST) -> frozenset[object]:
+        """The origin of a graph tensor read by name: its binding (one abstract, so one dtype
+        object, for every read of it until the next binding)."""
+        st = self._last_assignment(name, func) if at is None else self._last_assignment(
+            ast.Name(id=name.id, ctx=ast.Load(), lineno=at.lineno, col_offset=at.col_offset), func
+        )
+        return frozenset({("name", id(func), name.id, id(st) if st is not None else None)})
+
+    def _arguments_of(self, param: str, func: ast.AST) -> list[tuple[ast.expr, ast.AST, frozenset[str]]]:
+        """The arguments calls of `func` in this file give its parameter `param`, with the
+        calling function and what its own parameters hold."""
+        out: list[tuple[ast.expr, ast.AST, frozenset[str]]] = []
+        if not isinstance(func, ast.FunctionDef):
+            return out
+        params = [a.arg for a in func.args.posonlyargs + func.args.args]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        sites: list[tuple[ast.Call, ast.AST]] = []
+        scope = self.ctx.scopes.scope_for(func)
+        for site in getattr(scope, "call_sites", ())[:8]:
+            if site.path == self.ctx.path and site.call is not None and site.caller_node is not None:
+                sites.append((site.call, site.caller_node))
+        if scope is not None and scope.kind == "jit" and self.ctx.scopes.info.functions.get(func.name) is func:
+            for s in lax_scopes(self.ctx):
+                if s.function is not func:
+                    sites.extend(
+                        (c, s.function)
+                        for c in calls_in(s.function)
+                        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == func.name
+                    )
+        for call, caller in sites[:8]:
+            arg: ast.expr | None = next((k.value for k in call.keywords if k.arg == param), None)
+            if arg is None and param in params:
+                i = params.index(param)
+                if i < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: i + 1]):
+                    arg = call.args[i]
+            if arg is not None:
+                out.append((arg, caller, self.opaque_params(caller)))
+        return out
+
     def _numbers(self) -> _Opaque:
         """This model for a number read from a value (`graph_calls`: a call of a function
         holding a loop MindSpore cannot unroll gives a graph value)."""
@@ -1478,6 +1649,7 @@ class _Opaque:
             and self._numbers().value(call.args[at], func, env)
             and not _numpy_result(call.args[at], self.ctx, func)
             and not (builds_python_instances(self.ctx) and from_instance_fields(call.args[at], func, self.ctx))
+            and not self._dtype_undecided(call.args[at], func, env)
         ):
             # `interpreted`, not `value`: a MindSpore op (`ops.concat(outs)`) gives a graph
             # tensor back, whose `len` is a number the graph knows (difftest seed 10100021)
@@ -1540,6 +1712,31 @@ class _Opaque:
                 if why:
                     return f"this call passes a JIT Fallback value on to line {inner.lineno}: {why}"
         return None
+
+
+#: tensor methods whose result keeps the dtype object of their input (measured, written/gen18
+#: probes `genfresh24_full_*`, `st23_nt_scale_only`: `x + int(x.max().asnumpy()) % 3` guesses
+#: Float32 like `x + int(x.asnumpy().max()) % 3`, so do `Out(x, x.mean())` and, difftest seed
+#: 10100181, `x * math.exp(-x.abs().mean())`; `x.sum(axis=0)`
+#: and `x * 2` give another object, `fix26d_other_tensor_origin`, `genfresh26_fl_inline`)
+_DTYPE_KEEPING_METHODS = frozenset({"max", "min", "mean", "abs"})
+
+
+def _same_dtype_source(e: ast.expr) -> ast.expr:
+    """The tensor whose dtype object `e` carries (`x` of `-x.abs().mean()`), else `e`."""
+    while True:
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            e = e.operand
+        elif (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Attribute)
+            and e.func.attr in _DTYPE_KEEPING_METHODS
+            and not e.args
+            and not e.keywords
+        ):
+            e = e.func.value
+        else:
+            return e
 
 
 def _target_names(t: ast.expr) -> list[ast.Name]:
