@@ -19,7 +19,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import run_time_size_test
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.values import PARSE_TIME, UNKNOWN, instances
-from npu_lsp.scope import GraphScope
+from npu_lsp.scope import ECHOED_KINDS, CallSite, GraphScope
 
 #: tensor attributes that are compile-time constants under static shapes
 _SHAPE_ATTRS = frozenset({"shape", "ndim", "size"})
@@ -62,6 +62,45 @@ def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
         _shape_condition(test, func, ctx, own, lax) and not _taken(test, side, func, ctx)
         for test, side in _enclosing_tests(func, d.span, ctx)
     )
+
+
+def reached_only_under_folded_test(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
+    """Engine filter: an error in a helper (a method, a plain object's `__call__`) whose every
+    call site sits on one side of a condition MindSpore decides while compiling (shapes,
+    constant arguments, attributes) without us knowing that it selects that side.
+    MindSpore parses and infers a callee only when a call of it is inferred, so the helper
+    may never be compiled: measured (written/heldout26a case
+    `r2_pos_rope_extend_cache_branch_not_taken`, probes `fix26c_rope_*`), `self.m = ...` in a
+    method called under `if seq_len > self.max_seq_len_cached:` (a shape or an int argument,
+    False) compiles under STRICT, and is refused when the input makes it True, under a
+    tensor condition, or written in `construct` itself under the false condition."""
+    if d.severity != "error" or not d.code.startswith("MS") or scope.kind not in ECHOED_KINDS or not scope.call_sites:
+        return False
+    return all(_site_maybe_skipped(ctx, site, 0) for site in scope.call_sites)
+
+
+def _site_maybe_skipped(ctx: Context, site: CallSite, depth: int) -> bool:
+    """Is the call at `site` under a compile-time condition not known to select its side, in
+    its caller or (for a helper caller) at every site of the caller, a few calls up?"""
+    if site.path != ctx.path or site.caller_node is None:
+        return False
+    caller = ctx.scopes.scope_for(site.caller_node)
+    func = caller.function if caller is not None else site.caller_node
+    a = analyzer(ctx)
+    where = Span(site.line, site.column, site.end_line, site.end_column)
+    for test, side in _enclosing_tests(func, where, ctx):
+        if a.kind(test, func) != Kind.CONST or run_time_size_test(test, ctx, func):
+            continue
+        value = instances(ctx).evaluate(test, func)
+        if value is not UNKNOWN:
+            if bool(value) != side:
+                return True
+            continue
+        if not _taken(test, side, func, ctx):
+            return True
+    if caller is None or caller.kind not in ECHOED_KINDS or not caller.call_sites or depth >= _DEPTH:
+        return False
+    return all(_site_maybe_skipped(ctx, up, depth + 1) for up in caller.call_sites)
 
 
 def _taken(test: ast.expr, side: bool, func: ast.AST, ctx: Context) -> bool:
@@ -163,3 +202,4 @@ def _assigned(func: ast.AST, name: str) -> list[ast.expr]:
 
 
 DIAGNOSTIC_FILTERS.append(shape_folded)
+DIAGNOSTIC_FILTERS.append(reached_only_under_folded_test)
