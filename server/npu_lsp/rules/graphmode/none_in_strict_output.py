@@ -19,9 +19,12 @@ from npu_lsp.scope import module_statements
 @rule(code="MS158", name="none-in-strict-output", severity="error", family="graphmode")
 class NoneInStrictOutput(GraphRule):
     """## What it does
-    Under the STRICT syntax level, flags a `return` of a tuple with a literal `None` element
+    Under the STRICT syntax level, flags a `return` of a tuple or list with a `None` element
     (`return out, None`) in a jit function or a `construct` that Python calls directly, when
-    the module unpacks that call into as many names (`out, weights = attn(x)`).
+    the module unpacks that call into as many names (`out, weights = attn(x)`). The element
+    may be nested (`return out, (None, out)` unpacked by `a, (b, c) = net(x)`) or a name
+    bound to None (`past = None`, or `attn_weights = None` under `if not
+    output_attentions:` when that call leaves the flag at its default False).
 
     Also, without such an unpacking, a `return` of the top compiled function (the
     `construct` of a network plain code builds and calls, or a jit function no other
@@ -81,6 +84,10 @@ class NoneInStrictOutput(GraphRule):
       9990184, 10600046; v5 seed 11000163 and written/heldout18b probes `st23_nn_*`: the
       branch may sit in a sub-cell, method or helper the top function calls, and may be a
       conditional expression.
+    - MindSpore 2.10, measured (written/heldout26a probes `fix26c_none_*`): lists and
+      nested tuples lose their `None` too; a name bound to None (also on the side of an
+      `if` on a constant attribute or a flag argument that the call leaves False) is
+      dropped like the literal; a parameter the call gives a tensor is kept.
     """
 
     nodes = (ast.Return,)
