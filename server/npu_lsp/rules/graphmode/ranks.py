@@ -1589,8 +1589,8 @@ class Ranks:
                 # `t.reshape(1, 1)`: constant dims give the shape whatever `t`'s is (written/
                 # heldout26a `gen_greedy_in_construct_item_break`: `.item()` of it in a decode
                 # loop whose `input_ids` grows, "The tensor should have only one element")
-                dims = _ints(list(e.args))
-                return tuple(dims) if dims is not None and all(d >= 0 for d in dims) else None
+                fixed = _ints(list(e.args))
+                return tuple(fixed) if fixed is not None and all(n >= 0 for n in fixed) else None
             return None
         callee = values(self.ctx).callee(e, func)
         if callee is None and isinstance(f, ast.Name):
