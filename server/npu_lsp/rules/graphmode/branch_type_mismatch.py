@@ -825,16 +825,17 @@ class BranchTypeMismatch(GraphRule):
                     return
                 if seen_tensor is not None:
                     # `t1 and t2` is `t2 if t1 else t1`: two tensors join by dtype (a side
-                    # whose value is not known to be a tensor, e.g. `stop` bound to False and
-                    # then to `stop or crit(ids)`, may be a Python constant MindSpore folds:
-                    # written/heldout26a probes `fix26c_crit_*_or_loop` compile)
+                    # whose value is a Python scalar, e.g. `stop` bound to False and then to
+                    # `stop or crit(ids)`, may be a constant MindSpore folds: written/heldout26a
+                    # probes `fix26c_crit_*_or_loop` compile; a tuple or dict meeting a tensor
+                    # fails, difftest seeds 10700197, 9950186)
                     left, right = vals.of(seen_tensor), vals.of(operand)
                     error = av.join(left, right, av.Site.BOOLOP).error
                     if (
                         error is not None
                         and not error.strict_only
-                        and isinstance(left, av.Tensor)
-                        and isinstance(right, av.Tensor)
+                        and not isinstance(left, av.Scalar)
+                        and not isinstance(right, av.Scalar)
                     ):
                         yield ctx.diagnostic(
                             self,

@@ -2534,7 +2534,10 @@ class Analyzer:
         for call in built:
             cls = self._plain_class(call)
             m = self._class_method(cls, name) if cls is not None else None
-            if m is None:
+            if m is None or _stores_on_self(m):
+                # a method changing the object (`self.pos = ...`) runs on a Python object's
+                # state: LAX may run it by JIT Fallback (written/heldout18b
+                # `rl_env_step_inside_cell`), so its result is not followed
                 return None
             if m not in out:
                 out.append(m)
@@ -3494,6 +3497,16 @@ def _elements_at(returns: list[ast.expr], path: tuple[int, ...]) -> list[ast.exp
             e = e.elts[i]
         out.append(e)
     return out
+
+
+def _stores_on_self(func: ast.FunctionDef) -> bool:
+    """Does `func` assign an attribute (or an item of one) of `self`?"""
+    for n in ast.walk(func):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            return True
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, (ast.Attribute, ast.Subscript)):
+            return True
+    return False
 
 
 def dotted_last(expr: ast.AST) -> str:
