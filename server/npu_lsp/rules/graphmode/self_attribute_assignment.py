@@ -89,7 +89,12 @@ class SelfAttributeAssignment(GraphRule):
     (`Opt(params, Sched(0.1))`, `self.scheduler = scheduler`); assigning `self.sched.x`
     directly in `construct` compiles (measured, written/heldout15b probes `ls17b_obj_*`,
     `ls17b_ctor_obj_*`). Calling such an object itself (`self.stopper(v)`) compiles its
-    `__call__` the same way (written/heldout18b probes `fe18b_oc_*`).
+    `__call__` the same way (written/heldout18b probes `fe18b_oc_*`). Such a method is
+    parsed only when its call is inferred: called only under a condition MindSpore decides
+    while compiling (`if seq_len > self.max_seq_len_cached:` on a shape or an int argument)
+    that the checker cannot evaluate, it is not flagged (written/heldout26a probes
+    `fix26c_rope_*`: compiled under STRICT when the input makes the test False, refused when
+    it makes it True; the same store in `construct` itself is refused either way).
 
     ## Why is this bad?
     STRICT graphs can only update Parameters: `TypeError: In JIT strict mode, if need to

@@ -11,6 +11,7 @@ inferring (not while parsing) under such a condition is not an error we can stan
 from __future__ import annotations
 
 import ast
+import operator
 
 from npu_lsp.astutil import self_attr, store_names
 from npu_lsp.diagnostics import Diagnostic, Span
@@ -19,7 +20,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import run_time_size_test
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.values import PARSE_TIME, UNKNOWN, instances
-from npu_lsp.scope import GraphScope
+from npu_lsp.scope import ECHOED_KINDS, CallSite, GraphScope
 
 #: tensor attributes that are compile-time constants under static shapes
 _SHAPE_ATTRS = frozenset({"shape", "ndim", "size"})
@@ -62,6 +63,116 @@ def shape_folded(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
         _shape_condition(test, func, ctx, own, lax) and not _taken(test, side, func, ctx)
         for test, side in _enclosing_tests(func, d.span, ctx)
     )
+
+
+def reached_only_under_folded_test(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
+    """Engine filter: an error in a helper (a method, a plain object's `__call__`) whose every
+    call site sits on one side of a condition MindSpore decides while compiling (shapes,
+    constant arguments, attributes) without us knowing that it selects that side.
+    MindSpore parses and infers a callee only when a call of it is inferred, so the helper
+    may never be compiled: measured (written/heldout26a case
+    `r2_pos_rope_extend_cache_branch_not_taken`, probes `fix26c_rope_*`), `self.m = ...` in a
+    method called under `if seq_len > self.max_seq_len_cached:` (a shape or an int argument,
+    False) compiles under STRICT, and is refused when the input makes it True, under a
+    tensor condition, or written in `construct` itself under the false condition."""
+    if d.code not in _BEFORE_SHAPES or d.severity != "error" or scope.kind not in ECHOED_KINDS or not scope.call_sites:
+        return False
+    return all(_site_maybe_skipped(ctx, site, 0) for site in scope.call_sites)
+
+
+def _site_maybe_skipped(ctx: Context, site: CallSite, depth: int) -> bool:
+    """Is the call at `site` under a compile-time condition not known to select its side, in
+    its caller or (for a helper caller) at every site of the caller, a few calls up?"""
+    if site.path != ctx.path or site.caller_node is None:
+        return False
+    caller = ctx.scopes.scope_for(site.caller_node)
+    func = caller.function if caller is not None else site.caller_node
+    a = analyzer(ctx)
+    where = Span(site.line, site.column, site.end_line, site.end_column)
+    for test, side in _enclosing_tests(func, where, ctx):
+        if a.kind(test, func) != Kind.CONST or run_time_size_test(test, ctx, func):
+            continue
+        value = instances(ctx).evaluate(test, func)
+        if value is not UNKNOWN:
+            if bool(value) != side:
+                return True
+            continue
+        if not _taken(test, side, func, ctx) and not _compare_taken(test, side, func, ctx):
+            return True
+    if caller is None or caller.kind not in ECHOED_KINDS or not caller.call_sites or depth >= _DEPTH:
+        return False
+    return all(_site_maybe_skipped(ctx, up, depth + 1) for up in caller.call_sites)
+
+
+_COMPARE = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+def _compare_taken(test: ast.expr, side: bool, func: ast.AST, ctx: Context) -> bool:
+    """Does some known call context make `a > self.m` (one comparison of ints) select
+    `side`: `a` from the shapes or numbers the program passes (ranks.py), `self.m` the int
+    `__init__` leaves in it (written/heldout19a `rope_cache_grow_self`: `seq_len` 9 against
+    the cache length 4, set by a method `__init__` calls; MindSpore compiles the call)?"""
+    from npu_lsp.rules.graphmode.ranks import ranks
+
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE):
+        return False
+    op = _COMPARE[type(test.ops[0])]
+    sides = []
+    for e in (test.left, test.comparators[0]):
+        if isinstance(e, ast.Constant) and type(e.value) is int:
+            sides.append([e.value])
+        elif self_attr(e) is not None:
+            v = _init_time_value(self_attr(e), func, ctx)  # type: ignore[arg-type]
+            sides.append([v] if type(v) is int else [])
+        else:
+            sides.append([v for v in ranks(ctx).value_at(e, func) if type(v) is int])
+    return any(op(a, b) == side for a in sides[0] for b in sides[1])
+
+
+def _init_time_value(attr: str, func: ast.AST, ctx: Context) -> object:
+    """The value `self.<attr>` holds after `__init__` (what compiling reads), when `__init__`'s
+    own statements set it, directly (`self.m = n`) or through a method they call that sets
+    it from a parameter (`self._set_cache(n)` with `self.m = seq_len`), and every instance
+    built here gives it the same value; else UNKNOWN."""
+    cls = analyzer(ctx).owner_class(func)
+    init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if cls else None
+    if cls is None or init is None:
+        return UNKNOWN
+    methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+    value: object = UNKNOWN
+    for st in init.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and self_attr(st.targets[0]) == attr:
+            value = instances(ctx).init_value(st.value, cls, init)
+            continue
+        call = st.value if isinstance(st, ast.Expr) else None
+        f = call.func if isinstance(call, ast.Call) else None
+        m = methods.get(f.attr) if isinstance(f, ast.Attribute) and self_attr(f) is not None else None
+        if m is not None and isinstance(call, ast.Call):
+            stores = [x for x in m.body if isinstance(x, ast.Assign) and len(x.targets) == 1 and self_attr(x.targets[0]) == attr]
+            if stores:
+                value = _argument_value(stores[-1].value, m, call, cls, init, ctx)
+            continue
+        if any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store) for n in ast.walk(st)):
+            return UNKNOWN  # set under an `if`, in a loop...
+    return value
+
+
+def _argument_value(
+    e: ast.expr, method: ast.FunctionDef, call: ast.Call, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Context
+) -> object:
+    """`e` (a parameter of `method`, or a constant) for the call `call` `__init__` makes."""
+    if isinstance(e, ast.Constant):
+        return e.value
+    if not isinstance(e, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
+        return UNKNOWN
+    params = [a.arg for a in method.args.args][1:]
+    if e.id not in params:
+        return UNKNOWN
+    i = params.index(e.id)
+    given = next((k.value for k in call.keywords if k.arg == e.id), call.args[i] if i < len(call.args) else None)
+    if given is None:
+        return UNKNOWN
+    return instances(ctx).init_value(given, cls, init)
 
 
 def _taken(test: ast.expr, side: bool, func: ast.AST, ctx: Context) -> bool:
@@ -163,3 +274,4 @@ def _assigned(func: ast.AST, name: str) -> list[ast.expr]:
 
 
 DIAGNOSTIC_FILTERS.append(shape_folded)
+DIAGNOSTIC_FILTERS.append(reached_only_under_folded_test)
