@@ -33,16 +33,22 @@ Pusher = Callable[[Any, Callable[[Any], None], dict[int, Any], frozenset[type]],
 _SCALARS = frozenset({"identifier", "string", "constant", "int"})
 _SIGNATURE = re.compile(r"^\w+\((.*)\)$")
 
+class _Pushers(dict[type, Pusher]):
+    """node type -> its pusher, compiled on first use (`PUSHERS[t]` in the walk: one
+    subscript per node, no test for a missing one)."""
+
+    def __missing__(self, node_type: type) -> Pusher:
+        hit = self[node_type] = _compile(node_type)
+        return hit
+
+
 #: node type -> its pusher (read directly by the walk)
-PUSHERS: dict[type, Pusher] = {}
+PUSHERS: dict[type, Pusher] = _Pushers()
 
 
 def pusher(node_type: type) -> Pusher:
     """The pusher of `node_type` (compiled once per type)."""
-    hit = PUSHERS.get(node_type)
-    if hit is None:
-        hit = PUSHERS[node_type] = _compile(node_type)
-    return hit
+    return PUSHERS[node_type]
 
 
 def _shapes(node_type: type) -> dict[str, str] | None:
@@ -138,7 +144,19 @@ def _source(node_type: type, forward: bool = False) -> str:
             continue
         field: list[str] = []
         field.append(f"    v = getattr(node, {name!r}, None)" if shape in (None, "generic") else f"    v = node.{name}")
-        if shape == "list":
+        if shape == "list" and not forward:
+            # most lists hold one node (`args`, `targets`, a block of one statement): read
+            # it without a `reversed` iterator (an allocation per list)
+            field += [
+                "    if v:",
+                "        if len(v) == 1:",
+                "            c = v[0]",
+                _indent(one.format(v="c"), 2),
+                "        else:",
+                "            for c in reversed(v):",
+                _indent(one.format(v="c"), 3),
+            ]
+        elif shape == "list":
             field += ["    if v:", f"        for c in {order}(v):", _indent(one.format(v="c"), 2)]
         elif shape == "one":
             field.append(one.format(v="v"))

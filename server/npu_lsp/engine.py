@@ -47,7 +47,7 @@ from npu_lsp.astutil import (
     set_checked_words,
     statement_parents,
 )
-from npu_lsp.children import AST_TYPES, PUSHERS, pusher
+from npu_lsp.children import AST_TYPES, PUSHERS
 from npu_lsp.columns import LineColumns, split_lines
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
@@ -482,7 +482,6 @@ def node_span(node: ast.AST, columns: LineColumns | None = None) -> Span:
 
 # ----------------------------------------------------------------------------- dispatch
 _FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_FUNC_TYPE_SET = frozenset(_FUNC_TYPES)
 _dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
 #: What decides whether a rule runs in a file: (family, keeps the family's triggers,
 #: triggers, required imports, `Rule.words`).
@@ -893,21 +892,22 @@ class _Walker:
 
     def walk(self, root: ast.AST, scope: GraphScope | None, func: ast.AST | None) -> None:
         ctx, parents, levels = self.ctx, self.parents, self.levels
-        get_pusher = PUSHERS.get
+        pushers = PUSHERS
         scope_for = ctx.scopes.scope_for
         qualname = ctx.qualname
         # the node types visited at the level in force (no leaf or `arg` no rule there asks
         # for, no string or None; without a rule on `Attribute` or `Name`, `a.b` is not
         # visited either): part of `level`, set with it below
         attribute, name, call, assign = ast.Attribute, ast.Name, ast.Call, ast.Assign
-        func_types, restore, nothing = _FUNC_TYPE_SET, tuple, _NOTHING
-        # node type -> the bound `check`s of the rules that run at the level of the scope in force;
-        # the same for calls by (callee type, called name) (`_for_call`), and the entries
-        # of the calls' rules at that level
+        restore, nothing, special = tuple, _NOTHING, _SPECIAL
+        # node type -> the bound `check`s of the rules that run at the level of the scope in
+        # force, or `_SPECIAL` for the types handled below (`_steps`); the same for calls by
+        # (callee type, called name) (`_for_call`), and the entries of the calls' rules at
+        # that level
         level = levels[_level(scope)]
-        here, here_calls, call_entries, here_assigns, assign_entries, walked = level
+        steps, here, here_calls, call_entries, here_assigns, assign_entries, walked = level
         # Explicit stack instead of recursion: deeply nested input must not overflow ours.
-        # It holds nodes, plus one (scope, function, entries) tuple under the children of
+        # It holds nodes, plus one (scope, function, level) tuple under the children of
         # each function definition: popping it restores what was in force around that
         # function (no tuple per node).
         stack: list[Any] = [root]
@@ -919,62 +919,63 @@ class _Walker:
         while stack:
             node = pop()
             nt = type(node)
-            if nt is restore:
-                scope, func, level = node
-                here, here_calls, call_entries, here_assigns, assign_entries, walked = level
-                ctx.scope, ctx.function = scope, func
-                continue
-            is_func = nt in func_types
-            if is_func:
-                # a compiled function's own definition belongs to its scope
-                push((scope, func, level))
-                inner = scope_for(node)
-                if inner is not None:
-                    ctx.scope = scope = inner
-                    level = levels[_level(inner)]
-                    here, here_calls, call_entries, here_assigns, assign_entries, walked = level
-            # the rules that run at this scope's level (graph-only ones need a scope,
-            # STRICT-only ones a STRICT scope), filtered once per table and level
-            entries = here.get(nt)
-            if entries is not None and nt is call:
-                # and of those, the ones for this callee (`Rule.callee`) and called name
-                # (`Rule.calls`; `called_name` inlined), once per table, level and name
-                f = node.func
-                ft = type(f)
-                receiver = ""
-                if ft is attribute:
-                    called = f.attr
-                    v = f.value  # the receiver's shape (`Rule.wants_call`)
-                    vt = type(v)
-                    if vt is name:
-                        receiver = "self" if v.id == "self" else "name"
-                    elif vt is attribute and type(v.value) is name and v.value.id == "self":
-                        receiver = "self."
-                elif ft is name:
-                    q = qualname(f)
-                    called = q[q.rfind(".") + 1 :] if q else f.id
+            # one lookup per node: most nodes are of a type no rule at this level asks
+            # for (None), or have the rules' checks; the rest are `_SPECIAL`
+            entries = steps.get(nt)
+            is_func = False
+            if entries is special:
+                if nt is restore:
+                    scope, func, level = node
+                    steps, here, here_calls, call_entries, here_assigns, assign_entries, walked = level
+                    ctx.scope, ctx.function = scope, func
+                    continue
+                if nt is call:
+                    # the rules for this callee (`Rule.callee`) and called name
+                    # (`Rule.calls`; `called_name` inlined), once per table, level and name
+                    f = node.func
+                    ft = type(f)
+                    receiver = ""
+                    if ft is attribute:
+                        called = f.attr
+                        v = f.value  # the receiver's shape (`Rule.wants_call`)
+                        vt = type(v)
+                        if vt is name:
+                            receiver = "self" if v.id == "self" else "name"
+                        elif vt is attribute and type(v.value) is name and v.value.id == "self":
+                            receiver = "self."
+                    elif ft is name:
+                        q = qualname(f)
+                        called = q[q.rfind(".") + 1 :] if q else f.id
+                    else:
+                        called = ""
+                    key = (ft, called, receiver)
+                    entries = here_calls.get(key)
+                    if entries is None:
+                        entries = here_calls[key] = _for_call(call_entries, ft, called, receiver)
+                elif nt is assign:
+                    # the rules for this shape (`Rule.wants_assign`): one target's type (None
+                    # for several), the value's type and, for a call, its callee's
+                    # (`Rule.wants_assigned_call`), once per table and level
+                    targets = node.targets
+                    value = node.value
+                    vt = type(value)
+                    akey = (type(targets[0]) if len(targets) == 1 else None, vt, type(value.func) if vt is call else None)
+                    entries = here_assigns.get(akey)
+                    if entries is None:
+                        entries = here_assigns[akey] = _for_assign(assign_entries, *akey)
                 else:
-                    called = ""
-                key = (ft, called, receiver)
-                hit = here_calls.get(key)
-                if hit is None:
-                    hit = here_calls[key] = _for_call(call_entries, ft, called, receiver)
-                entries = hit
-            elif entries is not None and nt is assign:
-                # and of those, the ones for this shape (`Rule.wants_assign`): one target's
-                # type (None for several), the value's type and, for a call, its callee's
-                # (`Rule.wants_assigned_call`), once per table and level
-                targets = node.targets
-                value = node.value
-                vt = type(value)
-                akey = (type(targets[0]) if len(targets) == 1 else None, vt, type(value.func) if vt is call else None)
-                hit = here_assigns.get(akey)
-                if hit is None:
-                    hit = here_assigns[akey] = _for_assign(assign_entries, *akey)
-                entries = hit
+                    # a function: its own definition belongs to the scope it compiles to
+                    is_func = True
+                    push((scope, func, level))
+                    inner = scope_for(node)
+                    if inner is not None:
+                        ctx.scope = scope = inner
+                        level = levels[_level(inner)]
+                        steps, here, here_calls, call_entries, here_assigns, assign_entries, walked = level
+                    entries = here.get(nt)
             if entries:
                 for check in entries:
-                    # `run` inlined: ~20k rule calls on a 5,000-line file, most finding nothing
+                    # `run` inlined: ~12k rule calls on a 5,000-line file, most finding nothing
                     try:
                         found = check(node, ctx)
                         if found is nothing:
@@ -989,10 +990,7 @@ class _Walker:
             # Children pushed in reverse so they are visited in source order, each recorded
             # with its parent; leaves (or `a.b`) no rule asked for are left out. The loop
             # over the type's fields is written out per type (`children.pusher`).
-            push_children = get_pusher(nt)
-            if push_children is None:
-                push_children = pusher(nt)
-            push_children(node, push, parents, walked)
+            pushers[nt](node, push, parents, walked)
 
 
 def _rule_of(check: _Run) -> Rule:
@@ -1004,6 +1002,10 @@ def _rule_of(check: _Run) -> Rule:
 
 #: what a rule returns when it finds nothing without a generator (`return ()`)
 _NOTHING: tuple[()] = ()
+#: in the walk's table of a level (`_steps`), the node types it handles on their own:
+#: functions (scope changes), calls and assignments with rules (entries by shape), and
+#: the tuple restoring the scope around a function
+_SPECIAL: list[_Run] = []
 
 
 def _level(scope: GraphScope | None) -> int:
@@ -1024,14 +1026,14 @@ def _at_level(rules: list[Rule], level: int) -> list[_LevelEntry]:
 def _narrowed_level(level: _Level, narrowed: dict[int, frozenset[str]]) -> _Level:
     """`level` with the `calls` of the rules in `narrowed` (by id) cut down to the names
     given, and an empty table of call entries by name (`_Walker.narrow_calls`)."""
-    here, _calls, call_entries, here_assigns, assign_entries, walked = level
+    steps, here, _calls, call_entries, here_assigns, assign_entries, walked = level
     entries: list[_LevelEntry] = []
     for r, check, calls, callee, wants in call_entries:
         names = narrowed.get(id(r))
         if names is not None:
             calls = names if calls is None else calls & names
         entries.append((r, check, calls, callee, wants))
-    return here, {}, entries, here_assigns, assign_entries, walked
+    return steps, here, {}, entries, here_assigns, assign_entries, walked
 
 
 def _for_call(entries: list[_LevelEntry], callee: type, called: str, receiver: str = "") -> list[_Run]:
@@ -1110,12 +1112,13 @@ _AssignEntry = tuple[
 #: What the walk calls: a rule's bound `check` (its `__self__` is the rule, named if it
 #: crashes; no (rule, check) pair to unpack per call)
 _Run = Callable[..., Iterable[Diagnostic]]
-#: Per level (`_level`): node type -> the rules that run there (types without any left
-#: out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
+#: Per level (`_level`): the walk's table (`_steps`), node type -> the rules that run
+#: there (types without any left out), (callee type, called name) -> the rules for such a call (`_for_call`, filled by
 #: the walk as it meets the names), and the entries of the call rules to pick them from;
 #: the same for assignments by (target type, value type, callee type) (`_for_assign`)
 #: and the node types the walk visits at that level (`_walked`)
 _Level = tuple[
+    dict[type, list[_Run]],
     dict[type, list[_Run]],
     dict[tuple[type, str, str], list[_Run]],
     list[_LevelEntry],
@@ -1144,6 +1147,7 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
         }
         levels.append(
             (
+                _steps(here),
                 here,
                 {},
                 _at_level(table.get(ast.Call, []), level),
@@ -1156,6 +1160,18 @@ def _compile_table(table: dict[type[ast.AST], list[Rule]]) -> tuple[_Levels, fro
     if any(table is t for t in _dispatch_cache.values()):
         _compiled_tables[id(table)] = (table, compiled)  # kept alive by the cache: id stays
     return compiled
+
+
+def _steps(here: dict[type, list[_Run]]) -> dict[type, list[_Run]]:
+    """The walk's table of a level: `here`, with `_SPECIAL` for the types the walk handles
+    on their own (functions, the scope-restoring tuple, and calls and assignments when
+    rules at this level ask for them), so that a node costs one lookup before its rules."""
+    steps = dict(here)
+    special: list[type] = [*_FUNC_TYPES, tuple]
+    special += [t for t in (ast.Call, ast.Assign) if t in here]
+    for t in special:
+        steps[t] = _SPECIAL
+    return steps
 
 
 def _walked(types: Iterable[type]) -> frozenset[type]:
