@@ -34,6 +34,11 @@ _GRAD_BUILDERS = frozenset({"value_and_grad", "grad", "vjp", "jvp", "jacfwd", "j
 
 #: a call of a capitalised name (cheap to scan); kept when the name is a layer of the table
 _LAYER_CALL = re.compile(r"([A-Z][A-Za-z0-9]*)\(")
+#: `_LAYER_CALL` in the reversed text: the same names, each reversed (the greedy run backs
+#: off to the last capital it passed, which is the name's first one). Led by the literal
+#: `(`, which `sre` skips to, where `_LAYER_CALL` tries its class at every position of a
+#: range: 5.6 M instructions on bench_lsp_engine's 5,000-line file.
+_LAYER_CALL_REVERSED = re.compile(r"\(([A-Za-z0-9]*[A-Z])")
 
 
 def _layer_calls(ctx: Context) -> tuple[list[str] | None, list[int]]:
@@ -65,8 +70,8 @@ def _two_layer_calls(found: tuple[list[str] | None, list[int]], first: int, last
     if lines is None:
         return bisect.bisect_right(hits, last) - bisect.bisect_left(hits, first) >= 2
     count = 0
-    for m in _LAYER_CALL.finditer("\n".join(lines[first - 1 : last])):
-        if m.group(1) in _NN_LAYER_PARAM:
+    for m in _LAYER_CALL_REVERSED.finditer("\n".join(lines[first - 1 : last])[::-1]):
+        if m.group(1)[::-1] in _NN_LAYER_PARAM:
             count += 1
             if count == 2:
                 return True
