@@ -29,6 +29,10 @@ _NONE_IF = re.compile(r"None[ \t]+if\b")
 _ELSE_BEFORE = re.compile(r"\belse[ \t]+$")
 #: a line that may bind or return None (`y = None`, `return None`, a bare `return`)
 _NONE_LINE = re.compile(r"^[ \t]*(?:[A-Za-z_]\w*[ \t]*=[ \t]*None|return(?:[ \t]+None)?)[ \t]*(?:#.*)?$", re.M)
+#: the characters `[ \t]` matches (`_NONE_IF` after its "None"), and those `_ELSE_BEFORE`
+#: can end on ("else \n": `$` matches before a line break at the end of the range)
+_BLANKS = frozenset(" \t")
+_BEFORE_NONE = frozenset(" \t\n")
 #: the words a line `_NONE_LINE` matches spells (one of them)
 _NONE_WORDS = ("None", "return")
 
@@ -52,7 +56,7 @@ def _none_lines(ctx: Context) -> list[int]:
                 i = find(word, i + len(word))
         match = _NONE_LINE.match
         for start in sorted(starts):
-            if match(text, start) is not None:
+            if _may_end_none_line(text, start) and match(text, start) is not None:
                 line += text.count("\n", pos, start)
                 pos = start
                 hit.append(line)
@@ -190,6 +194,19 @@ def returns_none_joined(func: ast.FunctionDef, ctx: Context) -> bool:
     return any(_under_tensor_if(r, func, ctx, set()) for r in rets)
 
 
+def _may_end_none_line(text: str, start: int) -> bool:
+    """Can the line starting at `start` match `_NONE_LINE`? Without a `#` on it, only when it
+    ends (blanks aside) with "None" or "return": most lines spelling one of them do not
+    (`return f(x)`, `if m is not None:`), and a regex call costs a few thousand
+    instructions, a look at the line's end a few hundred."""
+    end = text.find("\n", start)
+    line = text[start:] if end < 0 else text[start:end]
+    if "#" in line:
+        return True
+    line = line.rstrip(" \t")
+    return line.endswith("None") or line.endswith("return")
+
+
 def _ifexp_none_lines(ctx: Context) -> list[int]:
     """The numbers of the lines holding `None if` or `else None` (once per file)."""
     hit: list[int] | None = ctx.cache.get(_IFEXP_KEY)
@@ -198,7 +215,11 @@ def _ifexp_none_lines(ctx: Context) -> list[int]:
         text, hit, line, pos = ctx.text, [], 1, 0
         i = text.find("None")
         while i >= 0:
-            if _NONE_IF.match(text, i) or _ELSE_BEFORE.search(text, max(0, i - 12), i):
+            # (each pattern needs a blank beside the "None", or for `$` a line break
+            # before it: most have neither, and are passed without a regex call)
+            if (text[i + 4 : i + 5] in _BLANKS and _NONE_IF.match(text, i)) or (
+                i > 0 and text[i - 1] in _BEFORE_NONE and _ELSE_BEFORE.search(text, max(0, i - 12), i)
+            ):
                 line += text.count("\n", pos, i)
                 pos = i
                 if not hit or hit[-1] != line:
