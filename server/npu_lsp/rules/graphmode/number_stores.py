@@ -21,8 +21,8 @@ _NUMBER_BUILTINS = frozenset({"builtins.int", "builtins.float", "builtins.round"
 
 #: a store on `self` of what may be a number (`self.n = 0.5`, `self.r = 1.0 - ...`,
 #: `self.a = min(...)`, `self.s = self.k / 2`): `__init__`'s own stores match too, the
-#: statements decide (`number_store`)
-_SELF_NUMBER = re.compile(r"self\.\w++[ \t]*+=[ \t]*+(?:[-(.\d]|self\.|min\(|max\(|float\(|int\()")
+#: statements decide (`number_store`); names are read atomically as in flow's `_SELF_UPDATE`
+_SELF_NUMBER = re.compile(r"self\.(?=(\w+))\1[ \t]*=[ \t]*(?:[-(.\d]|self\.|min\(|max\(|float\(|int\()")
 
 
 def _stores_self_numbers_text(ctx: Context) -> bool:
@@ -116,7 +116,7 @@ def _number(v: ast.expr, target: str, ctx: Context, func: ast.AST) -> bool:
 
 
 #: a store into an attribute of an object held on `self` (`self.cfg.ratio = ...`, `+=`)
-_HELD_STORE = re.compile(r"self\.\w++\.\w++[ \t]*+(?:[-+*/%]|//|\*\*)?=[^=]")
+_HELD_STORE = re.compile(r"self\.(?=(\w+))\1\.(?=(\w+))\2[ \t]*(?:[-+*/%]|//|\*\*)?=[^=]")
 
 
 def stores_held_numbers(ctx: Context) -> bool:
