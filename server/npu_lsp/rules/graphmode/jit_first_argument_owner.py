@@ -11,7 +11,7 @@ from importlib import resources
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
 _MAX_DEPTH = 4
 #: numpy functions whose array MS213 takes for non-empty: a truthy array, or one of more than
@@ -329,7 +329,7 @@ def _module_callee_type(name: str, ctx: Context, depth: int) -> _Owner | None:
     if not isinstance(d, ast.FunctionDef) or ctx.scopes.scope_for(d) is not None:
         return None
     found: _Owner | None = None
-    for r in _returns(d):
+    for r in returns_in(d.body):
         if r.value is None:
             return None
         t = _host_type(r.value, r, d, ctx, depth + 1)
@@ -337,16 +337,6 @@ def _module_callee_type(name: str, ctx: Context, depth: int) -> _Owner | None:
             return None
         found = t
     return found
-
-
-def _returns(func: ast.FunctionDef) -> Iterator[ast.Return]:
-    stack: list[ast.AST] = list(func.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Return):
-            yield n
-        elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.expr)):
-            stack.extend(ast.iter_child_nodes(n))
 
 
 def _truthy_class(cls: ast.ClassDef, ctx: Context, depth: int) -> bool:
