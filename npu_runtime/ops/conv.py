@@ -129,7 +129,8 @@ def conv2d(inputs: list[np.ndarray], attrs: Attrs) -> list[np.ndarray]:
     t, b, left, r = g.pads
     xp = np.pad(x.astype(F32), ((0, 0), (0, 0), (t, b), (left, r)))
     eh, ew = g.dh * (g.kh - 1) + 1, g.dw * (g.kw - 1) + 1
-    win = sliding_window_view(xp, (eh, ew), axis=(2, 3))[:, :, :: g.sh, :: g.sw, :: g.dh, :: g.dw]
+    # a window over every axis (1 over N and C): numpy < 2.3's stubs type `axis` as one int
+    win = sliding_window_view(xp, (1, 1, eh, ew))[:, :, :: g.sh, :: g.sw, 0, 0, :: g.dh, :: g.dw]
     win = win[:, :, : g.ho, : g.wo]
     wf = w.astype(F32)
     cog = g.co // g.groups

@@ -73,7 +73,8 @@ def _windows(x: np.ndarray, attrs: Attrs, name: str, fill: float):
         pad = ((0, 0), (0, 0), (0, 0), (0, 0))
     xp = np.pad(accumulate(x), pad, constant_values=fill)
     valid = np.pad(np.ones((h, w), np.float32), pad[2:])
-    win = sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw][:, :, :ho, :wo]
+    # a window over every axis (1 over N and C): numpy < 2.3's stubs type `axis` as one int
+    win = sliding_window_view(xp, (1, 1, kh, kw))[:, :, ::sh, ::sw, 0, 0][:, :, :ho, :wo]
     vwin = sliding_window_view(valid, (kh, kw))[::sh, ::sw][:ho, :wo]
     return win, vwin
 

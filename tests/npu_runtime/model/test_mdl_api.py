@@ -253,7 +253,7 @@ def _run_gear(
 
 
 def _ort(onnx_path: Path, x: np.ndarray) -> np.ndarray:
-    import onnxruntime as ort
+    ort = pytest.importorskip("onnxruntime")
 
     return ort.InferenceSession(str(onnx_path)).run(None, {"input": x})[0]
 
@@ -307,6 +307,7 @@ def test_dynamic_image_size_and_dynamic_dims(dev: ModuleType, tmp_path: Path) ->
 def test_reference_evaluator_runs_the_model_without_onnxruntime(
     models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    pytest.importorskip("onnxruntime")
     from npu_runtime.model.executor import Executor
 
     f = om.loads(models["static"].read_bytes())
