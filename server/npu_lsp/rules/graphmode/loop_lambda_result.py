@@ -57,6 +57,12 @@ class LoopLambdaResult(GraphRule):
 
     ## Fix safety
     No automatic fix.
+
+    ## References
+    - RULES.md, section 1 (rejected at every level).
+    - Measured on MindSpore 2.10 (written/gen18 probes `genfresh27_ll_*`, `genfresh27_nn_*`;
+      fresh v5 seeds 10000024, 10500052, 10500084, 10800119, 10800134, 11200091, 11300157,
+      11400153 fail so, 10800052 and 11100097 return the result and compile).
     """
 
     nodes = (ast.Call,)
