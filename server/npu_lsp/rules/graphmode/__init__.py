@@ -65,6 +65,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     loop_else,
     loop_function_made_in_graph,
     loop_lambda,
+    loop_lambda_result,
     map_argument_types,
     map_closure_free_variable,
     mask_int_setitem_strict,

@@ -414,7 +414,9 @@ def _fed_tensor(e: ast.expr, ctx: Context) -> bool:
     program's module-level calls (a jit function's parameter the values model leaves
     unknown: `map(lambda r: r * 2, x)` with `step(Tensor(...))`, fresh v5 seeds
     `lambda_map`, "Map can only be applied to list, tuple, but got Tensor[Float32]" at both
-    levels)?"""
+    levels)? On a loop's first pass, which MindSpore compiles first: `x = ops.stack(list(map(
+    lambda r: r * 2, x))) / 2` in `for _ in range(2):` fails there, whatever the second pass
+    is given (fresh v5 seed 11400024)."""
     from npu_lsp.rules.graphmode.ranks import is_tensor, ranks
 
     assert ctx.function is not None
@@ -422,7 +424,7 @@ def _fed_tensor(e: ast.expr, ctx: Context) -> bool:
         e = e.value
     if type(e) is not ast.Name:
         return False  # what a call returns (`ops.unstack(x)`: a tuple) is the values model's
-    got = ranks(ctx).value_at(e, ctx.function)
+    got = ranks(ctx).value_at(e, ctx.function, first=True)
     return bool(got) and all(is_tensor(v) for v in got)
 
 

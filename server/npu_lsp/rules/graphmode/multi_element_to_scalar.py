@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.ranks import Val, describe, multi_element, ranks
+from npu_lsp.rules.graphmode.ranks import DYN_RANK, Val, describe, multi_element, ranks
 
 _CONVERSIONS = frozenset({"int", "float", "bool"})
 _SCALAR = "Can not convert Tensor with more than one element to Scalar"
@@ -87,8 +87,11 @@ class MultiElementTensorToScalar(GraphRule):
         target, how = _converted(node, ctx)
         if target is None:
             return ()
-        shapes = [v for v in ranks(ctx).value_at(target, func) if multi_element(v)]
+        got = ranks(ctx).value_at(target, func)
+        shapes = [v for v in got if multi_element(v)]
         if not shapes:
+            if how in ("item", "int", "float") and DYN_RANK in (got or ranks(ctx).value_at(target, func, comprehension=True)):
+                return [ctx.diagnostic(self, node, _unknown_rank(how))]
             return ()
         return self._report(node, ctx, target, how, shapes)
 
@@ -114,6 +117,15 @@ class MultiElementTensorToScalar(GraphRule):
         else:
             msg = f"`{how}()` of a tensor of shape {shape}: MindSpore: \"{_SCALAR}\"{hint}"
         yield ctx.diagnostic(self, node if how != "condition" else target, msg)
+
+
+def _unknown_rank(how: str) -> str:
+    what = "`.item()`" if how == "item" else f"`{how}()`"
+    return (
+        f"{what} of a tensor whose rank MindSpore does not know while compiling: a tensor condition "
+        "joins values of different ranks into it (MindSpore: \"The tensor should have only one element. "
+        "But the shape of input tensor is None.\"); give both sides one rank, or reduce first (`.sum()`)"
+    )
 
 
 def _converted(node: ast.AST, ctx: Context) -> tuple[ast.expr | None, str]:

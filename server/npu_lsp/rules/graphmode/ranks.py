@@ -54,6 +54,20 @@ NUMS: Final = "nums"
 NUM_ROWS: Final = "num_rows"
 #: a dict display with string keys whose values are all Python numbers (`{'mean': m, 'n': 3}`)
 NUM_DICT: Final = "num_dict"
+#: a tensor whose rank MindSpore does not know while compiling: a tensor `if` (or conditional
+#: expression) joined tensors of different ranks (`y = x[0] if x.sum() > 0 else x.sum()`), or
+#: arithmetic on such a join; indexing keeps it unknown, a reduction over all axes gives `()`
+#: (measured, written/gen18 probes `genfresh27_it_*`: `.item()` of `(x + y)[0, 0]` fails
+#: with "The tensor should have only one element. But the shape of input tensor is None.")
+DYN_RANK: Final = "dyn_rank"
+#: prefix of an env key holding the items of a list display or unrolled comprehension a name
+#: was bound to (`Items`), forgotten when a statement may change the list
+_LIST: Final = "[]"
+#: prefix of an env key holding the rank of a top graph's tensor input (`construct` of the network
+#: called, an `@ms.jit` function): MindSpore decides `if x.ndim == 2:` on a parameter `x` of that
+#: graph by the input's rank, whatever `x` was rebound to before (`x = x.sum()`), in the graph's
+#: own statements outside loops (measured, written/gen18 probes `genfresh27_nd_*`)
+_INPUT_RANK: Final = "<rank>"
 #: an env key: the code from here on does not run (after `return`, `raise`, `break`...)
 _DEAD: Final = "<dead>"
 
@@ -66,8 +80,23 @@ class Items:
     values: tuple[Val, ...]
 
 
+@dataclass(frozen=True)
+class Keywords:
+    """The `**kwargs` dict a call gives: the keywords no named parameter takes, by name.
+    MindSpore builds it while compiling, so `'bias' in kwargs` and `kwargs.get('scale', 1.0)`
+    are decided then (a call giving none: an empty dict)."""
+
+    items: tuple[tuple[str, Val], ...]
+
+    def get(self, key: str) -> tuple[bool, Val]:
+        for k, v in self.items:
+            if k == key:
+                return True, v
+        return False, None
+
+
 #: an int is a Python int the graph knows while compiling (`x.shape[0]`, `x.ndim`, a loop index)
-Val = Shape | str | int | Items | None
+Val = Shape | str | int | Items | Keywords | None
 Env = dict[str, Val]
 
 _DATA = json.loads(Path(__file__).with_name("ms_shapes.json").read_text(encoding="utf-8"))
@@ -75,6 +104,7 @@ _METHODS: Final[dict[str, dict[str, object]]] = _DATA["tensor_methods"]
 _FUNCS: Final[dict[str, dict[str, object]]] = _DATA["ops_functions"]
 _AXIS_KW: Final = frozenset(_DATA["axis_keywords"])
 _KEEP_KW: Final = frozenset(_DATA["keepdims_keywords"])
+_SAME_LAYERS: Final = frozenset(f"mindspore.nn.{n}" for n in _DATA["same_shape_layers"]["names"])
 _TENSOR_CTORS: Final = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.tensor"})
 _SHAPED_MAKERS: Final = frozenset({"zeros", "ones", "empty", "full", "randn", "rand", "standard_normal", "random"})
 _SIZED_RANDOM: Final = frozenset({"uniform", "normal", "randint", "random", "standard_normal", "random_sample"})
@@ -123,6 +153,19 @@ def multi_element(v: Val) -> bool:
     if not isinstance(v, tuple):
         return False
     return len(v) >= 2 or (len(v) == 1 and v[0] is not None and v[0] != 1)
+
+
+def _rank_join(a: Val, b: Val) -> Val:
+    """The value a tensor condition's two sides join to: either side's when equal, an
+    unknown rank when they are tensors of different ranks, else unknown."""
+    if a == b:
+        return a
+    ranks_of = [len(v) if isinstance(v, tuple) else -1 if v == DYN_RANK else None for v in (a, b)]
+    if None in ranks_of or ranks_of[0] == ranks_of[1]:
+        return None
+    if all(isinstance(v, tuple) and _numel(v) == 1 for v in (a, b)):
+        return None  # `()` with `(1,)`: `.item()` of the join compiles (probe `genfresh27_it_scalar_vs_one_y0item`)
+    return DYN_RANK
 
 
 def describe(v: Val) -> str:
@@ -624,31 +667,41 @@ class Ranks:
         self._partials = ctx.mentions("partial")
 
     # ------------------------------------------------------------------ public
-    def value_at(self, e: ast.expr, func: ast.AST) -> list[Val]:
+    def value_at(self, e: ast.expr, func: ast.AST, first: bool = False, comprehension: bool = False) -> list[Val]:
         """The values `e` (in `func`, outside comprehensions and lambdas) has in each known
-        call context of `func`."""
+        call context of `func` (`first`: only on the first pass of a loop it is in, which
+        MindSpore compiles first; `comprehension`: also in a comprehension's element, its
+        own names unknown)."""
         self._start()
         envs = self._contexts.get(id(func))
         if not envs:
             return []
-        st = self._statement(e, func)
+        own: list[str] = []
+        st = self._statement(e, func, own if comprehension else None)
         if st is None:
             return []
+        quirk = isinstance(st, ast.If) and st.test is e
         out: list[Val] = []
         for env in envs:
             run = self._runs.get((id(func), env_key(env)))
-            for before in run.before.get(id(st), ()) if run is not None else ():
-                out.append(self.ev(e, before, func, 0))
+            passes = run.before.get(id(st), []) if run is not None else []
+            for before in passes[:1] if first else passes:
+                if own:
+                    before = {**before, **dict.fromkeys(own)}
+                got = self._input_rank_test(e, before) if quirk else None
+                out.append(self.ev(e, before, func, 0) if got is None else got)
         return out
 
     def _dynamic(self, test: ast.expr, func: ast.AST) -> bool:
         """A condition on a tensor (both sides compile), not one decided while compiling."""
         return analyzer(self.ctx).kind(test, func).dynamic and not _shape_condition(test, func, self.ctx)
 
-    def _statement(self, e: ast.AST, func: ast.AST) -> ast.stmt | None:
+    def _statement(self, e: ast.AST, func: ast.AST, own: list[str] | None = None) -> ast.stmt | None:
         node: ast.AST | None = e
         while node is not None and not isinstance(node, ast.stmt):
-            if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            if own is not None and isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+                own.extend(n for g in node.generators for n in _names(g.target))
+            elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                 return None
             parent = self.ctx.parent(node)
             if isinstance(parent, ast.IfExp) and node is not parent.test and not self._dynamic(parent.test, func):
@@ -664,7 +717,8 @@ class Ranks:
         for call, where, target in self._entry_calls():
             env = self._bind(target, call, lambda a, w=where: self.host.of(a, w))
             if env is not None and any(is_tensor(v) for v in env.values()):
-                self.analyse(target, env, 0)
+                ranks_in = {_INPUT_RANK + n: len(v) for n, v in env.items() if isinstance(v, tuple)}
+                self.analyse(target, {**env, **ranks_in}, 0)
 
     def _entry_calls(self) -> list[tuple[ast.Call, ast.AST, ast.FunctionDef]]:
         """Calls of module-level code and of plain functions (not methods, not compiled
@@ -752,14 +806,18 @@ class Ranks:
         for p in (*args.kwonlyargs, args.vararg, args.kwarg):
             if p is not None:
                 env[p.arg] = None
+        assert callable(value)
         if args.vararg is not None:
-            assert callable(value)
             env[args.vararg.arg] = Items(tuple(value(a) for a in extra))
+        if args.kwarg is not None:
+            taken = {*params, *(a.arg for a in args.kwonlyargs)}
+            env[args.kwarg.arg] = Keywords(tuple((k.arg, value(k.value)) for k in call.keywords if k.arg is not None and k.arg not in taken))
         defaults = args.defaults
-        for name, default in zip(params[len(params) - len(defaults) :], defaults, strict=True):
+        named = [*zip(params[len(params) - len(defaults) :], defaults, strict=True)]
+        named += [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+        for name, default in named:
             if isinstance(default, ast.Constant) and (default.value is None or isinstance(default.value, (int, float))):
                 env[name] = NONE if default.value is None else NUM
-        assert callable(value)
         for name, arg in zip(params, call.args, strict=False):
             env[name] = value(arg)
         for kw in call.keywords:
@@ -804,6 +862,8 @@ class Ranks:
         return env
 
     def _statement_effect(self, st: ast.stmt, env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
+        if any(k[:2] == _LIST for k in env):
+            _forget_changed_lists(st, env)
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
             if st.value is None:
                 return env
@@ -820,13 +880,16 @@ class Ranks:
                 env[st.target.id] = self._binary(st.target, st.value, st.op, env, func, depth)
             return env
         if isinstance(st, ast.If):
-            live = self._fold(st.test, env, func)
+            live = self._input_rank_test(st.test, env)
+            if live is None:
+                live = self._fold(st.test, env, func)
             if live is not None:
                 return self._block(st.body if live else st.orelse, env, func, run, depth)
             recording = run.recording
             # a condition MindSpore decides while compiling that we cannot (on shapes, types
             # or state not known here): which side compiles is not known
-            run.recording = recording and self._both_sides(st.test, env, func)
+            both = self._both_sides(st.test, env, func)
+            run.recording = recording and both
             try:
                 a = self._block(st.body, dict(env), func, run, depth)
                 b = self._block(st.orelse, dict(env), func, run, depth)
@@ -836,18 +899,12 @@ class Ranks:
                 return b
             if _DEAD in b:
                 return a
-            return _merge(a, b)
+            return _merge(a, b, both)
         if isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
-            items = self._unrolled(st, env, func, depth)
-            if items is not None:
-                for value in items:
-                    self._assign(st.target, value, st.target, env, func, depth)  # type: ignore[union-attr]
-                    env = self._block(st.body, env, func, run, depth)
-                    if _DEAD in env:
-                        return env  # a `raise` on this pass
-                return self._block(st.orelse, env, func, run, depth)
-            out = self._loop(st, env, func, run, depth)
-            return self._block(st.orelse, out, func, run, depth)
+            inputs = {k: env.pop(k) for k in [k for k in env if k[:6] == _INPUT_RANK]}  # a loop's body: its own graph
+            env = self._loop_statement(st, env, func, run, depth)
+            env.update(inputs)
+            return env
         if isinstance(st, (ast.With, ast.AsyncWith)):
             for item in st.items:
                 if item.optional_vars is not None:
@@ -862,9 +919,35 @@ class Ranks:
             env[n] = None
         return env
 
+    def _loop_statement(self, st: ast.For | ast.AsyncFor | ast.While, env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
+        items = self._unrolled(st, env, func, depth)
+        if items is not None:
+            for value in items:
+                self._assign(st.target, value, st.target, env, func, depth)  # type: ignore[union-attr]
+                env = self._block(st.body, env, func, run, depth)
+                if _DEAD in env:
+                    return env  # a `raise` on this pass
+            return self._block(st.orelse, env, func, run, depth)
+        out = self._loop(st, env, func, run, depth)
+        return self._block(st.orelse, out, func, run, depth)
+
+    @staticmethod
+    def _input_rank_test(test: ast.expr, env: Env) -> bool | None:
+        """`if x.ndim == 2:` (one comparison, `.ndim` of a parameter on the left, an int on
+        the right) in a top graph's own statements: decided by the input's rank."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE):
+            return None
+        left, right = test.left, test.comparators[0]
+        if not (isinstance(left, ast.Attribute) and left.attr == "ndim" and isinstance(left.value, ast.Name)):
+            return None
+        rank = env.get(_INPUT_RANK + left.value.id)
+        if type(rank) is not int or not (isinstance(right, ast.Constant) and type(right.value) is int):
+            return None
+        return bool(_COMPARE[type(test.ops[0])](rank, right.value))
+
     def _loop(self, st: ast.For | ast.AsyncFor | ast.While, env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
         """A name keeps its value through a loop only when no statement of a pass changes it."""
-        entry = dict(env)
+        entry = {k: v for k, v in env.items() if k[:2] != _LIST}  # a pass may grow a list
         if isinstance(st, (ast.For, ast.AsyncFor)):
             number = self._number_items(st, env, func)
             for n in _names(st.target):
@@ -969,6 +1052,11 @@ class Ranks:
     def _assign(self, t: ast.expr, v: Val, value: ast.expr, env: Env, func: ast.AST, depth: int) -> None:
         if isinstance(t, ast.Name):
             env[t.id] = v
+            items = self._items(value, env, func, depth) if type(value) in (ast.List, ast.Tuple, ast.ListComp) else None
+            if items is not None:
+                env[_LIST + t.id] = Items(tuple(items))
+            else:
+                env.pop(_LIST + t.id, None)
         elif _self_attr(t):
             assert isinstance(t, ast.Attribute)
             env["self." + t.attr] = v
@@ -1015,7 +1103,9 @@ class Ranks:
                 return None
             return all(got) if isinstance(e.op, ast.And) else any(got)
         if isinstance(e, ast.Compare):
-            if len(e.ops) != 1 or isinstance(e.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if len(e.ops) == 1 and isinstance(e.ops[0], (ast.In, ast.NotIn)):
+                return self._keyword_given(e.left, e.comparators[0], e.ops[0], env, func, depth)
+            if len(e.ops) != 1 or isinstance(e.ops[0], (ast.Is, ast.IsNot)):
                 return None
             left, right = self.ev(e.left, env, func, depth), self.ev(e.comparators[0], env, func, depth)
             if isinstance(left, int) and isinstance(right, int):
@@ -1026,6 +1116,8 @@ class Ranks:
             if live is not None:  # decided while compiling (`x if bias is None else x + bias`)
                 return self.ev(e.body if live else e.orelse, env, func, depth)
             a, b = self.ev(e.body, env, func, depth), self.ev(e.orelse, env, func, depth)
+            if a != b and self._both_sides(e.test, env, func):
+                return _rank_join(a, b)
             return a if a == b else None
         if isinstance(e, ast.Subscript):
             if isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
@@ -1035,7 +1127,12 @@ class Ranks:
                     return None
                 dim = dims[i]
                 return dim if dim is not None else NUM
+            if _self_attr(e.value) and self._self_number_entry(e, func):
+                return NUM
             base = self.ev(e.value, env, func, depth)
+            if isinstance(base, Keywords):
+                sub = e.slice
+                return base.get(sub.value)[1] if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else None
             if isinstance(base, Items):
                 i = _int(e.slice)
                 if i is not None:
@@ -1051,6 +1148,8 @@ class Ranks:
                 return NUM_ROWS if isinstance(e.slice, ast.Slice) else NUMS
             if base == NUM_DICT:
                 return NUM if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) else None
+            if base == DYN_RANK:
+                return DYN_RANK
             if not isinstance(base, tuple):
                 return None
             idx = e.slice
@@ -1142,6 +1241,24 @@ class Ranks:
             return NUM
         return NUM if isinstance(e, ast.Attribute) and self._number_field(e, func) else None
 
+    def _self_number_entry(self, e: ast.Subscript, func: ast.AST) -> bool:
+        """`self.stats['n']` of a dict display `__init__` sets once (`self.stats = {'n': 0,
+        'sum': 0.0}`) whose value under that key is a number: a Python number, also after
+        the graph adds to it (fresh v5 seed 11400173: `x + self.stats['n'] * 0` keeps `x`'s
+        shape)."""
+        key = e.slice
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return False
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        held = a._self_values(cls).get(e.value.attr, []) if cls is not None else []  # type: ignore[attr-defined]
+        if len(held) != 1 or not isinstance(held[0], ast.Dict):
+            return False
+        for k, v in zip(held[0].keys, held[0].values, strict=True):
+            if isinstance(k, ast.Constant) and k.value == key.value:
+                return isinstance(v, ast.Constant) and type(v.value) in (int, float)
+        return False
+
     def _number_field(self, e: ast.Attribute, func: ast.AST) -> bool:
         """`CFG.scale` of a module-level object (`CFG = Cfg(scale=0.5)`) or `self.cfg.scale` of
         one set once in `__init__`, whose class (a dataclass, a NamedTuple) annotates the
@@ -1177,16 +1294,23 @@ class Ranks:
             given = given.operand
         return given is None or (isinstance(given, ast.Constant) and type(given.value) in (int, float))
 
-    def _layer_call(self, attr: str, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+    def _layer_call(self, attr: str, e: ast.Call, env: Env, func: ast.AST, depth: int, at: int | None = None) -> Val:
         """`self.fc(x)` with `self.fc = nn.Dense(d, k)` set once in `__init__`: the shape of `x`
         with its last dim `k` (unknown when `k` is not a literal); `self.cell(x, h)` with an
-        `nn.GRUCell` / `nn.RNNCell`: the shape of `h` (the new hidden state)."""
+        `nn.GRUCell` / `nn.RNNCell`: the shape of `h` (the new hidden state). `at`: the item
+        of a list display (also given to `nn.CellList` / `nn.SequentialCell`) held there
+        (`self.layers[0](x)`, fresh v5 seed 11400100)."""
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
         held = a._self_values(cls).get(attr, []) if cls is not None else []
+        if len(held) == 1 and at is not None and held[0] is not None:
+            held = [*_list_item(held[0], at, self.ctx)]
         if len(held) != 1 or not isinstance(held[0], ast.Call):
             return None
         q = self.ctx.qualname(held[0].func) or ""
+        if q in _SAME_LAYERS and len(e.args) == 1:
+            got = self.ev(e.args[0], env, func, depth)
+            return got if isinstance(got, tuple) or got == DYN_RANK else None
         if q in ("mindspore.nn.GRUCell", "mindspore.nn.RNNCell"):
             return self.ev(e.args[1], env, func, depth) if len(e.args) == 2 else None
         if q != "mindspore.nn.Dense" or len(e.args) != 1:
@@ -1240,6 +1364,9 @@ class Ranks:
             return _matmul(left, right) if isinstance(left, tuple) and isinstance(right, tuple) else None
         if left is None or right is None:
             return None
+        if DYN_RANK in (left, right):
+            other = right if left == DYN_RANK else left
+            return DYN_RANK if other == DYN_RANK or isinstance(other, tuple) or _num(other) else None
         if isinstance(left, tuple) and isinstance(right, tuple):
             return broadcast(left, right)
         if isinstance(left, tuple):
@@ -1297,11 +1424,20 @@ class Ranks:
             if any(isinstance(x, ast.Starred) for x in seq.elts):
                 return None
             return [self.ev(x, env, func, depth) for x in seq.elts]
+        if type(seq) is ast.Name:
+            # a list a display or an unrolled comprehension made (`pairs = [a + b for a, b in
+            # zip(x, x * 2)]` then `ops.stack(pairs)`: fresh v5 seed 11400083), as it was then
+            got = env.get(_LIST + seq.id)
+            return list(got.values) if isinstance(got, Items) else None
         if not isinstance(seq, (ast.ListComp, ast.GeneratorExp)) or len(seq.generators) != 1:
             return None
         gen = seq.generators[0]
         it = gen.iter
-        if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name):
+        if gen.ifs or gen.is_async:
+            return None
+        if isinstance(gen.target, ast.Tuple):
+            return self._zipped_rows(seq.elt, gen.target, it, env, func, depth)
+        if not isinstance(gen.target, ast.Name):
             return None
         if type(it) is ast.Name:
             # over a list bound once to a display or to a comprehension MindSpore unrolls
@@ -1328,6 +1464,26 @@ class Ranks:
         if not passes or len(passes) > _UNROLL:
             return None
         return [self.ev(seq.elt, {**env, gen.target.id: i}, func, depth) for i in passes]
+
+    def _zipped_rows(self, elt: ast.expr, target: ast.Tuple, it: ast.expr, env: Env, func: ast.AST, depth: int) -> list[Val] | None:
+        """`[a + b for a, b in zip(x, x * 2)]` over tensors of known first sizes: MindSpore
+        unrolls it, one pass per row of the shortest, each name a row of its tensor."""
+        if not (isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.zip" and not it.keywords):
+            return None
+        names = target.elts
+        if len(names) != len(it.args) or not all(isinstance(n, ast.Name) for n in names):
+            return None
+        srcs = [self.ev(a, env, func, depth) for a in it.args]
+        rows: list[int] = []
+        for src in srcs:
+            if not isinstance(src, tuple) or not src or type(src[0]) is not int:
+                return None
+            rows.append(src[0])
+        n = min(rows)
+        if not 0 < n <= _UNROLL:
+            return None
+        inner = {**env, **{t.id: src[1:] for t, src in zip(names, srcs, strict=True)}}  # type: ignore[attr-defined, index]
+        return [self.ev(elt, inner, func, depth)] * n
 
     def _number_zip(self, e: ast.expr, env: Env, func: ast.AST, depth: int) -> bool:
         """`zip(a, b, ...)` of `range(...)`s and lists of numbers: its items are tuples of
@@ -1512,6 +1668,26 @@ class Ranks:
         first = run.returns[0]
         return first if all(r == first for r in run.returns) else None
 
+    def _keyword_given(self, key: ast.expr, d: ast.expr, op: ast.cmpop, env: Env, func: ast.AST, depth: int) -> Val:
+        """`'bias' in kwargs` of a `**kwargs` dict: known while compiling."""
+        got = self.ev(d, env, func, depth)
+        if not isinstance(got, Keywords) or not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        return got.get(key.value)[0] == isinstance(op, ast.In)
+
+    def _keyword_get(self, d: ast.expr, args: list[ast.expr], env: Env, func: ast.AST, depth: int) -> Val:
+        """`kwargs.get('scale', 1.0)` of a `**kwargs` dict: the value given, else the default."""
+        key = args[0]
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        got = self.ev(d, env, func, depth)
+        if not isinstance(got, Keywords):
+            return None
+        given, v = got.get(key.value)
+        if given:
+            return v
+        return self.ev(args[1], env, func, depth) if len(args) == 2 else NONE
+
     def _call(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         f = e.func
         q = self.ctx.qualname(f) or ""
@@ -1520,6 +1696,8 @@ class Ranks:
             # `d.values()` of a dict of numbers: numbers (`x + sum(d.values())` keeps x's
             # shape; fresh v5 seed 11200017, where the rank of `x` decides `if x.ndim == 2:`)
             return NUMS if self.ev(f.value, env, func, depth) == NUM_DICT else None
+        if isinstance(f, ast.Attribute) and f.attr == "get" and 1 <= len(e.args) <= 2 and not e.keywords:
+            return self._keyword_get(f.value, e.args, env, func, depth)
         if q == "builtins.dict" and len(e.args) == 1 and not e.keywords and self._str_number_zip(e.args[0], env, func, depth):
             return NUM_DICT  # `dict(zip(['a', 'b'], vals))` of numbers
         if q.startswith("builtins."):
@@ -1593,6 +1771,12 @@ class Ranks:
             if isinstance(src, tuple):
                 others = [self.ev(a, env, func, depth) for a in (*e.args, *kws.values())]
                 return apply(_METHODS[f.attr], src, call_args, kws, others)
+            if src == DYN_RANK and not e.args and not kws:
+                spec = _METHODS[f.attr]
+                if spec.get("kind") == "same":
+                    return DYN_RANK
+                if spec.get("kind") == "reduce" and spec.get("default") == "all":
+                    return ()  # `x.sum()` of any rank: a 0-d tensor
             if f.attr in ("reshape", "view") and not kws and analyzer(self.ctx).kind(f.value, func) == Kind.TENSOR:
                 # `t.reshape(1, 1)`: constant dims give the shape whatever `t`'s is (written/
                 # heldout26a `gen_greedy_in_construct_item_break`: `.item()` of it in a decode
@@ -1607,6 +1791,9 @@ class Ranks:
             if callee is None and e.args and not e.keywords and _self_attr(f):
                 assert isinstance(f, ast.Attribute)
                 return self._layer_call(f.attr, e, env, func, depth)
+            if callee is None and e.args and not e.keywords and isinstance(f, ast.Subscript) and _self_attr(f.value):
+                i = _int(f.slice)  # `self.layers[0](x)` of a list of layers
+                return self._layer_call(f.value.attr, e, env, func, depth, i) if i is not None else None  # type: ignore[attr-defined]
             return None
         inner = self._bind(callee, e, lambda a: self.ev(a, env, func, depth))
         if inner is None:
@@ -1616,6 +1803,17 @@ class Ranks:
             return None
         first = run.returns[0]
         return first if all(r == first for r in run.returns) else None
+
+
+def _list_item(e: ast.expr, at: int, ctx: Context) -> list[ast.expr]:
+    """Item `at` of a list or tuple display, also one given to `nn.CellList(...)` /
+    `nn.SequentialCell(...)`; [] when not such a display or out of range."""
+    layers = ("mindspore.nn.CellList", "mindspore.nn.SequentialCell")
+    if isinstance(e, ast.Call) and len(e.args) == 1 and not e.keywords and (ctx.qualname(e.func) or "") in layers:
+        e = e.args[0]
+    if not isinstance(e, (ast.List, ast.Tuple)) or any(isinstance(x, ast.Starred) for x in e.elts):
+        return []
+    return [e.elts[at]] if -len(e.elts) <= at < len(e.elts) else []
 
 
 def _is_partial(e: ast.expr, ctx: Context) -> bool:
@@ -1638,7 +1836,40 @@ def _param_names(func: ast.FunctionDef) -> list[str]:
     return [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
 
 
-def _merge(a: Env, b: Env) -> Env:
+def _forget_changed_lists(st: ast.stmt, env: Env) -> None:
+    """Drop the items kept for a list that `st` may change: a method called on it (`append`,
+    `pop`...), an item or slice stored, `+=`, or the list given to a call (which may grow it)."""
+    for n in _own_nodes_of(st):
+        name = None
+        stored = isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del))
+        if (isinstance(n, ast.Attribute) or stored) and isinstance(n.value, ast.Name):  # type: ignore[attr-defined]
+            name = n.value.id  # type: ignore[attr-defined]
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            name = n.target.id
+        if name is not None:
+            env.pop(_LIST + name, None)
+        elif isinstance(n, ast.Call):
+            for a in n.args:
+                if isinstance(a, ast.Name) and not _is_read_only_call(n):
+                    env.pop(_LIST + a.id, None)
+
+
+def _is_read_only_call(call: ast.Call) -> bool:
+    """`ops.stack(pairs)`, `len(pairs)`...: a call that reads a list without changing it."""
+    f = call.func
+    if isinstance(f, ast.Name):
+        return f.id in _READ_ONLY_BUILTINS
+    return isinstance(f, ast.Attribute) and f.attr in _JOINS
+
+
+_READ_ONLY_BUILTINS: Final = frozenset({"len", "sum", "max", "min", "sorted", "list", "tuple", "enumerate", "zip", "print"})
+
+
+def _merge(a: Env, b: Env, dynamic: bool = False) -> Env:
+    """The names after the two sides of an `if` (`dynamic`: a tensor condition, joined at
+    run time)."""
+    if dynamic:
+        return {n: _rank_join(a.get(n), b.get(n)) for n in a.keys() | b.keys()}
     return {n: a.get(n) if a.get(n) == b.get(n) else None for n in a.keys() | b.keys()}
 
 
