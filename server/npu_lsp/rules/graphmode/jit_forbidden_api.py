@@ -276,7 +276,10 @@ class JitForbiddenApi(GraphRule):
         )
         fn = ctx.function
         if func.attr in _CELL_METHODS and (
-            on_self or on_sub or (fn is not None and module_cell(recv, ctx, fn)) or _new_cell(recv, ctx)
+            on_self
+            or on_sub
+            or (fn is not None and (module_cell(recv, ctx, fn) or _module_sub_cell(recv, ctx, fn)))
+            or _new_cell(recv, ctx)
         ):
             yield ctx.diagnostic(
                 self,
@@ -679,3 +682,18 @@ def _new_cell(recv: ast.expr, ctx: Context) -> bool:
         isinstance(c, ast.ClassDef) and c.name == name and any("Cell" in ast.unparse(b) for b in c.bases)
         for c in ast.walk(ctx.tree)
     )
+
+
+def _module_sub_cell(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """`model.online` / `model.online.fc` in a jit function, with `model` a Cell built at
+    module level: a sub-cell of it, refused as the cell itself (measured, written/heldout27a
+    `r2_step_ema_trainable_params_in_jit` and probes `fix27c_jit_*`: `model.online.
+    trainable_params()` in a module-level `@ms.jit` function fails at both levels, as
+    `self.online.trainable_params()` does in `construct`)."""
+    base = recv
+    for _ in range(3):
+        if not isinstance(base, ast.Attribute):
+            break
+        base = base.value
+    return base is not recv and module_cell(base, ctx, fn)
+

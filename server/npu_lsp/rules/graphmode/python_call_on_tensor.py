@@ -272,7 +272,7 @@ class PythonCallOnTensor(GraphRule):
                             and constant_tensor(sub, ctx) is None
                             and not constant_string(sub, ctx)
                         )
-                        or _grown_with_variables(sub.id, ctx)
+                        or _grown_with_variables(sub, ctx)
                         or _dict_of_variables(sub.id, ctx)
                         # `dict(zip(keys, vals))` with `vals = [x[0, j].item() for j in
                         # range(3)]` (fresh v5 seed 11100054; written/gen18 probes `v23_dz_*`)
@@ -333,7 +333,7 @@ class PythonCallOnTensor(GraphRule):
             ),
             None,
         )
-        if found is None and (isinstance(data, ast.Name) and _grown_with_variables(data.id, ctx)):
+        if found is None and (isinstance(data, ast.Name) and _grown_with_variables(data, ctx)):
             found = data
         if found is None and isinstance(data, ast.Name):
             bound = a.single_assignment(data.id, ctx.function)
@@ -845,17 +845,22 @@ def _param_of(function: ast.AST | None, name: str) -> bool:
     )
 
 
-def _grown_with_variables(name: str, ctx: Context) -> bool:
+def _grown_with_variables(use: ast.Name, ctx: Context) -> bool:
     """A list the function grows with graph variables (`skips.append(x)` in a loop): it
     holds variables whatever it started as (measured: `reversed(skips)` is rejected under
     STRICT, "found variable 'skips' to be nonconstant"). An item stored with a graph
     variable (`done[b] = (t[b] == eos).any()`), or stored under an `if` on one (`done[b] =
     True` / `done[b] = False`: the two lists are joined into a variable), does the same
     (measured, written/heldout21a probes `tc22_flags_tensor_*_all`, `strict24_fl_*`:
-    `all(done)` is refused under STRICT, "found variable 'done'"; LAX compiles it)."""
+    `all(done)` is refused under STRICT, "found variable 'done'"; LAX compiles it).
+    Only a change that reaches `use` counts: `idx = Tensor(idx, ms.int32)` then `idx[:, 0] =
+    y` stores into the new tensor, not into the numpy array the call was given (measured,
+    written/heldout27a `bank_neg_sampling_np_choice` and probes `fix27c_np_*`: compiles under
+    STRICT)."""
     fn = ctx.function
     if fn is None:
         return False
+    name = use.id
     a = analyzer(ctx)
     for n in ast.walk(fn):
         if (
@@ -866,17 +871,60 @@ def _grown_with_variables(name: str, ctx: Context) -> bool:
             and n.func.value.id == name
             and n.args
             and a.kind(n.args[-1]).dynamic
+            and _reaches(n, use, fn, ctx)
         ):
             return True
         if isinstance(n, (ast.Assign, ast.AugAssign)):
             indexes = _item_store_indexes(n, name)
-            if indexes is not None and (
-                a.kind(n.value).dynamic
-                or any(a.kind(i).dynamic for i in indexes)
-                or _under_run_time_if(n, fn, a, ctx)
+            if (
+                indexes is not None
+                and (
+                    a.kind(n.value).dynamic
+                    or any(a.kind(i).dynamic for i in indexes)
+                    or _under_run_time_if(n, fn, a, ctx)
+                )
+                and _reaches(n, use, fn, ctx)
             ):
                 return True
     return False
+
+
+_Pos = tuple[int, int]
+
+
+def _reaches(change: ast.expr | ast.stmt, use: ast.Name, fn: ast.AST, ctx: Context) -> bool:
+    """Does the object `change` mutates in place (`lst.append(v)`, `lst[i] = v`) reach `use`
+    of the same name? Before `use` with no rebinding of the name in between, or after it in
+    a loop holding both that rebinds the name neither before `use` nor after `change`."""
+    at: _Pos = (change.lineno, change.col_offset)
+    used: _Pos = (use.lineno, use.col_offset)
+    rebinds = _rebinding_positions(use.id, fn, ctx)
+    if at < used:
+        return not any(at < r <= used for r in rebinds)
+    node = ctx.parent(change)
+    while node is not None and node is not fn:
+        if isinstance(node, (ast.For, ast.While)) and (node.lineno, node.col_offset) <= used:
+            start: _Pos = (node.lineno, node.col_offset)
+            end: _Pos = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+            return not any(start <= r < used or at < r <= end for r in rebinds)
+        node = ctx.parent(node)
+    return False
+
+
+def _rebinding_positions(name: str, fn: ast.AST, ctx: Context) -> list[_Pos]:
+    """Where `fn` binds `name` anew: the end of an assignment (its value is read first, so
+    `idx = Tensor(idx)` reads the old object), the name itself for a loop target."""
+    out: list[_Pos] = []
+    for n in ast.walk(fn):
+        if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store:
+            parent = ctx.parent(n)
+            while isinstance(parent, (ast.Tuple, ast.List, ast.Starred)):
+                parent = ctx.parent(parent)
+            if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                out.append((parent.end_lineno or parent.lineno, parent.end_col_offset or 0))
+            else:
+                out.append((n.lineno, n.col_offset))
+    return out
 
 
 def _item_store_indexes(st: ast.Assign | ast.AugAssign, name: str) -> list[ast.expr] | None:
@@ -915,7 +963,7 @@ def _list_of_variables(arg: ast.expr, ctx: Context, func: ast.AST | None = None)
     constant, but found variable 'outs'"; a list of constants compiles)."""
     fn = ctx.function if func is None else func
     if isinstance(arg, ast.Name):
-        if fn is ctx.function and _grown_with_variables(arg.id, ctx):
+        if fn is ctx.function and _grown_with_variables(arg, ctx):
             return True
         bound = analyzer(ctx).single_assignment(arg.id, fn)
         return isinstance(bound, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and _list_of_variables(bound, ctx, fn)
