@@ -229,6 +229,8 @@ class SelfListEmptyInGraph(GraphRule):
             # probe `la23_zl_rebound_first_ok`: rejected at LAX and STRICT)
             return ()
         strict = bool(ctx.scope and ctx.scope.strict)
+        if not strict and _through_returned_self(cls, ctx):
+            return ()
         if not any(isinstance(n, ast.Call) and _is_append(n, attr, strict) for n in _compiled_nodes(cls, ctx)):
             return ()
         if not _empty_when_compiled(cls, attr, ctx):
@@ -248,6 +250,46 @@ class SelfListEmptyInGraph(GraphRule):
                 f"`self.{attr}` is empty when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
             )
         ]
+
+
+def _through_returned_self(cls: ast.ClassDef, ctx: Context) -> bool:
+    """(LAX) Is the function being checked, a method of the plain class `cls`, called only on
+    names its callers rebind to what a method of `cls` returning `self` gives (`ta =
+    ta.write(t, h)`, tf.TensorArray's habit)? The object that comes back out of the graph
+    is held as a Python object, and the methods called on it then see the items the
+    appends put there (measured, written/heldout27b `r2_acc_tensorarray_append_stack` and
+    probes `fix27b_ta_*`: `ta.stack()`, `ta.items[0]`, `ops.concat(ta.items)` after `ta =
+    ta.write(...)` compile at LAX, made in `construct` or held on `self`; the same calls
+    after a bare `ta.write(...)` fail; STRICT refuses the returned object: "getattr(...)
+    the inputs should be constant")."""
+    scope = ctx.scope
+    if scope is None or not scope.call_sites or ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+        return False
+    returning = {
+        m.name
+        for m in cls.body
+        if isinstance(m, ast.FunctionDef)
+        and (rets := [r for r in ast.walk(m) if isinstance(r, ast.Return)])
+        and all(isinstance(r.value, ast.Name) and r.value.id == "self" for r in rets)
+    }
+    if not returning:
+        return False
+    for site in scope.call_sites:
+        call, caller = site.call, site.caller_node
+        if call is None or caller is None or not isinstance(call.func, ast.Attribute) or not isinstance(call.func.value, ast.Name):
+            return False
+        name = call.func.value.id
+        if not any(
+            isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+            and isinstance(n.value, ast.Call)
+            and isinstance(n.value.func, ast.Attribute)
+            and n.value.func.attr in returning
+            and n.lineno < call.lineno
+            for n in own_nodes(caller)
+        ):
+            return False
+    return True
 
 
 #: builtins whose result holds the items of their first argument (empty when it is)
