@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from npu_lsp.astutil import self_attr, statements
+from npu_lsp.astutil import is_none_literal, self_attr, statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -75,6 +75,12 @@ class SelfListEmptyInGraph(GraphRule):
     Also the same reads of a sub-cell's list from its parent (`blk.maps[-1]` over
     `self.blocks = nn.CellList([Block() ...])`, `ops.stack(self.block.maps)`), when the
     sub-cell's class binds it to `[]` in `__init__` and appends to it in its own compiled code.
+    Also `ops.stack(self.items)` / `ops.concat(...)` in a compiled method of a plain class
+    whose `__init__` binds `self.items = [None] * size` and whose compiled methods fill it
+    by item stores (`self.items[i] = value`, tf.TensorArray's port): the graph reads the
+    `None` slots. Under LAX, a list filled by `append` and read through a name rebound to
+    what a method returning `self` gives (`ta = ta.write(t, h)`, then `ta.stack()`) is left
+    alone: the object comes back out of the graph as a Python object that holds the items.
     Not flagged: a read below `self.outs = []` in the same function, which also appends to
     it; from that assignment on, `self.outs` is a variable of the function, and LAX compiles
     it (STRICT refuses the assignment, MS132).
@@ -148,6 +154,11 @@ class SelfListEmptyInGraph(GraphRule):
       `vit_store_attention_maps_self_list` and probes `fe17a_sc_*` (`blk.maps[-1]` in a loop
       over a CellList, `self.blocks[0].maps[0]`, `ops.stack` / `ops.concat` of it: rejected
       at both levels; `len` and a list `__init__` fills compile).
+    - The written set heldout27b (`acc_tensorarray_class_write_read`,
+      `r2_acc_tensorarray_append_stack`) and its probes `fix27b_ta_*`, `fix27b_none_buf_*`:
+      `None` slots filled by item stores fail at LAX and STRICT, with or without `ta =
+      ta.write(...)`; after that rebinding an appended list compiles at LAX (STRICT:
+      "getattr(...) the inputs should be constant"), after a bare `ta.write(...)` it fails.
     - The written set heldout22a probes `la23_rs_*` / `la23_zl_*` and its cases
       `buffer_list_append_random_sample`, `r2_reinforce_saved_log_probs_sum_same_call`: a
       copy or sample of the list (`random.sample(self.memory, k)`, `list(reversed(...))`,
@@ -229,6 +240,14 @@ class SelfListEmptyInGraph(GraphRule):
             # probe `la23_zl_rebound_first_ok`: rejected at LAX and STRICT)
             return ()
         strict = bool(ctx.scope and ctx.scope.strict)
+        if loop is None and t is ast.Call and _none_slots(cls, attr, ctx) and _NEEDS_ITEMS.get(getattr(node.func, "attr", "")):  # type: ignore[attr-defined]
+            return [
+                ctx.diagnostic(
+                    self,
+                    node,
+                    f"`self.{attr}` holds `None`s when the graph is built, and the item stores compiled code makes into it do not change it: this read fails (For 'Stack', the element of 'input_x[0]' must be Tensor, but got None); collect the values in a local list",
+                )
+            ]
         if not strict and _through_returned_self(cls, ctx):
             return ()
         if not any(isinstance(n, ast.Call) and _is_append(n, attr, strict) for n in _compiled_nodes(cls, ctx)):
@@ -250,6 +269,53 @@ class SelfListEmptyInGraph(GraphRule):
                 f"`self.{attr}` is empty when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
             )
         ]
+
+
+def _none_slots(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    """Is `self.<attr>` of the plain (non-Cell) class `cls` a list of `None` slots (`[None] *
+    size` or `[None for _ in ...]`, bound once in `__init__`, filled by nothing Python runs
+    first) that only compiled methods of the class store items into (`self.items[i] =
+    value`)? tf.TensorArray's port: those stores are not seen by the list the graph reads,
+    and stacking it fails at LAX and STRICT, also after `ta = ta.write(t, h)` (measured,
+    written/heldout27b `acc_tensorarray_class_write_read`, probes `fix27b_none_buf_*`: "For
+    'Stack', the element of 'input_x[0]' must be Tensor, but got None", "All input shape
+    size must be the same!"; slots made of `zeros_like` compile at LAX, a local `[None] * n`
+    list compiles)."""
+    key = ("self_list_empty_in_graph.none", id(cls), attr)
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _find_none_slots(cls, attr, ctx)
+    return bool(hit)
+
+
+def _find_none_slots(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    if ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+        return False
+    init = next((st for st in cls.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None)
+    if init is None:
+        return False
+    bindings = [
+        st
+        for st in ast.walk(init)
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        and any(self_attr(t) == attr for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+    ]
+    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
+        return False
+    value = bindings[0].value
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        slots = value.left if isinstance(value.left, ast.List) else value.right
+        nones = isinstance(slots, ast.List) and len(slots.elts) == 1 and is_none_literal(slots.elts[0])
+    else:
+        nones = isinstance(value, ast.ListComp) and is_none_literal(value.elt)
+    if not nones or not _unfilled(bindings[0], attr, ctx):
+        return False
+    return any(
+        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and self_attr(n.value) == attr
+        for m in cls.body
+        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scopes.scope_for(m) is not None
+        for n in own_nodes(m)
+    )
 
 
 def _through_returned_self(cls: ast.ClassDef, ctx: Context) -> bool:
