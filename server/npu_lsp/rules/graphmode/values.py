@@ -350,7 +350,7 @@ class Instances:
         """The method of this file a call `self.m(...)` runs for an instance of `cls`."""
         if not (isinstance(call, ast.Call) and self_attr(call.func) is not None):
             return None
-        name = call.func.attr  # type: ignore[union-attr]
+        name = call.func.attr  # type: ignore[attr-defined]
         for c in self._family(cls):
             for item in c.body:
                 if isinstance(item, ast.FunctionDef) and item.name == name:
