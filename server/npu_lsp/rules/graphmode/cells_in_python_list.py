@@ -111,13 +111,16 @@ class CellsInPythonList(Rule):
         yield from self._module_level(node, ctx)
         may_register = _MayRegister()
         dict_calls = ctx.mentions("dict")  # `self.d = dict()` (a word lookup, once per file)
+        # `self.<x>.append(` lines (a text scan, once per file), and `sorted` mentioned
+        append_lines = _self_append_lines(ctx) if ctx.mentions("append") else []
+        sorts = ctx.mentions("sorted")
         for cls in ctx.scopes.info.classes.values():
             init = cls.methods.get("__init__")
             if init is not None and cls.attr_params:
                 yield from self._passed_in(cls.node, init, cls.attr_params, cls.methods, may_register, ctx)
-            if init is not None and ctx.mentions("append"):
+            if init is not None and append_lines and _spans_any(cls.node, append_lines):
                 yield from self._grown_by_adder(cls.node, init, cls.methods, may_register, ctx)
-            if init is not None and ctx.mentions("sorted"):
+            if init is not None and sorts:
                 yield from self._sorted_cell_dict(init, cls.methods, ctx)
             if init is None or not _assigns_containers(init.body, dict_calls):
                 continue  # nothing below can report (the common case: no resolution asked)
@@ -751,6 +754,31 @@ def _cell_dict_attrs(init: ast.AST, ctx: Context) -> set[str]:
             if values and all(v is not None and _cell_built(v, ctx) is not None for v in values):
                 out.add(attr)
     return out
+
+
+def _spans_any(cls: ast.ClassDef, lines: list[int]) -> bool:
+    """Does the class hold one of these lines (`self.<x>.append(`)? Most classes do not."""
+    end = cls.end_lineno or cls.lineno
+    return any(cls.lineno <= line <= end for line in lines)
+
+
+def _self_append_lines(ctx: Context) -> list[int]:
+    """The lines of the text holding `self.<name>.append(`, once per file."""
+    hit: list[int] | None = ctx.cache.get("MS126.append_lines")
+    if hit is None:
+        hit = []
+        text = ctx.text
+        i = text.find(".append(")
+        line, at = 1, 0
+        while i >= 0:
+            start = text.rfind("\n", 0, i) + 1
+            if "self." in text[start:i]:
+                line += text.count("\n", at, i)  # counted on from the last hit
+                at = i
+                hit.append(line)
+            i = text.find(".append(", i + 1)
+        ctx.cache["MS126.append_lines"] = hit
+    return hit
 
 
 def _adders(methods: Mapping[str, ast.AST]) -> dict[str, tuple[str, int]]:

@@ -1059,6 +1059,9 @@ class Instances:
                 out.append(span(node.msg))
                 stack.append(node.test)
                 continue
+            if type(node) not in _BLOCKS:
+                stack.extend(ast.iter_child_nodes(node))  # expressions: most nodes
+                continue
             for value in ast.iter_fields(node):
                 child = value[1]
                 if isinstance(child, list):
@@ -1096,6 +1099,10 @@ class Instances:
         from npu_lsp.rules.graphmode.flow import Kind, analyzer  # flow imports this module
 
         return analyzer(self.ctx).kind(test, func) == Kind.CONST
+
+
+#: statements holding blocks of statements (`dead_spans` walks those block by block)
+_BLOCKS = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.ExceptHandler, ast.Match, ast.match_case, *([ast.TryStar] if hasattr(ast, "TryStar") else [])})
 
 
 def _stores_other(st: ast.AST, attr: str) -> bool:
