@@ -48,7 +48,14 @@ class CellsInPythonList(Rule):
     `construct`, clashes the same way (an error when several of its cells reach the graph).
     So does a plain dict filled by item stores (`self.tables = {}` then
     `self.tables[name] = nn.Embedding(...)` in a loop: `its name 'embedding_table' already
-    exists`).
+    exists`), and a plain list grown by a method that appends its argument (keras'
+    `Sequential.add(layer)`), called with cells by `__init__` or on the built instance
+    before the call (`model.add(nn.Dense(12, 2))` beside a list the constructor got).
+
+    Also `sorted(self.encoders)` (or of `.keys()`) in compiled code when `self.encoders` is
+    a plain dict of cells, registered or not: the dict is no graph constant, `sorted` runs
+    as Python, and a loop over its result runs no turn (`For primitive[Concat], the elements
+    size must be greater than 0, but got 0`, at LAX and STRICT).
 
     Entries registered one by one as child cells do not clash: a loop over the list (or dict)
     calling `self.insert_child_to_cell(name, cell)`, `setattr(self, name, cell)`,
@@ -87,6 +94,10 @@ class CellsInPythonList(Rule):
     - `.get` and `in` measured on MindSpore 2.10 with the written heldout16b probes
       `fe_cd_*` (one `.get` by a constant or an argument compiles; two, or one in a loop,
       clash).
+    - A list grown by an adder method, `sorted` of a dict of cells: the written set
+      heldout27b (`seq_python_list_of_layers`, `seq_dict_of_branches`) and its probes
+      `fix27b_cl_*`, `fix27b_dc_*` (a ReLU or LayerNorm added beside one Dense, a loop over
+      the dict, `.keys()`, `list(...)`, `.items()`, `sorted` of a dict of floats compile).
     - Registration and dicts filled by item stores: the written set heldout18a
       (`r2_gnn_gat_multihead_concat_list_heads` compiles; `ctr_field_embedding_dict_of_dense`,
       `r2_ctr_embedding_tables_plain_dict_self` clash) and its probes `fe18a_rg_*`,
@@ -100,10 +111,17 @@ class CellsInPythonList(Rule):
         yield from self._module_level(node, ctx)
         may_register = _MayRegister()
         dict_calls = ctx.mentions("dict")  # `self.d = dict()` (a word lookup, once per file)
+        # `self.<x>.append(` lines (a text scan, once per file), and `sorted` mentioned
+        append_lines = _self_append_lines(ctx) if ctx.mentions("append") else []
+        sorts = ctx.mentions("sorted")
         for cls in ctx.scopes.info.classes.values():
             init = cls.methods.get("__init__")
             if init is not None and cls.attr_params:
                 yield from self._passed_in(cls.node, init, cls.attr_params, cls.methods, may_register, ctx)
+            if init is not None and append_lines and _spans_any(cls.node, append_lines):
+                yield from self._grown_by_adder(cls.node, init, cls.methods, may_register, ctx)
+            if init is not None and sorts:
+                yield from self._sorted_cell_dict(init, cls.methods, ctx)
             if init is None or not _assigns_containers(init.body, dict_calls):
                 continue  # nothing below can report (the common case: no resolution asked)
             if not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
@@ -400,6 +418,70 @@ class CellsInPythonList(Rule):
                 yield from self._use_site(attr, value, used, ctx)
                 break
 
+    def _grown_by_adder(
+        self, cls: ast.ClassDef, init: ast.AST, methods: Mapping[str, ast.AST], may_register: _MayRegister, ctx: Context
+    ) -> Iterable[Diagnostic]:
+        """keras' `Sequential.add(layer)`: a method appending its argument to a plain list on
+        `self` (`self.layers_list.append(layer)`), called with cells by `__init__`
+        (`self.add(nn.Dense(...))`) or by the module on an instance (`model.add(...)`)
+        before the network is compiled. The list then holds those cells beside the ones it
+        was built with (a display, or the list the constructor was given), and they clash
+        the same way when compiled code reads several of them (measured, written/heldout27b
+        `seq_python_list_of_layers` and probes `fix27b_cl_*`: "its name 'weight' already
+        exists" at LAX and STRICT; a ReLU or a LayerNorm added beside one Dense compiles)."""
+        assert isinstance(init, ast.FunctionDef)
+        adders = _adders(methods)
+        if not adders:
+            return
+        for attr, adder in adders.items():
+            before = _initial_cells(cls, init, attr, ctx)
+            if before is None:
+                continue
+            added = _added_cells(cls, init, adder, ctx)
+            if not added:
+                continue
+            owners_before = [e for e in before if _may_own_parameters(e, ctx)]
+            if _may_clash(owners_before, ctx):
+                continue  # the list as built already clashes: reported where it is built
+            owners = owners_before + [e for e in added if _may_own_parameters(e, ctx)]
+            if not _may_clash(owners, ctx):
+                continue
+            used = _LazyUsed(methods.values(), ctx)
+            if attr not in used or _entries_read_in_graph(attr, used.methods, ctx) is not None:
+                continue
+            if may_register(ctx) and attr in _registered_entries(init, methods):
+                continue
+            yield from self._use_site(attr, added[0], used, ctx)
+
+    def _sorted_cell_dict(self, init: ast.AST, methods: Mapping[str, ast.AST], ctx: Context) -> Iterable[Diagnostic]:
+        """`sorted(self.encoders)` (or of `.keys()`) in compiled code, with `__init__` binding
+        `self.encoders` to a plain dict of cells (a display or a comprehension; registered
+        one by one or not): the dict is no constant the graph can fold, so `sorted` runs as
+        Python and the graph gets a value a `for` runs no turn over. Measured (written/
+        heldout27b `seq_dict_of_branches`, probes `fix27b_dc_*`): "For primitive[Concat],
+        the elements size must be greater than 0, but got 0" after the loop at LAX and
+        STRICT, `len(sorted(...))` fails too; a loop over the dict itself, `.keys()`,
+        `list(...)`, `.items()`, and `sorted` of a dict of floats compile."""
+        attrs = _cell_dict_attrs(init, ctx)
+        if not attrs:
+            return
+        for m in methods.values():
+            if ctx.scopes.scope_for(m) is None:
+                continue
+            for n in walk(m):
+                if not (isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords and ctx.qualname(n.func) == "builtins.sorted"):
+                    continue
+                arg = n.args[0]
+                if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "keys" and not arg.args:
+                    arg = arg.func.value
+                held = _self_attrs([arg])
+                if held & attrs:
+                    yield ctx.diagnostic(
+                        self,
+                        n,
+                        f"`self.{next(iter(held))}` is a plain dict of sub-cells, which the graph cannot hold as a constant: `sorted` of it runs as Python and a loop over the result runs no turn (MindSpore: \"the elements size must be greater than 0, but got 0\"); keep the names in a tuple in `__init__` (`self.names = tuple(sorted(...))`) or use `nn.CellDict`",
+                    )
+
     def _use_site(
         self, attr: str, where: ast.AST, used: _LazyUsed, ctx: Context
     ) -> Iterable[Diagnostic]:
@@ -653,6 +735,146 @@ def _wrapped_later(body: list[ast.stmt]) -> dict[int, set[str]]:
             if not isinstance(st.value, (ast.List, ast.Tuple, ast.ListComp)):
                 later |= attrs
     return out
+
+
+def _cell_dict_attrs(init: ast.AST, ctx: Context) -> set[str]:
+    """The attributes `__init__` binds (once) to a dict display or comprehension of cells."""
+    out: set[str] = set()
+    seen: set[str] = set()
+    for st in walk(init):
+        if not isinstance(st, ast.Assign):
+            continue
+        for attr in _self_attrs(st.targets):
+            if attr in seen:
+                out.discard(attr)
+                continue
+            seen.add(attr)
+            v = st.value
+            values = v.values if isinstance(v, ast.Dict) else [v.value] if isinstance(v, ast.DictComp) else []
+            if values and all(v is not None and _cell_built(v, ctx) is not None for v in values):
+                out.add(attr)
+    return out
+
+
+def _spans_any(cls: ast.ClassDef, lines: list[int]) -> bool:
+    """Does the class hold one of these lines (`self.<x>.append(`)? Most classes do not."""
+    end = cls.end_lineno or cls.lineno
+    return any(cls.lineno <= line <= end for line in lines)
+
+
+def _self_append_lines(ctx: Context) -> list[int]:
+    """The lines of the text holding `self.<name>.append(`, once per file."""
+    hit: list[int] | None = ctx.cache.get("MS126.append_lines")
+    if hit is None:
+        hit = []
+        text = ctx.text
+        i = text.find(".append(")
+        line, at = 1, 0
+        while i >= 0:
+            start = text.rfind("\n", 0, i) + 1
+            if "self." in text[start:i]:
+                line += text.count("\n", at, i)  # counted on from the last hit
+                at = i
+                hit.append(line)
+            i = text.find(".append(", i + 1)
+        ctx.cache["MS126.append_lines"] = hit
+    return hit
+
+
+def _adders(methods: Mapping[str, ast.AST]) -> dict[str, tuple[str, int]]:
+    """The methods (other than `__init__`) whose body appends one of their parameters to a
+    list on `self` (`def add(self, layer): self.layers_list.append(layer)`), by that list's
+    attribute name: (the method's name, the parameter's position after `self`)."""
+    out: dict[str, tuple[str, int]] = {}
+    for name, m in methods.items():
+        if name == "__init__" or not isinstance(m, ast.FunctionDef):
+            continue
+        params = [a.arg for a in (*m.args.posonlyargs, *m.args.args)][1:]
+        for st in m.body:
+            call = st.value if isinstance(st, ast.Expr) else None
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"):
+                continue
+            attrs = _self_attrs([call.func.value])
+            arg = call.args[0] if len(call.args) == 1 else None
+            if attrs and isinstance(arg, ast.Name) and arg.id in params:
+                out[next(iter(attrs))] = (name, params.index(arg.id))
+    return out
+
+
+def _initial_cells(cls: ast.ClassDef, init: ast.FunctionDef, attr: str, ctx: Context) -> list[ast.expr] | None:
+    """The cells the plain list `self.<attr>` holds when `__init__` binds it: a display
+    (empty too) of cell constructions, or the list every place building `cls` passes for
+    the parameter it is bound to; None when not known."""
+    from npu_lsp.rules.graphmode import constructed
+
+    binds = [st for st in walk(init) if isinstance(st, ast.Assign) and attr in _self_attrs(st.targets)]
+    if len(binds) != 1 or binds[0] not in init.body:
+        return None
+    value = binds[0].value
+    if isinstance(value, ast.List):
+        groups: list[list[ast.expr]] = [list(value.elts)]
+    elif isinstance(value, ast.Name):
+        found = constructed.sources(cls, attr, ctx) or []
+        groups = []
+        for src, where in found:
+            built = constructed.built(src, where, ctx) if isinstance(src, ast.Name) else src
+            if not isinstance(built, ast.List):
+                return None
+            groups.append(list(built.elts))
+        if not groups:
+            return None
+    else:
+        return None
+    lists: list[list[ast.expr]] = []
+    for group in groups:
+        cells = [_cell_built(e, ctx) for e in group]
+        if any(c is None for c in cells):
+            return None
+        lists.append([c for c in cells if c is not None])
+    # the places building `cls` each make their own list: the longest counts
+    return max(lists, key=len)
+
+
+def _added_cells(cls: ast.ClassDef, init: ast.FunctionDef, adder: tuple[str, int], ctx: Context) -> list[ast.expr]:
+    """The cells given to the adder method: `self.add(nn.Dense(...))` in `__init__`, or
+    `model.add(...)` on a module-level name bound to `cls(...)`; one in a loop counts twice."""
+    name, index = adder
+    out: list[ast.expr] = []
+    q = f"{ctx.scopes.info.module}.{cls.name}"
+    instances = {n for n, target in ctx.scopes.info.instances.items() if target == q}
+    for n in walk(ctx.tree):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name):
+            continue
+        recv = n.func.value
+        if not isinstance(recv, ast.Name):
+            continue
+        inside = init.lineno <= n.lineno <= (init.end_lineno or init.lineno)
+        if not ((recv.id == "self" and inside) or (recv.id in instances and not _in_function(n, ctx))):
+            continue
+        given = n.args[index] if index < len(n.args) else None
+        cell = _cell_built(given, ctx) if given is not None else None
+        if cell is None:
+            continue
+        out.append(cell)
+        if _in_loop(n, ctx):
+            out.append(cell)
+    return out
+
+
+def _in_function(node: ast.AST, ctx: Context) -> bool:
+    p = ctx.parent(node)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        p = ctx.parent(p)
+    return p is not None
+
+
+def _in_loop(node: ast.AST, ctx: Context) -> bool:
+    p = ctx.parent(node)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(p, (ast.For, ast.While, ast.comprehension)):
+            return True
+        p = ctx.parent(p)
+    return False
 
 
 def _self_attrs(targets: list[ast.expr]) -> set[str]:

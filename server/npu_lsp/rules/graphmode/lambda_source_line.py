@@ -30,7 +30,10 @@ class LambdaSourceLine(GraphRule):
     reaches the graph, so a table whose lambda is not picked compiles), a default
     argument (`def __init__(self, fn=lambda x: x)`), or part of a larger expression, such
     as the function a grad builder differentiates (`grad_fn = ms.value_and_grad(lambda x, y:
-    ..., None, weights)` at module level or `self.vg = ...` in `__init__`). Also
+    ..., None, weights)` at module level or `self.vg = ...` in `__init__`), or an argument
+    of the call building a Cell that keeps it and calls it in `construct` (keras'
+    `Lambda(lambda t: t * 10.0)` in a `SequentialCell([...])`; alone on its own line inside
+    the call it compiles). Also
     `ms.jit(lambda x: ...)` anywhere (module level, a factory function, `__init__`): the
     lambda is then the compiled function itself. Also a lambda written inline among the
     arguments of a plain-Python call of a network or a jit function (`opt(grads, lambda:
@@ -75,6 +78,10 @@ class LambdaSourceLine(GraphRule):
 
     ## References
     - RULES.md, section 0 (what gets compiled: lambdas that compiled code reaches).
+    - Passed to a Cell's constructor: the written heldout27b case `act_lambda_layer_cell` and
+      probes `fix27b_lam_*` (inline by position or keyword, in a list, on a parent's `self`:
+      rejected at LAX and STRICT; alone on its line, named first, a `def`, never called:
+      compile).
     - MindSpore 2.10 `mindspore/graph/_parse/parser.py` (`Parser.parse`, `check_lambda`):
       a lambda's source is re-read and parsed on its own.
     - Measured on MindSpore 2.10 with the written set `domains` (`sci_neural_ode_euler_train`)
@@ -471,7 +478,27 @@ def _held_by_self(attr: str, ctx: Context) -> list[ast.Lambda]:
         default = defaults.get(value.id)
         if isinstance(default, ast.Lambda) and _default_used(cls, init, value.id, ctx):
             return [default]
+        return _passed_lambdas(cls, attr, ctx)
     return []
+
+
+def _passed_lambdas(cls: ast.ClassDef, attr: str, ctx: Context) -> list[ast.Lambda]:
+    """The lambdas the places building `cls` pass for the `__init__` parameter `self.<attr>`
+    keeps, written inline among the call's arguments (keras' `Lambda(lambda t: t * 10.0)`,
+    in a `SequentialCell([...])` list, bound to a name or kept on a parent's `self`, by
+    position or keyword): the lambda's line re-parsed is the call, not the lambda. Measured
+    (written/heldout27b `act_lambda_layer_cell`, probes `fix27b_lam_*`): "Parse Lambda
+    Function Fail. Node type must be Lambda, but got Call" (`Tuple` inside a list) at LAX
+    and STRICT when `construct` calls it; alone on its own line inside the call, bound to a
+    name first, a `def`, or never called, it compiles."""
+    from npu_lsp.rules.graphmode import constructed
+
+    found = constructed.sources(cls, attr, ctx)
+    lambdas = [src for src, _ in found or () if isinstance(src, ast.Lambda)]
+    if not lambdas:
+        return []
+    lines = ctx.text.splitlines()
+    return [lam for lam in lambdas if not _alone_on_its_line(lam, lines)]
 
 
 def _default_used(cls: ast.ClassDef, init: ast.FunctionDef, param: str, ctx: Context) -> bool:

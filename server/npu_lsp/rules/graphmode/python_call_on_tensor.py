@@ -56,7 +56,9 @@ class PythonCallOnTensor(GraphRule):
     stored on `self` in `__init__`; tensors alone and constants alone
     compile), calls of classes built by `collections.namedtuple` (also one the compiled
     function makes itself) or declared as `typing.NamedTuple`, and of the module's own
-    `@dataclass` and plain classes (no base, not a jit_class), with graph variables, and of
+    `@dataclass` and plain classes (no base, not a jit_class), with graph variables (also
+    `ta = ta.write(t, h)`, a plain object's method returning `self` whose result rebinds the
+    name, when `ta`'s attributes are read again after it), and of
     a `functools.partial` held on `self`, also one the cell receives through its
     constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`)
     or picks by default (`self.act = act or functools.partial(...)`, `functools.partial(...)
@@ -143,6 +145,10 @@ class PythonCallOnTensor(GraphRule):
     ## References
     - RULES.md, section 2 (STRICT only): numpy, builtin or stdlib calls whose arguments are
       graph variables.
+    - A method returning `self` rebinding its receiver: the written set heldout27b
+      (`r2_acc_tensorarray_append_stack`) and its probes `fix27b_ta_*` (`ta.stack()`,
+      `ta.items[0]`, `ops.concat(ta.items)` after `ta = ta.write(t, h)`: rejected under
+      STRICT, made in `construct` or held on `self`; LAX compiles).
     """
 
     nodes = (ast.Call, ast.BinOp, ast.Compare)
@@ -181,6 +187,13 @@ class PythonCallOnTensor(GraphRule):
                 f"`{owner.id}` holds different numpy arrays on the paths of a branch on a tensor, so the graph joins it "
                 f"into a run-time object; under STRICT its method `{method.attr}` cannot be called (make a tensor of "
                 f"each array and pick with `ops.select`)",
+            )
+            return
+        if method is not None and isinstance(owner, ast.Name) and _rebound_to_returned_self(node, owner, method, ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{owner.id} = {ctx.segment(node)}` rebinds `{owner.id}` to the object `{method.attr}` returns (`self`), which comes back out of the graph as a run-time Python object: under STRICT its attributes cannot be read afterwards (getattr ... the inputs should be constant); call `{owner.id}.{method.attr}(...)` without rebinding it, or keep the values in a local list",
             )
             return
         if method is not None and node.args and _self_deque(owner, ctx) and any(analyzer(ctx).kind(a).dynamic for a in node.args):
@@ -752,6 +765,50 @@ def _named_tuple_class(cls: ast.ClassDef, ctx: Context) -> str | None:
 
 #: label of a module-level class of the user's that is neither a Cell nor a jit_class
 _PLAIN_CLASS = "plain class"
+
+
+def _rebound_to_returned_self(call: ast.Call, owner: ast.Name, method: ast.Attribute, ctx: Context) -> bool:
+    """`ta = ta.write(t, h)` in compiled code, with a graph variable among the arguments and
+    `write` a method of the module's plain classes (the only one of that name) whose every
+    `return` gives `self`, and `ta`'s attributes read again after it (later in the function,
+    or on the loop's next turn). Measured (written/heldout27b `r2_acc_tensorarray_append_stack`,
+    probes `fix27b_ta_*`): under STRICT "When handling script 'getattr(__py_exec_index1_getattr__,
+    ...)' in graph mode, the inputs should be constant", made in `construct` or held on
+    `self`; LAX compiles."""
+    st = ctx.parent(call)
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and st.targets[0].id == owner.id):
+        return False
+    fn = ctx.function
+    if fn is None or not any(analyzer(ctx).kind(a).dynamic for a in call.args):
+        return False
+    owners = [
+        c
+        for c in ctx.tree.body
+        if isinstance(c, ast.ClassDef) and _plain_class(c, ctx) == _PLAIN_CLASS
+        for m in c.body
+        if isinstance(m, ast.FunctionDef) and m.name == method.attr
+    ]
+    if len(owners) != 1:
+        return False
+    m = next(m for m in owners[0].body if isinstance(m, ast.FunctionDef) and m.name == method.attr)
+    rets = [r for r in ast.walk(m) if isinstance(r, ast.Return)]
+    if not rets or not all(isinstance(r.value, ast.Name) and r.value.id == "self" for r in rets):
+        return False
+    looped = any(isinstance(p, (ast.For, ast.While)) for p in _parents_in(st, fn, ctx))
+    return any(
+        isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == owner.id and isinstance(n.ctx, ast.Load)
+        and n is not method and (looped or n.lineno > (st.end_lineno or st.lineno))
+        for n in ast.walk(fn)
+    )
+
+
+def _parents_in(node: ast.AST, fn: ast.AST, ctx: Context) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    p = ctx.parent(node)
+    while p is not None and p is not fn:
+        out.append(p)
+        p = ctx.parent(p)
+    return out
 
 
 def _plain_class(cls: ast.ClassDef, ctx: Context) -> str | None:

@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from npu_lsp.astutil import self_attr, statements
+from npu_lsp.astutil import is_none_literal, self_attr, statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -75,6 +75,14 @@ class SelfListEmptyInGraph(GraphRule):
     Also the same reads of a sub-cell's list from its parent (`blk.maps[-1]` over
     `self.blocks = nn.CellList([Block() ...])`, `ops.stack(self.block.maps)`), when the
     sub-cell's class binds it to `[]` in `__init__` and appends to it in its own compiled code.
+    Also `ops.stack(self.items)` / `ops.concat(...)` in a compiled method of a plain class
+    whose `__init__` binds `self.items = [None] * size` and whose compiled methods fill it
+    by item stores (`self.items[i] = value`, tf.TensorArray's port): the graph reads the
+    `None` slots. Also the same reads in compiled code of such an object's list
+    (`ops.stack(ta.items)`, `ta` bound once to `TensorArray()` there), filled by its
+    compiled methods' appends or item stores, or by item stores in that function. Under LAX, a list filled by `append` and read through a name rebound to
+    what a method returning `self` gives (`ta = ta.write(t, h)`, then `ta.stack()`) is left
+    alone: the object comes back out of the graph as a Python object that holds the items.
     Not flagged: a read below `self.outs = []` in the same function, which also appends to
     it; from that assignment on, `self.outs` is a variable of the function, and LAX compiles
     it (STRICT refuses the assignment, MS132).
@@ -148,6 +156,11 @@ class SelfListEmptyInGraph(GraphRule):
       `vit_store_attention_maps_self_list` and probes `fe17a_sc_*` (`blk.maps[-1]` in a loop
       over a CellList, `self.blocks[0].maps[0]`, `ops.stack` / `ops.concat` of it: rejected
       at both levels; `len` and a list `__init__` fills compile).
+    - The written set heldout27b (`acc_tensorarray_class_write_read`,
+      `r2_acc_tensorarray_append_stack`) and its probes `fix27b_ta_*`, `fix27b_none_buf_*`:
+      `None` slots filled by item stores fail at LAX and STRICT, with or without `ta =
+      ta.write(...)`; after that rebinding an appended list compiles at LAX (STRICT:
+      "getattr(...) the inputs should be constant"), after a bare `ta.write(...)` it fails.
     - The written set heldout22a probes `la23_rs_*` / `la23_zl_*` and its cases
       `buffer_list_append_random_sample`, `r2_reinforce_saved_log_probs_sum_same_call`: a
       copy or sample of the list (`random.sample(self.memory, k)`, `list(reversed(...))`,
@@ -229,6 +242,16 @@ class SelfListEmptyInGraph(GraphRule):
             # probe `la23_zl_rebound_first_ok`: rejected at LAX and STRICT)
             return ()
         strict = bool(ctx.scope and ctx.scope.strict)
+        if loop is None and t is ast.Call and _none_slots(cls, attr, ctx) and _NEEDS_ITEMS.get(getattr(node.func, "attr", "")):  # type: ignore[attr-defined]
+            return [
+                ctx.diagnostic(
+                    self,
+                    node,
+                    f"`self.{attr}` holds `None`s when the graph is built, and the item stores compiled code makes into it do not change it: this read fails (For 'Stack', the element of 'input_x[0]' must be Tensor, but got None); collect the values in a local list",
+                )
+            ]
+        if not strict and _through_returned_self(cls, ctx):
+            return ()
         if not any(isinstance(n, ast.Call) and _is_append(n, attr, strict) for n in _compiled_nodes(cls, ctx)):
             return ()
         if not _empty_when_compiled(cls, attr, ctx):
@@ -248,6 +271,102 @@ class SelfListEmptyInGraph(GraphRule):
                 f"`self.{attr}` is empty when the graph is built and `append` in compiled code does not change it: this read fails ({why}); collect the values in a local list",
             )
         ]
+
+
+def _none_slots(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    """Is `self.<attr>` of the plain (non-Cell) class `cls` a list of `None` slots (`[None] *
+    size` or `[None for _ in ...]`, bound once in `__init__`, filled by nothing Python runs
+    first) that only compiled methods of the class store items into (`self.items[i] =
+    value`)? tf.TensorArray's port: those stores are not seen by the list the graph reads,
+    and stacking it fails at LAX and STRICT, also after `ta = ta.write(t, h)` (measured,
+    written/heldout27b `acc_tensorarray_class_write_read`, probes `fix27b_none_buf_*`: "For
+    'Stack', the element of 'input_x[0]' must be Tensor, but got None", "All input shape
+    size must be the same!"; slots made of `zeros_like` compile at LAX, a local `[None] * n`
+    list compiles)."""
+    key = ("self_list_empty_in_graph.none", id(cls), attr)
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _find_none_slots(cls, attr, ctx)
+    return bool(hit)
+
+
+def _none_slots_unfilled(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    """`_none_slots` without asking for item stores in the class's compiled methods."""
+    key = ("self_list_empty_in_graph.none_unfilled", id(cls), attr)
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _find_none_slots(cls, attr, ctx, stores=False)
+    return bool(hit)
+
+
+def _find_none_slots(cls: ast.ClassDef, attr: str, ctx: Context, stores: bool = True) -> bool:
+    if ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+        return False
+    init = next((st for st in cls.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None)
+    if init is None:
+        return False
+    bindings = [
+        st
+        for st in ast.walk(init)
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        and any(self_attr(t) == attr for t in (st.targets if isinstance(st, ast.Assign) else [st.target]))
+    ]
+    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
+        return False
+    value = bindings[0].value
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        slots = value.left if isinstance(value.left, ast.List) else value.right
+        nones = isinstance(slots, ast.List) and len(slots.elts) == 1 and is_none_literal(slots.elts[0])
+    else:
+        nones = isinstance(value, ast.ListComp) and is_none_literal(value.elt)
+    if not nones or not _unfilled(bindings[0], attr, ctx):
+        return False
+    return not stores or any(
+        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and self_attr(n.value) == attr
+        for m in cls.body
+        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scopes.scope_for(m) is not None
+        for n in own_nodes(m)
+    )
+
+
+def _through_returned_self(cls: ast.ClassDef, ctx: Context) -> bool:
+    """(LAX) Is the function being checked, a method of the plain class `cls`, called only on
+    names its callers rebind to what a method of `cls` returning `self` gives (`ta =
+    ta.write(t, h)`, tf.TensorArray's habit)? The object that comes back out of the graph
+    is held as a Python object, and the methods called on it then see the items the
+    appends put there (measured, written/heldout27b `r2_acc_tensorarray_append_stack` and
+    probes `fix27b_ta_*`: `ta.stack()`, `ta.items[0]`, `ops.concat(ta.items)` after `ta =
+    ta.write(...)` compile at LAX, made in `construct` or held on `self`; the same calls
+    after a bare `ta.write(...)` fail; STRICT refuses the returned object: "getattr(...)
+    the inputs should be constant")."""
+    scope = ctx.scope
+    if scope is None or not scope.call_sites or ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+        return False
+    returning = {
+        m.name
+        for m in cls.body
+        if isinstance(m, ast.FunctionDef)
+        and (rets := [r for r in ast.walk(m) if isinstance(r, ast.Return)])
+        and all(isinstance(r.value, ast.Name) and r.value.id == "self" for r in rets)
+    }
+    if not returning:
+        return False
+    for site in scope.call_sites:
+        call, caller = site.call, site.caller_node
+        if call is None or caller is None or not isinstance(call.func, ast.Attribute) or not isinstance(call.func.value, ast.Name):
+            return False
+        name = call.func.value.id
+        if not any(
+            isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+            and isinstance(n.value, ast.Call)
+            and isinstance(n.value.func, ast.Attribute)
+            and n.value.func.attr in returning
+            and n.lineno < call.lineno
+            for n in own_nodes(caller)
+        ):
+            return False
+    return True
 
 
 #: builtins whose result holds the items of their first argument (empty when it is)
@@ -373,7 +492,13 @@ def _sub_cell_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.exp
     `fe17a_sc_*`, case `vit_store_attention_maps_self_list`): rejected at LAX and STRICT
     (also when the sub-cell resets `self.maps = []` in its `construct`); `len` and a
     list `__init__` fills compile."""
-    if type(held) is not ast.Attribute or held.attr not in _appended_attrs(ctx):
+    if type(held) is not ast.Attribute:
+        return []
+    if type(held.value) is ast.Name and held.attr in _plain_list_attrs(ctx):
+        found = _local_object_read(rule, node, read, held, ctx)
+        if found:
+            return found
+    if held.attr not in _appended_attrs(ctx):
         return []  # most reads (`x.shape[0]`) stop here: one set lookup
     why = _needs_items(node, read, ctx)
     if why is None:
@@ -388,6 +513,69 @@ def _sub_cell_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.exp
             rule,
             node,
             f"`{ctx.segment(held)}` is the list the `{cls.name}` sub-cell holds when the graph is built (empty): the `append` in its compiled code does not change it, and this read fails ({why}); return the values from the sub-cell's `construct`",
+        )
+    ]
+
+
+def _plain_list_attrs(ctx: Context) -> dict[str, ast.ClassDef]:
+    """The attributes the `__init__` of a plain (non-Cell) class of the file binds to `[]` or
+    to `None` slots (`[None] * size`), with that class; once per file."""
+    hit: dict[str, ast.ClassDef] | None = ctx.cache.get("self_list_empty_in_graph.plain")
+    if hit is None:
+        hit = {}
+        for cls in ctx.tree.body:
+            if not isinstance(cls, ast.ClassDef) or ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+                continue
+            init = next((st for st in cls.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None)
+            for st in init.body if init is not None else ():
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and (attr := self_attr(st.targets[0])) is not None:
+                    v = st.value
+                    if (isinstance(v, ast.List) and not v.elts) or (isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mult)):
+                        hit[attr] = cls
+        ctx.cache["self_list_empty_in_graph.plain"] = hit
+    return hit
+
+
+def _local_object_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.Attribute, ctx: Context) -> list[Diagnostic]:
+    """`ops.stack(ta.items)` in compiled code, `ta` bound once there to `TensorArray()`, a
+    plain class of the file whose `__init__` binds `self.items` to `[]` that its compiled
+    methods append to, or to `None` slots that they (or this function: `ta.items[t] = h`)
+    store items into. The graph reads the list the object held when it was made (measured,
+    written/heldout27b probes `fix27b_ta_local_read_items_in_construct`,
+    `fix27b_none_buf_setitem_in_construct`: "For 'Stack', the 'len of input_x' must be ...
+    >= 1, but got '0'", "the element of 'input_x[0]' must be Tensor, but got None", at LAX
+    and STRICT)."""
+    fn = ctx.function
+    name, attr = held.value.id, held.attr  # type: ignore[attr-defined]
+    cls = _plain_list_attrs(ctx)[attr]
+    bound = analyzer(ctx).single_assignment(name, fn) if fn is not None else None
+    if not (isinstance(bound, ast.Call) and isinstance(bound.func, ast.Name) and bound.func.id == cls.name):
+        return []
+    why = _needs_items(node, read, ctx)
+    if why is None:
+        return []
+    strict = bool(ctx.scope and ctx.scope.strict)
+    if _none_slots(cls, attr, ctx) or (
+        _none_slots_unfilled(cls, attr, ctx)
+        and any(
+            isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Attribute)
+            and n.value.attr == attr and isinstance(n.value.value, ast.Name) and n.value.value.id == name
+            for n in own_nodes(fn)  # type: ignore[arg-type]
+        )
+    ):
+        if not isinstance(node, ast.Call) or not _NEEDS_ITEMS.get(getattr(node.func, "attr", "")):
+            return []
+        why = "For 'Stack', the element of 'input_x[0]' must be Tensor, but got None"
+        what = "holds `None`s when the graph is built, and item stores in compiled code do not change it"
+    elif _empty_when_compiled(cls, attr, ctx) and any(isinstance(n, ast.Call) and _is_append(n, attr, strict) for n in _compiled_nodes(cls, ctx)):
+        what = "is empty when the graph is built, and `append` in compiled code does not change it"
+    else:
+        return []
+    return [
+        ctx.diagnostic(
+            rule,
+            node,
+            f"`{ctx.segment(held)}`, a list of the `{cls.name}` object, {what}: this read fails ({why}); collect the values in a local list",
         )
     ]
 
@@ -917,7 +1105,8 @@ def _fills(n: ast.Attribute, ctx: Context) -> bool:
     if isinstance(p, ast.Subscript):
         return isinstance(p.ctx, ast.Store)
     if isinstance(p, ast.Call):
-        return n in p.args and not (isinstance(p.func, ast.Name) and p.func.id in _READERS)
+        # MindSpore's operators (`ops.stack(x.outs)`) read the list they are given
+        return n in p.args and not (isinstance(p.func, ast.Name) and p.func.id in _READERS) and not (ctx.qualname(p.func) or "").startswith("mindspore.")
     return not isinstance(p, (ast.Compare, ast.For, ast.comprehension, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.If, ast.Return))
 
 

@@ -208,6 +208,8 @@ class Instances:
             kept = [a for a in assigned if not self._lazy_default(a, attr)]
             if len(kept) == 1:
                 assigned, lazy = kept, True
+            elif not any(_stores_other(i, attr) for i in sets if not any(a <= getattr(i, "lineno", 0) <= b for a, b in spans)):
+                return self._after_init(built, attr, assigned, depth)
         if len(assigned) != 1 or not isinstance(assigned[0], ast.Assign):
             return UNKNOWN
         st = assigned[0]
@@ -232,6 +234,146 @@ class Instances:
                     return UNKNOWN
         value = values.pop() if values else UNKNOWN
         return UNKNOWN if lazy and value is None else value
+
+    # ---------------------------------------------------------------- after `__init__`
+    def _after_init(self, built: list[ast.ClassDef], attr: str, assigned: list[ast.stmt], depth: int) -> Any:
+        """`self.<attr>` set more than once in the class family (Keras' `self.built = False`
+        in `__init__`, `self.built = True` at the end of `build()`): the value `__init__`
+        leaves, run statement by statement for every instance built here (its `if`s folded
+        on the constructor's arguments, the methods it calls on `self` followed), when every
+        store outside that `__init__` stores that same constant, so that nothing run later
+        can change it. MindSpore reads the attribute from the object when it compiles, and
+        folds `if not self.built:` (measured, written/heldout27b
+        `r2_build_lazy_params_built_flag_prebuilt` and probes `fix27b_lb_*`: the lazy
+        `build()` under that `if`, which makes Parameters, is never compiled once `__init__`
+        called it; left to `construct`, it is, and fails)."""
+        values: set[Any] = set()
+        inits: set[int] = set()
+        for c in built:
+            found = self._init_of(c)
+            if found is None or depth > _DEPTH:
+                return UNKNOWN
+            owner, init = found
+            inits.add(id(init))
+            for site in self.instantiations(c.name)[:8]:
+                state: list[Any] = [UNKNOWN]
+
+                def frame(e: ast.expr, o: ast.ClassDef = owner, i: ast.FunctionDef = init, s: ast.Call = site) -> Any:
+                    return self._eval_init(e, o, i, s, depth + 1)
+
+                if not self._run(init.body, frame, c, attr, state, 0):
+                    return UNKNOWN
+                values.add(state[0])
+                if len(values) > 1:
+                    return UNKNOWN
+        if len(values) != 1:
+            return UNKNOWN
+        value = values.pop()
+        if value is UNKNOWN:
+            return UNKNOWN
+        for st in assigned:
+            holder = self._enclosing_function(st)
+            if holder is not None and id(holder) in inits:
+                continue  # run (or folded away) by the `__init__` just followed
+            if holder is None or holder.name == "__init__" or not isinstance(st, ast.Assign):
+                return UNKNOWN  # another `__init__` of the family, a class body, `+=`...
+            later = self._eval(st.value, lambda _n: UNKNOWN, lambda _a: UNKNOWN, depth + 1)
+            if type(later) is not type(value) or later != value:
+                return UNKNOWN
+        return value
+
+    def _run(
+        self, body: list[ast.stmt], frame: Callable[[ast.expr], Any], cls: ast.ClassDef, attr: str, state: list[Any], calls: int
+    ) -> bool:
+        """Run the statements `body` for their stores into `self.<attr>` (`state[0]`, the
+        value so far): False when one cannot be followed exactly."""
+        for st in body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and self_attr(st.targets[0]) == attr:
+                state[0] = self._in_state(st.value, frame, attr, state)
+                if not isinstance(state[0], _CONST_TYPES):
+                    return False
+            elif isinstance(st, ast.If) and self._touches(st, cls, attr, 0):
+                test = self._in_state(st.test, frame, attr, state)
+                if test is UNKNOWN or not self._run(st.body if test else st.orelse, frame, cls, attr, state, calls):
+                    return False
+            elif isinstance(st, ast.Expr) and self._touches(st, cls, attr, 0):
+                method = self._self_method(st.value, cls)
+                if method is None or calls >= _DEPTH or not isinstance(st.value, ast.Call):
+                    return False
+                callee = self._method_frame(method, st.value, frame)
+                if callee is None or not self._run(method.body, callee, cls, attr, state, calls + 1):
+                    return False
+            elif self._touches(st, cls, attr, 0):
+                return False  # a loop, `with`, `+=`, an assignment of a call's result...
+        return True
+
+    def _in_state(self, e: ast.expr, frame: Callable[[ast.expr], Any], attr: str, state: list[Any]) -> Any:
+        """`e` in a frame, with `self.<attr>` read as the value run so far."""
+        if any(self_attr(n) == attr for n in ast.walk(e)):
+            if state[0] is UNKNOWN:
+                return UNKNOWN
+            if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not) and self_attr(e.operand) == attr:
+                return not state[0]
+            return state[0] if self_attr(e) == attr else UNKNOWN
+        return frame(e)
+
+    def _method_frame(
+        self, method: ast.FunctionDef, call: ast.Call, caller: Callable[[ast.expr], Any]
+    ) -> Callable[[ast.expr], Any] | None:
+        """How expressions of `method` evaluate when `call` (`self.build(shape)`, in a frame
+        `caller`) runs it: its parameters are the call's arguments, or their defaults."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        params = method.args
+        names = [a.arg for a in (*params.posonlyargs, *params.args)][1:]
+        given: dict[str, ast.expr] = dict(zip(names[len(names) - len(params.defaults) :], params.defaults, strict=True))
+        given.update(zip(names, call.args, strict=False))
+        given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+        positional = dict(zip(names, call.args, strict=False))
+        by_name = {k.arg for k in call.keywords}
+        local = self._bindings_of(method)
+
+        def name_value(n: str) -> Any:
+            binds = local.get(n, [])
+            if len(binds) != 1 or not isinstance(binds[0], ast.arg) or n not in given:
+                return UNKNOWN
+            e = given[n]
+            # an argument is evaluated in the caller's frame, a default at module level
+            return caller(e) if n in positional or n in by_name else self.evaluate(e, None)
+
+        def evaluate(e: ast.expr) -> Any:
+            return self._eval(e, name_value, lambda _a: UNKNOWN, 1)
+
+        return evaluate
+
+    def _self_method(self, call: ast.expr, cls: ast.ClassDef) -> ast.FunctionDef | None:
+        """The method of this file a call `self.m(...)` runs for an instance of `cls`."""
+        if not (isinstance(call, ast.Call) and self_attr(call.func) is not None):
+            return None
+        name = call.func.attr  # type: ignore[attr-defined]
+        for c in self._family(cls):
+            for item in c.body:
+                if isinstance(item, ast.FunctionDef) and item.name == name:
+                    return item
+        return None
+
+    def _touches(self, node: ast.AST, cls: ast.ClassDef, attr: str, depth: int) -> bool:
+        """Can running `node` store into `self.<attr>`, itself or through a method of the
+        class family it calls on `self`?"""
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and self_attr(n) == attr:
+                return True
+            if isinstance(n, ast.Call) and depth < _DEPTH:
+                method = self._self_method(n, cls)
+                if method is not None and self._touches(method, cls, attr, depth + 1):
+                    return True
+        return False
+
+    def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | None:
+        p = self.ctx.parent(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            p = self.ctx.parent(p)
+        return p if isinstance(p, ast.FunctionDef) else None
 
     def init_value(self, expr: ast.expr, cls: ast.ClassDef, holder: ast.FunctionDef) -> Any:
         """`expr` (in the `__init__` `holder` of `cls`) when every instance of `cls` built in
@@ -884,13 +1026,15 @@ class Instances:
             return hit
         out: list[Span] = []
         span = self.ctx.span
-        stack: list[ast.AST] = list(getattr(func, "body", []))
+        stack: list[ast.AST] = []
+        folded: dict[int, Any] = {}
+        self._block(getattr(func, "body", []), func, stack, folded, out)
         while stack:
             node = stack.pop()
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 continue
             if isinstance(node, ast.If):
-                value = self.evaluate(node.test, func)
+                value = folded[id(node)] if id(node) in folded else self.evaluate(node.test, func)
                 if value is not UNKNOWN:
                     dead = node.orelse if value else node.body
                     if dead:
@@ -915,9 +1059,37 @@ class Instances:
                 out.append(span(node.msg))
                 stack.append(node.test)
                 continue
-            stack.extend(ast.iter_child_nodes(node))
+            if type(node) not in _BLOCKS:
+                stack.extend(ast.iter_child_nodes(node))  # expressions: most nodes
+                continue
+            for value in ast.iter_fields(node):
+                child = value[1]
+                if isinstance(child, list):
+                    if child and isinstance(child[0], ast.stmt):
+                        self._block(child, func, stack, folded, out)
+                    else:
+                        stack.extend(c for c in child if isinstance(c, ast.AST))
+                elif isinstance(child, ast.AST):
+                    stack.append(child)
         self._dead[key] = out
         return out
+
+    def _block(self, stmts: list[ast.stmt], func: ast.AST, stack: list[ast.AST], folded: dict[int, Any], out: list[Span]) -> None:
+        """Queue the statements of one block for `dead_spans`; after an `if` that folds to a
+        side ending in `return` / `raise`, the rest of the block is never inferred (measured,
+        written/heldout27b probe `fix27b_lb_built_dead_elif`: `if self.built: return ...`
+        with `__init__` having built the layer, then a lazy `self.build(...)` making
+        Parameters: compiles at LAX and STRICT)."""
+        for k, st in enumerate(stmts):
+            stack.append(st)
+            if type(st) is not ast.If or k + 1 == len(stmts):
+                continue
+            value = folded[id(st)] = self.evaluate(st.test, func)
+            taken = st.body if value else st.orelse
+            if value is not UNKNOWN and any(isinstance(t, (ast.Return, ast.Raise)) for t in taken):
+                first, last = self.ctx.span(stmts[k + 1]), self.ctx.span(stmts[-1])
+                out.append(Span(first.line, 1, last.end_line, 1 << 30))
+                return
 
     def _constant_test(self, test: ast.expr, func: ast.AST) -> bool:
         """Is `test` a value MindSpore knows while compiling (folded, or of constants and
@@ -927,6 +1099,25 @@ class Instances:
         from npu_lsp.rules.graphmode.flow import Kind, analyzer  # flow imports this module
 
         return analyzer(self.ctx).kind(test, func) == Kind.CONST
+
+
+#: statements holding blocks of statements (`dead_spans` walks those block by block)
+_BLOCKS = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.ExceptHandler, ast.Match, ast.match_case, *([ast.TryStar] if hasattr(ast, "TryStar") else [])})
+
+
+def _stores_other(st: ast.AST, attr: str) -> bool:
+    """Does `st` (a statement setting some `<x>.<attr>`, outside the class family) store into
+    an attribute of that name of an object other than `self` (`layer.built = False` at
+    module level may be this instance's)?"""
+    if isinstance(st, ast.Assign):
+        targets = st.targets
+    elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
+        targets = [st.target]
+    else:
+        return True  # a loop, `with`, `setattr`, `del`
+    return any(
+        isinstance(n, ast.Attribute) and n.attr == attr and self_attr(n) is None for t in targets for n in ast.walk(t)
+    )
 
 
 def _arith(fn: Callable[[Any, Any], Any], left: Any, right: Any) -> Any:
