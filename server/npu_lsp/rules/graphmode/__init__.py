@@ -23,6 +23,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     complex_literal,
     constant_forked_by_continue,
     construct_wrapped_star_args,
+    container_filled_by_sub_cell,
     container_mutated_in_helper,
     defaultdict_missing_key,
     del_statement,

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
-from npu_lsp.registry import rule
+from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names
 
@@ -32,6 +32,9 @@ class ContainerMutatedInHelper(GraphRule):
     bound it empty, never fills it itself and later stacks or subscripts it. Also
     `heapq.heappush(h, item)` on a list compiled code bound empty and later reads with
     `heapq.heappop(h)` (`heapreplace`, `heappushpop`) or an index.
+    A caller's container bound to a display with items counts when the caller then reads a
+    constant key the display lacks (`d["b"]` after `d = {"a": x}`) or an index past the
+    list's length. (A sub-cell filling its argument is MS222's.)
 
     ## Why is this bad?
     In a graph, lists and dicts are values: the helper changes its own copy and the caller's
@@ -106,30 +109,9 @@ class ContainerMutatedInHelper(GraphRule):
         return callee is ast.Name  # an assigned call is looked at for a nested def's name only
 
     def _check(
-        self, node: ast.Expr, call: ast.Call, helper: ast.FunctionDef, offset: int, ctx: Context
+        self, node: ast.Expr | ast.Assign, call: ast.Call, helper: ast.FunctionDef, offset: int, ctx: Context, warn: bool = True
     ) -> Iterable[Diagnostic]:
-        params = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][offset:]
-        mutated = _mutated_params(helper)
-        for param, arg in zip(params, call.args, strict=False):
-            if param not in mutated or not isinstance(arg, ast.Name):
-                continue
-            read = _read_expecting_content(arg.id, node, ctx)
-            what = "list" if mutated[param] == "list" else "dict"
-            if read is not None:
-                yield ctx.diagnostic(
-                    self,
-                    node,
-                    f"`{helper.name}` fills its {what} argument `{param}` in place, but in a graph the caller's `{arg.id}` stays as it was, and line {read.lineno} reads it (`{ctx.segment(read)}`); return the {what} from `{helper.name}` and rebind `{arg.id}`",
-                )
-            else:
-                yield ctx.diagnostic(
-                    self,
-                    node,
-                    f"`{helper.name}` fills its {what} argument `{param}` in place; in a graph the caller's `{arg.id}` does not change (return it and rebind instead)",
-                    severity="warning",
-                )
-            return
-
+        yield from fills_in_place(self, node, call, helper, offset, ctx, warn)
 
     def _library(self, node: ast.Expr, call: ast.Call, arg: ast.Name, ctx: Context) -> Iterable[Diagnostic]:
         """`heapq.heappush(h, item)` on a list bound empty in compiled code, later read:
@@ -163,6 +145,35 @@ class ContainerMutatedInHelper(GraphRule):
                     f"`{nested.name}` fills the enclosing {what} `{name}` in place, but in a graph that change is not seen here, and line {read.lineno} reads it (`{ctx.segment(read)}`); have `{nested.name}` return what it adds and append it here",
                 )
                 return
+
+
+def fills_in_place(
+    rule: Rule, node: ast.Expr | ast.Assign, call: ast.Call, helper: ast.FunctionDef, offset: int, ctx: Context, warn: bool = True
+) -> Iterable[Diagnostic]:
+    """`helper` (its first `offset` parameters not passed) fills a list or dict argument of
+    `call` in place: an error when the caller then reads what only the helper put there
+    (`_read_expecting_content`), else a warning when `warn` (shared with MS222)."""
+    params = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][offset:]
+    mutated = _mutated_params(helper)
+    for param, arg in zip(params, call.args, strict=False):
+        if param not in mutated or not isinstance(arg, ast.Name):
+            continue
+        read = _read_expecting_content(arg.id, node, ctx)
+        what = "list" if mutated[param] == "list" else "dict"
+        if read is not None:
+            yield ctx.diagnostic(
+                rule,
+                node,
+                f"`{helper.name}` fills its {what} argument `{param}` in place, but in a graph the caller's `{arg.id}` stays as it was, and line {read.lineno} reads it (`{ctx.segment(read)}`); return the {what} from `{helper.name}` and rebind `{arg.id}`",
+            )
+        elif warn:
+            yield ctx.diagnostic(
+                rule,
+                node,
+                f"`{helper.name}` fills its {what} argument `{param}` in place; in a graph the caller's `{arg.id}` does not change (return it and rebind instead)",
+                severity="warning",
+            )
+        return
 
 
 def _nested_defs(ctx: Context) -> dict[str, ast.FunctionDef]:
@@ -252,12 +263,15 @@ def _read_expecting_content(
     if func is None:
         return None
     empty = False
+    display: ast.List | ast.Dict | None = None
     for n in _walk_skipping(func, skip):
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
             if isinstance(n.value, (ast.List, ast.Dict)) and not (
                 n.value.elts if isinstance(n.value, ast.List) else n.value.keys
             ):
                 empty = True
+            elif isinstance(n.value, (ast.List, ast.Dict)) and display is None:
+                display = n.value
             else:
                 return None  # bound to something else somewhere
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
@@ -267,6 +281,8 @@ def _read_expecting_content(
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name for t in targets):
                 return None
+    if display is not None:
+        return None if empty else _read_past_display(name, display, call_stmt, func, skip)
     if not empty:
         return None
     after = call_stmt.end_lineno or call_stmt.lineno
@@ -285,6 +301,38 @@ def _read_expecting_content(
                 inner = ctx.qualname(n.func.func) or ""
                 if inner.startswith("mindspore.") and inner.rsplit(".", 1)[-1] in _NEEDS_ELEMENTS:
                     return n
+    return None
+
+
+def _read_past_display(
+    name: str, display: ast.List | ast.Dict, call_stmt: ast.stmt, func: ast.AST, skip: ast.AST | None
+) -> ast.expr | None:
+    """A read after `call_stmt` of what only the helper could have put into `name`, bound
+    once to a display with items: a constant key the dict display lacks (its keys all
+    constants), or a constant index past the list display's length."""
+    if isinstance(display, ast.Dict):
+        if not all(isinstance(k, ast.Constant) for k in display.keys):
+            return None
+        held = {k.value for k in display.keys if isinstance(k, ast.Constant)}
+    after = call_stmt.end_lineno or call_stmt.lineno
+    for n in _walk_skipping(func, skip):
+        if getattr(n, "lineno", 0) <= after:
+            continue
+        if not (isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name and isinstance(n.ctx, ast.Load)):
+            continue
+        key = n.slice
+        if isinstance(display, ast.Dict):
+            if isinstance(key, ast.Constant) and key.value not in held:
+                return n
+            continue
+        size = len(display.elts)
+        if any(isinstance(e, ast.Starred) for e in display.elts):
+            return None
+        sign = 1
+        if isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub):
+            key, sign = key.operand, -1
+        if isinstance(key, ast.Constant) and type(key.value) is int and not -size <= sign * key.value < size:
+            return n
     return None
 
 

@@ -416,6 +416,18 @@ class Analyzer:
         binds = self._indexed(self._fn(func)).bindings.get(name, ())
         return [v for k, v in binds if k == _ASSIGN and isinstance(v, ast.expr)]
 
+    def single_unpacked(self, name: str, func: ast.AST | None) -> ast.expr | None:
+        """The value of `a, b = value` (a value neither a call nor a literal tuple of the same
+        length: `b, t = ids.shape`) when that is the name's only binding in `func`."""
+        fn = self._indexed(self._fn(func))
+        if name in fn.params:
+            return None
+        binds = fn.bindings.get(name)
+        if binds is None or len(binds) != 1 or binds[0][0] != _UNPACK:
+            return None
+        value = binds[0][1]
+        return value if isinstance(value, ast.expr) else None
+
     def single_unpacking(self, name: str, func: ast.AST | None) -> tuple[ast.Call, tuple[int, ...]] | None:
         """`(call, where the name sits in its result)` when `a, b = call(...)` is the name's
         only binding in `func`."""

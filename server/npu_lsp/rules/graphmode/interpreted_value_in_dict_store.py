@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer, is_self_attr
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 
 #: methods that read a dict as a dict (a tuple has none of them)
@@ -27,7 +27,9 @@ class InterpretedMinMaxStored(GraphRule):
     `report[name] = {"precision": tp.item() / max(1, (tp + fp).item())}`. Also
     `self.lo = min(self.lo, ...)` (or `max`) in the `construct` of a cell that another
     cell of the file holds as a sub-cell next to layers with parameters (a min/max
-    observer for calibration). Also `self.d = {k: ... for k in ...}` (a dict
+    observer for calibration), and in a method of a plain Python object such a cell
+    holds, compiled when `construct` calls it, with a value known only at run time
+    (`self.worst_score = min(self.worst_score, score)` in HF's `BeamHypotheses.add`). Also `self.d = {k: ... for k in ...}` (a dict
     comprehension, directly or through a local bound to one) read afterwards in the same
     function as a dict (`self.d["a"]`, `d[k]`, `.values()`, `.items()`, `.get`): LAX
     builds the comprehension by JIT Fallback and the stored object becomes a tuple.
@@ -44,7 +46,11 @@ class InterpretedMinMaxStored(GraphRule):
     Illegal AnfNode for evaluating, node: ...param_fc.weight`, or `Found not specialized
     node ... PyExecute`), even with a constant (`min(self.lo, 3.0)`); the same line in the
     network called at top level, under a parent with no parameters, a local `lo =
-    min(self.lo, ...)` and `self.lo = self.lo + x.max().item()` compile.
+    min(self.lo, ...)` and `self.lo = self.lo + x.max().item()` compile. A plain object's
+    method behaves as a sub-cell's `construct` (written/heldout26a case
+    `beam_hypotheses_object_add_in_construct`, probes `fix27a_beam_*`: a tensor or
+    `float(...)` of one, either order, rejected; `min(1e9, t)`, `self.worst + t`, `min` not
+    stored back compile).
 
     ## Example
     ```python
@@ -161,15 +167,33 @@ class InterpretedMinMaxStored(GraphRule):
         if not any(isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "self" and x.attr == target.attr for x in call.args):
             return
         func = ctx.function
-        if not isinstance(func, ast.FunctionDef) or func.name != "construct":
+        if not isinstance(func, ast.FunctionDef):
             return
-        cls = analyzer(ctx).owner_class(func)
-        holder = _holder_with_parameters(cls, ctx) if cls is not None else None
+        a = analyzer(ctx)
+        cls = a.owner_class(func)
+        if cls is None:
+            return
+        if func.name != "construct":
+            # a method of a plain object held on `self` (HF's `BeamHypotheses.add` updating
+            # `self.worst_score = min(self.worst_score, score)`), compiled as part of the
+            # holder's graph: measured with a run-time value only (written/heldout26a case
+            # `beam_hypotheses_object_add_in_construct`, probes `fix27a_beam_*`: `min` / `max`
+            # of a tensor or `float(...)` of one, either order, rejected at LAX with "Illegal
+            # AnfNode for evaluating"; `min(1e9, t)`, `self.worst + t` and `min` not stored
+            # back compile)
+            if ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+                return
+            if not any(
+                not is_self_attr(x, target.attr) and a.kind(x) in (Kind.TENSOR, Kind.VAR) for x in call.args
+            ):
+                return
+        holder = _holder_with_parameters(cls, ctx)
         if holder is not None:
+            where = "in a sub-cell" if func.name == "construct" else f"in `{cls.name}.{func.name}`, a method of an object"
             yield ctx.diagnostic(
                 self,
                 node,
-                f"`{ctx.segment(call)}` on `self` is run by JIT Fallback under LAX, and storing it on `self.{target.attr}` in a sub-cell (held by `{holder.name}`, which has parameters) fails to compile; keep the running min/max in a `Parameter` updated with `ops.assign` / `ops.minimum`, or observe outside construct",
+                f"`{ctx.segment(call)}` on `self` is run by JIT Fallback under LAX, and storing it on `self.{target.attr}` {where} (held by `{holder.name}`, which has parameters) fails to compile; keep the running min/max in a `Parameter` updated with `ops.assign` / `ops.minimum`, or do the bookkeeping outside construct",
             )
 
 

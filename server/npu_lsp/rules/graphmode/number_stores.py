@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.attribute_stores import self_stores
@@ -95,6 +96,8 @@ def _number(v: ast.expr, target: str, ctx: Context, func: ast.AST) -> bool:
     stored attribute itself (`target`, for `self.n = self.n + 1`) or of another attribute
     `__init__` sets to a number literal?"""
 
+    seen: set[str] = set()
+
     def leaf(e: ast.expr) -> bool:
         t = type(e)
         if t is ast.Constant:
@@ -105,6 +108,11 @@ def _number(v: ast.expr, target: str, ctx: Context, func: ast.AST) -> bool:
                 args = e.args  # type: ignore[attr-defined]
                 return bool(args) and all(python_number(a, leaf) for a in args)
             return q in _NUMBER_BUILTINS
+        if t is ast.Subscript:
+            # `ids.shape[1]`: an int while compiling, as a literal is
+            return type(e.value) is ast.Attribute and e.value.attr == "shape"  # type: ignore[attr-defined]
+        if t is ast.Name:
+            return _shape_number(e.id, func, ctx, leaf, seen)  # type: ignore[attr-defined]
         return (
             t is ast.Attribute
             and type(e.value) is ast.Name  # type: ignore[attr-defined]
@@ -113,6 +121,22 @@ def _number(v: ast.expr, target: str, ctx: Context, func: ast.AST) -> bool:
         )
 
     return python_number(v, leaf)
+
+
+def _shape_number(name: str, func: ast.AST, ctx: Context, leaf: Callable[[ast.expr], bool], seen: set[str]) -> bool:
+    """Is the local `name` a number while compiling: bound once to one (`t = ids.shape[1]`,
+    `n = t + 1`), or unpacked from a shape (`b, t = ids.shape`)? Measured (written/heldout26a
+    case `kv_seen_tokens_counter_on_self`, probes `fix27a_seen_*`): `self.seen += t` with
+    such a `t` makes `self.seen` a Python object as `self.seen += 1` does."""
+    if name in seen:
+        return False
+    seen.add(name)
+    a = analyzer(ctx)
+    value = a.single_assignment(name, func)
+    if value is not None:
+        return python_number(value, leaf)
+    value = a.single_unpacked(name, func)
+    return type(value) is ast.Attribute and value.attr == "shape"
 
 
 #: a store into an attribute of an object held on `self` (`self.cfg.ratio = ...`, `+=`)

@@ -162,7 +162,8 @@ class FallbackValueShapeQuery(GraphRule):
     range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`), and `self.<attr>` read in a
     compiled function that stores a Python number on it (`self.calls += 1`, `self.n =
     self.n + 1`, `self.ratio = 0.5`, `self.ratio = 1.0 - 0.1 * self.calls`, `self.alpha =
-    min(1.0, self.step / k)`; read before or after the store; a tensor stored is read back as
+    min(1.0, self.step / k)`, `self.seen += t` with `t = ids.shape[1]`, a shape's int; read
+    before or after the store; a tensor stored is read back as
     the tensor), or on an object held on `self` (`self.cfg.ratio = 0.5`, then
     `self.cfg.ratio` read); a plain Tensor attribute read before the function stores it
     again, also as an item of a tuple target (`out, self.hidden = self.gru(x,

@@ -88,7 +88,10 @@ class SelfAttributeAssignment(GraphRule):
     `self.scheduler.step()`, also when the cell receives the object through its constructor
     (`Opt(params, Sched(0.1))`, `self.scheduler = scheduler`); assigning `self.sched.x`
     directly in `construct` compiles (measured, written/heldout15b probes `ls17b_obj_*`,
-    `ls17b_ctor_obj_*`). Calling such an object itself (`self.stopper(v)`) compiles its
+    `ls17b_ctor_obj_*`), and when the module's call of the cell or of a jit function
+    passes it as an argument (`attn(x, cache)`, `Net()(x, Cache(4))`, `step(x,
+    cache=cache)`: `cache.update(k, 0)` storing `self.keys[i] = ...` is refused with the
+    assign-subscript message; written/heldout26a probes `fix27a_argobj_*`). Calling such an object itself (`self.stopper(v)`) compiles its
     `__call__` the same way (written/heldout18b probes `fe18b_oc_*`). Such a method is
     parsed only when its call is inferred: called only under a condition MindSpore decides
     while compiling (`if seq_len > self.max_seq_len_cached:` on a shape or an int argument)

@@ -56,7 +56,8 @@ class SelfListEmptyInGraph(GraphRule):
     `median`, `fmean`...) and `sum(r) / len(r)` (with `r` the list or a slice of it), also through a local name bound to `self.outs` or to a
     slice of it, in compiled code when compiled code also appends to `self.outs`
     (`self.outs.append(...)` in `construct` or a method it calls, also a method of a plain
-    Python object held on `self` or made in the function; `extend` under STRICT),
+    Python object held on `self`, made in the function or passed to `construct` by the
+    module's call, `attn(x, cache)`; `extend` under STRICT),
     `self.outs` is bound to `[]` or to an empty `collections.deque` (`deque()`,
     `deque(maxlen=n)`) in `__init__` and nothing Python runs fills it. A condition on the
     list above the read counts when it is false on an empty list (`if self.outs:`, `if

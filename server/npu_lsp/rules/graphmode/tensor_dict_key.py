@@ -10,8 +10,9 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import (
+    host_data,
     host_item,
     host_loop_target,
     host_names,
@@ -52,7 +53,9 @@ class TensorDictKey(GraphRule):
     Also a tuple key holding such a number (`self.known.get((int(h[i]), int(r[i])), set())`,
     `d[(t.item(), 1)] = v`), at both levels, and under LAX the key of `d.get(k, ...)` when
     `k` is the variable of a `for` over a tensor's host data (`for d in dst.asnumpy().tolist():
-    deg[d] = deg.get(d, 0) + 1`).
+    deg[d] = deg.get(d, 0) + 1`), or an item of such data (`tokens[i]`, `tuple(tokens[i:i +
+    2])` with `tokens = t.tolist()`) looked up in a local dict display before anything is
+    stored into it (HF's no-repeat-ngram `d[p] = d.get(p, []) + [tok]`).
     A comprehension over a tensor counts as a `for` over it: MindSpore unrolls it along the
     first axis, each item a tensor, so `[self.idx_to_class[int(i)] for i in idx]` (`idx`
     from `argmax` / `topk`, also through `zip`, `enumerate` or a nested comprehension over
@@ -75,7 +78,10 @@ class TensorDictKey(GraphRule):
     not be tuple that contains variables, but got ValueAny"). In a `for` over host data, LAX
     compiles `d[k]`, `d[k] = v`, `k in d` and `d.setdefault(k, v)` with the loop's variable
     `k`, but not `d.get(k, default)` ("TupleGetItem evaluator index should be in range[-3,
-    3), but got 3", "cannot get item by index from an empty sequence").
+    3), but got 3", "cannot get item by index from an empty sequence"); the same `.get`
+    with an item of host data fails on a dict display (empty or not) until a store under
+    such a key has made it a Python dict (written/heldout26a probes `fix27a_dictget_*`,
+    `fix27a_ngram_*`).
     The key `k` of `for k, v in d.items()` is a constant even when the values are tensors
     (a dict a sub-cell returns included): graph dicts hold constant keys only (measured,
     heldout16a probes `fb16_dk_*`: `results[k].append(v)` compiles at LAX and STRICT).
@@ -254,6 +260,20 @@ class TensorDictKey(GraphRule):
             return
         loop = host_loop_target(key, ctx)
         if loop is None:
+            if _host_data_key(key, ctx, 0) and _unfilled_display(receiver, call, ctx):
+                # `d.get(tokens[0], 0)`, `d.get(tuple(tokens[i:i + 1]), [])` with `tokens =
+                # t.tolist()`, on a dict display nothing has stored into yet (measured,
+                # written/heldout26a case `r2_proc_no_repeat_ngram_dict_get_concat`, probes
+                # `fix27a_ngram_*`, `fix27a_dictget_*`: "cannot get item by index from an
+                # empty sequence", "TupleGetItem evaluator index should be in range[-1, 1)";
+                # after a store under such a key the dict is a Python object and `.get`
+                # compiles, as do `k in d` and constant keys)
+                yield ctx.diagnostic(
+                    self,
+                    call,
+                    f"`{ctx.segment(call)}` looks up `{ctx.segment(key)}`, an item of a tensor's values JIT Fallback made, in the graph's dict `{ctx.segment(receiver)}`: under LAX MindSpore cannot compile `.get` with such a key; count with tensors, or build the dict outside the network",
+                )
+                return
             if _runtime_text(key, ctx):
                 # `d.get(str(int(pred)), "unknown")`, `d.get(f"{int(pred)}")`: text made from a
                 # run-time number (measured, written/heldout23b `r2_label_dict_get_str_key`,
@@ -271,6 +291,53 @@ class TensorDictKey(GraphRule):
             call,
             f"`{ctx.segment(call)}` looks up `{ctx.segment(key)}`, a variable of the `for` over `{ctx.segment(loop.iter)}` (line {loop.lineno}) that JIT Fallback runs on a tensor's values: under LAX MindSpore cannot compile `.get` with such a key; count with tensors (`ops.bincount`, `(t == k).sum()`) or index with `d[{ctx.segment(key)}]`",
         )
+
+
+def _host_data_key(key: ast.expr, ctx: Context, depth: int) -> bool:
+    """An item of a tensor's host data (`tokens[0]` with `tokens = t.tolist()`), a tuple of
+    a slice of it (`tuple(tokens[i:i + 2])`), or a name bound once to one of these; not a
+    host scalar (`int(t)`, `t.item()`: `_keyed`'s)."""
+    t = type(key)
+    if t is ast.Name:
+        if depth > 1:
+            return False
+        bound = analyzer(ctx).single_assignment(key.id, ctx.function)  # type: ignore[attr-defined]
+        return bound is not None and _host_data_key(bound, ctx, depth + 1)
+    if t is ast.Subscript:
+        return host_data(key.value, ctx) and not host_scalar(key, ctx)  # type: ignore[attr-defined]
+    if t is ast.Call and type(key.func) is ast.Name and key.func.id == "tuple" and len(key.args) == 1:  # type: ignore[attr-defined]
+        return ctx.qualname(key.func) == "builtins.tuple" and _host_data_key(key.args[0], ctx, depth)  # type: ignore[attr-defined]
+    return False
+
+
+#: dict methods that put a key into their receiver
+_DICT_FILLERS = frozenset({"update", "setdefault", "__setitem__", "fromkeys"})
+
+
+def _unfilled_display(receiver: ast.expr, call: ast.Call, ctx: Context) -> bool:
+    """Is `receiver` a local name bound once to a dict display, with no item stored into it
+    (`d[k] = v`, `d[k] += v`, `d.update(...)`, `d.setdefault(...)`) by a statement that
+    starts before the one holding `call`? (The graph's dict it is until then.)"""
+    fn = ctx.function
+    if type(receiver) is not ast.Name or fn is None:
+        return False
+    if type(analyzer(ctx).single_assignment(receiver.id, fn)) is not ast.Dict:
+        return False
+    st: ast.AST | None = call
+    while st is not None and not isinstance(st, ast.stmt):
+        st = ctx.parent(st)
+    if st is None:
+        return False
+    at = (st.lineno, st.col_offset)
+    for n in own_nodes(fn):
+        if type(n) is not ast.Name or n.id != receiver.id or (n.lineno, n.col_offset) >= at:
+            continue
+        p = ctx.parent(n)
+        if type(p) is ast.Subscript and type(p.ctx) is not ast.Load and p.value is n:
+            return False
+        if type(p) is ast.Attribute and p.attr in _DICT_FILLERS:
+            return False
+    return True
 
 
 def _runtime_tuple_item(key: ast.expr, ctx: Context) -> ast.expr | None:
