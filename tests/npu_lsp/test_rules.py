@@ -88,6 +88,9 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
         # a module-level list read by a jit function, and the loop MindSpore names
         "blocks = [nn.Dense(4, 4), nn.Dense(4, 4)]  # expect: MS126",
         "for b in blocks:  # expect: MS126",
+        # cells added through keras' `Sequential.add`, and `sorted` of a plain dict of cells
+        "for layer in self.layers_list:  # expect: MS126",
+        "for name in sorted(self.encoders):  # expect: MS126",
     ]
     # warnings: one cell, a list construct never reads, cells without Parameters (losses), a
     # dict whose construct reads one key, a dict read by a construct argument and a list
