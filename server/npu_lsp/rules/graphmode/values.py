@@ -254,8 +254,10 @@ class Instances:
             if found is None or depth > _DEPTH:
                 return UNKNOWN
             owner, init = found
-            inits.add(id(init))
-            for site in self.instantiations(c.name)[:8]:
+            sites = self.instantiations(c.name)[:8]
+            if sites:
+                inits.add(id(init))  # run below for every instance built here
+            for site in sites:
                 state: list[Any] = [UNKNOWN]
 
                 def frame(e: ast.expr, o: ast.ClassDef = owner, i: ast.FunctionDef = init, s: ast.Call = site) -> Any:
