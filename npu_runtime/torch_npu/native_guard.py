@@ -198,19 +198,20 @@ def _ninja_on_path() -> None:
 
 
 def _build() -> ctypes.CDLL:
-    from torch.utils.cpp_extension import load_inline
-
     name = build_name()
     build_dir = os.path.join(cache_dir(), name)
     os.makedirs(build_dir, exist_ok=True)
     _ninja_on_path()
-    # Compiler-version notices (a warning and a log record) are not the user's business.
+    # Compiler-version notices (a warning and a log record) are not the user's business, nor is
+    # the "No CUDA runtime is found" record a CUDA build of torch logs when the module is imported.
     log = logging.getLogger("torch.utils.cpp_extension")
     level = log.level
     log.setLevel(logging.ERROR)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
+            from torch.utils.cpp_extension import load_inline
+
             path = load_inline(
                 name,
                 cpp_sources=[_SOURCE],
