@@ -54,12 +54,14 @@ def _subclassed(cls: ast.ClassDef, ctx: Context) -> bool:
     )
 
 
-def argument(cls: ast.ClassDef, index: int, keyword: str, ctx: Context) -> list[Source] | None:
+def argument(cls: ast.ClassDef, index: int, keyword: str, ctx: Context, defaults: bool = False) -> list[Source] | None:
     """The argument each place building `cls` gives its constructor's parameter at `index`
-    (after `self`) or named `keyword`, with the function it is written in."""
+    (after `self`) or named `keyword`, with the function it is written in; with `defaults`,
+    the parameter's default (module level) where a place leaves it out."""
     sites = _sites(cls, ctx)
     if not sites or len(sites) > _SITES or _subclassed(cls, ctx):
         return None
+    default = _default(cls, index) if defaults else None
     out: list[Source] = []
     for site in sites:
         if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
@@ -69,9 +71,22 @@ def argument(cls: ast.ClassDef, index: int, keyword: str, ctx: Context) -> list[
             out.append((given[0], _enclosing_function(site, ctx)))
         elif index < len(site.args):
             out.append((site.args[index], _enclosing_function(site, ctx)))
+        elif default is not None:
+            out.append((default, None))
         else:
             return None  # the default: not followed
     return out
+
+
+def _default(cls: ast.ClassDef, index: int) -> ast.expr | None:
+    """The default of the positional parameter at `index` (after `self`) of `cls.__init__`."""
+    init = _init(cls)
+    if init is None:
+        return None
+    args = init.args
+    positional = len(args.posonlyargs) + len(args.args) - 1
+    at = index - (positional - len(args.defaults))
+    return args.defaults[at] if 0 <= at < len(args.defaults) else None
 
 
 def _init(cls: ast.ClassDef) -> ast.FunctionDef | None:
@@ -81,8 +96,9 @@ def _init(cls: ast.ClassDef) -> ast.FunctionDef | None:
     return None
 
 
-def sources(cls: ast.ClassDef, attr: str, ctx: Context) -> list[Source] | None:
-    """The expressions `self.<attr>` of `cls` was built from, each where it is evaluated."""
+def sources(cls: ast.ClassDef, attr: str, ctx: Context, defaults: bool = False) -> list[Source] | None:
+    """The expressions `self.<attr>` of `cls` was built from, each where it is evaluated
+    (with `defaults`, also a constructor parameter's default that a place leaves out)."""
     values = analyzer(ctx)._self_values(cls).get(attr)
     init = _init(cls)
     if not values or init is None:
@@ -95,7 +111,7 @@ def sources(cls: ast.ClassDef, attr: str, ctx: Context) -> list[Source] | None:
         if isinstance(v, ast.Name) and v.id in params:
             if len(_local_bindings(init, ctx).get(v.id, [])) != 1:
                 return None  # the parameter is rebound in `__init__`
-            passed = argument(cls, params.index(v.id), v.id, ctx)
+            passed = argument(cls, params.index(v.id), v.id, ctx, defaults)
             if passed is None:
                 return None
             out.extend(passed)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 
 from npu_lsp.engine import Context
+from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.attribute_stores import self_stores
 from npu_lsp.rules.graphmode.flow import analyzer, python_number, updates_self
 from npu_lsp.rules.graphmode.helpers import own_nodes
@@ -83,11 +84,30 @@ def number_store(st: ast.stmt, func: ast.AST, ctx: Context) -> bool:
 
 def _number_attribute(attr: str, func: ast.AST, ctx: Context) -> bool:
     """Does every `__init__` of the class `func` belongs to set `self.<attr>` to a number
-    literal (`self.calls = 0`)? A Parameter or tensor updated in place (`self.table =
-    self.table * 2.0`) is a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`)."""
+    literal (`self.calls = 0`), or to a constructor parameter that every place building the
+    class gives a number literal or leaves at a number default (`def __init__(self, T=0.1):
+    self.T = T`)? A Parameter or tensor updated in place (`self.table = self.table * 2.0`)
+    is a tensor (written/zoo14 probe `z19_param_scaled_store_branch_on`). Measured
+    (written/heldout27a probes `fix28b_nd_*`): `self.T = self.T + 0.0` in `construct` with
+    `T=0.1` left at its default, or given `0.2` by keyword or position, makes `self.T` a
+    Python object as a literal does (`ops.cross_entropy` of what it scales fails,
+    "DtypeToEnum"); never stored in `construct`, it compiles."""
     a = analyzer(ctx)
     cls = a.owner_class(func)
-    return cls is not None and a.number_attribute(cls, attr)
+    return cls is not None and (a.number_attribute(cls, attr) or _given_numbers(cls, attr, ctx))
+
+
+def _given_numbers(cls: ast.ClassDef, attr: str, ctx: Context) -> bool:
+    """Is `self.<attr>` set from a constructor parameter, and is what each place building
+    `cls` gives it (followed through names bound once), or its default, a number literal?"""
+    given = constructed.sources(cls, attr, ctx, defaults=True)
+    if not given:
+        return False
+    for e, where in given:
+        made = constructed.built(e, where, ctx) if type(e) is ast.Name else e
+        if not python_number(made):
+            return False
+    return True
 
 
 def _number(v: ast.expr, target: str, ctx: Context, func: ast.AST) -> bool:

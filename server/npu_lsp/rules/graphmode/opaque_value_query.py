@@ -1537,11 +1537,15 @@ class _Opaque:
             it = built.generators[0].iter
             if isinstance(it, ast.Attribute) and it.attr == "shape" and self.value(it.value, func, env):
                 return _COMP_MESSAGE
+        dicts = _dict_displays(built)
         if (
-            isinstance(built, ast.Dict)
+            (dicts or isinstance(built, ast.DictComp))
             and isinstance(node.slice, ast.Constant)
             and isinstance(node.slice.value, str)
-            and any(v is not None and self.value(v, func, env) for v in built.values)
+            and (
+                any(v is not None and self.value(v, func, env) for d in dicts for v in d.values)
+                or isinstance(built, ast.DictComp) and self._dict_comprehension_of_fallback(built, func, env)
+            )
             and not _top_outputs_dict(func, self.ctx)
         ):
             return _DICT_MESSAGE
@@ -1558,6 +1562,31 @@ class _Opaque:
                         if isinstance(made, ast.Call) and self._appended_list_copy(r.value, made, callee, bound):
                             return _APPENDED_MESSAGE
         return None
+
+    def _dict_comprehension_of_fallback(self, comp: ast.DictComp, func: ast.AST, env: frozenset[str]) -> bool:
+        """Do the values of the dict comprehension `comp` hold a fallback value: read from one
+        (`{f'c{i}': vals[i] for i in range(3)}`), or a target of a generator over one
+        (`{f'c{i}': v for i, v in enumerate(vals)}`, also through `zip` / `list` / ...)?
+        Measured (written/gen18 probes `genfresh27_dk_*`, fresh v5 seed 11300155): with
+        `vals = [x.shape[1] * 1.0, 0.5, 2.0]` of a fallback `x`, indexing the dict by key
+        fails at LAX ("make_dict evaluator key ... ValueAny", "tuple indices must be integers
+        or slices, not str"); with constants in `vals`, or a graph `x`, it compiles."""
+        if self.value(comp.value, func, env):
+            return True
+        read = {n.id for n in ast.walk(comp.value) if isinstance(n, ast.Name)}
+        for gen in comp.generators:
+            targets = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+            if not targets & read:
+                continue
+            it = gen.iter
+            while isinstance(it, ast.Call) and self.ctx.qualname(it.func) in _ITERABLE_WRAPPERS and it.args:
+                inner = [a for a in it.args if not isinstance(a, ast.Starred) and self.value(a, func, env)]
+                if not inner:
+                    break
+                it = inner[0]
+            if not (isinstance(it, ast.Call) and self.ctx.qualname(it.func) in _ITERABLE_WRAPPERS) and self.value(it, func, env):
+                return True
+        return False
 
     def _appended_list_copy(self, name: ast.Name, built: ast.Call, func: ast.AST, env: frozenset[str]) -> bool:
         """Is `name` bound to `list(v)` of a fallback value and then grown in place (`.append`,
@@ -1749,6 +1778,21 @@ def _target_names(t: ast.expr) -> list[ast.Name]:
     if isinstance(t, (ast.Tuple, ast.List)):
         return [n for e in t.elts for n in _target_names(e)]
     return []
+
+
+def _dict_displays(e: ast.expr | None) -> list[ast.Dict]:
+    """The dict displays `e` may be: itself, or the branches of a conditional expression
+    whose every branch is one (`{'a': v * 2} if c else {'a': v}`). Measured (written/gen18
+    probes `fix28b_dj_*`, fresh v5 seed 11400009): such a join holding a JIT Fallback value on
+    either side is a tuple of its values too, whatever the condition (a tensor, a fallback
+    value's sum, a shape); the same join of constants, or of graph tensors, and `.get()`
+    compile."""
+    if isinstance(e, ast.Dict):
+        return [e]
+    if not isinstance(e, ast.IfExp):
+        return []
+    body, orelse = _dict_displays(e.body), _dict_displays(e.orelse)
+    return body + orelse if body and orelse else []
 
 
 def _bound_value(st: ast.stmt, name: str) -> ast.expr | None:
