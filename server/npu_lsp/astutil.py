@@ -508,7 +508,7 @@ def source_statements(body: list[ast.stmt]) -> tuple[list[ast.stmt], bool]:
             continue
         if len(names) > 1:
             has_try = True  # (`Try` / `TryStar`: the only others with more than one block)
-        inner: list[ast.AST] = []
+        inner: list[ast.stmt] = []  # (and `except` clauses, `case`s)
         for name in names:
             inner.extend(getattr(st, name))
         extend(inner[::-1])

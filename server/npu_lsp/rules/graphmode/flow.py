@@ -1545,7 +1545,7 @@ class Analyzer:
         """Parameters and bindings of `fn`, by name (statements only: cheap)."""
         func = fn.func
         assert func is not None
-        parent_func = self._enclosing_function(func)
+        parent_func = self.ctx.enclosing_function(func)
         parent = self._fn(parent_func) if parent_func is not None else None
         params: dict[str, _Param] = {}
         args = (
@@ -1639,16 +1639,6 @@ class Analyzer:
             out.extend((t.id, (_ITER_ELT, it)) for t in target.elts if isinstance(t, ast.Name))
         elif isinstance(target, ast.Name):
             out.append((target.id, (_ITER, it)))
-
-    def _enclosing_function(self, func: ast.AST) -> ast.AST | None:
-        node = self.ctx.parent(func)
-        while node is not None:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                return node
-            if isinstance(node, ast.ClassDef):
-                return None
-            node = self.ctx.parent(node)
-        return None
 
     def _index_body(self, body: list[ast.stmt], out: list[tuple[str, _Binding]]) -> None:
         """(name, binding) for every binding statement in `body`, in source order (a name's
