@@ -521,9 +521,19 @@ def statements_of(body: list[ast.stmt], kind: type[ast.stmt]) -> list[ast.stmt]:
     compiled code, most of whose blocks are a statement or two)."""
     out: list[ast.stmt] = []
     keep = out.append
+    no_blocks = _NO_BLOCKS
+    for st in body:  # a block of simple statements (most): its own order, no stack
+        t = type(st)
+        if t not in no_blocks:
+            out.clear()
+            break
+        if t is kind:
+            keep(st)
+    else:
+        return out
     stack = body[::-1]
     pop, extend = stack.pop, stack.extend
-    no_blocks, body_else = _NO_BLOCKS, _BODY_ELSE
+    body_else = _BODY_ELSE
     while stack:
         st = pop()
         t = type(st)
