@@ -676,27 +676,29 @@ class Analyzer:
             ):
                 continue
             stack: list[ast.AST] = list(item.body)
+            pop, extend = stack.pop, stack.extend
+            attr_t, name_t = ast.Attribute, ast.Name
             while stack:  # astutil.statements, without generator and getattr overhead
-                node = stack.pop()
+                node = pop()
                 t = type(node)
-                blocks = STATEMENT_BLOCKS.get(t)
-                if blocks is not None:
-                    for block in blocks:
-                        stack.extend(getattr(node, block))
-                    continue
+                # (assignments first: most statements of an `__init__`)
                 if t is ast.Assign:
                     targets, value = node.targets, node.value  # type: ignore[attr-defined]
                 elif t is ast.AnnAssign or t is ast.AugAssign:
                     targets, value = [node.target], node.value  # type: ignore[attr-defined]
                 else:
+                    blocks = STATEMENT_BLOCKS.get(t)
+                    if blocks is not None:
+                        for block in blocks:
+                            extend(getattr(node, block))
                     continue
                 for target in targets:
-                    if (
-                        type(target) is ast.Attribute
-                        and type(target.value) is ast.Name
-                        and target.value.id == "self"
-                    ):
-                        out.setdefault(target.attr, []).append(value)
+                    if type(target) is attr_t and type(target.value) is name_t and target.value.id == "self":
+                        got = out.get(target.attr)
+                        if got is None:
+                            out[target.attr] = [value]
+                        else:
+                            got.append(value)
         self._self_assigned[key] = out  # first, so a cycle of bases ends here
         for attr, values in self._inherited_values(cls).items():
             out.setdefault(attr, values)
