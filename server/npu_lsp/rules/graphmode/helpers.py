@@ -34,14 +34,15 @@ def terminates(body: list[ast.stmt]) -> bool:
 def own_statements(body: list[ast.stmt], ctx: Context) -> list[ast.stmt]:
     """`astutil.source_statements(body)` once per block and run: the one list of a
     function's statements (source order, nested function and class bodies left out) that
-    flow's binding index, MS119's call candidates and joining `if`s, MS185's aliases and
-    the `__init__` store scans read, instead of each walking the blocks again. Shared: read
-    it, never change it."""
+    flow's binding index and, through `body_statements`, MS119's call candidates and
+    joining `if`s and MS185's aliases read, instead of each walking the blocks again.
+    (Worth it only for a body several readers ask about: the list costs about one walk.)
+    Shared: read it, never change it."""
     return _source_statements(body, ctx)[0]
 
 
 def body_statements(body: list[ast.stmt], ctx: Context) -> list[ast.stmt]:
-    """`astutil.statements(body)` once per block and run (MS119, MS185, MS203): the
+    """`astutil.statements(body)` once per block and run (MS119, MS185, MS222): the
     `own_statements` list itself unless a `try` is among them (`statements` visits a
     `try`'s `else` and `finally` before its handlers). Shared: read it, never change it."""
     stmts, has_try = _source_statements(body, ctx)
