@@ -474,15 +474,66 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+def source_statements(body: list[ast.stmt]) -> tuple[list[ast.stmt], bool]:
+    """Every statement in `body` and in the blocks of its compound statements (not the
+    bodies of nested functions or classes), depth first in source order (a `try`'s body,
+    its handlers', its `else` and its `finally`, as `STATEMENT_BLOCKS` lists them), and
+    whether a `try` is among them. The same statements as `statements` gives, in the same
+    order when there is no `try` (which `statements` visits body, else, finally, handlers).
+    One per function body for every question about its statements (`helpers.own_statements`)."""
+    out: list[ast.stmt] = []
+    keep = out.append
+    stack = body[::-1]
+    pop, extend = stack.pop, stack.extend
+    no_blocks, body_else, blocks_of = _NO_BLOCKS, _BODY_ELSE, STATEMENT_BLOCKS.get
+    clause_t, case_t = ast.ExceptHandler, ast.match_case
+    has_try = False
+    while stack:
+        st = pop()
+        t = type(st)
+        if t in no_blocks:  # (most statements)
+            keep(st)
+            continue
+        if t in body_else:
+            keep(st)
+            extend(st.orelse[::-1])  # type: ignore[attr-defined]
+            extend(st.body[::-1])  # type: ignore[attr-defined]
+            continue
+        if t is clause_t or t is case_t:
+            extend(st.body[::-1])  # type: ignore[attr-defined]
+            continue
+        keep(st)
+        names = blocks_of(t)
+        if not names:
+            continue
+        if len(names) > 1:
+            has_try = True  # (`Try` / `TryStar`: the only others with more than one block)
+        inner: list[ast.stmt] = []  # (and `except` clauses, `case`s)
+        for name in names:
+            inner.extend(getattr(st, name))
+        extend(inner[::-1])
+    return out, has_try
+
+
 def statements_of(body: list[ast.stmt], kind: type[ast.stmt]) -> list[ast.stmt]:
     """The statements of type `kind` among `statements(body)`, in the same order, without
     building the list of every statement (`helpers.returns_in` asks for every `if` of
     compiled code, most of whose blocks are a statement or two)."""
     out: list[ast.stmt] = []
     keep = out.append
+    no_blocks = _NO_BLOCKS
+    for st in body:  # a block of simple statements (most): its own order, no stack
+        t = type(st)
+        if t not in no_blocks:
+            out.clear()
+            break
+        if t is kind:
+            keep(st)
+    else:
+        return out
     stack = body[::-1]
     pop, extend = stack.pop, stack.extend
-    no_blocks, body_else = _NO_BLOCKS, _BODY_ELSE
+    body_else = _BODY_ELSE
     while stack:
         st = pop()
         t = type(st)

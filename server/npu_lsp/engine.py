@@ -390,6 +390,23 @@ class Context:
             hit = self._parents.get(id(node))
         return hit
 
+    def enclosing_function(
+        self, node: ast.AST, *, lambdas: bool = True, through_classes: bool = False
+    ) -> ast.AST | None:
+        """The nearest `def` (or `lambda`, unless `lambdas` is false) around `node`, by its
+        syntactic parents. A class on the way ends the search (None: a method's body is
+        not the scope of the class's own names) unless `through_classes`. The one
+        definition of this walk up for the shared models (flow, values, constructed)."""
+        kinds = _FUNC_TYPES if lambdas else _DEF_TYPES
+        p = self.parent(node)
+        while p is not None:
+            if isinstance(p, kinds):
+                return p
+            if not through_classes and isinstance(p, ast.ClassDef):
+                return None
+            p = self.parent(p)
+        return None
+
     def statement_parent(self, node: ast.AST) -> ast.AST | None:
         """The parent of a statement, `except` clause or `case` in the file's statement
         skeleton (a statement, a clause or the module; None for a node of no statement
@@ -482,6 +499,7 @@ def node_span(node: ast.AST, columns: LineColumns | None = None) -> Span:
 
 # ----------------------------------------------------------------------------- dispatch
 _FUNC_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_DEF_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 _dispatch_cache: dict[tuple[Any, ...], dict[type[ast.AST], list[Rule]]] = {}
 #: What decides whether a rule runs in a file: (family, keeps the family's triggers,
 #: triggers, required imports, `Rule.words`).

@@ -25,13 +25,6 @@ _SITES = 8
 Source = tuple[ast.expr, ast.AST | None]
 
 
-def _enclosing_function(node: ast.AST, ctx: Context) -> ast.AST | None:
-    p = ctx.parent(node)
-    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        p = ctx.parent(p)
-    return p
-
-
 def _sites(cls: ast.ClassDef, ctx: Context) -> list[ast.Call]:
     """The calls `Cls(...)` of this file (cached per run)."""
     key = "constructed:sites"
@@ -68,9 +61,9 @@ def argument(cls: ast.ClassDef, index: int, keyword: str, ctx: Context, defaults
             return None
         given = [k.value for k in site.keywords if k.arg == keyword]
         if given:
-            out.append((given[0], _enclosing_function(site, ctx)))
+            out.append((given[0], ctx.enclosing_function(site, through_classes=True)))
         elif index < len(site.args):
-            out.append((site.args[index], _enclosing_function(site, ctx)))
+            out.append((site.args[index], ctx.enclosing_function(site, through_classes=True)))
         elif default is not None:
             out.append((default, None))
         else:

@@ -41,6 +41,7 @@ from npu_lsp.astutil import (
 )
 from npu_lsp.rules.graphmode import returns, xcalls
 from npu_lsp.rules.graphmode.abstract import ops_function_dtype
+from npu_lsp.rules.graphmode.helpers import own_statements
 from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
 from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _CONST_PRIMITIVES
@@ -675,27 +676,29 @@ class Analyzer:
             ):
                 continue
             stack: list[ast.AST] = list(item.body)
+            pop, extend = stack.pop, stack.extend
+            attr_t, name_t = ast.Attribute, ast.Name
             while stack:  # astutil.statements, without generator and getattr overhead
-                node = stack.pop()
+                node = pop()
                 t = type(node)
-                blocks = STATEMENT_BLOCKS.get(t)
-                if blocks is not None:
-                    for block in blocks:
-                        stack.extend(getattr(node, block))
-                    continue
+                # (assignments first: most statements of an `__init__`)
                 if t is ast.Assign:
                     targets, value = node.targets, node.value  # type: ignore[attr-defined]
                 elif t is ast.AnnAssign or t is ast.AugAssign:
                     targets, value = [node.target], node.value  # type: ignore[attr-defined]
                 else:
+                    blocks = STATEMENT_BLOCKS.get(t)
+                    if blocks is not None:
+                        for block in blocks:
+                            extend(getattr(node, block))
                     continue
                 for target in targets:
-                    if (
-                        type(target) is ast.Attribute
-                        and type(target.value) is ast.Name
-                        and target.value.id == "self"
-                    ):
-                        out.setdefault(target.attr, []).append(value)
+                    if type(target) is attr_t and type(target.value) is name_t and target.value.id == "self":
+                        got = out.get(target.attr)
+                        if got is None:
+                            out[target.attr] = [value]
+                        else:
+                            got.append(value)
         self._self_assigned[key] = out  # first, so a cycle of bases ends here
         for attr, values in self._inherited_values(cls).items():
             out.setdefault(attr, values)
@@ -1544,7 +1547,7 @@ class Analyzer:
         """Parameters and bindings of `fn`, by name (statements only: cheap)."""
         func = fn.func
         assert func is not None
-        parent_func = self._enclosing_function(func)
+        parent_func = self.ctx.enclosing_function(func)
         parent = self._fn(parent_func) if parent_func is not None else None
         params: dict[str, _Param] = {}
         args = (
@@ -1639,54 +1642,39 @@ class Analyzer:
         elif isinstance(target, ast.Name):
             out.append((target.id, (_ITER, it)))
 
-    def _enclosing_function(self, func: ast.AST) -> ast.AST | None:
-        node = self.ctx.parent(func)
-        while node is not None:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                return node
-            if isinstance(node, ast.ClassDef):
-                return None
-            node = self.ctx.parent(node)
-        return None
-
     def _index_body(self, body: list[ast.stmt], out: list[tuple[str, _Binding]]) -> None:
         """(name, binding) for every binding statement in `body`, in source order (a name's
         first binding rarely reads the name itself, and one binding to a tensor settles its
         kind), not descending into nested scopes. Only statements are visited: comprehension
-        variables do not leak in Python 3, and `:=` is rejected by graph mode anyway (MS110)."""
-        stack: list[ast.AST] = list(reversed(body))
-        while stack:
-            node = stack.pop()
+        variables do not leak in Python 3, and `:=` is rejected by graph mode anyway (MS110).
+        The statements are the function's shared list (`own_statements`), which MS119 and
+        MS185 read too, not a walk of its own."""
+        keep = out.append
+        for node in own_statements(body, self.ctx):
             t = type(node)
             if t is ast.Assign:
                 value = node.value  # type: ignore[attr-defined]
                 for target in node.targets:  # type: ignore[attr-defined]
                     if type(target) is ast.Name:
-                        out.append((target.id, (_ASSIGN, value)))
+                        keep((target.id, (_ASSIGN, value)))
                     else:
                         self._index_assign(target, value, out)
             elif t is ast.AugAssign:
                 target = node.target  # type: ignore[attr-defined]
                 if type(target) is ast.Name:  # x += v: x = x + v
                     value = ast.BinOp(left=target, op=node.op, right=node.value)  # type: ignore[attr-defined]
-                    out.append((target.id, (_ASSIGN, value)))
+                    keep((target.id, (_ASSIGN, value)))
             elif t is ast.AnnAssign:
                 if node.value is not None:  # type: ignore[attr-defined]
                     self._index_assign(node.target, node.value, out)  # type: ignore[attr-defined]
             elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-                out.append((node.name, (_DEF, None)))  # type: ignore[attr-defined]
-            else:
-                blocks = STATEMENT_BLOCKS.get(t)
-                if blocks is None:
-                    continue  # a simple statement, or a class (its own scope)
-                if t is ast.For or t is ast.AsyncFor:
-                    self._index_iter(node.target, node.iter, out)  # type: ignore[attr-defined]
-                elif t is ast.With or t is ast.AsyncWith:
-                    for item in node.items:  # type: ignore[attr-defined]
-                        if item.optional_vars is not None:
-                            self._index_assign(item.optional_vars, item.context_expr, out)
-                for name in reversed(blocks):
-                    stack.extend(reversed(getattr(node, name)))
+                keep((node.name, (_DEF, None)))  # type: ignore[attr-defined]
+            elif t is ast.For or t is ast.AsyncFor:
+                self._index_iter(node.target, node.iter, out)  # type: ignore[attr-defined]
+            elif t is ast.With or t is ast.AsyncWith:
+                for item in node.items:  # type: ignore[attr-defined]
+                    if item.optional_vars is not None:
+                        self._index_assign(item.optional_vars, item.context_expr, out)
 
     def _observed_dtypes(self, func: ast.AST, kind_name: str | None) -> dict[str, str]:
         """Dtypes of tensors passed to a construct / jit function at module level, when every

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, ClassVar
 
-from npu_lsp.astutil import statements, statements_of
+from npu_lsp.astutil import source_statements, statements, statements_of
 from npu_lsp.registry import Rule
 
 if TYPE_CHECKING:
@@ -31,14 +31,35 @@ def terminates(body: list[ast.stmt]) -> bool:
     return False
 
 
+def own_statements(body: list[ast.stmt], ctx: Context) -> list[ast.stmt]:
+    """`astutil.source_statements(body)` once per block and run: the one list of a
+    function's statements (source order, nested function and class bodies left out) that
+    flow's binding index and, through `body_statements`, MS119's call candidates and
+    joining `if`s and MS185's aliases read, instead of each walking the blocks again.
+    (Worth it only for a body several readers ask about: the list costs about one walk.)
+    Shared: read it, never change it."""
+    return _source_statements(body, ctx)[0]
+
+
 def body_statements(body: list[ast.stmt], ctx: Context) -> list[ast.stmt]:
-    """`astutil.statements(body)` once per block and run: MS119 (its call candidates and
-    joining `if`s) and MS185 (its aliases) read the statements of the same compiled
-    functions. The list is shared: read it, never change it."""
+    """`astutil.statements(body)` once per block and run (MS119, MS185, MS222): the
+    `own_statements` list itself unless a `try` is among them (`statements` visits a
+    `try`'s `else` and `finally` before its handlers). Shared: read it, never change it."""
+    stmts, has_try = _source_statements(body, ctx)
+    if not has_try:
+        return stmts
     key = ("helpers.body_statements", id(body))
     hit: list[ast.stmt] | None = ctx.cache.get(key)
     if hit is None:
         hit = ctx.cache[key] = statements(body)
+    return hit
+
+
+def _source_statements(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
+    key = ("helpers.source_statements", id(body))
+    hit: tuple[list[ast.stmt], bool] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = source_statements(body)
     return hit
 
 

@@ -11,6 +11,7 @@ from importlib import resources
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
 
 _MAX_DEPTH = 4
@@ -466,19 +467,10 @@ def _function_bindings(body: list[ast.stmt], name: str) -> Iterator[ast.stmt]:
 
 
 def _encloses(binding: ast.stmt, stmt: ast.stmt, ctx: Context) -> bool:
-    """Does the block that holds `binding` hold `stmt` or a statement around it?"""
-    parent = ctx.statement_parent(binding)
-    if parent is None:
-        return False
-    block = next(
-        (
-            b
-            for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
-            if isinstance(b, list) and any(x is binding for x in b)
-        ),
-        None,
-    )
-    if block is None:
+    """Does the block that holds `binding` (`control.block_of`) hold `stmt` or a statement
+    around it?"""
+    _parent, block, index = block_of(binding, ctx)
+    if index < 0:
         return False
     s: ast.AST | None = stmt
     for _ in range(64):

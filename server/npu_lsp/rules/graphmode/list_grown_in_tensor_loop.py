@@ -7,7 +7,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 
-from npu_lsp.astutil import BLOCKS_OF, ascii_words, blocks_of
+from npu_lsp.astutil import _SIMPLE_STATEMENTS, BLOCKS_OF, ascii_words, blocks_of
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -622,36 +622,53 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
     key = ("ms152-range-loops", id(func))
     hit: list[ast.For] | None = ctx.cache.get(key)
     if hit is None:
-        hit = []
-        fors = 0  # every `for` / `async for` statement (`_may_comprehend`)
-        queue = deque([func])
-        popleft, extend, block_fields = queue.popleft, queue.extend, BLOCKS_OF.get
-        for_t, async_for_t = ast.For, ast.AsyncFor
-        while queue:
-            n = popleft()
-            t = type(n)
-            if t is for_t or t is async_for_t:
-                fors += 1
-                if isinstance(n, ast.For) and (
-                    (
-                        isinstance(n.iter, ast.Call)
-                        and isinstance(n.iter.func, ast.Name)
-                        and ctx.qualname(n.iter.func) == "builtins.range"
-                    )
-                    or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
-                ):
-                    hit.append(n)
-            blocks = block_fields(t)
-            if blocks is None:
-                blocks = blocks_of(t)  # in field order: the breadth-first order is kept
-            for field_name in blocks:
-                value = getattr(n, field_name, None)
-                if type(value) is list:
-                    extend(value)
+        fors = _for_statements(func)
+        hit = [
+            n
+            for n in fors
+            if isinstance(n, ast.For)
+            and (
+                (
+                    isinstance(n.iter, ast.Call)
+                    and isinstance(n.iter.func, ast.Name)
+                    and ctx.qualname(n.iter.func) == "builtins.range"
+                )
+                or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
+            )
+        ]
         ctx.cache[key] = hit
-        ctx.cache[("ms152-for-statements", id(func))] = fors
+        ctx.cache[("ms152-for-statements", id(func))] = len(fors)  # (`_may_comprehend`)
     return hit
 
+
+def _for_statements(func: ast.AST) -> list[ast.stmt]:
+    """Every `for` / `async for` statement under `func` (nested functions' too), in the
+    order `ast.walk` (breadth first) meets them. The walk goes block by block (a block's
+    statements, then the blocks they open, first in first out): the same order as a walk
+    node by node, without a queue step per statement; most statements hold no block and
+    cost one type test."""
+    out: list[ast.stmt] = []
+    body = getattr(func, "body", None)
+    if type(body) is not list:
+        return out  # (a lambda: an expression body)
+    blocks = deque([body])
+    popleft, push, block_fields = blocks.popleft, blocks.append, BLOCKS_OF.get
+    simple, for_t, async_for_t = _SIMPLE_STATEMENTS, ast.For, ast.AsyncFor
+    while blocks:
+        for st in popleft():
+            t = type(st)
+            if t in simple:
+                continue
+            if t is for_t or t is async_for_t:
+                out.append(st)
+            names = block_fields(t)
+            if names is None:
+                names = blocks_of(t)  # in field order: the breadth-first order is kept
+            for name in names:
+                value = getattr(st, name, None)
+                if type(value) is list and value:
+                    push(value)
+    return out
 
 
 def _while_loops(ctx: Context) -> list[tuple[ast.While, frozenset[str]]]:

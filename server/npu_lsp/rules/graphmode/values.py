@@ -274,7 +274,9 @@ class Instances:
         if value is UNKNOWN:
             return UNKNOWN
         for st in assigned:
-            holder = self._enclosing_function(st)
+            holder = self.ctx.enclosing_function(st, lambdas=False)
+            if not isinstance(holder, ast.FunctionDef):
+                holder = None  # (an `async def` is no method that runs here either)
             if holder is not None and id(holder) in inits:
                 continue  # run (or folded away) by the `__init__` just followed
             if holder is None or holder.name == "__init__" or not isinstance(st, ast.Assign):
@@ -370,12 +372,6 @@ class Instances:
                 if method is not None and self._touches(method, cls, attr, depth + 1):
                     return True
         return False
-
-    def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | None:
-        p = self.ctx.parent(node)
-        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            p = self.ctx.parent(p)
-        return p if isinstance(p, ast.FunctionDef) else None
 
     def init_value(self, expr: ast.expr, cls: ast.ClassDef, holder: ast.FunctionDef) -> Any:
         """`expr` (in the `__init__` `holder` of `cls`) when every instance of `cls` built in
