@@ -10,10 +10,11 @@ from npu_lsp.astutil import is_none_literal, self_attr, statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.attribute_stores import self_stores
 from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes, terminates
-from npu_lsp.rules.graphmode.values import instances
+from npu_lsp.rules.graphmode.values import in_dead_branch, instances
 
 #: Operators that fail on an empty list of tensors, with MindSpore 2.10's words.
 _NEEDS_ITEMS = {
@@ -73,6 +74,11 @@ class SelfListEmptyInGraph(GraphRule):
     closure such a method makes: `def save(self, name): def hook(out): self.features[name]
     = out`), also read under a key that a comprehension or `for` takes from constants
     (`[self.features[n] for n in self.layer_names]`, written/heldout14b probes `st18_hk_*`).
+    Also, under LAX, a read of a dict `__init__` binds to `{}` in one arm of an `if` whose
+    other arm holds the function's stores into it, when the test is a run-time value (a
+    tensor, or a `self` attribute the function stores: open_clip's `if self.prev_num_logits
+    != n or n not in self.labels: ... else: labels = self.labels[n]`); both arms are
+    compiled, and the read sees `{}` (written/heldout27a probes `fix28a_clip_*`).
     Also the same reads of a sub-cell's list from its parent (`blk.maps[-1]` over
     `self.blocks = nn.CellList([Block() ...])`, `ops.stack(self.block.maps)`), when the
     sub-cell's class binds it to `[]` in `__init__` and appends to it in its own compiled code.
@@ -188,6 +194,8 @@ class SelfListEmptyInGraph(GraphRule):
                     missing = _missing_loop_key(node, key, ctx)  # type: ignore[arg-type]
                 else:
                     missing = None
+                if missing is None:
+                    missing = _missing_branch_key(node, ctx)  # type: ignore[arg-type]
                 if missing is not None:
                     return [ctx.diagnostic(self, node, missing)]
             held = read = node.value  # type: ignore[attr-defined]
@@ -702,6 +710,84 @@ def _missing_loop_key(node: ast.Subscript, name: ast.Name, ctx: Context) -> str 
         if missing is not None:
             return missing
     return None
+
+
+def _missing_branch_key(node: ast.Subscript, ctx: Context) -> str | None:
+    """`self.labels[k]` read under LAX in one arm of an `if` whose other arm holds every store
+    the function makes into `self.labels`, where `__init__` binds `self.labels` to `{}` and the
+    `if`'s test is a run-time value (`_run_time_test`), as is every `if` test above the read:
+    the graph compiles both arms, and the read sees the empty dict `__init__` built (open_clip's
+    cached labels, `if self.prev_num_logits != n or n not in self.labels: ... self.labels[n] =
+    labels; self.prev_num_logits = n` / `else: labels = self.labels[n]`). Measured
+    (written/heldout27a case `clip_labels_cache_dict`, probes `fix28a_clip_*`): "The key 4 does
+    not exist in the dict:{}" at LAX with `self.prev_num_logits` stored in the function or a
+    tensor test; a test that folds (`n not in self.labels` alone, the counter not stored, or
+    stored only under an `if` that folds away) compiles only the storing arm. (STRICT refuses
+    the store itself, MS132.)"""
+    fn = ctx.function
+    if fn is None or not ctx.scope or ctx.scope.level != "lax" or type(node.ctx) is not ast.Load:
+        return None
+    holder = node.value
+    if not (type(holder) is ast.Attribute and type(holder.value) is ast.Name and holder.value.id == "self"):
+        return None
+    attr = holder.attr
+    stores = [
+        n for n in own_nodes(fn) if type(n) is ast.Subscript and type(n.ctx) is ast.Store and self_attr(n.value) == attr
+    ]
+    cls = analyzer(ctx).owner_class(fn) if stores else None
+    if cls is None:
+        return None
+    value = _init_value(cls, attr, ctx)
+    if not (isinstance(value, ast.Dict) and not value.keys):
+        return None
+    split: ast.If | None = None
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None and parent is not fn:
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return None
+        if type(parent) is ast.If and child is not parent.test:
+            if not _run_time_test(parent.test, fn, ctx):
+                return None
+            other = parent.orelse if child in parent.body else parent.body
+            if split is None and all(any(_contains(st, s) for st in other) for s in stores):
+                split = parent
+        child, parent = parent, ctx.parent(parent)
+    if split is None:
+        return None
+    return (
+        f"`{ctx.segment(holder)}` is the dict `__init__` built ({{}}) when this function is compiled, and under LAX the "
+        f"test of the `if` on line {split.lineno} is a run-time value, so both of its arms are compiled: the store into "
+        f"`{ctx.segment(holder)}` in the other arm does not reach this read, which fails (MindSpore: The key ... does not "
+        "exist in the dict:{}); read it with `.get(...)`, or keep the cache outside the network"
+    )
+
+
+def _contains(st: ast.AST, n: ast.AST) -> bool:
+    return any(x is n for x in ast.walk(st))
+
+
+def _run_time_test(test: ast.expr, fn: ast.AST, ctx: Context) -> bool:
+    """Is the `if` test `test` a value MindSpore knows only at run time under LAX: a tensor or
+    run-time scalar, or a read of `self.<attr>` the function also stores (outside a branch
+    that folds away), which LAX runs as a JIT Fallback `setattr` and reads back as a Python
+    object? `a or b` / `a and b` count by their first operand (with a run-time `a` the graph
+    does not fold, whatever `b` is)."""
+    if type(test) is ast.BoolOp:
+        return _run_time_test(test.values[0], fn, ctx)
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        return _run_time_test(test.operand, fn, ctx)
+    if analyzer(ctx).kind(test, fn).dynamic:
+        return True
+    stored = self_stores(fn)
+    return any(
+        type(n) is ast.Attribute
+        and type(n.ctx) is ast.Load
+        and type(n.value) is ast.Name
+        and n.value.id == "self"
+        and any(not in_dead_branch(ctx, fn, ctx.span(st)) for st in stored.get(n.attr, ()))
+        for n in ast.walk(test)
+    )
 
 
 def _missing_key(node: ast.Subscript, ctx: Context, key: object) -> str | None:

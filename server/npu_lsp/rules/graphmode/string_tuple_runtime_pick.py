@@ -10,19 +10,10 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import host_scalar
-from npu_lsp.rules.graphmode.runtime_index_into_constants import constant_table_display
-
-
-def _in_print(node: ast.AST, ctx: Context) -> bool:
-    """Is `node` inside the arguments of `print(...)` (which LAX runs as Python)?"""
-    p = ctx.parent(node)
-    while p is not None and p is not ctx.function:
-        if type(p) is ast.Call and type(p.func) is ast.Name and p.func.id == "print":
-            return True
-        if isinstance(p, ast.stmt):
-            return False
-        p = ctx.parent(p)
-    return False
+from npu_lsp.rules.graphmode.runtime_index_into_constants import (
+    built_strings,
+    constant_table_display,
+)
 
 
 @rule(code="MS210", name="string-tuple-runtime-pick", severity="error", family="graphmode")
@@ -32,7 +23,8 @@ class StringTupleRuntimePick(GraphRule):
     table, a local, or one kept on `self`, also a constructor default such as
     `labels=("positive", "negative")`) with a number read from a run-time tensor:
     `NAMES[int(t.argmax())]`, `self.labels[best]` with `best = int(row.argmax())`,
-    `self.table[t.item()]`. A read inside `print(...)` is left alone.
+    `self.table[t.item()]`, also inside `print(...)`. A tuple of strings the program builds
+    counts too (`self.itos = tuple(chr(ord("a") + i) for i in range(n))`).
 
     ## Why is this bad?
     Under LAX `int(t)` is a graph scalar, and MindSpore 2.10 compiles the read as its
@@ -70,7 +62,9 @@ class StringTupleRuntimePick(GraphRule):
       numbers formatted alone compile), case heldout19a `r2_decode_batch_format_strings`;
       written probes ported `ci_ctor_default_strs` (a tuple default rejected, a list passed
       by keyword compiles), heldout19b `dk19_listpick_returned`, `cv20_list_str_int_item`
-      (a module list compiles), generative `seq_item_str_tuple_item`.
+      (a module list compiles), generative `seq_item_str_tuple_item`; heldout26a probes
+      `fix28a_itos_tuple_*` (a literal or built tuple on `self`, read inside `print(...)`
+      or returned: rejected at LAX).
     """
 
     nodes = (ast.Subscript,)
@@ -88,9 +82,10 @@ class StringTupleRuntimePick(GraphRule):
         if ctx.function is None or not ctx.scope or ctx.scope.level != "lax" or not host_scalar(node.slice, ctx):
             return
         table = constant_table_display(node.value, ctx)
-        if type(table) is not ast.Tuple or not all(type(e) is ast.Constant and type(e.value) is str for e in table.elts):
-            return
-        if _in_print(node, ctx):
+        if table is None:
+            if built_strings(node.value, ctx) != "tuple":
+                return
+        elif type(table) is not ast.Tuple or not all(type(e) is ast.Constant and type(e.value) is str for e in table.elts):
             return
         yield ctx.diagnostic(
             self,

@@ -866,6 +866,29 @@ class Instances:
             return None
         return cls
 
+    def held_attr(self, expr: ast.expr, func: ast.AST | None) -> Any:
+        """`self.hyps.worst` in `func`: the attribute of the plain object `self.hyps` holds
+        (`_held_by_self`) as its class's `__init__` sets it, when only that class and the
+        class of `func` store an attribute of that name (a store in a compiled method, such
+        as `self.hyps.worst = ...`, runs after the graph has read the value); else UNKNOWN."""
+        if func is None or not isinstance(expr, ast.Attribute):
+            return UNKNOWN
+        obj = self._held_by_self(expr.value, func)
+        owner = self._owner(func)
+        if obj is None or owner is None:
+            return UNKNOWN
+        for st in self._attr_sets().get(expr.attr, ()):
+            holder = self._enclosing_class(st)
+            if holder is not obj.cls and holder is not owner:
+                return UNKNOWN
+        return self._obj_attr(obj, expr.attr, 1)
+
+    def _enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
+        p = self.ctx.parent(node)
+        while p is not None and not isinstance(p, ast.ClassDef):
+            p = self.ctx.parent(p)
+        return p
+
     def _held_by_self(self, expr: ast.expr, func: ast.AST) -> _Obj | None:
         """`self.cfg` bound once in the class family, directly in `__init__`'s body, to
         `Cfg(...)` (one instance of the cell built in the file): the object it holds. Unlike
