@@ -12,7 +12,8 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes
+from npu_lsp.scope import ModuleInfo
 
 #: the bases a class may have for its attributes to be all known here (a base of this file,
 #: or another library's, may create the attribute itself)
@@ -93,7 +94,7 @@ class AttributeCreatedInGraph(GraphRule):
         return out
 
 
-def _read_class(n: ast.Attribute, owner: ast.ClassDef, func: ast.FunctionDef, info: object) -> str | None:
+def _read_class(n: ast.Attribute, owner: ast.ClassDef, func: ast.FunctionDef, info: ModuleInfo) -> str | None:
     """The class of this file whose instance `n` reads an attribute of: `self.<attr>` in a
     method other than `construct`, or `self.<sub>.<attr>` with `__init__` making `self.<sub>`
     an instance of a class of this file."""
@@ -102,12 +103,12 @@ def _read_class(n: ast.Attribute, owner: ast.ClassDef, func: ast.FunctionDef, in
         return owner.name if v.id == "self" and func.name != "construct" else None
     if type(v) is not ast.Attribute or type(v.value) is not ast.Name or v.value.id != "self":
         return None
-    cinfo = info.classes.get(owner.name)  # type: ignore[attr-defined]
+    cinfo = info.classes.get(owner.name)
     target = cinfo.attr_types.get(v.attr) if cinfo is not None else None
     if target is None:
         return None
     mod, _, name = target.rpartition(".")
-    return name if mod == info.module else None  # type: ignore[attr-defined]
+    return name if mod == info.module else None
 
 
 def _created(ctx: Context) -> dict[str, dict[str, ast.stmt]]:
@@ -118,17 +119,18 @@ def _created(ctx: Context) -> dict[str, dict[str, ast.stmt]]:
     if hit is not None:
         return hit
     hit = ctx.cache["ms227.created"] = {}
-    if "setattr" in ctx.text or "__dict__" in ctx.text:
+    if "setattr" in ctx.text or "__dict__" in ctx.text or "hasattr" in ctx.text:
+        # set by name, or read under a `hasattr` test MindSpore folds: not followed here
         return hit
     info = ctx.scopes.info
     stores: dict[str, dict[str, ast.stmt]] = {}
     for cls in info.classes.values():
         construct = cls.methods.get("construct")
-        if construct is None or not cls.bases or not set(cls.bases) <= _CELL_BASES:
+        if construct is None or not cls.bases or not set(cls.bases) <= _CELL_BASES or "__getattr__" in cls.methods:
             continue
         body_names = {t.id for st in cls.node.body for t in _targets(st) if type(t) is ast.Name}
         found: dict[str, ast.stmt] = {}
-        for st in ast.walk(construct):
+        for st in body_statements(construct.body, ctx):
             if type(st) is ast.Assign:
                 for t in _flat(st.targets):
                     if _self_attr(t) and t.attr not in found:  # type: ignore[attr-defined]
