@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import re
 from collections.abc import Iterable
 from importlib import resources
 
@@ -72,6 +73,9 @@ class AttributeCreatedInGraph(GraphRule):
         if not created:
             return ()
         assert isinstance(node, ast.FunctionDef)
+        seg = ctx.segment(node)
+        if not any(f".{a}" in seg for c in created.values() for a in c):
+            return ()
         owner = analyzer(ctx).owner_class(node)
         if owner is None:
             return ()
@@ -124,45 +128,46 @@ def _created(ctx: Context) -> dict[str, dict[str, ast.stmt]]:
         return hit
     info = ctx.scopes.info
     stores: dict[str, dict[str, ast.stmt]] = {}
+    counts: dict[str, int] = {}  # `self.<attr> =` targets in these constructs, per name
     for cls in info.classes.values():
         construct = cls.methods.get("construct")
         if construct is None or not cls.bases or not set(cls.bases) <= _CELL_BASES or "__getattr__" in cls.methods:
             continue
-        body_names = {t.id for st in cls.node.body for t in _targets(st) if type(t) is ast.Name}
         found: dict[str, ast.stmt] = {}
         for st in body_statements(construct.body, ctx):
             if type(st) is ast.Assign:
                 for t in _flat(st.targets):
-                    if _self_attr(t) and t.attr not in found:  # type: ignore[attr-defined]
-                        found[t.attr] = st  # type: ignore[attr-defined]
-        found = {a: st for a, st in found.items() if a not in body_names and a not in cls.methods}
+                    if _self_attr(t):
+                        a = t.attr  # type: ignore[attr-defined]
+                        found.setdefault(a, st)
+                        counts[a] = counts.get(a, 0) + 1
+        if found:
+            body_names = {t.id for st in cls.node.body for t in _targets(st) if type(t) is ast.Name}
+            found = {a: st for a, st in found.items() if a not in body_names and a not in cls.methods}
         if found:
             stores[cls.name] = found
     if not stores:
         return hit
-    # every other store of the name anywhere in the file (`__init__`, other methods, outside
-    # code: `net.moe.aux_loss = 0.0`) may create the attribute first
-    constructs = {id(info.classes[c].methods["construct"]) for c in stores}
-    other: set[str] = set(_cell_attributes())
-    todo: list[ast.AST] = [ctx.tree]
-    while todo:
-        n = todo.pop()
-        if type(n) is ast.Attribute and type(n.ctx) is not ast.Load:
-            other.add(n.attr)
-        todo.extend(c for c in ast.iter_child_nodes(n) if id(c) not in constructs)
+    # any other store of the name in the file (`__init__`, another method, outside code:
+    # `net.moe.aux_loss = 0.0`, `self.moe.aux_loss = ...` in a construct) may create the
+    # attribute first: counted on the text, where a look-alike only drops a name
+    cell_attrs = _cell_attributes()
+    text = ctx.text
     for c in stores.values():
         for a in list(c):
-            if a in other:
+            if a in cell_attrs or len(_store_pattern(a).findall(text)) > counts[a]:
                 del c[a]
-    # stores inside a `construct` through another object (`self.moe.aux_loss = ...`) are
-    # in `ast.walk` of that construct but skipped above: drop names stored that way too
-    for cname in stores:
-        for n in ast.walk(info.classes[cname].methods["construct"]):
-            if type(n) is ast.Attribute and type(n.ctx) is not ast.Load and not _self_attr(n):
-                for c in stores.values():
-                    c.pop(n.attr, None)
     hit.update({k: v for k, v in stores.items() if v})
     return hit
+
+
+@functools.cache
+def _store_pattern(attr: str) -> re.Pattern[str]:
+    """`.<attr>` stored: `= v`, `+= v`, `: T = v`, or first in a tuple target (`.attr, b =`);
+    a keyword argument after it on the line counts too (a name dropped, never one kept)."""
+    return re.compile(
+        r"\." + re.escape(attr) + r"\b[ \t]*(?:(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|[,:)\]][^\n#]*?(?<![=!<>])=(?!=))"
+    )
 
 
 @functools.cache
