@@ -11,7 +11,7 @@ import ast
 from npu_lsp.astutil import STATEMENT_BLOCKS
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import constructed
-from npu_lsp.rules.graphmode.flow import analyzer, makes_tensor
+from npu_lsp.rules.graphmode.flow import analyzer, helper_makes_tensor, makes_tensor
 from npu_lsp.rules.graphmode.values import in_dead_branch
 from npu_lsp.scope import GraphScope
 
@@ -183,7 +183,9 @@ def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
                     # most `__init__` calls, are capitalised and never resolved here
                     f = v.func
                     name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
-                    if (name == "Tensor" or name[:1].islower()) and makes_tensor(ctx.qualname(f) or ""):
+                    if (name == "Tensor" or name[:1].islower()) and (
+                        makes_tensor(ctx.qualname(f) or "") or helper_makes_tensor(ctx, v)
+                    ):
                         names.add(attr)
                         break
         hit = ctx.cache["opaque.restored_tensors"] = frozenset(

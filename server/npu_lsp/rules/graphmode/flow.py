@@ -654,7 +654,7 @@ class Analyzer:
                     q = self.ctx.qualname(value.func) or ""
                     if makes_parameter(q):
                         info.parameters.add(attr)
-                    elif makes_tensor(q):
+                    elif makes_tensor(q) or helper_makes_tensor(self.ctx, value):
                         info.tensors.add(attr)
                     elif q.startswith("mindspore.nn.") or self._is_local_cell(q):
                         info.cells.add(attr)
@@ -741,7 +741,8 @@ class Analyzer:
         hit = self._self_tensors.get(key)
         if hit is None:
             hit = self._self_tensors[key] = any(
-                isinstance(v, ast.Call) and _makes_tensor(self.ctx.qualname(v.func) or "")
+                isinstance(v, ast.Call)
+                and (_makes_tensor(self.ctx.qualname(v.func) or "") or helper_makes_tensor(self.ctx, v))
                 for v in self._self_values(cls).get(attr, ())
             )
         return hit
@@ -3545,6 +3546,40 @@ def makes_tensor(q: str) -> bool:
 def _makes_tensor(q: str) -> bool:
     """A call (by qualified name) creating a Parameter or tensor in `__init__`."""
     return makes_parameter(q) or makes_tensor(q)
+
+
+def helper_makes_tensor(ctx: Context, call: ast.Call) -> bool:
+    """Is `call` a call of a module-level function of this file every `return` of which
+    makes a plain tensor (`makes_tensor`, or arithmetic with one: `v / (ops.norm(v) +
+    eps)`, `Tensor(u / np.linalg.norm(u))`)? `__init__` storing its result holds a Tensor as
+    much as one storing `ops.randn(n)` does (measured, written/heldout28a
+    `gan_spectral_norm_u_attr_rebind`: `self.u = l2normalize(ops.randn(cout))`, then `self.u`
+    read and stored again in `construct`, fails under LAX like `self.u = ops.randn(cout)`)."""
+    f = call.func
+    if type(f) is not ast.Name:
+        return False
+    fn = ctx.scopes.info.functions.get(f.id)
+    if fn is None:
+        return False
+    memo: dict[int, bool] = ctx.cache.setdefault("flow.helper_tensor", {})
+    hit = memo.get(id(fn))
+    if hit is None:
+        returns = [n.value for n in ast.walk(fn) if type(n) is ast.Return]
+        hit = memo[id(fn)] = bool(returns) and all(r is not None and _tensor_expr(ctx, r) for r in returns)
+    return hit
+
+
+def _tensor_expr(ctx: Context, e: ast.expr) -> bool:
+    """A plain tensor by its spelling: a tensor maker's call, or arithmetic one side of which
+    is one (a Parameter in arithmetic is a tensor too, but not given back as a Parameter)."""
+    if type(e) is ast.Call:
+        q = ctx.qualname(e.func) or ""
+        return makes_tensor(q) and not makes_parameter(q)
+    if type(e) is ast.BinOp:
+        return _tensor_expr(ctx, e.left) or _tensor_expr(ctx, e.right)
+    if type(e) is ast.UnaryOp:
+        return _tensor_expr(ctx, e.operand)
+    return False
 
 
 _STMT_LIKE = (ast.stmt, ast.excepthandler)

@@ -1,0 +1,203 @@
+"""MS227: an attribute only a cell's `construct` creates on `self`, read by another compiled function."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import re
+from collections.abc import Iterable
+from importlib import resources
+
+from npu_lsp.diagnostics import Diagnostic
+from npu_lsp.engine import Context
+from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes
+from npu_lsp.scope import ModuleInfo
+
+#: the bases a class may have for its attributes to be all known here (a base of this file,
+#: or another library's, may create the attribute itself)
+_CELL_BASES = frozenset({"mindspore.nn.Cell", "mindspore.nn.cell.Cell"})
+_NONE: dict[str, ast.stmt] = {}
+
+
+@rule(code="MS227", name="attribute-created-in-graph", severity="error", family="graphmode")
+class AttributeCreatedInGraph(GraphRule):
+    """## What it does
+    Flags a compiled function reading an attribute that no code but a cell's `construct`
+    ever stores: the parent's `self.moe.aux_loss` after `self.moe(x)` when the MoE layer's
+    `construct` does `self.aux_loss = ...` and `__init__` never sets it, or a method of the
+    same cell (`self.penalty()` reading `self.stat`) that `construct` calls after storing it.
+
+    ## Why is this bad?
+    MindSpore resolves `self.<attr>` on the Python object while compiling, and a store in
+    compiled code does not create the attribute for the other functions of the graph: under
+    LAX compilation stops with `AttributeError: ClassMember: '...<MoELayer>' object has no
+    attribute 'aux_loss'` (STRICT already refuses the store itself, MS132). Read later in the
+    same `construct`, read through `getattr(self.moe, "aux_loss", 0.0)`, never read, or
+    created first in `__init__` (`self.aux_loss = None`, `= 0.0` or a Tensor), the attribute
+    compiles under LAX (measured with MindSpore 2.10, written/heldout28a probes `fix28d_a_*`).
+
+    ## Example
+    ```python
+    class MoELayer(nn.Cell):
+        def construct(self, x):
+            self.aux_loss = (probs.mean(0) ** 2).sum()
+            return out
+
+    class Model(nn.Cell):
+        def construct(self, x):
+            y = self.moe(x)
+            return y.mean() + 0.01 * self.moe.aux_loss
+    ```
+
+    ## Use instead
+    Return the value (`y, aux = self.moe(x)`), or create the attribute in `__init__`
+    (`self.aux_loss = None`; under STRICT only a Parameter updated with `ops.assign` works).
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - MindSpore 2.10, measured at LAX: written/heldout28a `moe_aux_loss_stored_on_self` and
+      probes `fix28d_a_*` (a sibling cell's attribute, a Python int, a method of the same cell).
+    """
+
+    nodes = (ast.FunctionDef,)
+    words = ("construct",)
+
+    def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
+        # a list or `()`: every compiled function comes here, most files create nothing
+        created = _created(ctx)
+        if not created:
+            return ()
+        assert isinstance(node, ast.FunctionDef)
+        seg = ctx.segment(node)
+        if not any(f".{a}" in seg for c in created.values() for a in c):
+            return ()
+        owner = analyzer(ctx).owner_class(node)
+        if owner is None:
+            return ()
+        info = ctx.scopes.info
+        out: list[Diagnostic] = []
+        for n in own_nodes(node):
+            if type(n) is not ast.Attribute or type(n.ctx) is not ast.Load:
+                continue
+            cls = _read_class(n, owner, node, info)
+            store = created.get(cls, _NONE).get(n.attr) if cls is not None else None
+            if store is None:
+                continue
+            out.append(
+                ctx.diagnostic(
+                    self,
+                    n,
+                    f"`{ctx.segment(n)}` is created only by `{cls}.construct` (line {store.lineno}): MindSpore reads the attribute on the Python object while compiling, where it does not exist (AttributeError: ... object has no attribute '{n.attr}'); return the value, or set `self.{n.attr}` in `__init__`",
+                )
+            )
+        return out
+
+
+def _read_class(n: ast.Attribute, owner: ast.ClassDef, func: ast.FunctionDef, info: ModuleInfo) -> str | None:
+    """The class of this file whose instance `n` reads an attribute of: `self.<attr>` in a
+    method other than `construct`, or `self.<sub>.<attr>` with `__init__` making `self.<sub>`
+    an instance of a class of this file."""
+    v = n.value
+    if type(v) is ast.Name:
+        return owner.name if v.id == "self" and func.name != "construct" else None
+    if type(v) is not ast.Attribute or type(v.value) is not ast.Name or v.value.id != "self":
+        return None
+    cinfo = info.classes.get(owner.name)
+    target = cinfo.attr_types.get(v.attr) if cinfo is not None else None
+    if target is None:
+        return None
+    mod, _, name = target.rpartition(".")
+    return name if mod == info.module else None
+
+
+def _created(ctx: Context) -> dict[str, dict[str, ast.stmt]]:
+    """Class name -> attributes its `construct` stores on `self` and nothing else in the file
+    creates (`__init__`, another method, the class body, an outside store or `setattr`), for
+    the classes whose only base is `nn.Cell`; once per file."""
+    hit: dict[str, dict[str, ast.stmt]] | None = ctx.cache.get("ms227.created")
+    if hit is not None:
+        return hit
+    hit = ctx.cache["ms227.created"] = {}
+    if "setattr" in ctx.text or "__dict__" in ctx.text or "hasattr" in ctx.text:
+        # set by name, or read under a `hasattr` test MindSpore folds: not followed here
+        return hit
+    info = ctx.scopes.info
+    stores: dict[str, dict[str, ast.stmt]] = {}
+    counts: dict[str, int] = {}  # `self.<attr> =` targets in these constructs, per name
+    for cls in info.classes.values():
+        construct = cls.methods.get("construct")
+        if construct is None or not cls.bases or not set(cls.bases) <= _CELL_BASES or "__getattr__" in cls.methods:
+            continue
+        found: dict[str, ast.stmt] = {}
+        for st in body_statements(construct.body, ctx):
+            if type(st) is ast.Assign:
+                for t in _flat(st.targets):
+                    if _self_attr(t):
+                        a = t.attr  # type: ignore[attr-defined]
+                        found.setdefault(a, st)
+                        counts[a] = counts.get(a, 0) + 1
+        if found:
+            body_names = {t.id for st in cls.node.body for t in _targets(st) if type(t) is ast.Name}
+            found = {a: st for a, st in found.items() if a not in body_names and a not in cls.methods}
+        if found:
+            stores[cls.name] = found
+    if not stores:
+        return hit
+    # any other store of the name in the file (`__init__`, another method, outside code:
+    # `net.moe.aux_loss = 0.0`, `self.moe.aux_loss = ...` in a construct) may create the
+    # attribute first: counted on the text, where a look-alike only drops a name
+    cell_attrs = _cell_attributes()
+    text = ctx.text
+    for c in stores.values():
+        for a in list(c):
+            if a in cell_attrs or len(_store_pattern(a).findall(text)) > counts[a]:
+                del c[a]
+    hit.update({k: v for k, v in stores.items() if v})
+    return hit
+
+
+@functools.cache
+def _store_pattern(attr: str) -> re.Pattern[str]:
+    """`.<attr>` stored: `= v`, `+= v`, `: T = v`, or first in a tuple target (`.attr, b =`);
+    a keyword argument after it on the line counts too (a name dropped, never one kept)."""
+    return re.compile(
+        r"\." + re.escape(attr) + r"\b[ \t]*(?:(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|[,:)\]][^\n#]*?(?<![=!<>])=(?!=))"
+    )
+
+
+@functools.cache
+def _cell_attributes() -> frozenset[str]:
+    """What every Cell has before its `__init__` runs (`training`, `cells`, ...)."""
+    text = resources.files(__package__).joinpath("ms_cell_attributes.json").read_text("utf-8")
+    return frozenset(json.loads(text)["attributes"])
+
+
+def _targets(st: ast.stmt) -> list[ast.expr]:
+    if type(st) is ast.Assign:
+        return _flat(st.targets)
+    if type(st) in (ast.AnnAssign, ast.AugAssign):
+        return [st.target]  # type: ignore[attr-defined]
+    if type(st) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        return [ast.Name(id=st.name)]  # type: ignore[attr-defined]
+    return []
+
+
+def _flat(targets: list[ast.expr]) -> list[ast.expr]:
+    out: list[ast.expr] = []
+    for t in targets:
+        if type(t) in (ast.Tuple, ast.List):
+            out.extend(_flat(t.elts))  # type: ignore[attr-defined]
+        elif type(t) is ast.Starred:
+            out.extend(_flat([t.value]))
+        else:
+            out.append(t)
+    return out
+
+
+def _self_attr(t: ast.expr) -> bool:
+    return type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self"
