@@ -143,7 +143,8 @@ class FallbackValueShapeQuery(GraphRule):
     with `a = x.asnumpy()`; not the shape of a `self` attribute stored under an `if`, a
     Tensor whose shape MindSpore reads: written/heldout17a probe `st18_memo_ifnone_shape`);
     a tensor indexed by a tensor JIT Fallback builds (`x[ms.Tensor(idx)]` with `idx` from
-    numpy on `x.asnumpy()`, scipy, a `tolist()`), given to such a cell or function (its
+    numpy on `x.asnumpy()`, scipy, a `tolist()`; not `x[Tensor(idx, ms.int32)]` by the bare
+    name with a constant dtype, a graph tensor `nn.LSTM` and `nn.Dense` take), given to such a cell or function (its
     `.shape` as a target shape compiles); such a value given as the fill value of `ops.full` /
     `ops.fill`; the result of `min` / `max` that MindSpore interprets rather than compiles
     (one argument a run-time scalar, `t.item()`, `float(t)`, `int(t)`, and none a tensor, or
@@ -798,7 +799,11 @@ class _Opaque:
         `x[ms.Tensor(np.argsort(x.asnumpy()[:, 0]))]` given to `nn.Dense` fails under LAX,
         "'int' object has no attribute '__len__'" at rank 2, "'int' object is not subscriptable"
         at rank 3; the same tensor in arithmetic or returned compiles, and so does an index
-        `ms.Tensor(np.array([1, 0, 2]))` of constants)."""
+        `ms.Tensor(np.array([1, 0, 2]))` of constants). Not `Tensor(v, ms.int32)` by the bare
+        name with a constant dtype (`typed_tensor_call`): the parser types that tensor, and a
+        graph tensor indexed by it is a graph tensor, which `nn.LSTM`, `nn.Dense`,
+        `nn.LayerNorm` take (measured, written/heldout28b probes `fix28c_idx_*`, case
+        `rnn_lstm_numpy_lengths_sort`; `ms.Tensor(v, ms.int32)` or no dtype still fails)."""
         if isinstance(index, ast.Tuple):
             return any(self._fallback_tensor_index(i, func, env, depth) for i in index.elts)
         if isinstance(index, ast.Slice):
@@ -819,6 +824,7 @@ class _Opaque:
             isinstance(index, ast.Call)
             and self.ctx.qualname(index.func) in TENSOR_CONSTRUCTORS
             and bool(index.args)
+            and not typed_tensor_call(index, self.ctx)
             and not isinstance(index.args[0], ast.Starred)
             and self.value(index.args[0], func, env, depth)
         )
