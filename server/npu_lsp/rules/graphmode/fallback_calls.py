@@ -254,7 +254,7 @@ def built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
     if typed_tensor_call(call, ctx):
         return False
     if isinstance(v, ast.Name):
-        v = a.single_assignment(v.id, func) or v
+        v = a.single_assignment(v.id, func) or comprehension_item(v, call, ctx, func) or v
     if isinstance(v, ast.ListComp):
         v = v.elt  # a list of numbers read from a tensor, one per item
     elif isinstance(v, (ast.List, ast.Tuple)):
@@ -262,6 +262,26 @@ def built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
             not isinstance(x, ast.Starred) and a.kind(x, func) == Kind.VAR for x in v.elts
         ) and all(not isinstance(x, ast.Starred) and a.kind(x, func) != Kind.TENSOR for x in v.elts)
     return a.kind(v, func) == Kind.VAR
+
+
+def comprehension_item(name: ast.Name, at: ast.AST, ctx: Context, func: ast.AST) -> ast.expr | None:
+    """What the variable `name` of a comprehension enclosing `at` takes, when it iterates a
+    name bound once to a list comprehension (`v` of `[ms.Tensor(v) for v in vals]` with `vals =
+    [float(r) for r in x[0]]`: `float(r)`); None otherwise. Measured (written/gen18 probes
+    `genfresh28_sj_*`, fresh v5 seeds 11500091, 11500137): such a `ms.Tensor(v, dtype)` is
+    built by JIT Fallback under LAX and refused under STRICT, as of `float(x[0, 0])`."""
+    node: ast.AST | None = ctx.parent(at)
+    while node is not None and node is not func:
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            for gen in node.generators:
+                if isinstance(gen.target, ast.Name) and gen.target.id == name.id:
+                    it = gen.iter
+                    src = analyzer(ctx).single_assignment(it.id, func) if isinstance(it, ast.Name) else None
+                    return src.elt if isinstance(src, ast.ListComp) and len(src.generators) == 1 else None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.stmt)):
+            return None
+        node = ctx.parent(node)
+    return None
 
 
 def typed_tensor_call(call: ast.Call, ctx: Context) -> bool:

@@ -654,9 +654,25 @@ class _Opaque:
                 item = self._call_item(e.value, e.slice.value, func, env, depth)
                 if item is not None:
                     return item
-            return self.value(e.value, func, env, depth) or (
-                self.tensor_index and self._fallback_tensor_index(e.slice, func, env, depth)
-            )
+            if self.value(e.value, func, env, depth):
+                return True
+            if (
+                not isinstance(e.slice, (ast.Constant, ast.Slice))
+                and self.value(e.slice, func, env, depth)
+                and analyzer(self.ctx).kind(e.value, func) is Kind.CONST
+            ):
+                # a constant tuple / list / dict indexed by a fallback number (`(0.5, 1.0,
+                # 1.5)[int(s) % 3]` with `s = x.max().asnumpy()`): LAX reads the item by JIT
+                # Fallback too (measured, written/gen18 probes `genfresh28_ti_*`: `x` plus it
+                # then given to `ops.ones_like` fails, "DtypeToEnum", also for a name or
+                # module constant bound to the tuple; an index `int(x.max()) % 3` the graph
+                # computes compiles; fresh v5 seed 11500025)
+                return True
+            return self.tensor_index and self._fallback_tensor_index(e.slice, func, env, depth)
+        if isinstance(e, ast.ListComp) and len(e.generators) == 1 and isinstance(e.elt, ast.Call):
+            # a list of tensors built by JIT Fallback (`[ms.Tensor(v, ...) for v in vals]` of
+            # Python numbers: written/gen18 probes `genfresh28_sj_*`), given to `ops.stack`
+            return built_tensor(e.elt, self.ctx, func)
         if isinstance(e, (ast.List, ast.Tuple)):
             # a list holding one: what `pop()`, `sum()` or an index take out of it (measured:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
@@ -1253,17 +1269,26 @@ class _Opaque:
         node: ast.AST | None = self.ctx.parent(comp)
         child: ast.AST = comp
         while node is not None and node is not func and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            if isinstance(node, ast.For) and child is not node.iter and child is not node.target:
-                if self.value(node.iter, func, env) and self._runtime(node.iter, func, env):
+            in_body = (isinstance(node, ast.For) and child is not node.iter and child is not node.target) or (
+                isinstance(node, ast.While) and child is not node.test
+            )
+            if in_body:
+                if isinstance(node, ast.For) and self.value(node.iter, func, env) and self._runtime(node.iter, func, env):
                     # a loop over a fallback value runs no pass while compiling: its body,
                     # the comprehension too, is never compiled (measured, written/heldout14
                     # probe `lx_tr_row_comp_tensor_items` compiles)
                     return None
-                over = self._comprehension_over_fallback(comp, func, env)
+                if isinstance(node, ast.For) and _one_pass(node.iter):
+                    return None  # `for _ in range(1):` (measured, `genfresh28_ab_len_loop_once`)
+                # also `range(len(v))` / `range(v.shape[0])` (measured, written/gen18 probes
+                # `genfresh28_ab_*`: in a `for` over `range(2)` or a `while`, not in `range(1)`
+                # or outside a loop; fresh v5 seed 11500012)
+                over = self._comprehension_over_fallback(comp, func, env, ranges=True)
                 if over is None:
                     return None
+                loop = "for" if isinstance(node, ast.For) else "while"
                 return (
-                    f"a comprehension over `{ast.unparse(over)}`, a JIT Fallback value, inside a `for` loop:"
+                    f"a comprehension over `{ast.unparse(over)}`, read from a JIT Fallback value, inside a `{loop}` loop:"
                     " MindSpore 2.10 cannot compile it (\"The pointer[abs_base] is null\"); build it once"
                     " before the loop, or with tensor ops"
                 )
@@ -1340,7 +1365,7 @@ class _Opaque:
                 # tensor it reads gives the chain its dtype
                 if isinstance(n, ast.Attribute):
                     stack.append(n.value)  # `x.asnumpy`: the receiver is read
-                elif self._not_float32(n, func):
+                elif self._not_float32(n, func) or self._param_source_mixes(n, func, depth, seen):
                     return True
                 continue
             if isinstance(n, ast.BinOp) and len(self._origins(n, func, env, 0)) > 1:
@@ -1348,12 +1373,11 @@ class _Opaque:
             if isinstance(n, ast.Name):
                 st = self._last_assignment(n, func)
                 if st is None:
-                    if n.id in env and any(
-                        self._chain_mixes(a, caller, cenv, depth + 1, seen)
-                        for a, caller, cenv in self._arguments_of(n.id, func)
-                    ):
+                    if n.id in env and self._params_mix(n, func, depth, seen):
                         return True
                     continue
+                if self._runtime_if_join(st, n, func):
+                    return True
                 # `x += v`: a step joining `x` and `v`, as `x + v` is
                 if (
                     isinstance(st, ast.AugAssign)
@@ -1378,6 +1402,44 @@ class _Opaque:
                     continue
             stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.expr))
         return False
+
+    def _runtime_if_join(self, st: ast.stmt, read: ast.Name, func: ast.AST) -> bool:
+        """Is `st` a binding inside an `if` on a run-time condition that `read` (after the
+        `if`) sees joined with the other branch's value? The join gives the value a new
+        abstract, whose dtype LAX no longer guesses as the fallback chain's Float32
+        (measured, written/gen18 probes `genfresh28_fw_np_if*`, `genfresh28_fv_*`: `if
+        x.max() > -1000: x = x + float(np.mean(x.asnumpy()))` then `ops.full(..., float(
+        x.max().asnumpy()))` runs, also with a fallback value on both sides; the same under
+        `if x.shape[0] > 1:`, folded while compiling, fails)."""
+        flow = analyzer(self.ctx)
+        node = self.ctx.parent(st)
+        while node is not None and node is not func:
+            if (
+                isinstance(node, ast.If)
+                and not (node.lineno <= read.lineno <= (node.end_lineno or node.lineno))
+                and flow.kind(node.test, func).dynamic
+            ):
+                return True
+            node = self.ctx.parent(node)
+        return False
+
+    def _param_source_mixes(self, e: ast.expr, func: ast.AST, depth: int, seen: set[int]) -> bool:
+        """Is the graph tensor `e` (or the one whose dtype it keeps: `x` of `x.max()`) a
+        parameter this function's own view takes for a graph tensor, given by a caller a
+        fallback chain that joins two origins? (`float(x.max().asnumpy())` in a method given
+        `x + math.tanh(x.mean())`: fresh v5 seed 11500010)"""
+        src = _same_dtype_source(e)
+        return (
+            isinstance(src, ast.Name)
+            and self._last_assignment(src, func) is None
+            and self._params_mix(src, func, depth, seen)
+        )
+
+    def _params_mix(self, n: ast.Name, func: ast.AST, depth: int, seen: set[int]) -> bool:
+        """Does a chain a caller gives the parameter `n` join dtypes of two origins?"""
+        return any(
+            self._chain_mixes(a, caller, cenv, depth + 1, seen) for a, caller, cenv in self._arguments_of(n.id, func)
+        )
 
     def _not_float32(self, e: ast.expr, func: ast.AST) -> bool:
         """Is `e` a graph tensor of a dtype other than float32 (measured, written/gen18 probes
@@ -1525,14 +1587,17 @@ class _Opaque:
         return loop
 
     def _comprehension_over_fallback(
-        self, comp: ast.ListComp | ast.GeneratorExp, func: ast.AST, env: frozenset[str]
+        self, comp: ast.ListComp | ast.GeneratorExp, func: ast.AST, env: frozenset[str], ranges: bool = False
     ) -> ast.expr | None:
         """The fallback value a comprehension iterates (`r for r in v`, also through
-        `enumerate` / `zip` / `reversed` / `list` / `tuple` of it), if it iterates one."""
+        `enumerate` / `zip` / `reversed` / `list` / `tuple` of it), if it iterates one; with
+        `ranges`, also a `range` whose bound is read from one (`range(len(v))`)."""
         for gen in comp.generators:
             it = gen.iter
             if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range":
-                continue  # numbers (`range(len(v))`: not measured)
+                if ranges and any(self.value(a, func, env) for a in it.args if not isinstance(a, ast.Starred)):
+                    return it
+                continue  # numbers
             while isinstance(it, ast.Call) and self.ctx.qualname(it.func) in _ITERABLE_WRAPPERS and it.args:
                 inner = [a for a in it.args if not isinstance(a, ast.Starred) and self.value(a, func, env)]
                 if not inner:
@@ -1791,10 +1856,23 @@ class _Opaque:
 
 #: tensor methods whose result keeps the dtype object of their input (measured, written/gen18
 #: probes `genfresh24_full_*`, `st23_nt_scale_only`: `x + int(x.max().asnumpy()) % 3` guesses
-#: Float32 like `x + int(x.asnumpy().max()) % 3`, so do `Out(x, x.mean())` and, difftest seed
-#: 10100181, `x * math.exp(-x.abs().mean())`; `x.sum(axis=0)`
-#: and `x * 2` give another object, `fix26d_other_tensor_origin`, `genfresh26_fl_inline`)
-_DTYPE_KEEPING_METHODS = frozenset({"max", "min", "mean", "abs"})
+#: Float32 like `x + int(x.asnumpy().max()) % 3`; `x.sum(axis=0)` and `x * 2` give another
+#: object, `fix26d_other_tensor_origin`, `genfresh26_fl_inline`, and so does a graph
+#: `x.mean()`: `x + math.tanh(x.mean())`, `x * math.exp(-x.abs().mean())` then a fill from
+#: `float(x.max().asnumpy())` or `float(x.mean())` run, probes `genfresh28_fw_*`)
+_DTYPE_KEEPING_METHODS = frozenset({"max", "min", "abs"})
+
+
+def _one_pass(it: ast.expr) -> bool:
+    """Is `it` `range(1)`, a loop of one pass?"""
+    return (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "range"
+        and len(it.args) == 1
+        and isinstance(it.args[0], ast.Constant)
+        and it.args[0].value == 1
+    )
 
 
 def _same_dtype_source(e: ast.expr) -> ast.expr:

@@ -354,6 +354,13 @@ class PythonCallOnTensor(GraphRule):
             bound = a.single_assignment(data.id, ctx.function)
             if isinstance(bound, (ast.List, ast.Tuple)):
                 found = next((i for i in bound.elts if a.kind(i).dynamic and _by_method(i, a, ctx)), None)
+        if found is None and isinstance(data, ast.Name) and ctx.function is not None:
+            # `[ms.Tensor(v, ...) for v in vals]` of `vals = [float(r) for r in x[0]]`
+            from npu_lsp.rules.graphmode.fallback_calls import comprehension_item  # cycle
+
+            item = comprehension_item(data, node, ctx, ctx.function)
+            if item is not None and a.kind(item, ctx.function).dynamic and _converts_tensor(item, a, ctx):
+                found = data
         if found is None:
             found = _comprehension_of_variables(data, a, ctx)
         if found is None:

@@ -1202,6 +1202,24 @@ class Ranks:
             return self._call(e, env, func, depth)
         return None
 
+    def _lambda_call(self, f: ast.Name, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """What a call of a module-level lambda gives (`NORM = lambda t: t / (ops.abs(t).max()
+        + 1)` then `x = NORM(x)`: fresh v5 seed 11500004, where `int(x.argmax())` after it
+        fails), its body evaluated on the arguments' values; None for anything else."""
+        bound = self.host.only_binding(f.id, self.ctx.tree)
+        lam = bound[0] if bound is not None else None
+        if not isinstance(lam, ast.Lambda) or depth > 4 or e.keywords:
+            return None
+        a = lam.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args)]
+        if a.vararg or a.kwarg or a.kwonlyargs or not len(params) - len(a.defaults) <= len(e.args) <= len(params):
+            return None
+        if any(isinstance(x, ast.Starred) for x in e.args):
+            return None
+        inner: Env = {p: self.ev(x, {}, self.ctx.tree, depth) for p, x in zip(params[len(params) - len(a.defaults) :], a.defaults, strict=True)}
+        inner.update({p: self.ev(x, env, func, depth) for p, x in zip(params, e.args, strict=False)})
+        return self.ev(lam.body, inner, self.ctx.tree, depth + 1)
+
     def _closure(self, name: str, func: ast.AST) -> ast.FunctionDef | None:
         """The function `def name` nested in `func` (a closure `construct` defines and calls),
         when that is the name's one binding there."""
@@ -1787,6 +1805,8 @@ class Ranks:
         callee = values(self.ctx).callee(e, func)
         if callee is None and isinstance(f, ast.Name):
             callee = self._closure(f.id, func)
+            if callee is None:
+                return self._lambda_call(f, e, env, func, depth)
         if callee is None or not isinstance(callee, ast.FunctionDef):
             if callee is None and e.args and not e.keywords and _self_attr(f):
                 assert isinstance(f, ast.Attribute)
