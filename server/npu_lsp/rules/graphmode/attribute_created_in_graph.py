@@ -60,6 +60,8 @@ class AttributeCreatedInGraph(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (an undefined `self.y`: `ClassMember ... has no attribute`) and
+      section 2 (STRICT refuses the store itself).
     - MindSpore 2.10, measured at LAX: written/heldout28a `moe_aux_loss_stored_on_self` and
       probes `fix28d_a_*` (a sibling cell's attribute, a Python int, a method of the same cell).
     """
