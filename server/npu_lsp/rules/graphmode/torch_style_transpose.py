@@ -158,6 +158,7 @@ def _rank(e: ast.expr, ctx: Context) -> int | None:
 
 _ARRAY_MAKERS = frozenset({"ones", "zeros", "empty", "full"})
 _RANDOM_DIMS = frozenset({"randn", "rand"})
+_RANDOM_MODULES = ("numpy.random.", "mindspore.ops.", "mindspore.mint.")
 
 
 def _helper_param_rank(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str, ctx: Context) -> int | None:
@@ -271,13 +272,14 @@ def _module_rank(e: ast.expr, ctx: Context, depth: int) -> int | None:
         if isinstance(shape, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in shape.elts):
             return len(shape.elts)
         return 1 if isinstance(shape, ast.Constant) and type(shape.value) is int else None
-    if (
-        q.startswith("numpy.random.")
-        and last in _RANDOM_DIMS
-        and not e.keywords
-        and all(isinstance(a, ast.Constant) and type(a.value) is int for a in e.args)
-    ):
-        return len(e.args)
+    if q.startswith(_RANDOM_MODULES) and last in _RANDOM_DIMS and e.args:
+        # numpy's `randn(2, 3)`; MindSpore's `ops.randn(2, 3)` / `ops.randn((2, 3))` (heldout28a
+        # `r2_attn_scores_k_transpose_neg_two_args`: `ops.randn(1, 2, 4, 8)` fed to `k.transpose(-2, -1)`)
+        only = e.args[0]
+        if len(e.args) == 1 and isinstance(only, (ast.Tuple, ast.List)) and not q.startswith("numpy."):
+            return None if any(isinstance(x, ast.Starred) for x in only.elts) else len(only.elts)
+        if all(isinstance(a, ast.Constant) and type(a.value) is int for a in e.args):
+            return len(e.args)
     if q.startswith("numpy.random.") and last in ("randint", "normal", "uniform"):
         size = next((k.value for k in e.keywords if k.arg == "size"), e.args[2] if len(e.args) >= 3 else None)
         if isinstance(size, (ast.Tuple, ast.List)):
