@@ -877,17 +877,14 @@ class Instances:
         owner = self._owner(func)
         if obj is None or owner is None:
             return UNKNOWN
+        from npu_lsp.rules.graphmode.flow import analyzer
+
+        classes = analyzer(self.ctx)
         for st in self._attr_sets().get(expr.attr, ()):
-            holder = self._enclosing_class(st)
+            holder = classes.owner_class(st)  # the nearest class around the store
             if holder is not obj.cls and holder is not owner:
                 return UNKNOWN
         return self._obj_attr(obj, expr.attr, 1)
-
-    def _enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
-        p = self.ctx.parent(node)
-        while p is not None and not isinstance(p, ast.ClassDef):
-            p = self.ctx.parent(p)
-        return p
 
     def _held_by_self(self, expr: ast.expr, func: ast.AST) -> _Obj | None:
         """`self.cfg` bound once in the class family, directly in `__init__`'s body, to
