@@ -400,6 +400,8 @@ class Analyzer:
         for block, i, owner in reversed(path):
             for st in reversed(block[:i]):
                 if _binds(st, name.id):
+                    if isinstance(st, ast.If) and _binding_sides_leave(st, name.id):
+                        continue  # `if not flag: k = ...; return k`: that binding never gets here
                     return st if type(st) is ast.Assign and _assigns_only(st, name.id) else None
             if owner is fn:
                 return None
@@ -4081,6 +4083,15 @@ def _binds(node: ast.AST, name: str) -> bool:
         elif t is ast.MatchMapping and n.rest == name:  # type: ignore[attr-defined]
             return True  # `case {"k": v, **rest}`
     return False
+
+
+def _binding_sides_leave(st: ast.If, name: str) -> bool:
+    """Does every side of `st` that binds `name` end by leaving the function (`return`,
+    `raise`), so none of its bindings reaches the statements after the `if`?"""
+    for side in (st.body, st.orelse):
+        if any(_binds(s, name) for s in side) and not isinstance(side[-1], (ast.Return, ast.Raise)):
+            return False
+    return True
 
 
 def _assigns_only(st: ast.Assign, name: str) -> bool:
