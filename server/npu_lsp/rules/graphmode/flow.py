@@ -324,6 +324,16 @@ class Analyzer:
         bound expression (for `_UNPACK_AT`, (call, where the name sits in its result))."""
         return self._indexed(self._fn(func)).bindings.get(name, [])
 
+    def all_bindings_typed(self, name: str, func: ast.AST | None) -> bool:
+        """Does every plain assignment of `name` in `func` give it a value whose type class
+        is known? `type_class` of a name is what its typed bindings agree on, the others
+        left out (a loop-carried `d = d | {...}` keeps the dict's class); a rule that needs
+        the class for certain asks this too (`lr = self.learning_rate` inherited from
+        MindSpore's `nn.Optimizer`, then `lr = ()` on one side: not surely a tuple)."""
+        fn = self._fn(func)
+        values = [v for how, v in self._indexed(fn).bindings.get(name, ()) if how == _ASSIGN and isinstance(v, ast.expr)]
+        return self._answer(fn, lambda: all(self._type_class(v, fn) is not None for v in values), False)
+
     def rebinds(self, name: str, func: ast.AST | None) -> bool:
         """Does `func`'s body bind `name` (beyond a parameter of that name)?"""
         return name in self._indexed(self._fn(func)).bindings
