@@ -259,7 +259,7 @@ class Values:
         if t == "tensor":
             return av.Tensor(self.a.dtype_of(e, func))
         if t in ("tuple", "list"):
-            return av.Sequence(t)
+            return av.Sequence(t) if self.a.all_bindings_typed(e.id, func) else av.UNKNOWN
         if t == "dict":
             return av.Dict()
         if t == "none":

@@ -99,6 +99,11 @@ class CellBuiltFromRuntimeValue(GraphRule):
       are rejected, `ops.InsertGradientOf(lambda g: ...)` compiles when no gradient is taken.
       `ops.Stack(axis=int(k))` and `ops.Pad` from `int(k)` are rejected, from `x.ndim - 1` and
       `x.shape[1] // 3` they compile. The hand-written classes: `ms_instantiated_primitives.json`.
+    - Measured on MindSpore 2.10 with the `written/zoo` probes `lead29_sampler_*` (from
+      mindocr's `rpn_anchor_target`): `ops.RandomChoiceWithMask(count=k)` compiles when the
+      `k = int(n * frac)` of its own `if` side reaches it, whatever the other side binds
+      (`k = min(k, mask.sum())`), and when that side ends in `return`; it is rejected when the
+      tensor binding reaches it.
     """
 
     nodes = (ast.Call,)
@@ -118,7 +123,6 @@ class CellBuiltFromRuntimeValue(GraphRule):
             return [ctx.diagnostic(self, node, f"`{name}` is built while compiling and needs constant arguments, but {said}")]
         if made not in ("nn", "primitive"):
             return ()  # run-time values given to the file's own classes: MS162 (jit_class)
-        a = analyzer(ctx)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if made == "nn" and _list_of_cells(arg, ctx):
                 # measured (written/apisurface probes `av_seq_*`, `av_celllist_*`):
@@ -133,7 +137,7 @@ class CellBuiltFromRuntimeValue(GraphRule):
                         f"`{name}` is built while compiling and needs constant arguments, but the list of cells `{ctx.segment(arg)}` is a graph variable there; build it in `__init__`",
                     )
                 ]
-            if a.kind(arg).dynamic and not _constant_tensor(arg, ctx):
+            if _runtime(arg, ctx) and not _constant_tensor(arg, ctx):
                 return [
                     ctx.diagnostic(
                         self,
@@ -238,6 +242,19 @@ def _parameters(func: ast.AST) -> set[str]:
     if not isinstance(args, ast.arguments):
         return set()
     return {p.arg for p in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if p is not None}
+
+
+def _runtime(arg: ast.expr, ctx: Context) -> bool:
+    """Is `arg` known only at run time where the instance is built? A name is judged by the
+    assignment that reaches the call when one plainly does (`fg_num = int(n * frac)` in the
+    `if` side that builds the sampler, whatever the other side binds: mindocr's
+    `rpn_anchor_target`), else by all its bindings."""
+    a = analyzer(ctx)
+    if isinstance(arg, ast.Name):
+        reaching = a.dominating_assignment(arg, ctx.function)
+        if reaching is not None:
+            return a.kind(reaching.value).dynamic
+    return a.kind(arg).dynamic
 
 
 _TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})

@@ -324,6 +324,16 @@ class Analyzer:
         bound expression (for `_UNPACK_AT`, (call, where the name sits in its result))."""
         return self._indexed(self._fn(func)).bindings.get(name, [])
 
+    def all_bindings_typed(self, name: str, func: ast.AST | None) -> bool:
+        """Does every plain assignment of `name` in `func` give it a value whose type class
+        is known? `type_class` of a name is what its typed bindings agree on, the others
+        left out (a loop-carried `d = d | {...}` keeps the dict's class); a rule that needs
+        the class for certain asks this too (`lr = self.learning_rate` inherited from
+        MindSpore's `nn.Optimizer`, then `lr = ()` on one side: not surely a tuple)."""
+        fn = self._fn(func)
+        values = [v for how, v in self._indexed(fn).bindings.get(name, ()) if how == _ASSIGN and isinstance(v, ast.expr)]
+        return self._answer(fn, lambda: all(self._type_class(v, fn) is not None for v in values), False)
+
     def rebinds(self, name: str, func: ast.AST | None) -> bool:
         """Does `func`'s body bind `name` (beyond a parameter of that name)?"""
         return name in self._indexed(self._fn(func)).bindings
@@ -400,6 +410,8 @@ class Analyzer:
         for block, i, owner in reversed(path):
             for st in reversed(block[:i]):
                 if _binds(st, name.id):
+                    if isinstance(st, ast.If) and _binding_sides_leave(st, name.id):
+                        continue  # `if not flag: k = ...; return k`: that binding never gets here
                     return st if type(st) is ast.Assign and _assigns_only(st, name.id) else None
             if owner is fn:
                 return None
@@ -4081,6 +4093,15 @@ def _binds(node: ast.AST, name: str) -> bool:
         elif t is ast.MatchMapping and n.rest == name:  # type: ignore[attr-defined]
             return True  # `case {"k": v, **rest}`
     return False
+
+
+def _binding_sides_leave(st: ast.If, name: str) -> bool:
+    """Does every side of `st` that binds `name` end by leaving the function (`return`,
+    `raise`), so none of its bindings reaches the statements after the `if`?"""
+    for side in (st.body, st.orelse):
+        if any(_binds(s, name) for s in side) and not isinstance(side[-1], (ast.Return, ast.Raise)):
+            return False
+    return True
 
 
 def _assigns_only(st: ast.Assign, name: str) -> bool:
