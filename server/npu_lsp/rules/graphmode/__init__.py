@@ -73,6 +73,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     mask_int_setitem_strict,
     mask_setitem_runtime_length_value,
     match_statement,
+    matmul_inner_dims,
     method_statement_on_call,
     missing_return_on_tensor_branch,
     multi_element_to_scalar,

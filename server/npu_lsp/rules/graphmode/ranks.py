@@ -42,6 +42,7 @@ from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS
 from npu_lsp.rules.graphmode.shape_folded import _shape_condition
+from npu_lsp.rules.graphmode.values import instances
 
 Shape = tuple[int | None, ...]
 #: a Python number (or bool); other non-tensor values are None (unknown)
@@ -105,6 +106,9 @@ _FUNCS: Final[dict[str, dict[str, object]]] = _DATA["ops_functions"]
 _AXIS_KW: Final = frozenset(_DATA["axis_keywords"])
 _KEEP_KW: Final = frozenset(_DATA["keepdims_keywords"])
 _SAME_LAYERS: Final = frozenset(f"mindspore.nn.{n}" for n in _DATA["same_shape_layers"]["names"])
+_LAYER_PARAMS: Final[dict[str, dict[str, list[list[object]]]]] = {
+    f"mindspore.nn.{k}": v for k, v in _DATA["layer_parameters"].items() if k != "_doc"
+}
 _TENSOR_CTORS: Final = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.tensor"})
 _SHAPED_MAKERS: Final = frozenset({"zeros", "ones", "empty", "full", "randn", "rand", "standard_normal", "random"})
 _SIZED_RANDOM: Final = frozenset({"uniform", "normal", "randint", "random", "standard_normal", "random_sample"})
@@ -480,6 +484,34 @@ class _Host:
                 got.add(self.of(arg, self.ctx.tree, depth))
         return got.pop() if len(got) == 1 else None
 
+    def _init_argument(self, e: ast.Name, init: ast.FunctionDef) -> Val:
+        """A parameter of a class's `__init__` (read there), when every instance the file
+        builds gives it one number: that int (`Parameter(Tensor(np.random.randn(vocab, d)))`
+        with `vocab=10` by default), else a Python number or unknown."""
+        cls = self.ctx.parent(init)
+        if not isinstance(cls, ast.ClassDef):
+            return None
+        got = instances(self.ctx).init_value(e, cls, init)
+        if type(got) is int:
+            return got
+        return NUM if type(got) in (bool, float) else None
+
+    def dims(self, args: list[ast.expr], where: ast.AST, d: int) -> list[int] | None:
+        """Ints given as `f(2, n)` or `f((2, n))`, names read through the host code's
+        bindings (a module constant, an `__init__` argument)."""
+        if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+            args = list(args[0].elts)
+        out: list[int] = []
+        for a in args:
+            v = _int(a)
+            if v is None and isinstance(a, ast.Name):
+                got = self.of(a, where, d)
+                v = got if type(got) is int else None
+            if v is None:
+                return None
+            out.append(v)
+        return out
+
     def bindings(self, scope: ast.AST) -> dict[str, list[ast.expr | None]]:
         index = self._bindings.get(id(scope))
         if index is None:
@@ -510,7 +542,9 @@ class _Host:
             return NUM if isinstance(e.value, float) else None
         if isinstance(e, ast.Name):
             if isinstance(where, ast.FunctionDef) and e.id in _param_names(where):
-                return self._argument(where, e.id, d) if not self.bindings(where).get(e.id, [None])[1:] else None
+                if self.bindings(where).get(e.id, [None])[1:]:
+                    return None
+                return self._init_argument(e, where) if where.name == "__init__" else self._argument(where, e.id, d)
             bound = self.only_binding(e.id, where, line=e.lineno)
             if bound is None:
                 return None
@@ -545,7 +579,7 @@ class _Host:
                 data = self.of(e.args[0], where, d)
                 return () if _num(data) else data
             shape = next((k.value for k in e.keywords if k.arg == "shape"), None)
-            dims = _ints([shape]) if shape is not None else None
+            dims = self.dims([shape], where, d) if shape is not None else None
             return tuple(dims) if dims is not None else None
         if q in ("numpy.array", "numpy.asarray") and e.args:
             return self.of(e.args[0], where, d)
@@ -565,18 +599,23 @@ class _Host:
             return (n,) if n is not None else None
         if q.startswith(("numpy.", "mindspore.ops.")) and q.count(".") <= 2 and last in _SHAPED_MAKERS and e.args:
             if q.startswith("numpy.random.") and last in ("rand", "randn"):
-                dims = _ints(list(e.args)) if not e.keywords else None
-            elif q.startswith("mindspore.ops.") and last in ("randn", "rand", "zeros", "ones") and len(e.args) > 1:
-                dims = _ints(list(e.args))
+                dims = self.dims(list(e.args), where, d) if not e.keywords else None
+            elif (
+                q.startswith("mindspore.ops.")
+                and last in ("randn", "rand", "zeros", "ones")
+                and len(e.args) > 1
+                and not isinstance(e.args[0], (ast.Tuple, ast.List))  # `ops.ones((n, d), ms.float32)`: the shape, a dtype
+            ):
+                dims = self.dims(list(e.args), where, d)
             else:
-                dims = _ints([e.args[0]])
+                dims = self.dims([e.args[0]], where, d)
             return tuple(dims) if dims is not None else None
         if q.startswith("numpy.random.") and last in _SIZED_RANDOM:
             pos = {"uniform": 2, "normal": 2, "randint": 2, "random": 0, "standard_normal": 0, "random_sample": 0}[last]
             size = next((k.value for k in e.keywords if k.arg == "size"), e.args[pos] if len(e.args) > pos else None)
             if size is None:
                 return None
-            dims = _ints([size])
+            dims = self.dims([size], where, d)
             return tuple(dims) if dims is not None else None
         if q.startswith("mindspore.ops.") and last in ("ones_like", "zeros_like") and e.args:
             return self.of(e.args[0], where, d)
@@ -960,7 +999,11 @@ class Ranks:
                 outer, run.seen = run.seen, []
                 self._block(st.body, dict(entry), func, run, depth)
                 seen, run.seen = run.seen, outer
-                changed = {n for n in bound if any(s.get(n) != entry.get(n) for s in seen)}
+                # a name already unknown at the head cannot change further (a pass that
+                # binds it again to one shape, `frame = self.proj(h)`, is not a change)
+                changed = {
+                    n for n in bound if (n not in entry or entry[n] is not None) and any(s.get(n) != entry.get(n) for s in seen)
+                }
                 if not changed:
                     break
                 for n in changed:
@@ -1197,6 +1240,13 @@ class Ranks:
                     return env[key]
                 if self._empty_slot(e.attr, func):
                     return NONE  # `self.slot = None` in `__init__`: the graph's constant
+                held = self._held_tensor(e.attr, func)
+                if held is not None:
+                    return held
+            elif isinstance(e.value, ast.Attribute) and _self_attr(e.value) and "self." + e.value.attr not in env:
+                held = self._layer_parameter(e.value.attr, e.attr, func)
+                if held is not None:
+                    return held
             return self._fallback(e, func)
         if isinstance(e, ast.Call):
             return self._call(e, env, func, depth)
@@ -1251,6 +1301,69 @@ class Ranks:
                             return False
                         init_values.append(n.value)
         return len(init_values) == 1 and isinstance(init_values[0], ast.Constant) and init_values[0].value is None
+
+    def _held_once(self, attr: str, func: ast.AST) -> tuple[ast.Call, ast.FunctionDef] | None:
+        """The call `self.<attr> = <call>` stores, with its `__init__`, when that statement
+        sits directly in the body of an `__init__` of the class of `func` (or of a base) and
+        nothing else in the classes `self` may belong to (bases, subclasses) or outside any
+        class stores an attribute of that name (written/heldout28b probes
+        `fix29a_mm_two_classes_same_attr`, `fix29a_mm_subclass_rebinds_ok`)."""
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        held = a._self_values(cls).get(attr, []) if cls is not None else []
+        if len(held) != 1 or not isinstance(held[0], ast.Call):
+            return None
+        st = self.ctx.parent(held[0])
+        init = self.ctx.parent(st) if isinstance(st, ast.Assign) else None
+        if not (isinstance(init, ast.FunctionDef) and init.name == "__init__"):
+            return None
+        inst = instances(self.ctx)
+        sets = inst._attr_sets().get(attr)
+        if not sets or st not in sets:
+            return None  # a `setattr` of a computed name may set anything
+        owner = a.owner_class(init)
+        if len(sets) > 1 and owner is not None:
+            # stored again in a method, a subclass, a base or outside any class: not one value
+            family = {id(m) for c in (owner, *inst._subclasses(owner)) for m in inst._family(c)}
+            for other in sets:
+                if other is not st and (a.owner_class(other) is None or id(a.owner_class(other)) in family):
+                    return None
+        return held[0], init
+
+    def _held_tensor(self, attr: str, func: ast.AST) -> Shape | None:
+        """The shape of the tensor `__init__` stores once on `self`: `self.weight =
+        Parameter(Tensor(np.random.randn(vocab, d)))` (the constructor's arguments, or their
+        defaults, as every instance the file builds gives them), `ops.ones((n, d))`."""
+        found = self._held_once(attr, func)
+        if found is None:
+            return None
+        call, init = found
+        q = self.ctx.qualname(call.func) or ""
+        if not (q in _TENSOR_CTORS or q == "mindspore.Parameter" or (q.startswith("mindspore.ops.") and q.rpartition(".")[2] in _SHAPED_MAKERS)):
+            return None
+        got = self.host.of(call, init)
+        return got if isinstance(got, tuple) else None
+
+    def _layer_parameter(self, layer: str, param: str, func: ast.AST) -> Shape | None:
+        """The shape of a parameter of a `mindspore.nn` layer `__init__` stores once on
+        `self` (`self.embed.embedding_table` of `nn.Embedding(vocab, dim)`: (vocab, dim)),
+        from the layer's arguments (table `layer_parameters` of ms_shapes.json)."""
+        found = self._held_once(layer, func)
+        if found is None:
+            return None
+        call, init = found
+        spec = _LAYER_PARAMS.get(self.ctx.qualname(call.func) or "", {}).get(param)
+        if spec is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        dims: list[int] = []
+        for pos, kw in spec:
+            assert isinstance(pos, int)
+            arg = call.args[pos] if pos < len(call.args) else next((k.value for k in call.keywords if k.arg == kw), None)
+            got = self.host.dims([arg], init, 0) if isinstance(arg, (ast.Constant, ast.Name)) else None
+            if got is None:
+                return None
+            dims.extend(got)
+        return tuple(dims)
 
     def _fallback(self, e: ast.expr, func: ast.AST) -> Val:
         """A Python number the graph knows as one (a module constant, `self.scale`)."""
@@ -1331,17 +1444,32 @@ class Ranks:
             return got if isinstance(got, tuple) or got == DYN_RANK else None
         if q in ("mindspore.nn.GRUCell", "mindspore.nn.RNNCell"):
             return self.ev(e.args[1], env, func, depth) if len(e.args) == 2 else None
-        if q != "mindspore.nn.Dense" or len(e.args) != 1:
+        if q not in ("mindspore.nn.Dense", "mindspore.nn.Embedding") or len(e.args) != 1:
             return None
         src = self.ev(e.args[0], env, func, depth)
-        if not isinstance(src, tuple) or not src:
+        if not isinstance(src, tuple) or (not src and q == "mindspore.nn.Dense"):
             return None
         ctor = held[0]
-        out = ctor.args[1] if len(ctor.args) >= 2 else next(
-            (k.value for k in ctor.keywords if k.arg == "out_channels"), None
-        )
-        k = out.value if isinstance(out, ast.Constant) and type(out.value) is int else None
-        return (*src[:-1], k)
+        kw = "out_channels" if q == "mindspore.nn.Dense" else "embedding_size"
+        out = ctor.args[1] if len(ctor.args) >= 2 else next((k.value for k in ctor.keywords if k.arg == kw), None)
+        k = self._ctor_int(out, ctor)
+        # Dense maps the last axis to `out_channels`; Embedding adds an axis of `embedding_size`
+        return (*src[:-1], k) if q == "mindspore.nn.Dense" else (*src, k)
+
+    def _ctor_int(self, arg: ast.expr | None, ctor: ast.Call) -> int | None:
+        """An int argument of a layer built in `__init__`: a literal, or a name of the
+        constructor (`nn.Dense(d, vocab)`) every instance the file builds gives one int."""
+        if isinstance(arg, ast.Constant):
+            return arg.value if type(arg.value) is int else None
+        if not isinstance(arg, ast.Name):
+            return None
+        init: ast.AST | None = ctor
+        while init is not None and not isinstance(init, (ast.FunctionDef, ast.ClassDef, ast.Module)):
+            init = self.ctx.parent(init)
+        if not (isinstance(init, ast.FunctionDef) and init.name == "__init__"):
+            return None
+        got = self.host.dims([arg], init, 0)
+        return got[0] if got else None
 
     def _constant(self, e: ast.expr, env: Env, func: ast.AST, depth: int) -> ast.expr:
         """`e`, or the int constant a name holds (`x.sum(axis)` with `axis` given 0)."""

@@ -31,7 +31,8 @@ class TorchStyleTranspose(GraphRule):
     `ValueError: For Tensor.transpose, the number of axes must be equal to the dimension of
     Tensor, but got 2 in the number of axes.` PyNative accepts PyTorch's meaning, so ported
     code runs eagerly and fails only once compiled. On a 2-D tensor `x.transpose(-2, -1)` is
-    the identity permutation, not a swap.
+    the identity permutation, not a swap (a matrix product it feeds then fails on a
+    non-square tensor: MS223).
 
     ## Example
     ```python
