@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import AUGMENTED, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 
@@ -120,18 +120,11 @@ def _loop_over_appended_tensors(e: ast.expr, ctx: Context) -> bool:
     if not isinstance(built, ast.List) or built.elts:
         return False
     appended: list[ast.expr] = []
-    for n in ast.walk(func):
-        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == it.id:
+    for c in a.changes(it.id, func):
+        if c.how == AUGMENTED or c.how in _MUTATORS:
             return False
-        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
-            continue
-        owner = n.func.value
-        if not (isinstance(owner, ast.Name) and owner.id == it.id):
-            continue
-        if n.func.attr in _MUTATORS:
-            return False
-        if n.func.attr == "append" and len(n.args) == 1:
-            appended.append(n.args[0])
+        if c.how == "append" and len(c.args) == 1:
+            appended.append(c.args[0])
     return bool(appended) and all(a.kind(v, func) == Kind.TENSOR for v in appended)
 
 
