@@ -394,6 +394,18 @@ class Analyzer:
         value = binds[0][1]
         return value if isinstance(value, ast.expr) else None
 
+    def iterated(self, name: str, func: ast.AST | None) -> ast.expr | None:
+        """The value `for name in value` iterates when that loop is the name's only binding
+        in `func` (not a parameter, not unpacked from the items): what its items are."""
+        fn = self._indexed(self._fn(func))
+        if name in fn.params:
+            return None
+        binds = fn.bindings.get(name)
+        if binds is None or len(binds) != 1 or binds[0][0] != _ITER:
+            return None
+        value = binds[0][1]
+        return value if isinstance(value, ast.expr) else None
+
     def dominating_assignment(self, name: ast.Name, func: ast.AST | None) -> ast.Assign | None:
         """The plain assignment `name = value` that every path to this read of `name` runs
         last (an earlier statement of the read's own block, or of an enclosing `if` / `with` /

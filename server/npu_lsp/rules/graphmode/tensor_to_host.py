@@ -96,13 +96,9 @@ def _loop_over_appended_tensors(e: ast.expr, ctx: Context) -> bool:
     func = ctx.function
     if not isinstance(e, ast.Name) or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    loops = [n for n in ast.walk(func) if isinstance(n, (ast.For, ast.AsyncFor))]
-    stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == e.id and not isinstance(n.ctx, ast.Load)]
-    loop = next((n for n in loops if isinstance(n.target, ast.Name) and n.target.id == e.id), None)
-    if loop is None or len(stores) != 1 or any(a.arg == e.id for a in ast.walk(func.args) if isinstance(a, ast.arg)):
-        return False
-    it = loop.iter
-    while True:
+    a = analyzer(ctx)
+    it = a.iterated(e.id, func)
+    while it is not None:
         if isinstance(it, ast.Subscript) and isinstance(it.slice, ast.Slice):
             it = it.value
         elif isinstance(it, ast.Call) and len(it.args) == 1 and not it.keywords and ctx.qualname(it.func) in (
@@ -115,7 +111,6 @@ def _loop_over_appended_tensors(e: ast.expr, ctx: Context) -> bool:
             break
     if not isinstance(it, ast.Name):
         return False
-    a = analyzer(ctx)
     built = a.single_assignment(it.id, func)
     if not isinstance(built, ast.List) or built.elts:
         return False
