@@ -385,23 +385,20 @@ class Analyzer:
     def single_assignment(self, name: str, func: ast.AST | None) -> ast.expr | None:
         """The value of `name = value` when that is the name's only binding in `func` (not a
         parameter, not bound in a loop or by unpacking): what the name holds everywhere."""
-        fn = self._indexed(self._fn(func))
-        if name in fn.params:
-            return None
-        binds = fn.bindings.get(name)
-        if binds is None or len(binds) != 1 or binds[0][0] != _ASSIGN:
-            return None
-        value = binds[0][1]
-        return value if isinstance(value, ast.expr) else None
+        return self._only_binding(name, func, _ASSIGN)
 
     def iterated(self, name: str, func: ast.AST | None) -> ast.expr | None:
-        """The value `for name in value` iterates when that loop is the name's only binding
-        in `func` (not a parameter, not unpacked from the items): what its items are."""
+        """The value `for name in value` iterates (also `for i, name in enumerate(value)` /
+        `zip(..., value, ...)`) when that loop is the name's only binding in `func` (not a
+        parameter): what the name holds is an item of it."""
+        return self._only_binding(name, func, _ITER)
+
+    def _only_binding(self, name: str, func: ast.AST | None, how: int) -> ast.expr | None:
         fn = self._indexed(self._fn(func))
         if name in fn.params:
             return None
         binds = fn.bindings.get(name)
-        if binds is None or len(binds) != 1 or binds[0][0] != _ITER:
+        if binds is None or len(binds) != 1 or binds[0][0] != how:
             return None
         value = binds[0][1]
         return value if isinstance(value, ast.expr) else None
