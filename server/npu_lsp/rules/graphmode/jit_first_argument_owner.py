@@ -98,7 +98,9 @@ class JitFirstArgumentOwner(GraphRule):
       `ms.mutable` or given by keyword), list, tuple, str, int and float, a numpy array, an
       `nn.Dense` and an object of a user class are refused at LAX and STRICT; `{}`, `()`, `0`,
       a Tensor first, `predict(dict, ...)`, `update(list, ...)` and a jit function called
-      from another compiled function compile.
+      from another compiled function compile. Probes `perf29_jitname_*`: the argument is
+      what the name last holds, also through `if (params := ...)` (a dict refused, `0`
+      compiled); a comprehension's variable of the same name does not rebind it.
     """
 
     nodes = (ast.FunctionDef,)
@@ -423,9 +425,23 @@ def _reaching_value(name: str, stmt: ast.stmt, root: ast.AST, ctx: Context) -> t
     if not before:
         return None
     last = before[-1]
-    if not isinstance(last, ast.Assign) or not _plain_assign(last) or not _encloses(last, stmt, ctx):
+    value = last.value if isinstance(last, ast.Assign) and _plain_assign(last) else _tested_walrus(last, name)
+    if value is None or not isinstance(last, ast.stmt) or not _encloses(last, stmt, ctx):
         return None
-    return last.value, last, root
+    return value, last, root
+
+
+def _tested_walrus(st: ast.AST, name: str) -> ast.expr | None:
+    """The value of `name := value` when it is what an `if` / `while` tests (alone or
+    compared: `if (params := load()):`, `if (n := len(xs)) > 0:`), which runs whenever the
+    statement does (measured, written/heldout25a probes `perf29_jitname_walrus_*`: the
+    walrus's value is what the jit function is given)."""
+    if not isinstance(st, (ast.If, ast.While)):
+        return None
+    test = st.test.left if isinstance(st.test, ast.Compare) else st.test
+    if isinstance(test, ast.NamedExpr) and test.target.id == name:
+        return test.value
+    return None
 
 
 def _plain_assign(st: ast.AST) -> bool:
