@@ -618,3 +618,40 @@ def test_a_factory_call_builds_an_instance_of_its_class() -> None:
     helper = src.replace("net = Net.build({})", "net = make()")
     assert kinds(helper) == {"step": Kind.CONST}
     assert kinds(src.replace("net(5)", "net(ms.Tensor(5))")) == {"step": Kind.TENSOR}
+
+
+def test_changes_index_in_place_changes_per_name_and_marks_nested_scopes() -> None:
+    ctx, a = _setup(
+        """
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def construct(self, x):
+                out = []
+                hist = []
+                for i in range(3):
+                    out.append(x * i)
+                    hist.extend([x])
+                hist += [x]
+
+                def keep(v):
+                    out.append(v)
+
+                keep(x)
+                for j, h in enumerate(out):
+                    x = x + h
+                return out
+        """
+    )
+    func = _function(ctx, "construct")
+    changes = a.changes("out", func)
+    assert [(c.how, c.nested) for c in changes] == [("append", False), ("append", True)]
+    assert [c.how for c in a.changes("hist", func)] == ["+=", "extend"]
+    assert a.changes("missing", func) == [] and a.changes("out", None) == []
+    appended = a.appended("out", func, nested=False)
+    assert appended is not None and [ast.unparse(v) for v in appended] == ["x * i"]
+    assert a.appended("hist", func) is None  # extended: what it holds is not followed
+    it = a.iterated("h", func)
+    assert isinstance(it, ast.Name) and it.id == "out"  # through `enumerate`
+    assert a.iterated("i", func) is not None and a.iterated("x", func) is None  # a parameter

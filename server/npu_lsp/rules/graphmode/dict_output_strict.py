@@ -340,16 +340,9 @@ def _appends_dicts(name: str, fn: FuncDef, a: Analyzer) -> bool:
     """`name.append(<a dict>)` somewhere in `fn` (measured: a `construct` returning a list of
     per-image dicts appended in a loop, read as `res[0]["boxes"]`, fails under STRICT with
     "tuple indices must be integers or slices, not str"; `res[0][0]` and LAX compile)."""
-    for n in ast.walk(fn):
-        if (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr == "append"
-            and isinstance(n.func.value, ast.Name)
-            and n.func.value.id == name
-            and len(n.args) == 1
-        ):
-            v = n.args[0]
+    for c in a.changes(name, fn):
+        if c.how == "append" and len(c.args) == 1:
+            v = c.args[0]
             if isinstance(v, (ast.Dict, ast.DictComp)) or a.type_class(v, fn) == "dict":
                 return True
     return False

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from npu_lsp.astutil import (
     STATEMENT_BLOCKS,
@@ -41,7 +41,7 @@ from npu_lsp.astutil import (
 )
 from npu_lsp.rules.graphmode import returns, xcalls
 from npu_lsp.rules.graphmode.abstract import ops_function_dtype
-from npu_lsp.rules.graphmode.helpers import own_statements
+from npu_lsp.rules.graphmode.helpers import own_statements, returns_in
 from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
 from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import CONST_PRIMITIVES as _CONST_PRIMITIVES
@@ -124,6 +124,26 @@ _UNPACK_AT = 6
 _KEY = 7  # for k, v in d.items(): a key of d (the expression is d)
 
 _Binding = tuple[int, ast.AST | None]
+
+#: the methods that grow a list in place (`Analyzer.changes` tells which are called on a name)
+GROWERS = frozenset({"append", "extend", "insert"})
+AUGMENTED = "+="  # `Change.how` of `name += value` / `name -= value`...
+
+
+class Change(NamedTuple):
+    """A change of what a name holds without rebinding it (the bindings above rebind it):
+    `name.method(...)` (how: the method, e.g. "append", "pop", "update") or `name op= value`
+    (how: `AUGMENTED`)."""
+
+    how: str
+    node: ast.Call | ast.AugAssign
+    #: inside a function, lambda or class nested in the one asked about
+    nested: bool
+
+    @property
+    def args(self) -> list[ast.expr]:
+        """The call's positional arguments (none for `+=`)."""
+        return self.node.args if type(self.node) is ast.Call else []
 #: parameter name -> ("pos", index among the call arguments, default) / ("kwonly", -1, default)
 #: / ("var", -1, None)
 _Param = tuple[str, int, ast.expr | None]
@@ -136,7 +156,7 @@ class _Fn:
 
     __slots__ = (
         "func", "indexed", "parent", "params", "bindings", "functions", "done", "known", "pinned", "joins",
-        "comp",
+        "comp", "changes",
     )
 
     def __init__(self, func: ast.AST | None, indexed: bool = False) -> None:
@@ -159,6 +179,8 @@ class _Fn:
         #: id of a name read inside a comprehension -> the bindings of the comprehension
         #: variable it reads (`_comprehension_bindings`); None until first asked
         self.comp: dict[int, list[_Binding]] | None = None
+        #: name -> its in-place changes (`Analyzer.changes`); None until first asked
+        self.changes: dict[str, list[Change]] | None = None
 
 
 class Flow:
@@ -334,6 +356,32 @@ class Analyzer:
         values = [v for how, v in self._indexed(fn).bindings.get(name, ()) if how == _ASSIGN and isinstance(v, ast.expr)]
         return self._answer(fn, lambda: all(self._type_class(v, fn) is not None for v in values), False)
 
+    def changes(self, name: str, func: ast.AST | None) -> list[Change]:
+        """Every in-place change of `name` in `func` (`name.append(v)`, `name.pop()`,
+        `name += v`...), nested functions included (`Change.nested`), in `ast.walk` order:
+        one index per function, built on the first question, that the rules asking "what
+        was appended to this list" share instead of each walking the function again."""
+        if func is None:
+            return []
+        fn = self._fn(func)
+        index = fn.changes
+        if index is None:
+            index = fn.changes = _changes_in(func)
+        return index.get(name, [])
+
+    def appended(self, name: str, func: ast.AST | None, nested: bool = True) -> list[ast.expr] | None:
+        """The items `name.append(item)` adds to the list `name` in `func` (without
+        `nested`, only in `func`'s own body), or None when anything else changes it in
+        place (`extend`, `insert`, `pop`, `+=`...: what it holds is not followed)."""
+        items: list[ast.expr] = []
+        for c in self.changes(name, func):
+            if c.nested and not nested:
+                continue
+            if c.how != "append" or len(c.args) != 1:
+                return None
+            items.append(c.args[0])
+        return items
+
     def rebinds(self, name: str, func: ast.AST | None) -> bool:
         """Does `func`'s body bind `name` (beyond a parameter of that name)?"""
         return name in self._indexed(self._fn(func)).bindings
@@ -347,11 +395,20 @@ class Analyzer:
     def single_assignment(self, name: str, func: ast.AST | None) -> ast.expr | None:
         """The value of `name = value` when that is the name's only binding in `func` (not a
         parameter, not bound in a loop or by unpacking): what the name holds everywhere."""
+        return self._only_binding(name, func, _ASSIGN)
+
+    def iterated(self, name: str, func: ast.AST | None) -> ast.expr | None:
+        """The value `for name in value` iterates (also `for i, name in enumerate(value)` /
+        `zip(..., value, ...)`) when that loop is the name's only binding in `func` (not a
+        parameter): what the name holds is an item of it."""
+        return self._only_binding(name, func, _ITER)
+
+    def _only_binding(self, name: str, func: ast.AST | None, how: int) -> ast.expr | None:
         fn = self._indexed(self._fn(func))
         if name in fn.params:
             return None
         binds = fn.bindings.get(name)
-        if binds is None or len(binds) != 1 or binds[0][0] != _ASSIGN:
+        if binds is None or len(binds) != 1 or binds[0][0] != how:
             return None
         value = binds[0][1]
         return value if isinstance(value, ast.expr) else None
@@ -3527,6 +3584,39 @@ def _stores_on_self(func: ast.FunctionDef) -> bool:
     return False
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _changes_in(func: ast.AST) -> dict[str, list[Change]]:
+    """`Analyzer.changes`' index of one function: one breadth-first walk (`ast.walk`'s
+    order, which the scans it replaced kept), marking what lies in nested scopes."""
+    out: dict[str, list[Change]] = {}
+    todo: list[ast.AST] = [func]
+    inner: list[bool] = [False]
+    push, mark, scopes = todo.append, inner.append, _SCOPES
+    for i, n in enumerate(todo):  # grows while iterated
+        nested = inner[i]
+        t = type(n)
+        if t is ast.Call:
+            f = n.func  # type: ignore[attr-defined]
+            if type(f) is ast.Attribute and type(f.value) is ast.Name:
+                out.setdefault(f.value.id, []).append(Change(f.attr, n, nested))  # type: ignore[arg-type]
+        elif t is ast.AugAssign and type(n.target) is ast.Name:  # type: ignore[attr-defined]
+            out.setdefault(n.target.id, []).append(Change(AUGMENTED, n, nested))  # type: ignore[arg-type, attr-defined]
+        below = nested or (t in scopes and n is not func)
+        for name in n._fields:
+            value = getattr(n, name, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        push(child)
+                        mark(below)
+            elif isinstance(value, ast.AST):
+                push(value)
+                mark(below)
+    return out
+
+
 def dotted_last(expr: ast.AST) -> str:
     parts = dotted(expr)
     return parts[-1] if parts else ""
@@ -3576,7 +3666,8 @@ def helper_makes_tensor(ctx: Context, call: ast.Call) -> bool:
     memo: dict[int, bool] = ctx.cache.setdefault("flow.helper_tensor", {})
     hit = memo.get(id(fn))
     if hit is None:
-        returns = [n.value for n in ast.walk(fn) if type(n) is ast.Return]
+        # its own returns: a nested function's return is not what the helper gives back
+        returns = [r.value for r in returns_in(fn.body)]
         hit = memo[id(fn)] = bool(returns) and all(r is not None and _tensor_expr(ctx, r) for r in returns)
     return hit
 

@@ -541,16 +541,7 @@ def _runtime_tensors(e: ast.expr, ctx: Context) -> bool:
     if type(bound) is ast.ListComp:
         items = [bound.elt]
     elif type(bound) is ast.List and not bound.elts:
-        items = [
-            n.args[0]
-            for n in ast.walk(ctx.function)
-            if type(n) is ast.Call
-            and type(n.func) is ast.Attribute
-            and n.func.attr == "append"
-            and type(n.func.value) is ast.Name
-            and n.func.value.id == e.id
-            and len(n.args) == 1
-        ]
+        items = _appended_items(e.id, ctx)
     else:
         return False
     return bool(items) and all(
@@ -693,17 +684,17 @@ def _runtime_items(e: ast.expr, ctx: Context) -> bool:
     bound = a.single_assignment(e.id, ctx.function)
     if not (type(bound) is ast.List and not bound.elts):
         return False
-    kinds = [
-        a.kind(n.args[0])
-        for n in ast.walk(ctx.function)
-        if type(n) is ast.Call
-        and type(n.func) is ast.Attribute
-        and n.func.attr == "append"
-        and type(n.func.value) is ast.Name
-        and n.func.value.id == e.id
-        and len(n.args) == 1
-    ]
+    kinds = [a.kind(v) for v in _appended_items(e.id, ctx)]
     return bool(kinds) and Kind.VAR in kinds and Kind.TENSOR not in kinds
+
+
+def _appended_items(name: str, ctx: Context) -> list[ast.expr]:
+    """What `name.append(item)` adds anywhere in the compiled function (other changes aside)."""
+    return [
+        c.args[0]
+        for c in analyzer(ctx).changes(name, ctx.function)
+        if c.how == "append" and len(c.args) == 1
+    ]
 
 
 def _host_len(e: ast.expr, ctx: Context, depth: int) -> int | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 
 from npu_lsp.engine import Context
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import AUGMENTED, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import store_lines
 
 #: tensor methods whose result is host data JIT Fallback computes at run time
@@ -241,14 +241,12 @@ def _runtime_scalar_list(name: str, ctx: Context) -> bool:
         items = list(bound.elts)  # type: ignore[union-attr]
     elif type(bound) is ast.List and not bound.elts:
         items = []
-        for n in ast.walk(ctx.function):  # type: ignore[arg-type]
-            if type(n) is not ast.Call or type(n.func) is not ast.Attribute:
-                continue
-            f = n.func
-            if type(f.value) is ast.Name and f.value.id == name:
-                if f.attr != "append" or len(n.args) != 1:
-                    return False  # extended, inserted...: not followed
-                items.append(n.args[0])
+        for c in analyzer(ctx).changes(name, ctx.function):
+            if c.how == AUGMENTED:
+                continue  # a rebinding: `single_assignment` has answered for this body
+            if c.how != "append" or len(c.args) != 1:
+                return False  # extended, inserted...: not followed
+            items.append(c.args[0])
     elif type(bound) is ast.ListComp and not any(
         type(n) is ast.Attribute and n.attr in HOST_METHODS for n in ast.walk(bound)
     ):

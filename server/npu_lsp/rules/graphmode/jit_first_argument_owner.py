@@ -12,7 +12,8 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.control import block_of
-from npu_lsp.rules.graphmode.helpers import GraphRule, returns_in
+from npu_lsp.rules.graphmode.helpers import GraphRule, own_statements, returns_in
+from npu_lsp.rules.graphmode.values import instances
 
 _MAX_DEPTH = 4
 #: numpy functions whose array MS213 takes for non-empty: a truthy array, or one of more than
@@ -97,7 +98,9 @@ class JitFirstArgumentOwner(GraphRule):
       `ms.mutable` or given by keyword), list, tuple, str, int and float, a numpy array, an
       `nn.Dense` and an object of a user class are refused at LAX and STRICT; `{}`, `()`, `0`,
       a Tensor first, `predict(dict, ...)`, `update(list, ...)` and a jit function called
-      from another compiled function compile.
+      from another compiled function compile. Probes `perf29_jitname_*`: the argument is
+      what the name last holds, also through `if (params := ...)` (a dict refused, `0`
+      compiled); a comprehension's variable of the same name does not rebind it.
     """
 
     nodes = (ast.FunctionDef,)
@@ -405,12 +408,11 @@ def _reaching_value(name: str, stmt: ast.stmt, root: ast.AST, ctx: Context) -> t
     it first). In a function that binds `name` nowhere, the module's one assignment of
     it. None otherwise."""
     if isinstance(root, ast.FunctionDef):
-        binds = list(_function_bindings(root.body, name))
+        found = instances(ctx).bindings_of(root).get(name, [])
+        binds = _binding_statements(name, found, root, ctx)
         if not binds:
-            a = root.args
-            params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
-            if name in params:
-                return None
+            if any(type(b) is ast.arg for b in found):
+                return None  # a parameter
             module = ctx.module_bindings().get(name, [])
             if len(module) != 1 or not _plain_assign(module[0]):
                 return None
@@ -419,51 +421,61 @@ def _reaching_value(name: str, stmt: ast.stmt, root: ast.AST, ctx: Context) -> t
             return st.value, st, ctx.tree
     else:
         binds = [b for b in ctx.module_bindings().get(name, []) if isinstance(b, ast.stmt)]
-    before = [b for b in binds if b.lineno < stmt.lineno]
+    before = [b for b in binds if getattr(b, "lineno", 0) < stmt.lineno]
     if not before:
         return None
     last = before[-1]
-    if not _plain_assign(last) or not _encloses(last, stmt, ctx):
+    value = last.value if isinstance(last, ast.Assign) and _plain_assign(last) else _tested_walrus(last, name)
+    if value is None or not isinstance(last, ast.stmt) or not _encloses(last, stmt, ctx):
         return None
-    assert isinstance(last, ast.Assign)
-    return last.value, last, root
+    return value, last, root
+
+
+def _tested_walrus(st: ast.AST, name: str) -> ast.expr | None:
+    """The value of `name := value` when it is what an `if` / `while` tests (alone or
+    compared: `if (params := load()):`, `if (n := len(xs)) > 0:`), which runs whenever the
+    statement does (measured, written/heldout25a probes `perf29_jitname_walrus_*`: the
+    walrus's value is what the jit function is given)."""
+    if not isinstance(st, (ast.If, ast.While)):
+        return None
+    test = st.test.left if isinstance(st.test, ast.Compare) else st.test
+    if isinstance(test, ast.NamedExpr) and test.target.id == name:
+        return test.value
+    return None
 
 
 def _plain_assign(st: ast.AST) -> bool:
     return isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
 
 
-def _function_bindings(body: list[ast.stmt], name: str) -> Iterator[ast.stmt]:
-    """The statements of a function's body (its blocks too, not nested definitions) that
-    bind `name`, in source order; a `global` / `nonlocal` of it counts as one."""
-    for st in body:
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if st.name == name:
-                yield st
-            continue
-        if isinstance(st, (ast.Global, ast.Nonlocal)):
-            if name in st.names:
-                yield st
-            continue
-        targets: list[ast.AST] = []
-        if isinstance(st, ast.Assign):
-            targets = list(st.targets)
-        elif isinstance(st, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-            targets = [st.target]
-        elif isinstance(st, (ast.With, ast.AsyncWith)):
-            targets = [i.optional_vars for i in st.items if i.optional_vars is not None]
-        if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
-            yield st
-        elif not hasattr(st, "body") and any(
-            isinstance(n, ast.NamedExpr) and n.target.id == name for n in ast.walk(st)
-        ):
-            yield st  # `if (x := ...)` headers aside: a walrus in a simple statement
-        for field in ("body", "orelse", "finalbody"):
-            yield from _function_bindings(getattr(st, field, []), name)
-        for h in getattr(st, "handlers", []):
-            if h.name == name:
-                yield h
-            yield from _function_bindings(h.body, name)
+def _binding_statements(name: str, found: list[ast.AST], root: ast.FunctionDef, ctx: Context) -> list[ast.AST]:
+    """The statements of `root`'s body that bind `name`, in source order, from values' shared
+    binding index (`found`: its nodes for `name`), plus the bindings that index does not
+    hold: `global` / `nonlocal` of the name and `except ... as name`. A comprehension's
+    variable is the comprehension's own, not a binding of the function."""
+    out: list[ast.AST] = []
+    for b in found:
+        st = b if isinstance(b, ast.stmt) else None if type(b) is ast.arg else _statement_around(b, ctx)
+        if st is not None and st not in out:
+            out.append(st)
+    for st in own_statements(root.body, ctx):
+        t = type(st)
+        if (t is ast.Global or t is ast.Nonlocal) and name in st.names:  # type: ignore[attr-defined]
+            out.append(st)
+        elif t is ast.Try or t is getattr(ast, "TryStar", ast.Try):
+            out.extend(h for h in st.handlers if h.name == name)  # type: ignore[attr-defined]
+    out.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    return out
+
+
+def _statement_around(node: ast.AST, ctx: Context) -> ast.stmt | None:
+    """The statement holding `node` (None inside a comprehension's `for`)."""
+    p = ctx.parent(node)
+    while p is not None and not isinstance(p, ast.stmt):
+        if type(p) is ast.comprehension:
+            return None
+        p = ctx.parent(p)
+    return p
 
 
 def _encloses(binding: ast.stmt, stmt: ast.stmt, ctx: Context) -> bool:

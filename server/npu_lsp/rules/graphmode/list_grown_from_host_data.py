@@ -224,18 +224,10 @@ def _graph_list(e: ast.expr, ctx: Context) -> bool:
         return False
     if any(not isinstance(v, ast.Starred) and a.kind(v) == Kind.TENSOR for v in bound.elts):
         return True
-    for n in ast.walk(ctx.function):
-        if (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr in ("append", "insert")
-            and isinstance(n.func.value, ast.Name)
-            and n.func.value.id == e.id
-            and n.args
-            and a.kind(n.args[-1]) == Kind.TENSOR
-        ):
-            return True
-    return False
+    return any(
+        c.how in ("append", "insert") and c.args and a.kind(c.args[-1]) == Kind.TENSOR
+        for c in a.changes(e.id, ctx.function)
+    )
 
 
 def _fallback_copy(e: ast.expr, ctx: Context) -> bool:

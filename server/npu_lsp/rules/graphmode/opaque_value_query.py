@@ -31,7 +31,7 @@ from npu_lsp.rules.graphmode.fallback_calls import (
     trigger_words,
     typed_tensor_call,
 )
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.lax_functions import (
@@ -931,15 +931,18 @@ class _Opaque:
         and this read give it a fallback value?"""
         start, read = (bound.lineno, bound.col_offset), (name.lineno, name.col_offset)
         return any(
-            isinstance(c, ast.Call)
-            and isinstance(c.func, ast.Attribute)
-            and c.func.attr in ("append", "insert", "extend")
-            and isinstance(c.func.value, ast.Name)
-            and c.func.value.id == name.id
-            and start < (c.lineno, c.col_offset) < read
+            start < (c.lineno, c.col_offset) < read
             and any(self.value(a, func, env, depth) for a in c.args if not isinstance(a, ast.Starred))
-            for c in own_nodes(func)
+            for c in self._grown_by(name.id, func)
         )
+
+    def _grown_by(self, name: str, func: ast.AST) -> list[ast.Call]:
+        """`name.append(...)` / `.extend` / `.insert` in `func`'s own body (flow's shared index)."""
+        return [
+            c.node  # type: ignore[misc]
+            for c in analyzer(self.ctx).changes(name, func)
+            if not c.nested and c.how in GROWERS
+        ]
 
     def _item_stored(
         self, name: ast.Name, bound: ast.stmt | None, func: ast.AST, env: frozenset[str], depth: int
@@ -1413,15 +1416,24 @@ class _Opaque:
         `if x.shape[0] > 1:`, folded while compiling, fails)."""
         flow = analyzer(self.ctx)
         node = self.ctx.parent(st)
+        around_read: set[int] | None = None  # the nodes holding `read`, once an `if` asks
         while node is not None and node is not func:
-            if (
-                isinstance(node, ast.If)
-                and not (node.lineno <= read.lineno <= (node.end_lineno or node.lineno))
-                and flow.kind(node.test, func).dynamic
-            ):
-                return True
+            if isinstance(node, ast.If):
+                if around_read is None:
+                    around_read = self._around(read, func)
+                if id(node) not in around_read and flow.kind(node.test, func).dynamic:
+                    return True
             node = self.ctx.parent(node)
         return False
+
+    def _around(self, node: ast.AST, func: ast.AST) -> set[int]:
+        """The ids of the nodes that hold `node`, up to `func`."""
+        out: set[int] = set()
+        p = self.ctx.parent(node)
+        while p is not None and p is not func:
+            out.add(id(p))
+            p = self.ctx.parent(p)
+        return out
 
     def _param_source_mixes(self, e: ast.expr, func: ast.AST, depth: int, seen: set[int]) -> bool:
         """Is the graph tensor `e` (or the one whose dtype it keeps: `x` of `x.max()`) a
@@ -1561,16 +1573,8 @@ class _Opaque:
         bound_at = (last.lineno, last.col_offset)
         read_at = (name.lineno, name.col_offset)
         loop: ast.For | None = None
-        for c in own_nodes(func):
-            if not (
-                isinstance(c, ast.Call)
-                and isinstance(c.func, ast.Attribute)
-                and isinstance(c.func.value, ast.Name)
-                and c.func.value.id == name.id
-                and bound_at < (c.lineno, c.col_offset) < read_at
-            ):
-                continue
-            if c.func.attr not in ("append", "extend", "insert"):
+        for c in self._grown_by(name.id, func):
+            if not bound_at < (c.lineno, c.col_offset) < read_at:
                 continue
             node: ast.AST | None = self.ctx.parent(c)
             while node is not None and not isinstance(node, (ast.For, ast.While, ast.FunctionDef)):
@@ -1697,15 +1701,7 @@ class _Opaque:
             return False
         bound_at = (built.lineno, built.col_offset)
         read_at = (name.lineno, name.col_offset)
-        return any(
-            isinstance(c, ast.Call)
-            and isinstance(c.func, ast.Attribute)
-            and c.func.attr in ("append", "extend", "insert")
-            and isinstance(c.func.value, ast.Name)
-            and c.func.value.id == name.id
-            and bound_at < (c.lineno, c.col_offset) < read_at
-            for c in own_nodes(func)
-        )
+        return any(bound_at < (c.lineno, c.col_offset) < read_at for c in self._grown_by(name.id, func))
 
     def typed_index_sink(self, call: ast.Call, func: ast.AST) -> str | None:
         """Why `call` fails on a graph tensor indexed by a typed `Tensor(v, dtype)` of a

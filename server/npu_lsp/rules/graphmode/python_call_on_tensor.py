@@ -18,7 +18,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import (
     dynamic_shape_read,
     run_time_size,
 )
-from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
+from npu_lsp.rules.graphmode.flow import GROWERS, Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
 from npu_lsp.rules.graphmode.helpers import GraphRule, narrowed_off_tensor
 from npu_lsp.rules.graphmode.tensor_to_host import string_of_tensor
@@ -968,18 +968,12 @@ def _grown_with_variables(use: ast.Name, ctx: Context) -> bool:
         return False
     name = use.id
     a = analyzer(ctx)
+    if any(
+        c.how in GROWERS and c.args and a.kind(c.args[-1]).dynamic and _reaches(c.node, use, fn, ctx)
+        for c in a.changes(name, fn)
+    ):
+        return True
     for n in ast.walk(fn):
-        if (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr in ("append", "extend", "insert")
-            and isinstance(n.func.value, ast.Name)
-            and n.func.value.id == name
-            and n.args
-            and a.kind(n.args[-1]).dynamic
-            and _reaches(n, use, fn, ctx)
-        ):
-            return True
         if isinstance(n, (ast.Assign, ast.AugAssign)):
             indexes = _item_store_indexes(n, name)
             if (

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import AUGMENTED, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 
@@ -96,13 +96,9 @@ def _loop_over_appended_tensors(e: ast.expr, ctx: Context) -> bool:
     func = ctx.function
     if not isinstance(e, ast.Name) or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    loops = [n for n in ast.walk(func) if isinstance(n, (ast.For, ast.AsyncFor))]
-    stores = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == e.id and not isinstance(n.ctx, ast.Load)]
-    loop = next((n for n in loops if isinstance(n.target, ast.Name) and n.target.id == e.id), None)
-    if loop is None or len(stores) != 1 or any(a.arg == e.id for a in ast.walk(func.args) if isinstance(a, ast.arg)):
-        return False
-    it = loop.iter
-    while True:
+    a = analyzer(ctx)
+    it = a.iterated(e.id, func)
+    while it is not None:
         if isinstance(it, ast.Subscript) and isinstance(it.slice, ast.Slice):
             it = it.value
         elif isinstance(it, ast.Call) and len(it.args) == 1 and not it.keywords and ctx.qualname(it.func) in (
@@ -115,23 +111,15 @@ def _loop_over_appended_tensors(e: ast.expr, ctx: Context) -> bool:
             break
     if not isinstance(it, ast.Name):
         return False
-    a = analyzer(ctx)
     built = a.single_assignment(it.id, func)
     if not isinstance(built, ast.List) or built.elts:
         return False
     appended: list[ast.expr] = []
-    for n in ast.walk(func):
-        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == it.id:
+    for c in a.changes(it.id, func):
+        if c.how == AUGMENTED or c.how in _MUTATORS:
             return False
-        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
-            continue
-        owner = n.func.value
-        if not (isinstance(owner, ast.Name) and owner.id == it.id):
-            continue
-        if n.func.attr in _MUTATORS:
-            return False
-        if n.func.attr == "append" and len(n.args) == 1:
-            appended.append(n.args[0])
+        if c.how == "append" and len(c.args) == 1:
+            appended.append(c.args[0])
     return bool(appended) and all(a.kind(v, func) == Kind.TENSOR for v in appended)
 
 

@@ -17,7 +17,7 @@ from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import calls_table, constructed
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor, scalar_shaped
-from npu_lsp.rules.graphmode.flow import Kind, analyzer
+from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names, own_nodes
 from npu_lsp.rules.graphmode.host_values import scalar_list_item
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
@@ -682,14 +682,9 @@ def _dicts_sorted_by_key(node: ast.Call, lst: ast.expr, ctx: Context) -> str | N
     if not (type(bound) is ast.List and not bound.elts):
         return None
     grown = [
-        n.args[0]
-        for n in own_nodes(func)
-        if type(n) is ast.Call
-        and type(n.func) is ast.Attribute
-        and type(n.func.value) is ast.Name
-        and n.func.value.id == lst.id
-        and n.func.attr in ("append", "extend", "insert")
-        and n.args
+        c.args[0]
+        for c in a.changes(lst.id, func)
+        if not c.nested and c.how in GROWERS and c.args
     ]
     if not grown or not all(
         type(g) is ast.Dict and None not in g.keys and any(a.kind(v).dynamic for v in g.values) for g in grown

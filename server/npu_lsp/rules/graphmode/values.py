@@ -335,7 +335,7 @@ class Instances:
         given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
         positional = dict(zip(names, call.args, strict=False))
         by_name = {k.arg for k in call.keywords}
-        local = self._bindings_of(method)
+        local = self.bindings_of(method)
 
         def name_value(n: str) -> Any:
             binds = local.get(n, [])
@@ -517,7 +517,7 @@ class Instances:
         for kw in site.keywords:
             if kw.arg is not None:
                 bound[kw.arg] = kw.value
-        locals_ = self._bindings_of(init)
+        locals_ = self.bindings_of(init)
 
         def name_value(name: str) -> Any:
             binds = locals_.get(name, [])
@@ -535,7 +535,9 @@ class Instances:
 
         return self._eval(expr, name_value, lambda a: self.self_attr(cls, a, depth + 1), depth)
 
-    def _bindings_of(self, func: ast.AST) -> dict[str, list[ast.AST]]:
+    def bindings_of(self, func: ast.AST) -> dict[str, list[ast.AST]]:
+        """`_bindings(func)`, once per function: every local binding node by name (a
+        parameter's `ast.arg`, a stored `ast.Name`, a nested `def` / `class`)."""
         hit = self._bind_memo.get(id(func))
         if hit is None:
             hit = self._bind_memo[id(func)] = _bindings(func)
@@ -543,7 +545,7 @@ class Instances:
 
     def _name_value(self, name: str, func: ast.AST | None, depth: int) -> Any:
         """A local (or, without `func`, module-level) name bound exactly once to a value."""
-        binds = self._bindings_of(func).get(name, []) if func is not None else []
+        binds = self.bindings_of(func).get(name, []) if func is not None else []
         if func is None or not binds:
             return self._module_value(name, depth)
         if len(binds) != 1 or not isinstance(binds[0], ast.Name):
@@ -697,7 +699,7 @@ class Instances:
             type(base) is ast.Name
             and type(key) is ast.Constant
             and isinstance(key.value, (str, int))
-            and base.id not in self._bindings_of(func)
+            and base.id not in self.bindings_of(func)
         ):
             return UNKNOWN
         binds = self.ctx.module_bindings().get(base.id, ())
