@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.attribute_stores import (
     branch_stored,
     branch_stores,
+    given_tensors,
     nested_self_lines,
     restored_tensor_attrs,
     self_stores,
@@ -882,7 +883,7 @@ class _Opaque:
         a = analyzer(self.ctx)
         owner = a.owner_class(func)
         info = a.self_info(owner)
-        if e.attr not in info.tensors or e.attr in info.parameters:
+        if (e.attr not in info.tensors and not given_tensors(owner, e.attr, self.ctx)) or e.attr in info.parameters:
             return None
         stores = [
             st for st in self_stores(func).get(e.attr, ())
