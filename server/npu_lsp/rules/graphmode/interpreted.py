@@ -259,7 +259,39 @@ def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) 
         return interpreted(last.iter, ctx, func, depth + 1)
     if not interpreted(last.value, ctx, func, depth + 1):  # type: ignore[attr-defined]
         return False
-    return _always_runs(last, stmt, ctx, func) or _python_loop(last, ctx, func, depth) or _before(name, last, ctx, func, depth + 1)
+    return (
+        _always_runs(last, stmt, ctx, func)
+        or _python_loop(last, ctx, func, depth)
+        or _run_time_branch(last, stmt, ctx, func)
+        or _before(name, last, ctx, func, depth + 1)
+    )
+
+
+def _run_time_branch(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) -> bool:
+    """Is `s` on a side of an `if` on a run-time (tensor) condition, its other enclosing
+    blocks holding `use` or unrolled loops? MindSpore compiles both sides and joins the
+    Python object with the graph tensor into a Python object, whichever side runs
+    (measured, written/gen18 probes `fix29b_jn_*`: `if x.sum() > -1000: x = x *
+    math.isfinite(x.sum())`, also with a condition false at run time, then a comprehension
+    over `x.shape` fails as without the `if`; a graph value bound there compiles; fresh v5
+    seed 11500096)."""
+    holders = set()
+    p = ctx.parent(use)
+    while p is not None and p is not func:
+        holders.add(id(p))
+        p = ctx.parent(p)
+    a = analyzer(ctx)
+    branch = False
+    p = ctx.parent(s)
+    while p is not None and p is not func:
+        if id(p) in holders or _literal_range_loop(p):
+            pass
+        elif type(p) is ast.If and a.kind(p.test, func).dynamic:
+            branch = True
+        else:
+            return False
+        p = ctx.parent(p)
+    return branch and p is func
 
 
 def _carried(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:

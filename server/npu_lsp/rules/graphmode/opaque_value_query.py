@@ -72,6 +72,17 @@ _APPENDED_MESSAGE = (
     " object whose `append` returns None: the name then holds None and indexing it fails"
     " (`'NoneType' object is not subscriptable`); build the list as a display (`[v]`) instead"
 )
+_TUPLE_OP_INDEX_MESSAGE = (
+    "`{index}` is an output of `{op}` of a JIT Fallback value, whose dtype MindSpore guesses as"
+    " Float32 while compiling; a tensor cannot be indexed by it (`The tensor element in tuple"
+    " index must be int or bool type, but got Float32`): cast it (`.astype(ms.int32)`) or call"
+    " `{op}` on a graph tensor"
+)
+#: `mindspore.ops` functions returning a tuple (values, indices) whose items, of a JIT Fallback
+#: value, get a guessed Float32 dtype (measured, written/gen18 probes `fix29b_ti_*`: the
+#: tensor method `t.sort()`, `ops.argmax`, `ops.gather` by them, a cast index, or
+#: `ops.sort(ops.relu(v))` compile)
+_TUPLE_OPS = frozenset({"mindspore.ops.sort", "mindspore.ops.topk"})
 _COMP_MESSAGE = (
     "`{name}` is a comprehension over the shape of a JIT Fallback value, which MindSpore does not"
     " build as a list; indexing it fails (`'float' object is not subscriptable`)"
@@ -1622,7 +1633,11 @@ class _Opaque:
           s[0]` and `len(v.shape)` compile);
         - `d = {"a": v}` then `d["a"]`: the dict becomes a tuple of its values (`tuple indices
           must be integers or slices, not str`; `d.get("a")` and tuples or lists of `v`
-          compile), unless the top graph returns a dict (`_top_outputs_dict`)."""
+          compile), unless the top graph returns a dict (`_top_outputs_dict`);
+        - `vals, idx = ops.sort(v[0])` then `x[:, idx]` (`_tuple_op_index`)."""
+        why = self._tuple_op_index(node, func, env)
+        if why:
+            return why
         name = node.value
         if not isinstance(name, ast.Name):
             return None
@@ -1656,6 +1671,28 @@ class _Opaque:
                         made = _bound_value(last, r.value.id) if last is not None else None
                         if isinstance(made, ast.Call) and self._appended_list_copy(r.value, made, callee, bound):
                             return _APPENDED_MESSAGE
+        return None
+
+    def _tuple_op_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
+        """An index of `node` unpacked from `ops.sort` / `ops.topk` of a fallback value
+        (`vals, idx = ops.sort(v[0])` then `x[:, idx]` or `x[0][idx]`: fresh v5 seed 11400101)."""
+        sl = node.slice
+        for i in sl.elts if isinstance(sl, ast.Tuple) else [sl]:
+            if not isinstance(i, ast.Name):
+                continue
+            last = self._last_assignment(i, func)
+            if not (isinstance(last, ast.Assign) and _unpacked_position(last, i.id) is not None):
+                continue
+            call = last.value
+            if (
+                isinstance(call, ast.Call)
+                and self.ctx.qualname(call.func) in _TUPLE_OPS
+                and call.args
+                # the value itself (`interpreted`): of `ops.relu(v)`, a graph tensor, it compiles
+                and interpreted(call.args[0], self.ctx, func)
+            ):
+                op = self.ctx.segment(call.func)
+                return _TUPLE_OP_INDEX_MESSAGE.replace("{index}", i.id).replace("{op}", op)
         return None
 
     def _dict_comprehension_of_fallback(self, comp: ast.DictComp, func: ast.AST, env: frozenset[str]) -> bool:
