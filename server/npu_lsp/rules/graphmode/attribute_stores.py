@@ -161,6 +161,31 @@ def _given_parameters(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool
     return True
 
 
+def _tensor_call(v: ast.expr | None, ctx: Context) -> bool:
+    """`Tensor(...)` or a lower-case function making a tensor (`ops.zeros`, `ms.tensor`)."""
+    if type(v) is not ast.Call:
+        return False
+    # the spelling first: cells and primitives (`nn.Dense(...)`, `ops.ReduceSum()`), most
+    # `__init__` calls, are capitalised and never resolved here
+    f = v.func
+    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+    return (name == "Tensor" or name[:1].islower()) and (makes_tensor(ctx.qualname(f) or "") or helper_makes_tensor(ctx, v))
+
+
+def given_tensors(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
+    """Does `__init__` set `self.<attr>` from a constructor parameter that every place building
+    `cls` gives a tensor (`QueueLoss(T=Tensor(0.1, ms.float32))` with `self.T = T`)? A plain
+    Tensor attribute as one `__init__` builds (measured, written/heldout27a probe
+    `fix28b_nd_passed_tensor`: `self.T = self.T + 0.0` in `construct` then
+    `ops.cross_entropy` of what it scales fails, "DtypeToEnum")."""
+    if cls is None:
+        return False
+    given = constructed.sources(cls, attr, ctx, defaults=True)
+    if not given:
+        return False
+    return all(_tensor_call(constructed.built(e, where, ctx) if type(e) is ast.Name else e, ctx) for e, where in given)
+
+
 def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
     """The plain Tensor attributes some `__init__` of the file builds whose name the text
     stores more than once (`self.m = ...` / `self.m, ... =` / `, self.m =`): the only ones a
@@ -175,23 +200,16 @@ def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
         names: set[str] = set()
         for c in ctx.scopes.info.classes.values():
             for attr, values in a._self_values(c.node).items():
-                for v in values:
-                    if type(v) is not ast.Call:
-                        continue
-                    # the spelling first: `Tensor(...)` or a lower-case function (`ops.zeros`,
-                    # `ms.tensor`); cells and primitives (`nn.Dense(...)`, `ops.ReduceSum()`),
-                    # most `__init__` calls, are capitalised and never resolved here
-                    f = v.func
-                    name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
-                    if (name == "Tensor" or name[:1].islower()) and (
-                        makes_tensor(ctx.qualname(f) or "") or helper_makes_tensor(ctx, v)
-                    ):
-                        names.add(attr)
-                        break
-        hit = ctx.cache["opaque.restored_tensors"] = frozenset(
-            n for n in names if text.count(f"self.{n} =") + text.count(f"self.{n},") + text.count(f", self.{n}") >= 2
-        )
+                if any(_tensor_call(v, ctx) for v in values) or (
+                    any(type(v) in (ast.Name, ast.IfExp) for v in values) and _stored_twice(attr, text) and given_tensors(c.node, attr, ctx)
+                ):
+                    names.add(attr)
+        hit = ctx.cache["opaque.restored_tensors"] = frozenset(n for n in names if _stored_twice(n, text))
     return hit
+
+
+def _stored_twice(attr: str, text: str) -> bool:
+    return text.count(f"self.{attr} =") + text.count(f"self.{attr},") + text.count(f", self.{attr}") >= 2
 
 
 def stores_tensor_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
@@ -206,6 +224,7 @@ def stores_tensor_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
         if owner is None:
             continue
         tensors = a.self_info(owner).tensors & restored
-        if tensors and any(attr in tensors for attr in self_stores(s.function)):
+        given = {attr for attr in restored - tensors if given_tensors(owner, attr, ctx)}
+        if (tensors or given) and any(attr in tensors | given for attr in self_stores(s.function)):
             return True
     return False

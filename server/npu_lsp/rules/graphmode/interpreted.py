@@ -33,6 +33,8 @@ _TENSOR_CTORS = frozenset({"mindspore.Tensor", "mindspore.tensor", "mindspore.co
 #: builtins making text; MindSpore knows them (`calls_table.graph_builtins`) but runs them by
 #: JIT Fallback on a run-time value
 _TEXT = frozenset({"str", "repr", "format"})
+#: set while `rank_unknown` asks: a library call computing from such a value counts too
+_RANK_QUERY = "interpreted.rank_query"
 
 
 def _named_tuples(ctx: Context) -> frozenset[str]:
@@ -47,6 +49,29 @@ def _named_tuples(ctx: Context) -> frozenset[str]:
         )
         ctx.cache[key] = hit
     return hit
+
+
+def rank_unknown(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
+    """Is the shape of `e` unknown while compiling: a value JIT Fallback made, or what any
+    operator, tensor method or layer computes from one (`ops.relu(x)`, `x.reshape(2, 3)`,
+    `ops.sum(x, 1)`, `x.sum()`, `self.act(x)`)? MindSpore then decides `x.ndim == 3` and
+    `x.shape[0] == 5` at run time and compiles both sides (measured, written/gen18 probes
+    `fix28b_nk_*`, `fix29b_nk_*`: `max(..., key=)` under such a test in a helper fails for all
+    of these, even `x.reshape(2, 3)` or a full reduction, whatever the test; for a graph `x`
+    it compiles; fresh v5 seed 11400063)."""
+    ctx.cache[_RANK_QUERY] = True
+    try:
+        return interpreted(e, ctx, func)
+    finally:
+        ctx.cache[_RANK_QUERY] = False
+
+
+def _computed_from(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """A library call (not a function of this file, followed through its returns) given a
+    value of unknown shape (`rank_unknown`), positionally or by keyword."""
+    if _callee(call, ctx, func) is not None:
+        return False
+    return any(interpreted(a, ctx, func, depth + 1) for a in [*call.args, *(k.value for k in call.keywords)])
 
 
 def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> bool:
@@ -114,6 +139,8 @@ def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
         # `', '.join(f'{v:.2f}' for v in vals)` of interpreted text: run as Python too
         # (measured, written/gen18 probes `v23_jn_*`)
         return any(interpreted(a, ctx, func, depth + 1) for a in call.args)
+    if ctx.cache.get(_RANK_QUERY) and _computed_from(call, ctx, func, depth):
+        return True
     callee = _callee(call, ctx, func)
     return callee is not None and _returns(callee, ctx, depth + 1)
 
@@ -179,7 +206,7 @@ def _defs(ctx: Context) -> dict[str, ast.AST]:
 
 def _returns(func: ast.AST, ctx: Context, depth: int) -> bool:
     """Does every `return` of `func` give an interpreted value (cached; a cycle is False)?"""
-    key = ("interpreted.returns", id(func))
+    key = ("interpreted.returns", id(func), bool(ctx.cache.get(_RANK_QUERY)))
     hit = ctx.cache.get(key)
     if hit is not None:
         return bool(hit)
@@ -232,7 +259,39 @@ def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) 
         return interpreted(last.iter, ctx, func, depth + 1)
     if not interpreted(last.value, ctx, func, depth + 1):  # type: ignore[attr-defined]
         return False
-    return _always_runs(last, stmt, ctx, func) or _python_loop(last, ctx, func, depth) or _before(name, last, ctx, func, depth + 1)
+    return (
+        _always_runs(last, stmt, ctx, func)
+        or _python_loop(last, ctx, func, depth)
+        or _run_time_branch(last, stmt, ctx, func)
+        or _before(name, last, ctx, func, depth + 1)
+    )
+
+
+def _run_time_branch(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) -> bool:
+    """Is `s` on a side of an `if` on a run-time (tensor) condition, its other enclosing
+    blocks holding `use` or unrolled loops? MindSpore compiles both sides and joins the
+    Python object with the graph tensor into a Python object, whichever side runs
+    (measured, written/gen18 probes `fix29b_jn_*`: `if x.sum() > -1000: x = x *
+    math.isfinite(x.sum())`, also with a condition false at run time, then a comprehension
+    over `x.shape` fails as without the `if`; a graph value bound there compiles; fresh v5
+    seed 11500096)."""
+    holders = set()
+    p = ctx.parent(use)
+    while p is not None and p is not func:
+        holders.add(id(p))
+        p = ctx.parent(p)
+    a = analyzer(ctx)
+    branch = False
+    p = ctx.parent(s)
+    while p is not None and p is not func:
+        if id(p) in holders or _literal_range_loop(p):
+            pass
+        elif type(p) is ast.If and a.kind(p.test, func).dynamic:
+            branch = True
+        else:
+            return False
+        p = ctx.parent(p)
+    return branch and p is func
 
 
 def _carried(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:

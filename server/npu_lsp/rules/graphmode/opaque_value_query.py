@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.attribute_stores import (
     branch_stored,
     branch_stores,
+    given_tensors,
     nested_self_lines,
     restored_tensor_attrs,
     self_stores,
@@ -71,6 +72,17 @@ _APPENDED_MESSAGE = (
     " object whose `append` returns None: the name then holds None and indexing it fails"
     " (`'NoneType' object is not subscriptable`); build the list as a display (`[v]`) instead"
 )
+_TUPLE_OP_INDEX_MESSAGE = (
+    "`{index}` is an output of `{op}` of a JIT Fallback value, whose dtype MindSpore guesses as"
+    " Float32 while compiling; a tensor cannot be indexed by it (`The tensor element in tuple"
+    " index must be int or bool type, but got Float32`): cast it (`.astype(ms.int32)`) or call"
+    " `{op}` on a graph tensor"
+)
+#: `mindspore.ops` functions returning a tuple (values, indices) whose items, of a JIT Fallback
+#: value, get a guessed Float32 dtype (measured, written/gen18 probes `fix29b_ti_*`: the
+#: tensor method `t.sort()`, `ops.argmax`, `ops.gather` by them, a cast index, or
+#: `ops.sort(ops.relu(v))` compile)
+_TUPLE_OPS = frozenset({"mindspore.ops.sort", "mindspore.ops.topk"})
 _COMP_MESSAGE = (
     "`{name}` is a comprehension over the shape of a JIT Fallback value, which MindSpore does not"
     " build as a list; indexing it fails (`'float' object is not subscriptable`)"
@@ -882,7 +894,7 @@ class _Opaque:
         a = analyzer(self.ctx)
         owner = a.owner_class(func)
         info = a.self_info(owner)
-        if e.attr not in info.tensors or e.attr in info.parameters:
+        if (e.attr not in info.tensors and not given_tensors(owner, e.attr, self.ctx)) or e.attr in info.parameters:
             return None
         stores = [
             st for st in self_stores(func).get(e.attr, ())
@@ -1609,6 +1621,8 @@ class _Opaque:
                 it = inner[0]
             if isinstance(it, ast.Call) and self.ctx.qualname(it.func) in _ITERABLE_WRAPPERS:
                 continue
+            if ranges and isinstance(it, ast.Name) and self._display_of_fallback(it, func):
+                return it
             if (
                 isinstance(it, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call))
                 and self.value(it, func, env)
@@ -1616,6 +1630,18 @@ class _Opaque:
             ):
                 return it
         return None
+
+    def _display_of_fallback(self, name: ast.Name, func: ast.AST) -> bool:
+        """Is `name` last bound to a list or tuple display holding a number read from a JIT
+        Fallback value (`vals = [x.shape[1] * 1.0, 0.5, 2.0]` of an interpreted `x`)? Iterated
+        by a comprehension inside a loop it fails as the value itself does (measured,
+        written/gen18 probes `fix29b_jn_*_loop_stack`, "The pointer[abs_base] is null";
+        fresh v5 seed 11400104)."""
+        last = self._last_assignment(name, func)
+        built = _bound_value(last, name.id) if isinstance(last, ast.Assign) else None
+        return isinstance(built, (ast.List, ast.Tuple)) and any(
+            not isinstance(e, (ast.Constant, ast.Starred)) and interpreted(e, self.ctx, func) for e in built.elts
+        )
 
     def failed_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
         """Why indexing a local built from a fallback value fails, if it does (a message with
@@ -1625,7 +1651,11 @@ class _Opaque:
           s[0]` and `len(v.shape)` compile);
         - `d = {"a": v}` then `d["a"]`: the dict becomes a tuple of its values (`tuple indices
           must be integers or slices, not str`; `d.get("a")` and tuples or lists of `v`
-          compile), unless the top graph returns a dict (`_top_outputs_dict`)."""
+          compile), unless the top graph returns a dict (`_top_outputs_dict`);
+        - `vals, idx = ops.sort(v[0])` then `x[:, idx]` (`_tuple_op_index`)."""
+        why = self._tuple_op_index(node, func, env)
+        if why:
+            return why
         name = node.value
         if not isinstance(name, ast.Name):
             return None
@@ -1660,6 +1690,59 @@ class _Opaque:
                         if isinstance(made, ast.Call) and self._appended_list_copy(r.value, made, callee, bound):
                             return _APPENDED_MESSAGE
         return None
+
+    def _tuple_op_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
+        """An index of `node` unpacked from `ops.sort` / `ops.topk` of a fallback value
+        (`vals, idx = ops.sort(v[0])` then `x[:, idx]` or `x[0][idx]`: fresh v5 seed 11400101)."""
+        sl = node.slice
+        for i in sl.elts if isinstance(sl, ast.Tuple) else [sl]:
+            if not isinstance(i, ast.Name):
+                continue
+            last = self._last_assignment(i, func)
+            if not (isinstance(last, ast.Assign) and _unpacked_position(last, i.id) is not None):
+                continue
+            call = last.value
+            if isinstance(call, ast.Call) and self.ctx.qualname(call.func) in _TUPLE_OPS and call.args and self._fallback_step(call.args[0], func, 0):
+                op = self.ctx.segment(call.func)
+                return _TUPLE_OP_INDEX_MESSAGE.replace("{index}", i.id).replace("{op}", op)
+        return None
+
+    def _fallback_step(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
+        """Is `e` (or what it indexes) the very output of a JIT Fallback step: a call run by
+        JIT Fallback (`ms.Tensor(np.clip(x.asnumpy(), -1, 1))`), or arithmetic with a Python
+        object other than the tensor itself (`x + (0.5, 1.0)[int(s) % 2]`)? Followed through
+        names and parameters. Arithmetic of such a tensor with a graph value (`v / 2`, `v +
+        len(lst)`), a graph op or a compiled call of it give a graph tensor, which `ops.sort`
+        takes (measured: fresh v5 seeds 10500153, 11000144 compile; written/gen18 probe
+        `fix29b_ti_sort_fb_relu_first`)."""
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        if depth > 6:
+            return False
+        if isinstance(e, ast.Call):
+            callee = self._callee(e, func)
+            if isinstance(callee, ast.FunctionDef):
+                # a helper returning the step's output (`return ms.Tensor(np.clip(...))`)
+                rets = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return) and r.value is not None]
+                return bool(rets) and all(self._fallback_step(r, callee, depth + 1) for r in rets)
+            return callee is None and interpreted(e, self.ctx, func)
+        if isinstance(e, ast.BinOp):
+            # a Python object beside the tensor: `len(str(s))`, a constant tuple indexed by a
+            # fallback number (`(0.5, 1.0)[int(s) % 2]`, MS145's own value)
+            return any(
+                not isinstance(x, ast.Name)
+                and (interpreted(x, self.ctx, func) or (isinstance(x, ast.Subscript) and self.value(x, func, frozenset())))
+                for x in (e.left, e.right)
+            )
+        if not isinstance(e, ast.Name):
+            return False
+        last = self._last_assignment(e, func)
+        if isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(last.targets[0], ast.Name):
+            return self._fallback_step(last.value, func, depth + 1)
+        if last is not None:
+            return False
+        args = self._arguments_of(e.id, func)
+        return bool(args) and all(self._fallback_step(a, caller, depth + 1) for a, caller, _ in args)
 
     def _dict_comprehension_of_fallback(self, comp: ast.DictComp, func: ast.AST, env: frozenset[str]) -> bool:
         """Do the values of the dict comprehension `comp` hold a fallback value: read from one

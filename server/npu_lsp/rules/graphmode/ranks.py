@@ -1775,6 +1775,22 @@ class Ranks:
             return len(found) == 1 and found[0] is not None and self._static(found[0], func, d)
         return False
 
+    def _dict_entry(self, f: ast.expr, func: ast.AST) -> ast.expr | None:
+        """The function `acts['tanh']` names: `acts` bound once (here or at module level) to a
+        dict display whose str key picks a name or attribute (`{'relu': ops.relu, 'tanh':
+        ops.tanh}`); MindSpore folds the lookup while compiling (fresh v5 seed 11500123:
+        `x = acts0['tanh'](x)` keeps `x`'s shape, which decides `if x.shape[0] > 1:`)."""
+        if not (isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and isinstance(f.slice, ast.Constant)):
+            return None
+        bound = self.host.only_binding(f.value.id, func)
+        d = bound[0] if bound is not None else None
+        if not isinstance(d, ast.Dict):
+            return None
+        for k, v in zip(d.keys, d.values, strict=True):
+            if isinstance(k, ast.Constant) and k.value == f.slice.value:
+                return v if isinstance(v, (ast.Name, ast.Attribute)) else None
+        return None
+
     def _partial(self, f: ast.expr, func: ast.AST) -> tuple[ast.expr, list[ast.expr], list[ast.keyword]] | None:
         """The function and bound arguments of a `functools.partial(g, ...)` called here,
         given inline or through a name bound once to it in this function or the module."""
@@ -1875,6 +1891,9 @@ class Ranks:
             # a `math` function of numbers known while compiling is a constant of the graph;
             # of a run-time scalar it runs by JIT Fallback (a Python object: unknown)
             return NUM if all(self._static(a, func, 0) for a in e.args) else None
+        picked = self._dict_entry(f, func)
+        if picked is not None:
+            return self._call(ast.Call(func=picked, args=e.args, keywords=e.keywords), env, func, depth)
         partial = self._partial(f, func) if self._partials else None
         if partial is not None:
             target, pargs, pkws = partial

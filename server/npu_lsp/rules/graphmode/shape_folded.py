@@ -18,7 +18,7 @@ from npu_lsp.diagnostics import Diagnostic, Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
 from npu_lsp.rules.graphmode.dynamic_shape import run_time_size_test
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.interpreted import interpreted
+from npu_lsp.rules.graphmode.interpreted import rank_unknown
 from npu_lsp.rules.graphmode.values import PARSE_TIME, UNKNOWN, instances
 from npu_lsp.scope import ECHOED_KINDS, CallSite, GraphScope
 
@@ -227,10 +227,11 @@ def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = Fa
 
 
 def _interpreted_shape(test: ast.expr, func: ast.AST, ctx: Context) -> bool:
-    """`x.ndim == 2` with `x` a value JIT Fallback made (`interpreted`): MindSpore compiles
-    both sides (measured, written/famc probes `g17_an_*_under_ndim_if`)."""
+    """`x.ndim == 2` with `x` a value JIT Fallback made, or an operator's result on one
+    (`rank_unknown`): MindSpore compiles both sides (measured, written/famc probes
+    `g17_an_*_under_ndim_if`, written/gen18 probes `fix28b_nk_*`)."""
     return any(
-        isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_ATTRS and interpreted(sub.value, ctx, func)
+        isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_ATTRS and rank_unknown(sub.value, ctx, func)
         for sub in ast.walk(test)
     )
 
