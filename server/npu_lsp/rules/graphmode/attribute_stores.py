@@ -200,10 +200,22 @@ def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
         names: set[str] = set()
         for c in ctx.scopes.info.classes.values():
             for attr, values in a._self_values(c.node).items():
-                if any(_tensor_call(v, ctx) for v in values) or (
-                    any(type(v) in (ast.Name, ast.IfExp) for v in values) and _stored_twice(attr, text) and given_tensors(c.node, attr, ctx)
-                ):
-                    names.add(attr)
+                # one plain loop with the spelling tested inline: it sees every value every
+                # `__init__` stores, nearly all of them cells and primitives (`nn.Dense(...)`)
+                passed = False
+                for v in values:
+                    t = type(v)
+                    if t is ast.Call:
+                        f = v.func  # type: ignore[union-attr]
+                        name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+                        if (name == "Tensor" or name[:1].islower()) and _tensor_call(v, ctx):
+                            names.add(attr)
+                            break
+                    elif t is ast.Name or t is ast.IfExp:
+                        passed = True
+                else:
+                    if passed and _stored_twice(attr, text) and given_tensors(c.node, attr, ctx):
+                        names.add(attr)
         hit = ctx.cache["opaque.restored_tensors"] = frozenset(n for n in names if _stored_twice(n, text))
     return hit
 
