@@ -198,6 +198,15 @@ def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
         # tensor maker (`Tensor(...)`, any `ops.*`: `ops.arange`, `ops.linspace`); `self_info`
         # decides later, for the few that pass, per class
         names: set[str] = set()
+        counted: dict[str, bool] = {}
+
+        def twice(attr: str) -> bool:
+            # three scans of the whole text per name: once per name, not per class using it
+            seen = counted.get(attr)
+            if seen is None:
+                seen = counted[attr] = _stored_twice(attr, text)
+            return seen
+
         for c in ctx.scopes.info.classes.values():
             for attr, values in a._self_values(c.node).items():
                 # one plain loop with the spelling tested inline: it sees every value every
@@ -214,9 +223,9 @@ def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
                     elif t is ast.Name or t is ast.IfExp:
                         passed = True
                 else:
-                    if passed and _stored_twice(attr, text) and given_tensors(c.node, attr, ctx):
+                    if passed and twice(attr) and given_tensors(c.node, attr, ctx):
                         names.add(attr)
-        hit = ctx.cache["opaque.restored_tensors"] = frozenset(n for n in names if _stored_twice(n, text))
+        hit = ctx.cache["opaque.restored_tensors"] = frozenset(n for n in names if twice(n))
     return hit
 
 
