@@ -28,7 +28,8 @@ class MultiElementTensorToScalar(GraphRule):
     (`self.gate = nn.Dense(d, 1)` makes `self.gate(h)` of a `(1, d)` `h` a `(1, 1)` tensor),
     broadcasting, indexing and the ops of the table `ms_shapes.json`, `functools.partial` of a
     helper or an op (`functools.partial(scale, factor=2.0)(x)` compiles as `scale(x,
-    factor=2.0)`), `ops.concat` / `ops.cat` / `ops.stack` of a display of tensors, loops over
+    factor=2.0)`), closures a module-level factory returns (`f = make_scaler(2.0)` then
+    `f(x)`), `ops.concat` / `ops.cat` / `ops.stack` of a display of tensors, loops over
     `range` and lists of numbers, dicts of numbers, and `min` / `max` / `math` functions of
     numbers known while compiling (of a run-time scalar, such as `max(float(x[0, 0]), 0.5)`,
     they run by JIT Fallback under LAX: what they touch becomes a Python object whose

@@ -211,7 +211,14 @@ class FallbackValueShapeQuery(GraphRule):
     whose body MindSpore compiles no pass of), `ops.stack` / `max` / `min` of a list grown only
     in a `for` over such a value (empty while compiling), `max` / `min` of a comprehension of
     items read from one (`[v[0, j].item() for j in range(3)]`), and a fill value read from one
-    by `.item()` or a method (`float(s)` with `s = v.sum()`).
+    by `.item()` or a method (`float(s)` with `s = v.sum()`); not a fill value whose chain
+    starts at a call of a Python library function given only functions and lists
+    (`functools.reduce(lambda a, b: a + b, [x, x, x])`: no tensor input gives it a dtype, and
+    MindSpore keeps the cast). The text of run-time values made in a comprehension
+    (`', '.join(f'{s:.2f}' for s in vals)` of `.item()`s) and the rows of a fallback value
+    collected by one (`[c for c in v.T]`) are such values too. A value given to a sub-cell
+    reaches the base class's method it runs through `super().construct(x)` or
+    `Base.construct(self, x)`.
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -681,10 +688,17 @@ class _Opaque:
                 # computes compiles; fresh v5 seed 11500025)
                 return True
             return self.tensor_index and self._fallback_tensor_index(e.slice, func, env, depth)
-        if isinstance(e, ast.ListComp) and len(e.generators) == 1 and isinstance(e.elt, ast.Call):
+        if (
+            isinstance(e, ast.ListComp)
+            and len(e.generators) == 1
+            and isinstance(e.elt, ast.Call)
+            and built_tensor(e.elt, self.ctx, func)
+        ):
             # a list of tensors built by JIT Fallback (`[ms.Tensor(v, ...) for v in vals]` of
             # Python numbers: written/gen18 probes `genfresh28_sj_*`), given to `ops.stack`
-            return built_tensor(e.elt, self.ctx, func)
+            return True
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp)) and len(e.generators) == 1:
+            return self._fallback_items(e, func, env)
         if isinstance(e, (ast.List, ast.Tuple)):
             # a list holding one: what `pop()`, `sum()` or an index take out of it (measured:
             # `outs = [v, v * 2]; outs.reverse(); x = outs.pop()` then `nn.Dense(x)` fails)
@@ -760,6 +774,23 @@ class _Opaque:
                 self.value(a, func, env, depth) for a in e.args if not isinstance(a, ast.Starred)
             )
         return False
+
+    def _fallback_items(self, comp: ast.ListComp | ast.GeneratorExp, func: ast.AST, env: frozenset[str]) -> bool:
+        """Does the comprehension `comp` make Python objects by JIT Fallback: the text of
+        run-time values (`f'{v:.2f}' for v in vals`, `str(v) for v in vals` of `vals = [x[0,
+        j].item() for j in range(3)]`), or the items of a fallback value (`[c for c in v.T]`)?
+        Measured (written/gen18 probes `genfresh29_jn_*`, `genfresh29_st_*`, fresh v5 seeds
+        11600096, 11600142): `x + len(', '.join(...)) * 0.0` then a dict of `x.abs().max()`
+        indexed by key fails ("tuple indices must be integers or slices, not str"), and
+        `ops.stack` of the rows of such a value given to `ops.zeros_like` fails ("DtypeToEnum");
+        of constants, of a graph `x`, or `len(vals)` alone, they compile."""
+        elt = comp.elt
+        if isinstance(elt, ast.JoinedStr) and formats_value(elt, self.ctx, func):
+            return True
+        if isinstance(elt, ast.Call) and text_of_value(elt, self.ctx, func):
+            return True
+        over = self._comprehension_over_fallback(comp, func, env)
+        return over is not None and isinstance(elt, ast.Name) and _target_names_of(comp) == {elt.id}
 
     def _runtime_loop(self, callee: ast.FunctionDef, env: frozenset[str]) -> bool:
         """Does `callee` hold a loop MindSpore cannot unroll while compiling (a `while`, a `for`
@@ -1053,9 +1084,10 @@ class _Opaque:
         params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
         if params and params[0] in ("self", "cls"):
             params = params[1:]  # a method or a construct: bound to its instance
+        given = call.args[1:] if self._class_called(call) is not None else call.args
         out = {
             p
-            for p, a in zip(params, call.args, strict=False)
+            for p, a in zip(params, given, strict=False)
             if not isinstance(a, ast.Starred) and self.value(a, func, env, depth)
         }
         out.update(k.arg for k in call.keywords if k.arg and self.value(k.value, func, env, depth))
@@ -1068,6 +1100,20 @@ class _Opaque:
             if isinstance(fn, ast.FunctionDef):
                 return fn
         f = call.func
+        if (
+            isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Call)
+            and isinstance(f.value.func, ast.Name)
+            and f.value.func.id == "super"
+            and not f.value.args
+        ):
+            return self._base_method(f.attr, func)  # `super().construct(x)`
+        if self._class_called(call) is not None:
+            # `Base.construct(self, x)`: the method of the file's class, run on `self`
+            assert isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+            known = self.ctx.scopes.info.classes.get(f.value.id)
+            method = known.methods.get(f.attr) if known is not None else None
+            return method if isinstance(method, ast.FunctionDef) else None
         if isinstance(f, ast.Name):
             top = self.ctx.scopes.info.functions.get(f.id)
             if (
@@ -1108,6 +1154,44 @@ class _Opaque:
                     return self._cell_of(held.elts[i], func)
                 return None
             return self._cell_of(self._element(held), func)
+        return None
+
+    def _class_called(self, call: ast.Call) -> str | None:
+        """The file's class whose method `call` runs on `self` spelt through the class
+        (`Base.construct(self, x)`: the explicit `self` is no parameter the value binds)."""
+        f = call.func
+        if (
+            isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id in self.ctx.scopes.info.classes
+            and call.args
+            and isinstance(call.args[0], ast.Name)
+            and call.args[0].id == "self"
+        ):
+            return f.value.id
+        return None
+
+    def _base_method(self, name: str, func: ast.AST) -> ast.FunctionDef | None:
+        """The method `name` that `super().name(...)` in `func` runs: the first base class of
+        `func`'s class, among this file's, that defines it (fresh v5 seed 11600041: a
+        namedtuple's field given to `super().construct(x)` reaches the base's `nn.Dense`)."""
+        cls = analyzer(self.ctx).owner_class(func)
+        info = self.ctx.scopes.info
+        known = info.classes.get(cls.name) if cls is not None else None
+        seen: set[str] = set()
+        bases = list(known.bases) if known is not None else []
+        while bases:
+            base = bases.pop(0)
+            if base in seen or not base.startswith(info.module + "."):
+                continue
+            seen.add(base)
+            found = info.classes.get(base.removeprefix(info.module + "."))
+            if found is None:
+                continue
+            method = found.methods.get(name)
+            if isinstance(method, ast.FunctionDef):
+                return method
+            bases.extend(found.bases)
         return None
 
     def _partial_of(self, f: ast.expr, func: ast.AST) -> str | None:
@@ -1364,7 +1448,49 @@ class _Opaque:
         MindSpore's guess of its dtype cannot be told from the source, and the rule keeps
         silent (a miss rather than a false error)."""
         seen: set[int] = set()
-        return self._chain_mixes(e, func, env, 0, seen)
+        return self._chain_mixes(e, func, env, 0, seen) or self._dtype_less(e, func, env, 0)
+
+    def _dtype_less(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
+        """Does the fallback value `e` come, through steps that read no graph tensor, from a
+        call whose inputs give no dtype (`_called_on_containers`)? Each such step's result is
+        an Any of no known dtype, which LAX takes as Float64, so the cast `ops.fill` adds is
+        kept; a step reading a graph tensor (`x + y * 0`) gives that tensor's Float32 again."""
+        if depth > _STEPS:
+            return False
+        if isinstance(e, ast.Name):
+            st = self._last_assignment(e, func)
+            if st is None:
+                # a parameter: what every call in this file gives it (also in this function's
+                # own view, which takes it for a graph tensor)
+                args = self._arguments_of(e.id, func)
+                return bool(args) and all(self._dtype_less(a, c, cenv, depth + 1) for a, c, cenv in args)
+            if not self.value(e, func, env):
+                return False
+            value = _bound_value(st, e.id)
+            return isinstance(st, ast.Assign) and value is not None and self._dtype_less(value, func, env, depth + 1)
+        if isinstance(e, ast.BinOp):
+            sides = (e.left, e.right)
+            flow = analyzer(self.ctx)
+            if any(flow.kind(s, func) is Kind.TENSOR and not self.value(s, func, env) for s in sides):
+                return False  # a graph tensor gives the step its dtype
+            # the other side a number (`x + i`, `v / 3`): no dtype of its own
+            return any(self._dtype_less(s, func, env, depth + 1) for s in sides)
+        if isinstance(e, ast.Subscript):
+            return self._dtype_less(e.value, func, env, depth + 1)
+        if not isinstance(e, ast.Call):
+            return False
+        if self._called_on_containers(e, func):
+            return True
+        callee = self._callee(e, func)
+        if isinstance(callee, ast.FunctionDef):
+            inner, bound = self._entered(e, callee, func, env, depth)
+            returns = [r.value for r in ast.walk(inner) if isinstance(r, ast.Return) and r.value is not None]
+            return bool(returns) and all(self._dtype_less(r, inner, bound, depth + 1) for r in returns)
+        if isinstance(e.func, ast.Attribute) and not e.args and not e.keywords:
+            return self._dtype_less(e.func.value, func, env, depth + 1)  # `v.asnumpy()`, `v.max()`
+        if len(e.args) == 1 and not e.keywords:
+            return self._dtype_less(e.args[0], func, env, depth + 1)  # `np.abs(v)`, `float(v)`
+        return False
 
     def _chain_mixes(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int, seen: set[int]) -> bool:
         if depth > _DEPTH or len(seen) > 400:
@@ -1417,6 +1543,30 @@ class _Opaque:
                     continue
             stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.expr))
         return False
+
+    def _called_on_containers(self, call: ast.Call, func: ast.AST) -> bool:
+        """Is `call` a JIT Fallback call of a Python library function given no tensor itself,
+        only functions and containers of tensors (`functools.reduce(lambda a, b: a + b, [x, x,
+        x])`)? LAX calls it as `__call_func_str__(__input_0__, __input_1__)` (STRICT names it),
+        whose inputs give no tensor dtype: the result's guessed dtype is the default Float64,
+        so the cast `ops.fill` adds is kept (measured, written/gen18 probes `genfresh29_fr_*`,
+        `genfresh29_fc_*`, fresh v5 seed 11600057: `x = functools.reduce(...)`, then
+        `ops.full(..., float(np.abs(x.asnumpy()).max()))` runs; `x + reduce(...) * 0`,
+        `sorted([x, x * 2], key=...)[0]`, a script reading `x` itself, and `sum([x, x, x])`
+        fail)."""
+        q = self.ctx.qualname(call.func) or ""
+        module = q.partition(".")[0]
+        if "." not in q or module in _DTYPED_MODULES or module == self.ctx.scopes.info.module.partition(".")[0]:
+            return False
+        flow = analyzer(self.ctx)
+        containers = 0
+        for a in [*call.args, *(k.value for k in call.keywords)]:
+            shown = flow.single_assignment(a.id, func) if isinstance(a, ast.Name) else a
+            if isinstance(shown, (ast.List, ast.Tuple)):
+                containers += 1  # a list the graph builds: one input, of no tensor dtype
+            elif isinstance(a, ast.Starred) or flow.kind(a, func) is Kind.TENSOR:
+                return False
+        return containers > 0
 
     def _runtime_if_join(self, st: ast.stmt, read: ast.Name, func: ast.AST) -> bool:
         """Is `st` a binding inside an `if` on a run-time condition that `read` (after the
@@ -1942,6 +2092,11 @@ class _Opaque:
 _DTYPE_KEEPING_METHODS = frozenset({"max", "min", "abs"})
 
 
+def _target_names_of(comp: ast.ListComp | ast.GeneratorExp) -> set[str]:
+    """The names a comprehension's generators bind."""
+    return {n.id for g in comp.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+
+
 def _one_pass(it: ast.expr) -> bool:
     """Is `it` `range(1)`, a loop of one pass?"""
     return (
@@ -2074,6 +2229,14 @@ def _top_outputs_dict(func: ast.AST, ctx: Context, depth: int = 0) -> bool:
         )
         and _is_top(func, scope.kind, ctx)
     )
+
+
+#: steps `_dtype_less` follows back (each name, call, argument or operand is one)
+_STEPS = 30
+
+#: modules whose calls JIT Fallback runs as a script reading the tensors themselves (or that
+#: the graph runs): their results take a tensor input's dtype
+_DTYPED_MODULES = frozenset({"builtins", "mindspore", "numpy", "math"})
 
 
 def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:

@@ -355,11 +355,16 @@ class PythonCallOnTensor(GraphRule):
             if isinstance(bound, (ast.List, ast.Tuple)):
                 found = next((i for i in bound.elts if a.kind(i).dynamic and _by_method(i, a, ctx)), None)
         if found is None and isinstance(data, ast.Name) and ctx.function is not None:
-            # `[ms.Tensor(v, ...) for v in vals]` of `vals = [float(r) for r in x[0]]`
+            # `[ms.Tensor(v, ...) for v in vals]` of `vals = [float(r) for r in x[0]]`, or of
+            # `[x[0, j].item() for j in range(3)]` (fresh v5 seed 11600046)
             from npu_lsp.rules.graphmode.fallback_calls import comprehension_item  # cycle
 
             item = comprehension_item(data, node, ctx, ctx.function)
-            if item is not None and a.kind(item, ctx.function).dynamic and _converts_tensor(item, a, ctx):
+            if (
+                item is not None
+                and a.kind(item, ctx.function).dynamic
+                and (_converts_tensor(item, a, ctx) or _by_method(item, a, ctx))
+            ):
                 found = data
         if found is None:
             found = _comprehension_of_variables(data, a, ctx)

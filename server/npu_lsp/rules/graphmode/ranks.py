@@ -1281,6 +1281,30 @@ class Ranks:
                 return st
         return None
 
+    def _factory_closure(self, f: ast.Name, env: Env, func: ast.AST, depth: int) -> tuple[ast.FunctionDef, Env] | None:
+        """The nested function a module-level factory returns, when `f` is bound once to a call
+        of it (`f0 = make_scaler(2.0)` then `f0(x)`, with `def make_scaler(k): def scale(t):
+        return t * k; return scale`), and the values the call gives the factory's parameters,
+        which the closure reads (fresh v5 seed 11600071: `int(x.argmax())` after such a scaler
+        fails as without it)."""
+        bound = self.host.only_binding(f.id, func, line=f.lineno)
+        made = bound[0] if bound is not None else None
+        if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Name)) or depth > 4:
+            return None
+        factory = self.ctx.scopes.info.functions.get(made.func.id)
+        if not isinstance(factory, ast.FunctionDef) or self.ctx.parent(factory) is not self.ctx.tree:
+            return None
+        returned = [r.value for r in _own_nodes(factory) if isinstance(r, ast.Return)]
+        if len(returned) != 1 or not isinstance(returned[0], ast.Name):
+            return None
+        closure = self._closure(returned[0].id, factory)
+        if closure is None:
+            return None
+        assert bound is not None
+        scope, scope_env = bound[1], (env if bound[1] is func else {})
+        outer = self._bind(factory, made, lambda a: self.ev(a, scope_env, scope, depth))
+        return (closure, outer) if outer is not None else None
+
     def _empty_slot(self, attr: str, func: ast.AST) -> bool:
         """Does `self.<attr>` read in `construct` hold the `None` `__init__` gave it? Yes when
         `__init__` binds it once, to `None`, and no method but `construct` binds it."""
@@ -1877,7 +1901,8 @@ class Ranks:
                 # seed 11100150: a tensor plus it keeps its shape for MS136)
                 return NUM_ROWS
             if last in _NUMBER_BUILTINS:
-                if len(e.args) == 1 and not isinstance(e.args[0], ast.Constant):
+                # (also `round(float(s), 2)`: fresh v5 seed 11600158)
+                if e.args and not isinstance(e.args[0], (ast.Constant, ast.Starred)):
                     from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 
                     if opaque_at_lax(e.args[0], func, self.ctx):
@@ -1950,6 +1975,13 @@ class Ranks:
                 return tuple(fixed) if fixed is not None and all(n >= 0 for n in fixed) else None
             return None
         callee = values(self.ctx).callee(e, func)
+        captured: Env = {}
+        if isinstance(f, ast.Name) and (callee is None or getattr(callee, "name", f.id) != f.id):
+            # a function under another name: maybe the closure a factory returned, which
+            # reads the factory's parameters
+            made = self._factory_closure(f, env, func, depth)
+            if made is not None and callee in (None, made[0]):
+                callee, captured = made
         if callee is None and isinstance(f, ast.Name):
             callee = self._closure(f.id, func)
             if callee is None:
@@ -1965,6 +1997,8 @@ class Ranks:
         inner = self._bind(callee, e, lambda a: self.ev(a, env, func, depth))
         if inner is None:
             return None
+        if captured:
+            inner = {**captured, **inner}  # the factory's parameters the closure reads
         run = self.analyse(callee, inner, depth + 1)
         if run is None or not run.returns:
             return None
