@@ -11,7 +11,12 @@ from npu_lsp.astutil import _SIMPLE_STATEMENTS, BLOCKS_OF, ascii_words, blocks_o
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.dynamic_shape import dynamic_shape, dynamic_shape_read, shape_read_of
+from npu_lsp.rules.graphmode.dynamic_shape import (
+    declared_dynamic_read,
+    dynamic_shape,
+    dynamic_shape_read,
+    shape_read_of,
+)
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions
@@ -35,8 +40,11 @@ class ListGrownInTensorLoop(GraphRule):
     `lst` starts empty and is grown only in a `for i in range(n)` whose bound is a run-time
     scalar read from a tensor (`n = int((scores > t).sum())`), or in a `for` directly over a
     tensor whose length is known only at run time (`for g in ops.unique(batch)[0]`,
-    `for i in ops.nonzero(mask)`): that loop is unrolled while compiling, with no iterations
-    (a list holding elements before such a loop cannot be stacked either).
+    `for i in ops.nonzero(mask)`), or over the size of a `construct` input whose dimension
+    the file declares unknown with `set_inputs` (`range(x.shape[0])`, `ops.unstack(x, 0)`
+    under `net.set_inputs(Tensor(shape=[None, 3, 4], ...))`): that loop is unrolled while
+    compiling, with no iterations (a list holding elements before such a loop cannot be
+    stacked either).
     The same for a list comprehension over such a `range` (`[v[i] for i in
     range(v.shape[0])]` after `masked_select`). A `for` (or a comprehension) over a parameter
     every module-level call gives `ms.mutable([...], True)`, a sequence of dynamic length, is
@@ -501,10 +509,32 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
     ops.nonzero(mask)`: measured at both levels, the loop is unrolled with no iterations and
     stacking what it appended fails; iterating an input tensor compiles)."""
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and ctx.qualname(it.func) == "builtins.range":
-        return any(a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) for arg in it.args)
+        return any(
+            a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) or declared_dynamic_read(arg, ctx)
+            for arg in it.args
+        )
     if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
         return True
-    return dynamic_shape(it, ctx)
+    return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx)
+
+
+def _unstacked_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
+    """`ops.unstack(x)` / `ops.unstack(x, 0)` of a `construct` input whose first dimension
+    the file declares unknown (`net.set_inputs(Tensor(shape=[None, ...]))`). Measured (written/
+    heldout29b cases `dyn_set_inputs_python_loop_over_batch`, `r2_dyn_set_inputs_unstack_batch`,
+    probes `fix29d_dyn_*`): a `for` over it, as over `range(x.shape[0])`, is unrolled with no
+    iterations, and stacking what it appended fails ("For 'Stack', the 'len of input_x' must
+    be int and must >= 1, but got '0'")."""
+    if not (isinstance(it, ast.Call) and it.args and isinstance(it.args[0], ast.Name)):
+        return False
+    if ctx.qualname(it.func) not in ("mindspore.ops.unstack", "mindspore.ops.function.array_func.unstack"):
+        return False
+    axis = it.args[1] if len(it.args) > 1 else next((k.value for k in it.keywords if k.arg == "axis"), None)
+    if axis is not None and not (isinstance(axis, ast.Constant) and axis.value == 0):
+        return False
+    # the first dimension's size read, as `declared_dynamic_read` reads it
+    read = ast.Subscript(value=ast.Attribute(value=it.args[0], attr="shape", ctx=ast.Load()), slice=ast.Constant(0), ctx=ast.Load())
+    return declared_dynamic_read(read, ctx)
 
 
 def _dynamic_len_params(ctx: Context) -> frozenset[str]:
