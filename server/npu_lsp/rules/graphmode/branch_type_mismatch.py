@@ -28,7 +28,7 @@ from npu_lsp.rules.graphmode.helpers import (
 )
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
-from npu_lsp.rules.graphmode.parameter_arguments import python_number_argument, tuple_argument
+from npu_lsp.rules.graphmode.parameter_arguments import number_or_tuple_argument
 
 
 def side_value(rets: list[ast.Return], vals: Values, env: Env | None = None) -> av.Value:
@@ -304,7 +304,7 @@ def preceding_values(
         if parent is not None and parent is func:
             # bound nowhere before: a parameter holds what the calls pass (a Python number, a tuple)
             for name in sorted(wanted):
-                arg = python_number_argument(parent, name, ctx) or tuple_argument(parent, name, ctx)
+                arg = number_or_tuple_argument(parent, name, ctx)
                 if arg is not None:
                     out[name] = arg
             break

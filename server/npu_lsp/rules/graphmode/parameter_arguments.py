@@ -25,6 +25,16 @@ def python_number_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | N
     return given[0]
 
 
+def number_or_tuple_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
+    """`python_number_argument`, else `tuple_argument`, from one look at the calls."""
+    given = _arguments(fn, name, ctx)
+    if not given:
+        return None
+    if all(python_number(v, _constant_conversion) for v in given):
+        return given[0]
+    return _tuple_given(given, ctx)
+
+
 def tuple_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
     """The tuple (a display or a `tuple(...)` call, also through a module-level name bound
     once to one) parameter `name` of `fn` gets at every call of `fn` in the file, or None.
@@ -33,8 +43,10 @@ def tuple_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
     AbstractTuple", written/heldout29a cases `clip_manual_global_norm_sum_loop`,
     `r2_clip_if_branch_list_with_else_tuple`, probes `fix29c_join_*`)."""
     given = _arguments(fn, name, ctx)
-    if not given:
-        return None
+    return _tuple_given(given, ctx) if given else None
+
+
+def _tuple_given(given: list[ast.expr], ctx: Context) -> ast.expr | None:
     found: list[ast.expr] = []
     for arg in given:
         v = _module_binding(arg.id, ctx) if isinstance(arg, ast.Name) else arg

@@ -83,6 +83,9 @@ class SelfSequenceRebuiltInGraph(GraphRule):
         stores = self_stores(node)
         if not stores:
             return ()
+        seg = ctx.segment(node)  # the file's words say little: most constructs iterate no attribute
+        if not any(w + a in seg for a in stores for w in ("in self.", "zip(self.", "enumerate(self.", ", self.")):
+            return ()
         out: list[Diagnostic] = []
         for n in own_nodes(node):
             if type(n) in (ast.ListComp, ast.GeneratorExp):
