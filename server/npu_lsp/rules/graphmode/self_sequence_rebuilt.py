@@ -80,6 +80,8 @@ class SelfSequenceRebuiltInGraph(GraphRule):
         assert isinstance(node, ast.FunctionDef)
         if ctx.scope is None or ctx.scope.strict:
             return ()
+        if not _keeps_sequences(node, ctx):
+            return ()  # before the walk of the function's stores, which most functions pass
         stores = self_stores(node)
         if not stores:
             return ()
@@ -148,6 +150,23 @@ def _init_tensor_sequence(func: ast.FunctionDef, attr: str, ctx: Context) -> boo
         )
     ]
     return len(values) == 1 and _tensor_sequence(values[0])
+
+
+def _keeps_sequences(func: ast.FunctionDef, ctx: Context) -> bool:
+    """May `__init__` of the class holding `func` bind some attribute to a sequence of
+    tensors? From flow's cached `__init__` values (a superset of what
+    `_init_tensor_sequence` accepts): most classes keep none."""
+    a = analyzer(ctx)
+    owner = a.owner_class(func)
+    if owner is None:
+        return False
+    cache: dict[int, bool] = ctx.cache.setdefault("ms226.keeps", {})
+    hit = cache.get(id(owner))
+    if hit is None:  # once per class, not per method
+        hit = cache[id(owner)] = any(
+            v is not None and _tensor_sequence(v) for values in a._self_values(owner).values() for v in values
+        )
+    return hit
 
 
 def _tensor_sequence(v: ast.expr) -> bool:
