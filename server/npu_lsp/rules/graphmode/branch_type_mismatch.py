@@ -1329,8 +1329,16 @@ def _folded_items(e: ast.expr, func: ast.AST | None, assumed: frozenset[str]) ->
             names.update(n.id for n in ast.walk(g.target) if isinstance(n, ast.Name))
         return _constant_of(e.elt, names)
     if isinstance(e, (ast.List, ast.Tuple)):
-        return bool(e.elts) and all(_constant_of(x, params) for x in e.elts)
+        return bool(e.elts) and all(_constant_of(x, params) and _items_only(x) for x in e.elts)
     return False
+
+
+def _items_only(e: ast.expr) -> bool:
+    """Does `e` read its names only through constant indexes (`grads[0] * 0.5`)? A bare
+    parameter is the tensor the call passes, a graph variable: `[x, x]` joined with `(x, x)`
+    under a tensor `if` fails (fixtures/joins `tuple_list`)."""
+    indexed = {id(n.value) for n in ast.walk(e) if isinstance(n, ast.Subscript)}
+    return all(id(n) in indexed for n in ast.walk(e) if isinstance(n, ast.Name))
 
 
 def _folded_local(name: str, func: ast.FunctionDef, assumed: frozenset[str]) -> bool:

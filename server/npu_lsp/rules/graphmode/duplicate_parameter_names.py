@@ -709,14 +709,7 @@ def _collected_by_constructor(
         for st in ast.walk(init)
         if isinstance(st, ast.Assign) and isinstance(st.value, ast.Name)
     }
-    gathered = {
-        n.func.value.id
-        for n in ast.walk(init)
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and n.func.attr in _PARAM_GETTERS
-        and isinstance(n.func.value, ast.Name)
-    }
+    gathered = set(_gathered_at_call(init))
     out: list[str] = []
     held: set[str] | None = None
     for st in ctx.tree.body:
@@ -752,9 +745,9 @@ def _collected_by_constructor(
     return out
 
 
-def _gathered_at_call(arg: ast.expr) -> list[str]:
+def _gathered_at_call(arg: ast.AST) -> list[str]:
     """`net.trainable_params()` (or another getter of `_PARAM_GETTERS`) of a plain name,
-    anywhere inside an argument of a constructor call: the names."""
+    anywhere inside `arg` (an argument of a constructor call, an `__init__`): the names."""
     return [
         n.func.value.id
         for n in ast.walk(arg)
