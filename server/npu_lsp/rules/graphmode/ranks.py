@@ -1487,9 +1487,7 @@ class Ranks:
             return arg.value if type(arg.value) is int else None
         if not isinstance(arg, ast.Name):
             return None
-        init: ast.AST | None = ctor
-        while init is not None and not isinstance(init, (ast.FunctionDef, ast.ClassDef, ast.Module)):
-            init = self.ctx.parent(init)
+        init = self.ctx.enclosing_function(ctor, lambdas=False)
         if not (isinstance(init, ast.FunctionDef) and init.name == "__init__"):
             return None
         got = self.host.dims([arg], init, 0)
