@@ -94,6 +94,16 @@ class RuntimeIndexIntoConstants(GraphRule):
             return
         if isinstance(node.slice, (ast.Constant, ast.Slice)):
             return  # the common case, answered without any lookup
+        if bool_table(node.value, ctx) is not None and analyzer(ctx).kind(node.slice) == Kind.VAR:
+            # measured (written/heldout29b probes `fix30b_*boollist_read*`,
+            # `fix30b_booltuple_read_noloop`): "Select CPU operator[RealTupleGetItem] fail!
+            # Unsupported data type!", the read's kernel has no Bool version, as for strings
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"under STRICT bools cannot be picked with the run-time index `{ctx.segment(node.slice)}` (`{ctx.segment(node.value)}` holds bools): MindSpore's RealTupleGetItem kernel has no Bool version; keep the flags in a tensor (`ops.zeros(n, ms.bool_)`) and index that",
+            )
+            return
         if _local_rows(node.value, ctx) and analyzer(ctx).kind(node.slice) == Kind.VAR:
             yield ctx.diagnostic(
                 self,
@@ -430,6 +440,29 @@ _NUMPY_MAKERS = frozenset(
 
 #: list methods that change a list in place
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+
+
+def bool_table(e: ast.expr, ctx: Context) -> tuple[str, bool] | None:
+    """("list" / "tuple", changed in place) when `e` stands for a table of bool constants:
+    a module-level display, one `__init__` stores on `self`, or a local of the compiled
+    function bound once to a display or to one repeated (`flags = [False] * n`), the local
+    perhaps stored into afterwards (`flags[j] = True`)."""
+    if isinstance(e, ast.Name) and ctx.function is not None and _bound_locally(e.id, ctx):
+        value = analyzer(ctx).single_assignment(e.id, ctx.function)
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+            value = value.left if isinstance(value.left, ast.List) else value.right
+        changed = any(
+            isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == e.id
+            for n in ast.walk(ctx.function)
+        )
+    else:
+        value = constant_table_display(e, ctx)
+        changed = False
+    if not isinstance(value, (ast.Tuple, ast.List)) or not value.elts:
+        return None
+    if not all(isinstance(x, ast.Constant) and type(x.value) is bool for x in value.elts):
+        return None
+    return ("tuple" if isinstance(value, ast.Tuple) else "list"), changed
 
 
 def _from_local(e: ast.expr, ctx: Context) -> bool:
