@@ -46,8 +46,10 @@ class Int32ItemAsIndex(GraphRule):
     (`counts[i.item()] += 1.0`, every level), as an index of a tensor (`probs[0, a]` with
     `a = ops.multinomial(probs, 1)[0, 0].item()`), as a slice bound (`x[:, :n.item()]`), in
     the sizes of `reshape` / `view` / `tile` and
-    in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`; and `int(t.item())` /
-    `float(t.item())` of such a tensor, wherever the result goes.
+    in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`, and in the `size` of
+    `ops.interpolate(..., mode="bilinear")` (also `int(t.item())` or arithmetic on the item
+    there); and `int(t.item())` / `float(t.item())` of such a tensor, wherever the result
+    goes.
 
     ## Why is this bad?
     In compiled code `.item()` of an int32 tensor is an Int32 scalar known only at run time.
@@ -94,7 +96,11 @@ class Int32ItemAsIndex(GraphRule):
       probes (Int32 from an input, a cast or `ops.multinomial` rejected at both levels with
       `Select CPU operator[ScalarCast]`; int64 items and `int(...)` compile); `int()` /
       `float()` of an Int32 item: the written set `heldout18a`
-      (`asr_length_mask_from_max_item`) and its probes `fe18a_it_*`.
+      (`asr_length_mask_from_max_item`) and its probes `fe18a_it_*`; `ops.interpolate`
+      sizes: written/heldout29b `r2_seg_interpolate_size_item_ints` and probes
+      `fix30b_interp_item_*` ("Select CPU operator[ResizeBilinearV2] fail" at both levels;
+      "nearest" and "bicubic", which make an int32 tensor of the sizes first, an int64
+      item and `int(t)` compile under LAX).
     """
 
     nodes = (ast.Subscript, ast.Call)

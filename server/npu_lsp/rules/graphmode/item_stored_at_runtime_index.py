@@ -141,6 +141,12 @@ class ItemStoredAtRuntimeIndex(GraphRule):
     an item back, `ops.concat` and returning the list compile; a list of numbers stored at
     `int(t)` under STRICT is MS131's when it becomes a `Tensor`).
 
+    At both levels, in a loop or not, a constant stored into a local list of constants at
+    `int(t)` / `t.item()` (also through arithmetic, `int(order[b]) % n`) when the list
+    holds bools (`suppressed = [False] * n`, then `suppressed[j] = True`: whatever is
+    stored), or when the value's type is not the items' type (`[0] * n` given `True` or
+    `1.5`, `[0.0] * n` given `1`).
+
     Only a container read elsewhere in the function is flagged (one only stored into
     compiles), and `m[int(t)][0] += 1.0`, which replaces an item at a constant index of a
     row, compiles.
@@ -161,7 +167,11 @@ class ItemStoredAtRuntimeIndex(GraphRule):
     number, but got a Int32 number` (`t.item()` of an int32 tensor) and, for an item grown
     in a `for` over host data, `'NoneType' object has no attribute 'append'`. STRICT
     rejects the `append` form the same way (a flat list of numbers stored at `int(t)`
-    compiles there).
+    compiles there). The variable-index store is a `tuple_setitem` kernel with no Bool
+    version ("Select CPU operator[tuple_setitem] fail! Unsupported data type!"), and it
+    needs the value to have the items' type ("For list_setitem, when the index is variable
+    and the queue is constant length, the element within constant length sequence ...");
+    ints into ints and floats into floats compile.
 
     ## Example
     ```python
@@ -190,7 +200,10 @@ class ItemStoredAtRuntimeIndex(GraphRule):
       trainsteps probes `setitem_*`; cases heldout20a `gnn_adjacency_list_python_loop`,
       heldout19b `ml_minibatch_kmeans_counts_list_self`, heldout19a
       `r2_moe_dispatch_token_lists`; probes `strict24_ix_rows_*` (tensor rows: stacked
-      fails at both levels, read, concatenated compile).
+      fails at both levels, read, concatenated compile); written/heldout29b case
+      `nms_keep_list_python_ints_suppressed` and probes `fix30b_boollist_setitem_*`,
+      `fix30b_*list_store*` (typed stores, loop or not, both levels; a bool list never
+      read compiles).
     """
 
     nodes = (ast.Assign, ast.AugAssign, ast.Call)

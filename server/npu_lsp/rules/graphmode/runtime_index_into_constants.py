@@ -30,7 +30,12 @@ class RuntimeIndexIntoConstants(GraphRule):
       module level (`self.itos = [chr(ord("a") + i) for i in range(n)]`, `[str(i) for
       ...]`, f-strings, `list("abc")`, `"a b".split()`): MindSpore reads it as the same
       constant list (`Kernel select failed: Select CPU operator[RealTupleGetItem] fail!
-      Unsupported data type!`, written/heldout26a probes `fix28a_itos_*`).
+      Unsupported data type!`, written/heldout26a probes `fix28a_itos_*`);
+    - a run-time integer into bools: a module-level list or tuple of bools, one on `self`,
+      or a local bound to a display or to one repeated (`flags = [False] * n`), also when
+      the function stores into it (the same `RealTupleGetItem` failure: its kernel has no
+      Bool version; written/heldout29b probes `fix30b_*boollist_read*`,
+      `fix30b_booltuple_read_noloop`; a list of ints read the same way compiles).
     A run-time integer into numbers (`SCALES[int(t)]`) compiles. A list or tuple of numbers or
     strings that `__init__` builds and stores on `self` (`self.lrs = lrs` after `lrs = []` and
     `lrs.append(0.1 * i)` in a loop, `[0.5 * k for k in range(5)]`, `list(range(6))`,

@@ -1,4 +1,5 @@
-"""MS208: a segment count or padding read from a run-time tensor (`int(t.max()) + 1`)."""
+"""MS208: a size argument (segment count, padding, pooled or interpolated size) read from a run-time
+tensor (`int(t.max()) + 1`), per the table `ms_constant_arguments.json`."""
 
 from __future__ import annotations
 
@@ -45,15 +46,26 @@ class RuntimeScalarSizeArgument(GraphRule):
     `ops.unsorted_segment_sum` / `_max` / `_min` / `_prod` and the padding of `ops.pad`
     computed from a number read from a run-time tensor: `int(t)`, `t.item()`, `float(t)`,
     also through arithmetic and names bound once (`num_graphs = int(batch.max()) + 1`,
-    `pad = int(n * factor) // 2` with `factor` a tensor input).
+    `pad = int(n * factor) // 2` with `factor` a tensor input); the `output_size` of
+    `ops.adaptive_avg_pool2d` the same way; and under STRICT the `size` / `scale_factor`
+    of `ops.interpolate` computed that way or, for `size`, from the size of a tensor known
+    only at run time (`h, w = x.shape[-2:]` of an input declared `[1, 3, None, None]` by
+    `net.set_inputs(...)`, or of a dynamic-shape operator's result). The functions, their
+    arguments and levels are the table `ms_constant_arguments.json`.
 
     ## Why is this bad?
     The rule: a primitive's size argument may be a constant or a tensor, not a graph scalar
     whose value is only known at run time. MindSpore 2.10 stops compiling: the segment
     reductions with `Invalid kernel object type, a tensor type is required but the actual
     is scalar, input node: ... ScalarAdd ... UnsortedSegmentSum` (or `num_segments value
-    must be greater than 0, but got: -1`), `ops.pad` with `For primitive[PadV3], there are
-    unknown values in the paddings value`.
+    must be greater than 0, but got: -1`), `ops.adaptive_avg_pool2d` with `When creating
+    an instance of 'AdaptiveAvgPool2D', all arguments are required to be constants`,
+    `ops.pad` with `For primitive[PadV3], there are
+    unknown values in the paddings value`. `ops.interpolate` checks `size` and
+    `scale_factor` with Python code of its own (`validator.check_positive_int_sequence`,
+    which calls `math.isinf`): LAX runs that code on the run-time value, STRICT cannot
+    ("When handling script '__call_func_str__(__input_0__,)' in graph mode, the inputs
+    should be constant, but found variable '__input_0__' to be nonconstant").
 
     ## Example
     ```python
@@ -82,6 +94,13 @@ class RuntimeScalarSizeArgument(GraphRule):
       `int(...)` of a tensor as `ops.pad`'s width are rejected; `batch.max() + 1` (a tensor),
       `h.shape[0]`, `h.shape[-1] // 2` compile, and so does `int(np.max(batch.asnumpy()))`
       under LAX (host data).
+    - `ops.interpolate` and `ops.adaptive_avg_pool2d`: written/heldout29b cases
+      `dyn_set_inputs_interpolate_scale`, `seg_resize_to_original_size_arg`, heldout24b
+      `prep_resample_tensor_spacing_arg`, and probes `fix30b_interp_*` (`int(t)`, `.item()`,
+      `int(h * s[0])`, `float(t)` as `scale_factor`, declared dynamic dimensions, any mode:
+      refused under STRICT, compiled under LAX; a static shape read and the shape of a
+      tensor built from constants compile), `fix30b_adaptive_pool_int_size` (refused at
+      both levels).
     """
 
     nodes = (ast.Call,)

@@ -1,4 +1,5 @@
-"""MS210: (LAX) a string picked from a tuple of strings with a number read from a run-time tensor."""
+"""MS210: a string (or bool) picked from a tuple with a number read from a run-time tensor (LAX),
+or from a list and then concatenated or compared."""
 
 from __future__ import annotations
 
@@ -27,16 +28,30 @@ class StringTupleRuntimePick(GraphRule):
     `labels=("positive", "negative")`) with a number read from a run-time tensor:
     `NAMES[int(t.argmax())]`, `self.labels[best]` with `best = int(row.argmax())`,
     `self.table[t.item()]`, also inside `print(...)`. A tuple of strings the program builds
-    counts too (`self.itos = tuple(chr(ord("a") + i) for i in range(n))`).
+    counts too (`self.itos = tuple(chr(ord("a") + i) for i in range(n))`), and so does a
+    tuple of bools, or a local list of bools the function stores into (`flags = [False] *
+    n`, `flags[0] = True`, then `flags[int(t)]`).
+
+    Also, at both levels, a string picked the same way from a **list** of strings (a module
+    list, one on `self`, a local list; under STRICT only a local list, MS150 flags the
+    others) when the string is then concatenated or compared: `text += VOCAB[int(t)]`,
+    `text = text + VOCAB[i]`, `" " + tok` or `tok == "[SEP]"` with `tok = VOCAB[int(ids[k])]`.
 
     ## Why is this bad?
     Under LAX `int(t)` is a graph scalar, and MindSpore 2.10 compiles the read as its
-    `RealTupleGetItem` kernel, which has no string version: compiling stops with
+    `RealTupleGetItem` kernel, which has no string or bool version: compiling stops with
     `TypeError: Kernel select failed: Select CPU operator[RealTupleGetItem] fail!
     Unsupported data type!`, whether the string is returned, formatted (`"{}:
     {:.2f}".format(...)`) or appended to a list. A **list** of strings read the same way
     compiles (LAX hands the read to Python), and so does a tuple of numbers. STRICT refuses
     the string read outright (MS150).
+
+    The string a list gives is a str whose value is known only at run time, and MindSpore
+    concatenates and compares strs while compiling: `+` and `==` / `!=` stop with `Failed
+    to infer for primitive:string_concat` (`string_eq`), in a loop or not (without a loop
+    LAX may abort instead). Returning it, formatting it (f-string, `format`), `len`,
+    `startswith`, `" ".join([...])`, `tok in ("a", "b")` and slicing it first (`tok[2:] +
+    "x"`) compile under LAX.
 
     ## Example
     ```python
@@ -52,7 +67,8 @@ class StringTupleRuntimePick(GraphRule):
 
     ## Use instead
     Return the index and look the string up outside the network, or keep the names in a
-    list (`labels=["positive", "negative"]`).
+    list (`labels=["positive", "negative"]`) and do not concatenate or compare the picked
+    name inside the network (return the indices and build the text in Python).
 
     ## Fix safety
     No automatic fix.
@@ -68,6 +84,10 @@ class StringTupleRuntimePick(GraphRule):
       (a module list compiles), generative `seq_item_str_tuple_item`; heldout26a probes
       `fix28a_itos_tuple_*` (a literal or built tuple on `self`, read inside `print(...)`
       or returned: rejected at LAX).
+    - Lists of strings concatenated or compared, and bools: written/heldout29b cases
+      `gen_stop_strings_decoded_text`, `lbl_wordpiece_merge_strings` and probes
+      `fix30b_pick_*` (`+`, `+=`, `==`, `!=` rejected or aborted, the other uses above
+      compile), `fix30b_booltuple_read_noloop`, `fix30b_boollist_*`.
     """
 
     nodes = (ast.Subscript,)
