@@ -36,7 +36,8 @@ class RuntimeIndexIntoConstants(GraphRule):
       the function stores into it (the same `RealTupleGetItem` failure: its kernel has no
       Bool version; written/heldout29b probes `fix30b_*boollist_read*`,
       `fix30b_booltuple_read_noloop`; a list of ints read the same way compiles).
-    A run-time integer into numbers (`SCALES[int(t)]`) compiles. A list or tuple of numbers or
+    A string picked that way and only tested with `in` / `not in` (`if tok in ("a",
+    "b"):`) compiles, and is not flagged. A run-time integer into numbers (`SCALES[int(t)]`) compiles. A list or tuple of numbers or
     strings that `__init__` builds and stores on `self` (`self.lrs = lrs` after `lrs = []` and
     `lrs.append(0.1 * i)` in a loop, `[0.5 * k for k in range(5)]`, `list(range(6))`,
     `tuple(vals)`) read with a Tensor index counts too. A table stored on `self`
@@ -136,7 +137,8 @@ class RuntimeIndexIntoConstants(GraphRule):
             return
         if table is None:
             if built_strings(node.value, ctx) is not None and analyzer(ctx).kind(node.slice) == Kind.VAR:
-                yield _strings_picked(self, node, ctx)
+                if not _only_membership_tested(node, ctx):
+                    yield _strings_picked(self, node, ctx)
                 return
             if _tensor_display(node.value, ctx) and analyzer(ctx).kind(node.slice) == Kind.TENSOR:
                 yield ctx.diagnostic(
@@ -153,8 +155,35 @@ class RuntimeIndexIntoConstants(GraphRule):
                 node,
                 f"under STRICT a Tensor index (`{index}`) can read a tuple only when every element is a function; `{ctx.segment(node.value)}` holds constants",
             )
-        elif kind == Kind.VAR and any(isinstance(e.value, str) for e in table) and not _from_local(node.value, ctx):
+        elif (
+            kind == Kind.VAR
+            and any(isinstance(e.value, str) for e in table)
+            and not _from_local(node.value, ctx)
+            and not _only_membership_tested(node, ctx)
+        ):
             yield _strings_picked(self, node, ctx)
+
+
+def _only_membership_tested(pick: ast.Subscript, ctx: Context) -> bool:
+    """Is the picked str only tested with `in` / `not in` (`VOCAB[i] in ("a", "b")`, or
+    `tok = VOCAB[i]` with every read of `tok` such a test)? STRICT compiles that (measured,
+    written/heldout29b probes `fix30b_pick_in_*`, `fix30b_pick_not_in_tuple`: a tuple or a
+    list on the right, in an `if` or bound to a name; the same str also returned fails)."""
+
+    def membership(e: ast.expr) -> bool:
+        p = ctx.parent(e)
+        return isinstance(p, ast.Compare) and p.left is e and all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops)
+
+    if membership(pick):
+        return True
+    parent = ctx.parent(pick)
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return False
+    name = parent.targets[0].id
+    if ctx.function is None or analyzer(ctx).single_assignment(name, ctx.function) is not pick:
+        return False
+    reads = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(membership(n) for n in reads)
 
 
 def _strings_picked(rule: GraphRule, node: ast.Subscript, ctx: Context) -> Diagnostic:
