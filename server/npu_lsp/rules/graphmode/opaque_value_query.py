@@ -1092,6 +1092,16 @@ class _Opaque:
             if not isinstance(a, ast.Starred) and self.value(a, func, env, depth)
         }
         out.update(k.arg for k in call.keywords if k.arg and self.value(k.value, func, env, depth))
+        star = callee.args.vararg
+        if star is not None and any(
+            self.value(a.value if isinstance(a, ast.Starred) else a, func, env, depth)
+            for i, a in enumerate(given)
+            if isinstance(a, ast.Starred) or i >= len(params)
+        ):
+            # `def construct(self, *inputs)` called `self.head(*[x, x])` or `self.head(x, v)`:
+            # the tuple holds the value (fresh v5 seed 11700046: `inputs[0]` summed over
+            # `inputs[1:]` and given to `ops.zeros_like`, "DtypeToEnum")
+            out.add(star.arg)
         return frozenset(out)
 
     # ------------------------------------------------------------------ what a call reaches
