@@ -72,6 +72,24 @@ class NestedBranchUnusedValue(GraphRule):
 
     nodes = (ast.Call,)
 
+    def applies(self, ctx: Context) -> bool:
+        # a nested definition exists only when the text holds more `def` words than the
+        # module and its classes define (test_definition_word_counts.py)
+        counts = ctx.text_words()
+        if counts is None:
+            return True
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+        outer = 0
+        for st in ctx.tree.body:
+            if type(st) in defs:
+                outer += 1
+            elif type(st) is ast.ClassDef:
+                outer += sum(1 for m in st.body if type(m) in defs)
+        return counts.get("def", 0) > outer
+
+    def wants_call(self, callee: type[ast.AST], called: str, receiver: str) -> bool:
+        return callee is ast.Name  # a nested function is called by its name
+
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
         f = node.func
@@ -119,9 +137,9 @@ def _unused_branch_value(fn: ast.FunctionDef, ctx: Context) -> tuple[str, ast.st
         hit: tuple[str, ast.stmt, ast.expr] | None = ctx.cache[key]
         return hit
     found = None
-    nodes = own_nodes(fn)
-    ifs = [n for n in nodes if type(n) is ast.If]
+    ifs = [n for n in own_statements(fn.body, ctx) if type(n) is ast.If]
     if ifs:
+        nodes = own_nodes(fn)
         reads, nested = _reads(fn, nodes)
         loops: list[ast.stmt] = [n for n in nodes if isinstance(n, (ast.For, ast.While))]
         a = analyzer(ctx)
