@@ -80,6 +80,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     multi_element_to_scalar,
     namedtuple_method_in_graph,
     namespace_dict_subscript,
+    nested_branch_unused_value,
     nested_comprehension,
     none_in_strict_output,
     nonlocal_statement,
