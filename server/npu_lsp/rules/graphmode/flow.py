@@ -302,6 +302,8 @@ class Analyzer:
         self._returning: set[tuple[int, tuple[Kind, ...], tuple[int, ...]]] = set()
         self._spec_fns: dict[tuple[int, tuple[Kind, ...]], _Fn] = {}
         self._module_defs: dict[str, ast.FunctionDef | None] | None = None
+        #: the names of this file's plain classes (see `_plain_class`), found once
+        self._plain_classes: dict[str, ast.ClassDef] | None = None
         self._comp_names: frozenset[str] | None = None
         self._const_inputs: dict[int, frozenset[str]] = {}
         #: (function of another module, argument kinds) -> its return kind (see
@@ -2585,6 +2587,10 @@ class Analyzer:
     # ------------------------------------------------------------------ helper returns
     def object_methods(self, call: ast.Call, func: ast.AST | None) -> list[ast.FunctionDef] | None:
         """The methods `call` runs on a plain object of this file (see `_object_methods`)."""
+        if not self._plain_class_names():
+            # no object of a plain class of this file to run a method of: the answer is None
+            # without indexing the function (`_object_methods` ends at its first object)
+            return None
         f = call.func
         if type(f) is ast.Name and not self._knows(self._indexed(self._fn(func)), f.id):
             return None
@@ -2684,15 +2690,25 @@ class Analyzer:
     def _plain_class(self, call: ast.Call) -> ast.ClassDef | None:
         """The class `call` instantiates when it is a plain (not Cell, undecorated) class
         defined at the top of this file."""
-        if not isinstance(call.func, ast.Name):
-            return None
-        local = self.ctx.scopes.info.classes.get(call.func.id)
-        if local is None or local.node.decorator_list or local.jit_class:
-            return None
-        q = self.ctx.qualname(call.func)
-        if q is None or self.ctx.scopes.is_cell_class(q) or not isinstance(self.ctx.parent(local.node), ast.Module):
-            return None
-        return local.node
+        f = call.func
+        return self._plain_class_names().get(f.id) if type(f) is ast.Name else None
+
+    def _plain_class_names(self) -> dict[str, ast.ClassDef]:
+        """Name -> class, for the plain (not Cell, undecorated, not `@jit_class`) classes
+        defined at the top of this file, once per file: a call of such a name makes a
+        plain object (`ctx.qualname` of a name is the same wherever it is spelled)."""
+        found = self._plain_classes
+        if found is None:
+            found = self._plain_classes = {}
+            scopes = self.ctx.scopes
+            for name, local in scopes.info.classes.items():
+                if local.node.decorator_list or local.jit_class:
+                    continue
+                q = self.ctx.qualname(ast.Name(id=name, ctx=ast.Load()))
+                if q is None or scopes.is_cell_class(q) or not isinstance(self.ctx.parent(local.node), ast.Module):
+                    continue
+                found[name] = local.node
+        return found
 
     def _class_method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> ast.FunctionDef | None:
         """`name` defined in `cls` or (by name) in one of its bases of this file."""
