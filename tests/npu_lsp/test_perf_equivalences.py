@@ -1,0 +1,64 @@
+"""Cheaper forms of the engine's text tests give the answers of the forms they replace.
+
+- `flow.SELF_STORE_ANY`, searched once per file before `_SELF_UPDATE` (flow),
+  `_SELF_NUMBER` and `_HELD_STORE` (number_stores): a text matches it exactly when it
+  matches one of the three, so a text without a match is never searched by them.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from npu_lsp.rules.graphmode import flow, number_stores
+
+#: the pieces a store on `self` is made of, and some that are close to one
+_TOKENS = [
+    "self.", "self", ".", "a", "b", "ab", "_", "1", " ", "\t", "\n", "=", "==", "+", "-", "*",
+    "/", "%", "//", "**", "(", ")", "min(", "max(", "float(", "int(", "x", "é", "my", ",",
+]
+
+
+def _store_like(rnd: random.Random) -> str:
+    """`self.<name>[.<name>] <op>= <value>` with each part varied (or left out)."""
+    parts = [
+        rnd.choice(["", "x", " ", "my"]),
+        "self.",
+        rnd.choice(["a", "ab", "a1", "_", ""]),
+        rnd.choice(["", ".b", ".", ".bc", "a"]),
+        rnd.choice(["", " ", "\t", "  "]),
+        rnd.choice(["", "+", "-", "*", "/", "%", "//", "**", "=", "!"]),
+        rnd.choice(["=", "==", "", " ="]),
+        rnd.choice(["", " ", "\t"]),
+        rnd.choice(["self.a", "self.ab", "self.a ", "self.", "1", "(", ".5", "-x", "min(", "int(", "x", "=", "\n", ""]),
+        rnd.choice(["", " +", "+", " ", "*", "\n"]),
+    ]
+    return "".join(parts) + "".join(rnd.choice(_TOKENS) for _ in range(rnd.randint(0, 4)))
+
+
+def _texts(n: int, seed: int) -> list[str]:
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        if rnd.random() < 0.6:
+            out.append(_store_like(rnd))
+        else:
+            out.append("".join(rnd.choice(_TOKENS) for _ in range(rnd.randint(1, 14))))
+    return out
+
+
+def test_self_store_any_is_the_union_of_the_three_searches() -> None:
+    three: list[re.Pattern[str]] = [flow._SELF_UPDATE, number_stores._SELF_NUMBER, number_stores._HELD_STORE]
+    positives = 0
+    for text in _texts(40_000, 7):
+        want = any(p.search(text) for p in three)
+        positives += want
+        assert (flow.SELF_STORE_ANY.search(text) is not None) == want, repr(text)
+    assert positives > 2_000  # the generator reaches every kind of match
+
+
+def test_self_store_any_on_spelled_stores() -> None:
+    for text in ("self.n += 1", "self.n = self.n + 1", "self.r = 0.5", "self.r = min(a, b)",
+                 "self.cfg.ratio = 0.5", "self.cfg.ratio *= 2", "self.n: int = 1"):
+        want = any(p.search(text) for p in (flow._SELF_UPDATE, number_stores._SELF_NUMBER, number_stores._HELD_STORE))
+        assert (flow.SELF_STORE_ANY.search(text) is not None) == want, text
