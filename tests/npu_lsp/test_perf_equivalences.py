@@ -3,6 +3,8 @@
 - `flow.SELF_STORE_ANY`, searched once per file before `_SELF_UPDATE` (flow),
   `_SELF_NUMBER` and `_HELD_STORE` (number_stores): a text matches it exactly when it
   matches one of the three, so a text without a match is never searched by them.
+- MS116's dotted-name test before `_refused_pattern` is searched: every text the pattern
+  matches passes it.
 """
 
 from __future__ import annotations
@@ -62,3 +64,26 @@ def test_self_store_any_on_spelled_stores() -> None:
                  "self.cfg.ratio = 0.5", "self.cfg.ratio *= 2", "self.n: int = 1"):
         want = any(p.search(text) for p in (flow._SELF_UPDATE, number_stores._SELF_NUMBER, number_stores._HELD_STORE))
         assert (flow.SELF_STORE_ANY.search(text) is not None) == want, text
+
+
+def test_refused_attribute_gate_is_necessary() -> None:
+    """MS116's `_attribute_reads` searches `_refused_pattern` only when a refused name is a
+    word of the text spelled after a dot: every text the pattern matches passes that test."""
+    from npu_lsp.astutil import WordCounts
+    from npu_lsp.rules.graphmode import jit_forbidden_api as jf
+
+    names = sorted(jf._refused_names())
+    pattern = jf._refused_pattern()
+    rnd = random.Random(11)
+    pieces = [*names[:12], "name", "x", "_", "1", ".", " ", "(", "\n", "=", "self", "é"]
+    matched = 0
+    for _ in range(20_000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 8)))
+        if not text.isascii():
+            continue
+        words = WordCounts(text)
+        gate = any("." + n in text for n in names if n in words)
+        if pattern.search(text) is not None:
+            matched += 1
+            assert gate, repr(text)
+    assert matched > 500
