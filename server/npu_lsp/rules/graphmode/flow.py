@@ -303,6 +303,8 @@ class Analyzer:
         self._returning: set[tuple[int, tuple[Kind, ...], tuple[int, ...]]] = set()
         self._spec_fns: dict[tuple[int, tuple[Kind, ...]], _Fn] = {}
         self._module_defs: dict[str, ast.FunctionDef | None] | None = None
+        #: the names of this file's plain classes (see `_plain_class`), found once
+        self._plain_classes: dict[str, ast.ClassDef] | None = None
         self._comp_names: frozenset[str] | None = None
         self._const_inputs: dict[int, frozenset[str]] = {}
         #: (function of another module, argument kinds) -> its return kind (see
@@ -2613,6 +2615,10 @@ class Analyzer:
     # ------------------------------------------------------------------ helper returns
     def object_methods(self, call: ast.Call, func: ast.AST | None) -> list[ast.FunctionDef] | None:
         """The methods `call` runs on a plain object of this file (see `_object_methods`)."""
+        if not self._plain_class_names():
+            # no object of a plain class of this file to run a method of: the answer is None
+            # without indexing the function (`_object_methods` ends at its first object)
+            return None
         f = call.func
         if type(f) is ast.Name and not self._knows(self._indexed(self._fn(func)), f.id):
             return None
@@ -2712,15 +2718,25 @@ class Analyzer:
     def _plain_class(self, call: ast.Call) -> ast.ClassDef | None:
         """The class `call` instantiates when it is a plain (not Cell, undecorated) class
         defined at the top of this file."""
-        if not isinstance(call.func, ast.Name):
-            return None
-        local = self.ctx.scopes.info.classes.get(call.func.id)
-        if local is None or local.node.decorator_list or local.jit_class:
-            return None
-        q = self.ctx.qualname(call.func)
-        if q is None or self.ctx.scopes.is_cell_class(q) or not isinstance(self.ctx.parent(local.node), ast.Module):
-            return None
-        return local.node
+        f = call.func
+        return self._plain_class_names().get(f.id) if type(f) is ast.Name else None
+
+    def _plain_class_names(self) -> dict[str, ast.ClassDef]:
+        """Name -> class, for the plain (not Cell, undecorated, not `@jit_class`) classes
+        defined at the top of this file, once per file: a call of such a name makes a
+        plain object (`ctx.qualname` of a name is the same wherever it is spelled)."""
+        found = self._plain_classes
+        if found is None:
+            found = self._plain_classes = {}
+            scopes = self.ctx.scopes
+            for name, local in scopes.info.classes.items():
+                if local.node.decorator_list or local.jit_class:
+                    continue
+                q = self.ctx.qualname(ast.Name(id=name, ctx=ast.Load()))
+                if q is None or scopes.is_cell_class(q) or not isinstance(self.ctx.parent(local.node), ast.Module):
+                    continue
+                found[name] = local.node
+        return found
 
     def _class_method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> ast.FunctionDef | None:
         """`name` defined in `cls` or (by name) in one of its bases of this file."""
@@ -4086,12 +4102,33 @@ def self_update(st: ast.AST) -> tuple[str, ast.expr] | None:
 _SELF_UPDATE = re.compile(r"self\.(?=(\w+))\1[ \t]*(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*self\.\1[ \t]*[-+*/%])")
 
 
+#: A match of any of `_SELF_UPDATE`, number_stores' `_SELF_NUMBER` (`self.a = <number-like>`)
+#: and `_HELD_STORE` (`self.a.b = ...`): the three share their start, `self.` and a name read
+#: atomically, where each spends its time (one try per `self.` of the text); a text without
+#: a match of this one (a search of ~4 M instructions on bench_lsp_engine's file, as each of
+#: the three) has none of theirs, and is searched once instead of three times. (`_SELF_NUMBER`'s
+#: `self.` after the `=` holds `_SELF_UPDATE`'s `self.<name> <op>`; test_perf_equivalences.py)
+SELF_STORE_ANY = re.compile(
+    r"self\.(?=(\w+))\1(?:[ \t]*(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*(?:[-(.\d]|self\.|min\(|max\(|float\(|int\())"
+    r"|\.(?=(\w+))\2[ \t]*(?:[-+*/%]|//|\*\*)?=[^=])"
+)
+
+
+def self_store_text(ctx: Context) -> bool:
+    """Does the file's text match `SELF_STORE_ANY` (once per file)? False: it holds no
+    counter-like store, number store or held-object store on `self`."""
+    hit = ctx.cache.get("opaque.self_store_any")
+    if hit is None:
+        hit = ctx.cache["opaque.self_store_any"] = SELF_STORE_ANY.search(ctx.text) is not None
+    return bool(hit)
+
+
 def updates_self(ctx: Context) -> bool:
     """Does the file's text hold a counter-like store on `self` (`_SELF_UPDATE`)? The test
     before `Analyzer._numbers_updated` and MS145's number stores walk any function."""
     hit = ctx.cache.get("opaque.self_update")
     if hit is None:
-        hit = ctx.cache["opaque.self_update"] = _SELF_UPDATE.search(ctx.text) is not None
+        hit = ctx.cache["opaque.self_update"] = self_store_text(ctx) and _SELF_UPDATE.search(ctx.text) is not None
     return bool(hit)
 
 
