@@ -31,8 +31,10 @@ class NoneInStrictOutput(GraphRule):
     function of the file calls) whose tuple or list holds the literal `None`, nested too
     (`return x, None`, `return None, x`, `return x, (None, x)`), when that function itself
     branches or loops on a value known only at run time (`if x.sum() > 0:`, a `while` on a
-    tensor, `if row.sum() > 0:` in `for row in x`, a conditional expression on a tensor), there
-    or in a sub-cell, method or helper it calls.
+    tensor, `if row.sum() > 0:` in `for row in x`, a conditional expression on a tensor, an
+    `assert` on a tensor, a test on `ms.mutable(2)`), there or in a sub-cell, method or
+    helper it calls. A `construct` compiled by `ms.jit(net.construct)` or `ms.jit(net)` is
+    such a top function too.
 
     ## Why is this bad?
     A STRICT graph's output drops its `None` elements: `(out, None)` comes back to Python as a
@@ -88,6 +90,13 @@ class NoneInStrictOutput(GraphRule):
       nested tuples lose their `None` too; a name bound to None (also on the side of an
       `if` on a constant attribute or a flag argument that the call leaves False) is
       dropped like the literal; a parameter the call gives a tensor is kept.
+    - MindSpore 2.10, measured (written/lax probes `fix30c_nn_*`): `assert x.abs().max() <
+      1e6` (in the top function, a helper, or under `if x.ndim == 2:`) and `n =
+      ms.mutable(2); if n > 1:` (in the top function, a helper or a nested `@ms.jit`
+      function) make `return x, None` fail under STRICT like a tensor `if`; `assert
+      x.shape[0] == 2` does not; `ms.jit(net.construct)` (also inside a function) and
+      `ms.jit(net)` of a `construct` with a tensor `if` fail, without the `if` they compile.
+      Difftest seeds 9900173, 9970107, 10500069, 10600046, 11200175.
     """
 
     nodes = (ast.Return,)
