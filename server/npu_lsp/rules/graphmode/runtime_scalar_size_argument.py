@@ -22,6 +22,16 @@ _SIZED: dict[str, tuple[int, str]] = {
     "unsorted_segment_prod": (2, "num_segments"),
     "pad": (1, "padding"),
 }
+#: the `mindspore.numpy` array makers, by last name, whose shape (position, keyword) STRICT
+#: needs known while compiling: given a number read from a run-time tensor they compile
+#: under LAX, and under STRICT the backend stops with "output index [0] large than the
+#: output size [0] of node!" (measured, written/lax probes `fix30c_on_*`; `ops.ones` of the
+#: same size compiles at both levels)
+_STRICT_SIZED: dict[str, tuple[int, str]] = {
+    "ones": (0, "shape"),
+    "zeros": (0, "shape"),
+    "full": (0, "shape"),
+}
 
 
 @rule(code="MS208", name="runtime-scalar-size-argument", severity="error", family="graphmode")
@@ -31,7 +41,8 @@ class RuntimeScalarSizeArgument(GraphRule):
     `ops.unsorted_segment_sum` / `_max` / `_min` / `_prod` and the padding of `ops.pad`
     computed from a number read from a run-time tensor: `int(t)`, `t.item()`, `float(t)`,
     also through arithmetic and names bound once (`num_graphs = int(batch.max()) + 1`,
-    `pad = int(n * factor) // 2` with `factor` a tensor input).
+    `pad = int(n * factor) // 2` with `factor` a tensor input). Under STRICT, also the shape
+    of `mindspore.numpy.ones` / `zeros` / `full` computed from such a number.
 
     ## Why is this bad?
     The rule: a primitive's size argument may be a constant or a tensor, not a graph scalar
@@ -60,7 +71,15 @@ class RuntimeScalarSizeArgument(GraphRule):
     No automatic fix.
 
     ## References
-    - RULES.md, section 1 (rejected at every level).
+    - RULES.md, section 1 (rejected at every level; the `mindspore.numpy` makers under
+      STRICT only).
+    - Measured on MindSpore 2.10 CPU (written/lax probes `fix30c_on_*`; difftest seeds
+      9500042, 9900066, 9900108, 9940165, 9970143): `ms.numpy.ones((n, 3))`,
+      `ms.numpy.zeros((n, 3))`, `ms.numpy.full((n, 3), 1.0)` and `ms.numpy.ones(n)` with `n =
+      int(x.sum() * 0 + 2)` or `int(x.max() >= x.min()) + 1`, summed, averaged or returned,
+      in `construct` or an `@ms.jit` function, fail under STRICT only ("output index [0]
+      large than the output size [0] of node!"); `n = int(x.shape[0])` and `ops.ones((n,
+      3), ...)` compile at both levels.
     - Measured on MindSpore 2.10 CPU, LAX and STRICT, written set `heldout20a`
       (`gnn_graph_readout_batch_vector_unique`, `r2_fno_super_resolution_interp_scale_float`)
       and its probes `rtarg_*`: `int(batch.max()) + 1`, `int(batch.max())`,
@@ -71,8 +90,8 @@ class RuntimeScalarSizeArgument(GraphRule):
     """
 
     nodes = (ast.Call,)
-    calls = frozenset(_SIZED)
-    words = ("unsorted_segment_", "pad(")
+    calls = frozenset(_SIZED) | frozenset(_STRICT_SIZED)
+    words = ("unsorted_segment_", "pad(", "ones(", "zeros(", "full(")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -80,9 +99,16 @@ class RuntimeScalarSizeArgument(GraphRule):
             return
         q = ctx.qualname(node.func) or ""
         last = q.rsplit(".", 1)[-1]
-        if q.split(".")[0] != "mindspore" or ".ops." not in f"{q}." or last not in _SIZED:
+        if q.split(".")[0] != "mindspore":
             return
-        at, key = _SIZED[last]
+        if q == f"mindspore.numpy.{last}" and last in _STRICT_SIZED:
+            if not ctx.scope.strict:
+                return
+            at, key = _STRICT_SIZED[last]
+        elif ".ops." in f"{q}." and last in _SIZED:
+            at, key = _SIZED[last]
+        else:
+            return
         arg = _argument(node, at, key)
         if arg is None:
             return
@@ -91,6 +117,15 @@ class RuntimeScalarSizeArgument(GraphRule):
             return
         if type(src) is ast.Name:
             src = analyzer(ctx).single_assignment(src.id, ctx.function) or src
+        if last in _STRICT_SIZED and q.startswith("mindspore.numpy."):
+            yield ctx.diagnostic(
+                self,
+                arg,
+                f"`{ctx.segment(arg)}` is computed from `{ctx.segment(src)}`, a number read from a run-time tensor; under STRICT "
+                f"`mindspore.numpy.{last}` needs its shape known while compiling (MindSpore: output index [0] large than the "
+                f"output size [0] of node): use `ops.{last}`, or a size known while compiling (`x.shape[0]`)",
+            )
+            return
         yield ctx.diagnostic(
             self,
             arg,
