@@ -115,9 +115,7 @@ def _runtime_test(node: ast.Raise, func: ast.AST, ctx: Context) -> ast.expr | No
     a = analyzer(ctx)
     up = ctx.parent(node)
     while up is not None and up is not func and not isinstance(up, _FUNCS):
-        if type(up) is ast.If or type(up) is ast.While:
-            test = up.test  # type: ignore[attr-defined]
-            if a.kind(test, func).dynamic:
-                return test  # type: ignore[no-any-return]
+        if isinstance(up, (ast.If, ast.While)) and a.kind(up.test, func).dynamic:
+            return up.test
         up = ctx.parent(up)
     return None
