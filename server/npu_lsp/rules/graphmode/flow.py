@@ -36,6 +36,7 @@ from npu_lsp.astutil import (
     child_nodes,
     class_names,
     find_branches,
+    none_compared,
     self_attr,
     walk_list,
 )
@@ -1094,6 +1095,8 @@ class Analyzer:
             else:
                 b = Kind.CONST
             if b > k:
+                if b.dynamic and spec is not None and self._under_folded_none_test(name, value, fn):
+                    continue
                 k = b
         if k < Kind.VAR and isinstance(fn.func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             joins = fn.joins
@@ -1103,6 +1106,29 @@ class Analyzer:
                 if self._kind(test, fn) >= Kind.VAR:
                     return Kind.VAR
         return k
+
+    def _under_folded_none_test(self, name: str, value: object, fn: _Fn) -> bool:
+        """Is the binding of the parameter `name` at `value` inside a side of `if name is
+        None:` (`is not None`) that MindSpore never compiles, because every call gives the
+        parameter a value that cannot be None? nas-fpn's merge cell: `if out_size is None:
+        out_size = x1.size()[2:]`, with every caller passing `out_size=p4.shape[-2:]`;
+        `_resize(x, out_size)` builds `P.MaxPool(kernel_size=x.shape[-1] // size[-1])` and
+        compiles (measured, written/zoo probes `lead30_nasfpn_*`). Also when no call of the
+        function is known (nas-fpn's callers are `stage[0](...)` of a CellList in another
+        module): that side may never compile, and an error must be certain."""
+        node = value if isinstance(value, ast.AST) and hasattr(value, "lineno") else None
+        parent = self.ctx.parent
+        while node is not None and node is not fn.func:
+            up = parent(node)
+            if isinstance(up, ast.If) and node is not up.test:
+                compared = none_compared(up.test)
+                if compared is not None and isinstance(compared[0], ast.Name) and compared[0].id == name:
+                    # `is None` compiles its body only for None, `is not None` its else
+                    in_none_side = (node in up.body) != compared[1]
+                    if in_none_side and (not self._call_sites(fn) or self.param_never_none(name, fn.func, up.test)):
+                        return True  # (no call known: whether that side compiles is unknown)
+            node = up
+        return False
 
     def _unpacked_kind(self, at: tuple[ast.Call, tuple[int, ...]], fn: _Fn) -> Kind:
         """Kind of the element at `path` of what `call` returns: from the `return` tuples of

@@ -1,37 +1,55 @@
-"""MS208: a segment count or padding read from a run-time tensor (`int(t.max()) + 1`)."""
+"""MS208: a size argument (segment count, padding, pooled or interpolated size) read from a run-time
+tensor (`int(t.max()) + 1`), per the table `ms_constant_arguments.json`."""
 
 from __future__ import annotations
 
 import ast
+import functools
+import json
 from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.dynamic_shape import run_time_size
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.runtime_scalar_randint import _argument, _runtime_scalar
 
-#: the MindSpore functions, by last name, whose argument (position, keyword) must be known
-#: while compiling or be a tensor: the segment count of the unsorted segment reductions
-#: (their kernels take it as a tensor input) and the padding widths of `ops.pad` (PadV3)
-_SIZED: dict[str, tuple[int, str]] = {
-    "unsorted_segment_sum": (2, "num_segments"),
-    "unsorted_segment_max": (2, "num_segments"),
-    "unsorted_segment_min": (2, "num_segments"),
-    "unsorted_segment_prod": (2, "num_segments"),
-    "pad": (1, "padding"),
-}
-#: the `mindspore.numpy` array makers, by last name, whose shape (position, keyword) STRICT
-#: needs known while compiling: given a number read from a run-time tensor they compile
-#: under LAX, and under STRICT the backend stops with "output index [0] large than the
-#: output size [0] of node!" (measured, written/lax probes `fix30c_on_*`; `ops.ones` of the
-#: same size compiles at both levels)
-_STRICT_SIZED: dict[str, tuple[int, str]] = {
-    "ones": (0, "shape"),
-    "zeros": (0, "shape"),
-    "full": (0, "shape"),
-}
+
+@dataclass(frozen=True)
+class _Argument:
+    at: int
+    key: str
+    levels: frozenset[str]
+    shapes: bool  # a size read of a tensor whose shape is known only at run time counts too
+    tensor: bool  # a tensor may be given instead
+    why: str = ""  # what MindSpore says, when only some levels refuse it for another reason
+
+
+@functools.cache
+def _table() -> dict[str, tuple[_Argument, ...]]:
+    """`ms_constant_arguments.json`: per MindSpore function (last name), the arguments that
+    must be known while compiling, and at which syntax levels."""
+    return _section("functions")
+
+
+@functools.cache
+def _numpy_table() -> dict[str, tuple[_Argument, ...]]:
+    """The same for `mindspore.numpy` (`ms.numpy.ones((n, 3))`)."""
+    return _section("numpy_functions")
+
+
+def _section(key: str) -> dict[str, tuple[_Argument, ...]]:
+    data = json.loads(resources.files(__package__).joinpath("ms_constant_arguments.json").read_text("utf-8"))
+    return {
+        name: tuple(
+            _Argument(a["at"], a["key"], frozenset(a["levels"]), a["shapes"], a["tensor"], a.get("why", "")) for a in args
+        )
+        for name, args in data[key].items()
+    }
 
 
 @rule(code="MS208", name="runtime-scalar-size-argument", severity="error", family="graphmode")
@@ -41,16 +59,27 @@ class RuntimeScalarSizeArgument(GraphRule):
     `ops.unsorted_segment_sum` / `_max` / `_min` / `_prod` and the padding of `ops.pad`
     computed from a number read from a run-time tensor: `int(t)`, `t.item()`, `float(t)`,
     also through arithmetic and names bound once (`num_graphs = int(batch.max()) + 1`,
-    `pad = int(n * factor) // 2` with `factor` a tensor input). Under STRICT, also the shape
-    of `mindspore.numpy.ones` / `zeros` / `full` computed from such a number.
+    `pad = int(n * factor) // 2` with `factor` a tensor input); the `output_size` of
+    `ops.adaptive_avg_pool2d` the same way; and under STRICT the `size` / `scale_factor`
+    of `ops.interpolate` computed that way or, for `size`, from the size of a tensor known
+    only at run time (`h, w = x.shape[-2:]` of an input declared `[1, 3, None, None]` by
+    `net.set_inputs(...)`, or of a dynamic-shape operator's result); and under STRICT the
+    shape of `mindspore.numpy.ones` / `zeros` / `full` computed that way. The functions,
+    their arguments and levels are the table `ms_constant_arguments.json`.
 
     ## Why is this bad?
     The rule: a primitive's size argument may be a constant or a tensor, not a graph scalar
     whose value is only known at run time. MindSpore 2.10 stops compiling: the segment
     reductions with `Invalid kernel object type, a tensor type is required but the actual
     is scalar, input node: ... ScalarAdd ... UnsortedSegmentSum` (or `num_segments value
-    must be greater than 0, but got: -1`), `ops.pad` with `For primitive[PadV3], there are
-    unknown values in the paddings value`.
+    must be greater than 0, but got: -1`), `ops.adaptive_avg_pool2d` with `When creating
+    an instance of 'AdaptiveAvgPool2D', all arguments are required to be constants`,
+    `ops.pad` with `For primitive[PadV3], there are
+    unknown values in the paddings value`. `ops.interpolate` checks `size` and
+    `scale_factor` with Python code of its own (`validator.check_positive_int_sequence`,
+    which calls `math.isinf`): LAX runs that code on the run-time value, STRICT cannot
+    ("When handling script '__call_func_str__(__input_0__,)' in graph mode, the inputs
+    should be constant, but found variable '__input_0__' to be nonconstant").
 
     ## Example
     ```python
@@ -71,15 +100,7 @@ class RuntimeScalarSizeArgument(GraphRule):
     No automatic fix.
 
     ## References
-    - RULES.md, section 1 (rejected at every level; the `mindspore.numpy` makers under
-      STRICT only).
-    - Measured on MindSpore 2.10 CPU (written/lax probes `fix30c_on_*`; difftest seeds
-      9500042, 9900066, 9900108, 9940165, 9970143): `ms.numpy.ones((n, 3))`,
-      `ms.numpy.zeros((n, 3))`, `ms.numpy.full((n, 3), 1.0)` and `ms.numpy.ones(n)` with `n =
-      int(x.sum() * 0 + 2)` or `int(x.max() >= x.min()) + 1`, summed, averaged or returned,
-      in `construct` or an `@ms.jit` function, fail under STRICT only ("output index [0]
-      large than the output size [0] of node!"); `n = int(x.shape[0])` and `ops.ones((n,
-      3), ...)` compile at both levels.
+    - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 CPU, LAX and STRICT, written set `heldout20a`
       (`gnn_graph_readout_batch_vector_unique`, `r2_fno_super_resolution_interp_scale_float`)
       and its probes `rtarg_*`: `int(batch.max()) + 1`, `int(batch.max())`,
@@ -87,11 +108,24 @@ class RuntimeScalarSizeArgument(GraphRule):
       `int(...)` of a tensor as `ops.pad`'s width are rejected; `batch.max() + 1` (a tensor),
       `h.shape[0]`, `h.shape[-1] // 2` compile, and so does `int(np.max(batch.asnumpy()))`
       under LAX (host data).
+    - `ops.interpolate` and `ops.adaptive_avg_pool2d`: written/heldout29b cases
+      `dyn_set_inputs_interpolate_scale`, `seg_resize_to_original_size_arg`, heldout24b
+      `prep_resample_tensor_spacing_arg`, and probes `fix30b_interp_*` (`int(t)`, `.item()`,
+      `int(h * s[0])`, `float(t)` as `scale_factor`, declared dynamic dimensions, any mode:
+      refused under STRICT, compiled under LAX; a static shape read and the shape of a
+      tensor built from constants compile), `fix30b_adaptive_pool_int_size` (refused at
+      both levels).
+    - `mindspore.numpy.ones` / `zeros` / `full`: written/lax probes `fix30c_on_*` and
+      difftest seeds 9500042, 9900066, 9900108, 9940165, 9970143 (`n = int(x.sum() * 0 +
+      2)` or `int(x.max() >= x.min()) + 1` as the shape, also `ms.numpy.ones(n)`, summed,
+      averaged or returned: refused under STRICT with "output index [0] large than the
+      output size [0] of node!", compiled under LAX; `int(x.shape[0])` and `ops.ones` of
+      the same size compile at both levels).
     """
 
     nodes = (ast.Call,)
-    calls = frozenset(_SIZED) | frozenset(_STRICT_SIZED)
-    words = ("unsorted_segment_", "pad(", "ones(", "zeros(", "full(")
+    calls = frozenset(_table()) | frozenset(_numpy_table())
+    words = ("unsorted_segment_", "pad(", "interpolate(", "adaptive_avg_pool2d(", "ones(", "zeros(", "full(")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -101,33 +135,47 @@ class RuntimeScalarSizeArgument(GraphRule):
         last = q.rsplit(".", 1)[-1]
         if q.split(".")[0] != "mindspore":
             return
-        if q == f"mindspore.numpy.{last}" and last in _STRICT_SIZED:
-            if not ctx.scope.strict:
-                return
-            at, key = _STRICT_SIZED[last]
-        elif ".ops." in f"{q}." and last in _SIZED:
-            at, key = _SIZED[last]
+        if q == f"mindspore.numpy.{last}" and last in _numpy_table():
+            wants = _numpy_table()[last]
+        elif ".ops." in f"{q}." and last in _table():
+            wants = _table()[last]
         else:
             return
-        arg = _argument(node, at, key)
-        if arg is None:
-            return
-        src = _runtime_scalar(arg, ctx)
-        if src is None:
-            return
-        if type(src) is ast.Name:
-            src = analyzer(ctx).single_assignment(src.id, ctx.function) or src
-        if last in _STRICT_SIZED and q.startswith("mindspore.numpy."):
-            yield ctx.diagnostic(
-                self,
-                arg,
-                f"`{ctx.segment(arg)}` is computed from `{ctx.segment(src)}`, a number read from a run-time tensor; under STRICT "
-                f"`mindspore.numpy.{last}` needs its shape known while compiling (MindSpore: output index [0] large than the "
-                f"output size [0] of node): use `ops.{last}`, or a size known while compiling (`x.shape[0]`)",
-            )
-            return
-        yield ctx.diagnostic(
-            self,
-            arg,
-            f"`{ctx.segment(arg)}` is computed from `{ctx.segment(src)}`, a number read from a run-time tensor; `{last}` needs its `{key}` known while compiling or as a tensor, and MindSpore stops compiling: keep it a tensor, or pass a constant",
-        )
+        for want in wants:
+            if ctx.scope.level not in want.levels:
+                continue
+            arg = _argument(node, want.at, want.key)
+            if arg is None:
+                continue
+            src = _runtime_scalar(arg, ctx)
+            if src is not None:
+                if type(src) is ast.Name:
+                    src = analyzer(ctx).single_assignment(src.id, ctx.function) or src
+                yield ctx.diagnostic(
+                    self,
+                    arg,
+                    f"`{ctx.segment(arg)}` is computed from `{ctx.segment(src)}`, a number read from a run-time tensor; `{last}` needs its `{want.key}` known while compiling{_how(want)}, and MindSpore stops compiling{_where(want)}: {'keep it a tensor, or ' if want.tensor else ''}pass a constant",
+                )
+                return
+            if want.shapes and run_time_size(arg, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    arg,
+                    f"`{ctx.segment(arg)}` is computed from the size of a tensor whose shape is known only at run time (`set_inputs` with `None`, or a dynamic-shape operator); `{last}` checks its `{want.key}` with Python code, which STRICT cannot run on a run-time value (\"the inputs should be constant\"): compute the size from a static shape, or use LAX",
+                )
+                return
+
+
+def _how(want: _Argument) -> str:
+    return " or as a tensor" if want.tensor else ""
+
+
+def _where(want: _Argument) -> str:
+    if want.levels == _BOTH:
+        return ""
+    if want.why:
+        return f" under STRICT ({want.why})"
+    return " under STRICT (its Python argument checks are a script STRICT refuses: \"the inputs should be constant\"; LAX runs them)"
+
+
+_BOTH = frozenset({"lax", "strict"})
