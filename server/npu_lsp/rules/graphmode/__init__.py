@@ -93,6 +93,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     python_call_on_tensor,
     python_object_in_strict_output,
     python_random,
+    raise_sequence_argument,
     range_of_tensor,
     reduction_axis_tensor,
     repeat_interleave_runtime_repeats,

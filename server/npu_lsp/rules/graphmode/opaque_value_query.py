@@ -68,6 +68,18 @@ _DICT_MESSAGE = (
     "`{name}` is a dict holding a JIT Fallback value, which MindSpore keeps as a tuple of its"
     " values; indexing it by key fails (`tuple indices must be integers or slices, not str`): use `.get()`"
 )
+_TUPLE_DICT_MESSAGE = (
+    "`{name}` is a dict that travelled in a tuple beside a JIT Fallback value; LAX builds that"
+    " tuple as a Python object and hands the dict back as a tuple of its values, so indexing it"
+    " by key fails (`tuple indices must be integers or slices, not str`): return the dict's"
+    " values separately, or keep the other items graph tensors"
+)
+_TUPLE_DICT_GET_MESSAGE = (
+    "`{name}` is a dict that travelled in a tuple beside a JIT Fallback value; LAX builds that"
+    " tuple as a Python object and hands the dict back as a tuple of its values, which has no"
+    " `.get` (`'tuple' object has no attribute 'get'`): return the dict's values separately,"
+    " or keep the other items graph tensors"
+)
 _APPENDED_MESSAGE = (
     "`{name}` is `list()` of a JIT Fallback value grown in place, which MindSpore keeps as a Python"
     " object whose `append` returns None: the name then holds None and indexing it fails"
@@ -313,6 +325,14 @@ class FallbackValueShapeQuery(GraphRule):
                     yield ctx.diagnostic(self, node, why.format(name=ctx.segment(node.value)))
             return
         assert isinstance(node, ast.Call)
+        f = node.func
+        if type(f) is ast.Attribute and f.attr == "get" and type(f.value) is ast.Name and o.dict_read_as_tuple(f.value, func):
+            yield ctx.diagnostic(
+                self,
+                node,
+                _TUPLE_DICT_GET_MESSAGE.format(name=f.value.id),
+            )
+            return
         shape = _shape_argument(node, ctx)
         if (
             shape is not None
@@ -1826,7 +1846,7 @@ class _Opaque:
             it = built.generators[0].iter
             if isinstance(it, ast.Attribute) and it.attr == "shape" and self.value(it.value, func, env):
                 return _COMP_MESSAGE
-        dicts = _dict_displays(built)
+        dicts = _dict_displays(built, self.ctx)
         if (
             (dicts or isinstance(built, ast.DictComp))
             and isinstance(node.slice, ast.Constant)
@@ -1838,6 +1858,13 @@ class _Opaque:
             and not _top_outputs_dict(func, self.ctx)
         ):
             return _DICT_MESSAGE
+        if (
+            last is not None
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and self._dict_beside_fallback(name.id, last, built, func, env)
+        ):
+            return _TUPLE_DICT_MESSAGE
         if isinstance(built, ast.Call) and self._appended_list_copy(name, built, func, env):
             return _APPENDED_MESSAGE
         if isinstance(built, ast.Call) and not (isinstance(built.func, ast.Name) and built.func.id == "list"):
@@ -1851,6 +1878,55 @@ class _Opaque:
                         if isinstance(made, ast.Call) and self._appended_list_copy(r.value, made, callee, bound):
                             return _APPENDED_MESSAGE
         return None
+
+    def dict_read_as_tuple(self, name: ast.Name, func: ast.AST) -> bool:
+        """`_dict_beside_fallback` for a read of `name` (`aux.get("scale")`)."""
+        last = self._last_assignment(name, func)
+        built = _bound_value(last, name.id) if last is not None else None
+        return last is not None and self._dict_beside_fallback(name.id, last, built, func, frozenset())
+
+    def _dict_beside_fallback(
+        self, name: str, st: ast.stmt, built: ast.expr | None, func: ast.AST, env: frozenset[str]
+    ) -> bool:
+        """Is `name` the dict item of a tuple display that also holds a JIT Fallback value:
+        unpacked from a call whose callee returns one (`x, aux = self.head(x)` with `return y,
+        {'scale': 2.0}`), or read by a constant index from a local one (`pair = (y, {...});
+        aux = pair[1]`)? LAX builds the whole tuple as a Python object and hands the dict back
+        as a tuple of its values, even a dict of constants (measured, written/lax probes
+        `fix30c_td_*`: `aux['scale']` fails with "tuple indices must be integers or slices,
+        not str", `aux.get` with "'tuple' object has no attribute 'get'"; the same with a graph
+        `y` compiles; difftest seeds 10100181, 10600181)."""
+        if isinstance(built, ast.Call) and isinstance(st, ast.Assign):
+            k = _unpacked_position(st, name)
+            callee = self._callee(built, func) if k is not None else None
+            if k is None or not isinstance(callee, ast.FunctionDef):
+                return False
+            callee, bound = self._entered(built, callee, func, env, 0)
+            return any(
+                isinstance(r, ast.Return) and self._fallback_beside_dict(r.value, k, callee, bound)
+                for r in ast.walk(callee)
+            )
+        if (
+            isinstance(built, ast.Subscript)
+            and isinstance(built.value, ast.Name)
+            and isinstance(built.slice, ast.Constant)
+            and isinstance(built.slice.value, int)
+        ):
+            held = self._last_assignment(built.value, func)
+            display = _bound_value(held, built.value.id) if isinstance(held, ast.Assign) else None
+            return self._fallback_beside_dict(display, built.slice.value, func, env)
+        return False
+
+    def _fallback_beside_dict(self, display: ast.expr | None, k: int, func: ast.AST, env: frozenset[str]) -> bool:
+        """Is `display` a tuple display whose item `k` is a dict display and whose other items
+        hold a JIT Fallback value?"""
+        if not isinstance(display, ast.Tuple) or not 0 <= k < len(display.elts):
+            return False
+        if not isinstance(display.elts[k], ast.Dict):
+            return False
+        return any(
+            i != k and not isinstance(e, ast.Starred) and self.value(e, func, env) for i, e in enumerate(display.elts)
+        )
 
     def _tuple_op_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
         """An index of `node` unpacked from `ops.sort` / `ops.topk` of a fallback value
@@ -2148,18 +2224,26 @@ def _target_names(t: ast.expr) -> list[ast.Name]:
     return []
 
 
-def _dict_displays(e: ast.expr | None) -> list[ast.Dict]:
-    """The dict displays `e` may be: itself, or the branches of a conditional expression
-    whose every branch is one (`{'a': v * 2} if c else {'a': v}`). Measured (written/gen18
-    probes `fix28b_dj_*`, fresh v5 seed 11400009): such a join holding a JIT Fallback value on
-    either side is a tuple of its values too, whatever the condition (a tensor, a fallback
-    value's sum, a shape); the same join of constants, or of graph tensors, and `.get()`
-    compile."""
+def _dict_displays(e: ast.expr | None, ctx: Context) -> list[ast.Dict]:
+    """The dict displays `e` may be: itself, the one `ms.mutable(...)` wraps, or the branches
+    of a conditional expression whose every branch is one (`{'a': v * 2} if c else {'a':
+    v}`). Measured (written/gen18 probes `fix28b_dj_*`, fresh v5 seed 11400009): such a join
+    holding a JIT Fallback value on either side is a tuple of its values too, whatever the
+    condition (a tensor, a fallback value's sum, a shape); the same join of constants, or of
+    graph tensors, and `.get()` compile. `ms.mutable({'a': v})` of a fallback `v` is one
+    too (difftest seed 9970028; written/lax probes `fix30c_td_*`)."""
     if isinstance(e, ast.Dict):
         return [e]
+    if (
+        type(e) is ast.Call
+        and len(e.args) == 1
+        and type(e.args[0]) is ast.Dict
+        and ctx.qualname(e.func) in ("mindspore.mutable", "mindspore.common.mutable")
+    ):
+        return [e.args[0]]
     if not isinstance(e, ast.IfExp):
         return []
-    body, orelse = _dict_displays(e.body), _dict_displays(e.orelse)
+    body, orelse = _dict_displays(e.body, ctx), _dict_displays(e.orelse, ctx)
     return body + orelse if body and orelse else []
 
 

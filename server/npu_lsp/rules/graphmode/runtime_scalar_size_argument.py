@@ -26,16 +26,29 @@ class _Argument:
     levels: frozenset[str]
     shapes: bool  # a size read of a tensor whose shape is known only at run time counts too
     tensor: bool  # a tensor may be given instead
+    why: str = ""  # what MindSpore says, when only some levels refuse it for another reason
 
 
 @functools.cache
 def _table() -> dict[str, tuple[_Argument, ...]]:
     """`ms_constant_arguments.json`: per MindSpore function (last name), the arguments that
     must be known while compiling, and at which syntax levels."""
+    return _section("functions")
+
+
+@functools.cache
+def _numpy_table() -> dict[str, tuple[_Argument, ...]]:
+    """The same for `mindspore.numpy` (`ms.numpy.ones((n, 3))`)."""
+    return _section("numpy_functions")
+
+
+def _section(key: str) -> dict[str, tuple[_Argument, ...]]:
     data = json.loads(resources.files(__package__).joinpath("ms_constant_arguments.json").read_text("utf-8"))
     return {
-        name: tuple(_Argument(a["at"], a["key"], frozenset(a["levels"]), a["shapes"], a["tensor"]) for a in args)
-        for name, args in data["functions"].items()
+        name: tuple(
+            _Argument(a["at"], a["key"], frozenset(a["levels"]), a["shapes"], a["tensor"], a.get("why", "")) for a in args
+        )
+        for name, args in data[key].items()
     }
 
 
@@ -50,8 +63,9 @@ class RuntimeScalarSizeArgument(GraphRule):
     `ops.adaptive_avg_pool2d` the same way; and under STRICT the `size` / `scale_factor`
     of `ops.interpolate` computed that way or, for `size`, from the size of a tensor known
     only at run time (`h, w = x.shape[-2:]` of an input declared `[1, 3, None, None]` by
-    `net.set_inputs(...)`, or of a dynamic-shape operator's result). The functions, their
-    arguments and levels are the table `ms_constant_arguments.json`.
+    `net.set_inputs(...)`, or of a dynamic-shape operator's result); and under STRICT the
+    shape of `mindspore.numpy.ones` / `zeros` / `full` computed that way. The functions,
+    their arguments and levels are the table `ms_constant_arguments.json`.
 
     ## Why is this bad?
     The rule: a primitive's size argument may be a constant or a tensor, not a graph scalar
@@ -101,11 +115,17 @@ class RuntimeScalarSizeArgument(GraphRule):
       refused under STRICT, compiled under LAX; a static shape read and the shape of a
       tensor built from constants compile), `fix30b_adaptive_pool_int_size` (refused at
       both levels).
+    - `mindspore.numpy.ones` / `zeros` / `full`: written/lax probes `fix30c_on_*` and
+      difftest seeds 9500042, 9900066, 9900108, 9940165, 9970143 (`n = int(x.sum() * 0 +
+      2)` or `int(x.max() >= x.min()) + 1` as the shape, also `ms.numpy.ones(n)`, summed,
+      averaged or returned: refused under STRICT with "output index [0] large than the
+      output size [0] of node!", compiled under LAX; `int(x.shape[0])` and `ops.ones` of
+      the same size compile at both levels).
     """
 
     nodes = (ast.Call,)
-    calls = frozenset(_table())
-    words = ("unsorted_segment_", "pad(", "interpolate(", "adaptive_avg_pool2d(")
+    calls = frozenset(_table()) | frozenset(_numpy_table())
+    words = ("unsorted_segment_", "pad(", "interpolate(", "adaptive_avg_pool2d(", "ones(", "zeros(", "full(")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -113,9 +133,15 @@ class RuntimeScalarSizeArgument(GraphRule):
             return
         q = ctx.qualname(node.func) or ""
         last = q.rsplit(".", 1)[-1]
-        if q.split(".")[0] != "mindspore" or ".ops." not in f"{q}." or last not in _table():
+        if q.split(".")[0] != "mindspore":
             return
-        for want in _table()[last]:
+        if q == f"mindspore.numpy.{last}" and last in _numpy_table():
+            wants = _numpy_table()[last]
+        elif ".ops." in f"{q}." and last in _table():
+            wants = _table()[last]
+        else:
+            return
+        for want in wants:
             if ctx.scope.level not in want.levels:
                 continue
             arg = _argument(node, want.at, want.key)
@@ -147,6 +173,8 @@ def _how(want: _Argument) -> str:
 def _where(want: _Argument) -> str:
     if want.levels == _BOTH:
         return ""
+    if want.why:
+        return f" under STRICT ({want.why})"
     return " under STRICT (its Python argument checks are a script STRICT refuses: \"the inputs should be constant\"; LAX runs them)"
 
 

@@ -1437,7 +1437,14 @@ def _lax_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         # the standard library or a package, called with a graph variable: run as Python at
         # LAX (STRICT rejects it: "the inputs should be constant"), its result is opaque
         args = [*call.args, *(k.value for k in call.keywords)]
-        return any(a.kind(arg, func).dynamic for arg in args)
+        if any(a.kind(arg, func).dynamic for arg in args):
+            return True
+        # a list the function builds of run-time scalars (`np.mean(vals)` with `vals =
+        # [x[0, j].item() for j in range(3)]`) is a run-time input of the script too, as for
+        # builtins above (written/lax probes `fix30c_nm_*`; difftest seed 10100060)
+        from npu_lsp.rules.graphmode.python_call_on_tensor import _list_of_variables
+
+        return any(type(arg) in (ast.Name, ast.ListComp) and _list_of_variables(arg, ctx, func) for arg in args)
     if not isinstance(f, ast.Attribute):
         return False
     if f.attr in ("asnumpy", "tolist"):
