@@ -785,6 +785,12 @@ class BranchTypeMismatch(GraphRule):
     after the loop (alone or in a returned tuple): the path that leaves on the first turn
     keeps the number (measured, written/heldout18b probes `fe18b_ex_*`; accumulating
     before the `if`, or combining the result with a tensor before returning it, compiles).
+    Under LAX, `==` / `!=` between a Python list and a number is a branch of the graph as
+    well: MindSpore has no graph overload for it and interprets it at run time, so `if f !=
+    -1: x = [x, y[0]]` with `f` a list joins a list with the tensor `x` held before (the
+    YOLOv5 `froms` loop: `f = self.froms[i]` over a table mixing ints and lists, with
+    `isinstance(f, int)` in the branch folded for the list's turn). STRICT folds it; a
+    tuple, a str, an int, a list against a list or None compare while compiling.
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -865,6 +871,11 @@ class BranchTypeMismatch(GraphRule):
       (or `continue`) after the binding and the first statement reading `idx` after the
       loop reading it only under a None test (`is`, `is not`, `==`, `!=`; either side of a
       conditional expression, famc probes `nj_*`), it compiles.
+    - Measured on MindSpore 2.10 with the written/heldout30a cases `r2_parse_froms_*`,
+      `parse_yolo_list_outputs_none`, `parse_cell_attrs_i_f_yolov5` and probes `fix30e_ne_*`,
+      `fix30e_eq_*`, `fix30e_loop_*`: a list compared with a number by `==` / `!=` fails the
+      join at LAX only; `equal_impl.py` / `not_equal_impl.py` (mindspore/ops/composite/
+      multitype_ops) register no (List, Number) overload.
     """
 
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:

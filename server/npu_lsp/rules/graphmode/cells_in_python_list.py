@@ -35,7 +35,9 @@ class CellsInPythonList(Rule):
     a `Dense`'s weight / bias; a `BatchNorm1d` beside a `LayerNorm` clashes on gamma), and
     neither can one entry read alone: `self.heads["cls"](x)`, `self.paths[1](x)`, or
     `self.branches[modality](x)` with `modality` an argument of `construct` (the graph holds
-    a string or int argument as a constant) bring a single cell into the graph, and so does
+    a string or int argument as a constant), `self.heads[self.head](x)` with `self.head` a
+    string or int `__init__` stored (once, twice or in a loop: the same entry each time;
+    written/heldout30a probes `fix30e_cd_*`) bring a single cell into the graph, and so does
     `self.adapters.get(tenant)` (with or without a default), while `tenant in self.adapters`
     brings none (measured: all compile; two such reads, or a loop over the keys, clash).
     A single cell cannot clash either: a display of one, or a comprehension whose count is
