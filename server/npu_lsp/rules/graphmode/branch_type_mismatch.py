@@ -26,7 +26,11 @@ from npu_lsp.rules.graphmode.helpers import (
     returns_in,
     terminates,
 )
-from npu_lsp.rules.graphmode.list_compare import compared_list, folded_bindings
+from npu_lsp.rules.graphmode.list_compare import (
+    compared_list,
+    equality_with_number,
+    folded_bindings,
+)
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import number_or_tuple_argument
@@ -407,6 +411,8 @@ def _only_returned(node: ast.IfExp, ctx: Context) -> bool:
 
 
 _EXITS = (ast.Break, ast.Continue)
+_EQUALITY = (ast.Eq, ast.NotEq)
+_COMPARE_T, _UNARY_T = ast.Compare, ast.UnaryOp
 
 
 def _number_skipped_by_exit(node: ast.If, ctx: Context) -> tuple[str, ast.expr, ast.stmt] | None:
@@ -1110,7 +1116,14 @@ class BranchTypeMismatch(GraphRule):
             )
             return
         found = self._if(node, ctx, None)
-        if not found and not (ctx.scope and ctx.scope.strict) and (node.body or node.orelse):
+        # (the test's shape first, inline: two type tests for most `if`s of the file)
+        t = node.test
+        if (
+            not found
+            and (type(t) is _COMPARE_T and type(t.ops[0]) in _EQUALITY or type(t) is _UNARY_T)
+            and equality_with_number(t)
+            and not (ctx.scope and ctx.scope.strict)
+        ):
             listed = _list_compare_join(node, ctx)
             if listed is not None:
                 name, reason = listed

@@ -36,13 +36,33 @@ from npu_lsp.rules.graphmode.flow import analyzer
 _DEPTH = 6
 
 
+def equality_with_number(test: ast.expr) -> bool:
+    """Is `test` `a == <number>` / `a != <number>` (either side), maybe under `not`? (Asked of
+    every `if` of compiled code: type tests only, the operator's first.)"""
+    if type(test) is _UNARY:
+        if type(test.op) is not _NOT:
+            return False
+        test = test.operand
+        if type(test) is not _COMPARE:
+            return False
+    ops = getattr(test, "ops", None)
+    if ops is None or type(ops[0]) not in _EQUALITY or len(ops) != 1:
+        return False
+    return _number(test.comparators[0]) or _number(test.left)  # type: ignore[attr-defined]
+
+
+_UNARY, _NOT, _COMPARE = ast.UnaryOp, ast.Not, ast.Compare
+_EQUALITY = (ast.Eq, ast.NotEq)
+
+
 def compared_list(test: ast.expr, func: ast.AST | None, ctx: Context) -> ast.expr | None:
     """The operand of `test` (`f != -1`, `f == 0`, `not f == -1`) that may be a Python list
     compared with a number, on some turn of the loops around it; else None."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test = test.operand
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+    if not equality_with_number(test):
         return None
+    if isinstance(test, ast.UnaryOp):
+        test = test.operand
+    assert isinstance(test, ast.Compare)
     left, right = test.left, test.comparators[0]
     operand = left if _number(right) else right if _number(left) else None
     if operand is None or not isinstance(operand, (ast.Name, ast.Attribute, ast.Subscript)):
