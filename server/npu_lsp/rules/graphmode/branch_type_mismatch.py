@@ -26,6 +26,11 @@ from npu_lsp.rules.graphmode.helpers import (
     returns_in,
     terminates,
 )
+from npu_lsp.rules.graphmode.list_compare import (
+    compared_list,
+    equality_with_number,
+    folded_bindings,
+)
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import number_or_tuple_argument
@@ -406,6 +411,8 @@ def _only_returned(node: ast.IfExp, ctx: Context) -> bool:
 
 
 _EXITS = (ast.Break, ast.Continue)
+_EQUALITY = (ast.Eq, ast.NotEq)
+_COMPARE_T, _UNARY_T = ast.Compare, ast.UnaryOp
 
 
 def _number_skipped_by_exit(node: ast.If, ctx: Context) -> tuple[str, ast.expr, ast.stmt] | None:
@@ -784,6 +791,12 @@ class BranchTypeMismatch(GraphRule):
     after the loop (alone or in a returned tuple): the path that leaves on the first turn
     keeps the number (measured, written/heldout18b probes `fe18b_ex_*`; accumulating
     before the `if`, or combining the result with a tensor before returning it, compiles).
+    Under LAX, `==` / `!=` between a Python list and a number is a branch of the graph as
+    well: MindSpore has no graph overload for it and interprets it at run time, so `if f !=
+    -1: x = [x, y[0]]` with `f` a list joins a list with the tensor `x` held before (the
+    YOLOv5 `froms` loop: `f = self.froms[i]` over a table mixing ints and lists, with
+    `isinstance(f, int)` in the branch folded for the list's turn). STRICT folds it; a
+    tuple, a str, an int, a list against a list or None compare while compiling.
 
     ## Why is this bad?
     Both sides of a tensor-dependent branch are compiled and their results are joined into
@@ -864,6 +877,11 @@ class BranchTypeMismatch(GraphRule):
       (or `continue`) after the binding and the first statement reading `idx` after the
       loop reading it only under a None test (`is`, `is not`, `==`, `!=`; either side of a
       conditional expression, famc probes `nj_*`), it compiles.
+    - Measured on MindSpore 2.10 with the written/heldout30a cases `r2_parse_froms_*`,
+      `parse_yolo_list_outputs_none`, `parse_cell_attrs_i_f_yolov5` and probes `fix30e_ne_*`,
+      `fix30e_eq_*`, `fix30e_loop_*`: a list compared with a number by `==` / `!=` fails the
+      join at LAX only; `equal_impl.py` / `not_equal_impl.py` (mindspore/ops/composite/
+      multitype_ops) register no (List, Number) overload.
     """
 
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
@@ -969,8 +987,10 @@ class BranchTypeMismatch(GraphRule):
             error = dtype_cast_error(parent, name, left, right, ctx)
             if error is None and (none := _none_out_of_branch(left, right)) is not None and _returned_directly(parent, name, ctx):
                 error = none  # (the cheap test first: the other walks the function)
-        if error is None or not error.applies(strict) or not analyzer(ctx).kind(node.test).dynamic:
+        if error is None or not error.applies(strict):
             return
+        if not analyzer(ctx).kind(node.test).dynamic and (strict or compared_list(node.test, ctx.function, ctx) is None):
+            return  # (under LAX, `==` / `!=` of a list and a number is a run-time value)
         if (
             not strict
             and isinstance(parent, ast.Assign)
@@ -1096,6 +1116,23 @@ class BranchTypeMismatch(GraphRule):
             )
             return
         found = self._if(node, ctx, None)
+        # (the test's shape first, inline: two type tests for most `if`s of the file)
+        t = node.test
+        if (
+            not found
+            and (type(t) is _COMPARE_T and type(t.ops[0]) in _EQUALITY or type(t) is _UNARY_T)
+            and equality_with_number(t)
+            and not (ctx.scope and ctx.scope.strict)
+        ):
+            listed = _list_compare_join(node, ctx)
+            if listed is not None:
+                name, reason = listed
+                yield ctx.diagnostic(
+                    self,
+                    ctx.head_span(node),
+                    f"`{ctx.segment(node.test)}` compares a Python list with a number: MindSpore has no graph overload for that, so under LAX it is interpreted at run time and this `if` becomes a branch of the graph; `{name}` is then {reason}, and MindSpore cannot join them (Type Join Failed); test `isinstance(..., int)` first or compare with a list",
+                )
+                return
         if found:
             reason, where = found
             # MindSpore names the false branch: the else block's return or first statement,
@@ -1295,6 +1332,52 @@ class BranchTypeMismatch(GraphRule):
                     continue  # a list of folded constants joins a tuple (see `_folded_items`)
                 return f"`{name}`: {error.reason}", node if name in kept else where
         return None
+
+
+def _list_compare_join(node: ast.If, ctx: Context) -> tuple[str, str] | None:
+    """Under LAX, an `if` on `f != -1` (or `==`) where `f` is a Python list on some turn of
+    the loops around it (`list_compare.compared_list`): on that turn the test is a run-time
+    value, and a name the two paths bind to values that cannot join fails (a list against
+    the tensor kept from before: the YOLOv5 `froms` loop, written/heldout30a). `isinstance`
+    tests of `f` in the branch fold for the list. Returns (name, the two values)."""
+    if not _assigned(node.body) and not any(isinstance(st, ast.If) for st in node.body):
+        return None  # nothing bound on the true path (the cheap test first)
+    func = ctx.function
+    operand = compared_list(node.test, func, ctx)
+    if operand is None or func is None:
+        return None
+    body = folded_bindings(node.body, operand)
+    other = folded_bindings(node.orelse, operand) if node.orelse else {}
+    if body is None or other is None:
+        return None
+    vals = values(ctx)
+    for name in sorted(body.keys() | other.keys()):
+        if not _read_after(node, name, ctx):
+            continue  # a name nobody reads is never joined (probe `fix30e_ne_list_unread_binding`)
+        sides: list[av.Value] = []
+        for bound in (body, other):
+            e = bound.get(name)
+            if e is None:
+                e = _read_before_or_in(name, node, func)  # the path keeps what the name held
+            sides.append(vals.of(e) if e is not None else av.UNKNOWN)
+        x, y = sides
+        if not (x.known and y.known):
+            continue
+        error = av.join(x, y, av.Site.PHI).error
+        # (measured: a list against a tensor; other pairs are not)
+        if error is not None and not error.strict_only and isinstance(x, av.Sequence) != isinstance(y, av.Sequence):
+            return name, error.reason
+    return None
+
+
+def _read_before_or_in(name: str, node: ast.If, func: ast.AST) -> ast.Name | None:
+    """A read of `name` whose value is the one `name` holds when `node` runs: in the `if`
+    itself (`[x, y[0]]` reads the `x` from before), else the function's first read."""
+    for scope in (node, func):
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+                return n
+    return None
 
 
 def _sequence_kinds_differ(x: av.Value, y: av.Value) -> bool:

@@ -35,7 +35,9 @@ class CellsInPythonList(Rule):
     a `Dense`'s weight / bias; a `BatchNorm1d` beside a `LayerNorm` clashes on gamma), and
     neither can one entry read alone: `self.heads["cls"](x)`, `self.paths[1](x)`, or
     `self.branches[modality](x)` with `modality` an argument of `construct` (the graph holds
-    a string or int argument as a constant) bring a single cell into the graph, and so does
+    a string or int argument as a constant), `self.heads[self.head](x)` with `self.head` a
+    string or int `__init__` stored (once, twice or in a loop: the same entry each time;
+    written/heldout30a probes `fix30e_cd_*`) bring a single cell into the graph, and so does
     `self.adapters.get(tenant)` (with or without a default), while `tenant in self.adapters`
     brings none (measured: all compile; two such reads, or a loop over the keys, clash).
     A single cell cannot clash either: a display of one, or a comprehension whose count is
@@ -968,6 +970,7 @@ def _entries_of(reads: Sequence[tuple[ast.expr, ast.AST]], ctx: Context) -> tupl
     many use an argument of that function as the key; None when one is read otherwise."""
     keys: set[object] = set()
     variable = 0
+    attr_keys: set[str] = set()  # `self.heads[self.head]`: one entry per attribute named
     for n, fn in reads:
         up = ctx.parent(n)
         if _membership_test(n, up):
@@ -983,9 +986,11 @@ def _entries_of(reads: Sequence[tuple[ast.expr, ast.AST]], ctx: Context) -> tupl
             keys.add(key.value)
         elif _argument_key(key, fn, up, ctx):
             variable += 1
+        elif (attr := _constant_attribute_key(key, fn, ctx)) is not None:
+            attr_keys.add(attr)
         else:
             return None
-    return keys, variable
+    return keys, variable + len(attr_keys)
 
 
 def _membership_test(n: ast.expr, up: ast.AST | None) -> bool:
@@ -1038,6 +1043,28 @@ def _argument_key(key: ast.expr, method: ast.AST, read: ast.AST, ctx: Context) -
             return False
         node = ctx.parent(node)
     return True
+
+
+def _constant_attribute_key(key: ast.expr, method: ast.AST, ctx: Context) -> str | None:
+    """The attribute name of a key `self.<name>` that holds a value known while compiling (a
+    string or int `__init__` stored: `self.heads[self.head](x)` with `self.head = head`) and
+    that the compiled method never stores; else None. The graph holds such an attribute as a
+    constant, so the read brings one entry in, as a constant key does, and every read naming
+    the same attribute (twice, or in a loop) brings that same entry (measured, written/
+    heldout30a case `container_plain_dict_of_cells_attr` and probes `fix30e_cd_*`: all
+    compile at both levels; two attributes naming two Dense entries clash)."""
+    from npu_lsp.rules.graphmode.flow import Kind, analyzer
+
+    if not (isinstance(key, ast.Attribute) and isinstance(key.value, ast.Name) and key.value.id == "self"):
+        return None
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for n in walk(method):
+        if isinstance(n, ast.Attribute) and n.attr == key.attr and not isinstance(n.ctx, ast.Load):
+            return None  # stored by compiled code: not the value `__init__` left
+    if analyzer(ctx).kind(key, method) != Kind.CONST:
+        return None
+    return key.attr
 
 
 #: `mindspore.nn` cells that own no Parameter: several of them in a list cannot clash

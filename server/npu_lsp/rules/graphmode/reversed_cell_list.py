@@ -22,7 +22,8 @@ _ITERTOOLS = frozenset(n for n in dir(itertools) if not n.startswith("_"))
 class ReversedCellList(GraphRule):
     """## What it does
     Flags `reversed(self.layers)` in compiled code when `self.layers` is an `nn.CellList`
-    (in a `for`, a `zip`, a comprehension), and a loop `for i in reversed(range(len(self.layers)))`
+    (in a `for`, a `zip`, a comprehension), also of a slice of it (`reversed(self.laterals[:-1])`,
+    itself a CellList), and a loop `for i in reversed(range(len(self.layers)))`
     whose body picks `self.layers[i]`; also `reversed()` of a Python container holding the
     CellList (`reversed(list(zip(feats, self.lateral)))`, `reversed(list(self.up))`) and a
     `zip` of the CellList with a `reversed()` list (`zip(self.up, reversed(skips))`). The same
@@ -72,7 +73,10 @@ class ReversedCellList(GraphRule):
       `cnn_itertools_chain_construct` and written/zoo probes `ld23_chain_*`, and its
       probes: `all`/`any` of a generator over a CellList and `functools.reduce` over it (with
       a lambda or a module-level function) are rejected at both levels; `sum` of a generator
-      over it and `list(self.layers)` compile.
+      over it and `list(self.layers)` compile. Written/heldout30a case
+      `r2_topdown_reversed_zip_prev_first_lateral` and probes `fix30e_rz_*`: `reversed` of a
+      slice of a CellList fails the same way; a slice of a slice (`self.laterals[:-1][::-1]`)
+      and `reversed` of a tuple slice compile.
     """
 
     nodes = (ast.Call,)
@@ -110,6 +114,18 @@ class ReversedCellList(GraphRule):
             return
         arg = node.args[0]
         held = _cell_list_attr(arg, ctx)
+        if held is None and isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice):
+            # a slice of a CellList is a CellList: `reversed(self.laterals[:-1])` fails as
+            # `reversed(self.laterals)` does (measured, written/heldout30a case
+            # `r2_topdown_reversed_zip_prev_first_lateral` and probes `fix30e_rz_*`)
+            held = _cell_list_attr(arg.value, ctx)
+            if held is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(node)}` reverses a slice of the CellList `self.{held}`, itself a CellList: it is interpreted, not compiled, and its items cannot be typed (Unsupported element type[unknown]); slice it backwards instead (`self.{held}[-2::-1]`)",
+                )
+                return
         if held is None and not isinstance(arg, ast.Attribute):
             inner = _holds_cell_list(arg, ctx, 0)
             if inner is not None:

@@ -47,6 +47,9 @@ class SubcellAttributeAssignment(GraphRule):
     ## References
     - MindSpore 2.10, measured at LAX and STRICT.
     - RULES.md has no row for it (found by the independently written set `nlp`).
+    - A Cell built from a registry of Cell classes (`HEADS[name](...)`, `HEADS = {"linear":
+      nn.Dense}`) and stored on `self` in `construct`: written/heldout30a case
+      `registry_lazy_head_built_in_construct` and probes `fix30e_lz_*`.
     """
 
     nodes = (ast.Assign, ast.AugAssign, ast.AnnAssign)
@@ -105,9 +108,32 @@ def _is_self_attr(t: ast.expr) -> bool:
 def _cell_value(value: ast.expr, ctx: Context) -> bool:
     """A Cell: a new instance of a Cell class (`nn.Tanh()`) or a sub-cell (`self.other`)."""
     if isinstance(value, ast.Call):
+        if isinstance(value.func, ast.Subscript):
+            return _cell_class_registry(value.func.value, ctx)
         q = ctx.qualname(value.func)
         return q is not None and ctx.scopes.is_cell_class(q)
     return _is_self_attr(value) and _holds_cell(value.attr, ctx)  # type: ignore[attr-defined]
+
+
+def _cell_class_registry(e: ast.expr, ctx: Context) -> bool:
+    """Is `e` a module-level dict display whose values are all Cell classes (`HEADS =
+    {"linear": nn.Dense}`)? Whatever key picks the entry, calling it builds a Cell
+    (measured, written/heldout30a case `registry_lazy_head_built_in_construct` and probes
+    `fix30e_lz_*`: `self.head = HEADS[cfg["type"]](8, 3)` then `self.head(feat)` fails at
+    LAX with "'int' object is not callable", as `self.head = nn.Dense(8, 3)` does; kept in
+    a local it compiles)."""
+    from npu_lsp.rules.graphmode import constructed
+
+    if not isinstance(e, ast.Name):
+        return False
+    table = constructed.built(e, None, ctx)
+    if not (isinstance(table, ast.Dict) and table.values and None not in table.keys):
+        return False
+    for v in table.values:
+        q = ctx.qualname(v) if isinstance(v, (ast.Name, ast.Attribute)) else None
+        if q is None or not ctx.scopes.is_cell_class(q):
+            return False
+    return True
 
 
 def _called_on_self(attr: str, func: ast.AST | None) -> bool:
