@@ -450,7 +450,10 @@ def main() -> int:
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     ap.add_argument("--only", action="append", default=[], metavar="NAME")
     ap.add_argument(
-        "--round", type=int, default=1, help="which set of repositories (1: session 6, 2: session 29)"
+        "--round",
+        type=int,
+        default=1,
+        help="which set of repositories (1: session 6, 2: session 29)",
     )
     ap.add_argument("--label", default="latest")
     ap.add_argument("--list", type=Path, metavar="FILE", help="write every NPU finding here")
