@@ -140,6 +140,22 @@ def test_a_device_value_also_used_as_a_path_makes_the_group_unsafe() -> None:
     assert diag.fix.title.endswith("(unsafe: the value is also used for something else at line 8)")
 
 
+@pytest.mark.parametrize(
+    "read, safe",
+    [
+        ('if str(d) == "cpu":\n    pass\n', True),  # openai/CLIP clip.py `load`
+        ('ok = str(d).startswith("cpu")\n', True),
+        ('print(f"on {str(d)}")\n', True),
+        ('ckpt = os.path.join("out", str(d))\n', False),  # the text builds a path
+        ('name = str(d)\nckpt = os.path.join("out", name)\n', False),  # through a copy
+    ],
+)
+def test_the_text_of_a_device_is_read_as_the_device_is(read: str, safe: bool) -> None:
+    body = 'd = "cuda"\nx.to(d)\n' + read
+    (diag,) = check_source(HEAD + body, "t.py", CONFIG)
+    assert diag.fix is not None and diag.fix.safe is safe
+
+
 def test_noqa_keeps_a_literal_out_of_its_group() -> None:
     body = 'x.to("cuda")\ny.to("cuda:1")  # noqa: NPU204\n'
     (diag,) = check_source(HEAD + body, "t.py", CONFIG)

@@ -18,6 +18,13 @@ is, and so are the flags such a chain tests, computed ahead of it
 (`super().cuda(device)`, `torch.device("cuda", index)`) beside its `.npu()`; its callers are
 what moves.
 
+A branch that a CUDA query selects and that runs only CUDA-only code is left alone too:
+`if torch.cuda.is_available() and CUDA_HOME is not None: extension = CUDAExtension ...` in
+a setup.py (Deformable-DETR's `models/ops/setup.py`), `if x.is_cuda:` before a Triton
+kernel whose fallback is what an NPU needs (whisper's `timing.py`). The query asks whether
+the CUDA code can run, not where the tensors live: renamed to the NPU it would send the
+NPU into nvcc builds and Triton kernels, and break the CUDA build it was written for.
+
 The NPU uses in such code need `torch_npu` only once the NPU branch is taken, and a test
 that can only be true with `torch_npu` loaded (an availability query of the project, a
 device that is an NPU, the left side of `device.type == "npu" and torch.npu...`) guards them: `import torch_npu` at the top would break the module
@@ -30,8 +37,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from npu_lsp.engine import Context
+
+if TYPE_CHECKING:
+    from npu_lsp.scope import ModuleInfo
 
 _KEY = ("migration", "npu-aware regions")
 _NPU_NAME = re.compile(r"(?:^|_)npu(?:$|_)", re.IGNORECASE)
@@ -88,6 +99,8 @@ def regions(ctx: Context) -> list[Region]:
         return cached
     out: list[Region] = []
     text = ctx.text
+    if _may_run_cuda_only(ctx):
+        out += _cuda_only_branches(ctx)
     if "npu" in text or "NPU" in text or "def cuda" in text:
         elifs: set[int] = set()
         flags: set[tuple[str, str]] = set()
@@ -128,6 +141,143 @@ def regions(ctx: Context) -> list[Region]:
                 out.append(Region(*_span(a), guards=False))
     ctx.cache[_KEY] = out
     return out
+
+
+# ---- branches that run CUDA-only code
+_CUDA_SOURCES = (".cu", ".cuh")
+#: an extension build names one of these (`from torch.utils.cpp_extension import ...`)
+_BUILD_WORDS = ("cpp_extension", "CUDA_HOME")
+_CPP_EXTENSION = "torch.utils.cpp_extension."
+
+
+def _may_run_cuda_only(ctx: Context) -> bool:
+    """Can the module hold a CUDA-only branch at all? Without a CUDA query there is none;
+    without an extension build word, a CUDA-only package's name or an import of a module
+    of the project, it cannot run CUDA-only code."""
+    text = ctx.text
+    if "cuda" not in text:
+        return False
+    if any(w in text for w in _BUILD_WORDS):
+        return True
+    from npu_lsp.rules.migration.helpers import data
+
+    if any(root.split(".")[0] in text for root in data()["cuda_only_modules"]):
+        return True
+    return "from ." in text or getattr(ctx.scopes, "workspace", None) is not None
+
+
+def _cuda_only_branches(ctx: Context) -> list[Region]:
+    """`if <CUDA query>: <CUDA-only code>` (and `<CUDA-only> if <CUDA query> else ...`):
+    the test and the branch it selects."""
+    out: list[Region] = []
+    local = _local_functions(ctx)
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.If):
+            branch: list[ast.stmt] | list[ast.expr] = node.body
+            start, _ = _span(node.test)
+            _, end = _span(node.body[-1])
+        elif isinstance(node, ast.IfExp):
+            branch = [node.body]
+            start, _ = _span(node.body)
+            _, end = _span(node.test)
+        else:
+            continue
+        if _queries_cuda(ctx, node.test) and _cuda_only(ctx, branch, local, 1):
+            out.append(Region(start, end, guards=False))
+    return out
+
+
+def _queries_cuda(ctx: Context, test: ast.expr) -> bool:
+    """Does the test ask about CUDA: `torch.cuda.<query>`, `<tensor>.is_cuda`, `CUDA_HOME`?"""
+    from npu_lsp.rules.migration.values import resolve
+
+    for node in ast.walk(test):
+        if isinstance(node, ast.Attribute) and (
+            node.attr == "is_cuda" or resolve(ctx, node.value) == "torch.cuda"
+        ):
+            return True
+        if isinstance(node, (ast.Name, ast.Attribute)) and resolve(ctx, node) == (
+            _CPP_EXTENSION + "CUDA_HOME"
+        ):
+            return True
+    return False
+
+
+def _local_functions(ctx: Context) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    out: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for st in ctx.tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.setdefault(st.name, []).append(st)
+    return out
+
+
+def _cuda_only(
+    ctx: Context,
+    body: list[ast.stmt] | list[ast.expr],
+    local: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]],
+    hops: int,
+) -> bool:
+    """Does the branch run code with no Ascend build: a CUDA extension build (the
+    `CUDAExtension` builder, `.cu` sources, flags for nvcc), an import of a CUDA-only
+    package or of a module of the project that imports one, or (`hops` deep) a call of a
+    function of this module that does?"""
+    from npu_lsp.rules.migration.values import resolve
+
+    for top in body:
+        for node in ast.walk(top):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if node.value.endswith(_CUDA_SOURCES) or node.value == "nvcc":
+                    return True
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                if _imports_cuda_only(ctx, node):
+                    return True
+            elif isinstance(node, ast.Name):
+                if resolve(ctx, node) == _CPP_EXTENSION + "CUDAExtension":
+                    return True
+                if hops and isinstance(node.ctx, ast.Load) and node.id in local:
+                    fns = local[node.id]
+                    if any(_cuda_only(ctx, fn.body, local, hops - 1) for fn in fns):
+                        return True
+    return False
+
+
+def _imports_cuda_only(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
+    from npu_lsp.rules.migration.helpers import data
+
+    roots: dict[str, str] = data()["cuda_only_modules"]
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    elif node.level:
+        names = [_absolute(ctx, node)]
+    else:
+        names = [node.module or ""]
+    for name in names:
+        if any(name == m or name.startswith(m + ".") for m in roots):
+            return True
+        info = _project_module(ctx, name)
+        if info is not None and any(
+            q == m or q.startswith(m + ".") for q in info.imports.values() for m in roots
+        ):
+            return True  # whisper's `from .triton_ops import median_filter_cuda`
+    return False
+
+
+def _absolute(ctx: Context, node: ast.ImportFrom) -> str:
+    """The module a relative import names (`from .triton_ops import x` in `whisper.timing`)."""
+    module = ctx.scopes.info.module
+    package = module if ctx.path.endswith("__init__.py") else module.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
+def _project_module(ctx: Context, name: str) -> ModuleInfo | None:
+    """The summary of module `name` of the project, if the index has it."""
+    index = getattr(ctx.scopes, "workspace", None)
+    if index is None or not name:
+        return None
+    found: ModuleInfo | None = index.module(name)
+    return found
 
 
 def _flag_key(node: ast.AST) -> tuple[str, str] | None:

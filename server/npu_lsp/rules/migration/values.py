@@ -1089,8 +1089,10 @@ class Flow:
                 if hits:
                     source.escapes = min(hits, key=lambda n: (n.lineno, n.col_offset))
 
-    def _harmless(self, node: ast.AST) -> bool:
-        """Is this read a device use, or one whose behaviour the rename cannot change?"""
+    def _harmless(self, node: ast.AST, *, copy_ok: bool = True) -> bool:
+        """Is this read a device use, or one whose behaviour the rename cannot change?
+        `copy_ok`: may a copy into another name count as harmless (its reads are checked
+        only when that name carries the value, which a `str(device)` copy never does)."""
         if id(node) in self.visited:
             return True
         parent = self.b.parents.get(id(node))
@@ -1098,7 +1100,20 @@ class Flow:
             return True  # comparisons move with it; truthiness does not change
         if isinstance(parent, (ast.Attribute, ast.Expr)):
             return True  # `device.type`, `device.startswith(...)`, a bare expression
-        if isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets):
+        if (
+            isinstance(parent, ast.Call)
+            and parent.args == [node]
+            and not parent.keywords
+            and resolve(self.ctx, parent.func) == "builtins.str"
+        ):
+            # `str(device) == "cpu"` (CLIP's `load`, litgpt's size warning): the text of a
+            # device is read as the device is, so judge what reads the text
+            return self._harmless(parent, copy_ok=False)
+        if (
+            copy_ok
+            and isinstance(parent, ast.Assign)
+            and all(isinstance(t, ast.Name) for t in parent.targets)
+        ):
             return True  # a copy into another name: that name's reads are checked
         if (
             isinstance(parent, ast.Call)
@@ -1108,13 +1123,22 @@ class Flow:
             and resolve(self.ctx, parent.args[0]) == "torch"
         ):
             return True  # `getattr(torch, device)`: the device's module, torch.npu once moved
-        if self.links is not None:  # an argument for a device parameter of another module
-            call = self.b.parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
-            if isinstance(call, ast.Call) and node is not call.func:
-                from npu_lsp.rules.migration.project import outgoing_kind
+        call = self.b.parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
+        if (
+            not self.torch_module
+            and isinstance(call, ast.Call)
+            and any(arg is node for _kind, arg in self._sink_args(call))
+        ):
+            # a device position in a module that imports no torch, whose positions are not
+            # followed (segment-anything's scripts/amg.py: `sam.to(device=args.device)` on
+            # a model its own package built): a device use all the same, not an escape
+            return True
+        # an argument for a device parameter of another module
+        if self.links is not None and isinstance(call, ast.Call) and node is not call.func:
+            from npu_lsp.rules.migration.project import outgoing_kind
 
-                if outgoing_kind(self.links, self.ctx, call, node) is not None:
-                    return True
+            if outgoing_kind(self.links, self.ctx, call, node) is not None:
+                return True
         # messages: print(...), logger.info(...), warnings.warn(...), f-strings inside them
         walker: ast.AST | None = parent
         below: ast.AST = node
