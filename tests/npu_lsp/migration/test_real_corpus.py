@@ -265,3 +265,19 @@ def test_a_cuda_query_choosing_cuda_only_code_is_left_alone(tmp_path: Path) -> N
     assert (root / "setup.py").read_text(encoding="utf-8") == before
     timing = (root / "whisper" / "timing.py").read_text(encoding="utf-8")
     assert timing.count("if x.is_cuda:") == 2 and 'device="npu"' in timing
+
+
+def test_device_types_reaching_modules_aliases_and_f_strings_move(tmp_path: Path) -> None:
+    """The files a fix-all left half moved: peft's `getattr(torch, device_type)` fallback
+    "cuda", stable-diffusion's `precision_scope("cuda")` (a local name for `autocast`), and
+    litgpt's `str(w.device) == f"cuda:{n - 1}"` beside `== "cuda:0"`."""
+    root, _proc = fix_project("sd_peft", tmp_path)
+    expected = {
+        "tracemalloc.py": ['else "npu"', 'device.type in ["npu", "xpu"]'],
+        "txt2img.py": ['with precision_scope("npu"):', 'torch.device("npu")'],
+        "test_devices.py": ['== "npu:0"', '== f"npu:{device_count - 1}"'],
+    }
+    for rel, snippets in expected.items():
+        text = (root / rel).read_text(encoding="utf-8")
+        for snippet in snippets:
+            assert snippet in text, (rel, snippet)

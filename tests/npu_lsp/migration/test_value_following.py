@@ -60,9 +60,18 @@ DEVICES = {
     "in str(device)": 'if "cuda" in str(x.device):\n    pass\n',
     "startswith": 'd = "cuda:0"\nx.to(d)\nif d.startswith("cuda"):\n    pass\n',
     "torch.device": 'd = torch.device("cuda", 0)\n',
+    # peft's memory tracker: the device type names the device's module
+    "getattr(torch, device type)": 'kind = "cuda" if ok else "cpu"\ngetattr(torch, kind).synchronize()\n',
+    # stable-diffusion's scripts: a local name for autocast or nullcontext
+    "conditional callee": "def run(half):\n    scope = torch.autocast if half else nullcontext\n"
+    '    with scope("cuda"):\n        pass\n',
+    # litgpt's tests: the device's text compared with an f-string
+    "f-string compare": 'n = 2\nif str(x.device) == f"cuda:{n - 1}":\n    pass\n',
 }
 
 NOT_DEVICES = {
+    "non-sink callee alias": 'def run():\n    scope = nullcontext\n    with scope("cuda"):\n        pass\n',
+    "getattr of another object": 'kind = "cuda"\nf = getattr(backends, kind)\n',
     "folder": 'root = os.path.join("build", "cuda")\n',
     "file name": 'log = open("cuda.log", "w")\n',
     "message": 'print("cuda")\nlogging.info("running on cuda")\n',

@@ -82,9 +82,11 @@ _BACKEND_FIRST_ARG = frozenset(
     {"torch.distributed.init_process_group", "torch.distributed.new_group"}
 )
 _GET_BACKEND = "torch.distributed.get_backend"
+#: `getattr(torch, device_type)`: the device's module (`torch.cuda`, `torch.npu` once moved)
+_GETATTR = "builtins.getattr"
 #: The last names of the callees above (`torch.load` takes a device second)
 _SINK_NAMES = frozenset(
-    q.rsplit(".", 1)[-1] for q in (*_DEVICE_FIRST_ARG, *_BACKEND_FIRST_ARG, "torch.load")
+    q.rsplit(".", 1)[-1] for q in (*_DEVICE_FIRST_ARG, *_BACKEND_FIRST_ARG, "torch.load", _GETATTR)
 )
 #: keyword arguments `_sink_args` looks at
 _SINK_KEYWORDS = DEVICE_KEYWORDS | BACKEND_KEYWORDS | {"type"}
@@ -320,6 +322,7 @@ class Flow:
         self.torch_module = imports_any(ctx.tree, ctx.text, FAMILY_IMPORTS["migration"])
         #: while a chunked run records what each chunk's work touches (`_PartRecord`)
         self._rec: _PartRecord | None = None
+        self._aliases: frozenset[str] | None = None  # `_sink_aliases`, made when first asked
         self.kept = 0  # chunks whose findings a chunked run reused (tests, benchmarks)
         if not self.b.parts or not self._run_by_parts():
             self._collect()
@@ -670,7 +673,7 @@ class Flow:
                 maybe = method in _SINK_NAMES or method in _DEVICE_METHODS
             else:
                 maybe = isinstance(func, ast.Name) and (
-                    func.id in _SINK_NAMES or func.id in imported
+                    func.id in _SINK_NAMES or func.id in imported or func.id in self._sink_aliases()
                 )
             if not maybe:
                 for kw in node.keywords:
@@ -779,6 +782,31 @@ class Flow:
                     return kind
         return None
 
+    def _sink_aliases(self) -> frozenset[str]:
+        """Names a function binds to a sink's callee, alone or as one side of a conditional
+        (`precision_scope = autocast if opt.precision == "autocast" else nullcontext`,
+        stable-diffusion's scripts): a call of such a name may be that sink. Function
+        scopes only, so a chunk's call plan depends on nothing outside its own `def`."""
+        found = self._aliases
+        if found is None:
+            names: set[str] = set()
+            for scope_id, table in self.b.names.items():
+                if scope_id == id(self.ctx.tree):
+                    continue
+                for name, values in table.items():
+                    if any(_names_sink(v) for v in values):
+                        names.add(name)
+            found = self._aliases = frozenset(names)
+        return found
+
+    def _aliased_sink(self, func: ast.Name) -> str | None:
+        """The sink a local alias stands for (one of its values; None if none is)."""
+        scope, _values = self._lookup(func)
+        if isinstance(scope, ast.Module):
+            return None
+        sinks = qualnames(self.ctx, func) & (_DEVICE_FIRST_ARG | _BACKEND_FIRST_ARG)
+        return min(sinks) if sinks else None
+
     def _sink_args(self, call: ast.Call) -> Iterator[tuple[Kind, ast.expr]]:
         func = call.func
         # Resolving every call's callee is most of the cost of a big file: only a callee
@@ -790,6 +818,8 @@ class Flow:
                 func.id in _SINK_NAMES or func.id in self._imported
             )
         qual = resolve(self.ctx, func) if named else None
+        if qual is None and isinstance(func, ast.Name) and func.id in self._sink_aliases():
+            qual = self._aliased_sink(func)
         for kw in call.keywords:
             if kw.arg in DEVICE_KEYWORDS:
                 if isinstance(kw.value, ast.Dict):
@@ -810,6 +840,10 @@ class Flow:
         ):
             yield "device", first
         elif qual == "torch.load" and len(call.args) > 1:
+            yield "device", call.args[1]
+        elif qual == _GETATTR and len(call.args) > 1 and resolve(self.ctx, first) == "torch":
+            # `getattr(torch, self.device_type, torch.cuda)` (peft's memory tracker): the
+            # device type names the device's module, so a "cuda" reaching it moves
             yield "device", call.args[1]
         if qual in _BACKEND_FIRST_ARG:
             yield "backend", first
@@ -1222,8 +1256,8 @@ class Flow:
         else:
             pairs = [(right, left)]
         for value, literal in pairs:
-            if not isinstance(literal, ast.Constant):
-                continue
+            if not isinstance(literal, (ast.Constant, ast.JoinedStr)):
+                continue  # an f-string too: litgpt's `str(w.device) == f"cuda:{n - 1}"`
             kind = self._kind_of(value)
             if kind is not None:
                 self._compared(value, literal, kind, where)
@@ -1465,6 +1499,16 @@ def is_torch_device(ctx: Context, func: ast.AST) -> bool:
     if isinstance(func, ast.Attribute) and func.attr != "device":
         return False
     return resolve(ctx, func) == "torch.device"
+
+
+def _names_sink(value: ast.expr) -> bool:
+    """Is `value` a sink's callee spelled as a name or attribute, or a conditional choosing
+    one (by the last name: `autocast`, `torch.autocast`)?"""
+    if isinstance(value, ast.IfExp):
+        return _names_sink(value.body) or _names_sink(value.orelse)
+    if isinstance(value, ast.Name):
+        return value.id in _SINK_NAMES
+    return isinstance(value, ast.Attribute) and value.attr in _SINK_NAMES
 
 
 def _is_display(node: ast.AST) -> bool:
