@@ -18,12 +18,14 @@ is, and so are the flags such a chain tests, computed ahead of it
 (`super().cuda(device)`, `torch.device("cuda", index)`) beside its `.npu()`; its callers are
 what moves.
 
-A branch that a CUDA query selects and that runs only CUDA-only code is left alone too:
+The CUDA query choosing a branch that runs CUDA-only code is left alone too:
 `if torch.cuda.is_available() and CUDA_HOME is not None: extension = CUDAExtension ...` in
 a setup.py (Deformable-DETR's `models/ops/setup.py`), `if x.is_cuda:` before a Triton
 kernel whose fallback is what an NPU needs (whisper's `timing.py`). The query asks whether
 the CUDA code can run, not where the tensors live: renamed to the NPU it would send the
-NPU into nvcc builds and Triton kernels, and break the CUDA build it was written for.
+NPU into nvcc builds and Triton kernels, and break the CUDA build it was written for. Not
+Apex (replaced on Ascend, `cuda_only_replaced` in data/migration.json), and not a branch
+that also moves data with `.cuda()`: that is the program's GPU path, which the NPU takes.
 
 The NPU uses in such code need `torch_npu` only once the NPU branch is taken, and a test
 that can only be true with `torch_npu` loaded (an availability query of the project, a
@@ -37,6 +39,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from npu_lsp.engine import Context
@@ -167,23 +170,19 @@ def _may_run_cuda_only(ctx: Context) -> bool:
 
 
 def _cuda_only_branches(ctx: Context) -> list[Region]:
-    """`if <CUDA query>: <CUDA-only code>` (and `<CUDA-only> if <CUDA query> else ...`):
-    the test and the branch it selects."""
+    """The tests of `if <CUDA query>: <CUDA-only code>` and of `<CUDA-only> if <CUDA query>
+    else ...`. Only the test: what the branch holds besides is migrated as anywhere."""
     out: list[Region] = []
     local = _local_functions(ctx)
     for node in ast.walk(ctx.tree):
         if isinstance(node, ast.If):
             branch: list[ast.stmt] | list[ast.expr] = node.body
-            start, _ = _span(node.test)
-            _, end = _span(node.body[-1])
         elif isinstance(node, ast.IfExp):
             branch = [node.body]
-            start, _ = _span(node.body)
-            _, end = _span(node.test)
         else:
             continue
         if _queries_cuda(ctx, node.test) and _cuda_only(ctx, branch, local, 1):
-            out.append(Region(start, end, guards=False))
+            out.append(Region(*_span(node.test), guards=False))
     return out
 
 
@@ -218,33 +217,49 @@ def _cuda_only(
     hops: int,
 ) -> bool:
     """Does the branch run code with no Ascend build: a CUDA extension build (the
-    `CUDAExtension` builder, `.cu` sources, flags for nvcc), an import of a CUDA-only
-    package or of a module of the project that imports one, or (`hops` deep) a call of a
-    function of this module that does?"""
-    from npu_lsp.rules.migration.values import resolve
-
+    `CUDAExtension` builder, `.cu` sources, flags for nvcc), a CUDA-only package or a module
+    of the project that imports one, or (`hops` deep) a call of a function of this module
+    that does? Not when it also moves data with `.cuda()`: that is the GPU path of the
+    program, which an NPU takes once migrated."""
+    found = False
     for top in body:
         for node in ast.walk(top):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if node.value.endswith(_CUDA_SOURCES) or node.value == "nvcc":
-                    return True
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                if _imports_cuda_only(ctx, node):
-                    return True
-            elif isinstance(node, ast.Name):
-                if resolve(ctx, node) == _CPP_EXTENSION + "CUDAExtension":
-                    return True
-                if hops and isinstance(node.ctx, ast.Load) and node.id in local:
-                    fns = local[node.id]
-                    if any(_cuda_only(ctx, fn.body, local, hops - 1) for fn in fns):
-                        return True
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "cuda"
+            ):
+                return False
+            if found:
+                continue
+            found = _uses_cuda_only(ctx, node, local, hops)
+    return found
+
+
+def _uses_cuda_only(
+    ctx: Context,
+    node: ast.AST,
+    local: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]],
+    hops: int,
+) -> bool:
+    """Is this node of a branch CUDA-only code (see `_cuda_only`)?"""
+    from npu_lsp.rules.migration.values import resolve
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.endswith(_CUDA_SOURCES) or node.value == "nvcc"
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return _imports_cuda_only(ctx, node)
+    if isinstance(node, ast.Name):
+        qual = resolve(ctx, node)
+        if qual == _CPP_EXTENSION + "CUDAExtension" or _in_packages(qual, _kernel_roots()):
+            return True  # the builder, or `cupy.asarray(x)` of a module-level import
+        if hops and isinstance(node.ctx, ast.Load) and node.id in local:
+            return any(_cuda_only(ctx, fn.body, local, hops - 1) for fn in local[node.id])
     return False
 
 
 def _imports_cuda_only(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
-    from npu_lsp.rules.migration.helpers import data
-
-    roots: dict[str, str] = data()["cuda_only_modules"]
+    roots = _kernel_roots()
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
     elif node.level:
@@ -252,14 +267,26 @@ def _imports_cuda_only(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
     else:
         names = [node.module or ""]
     for name in names:
-        if any(name == m or name.startswith(m + ".") for m in roots):
+        if _in_packages(name, roots):
             return True
         info = _project_module(ctx, name)
-        if info is not None and any(
-            q == m or q.startswith(m + ".") for q in info.imports.values() for m in roots
-        ):
+        if info is not None and any(_in_packages(q, roots) for q in info.imports.values()):
             return True  # whisper's `from .triton_ops import median_filter_cuda`
     return False
+
+
+@cache
+def _kernel_roots() -> tuple[str, ...]:
+    """The CUDA-only packages a CUDA-only branch may use. Not Apex: it is replaced on
+    Ascend (torch_npu's AMP and fused optimizers), so a branch using it is code to migrate."""
+    from npu_lsp.rules.migration.helpers import data
+
+    replaced = set(data()["cuda_only_replaced"])
+    return tuple(m for m in data()["cuda_only_modules"] if m not in replaced)
+
+
+def _in_packages(name: str | None, roots: tuple[str, ...]) -> bool:
+    return name is not None and any(name == m or name.startswith(m + ".") for m in roots)
 
 
 def _absolute(ctx: Context, node: ast.ImportFrom) -> str:
