@@ -55,6 +55,7 @@ class Repo:
     mirror: str
     folders: list[str] = field(default_factory=list)
     git_dir: Path | None = None
+    round: int = 1  # 1: session 6's seventeen; 2: session 29's, none swept before
 
 
 REPOS = [
@@ -75,6 +76,18 @@ REPOS = [
     Repo("lightning", "Lightning-AI+pytorch-lightning", ["src", "examples"]),
     Repo("denoising-diffusion", "lucidrains+denoising-diffusion-pytorch"),
     Repo("vit-pytorch", "lucidrains+vit-pytorch"),
+    Repo("detr", "facebookresearch+detr", round=2),
+    Repo("Deformable-DETR", "fundamentalvision+Deformable-DETR", round=2),
+    Repo("segment-anything", "facebookresearch+segment-anything", round=2),
+    Repo("dinov2", "facebookresearch+dinov2", round=2),
+    Repo("whisper", "openai+whisper", round=2),
+    Repo("CLIP", "openai+CLIP", round=2),
+    Repo("peft", "huggingface+peft", round=2),
+    Repo("litgpt", "Lightning-AI+litgpt", round=2),
+    Repo("mmpretrain", "open-mmlab+mmpretrain", round=2),
+    Repo("stable-diffusion", "CompVis+stable-diffusion", round=2),
+    Repo("DeepSpeedExamples", "microsoft+DeepSpeedExamples", round=2),
+    Repo("yolov7", "WongKinYiu+yolov7", round=2),
 ]
 
 #: a device string as a whole literal, or the head of an f-string
@@ -436,6 +449,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     ap.add_argument("--only", action="append", default=[], metavar="NAME")
+    ap.add_argument(
+        "--round",
+        type=int,
+        default=1,
+        help="which set of repositories (1: session 6, 2: session 29)",
+    )
     ap.add_argument("--label", default="latest")
     ap.add_argument("--list", type=Path, metavar="FILE", help="write every NPU finding here")
     ap.add_argument("--dry", action="store_true", help="print, do not write the .md")
@@ -452,6 +471,8 @@ def main() -> int:
     found: list[Result] = []
     for repo in REPOS:
         if args.only and repo.name not in args.only:
+            continue
+        if not args.only and repo.round != args.round:
             continue
         repo.git_dir = args.mirrors / repo.mirror / "repo"
         if not repo.git_dir.exists():

@@ -201,3 +201,45 @@ def test_torch_imported_in_an_except_handler_before_an_else_block_counts() -> No
         'x = y.to("cuda")\n'
     )
     assert [d.code for d in check_source(text, "t.py", Config(select=("NPU",)))] == ["NPU204"]
+
+
+CUDA_ONLY_BRANCHES = {
+    # a CUDA query choosing code with no Ascend build: left alone
+    "nvcc build": (
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "if torch.cuda.is_available():\n    ext = CUDAExtension('k', ['k.cu'])\n",
+        False,
+    ),
+    "triton kernel": (
+        "def f(x):\n    if x.is_cuda:\n        import triton\n        return triton\n    return x\n",
+        False,
+    ),
+    "conditional expression": (
+        "import cupy\ny = cupy.asarray(x) if torch.cuda.is_available() else x\n",
+        False,
+    ),
+    # Apex is replaced on Ascend (torch_npu's AMP and fused optimizers): still migrated
+    "apex": (
+        "if torch.cuda.is_available():\n    from apex import amp\n    model = model.cuda()\n",
+        True,
+    ),
+    # the GPU path of the program (it moves data with .cuda()) beside a kernel: migrated
+    "kernel beside placement": (
+        "if torch.cuda.is_available():\n    import triton\n    model = model.cuda()\n",
+        True,
+    ),
+    # a CUDA query choosing ordinary code: migrated
+    "plain branch": ("if torch.cuda.is_available():\n    model = model.cuda()\n", True),
+    # CUDA-only code whose test is no CUDA query: migrated
+    "no query": ("if use_kernels:\n    import triton\n    model = model.cuda()\n", True),
+}
+
+
+@pytest.mark.parametrize(
+    "body, migrated", CUDA_ONLY_BRANCHES.values(), ids=CUDA_ONLY_BRANCHES.keys()
+)
+def test_a_cuda_query_choosing_cuda_only_code_is_left_alone(body: str, migrated: bool) -> None:
+    text = "import torch\n" + body
+    config = Config(select=("NPU201", "NPU202"))
+    codes = [d.code for d in check_source(text, "t.py", config)]
+    assert bool(codes) is migrated, codes

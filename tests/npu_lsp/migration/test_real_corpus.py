@@ -220,3 +220,64 @@ def test_tensor_is_cuda_is_reported_without_a_fix(tmp_path: Path) -> None:
     assert "if not x.is_cuda:" in text
     loader = (root / "loader.py").read_text(encoding="utf-8")
     assert "torch.npu.Stream() if self.is_cuda else None" in loader
+
+
+def test_the_text_of_a_device_compared_is_no_escape(tmp_path: Path) -> None:
+    """CLIP's `load` compares `str(device) == "cpu"`, litgpt hands `fabric.device` to a
+    function of another module that only does that: both are reads of the device, so the
+    fixes are safe and move (they were unsafe: "also used for something else")."""
+    root, proc = fix_project("clip_load", tmp_path)
+    assert "fix unsafe" not in proc.stdout, proc.stdout
+    clip = (root / "clip.py").read_text(encoding="utf-8")
+    assert '"npu" if torch.npu.is_available() else "cpu"' in clip
+    api = (root / "litgpt" / "api.py").read_text(encoding="utf-8")
+    assert 'fabric.device.type == "npu"' in api and "torch.npu.max_memory_allocated" in api
+
+
+def test_a_script_without_torch_moving_a_model_is_a_device_use(tmp_path: Path) -> None:
+    """segment-anything's scripts/amg.py imports no torch, only the package built on it:
+    `model.to(device=args.device)` uses the `--device` default as a device (not an escape),
+    so the default moves with a safe fix."""
+    root, proc = fix_project("sam_amg", tmp_path)
+    assert "fix unsafe" not in proc.stdout, proc.stdout
+    amg = (root / "scripts" / "amg.py").read_text(encoding="utf-8")
+    assert 'parser.add_argument("--device", type=str, default="npu"' in amg
+
+
+def test_a_cuda_query_choosing_cuda_only_code_is_left_alone(tmp_path: Path) -> None:
+    """Deformable-DETR's setup.py asks `torch.cuda.is_available() and CUDA_HOME` before an
+    nvcc build, whisper's `x.is_cuda` before a Triton kernel (imported from a module of the
+    package, or through a function of the module): renamed to the NPU, the query would send
+    an Ascend machine into nvcc and Triton. Only NPU207 reports them; the device default
+    beside them still moves."""
+    root, proc = fix_project("cuda_only_branch", tmp_path)
+    found = sorted(
+        (m.group("path"), m.group("code"))
+        for m in map(_FINDING.match, proc.stdout.splitlines())
+        if m
+    )
+    assert found == [
+        ("setup.py", "NPU207"),
+        ("whisper/triton_ops.py", "NPU207"),
+        ("whisper/triton_ops.py", "NPU207"),
+    ], proc.stdout
+    before = (CORPUS / "cuda_only_branch" / "setup.py").read_text(encoding="utf-8")
+    assert (root / "setup.py").read_text(encoding="utf-8") == before
+    timing = (root / "whisper" / "timing.py").read_text(encoding="utf-8")
+    assert timing.count("if x.is_cuda:") == 2 and 'device="npu"' in timing
+
+
+def test_device_types_reaching_modules_aliases_and_f_strings_move(tmp_path: Path) -> None:
+    """The files a fix-all left half moved: peft's `getattr(torch, device_type)` fallback
+    "cuda", stable-diffusion's `precision_scope("cuda")` (a local name for `autocast`), and
+    litgpt's `str(w.device) == f"cuda:{n - 1}"` beside `== "cuda:0"`."""
+    root, _proc = fix_project("sd_peft", tmp_path)
+    expected = {
+        "tracemalloc.py": ['else "npu"', 'device.type in ["npu", "xpu"]'],
+        "txt2img.py": ['with precision_scope("npu"):', 'torch.device("npu")'],
+        "test_devices.py": ['== "npu:0"', '== f"npu:{device_count - 1}"'],
+    }
+    for rel, snippets in expected.items():
+        text = (root / rel).read_text(encoding="utf-8")
+        for snippet in snippets:
+            assert snippet in text, (rel, snippet)

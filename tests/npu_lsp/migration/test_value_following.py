@@ -60,9 +60,18 @@ DEVICES = {
     "in str(device)": 'if "cuda" in str(x.device):\n    pass\n',
     "startswith": 'd = "cuda:0"\nx.to(d)\nif d.startswith("cuda"):\n    pass\n',
     "torch.device": 'd = torch.device("cuda", 0)\n',
+    # peft's memory tracker: the device type names the device's module
+    "getattr(torch, device type)": 'kind = "cuda" if ok else "cpu"\ngetattr(torch, kind).synchronize()\n',
+    # stable-diffusion's scripts: a local name for autocast or nullcontext
+    "conditional callee": "def run(half):\n    scope = torch.autocast if half else nullcontext\n"
+    '    with scope("cuda"):\n        pass\n',
+    # litgpt's tests: the device's text compared with an f-string
+    "f-string compare": 'n = 2\nif str(x.device) == f"cuda:{n - 1}":\n    pass\n',
 }
 
 NOT_DEVICES = {
+    "non-sink callee alias": 'def run():\n    scope = nullcontext\n    with scope("cuda"):\n        pass\n',
+    "getattr of another object": 'kind = "cuda"\nf = getattr(backends, kind)\n',
     "folder": 'root = os.path.join("build", "cuda")\n',
     "file name": 'log = open("cuda.log", "w")\n',
     "message": 'print("cuda")\nlogging.info("running on cuda")\n',
@@ -138,6 +147,22 @@ def test_a_device_value_also_used_as_a_path_makes_the_group_unsafe() -> None:
     (diag,) = check_source(HEAD + body, "t.py", CONFIG)
     assert diag.fix is not None and not diag.fix.safe
     assert diag.fix.title.endswith("(unsafe: the value is also used for something else at line 8)")
+
+
+@pytest.mark.parametrize(
+    "read, safe",
+    [
+        ('if str(d) == "cpu":\n    pass\n', True),  # openai/CLIP clip.py `load`
+        ('ok = str(d).startswith("cpu")\n', True),
+        ('print(f"on {str(d)}")\n', True),
+        ('ckpt = os.path.join("out", str(d))\n', False),  # the text builds a path
+        ('name = str(d)\nckpt = os.path.join("out", name)\n', False),  # through a copy
+    ],
+)
+def test_the_text_of_a_device_is_read_as_the_device_is(read: str, safe: bool) -> None:
+    body = 'd = "cuda"\nx.to(d)\n' + read
+    (diag,) = check_source(HEAD + body, "t.py", CONFIG)
+    assert diag.fix is not None and diag.fix.safe is safe
 
 
 def test_noqa_keeps_a_literal_out_of_its_group() -> None:

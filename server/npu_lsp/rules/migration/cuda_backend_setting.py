@@ -24,7 +24,8 @@ class CudaBackendSetting(Rule):
     reduction switches, the scaled-dot-product-attention kernel switches (`sdp_kernel`,
     `enable_flash_sdp`, `enable_mem_efficient_sdp`...), `preferred_linalg_library`,
     `cufft_plan_cache`, also through aliases (`from torch.backends import cuda as tbc`,
-    `backends = torch.backends`).
+    `backends = torch.backends`) and, where they are read, the known settings imported by
+    name (`from torch.backends.cuda import flash_sdp_enabled`).
 
     ## Why is this bad?
     These switches steer NVIDIA libraries (cuBLAS, cuDNN, FlashAttention kernels). On an NPU

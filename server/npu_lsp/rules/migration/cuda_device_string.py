@@ -32,7 +32,11 @@ class CudaDeviceString(Rule):
     (`device.replace("cuda:", "")`). Loop names take the elements of what they iterate
     (lists concatenated with `+`, grown with `.append`, returned by a function or a method
     of the module), also per name over `itertools.product(...)` and `zip(...)`; a list
-    holding a device object (`["cuda", 0, torch.device("cuda")]`) holds devices. Values are also followed across the modules of the
+    holding a device object (`["cuda", 0, torch.device("cuda")]`) holds devices. The second
+    argument of `getattr(torch, device_type)` is a device type (it names `torch.cuda`), a
+    function's local name for a device-taking callee (`scope = torch.autocast if half else
+    nullcontext`) takes a device, and f-strings compared with a device move like literals.
+    Values are also followed across the modules of the
     project: a parameter another module passes a device to (nanoGPT's
     `configure_optimizers(..., device_type)` comparing `device_type == "cuda"`), an
     attribute another module reads as a device (`getattr(args, "device", "cuda")` for the

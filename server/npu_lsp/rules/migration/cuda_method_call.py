@@ -21,7 +21,9 @@ class CudaMethodCall(Rule):
     Finds `.cuda()` calls that move a tensor or a module to a CUDA device, and reads of a
     tensor's `.is_cuda` (False on an NPU, where torch_npu adds `.is_npu`). Calls in code that
     already dispatches to the NPU (a branch of an `if`/`elif` chain one of whose tests names
-    the NPU, a class's own `cuda()` method) are left alone, as for NPU204.
+    the NPU, a class's own `cuda()` method) are left alone, as for NPU204, and so is a
+    CUDA query choosing code that only runs on CUDA (`if x.is_cuda:` before a Triton
+    kernel, `if torch.cuda.is_available() and CUDA_HOME is not None:` before an nvcc build).
 
     ## Why is this bad?
     There is no CUDA device on an Ascend machine: `.cuda()` fails with "Torch not compiled

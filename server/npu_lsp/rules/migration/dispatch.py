@@ -18,6 +18,15 @@ is, and so are the flags such a chain tests, computed ahead of it
 (`super().cuda(device)`, `torch.device("cuda", index)`) beside its `.npu()`; its callers are
 what moves.
 
+The CUDA query choosing a branch that runs CUDA-only code is left alone too:
+`if torch.cuda.is_available() and CUDA_HOME is not None: extension = CUDAExtension ...` in
+a setup.py (Deformable-DETR's `models/ops/setup.py`), `if x.is_cuda:` before a Triton
+kernel whose fallback is what an NPU needs (whisper's `timing.py`). The query asks whether
+the CUDA code can run, not where the tensors live: renamed to the NPU it would send the
+NPU into nvcc builds and Triton kernels, and break the CUDA build it was written for. Not
+Apex (replaced on Ascend, `cuda_only_replaced` in data/migration.json), and not a branch
+that also moves data with `.cuda()`: that is the program's GPU path, which the NPU takes.
+
 The NPU uses in such code need `torch_npu` only once the NPU branch is taken, and a test
 that can only be true with `torch_npu` loaded (an availability query of the project, a
 device that is an NPU, the left side of `device.type == "npu" and torch.npu...`) guards them: `import torch_npu` at the top would break the module
@@ -30,8 +39,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
 from npu_lsp.engine import Context
+
+if TYPE_CHECKING:
+    from npu_lsp.scope import ModuleInfo
 
 _KEY = ("migration", "npu-aware regions")
 _NPU_NAME = re.compile(r"(?:^|_)npu(?:$|_)", re.IGNORECASE)
@@ -88,6 +102,8 @@ def regions(ctx: Context) -> list[Region]:
         return cached
     out: list[Region] = []
     text = ctx.text
+    if _may_run_cuda_only(ctx):
+        out += _cuda_only_branches(ctx)
     if "npu" in text or "NPU" in text or "def cuda" in text:
         elifs: set[int] = set()
         flags: set[tuple[str, str]] = set()
@@ -128,6 +144,167 @@ def regions(ctx: Context) -> list[Region]:
                 out.append(Region(*_span(a), guards=False))
     ctx.cache[_KEY] = out
     return out
+
+
+# ---- branches that run CUDA-only code
+_CUDA_SOURCES = (".cu", ".cuh")
+#: an extension build names one of these (`from torch.utils.cpp_extension import ...`)
+_BUILD_WORDS = ("cpp_extension", "CUDA_HOME")
+_CPP_EXTENSION = "torch.utils.cpp_extension."
+
+
+def _may_run_cuda_only(ctx: Context) -> bool:
+    """Can the module hold a CUDA-only branch at all? Without a CUDA query there is none;
+    without an extension build word, a CUDA-only package's name or an import of a module
+    of the project, it cannot run CUDA-only code."""
+    text = ctx.text
+    if "cuda" not in text:
+        return False
+    if any(w in text for w in _BUILD_WORDS):
+        return True
+    from npu_lsp.rules.migration.helpers import data
+
+    if any(root.split(".")[0] in text for root in data()["cuda_only_modules"]):
+        return True
+    return "from ." in text or getattr(ctx.scopes, "workspace", None) is not None
+
+
+def _cuda_only_branches(ctx: Context) -> list[Region]:
+    """The tests of `if <CUDA query>: <CUDA-only code>` and of `<CUDA-only> if <CUDA query>
+    else ...`. Only the test: what the branch holds besides is migrated as anywhere."""
+    out: list[Region] = []
+    local = _local_functions(ctx)
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.If):
+            branch: list[ast.stmt] | list[ast.expr] = node.body
+        elif isinstance(node, ast.IfExp):
+            branch = [node.body]
+        else:
+            continue
+        if _queries_cuda(ctx, node.test) and _cuda_only(ctx, branch, local, 1):
+            out.append(Region(*_span(node.test), guards=False))
+    return out
+
+
+def _queries_cuda(ctx: Context, test: ast.expr) -> bool:
+    """Does the test ask about CUDA: `torch.cuda.<query>`, `<tensor>.is_cuda`, `CUDA_HOME`?"""
+    from npu_lsp.rules.migration.values import resolve
+
+    for node in ast.walk(test):
+        if isinstance(node, ast.Attribute) and (
+            node.attr == "is_cuda" or resolve(ctx, node.value) == "torch.cuda"
+        ):
+            return True
+        if isinstance(node, (ast.Name, ast.Attribute)) and resolve(ctx, node) == (
+            _CPP_EXTENSION + "CUDA_HOME"
+        ):
+            return True
+    return False
+
+
+def _local_functions(ctx: Context) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    out: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for st in ctx.tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.setdefault(st.name, []).append(st)
+    return out
+
+
+def _cuda_only(
+    ctx: Context,
+    body: list[ast.stmt] | list[ast.expr],
+    local: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]],
+    hops: int,
+) -> bool:
+    """Does the branch run code with no Ascend build: a CUDA extension build (the
+    `CUDAExtension` builder, `.cu` sources, flags for nvcc), a CUDA-only package or a module
+    of the project that imports one, or (`hops` deep) a call of a function of this module
+    that does? Not when it also moves data with `.cuda()`: that is the GPU path of the
+    program, which an NPU takes once migrated."""
+    found = False
+    for top in body:
+        for node in ast.walk(top):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "cuda"
+            ):
+                return False
+            if found:
+                continue
+            found = _uses_cuda_only(ctx, node, local, hops)
+    return found
+
+
+def _uses_cuda_only(
+    ctx: Context,
+    node: ast.AST,
+    local: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]],
+    hops: int,
+) -> bool:
+    """Is this node of a branch CUDA-only code (see `_cuda_only`)?"""
+    from npu_lsp.rules.migration.values import resolve
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.endswith(_CUDA_SOURCES) or node.value == "nvcc"
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return _imports_cuda_only(ctx, node)
+    if isinstance(node, ast.Name):
+        qual = resolve(ctx, node)
+        if qual == _CPP_EXTENSION + "CUDAExtension" or _in_packages(qual, _kernel_roots()):
+            return True  # the builder, or `cupy.asarray(x)` of a module-level import
+        if hops and isinstance(node.ctx, ast.Load) and node.id in local:
+            return any(_cuda_only(ctx, fn.body, local, hops - 1) for fn in local[node.id])
+    return False
+
+
+def _imports_cuda_only(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
+    roots = _kernel_roots()
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    elif node.level:
+        names = [_absolute(ctx, node)]
+    else:
+        names = [node.module or ""]
+    for name in names:
+        if _in_packages(name, roots):
+            return True
+        info = _project_module(ctx, name)
+        if info is not None and any(_in_packages(q, roots) for q in info.imports.values()):
+            return True  # whisper's `from .triton_ops import median_filter_cuda`
+    return False
+
+
+@cache
+def _kernel_roots() -> tuple[str, ...]:
+    """The CUDA-only packages a CUDA-only branch may use. Not Apex: it is replaced on
+    Ascend (torch_npu's AMP and fused optimizers), so a branch using it is code to migrate."""
+    from npu_lsp.rules.migration.helpers import data
+
+    replaced = set(data()["cuda_only_replaced"])
+    return tuple(m for m in data()["cuda_only_modules"] if m not in replaced)
+
+
+def _in_packages(name: str | None, roots: tuple[str, ...]) -> bool:
+    return name is not None and any(name == m or name.startswith(m + ".") for m in roots)
+
+
+def _absolute(ctx: Context, node: ast.ImportFrom) -> str:
+    """The module a relative import names (`from .triton_ops import x` in `whisper.timing`)."""
+    module = ctx.scopes.info.module
+    package = module if ctx.path.endswith("__init__.py") else module.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
+def _project_module(ctx: Context, name: str) -> ModuleInfo | None:
+    """The summary of module `name` of the project, if the index has it."""
+    index = getattr(ctx.scopes, "workspace", None)
+    if index is None or not name:
+        return None
+    found: ModuleInfo | None = index.module(name)
+    return found
 
 
 def _flag_key(node: ast.AST) -> tuple[str, str] | None:

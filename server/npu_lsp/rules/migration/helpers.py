@@ -216,15 +216,16 @@ def head_edit(ctx: Context, node: ast.expr, old: str, new: str) -> Edit | None:
     return Edit(Span(span.line, column, span.line, column + len(old)), new)
 
 
-def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str, Fix | None]]:
+def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.expr, str, Fix | None]]:
     """Uses of `torch.backends.<prefix>.*` (through imports and local aliases), each once at
-    its longest attribute chain, with its fix.
+    its longest attribute chain, with its fix; also the known settings imported by name
+    (`from torch.backends.cuda import flash_sdp_enabled`, litgpt's tests) where they are read.
 
     A setting that has an Ascend counterpart (`allow_tf32` -> `torch.npu.*.allow_hf32`) gets
     an unsafe fix when written `<torch>.backends....`: HF32 rounds differently from TF32, so
     the numbers change."""
     key = ("migration", "backend_settings", prefix)
-    cached: list[tuple[ast.Attribute, str, Fix | None]] | None = ctx.cache.get(key)
+    cached: list[tuple[ast.expr, str, Fix | None]] | None = ctx.cache.get(key)
     if cached is not None:
         return cached
     from npu_lsp.rules.migration.dispatch import npu_aware
@@ -232,12 +233,25 @@ def backend_settings(ctx: Context, prefix: str) -> list[tuple[ast.Attribute, str
 
     table: dict[str, dict[str, str]] = data()["backend_settings"]
     base = f"torch.backends.{prefix}"
-    out: list[tuple[ast.Attribute, str, Fix | None]] = []
+    out: list[tuple[ast.expr, str, Fix | None]] = []
     seen: set[int] = set()
     flow = Flow.of(ctx)
     parents = flow.b.parents
+    imports = ctx.scopes.info.imports
     # the module itself: `torch.backends.cudnn`, `backends.cuda`, or an alias of it
-    aliases = {n for n, q in ctx.scopes.info.imports.items() if q == base}
+    aliases = {n for n, q in imports.items() if q == base}
+    # settings imported by name; only those the table knows (not `SDPBackend`, an enum
+    # that `torch.nn.attention.sdpa_kernel` takes on any device)
+    members = {
+        n: q
+        for n, q in imports.items()
+        if q.startswith(base + ".") and any(q == k or q.startswith(k + ".") for k in table)
+    }
+    if members:
+        for n in flow.b.nodes.get(ast.Name, []):
+            assert isinstance(n, ast.Name)
+            if n.id in members and isinstance(n.ctx, ast.Load) and not npu_aware(ctx, n):
+                out.append((n, members[n.id], None))
     candidates: list[ast.AST] = [
         n
         for n in flow.b.nodes.get(ast.Attribute, [])

@@ -20,7 +20,9 @@ class TorchCudaApi(Rule):
     `from torch import cuda`) and `from torch.cuda import <name>`. `torch.cuda.amp` has its own
     rule (NPU206), and so has `torch.cuda.nccl` (NPU205). Uses in code that already
     dispatches to the NPU (a branch of an `if`/`elif` chain one of whose tests names the
-    NPU, a class's own `cuda()` method) are left alone, as for NPU204.
+    NPU, a class's own `cuda()` method) are left alone, as for NPU204, and so is a CUDA
+    query choosing code that only runs on CUDA (`if torch.cuda.is_available() and
+    CUDA_HOME is not None:` before an nvcc build, `if x.is_cuda:` before a Triton kernel).
 
     ## Why is this bad?
     `torch.cuda` answers for NVIDIA devices only: on an Ascend machine

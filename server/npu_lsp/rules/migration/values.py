@@ -82,9 +82,11 @@ _BACKEND_FIRST_ARG = frozenset(
     {"torch.distributed.init_process_group", "torch.distributed.new_group"}
 )
 _GET_BACKEND = "torch.distributed.get_backend"
+#: `getattr(torch, device_type)`: the device's module (`torch.cuda`, `torch.npu` once moved)
+_GETATTR = "builtins.getattr"
 #: The last names of the callees above (`torch.load` takes a device second)
 _SINK_NAMES = frozenset(
-    q.rsplit(".", 1)[-1] for q in (*_DEVICE_FIRST_ARG, *_BACKEND_FIRST_ARG, "torch.load")
+    q.rsplit(".", 1)[-1] for q in (*_DEVICE_FIRST_ARG, *_BACKEND_FIRST_ARG, "torch.load", _GETATTR)
 )
 #: keyword arguments `_sink_args` looks at
 _SINK_KEYWORDS = DEVICE_KEYWORDS | BACKEND_KEYWORDS | {"type"}
@@ -320,6 +322,7 @@ class Flow:
         self.torch_module = imports_any(ctx.tree, ctx.text, FAMILY_IMPORTS["migration"])
         #: while a chunked run records what each chunk's work touches (`_PartRecord`)
         self._rec: _PartRecord | None = None
+        self._aliases: frozenset[str] | None = None  # `_sink_aliases`, made when first asked
         self.kept = 0  # chunks whose findings a chunked run reused (tests, benchmarks)
         if not self.b.parts or not self._run_by_parts():
             self._collect()
@@ -670,7 +673,7 @@ class Flow:
                 maybe = method in _SINK_NAMES or method in _DEVICE_METHODS
             else:
                 maybe = isinstance(func, ast.Name) and (
-                    func.id in _SINK_NAMES or func.id in imported
+                    func.id in _SINK_NAMES or func.id in imported or func.id in self._sink_aliases()
                 )
             if not maybe:
                 for kw in node.keywords:
@@ -779,6 +782,31 @@ class Flow:
                     return kind
         return None
 
+    def _sink_aliases(self) -> frozenset[str]:
+        """Names a function binds to a sink's callee, alone or as one side of a conditional
+        (`precision_scope = autocast if opt.precision == "autocast" else nullcontext`,
+        stable-diffusion's scripts): a call of such a name may be that sink. Function
+        scopes only, so a chunk's call plan depends on nothing outside its own `def`."""
+        found = self._aliases
+        if found is None:
+            names: set[str] = set()
+            for scope_id, table in self.b.names.items():
+                if scope_id == id(self.ctx.tree):
+                    continue
+                for name, values in table.items():
+                    if any(_names_sink(v) for v in values):
+                        names.add(name)
+            found = self._aliases = frozenset(names)
+        return found
+
+    def _aliased_sink(self, func: ast.Name) -> str | None:
+        """The sink a local alias stands for (one of its values; None if none is)."""
+        scope, _values = self._lookup(func)
+        if isinstance(scope, ast.Module):
+            return None
+        sinks = qualnames(self.ctx, func) & (_DEVICE_FIRST_ARG | _BACKEND_FIRST_ARG)
+        return min(sinks) if sinks else None
+
     def _sink_args(self, call: ast.Call) -> Iterator[tuple[Kind, ast.expr]]:
         func = call.func
         # Resolving every call's callee is most of the cost of a big file: only a callee
@@ -790,6 +818,8 @@ class Flow:
                 func.id in _SINK_NAMES or func.id in self._imported
             )
         qual = resolve(self.ctx, func) if named else None
+        if qual is None and isinstance(func, ast.Name) and func.id in self._sink_aliases():
+            qual = self._aliased_sink(func)
         for kw in call.keywords:
             if kw.arg in DEVICE_KEYWORDS:
                 if isinstance(kw.value, ast.Dict):
@@ -810,6 +840,10 @@ class Flow:
         ):
             yield "device", first
         elif qual == "torch.load" and len(call.args) > 1:
+            yield "device", call.args[1]
+        elif qual == _GETATTR and len(call.args) > 1 and resolve(self.ctx, first) == "torch":
+            # `getattr(torch, self.device_type, torch.cuda)` (peft's memory tracker): the
+            # device type names the device's module, so a "cuda" reaching it moves
             yield "device", call.args[1]
         if qual in _BACKEND_FIRST_ARG:
             yield "backend", first
@@ -1089,8 +1123,10 @@ class Flow:
                 if hits:
                     source.escapes = min(hits, key=lambda n: (n.lineno, n.col_offset))
 
-    def _harmless(self, node: ast.AST) -> bool:
-        """Is this read a device use, or one whose behaviour the rename cannot change?"""
+    def _harmless(self, node: ast.AST, *, copy_ok: bool = True) -> bool:
+        """Is this read a device use, or one whose behaviour the rename cannot change?
+        `copy_ok`: may a copy into another name count as harmless (its reads are checked
+        only when that name carries the value, which a `str(device)` copy never does)."""
         if id(node) in self.visited:
             return True
         parent = self.b.parents.get(id(node))
@@ -1098,7 +1134,20 @@ class Flow:
             return True  # comparisons move with it; truthiness does not change
         if isinstance(parent, (ast.Attribute, ast.Expr)):
             return True  # `device.type`, `device.startswith(...)`, a bare expression
-        if isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets):
+        if (
+            isinstance(parent, ast.Call)
+            and parent.args == [node]
+            and not parent.keywords
+            and resolve(self.ctx, parent.func) == "builtins.str"
+        ):
+            # `str(device) == "cpu"` (CLIP's `load`, litgpt's size warning): the text of a
+            # device is read as the device is, so judge what reads the text
+            return self._harmless(parent, copy_ok=False)
+        if (
+            copy_ok
+            and isinstance(parent, ast.Assign)
+            and all(isinstance(t, ast.Name) for t in parent.targets)
+        ):
             return True  # a copy into another name: that name's reads are checked
         if (
             isinstance(parent, ast.Call)
@@ -1108,13 +1157,22 @@ class Flow:
             and resolve(self.ctx, parent.args[0]) == "torch"
         ):
             return True  # `getattr(torch, device)`: the device's module, torch.npu once moved
-        if self.links is not None:  # an argument for a device parameter of another module
-            call = self.b.parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
-            if isinstance(call, ast.Call) and node is not call.func:
-                from npu_lsp.rules.migration.project import outgoing_kind
+        call = self.b.parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
+        if (
+            not self.torch_module
+            and isinstance(call, ast.Call)
+            and any(arg is node for _kind, arg in self._sink_args(call))
+        ):
+            # a device position in a module that imports no torch, whose positions are not
+            # followed (segment-anything's scripts/amg.py: `sam.to(device=args.device)` on
+            # a model its own package built): a device use all the same, not an escape
+            return True
+        # an argument for a device parameter of another module
+        if self.links is not None and isinstance(call, ast.Call) and node is not call.func:
+            from npu_lsp.rules.migration.project import outgoing_kind
 
-                if outgoing_kind(self.links, self.ctx, call, node) is not None:
-                    return True
+            if outgoing_kind(self.links, self.ctx, call, node) is not None:
+                return True
         # messages: print(...), logger.info(...), warnings.warn(...), f-strings inside them
         walker: ast.AST | None = parent
         below: ast.AST = node
@@ -1198,8 +1256,8 @@ class Flow:
         else:
             pairs = [(right, left)]
         for value, literal in pairs:
-            if not isinstance(literal, ast.Constant):
-                continue
+            if not isinstance(literal, (ast.Constant, ast.JoinedStr)):
+                continue  # an f-string too: litgpt's `str(w.device) == f"cuda:{n - 1}"`
             kind = self._kind_of(value)
             if kind is not None:
                 self._compared(value, literal, kind, where)
@@ -1441,6 +1499,16 @@ def is_torch_device(ctx: Context, func: ast.AST) -> bool:
     if isinstance(func, ast.Attribute) and func.attr != "device":
         return False
     return resolve(ctx, func) == "torch.device"
+
+
+def _names_sink(value: ast.expr) -> bool:
+    """Is `value` a sink's callee spelled as a name or attribute, or a conditional choosing
+    one (by the last name: `autocast`, `torch.autocast`)?"""
+    if isinstance(value, ast.IfExp):
+        return _names_sink(value.body) or _names_sink(value.orelse)
+    if isinstance(value, ast.Name):
+        return value.id in _SINK_NAMES
+    return isinstance(value, ast.Attribute) and value.attr in _SINK_NAMES
 
 
 def _is_display(node: ast.AST) -> bool:
