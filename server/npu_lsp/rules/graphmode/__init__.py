@@ -55,6 +55,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     jit_class_variable_argument,
     jit_first_argument_owner,
     jit_forbidden_api,
+    jvp_one_element_tangents,
     lambda_source_line,
     list_appended_under_tensor_if,
     list_gradients_to_optimizer,
