@@ -131,6 +131,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     unsupported_exception_type,
     unsupported_python_call,
     values,
+    vmap_unsupported_body,
     walrus_operator,
     with_non_jit_class,
     yield_in_graph,
