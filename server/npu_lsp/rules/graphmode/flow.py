@@ -1096,7 +1096,8 @@ class Analyzer:
             elif how == _KEY:
                 b = self._key_kind(value, fn)  # type: ignore[arg-type]
             elif how == _FIRST_ELT:
-                b = Kind.CONST if self._named_gradients(value, fn) else self._element_kind(value, fn)  # type: ignore[arg-type]
+                named = self.ctx.mentions("return_ids") and self._named_gradients(value, fn)  # type: ignore[arg-type]
+                b = Kind.CONST if named else self._element_kind(value, fn)  # type: ignore[arg-type]
             else:
                 b = Kind.CONST
             if b > k:

@@ -113,6 +113,9 @@ class FunctionInOutput(GraphRule):
 _TRANSFORMS = frozenset({"grad", "value_and_grad", "vmap", "jacfwd", "jacrev"})
 #: transforms returning `(value, function, ...)`: `out, vjp_fn = ops.vjp(f, x)`
 _PAIR_TRANSFORMS = frozenset({"vjp", "linearize"})
+#: what a file must spell for `_transformed_function` to find anything (`GradOperation`
+#: and `value_and_grad` contain "grad", `jacfwd` / `jacrev` "jac")
+_TRANSFORM_WORDS = ("grad", "vmap", "jac", "vjp", "linearize")
 
 
 def _transform_call(e: ast.expr, ctx: Context, names: frozenset[str]) -> bool:
@@ -133,10 +136,12 @@ def _transformed_function(item: ast.expr, ctx: Context) -> bool:
     ops.vjp(f, x)`). Measured (written/heldout30b `vjp_function_returned_from_jit`,
     `r2_return_grad_function_from_jit`): "Function in output is not supported" at both
     levels."""
+    if not any(ctx.mentions(w) for w in _TRANSFORM_WORDS):
+        return False  # a file spelling no transform makes no function of one
     if _transform_call(item, ctx, _TRANSFORMS):
         return True
     func = ctx.function
-    if not isinstance(item, ast.Name) or func is None or not ctx.mentions(item.id):
+    if not isinstance(item, ast.Name) or func is None:
         return False
     key = ("MS114.transformed", id(func), item.id)
     hit: bool | None = ctx.cache.get(key)

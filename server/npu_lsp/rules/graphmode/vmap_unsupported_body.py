@@ -9,6 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.abstract import RANDOM_SOURCES
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 #: MindSpore's vectorising map, by the qualified name's last part (`ms.vmap`, `ops.vmap`)
@@ -30,8 +31,10 @@ class VmapUnsupportedBody(GraphRule):
     - an `if`, `while` or conditional expression whose test depends on a mapped input
       (`if ops.norm(x) > 1.0:`, `while x.sum() > 10.0:`, `x * 2 if x.sum() > 0 else x`);
     - a mapped value turned into a Python number (`x.argmax().item()`, `float(x.max())`);
-    - a random draw (`ops.standard_normal(x.shape)`, `ops.rand_like(x)`, `ops.uniform`).
-    Inputs mapped with `in_axes=None` are not batched and do not count.
+    - a random draw (`ops.standard_normal(x.shape)`, `ops.rand_like(x)`, `ops.uniform`);
+    - an index or slice of an input mapped with `in_axes=None` that the caller gives a
+      tensor (`coeffs[i]`, `coeffs[0]`, `coeffs[1:]`).
+    Inputs mapped with `in_axes=None` are not batched: a branch on one does not count.
 
     ## Why is this bad?
     MindSpore 2.10 batches the function's graph rule by rule. A branch on a batched value
@@ -41,7 +44,9 @@ class VmapUnsupportedBody(GraphRule):
     a Python number per row cannot be stacked (`For 'Stack', the element of 'input_x[0]'
     must be Tensor, but got Int64`); random primitives have no batching rule for their
     shape (`For primitive[StandardNormal], the input argument[shape] must be a type of
-    {Int32, Int64}, but got Tuple[Int64]`, `Unexpected element type of input0`).
+    {Int32, Int64}, but got Tuple[Int64]`, `Unexpected element type of input0`); slicing
+    an unmapped tensor fails with `For Operator[StridedSlice], the inputs number should be
+    9 but got 4`.
 
     ## Example
     ```python
@@ -75,8 +80,11 @@ class VmapUnsupportedBody(GraphRule):
       the same operation in both branches, in a Cell's `construct`, through a module-level
       `ms.vmap`), a tensor `while`, a conditional expression, `.item()`, `float(...)`,
       `ops.standard_normal` (also of a constant shape), `ops.rand_like`, `ops.uniform` are
-      rejected; an `if` on a Python constant or on `x.shape[0]`, a loop indexing the mapped
-      row by a constant, and `ops.where` compile.
+      rejected, and so are `coeffs[i]` in a loop, `coeffs[0]` and `coeffs[1:]` of an input
+      mapped with `in_axes=None` (`vmap_python_loop_inside_fn_clean`, probes
+      `fix30d_vloop_*`); an `if` on a Python constant or on `x.shape[0]`, a loop indexing
+      the mapped row (`x[i]`, also over `range(coeffs.shape[0])` of a mapped `coeffs`), and
+      `ops.where` compile.
     """
 
     # the mapped function is no graph scope of its own: the rule finds the `vmap` calls of
@@ -88,7 +96,7 @@ class VmapUnsupportedBody(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
         seen: set[int] = set()
-        for call in _compiled_vmaps(node, ctx):
+        for call, applied, caller in _compiled_vmaps(node, ctx):
             target = _mapped(call, node, ctx)
             if target is None or id(target[0]) in seen:
                 continue
@@ -97,7 +105,8 @@ class VmapUnsupportedBody(GraphRule):
             batched = _batched_params(call, params)
             if batched is None:
                 continue
-            found = _first_unbatchable(fn, batched, ctx)
+            unmapped = _tensor_arguments(applied, caller, params, ctx) - batched
+            found = _first_unbatchable(fn, batched, unmapped, ctx)
             if found is not None:
                 where, why = found
                 yield ctx.diagnostic(self, where, f"`{fn.name}` is mapped by `ms.vmap`, which {why}")
@@ -108,9 +117,18 @@ def _is_vmap(call: ast.Call, ctx: Context) -> bool:
     return q.split(".")[0] == "mindspore" and q.rsplit(".", 1)[-1] in _VMAP and bool(call.args)
 
 
-def _compiled_vmaps(tree: ast.Module, ctx: Context) -> Iterator[ast.Call]:
-    """The `vmap` calls compiled code makes: in a graph scope, or bound at module level to a
-    name a graph scope calls."""
+def _tensor_arguments(applied: ast.Call | None, caller: ast.AST, params: list[str], ctx: Context) -> set[str]:
+    """The parameters the mapped call gives a tensor of the compiled caller (positionally)."""
+    if applied is None or any(isinstance(a, ast.Starred) for a in applied.args):
+        return set()
+    a = analyzer(ctx)
+    return {p for p, arg in zip(params, applied.args, strict=False) if a.kind(arg, caller) == Kind.TENSOR}
+
+
+def _compiled_vmaps(tree: ast.Module, ctx: Context) -> Iterator[tuple[ast.Call, ast.Call | None, ast.AST]]:
+    """The `vmap` calls compiled code makes (in a graph scope, or bound at module level to
+    a name a graph scope calls), with the call applying the mapped function there (None when
+    not applied in place) and the compiled function."""
     module_level: dict[str, ast.Call] = {}
     for st in tree.body:
         if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and _is_vmap(st.value, ctx):
@@ -123,10 +141,12 @@ def _compiled_vmaps(tree: ast.Module, ctx: Context) -> Iterator[ast.Call]:
         for n in ast.walk(fn):
             if not isinstance(n, ast.Call):
                 continue
-            if _is_vmap(n, ctx):
-                yield n
+            if isinstance(n.func, ast.Call) and _is_vmap(n.func, ctx):
+                yield n.func, n, fn  # `ms.vmap(f)(xs)`
+            elif _is_vmap(n, ctx):
+                yield n, None, fn
             elif isinstance(n.func, ast.Name) and n.func.id in module_level:
-                yield module_level[n.func.id]
+                yield module_level[n.func.id], n, fn
 
 
 def _mapped(call: ast.Call, tree: ast.Module, ctx: Context) -> tuple[ast.FunctionDef, list[str]] | None:
@@ -163,9 +183,9 @@ def _batched_params(call: ast.Call, params: list[str]) -> set[str] | None:
     return None
 
 
-def _first_unbatchable(fn: ast.FunctionDef, batched: set[str], ctx: Context) -> tuple[ast.AST, str] | None:
-    """The first branch on a batched value, Python number made of one, or random draw in
-    `fn`'s body (nested functions left out)."""
+def _first_unbatchable(fn: ast.FunctionDef, batched: set[str], unmapped: set[str], ctx: Context) -> tuple[ast.AST, str] | None:
+    """The first branch on a batched value, Python number made of one, random draw, or
+    slice of an unmapped tensor input in `fn`'s body (nested functions left out)."""
     tensors = set(batched)
     found: list[tuple[ast.AST, str]] = []
     for n in _own_nodes(fn):
@@ -173,7 +193,12 @@ def _first_unbatchable(fn: ast.FunctionDef, batched: set[str], ctx: Context) -> 
             tensors.update(t.id for t in n.targets if isinstance(t, ast.Name))
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and _depends(n.value, tensors):
             tensors.add(n.target.id)
+        for t in _stored_names(n):
+            unmapped.discard(t)
     for n in _own_nodes(fn):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in unmapped:
+            found.append((n, f"cannot slice `{n.value.id}`, an input mapped with `in_axes=None` (For Operator[StridedSlice], the inputs number should be 9 but got 4); map it (`in_axes=0` on a tiled copy) or index it outside the mapped function"))
+            continue
         if isinstance(n, (ast.If, ast.While, ast.IfExp)) and _depends(n.test, tensors):
             found.append((n.test, "cannot batch control flow on a mapped value (vmap contains control flow: each batch branch must run the same operations); select with `ops.where` instead"))
         elif isinstance(n, ast.Call):
@@ -193,6 +218,12 @@ def _call_problem(n: ast.Call, tensors: set[str], ctx: Context) -> str | None:
     if q.startswith("mindspore.ops.") and q.rsplit(".", 1)[-1] in RANDOM_SOURCES:
         return "has no batching rule for random draws (StandardNormal / Uniform shape); draw the noise for the whole batch outside the mapped function"
     return None
+
+
+def _stored_names(n: ast.AST) -> list[str]:
+    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+        return [n.id]
+    return []
 
 
 def _own_nodes(fn: ast.FunctionDef) -> Iterator[ast.AST]:
