@@ -136,7 +136,7 @@ def _transformed_function(item: ast.expr, ctx: Context) -> bool:
     ops.vjp(f, x)`). Measured (written/heldout30b `vjp_function_returned_from_jit`,
     `r2_return_grad_function_from_jit`): "Function in output is not supported" at both
     levels."""
-    if not any(ctx.mentions(w) for w in _TRANSFORM_WORDS):
+    if not isinstance(item, (ast.Call, ast.Name)) or not _spells_transform(ctx):
         return False  # a file spelling no transform makes no function of one
     if _transform_call(item, ctx, _TRANSFORMS):
         return True
@@ -148,6 +148,17 @@ def _transformed_function(item: ast.expr, ctx: Context) -> bool:
     if hit is None:
         hit = ctx.cache[key] = _bound_to_transform(item.id, func, ctx)
     return hit
+
+
+def _spells_transform(ctx: Context) -> bool:
+    """Does the file spell any transform (`_TRANSFORM_WORDS`)? Once per file."""
+    hit: bool | None = ctx.cache.get(_SPELLS_KEY)
+    if hit is None:
+        hit = ctx.cache[_SPELLS_KEY] = any(ctx.mentions(w) for w in _TRANSFORM_WORDS)
+    return hit
+
+
+_SPELLS_KEY = "MS114.spells-transform"
 
 
 def _bound_to_transform(name: str, func: ast.AST, ctx: Context) -> bool:

@@ -95,6 +95,8 @@ class VmapUnsupportedBody(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
+        if not ctx.mentions("vmap"):
+            return  # the walk below asks for a qualified name of every compiled call
         seen: set[int] = set()
         for call, applied, caller in _compiled_vmaps(node, ctx):
             target = _mapped(call, node, ctx)
