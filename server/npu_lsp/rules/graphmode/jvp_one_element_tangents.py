@@ -52,6 +52,7 @@ class JvpOneElementTangents(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md has no row for it (a limit of `ops.jvp`, rejected at every level).
     - MindSpore 2.10 `mindspore/ops/function/grad/grad_func.py` (`jvp`: one input goes
       through `_grad_single(grad_single)(u, jvp_inputs, vectors)` with `vectors` the
       tangents as given).

@@ -74,6 +74,8 @@ class VmapUnsupportedBody(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md has no row for it (limits of `ms.vmap`'s batching rules, rejected at every
+      level).
     - Measured on MindSpore 2.10 (CPU), LAX and STRICT: written set `heldout30b`
       (`vmap_tensor_if_inside_fn`, `vmap_item_inside_mapped_fn`,
       `vmap_random_inside_mapped`) and its probes `fix30d_vmap_*`: a tensor `if` (also with
