@@ -1,4 +1,4 @@
-"""MS229: `ops.jvp` given its tangents as a one-element tuple or list in compiled code."""
+"""MS233: `ops.jvp` given its tangents as a one-element tuple or list in compiled code."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 _JVP = frozenset({"jvp"})
 
 
-@rule(code="MS229", name="jvp-one-element-tangents", severity="error", family="graphmode")
+@rule(code="MS233", name="jvp-one-element-tangents", severity="error", family="graphmode")
 class JvpOneElementTangents(GraphRule):
     """## What it does
     Flags `ops.jvp(fn, inputs, v)` in compiled code (an `@ms.jit` function, `construct`)
