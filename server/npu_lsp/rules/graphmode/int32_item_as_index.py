@@ -20,6 +20,22 @@ _SHAPE_METHODS = frozenset({"reshape", "view", "tile", "expand", "broadcast_to",
 _SHAPE_FUNCS = {"reshape": 1, "tile": 1, "broadcast_to": 1, "zeros": 0, "ones": 0, "full": 0, "fill": 1}
 
 
+def _bilinear_sizes(call: ast.Call, ctx: Context) -> list[ast.expr]:
+    """The items of the `size` tuple given to `ops.interpolate(..., mode="bilinear")`: its
+    ResizeBilinearV2 kernel takes the sizes as they are, while "nearest" and "bicubic" first
+    make an int32 tensor of them (measured, written/heldout29b probes `fix30b_interp_item_*`:
+    Int32 items rejected with "bilinear" at both levels, compiled under LAX with "nearest" /
+    "bicubic")."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "interpolate") or (ctx.qualname(f) or "").split(".")[0] != "mindspore":
+        return []
+    mode = next((k.value for k in call.keywords if k.arg == "mode"), call.args[3] if len(call.args) > 3 else None)
+    if not (isinstance(mode, ast.Constant) and mode.value == "bilinear"):
+        return []
+    size = next((k.value for k in call.keywords if k.arg == "size"), call.args[1] if len(call.args) > 1 else None)
+    return list(size.elts) if isinstance(size, (ast.Tuple, ast.List)) else []
+
+
 @rule(code="MS169", name="int32-item-as-index", severity="error", family="graphmode")
 class Int32ItemAsIndex(GraphRule):
     """## What it does
@@ -30,8 +46,10 @@ class Int32ItemAsIndex(GraphRule):
     (`counts[i.item()] += 1.0`, every level), as an index of a tensor (`probs[0, a]` with
     `a = ops.multinomial(probs, 1)[0, 0].item()`), as a slice bound (`x[:, :n.item()]`), in
     the sizes of `reshape` / `view` / `tile` and
-    in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`; and `int(t.item())` /
-    `float(t.item())` of such a tensor, wherever the result goes.
+    in the shape given to `ops.zeros` / `ops.ones` / `ops.reshape`, and in the `size` of
+    `ops.interpolate(..., mode="bilinear")` (also `int(t.item())` or arithmetic on the item
+    there); and `int(t.item())` / `float(t.item())` of such a tensor, wherever the result
+    goes.
 
     ## Why is this bad?
     In compiled code `.item()` of an int32 tensor is an Int32 scalar known only at run time.
@@ -78,7 +96,11 @@ class Int32ItemAsIndex(GraphRule):
       probes (Int32 from an input, a cast or `ops.multinomial` rejected at both levels with
       `Select CPU operator[ScalarCast]`; int64 items and `int(...)` compile); `int()` /
       `float()` of an Int32 item: the written set `heldout18a`
-      (`asr_length_mask_from_max_item`) and its probes `fe18a_it_*`.
+      (`asr_length_mask_from_max_item`) and its probes `fe18a_it_*`; `ops.interpolate`
+      sizes: written/heldout29b `r2_seg_interpolate_size_item_ints` and probes
+      `fix30b_interp_item_*` ("Select CPU operator[ResizeBilinearV2] fail" at both levels;
+      "nearest" and "bicubic", which make an int32 tensor of the sizes first, an int64
+      item and `int(t)` compile under LAX).
     """
 
     nodes = (ast.Subscript, ast.Call)
@@ -147,6 +169,10 @@ class Int32ItemAsIndex(GraphRule):
             if self._int32_item(size, ctx):
                 yield self._report(size, "a size of a shape", ctx)
                 return
+        for size in _bilinear_sizes(node, ctx):
+            if self._int32_item(size, ctx) or self._int32_converted(size, ctx):
+                yield self._report(size, "a `size` of `ops.interpolate(..., mode=\"bilinear\")` (its ResizeBilinearV2 kernel has no Int32 version)", ctx)
+                return
 
     def _shape_args(self, call: ast.Call, ctx: Context) -> Iterator[ast.expr]:
         f = call.func
@@ -190,6 +216,28 @@ class Int32ItemAsIndex(GraphRule):
             return False
         recv = values(ctx).of(e.func.value)
         return isinstance(recv, av.Tensor) and recv.dtype == "int32"
+
+    def _int32_converted(self, e: ast.expr, ctx: Context) -> bool:
+        """`int(t.item())` of an int32 tensor, or arithmetic on its `.item()`, through a name
+        bound once to it: still an Int32 to the sizes of `ops.interpolate` (measured,
+        written/heldout29b probe `fix30b_interp_int_item_size`: "Select CPU
+        operator[ResizeBilinearV2] fail")."""
+        if isinstance(e, ast.Name):
+            bound = analyzer(ctx).single_assignment(e.id, ctx.function)
+            if bound is None:
+                return False
+            e = bound
+        if isinstance(e, ast.BinOp):
+            # `h = t.item() * 2`: one Int32 item in the sizes is enough (measured, probe
+            # `fix30b_interp_item_int32_arith`: "RealMakeTuple ... (Int64, Int32)")
+            return self._int32_item(e, ctx)
+        return (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Name)
+            and e.func.id == "int"
+            and len(e.args) == 1
+            and self._int32_item(e.args[0], ctx)
+        )
 
     def _is_tuple(self, e: ast.expr, ctx: Context) -> bool:
         return self._is_sequence(e, ctx, ast.Tuple, "tuple")

@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, store_lines
 from npu_lsp.rules.graphmode.host_values import host_iterable, host_scalar
+from npu_lsp.rules.graphmode.runtime_scalar_randint import _runtime_scalar
 
 _GROW = frozenset({"append", "extend", "insert"})
 _LOOPS = (ast.For, ast.While)
@@ -140,6 +141,12 @@ class ItemStoredAtRuntimeIndex(GraphRule):
     an item back, `ops.concat` and returning the list compile; a list of numbers stored at
     `int(t)` under STRICT is MS131's when it becomes a `Tensor`).
 
+    At both levels, in a loop or not, a constant stored into a local list of constants at
+    `int(t)` / `t.item()` (also through arithmetic, `int(order[b]) % n`) when the list
+    holds bools (`suppressed = [False] * n`, then `suppressed[j] = True`: whatever is
+    stored), or when the value's type is not the items' type (`[0] * n` given `True` or
+    `1.5`, `[0.0] * n` given `1`).
+
     Only a container read elsewhere in the function is flagged (one only stored into
     compiles), and `m[int(t)][0] += 1.0`, which replaces an item at a constant index of a
     row, compiles.
@@ -160,7 +167,11 @@ class ItemStoredAtRuntimeIndex(GraphRule):
     number, but got a Int32 number` (`t.item()` of an int32 tensor) and, for an item grown
     in a `for` over host data, `'NoneType' object has no attribute 'append'`. STRICT
     rejects the `append` form the same way (a flat list of numbers stored at `int(t)`
-    compiles there).
+    compiles there). The variable-index store is a `tuple_setitem` kernel with no Bool
+    version ("Select CPU operator[tuple_setitem] fail! Unsupported data type!"), and it
+    needs the value to have the items' type ("For list_setitem, when the index is variable
+    and the queue is constant length, the element within constant length sequence ...");
+    ints into ints and floats into floats compile.
 
     ## Example
     ```python
@@ -189,7 +200,10 @@ class ItemStoredAtRuntimeIndex(GraphRule):
       trainsteps probes `setitem_*`; cases heldout20a `gnn_adjacency_list_python_loop`,
       heldout19b `ml_minibatch_kmeans_counts_list_self`, heldout19a
       `r2_moe_dispatch_token_lists`; probes `strict24_ix_rows_*` (tensor rows: stacked
-      fails at both levels, read, concatenated compile).
+      fails at both levels, read, concatenated compile); written/heldout29b case
+      `nms_keep_list_python_ints_suppressed` and probes `fix30b_boollist_setitem_*`,
+      `fix30b_*list_store*` (typed stores, loop or not, both levels; a bool list never
+      read compiles).
     """
 
     nodes = (ast.Assign, ast.AugAssign, ast.Call)
@@ -241,6 +255,10 @@ class ItemStoredAtRuntimeIndex(GraphRule):
         if analyzer(ctx).kind(value) == Kind.TENSOR:
             yield from self._tensor_stored(stores, ctx)
             return
+        typed = self._typed_store(stores, value, ctx)
+        if typed is not None:
+            yield typed
+            return
         if ctx.scope.level != "lax":
             return
         for s in stores:
@@ -265,6 +283,42 @@ class ItemStoredAtRuntimeIndex(GraphRule):
             )
             return
 
+    def _typed_store(self, stores: list[ast.Subscript], value: ast.expr, ctx: Context) -> Diagnostic | None:
+        """`flags[j] = True` (every level, in a loop or not) into a local list of constants
+        of one type, at an index read from a run-time tensor, the list being read elsewhere:
+        a variable-index store is MindSpore's `tuple_setitem` kernel, which has no Bool
+        version, and which needs the value to have the items' type (measured, written/heldout29b
+        case `nms_keep_list_python_ints_suppressed`, probes `fix30b_*list_store*`,
+        `fix30b_boollist_setitem_*`: a bool list fails whatever is stored, "Select CPU
+        operator[tuple_setitem] fail! Unsupported data type!", an int stored into a float
+        list or a bool into an int list fails with "For list_setitem, when the index is
+        variable and the queue is constant length, the element within constant length
+        sequence ..."; ints into ints and floats into floats compile, and so does a bool
+        list never read)."""
+        for s in stores:
+            base = s.value
+            if type(base) is not ast.Name:
+                continue
+            items = _constant_items_type(base.id, ctx)
+            if items is None:
+                continue
+            stored = type(value.value) if type(value) is ast.Constant else None
+            if items is not bool and (stored is None or stored is items):
+                continue
+            if _runtime_scalar(s.slice, ctx) is None or not _read(base, ctx):
+                continue
+            why = (
+                "MindSpore's variable-index `tuple_setitem` has no kernel for a list of bools (Select CPU operator[tuple_setitem] fail)"
+                if items is bool
+                else f"MindSpore's variable-index `list_setitem` needs the value to be a `{items.__name__}` like the list's items"
+            )
+            return ctx.diagnostic(
+                self,
+                s,
+                f"`{ctx.segment(s)}` stores into the list `{base.id}` of `{items.__name__}` constants at `{ctx.segment(s.slice)}`, a number read from a run-time tensor: {why}; keep the flags in a tensor (`ops.zeros(n, ms.bool_)` and `ops.tensor_scatter_update`) or store ints",
+            )
+        return None
+
     def _tensor_stored(self, stores: list[ast.Subscript], ctx: Context) -> Iterable[Diagnostic]:
         """A tensor stored into a list at `int(t)`: the list then holds a variable-index item,
         which both levels read back (`rows[1]`), concatenate and return, but `ops.stack`
@@ -283,6 +337,21 @@ class ItemStoredAtRuntimeIndex(GraphRule):
                 f"`{ctx.segment(s)}` stores a tensor into list `{s.value.id}` at `{ctx.segment(s.slice)}`, a number read from a run-time tensor, and `{ctx.segment(stacked)}` (line {stacked.lineno}) stacks that list: MindSpore's back end cannot stack a list with a variable-index item (Tuple to TupleUnfold pattern ... Stack); accumulate into a tensor (`ops.tensor_scatter_add`) or pick rows with a one-hot mask",
             )
             return
+
+
+def _constant_items_type(name: str, ctx: Context) -> type | None:
+    """`bool`, `int` or `float` when the local `name` is bound once to a list display of
+    constants of that one type (`[False, False]`) or to one repeated (`[False] * n`)."""
+    bound = analyzer(ctx).single_assignment(name, ctx.function)
+    if type(bound) is ast.BinOp and type(bound.op) is ast.Mult:
+        bound = bound.left if type(bound.left) is ast.List else bound.right
+    if type(bound) is not ast.List or not bound.elts:
+        return None
+    kinds = {type(e.value) if type(e) is ast.Constant else None for e in bound.elts}
+    if len(kinds) != 1:
+        return None
+    kind = kinds.pop()
+    return kind if kind in (bool, int, float) else None
 
 
 def _stacked(name: str, after: ast.AST, ctx: Context) -> ast.Call | None:

@@ -367,7 +367,10 @@ def _under_condition(node: ast.AST, ctx: Context, name: str = "", method: str = 
     enough, and is rejected when the loop body runs), so a guarded change is only a warning.
     Not a guard: a `while` that tests the list `pop` shrinks (`while order: order.pop(0)`,
     `while len(dets) > 0`): its body runs whenever the list starts non-empty (measured,
-    written/fallbackflows `ff6_attr_tensor_while_append`, heldout14 `lx_fb_while_pop_tolist`)."""
+    written/fallbackflows `ff6_attr_tensor_while_append`, heldout14 `lx_fb_while_pop_tolist`).
+    Nor an `if` MindSpore folds while compiling to the side holding `node` (`if x.shape[0] >
+    1:` with `x` of shape (2, 3)): that side always runs (fresh v5 seed 11700117, written/lax
+    probes `genfresh30_hl_*`)."""
     func = ctx.function
     child: ast.AST = node
     up = ctx.parent(node)
@@ -377,9 +380,26 @@ def _under_condition(node: ast.AST, ctx: Context, name: str = "", method: str = 
         ):
             child, up = up, ctx.parent(up)
             continue
+        if isinstance(up, ast.If) and child is not up.test and _folded_to(up, child in up.body, func, ctx):
+            child, up = up, ctx.parent(up)
+            continue
         if isinstance(up, (ast.If, ast.While)) and child is not up.test:
             return True
         if isinstance(up, ast.IfExp) and child is not up.test:
             return True
         child, up = up, ctx.parent(up)
     return False
+
+
+def _folded_to(test_of: ast.If, body: bool, func: ast.AST | None, ctx: Context) -> bool:
+    """Is `test_of`'s condition a compile-time constant (a constant this module knows, or the
+    shapes the program feeds in: ranks.py) that selects the body (`body`) or the else side?"""
+    from npu_lsp.rules.graphmode.shape_folded import _taken
+    from npu_lsp.rules.graphmode.values import UNKNOWN, instances
+
+    if func is None or analyzer(ctx).kind(test_of.test, func) != Kind.CONST:
+        return False
+    value = instances(ctx).evaluate(test_of.test, func)
+    if value is not UNKNOWN:
+        return bool(value) == body
+    return _taken(test_of.test, body, func, ctx)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -99,10 +99,16 @@ def _makes_lambda_in_loop(fn: ast.FunctionDef, ctx: Context) -> bool:
     return got
 
 
-def _used(call: ast.Call, func: ast.AST, ctx: Context) -> bool:
+def _used(
+    call: ast.Call, func: ast.AST, ctx: Context, harmless: Callable[[ast.expr], bool] | None = None
+) -> bool:
     """Is the call's result operated on: directly (`f(x) * 2`, `f(x).sum()`), or through the
-    name a plain `y = f(x)` binds, read later other than as (part of) the returned value?"""
+    name a plain `y = f(x)` binds, read later other than as (part of) the returned value?
+    `harmless(e)` (the call or a read of the name): an operation the caller's rule knows the
+    wrong result survives (MS229: a tuple repeated by an int)."""
     parent = ctx.parent(call)
+    if harmless is not None and harmless(call):
+        return False
     if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
         return True
     if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is call:
@@ -122,7 +128,11 @@ def _used(call: ast.Call, func: ast.AST, ctx: Context) -> bool:
                 at = st if isinstance(st, (ast.Assign, ast.AnnAssign)) else n
                 stores.append((at.end_lineno or at.lineno, at.end_col_offset or 0))
     end = min(stores, default=None)
-    return any(not _returned(r, ctx) for r in reads if end is None or (r.lineno, r.col_offset) < end)
+    return any(
+        not _returned(r, ctx) and not (harmless is not None and harmless(r))
+        for r in reads
+        if end is None or (r.lineno, r.col_offset) < end
+    )
 
 
 def _returned(name: ast.Name, ctx: Context) -> bool:

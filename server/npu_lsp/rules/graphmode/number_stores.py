@@ -12,7 +12,7 @@ from collections.abc import Callable
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.attribute_stores import self_stores
-from npu_lsp.rules.graphmode.flow import analyzer, python_number, updates_self
+from npu_lsp.rules.graphmode.flow import analyzer, python_number, self_store_text, updates_self
 from npu_lsp.rules.graphmode.helpers import own_nodes
 from npu_lsp.rules.graphmode.lax_functions import lax_scopes
 from npu_lsp.rules.graphmode.values import in_dead_branch
@@ -32,7 +32,9 @@ def _stores_self_numbers_text(ctx: Context) -> bool:
     store of what may be a number."""
     hit = ctx.cache.get("opaque.self_number")
     if hit is None:
-        hit = ctx.cache["opaque.self_number"] = updates_self(ctx) or _SELF_NUMBER.search(ctx.text) is not None
+        hit = ctx.cache["opaque.self_number"] = self_store_text(ctx) and (
+            updates_self(ctx) or _SELF_NUMBER.search(ctx.text) is not None
+        )
     return bool(hit)
 
 
@@ -166,7 +168,7 @@ _HELD_STORE = re.compile(r"self\.(?=(\w+))\1\.(?=(\w+))\2[ \t]*(?:[-+*/%]|//|\*\
 def stores_held_numbers(ctx: Context) -> bool:
     """Does compiled LAX code of this file store a number into an attribute of an object
     held on `self` and read it (`held_number_stored`)?"""
-    if _HELD_STORE.search(ctx.text) is None:
+    if not _held_store_text(ctx):
         return False
     for s in lax_scopes(ctx):
         stored = _held_number_stores(s.function, ctx)
@@ -195,12 +197,18 @@ def held_number_stored(e: ast.Attribute, func: ast.AST, ctx: Context) -> bool:
         and inner.value.id == "self"
     ):
         return False
-    hit = ctx.cache.get("opaque.held_store")
-    if hit is None:
-        hit = ctx.cache["opaque.held_store"] = _HELD_STORE.search(ctx.text) is not None
-    if not hit:
+    if not _held_store_text(ctx):
         return False
     return (inner.attr, e.attr) in _held_number_stores(func, ctx)
+
+
+def _held_store_text(ctx: Context) -> bool:
+    """Does the file's text match `_HELD_STORE` (once per file; flow's `self_store_text`,
+    the search shared with the other stores on `self`, first)?"""
+    hit = ctx.cache.get("opaque.held_store")
+    if hit is None:
+        hit = ctx.cache["opaque.held_store"] = self_store_text(ctx) and _HELD_STORE.search(ctx.text) is not None
+    return bool(hit)
 
 
 def _held_number_stores(func: ast.AST, ctx: Context) -> frozenset[tuple[str, str]]:

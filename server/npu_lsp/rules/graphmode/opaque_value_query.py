@@ -57,6 +57,7 @@ from npu_lsp.rules.graphmode.python_instances import (
 from npu_lsp.rules.graphmode.runtime_index_into_constants import tensor_read_of_numbers
 from npu_lsp.rules.graphmode.table_reads import from_float_table, reads_tables
 from npu_lsp.rules.graphmode.values import _callees, in_dead_branch
+from npu_lsp.scope import GraphScope
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"})
@@ -1091,6 +1092,16 @@ class _Opaque:
             if not isinstance(a, ast.Starred) and self.value(a, func, env, depth)
         }
         out.update(k.arg for k in call.keywords if k.arg and self.value(k.value, func, env, depth))
+        star = callee.args.vararg
+        if star is not None and any(
+            self.value(a.value if isinstance(a, ast.Starred) else a, func, env, depth)
+            for i, a in enumerate(given)
+            if isinstance(a, ast.Starred) or i >= len(params)
+        ):
+            # `def construct(self, *inputs)` called `self.head(*[x, x])` or `self.head(x, v)`:
+            # the tuple holds the value (fresh v5 seed 11700046: `inputs[0]` summed over
+            # `inputs[1:]` and given to `ops.zeros_like`, "DtypeToEnum")
+            out.add(star.arg)
         return frozenset(out)
 
     # ------------------------------------------------------------------ what a call reaches
@@ -2217,18 +2228,35 @@ def _top_outputs_dict(func: ast.AST, ctx: Context, depth: int = 0) -> bool:
     scope = ctx.scopes.scope_for(func) if isinstance(func, ast.FunctionDef) else None
     if scope is None or depth > 3:
         return False
-    if scope.kind == "helper":
-        sites = [s.caller_node for s in scope.call_sites if s.path == ctx.path and s.caller_node is not None]
-        return bool(sites) and all(_top_outputs_dict(c, ctx, depth + 1) for c in sites)
     assert isinstance(func, ast.FunctionDef)
-    return (
-        scope.kind in ("construct", "jit")
-        and any(
-            r.value is not None and any(isinstance(n, ast.Dict) for n in ast.walk(r.value))
-            for r in returns_in(func.body)
-        )
-        and _is_top(func, scope.kind, ctx)
+    if scope.kind == "helper" or (scope.kind in ("construct", "jit") and not _is_top(func, scope.kind, ctx)):
+        # the choice is the top graph's, for every graph it calls: a sub-cell's `construct`
+        # or a module-level `@ms.jit` function called from a `construct` returning `x, {'n':
+        # 1}` keeps its dicts too (written/lax probes `genfresh30_dk_*`; fresh v5 seed
+        # 11700126)
+        sites = _compiled_callers(func, scope, ctx)
+        return bool(sites) and all(_top_outputs_dict(c, ctx, depth + 1) for c in sites)
+    return scope.kind in ("construct", "jit") and any(
+        r.value is not None and any(isinstance(n, ast.Dict) for n in ast.walk(r.value))
+        for r in returns_in(func.body)
     )
+
+
+def _compiled_callers(func: ast.FunctionDef, scope: GraphScope, ctx: Context) -> list[ast.AST]:
+    """The compiled functions of this file that call `func`: its recorded call sites (a
+    helper, a sub-cell's `construct`), or for a module-level `@ms.jit` function (whose sites
+    are not recorded) the compiled functions around the calls of its name."""
+    sites = [s.caller_node for s in scope.call_sites if s.path == ctx.path and s.caller_node is not None]
+    if sites or scope.kind != "jit" or not isinstance(ctx.statement_parent(func), ast.Module):
+        return sites
+    out: list[ast.AST] = []
+    for n in ast.walk(ctx.tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == func.name:
+            caller = ctx.enclosing_function(n, lambdas=False)
+            if caller is None or caller is func or ctx.scopes.scope_for(caller) is None:
+                return []  # called from plain code too: a top graph of its own
+            out.append(caller)
+    return out
 
 
 #: steps `_dtype_less` follows back (each name, call, argument or operand is one)

@@ -1172,6 +1172,8 @@ class Ranks:
                 return dim if dim is not None else NUM
             if _self_attr(e.value) and self._self_number_entry(e, func):
                 return NUM
+            if isinstance(e.value, ast.Name) and self._free_number_entry(e, e.value.id, func):
+                return NUM
             base = self.ev(e.value, env, func, depth)
             if isinstance(base, Keywords):
                 sub = e.slice
@@ -1414,6 +1416,26 @@ class Ranks:
                 return isinstance(v, ast.Constant) and type(v.value) in (int, float)
         return False
 
+    def _free_number_entry(self, e: ast.Subscript, name: str, func: ast.AST) -> bool:
+        """`state['n']` in a function nested in another (a closure a factory returns, `def
+        step(t): state['n'] += 1; return t + state['n'] * 0`), where `state` is not bound in
+        the closure but once in the enclosing function, to a dict display whose value under
+        that key is a number: a Python number, also after the closure adds to it (fresh v5
+        seed 11700117: the shape after such a counter decides `if x.shape[0] > 1:`)."""
+        key = e.slice
+        outer = self.ctx.statement_parent(func)  # `parent` says the module for a compiled closure
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(outer, ast.FunctionDef)):
+            return False
+        if name in self.host.bindings(func) or (isinstance(func, ast.FunctionDef) and name in _param_names(func)):
+            return False
+        found = self.host.bindings(outer).get(name)
+        if found is None or len(found) != 1 or not isinstance(found[0], ast.Dict):
+            return False
+        for k, v in zip(found[0].keys, found[0].values, strict=True):
+            if isinstance(k, ast.Constant) and k.value == key.value:
+                return isinstance(v, ast.Constant) and type(v.value) in (int, float)
+        return False
+
     def _number_field(self, e: ast.Attribute, func: ast.AST) -> bool:
         """`CFG.scale` of a module-level object (`CFG = Cfg(scale=0.5)`) or `self.cfg.scale` of
         one set once in `__init__`, whose class (a dataclass, a NamedTuple) annotates the
@@ -1449,12 +1471,13 @@ class Ranks:
             given = given.operand
         return given is None or (isinstance(given, ast.Constant) and type(given.value) in (int, float))
 
-    def _layer_call(self, attr: str, e: ast.Call, env: Env, func: ast.AST, depth: int, at: int | None = None) -> Val:
+    def _layer_call(self, attr: str, e: ast.Call, env: Env, func: ast.AST, depth: int, at: int | str | None = None) -> Val:
         """`self.fc(x)` with `self.fc = nn.Dense(d, k)` set once in `__init__`: the shape of `x`
         with its last dim `k` (unknown when `k` is not a literal); `self.cell(x, h)` with an
         `nn.GRUCell` / `nn.RNNCell`: the shape of `h` (the new hidden state). `at`: the item
         of a list display (also given to `nn.CellList` / `nn.SequentialCell`) held there
-        (`self.layers[0](x)`, fresh v5 seed 11400100)."""
+        (`self.layers[0](x)`, fresh v5 seed 11400100), or the key of a dict display (also
+        given to `nn.CellDict`: `self.heads['a'](x)`, fresh v5 seed 11700107)."""
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
         held = a._self_values(cls).get(attr, []) if cls is not None else []
@@ -1989,8 +2012,10 @@ class Ranks:
                 assert isinstance(f, ast.Attribute)
                 return self._layer_call(f.attr, e, env, func, depth)
             if callee is None and e.args and not e.keywords and isinstance(f, ast.Subscript) and _self_attr(f.value):
-                i = _int(f.slice)  # `self.layers[0](x)` of a list of layers
-                return self._layer_call(f.value.attr, e, env, func, depth, i) if i is not None else None  # type: ignore[attr-defined]
+                i = _int(f.slice)  # `self.layers[0](x)` of a list of layers, `self.heads['a'](x)` of a dict
+                key = f.slice.value if isinstance(f.slice, ast.Constant) and type(f.slice.value) is str else None
+                at = i if i is not None else key
+                return self._layer_call(f.value.attr, e, env, func, depth, at) if at is not None else None  # type: ignore[attr-defined]
             return None
         inner = self._bind(callee, e, lambda a: self.ev(a, env, func, depth))
         if inner is None:
@@ -2004,12 +2029,18 @@ class Ranks:
         return first if all(r == first for r in run.returns) else None
 
 
-def _list_item(e: ast.expr, at: int, ctx: Context) -> list[ast.expr]:
+def _list_item(e: ast.expr, at: int | str, ctx: Context) -> list[ast.expr]:
     """Item `at` of a list or tuple display, also one given to `nn.CellList(...)` /
-    `nn.SequentialCell(...)`; [] when not such a display or out of range."""
-    layers = ("mindspore.nn.CellList", "mindspore.nn.SequentialCell")
+    `nn.SequentialCell(...)`, or the value under key `at` of a dict display, also one given
+    to `nn.CellDict(...)`; [] when not such a display or out of range."""
+    layers = ("mindspore.nn.CellList", "mindspore.nn.SequentialCell", "mindspore.nn.CellDict")
     if isinstance(e, ast.Call) and len(e.args) == 1 and not e.keywords and (ctx.qualname(e.func) or "") in layers:
         e = e.args[0]
+    if isinstance(at, str):
+        if not isinstance(e, ast.Dict):
+            return []
+        found = [v for k, v in zip(e.keys, e.values, strict=True) if isinstance(k, ast.Constant) and k.value == at]
+        return found if len(found) == 1 and None not in e.keys else []
     if not isinstance(e, (ast.List, ast.Tuple)) or any(isinstance(x, ast.Starred) for x in e.elts):
         return []
     return [e.elts[at]] if -len(e.elts) <= at < len(e.elts) else []

@@ -30,8 +30,14 @@ class RuntimeIndexIntoConstants(GraphRule):
       module level (`self.itos = [chr(ord("a") + i) for i in range(n)]`, `[str(i) for
       ...]`, f-strings, `list("abc")`, `"a b".split()`): MindSpore reads it as the same
       constant list (`Kernel select failed: Select CPU operator[RealTupleGetItem] fail!
-      Unsupported data type!`, written/heldout26a probes `fix28a_itos_*`).
-    A run-time integer into numbers (`SCALES[int(t)]`) compiles. A list or tuple of numbers or
+      Unsupported data type!`, written/heldout26a probes `fix28a_itos_*`);
+    - a run-time integer into bools: a module-level list or tuple of bools, one on `self`,
+      or a local bound to a display or to one repeated (`flags = [False] * n`), also when
+      the function stores into it (the same `RealTupleGetItem` failure: its kernel has no
+      Bool version; written/heldout29b probes `fix30b_*boollist_read*`,
+      `fix30b_booltuple_read_noloop`; a list of ints read the same way compiles).
+    A string picked that way and only tested with `in` / `not in` (`if tok in ("a",
+    "b"):`) compiles, and is not flagged. A run-time integer into numbers (`SCALES[int(t)]`) compiles. A list or tuple of numbers or
     strings that `__init__` builds and stores on `self` (`self.lrs = lrs` after `lrs = []` and
     `lrs.append(0.1 * i)` in a loop, `[0.5 * k for k in range(5)]`, `list(range(6))`,
     `tuple(vals)`) read with a Tensor index counts too. A table stored on `self`
@@ -94,6 +100,16 @@ class RuntimeIndexIntoConstants(GraphRule):
             return
         if isinstance(node.slice, (ast.Constant, ast.Slice)):
             return  # the common case, answered without any lookup
+        if bool_table(node.value, ctx) is not None and analyzer(ctx).kind(node.slice) == Kind.VAR:
+            # measured (written/heldout29b probes `fix30b_*boollist_read*`,
+            # `fix30b_booltuple_read_noloop`): "Select CPU operator[RealTupleGetItem] fail!
+            # Unsupported data type!", the read's kernel has no Bool version, as for strings
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"under STRICT bools cannot be picked with the run-time index `{ctx.segment(node.slice)}` (`{ctx.segment(node.value)}` holds bools): MindSpore's RealTupleGetItem kernel has no Bool version; keep the flags in a tensor (`ops.zeros(n, ms.bool_)`) and index that",
+            )
+            return
         if _local_rows(node.value, ctx) and analyzer(ctx).kind(node.slice) == Kind.VAR:
             yield ctx.diagnostic(
                 self,
@@ -121,7 +137,8 @@ class RuntimeIndexIntoConstants(GraphRule):
             return
         if table is None:
             if built_strings(node.value, ctx) is not None and analyzer(ctx).kind(node.slice) == Kind.VAR:
-                yield _strings_picked(self, node, ctx)
+                if not _only_membership_tested(node, ctx):
+                    yield _strings_picked(self, node, ctx)
                 return
             if _tensor_display(node.value, ctx) and analyzer(ctx).kind(node.slice) == Kind.TENSOR:
                 yield ctx.diagnostic(
@@ -138,8 +155,35 @@ class RuntimeIndexIntoConstants(GraphRule):
                 node,
                 f"under STRICT a Tensor index (`{index}`) can read a tuple only when every element is a function; `{ctx.segment(node.value)}` holds constants",
             )
-        elif kind == Kind.VAR and any(isinstance(e.value, str) for e in table) and not _from_local(node.value, ctx):
+        elif (
+            kind == Kind.VAR
+            and any(isinstance(e.value, str) for e in table)
+            and not _from_local(node.value, ctx)
+            and not _only_membership_tested(node, ctx)
+        ):
             yield _strings_picked(self, node, ctx)
+
+
+def _only_membership_tested(pick: ast.Subscript, ctx: Context) -> bool:
+    """Is the picked str only tested with `in` / `not in` (`VOCAB[i] in ("a", "b")`, or
+    `tok = VOCAB[i]` with every read of `tok` such a test)? STRICT compiles that (measured,
+    written/heldout29b probes `fix30b_pick_in_*`, `fix30b_pick_not_in_tuple`: a tuple or a
+    list on the right, in an `if` or bound to a name; the same str also returned fails)."""
+
+    def membership(e: ast.expr) -> bool:
+        p = ctx.parent(e)
+        return isinstance(p, ast.Compare) and p.left is e and all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops)
+
+    if membership(pick):
+        return True
+    parent = ctx.parent(pick)
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return False
+    name = parent.targets[0].id
+    if ctx.function is None or analyzer(ctx).single_assignment(name, ctx.function) is not pick:
+        return False
+    reads = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(membership(n) for n in reads)
 
 
 def _strings_picked(rule: GraphRule, node: ast.Subscript, ctx: Context) -> Diagnostic:
@@ -430,6 +474,29 @@ _NUMPY_MAKERS = frozenset(
 
 #: list methods that change a list in place
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+
+
+def bool_table(e: ast.expr, ctx: Context) -> tuple[str, bool] | None:
+    """("list" / "tuple", changed in place) when `e` stands for a table of bool constants:
+    a module-level display, one `__init__` stores on `self`, or a local of the compiled
+    function bound once to a display or to one repeated (`flags = [False] * n`), the local
+    perhaps stored into afterwards (`flags[j] = True`)."""
+    if isinstance(e, ast.Name) and ctx.function is not None and _bound_locally(e.id, ctx):
+        value = analyzer(ctx).single_assignment(e.id, ctx.function)
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+            value = value.left if isinstance(value.left, ast.List) else value.right
+        changed = any(
+            isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == e.id
+            for n in ast.walk(ctx.function)
+        )
+    else:
+        value = constant_table_display(e, ctx)
+        changed = False
+    if not isinstance(value, (ast.Tuple, ast.List)) or not value.elts:
+        return None
+    if not all(isinstance(x, ast.Constant) and type(x.value) is bool for x in value.elts):
+        return None
+    return ("tuple" if isinstance(value, ast.Tuple) else "list"), changed
 
 
 def _from_local(e: ast.expr, ctx: Context) -> bool:

@@ -1,27 +1,42 @@
-"""MS208: a segment count or padding read from a run-time tensor (`int(t.max()) + 1`)."""
+"""MS208: a size argument (segment count, padding, pooled or interpolated size) read from a run-time
+tensor (`int(t.max()) + 1`), per the table `ms_constant_arguments.json`."""
 
 from __future__ import annotations
 
 import ast
+import functools
+import json
 from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.dynamic_shape import run_time_size
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.runtime_scalar_randint import _argument, _runtime_scalar
 
-#: the MindSpore functions, by last name, whose argument (position, keyword) must be known
-#: while compiling or be a tensor: the segment count of the unsorted segment reductions
-#: (their kernels take it as a tensor input) and the padding widths of `ops.pad` (PadV3)
-_SIZED: dict[str, tuple[int, str]] = {
-    "unsorted_segment_sum": (2, "num_segments"),
-    "unsorted_segment_max": (2, "num_segments"),
-    "unsorted_segment_min": (2, "num_segments"),
-    "unsorted_segment_prod": (2, "num_segments"),
-    "pad": (1, "padding"),
-}
+
+@dataclass(frozen=True)
+class _Argument:
+    at: int
+    key: str
+    levels: frozenset[str]
+    shapes: bool  # a size read of a tensor whose shape is known only at run time counts too
+    tensor: bool  # a tensor may be given instead
+
+
+@functools.cache
+def _table() -> dict[str, tuple[_Argument, ...]]:
+    """`ms_constant_arguments.json`: per MindSpore function (last name), the arguments that
+    must be known while compiling, and at which syntax levels."""
+    data = json.loads(resources.files(__package__).joinpath("ms_constant_arguments.json").read_text("utf-8"))
+    return {
+        name: tuple(_Argument(a["at"], a["key"], frozenset(a["levels"]), a["shapes"], a["tensor"]) for a in args)
+        for name, args in data["functions"].items()
+    }
 
 
 @rule(code="MS208", name="runtime-scalar-size-argument", severity="error", family="graphmode")
@@ -31,15 +46,26 @@ class RuntimeScalarSizeArgument(GraphRule):
     `ops.unsorted_segment_sum` / `_max` / `_min` / `_prod` and the padding of `ops.pad`
     computed from a number read from a run-time tensor: `int(t)`, `t.item()`, `float(t)`,
     also through arithmetic and names bound once (`num_graphs = int(batch.max()) + 1`,
-    `pad = int(n * factor) // 2` with `factor` a tensor input).
+    `pad = int(n * factor) // 2` with `factor` a tensor input); the `output_size` of
+    `ops.adaptive_avg_pool2d` the same way; and under STRICT the `size` / `scale_factor`
+    of `ops.interpolate` computed that way or, for `size`, from the size of a tensor known
+    only at run time (`h, w = x.shape[-2:]` of an input declared `[1, 3, None, None]` by
+    `net.set_inputs(...)`, or of a dynamic-shape operator's result). The functions, their
+    arguments and levels are the table `ms_constant_arguments.json`.
 
     ## Why is this bad?
     The rule: a primitive's size argument may be a constant or a tensor, not a graph scalar
     whose value is only known at run time. MindSpore 2.10 stops compiling: the segment
     reductions with `Invalid kernel object type, a tensor type is required but the actual
     is scalar, input node: ... ScalarAdd ... UnsortedSegmentSum` (or `num_segments value
-    must be greater than 0, but got: -1`), `ops.pad` with `For primitive[PadV3], there are
-    unknown values in the paddings value`.
+    must be greater than 0, but got: -1`), `ops.adaptive_avg_pool2d` with `When creating
+    an instance of 'AdaptiveAvgPool2D', all arguments are required to be constants`,
+    `ops.pad` with `For primitive[PadV3], there are
+    unknown values in the paddings value`. `ops.interpolate` checks `size` and
+    `scale_factor` with Python code of its own (`validator.check_positive_int_sequence`,
+    which calls `math.isinf`): LAX runs that code on the run-time value, STRICT cannot
+    ("When handling script '__call_func_str__(__input_0__,)' in graph mode, the inputs
+    should be constant, but found variable '__input_0__' to be nonconstant").
 
     ## Example
     ```python
@@ -68,11 +94,18 @@ class RuntimeScalarSizeArgument(GraphRule):
       `int(...)` of a tensor as `ops.pad`'s width are rejected; `batch.max() + 1` (a tensor),
       `h.shape[0]`, `h.shape[-1] // 2` compile, and so does `int(np.max(batch.asnumpy()))`
       under LAX (host data).
+    - `ops.interpolate` and `ops.adaptive_avg_pool2d`: written/heldout29b cases
+      `dyn_set_inputs_interpolate_scale`, `seg_resize_to_original_size_arg`, heldout24b
+      `prep_resample_tensor_spacing_arg`, and probes `fix30b_interp_*` (`int(t)`, `.item()`,
+      `int(h * s[0])`, `float(t)` as `scale_factor`, declared dynamic dimensions, any mode:
+      refused under STRICT, compiled under LAX; a static shape read and the shape of a
+      tensor built from constants compile), `fix30b_adaptive_pool_int_size` (refused at
+      both levels).
     """
 
     nodes = (ast.Call,)
-    calls = frozenset(_SIZED)
-    words = ("unsorted_segment_", "pad(")
+    calls = frozenset(_table())
+    words = ("unsorted_segment_", "pad(", "interpolate(", "adaptive_avg_pool2d(")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
@@ -80,19 +113,41 @@ class RuntimeScalarSizeArgument(GraphRule):
             return
         q = ctx.qualname(node.func) or ""
         last = q.rsplit(".", 1)[-1]
-        if q.split(".")[0] != "mindspore" or ".ops." not in f"{q}." or last not in _SIZED:
+        if q.split(".")[0] != "mindspore" or ".ops." not in f"{q}." or last not in _table():
             return
-        at, key = _SIZED[last]
-        arg = _argument(node, at, key)
-        if arg is None:
-            return
-        src = _runtime_scalar(arg, ctx)
-        if src is None:
-            return
-        if type(src) is ast.Name:
-            src = analyzer(ctx).single_assignment(src.id, ctx.function) or src
-        yield ctx.diagnostic(
-            self,
-            arg,
-            f"`{ctx.segment(arg)}` is computed from `{ctx.segment(src)}`, a number read from a run-time tensor; `{last}` needs its `{key}` known while compiling or as a tensor, and MindSpore stops compiling: keep it a tensor, or pass a constant",
-        )
+        for want in _table()[last]:
+            if ctx.scope.level not in want.levels:
+                continue
+            arg = _argument(node, want.at, want.key)
+            if arg is None:
+                continue
+            src = _runtime_scalar(arg, ctx)
+            if src is not None:
+                if type(src) is ast.Name:
+                    src = analyzer(ctx).single_assignment(src.id, ctx.function) or src
+                yield ctx.diagnostic(
+                    self,
+                    arg,
+                    f"`{ctx.segment(arg)}` is computed from `{ctx.segment(src)}`, a number read from a run-time tensor; `{last}` needs its `{want.key}` known while compiling{_how(want)}, and MindSpore stops compiling{_where(want)}: {'keep it a tensor, or ' if want.tensor else ''}pass a constant",
+                )
+                return
+            if want.shapes and run_time_size(arg, ctx):
+                yield ctx.diagnostic(
+                    self,
+                    arg,
+                    f"`{ctx.segment(arg)}` is computed from the size of a tensor whose shape is known only at run time (`set_inputs` with `None`, or a dynamic-shape operator); `{last}` checks its `{want.key}` with Python code, which STRICT cannot run on a run-time value (\"the inputs should be constant\"): compute the size from a static shape, or use LAX",
+                )
+                return
+
+
+def _how(want: _Argument) -> str:
+    return " or as a tensor" if want.tensor else ""
+
+
+def _where(want: _Argument) -> str:
+    if want.levels == _BOTH:
+        return ""
+    return " under STRICT (its Python argument checks are a script STRICT refuses: \"the inputs should be constant\"; LAX runs them)"
+
+
+_BOTH = frozenset({"lax", "strict"})

@@ -507,7 +507,7 @@ def _lazy_default_never_run(node: ast.AST, ctx: Context) -> bool:
     if attr is None or not instances(ctx)._lazy_default(node, attr):  # type: ignore[arg-type]
         return False
     sets = instances(ctx)._attr_sets()
-    if "*" in sets:
+    if not sets:  # `_attr_sets` forgets every store once a computed `setattr` may set anything
         return False  # a computed setattr may set anything
     stores = [st for st in sets.get(attr, ()) if st is not node]
     return bool(stores) and all(_never_none(st, ctx) for st in stores)
@@ -566,7 +566,7 @@ def _still_init_none(attr: str, at: ast.If, ctx: Context) -> bool:
     if not init or not all(isinstance(v, ast.Constant) and v.value is None for v in init):
         return False
     sets = instances(ctx)._attr_sets()
-    if "*" in sets:
+    if not sets:  # `_attr_sets` forgets every store once a computed `setattr` may set anything
         return False  # a computed setattr may set anything
     lo, hi = cls.lineno, cls.end_lineno or cls.lineno
     f_lo = getattr(func, "lineno", 0)

@@ -242,7 +242,7 @@ def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ct
     if any(called in line for i, line in enumerate(ctx.lines, 1) if not lo <= i <= hi or i_lo <= i <= i_hi):
         return []
     sets = instances(ctx)._attr_sets()
-    if "*" in sets:
+    if not sets:  # `_attr_sets` forgets every store once a computed `setattr` may set anything
         return []  # a computed setattr may set anything
     hit = memo[id(method)] = [a for a in candidates if all(_inside(st, method) for st in sets.get(a, ()))]
     return hit

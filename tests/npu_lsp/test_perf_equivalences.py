@@ -1,0 +1,89 @@
+"""Cheaper forms of the engine's text tests give the answers of the forms they replace.
+
+- `flow.SELF_STORE_ANY`, searched once per file before `_SELF_UPDATE` (flow),
+  `_SELF_NUMBER` and `_HELD_STORE` (number_stores): a text matches it exactly when it
+  matches one of the three, so a text without a match is never searched by them.
+- MS116's dotted-name test before `_refused_pattern` is searched: every text the pattern
+  matches passes it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from npu_lsp.rules.graphmode import flow, number_stores
+
+#: the pieces a store on `self` is made of, and some that are close to one
+_TOKENS = [
+    "self.", "self", ".", "a", "b", "ab", "_", "1", " ", "\t", "\n", "=", "==", "+", "-", "*",
+    "/", "%", "//", "**", "(", ")", "min(", "max(", "float(", "int(", "x", "é", "my", ",",
+]
+
+
+def _store_like(rnd: random.Random) -> str:
+    """`self.<name>[.<name>] <op>= <value>` with each part varied (or left out)."""
+    parts = [
+        rnd.choice(["", "x", " ", "my"]),
+        "self.",
+        rnd.choice(["a", "ab", "a1", "_", ""]),
+        rnd.choice(["", ".b", ".", ".bc", "a"]),
+        rnd.choice(["", " ", "\t", "  "]),
+        rnd.choice(["", "+", "-", "*", "/", "%", "//", "**", "=", "!"]),
+        rnd.choice(["=", "==", "", " ="]),
+        rnd.choice(["", " ", "\t"]),
+        rnd.choice(["self.a", "self.ab", "self.a ", "self.", "1", "(", ".5", "-x", "min(", "int(", "x", "=", "\n", ""]),
+        rnd.choice(["", " +", "+", " ", "*", "\n"]),
+    ]
+    return "".join(parts) + "".join(rnd.choice(_TOKENS) for _ in range(rnd.randint(0, 4)))
+
+
+def _texts(n: int, seed: int) -> list[str]:
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        if rnd.random() < 0.6:
+            out.append(_store_like(rnd))
+        else:
+            out.append("".join(rnd.choice(_TOKENS) for _ in range(rnd.randint(1, 14))))
+    return out
+
+
+def test_self_store_any_is_the_union_of_the_three_searches() -> None:
+    three: list[re.Pattern[str]] = [flow._SELF_UPDATE, number_stores._SELF_NUMBER, number_stores._HELD_STORE]
+    positives = 0
+    for text in _texts(40_000, 7):
+        want = any(p.search(text) for p in three)
+        positives += want
+        assert (flow.SELF_STORE_ANY.search(text) is not None) == want, repr(text)
+    assert positives > 2_000  # the generator reaches every kind of match
+
+
+def test_self_store_any_on_spelled_stores() -> None:
+    for text in ("self.n += 1", "self.n = self.n + 1", "self.r = 0.5", "self.r = min(a, b)",
+                 "self.cfg.ratio = 0.5", "self.cfg.ratio *= 2", "self.n: int = 1"):
+        want = any(p.search(text) for p in (flow._SELF_UPDATE, number_stores._SELF_NUMBER, number_stores._HELD_STORE))
+        assert (flow.SELF_STORE_ANY.search(text) is not None) == want, text
+
+
+def test_refused_attribute_gate_is_necessary() -> None:
+    """MS116's `_attribute_reads` searches `_refused_pattern` only when a refused name is a
+    word of the text spelled after a dot: every text the pattern matches passes that test."""
+    from npu_lsp.astutil import WordCounts
+    from npu_lsp.rules.graphmode import jit_forbidden_api as jf
+
+    names = sorted(jf._refused_names())
+    pattern = jf._refused_pattern()
+    rnd = random.Random(11)
+    pieces = [*names[:12], "name", "x", "_", "1", ".", " ", "(", "\n", "=", "self", "é"]
+    matched = 0
+    for _ in range(20_000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 8)))
+        if not text.isascii():
+            continue
+        words = WordCounts(text)
+        gate = any("." + n in text for n in names if n in words)
+        if pattern.search(text) is not None:
+            matched += 1
+            assert gate, repr(text)
+    assert matched > 500
