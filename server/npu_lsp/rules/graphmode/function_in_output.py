@@ -74,6 +74,7 @@ class FunctionInOutput(GraphRule):
                 or _local_function(item, ctx)
                 or _self_callable_object(item, ctx)
                 or self._module_callable_object(item, ctx)
+                or _transformed_function(item, ctx)
             ):
                 return [
                     ctx.diagnostic(
@@ -105,6 +106,85 @@ class FunctionInOutput(GraphRule):
             if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == item.id for t in st.targets)
         ]
         return len(bound) == 1 and _builds_cell_or_primitive(bound[0], ctx)
+
+
+#: MindSpore's function transforms: called on a function, they return a function
+#: (`ms.grad(f)`, `ms.vmap(f)`, `ms.jacfwd(f)`)
+_TRANSFORMS = frozenset({"grad", "value_and_grad", "vmap", "jacfwd", "jacrev"})
+#: transforms returning `(value, function, ...)`: `out, vjp_fn = ops.vjp(f, x)`
+_PAIR_TRANSFORMS = frozenset({"vjp", "linearize"})
+#: what a file must spell for `_transformed_function` to find anything (`GradOperation`
+#: and `value_and_grad` contain "grad", `jacfwd` / `jacrev` "jac")
+_TRANSFORM_WORDS = ("grad", "vmap", "jac", "vjp", "linearize")
+
+
+def _transform_call(e: ast.expr, ctx: Context, names: frozenset[str]) -> bool:
+    """`e` calls one of MindSpore's transforms `names` on a function (`ms.grad(f)`), or
+    is `ops.GradOperation(...)(f)` when `names` are the function-returning ones."""
+    if not isinstance(e, ast.Call) or not e.args:
+        return False
+    if isinstance(e.func, ast.Call):
+        q = ctx.qualname(e.func.func) or ""
+        return names is _TRANSFORMS and q.split(".")[0] == "mindspore" and q.rsplit(".", 1)[-1] == "GradOperation"
+    q = ctx.qualname(e.func) or ""
+    return q.split(".")[0] == "mindspore" and q.rsplit(".", 1)[-1] in names
+
+
+def _transformed_function(item: ast.expr, ctx: Context) -> bool:
+    """A function a transform made: `ms.grad(f)` returned in place, or a local bound
+    only to one (`df = ms.grad(f)`) or to the function `ops.vjp` returns (`out, vjp_fn =
+    ops.vjp(f, x)`). Measured (written/heldout30b `vjp_function_returned_from_jit`,
+    `r2_return_grad_function_from_jit`): "Function in output is not supported" at both
+    levels."""
+    if not isinstance(item, (ast.Call, ast.Name)) or not _spells_transform(ctx):
+        return False  # a file spelling no transform makes no function of one
+    if _transform_call(item, ctx, _TRANSFORMS):
+        return True
+    func = ctx.function
+    if not isinstance(item, ast.Name) or func is None:
+        return False
+    key = ("MS114.transformed", id(func), item.id)
+    hit: bool | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = _bound_to_transform(item.id, func, ctx)
+    return hit
+
+
+def _spells_transform(ctx: Context) -> bool:
+    """Does the file spell any transform (`_TRANSFORM_WORDS`)? Once per file."""
+    hit: bool | None = ctx.cache.get(_SPELLS_KEY)
+    if hit is None:
+        hit = ctx.cache[_SPELLS_KEY] = any(ctx.mentions(w) for w in _TRANSFORM_WORDS)
+    return hit
+
+
+_SPELLS_KEY = "MS114.spells-transform"
+
+
+def _bound_to_transform(name: str, func: ast.AST, ctx: Context) -> bool:
+    found = False
+    args = getattr(func, "args", None)
+    if args is not None and any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+        return False
+    for n in branch_list(func):
+        if isinstance(n, ast.Assign):
+            for tgt in n.targets:
+                if isinstance(tgt, ast.Name) and tgt.id == name:
+                    if not _transform_call(n.value, ctx, _TRANSFORMS):
+                        return False
+                    found = True
+                elif isinstance(tgt, (ast.Tuple, ast.List)) and any(isinstance(s, ast.Name) and s.id == name for s in walk_list(tgt)):
+                    at = [i for i, s in enumerate(tgt.elts) if isinstance(s, ast.Name) and s.id == name]
+                    if at != [1] or not _transform_call(n.value, ctx, _PAIR_TRANSFORMS):
+                        return False
+                    found = True
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.comprehension)):
+            target = getattr(n, "target", None)
+            if target is not None and any(isinstance(s, ast.Name) and s.id == name for s in walk_list(target)):
+                return False
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not func and n.name == name:
+            return False
+    return found
 
 
 #: modules whose lower-case attributes are functions (`ops.relu`), not primitives or classes

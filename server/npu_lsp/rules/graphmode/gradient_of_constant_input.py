@@ -8,7 +8,9 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode import constructed
+from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.differentiated_function_called_again import applied_at, grad_operation
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
@@ -115,7 +117,7 @@ def _tensor_use(applied: ast.Call, func: ast.AST, ctx: Context) -> ast.expr | No
     """Where the gradient `applied` returns is used as a tensor: an attribute of it, or
     arithmetic with it (not with an int, which repeats a tuple), an index of several axes,
     directly or through a local bound once to it."""
-    used = _as_tensor(applied, ctx)
+    used = _as_tensor(applied, func, ctx)
     if used is not None:
         return used
     parent = ctx.parent(applied)
@@ -126,13 +128,19 @@ def _tensor_use(applied: ast.Call, func: ast.AST, ctx: Context) -> ast.expr | No
         return None
     for n in own_nodes(func):
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
-            used = _as_tensor(n, ctx)
+            used = _as_tensor(n, func, ctx)
             if used is not None:
                 return used
     return None
 
 
-def _as_tensor(e: ast.expr, ctx: Context) -> ast.expr | None:
+#: the arithmetic MindSpore 2.10 defines between a tuple and a tensor (`sub_impl.py`,
+#: `add_impl.py`, `mul_impl.py`, `div_impl.py` register ("Tuple", "Tensor") and
+#: ("Tensor", "Tuple")): the tuple is made a tensor, so the expression compiles
+_TUPLE_TENSOR_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def _as_tensor(e: ast.expr, func: ast.AST, ctx: Context) -> ast.expr | None:
     parent = ctx.parent(e)
     if isinstance(parent, ast.Attribute) and parent.value is e and parent.attr not in ("count", "index"):
         return parent
@@ -141,6 +149,10 @@ def _as_tensor(e: ast.expr, ctx: Context) -> ast.expr | None:
     if isinstance(parent, ast.BinOp):
         other = parent.right if parent.left is e else parent.left
         if isinstance(other, ast.Constant) and isinstance(other.value, int):
+            return None
+        if isinstance(parent.op, _TUPLE_TENSOR_OPS) and isinstance(values(ctx).of(other, func), av.Tensor):
+            # measured (heldout30b `pinn_collocation_resample_numpy_in_construct`: `u_x - 2 * x`
+            # with `x` the constant tensor compiles at both levels): the tuple becomes a tensor
             return None
         return parent
     return None
