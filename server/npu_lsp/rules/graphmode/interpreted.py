@@ -66,6 +66,31 @@ def rank_unknown(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
         ctx.cache[_RANK_QUERY] = False
 
 
+def run_time_test(test: ast.expr, ctx: Context, func: ast.AST) -> bool:
+    """Is the condition `test` decided only at run time because of JIT Fallback: computed from
+    an interpreted value, or reading the shape of a value of unknown rank (`rank_unknown`:
+    `x.shape[0] > 0` after `x = x + Tensor(x.asnumpy())`, or after `y = ops.relu(x)` of
+    one)? MindSpore then compiles both sides of an `if` on it and joins what they bind, as for
+    a tensor condition (measured, written/lax probes `fix30a_fb_*_if_len`, `fix30a_fj_*`).
+    Its rank is not such a test: under `if x.ndim == 2:` a list grown on one side is
+    measured with `len` fine (probe `fix30a_fj_np_ndim_if_len`)."""
+    t = type(test)
+    if t is ast.BoolOp:
+        return any(run_time_test(v, ctx, func) for v in test.values)  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return run_time_test(test.operand, ctx, func)  # type: ignore[attr-defined]
+    if t is ast.Compare:
+        return any(run_time_test(v, ctx, func) for v in (test.left, *test.comparators))  # type: ignore[attr-defined]
+    if t is ast.Attribute and test.attr == "ndim":  # type: ignore[attr-defined]
+        return False
+    if interpreted(test, ctx, func):
+        return True
+    return any(
+        type(sub) is ast.Attribute and sub.attr == "shape" and rank_unknown(sub.value, ctx, func)
+        for sub in ast.walk(test)
+    )
+
+
 def _computed_from(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
     """A library call (not a function of this file, followed through its returns) given a
     value of unknown shape (`rank_unknown`), positionally or by keyword."""
@@ -364,12 +389,32 @@ def _always_runs(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) -> boo
     while p is not None and p is not func:
         holders.add(id(p))
         p = ctx.parent(p)
+    child: ast.AST = s
     p = ctx.parent(s)
     while p is not None and p is not func:
-        if id(p) not in holders and not _literal_range_loop(p):
+        if id(p) not in holders and not _literal_range_loop(p) and not _kept_side(p, child, ctx, func):
             return False
-        p = ctx.parent(p)
+        child, p = p, ctx.parent(p)
     return p is func
+
+
+def _kept_side(p: ast.AST, child: ast.AST, ctx: Context, func: ast.AST) -> bool:
+    """Is `child` on the side of the `if` `p` that MindSpore keeps: a test decided while
+    compiling (`x.shape[0] > 1`, `x.ndim == 2` of an input) that the shape analysis finds
+    true (`child` in the body) or false (in the `else`) in every known call of `func`? The
+    other side is folded away, so a binding there always runs (measured, fresh v5 seeds
+    10800045, 11600185: `if x.shape[0] > 1: x = functools.reduce(...)` then a comprehension
+    over `x[0]` fails as without the `if`)."""
+    if type(p) is not ast.If:
+        return False
+    test = p.test
+    if analyzer(ctx).kind(test, func).dynamic:
+        return False
+    from npu_lsp.rules.graphmode.ranks import ranks
+
+    want = any(child is st for st in p.body)
+    got = ranks(ctx).value_at(test, func)
+    return bool(got) and all(type(v) is bool and v is want for v in got)
 
 
 def _literal_range_loop(n: ast.AST) -> bool:
