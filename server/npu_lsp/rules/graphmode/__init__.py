@@ -57,6 +57,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     jit_forbidden_api,
     lambda_source_line,
     list_appended_under_tensor_if,
+    list_carried_by_tensor_while,
     list_gradients_to_optimizer,
     list_grown_from_host_data,
     list_grown_in_tensor_loop,

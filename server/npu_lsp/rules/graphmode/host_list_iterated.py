@@ -93,7 +93,9 @@ class HostListIterated(GraphRule):
     x.tolist()]`, in helpers too), and one over values of a tensor LAX holds as a Python
     object after JIT Fallback (`x = x + len(str(s)) * 0`, `x + math.tanh(s)`, `x +
     ms.Tensor(host_list)`, a namedtuple's field, a helper or `@ms.jit` function returning
-    one: `[float(d) for d in (x.shape[0], x.shape[1], x.ndim)]`, `[float(v) for v in x[0]]`).
+    one, `functools.reduce(...)` of tensors: `[float(d) for d in (x.shape[0], x.shape[1],
+    x.ndim)]`, `[float(v) for v in x[0]]`), and a `for` appending to a list over such values
+    (`for v in x[0]: lst.append(v)`: "'Tensor' object has no attribute 'append'").
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a run-time tensor is run by JIT Fallback, and

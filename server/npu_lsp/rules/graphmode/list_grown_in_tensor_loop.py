@@ -51,6 +51,8 @@ class ListGrownInTensorLoop(GraphRule):
     such a loop too, and such a parameter given to `ops.stack` itself (also `list(p)`), or to
     a concatenating op once the function grows it (`p.append(x)`). A constant index (`lst[0]`, `lst[-1]`) of a list left empty by such a
     loop is flagged as well, unless it sits under a test reading the list (`if len(lst) > 0:`).
+    So is a reversing slice of such a list (`for idx in bps[::-1]:`, `bps[::-1]` returned
+    or measured): MindSpore cannot reverse an empty list.
     Also a list of tensors repeated by a count read from a tensor at run time and stacked
     (`frames += [enc[i]] * int(durations[i])`, `[t] * n.item()`, also a tuple).
 

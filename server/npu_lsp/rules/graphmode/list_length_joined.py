@@ -32,7 +32,10 @@ class ListLengthJoined(GraphRule):
     and another length on the other (an `if`/`else` or a lone `if` binding or growing it, a
     conditional expression, or a helper returning lists of different lengths from a tensor
     `if`), when the list is then measured with `len` or `sum` or iterated by a `for` (LAX),
-    there or in a module-level helper it is given to. Also a list comprehension over a
+    there or in a module-level helper it is given to. A condition LAX decides at run time
+    because it reads a JIT Fallback value or the shape of one (`if x.shape[0] > 0:` after
+    `x = x + Tensor(x.asnumpy())`) counts as a tensor condition (its rank, `x.ndim`, does not).
+    Also a list comprehension over a
     `range` whose bound is known only at run time (`int(t)` of a tensor, a size read of
     `masked_select` / `argwhere` / `unique` results) measured the same way.
 
