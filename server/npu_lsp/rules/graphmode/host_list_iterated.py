@@ -93,7 +93,8 @@ class HostListIterated(GraphRule):
     x.tolist()]`, in helpers too), and one over values of a tensor LAX holds as a Python
     object after JIT Fallback (`x = x + len(str(s)) * 0`, `x + math.tanh(s)`, `x +
     ms.Tensor(host_list)`, a namedtuple's field, a helper or `@ms.jit` function returning
-    one, `functools.reduce(...)` of tensors: `[float(d) for d in (x.shape[0], x.shape[1],
+    one, `functools.reduce(...)` of tensors, `x * max(s, 0.1)` of a run-time scalar `s`:
+    `[float(d) for d in (x.shape[0], x.shape[1],
     x.ndim)]`, `[float(v) for v in x[0]]`), and a `for` appending to a list over such values
     (`for v in x[0]: lst.append(v)`: "'Tensor' object has no attribute 'append'").
 
@@ -184,7 +185,7 @@ class HostListIterated(GraphRule):
     # the calls making host data, or a value JIT Fallback makes (`interpreted`; numpy calls
     # left out: `np.` is in most files, and numpy on run-time values mostly starts from host
     # data)
-    words = (*_HOST_WORDS, "str(", ".format(", "math.", "functools.", "reduce(", "NamedTuple", "f'", 'f"')
+    words = (*_HOST_WORDS, "str(", ".format(", "math.", "functools.", "reduce(", "max(", "min(", "NamedTuple", "f'", 'f"')
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope
