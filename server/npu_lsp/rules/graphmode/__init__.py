@@ -58,6 +58,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     jvp_one_element_tangents,
     lambda_source_line,
     list_appended_under_tensor_if,
+    list_carried_by_tensor_while,
     list_gradients_to_optimizer,
     list_grown_from_host_data,
     list_grown_in_tensor_loop,

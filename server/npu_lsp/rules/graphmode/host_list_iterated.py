@@ -93,7 +93,10 @@ class HostListIterated(GraphRule):
     x.tolist()]`, in helpers too), and one over values of a tensor LAX holds as a Python
     object after JIT Fallback (`x = x + len(str(s)) * 0`, `x + math.tanh(s)`, `x +
     ms.Tensor(host_list)`, a namedtuple's field, a helper or `@ms.jit` function returning
-    one: `[float(d) for d in (x.shape[0], x.shape[1], x.ndim)]`, `[float(v) for v in x[0]]`).
+    one, `functools.reduce(...)` of tensors, `x * max(s, 0.1)` of a run-time scalar `s`:
+    `[float(d) for d in (x.shape[0], x.shape[1],
+    x.ndim)]`, `[float(v) for v in x[0]]`), and a `for` appending to a list over such values
+    (`for v in x[0]: lst.append(v)`: "'Tensor' object has no attribute 'append'").
 
     ## Why is this bad?
     Under LAX, `tolist()` / `asnumpy()` of a run-time tensor is run by JIT Fallback, and
@@ -182,13 +185,15 @@ class HostListIterated(GraphRule):
     # the calls making host data, or a value JIT Fallback makes (`interpreted`; numpy calls
     # left out: `np.` is in most files, and numpy on run-time values mostly starts from host
     # data)
-    words = (*_HOST_WORDS, "str(", ".format(", "math.", "NamedTuple", "f'", 'f"')
+    words = (*_HOST_WORDS, "str(", ".format(", "math.", "functools.", "reduce(", "max(", "min(", "NamedTuple", "f'", 'f"')
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope
         if scope is None or scope.level != "lax" or scope.kind not in _KINDS:
             return ()
         t = type(node)
+        if t is ast.For and _appends(node.body) and _interpreted_items(node.iter, ctx):  # type: ignore[attr-defined]
+            return self._interpreted_loop(node, ctx)  # type: ignore[arg-type]
         if not _host_file(ctx):
             # no host data in the file: only comprehensions over interpreted values
             return self._interpreted(node, ctx) if t is ast.ListComp else ()  # type: ignore[arg-type]
@@ -222,6 +227,19 @@ class HostListIterated(GraphRule):
                 node,
                 f"a list comprehension over `{ctx.segment(it)}`, values of a tensor LAX holds as a Python object (it went through JIT Fallback: `str`, `math`, numpy, an f-string, `asnumpy()` of run-time values, here or in the function that made it): MindSpore cannot build it over such values; keep that arithmetic in tensor ops, or read shapes before the fallback",
             )
+
+    def _interpreted_loop(self, node: ast.For, ctx: Context) -> Iterable[Diagnostic]:
+        """A `for` appending to a list over items of a tensor LAX holds as a Python object
+        (`_interpreted_items`). Measured (written/lax probes `fix30a_fb_*_row_append_len`):
+        `for v in x[0]: lst.append(v)` fails under LAX after `x = x + Tensor(x.asnumpy() *
+        0)` or `x = functools.reduce(...)` ("'Tensor' object has no attribute 'append'"),
+        and compiles for a graph `x`; a `for` only summing such items compiles (famc
+        `g17_an_*`)."""
+        yield ctx.diagnostic(
+            self,
+            node,
+            f"a `for` appending to a list over `{ctx.segment(node.iter)}`, values of a tensor LAX holds as a Python object (it went through JIT Fallback: `str`, `math`, numpy, `functools`, an f-string, `asnumpy()` of run-time values, here or in the function that made it): MindSpore runs the loop as Python and cannot grow the graph's list there; keep that arithmetic in tensor ops, or read values before the fallback",
+        )
 
     def _check(self, node: ast.AST, it: ast.expr, what: str, ctx: Context, least: int = _LEAST) -> Iterable[Diagnostic]:
         entry = ctx.scope is not None and ctx.scope.kind in ("construct", "jit")

@@ -66,6 +66,31 @@ def rank_unknown(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
         ctx.cache[_RANK_QUERY] = False
 
 
+def run_time_test(test: ast.expr, ctx: Context, func: ast.AST) -> bool:
+    """Is the condition `test` decided only at run time because of JIT Fallback: computed from
+    an interpreted value, or reading the shape of a value of unknown rank (`rank_unknown`:
+    `x.shape[0] > 0` after `x = x + Tensor(x.asnumpy())`, or after `y = ops.relu(x)` of
+    one)? MindSpore then compiles both sides of an `if` on it and joins what they bind, as for
+    a tensor condition (measured, written/lax probes `fix30a_fb_*_if_len`, `fix30a_fj_*`).
+    Its rank is not such a test: under `if x.ndim == 2:` a list grown on one side is
+    measured with `len` fine (probe `fix30a_fj_np_ndim_if_len`)."""
+    t = type(test)
+    if t is ast.BoolOp:
+        return any(run_time_test(v, ctx, func) for v in test.values)  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return run_time_test(test.operand, ctx, func)  # type: ignore[attr-defined]
+    if t is ast.Compare:
+        return any(run_time_test(v, ctx, func) for v in (test.left, *test.comparators))  # type: ignore[attr-defined]
+    if t is ast.Attribute and test.attr == "ndim":  # type: ignore[attr-defined]
+        return False
+    if interpreted(test, ctx, func):
+        return True
+    return any(
+        type(sub) is ast.Attribute and sub.attr == "shape" and rank_unknown(sub.value, ctx, func)
+        for sub in ast.walk(test)
+    )
+
+
 def _computed_from(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
     """A library call (not a function of this file, followed through its returns) given a
     value of unknown shape (`rank_unknown`), positionally or by keyword."""
@@ -248,6 +273,8 @@ def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) 
     for s in _own_statements(func):
         if s.lineno >= stmt.lineno or not _assigns(s, name):
             continue
+        if _exclusive(s, stmt, ctx, func) or _dropped(s, ctx, func):
+            continue  # never runs before `stmt`: the other side of an `if`, or folded away
         if last is None or s.lineno > last.lineno:
             last = s
     if _carried(name, stmt, ctx, func, depth):
@@ -364,12 +391,80 @@ def _always_runs(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) -> boo
     while p is not None and p is not func:
         holders.add(id(p))
         p = ctx.parent(p)
+    child: ast.AST = s
     p = ctx.parent(s)
     while p is not None and p is not func:
-        if id(p) not in holders and not _literal_range_loop(p):
+        if id(p) not in holders and not _literal_range_loop(p) and not _kept_side(p, child, ctx, func):
             return False
-        p = ctx.parent(p)
+        child, p = p, ctx.parent(p)
     return p is func
+
+
+def _kept_side(p: ast.AST, child: ast.AST, ctx: Context, func: ast.AST) -> bool:
+    """Is `child` on the side of the `if` `p` that MindSpore keeps (`_folded_side`)? The
+    other side is folded away, so a binding there always runs (measured, fresh v5 seeds
+    10800045, 11600185: `if x.shape[0] > 1: x = functools.reduce(...)` then a comprehension
+    over `x[0]` fails as without the `if`)."""
+    return _folded_side(p, child, ctx, func) is True
+
+
+def _folded_side(p: ast.AST, child: ast.AST, ctx: Context, func: ast.AST) -> bool | None:
+    """For `child`, a statement of a side of the `if` `p` whose test is decided while
+    compiling (`x.shape[0] > 1`, `x.ndim == 2` of an input): True when the shape analysis
+    finds that side taken in every known call of `func`, False when never; None when not
+    known (a run-time test, no known call, or calls that differ)."""
+    if type(p) is not ast.If:
+        return None
+    test = p.test
+    if analyzer(ctx).kind(test, func).dynamic:
+        return None
+    from npu_lsp.rules.graphmode.ranks import ranks
+
+    got = ranks(ctx).value_at(test, func)
+    if not got or any(type(v) is not bool for v in got) or len(set(got)) != 1:
+        return None
+    in_body = any(child is st for st in p.body)
+    return got[0] is in_body
+
+
+def _dropped(s: ast.stmt, ctx: Context, func: ast.AST) -> bool:
+    """Is `s` on a side of an `if` that MindSpore folds away (`_folded_side` False)? Its
+    binding never runs (measured, written/lax probes `fix30a_fk_*`: `x = x +
+    Tensor(x.asnumpy())` under `if x.ndim == 3:` with a 2-D `x`, then a comprehension over
+    `x[0]`, compiles)."""
+    child: ast.AST = s
+    p = ctx.parent(s)
+    while p is not None and p is not func:
+        if type(p) is ast.If and _folded_side(p, child, ctx, func) is False:
+            return True
+        child, p = p, ctx.parent(p)
+    return False
+
+
+def folded_away_binding(s: ast.stmt, ctx: Context, func: ast.AST) -> bool:
+    """Is the binding `s` of `func` on a side of an `if` on shapes that MindSpore folds away
+    in every known call (`_dropped`)? Asked only of a binding inside an `if`."""
+    p = ctx.parent(s)
+    return p is not None and p is not func and _dropped(s, ctx, func)
+
+
+def _exclusive(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) -> bool:
+    """Are `s` and `use` on different sides of one `if` (`s` in its body, `use` in its
+    `else`)? Then `s` never runs before `use` on the same pass."""
+    sides: dict[int, bool] = {}
+    child: ast.AST = use
+    p = ctx.parent(use)
+    while p is not None and p is not func:
+        if type(p) is ast.If:
+            sides[id(p)] = any(child is st for st in p.body)
+        child, p = p, ctx.parent(p)
+    child = s
+    p = ctx.parent(s)
+    while p is not None and p is not func:
+        if type(p) is ast.If and id(p) in sides:
+            return sides[id(p)] != any(child is st for st in p.body)
+        child, p = p, ctx.parent(p)
+    return False
 
 
 def _literal_range_loop(n: ast.AST) -> bool:

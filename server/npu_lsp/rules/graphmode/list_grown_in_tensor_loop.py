@@ -51,6 +51,8 @@ class ListGrownInTensorLoop(GraphRule):
     such a loop too, and such a parameter given to `ops.stack` itself (also `list(p)`), or to
     a concatenating op once the function grows it (`p.append(x)`). A constant index (`lst[0]`, `lst[-1]`) of a list left empty by such a
     loop is flagged as well, unless it sits under a test reading the list (`if len(lst) > 0:`).
+    So is a reversing slice of such a list (`for idx in bps[::-1]:`, `bps[::-1]` returned
+    or measured): MindSpore cannot reverse an empty list.
     Also a list of tensors repeated by a count read from a tensor at run time and stacked
     (`frames += [enc[i]] * int(durations[i])`, `[t] * n.item()`, also a tuple).
 
@@ -158,8 +160,12 @@ class ListGrownInTensorLoop(GraphRule):
             type(node.value) is not ast.Name
             or not isinstance(node.ctx, ast.Load)
             or ctx.function is None
-            or not _constant_index(node.slice)
         ):
+            return
+        if _reversing_slice(node.slice):
+            yield from self._reversed(node, node.value.id, ctx)
+            return
+        if not _constant_index(node.slice):
             return
         name = node.value.id
         start = analyzer(ctx).single_assignment(name, ctx.function)
@@ -173,6 +179,27 @@ class ListGrownInTensorLoop(GraphRule):
                 self,
                 node,
                 f"`{name}` starts empty and is grown only inside the `for` on line {loop.lineno}, whose length is known only at run time: the graph does not unroll that loop over known items, so `{name}` is still empty here and `{ctx.segment(node)}` fails (\"cannot get item by index from an empty sequence\")",
+            )
+
+    def _reversed(self, node: ast.Subscript, name: str, ctx: Context) -> Iterable[Diagnostic]:
+        """`lst[::-1]` of a list left empty by loops of unknown trip count (as for `lst[0]`).
+        Measured at both levels (written/heldout29b case `crf_viterbi_mask_lengths_python_loop`,
+        probes `fix30a_rr_*`): MindSpore 2.10 cannot reverse an empty list ("For
+        primitive:'list_getitem', cannot get item by index from an empty sequence"), whether
+        the slice is iterated, measured or returned, and `[][::-1]` of a literal fails the
+        same way; iterating the list itself (`for b in bps`), `len(bps)`, `reversed(bps)`
+        under LAX, or the slice of a list the loop grew over a `range` of literals compile
+        (other slices of the emptied list crash the process: not counted)."""
+        assert ctx.function is not None
+        start = analyzer(ctx).single_assignment(name, ctx.function)
+        if not (isinstance(start, ast.List) and not start.elts) or _guarded(node, name, ctx):
+            return
+        loop = _growing_scalar_range_loop(name, node, ctx)
+        if loop is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{name}` starts empty and is grown only inside the `for` on line {loop.lineno}, whose length is known only at run time: the graph does not unroll that loop over known items, so `{name}` is still empty here, and MindSpore 2.10 cannot reverse an empty list: `{ctx.segment(node)}` fails (\"cannot get item by index from an empty sequence\"); iterate `reversed(...)` of a tensor or keep the steps in a tensor",
             )
 
     def _check(self, node: ast.Call, arg: ast.expr, ctx: Context) -> Iterable[Diagnostic]:
@@ -377,6 +404,20 @@ def _guarded(node: ast.Subscript, name: str, ctx: Context) -> bool:
             return True
         child, parent = parent, ctx.parent(parent)
     return False
+
+
+def _reversing_slice(e: ast.expr) -> bool:
+    """`[::-1]` (`[::-2]`): a slice with a negative step written in the source."""
+    if type(e) is not ast.Slice:
+        return False
+    step = e.step
+    return (
+        isinstance(step, ast.UnaryOp)
+        and isinstance(step.op, ast.USub)
+        and isinstance(step.operand, ast.Constant)
+        and type(step.operand.value) is int
+        and step.operand.value > 0
+    )
 
 
 def _constant_index(e: ast.expr) -> bool:

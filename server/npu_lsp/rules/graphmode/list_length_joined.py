@@ -16,6 +16,7 @@ from npu_lsp.rules.graphmode.helpers import (
     module_function,
     own_nodes,
 )
+from npu_lsp.rules.graphmode.interpreted import run_time_test
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _scalar_range_comprehension
 
 #: calls that measure a list (what MindSpore 2.10 cannot do with a joined length under LAX)
@@ -31,7 +32,10 @@ class ListLengthJoined(GraphRule):
     and another length on the other (an `if`/`else` or a lone `if` binding or growing it, a
     conditional expression, or a helper returning lists of different lengths from a tensor
     `if`), when the list is then measured with `len` or `sum` or iterated by a `for` (LAX),
-    there or in a module-level helper it is given to. Also a list comprehension over a
+    there or in a module-level helper it is given to. A condition LAX decides at run time
+    because it reads a JIT Fallback value or the shape of one (`if x.shape[0] > 0:` after
+    `x = x + Tensor(x.asnumpy())`) counts as a tensor condition (its rank, `x.ndim`, does not).
+    Also a list comprehension over a
     `range` whose bound is known only at run time (`int(t)` of a tensor, a size read of
     `masked_select` / `argwhere` / `unique` results) measured the same way.
 
@@ -310,7 +314,7 @@ def _sizes_a_list(st: ast.stmt) -> bool:
 def _if_join(
     node: ast.If, ctx: Context, a: Analyzer
 ) -> tuple[str, tuple[int, int], ast.stmt] | None:
-    if not a.kind(node.test).dynamic or inside_while(node, ctx):
+    if inside_while(node, ctx) or not _run_time_condition(node.test, ctx, a):
         return None  # a value joined across a while's iterations is MS119's
     names = sorted(
         {
@@ -340,6 +344,16 @@ def _if_join(
     return None
 
 
+def _run_time_condition(test: ast.expr, ctx: Context, a: Analyzer) -> bool:
+    """A tensor condition, or one LAX decides at run time because it reads a JIT Fallback
+    value or its shape (`run_time_test`: `if x.shape[0] > 0:` after `x = x +
+    any(v > 100 for v in x.shape)`, fresh v5 seeds 9850198 and 9970041). STRICT never makes
+    such values, and the rule runs at LAX only."""
+    if a.kind(test).dynamic:
+        return True
+    return ctx.function is not None and run_time_test(test, ctx, ctx.function)
+
+
 def _assign_join(
     node: ast.Assign, ctx: Context, a: Analyzer
 ) -> tuple[str, tuple[int, int], ast.stmt] | None:
@@ -347,7 +361,7 @@ def _assign_join(
         return None
     v = node.value
     if isinstance(v, ast.IfExp):
-        if not a.kind(v.test).dynamic:
+        if not _run_time_condition(v.test, ctx, a):
             return None
         lengths = (_const_list(v.body, a, ctx), _const_list(v.orelse, a, ctx))
     elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name):

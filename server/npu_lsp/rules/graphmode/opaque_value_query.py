@@ -34,7 +34,7 @@ from npu_lsp.rules.graphmode.fallback_calls import (
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
-from npu_lsp.rules.graphmode.interpreted import interpreted
+from npu_lsp.rules.graphmode.interpreted import folded_away_binding, interpreted
 from npu_lsp.rules.graphmode.lax_functions import (
     calls_in,
     fstrings_in,
@@ -1088,7 +1088,7 @@ class _Opaque:
                 continue
             if not isinstance(st, ast.For) and (st.end_lineno, st.end_col_offset or 0) > where:
                 continue  # the read is inside this statement's own value
-            if in_dead_branch(self.ctx, func, self.ctx.span(st)):
+            if in_dead_branch(self.ctx, func, self.ctx.span(st)) or folded_away_binding(st, self.ctx, func):
                 continue
             if best is None or start > (best.lineno, best.col_offset):
                 best = st
