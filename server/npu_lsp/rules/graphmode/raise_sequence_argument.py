@@ -58,6 +58,7 @@ class RaiseSequenceArgument(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 CPU, LAX and STRICT (written/lax probes `fix30c_rt_*`):
       `raise ValueError('big', x.shape)`, `raise ValueError(x.shape)`, `raise
       ValueError((2, 3))`, `('big', (2, 3))`, `('big', [1, 2])`, `('big', x.shape, 'z')`,
