@@ -10,6 +10,7 @@ behave differently from Python are warnings.
 from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the rules)
     async_in_graph,
     attribute_created_in_graph,
+    bprop_host_numpy,
     bprop_output_not_tuple,
     bprop_reads_parameter,
     branch_only_binding,

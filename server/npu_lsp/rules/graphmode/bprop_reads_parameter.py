@@ -78,7 +78,7 @@ class BpropReadsParameter(GraphRule):
                 continue
             methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
             bprop, construct = methods.get("bprop"), methods.get("construct")
-            if bprop is None or construct is None or not _compiled(cls, construct, node, ctx):
+            if bprop is None or construct is None or not bprop_cell_compiled(cls, construct, node, ctx):
                 continue
             read = _parameter_read(bprop, cls, ctx)
             if read is not None:
@@ -89,7 +89,7 @@ class BpropReadsParameter(GraphRule):
                 )
 
 
-def _compiled(cls: ast.ClassDef, construct: ast.FunctionDef, tree: ast.Module, ctx: Context) -> bool:
+def bprop_cell_compiled(cls: ast.ClassDef, construct: ast.FunctionDef, tree: ast.Module, ctx: Context) -> bool:
     """Is `construct` compiled, or is the Cell held on `self` by a Cell of the file whose
     compiled `construct` reads it (`self.grad_op(self.inner)(x)`: the gradient compiles the
     sub-cell, measured, probe `fix25c_bprop_param_construct_grad`)?"""
