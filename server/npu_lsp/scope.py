@@ -113,15 +113,21 @@ def _python_only_methods(info: ModuleInfo, cls: ClassInfo) -> frozenset[str]:
     names = {m for m in cls.methods if not m.startswith("__")}
     if "__init__" not in cls.methods or not names:
         return frozenset()
-    # method name -> the methods of `cls` reading `.name` (None: read outside the class)
+    # method name -> the methods of `cls` calling `self.<name>(...)` (None: read outside the
+    # class, or read without being called)
     readers: dict[str, set[str] | None] = {}
     for other in (*(c.node for c in info.classes.values() if c is not cls), *info.functions.values()):
         for node in ast.walk(other):
             if type(node) is ast.Attribute and node.attr in names:
                 readers[node.attr] = None
     for owner, fn in cls.methods.items():
+        called = {id(n.func) for n in ast.walk(fn) if type(n) is ast.Call}
         for node in ast.walk(fn):
-            if type(node) is ast.Attribute and node.attr in names and readers.get(node.attr, set()) is not None:
+            if type(node) is not ast.Attribute or node.attr not in names or readers.get(node.attr, set()) is None:
+                continue
+            if id(node) not in called:
+                readers[node.attr] = None  # `self.cb = self.m`: may be called from anywhere
+            else:
                 readers.setdefault(node.attr, set()).add(owner)  # type: ignore[union-attr]
     only: set[str] = set()
     grew = True
@@ -132,6 +138,7 @@ def _python_only_methods(info: ModuleInfo, cls: ClassInfo) -> frozenset[str]:
                 only.add(name)
                 grew = True
     return frozenset(only)
+
 
 # --------------------------------------------------------------------- module summary
 @dataclass
