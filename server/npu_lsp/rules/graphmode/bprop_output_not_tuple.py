@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -14,6 +14,20 @@ from npu_lsp.rules.graphmode.result_kinds import TUPLE_RESULTS, gives_tensor
 
 #: what a file must spell for a gradient to be taken at all (a bprop runs only under one)
 GRAD_WORDS = ("grad", "Grad", "TrainOneStep")
+
+
+def custom_bprops(module: ast.Module, ctx: Context) -> Iterator[tuple[ast.ClassDef, ast.FunctionDef, ast.FunctionDef]]:
+    """(class, its `bprop`, its `construct`) for every class defining both, in a file that
+    defines a `bprop` and takes a gradient somewhere (the bprop rules' shared walk: a
+    `bprop` is no graph scope of its own, each rule asks whether the Cell compiles)."""
+    if not ctx.mentions("def bprop") or not any(ctx.mentions(w) for w in GRAD_WORDS):
+        return
+    for cls in ast.walk(module):
+        if isinstance(cls, ast.ClassDef):
+            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+            bprop, construct = methods.get("bprop"), methods.get("construct")
+            if bprop is not None and construct is not None:
+                yield cls, bprop, construct
 
 
 @rule(code="MS181", name="bprop-output-not-tuple", severity="error", family="graphmode")
@@ -65,14 +79,8 @@ class BpropOutputNotTuple(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if not ctx.mentions("def bprop") or not any(ctx.mentions(w) for w in GRAD_WORDS):
-            return
-        for cls in ast.walk(node):
-            if not isinstance(cls, ast.ClassDef):
-                continue
-            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
-            bprop, construct = methods.get("bprop"), methods.get("construct")
-            if bprop is None or construct is None or ctx.scopes.scope_for(construct) is None:
+        for _cls, bprop, construct in custom_bprops(node, ctx):
+            if ctx.scopes.scope_for(construct) is None:
                 continue
             for ret in returns_in(bprop.body):
                 what = _not_a_tuple(ret.value, bprop, construct, ctx)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.bprop_output_not_tuple import GRAD_WORDS
+from npu_lsp.rules.graphmode.bprop_output_not_tuple import custom_bprops
 from npu_lsp.rules.graphmode.flow import SelfInfo, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.parameter_receivers import LAYER_PARAMETERS
@@ -71,14 +71,8 @@ class BpropReadsParameter(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Module)
-        if not ctx.mentions("def bprop") or not any(ctx.mentions(w) for w in GRAD_WORDS):
-            return
-        for cls in ast.walk(node):
-            if not isinstance(cls, ast.ClassDef):
-                continue
-            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
-            bprop, construct = methods.get("bprop"), methods.get("construct")
-            if bprop is None or construct is None or not bprop_cell_compiled(cls, construct, node, ctx):
+        for cls, bprop, construct in custom_bprops(node, ctx):
+            if not bprop_cell_compiled(cls, construct, node, ctx):
                 continue
             read = _parameter_read(bprop, cls, ctx)
             if read is not None:
