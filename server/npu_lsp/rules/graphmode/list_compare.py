@@ -104,28 +104,25 @@ def possible_values(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int
             if not -len(items) <= key.value < len(items):
                 return None
             items = [items[key.value]]
-        out: Found = []
-        for item, at in items:
-            got = possible_values(item, at, ctx, d)
-            if got is None:
-                return None
-            out.extend(got)
-        return out
+        return _values_of_all(items, ctx, d)
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name):
         if e.value.id == "self":
             cls = analyzer(ctx).owner_class(where)
             found = constructed.sources(cls, e.attr, ctx) if cls is not None else None
-            if not found:
-                return None
-            out = []
-            for src, at in found:
-                got = possible_values(src, at, ctx, d)
-                if got is None:
-                    return None
-                out.extend(got)
-            return out
+            return _values_of_all(found, ctx, d) if found else None
         return _cell_attribute_values(e, where, ctx, d)
     return None
+
+
+def _values_of_all(exprs: Found, ctx: Context, depth: int) -> Found | None:
+    """`possible_values` of every expression, joined; None as soon as one is not known."""
+    out: Found = []
+    for e, at in exprs:
+        got = possible_values(e, at, ctx, depth)
+        if got is None:
+            return None
+        out.extend(got)
+    return out
 
 
 def table_items(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -> Found | None:
