@@ -194,6 +194,22 @@ _LOOSE_OPS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
 _NEGATED_OPS = (ast.IsNot, ast.NotEq)
 
 
+def range_count(it: ast.AST) -> int | None:
+    """N of `range(N)` written with a positive int literal (a loop MindSpore unrolls N times
+    with known bounds); None for anything else."""
+    if not (
+        type(it) is ast.Call
+        and type(it.func) is ast.Name
+        and it.func.id == "range"
+        and len(it.args) == 1
+        and type(it.args[0]) is ast.Constant
+        and type(it.args[0].value) is int
+        and it.args[0].value > 0
+    ):
+        return None
+    return it.args[0].value
+
+
 def none_compared(test: ast.AST, loose: bool = False) -> tuple[ast.expr, bool] | None:
     """`x is None` -> (`x`, False), `x is not None` -> (`x`, True); anything else -> None.
     `loose` also takes `x == None` / `x != None` and `None` on the left (`None is x`)."""

@@ -37,6 +37,7 @@ from npu_lsp.astutil import (
     class_names,
     find_branches,
     none_compared,
+    range_count,
     self_attr,
     walk_list,
 )
@@ -4330,17 +4331,8 @@ def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]]) -
     """`for i in range(2): setattr(self, f'fc_{i}', nn.Dense(3, 3))` directly in the loop's
     body: `self.fc_0` and `self.fc_1` hold that value (fresh v5 seed 11700070: `self.fc3_1(x)`
     of a JIT Fallback `x` fails as a Dense set by assignment does)."""
-    it, target = loop.iter, loop.target
-    if not (
-        type(it) is ast.Call
-        and type(it.func) is ast.Name
-        and it.func.id == "range"
-        and len(it.args) == 1
-        and type(it.args[0]) is ast.Constant
-        and type(it.args[0].value) is int
-        and 0 < it.args[0].value <= 16
-        and type(target) is ast.Name
-    ):
+    target, turns = loop.target, range_count(loop.iter)
+    if turns is None or turns > 16 or type(target) is not ast.Name:
         return
     for st in loop.body:
         call = st.value if type(st) is ast.Expr else None
@@ -4362,6 +4354,6 @@ def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]]) -
             for v in parts
         ):
             continue
-        for i in range(it.args[0].value):
+        for i in range(turns):
             name = "".join(v.value if type(v) is ast.Constant else str(i) for v in parts)  # type: ignore[misc]
             out.setdefault(name, []).append(call.args[2])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 
+from npu_lsp.astutil import range_count
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import analyzer
 
@@ -330,7 +331,7 @@ def _carried(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int)
     once)."""
     p = ctx.parent(stmt)
     while p is not None and p is not func:
-        if _literal_range_loop(p) and p.iter.args[0].value >= 2:  # type: ignore[attr-defined]
+        if type(p) is ast.For and (range_count(p.iter) or 0) >= 2:
             # the value a later statement assigns is judged without this loop's carry (a
             # cycle otherwise: `x = x + len(msg) * 0.0` reads the `x` it carries)
             guard = ("interpreted.carry", name, id(p))
@@ -468,18 +469,7 @@ def _exclusive(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) -> bool:
 
 
 def _literal_range_loop(n: ast.AST) -> bool:
-    if type(n) is not ast.For:
-        return False
-    it = n.iter
-    return (
-        type(it) is ast.Call
-        and type(it.func) is ast.Name
-        and it.func.id == "range"
-        and len(it.args) == 1
-        and type(it.args[0]) is ast.Constant
-        and type(it.args[0].value) is int
-        and it.args[0].value > 0
-    )
+    return type(n) is ast.For and range_count(n.iter) is not None
 
 
 def _param(name: str, ctx: Context, func: ast.AST, depth: int) -> bool:
