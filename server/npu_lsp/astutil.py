@@ -459,6 +459,19 @@ _NO_BLOCKS = frozenset(
 )
 
 
+def _inner_blocks(st: ast.stmt) -> list[ast.stmt]:
+    """The statements of a `with` / `try` / `match` statement's blocks, in source order (the
+    statement walks below open `if` / `for` / `while` themselves, the common case)."""
+    blocks: list[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody"):
+        blocks.extend(getattr(st, name, None) or [])
+    for h in getattr(st, "handlers", None) or []:
+        blocks.extend(h.body)
+    for case in getattr(st, "cases", None) or []:
+        blocks.extend(case.body)
+    return blocks
+
+
 def statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """Every statement in `body` and in the blocks of compound statements (no expressions,
     no nested function or class bodies), depth first. A list, not a generator: most callers
@@ -479,14 +492,7 @@ def statements(body: list[ast.stmt]) -> list[ast.stmt]:
             extend(st.orelse[::-1])  # type: ignore[attr-defined]
             extend(st.body[::-1])  # type: ignore[attr-defined]
             continue
-        blocks: list[ast.stmt] = []
-        for name in ("body", "orelse", "finalbody"):
-            blocks.extend(getattr(st, name, None) or [])
-        for h in getattr(st, "handlers", None) or []:
-            blocks.extend(h.body)
-        for case in getattr(st, "cases", None) or []:
-            blocks.extend(case.body)
-        extend(reversed(blocks))
+        extend(reversed(_inner_blocks(st)))
     return out
 
 
@@ -561,14 +567,7 @@ def statements_of(body: list[ast.stmt], kind: type[ast.stmt]) -> list[ast.stmt]:
             extend(st.orelse[::-1])  # type: ignore[attr-defined]
             extend(st.body[::-1])  # type: ignore[attr-defined]
             continue
-        blocks: list[ast.stmt] = []
-        for name in ("body", "orelse", "finalbody"):
-            blocks.extend(getattr(st, name, None) or [])
-        for h in getattr(st, "handlers", None) or []:
-            blocks.extend(h.body)
-        for case in getattr(st, "cases", None) or []:
-            blocks.extend(case.body)
-        extend(reversed(blocks))
+        extend(reversed(_inner_blocks(st)))
     return out
 
 

@@ -258,6 +258,8 @@ def test_a_cuda_query_choosing_cuda_only_code_is_left_alone(tmp_path: Path) -> N
     )
     assert found == [
         ("setup.py", "NPU207"),
+        ("unsloth/kernels/swiglu.py", "NPU207"),
+        ("unsloth/kernels/swiglu.py", "NPU207"),
         ("whisper/triton_ops.py", "NPU207"),
         ("whisper/triton_ops.py", "NPU207"),
     ], proc.stdout
@@ -265,6 +267,13 @@ def test_a_cuda_query_choosing_cuda_only_code_is_left_alone(tmp_path: Path) -> N
     assert (root / "setup.py").read_text(encoding="utf-8") == before
     timing = (root / "whisper" / "timing.py").read_text(encoding="utf-8")
     assert timing.count("if x.is_cuda:") == 2 and 'device="npu"' in timing
+    # litgpt's thunder executor: checkers returning "on CUDA?" route tensors to the Triton
+    # kernels of `kernels` (a sibling package imported by a plain `import`); they stay
+    executor = (root / "unsloth" / "executor.py").read_text(encoding="utf-8")
+    assert strings(executor, keep=True) == strings(
+        (CORPUS / "cuda_only_branch" / "unsloth" / "executor.py").read_text(encoding="utf-8"), keep=True
+    )
+    assert executor.count('.type == "cuda"') == 4 and 'device="npu"' in executor
 
 
 def test_device_types_reaching_modules_aliases_and_f_strings_move(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable
 from importlib import resources
 
+from npu_lsp.astutil import range_count
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -1408,7 +1409,7 @@ class _Opaque:
                     # the comprehension too, is never compiled (measured, written/heldout14
                     # probe `lx_tr_row_comp_tensor_items` compiles)
                     return None
-                if isinstance(node, ast.For) and _one_pass(node.iter):
+                if isinstance(node, ast.For) and range_count(node.iter) == 1:
                     return None  # `for _ in range(1):` (measured, `genfresh28_ab_len_loop_once`)
                 # also `range(len(v))` / `range(v.shape[0])` (measured, written/gen18 probes
                 # `genfresh28_ab_*`: in a `for` over `range(2)` or a `while`, not in `range(1)`
@@ -2182,18 +2183,6 @@ _DTYPE_KEEPING_METHODS = frozenset({"max", "min", "abs"})
 def _target_names_of(comp: ast.ListComp | ast.GeneratorExp) -> set[str]:
     """The names a comprehension's generators bind."""
     return {n.id for g in comp.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-
-
-def _one_pass(it: ast.expr) -> bool:
-    """Is `it` `range(1)`, a loop of one pass?"""
-    return (
-        isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Name)
-        and it.func.id == "range"
-        and len(it.args) == 1
-        and isinstance(it.args[0], ast.Constant)
-        and it.args[0].value == 1
-    )
 
 
 def _same_dtype_source(e: ast.expr) -> ast.expr:

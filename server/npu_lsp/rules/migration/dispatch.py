@@ -26,6 +26,9 @@ the CUDA code can run, not where the tensors live: renamed to the NPU it would s
 NPU into nvcc builds and Triton kernels, and break the CUDA build it was written for. Not
 Apex (replaced on Ascend, `cuda_only_replaced` in data/migration.json), and not a branch
 that also moves data with `.cuda()`: that is the program's GPU path, which the NPU takes.
+So is a function's returned "is it on CUDA?" (`return e.device.type == "cuda"`) in a module
+that imports CUDA-only kernels (litgpt's thunder executor: its checkers route tensors to the
+Triton kernels of a sibling package).
 
 The NPU uses in such code need `torch_npu` only once the NPU branch is taken, and a test
 that can only be true with `torch_npu` loaded (an availability query of the project, a
@@ -183,7 +186,44 @@ def _cuda_only_branches(ctx: Context) -> list[Region]:
             continue
         if _queries_cuda(ctx, node.test) and _cuda_only(ctx, branch, local, 1):
             out.append(Region(*_span(node.test), guards=False))
+    if _module_imports_cuda_only(ctx):
+        out += [Region(*_span(v), guards=False) for v in _device_predicates(ctx)]
     return out
+
+
+def _module_imports_cuda_only(ctx: Context) -> bool:
+    """Does the module import CUDA-only kernels at its top level (itself, or through a
+    module or package of the project: litgpt's unsloth executor `import kernels`, a package
+    whose `__init__` re-exports Triton kernels)?"""
+    for st in ctx.tree.body:
+        tops = st.body + st.orelse if isinstance(st, (ast.If, ast.Try)) else [st]
+        for top in tops:
+            if isinstance(top, (ast.Import, ast.ImportFrom)) and _imports_cuda_only(ctx, top):
+                return True
+    return False
+
+
+def _device_predicates(ctx: Context) -> list[ast.expr]:
+    """The returned values of functions that answer "is this tensor on CUDA?" (`return
+    e.device.type == "cuda" and g.device.type == "cuda"`): in a module running CUDA-only
+    kernels they route tensors to those kernels (thunder executors' checkers), so the
+    question is whether the kernels can run, as `if x.is_cuda:` before a Triton call is."""
+    out: list[ast.expr] = []
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Return) and node.value is not None and _compares_cuda(node.value):
+            out.append(node.value)
+    return out
+
+
+def _compares_cuda(e: ast.expr) -> bool:
+    """Is `e` a comparison with "cuda", or an `and` / `or` / `not` of tests holding one?"""
+    if isinstance(e, ast.BoolOp):
+        return any(_compares_cuda(v) for v in e.values)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        return _compares_cuda(e.operand)
+    return isinstance(e, ast.Compare) and any(
+        isinstance(c, ast.Constant) and c.value == "cuda" for c in (e.left, *e.comparators)
+    )
 
 
 def _queries_cuda(ctx: Context, test: ast.expr) -> bool:
@@ -270,9 +310,36 @@ def _imports_cuda_only(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
         if _in_packages(name, roots):
             return True
         info = _project_module(ctx, name)
-        if info is not None and any(_in_packages(q, roots) for q in info.imports.values()):
+        if info is None and isinstance(node, ast.Import):
+            info = _sibling_module(ctx, name)
+        if info is not None and _imports_kernels(ctx, info, roots):
             return True  # whisper's `from .triton_ops import median_filter_cuda`
     return False
+
+
+def _imports_kernels(ctx: Context, info: ModuleInfo, roots: tuple[str, ...]) -> bool:
+    """Does the project module import a CUDA-only package, itself or (a package) through
+    the submodules its `__init__` re-exports from?"""
+    found = info.imports.values()
+    if any(_in_packages(q, roots) for q in found):
+        return True
+    inner = {q.rpartition(".")[0] for q in found if q.startswith(info.module + ".")}
+    for name in inner:
+        sub = _project_module(ctx, name)
+        if sub is not None and any(_in_packages(q, roots) for q in sub.imports.values()):
+            return True
+    return False
+
+
+def _sibling_module(ctx: Context, name: str) -> ModuleInfo | None:
+    """The module of the project beside this one that a plain `import name` finds when the
+    file is run as a script (its folder is on `sys.path`), and no top-level module has the
+    name: litgpt's unsloth executor `sys.path.append(str(Path(__file__).parent))` then
+    `import kernels`."""
+    package = ctx.scopes.info.module.rpartition(".")[0]
+    if ctx.path.endswith("__init__.py") or not package:
+        return None
+    return _project_module(ctx, f"{package}.{name}")
 
 
 @cache
