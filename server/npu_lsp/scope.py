@@ -872,15 +872,22 @@ def _note_attr_types(
                 held.append(sub)  # type: ignore[arg-type]
             continue
         func = value.func
-        spelled = func.attr if type(func) is attr_t else getattr(func, "id", "")
-        if spelled in _HELD_WRAPPERS or info.imports.get(spelled, "").rpartition(".")[2] in _HELD_WRAPPERS:
-            held.append(sub)  # type: ignore[arg-type]
-        if type(func) is name_t:
-            key = (func.id, "")
-        elif type(func) is attr_t and type(func.value) is name_t:
-            key = (func.value.id, func.attr)
+        # the spelling and the memo key from one test of the callee's type (only a name
+        # has an `id`); the import's last part only for a spelling imported at all
+        ft = type(func)
+        if ft is attr_t:
+            spelled = func.attr  # type: ignore[attr-defined]
+            key: tuple[str, str] | None = (
+                (func.value.id, spelled) if type(func.value) is name_t else None  # type: ignore[attr-defined]
+            )
+        elif ft is name_t:
+            spelled = func.id  # type: ignore[attr-defined]
+            key = (spelled, "")
         else:
-            key = None
+            spelled, key = "", None
+        imported = info.imports.get(spelled)
+        if spelled in _HELD_WRAPPERS or (imported is not None and imported.rpartition(".")[2] in _HELD_WRAPPERS):
+            held.append(sub)  # type: ignore[arg-type]
         if key is None:
             callee = info.resolve(func)
         elif key in seen:

@@ -125,7 +125,8 @@ def _created(ctx: Context) -> dict[str, dict[str, ast.stmt]]:
     if hit is not None:
         return hit
     hit = ctx.cache["ms227.created"] = {}
-    if "setattr" in ctx.text or "__dict__" in ctx.text or "hasattr" in ctx.text:
+    # (`ctx.mentions`: `s in ctx.text`, answered from the text's distinct words for a word)
+    if ctx.mentions("setattr") or ctx.mentions("__dict__") or ctx.mentions("hasattr"):
         # set by name, or read under a `hasattr` test MindSpore folds: not followed here
         return hit
     info = ctx.scopes.info
@@ -138,11 +139,15 @@ def _created(ctx: Context) -> dict[str, dict[str, ast.stmt]]:
         found: dict[str, ast.stmt] = {}
         for st in body_statements(construct.body, ctx):
             if type(st) is ast.Assign:
-                for t in _flat(st.targets):
-                    if _self_attr(t):
-                        a = t.attr  # type: ignore[attr-defined]
-                        found.setdefault(a, st)
-                        counts[a] = counts.get(a, 0) + 1
+                for target in st.targets:
+                    # a plain name, most targets, holds no `self.<attr>`: no list for it
+                    if type(target) is ast.Name:
+                        continue
+                    for t in (target,) if type(target) is ast.Attribute else _flat([target]):
+                        if _self_attr(t):
+                            a = t.attr  # type: ignore[attr-defined]
+                            found.setdefault(a, st)
+                            counts[a] = counts.get(a, 0) + 1
         if found:
             body_names = {t.id for st in cls.node.body for t in _targets(st) if type(t) is ast.Name}
             found = {a: st for a, st in found.items() if a not in body_names and a not in cls.methods}

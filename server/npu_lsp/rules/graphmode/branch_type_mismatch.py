@@ -114,7 +114,11 @@ def _assigned(block: list[ast.stmt]) -> dict[str, ast.expr]:
     out: dict[str, ast.expr] = {}
     for st in block:
         if type(st) is ast.Assign:
-            out.update(plain_pairs(st))
+            targets = st.targets
+            if len(targets) == 1 and type(targets[0]) is ast.Name:
+                out[targets[0].id] = st.value  # `plain_pairs`' first case (most), without a list
+            else:
+                out.update(plain_pairs(st))
     return out
 
 

@@ -164,9 +164,26 @@ def _keeps_sequences(func: ast.FunctionDef, ctx: Context) -> bool:
     hit = cache.get(id(owner))
     if hit is None:  # once per class, not per method
         hit = cache[id(owner)] = any(
-            v is not None and _tensor_sequence(v) for values in a._self_values(owner).values() for v in values
+            _may_be_sequence(v) and _tensor_sequence(v)  # type: ignore[arg-type]
+            for values in a._self_values(owner).values()
+            for v in values
         )
     return hit
+
+
+#: the node types `_tensor_sequence` may accept (besides `tuple(...)` / `list(...)` of one)
+_SEQUENCE_TYPES = frozenset({ast.ListComp, ast.GeneratorExp, ast.Tuple, ast.List})
+
+
+def _may_be_sequence(v: ast.expr | None) -> bool:
+    """`_tensor_sequence`'s shapes, from the node's type (and a call's callee) alone: most
+    `__init__` values are calls of cells and primitives (`nn.Dense(...)`), passed here
+    without a call of `_tensor_sequence`."""
+    t = type(v)
+    if t is ast.Call:
+        f = v.func  # type: ignore[union-attr]
+        return type(f) is ast.Name and f.id in ("tuple", "list")
+    return t in _SEQUENCE_TYPES
 
 
 def _tensor_sequence(v: ast.expr) -> bool:

@@ -198,7 +198,17 @@ def _none_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) ->
     hit = memo.get(id(method))
     if hit is None:
         init = analyzer(ctx)._self_values(cls)
-        nones = {a for a, vs in init.items() if vs and all(isinstance(v, ast.Constant) and v.value is None for v in vs)}
+        # (a loop, not a generator per attribute: every method a compiled function calls
+        # on `self` asks, and most `__init__` values are cells and primitives)
+        nones: set[str] = set()
+        constant_t = ast.Constant
+        for a, vs in init.items():
+            for v in vs:
+                if not isinstance(v, constant_t) or v.value is not None:
+                    break
+            else:
+                if vs:
+                    nones.add(a)
         hit = memo[id(method)] = sorted(_assigned_attrs(method) & nones) if nones else []
     return hit
 

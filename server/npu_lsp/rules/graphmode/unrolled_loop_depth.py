@@ -216,7 +216,15 @@ class _Walker:
 
     def block(self, body: list[ast.stmt]) -> _Cost:
         total = _NOTHING
+        looping = self.looping
+        end = len(looping)
+        bisect_left = bisect.bisect_left
         for st in body:
+            # `_loops_in` inlined: a statement without a loop line (most) costs nothing
+            # (`statement` gives `_NOTHING`, which `then` leaves out), and no calls
+            i = bisect_left(looping, st.lineno)
+            if i == end or looping[i] > (st.end_lineno or st.lineno):
+                continue
             total = total.then(self.statement(st))
         return total
 
