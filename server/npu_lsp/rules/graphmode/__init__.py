@@ -47,6 +47,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     global_statement_in_graph,
     grad_function_keyword,
     gradient_of_constant_input,
+    gradient_of_sequence_input,
     graph_builtin_semantics,
     host_list_iterated,
     import_in_graph,
