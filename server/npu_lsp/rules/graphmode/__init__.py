@@ -54,6 +54,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     int32_item_as_index,
     interpreted_value_in_dict_store,
     item_stored_at_runtime_index,
+    jacobian_of_transform,
     jit_class_variable_argument,
     jit_first_argument_owner,
     jit_forbidden_api,

@@ -109,8 +109,8 @@ class VmapUnsupportedBody(GraphRule):
         if not ctx.mentions("vmap"):
             return  # the walk below asks for a qualified name of every compiled call
         seen: set[int] = set()
-        for call, applied, caller in _compiled_vmaps(node, ctx):
-            target = _mapped(call, node, ctx)
+        for call, applied, caller in compiled_vmaps(node, ctx):
+            target = mapped_function(call, node, ctx)
             if target is None or id(target[0]) in seen:
                 continue
             seen.add(id(target[0]))
@@ -138,7 +138,7 @@ def _tensor_arguments(applied: ast.Call | None, caller: ast.AST, params: list[st
     return {p for p, arg in zip(params, applied.args, strict=False) if a.kind(arg, caller) == Kind.TENSOR}
 
 
-def _compiled_vmaps(tree: ast.Module, ctx: Context) -> Iterator[tuple[ast.Call, ast.Call | None, ast.AST]]:
+def compiled_vmaps(tree: ast.Module, ctx: Context) -> Iterator[tuple[ast.Call, ast.Call | None, ast.AST]]:
     """The `vmap` calls compiled code makes (in a graph scope, or bound at module level to
     a name a graph scope calls), with the call applying the mapped function there (None when
     not applied in place) and the compiled function."""
@@ -162,7 +162,7 @@ def _compiled_vmaps(tree: ast.Module, ctx: Context) -> Iterator[tuple[ast.Call, 
                 yield module_level[n.func.id], n, fn
 
 
-def _mapped(call: ast.Call, tree: ast.Module, ctx: Context) -> tuple[ast.FunctionDef, list[str]] | None:
+def mapped_function(call: ast.Call, tree: ast.Module, ctx: Context) -> tuple[ast.FunctionDef, list[str]] | None:
     """The function `call` maps and its parameters: a module-level function by name, or
     the `construct` of a Cell of this file made at module level (`clip = Clip()`)."""
     f = call.args[0]
