@@ -43,6 +43,11 @@ class _ConstSeq:
 @dataclass(frozen=True)
 class _Empty:
     made: ast.Call  # the gradient call that gave it
+    derived: bool = False  # a sequence built from it (`tuple(... for p, g in zip(params, grads))`)
+
+    @property
+    def what(self) -> str:
+        return "the sequence built from it" if self.derived else "it"
 
 
 @dataclass(frozen=True)
@@ -291,7 +296,7 @@ class _Walk:
             return None
         if isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, _Empty) and target.elts:
-                return _Failure(target, value.made, f"unpacking it into `{self.ctx.segment(target)}` fails (For primitive:'TupleGetItem', cannot get item by index from an empty sequence)")
+                return _Failure(target, value.made, f"unpacking {value.what} into `{self.ctx.segment(target)}` fails (For primitive:'TupleGetItem', cannot get item by index from an empty sequence)")
             parts: list[_Value] = [None] * len(target.elts)
             if isinstance(value, _ConstSeq) and value.n == len(target.elts):
                 parts = [_CONST] * len(target.elts)
@@ -315,14 +320,14 @@ class _Walk:
             if failure is not None:
                 return None, failure
             if isinstance(value, _Empty):
-                return None, _Failure(e, value.made, f"indexing it (`{self.ctx.segment(e)}`) fails (cannot get item by index from an empty sequence)")
+                return None, _Failure(e, value.made, f"indexing {value.what} (`{self.ctx.segment(e)}`) fails (cannot get item by index from an empty sequence)")
             if isinstance(value, _ConstSeq) and isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
                 return _CONST, None
             return None, self._exprs([e.slice], s)
         if isinstance(e, ast.Attribute):
             value, failure = self._expr(e.value, s)
             if failure is None and isinstance(value, _Empty) and e.attr not in _TUPLE_METHODS:
-                failure = _Failure(e, value.made, f"`.{e.attr}` of it fails ('tuple' object has no attribute '{e.attr}')")
+                failure = _Failure(e, value.made, f"`.{e.attr}` of {value.what} fails ('tuple' object has no attribute '{e.attr}')")
             return None, failure
         if isinstance(e, (ast.Tuple, ast.List)):
             values = []
@@ -370,7 +375,7 @@ class _Walk:
             if failure is not None:
                 return None, failure
             if isinstance(value, _Empty):
-                return _Empty(value.made), None
+                return _Empty(value.made, True), None
         return None, None
 
     def _call(self, e: ast.Call, s: _State) -> tuple[_Value, _Failure | None]:
@@ -403,7 +408,7 @@ class _Walk:
             values.append(value)
         empty = next((v for v in values if isinstance(v, _Empty)), None)
         if empty is not None and (len(values) == 1 or (isinstance(e.func, ast.Name) and e.func.id == "zip")):
-            return _Empty(empty.made), None
+            return _Empty(empty.made, True), None
         if len(values) == 1 and isinstance(values[0], _ConstSeq):
             return values[0], None
         return None, None
