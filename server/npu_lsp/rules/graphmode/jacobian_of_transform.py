@@ -1,4 +1,4 @@
-"""MS239: `ms.jacfwd` / `ms.jacrev` of a function another transform builds in compiled code."""
+"""MS241: `ms.jacfwd` / `ms.jacrev` of a function another transform builds in compiled code."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ _JACOBIANS = frozenset({"jacfwd", "jacrev"})
 _TRANSFORMS = frozenset({"grad", "value_and_grad", "jacfwd", "jacrev", "vmap"})
 
 
-@rule(code="MS239", name="jacobian-of-transform", severity="error", family="graphmode")
+@rule(code="MS241", name="jacobian-of-transform", severity="error", family="graphmode")
 class JacobianOfTransform(GraphRule):
     """## What it does
     Flags `ms.jacfwd(fn)` / `ms.jacrev(fn)` in compiled code (an `@ms.jit` function,
