@@ -84,7 +84,7 @@ class ParameterListEntryArgument(GraphRule):
         callers = entry_callers(node, scope.kind, ctx)
         if callers is None:
             return
-        for call in _python_calls(ctx):
+        for call in module_calls(ctx):
             if not callers.calls(call):
                 continue
             for arg in (*call.args, *(k.value for k in call.keywords)):
@@ -96,7 +96,7 @@ class ParameterListEntryArgument(GraphRule):
                     )
 
 
-def _python_calls(ctx: Context) -> list[ast.Call]:
+def module_calls(ctx: Context) -> list[ast.Call]:
     """Calls module-level code makes (in its `if` / `for` / `while` / `with` / `try` blocks
     too, not in functions or classes), cached for the run."""
     key = "parameter-list-entry-argument:calls"

@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.abstract import RANDOM_SOURCES
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.ranks import Shape, ranks
 
 #: MindSpore's vectorising map, by the qualified name's last part (`ms.vmap`, `ops.vmap`)
 _VMAP = frozenset({"vmap"})
@@ -33,7 +34,10 @@ class VmapUnsupportedBody(GraphRule):
     - a mapped value turned into a Python number (`x.argmax().item()`, `float(x.max())`);
     - a random draw (`ops.standard_normal(x.shape)`, `ops.rand_like(x)`, `ops.uniform`);
     - an index or slice of an input mapped with `in_axes=None` that the caller gives a
-      tensor (`coeffs[i]`, `coeffs[0]`, `coeffs[1:]`).
+      tensor (`coeffs[i]`, `coeffs[0]`, `coeffs[1:]`);
+    - `ops.matmul(w, x)` or `w @ x` of a matrix mapped with `in_axes=None` by a mapped
+      input whose rows are vectors, when the shapes the compiled caller passes are known
+      and the mapped argument's first axis is not the matrix's last.
     Inputs mapped with `in_axes=None` are not batched: a branch on one does not count.
 
     ## Why is this bad?
@@ -46,7 +50,9 @@ class VmapUnsupportedBody(GraphRule):
     shape (`For primitive[StandardNormal], the input argument[shape] must be a type of
     {Int32, Int64}, but got Tuple[Int64]`, `Unexpected element type of input0`); slicing
     an unmapped tensor fails with `For Operator[StridedSlice], the inputs number should be
-    9 but got 4`.
+    9 but got 4`; MatMulExt's batching rule multiplies the unmapped matrix by the whole
+    mapped argument (`(3, 4) @ (5, 4)`: `For 'MatMulExt' op, shape1[-1] must be equal to
+    shape2[-2], but got 4 and 5`).
 
     ## Example
     ```python
@@ -86,7 +92,10 @@ class VmapUnsupportedBody(GraphRule):
       mapped with `in_axes=None` (`vmap_python_loop_inside_fn_clean`, probes
       `fix30d_vloop_*`); an `if` on a Python constant or on `x.shape[0]`, a loop indexing
       the mapped row (`x[i]`, also over `range(coeffs.shape[0])` of a mapped `coeffs`), and
-      `ops.where` compile.
+      `ops.where` compile. `ops.matmul(w, x)` / `w @ x` of an unmapped `(3, 4)` matrix by
+      rows of a mapped `(5, 4)` or `(6, 4)` is rejected (`vmap_in_axes_none_clean`,
+      probes `fix31b_v_*`); `ops.mv`, a column `x[:, None]`, a vector first, mapped
+      matrices, a `(4, 4)` batch and `in_axes=1` on a `(4, 5)` argument compile.
     """
 
     # the mapped function is no graph scope of its own: the rule finds the `vmap` calls of
@@ -100,8 +109,8 @@ class VmapUnsupportedBody(GraphRule):
         if not ctx.mentions("vmap"):
             return  # the walk below asks for a qualified name of every compiled call
         seen: set[int] = set()
-        for call, applied, caller in _compiled_vmaps(node, ctx):
-            target = _mapped(call, node, ctx)
+        for call, applied, caller in compiled_vmaps(node, ctx):
+            target = mapped_function(call, node, ctx)
             if target is None or id(target[0]) in seen:
                 continue
             seen.add(id(target[0]))
@@ -110,7 +119,7 @@ class VmapUnsupportedBody(GraphRule):
             if batched is None:
                 continue
             unmapped = _tensor_arguments(applied, caller, params, ctx) - batched
-            found = _first_unbatchable(fn, batched, unmapped, ctx)
+            found = _first_unbatchable(fn, batched, unmapped, ctx) or _matrix_by_mapped_vector(fn, call, applied, caller, params, ctx)
             if found is not None:
                 where, why = found
                 yield ctx.diagnostic(self, where, f"`{fn.name}` is mapped by `ms.vmap`, which {why}")
@@ -129,7 +138,7 @@ def _tensor_arguments(applied: ast.Call | None, caller: ast.AST, params: list[st
     return {p for p, arg in zip(params, applied.args, strict=False) if a.kind(arg, caller) == Kind.TENSOR}
 
 
-def _compiled_vmaps(tree: ast.Module, ctx: Context) -> Iterator[tuple[ast.Call, ast.Call | None, ast.AST]]:
+def compiled_vmaps(tree: ast.Module, ctx: Context) -> Iterator[tuple[ast.Call, ast.Call | None, ast.AST]]:
     """The `vmap` calls compiled code makes (in a graph scope, or bound at module level to
     a name a graph scope calls), with the call applying the mapped function there (None when
     not applied in place) and the compiled function."""
@@ -153,7 +162,7 @@ def _compiled_vmaps(tree: ast.Module, ctx: Context) -> Iterator[tuple[ast.Call, 
                 yield module_level[n.func.id], n, fn
 
 
-def _mapped(call: ast.Call, tree: ast.Module, ctx: Context) -> tuple[ast.FunctionDef, list[str]] | None:
+def mapped_function(call: ast.Call, tree: ast.Module, ctx: Context) -> tuple[ast.FunctionDef, list[str]] | None:
     """The function `call` maps and its parameters: a module-level function by name, or
     the `construct` of a Cell of this file made at module level (`clip = Clip()`)."""
     f = call.args[0]
@@ -210,6 +219,78 @@ def _first_unbatchable(fn: ast.FunctionDef, batched: set[str], unmapped: set[str
             if why is not None:
                 found.append((n, why))
     return min(found, key=lambda f: (f[0].lineno, f[0].col_offset)) if found else None  # type: ignore[attr-defined]
+
+
+def _matrix_by_mapped_vector(
+    fn: ast.FunctionDef, call: ast.Call, applied: ast.Call | None, caller: ast.AST, params: list[str], ctx: Context
+) -> tuple[ast.AST, str] | None:
+    """`ops.matmul(w, x)` / `w @ x` of an input mapped with `in_axes=None` that is a matrix
+    by a mapped input whose rows are vectors. Measured (heldout30b `vmap_in_axes_none_clean`,
+    probes `fix31b_v_*`): MatMulExt's batching rule keeps the batch axis of `x` as its rows,
+    so `(3, 4) @ (5, 4)` fails with "shape1[-1] must be equal to shape2[-2], but got 4 and
+    5"; a vector first (`ops.matmul(x, w.T)`), a column `x[:, None]`, mapped matrices, a
+    batch of 4 rows, and `in_axes=1` (the `(4, 5)` argument multiplied as is) compile.
+    Said only when the shapes are known and the argument's first axis is not the
+    matrix's last."""
+    if applied is None or any(isinstance(a, ast.Starred) for a in applied.args) or not (ctx.mentions("matmul") or ctx.mentions("@")):
+        return None
+    axes = _in_axes(call, params)
+    if axes is None:
+        return None
+    shapes = {p: _one_shape(arg, caller, ctx) for p, arg in zip(params, applied.args, strict=False)}
+    stored = {t for n in _own_nodes(fn) for t in _stored_names(n)}
+    for n in _own_nodes(fn):
+        pair = _matmul_operands(n, ctx)
+        if pair is None:
+            continue
+        a, b = pair
+        if a in stored or b in stored or axes.get(a, 0) is not None or axes.get(b, 0) is None:
+            continue
+        matrix, rows = shapes.get(a), shapes.get(b)
+        if matrix is None or rows is None or len(matrix) < 2 or len(rows) != 2:
+            continue
+        # the batching rule multiplies by the mapped argument as given: its first axis
+        # meets the matrix's last (in_axes=1 keeps the vector's axis there: it compiles)
+        batch = rows[0]
+        if batch is not None and matrix[-1] is not None and batch != matrix[-1]:
+            return n, f"cannot batch `{ctx.segment(n)}` of the unmapped matrix `{a}` by the mapped vector `{b}`: MatMulExt's batching rule multiplies by the whole mapped argument ({batch} rows against {matrix[-1]} columns: shape1[-1] must be equal to shape2[-2]); use `ops.mv` or a column `{b}[:, None]`"
+    return None
+
+
+def _in_axes(call: ast.Call, params: list[str]) -> dict[str, int | None] | None:
+    """Each parameter's mapped axis (None: not mapped), from a literal `in_axes`."""
+    axes = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "in_axes"), None)
+    if axes is None:
+        return dict.fromkeys(params, 0)
+    if isinstance(axes, ast.Constant) and type(axes.value) is int:
+        return dict.fromkeys(params, axes.value)
+    if isinstance(axes, (ast.Tuple, ast.List)) and len(axes.elts) == len(params):
+        out: dict[str, int | None] = {}
+        for p, a in zip(params, axes.elts, strict=True):
+            if not (isinstance(a, ast.Constant) and (a.value is None or type(a.value) is int)):
+                return None
+            out[p] = a.value
+        return out
+    return None
+
+
+def _one_shape(arg: ast.expr, caller: ast.AST, ctx: Context) -> Shape | None:
+    """The shape `arg` has in every known call context of the compiled caller."""
+    got = {v for v in ranks(ctx).value_at(arg, caller) if isinstance(v, tuple)}
+    return got.pop() if len(got) == 1 else None
+
+
+def _matmul_operands(n: ast.AST, ctx: Context) -> tuple[str, str] | None:
+    """The names multiplied by `ops.matmul(a, b)` or `a @ b`."""
+    if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
+        a, b = n.left, n.right
+    elif isinstance(n, ast.Call) and len(n.args) == 2 and (ctx.qualname(n.func) or "").rsplit(".", 1)[-1] == "matmul":
+        if not (ctx.qualname(n.func) or "").startswith("mindspore."):
+            return None
+        a, b = n.args
+    else:
+        return None
+    return (a.id, b.id) if isinstance(a, ast.Name) and isinstance(b, ast.Name) else None
 
 
 def _call_problem(n: ast.Call, tensors: set[str], ctx: Context) -> str | None:
