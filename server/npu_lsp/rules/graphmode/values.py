@@ -487,12 +487,6 @@ class Instances:
         sets = self._attr_sets()
         return None if self._any_name_set else sets.get(attr, [])
 
-    def attr_stored(self, attr: str) -> bool:
-        """Is `attr` set by some statement of the file that names it (an assignment target
-        `<x>.<attr>`, `setattr(<x>, "<attr>", ...)`, a resolved computed name)? Unlike
-        `attr_stores`, a `setattr` of an unknown name elsewhere does not hide these stores."""
-        return bool(self._attr_sets().get(attr))
-
     def family(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
         """`cls` and its bases defined in this file (the classes whose methods `self` runs)."""
         return self._family(cls)
