@@ -256,3 +256,45 @@ def test_setattr_of_unknown_names_keeps_the_attribute_unknown() -> None:
     text = SETATTR_ROPE.format(rope="dynamic", names="names").replace("(self, config)", "(self, config, names)")
     text = text.replace("Rotary(Config())", 'Rotary(Config(), ["dim", "rope_type"])')
     assert _errors(text) == []
+
+
+BOTH_SIDES = """
+class VAE(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.use_slicing = False
+        self.conv = nn.Dense(4, 4)
+        self._counts = {{"encoder": 2}}
+        self.clear_cache()
+
+    def enable_slicing(self):
+        self.use_slicing = True
+
+    def clear_cache(self):
+        self._conv_num = self._counts["encoder"]
+
+    def _encode(self, x):
+        self.clear_cache()
+        return self.conv(x)
+
+    def construct(self, x):
+        if self.use_slicing and x.shape[0] > 1:
+            h = {body}
+        else:
+            h = {orelse}
+        return h
+
+
+net = VAE()
+print(net(Tensor(np.ones((2, 4), np.float32))))
+"""
+
+
+def test_helper_called_on_both_sides_of_an_unknown_test_is_compiled() -> None:
+    # `use_slicing` is unknown (a method sets it too): a helper called under one side only may
+    # never be compiled, one called on both sides is (written/zoo probes `fix31a_both_sides_*`,
+    # `fix31a_one_side_slicing_off`; mindone's wan VAE)
+    both = BOTH_SIDES.format(body="ops.cat([self._encode(s) for s in ops.split(x, 1)])", orelse="self._encode(x)")
+    assert {code for _, code in _errors(both)} == {"MS132"}
+    one = BOTH_SIDES.format(body="self._encode(x)", orelse="self.conv(x) * 2")
+    assert _errors(one) == []
