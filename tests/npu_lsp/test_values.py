@@ -210,3 +210,91 @@ def test_dataclass_field_default_and_argument_fold() -> None:
     # stored into elsewhere: not known
     stored = "\n\ndef flip(c):\n    c.use_host = True\n"
     assert (line, "MS131") in _errors(DATACLASS_NET.format(default="False", extra=stored, build="Cfg()"))
+
+
+SETATTR_ROPE = """
+class Config:
+    def __init__(self):
+        self.dim = 8
+        self.rope_type = "{rope}"
+
+
+class Rotary(nn.Cell):
+    def __init__(self, config):
+        super().__init__()
+        for name in {names}:
+            setattr(self, name, getattr(config, name))
+        self.inv_freq = Tensor(np.ones((4,), np.float32))
+        self.original_inv_freq = self.inv_freq
+
+    def _update(self):
+        self.inv_freq = self.original_inv_freq * 1.0
+
+    def construct(self, x):
+        if "dynamic" in self.rope_type:
+            self._update()
+        return self.inv_freq.sum() + x.sum()
+
+
+net = Rotary(Config())
+print(net(Tensor(np.ones((2, 3), np.float32))))
+"""
+
+
+def test_setattr_over_constant_names_sets_what_the_loop_names() -> None:
+    # `setattr(self, k, getattr(config, k))` over a tuple of names runs in Python: `rope_type`
+    # is the config's, so the update method is compiled when it is "dynamic" (written/zoo
+    # probes `lead30_rope_setattr_config_tuple_init`, `fix31a_setattr_name_list_rope_*`)
+    names = '("dim", "rope_type")'
+    assert {code for _, code in _errors(SETATTR_ROPE.format(rope="dynamic", names=names))} == {"MS132"}
+    assert _errors(SETATTR_ROPE.format(rope="default", names=names)) == []
+
+
+def test_setattr_of_unknown_names_keeps_the_attribute_unknown() -> None:
+    # names from a parameter: any attribute may be set, `rope_type` is not known, and the
+    # method called under the test on it may never be compiled
+    text = SETATTR_ROPE.format(rope="dynamic", names="names").replace("(self, config)", "(self, config, names)")
+    text = text.replace("Rotary(Config())", 'Rotary(Config(), ["dim", "rope_type"])')
+    assert _errors(text) == []
+
+
+BOTH_SIDES = """
+class VAE(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.use_slicing = False
+        self.conv = nn.Dense(4, 4)
+        self._counts = {{"encoder": 2}}
+        self.clear_cache()
+
+    def enable_slicing(self):
+        self.use_slicing = True
+
+    def clear_cache(self):
+        self._conv_num = self._counts["encoder"]
+
+    def _encode(self, x):
+        self.clear_cache()
+        return self.conv(x)
+
+    def construct(self, x):
+        if self.use_slicing and x.shape[0] > 1:
+            h = {body}
+        else:
+            h = {orelse}
+        return h
+
+
+net = VAE()
+print(net(Tensor(np.ones((2, 4), np.float32))))
+"""
+
+
+def test_helper_called_on_both_sides_of_an_unknown_test_is_compiled() -> None:
+    # `use_slicing` is unknown (a method sets it too): a helper called under one side only may
+    # never be compiled, one called on both sides is (written/zoo probes `fix31a_both_sides_*`,
+    # `fix31a_one_side_slicing_off`; mindone's wan VAE)
+    both = BOTH_SIDES.format(body="ops.cat([self._encode(s) for s in ops.split(x, 1)])", orelse="self._encode(x)")
+    assert {code for _, code in _errors(both)} == {"MS132"}
+    one = BOTH_SIDES.format(body="self._encode(x)", orelse="self.conv(x) * 2")
+    assert _errors(one) == []

@@ -397,11 +397,11 @@ class Values:
     def _set_elsewhere(self, cls: ast.ClassDef, attr: str) -> bool:
         """Is `<x>.<attr>` set anywhere but by one statement of `cls` (another method, a
         subclass, `net.<attr> = ...`, `setattr`)? Another class's own `self.<attr>` is not."""
-        sets = instances(self.ctx)._attr_sets()
-        if not sets:
-            return True  # none recorded: `setattr` with a computed name may set anything
+        stores = instances(self.ctx).attr_stores(attr)
+        if stores is None:
+            return True  # a `setattr` of an unknown name may set it
         mine = 0
-        for st in sets.get(attr, ()):
+        for st in stores:
             owner = self.a.owner_class(st)
             targets = getattr(st, "targets", None) or [getattr(st, "target", None)]
             own = all(

@@ -769,7 +769,7 @@ class Analyzer:
                     targets, value = [node.target], node.value  # type: ignore[attr-defined]
                 else:
                     if t is ast.For:
-                        _setattr_loop_values(node, out)  # type: ignore[arg-type]
+                        _setattr_loop_values(node, out, self.ctx)  # type: ignore[arg-type]
                     blocks = STATEMENT_BLOCKS.get(t)
                     if blocks is not None:
                         for block in blocks:
@@ -4327,12 +4327,15 @@ def _in_header(st: ast.stmt, at: tuple[int, int]) -> bool:
     return first is None or at < (first.lineno, first.col_offset)
 
 
-def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]]) -> None:
+def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]], ctx: Context) -> None:
     """`for i in range(2): setattr(self, f'fc_{i}', nn.Dense(3, 3))` directly in the loop's
     body: `self.fc_0` and `self.fc_1` hold that value (fresh v5 seed 11700070: `self.fc3_1(x)`
-    of a JIT Fallback `x` fails as a Dense set by assignment does)."""
-    target, turns = loop.target, range_count(loop.iter)
-    if turns is None or turns > 16 or type(target) is not ast.Name:
+    of a JIT Fallback `x` fails as a Dense set by assignment does); the same over constant
+    names, `for k in ("w", "b"): setattr(self, k, Parameter(...))` (written/zoo probe
+    `fix31a_setattr_name_tuple_parameter_store`: `self.w = self.w * 2` compiles under STRICT,
+    `self.w` is a Parameter). The names are `Instances.setattr_loop_names`'."""
+    turns = range_count(loop.iter)
+    if (turns is not None and turns > 16) or type(loop.target) is not ast.Name:
         return
     for st in loop.body:
         call = st.value if type(st) is ast.Expr else None
@@ -4344,16 +4347,10 @@ def _setattr_loop_values(loop: ast.For, out: dict[str, list[ast.expr | None]]) -
             and not call.keywords
             and type(call.args[0]) is ast.Name
             and call.args[0].id == "self"
-            and type(call.args[1]) is ast.JoinedStr
+            and type(call.args[1]) in (ast.JoinedStr, ast.Name)
         ):
             continue
-        parts = call.args[1].values
-        if not all(
-            (type(v) is ast.Constant and type(v.value) is str)
-            or (type(v) is ast.FormattedValue and type(v.value) is ast.Name and v.value.id == target.id and v.format_spec is None and v.conversion == -1)
-            for v in parts
-        ):
-            continue
-        for i in range(turns):
-            name = "".join(v.value if type(v) is ast.Constant else str(i) for v in parts)  # type: ignore[misc]
+        from npu_lsp.rules.graphmode.values import instances
+
+        for name in instances(ctx).setattr_loop_names(loop, call.args[1]) or ():
             out.setdefault(name, []).append(call.args[2])

@@ -1344,13 +1344,13 @@ class Ranks:
         if not (isinstance(init, ast.FunctionDef) and init.name == "__init__"):
             return None
         inst = instances(self.ctx)
-        sets = inst._attr_sets().get(attr)
+        sets = inst.attr_stores(attr)
         if not sets or st not in sets:
-            return None  # a `setattr` of a computed name may set anything
+            return None  # a `setattr` of an unknown name may set it
         owner = a.owner_class(init)
         if len(sets) > 1 and owner is not None:
             # stored again in a method, a subclass, a base or outside any class: not one value
-            family = {id(m) for c in (owner, *inst._subclasses(owner)) for m in inst._family(c)}
+            family = {id(m) for c in (owner, *inst.subclasses(owner)) for m in inst.family(c)}
             for other in sets:
                 if other is not st and (a.owner_class(other) is None or id(a.owner_class(other)) in family):
                     return None

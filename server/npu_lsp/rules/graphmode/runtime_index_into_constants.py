@@ -209,7 +209,7 @@ def built_strings(e: ast.expr, ctx: Context) -> str | None:
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
         a = analyzer(ctx)
         cls = a.owner_class(ctx.function)
-        if cls is None or len(instances(ctx)._attr_sets().get(e.attr, [])) != 1:
+        if cls is None or len(instances(ctx).attr_stores(e.attr) or ()) != 1:
             return None
         values = a._self_values(cls).get(e.attr, [])
         value = values[0] if len(values) == 1 else None
@@ -560,7 +560,7 @@ def _init_built_numbers(e: ast.expr, ctx: Context) -> bool:
         return False
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)
-    if cls is None or len(instances(ctx)._attr_sets().get(e.attr, [])) != 1:
+    if cls is None or len(instances(ctx).attr_stores(e.attr) or ()) != 1:
         return False
     values = a._self_values(cls).get(e.attr, [])
     init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)

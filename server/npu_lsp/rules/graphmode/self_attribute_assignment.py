@@ -506,10 +506,10 @@ def _lazy_default_never_run(node: ast.AST, ctx: Context) -> bool:
     attr = self_attr(compared[0]) if compared is not None else None
     if attr is None or not instances(ctx)._lazy_default(node, attr):  # type: ignore[arg-type]
         return False
-    sets = instances(ctx)._attr_sets()
-    if not sets:  # `_attr_sets` forgets every store once a computed `setattr` may set anything
-        return False  # a computed setattr may set anything
-    stores = [st for st in sets.get(attr, ()) if st is not node]
+    stores = instances(ctx).attr_stores(attr)
+    if stores is None:
+        return False  # a `setattr` of an unknown name may set it
+    stores = [st for st in stores if st is not node]
     return bool(stores) and all(_never_none(st, ctx) for st in stores)
 
 
@@ -565,12 +565,14 @@ def _still_init_none(attr: str, at: ast.If, ctx: Context) -> bool:
     init = analyzer(ctx)._self_values(cls).get(attr) or []
     if not init or not all(isinstance(v, ast.Constant) and v.value is None for v in init):
         return False
-    sets = instances(ctx)._attr_sets()
-    if not sets:  # `_attr_sets` forgets every store once a computed `setattr` may set anything
-        return False  # a computed setattr may set anything
+    stores = instances(ctx).attr_stores(attr)
+    if stores is None:
+        return False  # a `setattr` of an unknown name may set it
     lo, hi = cls.lineno, cls.end_lineno or cls.lineno
     f_lo = getattr(func, "lineno", 0)
-    for st in sets.get(attr, ()):
+    for st in stores:
+        if isinstance(st, ast.Call):
+            return False  # `setattr(self, k, ...)` over names: `__init__`'s values are not all None
         line = getattr(st, "lineno", 0)
         if not lo <= line <= hi:
             return False  # set by Python code outside the class (before the call, maybe)

@@ -77,31 +77,80 @@ def reached_only_under_folded_test(ctx: Context, scope: GraphScope, d: Diagnosti
     tensor condition, or written in `construct` itself under the false condition."""
     if d.code not in _BEFORE_SHAPES or d.severity != "error" or scope.kind not in ECHOED_KINDS or not scope.call_sites:
         return False
-    return all(_site_maybe_skipped(ctx, site, 0) for site in scope.call_sites)
+    return _maybe_never_reached(ctx, scope.call_sites, 0)
 
 
-def _site_maybe_skipped(ctx: Context, site: CallSite, depth: int) -> bool:
-    """Is the call at `site` under a compile-time condition not known to select its side, in
-    its caller or (for a helper caller) at every site of the caller, a few calls up?"""
+#: a condition a call site is reached under: (id of the test, the side), or ("caller", id of
+#: the calling function) for "the function holding the site is compiled"
+_Literal = tuple[object, object]
+
+
+def _maybe_never_reached(ctx: Context, sites: list[CallSite], depth: int) -> bool:
+    """May no call among `sites` be compiled? A site is reached when every compile-time test
+    above it that we cannot evaluate selects its side (and its function is compiled); the
+    sites together surely are when those conditions cover every case: sites on the two
+    sides of one test (mindone's wan / qwenimage VAE `encode`: `if self.use_slicing and
+    x.shape[0] > 1: [self._encode(s) for s in x.split(1)]` else `self._encode(x)`, so
+    `_encode` and the `clear_cache` it calls are compiled whatever the test gives; written/zoo
+    probes `fix31a_both_sides_*`)."""
+    clauses: list[frozenset[_Literal]] = []
+    for site in sites:
+        conditions = _site_conditions(ctx, site, depth)
+        if conditions is None:
+            continue  # a test we evaluate selects the other side
+        if not conditions:
+            return False  # reached whatever the tests give
+        clauses.append(conditions)
+    return not _cover_every_case(clauses)
+
+
+def _site_conditions(ctx: Context, site: CallSite, depth: int) -> frozenset[_Literal] | None:
+    """The conditions the call at `site` is reached under (empty: always, None: never),
+    in its caller and, for a helper caller, that caller's own sites, a few calls up."""
     if site.path != ctx.path or site.caller_node is None:
-        return False
+        return frozenset()
     caller = ctx.scopes.scope_for(site.caller_node)
     func = caller.function if caller is not None else site.caller_node
     a = analyzer(ctx)
     where = Span(site.line, site.column, site.end_line, site.end_column)
+    out: set[_Literal] = set()
     for test, side in _enclosing_tests(func, where, ctx):
         if a.kind(test, func) != Kind.CONST or run_time_size_test(test, ctx, func):
             continue
         value = instances(ctx).evaluate(test, func)
         if value is not UNKNOWN:
             if bool(value) != side:
-                return True
+                return None
             continue
         if not _taken(test, side, func, ctx) and not _compare_taken(test, side, func, ctx):
-            return True
-    if caller is None or caller.kind not in ECHOED_KINDS or not caller.call_sites or depth >= _DEPTH:
-        return False
-    return all(_site_maybe_skipped(ctx, up, depth + 1) for up in caller.call_sites)
+            out.add((id(test), side))
+    helper = caller is not None and caller.kind in ECHOED_KINDS and bool(caller.call_sites) and depth < _DEPTH
+    if helper and _maybe_never_reached(ctx, caller.call_sites, depth + 1):  # type: ignore[union-attr]
+        out.add(("caller", id(site.caller_node)))
+    return frozenset(out)
+
+
+def _cover_every_case(clauses: list[frozenset[_Literal]]) -> bool:
+    """Does one of the conjunctions `clauses` hold whatever the tests give? Resolution: two
+    clauses differing in one test's side leave what they share, down to the empty clause.
+    Bounded (a helper has few call sites); an answer not found in time is No."""
+    known = set(clauses)
+    todo = list(known)
+    steps = 0
+    while todo and steps < 200:
+        c = todo.pop()
+        for other in list(known):
+            steps += 1
+            for test, side in c:
+                if test == "caller" or (test, not side) not in other:
+                    continue
+                merged = (c | other) - {(test, side), (test, not side)}
+                if not merged:
+                    return True
+                if merged not in known:
+                    known.add(merged)
+                    todo.append(merged)
+    return False
 
 
 _COMPARE = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Eq: operator.eq, ast.NotEq: operator.ne}

@@ -251,10 +251,10 @@ def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ct
     called = f".{method.name}("
     if any(called in line for i, line in enumerate(ctx.lines, 1) if not lo <= i <= hi or i_lo <= i <= i_hi):
         return []
-    sets = instances(ctx)._attr_sets()
-    if not sets:  # `_attr_sets` forgets every store once a computed `setattr` may set anything
-        return []  # a computed setattr may set anything
-    hit = memo[id(method)] = [a for a in candidates if all(_inside(st, method) for st in sets.get(a, ()))]
+    inst = instances(ctx)
+    if inst.attr_stores(candidates[0]) is None:
+        return []  # a `setattr` of an unknown name may set any of them
+    hit = memo[id(method)] = [a for a in candidates if all(_inside(st, method) for st in inst.attr_stores(a) or ())]
     return hit
 
 

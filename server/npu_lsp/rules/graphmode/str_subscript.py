@@ -169,7 +169,7 @@ def _class_str(e: ast.expr, ctx: Context) -> bool:
     if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name)):
         return False
     cls = analyzer(ctx).owner_class(ctx.function)
-    if cls is None or e.value.id not in ("self", cls.name) or instances(ctx)._attr_sets().get(e.attr):
+    if cls is None or e.value.id not in ("self", cls.name) or instances(ctx).attr_stores(e.attr) != []:
         return False
     binds = [
         st.value for st in cls.body

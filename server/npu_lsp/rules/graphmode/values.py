@@ -15,11 +15,12 @@ exactly answers `UNKNOWN`, so the result can only remove diagnostics MindSpore w
 from __future__ import annotations
 
 import ast
+import copy
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from npu_lsp.astutil import none_compared, self_attr
+from npu_lsp.astutil import none_compared, range_count, self_attr, store_names
 from npu_lsp.diagnostics import Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS
 from npu_lsp.scope import ECHOED_KINDS
@@ -54,6 +55,8 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.NotIn: lambda a, b: a not in b,
 }
 _CONST_TYPES = (bool, int, float, str, type(None))
+#: the statements that open a new scope of names (a loop variable is not seen past them)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: arithmetic MindSpore folds on constant numbers while compiling (`if step % 10 == 0:`)
 _ARITH: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -107,6 +110,10 @@ class Instances:
         self._dead: dict[int, list[Span]] = {}
         self._dict_writes: dict[str, dict[object, list[ast.stmt]] | None] = {}
         self._sets: dict[str, list[ast.AST]] | None = None
+        #: a `setattr` of a name the checker cannot know may set any attribute (`_attr_sets`)
+        self._any_name_set = False
+        #: the statements of the `setattr` calls whose computed names are known, by call
+        self._setattr_statements: dict[int, ast.Expr] = {}
         #: subclasses by base name (`_subclasses`)
         self._children: dict[str, list[ast.ClassDef]] | None = None
 
@@ -165,9 +172,9 @@ class Instances:
         # `self` is an instance of `cls` or of any subclass built here: the attribute must be
         # set once in the whole hierarchy, directly in the body of an `__init__` that every
         # instance's constructor reaches (its own, or a base's through `super().__init__`)
-        sets = self._attr_sets().get(attr)
+        sets = self.attr_stores(attr)
         if not sets:
-            return UNKNOWN  # never set (or a computed `setattr` may set anything)
+            return UNKNOWN  # never set (or a `setattr` of an unknown name may set it)
         built = [cls, *self._subclasses(cls)]
         hierarchy: dict[int, ast.ClassDef] = {}
         for c in built:
@@ -177,6 +184,8 @@ class Instances:
         # hierarchy's classes that set `self.<attr>`
         spans = [(c.lineno, c.end_lineno or c.lineno) for c in hierarchy.values()]
         assigned: list[ast.stmt] = []
+        #: stand-ins for `setattr` stores in loops over constant names -> their loop
+        loops: dict[int, ast.For] = {}
         for item in sets:
             line = getattr(item, "lineno", 0)
             if not any(a <= line <= b for a, b in spans):
@@ -186,6 +195,10 @@ class Instances:
                 targets = item.targets
             elif isinstance(item, (ast.AugAssign, ast.AnnAssign)):
                 targets = [item.target]
+            elif (standin := self._setattr_standin(item, attr)) is not None:
+                item, loop = standin
+                loops[id(item)] = loop
+                targets = item.targets
             else:
                 return UNKNOWN  # bound by a loop, `with`, `setattr`...: not one value
             if any(
@@ -198,6 +211,8 @@ class Instances:
             ):
                 assigned.append(item)
         lazy = False
+        if len(assigned) > 1 and loops:
+            return UNKNOWN  # a `setattr` in a loop and another store: not followed
         if len(assigned) > 1:
             # `if self.m is None: self.m = v` (a lazy default, in `construct` or elsewhere):
             # with the one other binding giving a value that is not None, that store is never
@@ -220,7 +235,7 @@ class Instances:
                 item
                 for c in hierarchy.values()
                 for item in c.body
-                if isinstance(item, ast.FunctionDef) and item.name == "__init__" and st in item.body
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__" and loops.get(id(st), st) in item.body
             ),
             None,
         )
@@ -450,7 +465,7 @@ class Instances:
         found = self._init_of(cls)
         if found is None:
             return UNKNOWN
-        sets = self._attr_sets().get(attr, [])
+        sets = self.attr_stores(attr) or []
         if len(sets) != 1 or not isinstance(sets[0], ast.Assign) or sets[0] not in found[1].body:
             return UNKNOWN
         st = sets[0]
@@ -460,11 +475,34 @@ class Instances:
         value = self._eval(st.value, lambda _n: UNKNOWN, lambda _a: UNKNOWN, depth + 1)
         return value if isinstance(value, _CONST_TYPES) else UNKNOWN
 
+    # ---------------------------------------------------------------- attribute stores
+    def attr_stores(self, attr: str) -> list[ast.AST] | None:
+        """Every statement of the file that sets an attribute named `attr` (of any object):
+        assignment, loop and `with` targets, `del`, and `setattr`/`delattr` calls whose name
+        is a string or is read from a loop over constant names (`for k in ("dim", "rope_type"):
+        setattr(self, k, getattr(config, k))`, `setattr(self, f"fc_{i}", ...)` over
+        `range(N)`). None when a `setattr` whose name the checker cannot know may set it too:
+        a question about every store (the attribute's one value, "never set", "set only
+        here") has no answer then."""
+        sets = self._attr_sets()
+        return None if self._any_name_set else sets.get(attr, [])
+
+    def family(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """`cls` and its bases defined in this file (the classes whose methods `self` runs)."""
+        return self._family(cls)
+
+    def subclasses(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """The classes of this file deriving from `cls`, at any distance (what `self` may be)."""
+        return self._subclasses(cls)
+
     def _attr_sets(self) -> dict[str, list[ast.AST]]:
         """Every statement of the file that sets an attribute, by attribute name (an
-        assignment target `<x>.<name>`, or `setattr(<x>, "<name>", ...)`)."""
+        assignment target `<x>.<name>`, or `setattr(<x>, <name>, ...)` with a name known:
+        see `attr_stores`). A `setattr` of an unknown name sets `_any_name_set`."""
         if self._sets is None:
             self._sets = {}
+            self._any_name_set = False
+            resolved: dict[int, tuple[str, ...]] = {}  # `setattr` calls of statements: their names
             for node in ast.walk(self.tree):
                 targets: list[ast.expr] = []
                 if isinstance(node, ast.Assign):
@@ -473,14 +511,23 @@ class Instances:
                     targets = [node.target]
                 elif isinstance(node, (ast.With, ast.AsyncWith)):
                     targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
-                elif (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Name)
-                    and node.func.id in ("setattr", "delattr")
-                ):
-                    name = node.args[1] if len(node.args) > 1 else None
-                    key = name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else "*"
-                    self._sets.setdefault(key, []).append(node)
+                elif isinstance(node, ast.Expr) and _setattr_call(node.value) is not None:
+                    names = self._computed_setattr_names(node)
+                    if names is not None:
+                        resolved[id(node.value)] = names
+                        self._setattr_statements[id(node.value)] = node
+                elif _setattr_call(node) is not None:
+                    name = node.args[1] if len(node.args) > 1 else None  # type: ignore[attr-defined]
+                    keys = (
+                        (name.value,)
+                        if isinstance(name, ast.Constant) and isinstance(name.value, str)
+                        else resolved.get(id(node))
+                    )
+                    if keys is None:
+                        self._any_name_set = True  # a computed name: may set anything
+                        continue
+                    for key in keys:
+                        self._sets.setdefault(key, []).append(node)
                     continue
                 elif isinstance(node, ast.Delete):
                     targets = node.targets
@@ -488,9 +535,109 @@ class Instances:
                     for sub in ast.walk(t):
                         if isinstance(sub, ast.Attribute):
                             self._sets.setdefault(sub.attr, []).append(node)
-            if "*" in self._sets:  # setattr with a computed name may set anything
-                self._sets = {}
         return self._sets
+
+    def _computed_setattr_names(self, st: ast.Expr) -> tuple[str, ...] | None:
+        """The names the statement `setattr(<x>, <name>, <v>)` (or `delattr`) sets when
+        `<name>` is the variable of an enclosing `for` over constants, or an f-string of it
+        (`f"layer{i}"`): the loop runs in Python (`__init__`), so the names are exactly those
+        (MindSpore reads the attributes the object holds). None for any other name."""
+        call: ast.Call = st.value  # type: ignore[assignment]
+        if len(call.args) < 2 or call.keywords:
+            return None
+        var = _formatted_variable(call.args[1])
+        parent = self.ctx.statement_parent(st)
+        while var is not None and isinstance(parent, ast.stmt) and not isinstance(parent, _SCOPES):
+            if isinstance(parent, (ast.For, ast.AsyncFor)) and var in _names_bound(parent.target):
+                by_name = self.setattr_loop_names(parent, call.args[1]) if isinstance(parent, ast.For) else None
+                return None if by_name is None else tuple(by_name)
+            parent = self.ctx.statement_parent(parent)
+        return None
+
+    def setattr_loop_names(self, loop: ast.For, name: ast.expr) -> dict[str, str | int] | None:
+        """attribute name -> the loop variable's value that makes it, for the name argument
+        `name` of a `setattr` in the body of `loop` when `name` is the loop's one variable
+        (over strings) or an f-string of it, the loop walks constants (`_loop_values`) and
+        its body does not rebind the variable; else None."""
+        var = _formatted_variable(name)
+        if var is None or not (isinstance(loop.target, ast.Name) and loop.target.id == var):
+            return None
+        if any(isinstance(n, ast.Name) and n.id == var and not isinstance(n.ctx, ast.Load) for b in loop.body for n in ast.walk(b)):
+            return None  # rebound in the loop
+        values = self._loop_values(loop)
+        if values is None:
+            return None
+        out: dict[str, str | int] = {}
+        for v in values:
+            if isinstance(name, ast.Name):
+                if not isinstance(v, str):
+                    return None
+                out[v] = v
+            elif isinstance(name, ast.JoinedStr):
+                out["".join(str(p.value) if isinstance(p, ast.Constant) else str(v) for p in name.values)] = v
+        return out
+
+    def _loop_values(self, loop: ast.For) -> list[str | int] | None:
+        """The values a `for` walks when they are constants of the file: `range(N)`, a tuple
+        or list display of strings or ints, or a name bound once to one (in the loop's
+        function, or at module level)."""
+        it: ast.expr | None = loop.iter
+        turns = range_count(it) if it is not None else None
+        if turns is not None:
+            return list(range(turns)) if turns <= 64 else None
+        if isinstance(it, ast.Name):
+            it = self._constant_display(it.id, loop)
+        if not isinstance(it, (ast.Tuple, ast.List)) or len(it.elts) > 64:
+            return None
+        out: list[str | int] = []
+        for e in it.elts:
+            v = e.value if isinstance(e, ast.Constant) else None
+            if not (isinstance(v, (str, int)) and not isinstance(v, bool)):
+                return None
+            out.append(v)
+        return out
+
+    def _constant_display(self, name: str, at: ast.stmt) -> ast.expr | None:
+        """The tuple/list display `name` is bound to once, in the function around `at` (or,
+        when that function does not bind it, at module level)."""
+        func = self.ctx.statement_parent(at)
+        while isinstance(func, ast.stmt) and not isinstance(func, _SCOPES):
+            func = self.ctx.statement_parent(func)
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            binds = self.bindings_of(func).get(name, [])
+            if binds:
+                found = self._assignment(binds[0], func) if len(binds) == 1 and isinstance(binds[0], ast.Name) else None
+                return found.value if found is not None else None
+        mod = self.ctx.module_bindings().get(name, ())
+        if len(mod) != 1:
+            return None
+        st = mod[0]
+        if type(st) is not ast.Assign or len(st.targets) != 1 or type(st.targets[0]) is not ast.Name:
+            return None
+        return st.value
+
+    def _setattr_standin(self, call: ast.AST, attr: str) -> tuple[ast.Assign, ast.For] | None:
+        """`self.<attr> = <value>` standing for the store `setattr(self, <name>, <value>)`
+        makes in the turn of its loop that sets `attr` (`getattr(config, k)` read as
+        `config.<attr>`, the loop variable as its constant), with that loop; None unless
+        the call is a statement directly in the body of a `for` over constants."""
+        if not isinstance(call, ast.Call) or len(call.args) != 3 or not (isinstance(call.args[0], ast.Name) and call.args[0].id == "self"):
+            return None
+        if not (isinstance(call.func, ast.Name) and call.func.id == "setattr"):
+            return None
+        st = self._setattr_statements.get(id(call))
+        loop = self.ctx.statement_parent(st) if st is not None else None
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and any(b is st for b in loop.body)):
+            return None
+        by_attr = self.setattr_loop_names(loop, call.args[1])
+        if by_attr is None or attr not in by_attr:
+            return None
+        value = _substituted(call.args[2], loop.target.id, by_attr[attr])
+        target = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=attr, ctx=ast.Store())
+        standin = ast.Assign(targets=[target], value=value)
+        ast.copy_location(standin, call)
+        ast.fix_missing_locations(standin)
+        return standin, loop
 
     def _eval_init(
         self,
@@ -882,7 +1029,7 @@ class Instances:
         from npu_lsp.rules.graphmode.flow import analyzer
 
         classes = analyzer(self.ctx)
-        for st in self._attr_sets().get(expr.attr, ()):
+        for st in self.attr_stores(expr.attr) or ():  # (None: `_held_by_self` said None)
             holder = classes.owner_class(st)  # the nearest class around the store
             if holder is not obj.cls and holder is not owner:
                 return UNKNOWN
@@ -897,7 +1044,7 @@ class Instances:
             return None
         cls = self._owner(func)
         found = self._init_of(cls) if cls is not None else None
-        if cls is None or found is None or self._subclasses_overriding(cls) or expr.attr not in self._attr_sets():
+        if cls is None or found is None or self._subclasses_overriding(cls) or not self.attr_stores(expr.attr):
             return None
         owner, init = found
         binds: list[ast.stmt] = []
@@ -956,10 +1103,10 @@ class Instances:
         cls = obj.cls
         if cls.bases or cls.keywords or {self.ctx.qualname(d) for d in cls.decorator_list} != {"dataclasses.dataclass"}:
             return UNKNOWN
-        sets = self._attr_sets()  # ({} also when a computed `setattr` may set anything)
-        if any(isinstance(i, ast.FunctionDef) and i.name == "__post_init__" for i in cls.body) or not sets:
+        stores = self.attr_stores(attr)  # (None: a `setattr` of an unknown name may set it)
+        if any(isinstance(i, ast.FunctionDef) and i.name == "__post_init__" for i in cls.body) or stores is None:
             return UNKNOWN
-        if self._subclasses(cls) or any(self._may_store(st, attr, cls) for st in sets.get(attr, ())):
+        if self._subclasses(cls) or any(self._may_store(st, attr, cls) for st in stores):
             return UNKNOWN
         fields = [i for i in cls.body if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name)]
         at = next((k for k, f in enumerate(fields) if f.target.id == attr), None)  # type: ignore[union-attr]
@@ -1123,6 +1270,70 @@ class Instances:
 
 #: statements holding blocks of statements (`dead_spans` walks those block by block)
 _BLOCKS = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.ExceptHandler, ast.Match, ast.match_case, *([ast.TryStar] if hasattr(ast, "TryStar") else [])})
+
+
+
+def _setattr_call(node: ast.AST) -> ast.Call | None:
+    """`node` when it is a call of the builtin `setattr` or `delattr` (by its plain name)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+        return node
+    return None
+
+
+def _formatted_variable(name: ast.expr) -> str | None:
+    """The variable an attribute name is made of: `k` for `k`, `i` for `f"layer{i}"` (an
+    f-string of constants and that one variable, formatted plainly); else None."""
+    if isinstance(name, ast.Name):
+        return name.id
+    if not isinstance(name, ast.JoinedStr):
+        return None
+    found: set[str] = set()
+    for part in name.values:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            continue
+        if not (
+            isinstance(part, ast.FormattedValue)
+            and isinstance(part.value, ast.Name)
+            and part.conversion == -1
+            and part.format_spec is None
+        ):
+            return None
+        found.add(part.value.id)
+    return found.pop() if len(found) == 1 else None
+
+
+def _names_bound(target: ast.expr) -> set[str]:
+    out: set[str] = set()
+    store_names(target, out)
+    return out
+
+
+def _substituted(value: ast.expr, var: str, turn: str | int) -> ast.expr:
+    """A copy of `value` with the loop variable `var` as the constant `turn`, and
+    `getattr(<obj>, var)` as `<obj>.<turn>` (the attribute the turn reads)."""
+
+    class _Turn(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            if (
+                isinstance(turn, str)
+                and turn.isidentifier()
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr"
+                and len(node.args) == 2
+                and not node.keywords
+                and isinstance(node.args[1], ast.Name)
+                and node.args[1].id == var
+            ):
+                obj = self.visit(node.args[0])
+                return ast.copy_location(ast.Attribute(value=obj, attr=turn, ctx=ast.Load()), node)
+            return self.generic_visit(node)
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id == var and isinstance(node.ctx, ast.Load):
+                return ast.copy_location(ast.Constant(value=turn), node)
+            return node
+
+    return _Turn().visit(copy.deepcopy(value))
 
 
 def _stores_other(st: ast.AST, attr: str) -> bool:
