@@ -38,6 +38,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     fallback_list_max,
     fallback_loop_dict_read,
     fallback_loop_list_read,
+    fallback_sequence_join,
     fallback_tensor_loss,
     fallback_value_unpacked,
     fallback_while_list,

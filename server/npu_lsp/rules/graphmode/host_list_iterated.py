@@ -179,13 +179,18 @@ class HostListIterated(GraphRule):
       a tensor made by `str`, an f-string, `math.tanh`, `ms.Tensor(host list)`, a
       NamedTuple, a conditional expression on host data or an `@ms.jit` function doing so
       fail; after `float(t)`, `t.item()` or a rebinding to a graph op they compile).
+    - The written lax probes `genfresh31_fl_*`, `genfresh31_lm_*`, `genfresh31_nt_*`: such
+      a value also comes from `self.<n>` the function stores a Python number on (`self.calls
+      += 1; x = x + self.calls * 0`), from a local arithmetic lambda given one (`f = lambda
+      t: t * 2; x = f(x) / 2`), and from an item unpacked from a `collections.namedtuple`
+      (`v, s = Out(x, 2.0)`); fresh v5 seeds 11800077, 11800121, 11800183.
     """
 
     nodes = (ast.ListComp, ast.Call, ast.For)
     # the calls making host data, or a value JIT Fallback makes (`interpreted`; numpy calls
     # left out: `np.` is in most files, and numpy on run-time values mostly starts from host
     # data)
-    words = (*_HOST_WORDS, "str(", ".format(", "math.", "functools.", "reduce(", "max(", "min(", "NamedTuple", "f'", 'f"')
+    words = (*_HOST_WORDS, "str(", ".format(", "math.", "functools.", "reduce(", "max(", "min(", "NamedTuple", "namedtuple(", "f'", 'f"')
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope

@@ -39,7 +39,8 @@ _RANK_QUERY = "interpreted.rank_query"
 
 
 def _named_tuples(ctx: Context) -> frozenset[str]:
-    """Classes of the file deriving from `typing.NamedTuple`."""
+    """Classes of the file deriving from `typing.NamedTuple`, and module-level names bound to
+    `collections.namedtuple(...)` (LAX builds both by PyExecute)."""
     key = "interpreted.namedtuples"
     hit: frozenset[str] | None = ctx.cache.get(key)
     if hit is None:
@@ -47,6 +48,14 @@ def _named_tuples(ctx: Context) -> frozenset[str]:
             n.name
             for n in ctx.tree.body
             if type(n) is ast.ClassDef and any(ctx.qualname(b) == "typing.NamedTuple" for b in n.bases)
+        ) | frozenset(
+            t.id
+            for n in ctx.tree.body
+            if type(n) is ast.Assign
+            and type(n.value) is ast.Call
+            and ctx.qualname(n.value.func) == "collections.namedtuple"
+            for t in n.targets
+            if type(t) is ast.Name
         )
         ctx.cache[key] = hit
     return hit
@@ -126,6 +135,15 @@ def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> boo
             for i in (sl.elts if type(sl) is ast.Tuple else [sl])
         )
     if t is ast.Attribute:
+        if type(e.value) is ast.Name and e.value.id == "self" and type(e.ctx) is ast.Load:  # type: ignore[attr-defined]
+            # `self.calls` in a function that stores a Python number on it (`self.calls +=
+            # 1`): LAX reads it as a Python object (number_stores; measured, written/lax probes
+            # `genfresh31_fl_counter_*`: `x = x + self.calls * 0` then a comprehension over
+            # `x[0]` given to `heapq.nlargest` or `sum` fails, "unsupported operand type(s)
+            # for +: 'float' and 'list'"; fresh v5 seed 11800077)
+            from npu_lsp.rules.graphmode.number_stores import number_stored
+
+            return number_stored(e, func, ctx)  # type: ignore[arg-type]
         return interpreted(e.value, ctx, func, depth)  # type: ignore[attr-defined]
     if t is ast.JoinedStr:
         return any(type(v) is ast.FormattedValue and _run_time(v.value, ctx, func) for v in e.values)  # type: ignore[attr-defined]
@@ -159,6 +177,11 @@ def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
         return True  # LAX builds a NamedTuple instance as Python (PyExecute)
     if name in _CARRIERS:
         return any(interpreted(a, ctx, func, depth) for a in call.args)
+    if _arithmetic_lambda(f, ctx, func) and any(interpreted(a, ctx, func, depth) for a in call.args):
+        # `f = lambda t: t * 2; x = f(x) / 2` of such a value: Python arithmetic on the
+        # Python object (measured, fresh v5 seed 11800121, written/lax probes
+        # `genfresh31_lm_*`: a comprehension over `x[0]` after it fails as without the lambda)
+        return True
     if type(f) is ast.Attribute and interpreted(f.value, ctx, func, depth):
         return True  # a method of a Python object runs as Python
     if type(f) is ast.Attribute and type(f.value) is ast.Constant and type(f.value.value) is str:
@@ -169,6 +192,31 @@ def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
         return True
     callee = _callee(call, ctx, func)
     return callee is not None and _returns(callee, ctx, depth + 1)
+
+
+def _arithmetic_lambda(f: ast.expr, ctx: Context, func: ast.AST) -> bool:
+    """Is `f` a lambda (inline, or a local name bound once to one) whose body is arithmetic
+    of its parameters and constants (`lambda t: t * 2`, `lambda t, s=2.0: t * s`)?"""
+    if type(f) is ast.Name:
+        bound = analyzer(ctx).single_assignment(f.id, func)
+        if bound is None:
+            return False
+        f = bound
+    if type(f) is not ast.Lambda:
+        return False
+    params = {a.arg for a in f.args.args}
+    return _arithmetic_of(f.body, params)
+
+
+def _arithmetic_of(e: ast.expr, params: set[str]) -> bool:
+    t = type(e)
+    if t is ast.BinOp:
+        return _arithmetic_of(e.left, params) and _arithmetic_of(e.right, params)  # type: ignore[attr-defined]
+    if t is ast.UnaryOp:
+        return _arithmetic_of(e.operand, params)  # type: ignore[attr-defined]
+    if t is ast.Name:
+        return e.id in params  # type: ignore[attr-defined]
+    return t is ast.Constant
 
 
 def _run_time(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
@@ -369,7 +417,14 @@ def _python_loop(s: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
 def _assigns(s: ast.stmt, name: str) -> bool:
     t = type(s)
     if t is ast.Assign:
-        return any(type(x) is ast.Name and x.id == name for x in s.targets)  # type: ignore[attr-defined]
+        # `v, s = Out(x, 2.0)` too: an item of a Python object is one (measured, written/lax
+        # probes `genfresh31_nt_*_unpack_dictcomp`, fresh v5 seed 11800183: a dict
+        # comprehension over `enumerate(v * s)` fails, "make_dict evaluator key ... ValueAny")
+        return any(
+            (type(x) is ast.Name and x.id == name)
+            or (type(x) in (ast.Tuple, ast.List) and any(type(i) is ast.Name and i.id == name for i in x.elts))
+            for x in s.targets  # type: ignore[attr-defined]
+        )
     if t in (ast.AugAssign, ast.AnnAssign):
         return type(s.target) is ast.Name and s.target.id == name  # type: ignore[attr-defined]
     if t is ast.For:

@@ -1252,7 +1252,31 @@ class Ranks:
             return self._fallback(e, func)
         if isinstance(e, ast.Call):
             return self._call(e, env, func, depth)
+        if isinstance(e, ast.DictComp):
+            return self._enumerated_rows(e, env, func, depth)
         return None
+
+    def _enumerated_rows(self, e: ast.DictComp, env: Env, func: ast.AST, depth: int) -> Val:
+        """`{i: r for i, r in enumerate(x)}` over a tensor of a known first size: MindSpore
+        unrolls it into a dict keyed 0, 1, ..., each value computed from one row (the shape
+        without the first axis), read back by `rows[0]` like a list's items (fresh v5 seed
+        11800096: after `x = ops.stack([rows[0], rows[1]])` a finding under `if x.shape[0] >
+        1:` is on the side MindSpore compiles)."""
+        if len(e.generators) != 1:
+            return None
+        gen = e.generators[0]
+        it, target = gen.iter, gen.target
+        if gen.ifs or gen.is_async or not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            return None
+        index, row = target.elts
+        if not (isinstance(index, ast.Name) and isinstance(row, ast.Name) and isinstance(e.key, ast.Name) and e.key.id == index.id):
+            return None
+        if not (isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.enumerate" and len(it.args) == 1 and not it.keywords):
+            return None
+        src = self.ev(it.args[0], env, func, depth)
+        if not isinstance(src, tuple) or not src or type(src[0]) is not int or not 0 < src[0] <= _UNROLL:
+            return None
+        return Items(tuple(self.ev(e.value, {**env, index.id: i, row.id: src[1:]}, func, depth) for i in range(src[0])))
 
     def _lambda_call(self, f: ast.Name, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
         """What a call of a module-level lambda gives (`NORM = lambda t: t / (ops.abs(t).max()

@@ -272,7 +272,21 @@ def _shape_condition(test: ast.expr, func: ast.AST, ctx: Context, own: bool = Fa
         return False  # `sel.shape[0]` of `sel = x[mask]`: not folded, both sides compiled
     if lax and _interpreted_shape(test, func, ctx):
         return False  # the shape of a tensor LAX holds as a Python object: known at run time
-    return _from_shape(test, func, ctx, _DEPTH, own)
+    return _from_shape(test, func, ctx, _DEPTH, own, _own_branch(test, ctx))
+
+
+def _own_branch(test: ast.expr, ctx: Context) -> ast.AST | None:
+    """The `if` / conditional expression `test` decides, when no loop encloses it: what its
+    sides bind is not what the test reads (`mask = None; if mask is None: mask =
+    ops.ones_like(x)` does not test `x`'s shape; fresh v5 seed 11800138, where `x` had gone
+    through `len(str(...))`)."""
+    owner = ctx.parent(test)
+    p = owner
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(p, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
+            return None
+        p = ctx.parent(p)
+    return owner
 
 
 def _interpreted_shape(test: ast.expr, func: ast.AST, ctx: Context) -> bool:
@@ -285,7 +299,7 @@ def _interpreted_shape(test: ast.expr, func: ast.AST, ctx: Context) -> bool:
     )
 
 
-def _from_shape(e: ast.AST, func: ast.AST, ctx: Context, depth: int, own: bool = False) -> bool:
+def _from_shape(e: ast.AST, func: ast.AST, ctx: Context, depth: int, own: bool = False, branch: ast.AST | None = None) -> bool:
     for sub in ast.walk(e):
         if own and isinstance(sub, ast.Call) and len(sub.args) == 1 and self_attr(sub.args[0]) is not None:
             continue  # `len(self.items)`: folded by the rule (MS185's `_guarded`)
@@ -297,10 +311,19 @@ def _from_shape(e: ast.AST, func: ast.AST, ctx: Context, depth: int, own: bool =
             isinstance(sub, ast.Name)
             and isinstance(sub.ctx, ast.Load)
             and depth > 0
-            and any(_from_shape(v, func, ctx, depth - 1, own) for v in _assigned(func, sub.id))
+            and any(_from_shape(v, func, ctx, depth - 1, own, branch) for v in _assigned(func, sub.id) if not _inside(v, branch))
         ):
             return True
     return False
+
+
+def _inside(v: ast.expr, branch: ast.AST | None) -> bool:
+    """Is `v` within the lines of `branch` (after its test, on one of its sides)?"""
+    if branch is None:
+        return False
+    test = getattr(branch, "test", None)
+    after = test.end_lineno if test is not None and test.end_lineno is not None else branch.lineno  # type: ignore[attr-defined]
+    return after < v.lineno <= (branch.end_lineno or branch.lineno)  # type: ignore[attr-defined]
 
 
 def _assigned(func: ast.AST, name: str) -> list[ast.expr]:

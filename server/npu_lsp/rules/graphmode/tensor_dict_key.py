@@ -82,6 +82,12 @@ class TensorDictKey(GraphRule):
     with an item of host data fails on a dict display (empty or not) until a store under
     such a key has made it a Python dict (written/heldout26a probes `fix27a_dictget_*`,
     `fix27a_ngram_*`).
+    A constant key picked by a run-time condition is no constant either, at both levels:
+    `self.heads['a' if x.sum() > 0 else 'b'](x)` on an `nn.CellDict`, `w[0 if x.sum() > 0
+    else 1]`, `d.get(...)` and stores with such a key, and a name bound to different
+    constants on the sides of an `if` on a tensor (`if x.sum() > 0: k = 'a' else: k =
+    'b'`) read after it; a condition that folds (`x.ndim == 2`) picks a constant, and
+    under LAX one on a JIT Fallback value is Python's choice.
     The key `k` of `for k, v in d.items()` is a constant even when the values are tensors
     (a dict a sub-cell returns included): graph dicts hold constant keys only (measured,
     heldout16a probes `fb16_dk_*`: `results[k].append(v)` compiles at LAX and STRICT).
@@ -119,6 +125,10 @@ class TensorDictKey(GraphRule):
       comprehension, a generator given to `sum`): the written heldout19b probes `cv20_*`
       and case `vis_predict_class_names_strings` (rejected at LAX and STRICT; an
       `enumerate` index, `range(len(idx))`, `r.shape[0]` of an item compile).
+    - Keys picked by a run-time condition: the written lax probes `genfresh31_dk_*`
+      ("dict_getitem / dict_setitem evaluator key only supports ... but got ValueAny" at
+      LAX and STRICT; under `x.ndim == 2`, and a `CellList` index, it compiles) and fresh
+      v5 seed 11800158.
     - Comprehension keys over values JIT Fallback made (`{i: r for i, r in enumerate(x)}`
       after `x = x * math.exp(...)`; `{f'c{i}': v for i, v in enumerate(x.tolist()[0])}`):
       the written famc probes `g17_an_dictcomp_*` (rejected at LAX and STRICT; over a
@@ -211,6 +221,20 @@ class TensorDictKey(GraphRule):
             )
             return
         if not local and not _module_dict(receiver, ctx):
+            return
+        cond = _runtime_choice(key, ctx)
+        if cond is not None:
+            # `self.heads['a' if x.sum() > 0 else 'b']`, `d[k]` after `if x.sum() > 0: k = 'a'
+            # else: k = 'b'`: the graph joins the constants into a value unknown while
+            # compiling (measured, written/lax probes `genfresh31_dk_*`: "dict_getitem /
+            # dict_setitem evaluator key only supports ... but got ValueAny" at LAX and
+            # STRICT, for a CellDict, a display, a local, `self` or module dict, `.get` and a
+            # store; under `x.ndim == 2`, which folds, and for a CellList index it compiles)
+            yield ctx.diagnostic(
+                self,
+                key,
+                f"dict key `{ctx.segment(key)}` is picked by `{ctx.segment(cond)}`, a condition known only at run time: the graph joins the keys into a value unknown while compiling, and dict lookups and stores need keys known then; look each key up under its own branch (`d['a'] if cond else d['b']`)",
+            )
             return
         kind = a.kind(key)
         # an item picked as a key (`d[r[0]]`) is looked at for a picked host number only:
@@ -352,8 +376,64 @@ def _runtime_tuple_item(key: ast.expr, ctx: Context) -> ast.expr | None:
     return next((x for x in key.elts if host_scalar(x, ctx)), None)
 
 
-#: key nodes `_keyed` looks at (a name, a call, host arithmetic, an item picked); slices, constants and tuples never
-_KEY_NODES = (ast.Name, ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)
+#: key nodes `_keyed` looks at (a name, a call, host arithmetic, an item picked, a
+#: conditional pick); slices, constants and tuples never
+_KEY_NODES = (ast.Name, ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript, ast.IfExp)
+
+
+def _runtime_choice(key: ast.expr, ctx: Context) -> ast.expr | None:
+    """The run-time condition that picks the constant key `key`: `'a' if c else 'b'`, or a
+    local name every binding of which gives a constant (two different ones at least), one of
+    them under `if c:` / `else:` (a name bound once to such a pick too). None when the
+    condition folds while compiling (`x.ndim == 2`) or, under LAX, is a JIT Fallback value
+    (Python picks the key then)."""
+    a = analyzer(ctx)
+    if type(key) is ast.IfExp:
+        if not (type(key.body) is ast.Constant and type(key.orelse) is ast.Constant):
+            return None
+        return key.test if _runtime_test(key.test, ctx) else None
+    fn = ctx.function
+    if type(key) is not ast.Name or fn is None or _is_parameter(key.id, fn):
+        return None
+    binds = a.bindings_of(key.id, fn)
+    values = [v for _, v in binds]
+    if len(values) == 1 and type(values[0]) is ast.IfExp:
+        return _runtime_choice(values[0], ctx)
+    constants = [v for v in values if isinstance(v, ast.Constant)]
+    if len(values) < 2 or len(constants) != len(values) or len({repr(c.value) for c in constants}) < 2:
+        return None
+    for v in constants:
+        branch = _enclosing_if(v, fn, ctx)
+        # read inside the `if` that binds it, the name is that side's constant
+        inside = branch is not None and branch.lineno <= key.lineno <= (branch.end_lineno or branch.lineno)
+        if branch is not None and not inside and _runtime_test(branch.test, ctx):
+            return branch.test
+    return None
+
+
+def _runtime_test(test: ast.expr, ctx: Context) -> bool:
+    """Is `test` known only at run time in the graph (a tensor or a run-time scalar, not a
+    JIT Fallback value under LAX)?"""
+    return analyzer(ctx).kind(test).dynamic and not _fallback_key(test, ctx)
+
+
+def _is_parameter(name: str, fn: ast.AST) -> bool:
+    args = getattr(fn, "args", None)
+    if args is None:
+        return False
+    return any(p.arg == name for p in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+
+
+def _enclosing_if(node: ast.AST, fn: ast.AST, ctx: Context) -> ast.If | None:
+    """The innermost `if` statement of `fn` whose body or `else` holds `node`."""
+    p = ctx.parent(node)
+    while p is not None and p is not fn:
+        if type(p) is ast.If:
+            return p
+        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.For, ast.While)):
+            return None
+        p = ctx.parent(p)
+    return None
 
 
 def _runtime_text(key: ast.expr, ctx: Context) -> bool:
