@@ -59,6 +59,7 @@ class LazyInlineOffAscend(Rule):
     No automatic fix.
 
     ## References
+    - RULES.md has no row for it (a backend limit of `lazy_inline` off Ascend, rejected at every level).
     - `mindspore/graph/lazy_inline.py` (2.10): "Supported Platforms: Ascend", "This feature
       is only supported on Ascend and is not supported on other hardware".
     - Measured on MindSpore 2.10 CPU: written/heldout31b cases `lazy_inline_*`,

@@ -58,6 +58,7 @@ class SetInputsMismatch(Rule):
     No automatic fix.
 
     ## References
+    - RULES.md has no row for it (`set_inputs` checks the call before compiling, rejected at every level).
     - Measured on MindSpore 2.10 CPU: written/heldout31b cases
       `dyn_set_inputs_rank_mismatch_call`, `r2_set_inputs_fixed_dim_mismatch_call`,
       `r2_set_inputs_dtype_mismatch_call` (rejected at both levels) and probes
