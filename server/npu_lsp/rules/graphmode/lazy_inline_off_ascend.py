@@ -23,7 +23,8 @@ _LAZY_INLINE = frozenset(
 class LazyInlineOffAscend(Rule):
     """## What it does
     Flags `@ms.lazy_inline` on a Cell's `__init__` when that Cell is compiled (called from a
-    `construct` or `@ms.jit` function, or run itself in `GRAPH_MODE`) and the file does not
+    `construct` or `@ms.jit` function, or run itself in `GRAPH_MODE`, or held by a module-level
+    container such as `nn.SequentialCell([Block(4), ...])` that compiled code reads) and the file does not
     target Ascend: it sets `device_target="CPU"` / `"GPU"` (`ms.set_context(...)` or
     `ms.set_device(...)`), or sets no device at all (MindSpore then picks the CPU on a
     machine without an NPU). It stays silent when the file sets `device_target="Ascend"` or
@@ -66,7 +67,8 @@ class LazyInlineOffAscend(Rule):
       `r2_lazy_inline_*` (9 programs, rejected at both levels) and probes `fix31e_lazy_*`:
       rejected with `device_target="CPU"`, with `jit_level` O2, with `attrs=`, in a
       `CellList` loop, through an `@ms.jit` function in PyNative, and with no mode set;
-      compiled with `policy="front"`, in PyNative without jit, and for a block never called.
+      compiled with `policy="front"`, in PyNative without jit, for a block never called, and
+      for a `SequentialCell` of lazy blocks run eagerly beside an unrelated jit function.
     """
 
     nodes = (ast.Module,)
@@ -120,7 +122,29 @@ def _compiled(cls: ast.ClassDef, ctx: Context) -> bool:
     construct = next(
         (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "construct"), None
     )
-    return construct is not None and ctx.scopes.scope_for(construct) is not None
+    if construct is None:
+        return False
+    return ctx.scopes.scope_for(construct) is not None or _held_by_compiled_global(cls, ctx)
+
+
+def _held_by_compiled_global(cls: ast.ClassDef, ctx: Context) -> bool:
+    """Is an instance of `cls` built into a module-level value (`net = nn.SequentialCell([Block(4),
+    ...])`) that compiled code reads? The scope model does not follow a container's cells:
+    heldout31b `r2_lazy_inline_pynative_jit_train_step` (the net read by a loss function
+    `value_and_grad` differentiates inside an `@ms.jit` step, rejected at both levels)."""
+    holders: set[str] = set()
+    for st in ctx.tree.body:
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and any(
+            isinstance(n, ast.Call) and _names(n.func, cls.name) for n in ast.walk(st.value)
+        ):
+            holders.update(t.id for t in st.targets if isinstance(t, ast.Name))
+    if not holders:
+        return False
+    for fn, _owner in ctx.scopes.local_roots():
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and n.id in holders and isinstance(n.ctx, ast.Load):
+                return True
+    return False
 
 
 def _called(cls: ast.ClassDef, tree: ast.Module) -> bool:
