@@ -26,9 +26,11 @@ class LazyInlineOffAscend(Rule):
     `construct` or `@ms.jit` function, or run itself in `GRAPH_MODE`, or held by a module-level
     container such as `nn.SequentialCell([Block(4), ...])` that compiled code reads) and the file does not
     target Ascend: it sets `device_target="CPU"` / `"GPU"` (`ms.set_context(...)` or
-    `ms.set_device(...)`), or sets no device at all (MindSpore then picks the CPU on a
-    machine without an NPU). It stays silent when the file sets `device_target="Ascend"` or
-    takes the target from a variable (`args.device_target`), for `policy="front"` (the
+    `ms.set_device(...)`), or sets the context with no device (MindSpore then picks the CPU on
+    a machine without an NPU). It stays silent when the file sets `device_target="Ascend"` or
+    takes the target from a variable (`args.device_target`), in a module that neither sets the
+    context nor runs anything itself (a library: the script that imports it picks the
+    device), for `policy="front"` (the
     block is inlined by the front end), and for a block that is built but never called.
 
     ## Why is this bad?
@@ -183,9 +185,13 @@ def _names(f: ast.expr, name: str) -> bool:
 
 
 def _targets_ascend_or_unknown(tree: ast.Module, ctx: Context) -> bool:
-    """Does the file choose Ascend, or a device read from a variable? A literal other than
-    "Ascend" (or no choice at all: MindSpore then runs on the CPU of a machine without an
-    NPU) keeps the rule on."""
+    """Does the file choose Ascend, a device read from a variable, or no context at all? A
+    script that sets the context with a literal other than "Ascend", or with no device (MindSpore
+    then runs on the CPU of a machine without an NPU), keeps the rule on. A module that never
+    sets the context and runs nothing of its own at top level is a library (mindone's CogVideoX
+    blocks): the script importing it picks the device, on Ascend clusters Ascend, so it is not
+    judged here."""
+    sets_context = _runs_itself(tree)
     for n in ast.walk(tree):
         if not isinstance(n, ast.Call):
             continue
@@ -196,11 +202,31 @@ def _targets_ascend_or_unknown(tree: ast.Module, ctx: Context) -> bool:
             given = n.args[0]
         else:
             continue
+        sets_context = True
         if given is None:
             continue
         if (
             not (isinstance(given, ast.Constant) and isinstance(given.value, str))
             or given.value == "Ascend"
+        ):
+            return True
+    return not sets_context
+
+
+def _runs_itself(tree: ast.Module) -> bool:
+    """Is the module a script: an `if __name__ == "__main__":` block, or a top-level statement
+    calling a class or function the module defines (`print(Model()(x))`, `net = Net()`)?"""
+    own = {
+        st.name
+        for st in tree.body
+        if isinstance(st, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    for st in tree.body:
+        if isinstance(st, ast.If) and "__main__" in ast.dump(st.test):
+            return True
+        if isinstance(st, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in own
+            for n in ast.walk(st)
         ):
             return True
     return False
