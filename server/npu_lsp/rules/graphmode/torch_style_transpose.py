@@ -11,6 +11,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.ranks import ranks
 
 _RESHAPES = frozenset({"view", "reshape"})
 
@@ -81,6 +82,8 @@ class TorchStyleTranspose(GraphRule):
         if isinstance(recv, ast.Name) and recv.id == "self":
             return
         rank = _rank(recv, ctx)
+        if rank is None:
+            rank = _model_rank(recv, ctx)
         out_of_2d = any(a is not None and not -2 <= a <= 1 for a in axes)
         if rank is None:
             if not out_of_2d or analyzer(ctx).kind(recv) != Kind.TENSOR:
@@ -93,6 +96,23 @@ class TorchStyleTranspose(GraphRule):
             node,
             f"`Tensor.transpose` in a graph takes the whole permutation (numpy's meaning), not two axes to swap: on a {shown}tensor this fails with 'the number of axes must be equal to the dimension of Tensor'; use `swapaxes({ctx.segment(node.args[0])}, {ctx.segment(node.args[1])})`",
         )
+
+
+def _model_rank(recv: ast.expr, ctx: Context) -> int | None:
+    """The rank the shape model (ranks.py) gives `recv` in every call context, when it is 3 or
+    more: `self.k(x)` of an `nn.Dense` / `mint.nn.Linear` fed a 3-D input (heldout31b
+    `r2_transpose_neg_dims_3d_scores`, `mint_causal_mask_triu_masked_fill`: rejected at both
+    levels). A shape of the model is a lower bound of the graph's (an unknown operand may
+    broadcast wider), so a rank below 3 says nothing for sure about a 2-D tensor."""
+    func = ctx.function
+    if func is None:
+        return None
+    seen = ranks(ctx).value_at(recv, func)
+    got = {len(v) for v in seen if isinstance(v, tuple)}
+    if len(got) != 1 or not all(isinstance(v, tuple) for v in seen):
+        return None
+    rank = got.pop()
+    return rank if rank >= 3 else None
 
 
 def _int(e: ast.expr) -> int | None:
