@@ -4221,18 +4221,20 @@ def _instances_in(e: ast.expr, grown: dict[str, set[str]]) -> set[str]:
 
 def _cell_list_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Call, str]]:
     """Calls of the cells of a cell list held on `self`: `layer(...)` in the body of
-    `for layer in self.<attr>:`, and `self.<attr>[i](...)`."""
+    `for layer in self.<attr>:` (or `self.<attr>.cell_list`, xcalls.cells_iterated), and
+    `self.<attr>[i](...)`."""
+    it = xcalls.cells_iterated(node.iter) if isinstance(node, ast.For) else None
     if (
         isinstance(node, ast.For)
-        and isinstance(node.iter, ast.Attribute)
-        and isinstance(node.iter.value, ast.Name)
-        and node.iter.value.id == "self"
-        and node.iter.attr in listed
+        and isinstance(it, ast.Attribute)
+        and isinstance(it.value, ast.Name)
+        and it.value.id == "self"
+        and it.attr in listed
         and isinstance(node.target, ast.Name)
     ):
         var = node.target.id
         return [
-            (c, listed[node.iter.attr])
+            (c, listed[it.attr])
             for st in node.body
             for c in branch_list(st)
             if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == var

@@ -215,7 +215,7 @@ def _scan(
         if (
             type(st) is ast.For
             and isinstance(st.target, ast.Name)
-            and (attr := self_attr(st.iter)) is not None
+            and (attr := self_attr(cells_iterated(st.iter))) is not None
             and attr in listed
         ):
             loop_vars[st.target.id] = listed[attr]
@@ -285,6 +285,15 @@ _HEADERS: dict[type, tuple[str, ...]] = {
     # a `case` has no position of its own; its body is listed apart, patterns hold no calls
     ast.match_case: ("guard",),
 }
+
+
+def cells_iterated(it: ast.expr) -> ast.expr:
+    """The cell list a `for` loop walks: `self.layers` for `self.layers.cell_list` (a
+    SequentialCell's list of its cells, which graph mode iterates like the cell itself:
+    mindediting's SwinIR; probes written/zoo `zoo31_swinir_*`), else `it`."""
+    if type(it) is ast.Attribute and it.attr == "cell_list" and type(it.value) is ast.Attribute:
+        return it.value
+    return it
 
 
 def _target(
