@@ -364,9 +364,12 @@ class _Env:
     def __init__(self, func: Any, body: list[ast.stmt]) -> None:
         self.params: dict[str, bool] = {}  # name -> has a default
         self.construct = False
+        #: a method whose first parameter is `self` (so `self.training` is its cell's flag)
+        self.method = False
         if func is not None:
             a = func.args
             positional = [*a.posonlyargs, *a.args]
+            self.method = bool(positional) and positional[0].arg == "self"
             first_default = len(positional) - len(a.defaults)
             for i, p in enumerate(positional):
                 self.params[p.arg] = i >= first_default
@@ -434,6 +437,11 @@ class _Env:
                 return CONST, av.Scalar("")
             return _UNKNOWN
         if isinstance(e, ast.Attribute):
+            if e.attr == "training" and self.method and isinstance(e.value, ast.Name) and e.value.id == "self":
+                # `self.training`, the Cell's mode flag: a Python bool the graph folds
+                # (`set_train()` decides which), never a tensor (opensora's `self.y_embedder(y,
+                # self.training)` into `if (train and use_dropout) or ...`; probes zoo31_training_*)
+                return CONST, av.Scalar("bool")
             if e.attr in _STATIC_ATTRS and not self_attr(e):
                 return CONST, (av.Sequence("tuple") if e.attr in ("shape", "strides") else av.Scalar("int") if e.attr != "dtype" else av.DType())
             return _UNKNOWN
