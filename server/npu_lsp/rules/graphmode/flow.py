@@ -4059,13 +4059,21 @@ def _cell_lists_built(holder: str, builders: dict[str, list[ast.AST]]) -> dict[s
     empty: set[str] = set()  # self.<attr> = nn.CellList([]) / nn.CellList()
     for nodes in builders.values():
         local: dict[str, str] = {}  # name = Block(...)
+        grown: dict[str, set[str]] = {}  # list name -> classes appended to it (or listed in it)
         for node in nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 called = _called_name(node.value)
                 for t in node.targets:
                     if isinstance(t, ast.Name) and called is not None:
                         local[t.id] = called
-        grown: dict[str, set[str]] = {}  # list name -> classes appended to it
+            elif isinstance(node, ast.Assign) and (
+                isinstance(node.value, ast.ListComp) or (isinstance(node.value, ast.List) and node.value.elts)
+            ):
+                # `blocks = [Block(...) for i in range(depth)]` then `nn.CellList(blocks)`
+                # (mindediting's SwinIR layers; probes written/zoo `zoo31_swinir_*`)
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        grown.setdefault(t.id, set()).update(_instances_in(node.value, {}))
         for node in nodes:
             if (
                 isinstance(node, ast.Call)
