@@ -136,6 +136,13 @@ ZOOS = [
     Zoo("mindone", "zhtmike+mindone", only=["mindone"]),
     Zoo("mindone/examples", "zhtmike+mindone", ["examples"]),
     Zoo("other projects", "", mirrors=OTHERS),
+    # session 30 (zoo31): mindspore-lab's smaller libraries, each one project, and
+    # mindspore-courses/applications (one tutorial model per top-level folder)
+    Zoo("mindediting", "mindspore-lab+mindediting"),
+    Zoo("mindface", "mindspore-lab+mindface"),
+    Zoo("mindpose", "mindspore-lab+mindpose"),
+    Zoo("minddet", "mindspore-lab+minddet"),
+    Zoo("mindspore-courses/applications", "", mirrors=["mindspore-courses+applications/*"]),
 ]
 
 

@@ -4059,13 +4059,21 @@ def _cell_lists_built(holder: str, builders: dict[str, list[ast.AST]]) -> dict[s
     empty: set[str] = set()  # self.<attr> = nn.CellList([]) / nn.CellList()
     for nodes in builders.values():
         local: dict[str, str] = {}  # name = Block(...)
+        grown: dict[str, set[str]] = {}  # list name -> classes appended to it (or listed in it)
         for node in nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 called = _called_name(node.value)
                 for t in node.targets:
                     if isinstance(t, ast.Name) and called is not None:
                         local[t.id] = called
-        grown: dict[str, set[str]] = {}  # list name -> classes appended to it
+            elif isinstance(node, ast.Assign) and (
+                isinstance(node.value, ast.ListComp) or (isinstance(node.value, ast.List) and node.value.elts)
+            ):
+                # `blocks = [Block(...) for i in range(depth)]` then `nn.CellList(blocks)`
+                # (mindediting's SwinIR layers; probes written/zoo `zoo31_swinir_*`)
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        grown.setdefault(t.id, set()).update(_instances_in(node.value, {}))
         for node in nodes:
             if (
                 isinstance(node, ast.Call)
@@ -4221,18 +4229,20 @@ def _instances_in(e: ast.expr, grown: dict[str, set[str]]) -> set[str]:
 
 def _cell_list_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Call, str]]:
     """Calls of the cells of a cell list held on `self`: `layer(...)` in the body of
-    `for layer in self.<attr>:`, and `self.<attr>[i](...)`."""
+    `for layer in self.<attr>:` (or `self.<attr>.cell_list`, xcalls.cells_iterated), and
+    `self.<attr>[i](...)`."""
+    it = xcalls.cells_iterated(node.iter) if isinstance(node, ast.For) else None
     if (
         isinstance(node, ast.For)
-        and isinstance(node.iter, ast.Attribute)
-        and isinstance(node.iter.value, ast.Name)
-        and node.iter.value.id == "self"
-        and node.iter.attr in listed
+        and isinstance(it, ast.Attribute)
+        and isinstance(it.value, ast.Name)
+        and it.value.id == "self"
+        and it.attr in listed
         and isinstance(node.target, ast.Name)
     ):
         var = node.target.id
         return [
-            (c, listed[node.iter.attr])
+            (c, listed[it.attr])
             for st in node.body
             for c in branch_list(st)
             if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == var

@@ -34,10 +34,15 @@ class WithNonJitClass(GraphRule):
     benefit of the doubt. The manager may be made on the `with` line or be an instance made
     before it: `self.ctx` bound to `Ctx()` in `__init__`, a local bound only to `Ctx()`, or
     a module-level `CTX = Ctx()` bound once (written set `langref`, probes `with_*`).
+    Also flags `with f(...)` where the bare name `f` is a module-level function of the
+    project (undecorated or a `@contextmanager`), whatever it returns.
 
     ## Why is this bad?
     The graph compiler can only run `__enter__`/`__exit__` of jit classes. Anything else stops
     with `TypeError: Only support jit_class instance, but got PythonObject(...)` at every level.
+    For `with f(...)` MindSpore's parser first asks whether the global `f` is a subclass of
+    its stream contexts, and a function stops it with `TypeError: issubclass() arg 1 must be
+    a class` at every level, even when `f` returns a jit class instance.
 
     ## Example
     ```python
@@ -61,6 +66,12 @@ class WithNonJitClass(GraphRule):
 
     ## References
     - RULES.md, section 1: `with` on a context manager that is not a `@ms.jit_class` instance.
+    - Measured on MindSpore 2.10 with the written/zoo probes `zoo31_with_*` and
+      `zoo31_amp_autocast_with_then_dtype` (wan2_2's `with autocast(dtype=ms.float32):`, a
+      function returning MindSpore's `AmpDecorator`): `with make_ctx():` fails with the
+      TypeError above even when `make_ctx` returns a jit class instance; `with JitCtx():`,
+      `with self.make_ctx():`, `with H.make():` and a module-level `with CTX:` compile
+      (`parser.py` `check_is_base_ctx`).
     """
 
     nodes = (ast.With,)
@@ -82,6 +93,17 @@ class WithNonJitClass(GraphRule):
         info = ctx.scopes.info
         for item in node.items:
             expr = item.context_expr
+            function = _module_function_called(expr, ctx)
+            if function is not None:
+                yield ctx.diagnostic(
+                    self,
+                    ctx.head_span(node),
+                    f"`{function}(...)` on the `with` line calls a function: MindSpore looks the name of a"
+                    " `with NAME(...)` manager up as a class and stops at every level (TypeError: issubclass()"
+                    " arg 1 must be a class); build a @jit_class on the line (`with Ctx():`) or get the"
+                    " manager from a method (`with self.ctx():`)",
+                )
+                return
             target = expr.func if isinstance(expr, ast.Call) else expr
             q = ctx.qualname(target) if target is not expr else _instance_class(expr, ctx)
             if q is None or (q.startswith("mindspore.") and q not in _MS_NOT_JIT_CLASS):
@@ -103,6 +125,49 @@ class WithNonJitClass(GraphRule):
                 + "; graph mode only supports `with` on jit_class instances",
             )
             return
+
+
+def _module_function_called(expr: ast.expr, ctx: Context) -> str | None:
+    """`f` when the manager is `f(...)` and the bare name `f` is a module-level function
+    (defined in this file, or imported from a workspace module), undecorated or a
+    `@contextmanager`. MindSpore's parser asks `issubclass(<global f>, StreamCtx)` of a
+    `with NAME(...)` item, which raises for anything not a class; a method call
+    (`self.ctx()`, `H.make()`) or a module-level instance (`with CTX:`) is not looked up so
+    (measured on 2.10, written/zoo probes `zoo31_with_*`, wan2_2's `with autocast(...)`)."""
+    if type(expr) is not ast.Call or type(expr.func) is not ast.Name:
+        return None
+    name = expr.func.id
+    func = ctx.function
+    if func is not None:
+        params = getattr(func, "args", None)
+        if params is not None and any(p.arg == name for p in ast.walk(params) if isinstance(p, ast.arg)):
+            return None
+        if analyzer(ctx).rebinds(name, func):
+            return None
+    q = ctx.qualname(expr.func)
+    if q is None:
+        return None
+    mod, _, short = q.rpartition(".")
+    info = ctx.scopes.info
+    if mod == info.module:
+        fdef = info.functions.get(short)
+        if fdef is None or short in info.classes or not any(st is fdef for st in getattr(ctx.tree, "body", [])):
+            return None
+    else:
+        other = ctx.scopes.workspace.module(mod) if ctx.scopes.workspace else None
+        fdef = other.functions.get(short) if other is not None else None
+        if fdef is None or other is None or short in other.classes:
+            return None
+    if not all(_contextmanager_decorator(d) for d in fdef.decorator_list):
+        return None  # another decorator may turn the function into a class or an instance
+    return name
+
+
+def _contextmanager_decorator(d: ast.expr) -> bool:
+    """`@contextmanager` / `@contextlib.contextmanager`: the name stays a function."""
+    return (type(d) is ast.Name and d.id == "contextmanager") or (
+        type(d) is ast.Attribute and d.attr == "contextmanager"
+    )
 
 
 def _instance_class(expr: ast.expr, ctx: Context) -> str | None:

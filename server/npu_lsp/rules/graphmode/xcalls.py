@@ -215,7 +215,7 @@ def _scan(
         if (
             type(st) is ast.For
             and isinstance(st.target, ast.Name)
-            and (attr := self_attr(st.iter)) is not None
+            and (attr := self_attr(cells_iterated(st.iter))) is not None
             and attr in listed
         ):
             loop_vars[st.target.id] = listed[attr]
@@ -287,6 +287,15 @@ _HEADERS: dict[type, tuple[str, ...]] = {
 }
 
 
+def cells_iterated(it: ast.expr) -> ast.expr:
+    """The cell list a `for` loop walks: `self.layers` for `self.layers.cell_list` (a
+    SequentialCell's list of its cells, which graph mode iterates like the cell itself:
+    mindediting's SwinIR; probes written/zoo `zoo31_swinir_*`), else `it`."""
+    if type(it) is ast.Attribute and it.attr == "cell_list" and type(it.value) is ast.Attribute:
+        return it.value
+    return it
+
+
 def _target(
     call: ast.Call,
     imports: Mapping[str, str],
@@ -355,9 +364,12 @@ class _Env:
     def __init__(self, func: Any, body: list[ast.stmt]) -> None:
         self.params: dict[str, bool] = {}  # name -> has a default
         self.construct = False
+        #: a method whose first parameter is `self` (so `self.training` is its cell's flag)
+        self.method = False
         if func is not None:
             a = func.args
             positional = [*a.posonlyargs, *a.args]
+            self.method = bool(positional) and positional[0].arg == "self"
             first_default = len(positional) - len(a.defaults)
             for i, p in enumerate(positional):
                 self.params[p.arg] = i >= first_default
@@ -425,6 +437,11 @@ class _Env:
                 return CONST, av.Scalar("")
             return _UNKNOWN
         if isinstance(e, ast.Attribute):
+            if e.attr == "training" and self.method and isinstance(e.value, ast.Name) and e.value.id == "self":
+                # `self.training`, the Cell's mode flag: a Python bool the graph folds
+                # (`set_train()` decides which), never a tensor (opensora's `self.y_embedder(y,
+                # self.training)` into `if (train and use_dropout) or ...`; probes zoo31_training_*)
+                return CONST, av.Scalar("bool")
             if e.attr in _STATIC_ATTRS and not self_attr(e):
                 return CONST, (av.Sequence("tuple") if e.attr in ("shape", "strides") else av.Scalar("int") if e.attr != "dtype" else av.DType())
             return _UNKNOWN
