@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 
-from npu_lsp.astutil import FIELDS, fields
+from npu_lsp.astutil import FIELDS, fields, range_count
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
@@ -604,6 +605,26 @@ def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: C
     ):
         return None
     return av.join(left, right, av.Site.PHI).error or dtype_cast_error(node, name, left, right, ctx)
+
+
+def _constants_joined_again(node: ast.If, name: str, error: av.JoinError, ctx: Context) -> bool:
+    """Is the LAX-only join of two constant tensors of two dtypes at `node` (`y =
+    ops.zeros((2, 3))`, then `if t: y = ops.zeros((2, 3), ms.int32)`, no `else`) made inside
+    a `for` over `range(N)`, N >= 2? Measured (written/lax probes `fix31c_cj_*`, fresh seed
+    11700144): LAX holds one such join as a Python object and compiles, also two of them in
+    a row written out (`cj_two_ifs_read_between`, `cj_two_names`), but in such a loop it
+    fails at both levels ("Type Join Failed: dtype1 = Int32, dtype2 = Float32"), even with
+    `y` bound afresh at the top of each turn; a loop of one turn, an `if`/`else`, a `y` not
+    read after the `if` compile. (Left: two `if`s in a row rebinding one name, unread in
+    between, also fail: probe `cj_two_ifs`.)"""
+    if not error.reason.startswith("constant tensors") or name in bindings(node.orelse):
+        return False  # (an `else` binding it too: the value kept from before is not joined)
+    parent = ctx.parent(node)
+    while parent is not None and parent is not ctx.function and not is_function(parent):
+        if type(parent) is ast.For and (range_count(parent.iter) or 0) >= 2:
+            return True
+        parent = ctx.parent(parent)
+    return False
 
 
 def _run_time_test(test: ast.expr, a: Analyzer, ctx: Context) -> bool:
@@ -1323,6 +1344,8 @@ class BranchTypeMismatch(GraphRule):
                 continue
             if error is not None and error.strict_only and none_tested_after_loop(node, name, ctx):
                 continue
+            if error is not None and error.strict_only and not strict and _constants_joined_again(node, name, error, ctx):
+                error = replace(error, strict_only=False)
             if error is not None and not error.strict_only and _carried_out_of_loop(node, name, ctx):
                 continue
             if error is not None and error.applies(strict):

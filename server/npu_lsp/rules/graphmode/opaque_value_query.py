@@ -671,6 +671,30 @@ def _shape_joined(arg: ast.expr | None) -> ast.Attribute | None:
     return None
 
 
+def _module_names(ctx: Context) -> frozenset[str]:
+    """Names the module binds at its top level by plain assignment (once per file)."""
+    hit = ctx.cache.get("opaque.module_names")
+    if hit is None:
+        hit = ctx.cache["opaque.module_names"] = frozenset(
+            t.id for st in ctx.tree.body if type(st) is ast.Assign for t in st.targets if type(t) is ast.Name
+        )
+    return hit  # type: ignore[no-any-return]
+
+
+def _bound_outside(name: str, func: ast.AST, ctx: Context) -> bool:
+    """Is `func` nested in a function that binds `name` (a parameter or an assignment)?"""
+    p = ctx.parent(func)
+    while p is not None and not isinstance(p, _FUNCS):
+        p = ctx.parent(p)
+    if p is None:
+        return False
+    assert isinstance(p, _FUNCS)
+    a = p.args
+    if any(x.arg == name for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)):
+        return True
+    return any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in own_nodes(p))
+
+
 def _has_fallback(ctx: Context) -> bool:
     """Does compiled LAX code of this file make any run-time fallback call (else no value is
     opaque and the rule has nothing to follow)?"""
@@ -2078,10 +2102,27 @@ class _Opaque:
             if not (isinstance(last, ast.Assign) and _unpacked_position(last, i.id) is not None):
                 continue
             call = last.value
-            if isinstance(call, ast.Call) and self.ctx.qualname(call.func) in _TUPLE_OPS and call.args and self._fallback_step(call.args[0], func, 0):
+            if isinstance(call, ast.Call) and self.ctx.qualname(call.func) in _TUPLE_OPS and call.args and self._global_named_fallback(call.args[0], func, env):
                 op = self.ctx.segment(call.func)
                 return _TUPLE_OP_INDEX_MESSAGE.replace("{index}", i.id).replace("{op}", op)
         return None
+
+    def _global_named_fallback(self, e: ast.expr, func: ast.AST, env: frozenset[str]) -> bool:
+        """Is `e` (`v[0]`, `v`) read from a name holding a JIT Fallback value (also a mix of
+        one with graph tensors, or a parameter a call gives one) that is also the name of a
+        module-level variable? Measured (written/lax probes `fix31c_ti_*`, fresh seeds
+        11400101, 11700185): `x = ms.Tensor(x.asnumpy()); vals, idx = ops.sort(x[0]); x[:,
+        idx]` fails at LAX ("The tensor element in tuple index must be int or bool type, but
+        got Float32") when the module also binds `x` (`x = Tensor(...)` at the bottom), and
+        compiles when the module does not, or with the value held in another name (`v`);
+        a function nested in one binding the name counts as well (fresh seed 11400101: a
+        closure `stage3(x)` in a `construct` holding `x`); `ops.relu(v)` sorted, or
+        `v.sort()`, compile (gen18 probes `fix29b_ti_*`)."""
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        if type(e) is not ast.Name or not (e.id in _module_names(self.ctx) or _bound_outside(e.id, func, self.ctx)):
+            return False
+        return self.value(e, func, env | self.opaque_params(func))
 
     def _fallback_step(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
         """Is `e` (or what it indexes) the very output of a JIT Fallback step: a call run by
