@@ -294,14 +294,6 @@ class FallbackValueShapeQuery(GraphRule):
                 yield ctx.diagnostic(self, node, why)
             return
         if isinstance(node, ast.Attribute):
-            if type(node.ctx) is ast.Store:
-                # `self.ema = <value>` on a Parameter is an in-place update (Assign)
-                st = ctx.parent(node)
-                if type(st) is ast.Assign and len(st.targets) == 1:
-                    why = _in_place_float64(node, st.value, func, ctx)
-                    if why:
-                        yield ctx.diagnostic(self, st.value, why)
-                return
             if (
                 node.attr == "dtype"
                 and isinstance(node.ctx, ast.Load)
@@ -381,11 +373,6 @@ class FallbackValueShapeQuery(GraphRule):
                 f"`{ctx.segment(node.args[1])}` is computed from a Python float read from a table with a Tensor index: LAX reads it at run time as a float64 value, and an in-place update of a float32 Parameter cannot take it (MindSpore: Data type conversion is not supported for a 'Parameter' ... Float64); keep the table as a float32 tensor (`ms.Tensor(table, ms.float32)`) and index that",
             )
             return
-        if ctx.qualname(node.func) in _ASSIGNS and len(node.args) >= 2:
-            why = _in_place_float64(node.args[0], node.args[1], func, ctx)
-            if why:
-                yield ctx.diagnostic(self, node.args[1], why)
-                return
         why = _Opaque(ctx, tensor_index=True).sink(node, func, frozenset(), 0)
         if not why:
             why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
@@ -433,132 +420,6 @@ def _min_max_of_stored_number(func: ast.AST, ctx: Context) -> ast.Call | None:
 #: `ops.assign_sub(p, ops.cast(lr * g, p.dtype))` fail with a float64 `lr`; `ops.assign(p,
 #: p - lr * g)` compiles)
 _IN_PLACE = frozenset({"mindspore.ops.assign_sub", "mindspore.ops.assign_add"})
-
-#: MindSpore's in-place updates of a Parameter (`self.p = v` on a Parameter attribute is an
-#: `Assign` too)
-_ASSIGNS = _IN_PLACE | {"mindspore.ops.assign"}
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
-_BINARY_OPS = frozenset(
-    {"mindspore.ops.add", "mindspore.ops.sub", "mindspore.ops.mul", "mindspore.ops.div"}
-)
-_FLOAT64_MESSAGE = (
-    "`{value}` combines `{fallback}`, a JIT Fallback value, with the graph tensor `{graph}`:"
-    " LAX types such a mix Float64 (the fallback value's guessed dtype), and an in-place update"
-    " of the Parameter `{param}` cannot take it (MindSpore: \"Data type conversion is not"
-    " supported for a 'Parameter', nor for the input tensor of an in-place operator\"; a cast"
-    " does not help); compute the value from graph tensors only (`.item()` / `float(t)` of a"
-    " tensor stay graph values), or update the Parameter with the fallback value alone"
-)
-
-
-def _in_place_float64(target: ast.expr, value: ast.expr, func: ast.AST, ctx: Context) -> str | None:
-    """Why an in-place update of a Parameter (`ops.assign(self.p, value)`, `assign_add`,
-    `assign_sub`, `self.p = value`) fails under LAX, or None. Measured (written/lax probes
-    `fix31c_ip_*`, fresh seeds 11700177, 11700188): a JIT Fallback value (Any: `x + int(s)`
-    with `s` from `x.asnumpy()`, `math.floor(x.max())`, `len` of an f-string of a run-time
-    value, a tensor indexed by `ms.Tensor` of a numpy array) combined by arithmetic with a
-    tensor the graph makes (a Parameter, an `ops` result, a `Tensor` constant, arithmetic on
-    those) is typed Float64, and the update fails, also through `ops.cast` / `.astype`; the
-    fallback value alone, scaled by a number, or mixed only with the compiled function's own
-    input tensor stays Any and compiles, as does the same mix with no in-place update, a
-    Float64 Parameter, or `.item()` / `float(t)` (graph values)."""
-    param = _parameter_attr(target, func, ctx)
-    if param is None or not _has_fallback(ctx):
-        return None
-    o = _Opaque(ctx, none_joins=False, tensor_index=True)
-    mix = _fallback_graph_mix(value, func, ctx, (o, o.opaque_params(func)), 0)
-    if mix is None:
-        return None
-    fallback, graph = mix
-    return _FLOAT64_MESSAGE.format(
-        value=ctx.segment(value), fallback=ctx.segment(fallback), graph=ctx.segment(graph), param=param
-    )
-
-
-def _parameter_attr(target: ast.expr, func: ast.AST, ctx: Context) -> str | None:
-    """`self.<p>` when `__init__` makes `p` a Parameter not of Float64 (whose update takes a
-    Float64 value)."""
-    if type(target) is not ast.Attribute or type(target.value) is not ast.Name or target.value.id != "self":
-        return None
-    a = analyzer(ctx)
-    cls = a.owner_class(func)
-    if cls is None or target.attr not in a.self_info(cls).parameters:
-        return None
-    for made in a._self_values(cls).get(target.attr, ()):
-        if made is None or any(w in ctx.segment(made) for w in ("float64", "double")):
-            return None
-    return f"self.{target.attr}"
-
-
-#: the fallback test and the parameters of the function checked that calls bind to fallback values
-_Seen = tuple["_Opaque", frozenset[str]]
-
-
-def _fallback_graph_mix(
-    e: ast.expr, func: ast.AST, ctx: Context, o: _Seen, depth: int
-) -> tuple[ast.expr, ast.expr] | None:
-    """(the fallback operand, the graph operand) of the first arithmetic in `e` that combines
-    a JIT Fallback value with a tensor the graph makes, following calls' arguments, method
-    receivers and names bound by one plain assignment."""
-    if depth > _DEPTH:
-        return None
-    pair: tuple[ast.expr, ast.expr] | None = None
-    if type(e) is ast.BinOp and isinstance(e.op, _ARITHMETIC):
-        pair = (e.left, e.right)
-    elif type(e) is ast.Call and len(e.args) == 2 and ctx.qualname(e.func) in _BINARY_OPS:
-        pair = (e.args[0], e.args[1])
-    if pair is not None:
-        for fb, graph in (pair, pair[::-1]):
-            if o[0].value(fb, func, o[1]) and _graph_made(graph, func, ctx, o, 0):
-                return fb, graph
-        return _fallback_graph_mix(pair[0], func, ctx, o, depth + 1) or _fallback_graph_mix(
-            pair[1], func, ctx, o, depth + 1
-        )
-    if type(e) is ast.UnaryOp:
-        return _fallback_graph_mix(e.operand, func, ctx, o, depth + 1)
-    if type(e) is ast.Call:
-        for a in e.args:
-            hit = _fallback_graph_mix(a, func, ctx, o, depth + 1) if not isinstance(a, ast.Starred) else None
-            if hit:
-                return hit
-        if type(e.func) is ast.Attribute:
-            return _fallback_graph_mix(e.func.value, func, ctx, o, depth + 1)
-        return None
-    if type(e) is ast.Name:
-        st = analyzer(ctx).dominating_assignment(e, func)
-        return _fallback_graph_mix(st.value, func, ctx, o, depth + 1) if st is not None else None
-    return None
-
-
-def _graph_made(e: ast.expr, func: ast.AST, ctx: Context, o: _Seen, depth: int) -> bool:
-    """Is `e` a tensor the compiled graph makes (not a fallback value, not a Python number, not
-    the function's own input): a Parameter or tensor attribute of `self`, a `mindspore` call
-    (`ops.ones(...)`, `Tensor(1.0)`, `ops.relu(x)`), a method of one, arithmetic giving a
-    tensor (`x * 1.0` of the input), or a name one plain assignment binds to one?"""
-    if depth > _DEPTH or o[0].value(e, func, o[1]):
-        return False
-    if type(e) is ast.Attribute:
-        if type(e.value) is ast.Name and e.value.id == "self":
-            a = analyzer(ctx)
-            info = a.self_info(a.owner_class(func))
-            return e.attr in info.parameters or e.attr in info.tensors
-        return False
-    if type(e) is ast.Call:
-        if (ctx.qualname(e.func) or "").startswith("mindspore."):
-            return True
-        f = e.func
-        return type(f) is ast.Attribute and _graph_made(f.value, func, ctx, o, depth + 1)
-    if type(e) is ast.BinOp and isinstance(e.op, _ARITHMETIC):
-        # arithmetic on the input tensor is a graph op too (`x * 1.0`: probe `ip_graph_then_any`)
-        return (
-            _graph_made(e.left, func, ctx, o, depth + 1)
-            or _graph_made(e.right, func, ctx, o, depth + 1)
-            or analyzer(ctx).kind(e, func) == Kind.TENSOR
-        )
-    if type(e) is ast.Name:
-        st = analyzer(ctx).dominating_assignment(e, func)
-        return st is not None and _graph_made(st.value, func, ctx, o, depth + 1)
-    return False
 
 
 #: MindSpore functions and tensor methods taking a target shape as their argument at this index
@@ -2123,43 +1984,6 @@ class _Opaque:
         if type(e) is not ast.Name or not (e.id in _module_names(self.ctx) or _bound_outside(e.id, func, self.ctx)):
             return False
         return self.value(e, func, env | self.opaque_params(func))
-
-    def _fallback_step(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
-        """Is `e` (or what it indexes) the very output of a JIT Fallback step: a call run by
-        JIT Fallback (`ms.Tensor(np.clip(x.asnumpy(), -1, 1))`), or arithmetic with a Python
-        object other than the tensor itself (`x + (0.5, 1.0)[int(s) % 2]`)? Followed through
-        names and parameters. Arithmetic of such a tensor with a graph value (`v / 2`, `v +
-        len(lst)`), a graph op or a compiled call of it give a graph tensor, which `ops.sort`
-        takes (measured: fresh v5 seeds 10500153, 11000144 compile; written/gen18 probe
-        `fix29b_ti_sort_fb_relu_first`)."""
-        while isinstance(e, ast.Subscript):
-            e = e.value
-        if depth > 6:
-            return False
-        if isinstance(e, ast.Call):
-            callee = self._callee(e, func)
-            if isinstance(callee, ast.FunctionDef):
-                # a helper returning the step's output (`return ms.Tensor(np.clip(...))`)
-                rets = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return) and r.value is not None]
-                return bool(rets) and all(self._fallback_step(r, callee, depth + 1) for r in rets)
-            return callee is None and interpreted(e, self.ctx, func)
-        if isinstance(e, ast.BinOp):
-            # a Python object beside the tensor: `len(str(s))`, a constant tuple indexed by a
-            # fallback number (`(0.5, 1.0)[int(s) % 2]`, MS145's own value)
-            return any(
-                not isinstance(x, ast.Name)
-                and (interpreted(x, self.ctx, func) or (isinstance(x, ast.Subscript) and self.value(x, func, frozenset())))
-                for x in (e.left, e.right)
-            )
-        if not isinstance(e, ast.Name):
-            return False
-        last = self._last_assignment(e, func)
-        if isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(last.targets[0], ast.Name):
-            return self._fallback_step(last.value, func, depth + 1)
-        if last is not None:
-            return False
-        args = self._arguments_of(e.id, func)
-        return bool(args) and all(self._fallback_step(a, caller, depth + 1) for a, caller, _ in args)
 
     def _dict_comprehension_of_fallback(self, comp: ast.DictComp, func: ast.AST, env: frozenset[str]) -> bool:
         """Do the values of the dict comprehension `comp` hold a fallback value: read from one
