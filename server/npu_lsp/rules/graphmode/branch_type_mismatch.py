@@ -782,7 +782,8 @@ class BranchTypeMismatch(GraphRule):
     `ops.argmin` give Int32: a sampled token against a greedy one) or from MindSpore's type
     promotion (two tensors MindSpore computes from constants, `ops.zeros((2, 3))` against
     `ops.zeros((2, 3), ms.int32)`, join into a Python object at LAX: the STRICT level refuses
-    the interpreted arithmetic on it, and only the graph's own output fails at both); a tuple
+    the interpreted arithmetic on it, and only the graph's own output fails at both, as does
+    such a join made by an `if` without `else` in a `for` over `range(N)`, N >= 2); a tuple
     against a list; returned Python numbers of different types, also a Python number
     bound to a name on one path and a number of another type known only at run time on the
     other (`acc = 0.0` / `acc = (p == y).sum().item()`, an Int64 `.item()`; `.item()` of a

@@ -88,8 +88,9 @@ _APPENDED_MESSAGE = (
 _TUPLE_OP_INDEX_MESSAGE = (
     "`{index}` is an output of `{op}` of a JIT Fallback value, whose dtype MindSpore guesses as"
     " Float32 while compiling; a tensor cannot be indexed by it (`The tensor element in tuple"
-    " index must be int or bool type, but got Float32`): cast it (`.astype(ms.int32)`) or call"
-    " `{op}` on a graph tensor"
+    " index must be int or bool type, but got Float32`; only when the sorted value's name is"
+    " also bound at module level or in an enclosing function): cast it (`.astype(ms.int32)`),"
+    " call `{op}` on a graph tensor, or hold the value in a name of its own"
 )
 #: `mindspore.ops` functions returning a tuple (values, indices) whose items, of a JIT Fallback
 #: value, get a guessed Float32 dtype (measured, written/gen18 probes `fix29b_ti_*`: the
@@ -539,7 +540,7 @@ def _module_names(ctx: Context) -> frozenset[str]:
         hit = ctx.cache["opaque.module_names"] = frozenset(
             t.id for st in ctx.tree.body if type(st) is ast.Assign for t in st.targets if type(t) is ast.Name
         )
-    return hit  # type: ignore[no-any-return]
+    return hit
 
 
 def _bound_outside(name: str, func: ast.AST, ctx: Context) -> bool:
@@ -1953,8 +1954,10 @@ class _Opaque:
         )
 
     def _tuple_op_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
-        """An index of `node` unpacked from `ops.sort` / `ops.topk` of a fallback value
-        (`vals, idx = ops.sort(v[0])` then `x[:, idx]` or `x[0][idx]`: fresh v5 seed 11400101)."""
+        """An index of `node` unpacked from `ops.sort` / `ops.topk` of a fallback value held
+        in a name the module or an enclosing function binds too (`vals, idx = ops.sort(x[0])`
+        then `x[:, idx]` or `x[0][idx]`: fresh v5 seeds 11400101, 11700185;
+        `_global_named_fallback`)."""
         sl = node.slice
         for i in sl.elts if isinstance(sl, ast.Tuple) else [sl]:
             if not isinstance(i, ast.Name):
