@@ -1986,7 +1986,48 @@ class _Opaque:
             e = e.value
         if type(e) is not ast.Name or not (e.id in _module_names(self.ctx) or _bound_outside(e.id, func, self.ctx)):
             return False
-        return self.value(e, func, env | self.opaque_params(func))
+        return self._fallback_step(e, func, 0)
+
+    def _fallback_step(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
+        """Is `e` (or what it indexes) the very output of a JIT Fallback step: a call run by
+        JIT Fallback (`ms.Tensor(np.clip(x.asnumpy(), -1, 1))`), or arithmetic with a Python
+        object other than the tensor itself (`x + (0.5, 1.0)[int(s) % 2]`)? Followed through
+        names and parameters. Arithmetic of such a tensor with a graph value (`v / 2`, `v +
+        len(lst)`), a graph op or a compiled call of it give a graph tensor, which `ops.sort`
+        takes (measured: fresh v5 seeds 10500153, 11000144 compile; written/gen18 probe
+        `fix29b_ti_sort_fb_relu_first`)."""
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        if depth > 6:
+            return False
+        if isinstance(e, ast.Call):
+            callee = self._callee(e, func)
+            if isinstance(callee, ast.FunctionDef):
+                # a helper returning the step's output (`return ms.Tensor(np.clip(...))`)
+                rets = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return) and r.value is not None]
+                return bool(rets) and all(self._fallback_step(r, callee, depth + 1) for r in rets)
+            if callee is None and (self.ctx.qualname(e.func) or "").endswith(".from_numpy") and e.args:
+                # `ms.Tensor.from_numpy(np.ascontiguousarray(x.asnumpy()))` wraps the step's
+                # numpy output (probe `ti_from_numpy_global_x`, fresh seed 11700185)
+                return self._fallback_step(e.args[0], func, depth + 1) or interpreted(e.args[0], self.ctx, func)
+            return callee is None and interpreted(e, self.ctx, func)
+        if isinstance(e, ast.BinOp):
+            # a Python object beside the tensor: `len(str(s))`, a constant tuple indexed by a
+            # fallback number (`(0.5, 1.0)[int(s) % 2]`, MS145's own value)
+            return any(
+                not isinstance(x, ast.Name)
+                and (interpreted(x, self.ctx, func) or (isinstance(x, ast.Subscript) and self.value(x, func, frozenset())))
+                for x in (e.left, e.right)
+            )
+        if not isinstance(e, ast.Name):
+            return False
+        last = self._last_assignment(e, func)
+        if isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(last.targets[0], ast.Name):
+            return self._fallback_step(last.value, func, depth + 1)
+        if last is not None:
+            return False
+        args = self._arguments_of(e.id, func)
+        return bool(args) and all(self._fallback_step(a, caller, depth + 1) for a, caller, _ in args)
 
     def _dict_comprehension_of_fallback(self, comp: ast.DictComp, func: ast.AST, env: frozenset[str]) -> bool:
         """Do the values of the dict comprehension `comp` hold a fallback value: read from one
