@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 
-from npu_lsp.astutil import FIELDS, fields
+from npu_lsp.astutil import FIELDS, fields, range_count
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
@@ -610,6 +611,26 @@ def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: C
     return av.join(left, right, av.Site.PHI).error or dtype_cast_error(node, name, left, right, ctx)
 
 
+def _constants_joined_again(node: ast.If, name: str, error: av.JoinError, ctx: Context) -> bool:
+    """Is the LAX-only join of two constant tensors of two dtypes at `node` (`y =
+    ops.zeros((2, 3))`, then `if t: y = ops.zeros((2, 3), ms.int32)`, no `else`) made inside
+    a `for` over `range(N)`, N >= 2? Measured (written/lax probes `fix31c_cj_*`, fresh seed
+    11700144): LAX holds one such join as a Python object and compiles, also two of them in
+    a row written out (`cj_two_ifs_read_between`, `cj_two_names`), but in such a loop it
+    fails at both levels ("Type Join Failed: dtype1 = Int32, dtype2 = Float32"), even with
+    `y` bound afresh at the top of each turn; a loop of one turn, an `if`/`else`, a `y` not
+    read after the `if` compile. (Left: two `if`s in a row rebinding one name, unread in
+    between, also fail: probe `cj_two_ifs`.)"""
+    if not error.reason.startswith("constant tensors") or name in bindings(node.orelse):
+        return False  # (an `else` binding it too: the value kept from before is not joined)
+    parent = ctx.parent(node)
+    while parent is not None and parent is not ctx.function and not is_function(parent):
+        if type(parent) is ast.For and (range_count(parent.iter) or 0) >= 2:
+            return True
+        parent = ctx.parent(parent)
+    return False
+
+
 def _run_time_test(test: ast.expr, a: Analyzer, ctx: Context) -> bool:
     """Is the `if` on `test` a branch of the graph rather than folded while compiling: a
     tensor or run-time value, or a size read of a tensor whose shape is known only at run
@@ -765,7 +786,8 @@ class BranchTypeMismatch(GraphRule):
     `ops.argmin` give Int32: a sampled token against a greedy one) or from MindSpore's type
     promotion (two tensors MindSpore computes from constants, `ops.zeros((2, 3))` against
     `ops.zeros((2, 3), ms.int32)`, join into a Python object at LAX: the STRICT level refuses
-    the interpreted arithmetic on it, and only the graph's own output fails at both); a tuple
+    the interpreted arithmetic on it, and only the graph's own output fails at both, as does
+    such a join made by an `if` without `else` in a `for` over `range(N)`, N >= 2); a tuple
     against a list; returned Python numbers of different types, also a Python number
     bound to a name on one path and a number of another type known only at run time on the
     other (`acc = 0.0` / `acc = (p == y).sum().item()`, an Int64 `.item()`; `.item()` of a
@@ -1327,6 +1349,8 @@ class BranchTypeMismatch(GraphRule):
                 continue
             if error is not None and error.strict_only and none_tested_after_loop(node, name, ctx):
                 continue
+            if error is not None and error.strict_only and not strict and _constants_joined_again(node, name, error, ctx):
+                error = replace(error, strict_only=False)
             if error is not None and not error.strict_only and _carried_out_of_loop(node, name, ctx):
                 continue
             if error is not None and error.applies(strict):

@@ -89,8 +89,9 @@ _APPENDED_MESSAGE = (
 _TUPLE_OP_INDEX_MESSAGE = (
     "`{index}` is an output of `{op}` of a JIT Fallback value, whose dtype MindSpore guesses as"
     " Float32 while compiling; a tensor cannot be indexed by it (`The tensor element in tuple"
-    " index must be int or bool type, but got Float32`): cast it (`.astype(ms.int32)`) or call"
-    " `{op}` on a graph tensor"
+    " index must be int or bool type, but got Float32`; only when the sorted value's name is"
+    " also bound at module level or in an enclosing function): cast it (`.astype(ms.int32)`),"
+    " call `{op}` on a graph tensor, or hold the value in a name of its own"
 )
 #: `mindspore.ops` functions returning a tuple (values, indices) whose items, of a JIT Fallback
 #: value, get a guessed Float32 dtype (measured, written/gen18 probes `fix29b_ti_*`: the
@@ -531,6 +532,30 @@ def _shape_joined(arg: ast.expr | None) -> ast.Attribute | None:
             if isinstance(side, ast.Attribute) and side.attr == "shape" and isinstance(other, ast.Tuple):
                 return side
     return None
+
+
+def _module_names(ctx: Context) -> frozenset[str]:
+    """Names the module binds at its top level by plain assignment (once per file)."""
+    hit = ctx.cache.get("opaque.module_names")
+    if hit is None:
+        hit = ctx.cache["opaque.module_names"] = frozenset(
+            t.id for st in ctx.tree.body if type(st) is ast.Assign for t in st.targets if type(t) is ast.Name
+        )
+    return hit
+
+
+def _bound_outside(name: str, func: ast.AST, ctx: Context) -> bool:
+    """Is `func` nested in a function that binds `name` (a parameter or an assignment)?"""
+    p = ctx.parent(func)
+    while p is not None and not isinstance(p, _FUNCS):
+        p = ctx.parent(p)
+    if p is None:
+        return False
+    assert isinstance(p, _FUNCS)
+    a = p.args
+    if any(x.arg == name for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)):
+        return True
+    return any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in own_nodes(p))
 
 
 def _has_fallback(ctx: Context) -> bool:
@@ -1930,8 +1955,10 @@ class _Opaque:
         )
 
     def _tuple_op_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
-        """An index of `node` unpacked from `ops.sort` / `ops.topk` of a fallback value
-        (`vals, idx = ops.sort(v[0])` then `x[:, idx]` or `x[0][idx]`: fresh v5 seed 11400101)."""
+        """An index of `node` unpacked from `ops.sort` / `ops.topk` of a fallback value held
+        in a name the module or an enclosing function binds too (`vals, idx = ops.sort(x[0])`
+        then `x[:, idx]` or `x[0][idx]`: fresh v5 seeds 11400101, 11700185;
+        `_global_named_fallback`)."""
         sl = node.slice
         for i in sl.elts if isinstance(sl, ast.Tuple) else [sl]:
             if not isinstance(i, ast.Name):
@@ -1940,10 +1967,27 @@ class _Opaque:
             if not (isinstance(last, ast.Assign) and _unpacked_position(last, i.id) is not None):
                 continue
             call = last.value
-            if isinstance(call, ast.Call) and self.ctx.qualname(call.func) in _TUPLE_OPS and call.args and self._fallback_step(call.args[0], func, 0):
+            if isinstance(call, ast.Call) and self.ctx.qualname(call.func) in _TUPLE_OPS and call.args and self._global_named_fallback(call.args[0], func, env):
                 op = self.ctx.segment(call.func)
                 return _TUPLE_OP_INDEX_MESSAGE.replace("{index}", i.id).replace("{op}", op)
         return None
+
+    def _global_named_fallback(self, e: ast.expr, func: ast.AST, env: frozenset[str]) -> bool:
+        """Is `e` (`v[0]`, `v`) read from a name holding a JIT Fallback value (also a mix of
+        one with graph tensors, or a parameter a call gives one) that is also the name of a
+        module-level variable? Measured (written/lax probes `fix31c_ti_*`, fresh seeds
+        11400101, 11700185): `x = ms.Tensor(x.asnumpy()); vals, idx = ops.sort(x[0]); x[:,
+        idx]` fails at LAX ("The tensor element in tuple index must be int or bool type, but
+        got Float32") when the module also binds `x` (`x = Tensor(...)` at the bottom), and
+        compiles when the module does not, or with the value held in another name (`v`);
+        a function nested in one binding the name counts as well (fresh seed 11400101: a
+        closure `stage3(x)` in a `construct` holding `x`); `ops.relu(v)` sorted, or
+        `v.sort()`, compile (gen18 probes `fix29b_ti_*`)."""
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        if type(e) is not ast.Name or not (e.id in _module_names(self.ctx) or _bound_outside(e.id, func, self.ctx)):
+            return False
+        return self._fallback_step(e, func, 0)
 
     def _fallback_step(self, e: ast.expr, func: ast.AST, depth: int) -> bool:
         """Is `e` (or what it indexes) the very output of a JIT Fallback step: a call run by
@@ -1963,6 +2007,10 @@ class _Opaque:
                 # a helper returning the step's output (`return ms.Tensor(np.clip(...))`)
                 rets = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return) and r.value is not None]
                 return bool(rets) and all(self._fallback_step(r, callee, depth + 1) for r in rets)
+            if callee is None and (self.ctx.qualname(e.func) or "").endswith(".from_numpy") and e.args:
+                # `ms.Tensor.from_numpy(np.ascontiguousarray(x.asnumpy()))` wraps the step's
+                # numpy output (probe `ti_from_numpy_global_x`, fresh seed 11700185)
+                return self._fallback_step(e.args[0], func, depth + 1) or interpreted(e.args[0], self.ctx, func)
             return callee is None and interpreted(e, self.ctx, func)
         if isinstance(e, ast.BinOp):
             # a Python object beside the tensor: `len(str(s))`, a constant tuple indexed by a
