@@ -157,6 +157,22 @@ class ClassInfo:
     jit_methods: dict[str, dict[str, ast.expr]] = field(default_factory=dict)
     #: `self.net = net` in __init__ -> {"net": "net"}: the attribute holds that argument
     attr_params: dict[str, str] = field(default_factory=dict)
+    #: what the statements directly in the body of `methods["__init__"]` hold for readers
+    #: that would otherwise go over each of them again (None: no `__init__`)
+    init_assigns: InitAssigns | None = None
+
+
+@dataclass
+class InitAssigns:
+    """The assignments among an `__init__` body's own statements (not in its blocks), source
+    order, set aside in the pass `_note_attr_types` already makes: those of a call whose callee
+    starts from a name in `outside` (`np.zeros(...)`, `functools.partial(...)`: the names
+    imported from outside MindSpore), and those of a `BoolOp` / `IfExp` value (`self.act =
+    act or nn.ReLU()`)."""
+
+    outside: frozenset[str]
+    outside_calls: list[ast.Assign] = field(default_factory=list)
+    either: list[ast.Assign] = field(default_factory=list)
 
 
 @dataclass
@@ -601,6 +617,7 @@ def _summarize(
         elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
             info.functions.setdefault(st.name, st)
     seen: dict[tuple[str, str], str | None] = {}
+    outside = frozenset(name for name, target in info.imports.items() if not target.startswith("mindspore"))
     for cls in info.classes.values():
         node = cls.node
         for e in node.bases:
@@ -617,7 +634,8 @@ def _summarize(
         init = cls.methods.get("__init__")
         if init is not None:
             held: list[ast.Assign] = []
-            _note_attr_types(info, init.body, cls.attr_types, seen, held)
+            cls.init_assigns = InitAssigns(outside)
+            _note_attr_types(info, init.body, cls.attr_types, seen, held, cls.init_assigns)
             if held:
                 _note_init_bindings(info, init, cls, held)
     _scan_module_calls(tree, info, text)
@@ -854,12 +872,16 @@ def _note_attr_types(
     attr_types: dict[str, str],
     seen: dict[tuple[str, str], str | None],
     held: list[ast.Assign],
+    top: InitAssigns | None = None,
 ) -> None:
     """`self.a = SomeClass(...)` in an `__init__` body (statements in source order, nested
     function and class bodies left out, as `statements` yields them) -> attr_types["a"].
     `seen` remembers callees such as `nn.Dense` across the classes of a file. Assignments
-    of a name or of a grad builder / `jit` call go to `held` (`_note_init_bindings`)."""
+    of a name or of a grad builder / `jit` call go to `held` (`_note_init_bindings`).
+    `top`, given for the body itself (not for its blocks), gets what `InitAssigns` holds."""
     assign_t, call_t, attr_t, name_t = ast.Assign, ast.Call, ast.Attribute, ast.Name
+    # (an empty set below `top`: the blocks' calls then fail the one membership test)
+    outside = top.outside if top is not None else frozenset()
     for sub in body:
         t = type(sub)
         if t is not assign_t:
@@ -870,6 +892,8 @@ def _note_attr_types(
         if type(value) is not call_t:
             if type(value) is name_t:
                 held.append(sub)  # type: ignore[arg-type]
+            elif top is not None and (type(value) is ast.BoolOp or type(value) is ast.IfExp):
+                top.either.append(sub)  # type: ignore[arg-type]
             continue
         func = value.func
         # the spelling and the memo key from one test of the callee's type (only a name
@@ -877,12 +901,19 @@ def _note_attr_types(
         ft = type(func)
         if ft is attr_t:
             spelled = func.attr  # type: ignore[attr-defined]
-            key: tuple[str, str] | None = (
-                (func.value.id, spelled) if type(func.value) is name_t else None  # type: ignore[attr-defined]
-            )
+            if type(func.value) is name_t:  # type: ignore[attr-defined]
+                key: tuple[str, str] | None = (func.value.id, spelled)  # type: ignore[attr-defined]
+                if key[0] in outside:  # type: ignore[index]
+                    top.outside_calls.append(sub)  # type: ignore[union-attr,arg-type]
+            else:
+                key = None
+                if top is not None and _root_name(func) in outside:
+                    top.outside_calls.append(sub)  # type: ignore[arg-type]
         elif ft is name_t:
             spelled = func.id  # type: ignore[attr-defined]
             key = (spelled, "")
+            if spelled in outside:
+                top.outside_calls.append(sub)  # type: ignore[union-attr,arg-type]
         else:
             spelled, key = "", None
         imported = info.imports.get(spelled)
@@ -903,6 +934,13 @@ def _note_attr_types(
                 and target.value.id == "self"
             ):
                 attr_types[target.attr] = callee
+
+
+def _root_name(e: ast.expr) -> str:
+    """The name an attribute chain starts from (`a` of `a.b.c`); "" when it starts elsewhere."""
+    while type(e) is ast.Attribute:
+        e = e.value
+    return e.id if type(e) is ast.Name else ""
 
 
 #: Words on the lines `_scan_module_calls` looks at ("jit" also finds "set_jit_config").

@@ -269,8 +269,14 @@ def portable(info: ModuleInfo, text: str | None = None) -> ModuleInfo:
     for name, cls in info.classes.items():
         node = pr.definition(cls.node)
         methods = {m: pr.definition(fn) for m, fn in cls.methods.items()}
+        # (`init_assigns` holds the full tree's statements, for readers of that tree only)
         classes[name] = replace(
-            cls, node=node, bases=list(cls.bases), methods=methods, attr_types=dict(cls.attr_types)
+            cls,
+            node=node,
+            bases=list(cls.bases),
+            methods=methods,
+            attr_types=dict(cls.attr_types),
+            init_assigns=None,
         )
     columns = info.columns
     if columns is not None and text is not None and not text.isascii():

@@ -16,6 +16,7 @@ from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.python_instances import built_classes, class_instance
 from npu_lsp.rules.graphmode.values import _lax_fallback, module_built_callable
+from npu_lsp.scope import InitAssigns
 
 _NOT_GRAPH_BUILTINS: frozenset[str] | None = None
 
@@ -84,41 +85,75 @@ def _held_package_attrs(ctx: Context) -> frozenset[str]:
     hit = ctx.cache.get("opaque.held")
     if hit is None:
         names: set[str] = set()
-        imports = ctx.scopes.info.imports
-        # the names a call's root must be for the test below to go on (imported from
-        # outside MindSpore): most files import few, and most calls are then passed by a
-        # set lookup
-        outside = {name for name, target in imports.items() if not target.startswith("mindspore")}
-        class_t, def_t, assign_t, call_t = ast.ClassDef, ast.FunctionDef, ast.Assign, ast.Call
-        attr_t, name_t, either = ast.Attribute, ast.Name, (ast.BoolOp, ast.IfExp)
-        for cls in ctx.tree.body:
-            if type(cls) is not class_t:
-                continue
-            for item in cls.body:
-                if type(item) is def_t and item.name == "__init__":
-                    for st in item.body:
-                        if type(st) is not assign_t:
-                            continue
-                        if isinstance(st.value, either):
-                            # `self.act = act or functools.partial(...)`, every construction
-                            # leaving `act` None (measured: its result fed to a `nn.Dense` fails
-                            # under LAX, "'int' object has no attribute '__len__'")
-                            if held_by_default(ctx, cls, st.value):
-                                names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
-                            continue
-                        if type(st.value) is not call_t:
-                            continue
-                        root = st.value.func
-                        while type(root) is attr_t:
-                            root = root.value
-                        if type(root) is not name_t or root.id not in outside:
-                            continue  # MindSpore's own classes, the user's, builtins
-                        q = ctx.qualname(st.value.func) or ""
-                        if calls_table.outside_project(q, ctx):
-                            names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
+        # the names a call's root must be for the tests to go on (imported from outside
+        # MindSpore): most files import few, and most calls are then passed by a set lookup
+        outside = _outside_names(ctx)
+        for cls, init in _init_bodies(ctx):
+            index = _init_index(ctx, cls, init, outside)
+            if index is None:
+                _held_from_statements(ctx, cls, init.body, outside, names)
+            elif index.either or index.outside_calls:  # most bodies: neither
+                _held_from_statements(ctx, cls, [*index.either, *index.outside_calls], outside, names)
         names.update(held_attrs(ctx))  # bound from a constructor argument
         hit = ctx.cache["opaque.held"] = frozenset(names)
     return hit
+
+
+def _outside_names(ctx: Context) -> set[str]:
+    imports = ctx.scopes.info.imports
+    return {name for name, target in imports.items() if not target.startswith("mindspore")}
+
+
+def _init_bodies(ctx: Context) -> list[tuple[ast.ClassDef, ast.FunctionDef]]:
+    """Each `def __init__` directly in a class of the module's own statements."""
+    class_t, def_t = ast.ClassDef, ast.FunctionDef
+    return [
+        (cls, item)
+        for cls in ctx.tree.body
+        if type(cls) is class_t
+        for item in cls.body
+        if type(item) is def_t and item.name == "__init__"
+    ]
+
+
+def _init_index(ctx: Context, cls: ast.ClassDef, init: ast.FunctionDef, outside: set[str]) -> InitAssigns | None:
+    """Scope's index of `init`'s own assignments (`InitAssigns`), when it was made from this
+    very body with these outside names: then it holds every statement of the body
+    `_held_from_statements` can pass on to its tests (in another order; the answer is a
+    set). None otherwise (a second class of the name, a second `__init__`)."""
+    known = ctx.scopes.info.classes.get(cls.name)
+    if known is None or known.node is not cls or known.methods.get("__init__") is not init:
+        return None
+    index = known.init_assigns
+    return index if index is not None and index.outside == outside else None
+
+
+def _held_from_statements(
+    ctx: Context, cls: ast.ClassDef, body: list[ast.stmt] | list[ast.Assign], outside: set[str], names: set[str]
+) -> None:
+    """The attributes `body`'s assignments bind to an object a package built."""
+    assign_t, call_t, attr_t, name_t = ast.Assign, ast.Call, ast.Attribute, ast.Name
+    either = (ast.BoolOp, ast.IfExp)
+    for st in body:
+        if type(st) is not assign_t:
+            continue
+        if isinstance(st.value, either):
+            # `self.act = act or functools.partial(...)`, every construction
+            # leaving `act` None (measured: its result fed to a `nn.Dense` fails
+            # under LAX, "'int' object has no attribute '__len__'")
+            if held_by_default(ctx, cls, st.value):
+                names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
+            continue
+        if type(st.value) is not call_t:
+            continue
+        root = st.value.func
+        while type(root) is attr_t:
+            root = root.value
+        if type(root) is not name_t or root.id not in outside:
+            continue  # MindSpore's own classes, the user's, builtins
+        q = ctx.qualname(st.value.func) or ""
+        if calls_table.outside_project(q, ctx):
+            names.update(t.attr for t in st.targets if isinstance(t, ast.Attribute))
 
 
 def runtime_fallback(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
