@@ -380,6 +380,17 @@ class FallbackValueShapeQuery(GraphRule):
             yield ctx.diagnostic(self, node, why)
 
 
+def _built_while_compiling(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """Is every argument of the Python call `call` a constant or a tensor created from
+    constants (`ops.zeros((n, 4), ms.float32)`)? MindSpore then runs the call while compiling
+    and its result is a constant, not a JIT Fallback object."""
+    a = analyzer(ctx)
+    args = [*call.args, *(k.value for k in call.keywords)]
+    return all(
+        not isinstance(x, ast.Starred) and (a.kind(x, func) == Kind.CONST or a.created_tensor(x, func)) for x in args
+    )
+
+
 def _recomputed_scale(call: ast.Call) -> bool:
     """`ops.interpolate(x, scale_factor=..., recompute_scale_factor=True)`."""
     kw = {k.arg: k.value for k in call.keywords}
@@ -763,8 +774,11 @@ class _Opaque:
             ):
                 # measured (written/lax probes `gf_pi_nt_*`): LAX builds an instance of a
                 # module's namedtuple class as Python, even of a tensor (`p = Pair(x, 1)`;
-                # `self.dense(p.a + p.b)` fails, "'int' object has no attribute '__len__'")
-                return True
+                # `self.dense(p.a + p.b)` fails, "'int' object has no attribute '__len__'");
+                # of constants and tensors created from constants it is built while compiling,
+                # a constant (written/heldout31a probes `fix31d_nt_*`: `State(z, z)` of `z =
+                # ops.zeros((x.shape[0], 4), ms.float32)` given to `nn.LSTMCell` compiles)
+                return not _built_while_compiling(e, self.ctx, func)
             if (
                 isinstance(e.func, ast.Attribute)
                 and isinstance(e.func.value, ast.Name)
