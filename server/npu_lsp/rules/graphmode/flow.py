@@ -3123,7 +3123,7 @@ class Analyzer:
 
     def _created_tensor(self, e: ast.AST, fn: _Fn) -> bool:
         if isinstance(e, ast.Name):
-            bound = self._indexed(fn).bindings.get(e.id)
+            bound = self._indexed(fn).bindings.get(e.id) or []
             return (
                 bool(bound)
                 and e.id not in fn.params

@@ -163,7 +163,8 @@ class FallbackValueShapeQuery(GraphRule):
     `CellList` blocks and the blocks of an `nn.SequentialCell` (past blocks that do not
     query it: `nn.ReLU`, `nn.Dropout`), lists holding it (also grown by `.append`), its attributes (`.shape`,
     a namedtuple's fields, also unpacked: `v, s = Out(x, 2.0)`); an instance of a module's
-    `collections.namedtuple` class, built as Python under LAX even from tensors, counts as
+    `collections.namedtuple` class, built as Python under LAX even from tensors (not from
+    tensors created from constants, `ops.zeros((n, 4))`: built while compiling), counts as
     one, and so does an instance of its `typing.NamedTuple` classes, dataclasses and plain
     classes built from a graph variable (`Box(x, 2.0)`; from constants it is a constant),
     wherever it travels: into a sub-cell or helper it is given to, and back out of one that
@@ -196,7 +197,8 @@ class FallbackValueShapeQuery(GraphRule):
     one item, and MindSpore keeps the others graph values. Also JIT Fallback objects: an
     f-string of a run-time value (`x + len(f"{float(x.mean()):.3f}") * 0`), a tensor built
     from run-time numbers that are not a tensor (`ms.Tensor([x[0, j].item() for j in
-    range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`), and `self.<attr>` read in a
+    range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`, `ms.Tensor([toks[-1]], ms.int32)` of
+    a list grown with `int(logits.argmax())`; `toks[0]` of `toks = [1]` compiles), and `self.<attr>` read in a
     compiled function that stores a Python number on it (`self.calls += 1`, `self.n =
     self.n + 1`, `self.ratio = 0.5`, `self.ratio = 1.0 - 0.1 * self.calls`, `self.alpha =
     min(1.0, self.step / k)`, `self.seen += t` with `t = ids.shape[1]`, a shape's int; read

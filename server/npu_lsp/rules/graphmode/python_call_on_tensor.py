@@ -56,7 +56,8 @@ class PythonCallOnTensor(GraphRule):
     stored on `self` in `__init__`, or `min(self.hyps.worst, t)` with a number attribute of
     a plain object held on `self`; tensors alone and constants alone
     compile), calls of classes built by `collections.namedtuple` (also one the compiled
-    function makes itself) or declared as `typing.NamedTuple`, and of the module's own
+    function makes itself; given tensors created from constants, `State(z, z)` of `z =
+    ops.zeros((n, 4), ms.float32)`, it is built while compiling and compiles) or declared as `typing.NamedTuple`, and of the module's own
     `@dataclass` and plain classes (no base, not a jit_class; also subclasses of
     `OrderedDict`, `dict` or such a plain class, HF's `ModelOutput`), with graph variables (also
     `ta = ta.write(t, h)`, a plain object's method returning `self` whose result rebinds the
