@@ -721,7 +721,9 @@ class _Opaque:
                 # module constant bound to the tuple; an index `int(x.max()) % 3` the graph
                 # computes compiles; fresh v5 seed 11500025)
                 return True
-            return self.tensor_index and self._fallback_tensor_index(e.slice, func, env, depth)
+            return self.tensor_index and (
+                self._fallback_tensor_index(e.slice, func, env, depth) or self._reversed_loop_index(e.slice, func)
+            )
         if (
             isinstance(e, ast.ListComp)
             and len(e.generators) == 1
@@ -910,6 +912,33 @@ class _Opaque:
         if not items:
             return None
         return any(self.value(x, callee, bound, depth + 1) for x in items)
+
+    def _reversed_loop_index(self, index: ast.expr, func: ast.AST) -> bool:
+        """Does `index` read the variable of a `for` over `reversed(...)` that LAX runs by JIT
+        Fallback (`for t in reversed(range(x.shape[1]))`)? Each `t` is a Python int the graph
+        gets at run time, so `x[:, t]` is a Python object whose shape is unknown while
+        compiling (measured, written/heldout31a case `rnn_reverse_time_loop_reversed_range`,
+        probes `fix31d_rv_*`: given to `nn.RNNCell` it fails, "Tensor(shape=[-2])", to
+        `nn.Dense` "'int' object has no attribute '__len__'", also `x[:, t:t + 1]`; summed it
+        compiles, and so do `reversed(range(4))` and `reversed(range(T))` with `T =
+        x.shape[1]`, which MindSpore folds)."""
+        if func is not self.ctx.function or not self.ctx.mentions("reversed"):
+            return False  # (`host_iterable` reads the names of the function being checked)
+        from npu_lsp.rules.graphmode.host_values import host_iterable  # cycle
+        for n in ast.walk(index):
+            if type(n) is not ast.Name or not isinstance(n.ctx, ast.Load):
+                continue
+            st = self._last_assignment(n, func)
+            if (
+                isinstance(st, ast.For)
+                and isinstance(st.target, ast.Name)
+                and st.target.id == n.id
+                and isinstance(st.iter, ast.Call)
+                and self.ctx.qualname(st.iter.func) == "builtins.reversed"
+                and host_iterable(st.iter, self.ctx, 0)
+            ):
+                return True
+        return False
 
     def _fallback_tensor_index(self, index: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
         """Is `index` a tensor LAX builds by JIT Fallback (`ms.Tensor(v)` of a fallback value
