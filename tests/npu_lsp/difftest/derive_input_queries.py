@@ -41,6 +41,12 @@ MEASURED_UNLESS_GIVEN = {"mindspore.ops.norm": {"argument": "dim", "position": 2
 #: Fallback value compile under LAX (written/gen18 probes `fix29b_am_*`, `fix29b_ti_argmax_fb`:
 #: its `input.shape` / `input.dtype` reads only decide `if`s, run as Python)
 MEASURED_COMPILE = frozenset({"mindspore.ops.argmax"})
+#: functions the reading above misses that fail on such a value, measured (not derived):
+#: `ops.arange` casts every bound to the widest dtype of the three (`_get_max_type`), so a
+#: JIT Fallback bound (`max(t.tolist())`, `len(t.tolist())`) fails under LAX, "For 'Cast',
+#: the input 'dtype' expect a type, but got AbstractNegligible" (written/heldout31a case
+#: `mask_make_non_pad_mask_tolist_lengths`, probes `fix31d_ar_*`; `int(t.max())` compiles)
+MEASURED_QUERIES = frozenset({"mindspore.ops.arange"})
 #: primitives whose instance, bound at module level (`dtype_ = P.DType()` in
 #: ops/function/nn_func.py), a function calls on its input: `dtype_(input)` of `ops.gelu`
 #: reads the dtype as `P.DType()(input)` does (measured, fresh v5 seed 11100046; written/gen18
@@ -372,7 +378,7 @@ def main() -> None:
         "unsupported_statement_functions": _unsupported_statement_functions(),
         "_source": f"derived by tests/npu_lsp/difftest/derive_input_queries.py from MindSpore {mindspore.__version__}",
         "cells": cells,
-        "functions": functions,
+        "functions": sorted(set(functions) | MEASURED_QUERIES),
         "functions_unless_given": MEASURED_UNLESS_GIVEN,
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n")

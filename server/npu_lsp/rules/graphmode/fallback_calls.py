@@ -294,9 +294,38 @@ def built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
         v = v.elt  # a list of numbers read from a tensor, one per item
     elif isinstance(v, (ast.List, ast.Tuple)):
         return any(
-            not isinstance(x, ast.Starred) and a.kind(x, func) == Kind.VAR for x in v.elts
+            not isinstance(x, ast.Starred) and (a.kind(x, func) == Kind.VAR or item_of_number_list(x, ctx, func))
+            for x in v.elts
         ) and all(not isinstance(x, ast.Starred) and a.kind(x, func) != Kind.TENSOR for x in v.elts)
     return a.kind(v, func) == Kind.VAR
+
+
+def item_of_number_list(e: ast.expr, ctx: Context, func: ast.AST) -> bool:
+    """`toks[-1]` of a list the function grows with run-time numbers (`toks.append(int(
+    logits.argmax()))`) before the read, or in a loop around both: the item is a run-time
+    number, though the flow keeps the list's constant start (measured, written/heldout31a
+    case `greedy_python_list_tokens_tolist`, probes `fix31d_tl_*`: `ms.Tensor([toks[-1]],
+    ms.int32)` given to `nn.Embedding` then `nn.GRUCell` fails under LAX, "Tensor(shape=[-2])",
+    and STRICT refuses the script, "the inputs should be constant"; `toks[0]` of `toks = [1]`
+    stays the constant it started as and compiles)."""
+    if not (isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and isinstance(e.ctx, ast.Load)):
+        return False
+    from npu_lsp.rules.graphmode.python_call_on_tensor import _reaches  # cycle
+
+    a = analyzer(ctx)
+    name = e.value
+    start = a.single_assignment(name.id, func)
+    if (
+        isinstance(e.slice, ast.Constant)
+        and type(e.slice.value) is int
+        and isinstance(start, ast.List)
+        and 0 <= e.slice.value < len(start.elts)
+    ):
+        return False  # an item the list started with (`toks[0]`: measured, compiles)
+    return any(
+        c.how == "append" and c.args and a.kind(c.args[-1], func) == Kind.VAR and _reaches(c.node, name, func, ctx)
+        for c in a.changes(name.id, func)
+    )
 
 
 def comprehension_item(name: ast.Name, at: ast.AST, ctx: Context, func: ast.AST) -> ast.expr | None:

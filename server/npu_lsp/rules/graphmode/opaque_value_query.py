@@ -165,7 +165,8 @@ class FallbackValueShapeQuery(GraphRule):
     `CellList` blocks and the blocks of an `nn.SequentialCell` (past blocks that do not
     query it: `nn.ReLU`, `nn.Dropout`), lists holding it (also grown by `.append`), its attributes (`.shape`,
     a namedtuple's fields, also unpacked: `v, s = Out(x, 2.0)`); an instance of a module's
-    `collections.namedtuple` class, built as Python under LAX even from tensors, counts as
+    `collections.namedtuple` class, built as Python under LAX even from tensors (not from
+    tensors created from constants, `ops.zeros((n, 4))`: built while compiling), counts as
     one, and so does an instance of its `typing.NamedTuple` classes, dataclasses and plain
     classes built from a graph variable (`Box(x, 2.0)`; from constants it is a constant),
     wherever it travels: into a sub-cell or helper it is given to, and back out of one that
@@ -198,7 +199,8 @@ class FallbackValueShapeQuery(GraphRule):
     one item, and MindSpore keeps the others graph values. Also JIT Fallback objects: an
     f-string of a run-time value (`x + len(f"{float(x.mean()):.3f}") * 0`), a tensor built
     from run-time numbers that are not a tensor (`ms.Tensor([x[0, j].item() for j in
-    range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`), and `self.<attr>` read in a
+    range(3)], ms.float32)`, `ms.Tensor(float(x.sum()))`, `ms.Tensor([toks[-1]], ms.int32)` of
+    a list grown with `int(logits.argmax())`; `toks[0]` of `toks = [1]` compiles), and `self.<attr>` read in a
     compiled function that stores a Python number on it (`self.calls += 1`, `self.n =
     self.n + 1`, `self.ratio = 0.5`, `self.ratio = 1.0 - 0.1 * self.calls`, `self.alpha =
     min(1.0, self.step / k)`, `self.seen += t` with `t = ids.shape[1]`, a shape's int; read
@@ -380,6 +382,17 @@ class FallbackValueShapeQuery(GraphRule):
             why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
         if why:
             yield ctx.diagnostic(self, node, why)
+
+
+def _built_while_compiling(call: ast.Call, ctx: Context, func: ast.AST) -> bool:
+    """Is every argument of the Python call `call` a constant or a tensor created from
+    constants (`ops.zeros((n, 4), ms.float32)`)? MindSpore then runs the call while compiling
+    and its result is a constant, not a JIT Fallback object."""
+    a = analyzer(ctx)
+    args = [*call.args, *(k.value for k in call.keywords)]
+    return all(
+        not isinstance(x, ast.Starred) and (a.kind(x, func) == Kind.CONST or a.created_tensor(x, func)) for x in args
+    )
 
 
 def _recomputed_scale(call: ast.Call) -> bool:
@@ -734,7 +747,9 @@ class _Opaque:
                 # module constant bound to the tuple; an index `int(x.max()) % 3` the graph
                 # computes compiles; fresh v5 seed 11500025)
                 return True
-            return self.tensor_index and self._fallback_tensor_index(e.slice, func, env, depth)
+            return self.tensor_index and (
+                self._fallback_tensor_index(e.slice, func, env, depth) or self._reversed_loop_index(e.slice, func)
+            )
         if (
             isinstance(e, ast.ListComp)
             and len(e.generators) == 1
@@ -789,8 +804,11 @@ class _Opaque:
             ):
                 # measured (written/lax probes `gf_pi_nt_*`): LAX builds an instance of a
                 # module's namedtuple class as Python, even of a tensor (`p = Pair(x, 1)`;
-                # `self.dense(p.a + p.b)` fails, "'int' object has no attribute '__len__'")
-                return True
+                # `self.dense(p.a + p.b)` fails, "'int' object has no attribute '__len__'");
+                # of constants and tensors created from constants it is built while compiling,
+                # a constant (written/heldout31a probes `fix31d_nt_*`: `State(z, z)` of `z =
+                # ops.zeros((x.shape[0], 4), ms.float32)` given to `nn.LSTMCell` compiles)
+                return not _built_while_compiling(e, self.ctx, func)
             if (
                 isinstance(e.func, ast.Attribute)
                 and isinstance(e.func.value, ast.Name)
@@ -920,6 +938,33 @@ class _Opaque:
         if not items:
             return None
         return any(self.value(x, callee, bound, depth + 1) for x in items)
+
+    def _reversed_loop_index(self, index: ast.expr, func: ast.AST) -> bool:
+        """Does `index` read the variable of a `for` over `reversed(...)` that LAX runs by JIT
+        Fallback (`for t in reversed(range(x.shape[1]))`)? Each `t` is a Python int the graph
+        gets at run time, so `x[:, t]` is a Python object whose shape is unknown while
+        compiling (measured, written/heldout31a case `rnn_reverse_time_loop_reversed_range`,
+        probes `fix31d_rv_*`: given to `nn.RNNCell` it fails, "Tensor(shape=[-2])", to
+        `nn.Dense` "'int' object has no attribute '__len__'", also `x[:, t:t + 1]`; summed it
+        compiles, and so do `reversed(range(4))` and `reversed(range(T))` with `T =
+        x.shape[1]`, which MindSpore folds)."""
+        if func is not self.ctx.function or not self.ctx.mentions("reversed"):
+            return False  # (`host_iterable` reads the names of the function being checked)
+        from npu_lsp.rules.graphmode.host_values import host_iterable  # cycle
+        for n in ast.walk(index):
+            if type(n) is not ast.Name or not isinstance(n.ctx, ast.Load):
+                continue
+            st = self._last_assignment(n, func)
+            if (
+                isinstance(st, ast.For)
+                and isinstance(st.target, ast.Name)
+                and st.target.id == n.id
+                and isinstance(st.iter, ast.Call)
+                and self.ctx.qualname(st.iter.func) == "builtins.reversed"
+                and host_iterable(st.iter, self.ctx, 0)
+            ):
+                return True
+        return False
 
     def _fallback_tensor_index(self, index: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
         """Is `index` a tensor LAX builds by JIT Fallback (`ms.Tensor(v)` of a fallback value
