@@ -175,3 +175,95 @@ def test_an_edit_of_a_caller_rechecks_the_callee(tmp_path: Path, env: dict[str, 
     again = run("--timings", *args, cwd=root, env=env)
     assert json.loads(again.stderr.strip().splitlines()[-1])["checked"] == 0
     assert codes(again) == STRICT_TENSOR
+
+
+# MASS's grad_clip.py (models/research/nlp/mass): the callee's module defines the constants,
+# the caller imports them and passes them. MindSpore 2.10 compiles this package at lax and
+# strict (judged as a package: /tmp runs of main.py with MS_DEV_JIT_SYNTAX_LEVEL=1 and 0):
+# `clip_type` is the Python int 1, so `if clip_type != 0 and clip_type != 1:` folds.
+CLIP = """from mindspore import nn, ops
+
+CLIP_TYPE = 1
+CLIP_VALUE = 8.0
+
+
+class ClipGradients(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.clip_by_norm = nn.ClipByNorm()
+
+    def construct(self, grads, clip_type, clip_value):
+        if clip_type != 0 and clip_type != 1:
+            return grads
+        new_grads = ()
+        for grad in grads:
+            if clip_type == 0:
+                t = ops.clip_by_value(grad, -clip_value, clip_value)
+            else:
+                t = self.clip_by_norm(grad, ops.scalar_to_tensor(clip_value))
+            new_grads = new_grads + (t,)
+        return new_grads
+"""
+
+CLIP_NET = """from mindspore import nn
+
+from .clip import CLIP_TYPE, CLIP_VALUE, ClipGradients
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.clip = ClipGradients()
+
+    def construct(self, x, y):
+        return self.clip((x, y), CLIP_TYPE, CLIP_VALUE)
+"""
+
+def clip_project(root: Path, clip: str = CLIP, net: str = CLIP_NET) -> Path:
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "clip.py").write_text(clip)
+    (pkg / "net.py").write_text(net)
+    return root
+
+
+@pytest.mark.parametrize("level", ["lax", "strict"])
+def test_a_constant_of_the_callees_module_passed_by_name_folds(
+    tmp_path: Path, env: dict[str, str], level: str
+) -> None:
+    root = clip_project(tmp_path / "p")
+    proc = run("--no-cache", "--no-config", "--format", "json", "--syntax-level", level, ".", cwd=root, env=env)
+    assert codes(proc) == []
+
+
+def test_an_imported_name_is_passed_as_a_reference_unless_rebound() -> None:
+    """The caller's summary names the imported constant (only the callee, which holds the
+    module, reads its value); a name the caller rebinds is its own value, no reference."""
+    import ast
+
+    from npu_lsp.rules.graphmode import xcalls
+    from npu_lsp.scope import summarize
+
+    def passed(net: str) -> tuple[object, ...]:
+        info = summarize(ast.parse(net), "pkg/net.py", "pkg.net", net)
+        (call,) = [c for c in info.xcalls if c[0] == "pkg.clip.ClipGradients.construct"]
+        return tuple(xcalls.reference(p) for p in call[2])
+
+    assert passed(CLIP_NET) == (None, ("pkg.clip", "CLIP_TYPE"), ("pkg.clip", "CLIP_VALUE"))
+    rebound = CLIP_NET.replace("        return self.clip(", "        CLIP_TYPE = x.sum()\n        return self.clip(")
+    assert passed(rebound) == (None, None, ("pkg.clip", "CLIP_VALUE"))
+
+
+def test_an_edit_of_the_callees_constant_rechecks_it(tmp_path: Path, env: dict[str, str]) -> None:
+    """The constant is read from the callee's own file: editing it checks the callee again,
+    and the warm run says what a cold run says."""
+    root = clip_project(tmp_path / "p")
+    args = ("--no-config", "--format", "json", "--syntax-level", "lax", ".")
+    assert codes(run(*args, cwd=root, env=env)) == []
+    clip = root / "pkg" / "clip.py"
+    for text in (CLIP.replace("CLIP_TYPE = 1", "CLIP_TYPE = CLIP_VALUE > 1"), CLIP):
+        clip.write_text(text)
+        warm = run(*args, cwd=root, env=env)
+        assert warm.stdout == run("--no-cache", *args, cwd=root, env=env).stdout
+    assert codes(warm) == []

@@ -1490,9 +1490,23 @@ class Analyzer:
                     return None
                 p = (xcalls.CONST, self._type_class(default, self._bare_fn(func)) or "?", ())
             if p[0] == xcalls.UNKNOWN:
-                return None
+                p = self._own_constant(p)
+                if p is None:
+                    return None
             out.append(p)
         return out
+
+    def _own_constant(self, p: xcalls.Passed) -> xcalls.Passed | None:
+        """The literal a caller passes by naming a constant of this very module (`from
+        .grad_clip import GRADIENT_CLIP_TYPE` then `self.clip(grads, GRADIENT_CLIP_TYPE)`):
+        MindSpore compiles the Python value, so the callee sees a constant. Only this
+        module's own constants: another module's would not be part of this file's cache key."""
+        ref = xcalls.reference(p)
+        if ref is None or ref[0] != self.ctx.scopes.info.module:
+            return None
+        from npu_lsp.rules.graphmode.host_list_iterated import _module_constant
+
+        return xcalls.literal(_module_constant(ref[1], self.ctx))
 
     def _forwarded_args(
         self, fn: _Fn, name: str, spec: _Param

@@ -96,7 +96,7 @@ def outgoing(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> tup
                     target = _target(node, imports, {}, {}, module_instances, {})
                     if target is not None:
                         env = env or _Env(None, _statements(tree.body))
-                        _record(node, target, env, info.module, out)
+                        _record(node, target, env, info.module, out, imports)
     return tuple(out)
 
 
@@ -243,7 +243,7 @@ def _scan(
         target = _target(call, imports, held, listed, local, loop_vars)
         if target is not None:
             env = env or _Env(func, body)  # the function's names, once it calls out
-            _record(call, target, env, module, out)
+            _record(call, target, env, module, out, imports)
 
 
 class _Lines:
@@ -318,16 +318,39 @@ def _target(
     return _imported(f, imports)
 
 
-def _record(call: ast.Call, target: str | None, env: _Env, module: str, out: list[XCall]) -> None:
+def _record(
+    call: ast.Call, target: str | None, env: _Env, module: str, out: list[XCall], imports: Mapping[str, str]
+) -> None:
     if target is None or any(isinstance(a, ast.Starred) for a in call.args):
         return
     if target.rpartition(".")[2][:1].isupper():
         return  # `Block(...)` builds a cell (by the naming convention): nothing it passes is compiled
     if any(k.arg is None for k in call.keywords):
         return  # `**kwargs`: which parameters it fills is not known
-    args = tuple(_passed(env.fact(a, 0)) for a in call.args)
-    kws = tuple((k.arg, _passed(env.fact(k.value, 0))) for k in call.keywords if k.arg is not None)
+    args = tuple(_argument(a, env, imports) for a in call.args)
+    kws = tuple((k.arg, _argument(k.value, env, imports)) for k in call.keywords if k.arg is not None)
     out.append((target, module, args, kws))
+
+
+#: the type class of a `_reference`: an argument that is a name imported from the project
+REF = "ref:"
+
+
+def _argument(a: ast.expr, env: _Env, imports: Mapping[str, str]) -> Passed:
+    """The fact of one argument; a bare name imported from the project (`from .grad_clip
+    import GRADIENT_CLIP_TYPE`) and not rebound here is passed as a reference to it (unknown
+    to everyone but a callee that can read the named module's constants: `reference`)."""
+    if type(a) is ast.Name and a.id in imports and a.id not in env.params and a.id not in env.bindings:
+        return UNKNOWN, REF + imports[a.id], ()
+    return _passed(env.fact(a, 0))
+
+
+def reference(p: Passed) -> tuple[str, str] | None:
+    """(module, name) of an argument passed as a reference to an imported name, else None."""
+    if p[0] != UNKNOWN or not p[1].startswith(REF):
+        return None
+    module, _, name = p[1][len(REF) :].rpartition(".")
+    return module, name
 
 
 def _passed(f: Fact) -> Passed:
@@ -347,6 +370,22 @@ def _python(v: av.Value) -> object:
     if isinstance(v, av.Sequence):
         return tuple(_python(x) for x in v.elements or ())
     return None
+
+
+def literal(e: ast.expr | None) -> Passed | None:
+    """The fact of a literal constant (int, float, str, bool, None, tuples of them), else None."""
+    if e is None or not _literal(e):
+        return None
+    v = av.constant(ast.literal_eval(e))
+    return (CONST, type_class(v), (_python(v),)) if v.known and _is_const(v) else None
+
+
+def _literal(e: ast.expr) -> bool:
+    if type(e) is ast.Constant:
+        return e.value is None or isinstance(e.value, (int, float, str, bool))
+    if type(e) is ast.UnaryOp and isinstance(e.op, (ast.USub, ast.UAdd)):
+        return type(e.operand) is ast.Constant and isinstance(e.operand.value, (int, float))
+    return type(e) is ast.Tuple and all(_literal(x) for x in e.elts)
 
 
 def value(p: Passed) -> av.Value:
