@@ -220,6 +220,17 @@ def module_function(fname: str, ctx: Context) -> ast.FunctionDef | None:
 _FUNCTIONS_KEY = "helpers.module_functions"
 
 
+def module_value_once(name: str, ctx: Context) -> ast.expr | None:
+    """The value of `name = <value>`, when that is the only plain assignment to `name` at the
+    module's top level (a module-level tensor or array a script builds once)."""
+    values = [
+        st.value
+        for st in ctx.tree.body
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets)
+    ]
+    return values[0] if len(values) == 1 else None
+
+
 def quoted(node: ast.AST, ctx: Context) -> bool:
     """Does the text of `node`'s lines hold a quote? Without one it holds no str literal,
     so no str constant: a test on its text, before any walk of its nodes."""

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
+from npu_lsp.rules.graphmode.helpers import module_value_once
 from npu_lsp.rules.graphmode.ranks import ranks
 
 _TENSOR = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor"})
@@ -212,13 +213,8 @@ def _explicit_dtype(e: ast.expr, ctx: Context, depth: int) -> str | None:
     if depth > 6:
         return None
     if isinstance(e, ast.Name):
-        values = [
-            st.value
-            for st in ctx.tree.body
-            if isinstance(st, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets)
-        ]
-        return _explicit_dtype(values[0], ctx, depth + 1) if len(values) == 1 else None
+        bound = module_value_once(e.id, ctx)
+        return _explicit_dtype(bound, ctx, depth + 1) if bound is not None else None
     if not isinstance(e, ast.Call):
         return None
     f = e.func

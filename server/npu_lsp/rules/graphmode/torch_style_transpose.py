@@ -10,7 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
-from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.helpers import GraphRule, module_value_once
 from npu_lsp.rules.graphmode.ranks import ranks
 
 _RESHAPES = frozenset({"view", "reshape"})
@@ -270,12 +270,8 @@ def _module_rank(e: ast.expr, ctx: Context, depth: int) -> int | None:
     if depth > 6:
         return None
     if isinstance(e, ast.Name):
-        values = [
-            st.value
-            for st in ctx.tree.body
-            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in st.targets)
-        ]
-        return _module_rank(values[0], ctx, depth + 1) if len(values) == 1 else None
+        bound = module_value_once(e.id, ctx)
+        return _module_rank(bound, ctx, depth + 1) if bound is not None else None
     if not isinstance(e, ast.Call):
         return None
     f = e.func
