@@ -213,6 +213,18 @@ def _targets_ascend_or_unknown(tree: ast.Module, ctx: Context) -> bool:
     return not sets_context
 
 
+def _is_main_guard(test: ast.expr) -> bool:
+    """`__name__ == "__main__"`, either way round."""
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+    ):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )
+
+
 def _runs_itself(tree: ast.Module) -> bool:
     """Is the module a script: an `if __name__ == "__main__":` block, or a top-level statement
     calling a class or function the module defines (`print(Model()(x))`, `net = Net()`)?"""
@@ -222,7 +234,7 @@ def _runs_itself(tree: ast.Module) -> bool:
         if isinstance(st, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
     }
     for st in tree.body:
-        if isinstance(st, ast.If) and "__main__" in ast.dump(st.test):
+        if isinstance(st, ast.If) and _is_main_guard(st.test):
             return True
         if isinstance(st, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
             isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in own
