@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.jit_class_variable_argument import jit_class_called
 from npu_lsp.rules.graphmode.map_closure_free_variable import local_function
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
 
 @rule(code="MS183", name="cell-built-from-runtime-value", severity="error", family="graphmode")
@@ -257,7 +258,6 @@ def _runtime(arg: ast.expr, ctx: Context) -> bool:
     return a.kind(arg).dynamic
 
 
-_TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
 
 
 def _constant_tensor(arg: ast.expr, ctx: Context) -> bool:
@@ -267,7 +267,7 @@ def _constant_tensor(arg: ast.expr, ctx: Context) -> bool:
     e: ast.expr | None = arg
     if isinstance(e, ast.Name):
         e = a.single_assignment(e.id, ctx.function)
-    if not isinstance(e, ast.Call) or not e.args or ctx.qualname(e.func) not in _TENSOR_CLASS:
+    if not isinstance(e, ast.Call) or not e.args or ctx.qualname(e.func) not in TENSOR_CLASS:
         return False
     return all(a.kind(x) == Kind.CONST for x in [*e.args, *(k.value for k in e.keywords)])
 

@@ -9,8 +9,7 @@ import ast
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import analyzer
-
-_TENSOR_MAKERS = ("mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor")
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 
 
 def constant_data(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
@@ -52,7 +51,7 @@ def constant_tensor(e: ast.expr, ctx: Context) -> ast.Call | None:
         if value is None:
             return None
         e = value
-    if not isinstance(e, ast.Call) or (ctx.qualname(e.func) or "") not in _TENSOR_MAKERS:
+    if not isinstance(e, ast.Call) or (ctx.qualname(e.func) or "") not in TENSOR_MAKERS:
         return None
     args = [*e.args, *(k.value for k in e.keywords)]
     return e if args and all(constant_data(a, ctx) for a in args) else None

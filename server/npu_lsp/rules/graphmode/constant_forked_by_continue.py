@@ -16,11 +16,11 @@ from npu_lsp.rules.graphmode.control import bindings
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import FUNCS, GraphRule
 from npu_lsp.rules.graphmode.ranks import ranks
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 from npu_lsp.rules.graphmode.unrolled_loop_depth import _call_depth_limit, _Walker
 
 #: the tensor constructors and fills whose constant result MindSpore folds (`Tensor(1.0,
 #: ms.float32)`, `ops.ones((), ms.float32)`): value given by the first argument, or fixed
-_CONSTRUCTORS = frozenset({"mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
 _FILLS = {"mindspore.ops.ones": 1.0, "mindspore.ops.zeros": 0.0}
 
 #: arithmetic on two Python numbers: folded, and equal results merge (measured)
@@ -124,7 +124,7 @@ class _Simulation:
 
     def _call(self, call: ast.Call, env: dict[str, Value], depth: int) -> Value:
         q = self.ctx.qualname(call.func) or ""
-        if q in _CONSTRUCTORS and call.args and not isinstance(call.args[0], (ast.List, ast.Tuple)):
+        if q in TENSOR_MAKERS and call.args and not isinstance(call.args[0], (ast.List, ast.Tuple)):
             v = self.value(call.args[0], env, depth + 1)
             return ("t", v) if isinstance(v, float) else _VAR
         if q in _FILLS and call.args and isinstance(call.args[0], (ast.Tuple, ast.Constant)):

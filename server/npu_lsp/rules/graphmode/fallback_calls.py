@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode import calls_table
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_attrs, held_by_default
 from npu_lsp.rules.graphmode.python_instances import built_classes, class_instance
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 from npu_lsp.rules.graphmode.values import _lax_fallback, module_built_callable
 from npu_lsp.scope import InitAssigns
 
@@ -264,9 +265,7 @@ def formats_value(e: ast.JoinedStr, ctx: Context, func: ast.AST) -> bool:
 
 
 #: the tensor constructors (`ms.Tensor(v)` of a fallback value is made by Python at run time)
-TENSOR_CONSTRUCTORS = frozenset(
-    {"mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"}
-)
+TENSOR_CONSTRUCTORS = TENSOR_MAKERS
 
 
 def built_tensor(call: ast.Call, ctx: Context, func: ast.AST) -> bool:

@@ -16,8 +16,7 @@ from npu_lsp.rules.graphmode.fallback_list_max import (
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _grown_names
-
-_TENSOR = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor"})
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
 
 def _shown(n: ast.Name, ctx: Context) -> bool:
@@ -39,7 +38,7 @@ def _to_tensor(n: ast.Name, ctx: Context) -> bool:
     `ls_sq_seqcell_rows_append_n2`); what fails after it is a shape that differs from the
     list's (fallbackflows `ff_looplist__list_tensor`), not told from here."""
     parent = ctx.parent(n)
-    return type(parent) is ast.Call and bool(parent.args) and parent.args[0] is n and ctx.qualname(parent.func) in _TENSOR
+    return type(parent) is ast.Call and bool(parent.args) and parent.args[0] is n and ctx.qualname(parent.func) in TENSOR_CLASS
 
 
 def first_read_after(loop: ast.For, name: str, ctx: Context) -> ast.Name | None:

@@ -12,13 +12,13 @@ from npu_lsp.rules.graphmode.fallback_list_max import maybe_constant
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.interpreted import interpreted
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
 #: loss functions that read the dtype of these arguments while compiling: (position, keyword)
 _LOSSES = {
     "mindspore.ops.cross_entropy": ((0, "input"), (2, "weight")),
     "mindspore.ops.nll_loss": ((0, "inputs"), (2, "weight")),
 }
-_TENSOR = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor"})
 
 
 def _argument(call: ast.Call, at: int, key: str) -> ast.expr | None:
@@ -113,7 +113,7 @@ class FallbackTensorToLoss(GraphRule):
                 built = bound
             if not (
                 isinstance(built, ast.Call)
-                and ctx.qualname(built.func) in _TENSOR
+                and ctx.qualname(built.func) in TENSOR_CLASS
                 and built.args
                 and not _dtype_known(built)
                 and interpreted(built.args[0], ctx, ctx.function)

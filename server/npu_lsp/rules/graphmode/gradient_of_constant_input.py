@@ -14,6 +14,7 @@ from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.differentiated_function_called_again import applied_at, grad_operation
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 
 #: the builders whose gradient is the first input's by default (`ms.grad`, `ops.grad`)
 _BUILDERS = frozenset({"grad"})
@@ -201,7 +202,7 @@ def _tensor_call(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int) -
     last = q.rsplit(".", 1)[-1]
     if last not in _TENSORS and last not in _CREATORS:
         return False
-    if last in _TENSORS and q not in ("mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor"):
+    if last in _TENSORS and q not in TENSOR_MAKERS:
         return False
     args = [*e.args, *(k.value for k in e.keywords)]
     return bool(args) and all(_host(a, where, ctx, depth + 1) for a in args)

@@ -13,6 +13,7 @@ from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.parameter_list_entry_argument import module_calls
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 
 #: the builders of a gradient function, by the qualified name's last part
 _GRAD = "grad"
@@ -207,7 +208,7 @@ def _host_tensor(e: ast.expr, ctx: Context) -> bool:
     if not isinstance(e, ast.Call):
         return False
     q = ctx.qualname(e.func) or ""
-    return q in ("mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor")
+    return q in TENSOR_MAKERS
 
 
 # ---------------------------------------------------------------------------- walk

@@ -17,6 +17,7 @@ from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.host_values import host_names
 from npu_lsp.rules.graphmode.interpreted import interpreted
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
 Shape = tuple[int | None, ...]
 
@@ -819,7 +820,7 @@ def _shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
     if q == "mindspore.ops.squeeze" and e.args:
         axis = e.args[1] if len(e.args) > 1 else _keyword(e, ("axis", "dim"))
         return _squeezed(_shape(e.args[0], ctx, depth + 1), axis)
-    if q in _TENSOR and e.args and isinstance(e.args[0], (ast.List, ast.Tuple)):
+    if q in TENSOR_CLASS and e.args and isinstance(e.args[0], (ast.List, ast.Tuple)):
         return _literal_shape(e.args[0])  # `ms.Tensor([tokens[-1]], ms.int32)`
     if q.startswith("mindspore.ops.") and e.args:
         last = q.rpartition(".")[2]
@@ -1251,7 +1252,6 @@ def _entry_shapes(func: ast.FunctionDef | ast.AsyncFunctionDef, kind: str, ctx: 
     return out
 
 
-_TENSOR = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor"})
 
 
 def _module_tensor(e: ast.expr, ctx: Context, depth: int) -> bool:
@@ -1265,7 +1265,7 @@ def _module_tensor(e: ast.expr, ctx: Context, depth: int) -> bool:
     if not isinstance(e, ast.Call):
         return False
     q = ctx.qualname(e.func) or ""
-    if q in _TENSOR or q.startswith(("mindspore.ops.", "mindspore.numpy.")):
+    if q in TENSOR_CLASS or q.startswith(("mindspore.ops.", "mindspore.numpy.")):
         return True
     f = e.func
     return isinstance(f, ast.Attribute) and f.attr in ("astype", "reshape", "to", "float") and not q and _module_tensor(f.value, ctx, depth + 1)
@@ -1294,7 +1294,7 @@ def _module_shape(e: ast.expr, ctx: Context, depth: int) -> Shape | None:
         return None
     q = ctx.qualname(f) or ""
     last = q.rpartition(".")[2]
-    if q in _TENSOR:
+    if q in TENSOR_CLASS:
         data = e.args[0] if e.args else _keyword(e, ("input_data",))
         if isinstance(data, (ast.List, ast.Tuple)):
             return _literal_shape(data)

@@ -21,16 +21,16 @@ import ast
 from npu_lsp.astutil import range_count
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS, TENSOR_MAKERS
 
 #: names and calls followed from one read (a chain of stages passing `x` along)
 _DEPTH = 12
 #: builtins and constructors whose result is interpreted when an argument is
 _CARRIERS = frozenset(
     {"len", "float", "int", "round", "abs", "sum", "max", "min", "enumerate", "zip", "list", "tuple", "sorted", "reversed", "range"}
-    | {"mindspore.Tensor", "mindspore.common.tensor.Tensor"}
+    | TENSOR_CLASS
 )
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_TENSOR_CTORS = frozenset({"mindspore.Tensor", "mindspore.tensor", "mindspore.common.tensor.Tensor"})
 #: builtins making text; MindSpore knows them (`calls_table.graph_builtins`) but runs them by
 #: JIT Fallback on a run-time value
 _TEXT = frozenset({"str", "repr", "format"})
@@ -130,7 +130,7 @@ def interpreted(e: ast.expr, ctx: Context, func: ast.AST, depth: int = 0) -> boo
         sl = e.slice  # type: ignore[attr-defined]
         return any(
             type(i) is ast.Call
-            and ctx.qualname(i.func) in _TENSOR_CTORS
+            and ctx.qualname(i.func) in TENSOR_MAKERS
             and any(interpreted(a, ctx, func, depth + 1) for a in i.args)
             for i in (sl.elts if type(sl) is ast.Tuple else [sl])
         )

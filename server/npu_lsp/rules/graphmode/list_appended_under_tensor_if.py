@@ -12,6 +12,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, terminates
 from npu_lsp.rules.graphmode.tensor_filtered_comprehension import _runtime_scalars
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_MAKERS
 
 _GROW = frozenset({"append", "extend", "insert"})
 
@@ -283,12 +284,9 @@ _MEASURES = {
     "mindspore.ops.stack": "For 'Stack', the 'len of input_x' must be int and must >= 1, but got '0'",
     # measured (written/heldout21a probes `tc22_*ms_tensor*`, case heldout19a
     # `r2_moe_capacity_python_counts`): a tensor made from the joined list, at both levels
-    "mindspore.Tensor": "The pointer[data_abs] is null",
-    "mindspore.common.tensor.Tensor": "The pointer[data_abs] is null",
-    "mindspore.tensor": "The pointer[data_abs] is null",
+    **dict.fromkeys(TENSOR_MAKERS, "The pointer[data_abs] is null"),
 }
 #: of `_MEASURES`, the calls that may also take a dtype after the list
-_WITH_DTYPE = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.tensor"})
 
 
 def _measured_after(name: str, loop: ast.For, func: ast.AST, ctx: Context) -> tuple[str, str] | None:
@@ -304,7 +302,7 @@ def _measured_after(name: str, loop: ast.For, func: ast.AST, ctx: Context) -> tu
             and n.args[0].id == name
         ):
             q = ctx.qualname(n.func)
-            if q in _MEASURES and (len(n.args) == 1 or len(n.args) == 2 and q in _WITH_DTYPE):
+            if q in _MEASURES and (len(n.args) == 1 or len(n.args) == 2 and q in TENSOR_MAKERS):
                 return ctx.segment(n.func), _MEASURES[q]
     return None
 

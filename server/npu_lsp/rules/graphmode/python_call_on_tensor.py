@@ -21,11 +21,11 @@ from npu_lsp.rules.graphmode.dynamic_shape import (
 from npu_lsp.rules.graphmode.flow import GROWERS, Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
 from npu_lsp.rules.graphmode.helpers import GraphRule, narrowed_off_tensor
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 from npu_lsp.rules.graphmode.tensor_to_host import string_of_tensor
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
 
-_TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
-_FROM_NUMPY = frozenset(f"{c}.from_numpy" for c in _TENSOR_CLASS)
+_FROM_NUMPY = frozenset(f"{c}.from_numpy" for c in TENSOR_CLASS)
 
 # builtins the graph folds on constants and maps onto tensors, but interprets for run-time scalars
 _SCALAR_FOLDED = frozenset({"min", "max"})
@@ -220,7 +220,7 @@ class PythonCallOnTensor(GraphRule):
                 f"Python, which STRICT refuses (inputs should be constant); keep the list on `self` (or in a module-level list)",
             )
             return
-        if q in _TENSOR_CLASS:
+        if q in TENSOR_CLASS:
             yield from self._tensor_of_variables(node, ctx)
             return
         if q in _FROM_NUMPY:

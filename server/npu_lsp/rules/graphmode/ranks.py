@@ -42,6 +42,7 @@ from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS
 from npu_lsp.rules.graphmode.shape_folded import _shape_condition
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS, TENSOR_MAKERS
 from npu_lsp.rules.graphmode.values import instances
 
 Shape = tuple[int | None, ...]
@@ -115,7 +116,6 @@ _OUT_SIZE_KEYWORD: Final = {
 _LAYER_PARAMS: Final[dict[str, dict[str, list[list[object]]]]] = {
     f"mindspore.nn.{k}": v for k, v in _DATA["layer_parameters"].items() if k != "_doc"
 }
-_TENSOR_CTORS: Final = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.tensor"})
 _SHAPED_MAKERS: Final = frozenset({"zeros", "ones", "empty", "full", "randn", "rand", "standard_normal", "random"})
 _SIZED_RANDOM: Final = frozenset({"uniform", "normal", "randint", "random", "standard_normal", "random_sample"})
 _SAME_NUMPY_METHODS: Final = frozenset({"astype", "copy", "float", "to", "contiguous"})
@@ -580,7 +580,7 @@ class _Host:
         f = e.func
         q = self.ctx.qualname(f) or ""
         last = q.rpartition(".")[2]
-        if q in _TENSOR_CTORS or q == "mindspore.Parameter":
+        if q in TENSOR_MAKERS or q == "mindspore.Parameter":
             if e.args:
                 data = self.of(e.args[0], where, d)
                 return () if _num(data) else data
@@ -1041,7 +1041,7 @@ class Ranks:
         names = cls.elts if isinstance(cls, ast.Tuple) else [cls]
         quals = [self.ctx.qualname(n) or "" for n in names]
         if is_tensor(v):
-            return any(q in _TENSOR_CTORS or q == "mindspore.common.Tensor" for q in quals) or None
+            return any(q in TENSOR_CLASS for q in quals) or None
         if v == NONE:
             return False if all(q and q != "builtins.type" for q in quals) else None
         return None
@@ -1395,7 +1395,7 @@ class Ranks:
             return None
         call, init = found
         q = self.ctx.qualname(call.func) or ""
-        if not (q in _TENSOR_CTORS or q == "mindspore.Parameter" or (q.startswith("mindspore.ops.") and q.rpartition(".")[2] in _SHAPED_MAKERS)):
+        if not (q in TENSOR_MAKERS or q == "mindspore.Parameter" or (q.startswith("mindspore.ops.") and q.rpartition(".")[2] in _SHAPED_MAKERS)):
             return None
         got = self.host.of(call, init)
         return got if isinstance(got, tuple) else None
@@ -1992,7 +1992,7 @@ class Ranks:
                 return None
             others = [self.ev(a, env, func, depth) for a in (*e.args[1:], *kws.values())]
             return apply(_FUNCS[last], src, call_args[1:], kws, others)
-        if q in _TENSOR_CTORS or (q.startswith("mindspore.ops.") and last in _SHAPED_MAKERS):
+        if q in TENSOR_MAKERS or (q.startswith("mindspore.ops.") and last in _SHAPED_MAKERS):
             got = self.host.of(e, func)
             shape = e.args[0] if e.args else None
             if (
@@ -2005,7 +2005,7 @@ class Ranks:
                 # dims where they are known in the graph
                 dims = [self.ev(d, env, func, depth) for d in shape.elts]
                 return tuple(d if type(d) is int else None for d in dims)
-            if got is None and q in _TENSOR_CTORS and e.args and self._static(e.args[0], func, 0):
+            if got is None and q in TENSOR_MAKERS and e.args and self._static(e.args[0], func, 0):
                 # `ms.Tensor(x.shape[-1], ms.float32)`: a number the graph knows while
                 # compiling (a shape, a length, a constant) makes a 0-d tensor
                 return ()

@@ -10,6 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
 #: reductions measured on MindSpore 2.10 with a Tensor axis (written/apisurface probes
 #: `av_axis_tensor_*`): Tensor methods and `mindspore.ops` functions, axis as the first
@@ -17,7 +18,6 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 _REDUCTIONS = frozenset({"sum", "mean", "amax"})
 #: reduction primitives applied as `ops.ReduceSum()(x, axis)`
 _REDUCE_PRIMITIVES = frozenset({"ReduceSum"})
-_TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
 
 
 @rule(code="MS171", name="reduction-axis-tensor", severity="error", family="graphmode")
@@ -98,7 +98,7 @@ def _axis_argument(node: ast.Call, ctx: Context) -> ast.expr | None:
 
 def _tensor_call(e: ast.expr | None, ctx: Context) -> bool:
     """`Tensor(1, ms.int32)`, `Tensor((0, 1))`: a Tensor of literal numbers."""
-    if not (isinstance(e, ast.Call) and e.args and ctx.qualname(e.func) in _TENSOR_CLASS):
+    if not (isinstance(e, ast.Call) and e.args and ctx.qualname(e.func) in TENSOR_CLASS):
         return False
     data = e.args[0]
     items = data.elts if isinstance(data, (ast.Tuple, ast.List)) else [data]

@@ -10,8 +10,8 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import Rule, rule
 from npu_lsp.rules.graphmode.helpers import module_value_once
 from npu_lsp.rules.graphmode.ranks import ranks
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
-_TENSOR = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor"})
 #: the dtype names numpy and MindSpore share, and how MindSpore prints them
 _DTYPES = {
     "float16": "Float16", "float32": "Float32", "float64": "Float64", "bfloat16": "BFloat16",
@@ -124,7 +124,7 @@ def _declaration(st: ast.stmt, ctx: Context) -> tuple[str, list[ast.Call]] | Non
     specs = st.value.args
     if st.value.keywords or not specs:
         return None
-    if not all(isinstance(s, ast.Call) and ctx.qualname(s.func) in _TENSOR for s in specs):
+    if not all(isinstance(s, ast.Call) and ctx.qualname(s.func) in TENSOR_CLASS for s in specs):
         return None
     return f.value.id, [s for s in specs if isinstance(s, ast.Call)]
 
@@ -220,7 +220,7 @@ def _explicit_dtype(e: ast.expr, ctx: Context, depth: int) -> str | None:
     f = e.func
     given = next((k.value for k in e.keywords if k.arg == "dtype"), None)
     q = ctx.qualname(f) or ""
-    if q in _TENSOR:
+    if q in TENSOR_CLASS:
         if given is None and len(e.args) > 1:
             given = e.args[1]
         if given is not None:

@@ -15,6 +15,7 @@ from npu_lsp.rules.graphmode.host_values import host_iterable as _host_iterable
 from npu_lsp.rules.graphmode.result_kinds import (
     STATIC_ATTRS as _STATIC_ATTRS,  # a filter on them is a constant
 )
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
 # builtins answered while compiling
 _CONST_BUILTINS = frozenset({"isinstance", "len", "type", "hasattr", "callable", "issubclass"})
@@ -266,7 +267,7 @@ def _is_sink(call: ast.Call, ctx: Context) -> bool:
     null'), while `len`, a `for`, `return`, `ops.addn` and `ops.concat` of a range-filtered
     list compile."""
     q = ctx.qualname(call.func) or ""
-    return q == "builtins.sum" or q in _TENSOR_CLASS or (q.startswith("mindspore.") and q.rsplit(".", 1)[-1] == "stack")
+    return q == "builtins.sum" or q in TENSOR_CLASS or (q.startswith("mindspore.") and q.rsplit(".", 1)[-1] == "stack")
 
 
 #: `Tensor(data)`: the graph builds a Tensor from constant data only, and interprets any other
@@ -274,7 +275,6 @@ def _is_sink(call: ast.Call, ctx: Context) -> bool:
 #: is none (measured, written/heldout18b case `r2_det_box_area_filter_list_comprehension` and
 #: probes `tf20_*`: "When handling script 'Tensor(input_data, ...)' in graph mode, the inputs
 #: should be constant", or "The pointer[input_1] is null"; `len` of it compiles)
-_TENSOR_CLASS = frozenset({"mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"})
 
 
 def _sums_python_ints(consumer: ast.Call, node: ast.ListComp | ast.GeneratorExp, ctx: Context) -> bool:

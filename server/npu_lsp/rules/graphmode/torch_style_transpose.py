@@ -12,6 +12,7 @@ from npu_lsp.rules.graphmode.entries import entry_callers
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, module_value_once
 from npu_lsp.rules.graphmode.ranks import ranks
+from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 
 _RESHAPES = frozenset({"view", "reshape"})
 
@@ -282,7 +283,7 @@ def _module_rank(e: ast.expr, ctx: Context, depth: int) -> int | None:
         return _module_rank(f.value, ctx, depth + 1)
     q = ctx.qualname(f) or ""
     last = q.rpartition(".")[2]
-    if q in ("mindspore.Tensor", "mindspore.common.tensor.Tensor") and e.args:
+    if q in TENSOR_CLASS and e.args:
         return _module_rank(e.args[0], ctx, depth + 1)
     if q.startswith(("numpy.", "mindspore.ops.", "mindspore.numpy.")) and last in _ARRAY_MAKERS and e.args:
         shape = e.args[0]
