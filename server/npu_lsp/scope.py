@@ -39,6 +39,7 @@ from npu_lsp.astutil import (
     self_attr,
 )
 from npu_lsp.columns import LineColumns
+from npu_lsp.reexports import public_name
 
 if TYPE_CHECKING:
     from npu_lsp.engine import WorkspaceIndex
@@ -263,7 +264,7 @@ def qualname(
         base = _head(expr.value.id, imports, module, classes, functions)
         if base is None or (base.startswith("builtins.") and not _builtin_has(expr.value.id, expr.attr)):
             return None
-        return f"{base}.{expr.attr}"
+        return public_name(f"{base}.{expr.attr}")
     attrs: list[str] = []  # the chain's attributes, last first
     while isinstance(expr, ast.Attribute):
         attrs.append(expr.attr)
@@ -277,7 +278,7 @@ def qualname(
         return None
     attrs.append(base)
     attrs.reverse()
-    return ".".join(attrs)
+    return public_name(".".join(attrs))
 
 
 def _builtin_has(name: str, attr: str) -> bool:
@@ -376,7 +377,7 @@ def _collect_imports(tree: ast.Module, module: str, package: bool = False) -> di
                     base = ".".join([*anchor, base] if base else anchor)
                 for a in st.names:
                     if a.name != "*":
-                        imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+                        imports[a.asname or a.name] = public_name(f"{base}.{a.name}") if base else a.name
             elif (
                 isinstance(st, ast.Assign)
                 and len(st.targets) == 1
