@@ -30,6 +30,7 @@ _CARRIERS = frozenset(
     {"len", "float", "int", "round", "abs", "sum", "max", "min", "enumerate", "zip", "list", "tuple", "sorted", "reversed", "range"}
     | TENSOR_CLASS
 )
+_FROM_NUMPY = frozenset(f"{c}.from_numpy" for c in ("mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"))
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: builtins making text; MindSpore knows them (`calls_table.graph_builtins`) but runs them by
 #: JIT Fallback on a run-time value
@@ -175,7 +176,9 @@ def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
         return any(_run_time(x, ctx, func) for x in [*call.args, *(k.value for k in call.keywords)])
     if type(f) is ast.Name and f.id in _named_tuples(ctx):
         return True  # LAX builds a NamedTuple instance as Python (PyExecute)
-    if name in _CARRIERS:
+    if name in _CARRIERS or name in _FROM_NUMPY:
+        # `ms.Tensor.from_numpy(np.ascontiguousarray(x.asnumpy()))` wraps the Python object
+        # as `ms.Tensor(...)` does (fresh v5 seed 11900176: a comprehension over its shape fails)
         return any(interpreted(a, ctx, func, depth) for a in call.args)
     if _arithmetic_lambda(f, ctx, func) and any(interpreted(a, ctx, func, depth) for a in call.args):
         # `f = lambda t: t * 2; x = f(x) / 2` of such a value: Python arithmetic on the

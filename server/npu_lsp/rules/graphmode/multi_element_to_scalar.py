@@ -29,8 +29,11 @@ class MultiElementTensorToScalar(GraphRule):
     broadcasting, indexing and the ops of the table `ms_shapes.json`, `functools.partial` of a
     helper or an op (`functools.partial(scale, factor=2.0)(x)` compiles as `scale(x,
     factor=2.0)`), closures a module-level factory returns (`f = make_scaler(2.0)` then
-    `f(x)`), `ops.concat` / `ops.cat` / `ops.stack` of a display of tensors, loops over
-    `range` and lists of numbers, dicts of numbers, and `min` / `max` / `math` functions of
+    `f(x)`), lambdas (module-level or bound in the function: `f0 = lambda t: t * 2`),
+    `ops.concat` / `ops.cat` / `ops.stack` of a display of tensors, items of a list display
+    stored and read at constant indices (`outs = [None, None]; outs[0] = x * 2`), loops over
+    `range` and lists of numbers (a `for` over a list display a name holds is unrolled, its
+    `if best is None or v > best:` decided on each pass), dicts of numbers, and `min` / `max` / `math` functions of
     numbers known while compiling (of a run-time scalar, such as `max(float(x[0, 0]), 0.5)`,
     they run by JIT Fallback under LAX: what they touch becomes a Python object whose
     `argmax()` runs as in PyNative, and nothing is said). Notably
@@ -70,6 +73,9 @@ class MultiElementTensorToScalar(GraphRule):
     - `tensor_item` in mindspore/ops/composite/multitype_ops/_compile_utils.py (2.10): `.item()`
       takes only `()` and `(1,)`; a `(1, 1)` Dense output in a decoder loop: the written set
       `heldout18a` (`tts_tacotron_inference_stop_token_loop`) and its probes `fe18a_ti_*`.
+    - Local lambdas, list items stored at constant indices and unrolled loops over a list of
+      numbers keeping the best item: written/lax probes `genfresh32_rk_*` and fresh v5 seeds
+      11900069, 11900076, 11900089, measured on MindSpore 2.10 CPU.
     - Shapes through `functools.partial`, joins, number loops and dicts, and constant
       `min` / `max` / `math` calls: probes `vl19_*` (tests/npu_lsp/fixtures/written/gen18/probes),
       measured on MindSpore 2.10 CPU (`max(float(x[0, 0]), 0.5)` compiles under LAX as JIT

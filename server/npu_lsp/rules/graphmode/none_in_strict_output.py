@@ -34,7 +34,11 @@ class NoneInStrictOutput(GraphRule):
     tensor, `if row.sum() > 0:` in `for row in x`, a conditional expression on a tensor, an
     `assert` on a tensor, a test on `ms.mutable(2)`), there or in a sub-cell, method or
     helper it calls. A `construct` compiled by `ms.jit(net.construct)` or `ms.jit(net)` is
-    such a top function too.
+    such a top function too. A conditional expression does not count when MindSpore folds
+    its value: both sides give the same constant (`x.shape if x.mean() >= 0 else (2, 3)` of
+    a `(2, 3)` `x`), every read of the name it is bound to picks an item both sides give
+    alike (`y1[0]` of `x.shape` / `(2, 5)`), or nothing reads it. An `if` statement counts
+    even then.
 
     ## Why is this bad?
     A STRICT graph's output drops its `None` elements: `(out, None)` comes back to Python as a
@@ -96,6 +100,12 @@ class NoneInStrictOutput(GraphRule):
       function) make `return x, None` fail under STRICT like a tensor `if`; `assert
       x.shape[0] == 2` does not; `ms.jit(net.construct)` (also inside a function) and
       `ms.jit(net)` of a `construct` with a tensor `if` fail, without the `if` they compile.
+    - MindSpore 2.10, measured (written/lax probes `genfresh32_nn_*`, fresh v5 seed
+      11900112): a conditional expression on a tensor whose value is folded (the same
+      constant on both sides, an item both sides give alike, or an unread name), also in a
+      sub-cell, leaves `return x, None` compiling under STRICT; other constants on the sides
+      (`(4, 5)`, `2 if ... else 3`) fail, and so does an `if` statement binding 2 (or 0.5)
+      on both sides.
       Difftest seeds 9900173, 9970107, 10500069, 10600046, 11200175.
     """
 
@@ -273,10 +283,14 @@ def _runtime_branch(fn: ast.FunctionDef, ctx: Context) -> ast.stmt | ast.expr | 
         calls: list[ast.Call] = []
         for n in own_nodes(f):
             t = type(n)
-            if (t is ast.If or t is ast.While or t is ast.IfExp or t is ast.Assert) and (
-                a.kind(n.test, f).dynamic  # type: ignore[attr-defined]
-                or _reduces_host_scalars(n.test, f, ctx)  # type: ignore[attr-defined]
-                or _reads_mutable_scalar(n.test, f, ctx)  # type: ignore[attr-defined]
+            if (
+                (t is ast.If or t is ast.While or t is ast.IfExp or t is ast.Assert)
+                and (
+                    a.kind(n.test, f).dynamic  # type: ignore[attr-defined]
+                    or _reduces_host_scalars(n.test, f, ctx)  # type: ignore[attr-defined]
+                    or _reads_mutable_scalar(n.test, f, ctx)  # type: ignore[attr-defined]
+                )
+                and not (t is ast.IfExp and _ifexp_folded(n, f, ctx))  # type: ignore[arg-type]
             ):
                 return n  # type: ignore[return-value]
             if t is ast.Call and depth < 3:
@@ -287,6 +301,73 @@ def _runtime_branch(fn: ast.FunctionDef, ctx: Context) -> ast.stmt | ast.expr | 
                 seen.add(id(callee))
                 todo.append((callee, depth + 1))
     return None
+
+
+#: an expression whose value MindSpore does not know while compiling
+_NOT_CONSTANT = object()
+
+
+def _ifexp_folded(n: ast.IfExp, f: ast.FunctionDef, ctx: Context) -> bool:
+    """Does no run-time switch of the conditional expression `n` reach the graph? Unlike an
+    `if` statement, whose continuation is a graph both sides call, a conditional expression is
+    a value: when both sides give the same constant, or every read of the name it is bound to
+    picks an item both sides give alike, or nothing reads it, MindSpore folds the reads and
+    drops the switch (measured, written/lax probes `genfresh32_nn_*`: `y1 = x.shape if x.mean()
+    >= 0 else (2, 3)` or `(2, 5)`, then `x + y1[0]`; `2 if ... else 2`; an unread `y1 = x * 2
+    if ... else x`; then `return x, None` compiles under STRICT, while `(4, 5)`, `2 if ... else
+    3` and an `if` statement binding 2 on both sides fail: "Invalid abstract;AbstractNone";
+    fresh v5 seed 11900112)."""
+    body, orelse = _constant(n.body, f, ctx), _constant(n.orelse, f, ctx)
+    if _same(body, orelse):
+        return True
+    up = ctx.parent(n)
+    if not (type(up) is ast.Assign and len(up.targets) == 1 and type(up.targets[0]) is ast.Name):
+        return False
+    name = up.targets[0].id
+    for m in own_nodes(f):
+        if type(m) is not ast.Name or m.id != name or type(m.ctx) is not ast.Load:
+            continue
+        read = ctx.parent(m)
+        if not (type(read) is ast.Subscript and read.value is m and type(read.slice) is ast.Constant):
+            return False
+        i = read.slice.value
+        if not (type(i) is int and type(body) is tuple and type(orelse) is tuple):
+            return False
+        if not (-len(body) <= i < len(body) and -len(orelse) <= i < len(orelse) and _same(body[i], orelse[i])):
+            return False
+    return True
+
+
+def _constant(e: ast.expr, f: ast.FunctionDef, ctx: Context) -> object:
+    """The value of `e` MindSpore knows while compiling `f` (the same in every call of it): a
+    literal, a tuple of such values (an item may be `_NOT_CONSTANT`), a tensor's `shape` of
+    known dims, an int the shapes model knows (`x.shape[0]`, `x.ndim`), a folded constant."""
+    t = type(e)
+    if t is ast.Constant:
+        return e.value  # type: ignore[attr-defined]
+    if t is ast.Tuple:
+        return tuple(_constant(x, f, ctx) for x in e.elts)  # type: ignore[attr-defined]
+    from npu_lsp.rules.graphmode.ranks import ranks
+
+    if t is ast.Attribute and e.attr == "shape":  # type: ignore[attr-defined]
+        shapes = ranks(ctx).value_at(e.value, f)  # type: ignore[attr-defined]
+        first = shapes[0] if shapes else None
+        if type(first) is tuple and all(type(d) is int for d in first) and all(s == first for s in shapes):
+            return first
+        return _NOT_CONSTANT
+    got = ranks(ctx).value_at(e, f)
+    if got and type(got[0]) is int and all(type(v) is int and v == got[0] for v in got):
+        return got[0]
+    return _NOT_CONSTANT
+
+
+def _same(a: object, b: object) -> bool:
+    """Are `a` and `b` one constant, of one type all through (MindSpore joins them into it)?"""
+    if type(a) is not type(b) or a is _NOT_CONSTANT:
+        return False
+    if type(a) is tuple and type(b) is tuple:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def _reads_mutable_scalar(test: ast.expr, fn: ast.FunctionDef, ctx: Context) -> bool:

@@ -908,7 +908,10 @@ class Ranks:
 
     def _statement_effect(self, st: ast.stmt, env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
         if any(k[:2] == _LIST for k in env):
+            stored = self._item_stored(st, env, func, depth)
             _forget_changed_lists(st, env)
+            if stored is not None:
+                env[stored[0]] = stored[1]
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
             if st.value is None:
                 return env
@@ -1068,6 +1071,11 @@ class Ranks:
             items = [self.ev(x, env, func, depth) for x in it.elts]
         else:
             got = self.ev(it, env, func, depth)
+            if not isinstance(got, Items) and type(it) is ast.Name:
+                # a list a display or an unrolled comprehension made, as it was then (`vals0 =
+                # [i * 0.5 for i in range(3)]`, then `for v in vals0:` keeping the best `v`:
+                # fresh v5 seed 11900076)
+                got = env.get(_LIST + it.id)
             if not isinstance(got, Items):
                 return None
             items = list(got.values)  # `for extra in inputs[1:]` over `*inputs`
@@ -1088,6 +1096,11 @@ class Ranks:
                     return None
                 return (v == NONE) == isinstance(test.ops[0], ast.Is)
             return None
+        if isinstance(test, ast.BoolOp):
+            return self._fold_bool_op(test, env, func)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            got = self._fold(test.operand, env, func)
+            return None if got is None else not got
         v = self.ev(test, env, func, 0)
         if isinstance(v, int):
             return bool(v)
@@ -1097,6 +1110,39 @@ class Ranks:
             return None
         folded = values(self.ctx)._folded(test, func)
         return folded
+
+    def _item_stored(self, st: ast.stmt, env: Env, func: ast.AST, depth: int) -> tuple[str, Items] | None:
+        """The items of a list after `name[i] = value` with a constant `i` in range, when the
+        name holds known items: MindSpore compiles the store into a new list of that length
+        (fresh v5 seed 11900089: `outs0 = [None, None]; outs0[0] = x * 2; outs0[1] = x;` then
+        `x = outs0[0] - outs0[1]` keeps `x`'s shape)."""
+        if not (type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Subscript):
+            return None
+        t = st.targets[0]
+        if type(t.value) is not ast.Name:
+            return None
+        key = _LIST + t.value.id
+        got = env.get(key)
+        i = _int(t.slice)
+        if not isinstance(got, Items) or i is None or not -len(got.values) <= i < len(got.values):
+            return None
+        values = list(got.values)
+        values[i] = self.ev(st.value, env, func, depth)
+        return key, Items(tuple(values))
+
+    def _fold_bool_op(self, test: ast.BoolOp, env: Env, func: ast.AST) -> bool | None:
+        """`a or b` / `a and b` decided by the operands MindSpore decides while compiling: an
+        `or` is true once one operand is, an `and` false once one is (`best is None or v >
+        best` on the first pass of an unrolled loop, while `best` is still None)."""
+        decisive = isinstance(test.op, ast.Or)
+        undecided = False
+        for operand in test.values:
+            got = self._fold(operand, env, func)
+            if got is decisive:
+                return decisive
+            if got is None:
+                undecided = True
+        return None if undecided else not decisive
 
     def _assign(self, t: ast.expr, v: Val, value: ast.expr, env: Env, func: ast.AST, depth: int) -> None:
         if isinstance(t, ast.Name):
@@ -1181,6 +1227,10 @@ class Ranks:
             if isinstance(e.value, ast.Name) and self._free_number_entry(e, e.value.id, func):
                 return NUM
             base = self.ev(e.value, env, func, depth)
+            if base is None and type(e.value) is ast.Name:
+                # the items of a list display or unrolled comprehension the name holds, as
+                # constant-index stores left them (`outs = [None, None]; outs[0] = x * 2`)
+                base = env.get(_LIST + e.value.id)
             if isinstance(base, Keywords):
                 sub = e.slice
                 return base.get(sub.value)[1] if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else None
@@ -1285,11 +1335,13 @@ class Ranks:
         return Items(tuple(self.ev(e.value, {**env, index.id: i, row.id: src[1:]}, func, depth) for i in range(src[0])))
 
     def _lambda_call(self, f: ast.Name, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
-        """What a call of a module-level lambda gives (`NORM = lambda t: t / (ops.abs(t).max()
-        + 1)` then `x = NORM(x)`: fresh v5 seed 11500004, where `int(x.argmax())` after it
-        fails), its body evaluated on the arguments' values; None for anything else."""
-        bound = self.host.only_binding(f.id, self.ctx.tree)
-        lam = bound[0] if bound is not None else None
+        """What a call of a lambda bound once in `func` or at module level gives (`NORM = lambda
+        t: t / (ops.abs(t).max() + 1)` then `x = NORM(x)`: fresh v5 seed 11500004, where
+        `int(x.argmax())` after it fails; `f0 = lambda t: t * 2` then `x = f0(x) / 2` in a
+        closure: fresh v5 seed 11900069), its body evaluated on the arguments' values, the
+        names it does not bind read where it was made; None for anything else."""
+        bound = self.host.only_binding(f.id, func)
+        lam, scope = bound if bound is not None else (None, self.ctx.tree)
         if not isinstance(lam, ast.Lambda) or depth > 4 or e.keywords:
             return None
         a = lam.args
@@ -1300,7 +1352,7 @@ class Ranks:
             return None
         inner: Env = {p: self.ev(x, {}, self.ctx.tree, depth) for p, x in zip(params[len(params) - len(a.defaults) :], a.defaults, strict=True)}
         inner.update({p: self.ev(x, env, func, depth) for p, x in zip(params, e.args, strict=False)})
-        return self.ev(lam.body, inner, self.ctx.tree, depth + 1)
+        return self.ev(lam.body, inner, scope, depth + 1)
 
     def _closure(self, name: str, func: ast.AST) -> ast.FunctionDef | None:
         """The function `def name` nested in `func` (a closure `construct` defines and calls),
