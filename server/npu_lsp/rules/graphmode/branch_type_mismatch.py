@@ -980,11 +980,15 @@ class BranchTypeMismatch(GraphRule):
             elif seen_tensor is not None and kind in (Kind.CONST, Kind.VAR) and (
                 _python_scalar(operand, a)
                 or _str_constant(operand)
+                or type(operand) is ast.Tuple
                 or (type(operand) is ast.Call and isinstance(vals.of(operand), av.Scalar))
             ):
                 # `t and "a"` is `"a" if t else t`: measured, a str meets the tensor too
-                # ("Type Join Failed: dtype1 = String, dtype2 = Any")
-                what = "str" if _str_constant(operand) else "bool"
+                # ("Type Join Failed: dtype1 = String, dtype2 = Any"), and so does a tuple
+                # display (`(x[0, 0] < 0) and (2, 3) or x.shape`: "AbstractTuple cannot join
+                # with AbstractTensor" at both levels, written/lax probes `fix32b_gj_tuple_*`;
+                # fresh v4 seed 9910014)
+                what = "str" if _str_constant(operand) else "tuple" if type(operand) is ast.Tuple else "bool"
                 yield ctx.diagnostic(
                     self,
                     node,

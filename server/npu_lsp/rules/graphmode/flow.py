@@ -76,6 +76,9 @@ def _shape_item(e: ast.expr) -> bool:
         return isinstance(e.value, ast.Attribute) and e.value.attr == "shape"
     return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len"
 
+#: MindSpore cells that run a network on the inputs they are called with
+_TRAIN_WRAPPERS = frozenset({"TrainOneStepCell", "TrainOneStepWithLossScaleCell", "WithLossCell"})
+
 
 class Kind(IntEnum):
     """How much is known at compile time; larger = more dynamic."""
@@ -2164,10 +2167,50 @@ class Analyzer:
                     last = (q or dotted_last(value.func)).rsplit(".", 1)[-1]
                     if q and q.startswith("mindspore.") and last in ("jit", "ms_function") and value.args:
                         last = self._jit_wrapped_class(name, value.args[0], assignments) or last
+                    last = self._train_step_network(last, name, assignments) or last
                     self._instances[name] = self._factory_class(value.func) or last
             self._add_aliases(assignments)
         return self._instances
 
+    def _train_step_network(self, last: str, name: str, assignments: dict[str, ast.expr]) -> str | None:
+        """For `name` bound to `nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), opt)` (the
+        `WithLossCell` inline or by a module-level name), to that `WithLossCell`, or to
+        `ms.jit(step)` of either: the class of `net`, when its `construct` takes one input.
+        Calling the step calls the wrapper with all its inputs, and `WithLossCell` gives the
+        first (the data) to `net`, so the step's first argument is `net`'s input (measured,
+        fresh v4 seed 9930030: a join of float16 and float32 tensors under a tensor condition
+        fails under `ms.jit(step)`, "The pointer[seq_abs] is null", as under `value_and_grad`
+        and as its forward alone does, "Cannot join"; written/lax probes `fix32b_gj_*`)."""
+        if last not in _TRAIN_WRAPPERS:
+            return None
+        value = assignments.get(name)
+        if isinstance(value, ast.Call) and dotted_last(value.func) in ("jit", "ms_function") and value.args:
+            inner = value.args[0]
+            value = assignments.get(inner.id) if isinstance(inner, ast.Name) and inner.id != name else None
+        with_loss = self._with_loss_call(value, assignments)
+        if with_loss is None and isinstance(value, ast.Call) and dotted_last(value.func) != "WithLossCell" and value.args:
+            with_loss = self._with_loss_call(value.args[0], assignments)  # TrainOneStepCell(wrapped, opt)
+        if with_loss is None or not with_loss.args or not isinstance(with_loss.args[0], ast.Name):
+            return None
+        built = assignments.get(with_loss.args[0].id)
+        if not isinstance(built, ast.Call) or not isinstance(built.func, (ast.Name, ast.Attribute)):
+            return None
+        cls = dotted_last(built.func)
+        info = self.ctx.scopes.info.classes.get(cls)
+        construct = info.methods.get("construct") if info is not None else None
+        if not isinstance(construct, ast.FunctionDef) or construct.args.vararg:
+            return None
+        inputs = [*construct.args.posonlyargs, *construct.args.args][1:]
+        return cls if len(inputs) == 1 else None
+
+    @staticmethod
+    def _with_loss_call(e: ast.expr | None, assignments: dict[str, ast.expr]) -> ast.Call | None:
+        """`nn.WithLossCell(...)` given inline or by a module-level name bound to it."""
+        if isinstance(e, ast.Name):
+            e = assignments.get(e.id)
+        if isinstance(e, ast.Call) and isinstance(e.func, (ast.Name, ast.Attribute)) and dotted_last(e.func) == "WithLossCell":
+            return e
+        return None
     def _factory_class(self, func: ast.expr) -> str | None:
         """The class of this module a factory call builds: `Net.from_config(cfg)` of a
         `@classmethod` / `@staticmethod` of `Net` every `return` of which calls `cls(...)` or

@@ -190,8 +190,8 @@ class HostListIterated(GraphRule):
     nodes = (ast.ListComp, ast.Call, ast.For)
     # the calls making host data, or a value JIT Fallback makes (`interpreted`; numpy calls
     # left out: `np.` is in most files, and numpy on run-time values mostly starts from host
-    # data)
-    words = (*_HOST_WORDS, "str(", ".format(", "math.", "functools.", "reduce(", "max(", "min(", "NamedTuple", "namedtuple(", "f'", 'f"')
+    # data; ` = None`: a name joined with None under a tensor condition, `interpreted._none_joined`)
+    words = (*_HOST_WORDS, "str(", ".format(", "math.", "functools.", "reduce(", "max(", "min(", "NamedTuple", "namedtuple(", "f'", 'f"', " = None")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         scope = ctx.scope

@@ -24,7 +24,7 @@ from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS, TENSOR_MAKERS
 
 #: names and calls followed from one read (a chain of stages passing `x` along)
-_DEPTH = 12
+_DEPTH = 24
 #: builtins and constructors whose result is interpreted when an argument is
 _CARRIERS = frozenset(
     {"len", "float", "int", "round", "abs", "sum", "max", "min", "enumerate", "zip", "list", "tuple", "sorted", "reversed", "range"}
@@ -193,8 +193,48 @@ def _call(call: ast.Call, ctx: Context, func: ast.AST, depth: int) -> bool:
         return any(interpreted(a, ctx, func, depth + 1) for a in call.args)
     if ctx.cache.get(_RANK_QUERY) and _computed_from(call, ctx, func, depth):
         return True
+    partial = _partial_of(f, ctx, func)
+    if partial is not None:
+        inner, bound = partial
+        given = [*bound.args[1:], *(k.value for k in bound.keywords), *call.args, *(k.value for k in call.keywords)]
+        return any(interpreted(a, ctx, func, depth + 1) for a in given) and _passes_through(inner, ctx, depth + 1)
     callee = _callee(call, ctx, func)
     return callee is not None and _returns(callee, ctx, depth + 1)
+
+
+def _partial_of(f: ast.expr, ctx: Context, func: ast.AST) -> tuple[ast.AST, ast.Call] | None:
+    """For a callee `functools.partial(g, ...)` (inline, or a local name bound once to it) of
+    a function `g` of this file: `g`'s definition and the `partial` call."""
+    if type(f) is ast.Name:
+        bound = analyzer(ctx).single_assignment(f.id, func)
+        if bound is None:
+            return None
+        f = bound
+    if type(f) is not ast.Call or not f.args or type(f.args[0]) is not ast.Name:
+        return None
+    if ctx.qualname(f.func) != "functools.partial":
+        return None
+    g = _defs(ctx).get(f.args[0].id)
+    return None if g is None else (g, f)
+
+
+def _passes_through(g: ast.AST, ctx: Context, depth: int) -> bool:
+    """Does every `return` of `g` give an interpreted value when its parameters hold one
+    (`return t * factor`)? `functools.partial(g, factor=2.0)(x)` of such an `x` is then one
+    too: MindSpore compiles the partial as a call of `g` (measured, written/lax probes
+    `fix32b_pt_*`: after `x = x * math.isfinite(x.sum())`, `functools.partial(scale_by,
+    factor=2.0)(x)`, also through a name or of a `g` returning `ops.relu(t) * factor`, then
+    a comprehension over `x.shape` fails as after a direct call; of a graph `x` it compiles;
+    fresh v5 seed 11700077)."""
+    key = ("interpreted.assumed", id(g))
+    if ctx.cache.get(key):
+        return False  # a cycle
+    ctx.cache[key] = True
+    try:
+        rets = [n for n in _own_statements(g) if type(n) is ast.Return and n.value is not None]
+        return bool(rets) and all(interpreted(r.value, ctx, g, depth) for r in rets)  # type: ignore[arg-type]
+    finally:
+        ctx.cache[key] = False
 
 
 def _arithmetic_lambda(f: ast.expr, ctx: Context, func: ast.AST) -> bool:
@@ -311,9 +351,24 @@ def _own_statements(func: ast.AST) -> list[ast.stmt]:
 
 def _name(e: ast.Name, ctx: Context, func: ast.AST, depth: int) -> bool:
     """The value of the last assignment of `e.id` that always runs before the read, or of
-    the parameter when no assignment comes first."""
+    the parameter when no assignment comes first; or a name joined with None under a tensor
+    condition (`_none_joined`)."""
     stmt = _statement_of(e, ctx)
-    return stmt is not None and _before(e.id, stmt, ctx, func, depth)
+    return stmt is not None and (_before(e.id, stmt, ctx, func, depth) or _none_joined(e, ctx, func))
+
+
+def _none_joined(e: ast.Name, ctx: Context, func: ast.AST) -> bool:
+    """Is `e` bound to None and to a value, one of them under an `if` on a tensor
+    (`none_join.none_joined`)? LAX joins the two into a Python object (`AbstractAny`), as it
+    does a JIT Fallback result, and arithmetic with it stays one (measured, written/lax probes
+    `fix32b_nj_*`: `aux = None; if x.sum() > 0: aux = x * 0.5`, then `if aux is not None: x =
+    x + aux` (or `x = x if aux is None else x + aux`) and a comprehension over `x[0]` or
+    `x.shape` fails, "The pointer[seq_abs] is null", in `construct`, a helper method or a
+    closure; under `if x.ndim == 2:`, or with `aux` only tested, it compiles; fresh v5 seed
+    11800006). Asked only of functions with a line binding None (a per-file line index)."""
+    from npu_lsp.rules.graphmode.none_join import may_hold_none, none_joined
+
+    return may_hold_none(func, ctx) and none_joined(e, func, ctx)
 
 
 def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
@@ -341,12 +396,12 @@ def _before(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) 
     return (
         _always_runs(last, stmt, ctx, func)
         or _python_loop(last, ctx, func, depth)
-        or _run_time_branch(last, stmt, ctx, func)
+        or _run_time_branch(last, stmt, ctx, func, depth)
         or _before(name, last, ctx, func, depth + 1)
     )
 
 
-def _run_time_branch(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) -> bool:
+def _run_time_branch(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
     """Is `s` on a side of an `if` on a run-time (tensor) condition, its other enclosing
     blocks holding `use` or unrolled loops? MindSpore compiles both sides and joins the
     Python object with the graph tensor into a Python object, whichever side runs
@@ -361,16 +416,25 @@ def _run_time_branch(s: ast.stmt, use: ast.stmt, ctx: Context, func: ast.AST) ->
         p = ctx.parent(p)
     a = analyzer(ctx)
     branch = False
+    child: ast.AST = s
     p = ctx.parent(s)
     while p is not None and p is not func:
         if id(p) in holders or _literal_range_loop(p):
             pass
-        elif type(p) is ast.If and a.kind(p.test, func).dynamic:
+        elif type(p) is ast.If and (a.kind(p.test, func).dynamic or _interpreted_test(p.test, ctx, func, depth)):
             branch = True
-        else:
+        elif not _kept_side(p, child, ctx, func):
+            # (a side MindSpore keeps, `if x.shape[0] > 1:` of a 2-row input, always runs:
+            # measured, written/lax probe `fix32b_nj_closure_shape_if_comp_for`)
             return False
-        p = ctx.parent(p)
+        child, p = p, ctx.parent(p)
     return branch and p is func
+
+
+def _interpreted_test(test: ast.expr, ctx: Context, func: ast.AST, depth: int) -> bool:
+    """A test on a Python object LAX holds (`if aux is not None:` with `aux` joined with None
+    under a tensor condition): decided at run time, so both sides are compiled and joined."""
+    return type(test) is ast.Compare and interpreted(test, ctx, func, depth + 1)
 
 
 def _carried(name: str, stmt: ast.stmt, ctx: Context, func: ast.AST, depth: int) -> bool:
@@ -540,6 +604,8 @@ def _param(name: str, ctx: Context, func: ast.AST, depth: int) -> bool:
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
     if name not in params:
         return False
+    if ctx.cache.get(("interpreted.assumed", id(func))):
+        return True  # asked by `_passes_through`: every parameter holds such a value
     scope = ctx.scopes.scopes.get(id(func))
     if scope is None:
         return False

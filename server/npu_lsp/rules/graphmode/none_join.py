@@ -67,7 +67,8 @@ def _none_lines(ctx: Context) -> list[int]:
     return hit
 
 
-def _may_hold_none(func: ast.AST, ctx: Context) -> bool:
+def may_hold_none(func: ast.AST, ctx: Context) -> bool:
+    """Has `func` a line that may bind or return None (a bisect in a per-file line index)?"""
     lines = _none_lines(ctx)
     start, end = getattr(func, "lineno", 0), getattr(func, "end_lineno", None) or 0
     i = bisect.bisect_left(lines, start)
@@ -238,7 +239,7 @@ def has_none_join(func: ast.AST, ctx: Context) -> bool:
     under a tensor condition?"""
     if _ifexp_none_join(func, ctx):
         return True
-    if not _may_hold_none(func, ctx):
+    if not may_hold_none(func, ctx):
         return False
     if any(
         _under_tensor_if(b, func, ctx, set()) for bs in _bindings(func, ctx).values() for b in bs
