@@ -747,7 +747,17 @@ def _collected_by_constructor(
 
 def _gathered_at_call(arg: ast.AST) -> list[str]:
     """`net.trainable_params()` (or another getter of `_PARAM_GETTERS`) of a plain name,
-    anywhere inside `arg` (an argument of a constructor call, an `__init__`): the names."""
+    anywhere inside `arg` (an argument of a constructor call, an `__init__`): the names.
+    Not the getters whose Parameters are cloned (`ParameterTuple(net.trainable_params())
+    .clone(prefix="ema")`): the clones are new Parameters named `ema.` + each name, and
+    the network's own never reach the graph (measured, written/heldout32a case
+    `ema_generator_assign_in_construct_clean` and probes `fix32c_ema_*`)."""
+    cloned = {
+        id(g)
+        for n in ast.walk(arg)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "clone"
+        for g in ast.walk(n.func.value)
+    }
     return [
         n.func.value.id
         for n in ast.walk(arg)
@@ -755,6 +765,7 @@ def _gathered_at_call(arg: ast.AST) -> list[str]:
         and isinstance(n.func, ast.Attribute)
         and n.func.attr in _PARAM_GETTERS
         and isinstance(n.func.value, ast.Name)
+        and id(n) not in cloned
     ]
 
 
