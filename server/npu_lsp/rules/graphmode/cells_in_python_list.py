@@ -1226,7 +1226,11 @@ def _stored_names(value: ast.expr, attr: str, ctx: Context, depth: int, top: boo
     Parameter name not written as a literal, or a container of cells or Parameters."""
     if _holds_cells(value, ctx):
         return None
+    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp)):
+        return set()  # a number, a string, arithmetic (a Tensor at most): no Parameter
     q = (ctx.qualname(value.func) or "") if isinstance(value, ast.Call) else ""
+    if q.startswith("mindspore.") and not q.startswith("mindspore.nn.") and not q.endswith(".Parameter"):
+        return set()  # `ops.ReduceMean()`, `ms.Tensor(...)`: no Parameter of the Cell
     if q.endswith(".Parameter"):
         given = next((k.value for k in value.keywords if k.arg == "name"), value.args[1] if len(value.args) > 1 else None)  # type: ignore[attr-defined]
         if given is None or (isinstance(given, ast.Constant) and given.value is None):

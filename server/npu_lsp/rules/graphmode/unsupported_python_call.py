@@ -904,7 +904,29 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
         return "dict"
     if isinstance(e, (ast.Name, ast.BinOp, ast.Attribute, ast.Call, ast.Subscript)) and isinstance(values(ctx).of(e), av.Str):
         return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self" and _self_str_given(e, ctx):
+        return "str"  # `self.model_name` of a Cell built with different str constants
     return None
+
+
+def _self_str_given(e: ast.Attribute, ctx: Context) -> bool:
+    """Is `self.<attr>` a str constant for every instance the file builds: stored in
+    `__init__` from str literals, or from the parameter every place building the Cell gives
+    a str literal (or leaves to a str default)? The values may differ between instances
+    (`Wrapper()`, `Wrapper("resnet18")`): each instance's graph holds a str (measured,
+    written/heldout32b case `factory_model_name_branch_in_construct`: `startswith` on it is
+    refused under STRICT, "cannot get attributes startswith or the String object")."""
+    from npu_lsp.rules.graphmode import constructed
+
+    cls = analyzer(ctx).owner_class(ctx.function) if ctx.function is not None else None
+    found = constructed.sources(cls, e.attr, ctx, defaults=True) if cls is not None else None
+    if not found:
+        return False
+    for src, where in found:
+        value = constructed.built(src, where, ctx) if isinstance(src, ast.Name) else src
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            return False
+    return True
 
 
 def _copied_container(e: ast.Call, ctx: Context) -> str | None:
