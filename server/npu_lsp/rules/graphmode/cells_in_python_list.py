@@ -40,6 +40,12 @@ class CellsInPythonList(Rule):
     written/heldout30a probes `fix30e_cd_*`) bring a single cell into the graph, and so does
     `self.adapters.get(tenant)` (with or without a default), while `tenant in self.adapters`
     brings none (measured: all compile; two such reads, or a loop over the keys, clash).
+    Cells of the file's own classes are named by what they store on `self` (a sub-cell's
+    Parameters become `attr.` + their path, an unnamed Parameter takes the attribute's name,
+    a given `name=` is kept), so instances of two classes whose names differ (`fc.*` beside
+    `fc1.*`, `lin.*` beside `proj.*`, `body.fc.weight` beside `body.weight`) compile, while
+    two instances of one class, or two classes both storing `lin`, clash (written/heldout32b
+    probes `fix32c_cl_*`).
     A single cell cannot clash either: a display of one, or a comprehension whose count is
     one for every instance built in the file (`[nn.Conv2d(chs[i], chs[i + 1], 3) for i in
     range(len(chs) - 1)]` with `chs=(3, 8)`; written/heldout24b probes `fe24_celllist_*`).
@@ -1206,7 +1212,7 @@ def _class_parameter_names(q: str, ctx: Context, depth: int, top: bool) -> froze
             return None
         if isinstance(n, (ast.Assign, ast.AnnAssign)):
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            attrs = _self_attrs([t for target in targets for t in ast.walk(target)])
+            attrs = _self_attrs([t for target in targets for t in ast.walk(target) if isinstance(t, ast.expr)])
             if not attrs or n.value is None:
                 continue
             for attr in attrs:

@@ -118,7 +118,8 @@ class DuplicateParameterNames(GraphRule):
     Flags a `@jit` function or a `construct` that uses two networks built at module level
     (directly, through the functions it calls, the functions given to
     `value_and_grad`/`grad` and the `construct` of module-level instances of its Cells, or
-    through `ParameterTuple(net.trainable_params())` gathered in `__init__`) whose parameters
+    through `ParameterTuple(net.trainable_params())` gathered in `__init__`, not when
+    `.clone(prefix=...)` renames the copies) whose parameters
     carry the same names, such as two instances of one Cell class or two networks from one
     factory function (`teacher = mlp(64)`, `student = mlp(8)`). Also flags a Parameter of the user's named like the state a built-in optimizer
     creates for itself (`name="global_step"`, `"momentum"`, `"beta1_power"`, or

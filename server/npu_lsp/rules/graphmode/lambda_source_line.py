@@ -42,7 +42,13 @@ class LambdaSourceLine(GraphRule):
     self.pairs` with `self.pairs = [(lambda x: ..., lambda y: ...), ...]`, `len(TABLE)`),
     called or not, and a loop variable called in compiled code that takes a lambda from such
     a literal (`for f in self.fns: f(x)`, `[inv(fwd(x)) for fwd, inv in self.augs]`;
-    written/heldout17b probes `fe17_lm_*`).
+    written/heldout17b probes `fe17_lm_*`). Also a lambda an `__init__` picks with a
+    conditional expression or `or` (`self.pool = (lambda t: ...) if pool == "avg" else
+    ...`, `self.post = post or (lambda t: t)`; the arm the construction's literal picks,
+    or every arm when all are lambdas), one a module-level conditional binds, lambdas
+    appended to a list (`self.tfs.append(lambda t: ...)`) that compiled code reads, and
+    `setattr(self, "act", lambda t: ...)` (written/heldout32b probes `fix32c_lam_*`). A
+    lambda that starts its line and ends it compiles wherever it sits.
 
     ## Why is this bad?
     MindSpore compiles a lambda it reaches by reading the lambda's source lines again
@@ -226,7 +232,8 @@ class LambdaSourceLine(GraphRule):
                     continue
                 if type(table) not in (ast.List, ast.Tuple, ast.Dict) or not isinstance(getattr(n, "ctx", None), ast.Load):
                     continue
-                if grown is not None and type(table) is ast.List and not table.elts:  # type: ignore[union-attr]
+                lam: ast.Lambda | None
+                if grown is not None and isinstance(table, ast.List) and not table.elts:
                     lam = grown  # `self.fns = []` then `self.fns.append(lambda t: ...)`: read whole or by index
                 else:
                     lam = _table_lambda(table, ctx)  # type: ignore[arg-type]

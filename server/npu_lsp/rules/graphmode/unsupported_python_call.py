@@ -76,7 +76,8 @@ class UnsupportedPythonCall(GraphRule):
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, also on a dict `__init__` keeps on `self` (`self.vocab.setdefault(c, n)`),
       `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held
-      on `self`, returned by a str method, looked up by a constant key in a dict display
+      on `self` (a str literal for every instance built, the same or not:
+      `self.model_name.startswith("eff")`, written/heldout32b probes `fix32c_str_*`), returned by a str method, looked up by a constant key in a dict display
       whose entry (or `.get` default) is a str (a dict `__init__` keeps on `self`, one every
       construction passes, a module-level dict, never stored into:
       `self.config.get("hidden_act", "SiLU").strip()`; written/heldout19a probes `s20_*`), the `__name__` of a class or function, a
