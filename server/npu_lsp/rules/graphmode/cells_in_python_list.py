@@ -40,6 +40,12 @@ class CellsInPythonList(Rule):
     written/heldout30a probes `fix30e_cd_*`) bring a single cell into the graph, and so does
     `self.adapters.get(tenant)` (with or without a default), while `tenant in self.adapters`
     brings none (measured: all compile; two such reads, or a loop over the keys, clash).
+    Cells of the file's own classes are named by what they store on `self` (a sub-cell's
+    Parameters become `attr.` + their path, an unnamed Parameter takes the attribute's name,
+    a given `name=` is kept), so instances of two classes whose names differ (`fc.*` beside
+    `fc1.*`, `lin.*` beside `proj.*`, `body.fc.weight` beside `body.weight`) compile, while
+    two instances of one class, or two classes both storing `lin`, clash (written/heldout32b
+    probes `fix32c_cl_*`).
     A single cell cannot clash either: a display of one, or a comprehension whose count is
     one for every instance built in the file (`[nn.Conv2d(chs[i], chs[i + 1], 3) for i in
     range(len(chs) - 1)]` with `chs=(3, 8)`; written/heldout24b probes `fe24_celllist_*`).
@@ -1126,20 +1132,140 @@ def _sequence_of_generator(value: ast.expr, ctx: Context) -> ast.GeneratorExp | 
 
 
 def _may_clash(owners: list[ast.expr], ctx: Context) -> bool:
-    """May two of these cells give their Parameters one name? Unregistered, each keeps its
-    bare names, so `mindspore.nn` layers whose possible names are disjoint never clash
+    """May two of these cells give their Parameters one name? Unregistered, each keeps the
+    names it has on its own, so cells whose possible names are disjoint never clash
     (measured, written/heldout23b `r2_plain_dict_distinct_params`: a plain dict of a
     LayerNorm (gamma, beta) and a Dense (weight, bias) compiles; two Dense clash on
-    'weight'). Cells of the file's own classes, or layers not in the table, may."""
+    'weight'; written/heldout32b: two classes of the file storing `fc` / `fc1`, `lin` /
+    `proj`, or `body` holding a Block (`body.fc.weight`) beside `body` holding a Dense
+    (`body.weight`) compile, `lin` twice clashes). Cells not known may."""
     if len(owners) < 2:
         return False
     seen: set[str] = set()
     for e in owners:
-        q = ctx.qualname(e.func) if isinstance(e, ast.Call) else None
-        names = _POSSIBLE_NAMES.get(q.rsplit(".", 1)[-1]) if q and q.startswith("mindspore.nn.") else None
-        if names is None or not seen.isdisjoint(names):
+        names = _possible_names(e, ctx)
+        if names is None or any(_name_clash(n, m) for n in names for m in seen):
             return True
         seen.update(names)
+    return False
+
+
+def _name_clash(a: str, b: str) -> bool:
+    """May a Parameter named by pattern `a` be named as one of `b`? A pattern stands for
+    itself and every name below it (`fc` for `fc.weight`)."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def _possible_names(e: ast.expr, ctx: Context) -> frozenset[str] | None:
+    """Patterns (`_name_clash`) of every Parameter name the cell `e` builds may have,
+    unregistered (None: not known): a `mindspore.nn` layer's from the measured table; a
+    Cell class of this file's from what it stores on `self` (`_class_parameter_names`)."""
+    q = ctx.qualname(e.func) if isinstance(e, ast.Call) else None
+    if not q:
+        return None
+    if q.startswith("mindspore.nn."):
+        return _POSSIBLE_NAMES.get(q.rsplit(".", 1)[-1])
+    key = f"MS126-names:{q}"
+    if key not in ctx.cache:
+        ctx.cache[key] = _class_parameter_names(q, ctx, 0, top=True)
+    names: frozenset[str] | None = ctx.cache[key]
+    return names
+
+
+#: calls or names in a Cell class that give Parameters names other than its attributes'
+#: (registration by name, no prefix, renaming, Parameters gathered from other cells)
+_RENAMING_WORDS = frozenset(
+    {
+        "setattr", "__setattr__", "insert_child_to_cell", "_params", "_cells", "auto_prefix",
+        "update_parameters_name", "ParameterTuple", "clone", "name", "__dict__", "vars",  # `.name` stored
+    }
+)  # fmt: skip
+
+
+def _class_parameter_names(q: str, ctx: Context, depth: int, top: bool) -> frozenset[str] | None:
+    """Name patterns of the Parameters of the Cell class `q` of this module (its bases of
+    this module up to `nn.Cell` included): `Cell.__setattr__` renames a sub-cell's
+    Parameters `attr.` + their path (`update_parameters_name`) and names an unnamed
+    Parameter after its attribute (`insert_param_to_cell` keeps a given name). None when a
+    base is not known, the class renames (`_RENAMING_WORDS`), or an attribute holds a
+    container of cells or Parameters (unregistered, they keep names of their own). `top`:
+    the Cell is used on its own (not held by another Cell)."""
+    found = ctx.scopes._class(q)
+    if found is None or found[0] is not ctx.scopes.info or depth > 4:
+        return None
+    cls = found[1].node
+    out: set[str] = set()
+    for base in cls.bases:
+        bq = ctx.qualname(base) or ""
+        if bq in ("mindspore.nn.Cell", "mindspore.nn.cell.Cell"):
+            continue
+        inherited = _class_parameter_names(bq, ctx, depth + 1, top) if bq else None
+        if inherited is None:
+            return None
+        out |= inherited
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Name) and n.id in _RENAMING_WORDS and n.id != "name":
+            return None
+        if isinstance(n, ast.Attribute) and n.attr in _RENAMING_WORDS and (n.attr != "name" or isinstance(n.ctx, ast.Store)):
+            return None  # `p.name = ...` renames; reading `self.name` does not
+        if isinstance(n, ast.keyword) and n.arg == "auto_prefix":
+            return None
+        if isinstance(n, (ast.Assign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            attrs = _self_attrs([t for target in targets for t in ast.walk(target) if isinstance(t, ast.expr)])
+            if not attrs or n.value is None:
+                continue
+            for attr in attrs:
+                named = _stored_names(n.value, attr, ctx, depth, top)
+                if named is None:
+                    return None
+                out |= named
+    return frozenset(out)
+
+
+def _stored_names(value: ast.expr, attr: str, ctx: Context, depth: int, top: bool) -> set[str] | None:
+    """Name patterns `self.<attr> = value` gives Parameters: a `mindspore.nn` layer's names
+    under `attr.`, a Cell class of this file's likewise, `attr` for a Parameter or any
+    other value, but a Parameter's literal `name=` on a Cell used on its own (`top`:
+    measured, probes `fix32c_cl_named_param_*`; held by another Cell, `update_parameters_name`
+    renames it by its path, which is not measured: both count); None for a
+    Parameter name not written as a literal, or a container of cells or Parameters."""
+    if _holds_cells(value, ctx):
+        return None
+    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp)):
+        return set()  # a number, a string, arithmetic (a Tensor at most): no Parameter
+    q = (ctx.qualname(value.func) or "") if isinstance(value, ast.Call) else ""
+    if q.startswith("mindspore.") and not q.startswith("mindspore.nn.") and not q.endswith(".Parameter"):
+        return set()  # `ops.ReduceMean()`, `ms.Tensor(...)`: no Parameter of the Cell
+    if q.endswith(".Parameter"):
+        given = next((k.value for k in value.keywords if k.arg == "name"), value.args[1] if len(value.args) > 1 else None)  # type: ignore[attr-defined]
+        if given is None or (isinstance(given, ast.Constant) and given.value is None):
+            return {attr}
+        if not (isinstance(given, ast.Constant) and isinstance(given.value, str)):
+            return None
+        return {given.value} if top else {attr, given.value}
+    if q.startswith("mindspore.nn."):
+        layer = q.rsplit(".", 1)[-1]
+        if layer in _PARAMETER_FREE:
+            return set()
+        inner = _POSSIBLE_NAMES.get(layer)
+        return {f"{attr}.{n}" for n in inner} if inner is not None else {attr}
+    if q and ctx.scopes.is_cell_class(q):
+        nested = _class_parameter_names(q, ctx, depth + 1, top=False)
+        return {f"{attr}.{n}" for n in nested} if nested is not None else {attr}
+    return {attr}
+
+
+def _holds_cells(value: ast.expr, ctx: Context) -> bool:
+    """Is `value` a list, tuple, dict or comprehension that may hold cells or Parameters
+    (which, unregistered, keep their own names)?"""
+    if not isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.SetComp)):
+        return False
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call):
+            q = ctx.qualname(n.func) or ""
+            if q.startswith("mindspore.") or not q or ctx.scopes.is_cell_class(q):
+                return True
     return False
 
 

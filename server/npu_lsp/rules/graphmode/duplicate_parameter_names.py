@@ -118,7 +118,8 @@ class DuplicateParameterNames(GraphRule):
     Flags a `@jit` function or a `construct` that uses two networks built at module level
     (directly, through the functions it calls, the functions given to
     `value_and_grad`/`grad` and the `construct` of module-level instances of its Cells, or
-    through `ParameterTuple(net.trainable_params())` gathered in `__init__`) whose parameters
+    through `ParameterTuple(net.trainable_params())` gathered in `__init__`, not when
+    `.clone(prefix=...)` renames the copies) whose parameters
     carry the same names, such as two instances of one Cell class or two networks from one
     factory function (`teacher = mlp(64)`, `student = mlp(8)`). Also flags a Parameter of the user's named like the state a built-in optimizer
     creates for itself (`name="global_step"`, `"momentum"`, `"beta1_power"`, or
@@ -747,7 +748,17 @@ def _collected_by_constructor(
 
 def _gathered_at_call(arg: ast.AST) -> list[str]:
     """`net.trainable_params()` (or another getter of `_PARAM_GETTERS`) of a plain name,
-    anywhere inside `arg` (an argument of a constructor call, an `__init__`): the names."""
+    anywhere inside `arg` (an argument of a constructor call, an `__init__`): the names.
+    Not the getters whose Parameters are cloned (`ParameterTuple(net.trainable_params())
+    .clone(prefix="ema")`): the clones are new Parameters named `ema.` + each name, and
+    the network's own never reach the graph (measured, written/heldout32a case
+    `ema_generator_assign_in_construct_clean` and probes `fix32c_ema_*`)."""
+    cloned = {
+        id(g)
+        for n in ast.walk(arg)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "clone"
+        for g in ast.walk(n.func.value)
+    }
     return [
         n.func.value.id
         for n in ast.walk(arg)
@@ -755,6 +766,7 @@ def _gathered_at_call(arg: ast.AST) -> list[str]:
         and isinstance(n.func, ast.Attribute)
         and n.func.attr in _PARAM_GETTERS
         and isinstance(n.func.value, ast.Name)
+        and id(n) not in cloned
     ]
 
 

@@ -3209,6 +3209,12 @@ class Analyzer:
         # iterating a dict yields its keys, which graph dicts hold as constants
         if isinstance(it, ast.Dict) and None not in it.keys:
             return self._max_kind([k for k in it.keys if k is not None], fn)
+        if _keys_call(it):
+            # `for k in d.keys()`: a tensor has no `keys`, so `d` is a mapping, whose keys
+            # are constants as those of `d.items()` (`_key_kind`), also when a sub-cell
+            # returned it (measured, written/heldout32a case
+            # `sr_perceptual_layer_weights_dict_keys` and probes `fix32c_dk_*`)
+            return self._key_kind(it.func.value, fn)  # type: ignore[attr-defined]
         if self._dict_keys(it, fn):
             return Kind.CONST
         if (
@@ -4356,6 +4362,17 @@ def _passes_self(call: ast.Call) -> bool:
         and bool(call.args)
         and type(a0 := call.args[0]) is ast.Name
         and a0.id == "self"
+    )
+
+
+def _keys_call(it: ast.AST) -> bool:
+    """`d.keys()` (no arguments)."""
+    return (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Attribute)
+        and it.func.attr == "keys"
+        and not it.args
+        and not it.keywords
     )
 
 

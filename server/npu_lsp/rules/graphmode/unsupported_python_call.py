@@ -76,7 +76,8 @@ class UnsupportedPythonCall(GraphRule):
       (`lst.sort()`, `lst.remove(v)`, `lst.copy()`, `d.setdefault(k, v)`, `d.pop(k)`,
       `d.copy()`, also on a dict `__init__` keeps on `self` (`self.vocab.setdefault(c, n)`),
       `s.startswith(p)`, `s.split(sep)`, `len(s)` of a string, also a str held
-      on `self`, returned by a str method, looked up by a constant key in a dict display
+      on `self` (a str literal for every instance built, the same or not:
+      `self.model_name.startswith("eff")`, written/heldout32b probes `fix32c_str_*`), returned by a str method, looked up by a constant key in a dict display
       whose entry (or `.get` default) is a str (a dict `__init__` keeps on `self`, one every
       construction passes, a module-level dict, never stored into:
       `self.config.get("hidden_act", "SiLU").strip()`; written/heldout19a probes `s20_*`), the `__name__` of a class or function, a
@@ -904,7 +905,29 @@ def _container_type(e: ast.expr, ctx: Context) -> str | None:
         return "dict"
     if isinstance(e, (ast.Name, ast.BinOp, ast.Attribute, ast.Call, ast.Subscript)) and isinstance(values(ctx).of(e), av.Str):
         return "str"  # `s = "ab" + "c"`, `"%d-%s" % (3, "b")`: a str value
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self" and _self_str_given(e, ctx):
+        return "str"  # `self.model_name` of a Cell built with different str constants
     return None
+
+
+def _self_str_given(e: ast.Attribute, ctx: Context) -> bool:
+    """Is `self.<attr>` a str constant for every instance the file builds: stored in
+    `__init__` from str literals, or from the parameter every place building the Cell gives
+    a str literal (or leaves to a str default)? The values may differ between instances
+    (`Wrapper()`, `Wrapper("resnet18")`): each instance's graph holds a str (measured,
+    written/heldout32b case `factory_model_name_branch_in_construct`: `startswith` on it is
+    refused under STRICT, "cannot get attributes startswith or the String object")."""
+    from npu_lsp.rules.graphmode import constructed
+
+    cls = analyzer(ctx).owner_class(ctx.function) if ctx.function is not None else None
+    found = constructed.sources(cls, e.attr, ctx, defaults=True) if cls is not None else None
+    if not found:
+        return False
+    for src, where in found:
+        value = constructed.built(src, where, ctx) if isinstance(src, ast.Name) else src
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            return False
+    return True
 
 
 def _copied_container(e: ast.Call, ctx: Context) -> str | None:
