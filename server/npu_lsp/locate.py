@@ -6,10 +6,12 @@ so they are unique in a monorepo (mindspore-ai/models has one `src/` package per
 `official.cv.ResNet.src.dataset`, `official.cv.VIT.src.dataset`). A script's imports do
 not see those names: Python puts the script's own folder first on `sys.path`, so
 `from src.dataset import create_dataset` in `official/cv/ResNet/train.py` finds
-`official/cv/ResNet/src/dataset.py`. Hence: an absolute import whose first name is no
-module or package at the workspace root is looked for in the importer's folder, then in
-each folder above it, and the first that holds it names the module (`official.cv.ResNet.
-src.dataset`). A name found nowhere stays as written (a library: `numpy`, `mindspore`).
+`official/cv/ResNet/src/dataset.py`. Hence: the first name of an absolute import is
+looked for in the importer's folder, then in each folder above it (scripts add those to
+`sys.path` too: `sys.path.append("..")`), up to the workspace root, and the first that
+holds it names the module (`official.cv.ResNet.src.dataset`). The script's folder wins
+over the root, as in Python: mindspore-ai/models has a `utils` package at its root and
+models with their own `utils`. A name found nowhere stays as written (a library: `numpy`).
 
 The answer depends on which modules the workspace has, so a summary records the first
 names it looked up with what they gave (`ModuleInfo.located`): a cached summary is reused
@@ -53,14 +55,14 @@ def locate(name: str, folder: str, known: Known) -> str:
 
 def locate_top(top: str, folder: str, known: Known) -> str:
     """`locate` of a first name alone (what `ModuleInfo.located` records)."""
-    if not folder or top in _LIBRARIES or known(top):
+    if top in _LIBRARIES:
         return top
     while folder:
         candidate = f"{folder}.{top}"
         if known(candidate):
             return candidate
         folder = folder.rpartition(".")[0]
-    return top
+    return top  # at the root, or nowhere
 
 
 def still_located(located: Iterable[tuple[str, str]], folder: str, known: Known) -> bool:

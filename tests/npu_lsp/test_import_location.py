@@ -45,9 +45,12 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_locate_follows_the_importers_folder_then_its_ancestors() -> None:
-    known = known_of(["probes.xm_clip.clip", "probes.run", "top", "a.b.src.utils", "a.c.src.utils"])
+    known = known_of(
+        ["probes.xm_clip.clip", "probes.run", "top", "a.b.src.utils", "a.c.src.utils", "a.b.top"]
+    )
     assert locate("xm_clip.clip", "probes", known) == "probes.xm_clip.clip"
-    assert locate("top.x", "probes", known) == "top.x"  # a root module wins
+    assert locate("top.x", "probes", known) == "top.x"  # a root module
+    assert locate("top.x", "a.b", known) == "a.b.top.x"  # the script's folder wins over the root
     assert locate("numpy.linalg", "probes", known) == "numpy.linalg"  # found nowhere
     assert locate("src.utils", "a.b", known) == "a.b.src.utils"
     assert locate("src.utils", "a.c.src", known) == "a.c.src.utils"  # from inside src/
