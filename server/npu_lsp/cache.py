@@ -171,6 +171,9 @@ class FileSummary:
     #: the calls it makes into other modules' cells and functions, with argument facts
     #: (`rules/graphmode/xcalls.py`): part of the callees' cache keys
     xcalls: tuple[Any, ...] = ()
+    #: first names of its absolute imports looked up in the workspace, with the module each
+    #: found (`locate`): the summary holds while each finds the same one
+    located: tuple[tuple[str, str], ...] = ()
 
 
 class CacheCorrupt(BaseException):

@@ -53,6 +53,7 @@ from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Severity, Span
 from npu_lsp.discovery import discover
 from npu_lsp.files import DEFAULT_MAX_FILE_BYTES, NotCheckable, read_checkable, read_checkable_text
+from npu_lsp.locate import known_of
 from npu_lsp.noqa import filter_suppressed
 from npu_lsp.registry import RULES, Rule, load_all
 from npu_lsp.scope import (
@@ -126,6 +127,9 @@ class WorkspaceIndex:
         #: (key, text, tree, summary) of the last file indexed, so checking the text that was
         #: just indexed (the language server does both per change) does not parse it twice
         self._last: tuple[str, str, ast.Module, ModuleInfo] | None = None
+        #: while `from_paths` indexes: the modules of every file it will index, so that
+        #: imports resolve against all of them whatever the order (`locate`)
+        self._expected: Callable[[str], bool] | None = None
 
     @classmethod
     def from_paths(
@@ -136,11 +140,14 @@ class WorkspaceIndex:
     ) -> WorkspaceIndex:
         """Index every readable regular .py file of at most `limit` bytes in `paths`."""
         index = cls(root)
-        for p in iter_python_files(paths):
+        found = list(iter_python_files(paths))
+        index._expected = known_of(index.module_for(str(p)) for p in found)
+        for p in found:
             try:
                 index.update(str(p), read_checkable_text(p, limit))
             except (OSError, UnicodeDecodeError, NotCheckable):
                 continue
+        index._expected = None
         index._last = None  # only the file indexed last would use it; its tree is big
         return index
 
@@ -168,7 +175,7 @@ class WorkspaceIndex:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
         try:
-            info = summarize(tree, key, self.module_for(path), text)
+            info = summarize(tree, key, self.module_for(path), text, known=self.has_package)
             stored = info if live else portable(info, text)
         except RecursionError:
             return False
@@ -234,7 +241,9 @@ class WorkspaceIndex:
 
     def has_package(self, name: str) -> bool:
         """Is `name` a module or package of this workspace (a file or a folder of files)?"""
-        return name in self._by_module or name in self._under
+        if name in self._by_module or name in self._under:
+            return True
+        return self._expected is not None and self._expected(name)
 
     def modules(self) -> Iterable[ModuleInfo]:
         return [m for name in list(self._by_module) if (m := self.module(name)) is not None]

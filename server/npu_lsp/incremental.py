@@ -311,7 +311,9 @@ class IncrementalDocument:
             foreign = workspace.version
             key = workspace.key(path)
             # the device-value facts are made only if another module reads them
-            indexed = summarize(tree, key, workspace.module_for(path), text, lazy=True)
+            indexed = summarize(
+                tree, key, workspace.module_for(path), text, lazy=True, known=workspace.has_package
+            )
             if not self.notebook:
                 self._pending = getattr(indexed, "migration", None)
                 workspace.add_summary(key, indexed)

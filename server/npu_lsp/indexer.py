@@ -30,6 +30,7 @@ from npu_lsp.discovery import report_into
 from npu_lsp.engine import WorkspaceIndex, iter_python_files
 from npu_lsp.files import NotCheckable, read_checkable
 from npu_lsp.lifeline import tie_to_parent
+from npu_lsp.locate import Known, folder_of_file, known_of, still_located
 from npu_lsp.scope import summarize
 from npu_lsp.summary import portable
 
@@ -74,9 +75,11 @@ def index_workspace(root: str, limit: int, conn: Connection) -> None:
     sent_at = time.monotonic()
 
     files = iter_python_files([root], **report_into(skipped))
-    for _, found in zip(range(MAX_INDEXED_FILES), files, strict=False):
-        path = str(found)
-        entry = _summarise(path, limit, keys, from_cache, skipped)
+    # every file's module first: imports resolve against all of them (`locate`)
+    paths = [str(found) for _, found in zip(range(MAX_INDEXED_FILES), files, strict=False)]
+    known = known_of(keys.module_for(path) for path in paths)
+    for path in paths:
+        entry = _summarise(path, limit, keys, from_cache, skipped, known)
         if entry is not None:
             batch.append(entry)
             cached += entry.cached
@@ -97,6 +100,7 @@ def _summarise(
     keys: WorkspaceIndex,
     from_cache: dict[str, FileSummary],
     skipped: list[str],
+    known: Known | None = None,
 ) -> Entry | None:
     """The entry for one file; None when it cannot be indexed (unreadable, not valid
     Python), with a line in `skipped` when the file was refused (special, too large)."""
@@ -111,13 +115,18 @@ def _summarise(
     key = keys.key(path)
     module = keys.module_for(path)
     hit = from_cache.get(key)
-    if hit is not None and hit.content == digest(data) and hit.module == module:
+    if (
+        hit is not None
+        and hit.content == digest(data)
+        and hit.module == module
+        and (known is None or still_located(hit.located, folder_of_file(module, path), known))
+    ):
         return Entry(path, key, module, hit.blob, cached=True)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(text, filename=path)
-        info = portable(summarize(tree, key, module, text), text)
+        info = portable(summarize(tree, key, module, text, known=known), text)
         blob = pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

@@ -24,7 +24,7 @@ import operator
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
@@ -39,6 +39,7 @@ from npu_lsp.astutil import (
     self_attr,
 )
 from npu_lsp.columns import LineColumns
+from npu_lsp.locate import Known, folder_of, locate_top
 from npu_lsp.reexports import public_name
 
 if TYPE_CHECKING:
@@ -229,6 +230,9 @@ class ModuleInfo:
     #: module-level function name -> its return kind as a formula of its parameters' kinds
     #: (`rules/graphmode/returns.py`), for calls from other modules
     returns: dict[str, Any] = field(default_factory=dict)
+    #: first names of absolute imports looked up in the workspace -> the module each found
+    #: (`locate`): the summary holds only while each still finds the same one
+    located: tuple[tuple[str, str], ...] = ()
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -351,12 +355,23 @@ def _is_mindspore(name: str | None, last: frozenset[str]) -> bool:
     return bool(name) and name.split(".")[0] == "mindspore" and name.rsplit(".", 1)[-1] in last  # type: ignore[union-attr]
 
 
-def _collect_imports(tree: ast.Module, module: str, package: bool = False) -> dict[str, str]:
+def _collect_imports(
+    tree: ast.Module,
+    module: str,
+    package: bool = False,
+    known: Known | None = None,
+    located: dict[str, str] | None = None,
+) -> dict[str, str]:
     """Local name -> dotted name of what it imports. A relative import is relative to the
     module's package: the module itself when it is a package's `__init__` (`package`), so
-    `from .shapes import size` there is `<module>.shapes.size`."""
+    `from .shapes import size` there is `<module>.shapes.size`. With `known` (the modules
+    of the workspace), an absolute import names the module Python finds from the file's
+    folder (`locate`), each first name looked up going to `located` with its answer."""
     imports: dict[str, str] = {}
-    pkg = module if package and module != "__main__" else module.rsplit(".", 1)[0] if "." in module else ""
+    pkg = folder_of(module, package)
+    where: Callable[[str], str] = (lambda name: name) if known is None or not pkg else (
+        lambda name: _located(name, pkg, known, located)
+    )
 
     # A stack, not a nested recursive function: a closure that refers to itself is a
     # reference cycle, left for the cyclic collector on every run.
@@ -366,12 +381,14 @@ def _collect_imports(tree: ast.Module, module: str, package: bool = False) -> di
             if isinstance(st, ast.Import):
                 for a in st.names:
                     if a.asname:
-                        imports[a.asname] = a.name
+                        imports[a.asname] = where(a.name)
                     else:
-                        imports[a.name.split(".")[0]] = a.name.split(".")[0]
+                        imports[a.name.split(".")[0]] = where(a.name.split(".")[0])
             elif isinstance(st, ast.ImportFrom):
                 base = st.module or ""
-                if st.level:
+                if not st.level and base:
+                    base = where(base)
+                elif st.level:
                     anchor = pkg.split(".") if pkg else []
                     anchor = anchor[: len(anchor) - (st.level - 1)] if st.level > 1 else anchor
                     base = ".".join([*anchor, base] if base else anchor)
@@ -396,6 +413,15 @@ def _collect_imports(tree: ast.Module, module: str, package: bool = False) -> di
         else:
             stack.pop()
     return imports
+
+
+def _located(name: str, folder: str, known: Known, located: dict[str, str] | None) -> str:
+    """`locate.locate`, noting the first name's answer in `located`."""
+    top = name.partition(".")[0]
+    found = locate_top(top, folder, known)
+    if located is not None:
+        located[top] = found
+    return name if found == top else found + name[len(top) :]
 
 
 def _decorator_call(dec: ast.expr) -> tuple[ast.expr, list[ast.keyword]]:
@@ -577,12 +603,19 @@ def _nested_definitions(tree: ast.Module, def_lines: list[int] | None = None) ->
 
 
 def summarize(
-    tree: ast.Module, path: str, module: str, text: str | None = None, *, lazy: bool = False
+    tree: ast.Module,
+    path: str,
+    module: str,
+    text: str | None = None,
+    *,
+    lazy: bool = False,
+    known: Known | None = None,
 ) -> ModuleInfo:
     """Build the ModuleInfo of a parsed file (for the project index: with the text, also
     the migration rules' facts about its device values; with `lazy`, those facts are made
-    when first read, see `project.PendingFacts`)."""
-    info = _summarize(tree, path, module, text)[0]
+    when first read, see `project.PendingFacts`). `known` tells the workspace's modules,
+    which absolute imports resolve against (`locate`)."""
+    info = _summarize(tree, path, module, text, known)[0]
     from npu_lsp.rules.graphmode.xcalls import outgoing
 
     info.xcalls = outgoing(tree, info, text)
@@ -597,11 +630,13 @@ def summarize(
 
 
 def _summarize(
-    tree: ast.Module, path: str, module: str, text: str | None
+    tree: ast.Module, path: str, module: str, text: str | None, known: Known | None = None
 ) -> tuple[ModuleInfo, list[int] | None]:
     """`summarize`, plus the lines that can start a definition (None without the text)."""
-    imports = _collect_imports(tree, module, PurePath(path).name == "__init__.py")
+    located: dict[str, str] = {}
+    imports = _collect_imports(tree, module, PurePath(path).name == "__init__.py", known, located)
     info = ModuleInfo(path, module, imports, {}, {}, {}, None, None, {})
+    info.located = tuple(located.items())
     if text is not None:
         info.columns = LineColumns(text)
     for st in tree.body:
@@ -1504,7 +1539,8 @@ class ScopeResolver:
         def_lines: list[int] | None = None
         if info is None:
             module = workspace.module_for(path) if workspace else module_name_for(path)
-            info, def_lines = _summarize(tree, path, module, text)
+            known = workspace.has_package if workspace else None
+            info, def_lines = _summarize(tree, path, module, text, known)
         self.info = info
         self.configured = configured_level or self.info.env_level
         self.scopes: dict[int, GraphScope] = {}

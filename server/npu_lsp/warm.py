@@ -35,6 +35,7 @@ from npu_lsp.cache import (
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.filetypes import claimed
+from npu_lsp.locate import known_of
 
 if TYPE_CHECKING:
     from npu_lsp.engine import WorkspaceIndex
@@ -377,7 +378,7 @@ class Notebooks:
             self.changed = True
             if content is None or not all(w.startswith(name) for w, _d in found):
                 continue
-            imports = notebook_imports(name, module)
+            imports = notebook_imports(name, module, known_of(closures))
             deps = notebook_deps(imports, module, closures, under, scopes_key, moving)
             self.new[key] = NotebookResult(
                 content,
@@ -388,10 +389,13 @@ class Notebooks:
             )
 
 
-def notebook_imports(path: str, module: str) -> tuple[str, ...]:
+def notebook_imports(
+    path: str, module: str, known: Callable[[str], bool] | None = None
+) -> tuple[str, ...]:
     """What the module-level code of the notebook at `path` imports (as a summary's
-    `imports` records them); () when it cannot be read or parsed (its check then reads
-    nothing of the project either)."""
+    `imports` records them, resolved against the modules `known` tells, see `locate`);
+    () when it cannot be read or parsed (its check then reads nothing of the project
+    either)."""
     from npu_lsp import engine
     from npu_lsp.notebook import join_cells
     from npu_lsp.notebook_file import code_cells
@@ -402,7 +406,9 @@ def notebook_imports(path: str, module: str) -> tuple[str, ...]:
         tree = engine.parse_python(join_cells(cells).text, path) if cells else None
     except (OSError, UnicodeDecodeError, ValueError):
         return ()
-    return () if tree is None else tuple(sorted(set(_collect_imports(tree, module).values())))
+    if tree is None:
+        return ()
+    return tuple(sorted(set(_collect_imports(tree, module, known=known).values())))
 
 
 def packages_of(closures: dict[str, str]) -> dict[str, list[str]]:

@@ -52,6 +52,7 @@ from npu_lsp.cache import (
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import WorkspaceIndex
+from npu_lsp.locate import Known, folder_of_file, known_of, still_located
 from npu_lsp.parallel import Pool, can_fork
 from npu_lsp.project_scopes import Resolution, Scopes
 from npu_lsp.rules.graphmode.xcalls import incoming_digests
@@ -107,6 +108,19 @@ class Run:
     #: whether summaries are pickled and digested: for the cache (the digests key its
     #: entries); neither is read otherwise
     pickled: bool = True
+    #: the modules of the run's Python files (and their packages), which absolute
+    #: imports resolve against (`locate`)
+    known: Known | None = None
+
+    def located(self, i: int, summary: FileSummary) -> bool:
+        """Is `summary` (cached for file `i`) made for this module name, with its imports
+        finding the modules they found (`locate.still_located`)?"""
+        if summary.module != self.modules[i]:
+            return False
+        known = self.known
+        if known is None:
+            return not summary.located
+        return still_located(summary.located, folder_of_file(self.modules[i], self.keys[i]), known)
 
 
 _RUN: Run | None = None
@@ -203,6 +217,7 @@ def _check_files(
         root=root,
         keep=keep is not None,
     )
+    run.known = known_of(m for m, py in zip(run.modules, run.python, strict=True) if py)
     state = lookup.state
     out: list[list[Diagnostic] | None] = [None] * len(files)
     if lookup.unchanged:
@@ -239,7 +254,7 @@ def _check_files(
         if not run.python[i] or isinstance(run.datas[i], OSError):
             continue
         hit = old_summaries.get(keys[i])
-        if hit is not None and hit.content == contents[i] and hit.module == run.modules[i]:
+        if hit is not None and hit.content == contents[i] and run.located(i, hit):
             summaries[i] = hit
             stats.summaries_cached += 1
         else:
@@ -503,7 +518,7 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
     cost = len(data) * _TREE_FACTOR
     fits = cost <= run.budget
     try:
-        info = summarize(tree, run.keys[i], run.modules[i], text)
+        info = summarize(tree, run.keys[i], run.modules[i], text, known=run.known)
         if run.pickled or not fits:
             kept = portable(info, text)
             blob = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL) if run.pickled else b""
@@ -536,6 +551,7 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
             made,
             migrates=migrates,
             xcalls=info.xcalls,
+            located=info.located,
         ),
     )
 
@@ -568,7 +584,7 @@ def _cached_index(
     passed: list[Any] = []
     for i, key in enumerate(run.keys):
         hit = cached.get(key)
-        if hit is not None and hit.content == contents[i] and hit.module == run.modules[i]:
+        if hit is not None and hit.content == contents[i] and run.located(i, hit):
             blobs.append((i, _blob(cache, hit)))
             passed.extend(hit.xcalls)
     index = _index(run, blobs)
@@ -616,7 +632,7 @@ def _check(run: Run, i: int) -> tuple[int, list[Diagnostic], str]:
         tree = engine.parse_python(text, path)
         if tree is None:
             return i, engine.check_source(text, path, run.config, index), "parsed"
-        info = summarize(tree, run.keys[i], run.modules[i], text)
+        info = summarize(tree, run.keys[i], run.modules[i], text, known=run.known)
         how = "reparsed" if i in run.dropped else "parsed"
     else:
         text, tree, info = kept

@@ -196,3 +196,42 @@ async def test_an_edit_of_a_caller_rechecks_the_callee_it_passes_arguments_to(
     # and back
     replace_all(fresh_client, net, CALLER, 3)
     assert await wait_for_diagnostics(fresh_client, blocks, lambda d: d == []) == []
+
+
+# A workspace opened above the projects (mindspore-ai/models: one `src/` package per model,
+# each imported as `from src.blocks import Down` by the model's scripts): each model's
+# imports find its own `src`, as Python does from the script's folder (npu_lsp/locate.py).
+MODEL_CALLER = CALLER.replace("from blocks import Down", "from src.blocks import Down")
+
+
+async def test_a_workspace_above_the_models_resolves_each_models_src(
+    fresh_client: LanguageClient, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ascend-lens]\nsyntax-level = "strict"\n', encoding="utf-8"
+    )
+    callers = {"model_a": MODEL_CALLER, "model_b": MODEL_CALLER.replace("x.shape[0]", "x.sum()")}
+    for model, caller in callers.items():
+        src = tmp_path / "official" / model / "src"
+        src.mkdir(parents=True)
+        (src / "__init__.py").write_text("", encoding="utf-8")
+        (src / "blocks.py").write_text(BLOCKS, encoding="utf-8")
+        (tmp_path / "official" / model / "train.py").write_text(caller, encoding="utf-8")
+    await start(fresh_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(fresh_client)
+    blocks_a = (tmp_path / "official" / "model_a" / "src" / "blocks.py").as_uri()
+    blocks_b = (tmp_path / "official" / "model_b" / "src" / "blocks.py").as_uri()
+    open_doc(fresh_client, blocks_a, BLOCKS)
+    open_doc(fresh_client, blocks_b, BLOCKS)
+    # model_a's train.py (never opened) passes an int: `math.ceil` folds
+    assert await wait_for_diagnostics(fresh_client, blocks_a) == []
+    # model_b's passes a tensor
+    diags = await wait_for_diagnostics(fresh_client, blocks_b, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS131", 11)]
+    # model_a's caller opened and edited to pass a tensor, unsaved: its blocks.py follows
+    train_a = (tmp_path / "official" / "model_a" / "train.py").as_uri()
+    open_doc(fresh_client, train_a, callers["model_a"])
+    await wait_for_diagnostics(fresh_client, train_a)
+    replace_all(fresh_client, train_a, callers["model_b"], 2)
+    diags = await wait_for_diagnostics(fresh_client, blocks_a, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS131", 11)]

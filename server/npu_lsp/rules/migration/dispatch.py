@@ -46,6 +46,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from npu_lsp.engine import Context
+from npu_lsp.locate import folder_of_file, locate
 
 if TYPE_CHECKING:
     from npu_lsp.scope import ModuleInfo
@@ -309,9 +310,8 @@ def _imports_cuda_only(ctx: Context, node: ast.Import | ast.ImportFrom) -> bool:
     for name in names:
         if _in_packages(name, roots):
             return True
-        info = _project_module(ctx, name)
-        if info is None and isinstance(node, ast.Import):
-            info = _sibling_module(ctx, name)
+        relative = isinstance(node, ast.ImportFrom) and node.level
+        info = _project_module(ctx, name if relative else _located(ctx, name))
         if info is not None and _imports_kernels(ctx, info, roots):
             return True  # whisper's `from .triton_ops import median_filter_cuda`
     return False
@@ -331,15 +331,14 @@ def _imports_kernels(ctx: Context, info: ModuleInfo, roots: tuple[str, ...]) -> 
     return False
 
 
-def _sibling_module(ctx: Context, name: str) -> ModuleInfo | None:
-    """The module of the project beside this one that a plain `import name` finds when the
-    file is run as a script (its folder is on `sys.path`), and no top-level module has the
-    name: litgpt's unsloth executor `sys.path.append(str(Path(__file__).parent))` then
-    `import kernels`."""
-    package = ctx.scopes.info.module.rpartition(".")[0]
-    if ctx.path.endswith("__init__.py") or not package:
-        return None
-    return _project_module(ctx, f"{package}.{name}")
+def _located(ctx: Context, name: str) -> str:
+    """The module of the project an absolute import finds, as Python does from the file's
+    folder when no top-level module has the name (`locate`): litgpt's unsloth executor
+    `sys.path.append(str(Path(__file__).parent))` then `import kernels`."""
+    index = getattr(ctx.scopes, "workspace", None)
+    if index is None or not name:
+        return name
+    return locate(name, folder_of_file(ctx.scopes.info.module, ctx.path), index.has_package)
 
 
 @cache
