@@ -168,11 +168,14 @@ def test_cells_in_python_list_is_an_error_only_when_compilation_fails() -> None:
         # cells added through keras' `Sequential.add`, and `sorted` of a plain dict of cells
         "for layer in self.layers_list:  # expect: MS126",
         "for name in sorted(self.encoders):  # expect: MS126",
+        # cells of two classes whose parameter names clash (`HeadC` reuses `HeadA`'s names)
+        "self.models = [HeadA(), HeadC()]  # expect: MS126",
+        "return sum(m(x) for m in self.models)  # expect: MS126",
     ]
     # warnings: one cell, a list construct never reads, cells without Parameters (losses), a
     # dict whose construct reads one key, a dict read by a construct argument and a list
-    # read at one index
-    assert len(diags) - len(errors) == 9
+    # read at one index, and cells of classes whose parameter names cannot clash
+    assert len(diags) - len(errors) == 10
 
 
 @settings(max_examples=300, deadline=None)
