@@ -661,6 +661,8 @@ class Analyzer:
                 continue
             if _shape_item(arg):
                 continue
+            if isinstance(arg, ast.Name) and caller is not None and self._none_at_a_site(arg.id, caller.func, arg):
+                return False  # the caller's own `mask=None`, left out where it is called
             kind = (
                 self._module_kind(arg)
                 if caller is None
@@ -669,6 +671,24 @@ class Analyzer:
             if not kind.dynamic:
                 return False
         return True
+
+    def _none_at_a_site(self, name: str, func: ast.AST, at: ast.AST) -> bool:
+        """Is `name` a parameter of `func` defaulting to None (read at `at`, before any
+        rebinding) that one of `func`'s known call sites leaves out or passes None? It is then
+        None in the graph compiled for that call (measured, written/zoo probe
+        `zoo32_default_isfunction_context_none`: ldm's `CrossAttention.construct(x,
+        context=None)` called as `attn(x)` hands None on to `default(context, x)`, whose
+        `d() if isfunction(d) else d` then calls the tensor: "The object is not callable" at
+        LAX and STRICT)."""
+        found = self._param_read_first(name, func, at)
+        if found is None:
+            return False
+        fn, spec = found
+        if not (isinstance(spec[2], ast.Constant) and spec[2].value is None):
+            return False
+        sites = self._call_sites(fn)
+        args = self._site_args(fn, name, spec)
+        return bool(sites) and (len(args) < len(sites) or any(isinstance(a, ast.Constant) and a.value is None for a, _ in args))
 
     def keywords_kind(self, func: ast.AST | None) -> Kind:
         """Kind of the values `func`'s `**kwargs` parameter collects: the most dynamic of the
