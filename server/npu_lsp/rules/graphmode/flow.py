@@ -70,6 +70,19 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+def _truth_read(node: ast.AST, parent: ast.AST | None) -> bool:
+    """Is `node` read for its truth value only (an operand of `and` / `or` / `not`, or the
+    whole test of an `if`, `while`, conditional expression or `assert`)?"""
+    t = type(parent)
+    if t is ast.BoolOp:
+        return True
+    if t is ast.UnaryOp:
+        return isinstance(parent.op, ast.Not)  # type: ignore[union-attr]
+    if t in (ast.If, ast.While, ast.IfExp, ast.Assert):
+        return parent.test is node  # type: ignore[union-attr]
+    return False
+
+
 def _shape_item(e: ast.expr) -> bool:
     """`x.shape[0]`, `len(x)`: an int while compiling, never None."""
     if isinstance(e, ast.Subscript):
@@ -288,6 +301,7 @@ class Analyzer:
         self._calls_of_calls = True
         self._kind_memo: dict[tuple[int, int], Kind] = {}
         self._sites: dict[int, list[tuple[ast.Call, _Fn | None]]] = {}
+        self._truth_only: dict[int, frozenset[str]] = {}
         self._param_dtypes: dict[int, dict[str, str]] = {}
         self._graph_call_map: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
         self._sub_cells: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
@@ -1387,7 +1401,32 @@ class Analyzer:
         if default is not None:
             return Kind.CONST
         # graph inputs are tensors unless shown otherwise
-        return Kind.TENSOR if self._scope_kind(fn) in ("construct", "jit") else Kind.UNKNOWN
+        if self._scope_kind(fn) not in ("construct", "jit"):
+            return Kind.UNKNOWN
+        return Kind.UNKNOWN if name in self._truth_only_inputs(fn) else Kind.TENSOR
+
+    def _truth_only_inputs(self, fn: _Fn) -> frozenset[str]:
+        """Parameters of a compiled root that the body reads only for their truth value (an
+        operand of `and` / `or` / `not`, or a whole `if` / `while` / conditional test):
+        Python flags by their use (opensora's `LabelEmbedder.construct(labels, train,
+        force_drop_ids=None)` with `if (train and use_dropout) or (force_drop_ids is not
+        None):`, ported from DiT where `train` is a bool). With no call in the project to
+        say what is passed, such a parameter is left unknown rather than taken for a tensor
+        (a tensor there fails to join, a bool compiles: written/zoo probes
+        `zoo31_training_flag_and_or_none_*`)."""
+        func = fn.func
+        hit = self._truth_only.get(id(func))
+        if hit is not None:
+            return hit
+        args = getattr(func, "args", None)
+        names = {a.arg for a in args.args} if isinstance(args, ast.arguments) else set()
+        used: set[str] = set()
+        other: set[str] = set()
+        for node in ast.walk(func) if names else ():
+            if type(node) is ast.Name and node.id in names and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                (used if _truth_read(node, self.ctx.parent(node)) else other).add(node.id)  # type: ignore[attr-defined]
+        out = self._truth_only[id(func)] = frozenset(used - other)
+        return out
 
     def _eager_local_kind(self, arg: ast.Name) -> Kind:
         """Kind of a name a plain-Python function passes to a compiled one (`x =
