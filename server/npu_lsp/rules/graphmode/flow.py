@@ -70,6 +70,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+#: a name beside `and` / `or` / `not` / `if` / `while` in a function's text
+_TRUTH_NEAR = r"\b(?:and|or|not|if|while)\s+\(?{n}\b|\b{n}\)?\s+(?:and|or)\b"
+
+
 def _truth_read(node: ast.AST, parent: ast.AST | None) -> bool:
     """Is `node` read for its truth value only (an operand of `and` / `or` / `not`, or the
     whole test of an `if`, `while`, conditional expression or `assert`)?"""
@@ -1420,6 +1424,10 @@ class Analyzer:
             return hit
         args = getattr(func, "args", None)
         names = {a.arg for a in args.args} if isinstance(args, ast.arguments) else set()
+        # cheap first: the function's own lines must show the name beside a truth operator
+        start, end = getattr(func, "lineno", 1), getattr(func, "end_lineno", None)
+        text = "\n".join(self.ctx.lines[start - 1 : end])
+        names = {n for n in names if re.search(_TRUTH_NEAR.format(n=re.escape(n)), text)}
         used: set[str] = set()
         other: set[str] = set()
         for node in ast.walk(func) if names else ():
