@@ -143,6 +143,27 @@ ZOOS = [
     Zoo("mindpose", "mindspore-lab+mindpose"),
     Zoo("minddet", "mindspore-lab+minddet"),
     Zoo("mindspore-courses/applications", "", mirrors=["mindspore-courses+applications/*"]),
+    # session 31 (zoo32): mindspore-lab/models (not mindspore-ai/models: a newer zoo of
+    # university and lab projects, one per folder below an organisation's folder),
+    # minddiffusion (one model per folder of vision/),
+    # mindrlhf, mindpet, cambrian_mindspore (a user port of Cambrian-1), and mindscience's
+    # six products (one project per folder below each: libraries and applications)
+    Zoo(
+        "mindspore-lab/models",
+        "mindspore-lab+models",
+        ["official/cv", *(f"research/{o}" for o in (
+            "BUAA", "EdinU", "USTC", "ZJU", "arxiv_papers", "huawei-gts", "huawei-noah",
+            "huawei-ostd", "huawei", "marigold", "xidian"))],
+    ),
+    Zoo("minddiffusion", "mindspore-lab+minddiffusion", ["vision"]),
+    Zoo("mindrlhf", "mindspore-lab+mindrlhf"),
+    Zoo("mindpet", "mindspore-lab+mindpet"),
+    Zoo("cambrian_mindspore", "zhanghuiyao+cambrian_mindspore"),
+    Zoo(
+        "mindscience",
+        "mindspore-ai+mindscience",
+        ["MindSPONGE", "MindFlow", "MindEarth", "MindChemistry", "MindElec", "SciAI"],
+    ),
 ]
 
 
