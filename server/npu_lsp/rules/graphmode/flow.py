@@ -4079,6 +4079,8 @@ def _holder_calls(
             elif listed:
                 for call, cls_name in _cell_list_calls(node, listed):
                     out.append((call, m, cls_name))
+                for call, cls_name in _aliased_cell_calls(node, listed):
+                    out.append((call, m, cls_name))
     setattr(holder, _CALLS_MEMO, (held, listed, out))
     return out
 
@@ -4367,6 +4369,39 @@ def _cell_list_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Ca
     ):
         return [(node, listed[node.func.value.attr])]
     return []
+
+
+def _aliased_cell_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Call, str]]:
+    """Calls of a cell of a cell list held on `self` through a local bound to one of its
+    items in the same block: `layer = self.<attr>[idx]` then `layer(...)` in the statements
+    after it (mkg_analogy's `vision_layer_module = self.vision_layers[idx]` in a loop over
+    the layer count). The local must be bound only there in that block."""
+    out: list[tuple[ast.Call, str]] = []
+    for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+        if not isinstance(block, list):
+            continue
+        for k, st in enumerate(block):
+            if not (
+                type(st) is ast.Assign
+                and len(st.targets) == 1
+                and type(var := st.targets[0]) is ast.Name
+                and type(item := st.value) is ast.Subscript
+                and type(held := item.value) is ast.Attribute
+                and type(held.value) is ast.Name
+                and held.value.id == "self"
+                and held.attr in listed
+            ):
+                continue
+            rest = block[k + 1 :]
+            if any(_binds(later, var.id) for later in rest):
+                continue
+            out.extend(
+                (c, listed[held.attr])
+                for later in rest
+                for c in branch_list(later)
+                if type(c) is ast.Call and type(c.func) is ast.Name and c.func.id == var.id
+            )
+    return out
 
 
 def _passes_self(call: ast.Call) -> bool:
