@@ -144,8 +144,8 @@ ZOOS = [
     Zoo("minddet", "mindspore-lab+minddet"),
     Zoo("mindspore-courses/applications", "", mirrors=["mindspore-courses+applications/*"]),
     # session 31 (zoo32): mindspore-lab/models (not mindspore-ai/models: a newer zoo of
-    # university and lab projects, one per folder below an organisation's folder),
-    # minddiffusion (one model per folder of vision/),
+    # university and lab projects, one per folder below an organisation's folder; xidian's
+    # 108 projects sampled every 3rd), minddiffusion (one model per folder of vision/),
     # mindrlhf, mindpet, cambrian_mindspore (a user port of Cambrian-1), and mindscience's
     # six products (one project per folder below each: libraries and applications)
     Zoo(
@@ -153,8 +153,9 @@ ZOOS = [
         "mindspore-lab+models",
         ["official/cv", *(f"research/{o}" for o in (
             "BUAA", "EdinU", "USTC", "ZJU", "arxiv_papers", "huawei-gts", "huawei-noah",
-            "huawei-ostd", "huawei", "marigold", "xidian"))],
+            "huawei-ostd", "huawei", "marigold"))],
     ),
+    Zoo("mindspore-lab/models xidian (every 3rd)", "mindspore-lab+models", ["research/xidian"], 3),
     Zoo("minddiffusion", "mindspore-lab+minddiffusion", ["vision"]),
     Zoo("mindrlhf", "mindspore-lab+mindrlhf"),
     Zoo("mindpet", "mindspore-lab+mindpet"),
