@@ -992,7 +992,8 @@ class Instances:
         return compared[1]
 
     def _isinstance_tensor(self, call: ast.Call, func: ast.AST) -> bool | None:
-        """`isinstance(v, Tensor)` where the flow analysis holds `v` for a tensor: True.
+        """`isinstance(v, Tensor)` where the flow analysis holds `v` for a tensor: True (and
+        `isinstance(v, slice)`, of classes no tensor belongs to: False).
         MindSpore folds `isinstance` while compiling, so a guard such as
         `if not isinstance(x, Tensor): raise TypeError(f"... {type(x)}")` is never inferred
         for a tensor `x`; and the rules call `v` a graph variable only because they hold it
@@ -1007,13 +1008,18 @@ class Instances:
         ):
             return None
         classes = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
-        if not any(_is_tensor_class(self.ctx.qualname(c)) for c in classes):
+        names = [self.ctx.qualname(c) for c in classes]
+        tensor = any(_is_tensor_class(q) for q in names)
+        if not tensor and not all(q in _NOT_TENSOR_CLASSES for q in names):
             return None
         a = analyzer(self.ctx)
         v = call.args[0]
         if a.kind(v, func) != Kind.TENSOR or a.type_class(v, func) not in (None, "tensor"):
             return None
-        return True
+        # `isinstance(t, slice)` of a tensor is False just as surely (mindscience's jit
+        # class `Graph._standarize_index`: `if isinstance(index, slice): start = index.start
+        # or 0` given a tensor index is never inferred; probe `zoo32_isinstance_slice_of_tensor`)
+        return tensor
 
     def _plain_instance(self, call: ast.Call, depth: int) -> Any:
         """`Cfg(False)`: an object of a plain (non-Cell) class of this file, whose attributes
@@ -1423,6 +1429,12 @@ def _arith(fn: Callable[[Any, Any], Any], left: Any, right: Any) -> Any:
         return fn(left, right)
     except (ArithmeticError, ValueError):
         return UNKNOWN
+
+
+#: classes no tensor is an instance of (`isinstance(t, slice)` folds to False for a tensor)
+_NOT_TENSOR_CLASSES = frozenset(
+    f"builtins.{c}" for c in ("slice", "int", "float", "bool", "str", "list", "tuple", "dict", "set", "bytes", "complex")
+) | {"numpy.ndarray"}
 
 
 def _is_tensor_class(q: str | None) -> bool:
