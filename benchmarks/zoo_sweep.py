@@ -165,6 +165,13 @@ ZOOS = [
         "mindspore-ai+mindscience",
         ["MindSPONGE", "MindFlow", "MindEarth", "MindChemistry", "MindElec", "SciAI"],
     ),
+    # the six products' libraries only, as one project (their packages have distinct names)
+    Zoo(
+        "mindscience (libraries)",
+        "mindspore-ai+mindscience",
+        only=["MindSPONGE/src", "MindFlow/mindflow", "MindEarth/mindearth", "MindChemistry/mindchemistry",
+              "MindElec/mindelec", "SciAI/sciai"],
+    ),
 ]
 
 
