@@ -16,6 +16,7 @@ import ast
 import functools
 import inspect
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -327,6 +328,12 @@ def _spellings(prefix: str, name: str, obj: object) -> set[str]:
     module = getattr(obj, "__module__", "") or ""
     if module.startswith("mindspore.") and getattr(obj, "__name__", "") == name:
         out.add(f"{module}.{name}")
+        # and through a public alias of that module on `mindspore` (`from mindspore import
+        # dtype as mstype`: `mindspore.dtype` is `mindspore.common.dtype`)
+        defining = sys.modules.get(module)
+        for alias in dir(mindspore):
+            if not alias.startswith("_") and getattr(mindspore, alias, None) is defining:
+                out.add(f"mindspore.{alias}.{name}")
     return out
 
 
