@@ -679,7 +679,12 @@ class Analyzer:
                 continue
             if _shape_item(arg):
                 continue
-            if isinstance(arg, ast.Name) and caller is not None and self._none_at_a_site(arg.id, caller.func, arg):
+            if (
+                isinstance(arg, ast.Name)
+                and caller is not None
+                and caller.func is not None
+                and self._none_at_a_site(arg.id, caller.func, arg)
+            ):
                 return False  # the caller's own `mask=None`, left out where it is called
             kind = (
                 self._module_kind(arg)
@@ -1419,6 +1424,8 @@ class Analyzer:
         (a tensor there fails to join, a bool compiles: written/zoo probes
         `zoo31_training_flag_and_or_none_*`)."""
         func = fn.func
+        if func is None:
+            return frozenset()
         hit = self._truth_only.get(id(func))
         if hit is not None:
             return hit
@@ -1431,8 +1438,8 @@ class Analyzer:
         used: set[str] = set()
         other: set[str] = set()
         for node in ast.walk(func) if names else ():
-            if type(node) is ast.Name and node.id in names and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
-                (used if _truth_read(node, self.ctx.parent(node)) else other).add(node.id)  # type: ignore[attr-defined]
+            if isinstance(node, ast.Name) and node.id in names and type(node.ctx) is ast.Load:
+                (used if _truth_read(node, self.ctx.parent(node)) else other).add(node.id)
         out = self._truth_only[id(func)] = frozenset(used - other)
         return out
 

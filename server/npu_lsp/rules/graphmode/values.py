@@ -1339,7 +1339,7 @@ def _placed(ret: ast.expr, given: dict[str, ast.expr], call: ast.Call) -> ast.ex
                     setattr(node, field, getattr(call, field))
             return node
 
-    return _Inline().visit(copy.deepcopy(ret))  # type: ignore[no-any-return]
+    return _Inline().visit(copy.deepcopy(ret))
 
 
 def _setattr_call(node: ast.AST) -> ast.Call | None:
