@@ -143,6 +143,35 @@ ZOOS = [
     Zoo("mindpose", "mindspore-lab+mindpose"),
     Zoo("minddet", "mindspore-lab+minddet"),
     Zoo("mindspore-courses/applications", "", mirrors=["mindspore-courses+applications/*"]),
+    # session 31 (zoo32): mindspore-lab/models (not mindspore-ai/models: a newer zoo of
+    # university and lab projects, one per folder below an organisation's folder; xidian's
+    # 108 projects sampled every 3rd), minddiffusion (one model per folder of vision/),
+    # mindrlhf, mindpet, cambrian_mindspore (a user port of Cambrian-1), and mindscience's
+    # six products (one project per folder below each: libraries and applications)
+    Zoo(
+        "mindspore-lab/models",
+        "mindspore-lab+models",
+        ["official/cv", *(f"research/{o}" for o in (
+            "BUAA", "EdinU", "USTC", "ZJU", "arxiv_papers", "huawei-gts", "huawei-noah",
+            "huawei-ostd", "huawei", "marigold"))],
+    ),
+    Zoo("mindspore-lab/models xidian (every 3rd)", "mindspore-lab+models", ["research/xidian"], 3),
+    Zoo("minddiffusion", "mindspore-lab+minddiffusion", ["vision"]),
+    Zoo("mindrlhf", "mindspore-lab+mindrlhf"),
+    Zoo("mindpet", "mindspore-lab+mindpet"),
+    Zoo("cambrian_mindspore", "zhanghuiyao+cambrian_mindspore"),
+    Zoo(
+        "mindscience",
+        "mindspore-ai+mindscience",
+        ["MindSPONGE", "MindFlow", "MindEarth", "MindChemistry", "MindElec", "SciAI"],
+    ),
+    # the six products' libraries only, as one project (their packages have distinct names)
+    Zoo(
+        "mindscience (libraries)",
+        "mindspore-ai+mindscience",
+        only=["MindSPONGE/src", "MindFlow/mindflow", "MindEarth/mindearth", "MindChemistry/mindchemistry",
+              "MindElec/mindelec", "SciAI/sciai"],
+    ),
 ]
 
 

@@ -16,6 +16,7 @@ import ast
 import functools
 import inspect
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -314,8 +315,26 @@ def _logging_functions() -> list[str]:
                 continue
             fn = _function_ast(obj)
             if fn is not None and _logs_unconditionally(fn):
-                out.add(f"{prefix}.{name}")
+                out.update(_spellings(prefix, name, obj))
     return sorted(out)
+
+
+def _spellings(prefix: str, name: str, obj: object) -> set[str]:
+    """The public name and the defining module's name of a MindSpore function: code reaches
+    `mindspore.dtype_to_nptype` as `mstype.dtype_to_nptype` too (`from mindspore.common import
+    dtype as mstype`: mindrlhf's `get_exp_cap`, written/zoo probe
+    `zoo32_exp_cap_finfo_value_dtype`, "'mindspore.log.warning' is not supported" at LAX)."""
+    out = {f"{prefix}.{name}"}
+    module = getattr(obj, "__module__", "") or ""
+    if module.startswith("mindspore.") and getattr(obj, "__name__", "") == name:
+        out.add(f"{module}.{name}")
+        # and through a public alias of that module on `mindspore` (`from mindspore import
+        # dtype as mstype`: `mindspore.dtype` is `mindspore.common.dtype`)
+        defining = sys.modules.get(module)
+        for alias in dir(mindspore):
+            if not alias.startswith("_") and getattr(mindspore, alias, None) is defining:
+                out.add(f"mindspore.{alias}.{name}")
+    return out
 
 
 def _unsupported_statement_functions() -> dict[str, list[str]]:
@@ -345,8 +364,9 @@ def _unsupported_statement_functions() -> dict[str, list[str]]:
                     found.add("Delete")
                 stack.extend(c for c in ast.iter_child_nodes(st) if isinstance(c, ast.stmt))
             if found:
-                out[f"{prefix}.{name}"] = sorted(found)
-    return out
+                for spelling in _spellings(prefix, name, obj):
+                    out[spelling] = sorted(found)
+    return dict(sorted(out.items()))
 
 
 def main() -> None:

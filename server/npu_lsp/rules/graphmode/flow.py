@@ -70,6 +70,23 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+#: a name beside `and` / `or` / `not` / `if` / `while` in a function's text
+_TRUTH_NEAR = r"\b(?:and|or|not|if|while)\s+\(?{n}\b|\b{n}\)?\s+(?:and|or)\b"
+
+
+def _truth_read(node: ast.AST, parent: ast.AST | None) -> bool:
+    """Is `node` read for its truth value only (an operand of `and` / `or` / `not`, or the
+    whole test of an `if`, `while`, conditional expression or `assert`)?"""
+    t = type(parent)
+    if t is ast.BoolOp:
+        return True
+    if t is ast.UnaryOp:
+        return isinstance(parent.op, ast.Not)  # type: ignore[union-attr]
+    if t in (ast.If, ast.While, ast.IfExp, ast.Assert):
+        return parent.test is node  # type: ignore[union-attr]
+    return False
+
+
 def _shape_item(e: ast.expr) -> bool:
     """`x.shape[0]`, `len(x)`: an int while compiling, never None."""
     if isinstance(e, ast.Subscript):
@@ -291,6 +308,7 @@ class Analyzer:
         self._calls_of_calls = True
         self._kind_memo: dict[tuple[int, int], Kind] = {}
         self._sites: dict[int, list[tuple[ast.Call, _Fn | None]]] = {}
+        self._truth_only: dict[int, frozenset[str]] = {}
         self._param_dtypes: dict[int, dict[str, str]] = {}
         self._graph_call_map: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
         self._sub_cells: dict[str, list[tuple[ast.Call, _Fn | None]]] | None = None
@@ -664,6 +682,13 @@ class Analyzer:
                 continue
             if _shape_item(arg):
                 continue
+            if (
+                isinstance(arg, ast.Name)
+                and caller is not None
+                and caller.func is not None
+                and self._none_at_a_site(arg.id, caller.func, arg)
+            ):
+                return False  # the caller's own `mask=None`, left out where it is called
             kind = (
                 self._module_kind(arg)
                 if caller is None
@@ -672,6 +697,24 @@ class Analyzer:
             if not kind.dynamic:
                 return False
         return True
+
+    def _none_at_a_site(self, name: str, func: ast.AST, at: ast.AST) -> bool:
+        """Is `name` a parameter of `func` defaulting to None (read at `at`, before any
+        rebinding) that one of `func`'s known call sites leaves out or passes None? It is then
+        None in the graph compiled for that call (measured, written/zoo probe
+        `zoo32_default_isfunction_context_none`: ldm's `CrossAttention.construct(x,
+        context=None)` called as `attn(x)` hands None on to `default(context, x)`, whose
+        `d() if isfunction(d) else d` then calls the tensor: "The object is not callable" at
+        LAX and STRICT)."""
+        found = self._param_read_first(name, func, at)
+        if found is None:
+            return False
+        fn, spec = found
+        if not (isinstance(spec[2], ast.Constant) and spec[2].value is None):
+            return False
+        sites = self._call_sites(fn)
+        args = self._site_args(fn, name, spec)
+        return bool(sites) and (len(args) < len(sites) or any(isinstance(a, ast.Constant) and a.value is None for a, _ in args))
 
     def keywords_kind(self, func: ast.AST | None) -> Kind:
         """Kind of the values `func`'s `**kwargs` parameter collects: the most dynamic of the
@@ -1370,7 +1413,38 @@ class Analyzer:
         if default is not None:
             return Kind.CONST
         # graph inputs are tensors unless shown otherwise
-        return Kind.TENSOR if self._scope_kind(fn) in ("construct", "jit") else Kind.UNKNOWN
+        if self._scope_kind(fn) not in ("construct", "jit"):
+            return Kind.UNKNOWN
+        return Kind.UNKNOWN if name in self._truth_only_inputs(fn) else Kind.TENSOR
+
+    def _truth_only_inputs(self, fn: _Fn) -> frozenset[str]:
+        """Parameters of a compiled root that the body reads only for their truth value (an
+        operand of `and` / `or` / `not`, or a whole `if` / `while` / conditional test):
+        Python flags by their use (opensora's `LabelEmbedder.construct(labels, train,
+        force_drop_ids=None)` with `if (train and use_dropout) or (force_drop_ids is not
+        None):`, ported from DiT where `train` is a bool). With no call in the project to
+        say what is passed, such a parameter is left unknown rather than taken for a tensor
+        (a tensor there fails to join, a bool compiles: written/zoo probes
+        `zoo31_training_flag_and_or_none_*`)."""
+        func = fn.func
+        if func is None:
+            return frozenset()
+        hit = self._truth_only.get(id(func))
+        if hit is not None:
+            return hit
+        args = getattr(func, "args", None)
+        names = {a.arg for a in args.args} if isinstance(args, ast.arguments) else set()
+        # cheap first: the function's own lines must show the name beside a truth operator
+        start, end = getattr(func, "lineno", 1), getattr(func, "end_lineno", None)
+        text = "\n".join(self.ctx.lines[start - 1 : end])
+        names = {n for n in names if re.search(_TRUTH_NEAR.format(n=re.escape(n)), text)}
+        used: set[str] = set()
+        other: set[str] = set()
+        for node in ast.walk(func) if names else ():
+            if isinstance(node, ast.Name) and node.id in names and type(node.ctx) is ast.Load:
+                (used if _truth_read(node, self.ctx.parent(node)) else other).add(node.id)
+        out = self._truth_only[id(func)] = frozenset(used - other)
+        return out
 
     def _eager_local_kind(self, arg: ast.Name) -> Kind:
         """Kind of a name a plain-Python function passes to a compiled one (`x =
@@ -4061,6 +4135,8 @@ def _holder_calls(
             elif listed:
                 for call, cls_name in _cell_list_calls(node, listed):
                     out.append((call, m, cls_name))
+                for call, cls_name in _aliased_cell_calls(node, listed):
+                    out.append((call, m, cls_name))
     setattr(holder, _CALLS_MEMO, (held, listed, out))
     return out
 
@@ -4349,6 +4425,39 @@ def _cell_list_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Ca
     ):
         return [(node, listed[node.func.value.attr])]
     return []
+
+
+def _aliased_cell_calls(node: ast.AST, listed: dict[str, str]) -> list[tuple[ast.Call, str]]:
+    """Calls of a cell of a cell list held on `self` through a local bound to one of its
+    items in the same block: `layer = self.<attr>[idx]` then `layer(...)` in the statements
+    after it (mkg_analogy's `vision_layer_module = self.vision_layers[idx]` in a loop over
+    the layer count). The local must be bound only there in that block."""
+    out: list[tuple[ast.Call, str]] = []
+    for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+        if not isinstance(block, list):
+            continue
+        for k, st in enumerate(block):
+            if not (
+                type(st) is ast.Assign
+                and len(st.targets) == 1
+                and type(var := st.targets[0]) is ast.Name
+                and type(item := st.value) is ast.Subscript
+                and type(held := item.value) is ast.Attribute
+                and type(held.value) is ast.Name
+                and held.value.id == "self"
+                and held.attr in listed
+            ):
+                continue
+            rest = block[k + 1 :]
+            if any(_binds(later, var.id) for later in rest):
+                continue
+            out.extend(
+                (c, listed[held.attr])
+                for later in rest
+                for c in branch_list(later)
+                if type(c) is ast.Call and type(c.func) is ast.Name and c.func.id == var.id
+            )
+    return out
 
 
 def _passes_self(call: ast.Call) -> bool:

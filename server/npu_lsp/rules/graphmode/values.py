@@ -777,6 +777,10 @@ class Instances:
         if t is ast.Call:
             if func is not None and (known := self._isinstance_tensor(e, func)) is not None:  # type: ignore[arg-type]
                 return known
+            if func is not None and type(e.func) is ast.Name:  # type: ignore[attr-defined]
+                inlined = self._inlined_return(e, func)  # type: ignore[arg-type]
+                if inlined is not None:
+                    return self._eval(inlined, name, attr, depth + 1, func)
             return self._plain_instance(e, depth)  # type: ignore[arg-type]
         if t is ast.UnaryOp:
             v = self._eval(e.operand, name, attr, depth + 1, func)  # type: ignore[attr-defined]
@@ -832,6 +836,29 @@ class Instances:
         if t is ast.Subscript and func is not None:
             return self._module_dict_item(e, func, depth)  # type: ignore[arg-type]
         return UNKNOWN
+
+    def _inlined_return(self, call: ast.Call, func: ast.AST) -> ast.expr | None:
+        """`exists(val)` in compiled `func`, with `exists` a module-level function of this file
+        whose body is one `return <expr>` of its parameters only (`return val is not None`):
+        that expression with the call's arguments in place of the parameters, placed at the
+        call. MindSpore inlines such a helper while compiling, so a test of it folds as the
+        expression would in the caller (measured, written/zoo probes
+        `zoo32_default_isfunction_*`: ldm's `default(val, d)` = `if exists(val): return val`
+        then `d() if isfunction(d) else d`, given a tensor `val`, compiles at LAX and STRICT:
+        the rest of `default` is never inferred). None otherwise."""
+        from npu_lsp.rules.graphmode.helpers import module_function
+
+        helper = module_function(call.func.id, self.ctx)  # type: ignore[attr-defined]
+        ret = _single_return(helper) if helper is not None and helper is not func else None
+        if ret is None or call.keywords or any(type(a) is ast.Starred for a in call.args):
+            return None
+        params = [a.arg for a in helper.args.args]  # type: ignore[union-attr]
+        if len(call.args) != len(params):
+            return None
+        given = dict(zip(params, call.args, strict=True))
+        if any(type(n) is ast.Name and n.id not in given for n in ast.walk(ret)):
+            return None  # reads a global or builtin: not a function of its arguments alone
+        return _placed(ret, given, call)
 
     def _module_dict_item(self, e: ast.Subscript, func: ast.AST, depth: int) -> Any:
         """`LOG["step"]` in compiled `func`, where `LOG` is a module-level dict literal:
@@ -965,7 +992,8 @@ class Instances:
         return compared[1]
 
     def _isinstance_tensor(self, call: ast.Call, func: ast.AST) -> bool | None:
-        """`isinstance(v, Tensor)` where the flow analysis holds `v` for a tensor: True.
+        """`isinstance(v, Tensor)` where the flow analysis holds `v` for a tensor: True (and
+        `isinstance(v, slice)`, of classes no tensor belongs to: False).
         MindSpore folds `isinstance` while compiling, so a guard such as
         `if not isinstance(x, Tensor): raise TypeError(f"... {type(x)}")` is never inferred
         for a tensor `x`; and the rules call `v` a graph variable only because they hold it
@@ -980,13 +1008,18 @@ class Instances:
         ):
             return None
         classes = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
-        if not any(_is_tensor_class(self.ctx.qualname(c)) for c in classes):
+        names = [self.ctx.qualname(c) for c in classes]
+        tensor = any(_is_tensor_class(q) for q in names)
+        if not tensor and not all(q in _NOT_TENSOR_CLASSES for q in names):
             return None
         a = analyzer(self.ctx)
         v = call.args[0]
         if a.kind(v, func) != Kind.TENSOR or a.type_class(v, func) not in (None, "tensor"):
             return None
-        return True
+        # `isinstance(t, slice)` of a tensor is False just as surely (mindscience's jit
+        # class `Graph._standarize_index`: `if isinstance(index, slice): start = index.start
+        # or 0` given a tensor index is never inferred; probe `zoo32_isinstance_slice_of_tensor`)
+        return tensor
 
     def _plain_instance(self, call: ast.Call, depth: int) -> Any:
         """`Cfg(False)`: an object of a plain (non-Cell) class of this file, whose attributes
@@ -1273,6 +1306,42 @@ _BLOCKS = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.Asy
 
 
 
+def _single_return(helper: ast.FunctionDef) -> ast.expr | None:
+    """The `<expr>` of a plain function whose body (after its docstring) is `return <expr>`
+    and whose parameters are plain positional ones (no defaults, `*args`, keyword-only)."""
+    body = helper.body
+    if body and type(body[0]) is ast.Expr and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]
+    a = helper.args
+    if (
+        len(body) != 1
+        or type(body[0]) is not ast.Return
+        or body[0].value is None
+        or helper.decorator_list
+        or a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults
+    ):
+        return None
+    return body[0].value
+
+
+def _placed(ret: ast.expr, given: dict[str, ast.expr], call: ast.Call) -> ast.expr:
+    """A copy of `ret` at `call`'s position, each parameter read replaced by the caller's own
+    argument node (so the caller's analyses see their own names)."""
+
+    class _Inline(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return given[node.id]
+
+        def generic_visit(self, node: ast.AST) -> ast.AST:
+            super().generic_visit(node)
+            for field in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+                if field in node._attributes:
+                    setattr(node, field, getattr(call, field))
+            return node
+
+    return _Inline().visit(copy.deepcopy(ret))
+
+
 def _setattr_call(node: ast.AST) -> ast.Call | None:
     """`node` when it is a call of the builtin `setattr` or `delattr` (by its plain name)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
@@ -1360,6 +1429,12 @@ def _arith(fn: Callable[[Any, Any], Any], left: Any, right: Any) -> Any:
         return fn(left, right)
     except (ArithmeticError, ValueError):
         return UNKNOWN
+
+
+#: classes no tensor is an instance of (`isinstance(t, slice)` folds to False for a tensor)
+_NOT_TENSOR_CLASSES = frozenset(
+    f"builtins.{c}" for c in ("slice", "int", "float", "bool", "str", "list", "tuple", "dict", "set", "bytes", "complex")
+) | {"numpy.ndarray"}
 
 
 def _is_tensor_class(q: str | None) -> bool:
