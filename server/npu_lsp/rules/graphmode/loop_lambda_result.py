@@ -108,11 +108,10 @@ def _lambda_before_inner_loop(loop: ast.For) -> bool:
     loops: list[tuple[int, int]] = []
     for stmt in loop.body:
         for n in ast.walk(stmt):
-            kind = type(n)
-            if kind is ast.Lambda:
+            if isinstance(n, ast.Lambda):
                 at = (n.lineno, n.col_offset)
                 first = at if first is None or at < first else first
-            elif kind is ast.For or kind is ast.While:
+            elif isinstance(n, (ast.For, ast.While)):
                 loops.append((n.lineno, n.col_offset))
     return first is not None and not any(at < first for at in loops)
 
