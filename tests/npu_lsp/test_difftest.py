@@ -24,7 +24,7 @@ from npu_lsp.config import Config
 from npu_lsp.engine import check_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "difftest"))
-from generator import V2_FROM, V3_FROM, V4_FROM, V5_FROM, generate  # noqa: E402
+from generator import V2_FROM, V3_FROM, V4_FROM, V5_FROM, V6_FROM, generate  # noqa: E402
 
 STORE = FIXTURES / "difftest"
 LABELS: dict[str, dict[str, object]] = json.loads((STORE / "labels.json").read_text())
@@ -80,7 +80,9 @@ def test_stored_cases_are_what_the_generator_writes() -> None:
     assert {p.name for p in (STORE / "cases").glob("*.py")} == set(LABELS)
 
 
-@pytest.mark.parametrize("first", [200, V2_FROM, V3_FROM, V4_FROM, V5_FROM], ids=["v1", "v2", "v3", "v4", "v5"])
+@pytest.mark.parametrize(
+    "first", [200, V2_FROM, V3_FROM, V4_FROM, V5_FROM, V6_FROM], ids=["v1", "v2", "v3", "v4", "v5", "v6"]
+)
 def test_generator_is_deterministic_and_writes_python(first: int) -> None:
     texts = [generate(s) for s in range(first, first + 60)]
     assert texts == [generate(s) for s in range(first, first + 60)]

@@ -22,7 +22,10 @@ on, `gen_v4.py`) composes its own programs from all the families: train-step Cel
 sub-cells, `jit_class` objects, `ms.mutable` inputs, `super().construct`. Version 5 (seeds from
 `V5_FROM` on, `gen_v5.py`) composes the Python habits of PyTorch users: host values of tensors
 used as Python state, state on `self`, checks and exceptions, config objects, closures and
-lambdas, loops over tensors, `math` on tensors, in-place updates, and their on-device neighbours.
+lambdas, loops over tensors, `math` on tensors, in-place updates, and their on-device neighbours. Version 6
+(seeds from `V6_FROM` on, `gen_v6.py`) adds `while` loops, keys read from host values, Python state kept
+across calls and shared by sub-cells, functional transforms, `mint`, cells built from config rows,
+recurrences, beam-style lists, scalar (`ms.mutable`) arguments and `set_inputs` roots.
 """
 
 from __future__ import annotations
@@ -753,10 +756,17 @@ V3_FROM = 9_800_000
 V4_FROM = 9_900_000
 #: the first seed of generator version 5 (`gen_v5.py`: the Python habits of PyTorch users in compiled code)
 V5_FROM = 10_000_000
+#: the first seed of generator version 6 (`gen_v6.py`: while loops, host-value keys, state across calls and
+#: shared between sub-cells, functional transforms, mint, config-row cells, recurrences, beams, dynamic roots)
+V6_FROM = 12_000_000
 
 
 def generate(seed: int) -> str:
     """One whole program for `seed` (same seed, same text)."""
+    if seed >= V6_FROM:
+        from gen_v6 import generate_v6
+
+        return generate_v6(seed)
     if seed >= V5_FROM:
         from gen_v5 import generate_v5
 

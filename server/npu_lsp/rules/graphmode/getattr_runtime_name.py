@@ -23,8 +23,8 @@ class GetattrRuntimeName(GraphRule):
     MindSpore resolves `getattr` while compiling, so the name must be a constant string.
     A name known only at run time stops compilation at every syntax level: `TypeError:
     getattr(): attribute name must be string but got: Tensor`, or `Cast failed, original
-    value: ValueAny` when the name is picked from a list by a run-time index. Names built
-    from constants (`getattr(self, "f" + str(1))`, a `for` over a tuple of names) compile.
+    value: ValueAny` when the name is picked from a list by a run-time index or formatted
+    from a run-time value (`f"head{int(x.sum() > 0)}"`). Names built from constants (`getattr(self, "f" + str(1))`, a `for` over a tuple of names) compile.
 
     ## Example
     ```python
@@ -57,10 +57,26 @@ class GetattrRuntimeName(GraphRule):
         if ctx.qualname(node.func) != "builtins.getattr":
             return
         name = node.args[1]
-        if isinstance(name, ast.Constant) or not analyzer(ctx).kind(name).dynamic:
+        if isinstance(name, ast.Constant) or not _runtime_name(name, ctx):
             return
         yield ctx.diagnostic(
             self,
             node,
             f"the attribute name `{ctx.segment(name)}` depends on a tensor's value, but `getattr` is resolved while compiling: MindSpore rejects a name known only at run time",
         )
+
+
+def _runtime_name(name: ast.expr, ctx: Context) -> bool:
+    """Is the name known only at run time? An f-string is when one of its fields is
+    (`f'head_{int(x.sum() > 0)}'`: "Cast failed, original value: ValueAny" at both levels,
+    fresh v6 seeds 12000025, 12000043, 12000094); fields built from constants or a loop over
+    `range` (`f'blk_{i}'`) compile."""
+    flow = analyzer(ctx)
+    if type(name) is ast.JoinedStr:
+        # a field that is a bare name is left alone: a `for i in range(len(ROWS))` index
+        # reads as a run-time int to the flow model, yet the loop is unrolled and compiles
+        return any(
+            type(v) is ast.FormattedValue and type(v.value) is not ast.Name and flow.kind(v.value).dynamic
+            for v in name.values
+        )
+    return flow.kind(name).dynamic

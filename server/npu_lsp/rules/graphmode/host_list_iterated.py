@@ -254,7 +254,9 @@ class HostListIterated(GraphRule):
             # `w = x.tolist()` then `w = [v / total for v in w]`: the binding in effect
             it = _straight_line_binding(it, ctx) or it
         if not _host_iterable(it, ctx, 0):
-            made = _sorted_at_run_time(it, node, ctx) if entry else None
+            # in any compiled function: the beams of fresh v6 seeds 12000011 (a closure in
+            # `construct`) and 12000121 (a method, under a `while`) fail as in an entry
+            made = _sorted_at_run_time(it, node, ctx)
             if made is not None and _result_read(node, ctx):
                 yield ctx.diagnostic(
                     self,

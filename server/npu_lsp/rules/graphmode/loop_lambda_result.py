@@ -30,7 +30,9 @@ class LoopLambdaResult(GraphRule):
     for *: 'NoneType' and 'int'` or `'NoneType' object has no attribute 'shape'`. The same
     loop written in the compiled entry itself (`construct` of the network called, the
     `@ms.jit` function) works, as does a lambda made outside the loop; a result only returned
-    as the output prints `None`.
+    as the output prints `None`. A loop nested in the body ahead of the lambda (a beam
+    search's `for score, seq in beams:` before `sorted(cand, key=lambda b: b[0])`) makes
+    the function compile as written (written/lax probes `gen6_ll_*`).
 
     ## Example
     ```python
@@ -91,12 +93,27 @@ def _makes_lambda_in_loop(fn: ast.FunctionDef, ctx: Context) -> bool:
     key = ("loop-lambda-in", id(fn))
     got: bool | None = ctx.cache.get(key)
     if got is None:
-        got = any(
-            type(n) is ast.For and any(type(s) is ast.Lambda for b in n.body for s in ast.walk(b))
-            for n in own_nodes(fn)
-        )
+        got = any(type(n) is ast.For and _lambda_before_inner_loop(n) for n in own_nodes(fn))
         ctx.cache[key] = got
     return got
+
+
+def _lambda_before_inner_loop(loop: ast.For) -> bool:
+    """Does the body of `loop` make a lambda before any loop of its own starts? Measured
+    (written/lax probes `gen6_ll_*`): a `for` or `while` nested in the body ahead of the lambda
+    (a beam search's `for score, seq in beams:` before `sorted(cand, key=lambda b: b[0])`)
+    makes the function compile as written; a comprehension there does not, and a nested loop
+    after the lambda fails too ("have return node!")."""
+    first: tuple[int, int] | None = None
+    loops: list[tuple[int, int]] = []
+    for stmt in loop.body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Lambda):
+                at = (n.lineno, n.col_offset)
+                first = at if first is None or at < first else first
+            elif isinstance(n, (ast.For, ast.While)):
+                loops.append((n.lineno, n.col_offset))
+    return first is not None and not any(at < first for at in loops)
 
 
 def _used(
