@@ -478,10 +478,13 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
         func = ctx.function
         if func is None:
             return None
-        # the name's binding first: the function's binding index is built for the other
-        # tests of this call anyway, while `_may_comprehend` reads the function's text
+        # the function's text first: a name bound to a comprehension needs one in the
+        # function, and most hold none; the binding index (`single_assignment`) is then
+        # not built for this question (MS185's `_comprehended` asks the same way)
+        if not _may_comprehend(func, ctx):
+            return None
         value = a.single_assignment(arg.id, func)
-        if not isinstance(value, ast.ListComp) or not _may_comprehend(func, ctx):
+        if not isinstance(value, ast.ListComp):
             return None
         arg = value
     if not isinstance(arg, ast.ListComp) or len(arg.generators) != 1:
@@ -528,7 +531,9 @@ def _literal_range(it: ast.expr, ctx: Context) -> bool:
 def _may_comprehend(func: ast.AST, ctx: Context) -> bool:
     """May `func` hold a comprehension? Its text has more `for` words than it has `for`
     statements (every comprehension adds one; a `for` in a string or a comment only makes
-    the answer a cautious yes). Once per function, from its text and `_range_loops`' walk."""
+    the answer a cautious yes). Once per function, from its text and `_range_loops`' walk.
+    MS152 and MS185 ask it before a name's binding (`single_assignment`): without a
+    comprehension no name is bound to one, and the function's binding index is not built."""
     key = ("ms152-comprehends", id(func))
     hit: bool | None = ctx.cache.get(key)
     if hit is None:
@@ -538,10 +543,19 @@ def _may_comprehend(func: ast.AST, ctx: Context) -> bool:
         else:
             first = min((d.lineno for d in getattr(func, "decorator_list", ())), default=first)
             _range_loops(func, ctx)
-            words = ascii_words("\n".join(ctx.lines[first - 1 : last]))
-            hit = words.count("for") > ctx.cache[("ms152-for-statements", id(func))]
+            text = "\n".join(ctx.lines[first - 1 : last])
+            fors = ascii_words(text).count("for")
+            # a `for` glued to a number (`[1for x in y]` parses) is no word of its own: when
+            # the text spells `for` inside a word, such a number is looked for (cautious yes)
+            hit = fors > ctx.cache[("ms152-for-statements", id(func))] or (
+                text.count("for") > fors and _GLUED_FOR.search(text) is not None
+            )
         ctx.cache[key] = hit
     return hit
+
+
+#: a number glued to a `for` keyword (`1for`, `1jfor`): a word starting with a digit
+_GLUED_FOR = re.compile(r"\b\d\w*for\b")
 
 
 def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
