@@ -1089,23 +1089,22 @@ class BranchTypeMismatch(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: the ~2,000 calls of a 5,000-line file that reach no
         # function of ours cost one lookup, not a generator each
-        t = type(node)
-        if t is ast.Call:
+        if type(node) is ast.Call:
             hit = ctx.cache.get("MS119.calls")
             sites, jit_names, _called = hit if hit is not None else _call_candidates(ctx)
             f = node.func
             if id(node) in sites or (type(f) is ast.Name and f.id in jit_names):
                 return self._call(node, ctx)
             return ()
-        if t is ast.If:
+        if type(node) is ast.If:
             return self._if_node(node, ctx)  # (the walk's nodes are of `nodes`' exact types)
-        if t is ast.BoolOp:
+        if type(node) is ast.BoolOp:
             return self._bool_op(node, ctx)
-        if t is ast.IfExp:
+        if type(node) is ast.IfExp:
             return self._if_exp(node, ctx)
-        if t is ast.While:
+        if type(node) is ast.While:
             return self._while(node, ctx)
-        if t is ast.For:
+        if type(node) is ast.For:
             # only a loop over a tensor of run-time length is compiled as a loop: its
             # iterable is a name or a call (`for c in present`, `for c in ops.unique(y)[0]`)
             it = node.iter
