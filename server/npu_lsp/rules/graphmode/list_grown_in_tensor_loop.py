@@ -7,7 +7,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 
-from npu_lsp.astutil import _SIMPLE_STATEMENTS, BLOCKS_OF, ascii_words, blocks_of
+from npu_lsp.astutil import _SIMPLE_STATEMENTS, _WORD_CHARS, BLOCKS_OF, blocks_of
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -544,11 +544,22 @@ def _may_comprehend(func: ast.AST, ctx: Context) -> bool:
             first = min((d.lineno for d in getattr(func, "decorator_list", ())), default=first)
             _range_loops(func, ctx)
             text = "\n".join(ctx.lines[first - 1 : last])
-            fors = ascii_words(text).count("for")
+            # the `for` words (what `ascii_words(text).count("for")` counts) found where
+            # "for" occurs, not by a translate and split of the whole text: every compiled
+            # function asks, and holds a few
+            fors = spelled = 0
+            find = text.find
+            i = find("for")
+            while i >= 0:
+                spelled += 1
+                j = i + 3
+                if (i == 0 or text[i - 1] not in _WORD_CHARS) and text[j : j + 1] not in _WORD_CHARS:
+                    fors += 1
+                i = find("for", j)
             # a `for` glued to a number (`[1for x in y]` parses) is no word of its own: when
             # the text spells `for` inside a word, such a number is looked for (cautious yes)
             hit = fors > ctx.cache[("ms152-for-statements", id(func))] or (
-                text.count("for") > fors and _GLUED_FOR.search(text) is not None
+                spelled > fors and _GLUED_FOR.search(text) is not None
             )
         ctx.cache[key] = hit
     return hit
