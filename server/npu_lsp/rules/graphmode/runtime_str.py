@@ -179,14 +179,8 @@ def _candidate(node: ast.AST, ctx: Context) -> bool:
         return module_function(f.id, ctx) is not None
     if not (ft is _ATTRIBUTE and type(f.value) is _NAME and f.value.id == "self"):
         return False
-    # the methods of the function's class, once per function (each `x = self.f(...)` asks)
-    fn = ctx.function
-    key = (_candidate, id(fn))
-    methods: dict[str, ast.FunctionDef] | None = ctx.cache.get(key)
-    if methods is None:
-        cls = analyzer(ctx).owner_class(fn)
-        methods = ctx.cache[key] = _methods(cls, ctx) if cls is not None else {}
-    return f.attr in methods
+    cls = analyzer(ctx).owner_class(ctx.function)
+    return cls is not None and f.attr in _methods(cls, ctx)
 
 
 _BINOP, _MULT, _CONSTANT, _IF, _ASSIGN = ast.BinOp, ast.Mult, ast.Constant, ast.If, ast.Assign
