@@ -35,7 +35,6 @@ from npu_lsp.astutil import (
     child_nodes,
     fields,
     find_branches,
-    is_name_char,
     self_attr,
 )
 from npu_lsp.columns import LineColumns
@@ -488,15 +487,16 @@ def _word_lines(text: str, words: tuple[str, ...], only: int = 0) -> list[int]:
         size = len(word)
         i = find(word)
         while i >= 0:
+            # (`is_name_char` inlined: a call per occurrence, ~1,000 on a 5,000-line file)
             if not only:
                 keep(i)
             elif (
                 only == _CALLABLE
                 and text[i - 4 : i] == "def "
-                and not is_name_char(text[i - 5 : i - 4])
+                and not ((c := text[i - 5 : i - 4]).isalnum() or c == "_")
             ):
                 pass  # the name a `def` gives
-            elif is_name_char(text[i + size : i + size + 1]):
+            elif (c := text[i + size : i + size + 1]).isalnum() or c == "_":
                 pass  # part of a longer name
             elif only == _CALLABLE or not text[rfind("\n", 0, i) + 1 : i].strip(" \t\f"):
                 keep(i)

@@ -1100,11 +1100,13 @@ class BranchTypeMismatch(GraphRule):
             if id(node) in sites or (type(f) is ast.Name and f.id in jit_names):
                 return self._call(node, ctx)
             return ()
-        if isinstance(node, ast.BoolOp):
+        if type(node) is ast.If:
+            return self._if_node(node, ctx)  # (the walk's nodes are of `nodes`' exact types)
+        if type(node) is ast.BoolOp:
             return self._bool_op(node, ctx)
-        if isinstance(node, ast.IfExp):
+        if type(node) is ast.IfExp:
             return self._if_exp(node, ctx)
-        if isinstance(node, ast.While):
+        if type(node) is ast.While:
             return self._while(node, ctx)
         if type(node) is ast.For:
             # only a loop over a tensor of run-time length is compiled as a loop: its

@@ -67,7 +67,9 @@ class FunctionInOutput(GraphRule):
         for item in items:
             if (
                 isinstance(item, ast.Lambda)
-                or a.type_class(item) == "function"
+                # flow types a lambda or a name only as a function (a call, an attribute,
+                # a subscript never): the data flow is not started for the others
+                or (type(item) is ast.Name and a.type_class(item) == "function")
                 or self._module_function(item, ctx)
                 or _library_function(item, ctx)
                 or _self_function(item, ctx)

@@ -7,7 +7,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 
-from npu_lsp.astutil import _SIMPLE_STATEMENTS, BLOCKS_OF, ascii_words, blocks_of
+from npu_lsp.astutil import _SIMPLE_STATEMENTS, _WORD_CHARS, BLOCKS_OF, blocks_of
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
@@ -478,10 +478,13 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
         func = ctx.function
         if func is None:
             return None
-        # the name's binding first: the function's binding index is built for the other
-        # tests of this call anyway, while `_may_comprehend` reads the function's text
+        # the function's text first: a name bound to a comprehension needs one in the
+        # function, and most hold none; the binding index (`single_assignment`) is then
+        # not built for this question (MS185's `_comprehended` asks the same way)
+        if not _may_comprehend(func, ctx):
+            return None
         value = a.single_assignment(arg.id, func)
-        if not isinstance(value, ast.ListComp) or not _may_comprehend(func, ctx):
+        if not isinstance(value, ast.ListComp):
             return None
         arg = value
     if not isinstance(arg, ast.ListComp) or len(arg.generators) != 1:
@@ -528,7 +531,9 @@ def _literal_range(it: ast.expr, ctx: Context) -> bool:
 def _may_comprehend(func: ast.AST, ctx: Context) -> bool:
     """May `func` hold a comprehension? Its text has more `for` words than it has `for`
     statements (every comprehension adds one; a `for` in a string or a comment only makes
-    the answer a cautious yes). Once per function, from its text and `_range_loops`' walk."""
+    the answer a cautious yes). Once per function, from its text and `_range_loops`' walk.
+    MS152 and MS185 ask it before a name's binding (`single_assignment`): without a
+    comprehension no name is bound to one, and the function's binding index is not built."""
     key = ("ms152-comprehends", id(func))
     hit: bool | None = ctx.cache.get(key)
     if hit is None:
@@ -538,10 +543,30 @@ def _may_comprehend(func: ast.AST, ctx: Context) -> bool:
         else:
             first = min((d.lineno for d in getattr(func, "decorator_list", ())), default=first)
             _range_loops(func, ctx)
-            words = ascii_words("\n".join(ctx.lines[first - 1 : last]))
-            hit = words.count("for") > ctx.cache[("ms152-for-statements", id(func))]
+            text = "\n".join(ctx.lines[first - 1 : last])
+            # the `for` words (what `ascii_words(text).count("for")` counts) found where
+            # "for" occurs, not by a translate and split of the whole text: every compiled
+            # function asks, and holds a few
+            fors = spelled = 0
+            find = text.find
+            i = find("for")
+            while i >= 0:
+                spelled += 1
+                j = i + 3
+                if (i == 0 or text[i - 1] not in _WORD_CHARS) and text[j : j + 1] not in _WORD_CHARS:
+                    fors += 1
+                i = find("for", j)
+            # a `for` glued to a number (`[1for x in y]` parses) is no word of its own: when
+            # the text spells `for` inside a word, such a number is looked for (cautious yes)
+            hit = fors > ctx.cache[("ms152-for-statements", id(func))] or (
+                spelled > fors and _GLUED_FOR.search(text) is not None
+            )
         ctx.cache[key] = hit
     return hit
+
+
+#: a number glued to a `for` keyword (`1for`, `1jfor`): a word starting with a digit
+_GLUED_FOR = re.compile(r"\b\d\w*for\b")
 
 
 def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:

@@ -14,6 +14,7 @@ from npu_lsp.rules.graphmode.attribute_stores import self_stores
 from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes, terminates
+from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _may_comprehend
 from npu_lsp.rules.graphmode.values import in_dead_branch, instances
 
 #: Operators that fail on an empty list of tensors, with MindSpore 2.10's words.
@@ -459,6 +460,10 @@ def _comprehended(held: ast.expr, fn: ast.AST, ctx: Context) -> ast.expr:
     (written/heldout21a case `conformer_intermediate_ctc_self_list`: `inter = [head(h) for h
     in self.encoder.intermediates]` then `ops.stack(inter)` fails at LAX and STRICT)."""
     if type(held) is ast.Name:
+        # a name bound to a comprehension needs one in `fn`: its text is asked first
+        # (MS152's `_may_comprehend`, once per function), so the binding index is rarely built
+        if not _may_comprehend(fn, ctx):
+            return held
         bound = analyzer(ctx).single_assignment(held.id, fn)
         if type(bound) is not ast.ListComp:
             return held
