@@ -290,6 +290,7 @@ class JitForbiddenApi(GraphRule):
             or on_sub
             or (fn is not None and (module_cell(recv, ctx, fn) or _module_sub_cell(recv, ctx, fn)))
             or _new_cell(recv, ctx)
+            or (fn is not None and _local_with_cell_only_method(recv, func.attr, fn, ctx))
         ):
             yield ctx.diagnostic(
                 self,
@@ -574,6 +575,39 @@ def _iterated(call: ast.Call, ctx: Context) -> bool:
         and parent.func.id in ("list", "tuple")
         and parent.args[:1] == [call]
     )
+
+
+#: forbidden Cell methods no other common type has: a local name they are called on is a
+#: Cell (or fails anyway) unless the file defines a method of that name
+_CELL_PARAMETER_METHODS = frozenset(
+    {"get_parameters", "trainable_params", "untrainable_params", "parameters_dict", "parameters_and_names", "init_parameters_data"}
+)
+
+
+def _local_with_cell_only_method(recv: ast.expr, method: str, fn: ast.AST, ctx: Context) -> bool:
+    """`net.get_parameters()` where `net` is a parameter or a local of the compiled function
+    `fn` (a helper given `self.netD`, a loop over `(self.netG, self.netD)` or over `[nets]`,
+    `net = self.netD`), for a method only a Cell has. Measured (written/heldout32a case
+    `gan_set_requires_grad_in_construct`, pix2pix's `set_requires_grad`, probes `fix32d_gp_*`):
+    "Failed to compile in GRAPH_MODE because the method or function
+    'mindspore.nn.cell.Cell.get_parameters' is not supported in 'construct'" at LAX and
+    STRICT; the same helper never called from `construct` compiles."""
+    if method not in _CELL_PARAMETER_METHODS or type(recv) is not ast.Name or recv.id == "self":
+        return False
+    if not _binds_in_function(fn, recv.id):
+        return False  # a global: a module, or an object of another library
+    return not any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == method for n in ast.walk(ctx.tree)
+    )
+
+
+def _binds_in_function(fn: ast.AST, name: str) -> bool:
+    args = getattr(fn, "args", None)
+    if args is not None and any(
+        a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None
+    ):
+        return True
+    return any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in ast.walk(fn))
 
 
 #: attributes the call branch above already reports when they are called
