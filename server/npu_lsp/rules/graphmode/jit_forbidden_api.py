@@ -269,14 +269,14 @@ class JitForbiddenApi(GraphRule):
     def _method_call(self, node: ast.Call, func: ast.Attribute, ctx: Context) -> Iterator[Diagnostic]:
         recv = func.value
         on_self = isinstance(recv, ast.Name) and recv.id == "self"
-        if on_self and func.attr in _CELL_CONTAINERS and _iterated(node, ctx):
+        if (on_self or _sub_cell(recv, ctx)) and func.attr in _CELL_CONTAINERS and _iterated(node, ctx):
             # measured: looping over `self.cells()` / `self.name_cells().items()` and calling
             # the cells (or making a list or tuple of `self.cells()`) fails at both levels ("The pointer[node] is null"; STRICT: "the inputs
             # should be constant")
             yield ctx.diagnostic(
                 self,
                 node,
-                f"iterating `self.{func.attr}()` in compiled code fails; hold the sub-cells in an `nn.CellList` and loop over it",
+                f"iterating `{ctx.segment(func)}()` in compiled code fails; hold the sub-cells in an `nn.CellList` and loop over it",
             )
             return
         on_sub = (
@@ -575,6 +575,16 @@ def _iterated(call: ast.Call, ctx: Context) -> bool:
         and parent.func.id in ("list", "tuple")
         and parent.args[:1] == [call]
     )
+
+
+def _sub_cell(recv: ast.expr, ctx: Context) -> bool:
+    """`self.body`, a sub-cell `__init__` builds (`self.vgg_net = nn.SequentialCell(...)`):
+    looping over its `name_cells()` fails as over `self.name_cells()` does (measured,
+    written/heldout32a case `sr_vgg_extractor_name_cells_loop`, probes `fix32d_nc_*`)."""
+    if not (type(recv) is ast.Attribute and type(recv.value) is ast.Name and recv.value.id == "self"):
+        return False
+    a = analyzer(ctx)
+    return recv.attr in a.self_info(a.owner_class(ctx.function)).cells
 
 
 #: forbidden Cell methods no other common type has: a local name they are called on is a
