@@ -58,6 +58,8 @@ class ListInsertSetitemStack(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 1 (list mutation in compiled code: what LAX keeps as a dynamic-length
+      sequence).
     - Measured on MindSpore 2.10 (written/heldout32a cases
       `r2_list_insert_front_then_setitem_min`, `video_basicvsr_bidirectional_insert_front`,
       probes `fix32d_ins_*`: `insert(0, ...)` or `insert(i, ...)`, in a loop or unrolled, on
