@@ -97,14 +97,13 @@ def _stored_after_insert(name: str, func: ast.AST, before: int) -> int | None:
     first_insert: int | None = None
     stores: list[int] = []
     for n in own_nodes(func):
-        t = type(n)
-        if t is ast.Call:
-            f = n.func  # type: ignore[attr-defined]
+        if isinstance(n, ast.Call):
+            f = n.func
             if type(f) is ast.Attribute and f.attr == "insert" and type(f.value) is ast.Name and f.value.id == name:
                 first_insert = n.lineno if first_insert is None else min(first_insert, n.lineno)
-        elif t is ast.Assign:
-            for target in n.targets:  # type: ignore[attr-defined]
-                if type(target) is ast.Name and target.id == name and type(n.value) is not ast.List:  # type: ignore[attr-defined]
+        elif isinstance(n, ast.Assign):
+            for target in n.targets:
+                if type(target) is ast.Name and target.id == name and type(n.value) is not ast.List:
                     return None  # bound to something other than a list display
                 if type(target) is ast.Subscript and type(target.value) is ast.Name and target.value.id == name:
                     stores.append(n.lineno)
