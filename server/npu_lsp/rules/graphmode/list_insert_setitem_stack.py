@@ -73,14 +73,13 @@ class ListInsertSetitemStack(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         assert isinstance(node, ast.Call)
+        if not node.args or type(node.args[0]) is not ast.Name or not ctx.mentions("insert"):
+            return  # most files: no insert at all (the word index)
         func = ctx.function
-        if func is None or not ctx.scope or ctx.scope.level != "lax" or not node.args:
+        if func is None or not ctx.scope or ctx.scope.level != "lax" or ctx.qualname(node.func) not in _STACKS:
             return
         seq = node.args[0]
-        if type(seq) is not ast.Name or ctx.qualname(node.func) not in _STACKS:
-            return
-        if not ctx.mentions(".insert("):
-            return  # most files: no insert at all
+        assert isinstance(seq, ast.Name)
         store = _stored_after_insert(seq.id, func, node.lineno)
         if store is None:
             return
