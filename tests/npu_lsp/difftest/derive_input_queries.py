@@ -37,6 +37,20 @@ _CONST_DECORATORS = frozenset({"_primexpr", "primexpr", "constexpr"})
 #: arguments are required to be constants"), `ops.norm(v, dim=0)` and `v.norm()` compile
 #: (written/heldout25b probes `fix25b_m_*`). `position` counts the positional arguments.
 MEASURED_UNLESS_GIVEN = {"mindspore.ops.norm": {"argument": "dim", "position": 2}}
+#: functions that fail on such a value given as one argument only, measured (not derived):
+#: the functional convolutions read `weight.shape` to build their primitive
+#: (`_get_cache_prim(P.Conv2D)(out_channel, kernel_size, ...)`: "When creating an instance of
+#: 'Conv2D', all arguments are required to be constants, but input 0 is a variable, which is
+#: AbstractAny") and `ops.mv` reads `vec.shape` ("Graph cycle exists ... mv"); the input of a
+#: convolution, the matrix of `ops.mv` and both sides of `ops.matmul` compile (written/heldout32a
+#: probes `fix32d_ta_*`, cases `specnorm_u_attr_reassigned_in_construct`,
+#: `r2_specnorm_u_attr_reassign_*`). `position` counts the positional arguments.
+MEASURED_ARGUMENT_QUERIES = {
+    "mindspore.ops.conv1d": {"argument": "weight", "position": 1},
+    "mindspore.ops.conv2d": {"argument": "weight", "position": 1},
+    "mindspore.ops.conv3d": {"argument": "weight", "position": 1},
+    "mindspore.ops.mv": {"argument": "vec", "position": 1},
+}
 #: functions the reading above flags that compile on such a value, measured (not derived):
 #: `ops.argmax(v)`, `ops.argmax(v, dim=1)`, `ops.argmax(v, 1, keepdim=True)` of a JIT
 #: Fallback value compile under LAX (written/gen18 probes `fix29b_am_*`, `fix29b_ti_argmax_fb`:
@@ -400,6 +414,7 @@ def main() -> None:
         "cells": cells,
         "functions": sorted(set(functions) | MEASURED_QUERIES),
         "functions_unless_given": MEASURED_UNLESS_GIVEN,
+        "functions_argument": MEASURED_ARGUMENT_QUERIES,
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n")
     print(len(cells), "cells,", len(functions), "functions ->", OUT)

@@ -68,6 +68,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     list_grown_from_host_data,
     list_grown_in_tensor_loop,
     list_index_runtime_int_strict,
+    list_insert_setitem_stack,
     list_item_stored_under_tensor_if,
     list_length_joined,
     list_pop_in_expression,

@@ -280,14 +280,16 @@ class JitForbiddenApi(GraphRule):
     def _method_call(self, node: ast.Call, func: ast.Attribute, ctx: Context) -> Iterator[Diagnostic]:
         recv = func.value
         on_self = isinstance(recv, ast.Name) and recv.id == "self"
-        if on_self and func.attr in _CELL_CONTAINERS and _iterated(node, ctx):
+        if func.attr in _CELL_CONTAINERS and (
+            (on_self and _iterated(node, ctx)) or (_container_sub_cell(recv, ctx) and _looped_over(node, ctx))
+        ):
             # measured: looping over `self.cells()` / `self.name_cells().items()` and calling
             # the cells (or making a list or tuple of `self.cells()`) fails at both levels ("The pointer[node] is null"; STRICT: "the inputs
             # should be constant")
             yield ctx.diagnostic(
                 self,
                 node,
-                f"iterating `self.{func.attr}()` in compiled code fails; hold the sub-cells in an `nn.CellList` and loop over it",
+                f"iterating `{ctx.segment(func)}()` in compiled code fails; hold the sub-cells in an `nn.CellList` and loop over it",
             )
             return
         on_sub = (
@@ -301,6 +303,7 @@ class JitForbiddenApi(GraphRule):
             or on_sub
             or (fn is not None and (module_cell(recv, ctx, fn) or _module_sub_cell(recv, ctx, fn)))
             or _new_cell(recv, ctx)
+            or (fn is not None and _local_with_cell_only_method(recv, func.attr, fn, ctx))
         ):
             yield ctx.diagnostic(
                 self,
@@ -585,6 +588,72 @@ def _iterated(call: ast.Call, ctx: Context) -> bool:
         and parent.func.id in ("list", "tuple")
         and parent.args[:1] == [call]
     )
+
+
+#: sub-cell containers whose `cells()` / `name_cells()` a loop in compiled code cannot walk
+_CONTAINER_CELLS = frozenset({"mindspore.nn.SequentialCell", "mindspore.nn.CellList"})
+
+
+def _container_sub_cell(recv: ast.expr, ctx: Context) -> bool:
+    """`self.body`, an `nn.SequentialCell` / `nn.CellList` `__init__` builds
+    (`self.vgg_net = nn.SequentialCell(modified)`): a loop over its `name_cells()` /
+    `cells()` calling them fails as over `self.name_cells()` does (measured,
+    written/heldout32a case `sr_vgg_extractor_name_cells_loop`, probes `fix32d_nc_*`). Not
+    any sub-cell: `len(list(self.fc1.cells()))` of an `nn.Dense`, which has none, compiles
+    (difftest seed 11800162)."""
+    if not (type(recv) is ast.Attribute and type(recv.value) is ast.Name and recv.value.id == "self"):
+        return False
+    a = analyzer(ctx)
+    cls = a.owner_class(ctx.function)
+    if cls is None:
+        return False
+    values = a._self_values(cls).get(recv.attr, [])
+    return len(values) == 1 and type(values[0]) is ast.Call and ctx.qualname(values[0].func) in _CONTAINER_CELLS
+
+
+def _looped_over(call: ast.Call, ctx: Context) -> bool:
+    """Is `call` (or its `.items()` / `.values()` / `.keys()`) what a `for` or a
+    comprehension iterates?"""
+    node: ast.AST = call
+    parent = ctx.parent(call)
+    if isinstance(parent, ast.Attribute) and parent.attr in ("items", "values", "keys"):
+        outer = ctx.parent(parent)
+        if isinstance(outer, ast.Call):
+            node, parent = outer, ctx.parent(outer)
+    return isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node
+
+
+#: forbidden Cell methods no other common type has: a local name they are called on is a
+#: Cell (or fails anyway) unless the file defines a method of that name
+_CELL_PARAMETER_METHODS = frozenset(
+    {"get_parameters", "trainable_params", "untrainable_params", "parameters_dict", "parameters_and_names", "init_parameters_data"}
+)
+
+
+def _local_with_cell_only_method(recv: ast.expr, method: str, fn: ast.AST, ctx: Context) -> bool:
+    """`net.get_parameters()` where `net` is a parameter or a local of the compiled function
+    `fn` (a helper given `self.netD`, a loop over `(self.netG, self.netD)` or over `[nets]`,
+    `net = self.netD`), for a method only a Cell has. Measured (written/heldout32a case
+    `gan_set_requires_grad_in_construct`, pix2pix's `set_requires_grad`, probes `fix32d_gp_*`):
+    "Failed to compile in GRAPH_MODE because the method or function
+    'mindspore.nn.cell.Cell.get_parameters' is not supported in 'construct'" at LAX and
+    STRICT; the same helper never called from `construct` compiles."""
+    if method not in _CELL_PARAMETER_METHODS or type(recv) is not ast.Name or recv.id == "self":
+        return False
+    if not _binds_in_function(fn, recv.id):
+        return False  # a global: a module, or an object of another library
+    return not any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == method for n in ast.walk(ctx.tree)
+    )
+
+
+def _binds_in_function(fn: ast.AST, name: str) -> bool:
+    args = getattr(fn, "args", None)
+    if args is not None and any(
+        a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None
+    ):
+        return True
+    return any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in ast.walk(fn))
 
 
 #: attributes the call branch above already reports when they are called

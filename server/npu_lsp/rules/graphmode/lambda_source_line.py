@@ -251,8 +251,9 @@ class LambdaSourceLine(GraphRule):
 
 
 def _lambda_in_literal_text(text: str) -> bool:
-    """Does some `lambda` of the text follow `[`, `(`, `{`, `,` or `:` (blanks between)?
-    A cheap text test before any walk: `key=lambda` and `f = lambda` do not."""
+    """Does some `lambda` of the text follow `[`, `(`, `{`, `,` or `:` (blanks between), or a
+    keyword's `=` (`dict(func=lambda ...)`)? A cheap text test before any walk: `f = lambda`
+    does not."""
     i = text.find("lambda")
     while i >= 0:
         j = i - 1
@@ -260,6 +261,8 @@ def _lambda_in_literal_text(text: str) -> bool:
             j -= 1
         if j >= 0 and text[j] in "[({,:":
             return True
+        if j > 0 and text[j] == "=" and text[j - 1] not in " \t=!<>":
+            return True  # a keyword argument, `dict(func=lambda x: ...)` (`f = lambda` is not)
         i = text.find("lambda", i + 6)
     return False
 
@@ -337,7 +340,25 @@ def _table_lambda(table: ast.List | ast.Tuple | ast.Dict, ctx: Context) -> ast.L
             stack.extend(e.elts)
         elif isinstance(e, ast.Dict):
             stack.extend(e.values)
+        elif (entries := _dict_call(e, ctx)) is not None:
+            stack.extend(entries.values)
     return None
+
+
+def _dict_call(e: ast.expr | None, ctx: Context) -> ast.Dict | None:
+    """`dict(func=lambda x: ..., gain=1.0)` as the dict literal it builds (keyword entries
+    only; None for anything else). MindSpore converts such a table like a literal one and
+    re-parses each lambda from its source line: StyleGAN2's `activation_funcs = {"lrelu":
+    dict(func=lambda x: ..., def_gain=...)}` read in compiled code (`activation_funcs[
+    self.act]["def_gain"]`, the lambda never called) fails at LAX and STRICT with
+    "illegal target for annotation" (written/heldout32a cases `style_activation_funcs_dict_lambda`,
+    `r2_activation_nested_dict_lambda_*`, probes `fix32d_lam_*`). The returned node is
+    made here: only its values are nodes of the file."""
+    if type(e) is not ast.Call or e.args or not e.keywords or any(k.arg is None for k in e.keywords):
+        return None
+    if ctx.qualname(e.func) != "builtins.dict":
+        return None
+    return ast.Dict(keys=[ast.Constant(k.arg) for k in e.keywords], values=[k.value for k in e.keywords])
 
 
 def _called_entry(n: ast.AST, ctx: Context) -> bool:
@@ -378,6 +399,8 @@ def _misplaced(lam: ast.Lambda, ctx: Context) -> str | None:
         return "a default argument"
     if isinstance(parent, ast.Dict):
         return "an entry of a dict literal"
+    if isinstance(parent, ast.keyword) and _dict_call(ctx.parent(parent), ctx) is not None:  # type: ignore[arg-type]
+        return "an entry of a `dict(...)` call"
     if isinstance(parent, (ast.List, ast.Tuple)):
         return f"an element of a {type(parent).__name__.lower()} literal"
     return "part of a larger expression"
@@ -701,33 +724,56 @@ def _picked_in_init(
     the lambda picked is rejected at both levels ("Parse Lambda Function Fail. Node type must
     be Lambda, but got Dict", "illegal target for annotation"); a function picked from the
     same table compiles."""
+    table, picked = _picked_entries(table_e, key_e, default, cls, ctx)
+    if table is None:
+        return []
+    if picked is None:
+        every = [*(table.values if isinstance(table, ast.Dict) else table.elts), *([default] if default else [])]
+        return [v for v in every if isinstance(v, ast.Lambda)] if every and all(isinstance(v, ast.Lambda) for v in every) else []
+    out: list[ast.Lambda] = []
+    for v in picked:
+        if isinstance(v, ast.Lambda) and v not in out:
+            out.append(v)
+    return out
+
+
+def _picked_entries(
+    table_e: ast.expr, key_e: ast.expr, default: ast.expr | None, cls: ast.ClassDef, ctx: Context, depth: int = 0
+) -> tuple[ast.Dict | ast.List | ast.Tuple | None, list[ast.expr | None] | None]:
+    """The table `table_e[key_e]` reads in `__init__` and the entries the key picks (None
+    when the key is not known)."""
     init = next((i for i in cls.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
     if init is None or not isinstance(table_e, ast.Name):
-        return []
+        return None, None
     table = analyzer(ctx).single_assignment(table_e.id, init)
     if table is None and not _binds_in(init, table_e.id):
         table = _module_value(table_e.id, ctx)
+    if isinstance(table, ast.Subscript) and depth < 2:
+        # `spec = TABLE[activation]` then `self.fn = spec["func"]`: the row picked, itself
+        # a table (a dict literal or `dict(...)`)
+        _, rows = _picked_entries(table.value, table.slice, None, cls, ctx, depth + 1)
+        table = rows[0] if rows is not None and len(rows) == 1 else None
+    table = _dict_call(table, ctx) or table
     if not isinstance(table, (ast.Dict, ast.List, ast.Tuple)):
-        return []
+        return None, None
     keys = _init_keys(key_e, cls, init, ctx)
     if not keys:
         known = instances(ctx).init_value(key_e, cls, init)
         keys = [] if known is UNKNOWN else [known]
     if not keys:
-        every = [*(table.values if isinstance(table, ast.Dict) else table.elts), *([default] if default else [])]
-        return [v for v in every if isinstance(v, ast.Lambda)] if every and all(isinstance(v, ast.Lambda) for v in every) else []
-    out: list[ast.Lambda] = []
+        return table, None
+    out: list[ast.expr | None] = []
     for key in keys:
         if isinstance(table, ast.Dict):
-            values = [v for k, v in zip(table.keys, table.values, strict=True) if isinstance(k, ast.Constant) and k.value == key]
+            values: list[ast.expr | None] = [v for k, v in zip(table.keys, table.values, strict=True) if isinstance(k, ast.Constant) and k.value == key]
             if not values and default is not None:
                 values = [default]
         elif isinstance(key, int) and not isinstance(key, bool) and -len(table.elts) <= key < len(table.elts):
             values = [table.elts[key]]
         else:
             values = []
-        out += [v for v in values if isinstance(v, ast.Lambda) and v not in out]
-    return out
+        out += [v for v in values if v not in out]
+    return table, out
 
 
 def _binds_in(func: ast.FunctionDef, name: str) -> bool:
