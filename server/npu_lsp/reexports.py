@@ -27,6 +27,11 @@ def _table() -> dict[str, dict[str, str]]:
     return table
 
 
+def reexported(module: str) -> dict[str, str]:
+    """The names an internal module re-exports, each with its public module."""
+    return _table().get(module, {})
+
+
 def public_name(dotted: str) -> str:
     """`dotted` with its longest internal-module prefix naming a re-exported object replaced by
     the public module: "mindspore.ops.operations.ReduceSum" -> "mindspore.ops.ReduceSum",

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import apply_edits
 from npu_lsp.engine import check_source
+from npu_lsp.reexports import reexported
 from npu_lsp.registry import RULES, load_all
 
 load_all()
@@ -51,19 +52,6 @@ def _through_common(text: str) -> str:
     return _FROM_MINDSPORE.sub(one_import, _TENSOR_SPELLING.sub(r"\1.common.Tensor", text))
 
 
-@pytest.mark.parametrize("code", GRAPH_CODES)
-def test_rule_reads_every_spelling_of_the_tensor_class(code: str) -> None:
-    # `ms.common.Tensor` is the object `ms.Tensor` is: a rule keyed on one spelling only
-    # misses (or wrongly reports) code importing the class through `mindspore.common`
-    path = FIXTURES / f"{code}.py"
-    text = path.read_text(encoding="utf-8")
-    respelled = _through_common(text)
-    if respelled == text:
-        pytest.skip("the fixture never names the tensor class")
-    diags = check_source(respelled, str(path), Config(select=(code,)))
-    assert {(d.span.line, d.code) for d in diags} == expectations(text)
-
-
 #: (the public namespace as fixtures spell it, the internal module real code imports instead)
 _INTERNAL_SPELLINGS = {
     "operations": (r"(?:\bms\.|\bmindspore\.)?\bops", "mindspore.ops", "mindspore.ops.operations"),
@@ -79,32 +67,41 @@ def _through_internal(text: str, spelling: str) -> str:
     """The same program with each public name the internal module re-exports spelled through
     that module (`ops.ReduceSum` -> `_I.ReduceSum` after `import mindspore.ops.operations as
     _I`), line for line: the import joins the first import line."""
-    from npu_lsp.reexports import _table
-
     prefix, public, internal = _INTERNAL_SPELLINGS[spelling]
-    names = {n for n, target in _table()[internal].items() if target == public}
+    names = {n for n, target in reexported(internal).items() if target == public}
     pattern = re.compile(prefix + r"\.(\w+)\b(?!\s*=)")
     out = pattern.sub(lambda m: f"_I.{m.group(1)}" if m.group(1) in names else m.group(0), text)
     if out == text:
         return text
     lines = out.split("\n")
     first = next(
-        i for i, line in enumerate(lines) if line.startswith(("import ", "from ")) and not line.rstrip().endswith(("(", "\\"))
+        i
+        for i, line in enumerate(lines)
+        if line.startswith(("import ", "from ")) and not line.rstrip().endswith(("(", "\\"))
     )
     lines[first] += f"; import {internal} as _I"
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("spelling", sorted(_INTERNAL_SPELLINGS))
-@pytest.mark.parametrize("code", GRAPH_CODES)
-def test_rule_reads_names_through_internal_modules(code: str, spelling: str) -> None:
-    # `P.ReduceSum`, `F.shape`, `C.GradOperation`, `mstype.float32`, `context.set_context`:
-    # real code reaches MindSpore's public objects through the modules that define them
+def _respelled_fixtures() -> list[tuple[str, str]]:
+    """(rule code, spelling) for each fixture that names something the spelling changes."""
+    out = []
+    for code in GRAPH_CODES:
+        text = (FIXTURES / f"{code}.py").read_text(encoding="utf-8")
+        if _through_common(text) != text:
+            out.append((code, "common"))
+        out.extend((code, s) for s in sorted(_INTERNAL_SPELLINGS) if _through_internal(text, s) != text)
+    return out
+
+
+@pytest.mark.parametrize(("code", "spelling"), _respelled_fixtures())
+def test_rule_reads_every_spelling_of_a_name(code: str, spelling: str) -> None:
+    # `ms.common.Tensor`, `P.ReduceSum`, `F.shape`, `C.GradOperation`, `mstype.float32`,
+    # `context.set_context`: real code reaches MindSpore's public objects through the modules
+    # that define them, and a rule keyed on one spelling would miss (or misread) the others
     path = FIXTURES / f"{code}.py"
     text = path.read_text(encoding="utf-8")
-    respelled = _through_internal(text, spelling)
-    if respelled == text:
-        pytest.skip(f"the fixture names nothing {_INTERNAL_SPELLINGS[spelling][2]} defines")
+    respelled = _through_common(text) if spelling == "common" else _through_internal(text, spelling)
     diags = check_source(respelled, str(path), Config(select=(code,)))
     assert {(d.span.line, d.code) for d in diags} == expectations(text)
 
