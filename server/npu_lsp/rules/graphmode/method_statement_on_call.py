@@ -78,6 +78,10 @@ class MethodStatementOnCallResult(GraphRule):
       rejected at LAX and STRICT; `d["a"].append(x)` and `lst[0].append(x)` compile);
       the LAX Python-object form with written/heldout15b probes `ls17b_interp_*`,
       `ls17b_dict_*`, `ls17b_od_*` and heldout15a case `r2_metric_results_dict_update_kwargs`.
+    - `s = set()` then `s.update([...])` (or `s.clear()`) and a read of `s`: a set is a Python
+      object at every level, so the rewrite binds None, constants or not: written/lax probes
+      `fix32f_set_update_*` ("'NoneType' object has no attribute '__len__'" at LAX and
+      STRICT; `s.add(v)` is not rewritten and compiles).
     """
 
     nodes = (ast.Expr,)

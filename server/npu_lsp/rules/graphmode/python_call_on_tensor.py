@@ -152,6 +152,11 @@ class PythonCallOnTensor(GraphRule):
       (`r2_acc_tensorarray_append_stack`) and its probes `fix27b_ta_*` (`ta.stack()`,
       `ta.items[0]`, `ops.concat(ta.items)` after `ta = ta.write(t, h)`: rejected under
       STRICT, made in `construct` or held on `self`; LAX compiles).
+    - A local `set()`'s `add` / `discard` / `remove` / `update` given a run-time value
+      (`seen.add(int(x[0, j] > 0))`, `s.add(x[0, 1].item())`, `s.add(x[0, 1])`): difftest
+      seeds 12000013, 12000096 and written/lax probes `fix32f_set_*` (rejected under STRICT,
+      "When handling script '__call_func_str__(__input_0__,)' ... the inputs should be
+      constant"; a constant, `x.shape[0]` and LAX compile).
     """
 
     nodes = (ast.Call, ast.BinOp, ast.Compare)

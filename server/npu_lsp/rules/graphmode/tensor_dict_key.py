@@ -134,6 +134,11 @@ class TensorDictKey(GraphRule):
       after `x = x * math.exp(...)`; `{f'c{i}': v for i, v in enumerate(x.tolist()[0])}`):
       the written famc probes `g17_an_dictcomp_*` (rejected at LAX and STRICT; over a
       tensor the graph computes it compiles).
+    - A key that is a size `net.set_inputs(Tensor(shape=[None, 3], ...))` declares unknown
+      (`self.cache[tuple(x.shape)] = v`, `d[x.shape[0]]`, in `construct` or in a method it
+      gives the input): difftest seed 12000128 and written/lax probes `fix32f_dynkey_*`
+      ("dict_setitem evaluator key should not be tuple that contains variables, but got
+      ValueAny" at LAX and STRICT; a declared dimension, and no `set_inputs`, compile).
     """
 
     nodes = (ast.Dict, ast.DictComp, ast.Subscript, ast.Call)
