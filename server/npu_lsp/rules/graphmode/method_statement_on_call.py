@@ -179,7 +179,7 @@ def _container_names(func: ast.AST, ctx: Context) -> dict[str, list[tuple[tuple[
     if found is not None:
         return found
     found = {}
-    if file_mentions(ctx, "dict(") or file_mentions(ctx, "OrderedDict") or file_mentions(ctx, "set("):
+    if file_mentions(ctx, "dict(") or file_mentions(ctx, "OrderedDict") or file_mentions(ctx, "= set("):
         stores: dict[str, list[tuple[tuple[int, int], ast.expr | None]]] = {}
         wanted: set[str] = set()
         for n in ast.walk(func):
