@@ -20,7 +20,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import (
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
-from npu_lsp.rules.graphmode.helpers import GraphRule, narrowed_off_tensor
+from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions, narrowed_off_tensor
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 from npu_lsp.rules.graphmode.tensor_to_host import string_of_tensor
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
@@ -221,6 +221,7 @@ class PythonCallOnTensor(GraphRule):
             and method.attr in _SET_METHODS
             and node.args
             and isinstance(owner, ast.Name)
+            and file_mentions(ctx, "set(")
             and _local_set(owner.id, ctx)
             and any(analyzer(ctx).kind(a).dynamic for a in node.args)
         ):
