@@ -337,7 +337,8 @@ def declared_dynamic_read(e: ast.expr, ctx: Context, func: ast.AST | None = None
     if t.id not in params:
         return False
     first = analyzer(ctx).first_binding_line(t.id, func)
-    if first is not None and (line is None or first <= line):
+    # `x = self.stage0(x)`: the call on the line that binds `x` again reads the input
+    if first is not None and (line is None or first < line):
         return False
     at = params.index(t.id)
     shape = declared[at] if at < len(declared) else None
@@ -347,6 +348,52 @@ def declared_dynamic_read(e: ast.expr, ctx: Context, func: ast.AST | None = None
         return None in shape
     assert isinstance(dim, int)
     return -len(shape) <= dim < len(shape) and shape[dim] is None
+
+
+def declared_dynamic_read_in_method(e: ast.expr, ctx: Context, func: ast.AST | None = None) -> bool:
+    """`declared_dynamic_read`, also in a method of the cell whose parameter every
+    `self.<method>(...)` call in `construct` gives an input `construct` has not bound again
+    before the call (`x = self.stage0(x)` first in `construct`, `tuple(x.shape)` in
+    `stage0`): the method is inlined, so the size is as unknown there. Measured, difftest
+    seed 12000128 and written/lax probes `fix32f_dynkey_*` (a dict key)."""
+    func = func if func is not None else ctx.function
+    if declared_dynamic_read(e, ctx, func):
+        return True
+    read = _size_read(e)
+    if read is None or not isinstance(read[0], ast.Name) or not isinstance(func, ast.FunctionDef):
+        return False
+    name = read[0].id
+    a = analyzer(ctx)
+    cls = a.owner_class(func)
+    params = [p.arg for p in (*func.args.posonlyargs, *func.args.args)][1:]
+    if cls is None or func.name == "construct" or name not in params:
+        return False
+    first = a.first_binding_line(name, func)
+    if first is not None and first < getattr(e, "lineno", first):
+        return False  # the method binds the parameter again before the read
+    sites = _self_calls(cls, ctx).get(func.name, [])
+    at = params.index(name)
+    for call, caller in sites:
+        starred = any(isinstance(x, ast.Starred) for x in call.args)
+        arg = call.args[at] if at < len(call.args) and not starred else None
+        if not (isinstance(arg, ast.Name) and isinstance(caller, ast.FunctionDef) and caller.name == "construct"):
+            return False
+        if not declared_dynamic_read(_with_tensor(e, arg), ctx, caller, line=call.lineno):
+            return False
+    return bool(sites)
+
+
+def _with_tensor(read: ast.expr, tensor: ast.Name) -> ast.expr:
+    """The size read `read` of another tensor: `x.shape[0]` -> `inputs.shape[0]`."""
+    other = ast.Name(id=tensor.id, ctx=ast.Load())
+    if isinstance(read, ast.Subscript) and isinstance(read.value, ast.Attribute):
+        shape = ast.Attribute(value=other, attr=read.value.attr, ctx=ast.Load())
+        return ast.Subscript(value=shape, slice=read.slice, ctx=ast.Load())
+    if isinstance(read, ast.Attribute):
+        return ast.Attribute(value=other, attr=read.attr, ctx=ast.Load())
+    if isinstance(read, ast.Call) and isinstance(read.func, ast.Attribute):
+        return ast.Call(func=ast.Attribute(value=other, attr=read.func.attr, ctx=ast.Load()), args=[], keywords=[])
+    return ast.Call(func=ast.Name(id="len", ctx=ast.Load()), args=[other], keywords=[])
 
 
 def run_time_size(e: ast.expr, ctx: Context, func: ast.AST | None = None, depth: int = 0) -> bool:

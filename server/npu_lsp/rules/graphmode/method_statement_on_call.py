@@ -78,6 +78,10 @@ class MethodStatementOnCallResult(GraphRule):
       rejected at LAX and STRICT; `d["a"].append(x)` and `lst[0].append(x)` compile);
       the LAX Python-object form with written/heldout15b probes `ls17b_interp_*`,
       `ls17b_dict_*`, `ls17b_od_*` and heldout15a case `r2_metric_results_dict_update_kwargs`.
+    - `s = set()` then `s.update([...])` (or `s.clear()`) and a read of `s`: a set is a Python
+      object at every level, so the rewrite binds None, constants or not: written/lax probes
+      `fix32f_set_update_*` ("'NoneType' object has no attribute '__len__'" at LAX and
+      STRICT; `s.add(v)` is not rewritten and compiles).
     """
 
     nodes = (ast.Expr,)
@@ -118,7 +122,13 @@ class MethodStatementOnCallResult(GraphRule):
         if found is None:
             return
         built, variables = found
-        if ctx.scope is not None and ctx.scope.strict and (variables or ctx.qualname(built.func) != "builtins.dict"):
+        python_set = ctx.qualname(built.func) == _PYTHON_SET
+        if (
+            ctx.scope is not None
+            and ctx.scope.strict
+            and not python_set
+            and (variables or ctx.qualname(built.func) != "builtins.dict")
+        ):
             # STRICT refuses `dict(...)` of graph variables and `OrderedDict(...)` itself
             # (MS131); `dict(w=self.w)` of Parameters runs there and the update binds None
             # (measured, probe `ls17b_params_only_dict_update_read`)
@@ -126,6 +136,15 @@ class MethodStatementOnCallResult(GraphRule):
         if not (
             _read_after(root.id, st, func) or (_returns(root.id, func) and _caller_reads_result(func, ctx))
         ):
+            return
+        if python_set:
+            yield ctx.diagnostic(
+                self,
+                call,
+                f"`{root.id}` is a Python set (no graph type), and MindSpore rewrites `{ctx.segment(call.func)}(...)` "
+                f"as an assignment of its result: Python's `{call.func.attr}` returns None, so `{root.id}` is None "
+                f"afterwards; call `{root.id}.add(v)` per value, or keep the values in a list",
+            )
             return
         yield ctx.diagnostic(
             self,
@@ -144,7 +163,11 @@ _NONE_RETURNING = EXPANDED_METHODS - {"register_hook"}
 #: measured, `dict(**base, **extra)`, `dict(base)`, `dict(zip(keys, [x.sum()]))`,
 #: `dict(a=x)` and `OrderedDict(a=x)` (written/heldout15b probes `ls17b_interp_*`,
 #: `ls17b_dict_call_*`, `ls17b_od_*`); `dict(a=1.0)` folds to a graph constant and compiles
-_INTERPRETED_CONTAINERS = frozenset({"builtins.dict", "collections.OrderedDict"})
+#: `set(...)` is no graph type at all: a Python object at every level, whatever it holds
+#: (measured, written/lax probes `fix32f_set_update_const`: `s = set(); s.update([1, 2]);
+#: len(s)` fails with "'NoneType' object has no attribute '__len__'" at LAX and STRICT)
+_PYTHON_SET = "builtins.set"
+_INTERPRETED_CONTAINERS = frozenset({"builtins.dict", "collections.OrderedDict", _PYTHON_SET})
 
 
 def _container_names(func: ast.AST, ctx: Context) -> dict[str, list[tuple[tuple[int, int], ast.expr | None]]]:
@@ -156,7 +179,7 @@ def _container_names(func: ast.AST, ctx: Context) -> dict[str, list[tuple[tuple[
     if found is not None:
         return found
     found = {}
-    if file_mentions(ctx, "dict(") or file_mentions(ctx, "OrderedDict"):
+    if file_mentions(ctx, "dict(") or file_mentions(ctx, "OrderedDict") or file_mentions(ctx, "= set("):
         stores: dict[str, list[tuple[tuple[int, int], ast.expr | None]]] = {}
         wanted: set[str] = set()
         for n in ast.walk(func):
@@ -194,6 +217,8 @@ def interpreted_binding(
     value = max(before, key=lambda x: x[0])[1]
     if not isinstance(value, ast.Call) or ctx.qualname(value.func) not in _INTERPRETED_CONTAINERS:
         return None
+    if ctx.qualname(value.func) == _PYTHON_SET:
+        return value, False
     a = analyzer(ctx)
     params: set[str] | None = None
     held = False

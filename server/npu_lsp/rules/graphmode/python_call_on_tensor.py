@@ -20,7 +20,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import (
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Analyzer, Kind, analyzer
 from npu_lsp.rules.graphmode.held_callables import held_callable
-from npu_lsp.rules.graphmode.helpers import GraphRule, narrowed_off_tensor
+from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions, narrowed_off_tensor
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 from npu_lsp.rules.graphmode.tensor_to_host import string_of_tensor
 from npu_lsp.rules.graphmode.values import UNKNOWN, instances
@@ -152,6 +152,11 @@ class PythonCallOnTensor(GraphRule):
       (`r2_acc_tensorarray_append_stack`) and its probes `fix27b_ta_*` (`ta.stack()`,
       `ta.items[0]`, `ops.concat(ta.items)` after `ta = ta.write(t, h)`: rejected under
       STRICT, made in `construct` or held on `self`; LAX compiles).
+    - A local `set()`'s `add` / `discard` / `remove` / `update` given a run-time value
+      (`seen.add(int(x[0, j] > 0))`, `s.add(x[0, 1].item())`, `s.add(x[0, 1])`): difftest
+      seeds 12000013, 12000096 and written/lax probes `fix32f_set_*` (rejected under STRICT,
+      "When handling script '__call_func_str__(__input_0__,)' ... the inputs should be
+      constant"; a constant, `x.shape[0]` and LAX compile).
     """
 
     nodes = (ast.Call, ast.BinOp, ast.Compare)
@@ -209,6 +214,26 @@ class PythonCallOnTensor(GraphRule):
                 self,
                 node,
                 f"`{ctx.segment(method.value)}` is a `collections.deque`, a Python object: under STRICT its method `{method.attr}` cannot be called with the run-time value `{ctx.segment(node.args[0])}` (inputs should be constant); keep a list, a tensor ring buffer, or collect the values outside the network",
+            )
+            return
+        if (
+            method is not None
+            and method.attr in _SET_METHODS
+            and node.args
+            and isinstance(owner, ast.Name)
+            and file_mentions(ctx, "set(")
+            and _local_set(owner.id, ctx)
+            and any(analyzer(ctx).kind(a).dynamic for a in node.args)
+        ):
+            # measured (difftest seeds 12000013, 12000096; written/lax probes `fix32f_set_*`):
+            # a set is no graph type, MindSpore keeps it a Python object and runs its
+            # methods as a script, which STRICT refuses when an input is a run-time value
+            # ("When handling script '__call_func_str__(__input_0__,)' ... the inputs should
+            # be constant"); constants (`s.add(j % 2)` in an unrolled loop) fold; LAX runs it
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"`{owner.id}` is a Python set: under STRICT its method `{method.attr}` cannot be called with a run-time value (inputs should be constant); keep the values in a list or a tensor, or use LAX",
             )
             return
         held = _class_level_list(method, ctx) if method is not None and method.attr in _CLASS_LIST_METHODS else None
@@ -624,6 +649,25 @@ def _helper_returns_joined_data(call: ast.Call, a: Analyzer, ctx: Context) -> bo
 
 #: list methods measured on a class-level list (written set `famc`, probes `ca_*`)
 _CLASS_LIST_METHODS = frozenset({"append", "extend"})
+
+
+#: a set's methods that take a value (`add(v)`, `discard(v)`, `remove(v)`, `update(it)`)
+_SET_METHODS = frozenset({"add", "discard", "remove", "update"})
+
+
+def _local_set(name: str, ctx: Context) -> bool:
+    """Every binding of `name` in this function is `set()`, `set(...)` or a set display."""
+    if ctx.function is None:
+        return False
+    values = [
+        st.value
+        for st in ast.walk(ctx.function)
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets)
+    ]
+    return bool(values) and all(
+        isinstance(v, ast.Set) or (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set")
+        for v in values
+    )
 
 
 def _self_deque(e: ast.expr | None, ctx: Context) -> bool:

@@ -9,6 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
+from npu_lsp.rules.graphmode.dynamic_shape import declared_dynamic_read_in_method
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import (
@@ -133,6 +134,11 @@ class TensorDictKey(GraphRule):
       after `x = x * math.exp(...)`; `{f'c{i}': v for i, v in enumerate(x.tolist()[0])}`):
       the written famc probes `g17_an_dictcomp_*` (rejected at LAX and STRICT; over a
       tensor the graph computes it compiles).
+    - A key that is a size `net.set_inputs(Tensor(shape=[None, 3], ...))` declares unknown
+      (`self.cache[tuple(x.shape)] = v`, `d[x.shape[0]]`, in `construct` or in a method it
+      gives the input): difftest seed 12000128 and written/lax probes `fix32f_dynkey_*`
+      ("dict_setitem evaluator key should not be tuple that contains variables, but got
+      ValueAny" at LAX and STRICT; a declared dimension, and no `set_inputs`, compile).
     """
 
     nodes = (ast.Dict, ast.DictComp, ast.Subscript, ast.Call)
@@ -207,6 +213,19 @@ class TensorDictKey(GraphRule):
             yield from self._getter(call, receiver, key, ctx)  # type: ignore[arg-type]
         local = isinstance(receiver, ast.Dict) or a.type_class(receiver) == "dict" or _self_dict(receiver, ctx)
         if not local and not _module_dict(receiver, ctx) and not getter:
+            return
+        size = _run_time_size_key(key, ctx)
+        if size is not None:
+            # `self.cache[tuple(x.shape)] = v`, `d[x.shape[0]]` with that dimension declared
+            # `None` by `net.set_inputs(...)` (measured, difftest seed 12000128, written/lax
+            # probes `fix32f_dynkey_*`: "dict_setitem evaluator key should not be tuple that
+            # contains variables" / "key only supports ... but got ValueAny" at LAX and
+            # STRICT; a declared dimension, and the same code without `set_inputs`, compile)
+            yield ctx.diagnostic(
+                self,
+                key,
+                f"dict key `{ctx.segment(key)}` holds `{ctx.segment(size)}`, a size `set_inputs` declares unknown (`None`): graph dict keys must be known while compiling; key the table by a declared dimension, or keep one entry",
+            )
             return
         scalar = _runtime_tuple_item(key, ctx)
         if scalar is not None:
@@ -362,6 +381,21 @@ def _unfilled_display(receiver: ast.expr, call: ast.Call, ctx: Context) -> bool:
         if type(p) is ast.Attribute and p.attr in _DICT_FILLERS:
             return False
     return True
+
+
+def _run_time_size_key(key: ast.expr, ctx: Context) -> ast.expr | None:
+    """The size read a key is (`x.shape`, `x.shape[0]`, `tuple(x.shape)`, or a name bound
+    once to one) when `set_inputs` declares that size unknown; only in files that call it."""
+    if not ctx.mentions("set_inputs"):
+        return None
+    if type(key) is ast.Name:
+        bound = analyzer(ctx).single_assignment(key.id, ctx.function)
+        if bound is None:
+            return None
+        key = bound
+    if type(key) is ast.Call and type(key.func) is ast.Name and key.func.id == "tuple" and len(key.args) == 1:
+        key = key.args[0]
+    return key if declared_dynamic_read_in_method(key, ctx) else None
 
 
 def _runtime_tuple_item(key: ast.expr, ctx: Context) -> ast.expr | None:
