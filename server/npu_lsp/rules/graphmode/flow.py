@@ -1227,7 +1227,7 @@ class Analyzer:
     def _grad_builder(self, call: ast.Call, fn: _Fn) -> ast.Call | None:
         """The `ms.value_and_grad(f, ...)` / `ms.grad(f, ...)` call that built the function
         `call` runs, when its name is bound once to one: at module level, in the caller, or
-        to `self.<attr>` in `__init__`."""
+        to `self.<attr>` in `__init__`; or that call itself (`ms.value_and_grad(f)(x)`)."""
         f = call.func
         value: ast.expr | None = None
         if type(f) is ast.Name:
@@ -1248,6 +1248,8 @@ class Analyzer:
             cls = self.owner_class(fn.func)
             values = self._self_values(cls).get(f.attr, []) if cls is not None else []
             value = values[0] if len(values) == 1 else None
+        elif type(f) is ast.Call:
+            value = f  # built and called at once: `ms.value_and_grad(f, has_aux=True)(x)`
         if not isinstance(value, ast.Call) or not value.args:
             return None
         q = self.ctx.qualname(value.func) or ""

@@ -143,6 +143,21 @@ def _argument_queries() -> dict[str, tuple[str, int]]:
     return {q: (g["argument"], g["position"]) for q, g in data.get("functions_argument", {}).items()}
 
 
+@functools.cache
+def _keyword_overloads() -> frozenset[str]:
+    """`mint` functions that are C++-dispatched overloads (`ms_keyword_overloads.json`):
+    called by keyword on a JIT Fallback value under LAX they fail (measured)."""
+    data = json.loads(
+        resources.files(__package__).joinpath("ms_keyword_overloads.json").read_text("utf-8")
+    )
+    return frozenset(data["functions"])
+
+
+def _call_arguments(call: ast.Call) -> list[ast.expr]:
+    """The expressions `call` gives, positional then keyword (a starred one as itself)."""
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
 def _argument(call: ast.Call, argument: str, position: int) -> ast.expr | None:
     """The expression `call` gives for `argument` (keyword, or positional at `position`)."""
     given: ast.expr | None = next((k.value for k in call.keywords if k.arg == argument), None)
@@ -254,6 +269,12 @@ class FallbackValueShapeQuery(GraphRule):
     collected by one (`[c for c in v.T]`) are such values too. A value given to a sub-cell
     reaches the base class's method it runs through `super().construct(x)` or
     `Base.construct(self, x)`.
+    Also a `mint` function MindSpore dispatches as a C++ overload (`mint.clamp`, `mint.clip`,
+    `mint.add`, `mint.max`...: `ms_keyword_overloads.json`) given such a value with keyword
+    arguments (`mint.clamp(x, min=-1.0, max=1.0)`), also `x` a parameter a caller gives one:
+    "Illegal type in the graph: AbstractKeywordArg(key: min, ...)". By position, and
+    `mint.sum` / `mint.mean` / `mint.nn.functional.softmax`, `ops.clamp` and Tensor methods
+    by keyword, compile.
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -292,6 +313,8 @@ class FallbackValueShapeQuery(GraphRule):
     - RULES.md, section 2 (JIT Fallback at LAX); target shapes measured with the written
       probes `lax` (`sh_a`, `sh_b`, `sh_n` rejected under LAX; `int(t)` in a shape, an axis,
       `tile` multiples or a `one_hot` depth compiles: `sh_c`...`sh_m`).
+    - `mint` overloads by keyword: written/lax probes `fix32e_fkw_*` and `fix32e_kw_*`
+      (of a graph tensor all compile), difftest seeds 12000004, 12000102.
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp)
@@ -395,6 +418,16 @@ class FallbackValueShapeQuery(GraphRule):
                 f"`{ctx.segment(node.args[1])}` is computed from a Python float read from a table with a Tensor index: LAX reads it at run time as a float64 value, and an in-place update of a float32 Parameter cannot take it (MindSpore: Data type conversion is not supported for a 'Parameter' ... Float64); keep the table as a float32 tensor (`ms.Tensor(table, ms.float32)`) and index that",
             )
             return
+        if node.keywords and ctx.qualname(node.func) in _keyword_overloads():
+            env = o.opaque_params(func)  # also a parameter a caller gives such a value (seed 12000004)
+            given = next((a for a in _call_arguments(node) if o.value(a, func, env)), None)
+            if given is not None:
+                yield ctx.diagnostic(
+                    self,
+                    node,
+                    f"`{ctx.segment(node.func)}` is given `{ctx.segment(given)}`, a JIT Fallback value, and keyword arguments: under LAX MindSpore runs this overloaded `mint` function on the Python object and cannot pass it the keywords (\"Illegal type in the graph: AbstractKeywordArg\"); pass them by position, or give it a graph tensor",
+                )
+                return
         why = _Opaque(ctx, tensor_index=True).sink(node, func, frozenset(), 0)
         if not why:
             why = _Opaque(ctx, tensor_index=True, typed_index=True).typed_index_sink(node, func)
