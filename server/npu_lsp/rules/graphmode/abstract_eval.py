@@ -30,7 +30,7 @@ from npu_lsp.rules.graphmode.mappers import mapper_of
 from npu_lsp.rules.graphmode.parameter_receivers import is_parameter_container
 from npu_lsp.rules.graphmode.values import _callees, instances
 
-_SHAPE_CALLS = frozenset({"mindspore.ops.shape", "mindspore.ops.function.array_func.shape"})
+_SHAPE_CALLS = frozenset({"mindspore.ops.shape"})
 _SHAPE_PRIMITIVES = frozenset({"Shape", "TensorShape"})
 _SCALAR_BUILTINS = {"int": "int", "float": "float", "bool": "bool", "len": "int", "round": ""}
 _BOOL_TENSOR_METHODS = frozenset(

@@ -207,7 +207,7 @@ def _function_argument(node: ast.Call, made: str, ctx: Context) -> str | None:
     return None
 
 
-_CUSTOM = frozenset({"mindspore.ops.Custom", "mindspore.ops.operations.Custom", "mindspore.ops.operations.custom_ops.Custom"})
+_CUSTOM = frozenset({"mindspore.ops.Custom"})
 
 
 def _function_value(e: ast.expr, ctx: Context) -> str | None:

@@ -21,8 +21,6 @@ _CONTAINERS = frozenset(
     {
         "mindspore.nn.CellList",
         "mindspore.nn.CellDict",
-        "mindspore.nn.layer.container.CellList",
-        "mindspore.nn.layer.container.CellDict",
     }
 )
 

@@ -3512,7 +3512,7 @@ class Analyzer:
 #: 2.10 CPU: Int32, Int16, Int8, UInt8 and Bool inputs; `ops.ReduceSum()` and `cumsum` keep the
 #: input's dtype; written/fallbackflows probes `ff2_*sum*_i32_item*`)
 _PROMOTING = frozenset({"sum", "prod"})
-_PROMOTING_FUNCTIONS = frozenset({"mindspore.ops.sum", "mindspore.ops.function.sum", "mindspore.ops.prod"})
+_PROMOTING_FUNCTIONS = frozenset({"mindspore.ops.sum", "mindspore.ops.prod"})
 _SMALL_INTS = frozenset({"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32"})
 
 

@@ -30,7 +30,7 @@ _CARRIERS = frozenset(
     {"len", "float", "int", "round", "abs", "sum", "max", "min", "enumerate", "zip", "list", "tuple", "sorted", "reversed", "range"}
     | TENSOR_CLASS
 )
-_FROM_NUMPY = frozenset(f"{c}.from_numpy" for c in ("mindspore.Tensor", "mindspore.common.tensor.Tensor", "mindspore.common.Tensor"))
+_FROM_NUMPY = frozenset(f"{c}.from_numpy" for c in TENSOR_CLASS)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: builtins making text; MindSpore knows them (`calls_table.graph_builtins`) but runs them by
 #: JIT Fallback on a run-time value

@@ -370,4 +370,4 @@ def _stacked(name: str, after: ast.AST, ctx: Context) -> ast.Call | None:
     return None
 
 
-_STACKS = frozenset({"mindspore.ops.stack", "mindspore.ops.function.stack", "mindspore.mint.stack"})
+_STACKS = frozenset({"mindspore.ops.stack", "mindspore.mint.stack"})

@@ -196,7 +196,7 @@ def _targets_ascend_or_unknown(tree: ast.Module, ctx: Context) -> bool:
         if not isinstance(n, ast.Call):
             continue
         q = ctx.qualname(n.func) or ""
-        if q in ("mindspore.set_context", "mindspore.context.set_context"):
+        if q == "mindspore.set_context":
             given = next((k.value for k in n.keywords if k.arg == "device_target"), None)
         elif q == "mindspore.set_device" and n.args:
             given = n.args[0]

@@ -593,7 +593,7 @@ def _unstacked_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
     be int and must >= 1, but got '0'")."""
     if not (isinstance(it, ast.Call) and it.args and isinstance(it.args[0], ast.Name)):
         return False
-    if ctx.qualname(it.func) not in ("mindspore.ops.unstack", "mindspore.ops.function.array_func.unstack"):
+    if ctx.qualname(it.func) != "mindspore.ops.unstack":
         return False
     axis = it.args[1] if len(it.args) > 1 else next((k.value for k in it.keywords if k.arg == "axis"), None)
     if axis is not None and not (isinstance(axis, ast.Constant) and axis.value == 0):

@@ -448,7 +448,7 @@ def _is_top(fn: ast.FunctionDef, kind: str, ctx: Context) -> bool:
                 # the argument of a builder (`Seq(Block())` makes a sub-cell)
                 if isinstance(up, ast.Assign) or (
                     isinstance(up, ast.Call)
-                    and (up.func is st or (ctx.qualname(up.func) or "") in ("mindspore.jit", "mindspore.common.api.jit"))
+                    and (up.func is st or ctx.qualname(up.func) == "mindspore.jit")
                 ):
                     made = True
             elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):

@@ -62,7 +62,7 @@ from npu_lsp.scope import GraphScope
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CONTAINERS = frozenset({"mindspore.nn.CellList", "mindspore.nn.SequentialCell"})
-_SHAPE = frozenset({"mindspore.ops.shape", "mindspore.ops.functional.shape"})
+_SHAPE = frozenset({"mindspore.ops.shape"})
 _DEPTH = 4
 _CALL = frozenset({ast.Call})
 _DICT_MESSAGE = (

@@ -821,7 +821,7 @@ class Ranks:
             return self._target(f.value, where, depth + 1, jitted)
         if isinstance(f, ast.Call):
             q = self.ctx.qualname(f.func) or ""
-            if q in ("mindspore.jit", "mindspore.common.api.jit") and f.args:
+            if q == "mindspore.jit" and f.args:
                 return self._target(f.args[0], where, depth + 1, True)
             if not jitted and self.ctx.scopes.info.graph_mode is False:
                 return None

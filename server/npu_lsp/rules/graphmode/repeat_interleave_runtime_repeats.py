@@ -13,7 +13,7 @@ from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 #: the qualified names of the function (`ops.repeat_interleave`, its defining module)
-_FUNCTIONS = frozenset({"mindspore.ops.repeat_interleave", "mindspore.ops.function.array_func.repeat_interleave"})
+_FUNCTIONS = frozenset({"mindspore.ops.repeat_interleave"})
 
 
 @rule(code="MS214", name="repeat-interleave-runtime-repeats", severity="error", family="graphmode")

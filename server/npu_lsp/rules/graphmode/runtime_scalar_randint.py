@@ -14,7 +14,7 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS, host_scalar
 from npu_lsp.rules.graphmode.values import in_dead_branch, instances
 
-_RANDINT = frozenset({"mindspore.ops.randint", "mindspore.ops.function.random_func.randint"})
+_RANDINT = frozenset({"mindspore.ops.randint"})
 #: (position, keyword) of the bounds `ops.randint` turns into `Tensor(bound, int32)`
 _BOUNDS = ((0, "low"), (1, "high"))
 _DEPTH = 3

@@ -26,8 +26,7 @@ from npu_lsp.scope import ECHOED_KINDS, CallSite, GraphScope
 _SHAPE_ATTRS = frozenset({"shape", "ndim", "size"})
 #: functions that read a tensor's shape while compiling
 _SHAPE_FUNCS = frozenset(
-    {"builtins.len", "mindspore.ops.shape", "mindspore.ops.rank", "mindspore.ops.size",
-     "mindspore.ops.functional.shape"}
+    {"builtins.len", "mindspore.ops.shape", "mindspore.ops.rank", "mindspore.ops.size"}
 )
 _DEPTH = 3
 #: findings made before shapes are known although the parser folds constant conditions away:

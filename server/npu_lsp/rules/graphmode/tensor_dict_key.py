@@ -531,7 +531,7 @@ def _fallback_key(key: ast.expr, ctx: Context) -> bool:
 #: `cells_celldict_runtime_key` and probes `fix26a_celldict_*`: `self.experts[TASKS[int(t)]]`
 #: fails with "dict_getitem evaluator key only supports ... but got ValueAny")
 _DICT_CALLS = frozenset(
-    {"builtins.dict", "collections.OrderedDict", "mindspore.nn.CellDict", "mindspore.nn.layer.container.CellDict"}
+    {"builtins.dict", "collections.OrderedDict", "mindspore.nn.CellDict"}
 )
 
 
