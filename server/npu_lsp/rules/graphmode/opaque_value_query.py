@@ -153,6 +153,77 @@ def _keyword_overloads() -> frozenset[str]:
     return frozenset(data["functions"])
 
 
+def reads_run_time_dict(ctx: Context) -> bool:
+    """Does a compiled function of the module read a dict display after storing an item into
+    it under a run-time (tensor) `if`? Measured (written/lax probes `genfresh33_mx_*`, fresh
+    v6 seed 12000336): such a read anywhere in the compiled program (in `construct`, in a
+    helper the dict goes through, in a sub-cell; on a later pass of an unrolled loop around
+    the store) makes `mint.max(x, dim=1)` / `mint.clamp(x, min=, max=)` of a JIT Fallback
+    `x` compile under LAX, wherever the call is; without the read (the store alone), with a
+    list item, with `dict(n=0)` or an unconditional store, it fails ("Illegal type in the
+    graph: AbstractKeywordArg"). Cached per module: asked only where that finding fires."""
+    key = "opaque.reads_run_time_dict"
+    if key not in ctx.cache:
+        ctx.cache[key] = ctx.mentions("{") and any(
+            _reads_joined_dict(f, ctx)
+            for f in ast.walk(ctx.tree)
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scopes.scope_for(f) is not None
+        )
+    return bool(ctx.cache[key])
+
+
+def _reads_joined_dict(func: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> bool:
+    """`d = {...}` (or a parameter `d`), `d[k] = v` under an `if` on a run-time value, and
+    `d[...]` read after that `if` (or `return d`, read by the caller), or read anywhere in a
+    loop around it (a later pass reads the joined dict)."""
+    nodes = own_nodes(func)
+    dicts = {a.arg for a in func.args.args} | {
+        t.id
+        for n in nodes
+        if type(n) is ast.Assign and type(n.value) is ast.Dict
+        for t in n.targets
+        if type(t) is ast.Name
+    }
+    if not dicts:
+        return False
+    a = analyzer(ctx)
+    for st in nodes:
+        if type(st) is not ast.If:
+            continue
+        stored = _item_stores(st, dicts)
+        if stored and a.kind(st.test, func).dynamic and _read_after(st, stored, nodes, func, ctx):
+            return True
+    return False
+
+
+def _item_stores(st: ast.If, names: set[str]) -> set[str]:
+    """The names of `names` an item is stored into in `st`'s sides (`d[k] = v`, `d[k] += v`)."""
+    out: set[str] = set()
+    for s in ast.walk(st):
+        t = type(s)
+        targets = s.targets if t is ast.Assign else [s.target] if t is ast.AugAssign else ()  # type: ignore[attr-defined]
+        out.update(tg.value.id for tg in targets if type(tg) is ast.Subscript and type(tg.value) is ast.Name and tg.value.id in names)
+    return out
+
+
+def _read_after(st: ast.If, names: set[str], nodes: list[ast.AST], func: ast.AST, ctx: Context) -> bool:
+    end = st.end_lineno or st.lineno
+    lo, hi = end + 1, end  # the lines of the innermost loop around `st` (none: empty)
+    p = ctx.parent(st)
+    while p is not None and p is not func:
+        if isinstance(p, (ast.For, ast.While)):
+            lo, hi = p.lineno, p.end_lineno or p.lineno
+            break
+        p = ctx.parent(p)
+    for n in nodes:
+        if isinstance(n, ast.Subscript) and type(n.value) is ast.Name and n.value.id in names and type(n.ctx) is ast.Load:
+            if n.lineno > end or lo <= n.lineno <= hi:
+                return True
+        elif isinstance(n, ast.Return) and type(n.value) is ast.Name and n.value.id in names and n.lineno > end:
+            return True
+    return False
+
+
 def _call_arguments(call: ast.Call) -> list[ast.expr]:
     """The expressions `call` gives, positional then keyword (a starred one as itself)."""
     return [*call.args, *(k.value for k in call.keywords)]
@@ -274,7 +345,9 @@ class FallbackValueShapeQuery(GraphRule):
     arguments (`mint.clamp(x, min=-1.0, max=1.0)`), also `x` a parameter a caller gives one:
     "Illegal type in the graph: AbstractKeywordArg(key: min, ...)". By position, and
     `mint.sum` / `mint.mean` / `mint.nn.functional.softmax`, `ops.clamp` and Tensor methods
-    by keyword, compile.
+    by keyword, compile, and so does the keyword call anywhere in a program that reads a dict
+    display after storing an item into it under a tensor `if` (`d = {'n': 0}; if x.sum() > 0:
+    d['n'] += 1; x = x + d['n']`).
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -421,7 +494,7 @@ class FallbackValueShapeQuery(GraphRule):
         if node.keywords and ctx.qualname(node.func) in _keyword_overloads():
             env = o.opaque_params(func)  # also a parameter a caller gives such a value (seed 12000004)
             given = next((a for a in _call_arguments(node) if o.value(a, func, env)), None)
-            if given is not None:
+            if given is not None and not reads_run_time_dict(ctx):
                 yield ctx.diagnostic(
                     self,
                     node,

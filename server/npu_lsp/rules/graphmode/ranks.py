@@ -104,6 +104,7 @@ Env = dict[str, Val]
 _DATA = json.loads(Path(__file__).with_name("ms_shapes.json").read_text(encoding="utf-8"))
 _METHODS: Final[dict[str, dict[str, object]]] = _DATA["tensor_methods"]
 _FUNCS: Final[dict[str, dict[str, object]]] = _DATA["ops_functions"]
+_MINT: Final[dict[str, dict[str, object]]] = {k: v for k, v in _DATA["mint_functions"].items() if k != "_doc"}
 _AXIS_KW: Final = frozenset(_DATA["axis_keywords"])
 _KEEP_KW: Final = frozenset(_DATA["keepdims_keywords"])
 _SAME_LAYERS: Final = frozenset(f"mindspore.nn.{n}" for n in _DATA["same_shape_layers"]["names"])
@@ -907,8 +908,9 @@ class Ranks:
         return env
 
     def _statement_effect(self, st: ast.stmt, env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
-        if any(k[:2] == _LIST for k in env):
-            stored = self._item_stored(st, env, func, depth)
+        # (an unrolled `for` changes its lists statement by statement, pass by pass)
+        if any(k[:2] == _LIST for k in env) and not (type(st) is ast.For and self._unrolled(st, env, func, depth) is not None):
+            stored = self._item_stored(st, env, func, depth) or self._appended(st, env, func, depth)
             _forget_changed_lists(st, env)
             if stored is not None:
                 env[stored[0]] = stored[1]
@@ -1071,6 +1073,10 @@ class Ranks:
             items = [self.ev(x, env, func, depth) for x in it.elts]
         else:
             got = self.ev(it, env, func, depth)
+            if isinstance(got, tuple) and got and type(got[0]) is int and 0 < got[0] <= _UNROLL:
+                # over a tensor: MindSpore unrolls the rows of its first axis (as a
+                # comprehension over it, `_items`)
+                got = Items((got[1:],) * got[0])
             if not isinstance(got, Items) and type(it) is ast.Name:
                 # a list a display or an unrolled comprehension made, as it was then (`vals0 =
                 # [i * 0.5 for i in range(3)]`, then `for v in vals0:` keeping the best `v`:
@@ -1130,6 +1136,22 @@ class Ranks:
         values[i] = self.ev(st.value, env, func, depth)
         return key, Items(tuple(values))
 
+    def _appended(self, st: ast.stmt, env: Env, func: ast.AST, depth: int) -> tuple[str, Items] | None:
+        """The items of a list after `name.append(value)` when the name holds known items (an
+        unrolled loop appends one a pass: `outs = []; for row in x: outs.append(f(row))`,
+        then `ops.stack(outs)`; fresh v6 seed 12000334)."""
+        if not (type(st) is ast.Expr and type(st.value) is ast.Call):
+            return None
+        call = st.value
+        f = call.func
+        if not (type(f) is ast.Attribute and f.attr == "append" and type(f.value) is ast.Name and len(call.args) == 1 and not call.keywords):
+            return None
+        key = _LIST + f.value.id
+        got = env.get(key)
+        if not isinstance(got, Items) or isinstance(call.args[0], ast.Starred):
+            return None
+        return key, Items((*got.values, self.ev(call.args[0], env, func, depth)))
+
     def _fold_bool_op(self, test: ast.BoolOp, env: Env, func: ast.AST) -> bool | None:
         """`a or b` / `a and b` decided by the operands MindSpore decides while compiling: an
         `or` is true once one operand is, an `and` false once one is (`best is None or v >
@@ -1163,6 +1185,10 @@ class Ranks:
             ):
                 for x, y in zip(t.elts, value.elts, strict=True):
                     self._assign(x, self.ev(y, env, func, depth), y, env, func, depth)
+                return
+            if isinstance(v, Items) and len(v.values) == len(t.elts) and not any(isinstance(x, ast.Starred) for x in t.elts):
+                for x, item in zip(t.elts, v.values, strict=True):  # `out, tangent = ms.jvp(...)`
+                    self._assign(x, item, x, env, func, depth)
                 return
             for n in _names(t):
                 env[n] = None
@@ -1257,6 +1283,11 @@ class Ranks:
             at = env.get(idx.id) if isinstance(idx, ast.Name) else None
             if isinstance(at, int) and not isinstance(at, bool):
                 idx = ast.Constant(at)  # a loop's constant on an unrolled pass
+            elif at == NUM and base and isinstance(idx, ast.Name) and self._range_variable(idx, func):
+                # `x[t]` with `t` a `for t in range(...)` variable (a loop MindSpore does not
+                # unroll, `break` in it): an int drops the first axis whatever its value
+                # (fresh v6 seed 12000221)
+                return base[1:]
             return index(base, idx)
         if isinstance(e, (ast.List, ast.Tuple)):
             numbers = e.elts and all(_num(self.ev(x, env, func, depth)) for x in e.elts)
@@ -1478,6 +1509,10 @@ class Ranks:
         v = values(self.ctx).of(e, func)
         if isinstance(v, av.Scalar):
             return NUM
+        if isinstance(v, av.Sequence) and v.elements and all(isinstance(x, av.Scalar) for x in v.elements):
+            # `self.sizes = (1, 2)`: `for s in self.sizes: x = x + s` adds a number (fresh
+            # v6 seed 12000242)
+            return NUMS
         return NUM if isinstance(e, ast.Attribute) and self._number_field(e, func) else None
 
     def _self_number_entry(self, e: ast.Subscript, func: ast.AST) -> bool:
@@ -1587,6 +1622,98 @@ class Ranks:
         # heldout31b `r2_transpose_neg_dims_3d_scores`, a 3-D input through `mint.nn.Linear`);
         # Embedding adds an axis of `embedding_size`
         return (*src[:-1], k) if linear else (*src, k)
+
+    def _any_layer_call(self, attr: str, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`self.layers[i](x)` with an index known only at run time (`int(x.argmax()) % 2`):
+        the value every item of the list display (or `CellDict` display) held there gives,
+        when they all give the same (`nn.CellList([nn.ReLU(), nn.Tanh()])`: `x`'s shape)."""
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        held = a._self_values(cls).get(attr, []) if cls is not None else []
+        if len(held) != 1 or held[0] is None:
+            return None
+        display = held[0]
+        if isinstance(display, ast.Call) and len(display.args) == 1:
+            display = display.args[0]
+        keys: list[int | str]
+        if isinstance(display, (ast.List, ast.Tuple)):
+            keys = list(range(len(display.elts)))
+        elif isinstance(display, ast.Dict) and all(isinstance(k, ast.Constant) and type(k.value) is str for k in display.keys):
+            keys = [k.value for k in display.keys]  # type: ignore[union-attr]
+        else:
+            return None
+        got = [self._layer_call(attr, e, env, func, depth, k) for k in keys]
+        return got[0] if got and got[0] is not None and all(g == got[0] for g in got) else None
+
+    def _transform_call(self, e: ast.Call, q: str, env: Env, func: ast.AST, depth: int) -> Val:
+        """Calls whose result shape follows from their arguments' (None: not one of them):
+        `ms.grad(fn)(x, ...)` (the gradient for the first input, its shape), `ms.jvp(fn, x,
+        v)` (the output of `fn(x)` and its tangent, both `fn(x)`'s shape), and
+        `getattr(self, name)(x)` with a name known while compiling (`f'head_{i}'` in an
+        unrolled `for i in range(2)`), the layer `__init__` stores under it (fresh v6 seeds
+        12000217, 12000228, 12000221)."""
+        f = e.func
+        if q.startswith("mindspore.") and q.rpartition(".")[2] == "jvp" and len(e.args) == 3 and not e.keywords:
+            fn, given = e.args[0], e.args[1]
+            if not isinstance(fn, ast.Name) or isinstance(given, (ast.Tuple, ast.List, ast.Starred)):
+                return None
+            target = self.ctx.scopes.info.functions.get(fn.id) if self.host.only_binding(fn.id, func) is None else None
+            target = target or self._closure(fn.id, func)
+            if not isinstance(target, ast.FunctionDef):
+                return None
+            inner = self._bind(target, ast.Call(func=fn, args=[given], keywords=[]), lambda a: self.ev(a, env, func, depth))
+            run = self.analyse(target, inner, depth + 1) if inner is not None else None
+            out = run.returns[0] if run is not None and run.returns and all(r == run.returns[0] for r in run.returns) else None
+            return Items((out, out)) if isinstance(out, tuple) else None
+        if type(f) is not ast.Call or not e.args or e.keywords or any(isinstance(a, ast.Starred) for a in e.args):
+            return None
+        builder = self.ctx.qualname(f.func) or ""
+        if builder.startswith("mindspore.") and builder.rpartition(".")[2] == "grad" and len(f.args) == 1 and not f.keywords:
+            got = self.ev(e.args[0], env, func, depth)
+            return got if isinstance(got, tuple) else None
+        if builder == "builtins.getattr" and len(f.args) == 2 and type(f.args[0]) is ast.Name and f.args[0].id == "self":
+            name = self._attribute_name(f.args[1], env)
+            return self._layer_call(name, e, env, func, depth) if name is not None else None
+        return None
+
+    def _range_variable(self, name: ast.Name, func: ast.AST) -> bool:
+        """Is `name` bound only as the variable of `for name in range(...)` loops in `func`?"""
+        key = ("ranks.range_variable", id(func), name.id)
+        got = self.ctx.cache.get(key)
+        if got is None:
+            got = self.ctx.cache[key] = self._only_range_bound(name.id, func)
+        return bool(got)
+
+    def _only_range_bound(self, name: str, func: ast.AST) -> bool:
+        binds = [n for n in _own_nodes(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+        for b in binds:
+            loop = self.ctx.parent(b)
+            if not (isinstance(loop, ast.For) and loop.target is b and isinstance(loop.iter, ast.Call)):
+                return False
+            if self.ctx.qualname(loop.iter.func) != "builtins.range":
+                return False
+        return bool(binds)
+
+    @staticmethod
+    def _attribute_name(e: ast.expr, env: Env) -> str | None:
+        """A str literal, or an f-string whose fields are names holding ints (a loop's
+        constant on an unrolled pass)."""
+        if isinstance(e, ast.Constant):
+            return e.value if type(e.value) is str else None
+        if not isinstance(e, ast.JoinedStr):
+            return None
+        parts: list[str] = []
+        for v in e.values:
+            if isinstance(v, ast.Constant) and type(v.value) is str:
+                parts.append(v.value)
+            elif isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None and type(v.value) is ast.Name:
+                got = env.get(v.value.id)
+                if type(got) is not int:
+                    return None
+                parts.append(str(got))
+            else:
+                return None
+        return "".join(parts)
 
     def _ctor_int(self, arg: ast.expr | None, ctor: ast.Call) -> int | None:
         """An int argument of a layer built in `__init__`: a literal, or a name of the
@@ -2038,12 +2165,13 @@ class Ranks:
         call_args = [self._constant(a, env, func, depth) for a in e.args]
         if last in _JOINS and q == "mindspore.ops." + last and e.args:
             return self._joined(last, e, env, func, depth)
-        if q.startswith("mindspore.ops.") and q.count(".") == 2 and last in _FUNCS and e.args:
+        spec = _FUNCS.get(last) if q.startswith("mindspore.ops.") else _MINT.get(last) if q.startswith("mindspore.mint.") else None
+        if spec is not None and q.count(".") == 2 and e.args:
             src = self.ev(e.args[0], env, func, depth)
             if not isinstance(src, tuple):
                 return None
             others = [self.ev(a, env, func, depth) for a in (*e.args[1:], *kws.values())]
-            return apply(_FUNCS[last], src, call_args[1:], kws, others)
+            return apply(spec, src, call_args[1:], kws, others)
         if q in TENSOR_MAKERS or (q.startswith("mindspore.ops.") and last in _SHAPED_MAKERS):
             got = self.host.of(e, func)
             shape = e.args[0] if e.args else None
@@ -2080,6 +2208,9 @@ class Ranks:
                 fixed = _ints(list(e.args))
                 return tuple(fixed) if fixed is not None and all(n >= 0 for n in fixed) else None
             return None
+        transformed = self._transform_call(e, q, env, func, depth)
+        if transformed is not None:
+            return transformed
         callee = values(self.ctx).callee(e, func)
         captured: Env = {}
         if isinstance(f, ast.Name) and (callee is None or getattr(callee, "name", f.id) != f.id):
@@ -2100,7 +2231,9 @@ class Ranks:
                 i = _int(f.slice)  # `self.layers[0](x)` of a list of layers, `self.heads['a'](x)` of a dict
                 key = f.slice.value if isinstance(f.slice, ast.Constant) and type(f.slice.value) is str else None
                 at = i if i is not None else key
-                return self._layer_call(f.value.attr, e, env, func, depth, at) if at is not None else None  # type: ignore[attr-defined]
+                if at is None:
+                    return self._any_layer_call(f.value.attr, e, env, func, depth)  # type: ignore[attr-defined]
+                return self._layer_call(f.value.attr, e, env, func, depth, at)  # type: ignore[attr-defined]
             return None
         inner = self._bind(callee, e, lambda a: self.ev(a, env, func, depth))
         if inner is None:
