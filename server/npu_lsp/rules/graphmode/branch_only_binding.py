@@ -254,10 +254,12 @@ def _assigned_before(node: ast.stmt, ctx: Context) -> set[str]:
     _parent, block, index = block_of(node, ctx)
     out: set[str] = set()
     for st in block[:index]:
-        if isinstance(st, ast.Assign):
-            for t in st.targets:  # (a loop, not a generator: every `if` and `for` asks)
-                if isinstance(t, ast.Name):
-                    out.add(t.id)
-        elif isinstance(st, (ast.AugAssign, ast.AnnAssign)) and isinstance(st.target, ast.Name):
-            out.add(st.target.id)
+        # (exact types, no `isinstance` calls: every `if` and `for` of compiled code asks)
+        t = type(st)
+        if t is ast.Assign:
+            for target in st.targets:  # type: ignore[attr-defined]  # (a loop, not a generator)
+                if type(target) is ast.Name:
+                    out.add(target.id)  # type: ignore[attr-defined]
+        elif (t is ast.AugAssign or t is ast.AnnAssign) and type(st.target) is ast.Name:  # type: ignore[attr-defined]
+            out.add(st.target.id)  # type: ignore[attr-defined]
     return out

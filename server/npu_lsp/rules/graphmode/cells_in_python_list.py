@@ -539,6 +539,8 @@ class CellsInPythonList(Rule):
 
 
 _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
+#: the same as a set of exact types (parsed nodes are never of a subclass)
+_CONTAINER_TYPES = frozenset(_CONTAINER_VALUES)
 
 
 def _comprehension_count(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST], ctx: Context) -> int | None:
@@ -587,7 +589,7 @@ def _assigns_containers(body: list[ast.stmt], dict_calls: bool) -> bool:
     for st in body:  # (a loop, not a generator)
         if isinstance(st, ast.Assign):
             v = st.value
-            if isinstance(v, _CONTAINER_VALUES):
+            if type(v) in _CONTAINER_TYPES:
                 return True
             if type(v) is ast.Call and type(v.func) is ast.Name:
                 if dict_calls and v.func.id == "dict" and not v.args:

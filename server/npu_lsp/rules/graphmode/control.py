@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from npu_lsp.astutil import _NO_BLOCKS, store_names, walk
 from npu_lsp.engine import Context
-from npu_lsp.rules.graphmode.helpers import FUNCS, returns_in, terminates
+from npu_lsp.rules.graphmode.helpers import returns_in, terminates
 
 
 def block_of(node: ast.stmt, ctx: Context) -> tuple[ast.AST | None, list[ast.stmt], int]:
@@ -18,7 +18,7 @@ def block_of(node: ast.stmt, ctx: Context) -> tuple[ast.AST | None, list[ast.stm
         return None, [], -1
     for name in ("body", "orelse", "finalbody"):
         block = getattr(parent, name, None)
-        if isinstance(block, list) and node in block:
+        if type(block) is list and node in block:
             # an AST node equals only itself: `index` finds it by identity, at C speed
             return parent, block, block.index(node)
     for h in getattr(parent, "handlers", []) or []:
@@ -186,4 +186,5 @@ def name_events(ctx: Context, func: ast.AST) -> NameEvents:
 
 
 def is_function(node: ast.AST) -> bool:
-    return isinstance(node, FUNCS)
+    t = type(node)  # (exact types: a parsed node is never of a subclass)
+    return t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda

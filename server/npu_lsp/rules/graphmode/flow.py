@@ -808,7 +808,7 @@ class Analyzer:
         out: dict[str, list[ast.expr | None]] = {}
         for item in cls.body:
             if (
-                not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                not (type(item) is ast.FunctionDef or type(item) is ast.AsyncFunctionDef)
                 or item.name != "__init__"
             ):
                 continue

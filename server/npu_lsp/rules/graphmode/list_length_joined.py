@@ -300,7 +300,7 @@ def _sizes_a_list(st: ast.stmt) -> bool:
     leaves its length unknown."""
     if isinstance(st, ast.Assign):
         v = st.value
-        return isinstance(v, ast.List) or (isinstance(v, ast.BinOp) and isinstance(v.right, ast.List))
+        return type(v) is ast.List or (type(v) is ast.BinOp and type(v.right) is ast.List)  # type: ignore[attr-defined]
     if isinstance(st, ast.AugAssign):
         return isinstance(st.value, ast.List)
     return (

@@ -204,7 +204,7 @@ def _none_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) ->
         constant_t = ast.Constant
         for a, vs in init.items():
             for v in vs:
-                if not isinstance(v, constant_t) or v.value is not None:
+                if type(v) is not constant_t or v.value is not None:
                     break
             else:
                 if vs:
