@@ -208,7 +208,7 @@ def _augmented(block: list[ast.stmt]) -> dict[str, ast.expr]:
     out: dict[str, ast.expr] = {}
     for st in block:
         if (
-            isinstance(st, ast.AugAssign)
+            type(st) is ast.AugAssign
             and isinstance(st.target, ast.Name)
             and isinstance(st.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))
         ):
@@ -1122,7 +1122,7 @@ class BranchTypeMismatch(GraphRule):
         return frozenset(_call_candidates(ctx)[2])
 
     def _if_node(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.If)
+        assert type(node) is ast.If
         if _nested(ctx):
             dead = closure_dead_binding(node, ctx)
             if dead is not None:
@@ -1180,7 +1180,7 @@ class BranchTypeMismatch(GraphRule):
         specialises per call signature): a join that fails only with these values is reported
         here, at the call, naming the line inside the callee."""
         st = ctx.parent(node)
-        if isinstance(st, ast.Expr) and st.value is node:
+        if type(st) is ast.Expr and st.value is node:
             return  # a call as a statement: its result, so its returns, are never inferred
         vals = values(ctx)
         callee = vals.callee(node, ctx.function)
@@ -1694,7 +1694,7 @@ def _call_candidates(ctx: Context) -> tuple[set[int], set[str], set[str]]:
         called: set[str] = set()
         for scope in ctx.scopes.scopes.values():
             func = scope.function
-            if not isinstance(func, ast.FunctionDef) or ctx.parent(func) is None:
+            if type(func) is not ast.FunctionDef or ctx.parent(func) is None:
                 continue
             if not scope.call_sites and not (scope.kind == "jit" and ctx.parent(func) is ctx.tree):
                 continue

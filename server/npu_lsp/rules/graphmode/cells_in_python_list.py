@@ -162,7 +162,7 @@ class CellsInPythonList(Rule):
         'weight' already exists`) when several of the cells reach the graph."""
         bound: dict[str, list[ast.Assign]] = {}
         for st in tree.body:
-            if isinstance(st, ast.Assign):
+            if type(st) is ast.Assign:
                 for t in st.targets:
                     if isinstance(t, ast.Name):
                         bound.setdefault(t.id, []).append(st)
@@ -587,7 +587,7 @@ def _assigns_containers(body: list[ast.stmt], dict_calls: bool) -> bool:
     top level, `tuple(<generator>)`, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
     appends, `self.x = {}` / `dict()` for item stores)."""
     for st in body:  # (a loop, not a generator)
-        if isinstance(st, ast.Assign):
+        if type(st) is ast.Assign:
             v = st.value
             if type(v) in _CONTAINER_TYPES:
                 return True

@@ -119,7 +119,7 @@ def param_names(func: ast.AST) -> set[str]:
     """Every parameter name of a function or lambda (empty for anything else)."""
     out: set[str] = set()
     args = getattr(func, "args", None)
-    if isinstance(args, ast.arguments):
+    if type(args) is ast.arguments:
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
             out.add(a.arg)
         for extra in (args.vararg, args.kwarg):

@@ -768,7 +768,7 @@ class Analyzer:
             owner = None
             while node is not None:
                 parent = self.ctx.parent(node)
-                if isinstance(parent, ast.ClassDef):
+                if type(parent) is ast.ClassDef:
                     owner = parent
                     break
                 node = parent
@@ -851,7 +851,7 @@ class Analyzer:
         bases = [
             local.node
             for b in cls.bases
-            if isinstance(b, ast.Name) and (local := classes.get(b.id)) is not None and local.node is not cls
+            if type(b) is ast.Name and (local := classes.get(b.id)) is not None and local.node is not cls
         ]
         if not bases:
             return {}
@@ -880,7 +880,7 @@ class Analyzer:
         hit = self._self_tensors.get(key)
         if hit is None:
             hit = self._self_tensors[key] = any(
-                isinstance(v, ast.Call)
+                type(v) is ast.Call
                 and (_makes_tensor(self.ctx.qualname(v.func) or "") or helper_makes_tensor(self.ctx, v))
                 for v in self._self_values(cls).get(attr, ())
             )

@@ -103,7 +103,7 @@ class GraphBuiltinSemantics(GraphRule):
                 return ()
         else:
             f = node.func
-            if not (isinstance(f, ast.Attribute) and f.attr == "decode") and not (ctx.qualname(f) or "").startswith("builtins."):
+            if not (type(f) is ast.Attribute and f.attr == "decode") and not (ctx.qualname(f) or "").startswith("builtins."):
                 return ()
         return self._check(node, ctx)
 
@@ -488,7 +488,7 @@ def _is_str(e: ast.expr, ctx: Context) -> bool:
 
 def _display(e: ast.expr, ctx: Context) -> ast.List | ast.Tuple | None:
     """The list / tuple display `e` is, or that a name `e` is bound to once in the function."""
-    if isinstance(e, ast.Name):
+    if type(e) is ast.Name:
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         e = bound if bound is not None else e
     return e if type(e) is ast.List or type(e) is ast.Tuple else None

@@ -216,7 +216,7 @@ def module_function(fname: str, ctx: Context) -> ast.FunctionDef | None:
     if functions is None:  # one lookup table per file, not a scan of the module per call
         functions = {}
         for d in ctx.tree.body:
-            if isinstance(d, ast.FunctionDef):
+            if type(d) is ast.FunctionDef:
                 functions.setdefault(d.name, d)
         ctx.cache[_FUNCTIONS_KEY] = functions
     fdef = functions.get(fname)

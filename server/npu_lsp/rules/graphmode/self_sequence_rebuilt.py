@@ -77,7 +77,7 @@ class SelfSequenceRebuiltInGraph(GraphRule):
     words = ("in self.", "zip(self.", "enumerate(self.")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.FunctionDef)
+        assert type(node) is ast.FunctionDef
         if ctx.scope is None or ctx.scope.strict:
             return ()
         if not _keeps_sequences(node, ctx):
