@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from npu_lsp.astutil import FIELDS, fields, range_count
+from npu_lsp.astutil import FIELDS, STATEMENT_BLOCKS, fields, range_count
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
@@ -1538,9 +1538,22 @@ def _stores_to(node: ast.If, names: set[str], attr: str, ctx: Context) -> bool:
             targets = ()
         if targets and _stores_in(targets, names, attr):
             return True
-        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
-            extend(getattr(st, block, None) or ())
+        blocks = _STORE_BLOCKS.get(t)  # (most statements: none, and no `getattr` per name)
+        if blocks is not None:
+            for block in blocks:
+                extend(getattr(st, block))
     return False
+
+
+#: the fields among `body`, `orelse`, `finalbody`, `handlers` and `cases` each statement
+#: type `_stores_to` meets has (its `except` clauses and `case`s too, and nested definitions,
+#: whose bodies it reads as well); the answer does not depend on the order
+_STORE_BLOCKS: dict[type, tuple[str, ...]] = {
+    **STATEMENT_BLOCKS,
+    ast.FunctionDef: ("body",),
+    ast.AsyncFunctionDef: ("body",),
+    ast.ClassDef: ("body",),
+}
 
 
 def _stores_in(nodes: Iterable[ast.AST], names: set[str], attr: str) -> bool:

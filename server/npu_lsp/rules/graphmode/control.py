@@ -6,7 +6,7 @@ import ast
 import bisect
 from collections.abc import Iterator
 
-from npu_lsp.astutil import _NO_BLOCKS, store_names, walk
+from npu_lsp.astutil import _NO_BLOCKS, STATEMENT_BLOCKS, store_names, walk
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.helpers import returns_in, terminates
 
@@ -72,14 +72,12 @@ def bindings(stmts: list[ast.stmt]) -> set[str]:
             for item in st.items:  # type: ignore[attr-defined]
                 if item.optional_vars is not None:
                     store_names(item.optional_vars, out)
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(st, name, None)
-            if block:
-                extend(block)
-        for h in getattr(st, "handlers", None) or ():
-            extend(h.body)
-        for case in getattr(st, "cases", None) or ():
-            extend(case.body)
+        # the blocks by the statement's type (`except` clauses and `case`s are pushed and
+        # give their bodies in turn): the same statements, in another order (a set is built)
+        blocks = STATEMENT_BLOCKS.get(t)
+        if blocks is not None:
+            for name in blocks:
+                extend(getattr(st, name))
     return out
 
 
