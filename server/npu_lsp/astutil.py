@@ -179,7 +179,7 @@ _NON_WORD: dict[int, int] = {
 
 def self_attr(e: ast.AST) -> str | None:
     """`self.x` -> "x"; None for anything else."""
-    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+    if type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self":
         return e.attr
     return None
 

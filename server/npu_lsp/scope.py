@@ -263,16 +263,16 @@ def qualname(
     `ms.nn.Cell` with `import mindspore as ms` -> "mindspore.nn.Cell"; a name defined at module
     level -> "<module>.<name>"; an unshadowed builtin -> "builtins.<name>"; otherwise None.
     """
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):  # `nn.Dense`
+    if type(expr) is ast.Attribute and type(expr.value) is ast.Name:  # `nn.Dense`
         base = _head(expr.value.id, imports, module, classes, functions)
         if base is None or (base.startswith("builtins.") and not _builtin_has(expr.value.id, expr.attr)):
             return None
         return public_name(f"{base}.{expr.attr}")
     attrs: list[str] = []  # the chain's attributes, last first
-    while isinstance(expr, ast.Attribute):
+    while type(expr) is ast.Attribute:
         attrs.append(expr.attr)
         expr = expr.value
-    if not isinstance(expr, ast.Name):
+    if type(expr) is not ast.Name:
         return None
     base = _head(expr.id, imports, module, classes, functions)
     if base is None or not attrs:
@@ -377,13 +377,13 @@ def _collect_imports(
     stack: list[Iterator[ast.stmt]] = [iter(tree.body)]
     while stack:
         for st in stack[-1]:
-            if isinstance(st, ast.Import):
+            if type(st) is ast.Import:
                 for a in st.names:
                     if a.asname:
                         imports[a.asname] = where(a.name)
                     else:
                         imports[a.name.split(".")[0]] = where(a.name.split(".")[0])
-            elif isinstance(st, ast.ImportFrom):
+            elif type(st) is ast.ImportFrom:
                 base = st.module or ""
                 if not st.level and base:
                     base = where(base)
@@ -395,7 +395,7 @@ def _collect_imports(
                     if a.name != "*":
                         imports[a.asname or a.name] = public_name(f"{base}.{a.name}") if base else a.name
             elif (
-                isinstance(st, ast.Assign)
+                type(st) is ast.Assign
                 and len(st.targets) == 1
                 and isinstance(st.targets[0], ast.Name)
             ):
@@ -403,7 +403,7 @@ def _collect_imports(
                 target = qualname(st.value, imports)
                 if target and not target.startswith("builtins."):
                     imports[st.targets[0].id] = target
-            elif isinstance(st, (ast.If, ast.Try, ast.With)):
+            elif (type(st) is ast.If or type(st) is ast.Try or type(st) is ast.With):
                 # descend now, in the order bindings happen; this block resumes afterwards
                 blocks = [getattr(st, b, None) or [] for b in ("body", "orelse", "finalbody")]
                 blocks.extend(h.body for h in getattr(st, "handlers", None) or [])
@@ -640,9 +640,9 @@ def _summarize(
     if text is not None:
         info.columns = LineColumns(text)
     for st in tree.body:
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if (type(st) is ast.FunctionDef or type(st) is ast.AsyncFunctionDef):
             info.functions[st.name] = st
-        elif isinstance(st, ast.ClassDef):
+        elif type(st) is ast.ClassDef:
             info.classes[st.name] = ClassInfo(st.name, st, [], {}, False)
     # Classes and functions defined inside functions (test-style code: `def test_x():` holding
     # a Cell and calling it). Top-level names win on clashes; methods stay with their class.
@@ -1012,7 +1012,7 @@ def module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
     while stack:
         st = stack.pop()
         yield st
-        if isinstance(st, (ast.If, ast.Try, ast.With)):
+        if (type(st) is ast.If or type(st) is ast.Try or type(st) is ast.With):
             inner: list[ast.stmt] = [
                 *st.body,
                 *getattr(st, "orelse", []),
@@ -1100,7 +1100,7 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
     modes = _Modes()
     flags: dict[str, object] = {}  # module-level `USE_V2 = True`, in source order
     for st in module_statements(tree):
-        if isinstance(st, ast.Assign) and (alias := _class_alias(st.value, info, flags)):
+        if type(st) is ast.Assign and (alias := _class_alias(st.value, info, flags)):
             # `Model = NetV2` / `Net = NetV2` / `Model = NetV2 if USE_V2 else Net` (a class
             # rebound before the network is built): later `Model()` makes the class named
             # last, as an import alias would
@@ -1108,19 +1108,19 @@ def _scan_module_calls(tree: ast.Module, info: ModuleInfo, text: str | None = No
                 if isinstance(t, ast.Name) and t.id not in info.functions:
                     info.imports[t.id] = alias
             continue
-        if isinstance(st, ast.Assign):
+        if type(st) is ast.Assign:
             for t in st.targets:
                 if isinstance(t, ast.Name):
                     if isinstance(st.value, ast.Constant):
                         flags[t.id] = st.value.value
                     else:
                         flags.pop(t.id, None)
-        value = st.value if isinstance(st, (ast.Assign, ast.Expr)) else None
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in info.classes:
+        value = st.value if (type(st) is ast.Assign or type(st) is ast.Expr) else None
+        if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id in info.classes:
             _note_ctor_args(value, info)
-        if isinstance(value, ast.Call):
+        if type(value) is ast.Call:
             _note_call_args(value, info)
-        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+        if type(st) is ast.Assign and type(st.value) is ast.Call:
             callee = _copied_builder(info.resolve(st.value.func), st.value, info.instances)
             wrapped = _wrapped_names(st.value, info)
             for t in st.targets:
@@ -2291,7 +2291,7 @@ class ScopeResolver:
         closure = bool(info.enclosing or info.local_wraps) and (fn.lineno, fn.col_offset)
         for node in calls:
             f = node.func
-            if isinstance(f, ast.Name) and f.id in local_defs:
+            if type(f) is ast.Name and f.id in local_defs:
                 yield node, (info, f"{info.module}.<locals>.{f.id}", local_defs[f.id], owner)
                 continue
             if closure and isinstance(f, ast.Name) and not _is_parameter(fn, f.id):
@@ -2302,7 +2302,7 @@ class ScopeResolver:
                         yield node, hit3
                     continue
             if (
-                isinstance(f, ast.Name)
+                type(f) is ast.Name
                 and info.local_grads
                 and f.id in info.local_grads.get((fn.lineno, fn.col_offset), ())
             ):
@@ -2311,7 +2311,7 @@ class ScopeResolver:
                     for hit3 in found:
                         yield node, hit3
                     continue
-            if isinstance(f, ast.Name):
+            if type(f) is ast.Name:
                 q = info.resolve(f)
                 if q and (hit := self._function(q)):
                     yield node, (hit[0], q, hit[1], None)
@@ -2327,15 +2327,15 @@ class ScopeResolver:
                         yield node, hit3
                 # Instantiating a custom class runs its __init__ as plain Python (accepted at
                 # every level), so __init__ is not followed; its other methods are, when called.
-            elif isinstance(f, ast.Call):  # `ms.grad(forward)(x)`, `ops.GradOperation()(net)(x)`
+            elif type(f) is ast.Call:  # `ms.grad(forward)(x)`, `ops.GradOperation()(net)(x)`
                 for name in _wrapped_names(f, info):
                     if not _is_parameter(fn, name):
                         for hit3 in self._compiled_through(info, name, set()):
                             yield node, hit3
-            elif isinstance(f, ast.Attribute):
+            elif type(f) is ast.Attribute:
                 recv = f.value
                 cls_q: str | None = None
-                if isinstance(recv, ast.Name) and recv.id == "self" and owner:
+                if type(recv) is ast.Name and recv.id == "self" and owner:
                     cls_q = owner
                 elif (
                     isinstance(recv, ast.Call)
@@ -2547,7 +2547,7 @@ def _header_end(node: ast.AST, block: str) -> int:
     items = getattr(node, block)
     if items:
         first = items[0]
-        if isinstance(first, ast.match_case):
+        if type(first) is ast.match_case:
             first = first.pattern
         return int(first.lineno)
     return int(getattr(node, "end_lineno", None) or 1 << 30)
@@ -2688,7 +2688,7 @@ def _local_types(info: ModuleInfo, fn: FuncDef) -> dict[str, str]:
 def _needs_local_types(call: ast.Call, owner: str | None) -> bool:
     """Can `_callees` look the receiver of `call` up among the function's variables?"""
     f = call.func
-    if not isinstance(f, ast.Attribute) or not isinstance(f.value, ast.Name):
+    if type(f) is not ast.Attribute or type(f.value) is not ast.Name:
         return False
     return f.value.id != "self" or not owner
 

@@ -61,6 +61,17 @@ def test_self_store_any_is_the_union_of_the_three_searches() -> None:
     assert positives > 2_000  # the generator reaches every kind of match
 
 
+def test_self_store_any_possessive_form_is_the_lookahead_form() -> None:
+    """On Python 3.11+ `SELF_STORE_ANY` is written with possessive repeats; it finds a match
+    exactly where the 3.10 form (atomic names by lookahead and back-reference) does."""
+    positives = 0
+    for text in _texts(40_000, 11):
+        want = flow._SELF_STORE_ANY_3_10.search(text) is not None
+        positives += want
+        assert (flow.SELF_STORE_ANY.search(text) is not None) == want, repr(text)
+    assert positives > 2_000
+
+
 def test_self_store_any_on_spelled_stores() -> None:
     for text in ("self.n += 1", "self.n = self.n + 1", "self.r = 0.5", "self.r = min(a, b)",
                  "self.cfg.ratio = 0.5", "self.cfg.ratio *= 2", "self.n: int = 1"):

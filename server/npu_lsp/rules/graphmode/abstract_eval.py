@@ -162,11 +162,11 @@ class Values:
     def callee(self, call: ast.Call, func: ast.AST | None) -> ast.FunctionDef | None:
         """The user function a call in compiled code compiles (helper, method, sub-cell
         `construct`, `@jit_class` method, module-level `@ms.jit` function), if exactly one."""
-        found = [f for f in _callees(self.ctx).get(id(call), ()) if isinstance(f, ast.FunctionDef)]
+        found = [f for f in _callees(self.ctx).get(id(call), ()) if type(f) is ast.FunctionDef]
         if len(found) == 1:
             return found[0]
         f = call.func
-        if not found and isinstance(f, ast.Name):
+        if not found and type(f) is ast.Name:
             top = self.ctx.scopes.info.functions.get(f.id)
             if isinstance(top, ast.FunctionDef) and top is not func and self.ctx.scopes.scope_for(top) is not None:
                 return top

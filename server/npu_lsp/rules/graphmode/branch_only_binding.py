@@ -67,7 +67,7 @@ class BranchOnlyBinding(GraphRule):
         if func is None:
             return ()
         end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        if isinstance(node, ast.If):
+        if type(node) is ast.If:
             # a rebound parameter can never be flagged (parameters are bound before every branch)
             if terminates(node.body) or (node.orelse and terminates(node.orelse)):
                 return ()
@@ -81,7 +81,7 @@ class BranchOnlyBinding(GraphRule):
             if not only - _assigned_before(node, ctx):  # `h = ...` then `if c: h = ...`
                 return ()
             where = "true branch" if body - other else "false branch"
-        elif isinstance(node, ast.For):
+        elif type(node) is ast.For:
             # the loop's own target and its body's bindings; cheap filters before the name
             # index: most loops only rebind names assigned just before them, and their
             # target is not mentioned after the loop
@@ -168,13 +168,13 @@ def folded_by_parser(test: ast.expr, func: ast.AST) -> bool:
     object, locals bound only to literals, `not`, comparisons of those (not `in` / `not
     in`) and `and`/`or` with one of those; not a bare literal (`if True:`), bare globals, arguments or calls
     (`getattr(self, ...)`, `len(...)`)."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
         return folded_by_parser(test.operand, func)
-    if isinstance(test, ast.BoolOp):
+    if type(test) is ast.BoolOp:
         # a folded operand may decide the whole test (`self.flag or extra` with flag True);
         # its value is unknown here, so err towards silence
         return any(folded_by_parser(v, func) for v in test.values)
-    if isinstance(test, ast.Compare):
+    if type(test) is ast.Compare:
         if any(type(op) in (ast.In, ast.NotIn) for op in test.ops):
             # measured (written/heldout32a probes `fix32d_in_*`, `fix32d_str_contains_elif`):
             # `self.mode in self.modes`, `"gan" in self.mode`, `self.mode in ["a", "b"]` and
@@ -184,21 +184,21 @@ def folded_by_parser(test: ast.expr, func: ast.AST) -> bool:
         return all(_parse_constant(e) or folded_by_parser(e, func) for e in operands) and not all(
             _parse_constant(e) for e in operands
         )
-    if isinstance(test, ast.Attribute):
+    if type(test) is ast.Attribute:
         return _self_attribute(test) or _global_attribute(test, func)
-    if isinstance(test, ast.Name):
+    if type(test) is ast.Name:
         return _local_constant(test.id, func)
     return False
 
 
 def _parse_constant(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant)
+    return type(e) is ast.Constant
 
 
 def _self_attribute(e: ast.expr) -> bool:
-    while isinstance(e, ast.Attribute):
+    while type(e) is ast.Attribute:
         e = e.value
-    return isinstance(e, ast.Name) and e.id == "self"
+    return type(e) is ast.Name and e.id == "self"
 
 
 def _global_attribute(e: ast.Attribute, func: ast.AST) -> bool:
@@ -254,10 +254,12 @@ def _assigned_before(node: ast.stmt, ctx: Context) -> set[str]:
     _parent, block, index = block_of(node, ctx)
     out: set[str] = set()
     for st in block[:index]:
-        if isinstance(st, ast.Assign):
-            for t in st.targets:  # (a loop, not a generator: every `if` and `for` asks)
-                if isinstance(t, ast.Name):
-                    out.add(t.id)
-        elif isinstance(st, (ast.AugAssign, ast.AnnAssign)) and isinstance(st.target, ast.Name):
-            out.add(st.target.id)
+        # (exact types, no `isinstance` calls: every `if` and `for` of compiled code asks)
+        t = type(st)
+        if t is ast.Assign:
+            for target in st.targets:  # type: ignore[attr-defined]  # (a loop, not a generator)
+                if type(target) is ast.Name:
+                    out.add(target.id)
+        elif (t is ast.AugAssign or t is ast.AnnAssign) and type(st.target) is ast.Name:  # type: ignore[attr-defined]
+            out.add(st.target.id)  # type: ignore[attr-defined]
     return out

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from npu_lsp.astutil import FIELDS, fields, range_count
+from npu_lsp.astutil import FIELDS, STATEMENT_BLOCKS, fields, range_count
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context, called_name
 from npu_lsp.registry import rule
@@ -208,7 +208,7 @@ def _augmented(block: list[ast.stmt]) -> dict[str, ast.expr]:
     out: dict[str, ast.expr] = {}
     for st in block:
         if (
-            isinstance(st, ast.AugAssign)
+            type(st) is ast.AugAssign
             and isinstance(st.target, ast.Name)
             and isinstance(st.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))
         ):
@@ -1122,7 +1122,7 @@ class BranchTypeMismatch(GraphRule):
         return frozenset(_call_candidates(ctx)[2])
 
     def _if_node(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.If)
+        assert type(node) is ast.If
         if _nested(ctx):
             dead = closure_dead_binding(node, ctx)
             if dead is not None:
@@ -1180,7 +1180,7 @@ class BranchTypeMismatch(GraphRule):
         specialises per call signature): a join that fails only with these values is reported
         here, at the call, naming the line inside the callee."""
         st = ctx.parent(node)
-        if isinstance(st, ast.Expr) and st.value is node:
+        if type(st) is ast.Expr and st.value is node:
             return  # a call as a statement: its result, so its returns, are never inferred
         vals = values(ctx)
         callee = vals.callee(node, ctx.function)
@@ -1538,9 +1538,22 @@ def _stores_to(node: ast.If, names: set[str], attr: str, ctx: Context) -> bool:
             targets = ()
         if targets and _stores_in(targets, names, attr):
             return True
-        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
-            extend(getattr(st, block, None) or ())
+        blocks = _STORE_BLOCKS.get(t)  # (most statements: none, and no `getattr` per name)
+        if blocks is not None:
+            for block in blocks:
+                extend(getattr(st, block))
     return False
+
+
+#: the fields among `body`, `orelse`, `finalbody`, `handlers` and `cases` each statement
+#: type `_stores_to` meets has (its `except` clauses and `case`s too, and nested definitions,
+#: whose bodies it reads as well); the answer does not depend on the order
+_STORE_BLOCKS: dict[type, tuple[str, ...]] = {
+    **STATEMENT_BLOCKS,
+    ast.FunctionDef: ("body",),
+    ast.AsyncFunctionDef: ("body",),
+    ast.ClassDef: ("body",),
+}
 
 
 def _stores_in(nodes: Iterable[ast.AST], names: set[str], attr: str) -> bool:
@@ -1694,7 +1707,7 @@ def _call_candidates(ctx: Context) -> tuple[set[int], set[str], set[str]]:
         called: set[str] = set()
         for scope in ctx.scopes.scopes.values():
             func = scope.function
-            if not isinstance(func, ast.FunctionDef) or ctx.parent(func) is None:
+            if type(func) is not ast.FunctionDef or ctx.parent(func) is None:
                 continue
             if not scope.call_sites and not (scope.kind == "jit" and ctx.parent(func) is ctx.tree):
                 continue

@@ -67,12 +67,12 @@ class CellListMutatedInGraph(GraphRule):
     calls = _GROWERS
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         f = node.func
-        if not (isinstance(f, ast.Attribute) and f.attr in _GROWERS):
+        if not (type(f) is ast.Attribute and f.attr in _GROWERS):
             return
         recv = f.value
-        if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"):
+        if not (type(recv) is ast.Attribute and type(recv.value) is ast.Name and recv.value.id == "self"):
             return
         kind = _cell_container(recv.attr, ctx)
         if kind is None:

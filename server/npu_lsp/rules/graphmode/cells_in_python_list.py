@@ -162,7 +162,7 @@ class CellsInPythonList(Rule):
         'weight' already exists`) when several of the cells reach the graph."""
         bound: dict[str, list[ast.Assign]] = {}
         for st in tree.body:
-            if isinstance(st, ast.Assign):
+            if type(st) is ast.Assign:
                 for t in st.targets:
                     if isinstance(t, ast.Name):
                         bound.setdefault(t.id, []).append(st)
@@ -539,6 +539,8 @@ class CellsInPythonList(Rule):
 
 
 _CONTAINER_VALUES = (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.DictComp)
+#: the same as a set of exact types (parsed nodes are never of a subclass)
+_CONTAINER_TYPES = frozenset(_CONTAINER_VALUES)
 
 
 def _comprehension_count(value: ast.ListComp, owner: tuple[ast.ClassDef, ast.AST], ctx: Context) -> int | None:
@@ -585,9 +587,9 @@ def _assigns_containers(body: list[ast.stmt], dict_calls: bool) -> bool:
     top level, `tuple(<generator>)`, or `dict()`? Every finding starts at such an assignment (`self.x = []` for
     appends, `self.x = {}` / `dict()` for item stores)."""
     for st in body:  # (a loop, not a generator)
-        if isinstance(st, ast.Assign):
+        if type(st) is ast.Assign:
             v = st.value
-            if isinstance(v, _CONTAINER_VALUES):
+            if type(v) in _CONTAINER_TYPES:
                 return True
             if type(v) is ast.Call and type(v.func) is ast.Name:
                 if dict_calls and v.func.id == "dict" and not v.args:

@@ -62,7 +62,7 @@ class ConstructWrappedStarArgs(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most compiled functions are no decorated `construct`
-        assert isinstance(node, ast.FunctionDef)
+        assert type(node) is ast.FunctionDef
         if node.name != "construct" or not node.decorator_list or ctx.scope is None:
             return ()
         return self._wrapped(node, ctx)

@@ -85,17 +85,17 @@ class ContainerMutatedInHelper(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: every expression statement of compiled code comes here
-        assert isinstance(node, (ast.Expr, ast.Assign))
+        assert (type(node) is ast.Expr or type(node) is ast.Assign)
         call = node.value
-        if not isinstance(call, ast.Call) or ctx.function is None:
+        if type(call) is not ast.Call or ctx.function is None:
             return ()
-        if isinstance(call.func, ast.Name):
+        if type(call.func) is ast.Name:
             nested = _nested_defs(ctx).get(call.func.id)
             if nested is not None:
                 return self._closure(node, nested, ctx)
         if isinstance(node, ast.Assign):
             return ()
-        if call.args and isinstance(call.args[0], ast.Name) and ctx.qualname(call.func) in _LIBRARY_FILLERS:
+        if call.args and type(call.args[0]) is ast.Name and ctx.qualname(call.func) in _LIBRARY_FILLERS:
             return self._library(node, call, call.args[0], ctx)
         helper, offset = _helper(call.func, ctx)
         if helper is None:
@@ -212,12 +212,12 @@ def _mutated_names(fn: ast.FunctionDef) -> dict[str, str]:
 def _helper(func: ast.expr, ctx: Context) -> tuple[ast.FunctionDef | None, int]:
     """The function a call reaches (a module-level `def`, or `self.method`) and how many of
     its leading parameters the call does not pass (`self`)."""
-    if isinstance(func, ast.Name):
+    if type(func) is ast.Name:
         for st in ctx.tree.body:
             if isinstance(st, ast.FunctionDef) and st.name == func.id:
                 return st, 0
         return None, 0
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+    if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self":
         cls = analyzer(ctx).owner_class(ctx.function)
         if cls is None:
             return None, 0

@@ -6,9 +6,9 @@ import ast
 import bisect
 from collections.abc import Iterator
 
-from npu_lsp.astutil import _NO_BLOCKS, store_names, walk
+from npu_lsp.astutil import _NO_BLOCKS, STATEMENT_BLOCKS, store_names, walk
 from npu_lsp.engine import Context
-from npu_lsp.rules.graphmode.helpers import FUNCS, returns_in, terminates
+from npu_lsp.rules.graphmode.helpers import returns_in, terminates
 
 
 def block_of(node: ast.stmt, ctx: Context) -> tuple[ast.AST | None, list[ast.stmt], int]:
@@ -18,7 +18,7 @@ def block_of(node: ast.stmt, ctx: Context) -> tuple[ast.AST | None, list[ast.stm
         return None, [], -1
     for name in ("body", "orelse", "finalbody"):
         block = getattr(parent, name, None)
-        if isinstance(block, list) and node in block:
+        if type(block) is list and node in block:
             # an AST node equals only itself: `index` finds it by identity, at C speed
             return parent, block, block.index(node)
     for h in getattr(parent, "handlers", []) or []:
@@ -72,14 +72,12 @@ def bindings(stmts: list[ast.stmt]) -> set[str]:
             for item in st.items:  # type: ignore[attr-defined]
                 if item.optional_vars is not None:
                     store_names(item.optional_vars, out)
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(st, name, None)
-            if block:
-                extend(block)
-        for h in getattr(st, "handlers", None) or ():
-            extend(h.body)
-        for case in getattr(st, "cases", None) or ():
-            extend(case.body)
+        # the blocks by the statement's type (`except` clauses and `case`s are pushed and
+        # give their bodies in turn): the same statements, in another order (a set is built)
+        blocks = STATEMENT_BLOCKS.get(t)
+        if blocks is not None:
+            for name in blocks:
+                extend(getattr(st, name))
     return out
 
 
@@ -119,7 +117,7 @@ def param_names(func: ast.AST) -> set[str]:
     """Every parameter name of a function or lambda (empty for anything else)."""
     out: set[str] = set()
     args = getattr(func, "args", None)
-    if isinstance(args, ast.arguments):
+    if type(args) is ast.arguments:
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
             out.add(a.arg)
         for extra in (args.vararg, args.kwarg):
@@ -186,4 +184,5 @@ def name_events(ctx: Context, func: ast.AST) -> NameEvents:
 
 
 def is_function(node: ast.AST) -> bool:
-    return isinstance(node, FUNCS)
+    t = type(node)  # (exact types: a parsed node is never of a subclass)
+    return t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.Lambda

@@ -299,7 +299,7 @@ class DuplicateParameterNames(GraphRule):
             return  # fewer than two in the whole text
         for scope in list(ctx.scopes.scopes.values()):
             fn = scope.function
-            if scope.kind not in ("jit", "construct") or not isinstance(fn, ast.FunctionDef):
+            if scope.kind not in ("jit", "construct") or type(fn) is not ast.FunctionDef:
                 continue
             end = fn.end_lineno or fn.lineno
             if not _two_layer_calls(found, fn.lineno, end):
@@ -571,7 +571,7 @@ def _module_networks(ctx: Context) -> dict[str, set[str]]:
         return cached
     built: dict[str, list[ast.expr]] = {}
     for st in ctx.tree.body:
-        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        if (type(st) is ast.Assign or type(st) is ast.AnnAssign or type(st) is ast.AugAssign):
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
             for t in targets:
                 # `actor, critic = nn.Dense(4, 2), nn.Dense(4, 1)`: each name gets its element

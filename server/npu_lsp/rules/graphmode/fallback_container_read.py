@@ -92,7 +92,7 @@ class FallbackContainerRead(GraphRule):
             if type(key) is ast.Constant and type(key.value) is str and isinstance(node.ctx, ast.Load):
                 return self._aux_read(node, node.value, ctx)
             return ()
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         f = node.func
         if type(f) is ast.Attribute:
             return self._aux_read(node, f.value, ctx) if f.attr in _DICT_VIEWS else ()

@@ -768,7 +768,7 @@ class Analyzer:
             owner = None
             while node is not None:
                 parent = self.ctx.parent(node)
-                if isinstance(parent, ast.ClassDef):
+                if type(parent) is ast.ClassDef:
                     owner = parent
                     break
                 node = parent
@@ -808,7 +808,7 @@ class Analyzer:
         out: dict[str, list[ast.expr | None]] = {}
         for item in cls.body:
             if (
-                not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                not (type(item) is ast.FunctionDef or type(item) is ast.AsyncFunctionDef)
                 or item.name != "__init__"
             ):
                 continue
@@ -851,7 +851,7 @@ class Analyzer:
         bases = [
             local.node
             for b in cls.bases
-            if isinstance(b, ast.Name) and (local := classes.get(b.id)) is not None and local.node is not cls
+            if type(b) is ast.Name and (local := classes.get(b.id)) is not None and local.node is not cls
         ]
         if not bases:
             return {}
@@ -880,7 +880,7 @@ class Analyzer:
         hit = self._self_tensors.get(key)
         if hit is None:
             hit = self._self_tensors[key] = any(
-                isinstance(v, ast.Call)
+                type(v) is ast.Call
                 and (_makes_tensor(self.ctx.qualname(v.func) or "") or helper_makes_tensor(self.ctx, v))
                 for v in self._self_values(cls).get(attr, ())
             )
@@ -4324,10 +4324,21 @@ _SELF_UPDATE = re.compile(r"self\.(?=(\w+))\1[ \t]*(?:(?:[-+*/%]|//|\*\*)=|=[ \t
 #: a match of this one (a search of ~4 M instructions on bench_lsp_engine's file, as each of
 #: the three) has none of theirs, and is searched once instead of three times. (`_SELF_NUMBER`'s
 #: `self.` after the `=` holds `_SELF_UPDATE`'s `self.<name> <op>`; test_perf_equivalences.py)
-SELF_STORE_ANY = re.compile(
+_SELF_STORE_ANY_3_10 = re.compile(
     r"self\.(?=(\w+))\1(?:[ \t]*(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*(?:[-(.\d]|self\.|min\(|max\(|float\(|int\())"
     r"|\.(?=(\w+))\2[ \t]*(?:[-+*/%]|//|\*\*)?=[^=])"
 )
+SELF_STORE_ANY = _SELF_STORE_ANY_3_10
+if sys.version_info >= (3, 11):
+    # the same search with possessive repeats (Python 3.11): a name and the blanks after it
+    # read atomically without the lookahead, its group and the back-reference (the tokens
+    # that may follow start with neither a word character nor a blank, so nothing given
+    # back could make a match). A text without a match (most files) costs a third:
+    # bench_lsp_engine's file 0.80 -> 0.28 ms (test_perf_equivalences.py checks both forms)
+    SELF_STORE_ANY = re.compile(
+        r"self\.\w++(?:[ \t]*+(?:(?:[-+*/%]|//|\*\*)=|=[ \t]*+(?:[-(.\d]|self\.|min\(|max\(|float\(|int\())"
+        r"|\.\w++[ \t]*+(?:[-+*/%]|//|\*\*)?=[^=])"
+    )
 
 
 def self_store_text(ctx: Context) -> bool:

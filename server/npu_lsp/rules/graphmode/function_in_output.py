@@ -62,11 +62,11 @@ class FunctionInOutput(GraphRule):
         value = getattr(node, "value", None)
         if value is None:
             return ()
-        items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+        items = value.elts if (type(value) is ast.Tuple or type(value) is ast.List) else [value]
         a = analyzer(ctx)
         for item in items:
             if (
-                isinstance(item, ast.Lambda)
+                type(item) is ast.Lambda
                 # flow types a lambda or a name only as a function (a call, an attribute,
                 # a subscript never): the data flow is not started for the others
                 or (type(item) is ast.Name and a.type_class(item) == "function")
@@ -90,7 +90,7 @@ class FunctionInOutput(GraphRule):
     @staticmethod
     def _module_function(item: ast.expr, ctx: Context) -> bool:
         """A name that refers to a function defined at module level (not shadowed locally)."""
-        if not isinstance(item, ast.Name):
+        if type(item) is not ast.Name:
             return False
         if item.id in analyzer(ctx).flow(ctx.function).kinds:
             return False
@@ -100,7 +100,7 @@ class FunctionInOutput(GraphRule):
     def _module_callable_object(item: ast.expr, ctx: Context) -> bool:
         """A name the module binds once, to a Cell or Primitive instance (`dense =
         nn.Dense(3, 2)` returned by an `@ms.jit` function; measured: "Function in output")."""
-        if not isinstance(item, ast.Name) or item.id in analyzer(ctx).flow(ctx.function).kinds:
+        if type(item) is not ast.Name or item.id in analyzer(ctx).flow(ctx.function).kinds:
             return False
         bound = [
             st.value
@@ -138,7 +138,7 @@ def _transformed_function(item: ast.expr, ctx: Context) -> bool:
     ops.vjp(f, x)`). Measured (written/heldout30b `vjp_function_returned_from_jit`,
     `r2_return_grad_function_from_jit`): "Function in output is not supported" at both
     levels."""
-    if not isinstance(item, (ast.Call, ast.Name)) or not _spells_transform(ctx):
+    if not (type(item) is ast.Call or type(item) is ast.Name) or not _spells_transform(ctx):
         return False  # a file spelling no transform makes no function of one
     if _transform_call(item, ctx, _TRANSFORMS):
         return True
@@ -195,7 +195,7 @@ _FUNCTION_MODULES = ("mindspore.ops", "mindspore.mint")
 
 def _library_function(item: ast.expr, ctx: Context) -> bool:
     """`ops.relu`, `np.sum`...: a library function named, not called."""
-    if not isinstance(item, ast.Attribute):
+    if type(item) is not ast.Attribute:
         return False
     q = ctx.qualname(item) or ""
     module, _, name = q.rpartition(".")
@@ -217,7 +217,7 @@ def _local_function(item: ast.expr, ctx: Context) -> bool:
     """A local name every assignment of which binds a function (`act = ops.gelu if ...
     else ops.relu; return h, act`). Once per function and name (each `return` asks)."""
     func = ctx.function
-    if not isinstance(item, ast.Name) or func is None:
+    if type(item) is not ast.Name or func is None:
         return False
     key = ("MS114.local", id(func), item.id)
     hit: bool | None = ctx.cache.get(key)
@@ -250,7 +250,7 @@ def _binds_functions_only(item: ast.Name, func: ast.AST, ctx: Context) -> bool:
 
 def _self_function(item: ast.expr, ctx: Context) -> bool:
     """`self.m` where `m` is a method of the class, or `__init__` stored a function in it."""
-    if not (isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name)):
+    if not (type(item) is ast.Attribute and type(item.value) is ast.Name):
         return False
     if item.value.id != "self":
         return False
@@ -278,7 +278,7 @@ def _self_callable_object(item: ast.expr, ctx: Context) -> bool:
     """`self.fc` where every value `__init__` gives it is a Cell or a Primitive instance
     (`nn.Dense(3, 2)`, `ops.ReLU()`): measured, `return self.fc` and `return x, self.act`
     fail at both levels with "Function in output is not supported"."""
-    if not (isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name) and item.value.id == "self"):
+    if not (type(item) is ast.Attribute and type(item.value) is ast.Name and item.value.id == "self"):
         return False
     a = analyzer(ctx)
     cls = a.owner_class(ctx.function)

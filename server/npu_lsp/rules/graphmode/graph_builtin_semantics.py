@@ -103,7 +103,7 @@ class GraphBuiltinSemantics(GraphRule):
                 return ()
         else:
             f = node.func
-            if not (isinstance(f, ast.Attribute) and f.attr == "decode") and not (ctx.qualname(f) or "").startswith("builtins."):
+            if not (type(f) is ast.Attribute and f.attr == "decode") and not (ctx.qualname(f) or "").startswith("builtins."):
                 return ()
         return self._check(node, ctx)
 
@@ -219,7 +219,7 @@ class GraphBuiltinSemantics(GraphRule):
     def _ordering(self, node: ast.Compare, ctx: Context) -> Iterable[Diagnostic]:
         operands = [node.left, *node.comparators]
         for i, op in enumerate(node.ops):
-            if not isinstance(op, _ORDERING):
+            if type(op) not in _ORDERING_TYPES:
                 continue
             failing = _failing_pair(operands[i], operands[i + 1], ctx)
             if failing is None:
@@ -234,6 +234,7 @@ class GraphBuiltinSemantics(GraphRule):
 
 
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_ORDERING_TYPES = frozenset(_ORDERING)  # (exact types: a parsed operator is never of a subclass)
 
 #: methods of a graph Dictionary (reading them is no attribute lookup of a key)
 _DICT_METHODS = frozenset({"get", "keys", "values", "items", "pop", "setdefault", "update", "copy", "clear", "fromkeys", "has_key"})
@@ -487,10 +488,10 @@ def _is_str(e: ast.expr, ctx: Context) -> bool:
 
 def _display(e: ast.expr, ctx: Context) -> ast.List | ast.Tuple | None:
     """The list / tuple display `e` is, or that a name `e` is bound to once in the function."""
-    if isinstance(e, ast.Name):
+    if type(e) is ast.Name:
         bound = analyzer(ctx).single_assignment(e.id, ctx.function)
         e = bound if bound is not None else e
-    return e if isinstance(e, (ast.List, ast.Tuple)) else None
+    return e if type(e) is ast.List or type(e) is ast.Tuple else None
 
 
 def _nested_tensors(arg: ast.expr, ctx: Context) -> bool:

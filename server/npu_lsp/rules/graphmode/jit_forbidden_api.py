@@ -206,9 +206,9 @@ class JitForbiddenApi(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: every call of compiled code comes here, and most resolve
         # to a name that is neither forbidden nor a logging function
-        if isinstance(node, ast.Module):
+        if type(node) is ast.Module:
             return self._attribute_reads(node, ctx)
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         func = node.func
         q = ctx.qualname(func)
         if q is not None:
@@ -251,7 +251,7 @@ class JitForbiddenApi(GraphRule):
                 ]
             silent.add(q)
             return ()
-        if not isinstance(func, ast.Attribute):
+        if type(func) is not ast.Attribute:
             return ()
         if func.attr not in _METHOD_ATTRS:
             # (no generator for the sub-cell and tensor method calls of compiled code)

@@ -88,7 +88,7 @@ class ListAppendedUnderTensorIf(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most loops stop at these tests
-        assert isinstance(node, (ast.For, ast.While))
+        assert (type(node) is ast.For or type(node) is ast.While)
         if ctx.scope is None or ctx.function is None:
             return ()
         # only an `if` statement is followed, and its keyword is on the loop's lines: most

@@ -98,15 +98,15 @@ class ListGrownInTensorLoop(GraphRule):
     nodes = (ast.Call, ast.Subscript)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        if isinstance(node, ast.Subscript):
+        if type(node) is ast.Subscript:
             return self._indexed(node, ctx)
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
         if not node.args or ctx.function is None:
             return ()
         a0 = node.args[0]
-        if not isinstance(a0, (ast.Name, ast.ListComp, ast.BinOp)) and not _sequence_copy(a0):
+        if not (type(a0) is ast.Name or type(a0) is ast.ListComp or type(a0) is ast.BinOp) and not _sequence_copy(a0):
             return ()
         if not file_mentions(ctx, "while") and not file_mentions(ctx, "range") and not file_mentions(ctx, "for "):
             # no loop anywhere: only a list repeated by a run-time count, or a sequence of
@@ -136,7 +136,7 @@ class ListGrownInTensorLoop(GraphRule):
         # `_needs_elements`' names: a stacking op's, a call of a call's (""), or an
         # attribute a class of the module holds on `self` as one (the class of any
         # compiled function's `self`, when no other class is written anywhere)
-        classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
+        classes = [c for c in ctx.tree.body if type(c) is ast.ClassDef]
         # invariant: every `class` statement of the tree is spelled by a `class` word of
         # `ctx.text`, so the count is at least the file's classes, and equals the
         # module-level ones only when no class is nested (test_definition_word_counts.py)
@@ -147,7 +147,7 @@ class ListGrownInTensorLoop(GraphRule):
         a = analyzer(ctx)
         for cls in classes:
             for attr, values in a._self_values(cls).items():
-                if len(values) == 1 and isinstance(values[0], ast.Call) and _needs_elements_name(values[0].func, ctx):
+                if len(values) == 1 and type(values[0]) is ast.Call and _needs_elements_name(values[0].func, ctx):
                     names.add(attr)
         return frozenset(names)
 
@@ -227,7 +227,7 @@ class ListGrownInTensorLoop(GraphRule):
         if given is not None:
             yield ctx.diagnostic(self, node, given)
             return
-        if not isinstance(arg, ast.Name):
+        if type(arg) is not ast.Name:
             return
         name = arg.id
         loop = _growing_tensor_loop(name, node, ctx)
@@ -320,13 +320,13 @@ def _display_times_scalar(e: ast.BinOp, ctx: Context) -> bool:
 
 def _needs_elements(func: ast.expr, ctx: Context) -> bool:
     """`ops.stack`, `P.Stack()`, or `self.concat` built in `__init__` as `P.Concat(...)`."""
-    if isinstance(func, ast.Call):
+    if type(func) is ast.Call:
         func = func.func
     elif type(func) is ast.Attribute and func.attr not in _NEEDS_ELEMENTS and not (
         type(func.value) is ast.Name and func.value.id == "self"
     ):
         return False  # an attribute chain's dotted name ends with its attribute
-    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+    elif type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self":
         # once per held attribute of the function's class: most are sub-cells
         key = ("ms152-held", id(ctx.function))
         held: dict[str, bool] | None = ctx.cache.get(key)
@@ -474,7 +474,7 @@ def _scalar_range_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | N
     `range(int(x.sum()))` then `ops.stack` fail at LAX and STRICT; over an input's shape
     they compile)."""
     a = analyzer(ctx)
-    if isinstance(arg, ast.Name):
+    if type(arg) is ast.Name:
         func = ctx.function
         if func is None:
             return None
@@ -520,8 +520,8 @@ def _dynamic_len_comprehension(arg: ast.expr, ctx: Context) -> ast.ListComp | No
 def _literal_range(it: ast.expr, ctx: Context) -> bool:
     """`range(3)`, `range(0, 8, 2)`: a `range` of literals (`_unknown_trip_count` says no)."""
     return (
-        isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Name)
+        type(it) is ast.Call
+        and type(it.func) is ast.Name
         and all(type(x) is ast.Constant for x in it.args)
         and not it.keywords
         and ctx.qualname(it.func) == "builtins.range"
@@ -722,14 +722,14 @@ def _range_loops(func: ast.AST, ctx: Context) -> list[ast.For]:
         hit = [
             n
             for n in fors
-            if isinstance(n, ast.For)
+            if type(n) is ast.For
             and (
                 (
-                    isinstance(n.iter, ast.Call)
-                    and isinstance(n.iter.func, ast.Name)
+                    type(n.iter) is ast.Call
+                    and type(n.iter.func) is ast.Name
                     and ctx.qualname(n.iter.func) == "builtins.range"
                 )
-                or isinstance(n.iter, (ast.Call, ast.Subscript, ast.Name))
+                or (type(n.iter) is ast.Call or type(n.iter) is ast.Subscript or type(n.iter) is ast.Name)
             )
         ]
         ctx.cache[key] = hit

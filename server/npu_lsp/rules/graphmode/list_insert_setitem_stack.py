@@ -72,7 +72,7 @@ class ListInsertSetitemStack(GraphRule):
     calls = frozenset({"stack"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         if not node.args or type(node.args[0]) is not ast.Name or not ctx.mentions("insert"):
             return  # most files: no insert at all (the word index)
         func = ctx.function

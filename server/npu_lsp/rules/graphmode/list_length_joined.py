@@ -100,13 +100,13 @@ class ListLengthJoined(GraphRule):
 
     def _check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         a = analyzer(ctx)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.ListComp):
+        if type(node) is ast.Assign and type(node.value) is ast.ListComp:
             yield from self._comprehension(node, node.value, ctx)
             return
-        if isinstance(node, ast.If):
+        if type(node) is ast.If:
             found = _if_join(node, ctx, a)
         else:
-            assert isinstance(node, ast.Assign)
+            assert type(node) is ast.Assign
             found = _assign_join(node, ctx, a)
         if found is None:
             return
@@ -153,7 +153,7 @@ def _candidate(node: ast.AST) -> bool:
     """Could `node` be flagged, judged on its shape alone (no data flow)? An `if` that sets a
     list's length on a side, a name bound to a conditional expression of two list displays
     or to the result of a module function."""
-    if isinstance(node, ast.If):
+    if type(node) is ast.If:
         # no length set on either side: both leave every list as it was or unknown, so no
         # name has two known lengths
         for block in (node.body, node.orelse):  # (a loop, not a generator: every `if` asks)
@@ -161,16 +161,16 @@ def _candidate(node: ast.AST) -> bool:
                 if _sizes_a_list(st):
                     return True
         return False
-    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+    if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.targets[0]) is not ast.Name:
         return False
     v = node.value
-    if isinstance(v, ast.IfExp):
+    if type(v) is ast.IfExp:
         return isinstance(v.body, ast.List) and isinstance(v.orelse, ast.List)
-    if isinstance(v, ast.ListComp):
+    if type(v) is ast.ListComp:
         # over `range(...)`: the only comprehensions `_comprehension` follows
         it = v.generators[0].iter
         return len(v.generators) == 1 and isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-    return isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+    return type(v) is ast.Call and type(v.func) is ast.Name
 
 
 def _const_list(e: ast.AST | None, a: Analyzer, ctx: Context) -> int | None:
@@ -298,9 +298,9 @@ def _sizes_a_list(st: ast.stmt) -> bool:
     """Could `_run` follow `st` as a change of a list's length (a list display bound or
     added, `append` / `insert` / `extend`)? Every other statement that touches a name
     leaves its length unknown."""
-    if isinstance(st, ast.Assign):
+    if type(st) is ast.Assign:
         v = st.value
-        return isinstance(v, ast.List) or (isinstance(v, ast.BinOp) and isinstance(v.right, ast.List))
+        return type(v) is ast.List or (type(v) is ast.BinOp and type(v.right) is ast.List)
     if isinstance(st, ast.AugAssign):
         return isinstance(st.value, ast.List)
     return (
@@ -360,11 +360,11 @@ def _assign_join(
     if len(node.targets) != 1 or not isinstance(target := node.targets[0], ast.Name):
         return None
     v = node.value
-    if isinstance(v, ast.IfExp):
+    if type(v) is ast.IfExp:
         if not _run_time_condition(v.test, ctx, a):
             return None
         lengths = (_const_list(v.body, a, ctx), _const_list(v.orelse, a, ctx))
-    elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name):
+    elif type(v) is ast.Call and type(v.func) is ast.Name:
         lengths = _helper_returns(v.func.id, ctx, a)
     else:
         return None

@@ -87,15 +87,15 @@ class MethodStatementOnCallResult(GraphRule):
     nodes = (ast.Expr,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Expr)
+        assert type(node) is ast.Expr
         call = node.value
         if not (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
+            type(call) is ast.Call
+            and type(call.func) is ast.Attribute
             and call.func.attr in _REBINDING_METHODS
         ):
             return
-        if not isinstance(call.func.value, ast.Call):
+        if type(call.func.value) is not ast.Call:
             if ctx.scope is not None and call.func.attr in _NONE_RETURNING:
                 yield from self._on_interpreted(node, call, ctx)
             return
@@ -111,12 +111,12 @@ class MethodStatementOnCallResult(GraphRule):
         """LAX: the statement `d.update(...)` (or `d["k"].append(...)`) on a container LAX
         runs as a Python object, read again in the function: the rewrite binds Python's
         `None` result to the receiver."""
-        assert isinstance(call.func, ast.Attribute)
+        assert type(call.func) is ast.Attribute
         root = call.func.value
-        while isinstance(root, ast.Subscript):
+        while type(root) is ast.Subscript:
             root = root.value
         func = ctx.function
-        if not isinstance(root, ast.Name) or func is None:
+        if type(root) is not ast.Name or func is None:
             return
         found = interpreted_binding(root.id, st, func, ctx)
         if found is None:

@@ -137,7 +137,7 @@ def _unknown_rank(how: str) -> str:
 
 def _converted(node: ast.AST, ctx: Context) -> tuple[ast.expr | None, str]:
     """The expression `node` turns into a Python scalar, and how."""
-    if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+    if type(node) is ast.If or type(node) is ast.While or type(node) is ast.IfExp:
         return node.test, "condition"
     assert isinstance(node, ast.Call)
     f = node.func

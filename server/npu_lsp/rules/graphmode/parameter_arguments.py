@@ -72,7 +72,7 @@ def _module_binding(name: str, ctx: Context) -> ast.expr | None:
 def _arguments(fn: ast.AST, name: str, ctx: Context) -> list[ast.expr] | None:
     """What parameter `name` of `fn` gets at each call of `fn` found in the file (the
     default where a call leaves it out), or None when a call is not understood."""
-    if not isinstance(fn, ast.FunctionDef):
+    if type(fn) is not ast.FunctionDef:
         return None
     calls, skip = _calls_of(fn, ctx)
     if not calls:
@@ -117,7 +117,7 @@ def _calls_of(fn: ast.FunctionDef, ctx: Context) -> tuple[list[ast.Call], int]:
     owner = ctx.parent(fn)
     if owner is ctx.tree:
         return [c for _, c in _index(ctx)[0].get(fn.name, [])], 0
-    if not isinstance(owner, ast.ClassDef) or ctx.parent(owner) is not ctx.tree or fn.name != "construct":
+    if type(owner) is not ast.ClassDef or ctx.parent(owner) is not ctx.tree or fn.name != "construct":
         return [], 1  # decided before the file is indexed: most methods end here
     calls_by_name, loads_by_name = _index(ctx)
     cls = owner

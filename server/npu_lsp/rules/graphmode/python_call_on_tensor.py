@@ -845,12 +845,12 @@ def python_built_classes(ctx: Context) -> dict[str, str]:
     if classes is None:
         classes = {}
         for st in ctx.tree.body:
-            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and len(st.targets) == 1:
+            if type(st) is ast.Assign and type(st.value) is ast.Call and len(st.targets) == 1:
                 target = st.targets[0]
                 made = ctx.qualname(st.value.func)
                 if isinstance(target, ast.Name) and made in _CLASS_FACTORIES:
                     classes[target.id] = made
-            elif isinstance(st, ast.ClassDef):
+            elif type(st) is ast.ClassDef:
                 made_by = _named_tuple_class(st, ctx) or _plain_class(st, ctx)
                 if made_by is not None:
                     classes[st.name] = made_by
@@ -924,7 +924,7 @@ def _plain_class(cls: ast.ClassDef, ctx: Context) -> str | None:
     refused under STRICT, "When handling script '__call_func_str__(...)' ... the inputs should
     be constant"; with constants, and under LAX, they compile). Subclasses are left out: their
     base may be a Cell or a jit_class defined elsewhere."""
-    if cls.keywords or any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases):
+    if cls.keywords or any(not (type(b) is ast.Name and b.id == "object") for b in cls.bases):
         return None
     names = set()
     for deco in cls.decorator_list:

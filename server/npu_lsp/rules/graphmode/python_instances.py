@@ -20,7 +20,7 @@ def namedtuple_classes(ctx: Context) -> frozenset[str]:
         hit = ctx.cache["opaque.namedtuples"] = frozenset(
             t.id
             for st in ctx.tree.body
-            if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+            if type(st) is ast.Assign and type(st.value) is ast.Call
             and ctx.qualname(st.value.func) == "collections.namedtuple"
             for t in st.targets
             if isinstance(t, ast.Name)

@@ -55,8 +55,8 @@ class RangeOfTensor(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # a list or `()`, not a generator: every `range(...)` of compiled code comes here
-        assert isinstance(node, ast.Call)
-        if not isinstance(node.func, ast.Name) or node.func.id != "range":
+        assert type(node) is ast.Call
+        if type(node.func) is not ast.Name or node.func.id != "range":
             return ()
         if ctx.qualname(node.func) != "builtins.range":
             return ()

@@ -774,11 +774,11 @@ class Ranks:
         stack: list[tuple[ast.AST, ast.AST]] = [(st, self.ctx.tree) for st in self.ctx.tree.body]
         while stack:
             node, where = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if (type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef):
                 if self.ctx.scopes.scope_for(node) is None:
                     stack.extend((st, node) for st in node.body)
                 continue  # compiled code: its calls are followed as the graph's own
-            if isinstance(node, (ast.ClassDef, ast.Lambda, ast.Import, ast.ImportFrom)):
+            if (type(node) is ast.ClassDef or type(node) is ast.Lambda or type(node) is ast.Import or type(node) is ast.ImportFrom):
                 continue
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 bound.update(t.id for t in node.targets if isinstance(t, ast.Name))

@@ -61,7 +61,7 @@ class ReductionAxisTensor(GraphRule):
     calls = _REDUCTIONS | {""}
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         axis = _axis_argument(node, ctx)
         if axis is None or not _constant_tensor(axis, ctx):
             return ()
@@ -77,13 +77,13 @@ class ReductionAxisTensor(GraphRule):
 def _axis_argument(node: ast.Call, ctx: Context) -> ast.expr | None:
     f = node.func
     kw = next((k.value for k in node.keywords if k.arg in ("axis", "dim")), None)
-    if isinstance(f, ast.Call):
+    if type(f) is ast.Call:
         q = ctx.qualname(f.func) or ""
         if q.startswith("mindspore.ops.") and q.rsplit(".", 1)[-1] in _REDUCE_PRIMITIVES:
             return node.args[1] if len(node.args) > 1 else None
         return None
-    if isinstance(f, ast.Attribute) and f.attr in _REDUCTIONS:
-        if isinstance(f.value, ast.Name) and f.value.id in ctx.scopes.info.imports:
+    if type(f) is ast.Attribute and f.attr in _REDUCTIONS:
+        if type(f.value) is ast.Name and f.value.id in ctx.scopes.info.imports:
             q = ctx.qualname(f) or ""
             if not q.startswith("mindspore.ops."):
                 return None
@@ -98,7 +98,7 @@ def _axis_argument(node: ast.Call, ctx: Context) -> ast.expr | None:
 
 def _tensor_call(e: ast.expr | None, ctx: Context) -> bool:
     """`Tensor(1, ms.int32)`, `Tensor((0, 1))`: a Tensor of literal numbers."""
-    if not (isinstance(e, ast.Call) and e.args and ctx.qualname(e.func) in TENSOR_CLASS):
+    if not (type(e) is ast.Call and e.args and ctx.qualname(e.func) in TENSOR_CLASS):
         return False
     data = e.args[0]
     items = data.elts if isinstance(data, (ast.Tuple, ast.List)) else [data]
@@ -110,9 +110,9 @@ def _constant_tensor(e: ast.expr, ctx: Context) -> bool:
     if _tensor_call(e, ctx):
         return True
     a = analyzer(ctx)
-    if isinstance(e, ast.Name):
+    if type(e) is ast.Name:
         return _tensor_call(a.single_assignment(e.id, ctx.function), ctx)
-    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self" and ctx.function is not None:
+    if type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self" and ctx.function is not None:
         cls = a.owner_class(ctx.function)
         values = a._self_values(cls).get(e.attr, []) if cls is not None else []
         return bool(values) and all(_tensor_call(v, ctx) for v in values)

@@ -82,14 +82,14 @@ class ReversedCellList(GraphRule):
     nodes = (ast.Call,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         # not a generator itself: of the attribute calls (most calls of compiled code) only
         # `functools.reduce` is followed (a resolved name keeps the last attribute)
         f = node.func
-        if isinstance(f, ast.Attribute):
+        if type(f) is ast.Attribute:
             if f.attr != "reduce" and f.attr not in _ITERTOOLS:
                 return ()
-        elif not isinstance(f, ast.Name):
+        elif type(f) is not ast.Name:
             return ()  # `f(x)(y)`, `fs[0](x)`: nothing to follow
         elif f.id != "zip" and f.id != "reversed" and _interpreted_name(f, ctx) is None:
             return ()  # a call the graph compiles (`range`, a helper)
@@ -215,7 +215,7 @@ def _interpreted_name(f: ast.expr, ctx: Context) -> str | None:
         return "functools.reduce"
     if q is not None and q.startswith("itertools."):
         return q  # `itertools.chain(self.stem, self.body)`: run by JIT Fallback
-    if not isinstance(f, ast.Name) or q not in (None, f"builtins.{f.id}", f.id):
+    if type(f) is not ast.Name or q not in (None, f"builtins.{f.id}", f.id):
         return None
     obj = getattr(builtins, f.id, None)
     if obj is None or f.id in calls_table.graph_builtins():

@@ -289,7 +289,7 @@ def _methods(cls: ast.ClassDef, ctx: Context) -> dict[str, ast.FunctionDef]:
     if hit is None:
         hit = {}
         for d in cls.body:
-            if isinstance(d, ast.FunctionDef):
+            if type(d) is ast.FunctionDef:
                 hit.setdefault(d.name, d)
         ctx.cache[key] = hit
     return hit

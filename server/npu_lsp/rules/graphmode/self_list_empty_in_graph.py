@@ -538,7 +538,7 @@ def _plain_list_attrs(ctx: Context) -> dict[str, ast.ClassDef]:
     if hit is None:
         hit = {}
         for cls in ctx.tree.body:
-            if not isinstance(cls, ast.ClassDef) or ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
+            if type(cls) is not ast.ClassDef or ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{cls.name}"):
                 continue
             init = next((st for st in cls.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"), None)
             for st in init.body if init is not None else ():
@@ -806,10 +806,10 @@ def _missing_key(node: ast.Subscript, ctx: Context, key: object) -> str | None:
     method and a plain object's method storing it; the read in the storing function, `.get`,
     `len` and a key `__init__` put there compile."""
     fn = ctx.function
-    if fn is None or not isinstance(node.ctx, ast.Load):
+    if fn is None or type(node.ctx) is not ast.Load:
         return None
     holder = node.value
-    assert isinstance(holder, ast.Attribute)
+    assert type(holder) is ast.Attribute
     cls = _holder_class(holder.value, ctx)
     if cls is None:
         return None
@@ -837,7 +837,7 @@ def _holder_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
     own = a.owner_class(ctx.function)
     if own is None:
         return None
-    if isinstance(e, ast.Name) and e.id == "self":
+    if type(e) is ast.Name and e.id == "self":
         return own
     sub = self_attr(e)
     if sub is None:

@@ -62,13 +62,13 @@ class SelfListMutation(GraphRule):
     calls = _MUTATORS | _DEQUE_MUTATORS
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         f = node.func
-        if not (isinstance(f, ast.Attribute) and f.attr in self.calls):
+        if not (type(f) is ast.Attribute and f.attr in self.calls):
             return
         recv = f.value
         if not (
-            isinstance(recv, ast.Attribute)
+            type(recv) is ast.Attribute
             and isinstance(recv.value, ast.Name)
             and recv.value.id == "self"
         ):

@@ -77,7 +77,7 @@ class SelfSequenceRebuiltInGraph(GraphRule):
     words = ("in self.", "zip(self.", "enumerate(self.")
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.FunctionDef)
+        assert type(node) is ast.FunctionDef
         if ctx.scope is None or ctx.scope.strict:
             return ()
         if not _keeps_sequences(node, ctx):
@@ -163,11 +163,23 @@ def _keeps_sequences(func: ast.FunctionDef, ctx: Context) -> bool:
     cache: dict[int, bool] = ctx.cache.setdefault("ms226.keeps", {})
     hit = cache.get(id(owner))
     if hit is None:  # once per class, not per method
-        hit = cache[id(owner)] = any(
-            _may_be_sequence(v) and _tensor_sequence(v)  # type: ignore[arg-type]
-            for values in a._self_values(owner).values()
-            for v in values
-        )
+        # `any(_may_be_sequence(v) and _tensor_sequence(v) ...)` as a plain loop with
+        # `_may_be_sequence` inlined: no generator, no call for the cells and primitives
+        # nearly every value is
+        hit = False
+        call_t, name_t, sequences = ast.Call, ast.Name, _SEQUENCE_TYPES
+        for values in a._self_values(owner).values():
+            for v in values:
+                t = type(v)
+                if (
+                    t in sequences
+                    or t is call_t and type(v.func) is name_t and v.func.id in ("tuple", "list")  # type: ignore[union-attr]
+                ) and _tensor_sequence(v):  # type: ignore[arg-type]
+                    hit = True
+                    break
+            if hit:
+                break
+        cache[id(owner)] = hit
     return hit
 
 

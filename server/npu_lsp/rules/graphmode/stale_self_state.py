@@ -89,7 +89,7 @@ class StaleSelfStateRead(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: only `self.m(...)` / `self.h.m(...)` go further
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         f = node.func
         if type(f) is not ast.Attribute:
             return ()
@@ -107,7 +107,7 @@ class StaleSelfStateRead(GraphRule):
         # `m` is a method of the owning class or of a module-level class held on `self`:
         # the methods of the module's classes, when no other class is written anywhere
         # (every `class` word of the text is one of theirs)
-        classes = [c for c in ctx.tree.body if isinstance(c, ast.ClassDef)]
+        classes = [c for c in ctx.tree.body if type(c) is ast.ClassDef]
         # invariant: every `class` statement of the tree is spelled by a `class` word of
         # `ctx.text`, so the count is at least the file's classes, and equals the
         # module-level ones only when no class is nested (test_definition_word_counts.py)
@@ -135,7 +135,7 @@ def _set_by_method(rule: StaleSelfStateRead, call: ast.Call, f: ast.Attribute, c
     owner, own_methods = hit
     if owner is None:
         return ()
-    if isinstance(obj, ast.Name) and obj.id == "self":
+    if type(obj) is ast.Name and obj.id == "self":
         method = own_methods.get(f.attr)
         if method is None or method is func:
             return ()
@@ -188,7 +188,7 @@ def _methods(cls: ast.ClassDef, ctx: Context) -> dict[str, ast.FunctionDef]:
     memo: dict[int, dict[str, ast.FunctionDef]] = ctx.cache.setdefault("MS182.methods", {})
     hit = memo.get(id(cls))
     if hit is None:
-        hit = memo[id(cls)] = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+        hit = memo[id(cls)] = {m.name: m for m in cls.body if type(m) is ast.FunctionDef}
     return hit
 
 
@@ -204,7 +204,7 @@ def _none_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, ctx: Context) ->
         constant_t = ast.Constant
         for a, vs in init.items():
             for v in vs:
-                if not isinstance(v, constant_t) or v.value is not None:
+                if type(v) is not constant_t or v.value is not None:
                     break
             else:
                 if vs:
@@ -228,7 +228,7 @@ def _new_attrs_set(cls: ast.ClassDef, method: ast.FunctionDef, func: ast.AST, ct
     body = {
         t.id
         for st in cls.body
-        if isinstance(st, (ast.Assign, ast.AnnAssign))
+        if (type(st) is ast.Assign or type(st) is ast.AnnAssign)
         for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
         if isinstance(t, ast.Name)
     }

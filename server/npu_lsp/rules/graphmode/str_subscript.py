@@ -91,12 +91,12 @@ class StrSubscript(GraphRule):
     nodes = (ast.Subscript,)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Subscript)
+        assert type(node) is ast.Subscript
         scope = ctx.scope
-        if scope is None or not isinstance(node.ctx, ast.Load):
+        if scope is None or type(node.ctx) is not ast.Load:
             return
         value = node.value
-        if isinstance(value, ast.Name) and _namespace_name(value.id, ctx):
+        if type(value) is ast.Name and _namespace_name(value.id, ctx):
             # read as NAME.__getitem__(...): refused under STRICT, interpreted under LAX
             if scope.strict and _namespace_str(value, ctx):
                 yield ctx.diagnostic(
@@ -106,7 +106,7 @@ class StrSubscript(GraphRule):
                 )
             return
         index = node.slice
-        if isinstance(index, (ast.Constant, ast.Tuple)):
+        if (type(index) is ast.Constant or type(index) is ast.Tuple):
             return  # the common cases (a str takes no tuple), answered without any lookup
         if isinstance(index, ast.Slice):
             if scope.strict and _dynamic_bound(index, ctx) and _is_str(value, ctx):

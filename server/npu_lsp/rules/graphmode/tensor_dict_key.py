@@ -148,7 +148,7 @@ class TensorDictKey(GraphRule):
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most nodes stop at these tests, for the cost of a call
         # rather than of a generator each
-        if isinstance(node, ast.Subscript):
+        if type(node) is ast.Subscript:
             # a tensor key is a name (`counts[idx]`); slices, constants and tuples never are,
             # and most subscripts in compiled code index tensors: skip them before any flow
             if type(node.value) not in (ast.Name, ast.Attribute, ast.Dict):

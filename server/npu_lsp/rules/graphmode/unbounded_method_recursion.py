@@ -90,7 +90,7 @@ class UnboundedMethodRecursion(GraphRule):
         # rather than of a generator each
         if type(node) is ast.While:
             return self._endless_loop(node, ctx)
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         f, func = node.func, ctx.function
         if (
             type(f) is not ast.Attribute
@@ -114,8 +114,8 @@ class UnboundedMethodRecursion(GraphRule):
         for st in ctx.tree.body:
             if isinstance(st, _DEFS):
                 names.append(st.name)
-            elif isinstance(st, ast.ClassDef):
-                names.extend(m.name for m in st.body if isinstance(m, _DEFS))
+            elif type(st) is ast.ClassDef:
+                names.extend(m.name for m in st.body if type(m) is ast.FunctionDef or type(m) is ast.AsyncFunctionDef)
         # invariant: every `def` / `async def` statement of the tree is spelled by a `def`
         # word of `ctx.text`, so the count is at least the file's functions, and equals the
         # module-level functions and methods only when nothing deeper is defined

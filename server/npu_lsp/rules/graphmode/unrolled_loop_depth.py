@@ -115,7 +115,7 @@ class UnrolledLoopCallDepth(GraphRule):
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most compiled functions stop at the first tests
-        assert isinstance(node, ast.FunctionDef)
+        assert type(node) is ast.FunctionDef
         if ctx.scope is None or ctx.scope.function is not node:
             return ()
         all_lines = _looping_lines(ctx)  # once per file
@@ -233,10 +233,10 @@ class _Walker:
             return _NOTHING  # no loop or comprehension inside (most statements)
         if isinstance(st, (*FUNCS, ast.ClassDef)):
             return _NOTHING
-        if isinstance(st, ast.If):
+        if type(st) is ast.If:
             sides = [self.block(b) for b in (st.body, st.orelse) if b and not (self.fold and self._dead(b))]
             return max(sides, key=lambda c: c.depth, default=_Cost())
-        if isinstance(st, (ast.For, ast.While)):
+        if (type(st) is ast.For or type(st) is ast.While):
             turns = self._turns(st)
             inner = self.block(st.body)
             if turns is None:  # a real loop, or one we cannot count: its body once
@@ -274,7 +274,7 @@ class _Walker:
         return turns
 
     def _for_turns(self, it: ast.expr) -> int | None:
-        if isinstance(it, ast.Call) and self.ctx.qualname(it.func) == "builtins.range" and not it.keywords:
+        if type(it) is ast.Call and self.ctx.qualname(it.func) == "builtins.range" and not it.keywords:
             bounds: list[int] = []
             for a in it.args:
                 n = self._int(a)
@@ -284,7 +284,7 @@ class _Walker:
             if not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
                 return None
             return len(range(*bounds))
-        if isinstance(it, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in it.elts):
+        if (type(it) is ast.Tuple or type(it) is ast.List) and not any(type(e) is ast.Starred for e in it.elts):
             return len(it.elts)
         return None
 
@@ -292,7 +292,7 @@ class _Walker:
         """A constant int: a literal (`-1` too), a module-level name or a local bound once to
         one, or `self.<attr>` every instance built here holds. (Literals first: most loops of
         compiled code never ask the per-instance values, the dearest question here.)"""
-        if isinstance(e, ast.Constant):
+        if type(e) is ast.Constant:
             return e.value if type(e.value) is int else None
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant):
             return -e.operand.value if type(e.operand.value) is int else None
@@ -364,13 +364,13 @@ class _Walker:
         todo: list[ast.AST] = list(loop.body)
         while todo:
             n = todo.pop()
-            if isinstance(n, (ast.Break, ast.Return)):
+            if (type(n) is ast.Break or type(n) is ast.Return):
                 p = self.ctx.parent(n)
                 while p is not None and p is not loop and not (isinstance(p, ast.If) and a.kind(p.test, self.func).dynamic):
                     p = self.ctx.parent(p)
                 if p is None or p is loop:
                     return False
-            elif isinstance(n, (ast.For, ast.While)):
+            elif (type(n) is ast.For or type(n) is ast.While):
                 todo.extend(r for r in ast.walk(n) if isinstance(r, ast.Return))
             elif not isinstance(n, (*FUNCS, ast.Lambda, ast.ClassDef)):
                 todo.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))

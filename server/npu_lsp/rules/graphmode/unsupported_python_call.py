@@ -176,7 +176,7 @@ class UnsupportedPythonCall(GraphRule):
         if ctx.scope is None:
             return
         level = ctx.scope.level
-        assert isinstance(node, ast.Call)
+        assert type(node) is ast.Call
         f = node.func
         if type(f) is ast.Attribute:
             # most calls in compiled code are tensor methods and sub-cells: decide from the
@@ -227,7 +227,7 @@ class UnsupportedPythonCall(GraphRule):
             elif last in calls_table.KEYED_SCRIPTS:
                 yield from self._script_lambda(node, q, ctx)
             return
-        if isinstance(f, ast.Name):
+        if type(f) is ast.Name:
             if q is None or not q.startswith("builtins."):
                 return
             name = q[9:]
