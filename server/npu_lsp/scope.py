@@ -2121,13 +2121,9 @@ class ScopeResolver:
             sites = [c for c in ws.call_sites if c.path != own]
             if not sites and ws.kind == "helper":
                 continue
-            # the project-wide resolution is made with no configured level; a configured
-            # one (`--syntax-level`, standing for MS_DEV_JIT_SYNTAX_LEVEL, which holds for
-            # the whole process) is every root's level, so also that of what they reach
-            level = self.configured or ws.level
             for site in sites or [None]:  # type: ignore[list-item]
-                self._add(fn, qual, ws.kind, level, site)
-            out.append((self.info, fn, level, owner, qual))
+                self._add(fn, qual, ws.kind, ws.level, site)
+            out.append((self.info, fn, ws.level, owner, qual))
         return out
 
     def _add(self, fn: FuncDef, qual: str, kind: str, level: Level, site: CallSite | None) -> None:

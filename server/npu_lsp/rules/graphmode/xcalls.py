@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import operator
 import sys
 from collections.abc import Iterable, Mapping
 from itertools import accumulate, repeat
@@ -480,14 +481,10 @@ class _Env:
             if any(isinstance(x, ast.Starred) for x in e.elts):
                 return _UNKNOWN
             elts = [self.fact(x, d) for x in e.elts]
-            kinds = {k for k, _ in elts}
-            seq = av.Sequence("tuple" if isinstance(e, ast.Tuple) else "list", tuple(v for _, v in elts))
-            if kinds == {TENSOR} and all(self._from_input(x, d) for x in e.elts):
-                # tensors computed from graph inputs (`(x, x * 2)`): a sequence of tensors,
-                # which flow.py's kinds call a tensor, as for a tuple built in the same module
-                # (not `Tensor(np.ones(2))`: a constant tensor MindSpore folds)
-                return TENSOR, seq
-            return (CONST if kinds <= {CONST} else UNKNOWN), seq
+            kind = max((k for k, _ in elts), default=CONST)
+            return (CONST if kind == CONST else UNKNOWN), av.Sequence(
+                "tuple" if isinstance(e, ast.Tuple) else "list", tuple(v for _, v in elts)
+            )
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
             k, v = self.fact(e.operand, d)
             if isinstance(v, av.Scalar) and v.constant and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
@@ -546,21 +543,6 @@ class _Env:
             if k == TENSOR:
                 return TENSOR, av.Tensor()  # x.sum(), x.reshape(...): a tensor method
         return _UNKNOWN
-
-    def _from_input(self, e: ast.expr, depth: int) -> bool:
-        """Does `e` read a graph input (a parameter of `construct` without a default),
-        directly or through the names this function binds?"""
-        if depth > _DEPTH:
-            return False
-        for n in ast.walk(e):
-            if type(n) is not ast.Name:
-                continue
-            if n.id in self.params:
-                if self.construct and not self.params[n.id] and n.id != "self":
-                    return True
-            elif any(v is not None and self._from_input(v, depth + 1) for v in self.bindings.get(n.id, ())):
-                return True
-        return False
 
     def _name(self, name: str, d: int) -> Fact:
         hit = self.memo.get(name)
@@ -627,11 +609,9 @@ def exports(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> Expo
     for st in tree.body:
         t = type(st)
         if t is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-            name = st.targets[0].id  # type: ignore[attr-defined]
-            found[name] = None if name in found else literal(st.value)  # type: ignore[attr-defined]
+            found[st.targets[0].id] = _module_value(st.value, found)  # type: ignore[attr-defined]
         elif t is ast.AnnAssign and type(st.target) is ast.Name and st.value is not None:  # type: ignore[attr-defined]
-            name = st.target.id  # type: ignore[attr-defined]
-            found[name] = None if name in found else literal(st.value)  # type: ignore[attr-defined]
+            found[st.target.id] = _module_value(st.value, found)  # type: ignore[attr-defined]
         elif t is not ast.Expr:
             others.append(st)
     if not any(found.values()):
@@ -647,6 +627,41 @@ def exports(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> Expo
     imports = tuple((n, q) for n, q in info.imports.items() if q.partition(".")[0] not in _OUTSIDE)
     constants = tuple((n, p) for n, p in found.items() if p is not None)
     return constants, imports, tuple(getattr(info, "star_imports", ()))
+
+
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv, ast.Mod: operator.mod}
+
+
+def _module_value(e: ast.expr, found: Mapping[str, Passed | None]) -> Passed | None:
+    """The constant a module-level assignment binds, evaluated in statement order as Python
+    runs the module (`N = 3` then `N = N + 1`, `K = 2 * N`): a literal, or numbers combined
+    by `+ - * / // %` from literals and the constants bound so far; else None."""
+    found_literal = literal(e)
+    if found_literal is not None:
+        return found_literal
+    number = _number(e, found, 0)
+    return None if number is None else literal(ast.Constant(number))
+
+
+def _number(e: ast.expr, found: Mapping[str, Passed | None], depth: int) -> int | float | None:
+    if depth > _DEPTH:
+        return None
+    if type(e) is ast.Constant:
+        v = e.value
+    elif type(e) is ast.Name:
+        p = found.get(e.id)
+        v = p[2][0] if p is not None and p[2] else None
+    elif type(e) is ast.UnaryOp and type(e.op) is ast.USub:
+        inner = _number(e.operand, found, depth + 1)
+        return None if inner is None else -inner
+    elif type(e) is ast.BinOp and type(e.op) in _ARITHMETIC:
+        left, right = _number(e.left, found, depth + 1), _number(e.right, found, depth + 1)
+        if left is None or right is None or (right == 0 and type(e.op) in (ast.Div, ast.FloorDiv, ast.Mod)):
+            return None
+        v = _ARITHMETIC[type(e.op)](left, right)
+    else:
+        return None
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _bound_at_module_level(st: ast.stmt) -> Iterable[str]:
