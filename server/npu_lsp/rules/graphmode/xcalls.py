@@ -646,6 +646,7 @@ def _module_value(e: ast.expr, found: Mapping[str, Passed | None]) -> Passed | N
 def _number(e: ast.expr, found: Mapping[str, Passed | None], depth: int) -> int | float | None:
     if depth > _DEPTH:
         return None
+    v: object
     if type(e) is ast.Constant:
         v = e.value
     elif type(e) is ast.Name:
@@ -661,7 +662,8 @@ def _number(e: ast.expr, found: Mapping[str, Passed | None], depth: int) -> int 
         v = _ARITHMETIC[type(e.op)](left, right)
     else:
         return None
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    # bounded: `X = X * X` repeated must not grow a huge int while summarising
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1 << 62 else None
 
 
 def _bound_at_module_level(st: ast.stmt) -> Iterable[str]:
