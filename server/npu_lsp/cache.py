@@ -174,6 +174,9 @@ class FileSummary:
     #: first names of its absolute imports looked up in the workspace, with the module each
     #: found (`locate`): the summary holds while each finds the same one
     located: tuple[tuple[str, str], ...] = ()
+    #: its module-level constants and re-exports (`xcalls.exports`): how references to
+    #: constants in other modules' calls are followed (`xcalls.resolve`)
+    exports: Any = ()
 
 
 class CacheCorrupt(BaseException):

@@ -263,9 +263,11 @@ class WorkspaceIndex:
             resolver = ScopeResolver.for_workspace(self)
             self._scopes = {s.qualname: s for s in resolver.scopes.values()}
             self._scopes_version = self.version
-            from npu_lsp.rules.graphmode.xcalls import attach
+            from npu_lsp.rules.graphmode.xcalls import attach, resolve
 
-            attach(self._scopes, [c for info in self.modules() for c in info.xcalls])
+            infos = list(self.modules())
+            calls = [c for info in infos for c in info.xcalls]
+            attach(self._scopes, resolve(calls, {info.module: info.exports for info in infos}))
         return self._scopes
 
     def set_graph_scopes(

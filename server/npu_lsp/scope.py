@@ -232,6 +232,11 @@ class ModuleInfo:
     #: first names of absolute imports looked up in the workspace -> the module each found
     #: (`locate`): the summary holds only while each still finds the same one
     located: tuple[tuple[str, str], ...] = ()
+    #: the modules it star-imports (`from .consts import *`), as imported names resolve
+    star_imports: tuple[str, ...] = ()
+    #: module-level constants and what it imports by name or `*` (`xcalls.Exports`): how a
+    #: constant another module passes by name is followed to its value (`xcalls.resolve`)
+    exports: Any = ()
 
     def resolve(self, expr: ast.AST) -> str | None:
         """Dotted name of `expr` through imports and aliases (see `qualname`)."""
@@ -360,6 +365,7 @@ def _collect_imports(
     package: bool = False,
     known: Known | None = None,
     located: dict[str, str] | None = None,
+    stars: list[str] | None = None,
 ) -> dict[str, str]:
     """Local name -> dotted name of what it imports. A relative import is relative to the
     module's package: the module itself when it is a package's `__init__` (`package`), so
@@ -394,6 +400,8 @@ def _collect_imports(
                 for a in st.names:
                     if a.name != "*":
                         imports[a.asname or a.name] = public_name(f"{base}.{a.name}") if base else a.name
+                    elif stars is not None and base:
+                        stars.append(base)
             elif (
                 type(st) is ast.Assign
                 and len(st.targets) == 1
@@ -616,9 +624,10 @@ def summarize(
     when first read, see `project.PendingFacts`). `known` tells the workspace's modules,
     which absolute imports resolve against (`locate`)."""
     info = _summarize(tree, path, module, text, known)[0]
-    from npu_lsp.rules.graphmode.xcalls import outgoing
+    from npu_lsp.rules.graphmode.xcalls import exports, outgoing
 
     info.xcalls = outgoing(tree, info, text)
+    info.exports = exports(tree, info, text)
     from npu_lsp.rules.graphmode.returns import summarise
 
     info.returns = summarise(tree, info, text)
@@ -634,9 +643,11 @@ def _summarize(
 ) -> tuple[ModuleInfo, list[int] | None]:
     """`summarize`, plus the lines that can start a definition (None without the text)."""
     located: dict[str, str] = {}
-    imports = _collect_imports(tree, module, PurePath(path).name == "__init__.py", known, located)
+    stars: list[str] = []
+    imports = _collect_imports(tree, module, PurePath(path).name == "__init__.py", known, located, stars)
     info = ModuleInfo(path, module, imports, {}, {}, {}, None, None, {})
     info.located = tuple(located.items())
+    info.star_imports = tuple(stars)
     if text is not None:
         info.columns = LineColumns(text)
     for st in tree.body:

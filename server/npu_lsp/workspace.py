@@ -55,7 +55,7 @@ from npu_lsp.engine import WorkspaceIndex
 from npu_lsp.locate import Known, folder_of_file, known_of, still_located
 from npu_lsp.parallel import Pool, can_fork
 from npu_lsp.project_scopes import Resolution, Scopes
-from npu_lsp.rules.graphmode.xcalls import incoming_digests
+from npu_lsp.rules.graphmode.xcalls import incoming_digests, resolve
 from npu_lsp.scope import EdgeTable, ModuleInfo, summarize
 from npu_lsp.summary import portable
 from npu_lsp.warm import (
@@ -310,7 +310,10 @@ def _check_files(
             closure = _closures(order, summaries, run.modules)
         # what other modules pass to each module's cells and functions: part of its key
         # (its callers import it, so they are not in its closure)
-        passed = [c for i in order for c in summaries[i].xcalls]
+        passed = resolve(
+            [c for i in order for c in summaries[i].xcalls],
+            {run.modules[i]: summaries[i].exports for i in order},
+        )
         passed_into = incoming_digests((run.modules[i] for i in order), passed)
         result_keys: dict[int, str] = {}
         todo: list[int] = []
@@ -552,6 +555,7 @@ def _summarise(run: Run, i: int) -> tuple[int, str, Any]:
             migrates=migrates,
             xcalls=info.xcalls,
             located=info.located,
+            exports=info.exports,
         ),
     )
 
@@ -582,11 +586,14 @@ def _cached_index(
     cached = cache.load_summaries() if cache is not None else {}
     blobs: list[tuple[int, Blob]] = []
     passed: list[Any] = []
+    exported: dict[str, Any] = {}
     for i, key in enumerate(run.keys):
         hit = cached.get(key)
         if hit is not None and hit.content == contents[i] and run.located(i, hit):
             blobs.append((i, _blob(cache, hit)))
             passed.extend(hit.xcalls)
+            exported[run.modules[i]] = hit.exports
+    passed = resolve(passed, exported)
     index = _index(run, blobs)
     if cache is not None:
         scopes = _cached_scopes(cache.load_scopes(), scopes_key)[0]

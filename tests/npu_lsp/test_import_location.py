@@ -68,7 +68,13 @@ def test_crossmod_gives_the_same_seven_from_every_folder(
     args = ("--no-config", "--format", "json", "--syntax-level", level)
     inside = findings(run("--no-cache", *args, ".", cwd=root / "probes", env=env), root / "probes")
     above = findings(run("--no-cache", *args, "probes", cwd=root, env=env), root)
-    assert len(inside) == 7, inside
+    fix33c = ("xm_cfg/", "xm_seq/")
+    assert len([f for f in inside if not f[0].startswith(fix33c)]) == 7, inside
+    # fix33c's packages, checked with every probe's calls joined: `Repeat` is given a
+    # module-level Tensor by one probe (a tensor `range` bound for all); each probe alone is
+    # in test_cross_module_args.py
+    packaged = [("xm_cfg/blocks.py", 7, "MS120")]
+    assert [f for f in inside if f[0].startswith(fix33c)] == packaged, inside
     assert above == inside
     # with the cache, cold then warm, from the folder above
     assert findings(run(*args, "probes", cwd=root, env=env), root) == inside

@@ -235,3 +235,57 @@ async def test_a_workspace_above_the_models_resolves_each_models_src(
     replace_all(fresh_client, train_a, callers["model_b"], 2)
     diags = await wait_for_diagnostics(fresh_client, blocks_a, lambda d: len(d) > 0)
     assert [(d.code, d.range.start.line) for d in diags] == [("MS131", 11)]
+
+
+REPEAT_BLOCKS = (
+    "from mindspore import nn\n"
+    "\n"
+    "\n"
+    "class Repeat(nn.Cell):\n"
+    "    def construct(self, x, n):\n"
+    "        for _ in range(n):\n"
+    "            x = x * 2\n"
+    "        return x\n"
+)
+REPEAT_CALLER = (
+    "from mindspore import nn\n"
+    "from pkg.blocks import Repeat\n"
+    "from pkg.config import REPEATS\n"
+    "\n"
+    "\n"
+    "class Net(nn.Cell):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.block = Repeat()\n"
+    "\n"
+    "    def construct(self, x):\n"
+    "        return self.block(x, REPEATS)\n"
+)
+
+
+async def test_a_module_added_while_running_gives_a_re_exported_constant(
+    fresh_client: LanguageClient, tmp_path: Path
+) -> None:
+    """net.py passes `REPEATS`, which pkg/config.py star-imports from pkg/consts.py. Without
+    consts.py the name is unknown and `range(n)` in blocks.py takes a graph input (a tensor);
+    once consts.py is written (the client reports the new file) it is the int 3."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "config.py").write_text("from .consts import *\n", encoding="utf-8")
+    (pkg / "blocks.py").write_text(REPEAT_BLOCKS, encoding="utf-8")
+    (tmp_path / "net.py").write_text(REPEAT_CALLER, encoding="utf-8")
+    await start(fresh_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(fresh_client)
+    blocks = (pkg / "blocks.py").as_uri()
+    open_doc(fresh_client, blocks, REPEAT_BLOCKS)
+    diags = await wait_for_diagnostics(fresh_client, blocks, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS120", 5)]
+    consts = pkg / "consts.py"
+    consts.write_text("REPEATS = 3\n", encoding="utf-8")
+    fresh_client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=consts.as_uri(), type=lsp.FileChangeType.Created)]
+        )
+    )
+    assert await wait_for_diagnostics(fresh_client, blocks, lambda d: d == []) == []

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import operator
 import sys
 from collections.abc import Iterable, Mapping
 from itertools import accumulate, repeat
@@ -95,7 +96,7 @@ def outgoing(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> tup
                 if type(node) is ast.Call:
                     target = _target(node, imports, {}, {}, module_instances, {})
                     if target is not None:
-                        env = env or _Env(None, _statements(tree.body))
+                        env = env or _Env(None, _statements(tree.body), info.module)
                         _record(node, target, env, info.module, out, imports)
     return tuple(out)
 
@@ -242,7 +243,7 @@ def _scan(
     for call in calls:
         target = _target(call, imports, held, listed, local, loop_vars)
         if target is not None:
-            env = env or _Env(func, body)  # the function's names, once it calls out
+            env = env or _Env(func, body, module)  # the function's names, once it calls out
             _record(call, target, env, module, out, imports)
 
 
@@ -339,10 +340,31 @@ REF = "ref:"
 def _argument(a: ast.expr, env: _Env, imports: Mapping[str, str]) -> Passed:
     """The fact of one argument; a bare name imported from the project (`from .grad_clip
     import GRADIENT_CLIP_TYPE`) and not rebound here is passed as a reference to it (unknown
-    to everyone but a callee that can read the named module's constants: `reference`)."""
-    if type(a) is ast.Name and a.id in imports and a.id not in env.params and a.id not in env.bindings:
-        return UNKNOWN, REF + imports[a.id], ()
+    until `resolve` follows it to a module-level constant: `reference`). So is a name this
+    function neither binds nor imports (a constant of the calling module itself, or one it
+    star-imports) and `mod.NAME` of an imported module `mod`."""
+    ref = _reference_to(a, env, imports)
+    if ref is not None:
+        return UNKNOWN, REF + ref, ()
     return _passed(env.fact(a, 0))
+
+
+def _reference_to(a: ast.expr, env: _Env, imports: Mapping[str, str]) -> str | None:
+    """The qualname a bare name or `module.NAME` argument reads at module level, else None."""
+    if type(a) is ast.Name:
+        if a.id in env.params or a.id in env.bindings:
+            return None
+        return imports.get(a.id) or f"{env.module}.{a.id}"
+    if (
+        type(a) is ast.Attribute
+        and type(a.value) is ast.Name
+        and a.value.id in imports
+        and a.value.id not in env.params
+        and a.value.id not in env.bindings
+        and a.attr not in _STATIC_ATTRS
+    ):
+        return f"{imports[a.value.id]}.{a.attr}"
+    return None
 
 
 def reference(p: Passed) -> tuple[str, str] | None:
@@ -400,7 +422,8 @@ def value(p: Passed) -> av.Value:
 class _Env:
     """The names of one function (or module-level code): its parameters and bindings."""
 
-    def __init__(self, func: Any, body: list[ast.stmt]) -> None:
+    def __init__(self, func: Any, body: list[ast.stmt], module: str = "") -> None:
+        self.module = module
         self.params: dict[str, bool] = {}  # name -> has a default
         self.construct = False
         #: a method whose first parameter is `self` (so `self.training` is its cell's flag)
@@ -564,6 +587,146 @@ def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
             for name in reversed(fields):
                 stack.extend(reversed(getattr(st, name)))
     return out
+
+
+# ------------------------------------------------------------ constants passed by name
+#: What a module offers to a name read from it (plain data, as `Passed`): its module-level
+#: constants, the project names it imports (local name -> qualname), the modules it
+#: star-imports
+Exports = tuple[tuple[tuple[str, Passed], ...], tuple[tuple[str, str], ...], tuple[str, ...]]
+#: how many modules a reference is followed through (`a` imports from `b`, which imported it
+#: from `c`...); a longer chain stays unknown
+_REEXPORT_DEPTH = 8
+
+
+def exports(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> Exports:
+    """The module's `Exports`. A constant is a name bound once at module level, by a plain
+    assignment of a literal (`REPEATS = 3`, `WIDTH = (2, 3)`, `MODE = "sum"`), and never
+    rebound (a second binding, `+=`, a loop target, an import or definition of the name, a
+    `global` statement naming it): MindSpore reads its Python value while compiling."""
+    found: dict[str, Passed | None] = {}
+    others: list[ast.stmt] = []
+    for st in tree.body:
+        t = type(st)
+        if t is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+            found[st.targets[0].id] = _module_value(st.value, found)  # type: ignore[attr-defined]
+        elif t is ast.AnnAssign and type(st.target) is ast.Name and st.value is not None:  # type: ignore[attr-defined]
+            found[st.target.id] = _module_value(st.value, found)  # type: ignore[attr-defined]
+        elif t is not ast.Expr:
+            others.append(st)
+    if not any(found.values()):
+        found = {}  # no constant: nothing to rule out (most modules)
+    for st in others if found else ():
+        for n in _bound_at_module_level(st):
+            found[n] = None
+    if text is not None and "global" in text and any(found.values()):
+        for node in ast.walk(tree):
+            if type(node) is ast.Global:
+                for n in node.names:
+                    found[n] = None
+    imports = tuple((n, q) for n, q in info.imports.items() if q.partition(".")[0] not in _OUTSIDE)
+    constants = tuple((n, p) for n, p in found.items() if p is not None)
+    return constants, imports, tuple(getattr(info, "star_imports", ()))
+
+
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv, ast.Mod: operator.mod}
+
+
+def _module_value(e: ast.expr, found: Mapping[str, Passed | None]) -> Passed | None:
+    """The constant a module-level assignment binds, evaluated in statement order as Python
+    runs the module (`N = 3` then `N = N + 1`, `K = 2 * N`): a literal, or numbers combined
+    by `+ - * / // %` from literals and the constants bound so far; else None."""
+    found_literal = literal(e)
+    if found_literal is not None:
+        return found_literal
+    number = _number(e, found, 0)
+    return None if number is None else literal(ast.Constant(number))
+
+
+def _number(e: ast.expr, found: Mapping[str, Passed | None], depth: int) -> int | float | None:
+    if depth > _DEPTH:
+        return None
+    v: object
+    if type(e) is ast.Constant:
+        v = e.value
+    elif type(e) is ast.Name:
+        p = found.get(e.id)
+        v = p[2][0] if p is not None and p[2] else None
+    elif type(e) is ast.UnaryOp and type(e.op) is ast.USub:
+        inner = _number(e.operand, found, depth + 1)
+        return None if inner is None else -inner
+    elif type(e) is ast.BinOp and type(e.op) in _ARITHMETIC:
+        left, right = _number(e.left, found, depth + 1), _number(e.right, found, depth + 1)
+        if left is None or right is None or (right == 0 and type(e.op) in (ast.Div, ast.FloorDiv, ast.Mod)):
+            return None
+        v = _ARITHMETIC[type(e.op)](left, right)
+    else:
+        return None
+    # bounded: `X = X * X` repeated must not grow a huge int while summarising
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1 << 62 else None
+
+
+def _bound_at_module_level(st: ast.stmt) -> Iterable[str]:
+    """Names a module-level statement other than a plain assignment may bind."""
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [st.name]
+    if isinstance(st, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).partition(".")[0] for a in st.names]
+    return [n.id for n in ast.walk(st) if type(n) is ast.Name and type(n.ctx) is not ast.Load]
+
+
+def resolve(calls: Iterable[XCall], modules: Mapping[str, Exports]) -> list[XCall]:
+    """`calls` with each argument passed as a reference to a name (`REF`) replaced by the
+    literal it names, when the name is a module-level constant of its module or, followed
+    through the names that module imports or star-imports (`config.py` re-exporting
+    `consts.py`), of another module of the project; a reference that reaches no constant
+    (within `_REEXPORT_DEPTH` modules, each (module, name) once: star imports may cycle)
+    stays as it is."""
+    out: list[XCall] = []
+    memo: dict[str, Passed | None] = {}
+    for c in calls:
+        if not any(p[1].startswith(REF) for p in c[2]) and not any(p[1].startswith(REF) for _, p in c[3]):
+            out.append(c)
+            continue
+        args = tuple(_resolved(p, modules, memo) for p in c[2])
+        kws = tuple((k, _resolved(p, modules, memo)) for k, p in c[3])
+        out.append((c[0], c[1], args, kws))
+    return out
+
+
+def _resolved(p: Passed, modules: Mapping[str, Exports], memo: dict[str, Passed | None]) -> Passed:
+    if p[0] != UNKNOWN or not p[1].startswith(REF):
+        return p
+    target = p[1][len(REF) :]
+    if target not in memo:
+        module, _, name = target.rpartition(".")
+        memo[target] = _constant(module, name, modules, 0, set())
+    return memo[target] or p
+
+
+def _constant(
+    module: str, name: str, modules: Mapping[str, Exports], depth: int, seen: set[tuple[str, str]]
+) -> Passed | None:
+    """The literal `module.name` is bound to, following imports (see `resolve`)."""
+    if depth > _REEXPORT_DEPTH or (module, name) in seen:
+        return None
+    seen.add((module, name))
+    ex = modules.get(module)
+    if not ex:
+        return None
+    constants, imports, stars = ex
+    for n, p in constants:
+        if n == name:
+            return p
+    for n, q in imports:
+        if n == name:
+            m, _, real = q.rpartition(".")
+            return _constant(m, real, modules, depth + 1, seen) if m else None
+    for base in stars:
+        found = _constant(base, name, modules, depth + 1, seen)
+        if found is not None:
+            return found
+    return None
 
 
 # ---------------------------------------------------------------------------- the callee side
