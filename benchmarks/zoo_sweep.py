@@ -53,6 +53,9 @@ class Zoo:
     rest: bool = False
     #: folders of the repository to check (None: all of it)
     only: list[str] | None = None
+    #: more project folders checked one by one, besides the sub-folders of `parents` (a
+    #: project that sits beside folders of projects, or the only one of its parent)
+    projects: list[str] = field(default_factory=list)
     #: more repositories (mirror names), each checked as one project in a folder of its own
     #: named after it; with them `mirror` is only the first
     mirrors: list[str] = field(default_factory=list)
@@ -165,6 +168,34 @@ ZOOS = [
         "mindspore-ai+mindscience",
         ["MindSPONGE", "MindFlow", "MindEarth", "MindChemistry", "MindElec", "SciAI"],
     ),
+    # session 32 (zoo33): what zoo32 left of mindspore-lab/models (marigold as one project),
+    # xidian's other two thirds, and mindscience's applications, one project per folder
+    # (MindFlow and MindEarth group theirs by kind)
+    Zoo(
+        "mindspore-lab/models (rest)",
+        "mindspore-lab+models",
+        projects=["research/huawei-ostd/PGNet", "research/huawei/GaoYaoEval", "research/marigold"],
+    ),
+    Zoo(
+        "mindspore-lab/models xidian (the other 2/3)", "mindspore-lab+models", ["research/xidian"], 3,
+        rest=True,
+    ),
+    Zoo(
+        "mindscience applications",
+        "mindspore-ai+mindscience",
+        [*(f"MindFlow/applications/{k}" for k in (
+            "cfd", "data_driven", "data_mechanism_fusion", "physics_driven", "research")),
+         "MindSPONGE/applications/research", "MindChemistry/applications",
+         *(f"MindEarth/applications/{k}" for k in ("climate-prediction", "medium-range", "nowcasting"))],
+        projects=["MindFlow/applications/pdeformer1d", "MindSPONGE/applications/common_utils",
+                  "MindEarth/applications/dem-super-resolution", "MindEarth/applications/earthquake"],
+    ),
+    # found with the code index in session 32 (zoo33): mindspore-lab/mindrl (reinforcement
+    # learning library and examples), mindspore-ai/graphlearning (GNN library, model zoo),
+    # mindspore-courses/step_into_llm (one course chapter per folder)
+    Zoo("mindrl", "mindspore-lab+mindrl"),
+    Zoo("graphlearning", "mindspore-ai+graphlearning"),
+    Zoo("step_into_llm", "", mirrors=["mindspore-courses+step_into_llm/*/*"]),
     # the six products' libraries only, as one project (their packages have distinct names)
     Zoo(
         "mindscience (libraries)",
@@ -203,6 +234,7 @@ def export(zoo: Zoo, dest: Path) -> str:
         every = sorted(found.decode().splitlines())
         picked = every[zoo.every - 1 :: zoo.every]
         zoo.folders = [f for f in every if f not in picked] if zoo.rest else picked
+    zoo.folders += zoo.projects
     export_tree(zoo.git_dir, zoo.folders or zoo.only or [], dest)
     return commit
 
@@ -262,7 +294,7 @@ def sweep(zoo: Zoo, env: dict[str, str], mirrors: Path) -> Result:
         files = list(root.rglob("*.py"))
         res.files = len(files)
         res.lines = sum(len(f.read_bytes().splitlines()) for f in files)
-        by_project = zoo.parents or zoo.mirrors
+        by_project = zoo.parents or zoo.projects or zoo.mirrors
         roots = [root / p for p in zoo.folders if (root / p).is_dir()] if by_project else [root]
         res.projects = len(roots)
         for level in ("lax", "strict"):

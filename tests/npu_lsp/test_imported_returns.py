@@ -201,3 +201,17 @@ def test_formulas_are_the_same_with_and_without_the_text() -> None:
 def test_match_captures_are_unknown() -> None:
     src = "def f(x):\n    match x.shape:\n        case [n, *_]:\n            return n\n    return 0\n"
     assert _formulas(src)["f"][3] == (returns.CONST_, 1)
+
+
+def test_names_solved_from_each_other_past_a_budget_give_an_unknown_formula() -> None:
+    """PGNet's `deteval.combine_results` (mindspore-lab/models): names rebound, in a loop, by
+    unpacking calls that take them all. Each read inside the unfinished cycle solved the
+    names again (minutes for one file); past `_MAX_STEPS` the formula is unknown."""
+    names = [f"v{i}" for i in range(7)]
+    call = ", ".join(names)
+    body = "".join(f"    {n} = 0\n" for n in names)
+    body += "    for i in range(len(data)):\n"
+    body += "".join(f"        {call} = g{k}({call}, i)\n" for k in range(3))
+    src = "def f(data):\n    def g0(*a):\n        return a\n\n    def g1(*a):\n        return a\n\n"
+    src += "    def g2(*a):\n        return a\n\n" + body + f"    return {names[0]} / 2\n"
+    assert _formulas(src)["f"][3] == (returns.CONST_, 1)

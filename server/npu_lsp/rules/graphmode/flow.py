@@ -3689,8 +3689,9 @@ _REEXPORT_HOPS = 8
 _RETURN_SPECS = 400
 
 
-#: (name, value bound or None, the statements enclosing the binding: (node, block) pairs)
-_Site = tuple[str, ast.expr | None, tuple[tuple[ast.stmt, str], ...]]
+#: (name, value bound or None, the statements enclosing the binding: (node, block) pairs,
+#: the line of the binding statement)
+_Site = tuple[str, ast.expr | None, tuple[tuple[ast.stmt, str], ...], int]
 
 
 def _loop_joins(body: list[ast.stmt], params: Mapping[str, Any]) -> dict[str, list[ast.expr]]:
@@ -3702,38 +3703,54 @@ def _loop_joins(body: list[ast.stmt], params: Mapping[str, Any]) -> dict[str, li
     x[0, i] > 0: n = n + 1`), is a variable after the loop ("the inputs should be
     constant"). Not joined, so still constants: a loop on constants (unrolled, a `while` on
     ints and `self` attributes included), a name the tensor loop does not carry (bound only
-    in its body, or not rebound there), an `if` on a tensor outside any loop (the graph
+    in its body, or not rebound there; or bound elsewhere only after the loop, outside any
+    loop around it, as mindspore-lab/mindrl's maddpg binds `agent_id = 0` before an inner
+    `while agent_id < self.num_agent` in each turn of a tensor `while`, and again after that
+    loop: measured, written/zoo probes `zoo33_nested_while_int_counter_*`, the inner loop is
+    unrolled and a list it grows is stacked at both levels), an `if` on a tensor outside any loop (the graph
     specialises the code after it per branch), and a branch left by `break` / `continue` /
     `return`."""
     sites: list[_Site] = []
     _binding_sites(body, (), sites)
-    outside: dict[str, list[tuple[tuple[ast.stmt, str], ...]]] = {}
-    for name, _value, frames in sites:
-        outside.setdefault(name, []).append(frames)
+    outside: dict[str, list[tuple[tuple[tuple[ast.stmt, str], ...], int]]] = {}
+    for name, _value, frames, line in sites:
+        outside.setdefault(name, []).append((frames, line))
     out: dict[str, list[ast.expr]] = {}
-    for name, value, frames in sites:
+    for name, value, frames, _line in sites:
         if not python_number(value, _name_or_attribute):
             continue
 
-        def carried(loop: ast.stmt, name: str = name) -> bool:
-            return name in params or any(
-                all(node is not loop for node, _ in other) for other in outside[name]
+        def carried(loop: ast.stmt, around: tuple[tuple[ast.stmt, str], ...], name: str = name) -> bool:
+            """Does a value of `name` bound outside `loop` reach it: bound before it (a `for`
+            target on its own line included), or in a loop around it (`around`: the
+            statements enclosing `loop`)? A binding after the loop, outside any loop
+            around it, never does."""
+            if name in params:
+                return True
+            loops = {id(n) for n, b in around if type(n) in _LOOPS and b == "body"}
+            return any(
+                all(node is not loop for node, _ in other)
+                and (line <= loop.lineno or any(id(node) in loops for node, _ in other))
+                for other, line in outside[name]
             )
 
         for i, (node, block) in enumerate(frames):
             test: ast.expr | None = None
-            if type(node) is ast.While and block == "body" and carried(node):
+            if type(node) is ast.While and block == "body" and carried(node, frames[:i]):
                 test = node.test
             elif type(node) is ast.If and not _leaves(getattr(node, block)):
-                loop = next(
-                    (n for n, b in reversed(frames[:i]) if type(n) in (ast.For, ast.While) and b == "body"),
+                j = next(
+                    (j for j in range(i - 1, -1, -1) if type(frames[j][0]) in (ast.For, ast.While) and frames[j][1] == "body"),
                     None,
                 )
-                if loop is not None and carried(loop):
+                if j is not None and carried(frames[j][0], frames[:j]):
                     test = node.test
             if test is not None and all(t is not test for t in out.get(name, ())):
                 out.setdefault(name, []).append(test)
     return out
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def _binding_sites(body: list[ast.stmt], frames: tuple[tuple[ast.stmt, str], ...], out: list[_Site]) -> None:
@@ -3744,28 +3761,28 @@ def _binding_sites(body: list[ast.stmt], frames: tuple[tuple[ast.stmt, str], ...
         if t is ast.Assign:
             for target in st.targets:  # type: ignore[attr-defined]
                 if type(target) is ast.Name:
-                    out.append((target.id, st.value, frames))  # type: ignore[attr-defined]
+                    out.append((target.id, st.value, frames, st.lineno))  # type: ignore[attr-defined]
                 else:
-                    out.extend((n.id, None, frames) for n in ast.walk(target) if type(n) is ast.Name)
+                    out.extend((n.id, None, frames, st.lineno) for n in ast.walk(target) if type(n) is ast.Name)
         elif t is ast.AugAssign or t is ast.AnnAssign:
             target = st.target  # type: ignore[attr-defined]
             if type(target) is ast.Name:
                 value = st.value  # type: ignore[attr-defined]
                 if t is ast.AugAssign:
                     value = ast.BinOp(left=target, op=st.op, right=value)  # type: ignore[attr-defined]
-                out.append((target.id, value, frames))
+                out.append((target.id, value, frames, st.lineno))
         elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            out.append((st.name, None, frames))  # type: ignore[attr-defined]
+            out.append((st.name, None, frames, st.lineno))  # type: ignore[attr-defined]
         else:
             blocks = STATEMENT_BLOCKS.get(t)
             if blocks is None:
                 continue
             if t is ast.For or t is ast.AsyncFor:
-                out.extend((n.id, None, frames) for n in ast.walk(st.target) if type(n) is ast.Name)  # type: ignore[attr-defined]
+                out.extend((n.id, None, frames, st.lineno) for n in ast.walk(st.target) if type(n) is ast.Name)  # type: ignore[attr-defined]
             elif t is ast.With or t is ast.AsyncWith:
                 for item in st.items:  # type: ignore[attr-defined]
                     if item.optional_vars is not None:
-                        out.extend((n.id, None, frames) for n in ast.walk(item.optional_vars) if type(n) is ast.Name)
+                        out.extend((n.id, None, frames, st.lineno) for n in ast.walk(item.optional_vars) if type(n) is ast.Name)
             for block in blocks:
                 inner = (*frames, (st, block))
                 for child in getattr(st, block):

@@ -67,6 +67,17 @@ _CONST_BUILTINS = frozenset(
 _SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex", "str"})
 #: nodes past which a formula is given up (unknown): bounds the summary and its evaluation
 _MAX_NODES = 200
+#: local names solved (memo misses) past which a function's formula is given up (unknown).
+#: Names bound from each other form cycles, and a name read inside an unfinished cycle is
+#: solved again at each read: PGNet's `deteval.combine_results` (mindspore-lab/models), seven
+#: names each rebound by unpacking three calls that take all seven, ran for minutes. Of
+#: 2,493 functions (the checker's own, mindrl, PGNet, marigold) the others solve at most
+#: 7,314 (marigold `multi_res_noise_like`), most under 100.
+_MAX_STEPS = 10_000
+
+
+class _GiveUp(Exception):
+    """A formula costs more than `_MAX_STEPS` names solved."""
 
 
 def summarise(tree: ast.Module, info: ModuleInfo, text: str | None = None) -> dict[str, Entry]:
@@ -118,7 +129,10 @@ def _entry(
     body = _Body(func, names, info, globals_, args.vararg, args.kwarg, exprs)
     if body.generator:
         return None
-    returned = body.returned()
+    try:
+        returned = body.returned()
+    except _GiveUp:
+        returned = _UNKNOWN_F
     if func.decorator_list:
         returned = _max([returned, _UNKNOWN_F])
     if _size(returned) > _MAX_NODES:
@@ -147,6 +161,7 @@ class _Body:
         self.memo: dict[str, Formula] = {}
         self.active: set[str] = set()
         self.cyclic = False
+        self.steps = 0
         if func is not None:
             self._scan(func.body, exprs)
 
@@ -291,6 +306,9 @@ class _Body:
         hit = self.memo.get(name)
         if hit is not None:
             return hit
+        self.steps += 1
+        if self.steps > _MAX_STEPS:
+            raise _GiveUp
         if name in self.active:
             # a name bound from itself (`n = n * s`): the least solution of the join, so
             # what the cycle adds is what its other bindings bring
