@@ -15,6 +15,11 @@ from npu_lsp.rules.graphmode.helpers import GraphRule
 
 #: views whose receiver Python evaluates inside an interpreted call (`sorted(d.keys())`)
 _VIEWS = frozenset({"keys", "items", "values"})
+#: attributes a dict has and a tuple has not: read on the tuple Python gets, they fail
+_DICT_ONLY = frozenset(m for m in dir(dict) if not m.startswith("_")) - frozenset(dir(tuple))
+#: interpreted builtins measured to fail given the returned dict itself (probes
+#: `fix33b_sr_sorted_direct`, `fix33b_sr_dict_builtin`)
+_MEASURED_ON_DICT = frozenset({"sorted", "dict"})
 
 
 @rule(code="MS238", name="returned-dict-to-python", severity="error", family="graphmode")
@@ -25,9 +30,10 @@ class ReturnedDictToPython(GraphRule):
     a method called on `self` or a module-level helper returning one), given a run-time
     value, when the code hands that dict to Python: a dict method the graph does not
     implement (`fx.pop("a")`, `fx.copy()`: all but `get`, `items`, `keys`, `values`,
-    `update`, `clear`), or a builtin the graph interprets as a Python script reading the
-    dict anywhere in its arguments (`sorted(fx.keys())`, `sorted(fx)`, `sorted(fx.items())`,
-    `dict(fx)`, `reversed(list(fx.keys()))`).
+    `update`, `clear`), or a builtin the graph interprets as a Python script that reads a
+    dict method of it anywhere in its arguments (`sorted(fx.keys())`, `sorted(fx.items())`,
+    `reversed(list(fx.keys()))`) or, for `sorted` and `dict`, takes the dict itself
+    (`sorted(fx)`, `dict(fx)`).
 
     ## Why is this bad?
     A dict returned by a called graph comes back as the tuple of its values; the graph
@@ -88,8 +94,18 @@ class ReturnedDictToPython(GraphRule):
             return ()
         if ctx.qualname(f) != f"builtins.{f.id}":
             return ()
-        # Python runs the whole call, its arguments included (`reversed(list(fx.keys()))`)
-        names = [n for a in node.args for n in ast.walk(a) if type(n) is ast.Name and n.id != "self"]
+        # Python runs the whole call, its arguments included (`reversed(list(fx.keys()))`):
+        # a dict method read there fails on the tuple Python gets; the dict itself given
+        # as it is fails where measured (`sorted(fx)` sorts tensors, `dict(fx)`), while
+        # `type(fx)` or `repr(fx)` of a tuple would not
+        names = [
+            n.value
+            for a in node.args
+            for n in ast.walk(a)
+            if type(n) is ast.Attribute and type(n.value) is ast.Name and n.attr in _DICT_ONLY
+        ]
+        if f.id in _MEASURED_ON_DICT:
+            names += [a for a in node.args if type(a) is ast.Name]
         return self._first_reported(node, names, f"`{f.id}(...)` is run by JIT Fallback", ctx)
 
     def _first_reported(self, call: ast.Call, names: list[ast.Name], why: str, ctx: Context) -> Iterable[Diagnostic]:
