@@ -106,6 +106,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     range_of_tensor,
     reduction_axis_tensor,
     repeat_interleave_runtime_repeats,
+    returned_dict_to_python,
     reversed_cell_list,
     runtime_index_into_constants,
     runtime_scalar_randint,

@@ -621,6 +621,11 @@ def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: C
     if av.is_constant(left) and av.is_constant(right):
         if not _returned_directly(node, name, ctx):
             j = av.join(left, right, av.Site.PHI)
+            if j.error is None and _numbers_joined_again(node, name, left, right, ctx):
+                return av.JoinError(
+                    f"constant {left.py} vs {right.py} joined again in a loop",  # type: ignore[attr-defined]
+                    f"dtype1 = {left.ms_dtype}, dtype2 = {right.ms_dtype}",  # type: ignore[attr-defined]
+                )
             return j.error  # None against a constant: STRICT only
         return av.join(left, right, av.Site.RETURN).error
     if not _read_after(node, name, ctx):
@@ -649,6 +654,36 @@ def phi_error(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: C
     ):
         return None
     return av.join(left, right, av.Site.PHI).error or dtype_cast_error(node, name, left, right, ctx)
+
+
+def _numbers_joined_again(node: ast.stmt, name: str, left: av.Value, right: av.Value, ctx: Context) -> bool:
+    """An int and a float constant met at the `if` `node` (`y0 = 1`, then `if x.max() > 1:
+    y0 = 2.0`, no `else`) inside a `for` over `range(N)`, N >= 2, `name` read after: the
+    code after one such `if` is specialised per constant and compiles, but the next turn
+    joins the two and fails at both levels ("Type Join Failed: dtype1 = Float32, dtype2 =
+    Int64"), as two constant tensors of two dtypes do (`_constants_joined_again`). Measured,
+    written/lax probes `fix33b_cj_*` (seed 9940017): `range(2)`, `range(3)`, float first or
+    int first, bool and int fail; one turn, one `if`, an `if`/`else`, int/int, float/float,
+    a folded test, `y0` bound afresh in the body and `y0` unread after the loop compile.
+    (Left: two such `if`s in a row, read between or not, fail too: `cj_intfloat_two_ifs*`.)"""
+    if not (isinstance(left, av.Scalar) and isinstance(right, av.Scalar) and {left.py, right.py} in _JOINED_AGAIN):
+        return False
+    if not isinstance(node, ast.If) or name in bindings(node.orelse) or not _read_after(node, name, ctx):
+        return False
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None and parent is not ctx.function and not is_function(parent):
+        if type(parent) is ast.For and (range_count(parent.iter) or 0) >= 2:
+            # carried from turn to turn: bound afresh in the body (`for ...: y0 = 1; if t:
+            # y0 = 2.0`), each turn starts from the constant and compiles (probe
+            # `fix33b_cj_intfloat_loop2_afresh`)
+            return name not in bindings([st for st in parent.body if st is not child])
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+#: the pairs of constant number types measured to fail when joined again (`_numbers_joined_again`)
+_JOINED_AGAIN = ({"int", "float"}, {"bool", "int"})
 
 
 def _constants_joined_again(node: ast.If, name: str, error: av.JoinError, ctx: Context) -> bool:

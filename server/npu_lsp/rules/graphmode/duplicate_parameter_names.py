@@ -119,7 +119,9 @@ class DuplicateParameterNames(GraphRule):
     (directly, through the functions it calls, the functions given to
     `value_and_grad`/`grad` and the `construct` of module-level instances of its Cells, or
     through `ParameterTuple(net.trainable_params())` gathered in `__init__`, not when
-    `.clone(prefix=...)` renames the copies) whose parameters
+    `.clone(prefix=...)` renames the copies, unless two such copies read by `construct`
+    take one prefix: `ParameterTuple(g.trainable_params()).clone(prefix="ema")` beside the
+    same of `g_ema`, both named `ema.0.weight`...) whose parameters
     carry the same names, such as two instances of one Cell class or two networks from one
     factory function (`teacher = mlp(64)`, `student = mlp(8)`). Also flags a Parameter of the user's named like the state a built-in optimizer
     creates for itself (`name="global_step"`, `"momentum"`, `"beta1_power"`, or
@@ -221,11 +223,11 @@ class DuplicateParameterNames(GraphRule):
             reached += [n for n in _reached_globals(node, ctx) if n not in passed]
         else:
             return
+        groups = [(f"`{name}`", table[name]) for name in reached if table.get(name)]
+        if scope.kind == "construct" and ctx.mentions("clone("):
+            groups += _cloned_by_constructor(node, ctx, table)
         seen: dict[str, set[str]] = {}
-        for name in reached:
-            names = table.get(name)
-            if not names:
-                continue
+        for name, names in groups:
             for other, other_names in seen.items():
                 common = sorted(names & other_names)
                 if common:
@@ -233,7 +235,7 @@ class DuplicateParameterNames(GraphRule):
                     yield ctx.diagnostic(
                         self,
                         ctx.head_span(node),
-                        f"`{other}` and `{name}` are separate networks whose parameters share "
+                        f"{other} and {name} are separate networks whose parameters share "
                         f"names (`{shown}`); compiling `{node.name}` fails with "
                         f"\"The parameter ... its name '{shown}' already exists\"",
                     )
@@ -744,6 +746,87 @@ def _collected_by_constructor(
             if p in held:
                 out.extend(n for n in nets if n not in out)
     return out
+
+
+def _cloned_by_constructor(
+    construct: ast.FunctionDef, ctx: Context, table: dict[str, set[str]]
+) -> list[tuple[str, set[str]]]:
+    """The copies a Cell's `__init__` makes of a module-level network's Parameters,
+    `self.a = ParameterTuple(net.trainable_params()).clone(prefix="ema")` with `net` a
+    parameter of `__init__` given that network where the Cell is built at module level,
+    when `construct` reads `self.a`: new Parameters named `ema.` + each name of `net`.
+    Two such copies with one prefix of networks of one layout (or of one network) clash
+    (measured, written/heldout32a probes `fix32c_ema_*`, `fix33b_ema_*`: "its name
+    'ema.0.weight' already exists" at LAX and STRICT; distinct prefixes compile)."""
+    owner = ctx.parent(construct)
+    if not isinstance(owner, ast.ClassDef):
+        return []
+    init = next((s for s in owner.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return []
+    read = {
+        n.attr
+        for n in ast.walk(construct)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+    }
+    clones: list[tuple[str, str]] = []  # (parameter of `__init__`, prefix)
+    for st in ast.walk(init):
+        if not (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Attribute)
+            and isinstance(st.targets[0].value, ast.Name)
+            and st.targets[0].value.id == "self"
+            and st.targets[0].attr in read
+        ):
+            continue
+        cloned = _cloned_getter(st.value, ctx)
+        if cloned is not None:
+            clones.append(cloned)
+    if not clones:
+        return []
+    params = [a.arg for a in [*init.args.posonlyargs, *init.args.args][1:]]
+    out: list[tuple[str, set[str]]] = []
+    for st in ctx.tree.body:
+        value = st.value if isinstance(st, (ast.Assign, ast.Expr)) else None
+        calls = [value] if isinstance(value, ast.Call) else []
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Call):
+            calls.append(value.func)  # `print(Updater(g, g_ema)())` / `Updater(g, g_ema)()`
+        for call in calls:
+            for sub in ast.walk(call):
+                if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == owner.name):
+                    continue
+                bound = dict(zip(params, sub.args, strict=False))
+                bound.update((k.arg, k.value) for k in sub.keywords if k.arg)
+                for p, prefix in clones:
+                    arg = bound.get(p)
+                    if isinstance(arg, ast.Name) and table.get(arg.id):
+                        label = f"the copy of `{arg.id}`'s parameters cloned with prefix '{prefix}'"
+                        out.append((label, {f"{prefix}.{n}" for n in table[arg.id]}))
+                return out
+    return out
+
+
+def _cloned_getter(value: ast.expr, ctx: Context) -> tuple[str, str] | None:
+    """(p, P) for `ParameterTuple(p.trainable_params()).clone(prefix=P)` (or another getter
+    of `_PARAM_GETTERS`, P given by keyword or first), with `p` a plain name and P a str."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "clone"):
+        return None
+    state = _state_name(value, ctx)
+    inner = value.func.value
+    if state is None or not (isinstance(inner, ast.Call) and len(inner.args) == 1):
+        return None
+    if (ctx.qualname(inner.func) or "").rsplit(".", 1)[-1] != "ParameterTuple":
+        return None
+    getter = inner.args[0]
+    if not (
+        isinstance(getter, ast.Call)
+        and isinstance(getter.func, ast.Attribute)
+        and getter.func.attr in _PARAM_GETTERS
+        and isinstance(getter.func.value, ast.Name)
+    ):
+        return None
+    return getter.func.value.id, state[1]
 
 
 def _gathered_at_call(arg: ast.AST) -> list[str]:

@@ -1306,9 +1306,9 @@ class Analyzer:
             return returned
         return Kind.TENSOR if element == 0 else Kind.UNKNOWN
 
-    def _returned_elements(
-        self, call: ast.Call, path: tuple[int, ...]
-    ) -> tuple[list[ast.expr], _Fn] | None:
+    def _sub_cell_construct(self, call: ast.Call) -> ast.FunctionDef | None:
+        """The `construct` of the file's own class whose instance `call` calls (a sub-cell
+        held on `self` or a local instance, `_index_sub_cell_calls`); None otherwise."""
         if self._call_classes is None:
             if self._sub_cells is None:
                 self._sub_cells = self._index_sub_cell_calls()
@@ -1322,10 +1322,65 @@ class Analyzer:
             (n for n in self.ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name),
             None,
         )
-        construct = next(
+        return next(
             (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "construct"),
             None,
         ) if cls is not None else None
+
+    def sub_cell_result_class(self, call: ast.Call) -> str | None:
+        """The container type a sub-cell call of the file's own class returns
+        (`_sub_cell_result_class`)."""
+        if not self._plain_call_shape(call):
+            return None
+        return self._sub_cell_result_class(call)
+
+    def called_result_class(self, call: ast.Call, func: ast.AST | None) -> str | None:
+        """The container type ("dict", "tuple", "list") every `return` of the file's own
+        graph `call` runs gives: a sub-cell's `construct`, a method called on `self` or a
+        module-level helper (`_helper_def`); None when unknown or mixed."""
+        found = self.sub_cell_result_class(call)
+        if found is not None:
+            return found
+        fn = self._fn(func)
+        helper = self._helper_def(call, fn)
+        if helper is None or helper.decorator_list:
+            return None
+        return self._returned_class(helper)
+
+    @staticmethod
+    def _plain_call_shape(call: ast.Call) -> bool:
+        """`self.attr(...)`, `self.attr[i](...)` or `name(...)`: the shapes a sub-cell call has."""
+        f = call.func
+        return type(f) in (ast.Attribute, ast.Name, ast.Subscript)
+
+    def _sub_cell_result_class(self, call: ast.Call) -> str | None:
+        """The container type ("dict", "tuple", "list") every `return` of the `construct`
+        `call` runs gives, typed in that `construct` (`out = {}; out["a"] = x; return out`);
+        None when they differ or one is not a container. A sub-cell returning a dict of
+        tensors yields its constant keys when iterated (measured, written/heldout32a probes
+        `fix32c_dk_subcell_dict_*` and `fix33b_sr_*`: `for k in self.feats(x)` then
+        `fx[k]` compiles at LAX and STRICT)."""
+        construct = self._sub_cell_construct(call)
+        if construct is None or construct.decorator_list:
+            return None
+        return self._returned_class(construct)
+
+    def _returned_class(self, func: ast.FunctionDef) -> str | None:
+        """The container type every `return` of `func` gives, typed in `func`."""
+        returns = _returns_of(func)
+        if not returns:
+            return None
+        callee = self._fn(func)
+        found = {self._type_class(r, callee) for r in returns}
+        if len(found) != 1:
+            return None
+        t = found.pop()
+        return t if t in ("dict", "tuple", "list") else None
+
+    def _returned_elements(
+        self, call: ast.Call, path: tuple[int, ...]
+    ) -> tuple[list[ast.expr], _Fn] | None:
+        construct = self._sub_cell_construct(call)
         if construct is None:
             return None
         elts: list[ast.expr] = []
@@ -3420,7 +3475,9 @@ class Analyzer:
             if not q.startswith("mindspore.") and not (
                 isinstance(e.func, ast.Attribute) and self._kind(e.func.value, fn) == Kind.TENSOR
             ):
-                return None  # a sub-cell or helper may return anything
+                # a sub-cell or helper may return anything; a sub-cell of the file's own
+                # class returns what its `construct` does
+                return self._sub_cell_result_class(e) if not q else None
             return "tensor" if self._kind(e, fn) == Kind.TENSOR else None
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Mult)):
             # `t + (x,)`, `[x] * 2`: a sequence with tensors in it is still a sequence
