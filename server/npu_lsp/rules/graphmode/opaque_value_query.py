@@ -35,6 +35,10 @@ from npu_lsp.rules.graphmode.fallback_calls import (
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.input_object_attribute_store import (
+    input_object_stored,
+    stores_on_objects,
+)
 from npu_lsp.rules.graphmode.interpreted import folded_away_binding, interpreted
 from npu_lsp.rules.graphmode.lax_functions import (
     calls_in,
@@ -641,7 +645,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(namedtuple_classes(ctx)) or stores_numbers(ctx) or stores_tensor_attrs(ctx, lax)
-        hit = hit or reads_tables(ctx) or stores_held_numbers(ctx)
+        hit = hit or reads_tables(ctx) or stores_held_numbers(ctx) or stores_on_objects(ctx, lax)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             text_of_value(n, ctx, s.function) for s in lax for n in calls_in(s.function)  # type: ignore[arg-type]
         ))
@@ -819,6 +823,8 @@ class _Opaque:
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
             if branch_stored(e, func, self.ctx) or number_stored(e, func, self.ctx) or held_number_stored(e, func, self.ctx):
                 return True
+            if input_object_stored(e, func, self.ctx) is not None:
+                return True  # `data.x = v` on a plain object the graph was given, read back
             stored = self._tensor_attr_stored(e, func, env, depth)
             if stored is not None:
                 return stored
