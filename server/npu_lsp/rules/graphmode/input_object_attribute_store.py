@@ -71,7 +71,7 @@ def _module_value(name: str, ctx: Context) -> ast.expr | None:
 def stores_on_objects(ctx: Context, scopes: Iterable[object]) -> bool:
     """Does a compiled function of `scopes` store an attribute of a name other than `self`,
     in a module defining a plain class (MS145's cheap pretest)?"""
-    return bool(_plain_classes(ctx)) and any(_object_stores(getattr(s, "function", None)) for s in scopes)
+    return bool(_plain_classes(ctx)) and any(_object_stores(getattr(s, "function", None) or ast.Module(body=[], type_ignores=[])) for s in scopes)
 
 
 def holds_plain_object(name: str, func: ast.AST, ctx: Context) -> bool:
