@@ -80,8 +80,11 @@ def from_typed_scalar_tensor(e: ast.expr, func: ast.AST, ctx: Context, depth: in
         for v in analyzer(ctx).assigned_values(e.id, func):
             if v is e:
                 continue
-            where = (getattr(v, "lineno", 0), getattr(v, "col_offset", 0))
-            if where < at or any(_inside(v, loop) for loop in loops):
+            # bound once the whole value is computed: `x = x + Tensor(float(x.sum()), ...)`
+            # reads the `x` before it (measured, written/fallbackflows probe
+            # `ld23_bt_graphscalar_sum_then_zeros_like` compiles)
+            done = (getattr(v, "end_lineno", 0) or 0, getattr(v, "end_col_offset", 0) or 0)
+            if done <= at or any(_inside(v, loop) for loop in loops):
                 hit = from_typed_scalar_tensor(v, func, ctx, depth + 1)
                 if hit is not None:
                     return hit
