@@ -53,6 +53,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     graph_builtin_semantics,
     host_list_iterated,
     import_in_graph,
+    input_object_attribute_store,
     int32_item_as_index,
     interpreted_value_in_dict_store,
     item_stored_at_runtime_index,

@@ -142,8 +142,48 @@ def branch_stored(e: ast.Attribute, func: ast.AST, ctx: Context) -> bool:
     return any(
         (i.end_lineno or 0, i.end_col_offset or 0) <= at
         and not in_dead_branch(ctx, func, ctx.span(st))
+        and not _other_branch(st, at, [j for j, s in stores if s is st], func)
         for i, st in stores
     )
+
+
+def _block_holds(block: list[ast.stmt], at: tuple[int, int]) -> bool:
+    """Does the statement list `block` span the position `at`?"""
+    return bool(block) and (block[0].lineno, block[0].col_offset) <= at <= (
+        block[-1].end_lineno or 0,
+        block[-1].end_col_offset or 0,
+    )
+
+
+def _other_branch(st: ast.stmt, at: tuple[int, int], ifs: list[ast.If], func: ast.AST) -> bool:
+    """Is the read at `at` in the other branch of an `if` (of `ifs`, those enclosing the store
+    `st`) than the store, with no loop of `func` around that `if`? No run passes the store
+    before the read then: `if self.c is None: ... self.c = x` / `else: x = self.c` reads
+    what `__init__` set (measured, written/heldout33a case `gnn_sgc_precompute_cache_on_self`
+    and probes `fix33e_sc_*`: the `else` read given to `nn.Dense` compiles at LAX; a read
+    after the `if`, or in a loop's next pass, is the Python object)."""
+    st_at = (st.lineno, st.col_offset)
+    for j in ifs:
+        if not _block_holds([j], at):
+            continue
+        if _block_holds(j.body, st_at) != _block_holds(j.body, at) and not _looped(j, func):
+            return True
+    return False
+
+
+def _looped(node: ast.stmt, func: ast.AST) -> bool:
+    """Is `node` inside a `for` / `while` loop of `func` (nested functions not)?"""
+    at = (node.lineno, node.col_offset)
+    stack: list[ast.AST] = list(getattr(func, "body", ()))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and _block_holds([n], at):
+            return True
+        blocks = STATEMENT_BLOCKS.get(type(n))
+        if blocks is not None:
+            for block in blocks:
+                stack.extend(getattr(n, block))
+    return False
 
 
 def _given_parameters(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:

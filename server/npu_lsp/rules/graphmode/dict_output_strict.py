@@ -264,6 +264,9 @@ def _dict_paths(fn: FuncDef, ctx: Context, depth: int = 0) -> frozenset[tuple[in
         elif isinstance(v, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in v.elts):
             for i, e in enumerate(v.elts):
                 walk(e, (*path, i))
+        elif isinstance(v, ast.Name) and depth == 0 and _dict_argument(v.id, fn, a, ctx):
+            # the dict the caller passed in, handed back (`batch["h"] = ...; return batch`)
+            found.add(path)
         elif isinstance(v, ast.Name) and _appends_dicts(v.id, fn, a):
             # a list of dicts grown by appends (`results.append({"boxes": b, ...})` per image)
             found.add((*path, _ANY))
@@ -276,6 +279,36 @@ def _dict_paths(fn: FuncDef, ctx: Context, depth: int = 0) -> frozenset[tuple[in
 
 #: an item of a list grown by appends: any index of it
 _ANY = -1
+
+
+def _dict_argument(name: str, fn: FuncDef, a: Analyzer, ctx: Context) -> bool:
+    """Is `name` a parameter of `fn` the function never rebinds, given a dict literal by every
+    module-level call (inline, or a module name bound once to one)? Returned, it is a dict
+    output like any other (measured, written/heldout33a case `r2_dict_input_add_key_return`
+    and probes `fix33e_di_*`: `batch["h"] = self.lin(batch["x"]); return batch` read as
+    `out["h"]` fails under STRICT, "tuple indices must be integers or slices, not str"; LAX
+    returns the dict)."""
+    if a.rebinds(name, fn):
+        return False
+    passed = a.passed_arguments_in(name, fn)
+    if not passed:
+        return False
+    for arg, caller in passed:
+        if caller is not None:
+            return False
+        if isinstance(arg, ast.Name):
+            bound = [
+                st.value
+                for st in ctx.tree.body
+                if isinstance(st, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == arg.id for t in st.targets)
+            ]
+            if len(bound) != 1:
+                return False
+            arg = bound[0]
+        if not isinstance(arg, (ast.Dict, ast.DictComp)):
+            return False
+    return True
 
 
 def _grad_output_paths(call: ast.Call, fn: FuncDef, a: Analyzer, ctx: Context, depth: int) -> frozenset[tuple[int, ...]]:

@@ -31,12 +31,16 @@ class MaskSetitemRuntimeLengthValue(GraphRule):
 
     ## Why is this bad?
     MindSpore's graph setitem with a boolean mask does not scatter the value into the
-    selected places: it broadcasts the value to the whole target's shape and selects with the
-    mask. A value holding only the selected elements cannot be broadcast, and MindSpore 2.10
-    fails at every syntax level, in a loop or not, on 1-D and 2-D targets: `ValueError: For
-    'BroadcastTo', in order to broadcast, each dimension pair must be equal or input dimension
-    is 1 ... x_shape: {64, 1}, target shape: {2, 32}`. A scalar value (`d[m] = 0.0`)
-    compiles. The value keeps that length through element-wise arithmetic
+    selected places: it pads the value's shape with trailing 1s to the target's rank,
+    broadcasts it to the whole target's shape and selects with the mask. A value holding the
+    k selected elements has shape (k, 1, ...), which broadcasts only when k is 1 or the
+    target's first dimension, so the verdict depends on the data: MindSpore 2.10 fails at
+    every syntax level, in a loop or not, on 1-D and N-D targets, for an empty mask too:
+    `ValueError: For 'BroadcastTo', in order to broadcast, each dimension pair must be equal
+    or input dimension is 1 ... x_shape: {64, 1}, target shape: {2, 32}`; with k = 1 or k =
+    the first dimension it runs, and writes the wrong values (the rule flags the statement
+    whatever the data: on typical random data a partial mask of such a size is rare). A
+    scalar value (`d[m] = 0.0`) and a value of the target's own shape compile. The value keeps that length through element-wise arithmetic
     (`(x[m] - mean) / std`), shape-keeping methods and functions (`ops.relu(x[m])`) and
     sub-cells (`self.experts[i](x[m])`); a reduction (`x[m].mean()`) is one element.
 
@@ -77,6 +81,15 @@ class MaskSetitemRuntimeLengthValue(GraphRule):
       with trailing 1s and broadcasts it to the target's, so a value of shape (8,) into a
       (12, 8) target through a (12,) mask fails too (probe `miss24_ms_rowvec_2d`, not
       flagged: static shapes are not followed here).
+    - The data decides (written set `heldout33a`, probes `fix33e_ms_*`): `a[m] = b[m]` runs
+      when the mask selects one element or, on a 1-D target, all of them; it fails when it
+      selects none, some, or (on a (2, 4, 4) target) all 32; `a[m] = b * 2` or `a[m] =
+      b[:, 0, 0]` (a value of the target's shape or first dimension) and `a[m] = b.max()`
+      run. The cases `point_ball_query_mask_sort` (the mask selects 2 = the batch size) and
+      `r2_mask_setitem_tensor_values_in_loop_1d` (masks of 10 and 1 of 10 elements; the last
+      pass's store is dead) run by that coincidence: over 500 seeds of the same programs, the
+      ball query runs for 28% (0% with radius 0.1 or 0.2) and the farthest-point loop for 4%
+      (0% with 64 points), so they stay flagged (known misses).
     """
 
     nodes = (ast.Assign, ast.AugAssign)
@@ -104,7 +117,7 @@ class MaskSetitemRuntimeLengthValue(GraphRule):
         yield ctx.diagnostic(
             self,
             node,
-            f"`{ctx.segment(node.value)}` has a run-time length, but MindSpore's masked setitem broadcasts the value to the shape of `{ctx.segment(target.value)}` and fails to compile ('For BroadcastTo ... target shape'): use `ops.where({ctx.segment(target.slice)}, <full-shape value>, {ctx.segment(target.value)})`",
+            f"`{ctx.segment(node.value)}` has a run-time length (the number of selected elements), but MindSpore's masked setitem pads the value's shape with trailing 1s and broadcasts it to the shape of `{ctx.segment(target.value)}`: it runs only when the mask selects exactly one element or exactly `{ctx.segment(target.value)}.shape[0]` of them (and then writes the wrong values), otherwise it fails ('For BroadcastTo ... target shape'), an empty mask too: use `ops.where({ctx.segment(target.slice)}, <full-shape value>, {ctx.segment(target.value)})`",
         )
 
 

@@ -35,6 +35,10 @@ from npu_lsp.rules.graphmode.fallback_calls import (
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
+from npu_lsp.rules.graphmode.input_object_attribute_store import (
+    input_object_stored,
+    stores_on_objects,
+)
 from npu_lsp.rules.graphmode.interpreted import folded_away_binding, interpreted
 from npu_lsp.rules.graphmode.lax_functions import (
     calls_in,
@@ -57,6 +61,11 @@ from npu_lsp.rules.graphmode.python_instances import (
 )
 from npu_lsp.rules.graphmode.runtime_index_into_constants import tensor_read_of_numbers
 from npu_lsp.rules.graphmode.table_reads import from_float_table, reads_tables
+from npu_lsp.rules.graphmode.typed_scalar_tensor import (
+    from_typed_scalar_tensor,
+    number_read,
+    typed_scalar_tensor,
+)
 from npu_lsp.rules.graphmode.values import _callees, in_dead_branch
 from npu_lsp.scope import GraphScope
 
@@ -401,6 +410,15 @@ class FallbackValueShapeQuery(GraphRule):
       `tile` multiples or a `one_hot` depth compiles: `sh_c`...`sh_m`).
     - `mint` overloads by keyword: written/lax probes `fix32e_fkw_*` and `fix32e_kw_*`
       (of a graph tensor all compile), difftest seeds 12000004, 12000102.
+    - `int(t)` / `float(t)` / `t.item()` of a tensor computed from `Tensor(i, ms.int32)` of a
+      run-time number `i = int(scores.argmax())` (greedy picking: `scores = scores -
+      ops.one_hot(Tensor(i, ms.int32), ...)` then `int(scores.argmax())` again, in a loop or
+      not): "Cannot join the return values of different branches ... dtype1 = Int64, dtype2 =
+      Any" (written/heldout33a case `r2_tensor_of_list_int_argmax_loop`, probes
+      `fix33e_am_*`; the typed tensor returned, added, given to `ops.one_hot` / `ops.gather`,
+      and `Tensor(picked, ms.int32)` of such numbers compile; so do reads of what a constant
+      tensor or the number itself scales). MS246's stores on a plain object the graph was
+      given, read back and given to `nn.Dense`: probes `fix33e_do_*`.
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp)
@@ -457,6 +475,12 @@ class FallbackValueShapeQuery(GraphRule):
             return
         assert isinstance(node, ast.Call)
         f = node.func
+        read = number_read(node)
+        if read is not None and "ensor(" in ctx.text and analyzer(ctx).kind(read, func) == Kind.TENSOR:
+            built = from_typed_scalar_tensor(read, func, ctx)
+            if built is not None:
+                yield ctx.diagnostic(self, node, _TYPED_SCALAR_MESSAGE.format(read=ctx.segment(node), built=ctx.segment(built)))
+                return
         if type(f) is ast.Attribute and f.attr == "get" and type(f.value) is ast.Name and o.dict_read_as_tuple(f.value, func):
             yield ctx.diagnostic(
                 self,
@@ -712,6 +736,16 @@ def _bound_outside(name: str, func: ast.AST, ctx: Context) -> bool:
     return any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in own_nodes(p))
 
 
+#: measured (written/heldout33a case `r2_tensor_of_list_int_argmax_loop`, probes `fix33e_am_*`):
+#: `int(t)` / `float(t)` of a tensor computed from `Tensor(i, ms.int32)` of a run-time number
+#: fails under LAX ("Cannot join the return values of different branches ... dtype1 = Int64,
+#: dtype2 = Any"; `.item()`: "The tensor should have only one element. But the shape of input
+#: tensor is None"); the same tensor returned, added to, or argmax'ed compiles, and so does
+#: `int(...)` of what a constant `Tensor(2.0, ms.float32)` or the number itself (`scores + i`)
+#: scales; STRICT refuses the `Tensor(...)` script itself (MS131)
+_TYPED_SCALAR_MESSAGE = "`{read}` reads a number from a tensor computed from `{built}`, which LAX builds by JIT Fallback from a run-time number, with a shape MindSpore does not know; MindSpore cannot compile the read (\"Cannot join the return values of different branches ... dtype2 = Any\"): keep the index a tensor the graph computes (`ops.one_hot(scores.argmax(), ...)`)"
+
+
 def _has_fallback(ctx: Context) -> bool:
     """Does compiled LAX code of this file make any run-time fallback call (else no value is
     opaque and the rule has nothing to follow)?"""
@@ -731,7 +765,7 @@ def _has_fallback(ctx: Context) -> bool:
         ) or any(has_none_join(s.function, ctx) for s in lax)
         hit = hit or (nested_self_lines(ctx) and any(branch_stores(s.function) for s in lax))
         hit = hit or bool(namedtuple_classes(ctx)) or stores_numbers(ctx) or stores_tensor_attrs(ctx, lax)
-        hit = hit or reads_tables(ctx) or stores_held_numbers(ctx)
+        hit = hit or reads_tables(ctx) or stores_held_numbers(ctx) or stores_on_objects(ctx, lax)
         hit = hit or ((ctx.mentions("str(") or ctx.mentions("repr(") or ctx.mentions(".format(")) and any(
             text_of_value(n, ctx, s.function) for s in lax for n in calls_in(s.function)  # type: ignore[arg-type]
         ))
@@ -742,7 +776,7 @@ def _has_fallback(ctx: Context) -> bool:
             for n in fstrings_in(s.function)
         ))
         hit = hit or (("ensor(" in ctx.text) and any(
-            built_tensor(n, ctx, s.function)  # type: ignore[arg-type]
+            built_tensor(n, ctx, s.function) or typed_scalar_tensor(n, s.function, ctx)  # type: ignore[arg-type]
             for s in lax
             if function_holds(s.function, ("ensor(",), ctx)
             for n in calls_in(s.function)
@@ -909,6 +943,8 @@ class _Opaque:
         if isinstance(e, ast.Attribute) and isinstance(e.ctx, ast.Load) and e.attr != "dtype":
             if branch_stored(e, func, self.ctx) or number_stored(e, func, self.ctx) or held_number_stored(e, func, self.ctx):
                 return True
+            if input_object_stored(e, func, self.ctx) is not None:
+                return True  # `data.x = v` on a plain object the graph was given, read back
             stored = self._tensor_attr_stored(e, func, env, depth)
             if stored is not None:
                 return stored

@@ -9,7 +9,7 @@ from npu_lsp.astutil import none_compared
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.host_values import HOST_METHODS, host_scalar
 from npu_lsp.rules.graphmode.values import in_dead_branch, instances
@@ -47,6 +47,10 @@ def _runtime_scalar(e: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | Non
                 if in_dead_branch(ctx, ctx.function, ctx.span(n)):
                     continue  # the side of `a if num is None else num` never inferred
                 return n
+            if type(n) is ast.Call and depth < _DEPTH:
+                hit = _returned_scalar(n, ctx)
+                if hit is not None:
+                    return hit
             if type(n) is ast.Name and depth < _DEPTH:
                 bound = analyzer(ctx).single_assignment(n.id, ctx.function) or _lazy_default(n.id, ctx)
                 if bound is not None and bound is not e:
@@ -54,6 +58,51 @@ def _runtime_scalar(e: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | Non
                     if hit is not None:
                         return hit
     return None
+
+
+def _returned_scalar(call: ast.Call, ctx: Context) -> ast.expr | None:
+    """The `int(t)` / `float(t)` / `t.item()` of a run-time tensor that a helper function of
+    the file returns, the first `return` its compiled body reaches (`if num_nodes is not
+    None: return num_nodes` folded false when the call leaves the default None, then
+    `return int(edge_index.max()) + 1`). MindSpore inlines the helper: the caller gets the
+    same graph scalar (measured, written/heldout33a case `gnn_num_nodes_from_edge_max_int`
+    and probes `fix33e_nn_*`: as `num_segments` it fails at both levels, "Invalid kernel
+    object type ... ScalarAdd ... UnsortedSegmentSum"; `edge_index.max() + 1`, a tensor,
+    compiles). Top-level statements only: a `return` under an `if` MindSpore cannot fold
+    stops the search."""
+    if type(call.func) is not ast.Name:
+        return None
+    callee = ctx.scopes.info.functions.get(call.func.id)
+    if not isinstance(callee, ast.FunctionDef):
+        return None
+    evaluate = instances(ctx).evaluate
+    for st in callee.body:
+        if type(st) is ast.If:
+            if any(type(b) is ast.Return for b in ast.walk(st)) and evaluate(st.test, callee) is not False:
+                return None
+            continue
+        if type(st) is not ast.Return:
+            continue
+        if st.value is None:
+            return None
+        for m in ast.walk(st.value):
+            if type(m) is ast.Call and _tensor_read(m, callee, ctx):
+                return m
+        return None
+    return None
+
+
+def _tensor_read(e: ast.Call, func: ast.FunctionDef, ctx: Context) -> bool:
+    """`int(t)`, `float(t)`, `t.item()` of a run-time value of `func`, not of host data."""
+    f = e.func
+    if type(f) is ast.Name:
+        if f.id not in ("int", "float") or len(e.args) != 1 or e.keywords:
+            return False
+    elif not (type(f) is ast.Attribute and f.attr == "item" and not e.args and not e.keywords):
+        return False
+    if any(type(m) is ast.Attribute and m.attr in HOST_METHODS for m in ast.walk(e)):
+        return False
+    return analyzer(ctx).kind(e, func) is Kind.VAR
 
 
 def _lazy_default(name: str, ctx: Context) -> ast.expr | None:
