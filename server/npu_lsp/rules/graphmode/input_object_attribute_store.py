@@ -154,6 +154,7 @@ class InputObjectAttributeStoreRead(GraphRule):
     No automatic fix.
 
     ## References
+    - RULES.md, section 2 (rejected only under STRICT: LAX falls back to Python).
     - Measured on MindSpore 2.10 CPU (written/heldout33a case
       `r2_data_object_attr_set_in_construct`, probes `fix33e_do_*`): after `data.x =
       self.lin(data.x)`, `data.x[data.edge_index[0]]`, `data.x[0]`, `data.x + 1.0` are
