@@ -22,7 +22,7 @@ class TensorCallBesideGlobalParameter(GraphRule):
     `ms.Tensor`, `mindspore.Tensor`) in a compiled function (an `@ms.jit` function, a
     `construct`, a function compiled by a gradient in one) that also reads, by its name, a
     module-level `Parameter` (`c = ms.Parameter(...)` at module level, or a module-level
-    tuple of them): `return x + c + ms.Tensor(1.0, ms.float32)`,
+    tuple, list or dict holding one): `return x + c + ms.Tensor(1.0, ms.float32)`,
     `ops.assign_add(step, ms.Tensor(1, ms.int32))`.
 
     ## Why is this bad?
@@ -70,13 +70,13 @@ class TensorCallBesideGlobalParameter(GraphRule):
     - Measured on MindSpore 2.10 (CPU), LAX and STRICT: written set `heldout33b`
       (`r2_train_param_counter_unique_name`) and its probes `fix33d_gp_*`, `fix33d_gp2_*`:
       `ms.Tensor` / `mindspore.Tensor` with and without a dtype, of a numpy array, before
-      or after the read, next to a read or an `ops.assign_add` of the Parameter or of a
-      module-level tuple holding it, in an `@ms.jit` function under PYNATIVE and GRAPH
+      or after the read, of an argument or of its shape, under an `if`, next to a read or an
+      `ops.assign_add` of the Parameter or of a module-level tuple, list or dict holding it, in an `@ms.jit` function under PYNATIVE and GRAPH
       mode, in a Cell's `construct` (jitted or under GRAPH_MODE) and in a loss function
       under `value_and_grad` are rejected; `from mindspore import Tensor`, `T = ms.Tensor`,
       `ms.tensor`, `ms.numpy.ones`, `ops.ones(..., ms.float32)`, `math.sqrt`, numpy calls,
       a module-level Tensor instead of the Parameter, a Cell's own Parameter (`net.weight`,
-      `self.c`), and the Parameter or the constructor moved into a helper compile.
+      `self.c`), and the Parameter or the constructor moved into a helper or a lambda compile.
     """
 
     nodes = (ast.Call,)
@@ -124,10 +124,19 @@ def _global_parameter_read(func: ast.AST, ctx: Context) -> str | None:
 
 
 def _is_global_parameter(name: str, ctx: Context) -> bool:
+    """`name` bound once at module level to a Parameter, or to a tuple, list or dict display
+    holding one (measured: `(c,)`, `[c]`, `{"c": c}` read as `cs[0]` / `state["c"]` fail alike)."""
     value = module_value_once(name, ctx)
-    if isinstance(value, ast.Tuple):
-        return any(isinstance(e, ast.Name) and _is_parameter_call(module_value_once(e.id, ctx), ctx) for e in value.elts)
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return any(_is_parameter(e, ctx) for e in value.elts)
+    if isinstance(value, ast.Dict):
+        return any(_is_parameter(e, ctx) for e in value.values)
     return _is_parameter_call(value, ctx)
+
+
+def _is_parameter(e: ast.expr, ctx: Context) -> bool:
+    """A `Parameter(...)` call, or a name bound once at module level to one."""
+    return _is_parameter_call(module_value_once(e.id, ctx) if isinstance(e, ast.Name) else e, ctx)
 
 
 def _is_parameter_call(value: ast.expr | None, ctx: Context) -> bool:
