@@ -37,7 +37,10 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
     `ops.grad` / `ms.grad` / `ms.value_and_grad`, of a cell built from weighted layers
     (`nn.Dense`, a `SequentialCell` of them, a Cell of this file building one), or of a
     method or function calling such a cell. The same call made once before the gradient
-    too (`u = self.net(x)` first) compiles.
+    too (`u = self.net(x)` first) compiles. The gradient may also be taken by a wrapper
+    Cell of this file: `du = deriv(x)` (or `self.deriv(x)`) with `deriv = Deriv(net)` whose
+    `construct(self, x)` returns `self.grad(self.net)(x)` (a held `GradOperation`, or
+    `ms.grad`), then `u = net(x)` (or `self.net(x)`, `deriv.net(x)`) on the same `x`.
 
     ## Why is this bad?
     MindSpore 2.10 compiles the differentiated function as one graph shared by the gradient
@@ -93,6 +96,15 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
       gradient), on another input, on `x * 1.0`, after `x` is rebound, a sub-cell of it, a
       weightless cell (`nn.Tanh()`), and another function differentiated (a lambda, a method
       around the cell, a second-order helper) compile.
+    - Written set `heldout33b` (`r2_pinn_gradop_cell_wrapper_and_net_same_x`) and its probes
+      `fix33d_wr_*`, `fix33d_wr2_*`: a wrapper Cell taking `GradOperation()` (also
+      `get_all`, two inputs) or `ms.grad` of the held net on its own inputs, called before
+      the net on the same inputs in an `@ms.jit` function, a jitted loss Cell (the wrapper
+      built at module level or in `__init__`), via `deriv.net(x)`, or under
+      `value_and_grad`, is rejected; the net called first, on `x * 1.0`, another net, a
+      weightless `nn.Tanh`, a wrapper differentiating `x * 2.0` or calling `self.net(x)`
+      before its gradient, a wrapper building its own net, and the wrapper called twice
+      compile.
     """
 
     nodes = (ast.Call,)
@@ -552,7 +564,29 @@ def _held_argument(cls: ast.ClassDef, attr: str, site: ast.Call, ctx: Context) -
     if given is None:
         return None
     where = ctx.enclosing_function(site, through_classes=True)
-    return constructed.built(given, where, ctx) if isinstance(given, ast.Name) else None
+    return _built_object(given, where, ctx)
+
+
+def _built_object(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -> ast.expr | None:
+    """The call that built the object the name `e` holds where it is read: a local or module
+    name bound once (`constructed.built`), or a parameter of the `__init__` it is read in
+    (`self.deriv = Deriv(net)` with `net` given to the outer Cell), followed to what every
+    place building that Cell passes, when that is one object."""
+    if not isinstance(e, ast.Name):
+        return None
+    if isinstance(where, ast.FunctionDef) and where.name == "__init__" and depth < 2:
+        params = [a.arg for a in (*where.args.posonlyargs, *where.args.args)][1:]
+        if e.id in params:
+            cls = analyzer(ctx).owner_class(where)
+            if cls is None or len(constructed._local_bindings(where, ctx).get(e.id, [])) != 1:
+                return None
+            passed = constructed.argument(cls, params.index(e.id), e.id, ctx)
+            if not passed:
+                return None
+            found = [_built_object(x, w, ctx, depth + 1) for x, w in passed]
+            first = found[0]
+            return first if first is not None and all(o is first for o in found) else None
+    return constructed.built(e, where, ctx)
 
 
 def _object_of(e: ast.expr, func: ast.AST, ctx: Context) -> ast.expr | None:
