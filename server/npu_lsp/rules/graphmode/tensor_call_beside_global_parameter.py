@@ -32,7 +32,8 @@ class TensorCallBesideGlobalParameter(GraphRule):
     `NameError: name 'ms' is not defined` (or `TypeError: 'NoneType' object does not
     support item assignment` when the function is differentiated). The same call in a
     function without the Parameter, `Tensor(...)` imported by name (`from mindspore import
-    Tensor`) or bound to a module-level alias (`T = ms.Tensor`), `ms.tensor(...)`,
+    Tensor`), bound to a module-level alias (`T = ms.Tensor`) or spelled through a submodule
+    (`ms.common.Tensor`), `ms.tensor(...)`,
     `ops.ones(..., ms.float32)`, and the Parameter held by a Cell (`self.c`) or read in a
     helper function all compile.
 
@@ -74,7 +75,7 @@ class TensorCallBesideGlobalParameter(GraphRule):
       `ops.assign_add` of the Parameter or of a module-level tuple, list or dict holding it, in an `@ms.jit` function under PYNATIVE and GRAPH
       mode, in a Cell's `construct` (jitted or under GRAPH_MODE) and in a loss function
       under `value_and_grad` are rejected; `from mindspore import Tensor`, `T = ms.Tensor`,
-      `ms.tensor`, `ms.numpy.ones`, `ops.ones(..., ms.float32)`, `math.sqrt`, numpy calls,
+      `ms.common.Tensor`, `ms.tensor`, `ms.numpy.ones`, `ops.ones(..., ms.float32)`, `math.sqrt`, numpy calls,
       a module-level Tensor instead of the Parameter, a Cell's own Parameter (`net.weight`,
       `self.c`), and the Parameter or the constructor moved into a helper or a lambda compile.
     """
