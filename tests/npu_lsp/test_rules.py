@@ -83,6 +83,12 @@ def _through_internal(text: str, spelling: str) -> str:
     return "\n".join(lines)
 
 
+#: rules whose error MindSpore itself gives for one spelling only (measured), so a respelled
+#: fixture must not keep its expectations: MS245's `ms.Tensor(...)` beside a module-level
+#: Parameter fails, `ms.common.Tensor(...)` compiles (heldout33b probe `fix33d_gp3_common_tensor`)
+_SPELLING_IS_THE_RULE = {("MS245", "common")}
+
+
 def _respelled_fixtures() -> list[tuple[str, str]]:
     """(rule code, spelling) for each fixture that names something the spelling changes."""
     out = []
@@ -91,7 +97,7 @@ def _respelled_fixtures() -> list[tuple[str, str]]:
         if _through_common(text) != text:
             out.append((code, "common"))
         out.extend((code, s) for s in sorted(_INTERNAL_SPELLINGS) if _through_internal(text, s) != text)
-    return out
+    return [pair for pair in out if pair not in _SPELLING_IS_THE_RULE]
 
 
 @pytest.mark.parametrize(("code", "spelling"), _respelled_fixtures())

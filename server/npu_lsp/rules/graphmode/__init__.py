@@ -131,6 +131,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     subcell_attribute_assignment,
     super_from_instance_class,
     tensor_attribute_assignment,
+    tensor_call_beside_global_parameter,
     tensor_dict_key,
     tensor_expand_sizes,
     tensor_filtered_comprehension,

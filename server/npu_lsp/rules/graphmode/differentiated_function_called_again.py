@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from npu_lsp.diagnostics import Diagnostic
@@ -37,7 +37,10 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
     `ops.grad` / `ms.grad` / `ms.value_and_grad`, of a cell built from weighted layers
     (`nn.Dense`, a `SequentialCell` of them, a Cell of this file building one), or of a
     method or function calling such a cell. The same call made once before the gradient
-    too (`u = self.net(x)` first) compiles.
+    too (`u = self.net(x)` first) compiles. The gradient may also be taken by a wrapper
+    Cell of this file: `du = deriv(x)` (or `self.deriv(x)`) with `deriv = Deriv(net)` whose
+    `construct(self, x)` returns `self.grad(self.net)(x)` (a held `GradOperation`, or
+    `ms.grad`), then `u = net(x)` (or `self.net(x)`, `deriv.net(x)`) on the same `x`.
 
     ## Why is this bad?
     MindSpore 2.10 compiles the differentiated function as one graph shared by the gradient
@@ -93,6 +96,15 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
       gradient), on another input, on `x * 1.0`, after `x` is rebound, a sub-cell of it, a
       weightless cell (`nn.Tanh()`), and another function differentiated (a lambda, a method
       around the cell, a second-order helper) compile.
+    - Written set `heldout33b` (`r2_pinn_gradop_cell_wrapper_and_net_same_x`) and its probes
+      `fix33d_wr_*`, `fix33d_wr2_*`: a wrapper Cell taking `GradOperation()` (also
+      `get_all`, two inputs) or `ms.grad` of the held net on its own inputs, called before
+      the net on the same inputs in an `@ms.jit` function, a jitted loss Cell (the wrapper
+      built at module level or in `__init__`), via `deriv.net(x)`, or under
+      `value_and_grad`, is rejected; the net called first, on `x * 1.0`, another net, a
+      weightless `nn.Tanh`, a wrapper differentiating `x * 2.0` or calling `self.net(x)`
+      before its gradient, a wrapper building its own net, and the wrapper called twice
+      compile.
     """
 
     nodes = (ast.Call,)
@@ -112,7 +124,7 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
             info = ctx.scopes.info
             built = info.instances.get(f.id)
             if not built or built.split(".")[0] != "mindspore" or built.rsplit(".", 1)[-1] not in _BUILDERS:
-                return ()
+                return self._through_wrapper(node, func, ctx) if node.args and _wrapper_classes(ctx) else ()
             wrapped = info.wraps.get(f.id)
             if not wrapped or f.id in bound_names(func, ctx):
                 return ()
@@ -134,7 +146,8 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
             return () if applied is None else self._again(node, key, applied, func, ctx, sens)
         last = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
         if last not in _BUILDERS:
-            return ()
+            # `self.deriv(x)` of a wrapper Cell whose `construct` takes the gradient
+            return self._through_wrapper(node, func, ctx) if isinstance(f, ast.Attribute) and _wrapper_classes(ctx) else ()
         q = ctx.qualname(f) or ""
         if q.split(".")[0] != "mindspore" or q.rsplit(".", 1)[-1] not in _BUILDERS:
             return ()
@@ -150,8 +163,40 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         # `ops.GradOperation()(net)`
         return callee is ast.Name or callee is ast.Call or (callee is ast.Attribute and (called in _BUILDERS or receiver == "self"))
 
+    def _through_wrapper(self, node: ast.Call, func: ast.AST, ctx: Context) -> list[Diagnostic]:
+        """`du = deriv(x)` then `u = net(x)`: `deriv` a Cell of this file whose `construct(x)`
+        returns `self.grad(self.net)(x)` (`ops.GradOperation` or `ms.grad`, on exactly its own
+        parameters), `self.net` the very `net` the caller calls. MindSpore inlines the wrapper's
+        graph, so the caller takes the gradient of `net` on `x` and then calls `net(x)`: the
+        cycle of a gradient written in place (measured, written/heldout33b probes `fix33d_wr_*`:
+        in an `@ms.jit` function, in a jitted loss Cell through `self.deriv` / `self.net`, via
+        `deriv.net(x)`, under `value_and_grad`, LAX and STRICT; the net called first, on
+        `x * 1.0`, another net, a weightless `nn.Tanh`, a wrapper differentiating `x * 2.0` or
+        calling `self.net(x)` itself before its gradient all compile)."""
+        site = _object_of(node.func, func, ctx)
+        if not isinstance(site, ast.Call) or not isinstance(site.func, ast.Name):
+            return []
+        wrapper = _wrapper_classes(ctx).get(site.func.id)
+        if wrapper is None:
+            return []
+        cls, attr = wrapper
+        wrapped = _held_argument(cls, attr, site, ctx)
+        if wrapped is None or not _holds_parameters(wrapped, None, ctx, 1):
+            return []
+        if len(node.args) != len(_construct_parameters(cls)) or node.keywords:
+            return []
+        return self._again(node, ("", ""), node, func, ctx, matches=lambda e: _object_of(e, func, ctx) is wrapped, name="the network")
+
     def _again(
-        self, node: ast.Call, key: tuple[str, str], applied: ast.Call, func: ast.AST, ctx: Context, sens: bool = False
+        self,
+        node: ast.Call,
+        key: tuple[str, str],
+        applied: ast.Call,
+        func: ast.AST,
+        ctx: Context,
+        sens: bool = False,
+        matches: Callable[[ast.expr], bool] | None = None,
+        name: str = "",
     ) -> list[Diagnostic]:
         # measured (probes `cycle_*`, written/trainsteps; `cyc_*`, written/heldout20a): the
         # cycle needs the very call the gradient made: `loss_fn(x * 2, y)`, or `x` rebound in
@@ -163,7 +208,8 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
         same = _arguments(applied)
         sames = (same, same[:-1]) if sens and same else (same,)
         rebound = _stores_from(func, after, ctx)
-        mine = [n for n in own_nodes(func) if isinstance(n, ast.Call) and _callee_key(n.func) == key and _arguments(n) in sames]
+        is_callee = matches if matches is not None else (lambda e: _callee_key(e) == key)
+        mine = [n for n in own_nodes(func) if isinstance(n, ast.Call) and _arguments(n) in sames and is_callee(n.func)]
         start = (applied.lineno, applied.col_offset)
         if any((c.lineno, c.col_offset) < start for c in mine):
             return []
@@ -178,7 +224,11 @@ class DifferentiatedFunctionCalledAgain(GraphRule):
                 ctx.diagnostic(
                     self,
                     c,
-                    f"`{ctx.segment(c.func)}` is differentiated in this graph and called again after its gradient: MindSpore stops with 'Graph cycle exists'; make this call before the gradient, or call the network directly instead of the differentiated function",
+                    (
+                        f"`{ctx.segment(c.func)}` is differentiated in this graph (by `{ctx.segment(applied.func)}`, whose `construct` takes its gradient) and called again on the same input after it: MindSpore stops with 'Graph cycle exists'; call it before the gradient"
+                        if name
+                        else f"`{ctx.segment(c.func)}` is differentiated in this graph and called again after its gradient: MindSpore stops with 'Graph cycle exists'; make this call before the gradient, or call the network directly instead of the differentiated function"
+                    ),
                 )
             ]
         return []
@@ -416,3 +466,146 @@ def _holds_parameters(e: ast.expr, where: ast.AST | None, ctx: Context, depth: i
         if init is not None:
             return any(isinstance(n, ast.Call) and _holds_parameters(n, init, ctx, depth + 1) for n in ast.walk(init))
     return False
+
+
+_WRAPPERS_KEY = "MS188-wrapper-classes"
+
+
+def _wrapper_classes(ctx: Context) -> dict[str, tuple[ast.ClassDef, str]]:
+    """The module-level Cells of this file whose `construct` takes a gradient of a held cell
+    on exactly its own parameters, once and before any call of that cell there:
+    class name -> (class, the attribute holding the cell). Once per file."""
+    table: dict[str, tuple[ast.ClassDef, str]] | None = ctx.cache.get(_WRAPPERS_KEY)
+    if table is not None:
+        return table
+    table = {}
+    for cls in ctx.tree.body:
+        if isinstance(cls, ast.ClassDef):
+            attr = _gradient_of_held_cell(cls, ctx)
+            if attr is not None:
+                table[cls.name] = (cls, attr)
+    ctx.cache[_WRAPPERS_KEY] = table
+    return table
+
+
+def _construct_parameters(cls: ast.ClassDef) -> list[str]:
+    construct = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "construct"), None)
+    if construct is None:
+        return []
+    a = construct.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.defaults:
+        return []
+    return [p.arg for p in (*a.posonlyargs, *a.args)][1:]
+
+
+def _gradient_of_held_cell(cls: ast.ClassDef, ctx: Context) -> str | None:
+    """`attr` when `cls.construct(self, x, ...)` applies one gradient (`self.grad(self.attr)`
+    of a held `ops.GradOperation()` without `sens_param`, or `ms.grad(self.attr)` /
+    `ms.value_and_grad(self.attr)`) to its own parameters in order, outside loops, with no
+    parameter rebound and no other use of `self.attr` (measured: calling `self.net(x)` before
+    the gradient, or differentiating at `x * 2.0`, compiles in the caller)."""
+    params = _construct_parameters(cls)
+    if not params:
+        return None
+    construct = next(m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "construct")
+    found: str | None = None
+    uses = 0
+    for n in own_nodes(construct):
+        if isinstance(n, ast.Name) and n.id in params and not isinstance(n.ctx, ast.Load):
+            return None
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
+            uses += 1
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Call) and len(n.func.args) == 1 and not n.func.keywords):
+            continue
+        held = n.func.args[0]
+        if not (isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name) and held.value.id == "self"):
+            continue
+        if [a.id if isinstance(a, ast.Name) else None for a in n.args] != params or n.keywords:
+            continue
+        if not _is_gradient_builder(n.func.func, construct, ctx) or found is not None:
+            return None
+        if _iterations(n, construct, ctx) != 1:
+            return None
+        found = held.attr
+    if found is None:
+        return None
+    # `self.<found>` only in the gradient (the builder may be `self.grad` too)
+    others = sum(
+        1
+        for n in own_nodes(construct)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" and n.attr == found
+    )
+    return found if others == 1 and uses >= 1 else None
+
+
+def _is_gradient_builder(b: ast.expr, construct: ast.AST, ctx: Context) -> bool:
+    operation = grad_operation(b, construct, ctx)
+    if operation is not None:
+        return not any(k.arg == "sens_param" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in operation.keywords)
+    q = ctx.qualname(b) or ""
+    return q.split(".")[0] == "mindspore" and q.rsplit(".", 1)[-1] in _BUILDERS
+
+
+def _held_argument(cls: ast.ClassDef, attr: str, site: ast.Call, ctx: Context) -> ast.expr | None:
+    """What `self.<attr>` of the instance built by `site` (`Deriv(net)`) is: the object the
+    argument given to the constructor parameter stored there was built by; None when
+    `__init__` stores anything else or the argument cannot be followed."""
+    init = constructed._init(cls)
+    stored = analyzer(ctx)._self_values(cls).get(attr) or []
+    if init is None or len(stored) != 1 or not isinstance(stored[0], ast.Name):
+        return None
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    if stored[0].id not in params or any(isinstance(a, ast.Starred) for a in site.args):
+        return None
+    index = params.index(stored[0].id)
+    given = next((k.value for k in site.keywords if k.arg == stored[0].id), None)
+    if given is None and index < len(site.args):
+        given = site.args[index]
+    if given is None:
+        return None
+    where = ctx.enclosing_function(site, through_classes=True)
+    return _built_object(given, where, ctx)
+
+
+def _built_object(e: ast.expr, where: ast.AST | None, ctx: Context, depth: int = 0) -> ast.expr | None:
+    """The call that built the object the name `e` holds where it is read: a local or module
+    name bound once (`constructed.built`), or a parameter of the `__init__` it is read in
+    (`self.deriv = Deriv(net)` with `net` given to the outer Cell), followed to what every
+    place building that Cell passes, when that is one object."""
+    if not isinstance(e, ast.Name):
+        return None
+    if isinstance(where, ast.FunctionDef) and where.name == "__init__" and depth < 2:
+        params = [a.arg for a in (*where.args.posonlyargs, *where.args.args)][1:]
+        if e.id in params:
+            cls = analyzer(ctx).owner_class(where)
+            if cls is None or len(constructed._local_bindings(where, ctx).get(e.id, [])) != 1:
+                return None
+            passed = constructed.argument(cls, params.index(e.id), e.id, ctx)
+            if not passed:
+                return None
+            found = [_built_object(x, w, ctx, depth + 1) for x, w in passed]
+            first = found[0]
+            return first if first is not None and all(o is first for o in found) else None
+    return constructed.built(e, where, ctx)
+
+
+def _object_of(e: ast.expr, func: ast.AST, ctx: Context) -> ast.expr | None:
+    """The expression that built the object a callee names in compiled `func`: `net` (a
+    local bound once, else module level), `self.net` (every place building the owner Cell
+    passing the same object), `deriv.net` (the constructor argument of a wrapper Cell)."""
+    if isinstance(e, ast.Name):
+        return constructed.built(e, func, ctx)
+    if not (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name)):
+        return None
+    if e.value.id == "self":
+        cls = analyzer(ctx).owner_class(func)
+        srcs = constructed.sources(cls, e.attr, ctx) if cls is not None else None
+        if not srcs:
+            return None
+        objects = {id(o): o for o in (constructed.built(x, where, ctx) if isinstance(x, ast.Name) else x for x, where in srcs)}
+        return next(iter(objects.values())) if len(objects) == 1 else None
+    owner = constructed.built(e.value, func, ctx)
+    if not (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)):
+        return None
+    cls = next((c for c in ctx.tree.body if isinstance(c, ast.ClassDef) and c.name == owner.func.id), None)
+    return _held_argument(cls, e.attr, owner, ctx) if cls is not None else None
