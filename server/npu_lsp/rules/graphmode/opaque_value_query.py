@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode.attribute_stores import (
     branch_stores,
     given_tensors,
     nested_self_lines,
+    numpy_attr,
     restored_tensor_attrs,
     self_stores,
     stores_tensor_attrs,
@@ -1068,7 +1069,11 @@ class _Opaque:
         a = analyzer(self.ctx)
         owner = a.owner_class(func)
         info = a.self_info(owner)
-        if (e.attr not in info.tensors and not given_tensors(owner, e.attr, self.ctx)) or e.attr in info.parameters:
+        if (
+            e.attr not in info.tensors
+            and not given_tensors(owner, e.attr, self.ctx)
+            and not numpy_attr(owner, e.attr, self.ctx)
+        ) or e.attr in info.parameters:
             return None
         stores = [
             st for st in self_stores(func).get(e.attr, ())
