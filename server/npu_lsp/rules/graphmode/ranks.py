@@ -2126,7 +2126,7 @@ class Ranks:
             return NUMS if self.ev(f.value, env, func, depth) == NUM_DICT else None
         if isinstance(f, ast.Attribute) and f.attr == "get" and 1 <= len(e.args) <= 2 and not e.keywords:
             return self._keyword_get(f.value, e.args, env, func, depth)
-        if type(f) is ast.Call:
+        if type(f) is ast.Call and (self.ctx.qualname(f.func) or "").rpartition(".")[2] in _GRAD_TRANSFORMS:
             return self._gradient_call(f, e, env, func, depth)
         if q == "builtins.dict" and len(e.args) == 1 and not e.keywords and self._str_number_zip(e.args[0], env, func, depth):
             return NUM_DICT  # `dict(zip(['a', 'b'], vals))` of numbers
