@@ -790,8 +790,11 @@ class _Opaque:
             if (
                 not isinstance(e.slice, (ast.Constant, ast.Slice))
                 and self.value(e.slice, func, env, depth)
-                and analyzer(self.ctx).kind(e.value, func) is Kind.CONST
+                and analyzer(self.ctx).kind(e.value, func) in (Kind.CONST, Kind.TENSOR)
             ):
+                # (a tensor indexed by such a number too: `x + x[n - 1]` with `n =
+                # len(x.tolist())` joins with a bool in `while x.sum() > -100 and i < 2` under
+                # LAX, written/lax probes `fix33a_jn_tolist_len_index*`; difftest seed 9990133)
                 # a constant tuple / list / dict indexed by a fallback number (`(0.5, 1.0,
                 # 1.5)[int(s) % 3]` with `s = x.max().asnumpy()`): LAX reads the item by JIT
                 # Fallback too (measured, written/gen18 probes `genfresh28_ti_*`: `x` plus it
