@@ -623,6 +623,14 @@ def _bound_outside(name: str, func: ast.AST, ctx: Context) -> bool:
     return any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Store for n in own_nodes(p))
 
 
+def _indexed_by_number(e: ast.Subscript, func: ast.AST, ctx: Context) -> bool:
+    """A constant container indexed by anything, or a tensor indexed by a value that is
+    not a tensor (a Python number)."""
+    a = analyzer(ctx)
+    kind = a.kind(e.value, func)
+    return kind is Kind.CONST or (kind is Kind.TENSOR and a.kind(e.slice, func) is not Kind.TENSOR)
+
+
 def _has_fallback(ctx: Context) -> bool:
     """Does compiled LAX code of this file make any run-time fallback call (else no value is
     opaque and the rule has nothing to follow)?"""
@@ -790,11 +798,12 @@ class _Opaque:
             if (
                 not isinstance(e.slice, (ast.Constant, ast.Slice))
                 and self.value(e.slice, func, env, depth)
-                and analyzer(self.ctx).kind(e.value, func) in (Kind.CONST, Kind.TENSOR)
+                and _indexed_by_number(e, func, self.ctx)
             ):
                 # (a tensor indexed by such a number too: `x + x[n - 1]` with `n =
                 # len(x.tolist())` joins with a bool in `while x.sum() > -100 and i < 2` under
-                # LAX, written/lax probes `fix33a_jn_tolist_len_index*`; difftest seed 9990133)
+                # LAX, written/lax probes `fix33a_jn_tolist_len_index*`; difftest seed 9990133;
+                # a tensor index is `_fallback_tensor_index`'s)
                 # a constant tuple / list / dict indexed by a fallback number (`(0.5, 1.0,
                 # 1.5)[int(s) % 3]` with `s = x.max().asnumpy()`): LAX reads the item by JIT
                 # Fallback too (measured, written/gen18 probes `genfresh28_ti_*`: `x` plus it
