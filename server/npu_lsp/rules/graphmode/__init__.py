@@ -35,6 +35,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     duplicate_parameter_names,
     empty_deque_grown,
     enum_member_in_graph,
+    fallback_closure_unpack,
     fallback_container_read,
     fallback_list_max,
     fallback_loop_dict_read,

@@ -212,6 +212,27 @@ def _tensor_call(v: ast.expr | None, ctx: Context) -> bool:
     return (name == "Tensor" or name[:1].islower()) and (makes_tensor(ctx.qualname(f) or "") or helper_makes_tensor(ctx, v))
 
 
+def _numpy_call(v: ast.expr | None, ctx: Context) -> bool:
+    """`np.zeros(...)`, `np.array(...)`: a call of a numpy function (lower case)."""
+    if type(v) is not ast.Call:
+        return False
+    f = v.func
+    return type(f) is ast.Attribute and f.attr[:1].islower() and (ctx.qualname(f) or "").startswith("numpy.")
+
+
+def numpy_attr(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
+    """Does every `__init__` store of `self.<attr>` in `cls` make a numpy array? Stored again
+    by a compiled LAX function, it is read as a Python object as a plain Tensor attribute is
+    (measured, written/lax probes `fix33a_jn_prev_array_attr`, `fix33a_np_*`: `x = x +
+    ms.Tensor(self.prev0) * 0` then `self.prev0 = x.asnumpy()` leaves `x` a JIT Fallback
+    value, which joins with a bool; without the store `Tensor(self.prev0)` is a graph
+    constant, `fix33a_jn_array_attr_no_store`)."""
+    if cls is None:
+        return False
+    values = analyzer(ctx)._self_values(cls).get(attr, [])
+    return bool(values) and all(_numpy_call(v, ctx) for v in values)
+
+
 def given_tensors(cls: ast.ClassDef | None, attr: str, ctx: Context) -> bool:
     """Does `__init__` set `self.<attr>` from a constructor parameter that every place building
     `cls` gives a tensor (`QueueLoss(T=Tensor(0.1, ms.float32))` with `self.T = T`)? A plain
@@ -257,7 +278,7 @@ def restored_tensor_attrs(ctx: Context) -> frozenset[str]:
                     if t is ast.Call:
                         f = v.func  # type: ignore[union-attr]
                         name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
-                        if (name == "Tensor" or name[:1].islower()) and _tensor_call(v, ctx):
+                        if (name == "Tensor" or name[:1].islower()) and (_tensor_call(v, ctx) or _numpy_call(v, ctx)):
                             names.add(attr)
                             break
                     elif t is ast.Name or t is ast.IfExp:
@@ -285,7 +306,7 @@ def stores_tensor_attrs(ctx: Context, lax: list[GraphScope]) -> bool:
         if owner is None:
             continue
         tensors = a.self_info(owner).tensors & restored
-        given = {attr for attr in restored - tensors if given_tensors(owner, attr, ctx)}
+        given = {attr for attr in restored - tensors if given_tensors(owner, attr, ctx) or numpy_attr(owner, attr, ctx)}
         if (tensors or given) and any(attr in tensors | given for attr in self_stores(s.function)):
             return True
     return False

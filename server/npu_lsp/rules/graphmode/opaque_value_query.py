@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode.attribute_stores import (
     branch_stores,
     given_tensors,
     nested_self_lines,
+    numpy_attr,
     restored_tensor_attrs,
     self_stores,
     stores_tensor_attrs,
@@ -746,6 +747,14 @@ def _bound_outside(name: str, func: ast.AST, ctx: Context) -> bool:
 _TYPED_SCALAR_MESSAGE = "`{read}` reads a number from a tensor computed from `{built}`, which LAX builds by JIT Fallback from a run-time number, with a shape MindSpore does not know; MindSpore cannot compile the read (\"Cannot join the return values of different branches ... dtype2 = Any\"): keep the index a tensor the graph computes (`ops.one_hot(scores.argmax(), ...)`)"
 
 
+def _indexed_by_number(e: ast.Subscript, func: ast.AST, ctx: Context) -> bool:
+    """A constant container indexed by anything, or a tensor indexed by a value that is
+    not a tensor (a Python number)."""
+    a = analyzer(ctx)
+    kind = a.kind(e.value, func)
+    return kind is Kind.CONST or (kind is Kind.TENSOR and a.kind(e.slice, func) is not Kind.TENSOR)
+
+
 def _has_fallback(ctx: Context) -> bool:
     """Does compiled LAX code of this file make any run-time fallback call (else no value is
     opaque and the rule has nothing to follow)?"""
@@ -913,8 +922,12 @@ class _Opaque:
             if (
                 not isinstance(e.slice, (ast.Constant, ast.Slice))
                 and self.value(e.slice, func, env, depth)
-                and analyzer(self.ctx).kind(e.value, func) is Kind.CONST
+                and _indexed_by_number(e, func, self.ctx)
             ):
+                # (a tensor indexed by such a number too: `x + x[n - 1]` with `n =
+                # len(x.tolist())` joins with a bool in `while x.sum() > -100 and i < 2` under
+                # LAX, written/lax probes `fix33a_jn_tolist_len_index*`; difftest seed 9990133;
+                # a tensor index is `_fallback_tensor_index`'s)
                 # a constant tuple / list / dict indexed by a fallback number (`(0.5, 1.0,
                 # 1.5)[int(s) % 3]` with `s = x.max().asnumpy()`): LAX reads the item by JIT
                 # Fallback too (measured, written/gen18 probes `genfresh28_ti_*`: `x` plus it
@@ -1194,7 +1207,11 @@ class _Opaque:
         a = analyzer(self.ctx)
         owner = a.owner_class(func)
         info = a.self_info(owner)
-        if (e.attr not in info.tensors and not given_tensors(owner, e.attr, self.ctx)) or e.attr in info.parameters:
+        if (
+            e.attr not in info.tensors
+            and not given_tensors(owner, e.attr, self.ctx)
+            and not numpy_attr(owner, e.attr, self.ctx)
+        ) or e.attr in info.parameters:
             return None
         stores = [
             st for st in self_stores(func).get(e.attr, ())

@@ -10,6 +10,7 @@ from npu_lsp.astutil import is_none_literal, self_attr, statements
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode import constructed
 from npu_lsp.rules.graphmode.attribute_stores import self_stores
 from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
@@ -83,6 +84,11 @@ class SelfListEmptyInGraph(GraphRule):
     Also the same reads of a sub-cell's list from its parent (`blk.maps[-1]` over
     `self.blocks = nn.CellList([Block() ...])`, `ops.stack(self.block.maps)`), when the
     sub-cell's class binds it to `[]` in `__init__` and appends to it in its own compiled code.
+    Also the same reads of a list of a plain object of the file handed to the cell's
+    constructor (`self.tracker.values[-1]`, every place building the cell giving it an
+    instance made by `Tracker()` whose `__init__` binds `self.values = []`), when compiled
+    code appends to such a held list (`self.tracker.values.append(x)` in another sub-cell
+    given the same object).
     Also `ops.stack(self.items)` / `ops.concat(...)` in a compiled method of a plain class
     whose `__init__` binds `self.items = [None] * size` and whose compiled methods fill it
     by item stores (`self.items[i] = value`, tf.TensorArray's port): the graph reads the
@@ -135,6 +141,10 @@ class SelfListEmptyInGraph(GraphRule):
 
     ## References
     - RULES.md, section 4: mutating a list held on `self` is silently lost (MS142).
+    - Measured on MindSpore 2.10 with the written/lax probes `fix33a_sh_*` (difftest v6
+      seed 12000146): two sub-cells given one plain object, one appending to its list and
+      the other reading `[-1]`, `[0]` or `ops.stack` of it, fail at LAX and STRICT; `len`
+      and a list `__init__` starts with an item compile.
     - The written set heldout17b probes `fe17_dq_*` / `fe17_ls_*` and case
       `r2_anom_window_deque_buffer`: an early `return` under `if len(self.buf) < self.n`,
       `< 2`, `== 0` or `if not self.buf` compiles (list or deque); `>= self.n`, `> 0`, a
@@ -512,6 +522,10 @@ def _sub_cell_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.exp
         found = _local_object_read(rule, node, read, held, ctx)
         if found:
             return found
+    if held.attr in _plain_list_attrs(ctx) and self_attr(held.value) is not None:
+        found = _shared_object_read(rule, node, read, held, ctx)
+        if found:
+            return found
     if held.attr not in _appended_attrs(ctx):
         return []  # most reads (`x.shape[0]`) stop here: one set lookup
     why = _needs_items(node, read, ctx)
@@ -529,6 +543,69 @@ def _sub_cell_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.exp
             f"`{ctx.segment(held)}` is the list the `{cls.name}` sub-cell holds when the graph is built (empty): the `append` in its compiled code does not change it, and this read fails ({why}); return the values from the sub-cell's `construct`",
         )
     ]
+
+
+def _shared_object_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast.Attribute, ctx: Context) -> list[Diagnostic]:
+    """`self.tracker.values[-1]` in compiled code, `self.tracker` a plain object of the file
+    that every place building this cell gives it (`Reader(shared)` beside `Writer(shared)`,
+    `shared = Tracker()`), whose `__init__` binds `self.values = []` that nothing Python
+    fills, when compiled code appends to it (`self.tracker.values.append(x)` in another
+    sub-cell's `construct`). Each graph reads the list the object holds when it is built:
+    empty (measured, written/lax probes `fix33a_sh_*`: `[-1]`, `[0]`, `ops.stack` fail at
+    LAX and STRICT, "cannot get item by index from an empty sequence"; `len` and a list
+    `__init__` starts with an item compile; difftest v6 seed 12000146)."""
+    fn = ctx.function
+    sub = self_attr(held.value)
+    own = analyzer(ctx).owner_class(fn) if fn is not None else None
+    if own is None or sub is None:
+        return []
+    cls = _plain_list_attrs(ctx)[held.attr]
+    given = constructed.sources(own, sub, ctx)
+    if not given:
+        return []
+    for e, where in given:
+        made = constructed.built(e, where, ctx) if type(e) is ast.Name else e
+        if not (type(made) is ast.Call and type(made.func) is ast.Name and made.func.id == cls.name):
+            return []
+    why = _needs_items(node, read, ctx)
+    if why is None or _none_slots(cls, held.attr, ctx) or not _empty_when_compiled(cls, held.attr, ctx):
+        return []
+    if not _held_list_appended(held.attr, ctx):
+        return []
+    return [
+        ctx.diagnostic(
+            rule,
+            node,
+            f"`{ctx.segment(held)}`, a list of the `{cls.name}` object this cell is given, is empty when the graph is built, and `append` in compiled code does not change it: this read fails ({why}); pass the values between the cells as arguments and return values",
+        )
+    ]
+
+
+def _held_list_appended(attr: str, ctx: Context) -> bool:
+    """Does compiled code append to `self.<sub>.<attr>` (a list of an object held on
+    `self`)? Once per file and attribute."""
+    key = ("self_list_empty_in_graph.held_appended", attr)
+    hit: bool | None = ctx.cache.get(key)
+    if hit is None:
+        hit = False
+        for fn in ast.walk(ctx.tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.scopes.scope_for(fn) is None:
+                continue
+            for n in own_nodes(fn):
+                f = n.func if type(n) is ast.Call else None
+                if (
+                    type(f) is ast.Attribute
+                    and f.attr == "append"
+                    and type(f.value) is ast.Attribute
+                    and f.value.attr == attr
+                    and self_attr(f.value.value) is not None
+                ):
+                    hit = True
+                    break
+            if hit:
+                break
+        ctx.cache[key] = hit
+    return hit
 
 
 def _plain_list_attrs(ctx: Context) -> dict[str, ast.ClassDef]:

@@ -1544,6 +1544,10 @@ def _dead_site(ctx: Context, site: CallSite, depth: int = 0) -> bool:
     return all(_dead_site(ctx, up, depth + 1) for up in caller.call_sites)
 
 
+#: how MS119's findings on an `and` / `or` start
+_BOOL_OP_JOINS = ("`and` joins", "`or` joins")
+
+
 def _lax_fallback_before(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool:
     """Engine filter at LAX: a value that went through JIT Fallback (a call MindSpore runs as
     Python at LAX: a container method only LAX allows, a builtin it does not implement on a
@@ -1553,6 +1557,13 @@ def _lax_fallback_before(ctx: Context, scope: GraphScope, d: Diagnostic) -> bool
     callee). Such findings after a fallback call in the same function, or before the call
     that reaches it, are dropped."""
     if scope.level != "lax" or not (d.code == "MS119" or (d.code == "MS144" and d.message.startswith("`round()`"))):
+        return False
+    if d.message.startswith(_BOOL_OP_JOINS):
+        # `t and n < 2`: MS119 asked `opaque_at_lax` of each operand itself; a fallback call
+        # whose result reaches no operand leaves the join a graph one (written/lax probes
+        # `fix33a_jn_*`: `self.prev0 = x.asnumpy()`, `print(x.asnumpy())`, `y = x +
+        # Tensor(x.asnumpy())` before `while x.max() > -100 and i < 2` fail, "Type Join
+        # Failed: dtype1 = Bool, dtype2 = Any"; `while y.max() ...` compiles; seed 12000008)
         return False
     if _fallback_before(ctx, scope.function, d.span.line) and not _returns_untouched(ctx, scope.function, d):
         return True
