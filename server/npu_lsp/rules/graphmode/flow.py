@@ -2130,6 +2130,29 @@ class Analyzer:
                 return False
         return True
 
+    def int_input(self, name: str, func: ast.AST | None) -> bool:
+        """Is `name` a parameter of a top-level `construct` / `@ms.jit` function `func`, never
+        rebound, given an int literal (or a module-level name bound once to one) at every
+        call, all at module level? A Python int input is a constant while compiling:
+        `reversed(range(horizon))` is folded (measured, written/heldout33c probe
+        `fix33f_rv_construct_int_arg`: the list grown in the loop is full at both levels)."""
+        fn = self._indexed(self._fn(func))
+        spec = fn.params.get(name)
+        if spec is None or spec[0] != "pos" or name in fn.bindings or self._scope_kind(fn) not in ("construct", "jit"):
+            return False
+        sites = self._call_sites(fn)
+        if not sites or any(caller is not None for _, caller in sites):
+            return False
+        args = self._site_args(fn, name, spec)
+        if len(args) != len(sites):
+            return False
+        for arg, _ in args:
+            if isinstance(arg, ast.Name):
+                arg = self._module_assignments().get(arg.id, arg)
+            if not (isinstance(arg, ast.Constant) and type(arg.value) is int):
+                return False
+        return True
+
     def _tensor_display(self, arg: ast.expr) -> bool:
         """Is the module-level `arg` a list, tuple or dict display (or a name bound once to
         one) with a tensor among its items?"""

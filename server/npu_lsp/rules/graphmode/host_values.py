@@ -20,6 +20,7 @@ that use these answers for the rest.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import AUGMENTED, Kind, analyzer
@@ -290,7 +291,7 @@ def folded_int(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
         return folded_int(e.left, ctx, depth + 1) and folded_int(e.right, ctx, depth + 1)
     if isinstance(e, ast.Name):
         if e.id in _param_names(ctx):
-            return False
+            return analyzer(ctx).int_input(e.id, ctx.function)
         an = analyzer(ctx)
         bound = an.single_assignment(e.id, ctx.function)
         if bound is not None:
@@ -306,7 +307,9 @@ def folded_int(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
         if cls is None:
             return False
         values = an._self_values(cls).get(e.attr, ())
-        return bool(values) and all(v is not None and literal_int(v) for v in values)
+        if values and all(v is not None and literal_int(v) for v in values):
+            return True
+        return bool(values) and _constant_attr(e, values, ctx)
     if (
         isinstance(e, ast.Call)
         and len(e.args) == 1
@@ -316,6 +319,35 @@ def folded_int(e: ast.expr, ctx: Context, depth: int = 0) -> bool:
     ):
         return _input_sequence(e.args[0].id, ctx)
     return False
+
+
+def _constant_attr(e: ast.Attribute, values: Sequence[ast.expr | None], ctx: Context) -> bool:
+    """`self.n` set only in `__init__` (`self.horizon = horizon`, `cfg["horizon"]`,
+    `arr.shape[0]` of a numpy array, even `ms.Tensor(5, ms.int32)`), never to a `Parameter`:
+    MindSpore reads the attribute from the object when it compiles, a constant, and folds
+    `reversed(range(self.n))` (measured under LAX and STRICT, written/heldout33c
+    `nstep_returns_reversed_loop_clean` and probes `fix33f_rv_self_*`: the list grown in the
+    loop is full afterwards). A `Parameter` or an attribute `construct` stores may change at
+    run time: not folded here (not measured)."""
+    from npu_lsp.rules.graphmode.values import instances
+
+    if any(v is None or _parameter_call(v, ctx) for v in values):
+        return False
+    stores = instances(ctx).attr_stores(e.attr)
+    if stores is None:
+        return False
+    return all(_in_init(st, ctx) for st in stores)
+
+
+def _parameter_call(v: ast.expr, ctx: Context) -> bool:
+    return isinstance(v, ast.Call) and (ctx.qualname(v.func) or "").endswith("Parameter")
+
+
+def _in_init(node: ast.AST, ctx: Context) -> bool:
+    up = ctx.parent(node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        up = ctx.parent(up)
+    return isinstance(up, ast.FunctionDef) and up.name == "__init__"
 
 
 def _graph_int(e: ast.expr, ctx: Context, depth: int) -> bool:

@@ -62,9 +62,11 @@ class ListGrownFromHostData(GraphRule):
     of a `range` whose bounds are Python ints (`reversed(range(4))`, `range(self.n)` with
     `self.n = 4`, `range(n)` with `n = 4` or a module-level `T = 4`, `range(len(xs))` of a
     list or tuple given as an input, a name bound once to `x.shape[0]`, `len(x)` or `x.ndim`
-    (`T = rewards.shape[0]`, `B, T = x.shape`), and arithmetic on these: MindSpore folds the
+    (`T = rewards.shape[0]`, `B, T = x.shape`), any attribute of `self` set only in
+    `__init__` and not a `Parameter` (`self.horizon = horizon`, even a constant tensor), an
+    input every call passes a Python int, and arithmetic on these: MindSpore folds the
     interpreted call while compiling; written/heldout18b probes `fe18b_rvc_*`, heldout22a
-    probes `rv22_*`),
+    probes `rv22_*`, heldout33c probes `fix33f_rv_*`),
     `range(T - 1, -1, -1)`, and a list
     that holds an element before the loop compile. After a `for` over `reversed` of a local
     list of tensors, any read of a list the loop grew fails under LAX, even when it held an

@@ -9,11 +9,13 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.helpers import GraphRule
-from npu_lsp.rules.graphmode.ranks import DYN_RANK, Val, describe, multi_element, ranks
+from npu_lsp.rules.graphmode.ranks import DYN_RANK, Val, describe, is_tensor, multi_element, ranks
 
 _CONVERSIONS = frozenset({"int", "float", "bool"})
 _SCALAR = "Can not convert Tensor with more than one element to Scalar"
 _BOOL = "Only tensor which shape is () or (1,) can be converted to bool"
+_MIN_MAX = frozenset({"min", "max"})
+_AMBIGUOUS = "The truth value of an array with more than one element is ambiguous."
 
 
 @rule(code="MS136", name="multi-element-tensor-to-scalar", severity="error", family="graphmode")
@@ -39,14 +41,18 @@ class MultiElementTensorToScalar(GraphRule):
     `argmax()` runs as in PyNative, and nothing is said). Notably
     `t.argmax()` without an axis reduces only the last axis in a graph (a 2-D `t` gives a
     1-D result), unlike PyNative and PyTorch. A shape of `()` or `(1,)` converts; any other,
-    even `(1, 1)`, does not. Where a shape is not known, nothing is said.
+    even `(1, 1)`, does not. Builtin `min(a, b)` / `max(a, b)` of tensors only compares them
+    as Python values, so it is flagged the same way when one has such a shape. Where a shape
+    is not known, nothing is said.
 
     ## Why is this bad?
     MindSpore 2.10 stops at every syntax level: `int` / `float` with "Can not convert Tensor
     with more than one element to Scalar, while the data's shape is : (2)", `bool` and
     conditions with "Only tensor which shape is () or (1,) can be converted to bool" (or "The
     truth value of an array with more than one element is ambiguous"), `.item()` with "The
-    tensor should have only one element".
+    tensor should have only one element", builtin `min` / `max` of tensors with "The truth
+    value of an array with more than one element is ambiguous." (use `ops.minimum` /
+    `ops.maximum`).
 
     ## Example
     ```python
@@ -80,10 +86,12 @@ class MultiElementTensorToScalar(GraphRule):
       `min` / `max` / `math` calls: probes `vl19_*` (tests/npu_lsp/fixtures/written/gen18/probes),
       measured on MindSpore 2.10 CPU (`max(float(x[0, 0]), 0.5)` compiles under LAX as JIT
       Fallback, and the tensor it scales then converts).
+    - Builtin `min` / `max` of two tensors: written/heldout33c probes `fix33f_min_*`,
+      `fix33f_max_*` (`(1, 1)` and `(4,)` rejected at both levels, `()` and `(1,)` compile).
     """
 
     nodes = (ast.Call, ast.If, ast.While, ast.IfExp)
-    calls = frozenset({"int", "float", "bool", "item"})
+    calls = frozenset({"int", "float", "bool", "item", "min", "max"})
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most conditions and conversions hold no multi-element
@@ -91,6 +99,8 @@ class MultiElementTensorToScalar(GraphRule):
         func = ctx.function
         if func is None:
             return ()
+        if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in _MIN_MAX:
+            return self._min_max(node, ctx, func)
         target, how = _converted(node, ctx)
         if target is None:
             return ()
@@ -101,6 +111,35 @@ class MultiElementTensorToScalar(GraphRule):
                 return [ctx.diagnostic(self, node, _unknown_rank(how))]
             return ()
         return self._report(node, ctx, target, how, shapes)
+
+    def _min_max(self, node: ast.Call, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
+        """Builtin `min(a, b)` / `max(a, b)` of tensors only, one of them (in some call
+        context) of a shape other than `()` / `(1,)`: MindSpore 2.10 stops at both levels with
+        "The truth value of an array with more than one element is ambiguous." even for a
+        `(1, 1)` tensor of one element (measured, written/heldout33c
+        `sac_twin_critic_python_min_builtin`, probes `fix33f_min_*` / `fix33f_max_*`); of two
+        `()` tensors it compiles (written/train probe `min_two_tensors_accepted`). Mixed with a
+        Python number it is interpreted instead (fallback_calls.mixed_min_max)."""
+        args = node.args
+        if len(args) < 2 or node.keywords or any(type(a) is ast.Starred for a in args):
+            return ()
+        if ctx.qualname(node.func) != f"builtins.{node.func.id}":  # type: ignore[attr-defined]
+            return ()
+        values = [ranks(ctx).value_at(a, func) for a in args]
+        if not all(v and all(is_tensor(x) for x in v) for v in values):
+            return ()  # a number or an unknown value among them
+        shapes = [x for v in values for x in v if multi_element(x)]
+        if not shapes:
+            return ()
+        name = node.func.id  # type: ignore[attr-defined]
+        other = "ops.minimum" if name == "min" else "ops.maximum"
+        return [
+            ctx.diagnostic(
+                self,
+                node,
+                f"builtin `{name}` of tensors, one of shape {describe(shapes[0])}: in a graph it compares them as Python values and MindSpore stops: \"{_AMBIGUOUS}\" (even for a `(1, 1)` tensor); use `{other}(a, b)`",
+            )
+        ]
 
     def _report(
         self, node: ast.AST, ctx: Context, target: ast.expr, how: str, shapes: list[Val]

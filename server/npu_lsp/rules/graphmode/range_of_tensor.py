@@ -10,6 +10,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
+from npu_lsp.rules.graphmode.host_values import folded_int
 
 
 @rule(code="MS120", name="range-of-tensor", severity="error", family="graphmode")
@@ -17,7 +18,8 @@ class RangeOfTensor(GraphRule):
     """## What it does
     Flags `range(t)` in compiled code when an argument is a tensor computed at run time (an
     input tensor or a value derived from one). `range(x.shape[0])` and `range(len(x))` are
-    constants while compiling and are fine.
+    constants while compiling and are fine, and so is `reversed(range(self.t))` of a constant
+    tensor held on `self` (interpreted while compiling; `range(self.t)` alone is refused).
 
     ## Why is this bad?
     The graph unrolls `range` while compiling, so its bounds must be known then. MindSpore
@@ -48,6 +50,8 @@ class RangeOfTensor(GraphRule):
 
     ## References
     - RULES.md, section 1: `range(t)` with a tensor `t`.
+    - `reversed(range(self.t))`: written/heldout33c probes `fix33f_rv_self_tensor_attr`,
+      `fix33f_range_self_tensor_attr_plain`, `fix33f_rv_tensor_input` (MindSpore 2.10 CPU).
     """
 
     nodes = (ast.Call,)
@@ -61,8 +65,11 @@ class RangeOfTensor(GraphRule):
         if ctx.qualname(node.func) != "builtins.range":
             return ()
         a = analyzer(ctx)
+        interpreted = _reversed_arg(node, ctx)
         for arg in node.args:
             if a.kind(arg) == Kind.TENSOR:
+                if interpreted and isinstance(arg, ast.Attribute) and folded_int(arg, ctx):
+                    continue  # `reversed(range(self.t))` of a constant tensor attribute: folded
                 return [
                     ctx.diagnostic(
                         self,
@@ -71,3 +78,19 @@ class RangeOfTensor(GraphRule):
                     )
                 ]
         return ()
+
+
+def _reversed_arg(node: ast.Call, ctx: Context) -> bool:
+    """`range(...)` given to `reversed`: LAX and STRICT interpret the pair as Python while
+    compiling, and a constant `ms.Tensor(5, ms.int32)` held on `self` (set only in
+    `__init__`) is then a valid bound (measured, written/heldout33c probes
+    `fix33f_rv_self_tensor_attr` accepted at both levels, `fix33f_range_self_tensor_attr_plain`
+    without `reversed` rejected: "For 'make_range', the 0th input should be a int scalar but
+    got AbstractTensor", `fix33f_rv_tensor_input` with an input tensor rejected)."""
+    up = ctx.parent(node)
+    return (
+        isinstance(up, ast.Call)
+        and up.args == [node]
+        and isinstance(up.func, ast.Name)
+        and ctx.qualname(up.func) == "builtins.reversed"
+    )

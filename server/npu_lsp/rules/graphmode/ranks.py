@@ -1705,19 +1705,48 @@ class Ranks:
         if len(held) != 1 or not isinstance(held[0], ast.Call):
             return None
         q = self.ctx.qualname(held[0].func) or ""
-        if q in _SAME_LAYERS and len(e.args) == 1:
-            got = self.ev(e.args[0], env, func, depth)
-            return got if isinstance(got, tuple) or got == DYN_RANK else None
+        if q == "mindspore.nn.SequentialCell" and at is None:
+            return self._sequential_call(held[0], e, env, func, depth)
         if q in ("mindspore.nn.GRUCell", "mindspore.nn.RNNCell"):
             return self.ev(e.args[1], env, func, depth) if len(e.args) == 2 else None
-        kw = _OUT_SIZE_KEYWORD.get(q)
-        if kw is None or len(e.args) != 1:
+        if len(e.args) != 1:
             return None
-        src = self.ev(e.args[0], env, func, depth)
+        return self._through_layer(held[0], q, self.ev(e.args[0], env, func, depth))
+
+    def _sequential_call(self, built: ast.Call, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`self.q(x)` with `self.q = nn.SequentialCell(nn.Dense(5, 32), nn.ReLU(), nn.Dense(32, 1))`
+        (its layers as arguments or in one list display): `x`'s shape through each layer in
+        turn; unknown when one layer is not a same-shape layer or a Dense-like one (measured
+        through the shape it gives builtin `min`: written/heldout33c
+        `sac_twin_critic_python_min_builtin`)."""
+        if len(e.args) != 1 or built.keywords:
+            return None
+        layers: list[ast.expr] = list(built.args)
+        if len(layers) == 1 and isinstance(layers[0], (ast.List, ast.Tuple)):
+            layers = list(layers[0].elts)
+        if not layers:
+            return None
+        got = self.ev(e.args[0], env, func, depth)
+        for layer in layers:
+            if not isinstance(layer, ast.Call):
+                return None
+            got = self._through_layer(layer, self.ctx.qualname(layer.func) or "", got)
+            if got is None:
+                return None
+        return got
+
+    def _through_layer(self, ctor: ast.Call, q: str, src: Val) -> Val:
+        """The shape a layer built by `ctor` (qualified name `q`) gives an input of shape
+        `src`: the same for a same-shape layer, the last axis mapped to the output size for a
+        Dense-like one, an axis added by `nn.Embedding`; None for any other layer."""
+        if q in _SAME_LAYERS:
+            return src if isinstance(src, tuple) or src == DYN_RANK else None
+        kw = _OUT_SIZE_KEYWORD.get(q)
+        if kw is None:
+            return None
         linear = q != "mindspore.nn.Embedding"
         if not isinstance(src, tuple) or (not src and linear):
             return None
-        ctor = held[0]
         out = ctor.args[1] if len(ctor.args) >= 2 else next((k.value for k in ctor.keywords if k.arg == kw), None)
         k = self._ctor_int(out, ctor)
         # Dense / mint's Linear map the last axis to the output size (any leading axes kept:
