@@ -135,9 +135,11 @@ def regex_literals(tree: ast.Module) -> Iterator[tuple[int, str, int]]:
         for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
         if isinstance(t, ast.Name)
     }
+    guarded = _version_guarded(tree)
     for node in ast.walk(tree):
         if not (
             isinstance(node, ast.Call)
+            and id(node) not in guarded
             and isinstance(node.func, ast.Attribute)
             and isinstance(node.func.value, ast.Name)
             and node.func.value.id == "re"
@@ -155,6 +157,26 @@ def regex_literals(tree: ast.Module) -> Iterator[tuple[int, str, int]]:
         pos = {"compile": 1, "sub": 4, "subn": 4, "split": 3}.get(node.func.attr, 2)
         flags = kw.get("flags") or (node.args[pos] if len(node.args) > pos else None)
         yield node.lineno, pattern, _flags(flags)
+
+
+def _version_guarded(tree: ast.Module) -> set[int]:
+    """ids of the nodes in the body of an `if sys.version_info >= (3, N):` with (3, N) above the
+    floor: code the floor never runs (a 3.10 fallback sits beside it, in the `else` or before)."""
+    out: set[int] = set()
+    for st in ast.walk(tree):
+        test = st.test if isinstance(st, ast.If) else None
+        if (
+            isinstance(test, ast.Compare)
+            and ast.unparse(test.left) == "sys.version_info"
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.GtE)
+            and isinstance(test.comparators[0], ast.Tuple)
+        ):
+            needs = tuple(ast.literal_eval(test.comparators[0]))
+            if needs > floor():
+                assert isinstance(st, ast.If)
+                out.update(id(n) for b in st.body for n in ast.walk(b))
+    return out
 
 
 @cache
