@@ -2113,22 +2113,9 @@ class Analyzer:
         rebound, given a list or tuple (a display, a comprehension, or a module-level name
         bound once to one) at every call, all at module level? Its length is then a constant
         while compiling (`len(xs)`; written/heldout18b probes `rvc_len_*_arg_*`)."""
-        fn = self._indexed(self._fn(func))
-        spec = fn.params.get(name)
-        if spec is None or spec[0] != "pos" or name in fn.bindings or self._scope_kind(fn) not in ("construct", "jit"):
-            return False
-        sites = self._call_sites(fn)
-        if not sites or any(caller is not None for _, caller in sites):
-            return False
-        args = self._site_args(fn, name, spec)
-        if len(args) != len(sites):
-            return False
-        for arg, _ in args:
-            if isinstance(arg, ast.Name):
-                arg = self._module_assignments().get(arg.id, arg)
-            if not isinstance(arg, (ast.List, ast.Tuple, ast.ListComp)):
-                return False
-        return True
+        return self._module_level_input(
+            name, func, lambda arg: isinstance(arg, (ast.List, ast.Tuple, ast.ListComp))
+        )
 
     def int_input(self, name: str, func: ast.AST | None) -> bool:
         """Is `name` a parameter of a top-level `construct` / `@ms.jit` function `func`, never
@@ -2136,6 +2123,16 @@ class Analyzer:
         call, all at module level? A Python int input is a constant while compiling:
         `reversed(range(horizon))` is folded (measured, written/heldout33c probe
         `fix33f_rv_construct_int_arg`: the list grown in the loop is full at both levels)."""
+        return self._module_level_input(
+            name, func, lambda arg: isinstance(arg, ast.Constant) and type(arg.value) is int
+        )
+
+    def _module_level_input(
+        self, name: str, func: ast.AST | None, accepts: Callable[[ast.expr], bool]
+    ) -> bool:
+        """Is `name` a never-rebound positional parameter of a top-level `construct` / `@ms.jit`
+        function `func`, called only at module level, whose argument at every call (a
+        module-level name bound once read as its value) `accepts`?"""
         fn = self._indexed(self._fn(func))
         spec = fn.params.get(name)
         if spec is None or spec[0] != "pos" or name in fn.bindings or self._scope_kind(fn) not in ("construct", "jit"):
@@ -2146,12 +2143,8 @@ class Analyzer:
         args = self._site_args(fn, name, spec)
         if len(args) != len(sites):
             return False
-        for arg, _ in args:
-            if isinstance(arg, ast.Name):
-                arg = self._module_assignments().get(arg.id, arg)
-            if not (isinstance(arg, ast.Constant) and type(arg.value) is int):
-                return False
-        return True
+        module = self._module_assignments()
+        return all(accepts(module.get(arg.id, arg) if isinstance(arg, ast.Name) else arg) for arg, _ in args)
 
     def _tensor_display(self, arg: ast.expr) -> bool:
         """Is the module-level `arg` a list, tuple or dict display (or a name bound once to
