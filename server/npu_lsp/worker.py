@@ -105,7 +105,7 @@ def analyse(job: Job) -> dict[str, list[Located]]:
         if job.path.endswith(".py") and engine.is_python(job.path):
             # re-parses and re-walks only what the edit can have changed (incremental.py);
             # indexes the text as it goes
-            _live.add(os.path.realpath(job.path))
+            _go_live(index, job.path)
             # The document's trees stay alive between edits, so a cyclic collection scans
             # them all: none while a result of many small objects is built.
             paused = gc.isenabled()
@@ -119,8 +119,8 @@ def analyse(job: Job) -> dict[str, list[Located]]:
                 if paused:
                     gc.enable()
         if job.path.endswith(".py"):
+            _go_live(index, job.path)
             index.update(job.path, job.text, live=True)
-            _live.add(os.path.realpath(job.path))
         diagnostics = engine.check_source(job.text, job.path, job.config, index)
         return {job.key: locate_document(job.key, diagnostics[:MAX_DIAGNOSTICS])}
     # Notebooks are Python whatever their file name (no routing by file type). The result
@@ -232,6 +232,7 @@ def reindex(
 def editor_closed(root: str | None, path: str, limit: int = DEFAULT_MAX_FILE_BYTES) -> None:
     """The editor closed `path`: from now on the disk's text is the one to index."""
     _live.discard(os.path.realpath(path))
+    _interfaces.pop(os.path.realpath(path), None)
     _documents.pop(os.path.realpath(path), None)
     reindex(root, path, deleted=not os.path.exists(path), limit=limit)
 
@@ -241,25 +242,43 @@ def summary_changed(root: str | None, path: str) -> bool:
     """Did the summary other files see of `path` (what cross-file resolution reads) change
     since the last time this was asked? Asked after an edit is published, so the open
     files that depend on it are checked again only when that can change their results."""
-    index = _workspace_index(root)
-    info = index.module(index.module_for(path))
-    if info is None or info.path != index.key(path):
+    blob = _interface(_workspace_index(root), path)
+    if blob is None:
         return False
-    import pickle
-
-    from npu_lsp.summary import portable
-
-    try:
-        blob = pickle.dumps(portable(info), protocol=pickle.HIGHEST_PROTOCOL)
-    except RecursionError:
-        return True
     key = os.path.realpath(path)
     changed = _interfaces.get(key, blob) != blob
     _interfaces[key] = blob
     return changed
 
 
-#: The last summary `summary_changed` saw per file.
+def _interface(index: WorkspaceIndex, path: str) -> bytes | None:
+    """What other files see of `path` in the index, as bytes to compare (b"" when it is
+    not in the index, or its summary cannot be pickled: then it never compares equal)."""
+    info = index.module(index.module_for(path))
+    if info is None or info.path != index.key(path):
+        return None
+    import pickle
+
+    from npu_lsp.summary import portable
+
+    try:
+        return pickle.dumps(portable(info), protocol=pickle.HIGHEST_PROTOCOL)
+    except RecursionError:
+        return b""
+
+
+def _go_live(index: WorkspaceIndex, path: str) -> None:
+    """The editor's text of `path` is about to replace the disk's in the index. Remember what
+    other files saw of it until now, so the first `summary_changed` after an edit compares
+    against that, not against an edit that may already have changed it (edits arrive faster
+    than analyses, and `summary_changed` runs only after one is published)."""
+    real = os.path.realpath(path)
+    if real not in _live:
+        _interfaces[real] = _interface(index, path) or b""
+        _live.add(real)
+
+
+#: Per file the editor owns: the summary other open files were last checked against.
 _interfaces: dict[str, bytes] = {}
 
 
@@ -300,6 +319,7 @@ def _workspace_index(root: str | None) -> WorkspaceIndex:
     if _index is None or _index.root != WorkspaceIndex(root).root:
         _index = WorkspaceIndex(root)
         _live.clear()
+        _interfaces.clear()
         _reindexed.clear()
         _documents.clear()
         _notebooks.clear()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
@@ -304,3 +305,32 @@ def test_positions_match_pygls_in_every_encoding(encoding: str) -> None:
                 col,
             )
             assert isinstance(got, lsp.Position)
+
+
+def test_a_first_analysis_that_already_changes_what_other_files_see_rechecks_them(
+    tmp_path: Path,
+) -> None:
+    """Edits can outrun analyses: the first text of base.py the worker analyses may already
+    differ from the disk's, which open dependents were checked against. `summary_changed`
+    compares with the disk's summary then, not with the first one it is asked about."""
+    from npu_lsp import worker
+
+    base = tmp_path / "base.py"
+    base.write_text("import mindspore.nn as nn\n\n\nclass Base(nn.Cell):\n    pass\n")
+    root = str(tmp_path)
+    worker.analyse(
+        worker.Job(
+            key="n",
+            version=1,
+            path=str(tmp_path / "net.py"),
+            text="from base import Base\n",
+            root=root,
+        )
+    )
+    edited = "class Base:\n    pass\n"
+    worker.analyse(worker.Job(key="b", version=3, path=str(base), text=edited, root=root))
+    assert worker.summary_changed(root, str(base))
+    assert not worker.summary_changed(root, str(base))  # asked again, nothing new
+    comment = edited + "# a comment\n"
+    worker.analyse(worker.Job(key="b", version=4, path=str(base), text=comment, root=root))
+    assert not worker.summary_changed(root, str(base))
