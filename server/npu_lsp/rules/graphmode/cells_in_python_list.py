@@ -45,7 +45,13 @@ class CellsInPythonList(Rule):
     a given `name=` is kept), so instances of two classes whose names differ (`fc.*` beside
     `fc1.*`, `lin.*` beside `proj.*`, `body.fc.weight` beside `body.weight`) compile, while
     two instances of one class, or two classes both storing `lin`, clash (written/heldout32b
-    probes `fix32c_cl_*`).
+    probes `fix32c_cl_*`). A class of the file that, with its sub-cells, owns no Parameter
+    cannot clash at all: `[Scale(0.5), Scale(2.0)]` storing only the number, `[MovingAvg(k)
+    for k in kernels]` holding an `nn.AvgPool1d` (an `__init__` argument counts as no
+    Parameter when every construction passes a literal, a Tensor, arithmetic, or a loop
+    variable over such values; a branch of `__init__` no construction takes is left out:
+    `if learn: self.s = Parameter(...)` with `learn` False everywhere); a Parameter given or
+    built, or a Dense inside, clashes (written/heldout34a probes `fix34e_ncp_*`).
     A single cell cannot clash either: a display of one, or a comprehension whose count is
     one for every instance built in the file (`[nn.Conv2d(chs[i], chs[i + 1], 3) for i in
     range(len(chs) - 1)]` with `chs=(3, 8)`; written/heldout24b probes `fe24_celllist_*`).
