@@ -1474,6 +1474,24 @@ def returns_reached(
     return hit
 
 
+def test_for_call(
+    test: ast.expr, callee: ast.FunctionDef, call: ast.Call, caller: ast.AST | None, ctx: Context
+) -> Any:
+    """The truth of the test `test` of an `if` in `callee` in the graph `call` compiles,
+    when it reads only parameters that call gives constants (`mode == "norm"` in RevIN's
+    `construct` called `self.revin(x, "norm")`); UNKNOWN otherwise."""
+    through = (
+        isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id in ctx.scopes.info.classes
+        and bool(call.args)
+        and isinstance(call.args[0], ast.Name)
+        and call.args[0].id == "self"
+    )
+    consts = _constant_arguments(callee, call, caller, ctx, through)
+    return _folded_test(test, consts) if consts else UNKNOWN
+
+
 def _returning_if(body: list[ast.stmt]) -> bool:
     """Does `body` hold, at its top level, an `if` with a branch that ends in `return`?"""
     for st in body:
