@@ -86,7 +86,9 @@ class SelfListEmptyInGraph(GraphRule):
     statistics in `self.stats = {}`: `if mode == "norm": self.stats["mean"] = ...; return
     ...` then `x + self.stats["mean"]`, called with `"norm"` and `"denorm"`; written/
     heldout34c probes `fix34e_dc_*`; a key `__init__` gives a value, or only `"norm"`
-    calls, compile).
+    calls, compile); a key `__init__` gives None, read as an operand of arithmetic, fails
+    the same way ("Failed calling add with add(None)"; under an `is None` test of it, it
+    compiles).
     Also the same reads of a sub-cell's list from its parent (`blk.maps[-1]` over
     `self.blocks = nn.CellList([Block() ...])`, `ops.stack(self.block.maps)`), when the
     sub-cell's class binds it to `[]` in `__init__` and appends to it in its own compiled code.
@@ -870,8 +872,17 @@ def _skipped_by_returning_arm(
     key = node.slice
     if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
         return None
-    if any(not isinstance(k, ast.Constant) or k.value == key.value for k in init.keys):
+    if any(not isinstance(k, ast.Constant) for k in init.keys):
         return None
+    given = next((v for k, v in zip(init.keys, init.values, strict=True) if k.value == key.value), None)  # type: ignore[union-attr]
+    # a key `__init__` gives None: the read is that None, refused as an operand of arithmetic
+    # ("Failed calling mul with mul(None)": written/heldout34c case
+    # `r2_revin_stats_dict_prepopulated_init`, probes `fix34e_dc_none_prepop_*`)
+    stale_none = given is not None and is_none_literal(given) and _arithmetic_operand(node, ctx)
+    if given is not None and not stale_none:
+        return None
+    if stale_none and _none_tested(node, fn):
+        return None  # `if self.stats["mean"] is None: return ...` folds on the stale None
     if in_dead_branch(ctx, fn, ctx.span(node)):
         return None
     child: ast.AST = node
@@ -887,6 +898,14 @@ def _skipped_by_returning_arm(
                 for arm, other_side in ((st.body, False), (st.orelse, True)):
                     holds_stores = bool(arm) and all(any(_contains(x, s) for x in arm) for s in stores)
                     if holds_stores and _leaves(arm) and _reaches_side(st.test, other_side, fn, ctx):
+                        if stale_none:
+                            return (
+                                f"`{ctx.segment(node)}` is the None `__init__` put under the key when this read is compiled: "
+                                f"the store into `{ctx.segment(holder)}` is in the arm of the `if` on line {st.lineno} that "
+                                "returns, and the graph reading here never ran it, so the arithmetic gets None (MindSpore: "
+                                "Failed calling ... with ...(None)); create the key in `__init__` as a Tensor, or pass the "
+                                "statistics along instead of keeping them on `self`"
+                            )
                         return (
                             f"`{ctx.segment(holder)}` is the dict `__init__` built, without the key {key.value!r}, when this "
                             f"read is compiled: the store into it is in the arm of the `if` on line {st.lineno} that returns, "
@@ -898,6 +917,23 @@ def _skipped_by_returning_arm(
             break
         child, parent = parent, ctx.parent(parent)
     return None
+
+
+def _none_tested(read: ast.Subscript, fn: ast.AST) -> bool:
+    """Does `fn` compare the item `read` names with `is` / `is not` anywhere?"""
+    want = ast.dump(read.value), ast.dump(read.slice)
+    for n in own_nodes(fn):
+        if type(n) is ast.Compare and any(type(op) in (ast.Is, ast.IsNot) for op in n.ops):
+            for e in (n.left, *n.comparators):
+                if type(e) is ast.Subscript and (ast.dump(e.value), ast.dump(e.slice)) == want:
+                    return True
+    return False
+
+
+def _arithmetic_operand(node: ast.expr, ctx: Context) -> bool:
+    """Is `node` an operand of a binary operator (`x * node`) or of unary `-` / `+` / `~`?"""
+    up = ctx.parent(node)
+    return isinstance(up, ast.BinOp) or (isinstance(up, ast.UnaryOp) and not isinstance(up.op, ast.Not))
 
 
 def _reaches_side(test: ast.expr, side: bool, fn: ast.AST, ctx: Context) -> bool:
