@@ -67,7 +67,7 @@ from npu_lsp.rules.graphmode.typed_scalar_tensor import (
     number_read,
     typed_scalar_tensor,
 )
-from npu_lsp.rules.graphmode.values import _callees, in_dead_branch
+from npu_lsp.rules.graphmode.values import _callees, in_dead_branch, returns_reached
 from npu_lsp.scope import GraphScope
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -1018,10 +1018,11 @@ class _Opaque:
                 callee, bound = self._entered(e, callee, func, env, depth)
                 if self.graph_calls and self._runtime_loop(callee, bound):
                     return False
+                # only the `return`s this call's constant arguments reach (`returns_reached`)
+                through = self._class_called(e) is not None
                 return any(
                     r.value is not None and self.value(r.value, callee, bound, depth + 1)
-                    for r in ast.walk(callee)
-                    if isinstance(r, ast.Return)
+                    for r in returns_reached(callee, e, func, self.ctx, through)
                 )
             if isinstance(e.func, ast.Attribute) and self.value(e.func.value, func, env, depth):
                 return True  # a method of a fallback object: run as Python too
@@ -1115,9 +1116,7 @@ class _Opaque:
         callee, bound = self._entered(e, callee, func, env, depth)
         items: list[ast.expr] = []
         size = -1
-        for r in ast.walk(callee):
-            if not isinstance(r, ast.Return):
-                continue
+        for r in returns_reached(callee, e, func, self.ctx, self._class_called(e) is not None):
             v = r.value
             if not isinstance(v, ast.Tuple) or any(isinstance(x, ast.Starred) for x in v.elts):
                 return None

@@ -16,7 +16,7 @@ from npu_lsp.rules.graphmode.control import block_of
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, body_statements, own_nodes, terminates
 from npu_lsp.rules.graphmode.list_grown_in_tensor_loop import _may_comprehend
-from npu_lsp.rules.graphmode.values import in_dead_branch, instances
+from npu_lsp.rules.graphmode.values import UNKNOWN, in_dead_branch, instances, test_for_call
 
 #: Operators that fail on an empty list of tensors, with MindSpore 2.10's words.
 _NEEDS_ITEMS = {
@@ -80,7 +80,15 @@ class SelfListEmptyInGraph(GraphRule):
     other arm holds the function's stores into it, when the test is a run-time value (a
     tensor, or a `self` attribute the function stores: open_clip's `if self.prev_num_logits
     != n or n not in self.labels: ... else: labels = self.labels[n]`); both arms are
-    compiled, and the read sees `{}` (written/heldout27a probes `fix28a_clip_*`).
+    compiled, and the read sees `{}` (written/heldout27a probes `fix28a_clip_*`). So does,
+    under LAX, a read after an `if` whose one arm holds the stores and returns, when a call
+    of the function gives constant arguments that select the other arm (RevIN keeping its
+    statistics in `self.stats = {}`: `if mode == "norm": self.stats["mean"] = ...; return
+    ...` then `x + self.stats["mean"]`, called with `"norm"` and `"denorm"`; written/
+    heldout34c probes `fix34e_dc_*`; a key `__init__` gives a value, or only `"norm"`
+    calls, compile); a key `__init__` gives None, read as an operand of arithmetic, fails
+    the same way ("Failed calling add with add(None)"; under an `is None` test of it, it
+    compiles).
     Also the same reads of a sub-cell's list from its parent (`blk.maps[-1]` over
     `self.blocks = nn.CellList([Block() ...])`, `ops.stack(self.block.maps)`), when the
     sub-cell's class binds it to `[]` in `__init__` and appends to it in its own compiled code.
@@ -820,8 +828,10 @@ def _missing_branch_key(node: ast.Subscript, ctx: Context) -> str | None:
     if cls is None:
         return None
     value = _init_value(cls, attr, ctx)
-    if not (isinstance(value, ast.Dict) and not value.keys):
+    if not isinstance(value, ast.Dict):
         return None
+    if value.keys:
+        return _skipped_by_returning_arm(node, fn, holder, stores, value, ctx)
     split: ast.If | None = None
     child: ast.AST = node
     parent = ctx.parent(node)
@@ -836,13 +846,111 @@ def _missing_branch_key(node: ast.Subscript, ctx: Context) -> str | None:
                 split = parent
         child, parent = parent, ctx.parent(parent)
     if split is None:
-        return None
+        return _skipped_by_returning_arm(node, fn, holder, stores, value, ctx)
     return (
         f"`{ctx.segment(holder)}` is the dict `__init__` built ({{}}) when this function is compiled, and under LAX the "
         f"test of the `if` on line {split.lineno} is a run-time value, so both of its arms are compiled: the store into "
         f"`{ctx.segment(holder)}` in the other arm does not reach this read, which fails (MindSpore: The key ... does not "
         "exist in the dict:{}); read it with `.get(...)`, or keep the cache outside the network"
     )
+
+
+def _skipped_by_returning_arm(
+    node: ast.Subscript, fn: ast.AST, holder: ast.Attribute, stores: list[ast.Subscript], init: ast.Dict, ctx: Context
+) -> str | None:
+    """`self.stats["mean"]` read (LAX) after an `if` of the same function whose one arm holds
+    every store into `self.stats` and always returns, where `__init__` binds `self.stats` to a
+    dict display without that key, and the graph compiles the read: the test is a run-time
+    value, or some call of the function gives constant arguments that select the other arm
+    (RevIN keeping its statistics in a dict: `if mode == "norm": ... self.stats["mean"] =
+    mean; return ...` then `return x * self.stats["std"] + ...`, called with `"norm"` and
+    `"denorm"`). The read's graph never ran the store, and reads the dict `__init__` built.
+    Measured (written/heldout34c case `revin_stats_dict_on_self`, probes `fix34e_dc_*`): "The
+    key mean does not exist in the dict:{}" (also beside another key); a Tensor under the key
+    in `__init__`, only `"norm"` calls, a read in the storing arm, or an unconditional store
+    compile."""
+    key = node.slice
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        return None
+    if any(not isinstance(k, ast.Constant) for k in init.keys):
+        return None
+    given = next((v for k, v in zip(init.keys, init.values, strict=True) if k.value == key.value), None)  # type: ignore[union-attr]
+    # a key `__init__` gives None: the read is that None, refused as an operand of arithmetic
+    # ("Failed calling mul with mul(None)": written/heldout34c case
+    # `r2_revin_stats_dict_prepopulated_init`, probes `fix34e_dc_none_prepop_*`)
+    stale_none = given is not None and is_none_literal(given) and _arithmetic_operand(node, ctx)
+    if given is not None and not stale_none:
+        return None
+    if stale_none and _none_tested(node, fn):
+        return None  # `if self.stats["mean"] is None: return ...` folds on the stale None
+    if in_dead_branch(ctx, fn, ctx.span(node)):
+        return None
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    while parent is not None:
+        if parent is not fn and isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return None
+        if isinstance(child, ast.stmt):
+            _, block, i = block_of(child, ctx)
+            for st in block[:max(i, 0)]:
+                if type(st) is not ast.If:
+                    continue
+                for arm, other_side in ((st.body, False), (st.orelse, True)):
+                    holds_stores = bool(arm) and all(any(_contains(x, s) for x in arm) for s in stores)
+                    if holds_stores and _leaves(arm) and _reaches_side(st.test, other_side, fn, ctx):
+                        if stale_none:
+                            return (
+                                f"`{ctx.segment(node)}` is the None `__init__` put under the key when this read is compiled: "
+                                f"the store into `{ctx.segment(holder)}` is in the arm of the `if` on line {st.lineno} that "
+                                "returns, and the graph reading here never ran it, so the arithmetic gets None (MindSpore: "
+                                "Failed calling ... with ...(None)); create the key in `__init__` as a Tensor, or pass the "
+                                "statistics along instead of keeping them on `self`"
+                            )
+                        return (
+                            f"`{ctx.segment(holder)}` is the dict `__init__` built, without the key {key.value!r}, when this "
+                            f"read is compiled: the store into it is in the arm of the `if` on line {st.lineno} that returns, "
+                            f"and the graph reading here never ran it (MindSpore: The key {key.value} does not exist in the "
+                            "dict); create the key in `__init__` (a Tensor), or pass the statistics along instead of keeping "
+                            "them on `self`"
+                        )
+        if parent is fn:
+            break
+        child, parent = parent, ctx.parent(parent)
+    return None
+
+
+def _none_tested(read: ast.Subscript, fn: ast.AST) -> bool:
+    """Does `fn` compare the item `read` names with `is` / `is not` anywhere?"""
+    want = ast.dump(read.value), ast.dump(read.slice)
+    for n in own_nodes(fn):
+        if type(n) is ast.Compare and any(type(op) in (ast.Is, ast.IsNot) for op in n.ops):
+            for e in (n.left, *n.comparators):
+                if type(e) is ast.Subscript and (ast.dump(e.value), ast.dump(e.slice)) == want:
+                    return True
+    return False
+
+
+def _arithmetic_operand(node: ast.expr, ctx: Context) -> bool:
+    """Is `node` an operand of a binary operator (`x * node`) or of unary `-` / `+` / `~`?"""
+    up = ctx.parent(node)
+    return isinstance(up, ast.BinOp) or (isinstance(up, ast.UnaryOp) and not isinstance(up.op, ast.Not))
+
+
+def _reaches_side(test: ast.expr, side: bool, fn: ast.AST, ctx: Context) -> bool:
+    """Is the arm `side` of an `if` on `test` compiled: a run-time test (both arms), or a
+    call of `fn` in this file whose constant arguments select that arm?"""
+    if _run_time_test(test, fn, ctx):
+        return True
+    if not isinstance(fn, ast.FunctionDef):
+        return False
+    scope = ctx.scopes.scope_for(fn)
+    for site in getattr(scope, "call_sites", ())[:8]:
+        if site.path != ctx.path or site.call is None:
+            continue
+        v = test_for_call(test, fn, site.call, site.caller_node, ctx)
+        if v is not UNKNOWN and bool(v) == side:
+            return True
+    return False
 
 
 def _contains(st: ast.AST, n: ast.AST) -> bool:

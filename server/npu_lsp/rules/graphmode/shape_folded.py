@@ -19,7 +19,7 @@ from npu_lsp.engine import DIAGNOSTIC_FILTERS, Context
 from npu_lsp.rules.graphmode.dynamic_shape import run_time_size_test
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.interpreted import rank_unknown
-from npu_lsp.rules.graphmode.values import PARSE_TIME, UNKNOWN, instances
+from npu_lsp.rules.graphmode.values import PARSE_TIME, UNKNOWN, instances, test_for_call
 from npu_lsp.scope import ECHOED_KINDS, CallSite, GraphScope
 
 #: tensor attributes that are compile-time constants under static shapes
@@ -121,7 +121,7 @@ def _site_conditions(ctx: Context, site: CallSite, depth: int) -> frozenset[_Lit
             if bool(value) != side:
                 return None
             continue
-        if not _taken(test, side, func, ctx) and not _compare_taken(test, side, func, ctx):
+        if not _taken(test, side, func, ctx) and not _compare_taken(test, side, func, ctx) and not _argument_taken(test, side, func, ctx):
             out.add((id(test), side))
     helper = caller is not None and caller.kind in ECHOED_KINDS and bool(caller.call_sites) and depth < _DEPTH
     if helper and _maybe_never_reached(ctx, caller.call_sites, depth + 1):  # type: ignore[union-attr]
@@ -175,6 +175,26 @@ def _compare_taken(test: ast.expr, side: bool, func: ast.AST, ctx: Context) -> b
         else:
             sides.append([v for v in ranks(ctx).value_at(e, func) if type(v) is int])
     return any(op(a, b) == side for a in sides[0] for b in sides[1])
+
+
+def _argument_taken(test: ast.expr, side: bool, func: ast.AST, ctx: Context) -> bool:
+    """Does some call of `func` in this file give constant arguments that make `test`
+    select `side` (`if mode == "norm":` in a sub-cell's `construct` called
+    `self.revin(x, "norm")`)? That call's graph compiles the side (measured, written/
+    heldout34c probes `fix34e_rv_helper_store_init_tensor`: a method storing a Tensor on
+    `self`, called under the test, is refused under STRICT)."""
+    if not isinstance(func, ast.FunctionDef) or not any(
+        isinstance(n, ast.Name) and n.id in {a.arg for a in func.args.args} for n in ast.walk(test)
+    ):
+        return False
+    scope = ctx.scopes.scope_for(func)
+    for site in getattr(scope, "call_sites", ())[:8]:
+        if site.path != ctx.path or site.call is None:
+            continue
+        v = test_for_call(test, func, site.call, site.caller_node, ctx)
+        if v is not UNKNOWN and bool(v) == side:
+            return True
+    return False
 
 
 def _init_time_value(attr: str, func: ast.AST, ctx: Context) -> object:

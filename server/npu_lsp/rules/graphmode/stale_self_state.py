@@ -25,7 +25,9 @@ class StaleSelfStateRead(GraphRule):
     indexed, used in arithmetic (`x - self.data_min`, `-self.lo`) or asked for an attribute
     (`self.lo.mean()`, `self.lo.shape`) later in the same function (`for t in
     self.scheduler.timesteps`; `if self.data_min is None: self.fit(x)` then `(x -
-    self.data_min) * scale`). A read under an `is None` / `is not None` test of the
+    self.data_min) * scale`), or so read by another method of the same object that the
+    function calls afterwards (RevIN: `self._get_statistics(x)` then `self._normalize(x)`,
+    which computes `x - self.mean`). A read under an `is None` / `is not None` test of the
     attribute is not flagged: MindSpore folds the test on the stale None. (A list on
     `self` appended in compiled code and read back is MS185.)
 
@@ -81,7 +83,10 @@ class StaleSelfStateRead(GraphRule):
     - Attributes `__init__` never sets: written/zoo probes `ld23_na_*` and written/heldout23a
       `norm_revin_stats_stored_on_self` (read after the setting method: rejected at both
       levels; stored and read in `construct` itself, or set first by a Python call of the
-      method: compiled under LAX).
+      method: compiled under LAX); read by a method called afterwards: written/heldout34c
+      `revin_stats_on_self_mode_string` and probes `fix34e_rv_helper_store*` (rejected at
+      both levels, also with `self.mean = None` in `__init__`; a Tensor there compiles
+      under LAX).
     """
 
     nodes = (ast.Call,)
@@ -163,7 +168,7 @@ def _reads_after(
     ctx: Context,
 ) -> Iterable[Diagnostic]:
     for attr in _none_attrs_set(cls, method, ctx):
-        read = _consumed_after(obj, attr, call, func)
+        read = _consumed_after(obj, attr, call, func) or _consumed_by_later_method(obj, attr, call, cls, method, func, ctx)
         if read is not None:
             yield ctx.diagnostic(
                 rule,
@@ -173,7 +178,7 @@ def _reads_after(
                 " calling the network, or return the value from the method",
             )
     for attr in _new_attrs_set(cls, method, func, ctx):
-        read = _consumed_after(obj, attr, call, func)
+        read = _consumed_after(obj, attr, call, func) or _consumed_by_later_method(obj, attr, call, cls, method, func, ctx)
         if read is not None:
             yield ctx.diagnostic(
                 rule,
@@ -296,7 +301,44 @@ def _assigned_attrs(method: ast.FunctionDef) -> set[str]:
     return out
 
 
-def _consumed_after(obj: ast.expr, attr: str, call: ast.Call, func: ast.AST) -> ast.AST | None:
+def _consumed_by_later_method(
+    obj: ast.expr,
+    attr: str,
+    call: ast.Call,
+    cls: ast.ClassDef,
+    method: ast.FunctionDef,
+    func: ast.AST,
+    ctx: Context,
+) -> ast.AST | None:
+    """The first read `_consumed_after` means of `self.<attr>` in another method of `cls`
+    that `func` calls on the same object after `call` (RevIN: `self._get_statistics(x)`
+    then `x = self._normalize(x)`, which computes `x - self.mean`): that method's graph
+    reads the attribute from the Python object too (measured, written/heldout34c case
+    `revin_stats_on_self_mode_string` and probes `fix34e_rv_helper_store*`: "object has no
+    attribute 'mean'", with `self.mean = None` in `__init__` "sub(None)", at LAX and STRICT;
+    a Tensor set in `__init__` compiles at LAX)."""
+    want = ast.dump(obj)
+    methods = _methods(cls, ctx)
+    at = (call.lineno, call.col_offset)
+    calls = [
+        n for n in own_nodes(func)
+        if type(n) is ast.Call and type(n.func) is ast.Attribute and (n.lineno, n.col_offset) > at
+    ]
+    for n in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
+        assert isinstance(n.func, ast.Attribute)
+        later = methods.get(n.func.attr)
+        if later is None or later is method or later is func or ast.dump(n.func.value) != want:
+            continue
+        if _assigned_attrs(later) & {attr}:
+            continue  # it sets the attribute itself first, maybe
+        self_name = ast.Name(id="self", ctx=ast.Load())
+        read = _consumed_after(self_name, attr, later, later)
+        if read is not None:
+            return read
+    return None
+
+
+def _consumed_after(obj: ast.expr, attr: str, call: ast.AST, func: ast.AST) -> ast.AST | None:
     """The first iteration, `len`, index, arithmetic operand or attribute read of
     `<obj>.<attr>` after `call` in `func` (an `is None` test, a comparison or a call argument
     is not one), outside a branch guarded by an `is None` / `is not None` test of it (which
@@ -315,7 +357,7 @@ def _consumed_after(obj: ast.expr, attr: str, call: ast.Call, func: ast.AST) -> 
             for c in ast.walk(n.test)
         ):
             guarded.append((n.lineno, n.end_lineno or n.lineno))
-        if (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) <= (call.lineno, call.col_offset):
+        if (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) <= (getattr(call, "lineno", 0), getattr(call, "col_offset", 0)):
             continue
         if isinstance(n, ast.For):
             hit: ast.AST | None = n.iter if same(n.iter) else None

@@ -1450,6 +1450,157 @@ def instances(ctx: Context) -> Instances:
     return hit
 
 
+def returns_reached(
+    callee: ast.FunctionDef, call: ast.Call, caller: ast.AST | None, ctx: Context, through_class: bool = False
+) -> list[ast.Return]:
+    """The `return` statements of `callee` that the graph `call` compiles can reach.
+    MindSpore specializes a function (a sub-cell's `construct`, a method) for the constant
+    arguments of each call and folds an `if` on them: after an `if mode == "norm":` whose
+    branch returns, the call with `"norm"` compiles nothing (measured, written/heldout34c
+    cases `r2_revin_*` and probes `fix34e_rv_*`: RevIN's `construct(x, mode)` storing the
+    statistics on `self` and returning in the `if`, the `return` after it reading them;
+    the `"norm"` result given to `nn.Dense` compiles at LAX; the `"denorm"` one fails).
+    Every `return` when no argument folds a test (also those of nested functions, as a
+    walk finds them). `through_class`: `Base.construct(self, x)`, `self` given by hand."""
+    if not _returning_if(callee.body):
+        return [r for r in ast.walk(callee) if isinstance(r, ast.Return)]
+    key = ("values.returns_reached", id(callee), id(call))
+    hit: list[ast.Return] | None = ctx.cache.get(key)
+    if hit is None:
+        consts = _constant_arguments(callee, call, caller, ctx, through_class)
+        out: list[ast.Return] = []
+        _reach(callee.body, consts, out)
+        hit = ctx.cache[key] = out
+    return hit
+
+
+def test_for_call(
+    test: ast.expr, callee: ast.FunctionDef, call: ast.Call, caller: ast.AST | None, ctx: Context
+) -> Any:
+    """The truth of the test `test` of an `if` in `callee` in the graph `call` compiles,
+    when it reads only parameters that call gives constants (`mode == "norm"` in RevIN's
+    `construct` called `self.revin(x, "norm")`); UNKNOWN otherwise."""
+    through = (
+        isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id in ctx.scopes.info.classes
+        and bool(call.args)
+        and isinstance(call.args[0], ast.Name)
+        and call.args[0].id == "self"
+    )
+    consts = _constant_arguments(callee, call, caller, ctx, through)
+    return _folded_test(test, consts) if consts else UNKNOWN
+
+
+def _returning_if(body: list[ast.stmt]) -> bool:
+    """Does `body` hold, at its top level, an `if` with a branch that ends in `return`?"""
+    for st in body:
+        if type(st) is ast.If and any(b and type(b[-1]) is ast.Return for b in (st.body, st.orelse)):
+            return True
+    return False
+
+
+def _constant_arguments(
+    callee: ast.FunctionDef, call: ast.Call, caller: ast.AST | None, ctx: Context, through_class: bool
+) -> dict[str, Any]:
+    """The parameters of `callee` `call` gives (or leaves at their default) a value known while
+    compiling, which `callee` never rebinds: name -> value."""
+    a = callee.args
+    names = [p.arg for p in (*a.posonlyargs, *a.args)]
+    if names and names[0] in ("self", "cls"):
+        names = names[1:]
+    given = call.args[1:] if through_class else call.args
+    if any(isinstance(x, ast.Starred) for x in given) or any(k.arg is None for k in call.keywords):
+        return {}
+    exprs: dict[str, ast.expr] = dict(zip(names[len(names) - len(a.defaults):], a.defaults, strict=True))
+    exprs.update((p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)
+    at_call: dict[str, ast.expr] = dict(zip(names, given, strict=False))
+    at_call.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    inst = instances(ctx)
+    binds = inst.bindings_of(callee)
+    out: dict[str, Any] = {}
+    for name in {*exprs, *at_call}:
+        if len(binds.get(name, ())) != 1:
+            continue  # rebound in the callee
+        v = inst.evaluate(at_call[name], caller) if name in at_call else inst.evaluate(exprs[name], None)
+        if v is not UNKNOWN and isinstance(v, _CONST_TYPES):
+            out[name] = v
+    return out
+
+
+def _reach(stmts: list[ast.stmt], consts: dict[str, Any], out: list[ast.Return]) -> bool:
+    """Add to `out` the `return`s of `stmts` a run can reach with the parameters `consts`;
+    True when every run of `stmts` ends in a `return` or `raise`."""
+    for st in stmts:
+        t = type(st)
+        if t is ast.Return:
+            out.append(st)  # type: ignore[arg-type]
+            return True
+        if t is ast.Raise:
+            return True
+        if t is ast.If:
+            test = _folded_test(st.test, consts) if consts else UNKNOWN  # type: ignore[attr-defined]
+            if test is UNKNOWN:
+                ends = _reach(st.body, consts, out)  # type: ignore[attr-defined]
+                if _reach(st.orelse, consts, out) and ends:  # type: ignore[attr-defined]
+                    return True
+            elif _reach(st.body if test else st.orelse, consts, out):  # type: ignore[attr-defined]
+                return True
+            continue
+        out.extend(r for r in ast.walk(st) if isinstance(r, ast.Return))
+    return False
+
+
+def _folded_test(test: ast.expr, consts: dict[str, Any]) -> Any:
+    """The truth of an `if` test on the constant parameters `consts` (`mode == "norm"`,
+    `not flag`, `mode in ("a", "b")`), UNKNOWN when it reads anything else."""
+    known = all(
+        n.id in consts or n.id in ("True", "False", "None")
+        for n in ast.walk(test)
+        if isinstance(n, ast.Name)
+    ) and not any(isinstance(n, (ast.Attribute, ast.Call, ast.Subscript, ast.NamedExpr)) for n in ast.walk(test))
+    if not known:
+        return UNKNOWN
+    v = _test_value(test, consts)
+    return UNKNOWN if v is UNKNOWN else bool(v)
+
+
+def _test_value(e: ast.expr, consts: dict[str, Any]) -> Any:
+    """`e` of names, constants, comparisons, `not` / `and` / `or` and tuples, with the names'
+    values in `consts`; UNKNOWN otherwise."""
+    t = type(e)
+    if t is ast.Constant:
+        return e.value  # type: ignore[attr-defined]
+    if t is ast.Name:
+        return {"True": True, "False": False, "None": None}.get(e.id, consts.get(e.id, UNKNOWN))  # type: ignore[attr-defined]
+    if t is ast.Tuple or t is ast.List:
+        items = tuple(_test_value(x, consts) for x in e.elts)  # type: ignore[attr-defined]
+        return UNKNOWN if any(i is UNKNOWN for i in items) else items
+    if t is ast.UnaryOp and isinstance(e.op, ast.Not):  # type: ignore[attr-defined]
+        v = _test_value(e.operand, consts)  # type: ignore[attr-defined]
+        return UNKNOWN if v is UNKNOWN else not v
+    if t is ast.BoolOp:
+        vals = [_test_value(x, consts) for x in e.values]  # type: ignore[attr-defined]
+        if any(v is UNKNOWN for v in vals):
+            return UNKNOWN
+        return all(vals) if isinstance(e.op, ast.And) else any(vals)  # type: ignore[attr-defined]
+    if t is ast.Compare:
+        left = _test_value(e.left, consts)  # type: ignore[attr-defined]
+        for op, right_e in zip(e.ops, e.comparators, strict=True):  # type: ignore[attr-defined]
+            right = _test_value(right_e, consts)
+            fn = _COMPARE.get(type(op))
+            if left is UNKNOWN or right is UNKNOWN or fn is None:
+                return UNKNOWN
+            try:
+                if not fn(left, right):
+                    return False
+            except TypeError:
+                return UNKNOWN
+            left = right
+        return True
+    return UNKNOWN
+
+
 def in_dead_branch(ctx: Context, func: ast.AST | None, where: Span) -> bool:
     """Is `where` inside a branch of `func` that MindSpore folds away while compiling?"""
     if func is None:
