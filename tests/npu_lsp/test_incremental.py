@@ -853,11 +853,14 @@ def mutate_call(text: str, rng: random.Random) -> str:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_random_call_site_edits_on_written_programs(seed: int, tmp_path: Path) -> None:
-    """Judged programs (helpers called from compiled code, values joined across calls):
-    after every edit where functions are called from, the incremental result is a full
-    run's, at LAX and at STRICT."""
+    """Judged programs (helpers called from compiled code, values joined across calls)
+    between the shared helpers and blocks calling them (some calling `pick`, whose calls
+    are joined): after every edit where functions are called from, the incremental result
+    is a full run's, at LAX and at STRICT. (A third of the edits skip walks the name
+    closure would have made: 67 of 188 steps over these seeds.)"""
     rng = random.Random(500 + seed)
-    text = _corpus(WRITTEN, 4, rng)
+    blocks = [(CALLER if i % 3 == 0 else CALLER.replace("pick(h, True)", "h")).format(i=i) for i in range(8)]
+    text = HELPER_FILE + _corpus(WRITTEN, 3, rng) + "".join(blocks)
     config = Config() if seed % 2 else replace(Config(), syntax_level="strict")
     path = str(tmp_path / "model.py")
     root = str(tmp_path)
