@@ -43,7 +43,7 @@ def _edit_site(text: str, where: str = "block") -> tuple[int, int]:
     return i, lines[i].index("(h)") + 2
 
 
-def in_process(edits: int, where: str) -> None:
+def in_process(edits: int, where: str, char: str) -> None:
     from npu_lsp import incremental, transfer, worker
     from npu_lsp.registry import load_all
 
@@ -70,7 +70,7 @@ def in_process(edits: int, where: str) -> None:
     orig = lines[line]
     got = []
     for k in range(edits):
-        lines[line] = orig[:col] + " " + orig[col:] if k % 2 == 0 else orig
+        lines[line] = orig[:col] + char + orig[col:] if k % 2 == 0 else orig
         ms = run(k + 2, "\n".join(lines))
         got.append(ms)
         stages = {s: round(v, 1) for s, v in doc.stats.ms.items()}
@@ -78,7 +78,7 @@ def in_process(edits: int, where: str) -> None:
     print(f"median re-check {statistics.median(got):.1f} ms CPU")
 
 
-async def through_server(edits: int, where: str) -> None:
+async def through_server(edits: int, where: str, char: str) -> None:
     from bench_lsp_latency import TimedClient
     from lsprotocol import types as lsp
     from pytest_lsp import client_capabilities
@@ -108,7 +108,7 @@ async def through_server(edits: int, where: str) -> None:
     for k in range(edits):
         end = col if k % 2 == 0 else col + 1
         change = lsp.TextDocumentContentChangePartial(
-            range=lsp.Range(lsp.Position(line, col), lsp.Position(line, end)), text=" " if k % 2 == 0 else ""
+            range=lsp.Range(lsp.Position(line, col), lsp.Position(line, end)), text=char if k % 2 == 0 else ""
         )
         sent = time.perf_counter()
         client.text_document_did_change(
@@ -131,11 +131,12 @@ def main() -> int:
     p.add_argument("--server", action="store_true")
     p.add_argument("--edits", type=int, default=6)
     p.add_argument("--where", choices=("block", "helper"), default="block", help="edit inside a block or the shared helper")
+    p.add_argument("--char", default=" ", help="the character typed (then deleted): a space leaves the tree as it was")
     args = p.parse_args()
     if args.server:
-        asyncio.run(through_server(args.edits, args.where))
+        asyncio.run(through_server(args.edits, args.where, args.char))
     else:
-        in_process(args.edits, args.where)
+        in_process(args.edits, args.where, args.char)
     return 0
 
 

@@ -23,8 +23,13 @@ gives exactly what `engine.check_source` gives for `text`, doing only part of th
   import) bound by a chunk that changed, or depends on such a chunk through a graph scope
   (a helper's call sites, which decide its level and where its errors are echoed),
   transitively; when the graph scopes inside it changed (a new call from a `construct`
-  makes a helper compiled); when one of its diagnostics points into another chunk that
-  moved differently or changed; when a message quotes a line number and any line moved;
+  makes a helper compiled). Two kinds of change stop at the chunk itself (and the helpers
+  it calls) without walking the readers of its names: only where its functions are called
+  from changed (a caller's chunk was edited), unless a rule read the call context of one
+  of them in the runs that made the kept diagnostics (`scope.SiteReads`: what the calls
+  pass, whether a result is used); or only the spaces between its tokens changed (the
+  same tree but for positions). Also walked: a chunk when one of its diagnostics points
+  into another chunk that moved differently or changed; when a message quotes a line number and any line moved;
   and every chunk is walked again when something file-wide changed: the enabled rules,
   the configuration, another module of the workspace, or a module-level statement that
   binds no name (``ms.set_context(...)``, an ``if``/``try`` block, ``from x import *``).
@@ -41,9 +46,11 @@ from __future__ import annotations
 import ast
 import bisect
 import gc
+import io
 import logging
 import re
 import time
+import tokenize
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -92,6 +99,9 @@ class Chunk:
     #: the names of the functions whose call contexts the rules read in the run that last
     #: walked it (`SiteReads`; any chunk's, since a rule may keep what it read for others)
     context_reads: frozenset[str] = frozenset()
+    #: (this run only) the chunk it replaced when the edit changed only the spaces between
+    #: its tokens (`_same_tokens`): the same tree but for positions
+    twin: Chunk | None = None
     anchors: tuple[tuple[Chunk, int], ...] = ()  # other chunks its diagnostics point into
     quotes_lines: bool = False
     layout: int = 0  # the document's layout version when walked
@@ -269,6 +279,10 @@ class IncrementalDocument:
         replaced = chunks[lo : hi + 1]
         for c in replaced:
             self._stale.update((id(n), n) for n in _walk(c.stmts) if isinstance(n, _FUNCS))
+        if len(fresh) == len(replaced):
+            for made, was in zip(fresh, replaced, strict=True):
+                if was.diags is not None and _same_tokens(was.text, made.text):
+                    made.twin = was
         fresh, gone = _adopt(fresh, replaced)
         self._gone |= gone
         out = chunks[:lo] + fresh + tail
@@ -552,7 +566,13 @@ class IncrementalDocument:
         changed: set[int] = set()
         called: set[int] = set()  # only where its functions are called from changed
         for c in chunks:
-            if (
+            twin, c.twin = c.twin, None
+            if twin is not None and c.diags is None and twin.signature == signatures.get(id(c)):
+                # the same tree but for positions: walked, its readers not (those whose
+                # diagnostics point into it are, below; a message quoting a line number
+                # is walked again when lines moved)
+                called.add(id(c))
+            elif (
                 c.diags is None
                 or c.signature != signatures.get(id(c))
                 or c.quotes_lines
@@ -685,6 +705,9 @@ class TrackedSites(list[Any]):
     def __reversed__(self) -> Any:
         SiteReads.note(self._name)
         return super().__reversed__()
+
+    def __reduce__(self) -> Any:  # (a copy made by a rule is a tracked list too)
+        return (TrackedSites, (list(super().__iter__()), self._name))
 
 
 class _TrackingContext(engine.Context):
@@ -874,6 +897,20 @@ def _chunk(start: int, text: str, stmts: list[ast.stmt]) -> Chunk:
     return Chunk(start, text, stmts, frozenset(defines), frozenset(reads), effect, tuple(imports))
 
 
+def _same_tokens(old: str, new: str) -> bool:
+    """Do two texts of a chunk hold the same tokens (comments included), only the spaces
+    and line breaks between them differing? Then they parse to the same tree but for
+    positions, and name the same words."""
+    if "".join(old.split()) != "".join(new.split()):
+        return False  # (a quick test first: most edits change more than spaces)
+    try:
+        a = [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(old).readline) if t.type != tokenize.NL]
+        b = [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(new).readline) if t.type != tokenize.NL]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return a == b
+
+
 def _calls(value: ast.AST | None) -> bool:
     return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value))
 
@@ -925,10 +962,12 @@ def _adopt(fresh: list[Chunk], old: list[Chunk]) -> tuple[list[Chunk], set[str]]
             out.append(kept)
         else:
             out.append(c)
+    twins = {id(c.twin) for c in out if c.twin is not None}
     gone: set[str] = set()
     for rest in pool.values():
         for c in rest:
-            gone.update(c.defines)
+            if id(c) not in twins:  # (a twin binds the same names)
+                gone.update(c.defines)
     return out, gone
 
 

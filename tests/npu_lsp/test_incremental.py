@@ -823,14 +823,16 @@ ARGUMENTS = ["0", "1", "0.5", "None", "True", "(1, 2)", "x", "x.shape[0]", "ops.
 def mutate_call(text: str, rng: random.Random) -> str:
     """An edit where functions are called from: an argument replaced, a keystroke inside a
     call's parentheses, a call line duplicated or removed (what moves or changes a helper's
-    call sites without touching the helper)."""
+    call sites without touching the helper); or spaces only: typed into a line, or a line
+    broken after an opening parenthesis (the same tokens: the chunk's tree is the same but
+    for positions, and with a line added every line below moves)."""
     lines = text.split("\n")
     calls = [k for k, ln in enumerate(lines) if _CALL_LINE.match(ln) and not ln.lstrip().startswith(("def ", "class ", "@"))]
     if not calls:
         return mutate(text, rng)
     k = rng.choice(calls)
     line = lines[k]
-    kind = rng.randrange(4)
+    kind = rng.randrange(6)
     opens = [m.end() for m in re.finditer(r"\w\(", line)]
     if kind == 0 and opens:  # an argument replaced
         at = rng.choice(opens)
@@ -846,8 +848,14 @@ def mutate_call(text: str, rng: random.Random) -> str:
         lines[k] = line[:at] + rng.choice([" ", "1", "x", ", ", "-"]) + line[at:]
     elif kind == 2:
         lines.insert(k, line)
-    else:
+    elif kind == 3:
         del lines[k]
+    elif kind == 4:  # a space typed somewhere in a line (maybe splitting a word)
+        at = rng.randint(len(line) - len(line.lstrip()), len(line))
+        lines[k] = line[:at] + " " + line[at:]
+    elif opens:  # a line broken inside a call's parentheses
+        at = rng.choice(opens)
+        lines[k : k + 1] = [line[:at], " " * 8 + line[at:]]
     return "\n".join(lines)
 
 
