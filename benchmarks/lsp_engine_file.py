@@ -3,7 +3,8 @@
 Two measurements:
 - `--server`: `python -m ascend_lens server` over stdio, driven by bench_lsp_latency's client
   (`debounceMs: 0`): open -> first publishDiagnostics, then one-character edits (a space typed
-  into `self.dense2(h)` of a middle block's `construct`, then deleted) -> publishDiagnostics.
+  into `self.dense2(h)` of a middle block's `construct`, or with `--where helper` into the
+  shared helper `scale` every block calls, then deleted) -> publishDiagnostics.
   Wall clock: on a loaded machine it measures the load.
 - default: the worker's incremental analysis in this process, in CPU time, with its stages
   (`incremental.Stats.ms`, timed by `time.process_time` here) and how many chunks each edit walks.
@@ -28,16 +29,21 @@ sys.path.insert(0, str(HERE))
 from bench_lsp_engine import make_source  # noqa: E402
 
 
-def _edit_site(text: str) -> tuple[int, int]:
-    """(0-based line, column) inside `self.dense2(h)`, after `h`, in the middle of the file."""
+def _edit_site(text: str, where: str = "block") -> tuple[int, int]:
+    """(0-based line, column) of the edit: `block`, inside `self.dense2(h)`, after `h`, in
+    the middle of the file; `helper`, inside the shared helper `scale` (`return v * k`,
+    after `v`), which every block calls."""
     lines = text.split("\n")
+    if where == "helper":
+        i = lines.index("    return v * k")
+        return i, lines[i].index("v") + 1
     i = len(lines) // 2
     while not lines[i].lstrip().startswith("y = self.dense2(h)"):
         i += 1
     return i, lines[i].index("(h)") + 2
 
 
-def in_process(edits: int) -> None:
+def in_process(edits: int, where: str, char: str) -> None:
     from npu_lsp import incremental, transfer, worker
     from npu_lsp.registry import load_all
 
@@ -59,12 +65,12 @@ def in_process(edits: int) -> None:
     doc = worker._document(path)
     stages = {k: round(v, 1) for k, v in doc.stats.ms.items()}
     print(f"first analysis {first:.1f} ms CPU; stages {stages}")
-    line, col = _edit_site(text)
+    line, col = _edit_site(text, where)
     lines = text.split("\n")
     orig = lines[line]
     got = []
     for k in range(edits):
-        lines[line] = orig[:col] + " " + orig[col:] if k % 2 == 0 else orig
+        lines[line] = orig[:col] + char + orig[col:] if k % 2 == 0 else orig
         ms = run(k + 2, "\n".join(lines))
         got.append(ms)
         stages = {s: round(v, 1) for s, v in doc.stats.ms.items()}
@@ -72,7 +78,7 @@ def in_process(edits: int) -> None:
     print(f"median re-check {statistics.median(got):.1f} ms CPU")
 
 
-async def through_server(edits: int) -> None:
+async def through_server(edits: int, where: str, char: str) -> None:
     from bench_lsp_latency import TimedClient
     from lsprotocol import types as lsp
     from pytest_lsp import client_capabilities
@@ -97,12 +103,12 @@ async def through_server(edits: int) -> None:
     )
     await timed.published(uri, 1)
     first = time.perf_counter() - start
-    line, col = _edit_site(text)
+    line, col = _edit_site(text, where)
     got = []
     for k in range(edits):
         end = col if k % 2 == 0 else col + 1
         change = lsp.TextDocumentContentChangePartial(
-            range=lsp.Range(lsp.Position(line, col), lsp.Position(line, end)), text=" " if k % 2 == 0 else ""
+            range=lsp.Range(lsp.Position(line, col), lsp.Position(line, end)), text=char if k % 2 == 0 else ""
         )
         sent = time.perf_counter()
         client.text_document_did_change(
@@ -124,11 +130,13 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--server", action="store_true")
     p.add_argument("--edits", type=int, default=6)
+    p.add_argument("--where", choices=("block", "helper"), default="block", help="edit inside a block or the shared helper")
+    p.add_argument("--char", default=" ", help="the character typed (then deleted): a space leaves the tree as it was")
     args = p.parse_args()
     if args.server:
-        asyncio.run(through_server(args.edits))
+        asyncio.run(through_server(args.edits, args.where, args.char))
     else:
-        in_process(args.edits)
+        in_process(args.edits, args.where, args.char)
     return 0
 
 

@@ -885,7 +885,12 @@ class _Walker:
         if scope is not None and DIAGNOSTIC_FILTERS:
             found = [d for d in found if not any(f(self.ctx, scope, d) for f in DIAGNOSTIC_FILTERS)]
         self.out.extend(found)
-        if scope is not None and scope.kind in SITED_KINDS and scope.call_sites:
+        if scope is not None and scope.kind in SITED_KINDS:
+            self._echo_errors(found, scope)
+
+    def _echo_errors(self, found: list[Diagnostic], scope: GraphScope) -> None:
+        """Repeat each error found in a function compiled through calls at those calls."""
+        if scope.call_sites:
             for d in found:
                 if d.severity == "error":
                     self.out.extend(self._echo_at_call_sites(d, scope))

@@ -23,8 +23,13 @@ gives exactly what `engine.check_source` gives for `text`, doing only part of th
   import) bound by a chunk that changed, or depends on such a chunk through a graph scope
   (a helper's call sites, which decide its level and where its errors are echoed),
   transitively; when the graph scopes inside it changed (a new call from a `construct`
-  makes a helper compiled); when one of its diagnostics points into another chunk that
-  moved differently or changed; when a message quotes a line number and any line moved;
+  makes a helper compiled). Two kinds of change stop at the chunk itself (and the helpers
+  it calls) without walking the readers of its names: only where its functions are called
+  from changed (a caller's chunk was edited), unless a rule read the call context of one
+  of them in the runs that made the kept diagnostics (`scope.SiteReads`: what the calls
+  pass, whether a result is used); or only the spaces between its tokens changed (the
+  same tree but for positions). Also walked: a chunk when one of its diagnostics points
+  into another chunk that moved differently or changed; when a message quotes a line number and any line moved;
   and every chunk is walked again when something file-wide changed: the enabled rules,
   the configuration, another module of the workspace, or a module-level statement that
   binds no name (``ms.set_context(...)``, an ``if``/``try`` block, ``from x import *``).
@@ -41,9 +46,11 @@ from __future__ import annotations
 import ast
 import bisect
 import gc
+import io
 import logging
 import re
 import time
+import tokenize
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -52,7 +59,7 @@ from typing import Any
 from npu_lsp import engine
 from npu_lsp.config import Config
 from npu_lsp.diagnostics import Diagnostic, Edit, Fix, Related, Span
-from npu_lsp.scope import GraphScope, ScopeResolver, summarize
+from npu_lsp.scope import SITE_READS_PAUSED, GraphScope, ScopeResolver, SiteReads, summarize
 
 log = logging.getLogger("npu_lsp.incremental")
 
@@ -61,6 +68,12 @@ log = logging.getLogger("npu_lsp.incremental")
 _BINDING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import)
 _LINE_NUMBER = re.compile(r"\bline \d")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FUNC_TYPES = frozenset((*_FUNCS, ast.Lambda))
+
+
+def _function_name(fn: ast.AST) -> str:
+    """The name `SiteReads` records a function's call context under."""
+    return getattr(fn, "name", "<lambda>")
 
 
 @dataclass(eq=False)
@@ -79,7 +92,16 @@ class Chunk:
     # ---- the last walk of this chunk (None: never walked)
     diags: list[tuple[Diagnostic, int]] | None = None  # (diagnostic, tag) tag: 0/1 echo/2 crash
     walked_at: int = 0  # `start` when walked
+    #: what graph-scope resolution said about its functions when walked: their levels and
+    #: kinds (`signature`), and where they are called from (`sites`)
     signature: Any = None
+    sites: Any = None
+    #: the names of the functions whose call contexts the rules read in the run that last
+    #: walked it (`SiteReads`; any chunk's, since a rule may keep what it read for others)
+    context_reads: frozenset[str] = frozenset()
+    #: (this run only) the chunk it replaced when the edit changed only the spaces between
+    #: its tokens (`_same_tokens`): the same tree but for positions
+    twin: Chunk | None = None
     anchors: tuple[tuple[Chunk, int], ...] = ()  # other chunks its diagnostics point into
     quotes_lines: bool = False
     layout: int = 0  # the document's layout version when walked
@@ -87,6 +109,14 @@ class Chunk:
     @property
     def nlines(self) -> int:
         return self.text.count("\n") + (0 if self.text.endswith("\n") or not self.text else 1)
+
+    def function_names(self) -> frozenset[str]:
+        """The names of every function defined in it (nested ones too)."""
+        names = self.__dict__.get("_function_names")
+        if names is None:
+            names = frozenset(_function_name(n) for n in _walk(self.stmts) if type(n) in _FUNC_TYPES)
+            self.__dict__["_function_names"] = names
+        return names
 
 
 @dataclass
@@ -249,6 +279,10 @@ class IncrementalDocument:
         replaced = chunks[lo : hi + 1]
         for c in replaced:
             self._stale.update((id(n), n) for n in _walk(c.stmts) if isinstance(n, _FUNCS))
+        if len(fresh) == len(replaced):
+            for made, was in zip(fresh, replaced, strict=True):
+                if was.diags is not None and _same_tokens(was.text, made.text):
+                    made.twin = was
         fresh, gone = _adopt(fresh, replaced)
         self._gone |= gone
         out = chunks[:lo] + fresh + tail
@@ -352,8 +386,11 @@ class IncrementalDocument:
         t0 = self._lap("resolve", t0)
         forced = frozenset({"graphmode"}) if roots else frozenset()
         table = engine._dispatch_table(config, path, text, forced, tree)
-        ctx = engine.Context(path, text, tree, config, resolver)
+        ctx = _TrackingContext(path, text, tree, config, resolver)
         walker = _TaggingWalker(ctx, table)
+        for s in resolver.scopes.values():
+            s.call_sites = TrackedSites(s.call_sites, _function_name(s.function))
+        SiteReads.seen = set()
         try:
             for r in table.get(ast.Module, ()):
                 walker.run(r, tree)
@@ -365,8 +402,9 @@ class IncrementalDocument:
             node_rules = any(t is not ast.Module for t in table)
             glob: Any = (id(table), everywhere, repr(config), effects)
             starts = [c.start for c in chunks]
-            signatures, site_deps = _signatures(resolver, chunks, starts, path)
-            walk = self._to_walk(chunks, signatures, site_deps, glob, force)
+            with SITE_READS_PAUSED:
+                signatures, sites, site_deps = _signatures(resolver, chunks, starts, path)
+            walk = self._to_walk(chunks, signatures, sites, site_deps, glob, force)
             self._global = glob
             self._site_deps = site_deps
             if workspace is not None:
@@ -381,8 +419,10 @@ class IncrementalDocument:
             out: list[tuple[Diagnostic, int]] = [
                 (d, t) for d in module_out for t in (walker.tag(d),)
             ]
+            walked: list[Chunk] = []
             for i, c in enumerate(chunks):
                 if id(c) in walk:
+                    walked.append(c)
                     self.stats.walked += 1
                     if everywhere:
                         for st in c.stmts:
@@ -395,6 +435,7 @@ class IncrementalDocument:
                     c.diags = [(d, walker.tag(d)) for d in found]
                     c.walked_at = c.start
                     c.signature = signatures.get(id(c))
+                    c.sites = sites.get(id(c))
                     c.layout = self._layout
                     c.quotes_lines = any(_LINE_NUMBER.search(d.message) for d, _ in c.diags)
                     c.anchors = _anchors(c, chunks, starts, path)
@@ -410,7 +451,11 @@ class IncrementalDocument:
                         c.walked_at = c.start
                         c.anchors = tuple((a, a.start) for a, _ in c.anchors)
                     out.extend(c.diags)
+            reads = frozenset(SiteReads.seen)
+            for c in walked:
+                c.context_reads = reads
         finally:
+            SiteReads.seen = None
             ctx.cache.clear()
             ctx._parents.clear()
             ctx._stmt_parents = None
@@ -424,13 +469,7 @@ class IncrementalDocument:
         name bound by it (or by a chunk replaced since the last run), or being a helper its
         compiled code calls (through the call sites of this run and of the last)."""
         by_id = {id(c): c for c in chunks}
-        if self._readers is None or self._readers[0] is not chunks:
-            readers: dict[str, list[int]] = {}
-            for c in chunks:
-                for name in c.reads:
-                    readers.setdefault(name, []).append(id(c))
-            self._readers = (chunks, readers)
-        readers = self._readers[1]
+        readers = self._readers_of(chunks)
         old_deps, new_deps = self._site_deps, site_deps or {}
         todo = list(changed)
         names: set[str] = set(self._gone)
@@ -452,10 +491,69 @@ class IncrementalDocument:
             todo.extend(new_deps.get(cid, ()))
         return out & by_id.keys()
 
+    def _closure(
+        self,
+        chunks: list[Chunk],
+        changed: set[int],
+        called: set[int],
+        site_deps: dict[int, set[int]],
+    ) -> set[int]:
+        """ids of the chunks to walk again: `_name_closure`, except that a chunk reached only
+        through call sites (`called`: where its functions are called from changed; or a
+        helper's chunk reached from a walked caller's) keeps its text, names and levels, and
+        only its functions' call contexts may differ: it is walked, and so are the helpers it
+        calls, but the readers of its names are not, unless a rule read the call context of
+        a function defined in it in a run that walked the chunks kept (`Chunk.context_reads`,
+        `SiteReads`): only then can a reader hold an answer that depends on those calls (the
+        join of what they pass, whether a result is used)."""
+        read: set[str] = set()
+        for c in chunks:
+            read |= c.context_reads
+        by_id = {id(c): c for c in chunks}
+        readers = self._readers_of(chunks)
+        old_deps = self._site_deps
+        todo = [(cid, True) for cid in changed] + [(cid, False) for cid in called]
+        seen_names: set[str] = set(self._gone)
+        for name in seen_names:
+            todo.extend((r, True) for r in readers.get(name, ()))
+        content: set[int] = set()
+        through_sites: set[int] = set()
+        while todo:
+            cid, whole = todo.pop()
+            hit = by_id.get(cid)
+            if not whole and hit is not None and not hit.function_names().isdisjoint(read):
+                whole = True  # a reader may hold what it read of its functions' calls
+            if whole:
+                if cid in content:
+                    continue
+                content.add(cid)
+                if hit is not None:
+                    for name in hit.defines - seen_names:
+                        seen_names.add(name)
+                        todo.extend((r, True) for r in readers.get(name, ()))
+            else:
+                if cid in through_sites or cid in content:
+                    continue
+                through_sites.add(cid)
+            todo.extend((d, False) for d in old_deps.get(cid, ()))
+            todo.extend((d, False) for d in site_deps.get(cid, ()))
+        return (content | through_sites) & by_id.keys()
+
+    def _readers_of(self, chunks: list[Chunk]) -> dict[str, list[int]]:
+        """name -> ids of the chunks reading it (kept for one list of chunks)."""
+        if self._readers is None or self._readers[0] is not chunks:
+            readers: dict[str, list[int]] = {}
+            for c in chunks:
+                for name in c.reads:
+                    readers.setdefault(name, []).append(id(c))
+            self._readers = (chunks, readers)
+        return self._readers[1]
+
     def _to_walk(
         self,
         chunks: list[Chunk],
         signatures: dict[int, Any],
+        sites: dict[int, Any],
         site_deps: dict[int, set[int]],
         glob: Any,
         force: bool,
@@ -466,18 +564,24 @@ class IncrementalDocument:
             return {id(c) for c in chunks}
         by_id = {id(c): c for c in chunks}
         changed: set[int] = set()
+        called: set[int] = set()  # only where its functions are called from changed
         for c in chunks:
-            if (
+            twin, c.twin = c.twin, None
+            if twin is not None and c.diags is None and twin.signature == signatures.get(id(c)):
+                # the same tree but for positions: walked, its readers not (those whose
+                # diagnostics point into it are, below; a message quoting a line number
+                # is walked again when lines moved)
+                called.add(id(c))
+            elif (
                 c.diags is None
                 or c.signature != signatures.get(id(c))
                 or c.quotes_lines
                 and c.layout != self._layout
-            ):
+            ) or any(id(anchor) not in by_id for anchor, _ in c.anchors):
                 changed.add(id(c))
-            else:
-                if any(id(anchor) not in by_id for anchor, _ in c.anchors):
-                    changed.add(id(c))
-        walk = self._name_closure(chunks, changed, site_deps)
+            elif c.sites != sites.get(id(c)):
+                called.add(id(c))
+        walk = self._closure(chunks, changed, called, site_deps)
         self._gone = set()
         # anchors into walked chunks: their diagnostics may point at text that changed
         for c in chunks:
@@ -564,6 +668,57 @@ def _imported_elsewhere(workspace: engine.WorkspaceIndex, module: str) -> bool:
     return False
 
 
+# ------------------------------------------------------------------ call contexts
+class TrackedSites(list[Any]):
+    """A graph scope's `call_sites` during an incremental analysis: every read of it is
+    recorded under the function's name (`SiteReads`), so the run knows whose call contexts
+    its rules asked about. Only the engine's own uses for the function's diagnostics (the
+    call sites it names and echoes errors at, `_TrackingContext`, `_TaggingWalker`) are
+    not: they make diagnostics of the function's own chunk, which is walked anyway."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, sites: Iterable[Any], name: str) -> None:
+        super().__init__(sites)
+        self._name = name
+
+    def __iter__(self) -> Any:
+        SiteReads.note(self._name)
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        SiteReads.note(self._name)
+        return super().__len__()
+
+    def __bool__(self) -> bool:
+        SiteReads.note(self._name)
+        return super().__len__() > 0
+
+    def __getitem__(self, index: Any) -> Any:
+        SiteReads.note(self._name)
+        return super().__getitem__(index)
+
+    def __contains__(self, item: object) -> bool:
+        SiteReads.note(self._name)
+        return super().__contains__(item)
+
+    def __reversed__(self) -> Any:
+        SiteReads.note(self._name)
+        return super().__reversed__()
+
+    def __reduce__(self) -> Any:  # (a copy made by a rule is a tracked list too)
+        return (TrackedSites, (list(super().__iter__()), self._name))
+
+
+class _TrackingContext(engine.Context):
+    """`engine.Context`; the call sites it attaches to a diagnostic are not a read of the
+    function's call context for other chunks (`TrackedSites`)."""
+
+    def diagnostic(self, *args: Any, **kw: Any) -> Diagnostic:
+        with SITE_READS_PAUSED:
+            return super().diagnostic(*args, **kw)
+
+
 # ------------------------------------------------------------------ walker
 class _TaggingWalker(engine._Walker):
     """The engine's walker, remembering which diagnostics are echoes at call sites and
@@ -572,6 +727,10 @@ class _TaggingWalker(engine._Walker):
     def __init__(self, ctx: engine.Context, table: Any) -> None:
         super().__init__(ctx, table)
         self._echo_ids: set[int] = set()
+
+    def _echo_errors(self, found: list[Diagnostic], scope: GraphScope) -> None:
+        with SITE_READS_PAUSED:  # diagnostics of the function's own chunk (`TrackedSites`)
+            super()._echo_errors(found, scope)
 
     def _echo_at_call_sites(self, d: Diagnostic, scope: GraphScope) -> list[Diagnostic]:
         # per chunk: echoes found in other chunks are merged later (`_dedupe`)
@@ -738,6 +897,20 @@ def _chunk(start: int, text: str, stmts: list[ast.stmt]) -> Chunk:
     return Chunk(start, text, stmts, frozenset(defines), frozenset(reads), effect, tuple(imports))
 
 
+def _same_tokens(old: str, new: str) -> bool:
+    """Do two texts of a chunk hold the same tokens (comments included), only the spaces
+    and line breaks between them differing? Then they parse to the same tree but for
+    positions, and name the same words."""
+    if "".join(old.split()) != "".join(new.split()):
+        return False  # (a quick test first: most edits change more than spaces)
+    try:
+        a = [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(old).readline) if t.type != tokenize.NL]
+        b = [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(new).readline) if t.type != tokenize.NL]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return a == b
+
+
 def _calls(value: ast.AST | None) -> bool:
     return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value))
 
@@ -789,10 +962,12 @@ def _adopt(fresh: list[Chunk], old: list[Chunk]) -> tuple[list[Chunk], set[str]]
             out.append(kept)
         else:
             out.append(c)
+    twins = {id(c.twin) for c in out if c.twin is not None}
     gone: set[str] = set()
     for rest in pool.values():
         for c in rest:
-            gone.update(c.defines)
+            if id(c) not in twins:  # (a twin binds the same names)
+                gone.update(c.defines)
     return out, gone
 
 
@@ -806,11 +981,13 @@ def _index_of(starts: list[int], node: ast.AST) -> int:
 
 def _signatures(
     resolver: ScopeResolver, chunks: list[Chunk], starts: list[int], path: str
-) -> tuple[dict[int, Any], dict[int, set[int]]]:
-    """Per chunk, what graph-scope resolution says about the functions in it (lines
-    relative to the chunks they fall in); and which chunks depend on which through call
-    sites (a helper's chunk depends on its callers' chunks)."""
+) -> tuple[dict[int, Any], dict[int, Any], dict[int, set[int]]]:
+    """Per chunk, what graph-scope resolution says about the functions in it: their names,
+    kinds, levels and places (lines relative to the chunk), and apart, where each is called
+    from (lines relative to the chunks the calls fall in); and which chunks depend on which
+    through call sites (a helper's chunk depends on its callers' chunks)."""
     per: dict[int, list[Any]] = {}
+    called: dict[int, list[Any]] = {}
     deps: dict[int, set[int]] = {}
     for s in resolver.scopes.values():
         i = _index_of(starts, s.function)
@@ -830,10 +1007,14 @@ def _signatures(
                     continue
             sites.append((site.path, site.line, site.column, site.end_line, site.end_column))
         line = getattr(s.function, "lineno", 0) - home.start
-        per.setdefault(id(home), []).append(
-            (s.qualname, s.kind, s.level, line, getattr(s.function, "col_offset", 0), tuple(sites))
-        )
-    return {k: sorted(v, key=repr) for k, v in per.items()}, deps
+        col = getattr(s.function, "col_offset", 0)
+        per.setdefault(id(home), []).append((s.qualname, s.kind, s.level, line, col))
+        called.setdefault(id(home), []).append((s.qualname, line, col, tuple(sites)))
+    return (
+        {k: sorted(v, key=repr) for k, v in per.items()},
+        {k: sorted(v, key=repr) for k, v in called.items()},
+        deps,
+    )
 
 
 def _anchors(

@@ -104,6 +104,39 @@ class GraphScope:
         return self.level == "strict"
 
 
+class SiteReads:
+    """Which functions' call contexts (their call sites, the calls of them by name) the
+    rules read during one analysis: the language server's incremental path records them
+    (`incremental.TrackedSites`), so an edit that only moves or changes the calls of a
+    helper nobody asked about does not make every reader of the helper's name analysed
+    again. `seen` is None outside such an analysis: the full run pays one test per read.
+
+    A reader whose answer is keyed by the call node it is asked about (a file-wide index of
+    call -> callee), not by the helper, reads every helper's sites for everybody: it pauses
+    the record (`paused`), since a chunk asking about its own call depends on that call
+    and its callee only."""
+
+    seen: set[str] | None = None
+    paused: int = 0
+
+    @classmethod
+    def note(cls, name: str) -> None:
+        """Record that the call context of the function called `name` was read."""
+        seen = cls.seen
+        if seen is not None and not cls.paused:
+            seen.add(name)
+
+    def __enter__(self) -> None:
+        SiteReads.paused += 1
+
+    def __exit__(self, *exc: object) -> None:
+        SiteReads.paused -= 1
+
+
+#: `with SITE_READS_PAUSED:` around a file-wide index of calls (`SiteReads`)
+SITE_READS_PAUSED = SiteReads()
+
+
 
 def _python_only_methods(info: ModuleInfo, cls: ClassInfo) -> frozenset[str]:
     """The methods of a `@jit_class` that only its `__init__` calls, directly or through

@@ -16,6 +16,17 @@ from npu_lsp.rules.graphmode.values import in_dead_branch
 from npu_lsp.scope import GraphScope
 
 _SELF_STORES_MEMO = "_ascend_lens_self_stores"
+#: attribute of a function's node holding its `object_stores`
+_OBJECT_STORES_MEMO = "_ascend_lens_object_stores"
+
+
+class _Clauses:
+    """Marks on the walk's stack around a `try`'s `except` clauses and a `match`'s cases."""
+
+
+_ENTER, _LEAVE = _Clauses(), _Clauses()
+#: statements whose blocks hold `except` clauses or `case`s (`STATEMENT_BLOCKS` fields)
+_CLAUSED = frozenset(t for t, blocks in STATEMENT_BLOCKS.items() if "handlers" in blocks or "cases" in blocks)
 
 
 def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
@@ -26,32 +37,85 @@ def self_stores(func: ast.AST) -> dict[str, list[ast.stmt]]:
     found = kept.get(_SELF_STORES_MEMO) if kept is not None else None
     if found is not None:
         return found
-    found = {}
-    stack: list[ast.AST] = list(getattr(func, "body", ()))
+    return _index_stores(func, kept)[0]
+
+
+def object_stores(func: ast.AST) -> dict[tuple[str, str], list[ast.Assign]]:
+    """(`name`, `attr`) -> the plain assignments `name.attr = v` of `func` (`self` left out:
+    its stores are `self_stores`'; not an item of a tuple target, not `+=`, not in an
+    `except` clause or a `case`), kept on its node. Statements only."""
+    kept = getattr(func, "__dict__", None)
+    found = kept.get(_OBJECT_STORES_MEMO) if kept is not None else None
+    if found is not None:
+        return found
+    return _index_stores(func, kept)[1]
+
+
+def _index_stores(
+    func: ast.AST, kept: dict[str, object] | None
+) -> tuple[dict[str, list[ast.stmt]], dict[tuple[str, str], list[ast.Assign]]]:
+    """`self_stores` and `object_stores` of `func` in one walk of its statements (each the
+    walk its reader made before, in the same order: `object_stores` leaves out what sits in
+    an `except` clause or a `case`, marked on the stack), kept on its node."""
+    own: dict[str, list[ast.stmt]] = {}
+    objects: dict[tuple[str, str], list[ast.Assign]] = {}
+    clauses = 0  # inside an `except` clause or a `case`
+    stack: list[object] = list(getattr(func, "body", ()))
     while stack:
         node = stack.pop()
         t = type(node)
-        blocks = STATEMENT_BLOCKS.get(t)
+        blocks = STATEMENT_BLOCKS.get(t)  # type: ignore[arg-type]
         if blocks is not None:
-            for block in blocks:
-                stack.extend(getattr(node, block))
+            if t in _CLAUSED:
+                for block in blocks:
+                    if block == "handlers" or block == "cases":
+                        stack.append(_LEAVE)
+                        stack.extend(getattr(node, block))
+                        stack.append(_ENTER)
+                    else:
+                        stack.extend(getattr(node, block))
+            else:
+                for block in blocks:
+                    stack.extend(getattr(node, block))
             continue
         if t is ast.Assign:
-            targets = list(node.targets)  # type: ignore[attr-defined]  # (a copy: items of tuples join it)
+            items: list[ast.expr] | None = None
+            for target in node.targets:  # type: ignore[attr-defined]
+                tt = type(target)
+                if tt is ast.Attribute:
+                    value = target.value
+                    if type(value) is ast.Name:
+                        if value.id == "self":
+                            own.setdefault(target.attr, []).append(node)  # type: ignore[arg-type]
+                        elif not clauses:
+                            objects.setdefault((value.id, target.attr), []).append(node)  # type: ignore[arg-type]
+                elif tt is ast.Tuple or tt is ast.List:
+                    items = [*(items or ()), target]
+            if items is not None:
+                _tuple_self_stores(items, node, own)  # type: ignore[arg-type]
         elif t is ast.AugAssign:
-            targets = [node.target]  # type: ignore[attr-defined]
-        else:
-            continue
-        for target in targets:
-            if type(target) is ast.Tuple or type(target) is ast.List:
-                # measured (written/heldout23a probes `lax24a_hid_*`): an item of a tuple or
-                # list target is stored as a plain target is, at LAX and STRICT
-                targets.extend(e.value if type(e) is ast.Starred else e for e in target.elts)
-            elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                found.setdefault(target.attr, []).append(node)
+            target = node.target  # type: ignore[attr-defined]
+            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                own.setdefault(target.attr, []).append(node)  # type: ignore[arg-type]
+        elif node is _ENTER:
+            clauses += 1
+        elif node is _LEAVE:
+            clauses -= 1
     if kept is not None:
-        kept[_SELF_STORES_MEMO] = found
-    return found
+        kept[_SELF_STORES_MEMO] = own
+        kept[_OBJECT_STORES_MEMO] = objects
+    return own, objects
+
+
+def _tuple_self_stores(targets: list[ast.expr], node: ast.stmt, own: dict[str, list[ast.stmt]]) -> None:
+    """The stores on `self` among the items of tuple or list targets (nested ones too):
+    measured (written/heldout23a probes `lax24a_hid_*`), an item of a tuple or list target
+    is stored as a plain target is, at LAX and STRICT."""
+    for target in targets:  # (items of nested tuples join the list)
+        if type(target) is ast.Tuple or type(target) is ast.List:
+            targets.extend(e.value if type(e) is ast.Starred else e for e in target.elts)
+        elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+            own.setdefault(target.attr, []).append(node)
 
 
 #: attribute of a function's node holding its `branch_stores`

@@ -35,6 +35,7 @@ from npu_lsp.rules.graphmode.list_compare import (
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import number_or_tuple_argument
+from npu_lsp.scope import SITE_READS_PAUSED
 
 
 def side_value(rets: list[ast.Return], vals: Values, env: Env | None = None) -> av.Value:
@@ -1785,30 +1786,36 @@ def _call_candidates(ctx: Context) -> tuple[set[int], set[str], set[str]]:
     names (`called_name`) of both (`Rule.file_calls`)."""
     hit = ctx.cache.get("MS119.calls")
     if hit is None:
-        sites: set[int] = set()
-        names: set[str] = set()
-        called: set[str] = set()
-        for scope in ctx.scopes.scopes.values():
-            func = scope.function
-            if type(func) is not ast.FunctionDef or ctx.parent(func) is None:
-                continue
-            if not scope.call_sites and not (scope.kind == "jit" and ctx.parent(func) is ctx.tree):
-                continue
-            # structure alone: the values before an `if` (`_may_join`) would ask for the
-            # parents of functions the walk has not reached, a map of the whole file
-            if not any(type(st) is ast.If and (returns_in(st.body) or _assigned(st.body)) for st in body_statements(func.body, ctx)):
-                continue
-            if scope.call_sites:
-                for c in scope.call_sites:
-                    if c.path == ctx.path and c.call is not None:
-                        sites.add(id(c.call))
-                        called.add(called_name(c.call, ctx))
-            else:
-                names.add(func.name)
-        for name in names:  # what a call `name(...)` is called (an import may rename it)
-            called.add(called_name(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[]), ctx))
-        hit = ctx.cache["MS119.calls"] = (sites, names, called)
+        with SITE_READS_PAUSED:  # keyed by call: a chunk asks about its own calls only
+            hit = ctx.cache["MS119.calls"] = _index_call_candidates(ctx)
     return hit
+
+
+def _index_call_candidates(ctx: Context) -> tuple[set[int], set[str], set[str]]:
+    """`_call_candidates` built (one pass over the graph scopes of the file)."""
+    sites: set[int] = set()
+    names: set[str] = set()
+    called: set[str] = set()
+    for scope in ctx.scopes.scopes.values():
+        func = scope.function
+        if type(func) is not ast.FunctionDef or ctx.parent(func) is None:
+            continue
+        if not scope.call_sites and not (scope.kind == "jit" and ctx.parent(func) is ctx.tree):
+            continue
+        # structure alone: the values before an `if` (`_may_join`) would ask for the
+        # parents of functions the walk has not reached, a map of the whole file
+        if not any(type(st) is ast.If and (returns_in(st.body) or _assigned(st.body)) for st in body_statements(func.body, ctx)):
+            continue
+        if scope.call_sites:
+            for c in scope.call_sites:
+                if c.path == ctx.path and c.call is not None:
+                    sites.add(id(c.call))
+                    called.add(called_name(c.call, ctx))
+        else:
+            names.add(func.name)
+    for name in names:  # what a call `name(...)` is called (an import may rename it)
+        called.add(called_name(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[]), ctx))
+    return sites, names, called
 
 
 def _may_join(st: ast.If, func: ast.AST, ctx: Context) -> bool:

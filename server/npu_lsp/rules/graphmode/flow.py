@@ -52,7 +52,7 @@ from npu_lsp.rules.graphmode.result_kinds import HOST_METHODS as _HOST_METHODS
 from npu_lsp.rules.graphmode.result_kinds import NUMPY_REDUCTIONS as _NUMPY_REDUCTIONS
 from npu_lsp.rules.graphmode.result_kinds import NUMPY_UFUNCS as _NUMPY_UFUNCS
 from npu_lsp.rules.graphmode.result_kinds import STATIC_ATTRS as _STATIC_ATTRS
-from npu_lsp.scope import dotted
+from npu_lsp.scope import SiteReads, dotted
 
 #: attributes of `mindspore.nn` layers that hold Parameters (Dense / Conv `weight`, `bias`,
 #: BatchNorm / LayerNorm `gamma`, `beta`, `moving_mean`, `moving_variance`, Embedding
@@ -1723,6 +1723,8 @@ class Analyzer:
 
     def _call_sites(self, fn: _Fn) -> list[tuple[ast.Call, _Fn | None]]:
         func = fn.func
+        if SiteReads.seen is not None:  # the language server's incremental path
+            SiteReads.note(getattr(func, "name", "<lambda>"))  # a hit reads them too
         key = id(func)
         hit = self._sites.get(key)
         if hit is not None:

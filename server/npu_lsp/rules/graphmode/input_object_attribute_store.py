@@ -10,36 +10,9 @@ from collections.abc import Iterable
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
+from npu_lsp.rules.graphmode.attribute_stores import object_stores
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
-
-#: attribute of a function's node holding its `_object_stores`
-_MEMO = "_ascend_lens_object_stores"
-
-
-def _object_stores(func: ast.AST) -> dict[tuple[str, str], list[ast.Assign]]:
-    """(`name`, `attr`) -> the plain assignments `name.attr = v` of `func` (`self` left out:
-    its stores are MS132's and `attribute_stores`'), kept on its node. Statements only."""
-    kept = getattr(func, "__dict__", None)
-    found = kept.get(_MEMO) if kept is not None else None
-    if found is not None:
-        return found
-    found = {}
-    stack: list[ast.AST] = list(getattr(func, "body", ()))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if type(node) is ast.Assign:
-            for t in node.targets:
-                if type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id != "self":
-                    found.setdefault((t.value.id, t.attr), []).append(node)
-            continue
-        if isinstance(node, ast.stmt):
-            stack.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
-    if kept is not None:
-        kept[_MEMO] = found
-    return found
 
 
 def _plain_classes(ctx: Context) -> frozenset[str]:
@@ -71,7 +44,7 @@ def _module_value(name: str, ctx: Context) -> ast.expr | None:
 def stores_on_objects(ctx: Context, scopes: Iterable[object]) -> bool:
     """Does a compiled function of `scopes` store an attribute of a name other than `self`,
     in a module defining a plain class (MS145's cheap pretest)?"""
-    return bool(_plain_classes(ctx)) and any(_object_stores(getattr(s, "function", None) or ast.Module(body=[], type_ignores=[])) for s in scopes)
+    return bool(_plain_classes(ctx)) and any(object_stores(getattr(s, "function", None) or ast.Module(body=[], type_ignores=[])) for s in scopes)
 
 
 def holds_plain_object(name: str, func: ast.AST, ctx: Context) -> bool:
@@ -106,7 +79,7 @@ def input_object_stored(e: ast.Attribute, func: ast.AST, ctx: Context) -> ast.As
     not stored, or the stored value kept in a local name, compiles)."""
     if type(e.value) is not ast.Name or e.value.id == "self" or not isinstance(e.ctx, ast.Load):
         return None
-    stores = _object_stores(func).get((e.value.id, e.attr))
+    stores = object_stores(func).get((e.value.id, e.attr))
     if not stores:
         return None
     at = (e.lineno, e.col_offset)
@@ -177,7 +150,7 @@ class InputObjectAttributeStoreRead(GraphRule):
         if type(t) is not ast.Attribute or type(t.value) is not ast.Name or t.value.id == "self":
             return
         name, attr = t.value.id, t.attr
-        stores = _object_stores(func).get((name, attr), [])
+        stores = object_stores(func).get((name, attr), [])
         if not stores or min(stores, key=lambda st: (st.lineno, st.col_offset)) is not node:
             return  # one report per attribute: at its first store
         end = (node.end_lineno or 0, node.end_col_offset or 0)

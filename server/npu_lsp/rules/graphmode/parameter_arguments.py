@@ -14,6 +14,7 @@ import ast
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode.flow import python_number
+from npu_lsp.scope import SiteReads
 
 
 def python_number_argument(fn: ast.AST, name: str, ctx: Context) -> ast.expr | None:
@@ -114,6 +115,8 @@ def _calls_of(fn: ast.FunctionDef, ctx: Context) -> tuple[list[ast.Call], int]:
     """Calls of a module-level function `fn` by its name, or of instances of the module-level
     class whose `construct` `fn` is (`Net()(x)`, `net = Net()` then `net(x)`); and how many
     leading parameters the calls do not pass (`self`)."""
+    if SiteReads.seen is not None:  # the language server's incremental path
+        SiteReads.note(fn.name)
     owner = ctx.parent(fn)
     if owner is ctx.tree:
         return [c for _, c in _index(ctx)[0].get(fn.name, [])], 0

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from npu_lsp.astutil import none_compared, range_count, self_attr, store_names
 from npu_lsp.diagnostics import Span
 from npu_lsp.engine import DIAGNOSTIC_FILTERS
-from npu_lsp.scope import ECHOED_KINDS
+from npu_lsp.scope import ECHOED_KINDS, SITE_READS_PAUSED
 
 if TYPE_CHECKING:
     from npu_lsp.diagnostics import Diagnostic
@@ -1811,10 +1811,11 @@ def _callees(ctx: Context) -> dict[int, list[ast.AST]]:
     hit = ctx.cache.get("values.callees")
     if hit is None:
         hit = {}
-        for scope in ctx.scopes.scopes.values():
-            for site in scope.call_sites:
-                if site.path == ctx.path and site.call is not None:
-                    hit.setdefault(id(site.call), []).append(scope.function)
+        with SITE_READS_PAUSED:  # keyed by call: a chunk asks about its own calls only
+            for scope in ctx.scopes.scopes.values():
+                for site in scope.call_sites:
+                    if site.path == ctx.path and site.call is not None:
+                        hit.setdefault(id(site.call), []).append(scope.function)
         ctx.cache["values.callees"] = hit
     return hit
 
