@@ -1204,13 +1204,14 @@ class Analyzer:
 
     def _rebound_before(self, e: ast.Name, loop: ast.stmt) -> bool:
         """Is `e` read inside `loop`'s body after a statement of a block enclosing it (in
-        that body) that binds `e.id` to a value not read from it?"""
+        that body) that binds `e.id` to a value not read from it? A rebinding outside the
+        loop (`n = 0` before it, in a `for` around it) is not one: the read sees the join."""
         parent = self.ctx.parent
         child: ast.AST = e
         node = parent(e)
+        rebound = False
         while node is not None:
-            t = type(node)
-            if t in _SCOPES:
+            if type(node) in _SCOPES:
                 return False
             for block in ("body", "orelse", "finalbody"):
                 stmts = getattr(node, block, None)
@@ -1219,13 +1220,13 @@ class Analyzer:
                 i = next((i for i, st in enumerate(stmts) if st is child), -1)
                 if i < 0:
                     continue
-                if any(_rebinds(st, e.id) for st in stmts[:i]):
-                    return True
                 if node is loop:
-                    return False  # in the loop's body, with no rebinding before the read
+                    # reached the loop: from its body, with a rebinding met on the way
+                    return block == "body" and (rebound or any(_rebinds(st, e.id) for st in stmts[:i]))
+                rebound = rebound or any(_rebinds(st, e.id) for st in stmts[:i])
                 break
             if node is loop:
-                return False  # the loop's test or `else`
+                return False  # the loop's test
             child, node = node, parent(node)
         return False
 
