@@ -33,7 +33,7 @@ from npu_lsp.rules.graphmode.list_compare import (
     folded_bindings,
 )
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
-from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+from npu_lsp.rules.graphmode.opaque_value_query import joins_anything_at_lax, opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import number_or_tuple_argument
 
 
@@ -165,7 +165,7 @@ def _dict_item_join(
             continue
         if not _dict_bound(name, ctx) or not _read_after(node, name, ctx):
             continue
-        if not (ctx.scope and ctx.scope.strict) and any(opaque_at_lax(v, ctx.function, ctx) for v in (left, right)):
+        if not (ctx.scope and ctx.scope.strict) and any(joins_anything_at_lax(v, ctx.function, ctx) for v in (left, right)):
             continue  # LAX joins a Python object with anything
         target = where.targets[0]  # type: ignore[attr-defined]
         return f"`{ctx.segment(target)}`: {error.reason}", where
@@ -988,7 +988,7 @@ class BranchTypeMismatch(GraphRule):
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
         for d in self._bool_op_join(node, ctx):
             if not (ctx.scope and ctx.scope.strict) and (
-                any(opaque_at_lax(v, ctx.function, ctx) for v in node.values) or _folds_then_opaque(node, ctx)
+                any(joins_anything_at_lax(v, ctx.function, ctx) for v in node.values) or _folds_then_opaque(node, ctx)
             ):
                 return  # LAX joins a Python object (a JIT Fallback value) with anything
             yield d
@@ -1367,7 +1367,7 @@ class BranchTypeMismatch(GraphRule):
         if _graph_output(ctx):
             error = av.folded_output_error(x, y, error)
         if not (ctx.scope and ctx.scope.strict) and any(
-            r.value is not None and opaque_at_lax(r.value, ctx.function, ctx) for r in (*body, *other)
+            r.value is not None and joins_anything_at_lax(r.value, ctx.function, ctx) for r in (*body, *other)
         ):
             return None  # LAX joins a Python object with anything
         if error.strict_only:
@@ -1443,7 +1443,7 @@ class BranchTypeMismatch(GraphRule):
             if error is not None and not error.strict_only and _carried_out_of_loop(node, name, ctx):
                 continue
             if error is not None and error.applies(strict):
-                if not strict and any(opaque_at_lax(v, ctx.function, ctx) for v in (left[name], right[name])):
+                if not strict and any(joins_anything_at_lax(v, ctx.function, ctx) for v in (left[name], right[name])):
                     continue  # LAX joins a Python object with anything
                 if _sequence_kinds_differ(x, y) and any(_folded_items(v, ctx.function, frozenset()) for v in drawn):
                     continue  # a list of folded constants joins a tuple (see `_folded_items`)
