@@ -33,7 +33,7 @@ from npu_lsp.rules.graphmode.list_compare import (
     folded_bindings,
 )
 from npu_lsp.rules.graphmode.none_join import none_tested_after_loop
-from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+from npu_lsp.rules.graphmode.opaque_value_query import joins_anything_at_lax, opaque_at_lax
 from npu_lsp.rules.graphmode.parameter_arguments import number_or_tuple_argument
 from npu_lsp.scope import SITE_READS_PAUSED
 
@@ -166,7 +166,7 @@ def _dict_item_join(
             continue
         if not _dict_bound(name, ctx) or not _read_after(node, name, ctx):
             continue
-        if not (ctx.scope and ctx.scope.strict) and any(opaque_at_lax(v, ctx.function, ctx) for v in (left, right)):
+        if not (ctx.scope and ctx.scope.strict) and any(joins_anything_at_lax(v, ctx.function, ctx) for v in (left, right)):
             continue  # LAX joins a Python object with anything
         target = where.targets[0]  # type: ignore[attr-defined]
         return f"`{ctx.segment(target)}`: {error.reason}", where
@@ -683,6 +683,82 @@ def _numbers_joined_again(node: ast.stmt, name: str, left: av.Value, right: av.V
     return False
 
 
+def _joined_twice(node: ast.If, ctx: Context) -> tuple[str, ast.AST] | None:
+    """Two tensor `if`s in a row, without `else`, rebinding one name to constant numbers
+    (`y0 = c0`, `if t1: y0 = c1`, `if t2: y0 = c2`, `y0` read after): the first join makes
+    `y0` a variable of `c0`'s type, and the second join fails when `c2` has another type,
+    unless `c2` is `c1` itself. Measured, written/lax probes `fix33b_cj_intfloat_two_ifs*`
+    and `fix34b_ti_*` (both levels: "Type Join Failed: dtype1 = Float32, dtype2 = Int64"):
+    (1, 2.0, 3.0), (1.0, 2, 3), (1, 2, 3.0), (1.0, 2.0, 3), (True, 2, 3) fail, read between
+    the two `if`s or not; (1, 2.0, 5) and (1, 2.0, 2.0) compile at LAX (STRICT refuses the
+    variable in `x + y0`, which MS131's family reports or misses); an `else` on the second
+    `if`, or `y0` unread after it, compile. Inside a loop the turns join too
+    (`_numbers_joined_again`): not asked there."""
+    second = _constant_number_bound(node)
+    if second is None:
+        return None
+    name, c2 = second
+    parent, block, index = block_of(node, ctx)
+    if index < 0 or _in_loop(node, ctx):
+        return None
+    first: ast.If | None = None
+    for st in reversed(block[:index]):
+        if name in bindings([st]):
+            first = st if type(st) is ast.If and not st.orelse else None
+            break
+    if first is None:
+        return None
+    bound = _constant_number_bound(first)
+    if bound is None or bound[0] != name:
+        return None
+    c1 = bound[1]
+    c0 = preceding_values(first, ctx, {name}).get(name)
+    if type(c0) is not ast.Constant or type(c0.value) not in _NUMBER_TYPES:
+        return None
+    if type(c2.value) is type(c0.value) or (type(c2.value) is type(c1.value) and c2.value == c1.value):
+        return None
+    if not _read_after(node, name, ctx):
+        return None
+    a = analyzer(ctx)
+    if not (_run_time_test(node.test, a, ctx) and _run_time_test(first.test, a, ctx)):
+        return None
+    types = {bool: "Bool", int: "Int64", float: "Float32"}
+    return (
+        f"`{name}`: after the tensor `if` on line {first.lineno}, `{name}` is a variable of "
+        f"{types[type(c0.value)]} (its value `{ast.unparse(c0)}` before it), which cannot join the "
+        f"{types[type(c2.value)]} `{ast.unparse(c2)}`",
+        node,
+    )
+
+
+#: Python number types of a constant joined by `_joined_twice`
+_NUMBER_TYPES = (bool, int, float)
+
+
+def _constant_number_bound(node: ast.If) -> tuple[str, ast.Constant] | None:
+    """(name, constant) when the body of `node` binds exactly one name, once, by a plain
+    `name = <number constant>`."""
+    found: tuple[str, ast.Constant] | None = None
+    for st in node.body:
+        if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
+            if found is not None or type(st.value) is not ast.Constant or type(st.value.value) not in _NUMBER_TYPES:
+                return None
+            found = (st.targets[0].id, st.value)
+        elif type(st) is not ast.Expr:
+            return None
+    return found
+
+
+def _in_loop(node: ast.stmt, ctx: Context) -> bool:
+    """Is `node` inside a `for` / `while` of its function?"""
+    parent = ctx.parent(node)
+    while parent is not None and not is_function(parent):
+        if type(parent) in (ast.For, ast.While, ast.AsyncFor):
+            return True
+        parent = ctx.parent(parent)
+    return False
+
+
 #: the pairs of constant number types measured to fail when joined again (`_numbers_joined_again`)
 _JOINED_AGAIN = ({"int", "float"}, {"bool", "int"})
 
@@ -989,7 +1065,7 @@ class BranchTypeMismatch(GraphRule):
     def _bool_op(self, node: ast.BoolOp, ctx: Context) -> Iterable[Diagnostic]:
         for d in self._bool_op_join(node, ctx):
             if not (ctx.scope and ctx.scope.strict) and (
-                any(opaque_at_lax(v, ctx.function, ctx) for v in node.values) or _folds_then_opaque(node, ctx)
+                any(joins_anything_at_lax(v, ctx.function, ctx) for v in node.values) or _folds_then_opaque(node, ctx)
             ):
                 return  # LAX joins a Python object (a JIT Fallback value) with anything
             yield d
@@ -1315,13 +1391,15 @@ class BranchTypeMismatch(GraphRule):
                 before, both = _false_path_values(node, ctx, ctx.function), False
             if not both:
                 if not before:
-                    return None
+                    return _joined_twice(node, ctx) if env is None else None
                 if not _run_time_test(node.test, analyzer(ctx), ctx):
                     return None
         a = analyzer(ctx)
         # what the paths produce first: when they agree (the usual case) the condition's
         # kind, which can take solving every name it reads, is never needed
         found = self._returns(node, ctx, env) or self._assigns(node, ctx, before, env)
+        if found is None and not node.orelse and env is None:
+            return _joined_twice(node, ctx)
         return found if found and _run_time_test(node.test, a, ctx) else None
 
     @staticmethod
@@ -1368,7 +1446,7 @@ class BranchTypeMismatch(GraphRule):
         if _graph_output(ctx):
             error = av.folded_output_error(x, y, error)
         if not (ctx.scope and ctx.scope.strict) and any(
-            r.value is not None and opaque_at_lax(r.value, ctx.function, ctx) for r in (*body, *other)
+            r.value is not None and joins_anything_at_lax(r.value, ctx.function, ctx) for r in (*body, *other)
         ):
             return None  # LAX joins a Python object with anything
         if error.strict_only:
@@ -1444,7 +1522,7 @@ class BranchTypeMismatch(GraphRule):
             if error is not None and not error.strict_only and _carried_out_of_loop(node, name, ctx):
                 continue
             if error is not None and error.applies(strict):
-                if not strict and any(opaque_at_lax(v, ctx.function, ctx) for v in (left[name], right[name])):
+                if not strict and any(joins_anything_at_lax(v, ctx.function, ctx) for v in (left[name], right[name])):
                     continue  # LAX joins a Python object with anything
                 if _sequence_kinds_differ(x, y) and any(_folded_items(v, ctx.function, frozenset()) for v in drawn):
                     continue  # a list of folded constants joins a tuple (see `_folded_items`)

@@ -186,7 +186,7 @@ class _Fn:
 
     __slots__ = (
         "func", "indexed", "parent", "params", "bindings", "functions", "done", "known", "pinned", "joins",
-        "comp", "changes",
+        "carried", "comp", "changes",
     )
 
     def __init__(self, func: ast.AST | None, indexed: bool = False) -> None:
@@ -205,7 +205,11 @@ class _Fn:
         self.pinned: dict[str, Kind] | None = None
         #: name -> conditions that join the number it holds into a graph variable when
         #: they are dynamic (`_loop_joins`); None until first asked
-        self.joins: dict[str, list[ast.expr]] | None = None
+        self.joins: dict[str, list[tuple[ast.expr, ast.stmt | None]]] | None = None
+        #: name -> (its kind before any join, the tensor `while`s whose join alone made it a
+        #: graph variable): a read the name's own rebinding shields from every one of those
+        #: loops keeps the kind before the join (`Analyzer._read_kind`)
+        self.carried: dict[str, tuple[Kind, tuple[ast.stmt, ...]]] = {}
         #: id of a name read inside a comprehension -> the bindings of the comprehension
         #: variable it reads (`_comprehension_bindings`); None until first asked
         self.comp: dict[int, list[_Binding]] | None = None
@@ -1170,10 +1174,61 @@ class Analyzer:
             joins = fn.joins
             if joins is None:
                 joins = fn.joins = _loop_joins(fn.func.body, fn.params)
-            for test in joins.get(name, ()):
+            loops: list[ast.stmt] = []
+            for test, loop in joins.get(name, ()):
                 if self._kind(test, fn) >= Kind.VAR:
-                    return Kind.VAR
+                    if loop is None:
+                        return Kind.VAR  # joined by a tensor `if`: no read is shielded
+                    loops.append(loop)
+            if loops:
+                fn.carried[name] = (k, tuple(loops))
+                return Kind.VAR
         return k
+
+    def _read_kind(self, e: ast.Name, fn: _Fn, k: Kind) -> Kind:
+        """Kind of the name `e` reads at its own point, when the function-wide kind `k` is a
+        graph variable only because tensor `while`s carry it (`fn.carried`). Each such loop
+        joins the name at its head, so a read in the loop's body after a statement of that
+        turn rebinds the name to a value not read from it (`agent_id = 0`) sees that value,
+        not the join: mindspore-lab/mindrl's maddpg variant binds `agent_id = 0` before an
+        outer tensor `while` and again at the start of each turn, and the inner `while
+        agent_id < self.num_agent` is unrolled, a list it grows stacked after it, at both
+        levels (measured, written/zoo probes `zoo33_nested_while_int_counter_bound_before`,
+        `fix34b_*`; a read before the rebinding or after the loop, or a rebinding under an
+        `if`, sees the join)."""
+        base, loops = fn.carried[e.id]
+        for loop in loops:
+            if not self._rebound_before(e, loop):
+                return k
+        return base
+
+    def _rebound_before(self, e: ast.Name, loop: ast.stmt) -> bool:
+        """Is `e` read inside `loop`'s body after a statement of a block enclosing it (in
+        that body) that binds `e.id` to a value not read from it? A rebinding outside the
+        loop (`n = 0` before it, in a `for` around it) is not one: the read sees the join."""
+        parent = self.ctx.parent
+        child: ast.AST = e
+        node = parent(e)
+        rebound = False
+        while node is not None:
+            if type(node) in _SCOPES:
+                return False
+            for block in ("body", "orelse", "finalbody"):
+                stmts = getattr(node, block, None)
+                if type(stmts) is not list:
+                    continue
+                i = next((i for i, st in enumerate(stmts) if st is child), -1)
+                if i < 0:
+                    continue
+                if node is loop:
+                    # reached the loop: from its body, with a rebinding met on the way
+                    return block == "body" and (rebound or any(_rebinds(st, e.id) for st in stmts[:i]))
+                rebound = rebound or any(_rebinds(st, e.id) for st in stmts[:i])
+                break
+            if node is loop:
+                return False  # the loop's test
+            child, node = node, parent(node)
+        return False
 
     def _under_folded_none_test(self, name: str, value: object, fn: _Fn) -> bool:
         """Is the binding of the parameter `name` at `value` inside a side of `if name is
@@ -2481,7 +2536,10 @@ class Analyzer:
                 k = self._comprehension_var_kind(e, fn)  # type: ignore[arg-type]
                 if k is not None:
                     return k
-            return self._name_kind(fn, name)
+            k = self._name_kind(fn, name)
+            if k == Kind.VAR and name in fn.carried:
+                return self._read_kind(e, fn, k)  # type: ignore[arg-type]
+            return k
         handler = _KIND_HANDLERS.get(t)
         return handler(self, e, fn) if handler is not None else Kind.UNKNOWN
 
@@ -3769,7 +3827,7 @@ _RETURN_SPECS = 400
 _Site = tuple[str, ast.expr | None, tuple[tuple[ast.stmt, str], ...], int]
 
 
-def _loop_joins(body: list[ast.stmt], params: Mapping[str, Any]) -> dict[str, list[ast.expr]]:
+def _loop_joins(body: list[ast.stmt], params: Mapping[str, Any]) -> dict[str, list[tuple[ast.expr, ast.stmt | None]]]:
     """Name -> conditions whose being dynamic makes the number the name holds a graph
     variable where control flow joins it. Measured on 2.10 (written/heldout14 probes `wl_*`,
     `math.log(k)` etc. under STRICT): a number carried by a `while` whose condition is a
@@ -3790,7 +3848,7 @@ def _loop_joins(body: list[ast.stmt], params: Mapping[str, Any]) -> dict[str, li
     outside: dict[str, list[tuple[tuple[tuple[ast.stmt, str], ...], int]]] = {}
     for name, _value, frames, line in sites:
         outside.setdefault(name, []).append((frames, line))
-    out: dict[str, list[ast.expr]] = {}
+    out: dict[str, list[tuple[ast.expr, ast.stmt | None]]] = {}
     for name, value, frames, _line in sites:
         if not python_number(value, _name_or_attribute):
             continue
@@ -3811,8 +3869,9 @@ def _loop_joins(body: list[ast.stmt], params: Mapping[str, Any]) -> dict[str, li
 
         for i, (node, block) in enumerate(frames):
             test: ast.expr | None = None
+            head: ast.stmt | None = None  # the `while` whose head joins the name
             if type(node) is ast.While and block == "body" and carried(node, frames[:i]):
-                test = node.test
+                test, head = node.test, node
             elif type(node) is ast.If and not _leaves(getattr(node, block)):
                 j = next(
                     (j for j in range(i - 1, -1, -1) if type(frames[j][0]) in (ast.For, ast.While) and frames[j][1] == "body"),
@@ -3820,9 +3879,28 @@ def _loop_joins(body: list[ast.stmt], params: Mapping[str, Any]) -> dict[str, li
                 )
                 if j is not None and carried(frames[j][0], frames[:j]):
                     test = node.test
-            if test is not None and all(t is not test for t in out.get(name, ())):
-                out.setdefault(name, []).append(test)
+            if test is not None and all(t is not test for t, _ in out.get(name, ())):
+                out.setdefault(name, []).append((test, head))
     return out
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _rebinds(st: ast.stmt, name: str) -> bool:
+    """Does the statement `st` bind `name` to a value not read from `name` (`n = 0`, not
+    `n = n + 1` nor `n += 1`)?"""
+    t = type(st)
+    if t is ast.Assign:
+        if not any(type(x) is ast.Name and x.id == name for x in st.targets):  # type: ignore[attr-defined]
+            return False
+    elif t is ast.AnnAssign:
+        target = st.target  # type: ignore[attr-defined]
+        if type(target) is not ast.Name or target.id != name or st.value is None:  # type: ignore[attr-defined]
+            return False
+    else:
+        return False
+    return not any(type(n) is ast.Name and n.id == name for n in ast.walk(st.value))  # type: ignore[attr-defined]
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)

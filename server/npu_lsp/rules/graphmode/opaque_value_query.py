@@ -822,8 +822,13 @@ class _Opaque:
         tensor_index: bool = False,
         graph_calls: bool = False,
         typed_index: bool = False,
+        in_place: bool = False,
     ) -> None:
         self.ctx = ctx
+        #: does a list display changed by a method LAX runs by JIT Fallback count
+        #: (`_IN_PLACE_FALLBACK`)? Only for joins: sinks take such a list's values
+        #: (`joins_anything_at_lax`)
+        self.in_place = in_place
         #: does a call of a function holding a loop MindSpore cannot unroll give a graph value
         #: (`_runtime_loop`)? Only for the numbers read from it (`float(v.mean())` as a fill
         #: value); its shape is still unknown to the caller
@@ -843,7 +848,8 @@ class _Opaque:
             ("opaque.memo" if none_joins else "opaque.memo.calls")
             + (".index" if tensor_index else "")
             + (".loops" if graph_calls else "")
-            + (".typed" if typed_index else ""),
+            + (".typed" if typed_index else "")
+            + (".inplace" if in_place else ""),
             {},
         )
 
@@ -888,7 +894,9 @@ class _Opaque:
             if value is not None and self.value(value, func, env, depth):
                 return True
             # a list grown with one (`outs = []` then `outs.append(v)` in a loop)
-            return isinstance(value, ast.List) and self._appended(e, st, func, env, depth)
+            if isinstance(value, ast.List) and self._appended(e, st, func, env, depth):
+                return True
+            return self.in_place and isinstance(value, ast.List) and self._changed_in_place(e, st, func)
         if isinstance(e, ast.BinOp):
             return self.value(e.left, func, env, depth) or self.value(e.right, func, env, depth)
         if isinstance(e, ast.Compare):
@@ -974,6 +982,10 @@ class _Opaque:
             # 10500090 and 10900075, where `map` over such an `x` compiles)
             return formats_value(e, self.ctx, func)
         if isinstance(e, ast.Call):
+            if self.in_place:
+                seen = self._in_place_call(e, func, env, depth)
+                if seen is not None:
+                    return seen
             if runtime_fallback(e, self.ctx, func):
                 return True
             if built_tensor(e, self.ctx, func):
@@ -1263,6 +1275,29 @@ class _Opaque:
             and any(self.value(a, func, env, depth) for a in c.args if not isinstance(a, ast.Starred))
             for c in self._grown_by(name.id, func)
         )
+
+    def _changed_in_place(self, name: ast.Name, bound: ast.stmt, func: ast.AST) -> bool:
+        """Is the list display `name` was last bound to (at `bound`) changed by a method LAX
+        runs by JIT Fallback (`_IN_PLACE_FALLBACK`) before this read?"""
+        start, read = (bound.lineno, bound.col_offset), (name.lineno, name.col_offset)
+        return any(
+            not c.nested and c.how in _IN_PLACE_FALLBACK and start < (c.node.lineno, c.node.col_offset) < read
+            for c in analyzer(self.ctx).changes(name.id, func)
+        )
+
+    def _in_place_call(self, e: ast.Call, func: ast.AST, env: frozenset[str], depth: int) -> bool | None:
+        """With `in_place`: `lst.pop()` of a list display is itself a fallback value; `len(lst)`
+        is not (its length stays known: measured, `x + len(lst)` after `lst.pop()` still
+        fails the join), so it is asked without `in_place`. None: neither call."""
+        f = e.func
+        if type(f) is ast.Attribute and f.attr == "pop" and type(f.value) is ast.Name:
+            st = self._last_assignment(f.value, func)
+            if st is not None and isinstance(_bound_value(st, f.value.id), ast.List):
+                return True
+        if type(f) is ast.Name and f.id == "len" and self.ctx.qualname(f) == "builtins.len":
+            plain = _Opaque(self.ctx, self.none_joins, self.tensor_index, self.graph_calls, self.typed_index)
+            return plain.value(e, func, env, depth)
+        return None
 
     def _grown_by(self, name: str, func: ast.AST) -> list[ast.Call]:
         """`name.append(...)` / `.extend` / `.insert` in `func`'s own body (flow's shared index)."""
@@ -2644,6 +2679,37 @@ def opaque_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
         return False
     o = _Opaque(ctx)
     return o.value(e, func, o.opaque_params(func))
+
+
+#: list methods LAX runs by JIT Fallback on a list display (through `set_local_variable`),
+#: whatever it holds: the list (its items, `sum` of it) and what `pop()` returns then join with
+#: anything (measured, written/lax probes `fix34b_lm_*`: `lst = [4.0, 2.0]; lst.pop()` then
+#: `x = x + sum(lst)` (also `lst[0]`, the popped value, a list of tensors; in the same
+#: function, a helper or a base `construct`), before `y = x[0] if x.sum() > 0 and x.shape[0]
+#: == 2 else x.sum()`, compiles at LAX; after `append`, `clear`, `remove`, `sort`, after
+#: `list((4.0, 2.0)).reverse()`, with `len(lst)` or with the list read before the method, the
+#: join fails ("Cannot join the return values of different branches"). Unlike other fallback
+#: values these are no sink's trouble: `nn.Dense`, `ops.zeros_like`, `ops.cast` of them compile)
+_IN_PLACE_FALLBACK = frozenset({"pop", "insert", "extend", "reverse"})
+
+
+def joins_anything_at_lax(e: ast.expr, func: ast.AST | None, ctx: Context) -> bool:
+    """Does `e` (in `func`) hold a value LAX joins with anything: a Python object
+    (`opaque_at_lax`), or read from a list display changed by a method LAX runs by JIT
+    Fallback (`_IN_PLACE_FALLBACK`)? For the join findings (MS119) only."""
+    if opaque_at_lax(e, func, ctx):
+        return True
+    if func is None or not _changes_lists_in_place(ctx):
+        return False
+    o = _Opaque(ctx, in_place=True)
+    return o.value(e, func, o.opaque_params(func))
+
+
+def _changes_lists_in_place(ctx: Context) -> bool:
+    """Does the file's text call one of `_IN_PLACE_FALLBACK` (a cheap gate)?"""
+    return any(ctx.mentions(name) for name in _IN_PLACE_FALLBACK) and any(
+        f".{name}(" in ctx.text for name in _IN_PLACE_FALLBACK
+    )
 
 
 #: calls that run on the host with the Python object itself: a dtype given to them is never
