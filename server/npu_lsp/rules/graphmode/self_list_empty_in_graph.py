@@ -891,6 +891,8 @@ def _missing_key(node: ast.Subscript, ctx: Context, key: object) -> str | None:
     if cls is None:
         return None
     value = _init_value(cls, holder.attr, ctx)
+    if value is None and type(holder.value) is ast.Name:
+        return _shared_missing_key(node, holder, cls, key, fn, ctx)
     if not isinstance(value, ast.Dict) or any(isinstance(k, ast.Constant) and k.value == key for k in value.keys):
         return None
     if None in value.keys or not all(isinstance(k, ast.Constant) for k in value.keys):
@@ -905,6 +907,101 @@ def _missing_key(node: ast.Subscript, ctx: Context, key: object) -> str | None:
         f"(MindSpore: The key {key} does not exist in the dict); return the value from `{getattr(where, 'name', '?')}`, "
         "or read it with `.get(...)` in the same function that stores it"
     )
+
+
+def _shared_missing_key(
+    node: ast.Subscript, holder: ast.Attribute, cls: ast.ClassDef, key: object, fn: ast.AST, ctx: Context
+) -> str | None:
+    """`self.tracker["last"]` read in compiled code, where `self.tracker` is a constructor
+    parameter every place building `cls` gives one dict display (`shared = {"n": 0}` in the
+    parent's `__init__`, handed to a writer and a reader sub-cell) without the key, and only
+    compiled methods of the cells given that dict store the key, none in this function.
+    Measured (written/lax probes `genfresh34_sd_*`, difftest v6 seeds 12000354, 12000539):
+    "The key last does not exist in the dict:{'n': 0, 'scale': 0.5}" at LAX and STRICT, a
+    tensor or a constant stored, in a loop or not; `.get` and a key the display holds
+    compile."""
+    shared = _shared_dict(cls, holder.attr, ctx)
+    if shared is None or any(k.value == key for k in shared.keys):  # type: ignore[union-attr]
+        return None
+    stores = _shared_key_stores(shared, key, ctx)
+    if not stores or any(f is fn for f, _line in stores):
+        return None
+    where, line = stores[0]
+    return (
+        f"`{ctx.segment(holder)}` is the dict {ctx.segment(shared)} the cells sharing it were given, as it is when this "
+        f"function is compiled: the key {key!r} stored by `{getattr(where, 'name', '?')}` (line {line}) changes only "
+        f"that graph's copy, and the read fails (MindSpore: The key {key} does not exist in the dict); pass the value "
+        "between the cells as arguments and return values"
+    )
+
+
+def _shared_dict(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.Dict | None:
+    """The one dict display (constant keys) every place building `cls` gives `self.<attr>`,
+    bound to a name in the builder that only hands it to constructors (`shared = {...}`,
+    `Writer(shared)`, `Reader(shared)`): nothing Python adds keys to it. Cached."""
+    cache_key = ("self_list_empty_in_graph.shared", id(cls), attr)
+    if cache_key in ctx.cache:
+        hit: ast.Dict | None = ctx.cache[cache_key]
+        return hit
+    found: ast.Dict | None = None
+    given = constructed.sources(cls, attr, ctx)
+    for e, where in given or ():
+        made = constructed.built(e, where, ctx) if type(e) is ast.Name else None
+        if not isinstance(made, ast.Dict) or (found is not None and made is not found) or where is None:
+            found = None
+            break
+        if not all(type(k) is ast.Constant for k in made.keys) or not _only_given(e.id, where, ctx):  # type: ignore[attr-defined]
+            found = None
+            break
+        found = made
+    ctx.cache[cache_key] = found
+    return found
+
+
+def _only_given(name: str, where: ast.AST, ctx: Context) -> bool:
+    """Is every read of `name` in `where` an argument of a call of a class of the file?"""
+    classes = {st.name for st in ctx.tree.body if isinstance(st, ast.ClassDef)}
+    for n in ast.walk(where):
+        if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load:
+            p = ctx.parent(n)
+            if not (type(p) is ast.Call and n in p.args and type(p.func) is ast.Name and p.func.id in classes):
+                return False
+    return True
+
+
+def _shared_key_stores(shared: ast.Dict, key: object, ctx: Context) -> list[tuple[ast.AST, int]]:
+    """(method, line) of the compiled methods that store `self.<a>[key]` into `shared`
+    (`self.<a>` given that dict); empty when any other code of the file may store the key (an
+    item store with that key or a computed one outside a compiled method, or into a holder
+    not known to be `shared`), or calls `update` / `setdefault` outside compiled code."""
+    out: list[tuple[ast.AST, int]] = []
+    for c in ctx.tree.body:
+        if not isinstance(c, ast.ClassDef):
+            continue
+        for m in c.body:
+            if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            compiled = m.name != "__init__" and ctx.scopes.scope_for(m) is not None
+            for n in ast.walk(m):
+                if type(n) is ast.Attribute and n.attr in ("update", "setdefault") and not compiled:
+                    return []
+                if not (type(n) is ast.Subscript and type(n.ctx) is ast.Store):
+                    continue
+                same = type(n.slice) is not ast.Constant or n.slice.value == key
+                if not same:
+                    continue
+                a = self_attr(n.value)
+                if not compiled or a is None:
+                    return []
+                if _shared_dict(c, a, ctx) is shared:
+                    out.append((m, n.lineno))
+    for st in ctx.tree.body:
+        if isinstance(st, ast.ClassDef):
+            continue
+        for n in ast.walk(st):
+            if type(n) is ast.Subscript and type(n.ctx) is ast.Store and (type(n.slice) is not ast.Constant or n.slice.value == key):
+                return []
+    return out
 
 
 def _holder_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
