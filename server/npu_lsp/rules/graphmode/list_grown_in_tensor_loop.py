@@ -13,6 +13,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import (
     declared_dynamic_read,
+    declared_dynamic_read_in_method,
     dynamic_shape,
     dynamic_shape_read,
     shape_read_of,
@@ -581,7 +582,24 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
         )
     if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
         return True
-    return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx)
+    return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx) or _iterated_declared_dynamic(it, ctx)
+
+
+def _iterated_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
+    """An input of `construct` (or a method's parameter every call gives one) whose first
+    dimension the file declares unknown (`net.set_inputs(Tensor(shape=[None, 3]))`),
+    iterated directly (`for r in x`, `for i, r in enumerate(x)`). Measured (written/lax
+    probes `genfresh34_dy_*`, difftest v6 seed 12000528): unrolled with no iterations as
+    `range(x.shape[0])` is, at both levels: stacking what it appended fails ("For 'Stack',
+    the 'len of input_x' must be int and must >= 1, but got '0'"), so do `outs[0]` and
+    `max(outs)`; accumulating a tensor over it compiles (`dy_for_acc`)."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and len(it.args) == 1:
+        it = it.args[0]
+    if not isinstance(it, ast.Name) or not ctx.mentions("set_inputs"):
+        return False
+    read = ast.Subscript(value=ast.Attribute(value=it, attr="shape", ctx=ast.Load()), slice=ast.Constant(0), ctx=ast.Load())
+    read.lineno = getattr(it, "lineno", 0)  # type: ignore[attr-defined]
+    return declared_dynamic_read_in_method(read, ctx)
 
 
 def _unstacked_declared_dynamic(it: ast.expr, ctx: Context) -> bool:

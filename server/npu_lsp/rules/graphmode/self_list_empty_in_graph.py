@@ -559,14 +559,20 @@ def _shared_object_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: as
     own = analyzer(ctx).owner_class(fn) if fn is not None else None
     if own is None or sub is None:
         return []
-    cls = _plain_list_attrs(ctx)[held.attr]
+    classes = _plain_list_attrs(ctx)[held.attr]
     given = constructed.sources(own, sub, ctx)
     if not given:
         return []
+    cls: ast.ClassDef | None = None
     for e, where in given:
         made = constructed.built(e, where, ctx) if type(e) is ast.Name else e
-        if not (type(made) is ast.Call and type(made.func) is ast.Name and made.func.id == cls.name):
+        if not (type(made) is ast.Call and type(made.func) is ast.Name and made.func.id in classes):
             return []
+        if cls is not None and classes[made.func.id] is not cls:
+            return []  # objects of two classes: not followed
+        cls = classes[made.func.id]
+    if cls is None:
+        return []
     why = _needs_items(node, read, ctx)
     if why is None or _none_slots(cls, held.attr, ctx) or not _empty_when_compiled(cls, held.attr, ctx):
         return []
@@ -608,10 +614,12 @@ def _held_list_appended(attr: str, ctx: Context) -> bool:
     return hit
 
 
-def _plain_list_attrs(ctx: Context) -> dict[str, ast.ClassDef]:
+def _plain_list_attrs(ctx: Context) -> dict[str, dict[str, ast.ClassDef]]:
     """The attributes the `__init__` of a plain (non-Cell) class of the file binds to `[]` or
-    to `None` slots (`[None] * size`), with that class; once per file."""
-    hit: dict[str, ast.ClassDef] | None = ctx.cache.get("self_list_empty_in_graph.plain")
+    to `None` slots (`[None] * size`), with the classes that do, by name (several classes
+    may bind one name: `Tracker0` and `Tracker1` both `self.values = []`, difftest v6 seed
+    12000453); once per file."""
+    hit: dict[str, dict[str, ast.ClassDef]] | None = ctx.cache.get("self_list_empty_in_graph.plain")
     if hit is None:
         hit = {}
         for cls in ctx.tree.body:
@@ -622,7 +630,7 @@ def _plain_list_attrs(ctx: Context) -> dict[str, ast.ClassDef]:
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and (attr := self_attr(st.targets[0])) is not None:
                     v = st.value
                     if (isinstance(v, ast.List) and not v.elts) or (isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mult)):
-                        hit[attr] = cls
+                        hit.setdefault(attr, {})[cls.name] = cls
         ctx.cache["self_list_empty_in_graph.plain"] = hit
     return hit
 
@@ -638,10 +646,11 @@ def _local_object_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast
     and STRICT)."""
     fn = ctx.function
     name, attr = held.value.id, held.attr  # type: ignore[attr-defined]
-    cls = _plain_list_attrs(ctx)[attr]
+    classes = _plain_list_attrs(ctx)[attr]
     bound = analyzer(ctx).single_assignment(name, fn) if fn is not None else None
-    if not (isinstance(bound, ast.Call) and isinstance(bound.func, ast.Name) and bound.func.id == cls.name):
+    if not (isinstance(bound, ast.Call) and isinstance(bound.func, ast.Name) and bound.func.id in classes):
         return []
+    cls = classes[bound.func.id]
     why = _needs_items(node, read, ctx)
     if why is None:
         return []
@@ -1339,13 +1348,19 @@ def _find_init_value(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.expr | N
 
 def _unfilled(binding: ast.Assign, attr: str, ctx: Context) -> bool:
     allowed = {id(t) for t in binding.targets}
+    owner = _class_of(binding, ctx)
     for fn in ast.walk(ctx.tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.scopes.scope_for(fn) is not None:
             continue
         if not _maybe_run(fn, ctx) or _closure_of_compiled(fn, ctx):
             continue
+        # `self.values = []` in the `__init__` of another plain class of the file (`Tracker1`
+        # beside `Tracker0`, difftest v6 seed 12000453) binds that class's own attribute
+        other = _unrelated_class(fn, owner, ctx)
         for n in own_nodes(fn):
             if isinstance(n, ast.Attribute) and n.attr == attr and id(n) not in allowed and _fills(n, ctx):
+                if other and type(n.value) is ast.Name and n.value.id == "self":
+                    continue
                 return False
     return all(
         not (isinstance(n, ast.Attribute) and n.attr == attr and _fills(n, ctx))
@@ -1353,6 +1368,25 @@ def _unfilled(binding: ast.Assign, attr: str, ctx: Context) -> bool:
         if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for n in ast.walk(st)
     )
+
+
+def _class_of(node: ast.AST, ctx: Context) -> ast.ClassDef | None:
+    """The class whose method holds `node` (None: not in a method)."""
+    p = ctx.parent(node)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        p = ctx.parent(p)
+    q = ctx.parent(p) if p is not None else None
+    return q if isinstance(q, ast.ClassDef) else None
+
+
+def _unrelated_class(fn: ast.AST, owner: ast.ClassDef | None, ctx: Context) -> bool:
+    """Is `fn` a method of a module-level class other than `owner` that neither names the
+    other among its bases (so its `self` is never an instance of `owner`)?"""
+    cls = ctx.parent(fn)
+    if owner is None or not isinstance(cls, ast.ClassDef) or cls is owner or ctx.parent(cls) is not ctx.tree:
+        return False
+    names = lambda c: {b.id for b in c.bases if isinstance(b, ast.Name)}  # noqa: E731
+    return owner.name not in names(cls) and cls.name not in names(owner) and not (names(cls) - {"object"})
 
 
 #: methods that put items into a list or deque
