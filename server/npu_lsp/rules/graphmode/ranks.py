@@ -105,6 +105,9 @@ _DATA = json.loads(Path(__file__).with_name("ms_shapes.json").read_text(encoding
 _METHODS: Final[dict[str, dict[str, object]]] = _DATA["tensor_methods"]
 _FUNCS: Final[dict[str, dict[str, object]]] = _DATA["ops_functions"]
 _MINT: Final[dict[str, dict[str, object]]] = {k: v for k, v in _DATA["mint_functions"].items() if k != "_doc"}
+_MINT_FUNCTIONAL: Final[dict[str, dict[str, object]]] = {
+    k: v for k, v in _DATA["mint_functional_functions"].items() if k != "_doc"
+}
 _AXIS_KW: Final = frozenset(_DATA["axis_keywords"])
 _KEEP_KW: Final = frozenset(_DATA["keepdims_keywords"])
 _SAME_LAYERS: Final = frozenset(f"mindspore.nn.{n}" for n in _DATA["same_shape_layers"]["names"])
@@ -2355,7 +2358,10 @@ class Ranks:
         if last == "split" and q in ("mindspore.ops.split", "mindspore.mint.split") and e.args:
             return self._split(e, env, func, depth)
         spec = _FUNCS.get(last) if q.startswith("mindspore.ops.") else _MINT.get(last) if q.startswith("mindspore.mint.") else None
-        if spec is not None and q.count(".") == 2 and e.args:
+        direct = q.count(".") == 2
+        if q.startswith("mindspore.mint.nn.functional.") and q.count(".") == 4:
+            spec, direct = _MINT_FUNCTIONAL.get(last), True  # `mint.nn.functional.silu(x)`
+        if spec is not None and direct and e.args:
             src = self.ev(e.args[0], env, func, depth)
             if not isinstance(src, tuple):
                 return None
