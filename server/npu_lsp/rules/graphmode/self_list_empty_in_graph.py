@@ -76,6 +76,12 @@ class SelfListEmptyInGraph(GraphRule):
     closure such a method makes: `def save(self, name): def hook(out): self.features[name]
     = out`), also read under a key that a comprehension or `for` takes from constants
     (`[self.features[n] for n in self.layer_names]`, written/heldout14b probes `st18_hk_*`).
+    The same for a dict display the parent cell builds once and hands to several sub-cells
+    (`shared = {"n": 0}`, `Writer(shared)`, `Reader(shared)`, each binding `self.tracker =
+    tracker`), read at a key only a compiled method of a cell given it stores
+    (`self.tracker["last"] = x` in the writer's `construct`), when nothing Python adds keys
+    (written/lax probes `genfresh34_sd_*`: "The key last does not exist in the dict:{'n':
+    0, 'scale': 0.5}" at LAX and STRICT).
     Also, under LAX, a read of a dict `__init__` binds to `{}` in one arm of an `if` whose
     other arm holds the function's stores into it, when the test is a run-time value (a
     tensor, or a `self` attribute the function stores: open_clip's `if self.prev_num_logits
@@ -88,7 +94,8 @@ class SelfListEmptyInGraph(GraphRule):
     constructor (`self.tracker.values[-1]`, every place building the cell giving it an
     instance made by `Tracker()` whose `__init__` binds `self.values = []`), when compiled
     code appends to such a held list (`self.tracker.values.append(x)` in another sub-cell
-    given the same object).
+    given the same object; other plain classes of the file may bind a list of the same name,
+    written/lax probes `genfresh34_tr_*`).
     Also `ops.stack(self.items)` / `ops.concat(...)` in a compiled method of a plain class
     whose `__init__` binds `self.items = [None] * size` and whose compiled methods fill it
     by item stores (`self.items[i] = value`, tf.TensorArray's port): the graph reads the
