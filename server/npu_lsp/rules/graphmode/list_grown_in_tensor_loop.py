@@ -604,7 +604,7 @@ def _iterated_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
     if not isinstance(it, ast.Name) or not ctx.mentions("set_inputs"):
         return False
     read = ast.Subscript(value=ast.Attribute(value=it, attr="shape", ctx=ast.Load()), slice=ast.Constant(0), ctx=ast.Load())
-    read.lineno = getattr(it, "lineno", 0)  # type: ignore[attr-defined]
+    read.lineno = getattr(it, "lineno", 0)
     return declared_dynamic_read_in_method(read, ctx)
 
 
