@@ -13,6 +13,7 @@ from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.dynamic_shape import (
     declared_dynamic_read,
+    declared_dynamic_read_in_method,
     dynamic_shape,
     dynamic_shape_read,
     shape_read_of,
@@ -41,7 +42,9 @@ class ListGrownInTensorLoop(GraphRule):
     scalar read from a tensor (`n = int((scores > t).sum())`), or in a `for` directly over a
     tensor whose length is known only at run time (`for g in ops.unique(batch)[0]`,
     `for i in ops.nonzero(mask)`), or over the size of a `construct` input whose dimension
-    the file declares unknown with `set_inputs` (`range(x.shape[0])`, `ops.unstack(x, 0)`
+    the file declares unknown with `set_inputs` (`range(x.shape[0])`, `ops.unstack(x, 0)`,
+    the input itself or `enumerate` of it, also in a method of the cell or of an
+    `@ms.jit_class` / plain object the cell holds that `construct` gives the input,
     under `net.set_inputs(Tensor(shape=[None, 3, 4], ...))`): that loop is unrolled while
     compiling, with no iterations (a list holding elements before such a loop cannot be
     stacked either).
@@ -90,6 +93,10 @@ class ListGrownInTensorLoop(GraphRule):
       `feats.append(x)`; `ops.concat(feats)` of it as given, `ops.addn`, `len`, indexing,
       appending then accumulating, and a fixed-length `ms.mutable([...])` appended to then
       stacked compile.
+    - Direct iteration of an input `set_inputs` declares `[None, 3]`: written/lax probes
+      `genfresh34_dy_*` (`for r in x` then `ops.stack`, `outs[0]`, in `construct`, a
+      method, a jit_class or plain object's method: rejected at both levels; accumulating
+      a tensor, a declared `[2, 3]` and no `set_inputs` compile).
     - Direct iteration of a dynamic-shape tensor: the written set `domains`
       (`gnn_readout_python_split`) and its `iterate_*` probes (an input tensor iterated, and
       a `masked_select` result accumulated without a list, compile).
@@ -573,7 +580,7 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
     """`range(n)` with `n` a run-time scalar or a size read of a dynamic-shape tensor, or a
     dynamic-shape tensor iterated directly (`for g in ops.unique(batch)[0]`, `for i in
     ops.nonzero(mask)`: measured at both levels, the loop is unrolled with no iterations and
-    stacking what it appended fails; iterating an input tensor compiles)."""
+    stacking what it appended fails; iterating an input tensor of a static shape compiles)."""
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and ctx.qualname(it.func) == "builtins.range":
         return any(
             a.kind(arg) == Kind.VAR or dynamic_shape_read(arg, ctx) or declared_dynamic_read(arg, ctx)
@@ -581,7 +588,24 @@ def _unknown_trip_count(it: ast.expr, ctx: Context, a: Analyzer) -> bool:
         )
     if isinstance(it, ast.Name) and it.id in _dynamic_len_params(ctx):
         return True
-    return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx)
+    return dynamic_shape(it, ctx) or _unstacked_declared_dynamic(it, ctx) or _iterated_declared_dynamic(it, ctx)
+
+
+def _iterated_declared_dynamic(it: ast.expr, ctx: Context) -> bool:
+    """An input of `construct` (or a method's parameter every call gives one) whose first
+    dimension the file declares unknown (`net.set_inputs(Tensor(shape=[None, 3]))`),
+    iterated directly (`for r in x`, `for i, r in enumerate(x)`). Measured (written/lax
+    probes `genfresh34_dy_*`, difftest v6 seed 12000528): unrolled with no iterations as
+    `range(x.shape[0])` is, at both levels: stacking what it appended fails ("For 'Stack',
+    the 'len of input_x' must be int and must >= 1, but got '0'"), so do `outs[0]` and
+    `max(outs)`; accumulating a tensor over it compiles (`dy_for_acc`)."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and len(it.args) == 1:
+        it = it.args[0]
+    if not isinstance(it, ast.Name) or not ctx.mentions("set_inputs"):
+        return False
+    read = ast.Subscript(value=ast.Attribute(value=it, attr="shape", ctx=ast.Load()), slice=ast.Constant(0), ctx=ast.Load())
+    read.lineno = getattr(it, "lineno", 0)
+    return declared_dynamic_read_in_method(read, ctx)
 
 
 def _unstacked_declared_dynamic(it: ast.expr, ctx: Context) -> bool:

@@ -76,6 +76,12 @@ class SelfListEmptyInGraph(GraphRule):
     closure such a method makes: `def save(self, name): def hook(out): self.features[name]
     = out`), also read under a key that a comprehension or `for` takes from constants
     (`[self.features[n] for n in self.layer_names]`, written/heldout14b probes `st18_hk_*`).
+    The same for a dict display the parent cell builds once and hands to several sub-cells
+    (`shared = {"n": 0}`, `Writer(shared)`, `Reader(shared)`, each binding `self.tracker =
+    tracker`), read at a key only a compiled method of a cell given it stores
+    (`self.tracker["last"] = x` in the writer's `construct`), when nothing Python adds keys
+    (written/lax probes `genfresh34_sd_*`: "The key last does not exist in the dict:{'n':
+    0, 'scale': 0.5}" at LAX and STRICT).
     Also, under LAX, a read of a dict `__init__` binds to `{}` in one arm of an `if` whose
     other arm holds the function's stores into it, when the test is a run-time value (a
     tensor, or a `self` attribute the function stores: open_clip's `if self.prev_num_logits
@@ -96,7 +102,8 @@ class SelfListEmptyInGraph(GraphRule):
     constructor (`self.tracker.values[-1]`, every place building the cell giving it an
     instance made by `Tracker()` whose `__init__` binds `self.values = []`), when compiled
     code appends to such a held list (`self.tracker.values.append(x)` in another sub-cell
-    given the same object).
+    given the same object; other plain classes of the file may bind a list of the same name,
+    written/lax probes `genfresh34_tr_*`).
     Also `ops.stack(self.items)` / `ops.concat(...)` in a compiled method of a plain class
     whose `__init__` binds `self.items = [None] * size` and whose compiled methods fill it
     by item stores (`self.items[i] = value`, tf.TensorArray's port): the graph reads the
@@ -567,14 +574,20 @@ def _shared_object_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: as
     own = analyzer(ctx).owner_class(fn) if fn is not None else None
     if own is None or sub is None:
         return []
-    cls = _plain_list_attrs(ctx)[held.attr]
+    classes = _plain_list_attrs(ctx)[held.attr]
     given = constructed.sources(own, sub, ctx)
     if not given:
         return []
+    cls: ast.ClassDef | None = None
     for e, where in given:
         made = constructed.built(e, where, ctx) if type(e) is ast.Name else e
-        if not (type(made) is ast.Call and type(made.func) is ast.Name and made.func.id == cls.name):
+        if not (type(made) is ast.Call and type(made.func) is ast.Name and made.func.id in classes):
             return []
+        if cls is not None and classes[made.func.id] is not cls:
+            return []  # objects of two classes: not followed
+        cls = classes[made.func.id]
+    if cls is None:
+        return []
     why = _needs_items(node, read, ctx)
     if why is None or _none_slots(cls, held.attr, ctx) or not _empty_when_compiled(cls, held.attr, ctx):
         return []
@@ -616,10 +629,12 @@ def _held_list_appended(attr: str, ctx: Context) -> bool:
     return hit
 
 
-def _plain_list_attrs(ctx: Context) -> dict[str, ast.ClassDef]:
+def _plain_list_attrs(ctx: Context) -> dict[str, dict[str, ast.ClassDef]]:
     """The attributes the `__init__` of a plain (non-Cell) class of the file binds to `[]` or
-    to `None` slots (`[None] * size`), with that class; once per file."""
-    hit: dict[str, ast.ClassDef] | None = ctx.cache.get("self_list_empty_in_graph.plain")
+    to `None` slots (`[None] * size`), with the classes that do, by name (several classes
+    may bind one name: `Tracker0` and `Tracker1` both `self.values = []`, difftest v6 seed
+    12000453); once per file."""
+    hit: dict[str, dict[str, ast.ClassDef]] | None = ctx.cache.get("self_list_empty_in_graph.plain")
     if hit is None:
         hit = {}
         for cls in ctx.tree.body:
@@ -630,7 +645,7 @@ def _plain_list_attrs(ctx: Context) -> dict[str, ast.ClassDef]:
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and (attr := self_attr(st.targets[0])) is not None:
                     v = st.value
                     if (isinstance(v, ast.List) and not v.elts) or (isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mult)):
-                        hit[attr] = cls
+                        hit.setdefault(attr, {})[cls.name] = cls
         ctx.cache["self_list_empty_in_graph.plain"] = hit
     return hit
 
@@ -646,10 +661,11 @@ def _local_object_read(rule: GraphRule, node: ast.AST, read: ast.expr, held: ast
     and STRICT)."""
     fn = ctx.function
     name, attr = held.value.id, held.attr  # type: ignore[attr-defined]
-    cls = _plain_list_attrs(ctx)[attr]
+    classes = _plain_list_attrs(ctx)[attr]
     bound = analyzer(ctx).single_assignment(name, fn) if fn is not None else None
-    if not (isinstance(bound, ast.Call) and isinstance(bound.func, ast.Name) and bound.func.id == cls.name):
+    if not (isinstance(bound, ast.Call) and isinstance(bound.func, ast.Name) and bound.func.id in classes):
         return []
+    cls = classes[bound.func.id]
     why = _needs_items(node, read, ctx)
     if why is None:
         return []
@@ -999,6 +1015,8 @@ def _missing_key(node: ast.Subscript, ctx: Context, key: object) -> str | None:
     if cls is None:
         return None
     value = _init_value(cls, holder.attr, ctx)
+    if value is None and type(holder.value) is ast.Name:
+        return _shared_missing_key(node, holder, cls, key, fn, ctx)
     if not isinstance(value, ast.Dict) or any(isinstance(k, ast.Constant) and k.value == key for k in value.keys):
         return None
     if None in value.keys or not all(isinstance(k, ast.Constant) for k in value.keys):
@@ -1013,6 +1031,101 @@ def _missing_key(node: ast.Subscript, ctx: Context, key: object) -> str | None:
         f"(MindSpore: The key {key} does not exist in the dict); return the value from `{getattr(where, 'name', '?')}`, "
         "or read it with `.get(...)` in the same function that stores it"
     )
+
+
+def _shared_missing_key(
+    node: ast.Subscript, holder: ast.Attribute, cls: ast.ClassDef, key: object, fn: ast.AST, ctx: Context
+) -> str | None:
+    """`self.tracker["last"]` read in compiled code, where `self.tracker` is a constructor
+    parameter every place building `cls` gives one dict display (`shared = {"n": 0}` in the
+    parent's `__init__`, handed to a writer and a reader sub-cell) without the key, and only
+    compiled methods of the cells given that dict store the key, none in this function.
+    Measured (written/lax probes `genfresh34_sd_*`, difftest v6 seeds 12000354, 12000539):
+    "The key last does not exist in the dict:{'n': 0, 'scale': 0.5}" at LAX and STRICT, a
+    tensor or a constant stored, in a loop or not; `.get` and a key the display holds
+    compile."""
+    shared = _shared_dict(cls, holder.attr, ctx)
+    if shared is None or any(k.value == key for k in shared.keys):  # type: ignore[union-attr]
+        return None
+    stores = _shared_key_stores(shared, key, ctx)
+    if not stores or any(f is fn for f, _line in stores):
+        return None
+    where, line = stores[0]
+    return (
+        f"`{ctx.segment(holder)}` is the dict {ctx.segment(shared)} the cells sharing it were given, as it is when this "
+        f"function is compiled: the key {key!r} stored by `{getattr(where, 'name', '?')}` (line {line}) changes only "
+        f"that graph's copy, and the read fails (MindSpore: The key {key} does not exist in the dict); pass the value "
+        "between the cells as arguments and return values"
+    )
+
+
+def _shared_dict(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.Dict | None:
+    """The one dict display (constant keys) every place building `cls` gives `self.<attr>`,
+    bound to a name in the builder that only hands it to constructors (`shared = {...}`,
+    `Writer(shared)`, `Reader(shared)`): nothing Python adds keys to it. Cached."""
+    cache_key = ("self_list_empty_in_graph.shared", id(cls), attr)
+    if cache_key in ctx.cache:
+        hit: ast.Dict | None = ctx.cache[cache_key]
+        return hit
+    found: ast.Dict | None = None
+    given = constructed.sources(cls, attr, ctx)
+    for e, where in given or ():
+        made = constructed.built(e, where, ctx) if type(e) is ast.Name else None
+        if not isinstance(made, ast.Dict) or (found is not None and made is not found) or where is None:
+            found = None
+            break
+        if not all(type(k) is ast.Constant for k in made.keys) or not _only_given(e.id, where, ctx):  # type: ignore[attr-defined]
+            found = None
+            break
+        found = made
+    ctx.cache[cache_key] = found
+    return found
+
+
+def _only_given(name: str, where: ast.AST, ctx: Context) -> bool:
+    """Is every read of `name` in `where` an argument of a call of a class of the file?"""
+    classes = {st.name for st in ctx.tree.body if isinstance(st, ast.ClassDef)}
+    for n in ast.walk(where):
+        if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load:
+            p = ctx.parent(n)
+            if not (type(p) is ast.Call and n in p.args and type(p.func) is ast.Name and p.func.id in classes):
+                return False
+    return True
+
+
+def _shared_key_stores(shared: ast.Dict, key: object, ctx: Context) -> list[tuple[ast.AST, int]]:
+    """(method, line) of the compiled methods that store `self.<a>[key]` into `shared`
+    (`self.<a>` given that dict); empty when any other code of the file may store the key (an
+    item store with that key or a computed one outside a compiled method, or into a holder
+    not known to be `shared`), or calls `update` / `setdefault` outside compiled code."""
+    out: list[tuple[ast.AST, int]] = []
+    for c in ctx.tree.body:
+        if not isinstance(c, ast.ClassDef):
+            continue
+        for m in c.body:
+            if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            compiled = m.name != "__init__" and ctx.scopes.scope_for(m) is not None
+            for n in ast.walk(m):
+                if type(n) is ast.Attribute and n.attr in ("update", "setdefault") and not compiled:
+                    return []
+                if not (type(n) is ast.Subscript and type(n.ctx) is ast.Store):
+                    continue
+                same = type(n.slice) is not ast.Constant or n.slice.value == key
+                if not same:
+                    continue
+                a = self_attr(n.value)
+                if not compiled or a is None:
+                    return []
+                if _shared_dict(c, a, ctx) is shared:
+                    out.append((m, n.lineno))
+    for st in ctx.tree.body:
+        if isinstance(st, ast.ClassDef):
+            continue
+        for n in ast.walk(st):
+            if type(n) is ast.Subscript and type(n.ctx) is ast.Store and (type(n.slice) is not ast.Constant or n.slice.value == key):
+                return []
+    return out
 
 
 def _holder_class(e: ast.expr, ctx: Context) -> ast.ClassDef | None:
@@ -1350,13 +1463,19 @@ def _find_init_value(cls: ast.ClassDef, attr: str, ctx: Context) -> ast.expr | N
 
 def _unfilled(binding: ast.Assign, attr: str, ctx: Context) -> bool:
     allowed = {id(t) for t in binding.targets}
+    owner = _class_of(binding, ctx)
     for fn in ast.walk(ctx.tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.scopes.scope_for(fn) is not None:
             continue
         if not _maybe_run(fn, ctx) or _closure_of_compiled(fn, ctx):
             continue
+        # `self.values = []` in the `__init__` of another plain class of the file (`Tracker1`
+        # beside `Tracker0`, difftest v6 seed 12000453) binds that class's own attribute
+        other = _unrelated_class(fn, owner, ctx)
         for n in own_nodes(fn):
             if isinstance(n, ast.Attribute) and n.attr == attr and id(n) not in allowed and _fills(n, ctx):
+                if other and type(n.value) is ast.Name and n.value.id == "self":
+                    continue
                 return False
     return all(
         not (isinstance(n, ast.Attribute) and n.attr == attr and _fills(n, ctx))
@@ -1364,6 +1483,25 @@ def _unfilled(binding: ast.Assign, attr: str, ctx: Context) -> bool:
         if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for n in ast.walk(st)
     )
+
+
+def _class_of(node: ast.AST, ctx: Context) -> ast.ClassDef | None:
+    """The class whose method holds `node` (None: not in a method)."""
+    p = ctx.parent(node)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        p = ctx.parent(p)
+    q = ctx.parent(p) if p is not None else None
+    return q if isinstance(q, ast.ClassDef) else None
+
+
+def _unrelated_class(fn: ast.AST, owner: ast.ClassDef | None, ctx: Context) -> bool:
+    """Is `fn` a method of a module-level class other than `owner` that neither names the
+    other among its bases (so its `self` is never an instance of `owner`)?"""
+    cls = ctx.parent(fn)
+    if owner is None or not isinstance(cls, ast.ClassDef) or cls is owner or ctx.parent(cls) is not ctx.tree:
+        return False
+    names = lambda c: {b.id for b in c.bases if isinstance(b, ast.Name)}  # noqa: E731
+    return owner.name not in names(cls) and cls.name not in names(owner) and not (names(cls) - {"object"})
 
 
 #: methods that put items into a list or deque
