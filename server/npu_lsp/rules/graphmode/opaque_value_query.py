@@ -2163,8 +2163,8 @@ class _Opaque:
         """Why iterating `it` (a `for`'s or a comprehension's iterable, also through `zip` /
         `enumerate` / `reversed` / `list` / `tuple`) fails: a `placeholder_list`."""
         parts = [it]
-        while parts and type(parts[0]) is ast.Call and self.ctx.qualname(parts[0].func) in _ITERABLE_WRAPPERS:  # type: ignore[attr-defined]
-            parts = [a for a in parts[0].args if type(a) is not ast.Starred] + parts[1:]  # type: ignore[attr-defined]
+        while parts and type(parts[0]) is ast.Call and self.ctx.qualname(parts[0].func) in _ITERABLE_WRAPPERS:
+            parts = [a for a in parts[0].args if type(a) is not ast.Starred] + parts[1:]
         for part in parts:
             over = self.placeholder_list(part, func, env)
             if over is not None:

@@ -1366,9 +1366,9 @@ class Ranks:
                 held = self._held_tensor(e.attr, func)
                 if held is not None:
                     return held
-                numbers = self._held_numbers(e.attr, func)
-                if numbers is not None:
-                    return numbers
+                listed = self._held_numbers(e.attr, func)
+                if listed is not None:
+                    return listed
             elif isinstance(e.value, ast.Attribute) and _self_attr(e.value) and "self." + e.value.attr not in env:
                 held = self._layer_parameter(e.value.attr, e.attr, func)
                 if held is not None:
@@ -1611,7 +1611,7 @@ class Ranks:
             return None
         if not all(type(n) is ast.Constant and type(n.value) in (int, float) for n in held[0].elts):
             return None
-        sets = instances(self.ctx).attr_stores(attr)
+        sets = instances(self.ctx).attr_stores(attr) or []
         if len(sets) != 1 or self.ctx.parent(held[0]) not in sets:
             return None  # stored again elsewhere (or by a `setattr` of an unknown name)
         return Items(tuple(n.value if type(n.value) is int else NUM for n in held[0].elts))  # type: ignore[attr-defined]
@@ -1675,7 +1675,8 @@ class Ranks:
         held = a._self_values(cls).get(e.value.attr, []) if cls is not None else []  # type: ignore[attr-defined]
         if len(held) != 1:
             return False
-        displays = [held[0]] if isinstance(held[0], ast.Dict) else self._given_displays(held[0], cls)
+        first = held[0]
+        displays = [first] if isinstance(first, ast.Dict) else self._given_displays(first, cls) if first is not None else []
         return bool(displays) and all(_number_entry(d, key.value) for d in displays)
 
     def _given_displays(self, v: ast.expr, cls: ast.ClassDef | None) -> list[ast.Dict]:
@@ -1975,7 +1976,7 @@ class Ranks:
         hit = self.ctx.cache.get(key)
         if isinstance(hit, bool):
             return hit
-        held = a._self_values(cls).get(attr, [])  # type: ignore[attr-defined]
+        held = a._self_values(cls).get(attr, [])
         ok = len(held) == 1 and type(held[0]) is ast.Dict and not held[0].keys
         stores = 0
         for method in cls.body if ok else ():
