@@ -366,7 +366,12 @@ class FallbackValueShapeQuery(GraphRule):
     comprehension inside the body of a `for` loop (not one over the fallback value itself,
     whose body MindSpore compiles no pass of), `ops.stack` / `max` / `min` of a list grown only
     in a `for` over such a value (empty while compiling), `max` / `min` of a comprehension of
-    items read from one (`[v[0, j].item() for j in range(3)]`), and a fill value read from one
+    items read from one (`[v[0, j].item() for j in range(3)]`), a list of numbers read one by
+    one from such a tensor (`s = [float(r) for r in v.sum(axis=1)]`, `[r.sum().item() for r in
+    v]`: one placeholder number while compiling) indexed (`s[0]`: "'float' object is not
+    subscriptable") or iterated by a `for`, a comprehension or `zip` / `enumerate` ("'float'
+    object is not iterable", "The pointer[seq_abs] is null"; returned as it is it compiles,
+    and so does `[r * 2 for r in v]` indexed), and a fill value read from one
     by `.item()` or a method (`float(s)` with `s = v.sum()`); not a fill value whose chain
     starts at a call of a Python library function given only functions and lists
     (`functools.reduce(lambda a, b: a + b, [x, x, x])`: no tensor input gives it a dtype, and
@@ -413,6 +418,9 @@ class FallbackValueShapeQuery(GraphRule):
     No automatic fix.
 
     ## References
+    - A list of numbers read one by one from such a tensor, indexed or iterated: written/lax
+      probes `fix34c_fx_*`, `fix33a_fx_*` and fresh v6 seed 12000042 (a loop carrying the
+      value through two sub-cells first).
     - Comprehensions and loops over such values: written/gen18 probes `v22_it_*`, `v22_ab_*`,
       `v22_hl_*`, `v22_fl_*` ("Cannot iterate over a scalar tensor", "The object is not
       iterable", "The pointer[seq_abs] is null", "The pointer[abs_base] is null", "max() arg

@@ -63,6 +63,11 @@ class TensorDictKey(GraphRule):
     from `argmax` / `topk`, also through `zip`, `enumerate` or a nested comprehension over
     its rows) looks up a run-time key; an `enumerate` index, `range(len(idx))` and
     `r.shape[0]` of an item stay constants.
+    A size `net.set_inputs(Tensor(shape=[None, 3], ...))` declares unknown is a run-time key
+    too (`self.cache[tuple(x.shape)] = v`), read from the input or from a tensor computed
+    from it that keeps that dimension (`x = self.stage0(x)`, `x * 2`, `ops.cat([x, x])`), as
+    it is, through arithmetic with constants (`d[x.shape[0] - 1]`) or as the index picking a
+    key from a constant list (`self.heads[self.names[x.shape[0] - 1]]`).
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,
@@ -140,6 +145,14 @@ class TensorDictKey(GraphRule):
       gives the input): difftest seed 12000128 and written/lax probes `fix32f_dynkey_*`
       ("dict_setitem evaluator key should not be tuple that contains variables, but got
       ValueAny" at LAX and STRICT; a declared dimension, and no `set_inputs`, compile).
+    - The same size carried by a tensor computed from the input (`x = self.stage0(x)` through
+      sub-cells and methods, arithmetic, `ops.cat`, broadcasting with `(1, 3)`), also picked
+      from a constant list (`self.heads[self.names[x.shape[0] - 1]]`) or through arithmetic
+      (`d[x.shape[0] - 1]`): fresh v6 seeds 12000224, 12000321 and written/lax probes
+      `fix34c_dyn_*` (rejected at LAX and STRICT; a reduced or indexed away dimension, a
+      declared one, a constant reshape and no `set_inputs` compile). The shapes model follows
+      the file twice, the declared `None` given two sizes: a dimension that differs between
+      the two runs carries it.
     """
 
     nodes = (ast.Dict, ast.DictComp, ast.Subscript, ast.Call)
