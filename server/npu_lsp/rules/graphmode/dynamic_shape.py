@@ -323,7 +323,7 @@ def declared_dynamic_read(e: ast.expr, ctx: Context, func: ast.AST | None = None
     the input may be bound again after it (`h, w = x.shape[-2:]`, then `x = f(x)`)."""
     if not ctx.mentions("set_inputs"):
         return False
-    read = _size_read(e)
+    read = size_read(e)
     if read is None:
         return False
     t, dim = read
@@ -331,7 +331,7 @@ def declared_dynamic_read(e: ast.expr, ctx: Context, func: ast.AST | None = None
     if not (isinstance(t, ast.Name) and isinstance(func, ast.FunctionDef) and func.name == "construct"):
         return False
     cls = analyzer(ctx).owner_class(func)
-    declared = _declared_inputs(ctx).get(cls.name) if cls is not None else None
+    declared = declared_inputs(ctx).get(cls.name) if cls is not None else None
     if not declared:
         return False
     params = [p.arg for p in (*func.args.posonlyargs, *func.args.args)][1:]
@@ -360,7 +360,7 @@ def declared_dynamic_read_in_method(e: ast.expr, ctx: Context, func: ast.AST | N
     func = func if func is not None else ctx.function
     if declared_dynamic_read(e, ctx, func):
         return True
-    read = _size_read(e)
+    read = size_read(e)
     if read is None or not isinstance(read[0], ast.Name) or not isinstance(func, ast.FunctionDef):
         return False
     name = read[0].id
@@ -418,7 +418,7 @@ def run_time_size(e: ast.expr, ctx: Context, func: ast.AST | None = None, depth:
             elif _unpacked_size_is_run_time(sub.id, func, ctx) or _every_call_gives_size(sub.id, func, ctx, depth):
                 return True
             continue
-        if isinstance(sub, ast.expr) and _size_read(sub) is not None:
+        if isinstance(sub, ast.expr) and size_read(sub) is not None:
             # the read as a whole: `x.shape[1]` is not the whole `x.shape` it contains
             if dynamic_shape_read(sub, ctx) or declared_dynamic_read(sub, ctx, func):
                 return True
@@ -468,7 +468,7 @@ def _unpacked_size_is_run_time(name: str, func: ast.AST, ctx: Context) -> bool:
     return declared_dynamic_read(read, ctx, func, value.lineno)
 
 
-def _size_read(e: ast.expr) -> tuple[ast.expr, int | str] | None:
+def size_read(e: ast.expr) -> tuple[ast.expr, int | str] | None:
     """(the tensor, the dimension read or `_ANY_DIM`) of a size read."""
     if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
         i = _int_constant(e.slice)
@@ -578,7 +578,7 @@ def _held_object_calls(cls: ast.ClassDef, ctx: Context) -> dict[str, list[tuple[
     return out
 
 
-def _declared_inputs(ctx: Context) -> dict[str, list[tuple[int | None, ...] | None]]:
+def declared_inputs(ctx: Context) -> dict[str, list[tuple[int | None, ...] | None]]:
     """Class name -> the shapes its instances' `set_inputs(...)` declare, one per input of
     `construct` (None where not a `Tensor(shape=...)` display), for instances the file calls
     only from Python. Measured (probe `fix25c_dyn_set_inputs_jit_wrapped`): a network given

@@ -108,6 +108,21 @@ _TUPLE_OP_INDEX_MESSAGE = (
 #: tensor method `t.sort()`, `ops.argmax`, `ops.gather` by them, a cast index, or
 #: `ops.sort(ops.relu(v))` compile)
 _TUPLE_OPS = frozenset({"mindspore.ops.sort", "mindspore.ops.topk"})
+_PLACEHOLDER_INDEX_MESSAGE = (
+    "`{name}` is a list of numbers read from `{over}`, a JIT Fallback value, one by one: LAX"
+    " compiles such a comprehension to a single placeholder number, not a list, and indexing it"
+    " fails (`'float' object is not subscriptable`); compute with tensor ops (`v[0]` of the tensor)"
+)
+_PLACEHOLDER_ITER_MESSAGE = (
+    "`{name}` is a list of numbers read from `{over}`, a JIT Fallback value, one by one: LAX"
+    " compiles such a comprehension to a single placeholder number, not a list, and iterating it"
+    " fails (`'float' object is not iterable`, \"The pointer[seq_abs] is null\"); compute with"
+    " tensor ops on the tensor"
+)
+#: builtins whose call reads a Python number out of a tensor item (`float(v)`, `v.item()`)
+_NUMBER_READS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
+#: methods giving host data: a comprehension over it is other rules' (MS193, MS173...)
+_HOST_DATA_METHODS = frozenset({"tolist", "asnumpy", "numpy"})
 _COMP_MESSAGE = (
     "`{name}` is a comprehension over the shape of a JIT Fallback value, which MindSpore does not"
     " build as a list; indexing it fails (`'float' object is not subscriptable`)"
@@ -351,7 +366,12 @@ class FallbackValueShapeQuery(GraphRule):
     comprehension inside the body of a `for` loop (not one over the fallback value itself,
     whose body MindSpore compiles no pass of), `ops.stack` / `max` / `min` of a list grown only
     in a `for` over such a value (empty while compiling), `max` / `min` of a comprehension of
-    items read from one (`[v[0, j].item() for j in range(3)]`), and a fill value read from one
+    items read from one (`[v[0, j].item() for j in range(3)]`), a list of numbers read one by
+    one from such a tensor (`s = [float(r) for r in v.sum(axis=1)]`, `[r.sum().item() for r in
+    v]`: one placeholder number while compiling) indexed (`s[0]`: "'float' object is not
+    subscriptable") or iterated by a `for`, a comprehension or `zip` / `enumerate` ("'float'
+    object is not iterable", "The pointer[seq_abs] is null"; returned as it is it compiles,
+    and so does `[r * 2 for r in v]` indexed), and a fill value read from one
     by `.item()` or a method (`float(s)` with `s = v.sum()`); not a fill value whose chain
     starts at a call of a Python library function given only functions and lists
     (`functools.reduce(lambda a, b: a + b, [x, x, x])`: no tensor input gives it a dtype, and
@@ -398,6 +418,9 @@ class FallbackValueShapeQuery(GraphRule):
     No automatic fix.
 
     ## References
+    - A list of numbers read one by one from such a tensor, indexed or iterated: written/lax
+      probes `fix34c_fx_*`, `fix33a_fx_*` and fresh v6 seed 12000042 (a loop carrying the
+      value through two sub-cells first).
     - Comprehensions and loops over such values: written/gen18 probes `v22_it_*`, `v22_ab_*`,
       `v22_hl_*`, `v22_fl_*` ("Cannot iterate over a scalar tensor", "The object is not
       iterable", "The pointer[seq_abs] is null", "The pointer[abs_base] is null", "max() arg
@@ -422,7 +445,7 @@ class FallbackValueShapeQuery(GraphRule):
       given, read back and given to `nn.Dense`: probes `fix33e_do_*`.
     """
 
-    nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp)
+    nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
         # not a generator itself: most files have no fallback call, and every call,
@@ -438,8 +461,13 @@ class FallbackValueShapeQuery(GraphRule):
 
     def _check(self, node: ast.AST, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
         o = _Opaque(ctx)
+        if type(node) is ast.For:
+            why = o.placeholder_iterated(node.iter, func, frozenset())
+            if why:
+                yield ctx.diagnostic(self, node.iter, why)
+            return
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
-            why = o.looped_comprehension(node, func, frozenset())
+            why = o.looped_comprehension(node, func, frozenset()) or o.placeholder_iterated(node.generators[0].iter, func, frozenset())
             if why:
                 yield ctx.diagnostic(self, node, why)
             return
@@ -857,9 +885,28 @@ class _Opaque:
         key = (id(e), id(func), env)
         hit = self.memo.get(key)
         if hit is None:
-            self.memo[key] = False  # cycles: not opaque until shown
-            hit = self.memo[key] = self._value(e, func, env, depth)
+            pending = self._pending()
+            pending.add(key)  # cycles: not opaque until shown
+            self.memo[key] = False
+            cycles = self.ctx.cache.get("opaque.cycles", 0)
+            hit = self._value(e, func, env, depth)
+            pending.discard(key)
+            if hit or self.ctx.cache.get("opaque.cycles", 0) == cycles:
+                self.memo[key] = hit
+            else:
+                # False only because a value still being worked out (a loop-carried name:
+                # `x = self.w(x); x = self.r(x)` in a `for`) was read as False: work it out
+                # again when asked after that one is known (fresh v6 seed 12000042)
+                del self.memo[key]
+        elif not hit and key in self._pending():
+            self.ctx.cache["opaque.cycles"] = self.ctx.cache.get("opaque.cycles", 0) + 1
         return hit
+
+    def _pending(self) -> set[tuple[int, int, frozenset[str]]]:
+        """The keys of `self.memo` whose value is being worked out (on the stack)."""
+        got = self.ctx.cache.setdefault(("opaque.pending", id(self.memo)), set())
+        assert isinstance(got, set)
+        return got
 
     def _value(self, e: ast.expr, func: ast.AST, env: frozenset[str], depth: int) -> bool:
         if isinstance(e, ast.Name):
@@ -2123,6 +2170,49 @@ class _Opaque:
             not isinstance(e, (ast.Constant, ast.Starred)) and interpreted(e, self.ctx, func) for e in built.elts
         )
 
+    def placeholder_list(self, name: ast.expr, func: ast.AST, env: frozenset[str]) -> ast.expr | None:
+        """The JIT Fallback value `name` reads numbers from when its last binding is a list
+        comprehension of a number read from each item (`s = [float(v) for v in
+        x.sum(axis=1)]`, `[r.sum().item() for r in x]`) of a fallback tensor: LAX compiles such
+        a comprehension to one placeholder number, so indexing or iterating `s` fails
+        (measured, written/lax probes `fix34c_fx_*`, `fix33a_fx_*`, fresh v6 seed 12000042:
+        "'float' object is not subscriptable / is not iterable", "The pointer[seq_abs] is
+        null"; over a graph tensor, returned as it is, or `[r * 2 for r in x]` indexed, it
+        compiles). Not over host data (`t.tolist()`), which other rules follow."""
+        if type(name) is not ast.Name:
+            return None
+        last = self._last_assignment(name, func)
+        built = _bound_value(last, name.id) if last is not None else None
+        if type(built) is not ast.ListComp or len(built.generators) != 1 or not self._number_read(built.elt):
+            return None
+        over = self._comprehension_over_fallback(built, func, env)
+        if over is None or any(
+            type(n) is ast.Attribute and n.attr in _HOST_DATA_METHODS for n in ast.walk(over)
+        ):
+            return None
+        return over
+
+    def _number_read(self, e: ast.expr) -> bool:
+        """`float(v)`, `int(v)`, `bool(v)` or `v.item()`."""
+        if type(e) is not ast.Call:
+            return False
+        f = e.func
+        if type(f) is ast.Attribute:
+            return f.attr == "item" and not e.args
+        return len(e.args) == 1 and self.ctx.qualname(f) in _NUMBER_READS
+
+    def placeholder_iterated(self, it: ast.expr, func: ast.AST, env: frozenset[str]) -> str | None:
+        """Why iterating `it` (a `for`'s or a comprehension's iterable, also through `zip` /
+        `enumerate` / `reversed` / `list` / `tuple`) fails: a `placeholder_list`."""
+        parts = [it]
+        while parts and type(parts[0]) is ast.Call and self.ctx.qualname(parts[0].func) in _ITERABLE_WRAPPERS:
+            parts = [a for a in parts[0].args if type(a) is not ast.Starred] + parts[1:]
+        for part in parts:
+            over = self.placeholder_list(part, func, env)
+            if over is not None:
+                return _PLACEHOLDER_ITER_MESSAGE.format(name=ast.unparse(part), over=ast.unparse(over))
+        return None
+
     def failed_index(self, node: ast.Subscript, func: ast.AST, env: frozenset[str]) -> str | None:
         """Why indexing a local built from a fallback value fails, if it does (a message with
         `{name}` for the indexed name). Measured on 2.10 at LAX:
@@ -2145,6 +2235,10 @@ class _Opaque:
             it = built.generators[0].iter
             if isinstance(it, ast.Attribute) and it.attr == "shape" and self.value(it.value, func, env):
                 return _COMP_MESSAGE
+            if type(node.ctx) is ast.Load and type(node.slice) is not ast.Slice:
+                over = self.placeholder_list(name, func, env)
+                if over is not None:
+                    return _PLACEHOLDER_INDEX_MESSAGE.replace("{over}", ast.unparse(over))
         dicts = _dict_displays(built, self.ctx)
         if (
             (dicts or isinstance(built, ast.DictComp))
@@ -2489,6 +2583,14 @@ class _Opaque:
                 and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
             ):
                 return f"this call passes a JIT Fallback value to `{callee.name}`, where a comprehension over it inside a `for` loop fails (line {inner.lineno}; MindSpore: \"The pointer[abs_base] is null\")"
+            if (
+                (type(inner) is ast.For or type(inner) is ast.ListComp or type(inner) is ast.GeneratorExp)
+                and not in_dead_branch(self.ctx, callee, self.ctx.span(inner))
+            ):
+                it = inner.iter if type(inner) is ast.For else inner.generators[0].iter  # type: ignore[union-attr]
+                why = self.placeholder_iterated(it, callee, bound)
+                if why:
+                    return f"this call passes a JIT Fallback value to `{callee.name}` (line {inner.lineno}): {why}"
             if (
                 isinstance(inner, ast.Call)
                 and inner is not call

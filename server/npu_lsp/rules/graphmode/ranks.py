@@ -596,7 +596,7 @@ class _Host:
             return tuple(dims) if dims is not None else None
         if q in ("numpy.array", "numpy.asarray") and e.args:
             return self.of(e.args[0], where, d)
-        if q == "numpy.arange" and e.args and not e.keywords:
+        if q == "numpy.arange" and e.args and all(k.arg == "dtype" for k in e.keywords):
             bounds = [_int(a) for a in e.args]
             if any(b is None for b in bounds) or len(bounds) > 3:
                 return None
@@ -708,8 +708,12 @@ class _Run:
 class Ranks:
     """Shapes of one file's compiled code, per call context (stored in `ctx.cache`)."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, probe: int | None = None) -> None:
         self.ctx = ctx
+        #: a size given to every dimension `net.set_inputs(Tensor(shape=[None, 3], ...))`
+        #: declares unknown, in place of the shape of the tensor the entry call passes
+        #: (`declared_dynamic_size` runs the file twice with two sizes)
+        self.probe = probe
         self.host = _Host(ctx)
         self._runs: dict[tuple[int, tuple[tuple[str, Val], ...]], _Run | None] = {}
         self._contexts: dict[int, list[Env]] = {}
@@ -768,9 +772,28 @@ class Ranks:
         self._started = True
         for call, where, target in self._entry_calls():
             env = self._bind(target, call, lambda a, w=where: self.host.of(a, w))
+            if env is not None and self.probe is not None:
+                env = self._declared(target, env, self.probe)
             if env is not None and any(is_tensor(v) for v in env.values()):
                 ranks_in = {_INPUT_RANK + n: len(v) for n, v in env.items() if isinstance(v, tuple)}
                 self.analyse(target, {**env, **ranks_in}, 0)
+
+    def _declared(self, target: ast.FunctionDef, env: Env, probe: int) -> Env | None:
+        """`env` with the inputs `set_inputs` declares for `target`'s network (a `construct`)
+        in place of the tensors passed, `probe` for each `None` dimension; None when the
+        file declares none for it."""
+        from npu_lsp.rules.graphmode.dynamic_shape import declared_inputs
+
+        cls = analyzer(self.ctx).owner_class(target) if target.name == "construct" else None
+        declared = declared_inputs(self.ctx).get(cls.name) if cls is not None else None
+        if not declared:
+            return None
+        params = [a.arg for a in [*target.args.posonlyargs, *target.args.args]][1:]
+        out = dict(env)
+        for name, shape in zip(params, declared, strict=False):
+            if shape is not None:
+                out[name] = tuple(probe if d is None else d for d in shape)
+        return out
 
     def _entry_calls(self) -> list[tuple[ast.Call, ast.AST, ast.FunctionDef]]:
         """Calls of module-level code and of plain functions (not methods, not compiled
@@ -1012,7 +1035,10 @@ class Ranks:
         recording = run.recording
         run.recording = False
         try:
-            for _ in range(3):
+            for trial in range(3):
+                # a probe run records the first pass as it is: a size `set_inputs` leaves
+                # unknown on entry stays unknown on every later pass (joins only widen)
+                run.recording = recording and trial == 0 and self.probe is not None
                 outer, run.seen = run.seen, []
                 self._block(st.body, dict(entry), func, run, depth)
                 seen, run.seen = run.seen, outer
@@ -1343,6 +1369,9 @@ class Ranks:
                 held = self._held_tensor(e.attr, func)
                 if held is not None:
                     return held
+                listed = self._held_numbers(e.attr, func)
+                if listed is not None:
+                    return listed
             elif isinstance(e.value, ast.Attribute) and _self_attr(e.value) and "self." + e.value.attr not in env:
                 held = self._layer_parameter(e.value.attr, e.attr, func)
                 if held is not None:
@@ -1574,6 +1603,22 @@ class Ranks:
                     return None
         return held[0], init
 
+    def _held_numbers(self, attr: str, func: ast.AST) -> Items | None:
+        """The numbers of the tuple display `__init__` stores once on `self` and nothing else
+        stores (`self.sizes = (1, 2)`): constants of the graph, so `for s in self.sizes: x =
+        x + s` is unrolled with them (fresh v6 seed 12000242)."""
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        held = a._self_values(cls).get(attr, []) if cls is not None else []
+        if len(held) != 1 or type(held[0]) is not ast.Tuple or not held[0].elts:
+            return None
+        if not all(type(n) is ast.Constant and type(n.value) in (int, float) for n in held[0].elts):
+            return None
+        sets = instances(self.ctx).attr_stores(attr) or []
+        if len(sets) != 1 or self.ctx.parent(held[0]) not in sets:
+            return None  # stored again elsewhere (or by a `setattr` of an unknown name)
+        return Items(tuple(n.value if type(n.value) is int else NUM for n in held[0].elts))  # type: ignore[attr-defined]
+
     def _held_tensor(self, attr: str, func: ast.AST) -> Shape | None:
         """The shape of the tensor `__init__` stores once on `self`: `self.weight =
         Parameter(Tensor(np.random.randn(vocab, d)))` (the constructor's arguments, or their
@@ -1631,12 +1676,37 @@ class Ranks:
         a = analyzer(self.ctx)
         cls = a.owner_class(func)
         held = a._self_values(cls).get(e.value.attr, []) if cls is not None else []  # type: ignore[attr-defined]
-        if len(held) != 1 or not isinstance(held[0], ast.Dict):
+        if len(held) != 1:
             return False
-        for k, v in zip(held[0].keys, held[0].values, strict=True):
-            if isinstance(k, ast.Constant) and k.value == key.value:
-                return isinstance(v, ast.Constant) and type(v.value) in (int, float)
-        return False
+        first = held[0]
+        displays = [first] if isinstance(first, ast.Dict) else self._given_displays(first, cls) if first is not None else []
+        return bool(displays) and all(_number_entry(d, key.value) for d in displays)
+
+    def _given_displays(self, v: ast.expr, cls: ast.ClassDef | None) -> list[ast.Dict]:
+        """The dict displays every `Cls(...)` call of the file gives `__init__`'s parameter
+        `v` (`self.tracker = tracker` with `Reader(shared)`, `shared = {'scale': 0.5}` bound
+        once in the function building it: two sub-cells given one dict, fresh v6 seed
+        12000224); empty when a call gives anything else."""
+        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None) if cls is not None else None
+        if not isinstance(v, ast.Name) or init is None or cls is None:
+            return []
+        params = _param_names(init)[1:]
+        if v.id not in params or v.id in self.host.bindings(init) and self.host.bindings(init)[v.id][1:]:
+            return []
+        at = params.index(v.id)
+        out: list[ast.Dict] = []
+        for call in instances(self.ctx).instantiations(cls.name):
+            if any(isinstance(x, ast.Starred) for x in call.args) or call.keywords or at >= len(call.args):
+                return []
+            arg = call.args[at]
+            where: ast.AST | None = call
+            while where is not None and not isinstance(where, ast.FunctionDef):
+                where = self.ctx.statement_parent(where) if isinstance(where, ast.stmt) else self.ctx.parent(where)
+            bound = analyzer(self.ctx).single_assignment(arg.id, where) if type(arg) is ast.Name and where is not None else arg
+            if not isinstance(bound, ast.Dict):
+                return []
+            out.append(bound)
+        return out
 
     def _free_number_entry(self, e: ast.Subscript, name: str, func: ast.AST) -> bool:
         """`state['n']` in a function nested in another (a closure a factory returns, `def
@@ -1891,6 +1961,51 @@ class Ranks:
             return self._graph_value(e.operand, env, func)
         if _self_attr(e) and "self." + e.attr not in env:  # type: ignore[attr-defined]
             return isinstance(values(self.ctx).of(e, func), (av.Tensor, av.Scalar))
+        if type(e) is ast.Subscript and _self_attr(e.value):
+            return self._tensor_cache(e.value.attr, func)  # type: ignore[attr-defined]
+        return False
+
+    def _tensor_cache(self, attr: str, func: ast.AST) -> bool:
+        """Is `self.<attr>` a dict `__init__` makes empty (`self.cache = {}`) that the class's
+        compiled methods store only tensors into, never under a tensor condition (`if key not
+        in self.cache: self.cache[key] = ops.ones_like(x)`)? An item read back is a tensor of
+        the graph (fresh v6 seed 12000242: `x * self.cache[key]` then `map(lambda r: r * 2,
+        x)`, "Map can only be applied to list, tuple, but got Tensor[Float32]" under LAX)."""
+        a = analyzer(self.ctx)
+        cls = a.owner_class(func)
+        if cls is None:
+            return False
+        key = ("ranks-tensor-cache", id(cls), attr)
+        hit = self.ctx.cache.get(key)
+        if isinstance(hit, bool):
+            return hit
+        held = a._self_values(cls).get(attr, [])
+        ok = len(held) == 1 and type(held[0]) is ast.Dict and not held[0].keys
+        stores = 0
+        for method in cls.body if ok else ():
+            if type(method) is not ast.FunctionDef or method.name == "__init__":
+                continue
+            for n in ast.walk(method):
+                target = n.targets[0] if type(n) is ast.Assign and len(n.targets) == 1 else None
+                if type(n) is ast.Call and type(n.func) is ast.Attribute and _self_attr(n.func.value) and n.func.value.attr == attr:  # type: ignore[attr-defined]
+                    ok = False  # `self.cache.update(...)`, `.setdefault(...)`: stores we do not follow
+                if not (type(target) is ast.Subscript and _self_attr(target.value) and target.value.attr == attr):  # type: ignore[attr-defined]
+                    continue
+                assert isinstance(n, ast.Assign)
+                stores += 1
+                ok = ok and a.kind(n.value, method) == Kind.TENSOR and not self._under_tensor_test(n, method)
+        ok = ok and stores > 0
+        self.ctx.cache[key] = ok
+        return ok
+
+    def _under_tensor_test(self, st: ast.stmt, func: ast.AST) -> bool:
+        """Does a test of an `if` / `while` around `st` in `func` depend on a tensor?"""
+        a = analyzer(self.ctx)
+        node: ast.AST | None = self.ctx.statement_parent(st)
+        while node is not None and node is not func:
+            if type(node) in (ast.If, ast.While) and a.kind(node.test, func).dynamic:  # type: ignore[attr-defined]
+                return True
+            node = self.ctx.statement_parent(node)
         return False
 
     @staticmethod
@@ -1971,9 +2086,18 @@ class Ranks:
         if sizes_e is None or axis is None or not -len(src) <= axis < len(src):
             return None
         axis %= len(src)
-        # a name bound to a list display (`sizes1 = [1, 2]`, then `mint.split(x, sizes1,
-        # dim=1)`: difftest v6 seed 12000415, where losing `x` left its `if x.ndim == 2:` undecided)
         if type(sizes_e) is ast.Name:
+            listed = env.get(_LIST + sizes_e.id)
+            if isinstance(listed, Items) and listed.values:
+                # `sizes = [1, 2]` then `mint.split(x, sizes, dim=1)` (fresh v6 seed 12000321)
+                return Items(
+                    tuple(
+                        (*src[:axis], n if type(n) is int and n >= 0 else None, *src[axis + 1 :])
+                        for n in listed.values
+                    )
+                )
+            # a name bound to a list display the flow does not carry (difftest v6 seed
+            # 12000415, where losing `x` left its `if x.ndim == 2:` undecided)
             sizes_e = self._bound_display(sizes_e, func) or sizes_e
         if isinstance(sizes_e, (ast.List, ast.Tuple)):
             if not sizes_e.elts or any(isinstance(d, ast.Starred) for d in sizes_e.elts):
@@ -2442,6 +2566,14 @@ class Ranks:
         return first if all(r == first for r in run.returns) else None
 
 
+def _number_entry(d: ast.Dict, key: object) -> bool:
+    """Does the dict display `d` hold a number constant under the constant `key`?"""
+    for k, v in zip(d.keys, d.values, strict=True):
+        if isinstance(k, ast.Constant) and k.value == key:
+            return isinstance(v, ast.Constant) and type(v.value) in (int, float)
+    return False
+
+
 def _list_item(e: ast.expr, at: int | str, ctx: Context) -> list[ast.expr]:
     """Item `at` of a list or tuple display, also one given to `nn.CellList(...)` /
     `nn.SequentialCell(...)`, or the value under key `at` of a dict display, also one given
@@ -2502,7 +2634,8 @@ def _is_read_only_call(call: ast.Call) -> bool:
     f = call.func
     if isinstance(f, ast.Name):
         return f.id in _READ_ONLY_BUILTINS
-    return isinstance(f, ast.Attribute) and f.attr in _JOINS
+    # `ops.cat(parts)`; `mint.split(x, sizes, dim=1)` reads its size list
+    return isinstance(f, ast.Attribute) and (f.attr in _JOINS or f.attr == "split")
 
 
 _READ_ONLY_BUILTINS: Final = frozenset({"len", "sum", "max", "min", "sorted", "list", "tuple", "enumerate", "zip", "print"})
@@ -2549,3 +2682,33 @@ def ranks(ctx: Context) -> Ranks:
     if r is None:
         r = ctx.cache[Ranks] = Ranks(ctx)
     return r
+
+
+#: two sizes for a dimension `set_inputs` declares `None` (above `_UNROLL`: no `for` over
+#: such an axis is unrolled, as MindSpore cannot unroll one of unknown length)
+_PROBES: Final = (11, 13)
+
+
+def declared_dynamic_size(t: ast.expr, dim: int | None, func: ast.AST, ctx: Context) -> bool:
+    """Is dimension `dim` (None: any) of the tensor `t` in `func` one MindSpore knows only at
+    run time because `net.set_inputs(Tensor(shape=[None, 3], ...))` declares a dimension of
+    the network's input unknown, and `t` keeps it (`x = self.stage0(x)` through sub-cells,
+    methods and arithmetic, `ops.cat` of it, a reshape with -1)? The file's shapes are
+    followed twice, the declared `None` dimension given two sizes in turn: a dimension of
+    `t` known in both runs and different between them is that size carried on. A dimension
+    that does not change (a reduction dropped it, `x[0]`, a constant reshape) or is not known
+    in both says nothing."""
+    key = ("declared-dynamic-ranks",)
+    runs = ctx.cache.get(key)
+    if not isinstance(runs, tuple):
+        runs = ctx.cache[key] = tuple(Ranks(ctx, probe) for probe in _PROBES)
+    a, b = (r.value_at(t, func, first=True) for r in runs)
+    if not a or len(a) != len(b):
+        return False
+    for va, vb in zip(a, b, strict=True):
+        if not (isinstance(va, tuple) and isinstance(vb, tuple) and len(va) == len(vb)):
+            continue
+        dims = range(len(va)) if dim is None else [dim] if -len(va) <= dim < len(va) else []
+        if any(type(va[i]) is int and type(vb[i]) is int and va[i] != vb[i] for i in dims):
+            return True
+    return False

@@ -9,7 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.const_tensor import constant_tensor
-from npu_lsp.rules.graphmode.dynamic_shape import declared_dynamic_read_in_method
+from npu_lsp.rules.graphmode.dynamic_shape import declared_dynamic_read_in_method, size_read
 from npu_lsp.rules.graphmode.flow import Kind, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, own_nodes
 from npu_lsp.rules.graphmode.host_values import (
@@ -21,6 +21,7 @@ from npu_lsp.rules.graphmode.host_values import (
     reads,
 )
 from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+from npu_lsp.rules.graphmode.ranks import declared_dynamic_size
 from npu_lsp.rules.graphmode.values import instances
 
 #: dict methods whose first argument is a key
@@ -62,6 +63,11 @@ class TensorDictKey(GraphRule):
     from `argmax` / `topk`, also through `zip`, `enumerate` or a nested comprehension over
     its rows) looks up a run-time key; an `enumerate` index, `range(len(idx))` and
     `r.shape[0]` of an item stay constants.
+    A size `net.set_inputs(Tensor(shape=[None, 3], ...))` declares unknown is a run-time key
+    too (`self.cache[tuple(x.shape)] = v`), read from the input or from a tensor computed
+    from it that keeps that dimension (`x = self.stage0(x)`, `x * 2`, `ops.cat([x, x])`), as
+    it is, through arithmetic with constants (`d[x.shape[0] - 1]`) or as the index picking a
+    key from a constant list (`self.heads[self.names[x.shape[0] - 1]]`).
 
     ## Why is this bad?
     Graph dicts are resolved while compiling, so keys must be constants: strings, numbers,
@@ -139,6 +145,14 @@ class TensorDictKey(GraphRule):
       gives the input): difftest seed 12000128 and written/lax probes `fix32f_dynkey_*`
       ("dict_setitem evaluator key should not be tuple that contains variables, but got
       ValueAny" at LAX and STRICT; a declared dimension, and no `set_inputs`, compile).
+    - The same size carried by a tensor computed from the input (`x = self.stage0(x)` through
+      sub-cells and methods, arithmetic, `ops.cat`, broadcasting with `(1, 3)`), also picked
+      from a constant list (`self.heads[self.names[x.shape[0] - 1]]`) or through arithmetic
+      (`d[x.shape[0] - 1]`): fresh v6 seeds 12000224, 12000321 and written/lax probes
+      `fix34c_dyn_*` (rejected at LAX and STRICT; a reduced or indexed away dimension, a
+      declared one, a constant reshape and no `set_inputs` compile). The shapes model follows
+      the file twice, the declared `None` given two sizes: a dimension that differs between
+      the two runs carries it.
     """
 
     nodes = (ast.Dict, ast.DictComp, ast.Subscript, ast.Call)
@@ -383,10 +397,12 @@ def _unfilled_display(receiver: ast.expr, call: ast.Call, ctx: Context) -> bool:
     return True
 
 
-def _run_time_size_key(key: ast.expr, ctx: Context) -> ast.expr | None:
+def _run_time_size_key(key: ast.expr, ctx: Context, depth: int = 0) -> ast.expr | None:
     """The size read a key is (`x.shape`, `x.shape[0]`, `tuple(x.shape)`, or a name bound
-    once to one) when `set_inputs` declares that size unknown; only in files that call it."""
-    if not ctx.mentions("set_inputs"):
+    once to one), or holds through arithmetic with constants (`x.shape[0] - 1`) or as the
+    index picking an item of a constant sequence (`self.names[x.shape[0] - 1]`), when
+    `set_inputs` declares that size unknown; only in files that call it."""
+    if not ctx.mentions("set_inputs") or depth > 3:
         return None
     if type(key) is ast.Name:
         bound = analyzer(ctx).single_assignment(key.id, ctx.function)
@@ -395,7 +411,34 @@ def _run_time_size_key(key: ast.expr, ctx: Context) -> ast.expr | None:
         key = bound
     if type(key) is ast.Call and type(key.func) is ast.Name and key.func.id == "tuple" and len(key.args) == 1:
         key = key.args[0]
-    return key if declared_dynamic_read_in_method(key, ctx) else None
+    if type(key) is ast.BinOp:
+        # `x.shape[0] - 1`: Python arithmetic on a run-time size is one too
+        sides = (key.left, key.right)
+        if any(type(x) is ast.Constant and type(x.value) is int for x in sides):
+            other = key.right if type(key.left) is ast.Constant else key.left
+            return _run_time_size_key(other, ctx, depth + 1)
+        return None
+    if type(key) is ast.Subscript and type(key.slice) is not ast.Slice and size_read(key) is None:
+        # `self.names[x.shape[0] - 1]`: an item of a constant sequence picked by such a
+        # size (measured, fresh v6 seed 12000224 on an `nn.CellDict`, written/lax probes
+        # `fix34c_dyn_pick_*`; without `set_inputs` it folds and compiles, `dk19_listpick_*`)
+        if analyzer(ctx).kind(key.value) != Kind.CONST:
+            return None
+        return _run_time_size_key(key.slice, ctx, depth + 1)
+    if declared_dynamic_read_in_method(key, ctx):
+        return key
+    return key if _carried_dynamic_read(key, ctx) else None
+
+
+def _carried_dynamic_read(read: ast.expr, ctx: Context) -> bool:
+    """A size read (`x.shape[0]`, `x.shape`) of a tensor that carries a dimension `set_inputs`
+    declares unknown after the input was bound again (`x = self.stage0(x)`, `x = x * 2`;
+    measured, fresh v6 seeds 12000224, 12000321, written/lax probes `fix34c_dyn_*`)."""
+    got = size_read(read)
+    if got is None or ctx.function is None:
+        return False
+    t, dim = got
+    return declared_dynamic_size(t, dim if type(dim) is int else None, ctx.function, ctx)
 
 
 def _runtime_tuple_item(key: ast.expr, ctx: Context) -> ast.expr | None:
