@@ -180,10 +180,10 @@ class InputObjectAttributeStoreRead(GraphRule):
         assert isinstance(node, ast.Assign)
         if len(node.targets) != 1:
             return ()
-        t = node.targets[0]
-        if type(t) is not ast.Attribute or type(t.value) is not ast.Name or t.value.id == "self":
+        target = node.targets[0]
+        if type(target) is not ast.Attribute or type(target.value) is not ast.Name or target.value.id == "self":
             return ()
-        return self._check(node, t, func, ctx)
+        return self._check(node, target, func, ctx)
 
     def _module_cell_counter(self, node: ast.Assign | ast.AugAssign, t: ast.Attribute, func: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
         """`model.steps += 1` / `if loss < model.best: model.best = loss` in compiled code,
@@ -287,7 +287,7 @@ def _number_attribute(name: str, attr: str, func: ast.AST, ctx: Context) -> bool
     cls = next((c for c in ctx.tree.body if type(c) is ast.ClassDef and c.name == value.func.id), None)
     if cls is None:
         return False
-    bound = analyzer(ctx)._self_values(cls).get(attr, [])  # type: ignore[attr-defined]
+    bound = analyzer(ctx)._self_values(cls).get(attr, [])
     return bool(bound) and all(
         type(v) is ast.Constant and type(v.value) in (int, float)
         or (type(v) is ast.UnaryOp and type(v.operand) is ast.Constant and type(v.operand.value) in (int, float))
