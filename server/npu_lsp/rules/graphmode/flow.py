@@ -371,6 +371,15 @@ class Analyzer:
         fn = self._fn(func if func is not None else self.ctx.function)
         return self._answer(fn, lambda: self._dtype(expr, fn), None)
 
+    def numpy_scalar_call(self, call: ast.Call, func: ast.AST | None = None) -> bool:
+        """Is `call` `numpy.<name>(...)` giving a numpy scalar (a ufunc of scalars, a
+        whole-array reduction: numpy_scalar_results.json), not an array?"""
+        q = self.ctx.qualname(call.func) or ""
+        if not q.startswith("numpy.") or q.startswith("numpy.random"):
+            return False
+        fn = self._fn(func if func is not None else self.ctx.function)
+        return self._answer(fn, lambda: self._numpy_scalar_call(q[6:], call, fn), False)
+
     def folded_tensor(self, expr: ast.AST, func: ast.AST | None = None) -> bool:
         """Is `expr` a tensor MindSpore computes from constants alone while compiling
         (`ops.zeros((2, 3))`, `Tensor([1, 2])`, `ops.ones(x.shape, ms.int32)`)?"""
