@@ -36,6 +36,8 @@ _UNSIGNED_WIDE: Final[frozenset[str]] = frozenset(_DATA["promotion"]["unsupporte
 METHOD_DTYPES: Final[dict[str, str]] = _DATA["tensor_method_dtypes"]
 # `ops.argmax(x)`, `ops.multinomial(p, n)`...: a fixed result dtype, not the input's
 OPS_FUNCTION_DTYPES: Final[dict[str, str]] = _DATA["ops_function_dtypes"]
+# `ops.topk(x, k)[1]`: a tuple item of fixed dtype, by function (and tensor method) name
+INDEXED_RESULT_DTYPES: Final[dict[str, dict[str, str]]] = _DATA["indexed_result_dtypes"]
 # `ops.randn_like(x)`...: results LAX joins with a Python number under a tensor `if`
 RANDOM_SOURCES: Final[frozenset[str]] = frozenset(_DATA["random_sources"])
 
@@ -44,6 +46,13 @@ def ops_function_dtype(qualname: str) -> str | None:
     """The fixed result dtype of the `mindspore.ops` function `qualname`, if it has one."""
     module, _, name = qualname.rpartition(".")
     return OPS_FUNCTION_DTYPES.get(name) if module == "mindspore.ops" else None
+
+
+def indexed_result_dtype(name: str, index: object) -> str | None:
+    """The fixed dtype of item `index` of the tuple the `mindspore.ops` function (or tensor
+    method) `name` returns, if it has one (`topk`, 1: `int32`)."""
+    items = INDEXED_RESULT_DTYPES.get(name)
+    return items.get(str(index)) if items is not None and type(index) is int else None
 
 
 def is_random_source(qualname: str) -> bool:

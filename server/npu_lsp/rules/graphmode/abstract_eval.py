@@ -509,6 +509,9 @@ class Values:
             if isinstance(dims, av.Sequence):  # a tensor's shape: its items are ints
                 item = _item(dims, e.slice)
                 return item if item is not None else av.Scalar("int")
+        fixed = self._indexed_result(e, func)
+        if fixed is not None:
+            return fixed
         base = self._value(e.value, func, d)
         if isinstance(base, av.Tensor):
             return av.Tensor(base.dtype)
@@ -519,6 +522,24 @@ class Values:
             if item is not None:
                 return item
         return av.UNKNOWN
+
+    def _indexed_result(self, e: ast.Subscript, func: ast.AST | None) -> av.Value | None:
+        """`ops.topk(x, k)[1]` / `x.topk(k)[1]`: an item of fixed dtype of the tuple a
+        MindSpore function or tensor method returns (ms_join.json `indexed_result_dtypes`)."""
+        call, index = e.value, e.slice
+        if type(call) is not ast.Call or type(index) is not ast.Constant or type(call.func) is not ast.Attribute:
+            return None
+        name = call.func.attr
+        if name not in av.INDEXED_RESULT_DTYPES:
+            return None
+        q = self.ctx.qualname(call.func) or ""
+        if q.startswith("mindspore."):
+            if q.rpartition(".")[0] != "mindspore.ops":
+                return None
+        elif self.a.kind(call.func.value, func) != Kind.TENSOR and not isinstance(self.of(call.func.value, func), av.Tensor):
+            return None
+        dtype = av.indexed_result_dtype(name, index.value)
+        return av.Tensor(dtype) if dtype is not None else None
 
     # ------------------------------------------------------------------ calls
     def _call(self, e: ast.Call, func: ast.AST | None, d: int) -> av.Value:

@@ -42,7 +42,11 @@ from npu_lsp.astutil import (
     walk_list,
 )
 from npu_lsp.rules.graphmode import returns, xcalls
-from npu_lsp.rules.graphmode.abstract import ops_function_dtype
+from npu_lsp.rules.graphmode.abstract import (
+    INDEXED_RESULT_DTYPES,
+    indexed_result_dtype,
+    ops_function_dtype,
+)
 from npu_lsp.rules.graphmode.helpers import own_statements, returns_in
 from npu_lsp.rules.graphmode.result_kinds import CONST_FUNCTIONS as _SHAPE_FUNCS
 from npu_lsp.rules.graphmode.result_kinds import CONST_METHODS as _CONST_METHODS
@@ -370,6 +374,15 @@ class Analyzer:
     def dtype_of(self, expr: ast.AST, func: ast.AST | None = None) -> str | None:
         fn = self._fn(func if func is not None else self.ctx.function)
         return self._answer(fn, lambda: self._dtype(expr, fn), None)
+
+    def numpy_scalar_call(self, call: ast.Call, func: ast.AST | None = None) -> bool:
+        """Is `call` `numpy.<name>(...)` giving a numpy scalar (a ufunc of scalars, a
+        whole-array reduction: numpy_scalar_results.json), not an array?"""
+        q = self.ctx.qualname(call.func) or ""
+        if not q.startswith("numpy.") or q.startswith("numpy.random"):
+            return False
+        fn = self._fn(func if func is not None else self.ctx.function)
+        return self._answer(fn, lambda: self._numpy_scalar_call(q[6:], call, fn), False)
 
     def folded_tensor(self, expr: ast.AST, func: ast.AST | None = None) -> bool:
         """Is `expr` a tensor MindSpore computes from constants alone while compiling
@@ -1487,7 +1500,26 @@ class Analyzer:
                 dt = self._dtype(value, fn)  # type: ignore[arg-type]
                 if dt is not None:
                     out.add(dt)
+            elif how == _UNPACK_AT and isinstance(value, tuple) and len(value[1]) == 1:
+                # `_, idx = ops.topk(x, k)`: an item of fixed dtype (ms_join.json)
+                dt = self._indexed_result_dtype(value[0], value[1][0], fn)
+                if dt is not None:
+                    out.add(dt)
         return frozenset(out)
+
+    def _indexed_result_dtype(self, call: object, index: object, fn: _Fn) -> str | None:
+        """The fixed dtype of item `index` of what `call` returns: a `mindspore.ops`
+        function or a tensor method listed in ms_join.json `indexed_result_dtypes`
+        (`ops.topk(x, k)[1]`, `x.sort()[1]`: Int32 indices), else None."""
+        if type(call) is not ast.Call or type(call.func) is not ast.Attribute or call.func.attr not in INDEXED_RESULT_DTYPES:
+            return None
+        q = self.ctx.qualname(call.func) or ""
+        if q.startswith("mindspore."):
+            if q.rpartition(".")[0] != "mindspore.ops":
+                return None
+        elif self._kind(call.func.value, fn) != Kind.TENSOR:
+            return None  # a method of something not known to be a tensor
+        return indexed_result_dtype(call.func.attr, index)
 
     def _compute_numpy(self, fn: _Fn, name: str) -> bool:
         return any(
@@ -3583,6 +3615,10 @@ class Analyzer:
         if isinstance(e, ast.UnaryOp):
             return "bool" if isinstance(e.op, ast.Not) else self._dtype(e.operand, fn, depth + 1)
         if isinstance(e, ast.Subscript):
+            if type(e.value) is ast.Call and type(e.slice) is ast.Constant:
+                fixed_item = self._indexed_result_dtype(e.value, e.slice.value, fn)
+                if fixed_item is not None:
+                    return fixed_item
             return self._dtype(e.value, fn, depth + 1)
         if isinstance(e, ast.BinOp):
             left, right = (

@@ -5,7 +5,7 @@ question `input_object_stored`, which MS145 asks at LAX."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -136,20 +136,55 @@ class InputObjectAttributeStoreRead(GraphRule):
       store, compile at both levels.
     """
 
-    nodes = (ast.Assign,)
+    nodes = (ast.Assign, ast.AugAssign)
 
     def wants_assign(self, target: type[ast.AST] | None, value: type[ast.AST]) -> bool:
         return target is ast.Attribute
 
     def check(self, node: ast.AST, ctx: Context) -> Iterable[Diagnostic]:
-        assert isinstance(node, ast.Assign)
         func = ctx.function
-        if func is None or not ctx.scope or not ctx.scope.strict or len(node.targets) != 1:
+        if func is None or not ctx.scope or not ctx.scope.strict:
+            return ()
+        if type(node) is ast.AugAssign:
+            t = node.target
+            if type(t) is not ast.Attribute or type(t.value) is not ast.Name or t.value.id == "self":
+                return ()
+            return self._module_cell_counter(node, t, func, ctx)
+        assert isinstance(node, ast.Assign)
+        if len(node.targets) != 1:
+            return ()
+        target = node.targets[0]
+        if type(target) is not ast.Attribute or type(target.value) is not ast.Name or target.value.id == "self":
+            return ()
+        return self._check(node, target, func, ctx)
+
+    def _module_cell_counter(self, node: ast.Assign | ast.AugAssign, t: ast.Attribute, func: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
+        """`model.steps += 1` / `if loss < model.best: model.best = loss` in compiled code,
+        `model` a module-level Cell whose `__init__` sets that attribute to a Python number:
+        once the graph stores the attribute, every read of it is a JIT Fallback value, and
+        STRICT cannot compute with it, before the store too (measured, written/heldout34c
+        cases `train_early_stopping_counter_on_model`, `r2_train_counter_attr_increment_only`,
+        probes `fix34f_mc_*`: "When handling script '__input_key_0__ + __input_key_1__' /
+        '... < ...' in graph mode, the inputs should be constant" for `+=`, `= x + 1`, a
+        comparison; a store never read, or reading another attribute, compiles)."""
+        name, attr = t.value.id, t.attr  # type: ignore[attr-defined]
+        first = _first_store(func, name, attr)
+        if first is not node or not _number_attribute(name, attr, func, ctx):
             return
-        t = node.targets[0]
-        if type(t) is not ast.Attribute or type(t.value) is not ast.Name or t.value.id == "self":
+        read = next(iter(_computed_reads(func, name, attr, ctx)), None)
+        if read is None:
             return
-        name, attr = t.value.id, t.attr
+        yield ctx.diagnostic(
+            self,
+            read,
+            f"`{name}.{attr}` is an attribute of the module-level Cell `{name}` that this graph stores (line {node.lineno}); STRICT then reads it as a JIT Fallback value and cannot compute with it (\"the inputs should be constant, but found variable\"): keep the value in a `Parameter` updated with `ops.assign`, or outside the compiled function",
+        )
+
+    def _check(self, node: ast.Assign, t: ast.Attribute, func: ast.AST, ctx: Context) -> Iterator[Diagnostic]:
+        name, attr = t.value.id, t.attr  # type: ignore[attr-defined]
+        if not holds_plain_object(name, func, ctx):
+            yield from self._module_cell_counter(node, t, func, ctx)
+            return
         stores = object_stores(func).get((name, attr), [])
         if not stores or min(stores, key=lambda st: (st.lineno, st.col_offset)) is not node:
             return  # one report per attribute: at its first store
@@ -180,3 +215,54 @@ class InputObjectAttributeStoreRead(GraphRule):
             read,
             f"`{name}.{attr}` was stored in this graph (line {node.lineno}) on the Python object `{name}`; STRICT reads it back as a JIT Fallback value and cannot index it or compute with it (\"the inputs should be constant, but found variable\"): keep the new value in a local name",
         )
+
+
+def _first_store(func: ast.AST, name: str, attr: str) -> ast.stmt | None:
+    """The first statement of `func` (in source order) storing `name.attr`, `=` or `op=`."""
+    first: ast.stmt | None = None
+    for n in own_nodes(func):
+        if type(n) is ast.Assign:
+            hit = any(type(t) is ast.Attribute and t.attr == attr and type(t.value) is ast.Name and t.value.id == name for t in n.targets)
+        elif type(n) is ast.AugAssign:
+            t = n.target
+            hit = type(t) is ast.Attribute and t.attr == attr and type(t.value) is ast.Name and t.value.id == name
+        else:
+            continue
+        if hit and (first is None or (n.lineno, n.col_offset) < (first.lineno, first.col_offset)):
+            first = n
+    return first
+
+
+def _computed_reads(func: ast.AST, name: str, attr: str, ctx: Context) -> list[ast.Attribute]:
+    """The reads of `name.attr` in `func` that are an operand of arithmetic or a comparison
+    (what MindSpore runs as a JIT Fallback script on them), in source order."""
+    out = []
+    for n in own_nodes(func):
+        if not (type(n) is ast.Attribute and n.attr == attr and type(n.value) is ast.Name and n.value.id == name):
+            continue
+        parent = ctx.parent(n)
+        if type(parent) in (ast.BinOp, ast.Compare) or (type(parent) is ast.AugAssign and parent.target is n):
+            out.append(n)  # (`model.steps += 1` reads the attribute too)
+    return sorted(out, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _number_attribute(name: str, attr: str, func: ast.AST, ctx: Context) -> bool:
+    """Is `name` a module-level Cell of this file's class (read, not bound, by `func`) whose
+    `__init__` binds `self.<attr>` only to Python numbers?"""
+    from npu_lsp.rules.graphmode.parameter_receivers import module_cell
+
+    recv = ast.Name(id=name, ctx=ast.Load())
+    if not module_cell(recv, ctx, func):
+        return False
+    value = _module_value(name, ctx)
+    if not (type(value) is ast.Call and type(value.func) is ast.Name):
+        return False
+    cls = next((c for c in ctx.tree.body if type(c) is ast.ClassDef and c.name == value.func.id), None)
+    if cls is None:
+        return False
+    bound = analyzer(ctx)._self_values(cls).get(attr, [])
+    return bool(bound) and all(
+        type(v) is ast.Constant and type(v.value) in (int, float)
+        or (type(v) is ast.UnaryOp and type(v.operand) is ast.Constant and type(v.operand.value) in (int, float))
+        for v in bound
+    )

@@ -743,11 +743,20 @@ def _picked_entries(
     """The table `table_e[key_e]` reads in `__init__` and the entries the key picks (None
     when the key is not known)."""
     init = next((i for i in cls.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
-    if init is None or not isinstance(table_e, ast.Name):
+    if init is None:
         return None, None
-    table = analyzer(ctx).single_assignment(table_e.id, init)
-    if table is None and not _binds_in(init, table_e.id):
-        table = _module_value(table_e.id, ctx)
+    table: ast.expr | None
+    if isinstance(table_e, (ast.Dict, ast.List, ast.Tuple, ast.Call)):
+        # the literal subscripted where it is written (`self.fn = {"mse": lambda ...,
+        # ...}[loss]`): the same pick (measured, written/heldout34c case
+        # `r2_loss_lambda_picked_in_init_clean`, probes `fix34f_lam_*`)
+        table = table_e
+    elif isinstance(table_e, ast.Name):
+        table = analyzer(ctx).single_assignment(table_e.id, init)
+        if table is None and not _binds_in(init, table_e.id):
+            table = _module_value(table_e.id, ctx)
+    else:
+        return None, None
     if isinstance(table, ast.Subscript) and depth < 2:
         # `spec = TABLE[activation]` then `self.fn = spec["func"]`: the row picked, itself
         # a table (a dict literal or `dict(...)`)

@@ -11,8 +11,9 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode import abstract as av
 from npu_lsp.rules.graphmode.abstract_eval import values
 from npu_lsp.rules.graphmode.entries import entry_callers
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import _UNPACK_AT, analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule, is_root_body, own_nodes
+from npu_lsp.rules.graphmode.values import in_dead_branch, instances
 from npu_lsp.scope import module_statements
 
 
@@ -206,6 +207,8 @@ def _is_none(e: ast.expr, func: ast.FunctionDef, ctx: Context, call: ast.Call) -
     if not isinstance(e, ast.Name):
         return False
     if isinstance(values(ctx).reaching(e, func), av.NoneValue):
+        return True
+    if _none_from_sub_cell(e, func, ctx):
         return True
     env = values(ctx).call_env(call, func, None)
     return bool(env) and _bound_none(func.body, e, env, func, ctx) is True
@@ -465,3 +468,74 @@ def _is_top(fn: ast.FunctionDef, kind: str, ctx: Context) -> bool:
             if any(isinstance(n, ast.Name) and n.id == fn.name for n in ast.walk(other)):
                 return False
     return True
+
+
+def _none_from_sub_cell(name: ast.Name, func: ast.FunctionDef, ctx: Context) -> bool:
+    """Is `name` bound once, by unpacking a sub-cell's result (`out, attn =
+    self.inner_attention(q, k, v, mask)`), to an item that every return of the sub-cell's
+    `construct` MindSpore keeps (its `if`s on constants of the instances folded) gives as
+    `None` (`return V, None` when `self.output_attention` is False)? STRICT drops that `None`
+    from the caller's output as from a literal one (measured, written/heldout34c case
+    `informer_scale_or_default_none`, probes `fix34f_none_sub_*`: "not enough values to
+    unpack (expected 2, got 1)"; the same sub-cell built with `output_attention=True`, or
+    the `None` not returned, compiles)."""
+    a = analyzer(ctx)
+    binds = a.bindings_of(name.id, func)
+    if len(binds) != 1 or binds[0][0] != _UNPACK_AT:
+        return False
+    bound = binds[0][1]
+    if not isinstance(bound, tuple) or len(bound[1]) != 1:
+        return False
+    call, (index,) = bound
+    f = call.func if type(call) is ast.Call else None
+    if not (type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self"):
+        return False
+    owner = a.owner_class(func)
+    sub = _sub_cell_class(owner, f.attr, ctx) if owner is not None else None
+    construct = next((m for m in sub.body if type(m) is ast.FunctionDef and m.name == "construct"), None) if sub else None
+    if construct is None:
+        return False
+    kept = [r for r in own_nodes(construct) if type(r) is ast.Return and not in_dead_branch(ctx, construct, ctx.span(r))]
+    return bool(kept) and all(
+        type(r.value) is ast.Tuple
+        and len(r.value.elts) > index
+        and not any(type(x) is ast.Starred for x in r.value.elts)
+        and type(r.value.elts[index]) is ast.Constant
+        and r.value.elts[index].value is None
+        for r in kept
+    )
+
+
+def _sub_cell_class(owner: ast.ClassDef, attr: str, ctx: Context) -> ast.ClassDef | None:
+    """The Cell class of this file `self.<attr>` of `owner` holds: `__init__` builds it
+    (`self.inner = Inner()`), or stores a parameter that every construction of `owner` in
+    the file gives a new instance of that class (`Outer(Inner())`)."""
+    init = next((m for m in owner.body if type(m) is ast.FunctionDef and m.name == "__init__"), None)
+    if init is None:
+        return None
+    stored = analyzer(ctx)._self_values(owner).get(attr, [])
+    if len(stored) != 1:
+        return None
+    value = stored[0]
+    classes = {c.name: c for c in ctx.tree.body if type(c) is ast.ClassDef}
+    if type(value) is ast.Call and type(value.func) is ast.Name:
+        return classes.get(value.func.id)
+    if type(value) is not ast.Name:
+        return None
+    params = [p.arg for p in (*init.args.posonlyargs, *init.args.args)][1:]
+    if value.id not in params or analyzer(ctx).rebinds(value.id, init):
+        return None
+    at = params.index(value.id)
+    found: ast.ClassDef | None = None
+    sites = instances(ctx).instantiations(owner.name)
+    for site in sites:
+        given = site.args[at] if len(site.args) > at else next((k.value for k in site.keywords if k.arg == value.id), None)
+        if not (type(given) is ast.Call and type(given.func) is ast.Name and given.func.id in classes):
+            return None
+        cls = classes[given.func.id]
+        if found is not None and cls is not found:
+            return None
+        found = cls
+    if found is None or not ctx.scopes.is_cell_class(f"{ctx.scopes.info.module}.{found.name}"):
+        return None
+    return found

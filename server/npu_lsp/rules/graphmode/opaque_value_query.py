@@ -390,7 +390,12 @@ class FallbackValueShapeQuery(GraphRule):
     `mint.sum` / `mint.mean` / `mint.nn.functional.softmax`, `ops.clamp` and Tensor methods
     by keyword, compile, and so does the keyword call anywhere in a program that reads a dict
     display after storing an item into it under a tensor `if` (`d = {'n': 0}; if x.sum() > 0:
-    d['n'] += 1; x = x + d['n']`).
+    d['n'] += 1; x = x + d['n']`). Also a Cell (a sub-cell, a module-level Cell) called
+    among the keyword arguments of `dict(...)` (`return dict(logits=self.head(h), ...)`) in
+    a file that builds no gradient (under one it compiles):
+    LAX runs the whole call, arguments included, as one JIT Fallback script, so the Cell
+    would run as Python in the middle of compiling ("Nested execution during JIT execution
+    for 'Dense.construct' is not supported").
 
     ## Why is this bad?
     A fallback result is an opaque Python object while compiling: arithmetic on it works,
@@ -442,7 +447,10 @@ class FallbackValueShapeQuery(GraphRule):
       `fix33e_am_*`; the typed tensor returned, added, given to `ops.one_hot` / `ops.gather`,
       and `Tensor(picked, ms.int32)` of such numbers compile; so do reads of what a constant
       tensor or the number itself scales). MS246's stores on a plain object the graph was
-      given, read back and given to `nn.Dense`: probes `fix33e_do_*`.
+      given, read back and given to `nn.Dense`: probes `fix33e_do_*`. A Cell called inside
+      `dict(...)`: written/heldout34a case `r2_flags_dict_returned_from_jit_function` and
+      probes `fix34f_nx_*` (the Cell's result bound to a name first, `ops.relu(h)` or
+      arithmetic among the arguments, and a dict literal compile at LAX).
     """
 
     nodes = (ast.Call, ast.Attribute, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.For)
@@ -451,13 +459,53 @@ class FallbackValueShapeQuery(GraphRule):
         # not a generator itself: most files have no fallback call, and every call,
         # attribute and subscript of their compiled code costs a lookup, not a generator
         scope, func = ctx.scope, ctx.function
-        if scope is None or scope.level != "lax" or func is None or not _has_fallback(ctx):
+        if scope is None or scope.level != "lax" or func is None:
+            return ()
+        if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "dict" and node.keywords:
+            return self._cell_called_in_dict_call(node, ctx, func)
+        if not _has_fallback(ctx):
             return ()
         return self._check(node, ctx, func)
 
+    def _cell_called_in_dict_call(self, node: ast.Call, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
+        """`dict(logits=self.head(h), ...)` under LAX: MindSpore runs the whole `dict(...)`
+        call, its arguments' source included, as one JIT Fallback script, so the Cell
+        written among them would run as Python in the middle of compiling (measured,
+        written/heldout34a case `r2_flags_dict_returned_from_jit_function`, probes
+        `fix34f_nx_*`: "Nested execution during JIT execution for 'Dense.construct' is not
+        supported", a module-level Cell or a sub-cell; the Cell's result bound to a name
+        first, `ops.relu(h)` or arithmetic among the arguments, and a dict literal compile at
+        LAX; STRICT refuses any such `dict(...)` of graph values, MS131). Compiled under a
+        gradient it compiles (the network given to `ms.value_and_grad` and called in an
+        `@ms.jit` step: written/heldout30a case `r2_registry_loss_dict_explicit_keys_train_step`,
+        probe `fix34f_nx_construct_dict_under_grad`), so a file that builds a gradient is
+        left alone: which functions a gradient reaches is not modelled here."""
+        if ctx.qualname(node.func) != "builtins.dict" or _differentiates_something(ctx):
+            return ()
+        from npu_lsp.rules.graphmode.parameter_receivers import module_cell
+        from npu_lsp.rules.graphmode.subcell_attribute_assignment import _holds_cell
+
+        for k in node.keywords:
+            for n in ast.walk(k.value):
+                if type(n) is not ast.Call:
+                    continue
+                f = n.func
+                cell = (type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self" and _holds_cell(f.attr, ctx)) or (
+                    type(f) is ast.Name and module_cell(f, ctx, func)
+                )
+                if cell:
+                    return [
+                        ctx.diagnostic(
+                            self,
+                            n,
+                            f"under LAX MindSpore runs this `dict(...)` call, arguments included, as Python (JIT Fallback), so the Cell call `{ctx.segment(n)}` would run inside it (MindSpore: Nested execution during JIT execution ... is not supported): bind `{ctx.segment(n)}` to a name first, or write a dict literal",
+                        )
+                    ]
+        return ()
+
     def applies(self, ctx: Context) -> bool:
         # `check`'s first test, once per file: a LAX scope and a fallback call somewhere
-        return any(s.level == "lax" for s in ctx.scopes.scopes.values()) and _has_fallback(ctx)
+        return any(s.level == "lax" for s in ctx.scopes.scopes.values()) and (_has_fallback(ctx) or "dict(" in ctx.text)
 
     def _check(self, node: ast.AST, ctx: Context, func: ast.AST) -> Iterable[Diagnostic]:
         o = _Opaque(ctx)
@@ -2871,3 +2919,13 @@ def _dtype_given_to_op(read: ast.expr, func: ast.AST, ctx: Context, depth: int =
         for n in own_nodes(func)
     )
 
+
+
+#: words of the file that build a gradient (`ms.value_and_grad`, `ms.grad`, `ops.GradOperation`)
+_GRAD_WORDS = ("value_and_grad", "GradOperation", "grad(")
+
+
+def _differentiates_something(ctx: Context) -> bool:
+    """Does the file build a gradient anywhere (a cheap text test)?"""
+    text = ctx.text
+    return any(w in text for w in _GRAD_WORDS)
