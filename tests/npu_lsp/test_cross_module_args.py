@@ -423,3 +423,56 @@ def test_references_are_followed_through_re_exports_with_a_bound() -> None:
     assert follow("p.own.R") == 4
     assert follow("p.ch5.V") == 7  # 7 modules on
     assert follow("p.ch0.V") is None  # 12 modules on: beyond the bound
+
+
+DECORATOR = '''from functools import wraps
+
+
+def tensor_func(*types):
+    def decorate(func):
+        @wraps(func)
+        def wrapper(obj, *args, **kwargs):
+            if isinstance(obj, types):
+                return func(obj, *args, **kwargs)
+            return getattr(obj, func.__name__.replace("x2ms_", ""))(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+'''
+ADAPTER = '''import mindspore
+
+from .decorator import tensor_func
+
+
+@tensor_func(mindspore.Tensor)
+def x2ms_sum(obj):
+    return obj.sum()
+'''
+ADAPTER_NET = '''from mindspore import nn
+
+from pkg.adapter import x2ms_sum
+
+
+class Net(nn.Cell):
+    def construct(self, x):
+        return x + x2ms_sum(x)
+'''
+
+
+@pytest.mark.parametrize("level", ["lax", "strict"])
+def test_a_wraps_decorator_of_another_module_is_not_compiled(tmp_path: Path, env: dict[str, str], level: str) -> None:
+    """MindSpore compiles a `functools.wraps`-decorated function's own body (it reads the
+    source through `inspect`, which follows `__wrapped__`): neither the decorator factory
+    nor its wrapper is compiled, so the wrapper's `str.replace` is no STRICT error
+    (written/crossmod probes `wrapped_size_range`, `fix34a_wraps_*`, `fix34a_dispatch_*`)."""
+    root = tmp_path / "p"
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "decorator.py").write_text(DECORATOR)
+    (pkg / "adapter.py").write_text(ADAPTER)
+    (pkg / "net.py").write_text(ADAPTER_NET)
+    (root / "main.py").write_text(MAIN)
+    proc = run("--no-cache", "--no-config", "--format", "json", "--syntax-level", level, ".", cwd=root, env=env)
+    assert codes(proc) == []
