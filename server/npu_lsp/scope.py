@@ -2154,9 +2154,12 @@ class ScopeResolver:
             sites = [c for c in ws.call_sites if c.path != own]
             if not sites and ws.kind == "helper":
                 continue
+            # the project-wide resolution has no configured level: a configured one replaces
+            # the level it found, as it does for this file's own roots (`_known_roots`)
+            level = self.configured or ws.level
             for site in sites or [None]:  # type: ignore[list-item]
-                self._add(fn, qual, ws.kind, ws.level, site)
-            out.append((self.info, fn, ws.level, owner, qual))
+                self._add(fn, qual, ws.kind, level, site)
+            out.append((self.info, fn, level, owner, qual))
         return out
 
     def _add(self, fn: FuncDef, qual: str, kind: str, level: Level, site: CallSite | None) -> None:
@@ -2321,6 +2324,42 @@ class ScopeResolver:
             return None
         return other
 
+    def _without_unwrapped_decorators(self, info: ModuleInfo, fn: FuncDef, calls: list[ast.Call]) -> list[ast.Call]:
+        """`calls` less those of `fn`'s decorators that wrap it with `functools.wraps`
+        (`wrapping_decorator`): a decorator runs in Python when `fn` is defined, and
+        MindSpore compiles what it made as `fn`'s own body (below), so neither the
+        decorator nor its wrapper is compiled code."""
+        skipped: set[int] = set()
+        for dec in fn.decorator_list:
+            if isinstance(dec, ast.Call) and self.wrapping_decorator(info, dec):
+                skipped.update(id(n) for n in ast.walk(dec) if type(n) is ast.Call)
+        return [c for c in calls if id(c) not in skipped] if skipped else calls
+
+    def compiled_as_itself(self, info: ModuleInfo, fn: FuncDef) -> bool:
+        """Does MindSpore compile `fn`'s own body when the name it is bound to is called,
+        every decorator of it being a `wrapping_decorator`?"""
+        return bool(fn.decorator_list) and all(self.wrapping_decorator(info, d) for d in fn.decorator_list)
+
+    def wrapping_decorator(self, info: ModuleInfo, dec: ast.expr) -> bool:
+        """Is `dec` (a decorator of a function of `info`) a project function returning a
+        wrapper made with `@functools.wraps(func)` of the function it is given (`@logged`),
+        or a call of one returning such a decorator (`@tensor_func(mindspore.Tensor)`)?
+        MindSpore reads a compiled function's source through `inspect`, which follows the
+        `__wrapped__` that `functools.wraps` sets: it compiles the decorated function's own
+        body, never the wrapper (measured, written/crossmod probes `fix34a_wraps_*` /
+        `fix34a_nowraps_*`: a wrapper scaling the result by 10 is not applied in graph mode,
+        a STRICT-refused `str.replace` in it compiles; without `wraps` both are compiled)."""
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        q = info.resolve(target)
+        hit = self._function(q) if q else None
+        decorator = hit[1] if hit is not None else None
+        if isinstance(dec, ast.Call) and decorator is not None:
+            decorator = _returned_function(decorator)  # the factory's result
+        wrapper = _returned_function(decorator) if decorator is not None else None
+        if hit is None or decorator is None or wrapper is None:
+            return False
+        return _wraps_its_argument(decorator, wrapper, hit[0])
+
     def _owner_class(self, owner: str | None) -> ClassInfo | None:
         found = self._class(owner) if owner else None
         return found[1] if found else None
@@ -2332,6 +2371,8 @@ class ScopeResolver:
         if lines is not None and _may_define(fn, self._def_lines):
             lines = None  # closures: a call may name one; scan the whole function
         calls, local_defs, local_types = _body_facts(info, fn, lines, owner)
+        if fn.decorator_list:
+            calls = self._without_unwrapped_decorators(info, fn, calls)
         closure = bool(info.enclosing or info.local_wraps) and (fn.lineno, fn.col_offset)
         for node in calls:
             f = node.func
@@ -2512,6 +2553,24 @@ def _returned_function(fn: FuncDef) -> FuncDef | None:
         if isinstance(st, ast.Return) and isinstance(st.value, ast.Name):
             return defined.get(st.value.id)
     return None
+
+
+def _wraps_its_argument(decorator: FuncDef, wrapper: FuncDef, info: ModuleInfo) -> bool:
+    """Is `wrapper`, returned by the one-parameter `decorator`, decorated
+    `@functools.wraps(p)` with `p` that parameter (the function it wraps)?"""
+    params = decorator.args
+    if len(params.args) != 1 or params.posonlyargs or params.vararg or params.kwonlyargs or params.kwarg:
+        return False
+    wrapped = params.args[0].arg
+    return any(
+        isinstance(d, ast.Call)
+        and len(d.args) == 1
+        and not d.keywords
+        and isinstance(d.args[0], ast.Name)
+        and d.args[0].id == wrapped
+        and info.resolve(d.func) == "functools.wraps"
+        for d in wrapper.decorator_list
+    )
 
 
 _BODY_KINDS = frozenset({ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign})

@@ -289,3 +289,42 @@ async def test_a_module_added_while_running_gives_a_re_exported_constant(
         )
     )
     assert await wait_for_diagnostics(fresh_client, blocks, lambda d: d == []) == []
+
+
+HALVE = "import math\n\n\ndef halve(x, h):\n    return x * math.ceil(h / 2)\n"
+HALVE_CALLER = (
+    "from mindspore import nn\n"
+    "from helpers import halve\n"
+    "\n"
+    "\n"
+    "class Net(nn.Cell):\n"
+    "    def construct(self, x):\n"
+    "        return halve(x, x.sum())\n"
+)
+
+
+async def test_a_helper_reached_from_another_module_is_checked_at_the_configured_level(
+    fresh_client: LanguageClient, tmp_path: Path
+) -> None:
+    """helpers.py compiles nothing itself: `halve` is compiled only because net.py's
+    construct calls it with a tensor. `math.ceil` of a tensor runs as Python at LAX and is
+    refused at STRICT (written/crossmod probe `fix34a_level_ceil_tensor`: "the inputs
+    should be constant"); the editor's `syntaxLevel` is the level it is checked at."""
+    (tmp_path / "helpers.py").write_text(HALVE, encoding="utf-8")
+    (tmp_path / "net.py").write_text(HALVE_CALLER, encoding="utf-8")
+    await start(fresh_client, tmp_path, options={"debounceMs": 0, "syntaxLevel": "strict"})
+    await wait_for_index(fresh_client)
+    helpers = (tmp_path / "helpers.py").as_uri()
+    open_doc(fresh_client, helpers, HALVE)
+    diags = await wait_for_diagnostics(fresh_client, helpers, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in diags] == [("MS131", 4)]
+
+
+async def test_the_same_helper_at_lax_has_no_finding(fresh_client: LanguageClient, tmp_path: Path) -> None:
+    (tmp_path / "helpers.py").write_text(HALVE, encoding="utf-8")
+    (tmp_path / "net.py").write_text(HALVE_CALLER, encoding="utf-8")
+    await start(fresh_client, tmp_path, options={"debounceMs": 0})
+    await wait_for_index(fresh_client)
+    helpers = (tmp_path / "helpers.py").as_uri()
+    open_doc(fresh_client, helpers, HALVE)
+    assert await wait_for_diagnostics(fresh_client, helpers) == []

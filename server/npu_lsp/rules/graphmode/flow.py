@@ -3172,7 +3172,7 @@ class Analyzer:
         the caller then keeps the most dynamic argument's kind. With `path`, the kind of
         that element of the result (`a, b = helper(x)`): None unless every `return` is a
         tuple or list display holding it."""
-        if func is None or func.decorator_list and not _static_only(func):
+        if func is None or func.decorator_list and not _static_only(func) and not self._compiled_as_itself(func):
             return None
         pinned = self._pinned_args(call, fn, func)
         if pinned is None:
@@ -3211,6 +3211,13 @@ class Analyzer:
         if clean and (frame is None or not frame[1]):
             self._returns[key] = out  # read nothing unfinished: final for the run
         return out
+
+    def _compiled_as_itself(self, func: ast.FunctionDef) -> bool:
+        """Is `func` decorated only by decorators wrapping it with `functools.wraps`, so that
+        MindSpore compiles its own body (scope.py `wrapping_decorator`)?"""
+        scopes = self.ctx.scopes
+        check = getattr(scopes, "compiled_as_itself", None)
+        return check is not None and bool(check(scopes.info, func))
 
     def _imported_return_kind(self, call: ast.Call, fn: _Fn, q: str) -> Kind | None:
         """Kind of what a function of another module of the project returns for this call

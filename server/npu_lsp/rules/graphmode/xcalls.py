@@ -482,9 +482,15 @@ class _Env:
                 return _UNKNOWN
             elts = [self.fact(x, d) for x in e.elts]
             kind = max((k for k, _ in elts), default=CONST)
-            return (CONST if kind == CONST else UNKNOWN), av.Sequence(
-                "tuple" if isinstance(e, ast.Tuple) else "list", tuple(v for _, v in elts)
-            )
+            seq = av.Sequence("tuple" if isinstance(e, ast.Tuple) else "list", tuple(v for _, v in elts))
+            if kind == TENSOR and any(k == TENSOR and not self._constant_tensor(x) for x, (k, _) in zip(e.elts, elts, strict=True)):
+                # a display holding a tensor has a tensor's kind, as flow.py's `_kind_elts`
+                # says of one built in the callee's own module (`pick((x, x * 2))`; measured,
+                # written/crossmod probes `fix33c_seq_*_pick`: LAX's "The pointer[data_abs] is
+                # null"); one of tensors built from constants only stays unknown (probe
+                # `fix33c_seq_const_tuple_pick` compiles: MindSpore folds them)
+                return TENSOR, seq
+            return (CONST if kind == CONST else UNKNOWN), seq
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
             k, v = self.fact(e.operand, d)
             if isinstance(v, av.Scalar) and v.constant and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
@@ -516,6 +522,13 @@ class _Env:
         if isinstance(e, ast.Name):
             return self._name(e.id, d)
         return _UNKNOWN
+
+    def _constant_tensor(self, e: ast.expr) -> bool:
+        """`Tensor(np.ones(2), ms.float32)`: a tensor made by a call naming none of this
+        function's parameters or local names (a constant MindSpore folds)."""
+        return isinstance(e, ast.Call) and not any(
+            isinstance(n, ast.Name) and (n.id in self.params or n.id in self.bindings) for n in ast.walk(e)
+        )
 
     def _call(self, e: ast.Call, d: int) -> Fact:
         f = e.func
