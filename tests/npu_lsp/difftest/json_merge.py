@@ -22,7 +22,8 @@ _MISSING = object()
 
 
 def _stage(n: int, path: str) -> Any:
-    r = subprocess.run(["git", "show", f":{n}:{path}"], capture_output=True, text=True)
+    # `./`: git resolves the path from the working directory, not the repository's root
+    r = subprocess.run(["git", "show", f":{n}:./{path}"], capture_output=True, text=True)
     return json.loads(r.stdout) if r.returncode == 0 else {}
 
 
