@@ -145,6 +145,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     unbounded_method_recursion,
     unrolled_loop_depth,
     unsupported_exception_type,
+    unstacked_list_to_concat,
     unsupported_python_call,
     values,
     vmap_unsupported_body,
