@@ -135,10 +135,6 @@ def _parameter_list(e: ast.expr, ctx: Context, depth: int) -> bool:
     if isinstance(f, ast.Attribute):
         if f.attr in _LIST_METHODS:
             return True
-        if f.attr == "ParameterTuple":
-            # `ms.ParameterTuple(...)`, the module-attribute spelling (written/heldout34b
-            # probe `fix34d_pt_jit_paramtuple`: "Parameter[1] has no default param")
-            return (ctx.qualname(f) or "").rsplit(".", 1)[-1] == "ParameterTuple"
         # `params.clone(prefix="ema")` of a ParameterTuple is one
         return f.attr == "clone" and _parameter_list(f.value, ctx, depth + 1)
     if isinstance(f, ast.Name) and f.id == "list" and len(e.args) == 1:
