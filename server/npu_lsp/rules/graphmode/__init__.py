@@ -145,6 +145,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     try_statement,
     unbounded_method_recursion,
     unrolled_loop_depth,
+    unstacked_list_to_concat,
     unsupported_exception_type,
     unsupported_python_call,
     values,

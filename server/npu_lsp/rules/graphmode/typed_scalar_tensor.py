@@ -110,3 +110,44 @@ def _loops_around(e: ast.expr, func: ast.AST) -> list[ast.stmt]:
             out.append(n)
         stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
     return out
+
+
+#: the in-place updates of a Parameter measured refusing a Float64 value
+IN_PLACE_UPDATES = frozenset({"assign", "assign_add", "assign_sub"})
+
+
+def float64_tensor_of_number(call: ast.Call, func: ast.AST, ctx: Context) -> ast.Call | None:
+    """The number read `ms.Tensor(v, dtype)` is built from, when `call` is that constructor
+    spelled as a module attribute (the bare `Tensor(v, ms.int32)` is typed by the parser:
+    `typed_tensor_call`) and `v` is computed from a number read from a run-time tensor
+    (`int(p)`, `float(t)`, `t.item()`; through arithmetic and names bound once): LAX builds
+    it by JIT Fallback as a Float64 tensor whatever dtype it is given (measured, written/
+    heldout34b probes `fix34d_rt_*`, `fix34d_int_ptr_*`)."""
+    if type(call.func) is not ast.Attribute or not call.args or ctx.qualname(call.func) != "mindspore.Tensor":
+        return None
+    return number_read_in(call.args[0], func, ctx, 0)
+
+
+def number_read_in(e: ast.expr, func: ast.AST, ctx: Context, depth: int = 0) -> ast.Call | None:
+    """The read of a number from a run-time tensor (`int(p)`, `float(t)`, `t.item()`) `e` is
+    computed from, through arithmetic and names bound once; None if there is none."""
+    if depth > _DEPTH:
+        return None
+    t = type(e)
+    if t is ast.BinOp:
+        assert isinstance(e, ast.BinOp)
+        return number_read_in(e.left, func, ctx, depth + 1) or number_read_in(e.right, func, ctx, depth + 1)
+    if t is ast.UnaryOp:
+        assert isinstance(e, ast.UnaryOp)
+        return number_read_in(e.operand, func, ctx, depth + 1)
+    a = analyzer(ctx)
+    if t is ast.Name:
+        assert isinstance(e, ast.Name)
+        bound = a.single_assignment(e.id, func)
+        return number_read_in(bound, func, ctx, depth + 1) if bound is not None else None
+    if t is not ast.Call:
+        return None
+    assert isinstance(e, ast.Call)
+    if number_read(e) is None or any(type(m) is ast.Attribute and m.attr in HOST_METHODS for m in ast.walk(e)):
+        return None
+    return e if a.kind(e, func) == Kind.VAR else None
