@@ -137,7 +137,6 @@ class SiteReads:
 SITE_READS_PAUSED = SiteReads()
 
 
-
 def _python_only_methods(info: ModuleInfo, cls: ClassInfo) -> frozenset[str]:
     """The methods of a `@jit_class` that only its `__init__` calls, directly or through
     other such methods, and nothing else in the module reads. `__init__` runs in Python,
