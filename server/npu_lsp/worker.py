@@ -246,14 +246,14 @@ def summary_changed(root: str | None, path: str) -> bool:
     if blob is None:
         return False
     key = os.path.realpath(path)
-    changed = _interfaces.get(key, blob) != blob
+    changed = not blob or _interfaces.get(key, blob) != blob
     _interfaces[key] = blob
     return changed
 
 
 def _interface(index: WorkspaceIndex, path: str) -> bytes | None:
-    """What other files see of `path` in the index, as bytes to compare (b"" when it is
-    not in the index, or its summary cannot be pickled: then it never compares equal)."""
+    """What other files see of `path` in the index, as bytes to compare: None when it is not
+    in the index, b"" when its summary cannot be pickled (then it counts as changed)."""
     info = index.module(index.module_for(path))
     if info is None or info.path != index.key(path):
         return None
