@@ -361,7 +361,7 @@ class IncrementalDocument:
         same_facts = not force and self._global is not None and self._global[3] == effects
         memo: dict[tuple[int, str | None], _Callees] = {}
         if same_facts and self._callees:
-            moved = self._name_closure(chunks, {id(c) for c in chunks if c.diags is None})
+            moved = self._closure(chunks, {id(c) for c in chunks if c.diags is None}, contexts_read=True)
             stale = self._stale
             for memo_key, entry in self._callees.items():
                 if id(entry[3]) in moved or id(entry[0]) in stale:
@@ -462,56 +462,32 @@ class IncrementalDocument:
         self._lap("walk", t0)
         return _dedupe(out)
 
-    def _name_closure(
-        self, chunks: list[Chunk], changed: set[int], site_deps: dict[int, set[int]] | None = None
-    ) -> set[int]:
-        """ids of `changed` and of every chunk depending on one, transitively: reading a
-        name bound by it (or by a chunk replaced since the last run), or being a helper its
-        compiled code calls (through the call sites of this run and of the last)."""
-        by_id = {id(c): c for c in chunks}
-        readers = self._readers_of(chunks)
-        old_deps, new_deps = self._site_deps, site_deps or {}
-        todo = list(changed)
-        names: set[str] = set(self._gone)
-        for name in names:
-            todo.extend(readers.get(name, ()))
-        seen_names = set(names)
-        out: set[int] = set()
-        while todo:
-            cid = todo.pop()
-            if cid in out:
-                continue
-            out.add(cid)
-            hit = by_id.get(cid)
-            if hit is not None:
-                for name in hit.defines - seen_names:
-                    seen_names.add(name)
-                    todo.extend(readers.get(name, ()))
-            todo.extend(old_deps.get(cid, ()))
-            todo.extend(new_deps.get(cid, ()))
-        return out & by_id.keys()
-
     def _closure(
         self,
         chunks: list[Chunk],
         changed: set[int],
-        called: set[int],
-        site_deps: dict[int, set[int]],
+        called: Iterable[int] = (),
+        site_deps: dict[int, set[int]] | None = None,
+        *,
+        contexts_read: bool = False,
     ) -> set[int]:
-        """ids of the chunks to walk again: `_name_closure`, except that a chunk reached only
-        through call sites (`called`: where its functions are called from changed; or a
-        helper's chunk reached from a walked caller's) keeps its text, names and levels, and
-        only its functions' call contexts may differ: it is walked, and so are the helpers it
-        calls, but the readers of its names are not, unless a rule read the call context of
-        a function defined in it in a run that walked the chunks kept (`Chunk.context_reads`,
-        `SiteReads`): only then can a reader hold an answer that depends on those calls (the
-        join of what they pass, whether a result is used)."""
+        """ids of `changed` and of every chunk depending on one, transitively: reading a
+        name bound by it (or by a chunk replaced since the last run), or being a helper its
+        compiled code calls (through the call sites of this run and of the last). A chunk
+        reached only through call sites (`called`: where its functions are called from
+        changed; or a helper's chunk reached from a walked caller's) keeps its text, names
+        and levels, and only its functions' call contexts may differ: it is walked, and so
+        are the helpers it calls, but the readers of its names are not, unless a rule read
+        the call context of a function defined in it in a run that walked the chunks kept
+        (`Chunk.context_reads`, `SiteReads`): only then can a reader hold an answer that
+        depends on those calls (the join of what they pass, whether a result is used).
+        `contexts_read`: count every call context as read (follow readers everywhere)."""
         read: set[str] = set()
         for c in chunks:
             read |= c.context_reads
         by_id = {id(c): c for c in chunks}
         readers = self._readers_of(chunks)
-        old_deps = self._site_deps
+        old_deps, site_deps = self._site_deps, site_deps or {}
         todo = [(cid, True) for cid in changed] + [(cid, False) for cid in called]
         seen_names: set[str] = set(self._gone)
         for name in seen_names:
@@ -521,7 +497,7 @@ class IncrementalDocument:
         while todo:
             cid, whole = todo.pop()
             hit = by_id.get(cid)
-            if not whole and hit is not None and not hit.function_names().isdisjoint(read):
+            if not whole and hit is not None and (contexts_read or not hit.function_names().isdisjoint(read)):
                 whole = True  # a reader may hold what it read of its functions' calls
             if whole:
                 if cid in content:
