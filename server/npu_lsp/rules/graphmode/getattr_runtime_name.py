@@ -17,7 +17,9 @@ class GetattrRuntimeName(GraphRule):
     """## What it does
     Flags `getattr(obj, name)` / `getattr(obj, name, default)` in compiled code when the
     attribute name depends on a tensor's value: `getattr(self, names[int(x[0])])`,
-    `getattr(self, "f" + str(i))` with `i = int(t)`.
+    `getattr(self, "f" + str(i))` with `i = int(t)`. Under LAX, also a name reading the
+    `.ndim` / `.shape` of a JIT Fallback value (`x = x + len(str(x.mean())) * 0.0`, then
+    `getattr(self, f"head_{x.ndim - 2}")`).
 
     ## Why is this bad?
     MindSpore resolves `getattr` while compiling, so the name must be a constant string.
@@ -44,7 +46,10 @@ class GetattrRuntimeName(GraphRule):
     - RULES.md, section 1 (rejected at every level).
     - MindSpore 2.10 static-graph syntax: `getattr` is one of the builtins supported with
       constant attribute names; measured with the written probes `lax` (`ty_e`, `ty_m`
-      rejected at LAX and STRICT, `ty_f`, `ty_n` compile).
+      rejected at LAX and STRICT, `ty_f`, `ty_n` compile); probes `genfresh35_gn_*`: after
+      a JIT Fallback step `x.ndim`, `x.ndim - 2`, `x.shape[0] - 2` in the name fail at LAX
+      ("attribute name must be string but got: Tensor"), a name computed before the step
+      compiles (fresh v6 seed 12000556).
     """
 
     nodes = (ast.Call,)
