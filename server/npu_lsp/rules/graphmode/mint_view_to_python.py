@@ -206,11 +206,16 @@ def _walk(body: list[ast.stmt], name: str, use: ast.stmt, defs: _Defs) -> tuple[
             body_defs, met = _walk(st.body, name, use, start)
             if met:
                 return body_defs, True
-            else_defs, met = _walk(st.orelse, name, use, defs if type(st) is ast.If else _union(defs, body_defs))
+            if type(st) is not ast.If:
+                # a loop binding the name gives the value of its last pass (a `while` on a
+                # tensor or a Python counter after `x = self.stage(x)`: `x = x * 1.0` in its
+                # body makes `x.asnumpy()` after it compile; fresh v6 seed 12000176)
+                body_defs = body_defs if body_defs is not start else defs
+            else_defs, met = _walk(st.orelse, name, use, defs if type(st) is ast.If else body_defs)
             if met:
                 return else_defs, True
-            # an `if`: either side; a loop: no pass, or some passes (then maybe the `else`)
-            defs = _union(body_defs, else_defs) if type(st) is ast.If else _union(_union(defs, body_defs), else_defs)
+            # an `if` on a tensor: either side reaches (measured, probes `genfresh35_pa_if_*`)
+            defs = _union(body_defs, else_defs) if type(st) is ast.If else else_defs
             continue
         blocks = _blocks(st)
         if blocks:
