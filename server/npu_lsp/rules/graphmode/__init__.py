@@ -87,6 +87,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     match_statement,
     matmul_inner_dims,
     method_statement_on_call,
+    mint_view_to_python,
     missing_return_on_tensor_branch,
     multi_element_to_scalar,
     namedtuple_method_in_graph,

@@ -162,7 +162,10 @@ class Values:
     def callee(self, call: ast.Call, func: ast.AST | None) -> ast.FunctionDef | None:
         """The user function a call in compiled code compiles (helper, method, sub-cell
         `construct`, `@jit_class` method, module-level `@ms.jit` function), if exactly one."""
-        found = [f for f in _callees(self.ctx).get(id(call), ()) if type(f) is ast.FunctionDef]
+        # one function may be listed twice: a closure's call is reached from the closure and
+        # from the function defining it (`gate(x, None, 2.0)` in `def stage0` nested in
+        # `construct`; fresh v6 seed 12000605)
+        found = list({id(f): f for f in _callees(self.ctx).get(id(call), ()) if type(f) is ast.FunctionDef}.values())
         if len(found) == 1:
             return found[0]
         f = call.func

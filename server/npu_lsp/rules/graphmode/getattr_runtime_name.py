@@ -17,7 +17,9 @@ class GetattrRuntimeName(GraphRule):
     """## What it does
     Flags `getattr(obj, name)` / `getattr(obj, name, default)` in compiled code when the
     attribute name depends on a tensor's value: `getattr(self, names[int(x[0])])`,
-    `getattr(self, "f" + str(i))` with `i = int(t)`.
+    `getattr(self, "f" + str(i))` with `i = int(t)`. Under LAX, also a name reading the
+    `.ndim` / `.shape` of a JIT Fallback value (`x = x + len(str(x.mean())) * 0.0`, then
+    `getattr(self, f"head_{x.ndim - 2}")`).
 
     ## Why is this bad?
     MindSpore resolves `getattr` while compiling, so the name must be a constant string.
@@ -44,7 +46,10 @@ class GetattrRuntimeName(GraphRule):
     - RULES.md, section 1 (rejected at every level).
     - MindSpore 2.10 static-graph syntax: `getattr` is one of the builtins supported with
       constant attribute names; measured with the written probes `lax` (`ty_e`, `ty_m`
-      rejected at LAX and STRICT, `ty_f`, `ty_n` compile).
+      rejected at LAX and STRICT, `ty_f`, `ty_n` compile); probes `genfresh35_gn_*`: after
+      a JIT Fallback step `x.ndim`, `x.ndim - 2`, `x.shape[0] - 2` in the name fail at LAX
+      ("attribute name must be string but got: Tensor"), a name computed before the step
+      compiles (fresh v6 seed 12000556).
     """
 
     nodes = (ast.Call,)
@@ -57,13 +62,22 @@ class GetattrRuntimeName(GraphRule):
         if ctx.qualname(node.func) != "builtins.getattr":
             return
         name = node.args[1]
-        if isinstance(name, ast.Constant) or not _runtime_name(name, ctx):
+        if isinstance(name, ast.Constant):
             return
-        yield ctx.diagnostic(
-            self,
-            node,
-            f"the attribute name `{ctx.segment(name)}` depends on a tensor's value, but `getattr` is resolved while compiling: MindSpore rejects a name known only at run time",
-        )
+        if _runtime_name(name, ctx):
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the attribute name `{ctx.segment(name)}` depends on a tensor's value, but `getattr` is resolved while compiling: MindSpore rejects a name known only at run time",
+            )
+            return
+        held = _fallback_shape_read(name, ctx)
+        if held is not None:
+            yield ctx.diagnostic(
+                self,
+                node,
+                f"the attribute name `{ctx.segment(name)}` reads the shape of `{ctx.segment(held.value)}`, a JIT Fallback value: under LAX its `.{held.attr}` is known only at run time, but `getattr` is resolved while compiling (\"getattr(): attribute name must be string but got: Tensor\"); compute the name before the JIT Fallback step",
+            )
 
 
 def _runtime_name(name: ast.expr, ctx: Context) -> bool:
@@ -80,3 +94,20 @@ def _runtime_name(name: ast.expr, ctx: Context) -> bool:
             for v in name.values
         )
     return flow.kind(name).dynamic
+
+
+def _fallback_shape_read(name: ast.expr, ctx: Context) -> ast.Attribute | None:
+    """Under LAX, the `x.ndim` / `x.shape` the name reads when `x` is a JIT Fallback value
+    (`x = x + len(str(x.mean())) * 0.0`, then `getattr(self, f'head_{x.ndim - 2}')`): the
+    shape of a Python object is a run-time value, a Tensor to `getattr` (measured, written/lax
+    probes `genfresh35_gn_*`: `x.ndim`, `x.ndim - 2`, `x.shape[0] - 2`, `'head_' + str(x.ndim
+    - 2)` fail at LAX with "attribute name must be string but got: Tensor"; a name computed
+    before the fallback step, or without one, compiles; fresh v6 seed 12000556)."""
+    if ctx.scope is None or ctx.scope.level != "lax" or ctx.function is None:
+        return None
+    from npu_lsp.rules.graphmode.opaque_value_query import opaque_at_lax
+
+    for n in ast.walk(name):
+        if type(n) is ast.Attribute and n.attr in ("ndim", "shape") and opaque_at_lax(n.value, ctx.function, ctx):
+            return n
+    return None

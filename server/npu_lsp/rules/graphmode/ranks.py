@@ -938,7 +938,11 @@ class Ranks:
 
     def _statement_effect(self, st: ast.stmt, env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
         # (an unrolled `for` changes its lists statement by statement, pass by pass)
-        if any(k[:2] == _LIST for k in env) and not (type(st) is ast.For and self._unrolled(st, env, func, depth) is not None):
+        if (
+            any(k[:2] == _LIST for k in env)
+            and not (type(st) is ast.For and self._unrolled(st, env, func, depth) is not None)
+            and not (type(st) is ast.While and _counter_while(st))  # its passes change the lists (or `_loop` drops them)
+        ):
             stored = self._item_stored(st, env, func, depth) or self._appended(st, env, func, depth)
             _forget_changed_lists(st, env)
             if stored is not None:
@@ -999,6 +1003,12 @@ class Ranks:
         return env
 
     def _loop_statement(self, st: ast.For | ast.AsyncFor | ast.While, env: Env, func: ast.AST, run: _Run, depth: int) -> Env:
+        if type(st) is ast.While and _counter_while(st):
+            passes = self._counted_passes(st, env, func, depth)
+            if passes is not None:
+                for _ in range(passes):
+                    env = self._block(st.body, env, func, run, depth)
+                return env
         items = self._unrolled(st, env, func, depth)
         if items is not None:
             for value in items:
@@ -1009,6 +1019,26 @@ class Ranks:
             return self._block(st.orelse, env, func, run, depth)
         out = self._loop(st, env, func, run, depth)
         return self._block(st.orelse, out, func, run, depth)
+
+    def _counted_passes(self, st: ast.While, env: Env, func: ast.AST, depth: int) -> int | None:
+        """How many passes a `while` on a Python counter runs (`i = 0; while i < 2: ...; i +=
+        1`): MindSpore decides such a test while compiling, pass after pass, so the body runs
+        as if written out that many times and a list it appends to keeps its items (fresh v6
+        seed 12000747: `outs.append(x * i)` in the loop, then `x + outs[-1] * 0` keeps `x`'s
+        shape). None when a pass's test is not a number we know (a dry run, recording nothing)."""
+        trial = _Run()
+        trial.recording = False
+        out = dict(env)
+        for passes in range(_UNROLL + 1):
+            live = self.ev(st.test, out, func, depth)
+            if type(live) is not bool:
+                return None
+            if not live:
+                return passes
+            out = self._block(st.body, out, func, trial, depth)
+            if _DEAD in out:
+                return None
+        return None
 
     @staticmethod
     def _input_rank_test(test: ast.expr, env: Env) -> bool | None:
@@ -1763,6 +1793,21 @@ class Ranks:
             given = given.operand
         return given is None or (isinstance(given, ast.Constant) and type(given.value) in (int, float))
 
+    def _constant_getattr(self, e: ast.Call, env: Env, func: ast.AST, depth: int) -> Val:
+        """`getattr(self.cfg, 'scale', 1.0)` with a constant name: MindSpore resolves it while
+        compiling, so a number field (`_number_field`) is a number; with a default, only when
+        the default is one too (the field may be missing). Fresh v6 seed 12000605: `x * getattr(
+        self.cfg1, 'scale', 1.0)` keeps `x`'s shape for MS187's `map` over it."""
+        if e.keywords or not 2 <= len(e.args) <= 3:
+            return None
+        obj, name = e.args[0], e.args[1]
+        if type(name) is not ast.Constant or type(name.value) is not str or isinstance(obj, ast.Starred):
+            return None
+        if len(e.args) == 3 and not _num(self.ev(e.args[2], env, func, depth)):
+            return None
+        field = ast.copy_location(ast.Attribute(value=obj, attr=name.value, ctx=ast.Load()), e)
+        return NUM if self._number_field(field, func) else None
+
     def _layer_call(self, attr: str, e: ast.Call, env: Env, func: ast.AST, depth: int, at: int | str | None = None) -> Val:
         """`self.fc(x)` with `self.fc = nn.Dense(d, k)` set once in `__init__`: the shape of `x`
         with its last dim `k` (unknown when `k` is not a literal); `self.cell(x, h)` with an
@@ -2433,6 +2478,8 @@ class Ranks:
             return self._gradient_call(f, e, env, func, depth)
         if q == "builtins.dict" and len(e.args) == 1 and not e.keywords and self._str_number_zip(e.args[0], env, func, depth):
             return NUM_DICT  # `dict(zip(['a', 'b'], vals))` of numbers
+        if q == "builtins.getattr":
+            return self._constant_getattr(e, env, func, depth)
         if q.startswith("builtins."):
             if last == "len" and len(e.args) == 1:
                 got = self.ev(e.args[0], env, func, depth)
@@ -2605,6 +2652,18 @@ def _self_stores(st: ast.stmt) -> set[str]:
         for n in _own_nodes_of(st)
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and _self_attr(n)
     }
+
+
+def _counter_while(st: ast.While) -> bool:
+    """`while i < 2:` (a name compared with an int constant) with no `else` and no `break` /
+    `continue` / `return` in its body: a loop on a Python counter."""
+    t = st.test
+    if st.orelse or not (type(t) is ast.Compare and len(t.ops) == 1 and type(t.ops[0]) in _COMPARE):
+        return False
+    left, right = t.left, t.comparators[0]
+    if not (type(left) is ast.Name and type(right) is ast.Constant and type(right.value) is int):
+        return False
+    return not any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in _own_nodes_of(st))
 
 
 def _param_names(func: ast.FunctionDef) -> list[str]:
