@@ -914,6 +914,28 @@ class Head{i}(nn.Cell):
         z = first_row(a + b)
         return scale(z, 2.0) + pick(z, True)[0]
 """
+#: a block whose own diagnostics depend on what `scale` returns (its kind: a tuple, list or
+#: dict returned makes `matmul`/`concat` of it an error here; at STRICT its dtype and host values)
+CALLER_USES = """
+class Use{i}(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.n = 3
+
+    def construct(self, x):
+        y = scale(x, 2)
+        if y > 0:
+            y = y + 1
+        for v in y:
+            x = x + v
+        n = len(y)
+        while y.sum() > 0:
+            y = y - 1
+        z = y.shape[0] + n
+        self.n = y
+        t = ops.ones((2, 2), ms.float32)
+        return ops.matmul(y, t), y[0], z, y.astype(ms.float32), ops.concat((y, x))
+"""
 #: what a helper's `return` may become: another kind (tuple, list, dict, None, a Python
 #: scalar, a shape), another rank (a reduction, a reshape, an index), another dtype (a cast,
 #: a comparison), host code; `{p}` is the helper's first parameter
@@ -1003,7 +1025,7 @@ def test_random_helper_edits_match_a_full_run(seed: int, tmp_path: Path) -> None
     incremental result is a full run's. (An edit that changes a helper's tree walks every
     reader of its name: what the readers' analysis read of the helper is not recorded.)"""
     rng = random.Random(900 + seed)
-    blocks = [(CALLER if i % 2 else CALLER_MORE).format(i=i) for i in range(6)]
+    blocks = [(CALLER, CALLER_MORE, CALLER_USES)[i % 3].format(i=i) for i in range(6)]
     text = HELPER_FILE + HELPERS + _corpus(WRITTEN, 2, rng) + "".join(blocks)
     config = Config() if seed % 2 else replace(Config(), syntax_level="strict")
     path = str(tmp_path / "model.py")
@@ -1028,3 +1050,29 @@ def test_random_helper_edits_match_a_full_run(seed: int, tmp_path: Path) -> None
             missing = [d for d in want if d not in got]
             extra = [d for d in got if d not in want]
             pytest.fail(f"seed {seed}, step {step}\nmissing: {missing}\nextra: {extra}\n--- text ---\n{text}")
+
+
+@pytest.mark.parametrize("level", ["lax", "strict"])
+def test_every_helper_edit_kind_matches_a_full_run(level: str, tmp_path: Path) -> None:
+    """Each kind of helper edit of `mutate_helper`, made to `scale` (called by every block)
+    and undone, one after the other: every return of `RETURNS`, every first line of
+    `HELPER_LINES`, the signature changes, the decorators; each result is a full run's.
+    (Returning a tuple, list or dict gives the `Use` blocks errors of their own (MS119), and
+    at STRICT so does `asnumpy()` (MS130): the readers' analysis reads the helper's body.)"""
+    text = HELPER_FILE + HELPERS + "".join((CALLER, CALLER_MORE, CALLER_USES)[i % 3].format(i=i) for i in range(9))
+    config = Config() if level == "lax" else replace(Config(), syntax_level="strict")
+    path = str(tmp_path / "model.py")
+    root = str(tmp_path)
+    doc = IncrementalDocument(path)
+    index = engine.WorkspaceIndex(root)
+    head, body = "def scale(v, k):\n", "    return v * k\n"
+    assert head + body in text
+    edits = [head + "    " + r.format(p="v") + "\n" for r in RETURNS]
+    edits += [head + "    " + line.format(p="v") + "\n" + body for line in HELPER_LINES]
+    edits += [f"def scale({params}):\n" + body for params in ("v, k, extra", "v", "v, k=1", "v, k, *rest", "v, *, k")]
+    edits += [f"{dec}\n" + head + body for dec in ("@ms.jit", "@ms.constexpr", "@staticmethod", "@jit")]
+    for edit in edits:
+        for t in (text.replace(head + body, edit), text):
+            got = doc.check(t, config, index)
+            want = full_run(t, path, root, config)
+            assert got == want, f"{edit!r}\nmissing: {[d for d in want if d not in got]}\nextra: {[d for d in got if d not in want]}"
