@@ -887,3 +887,192 @@ def test_random_call_site_edits_on_written_programs(seed: int, tmp_path: Path) -
             missing = [d for d in want if d not in got]
             extra = [d for d in got if d not in want]
             pytest.fail(f"seed {seed}, step {step}\nmissing: {missing}\nextra: {extra}\n--- text ---\n{text}")
+
+
+HELPERS = """
+
+def norm(x, eps=1e-6):
+    total = x.sum()
+    return x / (total + eps)
+
+
+def pair(a, b):
+    return a, b
+
+
+def first_row(t):
+    if t.shape[0] > 1:
+        return t[0]
+    return t
+
+"""
+CALLER_MORE = """
+class Head{i}(nn.Cell):
+    def construct(self, x):
+        y = norm(x)
+        a, b = pair(y, x)
+        z = first_row(a + b)
+        return scale(z, 2.0) + pick(z, True)[0]
+"""
+#: a block whose own diagnostics depend on what `scale` returns (its kind: a tuple, list or
+#: dict returned makes `matmul`/`concat` of it an error here; at STRICT its dtype and host values)
+CALLER_USES = """
+class Use{i}(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.n = 3
+
+    def construct(self, x):
+        y = scale(x, 2)
+        if y > 0:
+            y = y + 1
+        for v in y:
+            x = x + v
+        n = len(y)
+        while y.sum() > 0:
+            y = y - 1
+        z = y.shape[0] + n
+        self.n = y
+        t = ops.ones((2, 2), ms.float32)
+        return ops.matmul(y, t), y[0], z, y.astype(ms.float32), ops.concat((y, x))
+"""
+#: what a helper's `return` may become: another kind (tuple, list, dict, None, a Python
+#: scalar, a shape), another rank (a reduction, a reshape, an index), another dtype (a cast,
+#: a comparison), host code; `{p}` is the helper's first parameter
+RETURNS = [
+    "return {p}",
+    "return ({p}, {p})",
+    "return [{p}]",
+    "return {{'out': {p}}}",
+    "return None",
+    "return 1",
+    "return {p}.shape",
+    "return {p}.sum()",
+    "return {p}.reshape(-1)",
+    "return {p}[0]",
+    "return ops.expand_dims({p}, 0)",
+    "return {p}.astype(ms.int32)",
+    "return ops.cast({p}, ms.float16)",
+    "return {p} > 0",
+    "return {p}.asnumpy()",
+    "return float({p}.sum())",
+    "return {p} if {p} is not None else 0",
+    "return {p} * undefined_name",
+]
+#: lines put first in a helper's body: it raises, branches on its input, leaves graph mode
+HELPER_LINES = [
+    "raise ValueError('bad input')",
+    "if {p} is None:\n        raise ValueError('no input')",
+    "print({p})",
+    "{p} = {p} + 1",
+    "{p} = ({p}, {p})",
+    "assert {p} is not None",
+    "import numpy as np",
+    "del {p}",
+]
+
+
+def mutate_helper(text: str, rng: random.Random) -> str:
+    """An edit inside a helper every block calls: its return changes kind, rank or dtype;
+    it raises or gains a first line; a parameter is added, dropped or given a default; a
+    decorator comes or goes. (The callers' text stays as it was.)"""
+    lines = text.split("\n")
+    defs = [k for k, ln in enumerate(lines) if re.match(r"def \w+\(", ln)]
+    if not defs:
+        return mutate(text, rng)
+    k = rng.choice(defs)
+    end = next((j for j in range(k + 1, len(lines)) if lines[j][:1].strip()), len(lines))
+    m = re.match(r"def (\w+)\((.*)\):", lines[k])
+    params = [p.strip().split("=")[0].lstrip("*") for p in (m.group(2) if m else "").split(",") if p.strip()]
+    p = next((q for q in params if q and q != "/"), "x")
+    kind = rng.randrange(5)
+    returns = [j for j in range(k + 1, end) if lines[j].lstrip().startswith("return")]
+    if kind == 0 and returns:  # the return changes kind, rank or dtype
+        j = rng.choice(returns)
+        indent = lines[j][: len(lines[j]) - len(lines[j].lstrip())]
+        lines[j] = indent + rng.choice(RETURNS).format(p=p)
+    elif kind == 1:  # a first line: raise, branch, host call, rebinding
+        lines.insert(k + 1, "    " + rng.choice(HELPER_LINES).format(p=p))
+    elif kind == 2 and m:  # the signature: a parameter added, dropped, defaulted, starred
+        choice = rng.randrange(4)
+        if choice == 0:
+            new = [*params, "extra"]
+        elif choice == 1 and len(params) > 1:
+            new = params[:-1]
+        elif choice == 2:
+            new = [*params[:-1], f"{params[-1]}=1"] if params else ["x=1"]
+        else:
+            new = [*params, "*rest"]
+        lines[k] = f"def {m.group(1)}({', '.join(new)}):"
+    elif kind == 3:  # a decorator comes or goes
+        if k and lines[k - 1].startswith("@"):
+            del lines[k - 1]
+        else:
+            lines.insert(k, rng.choice(["@ms.jit", "@ms.constexpr", "@staticmethod", "@jit"]))
+    else:  # a keystroke inside the body (maybe breaking it: mended next step)
+        j = rng.randrange(k + 1, max(end, k + 2)) if end > k + 1 else k
+        line = lines[j]
+        cut = rng.randint(len(line) - len(line.lstrip()), len(line))
+        lines[j] = line[:cut] + rng.choice(["2", " ", "x", ".sum()", "[0]", " * 2"]) + line[cut:]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_helper_edits_match_a_full_run(seed: int, tmp_path: Path) -> None:
+    """The shared helpers every block calls are edited (their return changes kind, rank or
+    dtype, they raise, gain or lose a parameter or a decorator, a keystroke in their body),
+    with judged written programs between them, at LAX and at STRICT: after every edit the
+    incremental result is a full run's. (An edit that changes a helper's tree walks every
+    reader of its name: what the readers' analysis read of the helper is not recorded.)"""
+    rng = random.Random(900 + seed)
+    blocks = [(CALLER, CALLER_MORE, CALLER_USES)[i % 3].format(i=i) for i in range(6)]
+    text = HELPER_FILE + HELPERS + _corpus(WRITTEN, 2, rng) + "".join(blocks)
+    config = Config() if seed % 2 else replace(Config(), syntax_level="strict")
+    path = str(tmp_path / "model.py")
+    root = str(tmp_path)
+    doc = IncrementalDocument(path)
+    index = engine.WorkspaceIndex(root)
+    last_good = text
+    for step in range(30):
+        if step:
+            broken = engine.parse_python(text, path) is None
+            if broken:
+                text = last_good
+            else:
+                r = rng.random()
+                text = mutate_helper(text, rng) if r < 0.7 else mutate_call(text, rng) if r < 0.85 else mutate(text, rng)
+        if engine.parse_python(text, path) is not None:
+            last_good = text
+        got = doc.check(text, config, index)
+        want = full_run(text, path, root, config)
+        assert doc.stats.fallback in ("", "parse"), doc.stats
+        if got != want:
+            missing = [d for d in want if d not in got]
+            extra = [d for d in got if d not in want]
+            pytest.fail(f"seed {seed}, step {step}\nmissing: {missing}\nextra: {extra}\n--- text ---\n{text}")
+
+
+@pytest.mark.parametrize("level", ["lax", "strict"])
+def test_every_helper_edit_kind_matches_a_full_run(level: str, tmp_path: Path) -> None:
+    """Each kind of helper edit of `mutate_helper`, made to `scale` (called by every block)
+    and undone, one after the other: every return of `RETURNS`, every first line of
+    `HELPER_LINES`, the signature changes, the decorators; each result is a full run's.
+    (Returning a tuple, list or dict gives the `Use` blocks errors of their own (MS119), and
+    at STRICT so does `asnumpy()` (MS130): the readers' analysis reads the helper's body.)"""
+    text = HELPER_FILE + HELPERS + "".join((CALLER, CALLER_MORE, CALLER_USES)[i % 3].format(i=i) for i in range(9))
+    config = Config() if level == "lax" else replace(Config(), syntax_level="strict")
+    path = str(tmp_path / "model.py")
+    root = str(tmp_path)
+    doc = IncrementalDocument(path)
+    index = engine.WorkspaceIndex(root)
+    head, body = "def scale(v, k):\n", "    return v * k\n"
+    assert head + body in text
+    edits = [head + "    " + r.format(p="v") + "\n" for r in RETURNS]
+    edits += [head + "    " + line.format(p="v") + "\n" + body for line in HELPER_LINES]
+    edits += [f"def scale({params}):\n" + body for params in ("v, k, extra", "v", "v, k=1", "v, k, *rest", "v, *, k")]
+    edits += [f"{dec}\n" + head + body for dec in ("@ms.jit", "@ms.constexpr", "@staticmethod", "@jit")]
+    for edit in edits:
+        for t in (text.replace(head + body, edit), text):
+            got = doc.check(t, config, index)
+            want = full_run(t, path, root, config)
+            assert got == want, f"{edit!r}\nmissing: {[d for d in want if d not in got]}\nextra: {[d for d in got if d not in want]}"
