@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode.flow import SelfInfo, analyzer, cell_list_classes
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.parameter_receivers import (
     LAYER_PARAMETERS,
+    argument_parameter,
     module_cell,
     module_cell_parameter,
     module_held_parameter,
@@ -351,6 +352,7 @@ class JitForbiddenApi(GraphRule):
                     fn is not None
                     and (
                         parameter_element(recv, ctx, fn)
+                        or (func.attr == "set_data" and argument_parameter(recv, ctx, fn))
                         or module_cell_parameter(recv, ctx, fn)
                         or module_held_parameter(recv, ctx, fn)
                     )
