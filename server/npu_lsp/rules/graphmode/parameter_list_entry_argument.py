@@ -22,17 +22,20 @@ _MAX_DEPTH = 4
 class ParameterListEntryArgument(GraphRule):
     """## What it does
     Flags a call from Python code of an `@ms.jit` function, or of a network whose
-    `construct` is compiled, that gives it a list or a `ParameterTuple` of Parameters as an
-    argument: `net.trainable_params()`, `ParameterTuple(...)`, its `.clone(...)`, `list(...)`
-    of one, or a module-level name bound to one (the EMA idiom `ema_update(ema_params,
-    params)`).
+    `construct` is compiled, that gives it a list of Parameters as an argument
+    (`net.trainable_params()`, `list(...)` of one, or a module-level name bound to one), and
+    one that gives it a tuple of Parameters (`tuple(net.trainable_params())`, a
+    `ParameterTuple` and its `.clone(...)`, `(net.weight, net.bias)`, two such tuples added)
+    when it is a network's `construct`, or an `@ms.jit` function that writes none of the
+    tuple's Parameters (the online side of the EMA idiom `ema_update(ema_params, params)`).
 
     ## Why is this bad?
     MindSpore turns a top graph's arguments into graph inputs; Parameters handed over in a
-    list or a `ParameterTuple` become inputs without a value, and compiling fails at every
-    syntax level, whether the function only reads them or assigns them: `RuntimeError:
-    Parameter[0] has no default param`. A plain `tuple(net.trainable_params())`, a single
-    Parameter read, and Parameters the function reads as globals compile.
+    list, or in a tuple that the jit function only reads, become inputs without a value,
+    and compiling fails at every syntax level: `RuntimeError: Parameter[0] has no default
+    param`. A tuple one of whose Parameters the jit function writes (`ops.assign(p, ...)`,
+    `ops.assign_sub` in a loop over it, a helper called on each) compiles, as do a single
+    Parameter and Parameters the function reads as globals.
 
     ## Example
     ```python
@@ -67,10 +70,16 @@ class ParameterListEntryArgument(GraphRule):
     - RULES.md, section 1 (rejected at every level).
     - Measured on MindSpore 2.10 with the written set `heldout24a`
       (`ema_jit_function_parametertuple_args`, `r2_ema_jit_param_list_args_python_decay`)
-      and its probes `miss24_jp_*`: a list from `trainable_params()` or a `ParameterTuple`
-      given to an `@ms.jit` function (PyNative or GRAPH_MODE) or to a Cell's `construct` is
-      refused, read-only too; `tuple(net.trainable_params())`, a single Parameter read, and
-      the same tuples read as globals compile.
+      and its probes `miss24_jp_*`: a list from `trainable_params()` given to an `@ms.jit`
+      function (PyNative or GRAPH_MODE) or to a Cell's `construct` is refused, assigned
+      too, as is a `ParameterTuple` given to a `construct`; the same read as globals
+      compiles.
+    - Tuples: written set `heldout34b` (`r2_ema_jit_function_plain_tuple_args`) and its
+      probes `fix34d_pt_*`, `fix35a_pt_*`: `tuple(...)`, `ParameterTuple(...)` and tuple
+      displays of Parameters given to a jit function that only reads them (a loop, an
+      index, arithmetic), or does not use them, are refused at both levels, with one
+      network or two; one element assigned (`ops.assign(a[0], ...)`, `assign_sub` in a loop,
+      through a helper) compiles; given to a `construct`, refused even when assigned.
     """
 
     nodes = (ast.FunctionDef,)

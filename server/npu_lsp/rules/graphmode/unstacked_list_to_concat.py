@@ -81,6 +81,12 @@ class UnstackedListToConcat(GraphRule):
       its probes `fix34d_unstack_*` / `fix34d_unbind_*` / `fix34d_split_*` /
       `fix34d_chunk_*`, and `heldout13b` (`r2_port_torch_chunk_unbind_loop`, probes
       `unbind_*`).
+    - Across helpers (probes `fix34d_unstack_in_helper`, `fix35a_unstack_helper_*`, both
+      levels): the stacked tensor given to a helper method that unstacks and concatenates
+      it, a list given to a helper that stacks, unstacks and concatenates it, and a
+      helper's returned `ops.stack` of a list are refused; a tuple stacked or another axis
+      compile. The checker follows a parameter into the helper's only call site and a call
+      into the helper's only `return`.
     """
 
     nodes = (ast.Call,)
