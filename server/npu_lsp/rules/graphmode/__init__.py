@@ -154,4 +154,5 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     walrus_operator,
     with_non_jit_class,
     yield_in_graph,
+    zero_dim_setitem,
 )

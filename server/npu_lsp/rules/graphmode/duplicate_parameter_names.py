@@ -16,6 +16,7 @@ from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.optimizer_facts import OptimizerFacts, optimizer_facts
+from npu_lsp.rules.graphmode.parameter_list_entry_argument import module_calls
 from npu_lsp.rules.graphmode.parameter_receivers import builds_optimizer
 
 # mindspore.nn layers that own parameters, with the names (first dotted part) their parameters
@@ -140,7 +141,11 @@ class DuplicateParameterNames(GraphRule):
     the same literal `name=` that meet in one graph: both read by a jit function, both passed
     to a jit function or a Cell instance, or one passed to a Cell whose `__init__` makes a
     Parameter of that name (`net(Parameter(t, name="bias"))` with `self.bias =
-    Parameter(..., name="bias")`).
+    Parameter(..., name="bias")`). And Parameters of two module-level networks given to a
+    jit function as separate arguments under one name (`ema(online.weight,
+    target.weight)` of two `nn.Dense`, `model.scale` beside `target.scale`; written/heldout34b
+    probes `fix34d_pt_jit_single_params`, `fix35a_pt_two_single_same_name_*`, rejected read
+    or assigned; `net.weight` beside `net.bias` compiles).
 
     ## Why is this bad?
     A parameter is named after the attribute path that holds it inside its top-level Cell
@@ -217,6 +222,7 @@ class DuplicateParameterNames(GraphRule):
             return  # most files: nothing that could clash
         passed = _passed_by_name(ctx)
         if scope.kind == "jit" and node in ctx.tree.body:
+            yield from self._arguments_clash(node, table, ctx)
             reached = [n for n in _reached_globals(node, ctx) if n not in passed]
         elif scope.kind == "construct" and node.name == "construct":
             reached = _collected_by_constructor(node, ctx, passed)
@@ -242,6 +248,30 @@ class DuplicateParameterNames(GraphRule):
                     return
             seen[name] = names
 
+
+    def _arguments_clash(self, node: ast.FunctionDef, table: dict[str, set[str]], ctx: Context) -> Iterable[Diagnostic]:
+        """A module-level call of the jit function `node` giving it, as separate arguments,
+        Parameters of two module-level networks with one name (`f(net.weight,
+        ema_net.weight)` of two `nn.Dense`, `ema(model.scale, target.scale)`): each becomes
+        a graph parameter under its own name, and the second is refused, read or assigned
+        (measured, written/heldout34b probes `fix34d_pt_jit_single_params`,
+        `fix35a_pt_two_single_same_name_*`; `net.weight` beside `net.bias`, or one of them
+        alone, compile)."""
+        for call in module_calls(ctx):
+            if not (isinstance(call.func, ast.Name) and call.func.id == node.name):
+                continue
+            seen: dict[str, ast.expr] = {}
+            for arg in (*call.args, *(k.value for k in call.keywords)):
+                if not (isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.attr in table.get(arg.value.id, ())):
+                    continue
+                first = seen.setdefault(arg.attr, arg)
+                if first is not arg and isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name) and first.value.id != arg.value.id:
+                    yield ctx.diagnostic(
+                        self,
+                        arg,
+                        f"`{ctx.segment(first)}` and `{ctx.segment(arg)}` are two Parameters named '{arg.attr}' given to the compiled `{node.name}`; compiling fails with \"The parameter ... its name '{arg.attr}' already exists\": read them as globals, or rename one network's Parameters",
+                    )
+                    break
 
     def _named_parameters_clash(self, ctx: Context) -> Iterable[Diagnostic]:
         """Parameters given the same `name=` reaching one graph: read as free variables by a

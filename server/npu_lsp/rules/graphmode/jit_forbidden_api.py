@@ -18,6 +18,7 @@ from npu_lsp.rules.graphmode.flow import SelfInfo, analyzer, cell_list_classes
 from npu_lsp.rules.graphmode.helpers import GraphRule
 from npu_lsp.rules.graphmode.parameter_receivers import (
     LAYER_PARAMETERS,
+    argument_parameter,
     module_cell,
     module_cell_parameter,
     module_held_parameter,
@@ -152,7 +153,10 @@ class JitForbiddenApi(GraphRule):
     module level (or of a sub-cell of it, `net.encoder.weight`) and read by a jit function (`net.trainable_params()`,
     `net.cells_and_names()`, `fc.weight.requires_grad`; for `set_data`, also a Parameter the
     file's Cell class stores in `__init__`, `model.logit_scale.set_data(...)`, and a
-    module-level `Parameter(...)`: measured, written/heldout34b probes `fix34d_sd_*`), or a Cell built in place in compiled
+    module-level `Parameter(...)`: measured, written/heldout34b probes `fix34d_sd_*`; and an
+    argument of the compiled function itself, alone or in a tuple looped over, since only a
+    Parameter has `set_data`: `def step(p, x): p.set_data(...)` given `model.scale`, probes
+    `fix34d_sd_jit_arg_param`, `fix35a_sd_*`), or a Cell built in place in compiled
     code (`Net().get_parameters()`, `nn.Dense(2, 2).trainable_params()`), or the parameter of
     a helper method every call of which passes such a Parameter or sub-cell
     (`def masked(self, layer): ... layer.weight.name` with `self.masked(self.l1)`), or the
@@ -351,6 +355,7 @@ class JitForbiddenApi(GraphRule):
                     fn is not None
                     and (
                         parameter_element(recv, ctx, fn)
+                        or (func.attr == "set_data" and argument_parameter(recv, ctx, fn))
                         or module_cell_parameter(recv, ctx, fn)
                         or module_held_parameter(recv, ctx, fn)
                     )

@@ -1605,7 +1605,7 @@ class Ranks:
                         init_values.append(n.value)
         return len(init_values) == 1 and isinstance(init_values[0], ast.Constant) and init_values[0].value is None
 
-    def _held_once(self, attr: str, func: ast.AST) -> tuple[ast.Call, ast.FunctionDef] | None:
+    def _held_once(self, attr: str, func: ast.AST, items_kept: bool = False) -> tuple[ast.Call, ast.FunctionDef] | None:
         """The call `self.<attr> = <call>` stores, with its `__init__`, when that statement
         sits directly in the body of an `__init__` of the class of `func` (or of a base) and
         nothing else in the classes `self` may belong to (bases, subclasses) or outside any
@@ -1629,6 +1629,8 @@ class Ranks:
             # stored again in a method, a subclass, a base or outside any class: not one value
             family = {id(m) for c in (owner, *inst.subclasses(owner)) for m in inst.family(c)}
             for other in sets:
+                if items_kept and _item_store(other, attr):
+                    continue  # `self.<attr>[i] = v` stores into the tensor: its shape stays
                 if other is not st and (a.owner_class(other) is None or id(a.owner_class(other)) in family):
                     return None
         return held[0], init
@@ -1649,11 +1651,16 @@ class Ranks:
             return None  # stored again elsewhere (or by a `setattr` of an unknown name)
         return Items(tuple(n.value if type(n.value) is int else NUM for n in held[0].elts))  # type: ignore[attr-defined]
 
-    def _held_tensor(self, attr: str, func: ast.AST) -> Shape | None:
+    def held_tensor(self, attr: str, func: ast.AST) -> Shape | None:
+        """The shape of the tensor `__init__` stores once on `self` (`_held_tensor`), item
+        stores into it (`self.ptr[()] = v`, which keep its shape) allowed anywhere."""
+        return self._held_tensor(attr, func, items_kept=True)
+
+    def _held_tensor(self, attr: str, func: ast.AST, items_kept: bool = False) -> Shape | None:
         """The shape of the tensor `__init__` stores once on `self`: `self.weight =
         Parameter(Tensor(np.random.randn(vocab, d)))` (the constructor's arguments, or their
         defaults, as every instance the file builds gives them), `ops.ones((n, d))`."""
-        found = self._held_once(attr, func)
+        found = self._held_once(attr, func, items_kept)
         if found is None:
             return None
         call, init = found
@@ -2640,6 +2647,18 @@ def _list_item(e: ast.expr, at: int | str, ctx: Context) -> list[ast.expr]:
 
 def _is_partial(e: ast.expr, ctx: Context) -> bool:
     return isinstance(e, ast.Call) and bool(e.args) and ctx.qualname(e.func) == "functools.partial"
+
+
+def _item_store(st: ast.AST, attr: str) -> bool:
+    """Is `st` an assignment whose only target is an item of `<x>.<attr>` (`self.ptr[0] = v`,
+    `self.ptr[()] += 1`)?"""
+    if type(st) is ast.Assign and len(st.targets) == 1:
+        t: ast.expr = st.targets[0]
+    elif type(st) is ast.AugAssign:
+        t = st.target
+    else:
+        return False
+    return type(t) is ast.Subscript and type(t.value) is ast.Attribute and t.value.attr == attr
 
 
 def _self_attr(t: ast.AST) -> bool:

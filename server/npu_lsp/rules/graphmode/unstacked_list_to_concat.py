@@ -9,6 +9,7 @@ from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
 from npu_lsp.registry import rule
 from npu_lsp.rules.graphmode.constructed import built
+from npu_lsp.rules.graphmode.flow import analyzer
 from npu_lsp.rules.graphmode.helpers import GraphRule
 
 # Every row below was measured on MindSpore 2.10 (CPU, LAX and STRICT): written set
@@ -80,6 +81,12 @@ class UnstackedListToConcat(GraphRule):
       its probes `fix34d_unstack_*` / `fix34d_unbind_*` / `fix34d_split_*` /
       `fix34d_chunk_*`, and `heldout13b` (`r2_port_torch_chunk_unbind_loop`, probes
       `unbind_*`).
+    - Across helpers (probes `fix34d_unstack_in_helper`, `fix35a_unstack_helper_*`, both
+      levels): the stacked tensor given to a helper method that unstacks and concatenates
+      it, a list given to a helper that stacks, unstacks and concatenates it, and a
+      helper's returned `ops.stack` of a list are refused; a tuple stacked or another axis
+      compile. The checker follows a parameter into the helper's only call site and a call
+      into the helper's only `return`.
     """
 
     nodes = (ast.Call,)
@@ -152,11 +159,108 @@ def _unstacked_list(e: ast.expr, ctx: Context) -> bool:
     if unstacked is None:
         return False
     source, axis = unstacked
-    stacked = _stacking(_followed(source, ctx), ctx)
+    if axis is None:
+        return False
+    # the stacked tensor and its items may come from the caller of this helper, or from a
+    # helper it calls (fix34d_unstack_in_helper, probes fix35a_unstack_helper_*)
+    source, where = _traced(source, ctx.function, ctx)
+    stacked = _stacking(source, ctx)
     if stacked is None:
         return False
     items, stack_axis = stacked
-    return axis is not None and axis == stack_axis and _is_list(_followed(items, ctx))
+    return axis == stack_axis and _is_list(_traced(items, where, ctx)[0])
+
+
+def _traced(e: ast.expr, func: ast.AST | None, ctx: Context) -> tuple[ast.expr, ast.AST | None]:
+    """`e` (read in `func`) followed through locals bound once, into the one call site of
+    `func` when it names a parameter of it, and into the one `return` of a helper it calls
+    (`self.pair(a, b)`); with the function the result is read in."""
+    for _ in range(_TRACE_DEPTH):
+        if type(e) is ast.Name:
+            if isinstance(func, ast.FunctionDef) and e.id in _parameters(func):
+                passed = _sole_argument(e.id, func, ctx)
+                if passed is None:
+                    return e, func
+                e, func = passed
+                continue
+            value = built(e, func, ctx)
+            if value is None:
+                return e, func
+            e = value
+            continue
+        if type(e) is ast.Call:
+            callee = _helper(e, func, ctx)
+            returned = _sole_return(callee) if callee is not None else None
+            if returned is None:
+                return e, func
+            e, func = returned, callee
+            continue
+        return e, func
+    return e, func
+
+
+_TRACE_DEPTH = 4
+
+
+def _parameters(func: ast.FunctionDef) -> list[str]:
+    return [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+
+
+def _sole_argument(name: str, func: ast.FunctionDef, ctx: Context) -> tuple[ast.expr, ast.AST | None] | None:
+    """What the only call of `func` in the file (`self.merge(x)` from a method of its class,
+    `merge(x)` of a module function) gives its parameter `name`, with the calling function."""
+    a = analyzer(ctx)
+    cls = a.owner_class(func)
+    if cls is not None and ctx.parent(func) is not cls:
+        return None
+    params = _parameters(func)
+    if cls is not None:
+        params = params[1:]
+    if name not in params or a.rebinds(name, func):
+        return None
+    index = params.index(name)
+    found: list[ast.Call] = []
+    for n in ast.walk(cls if cls is not None else ctx.tree):
+        if type(n) is not ast.Call:
+            continue
+        f = n.func
+        if cls is not None:
+            hit = type(f) is ast.Attribute and f.attr == func.name and type(f.value) is ast.Name and f.value.id == "self"
+        else:
+            hit = type(f) is ast.Name and f.id == func.name
+        if hit:
+            found.append(n)
+    if len(found) != 1 or _starred(found[0]):
+        return None
+    arg = _argument(found[0], index, name)
+    if arg is None:
+        return None
+    caller: ast.AST | None = ctx.parent(found[0])
+    while caller is not None and not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        caller = ctx.parent(caller)
+    return (arg, caller) if caller is not None else None
+
+
+def _helper(call: ast.Call, func: ast.AST | None, ctx: Context) -> ast.FunctionDef | None:
+    """The file's function or method (of the class of `func`) that `call` runs."""
+    f = call.func
+    if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self" and func is not None:
+        cls = analyzer(ctx).owner_class(func)
+        body = cls.body if cls is not None else []
+        name = f.attr
+    elif type(f) is ast.Name:
+        body, name = ctx.tree.body, f.id
+    else:
+        return None
+    return next((st for st in body if type(st) is ast.FunctionDef and st.name == name), None)
+
+
+def _sole_return(fn: ast.FunctionDef) -> ast.expr | None:
+    """The value of the only `return` of `fn` (none in nested functions counted)."""
+    returns = [n for n in ast.walk(fn) if type(n) is ast.Return]
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    return returns[0].value
 
 
 def _followed(e: ast.expr, ctx: Context) -> ast.expr:
