@@ -135,6 +135,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     tensor_attribute_assignment,
     tensor_call_beside_global_parameter,
     tensor_dict_key,
+    ref_dtype_mismatch,
     tensor_expand_sizes,
     tensor_filtered_comprehension,
     tensor_identity_under_strict,

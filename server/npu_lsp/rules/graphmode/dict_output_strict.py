@@ -33,7 +33,11 @@ class DictOutputUnderStrict(Rule):
     (`(loss, metrics), grads = grad_fn(x, y)` then `return loss, metrics`). The key
     may be a literal, an f-string or a `%`-formatted string, or a module-level name that
     only ever holds strings (`for name in TASKS: preds[name]` with `TASKS` a list of
-    literals); a read under `if isinstance(out, dict):` is left alone.
+    literals), or the loop variable of `for k in out:` over that same output (it walks
+    the tuple's tensors, and `out[k]` fails with "Only integer tensors of a single element
+    can be converted to an index."; measured, written/heldout35b `render_outputs_dict_return`,
+    probes `fix35e_dk_*`: a loop that only prints `k` compiles); a read under
+    `if isinstance(out, dict):` is left alone.
 
     ## Why is this bad?
     Under STRICT, MindSpore hands a dict output of the top graph back to Python as a tuple
