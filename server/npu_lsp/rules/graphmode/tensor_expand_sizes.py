@@ -85,9 +85,10 @@ class TensorExpandSizes(GraphRule):
                 return  # one size tensor (or a value we cannot tell): MindSpore's own form
         if flow.kind(recv) != Kind.TENSOR:
             return
-        if len(node.args) == 1 and not literal and not _shape_tuple(node.args[0], ctx):
-            if flow.type_class(node.args[0]) not in ("tuple", "list"):
-                return
+        if len(node.args) == 1 and not literal and not _shape_tuple(node.args[0], ctx) and (
+            flow.type_class(node.args[0]) not in ("tuple", "list")
+        ):
+            return  # a value of the graph that is no sequence: a size tensor, or unknown
         yield ctx.diagnostic(
             self,
             node,
