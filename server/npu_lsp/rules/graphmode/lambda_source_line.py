@@ -333,7 +333,7 @@ def _grown_tables(ctx: Context) -> tuple[dict[str, ast.Lambda], dict[tuple[int, 
             # `len(fns)` compiles)
             cls = a.owner_class(fn)
             for attr in _kept_as(recv.id, fn) if cls is not None else ():
-                attrs.setdefault((id(cls), attr), lam)  # type: ignore[arg-type]
+                attrs.setdefault((id(cls), attr), lam)
         elif type(recv) is ast.Attribute and type(recv.value) is ast.Name and recv.value.id == "self":
             cls = a.owner_class(fn) if isinstance(fn, ast.FunctionDef) and fn.name == "__init__" else None
             if cls is not None:
