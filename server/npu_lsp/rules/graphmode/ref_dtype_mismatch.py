@@ -1,4 +1,4 @@
-"""MS250: an operation that compares its inputs' dtypes given a Parameter and a plain tensor."""
+"""MS252: an operation that compares its inputs' dtypes given a Parameter and a plain tensor."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _rows() -> dict[str, dict[str, Any]]:
     return rows
 
 
-@rule(code="MS250", name="parameter-beside-tensor-dtype-check", severity="error", family="graphmode")
+@rule(code="MS252", name="parameter-beside-tensor-dtype-check", severity="error", family="graphmode")
 class ParameterBesideTensorDtypeCheck(GraphRule):
     """## What it does
     Flags a 4-D `ops.grid_sample(input, grid)` in compiled code when one of `input` and
