@@ -109,6 +109,7 @@ from npu_lsp.rules.graphmode import (  # noqa: F401  (imported to register the r
     raise_sequence_argument,
     range_of_tensor,
     reduction_axis_tensor,
+    ref_dtype_mismatch,
     repeat_interleave_runtime_repeats,
     returned_dict_to_python,
     reversed_cell_list,

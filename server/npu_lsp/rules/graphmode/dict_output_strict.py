@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from npu_lsp.diagnostics import Diagnostic
 from npu_lsp.engine import Context
@@ -33,7 +33,11 @@ class DictOutputUnderStrict(Rule):
     (`(loss, metrics), grads = grad_fn(x, y)` then `return loss, metrics`). The key
     may be a literal, an f-string or a `%`-formatted string, or a module-level name that
     only ever holds strings (`for name in TASKS: preds[name]` with `TASKS` a list of
-    literals); a read under `if isinstance(out, dict):` is left alone.
+    literals), or the loop variable of `for k in out:` over that same output (it walks
+    the tuple's tensors, and `out[k]` fails with "Only integer tensors of a single element
+    can be converted to an index."; measured, written/heldout35b `render_outputs_dict_return`,
+    probes `fix35e_dk_*`: a loop that only prints `k` compiles); a read under
+    `if isinstance(out, dict):` is left alone.
 
     ## Why is this bad?
     Under STRICT, MindSpore hands a dict output of the top graph back to Python as a tuple
@@ -90,9 +94,15 @@ class DictOutputUnderStrict(Rule):
             return  # only such a scope's dict output is reported: none in reach of this file
         memo: dict[str, _Output | None] = {}
         held: dict[str, _Output] = {}  # module-level name -> the compiled output it holds
+        #: loop variable -> the dict output `for <it> in <output>:` walks (its keys in Python)
+        keys_of: dict[str, str] = {}
         for st in _module_statements(node):
+            if isinstance(st, ast.For):
+                _bind_loop_key(st, keys_of, lambda e: self._dict_source(e, held, memo, ctx))
             for sub in ast.walk(st):
-                if isinstance(sub, ast.Subscript) and (_str_valued(sub.slice) or _module_str_name(sub.slice, ctx)):
+                if isinstance(sub, ast.Subscript) and (
+                    _str_valued(sub.slice) or _module_str_name(sub.slice, ctx) or _iterated_key(sub, keys_of)
+                ):
                     fn = self._dict_source(sub.value, held, memo, ctx)
                     if fn is not None and not _dict_guarded(sub, sub.value, ctx):
                         yield self._report(sub, fn, ctx)
@@ -107,6 +117,9 @@ class DictOutputUnderStrict(Rule):
                 out = self._output(st.value, held, memo, ctx)
                 for t in st.targets:
                     _bind(t, out, held)
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            keys_of.pop(n.id, None)
 
     def _passed_back(
         self, call: ast.Call, held: dict[str, _Output], memo: dict[str, _Output | None], ctx: Context
@@ -511,8 +524,34 @@ def _module_statements(tree: ast.Module) -> Iterator[ast.stmt]:
             yield st
 
 
+def _bind_loop_key(loop: ast.For, keys_of: dict[str, str], dict_source: Callable[[ast.expr], object]) -> None:
+    """`for k in out:` over a STRICT dict output: `k` walks what Python holds, the tuple of
+    the dict's values, so `out[k]` indexes that tuple with a tensor (measured, written/heldout35b
+    cases `render_outputs_dict_return`, `r2_render_dict_return_from_jit_iterate_keys`: "Only
+    integer tensors of a single element can be converted to an index." under STRICT; LAX,
+    and a loop that only prints `k`, compile)."""
+    if not isinstance(loop.target, ast.Name):
+        return
+    if isinstance(loop.iter, ast.Name) and dict_source(loop.iter) is not None:
+        keys_of[loop.target.id] = loop.iter.id
+    else:
+        keys_of.pop(loop.target.id, None)
+
+
+def _iterated_key(sub: ast.Subscript, keys_of: dict[str, str]) -> bool:
+    """`out[k]` with `k` the loop variable of `for k in out:` (the same output)."""
+    return (
+        isinstance(sub.slice, ast.Name)
+        and isinstance(sub.value, ast.Name)
+        and keys_of.get(sub.slice.id) == sub.value.id
+    )
+
+
 def _header(st: ast.stmt) -> ast.stmt:
-    """A compound statement stripped of its bodies (so walking it sees only its header)."""
+    """A compound statement stripped of its bodies (so walking it sees only its header); a
+    `for` stays a `for` (its loop variable is followed)."""
+    if isinstance(st, ast.For):
+        return ast.For(target=st.target, iter=st.iter, body=[], orelse=[], lineno=st.lineno, col_offset=st.col_offset)
     parts = [getattr(st, n) for n in ("test", "iter", "target") if isinstance(getattr(st, n, None), ast.AST)]
     for item in getattr(st, "items", None) or []:
         parts.append(item.context_expr)

@@ -47,6 +47,52 @@ def held_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None
 
 
 
+def held_element_callable(f: ast.expr, ctx: Context, func: ast.AST | None) -> str | None:
+    """What built the objects of a list or tuple held on `self`, for a call of one of them:
+    `self.fns[0](x)`, or `fn(x)` with `fn` the target of `for fn in self.fns` (a loop or a
+    comprehension), when `__init__` binds `self.fns` to a display or a comprehension of
+    calls of one package's or the standard library's callable (`functools.partial`). Such
+    an element is called as Python too (measured, written/heldout35b case
+    `r2_encoding_partial_list_attr`, probe `fix35e_pt_partial_list_indexed`: "the inputs
+    should be constant, but found variable '__input_0__'" under STRICT; LAX compiles)."""
+    if func is None:
+        return None
+    holder: ast.expr | None = None
+    if isinstance(f, ast.Subscript) and isinstance(f.slice, ast.Constant) and type(f.slice.value) is int:
+        holder = f.value
+    elif isinstance(f, ast.Name):
+        holder = _comprehension_source(f, ctx, func) or analyzer(ctx).iterated(f.id, func)
+    if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == "self"):
+        return None
+    a = analyzer(ctx)
+    cls = a.owner_class(func)
+    values = a._self_values(cls).get(holder.attr, []) if cls is not None else []
+    if len(values) != 1 or cls is None:
+        return None
+    value = values[0]
+    if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+        items: list[ast.expr] = [value.elt]
+    elif isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+        items = list(value.elts)
+    else:
+        return None
+    init = next((g for g in cls.body if isinstance(g, ast.FunctionDef) and g.name == "__init__"), None)
+    built = {_builder(e, ctx, init) if isinstance(e, ast.Call) else None for e in items}
+    q = built.pop() if len(built) == 1 else None
+    return q if q and calls_table.outside_project(q, ctx) and not q.startswith("builtins.") else None
+
+
+def _comprehension_source(name: ast.Name, ctx: Context, func: ast.AST) -> ast.expr | None:
+    """The iterable of the comprehension around `name` whose only target is `name`."""
+    node: ast.AST | None = ctx.parent(name)
+    while node is not None and node is not func:
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for g in node.generators:
+                if isinstance(g.target, ast.Name) and g.target.id == name.id:
+                    return g.iter
+        node = ctx.parent(node)
+    return None
+
 
 def _builder(value: ast.Call, ctx: Context, init: ast.FunctionDef | None) -> str | None:
     """What built the object `value` makes: the callee, or for `copy.deepcopy(reduction)`

@@ -19,7 +19,7 @@ from npu_lsp.rules.graphmode.dynamic_shape import (
     run_time_size,
 )
 from npu_lsp.rules.graphmode.flow import GROWERS, Analyzer, Kind, analyzer
-from npu_lsp.rules.graphmode.held_callables import held_callable
+from npu_lsp.rules.graphmode.held_callables import held_callable, held_element_callable
 from npu_lsp.rules.graphmode.helpers import GraphRule, file_mentions, narrowed_off_tensor
 from npu_lsp.rules.graphmode.tensor_names import TENSOR_CLASS
 from npu_lsp.rules.graphmode.tensor_to_host import string_of_tensor
@@ -66,7 +66,9 @@ class PythonCallOnTensor(GraphRule):
     `OrderedDict`, `dict` or such a plain class, HF's `ModelOutput`), with graph variables (also
     `ta = ta.write(t, h)`, a plain object's method returning `self` whose result rebinds the
     name, when `ta`'s attributes are read again after it), and of
-    a `functools.partial` held on `self`, also one the cell receives through its
+    a `functools.partial` held on `self` (also each of a list, tuple or comprehension of
+    them there, called as `for fn in self.fns: fn(x)` or `self.fns[0](x)`: written/heldout35b
+    `r2_encoding_partial_list_attr`, probes `fix35e_pt_*`), also one the cell receives through its
     constructor (`self.act_fn = act_fn`, built as `Net(act_fn=functools.partial(...))`)
     or picks by default (`self.act = act or functools.partial(...)`, `functools.partial(...)
     if act is None else act`, every construction leaving `act` to its `None` default);
@@ -275,6 +277,7 @@ class PythonCallOnTensor(GraphRule):
         # a plain class of the user's is called as Python too (its `__init__` is not compiled)
         built = "dataclasses.dataclass" if factory == _PLAIN_CLASS else factory
         q = built or q or held_callable(node.func, ctx, ctx.function) or _module_built(node.func, ctx)
+        q = q or held_element_callable(node.func, ctx, ctx.function)
         if q is None or not (q.startswith("builtins.") or calls_table.outside_project(q, ctx)):
             return  # MindSpore itself, or the user's own project: compiled, not called
         name = q.rsplit(".", 1)[-1]
